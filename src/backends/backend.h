@@ -1,0 +1,95 @@
+/* Backend interface: a struct of function pointers, like a driver.
+ *
+ * A backend owns the memory its kernels read and write (host or device),
+ * so the interface has alloc/upload/download/sync from the start.  The
+ * harness creates one instance per combination of the backend's parameter
+ * axes (e.g. threads=1, threads=2), looks kernels up by (op, dtype,
+ * params) and times them.  kernel() returning NULL means "unsupported":
+ * it is reported as such, never silently replaced by another backend.
+ *
+ * A backend knows nothing about the harness. Slots marked (optional) may
+ * be NULL; the tb_backend_* wrappers in registry.c supply the defaults. */
+#ifndef TB_BACKENDS_BACKEND_H
+#define TB_BACKENDS_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../ops/op.h"
+#include "../ops/tensor.h"
+
+#define TB_MAX_AXES 4
+#define TB_MAX_AXIS_VALUES 32
+
+/* A parameter axis a backend offers, e.g. threads = 1..N. */
+typedef struct tb_axis {
+    const char *name;
+    int n_values;
+    const char *values[TB_MAX_AXIS_VALUES];
+    int def; /* index into values used when a config does not name it */
+    const char *doc;
+} tb_axis;
+
+/* Cumulative counts since the instance was created. */
+typedef struct tb_backend_counters {
+    uint64_t kernel_launches;
+    uint64_t memcpy_count;
+    uint64_t memcpy_bytes;
+    uint64_t device_allocs;
+    uint64_t device_alloc_bytes;
+} tb_backend_counters;
+
+/* A kernel: computes out[0..n_out) from in[0..n_in) with parameters p.
+ * Tensors live in the backend's memory.  Returns 0 or a TB_E* code. */
+typedef int (*tb_kernel_fn)(void *ctx, const tb_tensor *in, tb_tensor *out,
+                            const tb_params *p);
+
+typedef struct tb_backend {
+    const char *name;
+    const char *doc;
+
+    /* Is this backend usable on this machine?  0 if so; otherwise
+     * TB_EUNAVAILABLE with a reason such as "no CUDA driver". */
+    int (*probe)(char *reason, size_t len);
+
+    /* Fill the axes this backend offers on this machine; returns count. */
+    int (*axes)(tb_axis *out, int max);
+
+    /* Create an instance for one choice per axis (values[i] is a value of
+     * axis i, in the order axes() returned them). */
+    int (*create)(const char *const *values, void **ctx, char *err,
+                  size_t errlen);
+    void (*destroy)(void *ctx);
+
+    /* Memory: t's header (dtype, shape, strides) is filled by the caller;
+     * alloc sets t->data. upload/download copy between a host tensor and
+     * a backend tensor of the same shape and dtype. */
+    int (*alloc)(void *ctx, tb_tensor *t);
+    void (*free)(void *ctx, tb_tensor *t);
+    int (*upload)(void *ctx, tb_tensor *dst, const tb_tensor *src);
+    int (*download)(void *ctx, tb_tensor *dst, const tb_tensor *src);
+    int (*sync)(void *ctx); /* (optional) wait for queued work */
+
+    /* Kernel for (op, dtype, params) or NULL if unsupported.  *impl names
+     * the implementation that will run (e.g. "add_f32_scalar"). */
+    tb_kernel_fn (*kernel)(void *ctx, const tb_op *op, tb_dtype dt,
+                           const tb_params *p, const char **impl);
+
+    /* (optional) Device-side timer around a batch of kernel calls. */
+    int (*timer_start)(void *ctx);
+    int (*timer_stop)(void *ctx, double *elapsed_ns);
+
+    /* (optional) Cumulative counters since create. */
+    void (*counters)(void *ctx, tb_backend_counters *out);
+} tb_backend;
+
+/* All compiled-in backends and module slots, in a fixed order. */
+const tb_backend *const *tb_backend_list(int *n);
+const tb_backend *tb_backend_find(const char *name);
+
+/* Wrappers that supply defaults for optional slots. */
+int tb_backend_sync(const tb_backend *b, void *ctx);
+void tb_backend_counters_read(const tb_backend *b, void *ctx,
+                              tb_backend_counters *out);
+
+#endif

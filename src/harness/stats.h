@@ -1,0 +1,53 @@
+/* Summary statistics of timing samples.
+ *
+ * Definitions (documented in docs/FORMAT.md, tested in tests/test_stats.c):
+ * - quantiles (median, p5, p95, Q1, Q3) use linear interpolation between
+ *   order statistics, as NumPy's default ("linear", type 7);
+ * - stddev is the sample standard deviation (n-1 denominator; 0 if n<2);
+ * - mad is the raw median absolute deviation from the median (unscaled);
+ * - ci_low/ci_high: percentile bootstrap 95% CI of the median, B resamples
+ *   drawn with a seeded xoshiro256** generator, so it is reproducible;
+ * - outliers: Tukey fences with Q1/Q3; mild = beyond 1.5 IQR but within
+ *   3 IQR, severe = beyond 3 IQR, counted separately below and above. */
+#ifndef TB_HARNESS_STATS_H
+#define TB_HARNESS_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tb_outliers {
+    int low_mild, low_severe, high_mild, high_severe;
+} tb_outliers;
+
+typedef struct tb_stats {
+    size_t n;
+    double min, max, median, mean, stddev, mad, p5, p95, q1, q3;
+    double ci_low, ci_high; /* bootstrap 95% CI of the median */
+    tb_outliers outliers;
+} tb_stats;
+
+#define TB_STATS_BOOTSTRAP_DEFAULT 2000
+
+/* Quantile q in [0,1] of sorted[0..n), NumPy "linear" method. n >= 1. */
+double tb_quantile_sorted(const double *sorted, size_t n, double q);
+
+/* Compute every field of *out from x[0..n).  x is not modified.  n >= 1.
+ * `resamples` bootstrap resamples seeded by `seed`.
+ * Returns 0, TB_EINVAL (n == 0) or TB_ENOMEM. */
+int tb_stats_compute(const double *x, size_t n, int resamples, uint64_t seed,
+                     tb_stats *out);
+
+/* Bootstrap 95% CI of the median only (used by the runner's stopping
+ * rule without computing everything else).  Returns 0 or TB_ENOMEM. */
+int tb_stats_median_ci(const double *x, size_t n, int resamples,
+                       uint64_t seed, double *lo, double *hi);
+
+/* Deterministic PRNG (xoshiro256**), also used to generate inputs. */
+typedef struct tb_rng {
+    uint64_t s[4];
+} tb_rng;
+void tb_rng_seed(tb_rng *r, uint64_t seed); /* splitmix64 expansion */
+uint64_t tb_rng_next(tb_rng *r);
+double tb_rng_uniform(tb_rng *r); /* [0, 1) with 53 random bits */
+
+#endif

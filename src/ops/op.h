@@ -1,0 +1,133 @@
+/* The op table: one row per op, declared once in TB_OP_LIST.
+ *
+ * A row gives everything the harness and the backends need to know about
+ * an op without running it: arity, parameter schema, a shape rule that
+ * rejects bad shapes with a message, FLOP and byte models (for GFLOP/s,
+ * GB/s and roofline), the reduction length used to scale the tolerance,
+ * the input domain, the per-dtype tolerance and the reference kernel,
+ * which reads any dtype, accumulates in double and writes f64 outputs. */
+#ifndef TB_OPS_OP_H
+#define TB_OPS_OP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tensor.h"
+
+#define TB_MAX_INPUTS 4
+#define TB_MAX_OUTPUTS 3
+#define TB_MAX_PARAMS 8
+
+typedef enum {
+    TB_CAT_ELEMENTWISE,
+    TB_CAT_ACTIVATION,
+    TB_CAT_REDUCTION,
+    TB_CAT_SOFTMAX,
+    TB_CAT_MATMUL,
+    TB_CAT_LAYOUT,
+} tb_op_category;
+
+typedef enum { TB_PARAM_INT, TB_PARAM_FLOAT, TB_PARAM_BOOL } tb_param_kind;
+
+/* One parameter of an op.  An `optional` parameter may be absent, which
+ * has its own meaning (e.g. no axis = reduce over all elements); any
+ * other parameter that is absent takes `def`. */
+typedef struct tb_param_spec {
+    const char *name;
+    tb_param_kind kind;
+    bool optional;
+    double def;
+    double min, max; /* inclusive bounds checked by tb_params_set */
+    const char *doc;
+} tb_param_spec;
+
+typedef struct tb_params {
+    uint32_t set; /* bit i: parameter i has a value in v[i] */
+    double v[TB_MAX_PARAMS];
+} tb_params;
+
+typedef struct tb_tol {
+    double rtol, atol;
+} tb_tol;
+
+typedef struct tb_domain {
+    double lo, hi; /* inputs are drawn uniformly from [lo, hi] */
+} tb_domain;
+
+struct tb_op;
+
+/* Shape rule: from the input shapes and parameters, compute output shapes
+ * or return TB_ESHAPE/TB_EPARAM with a one-line reason in err. */
+typedef int (*tb_shape_fn)(const struct tb_op *op, const tb_shape *in,
+                           const tb_params *p, tb_shape *out, char *err,
+                           size_t errlen);
+/* Cost model: FLOPs or bytes moved for one call, from the shapes and
+ * parameters (with defaults filled in by tb_params_defaults). */
+typedef double (*tb_cost_fn)(const struct tb_op *op, const tb_shape *in,
+                             const tb_shape *out, const tb_params *p,
+                             tb_dtype dt);
+/* Reference kernel: host inputs of any dtype/strides, outputs are
+ * contiguous f64 host tensors of the shapes the shape rule returned. */
+typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
+                         const tb_params *p);
+
+#define TB_OP_LIST(X)                                                     \
+    X(add) X(sub) X(mul) X(div) X(relu) X(sum) X(mean) X(matmul)          \
+    X(transpose) X(log_softmax)
+
+typedef enum {
+#define TB_OP_ENUM(name) TB_OP_##name,
+    TB_OP_LIST(TB_OP_ENUM)
+#undef TB_OP_ENUM
+    TB_OP_COUNT
+} tb_op_id;
+
+typedef struct tb_op {
+    tb_op_id id;
+    const char *name;
+    tb_op_category category;
+    int n_in, n_out;
+    int n_params;
+    const tb_param_spec *params;
+    const tb_domain *domain; /* n_in entries; NULL: [-1, 1] for all */
+    tb_shape_fn shape;
+    tb_cost_fn flops;
+    tb_cost_fn bytes;
+    /* Number of terms summed into one output element (1 if none); the
+     * absolute tolerance grows with its square root. NULL: 1. */
+    tb_cost_fn reduce_len;
+    tb_tol tol[TB_DTYPE_COUNT];
+    tb_ref_fn ref;
+    const char *doc;
+} tb_op;
+
+const tb_op *tb_op_get(tb_op_id id);
+/* Lookup by name; NULL if unknown. */
+const tb_op *tb_op_find(const char *name);
+const char *tb_op_category_name(tb_op_category c);
+
+/* Index of parameter `name` in op's schema, or -1. */
+int tb_op_param_index(const tb_op *op, const char *name);
+/* Set parameter `name` to v after checking kind and bounds.
+ * Returns 0, TB_ENOTFOUND (unknown name) or TB_EPARAM (bad value) with
+ * the reason in err. */
+int tb_params_set(const tb_op *op, tb_params *p, const char *name, double v,
+                  char *err, size_t errlen);
+/* Fill defaults for non-optional parameters that were not set. */
+void tb_params_defaults(const tb_op *op, tb_params *p);
+bool tb_params_has(const tb_params *p, int idx);
+/* Formats "axis=0,keepdim=1" (empty string when none set); returns buf. */
+char *tb_params_format(const tb_op *op, const tb_params *p, char *buf,
+                       size_t len);
+
+/* Runs op's shape rule after checking the input count and that every
+ * input shape is non-empty with positive dims. */
+int tb_op_infer(const tb_op *op, const tb_shape *in, int n_in,
+                const tb_params *p, tb_shape *out, char *err, size_t errlen);
+
+/* Normalise an axis parameter against ndim (negative counts from the end).
+ * Returns 0 and the axis in *ax, or TB_EPARAM. */
+int tb_axis_norm(int64_t axis, int ndim, int *ax);
+
+#endif

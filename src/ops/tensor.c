@@ -1,0 +1,190 @@
+#include "tensor.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "error.h"
+
+static const char *const dtype_names[TB_DTYPE_COUNT] = {"f32", "f64"};
+
+const char *tb_dtype_name(tb_dtype dt)
+{
+    return (unsigned)dt < TB_DTYPE_COUNT ? dtype_names[dt] : NULL;
+}
+
+int tb_dtype_parse(const char *name, tb_dtype *out)
+{
+    for (int i = 0; i < TB_DTYPE_COUNT; i++) {
+        if (name && strcmp(name, dtype_names[i]) == 0) {
+            *out = (tb_dtype)i;
+            return 0;
+        }
+    }
+    return TB_EDTYPE;
+}
+
+size_t tb_dtype_size(tb_dtype dt)
+{
+    return dt == TB_F64 ? sizeof(double) : sizeof(float);
+}
+
+int64_t tb_shape_numel(const tb_shape *s)
+{
+    int64_t n = 1;
+    for (int i = 0; i < s->ndim; i++)
+        n *= s->dim[i];
+    return n;
+}
+
+bool tb_shape_equal(const tb_shape *a, const tb_shape *b)
+{
+    if (a->ndim != b->ndim)
+        return false;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->dim[i] != b->dim[i])
+            return false;
+    return true;
+}
+
+char *tb_shape_format(const tb_shape *s, char *buf, size_t len)
+{
+    size_t used = 0;
+    if (len == 0)
+        return buf;
+    buf[0] = '\0';
+    if (s->ndim == 0) {
+        snprintf(buf, len, "scalar");
+        return buf;
+    }
+    for (int i = 0; i < s->ndim && used < len; i++) {
+        int w = snprintf(buf + used, len - used, "%s%lld", i ? "x" : "",
+                         (long long)s->dim[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    return buf;
+}
+
+void tb_tensor_init(tb_tensor *t, tb_dtype dt, const tb_shape *s)
+{
+    memset(t, 0, sizeof *t);
+    t->dtype = dt;
+    t->ndim = s->ndim;
+    int64_t stride = 1;
+    for (int i = s->ndim - 1; i >= 0; i--) {
+        t->shape[i] = s->dim[i];
+        t->strides[i] = stride;
+        stride *= s->dim[i];
+    }
+}
+
+tb_shape tb_tensor_shape(const tb_tensor *t)
+{
+    tb_shape s;
+    memset(&s, 0, sizeof s);
+    s.ndim = t->ndim;
+    for (int i = 0; i < t->ndim; i++)
+        s.dim[i] = t->shape[i];
+    return s;
+}
+
+int64_t tb_tensor_numel(const tb_tensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++)
+        n *= t->shape[i];
+    return n;
+}
+
+size_t tb_tensor_nbytes(const tb_tensor *t)
+{
+    return (size_t)tb_tensor_numel(t) * tb_dtype_size(t->dtype);
+}
+
+bool tb_tensor_is_contiguous(const tb_tensor *t)
+{
+    int64_t stride = 1;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        if (t->shape[i] != 1 && t->strides[i] != stride)
+            return false;
+        stride *= t->shape[i];
+    }
+    return true;
+}
+
+int tb_tensor_create(tb_tensor *t, tb_dtype dt, const tb_shape *s)
+{
+    if ((unsigned)dt >= TB_DTYPE_COUNT)
+        return TB_EDTYPE;
+    if (s->ndim < 0 || s->ndim > TB_MAX_DIMS)
+        return TB_ESHAPE;
+    int64_t n = 1;
+    for (int i = 0; i < s->ndim; i++) {
+        if (s->dim[i] <= 0 || n > INT64_MAX / 8 / s->dim[i])
+            return TB_ESHAPE;
+        n *= s->dim[i];
+    }
+    tb_tensor_init(t, dt, s);
+    size_t bytes = tb_tensor_nbytes(t);
+    t->data = tb_alloc(bytes);
+    if (!t->data)
+        return TB_ENOMEM;
+    memset(t->data, 0, bytes);
+    t->owns = true;
+    return 0;
+}
+
+void tb_tensor_destroy(tb_tensor *t)
+{
+    if (!t)
+        return;
+    if (t->owns && !t->backend)
+        tb_free(t->data);
+    t->data = NULL;
+    t->owns = false;
+}
+
+int tb_tensor_transpose_view(const tb_tensor *t, int a, int b,
+                             tb_tensor *view)
+{
+    if (a < 0 || b < 0 || a >= t->ndim || b >= t->ndim)
+        return TB_EPARAM;
+    *view = *t;
+    view->owns = false;
+    view->shape[a] = t->shape[b];
+    view->shape[b] = t->shape[a];
+    view->strides[a] = t->strides[b];
+    view->strides[b] = t->strides[a];
+    return 0;
+}
+
+/* Element offset (in elements) of row-major flat index `flat`. */
+static int64_t flat_offset(const tb_tensor *t, int64_t flat)
+{
+    int64_t off = 0;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        int64_t idx = flat % t->shape[i];
+        flat /= t->shape[i];
+        off += idx * t->strides[i];
+    }
+    return off;
+}
+
+double tb_tensor_get(const tb_tensor *t, int64_t flat)
+{
+    int64_t off = flat_offset(t, flat);
+    if (t->dtype == TB_F32)
+        return ((const float *)t->data)[off];
+    return ((const double *)t->data)[off];
+}
+
+void tb_tensor_set(tb_tensor *t, int64_t flat, double v)
+{
+    int64_t off = flat_offset(t, flat);
+    if (t->dtype == TB_F32)
+        ((float *)t->data)[off] = (float)v;
+    else
+        ((double *)t->data)[off] = v;
+}

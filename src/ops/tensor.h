@@ -1,0 +1,70 @@
+/* tb_tensor: a strided, row-major view of dtype-typed memory.
+ *
+ * A tensor either owns its buffer (created by tb_tensor_create, freed by
+ * tb_tensor_destroy) or is a view that shares another tensor's buffer.
+ * data may point to device memory: `backend` names who owns it (NULL means
+ * host memory from the tracked allocator). */
+#ifndef TB_OPS_TENSOR_H
+#define TB_OPS_TENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TB_MAX_DIMS 8
+
+typedef enum { TB_F32 = 0, TB_F64 = 1, TB_DTYPE_COUNT } tb_dtype;
+
+struct tb_backend;
+
+typedef struct tb_shape {
+    int ndim;
+    int64_t dim[TB_MAX_DIMS];
+} tb_shape;
+
+typedef struct tb_tensor {
+    tb_dtype dtype;
+    int ndim;
+    int64_t shape[TB_MAX_DIMS];
+    int64_t strides[TB_MAX_DIMS]; /* in elements */
+    void *data;
+    const struct tb_backend *backend; /* NULL: host memory */
+    void *backend_ctx;                /* the backend instance owning data */
+    bool owns;
+} tb_tensor;
+
+/* "f32" / "f64"; NULL for an invalid value. */
+const char *tb_dtype_name(tb_dtype dt);
+/* Parse a dtype name; returns 0 or TB_EDTYPE. */
+int tb_dtype_parse(const char *name, tb_dtype *out);
+size_t tb_dtype_size(tb_dtype dt);
+
+/* Number of elements; 1 for ndim 0. */
+int64_t tb_shape_numel(const tb_shape *s);
+bool tb_shape_equal(const tb_shape *a, const tb_shape *b);
+/* Writes "256x256" (or "scalar" for ndim 0) into buf; returns buf. */
+char *tb_shape_format(const tb_shape *s, char *buf, size_t len);
+
+/* Fill t's header for a contiguous tensor of the given shape, no data. */
+void tb_tensor_init(tb_tensor *t, tb_dtype dt, const tb_shape *s);
+tb_shape tb_tensor_shape(const tb_tensor *t);
+int64_t tb_tensor_numel(const tb_tensor *t);
+size_t tb_tensor_nbytes(const tb_tensor *t);
+bool tb_tensor_is_contiguous(const tb_tensor *t);
+
+/* Create a host tensor of the given shape through the tracked allocator.
+ * Contents are zeroed.  Returns 0, TB_ESHAPE or TB_ENOMEM. */
+int tb_tensor_create(tb_tensor *t, tb_dtype dt, const tb_shape *s);
+/* Free an owning host tensor's data; views and NULL are accepted. */
+void tb_tensor_destroy(tb_tensor *t);
+
+/* Make `view` a non-owning view of `t` with dims a and b swapped. */
+int tb_tensor_transpose_view(const tb_tensor *t, int a, int b,
+                             tb_tensor *view);
+
+/* Element access by flat row-major index (host tensors only, any strides).
+ * Used by reference kernels and checks, never by timed code. */
+double tb_tensor_get(const tb_tensor *t, int64_t flat);
+void tb_tensor_set(tb_tensor *t, int64_t flat, double v);
+
+#endif
