@@ -31,14 +31,17 @@ typedef struct tb_stats {
 /* Quantile q in [0,1] of sorted[0..n), NumPy "linear" method. n >= 1. */
 double tb_quantile_sorted(const double *sorted, size_t n, double q);
 
-/* Compute every field of *out from x[0..n).  x is not modified.  n >= 1.
- * `resamples` bootstrap resamples seeded by `seed`.
- * Returns 0, TB_EINVAL (n == 0) or TB_ENOMEM. */
+/* Compute every field of *out from x[0..n).  x is not modified.  n >= 1,
+ * no NaN in x.  `resamples` (>= 1) bootstrap resamples seeded by `seed`.
+ * A value exactly on a Tukey fence is not an outlier.
+ * Returns 0, TB_EINVAL (NULL, n == 0, resamples < 1, NaN) or TB_ENOMEM. */
 int tb_stats_compute(const double *x, size_t n, int resamples, uint64_t seed,
                      tb_stats *out);
 
 /* Bootstrap 95% CI of the median only (used by the runner's stopping
- * rule without computing everything else).  Returns 0 or TB_ENOMEM. */
+ * rule without computing everything else); the same CI as
+ * tb_stats_compute for the same seed and resamples.  Returns 0,
+ * TB_EINVAL (as tb_stats_compute) or TB_ENOMEM. */
 int tb_stats_median_ci(const double *x, size_t n, int resamples,
                        uint64_t seed, double *lo, double *hi);
 

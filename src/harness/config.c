@@ -1,0 +1,1380 @@
+/* Benchmark configuration parser: JSON with comments -> tb_config.
+ *
+ * Pipeline: validate UTF-8, blank out comments (every comment byte becomes
+ * a space, newlines are kept, so offsets and line:column are those of the
+ * original text), parse with cJSON, then walk the text once alongside the
+ * cJSON tree to learn where every key and value starts (cJSON keeps no
+ * positions).  The semantic pass then checks keys, types and ranges and
+ * fills the tb_config; its first error is reported as one line:
+ *
+ *     PATH:LINE:COL: KEYPATH: what is wrong
+ *
+ * The key and field reference is docs/CONFIG.md. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ops/error.h"
+
+#define CFG_MAX_OPS 1024           /* entries in "ops" */
+#define CFG_MAX_FILE (16u << 20)   /* bytes in a config file */
+#define CFG_MAX_ELEMS 9007199254740992.0 /* 2^53: dims and numel */
+#define CFG_MAX_SAMPLES 10000000
+#define CFG_MAX_ITERS 1000000000
+#define CFG_MAX_FREE_KEYS 64 /* keys in a params or backend object */
+#define CFG_KP 256 /* key path buffer */
+
+#if defined(__GNUC__)
+#define CFG_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CFG_PRINTF(f, a)
+#endif
+
+/* ---------------------------------------------------------------------
+ * Positions
+ * ------------------------------------------------------------------- */
+
+/* Where one cJSON node's key (objects only) and value start. */
+typedef struct pos_ent {
+    const cJSON *node;
+    size_t off; /* byte offset of the value */
+    int key_line, key_col; /* 0 when the node has no key */
+    int line, col;
+} pos_ent;
+
+typedef struct walker {
+    const unsigned char *s;    /* comment-stripped text (what cJSON saw) */
+    const unsigned char *orig; /* original text, for column counting */
+    size_t len, i;
+    int line, col;
+    pos_ent *e;
+    size_t n, cap;
+    bool ok;
+} walker;
+
+/* Columns count code points, not bytes, so they match what an editor
+ * shows for non-ASCII text; a tab counts as one column. */
+static void w_adv(walker *w)
+{
+    unsigned char c = w->orig[w->i++];
+    if (c == '\n') {
+        w->line++;
+        w->col = 1;
+    } else if ((c & 0xC0) != 0x80) {
+        w->col++;
+    }
+}
+
+/* cJSON treats every byte <= 32 as white space; so must we. */
+static void w_ws(walker *w)
+{
+    while (w->i < w->len && w->s[w->i] <= 32)
+        w_adv(w);
+}
+
+static int w_peek(const walker *w)
+{
+    return w->i < w->len ? w->s[w->i] : -1;
+}
+
+/* Same scan as cJSON's parse_string: a backslash skips the next byte. */
+static void w_string(walker *w)
+{
+    w_adv(w); /* opening quote */
+    while (w->i < w->len && w->s[w->i] != '"') {
+        if (w->s[w->i] == '\\' && w->i + 1 < w->len)
+            w_adv(w);
+        w_adv(w);
+    }
+    if (w->i < w->len)
+        w_adv(w);
+}
+
+static void w_add(walker *w, const cJSON *node, int kl, int kc)
+{
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 64;
+        pos_ent *e = realloc(w->e, cap * sizeof(*e));
+        if (!e) {
+            w->ok = false;
+            return;
+        }
+        w->e = e;
+        w->cap = cap;
+    }
+    w->e[w->n++] = (pos_ent){node, w->i, kl, kc, w->line, w->col};
+}
+
+/* Walks one value of the text that cJSON has already accepted, in step
+ * with `node`.  Any mismatch (which would be a bug) just stops recording:
+ * messages then lack a position but are otherwise unaffected.  Recursion
+ * depth is bounded by cJSON's nesting limit. */
+static void w_value(walker *w, const cJSON *node, int kl, int kc)
+{
+    w_ws(w);
+    if (!w->ok || w->i >= w->len) {
+        w->ok = false;
+        return;
+    }
+    w_add(w, node, kl, kc);
+    int c = w_peek(w);
+    if (c == '{' || c == '[') {
+        bool obj = c == '{';
+        if (obj != (bool)cJSON_IsObject(node) ||
+            !obj != (bool)cJSON_IsArray(node)) {
+            w->ok = false;
+            return;
+        }
+        w_adv(w);
+        for (const cJSON *ch = node->child; ch && w->ok; ch = ch->next) {
+            w_ws(w);
+            if (ch != node->child) {
+                if (w_peek(w) != ',') {
+                    w->ok = false;
+                    return;
+                }
+                w_adv(w);
+                w_ws(w);
+            }
+            int l = 0, k = 0;
+            if (obj) {
+                if (w_peek(w) != '"') {
+                    w->ok = false;
+                    return;
+                }
+                l = w->line;
+                k = w->col;
+                w_string(w);
+                w_ws(w);
+                if (w_peek(w) != ':') {
+                    w->ok = false;
+                    return;
+                }
+                w_adv(w);
+            }
+            w_value(w, ch, l, k);
+        }
+        w_ws(w);
+        if (w_peek(w) != (obj ? '}' : ']')) {
+            w->ok = false;
+            return;
+        }
+        w_adv(w);
+    } else if (c == '"') {
+        w_string(w);
+    } else {
+        while (w->i < w->len && w->s[w->i] > 32 && w->s[w->i] != ',' &&
+               w->s[w->i] != ']' && w->s[w->i] != '}')
+            w_adv(w);
+    }
+}
+
+static int pos_cmp(const void *a, const void *b)
+{
+    const pos_ent *x = a, *y = b;
+    if ((uintptr_t)x->node != (uintptr_t)y->node)
+        return (uintptr_t)x->node < (uintptr_t)y->node ? -1 : 1;
+    return 0;
+}
+
+/* Line and column (1-based) of byte offset off. */
+static void line_col(const char *s, size_t off, int *line, int *col)
+{
+    int l = 1, c = 1;
+    size_t i = 0;
+    if (off >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0)
+        i = 3; /* a byte order mark takes no column */
+    for (; i < off; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '\n') {
+            l++;
+            c = 1;
+        } else if ((ch & 0xC0) != 0x80) {
+            c++;
+        }
+    }
+    *line = l;
+    *col = c;
+}
+
+/* ---------------------------------------------------------------------
+ * Parser state and messages
+ * ------------------------------------------------------------------- */
+
+typedef struct parser {
+    const char *path;
+    const char *orig;  /* original text */
+    char *text;        /* comment-stripped copy */
+    size_t len;
+    pos_ent *pos;      /* sorted by node */
+    size_t npos;
+    char *err;
+    size_t errlen;
+} parser;
+
+static const pos_ent *pos_find(const parser *P, const cJSON *node)
+{
+    if (!P->pos || !node)
+        return NULL;
+    pos_ent key = {.node = node};
+    return bsearch(&key, P->pos, P->npos, sizeof(key), pos_cmp);
+}
+
+/* Messages are one line: control bytes (from the file name, from key
+ * names decoded by cJSON, from another module's text) become '?'. */
+static void msg_clean(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 32 || *s == 127)
+            *s = *s == '\t' ? ' ' : '?';
+}
+
+CFG_PRINTF(6, 0)
+static int vfail_at(parser *P, int code, int line, int col, const char *kp,
+                    const char *fmt, va_list ap)
+{
+    if (!P->err || P->errlen == 0)
+        return code;
+    size_t n = 0;
+    int r;
+    if (line > 0)
+        r = snprintf(P->err, P->errlen, "%s:%d:%d: ", P->path, line, col);
+    else
+        r = snprintf(P->err, P->errlen, "%s: ", P->path);
+    if (r > 0)
+        n = (size_t)r < P->errlen ? (size_t)r : P->errlen - 1;
+    if (kp && *kp && n + 1 < P->errlen) {
+        r = snprintf(P->err + n, P->errlen - n, "%s: ", kp);
+        if (r > 0)
+            n += (size_t)r < P->errlen - n ? (size_t)r : P->errlen - n - 1;
+    }
+    if (n + 1 < P->errlen)
+        vsnprintf(P->err + n, P->errlen - n, fmt, ap);
+    msg_clean(P->err);
+    return code;
+}
+
+CFG_PRINTF(6, 7)
+static int fail_at(parser *P, int code, int line, int col, const char *kp,
+                   const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail_at(P, code, line, col, kp, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* TB_EINVAL at node's value (at_key false) or at its key (at_key true). */
+CFG_PRINTF(5, 6)
+static int fail(parser *P, const cJSON *node, bool at_key, const char *kp,
+                const char *fmt, ...)
+{
+    int line = 0, col = 0;
+    const pos_ent *e = pos_find(P, node);
+    if (e) {
+        line = at_key && e->key_line ? e->key_line : e->line;
+        col = at_key && e->key_line ? e->key_col : e->col;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vfail_at(P, TB_EINVAL, line, col, kp, fmt, ap);
+    va_end(ap);
+    return TB_EINVAL;
+}
+
+static void node_pos(const parser *P, const cJSON *node, int *line,
+                     int *col)
+{
+    const pos_ent *e = pos_find(P, node);
+    *line = e ? e->line : 0;
+    *col = e ? e->col : 0;
+}
+
+/* A user string shortened for a message. */
+static const char *shorten(const char *s, char *buf, size_t n)
+{
+    size_t l = strlen(s);
+    if (l < n) {
+        memcpy(buf, s, l + 1);
+    } else {
+        memcpy(buf, s, n - 4);
+        memcpy(buf + n - 4, "...", 4);
+    }
+    return buf;
+}
+
+static void fmt_number(double v, char *buf, size_t n)
+{
+    if (v == floor(v) && fabs(v) < 1e15) {
+        snprintf(buf, n, "%.0f", v);
+    } else {
+        snprintf(buf, n, "%.15g", v);
+        if (strtod(buf, NULL) != v)
+            snprintf(buf, n, "%.17g", v);
+    }
+}
+
+/* "got ..." text for a value of the wrong type or range. */
+static const char *describe(const cJSON *v, char *buf, size_t n)
+{
+    char tmp[48];
+    if (cJSON_IsNumber(v))
+        fmt_number(v->valuedouble, buf, n);
+    else if (cJSON_IsString(v))
+        snprintf(buf, n, "\"%s\"", shorten(v->valuestring, tmp, 40));
+    else if (cJSON_IsTrue(v))
+        snprintf(buf, n, "true");
+    else if (cJSON_IsFalse(v))
+        snprintf(buf, n, "false");
+    else if (cJSON_IsNull(v))
+        snprintf(buf, n, "null");
+    else if (cJSON_IsArray(v))
+        snprintf(buf, n, "a list");
+    else if (cJSON_IsObject(v))
+        snprintf(buf, n, "an object");
+    else
+        snprintf(buf, n, "an invalid value");
+    return buf;
+}
+
+/* Key paths longer than CFG_KP are cut; they only appear in messages. */
+static void kp_key(char *buf, const char *parent, const char *key)
+{
+    char tmp[48];
+    shorten(key, tmp, 40);
+    int r = parent && *parent ? snprintf(buf, CFG_KP, "%s.%s", parent, tmp)
+                              : snprintf(buf, CFG_KP, "%s", tmp);
+    if (r >= CFG_KP)
+        memcpy(buf + CFG_KP - 4, "...", 4);
+}
+
+static void kp_idx(char *buf, const char *parent, int i)
+{
+    if (snprintf(buf, CFG_KP, "%s[%d]", parent, i) >= CFG_KP)
+        memcpy(buf + CFG_KP - 4, "...", 4);
+}
+
+/* ---------------------------------------------------------------------
+ * Generic checks
+ * ------------------------------------------------------------------- */
+
+static bool key_in(const char *key, const char *const *keys)
+{
+    for (; *keys; keys++)
+        if (strcmp(key, *keys) == 0)
+            return true;
+    return false;
+}
+
+/* obj must be an object whose keys are all in `keys` (NULL-terminated;
+ * keys == NULL accepts any key) and appear once.  kp is obj's key path,
+ * "" for the top level. */
+static int check_object(parser *P, const cJSON *obj, const char *kp,
+                        const char *const *keys)
+{
+    char got[64], tmp[48];
+    if (!cJSON_IsObject(obj))
+        return fail(P, obj, false, kp, "expected an object, got %s",
+                    describe(obj, got, sizeof(got)));
+    /* Free-form objects (parameters, backend axes) are small; the bound
+     * keeps the quadratic duplicate check cheap on hostile input. */
+    int nkeys = cJSON_GetArraySize(obj);
+    if (!keys && nkeys > CFG_MAX_FREE_KEYS)
+        return fail(P, obj, false, kp, "too many keys (%d, at most %d)",
+                    nkeys, CFG_MAX_FREE_KEYS);
+    for (const cJSON *ch = obj->child; ch; ch = ch->next) {
+        const char *k = ch->string ? ch->string : "";
+        if (keys && !key_in(k, keys)) {
+            char list[256];
+            size_t n = 0;
+            list[0] = '\0';
+            for (const char *const *q = keys; *q && n < sizeof(list); q++) {
+                int r = snprintf(list + n, sizeof(list) - n, "%s%s",
+                                 q == keys ? "" : ", ", *q);
+                if (r < 0)
+                    break;
+                n += (size_t)r;
+            }
+            if (*kp)
+                return fail(P, ch, true, kp,
+                            "unknown key '%s' (expected one of: %s)",
+                            shorten(k, tmp, 40), list);
+            return fail(P, ch, true, "",
+                        "unknown top-level key '%s' (expected one of: %s)",
+                        shorten(k, tmp, 40), list);
+        }
+        for (const cJSON *d = obj->child; d != ch; d = d->next) {
+            if (d->string && strcmp(d->string, k) == 0) {
+                if (*kp)
+                    return fail(P, ch, true, kp, "duplicate key '%s'",
+                                shorten(k, tmp, 40));
+                return fail(P, ch, true, "", "duplicate top-level key '%s'",
+                            shorten(k, tmp, 40));
+            }
+        }
+    }
+    return 0;
+}
+
+/* Reads a finite number in [lo, hi] (an integer if `integer`).  `want`
+ * describes the accepted values: "expected WANT, got X". */
+static int get_number(parser *P, const cJSON *v, const char *kp,
+                      const char *want, double lo, double hi, bool integer,
+                      double *out)
+{
+    char got[64];
+    *out = 0;
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+        v->valuedouble < lo || v->valuedouble > hi ||
+        (integer && v->valuedouble != floor(v->valuedouble)))
+        return fail(P, v, false, kp, "expected %s, got %s", want,
+                    describe(v, got, sizeof(got)));
+    *out = v->valuedouble;
+    return 0;
+}
+
+static int get_int(parser *P, const cJSON *v, const char *kp,
+                   const char *want, int lo, int hi, int *out)
+{
+    double d;
+    int rc = get_number(P, v, kp, want, lo, hi, true, &d);
+    if (rc == 0)
+        *out = (int)d;
+    return rc;
+}
+
+/* A non-empty string without control bytes, shorter than n bytes. */
+static int get_string(parser *P, const cJSON *v, const char *kp,
+                      const char *what, char *out, size_t n)
+{
+    char got[64];
+    if (!cJSON_IsString(v))
+        return fail(P, v, false, kp, "expected %s (a string), got %s", what,
+                    describe(v, got, sizeof(got)));
+    const char *s = v->valuestring;
+    size_t l = strlen(s);
+    if (l == 0)
+        return fail(P, v, false, kp, "%s must not be empty", what);
+    if (l >= n)
+        return fail(P, v, false, kp, "%s is too long (%zu bytes, at most %zu)",
+                    what, l, n - 1);
+    for (size_t i = 0; i < l; i++)
+        if ((unsigned char)s[i] < 32 || s[i] == 127)
+            return fail(P, v, false, kp, "%s contains a control character",
+                        what);
+    memcpy(out, s, l + 1);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Sections
+ * ------------------------------------------------------------------- */
+
+static int parse_seed(parser *P, const cJSON *v, uint64_t *seed)
+{
+    char got[64];
+    const char *want = "an unsigned 64-bit integer";
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+        v->valuedouble < 0 || v->valuedouble != floor(v->valuedouble) ||
+        v->valuedouble > 18446744073709551616.0)
+        return fail(P, v, false, "seed", "expected %s, got %s", want,
+                    describe(v, got, sizeof(got)));
+    if (v->valuedouble < CFG_MAX_ELEMS) {
+        *seed = (uint64_t)v->valuedouble;
+        return 0;
+    }
+    /* Above 2^53 a double is not exact: read the digits themselves. */
+    const pos_ent *e = pos_find(P, v);
+    if (e) {
+        const char *s = P->text + e->off;
+        size_t n = 0;
+        while (e->off + n < P->len && s[n] >= '0' && s[n] <= '9')
+            n++;
+        if (n > 0 && n < 21 &&
+            (e->off + n == P->len ||
+             (s[n] != '.' && s[n] != 'e' && s[n] != 'E'))) {
+            char digits[24];
+            memcpy(digits, s, n);
+            digits[n] = '\0';
+            errno = 0;
+            unsigned long long u = strtoull(digits, NULL, 10);
+            if (errno == 0) {
+                *seed = (uint64_t)u;
+                return 0;
+            }
+        }
+    }
+    return fail(P, v, false, "seed",
+                "expected %s written as plain digits, got %s", want,
+                describe(v, got, sizeof(got)));
+}
+
+static int parse_warmup(parser *P, const cJSON *obj, tb_cfg_warmup *w)
+{
+    static const char *const keys[] = {"min_time_ms", "min_iters", NULL};
+    int rc = check_object(P, obj, "warmup", keys);
+    if (rc)
+        return rc;
+    const cJSON *v;
+    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "min_time_ms"))) {
+        double ms;
+        rc = get_number(P, v, "warmup.min_time_ms",
+                        "a number of milliseconds in [0, 3600000]", 0,
+                        3600000, false, &ms);
+        if (rc)
+            return rc;
+        w->min_time_s = ms / 1000.0;
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "min_iters"))) {
+        rc = get_int(P, v, "warmup.min_iters",
+                     "an integer in [1, 1000000000]", 1, CFG_MAX_ITERS,
+                     &w->min_iters);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
+{
+    static const char *const keys[] = {"sample_time_ms", "min_samples",
+                                       "max_samples",    "ci_target",
+                                       "max_time_s",     NULL};
+    int rc = check_object(P, obj, "measure", keys);
+    if (rc)
+        return rc;
+    const cJSON *v;
+    double d;
+    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "sample_time_ms"))) {
+        rc = get_number(P, v, "measure.sample_time_ms",
+                        "a number of milliseconds > 0 and <= 60000",
+                        DBL_MIN, 60000, false, &d);
+        if (rc)
+            return rc;
+        m->sample_time_s = d / 1000.0;
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "min_samples"))) {
+        rc = get_int(P, v, "measure.min_samples",
+                     "an integer in [3, 10000000]", 3, CFG_MAX_SAMPLES,
+                     &m->min_samples);
+        if (rc)
+            return rc;
+    }
+    const cJSON *maxv = cJSON_GetObjectItemCaseSensitive(obj, "max_samples");
+    if (maxv) {
+        rc = get_int(P, maxv, "measure.max_samples",
+                     "an integer in [3, 10000000]", 3, CFG_MAX_SAMPLES,
+                     &m->max_samples);
+        if (rc)
+            return rc;
+    }
+    if (m->max_samples < m->min_samples) {
+        const cJSON *at = maxv ? maxv
+                               : cJSON_GetObjectItemCaseSensitive(
+                                     obj, "min_samples");
+        return fail(P, at, false, maxv ? "measure.max_samples"
+                                       : "measure.min_samples",
+                    "max_samples (%d) must be >= min_samples (%d)",
+                    m->max_samples, m->min_samples);
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "ci_target"))) {
+        rc = get_number(P, v, "measure.ci_target",
+                        "a number > 0 and < 1 (e.g. 0.02 for 2%)", DBL_MIN,
+                        nextafter(1.0, 0.0), false, &m->ci_target);
+        if (rc)
+            return rc;
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "max_time_s"))) {
+        rc = get_number(P, v, "measure.max_time_s",
+                        "a number of seconds > 0 and <= 86400", DBL_MIN,
+                        86400, false, &m->max_time_s);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int dtype_one(parser *P, const cJSON *v, const char *kp, bool *out)
+{
+    char got[64], names[64] = "";
+    if (!cJSON_IsString(v))
+        return fail(P, v, false, kp, "expected a dtype name, got %s",
+                    describe(v, got, sizeof(got)));
+    tb_dtype dt;
+    if (tb_dtype_parse(v->valuestring, &dt) != 0 ||
+        (unsigned)dt >= TB_DTYPE_COUNT) {
+        size_t n = 0;
+        for (int i = 0; i < TB_DTYPE_COUNT && n < sizeof(names); i++) {
+            const char *nm = tb_dtype_name((tb_dtype)i);
+            int r = snprintf(names + n, sizeof(names) - n, "%s%s",
+                             i ? ", " : "", nm ? nm : "?");
+            if (r < 0)
+                break;
+            n += (size_t)r;
+        }
+        return fail(P, v, false, kp, "unknown dtype %s (known: %s)",
+                    describe(v, got, sizeof(got)), names);
+    }
+    out[dt] = true;
+    return 0;
+}
+
+/* A dtype name or a non-empty list of them; replaces out[]. */
+static int parse_dtypes(parser *P, const cJSON *v, const char *kp,
+                        bool out[TB_DTYPE_COUNT])
+{
+    char ckp[CFG_KP];
+    memset(out, 0, TB_DTYPE_COUNT * sizeof(bool));
+    if (!cJSON_IsArray(v))
+        return dtype_one(P, v, kp, out);
+    if (!v->child)
+        return fail(P, v, false, kp, "expected at least one dtype");
+    int i = 0;
+    for (const cJSON *e = v->child; e; e = e->next, i++) {
+        kp_idx(ckp, kp, i);
+        int rc = dtype_one(P, e, ckp, out);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* An axis value: a string, or a number stored in its shortest form. */
+static int axis_value(parser *P, const cJSON *v, const char *kp, char *out)
+{
+    char got[64];
+    if (cJSON_IsNumber(v) && isfinite(v->valuedouble)) {
+        fmt_number(v->valuedouble, out, 32);
+        return 0;
+    }
+    if (cJSON_IsString(v))
+        return get_string(P, v, kp, "an axis value", out, 32);
+    return fail(P, v, false, kp,
+                "expected an axis value (a number or a string), got %s",
+                describe(v, got, sizeof(got)));
+}
+
+static int parse_axis(parser *P, const cJSON *v, const char *kp,
+                      tb_cfg_axis *ax)
+{
+    char ckp[CFG_KP], tmp[48];
+    if (!cJSON_IsArray(v)) {
+        ax->n_values = 1;
+        return axis_value(P, v, kp, ax->values[0]);
+    }
+    int n = cJSON_GetArraySize(v);
+    if (n == 0)
+        return fail(P, v, false, kp, "expected at least one value");
+    if (n > TB_CFG_MAX_AXISVALS)
+        return fail(P, v, false, kp, "too many values (%d, at most %d)", n,
+                    TB_CFG_MAX_AXISVALS);
+    int i = 0;
+    for (const cJSON *e = v->child; e; e = e->next, i++) {
+        kp_idx(ckp, kp, i);
+        int rc = axis_value(P, e, ckp, ax->values[i]);
+        if (rc)
+            return rc;
+        /* Duplicates would make two cases with the same id. */
+        for (int j = 0; j < i; j++)
+            if (strcmp(ax->values[j], ax->values[i]) == 0)
+                return fail(P, e, false, ckp, "duplicate value '%s'",
+                            shorten(ax->values[i], tmp, 40));
+    }
+    ax->n_values = n;
+    return 0;
+}
+
+static int parse_backend(parser *P, const cJSON *v, const char *kp,
+                         tb_cfg_backend *b)
+{
+    char got[64], ckp[CFG_KP];
+    node_pos(P, v, &b->line, &b->col);
+    if (cJSON_IsString(v))
+        return get_string(P, v, kp, "a backend name", b->name,
+                          sizeof(b->name));
+    if (!cJSON_IsObject(v))
+        return fail(P, v, false, kp,
+                    "expected a backend name or an object "
+                    "{\"name\": ..., AXIS: VALUES}, got %s",
+                    describe(v, got, sizeof(got)));
+    int rc = check_object(P, v, kp, NULL);
+    if (rc)
+        return rc;
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(v, "name");
+    if (!name)
+        return fail(P, v, false, kp, "missing required key 'name'");
+    kp_key(ckp, kp, "name");
+    rc = get_string(P, name, ckp, "a backend name", b->name,
+                    sizeof(b->name));
+    if (rc)
+        return rc;
+    for (const cJSON *ch = v->child; ch; ch = ch->next) {
+        if (ch == name)
+            continue;
+        kp_key(ckp, kp, ch->string ? ch->string : "");
+        if (b->n_axes == (int)(sizeof(b->axes) / sizeof(b->axes[0])))
+            return fail(P, ch, true, kp, "too many axes (at most %d)",
+                        (int)(sizeof(b->axes) / sizeof(b->axes[0])));
+        tb_cfg_axis *ax = &b->axes[b->n_axes];
+        /* The key is the axis name: checked like a string value but
+         * reported at the key. */
+        const char *an = ch->string ? ch->string : "";
+        size_t al = strlen(an);
+        if (al == 0)
+            return fail(P, ch, true, kp, "empty axis name");
+        if (al >= sizeof(ax->name))
+            return fail(P, ch, true, ckp, "axis name is too long (%zu "
+                        "bytes, at most %zu)", al, sizeof(ax->name) - 1);
+        for (size_t k = 0; k < al; k++)
+            if ((unsigned char)an[k] < 32 || an[k] == 127)
+                return fail(P, ch, true, ckp,
+                            "axis name contains a control character");
+        memcpy(ax->name, an, al + 1);
+        rc = parse_axis(P, ch, ckp, ax);
+        if (rc)
+            return rc;
+        b->n_axes++;
+    }
+    return 0;
+}
+
+static int parse_backends(parser *P, const cJSON *v, tb_config *cfg)
+{
+    char ckp[CFG_KP];
+    cfg->n_backends = 0;
+    memset(cfg->backends, 0, sizeof(cfg->backends));
+    if (!cJSON_IsArray(v)) {
+        cfg->n_backends = 1;
+        return parse_backend(P, v, "backends", &cfg->backends[0]);
+    }
+    int n = cJSON_GetArraySize(v);
+    if (n == 0)
+        return fail(P, v, false, "backends", "expected at least one backend");
+    if (n > TB_CFG_MAX_BACKENDS)
+        return fail(P, v, false, "backends",
+                    "too many backends (%d, at most %d)", n,
+                    TB_CFG_MAX_BACKENDS);
+    int i = 0;
+    for (const cJSON *e = v->child; e; e = e->next, i++) {
+        kp_idx(ckp, "backends", i);
+        int rc = parse_backend(P, e, ckp, &cfg->backends[i]);
+        if (rc)
+            return rc;
+    }
+    cfg->n_backends = n;
+    return 0;
+}
+
+/* A list of 1..TB_MAX_DIMS positive integers. */
+static int parse_shape(parser *P, const cJSON *v, const char *kp,
+                       tb_shape *s)
+{
+    char got[64], ckp[CFG_KP];
+    if (!cJSON_IsArray(v))
+        return fail(P, v, false, kp, "expected a shape (a list of dims), "
+                    "got %s", describe(v, got, sizeof(got)));
+    int n = cJSON_GetArraySize(v);
+    if (n == 0)
+        return fail(P, v, false, kp, "empty shape (a shape needs at least "
+                    "one dim)");
+    if (n > TB_MAX_DIMS)
+        return fail(P, v, false, kp, "too many dims (%d, at most %d)", n,
+                    TB_MAX_DIMS);
+    double numel = 1;
+    int i = 0;
+    memset(s, 0, sizeof(*s));
+    for (const cJSON *e = v->child; e; e = e->next, i++) {
+        double d;
+        kp_idx(ckp, kp, i);
+        int rc = get_number(P, e, ckp, "a positive integer", 1,
+                            CFG_MAX_ELEMS, true, &d);
+        if (rc)
+            return rc;
+        s->dim[i] = (int64_t)d;
+        numel *= d;
+    }
+    if (numel > CFG_MAX_ELEMS)
+        return fail(P, v, false, kp, "shape has too many elements "
+                    "(more than 2^53)");
+    s->ndim = n;
+    return 0;
+}
+
+/* One entry of "shapes": a shape for every input, or a list of shapes,
+ * one per input.  A single shape is also copied into in[1..op->n_in) so
+ * that readers may index in[] by input either way; n_in says which form
+ * was written. */
+static int parse_shape_entry(parser *P, const cJSON *v, const char *kp,
+                             const tb_op *op, tb_cfg_shapes *sh)
+{
+    char got[64], ckp[CFG_KP];
+    node_pos(P, v, &sh->line, &sh->col);
+    if (!cJSON_IsArray(v))
+        return fail(P, v, false, kp,
+                    "expected a shape (a list of dims) or a list of shapes "
+                    "(one per input), got %s%s",
+                    describe(v, got, sizeof(got)),
+                    cJSON_IsNumber(v) ? " (\"shapes\" is a list of shapes: "
+                                        "write [[256, 256]], not [256, 256])"
+                                      : "");
+    if (!cJSON_IsArray(v->child)) {
+        int rc = parse_shape(P, v, kp, &sh->in[0]);
+        if (rc)
+            return rc;
+        sh->n_in = 1;
+        for (int i = 1; i < op->n_in && i < TB_MAX_INPUTS; i++)
+            sh->in[i] = sh->in[0];
+        return 0;
+    }
+    int n = cJSON_GetArraySize(v);
+    if (n != op->n_in)
+        return fail(P, v, false, kp,
+                    "%s takes %d input%s, got %d shapes (give one shape "
+                    "for all inputs, or exactly one per input)",
+                    op->name, op->n_in, op->n_in == 1 ? "" : "s", n);
+    if (n > TB_MAX_INPUTS) /* an op table bug; never index past in[] */
+        return fail(P, v, false, kp, "too many shapes (at most %d)",
+                    TB_MAX_INPUTS);
+    int i = 0;
+    for (const cJSON *e = v->child; e; e = e->next, i++) {
+        kp_idx(ckp, kp, i);
+        int rc = parse_shape(P, e, ckp, &sh->in[i]);
+        if (rc)
+            return rc;
+    }
+    sh->n_in = n;
+    return 0;
+}
+
+static int parse_paramset(parser *P, const cJSON *v, const char *kp,
+                          const tb_op *op, tb_params *p)
+{
+    char got[64], ckp[CFG_KP], why[256];
+    int rc = check_object(P, v, kp, NULL);
+    if (rc)
+        return rc;
+    memset(p, 0, sizeof(*p));
+    for (const cJSON *ch = v->child; ch; ch = ch->next) {
+        const char *name = ch->string ? ch->string : "";
+        kp_key(ckp, kp, name);
+        int idx = tb_op_param_index(op, name);
+        double d;
+        if (idx >= 0 && cJSON_IsBool(ch)) {
+            if (op->params[idx].kind != TB_PARAM_BOOL)
+                return fail(P, ch, false, ckp, "expected a number, got %s",
+                            describe(ch, got, sizeof(got)));
+            d = cJSON_IsTrue(ch) ? 1 : 0;
+        } else if (idx >= 0 && (!cJSON_IsNumber(ch) ||
+                                !isfinite(ch->valuedouble))) {
+            return fail(P, ch, false, ckp, "expected %s, got %s",
+                        op->params[idx].kind == TB_PARAM_BOOL
+                            ? "true or false"
+                            : "a number",
+                        describe(ch, got, sizeof(got)));
+        } else {
+            d = cJSON_IsNumber(ch) ? ch->valuedouble : 0;
+        }
+        why[0] = '\0';
+        rc = tb_params_set(op, p, name, d, why, sizeof(why));
+        if (rc == 0)
+            continue;
+        /* The op table's text may start with "NAME: ", which the key
+         * path already says. */
+        const char *msg = why;
+        size_t nl = strlen(name);
+        if (nl && strncmp(msg, name, nl) == 0 && msg[nl] == ':' &&
+            msg[nl + 1] == ' ')
+            msg += nl + 2;
+        if (!*msg)
+            msg = rc == TB_ENOTFOUND ? "unknown parameter" : tb_strerror(rc);
+        return fail(P, ch, rc == TB_ENOTFOUND || idx < 0, ckp, "%s", msg);
+    }
+    tb_params_defaults(op, p);
+    return 0;
+}
+
+static int parse_params(parser *P, const cJSON *v, const char *kp,
+                        const tb_op *op, tb_cfg_op *o)
+{
+    char got[64], ckp[CFG_KP];
+    if (cJSON_IsObject(v)) {
+        o->n_paramsets = 1;
+        return parse_paramset(P, v, kp, op, &o->paramsets[0]);
+    }
+    if (!cJSON_IsArray(v))
+        return fail(P, v, false, kp, "expected a parameter object or a list "
+                    "of them, got %s", describe(v, got, sizeof(got)));
+    int n = cJSON_GetArraySize(v);
+    if (n == 0)
+        return fail(P, v, false, kp, "expected at least one parameter set "
+                    "(use {} for the defaults)");
+    if (n > TB_CFG_MAX_PARAMSETS)
+        return fail(P, v, false, kp, "too many parameter sets (%d, at most "
+                    "%d)", n, TB_CFG_MAX_PARAMSETS);
+    int i = 0;
+    for (const cJSON *e = v->child; e; e = e->next, i++) {
+        kp_idx(ckp, kp, i);
+        int rc = parse_paramset(P, e, ckp, op, &o->paramsets[i]);
+        if (rc)
+            return rc;
+    }
+    o->n_paramsets = n;
+    return 0;
+}
+
+static int parse_op(parser *P, const cJSON *v, const char *kp, tb_cfg_op *o)
+{
+    static const char *const keys[] = {"op", "shapes", "params", "dtypes",
+                                       NULL};
+    char got[64], ckp[CFG_KP];
+    int rc = check_object(P, v, kp, keys);
+    if (rc)
+        return rc;
+    node_pos(P, v, &o->line, &o->col);
+
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(v, "op");
+    if (!name)
+        return fail(P, v, false, kp, "missing required key 'op'");
+    kp_key(ckp, kp, "op");
+    if (!cJSON_IsString(name))
+        return fail(P, name, false, ckp, "expected an op name, got %s",
+                    describe(name, got, sizeof(got)));
+    const tb_op *op = tb_op_find(name->valuestring);
+    if (!op) {
+        char known[256];
+        size_t n = 0;
+        known[0] = '\0';
+        for (int i = 0; i < TB_OP_COUNT && n < sizeof(known); i++) {
+            const tb_op *k = tb_op_get((tb_op_id)i);
+            if (!k)
+                continue;
+            int r = snprintf(known + n, sizeof(known) - n, "%s%s",
+                             n ? ", " : "", k->name);
+            if (r < 0)
+                break;
+            n += (size_t)r;
+        }
+        return fail(P, name, false, ckp, "unknown op %s (known: %s)",
+                    describe(name, got, sizeof(got)), known);
+    }
+    o->op = op;
+
+    const cJSON *shapes = cJSON_GetObjectItemCaseSensitive(v, "shapes");
+    kp_key(ckp, kp, "shapes");
+    if (!shapes)
+        return fail(P, v, false, kp, "missing required key 'shapes'");
+    if (!cJSON_IsArray(shapes))
+        return fail(P, shapes, false, ckp, "expected a list of shapes, got %s",
+                    describe(shapes, got, sizeof(got)));
+    int n = cJSON_GetArraySize(shapes);
+    if (n == 0)
+        return fail(P, shapes, false, ckp, "expected at least one shape");
+    if (n > TB_CFG_MAX_SHAPES)
+        return fail(P, shapes, false, ckp, "too many shapes (%d, at most %d)",
+                    n, TB_CFG_MAX_SHAPES);
+    int i = 0;
+    for (const cJSON *e = shapes->child; e; e = e->next, i++) {
+        char ekp[CFG_KP];
+        kp_idx(ekp, ckp, i);
+        rc = parse_shape_entry(P, e, ekp, op, &o->shapes[i]);
+        if (rc)
+            return rc;
+    }
+    o->n_shapes = n;
+
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(v, "params");
+    if (params) {
+        kp_key(ckp, kp, "params");
+        rc = parse_params(P, params, ckp, op, o);
+        if (rc)
+            return rc;
+    } else {
+        o->n_paramsets = 1;
+        memset(&o->paramsets[0], 0, sizeof(o->paramsets[0]));
+        tb_params_defaults(op, &o->paramsets[0]);
+    }
+
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(v, "dtypes");
+    if (dt) {
+        kp_key(ckp, kp, "dtypes");
+        rc = parse_dtypes(P, dt, ckp, o->dtypes);
+        if (rc)
+            return rc;
+        o->has_dtypes = true;
+    }
+    return 0;
+}
+
+static int parse_ops(parser *P, const cJSON *v, tb_config *cfg)
+{
+    char got[64], ckp[CFG_KP];
+    if (!cJSON_IsArray(v))
+        return fail(P, v, false, "ops", "expected a list of ops, got %s",
+                    describe(v, got, sizeof(got)));
+    int n = cJSON_GetArraySize(v);
+    if (n == 0)
+        return fail(P, v, false, "ops", "expected at least one op");
+    if (n > CFG_MAX_OPS)
+        return fail(P, v, false, "ops", "too many ops (%d, at most %d)", n,
+                    CFG_MAX_OPS);
+    cfg->ops = calloc((size_t)n, sizeof(*cfg->ops));
+    if (!cfg->ops)
+        return fail_at(P, TB_ENOMEM, 0, 0, "ops", "out of memory");
+    int i = 0;
+    for (const cJSON *e = v->child; e; e = e->next, i++) {
+        kp_idx(ckp, "ops", i);
+        int rc = parse_op(P, e, ckp, &cfg->ops[i]);
+        if (rc)
+            return rc;
+        cfg->n_ops = i + 1;
+    }
+    return 0;
+}
+
+static int parse_root(parser *P, const cJSON *root, tb_config *cfg)
+{
+    static const char *const keys[] = {"name",   "seed",     "warmup",
+                                       "measure", "dtypes",  "backends",
+                                       "ops",    NULL};
+    char got[64];
+    int line, col;
+    node_pos(P, root, &line, &col);
+    if (!cJSON_IsObject(root))
+        return fail(P, root, false, "",
+                    "expected a JSON object at the top level, got %s",
+                    describe(root, got, sizeof(got)));
+    int rc = check_object(P, root, "", keys);
+    if (rc)
+        return rc;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "name");
+    if (!v)
+        return fail(P, root, false, "", "missing required key 'name'");
+    rc = get_string(P, v, "name", "a name", cfg->name, sizeof(cfg->name));
+    if (rc)
+        return rc;
+    /* The name becomes part of the result directory's name. */
+    for (const char *c = cfg->name; *c; c++) {
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                    "0123456789._-", *c) || (c == cfg->name && *c == '.'))
+            return fail(P, v, false, "name",
+                        "'%s' may contain only letters, digits, '.', '_' "
+                        "and '-', and may not start with '.' (it is part "
+                        "of the result directory name)", cfg->name);
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "seed")) &&
+        (rc = parse_seed(P, v, &cfg->seed)))
+        return rc;
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "warmup")) &&
+        (rc = parse_warmup(P, v, &cfg->warmup)))
+        return rc;
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "measure")) &&
+        (rc = parse_measure(P, v, &cfg->measure)))
+        return rc;
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "dtypes")) &&
+        (rc = parse_dtypes(P, v, "dtypes", cfg->dtypes)))
+        return rc;
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "backends")) &&
+        (rc = parse_backends(P, v, cfg)))
+        return rc;
+    v = cJSON_GetObjectItemCaseSensitive(root, "ops");
+    if (!v)
+        return fail(P, root, false, "", "missing required key 'ops'");
+    return parse_ops(P, v, cfg);
+}
+
+/* ---------------------------------------------------------------------
+ * Text level: UTF-8, comments, syntax
+ * ------------------------------------------------------------------- */
+
+/* Offset of the first byte that is not valid UTF-8 (or is NUL), or len. */
+static size_t utf8_check(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = s[i];
+        size_t n;
+        unsigned char lo = 0x80, hi = 0xBF;
+        if (c == 0)
+            return i;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF) {
+            n = 1;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            n = 2;
+            if (c == 0xE0)
+                lo = 0xA0; /* overlong */
+            if (c == 0xED)
+                hi = 0x9F; /* surrogates */
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            n = 3;
+            if (c == 0xF0)
+                lo = 0x90;
+            if (c == 0xF4)
+                hi = 0x8F;
+        } else {
+            return i;
+        }
+        if (i + n >= len)
+            return i;
+        if (s[i + 1] < lo || s[i + 1] > hi)
+            return i;
+        for (size_t k = 2; k <= n; k++)
+            if (s[i + k] < 0x80 || s[i + k] > 0xBF)
+                return i;
+        i += n + 1;
+    }
+    return len;
+}
+
+/* Blanks out // and block comments in place, keeping newlines, and never
+ * inside strings.  Returns false with *bad = offset of an unterminated
+ * block comment. */
+static bool strip_comments(char *s, size_t len, size_t *bad)
+{
+    size_t i = 0;
+    while (i < len) {
+        if (s[i] == '"') {
+            i++;
+            while (i < len && s[i] != '"') {
+                if (s[i] == '\\' && i + 1 < len)
+                    i++;
+                i++;
+            }
+            i++;
+        } else if (s[i] == '/' && i + 1 < len && s[i + 1] == '/') {
+            while (i < len && s[i] != '\n')
+                s[i++] = ' ';
+        } else if (s[i] == '/' && i + 1 < len && s[i + 1] == '*') {
+            size_t start = i;
+            s[i] = s[i + 1] = ' ';
+            i += 2;
+            while (i < len && !(s[i] == '*' && i + 1 < len && s[i + 1] == '/')) {
+                if (s[i] != '\n')
+                    s[i] = ' ';
+                i++;
+            }
+            if (i >= len) {
+                *bad = start;
+                return false;
+            }
+            s[i] = s[i + 1] = ' ';
+            i += 2;
+        } else {
+            i++;
+        }
+    }
+    return true;
+}
+
+static int syntax_error(parser *P, size_t off)
+{
+    int line, col;
+    if (off > P->len)
+        off = P->len;
+    line_col(P->orig, off, &line, &col);
+    size_t rest = off;
+    while (rest < P->len && (unsigned char)P->text[rest] <= 32)
+        rest++;
+    if (rest >= P->len)
+        return fail_at(P, TB_EPARSE, line, col, "",
+                       "syntax error: unexpected end of input");
+    char near[24];
+    size_t n = 0;
+    while (n < 20 && off + n < P->len && P->orig[off + n] != '\n' &&
+           P->orig[off + n] != '\r')
+        n++;
+    /* Do not cut a UTF-8 sequence in two. */
+    while (n > 0 && off + n < P->len &&
+           ((unsigned char)P->orig[off + n] & 0xC0) == 0x80)
+        n--;
+    memcpy(near, P->orig + off, n);
+    near[n] = '\0';
+    return fail_at(P, TB_EPARSE, line, col, "", "syntax error near '%s'",
+                   near);
+}
+
+void tb_config_defaults(tb_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->seed = 42;
+    cfg->warmup.min_time_s = 0.05;
+    cfg->warmup.min_iters = 3;
+    cfg->measure.sample_time_s = 0.001;
+    cfg->measure.min_samples = 10;
+    cfg->measure.max_samples = 2000;
+    cfg->measure.ci_target = 0.02;
+    cfg->measure.max_time_s = 1.0;
+    cfg->dtypes[TB_F32] = true;
+    cfg->n_backends = 1;
+    strcpy(cfg->backends[0].name, "cpu");
+}
+
+void tb_config_free(tb_config *cfg)
+{
+    if (!cfg)
+        return;
+    free(cfg->ops);
+    cfg->ops = NULL;
+    cfg->n_ops = 0;
+    free(cfg->text);
+    cfg->text = NULL;
+}
+
+int tb_config_parse(const char *text, size_t len, const char *path,
+                    tb_config *cfg, char *err, size_t errlen)
+{
+    parser P = {.path = path ? path : "<config>", .err = err,
+                .errlen = errlen, .orig = text, .len = len};
+    int rc;
+    if (err && errlen)
+        err[0] = '\0';
+    if (!cfg)
+        return fail_at(&P, TB_EINVAL, 0, 0, "", "no config to fill");
+    tb_config_defaults(cfg);
+    if (path)
+        snprintf(cfg->path, sizeof(cfg->path), "%s", path);
+    if (!text && len)
+        return fail_at(&P, TB_EINVAL, 0, 0, "", "no text");
+    if (!text)
+        text = P.orig = "";
+
+    cfg->text = malloc(len + 1);
+    P.text = malloc(len + 1);
+    if (!cfg->text || !P.text) {
+        rc = fail_at(&P, TB_ENOMEM, 0, 0, "", "out of memory");
+        goto out;
+    }
+    memcpy(cfg->text, text, len);
+    cfg->text[len] = '\0';
+    memcpy(P.text, text, len);
+    P.text[len] = '\0';
+
+    size_t bad = utf8_check((const unsigned char *)text, len);
+    if (bad < len) {
+        int line, col;
+        line_col(text, bad, &line, &col);
+        rc = fail_at(&P, TB_EPARSE, line, col, "",
+                     text[bad] ? "invalid UTF-8 (byte 0x%02x)"
+                               : "NUL byte (0x%02x) in the text",
+                     (unsigned char)text[bad]);
+        goto out;
+    }
+    if (!strip_comments(P.text, len, &bad)) {
+        int line, col;
+        line_col(text, bad, &line, &col);
+        rc = fail_at(&P, TB_EPARSE, line, col, "",
+                     "syntax error: unterminated /* comment");
+        goto out;
+    }
+    size_t first = 0;
+    while (first < len && (unsigned char)P.text[first] <= 32)
+        first++;
+    if (first == len) {
+        rc = fail_at(&P, TB_EPARSE, 0, 0, "",
+                     "empty config (expected a JSON object)");
+        goto out;
+    }
+
+    /* The length given to cJSON includes the terminating NUL (the text
+     * has no other): at a premature end cJSON then points at the end,
+     * not at the last byte. */
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(P.text, len + 1, &end, false);
+    if (!root) {
+        rc = syntax_error(&P, end ? (size_t)(end - P.text) : 0);
+        goto out;
+    }
+    size_t off = (size_t)(end - P.text);
+    while (off < len && (unsigned char)P.text[off] <= 32)
+        off++;
+    if (off < len) {
+        cJSON_Delete(root);
+        rc = syntax_error(&P, off);
+        goto out;
+    }
+
+    walker w = {.s = (const unsigned char *)P.text,
+                .orig = (const unsigned char *)text, .len = len,
+                .line = 1, .col = 1, .ok = true};
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+        w.i = 3; /* cJSON skips a byte order mark; it has no column */
+    w_value(&w, root, 0, 0);
+    qsort(w.e, w.n, sizeof(*w.e), pos_cmp);
+    P.pos = w.e;
+    P.npos = w.n;
+
+    rc = parse_root(&P, root, cfg);
+    cJSON_Delete(root);
+    free(w.e);
+    P.pos = NULL;
+out:
+    free(P.text);
+    if (rc)
+        tb_config_free(cfg);
+    return rc;
+}
+
+int tb_config_load(const char *path, tb_config *cfg, char *err,
+                   size_t errlen)
+{
+    parser P = {.path = path ? path : "<config>", .err = err,
+                .errlen = errlen};
+    if (err && errlen)
+        err[0] = '\0';
+    if (!cfg)
+        return fail_at(&P, TB_EINVAL, 0, 0, "", "no config to fill");
+    tb_config_defaults(cfg);
+    if (!path)
+        return fail_at(&P, TB_EINVAL, 0, 0, "", "no config file given");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return fail_at(&P, TB_EIO, 0, 0, "", "cannot open: %s",
+                       strerror(errno));
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    int rc = 0;
+    while (buf) {
+        if (len == cap) {
+            if (cap >= CFG_MAX_FILE) {
+                rc = fail_at(&P, TB_EIO, 0, 0, "",
+                             "file is too large (%u MiB or more)",
+                             CFG_MAX_FILE >> 20);
+                break;
+            }
+            char *nb = realloc(buf, 2 * cap);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) {
+            if (ferror(f))
+                rc = fail_at(&P, TB_EIO, 0, 0, "", "cannot read: %s",
+                             strerror(errno));
+            break;
+        }
+    }
+    fclose(f);
+    if (!buf)
+        return fail_at(&P, TB_ENOMEM, 0, 0, "", "out of memory");
+    if (rc == 0)
+        rc = tb_config_parse(buf, len, path, cfg, err, errlen);
+    free(buf);
+    return rc;
+}

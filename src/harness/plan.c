@@ -1,0 +1,306 @@
+#include "plan.h"
+
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ops/error.h"
+#include "env.h"
+
+/* FNV-1a, to mix the case id into the input seed: inputs depend on what
+ * the case is, not on its position in the plan. */
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static void make_id(tb_case *c)
+{
+    char prm[128], shp[160] = "", one[64], axes[128] = "";
+    tb_params_format(c->op, &c->params, prm, sizeof prm);
+    for (int i = 0; i < c->n_in; i++) {
+        size_t u = strlen(shp);
+        snprintf(shp + u, sizeof shp - u, "%s%s", i ? "," : "",
+                 tb_shape_format(&c->in[i], one, sizeof one));
+    }
+    for (int i = 0; i < c->n_axes; i++) {
+        size_t u = strlen(axes);
+        snprintf(axes + u, sizeof axes - u, "%s%s=%s", i ? "," : "",
+                 c->axis_name[i], c->axis_value[i]);
+    }
+    snprintf(c->id, sizeof c->id, "%s%s%s%s/%s/%s/%s%s%s%s", c->op->name,
+             prm[0] ? "[" : "", prm, prm[0] ? "]" : "", shp,
+             tb_dtype_name(c->dtype), c->backend->name, axes[0] ? "[" : "",
+             axes, axes[0] ? "]" : "");
+}
+
+typedef struct {
+    tb_plan *plan;
+    int cap;
+} builder;
+
+static int push(builder *b, const tb_case *c)
+{
+    for (int i = 0; i < b->plan->n; i++)
+        if (strcmp(b->plan->cases[i].id, c->id) == 0)
+            return 0; /* the same case named twice runs once */
+    if (b->plan->n == b->cap) {
+        int cap = b->cap ? 2 * b->cap : 64;
+        tb_case *nc = realloc(b->plan->cases, (size_t)cap * sizeof *nc);
+        if (!nc)
+            return TB_ENOMEM;
+        b->plan->cases = nc;
+        b->cap = cap;
+    }
+    b->plan->cases[b->plan->n++] = *c;
+    return 0;
+}
+
+/* Resolved backend entry: the backend, its axes, and per axis the
+ * indices of the values to sweep. */
+typedef struct {
+    const tb_backend *be;
+    bool available;
+    char reason[256];
+    int n_axes;
+    tb_axis axes[TB_MAX_AXES];
+    int n_sel[TB_MAX_AXES];
+    int sel[TB_MAX_AXES][TB_MAX_AXIS_VALUES];
+} resolved;
+
+static int resolve_backend(const tb_config *cfg, int bi,
+                           const tb_cfg_backend *cb, resolved *r, char *err,
+                           size_t len)
+{
+    memset(r, 0, sizeof *r);
+    r->be = tb_backend_find(cb->name);
+    if (!r->be) {
+        int n;
+        const tb_backend *const *all = tb_backend_list(&n);
+        char names[256] = "";
+        for (int i = 0; i < n; i++) {
+            strncat(names, i ? ", " : "", sizeof names - strlen(names) - 1);
+            strncat(names, all[i]->name, sizeof names - strlen(names) - 1);
+        }
+        snprintf(err, len, "%s: backends[%d]: unknown backend '%s' "
+                 "(known: %s)", cfg->path, bi, cb->name, names);
+        return TB_EINVAL;
+    }
+    r->available = r->be->probe(r->reason, sizeof r->reason) == 0;
+    if (r->available)
+        r->n_axes = r->be->axes(r->axes, TB_MAX_AXES);
+    for (int a = 0; a < r->n_axes; a++) {
+        r->n_sel[a] = 1;
+        r->sel[a][0] = r->axes[a].def;
+    }
+    for (int ca = 0; ca < cb->n_axes; ca++) {
+        const tb_cfg_axis *x = &cb->axes[ca];
+        if (!r->available)
+            continue; /* cannot validate axes of an absent backend */
+        int a = 0;
+        while (a < r->n_axes && strcmp(r->axes[a].name, x->name) != 0)
+            a++;
+        if (a >= r->n_axes || a >= TB_MAX_AXES) {
+            snprintf(err, len, "%s: backends[%d]: backend '%s' has no axis "
+                     "'%s'", cfg->path, bi, cb->name, x->name);
+            return TB_EINVAL;
+        }
+        r->n_sel[a] = 0;
+        for (int v = 0; v < x->n_values; v++) {
+            int k = 0;
+            while (k < r->axes[a].n_values &&
+                   strcmp(r->axes[a].values[k], x->values[v]) != 0)
+                k++;
+            if (k == r->axes[a].n_values) {
+                char vals[256] = "";
+                for (int i = 0; i < r->axes[a].n_values; i++) {
+                    strncat(vals, i ? ", " : "",
+                            sizeof vals - strlen(vals) - 1);
+                    strncat(vals, r->axes[a].values[i],
+                            sizeof vals - strlen(vals) - 1);
+                }
+                snprintf(err, len, "%s: backends[%d].%s: value '%s' is not "
+                         "offered by %s on this machine (values: %s)",
+                         cfg->path, bi, x->name, x->values[v], cb->name,
+                         vals);
+                return TB_EINVAL;
+            }
+            r->sel[a][r->n_sel[a]++] = k;
+        }
+    }
+    return 0;
+}
+
+/* Memory one case needs: backend inputs and outputs, their host copies,
+ * and the f64 reference outputs. */
+static size_t case_mem(const tb_case *c)
+{
+    double es = (double)tb_dtype_size(c->dtype), n = 0, o = 0;
+    for (int i = 0; i < c->op->n_in; i++)
+        n += (double)tb_shape_numel(&c->in[i]);
+    for (int i = 0; i < c->op->n_out; i++)
+        o += (double)tb_shape_numel(&c->out[i]);
+    double b = 2 * (n + o) * es + o * 8;
+    return b > 1.8e19 ? SIZE_MAX : (size_t)b;
+}
+
+/* Add every case of one backend entry for one (op, shape, params, dtype). */
+static int add_axis_cases(builder *b, tb_case *c, const resolved *r, int a,
+                          int *idx)
+{
+    if (a >= r->n_axes || a >= TB_MAX_AXES) {
+        c->n_axes = r->n_axes;
+        for (int i = 0; i < r->n_axes; i++) {
+            snprintf(c->axis_name[i], sizeof c->axis_name[i], "%s",
+                     r->axes[i].name);
+            snprintf(c->axis_value[i], sizeof c->axis_value[i], "%s",
+                     r->axes[i].values[idx[i]]);
+        }
+        make_id(c);
+        c->seed = c->cfg->seed ^ hash_str(c->id);
+        return push(b, c);
+    }
+    for (int v = 0; v < r->n_sel[a]; v++) {
+        idx[a] = r->sel[a][v];
+        int rc = add_axis_cases(b, c, r, a + 1, idx);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int plan_config(builder *b, const tb_config *cfg,
+                       const tb_plan_opts *opts, char *err, size_t len)
+{
+    resolved res[TB_CFG_MAX_BACKENDS + 1];
+    int nres = 0;
+    for (int i = 0; i < cfg->n_backends; i++) {
+        if (opts->backend && strcmp(opts->backend, cfg->backends[i].name))
+            continue;
+        int rc = resolve_backend(cfg, i, &cfg->backends[i], &res[nres],
+                                 err, len);
+        if (rc)
+            return rc;
+        nres++;
+    }
+    if (opts->backend && nres == 0) {
+        tb_cfg_backend only;
+        memset(&only, 0, sizeof only);
+        snprintf(only.name, sizeof only.name, "%s", opts->backend);
+        int rc = resolve_backend(cfg, 0, &only, &res[nres], err, len);
+        if (rc) {
+            snprintf(err, len, "--backend: unknown backend '%s'",
+                     opts->backend);
+            return rc;
+        }
+        nres++;
+    }
+    unsigned long long mem = tb_env_mem_available();
+    if (!mem)
+        mem = tb_env_mem_total();
+
+    for (int oi = 0; oi < cfg->n_ops; oi++) {
+        const tb_cfg_op *co = &cfg->ops[oi];
+        for (int si = 0; si < co->n_shapes; si++) {
+            const tb_cfg_shapes *cs = &co->shapes[si];
+            for (int pi = 0; pi < co->n_paramsets; pi++) {
+                tb_case c;
+                memset(&c, 0, sizeof c);
+                c.cfg = cfg;
+                c.op = co->op;
+                c.n_in = co->op->n_in;
+                for (int i = 0; i < c.n_in; i++)
+                    c.in[i] = cs->in[cs->n_in == 1 ? 0 : i];
+                c.params = co->paramsets[pi];
+                tb_params_defaults(c.op, &c.params);
+                char why[256];
+                if (tb_op_infer(c.op, c.in, c.n_in, &c.params, c.out, why,
+                                sizeof why)) {
+                    snprintf(err, len, "%s:%d:%d: ops[%d].shapes[%d]: %s",
+                             cfg->path, cs->line, cs->col, oi, si, why);
+                    return TB_ESHAPE;
+                }
+                for (int d = 0; d < TB_DTYPE_COUNT; d++) {
+                    bool on = co->has_dtypes ? co->dtypes[d] : cfg->dtypes[d];
+                    if (!on)
+                        continue;
+                    c.dtype = (tb_dtype)d;
+                    c.flops = c.op->flops(c.op, c.in, c.out, &c.params,
+                                          c.dtype);
+                    c.bytes = c.op->bytes(c.op, c.in, c.out, &c.params,
+                                          c.dtype);
+                    c.reduce_len = c.op->reduce_len
+                                       ? c.op->reduce_len(c.op, c.in, c.out,
+                                                          &c.params, c.dtype)
+                                       : 1;
+                    c.items = 0;
+                    for (int i = 0; i < c.n_in; i++)
+                        if ((double)tb_shape_numel(&c.in[i]) > c.items)
+                            c.items = (double)tb_shape_numel(&c.in[i]);
+                    if ((double)tb_shape_numel(&c.out[0]) > c.items)
+                        c.items = (double)tb_shape_numel(&c.out[0]);
+                    c.mem_bytes = case_mem(&c);
+                    if (mem && c.mem_bytes > mem) {
+                        snprintf(err, len,
+                                 "%s:%d:%d: ops[%d].shapes[%d]: needs %.1f "
+                                 "GiB (%s), the machine has %.1f GiB "
+                                 "available",
+                                 cfg->path, cs->line, cs->col, oi, si,
+                                 (double)c.mem_bytes / (1 << 30),
+                                 tb_dtype_name(c.dtype),
+                                 (double)mem / (1 << 30));
+                        return TB_ESHAPE;
+                    }
+                    for (int r = 0; r < nres; r++) {
+                        int idx[TB_MAX_AXES] = {0};
+                        c.backend = res[r].be;
+                        c.available = res[r].available;
+                        snprintf(c.unavailable_reason,
+                                 sizeof c.unavailable_reason, "%s",
+                                 res[r].available ? "" : res[r].reason);
+                        int rc = add_axis_cases(b, &c, &res[r], 0, idx);
+                        if (rc)
+                            return rc;
+                    }
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+int tb_plan_build(const tb_config *cfgs, int n, const tb_plan_opts *opts,
+                  tb_plan *plan, char *err, size_t errlen)
+{
+    tb_plan_opts none = {0};
+    builder b = {plan, 0};
+    memset(plan, 0, sizeof *plan);
+    if (!opts)
+        opts = &none;
+    for (int i = 0; i < n; i++) {
+        int rc = plan_config(&b, &cfgs[i], opts, err, errlen);
+        if (rc) {
+            tb_plan_free(plan);
+            return rc;
+        }
+    }
+    if (opts->filter) {
+        int k = 0;
+        for (int i = 0; i < plan->n; i++)
+            if (fnmatch(opts->filter, plan->cases[i].id, 0) == 0)
+                plan->cases[k++] = plan->cases[i];
+        plan->n = k;
+    }
+    return 0;
+}
+
+void tb_plan_free(tb_plan *plan)
+{
+    free(plan->cases);
+    plan->cases = NULL;
+    plan->n = 0;
+}

@@ -1,0 +1,51 @@
+/* Plan: the list of cases a run will measure, built from configs.
+ *
+ * Every check that can be made without running anything is made here —
+ * unknown backends and axis values, shapes the op rejects, cases that
+ * need more memory than the machine has — so a bad config fails before
+ * any result file is written. */
+#ifndef TB_HARNESS_PLAN_H
+#define TB_HARNESS_PLAN_H
+
+#include <stdbool.h>
+
+#include "../backends/backend.h"
+#include "config.h"
+
+typedef struct tb_case {
+    char id[512];
+    const tb_config *cfg;
+    const tb_op *op;
+    tb_dtype dtype;
+    int n_in;
+    tb_shape in[TB_MAX_INPUTS];
+    tb_shape out[TB_MAX_OUTPUTS];
+    tb_params params;
+    const tb_backend *backend;
+    int n_axes; /* every axis of the backend, in its order */
+    char axis_name[TB_MAX_AXES][32];
+    char axis_value[TB_MAX_AXES][32];
+    bool available;
+    char unavailable_reason[256];
+    uint64_t seed; /* for the inputs: config seed mixed with the id */
+    double flops, bytes, items, reduce_len;
+    size_t mem_bytes; /* memory the case needs to run and be checked */
+} tb_case;
+
+typedef struct tb_plan {
+    int n;
+    tb_case *cases;
+} tb_plan;
+
+typedef struct tb_plan_opts {
+    const char *filter;  /* fnmatch() glob on case ids, or NULL */
+    const char *backend; /* run only on this backend, or NULL */
+} tb_plan_opts;
+
+/* Build the plan from n configs.  Returns 0, or TB_EINVAL/TB_ESHAPE/
+ * TB_ENOMEM with a one-line "FILE: KEYPATH: what" message in err. */
+int tb_plan_build(const tb_config *cfgs, int n, const tb_plan_opts *opts,
+                  tb_plan *plan, char *err, size_t errlen);
+void tb_plan_free(tb_plan *plan);
+
+#endif

@@ -1,0 +1,377 @@
+#include "runner.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ops/alloc.h"
+#include "../ops/error.h"
+#include "timer.h"
+
+#define MAX_INSTANCES 32
+/* The stopping rule uses the same resamples and seed as the reported
+ * CI, so a case that stopped on "ci_target" reports a CI under target. */
+#define STOP_RESAMPLES TB_STATS_BOOTSTRAP_DEFAULT
+/* A case never stops on its time limit with fewer samples than this. */
+#define MIN_SAMPLES_AT_LIMIT 3
+
+typedef struct {
+    const tb_backend *be;
+    char key[256];
+    void *ctx;
+    int rc;
+    char err[256];
+} instance;
+
+struct tb_runner {
+    volatile sig_atomic_t *stop;
+    double overhead_ns;
+    int n_inst;
+    instance inst[MAX_INSTANCES];
+};
+
+const char *tb_status_name(tb_status s)
+{
+    static const char *const names[] = {
+        "ok", "unsupported", "unavailable", "failed-check", "error", "skipped",
+    };
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+int tb_runner_create(tb_runner **out, volatile sig_atomic_t *stop)
+{
+    tb_runner *r = calloc(1, sizeof *r);
+    if (!r)
+        return TB_ENOMEM;
+    r->stop = stop;
+    r->overhead_ns = tb_timer_overhead_ns(20001);
+    *out = r;
+    return 0;
+}
+
+void tb_runner_destroy(tb_runner *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; i < r->n_inst; i++)
+        if (r->inst[i].rc == 0)
+            r->inst[i].be->destroy(r->inst[i].ctx);
+    free(r);
+}
+
+double tb_runner_timer_overhead(const tb_runner *r)
+{
+    return r->overhead_ns;
+}
+
+/* The backend instance for the case's axis values, created on first use.
+ * Instances live until the runner is destroyed (a CUDA context or a
+ * thread pool is too costly to rebuild per case). */
+static instance *get_instance(tb_runner *r, const tb_case *c)
+{
+    char key[256];
+    size_t u = (size_t)snprintf(key, sizeof key, "%s", c->backend->name);
+    for (int i = 0; i < c->n_axes && u < sizeof key; i++)
+        u += (size_t)snprintf(key + u, sizeof key - u, ",%s",
+                              c->axis_value[i]);
+    for (int i = 0; i < r->n_inst; i++)
+        if (r->inst[i].be == c->backend && !strcmp(r->inst[i].key, key))
+            return &r->inst[i];
+    if (r->n_inst == MAX_INSTANCES) { /* evict the oldest */
+        if (r->inst[0].rc == 0)
+            r->inst[0].be->destroy(r->inst[0].ctx);
+        memmove(&r->inst[0], &r->inst[1],
+                (MAX_INSTANCES - 1) * sizeof r->inst[0]);
+        r->n_inst--;
+    }
+    instance *in = &r->inst[r->n_inst++];
+    memset(in, 0, sizeof *in);
+    in->be = c->backend;
+    snprintf(in->key, sizeof in->key, "%s", key);
+    const char *vals[TB_MAX_AXES];
+    for (int i = 0; i < c->n_axes; i++)
+        vals[i] = c->axis_value[i];
+    in->rc = c->backend->create(vals, &in->ctx, in->err, sizeof in->err);
+    return in;
+}
+
+/* Deterministic inputs: uniform in the op's domain for that input. */
+static void fill_input(tb_tensor *t, const tb_op *op, int idx, tb_rng *rng)
+{
+    double lo = -1, hi = 1;
+    if (op->domain) {
+        lo = op->domain[idx].lo;
+        hi = op->domain[idx].hi;
+    }
+    int64_t n = tb_tensor_numel(t);
+    if (t->dtype == TB_F32) {
+        float *p = t->data;
+        for (int64_t i = 0; i < n; i++)
+            p[i] = (float)(lo + (hi - lo) * tb_rng_uniform(rng));
+    } else {
+        double *p = t->data;
+        for (int64_t i = 0; i < n; i++)
+            p[i] = lo + (hi - lo) * tb_rng_uniform(rng);
+    }
+}
+
+typedef struct {
+    const tb_backend *be;
+    void *ctx;
+    tb_tensor host_in[TB_MAX_INPUTS], dev_in[TB_MAX_INPUTS];
+    tb_tensor host_out[TB_MAX_OUTPUTS], dev_out[TB_MAX_OUTPUTS];
+    tb_tensor ref_out[TB_MAX_OUTPUTS];
+    bool dev_in_ok[TB_MAX_INPUTS], dev_out_ok[TB_MAX_OUTPUTS];
+} buffers;
+
+static void buffers_free(buffers *b, const tb_op *op)
+{
+    for (int i = 0; i < op->n_in; i++) {
+        if (b->dev_in_ok[i])
+            b->be->free(b->ctx, &b->dev_in[i]);
+        tb_tensor_destroy(&b->host_in[i]);
+    }
+    for (int i = 0; i < op->n_out; i++) {
+        if (b->dev_out_ok[i])
+            b->be->free(b->ctx, &b->dev_out[i]);
+        tb_tensor_destroy(&b->host_out[i]);
+        tb_tensor_destroy(&b->ref_out[i]);
+    }
+}
+
+static int buffers_make(buffers *b, const tb_case *c, char *err, size_t len)
+{
+    tb_rng rng;
+    tb_rng_seed(&rng, c->seed);
+    for (int i = 0; i < c->op->n_in; i++) {
+        if (tb_tensor_create(&b->host_in[i], c->dtype, &c->in[i]))
+            goto nomem;
+        fill_input(&b->host_in[i], c->op, i, &rng);
+        tb_tensor_init(&b->dev_in[i], c->dtype, &c->in[i]);
+        if (b->be->alloc(b->ctx, &b->dev_in[i]))
+            goto nomem;
+        b->dev_in_ok[i] = true;
+        int rc = b->be->upload(b->ctx, &b->dev_in[i], &b->host_in[i]);
+        if (rc) {
+            snprintf(err, len, "upload of input %d failed: %s", i,
+                     tb_strerror(rc));
+            return rc;
+        }
+    }
+    for (int i = 0; i < c->op->n_out; i++) {
+        if (tb_tensor_create(&b->host_out[i], c->dtype, &c->out[i]) ||
+            tb_tensor_create(&b->ref_out[i], TB_F64, &c->out[i]))
+            goto nomem;
+        tb_tensor_init(&b->dev_out[i], c->dtype, &c->out[i]);
+        if (b->be->alloc(b->ctx, &b->dev_out[i]))
+            goto nomem;
+        b->dev_out_ok[i] = true;
+    }
+    return 0;
+nomem:
+    snprintf(err, len, "out of memory allocating %.1f MiB for the case",
+             (double)c->mem_bytes / (1 << 20));
+    return TB_ENOMEM;
+}
+
+/* Run the kernel k times and wait for the backend; returns elapsed ns
+ * (not yet corrected for timer overhead) or a negative error. */
+static int run_batch(const buffers *b, tb_kernel_fn fn, const tb_case *c,
+                     uint64_t k, double *ns)
+{
+    uint64_t t0 = tb_now_ns();
+    for (uint64_t i = 0; i < k; i++) {
+        int rc = fn(b->ctx, b->dev_in, (tb_tensor *)b->dev_out, &c->params);
+        if (rc)
+            return rc;
+    }
+    int rc = tb_backend_sync(b->be, b->ctx);
+    *ns = (double)(tb_now_ns() - t0);
+    return rc;
+}
+
+static void set_error(tb_result *res, tb_status st, const char *fmt,
+                      const char *what)
+{
+    res->status = st;
+    snprintf(res->message, sizeof res->message, fmt, what);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Stopping rule: is the bootstrap 95% CI of the median narrower than
+ * target x median? */
+static bool ci_small_enough(const double *x, size_t n, uint64_t seed,
+                            double target)
+{
+    double lo, hi;
+    double *s = malloc(n * sizeof *s);
+    if (!s)
+        return false;
+    memcpy(s, x, n * sizeof *s);
+    qsort(s, n, sizeof *s, cmp_double);
+    double med = tb_quantile_sorted(s, n, 0.5);
+    free(s);
+    if (med <= 0 || tb_stats_median_ci(x, n, STOP_RESAMPLES, seed, &lo, &hi))
+        return false;
+    return (hi - lo) / med < target;
+}
+
+/* Warm up, then sample.  Fills the timing part of res. */
+static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
+                   const tb_case *c, tb_result *res)
+{
+    const tb_cfg_warmup *w = &c->cfg->warmup;
+    const tb_cfg_measure *m = &c->cfg->measure;
+    double ns = 0;
+    uint64_t t0 = tb_now_ns();
+    uint64_t iters = 0;
+    while (iters < (uint64_t)w->min_iters ||
+           (double)(tb_now_ns() - t0) < w->min_time_s * 1e9) {
+        int rc = run_batch(b, fn, c, 1, &ns);
+        if (rc)
+            return rc;
+        iters++;
+    }
+    res->warmup_iters = iters;
+    res->warmup_ns = (double)(tb_now_ns() - t0);
+
+    /* Batch size from the warm-up rate: a sample lasts >= sample_time. */
+    double per_iter = res->warmup_ns / (double)iters;
+    double k = ceil(m->sample_time_s * 1e9 / (per_iter > 1 ? per_iter : 1));
+    uint64_t kk = k < 1 ? 1 : k > 1e9 ? 1000000000u : (uint64_t)k;
+    res->iters_per_sample = kk;
+
+    res->samples_ns = malloc((size_t)m->max_samples * sizeof(double));
+    if (!res->samples_ns)
+        return TB_ENOMEM;
+    tb_probe_snap before, after;
+    tb_alloc_peak_reset();
+    tb_probe_take(&before, b->be, b->ctx);
+    uint64_t start = tb_now_ns();
+    size_t n = 0, next_check = (size_t)m->min_samples;
+    res->stop_reason = "max_samples";
+    while (n < (size_t)m->max_samples) {
+        int rc = run_batch(b, fn, c, kk, &ns);
+        if (rc)
+            return rc;
+        double v = (ns - r->overhead_ns) / (double)kk;
+        res->samples_ns[n++] = v > 0 ? v : 0;
+        if (r->stop && *r->stop) {
+            res->stop_reason = "interrupted";
+            break;
+        }
+        double elapsed = (double)(tb_now_ns() - start);
+        if (n >= next_check) {
+            next_check = n + (n / 8 > 5 ? n / 8 : 5);
+            if (ci_small_enough(res->samples_ns, n, c->seed, m->ci_target)) {
+                res->stop_reason = "ci_target";
+                break;
+            }
+        }
+        if (elapsed >= m->max_time_s * 1e9 && n >= MIN_SAMPLES_AT_LIMIT) {
+            res->stop_reason = "time_limit";
+            break;
+        }
+    }
+    res->sampling_ns = (double)(tb_now_ns() - start);
+    tb_probe_take(&after, b->be, b->ctx);
+    res->n_samples = n;
+    tb_probe_diff(&before, &after, (uint64_t)n * kk, &res->counters);
+    return 0;
+}
+
+void tb_runner_run(tb_runner *r, const tb_case *c, tb_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->timer_overhead_ns = r->overhead_ns;
+    if (!c->available) {
+        set_error(res, TB_STATUS_UNAVAILABLE, "%s", c->unavailable_reason);
+        return;
+    }
+    instance *in = get_instance(r, c);
+    if (in->rc) {
+        set_error(res, TB_STATUS_ERROR, "backend instance: %s", in->err);
+        return;
+    }
+    tb_kernel_fn fn = c->backend->kernel(in->ctx, c->op, c->dtype,
+                                         &c->params, &res->impl);
+    if (!fn) {
+        set_error(res, TB_STATUS_UNSUPPORTED, "%s",
+                  "the backend has no kernel for this op, dtype and "
+                  "parameters");
+        return;
+    }
+    buffers b;
+    memset(&b, 0, sizeof b);
+    b.be = c->backend;
+    b.ctx = in->ctx;
+    char err[256];
+    int rc = buffers_make(&b, c, err, sizeof err);
+    if (rc) {
+        set_error(res, TB_STATUS_ERROR, "%s", err);
+        goto out;
+    }
+
+    /* Check before timing: one call, download, compare. */
+    double ns;
+    rc = run_batch(&b, fn, c, 1, &ns);
+    for (int i = 0; !rc && i < c->op->n_out; i++)
+        rc = b.be->download(b.ctx, &b.host_out[i], &b.dev_out[i]);
+    if (rc) {
+        set_error(res, TB_STATUS_ERROR, "kernel failed: %s",
+                  tb_strerror(rc));
+        goto out;
+    }
+    rc = c->op->ref(b.host_in, b.ref_out, &c->params);
+    if (rc) {
+        set_error(res, TB_STATUS_ERROR, "reference kernel failed: %s",
+                  tb_strerror(rc));
+        goto out;
+    }
+    tb_check_outputs(b.host_out, b.ref_out, c->op->n_out,
+                     c->op->tol[c->dtype], c->reduce_len, &res->check);
+    res->checked = true;
+    if (!res->check.passed) {
+        res->status = TB_STATUS_FAILED_CHECK;
+        snprintf(res->message, sizeof res->message,
+                 "%lld element(s) out of tolerance; first at output %d "
+                 "index %lld: got %.9g, expected %.9g",
+                 (long long)res->check.n_bad, res->check.first_bad_output,
+                 (long long)res->check.first_bad, res->check.first_bad_got,
+                 res->check.first_bad_ref);
+        goto out;
+    }
+
+    rc = measure(r, &b, fn, c, res);
+    if (rc) {
+        set_error(res, TB_STATUS_ERROR, "while timing: %s", tb_strerror(rc));
+        goto out;
+    }
+    rc = tb_stats_compute(res->samples_ns, res->n_samples,
+                          TB_STATS_BOOTSTRAP_DEFAULT, c->seed, &res->stats);
+    if (rc) {
+        set_error(res, TB_STATUS_ERROR, "statistics: %s", tb_strerror(rc));
+        goto out;
+    }
+    double med = res->stats.median;
+    if (med > 0) {
+        res->gb_s = c->bytes / med;
+        res->gflop_s = c->flops / med;
+        res->items_s = c->items / med * 1e9;
+    }
+    res->status = TB_STATUS_OK;
+out:
+    buffers_free(&b, c->op);
+}
+
+void tb_result_free(tb_result *res)
+{
+    free(res->samples_ns);
+    res->samples_ns = NULL;
+}

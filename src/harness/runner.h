@@ -1,0 +1,63 @@
+/* Runner: measures one case at a time (see ARCHITECTURE.md, Measurement
+ * rules).  For each case: create (or reuse) the backend instance, make
+ * deterministic inputs, run once and check against the reference, warm
+ * up, choose the batch size, sample until the CI target or a limit. */
+#ifndef TB_HARNESS_RUNNER_H
+#define TB_HARNESS_RUNNER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "plan.h"
+#include "probe.h"
+#include "stats.h"
+
+typedef enum {
+    TB_STATUS_OK,
+    TB_STATUS_UNSUPPORTED,
+    TB_STATUS_UNAVAILABLE,
+    TB_STATUS_FAILED_CHECK,
+    TB_STATUS_ERROR,
+    TB_STATUS_SKIPPED,
+} tb_status;
+
+const char *tb_status_name(tb_status s);
+
+typedef struct tb_result {
+    tb_status status;
+    char message[512];
+    const char *impl; /* the kernel that ran, as the backend names it */
+    tb_check check;
+    bool checked;
+    /* timing */
+    double *samples_ns; /* per-iteration time of each sample (heap) */
+    size_t n_samples;
+    uint64_t iters_per_sample;
+    const char *stop_reason; /* ci_target, time_limit, max_samples,
+                                interrupted */
+    tb_stats stats;
+    double timer_overhead_ns;
+    uint64_t warmup_iters;
+    double warmup_ns, sampling_ns;
+    tb_counters counters;
+    double gb_s, gflop_s, items_s;
+} tb_result;
+
+typedef struct tb_runner tb_runner;
+
+/* A runner caches backend instances across cases.  `stop` (may be NULL)
+ * is polled between samples: when set, the case ends "interrupted". */
+int tb_runner_create(tb_runner **r, volatile sig_atomic_t *stop);
+void tb_runner_destroy(tb_runner *r);
+/* Measured timer overhead (ns) this runner subtracts from samples. */
+double tb_runner_timer_overhead(const tb_runner *r);
+
+/* Measure one case into *res (zeroed first).  Never fails as a whole:
+ * problems become res->status with a message.  Free with
+ * tb_result_free. */
+void tb_runner_run(tb_runner *r, const tb_case *c, tb_result *res);
+void tb_result_free(tb_result *res);
+
+#endif

@@ -1,0 +1,355 @@
+/* Summary statistics of timing samples: see stats.h for the definitions.
+ *
+ * All scratch memory here is plain malloc/free: it belongs to the harness,
+ * not to a measured op, so it must not show up in the tracked allocator's
+ * counters. */
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/error.h"
+
+/* ---- PRNG: splitmix64 seeding, xoshiro256** ------------------------- */
+
+static uint64_t splitmix64_next(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* splitmix64 is a bijection of its state, so the four words it yields are
+ * never all zero (the one state xoshiro must avoid). */
+void tb_rng_seed(tb_rng *r, uint64_t seed)
+{
+    uint64_t sm = seed;
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix64_next(&sm);
+}
+
+static inline uint64_t rotl64(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+uint64_t tb_rng_next(tb_rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl64(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl64(s[3], 45);
+    return result;
+}
+
+double tb_rng_uniform(tb_rng *r)
+{
+    /* Top 53 bits scaled by 2^-53: every value is k * 2^-53, k < 2^53. */
+    return (double)(tb_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+/* Unbiased integer in [0, n), n >= 1.  Lemire's multiply-shift with
+ * rejection on 32-bit draws (no division on the common path); falls back
+ * to modulo rejection on 64-bit draws for n >= 2^32. */
+static size_t rng_below(tb_rng *r, size_t n)
+{
+    if ((uint64_t)n <= UINT32_MAX) {
+        uint32_t bound = (uint32_t)n;
+        uint64_t m = (tb_rng_next(r) >> 32) * bound;
+        uint32_t low = (uint32_t)m;
+        if (low < bound) {
+            uint32_t threshold = (uint32_t)(-bound) % bound;
+            while (low < threshold) {
+                m = (tb_rng_next(r) >> 32) * bound;
+                low = (uint32_t)m;
+            }
+        }
+        return (size_t)(m >> 32);
+    }
+    uint64_t bound = (uint64_t)n;
+    uint64_t threshold = (0 - bound) % bound;
+    uint64_t v;
+    do {
+        v = tb_rng_next(r);
+    } while (v < threshold);
+    return (size_t)(v % bound);
+}
+
+/* ---- order statistics ----------------------------------------------- */
+
+/* NumPy's _lerp: a + (b-a)*t, computed from the nearer end so t = 1
+ * returns b exactly and results match np.quantile bit for bit. */
+static inline double lerp(double a, double b, double t)
+{
+    double d = b - a;
+    return t >= 0.5 ? b - d * (1.0 - t) : a + d * t;
+}
+
+double tb_quantile_sorted(const double *sorted, size_t n, double q)
+{
+    if (n == 1 || !(q > 0.0))
+        return sorted[0];
+    if (q >= 1.0)
+        return sorted[n - 1];
+    double h = (double)(n - 1) * q;
+    double fl = floor(h);
+    size_t i = (size_t)fl;
+    if (i >= n - 1)
+        return sorted[n - 1];
+    return lerp(sorted[i], sorted[i + 1], h - fl);
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+static inline void swap_d(double *a, double *b)
+{
+    double t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Rearrange a[0..n) so a[k] holds the k-th smallest value, everything
+ * before it is <= a[k] and everything after is >= a[k] (like C++
+ * nth_element).  No NaNs.  Hoare partitioning around a median-of-three
+ * pivot: it splits runs of equal values evenly, so ties (common in timer
+ * samples) do not make it quadratic.  Signed indices because j can step
+ * just below lo. */
+static void select_kth(double *a, size_t n, size_t k)
+{
+    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
+    while (hi - lo >= 16) {
+        ptrdiff_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < a[lo])
+            swap_d(&a[mid], &a[lo]);
+        if (a[hi] < a[lo])
+            swap_d(&a[hi], &a[lo]);
+        if (a[hi] < a[mid])
+            swap_d(&a[hi], &a[mid]);
+        /* a[lo] <= pivot <= a[hi]: sentinels for both scans. */
+        double pivot = a[mid];
+        ptrdiff_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] < pivot)
+                i++;
+            while (a[j] > pivot)
+                j--;
+            if (i <= j) {
+                swap_d(&a[i], &a[j]);
+                i++;
+                j--;
+            }
+        }
+        /* a[lo..j] <= pivot <= a[i..hi]; anything between equals pivot. */
+        if (kk <= j)
+            hi = j;
+        else if (kk >= i)
+            lo = i;
+        else
+            return;
+    }
+    for (ptrdiff_t i = lo + 1; i <= hi; i++) {
+        double v = a[i];
+        ptrdiff_t j = i - 1;
+        while (j >= lo && a[j] > v) {
+            a[j + 1] = a[j];
+            j--;
+        }
+        a[j + 1] = v;
+    }
+}
+
+/* Median of a[0..n), n >= 1, reordering a.  Same value as
+ * tb_quantile_sorted(sorted(a), n, 0.5). */
+static double median_inplace(double *a, size_t n)
+{
+    size_t k = (n - 1) / 2;
+    select_kth(a, n, k);
+    if (n % 2)
+        return a[k];
+    /* After selection everything past k is >= a[k]; the next order
+     * statistic is the smallest of those. */
+    double next = a[k + 1];
+    for (size_t i = k + 2; i < n; i++)
+        if (a[i] < next)
+            next = a[i];
+    return lerp(a[k], next, 0.5);
+}
+
+/* ---- bootstrap ------------------------------------------------------ */
+
+/* Percentile bootstrap 95% CI of the median of x[0..n).  scratch holds n
+ * doubles, meds holds `resamples` doubles; both are overwritten.  Resample
+ * b draws n indices into x (in x's own order, so callers that pass the
+ * same x, seed and resamples get identical results). */
+static void bootstrap_median_ci(const double *x, size_t n, int resamples,
+                                uint64_t seed, double *scratch, double *meds,
+                                double *lo, double *hi)
+{
+    if (n == 1) {
+        /* Every resample is {x[0]}; skip the draws. */
+        *lo = *hi = x[0];
+        return;
+    }
+    tb_rng rng;
+    tb_rng_seed(&rng, seed);
+    for (int b = 0; b < resamples; b++) {
+        for (size_t i = 0; i < n; i++)
+            scratch[i] = x[rng_below(&rng, n)];
+        meds[b] = median_inplace(scratch, n);
+    }
+    qsort(meds, (size_t)resamples, sizeof *meds, cmp_double);
+    *lo = tb_quantile_sorted(meds, (size_t)resamples, 0.025);
+    *hi = tb_quantile_sorted(meds, (size_t)resamples, 0.975);
+}
+
+static int has_nan(const double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (isnan(x[i]))
+            return 1;
+    return 0;
+}
+
+/* malloc for n doubles, NULL on failure or if the size overflows. */
+static double *alloc_doubles(size_t n)
+{
+    if (n > SIZE_MAX / sizeof(double))
+        return NULL;
+    return malloc(n * sizeof(double));
+}
+
+int tb_stats_median_ci(const double *x, size_t n, int resamples,
+                       uint64_t seed, double *lo, double *hi)
+{
+    if (!x || n == 0 || resamples < 1 || !lo || !hi)
+        return TB_EINVAL;
+    double *scratch = alloc_doubles(n);
+    double *meds = alloc_doubles((size_t)resamples);
+    if (!scratch || !meds) {
+        free(scratch);
+        free(meds);
+        return TB_ENOMEM;
+    }
+    int err = 0;
+    if (has_nan(x, n))
+        err = TB_EINVAL;
+    else
+        bootstrap_median_ci(x, n, resamples, seed, scratch, meds, lo, hi);
+    free(scratch);
+    free(meds);
+    return err;
+}
+
+/* ---- everything ----------------------------------------------------- */
+
+/* Sample mean and standard deviation (n-1), two passes: the second pass
+ * sums deviations from the first-pass mean, and the sum of those
+ * deviations (zero in exact arithmetic) corrects the rounding of both. */
+static void mean_stddev(const double *x, size_t n, double *mean,
+                        double *stddev)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sum += x[i];
+    double m = sum / (double)n;
+    double sd = 0.0, sd2 = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = x[i] - m;
+        sd += d;
+        sd2 += d * d;
+    }
+    *mean = m + sd / (double)n;
+    if (n < 2) {
+        *stddev = 0.0;
+        return;
+    }
+    double var = (sd2 - sd * sd / (double)n) / (double)(n - 1);
+    *stddev = var > 0.0 ? sqrt(var) : 0.0;
+}
+
+/* Tukey fences: mild is beyond 1.5 IQR but not beyond 3 IQR, severe is
+ * beyond 3 IQR; a value exactly on a fence is not beyond it. */
+static tb_outliers count_outliers(const double *x, size_t n, double q1,
+                                  double q3)
+{
+    double iqr = q3 - q1;
+    double lo_mild = q1 - 1.5 * iqr, lo_sev = q1 - 3.0 * iqr;
+    double hi_mild = q3 + 1.5 * iqr, hi_sev = q3 + 3.0 * iqr;
+    tb_outliers o = {0, 0, 0, 0};
+    for (size_t i = 0; i < n; i++) {
+        double v = x[i];
+        if (v < lo_sev)
+            o.low_severe++;
+        else if (v < lo_mild)
+            o.low_mild++;
+        else if (v > hi_sev)
+            o.high_severe++;
+        else if (v > hi_mild)
+            o.high_mild++;
+    }
+    return o;
+}
+
+int tb_stats_compute(const double *x, size_t n, int resamples, uint64_t seed,
+                     tb_stats *out)
+{
+    if (!x || n == 0 || resamples < 1 || !out)
+        return TB_EINVAL;
+    double *sorted = alloc_doubles(n);
+    double *scratch = alloc_doubles(n);
+    double *meds = alloc_doubles((size_t)resamples);
+    if (!sorted || !scratch || !meds) {
+        free(sorted);
+        free(scratch);
+        free(meds);
+        return TB_ENOMEM;
+    }
+    if (has_nan(x, n)) {
+        free(sorted);
+        free(scratch);
+        free(meds);
+        return TB_EINVAL;
+    }
+
+    tb_stats s;
+    memset(&s, 0, sizeof s);
+    s.n = n;
+
+    memcpy(sorted, x, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_double);
+    s.min = sorted[0];
+    s.max = sorted[n - 1];
+    s.median = tb_quantile_sorted(sorted, n, 0.5);
+    s.p5 = tb_quantile_sorted(sorted, n, 0.05);
+    s.p95 = tb_quantile_sorted(sorted, n, 0.95);
+    s.q1 = tb_quantile_sorted(sorted, n, 0.25);
+    s.q3 = tb_quantile_sorted(sorted, n, 0.75);
+    mean_stddev(sorted, n, &s.mean, &s.stddev);
+
+    for (size_t i = 0; i < n; i++)
+        scratch[i] = fabs(sorted[i] - s.median);
+    s.mad = median_inplace(scratch, n);
+
+    s.outliers = count_outliers(sorted, n, s.q1, s.q3);
+
+    /* From x, not sorted: tb_stats_median_ci(x, ...) must agree. */
+    bootstrap_median_ci(x, n, resamples, seed, scratch, meds, &s.ci_low,
+                        &s.ci_high);
+
+    free(sorted);
+    free(scratch);
+    free(meds);
+    *out = s;
+    return 0;
+}

@@ -1,0 +1,371 @@
+#include "results.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <csv.h>
+
+#include "../ops/error.h"
+#include "fileio.h"
+
+static cJSON *shape_json(const tb_shape *s)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < s->ndim; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateNumber((double)s->dim[i]));
+    return a;
+}
+
+static cJSON *measure_json(const tb_config *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *w = cJSON_AddObjectToObject(o, "warmup");
+    cJSON_AddNumberToObject(w, "min_time_s", c->warmup.min_time_s);
+    cJSON_AddNumberToObject(w, "min_iters", c->warmup.min_iters);
+    cJSON *m = cJSON_AddObjectToObject(o, "measure");
+    cJSON_AddNumberToObject(m, "sample_time_s", c->measure.sample_time_s);
+    cJSON_AddNumberToObject(m, "min_samples", c->measure.min_samples);
+    cJSON_AddNumberToObject(m, "max_samples", c->measure.max_samples);
+    cJSON_AddNumberToObject(m, "ci_target", c->measure.ci_target);
+    cJSON_AddNumberToObject(m, "max_time_s", c->measure.max_time_s);
+    return o;
+}
+
+cJSON *tb_results_new(cJSON *env, const tb_config *cfgs, int n_cfgs,
+                      double timer_overhead_ns)
+{
+    cJSON *doc = cJSON_CreateObject();
+    if (!doc) {
+        cJSON_Delete(env);
+        return NULL;
+    }
+    cJSON_AddStringToObject(doc, "schema", TB_RESULTS_SCHEMA);
+    cJSON_AddBoolToObject(doc, "complete", false);
+    cJSON_AddItemToObject(doc, "env", env ? env : cJSON_CreateNull());
+    cJSON *t = cJSON_AddObjectToObject(doc, "timer");
+    cJSON_AddStringToObject(t, "source", "CLOCK_MONOTONIC");
+    cJSON_AddNumberToObject(t, "overhead_ns", timer_overhead_ns);
+    cJSON *cf = cJSON_AddArrayToObject(doc, "config");
+    for (int i = 0; i < n_cfgs; i++) {
+        cJSON *c = measure_json(&cfgs[i]);
+        cJSON_AddStringToObject(c, "path", cfgs[i].path);
+        cJSON_AddStringToObject(c, "name", cfgs[i].name);
+        cJSON_AddNumberToObject(c, "seed", (double)cfgs[i].seed);
+        cJSON_AddStringToObject(c, "text", cfgs[i].text ? cfgs[i].text : "");
+        cJSON_AddItemToArray(cf, c);
+    }
+    cJSON_AddObjectToObject(doc, "summary");
+    cJSON_AddArrayToObject(doc, "cases");
+    return doc;
+}
+
+static cJSON *num_or_null(double v, bool ok)
+{
+    return ok ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+int tb_results_add_case(cJSON *doc, const tb_case *c, const tb_result *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return TB_ENOMEM;
+    cJSON_AddStringToObject(o, "id", c->id);
+    cJSON_AddStringToObject(o, "op", c->op->name);
+    cJSON_AddStringToObject(o, "category",
+                            tb_op_category_name(c->op->category));
+    cJSON_AddStringToObject(o, "dtype", tb_dtype_name(c->dtype));
+    cJSON *sh = cJSON_AddArrayToObject(o, "shapes");
+    for (int i = 0; i < c->n_in; i++)
+        cJSON_AddItemToArray(sh, shape_json(&c->in[i]));
+    cJSON *osh = cJSON_AddArrayToObject(o, "out_shapes");
+    for (int i = 0; i < c->op->n_out; i++)
+        cJSON_AddItemToArray(osh, shape_json(&c->out[i]));
+    cJSON *pr = cJSON_AddObjectToObject(o, "params");
+    for (int i = 0; i < c->op->n_params; i++) {
+        if (!tb_params_has(&c->params, i))
+            continue;
+        const tb_param_spec *s = &c->op->params[i];
+        if (s->kind == TB_PARAM_BOOL)
+            cJSON_AddBoolToObject(pr, s->name, c->params.v[i] != 0);
+        else
+            cJSON_AddNumberToObject(pr, s->name, c->params.v[i]);
+    }
+    cJSON_AddStringToObject(o, "backend", c->backend->name);
+    cJSON *bp = cJSON_AddObjectToObject(o, "backend_params");
+    for (int i = 0; i < c->n_axes; i++)
+        cJSON_AddStringToObject(bp, c->axis_name[i], c->axis_value[i]);
+    cJSON_AddItemToObject(o, "impl", r->impl ? cJSON_CreateString(r->impl)
+                                             : cJSON_CreateNull());
+    cJSON_AddStringToObject(o, "status", tb_status_name(r->status));
+    cJSON_AddItemToObject(o, "message", r->message[0]
+                                            ? cJSON_CreateString(r->message)
+                                            : cJSON_CreateNull());
+    cJSON *md = cJSON_AddObjectToObject(o, "model");
+    cJSON_AddNumberToObject(md, "flops", c->flops);
+    cJSON_AddNumberToObject(md, "bytes", c->bytes);
+    cJSON_AddNumberToObject(md, "items", c->items);
+    cJSON_AddNumberToObject(md, "reduce_len", c->reduce_len);
+
+    if (r->checked) {
+        cJSON *ck = cJSON_AddObjectToObject(o, "check");
+        cJSON_AddBoolToObject(ck, "passed", r->check.passed);
+        cJSON_AddNumberToObject(ck, "max_abs_err", r->check.max_abs_err);
+        cJSON_AddNumberToObject(ck, "max_rel_err", r->check.max_rel_err);
+        cJSON_AddNumberToObject(ck, "rtol", r->check.rtol);
+        cJSON_AddNumberToObject(ck, "atol", r->check.atol);
+        cJSON_AddNumberToObject(ck, "n_bad", (double)r->check.n_bad);
+    } else {
+        cJSON_AddNullToObject(o, "check");
+    }
+
+    bool timed = r->status == TB_STATUS_OK;
+    if (timed) {
+        const tb_stats *s = &r->stats;
+        cJSON *st = cJSON_AddObjectToObject(o, "stats");
+        cJSON_AddNumberToObject(st, "n", (double)s->n);
+        cJSON_AddNumberToObject(st, "iters_per_sample",
+                                (double)r->iters_per_sample);
+        cJSON_AddNumberToObject(st, "min_ns", s->min);
+        cJSON_AddNumberToObject(st, "max_ns", s->max);
+        cJSON_AddNumberToObject(st, "median_ns", s->median);
+        cJSON_AddNumberToObject(st, "mean_ns", s->mean);
+        cJSON_AddNumberToObject(st, "stddev_ns", s->stddev);
+        cJSON_AddNumberToObject(st, "mad_ns", s->mad);
+        cJSON_AddNumberToObject(st, "p5_ns", s->p5);
+        cJSON_AddNumberToObject(st, "p95_ns", s->p95);
+        cJSON_AddNumberToObject(st, "ci_low_ns", s->ci_low);
+        cJSON_AddNumberToObject(st, "ci_high_ns", s->ci_high);
+        cJSON_AddNumberToObject(st, "ci_rel",
+                                s->median > 0
+                                    ? (s->ci_high - s->ci_low) / s->median
+                                    : 0);
+        cJSON *ol = cJSON_AddObjectToObject(st, "outliers");
+        cJSON_AddNumberToObject(ol, "low_mild", s->outliers.low_mild);
+        cJSON_AddNumberToObject(ol, "low_severe", s->outliers.low_severe);
+        cJSON_AddNumberToObject(ol, "high_mild", s->outliers.high_mild);
+        cJSON_AddNumberToObject(ol, "high_severe", s->outliers.high_severe);
+        cJSON_AddStringToObject(st, "stop_reason", r->stop_reason);
+        cJSON_AddItemToObject(st, "samples_ns",
+                              cJSON_CreateDoubleArray(r->samples_ns,
+                                                      (int)r->n_samples));
+
+        cJSON *tp = cJSON_AddObjectToObject(o, "throughput");
+        cJSON_AddItemToObject(tp, "gb_s", num_or_null(r->gb_s, c->bytes > 0));
+        cJSON_AddItemToObject(tp, "gflop_s",
+                              num_or_null(r->gflop_s, c->flops > 0));
+        cJSON_AddNumberToObject(tp, "items_s", r->items_s);
+
+        const tb_counters *k = &r->counters;
+        cJSON *ct = cJSON_AddObjectToObject(o, "counters");
+        cJSON_AddNumberToObject(ct, "kernel_launches", k->kernel_launches);
+        cJSON_AddNumberToObject(ct, "memcpy_count", k->memcpy_count);
+        cJSON_AddNumberToObject(ct, "memcpy_bytes", k->memcpy_bytes);
+        cJSON_AddNumberToObject(ct, "allocs", k->allocs);
+        cJSON_AddNumberToObject(ct, "alloc_bytes", k->alloc_bytes);
+        cJSON_AddNumberToObject(ct, "device_allocs", k->device_allocs);
+        cJSON_AddNumberToObject(ct, "device_alloc_bytes",
+                                k->device_alloc_bytes);
+        cJSON_AddNumberToObject(ct, "peak_bytes", (double)k->peak_bytes);
+        cJSON_AddNumberToObject(ct, "peak_extra_bytes",
+                                (double)k->peak_extra_bytes);
+        cJSON_AddNumberToObject(ct, "minor_faults", k->minor_faults);
+        cJSON_AddNumberToObject(ct, "major_faults", k->major_faults);
+        cJSON_AddNumberToObject(ct, "vol_ctx_switches", k->vol_ctx_switches);
+        cJSON_AddNumberToObject(ct, "invol_ctx_switches",
+                                k->invol_ctx_switches);
+
+        cJSON *tm = cJSON_AddObjectToObject(o, "timing");
+        cJSON_AddNumberToObject(tm, "timer_overhead_ns", r->timer_overhead_ns);
+        cJSON_AddNumberToObject(tm, "warmup_iters", (double)r->warmup_iters);
+        cJSON_AddNumberToObject(tm, "warmup_ns", r->warmup_ns);
+        cJSON_AddNumberToObject(tm, "sampling_ns", r->sampling_ns);
+    } else {
+        cJSON_AddNullToObject(o, "stats");
+        cJSON_AddNullToObject(o, "throughput");
+        cJSON_AddNullToObject(o, "counters");
+        cJSON_AddNullToObject(o, "timing");
+    }
+    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(doc, "cases"), o);
+    return 0;
+}
+
+int tb_results_finish(cJSON *doc, bool complete)
+{
+    cJSON_ReplaceItemInObjectCaseSensitive(doc, "complete",
+                                           cJSON_CreateBool(complete));
+    cJSON *sum = cJSON_CreateObject();
+    if (!sum)
+        return TB_ENOMEM;
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
+    cJSON_AddNumberToObject(sum, "cases", cJSON_GetArraySize(cases));
+    for (int s = TB_STATUS_OK; s <= TB_STATUS_SKIPPED; s++) {
+        int n = 0;
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cases)
+        {
+            const cJSON *st = cJSON_GetObjectItemCaseSensitive(c, "status");
+            if (cJSON_IsString(st) &&
+                !strcmp(st->valuestring, tb_status_name((tb_status)s)))
+                n++;
+        }
+        cJSON_AddNumberToObject(sum, tb_status_name((tb_status)s), n);
+    }
+    cJSON_ReplaceItemInObjectCaseSensitive(doc, "summary", sum);
+    return 0;
+}
+
+/* ---- CSV ---------------------------------------------------------------- */
+
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    bool oom;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *nb = realloc(b->buf, cap);
+        if (!nb) {
+            b->oom = true;
+            return;
+        }
+        b->buf = nb;
+        b->cap = cap;
+    }
+    memcpy(b->buf + b->len, s, n);
+    b->len += n;
+    b->buf[b->len] = '\0';
+}
+
+/* One CSV field, quoted by libcsv, preceded by a comma unless first. */
+static void field(sbuf *b, bool first, const char *s)
+{
+    size_t n = strlen(s);
+    char small[512];
+    char *q = small;
+    size_t need = csv_write(NULL, 0, s, n);
+    if (need > sizeof small && !(q = malloc(need))) {
+        b->oom = true;
+        return;
+    }
+    csv_write(q, need, s, n);
+    if (!first)
+        sb_put(b, ",", 1);
+    sb_put(b, q, need);
+    if (q != small)
+        free(q);
+}
+
+static const char *const csv_cols[] = {
+    "id", "op", "dtype", "shapes", "params", "backend", "backend_params",
+    "impl", "status", "n", "iters_per_sample", "min_ns", "median_ns",
+    "mean_ns", "stddev_ns", "mad_ns", "p5_ns", "p95_ns", "ci_low_ns",
+    "ci_high_ns", "stop_reason", "gb_s", "gflop_s", "items_s",
+    "kernel_launches", "allocs", "alloc_bytes", "peak_bytes",
+    "minor_faults", "major_faults", "vol_ctx_switches",
+    "invol_ctx_switches", "max_abs_err", "max_rel_err", "message",
+};
+
+/* Where each column lives in a case record: "" = the case itself. */
+static const char *col_parent(const char *col)
+{
+    static const char *const stats[] = {
+        "n", "iters_per_sample", "min_ns", "median_ns", "mean_ns",
+        "stddev_ns", "mad_ns", "p5_ns", "p95_ns", "ci_low_ns", "ci_high_ns",
+        "stop_reason"};
+    for (size_t i = 0; i < sizeof stats / sizeof stats[0]; i++)
+        if (!strcmp(col, stats[i]))
+            return "stats";
+    if (!strcmp(col, "gb_s") || !strcmp(col, "gflop_s") ||
+        !strcmp(col, "items_s"))
+        return "throughput";
+    if (!strcmp(col, "max_abs_err") || !strcmp(col, "max_rel_err"))
+        return "check";
+    if (!strcmp(col, "kernel_launches") || !strcmp(col, "allocs") ||
+        !strcmp(col, "alloc_bytes") || !strcmp(col, "peak_bytes") ||
+        strstr(col, "faults") || strstr(col, "ctx_switches"))
+        return "counters";
+    return "";
+}
+
+/* Compact text of a JSON value for a CSV cell ("" for null/absent). */
+static void cell(const cJSON *v, char *out, size_t len)
+{
+    out[0] = '\0';
+    if (!v || cJSON_IsNull(v))
+        return;
+    if (cJSON_IsString(v)) {
+        snprintf(out, len, "%s", v->valuestring);
+    } else if (cJSON_IsNumber(v)) {
+        snprintf(out, len, "%.10g", v->valuedouble);
+    } else if (cJSON_IsBool(v)) {
+        snprintf(out, len, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    } else {
+        char *s = cJSON_PrintUnformatted(v);
+        if (s) {
+            snprintf(out, len, "%s", s);
+            free(s);
+        }
+    }
+}
+
+int tb_results_csv(const cJSON *doc, char **out)
+{
+    sbuf b = {0};
+    size_t ncol = sizeof csv_cols / sizeof csv_cols[0];
+    for (size_t i = 0; i < ncol; i++)
+        field(&b, i == 0, csv_cols[i]);
+    sb_put(&b, "\n", 1);
+    const cJSON *c;
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
+    char text[2048];
+    cJSON_ArrayForEach(c, cases)
+    {
+        for (size_t i = 0; i < ncol; i++) {
+            const char *par = col_parent(csv_cols[i]);
+            const cJSON *from =
+                par[0] ? cJSON_GetObjectItemCaseSensitive(c, par) : c;
+            cell(cJSON_GetObjectItemCaseSensitive(from, csv_cols[i]), text,
+                 sizeof text);
+            field(&b, i == 0, text);
+        }
+        sb_put(&b, "\n", 1);
+    }
+    if (b.oom) {
+        free(b.buf);
+        return TB_ENOMEM;
+    }
+    *out = b.buf;
+    return 0;
+}
+
+int tb_results_write(const cJSON *doc, const char *dir, char *err,
+                     size_t errlen)
+{
+    char path[PATH_MAX];
+    char *json = cJSON_Print(doc);
+    char *csv = NULL;
+    int rc = TB_ENOMEM;
+    if (!json || tb_results_csv(doc, &csv)) {
+        snprintf(err, errlen, "%s: out of memory formatting results", dir);
+        goto out;
+    }
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    rc = tb_write_atomic(path, json, strlen(json), err, errlen);
+    if (rc)
+        goto out;
+    snprintf(path, sizeof path, "%s/results.csv", dir);
+    rc = tb_write_atomic(path, csv, strlen(csv), err, errlen);
+out:
+    free(json);
+    free(csv);
+    return rc;
+}

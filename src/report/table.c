@@ -1,0 +1,76 @@
+#include "table.h"
+
+#include <math.h>
+#include <string.h>
+
+char *tb_fmt_ns(double ns, char *buf, size_t len)
+{
+    static const char *const units[] = {"ns", "us", "ms", "s"};
+    int u = 0;
+    while (u < 3 && fabs(ns) >= 1000) {
+        ns /= 1000;
+        u++;
+    }
+    int prec = fabs(ns) >= 100 ? 0 : fabs(ns) >= 10 ? 1 : 2;
+    snprintf(buf, len, "%.*f %s", prec, ns, units[u]);
+    return buf;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static void fmt_rate(double v, char *buf, size_t len)
+{
+    if (isnan(v))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.*f", v >= 100 ? 1 : v >= 1 ? 2 : 3, v);
+}
+
+void tb_table_print(FILE *f, const cJSON *doc)
+{
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
+    const cJSON *c;
+    int w = 4;
+    cJSON_ArrayForEach(c, cases)
+    {
+        int l = (int)strlen(str(c, "id"));
+        if (l > w)
+            w = l;
+    }
+    fprintf(f, "%-*s  %-12s %10s %7s %9s %9s %10s %7s  %s\n", w, "case",
+            "status", "median", "ci", "GB/s", "GFLOP/s", "samples",
+            "kern/it", "stop");
+    cJSON_ArrayForEach(c, cases)
+    {
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(c, "stats");
+        const char *status = str(c, "status");
+        if (!cJSON_IsObject(st)) {
+            const char *msg = str(c, "message");
+            fprintf(f, "%-*s  %-12s %s\n", w, str(c, "id"), status, msg);
+            continue;
+        }
+        const cJSON *tp = cJSON_GetObjectItemCaseSensitive(c, "throughput");
+        const cJSON *ct = cJSON_GetObjectItemCaseSensitive(c, "counters");
+        char med[32], gb[32], gf[32], ci[32], smp[32];
+        double m = num(st, "median_ns");
+        tb_fmt_ns(m, med, sizeof med);
+        snprintf(ci, sizeof ci, "%.1f%%", 100 * num(st, "ci_rel"));
+        fmt_rate(num(tp, "gb_s"), gb, sizeof gb);
+        fmt_rate(num(tp, "gflop_s"), gf, sizeof gf);
+        snprintf(smp, sizeof smp, "%.0fx%.0f", num(st, "n"),
+                 num(st, "iters_per_sample"));
+        fprintf(f, "%-*s  %-12s %10s %7s %9s %9s %10s %7.2f  %s\n", w,
+                str(c, "id"), status, med, ci, gb, gf, smp,
+                num(ct, "kernel_launches"), str(st, "stop_reason"));
+    }
+}
