@@ -1,0 +1,393 @@
+/* Planner and runner: case ids, plan-time errors, and the measurement
+ * loop driven through fake backends whose behaviour is known exactly. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backends/backend.h"
+#include "harness/check.h"
+#include "harness/config.h"
+#include "harness/plan.h"
+#include "harness/runner.h"
+#include "harness/timer.h"
+#include "ops/alloc.h"
+#include "ops/error.h"
+
+/* ---- a fake backend: host memory, one op (add), a switchable bug --------- */
+
+typedef struct {
+    int bug;          /* 1: add writes a + b + 1e-3 */
+    int allocs_per_call;
+    uint64_t launches;
+} fake_ctx;
+
+static fake_ctx fake_state;
+
+static int fake_probe(char *r, size_t n)
+{
+    (void)r, (void)n;
+    return 0;
+}
+static int fake_axes(tb_axis *out, int max)
+{
+    (void)out, (void)max;
+    return 0;
+}
+static int fake_create(const char *const *v, void **ctx, char *e, size_t n)
+{
+    (void)v, (void)e, (void)n;
+    *ctx = &fake_state;
+    return 0;
+}
+static void fake_destroy(void *ctx) { (void)ctx; }
+static int fake_alloc(void *ctx, tb_tensor *t)
+{
+    (void)ctx;
+    t->data = tb_alloc(tb_tensor_nbytes(t));
+    t->owns = true;
+    return t->data ? 0 : TB_ENOMEM;
+}
+static void fake_free(void *ctx, tb_tensor *t)
+{
+    (void)ctx;
+    tb_free(t->data);
+    t->data = NULL;
+}
+static int fake_copy(void *ctx, tb_tensor *d, const tb_tensor *s)
+{
+    (void)ctx;
+    memcpy(d->data, s->data, tb_tensor_nbytes(s));
+    return 0;
+}
+static int fake_add(void *ctx, const tb_tensor *in, tb_tensor *out,
+                    const tb_params *p)
+{
+    (void)p;
+    fake_ctx *f = ctx;
+    f->launches++;
+    for (int i = 0; i < f->allocs_per_call; i++)
+        tb_free(tb_alloc(64));
+    const float *a = in[0].data, *b = in[1].data;
+    float *o = out->data;
+    int64_t n = tb_tensor_numel(out);
+    for (int64_t i = 0; i < n; i++)
+        o[i] = a[i] + b[i] + (f->bug ? 1e-3f : 0.0f);
+    return 0;
+}
+static tb_kernel_fn fake_kernel(void *ctx, const tb_op *op, tb_dtype dt,
+                                const tb_params *p, const char **impl)
+{
+    (void)ctx, (void)p;
+    if (op->id != TB_OP_add || dt != TB_F32)
+        return NULL;
+    *impl = "fake_add";
+    return fake_add;
+}
+static void fake_counters(void *ctx, tb_backend_counters *out)
+{
+    out->kernel_launches = ((fake_ctx *)ctx)->launches;
+}
+
+static const tb_backend fake_backend = {
+    .name = "fake",
+    .doc = "test double",
+    .probe = fake_probe,
+    .axes = fake_axes,
+    .create = fake_create,
+    .destroy = fake_destroy,
+    .alloc = fake_alloc,
+    .free = fake_free,
+    .upload = fake_copy,
+    .download = fake_copy,
+    .kernel = fake_kernel,
+    .counters = fake_counters,
+};
+
+static tb_config test_cfg;
+
+static tb_case make_case(tb_op_id id, tb_dtype dt, int64_t n)
+{
+    tb_case c;
+    memset(&c, 0, sizeof c);
+    tb_config_defaults(&test_cfg);
+    test_cfg.warmup.min_time_s = 0.001;
+    test_cfg.measure.sample_time_s = 0.0002;
+    test_cfg.measure.max_time_s = 0.2;
+    test_cfg.measure.max_samples = 200;
+    c.cfg = &test_cfg;
+    c.op = tb_op_get(id);
+    c.dtype = dt;
+    c.n_in = c.op->n_in;
+    for (int i = 0; i < c.n_in; i++)
+        c.in[i] = (tb_shape){1, {n}};
+    char err[256];
+    assert_int_equal(tb_op_infer(c.op, c.in, c.n_in, &c.params, c.out, err,
+                                 sizeof err),
+                     0);
+    c.backend = &fake_backend;
+    c.available = true;
+    c.seed = 7;
+    c.items = (double)n;
+    c.bytes = 12.0 * (double)n;
+    c.flops = (double)n;
+    c.reduce_len = 1;
+    snprintf(c.id, sizeof c.id, "add/%lld/f32/fake", (long long)n);
+    return c;
+}
+
+static void test_run_ok_and_counters(void **state)
+{
+    (void)state;
+    tb_runner *r;
+    tb_result res;
+    memset(&fake_state, 0, sizeof fake_state);
+    fake_state.allocs_per_call = 2;
+    assert_int_equal(tb_runner_create(&r, NULL), 0);
+    tb_case c = make_case(TB_OP_add, TB_F32, 4096);
+    tb_runner_run(r, &c, &res);
+    assert_int_equal(res.status, TB_STATUS_OK);
+    assert_string_equal(res.impl, "fake_add");
+    assert_true(res.checked && res.check.passed);
+    assert_true(res.n_samples >= 3);
+    assert_true(res.n_samples <= 200);
+    assert_true(res.iters_per_sample >= 1);
+    assert_non_null(res.stop_reason);
+    /* counters are exact per iteration: 1 launch, 2 allocs of 64 B */
+    assert_true(res.counters.kernel_launches == 1.0);
+    assert_true(res.counters.allocs == 2.0);
+    assert_true(res.counters.alloc_bytes == 128.0);
+    /* statistics are consistent with the samples */
+    assert_true(res.stats.min <= res.stats.median);
+    assert_true(res.stats.median <= res.stats.max);
+    assert_true(res.stats.ci_low <= res.stats.median);
+    assert_true(res.stats.ci_high >= res.stats.median);
+    assert_true(res.gb_s > 0 && res.gflop_s > 0 && res.items_s > 0);
+    assert_true(res.timer_overhead_ns >= 0 &&
+                res.timer_overhead_ns < 1e6);
+    tb_result_free(&res);
+    tb_runner_destroy(r);
+}
+
+static void test_failed_check_not_timed(void **state)
+{
+    (void)state;
+    tb_runner *r;
+    tb_result res;
+    memset(&fake_state, 0, sizeof fake_state);
+    fake_state.bug = 1;
+    assert_int_equal(tb_runner_create(&r, NULL), 0);
+    tb_case c = make_case(TB_OP_add, TB_F32, 100);
+    tb_runner_run(r, &c, &res);
+    assert_int_equal(res.status, TB_STATUS_FAILED_CHECK);
+    assert_false(res.check.passed);
+    assert_int_equal(res.check.n_bad, 100);
+    assert_int_equal(res.n_samples, 0);
+    assert_true(fake_state.launches == 1); /* checked once, never timed */
+    assert_non_null(strstr(res.message, "out of tolerance"));
+    tb_result_free(&res);
+    tb_runner_destroy(r);
+}
+
+static void test_unsupported_and_unavailable(void **state)
+{
+    (void)state;
+    tb_runner *r;
+    tb_result res;
+    memset(&fake_state, 0, sizeof fake_state);
+    assert_int_equal(tb_runner_create(&r, NULL), 0);
+    tb_case c = make_case(TB_OP_add, TB_F64, 10);
+    tb_runner_run(r, &c, &res);
+    assert_int_equal(res.status, TB_STATUS_UNSUPPORTED);
+    tb_result_free(&res);
+    c.available = false;
+    snprintf(c.unavailable_reason, sizeof c.unavailable_reason, "no card");
+    tb_runner_run(r, &c, &res);
+    assert_int_equal(res.status, TB_STATUS_UNAVAILABLE);
+    assert_string_equal(res.message, "no card");
+    tb_result_free(&res);
+    tb_runner_destroy(r);
+}
+
+static void test_interrupt_stops_sampling(void **state)
+{
+    (void)state;
+    volatile sig_atomic_t stop = 1;
+    tb_runner *r;
+    tb_result res;
+    memset(&fake_state, 0, sizeof fake_state);
+    assert_int_equal(tb_runner_create(&r, &stop), 0);
+    tb_case c = make_case(TB_OP_add, TB_F32, 64);
+    tb_runner_run(r, &c, &res);
+    assert_int_equal(res.status, TB_STATUS_OK);
+    assert_string_equal(res.stop_reason, "interrupted");
+    assert_int_equal(res.n_samples, 1);
+    tb_result_free(&res);
+    tb_runner_destroy(r);
+}
+
+/* The check itself: tolerance, NaN and infinity rules. */
+static void test_check_rules(void **state)
+{
+    (void)state;
+    tb_tensor got, ref;
+    tb_shape s = {1, {4}};
+    tb_check ck;
+    assert_int_equal(tb_tensor_create(&got, TB_F32, &s), 0);
+    assert_int_equal(tb_tensor_create(&ref, TB_F64, &s), 0);
+    double r[4] = {1.0, NAN, INFINITY, -2.0};
+    float g[4] = {1.0f + 1e-7f, NAN, INFINITY, -2.0f};
+    memcpy(ref.data, r, sizeof r);
+    memcpy(got.data, g, sizeof g);
+    tb_tol tol = {1e-6, 0};
+    tb_check_outputs(&got, &ref, 1, tol, 1, &ck);
+    assert_true(ck.passed);
+    ((float *)got.data)[2] = -INFINITY;
+    tb_check_outputs(&got, &ref, 1, tol, 1, &ck);
+    assert_false(ck.passed);
+    assert_int_equal(ck.first_bad, 2);
+    ((float *)got.data)[2] = INFINITY;
+    ((float *)got.data)[3] = -2.001f;
+    tb_check_outputs(&got, &ref, 1, tol, 1, &ck);
+    assert_false(ck.passed);
+    assert_int_equal(ck.first_bad, 3);
+    /* atol grows with sqrt(reduce_len): 1e-3 * sqrt(4) = 2e-3 */
+    tol = (tb_tol){0, 1e-3};
+    tb_check_outputs(&got, &ref, 1, tol, 4, &ck);
+    assert_true(ck.passed);
+    assert_true(ck.atol == 2e-3);
+    tb_tensor_destroy(&got);
+    tb_tensor_destroy(&ref);
+}
+
+/* ---- planner -------------------------------------------------------------- */
+
+static int plan_from(const char *text, tb_plan *plan, char *err, size_t len,
+                     tb_config *cfg, const tb_plan_opts *opts)
+{
+    int rc = tb_config_parse(text, strlen(text), "t.json", cfg, err, len);
+    if (rc)
+        return rc;
+    return tb_plan_build(cfg, 1, opts, plan, err, len);
+}
+
+static void test_plan_ids_and_sweeps(void **state)
+{
+    (void)state;
+    tb_config cfg;
+    tb_plan plan;
+    char err[512] = "";
+    const char *text =
+        "{\"name\":\"t\",\"dtypes\":[\"f32\",\"f64\"],"
+        "\"backends\":[{\"name\":\"cpu\",\"threads\":[1]}],"
+        "\"ops\":[{\"op\":\"add\",\"shapes\":[[4,5],[[4,5],[1,5]]]},"
+        "{\"op\":\"sum\",\"shapes\":[[8,3]],\"params\":[{},{\"axis\":-1}]}]}";
+    assert_int_equal(plan_from(text, &plan, err, sizeof err, &cfg, NULL), 0);
+    /* add: 2 shapes x 2 dtypes; sum: 2 paramsets x 2 dtypes */
+    assert_int_equal(plan.n, 8);
+    assert_string_equal(plan.cases[0].id, "add/4x5,4x5/f32/cpu[threads=1]");
+    assert_string_equal(plan.cases[3].id, "add/4x5,1x5/f64/cpu[threads=1]");
+    assert_string_equal(plan.cases[4].id,
+                        "sum[keepdim=0]/8x3/f32/cpu[threads=1]");
+    assert_string_equal(plan.cases[6].id,
+                        "sum[axis=-1,keepdim=0]/8x3/f32/cpu[threads=1]");
+    assert_true(plan.cases[0].flops == 20);
+    assert_true(plan.cases[0].bytes == 3 * 20 * 4);
+    assert_true(plan.cases[6].reduce_len == 3);
+    /* inputs depend on the case id, not on its position */
+    assert_true(plan.cases[0].seed != plan.cases[1].seed);
+    tb_plan_free(&plan);
+
+    tb_plan_opts opts = {.filter = "sum*/f64/*"};
+    assert_int_equal(plan_from(text, &plan, err, sizeof err, &cfg, &opts), 0);
+    assert_int_equal(plan.n, 2);
+    tb_plan_free(&plan);
+    tb_config_free(&cfg);
+}
+
+static void expect_plan_error(const char *text, const char *needle)
+{
+    tb_config cfg;
+    tb_plan plan;
+    char err[512] = "";
+    int rc = plan_from(text, &plan, err, sizeof err, &cfg, NULL);
+    if (rc == 0)
+        tb_plan_free(&plan);
+    tb_config_free(&cfg);
+    assert_int_not_equal(rc, 0);
+    if (!strstr(err, needle))
+        fail_msg("error '%s' lacks '%s'", err, needle);
+    assert_non_null(strstr(err, "t.json"));
+    assert_null(strchr(err, '\n'));
+}
+
+static void test_plan_errors(void **state)
+{
+    (void)state;
+    expect_plan_error("{\"name\":\"t\",\"backends\":[\"gpu9\"],"
+                      "\"ops\":[{\"op\":\"add\",\"shapes\":[[4]]}]}",
+                      "unknown backend 'gpu9'");
+    expect_plan_error("{\"name\":\"t\",\"backends\":[{\"name\":\"cpu\","
+                      "\"threads\":[999]}],"
+                      "\"ops\":[{\"op\":\"add\",\"shapes\":[[4]]}]}",
+                      "value '999' is not offered");
+    expect_plan_error("{\"name\":\"t\",\"backends\":[{\"name\":\"cpu\","
+                      "\"colour\":[1]}],"
+                      "\"ops\":[{\"op\":\"add\",\"shapes\":[[4]]}]}",
+                      "no axis 'colour'");
+    expect_plan_error("{\"name\":\"t\",\"ops\":[{\"op\":\"add\","
+                      "\"shapes\":[[[4,5],[3,5]]]}]}",
+                      "cannot broadcast");
+    expect_plan_error("{\"name\":\"t\",\"ops\":[{\"op\":\"matmul\","
+                      "\"shapes\":[[[4,5],[6,7]]]}]}",
+                      "ops[0].shapes[0]");
+    expect_plan_error("{\"name\":\"t\",\"ops\":[{\"op\":\"sum\","
+                      "\"shapes\":[[4,5]],\"params\":{\"axis\":2}}]}",
+                      "out of range");
+    /* 2^22 x 2^22 f32 = 64 TiB: more memory than any test machine */
+    expect_plan_error("{\"name\":\"t\",\"ops\":[{\"op\":\"relu\","
+                      "\"shapes\":[[4194304,4194304]]}]}",
+                      "GiB");
+}
+
+/* An unavailable backend is planned (reported, with its reason), not an
+ * error: cuda has no module in this build. */
+static void test_plan_unavailable_backend(void **state)
+{
+    (void)state;
+    tb_config cfg;
+    tb_plan plan;
+    char err[512] = "";
+    const char *text = "{\"name\":\"t\",\"backends\":[\"cpu\",\"cuda\"],"
+                       "\"ops\":[{\"op\":\"relu\",\"shapes\":[[16]]}]}";
+    char reason[256];
+    if (tb_backend_find("cuda")->probe(reason, sizeof reason) == 0)
+        skip(); /* a machine with the module and a GPU */
+    assert_int_equal(plan_from(text, &plan, err, sizeof err, &cfg, NULL), 0);
+    assert_int_equal(plan.n, 2);
+    assert_true(plan.cases[0].available);
+    assert_false(plan.cases[1].available);
+    assert_true(strlen(plan.cases[1].unavailable_reason) > 0);
+    tb_plan_free(&plan);
+    tb_config_free(&cfg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_run_ok_and_counters),
+        cmocka_unit_test(test_failed_check_not_timed),
+        cmocka_unit_test(test_unsupported_and_unavailable),
+        cmocka_unit_test(test_interrupt_stops_sampling),
+        cmocka_unit_test(test_check_rules),
+        cmocka_unit_test(test_plan_ids_and_sweeps),
+        cmocka_unit_test(test_plan_errors),
+        cmocka_unit_test(test_plan_unavailable_backend),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
