@@ -1,0 +1,46 @@
+#!/bin/sh
+# Build tbench twice and run the whole test suite in each build:
+#   build-test  release-like, warnings are errors
+#   build-asan  AddressSanitizer + UndefinedBehaviorSanitizer
+# Ends with the line "N passed, N failed" (every test case of every
+# suite, counted from the TAP output) and exits non-zero on any failure.
+set -u
+cd "$(dirname "$0")/.."
+
+status=0
+builds=""
+
+# setup_build DIR MESON-ARGS...: configure (once) and build DIR.
+setup_build() {
+    dir=$1
+    shift
+    if [ ! -f "$dir/build.ninja" ]; then
+        meson setup "$dir" --werror "$@" || return 1
+    fi
+    ninja -C "$dir"
+}
+
+run_suite() {
+    dir=$1
+    shift
+    builds="$builds $dir"
+    if ! setup_build "$dir" "$@"; then
+        echo "test.sh: build of $dir failed" >&2
+        status=1
+        rm -f "$dir/meson-logs/testlog.json"
+        return
+    fi
+    meson test -C "$dir" --print-errorlogs --num-processes 2 || status=1
+}
+
+run_suite build-test -Dbuildtype=debugoptimized -Db_ndebug=false \
+    -Dtests=enabled
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    run_suite build-asan -Dbuildtype=debug -Dtests=enabled \
+    -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dc_args=-fno-sanitize-recover=all
+
+# shellcheck disable=SC2086
+python3 scripts/count_tests.py $builds || status=1
+exit $status
