@@ -249,11 +249,19 @@ int tb_op_infer(const tb_op *op, const tb_shape *in, int n_in,
             return fail(err, errlen, TB_ESHAPE,
                         "%s: input %d has %d dims (allowed 1..%d)", op->name,
                         i, in[i].ndim, TB_MAX_DIMS);
-        for (int d = 0; d < in[i].ndim; d++)
+        int64_t numel = 1;
+        for (int d = 0; d < in[i].ndim; d++) {
             if (in[i].dim[d] <= 0)
                 return fail(err, errlen, TB_ESHAPE,
                             "%s: input %d dim %d is %lld (must be > 0)",
                             op->name, i, d, (long long)in[i].dim[d]);
+            /* keep element and byte counts far from int64 overflow */
+            if (numel > (INT64_C(1) << 53) / in[i].dim[d])
+                return fail(err, errlen, TB_ESHAPE,
+                            "%s: input %d has more than 2^53 elements",
+                            op->name, i);
+            numel *= in[i].dim[d];
+        }
     }
     tb_params full = p ? *p : (tb_params){0};
     tb_params_defaults(op, &full);
