@@ -302,6 +302,7 @@ static void test_plan_ids_and_sweeps(void **state)
     /* inputs depend on the case id, not on its position */
     assert_true(plan.cases[0].seed != plan.cases[1].seed);
     tb_plan_free(&plan);
+    tb_config_free(&cfg);
 
     tb_plan_opts opts = {.filter = "sum*/f64/*"};
     assert_int_equal(plan_from(text, &plan, err, sizeof err, &cfg, &opts), 0);
