@@ -222,6 +222,13 @@ static bool ci_small_enough(const double *x, size_t n, uint64_t seed,
     return (hi - lo) / med < target;
 }
 
+/* Calls per sample so that a sample lasts about target ns. */
+static uint64_t batch_size(double target, double per_iter)
+{
+    double k = ceil(target / (per_iter > 0.1 ? per_iter : 0.1));
+    return k < 1 ? 1 : k > 1e9 ? 1000000000u : (uint64_t)k;
+}
+
 /* Warm up, then sample.  Fills the timing part of res. */
 static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
                    const tb_case *c, tb_result *res)
@@ -241,10 +248,23 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
     res->warmup_iters = iters;
     res->warmup_ns = (double)(tb_now_ns() - t0);
 
-    /* Batch size from the warm-up rate: a sample lasts >= sample_time. */
+    /* Batch size: a sample lasts >= sample_time.  The warm-up rate
+     * includes a clock pair and a sync per call, so it overestimates
+     * fast ops; refine the guess with timed batches of the guessed size
+     * (batch calls count as warm-up too). */
+    double target = m->sample_time_s * 1e9;
     double per_iter = res->warmup_ns / (double)iters;
-    double k = ceil(m->sample_time_s * 1e9 / (per_iter > 1 ? per_iter : 1));
-    uint64_t kk = k < 1 ? 1 : k > 1e9 ? 1000000000u : (uint64_t)k;
+    uint64_t kk = batch_size(target, per_iter);
+    for (int refine = 0; refine < 3; refine++) {
+        int rc = run_batch(b, fn, c, kk, &ns);
+        if (rc)
+            return rc;
+        res->warmup_iters += kk;
+        if (ns >= 0.9 * target && ns <= 2 * target)
+            break;
+        kk = batch_size(target, ns / (double)kk);
+    }
+    res->warmup_ns = (double)(tb_now_ns() - t0);
     res->iters_per_sample = kk;
 
     res->samples_ns = malloc((size_t)m->max_samples * sizeof(double));
