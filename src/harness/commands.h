@@ -1,0 +1,30 @@
+/* The tbench commands.  Each takes (argc, argv) with argv[0] the command
+ * name and returns the process exit status. */
+#ifndef TB_HARNESS_COMMANDS_H
+#define TB_HARNESS_COMMANDS_H
+
+#include <stdio.h>
+
+enum {
+    EXIT_OKAY = 0,  /* success */
+    EXIT_CASES = 1, /* run: a case failed its check or errored */
+    EXIT_USAGE = 2, /* usage or input error; nothing written */
+    EXIT_INTR = 130 /* interrupted; finished cases are kept */
+};
+
+typedef struct tb_command {
+    const char *name;
+    const char *synopsis;
+    const char *help; /* lines indented by 4, each ending in \n */
+    int (*fn)(int argc, char **argv);
+} tb_command;
+
+int tb_cmd_run(int argc, char **argv);
+int tb_cmd_list(int argc, char **argv);
+
+/* Print the whole --help text (generated from the command table). */
+void tb_usage(FILE *f);
+/* "tbench: <fmt with arg>" + a hint on stderr; returns EXIT_USAGE. */
+int tb_usage_error(const char *fmt, const char *arg);
+
+#endif
