@@ -21,6 +21,7 @@ typedef struct tb_command {
 
 int tb_cmd_run(int argc, char **argv);
 int tb_cmd_list(int argc, char **argv);
+int tb_cmd_exec(int argc, char **argv);
 
 /* Print the whole --help text (generated from the command table). */
 void tb_usage(FILE *f);

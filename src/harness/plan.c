@@ -173,9 +173,20 @@ static int add_axis_cases(builder *b, tb_case *c, const resolved *r, int a,
     return 0;
 }
 
+/* ":LINE:COL" of a shape entry, or "" when the position is unknown
+ * (a config built in memory, e.g. by tbench exec). */
+static const char *where(const tb_cfg_shapes *cs, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (cs->line > 0)
+        snprintf(buf, len, ":%d:%d", cs->line, cs->col);
+    return buf;
+}
+
 static int plan_config(builder *b, const tb_config *cfg,
                        const tb_plan_opts *opts, char *err, size_t len)
 {
+    char pos[32];
     resolved res[TB_CFG_MAX_BACKENDS + 1];
     int nres = 0;
     for (int i = 0; i < cfg->n_backends; i++) {
@@ -220,8 +231,9 @@ static int plan_config(builder *b, const tb_config *cfg,
                 char why[256];
                 if (tb_op_infer(c.op, c.in, c.n_in, &c.params, c.out, why,
                                 sizeof why)) {
-                    snprintf(err, len, "%s:%d:%d: ops[%d].shapes[%d]: %s",
-                             cfg->path, cs->line, cs->col, oi, si, why);
+                    snprintf(err, len, "%s%s: ops[%d].shapes[%d]: %s",
+                             cfg->path, where(cs, pos, sizeof pos), oi, si,
+                             why);
                     return TB_ESHAPE;
                 }
                 for (int d = 0; d < TB_DTYPE_COUNT; d++) {
@@ -246,10 +258,11 @@ static int plan_config(builder *b, const tb_config *cfg,
                     c.mem_bytes = case_mem(&c);
                     if (mem && c.mem_bytes > mem) {
                         snprintf(err, len,
-                                 "%s:%d:%d: ops[%d].shapes[%d]: needs %.1f "
+                                 "%s%s: ops[%d].shapes[%d]: needs %.1f "
                                  "GiB (%s), the machine has %.1f GiB "
                                  "available",
-                                 cfg->path, cs->line, cs->col, oi, si,
+                                 cfg->path, where(cs, pos, sizeof pos), oi,
+                                 si,
                                  (double)c.mem_bytes / (1 << 30),
                                  tb_dtype_name(c.dtype),
                                  (double)mem / (1 << 30));

@@ -306,18 +306,23 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
     return 0;
 }
 
-void tb_runner_run(tb_runner *r, const tb_case *c, tb_result *res)
+/* Everything before timing: instance, kernel, buffers, one checked call.
+ * Returns true when the case may be timed; otherwise res has the status.
+ * b is always safe to pass to buffers_free afterwards. */
+static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
+                    buffers *b, tb_kernel_fn *fnp)
 {
     memset(res, 0, sizeof *res);
+    memset(b, 0, sizeof *b);
     res->timer_overhead_ns = r->overhead_ns;
     if (!c->available) {
         set_error(res, TB_STATUS_UNAVAILABLE, "%s", c->unavailable_reason);
-        return;
+        return false;
     }
     instance *in = get_instance(r, c);
     if (in->rc) {
         set_error(res, TB_STATUS_ERROR, "backend instance: %s", in->err);
-        return;
+        return false;
     }
     tb_kernel_fn fn = c->backend->kernel(in->ctx, c->op, c->dtype,
                                          &c->params, &res->impl);
@@ -325,36 +330,35 @@ void tb_runner_run(tb_runner *r, const tb_case *c, tb_result *res)
         set_error(res, TB_STATUS_UNSUPPORTED, "%s",
                   "the backend has no kernel for this op, dtype and "
                   "parameters");
-        return;
+        return false;
     }
-    buffers b;
-    memset(&b, 0, sizeof b);
-    b.be = c->backend;
-    b.ctx = in->ctx;
+    *fnp = fn;
+    b->be = c->backend;
+    b->ctx = in->ctx;
     char err[256];
-    int rc = buffers_make(&b, c, err, sizeof err);
+    int rc = buffers_make(b, c, err, sizeof err);
     if (rc) {
         set_error(res, TB_STATUS_ERROR, "%s", err);
-        goto out;
+        return false;
     }
 
     /* Check before timing: one call, download, compare. */
     double ns;
-    rc = run_batch(&b, fn, c, 1, &ns);
+    rc = run_batch(b, fn, c, 1, &ns);
     for (int i = 0; !rc && i < c->op->n_out; i++)
-        rc = b.be->download(b.ctx, &b.host_out[i], &b.dev_out[i]);
+        rc = b->be->download(b->ctx, &b->host_out[i], &b->dev_out[i]);
     if (rc) {
         set_error(res, TB_STATUS_ERROR, "kernel failed: %s",
                   tb_strerror(rc));
-        goto out;
+        return false;
     }
-    rc = c->op->ref(b.host_in, b.ref_out, &c->params);
+    rc = c->op->ref(b->host_in, b->ref_out, &c->params);
     if (rc) {
         set_error(res, TB_STATUS_ERROR, "reference kernel failed: %s",
                   tb_strerror(rc));
-        goto out;
+        return false;
     }
-    tb_check_outputs(b.host_out, b.ref_out, c->op->n_out,
+    tb_check_outputs(b->host_out, b->ref_out, c->op->n_out,
                      c->op->tol[c->dtype], c->reduce_len, &res->check);
     res->checked = true;
     if (!res->check.passed) {
@@ -365,10 +369,19 @@ void tb_runner_run(tb_runner *r, const tb_case *c, tb_result *res)
                  (long long)res->check.n_bad, res->check.first_bad_output,
                  (long long)res->check.first_bad, res->check.first_bad_got,
                  res->check.first_bad_ref);
-        goto out;
+        return false;
     }
+    res->status = TB_STATUS_OK;
+    return true;
+}
 
-    rc = measure(r, &b, fn, c, res);
+void tb_runner_run(tb_runner *r, const tb_case *c, tb_result *res)
+{
+    buffers b;
+    tb_kernel_fn fn = NULL;
+    if (!prepare(r, c, res, &b, &fn))
+        goto out;
+    int rc = measure(r, &b, fn, c, res);
     if (rc) {
         set_error(res, TB_STATUS_ERROR, "while timing: %s", tb_strerror(rc));
         goto out;
@@ -385,9 +398,21 @@ void tb_runner_run(tb_runner *r, const tb_case *c, tb_result *res)
         res->gflop_s = c->flops / med;
         res->items_s = c->items / med * 1e9;
     }
-    res->status = TB_STATUS_OK;
 out:
     buffers_free(&b, c->op);
+}
+
+int tb_runner_exec(tb_runner *r, const tb_case *c, tb_result *res,
+                   tb_exec_fn fn_out, void *arg)
+{
+    buffers b;
+    tb_kernel_fn fn = NULL;
+    int rc = 0;
+    prepare(r, c, res, &b, &fn);
+    if (res->checked) /* outputs exist, passed or not */
+        rc = fn_out(arg, b.host_in, b.host_out, b.ref_out);
+    buffers_free(&b, c->op);
+    return rc;
 }
 
 void tb_result_free(tb_result *res)

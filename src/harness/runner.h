@@ -60,4 +60,17 @@ double tb_runner_timer_overhead(const tb_runner *r);
 void tb_runner_run(tb_runner *r, const tb_case *c, tb_result *res);
 void tb_result_free(tb_result *res);
 
+/* Called by tb_runner_exec with the case's host inputs (n_in, case
+ * dtype), the backend's outputs copied to the host (n_out, case dtype)
+ * and the reference outputs (n_out, f64).  Returns 0 or a TB_E* code. */
+typedef int (*tb_exec_fn)(void *arg, const tb_tensor *in,
+                          const tb_tensor *out, const tb_tensor *ref);
+
+/* Run the case once without timing: the same inputs, kernel and check as
+ * tb_runner_run (res gets status, impl and check), then hand the tensors
+ * to fn when there are outputs to show (status ok or failed-check).
+ * Returns fn's result, or 0 when fn was not called. */
+int tb_runner_exec(tb_runner *r, const tb_case *c, tb_result *res,
+                   tb_exec_fn fn, void *arg);
+
 #endif

@@ -1,0 +1,365 @@
+/* tbench exec: compute one op once on deterministic inputs and write
+ * every input, output and reference output as NumPy .npy files, plus
+ * exec.json naming them.  The case is planned and checked exactly as
+ * `tbench run` would (same id, same seed mixing, same inputs), so exec
+ * reproduces what a run measured. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "../backends/backend.h"
+#include "../ops/error.h"
+#include "../report/fileio.h"
+#include "../report/npy.h"
+#include "commands.h"
+#include "config.h"
+#include "plan.h"
+#include "runner.h"
+
+/* "256x256" -> shape.  0 or -1 with a reason. */
+static int parse_one_shape(const char *s, tb_shape *out, char *err,
+                           size_t len)
+{
+    memset(out, 0, sizeof *out);
+    const char *p = s;
+    while (*p) {
+        if (out->ndim == TB_MAX_DIMS) {
+            snprintf(err, len, "more than %d dims", TB_MAX_DIMS);
+            return -1;
+        }
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || errno || v <= 0 || v > (1LL << 53)) {
+            snprintf(err, len, "'%s': dims must be positive integers", s);
+            return -1;
+        }
+        out->dim[out->ndim++] = v;
+        if (*end == 'x')
+            end++;
+        else if (*end) {
+            snprintf(err, len, "'%s': expected dims like 64x128", s);
+            return -1;
+        }
+        p = end;
+    }
+    if (out->ndim == 0) {
+        snprintf(err, len, "empty shape");
+        return -1;
+    }
+    return 0;
+}
+
+/* "64x128,128x32" -> shapes (one per input; one shape for all inputs). */
+static int parse_shapes(const char *s, tb_cfg_shapes *cs, char *err,
+                        size_t len)
+{
+    char buf[1024];
+    if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf) {
+        snprintf(err, len, "too long");
+        return -1;
+    }
+    memset(cs, 0, sizeof *cs);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (cs->n_in == TB_MAX_INPUTS) {
+            snprintf(err, len, "more than %d shapes", TB_MAX_INPUTS);
+            return -1;
+        }
+        if (parse_one_shape(tok, &cs->in[cs->n_in++], err, len))
+            return -1;
+    }
+    if (cs->n_in == 0) {
+        snprintf(err, len, "no shape");
+        return -1;
+    }
+    return 0;
+}
+
+/* "axis=0,keepdim=true" -> params of op. */
+static int parse_params(const tb_op *op, const char *s, tb_params *p,
+                        char *err, size_t len)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", s);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) {
+            snprintf(err, len, "'%s': expected name=value", tok);
+            return -1;
+        }
+        *eq = '\0';
+        const char *vs = eq + 1;
+        double v;
+        char *end;
+        if (!strcmp(vs, "true"))
+            v = 1;
+        else if (!strcmp(vs, "false"))
+            v = 0;
+        else {
+            v = strtod(vs, &end);
+            if (end == vs || *end) {
+                snprintf(err, len, "%s: '%s' is not a number", tok, vs);
+                return -1;
+            }
+        }
+        if (tb_params_set(op, p, tok, v, err, len))
+            return -1;
+    }
+    return 0;
+}
+
+typedef struct {
+    const char *dir;
+    const tb_case *c;
+    cJSON *doc;
+    char err[512];
+} exec_ctx;
+
+static cJSON *shape_json(const tb_tensor *t)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < t->ndim; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateNumber((double)t->shape[i]));
+    return a;
+}
+
+/* Write n tensors as DIR/<stem><i>.npy and list them in doc[key]. */
+static int write_set(exec_ctx *x, const char *key, const char *stem,
+                     const tb_tensor *t, int n)
+{
+    cJSON *arr = cJSON_AddArrayToObject(x->doc, key);
+    for (int i = 0; i < n; i++) {
+        char name[64], path[PATH_MAX];
+        snprintf(name, sizeof name, "%s%d.npy", stem, i);
+        snprintf(path, sizeof path, "%s/%s", x->dir, name);
+        int rc = tb_npy_write(path, &t[i], x->err, sizeof x->err);
+        if (rc)
+            return rc;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "file", name);
+        cJSON_AddStringToObject(o, "dtype", tb_dtype_name(t[i].dtype));
+        cJSON_AddItemToObject(o, "shape", shape_json(&t[i]));
+        cJSON_AddItemToArray(arr, o);
+    }
+    return 0;
+}
+
+static int write_all(void *arg, const tb_tensor *in, const tb_tensor *out,
+                     const tb_tensor *ref)
+{
+    exec_ctx *x = arg;
+    int rc = write_set(x, "inputs", "input", in, x->c->op->n_in);
+    if (!rc)
+        rc = write_set(x, "outputs", "output", out, x->c->op->n_out);
+    if (!rc)
+        rc = write_set(x, "reference", "reference", ref, x->c->op->n_out);
+    return rc;
+}
+
+int tb_cmd_exec(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"shape", required_argument, NULL, 's'},
+        {"params", required_argument, NULL, 'p'},
+        {"dtype", required_argument, NULL, 'd'},
+        {"backend", required_argument, NULL, 'b'},
+        {"seed", required_argument, NULL, 'S'},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *shape = NULL, *params = "", *dtype = "f32",
+               *backend = "cpu", *outdir = NULL, *seed_s = "42";
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":s:p:d:b:S:o:h", longopts, NULL)) !=
+           -1) {
+        switch (c) {
+        case 's': shape = optarg; break;
+        case 'p': params = optarg; break;
+        case 'd': dtype = optarg; break;
+        case 'b': backend = optarg; break;
+        case 'S': seed_s = optarg; break;
+        case 'o': outdir = optarg; break;
+        case 'h': tb_usage(stdout); return EXIT_OKAY;
+        case ':':
+            return tb_usage_error("exec: option '%s' needs a value",
+                                  argv[optind - 1]);
+        default:
+            return tb_usage_error("exec: unknown option '%s'",
+                                  argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return tb_usage_error("exec: give exactly one OP%s", "");
+    const char *opname = argv[optind];
+    char err[1024];
+    const tb_op *op = tb_op_find(opname);
+    if (!op)
+        return tb_usage_error("exec: unknown op '%s' (see 'tbench list')",
+                              opname);
+    if (!shape)
+        return tb_usage_error("exec: --shape is required (e.g. --shape "
+                              "256x256)%s", "");
+    if (!outdir)
+        return tb_usage_error("exec: -o DIR is required%s", "");
+    tb_dtype dt;
+    if (tb_dtype_parse(dtype, &dt))
+        return tb_usage_error("exec: --dtype: unknown dtype '%s' (f32, f64)",
+                              dtype);
+    if (!tb_backend_find(backend))
+        return tb_usage_error("exec: --backend: unknown backend '%s'",
+                              backend);
+    char *end;
+    errno = 0;
+    unsigned long long seed = strtoull(seed_s, &end, 10);
+    if (end == seed_s || *end || errno || seed_s[0] == '-')
+        return tb_usage_error("exec: --seed: '%s' is not a non-negative "
+                              "integer", seed_s);
+
+    tb_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    tb_config_defaults(&cfg);
+    snprintf(cfg.path, sizeof cfg.path, "tbench exec");
+    snprintf(cfg.name, sizeof cfg.name, "exec");
+    cfg.seed = seed;
+    for (int i = 0; i < TB_DTYPE_COUNT; i++)
+        cfg.dtypes[i] = i == (int)dt;
+    cfg.n_backends = 1;
+    memset(&cfg.backends[0], 0, sizeof cfg.backends[0]);
+    snprintf(cfg.backends[0].name, sizeof cfg.backends[0].name, "%s",
+             backend);
+    tb_cfg_op *co = calloc(1, sizeof *co);
+    if (!co) {
+        fprintf(stderr, "tbench: out of memory\n");
+        return EXIT_USAGE;
+    }
+    cfg.ops = co;
+    cfg.n_ops = 1;
+    co->op = op;
+    co->n_shapes = 1;
+    co->n_paramsets = 1;
+    int rc = EXIT_USAGE;
+    tb_plan plan = {0};
+    tb_runner *runner = NULL;
+    exec_ctx x = {0};
+    if (parse_shapes(shape, &co->shapes[0], err, sizeof err)) {
+        fprintf(stderr, "tbench: exec: --shape: %s\n", err);
+        goto out;
+    }
+    if (co->shapes[0].n_in != 1 && co->shapes[0].n_in != op->n_in) {
+        fprintf(stderr, "tbench: exec: --shape: %s takes %d input%s, got "
+                "%d shapes\n", op->name, op->n_in, op->n_in == 1 ? "" : "s",
+                co->shapes[0].n_in);
+        goto out;
+    }
+    for (int i = co->shapes[0].n_in; i < op->n_in; i++)
+        co->shapes[0].in[i] = co->shapes[0].in[0];
+    if (parse_params(op, params, &co->paramsets[0], err, sizeof err)) {
+        fprintf(stderr, "tbench: exec: --params: %s\n", err);
+        goto out;
+    }
+    tb_shape outs[TB_MAX_OUTPUTS];
+    if (tb_op_infer(op, co->shapes[0].in, op->n_in, &co->paramsets[0], outs,
+                    err, sizeof err)) {
+        fprintf(stderr, "tbench: exec: --shape/--params: %s\n", err);
+        goto out;
+    }
+    if (tb_plan_build(&cfg, 1, NULL, &plan, err, sizeof err)) {
+        fprintf(stderr, "tbench: %s\n", err);
+        goto out;
+    }
+    if (plan.n != 1) {
+        fprintf(stderr, "tbench: exec: planned %d cases, expected 1\n",
+                plan.n);
+        goto out;
+    }
+    const tb_case *cs = &plan.cases[0];
+    if (!cs->available) {
+        fprintf(stderr, "tbench: exec: backend %s is unavailable: %s\n",
+                backend, cs->unavailable_reason);
+        goto out;
+    }
+    if (tb_mkdir_p(outdir, err, sizeof err)) {
+        fprintf(stderr, "tbench: exec: -o: %s\n", err);
+        goto out;
+    }
+    rc = EXIT_CASES;
+    if (tb_runner_create(&runner, NULL)) {
+        fprintf(stderr, "tbench: out of memory\n");
+        goto out;
+    }
+    tb_result res;
+    x.dir = outdir;
+    x.c = cs;
+    x.doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(x.doc, "id", cs->id);
+    cJSON_AddStringToObject(x.doc, "op", op->name);
+    cJSON_AddStringToObject(x.doc, "dtype", tb_dtype_name(dt));
+    cJSON_AddStringToObject(x.doc, "backend", backend);
+    cJSON *bp = cJSON_AddObjectToObject(x.doc, "backend_params");
+    for (int i = 0; i < cs->n_axes; i++)
+        cJSON_AddStringToObject(bp, cs->axis_name[i], cs->axis_value[i]);
+    cJSON *pj = cJSON_AddObjectToObject(x.doc, "params");
+    for (int i = 0; i < op->n_params; i++)
+        if (tb_params_has(&cs->params, i))
+            cJSON_AddNumberToObject(pj, op->params[i].name,
+                                    cs->params.v[i]);
+    cJSON_AddNumberToObject(x.doc, "seed", (double)seed);
+    char hex[32]; /* 64-bit seeds do not survive a JSON double */
+    snprintf(hex, sizeof hex, "0x%016llx", (unsigned long long)cs->seed);
+    cJSON_AddStringToObject(x.doc, "input_seed", hex);
+    int wrc = tb_runner_exec(runner, cs, &res, write_all, &x);
+    cJSON_AddStringToObject(x.doc, "status", tb_status_name(res.status));
+    cJSON_AddItemToObject(x.doc, "impl", res.impl
+                                             ? cJSON_CreateString(res.impl)
+                                             : cJSON_CreateNull());
+    if (res.checked) {
+        cJSON *ck = cJSON_AddObjectToObject(x.doc, "check");
+        cJSON_AddBoolToObject(ck, "passed", res.check.passed);
+        cJSON_AddNumberToObject(ck, "max_abs_err", res.check.max_abs_err);
+        cJSON_AddNumberToObject(ck, "max_rel_err", res.check.max_rel_err);
+        cJSON_AddNumberToObject(ck, "rtol", res.check.rtol);
+        cJSON_AddNumberToObject(ck, "atol", res.check.atol);
+    }
+    tb_result_free(&res);
+    if (wrc) {
+        fprintf(stderr, "tbench: exec: %s\n", x.err);
+        goto out;
+    }
+    if (res.status != TB_STATUS_OK && res.status != TB_STATUS_FAILED_CHECK) {
+        fprintf(stderr, "tbench: exec: %s: %s\n", tb_status_name(res.status),
+                res.message);
+        goto out;
+    }
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/exec.json", outdir);
+    char *text = cJSON_Print(x.doc);
+    if (!text || tb_write_atomic(path, text, strlen(text), err, sizeof err)) {
+        fprintf(stderr, "tbench: exec: %s\n", text ? err : "out of memory");
+        free(text);
+        goto out;
+    }
+    free(text);
+    printf("%s: %s (%s); files in %s\n", cs->id, tb_status_name(res.status),
+           res.impl ? res.impl : "?", outdir);
+    if (res.status == TB_STATUS_FAILED_CHECK)
+        fprintf(stderr, "tbench: exec: check failed: %s\n", res.message);
+    rc = res.status == TB_STATUS_OK ? EXIT_OKAY : EXIT_CASES;
+out:
+    cJSON_Delete(x.doc);
+    tb_runner_destroy(runner);
+    tb_plan_free(&plan);
+    tb_config_free(&cfg);
+    return rc;
+}

@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""tbench exec checked by NumPy, printed as TAP.
+
+Usage: test_cli_exec.py PATH/TO/tbench   (Debian's /usr/bin/python3: numpy)
+
+For every op, exec writes inputs, outputs and the f64 reference as .npy;
+NumPy recomputes the op from the inputs on its own (float64) and the
+backend's output must match within the op's tolerance from
+`tbench list --json` (|got - ref| <= atol*sqrt(K) + rtol*|ref|, K the
+number of terms summed per output).  Bad input must exit 2 with one line.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+TBENCH = os.path.abspath(sys.argv[1])
+TMP = tempfile.mkdtemp(prefix="tbench-exec-")
+LIST = json.loads(subprocess.run([TBENCH, "list", "--json"], check=True,
+                                 capture_output=True, text=True).stdout)
+TOL = {o["name"]: o["tolerance"] for o in LIST["ops"]}
+
+
+def log_softmax(x, axis):
+    m = np.max(x, axis=axis, keepdims=True)
+    return x - m - np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
+
+
+def swap(x, d0, d1):
+    return np.ascontiguousarray(np.swapaxes(x, d0, d1))
+
+
+# (op, shape arg, params arg, numpy function of the f64 inputs, K)
+CASES = [
+    ("add", "7x13", "", lambda a, b: a + b, 1),
+    ("sub", "3x1x5,1x4x5", "", lambda a, b: a - b, 1),
+    ("mul", "5x1,1x6", "", lambda a, b: a * b, 1),
+    ("div", "513", "", lambda a, b: a / b, 1),
+    ("relu", "17x3", "", lambda a: np.maximum(a, 0), 1),
+    ("sum", "33x5", "", lambda a: np.sum(a), 165),
+    ("sum", "33x5", "axis=0", lambda a: np.sum(a, axis=0), 33),
+    ("mean", "4x6x5", "axis=-2,keepdim=true",
+     lambda a: np.mean(a, axis=-2, keepdims=True), 6),
+    ("matmul", "7x13,13x5", "", lambda a, b: a @ b, 13),
+    ("matmul", "2x3x4,2x4x5", "", lambda a, b: a @ b, 4),
+    ("transpose", "6x9", "", lambda a: swap(a, -2, -1), 1),
+    ("transpose", "2x3x4", "dim0=0,dim1=2", lambda a: swap(a, 0, 2), 1),
+    ("log_softmax", "5x10", "", lambda a: log_softmax(a, -1), 10),
+    ("log_softmax", "5x10", "axis=0", lambda a: log_softmax(a, 0), 5),
+]
+
+results = []
+
+
+def case(name):
+    def wrap(fn):
+        results.append((name, fn))
+        return fn
+    return wrap
+
+
+def expect(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def exec_case(op, shape, params, dtype, fn, k):
+    out = os.path.join(TMP, f"{op}-{shape}-{params}-{dtype}".replace(",", "_"))
+    args = [TBENCH, "exec", op, "--shape", shape, "--dtype", dtype]
+    if params:
+        args += ["--params", params]
+    args += ["-o", out]
+    p = subprocess.run(args, capture_output=True, text=True)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    meta = json.load(open(os.path.join(out, "exec.json")))
+    ins = [np.load(os.path.join(out, f["file"])) for f in meta["inputs"]]
+    got = np.load(os.path.join(out, meta["outputs"][0]["file"]))
+    ref = np.load(os.path.join(out, meta["reference"][0]["file"]))
+    want_dt = np.float32 if dtype == "f32" else np.float64
+    expect(all(i.dtype == want_dt for i in ins), "input dtype")
+    expect(got.dtype == want_dt and ref.dtype == np.float64, "output dtype")
+    expect(list(got.shape) == meta["outputs"][0]["shape"], "output shape")
+    oracle = np.asarray(fn(*[i.astype(np.float64) for i in ins]))
+    expect(got.shape == oracle.shape, f"shape {got.shape} vs {oracle.shape}")
+    t = TOL[op][dtype]
+    bound = t["atol"] * np.sqrt(k) + t["rtol"] * np.abs(oracle)
+    err = np.abs(got.astype(np.float64) - oracle)
+    expect(np.all(err <= bound),
+           f"max err {err.max():.3g} > bound (rtol {t['rtol']}, "
+           f"atol {t['atol']})")
+    # tbench's own f64 reference agrees with NumPy far inside the tolerance
+    expect(np.allclose(ref, oracle, rtol=1e-12, atol=1e-12), "reference")
+    # deterministic: the same command gives the same inputs
+    p2 = subprocess.run(args[:-1] + [out + "-again"], capture_output=True,
+                        text=True)
+    expect(p2.returncode == 0, p2.stderr)
+    again = np.load(os.path.join(out + "-again", "input0.npy"))
+    expect(np.array_equal(again, ins[0]), "inputs not deterministic")
+
+
+for op, shape, params, fn, k in CASES:
+    for dt in ("f32", "f64"):
+        def make(op=op, shape=shape, params=params, fn=fn, k=k, dt=dt):
+            return lambda: exec_case(op, shape, params, dt, fn, k)
+        case(f"exec {op} {shape} {params or '-'} {dt} matches NumPy")(make())
+
+
+BAD = [
+    (["frob", "--shape", "4"], "frob"),
+    (["add", "--shape", "4x5,3x5"], "cannot broadcast"),
+    (["add", "--shape", "4,4,4"], "2 inputs"),
+    (["add", "--shape", "4x0"], "positive"),
+    (["add", "--shape", "4x-2"], "positive"),
+    (["sum", "--shape", "4x5", "--params", "axis=2"], "out of range"),
+    (["sum", "--shape", "4x5", "--params", "colour=2"], "colour"),
+    (["matmul", "--shape", "2x3,4x5"], "inner dims"),
+    (["add", "--shape", "4", "--dtype", "f16"], "f16"),
+    (["add", "--shape", "4", "--backend", "tpu"], "tpu"),
+    (["add", "--shape", "4"], "-o DIR"),
+    (["add", "--shape", "4", "--seed", "-1"], "seed"),
+]
+
+for argv, needle in BAD:
+    def make(argv=argv, needle=needle):
+        def t():
+            out = os.path.join(TMP, "bad")
+            extra = [] if "-o DIR" == needle else ["-o", out]
+            p = subprocess.run([TBENCH, "exec", *argv, *extra],
+                               capture_output=True, text=True)
+            expect(p.returncode == 2, f"exit {p.returncode}: {p.stderr}")
+            first = p.stderr.splitlines()[0]
+            expect(needle in first, f"'{needle}' not in '{first}'")
+            expect(not os.path.exists(out), "output written on bad input")
+        return t
+    case(f"exec {' '.join(argv)}: exit 2 naming '{needle}'")(make())
+
+
+def main():
+    print(f"1..{len(results)}")
+    failed = 0
+    for i, (name, fn) in enumerate(results, 1):
+        try:
+            fn()
+            print(f"ok {i} - {name}")
+        except Exception as e:  # report and go on: every case counts
+            failed += 1
+            print(f"not ok {i} - {name}")
+            for line in str(e).splitlines() or [repr(e)]:
+                print(f"# {line}")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
