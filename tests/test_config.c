@@ -626,11 +626,13 @@ static void test_shapes_per_input(void **state)
 static void test_unknown_op(void **state)
 {
     (void)state;
-    expect_fail(with_op("{\"op\": \"conv2d\", \"shapes\": [[1]]}"),
+    expect_fail(with_op("{\"op\": \"conv3d\", \"shapes\": [[1]]}"),
                 TB_EINVAL,
-                "t.json:1:30: ops[0].op: unknown op \"conv2d\" (known: add, "
-                "sub, mul, div, relu, sum, mean, matmul, transpose, "
-                "log_softmax)");
+                "t.json:1:30: ops[0].op: unknown op \"conv3d\" (did you "
+                "mean 'conv2d'? 'tbench list' shows all");
+    expect_fail(with_op("{\"op\": \"frobnicate\", \"shapes\": [[1]]}"),
+                TB_EINVAL,
+                "ops[0].op: unknown op \"frobnicate\" ('tbench list' shows");
     expect_fail(with_op("{\"op\": 1, \"shapes\": [[1]]}"), TB_EINVAL,
                 "t.json:1:30: ops[0].op: expected an op name, got 1");
     expect_fail(with_op("{\"op\": \"Add\", \"shapes\": [[1]]}"), TB_EINVAL,
@@ -1058,7 +1060,7 @@ static void test_shipped_configs(void **state)
         assert_true(seen[i]);
     int cases = count_cases(&cfg);
     print_message("# configs/quick.json: %d cases\n", cases);
-    assert_in_range(cases, 15, 25);
+    assert_in_range(cases, 15, 80);
     assert_true(cfg.measure.max_time_s <= 1.0);
     tb_config_free(&cfg);
 

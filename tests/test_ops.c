@@ -908,9 +908,9 @@ int main(int argc, char **argv)
 {
     static const struct CMUnitTest tests[] = {
         T(vectors_cover_table),
-#define TB_VEC_TEST(name) V(name),
-        TB_OP_LIST(TB_VEC_TEST)
-#undef TB_VEC_TEST
+        /* the first ops; later ops have their vectors in test_oracle.c */
+        V(add), V(sub), V(mul), V(div), V(relu), V(sum), V(mean),
+        V(matmul), V(transpose), V(log_softmax),
         T(strided_transposed_views),
         T(strided_stride0),
         T(shape_rules),

@@ -930,6 +930,44 @@ static int parse_params(parser *P, const cJSON *v, const char *kp,
     return 0;
 }
 
+/* Edit distance between a and b (both shorter than 64 bytes, else a large
+ * number), for "did you mean" hints. */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la >= 64 || lb >= 64)
+        return 1 << 20;
+    int prev[64], cur[64];
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            int del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, (lb + 1) * sizeof prev[0]);
+    }
+    return prev[lb];
+}
+
+/* The op name closest to s when it is a likely typo (distance <= 2). */
+static const char *closest_op(const char *s)
+{
+    const char *best = NULL;
+    int bd = 3;
+    for (int i = 0; i < TB_OP_COUNT; i++) {
+        const tb_op *k = tb_op_get((tb_op_id)i);
+        int d = k ? edit_distance(s, k->name) : bd;
+        if (d < bd) {
+            bd = d;
+            best = k->name;
+        }
+    }
+    return best;
+}
+
 static int parse_op(parser *P, const cJSON *v, const char *kp, tb_cfg_op *o)
 {
     static const char *const keys[] = {"op", "shapes", "params", "dtypes",
@@ -949,21 +987,13 @@ static int parse_op(parser *P, const cJSON *v, const char *kp, tb_cfg_op *o)
                     describe(name, got, sizeof(got)));
     const tb_op *op = tb_op_find(name->valuestring);
     if (!op) {
-        char known[256];
-        size_t n = 0;
-        known[0] = '\0';
-        for (int i = 0; i < TB_OP_COUNT && n < sizeof(known); i++) {
-            const tb_op *k = tb_op_get((tb_op_id)i);
-            if (!k)
-                continue;
-            int r = snprintf(known + n, sizeof(known) - n, "%s%s",
-                             n ? ", " : "", k->name);
-            if (r < 0)
-                break;
-            n += (size_t)r;
-        }
-        return fail(P, name, false, ckp, "unknown op %s (known: %s)",
-                    describe(name, got, sizeof(got)), known);
+        const char *near = closest_op(name->valuestring);
+        char hint[96] = "";
+        if (near)
+            snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
+        return fail(P, name, false, ckp,
+                    "unknown op %s (%s'tbench list' shows all %d ops)",
+                    describe(name, got, sizeof(got)), hint, TB_OP_COUNT);
     }
     o->op = op;
 

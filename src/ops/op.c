@@ -1,6 +1,7 @@
 /* The op table and its shape rules and cost models.  See op.h. */
 #include "op.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +31,65 @@ int tb_axis_norm(int64_t axis, int ndim, int *ax)
         return TB_EPARAM;
     *ax = (int)(axis < 0 ? axis + ndim : axis);
     return 0;
+}
+
+int tb_permute_dims(const tb_params *p, int ndim, int perm[TB_MAX_DIMS],
+                    char *err, size_t errlen)
+{
+    if (ndim < 1 || ndim > TB_MAX_DIMS)
+        return fail(err, errlen, TB_EPARAM, "permute: %d dims (allowed 1..%d)",
+                    ndim, TB_MAX_DIMS);
+    int nset = 0;
+    for (int i = 0; i < TB_MAX_DIMS; i++)
+        nset += tb_params_has(p, i);
+    if (nset == 0) {
+        for (int i = 0; i < ndim; i++)
+            perm[i] = ndim - 1 - i;
+        return 0;
+    }
+    bool seen[TB_MAX_DIMS] = {false};
+    for (int i = 0; i < TB_MAX_DIMS; i++) {
+        if (i >= ndim) {
+            if (tb_params_has(p, i))
+                return fail(err, errlen, TB_EPARAM,
+                            "permute: p%d is set but the input has only %d "
+                            "dims (give p0..p%d)",
+                            i, ndim, ndim - 1);
+            continue;
+        }
+        if (!tb_params_has(p, i))
+            return fail(err, errlen, TB_EPARAM,
+                        "permute: p%d is missing (give all of p0..p%d, or "
+                        "none to reverse the dims)",
+                        i, ndim - 1);
+        int ax;
+        if (!(p->v[i] >= -ndim && p->v[i] < ndim) ||
+            p->v[i] != floor(p->v[i]) ||
+            tb_axis_norm((int64_t)p->v[i], ndim, &ax))
+            return fail(err, errlen, TB_EPARAM,
+                        "permute: p%d = %g is not a dim of a %d-dim input",
+                        i, p->v[i], ndim);
+        if (seen[ax])
+            return fail(err, errlen, TB_EPARAM,
+                        "permute: dim %d is named twice (p0..p%d must be a "
+                        "permutation)",
+                        ax, ndim - 1);
+        seen[ax] = true;
+        perm[i] = ax;
+    }
+    return 0;
+}
+
+int64_t tb_window_out(int64_t in, int64_t k, int64_t stride, int64_t pad,
+                      int64_t dil)
+{
+    if (in < 1 || k < 1 || stride < 1 || pad < 0 || dil < 1)
+        return 0;
+    int64_t span = in + 2 * pad; /* padded length, >= 1 */
+    /* The window covers dil*(k-1)+1 elements; compare without overflow. */
+    if (k - 1 > (span - 1) / dil)
+        return 0;
+    return (span - (dil * (k - 1) + 1)) / stride + 1;
 }
 
 bool tb_params_has(const tb_params *p, int idx)
@@ -238,6 +298,179 @@ static int shape_axis_same(const tb_op *op, const tb_shape *in,
     return 0;
 }
 
+/* max/min/argmax/var: shape_reduce, plus argmax's index range (indices
+ * are stored as values of the case dtype, exact up to 2^24 in f32) and
+ * var's divisor n - correction (param 2), which must be positive. */
+static int shape_reduce_ext(const tb_op *op, const tb_shape *in,
+                            const tb_params *p, tb_shape *out, char *err,
+                            size_t len)
+{
+    int rc = shape_reduce(op, in, p, out, err, len);
+    if (rc)
+        return rc;
+    int64_t n = tb_shape_numel(&in[0]);
+    int ax = -1;
+    if (tb_params_has(p, 0) &&
+        tb_axis_norm((int64_t)p->v[0], in[0].ndim, &ax) == 0)
+        n = in[0].dim[ax];
+    if (op->id == TB_OP_argmax && n > (INT64_C(1) << 24))
+        return fail(err, len, TB_ESHAPE,
+                    "%s: %lld elements to search %s; at most 2^24 "
+                    "(indices are stored as f32/f64 values, exact up to "
+                    "2^24)",
+                    op->name, (long long)n, ax < 0 ? "in all" : "along the axis");
+    if (op->id == TB_OP_var) {
+        double corr = tb_params_has(p, 2) ? p->v[2] : op->params[2].def;
+        if ((double)n <= corr)
+            return fail(err, len, TB_EPARAM,
+                        "%s: correction %g needs at least %g elements to "
+                        "reduce, got %lld (%s)",
+                        op->name, corr, corr + 1, (long long)n,
+                        ax < 0 ? "all elements" : "along the axis");
+    }
+    return 0;
+}
+
+/* permute: params p0..p7, see tb_permute_dims. */
+static int shape_permute(const tb_op *op, const tb_shape *in,
+                         const tb_params *p, tb_shape *out, char *err,
+                         size_t len)
+{
+    (void)op;
+    int perm[TB_MAX_DIMS];
+    int rc = tb_permute_dims(p, in[0].ndim, perm, err, len);
+    if (rc)
+        return rc;
+    out->ndim = in[0].ndim;
+    for (int i = 0; i < in[0].ndim; i++)
+        out->dim[i] = in[0].dim[perm[i]];
+    return 0;
+}
+
+/* linear: x [M, K], W [K, N], b [N] -> [M, N]. */
+static int shape_linear(const tb_op *op, const tb_shape *in,
+                        const tb_params *p, tb_shape *out, char *err,
+                        size_t len)
+{
+    (void)p;
+    /* Shapes are formatted only for a message: kernels re-run this rule
+     * on every call. */
+    char sx[96], sw[96], sb[96];
+#define FMT_LINEAR                                                        \
+    tb_shape_format(&in[0], sx, sizeof sx),                               \
+        tb_shape_format(&in[1], sw, sizeof sw),                           \
+        tb_shape_format(&in[2], sb, sizeof sb)
+    if (in[0].ndim != 2 || in[1].ndim != 2 || in[2].ndim != 1)
+        return FMT_LINEAR,
+               fail(err, len, TB_ESHAPE,
+                    "%s: expects x [M, K], W [K, N], b [N]; got %s, %s, %s",
+                    op->name, sx, sw, sb);
+    if (in[1].dim[0] != in[0].dim[1])
+        return FMT_LINEAR,
+               fail(err, len, TB_ESHAPE,
+                    "%s: inner dims differ (x %s @ W %s: %lld vs %lld)",
+                    op->name, sx, sw, (long long)in[0].dim[1],
+                    (long long)in[1].dim[0]);
+    if (in[2].dim[0] != in[1].dim[1])
+        return FMT_LINEAR,
+               fail(err, len, TB_ESHAPE,
+                    "%s: bias %s does not match W %s (needs %lld elements)",
+                    op->name, sb, sw, (long long)in[1].dim[1]);
+#undef FMT_LINEAR
+    out->ndim = 2;
+    out->dim[0] = in[0].dim[0];
+    out->dim[1] = in[1].dim[1];
+    return 0;
+}
+
+/* conv2d, conv2d_nobias: x [N, C, H, W], w [O, C, KH, KW] (+ b [O]);
+ * params 0 stride, 1 padding, 2 dilation (same in both dims). */
+static int shape_conv2d(const tb_op *op, const tb_shape *in,
+                        const tb_params *p, tb_shape *out, char *err,
+                        size_t len)
+{
+    const tb_shape *x = &in[0], *w = &in[1];
+    char sx[96], sw[96], sb[96];
+#define FMT_CONV                                                          \
+    tb_shape_format(x, sx, sizeof sx), tb_shape_format(w, sw, sizeof sw)
+    if (x->ndim != 4 || w->ndim != 4)
+        return FMT_CONV, fail(err, len, TB_ESHAPE,
+                    "%s: expects input [N, C, H, W] and weight [O, C, KH, "
+                    "KW]; got %s and %s",
+                    op->name, sx, sw);
+    if (w->dim[1] != x->dim[1])
+        return FMT_CONV, fail(err, len, TB_ESHAPE,
+                    "%s: weight %s has %lld input channels, input %s has "
+                    "%lld",
+                    op->name, sw, (long long)w->dim[1], sx,
+                    (long long)x->dim[1]);
+    if (op->n_in == 3 && (in[2].ndim != 1 || in[2].dim[0] != w->dim[0]))
+        return FMT_CONV, fail(err, len, TB_ESHAPE,
+                    "%s: bias %s does not match weight %s (needs [%lld])",
+                    op->name, tb_shape_format(&in[2], sb, sizeof sb), sw,
+                    (long long)w->dim[0]);
+    int64_t st = (int64_t)p->v[0], pad = (int64_t)p->v[1];
+    int64_t dil = (int64_t)p->v[2];
+    int64_t oh = tb_window_out(x->dim[2], w->dim[2], st, pad, dil);
+    int64_t ow = tb_window_out(x->dim[3], w->dim[3], st, pad, dil);
+    if (oh < 1 || ow < 1)
+        return fail(err, len, TB_ESHAPE,
+                    "%s: empty output: input %lldx%lld with kernel "
+                    "%lldx%lld, padding %lld, dilation %lld leaves no "
+                    "window (needs H, W + 2*padding >= dilation*(k-1)+1)",
+                    op->name, (long long)x->dim[2], (long long)x->dim[3],
+                    (long long)w->dim[2], (long long)w->dim[3],
+                    (long long)pad, (long long)dil);
+    out->ndim = 4;
+    out->dim[0] = x->dim[0];
+    out->dim[1] = w->dim[0];
+    out->dim[2] = oh;
+    out->dim[3] = ow;
+    return 0;
+#undef FMT_CONV
+}
+
+/* Pool stride: param 1 when given, else the kernel size (param 0). */
+static int64_t pool_stride(const tb_params *p)
+{
+    return (int64_t)(tb_params_has(p, 1) ? p->v[1] : p->v[0]);
+}
+
+/* max_pool2d, avg_pool2d: x [N, C, H, W]; params 0 kernel, 1 stride
+ * (optional: = kernel), 2 padding (at most kernel / 2, as PyTorch). */
+static int shape_pool2d(const tb_op *op, const tb_shape *in,
+                        const tb_params *p, tb_shape *out, char *err,
+                        size_t len)
+{
+    const tb_shape *x = &in[0];
+    char sx[96];
+    if (x->ndim != 4)
+        return fail(err, len, TB_ESHAPE,
+                    "%s: expects input [N, C, H, W], got %s", op->name,
+                    tb_shape_format(x, sx, sizeof sx));
+    int64_t k = (int64_t)p->v[0], st = pool_stride(p);
+    int64_t pad = (int64_t)p->v[2];
+    if (2 * pad > k)
+        return fail(err, len, TB_EPARAM,
+                    "%s: padding %lld is more than half the kernel %lld",
+                    op->name, (long long)pad, (long long)k);
+    int64_t oh = tb_window_out(x->dim[2], k, st, pad, 1);
+    int64_t ow = tb_window_out(x->dim[3], k, st, pad, 1);
+    if (oh < 1 || ow < 1)
+        return fail(err, len, TB_ESHAPE,
+                    "%s: empty output: input %lldx%lld with kernel %lld "
+                    "and padding %lld leaves no window (needs H, W + "
+                    "2*padding >= kernel)",
+                    op->name, (long long)x->dim[2], (long long)x->dim[3],
+                    (long long)k, (long long)pad);
+    out->ndim = 4;
+    out->dim[0] = x->dim[0];
+    out->dim[1] = x->dim[1];
+    out->dim[2] = oh;
+    out->dim[3] = ow;
+    return 0;
+}
+
 int tb_op_infer(const tb_op *op, const tb_shape *in, int n_in,
                 const tb_params *p, tb_shape *out, char *err, size_t errlen)
 {
@@ -315,13 +548,88 @@ static double flops_zero(const tb_op *op, const tb_shape *in,
 }
 
 /* log_softmax: per element a compare (max), a subtract, an exp and an
- * add (sum), then a subtract of the log-sum: 5 counted operations. */
+ * add (sum), then a subtract of the log-sum: 5 counted operations.
+ * softmax likewise, with a divide by the sum in place of the last
+ * subtract. */
 static double flops_log_softmax(const tb_op *op, const tb_shape *in,
                                 const tb_shape *out, const tb_params *p,
                                 tb_dtype dt)
 {
     (void)op, (void)out, (void)p, (void)dt;
     return 5.0 * numel_d(&in[0]);
+}
+
+/* Element-wise ops: FLOPs per output element, counting every arithmetic
+ * operation, comparison and libm call of the op's defining formula as
+ * one (transcendentals are far dearer than an add, so items/s is the
+ * fairer figure for them):
+ *   neg, abs, exp, log, sqrt, tanh, pow, maximum, minimum, the scalar
+ *   forms: 1; rsqrt 1/sqrt(x): 2; leaky_relu (compare, mul) and add_relu
+ *   (add, compare): 2; sigmoid 1/(1+exp(-x)): 4; silu x*sigmoid(x): 5;
+ *   gelu 0.5*x*(1+erf(x/sqrt2)): 5; gelu_tanh 0.5*x*(1+tanh(c*(x+
+ *   0.044715*x^3))): 9; softplus (mul, compare, exp, log1p, div): 5. */
+static double flops_elem(const tb_op *op, const tb_shape *in,
+                         const tb_shape *out, const tb_params *p,
+                         tb_dtype dt)
+{
+    (void)in, (void)p, (void)dt;
+    double per = 1;
+    switch (op->id) {
+    case TB_OP_rsqrt:
+    case TB_OP_leaky_relu:
+    case TB_OP_add_relu: per = 2; break;
+    case TB_OP_sigmoid: per = 4; break;
+    case TB_OP_silu:
+    case TB_OP_gelu:
+    case TB_OP_softplus: per = 5; break;
+    case TB_OP_gelu_tanh: per = 9; break;
+    default: break;
+    }
+    return per * numel_d(&out[0]);
+}
+
+/* var: the mean (an add per element), then a subtract, a multiply and an
+ * add per element, and a divide per output. */
+static double flops_var(const tb_op *op, const tb_shape *in,
+                        const tb_shape *out, const tb_params *p, tb_dtype dt)
+{
+    (void)op, (void)p, (void)dt;
+    return 4.0 * numel_d(&in[0]) + numel_d(&out[0]);
+}
+
+/* linear: a multiply-add per (m, k, n), then a bias add and a relu per
+ * output. */
+static double flops_linear(const tb_op *op, const tb_shape *in,
+                           const tb_shape *out, const tb_params *p,
+                           tb_dtype dt)
+{
+    (void)op, (void)p, (void)dt;
+    return 2.0 * numel_d(&out[0]) * (double)in[0].dim[1] +
+           2.0 * numel_d(&out[0]);
+}
+
+/* conv2d: a multiply-add per output and (c, kh, kw), the padded taps
+ * included (as the usual 2*N*O*OH*OW*C*KH*KW figure), plus the bias add. */
+static double flops_conv2d(const tb_op *op, const tb_shape *in,
+                           const tb_shape *out, const tb_params *p,
+                           tb_dtype dt)
+{
+    (void)p, (void)dt;
+    double taps = (double)in[1].dim[1] * (double)in[1].dim[2] *
+                  (double)in[1].dim[3];
+    return numel_d(&out[0]) * (2.0 * taps + (op->n_in == 3 ? 1 : 0));
+}
+
+/* Pooling: a compare (max) or add (avg) per output and window tap, plus
+ * a divide per output for avg. */
+static double flops_pool2d(const tb_op *op, const tb_shape *in,
+                           const tb_shape *out, const tb_params *p,
+                           tb_dtype dt)
+{
+    (void)in, (void)dt;
+    double k = p->v[0];
+    return numel_d(&out[0]) *
+           (k * k + (op->id == TB_OP_avg_pool2d ? 1 : 0));
 }
 
 /* Minimum traffic: every input read once, every output written once. */
@@ -364,6 +672,25 @@ static double rlen_axis(const tb_op *op, const tb_shape *in,
     return (double)in[0].dim[ax];
 }
 
+/* conv2d: C*KH*KW products (+ the bias) summed into each output. */
+static double rlen_conv2d(const tb_op *op, const tb_shape *in,
+                          const tb_shape *out, const tb_params *p,
+                          tb_dtype dt)
+{
+    (void)out, (void)p, (void)dt;
+    return (double)in[1].dim[1] * (double)in[1].dim[2] *
+               (double)in[1].dim[3] + (op->n_in == 3 ? 1 : 0);
+}
+
+/* avg_pool2d: kernel^2 terms per output. */
+static double rlen_pool2d(const tb_op *op, const tb_shape *in,
+                          const tb_shape *out, const tb_params *p,
+                          tb_dtype dt)
+{
+    (void)op, (void)in, (void)out, (void)dt;
+    return p->v[0] * p->v[0];
+}
+
 /* ---- parameter schemas and input domains -------------------------------- */
 
 static const tb_param_spec params_reduce[] = {
@@ -382,9 +709,63 @@ static const tb_param_spec params_axis[] = {
     {"axis", TB_PARAM_INT, false, -1, -TB_MAX_DIMS, TB_MAX_DIMS - 1,
      "axis of the softmax"},
 };
+static const tb_param_spec params_var[] = {
+    {"axis", TB_PARAM_INT, true, 0, -TB_MAX_DIMS, TB_MAX_DIMS - 1,
+     "axis to reduce; absent: all elements"},
+    {"keepdim", TB_PARAM_BOOL, false, 0, 0, 1,
+     "keep the reduced axis with size 1"},
+    {"correction", TB_PARAM_INT, false, 1, 0, 1e9,
+     "divide by n - correction: 1 = unbiased (PyTorch's default), 0 = "
+     "NumPy's default ddof=0"},
+};
+static const tb_param_spec params_leaky[] = {
+    {"alpha", TB_PARAM_FLOAT, false, 0.01, -1e6, 1e6,
+     "slope for x <= 0"},
+};
+static const tb_param_spec params_softplus[] = {
+    {"beta", TB_PARAM_FLOAT, false, 1, 1e-6, 1e6,
+     "log1p(exp(beta*x))/beta"},
+    {"threshold", TB_PARAM_FLOAT, false, 20, -1e6, 1e6,
+     "x itself where beta*x > threshold"},
+};
+static const tb_param_spec params_scalar[] = {
+    {"scalar", TB_PARAM_FLOAT, false, 1, -1e30, 1e30,
+     "the constant operand (rounded to the case dtype)"},
+};
+#define PERM_DIM(i)                                                       \
+    {"p" #i, TB_PARAM_INT, true, 0, -TB_MAX_DIMS, TB_MAX_DIMS - 1,        \
+     "input dim that becomes output dim " #i "; none set: reverse"}
+static const tb_param_spec params_permute[TB_MAX_PARAMS] = {
+    PERM_DIM(0), PERM_DIM(1), PERM_DIM(2), PERM_DIM(3),
+    PERM_DIM(4), PERM_DIM(5), PERM_DIM(6), PERM_DIM(7),
+};
+#undef PERM_DIM
+static const tb_param_spec params_conv[] = {
+    {"stride", TB_PARAM_INT, false, 1, 1, 1 << 20,
+     "window step, both spatial dims"},
+    {"padding", TB_PARAM_INT, false, 0, 0, 1 << 20,
+     "zeros added on each side, both spatial dims"},
+    {"dilation", TB_PARAM_INT, false, 1, 1, 1 << 20,
+     "spacing of kernel taps, both spatial dims"},
+};
+static const tb_param_spec params_pool[] = {
+    {"kernel", TB_PARAM_INT, false, 2, 1, 1 << 20,
+     "window size, both spatial dims"},
+    {"stride", TB_PARAM_INT, true, 0, 1, 1 << 20,
+     "window step; absent: = kernel"},
+    {"padding", TB_PARAM_INT, false, 0, 0, 1 << 20,
+     "padding on each side, at most kernel/2"},
+};
+
 /* The divisor stays away from zero so the check measures the kernel,
  * not the conditioning of x / ~0. */
 static const tb_domain domain_div[] = {{-1, 1}, {0.5, 2}};
+/* log, rsqrt: positive inputs away from 0 (log(0) = -inf); sqrt may
+ * touch 0.  pow: a positive base (a negative one with a fractional
+ * exponent is NaN) and exponents of both signs. */
+static const tb_domain domain_log[] = {{0.01, 10}};
+static const tb_domain domain_sqrt[] = {{0, 10}};
+static const tb_domain domain_pow[] = {{0.1, 2}, {-2, 2}};
 
 /* ---- the table ----------------------------------------------------------- */
 
@@ -394,6 +775,24 @@ static const tb_domain domain_div[] = {{-1, 1}, {0.5, 2}};
  * rounding that grows with the number of terms. */
 #define TOL_EW {{1e-6, 1e-7}, {1e-14, 1e-15}}
 #define TOL_ACC {{1e-5, 2e-6}, {1e-12, 1e-13}}
+/* Exact: the result is one of the inputs (or an index), or an exact
+ * operation on one (neg, abs). */
+#define TOL_EXACT {{0, 0}, {0, 0}}
+/* Element-wise math on exact inputs: one correctly rounded operation or
+ * a libm call of at most a few ulp (glibc's expf/logf/tanhf/powf are
+ * under 2 ulp), or a short chain of them whose rounding errors are not
+ * amplified (sigmoid, silu, softplus in their stable forms).  rtol 1e-6
+ * is 8 ulp at worst (2^-23 relative per ulp) for f32, 1e-14 ~45 ulp for
+ * f64.  atol is the smallest normal number: results in the subnormal
+ * range may be flushed to zero (FTZ, as SIMD kernels often run) or
+ * computed as 1/(1+inf) = 0, but any normal result must be accurate. */
+#define TOL_MATH {{1e-6, FLT_MIN}, {1e-14, DBL_MIN}}
+/* gelu and gelu_tanh as most libraries compute them, 0.5*x*(1+erf(.))
+ * and 0.5*x*(1+tanh(.)), cancel for negative x: the absolute error is
+ * about |x|/2 times half an ulp of 1, i.e. up to ~1.6e-7 in f32 (at
+ * x ~ -5.5, beyond which the result rounds to 0) and ~4.4e-16 in f64 (at
+ * x ~ -8).  Stable forms (erfc, x*sigmoid(2u)) meet rtol alone. */
+#define TOL_GELU {{1e-6, 2e-7}, {1e-14, 1e-15}}
 
 #define OP(nm, cat, nin, nout, np, pspec, dom, shp, fl, by, rl, tol, dc) \
     [TB_OP_##nm] = {TB_OP_##nm, #nm, cat, nin, nout, np, pspec, dom,  \
@@ -425,6 +824,110 @@ static const tb_op op_table[TB_OP_COUNT] = {
     OP(log_softmax, TB_CAT_SOFTMAX, 1, 1, 1, params_axis, NULL,
        shape_axis_same, flops_log_softmax, bytes_io, rlen_axis, TOL_ACC,
        "x - log(sum(exp(x))) along an axis")
+
+    /* unary math */
+    OP(neg, TB_CAT_ELEMENTWISE, 1, 1, 0, NULL, NULL, shape_same,
+       flops_elem, bytes_io, NULL, TOL_EXACT, "-x")
+    OP(abs, TB_CAT_ELEMENTWISE, 1, 1, 0, NULL, NULL, shape_same,
+       flops_elem, bytes_io, NULL, TOL_EXACT, "|x|")
+    OP(exp, TB_CAT_ELEMENTWISE, 1, 1, 0, NULL, NULL, shape_same,
+       flops_elem, bytes_io, NULL, TOL_MATH, "e^x")
+    OP(log, TB_CAT_ELEMENTWISE, 1, 1, 0, NULL, domain_log, shape_same,
+       flops_elem, bytes_io, NULL, TOL_MATH,
+       "natural log; inputs in [0.01, 10]")
+    OP(sqrt, TB_CAT_ELEMENTWISE, 1, 1, 0, NULL, domain_sqrt, shape_same,
+       flops_elem, bytes_io, NULL, TOL_MATH, "square root; inputs in [0, 10]")
+    OP(rsqrt, TB_CAT_ELEMENTWISE, 1, 1, 0, NULL, domain_log, shape_same,
+       flops_elem, bytes_io, NULL, TOL_MATH,
+       "1/sqrt(x); inputs in [0.01, 10]")
+
+    /* activations */
+    OP(leaky_relu, TB_CAT_ACTIVATION, 1, 1, 1, params_leaky, NULL,
+       shape_same, flops_elem, bytes_io, NULL, TOL_MATH,
+       "x > 0 ? x : alpha*x")
+    OP(sigmoid, TB_CAT_ACTIVATION, 1, 1, 0, NULL, NULL, shape_same,
+       flops_elem, bytes_io, NULL, TOL_MATH, "1/(1+exp(-x))")
+    OP(tanh, TB_CAT_ACTIVATION, 1, 1, 0, NULL, NULL, shape_same,
+       flops_elem, bytes_io, NULL, TOL_MATH, "hyperbolic tangent")
+    OP(gelu, TB_CAT_ACTIVATION, 1, 1, 0, NULL, NULL, shape_same,
+       flops_elem, bytes_io, NULL, TOL_GELU,
+       "0.5*x*(1+erf(x/sqrt(2))), the exact (erf) form")
+    OP(gelu_tanh, TB_CAT_ACTIVATION, 1, 1, 0, NULL, NULL, shape_same,
+       flops_elem, bytes_io, NULL, TOL_GELU,
+       "0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))), the tanh "
+       "approximation")
+    OP(silu, TB_CAT_ACTIVATION, 1, 1, 0, NULL, NULL, shape_same,
+       flops_elem, bytes_io, NULL, TOL_MATH, "x*sigmoid(x) (swish)")
+    OP(softplus, TB_CAT_ACTIVATION, 1, 1, 2, params_softplus, NULL,
+       shape_same, flops_elem, bytes_io, NULL, TOL_MATH,
+       "log1p(exp(beta*x))/beta, x where beta*x > threshold (PyTorch)")
+
+    /* binary with broadcasting */
+    OP(pow, TB_CAT_ELEMENTWISE, 2, 1, 0, NULL, domain_pow, shape_broadcast,
+       flops_elem, bytes_io, NULL, TOL_MATH,
+       "a^b, NumPy broadcasting; a in [0.1, 2], b in [-2, 2]")
+    OP(maximum, TB_CAT_ELEMENTWISE, 2, 1, 0, NULL, NULL, shape_broadcast,
+       flops_elem, bytes_io, NULL, TOL_EXACT,
+       "larger of a and b (NaN if either is), NumPy broadcasting")
+    OP(minimum, TB_CAT_ELEMENTWISE, 2, 1, 0, NULL, NULL, shape_broadcast,
+       flops_elem, bytes_io, NULL, TOL_EXACT,
+       "smaller of a and b (NaN if either is), NumPy broadcasting")
+
+    /* scalar forms */
+    OP(add_scalar, TB_CAT_ELEMENTWISE, 1, 1, 1, params_scalar, NULL,
+       shape_same, flops_elem, bytes_io, NULL, TOL_MATH, "x + scalar")
+    OP(sub_scalar, TB_CAT_ELEMENTWISE, 1, 1, 1, params_scalar, NULL,
+       shape_same, flops_elem, bytes_io, NULL, TOL_MATH, "x - scalar")
+    OP(mul_scalar, TB_CAT_ELEMENTWISE, 1, 1, 1, params_scalar, NULL,
+       shape_same, flops_elem, bytes_io, NULL, TOL_MATH, "x * scalar")
+    OP(div_scalar, TB_CAT_ELEMENTWISE, 1, 1, 1, params_scalar, NULL,
+       shape_same, flops_elem, bytes_io, NULL, TOL_MATH, "x / scalar")
+
+    /* reductions */
+    OP(max, TB_CAT_REDUCTION, 1, 1, 2, params_reduce, NULL,
+       shape_reduce_ext, flops_reduce, bytes_io, NULL, TOL_EXACT,
+       "largest element, over all or along an axis (NaN propagates)")
+    OP(min, TB_CAT_REDUCTION, 1, 1, 2, params_reduce, NULL,
+       shape_reduce_ext, flops_reduce, bytes_io, NULL, TOL_EXACT,
+       "smallest element, over all or along an axis (NaN propagates)")
+    OP(argmax, TB_CAT_REDUCTION, 1, 1, 2, params_reduce, NULL,
+       shape_reduce_ext, flops_reduce, bytes_io, NULL, TOL_EXACT,
+       "index of the first largest element (first NaN), flat over all or "
+       "along an axis; stored as values of the case dtype")
+    OP(var, TB_CAT_REDUCTION, 1, 1, 3, params_var, NULL, shape_reduce_ext,
+       flops_var, bytes_io, rlen_reduce, TOL_ACC,
+       "variance over all or along an axis, sum((x-mean)^2)/(n-correction)")
+
+    OP(softmax, TB_CAT_SOFTMAX, 1, 1, 1, params_axis, NULL,
+       shape_axis_same, flops_log_softmax, bytes_io, rlen_axis, TOL_ACC,
+       "exp(x - max) / sum(exp(x - max)) along an axis")
+    OP(permute, TB_CAT_LAYOUT, 1, 1, TB_MAX_PARAMS, params_permute, NULL,
+       shape_permute, flops_zero, bytes_io, NULL, TOL_EXACT,
+       "reorder dims: output dim i = input dim p<i>; materialized")
+
+    /* fused */
+    OP(add_relu, TB_CAT_FUSED, 2, 1, 0, NULL, NULL, shape_broadcast,
+       flops_elem, bytes_io, NULL, TOL_EW,
+       "relu(a + b) in one pass, NumPy broadcasting (fused add, relu)")
+    OP(linear, TB_CAT_FUSED, 3, 1, 0, NULL, NULL, shape_linear,
+       flops_linear, bytes_io, rlen_matmul, TOL_ACC,
+       "relu(x @ W + b): x [M,K], W [K,N], b [N] (fused matmul, add, "
+       "relu)")
+
+    /* convolution and pooling, NCHW */
+    OP(conv2d, TB_CAT_CONV, 3, 1, 3, params_conv, NULL, shape_conv2d,
+       flops_conv2d, bytes_io, rlen_conv2d, TOL_ACC,
+       "x [N,C,H,W] * w [O,C,KH,KW] + b [O] -> [N,O,OH,OW], zero padding")
+    OP(conv2d_nobias, TB_CAT_CONV, 2, 1, 3, params_conv, NULL,
+       shape_conv2d, flops_conv2d, bytes_io, rlen_conv2d, TOL_ACC,
+       "conv2d without bias: x [N,C,H,W] * w [O,C,KH,KW]")
+    OP(max_pool2d, TB_CAT_CONV, 1, 1, 3, params_pool, NULL, shape_pool2d,
+       flops_pool2d, bytes_io, NULL, TOL_EXACT,
+       "max over kernel x kernel windows of [N,C,H,W] (NaN propagates)")
+    OP(avg_pool2d, TB_CAT_CONV, 1, 1, 3, params_pool, NULL, shape_pool2d,
+       flops_pool2d, bytes_io, rlen_pool2d, TOL_ACC,
+       "mean over kernel x kernel windows of [N,C,H,W], padding counted "
+       "as zeros")
 };
 
 const tb_op *tb_op_get(tb_op_id id)
@@ -449,6 +952,8 @@ const char *tb_op_category_name(tb_op_category c)
     case TB_CAT_SOFTMAX: return "softmax";
     case TB_CAT_MATMUL: return "matmul";
     case TB_CAT_LAYOUT: return "layout";
+    case TB_CAT_FUSED: return "fused";
+    case TB_CAT_CONV: return "conv";
     }
     return "unknown";
 }

@@ -26,6 +26,8 @@ typedef enum {
     TB_CAT_SOFTMAX,
     TB_CAT_MATMUL,
     TB_CAT_LAYOUT,
+    TB_CAT_FUSED, /* one kernel for what is otherwise a sequence of ops */
+    TB_CAT_CONV,  /* NCHW convolution and pooling */
 } tb_op_category;
 
 typedef enum { TB_PARAM_INT, TB_PARAM_FLOAT, TB_PARAM_BOOL } tb_param_kind;
@@ -72,9 +74,19 @@ typedef double (*tb_cost_fn)(const struct tb_op *op, const tb_shape *in,
 typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
                          const tb_params *p);
 
+/* Every op, in the order `tbench list` shows them.  Adding an op is one
+ * name here, one row in op.c's table and a tb_ref_NAME kernel. */
 #define TB_OP_LIST(X)                                                     \
     X(add) X(sub) X(mul) X(div) X(relu) X(sum) X(mean) X(matmul)          \
-    X(transpose) X(log_softmax)
+    X(transpose) X(log_softmax)                                           \
+    X(neg) X(abs) X(exp) X(log) X(sqrt) X(rsqrt)                          \
+    X(leaky_relu) X(sigmoid) X(tanh) X(gelu) X(gelu_tanh) X(silu)         \
+    X(softplus)                                                           \
+    X(pow) X(maximum) X(minimum)                                          \
+    X(add_scalar) X(sub_scalar) X(mul_scalar) X(div_scalar)               \
+    X(max) X(min) X(argmax) X(var)                                        \
+    X(softmax) X(permute) X(add_relu) X(linear)                           \
+    X(conv2d) X(conv2d_nobias) X(max_pool2d) X(avg_pool2d)
 
 typedef enum {
 #define TB_OP_ENUM(name) TB_OP_##name,
@@ -129,5 +141,19 @@ int tb_op_infer(const tb_op *op, const tb_shape *in, int n_in,
 /* Normalise an axis parameter against ndim (negative counts from the end).
  * Returns 0 and the axis in *ax, or TB_EPARAM. */
 int tb_axis_norm(int64_t axis, int ndim, int *ax);
+
+/* permute's dims: params p0..p7 (schema of TB_OP_permute).  None set: the
+ * dims reversed.  Otherwise exactly p0..p(ndim-1) must be set, each in
+ * -ndim..ndim-1 (negative counts from the end), together a permutation of
+ * 0..ndim-1.  Output dim i is input dim perm[i].  Returns 0, or TB_EPARAM
+ * with the reason (naming "permute") in err (may be NULL). */
+int tb_permute_dims(const tb_params *p, int ndim, int perm[TB_MAX_DIMS],
+                    char *err, size_t errlen);
+
+/* Output size of a 2-D window op along one dim: floor((in + 2*pad -
+ * dil*(k-1) - 1) / stride) + 1, or 0 when the window does not fit (an
+ * empty output).  Preconditions: in, k, stride, dil >= 1, pad >= 0. */
+int64_t tb_window_out(int64_t in, int64_t k, int64_t stride, int64_t pad,
+                      int64_t dil);
 
 #endif

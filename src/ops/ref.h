@@ -3,23 +3,22 @@
  * Each reads host inputs of any dtype and any strides (including the
  * stride-0 dims of a broadcast view), accumulates in double and writes
  * contiguous f64 host outputs whose shapes come from the op's shape rule.
- * Clarity over speed: these are never timed. Signature: tb_ref_fn. */
+ * Clarity over speed: these are never timed. Signature: tb_ref_fn.
+ *
+ * One kernel per op of TB_OP_LIST, named tb_ref_NAME.  Float parameters
+ * that act on values (add_scalar's `scalar`, leaky_relu's `alpha`,
+ * softplus's `beta` and `threshold`) are first rounded to the input's
+ * dtype, as NumPy and PyTorch do with a Python scalar applied to a float32
+ * array, so an f32 kernel and the reference apply the same constant. */
 #ifndef TB_OPS_REF_H
 #define TB_OPS_REF_H
 
 #include "op.h"
 
-int tb_ref_add(const tb_tensor *in, tb_tensor *out, const tb_params *p);
-int tb_ref_sub(const tb_tensor *in, tb_tensor *out, const tb_params *p);
-int tb_ref_mul(const tb_tensor *in, tb_tensor *out, const tb_params *p);
-int tb_ref_div(const tb_tensor *in, tb_tensor *out, const tb_params *p);
-int tb_ref_relu(const tb_tensor *in, tb_tensor *out, const tb_params *p);
-int tb_ref_sum(const tb_tensor *in, tb_tensor *out, const tb_params *p);
-int tb_ref_mean(const tb_tensor *in, tb_tensor *out, const tb_params *p);
-int tb_ref_matmul(const tb_tensor *in, tb_tensor *out, const tb_params *p);
-int tb_ref_transpose(const tb_tensor *in, tb_tensor *out,
-                     const tb_params *p);
-int tb_ref_log_softmax(const tb_tensor *in, tb_tensor *out,
-                       const tb_params *p);
+#define TB_REF_DECLARE(name)                                              \
+    int tb_ref_##name(const tb_tensor *in, tb_tensor *out,                \
+                      const tb_params *p);
+TB_OP_LIST(TB_REF_DECLARE)
+#undef TB_REF_DECLARE
 
 #endif

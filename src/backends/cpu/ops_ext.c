@@ -1,0 +1,1074 @@
+/* Portable C kernels for the ops of issue 3.  See ops_ext.h.
+ *
+ * Layout of this file: launch counting and operand checks; typed element
+ * functions (one per op and dtype) and the loops generated from them; the
+ * drivers per family (unary, broadcasting binary, reductions, softmax,
+ * permute, linear, conv2d, pooling); the kernel table. */
+#include "ops_ext.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "../../ops/error.h"
+#include "../../ops/op.h"
+#include "../../ops/tensor.h"
+
+/* ------------------------------------------------------------------ */
+/* Launch counting                                                      */
+/* ------------------------------------------------------------------ */
+
+/* Offset of the launch counter in a cpu instance; SIZE_MAX: not bound. */
+static _Atomic size_t ext_counter_off = SIZE_MAX;
+
+void tb_cpu_ext_bind_counter(void *instance, _Atomic uint64_t *launches)
+{
+    if (!instance || !launches)
+        return;
+    size_t off = (size_t)((char *)launches - (char *)instance);
+    atomic_store_explicit(&ext_counter_off, off, memory_order_relaxed);
+}
+
+static void ext_count_launch(void *ctx)
+{
+    size_t off = atomic_load_explicit(&ext_counter_off, memory_order_relaxed);
+    if (!ctx || off == SIZE_MAX)
+        return;
+    _Atomic uint64_t *n = (_Atomic uint64_t *)(void *)((char *)ctx + off);
+    atomic_fetch_add_explicit(n, 1, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------------ */
+/* Operand checks                                                       */
+/* ------------------------------------------------------------------ */
+
+static int64_t ext_numel(const tb_tensor *t)
+{
+    int64_t n = 1;
+    for (int d = 0; d < t->ndim; d++)
+        n *= t->shape[d];
+    return n;
+}
+
+/* A kernel operand: dtype dt, sane header, contiguous, data present. */
+static int ext_operand(const tb_tensor *t, tb_dtype dt)
+{
+    if (!t || t->dtype != dt || t->ndim < 0 || t->ndim > TB_MAX_DIMS)
+        return TB_EINVAL;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] < 1)
+            return TB_ESHAPE;
+    if (!t->data || !tb_tensor_is_contiguous(t))
+        return TB_EINVAL;
+    return 0;
+}
+
+/* Count the launch, then check every operand and that the output has the
+ * shape op's rule gives for these inputs and parameters (so no kernel
+ * below can index past a buffer).  Returns 0 or a TB_E* code. */
+static int ext_begin(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
+                     tb_tensor *out, const tb_params *p)
+{
+    ext_count_launch(ctx);
+    const tb_op *op = tb_op_get(id);
+    if (!op || !in || !out)
+        return TB_EINVAL;
+    tb_shape ish[TB_MAX_INPUTS], osh[TB_MAX_OUTPUTS];
+    int rc;
+    for (int i = 0; i < op->n_in; i++) {
+        if ((rc = ext_operand(&in[i], dt)))
+            return rc;
+        ish[i] = tb_tensor_shape(&in[i]);
+    }
+    if ((rc = tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0)))
+        return rc;
+    for (int i = 0; i < op->n_out; i++) {
+        if (out[i].dtype != dt || !out[i].data ||
+            !tb_tensor_is_contiguous(&out[i]))
+            return TB_EINVAL;
+        tb_shape got = tb_tensor_shape(&out[i]);
+        if (!tb_shape_equal(&got, &osh[i]))
+            return TB_ESHAPE;
+    }
+    return 0;
+}
+
+/* Parameter idx of op id: p's value if set, else the schema default.
+ * Only for non-optional parameters (the shape rule validated the value). */
+static double ext_param(const tb_params *p, tb_op_id id, int idx)
+{
+    if (p && tb_params_has(p, idx))
+        return p->v[idx];
+    return tb_op_get(id)->params[idx].def;
+}
+
+/* ------------------------------------------------------------------ */
+/* Element functions                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Same stable forms as the reference kernels: sigmoid never computes
+ * 1/(1+inf) for negative x; gelu uses erfc; gelu_tanh is x*sigmoid(2u),
+ * equal to 0.5x(1+tanh u) without its cancellation for negative x. */
+static inline float stable_sigmoid_f32(float x)
+{
+    if (x >= 0)
+        return 1.0f / (1.0f + expf(-x));
+    float e = expf(x);
+    return e / (1.0f + e);
+}
+
+static inline double stable_sigmoid_f64(double x)
+{
+    if (x >= 0)
+        return 1.0 / (1.0 + exp(-x));
+    double e = exp(x);
+    return e / (1.0 + e);
+}
+
+/* k: the op's float parameters, converted to the dtype. */
+#define EXT_ELEM(T, SFX, SQRT, EXP, LOG, TANH, ERFC, LOG1P, FABS)          \
+    static inline T neg_##SFX(T x, const T *k)                            \
+    {                                                                     \
+        (void)k;                                                          \
+        return -x;                                                        \
+    }                                                                     \
+    static inline T abs_##SFX(T x, const T *k)                            \
+    {                                                                     \
+        (void)k;                                                          \
+        return FABS(x);                                                   \
+    }                                                                     \
+    static inline T exp_##SFX(T x, const T *k)                            \
+    {                                                                     \
+        (void)k;                                                          \
+        return EXP(x);                                                    \
+    }                                                                     \
+    static inline T log_##SFX(T x, const T *k)                            \
+    {                                                                     \
+        (void)k;                                                          \
+        return LOG(x);                                                    \
+    }                                                                     \
+    static inline T sqrt_##SFX(T x, const T *k)                           \
+    {                                                                     \
+        (void)k;                                                          \
+        return SQRT(x);                                                   \
+    }                                                                     \
+    static inline T rsqrt_##SFX(T x, const T *k)                          \
+    {                                                                     \
+        (void)k;                                                          \
+        return (T)1 / SQRT(x);                                            \
+    }                                                                     \
+    static inline T leaky_relu_##SFX(T x, const T *k)                     \
+    {                                                                     \
+        return x > 0 ? x : k[0] * x;                                      \
+    }                                                                     \
+    static inline T sigmoid_##SFX(T x, const T *k)                        \
+    {                                                                     \
+        (void)k;                                                          \
+        return stable_sigmoid_##SFX(x);                                       \
+    }                                                                     \
+    static inline T tanh_##SFX(T x, const T *k)                           \
+    {                                                                     \
+        (void)k;                                                          \
+        return TANH(x);                                                   \
+    }                                                                     \
+    static inline T gelu_##SFX(T x, const T *k)                           \
+    {                                                                     \
+        (void)k;                                                          \
+        return (T)0.5 * x * ERFC(-x * (T)M_SQRT1_2);                      \
+    }                                                                     \
+    static inline T gelu_tanh_##SFX(T x, const T *k)                      \
+    {                                                                     \
+        (void)k;                                                          \
+        const T c = (T)0.7978845608028654; /* sqrt(2/pi) */               \
+        T u = c * (x + (T)0.044715 * x * x * x);                          \
+        return x * stable_sigmoid_##SFX((T)2 * u);                            \
+    }                                                                     \
+    static inline T silu_##SFX(T x, const T *k)                           \
+    {                                                                     \
+        (void)k;                                                          \
+        return x * stable_sigmoid_##SFX(x);                                   \
+    }                                                                     \
+    static inline T softplus_##SFX(T x, const T *k)                       \
+    {                                                                     \
+        T z = k[0] * x;                                                   \
+        return z > k[1] ? x : LOG1P(EXP(z)) / k[0];                       \
+    }                                                                     \
+    static inline T add_scalar_##SFX(T x, const T *k)                     \
+    {                                                                     \
+        return x + k[0];                                                  \
+    }                                                                     \
+    static inline T sub_scalar_##SFX(T x, const T *k)                     \
+    {                                                                     \
+        return x - k[0];                                                  \
+    }                                                                     \
+    static inline T mul_scalar_##SFX(T x, const T *k)                     \
+    {                                                                     \
+        return x * k[0];                                                  \
+    }                                                                     \
+    static inline T div_scalar_##SFX(T x, const T *k)                     \
+    {                                                                     \
+        return x / k[0];                                                  \
+    }                                                                     \
+    /* binary */                                                          \
+    static inline T pow_##SFX(T a, T b)                                   \
+    {                                                                     \
+        return POW_##SFX(a, b);                                           \
+    }                                                                     \
+    /* NaN in either operand gives NaN (a + b is then NaN) */             \
+    static inline T maximum_##SFX(T a, T b)                               \
+    {                                                                     \
+        return a != a || b != b ? a + b : (a >= b ? a : b);               \
+    }                                                                     \
+    static inline T minimum_##SFX(T a, T b)                               \
+    {                                                                     \
+        return a != a || b != b ? a + b : (a <= b ? a : b);               \
+    }                                                                     \
+    /* relu(a + b): NaN passes, -0.0 and negatives give +0 */             \
+    static inline T add_relu_##SFX(T a, T b)                              \
+    {                                                                     \
+        T s = a + b;                                                      \
+        return s > 0 ? s : (s != s ? s : (T)0);                           \
+    }
+
+#define POW_f32 powf
+#define POW_f64 pow
+
+EXT_ELEM(float, f32, sqrtf, expf, logf, tanhf, erfcf, log1pf, fabsf)
+EXT_ELEM(double, f64, sqrt, exp, log, tanh, erfc, log1p, fabs)
+
+/* ------------------------------------------------------------------ */
+/* Unary driver                                                         */
+/* ------------------------------------------------------------------ */
+
+/* o[i] = f(x[i]) for i < n; k: the op's float parameters. */
+typedef void (*ext_unary_loop)(const void *x, void *o, int64_t n,
+                               const double *k);
+
+#define EXT_UNARY_LOOP(NAME, T, SFX)                                      \
+    static void NAME##_##SFX##_loop(const void *xv, void *ov, int64_t n,  \
+                                    const double *kd)                     \
+    {                                                                     \
+        const T *restrict x = xv;                                         \
+        T *restrict o = ov;                                               \
+        const T k[2] = {(T)kd[0], (T)kd[1]};                              \
+        for (int64_t i = 0; i < n; i++)                                   \
+            o[i] = NAME##_##SFX(x[i], k);                                 \
+    }
+
+static int ext_unary(void *ctx, const tb_tensor *in, tb_tensor *out,
+                     const tb_params *p, tb_op_id id, tb_dtype dt,
+                     ext_unary_loop loop, int nk)
+{
+    int rc = ext_begin(ctx, id, dt, in, out, p);
+    if (rc)
+        return rc;
+    double k[2] = {0, 0};
+    for (int i = 0; i < nk; i++)
+        k[i] = ext_param(p, id, i);
+    loop(in[0].data, out[0].data, ext_numel(&in[0]), k);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Broadcasting binary driver                                           */
+/* ------------------------------------------------------------------ */
+
+/* o[i] = f(a[i*sa], b[i*sb]) for i < n (sa, sb are 0 or 1 for a
+ * broadcast or a contiguous operand). */
+typedef void (*ext_binary_loop)(const void *a, int64_t sa, const void *b,
+                                int64_t sb, void *o, int64_t n);
+
+#define EXT_BINARY_LOOP(NAME, T, SFX)                                     \
+    static void NAME##_##SFX##_loop(const void *av, int64_t sa,           \
+                                    const void *bv, int64_t sb, void *ov, \
+                                    int64_t n)                            \
+    {                                                                     \
+        const T *restrict a = av;                                         \
+        const T *restrict b = bv;                                         \
+        T *restrict o = ov;                                               \
+        if (sa == 1 && sb == 1) {                                         \
+            for (int64_t i = 0; i < n; i++)                               \
+                o[i] = NAME##_##SFX(a[i], b[i]);                          \
+        } else {                                                          \
+            for (int64_t i = 0; i < n; i++)                               \
+                o[i] = NAME##_##SFX(a[i * sa], b[i * sb]);                \
+        }                                                                 \
+    }
+
+/* Strides (in elements) of contiguous t read as the broadcast output
+ * shape of nd dims: trailing dims aligned, 0 where t has size 1. */
+static void ext_bcast_strides(const tb_tensor *t, int nd, int64_t *st)
+{
+    int64_t s = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        int j = d - (nd - t->ndim);
+        if (j < 0 || t->shape[j] == 1) {
+            st[d] = 0;
+        } else {
+            st[d] = s;
+        }
+        if (j >= 0)
+            s *= t->shape[j];
+    }
+}
+
+/* Broadcasting (ext_begin checked that the shapes broadcast to out): the
+ * output's last dim is one loop call; an odometer walks the rest. */
+static int ext_binary(void *ctx, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p, tb_op_id id, tb_dtype dt,
+                      ext_binary_loop loop)
+{
+    int rc = ext_begin(ctx, id, dt, in, out, p);
+    if (rc)
+        return rc;
+    const int nd = out->ndim;
+    const size_t esz = tb_dtype_size(dt);
+    int64_t sa[TB_MAX_DIMS] = {0}, sb[TB_MAX_DIMS] = {0};
+    ext_bcast_strides(&in[0], nd, sa);
+    ext_bcast_strides(&in[1], nd, sb);
+    const int64_t inner = out->shape[nd - 1];
+    const int64_t rows = ext_numel(out) / inner;
+    int64_t idx[TB_MAX_DIMS] = {0}, oa = 0, ob = 0;
+    const char *a = in[0].data, *b = in[1].data;
+    char *o = out->data;
+    for (int64_t r = 0; r < rows; r++) {
+        loop(a + (size_t)oa * esz, sa[nd - 1], b + (size_t)ob * esz,
+             sb[nd - 1], o + (size_t)(r * inner) * esz, inner);
+        for (int d = nd - 2; d >= 0; d--) {
+            oa += sa[d];
+            ob += sb[d];
+            if (++idx[d] < out->shape[d])
+                break;
+            oa -= sa[d] * out->shape[d];
+            ob -= sb[d] * out->shape[d];
+            idx[d] = 0;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reductions and softmax: the input as [outer, len, inner]             */
+/* ------------------------------------------------------------------ */
+
+/* Lanes of a reduction over param 0 "axis" (absent: one lane of every
+ * element).  Lane (o, i) starts at o*len*inner + i, step inner. */
+typedef struct ext_lanes {
+    int64_t outer, len, inner;
+} ext_lanes;
+
+static ext_lanes ext_lanes_of(const tb_tensor *x, const tb_params *p,
+                              bool axis_optional, double axis_def)
+{
+    ext_lanes l = {1, ext_numel(x), 1};
+    double a;
+    if (p && tb_params_has(p, 0))
+        a = p->v[0];
+    else if (axis_optional)
+        return l;
+    else
+        a = axis_def;
+    int ax = 0;
+    tb_axis_norm((int64_t)a, x->ndim, &ax); /* checked by ext_begin */
+    l.outer = 1;
+    for (int d = 0; d < ax; d++)
+        l.outer *= x->shape[d];
+    l.len = x->shape[ax];
+    l.inner = 1;
+    for (int d = ax + 1; d < x->ndim; d++)
+        l.inner *= x->shape[d];
+    return l;
+}
+
+/* Independent partial sums in a lane's double accumulations. */
+#define EXT_ACC 8
+
+/* One output per lane: *o = reduce(x[0], x[step], ... x[(len-1)*step]).
+ * corr: var's correction. */
+#define EXT_REDUCE_LANES(T, SFX)                                          \
+    static T max_lane_##SFX(const T *x, int64_t len, int64_t step,        \
+                            int64_t corr)                                 \
+    {                                                                     \
+        (void)corr;                                                       \
+        T m = x[0];                                                       \
+        for (int64_t j = 1; j < len; j++) {                               \
+            T v = x[j * step];                                            \
+            if (v > m || v != v)                                          \
+                m = v; /* once NaN, nothing compares greater */           \
+        }                                                                 \
+        return m;                                                         \
+    }                                                                     \
+    static T min_lane_##SFX(const T *x, int64_t len, int64_t step,        \
+                            int64_t corr)                                 \
+    {                                                                     \
+        (void)corr;                                                       \
+        T m = x[0];                                                       \
+        for (int64_t j = 1; j < len; j++) {                               \
+            T v = x[j * step];                                            \
+            if (v < m || v != v)                                          \
+                m = v;                                                    \
+        }                                                                 \
+        return m;                                                         \
+    }                                                                     \
+    /* first maximum, or first NaN; the index as a value of T */          \
+    static T argmax_lane_##SFX(const T *x, int64_t len, int64_t step,     \
+                               int64_t corr)                              \
+    {                                                                     \
+        (void)corr;                                                       \
+        T m = x[0];                                                       \
+        int64_t at = 0;                                                   \
+        for (int64_t j = 1; j < len && m == m; j++) {                     \
+            T v = x[j * step];                                            \
+            if (v > m || v != v) {                                        \
+                m = v;                                                    \
+                at = j;                                                   \
+            }                                                             \
+        }                                                                 \
+        return (T)at;                                                     \
+    }                                                                     \
+    /* corrected two-pass variance, accumulated in double in EXT_ACC     \
+     * independent partial sums (a single running sum would wait on the  \
+     * add latency for every element) */                                  \
+    static T var_lane_##SFX(const T *x, int64_t len, int64_t step,        \
+                            int64_t corr)                                 \
+    {                                                                     \
+        double s[EXT_ACC] = {0}, d[EXT_ACC] = {0}, d2[EXT_ACC] = {0};     \
+        int64_t j = 0;                                                    \
+        for (; j + EXT_ACC <= len; j += EXT_ACC)                          \
+            for (int u = 0; u < EXT_ACC; u++)                             \
+                s[u] += (double)x[(j + u) * step];                        \
+        for (; j < len; j++)                                              \
+            s[0] += (double)x[j * step];                                  \
+        for (int u = 1; u < EXT_ACC; u++)                                 \
+            s[0] += s[u];                                                 \
+        const double mean = s[0] / (double)len;                           \
+        for (j = 0; j + EXT_ACC <= len; j += EXT_ACC)                     \
+            for (int u = 0; u < EXT_ACC; u++) {                           \
+                double t = (double)x[(j + u) * step] - mean;              \
+                d[u] += t;                                                \
+                d2[u] += t * t;                                           \
+            }                                                             \
+        for (; j < len; j++) {                                            \
+            double t = (double)x[j * step] - mean;                        \
+            d[0] += t;                                                    \
+            d2[0] += t * t;                                               \
+        }                                                                 \
+        for (int u = 1; u < EXT_ACC; u++) {                               \
+            d[0] += d[u];                                                 \
+            d2[0] += d2[u];                                               \
+        }                                                                 \
+        return (T)((d2[0] - d[0] * d[0] / (double)len) /                  \
+                   (double)(len - corr));                                 \
+    }
+
+EXT_REDUCE_LANES(float, f32)
+EXT_REDUCE_LANES(double, f64)
+
+/* Reductions over a non-last axis: w <= EXT_COLS adjacent lanes at once
+ * (lane t reads x[j*step + t]), so each pass reads whole rows with unit
+ * stride instead of striding through memory lane by lane.  Same results
+ * as the lane functions up to the order of var's partial sums.
+ * Accumulators live on the stack (no allocation in a kernel). */
+#define EXT_COLS 256
+
+#define EXT_REDUCE_COLS(T, SFX)                                           \
+    static void max_cols_##SFX(const T *x, T *o, int64_t len,             \
+                               int64_t step, int64_t w, int64_t corr)     \
+    {                                                                     \
+        (void)corr;                                                       \
+        for (int64_t t = 0; t < w; t++)                                   \
+            o[t] = x[t];                                                  \
+        for (int64_t j = 1; j < len; j++)                                 \
+            for (int64_t t = 0; t < w; t++) {                             \
+                T v = x[j * step + t];                                    \
+                if (v > o[t] || v != v)                                   \
+                    o[t] = v;                                             \
+            }                                                             \
+    }                                                                     \
+    static void min_cols_##SFX(const T *x, T *o, int64_t len,             \
+                               int64_t step, int64_t w, int64_t corr)     \
+    {                                                                     \
+        (void)corr;                                                       \
+        for (int64_t t = 0; t < w; t++)                                   \
+            o[t] = x[t];                                                  \
+        for (int64_t j = 1; j < len; j++)                                 \
+            for (int64_t t = 0; t < w; t++) {                             \
+                T v = x[j * step + t];                                    \
+                if (v < o[t] || v != v)                                   \
+                    o[t] = v;                                             \
+            }                                                             \
+    }                                                                     \
+    /* a lane's NaN maximum is final: later NaNs do not move its index */ \
+    static void argmax_cols_##SFX(const T *x, T *o, int64_t len,          \
+                                  int64_t step, int64_t w, int64_t corr)  \
+    {                                                                     \
+        (void)corr;                                                       \
+        T m[EXT_COLS];                                                    \
+        int64_t at[EXT_COLS];                                             \
+        for (int64_t t = 0; t < w; t++) {                                 \
+            m[t] = x[t];                                                  \
+            at[t] = 0;                                                    \
+        }                                                                 \
+        for (int64_t j = 1; j < len; j++)                                 \
+            for (int64_t t = 0; t < w; t++) {                             \
+                T v = x[j * step + t];                                    \
+                if (v > m[t] || (v != v && m[t] == m[t])) {               \
+                    m[t] = v;                                             \
+                    at[t] = j;                                            \
+                }                                                         \
+            }                                                             \
+        for (int64_t t = 0; t < w; t++)                                   \
+            o[t] = (T)at[t];                                              \
+    }                                                                     \
+    static void var_cols_##SFX(const T *x, T *o, int64_t len,             \
+                               int64_t step, int64_t w, int64_t corr)     \
+    {                                                                     \
+        double s[EXT_COLS], d[EXT_COLS], d2[EXT_COLS];                    \
+        for (int64_t t = 0; t < w; t++)                                   \
+            s[t] = d[t] = d2[t] = 0;                                      \
+        for (int64_t j = 0; j < len; j++)                                 \
+            for (int64_t t = 0; t < w; t++)                               \
+                s[t] += (double)x[j * step + t];                          \
+        for (int64_t t = 0; t < w; t++)                                   \
+            s[t] /= (double)len; /* the mean */                           \
+        for (int64_t j = 0; j < len; j++)                                 \
+            for (int64_t t = 0; t < w; t++) {                             \
+                double u = (double)x[j * step + t] - s[t];                \
+                d[t] += u;                                                \
+                d2[t] += u * u;                                           \
+            }                                                             \
+        for (int64_t t = 0; t < w; t++)                                   \
+            o[t] = (T)((d2[t] - d[t] * d[t] / (double)len) /              \
+                       (double)(len - corr));                             \
+    }
+
+EXT_REDUCE_COLS(float, f32)
+EXT_REDUCE_COLS(double, f64)
+
+typedef float (*ext_lane_f32)(const float *, int64_t, int64_t, int64_t);
+typedef double (*ext_lane_f64)(const double *, int64_t, int64_t, int64_t);
+typedef void (*ext_cols_fn)(const void *x, void *o, int64_t len,
+                            int64_t step, int64_t w, int64_t corr);
+
+/* max/min/argmax/var: params 0 axis (optional), 1 keepdim, 2 correction
+ * (var).  Output element (o, i) is lane (o, i): the row-major order of
+ * the output with or without the kept dim.  Contiguous lanes (the last
+ * axis, or all elements) go one by one; lanes of a non-last axis go
+ * EXT_COLS at a time. */
+static int ext_reduce(void *ctx, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p, tb_op_id id, tb_dtype dt,
+                      ext_lane_f32 f32, ext_lane_f64 f64, ext_cols_fn cols)
+{
+    int rc = ext_begin(ctx, id, dt, in, out, p);
+    if (rc)
+        return rc;
+    ext_lanes l = ext_lanes_of(&in[0], p, true, 0);
+    int64_t corr = id == TB_OP_var ? (int64_t)ext_param(p, id, 2) : 0;
+    const size_t esz = tb_dtype_size(dt);
+    for (int64_t o = 0; o < l.outer; o++) {
+        if (l.inner > 1) {
+            for (int64_t i = 0; i < l.inner; i += EXT_COLS) {
+                int64_t w = l.inner - i < EXT_COLS ? l.inner - i : EXT_COLS;
+                cols((const char *)in[0].data +
+                         (size_t)(o * l.len * l.inner + i) * esz,
+                     (char *)out->data + (size_t)(o * l.inner + i) * esz,
+                     l.len, l.inner, w, corr);
+            }
+            continue;
+        }
+        if (dt == TB_F32)
+            ((float *)out->data)[o] =
+                f32((const float *)in[0].data + o * l.len, l.len, 1, corr);
+        else
+            ((double *)out->data)[o] =
+                f64((const double *)in[0].data + o * l.len, l.len, 1, corr);
+    }
+    return 0;
+}
+
+/* softmax along param 0 "axis" (default -1): max in T, exp in T (float
+ * libm for f32), the sum in double, then one multiply by its inverse. */
+#define EXT_SOFTMAX_LANE(T, SFX, EXP)                                     \
+    static void softmax_lane_##SFX(const T *x, T *o, int64_t len,         \
+                                   int64_t step)                          \
+    {                                                                     \
+        T m = x[0];                                                       \
+        for (int64_t j = 1; j < len; j++)                                 \
+            if (x[j * step] > m || x[j * step] != x[j * step])            \
+                m = x[j * step];                                          \
+        double s = 0;                                                     \
+        for (int64_t j = 0; j < len; j++) {                               \
+            T e = EXP(x[j * step] - m);                                   \
+            o[j * step] = e;                                              \
+            s += (double)e;                                               \
+        }                                                                 \
+        const T inv = (T)(1.0 / s);                                       \
+        for (int64_t j = 0; j < len; j++)                                 \
+            o[j * step] *= inv;                                           \
+    }
+
+EXT_SOFTMAX_LANE(float, f32, expf)
+EXT_SOFTMAX_LANE(double, f64, exp)
+
+/* w <= EXT_COLS adjacent lanes of a non-last axis at once (see
+ * EXT_REDUCE_COLS); per lane the same operations as softmax_lane. */
+#define EXT_SOFTMAX_COLS(T, SFX, EXP)                                     \
+    static void softmax_cols_##SFX(const T *x, T *o, int64_t len,         \
+                                   int64_t step, int64_t w)               \
+    {                                                                     \
+        T m[EXT_COLS];                                                    \
+        double s[EXT_COLS];                                               \
+        for (int64_t t = 0; t < w; t++) {                                 \
+            m[t] = x[t];                                                  \
+            s[t] = 0;                                                     \
+        }                                                                 \
+        for (int64_t j = 1; j < len; j++)                                 \
+            for (int64_t t = 0; t < w; t++) {                             \
+                T v = x[j * step + t];                                    \
+                if (v > m[t] || v != v)                                   \
+                    m[t] = v;                                             \
+            }                                                             \
+        for (int64_t j = 0; j < len; j++)                                 \
+            for (int64_t t = 0; t < w; t++) {                             \
+                T e = EXP(x[j * step + t] - m[t]);                        \
+                o[j * step + t] = e;                                      \
+                s[t] += (double)e;                                        \
+            }                                                             \
+        for (int64_t t = 0; t < w; t++)                                   \
+            m[t] = (T)(1.0 / s[t]); /* now the inverse sum */             \
+        for (int64_t j = 0; j < len; j++)                                 \
+            for (int64_t t = 0; t < w; t++)                               \
+                o[j * step + t] *= m[t];                                  \
+    }
+
+EXT_SOFTMAX_COLS(float, f32, expf)
+EXT_SOFTMAX_COLS(double, f64, exp)
+
+static int ext_softmax(void *ctx, const tb_tensor *in, tb_tensor *out,
+                       const tb_params *p, tb_dtype dt)
+{
+    int rc = ext_begin(ctx, TB_OP_softmax, dt, in, out, p);
+    if (rc)
+        return rc;
+    ext_lanes l = ext_lanes_of(&in[0], p, false,
+                               tb_op_get(TB_OP_softmax)->params[0].def);
+    for (int64_t o = 0; o < l.outer; o++)
+        for (int64_t i = 0; i < l.inner; i += EXT_COLS) {
+            int64_t base = o * l.len * l.inner + i;
+            int64_t w = l.inner - i < EXT_COLS ? l.inner - i : EXT_COLS;
+            if (l.inner == 1 && dt == TB_F32)
+                softmax_lane_f32((const float *)in[0].data + base,
+                                 (float *)out->data + base, l.len, 1);
+            else if (l.inner == 1)
+                softmax_lane_f64((const double *)in[0].data + base,
+                                 (double *)out->data + base, l.len, 1);
+            else if (dt == TB_F32)
+                softmax_cols_f32((const float *)in[0].data + base,
+                                 (float *)out->data + base, l.len, l.inner,
+                                 w);
+            else
+                softmax_cols_f64((const double *)in[0].data + base,
+                                 (double *)out->data + base, l.len, l.inner,
+                                 w);
+        }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* permute                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Output in row-major order; the input is read through its strides
+ * permuted.  The last output dim is one strided copy loop. */
+static int ext_permute(void *ctx, const tb_tensor *in, tb_tensor *out,
+                       const tb_params *p, tb_dtype dt)
+{
+    int rc = ext_begin(ctx, TB_OP_permute, dt, in, out, p);
+    if (rc)
+        return rc;
+    const tb_tensor *x = &in[0];
+    const int nd = x->ndim;
+    int perm[TB_MAX_DIMS];
+    if (tb_permute_dims(p, nd, perm, NULL, 0))
+        return TB_EPARAM;
+    int64_t st[TB_MAX_DIMS];
+    for (int d = 0; d < nd; d++)
+        st[d] = x->strides[perm[d]];
+    const int64_t inner = out->shape[nd - 1], is = st[nd - 1];
+    const int64_t rows = ext_numel(out) / inner;
+    int64_t idx[TB_MAX_DIMS] = {0}, off = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        if (dt == TB_F32) {
+            const float *restrict s = (const float *)x->data + off;
+            float *restrict o = (float *)out->data + r * inner;
+            for (int64_t j = 0; j < inner; j++)
+                o[j] = s[j * is];
+        } else {
+            const double *restrict s = (const double *)x->data + off;
+            double *restrict o = (double *)out->data + r * inner;
+            for (int64_t j = 0; j < inner; j++)
+                o[j] = s[j * is];
+        }
+        for (int d = nd - 2; d >= 0; d--) {
+            off += st[d];
+            if (++idx[d] < out->shape[d])
+                break;
+            off -= st[d] * out->shape[d];
+            idx[d] = 0;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* linear, conv2d, pooling                                              */
+/* ------------------------------------------------------------------ */
+
+/* relu(x @ W + b), x [M,K], W [K,N], b [N]: each output row starts as b,
+ * takes x[m,k] * W[k,:] for k in order (unit-stride inner loop), then
+ * relu, in one pass over the row. */
+#define EXT_LINEAR(T, SFX)                                                \
+    static void linear_##SFX(const T *restrict x, const T *restrict w,    \
+                             const T *restrict b, T *restrict o,          \
+                             int64_t M, int64_t K, int64_t N)             \
+    {                                                                     \
+        for (int64_t m = 0; m < M; m++) {                                 \
+            T *restrict row = o + m * N;                                  \
+            for (int64_t n = 0; n < N; n++)                               \
+                row[n] = b[n];                                            \
+            for (int64_t k = 0; k < K; k++) {                             \
+                const T a = x[m * K + k];                                 \
+                const T *restrict wr = w + k * N;                         \
+                for (int64_t n = 0; n < N; n++)                           \
+                    row[n] += a * wr[n];                                  \
+            }                                                             \
+            for (int64_t n = 0; n < N; n++)                               \
+                row[n] = row[n] > 0 ? row[n]                              \
+                                    : (row[n] != row[n] ? row[n] : (T)0); \
+        }                                                                 \
+    }
+
+EXT_LINEAR(float, f32)
+EXT_LINEAR(double, f64)
+
+static int ext_linear(void *ctx, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p, tb_dtype dt)
+{
+    int rc = ext_begin(ctx, TB_OP_linear, dt, in, out, p);
+    if (rc)
+        return rc;
+    int64_t M = in[0].shape[0], K = in[0].shape[1], N = in[1].shape[1];
+    if (dt == TB_F32)
+        linear_f32(in[0].data, in[1].data, in[2].data, out->data, M, K, N);
+    else
+        linear_f64(in[0].data, in[1].data, in[2].data, out->data, M, K, N);
+    return 0;
+}
+
+/* First and one-past-last output index o in [0, n_out) whose input
+ * index o*s - pad + t lies in [0, n_in). */
+static void ext_valid_range(int64_t n_in, int64_t n_out, int64_t s,
+                            int64_t pad, int64_t t, int64_t *lo, int64_t *hi)
+{
+    int64_t a = pad - t; /* o*s >= a */
+    int64_t first = a <= 0 ? 0 : (a + s - 1) / s;
+    int64_t b = n_in - 1 + pad - t; /* o*s <= b */
+    int64_t last = b < 0 ? -1 : b / s;
+    *lo = first;
+    *hi = last + 1 < n_out ? last + 1 : n_out;
+    if (*hi < *lo)
+        *hi = *lo;
+}
+
+/* conv2d: per (n, oc) output plane: start from the bias (or 0), then for
+ * every (c, kh, kw) tap add w * the input row it reads, over the output
+ * columns whose tap is inside the input (no per-element branch). */
+#define EXT_CONV2D(T, SFX)                                                \
+    static void conv2d_##SFX(const T *restrict x, const T *restrict w,    \
+                             const T *restrict b, T *restrict o,          \
+                             const int64_t *xs, const int64_t *ws,        \
+                             int64_t OH, int64_t OW, int64_t s,           \
+                             int64_t pad, int64_t dil)                    \
+    {                                                                     \
+        const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];         \
+        const int64_t O = ws[0], KH = ws[2], KW = ws[3];                  \
+        for (int64_t n = 0; n < N; n++)                                   \
+            for (int64_t oc = 0; oc < O; oc++) {                          \
+                T *restrict op = o + (n * O + oc) * OH * OW;              \
+                for (int64_t i = 0; i < OH * OW; i++)                     \
+                    op[i] = b ? b[oc] : (T)0;                             \
+                for (int64_t c = 0; c < C; c++) {                         \
+                    const T *xp = x + (n * C + c) * H * W;                \
+                    for (int64_t kh = 0; kh < KH; kh++) {                 \
+                        int64_t h0, h1;                                   \
+                        ext_valid_range(H, OH, s, pad, kh * dil, &h0,     \
+                                        &h1);                             \
+                        for (int64_t kw = 0; kw < KW; kw++) {             \
+                            const T wv =                                  \
+                                w[((oc * C + c) * KH + kh) * KW + kw];    \
+                            int64_t w0, w1;                               \
+                            ext_valid_range(W, OW, s, pad, kw * dil, &w0, \
+                                            &w1);                         \
+                            const int64_t dw = kw * dil - pad;            \
+                            for (int64_t oh = h0; oh < h1; oh++) {        \
+                                const T *xr =                             \
+                                    xp + (oh * s - pad + kh * dil) * W;   \
+                                T *restrict orow = op + oh * OW;          \
+                                for (int64_t ow = w0; ow < w1; ow++)      \
+                                    orow[ow] += wv * xr[ow * s + dw];     \
+                            }                                             \
+                        }                                                 \
+                    }                                                     \
+                }                                                         \
+            }                                                             \
+    }
+
+EXT_CONV2D(float, f32)
+EXT_CONV2D(double, f64)
+
+/* conv2d params: 0 stride, 1 padding, 2 dilation. */
+static int ext_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p, tb_op_id id, tb_dtype dt)
+{
+    int rc = ext_begin(ctx, id, dt, in, out, p);
+    if (rc)
+        return rc;
+    int64_t s = (int64_t)ext_param(p, id, 0);
+    int64_t pad = (int64_t)ext_param(p, id, 1);
+    int64_t dil = (int64_t)ext_param(p, id, 2);
+    const void *b = id == TB_OP_conv2d ? in[2].data : NULL;
+    if (dt == TB_F32)
+        conv2d_f32(in[0].data, in[1].data, b, out->data, in[0].shape,
+                   in[1].shape, out->shape[2], out->shape[3], s, pad, dil);
+    else
+        conv2d_f64(in[0].data, in[1].data, b, out->data, in[0].shape,
+                   in[1].shape, out->shape[2], out->shape[3], s, pad, dil);
+    return 0;
+}
+
+/* Pooling over k x k windows clipped to the input: max (NaN propagates;
+ * padding never wins) or the in-bounds sum over k*k (padding counts as
+ * zeros, PyTorch's count_include_pad=True).  REDUCE(acc, v) folds one
+ * element in; FINISH(acc) gives the output. */
+#define EXT_POOL2D(NAME, T, INIT, REDUCE, FINISH)                         \
+    static void NAME(const T *restrict x, T *restrict o,                  \
+                     const int64_t *xs, int64_t OH, int64_t OW, int64_t k, \
+                     int64_t s, int64_t pad)                              \
+    {                                                                     \
+        const int64_t H = xs[2], W = xs[3];                               \
+        const int64_t planes = xs[0] * xs[1];                             \
+        const T inv = (T)1 / (T)(k * k);                                  \
+        (void)inv;                                                        \
+        for (int64_t pl = 0; pl < planes; pl++) {                         \
+            const T *xp = x + pl * H * W;                                 \
+            T *op = o + pl * OH * OW;                                     \
+            for (int64_t oh = 0; oh < OH; oh++) {                         \
+                int64_t h0 = oh * s - pad, h1 = h0 + k;                   \
+                h0 = h0 < 0 ? 0 : h0;                                     \
+                h1 = h1 > H ? H : h1;                                     \
+                for (int64_t ow = 0; ow < OW; ow++) {                     \
+                    int64_t w0 = ow * s - pad, w1 = w0 + k;               \
+                    w0 = w0 < 0 ? 0 : w0;                                 \
+                    w1 = w1 > W ? W : w1;                                 \
+                    T acc = INIT;                                         \
+                    for (int64_t h = h0; h < h1; h++)                     \
+                        for (int64_t c = w0; c < w1; c++) {               \
+                            const T v = xp[h * W + c];                    \
+                            REDUCE;                                       \
+                        }                                                 \
+                    op[oh * OW + ow] = FINISH;                            \
+                }                                                         \
+            }                                                             \
+        }                                                                 \
+    }
+
+/* max: starts from the first in-bounds element; a NaN element replaces
+ * acc (v != v), and once acc is NaN no v compares greater, so it stays. */
+EXT_POOL2D(max_pool2d_f32, float, xp[h0 * W + w0],
+           if (v > acc || v != v) acc = v, acc)
+EXT_POOL2D(max_pool2d_f64, double, xp[h0 * W + w0],
+           if (v > acc || v != v) acc = v, acc)
+EXT_POOL2D(avg_pool2d_f32, float, 0.0f, acc += v, acc * inv)
+EXT_POOL2D(avg_pool2d_f64, double, 0.0, acc += v, acc * inv)
+
+/* Pool params: 0 kernel, 1 stride (optional: = kernel), 2 padding. */
+static int ext_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p, tb_op_id id, tb_dtype dt)
+{
+    int rc = ext_begin(ctx, id, dt, in, out, p);
+    if (rc)
+        return rc;
+    int64_t k = (int64_t)ext_param(p, id, 0);
+    int64_t s = p && tb_params_has(p, 1) ? (int64_t)p->v[1] : k;
+    int64_t pad = (int64_t)ext_param(p, id, 2);
+    const int64_t OH = out->shape[2], OW = out->shape[3];
+    if (id == TB_OP_max_pool2d && dt == TB_F32)
+        max_pool2d_f32(in[0].data, out->data, in[0].shape, OH, OW, k, s,
+                       pad);
+    else if (id == TB_OP_max_pool2d)
+        max_pool2d_f64(in[0].data, out->data, in[0].shape, OH, OW, k, s,
+                       pad);
+    else if (dt == TB_F32)
+        avg_pool2d_f32(in[0].data, out->data, in[0].shape, OH, OW, k, s,
+                       pad);
+    else
+        avg_pool2d_f64(in[0].data, out->data, in[0].shape, OH, OW, k, s,
+                       pad);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Kernels and the table                                                */
+/* ------------------------------------------------------------------ */
+
+#define EXT_K_UNARY(NAME, NK)                                             \
+    EXT_UNARY_LOOP(NAME, float, f32)                                      \
+    EXT_UNARY_LOOP(NAME, double, f64)                                     \
+    static int k_##NAME##_f32(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
+    {                                                                     \
+        return ext_unary(ctx, in, out, p, TB_OP_##NAME, TB_F32,           \
+                         NAME##_f32_loop, NK);                            \
+    }                                                                     \
+    static int k_##NAME##_f64(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
+    {                                                                     \
+        return ext_unary(ctx, in, out, p, TB_OP_##NAME, TB_F64,           \
+                         NAME##_f64_loop, NK);                            \
+    }
+
+#define EXT_K_BINARY(NAME)                                                \
+    EXT_BINARY_LOOP(NAME, float, f32)                                     \
+    EXT_BINARY_LOOP(NAME, double, f64)                                    \
+    static int k_##NAME##_f32(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
+    {                                                                     \
+        return ext_binary(ctx, in, out, p, TB_OP_##NAME, TB_F32,          \
+                          NAME##_f32_loop);                               \
+    }                                                                     \
+    static int k_##NAME##_f64(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
+    {                                                                     \
+        return ext_binary(ctx, in, out, p, TB_OP_##NAME, TB_F64,          \
+                          NAME##_f64_loop);                               \
+    }
+
+#define EXT_K_REDUCE(NAME)                                                \
+    static void NAME##_cols_f32_v(const void *x, void *o, int64_t len,    \
+                                  int64_t step, int64_t w, int64_t corr)  \
+    {                                                                     \
+        NAME##_cols_f32(x, o, len, step, w, corr);                        \
+    }                                                                     \
+    static void NAME##_cols_f64_v(const void *x, void *o, int64_t len,    \
+                                  int64_t step, int64_t w, int64_t corr)  \
+    {                                                                     \
+        NAME##_cols_f64(x, o, len, step, w, corr);                        \
+    }                                                                     \
+    static int k_##NAME##_f32(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
+    {                                                                     \
+        return ext_reduce(ctx, in, out, p, TB_OP_##NAME, TB_F32,          \
+                          NAME##_lane_f32, NAME##_lane_f64,               \
+                          NAME##_cols_f32_v);                             \
+    }                                                                     \
+    static int k_##NAME##_f64(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
+    {                                                                     \
+        return ext_reduce(ctx, in, out, p, TB_OP_##NAME, TB_F64,          \
+                          NAME##_lane_f32, NAME##_lane_f64,               \
+                          NAME##_cols_f64_v);                             \
+    }
+
+/* Kernels whose driver takes (ctx, in, out, p, [id,] dt). */
+#define EXT_K_CALL(NAME, CALL_F32, CALL_F64)                              \
+    static int k_##NAME##_f32(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
+    {                                                                     \
+        return CALL_F32;                                                  \
+    }                                                                     \
+    static int k_##NAME##_f64(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
+    {                                                                     \
+        return CALL_F64;                                                  \
+    }
+
+EXT_K_UNARY(neg, 0)
+EXT_K_UNARY(abs, 0)
+EXT_K_UNARY(exp, 0)
+EXT_K_UNARY(log, 0)
+EXT_K_UNARY(sqrt, 0)
+EXT_K_UNARY(rsqrt, 0)
+EXT_K_UNARY(leaky_relu, 1)
+EXT_K_UNARY(sigmoid, 0)
+EXT_K_UNARY(tanh, 0)
+EXT_K_UNARY(gelu, 0)
+EXT_K_UNARY(gelu_tanh, 0)
+EXT_K_UNARY(silu, 0)
+EXT_K_UNARY(softplus, 2)
+EXT_K_UNARY(add_scalar, 1)
+EXT_K_UNARY(sub_scalar, 1)
+EXT_K_UNARY(mul_scalar, 1)
+EXT_K_UNARY(div_scalar, 1)
+EXT_K_BINARY(pow)
+EXT_K_BINARY(maximum)
+EXT_K_BINARY(minimum)
+EXT_K_BINARY(add_relu)
+EXT_K_REDUCE(max)
+EXT_K_REDUCE(min)
+EXT_K_REDUCE(argmax)
+EXT_K_REDUCE(var)
+EXT_K_CALL(softmax, ext_softmax(ctx, in, out, p, TB_F32),
+           ext_softmax(ctx, in, out, p, TB_F64))
+EXT_K_CALL(permute, ext_permute(ctx, in, out, p, TB_F32),
+           ext_permute(ctx, in, out, p, TB_F64))
+EXT_K_CALL(linear, ext_linear(ctx, in, out, p, TB_F32),
+           ext_linear(ctx, in, out, p, TB_F64))
+EXT_K_CALL(conv2d, ext_conv2d(ctx, in, out, p, TB_OP_conv2d, TB_F32),
+           ext_conv2d(ctx, in, out, p, TB_OP_conv2d, TB_F64))
+EXT_K_CALL(conv2d_nobias,
+           ext_conv2d(ctx, in, out, p, TB_OP_conv2d_nobias, TB_F32),
+           ext_conv2d(ctx, in, out, p, TB_OP_conv2d_nobias, TB_F64))
+EXT_K_CALL(max_pool2d, ext_pool2d(ctx, in, out, p, TB_OP_max_pool2d, TB_F32),
+           ext_pool2d(ctx, in, out, p, TB_OP_max_pool2d, TB_F64))
+EXT_K_CALL(avg_pool2d, ext_pool2d(ctx, in, out, p, TB_OP_avg_pool2d, TB_F32),
+           ext_pool2d(ctx, in, out, p, TB_OP_avg_pool2d, TB_F64))
+
+typedef struct ext_entry {
+    tb_kernel_fn fn;
+    const char *name;
+} ext_entry;
+
+#define EXT_ROW(NAME)                                                     \
+    [TB_OP_##NAME] = {{k_##NAME##_f32, #NAME "_f32_c"},                   \
+                      {k_##NAME##_f64, #NAME "_f64_c"}},
+
+/* Ops not listed (the cpu backend's own) stay {NULL}. */
+static const ext_entry ext_kernels[TB_OP_COUNT][TB_DTYPE_COUNT] = {
+    EXT_ROW(neg) EXT_ROW(abs) EXT_ROW(exp) EXT_ROW(log) EXT_ROW(sqrt)
+    EXT_ROW(rsqrt) EXT_ROW(leaky_relu) EXT_ROW(sigmoid) EXT_ROW(tanh)
+    EXT_ROW(gelu) EXT_ROW(gelu_tanh) EXT_ROW(silu) EXT_ROW(softplus)
+    EXT_ROW(pow) EXT_ROW(maximum) EXT_ROW(minimum)
+    EXT_ROW(add_scalar) EXT_ROW(sub_scalar) EXT_ROW(mul_scalar)
+    EXT_ROW(div_scalar)
+    EXT_ROW(max) EXT_ROW(min) EXT_ROW(argmax) EXT_ROW(var)
+    EXT_ROW(softmax) EXT_ROW(permute) EXT_ROW(add_relu) EXT_ROW(linear)
+    EXT_ROW(conv2d) EXT_ROW(conv2d_nobias) EXT_ROW(max_pool2d)
+    EXT_ROW(avg_pool2d)
+};
+
+tb_kernel_fn tb_cpu_ext_kernel(const tb_op *op, tb_dtype dt,
+                               const tb_params *p, const char **impl)
+{
+    (void)p;
+    if (impl)
+        *impl = NULL;
+    if (!op || (unsigned)op->id >= TB_OP_COUNT ||
+        (unsigned)dt >= TB_DTYPE_COUNT)
+        return NULL;
+    const ext_entry *e = &ext_kernels[op->id][dt];
+    if (!e->fn)
+        return NULL;
+    if (impl)
+        *impl = e->name;
+    return e->fn;
+}
