@@ -1,7 +1,8 @@
 /* Tests for the cpu backend (src/backends/cpu/cpu.c).
  *
  *  1. ref_<op>_<dtype>: every kernel against the reference kernel (op->ref,
- *     f64 output) at threads=1 and threads=N (N = online CPUs), on odd
+ *     f64 output) at every isa level this machine has (scalar, avx2,
+ *     avx512) and at threads=1 and threads=N (N = online CPUs), on odd
  *     sizes and tails (1, 7, 15, 17, 513, 1000x3), broadcasts, shapes above
  *     the threading threshold and every transpose / reduction layout.
  *     Check: |got - ref| <= atol * sqrt(reduce_len) + rtol * |ref| with the
@@ -31,6 +32,7 @@
 #include <cmocka.h>
 
 #include "backends/backend.h"
+#include "backends/cpu/isa.h"
 #include "ops/alloc.h"
 #include "ops/error.h"
 #include "ops/op.h"
@@ -92,23 +94,35 @@ static double rng_uniform(double lo, double hi)
     return lo + (hi - lo) * u;
 }
 
+/* Axes: isa (ax[0]), threads (ax[1]). */
 static int max_threads(void)
 {
     tb_axis ax[TB_MAX_AXES];
     int n = B->axes(ax, TB_MAX_AXES);
-    assert_int_equal(n, 1);
-    return ax[0].n_values;
+    assert_int_equal(n, 2);
+    return ax[1].n_values;
 }
+
+/* isa values other than "auto": scalar .. the best level here. */
+static int isa_levels(void)
+{
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    return ax[0].n_values - 1;
+}
+
+/* The isa value cpu_new() uses. */
+static const char *cur_isa = "auto";
 
 static void *cpu_new(int threads)
 {
     char v[16], err[256];
     snprintf(v, sizeof v, "%d", threads);
-    const char *vals[1] = {v};
+    const char *vals[2] = {cur_isa, v};
     void *ctx = NULL;
     int rc = B->create(vals, &ctx, err, sizeof err);
     if (rc)
-        print_error("create threads=%d: %s\n", threads, err);
+        print_error("create isa=%s threads=%d: %s\n", cur_isa, threads, err);
     assert_int_equal(rc, 0);
     assert_non_null(ctx);
     return ctx;
@@ -234,9 +248,10 @@ static void run_case(void *ctx, int threads, const tb_op *op, tb_dtype dt,
     tb_tensor_destroy(&hout);
     tb_tensor_destroy(&ref);
     if (bad) {
-        print_error("%lld of %lld elements out of tolerance (seed "
+        print_error("%lld of %lld elements out of tolerance (isa %s, seed "
                     "0x%016llx)\n",
-                    (long long)bad, (long long)n, (unsigned long long)SEED);
+                    (long long)bad, (long long)n, cur_isa,
+                    (unsigned long long)SEED);
         fail();
     }
 }
@@ -392,7 +407,7 @@ static int cases_for(tb_op_id id, tcase *c)
         TAKE(t);
         break;
     }
-    case TB_OP_COUNT:
+    default: /* ops this file's kernels do not cover (ops_ext.c) */
         break;
     }
     return n;
@@ -412,21 +427,34 @@ static void test_ref(void **state)
     int nc = cases_for(g->op, c);
     assert_true(nc > 0);
     int tc[2] = {1, max_threads()};
-    for (int t = 0; t < (tc[1] > 1 ? 2 : 1); t++) {
-        void *ctx = cpu_new(tc[t]);
-        rng_state = SEED ^ ((uint64_t)g->op << 8) ^ (uint64_t)g->dt;
-        for (int i = 0; i < nc; i++)
-            run_case(ctx, tc[t], op, g->dt, &c[i], i);
-        B->destroy(ctx);
+    for (int isa = 0; isa < isa_levels(); isa++) {
+        cur_isa = tb_cpu_isa_name(isa);
+        for (int t = 0; t < (tc[1] > 1 ? 2 : 1); t++) {
+            void *ctx = cpu_new(tc[t]);
+            rng_state = SEED ^ ((uint64_t)g->op << 8) ^ (uint64_t)g->dt;
+            for (int i = 0; i < nc; i++)
+                run_case(ctx, tc[t], op, g->dt, &c[i], i);
+            B->destroy(ctx);
+        }
     }
+    cur_isa = "auto";
 }
 
 /* ---- special values ------------------------------------------------------ */
 
-/* relu: NaN stays NaN, -0.0 becomes +0.0, infinities pass or clamp. */
-static void test_relu_special(void **state)
+/* Runs fn at every isa level (cur_isa). */
+static void at_every_isa(void (*fn)(void))
 {
-    (void)state;
+    for (int isa = 0; isa < isa_levels(); isa++) {
+        cur_isa = tb_cpu_isa_name(isa);
+        fn();
+    }
+    cur_isa = "auto";
+}
+
+/* relu: NaN stays NaN, -0.0 becomes +0.0, infinities pass or clamp. */
+static void relu_special(void)
+{
     const tb_op *op = tb_op_get(TB_OP_relu);
     void *ctx = cpu_new(1);
     const double v[] = {NAN, -0.0, 0.0, -1.5, 2.5, INFINITY, -INFINITY,
@@ -462,11 +490,16 @@ static void test_relu_special(void **state)
     B->destroy(ctx);
 }
 
-/* log_softmax: -inf entries give -inf, a row with +inf/NaN or all -inf
- * gives NaN everywhere, large inputs do not overflow. */
-static void test_log_softmax_special(void **state)
+static void test_relu_special(void **state)
 {
     (void)state;
+    at_every_isa(relu_special);
+}
+
+/* log_softmax: -inf entries give -inf, a row with +inf/NaN or all -inf
+ * gives NaN everywhere, large inputs do not overflow. */
+static void log_softmax_special(void)
+{
     const tb_op *op = tb_op_get(TB_OP_log_softmax);
     void *ctx = cpu_new(1);
     enum { R = 5, ROWS = 4 };
@@ -515,6 +548,12 @@ static void test_log_softmax_special(void **state)
     B->destroy(ctx);
 }
 
+static void test_log_softmax_special(void **state)
+{
+    (void)state;
+    at_every_isa(log_softmax_special);
+}
+
 /* ---- backend plumbing ---------------------------------------------------- */
 
 static void test_probe_axes(void **state)
@@ -525,26 +564,39 @@ static void test_probe_axes(void **state)
     assert_string_equal(B->name, "cpu");
     tb_axis ax[TB_MAX_AXES];
     assert_int_equal(B->axes(ax, 0), 0);
-    assert_int_equal(B->axes(ax, TB_MAX_AXES), 1);
-    assert_string_equal(ax[0].name, "threads");
+    assert_int_equal(B->axes(ax, 1), 1); /* isa only */
+    assert_string_equal(ax[0].name, "isa");
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    /* isa: scalar, then the levels this machine has, then auto (def). */
+    assert_string_equal(ax[0].name, "isa");
     assert_non_null(ax[0].doc);
-    assert_int_equal(ax[0].def, 0);
-    assert_true(ax[0].n_values >= 1 &&
-                ax[0].n_values <= TB_MAX_AXIS_VALUES);
-    for (int i = 0; i < ax[0].n_values; i++) {
+    const int nl = ax[0].n_values - 1;
+    assert_true(nl >= 1 && nl <= TB_ISA_COUNT);
+    assert_int_equal(ax[0].def, nl);
+    assert_string_equal(ax[0].values[nl], "auto");
+    for (int i = 0; i < nl; i++)
+        assert_string_equal(ax[0].values[i], tb_cpu_isa_name(i));
+    assert_true(nl - 1 <= tb_cpu_isa_max());
+    assert_string_equal(ax[1].name, "threads");
+    assert_non_null(ax[1].doc);
+    assert_int_equal(ax[1].def, 0);
+    assert_true(ax[1].n_values >= 1 &&
+                ax[1].n_values <= TB_MAX_AXIS_VALUES);
+    for (int i = 0; i < ax[1].n_values; i++) {
         char want[16];
         snprintf(want, sizeof want, "%d", i + 1);
-        assert_string_equal(ax[0].values[i], want);
+        assert_string_equal(ax[1].values[i], want);
     }
-    /* Every offered value creates an instance. */
-    for (int i = 0; i < ax[0].n_values; i++) {
-        const char *vals[1] = {ax[0].values[i]};
-        void *ctx = NULL;
-        char err[128];
-        assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
-        assert_int_equal(B->sync(ctx), 0);
-        B->destroy(ctx);
-    }
+    /* Every offered pair of values creates an instance. */
+    for (int k = 0; k < ax[0].n_values; k++)
+        for (int i = 0; i < ax[1].n_values; i++) {
+            const char *vals[2] = {ax[0].values[k], ax[1].values[i]};
+            void *ctx = NULL;
+            char err[128];
+            assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+            assert_int_equal(B->sync(ctx), 0);
+            B->destroy(ctx);
+        }
     B->destroy(NULL);
     assert_null(B->timer_start);
     assert_null(B->timer_stop);
@@ -558,7 +610,7 @@ static void test_create_bad_threads(void **state)
     const char *bad[] = {"0", "abc", too_many, "", "-1", "1x",
                          " 1", "+1", "99999999999999999999", "1.5"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        const char *vals[1] = {bad[i]};
+        const char *vals[2] = {"auto", bad[i]};
         void *ctx = (void *)&ctx;
         char err[256] = "";
         int rc = B->create(vals, &ctx, err, sizeof err);
@@ -573,6 +625,30 @@ static void test_create_bad_threads(void **state)
     char err[64];
     assert_int_equal(B->create(NULL, &ctx, err, sizeof err), TB_EPARAM);
     assert_null(ctx);
+}
+
+/* Bad isa values: unknown names, and levels this machine lacks. */
+static void test_create_bad_isa(void **state)
+{
+    (void)state;
+    const char *bad[] = {"", "sse", "AVX2", "avx512 ", "native", "2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0] + 1; i++) {
+        /* the last: the level above the best one here, if any */
+        const char *v = i < sizeof bad / sizeof bad[0]
+                            ? bad[i]
+                            : tb_cpu_isa_name(isa_levels());
+        if (strcmp(v, "?") == 0)
+            continue; /* this machine has every level */
+        const char *vals[2] = {v, "1"};
+        void *ctx = (void *)&ctx;
+        char err[256] = "";
+        int rc = B->create(vals, &ctx, err, sizeof err);
+        if (rc != TB_EPARAM)
+            print_error("isa=\"%s\": rc %d\n", v, rc);
+        assert_int_equal(rc, TB_EPARAM);
+        assert_null(ctx);
+        assert_non_null(strstr(err, "isa"));
+    }
 }
 
 static void test_counters(void **state)
@@ -693,21 +769,62 @@ static void test_memory_errors(void **state)
     B->destroy(ctx);
 }
 
+/* Implementation names: "<op>_<dtype>_<isa>" where isa is the instance's
+ * level or a lower one (a level without its own version of an op runs
+ * the next lower one); at isa=scalar always "_scalar".  Ops of ops_ext.c
+ * name themselves. */
+static const tb_op_id own_ops[] = {
+    TB_OP_add,       TB_OP_sub,  TB_OP_mul,    TB_OP_div,
+    TB_OP_relu,      TB_OP_sum,  TB_OP_mean,   TB_OP_matmul,
+    TB_OP_transpose, TB_OP_log_softmax,
+};
+
 static void test_kernel_lookup(void **state)
 {
     (void)state;
+    for (int isa = 0; isa <= isa_levels(); isa++) {
+        /* isa == isa_levels(): "auto", the best level */
+        cur_isa = isa < isa_levels() ? tb_cpu_isa_name(isa) : "auto";
+        const int lvl = isa < isa_levels() ? isa : isa_levels() - 1;
+        void *ctx = cpu_new(1);
+        int top = -1;
+        for (size_t i = 0; i < sizeof own_ops / sizeof own_ops[0]; i++) {
+            const tb_op *op = tb_op_get(own_ops[i]);
+            for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+                const char *impl = NULL;
+                tb_kernel_fn fn =
+                    B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl);
+                assert_non_null(fn);
+                assert_non_null(impl);
+                if (strncmp(impl, "gemm_", 5) == 0) {
+                    /* native GEMM, avx2/avx512 levels only */
+                    assert_true(own_ops[i] == TB_OP_matmul && lvl > 0);
+                    continue;
+                }
+                int found = -1;
+                for (int l = 0; l <= lvl; l++) {
+                    char want[64];
+                    snprintf(want, sizeof want, "%s_%s_%s", op->name,
+                             tb_dtype_name((tb_dtype)dt),
+                             tb_cpu_isa_name(l));
+                    if (strcmp(impl, want) == 0)
+                        found = l;
+                }
+                if (found < 0)
+                    print_error("isa %s: %s\n", cur_isa, impl);
+                assert_true(found >= 0);
+                if (found > top)
+                    top = found;
+            }
+        }
+        /* The level asked for is really used (by add at least). */
+        assert_int_equal(top, lvl);
+        B->destroy(ctx);
+    }
+    cur_isa = "auto";
     void *ctx = cpu_new(1);
     for (int id = 0; id < TB_OP_COUNT; id++) {
         const tb_op *op = tb_op_get((tb_op_id)id);
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
-            const char *impl = NULL;
-            tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl);
-            assert_non_null(fn);
-            char want[64];
-            snprintf(want, sizeof want, "%s_%s_c", op->name,
-                     tb_dtype_name((tb_dtype)dt));
-            assert_string_equal(impl, want);
-        }
         /* Unsupported dtype: NULL, and impl is cleared. */
         const char *impl = "stale";
         assert_null(B->kernel(ctx, op, TB_DTYPE_COUNT, NULL, &impl));
@@ -1017,6 +1134,7 @@ int main(int argc, char **argv)
         T(log_softmax_special),
         T(probe_axes),
         T(create_bad_threads),
+        T(create_bad_isa),
         T(counters),
         T(memory_errors),
         T(kernel_lookup),
@@ -1035,7 +1153,10 @@ int main(int argc, char **argv)
     }
     tb_axis ax[TB_MAX_AXES];
     int nax = B->axes(ax, TB_MAX_AXES);
-    printf("# test_cpu: threads 1 and %d, input seed 0x%016llx\n",
-           nax > 0 ? ax[0].n_values : 0, (unsigned long long)SEED);
+    printf("# test_cpu: isa levels %d (best %s), threads 1 and %d, input "
+           "seed 0x%016llx\n",
+           nax > 0 ? ax[0].n_values - 1 : 0,
+           tb_cpu_isa_name(tb_cpu_isa_max()),
+           nax > 1 ? ax[1].n_values : 0, (unsigned long long)SEED);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,15 +1,23 @@
-/* cpu backend: portable C kernels on host memory, optionally split over a
- * persistent thread pool.
+/* cpu backend: host kernels with run-time ISA dispatch, optionally split
+ * over a persistent thread pool.
  *
- * Axis: threads = 1..N (N = online CPUs, capped at TB_MAX_AXIS_VALUES).
- * Each instance owns a pool of threads-1 workers created once at create()
- * and parked between jobs; the calling (harness) thread always runs part 0
- * of a job itself, so threads=1 never touches the pool.
+ * Axes, in this order:
+ *   isa     = scalar, avx2, avx512 (only what this CPU and OS support,
+ *             lowered by TBENCH_ISA), and auto (the best; the default);
+ *   threads = 1..N (N = online CPUs, capped at TB_MAX_AXIS_VALUES).
+ * An instance copies the kernel table of its ISA level (kernels.h: the
+ * portable C loops of kernels_c.c, overridden level by level by
+ * kernels_avx2.c and kernels_avx512.c) and owns a pool of threads-1
+ * workers created once at create() and parked between jobs; the calling
+ * (harness) thread always runs part 0 of a job itself, so threads=1
+ * never touches the pool.  Every kernel lookup names the code that will
+ * really run, e.g. "add_f32_avx512" or "transpose_f32_avx2" (a level
+ * without its own version of an op runs the next lower one).
  *
- * Kernels are plain C written for the auto-vectoriser (restrict pointers,
- * unit-stride inner loops, explicit independent accumulator lanes where a
- * reduction would otherwise need -ffast-math to vectorise).  No intrinsics
- * and no -m flags: SIMD variants belong in their own files (later issue).
+ * This file owns shapes, broadcasting, tiling and threading; the inner
+ * loops are in the table.  Matmul at the avx2/avx512 levels goes to the
+ * native GEMM (gemm/gemm.h) when the build has it.  Ops this file does
+ * not implement come from ops_ext.c (portable C).
  *
  * Concurrency contract: one instance is driven by one thread at a time
  * (the harness thread).  Kernels called concurrently on the same instance
@@ -31,6 +39,14 @@
 #include "../../ops/op.h"
 #include "../../ops/tensor.h"
 #include "../backend.h"
+#include "backends/cpu/cpu_config.h"
+#include "isa.h"
+#include "kernels.h"
+#include "ops_ext.h"
+#include "vmath.h"
+#if TB_CPU_HAVE_GEMM
+#include "gemm/gemm.h"
+#endif
 
 /* The one exported symbol (registry.c declares it too). */
 extern const tb_backend tb_backend_cpu;
@@ -52,34 +68,22 @@ extern const tb_backend tb_backend_cpu;
  * core from other work for long. */
 #define CPU_SPIN_POLLS 20000
 
-/* Independent accumulator lanes for reductions: the compiler keeps them
- * in vector registers without needing to reassociate a scalar sum. */
-#define CPU_LANES 16
-/* Sums are blocked: CPU_SUM_BLOCK values are added in CPU_LANES lanes of
- * the input type, then each block is folded into a double accumulator.
- * An f32 lane adds at most CPU_SUM_BLOCK / CPU_LANES = 64 terms, so its
- * rounding error is bounded by 64 half-ulps of the lane's magnitude (and
- * typically ~8), while the long-range sum is carried in double: the error
- * does not grow with n the way a plain f32 running sum's does. */
-#define CPU_SUM_BLOCK 1024
 /* Column tiles for reductions / log_softmax over a non-last axis: the
  * per-column accumulators live on the stack (no allocation in a kernel).
- * Tiles are at most CPU_COL_TILE wide (fewer passes over the rows), and
- * narrower when that gives each thread a tile (cpu_col_tile). */
-#define CPU_COL_TILE 1024
+ * Tiles are at most TB_CPU_COL_TILE wide (fewer passes over the rows),
+ * and narrower when that gives each thread a tile (cpu_col_tile). */
 #define CPU_COL_TILE_MIN 64
-/* Matmul cache blocking: a CPU_MM_KC x CPU_MM_NC block of B (128 KiB in
- * f32, 256 KiB in f64) stays in L2 while every row of the output part
- * streams over it; one CPU_MM_NC slice of a C row stays in L1. */
-#define CPU_MM_KC 128
-#define CPU_MM_NC 256
-/* Transpose: a job item reads CPU_TR_TILE whole input rows (streaming)
- * and writes CPU_TR_TILE columns of every output row.  8 rows, not more:
- * with a power-of-two row pitch (1024 floats) every row maps to the same
- * L1 set, and 16 or 32 of them thrash an 8/12-way L1 (measured 2-3x
- * slower); narrower column blocks over all rows (more TLB misses) were
- * 2x slower for f64. */
-#define CPU_TR_TILE 8
+/* Transpose (R == 1): a job item is a block of CPU_TR_COLS input columns
+ * (output rows) over all input rows, moved tr.tile (8) rows at a time
+ * (8x8 register tiles at the SIMD levels).  The block is narrow on
+ * purpose: with a power-of-two row pitch every output row of the block
+ * maps to the same few cache sets (4 L2 sets x 16 ways on a 1 MiB L2 at
+ * a 16 KiB pitch), so the lines one 8-row strip half-fills stay cached
+ * for the next strip only if the block has at most ~48 rows; blocks of
+ * whole rows (the first version) thrashed L2 and the TLB and ran at a
+ * quarter of the copy bandwidth (4096x4096 f32). */
+#define CPU_TR_COLS 32
+#define CPU_TR_ROWS 256
 
 _Static_assert(TB_MAX_AXIS_VALUES <= 32, "cpu: thread value names");
 
@@ -310,6 +314,9 @@ static void cpu_span_aligned(int64_t n, int64_t align, int part, int nparts,
 
 typedef struct cpu_ctx {
     int threads;
+    int isa; /* the highest level in k (auto resolved) */
+    tb_cpu_kernels k;
+    tb_vmath vm; /* f32 exp, log, tanh, sigmoid, gelu, gelu_tanh, silu */
     cpu_pool *pool; /* NULL when threads == 1 */
     _Atomic uint64_t kernel_launches;
     _Atomic uint64_t memcpy_count;
@@ -355,20 +362,45 @@ static int cpu_probe(char *reason, size_t len)
     return 0;
 }
 
+/* The isa axis: scalar and every level up to tb_cpu_isa_max() that this
+ * binary was built with, then auto (the default). */
+static const char *const cpu_isa_auto = "auto";
+
+static int cpu_isa_levels(void)
+{
+    int max = tb_cpu_isa_max();
+    while (max > TB_ISA_SCALAR && !tb_cpu_isa_built(max))
+        max--;
+    return max + 1;
+}
+
 static int cpu_axes(tb_axis *out, int max)
 {
     if (!out || max < 1)
         return 0;
     memset(&out[0], 0, sizeof out[0]);
-    out[0].name = "threads";
-    out[0].n_values = cpu_max_threads();
-    for (int i = 0; i < out[0].n_values; i++)
-        out[0].values[i] = cpu_thread_names[i];
-    out[0].def = 0;
-    out[0].doc = "threads per kernel call, the calling thread included; "
+    out[0].name = "isa";
+    int nl = cpu_isa_levels();
+    for (int i = 0; i < nl; i++)
+        out[0].values[i] = tb_cpu_isa_name(i);
+    out[0].values[nl] = cpu_isa_auto;
+    out[0].n_values = nl + 1;
+    out[0].def = nl;
+    out[0].doc = "instruction set of the kernels: scalar (portable C), "
+                 "avx2 (AVX2+FMA), avx512 (AVX-512 F/BW/DQ/VL), as far as "
+                 "this CPU and TBENCH_ISA allow; auto = the best";
+    if (max < 2)
+        return 1;
+    memset(&out[1], 0, sizeof out[1]);
+    out[1].name = "threads";
+    out[1].n_values = cpu_max_threads();
+    for (int i = 0; i < out[1].n_values; i++)
+        out[1].values[i] = cpu_thread_names[i];
+    out[1].def = 0;
+    out[1].doc = "threads per kernel call, the calling thread included; "
                  "small jobs (under ~32K elements) run on the calling "
                  "thread only";
-    return 1;
+    return 2;
 }
 
 static void cpu_destroy(void *ctx)
@@ -380,7 +412,49 @@ static void cpu_destroy(void *ctx)
     free(c);
 }
 
-/* values[0]: the threads value, an integer 1..N in decimal. */
+/* The level for an isa value: "auto" or a level name that is usable
+ * here; -1 with a one-line reason in err otherwise. */
+static int cpu_parse_isa(const char *v, char *err, size_t errlen)
+{
+    const int levels = cpu_isa_levels();
+    const char *bad_env = tb_cpu_isa_env_error();
+    if (bad_env) {
+        if (err && errlen)
+            snprintf(err, errlen,
+                     "cpu: environment TBENCH_ISA=\"%s\": expected "
+                     "scalar, avx2, avx512 or auto",
+                     bad_env);
+        return -1;
+    }
+    if (!v) {
+        if (err && errlen)
+            snprintf(err, errlen, "cpu: isa: no value given");
+        return -1;
+    }
+    if (strcmp(v, cpu_isa_auto) == 0)
+        return levels - 1;
+    int isa = tb_cpu_isa_parse(v);
+    if (isa < 0) {
+        if (err && errlen)
+            snprintf(err, errlen,
+                     "cpu: isa=\"%s\": expected scalar, avx2, avx512 or "
+                     "auto",
+                     v);
+        return -1;
+    }
+    if (isa >= levels) {
+        if (err && errlen)
+            snprintf(err, errlen,
+                     "cpu: isa=%s: not usable on this machine (best: %s, "
+                     "given CPU/OS support and TBENCH_ISA)",
+                     v, tb_cpu_isa_name(levels - 1));
+        return -1;
+    }
+    return isa;
+}
+
+/* values[0]: the isa value (see cpu_axes); values[1]: the threads value,
+ * an integer 1..N in decimal. */
 static int cpu_create(const char *const *values, void **ctx, char *err,
                       size_t errlen)
 {
@@ -389,8 +463,11 @@ static int cpu_create(const char *const *values, void **ctx, char *err,
     if (!ctx)
         return TB_EINVAL;
     *ctx = NULL;
+    int isa = cpu_parse_isa(values ? values[0] : NULL, err, errlen);
+    if (isa < 0)
+        return TB_EPARAM;
     int max = cpu_max_threads();
-    const char *v = values ? values[0] : NULL;
+    const char *v = values ? values[1] : NULL;
     if (!v) {
         if (err && errlen)
             snprintf(err, errlen, "cpu: threads: no value given");
@@ -412,6 +489,9 @@ static int cpu_create(const char *const *values, void **ctx, char *err,
     if (!c)
         return TB_ENOMEM;
     c->threads = (int)n;
+    c->isa = tb_cpu_kernels_fill(&c->k, isa);
+    tb_vmath_fill(&c->vm, isa);
+    tb_cpu_ext_bind_counter(c, &c->kernel_launches);
     if (c->threads > 1) {
         int rc = cpu_pool_create(c->threads - 1, &c->pool);
         if (rc) {
@@ -596,13 +676,13 @@ static int cpu_param_int(const tb_params *p, int idx, int64_t def,
     return 0;
 }
 
-/* Column tile width for `outer` slabs of `inner` columns: CPU_COL_TILE,
+/* Column tile width for `outer` slabs of `inner` columns: TB_CPU_COL_TILE,
  * halved (down to CPU_COL_TILE_MIN) while there are fewer tiles than
  * threads. */
 static void cpu_col_tile(const cpu_ctx *c, int64_t outer, int64_t inner,
                          int64_t *tile, int64_t *ntiles)
 {
-    int64_t w = CPU_COL_TILE;
+    int64_t w = TB_CPU_COL_TILE;
     while (w > CPU_COL_TILE_MIN && outer * ((inner + w - 1) / w) < c->threads)
         w /= 2;
     *tile = w;
@@ -617,289 +697,10 @@ static void cpu_store(void *o, tb_dtype dt, int64_t i, double v)
         ((double *)o)[i] = v;
 }
 
-/* ------------------------------------------------------------------ */
-/* Typed inner loops                                                    */
-/* ------------------------------------------------------------------ */
-
-/* Typed loops take restrict-qualified typed parameters (GCC keeps that
- * through inlining; restrict locals converted from void * only get a
- * run-time alias check) and are wrapped in void * functions so the
- * dtype-generic drivers can call them through a table.  Precondition for
- * every kernel: outputs do not overlap inputs. */
-
-/* Element-wise binary op, three forms: vector-vector, scalar-vector and
- * vector-scalar (a stride-0 operand of a broadcast). */
-#define CPU_BINARY_LOOPS(NAME, OP, T)                                     \
-    static inline void NAME##_vv_t(const T *restrict a,                   \
-                                   const T *restrict b, T *restrict o,    \
-                                   int64_t n)                             \
-    {                                                                     \
-        for (int64_t i = 0; i < n; i++)                                   \
-            o[i] = a[i] OP b[i];                                          \
-    }                                                                     \
-    static inline void NAME##_sv_t(const T a, const T *restrict b,        \
-                                   T *restrict o, int64_t n)              \
-    {                                                                     \
-        for (int64_t i = 0; i < n; i++)                                   \
-            o[i] = a OP b[i];                                             \
-    }                                                                     \
-    static inline void NAME##_vs_t(const T *restrict a, const T b,        \
-                                   T *restrict o, int64_t n)              \
-    {                                                                     \
-        for (int64_t i = 0; i < n; i++)                                   \
-            o[i] = a[i] OP b;                                             \
-    }                                                                     \
-    static void NAME##_vv(const void *a, const void *b, void *o,          \
-                          int64_t n)                                      \
-    {                                                                     \
-        NAME##_vv_t(a, b, o, n);                                          \
-    }                                                                     \
-    static void NAME##_sv(const void *a, const void *b, void *o,          \
-                          int64_t n)                                      \
-    {                                                                     \
-        NAME##_sv_t(*(const T *)a, b, o, n);                              \
-    }                                                                     \
-    static void NAME##_vs(const void *a, const void *b, void *o,          \
-                          int64_t n)                                      \
-    {                                                                     \
-        NAME##_vs_t(a, *(const T *)b, o, n);                              \
-    }                                                                     \
-    static const cpu_binop NAME##_op = {NAME##_vv, NAME##_sv, NAME##_vs,  \
-                                        sizeof(T)};
-
-typedef void (*cpu_bin_fn)(const void *a, const void *b, void *o,
-                           int64_t n);
 typedef struct cpu_binop {
-    cpu_bin_fn vv, sv, vs;
+    tb_cpu_bin_fn vv, sv, vs;
     size_t esz;
 } cpu_binop;
-
-CPU_BINARY_LOOPS(add_f32, +, float)
-CPU_BINARY_LOOPS(add_f64, +, double)
-CPU_BINARY_LOOPS(sub_f32, -, float)
-CPU_BINARY_LOOPS(sub_f64, -, double)
-CPU_BINARY_LOOPS(mul_f32, *, float)
-CPU_BINARY_LOOPS(mul_f64, *, double)
-CPU_BINARY_LOOPS(div_f32, /, float)
-CPU_BINARY_LOOPS(div_f64, /, double)
-
-/* relu: x <= 0 ? +0 : x keeps NaN (the comparison is false) and maps
- * -0.0 to +0.0; it compiles to a compare and a mask, no branch. */
-#define CPU_RELU_LOOP(NAME, T)                                            \
-    static inline void NAME##_t(const T *restrict x, T *restrict o,       \
-                                int64_t n)                                \
-    {                                                                     \
-        for (int64_t i = 0; i < n; i++)                                   \
-            o[i] = x[i] <= 0 ? (T)0 : x[i];                               \
-    }                                                                     \
-    static void NAME(const void *x, void *o, int64_t n)                   \
-    {                                                                     \
-        NAME##_t(x, o, n);                                                \
-    }
-
-CPU_RELU_LOOP(relu_f32_v, float)
-CPU_RELU_LOOP(relu_f64_v, double)
-
-typedef void (*cpu_unary_fn)(const void *x, void *o, int64_t n);
-
-/* Sum of n contiguous values, returned in double.  Blocked: up to
- * CPU_SUM_BLOCK values go through CPU_LANES lanes of type T, each block is
- * folded into a double (see CPU_SUM_BLOCK). */
-#define CPU_SUM_LOOPS(SFX, T)                                             \
-    static double sum_##SFX##_block(const T *restrict x, int64_t n)       \
-    {                                                                     \
-        T acc[CPU_LANES] = {0};                                           \
-        int64_t i = 0;                                                    \
-        for (; i + CPU_LANES <= n; i += CPU_LANES)                        \
-            for (int l = 0; l < CPU_LANES; l++)                           \
-                acc[l] += x[i + l];                                       \
-        double s = 0;                                                     \
-        for (int l = 0; l < CPU_LANES; l++)                               \
-            s += acc[l];                                                  \
-        for (; i < n; i++)                                                \
-            s += x[i];                                                    \
-        return s;                                                         \
-    }                                                                     \
-    static double sum_##SFX##_row(const void *px, int64_t n)              \
-    {                                                                     \
-        const T *x = px;                                                  \
-        double s = 0;                                                     \
-        for (int64_t i = 0; i < n; i += CPU_SUM_BLOCK)                    \
-            s += sum_##SFX##_block(x + i, n - i < CPU_SUM_BLOCK           \
-                                              ? n - i                     \
-                                              : CPU_SUM_BLOCK);           \
-        return s;                                                         \
-    }                                                                     \
-    /* acc[j] += sum over r < R of x[r * ld + j], for j < w: blocked like \
-     * the row sums, CPU_SUM_BLOCK / CPU_LANES rows at a time in T. */    \
-    static inline void sum_##SFX##_cols_t(const T *restrict x, int64_t R, \
-                                          int64_t ld, int64_t w,          \
-                                          double *restrict acc)           \
-    {                                                                     \
-        enum { RB = CPU_SUM_BLOCK / CPU_LANES };                          \
-        T part[CPU_COL_TILE];                                             \
-        for (int64_t r0 = 0; r0 < R; r0 += RB) {                          \
-            int64_t re = R - r0 < RB ? R : r0 + RB;                       \
-            for (int64_t j = 0; j < w; j++)                               \
-                part[j] = x[r0 * ld + j];                                 \
-            for (int64_t r = r0 + 1; r < re; r++)                         \
-                for (int64_t j = 0; j < w; j++)                           \
-                    part[j] += x[r * ld + j];                             \
-            for (int64_t j = 0; j < w; j++)                               \
-                acc[j] += part[j];                                        \
-        }                                                                 \
-    }                                                                     \
-    static void sum_##SFX##_cols(const void *x, int64_t R, int64_t ld,    \
-                                 int64_t w, double *acc)                  \
-    {                                                                     \
-        sum_##SFX##_cols_t(x, R, ld, w, acc);                             \
-    }
-
-CPU_SUM_LOOPS(f32, float)
-CPU_SUM_LOOPS(f64, double)
-
-/* log_softmax of one contiguous row and of a tile of w columns (stride
- * ld between rows): x - max - log(sum exp(x - max)), written as
- * (x - max) - log(sum), with the sum of exponentials in double.  The
- * row max runs in CPU_LANES independent chains (instruction-level
- * parallelism; GCC does not vectorise an IEEE max reduction without
- * -ffast-math).  exp() is a scalar libm call: it dominates the cost. */
-#define CPU_LSM_LOOPS(SFX, T, EXP)                                        \
-    static inline void lsm_##SFX##_row_t(const T *restrict x,             \
-                                         T *restrict o, int64_t n)        \
-    {                                                                     \
-        T lane[CPU_LANES];                                                \
-        for (int l = 0; l < CPU_LANES; l++)                               \
-            lane[l] = x[0];                                               \
-        int64_t i = 0;                                                    \
-        for (; i + CPU_LANES <= n; i += CPU_LANES)                        \
-            for (int l = 0; l < CPU_LANES; l++)                           \
-                lane[l] = x[i + l] > lane[l] ? x[i + l] : lane[l];        \
-        T m = lane[0];                                                    \
-        for (int l = 1; l < CPU_LANES; l++)                               \
-            m = lane[l] > m ? lane[l] : m;                                \
-        for (; i < n; i++)                                                \
-            m = x[i] > m ? x[i] : m;                                      \
-        double s = 0;                                                     \
-        for (i = 0; i < n; i++)                                           \
-            s += EXP(x[i] - m);                                           \
-        const T ls = (T)log(s);                                           \
-        for (i = 0; i < n; i++)                                           \
-            o[i] = (x[i] - m) - ls;                                       \
-    }                                                                     \
-    static void lsm_##SFX##_row(const void *x, void *o, int64_t n)        \
-    {                                                                     \
-        lsm_##SFX##_row_t(x, o, n);                                       \
-    }                                                                     \
-    static inline void lsm_##SFX##_cols_t(const T *restrict x,            \
-                                          T *restrict o, int64_t R,       \
-                                          int64_t ld, int64_t w)          \
-    {                                                                     \
-        T m[CPU_COL_TILE];                                                \
-        double s[CPU_COL_TILE];                                           \
-        T ls[CPU_COL_TILE];                                               \
-        for (int64_t j = 0; j < w; j++) {                                 \
-            m[j] = x[j];                                                  \
-            s[j] = 0;                                                     \
-        }                                                                 \
-        for (int64_t r = 1; r < R; r++)                                   \
-            for (int64_t j = 0; j < w; j++)                               \
-                m[j] = x[r * ld + j] > m[j] ? x[r * ld + j] : m[j];       \
-        for (int64_t r = 0; r < R; r++)                                   \
-            for (int64_t j = 0; j < w; j++)                               \
-                s[j] += EXP(x[r * ld + j] - m[j]);                        \
-        for (int64_t j = 0; j < w; j++)                                   \
-            ls[j] = (T)log(s[j]);                                         \
-        for (int64_t r = 0; r < R; r++)                                   \
-            for (int64_t j = 0; j < w; j++)                               \
-                o[r * ld + j] = (x[r * ld + j] - m[j]) - ls[j];           \
-    }                                                                     \
-    static void lsm_##SFX##_cols(const void *x, void *o, int64_t R,       \
-                                 int64_t ld, int64_t w)                   \
-    {                                                                     \
-        lsm_##SFX##_cols_t(x, o, R, ld, w);                               \
-    }
-
-CPU_LSM_LOOPS(f32, float, expf)
-CPU_LSM_LOOPS(f64, double, exp)
-
-/* C[i0..i1) rows of one [M,K] x [K,N] product, cache-blocked over K and
- * N (see CPU_MM_KC/NC), i-k-j inside a block so the inner loop runs along
- * a row of B and of C with unit stride.  k is unrolled by 4 so each load
- * and store of C serves four multiply-adds. */
-#define CPU_MM_LOOPS(SFX, T)                                              \
-    static inline void mm_##SFX##_rows_t(                                 \
-        const T *restrict a, const T *restrict b, T *restrict c,          \
-        int64_t i0, int64_t i1, int64_t K, int64_t N)                     \
-    {                                                                     \
-        for (int64_t i = i0; i < i1; i++)                                 \
-            for (int64_t j = 0; j < N; j++)                               \
-                c[i * N + j] = 0;                                         \
-        for (int64_t jb = 0; jb < N; jb += CPU_MM_NC) {                   \
-            int64_t nb = N - jb < CPU_MM_NC ? N - jb : CPU_MM_NC;         \
-            for (int64_t kb = 0; kb < K; kb += CPU_MM_KC) {               \
-                int64_t ke = K - kb < CPU_MM_KC ? K : kb + CPU_MM_KC;     \
-                for (int64_t i = i0; i < i1; i++) {                       \
-                    T *cr = c + i * N + jb;                               \
-                    const T *ar = a + i * K;                              \
-                    int64_t k = kb;                                       \
-                    for (; k + 4 <= ke; k += 4) {                         \
-                        const T a0 = ar[k], a1 = ar[k + 1];               \
-                        const T a2 = ar[k + 2], a3 = ar[k + 3];           \
-                        const T *b0 = b + k * N + jb;                     \
-                        const T *b1 = b0 + N;                             \
-                        const T *b2 = b1 + N;                             \
-                        const T *b3 = b2 + N;                             \
-                        for (int64_t j = 0; j < nb; j++)                  \
-                            cr[j] += a0 * b0[j] + a1 * b1[j] +            \
-                                     a2 * b2[j] + a3 * b3[j];             \
-                    }                                                     \
-                    for (; k < ke; k++) {                                 \
-                        const T a0 = ar[k];                               \
-                        const T *b0 = b + k * N + jb;                     \
-                        for (int64_t j = 0; j < nb; j++)                  \
-                            cr[j] += a0 * b0[j];                          \
-                    }                                                     \
-                }                                                         \
-            }                                                             \
-        }                                                                 \
-    }                                                                     \
-    static void mm_##SFX##_rows(const void *a, const void *b, void *c,    \
-                                int64_t i0, int64_t i1, int64_t K,        \
-                                int64_t N)                                \
-    {                                                                     \
-        mm_##SFX##_rows_t(a, b, c, i0, i1, K, N);                         \
-    }
-
-CPU_MM_LOOPS(f32, float)
-CPU_MM_LOOPS(f64, double)
-
-typedef void (*cpu_mm_fn)(const void *a, const void *b, void *c, int64_t i0,
-                          int64_t i1, int64_t K, int64_t N);
-
-/* out[j * old + i] = in[i * ild + j] for i < ni (a few rows), j < nj.
- * Bit copies (uint32/uint64), so NaN payloads survive. */
-#define CPU_TR_LOOPS(SFX, U)                                              \
-    static inline void tr_##SFX##_block_t(const U *restrict in,           \
-                                          int64_t ild, U *restrict out,   \
-                                          int64_t old, int64_t ni,        \
-                                          int64_t nj)                     \
-    {                                                                     \
-        for (int64_t j = 0; j < nj; j++)                                  \
-            for (int64_t i = 0; i < ni; i++)                              \
-                out[j * old + i] = in[i * ild + j];                       \
-    }                                                                     \
-    static void tr_##SFX##_block(const void *in, int64_t ild, void *out,  \
-                                 int64_t old, int64_t ni, int64_t nj)     \
-    {                                                                     \
-        tr_##SFX##_block_t(in, ild, out, old, ni, nj);                    \
-    }
-
-CPU_TR_LOOPS(u32, uint32_t)
-CPU_TR_LOOPS(u64, uint64_t)
-
-typedef void (*cpu_tr_fn)(const void *in, int64_t ild, void *out,
-                          int64_t old, int64_t ni, int64_t nj);
 
 /* ------------------------------------------------------------------ */
 /* Element-wise binary ops with NumPy broadcasting                      */
@@ -943,7 +744,7 @@ static void cpu_bin_task(void *argp, int part, int nparts)
         oa += idx[d] * j->sa[d];
         ob += idx[d] * j->sb[d];
     }
-    cpu_bin_fn fn = j->sa[last] == 0   ? j->op->sv
+    tb_cpu_bin_fn fn = j->sa[last] == 0 ? j->op->sv
                     : j->sb[last] == 0 ? j->op->vs
                                        : j->op->vv;
     for (int64_t row = b; row < e; row++) {
@@ -961,13 +762,19 @@ static void cpu_bin_task(void *argp, int part, int nparts)
     }
 }
 
-/* Broadcast a (na dims) and b (nb dims) to out; checks out's shape. */
+/* Broadcast a (na dims) and b (nb dims) to out; checks out's shape.
+ * which: TB_CPU_ADD..TB_CPU_DIV.  Equal shapes take the flat fast path
+ * (one vv loop split over the threads); broadcasts coalesce dims and run
+ * the sv / vs / vv loop per output row. */
 static int cpu_binary(void *ctx, const tb_tensor *in, tb_tensor *out,
-                      tb_dtype dt, const cpu_binop *op)
+                      tb_dtype dt, int which)
 {
     cpu_ctx *c = ctx;
     if (!c)
         return TB_EINVAL;
+    const cpu_binop bop = {c->k.bin[which][dt].vv, c->k.bin[which][dt].sv,
+                           c->k.bin[which][dt].vs, tb_dtype_size(dt)};
+    const cpu_binop *op = &bop;
     cpu_count_launch(c);
     if (!in || !out)
         return TB_EINVAL;
@@ -1043,7 +850,7 @@ static int cpu_binary(void *ctx, const tb_tensor *in, tb_tensor *out,
 /* ------------------------------------------------------------------ */
 
 typedef struct cpu_unary_job {
-    cpu_unary_fn fn;
+    tb_cpu_unary_fn fn;
     size_t esz;
     const char *x;
     char *o;
@@ -1060,11 +867,12 @@ static void cpu_unary_task(void *argp, int part, int nparts)
 }
 
 static int cpu_relu(void *ctx, const tb_tensor *in, tb_tensor *out,
-                    tb_dtype dt, cpu_unary_fn fn)
+                    tb_dtype dt)
 {
     cpu_ctx *c = ctx;
     if (!c)
         return TB_EINVAL;
+    const tb_cpu_unary_fn fn = c->k.relu[dt].fn;
     cpu_count_launch(c);
     if (!in || !out)
         return TB_EINVAL;
@@ -1083,21 +891,74 @@ static int cpu_relu(void *ctx, const tb_tensor *in, tb_tensor *out,
 }
 
 /* ------------------------------------------------------------------ */
+/* f32 math functions (vmath.h)                                         */
+/* ------------------------------------------------------------------ */
+
+typedef struct cpu_vm_job {
+    tb_vmath_fn fn;
+    const float *x;
+    float *o;
+    int64_t n;
+} cpu_vm_job;
+
+static void cpu_vm_task(void *argp, int part, int nparts)
+{
+    const cpu_vm_job *j = argp;
+    int64_t b, e;
+    cpu_span_aligned(j->n, 16, part, nparts, &b, &e);
+    if (e > b)
+        j->fn(j->x + b, j->o + b, e - b);
+}
+
+/* y = f(x) element-wise for f32 (f = TB_VM_*), split over the threads
+ * above the work threshold (a SIMD exp costs a few simple element
+ * operations; the scalar level's double libm calls ~CPU_EXP_WEIGHT). */
+static int cpu_vmath(void *ctx, const tb_tensor *in, tb_tensor *out, int f)
+{
+    cpu_ctx *c = ctx;
+    if (!c)
+        return TB_EINVAL;
+    cpu_count_launch(c);
+    if (!in || !out)
+        return TB_EINVAL;
+    int rc;
+    if ((rc = cpu_check_operand(&in[0], TB_F32)) ||
+        (rc = cpu_check_operand(out, TB_F32)))
+        return rc;
+    if (!cpu_same_shape(&in[0], out))
+        return TB_ESHAPE;
+    cpu_vm_job j = {c->vm.fn[f], in[0].data, out->data, cpu_numel(out)};
+    const int64_t weight = c->vm.isa[f] == TB_ISA_SCALAR ? CPU_EXP_WEIGHT : 4;
+    if (j.n > 0)
+        cpu_pool_run(c->pool, cpu_parts(c, j.n * weight, (j.n + 15) / 16),
+                     cpu_vm_task, &j);
+    return 0;
+}
+
+#define CPU_K_VMATH(NAME, F)                                              \
+    static int k_##NAME##_f32(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
+    {                                                                     \
+        (void)p;                                                          \
+        return cpu_vmath(ctx, in, out, F);                                \
+    }
+
+CPU_K_VMATH(exp, TB_VM_EXP)
+CPU_K_VMATH(log, TB_VM_LOG)
+CPU_K_VMATH(tanh, TB_VM_TANH)
+CPU_K_VMATH(sigmoid, TB_VM_SIGMOID)
+CPU_K_VMATH(gelu, TB_VM_GELU_ERF)
+CPU_K_VMATH(gelu_tanh, TB_VM_GELU_TANH)
+CPU_K_VMATH(silu, TB_VM_SILU)
+
+/* ------------------------------------------------------------------ */
 /* sum / mean                                                           */
 /* ------------------------------------------------------------------ */
 
-typedef struct cpu_red_fns {
-    double (*row)(const void *x, int64_t n);
-    void (*cols)(const void *x, int64_t R, int64_t ld, int64_t w,
-                 double *acc);
-} cpu_red_fns;
-
-static const cpu_red_fns cpu_red_f32 = {sum_f32_row, sum_f32_cols};
-static const cpu_red_fns cpu_red_f64 = {sum_f64_row, sum_f64_cols};
-
 /* The input viewed as [outer, R, inner]; the output as [outer, inner]. */
 typedef struct cpu_red_job {
-    const cpu_red_fns *f;
+    tb_cpu_sum_fn row;
+    tb_cpu_sumcols_fn cols;
     tb_dtype dt;
     size_t esz;
     const char *x;
@@ -1111,8 +972,8 @@ static void cpu_red_global_task(void *argp, int part, int nparts)
 {
     cpu_red_job *j = argp;
     int64_t b, e;
-    cpu_span_aligned(j->R, CPU_SUM_BLOCK, part, nparts, &b, &e);
-    j->partial[part] = e > b ? j->f->row(j->x + b * j->esz, e - b) : 0.0;
+    cpu_span_aligned(j->R, TB_CPU_SUM_BLOCK, part, nparts, &b, &e);
+    j->partial[part] = e > b ? j->row(j->x + b * j->esz, e - b) : 0.0;
 }
 
 static void cpu_red_rows_task(void *argp, int part, int nparts)
@@ -1122,7 +983,7 @@ static void cpu_red_rows_task(void *argp, int part, int nparts)
     cpu_span(j->outer, part, nparts, &b, &e);
     for (int64_t o = b; o < e; o++)
         cpu_store(j->o, j->dt, o,
-                  j->f->row(j->x + o * j->R * j->esz, j->R) * j->scale);
+                  j->row(j->x + o * j->R * j->esz, j->R) * j->scale);
 }
 
 static void cpu_red_cols_task(void *argp, int part, int nparts)
@@ -1130,14 +991,14 @@ static void cpu_red_cols_task(void *argp, int part, int nparts)
     cpu_red_job *j = argp;
     int64_t b, e;
     cpu_span(j->outer * j->ntiles, part, nparts, &b, &e);
-    double acc[CPU_COL_TILE];
+    double acc[TB_CPU_COL_TILE];
     for (int64_t it = b; it < e; it++) {
         int64_t o = it / j->ntiles;
         int64_t j0 = (it % j->ntiles) * j->tile;
         int64_t w = j->inner - j0 < j->tile ? j->inner - j0 : j->tile;
         for (int64_t q = 0; q < w; q++)
             acc[q] = 0;
-        j->f->cols(j->x + (o * j->R * j->inner + j0) * j->esz, j->R,
+        j->cols(j->x + (o * j->R * j->inner + j0) * j->esz, j->R,
                    j->inner, w, acc);
         for (int64_t q = 0; q < w; q++)
             cpu_store(j->o, j->dt, o * j->inner + j0 + q, acc[q] * j->scale);
@@ -1166,7 +1027,8 @@ static int cpu_reduce(void *ctx, const tb_tensor *in, tb_tensor *out,
         return rc;
     cpu_red_job j;
     memset(&j, 0, sizeof j);
-    j.f = dt == TB_F32 ? &cpu_red_f32 : &cpu_red_f64;
+    j.row = c->k.sum[dt].row;
+    j.cols = c->k.sum[dt].cols;
     j.dt = dt;
     j.esz = tb_dtype_size(dt);
     j.x = x->data;
@@ -1176,7 +1038,8 @@ static int cpu_reduce(void *ctx, const tb_tensor *in, tb_tensor *out,
         if (cpu_numel(out) != 1)
             return TB_ESHAPE;
         j.R = n;
-        int parts = cpu_parts(c, n, (n + CPU_SUM_BLOCK - 1) / CPU_SUM_BLOCK);
+        int parts =
+            cpu_parts(c, n, (n + TB_CPU_SUM_BLOCK - 1) / TB_CPU_SUM_BLOCK);
         parts = cpu_pool_run(c->pool, parts, cpu_red_global_task, &j);
         /* Fixed order: the result depends on the thread count only. */
         double s = 0;
@@ -1212,8 +1075,8 @@ static int cpu_reduce(void *ctx, const tb_tensor *in, tb_tensor *out,
 /* ------------------------------------------------------------------ */
 
 typedef struct cpu_lsm_job {
-    void (*row)(const void *x, void *o, int64_t n);
-    void (*cols)(const void *x, void *o, int64_t R, int64_t ld, int64_t w);
+    tb_cpu_lsm_rows_fn rows;
+    tb_cpu_lsm_cols_fn cols;
     size_t esz;
     const char *x;
     char *o;
@@ -1225,9 +1088,9 @@ static void cpu_lsm_rows_task(void *argp, int part, int nparts)
     const cpu_lsm_job *j = argp;
     int64_t b, e;
     cpu_span(j->outer, part, nparts, &b, &e);
-    for (int64_t o = b; o < e; o++) {
-        size_t off = (size_t)(o * j->R) * j->esz;
-        j->row(j->x + off, j->o + off, j->R);
+    if (e > b) {
+        size_t off = (size_t)(b * j->R) * j->esz;
+        j->rows(j->x + off, j->o + off, e - b, j->R);
     }
 }
 
@@ -1269,8 +1132,8 @@ static int cpu_log_softmax(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (tb_axis_norm(axis, x->ndim, &ax))
         return TB_EPARAM;
     cpu_lsm_job j = {
-        .row = dt == TB_F32 ? lsm_f32_row : lsm_f64_row,
-        .cols = dt == TB_F32 ? lsm_f32_cols : lsm_f64_cols,
+        .rows = c->k.lsm[dt].rows,
+        .cols = c->k.lsm[dt].cols,
         .esz = tb_dtype_size(dt),
         .x = x->data,
         .o = out->data,
@@ -1298,7 +1161,7 @@ static int cpu_log_softmax(void *ctx, const tb_tensor *in, tb_tensor *out,
 /* ------------------------------------------------------------------ */
 
 typedef struct cpu_mm_job {
-    cpu_mm_fn fn;
+    tb_cpu_mm_fn fn;
     size_t esz;
     const char *a, *b;
     char *c;
@@ -1321,6 +1184,86 @@ static void cpu_mm_task(void *argp, int part, int nparts)
         r += i1 - i0;
     }
 }
+
+#if TB_CPU_HAVE_GEMM
+/* Matmul through the native GEMM (gemm/gemm.h) at the avx2 and avx512
+ * levels; the scalar level keeps the portable loops of kernels_c.c. */
+static bool cpu_use_gemm(const cpu_ctx *c)
+{
+    return c->isa >= TB_ISA_AVX2;
+}
+
+/* tb_gemm_parallel over the instance's pool: the GEMM's parts run on
+ * the same persistent workers as every other kernel. */
+static void cpu_gemm_par_run(void *ctx, int n, tb_gemm_task_fn fn, void *arg)
+{
+    cpu_ctx *c = ctx;
+    cpu_pool_run(c->pool, n, fn, arg);
+}
+
+typedef struct cpu_gemm_job {
+    const cpu_ctx *c;
+    tb_dtype dt;
+    const char *a, *b;
+    char *o;
+    int64_t M, K, N, batch;
+    int rc[TB_MAX_AXIS_VALUES]; /* per part */
+} cpu_gemm_job;
+
+/* Batches [lo, hi), each a whole GEMM with `threads` threads over par. */
+static int cpu_gemm_batches(const cpu_gemm_job *j, int64_t lo, int64_t hi,
+                            int threads, const tb_gemm_parallel *par)
+{
+    const size_t es = tb_dtype_size(j->dt);
+    for (int64_t bi = lo; bi < hi; bi++) {
+        const char *a = j->a + (size_t)(bi * j->M * j->K) * es;
+        const char *b = j->b + (size_t)(bi * j->K * j->N) * es;
+        char *o = j->o + (size_t)(bi * j->M * j->N) * es;
+        int rc = j->dt == TB_F32
+                     ? tb_gemm_f32_ex(j->c->isa, j->M, j->N, j->K,
+                                      (const float *)a, j->K,
+                                      (const float *)b, j->N, (float *)o,
+                                      j->N, threads, par)
+                     : tb_gemm_f64_ex(j->c->isa, j->M, j->N, j->K,
+                                      (const double *)a, j->K,
+                                      (const double *)b, j->N, (double *)o,
+                                      j->N, threads, par);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static void cpu_gemm_batch_task(void *argp, int part, int nparts)
+{
+    cpu_gemm_job *j = argp;
+    int64_t b, e;
+    cpu_span(j->batch, part, nparts, &b, &e);
+    j->rc[part] = cpu_gemm_batches(j, b, e, 1, NULL);
+}
+
+/* Small matrices in a batch: one thread per batch slice; otherwise one
+ * batch after the other, each split by the GEMM over the pool. */
+static int cpu_matmul_gemm(cpu_ctx *c, const tb_tensor *a,
+                           const tb_tensor *b, tb_tensor *out, tb_dtype dt,
+                           int64_t batch, int64_t M, int64_t K, int64_t N)
+{
+    cpu_gemm_job j = {.c = c, .dt = dt, .a = a->data, .b = b->data,
+                      .o = out->data, .M = M, .K = K, .N = N,
+                      .batch = batch};
+    if (batch > 1 && c->threads > 1 && M * N * K < TB_GEMM_PAR_MIN_MACS) {
+        int parts = cpu_parts(c, batch * M * N * K, batch);
+        parts = cpu_pool_run(c->pool, parts, cpu_gemm_batch_task, &j);
+        for (int i = 0; i < parts; i++)
+            if (j.rc[i])
+                return j.rc[i];
+        return 0;
+    }
+    const tb_gemm_parallel par = {cpu_gemm_par_run, c};
+    return cpu_gemm_batches(&j, 0, batch, c->threads,
+                            c->threads > 1 ? &par : NULL);
+}
+#endif
 
 /* [..., M, K] x [..., K, N] -> [..., M, N] with equal batch dims. */
 static int cpu_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
@@ -1350,7 +1293,7 @@ static int cpu_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
         out->shape[nd - 1] != N)
         return TB_ESHAPE;
     cpu_mm_job j = {
-        .fn = dt == TB_F32 ? mm_f32_rows : mm_f64_rows,
+        .fn = c->k.mm[dt].rows,
         .esz = tb_dtype_size(dt),
         .a = a->data,
         .b = b->data,
@@ -1362,6 +1305,10 @@ static int cpu_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
     };
     if (j.rows == 0 || N == 0)
         return 0;
+#if TB_CPU_HAVE_GEMM
+    if (cpu_use_gemm(c))
+        return cpu_matmul_gemm(c, a, b, out, dt, j.rows / M, M, K, N);
+#endif
     cpu_pool_run(c->pool, cpu_parts(c, j.rows * K * N, j.rows), cpu_mm_task,
                  &j);
     return 0;
@@ -1374,12 +1321,13 @@ static int cpu_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
 /* Swapping dims a < b of a contiguous input viewed as [P, SA, Q, SB, R]
  * gives the output [P, SB, Q, SA, R]. */
 typedef struct cpu_tr_job {
-    cpu_tr_fn fn;
+    tb_cpu_tr_fn fn;
     size_t esz;
     const char *x;
     char *o;
     int64_t P, SA, Q, SB, R;
-    int64_t nti; /* tiles of CPU_TR_TILE input rows (SA) when R == 1 */
+    int64_t tile; /* input rows per fn call */
+    int64_t ncb;  /* blocks of CPU_TR_COLS columns (SB) when R == 1 */
     int64_t n;   /* elements, for the plain-copy case */
 } cpu_tr_job;
 
@@ -1389,17 +1337,24 @@ static void cpu_tr_2d_task(void *argp, int part, int nparts)
 {
     const cpu_tr_job *j = argp;
     int64_t b, e;
-    cpu_span(j->P * j->Q * j->nti, part, nparts, &b, &e);
+    const int64_t nrb = (j->SA + CPU_TR_ROWS - 1) / CPU_TR_ROWS;
+    cpu_span(j->P * j->Q * nrb * j->ncb, part, nparts, &b, &e);
     const int64_t ild = j->Q * j->SB, old = j->Q * j->SA;
     for (int64_t it = b; it < e; it++) {
-        int64_t t = it % j->nti, pq = it / j->nti;
+        int64_t cb = it % j->ncb, rest = it / j->ncb;
+        int64_t rb = rest % nrb, pq = rest / nrb;
         int64_t q = pq % j->Q, p = pq / j->Q;
-        int64_t i0 = t * CPU_TR_TILE;
-        int64_t ni = j->SA - i0 < CPU_TR_TILE ? j->SA - i0 : CPU_TR_TILE;
-        int64_t ioff = (p * j->SA + i0) * ild + q * j->SB;
-        int64_t ooff = p * j->SB * old + q * j->SA + i0;
-        j->fn(j->x + (size_t)ioff * j->esz, ild, j->o + (size_t)ooff * j->esz,
-              old, ni, j->SB);
+        int64_t j0 = cb * CPU_TR_COLS;
+        int64_t nj = j->SB - j0 < CPU_TR_COLS ? j->SB - j0 : CPU_TR_COLS;
+        int64_t i1 = (rb + 1) * CPU_TR_ROWS < j->SA ? (rb + 1) * CPU_TR_ROWS
+                                                    : j->SA;
+        for (int64_t i0 = rb * CPU_TR_ROWS; i0 < i1; i0 += j->tile) {
+            int64_t ni = i1 - i0 < j->tile ? i1 - i0 : j->tile;
+            int64_t ioff = (p * j->SA + i0) * ild + q * j->SB + j0;
+            int64_t ooff = (p * j->SB + j0) * old + q * j->SA + i0;
+            j->fn(j->x + (size_t)ioff * j->esz, ild,
+                  j->o + (size_t)ooff * j->esz, old, ni, nj);
+        }
     }
 }
 
@@ -1466,7 +1421,8 @@ static int cpu_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
             return TB_ESHAPE;
     }
     cpu_tr_job j = {
-        .fn = dt == TB_F32 ? tr_u32_block : tr_u64_block,
+        .fn = c->k.tr[dt].block,
+        .tile = c->k.tr[dt].tile,
         .esz = tb_dtype_size(dt),
         .x = x->data,
         .o = out->data,
@@ -1484,8 +1440,11 @@ static int cpu_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
         cpu_pool_run(c->pool, cpu_parts(c, j.n, (j.n + 15) / 16),
                      cpu_copy_task, &j);
     } else if (j.R == 1) {
-        j.nti = (j.SA + CPU_TR_TILE - 1) / CPU_TR_TILE;
-        cpu_pool_run(c->pool, cpu_parts(c, j.n, j.P * j.Q * j.nti),
+        j.ncb = (j.SB + CPU_TR_COLS - 1) / CPU_TR_COLS;
+        cpu_pool_run(c->pool,
+                     cpu_parts(c, j.n,
+                               j.P * j.Q * j.ncb *
+                                   ((j.SA + CPU_TR_ROWS - 1) / CPU_TR_ROWS)),
                      cpu_tr_2d_task, &j);
     } else {
         cpu_pool_run(c->pool, cpu_parts(c, j.n, j.P * j.SB * j.Q),
@@ -1498,23 +1457,23 @@ static int cpu_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
 /* Kernel table                                                         */
 /* ------------------------------------------------------------------ */
 
-#define CPU_K_BINARY(NAME, SFX, DT)                                       \
+#define CPU_K_BINARY(NAME, IDX, SFX, DT)                                  \
     static int k_##NAME##_##SFX(void *ctx, const tb_tensor *in,           \
                                 tb_tensor *out, const tb_params *p)       \
     {                                                                     \
         (void)p;                                                          \
-        return cpu_binary(ctx, in, out, DT, &NAME##_##SFX##_op);          \
+        return cpu_binary(ctx, in, out, DT, IDX);                         \
     }
 #define CPU_K_TYPED(SFX, DT)                                              \
-    CPU_K_BINARY(add, SFX, DT)                                            \
-    CPU_K_BINARY(sub, SFX, DT)                                            \
-    CPU_K_BINARY(mul, SFX, DT)                                            \
-    CPU_K_BINARY(div, SFX, DT)                                            \
+    CPU_K_BINARY(add, TB_CPU_ADD, SFX, DT)                                \
+    CPU_K_BINARY(sub, TB_CPU_SUB, SFX, DT)                                \
+    CPU_K_BINARY(mul, TB_CPU_MUL, SFX, DT)                                \
+    CPU_K_BINARY(div, TB_CPU_DIV, SFX, DT)                                \
     static int k_relu_##SFX(void *ctx, const tb_tensor *in,               \
                             tb_tensor *out, const tb_params *p)           \
     {                                                                     \
         (void)p;                                                          \
-        return cpu_relu(ctx, in, out, DT, relu_##SFX##_v);                \
+        return cpu_relu(ctx, in, out, DT);                                \
     }                                                                     \
     static int k_sum_##SFX(void *ctx, const tb_tensor *in,                \
                            tb_tensor *out, const tb_params *p)            \
@@ -1546,27 +1505,82 @@ static int cpu_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
 CPU_K_TYPED(f32, TB_F32)
 CPU_K_TYPED(f64, TB_F64)
 
+/* Per op and dtype: the entry point and its implementation name at each
+ * ISA level ("add_f32_avx512"). */
 typedef struct cpu_kentry {
     tb_kernel_fn fn;
-    const char *name;
+    const char *name[TB_ISA_COUNT];
 } cpu_kentry;
 
+#define CPU_KNAMES(NAME, DT)                                              \
+    {#NAME "_" DT "_scalar", #NAME "_" DT "_avx2", #NAME "_" DT "_avx512"}
 #define CPU_KROW(NAME)                                                    \
-    [TB_OP_##NAME] = {{k_##NAME##_f32, #NAME "_f32_c"},                   \
-                      {k_##NAME##_f64, #NAME "_f64_c"}},
+    [TB_OP_##NAME] = {{k_##NAME##_f32, CPU_KNAMES(NAME, "f32")},          \
+                      {k_##NAME##_f64, CPU_KNAMES(NAME, "f64")}},
 
-/* Ops missing here (a newer op table) stay {NULL}: unsupported. */
+/* The vmath ops: f32 only (f64 comes from ops_ext.c). */
+#define CPU_KROW_F32(NAME)                                                \
+    [TB_OP_##NAME] = {{k_##NAME##_f32, CPU_KNAMES(NAME, "f32")}},
+
+/* Ops (and dtypes) missing here stay {NULL} and are looked up in
+ * ops_ext.c, the portable kernels of the ops added later. */
 static const cpu_kentry cpu_kernels[TB_OP_COUNT][TB_DTYPE_COUNT] = {
     CPU_KROW(add) CPU_KROW(sub) CPU_KROW(mul) CPU_KROW(div) CPU_KROW(relu)
     CPU_KROW(sum) CPU_KROW(mean) CPU_KROW(matmul) CPU_KROW(transpose)
     CPU_KROW(log_softmax)
+    CPU_KROW_F32(exp) CPU_KROW_F32(log) CPU_KROW_F32(tanh)
+    CPU_KROW_F32(sigmoid) CPU_KROW_F32(gelu) CPU_KROW_F32(gelu_tanh)
+    CPU_KROW_F32(silu)
 };
 
+/* The ISA level of the code instance c runs for op id / dt. */
+static int cpu_impl_isa(const cpu_ctx *c, tb_op_id id, tb_dtype dt)
+{
+    switch (id) {
+    case TB_OP_add:
+        return c->k.bin[TB_CPU_ADD][dt].isa;
+    case TB_OP_sub:
+        return c->k.bin[TB_CPU_SUB][dt].isa;
+    case TB_OP_mul:
+        return c->k.bin[TB_CPU_MUL][dt].isa;
+    case TB_OP_div:
+        return c->k.bin[TB_CPU_DIV][dt].isa;
+    case TB_OP_relu:
+        return c->k.relu[dt].isa;
+    case TB_OP_sum:
+    case TB_OP_mean:
+        return c->k.sum[dt].isa;
+    case TB_OP_log_softmax:
+        return c->k.lsm[dt].isa;
+    case TB_OP_transpose:
+        return c->k.tr[dt].isa;
+    case TB_OP_matmul:
+        return c->k.mm[dt].isa;
+    case TB_OP_exp:
+        return c->vm.isa[TB_VM_EXP];
+    case TB_OP_log:
+        return c->vm.isa[TB_VM_LOG];
+    case TB_OP_tanh:
+        return c->vm.isa[TB_VM_TANH];
+    case TB_OP_sigmoid:
+        return c->vm.isa[TB_VM_SIGMOID];
+    case TB_OP_gelu:
+        return c->vm.isa[TB_VM_GELU_ERF];
+    case TB_OP_gelu_tanh:
+        return c->vm.isa[TB_VM_GELU_TANH];
+    case TB_OP_silu:
+        return c->vm.isa[TB_VM_SILU];
+    default:
+        return TB_ISA_SCALAR;
+    }
+}
+
+/* *impl: the implementation name for the instance's ISA level; with a
+ * NULL instance, the portable one. */
 static tb_kernel_fn cpu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
                                const tb_params *p, const char **impl)
 {
-    (void)ctx;
-    (void)p;
+    const cpu_ctx *c = ctx;
     if (impl)
         *impl = NULL;
     if (!op || (unsigned)op->id >= TB_OP_COUNT ||
@@ -1574,16 +1588,23 @@ static tb_kernel_fn cpu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
         return NULL;
     const cpu_kentry *e = &cpu_kernels[op->id][dt];
     if (!e->fn)
-        return NULL;
-    if (impl)
-        *impl = e->name;
+        return tb_cpu_ext_kernel(op, dt, p, impl); /* ops_ext.c */
+    if (impl) {
+        int isa = c ? cpu_impl_isa(c, op->id, dt) : TB_ISA_SCALAR;
+        *impl = e->name[isa];
+#if TB_CPU_HAVE_GEMM
+        if (c && op->id == TB_OP_matmul && cpu_use_gemm(c))
+            *impl = tb_gemm_impl_name(c->isa, dt == TB_F64);
+#endif
+    }
     return e->fn;
 }
 
 const tb_backend tb_backend_cpu = {
     .name = "cpu",
-    .doc = "portable C kernels on host memory, split over a persistent "
-           "pthread pool (axis threads)",
+    .doc = "host kernels with run-time ISA dispatch (axis isa: portable "
+           "C, AVX2, AVX-512), split over a persistent pthread pool (axis "
+           "threads)",
     .probe = cpu_probe,
     .axes = cpu_axes,
     .create = cpu_create,

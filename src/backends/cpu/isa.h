@@ -1,0 +1,80 @@
+/*
+ * Run-time x86 ISA detection for the cpu backend.
+ *
+ * One process-wide ISA level, chosen once: the best level the CPU *and*
+ * the OS support (cpuid feature bits plus xgetbv, so YMM/ZMM state is
+ * really saved across context switches), lowered by the environment
+ * variable TBENCH_ISA=scalar|avx2|avx512 and by tb_cpu_isa_set_mask().
+ * Kernel tables (best-first, see kernels.h) are filled by climbing this
+ * ladder: the portable C version first, then AVX2, then AVX-512.
+ *
+ * The level values are shared with other cpu-backend components (the
+ * GEMM micro-kernels in gemm/ take an `int isa` with these values), so
+ * they are fixed and ordered: a higher value implies every lower one.
+ */
+#ifndef TB_BACKENDS_CPU_ISA_H
+#define TB_BACKENDS_CPU_ISA_H
+
+#include <stdint.h>
+
+/* Ordered ISA levels. Each level implies all the lower ones. */
+enum tb_cpu_isa {
+    TB_ISA_SCALAR = 0, /* portable C (the compiler may still use SSE2) */
+    TB_ISA_AVX2 = 1,   /* AVX2 + FMA (+ F16C), YMM state enabled by OS */
+    TB_ISA_AVX512 = 2, /* AVX-512 F, BW, DQ, VL, ZMM/opmask state enabled */
+    TB_ISA_COUNT = 3
+};
+
+/* Raw feature bits, reported by tb_cpu_isa_flags(). */
+enum tb_cpu_isa_flag {
+    TB_CPU_FLAG_SSE41 = 1u << 0,
+    TB_CPU_FLAG_AVX2 = 1u << 1,     /* AVX2 and FMA and OS YMM support */
+    TB_CPU_FLAG_AVX512 = 1u << 2,   /* F+BW+DQ+VL and OS ZMM support */
+};
+
+/*
+ * Detect the CPU's best level, ignoring TBENCH_ISA and any mask.
+ * Pure query (cpuid/xgetbv each call, cheap); on non-x86 returns
+ * TB_ISA_SCALAR.
+ */
+int tb_cpu_isa_detect(void);
+
+/*
+ * Raw flag word (TB_CPU_FLAG_*) of what the machine supports, ignoring
+ * TBENCH_ISA and masks. Used to report e.g. SSE4.1 in the environment.
+ */
+unsigned tb_cpu_isa_flags(void);
+
+/*
+ * The level kernels should use: min(detect, TBENCH_ISA, mask). Computed
+ * on first call (thread-safe) and cached; tb_cpu_isa_set_mask() changes
+ * it. Never higher than tb_cpu_isa_detect().
+ */
+int tb_cpu_isa_max(void);
+
+/*
+ * Cap the level at `max_isa` (a tb_cpu_isa value; out-of-range values
+ * are clamped). Intended for tests (checkasm) and the cpu backend's
+ * `isa` axis; the result is still limited by detection and TBENCH_ISA.
+ * Returns the new effective level. Not thread-safe against concurrent
+ * kernel-table initialisation: call it before running kernels.
+ */
+int tb_cpu_isa_set_mask(int max_isa);
+
+/*
+ * Parse "scalar" / "avx2" / "avx512" into a level. Returns the level,
+ * or -1 if `name` is not one of those (NULL included).
+ */
+int tb_cpu_isa_parse(const char *name);
+
+/* Lower-case name of a level ("scalar", "avx2", "avx512"; "?" if bad). */
+const char *tb_cpu_isa_name(int isa);
+
+/*
+ * Did TBENCH_ISA hold a value we could not parse? Returns the bad string
+ * (owned by the environment) or NULL. The backend reports it once as a
+ * one-line error instead of silently ignoring it.
+ */
+const char *tb_cpu_isa_env_error(void);
+
+#endif /* TB_BACKENDS_CPU_ISA_H */

@@ -1,0 +1,115 @@
+/*
+ * Inner-loop kernels of the cpu backend and their per-ISA dispatch table.
+ *
+ * The backend (cpu.c) owns shapes, broadcasting, tiling and threads; the
+ * functions here only run contiguous loops.  Each ISA level has its own
+ * file compiled with only that ISA's -m flags (kernels_avx2.c,
+ * kernels_avx512.c; the portable ones in kernels_c.c).  A table is
+ * filled best-first by climbing the ladder (PipeWire/dav1d style): the C
+ * versions are installed, then every level up to the requested one
+ * overrides the slots it implements.  Each slot group records the level
+ * of the code that really runs, so the backend can report e.g.
+ * "add_f32_avx512", or "log_softmax_f64_scalar" where no SIMD exists.
+ *
+ * Preconditions shared by every function: n, rows, R, w >= 0 (0 is a
+ * no-op); outputs do not overlap inputs (except where noted); pointers
+ * need only the natural alignment of their element type.
+ */
+#ifndef TB_BACKENDS_CPU_KERNELS_H
+#define TB_BACKENDS_CPU_KERNELS_H
+
+#include <stdint.h>
+
+#include "../../ops/tensor.h"
+
+/* Sums are blocked: TB_CPU_SUM_BLOCK consecutive values (per column, for
+ * the column sums) are added in several independent accumulator lanes of
+ * the input type, then each block's total is added to a double.  An f32
+ * lane thus adds at most a few dozen terms (error bounded by that many
+ * half-ulps of the partial sum's magnitude), while the long-range sum is
+ * carried in double: the error does not grow with n the way a plain
+ * f32 running sum's does.  The blocking is part of the numerics, so
+ * every ISA uses the same block size. */
+#define TB_CPU_SUM_BLOCK 1024
+/* Rows folded per block by the column sums (per column). */
+#define TB_CPU_SUM_COL_ROWS 64
+/* Widest column tile the column kernels accept (their per-column state
+ * lives on the stack). */
+#define TB_CPU_COL_TILE 1024
+
+/* o[i] = a[i] OP b[i] (vv), a[0] OP b[i] (sv), a[i] OP b[0] (vs). */
+typedef void (*tb_cpu_bin_fn)(const void *a, const void *b, void *o,
+                              int64_t n);
+/* o[i] = f(x[i]). */
+typedef void (*tb_cpu_unary_fn)(const void *x, void *o, int64_t n);
+/* Sum of x[0..n), blocked (TB_CPU_SUM_BLOCK), returned in double. */
+typedef double (*tb_cpu_sum_fn)(const void *x, int64_t n);
+/* acc[j] += sum over r < R of x[r * ld + j], for j < w <= TB_CPU_COL_TILE;
+ * rows are folded into acc every TB_CPU_SUM_COL_ROWS. */
+typedef void (*tb_cpu_sumcols_fn)(const void *x, int64_t R, int64_t ld,
+                                  int64_t w, double *acc);
+/* log_softmax of `rows` contiguous rows of n elements each (n >= 1). */
+typedef void (*tb_cpu_lsm_rows_fn)(const void *x, void *o, int64_t rows,
+                                   int64_t n);
+/* log_softmax down the R rows (R >= 1) of w <= TB_CPU_COL_TILE columns,
+ * row stride ld elements (input and output alike). */
+typedef void (*tb_cpu_lsm_cols_fn)(const void *x, void *o, int64_t R,
+                                   int64_t ld, int64_t w);
+/* out[j * old + i] = in[i * ild + j] for i < ni, j < nj: bit copies
+ * (NaN payloads survive).  ni is at most the table's tr tile. */
+typedef void (*tb_cpu_tr_fn)(const void *in, int64_t ild, void *out,
+                             int64_t old, int64_t ni, int64_t nj);
+/* Rows [i0, i1) of C[M,N] = A[M,K] * B[K,N], all row-major contiguous. */
+typedef void (*tb_cpu_mm_fn)(const void *a, const void *b, void *c,
+                             int64_t i0, int64_t i1, int64_t K, int64_t N);
+
+enum { TB_CPU_ADD, TB_CPU_SUB, TB_CPU_MUL, TB_CPU_DIV, TB_CPU_NBIN };
+
+/* A table of kernels for one ISA level.  Indexed by tb_dtype. */
+typedef struct tb_cpu_kernels {
+    struct {
+        tb_cpu_bin_fn vv, sv, vs;
+        int isa;
+    } bin[TB_CPU_NBIN][TB_DTYPE_COUNT];
+    struct {
+        tb_cpu_unary_fn fn;
+        int isa;
+    } relu[TB_DTYPE_COUNT];
+    struct {
+        tb_cpu_sum_fn row;
+        tb_cpu_sumcols_fn cols;
+        int isa;
+    } sum[TB_DTYPE_COUNT];
+    struct {
+        tb_cpu_lsm_rows_fn rows;
+        tb_cpu_lsm_cols_fn cols;
+        int isa;
+    } lsm[TB_DTYPE_COUNT];
+    struct {
+        tb_cpu_tr_fn block;
+        int tile; /* input rows per call (ni <= tile); a power of two */
+        int isa;
+    } tr[TB_DTYPE_COUNT];
+    struct {
+        tb_cpu_mm_fn rows;
+        int isa;
+    } mm[TB_DTYPE_COUNT];
+} tb_cpu_kernels;
+
+/*
+ * Fill *k for ISA level `isa`: portable C first, then each level up to
+ * min(isa, tb_cpu_isa_max()) that is built into this binary.  Returns
+ * the highest level installed (which may be lower than asked).
+ */
+int tb_cpu_kernels_fill(tb_cpu_kernels *k, int isa);
+
+/* Per-level installers (each overrides only the slots it implements).
+ * Call only when tb_cpu_isa_max() says the level is usable. */
+void tb_cpu_kernels_init_c(tb_cpu_kernels *k);
+void tb_cpu_kernels_init_avx2(tb_cpu_kernels *k);
+void tb_cpu_kernels_init_avx512(tb_cpu_kernels *k);
+
+/* Which levels this binary was built with (0/1 each). */
+int tb_cpu_isa_built(int isa);
+
+#endif /* TB_BACKENDS_CPU_KERNELS_H */

@@ -1,0 +1,653 @@
+/*
+ * The SIMD inner loops of the cpu backend, written once over the vector
+ * helpers of vmath_simd.h (f32: v_*) and the f64 helpers below (d_*),
+ * for inclusion by kernels_avx2.c and kernels_avx512.c only (each
+ * compiled with only its level's -m flags).  Everything is static.
+ *
+ * Loops are unrolled by four vectors where a loop is throughput-bound
+ * (element-wise ops, sums), end with one masked vector for the tail, and
+ * never touch a byte past the end of an operand.  Unaligned loads and
+ * stores throughout: operands need only their element alignment.
+ *
+ * KS_DEFINE_KERNELS(SFX) defines the functions, KS_INSTALL(k, SFX, ISA)
+ * puts them in a tb_cpu_kernels table.
+ */
+#ifndef TB_BACKENDS_CPU_KERNELS_SIMD_H
+#define TB_BACKENDS_CPU_KERNELS_SIMD_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels.h"
+#include "vmath_simd.h"
+
+#if VS_LANES == 16
+/* ---- AVX-512 f64 helpers and f32 <-> f64 ------------------------------ */
+#define VD_LANES 8
+typedef __m512d vd;
+static inline vd d_set1(double a) { return _mm512_set1_pd(a); }
+static inline vd d_load(const double *p) { return _mm512_loadu_pd(p); }
+static inline void d_store(double *p, vd a) { _mm512_storeu_pd(p, a); }
+static inline vd d_add(vd a, vd b) { return _mm512_add_pd(a, b); }
+static inline vd d_sub(vd a, vd b) { return _mm512_sub_pd(a, b); }
+static inline vd d_mul(vd a, vd b) { return _mm512_mul_pd(a, b); }
+static inline vd d_div(vd a, vd b) { return _mm512_div_pd(a, b); }
+static inline __mmask8 d_first(int64_t r)
+{
+    return (__mmask8)(r >= 8 ? 0xff : (1u << r) - 1);
+}
+static inline vd d_load_n(const double *p, int64_t r)
+{
+    return _mm512_maskz_loadu_pd(d_first(r), p);
+}
+static inline void d_store_n(double *p, vd a, int64_t r)
+{
+    _mm512_mask_storeu_pd(p, d_first(r), a);
+}
+static inline double d_hsum(vd a) { return _mm512_reduce_add_pd(a); }
+/* x > 0 or NaN: x; otherwise +0 (relu). */
+static inline vd d_relu(vd x)
+{
+    return _mm512_maskz_mov_pd(
+        _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_NLE_UQ), x);
+}
+static inline vf v_relu(vf x)
+{
+    return _mm512_maskz_mov_ps(
+        _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NLE_UQ), x);
+}
+/* Lanes [0, VS_LANES/2) and [VS_LANES/2, VS_LANES) of a, in double. */
+static inline vd v_lo_pd(vf a)
+{
+    return _mm512_cvtps_pd(_mm512_castps512_ps256(a));
+}
+static inline vd v_hi_pd(vf a)
+{
+    return _mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1));
+}
+/* First r lanes from p, the others `fill`. */
+static inline vf v_load_fill(const float *p, int64_t r, float fill)
+{
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), v_first(r), p);
+}
+typedef __m512i vi;
+static inline vi vi_load(const int32_t *p) { return _mm512_loadu_si512(p); }
+/* base[idx[i]] per lane (4-byte elements). */
+static inline vf v_gather(const float *base, vi idx)
+{
+    return _mm512_i32gather_ps(idx, base, 4);
+}
+/* table[idx[i]] per lane. */
+static inline vf v_permute(vi idx, vf table)
+{
+    return _mm512_permutexvar_ps(idx, table);
+}
+
+#else
+/* ---- AVX2 f64 helpers and f32 <-> f64 --------------------------------- */
+#define VD_LANES 4
+typedef __m256d vd;
+static inline vd d_set1(double a) { return _mm256_set1_pd(a); }
+static inline vd d_load(const double *p) { return _mm256_loadu_pd(p); }
+static inline void d_store(double *p, vd a) { _mm256_storeu_pd(p, a); }
+static inline vd d_add(vd a, vd b) { return _mm256_add_pd(a, b); }
+static inline vd d_sub(vd a, vd b) { return _mm256_sub_pd(a, b); }
+static inline vd d_mul(vd a, vd b) { return _mm256_mul_pd(a, b); }
+static inline vd d_div(vd a, vd b) { return _mm256_div_pd(a, b); }
+static inline __m256i d_first_i(int64_t r)
+{
+    const __m256i idx = _mm256_setr_epi64x(0, 1, 2, 3);
+    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(r > 4 ? 4 : r), idx);
+}
+static inline vd d_load_n(const double *p, int64_t r)
+{
+    return _mm256_maskload_pd(p, d_first_i(r));
+}
+static inline void d_store_n(double *p, vd a, int64_t r)
+{
+    _mm256_maskstore_pd(p, d_first_i(r), a);
+}
+static inline double d_hsum(vd a)
+{
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(a),
+                           _mm256_extractf128_pd(a, 1));
+    s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
+    return _mm_cvtsd_f64(s);
+}
+static inline vd d_relu(vd x)
+{
+    return _mm256_and_pd(_mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_NLE_UQ),
+                         x);
+}
+static inline vf v_relu(vf x)
+{
+    return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NLE_UQ),
+                         x);
+}
+static inline vd v_lo_pd(vf a)
+{
+    return _mm256_cvtps_pd(_mm256_castps256_ps128(a));
+}
+static inline vd v_hi_pd(vf a)
+{
+    return _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1));
+}
+static inline vf v_load_fill(const float *p, int64_t r, float fill)
+{
+    return _mm256_blendv_ps(_mm256_set1_ps(fill), v_load_n(p, r),
+                            v_first(r));
+}
+typedef __m256i vi;
+static inline vi vi_load(const int32_t *p)
+{
+    return _mm256_loadu_si256((const __m256i *)p);
+}
+static inline vf v_gather(const float *base, vi idx)
+{
+    return _mm256_i32gather_ps(base, idx, 4);
+}
+static inline vf v_permute(vi idx, vf table)
+{
+    return _mm256_permutevar8x32_ps(table, idx);
+}
+#endif
+
+/* ---- element-wise binary ops ------------------------------------------ */
+
+/* vv, sv and vs forms of o = a OP b for element type T with helper
+ * prefix P (v_ for float, d_ for double) and L lanes. */
+#define KS_BINARY(NAME, T, V, P, L, OP)                                   \
+    static void NAME##_vv(const void *pa, const void *pb, void *po,       \
+                          int64_t n)                                      \
+    {                                                                     \
+        const T *a = pa, *b = pb;                                         \
+        T *o = po;                                                        \
+        int64_t i = 0;                                                    \
+        for (; i + 4 * L <= n; i += 4 * L) {                              \
+            V x0 = P##load(a + i), x1 = P##load(a + i + L);               \
+            V x2 = P##load(a + i + 2 * L), x3 = P##load(a + i + 3 * L);   \
+            x0 = P##OP(x0, P##load(b + i));                               \
+            x1 = P##OP(x1, P##load(b + i + L));                           \
+            x2 = P##OP(x2, P##load(b + i + 2 * L));                       \
+            x3 = P##OP(x3, P##load(b + i + 3 * L));                       \
+            P##store(o + i, x0);                                          \
+            P##store(o + i + L, x1);                                      \
+            P##store(o + i + 2 * L, x2);                                  \
+            P##store(o + i + 3 * L, x3);                                  \
+        }                                                                 \
+        for (; i + L <= n; i += L)                                        \
+            P##store(o + i, P##OP(P##load(a + i), P##load(b + i)));       \
+        if (i < n)                                                        \
+            P##store_n(o + i,                                             \
+                       P##OP(P##load_n(a + i, n - i),                     \
+                             P##load_n(b + i, n - i)),                    \
+                       n - i);                                            \
+    }                                                                     \
+    /* One operand broadcast: SV = 1 for a[0] OP b[i], 0 for a[i] OP b[0] \
+     */                                                                   \
+    static inline void NAME##_bc(const T *v, V s, T *o, int64_t n,        \
+                                 int sv)                                  \
+    {                                                                     \
+        int64_t i = 0;                                                    \
+        for (; i + 4 * L <= n; i += 4 * L) {                              \
+            V x0 = P##load(v + i), x1 = P##load(v + i + L);               \
+            V x2 = P##load(v + i + 2 * L), x3 = P##load(v + i + 3 * L);   \
+            x0 = sv ? P##OP(s, x0) : P##OP(x0, s);                        \
+            x1 = sv ? P##OP(s, x1) : P##OP(x1, s);                        \
+            x2 = sv ? P##OP(s, x2) : P##OP(x2, s);                        \
+            x3 = sv ? P##OP(s, x3) : P##OP(x3, s);                        \
+            P##store(o + i, x0);                                          \
+            P##store(o + i + L, x1);                                      \
+            P##store(o + i + 2 * L, x2);                                  \
+            P##store(o + i + 3 * L, x3);                                  \
+        }                                                                 \
+        for (; i + L <= n; i += L) {                                      \
+            V x = P##load(v + i);                                         \
+            P##store(o + i, sv ? P##OP(s, x) : P##OP(x, s));              \
+        }                                                                 \
+        if (i < n) {                                                      \
+            V x = P##load_n(v + i, n - i);                                \
+            P##store_n(o + i, sv ? P##OP(s, x) : P##OP(x, s), n - i);     \
+        }                                                                 \
+    }                                                                     \
+    static void NAME##_sv(const void *a, const void *b, void *o,          \
+                          int64_t n)                                      \
+    {                                                                     \
+        NAME##_bc(b, P##set1(*(const T *)a), o, n, 1);                    \
+    }                                                                     \
+    static void NAME##_vs(const void *a, const void *b, void *o,          \
+                          int64_t n)                                      \
+    {                                                                     \
+        NAME##_bc(a, P##set1(*(const T *)b), o, n, 0);                    \
+    }
+
+/* ---- relu --------------------------------------------------------------- */
+
+#define KS_RELU(NAME, T, V, P, L)                                         \
+    static void NAME(const void *px, void *po, int64_t n)                 \
+    {                                                                     \
+        const T *x = px;                                                  \
+        T *o = po;                                                        \
+        int64_t i = 0;                                                    \
+        for (; i + 4 * L <= n; i += 4 * L) {                              \
+            V x0 = P##load(x + i), x1 = P##load(x + i + L);               \
+            V x2 = P##load(x + i + 2 * L), x3 = P##load(x + i + 3 * L);   \
+            P##store(o + i, P##relu(x0));                                 \
+            P##store(o + i + L, P##relu(x1));                             \
+            P##store(o + i + 2 * L, P##relu(x2));                         \
+            P##store(o + i + 3 * L, P##relu(x3));                         \
+        }                                                                 \
+        for (; i + L <= n; i += L)                                        \
+            P##store(o + i, P##relu(P##load(x + i)));                     \
+        if (i < n)                                                        \
+            P##store_n(o + i, P##relu(P##load_n(x + i, n - i)), n - i);   \
+    }
+
+/* ---- sums --------------------------------------------------------------- */
+
+/*
+ * f32 sum: per TB_CPU_SUM_BLOCK values, four f32 vector accumulators
+ * (at most 1024 / (4 * 8) = 32 terms per lane, plus the two adds that
+ * combine them), then the block total is widened to double and added to
+ * a double vector: the f32 error stays local to a block, the long sum is
+ * carried in double (see kernels.h).
+ */
+static inline vf ks_sum_f32_block(const float *p, int64_t m)
+{
+    const int64_t L = VS_LANES;
+    vf s0 = v_set1(0.0f), s1 = s0, s2 = s0, s3 = s0;
+    int64_t j = 0;
+    for (; j + 4 * L <= m; j += 4 * L) {
+        s0 = v_add(s0, v_load(p + j));
+        s1 = v_add(s1, v_load(p + j + L));
+        s2 = v_add(s2, v_load(p + j + 2 * L));
+        s3 = v_add(s3, v_load(p + j + 3 * L));
+    }
+    for (; j + L <= m; j += L)
+        s0 = v_add(s0, v_load(p + j));
+    if (j < m)
+        s1 = v_add(s1, v_load_n(p + j, m - j));
+    return v_add(v_add(s0, s1), v_add(s2, s3));
+}
+
+static double ks_sum_f32_row(const void *px, int64_t n)
+{
+    const float *x = px;
+    vd acc = d_set1(0.0);
+    for (int64_t i = 0; i < n; i += TB_CPU_SUM_BLOCK) {
+        int64_t m = n - i < TB_CPU_SUM_BLOCK ? n - i : TB_CPU_SUM_BLOCK;
+        vf s = ks_sum_f32_block(x + i, m);
+        acc = d_add(acc, d_add(v_lo_pd(s), v_hi_pd(s)));
+    }
+    return d_hsum(acc);
+}
+
+/* f64 sum: four double vector accumulators over the whole row. */
+static double ks_sum_f64_row(const void *px, int64_t n)
+{
+    const double *x = px;
+    const int64_t L = VD_LANES;
+    vd s0 = d_set1(0.0), s1 = s0, s2 = s0, s3 = s0;
+    int64_t j = 0;
+    for (; j + 4 * L <= n; j += 4 * L) {
+        s0 = d_add(s0, d_load(x + j));
+        s1 = d_add(s1, d_load(x + j + L));
+        s2 = d_add(s2, d_load(x + j + 2 * L));
+        s3 = d_add(s3, d_load(x + j + 3 * L));
+    }
+    for (; j + L <= n; j += L)
+        s0 = d_add(s0, d_load(x + j));
+    if (j < n)
+        s1 = d_add(s1, d_load_n(x + j, n - j));
+    return d_hsum(d_add(d_add(s0, s1), d_add(s2, s3)));
+}
+
+/*
+ * Column sums: acc[j] += sum of R rows, four vectors of columns at a
+ * time (independent chains), TB_CPU_SUM_COL_ROWS rows accumulated in f32
+ * per column, then added to the double acc.  A chunk narrower than four
+ * vectors uses masked loads.
+ */
+static void ks_sum_f32_cols(const void *px, int64_t R, int64_t ld,
+                            int64_t w, double *acc)
+{
+    const float *x = px;
+    const int64_t L = VS_LANES, CW = 4 * VS_LANES;
+    float tmp[4 * VS_LANES];
+    for (int64_t j = 0; j < w; j += CW) {
+        const int64_t cw = w - j < CW ? w - j : CW;
+        for (int64_t r0 = 0; r0 < R; r0 += TB_CPU_SUM_COL_ROWS) {
+            const int64_t re = R - r0 < TB_CPU_SUM_COL_ROWS
+                                   ? R
+                                   : r0 + TB_CPU_SUM_COL_ROWS;
+            vf s0 = v_set1(0.0f), s1 = s0, s2 = s0, s3 = s0;
+            if (cw == CW) {
+                for (int64_t r = r0; r < re; r++) {
+                    const float *p = x + r * ld + j;
+                    s0 = v_add(s0, v_load(p));
+                    s1 = v_add(s1, v_load(p + L));
+                    s2 = v_add(s2, v_load(p + 2 * L));
+                    s3 = v_add(s3, v_load(p + 3 * L));
+                }
+            } else {
+                for (int64_t r = r0; r < re; r++) {
+                    const float *p = x + r * ld + j;
+                    s0 = v_add(s0, v_load_n(p, cw));
+                    if (cw > L)
+                        s1 = v_add(s1, v_load_n(p + L, cw - L));
+                    if (cw > 2 * L)
+                        s2 = v_add(s2, v_load_n(p + 2 * L, cw - 2 * L));
+                    if (cw > 3 * L)
+                        s3 = v_add(s3, v_load_n(p + 3 * L, cw - 3 * L));
+                }
+            }
+            v_store(tmp, s0);
+            v_store(tmp + L, s1);
+            v_store(tmp + 2 * L, s2);
+            v_store(tmp + 3 * L, s3);
+            for (int64_t q = 0; q < cw; q++)
+                acc[j + q] += tmp[q];
+        }
+    }
+}
+
+static void ks_sum_f64_cols(const void *px, int64_t R, int64_t ld,
+                            int64_t w, double *acc)
+{
+    const double *x = px;
+    const int64_t L = VD_LANES;
+    for (int64_t j = 0; j < w; j += 2 * L) {
+        const int64_t cw = w - j < 2 * L ? w - j : 2 * L;
+        vd s0 = d_set1(0.0), s1 = s0, t0 = s0, t1 = s0;
+        int64_t r = 0;
+        if (cw == 2 * L) {
+            for (; r + 2 <= R; r += 2) {
+                const double *p = x + r * ld + j;
+                s0 = d_add(s0, d_load(p));
+                s1 = d_add(s1, d_load(p + L));
+                t0 = d_add(t0, d_load(p + ld));
+                t1 = d_add(t1, d_load(p + ld + L));
+            }
+            for (; r < R; r++) {
+                s0 = d_add(s0, d_load(x + r * ld + j));
+                s1 = d_add(s1, d_load(x + r * ld + j + L));
+            }
+        } else {
+            for (; r < R; r++) {
+                const double *p = x + r * ld + j;
+                s0 = d_add(s0, d_load_n(p, cw));
+                if (cw > L)
+                    s1 = d_add(s1, d_load_n(p + L, cw - L));
+            }
+        }
+        s0 = d_add(s0, t0);
+        s1 = d_add(s1, t1);
+        d_store_n(acc + j, d_add(d_load_n(acc + j, cw), s0), cw);
+        if (cw > L)
+            d_store_n(acc + j + L, d_add(d_load_n(acc + j + L, cw - L), s1),
+                      cw - L);
+    }
+}
+
+/* ---- log_softmax (f32) -------------------------------------------------- */
+
+/*
+ * Online (one-pass over memory) log_softmax statistics of one row:
+ * max m and s = sum exp(x - m).  Blocks of TB_CPU_SUM_BLOCK values are
+ * reduced while they sit in L1 (block max, then the block's sum of
+ * exp(x - block max) in f32 lanes of at most a few dozen terms, each
+ * term <= 1), and blocks are merged in double with the online rule
+ *   M' = max(M, mb),  S' = S e^(M - M') + sb e^(mb - M').
+ * A block whose max is -inf adds nothing (all its terms are 0).  +inf or
+ * NaN in a row makes s NaN, so the whole row becomes NaN, as the
+ * reference's does.
+ */
+static inline void ks_lsm_block(const float *p, int64_t m, float *mb,
+                                float *sb)
+{
+    const int64_t L = VS_LANES;
+    const float ninf = -__builtin_inff();
+    vf m0 = v_set1(ninf), m1 = m0, m2 = m0, m3 = m0;
+    int64_t j = 0;
+    for (; j + 4 * L <= m; j += 4 * L) {
+        m0 = v_max(m0, v_load(p + j));
+        m1 = v_max(m1, v_load(p + j + L));
+        m2 = v_max(m2, v_load(p + j + 2 * L));
+        m3 = v_max(m3, v_load(p + j + 3 * L));
+    }
+    for (; j + L <= m; j += L)
+        m0 = v_max(m0, v_load(p + j));
+    if (j < m)
+        m1 = v_max(m1, v_load_fill(p + j, m - j, ninf));
+    const float mx = v_hmax(v_max(v_max(m0, m1), v_max(m2, m3)));
+    const vf vm_ = v_set1(mx);
+    vf s0 = v_set1(0.0f), s1 = s0;
+    for (j = 0; j + 2 * L <= m; j += 2 * L) {
+        s0 = v_add(s0, vs_exp(v_sub(v_load(p + j), vm_)));
+        s1 = v_add(s1, vs_exp(v_sub(v_load(p + j + L), vm_)));
+    }
+    for (; j + L <= m; j += L)
+        s0 = v_add(s0, vs_exp(v_sub(v_load(p + j), vm_)));
+    if (j < m)
+        s1 = v_add(s1,
+                   vs_exp(v_sub(v_load_fill(p + j, m - j, ninf), vm_)));
+    *mb = mx;
+    *sb = v_hsum(v_add(s0, s1));
+}
+
+static inline void ks_lsm_stats(const float *x, int64_t n, float *mo,
+                                float *so)
+{
+    if (n <= TB_CPU_SUM_BLOCK) {
+        ks_lsm_block(x, n, mo, so);
+        return;
+    }
+    double M = -__builtin_inf(), S = 0;
+    for (int64_t i = 0; i < n; i += TB_CPU_SUM_BLOCK) {
+        const int64_t m = n - i < TB_CPU_SUM_BLOCK ? n - i : TB_CPU_SUM_BLOCK;
+        float mb, sb;
+        ks_lsm_block(x + i, m, &mb, &sb);
+        if (mb == -__builtin_inff()) {
+            /* Nothing to add, unless the max lost a NaN (x86 max
+             * returns its second operand when either is NaN). */
+            for (int64_t j = 0; j < m; j++)
+                if (x[i + j] != x[i + j])
+                    S = __builtin_nan("");
+            continue;
+        }
+        if (mb > M) {
+            S = S * exp(M - mb) + sb;
+            M = mb;
+        } else {
+            S += sb * exp(mb - M);
+        }
+    }
+    if (M == -__builtin_inf())
+        S = __builtin_nan(""); /* all -inf: the reference gives NaN */
+    *mo = (float)M;
+    *so = (float)S;
+}
+
+/* o = (x - m) - ls over n values. */
+static inline void ks_lsm_write(const float *x, float *o, int64_t n, float m,
+                                float ls)
+{
+    const int64_t L = VS_LANES;
+    const vf vm_ = v_set1(m), vl = v_set1(ls);
+    int64_t j = 0;
+    for (; j + 2 * L <= n; j += 2 * L) {
+        vf a = v_load(x + j), b = v_load(x + j + L);
+        v_store(o + j, v_sub(v_sub(a, vm_), vl));
+        v_store(o + j + L, v_sub(v_sub(b, vm_), vl));
+    }
+    for (; j + L <= n; j += L)
+        v_store(o + j, v_sub(v_sub(v_load(x + j), vm_), vl));
+    if (j < n)
+        v_store_n(o + j, v_sub(v_sub(v_load_n(x + j, n - j), vm_), vl),
+                  n - j);
+}
+
+/* Short rows (n <= KS_LSM_SHORT): VS_LANES rows at once, one row per
+ * lane.  The VS_LANES x n block is contiguous, exactly n vectors.  Its
+ * columns are gathered (lane i reads row i), so max, the exponentials,
+ * the sum and the log run on full vectors with no horizontal step; then
+ * the block is written vector by vector, each lane's row statistics
+ * fetched with a permute (fidx[v][k] = row of flat element v*L + k). */
+#define KS_LSM_SHORT 32
+
+static inline void ks_lsm_block_short(const float *x, float *o, int64_t n,
+                                      vi rows,
+                                      const int32_t fidx[][VS_LANES])
+{
+    vf col[KS_LSM_SHORT];
+    col[0] = v_gather(x, rows);
+    vf m = col[0];
+    for (int64_t c = 1; c < n; c++) {
+        col[c] = v_gather(x + c, rows);
+        m = v_max(m, col[c]);
+    }
+    vf s = v_set1(0.0f);
+    for (int64_t c = 0; c < n; c++)
+        s = v_add(s, vs_exp(v_sub(col[c], m)));
+    const vf ls = vs_log(s);
+    for (int64_t v = 0; v < n; v++) {
+        const vi k = vi_load(fidx[v]);
+        vf xv = v_load(x + v * VS_LANES);
+        v_store(o + v * VS_LANES,
+                v_sub(v_sub(xv, v_permute(k, m)), v_permute(k, ls)));
+    }
+}
+
+/* Rows in groups of VS_LANES: short rows as blocks (above); otherwise
+ * the statistics of each row, one vector log for the group, then the
+ * outputs. */
+static void ks_lsm_f32_rows(const void *px, void *po, int64_t rows,
+                            int64_t n)
+{
+    const float *x = px;
+    float *o = po;
+    float m[VS_LANES], s[VS_LANES], ls[VS_LANES];
+    int64_t r0 = 0;
+    if (n <= KS_LSM_SHORT && rows >= VS_LANES) {
+        int32_t ri[VS_LANES], fidx[KS_LSM_SHORT][VS_LANES];
+        for (int k = 0; k < VS_LANES; k++)
+            ri[k] = (int32_t)(k * n);
+        for (int64_t v = 0; v < n; v++)
+            for (int k = 0; k < VS_LANES; k++)
+                fidx[v][k] = (int32_t)((v * VS_LANES + k) / n);
+        const vi rv = vi_load(ri);
+        for (; r0 + VS_LANES <= rows; r0 += VS_LANES)
+            ks_lsm_block_short(x + r0 * n, o + r0 * n, n, rv,
+                               (const int32_t(*)[VS_LANES])fidx);
+    }
+    for (; r0 < rows; r0 += VS_LANES) {
+        const int64_t g = rows - r0 < VS_LANES ? rows - r0 : VS_LANES;
+        for (int64_t r = 0; r < g; r++)
+            ks_lsm_stats(x + (r0 + r) * n, n, &m[r], &s[r]);
+        v_store(ls, vs_log(v_load_fill(s, g, 1.0f)));
+        for (int64_t r = 0; r < g; r++)
+            ks_lsm_write(x + (r0 + r) * n, o + (r0 + r) * n, n, m[r],
+                         ls[r]);
+    }
+}
+
+/*
+ * Columns: per vector of columns, blocks of TB_CPU_SUM_COL_ROWS rows are
+ * reduced (block max, then sum of exp(x - block max)) and merged with
+ * the online rule per lane; then one pass writes (x - M) - log(S).
+ */
+static void ks_lsm_f32_cols(const void *px, void *po, int64_t R, int64_t ld,
+                            int64_t w)
+{
+    const float *x = px;
+    float *o = po;
+    const int64_t L = VS_LANES;
+    const vf ninf = v_set1(-__builtin_inff());
+    for (int64_t j = 0; j < w; j += L) {
+        const int64_t cw = w - j < L ? w - j : L;
+        vf M = ninf, S = v_set1(0.0f);
+        for (int64_t r0 = 0; r0 < R; r0 += TB_CPU_SUM_COL_ROWS) {
+            const int64_t re = R - r0 < TB_CPU_SUM_COL_ROWS
+                                   ? R
+                                   : r0 + TB_CPU_SUM_COL_ROWS;
+            vf mb = ninf;
+            for (int64_t r = r0; r < re; r++)
+                mb = v_max(mb, v_load_n(x + r * ld + j, cw));
+            vf sb = v_set1(0.0f);
+            for (int64_t r = r0; r < re; r++)
+                sb = v_add(sb, vs_exp(v_sub(v_load_n(x + r * ld + j, cw),
+                                            mb)));
+            vf nm = v_max(M, mb);
+            vf ns = v_add(v_mul(S, vs_exp(v_sub(M, nm))),
+                          v_mul(sb, vs_exp(v_sub(mb, nm))));
+            vm skip = v_eq(mb, ninf);
+            M = v_sel(skip, M, nm);
+            S = v_sel(skip, S, ns);
+            if (m_any(skip)) {
+                /* The max may have lost a NaN (see ks_lsm_stats). */
+                vm nan = v_unord(mb, mb);
+                for (int64_t r = r0; r < re; r++) {
+                    vf v = v_load_n(x + r * ld + j, cw);
+                    nan = m_or(nan, v_unord(v, v));
+                }
+                S = v_sel(nan, v_set1(__builtin_nanf("")), S);
+            }
+        }
+        /* All -inf: S = 0 -> log = -inf -> (-inf - -inf) = NaN, as the
+         * reference gives. */
+        vf ls = vs_log(S);
+        for (int64_t r = 0; r < R; r++) {
+            vf v = v_load_n(x + r * ld + j, cw);
+            v_store_n(o + r * ld + j, v_sub(v_sub(v, M), ls), cw);
+        }
+    }
+}
+
+/* ---- definitions and table ---------------------------------------------- */
+
+#define KS_DEFINE_KERNELS(SFX)                                            \
+    KS_BINARY(add_f32_##SFX, float, vf, v_, VS_LANES, add)                \
+    KS_BINARY(sub_f32_##SFX, float, vf, v_, VS_LANES, sub)                \
+    KS_BINARY(mul_f32_##SFX, float, vf, v_, VS_LANES, mul)                \
+    KS_BINARY(div_f32_##SFX, float, vf, v_, VS_LANES, div)                \
+    KS_BINARY(add_f64_##SFX, double, vd, d_, VD_LANES, add)               \
+    KS_BINARY(sub_f64_##SFX, double, vd, d_, VD_LANES, sub)               \
+    KS_BINARY(mul_f64_##SFX, double, vd, d_, VD_LANES, mul)               \
+    KS_BINARY(div_f64_##SFX, double, vd, d_, VD_LANES, div)               \
+    KS_RELU(relu_f32_##SFX, float, vf, v_, VS_LANES)                      \
+    KS_RELU(relu_f64_##SFX, double, vd, d_, VD_LANES)
+
+#define KS_SET_BIN(k, IDX, NAME, SFX, ISA)                                \
+    do {                                                                  \
+        (k)->bin[IDX][TB_F32].vv = NAME##_f32_##SFX##_vv;                 \
+        (k)->bin[IDX][TB_F32].sv = NAME##_f32_##SFX##_sv;                 \
+        (k)->bin[IDX][TB_F32].vs = NAME##_f32_##SFX##_vs;                 \
+        (k)->bin[IDX][TB_F32].isa = (ISA);                                \
+        (k)->bin[IDX][TB_F64].vv = NAME##_f64_##SFX##_vv;                 \
+        (k)->bin[IDX][TB_F64].sv = NAME##_f64_##SFX##_sv;                 \
+        (k)->bin[IDX][TB_F64].vs = NAME##_f64_##SFX##_vs;                 \
+        (k)->bin[IDX][TB_F64].isa = (ISA);                                \
+    } while (0)
+
+/* Everything above except transpose and matmul (and log_softmax f64,
+ * which needs a double exp and stays in C). */
+#define KS_INSTALL(k, SFX, ISA)                                           \
+    do {                                                                  \
+        KS_SET_BIN(k, TB_CPU_ADD, add, SFX, ISA);                         \
+        KS_SET_BIN(k, TB_CPU_SUB, sub, SFX, ISA);                         \
+        KS_SET_BIN(k, TB_CPU_MUL, mul, SFX, ISA);                         \
+        KS_SET_BIN(k, TB_CPU_DIV, div, SFX, ISA);                         \
+        (k)->relu[TB_F32].fn = relu_f32_##SFX;                            \
+        (k)->relu[TB_F64].fn = relu_f64_##SFX;                            \
+        (k)->relu[TB_F32].isa = (k)->relu[TB_F64].isa = (ISA);            \
+        (k)->sum[TB_F32].row = ks_sum_f32_row;                            \
+        (k)->sum[TB_F32].cols = ks_sum_f32_cols;                          \
+        (k)->sum[TB_F64].row = ks_sum_f64_row;                            \
+        (k)->sum[TB_F64].cols = ks_sum_f64_cols;                          \
+        (k)->sum[TB_F32].isa = (k)->sum[TB_F64].isa = (ISA);              \
+        (k)->lsm[TB_F32].rows = ks_lsm_f32_rows;                          \
+        (k)->lsm[TB_F32].cols = ks_lsm_f32_cols;                          \
+        (k)->lsm[TB_F32].isa = (ISA);                                     \
+    } while (0)
+
+#endif /* TB_BACKENDS_CPU_KERNELS_SIMD_H */

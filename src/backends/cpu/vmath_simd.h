@@ -1,0 +1,528 @@
+/*
+ * The float SIMD algorithms behind vmath.h, written once over a thin
+ * layer of vector helpers (v_*), for inclusion by the files of one ISA
+ * level only: kernels_avx2.c / vmath_avx2.c (built with -mavx2 -mfma)
+ * get 8-lane AVX2 helpers, kernels_avx512.c / vmath_avx512.c (built with
+ * the AVX-512 flags) 16-lane ones.  Everything here is `static inline`,
+ * so no function compiled with one ISA's flags can be picked by the
+ * linker for another's callers.
+ *
+ * Both flavours perform the same IEEE operations in the same order (FMA
+ * where written, no -ffast-math), so their results are bit-identical;
+ * only the 2^n scaling differs in instructions (vscalefps vs two exact
+ * multiplications), not in results: both round once.
+ *
+ * Error bounds (measured, see vmath.h / vmath_c.c) assume the default
+ * rounding mode; denormals are handled (no DAZ/FTZ assumed).
+ */
+#ifndef TB_BACKENDS_CPU_VMATH_SIMD_H
+#define TB_BACKENDS_CPU_VMATH_SIMD_H
+
+#include <immintrin.h>
+#include <stdint.h>
+
+#if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512BW__)
+/* ---- AVX-512 helpers -------------------------------------------------- */
+#define VS_LANES 16
+typedef __m512 vf;
+typedef __mmask16 vm;
+
+static inline vf v_set1(float a) { return _mm512_set1_ps(a); }
+static inline vf v_load(const float *p) { return _mm512_loadu_ps(p); }
+static inline void v_store(float *p, vf a) { _mm512_storeu_ps(p, a); }
+static inline vf v_add(vf a, vf b) { return _mm512_add_ps(a, b); }
+static inline vf v_sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+static inline vf v_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+static inline vf v_div(vf a, vf b) { return _mm512_div_ps(a, b); }
+/* a * b + c, c - a * b, a * b - c: one rounding each. */
+static inline vf v_fma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+static inline vf v_fnma(vf a, vf b, vf c)
+{
+    return _mm512_fnmadd_ps(a, b, c);
+}
+static inline vf v_fms(vf a, vf b, vf c) { return _mm512_fmsub_ps(a, b, c); }
+/* x86 min/max: the second operand is returned when either is NaN. */
+static inline vf v_min(vf a, vf b) { return _mm512_min_ps(a, b); }
+static inline vf v_max(vf a, vf b) { return _mm512_max_ps(a, b); }
+static inline vf v_and(vf a, vf b) { return _mm512_and_ps(a, b); }
+static inline vf v_or(vf a, vf b) { return _mm512_or_ps(a, b); }
+static inline vf v_xor(vf a, vf b) { return _mm512_xor_ps(a, b); }
+/* ~a & b */
+static inline vf v_andnot(vf a, vf b) { return _mm512_andnot_ps(a, b); }
+static inline vf v_round(vf a)
+{
+    return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT |
+                                       _MM_FROUND_NO_EXC);
+}
+static inline vm v_lt(vf a, vf b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ);
+}
+static inline vm v_gt(vf a, vf b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ);
+}
+static inline vm v_eq(vf a, vf b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ);
+}
+static inline vm v_neq(vf a, vf b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_NEQ_UQ);
+}
+static inline vm v_unord(vf a, vf b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q);
+}
+static inline vm m_and(vm a, vm b) { return (vm)(a & b); }
+static inline vm m_or(vm a, vm b) { return (vm)(a | b); }
+static inline int m_any(vm a) { return a != 0; }
+/* m ? t : f per lane. */
+static inline vf v_sel(vm m, vf t, vf f) { return _mm512_mask_blend_ps(m, f, t); }
+/* p * 2^n for integer-valued n: vscalefps rounds once. */
+static inline vf v_scale(vf p, vf n) { return _mm512_scalef_ps(p, n); }
+/* x = m * 2^e, m in [1, 2), e integer-valued, for finite x > 0
+ * (subnormals included); other lanes are garbage. */
+static inline vf v_frexp(vf x, vf *e)
+{
+    *e = _mm512_getexp_ps(x);
+    return _mm512_getmant_ps(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);
+}
+/* Lane mask of the first r lanes, 0 <= r <= VS_LANES. */
+static inline vm v_first(int64_t r)
+{
+    return (vm)(r >= 16 ? 0xffff : (1u << r) - 1);
+}
+static inline vf v_load_n(const float *p, int64_t r)
+{
+    return _mm512_maskz_loadu_ps(v_first(r), p);
+}
+static inline void v_store_n(float *p, vf a, int64_t r)
+{
+    _mm512_mask_storeu_ps(p, v_first(r), a);
+}
+static inline float v_hsum(vf a) { return _mm512_reduce_add_ps(a); }
+static inline float v_hmax(vf a) { return _mm512_reduce_max_ps(a); }
+
+#elif defined(__AVX2__) && defined(__FMA__)
+/* ---- AVX2 + FMA helpers ----------------------------------------------- */
+#define VS_LANES 8
+typedef __m256 vf;
+typedef __m256 vm; /* all-ones / all-zeros lanes */
+
+static inline vf v_set1(float a) { return _mm256_set1_ps(a); }
+static inline vf v_load(const float *p) { return _mm256_loadu_ps(p); }
+static inline void v_store(float *p, vf a) { _mm256_storeu_ps(p, a); }
+static inline vf v_add(vf a, vf b) { return _mm256_add_ps(a, b); }
+static inline vf v_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
+static inline vf v_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+static inline vf v_div(vf a, vf b) { return _mm256_div_ps(a, b); }
+static inline vf v_fma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+static inline vf v_fnma(vf a, vf b, vf c)
+{
+    return _mm256_fnmadd_ps(a, b, c);
+}
+static inline vf v_fms(vf a, vf b, vf c) { return _mm256_fmsub_ps(a, b, c); }
+static inline vf v_min(vf a, vf b) { return _mm256_min_ps(a, b); }
+static inline vf v_max(vf a, vf b) { return _mm256_max_ps(a, b); }
+static inline vf v_and(vf a, vf b) { return _mm256_and_ps(a, b); }
+static inline vf v_or(vf a, vf b) { return _mm256_or_ps(a, b); }
+static inline vf v_xor(vf a, vf b) { return _mm256_xor_ps(a, b); }
+static inline vf v_andnot(vf a, vf b) { return _mm256_andnot_ps(a, b); }
+static inline vf v_round(vf a)
+{
+    return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+static inline vm v_lt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+static inline vm v_gt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+static inline vm v_eq(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
+static inline vm v_neq(vf a, vf b)
+{
+    return _mm256_cmp_ps(a, b, _CMP_NEQ_UQ);
+}
+static inline vm v_unord(vf a, vf b)
+{
+    return _mm256_cmp_ps(a, b, _CMP_UNORD_Q);
+}
+static inline vm m_and(vm a, vm b) { return _mm256_and_ps(a, b); }
+static inline vm m_or(vm a, vm b) { return _mm256_or_ps(a, b); }
+static inline int m_any(vm a) { return _mm256_movemask_ps(a) != 0; }
+static inline vf v_sel(vm m, vf t, vf f) { return _mm256_blendv_ps(f, t, m); }
+/* p * 2^n for integer-valued n in [-252, 254]: two exact power-of-two
+ * factors 2^(n>>1) and 2^(n - (n>>1)), each a normal float; the first
+ * product stays normal for the |p| < 2^9 used here, so only the second
+ * rounds (once), as vscalefps does. */
+static inline vf v_scale(vf p, vf n)
+{
+    __m256i ni = _mm256_cvtps_epi32(n);
+    __m256i n1 = _mm256_srai_epi32(ni, 1);
+    __m256i n2 = _mm256_sub_epi32(ni, n1);
+    const __m256i bias = _mm256_set1_epi32(127);
+    vf f1 = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+    vf f2 = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, f1), f2);
+}
+static inline vf v_frexp(vf x, vf *e)
+{
+    const vf tiny = _mm256_set1_ps(0x1p-126f);
+    vm sub = _mm256_cmp_ps(x, tiny, _CMP_LT_OQ);
+    vf xs = _mm256_blendv_ps(x, _mm256_mul_ps(x, _mm256_set1_ps(0x1p23f)),
+                             sub);
+    __m256i b = _mm256_castps_si256(xs);
+    vf ex = _mm256_cvtepi32_ps(_mm256_srli_epi32(b, 23));
+    ex = _mm256_sub_ps(ex, _mm256_set1_ps(127.0f));
+    *e = _mm256_sub_ps(ex, _mm256_and_ps(sub, _mm256_set1_ps(23.0f)));
+    __m256i mb = _mm256_or_si256(
+        _mm256_and_si256(b, _mm256_set1_epi32(0x007fffff)),
+        _mm256_set1_epi32(0x3f800000));
+    return _mm256_castsi256_ps(mb);
+}
+static inline __m256i v_first_i(int64_t r)
+{
+    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(r > 8 ? 8 : r)),
+                              idx);
+}
+static inline vm v_first(int64_t r)
+{
+    return _mm256_castsi256_ps(v_first_i(r));
+}
+static inline vf v_load_n(const float *p, int64_t r)
+{
+    return _mm256_maskload_ps(p, v_first_i(r));
+}
+static inline void v_store_n(float *p, vf a, int64_t r)
+{
+    _mm256_maskstore_ps(p, v_first_i(r), a);
+}
+static inline float v_hsum(vf a)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(a),
+                          _mm256_extractf128_ps(a, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline float v_hmax(vf a)
+{
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(a),
+                          _mm256_extractf128_ps(a, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+#else
+#error "vmath_simd.h: compile with the AVX2+FMA or AVX-512 flags"
+#endif
+
+/* ---- shared pieces ---------------------------------------------------- */
+
+static inline vf v_abs(vf a) { return v_andnot(v_set1(-0.0f), a); }
+static inline vf v_signbit(vf a)
+{
+    return v_and(a, v_set1(-0.0f));
+}
+static inline vf v_neg(vf a) { return v_xor(a, v_set1(-0.0f)); }
+/* min(max(x, lo), hi) that keeps NaN (see v_min/v_max). */
+static inline vf v_clamp(vf x, float lo, float hi)
+{
+    return v_max(v_set1(lo), v_min(v_set1(hi), x));
+}
+
+/* ---- exp ---------------------------------------------------------------- */
+
+/* Argument range kept by the exp core: exp(-120) * 2^9 still underflows
+ * to 0 and exp(89) overflows, so clamping changes no result, and
+ * n = round(x / ln2) stays in [-174, 129], inside v_scale's range. */
+#define VS_EXP_LO (-120.0f)
+#define VS_EXP_HI 89.0f
+
+/* exp(r) for |r| <= ln2/2 (plus a few ulps): 1 + r + r^2 * q(r), degree
+ * 6 (Cephes expf coefficients, ~1e-8 relative). */
+static inline vf vs_exp_poly(vf r)
+{
+    vf q = v_fma(v_set1(1.9875691500e-4f), r, v_set1(1.3981999507e-3f));
+    q = v_fma(q, r, v_set1(8.3334519073e-3f));
+    q = v_fma(q, r, v_set1(4.1665795894e-2f));
+    q = v_fma(q, r, v_set1(1.6666665459e-1f));
+    q = v_fma(q, r, v_set1(5.0000001201e-1f));
+    return v_add(v_fma(q, v_mul(r, r), r), v_set1(1.0f));
+}
+
+/*
+ * exp(hi + lo) = p * 2^n with p in [0.70, 1.42], n integer-valued.
+ * |lo| must be tiny next to 1 (the tail of a double-float argument; 0
+ * for a plain float).  Cody-Waite reduction with FMA: hi - n * L2U is
+ * exact (both are multiples of 2^-24 and the difference is below 0.5),
+ * the L2L term and lo are added with one rounding each.
+ */
+static inline vf vs_exp_parts(vf hi, vf lo, vf *n)
+{
+    const float L2U = 0x1.62e430p-1f;    /* ln2 rounded to float */
+    const float L2L = -0x1.05c610p-29f;  /* ln2 - L2U */
+    hi = v_clamp(hi, VS_EXP_LO, VS_EXP_HI);
+    vf k = v_round(v_mul(hi, v_set1(0x1.715476p+0f)));
+    vf r = v_fnma(k, v_set1(L2U), hi);
+    r = v_fnma(k, v_set1(L2L), r);
+    r = v_add(r, lo);
+    *n = k;
+    return vs_exp_poly(r);
+}
+
+static inline vf vs_exp(vf x)
+{
+    vf n;
+    vf p = vs_exp_parts(x, v_set1(0.0f), &n);
+    return v_scale(p, n);
+}
+
+/* ---- log ---------------------------------------------------------------- */
+
+/* log(x) = e * ln2 + log(m), m in [sqrt(1/2), sqrt(2)), log(1 + f) =
+ * f - f^2/2 + f^3 * P(f) (Cephes logf coefficients), ln2 split so that
+ * e * C1 is exact. */
+static inline vf vs_log(vf x)
+{
+    vf e;
+    vf m = v_frexp(x, &e);
+    vm big = v_gt(m, v_set1(0x1.6a09e6p+0f)); /* sqrt(2) */
+    m = v_sel(big, v_mul(m, v_set1(0.5f)), m);
+    e = v_sel(big, v_add(e, v_set1(1.0f)), e);
+    vf f = v_sub(m, v_set1(1.0f));
+    vf z = v_mul(f, f);
+    vf p = v_fma(v_set1(7.0376836292e-2f), f, v_set1(-1.1514610310e-1f));
+    p = v_fma(p, f, v_set1(1.1676998740e-1f));
+    p = v_fma(p, f, v_set1(-1.2420140846e-1f));
+    p = v_fma(p, f, v_set1(1.4249322787e-1f));
+    p = v_fma(p, f, v_set1(-1.6668057665e-1f));
+    p = v_fma(p, f, v_set1(2.0000714765e-1f));
+    p = v_fma(p, f, v_set1(-2.4999993993e-1f));
+    p = v_fma(p, f, v_set1(3.3333331174e-1f));
+    vf y = v_mul(v_mul(p, f), z);
+    y = v_fma(e, v_set1(-2.12194440e-4f), y);
+    y = v_fnma(v_set1(0.5f), z, y);
+    vf r = v_add(f, y);
+    r = v_fma(e, v_set1(0.693359375f), r);
+    /* x <= 0, inf, NaN: -inf at 0, NaN below, x itself otherwise. */
+    const vf zero = v_set1(0.0f), inf = v_set1(__builtin_inff());
+    vm ok = m_and(v_gt(x, zero), v_lt(x, inf));
+    vf spec = v_sel(v_eq(x, zero), v_neg(inf),
+                    v_sel(v_lt(x, zero), v_set1(__builtin_nanf("")), x));
+    return v_sel(ok, r, spec);
+}
+
+/* ---- tanh --------------------------------------------------------------- */
+
+/* For a = |x| < 0.625: odd polynomial a + a^3 P(a^2) (Cephes tanhf);
+ * otherwise 1 - 2 / (exp(2a) + 1) (exp(2a) = inf gives 1); then x's
+ * sign. */
+static inline vf vs_tanh(vf x)
+{
+    vf a = v_abs(x);
+    vf s = v_mul(x, x);
+    vf p = v_fma(v_set1(-5.70498872745e-3f), s, v_set1(2.06390887954e-2f));
+    p = v_fma(p, s, v_set1(-5.37397155531e-2f));
+    p = v_fma(p, s, v_set1(1.33314422036e-1f));
+    p = v_fma(p, s, v_set1(-3.33332819422e-1f));
+    vf ys = v_fma(v_mul(p, s), a, a);
+    vf e = vs_exp(v_add(a, a));
+    vf yl = v_sub(v_set1(1.0f),
+                  v_div(v_set1(2.0f), v_add(e, v_set1(1.0f))));
+    /* both branches are >= 0 for a >= 0: x's sign (also for -0) */
+    return v_or(v_sel(v_lt(a, v_set1(0.625f)), ys, yl), v_signbit(x));
+}
+
+/* ---- x * sigmoid(v) family --------------------------------------------- */
+
+/*
+ * mpos * sigmoid(v) where v >= 0, mneg * sigmoid(v) where v < 0 (vneg),
+ * given -|v| = ah + al (al: tail of a double-float, or 0).
+ *   v >= 0: mpos / (1 + e),            e = exp(-|v|) in (0, 1]
+ *   v <  0: (mneg * p / (1 + e)) 2^n,  e = p 2^n
+ * The negative branch scales last, so a result that underflows into
+ * the subnormals is rounded once, not computed from a subnormal e.
+ * |mneg| must stay below 2^8 (v_scale's precondition).
+ */
+static inline vf vs_mul_sigmoid(vf mpos, vf mneg, vf ah, vf al, vm vneg)
+{
+    vf n;
+    vf p = vs_exp_parts(ah, al, &n);
+    vf d = v_add(v_set1(1.0f), v_scale(p, n));
+    vf q = v_div(v_sel(vneg, v_mul(mneg, p), mpos), d);
+    return v_sel(vneg, v_scale(q, n), q);
+}
+
+static inline vf vs_sigmoid(vf x)
+{
+    const vf one = v_set1(1.0f);
+    return vs_mul_sigmoid(one, one, v_neg(v_abs(x)), v_set1(0.0f),
+                          v_lt(x, v_set1(0.0f)));
+}
+
+static inline vf vs_silu(vf x)
+{
+    /* x < -200 gives -0 anyway; the clamp keeps -inf * 0 out. */
+    return vs_mul_sigmoid(x, v_max(v_set1(-200.0f), x), v_neg(v_abs(x)),
+                          v_set1(0.0f), v_lt(x, v_set1(0.0f)));
+}
+
+/* Split a double-float constant into float head and tail. */
+#define VS_HI(c) ((float)(c))
+#define VS_LO(c) ((float)((c) - (double)(float)(c)))
+
+/*
+ * gelu, tanh form: x * sigmoid(v), v = c1 x + c3 x^3 (c1 = 2 sqrt(2/pi),
+ * c3 = 0.044715 c1).  For x < 0 the result is x e^v / (1 + e^v), whose
+ * relative error is |v| times v's: v is therefore evaluated in
+ * double-float (head + tail, ~2^-40 relative) with exact FMA products.
+ * |x| > 20 is clamped for v only (sigmoid is then 0 or 1 in float).
+ */
+static inline vf vs_gelu_tanh(vf x)
+{
+    const double C1 = 1.5957691216057308, C3 = 0.044715 * C1;
+    vf xc = v_clamp(x, -20.0f, 20.0f);
+    /* x^2 = x2h + x2l exactly */
+    vf x2h = v_mul(xc, xc);
+    vf x2l = v_fms(xc, xc, x2h);
+    /* w = C3 * x^2 + C1 in double-float */
+    vf ph = v_mul(v_set1(VS_HI(C3)), x2h);
+    vf pl = v_fms(v_set1(VS_HI(C3)), x2h, ph);
+    const vf c1h = v_set1(VS_HI(C1));
+    vf wh = v_add(ph, c1h); /* TwoSum: wl gets the rounding error */
+    vf bb = v_sub(wh, ph);
+    vf wl = v_add(v_sub(ph, v_sub(wh, bb)), v_sub(c1h, bb));
+    wl = v_add(wl, v_fma(v_set1(VS_HI(C3)), x2l, pl));
+    wl = v_fma(v_set1(VS_LO(C3)), x2h, wl);
+    wl = v_add(wl, v_set1(VS_LO(C1)));
+    /* v = x * w */
+    vf vh = v_mul(xc, wh);
+    vf vl = v_fma(xc, wl, v_fms(xc, wh, vh));
+    vm vneg = v_lt(x, v_set1(0.0f));
+    /* -|v| = ah + al */
+    vf ah = v_neg(v_abs(vh));
+    vf al = v_sel(vneg, vl, v_neg(vl));
+    return vs_mul_sigmoid(x, xc, ah, al, vneg);
+}
+
+/*
+ * gelu, erf form: x * Phi(x).  With a = |x|, z = a / sqrt(2),
+ * t = 1 / (1 + z/2):  Phi(-a) = 0.5 erfc(z) = 0.5 t exp(-a^2/2 + P(t))
+ * (the form of Numerical Recipes' erfcc; P here is our own degree-9
+ * fit of log(erfc(z) / t) + z^2 for a in [0.7, 20], made with the float
+ * coefficients as rounded, absolute error 1.7e-8, i.e. that relative
+ * error in erfc).  -a^2/2 + P is formed in double-float (the exponent reaches
+ * -100 before the result underflows), then
+ *   x <  0: x Phi(-a)          (scaled last, as in vs_mul_sigmoid)
+ *   x >= 0: x (1 - Phi(-a))
+ * for |x| >= 0.7, and a series around 0 below.
+ */
+static inline vf vs_gelu_erf(vf x)
+{
+    vf xc = v_clamp(x, -20.0f, 20.0f);
+    vf a = v_abs(xc);
+    /* t = 1 / (1 + a / (2 sqrt(2))), the constant rounded to float (the
+     * fit below is made for exactly that t(a)), as th + tl: erfc's
+     * sensitivity to t's rounding is 1 / (1 - t), up to 5 here. */
+    vf dh = v_fma(a, v_set1(3.535533845e-01f), v_set1(1.0f));
+    vf dl = v_fms(a, v_set1(3.535533845e-01f), v_sub(dh, v_set1(1.0f)));
+    vf t = v_div(v_set1(1.0f), dh);
+    vf tl = v_mul(t, v_fnma(t, dl, v_fnma(t, dh, v_set1(1.0f))));
+    /* P(t) = t Q(t) + c0, c0 = C0H + C0L (the tail goes into the
+     * exponent's double-float tail); dp = P'(t) for tl's share. */
+    vf p = v_fma(v_set1(2.298023701e-01f), t, v_set1(-1.089514136e+00f));
+    vf dp = v_set1(2.298023701e-01f);
+    dp = v_fma(dp, t, p);
+    p = v_fma(p, t, v_set1(2.004102945e+00f));
+    dp = v_fma(dp, t, p);
+    p = v_fma(p, t, v_set1(-1.686495781e+00f));
+    dp = v_fma(dp, t, p);
+    p = v_fma(p, t, v_set1(6.364410520e-01f));
+    dp = v_fma(dp, t, p);
+    p = v_fma(p, t, v_set1(-3.309427202e-01f));
+    dp = v_fma(dp, t, p);
+    p = v_fma(p, t, v_set1(1.329347640e-01f));
+    dp = v_fma(dp, t, p);
+    p = v_fma(p, t, v_set1(3.687624931e-01f));
+    dp = v_fma(dp, t, p);
+    p = v_fma(p, t, v_set1(1.000441194e+00f));
+    dp = v_fma(dp, t, p);
+    p = v_fma(p, t, v_set1(-1.265525460e+00f));
+    /* -x^2/2 = qh + ql exactly */
+    vf sq = v_mul(xc, xc);
+    vf qh = v_mul(sq, v_set1(-0.5f));
+    vf ql = v_mul(v_fms(xc, xc, sq), v_set1(-0.5f));
+    /* ah + al = qh + p (TwoSum) + ql */
+    vf ah = v_add(qh, p);
+    vf bb = v_sub(ah, qh);
+    vf al = v_add(v_sub(qh, v_sub(ah, bb)), v_sub(p, bb));
+    /* d/dt (log t + P(t)) tl = (1/t + P'(t)) tl, 1/t ~ dh */
+    al = v_add(al, v_fma(tl, v_add(dp, dh),
+                         v_add(ql, v_set1(-4.202280479e-08f))));
+    vf n;
+    vf e = vs_exp_parts(ah, al, &n);
+    vf h = v_mul(v_mul(v_set1(0.5f), t), e); /* Phi(-a) = h 2^n */
+    vm neg = v_lt(x, v_set1(0.0f));
+    vf s = v_scale(v_sel(neg, v_mul(xc, h), h), n);
+    vf y = v_sel(neg, s, v_mul(x, v_sub(v_set1(1.0f), s)));
+    /* |x| < 0.7: Phi(x) = 1/2 + x R(x^2), R the Taylor series of
+     * erf(x / sqrt(2)) / (2x) to x^12 (truncation < 1e-9 relative):
+     * near 0 the fit above cancels down to ~1e-7 absolute. */
+    vf r = v_fma(v_set1(6.6596935163e-07f), sq, v_set1(-9.4446562595e-06f));
+    r = v_fma(r, sq, v_set1(1.1543468762e-04f));
+    r = v_fma(r, sq, v_set1(-1.1873282155e-03f));
+    r = v_fma(r, sq, v_set1(9.9735570100e-03f));
+    r = v_fma(r, sq, v_set1(-6.6490380067e-02f));
+    r = v_fma(r, sq, v_set1(3.9894228040e-01f));
+    vf ys = v_mul(x, v_fma(xc, r, v_set1(0.5f)));
+    return v_sel(v_lt(a, v_set1(0.7f)), ys, y);
+}
+
+/* ---- array drivers ---------------------------------------------------- */
+
+/* static void NAME(const float *x, float *y, int64_t n) applying FN: two
+ * vectors per iteration (independent chains), then one, then a masked
+ * tail that touches no byte past x[n) / y[n).  Both vectors are loaded
+ * before either is stored, so y == x works. */
+#define VS_ARRAY(NAME, FN)                                                \
+    static void NAME(const float *x, float *y, int64_t n)                 \
+    {                                                                     \
+        int64_t i = 0;                                                    \
+        for (; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {                \
+            vf a = v_load(x + i), b = v_load(x + i + VS_LANES);           \
+            a = FN(a);                                                    \
+            b = FN(b);                                                    \
+            v_store(y + i, a);                                            \
+            v_store(y + i + VS_LANES, b);                                 \
+        }                                                                 \
+        for (; i + VS_LANES <= n; i += VS_LANES)                          \
+            v_store(y + i, FN(v_load(x + i)));                            \
+        if (i < n)                                                        \
+            v_store_n(y + i, FN(v_load_n(x + i, n - i)), n - i);          \
+    }
+
+#define VS_ARRAYS(SFX)                                                    \
+    VS_ARRAY(vm_exp_##SFX, vs_exp)                                        \
+    VS_ARRAY(vm_log_##SFX, vs_log)                                        \
+    VS_ARRAY(vm_tanh_##SFX, vs_tanh)                                      \
+    VS_ARRAY(vm_sigmoid_##SFX, vs_sigmoid)                                \
+    VS_ARRAY(vm_gelu_erf_##SFX, vs_gelu_erf)                              \
+    VS_ARRAY(vm_gelu_tanh_##SFX, vs_gelu_tanh)                            \
+    VS_ARRAY(vm_silu_##SFX, vs_silu)
+
+/* Install the VS_ARRAYS(SFX) functions into tb_vmath *t at level ISA. */
+#define VS_INSTALL(t, SFX, ISA)                                           \
+    do {                                                                  \
+        (t)->fn[TB_VM_EXP] = vm_exp_##SFX;                                \
+        (t)->fn[TB_VM_LOG] = vm_log_##SFX;                                \
+        (t)->fn[TB_VM_TANH] = vm_tanh_##SFX;                              \
+        (t)->fn[TB_VM_SIGMOID] = vm_sigmoid_##SFX;                        \
+        (t)->fn[TB_VM_GELU_ERF] = vm_gelu_erf_##SFX;                      \
+        (t)->fn[TB_VM_GELU_TANH] = vm_gelu_tanh_##SFX;                    \
+        (t)->fn[TB_VM_SILU] = vm_silu_##SFX;                              \
+        for (int f_ = 0; f_ < TB_VM_COUNT; f_++)                          \
+            (t)->isa[f_] = (ISA);                                         \
+    } while (0)
+
+#endif /* TB_BACKENDS_CPU_VMATH_SIMD_H */

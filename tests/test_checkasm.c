@@ -1,0 +1,1367 @@
+/* checkasm-style tests of the cpu backend's SIMD dispatch (model: dav1d
+ * tests/checkasm): every kernel at every ISA level this machine has.
+ *
+ *  1. isa_*: detection, the mask that lowers the level (what TBENCH_ISA
+ *     and the isa axis use), TBENCH_ISA itself (checked in a child
+ *     process, since the level is read once per process), and that a
+ *     table filled for a level really holds that level's code.
+ *  2. kernel_*: the inner loops of each table (kernels.h) called
+ *     directly at every level, on sizes 0, 1, 7, 15, 17, 513 and a few
+ *     beyond the 1024-value blocks, with inputs and outputs offset from
+ *     an aligned tracked buffer (4 bytes for f32, 8 for f64: a double
+ *     must stay 8-byte aligned in C) and canary bytes before and after
+ *     every buffer.  Element-wise ops must match the portable C version
+ *     bit for bit (both are correctly rounded IEEE operations); sums and
+ *     log_softmax are checked against a double-precision oracle with a
+ *     stated bound.
+ *  3. op_*: every op the cpu backend runs itself, through the backend
+ *     interface, at every isa value (levels and auto) and every thread
+ *     count, on misaligned canary-guarded tensors, against the reference
+ *     kernel (op->ref) with the op's tolerance (exact where the op is
+ *     exact or correctly rounded).  Zero-size tensors are covered in 2
+ *     (the op table rejects 0-dims).
+ *  4. vmath_*: the f32 math functions (vmath.h) against libm in double
+ *     over a dense strided sweep of all 2^32 bit patterns (every 1031st,
+ *     by default, plus 2^18 random inputs in [-30, 30]; --vmath-stride N
+ *     changes the stride, --vmath-exhaustive checks every float), each
+ *     level against its documented ULP bound; AVX2 and AVX-512 must agree
+ *     bit for bit; special values; sizes, misalignment, canaries and
+ *     in-place calls.
+ *
+ * Inputs come from a seeded generator; the seed is printed (--seed N to
+ * repeat a run).  --filter PATTERN runs matching tests only, e.g.
+ * test_checkasm --filter 'op_log_softmax*'. */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "backends/backend.h"
+#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels.h"
+#include "backends/cpu/vmath.h"
+#include "ops/alloc.h"
+#include "ops/error.h"
+#include "ops/op.h"
+#include "ops/tensor.h"
+
+extern const tb_backend tb_backend_cpu;
+static const tb_backend *const B = &tb_backend_cpu;
+
+static uint64_t seed = UINT64_C(0x5eed0c4ec4a5a001);
+static uint64_t vm_stride = 1031;
+
+/* ---- random numbers ------------------------------------------------------ */
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void)
+{
+    uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static double rng_uniform(double lo, double hi)
+{
+    return lo + (hi - lo) * ((double)(rng_next() >> 11) * 0x1.0p-53);
+}
+
+static void rng_seed(uint64_t salt)
+{
+    rng_state = seed ^ (salt * UINT64_C(0x2545f4914f6cdd1d));
+}
+
+/* ---- levels -------------------------------------------------------------- */
+
+/* Levels usable here: scalar .. best (CPU, OS, TBENCH_ISA, build). */
+static int n_levels(void)
+{
+    int max = tb_cpu_isa_max();
+    while (max > 0 && !tb_cpu_isa_built(max))
+        max--;
+    return max + 1;
+}
+
+/* ---- canary-guarded buffers ---------------------------------------------- */
+
+#define GUARD 64
+#define CANARY 0xa5
+
+typedef struct gbuf {
+    unsigned char *base;
+    size_t total;
+    void *p; /* base + GUARD + off */
+    size_t nbytes;
+    size_t off;
+} gbuf;
+
+/* nbytes at GUARD + off bytes into a fresh tracked (64-byte aligned)
+ * buffer whose every byte starts as CANARY. */
+static void *gb_new(gbuf *g, size_t nbytes, size_t off)
+{
+    g->total = GUARD + off + nbytes + GUARD;
+    g->base = tb_alloc(g->total);
+    assert_non_null(g->base);
+    memset(g->base, CANARY, g->total);
+    g->off = off;
+    g->nbytes = nbytes;
+    g->p = g->base + GUARD + off;
+    return g->p;
+}
+
+/* Every byte outside [p, p + nbytes) still CANARY. */
+static bool gb_intact(const gbuf *g)
+{
+    const unsigned char *end = (const unsigned char *)g->p + g->nbytes;
+    for (const unsigned char *q = g->base; q < (const unsigned char *)g->p;
+         q++)
+        if (*q != CANARY)
+            return false;
+    for (const unsigned char *q = end; q < g->base + g->total; q++)
+        if (*q != CANARY)
+            return false;
+    return true;
+}
+
+static void gb_free(gbuf *g)
+{
+    tb_free(g->base);
+    g->base = NULL;
+}
+
+/* Misalignment of operands of type dt: off the 64-byte boundary, but
+ * still element-aligned. */
+static size_t misalign(tb_dtype dt)
+{
+    return dt == TB_F32 ? 4 : 8;
+}
+
+/* Values for element-wise tests: mostly uniform in [-2, 2], with a few
+ * special values sprinkled in (-0, +-inf, NaN, subnormals, huge). */
+static double test_value(bool specials)
+{
+    static const double sp[] = {-0.0, 0.0, INFINITY, -INFINITY, NAN,
+                                1e-40, -1e-40, 3e38, -3e38, 1.0};
+    if (specials && (rng_next() & 15) == 0)
+        return sp[rng_next() % (sizeof sp / sizeof sp[0])];
+    return rng_uniform(-2, 2);
+}
+
+static void fill(void *p, tb_dtype dt, int64_t n, bool specials)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double v = test_value(specials);
+        if (dt == TB_F32)
+            ((float *)p)[i] = (float)v;
+        else
+            ((double *)p)[i] = v;
+    }
+}
+
+static double get(const void *p, tb_dtype dt, int64_t i)
+{
+    return dt == TB_F32 ? (double)((const float *)p)[i]
+                        : ((const double *)p)[i];
+}
+
+/* Bitwise equal, or both NaN. */
+static bool same(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    return a == b && signbit(a) == signbit(b);
+}
+
+/* ---- fixtures ------------------------------------------------------------ */
+
+static int64_t live_at_setup;
+
+static int64_t live_bytes(void)
+{
+    tb_alloc_stats st;
+    tb_alloc_stats_read(&st);
+    return st.live_bytes;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    live_at_setup = live_bytes();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tb_cpu_isa_set_mask(TB_ISA_COUNT - 1);
+    if (live_bytes() != live_at_setup) {
+        print_error("tensor memory leaked: %lld bytes\n",
+                    (long long)(live_bytes() - live_at_setup));
+        return -1;
+    }
+    return 0;
+}
+
+/* ========================================================================= */
+/* 1. ISA detection, mask, TBENCH_ISA                                        */
+/* ========================================================================= */
+
+static void test_isa_detect(void **state)
+{
+    (void)state;
+    unsigned f = tb_cpu_isa_flags();
+    int d = tb_cpu_isa_detect();
+    assert_true(d >= TB_ISA_SCALAR && d < TB_ISA_COUNT);
+    /* Levels imply each other and agree with the flags. */
+    assert_int_equal(d >= TB_ISA_AVX2, (f & TB_CPU_FLAG_AVX2) != 0);
+    assert_int_equal(d >= TB_ISA_AVX512, (f & TB_CPU_FLAG_AVX512) != 0);
+    if (f & TB_CPU_FLAG_AVX512)
+        assert_true(f & TB_CPU_FLAG_AVX2);
+    assert_true(tb_cpu_isa_max() <= d);
+    for (int i = 0; i < TB_ISA_COUNT; i++)
+        assert_int_equal(tb_cpu_isa_parse(tb_cpu_isa_name(i)), i);
+    assert_int_equal(tb_cpu_isa_parse("auto"), -1);
+    assert_int_equal(tb_cpu_isa_parse("AVX2"), -1);
+    assert_int_equal(tb_cpu_isa_parse(NULL), -1);
+    assert_string_equal(tb_cpu_isa_name(-1), "?");
+    assert_string_equal(tb_cpu_isa_name(TB_ISA_COUNT), "?");
+    assert_int_equal(tb_cpu_isa_built(TB_ISA_SCALAR), 1);
+    assert_int_equal(tb_cpu_isa_built(TB_ISA_COUNT), 0);
+    printf("# cpu flags:%s%s%s; detected %s, usable %s\n",
+           f & TB_CPU_FLAG_SSE41 ? " sse4.1" : "",
+           f & TB_CPU_FLAG_AVX2 ? " avx2+fma" : "",
+           f & TB_CPU_FLAG_AVX512 ? " avx512f/bw/dq/vl" : "",
+           tb_cpu_isa_name(d), tb_cpu_isa_name(n_levels() - 1));
+}
+
+/* The mask lowers the level of new tables and of the backend's axis. */
+static void test_isa_mask(void **state)
+{
+    (void)state;
+    const int top = n_levels() - 1;
+    for (int m = 0; m <= top; m++) {
+        assert_int_equal(tb_cpu_isa_set_mask(m), m);
+        assert_int_equal(tb_cpu_isa_max(), m);
+        tb_cpu_kernels k;
+        tb_vmath vm;
+        assert_int_equal(tb_cpu_kernels_fill(&k, TB_ISA_AVX512), m);
+        assert_int_equal(tb_vmath_fill(&vm, TB_ISA_AVX512), m);
+        /* nothing above the mask was installed */
+        for (int d = 0; d < TB_DTYPE_COUNT; d++) {
+            for (int b = 0; b < TB_CPU_NBIN; b++)
+                assert_true(k.bin[b][d].isa <= m);
+            assert_true(k.relu[d].isa <= m && k.sum[d].isa <= m &&
+                        k.lsm[d].isa <= m && k.tr[d].isa <= m &&
+                        k.mm[d].isa <= m);
+        }
+        assert_int_equal(k.bin[TB_CPU_ADD][TB_F32].isa, m);
+        for (int f = 0; f < TB_VM_COUNT; f++)
+            assert_int_equal(vm.isa[f], m);
+        /* The backend offers scalar..m and auto = m. */
+        tb_axis ax[TB_MAX_AXES];
+        assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+        assert_int_equal(ax[0].n_values, m + 2);
+        assert_string_equal(ax[0].values[m], tb_cpu_isa_name(m));
+        assert_string_equal(ax[0].values[m + 1], "auto");
+        const char *vals[2] = {"auto", "1"};
+        void *ctx = NULL;
+        char err[256];
+        assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+        const char *impl = NULL;
+        assert_non_null(
+            B->kernel(ctx, tb_op_get(TB_OP_add), TB_F32, NULL, &impl));
+        char want[64];
+        snprintf(want, sizeof want, "add_f32_%s", tb_cpu_isa_name(m));
+        assert_string_equal(impl, want);
+        B->destroy(ctx);
+        /* a level above the mask is refused with a message */
+        if (m < top) {
+            vals[0] = tb_cpu_isa_name(m + 1);
+            ctx = (void *)&ctx;
+            assert_int_equal(B->create(vals, &ctx, err, sizeof err),
+                             TB_EPARAM);
+            assert_null(ctx);
+            assert_non_null(strstr(err, "not usable"));
+        }
+    }
+    /* Out-of-range masks clamp; the default mask caps nothing. */
+    assert_int_equal(tb_cpu_isa_set_mask(-5), 0);
+    assert_int_equal(tb_cpu_isa_set_mask(99), top);
+}
+
+/* Runs this program with TBENCH_ISA=value and --isa-report; returns what
+ * it printed (the level it uses, and the bad value if any). */
+static void isa_report_child(const char *value, char *out, size_t len)
+{
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fd[0]);
+        dup2(fd[1], 1);
+        if (value)
+            setenv("TBENCH_ISA", value, 1);
+        else
+            unsetenv("TBENCH_ISA");
+        execl("/proc/self/exe", "test_checkasm", "--isa-report",
+              (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    size_t got = 0;
+    ssize_t r;
+    while (got + 1 < len && (r = read(fd[0], out + got, len - 1 - got)) > 0)
+        got += (size_t)r;
+    out[got] = '\0';
+    close(fd[0]);
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static void test_isa_env(void **state)
+{
+    (void)state;
+    if (access("/proc/self/exe", X_OK) != 0) {
+        printf("# no /proc/self/exe: TBENCH_ISA not checked\n");
+        return;
+    }
+    const int d = tb_cpu_isa_detect();
+    const struct {
+        const char *value;
+        int want;
+        bool bad;
+    } cases[] = {
+        {NULL, d, false},
+        {"", d, false},
+        {"auto", d, false},
+        {"scalar", TB_ISA_SCALAR, false},
+        {"avx2", d < TB_ISA_AVX2 ? d : TB_ISA_AVX2, false},
+        {"avx512", d, false},
+        {"avx-512", d, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[256], want[256];
+        isa_report_child(cases[i].value, out, sizeof out);
+        snprintf(want, sizeof want, "max=%s bad=%s\n",
+                 tb_cpu_isa_name(cases[i].want),
+                 cases[i].bad ? cases[i].value : "-");
+        if (strcmp(out, want) != 0)
+            print_error("TBENCH_ISA=%s: got '%s', want '%s'\n",
+                        cases[i].value ? cases[i].value : "(unset)", out,
+                        want);
+        assert_string_equal(out, want);
+    }
+}
+
+/* ========================================================================= */
+/* 2. Table kernels, called directly                                         */
+/* ========================================================================= */
+
+static const int64_t sizes[] = {0, 1, 7, 15, 17, 31, 33, 513, 1025, 4099};
+#define N_SIZES ((int)(sizeof sizes / sizeof sizes[0]))
+
+/* Tables: ref = portable C, k[l] = level l. */
+static tb_cpu_kernels tab_c, tab[TB_ISA_COUNT];
+
+static int tables(void)
+{
+    tb_cpu_kernels_init_c(&tab_c);
+    int nl = n_levels();
+    for (int l = 0; l < nl; l++)
+        assert_int_equal(tb_cpu_kernels_fill(&tab[l], l), l);
+    return nl;
+}
+
+static const char *const bin_names[TB_CPU_NBIN] = {"add", "sub", "mul",
+                                                   "div"};
+
+/* vv, sv and vs forms of every binary op, every dtype and level: bit-equal
+ * to the C version; canaries intact; inputs unchanged. */
+static void test_kernel_binary(void **state)
+{
+    (void)state;
+    const int nl = tables();
+    for (int l = 0; l < nl; l++)
+        for (int op = 0; op < TB_CPU_NBIN; op++)
+            for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+                for (int si = 0; si < N_SIZES; si++)
+                    for (int form = 0; form < 3; form++) {
+                        const int64_t n = sizes[si];
+                        const size_t es = tb_dtype_size((tb_dtype)dt);
+                        const size_t off = misalign((tb_dtype)dt);
+                        const int64_t na = form == 1 ? 1 : n;
+                        const int64_t nb = form == 2 ? 1 : n;
+                        if (n == 0 && form)
+                            continue;
+                        rng_seed((uint64_t)(op * 100 + dt * 10 + si));
+                        gbuf ga, gb, go, gr;
+                        void *a = gb_new(&ga, (size_t)na * es, off);
+                        void *b = gb_new(&gb, (size_t)nb * es, off);
+                        void *o = gb_new(&go, (size_t)n * es, off);
+                        void *r = gb_new(&gr, (size_t)n * es, 0);
+                        fill(a, (tb_dtype)dt, na, true);
+                        fill(b, (tb_dtype)dt, nb, true);
+                        const tb_cpu_bin_fn *fl =
+                            &tab[l].bin[op][dt].vv + form;
+                        const tb_cpu_bin_fn *fr =
+                            &tab_c.bin[op][dt].vv + form;
+                        (*fl)(a, b, o, n);
+                        (*fr)(a, b, r, n);
+                        int64_t bad = -1;
+                        for (int64_t i = 0; i < n && bad < 0; i++)
+                            if (!same(get(o, (tb_dtype)dt, i),
+                                      get(r, (tb_dtype)dt, i)))
+                                bad = i;
+                        if (bad >= 0 || !gb_intact(&go) ||
+                            !gb_intact(&ga) || !gb_intact(&gb))
+                            print_error(
+                                "%s_%s form %d n=%lld level %s: [%lld] "
+                                "got %g want %g, canaries %d%d%d\n",
+                                bin_names[op], tb_dtype_name((tb_dtype)dt),
+                                form, (long long)n, tb_cpu_isa_name(l),
+                                (long long)bad,
+                                bad >= 0 ? get(o, (tb_dtype)dt, bad) : 0,
+                                bad >= 0 ? get(r, (tb_dtype)dt, bad) : 0,
+                                gb_intact(&ga), gb_intact(&gb),
+                                gb_intact(&go));
+                        assert_true(bad < 0);
+                        assert_true(gb_intact(&go) && gb_intact(&ga) &&
+                                    gb_intact(&gb));
+                        gb_free(&ga);
+                        gb_free(&gb);
+                        gb_free(&go);
+                        gb_free(&gr);
+                    }
+}
+
+/* relu: exact (x > 0 or NaN ? x : +0). */
+static void test_kernel_relu(void **state)
+{
+    (void)state;
+    const int nl = tables();
+    for (int l = 0; l < nl; l++)
+        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+            for (int si = 0; si < N_SIZES; si++) {
+                const int64_t n = sizes[si];
+                const size_t es = tb_dtype_size((tb_dtype)dt);
+                rng_seed((uint64_t)(dt * 10 + si));
+                gbuf gx, go;
+                void *x = gb_new(&gx, (size_t)n * es, misalign((tb_dtype)dt));
+                void *o = gb_new(&go, (size_t)n * es, misalign((tb_dtype)dt));
+                fill(x, (tb_dtype)dt, n, true);
+                tab[l].relu[dt].fn(x, o, n);
+                for (int64_t i = 0; i < n; i++) {
+                    double v = get(x, (tb_dtype)dt, i);
+                    double want = isnan(v) ? v : v > 0 ? v : 0.0;
+                    if (!same(get(o, (tb_dtype)dt, i), want))
+                        print_error("relu_%s level %s n=%lld [%lld]: %g -> "
+                                    "%g\n",
+                                    tb_dtype_name((tb_dtype)dt),
+                                    tb_cpu_isa_name(l), (long long)n,
+                                    (long long)i, v,
+                                    get(o, (tb_dtype)dt, i));
+                    assert_true(same(get(o, (tb_dtype)dt, i), want));
+                }
+                assert_true(gb_intact(&gx) && gb_intact(&go));
+                gb_free(&gx);
+                gb_free(&go);
+            }
+}
+
+/* Error bound of the blocked sums (kernels.h): no lane of the input type
+ * adds more than 64 terms (plus a few to combine lanes) before the block
+ * total goes to double, so |error| <= 70 u sum|x| + n 2^-53 sum|x| with
+ * u the unit roundoff of the type (Higham, recursive summation). */
+static double sum_bound(tb_dtype dt, int64_t n, double sabs)
+{
+    const double u = dt == TB_F32 ? 0x1p-24 : 0x1p-53;
+    const double terms = dt == TB_F32 ? 70 : (double)n + 4;
+    return terms * u * sabs + (double)n * 0x1p-53 * sabs;
+}
+
+/* Row and column sums against a double oracle. */
+static void test_kernel_sum(void **state)
+{
+    (void)state;
+    const int nl = tables();
+    for (int l = 0; l < nl; l++)
+        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+            const tb_dtype t = (tb_dtype)dt;
+            const size_t es = tb_dtype_size(t);
+            for (int si = 0; si < N_SIZES; si++) {
+                const int64_t n = sizes[si];
+                rng_seed((uint64_t)(dt * 10 + si));
+                gbuf gx;
+                void *x = gb_new(&gx, (size_t)n * es, misalign(t));
+                fill(x, t, n, false);
+                double want = 0, sabs = 0;
+                for (int64_t i = 0; i < n; i++) {
+                    want += get(x, t, i);
+                    sabs += fabs(get(x, t, i));
+                }
+                double got = tab[l].sum[dt].row(x, n);
+                if (!(fabs(got - want) <= sum_bound(t, n, sabs)))
+                    print_error("sum_%s row level %s n=%lld: got %.17g "
+                                "want %.17g\n",
+                                tb_dtype_name(t), tb_cpu_isa_name(l),
+                                (long long)n, got, want);
+                assert_true(fabs(got - want) <= sum_bound(t, n, sabs));
+                assert_true(gb_intact(&gx));
+                gb_free(&gx);
+            }
+            /* columns: R rows of w columns, row stride ld > w */
+            static const int64_t Rs[] = {1, 7, 64, 65, 200};
+            static const int64_t ws[] = {0, 1, 7, 17, 64, 65, 300, 1024};
+            for (size_t ri = 0; ri < sizeof Rs / sizeof Rs[0]; ri++)
+                for (size_t wi = 0; wi < sizeof ws / sizeof ws[0]; wi++) {
+                    const int64_t R = Rs[ri], w = ws[wi], ld = w + 3;
+                    rng_seed((uint64_t)(dt * 1000 + ri * 10 + wi));
+                    gbuf gx;
+                    void *x = gb_new(&gx, (size_t)(R * ld) * es, misalign(t));
+                    fill(x, t, R * ld, false);
+                    double acc[TB_CPU_COL_TILE + 1];
+                    for (int64_t j = 0; j <= w; j++)
+                        acc[j] = 0.25; /* added to, not overwritten */
+                    tab[l].sum[dt].cols(x, R, ld, w, acc);
+                    for (int64_t j = 0; j < w; j++) {
+                        double want = 0.25, sabs = 0;
+                        for (int64_t r = 0; r < R; r++) {
+                            want += get(x, t, r * ld + j);
+                            sabs += fabs(get(x, t, r * ld + j));
+                        }
+                        assert_true(fabs(acc[j] - want) <=
+                                    sum_bound(t, R, sabs));
+                    }
+                    assert_true(acc[w] == 0.25); /* nothing past w */
+                    assert_true(gb_intact(&gx));
+                    gb_free(&gx);
+                }
+        }
+}
+
+/* log_softmax of one row / column in double: out[i * st]. */
+static void lsm_oracle(const void *x, tb_dtype t, int64_t n, int64_t st,
+                       double *out)
+{
+    double m = -INFINITY;
+    for (int64_t i = 0; i < n; i++)
+        m = fmax(m, get(x, t, i * st));
+    double s = 0;
+    for (int64_t i = 0; i < n; i++)
+        s += exp(get(x, t, i * st) - m);
+    for (int64_t i = 0; i < n; i++)
+        out[i] = get(x, t, i * st) - m - log(s);
+}
+
+/* log_softmax rows and columns against a double oracle, with the op's
+ * own tolerance (f32: 2e-6 sqrt(n) + 1e-5 |want|); -inf entries must
+ * give -inf, and a row of only -inf gives NaN everywhere. */
+static void test_kernel_log_softmax(void **state)
+{
+    (void)state;
+    const int nl = tables();
+    const tb_op *op = tb_op_get(TB_OP_log_softmax);
+    for (int l = 0; l < nl; l++)
+        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+            const tb_dtype t = (tb_dtype)dt;
+            const size_t es = tb_dtype_size(t);
+            const tb_tol tol = op->tol[t];
+            static const int64_t ns[] = {1, 7, 15, 17, 513, 1025, 2500};
+            static const int64_t rowss[] = {0, 1, 5, 17, 40};
+            for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
+                for (size_t ri = 0; ri < sizeof rowss / sizeof rowss[0];
+                     ri++) {
+                    const int64_t n = ns[ni], rows = rowss[ri];
+                    if (n * rows > 20000)
+                        continue;
+                    rng_seed((uint64_t)(dt * 1000 + ni * 10 + ri));
+                    gbuf gx, go;
+                    void *x = gb_new(&gx, (size_t)(n * rows) * es, misalign(t));
+                    void *o = gb_new(&go, (size_t)(n * rows) * es, misalign(t));
+                    for (int64_t i = 0; i < n * rows; i++) {
+                        double v = rng_uniform(-30, 30);
+                        /* a few -inf entries: they give -inf */
+                        if ((rng_next() & 63) == 0)
+                            v = -INFINITY;
+                        if (t == TB_F32)
+                            ((float *)x)[i] = (float)v;
+                        else
+                            ((double *)x)[i] = v;
+                    }
+                    tab[l].lsm[dt].rows(x, o, rows, n);
+                    double want[2500];
+                    for (int64_t r = 0; r < rows; r++) {
+                        lsm_oracle((const char *)x + (size_t)(r * n) * es, t,
+                                   n, 1, want);
+                        for (int64_t i = 0; i < n; i++) {
+                            double got = get(o, t, r * n + i);
+                            bool ok =
+                                isnan(want[i])   ? isnan(got)
+                                : isinf(want[i]) ? got == want[i]
+                                                 : fabs(got - want[i]) <=
+                                                       tol.atol *
+                                                               sqrt((double)n) +
+                                                           tol.rtol *
+                                                               fabs(want[i]);
+                            if (!ok)
+                                print_error("log_softmax_%s rows level %s "
+                                            "n=%lld row %lld [%lld]: got "
+                                            "%.9g want %.9g\n",
+                                            tb_dtype_name(t),
+                                            tb_cpu_isa_name(l), (long long)n,
+                                            (long long)r, (long long)i, got,
+                                            want[i]);
+                            assert_true(ok);
+                        }
+                    }
+                    assert_true(gb_intact(&gx) && gb_intact(&go));
+                    gb_free(&gx);
+                    gb_free(&go);
+                }
+            /* columns */
+            static const int64_t Rs[] = {1, 7, 64, 65, 150};
+            static const int64_t ws[] = {0, 1, 7, 16, 17, 33, 100};
+            for (size_t ri = 0; ri < sizeof Rs / sizeof Rs[0]; ri++)
+                for (size_t wi = 0; wi < sizeof ws / sizeof ws[0]; wi++) {
+                    const int64_t R = Rs[ri], w = ws[wi], ld = w + 5;
+                    rng_seed((uint64_t)(dt * 7777 + ri * 10 + wi));
+                    gbuf gx, go;
+                    void *x = gb_new(&gx, (size_t)(R * ld) * es, misalign(t));
+                    void *o = gb_new(&go, (size_t)(R * ld) * es, misalign(t));
+                    fill(x, t, R * ld, false);
+                    memcpy(o, x, (size_t)(R * ld) * es);
+                    tab[l].lsm[dt].cols(x, o, R, ld, w);
+                    double want[200];
+                    for (int64_t j = 0; j < w; j++) {
+                        lsm_oracle((const char *)x + (size_t)j * es, t, R,
+                                   ld, want);
+                        for (int64_t r = 0; r < R; r++)
+                            assert_true(fabs(get(o, t, r * ld + j) - want[r]) <=
+                                        tol.atol * sqrt((double)R) +
+                                            tol.rtol * fabs(want[r]));
+                    }
+                    /* the gaps between rows (j >= w) are not written */
+                    for (int64_t r = 0; r < R; r++)
+                        for (int64_t j = w; j < ld; j++)
+                            assert_true(same(get(o, t, r * ld + j),
+                                             get(x, t, r * ld + j)));
+                    assert_true(gb_intact(&gx) && gb_intact(&go));
+                    gb_free(&gx);
+                    gb_free(&go);
+                }
+        }
+}
+
+/* Rows that exercise the online merge: -inf blocks before and after
+ * finite ones, a NaN hidden among -inf, all -inf, +inf. */
+static void test_kernel_log_softmax_special(void **state)
+{
+    (void)state;
+    const int nl = tables();
+    enum { N = 3000 }; /* three 1024-value blocks */
+    static float x[N], o[N];
+    for (int l = 0; l < nl; l++)
+        for (int c = 0; c < 5; c++) {
+            for (int i = 0; i < N; i++)
+                x[i] = -INFINITY;
+            if (c == 0 || c == 1)
+                for (int i = 1100; i < 1200; i++)
+                    x[i] = (float)(i % 7);
+            if (c == 1)
+                x[2500] = NAN; /* in an otherwise -inf block */
+            if (c == 3)
+                x[5] = INFINITY;
+            if (c == 4)
+                x[2999] = 1.0f;
+            tab[l].lsm[TB_F32].rows(x, o, 1, N);
+            for (int i = 0; i < N; i++) {
+                bool ok;
+                if (c == 0)
+                    ok = i >= 1100 && i < 1200 ? isfinite(o[i]) : o[i] == -INFINITY;
+                else if (c == 4)
+                    ok = i == 2999 ? o[i] == 0.0f : o[i] == -INFINITY;
+                else
+                    ok = isnan(o[i]); /* NaN, all -inf, +inf */
+                if (!ok)
+                    print_error("level %s case %d [%d] = %g\n",
+                                tb_cpu_isa_name(l), c, i, (double)o[i]);
+                assert_true(ok);
+            }
+        }
+}
+
+/* Transpose blocks: exact bit copies. */
+static void test_kernel_transpose(void **state)
+{
+    (void)state;
+    const int nl = tables();
+    for (int l = 0; l < nl; l++)
+        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+            const tb_dtype t = (tb_dtype)dt;
+            const size_t es = tb_dtype_size(t);
+            const int tile = tab[l].tr[dt].tile;
+            assert_true(tile >= 1);
+            static const int64_t njs[] = {0, 1, 3, 4, 7, 8, 9, 17, 64, 513};
+            for (int ni = 0; ni <= tile; ni++)
+                for (size_t k = 0; k < sizeof njs / sizeof njs[0]; k++) {
+                    const int64_t nj = njs[k], ild = nj + 3, old = tile + 2;
+                    rng_seed((uint64_t)(dt * 1000 + ni * 20 + (int)k));
+                    gbuf gi, go;
+                    void *in = gb_new(&gi, (size_t)(ni * ild) * es, misalign(t));
+                    void *out = gb_new(&go, (size_t)(nj * old) * es, misalign(t));
+                    fill(in, t, ni * ild, true);
+                    memset(out, 0x3c, (size_t)(nj * old) * es);
+                    tab[l].tr[dt].block(in, ild, out, old, ni, nj);
+                    for (int64_t j = 0; j < nj; j++) {
+                        for (int64_t i = 0; i < ni; i++)
+                            assert_memory_equal(
+                                (char *)out + (size_t)(j * old + i) * es,
+                                (char *)in + (size_t)(i * ild + j) * es, es);
+                        /* columns ni.. of the output row untouched */
+                        for (int64_t i = ni; i < old; i++)
+                            assert_int_equal(
+                                ((unsigned char *)out)[(size_t)(j * old + i) * es],
+                                0x3c);
+                    }
+                    assert_true(gb_intact(&gi) && gb_intact(&go));
+                    gb_free(&gi);
+                    gb_free(&go);
+                }
+        }
+}
+
+/* Zero sizes: nothing is read or written (canaries), sums are 0, and
+ * matmul rows with K = 0 are zeroed. */
+static void test_kernel_zero(void **state)
+{
+    (void)state;
+    const int nl = tables();
+    for (int l = 0; l < nl; l++)
+        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+            const tb_dtype t = (tb_dtype)dt;
+            gbuf ga, gb, go;
+            void *a = gb_new(&ga, 0, misalign(t));
+            void *b = gb_new(&gb, 0, misalign(t));
+            void *o = gb_new(&go, 0, misalign(t));
+            for (int op = 0; op < TB_CPU_NBIN; op++) {
+                tab[l].bin[op][dt].vv(a, b, o, 0);
+                tab[l].bin[op][dt].sv(a, b, o, 0);
+                tab[l].bin[op][dt].vs(a, b, o, 0);
+            }
+            tab[l].relu[dt].fn(a, o, 0);
+            assert_true(tab[l].sum[dt].row(a, 0) == 0.0);
+            double acc[4] = {1, 2, 3, 4};
+            tab[l].sum[dt].cols(a, 0, 5, 4, acc);
+            tab[l].sum[dt].cols(a, 5, 5, 0, acc);
+            assert_true(acc[0] == 1 && acc[3] == 4);
+            tab[l].lsm[dt].rows(a, o, 0, 9);
+            tab[l].lsm[dt].cols(a, o, 9, 3, 0);
+            tab[l].tr[dt].block(a, 4, o, 4, 0, 9);
+            tab[l].tr[dt].block(a, 4, o, 4, 3, 0);
+            tab[l].mm[dt].rows(a, b, o, 3, 3, 4, 5);
+            assert_true(gb_intact(&ga) && gb_intact(&gb) && gb_intact(&go));
+            gb_free(&go);
+            /* K = 0: C = 0 */
+            const size_t es = tb_dtype_size(t);
+            void *c = gb_new(&go, 6 * es, misalign(t));
+            memset(c, 0x7f, 6 * es);
+            tab[l].mm[dt].rows(a, b, c, 0, 2, 0, 3);
+            for (int i = 0; i < 6; i++)
+                assert_true(get(c, t, i) == 0.0);
+            assert_true(gb_intact(&go));
+            gb_free(&ga);
+            gb_free(&gb);
+            gb_free(&go);
+        }
+    tb_vmath vm;
+    for (int l = 0; l < nl; l++) {
+        assert_int_equal(tb_vmath_fill(&vm, l), l);
+        for (int f = 0; f < TB_VM_COUNT; f++) {
+            gbuf gx, gy;
+            float *x = gb_new(&gx, 0, 4), *y = gb_new(&gy, 0, 4);
+            vm.fn[f](x, y, 0);
+            assert_true(gb_intact(&gx) && gb_intact(&gy));
+            gb_free(&gx);
+            gb_free(&gy);
+        }
+    }
+}
+
+/* ========================================================================= */
+/* 3. Ops through the backend: every isa value, every thread count           */
+/* ========================================================================= */
+
+typedef struct ocase {
+    int n_in;
+    tb_shape in[2];
+    const char *pn[2];
+    double pv[2];
+} ocase;
+
+static tb_shape S(int nd, ...)
+{
+    tb_shape s = {.ndim = nd};
+    va_list ap;
+    va_start(ap, nd);
+    for (int i = 0; i < nd; i++)
+        s.dim[i] = va_arg(ap, int);
+    va_end(ap);
+    return s;
+}
+
+#define MAXC 32
+
+static int op_cases(tb_op_id id, ocase *c)
+{
+    int n = 0;
+#define ADD1(a) c[n++] = (ocase){1, {a}, {NULL}, {0}}
+#define ADD2(a, b) c[n++] = (ocase){2, {a, b}, {NULL}, {0}}
+#define ADDP(a, n0, v0) c[n++] = (ocase){1, {a}, {n0}, {v0}}
+#define ADDPP(a, n0, v0, n1, v1) c[n++] = (ocase){1, {a}, {n0, n1}, {v0, v1}}
+    static const int lens[] = {1, 7, 15, 17, 513, 70001};
+    switch (id) {
+    case TB_OP_add:
+    case TB_OP_sub:
+    case TB_OP_mul:
+    case TB_OP_div:
+        for (int i = 0; i < 6; i++)
+            ADD2(S(1, lens[i]), S(1, lens[i]));
+        ADD2(S(3, 3, 5, 7), S(3, 3, 5, 7));
+        ADD2(S(2, 17, 513), S(1, 513));
+        ADD2(S(2, 17, 513), S(2, 17, 1));
+        ADD2(S(1, 1), S(1, 513));
+        ADD2(S(1, 513), S(1, 1));
+        ADD2(S(3, 5, 1, 7), S(3, 1, 3, 7));
+        ADD2(S(2, 300, 301), S(1, 301));
+        break;
+    case TB_OP_relu:
+    case TB_OP_exp:
+    case TB_OP_log:
+    case TB_OP_tanh:
+    case TB_OP_sigmoid:
+    case TB_OP_gelu:
+    case TB_OP_gelu_tanh:
+    case TB_OP_silu:
+        for (int i = 0; i < 6; i++)
+            ADD1(S(1, lens[i]));
+        ADD1(S(3, 3, 5, 7));
+        break;
+    case TB_OP_sum:
+    case TB_OP_mean:
+        for (int i = 0; i < 6; i++)
+            ADD1(S(1, lens[i]));
+        ADD1(S(1, 200003));
+        ADDP(S(2, 17, 513), "axis", 0);
+        ADDP(S(2, 17, 513), "axis", 1);
+        ADDP(S(2, 513, 17), "axis", 0);
+        ADDP(S(2, 513, 17), "axis", -1);
+        ADDPP(S(3, 3, 5, 7), "axis", 1, "keepdim", 1);
+        ADDP(S(3, 2, 1030, 3), "axis", 1);
+        ADDP(S(2, 4, 2100), "axis", 1);
+        ADDP(S(2, 300, 301), "axis", 0);
+        break;
+    case TB_OP_log_softmax:
+        for (int i = 0; i < 5; i++)
+            ADD1(S(1, lens[i]));
+        ADD1(S(1, 2500));
+        ADD1(S(2, 4096, 10));
+        ADD1(S(2, 33, 17));
+        ADDP(S(2, 17, 513), "axis", 0);
+        ADDP(S(3, 3, 70, 5), "axis", 1);
+        ADDP(S(2, 200, 300), "axis", 0);
+        break;
+    case TB_OP_transpose:
+        ADD1(S(2, 7, 13));
+        ADD1(S(2, 17, 513));
+        ADD1(S(2, 513, 17));
+        ADD1(S(2, 64, 64));
+        ADD1(S(2, 301, 300));
+        ADDPP(S(3, 3, 5, 7), "dim0", 0, "dim1", 2);
+        ADDPP(S(4, 4, 5, 6, 3), "dim0", 1, "dim1", 2);
+        ADDPP(S(3, 3, 1, 7), "dim0", 0, "dim1", 1);
+        break;
+    case TB_OP_matmul:
+        ADD2(S(2, 1, 1), S(2, 1, 1));
+        ADD2(S(2, 7, 13), S(2, 13, 5));
+        ADD2(S(2, 17, 15), S(2, 15, 33));
+        ADD2(S(2, 1, 513), S(2, 513, 1));
+        ADD2(S(2, 65, 33), S(2, 33, 17));
+        ADD2(S(3, 3, 7, 5), S(3, 3, 5, 4));
+        ADD2(S(2, 130, 300), S(2, 300, 70));
+        ADD2(S(3, 4, 40, 50), S(3, 4, 50, 30));
+        break;
+    default:
+        break;
+    }
+    assert_true(n <= MAXC);
+    return n;
+#undef ADD1
+#undef ADD2
+#undef ADDP
+#undef ADDPP
+}
+
+/* Ops whose f32 results are one correctly rounded operation of the
+ * inputs: they must equal the reference rounded to the dtype. */
+static bool op_rounded(tb_op_id id)
+{
+    return id == TB_OP_add || id == TB_OP_sub || id == TB_OP_mul ||
+           id == TB_OP_div || id == TB_OP_relu || id == TB_OP_transpose;
+}
+
+static bool op_is_vmath(tb_op_id id)
+{
+    return id == TB_OP_exp || id == TB_OP_log || id == TB_OP_tanh ||
+           id == TB_OP_sigmoid || id == TB_OP_gelu ||
+           id == TB_OP_gelu_tanh || id == TB_OP_silu;
+}
+
+/* One case on instance ctx: misaligned, canary-guarded tensors; the
+ * result against op->ref. */
+static void run_op_case(void *ctx, const char *isa, int threads,
+                        const tb_op *op, tb_dtype dt, const ocase *oc,
+                        int ci)
+{
+    char err[256] = "";
+    tb_params p = {0};
+    for (int i = 0; i < 2; i++)
+        if (oc->pn[i])
+            assert_int_equal(
+                tb_params_set(op, &p, oc->pn[i], oc->pv[i], err, sizeof err),
+                0);
+    tb_params_defaults(op, &p);
+    tb_shape os;
+    int rc = tb_op_infer(op, oc->in, op->n_in, &p, &os, err, sizeof err);
+    if (rc)
+        print_error("%s case %d: %s\n", op->name, ci, err);
+    assert_int_equal(rc, 0);
+    const size_t off = misalign(dt);
+    gbuf gi[2], go;
+    tb_tensor in[2], out, ref;
+    for (int i = 0; i < op->n_in; i++) {
+        tb_tensor_init(&in[i], dt, &oc->in[i]);
+        in[i].data = gb_new(&gi[i], tb_tensor_nbytes(&in[i]), off);
+        double lo = op->domain ? op->domain[i].lo : -1;
+        double hi = op->domain ? op->domain[i].hi : 1;
+        if (op_is_vmath(op->id) && op->id != TB_OP_log) {
+            lo = -12; /* beyond the domain: tails of exp, sigmoid, gelu */
+            hi = 12;
+        }
+        for (int64_t k = 0; k < tb_tensor_numel(&in[i]); k++)
+            tb_tensor_set(&in[i], k, rng_uniform(lo, hi));
+    }
+    tb_tensor_init(&out, dt, &os);
+    out.data = gb_new(&go, tb_tensor_nbytes(&out), off);
+    assert_int_equal(tb_tensor_create(&ref, TB_F64, &os), 0);
+
+    const char *impl = NULL;
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl);
+    assert_non_null(fn);
+    assert_non_null(impl);
+    assert_int_equal(fn(ctx, in, &out, &p), 0);
+    assert_int_equal(op->ref(in, &ref, &p), 0);
+
+    tb_shape outs[1] = {os};
+    const double rlen =
+        op->reduce_len ? op->reduce_len(op, oc->in, outs, &p, dt) : 1.0;
+    const tb_tol tol = op->tol[dt];
+    const bool rounded = op_rounded(op->id);
+    int64_t bad = 0;
+    for (int64_t k = 0; k < tb_tensor_numel(&ref); k++) {
+        double got = tb_tensor_get(&out, k), want = tb_tensor_get(&ref, k);
+        double want_dt = dt == TB_F32 ? (double)(float)want : want;
+        bool ok = rounded ? got == want_dt
+                          : fabs(got - want) <= tol.atol * sqrt(rlen) +
+                                                    tol.rtol * fabs(want);
+        if (isnan(want))
+            ok = isnan(got);
+        if (!ok && bad++ < 3)
+            print_error("%s_%s isa=%s threads=%d case %d impl %s: [%lld] "
+                        "got %.9g want %.9g\n",
+                        op->name, tb_dtype_name(dt), isa, threads, ci, impl,
+                        (long long)k, got, want);
+    }
+    bool intact = gb_intact(&go);
+    for (int i = 0; i < op->n_in; i++)
+        intact = intact && gb_intact(&gi[i]);
+    if (!intact)
+        print_error("%s_%s isa=%s threads=%d case %d impl %s: canary "
+                    "overwritten\n",
+                    op->name, tb_dtype_name(dt), isa, threads, ci, impl);
+    for (int i = 0; i < op->n_in; i++)
+        gb_free(&gi[i]);
+    gb_free(&go);
+    tb_tensor_destroy(&ref);
+    assert_true(intact);
+    assert_int_equal(bad, 0);
+}
+
+static void test_op(void **state)
+{
+    const tb_op_id id = (tb_op_id)(intptr_t)*state;
+    const tb_op *op = tb_op_get(id);
+    assert_non_null(op);
+    ocase c[MAXC];
+    const int nc = op_cases(id, c);
+    assert_true(nc > 0);
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+        if (op_is_vmath(id) && dt != TB_F32)
+            continue; /* f64 runs the portable ops_ext.c kernels */
+        for (int iv = 0; iv < ax[0].n_values; iv++)
+            for (int tv = 0; tv < ax[1].n_values; tv++) {
+                const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
+                void *ctx = NULL;
+                char err[256];
+                assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+                rng_seed((uint64_t)id * 31 + (uint64_t)dt);
+                for (int i = 0; i < nc; i++)
+                    run_op_case(ctx, vals[0], tv + 1, op, (tb_dtype)dt, &c[i],
+                                i);
+                B->destroy(ctx);
+            }
+    }
+}
+
+/* ========================================================================= */
+/* 4. vmath: ULP bounds, agreement, special values, edges                    */
+/* ========================================================================= */
+
+static double mul_sigmoid_ref(double x, double v)
+{
+    if (v >= 0)
+        return x / (1 + exp(-v));
+    double e = exp(v);
+    return x * e / (1 + e);
+}
+
+/* The definitions of vmath.h, in double. */
+static double vm_ref(int f, float xf)
+{
+    const double x = xf;
+    switch (f) {
+    case TB_VM_EXP:
+        return exp(x);
+    case TB_VM_LOG:
+        return log(x);
+    case TB_VM_TANH:
+        return tanh(x);
+    case TB_VM_SIGMOID:
+        return isnan(x) ? x : mul_sigmoid_ref(1.0, x);
+    case TB_VM_GELU_ERF:
+        if (isinf(x))
+            return x > 0 ? x : -0.0;
+        return 0.5 * x * erfc(-x * M_SQRT1_2);
+    case TB_VM_GELU_TANH:
+        if (isinf(x))
+            return x > 0 ? x : -0.0;
+        return mul_sigmoid_ref(
+            x, 2 * 0.7978845608028654 * (x + 0.044715 * x * x * x));
+    case TB_VM_SILU:
+        if (isinf(x))
+            return x > 0 ? x : -0.0;
+        return mul_sigmoid_ref(x, x);
+    default:
+        return NAN;
+    }
+}
+
+/* Error of got in ulps of the exact result want: the ulp of want's
+ * binade (2^-149 below FLT_MIN); an overflow counts as exact when the
+ * rounded result is infinite too.  NaN must match NaN. */
+static double ulp_error(float got, double want)
+{
+    if (isnan(want))
+        return isnan(got) ? 0 : INFINITY;
+    if (isnan(got))
+        return INFINITY;
+    const float wf = (float)want;
+    if (isinf(got) || isinf(wf))
+        return got == wf ? 0 : INFINITY;
+    if (isinf(want))
+        return INFINITY;
+    int e;
+    double a = fabs(want);
+    if (a < 0x1p-126) {
+        e = -149;
+    } else {
+        frexp(a, &e);
+        e -= 24;
+    }
+    return fabs((double)got - want) / ldexp(1.0, e);
+}
+
+typedef struct vm_worst {
+    double ulp;
+    float x;
+    uint64_t n;
+} vm_worst;
+
+enum { VM_CHUNK = 4096 };
+
+/* Inputs of the sweep, chunk by chunk: every vm_stride-th bit pattern,
+ * then 2^18 random floats in [-30, 30] (seeded). *pos is the cursor. */
+static int vm_inputs(uint64_t *pos, float *x)
+{
+    const uint64_t n_strided = (UINT64_C(0xffffffff) / vm_stride) + 1;
+    const uint64_t n_total = n_strided + (UINT64_C(1) << 18);
+    int k = 0;
+    for (; k < VM_CHUNK && *pos < n_total; k++, (*pos)++) {
+        if (*pos < n_strided) {
+            uint32_t b = (uint32_t)(*pos * vm_stride);
+            memcpy(&x[k], &b, sizeof b);
+        } else {
+            x[k] = (float)rng_uniform(-30, 30);
+        }
+    }
+    return k;
+}
+
+static void test_vmath_ulp(void **state)
+{
+    const int f = (int)(intptr_t)*state;
+    const int nl = n_levels();
+    tb_vmath vm[TB_ISA_COUNT];
+    for (int l = 0; l < nl; l++)
+        assert_int_equal(tb_vmath_fill(&vm[l], l), l);
+    static float x[VM_CHUNK], y[TB_ISA_COUNT][VM_CHUNK];
+    vm_worst w[TB_ISA_COUNT] = {{0}};
+    uint64_t pos = 0, mismatch = 0;
+    rng_seed(1000 + (uint64_t)f);
+    int k;
+    while ((k = vm_inputs(&pos, x)) > 0) {
+        for (int l = 0; l < nl; l++)
+            vm[l].fn[f](x, y[l], k);
+        for (int i = 0; i < k; i++) {
+            const double want = vm_ref(f, x[i]);
+            for (int l = 0; l < nl; l++) {
+                double e = ulp_error(y[l][i], want);
+                w[l].n++;
+                if (e > w[l].ulp || (isnan(e) && !isnan(w[l].ulp))) {
+                    w[l].ulp = e;
+                    w[l].x = x[i];
+                }
+            }
+            /* the SIMD levels agree bit for bit */
+            for (int l = TB_ISA_AVX2 + 1; l < nl; l++)
+                if (memcmp(&y[l][i], &y[TB_ISA_AVX2][i], sizeof(float)) &&
+                    !(isnan(y[l][i]) && isnan(y[TB_ISA_AVX2][i])) &&
+                    mismatch++ < 3)
+                    print_error("%s: avx2 %a != %s %a at x=%a\n",
+                                tb_vmath_name(f),
+                                (double)y[TB_ISA_AVX2][i],
+                                tb_cpu_isa_name(l), (double)y[l][i],
+                                (double)x[i]);
+        }
+    }
+    bool ok = mismatch == 0;
+    for (int l = 0; l < nl; l++) {
+        const double bound = tb_vmath_ulp_bound(f, l);
+        printf("# vmath %-9s %-6s max %.3f ulp at x=%a (%.9g), bound "
+               "%.3f, %llu inputs\n",
+               tb_vmath_name(f), tb_cpu_isa_name(l), w[l].ulp,
+               (double)w[l].x, (double)w[l].x, bound,
+               (unsigned long long)w[l].n);
+        if (!(w[l].ulp <= bound)) {
+            print_error("vmath %s %s: %.3f ulp at x=%a exceeds the "
+                        "documented bound %.2f\n",
+                        tb_vmath_name(f), tb_cpu_isa_name(l), w[l].ulp,
+                        (double)w[l].x, bound);
+            ok = false;
+        }
+    }
+    assert_true(ok);
+}
+
+/* Special values, at every level. */
+static void test_vmath_special(void **state)
+{
+    (void)state;
+    const float inf = INFINITY, nan = NAN;
+    const struct {
+        int f;
+        float x, want;
+    } c[] = {
+        {TB_VM_EXP, -inf, 0.0f},         {TB_VM_EXP, inf, inf},
+        {TB_VM_EXP, 0.0f, 1.0f},         {TB_VM_EXP, -0.0f, 1.0f},
+        {TB_VM_EXP, 89.0f, inf},         {TB_VM_EXP, -104.0f, 0.0f},
+        {TB_VM_EXP, nan, nan},           {TB_VM_LOG, 0.0f, -inf},
+        {TB_VM_LOG, -0.0f, -inf},        {TB_VM_LOG, -1.0f, nan},
+        {TB_VM_LOG, -inf, nan},          {TB_VM_LOG, inf, inf},
+        {TB_VM_LOG, 1.0f, 0.0f},         {TB_VM_LOG, nan, nan},
+        {TB_VM_TANH, inf, 1.0f},         {TB_VM_TANH, -inf, -1.0f},
+        {TB_VM_TANH, 0.0f, 0.0f},        {TB_VM_TANH, -0.0f, -0.0f},
+        {TB_VM_TANH, nan, nan},          {TB_VM_SIGMOID, -inf, 0.0f},
+        {TB_VM_SIGMOID, inf, 1.0f},      {TB_VM_SIGMOID, 0.0f, 0.5f},
+        {TB_VM_SIGMOID, nan, nan},       {TB_VM_SILU, -inf, -0.0f},
+        {TB_VM_SILU, inf, inf},          {TB_VM_SILU, 0.0f, 0.0f},
+        {TB_VM_SILU, nan, nan},          {TB_VM_GELU_ERF, -inf, -0.0f},
+        {TB_VM_GELU_ERF, inf, inf},      {TB_VM_GELU_ERF, 0.0f, 0.0f},
+        {TB_VM_GELU_ERF, nan, nan},      {TB_VM_GELU_ERF, -30.0f, -0.0f},
+        {TB_VM_GELU_ERF, FLT_MAX, FLT_MAX},
+        {TB_VM_GELU_TANH, -inf, -0.0f},  {TB_VM_GELU_TANH, inf, inf},
+        {TB_VM_GELU_TANH, 0.0f, 0.0f},   {TB_VM_GELU_TANH, nan, nan},
+        {TB_VM_GELU_TANH, -FLT_MAX, -0.0f},
+        {TB_VM_GELU_TANH, FLT_MAX, FLT_MAX},
+    };
+    const int nl = n_levels();
+    for (int l = 0; l < nl; l++) {
+        tb_vmath vm;
+        tb_vmath_fill(&vm, l);
+        for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+            float y;
+            vm.fn[c[i].f](&c[i].x, &y, 1);
+            bool ok = same(y, c[i].want);
+            if (!ok)
+                print_error("%s %s(%g) = %g, want %g\n", tb_cpu_isa_name(l),
+                            tb_vmath_name(c[i].f), (double)c[i].x, (double)y,
+                            (double)c[i].want);
+            assert_true(ok);
+        }
+    }
+}
+
+/* Every length 0..70 and a few more, misaligned, canaries, in place. */
+static void test_vmath_edges(void **state)
+{
+    (void)state;
+    const int nl = n_levels();
+    for (int l = 0; l < nl; l++) {
+        tb_vmath vm;
+        tb_vmath_fill(&vm, l);
+        for (int f = 0; f < TB_VM_COUNT; f++)
+            for (int64_t n = 0; n <= 600; n += n < 70 ? 1 : 131) {
+                rng_seed((uint64_t)(f * 1000 + n));
+                gbuf gx, gy;
+                float *x = gb_new(&gx, (size_t)n * 4, 4);
+                float *y = gb_new(&gy, (size_t)n * 4, 4);
+                for (int64_t i = 0; i < n; i++)
+                    x[i] = (float)rng_uniform(f == TB_VM_LOG ? 0 : -20, 20);
+                vm.fn[f](x, y, n);
+                for (int64_t i = 0; i < n; i++)
+                    assert_true(ulp_error(y[i], vm_ref(f, x[i])) <=
+                                tb_vmath_ulp_bound(f, l));
+                vm.fn[f](x, x, n); /* in place */
+                assert_memory_equal(x, y, (size_t)n * 4);
+                assert_true(gb_intact(&gx) && gb_intact(&gy));
+                gb_free(&gx);
+                gb_free(&gy);
+            }
+    }
+    for (int f = 0; f < TB_VM_COUNT; f++)
+        assert_true(tb_vmath_ulp_bound(f, 0) > 0);
+    assert_true(tb_vmath_ulp_bound(-1, 0) < 0);
+    assert_true(tb_vmath_ulp_bound(0, TB_ISA_COUNT) < 0);
+    assert_string_equal(tb_vmath_name(TB_VM_COUNT), "?");
+}
+
+/* ========================================================================= */
+/* main                                                                      */
+/* ========================================================================= */
+
+#define T(name) cmocka_unit_test_setup_teardown(test_##name, setup, teardown)
+#define OPT(name)                                                         \
+    {"op_" #name, test_op, setup, teardown, (void *)(intptr_t)TB_OP_##name}
+#define VMT(F, name)                                                      \
+    {"vmath_ulp_" name, test_vmath_ulp, setup, teardown,                  \
+     (void *)(intptr_t)(F)}
+
+/* Run by test_isa_env in a child: print the level in use and the bad
+ * TBENCH_ISA value, if any. */
+static int isa_report(void)
+{
+    const char *bad = tb_cpu_isa_env_error();
+    printf("max=%s bad=%s\n", tb_cpu_isa_name(tb_cpu_isa_max()),
+           bad ? bad : "-");
+    return 0;
+}
+
+static int usage(const char *argv0)
+{
+    fprintf(stderr,
+            "usage: %s [--filter PATTERN] [--seed N] [--vmath-stride N] "
+            "[--vmath-exhaustive]\n",
+            argv0);
+    return 2;
+}
+
+static bool parse_u64(const char *s, uint64_t *v)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 0);
+    if (errno || !end || *end || s[0] == '-' || end == s)
+        return false;
+    *v = x;
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        T(isa_detect),
+        T(isa_mask),
+        T(isa_env),
+        T(kernel_binary),
+        T(kernel_relu),
+        T(kernel_sum),
+        T(kernel_log_softmax),
+        T(kernel_log_softmax_special),
+        T(kernel_transpose),
+        T(kernel_zero),
+        OPT(add), OPT(sub), OPT(mul), OPT(div), OPT(relu), OPT(sum),
+        OPT(mean), OPT(log_softmax), OPT(transpose), OPT(matmul),
+        OPT(exp), OPT(log), OPT(tanh), OPT(sigmoid), OPT(gelu),
+        OPT(gelu_tanh), OPT(silu),
+        VMT(TB_VM_EXP, "exp"),
+        VMT(TB_VM_LOG, "log"),
+        VMT(TB_VM_TANH, "tanh"),
+        VMT(TB_VM_SIGMOID, "sigmoid"),
+        VMT(TB_VM_GELU_ERF, "gelu_erf"),
+        VMT(TB_VM_GELU_TANH, "gelu_tanh"),
+        VMT(TB_VM_SILU, "silu"),
+        T(vmath_special),
+        T(vmath_edges),
+    };
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--isa-report") == 0) {
+            return isa_report();
+        } else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {
+            cmocka_set_test_filter(argv[++i]);
+        } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
+            if (!parse_u64(argv[++i], &seed))
+                return usage(argv[0]);
+        } else if (strcmp(argv[i], "--vmath-stride") == 0 && i + 1 < argc) {
+            if (!parse_u64(argv[++i], &vm_stride) || vm_stride == 0 ||
+                vm_stride > UINT32_MAX)
+                return usage(argv[0]);
+        } else if (strcmp(argv[i], "--vmath-exhaustive") == 0) {
+            vm_stride = 1;
+        } else {
+            return usage(argv[0]);
+        }
+    }
+    printf("# test_checkasm: seed 0x%016llx, levels scalar..%s, vmath "
+           "sweep stride %llu\n",
+           (unsigned long long)seed, tb_cpu_isa_name(n_levels() - 1),
+           (unsigned long long)vm_stride);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
