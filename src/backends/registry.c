@@ -5,10 +5,13 @@
 #include <string.h>
 
 extern const tb_backend tb_backend_cpu;
+/* Always listed: built without OpenBLAS it reports itself unavailable. */
+extern const tb_backend tb_backend_blas;
 extern const tb_backend tb_backend_cuda;
 
 static const tb_backend *const backends[] = {
     &tb_backend_cpu,
+    &tb_backend_blas,
     &tb_backend_cuda,
 };
 

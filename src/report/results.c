@@ -7,6 +7,7 @@
 
 #include <csv.h>
 
+#include "../harness/peak.h"
 #include "../ops/error.h"
 #include "fileio.h"
 
@@ -44,6 +45,7 @@ cJSON *tb_results_new(cJSON *env, const tb_config *cfgs, int n_cfgs,
     cJSON_AddStringToObject(doc, "schema", TB_RESULTS_SCHEMA);
     cJSON_AddBoolToObject(doc, "complete", false);
     cJSON_AddItemToObject(doc, "env", env ? env : cJSON_CreateNull());
+    cJSON_AddNullToObject(doc, "peaks");
     cJSON *t = cJSON_AddObjectToObject(doc, "timer");
     cJSON_AddStringToObject(t, "source", "CLOCK_MONOTONIC");
     cJSON_AddNumberToObject(t, "overhead_ns", timer_overhead_ns);
@@ -64,6 +66,51 @@ cJSON *tb_results_new(cJSON *env, const tb_config *cfgs, int n_cfgs,
 static cJSON *num_or_null(double v, bool ok)
 {
     return ok ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+int tb_results_set_peaks(cJSON *doc, cJSON *peaks)
+{
+    cJSON *v = peaks ? peaks : cJSON_CreateNull();
+    if (!v)
+        return TB_ENOMEM;
+    if (cJSON_GetObjectItemCaseSensitive(doc, "peaks")
+            ? !cJSON_ReplaceItemInObjectCaseSensitive(doc, "peaks", v)
+            : !cJSON_AddItemToObject(doc, "peaks", v)) {
+        cJSON_Delete(v);
+        return TB_ENOMEM;
+    }
+    return 0;
+}
+
+/* The case's roofline against the document's peaks, or null: no peaks,
+ * the case did not run, it ran on a backend without a "threads" axis
+ * (not the host CPU the peaks describe), or the peaks have no figure
+ * for its thread count / ISA. */
+static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
+                            const tb_result *r)
+{
+    const cJSON *peaks = cJSON_GetObjectItemCaseSensitive(doc, "peaks");
+    tb_roofline_in in = {
+        .flops = c->flops,
+        .bytes = c->bytes,
+        .time_ns = r->stats.median,
+        .dtype = c->dtype,
+        .threads = 0,
+        .isa = NULL,
+        .bw_kernel = tb_roofline_bw_kernel(c->op),
+    };
+    for (int i = 0; i < c->n_axes; i++) {
+        if (!strcmp(c->axis_name[i], "threads"))
+            in.threads = atoi(c->axis_value[i]);
+        else if (!strcmp(c->axis_name[i], "isa"))
+            in.isa = c->axis_value[i];
+    }
+    tb_roofline rl;
+    cJSON *o = NULL;
+    if (r->status == TB_STATUS_OK && cJSON_IsObject(peaks) &&
+        in.threads > 0 && tb_roofline_compute(peaks, &in, &rl) == 0)
+        o = tb_roofline_json(&rl);
+    return o ? o : cJSON_CreateNull();
 }
 
 int tb_results_add_case(cJSON *doc, const tb_case *c, const tb_result *r)
@@ -111,6 +158,7 @@ int tb_results_add_case(cJSON *doc, const tb_case *c, const tb_result *r)
     if (r->checked) {
         cJSON *ck = cJSON_AddObjectToObject(o, "check");
         cJSON_AddBoolToObject(ck, "passed", r->check.passed);
+        cJSON_AddStringToObject(ck, "method", r->check.method);
         cJSON_AddNumberToObject(ck, "max_abs_err", r->check.max_abs_err);
         cJSON_AddNumberToObject(ck, "max_rel_err", r->check.max_rel_err);
         cJSON_AddNumberToObject(ck, "rtol", r->check.rtol);
@@ -187,6 +235,7 @@ int tb_results_add_case(cJSON *doc, const tb_case *c, const tb_result *r)
         cJSON_AddNullToObject(o, "counters");
         cJSON_AddNullToObject(o, "timing");
     }
+    cJSON_AddItemToObject(o, "roofline", roofline_json(doc, c, r));
     cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(doc, "cases"), o);
     return 0;
 }

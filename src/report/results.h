@@ -14,11 +14,18 @@
 
 #define TB_RESULTS_SCHEMA "tbench.results/1"
 
-/* New document with env (taken over), the configs and an empty cases
- * array.  NULL on allocation failure. */
+/* New document with env (taken over), "peaks": null, the configs and an
+ * empty cases array.  NULL on allocation failure. */
 cJSON *tb_results_new(cJSON *env, const tb_config *cfgs, int n_cfgs,
                       double timer_overhead_ns);
-/* Append one case record.  0 or TB_ENOMEM. */
+/* Set the document's "peaks" to a "tbench.peaks/1" object (taken over;
+ * NULL: null).  Cases added afterwards get a "roofline" object computed
+ * from it (see tb_roofline_compute); call it before adding cases.
+ * 0 or TB_ENOMEM. */
+int tb_results_set_peaks(cJSON *doc, cJSON *peaks);
+/* Append one case record, with its roofline when the document has peaks
+ * and the case ran ("ok") on a host backend (one with a "threads" axis:
+ * the peaks are the host CPU's).  0 or TB_ENOMEM. */
 int tb_results_add_case(cJSON *doc, const tb_case *c, const tb_result *r);
 /* Set "complete" and the per-status summary counts. */
 int tb_results_finish(cJSON *doc, bool complete);

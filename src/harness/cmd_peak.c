@@ -1,0 +1,88 @@
+/* tbench peak: measure the machine peaks (memory bandwidth, FMA FLOP/s),
+ * store them in the peak cache that `tbench run` reads, and print them
+ * as a table or JSON.  See peak.h for the method. */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "../report/fileio.h"
+#include "commands.h"
+#include "peak.h"
+
+int tb_cmd_peak(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"output", required_argument, NULL, 'o'},
+        {"quick", no_argument, NULL, 'Q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    bool json = false;
+    const char *outfile = NULL;
+    tb_peak_opts opts = {0};
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = true; break;
+        case 'o': outfile = optarg; break;
+        case 'Q': opts.quick = true; break;
+        case 'h': tb_usage(stdout); return EXIT_OKAY;
+        case ':':
+            return tb_usage_error("peak: option '%s' needs a value",
+                                  argv[optind - 1]);
+        default:
+            return tb_usage_error("peak: unknown option '%s'",
+                                  argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return tb_usage_error("peak: unexpected argument '%s'", argv[optind]);
+
+    char err[1024];
+    const char *cache = tb_peak_cache_path();
+    if (isatty(STDERR_FILENO)) {
+        fprintf(stderr, "tbench: measuring machine peaks (%s)\n",
+                opts.quick ? "--quick: about a second"
+                           : "a few seconds; keep the machine quiet");
+        opts.progress = stderr;
+    }
+    cJSON *peaks = NULL;
+    if (tb_peaks_measure(&opts, &peaks, err, sizeof err)) {
+        fprintf(stderr, "tbench: %s\n", err);
+        return EXIT_CASES;
+    }
+    int rc = EXIT_OKAY;
+    if (tb_peak_cache_store(cache, peaks, err, sizeof err)) {
+        fprintf(stderr, "tbench: warning: peaks not cached: %s\n", err);
+        cache = NULL;
+    }
+    char *text = cJSON_Print(peaks);
+    if (!text) {
+        fprintf(stderr, "tbench: out of memory\n");
+        cJSON_Delete(peaks);
+        return EXIT_CASES;
+    }
+    if (outfile &&
+        tb_write_atomic(outfile, text, strlen(text), err, sizeof err)) {
+        fprintf(stderr, "tbench: -o: %s\n", err);
+        rc = EXIT_CASES;
+    }
+    if (json) {
+        puts(text);
+    } else {
+        tb_peaks_print(stdout, peaks);
+        if (cache)
+            printf("cached in %s (tbench run reads it)\n", cache);
+    }
+    free(text);
+    cJSON_Delete(peaks);
+    return rc;
+}

@@ -1,0 +1,1522 @@
+/* Measured machine peaks (memory bandwidth, FMA FLOP/s), their cache and
+ * the roofline arithmetic.  See peak.h for the contract and
+ * docs/FORMAT.md ("peaks", "roofline") for the JSON.
+ *
+ * Method.
+ *  - A figure is measured by a team of T pinned threads (thread i on the
+ *    i-th CPU this process may use; best effort, recorded as "pinned").
+ *    Each repetition is: barrier, thread 0 reads the clock, every thread
+ *    runs `passes` passes of the kernel over its own data, barrier,
+ *    thread 0 reads the clock.  Rate = work of all threads / elapsed.
+ *    Two untimed-for-the-result repetitions of one pass come first: the
+ *    first warms caches and TLBs, the second sets `passes` so that a
+ *    repetition lasts at least rep_time_s.
+ *  - Bandwidth: each thread allocates and first-touches its own arrays
+ *    (so on a NUMA machine its pages are local).  Bytes counted as STREAM
+ *    and the op table's byte model do: each array read or written once
+ *    per pass (write-allocate traffic is not counted).  Kernels use the
+ *    widest vector ISA the CPU has, with ordinary (cached) stores, as
+ *    tbench's own kernels do.  Working sets: L2 = half the L2 size per
+ *    thread; L3 = half the L3 size over all threads; DRAM = 8x the total
+ *    L3 (its size x the number of L3 instances) over all threads (4x with
+ *    quick), at most a quarter of the available memory.  Arrays are offset by a few cache lines from one
+ *    another so that they do not alias in 4 KiB-page bits.
+ *  - FMA peak: PK_NACC independent accumulator chains per thread, all in
+ *    registers, acc = acc * m + c.  12 chains cover 4-cycle FMA latency
+ *    on 2 FMA pipes with room to spare.  Levels: "scalar" is the
+ *    portable build's baseline (GCC vector extensions at the default
+ *    target: 128-bit SSE2 on x86-64, a separate multiply and add, which
+ *    is the most that portable C can be compiled to); "avx2" is 256-bit
+ *    FMA; "avx512" is 512-bit FMA.  Each ISA's loop is compiled with a
+ *    function-level target attribute and only called when
+ *    __builtin_cpu_supports says the CPU (and OS) has it, so the rest of
+ *    the program stays portable. */
+#include "peak.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define PK_X86 1
+#else
+#define PK_X86 0
+#endif
+
+#include "../ops/error.h"
+#include "../report/fileio.h"
+#include "env.h"
+#include "tb_config.h"
+
+/* Independent accumulator chains per thread in the FMA loops. */
+#define PK_NACC 12
+/* Iterations of the FMA loop in a calibration repetition. */
+#define PK_FMA_CAL_ITERS 20000L
+/* Array elements are a multiple of this (the widest unrolled step). */
+#define PK_ELEM_STEP 64
+/* Gap between a thread's arrays: 5 cache lines, so that arrays do not
+ * start at the same offset within a 4 KiB page. */
+#define PK_ARRAY_GAP 320
+#define PK_PAGE 4096
+/* Thread counts measured: every count up to this, then powers of two
+ * and the maximum. */
+#define PK_ALL_COUNTS_UP_TO 16
+#define PK_MAX_COUNTS 64
+#define PK_MAX_FIGS 8 /* ISA x dtype combinations of the FMA loops */
+
+/* ---- clock ----------------------------------------------------------- */
+
+static double pk_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* ---- ISA ------------------------------------------------------------- */
+
+enum { PK_SCALAR, PK_AVX2, PK_AVX512, PK_NISA };
+static const char *const pk_isa_names[PK_NISA] = {"scalar", "avx2",
+                                                  "avx512"};
+
+static bool pk_has_isa(int isa)
+{
+#if PK_X86
+    __builtin_cpu_init();
+    if (isa == PK_AVX2)
+        return __builtin_cpu_supports("avx2") &&
+               __builtin_cpu_supports("fma");
+    if (isa == PK_AVX512)
+        return __builtin_cpu_supports("avx512f");
+#endif
+    return isa == PK_SCALAR;
+}
+
+/* ---- bandwidth kernels ------------------------------------------------ */
+
+/* a, b, c: arrays of n doubles (n a multiple of PK_ELEM_STEP, 64-byte
+ * aligned).  copy: a = b; add: a = b + c; triad: a = b + s * c;
+ * read: returns the sum of a.  The others return a[0] so that no store
+ * is provably dead. */
+typedef double (*pk_bw_fn)(double *restrict a, const double *restrict b,
+                           const double *restrict c, size_t n, double s);
+
+enum { PK_COPY, PK_ADD, PK_TRIAD, PK_READ, PK_NBW };
+static const char *const pk_bw_names[PK_NBW] = {"copy", "add", "triad",
+                                                "read"};
+static const int pk_bw_arrays[PK_NBW] = {2, 3, 3, 1};
+
+static double bw_copy_scalar(double *restrict a, const double *restrict b,
+                             const double *restrict c, size_t n, double s)
+{
+    (void)c, (void)s;
+    for (size_t i = 0; i < n; i++)
+        a[i] = b[i];
+    return a[0];
+}
+
+static double bw_add_scalar(double *restrict a, const double *restrict b,
+                            const double *restrict c, size_t n, double s)
+{
+    (void)s;
+    for (size_t i = 0; i < n; i++)
+        a[i] = b[i] + c[i];
+    return a[0];
+}
+
+static double bw_triad_scalar(double *restrict a, const double *restrict b,
+                              const double *restrict c, size_t n, double s)
+{
+    for (size_t i = 0; i < n; i++)
+        a[i] = b[i] + s * c[i];
+    return a[0];
+}
+
+static double bw_read_scalar(double *restrict a, const double *restrict b,
+                             const double *restrict c, size_t n, double s)
+{
+    (void)b, (void)c, (void)s;
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+    for (size_t i = 0; i < n; i += 8) {
+        s0 += a[i];
+        s1 += a[i + 1];
+        s2 += a[i + 2];
+        s3 += a[i + 3];
+        s4 += a[i + 4];
+        s5 += a[i + 5];
+        s6 += a[i + 6];
+        s7 += a[i + 7];
+    }
+    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
+}
+
+#if PK_X86
+#define PK_AVX2_FN __attribute__((target("avx2,fma")))
+#define PK_AVX512_FN __attribute__((target("avx512f")))
+
+PK_AVX2_FN static double bw_copy_avx2(double *restrict a,
+                                      const double *restrict b,
+                                      const double *restrict c, size_t n,
+                                      double s)
+{
+    (void)c, (void)s;
+    for (size_t i = 0; i < n; i += 16) {
+        __m256d v0 = _mm256_load_pd(b + i), v1 = _mm256_load_pd(b + i + 4);
+        __m256d v2 = _mm256_load_pd(b + i + 8);
+        __m256d v3 = _mm256_load_pd(b + i + 12);
+        _mm256_store_pd(a + i, v0);
+        _mm256_store_pd(a + i + 4, v1);
+        _mm256_store_pd(a + i + 8, v2);
+        _mm256_store_pd(a + i + 12, v3);
+    }
+    return a[0];
+}
+
+PK_AVX2_FN static double bw_add_avx2(double *restrict a,
+                                     const double *restrict b,
+                                     const double *restrict c, size_t n,
+                                     double s)
+{
+    (void)s;
+    for (size_t i = 0; i < n; i += 16)
+        for (size_t j = i; j < i + 16; j += 4)
+            _mm256_store_pd(a + j, _mm256_add_pd(_mm256_load_pd(b + j),
+                                                 _mm256_load_pd(c + j)));
+    return a[0];
+}
+
+PK_AVX2_FN static double bw_triad_avx2(double *restrict a,
+                                       const double *restrict b,
+                                       const double *restrict c, size_t n,
+                                       double s)
+{
+    const __m256d vs = _mm256_set1_pd(s);
+    for (size_t i = 0; i < n; i += 16)
+        for (size_t j = i; j < i + 16; j += 4)
+            _mm256_store_pd(a + j,
+                            _mm256_fmadd_pd(vs, _mm256_load_pd(c + j),
+                                            _mm256_load_pd(b + j)));
+    return a[0];
+}
+
+PK_AVX2_FN static double bw_read_avx2(double *restrict a,
+                                      const double *restrict b,
+                                      const double *restrict c, size_t n,
+                                      double s)
+{
+    (void)b, (void)c, (void)s;
+    __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0, s4 = s0,
+            s5 = s0, s6 = s0, s7 = s0;
+    for (size_t i = 0; i < n; i += 32) {
+        s0 = _mm256_add_pd(s0, _mm256_load_pd(a + i));
+        s1 = _mm256_add_pd(s1, _mm256_load_pd(a + i + 4));
+        s2 = _mm256_add_pd(s2, _mm256_load_pd(a + i + 8));
+        s3 = _mm256_add_pd(s3, _mm256_load_pd(a + i + 12));
+        s4 = _mm256_add_pd(s4, _mm256_load_pd(a + i + 16));
+        s5 = _mm256_add_pd(s5, _mm256_load_pd(a + i + 20));
+        s6 = _mm256_add_pd(s6, _mm256_load_pd(a + i + 24));
+        s7 = _mm256_add_pd(s7, _mm256_load_pd(a + i + 28));
+    }
+    __m256d t = _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(s0, s1),
+                                            _mm256_add_pd(s2, s3)),
+                              _mm256_add_pd(_mm256_add_pd(s4, s5),
+                                            _mm256_add_pd(s6, s7)));
+    double r[4];
+    _mm256_storeu_pd(r, t);
+    return (r[0] + r[1]) + (r[2] + r[3]);
+}
+
+PK_AVX512_FN static double bw_copy_avx512(double *restrict a,
+                                          const double *restrict b,
+                                          const double *restrict c,
+                                          size_t n, double s)
+{
+    (void)c, (void)s;
+    for (size_t i = 0; i < n; i += 32) {
+        __m512d v0 = _mm512_load_pd(b + i), v1 = _mm512_load_pd(b + i + 8);
+        __m512d v2 = _mm512_load_pd(b + i + 16);
+        __m512d v3 = _mm512_load_pd(b + i + 24);
+        _mm512_store_pd(a + i, v0);
+        _mm512_store_pd(a + i + 8, v1);
+        _mm512_store_pd(a + i + 16, v2);
+        _mm512_store_pd(a + i + 24, v3);
+    }
+    return a[0];
+}
+
+PK_AVX512_FN static double bw_add_avx512(double *restrict a,
+                                         const double *restrict b,
+                                         const double *restrict c,
+                                         size_t n, double s)
+{
+    (void)s;
+    for (size_t i = 0; i < n; i += 32)
+        for (size_t j = i; j < i + 32; j += 8)
+            _mm512_store_pd(a + j, _mm512_add_pd(_mm512_load_pd(b + j),
+                                                 _mm512_load_pd(c + j)));
+    return a[0];
+}
+
+PK_AVX512_FN static double bw_triad_avx512(double *restrict a,
+                                           const double *restrict b,
+                                           const double *restrict c,
+                                           size_t n, double s)
+{
+    const __m512d vs = _mm512_set1_pd(s);
+    for (size_t i = 0; i < n; i += 32)
+        for (size_t j = i; j < i + 32; j += 8)
+            _mm512_store_pd(a + j,
+                            _mm512_fmadd_pd(vs, _mm512_load_pd(c + j),
+                                            _mm512_load_pd(b + j)));
+    return a[0];
+}
+
+PK_AVX512_FN static double bw_read_avx512(double *restrict a,
+                                          const double *restrict b,
+                                          const double *restrict c,
+                                          size_t n, double s)
+{
+    (void)b, (void)c, (void)s;
+    __m512d s0 = _mm512_setzero_pd(), s1 = s0, s2 = s0, s3 = s0, s4 = s0,
+            s5 = s0, s6 = s0, s7 = s0;
+    for (size_t i = 0; i < n; i += 64) {
+        s0 = _mm512_add_pd(s0, _mm512_load_pd(a + i));
+        s1 = _mm512_add_pd(s1, _mm512_load_pd(a + i + 8));
+        s2 = _mm512_add_pd(s2, _mm512_load_pd(a + i + 16));
+        s3 = _mm512_add_pd(s3, _mm512_load_pd(a + i + 24));
+        s4 = _mm512_add_pd(s4, _mm512_load_pd(a + i + 32));
+        s5 = _mm512_add_pd(s5, _mm512_load_pd(a + i + 40));
+        s6 = _mm512_add_pd(s6, _mm512_load_pd(a + i + 48));
+        s7 = _mm512_add_pd(s7, _mm512_load_pd(a + i + 56));
+    }
+    __m512d t = _mm512_add_pd(_mm512_add_pd(_mm512_add_pd(s0, s1),
+                                            _mm512_add_pd(s2, s3)),
+                              _mm512_add_pd(_mm512_add_pd(s4, s5),
+                                            _mm512_add_pd(s6, s7)));
+    double r[8];
+    _mm512_storeu_pd(r, t);
+    return ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+}
+#endif /* PK_X86 */
+
+/* The bandwidth kernels of one ISA level (NULL entries: not compiled). */
+static const pk_bw_fn pk_bw_table[PK_NISA][PK_NBW] = {
+    {bw_copy_scalar, bw_add_scalar, bw_triad_scalar, bw_read_scalar},
+#if PK_X86
+    {bw_copy_avx2, bw_add_avx2, bw_triad_avx2, bw_read_avx2},
+    {bw_copy_avx512, bw_add_avx512, bw_triad_avx512, bw_read_avx512},
+#endif
+};
+
+/* ---- FMA kernels ------------------------------------------------------ */
+
+/* Runs `iters` iterations of PK_NACC independent acc = acc * m + c chains
+ * and returns the sum of the accumulators (so nothing is dead code).
+ * m and c are run-time values (read from volatile objects by the caller)
+ * because with compile-time constants a compiler may prove the chain
+ * stationary and fold the loop away (GCC 12 does, for f32).  m < 1 and c
+ * small keep every value near 1: no overflow, no denormal. */
+typedef double (*pk_fma_fn)(long iters, double m, double c);
+
+static volatile double pk_fma_m = 0.9999999, pk_fma_c = 1e-7;
+#define PK_REP12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+_Static_assert(PK_NACC == 12, "PK_REP12 expands PK_NACC chains");
+
+/* One FMA loop: V is the vector type, E its element type, SET1(x)
+ * broadcasts; PK_STEP_OP(a, m, c), defined around each use, computes
+ * a * m + c. */
+#define PK_FMA_LOOP(NAME, ATTR, V, E, SET1)                                \
+    ATTR static double NAME(long iters, double mul, double add)           \
+    {                                                                     \
+        const V m = SET1(mul), c = SET1(add);                             \
+        PK_REP12(PK_FMA_DECL_##V)                                         \
+        for (long it = 0; it < iters; it++) {                             \
+            PK_REP12(PK_FMA_STEP)                                         \
+        }                                                                 \
+        V t = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) +         \
+              ((a8 + a9) + (a10 + a11));                                  \
+        E r[sizeof(V) / sizeof(E)];                                       \
+        memcpy(r, &t, sizeof r);                                          \
+        double sum = 0;                                                   \
+        for (size_t i = 0; i < sizeof(V) / sizeof(E); i++)                \
+            sum += (double)r[i];                                          \
+        return sum;                                                       \
+    }
+#define PK_FMA_STEP(i) a##i = PK_STEP_OP(a##i, m, c);
+
+typedef double pk_v2d __attribute__((vector_size(16)));
+typedef float pk_v4f __attribute__((vector_size(16)));
+#define PK_SET_V2D(x) ((pk_v2d){(x), (x)})
+#define PK_SET_V4F(x)                                                     \
+    ((pk_v4f){(float)(x), (float)(x), (float)(x), (float)(x)})
+#define PK_MULADD(a, m, c) ((a) * (m) + (c))
+#define PK_FMA_DECL_pk_v2d(i) pk_v2d a##i = PK_SET_V2D(1.0 + (i) * 1e-3);
+#define PK_FMA_DECL_pk_v4f(i) pk_v4f a##i = PK_SET_V4F(1.0 + (i) * 1e-3);
+
+#define PK_STEP_OP PK_MULADD
+PK_FMA_LOOP(fma_f64_scalar, , pk_v2d, double, PK_SET_V2D)
+PK_FMA_LOOP(fma_f32_scalar, , pk_v4f, float, PK_SET_V4F)
+#undef PK_STEP_OP
+
+#if PK_X86
+#define PK_SET256D(x) _mm256_set1_pd(x)
+#define PK_SET256S(x) _mm256_set1_ps((float)(x))
+#define PK_SET512D(x) _mm512_set1_pd(x)
+#define PK_SET512S(x) _mm512_set1_ps((float)(x))
+#define PK_FMA_DECL___m256d(i) __m256d a##i = PK_SET256D(1.0 + (i) * 1e-3);
+#define PK_FMA_DECL___m256(i) __m256 a##i = PK_SET256S(1.0 + (i) * 1e-3);
+#define PK_FMA_DECL___m512d(i) __m512d a##i = PK_SET512D(1.0 + (i) * 1e-3);
+#define PK_FMA_DECL___m512(i) __m512 a##i = PK_SET512S(1.0 + (i) * 1e-3);
+
+#define PK_STEP_OP _mm256_fmadd_pd
+PK_FMA_LOOP(fma_f64_avx2, PK_AVX2_FN, __m256d, double, PK_SET256D)
+#undef PK_STEP_OP
+#define PK_STEP_OP _mm256_fmadd_ps
+PK_FMA_LOOP(fma_f32_avx2, PK_AVX2_FN, __m256, float, PK_SET256S)
+#undef PK_STEP_OP
+#define PK_STEP_OP _mm512_fmadd_pd
+PK_FMA_LOOP(fma_f64_avx512, PK_AVX512_FN, __m512d, double, PK_SET512D)
+#undef PK_STEP_OP
+#define PK_STEP_OP _mm512_fmadd_ps
+PK_FMA_LOOP(fma_f32_avx512, PK_AVX512_FN, __m512, float, PK_SET512S)
+#undef PK_STEP_OP
+#endif
+
+typedef struct pk_fma_entry {
+    pk_fma_fn fn;
+    double flops_per_iter; /* PK_NACC chains x lanes x 2 */
+} pk_fma_entry;
+
+/* [isa][dtype]; NULL fn: not compiled for this architecture. */
+static const pk_fma_entry pk_fma_table[PK_NISA][TB_DTYPE_COUNT] = {
+    {{fma_f32_scalar, PK_NACC * 4 * 2}, {fma_f64_scalar, PK_NACC * 2 * 2}},
+#if PK_X86
+    {{fma_f32_avx2, PK_NACC * 8 * 2}, {fma_f64_avx2, PK_NACC * 4 * 2}},
+    {{fma_f32_avx512, PK_NACC * 16 * 2}, {fma_f64_avx512, PK_NACC * 8 * 2}},
+#endif
+};
+
+/* ---- thread teams ----------------------------------------------------- */
+
+typedef struct pk_team pk_team;
+typedef void (*pk_body_fn)(pk_team *t, int tid);
+
+struct pk_team {
+    int n;
+    const int *cpus; /* pin thread i to cpus[i % ncpus]; ncpus 0: no */
+    int ncpus;
+    pk_body_fn body;
+    void *arg;
+    pthread_barrier_t bar;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool go, abort;
+    _Atomic int pin_failed;
+    _Atomic int failed; /* a thread could not allocate its data */
+};
+
+typedef struct pk_thread {
+    pk_team *team;
+    int tid;
+    pthread_t th;
+} pk_thread;
+
+static void *pk_thread_main(void *p)
+{
+    pk_thread *me = p;
+    pk_team *t = me->team;
+    pthread_mutex_lock(&t->mu);
+    while (!t->go)
+        pthread_cond_wait(&t->cv, &t->mu);
+    bool quit = t->abort;
+    pthread_mutex_unlock(&t->mu);
+    if (quit)
+        return NULL;
+    if (t->ncpus > 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(t->cpus[me->tid % t->ncpus], &set);
+        if (pthread_setaffinity_np(pthread_self(), sizeof set, &set))
+            atomic_store(&t->pin_failed, 1);
+    }
+    t->body(t, me->tid);
+    return NULL;
+}
+
+/* Run t->body on t->n new threads (the caller only waits, so its own
+ * affinity is never changed) and join them.  0 or TB_ENOMEM. */
+static int pk_team_run(pk_team *t)
+{
+    pk_thread *ths = calloc((size_t)t->n, sizeof *ths);
+    if (!ths)
+        return TB_ENOMEM;
+    if (pthread_barrier_init(&t->bar, NULL, (unsigned)t->n)) {
+        free(ths);
+        return TB_ENOMEM;
+    }
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->cv, NULL);
+    t->go = t->abort = false;
+    atomic_init(&t->pin_failed, 0);
+    atomic_init(&t->failed, 0);
+    int started = 0;
+    for (; started < t->n; started++) {
+        ths[started].team = t;
+        ths[started].tid = started;
+        if (pthread_create(&ths[started].th, NULL, pk_thread_main,
+                           &ths[started]))
+            break;
+    }
+    pthread_mutex_lock(&t->mu);
+    t->go = true;
+    t->abort = started < t->n; /* nobody enters the barrier then */
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    for (int i = 0; i < started; i++)
+        pthread_join(ths[i].th, NULL);
+    bool aborted = t->abort;
+    pthread_cond_destroy(&t->cv);
+    pthread_mutex_destroy(&t->mu);
+    pthread_barrier_destroy(&t->bar);
+    free(ths);
+    return aborted ? TB_ENOMEM : 0;
+}
+
+/* The repetition loop shared by both measurements.  Every thread calls
+ * it with the same reps; work(arg, tid, passes) runs one repetition's
+ * work.  Thread 0 times each repetition and stores work_per_pass *
+ * passes / elapsed_ns into rates[r] (rates: reps entries).  The first
+ * two repetitions run one pass each and are not stored; the second sets
+ * the number of passes so a repetition lasts at least rep_time_ns.
+ * *passes is shared: written by thread 0 between barriers only. */
+static void pk_repeat(pk_team *t, int tid, int reps, double rep_time_ns,
+                      long *passes,
+                      void (*work)(void *arg, int tid, long passes),
+                      void *arg, double work_per_pass, double *rates)
+{
+    for (int r = -2; r < reps; r++) {
+        pthread_barrier_wait(&t->bar);
+        double t0 = tid == 0 ? pk_now_ns() : 0;
+        long np = r < 0 ? 1 : *passes;
+        work(arg, tid, np);
+        pthread_barrier_wait(&t->bar);
+        if (tid != 0)
+            continue;
+        double dt = pk_now_ns() - t0;
+        if (dt < 1)
+            dt = 1;
+        if (r == -1) {
+            double want = ceil(rep_time_ns / dt);
+            *passes = want < 1 ? 1 : want > 1e9 ? 1000000000L : (long)want;
+        } else if (r >= 0) {
+            rates[r] = work_per_pass * (double)np / dt;
+        }
+    }
+}
+
+/* ---- bandwidth measurement ------------------------------------------- */
+
+typedef struct pk_bw_job {
+    const pk_bw_fn *fns;  /* PK_NBW kernels of the chosen ISA */
+    size_t ws_per_thread; /* bytes of arrays per thread */
+    int reps;
+    double rep_time_ns;
+    long passes;
+    /* per kernel: elements per array, and the rates (thread 0) */
+    size_t n[PK_NBW];
+    double *rates[PK_NBW];
+    /* what the current kernel's work() uses, per thread */
+    int kernel;
+    char **mem; /* [team size] */
+} pk_bw_job;
+
+/* Elements per array of kernel k so that its arrays fill ws bytes. */
+static size_t pk_bw_elems(int k, size_t ws)
+{
+    size_t n = ws / ((size_t)pk_bw_arrays[k] * sizeof(double));
+    n -= n % PK_ELEM_STEP;
+    return n < PK_ELEM_STEP ? PK_ELEM_STEP : n;
+}
+
+/* Array i of kernel k inside one thread's block. */
+static double *pk_bw_array(char *mem, size_t n, int i)
+{
+    return (double *)(mem + (size_t)i * (n * sizeof(double) + PK_ARRAY_GAP));
+}
+
+static size_t pk_bw_block_bytes(size_t ws)
+{
+    size_t need = ws + 4 * (PK_ARRAY_GAP + PK_ELEM_STEP * sizeof(double));
+    return (need + PK_PAGE - 1) / PK_PAGE * PK_PAGE;
+}
+
+static void pk_bw_work(void *arg, int tid, long passes)
+{
+    pk_bw_job *j = arg;
+    int k = j->kernel;
+    size_t n = j->n[k];
+    char *mem = j->mem[tid];
+    double *a = pk_bw_array(mem, n, 0);
+    double *b = pk_bw_array(mem, n, pk_bw_arrays[k] > 1 ? 1 : 0);
+    double *c = pk_bw_array(mem, n, pk_bw_arrays[k] > 2 ? 2 : 0);
+    volatile double sink = 0;
+    for (long p = 0; p < passes; p++)
+        sink = sink + j->fns[k](a, b, c, n, 3.0);
+}
+
+static void pk_bw_body(pk_team *t, int tid)
+{
+    pk_bw_job *j = t->arg;
+    size_t bytes = pk_bw_block_bytes(j->ws_per_thread);
+    char *mem = aligned_alloc(PK_PAGE, bytes);
+    if (mem) {
+        /* First touch by the thread that will use the data. */
+        double *d = (double *)mem;
+        for (size_t i = 0; i < bytes / sizeof(double); i++)
+            d[i] = 1.0 + (double)(i & 7) * 0.125;
+    } else {
+        atomic_store(&t->failed, 1);
+    }
+    j->mem[tid] = mem;
+    pthread_barrier_wait(&t->bar);
+    if (!atomic_load(&t->failed)) {
+        for (int k = 0; k < PK_NBW; k++) {
+            if (tid == 0)
+                j->kernel = k;
+            pthread_barrier_wait(&t->bar); /* kernel published */
+            double per_pass = (double)t->n * (double)pk_bw_arrays[k] *
+                              (double)j->n[k] * sizeof(double);
+            pk_repeat(t, tid, j->reps, j->rep_time_ns, &j->passes,
+                      pk_bw_work, j, per_pass, j->rates[k]);
+        }
+    }
+    free(mem);
+}
+
+/* ---- FMA measurement -------------------------------------------------- */
+
+typedef struct pk_fma_job {
+    int nfig;
+    pk_fma_fn fns[PK_MAX_FIGS];
+    double flops_per_iter[PK_MAX_FIGS];
+    double *rates[PK_MAX_FIGS];
+    int fig; /* the current figure, set by thread 0 between barriers */
+    int reps;
+    double rep_time_ns;
+    long passes;
+} pk_fma_job;
+
+static void pk_fma_work(void *arg, int tid, long passes)
+{
+    (void)tid;
+    pk_fma_job *j = arg;
+    volatile double sink =
+        j->fns[j->fig](passes * PK_FMA_CAL_ITERS, pk_fma_m, pk_fma_c);
+    (void)sink;
+}
+
+static void pk_fma_body(pk_team *t, int tid)
+{
+    pk_fma_job *j = t->arg;
+    for (int f = 0; f < j->nfig; f++) {
+        if (tid == 0)
+            j->fig = f;
+        pthread_barrier_wait(&t->bar);
+        double per_pass =
+            (double)t->n * j->flops_per_iter[f] * (double)PK_FMA_CAL_ITERS;
+        pk_repeat(t, tid, j->reps, j->rep_time_ns, &j->passes, pk_fma_work,
+                  j, per_pass, j->rates[f]);
+    }
+}
+
+/* ---- figures and JSON ------------------------------------------------- */
+
+static int pk_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Add best/median/worst/spread of rates (sorted in place) as
+ * <prefix>_best etc. */
+static void pk_add_figure(cJSON *o, const char *unit, double *rates,
+                          int reps)
+{
+    char key[32];
+    qsort(rates, (size_t)reps, sizeof *rates, pk_cmp_double);
+    double best = rates[reps - 1], worst = rates[0];
+    double median = reps % 2 ? rates[reps / 2]
+                             : 0.5 * (rates[reps / 2 - 1] + rates[reps / 2]);
+    snprintf(key, sizeof key, "best_%s", unit);
+    cJSON_AddNumberToObject(o, key, best);
+    snprintf(key, sizeof key, "median_%s", unit);
+    cJSON_AddNumberToObject(o, key, median);
+    snprintf(key, sizeof key, "worst_%s", unit);
+    cJSON_AddNumberToObject(o, key, worst);
+    cJSON_AddNumberToObject(o, "spread", best > 0 ? (best - worst) / best
+                                                  : 0);
+}
+
+/* CPUs this process may run on, in order; count (>= 1) or 0 if unknown. */
+static int pk_allowed_cpus(int *cpus, int max)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return 0;
+    int n = 0;
+    for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+        if (CPU_ISSET(c, &set))
+            cpus[n++] = c;
+    return n;
+}
+
+/* Thread counts to measure for at most nmax threads. */
+static int pk_thread_counts(int nmax, int *out)
+{
+    int n = 0;
+    if (nmax <= PK_ALL_COUNTS_UP_TO) {
+        for (int i = 1; i <= nmax; i++)
+            out[n++] = i;
+        return n;
+    }
+    for (int i = 1; i < nmax && n < PK_MAX_COUNTS - 1; i *= 2)
+        out[n++] = i;
+    out[n++] = nmax;
+    return n;
+}
+
+/* Largest size_bytes of a cache of this level (data or unified) in the
+ * environment's cpu.caches; 0 if none. */
+static size_t pk_cache_size(const cJSON *env, int level)
+{
+    const cJSON *caches = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(env, "cpu"), "caches");
+    const cJSON *c;
+    double best = 0;
+    cJSON_ArrayForEach(c, caches)
+    {
+        const cJSON *lv = cJSON_GetObjectItemCaseSensitive(c, "level");
+        const cJSON *ty = cJSON_GetObjectItemCaseSensitive(c, "type");
+        const cJSON *sz = cJSON_GetObjectItemCaseSensitive(c, "size_bytes");
+        if (!cJSON_IsNumber(lv) || lv->valuedouble != level ||
+            !cJSON_IsNumber(sz))
+            continue;
+        if (cJSON_IsString(ty) && !strcmp(ty->valuestring, "Instruction"))
+            continue;
+        if (sz->valuedouble > best)
+            best = sz->valuedouble;
+    }
+    return (size_t)best;
+}
+
+/* Number of CPUs in a kernel cpu list ("0-7,64-71"); 0 if malformed. */
+static long pk_cpulist_count(const char *s)
+{
+    long n = 0;
+    while (s && *s) {
+        char *end;
+        long a = strtol(s, &end, 10), b = a;
+        if (end == s || a < 0)
+            return 0;
+        if (*end == '-') {
+            const char *q = end + 1;
+            b = strtol(q, &end, 10);
+            if (end == q || b < a)
+                return 0;
+        }
+        n += b - a + 1;
+        if (*end == ',')
+            end++;
+        else if (*end)
+            return 0;
+        s = end;
+    }
+    return n;
+}
+
+/* How many separate caches of this level the machine has: logical CPUs
+ * divided by the CPUs that share cpu0's (e.g. one L3 per CCX or per
+ * socket); 1 if unknown. */
+static long pk_cache_instances(const cJSON *env, int level)
+{
+    const cJSON *caches = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(env, "cpu"), "caches");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, caches)
+    {
+        const cJSON *lv = cJSON_GetObjectItemCaseSensitive(c, "level");
+        const cJSON *sh = cJSON_GetObjectItemCaseSensitive(c, "shared_cpus");
+        if (!cJSON_IsNumber(lv) || lv->valuedouble != level ||
+            !cJSON_IsString(sh))
+            continue;
+        long per = pk_cpulist_count(sh->valuestring);
+        long all = tb_env_ncpus();
+        if (per > 0 && all > per)
+            return (all + per - 1) / per;
+    }
+    return 1;
+}
+
+static void pk_utc_now(char *buf, size_t len)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    if (now == (time_t)-1 || !gmtime_r(&now, &tm) ||
+        !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(buf, len, "unknown");
+}
+
+static cJSON *pk_key_from_env(const cJSON *env)
+{
+    cJSON *key = cJSON_CreateObject();
+    if (!key)
+        return NULL;
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(env, "cpu"), "model");
+    cJSON_AddStringToObject(key, "cpu_model", cJSON_IsString(model)
+                                                  ? model->valuestring
+                                                  : "unknown");
+    cJSON_AddNumberToObject(key, "logical_cpus", tb_env_ncpus());
+    cJSON_AddStringToObject(key, "tbench_version", TB_VERSION);
+    return key;
+}
+
+cJSON *tb_peaks_key(void)
+{
+    cJSON *env = tb_env_capture();
+    cJSON *key = pk_key_from_env(env);
+    cJSON_Delete(env);
+    return key;
+}
+
+bool tb_peaks_key_match(const cJSON *peaks, const cJSON *key)
+{
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(peaks, "key");
+    static const char *const fields[] = {"cpu_model", "logical_cpus",
+                                         "tbench_version"};
+    if (!cJSON_IsObject(k) || !cJSON_IsObject(key))
+        return false;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(k, fields[i]);
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(key, fields[i]);
+        if (!a || !b || !cJSON_Compare(a, b, true))
+            return false;
+    }
+    return true;
+}
+
+/* One level of the "levels" array. */
+static void pk_add_level(cJSON *levels, const char *name, size_t capacity,
+                         bool per_thread, size_t ws)
+{
+    cJSON *l = cJSON_CreateObject();
+    cJSON_AddStringToObject(l, "name", name);
+    if (capacity)
+        cJSON_AddNumberToObject(l, "capacity_bytes", (double)capacity);
+    else
+        cJSON_AddNullToObject(l, "capacity_bytes");
+    cJSON_AddBoolToObject(l, "per_thread", per_thread);
+    cJSON_AddNumberToObject(l, "working_set_bytes", (double)ws);
+    cJSON_AddItemToArray(levels, l);
+}
+
+/* Measure the FMA figures for `threads` threads into the flops array. */
+static int pk_measure_fma(cJSON *flops, int threads, const int *cpus,
+                          int ncpus, int reps, double rep_time_ns,
+                          bool *pinned, FILE *progress)
+{
+    pk_fma_job j = {.reps = reps, .rep_time_ns = rep_time_ns};
+    int isa_of[PK_MAX_FIGS], dt_of[PK_MAX_FIGS];
+    double *store = calloc((size_t)PK_MAX_FIGS * (size_t)reps,
+                           sizeof *store);
+    if (!store)
+        return TB_ENOMEM;
+    for (int isa = 0; isa < PK_NISA; isa++)
+        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+            if (pk_has_isa(isa) && pk_fma_table[isa][dt].fn &&
+                j.nfig < PK_MAX_FIGS) {
+                j.fns[j.nfig] = pk_fma_table[isa][dt].fn;
+                j.flops_per_iter[j.nfig] = pk_fma_table[isa][dt].flops_per_iter;
+                j.rates[j.nfig] = store + (size_t)j.nfig * (size_t)reps;
+                isa_of[j.nfig] = isa;
+                dt_of[j.nfig] = dt;
+                j.nfig++;
+            }
+    pk_team t = {.n = threads, .cpus = cpus, .ncpus = ncpus,
+                 .body = pk_fma_body, .arg = &j};
+    int rc = pk_team_run(&t);
+    if (atomic_load(&t.pin_failed))
+        *pinned = false;
+    if (!rc) {
+        if (progress)
+            fprintf(progress, "peak: FMA, %d thread%s:", threads,
+                    threads > 1 ? "s" : "");
+        for (int f = 0; f < j.nfig; f++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "isa", pk_isa_names[isa_of[f]]);
+            cJSON_AddStringToObject(o, "dtype", tb_dtype_name(dt_of[f]));
+            cJSON_AddNumberToObject(o, "threads", threads);
+            cJSON_AddNumberToObject(o, "accumulators", PK_NACC);
+            pk_add_figure(o, "gflop_s", j.rates[f], reps);
+            if (progress)
+                fprintf(progress, " %s/%s %.1f", pk_isa_names[isa_of[f]],
+                        tb_dtype_name(dt_of[f]),
+                        j.rates[f][reps - 1]);
+            cJSON_AddItemToArray(flops, o);
+        }
+        if (progress)
+            fprintf(progress, " GFLOP/s\n");
+    }
+    free(store);
+    return rc;
+}
+
+/* Measure the four bandwidth kernels at one level for `threads` threads
+ * (ws_per_thread bytes each) into the bandwidth array. */
+static int pk_measure_bw(cJSON *bw, const char *level, size_t ws_per_thread,
+                         int threads, const int *cpus, int ncpus, int isa,
+                         int reps, double rep_time_ns, bool *pinned,
+                         FILE *progress)
+{
+    pk_bw_job j = {.fns = pk_bw_table[isa],
+                   .ws_per_thread = ws_per_thread,
+                   .reps = reps,
+                   .rep_time_ns = rep_time_ns};
+    double *store = calloc((size_t)PK_NBW * (size_t)reps, sizeof *store);
+    j.mem = calloc((size_t)threads, sizeof *j.mem);
+    if (!store || !j.mem) {
+        free(store);
+        free(j.mem);
+        return TB_ENOMEM;
+    }
+    for (int k = 0; k < PK_NBW; k++) {
+        j.n[k] = pk_bw_elems(k, ws_per_thread);
+        j.rates[k] = store + (size_t)k * (size_t)reps;
+    }
+    pk_team t = {.n = threads, .cpus = cpus, .ncpus = ncpus,
+                 .body = pk_bw_body, .arg = &j};
+    int rc = pk_team_run(&t);
+    if (!rc && atomic_load(&t.failed))
+        rc = TB_ENOMEM;
+    if (atomic_load(&t.pin_failed))
+        *pinned = false;
+    if (!rc) {
+        if (progress)
+            fprintf(progress, "peak: %s, %d thread%s:", level, threads,
+                    threads > 1 ? "s" : "");
+        for (int k = 0; k < PK_NBW; k++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "kernel", pk_bw_names[k]);
+            cJSON_AddStringToObject(o, "level", level);
+            cJSON_AddNumberToObject(o, "threads", threads);
+            cJSON_AddNumberToObject(o, "working_set_bytes",
+                                    (double)threads * pk_bw_arrays[k] *
+                                        (double)j.n[k] * sizeof(double));
+            pk_add_figure(o, "gb_s", j.rates[k], reps);
+            if (progress)
+                fprintf(progress, " %s %.1f", pk_bw_names[k],
+                        j.rates[k][reps - 1]);
+            cJSON_AddItemToArray(bw, o);
+        }
+        if (progress)
+            fprintf(progress, " GB/s\n");
+    }
+    free(store);
+    free(j.mem);
+    return rc;
+}
+
+int tb_peaks_measure(const tb_peak_opts *o, cJSON **out, char *err,
+                     size_t errlen)
+{
+    static const tb_peak_opts defaults = {0};
+    if (!o)
+        o = &defaults;
+    if (out)
+        *out = NULL;
+    if (!out || o->reps < 0 || o->rep_time_s < 0 || o->max_threads < 0) {
+        snprintf(err, errlen, "peak: invalid options");
+        return TB_EINVAL;
+    }
+    const double t_start = pk_now_ns();
+    int reps = o->reps ? o->reps : o->quick ? TB_PEAK_QUICK_REPS
+                                            : TB_PEAK_REPS;
+    double rep_time_s = o->rep_time_s > 0 ? o->rep_time_s
+                        : o->quick        ? TB_PEAK_QUICK_REP_TIME_S
+                                          : TB_PEAK_REP_TIME_S;
+
+    cJSON *env = tb_env_capture();
+    size_t l2 = o->l2_bytes ? o->l2_bytes : pk_cache_size(env, 2);
+    size_t l3 = o->l3_bytes ? o->l3_bytes : pk_cache_size(env, 3);
+    size_t dram = o->dram_bytes;
+    cJSON *notes = cJSON_CreateArray();
+    char note[256];
+    /* Several L3s (one per CCX or socket) hold their sum together: the
+     * DRAM set must exceed all of them. */
+    size_t l3_all = l3 * (size_t)(o->l3_bytes ? 1 : pk_cache_instances(env, 3));
+    if (!dram)
+        dram = l3 ? l3_all * (o->quick ? TB_PEAK_DRAM_L3_MULT / 2
+                                       : TB_PEAK_DRAM_L3_MULT)
+                  : TB_PEAK_DRAM_FALLBACK_BYTES;
+    if (!l3 && !o->dram_bytes) {
+        snprintf(note, sizeof note,
+                 "L3 size unknown: DRAM working set fixed at %zu MiB",
+                 dram >> 20);
+        cJSON_AddItemToArray(notes, cJSON_CreateString(note));
+    }
+    unsigned long long avail = tb_env_mem_available();
+    if (avail && dram > avail / 4) {
+        dram = (size_t)(avail / 4);
+        snprintf(note, sizeof note,
+                 "DRAM working set limited to a quarter of the available "
+                 "memory (%zu MiB)",
+                 dram >> 20);
+        cJSON_AddItemToArray(notes, cJSON_CreateString(note));
+    }
+
+    int cpus[CPU_SETSIZE];
+    int ncpus = pk_allowed_cpus(cpus, CPU_SETSIZE);
+    int nmax = ncpus > 0 ? ncpus : tb_env_ncpus();
+    if (o->max_threads > 0 && nmax > o->max_threads)
+        nmax = o->max_threads;
+    int counts[PK_MAX_COUNTS];
+    int ncounts = pk_thread_counts(nmax, counts);
+    int bw_isa = PK_SCALAR;
+    for (int isa = PK_NISA - 1; isa > PK_SCALAR; isa--)
+        if (pk_has_isa(isa) && pk_bw_table[isa][0]) {
+            bw_isa = isa;
+            break;
+        }
+
+    cJSON *p = cJSON_CreateObject();
+    char date[32];
+    pk_utc_now(date, sizeof date);
+    cJSON_AddStringToObject(p, "schema", TB_PEAKS_SCHEMA);
+    cJSON *key = pk_key_from_env(env);
+    if (key && !cJSON_AddItemToObject(p, "key", key)) {
+        cJSON_Delete(key);
+        key = NULL;
+    }
+    cJSON_Delete(env);
+    cJSON_AddStringToObject(p, "date", date);
+    cJSON_AddBoolToObject(p, "quick", o->quick);
+    cJSON_AddNumberToObject(p, "repetitions", reps);
+    cJSON_AddNumberToObject(p, "min_rep_time_s", rep_time_s);
+    cJSON_AddItemToObject(p, "threads", cJSON_CreateIntArray(counts,
+                                                             ncounts));
+    cJSON *levels = cJSON_AddArrayToObject(p, "levels");
+    if (l2)
+        pk_add_level(levels, "L2", l2, true, l2 / 2);
+    if (l3)
+        pk_add_level(levels, "L3", l3, false, l3 / 2);
+    pk_add_level(levels, "DRAM", 0, false, dram);
+    cJSON_AddStringToObject(p, "bandwidth_isa", pk_isa_names[bw_isa]);
+    cJSON *bw = cJSON_AddArrayToObject(p, "bandwidth");
+    cJSON *flops = cJSON_AddArrayToObject(p, "flops");
+    if (!key || !levels || !bw || !flops || !notes) {
+        cJSON_Delete(p);
+        cJSON_Delete(notes);
+        snprintf(err, errlen, "peak: out of memory");
+        return TB_ENOMEM;
+    }
+
+    bool pinned = ncpus > 0;
+    const double rep_ns = rep_time_s * 1e9;
+    char msg[256] = "";
+    int rc = 0;
+    for (int i = 0; i < ncounts && !rc; i++)
+        rc = pk_measure_fma(flops, counts[i], cpus, pinned ? ncpus : 0, reps,
+                            rep_ns, &pinned, o->progress);
+    const cJSON *lv;
+    cJSON_ArrayForEach(lv, levels)
+    {
+        const char *name =
+            cJSON_GetObjectItemCaseSensitive(lv, "name")->valuestring;
+        bool per_thread = cJSON_IsTrue(
+            cJSON_GetObjectItemCaseSensitive(lv, "per_thread"));
+        double ws = cJSON_GetObjectItemCaseSensitive(lv, "working_set_bytes")
+                        ->valuedouble;
+        for (int i = 0; i < ncounts && !rc; i++) {
+            size_t per = per_thread ? (size_t)ws
+                                    : (size_t)(ws / counts[i]);
+            rc = pk_measure_bw(bw, name, per, counts[i], cpus,
+                               pinned ? ncpus : 0, bw_isa, reps, rep_ns,
+                               &pinned, o->progress);
+            if (rc == TB_ENOMEM)
+                snprintf(msg, sizeof msg,
+                         "peak: cannot allocate the %s working set "
+                         "(%.0f MiB) on %d threads",
+                         name, (per_thread ? ws * counts[i] : ws) / 1048576.0,
+                         counts[i]);
+        }
+        if (rc)
+            break;
+    }
+    if (rc) {
+        snprintf(err, errlen, "%s",
+                 msg[0] ? msg : "peak: cannot start the measuring threads");
+        cJSON_Delete(p);
+        cJSON_Delete(notes);
+        return rc;
+    }
+    cJSON_AddBoolToObject(p, "pinned", pinned);
+    cJSON_AddItemToObject(p, "notes", notes);
+    cJSON_AddNumberToObject(p, "duration_s",
+                            (pk_now_ns() - t_start) * 1e-9);
+    *out = p;
+    return 0;
+}
+
+/* ---- cache ------------------------------------------------------------ */
+
+const char *tb_peak_cache_path(void)
+{
+    const char *e = getenv(TB_PEAK_CACHE_ENV);
+    return e && e[0] ? e : TB_PEAK_CACHE_DEFAULT;
+}
+
+/* The parts of a peaks object that the roofline and the table read. */
+static bool pk_peaks_wellformed(const cJSON *p)
+{
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(p, "schema");
+    return cJSON_IsObject(p) && cJSON_IsString(s) &&
+           !strcmp(s->valuestring, TB_PEAKS_SCHEMA) &&
+           cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(p, "key")) &&
+           cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(p, "levels")) &&
+           cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(p, "bandwidth")) &&
+           cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(p, "flops"));
+}
+
+/* Read and parse the cache file.  0 (*doc set), TB_ENOTFOUND (no file),
+ * TB_EIO, TB_ENOMEM or TB_EPARSE (not a peak cache). */
+static int pk_cache_read(const char *path, cJSON **doc, char *err,
+                         size_t errlen)
+{
+    *doc = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return TB_ENOTFOUND;
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return TB_EIO;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    int rc = tb_read_file(path, &text, &len, err, errlen);
+    if (rc)
+        return rc;
+    cJSON *d = cJSON_ParseWithLength(text, len);
+    free(text);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(d, "schema");
+    if (!d || !cJSON_IsString(s) ||
+        strcmp(s->valuestring, TB_PEAK_CACHE_SCHEMA) ||
+        !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(d, "entries"))) {
+        cJSON_Delete(d);
+        snprintf(err, errlen, "%s: not a tbench peak cache (schema \"%s\")",
+                 path, TB_PEAK_CACHE_SCHEMA);
+        return TB_EPARSE;
+    }
+    *doc = d;
+    return 0;
+}
+
+int tb_peak_cache_load(const char *path, const cJSON *key, cJSON **peaks,
+                       char *err, size_t errlen)
+{
+    *peaks = NULL;
+    cJSON *doc;
+    int rc = pk_cache_read(path, &doc, err, errlen);
+    if (rc)
+        return rc;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "entries"))
+    {
+        if (!tb_peaks_key_match(e, key))
+            continue;
+        if (!pk_peaks_wellformed(e)) {
+            snprintf(err, errlen, "%s: the entry for this machine is "
+                                  "malformed; rerun 'tbench peak'",
+                     path);
+            rc = TB_EPARSE;
+        } else if (!(*peaks = cJSON_Duplicate(e, true))) {
+            snprintf(err, errlen, "%s: out of memory", path);
+            rc = TB_ENOMEM;
+        }
+        break;
+    }
+    cJSON_Delete(doc);
+    if (!rc && !*peaks)
+        rc = TB_ENOTFOUND;
+    return rc;
+}
+
+int tb_peak_cache_store(const char *path, const cJSON *peaks, char *err,
+                        size_t errlen)
+{
+    const cJSON *key = cJSON_GetObjectItemCaseSensitive(peaks, "key");
+    if (!pk_peaks_wellformed(peaks)) {
+        snprintf(err, errlen, "%s: not storing malformed peaks", path);
+        return TB_EINVAL;
+    }
+    cJSON *doc = NULL;
+    char ignored[256];
+    if (pk_cache_read(path, &doc, ignored, sizeof ignored)) {
+        /* Absent, unreadable or corrupt: start a new cache. */
+        doc = cJSON_CreateObject();
+        if (doc) {
+            cJSON_AddStringToObject(doc, "schema", TB_PEAK_CACHE_SCHEMA);
+            cJSON_AddArrayToObject(doc, "entries");
+        }
+    }
+    cJSON *entries = cJSON_GetObjectItemCaseSensitive(doc, "entries");
+    cJSON *copy = cJSON_Duplicate(peaks, true);
+    if (!doc || !entries || !copy) {
+        cJSON_Delete(doc);
+        cJSON_Delete(copy);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return TB_ENOMEM;
+    }
+    int idx = 0;
+    bool replaced = false;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, entries)
+    {
+        if (tb_peaks_key_match(e, key)) {
+            bool old_full = !cJSON_IsTrue(
+                cJSON_GetObjectItemCaseSensitive(e, "quick"));
+            bool new_quick =
+                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(peaks, "quick"));
+            if (old_full && new_quick && pk_peaks_wellformed(e)) {
+                cJSON_Delete(copy); /* keep the full measurement */
+                cJSON_Delete(doc);
+                return 0;
+            }
+            cJSON_ReplaceItemInArray(entries, idx, copy);
+            replaced = true;
+            break;
+        }
+        idx++;
+    }
+    if (!replaced)
+        cJSON_AddItemToArray(entries, copy);
+
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    int rc = 0;
+    if (slash && slash != dir) {
+        *slash = '\0';
+        rc = tb_mkdir_p(dir, err, errlen);
+    }
+    char *text = rc ? NULL : cJSON_Print(doc);
+    if (!rc && !text) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        rc = TB_ENOMEM;
+    }
+    if (!rc)
+        rc = tb_write_atomic(path, text, strlen(text), err, errlen);
+    free(text);
+    cJSON_Delete(doc);
+    return rc;
+}
+
+cJSON *tb_peaks_for_run(bool measure, bool quiet)
+{
+    char err[1024] = "";
+    const char *path = tb_peak_cache_path();
+    cJSON *peaks = NULL;
+    if (measure) {
+        if (!quiet)
+            fprintf(stderr, "tbench: measuring the machine peaks "
+                            "(--peaks; a few seconds)\n");
+        tb_peak_opts o = {0};
+        if (tb_peaks_measure(&o, &peaks, err, sizeof err)) {
+            fprintf(stderr, "tbench: warning: %s; no roofline fractions\n",
+                    err);
+            return NULL;
+        }
+        if (tb_peak_cache_store(path, peaks, err, sizeof err) && !quiet)
+            fprintf(stderr, "tbench: warning: peaks not cached: %s\n", err);
+        return peaks;
+    }
+    cJSON *key = tb_peaks_key();
+    int rc = key ? tb_peak_cache_load(path, key, &peaks, err, sizeof err)
+                 : TB_ENOMEM;
+    cJSON_Delete(key);
+    if (rc == TB_ENOTFOUND && !quiet)
+        fprintf(stderr,
+                "tbench: note: no measured peaks for this machine in %s, "
+                "so no roofline fractions (run 'tbench peak' once, or "
+                "'tbench run --peaks')\n",
+                path);
+    else if (rc && rc != TB_ENOTFOUND && !quiet)
+        fprintf(stderr, "tbench: warning: %s; no roofline fractions\n",
+                err[0] ? err : tb_strerror(rc));
+    return peaks;
+}
+
+/* ---- table ------------------------------------------------------------ */
+
+static double pk_num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *pk_str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static void pk_fmt_bytes(double b, char *buf, size_t len)
+{
+    if (b >= 1 << 30)
+        snprintf(buf, len, "%.1f GiB", b / (1 << 30));
+    else if (b >= 1 << 20)
+        snprintf(buf, len, "%.1f MiB", b / (1 << 20));
+    else
+        snprintf(buf, len, "%.0f KiB", b / 1024);
+}
+
+/* "123.4 (5%)" or "-" for a missing figure. */
+static void pk_fmt_fig(const cJSON *e, const char *unit, char *buf,
+                       size_t len)
+{
+    char key[32];
+    snprintf(key, sizeof key, "best_%s", unit);
+    double best = pk_num(e, key), spread = pk_num(e, "spread");
+    if (!e || isnan(best))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.1f (%.0f%%)", best, 100 * spread);
+}
+
+static const cJSON *pk_find(const cJSON *arr, const char *k1,
+                            const char *v1, const char *k2, const char *v2,
+                            int threads)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr)
+    {
+        const char *a = pk_str(e, k1), *b = pk_str(e, k2);
+        if (a && b && !strcmp(a, v1) && !strcmp(b, v2) &&
+            pk_num(e, "threads") == threads)
+            return e;
+    }
+    return NULL;
+}
+
+void tb_peaks_print(FILE *f, const cJSON *p)
+{
+    if (!pk_peaks_wellformed(p)) {
+        fprintf(f, "(no valid peaks)\n");
+        return;
+    }
+    const cJSON *key = cJSON_GetObjectItemCaseSensitive(p, "key");
+    const cJSON *counts = cJSON_GetObjectItemCaseSensitive(p, "threads");
+    const cJSON *bw = cJSON_GetObjectItemCaseSensitive(p, "bandwidth");
+    const cJSON *fl = cJSON_GetObjectItemCaseSensitive(p, "flops");
+    const char *model = pk_str(key, "cpu_model");
+    const char *date = pk_str(p, "date");
+    const char *bw_isa = pk_str(p, "bandwidth_isa");
+    fprintf(f, "machine peaks: %s, %.0f logical CPUs, measured %s%s\n",
+            model ? model : "?", pk_num(key, "logical_cpus"),
+            date ? date : "?",
+            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "quick"))
+                ? " (--quick)"
+                : "");
+    fprintf(f, "each figure: best of %.0f repetitions of at least %.0f ms "
+               "(spread) = (best - worst) / best\n\n",
+            pk_num(p, "repetitions"), pk_num(p, "min_rep_time_s") * 1e3);
+    fprintf(f, "memory bandwidth, GB/s (%s kernels; bytes read + written, "
+               "as STREAM counts them)\n",
+            bw_isa ? bw_isa : "?");
+    fprintf(f, "%-5s %7s %12s  %-13s %-13s %-13s %-13s\n", "level",
+            "threads", "working set", "copy", "add", "triad", "read");
+    const cJSON *lv, *tc;
+    cJSON_ArrayForEach(lv, cJSON_GetObjectItemCaseSensitive(p, "levels"))
+    {
+        const char *name = pk_str(lv, "name");
+        if (!name)
+            continue;
+        cJSON_ArrayForEach(tc, counts)
+        {
+            int t = (int)tc->valuedouble;
+            char cells[PK_NBW][32], ws[32] = "-";
+            for (int k = 0; k < PK_NBW; k++) {
+                const cJSON *e = pk_find(bw, "kernel", pk_bw_names[k],
+                                         "level", name, t);
+                pk_fmt_fig(e, "gb_s", cells[k], sizeof cells[k]);
+                if (e && k == PK_TRIAD)
+                    pk_fmt_bytes(pk_num(e, "working_set_bytes"), ws,
+                                 sizeof ws);
+            }
+            fprintf(f, "%-5s %7d %12s  %-13s %-13s %-13s %-13s\n", name, t,
+                    ws, cells[0], cells[1], cells[2], cells[3]);
+        }
+    }
+    fprintf(f, "\nFMA peak, GFLOP/s (%d independent chains per thread; "
+               "scalar = the portable baseline build)\n",
+            PK_NACC);
+    fprintf(f, "%-7s %7s  %-15s %-15s\n", "isa", "threads", "f32", "f64");
+    for (int isa = 0; isa < PK_NISA; isa++) {
+        cJSON_ArrayForEach(tc, counts)
+        {
+            int t = (int)tc->valuedouble;
+            const cJSON *e32 = pk_find(fl, "isa", pk_isa_names[isa], "dtype",
+                                       "f32", t);
+            const cJSON *e64 = pk_find(fl, "isa", pk_isa_names[isa], "dtype",
+                                       "f64", t);
+            if (!e32 && !e64)
+                continue;
+            char c32[32], c64[32];
+            pk_fmt_fig(e32, "gflop_s", c32, sizeof c32);
+            pk_fmt_fig(e64, "gflop_s", c64, sizeof c64);
+            fprintf(f, "%-7s %7d  %-15s %-15s\n", pk_isa_names[isa], t, c32,
+                    c64);
+        }
+    }
+    const cJSON *n;
+    cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(p, "notes"))
+        if (cJSON_IsString(n))
+            fprintf(f, "note: %s\n", n->valuestring);
+    if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(p, "pinned")))
+        fprintf(f, "note: threads could not be pinned to CPUs\n");
+}
+
+/* ---- roofline --------------------------------------------------------- */
+
+const char *tb_peaks_level(const cJSON *peaks, double bytes, int threads)
+{
+    const cJSON *levels = cJSON_GetObjectItemCaseSensitive(peaks, "levels");
+    const cJSON *lv;
+    const char *last = NULL;
+    if (threads < 1)
+        threads = 1;
+    cJSON_ArrayForEach(lv, levels)
+    {
+        const char *name = pk_str(lv, "name");
+        if (!name)
+            continue;
+        last = name;
+        double cap = pk_num(lv, "capacity_bytes");
+        if (isnan(cap))
+            continue; /* no capacity: only as the last resort (DRAM) */
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(lv, "per_thread")))
+            cap *= threads;
+        if (bytes <= cap)
+            return name;
+    }
+    return last;
+}
+
+const char *tb_roofline_bw_kernel(const tb_op *op)
+{
+    if (!op)
+        return "copy";
+    if (op->category == TB_CAT_REDUCTION)
+        return "read";
+    return op->n_in >= 2 ? "add" : "copy";
+}
+
+int tb_roofline_compute(const cJSON *peaks, const tb_roofline_in *in,
+                        tb_roofline *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!in || !pk_peaks_wellformed(peaks) || !(in->time_ns > 0) ||
+        !(in->flops >= 0) || !(in->bytes >= 0) || !in->bw_kernel ||
+        (unsigned)in->dtype >= TB_DTYPE_COUNT)
+        return TB_EINVAL;
+    const int threads = in->threads < 1 ? 1 : in->threads;
+    out->threads = threads;
+    snprintf(out->bw_kernel, sizeof out->bw_kernel, "%s", in->bw_kernel);
+    const char *level = tb_peaks_level(peaks, in->bytes, threads);
+    if (!level)
+        return TB_EINVAL;
+    snprintf(out->level, sizeof out->level, "%s", level);
+
+    double t_mem = 0, t_flop = 0;
+    if (in->bytes > 0) {
+        const cJSON *e = pk_find(
+            cJSON_GetObjectItemCaseSensitive(peaks, "bandwidth"), "kernel",
+            in->bw_kernel, "level", level, threads);
+        double bw = pk_num(e, "best_gb_s");
+        if (!e || !(bw > 0))
+            return TB_ENOTFOUND;
+        out->bandwidth_gb_s = bw;
+        t_mem = in->bytes / bw; /* GB/s = bytes per ns */
+    }
+    if (in->flops > 0) {
+        const char *dt = tb_dtype_name(in->dtype);
+        const bool any = !in->isa || !strcmp(in->isa, "auto");
+        const cJSON *e, *best = NULL;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(peaks, "flops"))
+        {
+            const char *isa = pk_str(e, "isa"), *d = pk_str(e, "dtype");
+            if (!isa || !d || strcmp(d, dt) ||
+                pk_num(e, "threads") != threads ||
+                (!any && strcmp(isa, in->isa)) ||
+                !(pk_num(e, "best_gflop_s") > 0))
+                continue;
+            if (!best ||
+                pk_num(e, "best_gflop_s") > pk_num(best, "best_gflop_s"))
+                best = e;
+        }
+        if (!best)
+            return TB_ENOTFOUND;
+        out->peak_gflop_s = pk_num(best, "best_gflop_s");
+        snprintf(out->isa, sizeof out->isa, "%s", pk_str(best, "isa"));
+        t_flop = in->flops / out->peak_gflop_s; /* GFLOP/s = FLOP per ns */
+    }
+    if (!(t_mem > 0) && !(t_flop > 0))
+        return TB_EINVAL; /* nothing to bound: no bytes, no FLOPs */
+    out->memory_bound = t_mem >= t_flop;
+    out->min_time_ns = out->memory_bound ? t_mem : t_flop;
+    out->attainable_gflop_s = in->flops / out->min_time_ns;
+    out->attainable_gb_s = in->bytes / out->min_time_ns;
+    out->fraction = out->min_time_ns / in->time_ns;
+    return 0;
+}
+
+cJSON *tb_roofline_json(const tb_roofline *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "level", r->level);
+    cJSON_AddNumberToObject(o, "threads", r->threads);
+    cJSON_AddStringToObject(o, "bw_kernel", r->bw_kernel);
+    cJSON_AddNumberToObject(o, "bandwidth_gb_s", r->bandwidth_gb_s);
+    if (r->isa[0]) {
+        cJSON_AddStringToObject(o, "isa", r->isa);
+        cJSON_AddNumberToObject(o, "peak_gflop_s", r->peak_gflop_s);
+        cJSON_AddNumberToObject(o, "attainable_gflop_s",
+                                r->attainable_gflop_s);
+    } else {
+        cJSON_AddNullToObject(o, "isa");
+        cJSON_AddNullToObject(o, "peak_gflop_s");
+        cJSON_AddNullToObject(o, "attainable_gflop_s");
+    }
+    cJSON_AddNumberToObject(o, "attainable_gb_s", r->attainable_gb_s);
+    cJSON_AddStringToObject(o, "bound", r->memory_bound ? "memory"
+                                                        : "compute");
+    cJSON_AddNumberToObject(o, "min_time_ns", r->min_time_ns);
+    cJSON_AddNumberToObject(o, "fraction", r->fraction);
+    if (cJSON_GetArraySize(o) != 11) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}

@@ -1,0 +1,151 @@
+/* Measured machine peaks and roofline fractions.
+ *
+ * tb_peaks_measure() measures, on this machine, right now:
+ *  - memory bandwidth of four kernels (copy a = b; add a = b + c;
+ *    triad a = b + s*c; read s += a) at working sets sized to L2, L3 and
+ *    DRAM, for 1..N threads (pthreads, pinned where allowed, each thread
+ *    first-touching the data it uses);
+ *  - the FMA peak in FLOP/s per ISA level (scalar = the portable
+ *    build's baseline, avx2, avx512: each only where the CPU has it),
+ *    dtype and thread count, from independent register-only chains.
+ * Every figure is the best of several repetitions (peaks are maxima);
+ * the median, the worst and the spread of the repetitions come with it.
+ * The result is a JSON object (schema "tbench.peaks/1", docs/FORMAT.md,
+ * "peaks"), cached in results/peak-cache.json per machine and tbench
+ * version, and copied into every run's results.json.
+ *
+ * tb_roofline_compute() turns a case (FLOPs, bytes, time, dtype, thread
+ * count, ISA) and a peaks object into its roofline: attainable time =
+ * max(FLOPs / peak FLOP/s, bytes / bandwidth of its working-set level),
+ * fraction = attainable time / measured time (= achieved / attainable
+ * FLOP/s or GB/s). */
+#ifndef TB_HARNESS_PEAK_H
+#define TB_HARNESS_PEAK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "../ops/op.h"
+#include "../ops/tensor.h"
+
+#define TB_PEAKS_SCHEMA "tbench.peaks/1"
+#define TB_PEAK_CACHE_SCHEMA "tbench.peak-cache/1"
+/* Where the cache lives, relative to the working directory, unless the
+ * environment variable TB_PEAK_CACHE_ENV names another file. */
+#define TB_PEAK_CACHE_DEFAULT "results/peak-cache.json"
+#define TB_PEAK_CACHE_ENV "TBENCH_PEAK_CACHE"
+
+/* Defaults: repetitions per figure and the minimum duration of one. */
+#define TB_PEAK_REPS 7
+#define TB_PEAK_REP_TIME_S 0.02
+#define TB_PEAK_QUICK_REPS 3
+#define TB_PEAK_QUICK_REP_TIME_S 0.005
+/* DRAM working set as a multiple of the L3 size, summed over all L3
+ * instances (--quick: half). */
+#define TB_PEAK_DRAM_L3_MULT 8
+/* DRAM working set when the cache sizes are unknown. */
+#define TB_PEAK_DRAM_FALLBACK_BYTES (256u << 20)
+
+typedef struct tb_peak_opts {
+    bool quick;        /* fewer, shorter repetitions; DRAM 4x L3 */
+    int reps;          /* repetitions per figure; 0: default */
+    double rep_time_s; /* minimum time of one repetition; 0: default */
+    int max_threads;   /* 0: every CPU this process may run on */
+    /* Overrides in bytes (tests); 0: from sysfs via the environment
+     * capture.  l2/l3 are the cache sizes (the working sets are half of
+     * them), dram the total DRAM working set. */
+    size_t l2_bytes, l3_bytes, dram_bytes;
+    FILE *progress; /* one line per figure group, or NULL */
+} tb_peak_opts;
+
+/* Measure the peaks of this machine.  On success *out is a new
+ * "tbench.peaks/1" object (caller deletes).  Returns 0, TB_ENOMEM (the
+ * working sets could not be allocated) or TB_EINVAL, with a one-line
+ * reason in err.  Takes seconds (about 5 s by default on 2 CPUs, under
+ * 1 s with quick). */
+int tb_peaks_measure(const tb_peak_opts *o, cJSON **out, char *err,
+                     size_t errlen);
+
+/* The cache key of this machine and build: {"cpu_model", "logical_cpus",
+ * "tbench_version"}.  Caller deletes; NULL on allocation failure. */
+cJSON *tb_peaks_key(void);
+/* Does peaks' "key" equal key (every field)? */
+bool tb_peaks_key_match(const cJSON *peaks, const cJSON *key);
+
+/* The cache file: $TBENCH_PEAK_CACHE if set and non-empty, else
+ * TB_PEAK_CACHE_DEFAULT. */
+const char *tb_peak_cache_path(void);
+/* Load the entry of path whose key equals key.  Returns 0 with a new
+ * object in *peaks (caller deletes), TB_ENOTFOUND (no file, or no entry
+ * for this key), or TB_EIO / TB_EPARSE / TB_ENOMEM with the reason in
+ * err ("path: ..."). */
+int tb_peak_cache_load(const char *path, const cJSON *key, cJSON **peaks,
+                       char *err, size_t errlen);
+/* Store peaks in the cache at path (created with its directory if
+ * needed; written atomically), replacing the entry with the same key —
+ * except that a quick measurement never replaces a full one.  An
+ * unreadable or corrupt cache file is replaced.  0, TB_EIO, TB_ENOMEM or
+ * TB_EINVAL (peaks has no key), with the reason in err. */
+int tb_peak_cache_store(const char *path, const cJSON *peaks, char *err,
+                        size_t errlen);
+
+/* For `tbench run`: with measure, measure (full) and store in the cache;
+ * otherwise load this machine's entry from the cache.  Notes and
+ * warnings go to stderr unless quiet.  Returns a new object or NULL (not
+ * measured yet, or it failed: the run then has "peaks": null). */
+cJSON *tb_peaks_for_run(bool measure, bool quiet);
+
+/* Print peaks as tables (bandwidth per level/threads/kernel, FMA per
+ * ISA/dtype/threads). */
+void tb_peaks_print(FILE *f, const cJSON *peaks);
+
+/* ---- roofline -------------------------------------------------------- */
+
+typedef struct tb_roofline_in {
+    double flops;    /* per call (the op's FLOP model) */
+    double bytes;    /* per call (the op's byte model) */
+    double time_ns;  /* measured time per call (the median) */
+    tb_dtype dtype;
+    int threads;     /* the case's thread count (1 without such axis) */
+    const char *isa; /* the case's ISA; NULL or "auto": the best measured */
+    const char *bw_kernel; /* "copy", "add", "triad" or "read" */
+} tb_roofline_in;
+
+typedef struct tb_roofline {
+    char level[8];       /* working-set level of the case's bytes */
+    char isa[16];        /* ISA of peak_gflop_s ("" when flops == 0) */
+    char bw_kernel[8];
+    int threads;
+    double bandwidth_gb_s; /* best measured (kernel, level, threads) */
+    double peak_gflop_s;   /* best measured (isa, dtype, threads); 0 when
+                              flops == 0 */
+    double min_time_ns;    /* max(flops / peak, bytes / bandwidth) */
+    double attainable_gflop_s; /* flops / min_time (0 when flops == 0) */
+    double attainable_gb_s;    /* bytes / min_time */
+    double fraction;           /* min_time / time_ns */
+    bool memory_bound;         /* the bytes term is the larger */
+} tb_roofline;
+
+/* The level ("L2", "L3", "DRAM") of a working set of `bytes` run on
+ * `threads` threads: the first level of peaks' "levels" whose capacity
+ * holds it (a per-thread cache counts threads times), else the last
+ * level.  NULL if peaks has no levels. */
+const char *tb_peaks_level(const cJSON *peaks, double bytes, int threads);
+
+/* The bandwidth kernel whose access pattern matches op: "read" for
+ * reductions, "add" for ops with two or more inputs, else "copy". */
+const char *tb_roofline_bw_kernel(const tb_op *op);
+
+/* Roofline of one case.  Returns 0, TB_ENOTFOUND (peaks has no figure
+ * for this thread count, ISA, dtype or level) or TB_EINVAL (malformed
+ * input or peaks). */
+int tb_roofline_compute(const cJSON *peaks, const tb_roofline_in *in,
+                        tb_roofline *out);
+/* The roofline as a results.json "roofline" object (docs/FORMAT.md).
+ * NULL on allocation failure. */
+cJSON *tb_roofline_json(const tb_roofline *r);
+
+#endif

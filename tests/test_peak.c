@@ -1,0 +1,753 @@
+/* Tests for the machine peaks and the roofline (src/harness/peak.c) and
+ * their place in results.json (src/report/results.c).
+ *
+ *  1. measure_structure: a tiny measurement (2 repetitions of 1 ms, L2
+ *     64 KiB, L3 512 KiB, DRAM 4 MiB, up to 2 threads) has every figure
+ *     the format promises, each positive with best >= median >= worst and
+ *     a spread in [0, 1], one FMA figure per ISA the CPU has (checked
+ *     independently with __builtin_cpu_supports) per dtype per thread
+ *     count.  Structure and sanity only: no timing is asserted, and the
+ *     ordering of the bandwidth levels is not either (a VM does not
+ *     guarantee L2 > L3 > DRAM).
+ *  2. cache: store / load round trip, other keys, quick never replacing
+ *     full, corrupt and missing files, $TBENCH_PEAK_CACHE.
+ *  3. roofline arithmetic on fixed numbers: which level a working set
+ *     falls in (per-thread L2), memory- and compute-bound cases, the ISA
+ *     choice (named / best), missing figures, bad input.
+ *  4. results.json: "peaks" null by default, then a case's "roofline"
+ *     from the fixed peaks; null for non-ok cases and backends without a
+ *     threads axis.
+ *  5. tbench peak: usage errors. */
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "backends/backend.h"
+#include "harness/commands.h"
+#include "harness/peak.h"
+#include "harness/plan.h"
+#include "harness/runner.h"
+#include "ops/error.h"
+#include "ops/op.h"
+#include "report/results.h"
+
+extern const tb_backend tb_backend_cpu;
+
+static char tmpdir[256];
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!v)
+        print_error("missing key '%s'\n", k);
+    assert_non_null(v);
+    return v;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = get(o, k);
+    assert_true(cJSON_IsNumber(v));
+    return v->valuedouble;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = get(o, k);
+    assert_true(cJSON_IsString(v));
+    return v->valuestring;
+}
+
+static bool near(double a, double b)
+{
+    return fabs(a - b) <= 1e-12 * fmax(fabs(a), fabs(b));
+}
+
+/* Peaks with fixed numbers for the arithmetic tests.  L2 1 MiB per
+ * thread, L3 32 MiB shared; bandwidth (GB/s) and FMA (GFLOP/s) figures
+ * for 1 and 2 threads. */
+static const char fixed_peaks[] =
+    "{\"schema\":\"tbench.peaks/1\","
+    "\"key\":{\"cpu_model\":\"Test CPU\",\"logical_cpus\":2,"
+    "\"tbench_version\":\"0.0.0\"},"
+    "\"date\":\"2000-01-01T00:00:00Z\",\"quick\":false,\"repetitions\":3,"
+    "\"min_rep_time_s\":0.01,\"threads\":[1,2],"
+    "\"levels\":["
+    "{\"name\":\"L2\",\"capacity_bytes\":1048576,\"per_thread\":true,"
+    "\"working_set_bytes\":524288},"
+    "{\"name\":\"L3\",\"capacity_bytes\":33554432,\"per_thread\":false,"
+    "\"working_set_bytes\":16777216},"
+    "{\"name\":\"DRAM\",\"capacity_bytes\":null,\"per_thread\":false,"
+    "\"working_set_bytes\":268435456}],"
+    "\"bandwidth_isa\":\"avx512\","
+    "\"bandwidth\":["
+    "{\"kernel\":\"add\",\"level\":\"L2\",\"threads\":1,\"best_gb_s\":100},"
+    "{\"kernel\":\"add\",\"level\":\"L3\",\"threads\":1,\"best_gb_s\":50},"
+    "{\"kernel\":\"add\",\"level\":\"DRAM\",\"threads\":1,\"best_gb_s\":20},"
+    "{\"kernel\":\"read\",\"level\":\"DRAM\",\"threads\":1,"
+    "\"best_gb_s\":25},"
+    "{\"kernel\":\"copy\",\"level\":\"L3\",\"threads\":1,\"best_gb_s\":40},"
+    "{\"kernel\":\"add\",\"level\":\"L2\",\"threads\":2,\"best_gb_s\":200},"
+    "{\"kernel\":\"add\",\"level\":\"L3\",\"threads\":2,\"best_gb_s\":80}],"
+    "\"flops\":["
+    "{\"isa\":\"scalar\",\"dtype\":\"f32\",\"threads\":1,"
+    "\"best_gflop_s\":10},"
+    "{\"isa\":\"avx512\",\"dtype\":\"f32\",\"threads\":1,"
+    "\"best_gflop_s\":200},"
+    "{\"isa\":\"avx2\",\"dtype\":\"f32\",\"threads\":1,"
+    "\"best_gflop_s\":100},"
+    "{\"isa\":\"avx512\",\"dtype\":\"f64\",\"threads\":1,"
+    "\"best_gflop_s\":100},"
+    "{\"isa\":\"avx512\",\"dtype\":\"f32\",\"threads\":2,"
+    "\"best_gflop_s\":400}],"
+    "\"pinned\":true,\"notes\":[],\"duration_s\":1}";
+
+static cJSON *fixed(void)
+{
+    cJSON *p = cJSON_Parse(fixed_peaks);
+    assert_non_null(p);
+    return p;
+}
+
+/* ---- 1. measurement structure -------------------------------------------- */
+
+static bool cpu_has_isa(const char *isa)
+{
+    if (!strcmp(isa, "scalar"))
+        return true;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (!strcmp(isa, "avx2"))
+        return __builtin_cpu_supports("avx2") &&
+               __builtin_cpu_supports("fma");
+    if (!strcmp(isa, "avx512"))
+        return __builtin_cpu_supports("avx512f");
+#endif
+    return false;
+}
+
+static void check_figure(const cJSON *e, const char *unit)
+{
+    char k[32];
+    snprintf(k, sizeof k, "best_%s", unit);
+    double best = num(e, k);
+    snprintf(k, sizeof k, "median_%s", unit);
+    double med = num(e, k);
+    snprintf(k, sizeof k, "worst_%s", unit);
+    double worst = num(e, k);
+    double spread = num(e, "spread");
+    assert_true(worst > 0 && isfinite(best));
+    assert_true(best >= med && med >= worst);
+    assert_true(spread >= 0 && spread <= 1);
+    assert_true(near(spread, (best - worst) / best));
+}
+
+static void test_measure_structure(void **state)
+{
+    (void)state;
+    tb_peak_opts o = {.reps = 2,
+                      .rep_time_s = 0.001,
+                      .max_threads = 2,
+                      .l2_bytes = 64 << 10,
+                      .l3_bytes = 512 << 10,
+                      .dram_bytes = 4 << 20};
+    char err[256] = "";
+    cJSON *p = NULL;
+    int rc = tb_peaks_measure(&o, &p, err, sizeof err);
+    if (rc)
+        print_error("measure: %s\n", err);
+    assert_int_equal(rc, 0);
+    assert_string_equal(str(p, "schema"), TB_PEAKS_SCHEMA);
+    const cJSON *key = get(p, "key");
+    assert_true(strlen(str(key, "cpu_model")) > 0);
+    assert_true(num(key, "logical_cpus") >= 1);
+    assert_true(cJSON_IsString(get(key, "tbench_version")));
+    assert_true(cJSON_IsFalse(get(p, "quick")));
+    assert_true(num(p, "repetitions") == 2);
+    assert_true(near(num(p, "min_rep_time_s"), 0.001));
+    assert_true(cJSON_IsBool(get(p, "pinned")));
+    assert_true(cJSON_IsArray(get(p, "notes")));
+    assert_true(num(p, "duration_s") > 0);
+    assert_true(strlen(str(p, "date")) == 20);
+
+    /* Thread counts: 1..min(2, CPUs), in order. */
+    const cJSON *th = get(p, "threads");
+    int nth = cJSON_GetArraySize(th);
+    cpu_set_t set;
+    assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+    assert_int_equal(nth, CPU_COUNT(&set) >= 2 ? 2 : 1);
+    for (int i = 0; i < nth; i++)
+        assert_true(cJSON_GetArrayItem(th, i)->valuedouble == i + 1);
+
+    /* Levels: the overrides, L2 per thread. */
+    const cJSON *lv = get(p, "levels");
+    assert_int_equal(cJSON_GetArraySize(lv), 3);
+    const char *names[3] = {"L2", "L3", "DRAM"};
+    const double cap[3] = {64 << 10, 512 << 10, NAN};
+    const double ws[3] = {32 << 10, 256 << 10, 4 << 20};
+    for (int i = 0; i < 3; i++) {
+        const cJSON *l = cJSON_GetArrayItem(lv, i);
+        assert_string_equal(str(l, "name"), names[i]);
+        if (isnan(cap[i]))
+            assert_true(cJSON_IsNull(get(l, "capacity_bytes")));
+        else
+            assert_true(num(l, "capacity_bytes") == cap[i]);
+        assert_true(cJSON_IsTrue(get(l, "per_thread")) == (i == 0));
+        assert_true(num(l, "working_set_bytes") == ws[i]);
+    }
+
+    /* Bandwidth: 4 kernels x 3 levels x thread counts, all sane. */
+    const char *bw_isa = str(p, "bandwidth_isa");
+    assert_true(cpu_has_isa(bw_isa));
+    const cJSON *bw = get(p, "bandwidth");
+    assert_int_equal(cJSON_GetArraySize(bw), 4 * 3 * nth);
+    const char *kernels[4] = {"copy", "add", "triad", "read"};
+    const int arrays[4] = {2, 3, 3, 1};
+    for (int l = 0; l < 3; l++)
+        for (int t = 1; t <= nth; t++)
+            for (int k = 0; k < 4; k++) {
+                const cJSON *e, *found = NULL;
+                cJSON_ArrayForEach(e, bw)
+                {
+                    if (!strcmp(str(e, "kernel"), kernels[k]) &&
+                        !strcmp(str(e, "level"), names[l]) &&
+                        num(e, "threads") == t) {
+                        assert_null(found); /* exactly once */
+                        found = e;
+                    }
+                }
+                assert_non_null(found);
+                check_figure(found, "gb_s");
+                /* The working set: the level's (per thread for L2),
+                 * rounded down to whole 64-element array steps. */
+                double want = l == 0 ? ws[0] * t : ws[l];
+                double got = num(found, "working_set_bytes");
+                assert_true(got <= want);
+                assert_true(got > want - t * arrays[k] * 64 * 8);
+            }
+
+    /* FMA: one figure per ISA the CPU has, per dtype, per thread count. */
+    const cJSON *fl = get(p, "flops");
+    const char *isas[3] = {"scalar", "avx2", "avx512"};
+    int want_n = 0;
+    for (int i = 0; i < 3; i++)
+        want_n += cpu_has_isa(isas[i]) ? 2 * nth : 0;
+    assert_int_equal(cJSON_GetArraySize(fl), want_n);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, fl)
+    {
+        assert_true(cpu_has_isa(str(e, "isa")));
+        const char *dt = str(e, "dtype");
+        assert_true(!strcmp(dt, "f32") || !strcmp(dt, "f64"));
+        assert_true(num(e, "threads") >= 1 && num(e, "threads") <= nth);
+        assert_true(num(e, "accumulators") >= 8);
+        check_figure(e, "gflop_s");
+    }
+
+    /* What was measured can be printed and used for a roofline. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    tb_peaks_print(f, p);
+    fclose(f);
+    assert_non_null(strstr(buf, "memory bandwidth"));
+    assert_non_null(strstr(buf, "FMA peak"));
+    free(buf);
+    tb_roofline_in in = {.flops = 1e6, .bytes = 1e5, .time_ns = 1e6,
+                         .dtype = TB_F32, .threads = 1, .bw_kernel = "add"};
+    tb_roofline r;
+    assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+    assert_true(r.fraction > 0);
+    cJSON_Delete(p);
+}
+
+static void test_measure_invalid(void **state)
+{
+    (void)state;
+    char err[256] = "";
+    cJSON *p = (cJSON *)1;
+    tb_peak_opts o = {.reps = -1};
+    assert_int_equal(tb_peaks_measure(&o, &p, err, sizeof err), TB_EINVAL);
+    assert_null(p);
+    assert_non_null(strstr(err, "peak"));
+    assert_int_equal(tb_peaks_measure(NULL, NULL, err, sizeof err),
+                     TB_EINVAL);
+}
+
+/* ---- 2. cache ------------------------------------------------------------ */
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* fixed() with this machine's key (or another one) and "quick". */
+static cJSON *keyed(bool this_machine, bool quick, double marker)
+{
+    cJSON *p = fixed();
+    cJSON *key = this_machine ? tb_peaks_key() : cJSON_Parse(
+        "{\"cpu_model\":\"Other\",\"logical_cpus\":64,"
+        "\"tbench_version\":\"0.1.0\"}");
+    assert_non_null(key);
+    cJSON_ReplaceItemInObjectCaseSensitive(p, "key", key);
+    cJSON_ReplaceItemInObjectCaseSensitive(p, "quick",
+                                           cJSON_CreateBool(quick));
+    cJSON_ReplaceItemInObjectCaseSensitive(p, "duration_s",
+                                           cJSON_CreateNumber(marker));
+    return p;
+}
+
+static void test_cache_roundtrip(void **state)
+{
+    (void)state;
+    char path[512], err[512] = "";
+    snprintf(path, sizeof path, "%s/sub/dir/peak-cache.json", tmpdir);
+    cJSON *key = tb_peaks_key(), *got = NULL;
+    assert_non_null(key);
+
+    /* No file yet. */
+    assert_int_equal(tb_peak_cache_load(path, key, &got, err, sizeof err),
+                     TB_ENOTFOUND);
+    assert_null(got);
+
+    /* Store this machine's (full) and another machine's entry. */
+    cJSON *mine = keyed(true, false, 1), *other = keyed(false, false, 2);
+    assert_int_equal(tb_peak_cache_store(path, mine, err, sizeof err), 0);
+    assert_int_equal(tb_peak_cache_store(path, other, err, sizeof err), 0);
+    assert_int_equal(tb_peak_cache_load(path, key, &got, err, sizeof err), 0);
+    assert_true(cJSON_Compare(got, mine, true));
+    cJSON_Delete(got);
+    cJSON *okey = cJSON_Duplicate(get(other, "key"), true);
+    assert_int_equal(tb_peak_cache_load(path, okey, &got, err, sizeof err),
+                     0);
+    assert_true(cJSON_Compare(got, other, true));
+    cJSON_Delete(got);
+    assert_true(tb_peaks_key_match(mine, key));
+    assert_false(tb_peaks_key_match(other, key));
+    assert_false(tb_peaks_key_match(NULL, key));
+
+    /* A quick measurement never replaces a full one... */
+    cJSON *quick = keyed(true, true, 3);
+    assert_int_equal(tb_peak_cache_store(path, quick, err, sizeof err), 0);
+    assert_int_equal(tb_peak_cache_load(path, key, &got, err, sizeof err), 0);
+    assert_true(num(got, "duration_s") == 1);
+    cJSON_Delete(got);
+    /* ...a full one replaces it (and a quick one replaces a quick one). */
+    cJSON *full2 = keyed(true, false, 4);
+    assert_int_equal(tb_peak_cache_store(path, full2, err, sizeof err), 0);
+    assert_int_equal(tb_peak_cache_load(path, key, &got, err, sizeof err), 0);
+    assert_true(num(got, "duration_s") == 4);
+    cJSON_Delete(got);
+
+    /* The file holds one entry per key. */
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char text[16384];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    cJSON *doc = cJSON_Parse(text);
+    assert_non_null(doc);
+    assert_string_equal(str(doc, "schema"), TB_PEAK_CACHE_SCHEMA);
+    assert_int_equal(cJSON_GetArraySize(get(doc, "entries")), 2);
+    cJSON_Delete(doc);
+
+    /* Malformed input is refused. */
+    cJSON *bad = cJSON_CreateObject();
+    assert_int_equal(tb_peak_cache_store(path, bad, err, sizeof err),
+                     TB_EINVAL);
+    cJSON_Delete(bad);
+
+    /* A corrupt file: load says so, store replaces it. */
+    write_text(path, "{not json");
+    assert_int_equal(tb_peak_cache_load(path, key, &got, err, sizeof err),
+                     TB_EPARSE);
+    assert_non_null(strstr(err, path));
+    write_text(path, "{\"schema\":\"something-else\",\"entries\":[]}");
+    assert_int_equal(tb_peak_cache_load(path, key, &got, err, sizeof err),
+                     TB_EPARSE);
+    assert_int_equal(tb_peak_cache_store(path, mine, err, sizeof err), 0);
+    assert_int_equal(tb_peak_cache_load(path, key, &got, err, sizeof err), 0);
+    assert_true(cJSON_Compare(got, mine, true));
+    cJSON_Delete(got);
+    assert_int_equal(tb_peak_cache_load(path, okey, &got, err, sizeof err),
+                     TB_ENOTFOUND);
+
+    /* An entry for this machine without its figures is malformed. */
+    cJSON *cache = cJSON_Parse("{\"schema\":\"tbench.peak-cache/1\","
+                               "\"entries\":[{\"schema\":"
+                               "\"tbench.peaks/1\"}]}");
+    assert_non_null(cache);
+    cJSON_AddItemToObject(cJSON_GetArrayItem(get(cache, "entries"), 0),
+                          "key", cJSON_Duplicate(key, true));
+    char *ctext = cJSON_Print(cache);
+    write_text(path, ctext);
+    free(ctext);
+    cJSON_Delete(cache);
+    assert_int_equal(tb_peak_cache_load(path, key, &got, err, sizeof err),
+                     TB_EPARSE);
+    assert_non_null(strstr(err, "malformed"));
+    assert_null(got);
+
+    unlink(path);
+    cJSON_Delete(mine);
+    cJSON_Delete(other);
+    cJSON_Delete(quick);
+    cJSON_Delete(full2);
+    cJSON_Delete(okey);
+    cJSON_Delete(key);
+}
+
+static void test_cache_path_env(void **state)
+{
+    (void)state;
+    const char *saved = getenv(TB_PEAK_CACHE_ENV);
+    char keep[512] = "";
+    if (saved)
+        snprintf(keep, sizeof keep, "%s", saved);
+    setenv(TB_PEAK_CACHE_ENV, "/tmp/x/y.json", 1);
+    assert_string_equal(tb_peak_cache_path(), "/tmp/x/y.json");
+    setenv(TB_PEAK_CACHE_ENV, "", 1);
+    assert_string_equal(tb_peak_cache_path(), TB_PEAK_CACHE_DEFAULT);
+    unsetenv(TB_PEAK_CACHE_ENV);
+    assert_string_equal(tb_peak_cache_path(), "results/peak-cache.json");
+    if (saved)
+        setenv(TB_PEAK_CACHE_ENV, keep, 1);
+}
+
+/* ---- 3. roofline arithmetic ---------------------------------------------- */
+
+static void test_level_selection(void **state)
+{
+    (void)state;
+    cJSON *p = fixed();
+    const double MiB = 1048576;
+    assert_string_equal(tb_peaks_level(p, 0, 1), "L2");
+    assert_string_equal(tb_peaks_level(p, MiB, 1), "L2");
+    assert_string_equal(tb_peaks_level(p, MiB + 1, 1), "L3");
+    /* L2 is per thread: two threads hold twice as much. */
+    assert_string_equal(tb_peaks_level(p, 1.5 * MiB, 2), "L2");
+    assert_string_equal(tb_peaks_level(p, 2 * MiB + 1, 2), "L3");
+    assert_string_equal(tb_peaks_level(p, 32 * MiB, 1), "L3");
+    assert_string_equal(tb_peaks_level(p, 32 * MiB + 1, 1), "DRAM");
+    assert_string_equal(tb_peaks_level(p, 1e12, 4), "DRAM");
+    assert_string_equal(tb_peaks_level(p, MiB, 0), "L2"); /* as 1 thread */
+    assert_null(tb_peaks_level(NULL, MiB, 1));
+    cJSON_Delete(p);
+
+    assert_string_equal(tb_roofline_bw_kernel(tb_op_get(TB_OP_sum)), "read");
+    assert_string_equal(tb_roofline_bw_kernel(tb_op_get(TB_OP_mean)),
+                        "read");
+    assert_string_equal(tb_roofline_bw_kernel(tb_op_get(TB_OP_add)), "add");
+    assert_string_equal(tb_roofline_bw_kernel(tb_op_get(TB_OP_matmul)),
+                        "add");
+    assert_string_equal(tb_roofline_bw_kernel(tb_op_get(TB_OP_relu)),
+                        "copy");
+    assert_string_equal(tb_roofline_bw_kernel(tb_op_get(TB_OP_transpose)),
+                        "copy");
+}
+
+static void test_roofline_fixed(void **state)
+{
+    (void)state;
+    cJSON *p = fixed();
+    tb_roofline r;
+
+    /* Memory-bound: 12 MB (L3, add 50 GB/s) -> 240 us; 1 MFLOP at the
+     * best f32 peak (avx512, 200 GFLOP/s) -> 5 us.  Took 480 us. */
+    tb_roofline_in in = {.flops = 1e6, .bytes = 12e6, .time_ns = 480e3,
+                         .dtype = TB_F32, .threads = 1, .isa = NULL,
+                         .bw_kernel = "add"};
+    assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+    assert_string_equal(r.level, "L3");
+    assert_string_equal(r.bw_kernel, "add");
+    assert_string_equal(r.isa, "avx512");
+    assert_int_equal(r.threads, 1);
+    assert_true(r.memory_bound);
+    assert_true(near(r.bandwidth_gb_s, 50));
+    assert_true(near(r.peak_gflop_s, 200));
+    assert_true(near(r.min_time_ns, 240e3));
+    assert_true(near(r.fraction, 0.5));
+    assert_true(near(r.attainable_gb_s, 50));
+    assert_true(near(r.attainable_gflop_s, 1e6 / 240e3));
+
+    /* Compute-bound: 2 GFLOP at 200 GFLOP/s = 10 ms vs 3 MB at 50 GB/s =
+     * 60 us.  Took 20 ms: fraction 0.5; with isa avx2 (100 GFLOP/s): 1. */
+    in = (tb_roofline_in){.flops = 2e9, .bytes = 3e6, .time_ns = 20e6,
+                          .dtype = TB_F32, .threads = 1, .isa = "auto",
+                          .bw_kernel = "add"};
+    assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+    assert_false(r.memory_bound);
+    assert_string_equal(r.isa, "avx512");
+    assert_true(near(r.min_time_ns, 10e6));
+    assert_true(near(r.fraction, 0.5));
+    assert_true(near(r.attainable_gflop_s, 200));
+    assert_true(near(r.attainable_gb_s, 3e6 / 10e6));
+    in.isa = "avx2";
+    assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+    assert_string_equal(r.isa, "avx2");
+    assert_true(near(r.fraction, 1.0));
+    in.isa = "scalar";
+    assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+    assert_true(near(r.fraction, 10.0)); /* faster than that ISA's peak */
+
+    /* Two threads: L2 holds 2 MiB, add at 200 GB/s. */
+    in = (tb_roofline_in){.flops = 0, .bytes = 1.5 * 1048576,
+                          .time_ns = 1.5 * 1048576 / 100, .dtype = TB_F32,
+                          .threads = 2, .bw_kernel = "add"};
+    assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+    assert_string_equal(r.level, "L2");
+    assert_true(near(r.bandwidth_gb_s, 200));
+    assert_true(near(r.fraction, 0.5));
+    /* No FLOPs: no ISA, memory-bound, attainable FLOP/s 0. */
+    assert_string_equal(r.isa, "");
+    assert_true(r.memory_bound);
+    assert_true(r.attainable_gflop_s == 0);
+
+    /* A DRAM-sized reduction reads at 25 GB/s. */
+    in = (tb_roofline_in){.flops = 64e6, .bytes = 256e6, .time_ns = 20e6,
+                          .dtype = TB_F64, .threads = 1,
+                          .bw_kernel = "read"};
+    assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+    assert_string_equal(r.level, "DRAM");
+    assert_true(near(r.fraction, (256e6 / 25) / 20e6));
+
+    /* Missing figures: thread count, ISA, dtype at 2 threads, kernel. */
+    in = (tb_roofline_in){.flops = 1e6, .bytes = 12e6, .time_ns = 1e6,
+                          .dtype = TB_F32, .threads = 3,
+                          .bw_kernel = "add"};
+    assert_int_equal(tb_roofline_compute(p, &in, &r), TB_ENOTFOUND);
+    in.threads = 1;
+    in.isa = "sse9";
+    assert_int_equal(tb_roofline_compute(p, &in, &r), TB_ENOTFOUND);
+    in.isa = NULL;
+    in.threads = 2;
+    in.dtype = TB_F64;
+    assert_int_equal(tb_roofline_compute(p, &in, &r), TB_ENOTFOUND);
+    in.threads = 1;
+    in.dtype = TB_F32;
+    in.bw_kernel = "triad";
+    assert_int_equal(tb_roofline_compute(p, &in, &r), TB_ENOTFOUND);
+
+    /* Bad input. */
+    in.bw_kernel = "add";
+    in.time_ns = 0;
+    assert_int_equal(tb_roofline_compute(p, &in, &r), TB_EINVAL);
+    in.time_ns = NAN;
+    assert_int_equal(tb_roofline_compute(p, &in, &r), TB_EINVAL);
+    in.time_ns = 1;
+    in.bytes = -1;
+    assert_int_equal(tb_roofline_compute(p, &in, &r), TB_EINVAL);
+    in.bytes = 0;
+    in.flops = 0;
+    assert_int_equal(tb_roofline_compute(p, &in, &r), TB_EINVAL);
+    in.bytes = 1;
+    assert_int_equal(tb_roofline_compute(NULL, &in, &r), TB_EINVAL);
+    assert_int_equal(tb_roofline_compute(p, NULL, &r), TB_EINVAL);
+    cJSON *notpeaks = cJSON_Parse("{\"schema\":\"tbench.peaks/1\"}");
+    assert_int_equal(tb_roofline_compute(notpeaks, &in, &r), TB_EINVAL);
+    cJSON_Delete(notpeaks);
+    cJSON_Delete(p);
+}
+
+static void test_roofline_json(void **state)
+{
+    (void)state;
+    cJSON *p = fixed();
+    tb_roofline r;
+    tb_roofline_in in = {.flops = 1e6, .bytes = 12e6, .time_ns = 480e3,
+                         .dtype = TB_F32, .threads = 1, .bw_kernel = "add"};
+    assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+    cJSON *o = tb_roofline_json(&r);
+    assert_non_null(o);
+    assert_int_equal(cJSON_GetArraySize(o), 11);
+    assert_string_equal(str(o, "level"), "L3");
+    assert_true(num(o, "threads") == 1);
+    assert_string_equal(str(o, "bw_kernel"), "add");
+    assert_true(near(num(o, "bandwidth_gb_s"), 50));
+    assert_string_equal(str(o, "isa"), "avx512");
+    assert_true(near(num(o, "peak_gflop_s"), 200));
+    assert_true(near(num(o, "attainable_gflop_s"), 1e6 / 240e3));
+    assert_true(near(num(o, "attainable_gb_s"), 50));
+    assert_string_equal(str(o, "bound"), "memory");
+    assert_true(near(num(o, "min_time_ns"), 240e3));
+    assert_true(near(num(o, "fraction"), 0.5));
+    cJSON_Delete(o);
+    in.flops = 0;
+    assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+    o = tb_roofline_json(&r);
+    assert_true(cJSON_IsNull(get(o, "isa")));
+    assert_true(cJSON_IsNull(get(o, "peak_gflop_s")));
+    assert_true(cJSON_IsNull(get(o, "attainable_gflop_s")));
+    cJSON_Delete(o);
+    cJSON_Delete(p);
+}
+
+/* ---- 4. results.json ----------------------------------------------------- */
+
+static void results_case(cJSON *doc, const tb_backend *be, int n_axes,
+                         const char *threads, tb_status status,
+                         double median)
+{
+    tb_case c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.id, sizeof c.id, "add/test");
+    c.op = tb_op_get(TB_OP_add);
+    c.dtype = TB_F32;
+    c.n_in = 2;
+    c.in[0] = c.in[1] = c.out[0] = (tb_shape){.ndim = 1, .dim = {1000000}};
+    c.backend = be;
+    c.n_axes = n_axes;
+    snprintf(c.axis_name[0], sizeof c.axis_name[0], "threads");
+    snprintf(c.axis_value[0], sizeof c.axis_value[0], "%s", threads);
+    c.flops = 1e6;
+    c.bytes = 12e6;
+    c.items = 1e6;
+    c.reduce_len = 1;
+    tb_result r;
+    memset(&r, 0, sizeof r);
+    double samples[1] = {median};
+    r.status = status;
+    r.impl = "add_f32_c";
+    r.checked = status == TB_STATUS_OK;
+    r.samples_ns = samples;
+    r.n_samples = 1;
+    r.iters_per_sample = 1;
+    r.stop_reason = "max_samples";
+    r.stats.n = 1;
+    r.stats.median = median;
+    if (status != TB_STATUS_OK)
+        snprintf(r.message, sizeof r.message, "not run");
+    assert_int_equal(tb_results_add_case(doc, &c, &r), 0);
+}
+
+static void test_results_roofline(void **state)
+{
+    (void)state;
+    cJSON *doc = tb_results_new(NULL, NULL, 0, 10);
+    assert_non_null(doc);
+    assert_true(cJSON_IsNull(get(doc, "peaks"))); /* not measured */
+    results_case(doc, &tb_backend_cpu, 1, "1", TB_STATUS_OK, 480e3);
+    assert_int_equal(tb_results_set_peaks(doc, fixed()), 0);
+    assert_string_equal(str(get(doc, "peaks"), "schema"), TB_PEAKS_SCHEMA);
+    results_case(doc, &tb_backend_cpu, 1, "1", TB_STATUS_OK, 480e3);
+    results_case(doc, &tb_backend_cpu, 1, "2", TB_STATUS_OK, 480e3);
+    results_case(doc, &tb_backend_cpu, 1, "7", TB_STATUS_OK, 480e3);
+    results_case(doc, &tb_backend_cpu, 0, "", TB_STATUS_OK, 480e3);
+    results_case(doc, &tb_backend_cpu, 1, "1", TB_STATUS_UNSUPPORTED, 0);
+    const cJSON *cases = get(doc, "cases");
+    assert_int_equal(cJSON_GetArraySize(cases), 6);
+    /* Before the peaks: null. */
+    assert_true(cJSON_IsNull(get(cJSON_GetArrayItem(cases, 0), "roofline")));
+    /* 12 MB at L3 add 50 GB/s in 480 us: 0.5. */
+    const cJSON *rl = get(cJSON_GetArrayItem(cases, 1), "roofline");
+    assert_true(cJSON_IsObject(rl));
+    assert_string_equal(str(rl, "level"), "L3");
+    assert_true(near(num(rl, "fraction"), 0.5));
+    /* 2 threads: L3 add 80 GB/s. */
+    rl = get(cJSON_GetArrayItem(cases, 2), "roofline");
+    assert_true(near(num(rl, "fraction"), (12e6 / 80) / 480e3));
+    /* No figure for 7 threads, no threads axis, not run: null. */
+    for (int i = 3; i < 6; i++)
+        assert_true(
+            cJSON_IsNull(get(cJSON_GetArrayItem(cases, i), "roofline")));
+    assert_int_equal(tb_results_set_peaks(doc, NULL), 0);
+    assert_true(cJSON_IsNull(get(doc, "peaks")));
+    cJSON_Delete(doc);
+}
+
+/* ---- 5. the command ------------------------------------------------------ */
+
+/* main.c provides these to every command; this test stands in for it.
+ * Usage errors set usage_errors so the test sees they were reported. */
+static int usage_errors;
+
+void tb_usage(FILE *f)
+{
+    fputs("usage: tbench <command> [options]\n", f);
+}
+
+int tb_usage_error(const char *fmt, const char *arg)
+{
+    usage_errors++;
+    fprintf(stderr, "tbench: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n");
+    return EXIT_USAGE;
+}
+
+static void test_cmd_usage(void **state)
+{
+    (void)state;
+    char *a1[] = {"peak", "--bogus", NULL};
+    assert_int_equal(tb_cmd_peak(2, a1), EXIT_USAGE);
+    char *a2[] = {"peak", "-o", NULL};
+    assert_int_equal(tb_cmd_peak(2, a2), EXIT_USAGE);
+    char *a3[] = {"peak", "extra", NULL};
+    assert_int_equal(tb_cmd_peak(2, a3), EXIT_USAGE);
+    assert_int_equal(usage_errors, 3);
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/tbench-test-peak-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/sub/dir/peak-cache.json", tmpdir);
+    unlink(path); /* left behind if test_cache_roundtrip failed */
+    snprintf(path, sizeof path, "%s/sub/dir", tmpdir);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/sub", tmpdir);
+    rmdir(path);
+    return rmdir(tmpdir) == 0 ? 0 : -1;
+}
+
+#define T(name) cmocka_unit_test(test_##name)
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        T(measure_structure),
+        T(measure_invalid),
+        T(cache_roundtrip),
+        T(cache_path_env),
+        T(level_selection),
+        T(roofline_fixed),
+        T(roofline_json),
+        T(results_roofline),
+        T(cmd_usage),
+    };
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {
+            cmocka_set_test_filter(argv[++i]);
+        } else {
+            fprintf(stderr, "usage: %s [--filter PATTERN]\n", argv[0]);
+            return 2;
+        }
+    }
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
