@@ -10,12 +10,15 @@
 #include <unistd.h>
 
 #include "../backends/backend.h"
+#include "../report/compare.h"
 #include "../report/fileio.h"
+#include "../report/resultsio.h"
 #include "../report/results.h"
 #include "../report/table.h"
 #include "commands.h"
 #include "config.h"
 #include "env.h"
+#include "peak.h"
 #include "plan.h"
 #include "runner.h"
 
@@ -49,6 +52,174 @@ static void progress(int i, int n, const char *id)
     fflush(stderr);
 }
 
+/* ---- baselines: --save-baseline, --baseline, --force ------------------- */
+
+#define BASELINE_DIR "results/baselines"
+#define BASELINE_NAME_MAX 100
+#define BASELINES_MAX 16
+
+typedef struct baselines {
+    const char *save; /* --save-baseline NAME, or NULL */
+    bool force;
+    int n; /* --baseline NAME, repeatable */
+    const char *names[BASELINES_MAX];
+    tb_resfile *files[BASELINES_MAX];
+} baselines;
+
+/* A baseline name is a file name, never a path: 1-100 characters from
+ * A-Z a-z 0-9 . _ -, not starting with '.' (so no "..", no hidden
+ * files).  Prints the error; 0 or EXIT_USAGE. */
+static int baseline_name_ok(const char *opt, const char *name)
+{
+    size_t len = strlen(name);
+    const char *why = NULL;
+    if (len == 0 || len > BASELINE_NAME_MAX)
+        why = "must be 1 to 100 characters";
+    else if (name[0] == '.')
+        why = "must not start with '.'";
+    else if (strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv"
+                          "wxyz0123456789._-") != len)
+        why = "may hold only A-Z a-z 0-9 . _ - (no '/')";
+    if (!why)
+        return 0;
+    fprintf(stderr, "tbench: %s: invalid baseline name '%.120s': it %s\n",
+            opt, name, why);
+    return EXIT_USAGE;
+}
+
+static void baseline_path(const char *name, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s.json", BASELINE_DIR, name);
+}
+
+/* Before anything runs: valid names, the --save-baseline file free (or
+ * --force), every --baseline file loadable.  0 or EXIT_USAGE. */
+static int baselines_prepare(baselines *b)
+{
+    char path[512], err[1024];
+    struct stat st;
+    if (b->save) {
+        if (baseline_name_ok("--save-baseline", b->save))
+            return EXIT_USAGE;
+        baseline_path(b->save, path, sizeof path);
+        if (!b->force && stat(path, &st) == 0) {
+            fprintf(stderr, "tbench: --save-baseline: %s exists; add --force "
+                    "to replace it\n", path);
+            return EXIT_USAGE;
+        }
+    } else if (b->force) {
+        return tb_usage_error("run: --force is only for --save-baseline%s",
+                              "");
+    }
+    for (int i = 0; i < b->n; i++) {
+        if (baseline_name_ok("--baseline", b->names[i]))
+            return EXIT_USAGE;
+        baseline_path(b->names[i], path, sizeof path);
+        if (tb_resfile_load(path, &b->files[i], err, sizeof err)) {
+            fprintf(stderr, "tbench: --baseline: %s\n", err);
+            return EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
+/* Every baseline must share a case id with the plan.  0 or EXIT_USAGE. */
+static int baselines_match_plan(const baselines *b, const tb_plan *plan)
+{
+    for (int i = 0; i < b->n; i++) {
+        bool any = false;
+        for (int k = 0; k < plan->n && !any; k++)
+            any = tb_resfile_find(b->files[i], plan->cases[k].id) != NULL;
+        if (!any) {
+            fprintf(stderr, "tbench: --baseline: %s: no case id in common "
+                    "with this run (a different matrix?)\n",
+                    b->files[i]->path);
+            return EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
+/* After the run (results written to outdir): compare with the baselines
+ * (printed, and written to outdir/compare.json), then save the run as a
+ * baseline unless it was interrupted.  Returns the exit status given
+ * the run's own `rc`. */
+static int baselines_finish(baselines *b, const cJSON *doc,
+                            const char *outdir, int rc)
+{
+    char path[4096 + 64], err[1024]; /* outdir is at most 4095 bytes */
+    if (b->n) {
+        tb_resfile *run = NULL;
+        tb_cmp cmp;
+        tb_cmp_opts o;
+        tb_cmp_opts_default(&o);
+        if (tb_resfile_load(outdir, &run, err, sizeof err) ||
+            tb_compare(b->files, b->n, &run, 1, &o, &cmp, err, sizeof err)) {
+            fprintf(stderr, "tbench: --baseline: %s\n", err);
+            tb_resfile_free(run);
+            return rc == EXIT_INTR ? rc : EXIT_CASES;
+        }
+        printf("\ncomparison with baseline");
+        for (int i = 0; i < b->n; i++)
+            printf("%s %s", i ? "," : "", b->names[i]);
+        printf(":\n");
+        tb_cmp_print(stdout, &cmp, false);
+        cJSON *j = tb_cmp_json(&cmp);
+        char *text = j ? cJSON_Print(j) : NULL;
+        bool fits = snprintf(path, sizeof path, "%s/compare.json",
+                             outdir) < (int)sizeof path;
+        if (!text || !fits ||
+            tb_write_atomic(path, text, strlen(text), err, sizeof err)) {
+            fprintf(stderr, "tbench: writing %s: %s\n", path,
+                    !text ? "out of memory" : !fits ? "path too long" : err);
+            if (rc != EXIT_INTR)
+                rc = EXIT_CASES;
+        } else {
+            printf("comparison: %s\n", path);
+        }
+        free(text);
+        cJSON_Delete(j);
+        if (cmp.failed && rc != EXIT_INTR)
+            rc = EXIT_CASES;
+        tb_cmp_free(&cmp);
+        tb_resfile_free(run);
+    }
+    if (b->save) {
+        if (rc == EXIT_INTR) {
+            fprintf(stderr, "tbench: --save-baseline: not saved, the run was "
+                    "interrupted\n");
+            return rc;
+        }
+        struct stat st;
+        char *text = cJSON_Print(doc);
+        baseline_path(b->save, path, sizeof path);
+        if (!text) {
+            fprintf(stderr, "tbench: --save-baseline: out of memory\n");
+            rc = EXIT_CASES;
+        } else if (!b->force && stat(path, &st) == 0) {
+            fprintf(stderr, "tbench: --save-baseline: %s appeared during the "
+                    "run; not replaced (add --force)\n", path);
+            rc = EXIT_CASES;
+        } else if (tb_mkdir_p(BASELINE_DIR, err, sizeof err) ||
+                   tb_write_atomic(path, text, strlen(text), err,
+                                   sizeof err)) {
+            fprintf(stderr, "tbench: --save-baseline: %s\n", err);
+            rc = EXIT_CASES;
+        } else {
+            printf("baseline: %s\n", path);
+        }
+        free(text);
+    }
+    return rc;
+}
+
+static void baselines_free(baselines *b)
+{
+    for (int i = 0; i < b->n; i++)
+        tb_resfile_free(b->files[i]);
+    b->n = 0;
+}
+
 int tb_cmd_run(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -56,11 +227,17 @@ int tb_cmd_run(int argc, char **argv)
         {"filter", required_argument, NULL, 'f'},
         {"backend", required_argument, NULL, 'b'},
         {"quiet", no_argument, NULL, 'q'},
+        {"save-baseline", required_argument, NULL, 'S'},
+        {"baseline", required_argument, NULL, 'B'},
+        {"force", no_argument, NULL, 'F'},
+        {"peaks", no_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *outdir = NULL;
     bool quiet = false;
+    baselines bl = {0};
+    bool peaks = false; /* --peaks: measure them (else: the cache) */
     tb_plan_opts opts = {0};
     int c;
     opterr = 0;
@@ -71,6 +248,15 @@ int tb_cmd_run(int argc, char **argv)
         case 'f': opts.filter = optarg; break;
         case 'b': opts.backend = optarg; break;
         case 'q': quiet = true; break;
+        case 'S': bl.save = optarg; break;
+        case 'F': bl.force = true; break;
+        case 'B':
+            if (bl.n == BASELINES_MAX)
+                return tb_usage_error("run: at most 16 --baseline options%s",
+                                      "");
+            bl.names[bl.n++] = optarg;
+            break;
+        case 'P': peaks = true; break;
         case 'h': tb_usage(stdout); return EXIT_OKAY;
         case ':':
             return tb_usage_error("run: option '%s' needs a value",
@@ -86,6 +272,12 @@ int tb_cmd_run(int argc, char **argv)
         return tb_usage_error("--backend: unknown backend '%s' (see 'tbench "
                            "list')", opts.backend);
 
+    int brc = baselines_prepare(&bl);
+    if (brc) {
+        baselines_free(&bl);
+        return brc;
+    }
+
     char err[1024];
     int rc = EXIT_OKAY;
     tb_config *cfgs = calloc((size_t)ncfg, sizeof *cfgs);
@@ -94,6 +286,7 @@ int tb_cmd_run(int argc, char **argv)
     cJSON *doc = NULL;
     if (!cfgs) {
         fprintf(stderr, "tbench: out of memory\n");
+        baselines_free(&bl);
         return EXIT_USAGE;
     }
     for (int i = 0; i < ncfg; i++) {
@@ -112,6 +305,10 @@ int tb_cmd_run(int argc, char **argv)
         fprintf(stderr, "tbench: no case to run%s%s%s\n",
                 opts.filter ? " (filter '" : "",
                 opts.filter ? opts.filter : "", opts.filter ? "')" : "");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (baselines_match_plan(&bl, &plan)) {
         rc = EXIT_USAGE;
         goto out;
     }
@@ -145,6 +342,7 @@ int tb_cmd_run(int argc, char **argv)
                                  cJSON_GetObjectItem(doc, "env"), "warnings"))
         if (!quiet && cJSON_IsString(warn))
             fprintf(stderr, "tbench: warning: %s\n", warn->valuestring);
+    tb_results_set_peaks(doc, tb_peaks_for_run(peaks, quiet));
 
     bool show = !quiet && isatty(STDERR_FILENO);
     for (int i = 0; i < plan.n && !interrupted; i++) {
@@ -182,7 +380,9 @@ int tb_cmd_run(int argc, char **argv)
         fprintf(stderr, "tbench: interrupted; finished cases are saved\n");
         rc = EXIT_INTR;
     }
+    rc = baselines_finish(&bl, doc, outdir, rc);
 out:
+    baselines_free(&bl);
     cJSON_Delete(doc);
     tb_runner_destroy(runner);
     tb_plan_free(&plan);

@@ -1,0 +1,385 @@
+/* tbench compare, history and export: result files in, verdicts, series
+ * and dashboard formats out (docs/FORMAT.md).  Exit codes: 0 success
+ * (compare: no regression of a kind in --fail-on), 1 compare found such
+ * regressions, 2 usage or input error (one line on stderr). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ops/error.h"
+#include "../report/compare.h"
+#include "../report/export.h"
+#include "../report/fileio.h"
+#include "../report/history.h"
+#include "../report/resultsio.h"
+#include "commands.h"
+
+/* Options shared by the three commands; each command accepts a subset. */
+typedef struct cli {
+    const char *cmd;
+    const char *format, *output, *fail_on;
+    double threshold, alpha, penalty;
+    bool vs_seen;
+    int n_old, n_new;   /* positionals before and after --vs */
+    const char **files; /* every positional, old ones first */
+} cli;
+
+enum { OPT_THRESHOLD = 1, OPT_ALPHA = 2, OPT_FORMAT = 4, OPT_FAILON = 8,
+       OPT_PENALTY = 16, OPT_OUTPUT = 32, OPT_VS = 64 };
+
+/* A number from an option value: digits, optionally ending in '%' when
+ * pct is set.  false when malformed. */
+static bool parse_num(const char *s, bool pct, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || !isfinite(v))
+        return false;
+    if (pct && *end == '%')
+        end++;
+    if (*end)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Parse argv (argv[0] is the command) accepting the options in `allow`.
+ * Returns 0, or EXIT_USAGE after printing the message. */
+static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
+{
+    c->files = calloc((size_t)argc, sizeof *c->files);
+    if (!c->files) {
+        fprintf(stderr, "tbench: out of memory\n");
+        return EXIT_USAGE;
+    }
+    char msg[256];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            tb_usage(stdout);
+            return -1;
+        }
+        if ((allow & OPT_VS) && !strcmp(a, "--vs")) {
+            if (c->vs_seen)
+                return tb_usage_error("compare: '--vs' given twice%s", "");
+            c->vs_seen = true;
+            continue;
+        }
+        if (a[0] != '-' || !a[1]) {
+            c->files[c->n_old + c->n_new] = a;
+            if (c->vs_seen)
+                c->n_new++;
+            else
+                c->n_old++;
+            continue;
+        }
+        static const struct {
+            const char *name;
+            unsigned bit;
+        } opts[] = {{"--threshold", OPT_THRESHOLD}, {"--alpha", OPT_ALPHA},
+                    {"--format", OPT_FORMAT},       {"--fail-on", OPT_FAILON},
+                    {"--penalty", OPT_PENALTY},     {"--output", OPT_OUTPUT},
+                    {"-o", OPT_OUTPUT}};
+        unsigned bit = 0;
+        const char *val = NULL;
+        for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+            size_t l = strlen(opts[k].name);
+            if (!strncmp(a, opts[k].name, l) &&
+                (a[l] == '\0' || (a[l] == '=' && a[1] == '-'))) {
+                bit = opts[k].bit;
+                val = a[l] == '=' ? a + l + 1 : NULL;
+                break;
+            }
+        }
+        if (!(bit & allow)) {
+            snprintf(msg, sizeof msg, "%s: unknown option '%%s'", c->cmd);
+            return tb_usage_error(msg, a);
+        }
+        if (!val) {
+            if (i + 1 >= argc) {
+                snprintf(msg, sizeof msg, "%s: option '%%s' needs a value",
+                         c->cmd);
+                return tb_usage_error(msg, a);
+            }
+            val = argv[++i];
+        }
+        switch (bit) {
+        case OPT_THRESHOLD:
+            if (!parse_num(val, true, &c->threshold) || c->threshold < 0 ||
+                c->threshold > 1000)
+                return tb_usage_error("--threshold: expected a percentage "
+                                      "from 0 to 1000, got '%s'", val);
+            c->threshold /= 100;
+            break;
+        case OPT_ALPHA:
+            if (!parse_num(val, false, &c->alpha) || !(c->alpha > 0) ||
+                !(c->alpha < 1))
+                return tb_usage_error("--alpha: expected a number between 0 "
+                                      "and 1, got '%s'", val);
+            break;
+        case OPT_PENALTY:
+            if (!parse_num(val, false, &c->penalty) || !(c->penalty > 0) ||
+                c->penalty > 1e6)
+                return tb_usage_error("--penalty: expected a positive number, "
+                                      "got '%s'", val);
+            break;
+        case OPT_FORMAT: c->format = val; break;
+        case OPT_FAILON: c->fail_on = val; break;
+        case OPT_OUTPUT: c->output = val; break;
+        }
+    }
+    return 0;
+}
+
+/* Load files[0..n) into out[0..n); on failure print the error and free
+ * what was loaded. */
+static int load_all(const char *const *files, int n, tb_resfile **out)
+{
+    char err[1024];
+    for (int i = 0; i < n; i++) {
+        if (tb_resfile_load(files[i], &out[i], err, sizeof err)) {
+            fprintf(stderr, "tbench: %s\n", err);
+            for (int j = 0; j < i; j++)
+                tb_resfile_free(out[j]);
+            return EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
+/* Write text to -o FILE (atomically) or stdout.  0 or EXIT_USAGE. */
+static int emit(const char *output, const char *text, size_t len)
+{
+    if (!output) {
+        fwrite(text, 1, len, stdout);
+        return fflush(stdout) ? EXIT_USAGE : 0;
+    }
+    char err[1024];
+    if (tb_write_atomic(output, text, len, err, sizeof err)) {
+        fprintf(stderr, "tbench: -o: %s\n", err);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int emit_json(const char *output, cJSON *doc)
+{
+    char *s = doc ? cJSON_Print(doc) : NULL;
+    if (!s) {
+        fprintf(stderr, "tbench: out of memory\n");
+        return EXIT_USAGE;
+    }
+    size_t l = strlen(s);
+    s[l] = '\n'; /* replaces the NUL; emit gets the length */
+    int rc = emit(output, s, l + 1);
+    free(s);
+    return rc;
+}
+
+/* 0 text, 1 markdown, 2 json; -1 for anything else. */
+static int text_format(const char *f)
+{
+    if (!f || !strcmp(f, "text"))
+        return 0;
+    if (!strcmp(f, "md"))
+        return 1;
+    if (!strcmp(f, "json"))
+        return 2;
+    return -1;
+}
+
+int tb_cmd_compare(int argc, char **argv)
+{
+    cli c = {.cmd = "compare", .threshold = NAN, .alpha = NAN};
+    int rc = parse_cli(argc, argv,
+                       OPT_THRESHOLD | OPT_ALPHA | OPT_FORMAT | OPT_FAILON |
+                           OPT_OUTPUT | OPT_VS,
+                       &c);
+    tb_resfile **files = NULL;
+    int nf = c.n_old + c.n_new;
+    if (rc) {
+        free(c.files);
+        return rc < 0 ? EXIT_OKAY : rc;
+    }
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    if (!isnan(c.threshold))
+        o.threshold = c.threshold;
+    if (!isnan(c.alpha))
+        o.alpha = c.alpha;
+    int fmt = text_format(c.format);
+    if (fmt < 0)
+        rc = tb_usage_error("compare: --format: expected text, md or json, "
+                            "got '%s'", c.format);
+    else if (c.fail_on && tb_cmp_parse_fail_on(c.fail_on, &o.fail_on))
+        rc = tb_usage_error("compare: --fail-on: expected a comma-separated "
+                            "list of time, counters, status (or none), got "
+                            "'%s'", c.fail_on);
+    else if (!c.vs_seen && nf != 2)
+        rc = tb_usage_error("compare: expected OLD NEW (two result files) or "
+                            "OLD... --vs NEW...%s", "");
+    else if (c.vs_seen && (!c.n_old || !c.n_new))
+        rc = tb_usage_error("compare: --vs needs at least one file on each "
+                            "side%s", "");
+    if (rc) {
+        free(c.files);
+        return rc;
+    }
+    if (!c.vs_seen) {
+        c.n_old = 1;
+        c.n_new = 1;
+    }
+    files = calloc((size_t)nf, sizeof *files);
+    if (!files || load_all(c.files, nf, files)) {
+        if (!files)
+            fprintf(stderr, "tbench: out of memory\n");
+        free(files);
+        free(c.files);
+        return EXIT_USAGE;
+    }
+    tb_cmp cmp;
+    char err[1024];
+    if (tb_compare(files, c.n_old, files + c.n_old, c.n_new, &o, &cmp, err,
+                   sizeof err)) {
+        fprintf(stderr, "tbench: %s\n", err);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (fmt == 2) {
+        cJSON *doc = tb_cmp_json(&cmp);
+        rc = emit_json(c.output, doc);
+        cJSON_Delete(doc);
+    } else {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        if (!m) {
+            fprintf(stderr, "tbench: out of memory\n");
+            rc = EXIT_USAGE;
+        } else {
+            tb_cmp_print(m, &cmp, fmt == 1);
+            fclose(m);
+            rc = emit(c.output, buf, len);
+            free(buf);
+        }
+    }
+    if (!rc && cmp.failed)
+        rc = EXIT_CASES;
+    tb_cmp_free(&cmp);
+out:
+    for (int i = 0; i < nf; i++)
+        tb_resfile_free(files[i]);
+    free(files);
+    free(c.files);
+    return rc;
+}
+
+int tb_cmd_history(int argc, char **argv)
+{
+    cli c = {.cmd = "history", .threshold = NAN, .penalty = NAN};
+    int rc = parse_cli(argc, argv,
+                       OPT_THRESHOLD | OPT_PENALTY | OPT_FORMAT | OPT_OUTPUT,
+                       &c);
+    int nf = c.n_old;
+    if (rc) {
+        free(c.files);
+        return rc < 0 ? EXIT_OKAY : rc;
+    }
+    tb_hist_opts o;
+    tb_hist_opts_default(&o);
+    if (!isnan(c.threshold))
+        o.threshold = c.threshold;
+    if (!isnan(c.penalty))
+        o.penalty = c.penalty;
+    int fmt = text_format(c.format);
+    if (fmt < 0)
+        rc = tb_usage_error("history: --format: expected text, md or json, "
+                            "got '%s'", c.format);
+    else if (nf < 1)
+        rc = tb_usage_error("history: no result file given (FILE..., oldest "
+                            "first)%s", "");
+    if (rc) {
+        free(c.files);
+        return rc;
+    }
+    tb_resfile **files = calloc((size_t)nf, sizeof *files);
+    if (!files || load_all(c.files, nf, files)) {
+        if (!files)
+            fprintf(stderr, "tbench: out of memory\n");
+        free(files);
+        free(c.files);
+        return EXIT_USAGE;
+    }
+    tb_history h;
+    char err[1024];
+    if (tb_history_build(files, nf, &o, &h, err, sizeof err)) {
+        fprintf(stderr, "tbench: %s\n", err);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (fmt == 2) {
+        cJSON *doc = tb_history_json(&h);
+        rc = emit_json(c.output, doc);
+        cJSON_Delete(doc);
+    } else {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        if (!m) {
+            fprintf(stderr, "tbench: out of memory\n");
+            rc = EXIT_USAGE;
+        } else {
+            tb_history_print(m, &h, fmt == 1);
+            fclose(m);
+            rc = emit(c.output, buf, len);
+            free(buf);
+        }
+    }
+    tb_history_free(&h);
+out:
+    for (int i = 0; i < nf; i++)
+        tb_resfile_free(files[i]);
+    free(files);
+    free(c.files);
+    return rc;
+}
+
+int tb_cmd_export(int argc, char **argv)
+{
+    cli c = {.cmd = "export"};
+    int rc = parse_cli(argc, argv, OPT_FORMAT | OPT_OUTPUT, &c);
+    if (rc) {
+        free(c.files);
+        return rc < 0 ? EXIT_OKAY : rc;
+    }
+    tb_export_format fmt = TB_EXPORT_GBENCH;
+    if (c.n_old != 1)
+        rc = tb_usage_error("export: expected one result file, got %s",
+                            c.n_old ? "several" : "none");
+    else if (!c.format)
+        rc = tb_usage_error("export: --format is required (gbench, bmf or "
+                            "gab)%s", "");
+    else if (tb_export_parse_format(c.format, &fmt))
+        rc = tb_usage_error("export: --format: expected gbench, bmf or gab, "
+                            "got '%s'", c.format);
+    if (rc) {
+        free(c.files);
+        return rc;
+    }
+    tb_resfile *f;
+    char err[1024];
+    if (tb_resfile_load(c.files[0], &f, err, sizeof err)) {
+        fprintf(stderr, "tbench: %s\n", err);
+        free(c.files);
+        return EXIT_USAGE;
+    }
+    cJSON *doc = tb_export(f, fmt);
+    rc = emit_json(c.output, doc);
+    cJSON_Delete(doc);
+    tb_resfile_free(f);
+    free(c.files);
+    return rc;
+}

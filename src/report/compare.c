@@ -1,0 +1,1085 @@
+/* Case-by-case comparison of result files: see compare.h for the rules
+ * and docs/FORMAT.md ("compare") for the outputs. */
+#include "compare.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/stats.h"
+#include "../ops/error.h"
+#include "table.h"
+
+/* ---- small helpers -------------------------------------------------- */
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+static inline void swap_d(double *a, double *b)
+{
+    double t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Put the k-th smallest of a[0..n) at a[k], smaller-or-equal values
+ * before it, greater-or-equal after (quickselect, Hoare partition around
+ * a median of three, so runs of equal values split evenly). */
+static void select_kth(double *a, size_t n, size_t k)
+{
+    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
+    while (hi - lo >= 16) {
+        ptrdiff_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < a[lo])
+            swap_d(&a[mid], &a[lo]);
+        if (a[hi] < a[lo])
+            swap_d(&a[hi], &a[lo]);
+        if (a[hi] < a[mid])
+            swap_d(&a[hi], &a[mid]);
+        double pivot = a[mid];
+        ptrdiff_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] < pivot)
+                i++;
+            while (a[j] > pivot)
+                j--;
+            if (i <= j) {
+                swap_d(&a[i], &a[j]);
+                i++;
+                j--;
+            }
+        }
+        if (kk <= j)
+            hi = j;
+        else if (kk >= i)
+            lo = i;
+        else
+            return;
+    }
+    for (ptrdiff_t i = lo + 1; i <= hi; i++) {
+        double v = a[i];
+        ptrdiff_t j = i - 1;
+        while (j >= lo && a[j] > v) {
+            a[j + 1] = a[j];
+            j--;
+        }
+        a[j + 1] = v;
+    }
+}
+
+/* Median of a[0..n) (n >= 1; the mean of the two middle values when n is
+ * even, as NumPy), reordering a. */
+static double median_inplace(double *a, size_t n)
+{
+    size_t k = (n - 1) / 2;
+    select_kth(a, n, k);
+    if (n % 2)
+        return a[k];
+    double next = a[k + 1];
+    for (size_t i = k + 2; i < n; i++)
+        if (a[i] < next)
+            next = a[i];
+    return a[k] + (next - a[k]) * 0.5;
+}
+
+/* Uniform integer in [0, n), n < 2^32 (multiply-shift on 32 bits; the
+ * bias, below n / 2^32, is far under the bootstrap's own error). */
+static inline size_t draw(tb_rng *r, size_t n)
+{
+    return (size_t)(((tb_rng_next(r) >> 32) * (uint64_t)n) >> 32);
+}
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+/* ---- Mann-Whitney U --------------------------------------------------- */
+
+typedef struct {
+    double v;
+    int from_x;
+} tagged;
+
+static int cmp_tagged(const void *pa, const void *pb)
+{
+    const tagged *a = pa, *b = pb;
+    return (a->v > b->v) - (a->v < b->v);
+}
+
+/* P(U <= u) under the null for sizes m, n without ties: c(m, n, u), the
+ * number of orderings with U = u, obeys c(m, n, u) = c(m-1, n, u-n) +
+ * c(m, n-1, u) (the largest value is an x, beating all n y's, or a y).
+ * Two layers over m, each (n+1) x (m n + 1); sums only, so no
+ * cancellation; the counts (< 2^100 for m, n <= 50) fit a double's range
+ * and keep 53 bits of relative precision.  NAN on allocation failure. */
+static double mwu_exact_cdf(size_t m, size_t n, double u)
+{
+    size_t umax = m * n, w = umax + 1;
+    double *prev = calloc((n + 1) * w, sizeof *prev);
+    double *cur = calloc((n + 1) * w, sizeof *cur);
+    if (!prev || !cur) {
+        free(prev);
+        free(cur);
+        return NAN;
+    }
+    for (size_t j = 0; j <= n; j++)
+        prev[j * w] = 1; /* m = 0: U = 0 */
+    for (size_t i = 1; i <= m; i++) {
+        memset(cur, 0, (n + 1) * w * sizeof *cur);
+        cur[0] = 1; /* n = 0: U = 0 */
+        for (size_t j = 1; j <= n; j++) {
+            double *c = cur + j * w;
+            const double *left = cur + (j - 1) * w, *up = prev + j * w;
+            size_t top = i * j;
+            for (size_t k = 0; k <= top; k++)
+                c[k] = left[k] + (k >= j ? up[k - j] : 0);
+        }
+        double *t = prev;
+        prev = cur;
+        cur = t;
+    }
+    const double *c = prev + n * w;
+    double below = 0, total = 0;
+    for (size_t k = 0; k <= umax; k++) {
+        total += c[k];
+        if ((double)k <= u)
+            below += c[k];
+    }
+    free(prev);
+    free(cur);
+    return below / total;
+}
+
+int tb_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
+                    tb_mwu *out)
+{
+    if (!x || !y || !out || nx == 0 || ny == 0)
+        return TB_EINVAL;
+    size_t n = nx + ny;
+    tagged *t = malloc(n * sizeof *t);
+    if (!t)
+        return TB_ENOMEM;
+    for (size_t i = 0; i < nx; i++)
+        t[i] = (tagged){x[i], 1};
+    for (size_t i = 0; i < ny; i++)
+        t[nx + i] = (tagged){y[i], 0};
+    for (size_t i = 0; i < n; i++)
+        if (isnan(t[i].v)) {
+            free(t);
+            return TB_EINVAL;
+        }
+    qsort(t, n, sizeof *t, cmp_tagged);
+    double rank_x = 0, tie_term = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && t[j].v == t[i].v)
+            j++;
+        double mid = 0.5 * ((double)(i + 1) + (double)j); /* midrank */
+        size_t cx = 0;
+        for (size_t k = i; k < j; k++)
+            cx += (size_t)t[k].from_x;
+        rank_x += mid * (double)cx;
+        double tc = (double)(j - i);
+        tie_term += tc * tc * tc - tc;
+        i = j;
+    }
+    free(t);
+    double fx = (double)nx, fy = (double)ny, fn = (double)n;
+    double u1 = rank_x - fx * (fx + 1) / 2;
+    double umax = u1 > fx * fy - u1 ? u1 : fx * fy - u1;
+    out->u = u1;
+    if (tie_term == 0 && nx <= TB_MWU_EXACT_MAX && ny <= TB_MWU_EXACT_MAX) {
+        double cdf = mwu_exact_cdf(nx, ny, fx * fy - umax);
+        if (isnan(cdf))
+            return TB_ENOMEM;
+        out->exact = true;
+        out->p = fmin(1.0, 2 * cdf);
+        return 0;
+    }
+    out->exact = false;
+    double var = fx * fy / 12 * ((fn + 1) - tie_term / (fn * (fn - 1)));
+    if (!(var > 0)) {
+        out->p = 1;
+        return 0;
+    }
+    double z = (umax - fx * fy / 2 - 0.5) / sqrt(var);
+    out->p = fmin(1.0, erfc(z / sqrt(2.0)));
+    return 0;
+}
+
+/* ---- Student t quantile ---------------------------------------------- */
+
+/* Continued fraction of the regularized incomplete beta function
+ * (modified Lentz); converges fast for x < (a+1)/(a+b+2). */
+static double beta_cf(double a, double b, double x)
+{
+    const double tiny = 1e-300, eps = 1e-16;
+    double qab = a + b, qap = a + 1, qam = a - 1;
+    double c = 1, d = 1 - qab * x / qap;
+    d = 1 / (fabs(d) < tiny ? tiny : d);
+    double h = d;
+    for (int m = 1; m <= 10000; m++) {
+        double m2 = 2.0 * m;
+        double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+        d = 1 + aa * d;
+        c = 1 + aa / c;
+        d = 1 / (fabs(d) < tiny ? tiny : d);
+        c = fabs(c) < tiny ? tiny : c;
+        h *= d * c;
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+        d = 1 + aa * d;
+        c = 1 + aa / c;
+        d = 1 / (fabs(d) < tiny ? tiny : d);
+        c = fabs(c) < tiny ? tiny : c;
+        double del = d * c;
+        h *= del;
+        if (fabs(del - 1) < eps)
+            break;
+    }
+    return h;
+}
+
+/* Regularized incomplete beta I_x(a, b). */
+static double inc_beta(double a, double b, double x)
+{
+    if (x <= 0)
+        return 0;
+    if (x >= 1)
+        return 1;
+    double lbt = lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) +
+                 b * log1p(-x);
+    if (x < (a + 1) / (a + b + 2))
+        return exp(lbt) * beta_cf(a, b, x) / a;
+    return 1 - exp(lbt) * beta_cf(b, a, 1 - x) / b;
+}
+
+/* P(T > t) for t >= 0, T ~ Student t with df degrees of freedom. */
+static double t_sf(double t, double df)
+{
+    return 0.5 * inc_beta(df / 2, 0.5, df / (df + t * t));
+}
+
+double tb_t_quantile(double p, double df)
+{
+    if (!(p > 0 && p < 1) || !(df > 0))
+        return NAN;
+    if (p < 0.5)
+        return -tb_t_quantile(1 - p, df);
+    double q = 1 - p, lo = 0, hi = 1;
+    if (q == 0.5)
+        return 0;
+    while (t_sf(hi, df) > q && hi < 1e300)
+        hi *= 2;
+    /* bisection: the tail is monotone, 200 halvings reach the double
+     * spacing of any bracket */
+    for (int i = 0; i < 200 && hi - lo > 1e-15 * hi; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (t_sf(mid, df) > q)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* ---- bootstrap CI of the ratio of medians ----------------------------- */
+
+/* One bootstrap replicate of a side's M into *m: k runs drawn with
+ * replacement, each resampled; scratch holds max n, meds holds k. */
+static double side_replicate(const tb_sampleset *s, int k, tb_rng *r,
+                             double *scratch, double *meds)
+{
+    for (int j = 0; j < k; j++) {
+        const tb_sampleset *run = &s[draw(r, (size_t)k)];
+        for (size_t i = 0; i < run->n; i++)
+            scratch[i] = run->x[draw(r, run->n)];
+        meds[j] = median_inplace(scratch, run->n);
+    }
+    return median_inplace(meds, (size_t)k);
+}
+
+int tb_ratio_ci(const tb_sampleset *old, int k_old, const tb_sampleset *nw,
+                int k_new, int resamples, uint64_t seed, double *lo,
+                double *hi)
+{
+    if (!old || !nw || k_old < 1 || k_new < 1 || resamples < 1 || !lo ||
+        !hi)
+        return TB_EINVAL;
+    size_t maxn = 0;
+    for (int j = 0; j < k_old; j++) {
+        if (!old[j].x || !old[j].n || old[j].n >= UINT32_MAX)
+            return TB_EINVAL;
+        maxn = old[j].n > maxn ? old[j].n : maxn;
+    }
+    for (int j = 0; j < k_new; j++) {
+        if (!nw[j].x || !nw[j].n || nw[j].n >= UINT32_MAX)
+            return TB_EINVAL;
+        maxn = nw[j].n > maxn ? nw[j].n : maxn;
+    }
+    int kmax = k_old > k_new ? k_old : k_new;
+    double *scratch = malloc(maxn * sizeof *scratch);
+    double *meds = malloc((size_t)kmax * sizeof *meds);
+    double *ratios = malloc((size_t)resamples * sizeof *ratios);
+    if (!scratch || !meds || !ratios) {
+        free(scratch);
+        free(meds);
+        free(ratios);
+        return TB_ENOMEM;
+    }
+    tb_rng rng;
+    tb_rng_seed(&rng, seed);
+    for (int b = 0; b < resamples; b++) {
+        double mo = side_replicate(old, k_old, &rng, scratch, meds);
+        double mn = side_replicate(nw, k_new, &rng, scratch, meds);
+        ratios[b] = mn / mo;
+    }
+    qsort(ratios, (size_t)resamples, sizeof *ratios, cmp_double);
+    *lo = tb_quantile_sorted(ratios, (size_t)resamples, 0.025);
+    *hi = tb_quantile_sorted(ratios, (size_t)resamples, 0.975);
+    free(scratch);
+    free(meds);
+    free(ratios);
+    return 0;
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+void tb_cmp_opts_default(tb_cmp_opts *o)
+{
+    o->threshold = 0.02;
+    o->alpha = 0.01;
+    o->fail_on = TB_FAIL_ALL;
+    o->resamples = 2000;
+    o->seed = UINT64_C(0x7b5eedc0ffee);
+}
+
+int tb_cmp_parse_fail_on(const char *s, unsigned *bits)
+{
+    unsigned b = 0;
+    if (!strcmp(s, "none")) {
+        *bits = 0;
+        return 0;
+    }
+    while (*s) {
+        size_t l = strcspn(s, ",");
+        if (l == 4 && !strncmp(s, "time", 4))
+            b |= TB_FAIL_TIME;
+        else if (l == 8 && !strncmp(s, "counters", 8))
+            b |= TB_FAIL_COUNTERS;
+        else if (l == 6 && !strncmp(s, "status", 6))
+            b |= TB_FAIL_STATUS;
+        else
+            return TB_EINVAL;
+        s += l;
+        if (*s == ',' && *++s == '\0')
+            return TB_EINVAL;
+    }
+    if (!b)
+        return TB_EINVAL;
+    *bits = b;
+    return 0;
+}
+
+/* ---- the comparison ----------------------------------------------------- */
+
+/* Statuses that mean "did not run here" rather than "failed". */
+static bool status_not_run(const char *s)
+{
+    return !strcmp(s, "unsupported") || !strcmp(s, "unavailable") ||
+           !strcmp(s, "skipped");
+}
+
+/* A side's status for a case: "ok" when every run that has it is ok,
+ * else the first other status (with its message). */
+static void side_status(const tb_rescase *const *rc, int k,
+                        const char **status, const char **message,
+                        const char **impl)
+{
+    *status = NULL;
+    *message = NULL;
+    *impl = NULL;
+    for (int j = 0; j < k; j++) {
+        if (!*status || !strcmp(*status, "ok")) {
+            *status = rc[j]->status;
+            *message = rc[j]->message;
+        }
+        if (!*impl)
+            *impl = rc[j]->impl;
+    }
+}
+
+static double median_of(const double *v, int k, double *scratch)
+{
+    memcpy(scratch, v, (size_t)k * sizeof *v);
+    return median_inplace(scratch, (size_t)k);
+}
+
+/* Time and counters of a case that is ok on both sides. */
+static int compare_timed(tb_cmp_case *c, const tb_rescase *const *ro,
+                         int ko, const tb_rescase *const *rn, int kn,
+                         const tb_cmp_opts *o)
+{
+    int kmax = ko > kn ? ko : kn;
+    int rc = TB_ENOMEM;
+    double *v = malloc((size_t)kmax * 3 * sizeof *v);
+    tb_sampleset *so = malloc((size_t)ko * sizeof *so);
+    tb_sampleset *sn = malloc((size_t)kn * sizeof *sn);
+    double *px = NULL, *py = NULL;
+    if (!v || !so || !sn)
+        goto out;
+    double *scratch = v + kmax, *cis = v + 2 * kmax;
+    size_t nx = 0, ny = 0;
+    for (int j = 0; j < ko; j++) {
+        so[j] = (tb_sampleset){ro[j]->samples_ns, ro[j]->n};
+        nx += ro[j]->n;
+    }
+    for (int j = 0; j < kn; j++) {
+        sn[j] = (tb_sampleset){rn[j]->samples_ns, rn[j]->n};
+        ny += rn[j]->n;
+    }
+    /* medians and within-run noise of each side; the pooled variance of
+     * log run medians over the sides with two or more runs */
+    double within = 0, between = NAN, ss = 0;
+    int df = 0;
+    for (int side = 0; side < 2; side++) {
+        const tb_rescase *const *r = side ? rn : ro;
+        int k = side ? kn : ko;
+        double mean = 0;
+        for (int j = 0; j < k; j++) {
+            v[j] = r[j]->median_ns;
+            cis[j] = r[j]->ci_rel;
+            mean += log(v[j]) / k;
+        }
+        double m = median_of(v, k, scratch);
+        within += 0.5 * median_of(cis, k, scratch);
+        if (k >= 2) {
+            for (int j = 0; j < k; j++)
+                ss += (log(v[j]) - mean) * (log(v[j]) - mean);
+            df += k - 1;
+        }
+        if (side)
+            c->new_median = m;
+        else
+            c->old_median = m;
+    }
+    c->run_sd = NAN;
+    c->run_df = df;
+    if (df > 0) {
+        /* the smallest change a two-sample t test on the log run medians
+         * would call significant at alpha */
+        c->run_sd = sqrt(ss / df);
+        between = expm1(tb_t_quantile(1 - o->alpha / 2, df) * c->run_sd *
+                        sqrt(1.0 / ko + 1.0 / kn));
+    }
+    c->floor_within = within;
+    c->floor_between = between;
+    c->floor = fmax(o->threshold, within);
+    if (!isnan(between))
+        c->floor = fmax(c->floor, between);
+    c->change = c->new_median / c->old_median - 1;
+
+    double lo, hi;
+    if ((rc = tb_ratio_ci(so, ko, sn, kn, o->resamples,
+                          o->seed ^ hash_str(c->id), &lo, &hi)))
+        goto out;
+    c->ci_lo = lo - 1;
+    c->ci_hi = hi - 1;
+
+    rc = TB_ENOMEM;
+    px = malloc(nx * sizeof *px);
+    py = malloc(ny * sizeof *py);
+    if (!px || !py)
+        goto out;
+    nx = ny = 0;
+    for (int j = 0; j < ko; j++)
+        for (size_t i = 0; i < ro[j]->n; i++)
+            px[nx++] = ro[j]->samples_ns[i];
+    for (int j = 0; j < kn; j++)
+        for (size_t i = 0; i < rn[j]->n; i++)
+            py[ny++] = rn[j]->samples_ns[i];
+    tb_mwu t;
+    if ((rc = tb_mann_whitney(py, ny, px, nx, &t)))
+        goto out;
+    c->p = t.p;
+    c->u = t.u;
+    c->exact = t.exact;
+    c->n_old = nx;
+    c->n_new = ny;
+
+    bool sig = c->p < o->alpha;
+    double ratio = c->new_median / c->old_median;
+    if (sig && c->change > c->floor && c->ci_lo > 0)
+        c->time = TB_TIME_REGRESSED;
+    else if (sig && ratio < 1 / (1 + c->floor) && c->ci_hi < 0)
+        c->time = TB_TIME_IMPROVED;
+    else
+        c->time = TB_TIME_UNCHANGED;
+
+    /* Counters are exact; take each side's largest, so a run that does
+     * more work is never hidden by another run of the same side. */
+    for (int k = 0; k < TB_RES_NCOUNTERS; k++) {
+        double a = NAN, b = NAN;
+        for (int j = 0; j < ko; j++)
+            if (!isnan(ro[j]->counters[k]))
+                a = isnan(a) ? ro[j]->counters[k] : fmax(a, ro[j]->counters[k]);
+        for (int j = 0; j < kn; j++)
+            if (!isnan(rn[j]->counters[k]))
+                b = isnan(b) ? rn[j]->counters[k] : fmax(b, rn[j]->counters[k]);
+        c->ctr_old[k] = a;
+        c->ctr_new[k] = b;
+        if (isnan(a) || isnan(b))
+            continue;
+        /* per-iteration values are count / iterations: compare with a
+         * relative slack far below one event per iteration */
+        double slack = 1e-9 * fmax(1.0, fabs(a));
+        if (b > a + slack) {
+            c->ctr_dir[k] = 1;
+            c->ctr_regressed = true;
+        } else if (b < a - slack) {
+            c->ctr_dir[k] = -1;
+            c->ctr_improved = true;
+        }
+    }
+    rc = 0;
+out:
+    free(v);
+    free(so);
+    free(sn);
+    free(px);
+    free(py);
+    return rc;
+}
+
+static void count_case(tb_cmp *out, const tb_cmp_case *c)
+{
+    if (c->presence == TB_CMP_ADDED) {
+        out->n_added++;
+        return;
+    }
+    if (c->presence == TB_CMP_REMOVED) {
+        out->n_removed++;
+        return;
+    }
+    out->n_common++;
+    out->n_failures += c->schg == TB_SCHG_FAILURE;
+    out->n_fixed += c->schg == TB_SCHG_FIXED;
+    out->n_changed += c->schg == TB_SCHG_CHANGED;
+    if (c->time != TB_TIME_NA)
+        out->n_timed++;
+    out->n_regressed += c->time == TB_TIME_REGRESSED;
+    out->n_improved += c->time == TB_TIME_IMPROVED;
+    out->n_unchanged += c->time == TB_TIME_UNCHANGED;
+    out->n_ctr_regressed += c->ctr_regressed;
+    out->n_ctr_improved += c->ctr_improved;
+}
+
+int tb_compare(tb_resfile *const *old, int k_old, tb_resfile *const *nw,
+               int k_new, const tb_cmp_opts *opts, tb_cmp *out, char *err,
+               size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (!old || !nw || k_old < 1 || k_new < 1 || !opts) {
+        snprintf(err, errlen, "compare: no file to compare");
+        return TB_EINVAL;
+    }
+    out->opts = *opts;
+    out->old_files = old;
+    out->new_files = nw;
+    out->k_old = k_old;
+    out->k_new = k_new;
+    for (int side = 0; side < 2; side++) {
+        tb_resfile *const *mine = side ? nw : old, *const *other = side ? old
+                                                                        : nw;
+        int km = side ? k_new : k_old, ko = side ? k_old : k_new;
+        for (int j = 0; j < km; j++)
+            if (!tb_resfile_shares_id(mine[j], other, ko)) {
+                snprintf(err, errlen, "%s: no case id in common with %s%s "
+                         "(a different matrix?)", mine[j]->path,
+                         other[0]->path, ko > 1 ? " and the other runs" : "");
+                return TB_EINVAL;
+            }
+    }
+
+    tb_resfile **all = malloc((size_t)(k_old + k_new) * sizeof *all);
+    const tb_rescase **ro = malloc((size_t)k_old * sizeof *ro);
+    const tb_rescase **rn = malloc((size_t)k_new * sizeof *rn);
+    const char **ids = NULL;
+    int u = 0;
+    if (!all || !ro || !rn)
+        goto oom;
+    memcpy(all, old, (size_t)k_old * sizeof *all);
+    memcpy(all + k_old, nw, (size_t)k_new * sizeof *all);
+    if (tb_resfile_union_ids(all, k_old + k_new, &ids, &u))
+        goto oom;
+    out->cases = calloc((size_t)(u ? u : 1), sizeof *out->cases);
+    if (!out->cases)
+        goto oom;
+    for (int i = 0; i < u; i++) {
+        tb_cmp_case *c = &out->cases[out->n++];
+        c->id = ids[i];
+        c->bytes = c->flops = c->items = NAN;
+        for (int k = 0; k < TB_RES_NCOUNTERS; k++)
+            c->ctr_old[k] = c->ctr_new[k] = NAN;
+        int ko = 0, kn = 0;
+        for (int j = 0; j < k_old; j++)
+            if ((ro[ko] = tb_resfile_find(old[j], c->id)))
+                ko++;
+        for (int j = 0; j < k_new; j++)
+            if ((rn[kn] = tb_resfile_find(nw[j], c->id)))
+                kn++;
+        c->k_old = ko;
+        c->k_new = kn;
+        side_status(ro, ko, &c->old_status, &c->old_message, &c->old_impl);
+        side_status(rn, kn, &c->new_status, &c->new_message, &c->new_impl);
+        const tb_rescase *any = ko ? ro[0] : rn[0];
+        c->bytes = any->bytes;
+        c->flops = any->flops;
+        c->items = any->items;
+        c->time = TB_TIME_NA;
+        c->floor_between = NAN;
+        if (!ko || !kn) {
+            c->presence = ko ? TB_CMP_REMOVED : TB_CMP_ADDED;
+            count_case(out, c);
+            continue;
+        }
+        c->presence = TB_CMP_BOTH;
+        bool ook = !strcmp(c->old_status, "ok");
+        bool nok = !strcmp(c->new_status, "ok");
+        if (!strcmp(c->old_status, c->new_status))
+            c->schg = TB_SCHG_SAME;
+        else if (nok)
+            c->schg = TB_SCHG_FIXED;
+        else if (ook || !status_not_run(c->new_status))
+            c->schg = TB_SCHG_FAILURE;
+        else
+            c->schg = TB_SCHG_CHANGED;
+        if (ook && nok) {
+            int rc = compare_timed(c, ro, ko, rn, kn, opts);
+            if (rc) {
+                free(all);
+                free(ids);
+                free(ro);
+                free(rn);
+                tb_cmp_free(out);
+                snprintf(err, errlen, "compare: %s", tb_strerror(rc));
+                return rc;
+            }
+        }
+        count_case(out, c);
+    }
+    out->failed = ((opts->fail_on & TB_FAIL_TIME) && out->n_regressed) ||
+                  ((opts->fail_on & TB_FAIL_COUNTERS) &&
+                   out->n_ctr_regressed) ||
+                  ((opts->fail_on & TB_FAIL_STATUS) && out->n_failures);
+    free(all);
+    free(ids);
+    free(ro);
+    free(rn);
+    return 0;
+oom:
+    free(all);
+    free(ids);
+    free(ro);
+    free(rn);
+    tb_cmp_free(out);
+    snprintf(err, errlen, "compare: out of memory");
+    return TB_ENOMEM;
+}
+
+void tb_cmp_free(tb_cmp *c)
+{
+    if (!c)
+        return;
+    free(c->cases);
+    c->cases = NULL;
+    c->n = 0;
+}
+
+const char *tb_cmp_case_verdict(const tb_cmp_case *c)
+{
+    if (c->presence == TB_CMP_ADDED)
+        return "added";
+    if (c->presence == TB_CMP_REMOVED)
+        return "removed";
+    switch (c->schg) {
+    case TB_SCHG_FAILURE: return "failure";
+    case TB_SCHG_FIXED: return "fixed";
+    case TB_SCHG_CHANGED: return "status-changed";
+    case TB_SCHG_SAME: break;
+    }
+    switch (c->time) {
+    case TB_TIME_REGRESSED: return "regressed";
+    case TB_TIME_IMPROVED: return "improved";
+    case TB_TIME_UNCHANGED: return c->ctr_regressed ? "counters" : "unchanged";
+    case TB_TIME_NA: break;
+    }
+    return c->old_status; /* the same status on both sides */
+}
+
+/* ---- text and Markdown ------------------------------------------------ */
+
+static void fmt_pct(double f, char *buf, size_t len)
+{
+    double p = 100 * f;
+    snprintf(buf, len, "%+.*f%%", fabs(p) < 10 ? 1 : 0, p);
+}
+
+static void fmt_p(double p, char *buf, size_t len)
+{
+    if (p < 0.001)
+        snprintf(buf, len, "%.0e", p);
+    else
+        snprintf(buf, len, "%.3f", p);
+}
+
+static void fmt_ctr(double v, char *buf, size_t len)
+{
+    if (isnan(v))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.6g", v);
+}
+
+/* "PATH" or "PATH and N more runs" for a side, PATH in backticks for
+ * Markdown. */
+static void side_label(tb_resfile *const *f, int k, bool md, char *buf,
+                       size_t len)
+{
+    int w = snprintf(buf, len, "%s%s%s", md ? "`" : "", f[0]->path,
+                     md ? "`" : "");
+    if (k > 1 && w > 0 && (size_t)w < len)
+        snprintf(buf + w, len - (size_t)w, " and %d more run%s", k - 1,
+                 k > 2 ? "s" : "");
+}
+
+static const char *fail_on_text(unsigned b, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s%s%s", b & TB_FAIL_TIME ? "time," : "",
+             b & TB_FAIL_COUNTERS ? "counters," : "",
+             b & TB_FAIL_STATUS ? "status," : "", b ? "" : "none");
+    size_t l = strlen(buf);
+    if (l && buf[l - 1] == ',')
+        buf[l - 1] = '\0';
+    return buf;
+}
+
+void tb_cmp_print(FILE *f, const tb_cmp *c, bool md)
+{
+    char a[4096], b[4096], fo[64];
+    side_label(c->old_files, c->k_old, md, a, sizeof a);
+    side_label(c->new_files, c->k_new, md, b, sizeof b);
+    fail_on_text(c->opts.fail_on, fo, sizeof fo);
+    if (md)
+        fprintf(f, "## Comparison\n\nold: %s  \nnew: %s  \nthreshold "
+                "%g%%, alpha %g, fail on %s\n\n",
+                a, b, 100 * c->opts.threshold, c->opts.alpha, fo);
+    else
+        fprintf(f, "old: %s\nnew: %s\nthreshold %g%%, alpha %g, fail on "
+                "%s\n\n",
+                a, b, 100 * c->opts.threshold, c->opts.alpha, fo);
+    int w = 4;
+    for (int i = 0; i < c->n; i++)
+        if (c->cases[i].time != TB_TIME_NA && (int)strlen(c->cases[i].id) > w)
+            w = (int)strlen(c->cases[i].id);
+    if (c->n_timed) {
+        if (md)
+            fprintf(f, "| case | old | new | change | 95%% CI | p | floor "
+                    "| verdict |\n|---|--:|--:|--:|--:|--:|--:|---|\n");
+        else
+            fprintf(f, "%-*s  %10s %10s %7s %17s %7s %6s  %s\n", w, "case",
+                    "old", "new", "change", "95% CI", "p", "floor",
+                    "verdict");
+    }
+    for (int i = 0; i < c->n; i++) {
+        const tb_cmp_case *k = &c->cases[i];
+        if (k->time == TB_TIME_NA)
+            continue;
+        char om[32], nm[32], ch[32], lo[32], hi[32], ci[80], p[32], fl[32];
+        tb_fmt_ns(k->old_median, om, sizeof om);
+        tb_fmt_ns(k->new_median, nm, sizeof nm);
+        fmt_pct(k->change, ch, sizeof ch);
+        fmt_pct(k->ci_lo, lo, sizeof lo);
+        fmt_pct(k->ci_hi, hi, sizeof hi);
+        snprintf(ci, sizeof ci, "[%s, %s]", lo, hi);
+        fmt_p(k->p, p, sizeof p);
+        snprintf(fl, sizeof fl, "%.1f%%", 100 * k->floor);
+        if (md)
+            fprintf(f, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n",
+                    k->id, om, nm, ch, ci, p, fl, tb_cmp_case_verdict(k));
+        else
+            fprintf(f, "%-*s  %10s %10s %7s %17s %7s %6s  %s\n", w, k->id,
+                    om, nm, ch, ci, p, fl, tb_cmp_case_verdict(k));
+    }
+    const char *item = md ? "- " : "  ";
+    bool hdr = false;
+    for (int i = 0; i < c->n; i++) {
+        const tb_cmp_case *k = &c->cases[i];
+        for (int j = 0; j < TB_RES_NCOUNTERS; j++) {
+            if (!k->ctr_dir[j])
+                continue;
+            if (!hdr)
+                fprintf(f, "\ncounters (per iteration):\n%s", md ? "\n" : "");
+            hdr = true;
+            char x[32], y[32];
+            fmt_ctr(k->ctr_old[j], x, sizeof x);
+            fmt_ctr(k->ctr_new[j], y, sizeof y);
+            fprintf(f, "%s%s%s%s: %s %s -> %s (%s)\n", item, md ? "`" : "",
+                    k->id, md ? "`" : "", tb_res_counter_name(j), x, y,
+                    k->ctr_dir[j] > 0 ? "counter regression"
+                                      : "counter improvement");
+        }
+    }
+    hdr = false;
+    for (int i = 0; i < c->n; i++) {
+        const tb_cmp_case *k = &c->cases[i];
+        if (k->presence != TB_CMP_BOTH || k->schg == TB_SCHG_SAME)
+            continue;
+        if (!hdr)
+            fprintf(f, "\nstatus changes:\n%s", md ? "\n" : "");
+        hdr = true;
+        const char *msg = strcmp(k->new_status, "ok") ? k->new_message
+                                                       : NULL;
+        fprintf(f, "%s%s%s%s: %s -> %s (%s)%s%s\n", item, md ? "`" : "",
+                k->id, md ? "`" : "", k->old_status, k->new_status,
+                tb_cmp_case_verdict(k), msg ? ": " : "", msg ? msg : "");
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        tb_cmp_presence want = pass ? TB_CMP_ADDED : TB_CMP_REMOVED;
+        hdr = false;
+        for (int i = 0; i < c->n; i++) {
+            const tb_cmp_case *k = &c->cases[i];
+            if (k->presence != want)
+                continue;
+            if (!hdr)
+                fprintf(f, "\n%s (only in the %s file%s):\n%s",
+                        pass ? "added" : "removed", pass ? "new" : "old",
+                        (pass ? c->k_new : c->k_old) > 1 ? "s" : "",
+                        md ? "\n" : "");
+            hdr = true;
+            fprintf(f, "%s%s%s%s (%s)\n", item, md ? "`" : "", k->id,
+                    md ? "`" : "", pass ? k->new_status : k->old_status);
+        }
+    }
+    int other = c->n_common - c->n_timed;
+    fprintf(f, "\n%s%d cases compared: %d regressed, %d improved, %d "
+            "unchanged, %d not timed on both sides; %d counter "
+            "regression%s; %d status failure%s; %d added, %d removed\n",
+            md ? "**Summary:** " : "summary: ", c->n_common, c->n_regressed,
+            c->n_improved, c->n_unchanged, other, c->n_ctr_regressed,
+            c->n_ctr_regressed == 1 ? "" : "s", c->n_failures,
+            c->n_failures == 1 ? "" : "s", c->n_added, c->n_removed);
+    fprintf(f, "%sresult: %s\n", md ? "\n" : "",
+            c->failed ? "FAIL (regressions of a kind in --fail-on)"
+                      : "pass");
+    if (c->k_old == 1 && c->k_new == 1 && c->n_timed)
+        fprintf(f, "%snote: one run per side, so the noise floor holds "
+                "only each run's own (within-run) noise.  Medians of "
+                "separate runs can differ by much more on a noisy machine "
+                "(see env.warnings); compare several runs per side ("
+                "'compare OLD... --vs NEW...', or 'run' with several "
+                "--baseline) so the floor includes the spread between "
+                "runs.\n",
+                md ? "\n" : "");
+    if (c->k_old + c->k_new > 2 && c->n_timed) {
+        const char *last_old = NULL, *first_new = NULL;
+        bool dated = true;
+        for (int j = 0; j < c->k_old && dated; j++) {
+            const char *d = c->old_files[j]->date;
+            dated = d != NULL;
+            if (d && (!last_old || strcmp(d, last_old) > 0))
+                last_old = d;
+        }
+        for (int j = 0; j < c->k_new && dated; j++) {
+            const char *d = c->new_files[j]->date;
+            dated = d != NULL;
+            if (d && (!first_new || strcmp(d, first_new) < 0))
+                first_new = d;
+        }
+        if (dated && strcmp(last_old, first_new) < 0)
+            fprintf(f, "%snote: every old run precedes every new run, so a "
+                    "drift of the machine between the two batches (load, "
+                    "other guests) looks like a change; where you can, "
+                    "alternate old and new runs.\n",
+                    md ? "\n" : "");
+    }
+    for (int side = 0; side < 2; side++) {
+        tb_resfile *const *fs = side ? c->new_files : c->old_files;
+        for (int j = 0; j < (side ? c->k_new : c->k_old); j++)
+            if (!fs[j]->complete)
+                fprintf(f, "%snote: %s is an incomplete run (interrupted "
+                        "or still running)\n",
+                        md ? "\n" : "", fs[j]->path);
+    }
+    const char *ho = c->old_files[0]->hostname,
+               *hn = c->new_files[0]->hostname;
+    const char *co = c->old_files[0]->cpu_model,
+               *cn = c->new_files[0]->cpu_model;
+    if ((ho && hn && strcmp(ho, hn)) || (co && cn && strcmp(co, cn)))
+        fprintf(f, "%snote: the runs come from different machines (%s, %s "
+                "vs %s, %s)\n",
+                md ? "\n" : "", ho ? ho : "?", co ? co : "?", hn ? hn : "?",
+                cn ? cn : "?");
+}
+
+/* ---- JSON ----------------------------------------------------------------- */
+
+static cJSON *num_or_null(double v)
+{
+    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+static cJSON *str_or_null(const char *s)
+{
+    return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+static cJSON *side_json(tb_resfile *const *f, int k)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *a = cJSON_AddArrayToObject(o, "files");
+    for (int j = 0; j < k; j++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "path", f[j]->path);
+        cJSON_AddItemToObject(e, "date", str_or_null(f[j]->date));
+        cJSON_AddItemToObject(e, "git_commit", str_or_null(f[j]->git_commit));
+        cJSON_AddItemToObject(e, "hostname", str_or_null(f[j]->hostname));
+        cJSON_AddBoolToObject(e, "complete", f[j]->complete);
+        cJSON_AddItemToArray(a, e);
+    }
+    return o;
+}
+
+/* Rate for the throughput block: amount / time, NAN if not applicable. */
+static double rate(double amount, double ns, double scale)
+{
+    return isfinite(amount) && amount > 0 ? amount / ns * scale : NAN;
+}
+
+static cJSON *case_json(const tb_cmp_case *k, double threshold)
+{
+    static const char *const presence[] = {"both", "added", "removed"};
+    static const char *const schg[] = {"same", "failure", "fixed",
+                                       "changed"};
+    static const char *const tv[] = {"n/a", "unchanged", "regressed",
+                                      "improved"};
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", k->id);
+    cJSON_AddStringToObject(o, "verdict", tb_cmp_case_verdict(k));
+    cJSON_AddStringToObject(o, "presence", presence[k->presence]);
+    cJSON_AddItemToObject(o, "old_status", str_or_null(k->old_status));
+    cJSON_AddItemToObject(o, "new_status", str_or_null(k->new_status));
+    cJSON_AddStringToObject(o, "status_change", k->presence == TB_CMP_BOTH
+                                                    ? schg[k->schg]
+                                                    : presence[k->presence]);
+    cJSON_AddItemToObject(o, "old_impl", str_or_null(k->old_impl));
+    cJSON_AddItemToObject(o, "new_impl", str_or_null(k->new_impl));
+    cJSON_AddNumberToObject(o, "old_runs", k->k_old);
+    cJSON_AddNumberToObject(o, "new_runs", k->k_new);
+    if (k->time == TB_TIME_NA) {
+        cJSON_AddNullToObject(o, "time");
+        cJSON_AddNullToObject(o, "throughput");
+        cJSON_AddNullToObject(o, "counters");
+        return o;
+    }
+    cJSON *t = cJSON_AddObjectToObject(o, "time");
+    cJSON_AddStringToObject(t, "verdict", tv[k->time]);
+    cJSON_AddNumberToObject(t, "old_median_ns", k->old_median);
+    cJSON_AddNumberToObject(t, "new_median_ns", k->new_median);
+    cJSON_AddNumberToObject(t, "change", k->change);
+    cJSON_AddNumberToObject(t, "ci_low", k->ci_lo);
+    cJSON_AddNumberToObject(t, "ci_high", k->ci_hi);
+    cJSON_AddNumberToObject(t, "p_value", k->p);
+    cJSON_AddNumberToObject(t, "u", k->u);
+    cJSON_AddStringToObject(t, "test", k->exact ? "exact" : "normal");
+    cJSON_AddNumberToObject(t, "old_samples", (double)k->n_old);
+    cJSON_AddNumberToObject(t, "new_samples", (double)k->n_new);
+    cJSON_AddNumberToObject(t, "floor", k->floor);
+    cJSON *fl = cJSON_AddObjectToObject(t, "floor_parts");
+    cJSON_AddNumberToObject(fl, "threshold", threshold);
+    cJSON_AddNumberToObject(fl, "within_run", k->floor_within);
+    cJSON_AddItemToObject(fl, "between_runs", num_or_null(k->floor_between));
+    cJSON_AddItemToObject(t, "run_sd", num_or_null(k->run_sd));
+    cJSON_AddNumberToObject(t, "run_df", k->run_df);
+
+    cJSON *tp = cJSON_AddObjectToObject(o, "throughput");
+    static const char *const rn[] = {"gb_s", "gflop_s", "items_s"};
+    double amt[] = {k->bytes, k->flops, k->items};
+    double sc[] = {1, 1, 1e9};
+    for (int i = 0; i < 3; i++) {
+        cJSON *r = cJSON_CreateArray();
+        cJSON_AddItemToArray(r, num_or_null(rate(amt[i], k->old_median,
+                                                 sc[i])));
+        cJSON_AddItemToArray(r, num_or_null(rate(amt[i], k->new_median,
+                                                 sc[i])));
+        cJSON_AddItemToObject(tp, rn[i], r);
+    }
+    cJSON_AddNumberToObject(tp, "change", k->old_median / k->new_median - 1);
+
+    cJSON *ct = cJSON_AddObjectToObject(o, "counters");
+    for (int j = 0; j < TB_RES_NCOUNTERS; j++) {
+        if (isnan(k->ctr_old[j]) && isnan(k->ctr_new[j]))
+            continue;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "old", num_or_null(k->ctr_old[j]));
+        cJSON_AddItemToObject(e, "new", num_or_null(k->ctr_new[j]));
+        cJSON_AddStringToObject(e, "verdict", k->ctr_dir[j] > 0 ? "regressed"
+                                              : k->ctr_dir[j] < 0
+                                                  ? "improved"
+                                                  : "unchanged");
+        cJSON_AddItemToObject(ct, tb_res_counter_name(j), e);
+    }
+    return o;
+}
+
+cJSON *tb_cmp_json(const tb_cmp *c)
+{
+    cJSON *doc = cJSON_CreateObject();
+    if (!doc)
+        return NULL;
+    cJSON_AddStringToObject(doc, "schema", TB_COMPARE_SCHEMA);
+    cJSON_AddItemToObject(doc, "old", side_json(c->old_files, c->k_old));
+    cJSON_AddItemToObject(doc, "new", side_json(c->new_files, c->k_new));
+    cJSON *op = cJSON_AddObjectToObject(doc, "options");
+    cJSON_AddNumberToObject(op, "threshold", c->opts.threshold);
+    cJSON_AddNumberToObject(op, "alpha", c->opts.alpha);
+    cJSON *fo = cJSON_AddArrayToObject(op, "fail_on");
+    if (c->opts.fail_on & TB_FAIL_TIME)
+        cJSON_AddItemToArray(fo, cJSON_CreateString("time"));
+    if (c->opts.fail_on & TB_FAIL_COUNTERS)
+        cJSON_AddItemToArray(fo, cJSON_CreateString("counters"));
+    if (c->opts.fail_on & TB_FAIL_STATUS)
+        cJSON_AddItemToArray(fo, cJSON_CreateString("status"));
+    cJSON_AddNumberToObject(op, "resamples", c->opts.resamples);
+    cJSON *s = cJSON_AddObjectToObject(doc, "summary");
+    cJSON_AddNumberToObject(s, "compared", c->n_common);
+    cJSON_AddNumberToObject(s, "timed", c->n_timed);
+    cJSON_AddNumberToObject(s, "regressed", c->n_regressed);
+    cJSON_AddNumberToObject(s, "improved", c->n_improved);
+    cJSON_AddNumberToObject(s, "unchanged", c->n_unchanged);
+    cJSON_AddNumberToObject(s, "counter_regressions", c->n_ctr_regressed);
+    cJSON_AddNumberToObject(s, "counter_improvements", c->n_ctr_improved);
+    cJSON_AddNumberToObject(s, "status_failures", c->n_failures);
+    cJSON_AddNumberToObject(s, "status_fixed", c->n_fixed);
+    cJSON_AddNumberToObject(s, "status_changed", c->n_changed);
+    cJSON_AddNumberToObject(s, "added", c->n_added);
+    cJSON_AddNumberToObject(s, "removed", c->n_removed);
+    cJSON_AddBoolToObject(s, "failed", c->failed);
+    cJSON *cases = cJSON_AddArrayToObject(doc, "cases");
+    for (int i = 0; i < c->n; i++)
+        cJSON_AddItemToArray(cases,
+                             case_json(&c->cases[i], c->opts.threshold));
+    /* cJSON reports allocation failures only by missing members; check the
+     * last thing added. */
+    if (!cJSON_GetObjectItem(doc, "cases")) {
+        cJSON_Delete(doc);
+        return NULL;
+    }
+    return doc;
+}

@@ -1,0 +1,180 @@
+/* Comparing result files case by case: the verdicts behind `tbench
+ * compare` and `tbench run --baseline` (rules in docs/FORMAT.md,
+ * "compare").
+ *
+ * Each side (old, new) is one or more runs of the same matrix.  Cases are
+ * joined by id.  For a case that is "ok" on both sides:
+ *   - M = the median of the side's run medians; change = M_new/M_old - 1;
+ *   - a 95% bootstrap CI of that ratio (runs resampled, then samples
+ *     within each run: a plain bootstrap when a side has one run);
+ *   - a two-sided Mann-Whitney U test of the pooled raw samples
+ *     (exact null distribution without ties when both sides have at most
+ *     TB_MWU_EXACT_MAX samples, else the normal approximation with tie
+ *     and continuity corrections, as SciPy's mannwhitneyu);
+ *   - a noise floor: the largest of the threshold, the within-run noise
+ *     (half the sum of the two relative CI widths of the medians) and,
+ *     when a side has two or more runs, the between-run noise: the
+ *     smallest change a two-sample t test on the log run medians (pooled
+ *     variance of the sides with 2+ runs) calls significant at alpha,
+ *     expm1(t(1 - alpha/2, df) s sqrt(1/k_old + 1/k_new));
+ *   - regressed when change > floor, p < alpha and the CI lies above 0;
+ *     improved when new/old < 1/(1 + floor), p < alpha and the CI lies
+ *     below 0; otherwise unchanged.
+ * Exact per-iteration counters (resultsio.h) that grow are counter
+ * regressions; a case that ran (ok) and no longer does, or that newly
+ * fails, is a status failure. */
+#ifndef TB_REPORT_COMPARE_H
+#define TB_REPORT_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "resultsio.h"
+
+#define TB_COMPARE_SCHEMA "tbench.compare/1"
+
+/* ---- statistics (exported for the tests) ------------------------------ */
+
+#define TB_MWU_EXACT_MAX 50
+
+typedef struct tb_mwu {
+    double u;   /* U of x: pairs with x_i > y_j, ties counting 1/2 */
+    double p;   /* two-sided p-value, in [0, 1] */
+    bool exact; /* exact null distribution (else normal approximation) */
+} tb_mwu;
+
+/* Two-sided Mann-Whitney U test of x[0..nx) against y[0..ny) (nx, ny >=
+ * 1, no NaN).  Exact when there are no ties and nx, ny <=
+ * TB_MWU_EXACT_MAX: p = min(1, 2 P(U <= min(U, nx ny - U))).  Otherwise
+ * z = (max(U, nx ny - U) - nx ny/2 - 1/2) / sigma with the tie-corrected
+ * sigma, p = min(1, erfc(z/sqrt 2)); p = 1 when every value ties.
+ * Returns 0, TB_EINVAL or TB_ENOMEM. */
+int tb_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
+                    tb_mwu *out);
+
+/* Quantile of Student's t distribution with df > 0 degrees of freedom
+ * at p in (0, 1) (regularized incomplete beta by continued fraction,
+ * inverted by bisection; about 1e-13 relative).  NAN outside. */
+double tb_t_quantile(double p, double df);
+
+/* The samples of one run. */
+typedef struct tb_sampleset {
+    const double *x;
+    size_t n; /* >= 1 */
+} tb_sampleset;
+
+/* 95% percentile-bootstrap CI of M_new / M_old, where a side's M is the
+ * median of its runs' medians.  Each of `resamples` rounds draws, per
+ * side, k runs with replacement and then each drawn run's samples with
+ * replacement.  Seeded, so reproducible.  Returns 0, TB_EINVAL or
+ * TB_ENOMEM. */
+int tb_ratio_ci(const tb_sampleset *old, int k_old, const tb_sampleset *nw,
+                int k_new, int resamples, uint64_t seed, double *lo,
+                double *hi);
+
+/* ---- comparison ------------------------------------------------------- */
+
+enum {
+    TB_FAIL_TIME = 1u,
+    TB_FAIL_COUNTERS = 2u,
+    TB_FAIL_STATUS = 4u,
+    TB_FAIL_ALL = 7u,
+};
+
+typedef struct tb_cmp_opts {
+    double threshold; /* fraction: 0.02 = 2% (the floor never goes lower) */
+    double alpha;     /* significance level, 0.01 */
+    unsigned fail_on; /* TB_FAIL_* bits: what makes `failed` true */
+    int resamples;    /* bootstrap rounds, 2000 */
+    uint64_t seed;
+} tb_cmp_opts;
+
+void tb_cmp_opts_default(tb_cmp_opts *o);
+
+/* Parse a --fail-on list ("time,counters,status", or "none") into bits.
+ * 0 or TB_EINVAL. */
+int tb_cmp_parse_fail_on(const char *s, unsigned *bits);
+
+typedef enum { TB_CMP_BOTH, TB_CMP_ADDED, TB_CMP_REMOVED } tb_cmp_presence;
+
+typedef enum {
+    TB_TIME_NA, /* not ok on both sides: not compared */
+    TB_TIME_UNCHANGED,
+    TB_TIME_REGRESSED,
+    TB_TIME_IMPROVED,
+} tb_time_verdict;
+
+typedef enum {
+    TB_SCHG_SAME,
+    TB_SCHG_FAILURE, /* ran and no longer does, or newly fails */
+    TB_SCHG_FIXED,   /* did not run, now ok */
+    TB_SCHG_CHANGED, /* between two statuses that are not ok */
+} tb_status_change;
+
+typedef struct tb_cmp_case {
+    const char *id;
+    tb_cmp_presence presence;
+    const char *old_status, *new_status; /* NULL on a side without it */
+    const char *old_message, *new_message;
+    const char *old_impl, *new_impl;
+    tb_status_change schg;
+    int k_old, k_new; /* runs with the case on each side */
+    /* time (valid unless time == TB_TIME_NA) */
+    tb_time_verdict time;
+    double old_median, new_median; /* M of each side, ns */
+    double change, ci_lo, ci_hi;   /* fractions: +0.10 = 10% slower */
+    double p, u;
+    bool exact;
+    size_t n_old, n_new; /* pooled samples */
+    double floor, floor_within, floor_between; /* fractions; between NAN
+                                                  with one run per side */
+    double run_sd; /* pooled sd of ln(run median), NAN with one run each */
+    int run_df;    /* its degrees of freedom (0 with one run each) */
+    double bytes, flops, items; /* the cost model, for throughput */
+    /* counters: NAN unless both sides are ok and report them */
+    double ctr_old[TB_RES_NCOUNTERS], ctr_new[TB_RES_NCOUNTERS];
+    int ctr_dir[TB_RES_NCOUNTERS]; /* +1 grew, -1 shrank, 0 same/NA */
+    bool ctr_regressed, ctr_improved;
+} tb_cmp_case;
+
+typedef struct tb_cmp {
+    tb_cmp_opts opts;
+    tb_resfile *const *old_files, *const *new_files; /* not owned */
+    int k_old, k_new;
+    int n;
+    tb_cmp_case *cases; /* old side's order, then cases only in new */
+    int n_common, n_timed, n_regressed, n_improved, n_unchanged;
+    int n_ctr_regressed, n_ctr_improved, n_failures, n_fixed, n_changed;
+    int n_added, n_removed;
+    bool failed; /* a regression of a kind in opts.fail_on */
+} tb_cmp;
+
+/* Compare k_old >= 1 old runs with k_new >= 1 new runs.  Every file must
+ * share at least one case id with the other side (else TB_EINVAL and
+ * "FILE: no case id in common with OTHER (a different matrix?)" in
+ * err).  The files must outlive *out.  Returns 0, TB_EINVAL or
+ * TB_ENOMEM; free with tb_cmp_free. */
+int tb_compare(tb_resfile *const *old, int k_old, tb_resfile *const *nw,
+               int k_new, const tb_cmp_opts *opts, tb_cmp *out, char *err,
+               size_t errlen);
+void tb_cmp_free(tb_cmp *c);
+
+/* "regressed", "improved", "unchanged", "failure", "fixed",
+ * "status-changed", "counters", "added", "removed" or the shared status
+ * ("unavailable"...): one word per case for tables. */
+const char *tb_cmp_case_verdict(const tb_cmp_case *c);
+
+/* Human-readable report: a table, then counter and status changes,
+ * added and removed cases, a summary line and notes.  markdown selects
+ * Markdown tables and lists instead of aligned text. */
+void tb_cmp_print(FILE *f, const tb_cmp *c, bool markdown);
+
+/* The JSON form (schema "tbench.compare/1", docs/FORMAT.md); NULL on
+ * allocation failure.  Caller frees with cJSON_Delete. */
+cJSON *tb_cmp_json(const tb_cmp *c);
+
+#endif

@@ -1,0 +1,981 @@
+/* Tests for src/report/{resultsio,compare,history,export}.c.
+ *
+ * Mann-Whitney reference values come from SciPy 1.10.1 (Debian's
+ * python3-scipy, /usr/bin/python3), never from this code:
+ *   from scipy.stats import mannwhitneyu
+ *   r = mannwhitneyu(x, y, alternative='two-sided', method=M)
+ *   print(repr(float(r.statistic)), repr(float(r.pvalue)))
+ * and Student t quantiles from repr(float(scipy.stats.t.ppf(p, df))),
+ * with M = 'exact' (no ties, both sizes <= 50) or 'asymptotic' (normal
+ * approximation with tie and continuity corrections), and x, y the C
+ * arrays of the same test.  Arrays b, c and e were drawn with
+ *   rng = np.random.default_rng(7)
+ *   xb = np.round(100 + rng.normal(0, 1, 10), 3)
+ *   yb = np.round(101.5 + rng.normal(0, 1, 10), 3)
+ *   xc = np.round(50 + rng.normal(0, 2, 50), 4)
+ *   yc = np.round(50.8 + rng.normal(0, 2, 40), 4)
+ *   xe = np.round(10 + rng.normal(0, 1, 60), 5)
+ *   ye = np.round(10.3 + rng.normal(0, 1, 70), 5)
+ * (in that order) and printed with repr()/'%.4f'/'%.5f'.
+ *
+ * Verdict tests build result documents in memory with samples drawn from
+ * a seeded generator, so every input is reproducible; the expected
+ * verdicts follow from the rules in compare.h with wide margins (a 10%
+ * shift against 1% noise, a 0.5% shift against a 2% threshold). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness/stats.h"
+#include "ops/error.h"
+#include "report/compare.h"
+#include "report/export.h"
+#include "report/history.h"
+#include "report/resultsio.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+#define assert_close(got, want, rtol)                                     \
+    check_close((got), (want), (rtol), #got, __FILE__, __LINE__)
+
+static void check_close(double got, double want, double rtol,
+                        const char *what, const char *file, int line)
+{
+    double tol = rtol * (fabs(want) > 1e-300 ? fabs(want) : 1.0);
+    if (!(fabs(got - want) <= tol)) {
+        print_error("%s:%d: %s = %.17g, expected %.17g (tol %.3g)\n", file,
+                    line, what, got, want, tol);
+        fail();
+    }
+}
+
+/* ---- Mann-Whitney against SciPy ----------------------------------------- */
+
+static void check_mwu(const double *x, size_t nx, const double *y, size_t ny,
+                      double u, double p, bool exact, double rtol)
+{
+    tb_mwu r;
+    assert_int_equal(tb_mann_whitney(x, nx, y, ny, &r), 0);
+    assert_int_equal(r.exact, exact);
+    assert_close(r.u, u, 1e-12);
+    assert_close(r.p, p, rtol);
+    /* swapping the samples mirrors U and keeps p */
+    assert_int_equal(tb_mann_whitney(y, ny, x, nx, &r), 0);
+    assert_close(r.u, (double)nx * (double)ny - u, 1e-12);
+    assert_close(r.p, p, rtol);
+}
+
+static const double xa[] = {1.1, 2.3, 0.7, 4.5, 3.2};
+static const double ya[] = {5.1, 6.2, 2.9, 7.7, 8.0, 4.4};
+
+static void test_mwu_exact_small(void **state)
+{
+    (void)state;
+    /* exact: 3.0 0.030303030303030304 */
+    check_mwu(xa, NELEM(xa), ya, NELEM(ya), 3.0, 0.030303030303030304, true,
+              1e-12);
+}
+
+static void test_mwu_exact_10(void **state)
+{
+    (void)state;
+    static const double x[] = {100.001, 100.299, 99.726, 99.109, 99.545,
+                               99.008,  100.06,  101.34, 99.508, 99.38};
+    static const double y[] = {101.99,  101.857, 101.605, 100.57, 101.471,
+                               102.195, 100.156, 101.042, 99.599, 100.21};
+    /* exact: 11.0 0.0020892420273225226 */
+    check_mwu(x, NELEM(x), y, NELEM(y), 11.0, 0.0020892420273225226, true,
+              1e-12);
+}
+
+static const double xc[] = {
+    46.3165, 49.5298, 47.4651, 50.5425, 50.3135, 49.6261, 44.9665, 48.9226,
+    49.9030, 50.2266, 46.9397, 49.0445, 48.0430, 48.3823, 52.1218, 48.3849,
+    49.9350, 51.7688, 48.8328, 49.7766, 50.2209, 50.1276, 47.5499, 50.1523,
+    52.7176, 46.9057, 51.7188, 50.2387, 48.7171, 54.0008, 51.5245, 47.6014,
+    50.1490, 51.1534, 49.6224, 51.3658, 49.8670, 51.3345, 52.8770, 48.6487,
+    50.4063, 49.0734, 50.2545, 47.6256, 48.8414, 49.6076, 51.7975, 52.2904,
+    47.3529, 48.4107};
+static const double yc[] = {
+    52.0938, 46.8152, 49.8737, 50.6054, 53.3140, 52.1788, 50.1456, 50.0628,
+    50.2996, 53.8471, 49.9440, 50.1926, 51.5052, 50.5585, 50.4054, 48.5719,
+    50.7770, 49.9128, 53.1323, 52.1062, 50.7517, 52.1368, 50.1203, 52.9043,
+    50.7892, 51.9668, 48.2182, 51.4934, 47.4236, 46.7293, 50.1910, 49.0001,
+    51.1281, 55.2895, 49.1366, 49.5521, 51.2108, 51.7860, 50.4472, 50.3881};
+
+static void test_mwu_exact_50_40(void **state)
+{
+    (void)state;
+    /* exact: 671.0 0.00720968292731861 */
+    check_mwu(xc, NELEM(xc), yc, NELEM(yc), 671.0, 0.00720968292731861, true,
+              1e-10);
+}
+
+static void test_mwu_normal_ties(void **state)
+{
+    (void)state;
+    static const double x[] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5,
+                               8, 9, 7, 9, 3, 2, 3, 8, 4, 6};
+    static const double y[] = {2, 7, 1, 8, 2, 8, 1, 8,
+                               2, 8, 4, 5, 9, 0, 4, 5};
+    /* asymptotic: 181.0 0.699572610261757 */
+    check_mwu(x, NELEM(x), y, NELEM(y), 181.0, 0.699572610261757, false,
+              1e-9);
+}
+
+static const double xe[] = {
+    10.70246, 10.51991, 8.96632,  9.92082,  10.03529, 8.94552,  10.25984,
+    9.14204,  10.97207, 10.19275, 10.08931, 9.40897,  9.88139,  8.00225,
+    8.86859,  10.36284, 7.87143,  10.84661, 8.25390,  10.75674, 9.15450,
+    10.77899, 10.13095, 8.46317,  11.24915, 11.44171, 9.93420,  9.72608,
+    9.84013,  9.02485,  11.09859, 9.45711,  9.94881,  9.20670,  9.37393,
+    8.72227,  11.25707, 9.84591,  10.96592, 10.01332, 9.30560,  9.67331,
+    9.43977,  10.00796, 9.62473,  9.70008,  8.62143,  9.19315,  11.65406,
+    9.32877,  8.94591,  10.33733, 11.40727, 8.54598,  9.79148,  9.36795,
+    8.23898,  10.73493, 9.97656,  10.07144};
+static const double ye[] = {
+    9.54769,  10.75478, 9.76070,  10.15710, 9.19174,  9.08390,  11.63553,
+    9.79290,  10.59168, 10.26621, 9.85885,  9.79204,  10.93008, 9.99813,
+    10.14856, 10.32222, 11.47651, 10.98051, 10.68260, 9.73643,  8.91803,
+    11.24953, 11.26645, 10.15929, 10.84188, 11.08144, 11.13118, 11.22138,
+    9.84438,  11.81497, 9.05341,  11.16172, 10.79393, 11.17362, 12.17901,
+    11.78445, 9.15482,  8.61133,  11.11689, 9.28499,  10.28759, 11.13973,
+    8.65620,  8.19002,  10.55930, 10.34439, 10.05420, 10.33853, 9.43948,
+    8.78651,  10.13335, 9.32829,  8.65652,  10.80568, 10.23860, 10.70653,
+    9.31071,  9.64194,  9.30096,  9.41336,  10.49541, 9.51703,  10.65607,
+    10.63976, 12.32516, 8.90721,  11.18790, 10.21051, 10.28597, 8.85014};
+
+static void test_mwu_normal_large(void **state)
+{
+    (void)state;
+    /* asymptotic: 1584.0 0.01606394145711797 */
+    check_mwu(xe, NELEM(xe), ye, NELEM(ye), 1584.0, 0.01606394145711797,
+              false, 1e-9);
+}
+
+static void test_mwu_degenerate(void **state)
+{
+    (void)state;
+    static const double two5[] = {2, 2, 2, 2, 2}, two7[] = {2, 2, 2, 2, 2,
+                                                             2, 2};
+    static const double one[] = {1.0}, other[] = {2.0};
+    /* asymptotic: 17.5 1.0 (every value ties) */
+    check_mwu(two5, 5, two7, 7, 17.5, 1.0, false, 1e-12);
+    /* identical samples tie pairwise: 12.5 1.0 */
+    check_mwu(xa, NELEM(xa), xa, NELEM(xa), 12.5, 1.0, false, 1e-12);
+    /* exact, one value each: 0.0 1.0 */
+    check_mwu(one, 1, other, 1, 0.0, 1.0, true, 1e-12);
+    tb_mwu r;
+    double nan_in[] = {1.0, NAN};
+    assert_int_equal(tb_mann_whitney(xa, 0, ya, 3, &r), TB_EINVAL);
+    assert_int_equal(tb_mann_whitney(nan_in, 2, ya, 3, &r), TB_EINVAL);
+    assert_int_equal(tb_mann_whitney(NULL, 2, ya, 3, &r), TB_EINVAL);
+}
+
+/* ---- synthetic samples and documents -------------------------------- */
+
+static double gauss(tb_rng *r)
+{
+    double u1 = tb_rng_uniform(r), u2 = tb_rng_uniform(r);
+    return sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * M_PI * u2);
+}
+
+/* n samples around base with relative normal noise `rel`. */
+static double *samples(size_t n, double base, double rel, uint64_t seed)
+{
+    double *x = malloc(n * sizeof *x);
+    assert_non_null(x);
+    tb_rng r;
+    tb_rng_seed(&r, seed);
+    for (size_t i = 0; i < n; i++)
+        x[i] = base * (1.0 + rel * gauss(&r));
+    return x;
+}
+
+typedef struct spec {
+    const char *id;
+    const char *status;   /* NULL: "ok" */
+    const double *x;      /* samples (ok only) */
+    size_t n;
+    double kernels, allocs; /* per iteration */
+} spec;
+
+/* A "tbench.results/1" document with the cases of s[0..n). */
+static cJSON *make_doc(const spec *s, int n)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "schema", "tbench.results/1");
+    cJSON_AddBoolToObject(doc, "complete", true);
+    cJSON *env = cJSON_AddObjectToObject(doc, "env");
+    cJSON_AddStringToObject(env, "hostname", "testhost");
+    cJSON_AddStringToObject(env, "date", "2026-01-01T00:00:00Z");
+    cJSON *cases = cJSON_AddArrayToObject(doc, "cases");
+    for (int i = 0; i < n; i++) {
+        cJSON *c = cJSON_CreateObject();
+        const char *status = s[i].status ? s[i].status : "ok";
+        cJSON_AddStringToObject(c, "id", s[i].id);
+        cJSON_AddStringToObject(c, "op", "add");
+        cJSON_AddStringToObject(c, "status", status);
+        cJSON_AddStringToObject(c, "impl", "add_f32_c");
+        cJSON *bp = cJSON_AddObjectToObject(c, "backend_params");
+        cJSON_AddStringToObject(bp, "threads", "2");
+        cJSON *md = cJSON_AddObjectToObject(c, "model");
+        cJSON_AddNumberToObject(md, "bytes", 3000);
+        cJSON_AddNumberToObject(md, "flops", 1000);
+        cJSON_AddNumberToObject(md, "items", 1000);
+        if (strcmp(status, "ok")) {
+            cJSON_AddStringToObject(c, "message", "why");
+            cJSON_AddNullToObject(c, "stats");
+            cJSON_AddNullToObject(c, "counters");
+            cJSON_AddItemToArray(cases, c);
+            continue;
+        }
+        tb_stats st;
+        assert_int_equal(tb_stats_compute(s[i].x, s[i].n, 500, 42, &st), 0);
+        cJSON *j = cJSON_AddObjectToObject(c, "stats");
+        cJSON_AddNumberToObject(j, "n", (double)s[i].n);
+        cJSON_AddNumberToObject(j, "iters_per_sample", 4);
+        cJSON_AddNumberToObject(j, "min_ns", st.min);
+        cJSON_AddNumberToObject(j, "median_ns", st.median);
+        cJSON_AddNumberToObject(j, "mean_ns", st.mean);
+        cJSON_AddNumberToObject(j, "ci_low_ns", st.ci_low);
+        cJSON_AddNumberToObject(j, "ci_high_ns", st.ci_high);
+        cJSON_AddItemToObject(j, "samples_ns",
+                              cJSON_CreateDoubleArray(s[i].x, (int)s[i].n));
+        cJSON *tp = cJSON_AddObjectToObject(c, "throughput");
+        cJSON_AddNumberToObject(tp, "gb_s", 3000 / st.median);
+        cJSON_AddNumberToObject(tp, "gflop_s", 1000 / st.median);
+        cJSON_AddNumberToObject(tp, "items_s", 1e12 / st.median);
+        cJSON *ct = cJSON_AddObjectToObject(c, "counters");
+        cJSON_AddNumberToObject(ct, "kernel_launches", s[i].kernels);
+        cJSON_AddNumberToObject(ct, "allocs", s[i].allocs);
+        cJSON_AddItemToArray(cases, c);
+    }
+    return doc;
+}
+
+static tb_resfile *load_doc(cJSON *doc, const char *name)
+{
+    char *text = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    assert_non_null(text);
+    tb_resfile *f = NULL;
+    char err[512] = "";
+    int rc = tb_resfile_from_text(name, text, strlen(text), &f, err,
+                                  sizeof err);
+    free(text);
+    if (rc)
+        print_error("%s\n", err);
+    assert_int_equal(rc, 0);
+    return f;
+}
+
+/* One ok case "c" with n samples around base (noise rel, seed). */
+static tb_resfile *one_case(const char *name, double base, double rel,
+                            uint64_t seed, double kernels)
+{
+    double *x = samples(50, base, rel, seed);
+    spec s = {"c", NULL, x, 50, kernels, 0};
+    tb_resfile *f = load_doc(make_doc(&s, 1), name);
+    free(x);
+    return f;
+}
+
+static const tb_cmp_case *compare2(tb_resfile *a, tb_resfile *b,
+                                   const tb_cmp_opts *o, tb_cmp *out)
+{
+    char err[512];
+    assert_int_equal(tb_compare(&a, 1, &b, 1, o, out, err, sizeof err), 0);
+    assert_int_equal(out->n, 1);
+    return &out->cases[0];
+}
+
+/* ---- bootstrap CI of the ratio ------------------------------------------ */
+
+static void test_ratio_ci_constant(void **state)
+{
+    (void)state;
+    double a[7], b[9];
+    for (size_t i = 0; i < 7; i++)
+        a[i] = 100;
+    for (size_t i = 0; i < 9; i++)
+        b[i] = 110;
+    tb_sampleset so = {a, 7}, sn = {b, 9};
+    double lo, hi;
+    assert_int_equal(tb_ratio_ci(&so, 1, &sn, 1, 300, 1, &lo, &hi), 0);
+    assert_close(lo, 1.1, 1e-15);
+    assert_close(hi, 1.1, 1e-15);
+    assert_int_equal(tb_ratio_ci(&so, 0, &sn, 1, 300, 1, &lo, &hi),
+                     TB_EINVAL);
+}
+
+static void test_ratio_ci_shift(void **state)
+{
+    (void)state;
+    /* population medians 1000 and 1100: the true ratio is 1.1 */
+    double *a = samples(400, 1000, 0.01, 11), *b = samples(400, 1100, 0.01,
+                                                            12);
+    tb_sampleset so = {a, 400}, sn = {b, 400};
+    double lo, hi, lo2, hi2;
+    assert_int_equal(tb_ratio_ci(&so, 1, &sn, 1, 2000, 5, &lo, &hi), 0);
+    assert_true(lo < 1.1 && 1.1 < hi);
+    assert_true(hi - lo < 0.005); /* ~ 2 x 1.96 x 1.25 x 1.4% / 20 */
+    assert_int_equal(tb_ratio_ci(&so, 1, &sn, 1, 2000, 5, &lo2, &hi2), 0);
+    assert_true(lo == lo2 && hi == hi2); /* seeded */
+    /* three runs per side whose medians differ by a few percent: the CI
+     * must widen to cover that spread */
+    double *a2 = samples(400, 1040, 0.01, 13), *a3 = samples(400, 960, 0.01,
+                                                              14);
+    tb_sampleset olds[] = {{a, 400}, {a2, 400}, {a3, 400}};
+    assert_int_equal(tb_ratio_ci(olds, 3, &sn, 1, 2000, 5, &lo2, &hi2), 0);
+    assert_true(hi2 - lo2 > 0.05);
+    assert_true(lo2 < 1.1 && 1.1 < hi2);
+    free(a);
+    free(b);
+    free(a2);
+    free(a3);
+}
+
+/* ---- verdicts --------------------------------------------------------- */
+
+static void test_identical_unchanged(void **state)
+{
+    (void)state;
+    tb_resfile *a = one_case("old.json", 1000, 0.01, 1, 1);
+    tb_resfile *b = one_case("new.json", 1000, 0.01, 1, 1);
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    const tb_cmp_case *k = compare2(a, b, &o, &c);
+    assert_int_equal(k->time, TB_TIME_UNCHANGED);
+    assert_close(k->change, 0, 1e-15);
+    assert_close(k->p, 1.0, 1e-12);
+    assert_false(c.failed);
+    assert_string_equal(tb_cmp_case_verdict(k), "unchanged");
+    tb_cmp_free(&c);
+    tb_resfile_free(a);
+    tb_resfile_free(b);
+}
+
+static void test_shift10_regressed(void **state)
+{
+    (void)state;
+    tb_resfile *a = one_case("old.json", 1000, 0.01, 1, 1);
+    tb_resfile *b = one_case("new.json", 1100, 0.01, 2, 1);
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    const tb_cmp_case *k = compare2(a, b, &o, &c);
+    assert_int_equal(k->time, TB_TIME_REGRESSED);
+    assert_true(k->change > 0.08 && k->change < 0.12);
+    assert_true(k->ci_lo > 0.05 && k->ci_hi < 0.15);
+    assert_true(k->p < 1e-10);
+    assert_true(k->exact); /* 50 vs 50, no ties */
+    assert_close(k->floor, 0.02, 1e-12); /* threshold above the noise */
+    assert_true(isnan(k->floor_between));
+    assert_true(c.failed);
+    assert_int_equal(c.n_regressed, 1);
+    tb_cmp_free(&c);
+    /* the threshold can hide it, and fail_on without time ignores it */
+    o.threshold = 0.2;
+    k = compare2(a, b, &o, &c);
+    assert_int_equal(k->time, TB_TIME_UNCHANGED);
+    tb_cmp_free(&c);
+    tb_cmp_opts_default(&o);
+    o.fail_on = TB_FAIL_COUNTERS | TB_FAIL_STATUS;
+    k = compare2(a, b, &o, &c);
+    assert_int_equal(k->time, TB_TIME_REGRESSED);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    tb_resfile_free(a);
+    tb_resfile_free(b);
+}
+
+static void test_small_shift_unchanged(void **state)
+{
+    (void)state;
+    tb_resfile *a = one_case("old.json", 1000, 0.01, 1, 1);
+    tb_resfile *b = one_case("new.json", 1005, 0.01, 2, 1);
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    const tb_cmp_case *k = compare2(a, b, &o, &c);
+    assert_int_equal(k->time, TB_TIME_UNCHANGED);
+    assert_true(fabs(k->change) < 0.02);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    tb_resfile_free(a);
+    tb_resfile_free(b);
+}
+
+static void test_not_significant(void **state)
+{
+    (void)state;
+    /* 3 samples a side: even complete separation gives exact p = 2/20,
+     * above alpha = 0.01, so a clear 10% shift stays "unchanged" */
+    static const double x[] = {1000, 1001, 1002}, y[] = {1100, 1101, 1102};
+    spec s1 = {"c", NULL, x, 3, 1, 0}, s2 = {"c", NULL, y, 3, 1, 0};
+    tb_resfile *a = load_doc(make_doc(&s1, 1), "old.json");
+    tb_resfile *b = load_doc(make_doc(&s2, 1), "new.json");
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    const tb_cmp_case *k = compare2(a, b, &o, &c);
+    assert_true(k->change > k->floor);
+    assert_close(k->p, 0.1, 1e-12);
+    assert_int_equal(k->time, TB_TIME_UNCHANGED);
+    tb_cmp_free(&c);
+    /* at alpha 0.2 the same data is a regression */
+    o.alpha = 0.2;
+    k = compare2(a, b, &o, &c);
+    assert_int_equal(k->time, TB_TIME_REGRESSED);
+    tb_cmp_free(&c);
+    tb_resfile_free(a);
+    tb_resfile_free(b);
+}
+
+static void test_speedup_improved(void **state)
+{
+    (void)state;
+    tb_resfile *a = one_case("old.json", 1000, 0.01, 1, 1);
+    tb_resfile *b = one_case("new.json", 900, 0.01, 2, 1);
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    const tb_cmp_case *k = compare2(a, b, &o, &c);
+    assert_int_equal(k->time, TB_TIME_IMPROVED);
+    assert_true(k->ci_hi < 0);
+    assert_false(c.failed); /* improvements never fail */
+    assert_int_equal(c.n_improved, 1);
+    tb_cmp_free(&c);
+    tb_resfile_free(a);
+    tb_resfile_free(b);
+}
+
+static void test_within_run_floor(void **state)
+{
+    (void)state;
+    /* 10 samples with 8% noise: the medians' CIs are wide, so a 6% shift
+     * stays under the floor even though the threshold is 2% */
+    double *x = samples(10, 1000, 0.08, 3), *y = samples(10, 1060, 0.08, 4);
+    spec s1 = {"c", NULL, x, 10, 1, 0}, s2 = {"c", NULL, y, 10, 1, 0};
+    tb_resfile *a = load_doc(make_doc(&s1, 1), "old.json");
+    tb_resfile *b = load_doc(make_doc(&s2, 1), "new.json");
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    const tb_cmp_case *k = compare2(a, b, &o, &c);
+    double want = (a->cases[0].ci_rel + b->cases[0].ci_rel) / 2;
+    assert_close(k->floor_within, want, 1e-12);
+    assert_true(k->floor_within > 0.06);
+    assert_close(k->floor, want, 1e-12);
+    assert_int_equal(k->time, TB_TIME_UNCHANGED);
+    tb_cmp_free(&c);
+    tb_resfile_free(a);
+    tb_resfile_free(b);
+    free(x);
+    free(y);
+}
+
+static void test_t_quantile(void **state)
+{
+    (void)state;
+    /* scipy.stats.t.ppf(p, df) */
+    static const double ref[][3] = {
+        {0.995, 1, 63.65674116287399},   {0.995, 2, 9.92484320091807},
+        {0.995, 4, 4.604094871415897},   {0.995, 8, 3.3553873313333957},
+        {0.975, 30, 2.0422724563012373}, {0.9995, 3, 12.923978636637424},
+        {0.9, 2.5, 1.730250928807177},   {0.995, 200, 2.600634436165038},
+    };
+    for (size_t i = 0; i < NELEM(ref); i++)
+        assert_close(tb_t_quantile(ref[i][0], ref[i][1]), ref[i][2], 1e-10);
+    assert_close(tb_t_quantile(0.75, 1), 1.0, 1e-12); /* tan(pi/4) */
+    assert_close(tb_t_quantile(0.005, 4), -4.604094871415897, 1e-10);
+    assert_true(tb_t_quantile(0.5, 3) == 0);
+    assert_true(isnan(tb_t_quantile(1.0, 3)));
+    assert_true(isnan(tb_t_quantile(0.9, 0)));
+}
+
+static void test_between_run_floor(void **state)
+{
+    (void)state;
+    /* three old runs with medians near 1000, 1010, 1005 (0.1% noise):
+     * the floor is the smallest change a t test on the log run medians
+     * finds significant at alpha = 0.01 with df = 2:
+     * expm1(t.ppf(0.995, 2) * s * sqrt(1/3 + 1/1)) */
+    tb_resfile *old[3] = {one_case("o1.json", 1000, 0.001, 1, 1),
+                          one_case("o2.json", 1010, 0.001, 2, 1),
+                          one_case("o3.json", 1005, 0.001, 3, 1)};
+    tb_resfile *n1 = one_case("n1.json", 1030, 0.001, 4, 1);
+    tb_resfile *n2 = one_case("n2.json", 1100, 0.001, 5, 1);
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    char err[256];
+    assert_int_equal(tb_compare(old, 3, &n1, 1, &o, &c, err, sizeof err), 0);
+    const tb_cmp_case *k = &c.cases[0];
+    double l[3], mean = 0, ss = 0;
+    for (int i = 0; i < 3; i++) {
+        l[i] = log(old[i]->cases[0].median_ns);
+        mean += l[i] / 3;
+    }
+    for (int i = 0; i < 3; i++)
+        ss += (l[i] - mean) * (l[i] - mean);
+    double sd = sqrt(ss / 2);
+    double want = expm1(9.92484320091807 * sd * sqrt(1.0 / 3 + 1.0));
+    assert_close(k->run_sd, sd, 1e-12);
+    assert_int_equal(k->run_df, 2);
+    assert_close(k->floor_between, want, 1e-9);
+    assert_true(want > 0.04 && want < 0.08);
+    assert_close(k->floor, want, 1e-9);
+    assert_close(k->old_median, old[2]->cases[0].median_ns, 1e-12);
+    assert_int_equal(k->k_old, 3);
+    /* +2.5% is within what the runs' spread allows */
+    assert_int_equal(k->time, TB_TIME_UNCHANGED);
+    tb_cmp_free(&c);
+    /* +9.5% is beyond it */
+    assert_int_equal(tb_compare(old, 3, &n2, 1, &o, &c, err, sizeof err), 0);
+    assert_int_equal(c.cases[0].time, TB_TIME_REGRESSED);
+    tb_cmp_free(&c);
+    /* three runs on each side: df = 4, sqrt(1/3 + 1/3) */
+    assert_int_equal(tb_compare(old, 3, old, 3, &o, &c, err, sizeof err), 0);
+    assert_int_equal(c.cases[0].run_df, 4);
+    assert_close(c.cases[0].floor_between,
+                 expm1(4.604094871415897 * sd * sqrt(2.0 / 3)), 1e-9);
+    assert_int_equal(c.cases[0].time, TB_TIME_UNCHANGED);
+    tb_cmp_free(&c);
+    for (int i = 0; i < 3; i++)
+        tb_resfile_free(old[i]);
+    tb_resfile_free(n1);
+    tb_resfile_free(n2);
+}
+
+static void test_counter_regression(void **state)
+{
+    (void)state;
+    tb_resfile *a = one_case("old.json", 1000, 0.01, 1, 1);
+    tb_resfile *b = one_case("new.json", 1000, 0.01, 1, 2);
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    const tb_cmp_case *k = compare2(a, b, &o, &c);
+    assert_int_equal(k->time, TB_TIME_UNCHANGED);
+    assert_true(k->ctr_regressed);
+    assert_int_equal(k->ctr_dir[TB_RES_CTR_KERNEL_LAUNCHES], 1);
+    assert_int_equal(k->ctr_dir[TB_RES_CTR_ALLOCS], 0);
+    assert_true(isnan(k->ctr_old[TB_RES_CTR_MEMCPY_COUNT])); /* absent */
+    assert_int_equal(c.n_ctr_regressed, 1);
+    assert_true(c.failed);
+    assert_string_equal(tb_cmp_case_verdict(k), "counters");
+    tb_cmp_free(&c);
+    o.fail_on = TB_FAIL_TIME;
+    compare2(a, b, &o, &c);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    /* fewer kernels is an improvement, never a failure */
+    tb_cmp_opts_default(&o);
+    k = compare2(b, a, &o, &c);
+    assert_true(k->ctr_improved && !k->ctr_regressed);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    tb_resfile_free(a);
+    tb_resfile_free(b);
+}
+
+static void test_status_changes(void **state)
+{
+    (void)state;
+    double *x = samples(20, 1000, 0.01, 9);
+    spec olds[] = {{"a", NULL, x, 20, 1, 0},
+                   {"b", "unavailable", NULL, 0, 0, 0},
+                   {"c", "unsupported", NULL, 0, 0, 0},
+                   {"d", "unavailable", NULL, 0, 0, 0},
+                   {"gone", NULL, x, 20, 1, 0}};
+    spec news[] = {{"a", "failed-check", NULL, 0, 0, 0},
+                   {"b", NULL, x, 20, 1, 0},
+                   {"c", "unavailable", NULL, 0, 0, 0},
+                   {"d", "unavailable", NULL, 0, 0, 0},
+                   {"new", NULL, x, 20, 1, 0}};
+    tb_resfile *a = load_doc(make_doc(olds, 5), "old.json");
+    tb_resfile *b = load_doc(make_doc(news, 5), "new.json");
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    char err[256];
+    assert_int_equal(tb_compare(&a, 1, &b, 1, &o, &c, err, sizeof err), 0);
+    assert_int_equal(c.n, 6);
+    assert_string_equal(c.cases[0].id, "a");
+    assert_int_equal(c.cases[0].schg, TB_SCHG_FAILURE);
+    assert_string_equal(tb_cmp_case_verdict(&c.cases[0]), "failure");
+    assert_int_equal(c.cases[1].schg, TB_SCHG_FIXED);
+    assert_int_equal(c.cases[2].schg, TB_SCHG_CHANGED);
+    assert_int_equal(c.cases[3].schg, TB_SCHG_SAME);
+    assert_string_equal(tb_cmp_case_verdict(&c.cases[3]), "unavailable");
+    assert_int_equal(c.cases[4].presence, TB_CMP_REMOVED);
+    assert_string_equal(c.cases[5].id, "new");
+    assert_int_equal(c.cases[5].presence, TB_CMP_ADDED);
+    assert_int_equal(c.n_failures, 1);
+    assert_int_equal(c.n_added, 1);
+    assert_int_equal(c.n_removed, 1);
+    assert_int_equal(c.n_timed, 0);
+    assert_true(c.failed);
+    tb_cmp_free(&c);
+    o.fail_on = TB_FAIL_TIME | TB_FAIL_COUNTERS;
+    assert_int_equal(tb_compare(&a, 1, &b, 1, &o, &c, err, sizeof err), 0);
+    assert_false(c.failed);
+    /* the JSON form carries the same verdicts */
+    cJSON *j = tb_cmp_json(&c);
+    assert_non_null(j);
+    assert_string_equal(
+        cJSON_GetObjectItem(j, "schema")->valuestring, "tbench.compare/1");
+    cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "cases"), 0);
+    assert_string_equal(cJSON_GetObjectItem(c0, "verdict")->valuestring,
+                        "failure");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(c0, "time")));
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "summary"),
+                                         "status_failures")->valueint, 1);
+    cJSON_Delete(j);
+    tb_cmp_free(&c);
+    tb_resfile_free(a);
+    tb_resfile_free(b);
+    free(x);
+}
+
+static void test_mismatched_matrices(void **state)
+{
+    (void)state;
+    double *x = samples(20, 1000, 0.01, 9);
+    spec s1 = {"a", NULL, x, 20, 1, 0}, s2 = {"b", NULL, x, 20, 1, 0};
+    tb_resfile *a = load_doc(make_doc(&s1, 1), "old.json");
+    tb_resfile *b = load_doc(make_doc(&s2, 1), "other.json");
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    char err[256];
+    assert_int_equal(tb_compare(&a, 1, &b, 1, &o, &c, err, sizeof err),
+                     TB_EINVAL);
+    assert_non_null(strstr(err, "no case id in common"));
+    assert_int_equal(strncmp(err, "old.json: ", 10), 0);
+    tb_resfile_free(a);
+    tb_resfile_free(b);
+    free(x);
+}
+
+static void test_fail_on_parse(void **state)
+{
+    (void)state;
+    unsigned b;
+    assert_int_equal(tb_cmp_parse_fail_on("time", &b), 0);
+    assert_int_equal(b, TB_FAIL_TIME);
+    assert_int_equal(tb_cmp_parse_fail_on("status,counters", &b), 0);
+    assert_int_equal(b, TB_FAIL_STATUS | TB_FAIL_COUNTERS);
+    assert_int_equal(tb_cmp_parse_fail_on("none", &b), 0);
+    assert_int_equal(b, 0);
+    assert_int_equal(tb_cmp_parse_fail_on("time,", &b), TB_EINVAL);
+    assert_int_equal(tb_cmp_parse_fail_on("timing", &b), TB_EINVAL);
+    assert_int_equal(tb_cmp_parse_fail_on("", &b), TB_EINVAL);
+}
+
+/* ---- reading result files ------------------------------------------------- */
+
+/* tb_resfile_from_text(text) must fail with "bad.json: " + needle. */
+static void expect_load_error(const char *text, int code, const char *needle)
+{
+    tb_resfile *f = (tb_resfile *)1;
+    char err[512] = "";
+    int rc = tb_resfile_from_text("bad.json", text, strlen(text), &f, err,
+                                  sizeof err);
+    if (rc != code || !strstr(err, needle) || strncmp(err, "bad.json: ", 10))
+        print_error("text %.60s: rc %d, err '%s'\n", text, rc, err);
+    assert_int_equal(rc, code);
+    assert_null(f);
+    assert_int_equal(strncmp(err, "bad.json: ", 10), 0);
+    assert_non_null(strstr(err, needle));
+    assert_null(strchr(err, '\n'));
+}
+
+static void test_load_errors(void **state)
+{
+    (void)state;
+    expect_load_error("", TB_EPARSE, "empty file");
+    expect_load_error("  \n", TB_EPARSE, "white space");
+    expect_load_error("{\"schema\": \"tbench.results/1\", \"cases\": [{\"id\"",
+                      TB_EPARSE, "truncated");
+    expect_load_error("{\"schema\": \"tbench.results/1\",, }", TB_EPARSE,
+                      "corrupt: not valid JSON at line 1, column ");
+    expect_load_error("[1, 2]", TB_EINVAL, "not a tbench result file");
+    expect_load_error("{\"cases\": []}", TB_EINVAL, "no \"schema\"");
+    expect_load_error("{\"schema\": \"tbench.peaks/1\", \"cases\": []}",
+                      TB_EINVAL, "schema is \"tbench.peaks/1\"");
+    expect_load_error("{\"schema\": \"tbench.results/1\", \"cases\": {}}",
+                      TB_EINVAL, "\"cases\": expected an array");
+    expect_load_error("{\"schema\": \"tbench.results/1\", \"cases\": "
+                      "[{\"status\": \"ok\"}]",
+                      TB_EPARSE, "truncated");
+    expect_load_error("{\"schema\": \"tbench.results/1\", \"cases\": "
+                      "[{\"status\": \"ok\"}]}",
+                      TB_EINVAL, "cases[0]: no \"id\"");
+    expect_load_error("{\"schema\": \"tbench.results/1\", \"cases\": "
+                      "[{\"id\": \"x\", \"status\": \"ok\"}]}",
+                      TB_EINVAL, "cases[0] (x): status is ok but stats");
+    expect_load_error(
+        "{\"schema\": \"tbench.results/1\", \"cases\": [{\"id\": \"x\", "
+        "\"status\": \"ok\", \"stats\": {\"n\": 2, \"iters_per_sample\": 1, "
+        "\"median_ns\": 5, \"ci_low_ns\": 4, \"ci_high_ns\": 6, \"min_ns\": "
+        "4, \"mean_ns\": 5, \"samples_ns\": [4, 5, 6]}}]}",
+        TB_EINVAL, "stats.n is 2 but samples_ns has 3 values");
+    expect_load_error(
+        "{\"schema\": \"tbench.results/1\", \"cases\": [{\"id\": \"x\", "
+        "\"status\": \"ok\", \"stats\": {\"n\": 1, \"iters_per_sample\": 1, "
+        "\"median_ns\": -5, \"ci_low_ns\": -6, \"ci_high_ns\": 6, "
+        "\"min_ns\": 4, \"mean_ns\": 5, \"samples_ns\": [4]}}]}",
+        TB_EINVAL, "stats.median_ns: expected a positive number");
+    expect_load_error(
+        "{\"schema\": \"tbench.results/1\", \"cases\": [{\"id\": \"x\", "
+        "\"status\": \"ok\", \"stats\": {\"n\": 1, \"iters_per_sample\": 1, "
+        "\"median_ns\": 5, \"ci_low_ns\": 4, \"ci_high_ns\": 6, \"min_ns\": "
+        "4, \"mean_ns\": 5, \"samples_ns\": [\"4\"]}}]}",
+        TB_EINVAL, "stats.samples_ns[0]: expected a number");
+    expect_load_error("{\"schema\": \"tbench.results/1\", \"cases\": "
+                      "[{\"id\": \"x\", \"status\": \"skipped\"}, "
+                      "{\"id\": \"x\", \"status\": \"skipped\"}]}",
+                      TB_EINVAL, "cases[1]: id 'x' already used by cases[0]");
+}
+
+static void test_load_fields(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"schema\": \"tbench.results/1\", \"complete\": false, \"env\": "
+        "{\"hostname\": \"h\", \"build\": {\"git_commit\": \"abc\"}}, "
+        "\"cases\": [{\"id\": \"z\", \"status\": \"ok\", \"impl\": null, "
+        "\"stats\": {\"n\": 3, \"iters_per_sample\": 2, \"median_ns\": 5, "
+        "\"ci_low_ns\": 4, \"ci_high_ns\": 6, \"min_ns\": 4, \"mean_ns\": "
+        "5, \"samples_ns\": [4, 5, 6]}, \"throughput\": {\"gb_s\": null, "
+        "\"items_s\": 7}, \"counters\": {\"kernel_launches\": 3}}, "
+        "{\"id\": \"a\", \"status\": \"unavailable\", \"message\": \"no "
+        "gpu\", \"stats\": null}]}";
+    tb_resfile *f;
+    char err[256];
+    assert_int_equal(tb_resfile_from_text("t.json", text, strlen(text), &f,
+                                          err, sizeof err),
+                     0);
+    assert_int_equal(f->n, 2);
+    assert_false(f->complete);
+    assert_string_equal(f->hostname, "h");
+    assert_string_equal(f->git_commit, "abc");
+    const tb_rescase *z = tb_resfile_find(f, "z");
+    assert_non_null(z);
+    assert_true(z->timed);
+    assert_int_equal(z->n, 3);
+    assert_close(z->samples_ns[2], 6, 0);
+    assert_close(z->ci_rel, 2.0 / 5.0, 1e-15);
+    assert_null(z->impl);
+    assert_true(isnan(z->gb_s));
+    assert_close(z->items_s, 7, 0);
+    assert_close(z->counters[TB_RES_CTR_KERNEL_LAUNCHES], 3, 0);
+    assert_true(isnan(z->counters[TB_RES_CTR_ALLOCS]));
+    const tb_rescase *a = tb_resfile_find(f, "a");
+    assert_non_null(a);
+    assert_false(a->timed);
+    assert_string_equal(a->message, "no gpu");
+    assert_null(tb_resfile_find(f, "b"));
+    tb_resfile_free(f);
+    tb_resfile_free(NULL);
+}
+
+/* ---- change points and history -------------------------------------------- */
+
+static void test_changepoints(void **state)
+{
+    (void)state;
+    /* 8 runs at 1000 ns, then 7 at 1100 ns, 0.3% noise */
+    double y[15];
+    int starts[15];
+    tb_rng r;
+    tb_rng_seed(&r, 77);
+    for (int i = 0; i < 15; i++)
+        y[i] = log((i < 8 ? 1000.0 : 1100.0) * (1 + 0.003 * gauss(&r)));
+    double beta = 4 * 0.003 * 0.003 * log(15.0);
+    int k = tb_changepoints(y, 15, beta, log1p(0.02), starts);
+    assert_int_equal(k, 2);
+    assert_int_equal(starts[0], 0);
+    assert_int_equal(starts[1], 8);
+    /* the same series without the step: one segment */
+    for (int i = 8; i < 15; i++)
+        y[i] -= log(1.1);
+    assert_int_equal(tb_changepoints(y, 15, beta, log1p(0.02), starts), 1);
+    /* a 1% step is found with a low penalty but merged under a 2%
+     * minimum step */
+    for (int i = 0; i < 15; i++)
+        y[i] = log(i < 6 ? 1000.0 : 1010.0);
+    assert_int_equal(tb_changepoints(y, 15, 1e-9, 0, starts), 2);
+    assert_int_equal(starts[1], 6);
+    assert_int_equal(tb_changepoints(y, 15, 1e-9, log1p(0.02), starts), 1);
+    /* a step at the last run is found */
+    for (int i = 0; i < 15; i++)
+        y[i] = log(i < 14 ? 1000.0 : 1300.0);
+    assert_int_equal(tb_changepoints(y, 15, 1e-6, log1p(0.02), starts), 2);
+    assert_int_equal(starts[1], 14);
+    assert_int_equal(tb_changepoints(y, 1, 1, 0, starts), 1);
+    assert_int_equal(tb_changepoints(y, 0, 1, 0, starts), TB_EINVAL);
+}
+
+static void test_history(void **state)
+{
+    (void)state;
+    /* run medians 1000 x 5, then 1200 x 4 (0.5% noise); the case "x" is
+     * unavailable in run 3, which is skipped in its series */
+    tb_resfile *f[9];
+    double *xs[9];
+    for (int j = 0; j < 9; j++) {
+        xs[j] = samples(30, j < 5 ? 1000 : 1200, 0.005, 100 + (uint64_t)j);
+        spec s[2] = {{"c", NULL, xs[j], 30, 1, 0},
+                     {"x", j == 3 ? "unavailable" : NULL, xs[j], 30, 1, 0}};
+        char name[32];
+        snprintf(name, sizeof name, "run%d.json", j);
+        f[j] = load_doc(make_doc(s, 2), name);
+    }
+    tb_hist_opts o;
+    tb_hist_opts_default(&o);
+    tb_history h;
+    char err[256];
+    assert_int_equal(tb_history_build(f, 9, &o, &h, err, sizeof err), 0);
+    assert_int_equal(h.n, 2);
+    const tb_hist_case *c = &h.cases[0];
+    assert_string_equal(c->id, "c");
+    assert_int_equal(c->n_ok, 9);
+    assert_int_equal(c->n_steps, 1);
+    assert_int_equal(c->steps[0].run, 5);
+    assert_true(c->steps[0].change > 0.18 && c->steps[0].change < 0.22);
+    assert_int_equal(c->seg_first[1], 5);
+    assert_int_equal(c->seg_last[1], 8);
+    const tb_hist_case *x = &h.cases[1];
+    assert_int_equal(x->n_ok, 8);
+    assert_int_equal(x->n_steps, 1);
+    assert_int_equal(x->steps[0].run, 5);
+    cJSON *j = tb_history_json(&h);
+    assert_non_null(j);
+    cJSON *c1 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "cases"), 1);
+    assert_true(cJSON_IsNull(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(c1, "median_ns"), 3)));
+    cJSON *st = cJSON_GetArrayItem(cJSON_GetObjectItem(c1, "steps"), 0);
+    assert_string_equal(cJSON_GetObjectItem(st, "path")->valuestring,
+                        "run5.json");
+    assert_string_equal(cJSON_GetObjectItem(st, "kind")->valuestring,
+                        "regression");
+    cJSON_Delete(j);
+    tb_history_free(&h);
+
+    /* a file of another matrix is named */
+    spec other = {"zzz", NULL, xs[0], 30, 1, 0};
+    tb_resfile *g[3] = {f[0], f[1], load_doc(make_doc(&other, 1), "z.json")};
+    assert_int_equal(tb_history_build(g, 3, &o, &h, err, sizeof err),
+                     TB_EINVAL);
+    assert_int_equal(strncmp(err, "z.json: no case id in common", 28), 0);
+    tb_resfile_free(g[2]);
+    for (int i = 0; i < 9; i++) {
+        tb_resfile_free(f[i]);
+        free(xs[i]);
+    }
+}
+
+/* ---- export --------------------------------------------------------------- */
+
+static void test_export(void **state)
+{
+    (void)state;
+    double *x = samples(20, 1000, 0.01, 5);
+    spec s[] = {{"add/8/f32/cpu[threads=2]", NULL, x, 20, 1, 0},
+                {"add/8/f64/cuda", "unavailable", NULL, 0, 0, 0}};
+    tb_resfile *f = load_doc(make_doc(s, 2), "r.json");
+    const tb_rescase *c = &f->cases[0];
+    tb_export_format fmt;
+    assert_int_equal(tb_export_parse_format("bmf", &fmt), 0);
+    assert_int_equal(fmt, TB_EXPORT_BMF);
+    assert_int_equal(tb_export_parse_format("csv", &fmt), TB_EINVAL);
+
+    cJSON *g = tb_export(f, TB_EXPORT_GBENCH);
+    cJSON *bs = cJSON_GetObjectItem(g, "benchmarks");
+    assert_int_equal(cJSON_GetArraySize(bs), 2);
+    cJSON *b0 = cJSON_GetArrayItem(bs, 0), *b1 = cJSON_GetArrayItem(bs, 1);
+    assert_string_equal(cJSON_GetObjectItem(b0, "name")->valuestring, c->id);
+    assert_close(cJSON_GetObjectItem(b0, "real_time")->valuedouble,
+                 c->median_ns, 0);
+    assert_close(cJSON_GetObjectItem(b0, "cpu_time")->valuedouble,
+                 c->median_ns, 0);
+    assert_close(cJSON_GetObjectItem(b0, "iterations")->valuedouble, 80, 0);
+    assert_int_equal(cJSON_GetObjectItem(b0, "threads")->valueint, 2);
+    assert_string_equal(cJSON_GetObjectItem(b0, "time_unit")->valuestring,
+                        "ns");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(b1, "error_occurred")));
+    assert_null(cJSON_GetObjectItem(b1, "real_time"));
+    cJSON_Delete(g);
+
+    cJSON *m = tb_export(f, TB_EXPORT_BMF);
+    assert_int_equal(cJSON_GetArraySize(m), 1);
+    cJSON *lat = cJSON_GetObjectItem(cJSON_GetObjectItem(m, c->id), "latency");
+    assert_close(cJSON_GetObjectItem(lat, "value")->valuedouble, c->median_ns,
+                 0);
+    assert_close(cJSON_GetObjectItem(lat, "lower_value")->valuedouble,
+                 c->ci_low_ns, 0);
+    assert_close(cJSON_GetObjectItem(lat, "upper_value")->valuedouble,
+                 c->ci_high_ns, 0);
+    cJSON *kl = cJSON_GetObjectItem(cJSON_GetObjectItem(m, c->id),
+                                    "kernel_launches");
+    assert_close(cJSON_GetObjectItem(kl, "value")->valuedouble, 1, 0);
+    cJSON_Delete(m);
+
+    cJSON *a = tb_export(f, TB_EXPORT_GAB);
+    assert_int_equal(cJSON_GetArraySize(a), 1);
+    cJSON *e = cJSON_GetArrayItem(a, 0);
+    assert_string_equal(cJSON_GetObjectItem(e, "unit")->valuestring, "ns");
+    assert_close(cJSON_GetObjectItem(e, "value")->valuedouble, c->median_ns,
+                 0);
+    assert_int_equal(
+        strncmp(cJSON_GetObjectItem(e, "range")->valuestring, "\u00b1 ", 3),
+        0);
+    assert_non_null(cJSON_GetObjectItem(e, "extra"));
+    cJSON_Delete(a);
+    tb_resfile_free(f);
+    free(x);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mwu_exact_small),
+        cmocka_unit_test(test_mwu_exact_10),
+        cmocka_unit_test(test_mwu_exact_50_40),
+        cmocka_unit_test(test_mwu_normal_ties),
+        cmocka_unit_test(test_mwu_normal_large),
+        cmocka_unit_test(test_mwu_degenerate),
+        cmocka_unit_test(test_ratio_ci_constant),
+        cmocka_unit_test(test_ratio_ci_shift),
+        cmocka_unit_test(test_identical_unchanged),
+        cmocka_unit_test(test_shift10_regressed),
+        cmocka_unit_test(test_small_shift_unchanged),
+        cmocka_unit_test(test_not_significant),
+        cmocka_unit_test(test_speedup_improved),
+        cmocka_unit_test(test_within_run_floor),
+        cmocka_unit_test(test_t_quantile),
+        cmocka_unit_test(test_between_run_floor),
+        cmocka_unit_test(test_counter_regression),
+        cmocka_unit_test(test_status_changes),
+        cmocka_unit_test(test_mismatched_matrices),
+        cmocka_unit_test(test_fail_on_parse),
+        cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_load_fields),
+        cmocka_unit_test(test_changepoints),
+        cmocka_unit_test(test_history),
+        cmocka_unit_test(test_export),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
