@@ -1,0 +1,21 @@
+# tbench plot: samples of the 8 noisiest cases (by MAD / median), each divided by its median
+# Render it again: cd to this folder, then: gnuplot noise.gp
+set encoding utf8
+set title 'samples of the 8 noisiest cases (by MAD / median), each divided by its median' noenhanced
+set key outside right top vertical noenhanced
+set grid
+set style fill solid 0.4 border -1
+set style boxplot outliers pointtype 7
+set pointsize 0.4
+set boxwidth 0.6
+unset key
+set ylabel 'sample / median of the case'
+set label 1 'box: quartiles; whiskers: 1.5 IQR; points: outliers' at screen 0.01, screen 0.02 font ',8'
+set xrange [0.3:8.7]
+set bmargin 12
+set rmargin 16
+set xtics rotate by -30 font ',8' noenhanced ('relu 1000000 f32 cpu[isa=scalar,threads=2]' 1, 'log_softmax[axis=-1] 256x1000 f32 cpu[isa=auto,threads=2]' 2, 'relu 1000000 f32 cpu[isa=auto,threads=2]' 3, 'matmul 256x256,256x256 f32 cpu[isa=auto,threads=2]' 4, 'matmul 256x256,256x256 f32 blas[threads=2]' 5, 'add 1000000,1000000 f32 cpu[isa=auto,threads=2]' 6, 'log_softmax[axis=-1] 256x1000 f32 cpu[isa=scalar,threads=2]' 7, 'transpose[dim0=-2,dim1=-1] 1024x1024 f32 cpu[isa=scalar,threads=2]' 8)
+set terminal pngcairo size 900,540 font 'sans,9' noenhanced
+set output 'noise.png'
+plot for [i=0:7] 'noise.dat' index i using (i+1):1 with boxplot lc i+1
+set output

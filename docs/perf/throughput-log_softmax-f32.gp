@@ -1,0 +1,32 @@
+# tbench plot: log_softmax (f32): GB/s vs size
+# Render it again: cd to this folder, then: gnuplot throughput-log_softmax-f32.gp
+set encoding utf8
+set title 'log_softmax (f32): GB/s vs size' noenhanced
+set key outside right top vertical noenhanced
+set grid
+set xlabel 'size (elements of the largest tensor)'
+set logscale x
+set ylabel 'GB/s (bytes of the cost model / median)'
+set yrange [0:*]
+set offsets graph 0.05, graph 0.05, graph 0.1, 0
+set terminal pngcairo size 900,480 font 'sans,9' noenhanced
+set output 'throughput-log_softmax-f32.png'
+plot 'throughput-log_softmax-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=scalar,threads=1]', \
+     'throughput-log_softmax-f32.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 title 'cpu[isa=scalar,threads=2]', \
+     'throughput-log_softmax-f32.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 7 title 'cpu[isa=auto,threads=1]', \
+     'throughput-log_softmax-f32.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'cpu[isa=auto,threads=2]', \
+     'throughput-log_softmax-f32.dat' index 4 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 2 pt 5 title 'numpy[threads=1,form=alloc]', \
+     'throughput-log_softmax-f32.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 2 pt 5 title 'numpy[threads=1,form=out]', \
+     'throughput-log_softmax-f32.dat' index 6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 5 title 'numpy[threads=2,form=alloc]', \
+     'throughput-log_softmax-f32.dat' index 7 using 1:2 with linespoints lw 2 lc rgb '#e377c2' dt 2 pt 5 title 'numpy[threads=2,form=out]', \
+     'throughput-log_softmax-f32.dat' index 8 using 1:2 with linespoints lw 2 lc rgb '#bcbd22' dt 3 pt 9 title 'torch[threads=1,form=alloc]', \
+     'throughput-log_softmax-f32.dat' index 9 using 1:2 with linespoints lw 2 lc rgb '#7f7f7f' dt 3 pt 9 title 'torch[threads=1,form=out]', \
+     'throughput-log_softmax-f32.dat' index 10 using 1:2 with linespoints lw 2 lc rgb '#393b79' dt 3 pt 9 title 'torch[threads=2,form=alloc]', \
+     'throughput-log_softmax-f32.dat' index 11 using 1:2 with linespoints lw 2 lc rgb '#637939' dt 3 pt 9 title 'torch[threads=2,form=out]', \
+     331.466261 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 331.5', \
+     222.370629 with lines dt 3 lw 1.5 lc rgb '#999999' title 'copy bandwidth L2, 1 thread: 222.4', \
+     125.539907 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 125.5', \
+     21.2058558 with lines dt 4 lw 1.5 lc rgb '#999999' title 'copy bandwidth L3, 1 thread: 21.21', \
+     11.2797618 with lines dt 2 lw 1.5 lc rgb '#999999' title 'copy bandwidth DRAM, 1 thread: 11.28', \
+     7.7867045 with lines dt 2 lw 1.5 lc rgb '#444444' title 'copy bandwidth DRAM, 2 threads: 7.787'
+set output

@@ -1,0 +1,45 @@
+#!/bin/sh
+# Regenerate docs/PERFORMANCE.md and its charts (docs/perf/) from a real
+# run on this machine: the machine peaks (tbench peak --quick, cached),
+# tbench run of configs/report.json, the same cases with NumPy and
+# PyTorch (scripts/compare_numpy.py), then tbench report.  About 1-2
+# minutes on 2 cores; run it on a quiet machine.
+#
+#   TBENCH   the tbench executable (default build/tbench)
+#   CONFIG   the matrix (default configs/report.json)
+#   OUT      where the result files go (default results/report)
+#
+# PyTorch is optional: without Debian's python3-torch its cases are
+# reported as unavailable, with the reason.
+set -eu
+cd "$(dirname "$0")/.."
+TBENCH=${TBENCH:-build/tbench}
+CONFIG=${CONFIG:-configs/report.json}
+OUT=${OUT:-results/report}
+
+if [ ! -x "$TBENCH" ]; then
+    echo "make_report.sh: $TBENCH not found; build it first:" \
+        "meson setup build && ninja -C build" >&2
+    exit 2
+fi
+
+# Exit 1 from run or compare_numpy.py means a case failed its check: the
+# report shows it, so go on; anything else stops here.
+ok_or_failed_case() {
+    rc=0
+    "$@" || rc=$?
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+        echo "make_report.sh: '$*' failed (exit $rc)" >&2
+        exit "$rc"
+    fi
+}
+
+"$TBENCH" peak --quick >/dev/null
+rm -rf "$OUT"
+ok_or_failed_case "$TBENCH" run "$CONFIG" -o "$OUT" -q
+ok_or_failed_case /usr/bin/python3 scripts/compare_numpy.py "$CONFIG" \
+    -o "$OUT/numpy.json" --tbench "$TBENCH"
+rm -rf docs/perf
+"$TBENCH" report "$OUT/results.json" --with "$OUT/numpy.json" \
+    -o docs/PERFORMANCE.md --generated-by "sh scripts/make_report.sh"
+rm -f docs/perf/gnuplot.log   # gnuplot's warnings; not part of the docs

@@ -1,0 +1,417 @@
+/* tbench plot and tbench report: charts and the Markdown report from
+ * result files (src/report/plot.h, src/report/report.h). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ops/error.h"
+#include "../report/fileio.h"
+#include "../report/plot.h"
+#include "../report/report.h"
+#include "commands.h"
+
+#define MAX_WITH 16
+
+/* Options both commands share. */
+typedef struct {
+    const char *out;
+    const char *baseline;
+    const char *with[MAX_WITH];
+    int n_with;
+    const char *charts;     /* report: chart folder relative to the .md */
+    bool no_charts;         /* report */
+    const char *generated_by;
+    bool png, svg, render;  /* plot */
+    int n_noisy;
+    double threshold;       /* fraction */
+} opts;
+
+enum { O_FORMAT = 256, O_NOISY, O_THRESHOLD, O_NO_RENDER, O_CHARTS,
+       O_NO_CHARTS, O_GENERATED_BY };
+
+/* Parse "png", "svg" or "png,svg" into o.  0 or -1. */
+static int parse_format(const char *s, opts *o)
+{
+    o->png = o->svg = false;
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t;
+         t = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(t, "png"))
+            o->png = true;
+        else if (!strcmp(t, "svg"))
+            o->svg = true;
+        else
+            return -1;
+    }
+    return o->png || o->svg ? 0 : -1;
+}
+
+/* A number in [lo, hi] from s, or -1e300 when it is not one. */
+static double parse_num(const char *s, double lo, double hi)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v >= lo && v <= hi))
+        return -1e300;
+    return v;
+}
+
+/* Parse argv (argv[0] is the command).  Returns -1 when parsing went
+ * fine and the command should go on, else the exit status. */
+static int parse(int argc, char **argv, bool report, opts *o)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"baseline", required_argument, NULL, 'b'},
+        {"with", required_argument, NULL, 'w'},
+        {"format", required_argument, NULL, O_FORMAT},
+        {"noisy", required_argument, NULL, O_NOISY},
+        {"threshold", required_argument, NULL, O_THRESHOLD},
+        {"no-render", no_argument, NULL, O_NO_RENDER},
+        {"charts", required_argument, NULL, O_CHARTS},
+        {"no-charts", no_argument, NULL, O_NO_CHARTS},
+        {"generated-by", required_argument, NULL, O_GENERATED_BY},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *cmd = argv[0];
+    memset(o, 0, sizeof *o);
+    o->png = true;
+    o->svg = !report;
+    o->render = true;
+    o->n_noisy = 8;
+    o->threshold = 0.02;
+    int c;
+    double v;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":o:b:w:h", longopts, NULL)) != -1) {
+        /* options that belong to the other command are errors */
+        bool plot_only = c == O_FORMAT || c == O_NO_RENDER;
+        bool report_only = c == O_CHARTS || c == O_NO_CHARTS ||
+                           c == O_GENERATED_BY;
+        if ((report && plot_only) || (!report && report_only)) {
+            fprintf(stderr, "tbench: %s: option '%s' is not an option of "
+                            "this command\nTry 'tbench --help'.\n",
+                    cmd, argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+        switch (c) {
+        case 'o': o->out = optarg; break;
+        case 'b': o->baseline = optarg; break;
+        case 'w':
+            if (o->n_with == MAX_WITH)
+                return tb_usage_error("--with: at most 16 files (got '%s')",
+                                      optarg);
+            o->with[o->n_with++] = optarg;
+            break;
+        case O_FORMAT:
+            if (parse_format(optarg, o))
+                return tb_usage_error("--format: expected png, svg or "
+                                      "png,svg, got '%s'", optarg);
+            break;
+        case O_NOISY:
+            v = parse_num(optarg, 1, 100);
+            if (v < 0 || v != (int)v)
+                return tb_usage_error("--noisy: expected an integer 1-100, "
+                                      "got '%s'", optarg);
+            o->n_noisy = (int)v;
+            break;
+        case O_THRESHOLD:
+            v = parse_num(optarg, 0, 1000);
+            if (v < 0)
+                return tb_usage_error("--threshold: expected a percentage "
+                                      "0-1000, got '%s'", optarg);
+            o->threshold = v / 100;
+            break;
+        case O_NO_RENDER: o->render = false; break;
+        case O_CHARTS: o->charts = optarg; break;
+        case O_NO_CHARTS: o->no_charts = true; break;
+        case O_GENERATED_BY: o->generated_by = optarg; break;
+        case 'h': tb_usage(stdout); return EXIT_OKAY;
+        case ':':
+            fprintf(stderr, "tbench: %s: option '%s' needs a value\nTry "
+                            "'tbench --help'.\n", cmd, argv[optind - 1]);
+            return EXIT_USAGE;
+        default:
+            fprintf(stderr, "tbench: %s: unknown option '%s'\nTry 'tbench "
+                            "--help'.\n", cmd, argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+    }
+    if (!o->out) {
+        fprintf(stderr, "tbench: %s: -o %s is required\nTry 'tbench "
+                        "--help'.\n", cmd, report ? "FILE" : "DIR");
+        return EXIT_USAGE;
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "tbench: %s: no result file given\nTry 'tbench "
+                        "--help'.\n", cmd);
+        return EXIT_USAGE;
+    }
+    if (report && argc - optind > 1) {
+        fprintf(stderr, "tbench: report: one result file expected, got %d "
+                        "(use --with for side-by-side files)\nTry 'tbench "
+                        "--help'.\n", argc - optind);
+        return EXIT_USAGE;
+    }
+    if (o->charts && (o->charts[0] == '/' || strstr(o->charts, ".."))) {
+        return tb_usage_error("--charts: '%s' must be a folder inside the "
+                              "report's folder (relative, no '..')",
+                              o->charts);
+    }
+    return -1;
+}
+
+/* Load the WITH and BASELINE files of o into s.  0 or the exit status. */
+static int load_extra(tb_rset *s, const opts *o)
+{
+    char err[1024];
+    for (int i = 0; i < o->n_with; i++)
+        if (tb_rset_load(s, o->with[i], TB_ROLE_WITH, err, sizeof err)) {
+            fprintf(stderr, "tbench: --with: %s\n", err);
+            return EXIT_USAGE;
+        }
+    if (o->baseline &&
+        tb_rset_load(s, o->baseline, TB_ROLE_BASELINE, err, sizeof err)) {
+        fprintf(stderr, "tbench: --baseline: %s\n", err);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* "name1,name2|backend1,backend2": what makes files one matrix for the
+ * history charts (the config names and the set of backends). */
+static void matrix_sig(const tb_rset *s, int d, char *buf, size_t len)
+{
+    size_t u = 0;
+    const cJSON *cf;
+    buf[0] = '\0';
+    cJSON_ArrayForEach(cf, cJSON_GetObjectItem(s->docs[d].doc, "config"))
+    {
+        const cJSON *n = cJSON_GetObjectItem(cf, "name");
+        if (cJSON_IsString(n) && u < len)
+            u += (size_t)snprintf(buf + u, len - u, "%s,", n->valuestring);
+    }
+    if (u < len)
+        u += (size_t)snprintf(buf + u, len - u, "|");
+    /* backends in sorted order, each once */
+    const char *prev = "";
+    for (;;) {
+        const char *next = NULL;
+        for (int i = 0; i < s->n; i++) {
+            const char *b = s->cases[i].backend;
+            if (s->cases[i].doc == d && strcmp(b, prev) > 0 &&
+                (!next || strcmp(b, next) < 0))
+                next = b;
+        }
+        if (!next || u >= len)
+            break;
+        u += (size_t)snprintf(buf + u, len - u, "%s,", next);
+        prev = next;
+    }
+}
+
+static void set_role(tb_rset *s, int d, tb_role r)
+{
+    s->docs[d].role = r;
+    for (int i = 0; i < s->n; i++)
+        if (s->cases[i].doc == d)
+            s->cases[i].role = r;
+}
+
+static int count_ok(const tb_rset *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->n; i++)
+        n += s->cases[i].ok;
+    return n;
+}
+
+/* Tell the user what rendering did; returns the exit status. */
+static int render_note(const tb_chart_list *l, const char *dir)
+{
+    if (l->n == 0)
+        return EXIT_OKAY;
+    if (l->gnuplot_missing) {
+        fprintf(stderr,
+                "tbench: note: gnuplot not found (install gnuplot-nox, or "
+                "name it in TBENCH_GNUPLOT): no image was made; the %d "
+                "scripts and their data are in %s; render them later with: "
+                "cd %s && for f in *.gp; do gnuplot \"$f\"; done\n",
+                l->n, dir, dir);
+        return EXIT_OKAY;
+    }
+    if (l->n_failed) {
+        fprintf(stderr, "tbench: gnuplot could not render %d of %d "
+                        "chart(s); its messages are in %s/gnuplot.log\n",
+                l->n_failed, l->n, dir);
+        return EXIT_CASES;
+    }
+    return EXIT_OKAY;
+}
+
+int tb_cmd_plot(int argc, char **argv)
+{
+    opts o;
+    int rc = parse(argc, argv, false, &o);
+    if (rc >= 0)
+        return rc;
+    tb_rset *s = calloc(1, sizeof *s);
+    tb_chart_list charts = {0};
+    char err[1024];
+    if (!s) {
+        fprintf(stderr, "tbench: out of memory\n");
+        return EXIT_USAGE;
+    }
+    int nfiles = argc - optind;
+    char **files = argv + optind;
+    rc = EXIT_OKAY;
+    for (int i = 0; i < nfiles; i++)
+        if (tb_rset_load(s, files[i], TB_ROLE_MAIN, err, sizeof err)) {
+            fprintf(stderr, "tbench: %s\n", err);
+            rc = EXIT_USAGE;
+            goto out;
+        }
+    /* several files of one matrix: a history, the last one the newest */
+    if (nfiles >= 2) {
+        char a[1024], b[1024];
+        bool one = true;
+        matrix_sig(s, 0, a, sizeof a);
+        for (int d = 1; d < nfiles && one; d++) {
+            matrix_sig(s, d, b, sizeof b);
+            one = !strcmp(a, b);
+        }
+        if (one)
+            for (int d = 0; d < nfiles - 1; d++)
+                set_role(s, d, TB_ROLE_HISTORY);
+    }
+    rc = load_extra(s, &o);
+    if (rc)
+        goto out;
+    tb_plot_opts po = {o.out, o.png, o.svg, o.render, o.n_noisy,
+                       o.threshold};
+    if (tb_plot_write(s, &po, &charts, err, sizeof err)) {
+        fprintf(stderr, "tbench: plot: %s\n", err);
+        rc = EXIT_CASES;
+        goto out;
+    }
+    if (charts.n == 0)
+        fprintf(stderr, "tbench: note: no case in these files has "
+                        "measurements (status ok): nothing to draw\n");
+    else
+        printf("plot: %d chart%s in %s%s\n", charts.n,
+               charts.n == 1 ? "" : "s", o.out,
+               charts.gnuplot_missing || !o.render
+                   ? " (scripts and data only)" : "");
+    rc = render_note(&charts, o.out);
+out:
+    tb_chart_list_free(&charts);
+    tb_rset_free(s);
+    free(s);
+    return rc;
+}
+
+/* argv as one shell-quoted line, after "tbench ". */
+static void command_line(int argc, char **argv, char *buf, size_t len)
+{
+    size_t u = (size_t)snprintf(buf, len, "tbench");
+    for (int i = 0; i < argc && u < len; i++) {
+        const char *a = argv[i];
+        bool plain = a[0] != '\0';
+        for (const char *p = a; *p && plain; p++)
+            plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
+                           "WXYZ0123456789_./=:,+-@%", *p) != NULL;
+        if (plain) {
+            u += (size_t)snprintf(buf + u, len - u, " %s", a);
+            continue;
+        }
+        u += (size_t)snprintf(buf + u, len - u, " '");
+        for (const char *p = a; *p && u < len; p++)
+            u += (size_t)snprintf(buf + u, len - u, *p == '\'' ? "'\\''"
+                                                                : "%c", *p);
+        if (u < len)
+            u += (size_t)snprintf(buf + u, len - u, "'");
+    }
+}
+
+int tb_cmd_report(int argc, char **argv)
+{
+    opts o;
+    char cmd[4096], dir[4096], chart_dir[8200];
+    /* before getopt, which reorders argv */
+    command_line(argc, argv, cmd, sizeof cmd);
+    int rc = parse(argc, argv, true, &o);
+    if (rc >= 0)
+        return rc;
+    tb_rset *s = calloc(1, sizeof *s);
+    tb_chart_list charts = {0};
+    char err[1024], *md = NULL;
+    if (!s) {
+        fprintf(stderr, "tbench: out of memory\n");
+        return EXIT_USAGE;
+    }
+    rc = EXIT_OKAY;
+    if (tb_rset_load(s, argv[optind], TB_ROLE_MAIN, err, sizeof err)) {
+        fprintf(stderr, "tbench: %s\n", err);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    rc = load_extra(s, &o);
+    if (rc)
+        goto out;
+
+    /* the report's folder, created if missing */
+    snprintf(dir, sizeof dir, "%s", o.out);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    if (tb_mkdir_p(dir, err, sizeof err)) {
+        fprintf(stderr, "tbench: -o: %s\n", err);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    const char *rel = o.charts ? o.charts : "perf";
+    snprintf(chart_dir, sizeof chart_dir, "%s/%s", dir, rel);
+    if (!o.no_charts && count_ok(s) > 0) {
+        tb_plot_opts po = {chart_dir, true, false, true, o.n_noisy,
+                           o.threshold};
+        if (tb_plot_write(s, &po, &charts, err, sizeof err)) {
+            fprintf(stderr, "tbench: report: charts: %s\n", err);
+            rc = EXIT_CASES;
+            goto out;
+        }
+    }
+    tb_report_opts ro = {cmd, o.generated_by, rel,
+                         o.no_charts ? NULL : &charts, o.threshold, 3,
+                         o.n_noisy};
+    if (tb_report_markdown(s, &ro, &md)) {
+        fprintf(stderr, "tbench: report: out of memory\n");
+        rc = EXIT_CASES;
+        goto out;
+    }
+    if (tb_write_atomic(o.out, md, strlen(md), err, sizeof err)) {
+        fprintf(stderr, "tbench: -o: %s\n", err);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    int rendered = 0;
+    for (int i = 0; i < charts.n; i++)
+        rendered += charts.v[i].rendered;
+    printf("report: %s", o.out);
+    if (rendered)
+        printf(" (%d chart%s in %s)", rendered, rendered == 1 ? "" : "s",
+               chart_dir);
+    printf("\n");
+    rc = render_note(&charts, chart_dir);
+out:
+    free(md);
+    tb_chart_list_free(&charts);
+    tb_rset_free(s);
+    free(s);
+    return rc;
+}

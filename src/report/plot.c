@@ -1,0 +1,1231 @@
+/* gnuplot charts of result files (contracts in plot.h).
+ *
+ * Every chart is written as NAME.dat (data blocks separated by two blank
+ * lines, one per series, read with `index`) and NAME.gp (the script),
+ * then rendered by running gnuplot on the script in the output folder. */
+#include "plot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../ops/error.h"
+#include "fileio.h"
+
+#define MAX_SERIES 24   /* lines per chart; more would drown the legend */
+#define MAX_CHANGE 40   /* bars in the baseline chart */
+#define MAX_PEAKS 6     /* peak lines per throughput chart */
+#define W 900           /* image size in pixels */
+#define H 480
+
+#define M_MAIN (1u << TB_ROLE_MAIN)
+#define M_WITH (1u << TB_ROLE_WITH)
+
+static const char *const colour[] = {
+    [TB_VERDICT_UNCHANGED] = "#7f7f7f",
+    [TB_VERDICT_REGRESSED] = "#d62728",
+    [TB_VERDICT_IMPROVED] = "#2ca02c",
+};
+
+typedef struct {
+    const tb_rset *s;
+    const tb_plot_opts *o;
+    tb_chart_list *out;
+    char *err;
+    size_t errlen;
+} pctx;
+
+void tb_chart_list_free(tb_chart_list *l)
+{
+    if (!l)
+        return;
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static tb_chart *chart_add(tb_chart_list *l, tb_chart_kind kind,
+                           const char *group, const char *name,
+                           const char *title)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 32;
+        tb_chart *v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v)
+            return NULL;
+        l->v = v;
+        l->cap = cap;
+    }
+    tb_chart *c = &l->v[l->n++];
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    snprintf(c->group, sizeof c->group, "%s", group);
+    snprintf(c->name, sizeof c->name, "%s", name);
+    snprintf(c->title, sizeof c->title, "%s", title);
+    return c;
+}
+
+/* A file-name-safe copy of s: [A-Za-z0-9_.-], anything else becomes _. */
+static void safe_name(char *dst, size_t len, const char *s)
+{
+    size_t o = 0;
+    for (; *s && o + 1 < len; s++) {
+        char c = *s;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                  (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+        dst[o++] = ok ? c : '_';
+    }
+    dst[o] = '\0';
+}
+
+/* s as a gnuplot single-quoted string ('' stands for one quote). */
+static void gp_str(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'')
+            fputc('\'', f);
+        if (*s != '\n')
+            fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
+/* s as a double-quoted data-file field (no quotes or newlines inside). */
+static void dat_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++)
+        fputc(*s == '"' || *s == '\n' ? '\'' : *s, f);
+    fputc('"', f);
+}
+
+static FILE *open_out(pctx *x, const char *name, const char *ext)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.%s", x->o->dir, name, ext);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        snprintf(x->err, x->errlen, "%s: %s", path, strerror(errno));
+    return f;
+}
+
+static int close_out(pctx *x, FILE *f, const char *name, const char *ext)
+{
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        snprintf(x->err, x->errlen, "%s/%s.%s: write error", x->o->dir, name,
+                 ext);
+        return TB_EIO;
+    }
+    return 0;
+}
+
+/* The script's common head: title, key outside the data, fonts. */
+static void gp_head(FILE *f, const char *name, const char *title)
+{
+    fprintf(f, "# tbench plot: %s\n# Render it again: cd to this folder, "
+               "then: gnuplot %s.gp\n",
+            title, name);
+    fprintf(f, "set encoding utf8\nset title ");
+    gp_str(f, title);
+    fprintf(f, " noenhanced\nset key outside right top vertical "
+               "noenhanced\nset grid\n");
+}
+
+/* Write the plot command in body to every requested format. */
+static void gp_outputs(FILE *f, const tb_plot_opts *o, const char *name,
+                       const char *body, int w, int h)
+{
+    bool first = true;
+    if (o->png) {
+        fprintf(f, "set terminal pngcairo size %d,%d font 'sans,9' "
+                   "noenhanced\nset output '%s.png'\n%s",
+                w, h, name, body);
+        first = false;
+    }
+    if (o->svg) {
+        fprintf(f, "set terminal svg size %d,%d font 'sans,9' noenhanced "
+                   "background '#ffffff'\nset output '%s.svg'\n%s",
+                w, h, name, first ? body : "replot\n");
+    }
+    fprintf(f, "set output\n");
+}
+
+/* ---- grouping helpers ---------------------------------------------------- */
+
+static bool inm(const tb_rcase *c, unsigned mask)
+{
+    return (mask & (1u << c->role)) != 0;
+}
+
+static bool same_opdt(const tb_rcase *a, const tb_rcase *b)
+{
+    return !strcmp(a->op, b->op) && !strcmp(a->dtype, b->dtype);
+}
+
+static bool same_series(const tb_rcase *a, const tb_rcase *b)
+{
+    return a->doc == b->doc && !strcmp(a->opp, b->opp) &&
+           !strcmp(a->dtype, b->dtype) && !strcmp(a->variant, b->variant);
+}
+
+/* First ok case of mask with the same op and dtype before i? */
+static bool group_seen(const tb_rset *s, int i, unsigned mask)
+{
+    for (int k = 0; k < i; k++)
+        if (s->cases[k].ok && inm(&s->cases[k], mask) &&
+            same_opdt(&s->cases[k], &s->cases[i]))
+            return true;
+    return false;
+}
+
+/* Series (first cases) of the op/dtype group of case g, in file order;
+ * returns the count (at most max). */
+static int group_series(const tb_rset *s, int g, unsigned mask, int *v,
+                        int max)
+{
+    int n = 0;
+    for (int i = 0; i < s->n && n < max; i++) {
+        const tb_rcase *c = &s->cases[i];
+        if (!c->ok || !inm(c, mask) || !same_opdt(c, &s->cases[g]))
+            continue;
+        bool dup = false;
+        for (int k = 0; k < n && !dup; k++)
+            dup = same_series(&s->cases[v[k]], c);
+        if (!dup)
+            v[n++] = i;
+    }
+    return n;
+}
+
+/* The ok cases of the series of case i, sorted by elements then work. */
+static int series_points(const tb_rset *s, int i, int *v, int max)
+{
+    int n = 0;
+    for (int k = 0; k < s->n && n < max; k++)
+        if (s->cases[k].ok && same_series(&s->cases[k], &s->cases[i]))
+            v[n++] = k;
+    for (int a = 1; a < n; a++) {
+        int t = v[a], b = a - 1;
+        while (b >= 0 && s->cases[v[b]].items > s->cases[t].items) {
+            v[b + 1] = v[b];
+            b--;
+        }
+        v[b + 1] = t;
+    }
+    return n;
+}
+
+/* Do the group's series differ in their parameters (OP[PARAMS])? */
+static bool group_multi_params(const tb_rset *s, const int *v, int n)
+{
+    for (int k = 1; k < n; k++)
+        if (strcmp(s->cases[v[k]].opp, s->cases[v[0]].opp))
+            return true;
+    return false;
+}
+
+static void series_title(const tb_rset *s, int i, bool params, char *buf,
+                         size_t len)
+{
+    const tb_rcase *c = &s->cases[i];
+    if (params)
+        snprintf(buf, len, "%s %s", c->opp, c->variant);
+    else
+        snprintf(buf, len, "%s", c->variant);
+}
+
+/* The style of series k (cases sv[0..k]) of a chart: a colour of its
+ * own; tbench's backends solid with circles; each other backend (NumPy,
+ * PyTorch...) a dash pattern and point shape of its own. */
+static void series_style(const tb_rset *s, const int *sv, int k, char *buf,
+                         size_t len)
+{
+    static const char *const pal[] = {
+        "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf",
+        "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f", "#393b79", "#637939"};
+    static const int pts[] = {5, 9, 11};
+    const tb_rcase *c = &s->cases[sv[k]];
+    int dt = 1, pt = 7;
+    if (c->role != TB_ROLE_MAIN) {
+        int idx = 0; /* distinct other backends before this one */
+        for (int j = 0; j < k; j++) {
+            const tb_rcase *d = &s->cases[sv[j]];
+            if (d->role == TB_ROLE_MAIN || !strcmp(d->backend, c->backend))
+                continue;
+            bool first = true;
+            for (int i = 0; i < j && first; i++)
+                first = strcmp(s->cases[sv[i]].backend, d->backend) != 0;
+            idx += first;
+        }
+        dt = 2 + idx % 3;
+        pt = pts[idx % 3];
+    }
+    snprintf(buf, len, "lc rgb '%s' dt %d pt %d", pal[k % 12], dt, pt);
+}
+
+/* ns divisor and unit name for values up to max_ns. */
+static double time_unit(double max_ns, const char **unit)
+{
+    if (max_ns >= 1e9) {
+        *unit = "s";
+        return 1e9;
+    }
+    if (max_ns >= 1e6) {
+        *unit = "ms";
+        return 1e6;
+    }
+    if (max_ns >= 1e3) {
+        *unit = "us";
+        return 1e3;
+    }
+    *unit = "ns";
+    return 1;
+}
+
+/* ---- time and throughput vs size ------------------------------------------- */
+
+typedef struct {
+    char label[160];
+    double v;
+    int dt;       /* dash type: the level or ISA */
+    bool most;    /* at the largest thread count drawn */
+} peak;
+
+static bool has_int(const int *v, int n, int x)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x)
+            return true;
+    return false;
+}
+
+/* Peak lines for a throughput chart from the MAIN document's "peaks"
+ * (schema tbench.peaks/1, docs/FORMAT.md): a GFLOP/s chart gets the FMA
+ * peaks of its dtype, a GB/s chart the bandwidth of kernel at every
+ * level, each for the thread counts in threads[0..nt) (all when nt is
+ * 0); the MAX_PEAKS largest.  Returns the count. */
+static int peaks_pick(const tb_rset *s, bool flops, const char *dtype,
+                      const int *threads, int nt, const char *kernel,
+                      peak *out)
+{
+    const cJSON *pk = NULL;
+    for (int d = 0; d < s->n_docs && !pk; d++)
+        if (s->docs[d].role == TB_ROLE_MAIN)
+            pk = cJSON_GetObjectItemCaseSensitive(s->docs[d].doc, "peaks");
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(
+        pk, flops ? "flops" : "bandwidth");
+    int m = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr)
+    {
+        double t = tb_json_num(e, "threads");
+        double v = tb_json_num(e, flops ? "best_gflop_s" : "best_gb_s");
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(
+            e, flops ? "dtype" : "kernel");
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(
+            e, flops ? "isa" : "level");
+        if (!(v > 0) || isnan(t) || !cJSON_IsString(k) || !cJSON_IsString(l) ||
+            strcmp(k->valuestring, flops ? dtype : kernel) ||
+            (nt && !has_int(threads, nt, (int)t)))
+            continue;
+        peak p;
+        if (flops)
+            snprintf(p.label, sizeof p.label, "FMA peak %s %s, %.0f thread%s",
+                     l->valuestring, dtype, t, t == 1 ? "" : "s");
+        else
+            snprintf(p.label, sizeof p.label, "%s bandwidth %s, %.0f thread%s",
+                     kernel, l->valuestring, t, t == 1 ? "" : "s");
+        p.v = v;
+        static const char *const kinds[] = {"L2", "L3", "DRAM", "scalar",
+                                            "avx2", "avx512"};
+        static const int dts[] = {3, 4, 2, 2, 4, 3};
+        p.dt = 5;
+        for (int i = 0; i < 6; i++)
+            if (!strcmp(l->valuestring, kinds[i]))
+                p.dt = dts[i];
+        p.most = true;
+        for (int i = 0; i < nt; i++)
+            p.most = p.most && threads[i] <= (int)t;
+        /* keep the MAX_PEAKS largest, sorted descending */
+        int pos = m;
+        while (pos > 0 && out[pos - 1].v < v)
+            pos--;
+        if (pos >= MAX_PEAKS)
+            continue;
+        if (m < MAX_PEAKS)
+            m++;
+        memmove(&out[pos + 1], &out[pos],
+                (size_t)(m - 1 - pos) * sizeof *out);
+        out[pos] = p;
+    }
+    return m;
+}
+
+/* Time (kind TIME) or throughput (THROUGHPUT) vs size for the op/dtype
+ * group of case g. */
+static int chart_vs_size(pctx *x, int g, tb_chart_kind kind)
+{
+    const tb_rset *s = x->s;
+    const tb_rcase *gc = &s->cases[g];
+    int sv[MAX_SERIES];
+    int ns = group_series(s, g, M_MAIN | M_WITH, sv, MAX_SERIES);
+    bool params = group_multi_params(s, sv, ns);
+
+    /* a line needs two sizes: no chart when no series has them */
+    int pts[512], most = 0;
+    for (int k = 0; k < ns; k++) {
+        int np = series_points(s, sv[k], pts, 512);
+        most = np > most ? np : most;
+    }
+    if (most < 2)
+        return 0;
+
+    /* throughput metric: GFLOP/s for compute-heavy ops (>= 1 FLOP per
+     * byte of the cost model at the largest size), else GB/s */
+    bool flops = false;
+    double maxv = 0;
+    for (int k = 0; k < ns; k++) {
+        int np = series_points(s, sv[k], pts, 512);
+        for (int p = 0; p < np; p++) {
+            const tb_rcase *c = &s->cases[pts[p]];
+            if (c->flops > 0 && c->bytes > 0 && c->flops >= c->bytes)
+                flops = true;
+        }
+    }
+    for (int k = 0; k < ns; k++) {
+        int np = series_points(s, sv[k], pts, 512);
+        for (int p = 0; p < np; p++) {
+            const tb_rcase *c = &s->cases[pts[p]];
+            double v = kind == TB_CHART_TIME ? c->ci_hi
+                       : flops               ? c->gflop_s
+                                             : c->gb_s;
+            if (v > maxv)
+                maxv = v;
+        }
+    }
+    if (kind == TB_CHART_THROUGHPUT && !(maxv > 0))
+        return 0; /* no rate in the model (e.g. 0 bytes) */
+
+    char name[192], base[160], title[256];
+    safe_name(base, sizeof base, gc->op);
+    snprintf(name, sizeof name, "%s-%s-%s",
+             kind == TB_CHART_TIME ? "time" : "throughput", base, gc->dtype);
+    const char *unit = "ns";
+    double div = kind == TB_CHART_TIME ? time_unit(maxv, &unit) : 1;
+    if (kind == TB_CHART_TIME)
+        snprintf(title, sizeof title,
+                 "%s (%s): time per call vs size (median, 95%% CI)", gc->op,
+                 gc->dtype);
+    else
+        snprintf(title, sizeof title, "%s (%s): %s vs size", gc->op,
+                 gc->dtype, flops ? "GFLOP/s" : "GB/s");
+
+    FILE *d = open_out(x, name, "dat");
+    if (!d)
+        return TB_EIO;
+    int block = 0;
+    for (int k = 0; k < ns; k++) {
+        char t[600];
+        series_title(s, sv[k], params, t, sizeof t);
+        fprintf(d, "%s# %s\n", block ? "\n\n" : "", t);
+        int np = series_points(s, sv[k], pts, 512);
+        for (int p = 0; p < np; p++) {
+            const tb_rcase *c = &s->cases[pts[p]];
+            if (kind == TB_CHART_TIME)
+                fprintf(d, "%.9g %.9g %.9g %.9g # %s\n", c->items,
+                        c->median / div, c->ci_lo / div, c->ci_hi / div,
+                        c->shapes);
+            else
+                fprintf(d, "%.9g %.9g # %s\n", c->items,
+                        flops ? c->gflop_s : c->gb_s, c->shapes);
+        }
+        block++;
+    }
+    int rc = close_out(x, d, name, "dat");
+    if (rc)
+        return rc;
+
+    FILE *f = open_out(x, name, "gp");
+    if (!f)
+        return TB_EIO;
+    gp_head(f, name, title);
+    fprintf(f, "set xlabel 'size (elements of the largest tensor)'\n"
+               "set logscale x\n");
+    if (kind == TB_CHART_TIME)
+        fprintf(f, "set ylabel 'time per call (%s)'\nset logscale y\n"
+                   "set offsets graph 0.05, graph 0.05, 0, 0\n", unit);
+    else
+        fprintf(f, "set ylabel '%s'\nset yrange [0:*]\n"
+                   "set offsets graph 0.05, graph 0.05, graph 0.1, 0\n",
+                flops ? "GFLOP/s (FLOPs of the cost model / median)"
+                      : "GB/s (bytes of the cost model / median)");
+    char *body = NULL;
+    size_t blen = 0;
+    FILE *m = open_memstream(&body, &blen);
+    if (!m) {
+        fclose(f);
+        snprintf(x->err, x->errlen, "out of memory");
+        return TB_ENOMEM;
+    }
+    fprintf(m, "plot ");
+    for (int k = 0; k < ns; k++) {
+        char t[600];
+        series_title(s, sv[k], params, t, sizeof t);
+        char st[96];
+        series_style(s, sv, k, st, sizeof st);
+        fprintf(m, "%s'%s.dat' index %d using 1:2%s with %s lw 2 %s "
+                   "title ",
+                k ? ", \\\n     " : "", name, k,
+                kind == TB_CHART_TIME ? ":3:4" : "",
+                kind == TB_CHART_TIME ? "yerrorlines" : "linespoints", st);
+        gp_str(m, t);
+    }
+    if (kind == TB_CHART_THROUGHPUT) {
+        /* thread counts and bandwidth kernel of the tbench series */
+        int thr[MAX_SERIES], nt = 0;
+        const char *kernel = NULL;
+        for (int k = 0; k < ns; k++) {
+            const tb_rcase *c = &s->cases[sv[k]];
+            const cJSON *t = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(c->j, "backend_params"),
+                "threads");
+            if (c->role == TB_ROLE_MAIN && cJSON_IsString(t) &&
+                !has_int(thr, nt, atoi(t->valuestring)))
+                thr[nt++] = atoi(t->valuestring);
+            const cJSON *bk = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(c->j, "roofline"),
+                "bw_kernel");
+            if (!kernel && cJSON_IsString(bk))
+                kernel = bk->valuestring;
+        }
+        peak pk[MAX_PEAKS];
+        int npk = peaks_pick(s, flops, gc->dtype, thr, nt,
+                             kernel ? kernel : "copy", pk);
+        for (int k = 0; k < npk; k++) {
+            char t[1200];
+            snprintf(t, sizeof t, "%s: %.4g", pk[k].label, pk[k].v);
+            fprintf(m, ", \\\n     %.9g with lines dt %d lw 1.5 lc rgb "
+                       "'%s' title ",
+                    pk[k].v, pk[k].dt, pk[k].most ? "#444444" : "#999999");
+            gp_str(m, t);
+        }
+    }
+    fprintf(m, "\n");
+    fclose(m);
+    gp_outputs(f, x->o, name, body, W, H);
+    free(body);
+    rc = close_out(x, f, name, "gp");
+    if (rc)
+        return rc;
+    char group[160];
+    snprintf(group, sizeof group, "%s/%s", gc->op, gc->dtype);
+    return chart_add(x->out, kind, group, name, title) ? 0 : TB_ENOMEM;
+}
+
+/* ---- speedup bars ------------------------------------------------------------ */
+
+static int chart_speedup(pctx *x, int g)
+{
+    const tb_rset *s = x->s;
+    const tb_rcase *gc = &s->cases[g];
+    unsigned mask = M_MAIN; /* tbench's own backends */
+    /* rows: keys of the group that have a reference, by size */
+    int keys[256], nk = 0;
+    for (int i = 0; i < s->n && nk < 256; i++) {
+        const tb_rcase *c = &s->cases[i];
+        if (!c->ok || !inm(c, mask) || !same_opdt(c, gc))
+            continue;
+        bool dup = false;
+        for (int k = 0; k < nk && !dup; k++)
+            dup = !strcmp(s->cases[keys[k]].key, c->key);
+        if (!dup && tb_rset_reference(s, c->key, M_MAIN))
+            keys[nk++] = i;
+    }
+    for (int a = 1; a < nk; a++) {
+        int t = keys[a], b = a - 1;
+        while (b >= 0 && s->cases[keys[b]].items > s->cases[t].items) {
+            keys[b + 1] = keys[b];
+            b--;
+        }
+        keys[b + 1] = t;
+    }
+    /* columns: (document, variant) pairs that are not the reference */
+    int cols[MAX_SERIES], nc = 0;
+    const tb_rcase *ref0 = NULL;
+    for (int i = 0; i < s->n && nc < MAX_SERIES; i++) {
+        const tb_rcase *c = &s->cases[i];
+        if (!c->ok || !inm(c, mask) || !same_opdt(c, gc))
+            continue;
+        const tb_rcase *ref = tb_rset_reference(s, c->key, M_MAIN);
+        if (!ref || ref == c)
+            continue;
+        ref0 = ref;
+        bool dup = false;
+        for (int k = 0; k < nc && !dup; k++)
+            dup = s->cases[cols[k]].doc == c->doc &&
+                  !strcmp(s->cases[cols[k]].variant, c->variant);
+        if (!dup)
+            cols[nc++] = i;
+    }
+    if (nc == 0 || nk == 0)
+        return 0;
+    bool params = false;
+    for (int k = 1; k < nk; k++)
+        params = params || strcmp(s->cases[keys[k]].opp, s->cases[keys[0]].opp);
+
+    char name[192], base[160], title[256];
+    safe_name(base, sizeof base, gc->op);
+    snprintf(name, sizeof name, "speedup-%s-%s", base, gc->dtype);
+    snprintf(title, sizeof title,
+             "%.60s (%s): speedup over the reference %.100s (higher is "
+             "faster)",
+             gc->op, gc->dtype, ref0->variant);
+    FILE *d = open_out(x, name, "dat");
+    if (!d)
+        return TB_EIO;
+    fprintf(d, "# size");
+    for (int k = 0; k < nc; k++)
+        fprintf(d, " | %s", s->cases[cols[k]].variant);
+    fprintf(d, "\n");
+    for (int r = 0; r < nk; r++) {
+        const tb_rcase *kc = &s->cases[keys[r]];
+        const tb_rcase *ref = tb_rset_reference(s, kc->key, M_MAIN);
+        char label[600];
+        if (params)
+            snprintf(label, sizeof label, "%s %s", kc->opp, kc->shapes);
+        else
+            snprintf(label, sizeof label, "%s", kc->shapes);
+        dat_str(d, label);
+        for (int k = 0; k < nc; k++) {
+            const tb_rcase *col = &s->cases[cols[k]], *v = NULL;
+            for (int i = 0; i < s->n && !v; i++) {
+                const tb_rcase *c = &s->cases[i];
+                if (c->ok && c->doc == col->doc &&
+                    !strcmp(c->variant, col->variant) &&
+                    !strcmp(c->key, kc->key) && c != ref)
+                    v = c;
+            }
+            if (v && v->median > 0)
+                fprintf(d, " %.6g", ref->median / v->median);
+            else
+                fprintf(d, " ?");
+        }
+        fprintf(d, "\n");
+    }
+    int rc = close_out(x, d, name, "dat");
+    if (rc)
+        return rc;
+    FILE *f = open_out(x, name, "gp");
+    if (!f)
+        return TB_EIO;
+    gp_head(f, name, title);
+    fprintf(f, "set datafile missing '?'\nset style data histograms\n"
+               "set style histogram clustered gap 1\n"
+               "set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
+               "set yrange [0:*]\nset xtics rotate by -30 noenhanced\n"
+               "set xlabel 'shapes'\n"
+               "set ylabel 'speedup (reference median / median)'\n");
+    char *body = NULL;
+    size_t blen = 0;
+    FILE *m = open_memstream(&body, &blen);
+    if (!m) {
+        fclose(f);
+        return TB_ENOMEM;
+    }
+    for (int k = 0; k < nc; k++) {
+        if (k == 0)
+            fprintf(m, "plot '%s.dat' using 2:xtic(1) title ", name);
+        else
+            fprintf(m, ", \\\n     '' using %d title ", k + 2);
+        gp_str(m, s->cases[cols[k]].variant);
+    }
+    fprintf(m, ", \\\n     1 with lines dt 2 lc 'black' title 'reference "
+               "(1x)'\n");
+    fclose(m);
+    gp_outputs(f, x->o, name, body, W, H);
+    free(body);
+    rc = close_out(x, f, name, "gp");
+    if (rc)
+        return rc;
+    char group[160];
+    snprintf(group, sizeof group, "%s/%s", gc->op, gc->dtype);
+    return chart_add(x->out, TB_CHART_SPEEDUP, group, name, title)
+               ? 0
+               : TB_ENOMEM;
+}
+
+/* ---- baseline vs current ----------------------------------------------------- */
+
+static int chart_change(pctx *x)
+{
+    const tb_rset *s = x->s;
+    int base = -1;
+    for (int d = 0; d < s->n_docs && base < 0; d++)
+        if (s->docs[d].role == TB_ROLE_BASELINE)
+            base = d;
+    if (base < 0)
+        return 0;
+    double thr = x->o->threshold > 0 ? x->o->threshold : 0.02;
+    int *cur = malloc((size_t)(s->n ? s->n : 1) * sizeof *cur);
+    int *old = malloc((size_t)(s->n ? s->n : 1) * sizeof *old);
+    double *chg = malloc((size_t)(s->n ? s->n : 1) * sizeof *chg);
+    int n = 0;
+    if (!cur || !old || !chg) {
+        free(cur), free(old), free(chg);
+        return TB_ENOMEM;
+    }
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *c = &s->cases[i];
+        if (!c->ok || c->role != TB_ROLE_MAIN)
+            continue;
+        for (int k = 0; k < s->n; k++) {
+            const tb_rcase *o = &s->cases[k];
+            if (o->doc == base && o->ok && !strcmp(o->id, c->id)) {
+                cur[n] = i;
+                old[n] = k;
+                tb_report_verdict(o, c, thr, &chg[n]);
+                n++;
+                break;
+            }
+        }
+    }
+    /* keep the MAX_CHANGE largest |change|, in file order */
+    while (n > MAX_CHANGE) {
+        int sm = 0;
+        for (int k = 1; k < n; k++)
+            if (fabs(chg[k]) < fabs(chg[sm]))
+                sm = k;
+        memmove(&cur[sm], &cur[sm + 1], (size_t)(n - sm - 1) * sizeof *cur);
+        memmove(&old[sm], &old[sm + 1], (size_t)(n - sm - 1) * sizeof *old);
+        memmove(&chg[sm], &chg[sm + 1], (size_t)(n - sm - 1) * sizeof *chg);
+        n--;
+    }
+    int rc = 0;
+    if (n == 0)
+        goto out;
+    const char *name = "change";
+    char title[256];
+    snprintf(title, sizeof title,
+             "change vs baseline (current / baseline median - 1, %%)");
+    FILE *d = open_out(x, name, "dat");
+    if (!d) {
+        rc = TB_EIO;
+        goto out;
+    }
+    fprintf(d, "# index change_pct colour verdict label\n");
+    for (int k = 0; k < n; k++) {
+        double ch;
+        tb_verdict v = tb_report_verdict(&s->cases[old[k]],
+                                         &s->cases[cur[k]], thr, &ch);
+        unsigned rgb = (unsigned)strtoul(colour[v] + 1, NULL, 16);
+        fprintf(d, "%d %.6g %u %d ", k, 100 * ch, rgb, (int)v);
+        dat_str(d, s->cases[cur[k]].id);
+        fprintf(d, "\n");
+    }
+    rc = close_out(x, d, name, "dat");
+    if (rc)
+        goto out;
+    FILE *f = open_out(x, name, "gp");
+    if (!f) {
+        rc = TB_EIO;
+        goto out;
+    }
+    gp_head(f, name, title);
+    fprintf(f, "set key outside top center horizontal\n"
+               "set offsets graph 0.05, graph 0.05, 0, 0\n"
+               "set style fill solid 0.8 border -1\n"
+               "set yrange [%d.5:-0.5]\nset ytics font ',8' noenhanced\n"
+               "set xlabel 'change in median time (%%; positive = slower)'\n"
+               "set arrow from 0, graph 0 to 0, graph 1 nohead lc 'black'\n"
+               "set arrow from %g, graph 0 to %g, graph 1 nohead dt 2 "
+               "lw 1.5 lc rgb '#999999'\n"
+               "set arrow from %g, graph 0 to %g, graph 1 nohead dt 2 "
+               "lw 1.5 lc rgb '#999999'\n",
+            n - 1, 100 * thr, 100 * thr, -100 * thr, -100 * thr);
+    char body[2048];
+    snprintf(body, sizeof body,
+             "plot '%s.dat' using (0.5*$2):1:(0.5*abs($2)):(0.35):3:ytic(5) "
+             "with boxxyerror lc rgb variable notitle, \\\n"
+             "     NaN with boxes lc rgb '%s' title 'regressed', \\\n"
+             "     NaN with boxes lc rgb '%s' title 'improved', \\\n"
+             "     NaN with boxes lc rgb '%s' title 'unchanged (within "
+             "%.0f%% or CIs overlap)'\n",
+             name, colour[TB_VERDICT_REGRESSED], colour[TB_VERDICT_IMPROVED],
+             colour[TB_VERDICT_UNCHANGED], 100 * thr);
+    gp_outputs(f, x->o, name, body, W, 120 + 18 * n);
+    rc = close_out(x, f, name, "gp");
+    if (!rc && !chart_add(x->out, TB_CHART_CHANGE, "", name, title))
+        rc = TB_ENOMEM;
+out:
+    free(cur), free(old), free(chg);
+    return rc;
+}
+
+/* ---- noisiest cases ------------------------------------------------------------ */
+
+static int chart_noise(pctx *x)
+{
+    const tb_rset *s = x->s;
+    int want = x->o->n_noisy > 0 ? x->o->n_noisy : 8;
+    int *idx = malloc((size_t)(s->n ? s->n : 1) * sizeof *idx);
+    int n = 0;
+    if (!idx)
+        return TB_ENOMEM;
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *c = &s->cases[i];
+        if (c->ok && c->role == TB_ROLE_MAIN && c->median > 0 && c->samples &&
+            cJSON_GetArraySize(c->samples) > 0)
+            idx[n++] = i;
+    }
+    for (int a = 1; a < n; a++) { /* descending MAD / median, stable */
+        int v = idx[a], b = a - 1;
+        double kv = s->cases[v].mad / s->cases[v].median;
+        while (b >= 0 && s->cases[idx[b]].mad / s->cases[idx[b]].median < kv) {
+            idx[b + 1] = idx[b];
+            b--;
+        }
+        idx[b + 1] = v;
+    }
+    if (n > want)
+        n = want;
+    int rc = 0;
+    if (n == 0)
+        goto out;
+    const char *name = "noise";
+    char title[256];
+    snprintf(title, sizeof title,
+             "samples of the %d noisiest cases (by MAD / median), each "
+             "divided by its median", n);
+    FILE *d = open_out(x, name, "dat");
+    if (!d) {
+        rc = TB_EIO;
+        goto out;
+    }
+    for (int k = 0; k < n; k++) {
+        const tb_rcase *c = &s->cases[idx[k]];
+        fprintf(d, "%s# %s\n", k ? "\n\n" : "", c->id);
+        const cJSON *v;
+        cJSON_ArrayForEach(v, c->samples)
+            if (cJSON_IsNumber(v))
+                fprintf(d, "%.6g\n", v->valuedouble / c->median);
+    }
+    rc = close_out(x, d, name, "dat");
+    if (rc)
+        goto out;
+    FILE *f = open_out(x, name, "gp");
+    if (!f) {
+        rc = TB_EIO;
+        goto out;
+    }
+    gp_head(f, name, title);
+    fprintf(f, "set style fill solid 0.4 border -1\n"
+               "set style boxplot outliers pointtype 7\n"
+               "set pointsize 0.4\nset boxwidth 0.6\nunset key\n"
+               "set ylabel 'sample / median of the case'\n"
+               "set label 1 'box: quartiles; whiskers: 1.5 IQR; points: "
+               "outliers' at screen 0.01, screen 0.02 font ',8'\n"
+               "set xrange [0.3:%d.7]\nset bmargin 12\nset rmargin 16\n"
+               "set xtics rotate by -30 font ',8' noenhanced (",
+            n);
+    for (int k = 0; k < n; k++) {
+        const tb_rcase *c = &s->cases[idx[k]];
+        char t[1100];
+        snprintf(t, sizeof t, "%s %s %s %s", c->opp, c->shapes, c->dtype,
+                 c->variant);
+        fprintf(f, "%s", k ? ", " : "");
+        gp_str(f, t);
+        fprintf(f, " %d", k + 1);
+    }
+    fprintf(f, ")\n");
+    char body[512];
+    snprintf(body, sizeof body,
+             "plot for [i=0:%d] '%s.dat' index i using (i+1):1 with boxplot "
+             "lc i+1\n", n - 1, name);
+    gp_outputs(f, x->o, name, body, W, H + 60);
+    rc = close_out(x, f, name, "gp");
+    if (!rc && !chart_add(x->out, TB_CHART_NOISE, "", name, title))
+        rc = TB_ENOMEM;
+out:
+    free(idx);
+    return rc;
+}
+
+/* ---- history ------------------------------------------------------------------- */
+
+int tb_change_points(const double *y, const double *rel, int n, bool *cp)
+{
+    for (int i = 0; i < n; i++)
+        cp[i] = false;
+    int *id = malloc((size_t)(n > 0 ? n : 1) * sizeof *id);
+    double *w = malloc((size_t)(n + 1) * 3 * sizeof *w);
+    double *F = malloc((size_t)(n + 1) * sizeof *F);
+    int *last = malloc((size_t)(n + 1) * sizeof *last);
+    int m = 0, found = 0;
+    if (!id || !w || !F || !last)
+        goto out;
+    for (int i = 0; i < n; i++)
+        if (y[i] > 0 && !isnan(y[i]))
+            id[m++] = i;
+    if (m < 2)
+        goto out;
+    /* prefix sums of weights, w*l and w*l^2 (l = log y), weights from the
+     * point's noise: sigma = CI width / 3.92 (a normal 95% interval is
+     * 3.92 sigma wide), at least 0.02 */
+    double *W0 = w, *W1 = w + (n + 1), *W2 = w + 2 * (n + 1);
+    W0[0] = W1[0] = W2[0] = 0;
+    for (int k = 0; k < m; k++) {
+        double sg = rel && rel[id[k]] > 0 ? rel[id[k]] / 3.92 : 0;
+        if (!(sg > 0.02))
+            sg = 0.02;
+        double wt = 1 / (sg * sg), l = log(y[id[k]]);
+        W0[k + 1] = W0[k] + wt;
+        W1[k + 1] = W1[k] + wt * l;
+        W2[k + 1] = W2[k] + wt * l * l;
+    }
+    double beta = 2 * log((double)m) + 4;
+    F[0] = 0;
+    for (int t = 1; t <= m; t++) {
+        F[t] = INFINITY;
+        for (int a = 0; a < t; a++) {
+            double sw = W0[t] - W0[a], s1 = W1[t] - W1[a],
+                   s2 = W2[t] - W2[a];
+            double c = s2 - s1 * s1 / sw;
+            if (c < 0)
+                c = 0;
+            double v = F[a] + c + beta;
+            if (v < F[t]) {
+                F[t] = v;
+                last[t] = a;
+            }
+        }
+    }
+    for (int t = m; t > 0; t = last[t])
+        if (last[t] > 0) {
+            cp[id[last[t]]] = true;
+            found++;
+        }
+out:
+    free(id), free(w), free(F), free(last);
+    return found;
+}
+
+/* The runs of the history, oldest first: HISTORY documents in load
+ * order, then the first MAIN one; none without a HISTORY document. */
+static int history_runs(const tb_rset *s, int *runs)
+{
+    int n = 0;
+    for (int d = 0; d < s->n_docs; d++)
+        if (s->docs[d].role == TB_ROLE_HISTORY)
+            runs[n++] = d;
+    for (int d = 0; n > 0 && d < s->n_docs; d++)
+        if (s->docs[d].role == TB_ROLE_MAIN) {
+            runs[n++] = d;
+            break;
+        }
+    return n;
+}
+
+static void run_label(const tb_rset *s, int d, int k, char *buf, size_t len)
+{
+    const cJSON *env = cJSON_GetObjectItemCaseSensitive(s->docs[d].doc, "env");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(env, "build");
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(b, "git_commit");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(env, "date");
+    snprintf(buf, len, "%d: %.10s %.12s", k + 1,
+             cJSON_IsString(t) ? t->valuestring : "",
+             cJSON_IsString(c) ? c->valuestring : "");
+}
+
+static const tb_rcase *case_in_doc(const tb_rset *s, int d, const char *id)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->cases[i].doc == d && s->cases[i].ok &&
+            !strcmp(s->cases[i].id, id))
+            return &s->cases[i];
+    return NULL;
+}
+
+static int chart_history(pctx *x, int g, const int *runs, int nr)
+{
+    const tb_rset *s = x->s;
+    const tb_rcase *gc = &s->cases[g];
+    int last = runs[nr - 1];
+    /* series: case ids of the group in the newest run */
+    int ids[MAX_SERIES], ni = 0;
+    double maxv = 0;
+    for (int i = 0; i < s->n && ni < MAX_SERIES; i++) {
+        const tb_rcase *c = &s->cases[i];
+        if (c->doc == last && c->ok && same_opdt(c, gc))
+            ids[ni++] = i;
+    }
+    if (ni == 0)
+        return 0;
+    for (int k = 0; k < ni; k++)
+        for (int r = 0; r < nr; r++) {
+            const tb_rcase *c = case_in_doc(s, runs[r], s->cases[ids[k]].id);
+            if (c && c->ci_hi > maxv)
+                maxv = c->ci_hi;
+        }
+    const char *unit;
+    double div = time_unit(maxv, &unit);
+    char name[192], base[160], title[256];
+    safe_name(base, sizeof base, gc->op);
+    snprintf(name, sizeof name, "history-%s-%s", base, gc->dtype);
+    snprintf(title, sizeof title,
+             "%s (%s): median time per run, oldest first (change points "
+             "circled)", gc->op, gc->dtype);
+    FILE *d = open_out(x, name, "dat");
+    if (!d)
+        return TB_EIO;
+    double y[TB_RSET_MAX_DOCS], rel[TB_RSET_MAX_DOCS];
+    bool cp[TB_RSET_MAX_DOCS];
+    int ncp = 0;
+    char *cps = NULL;
+    size_t cpl = 0;
+    FILE *cpf = open_memstream(&cps, &cpl);
+    if (!cpf) {
+        fclose(d);
+        return TB_ENOMEM;
+    }
+    for (int k = 0; k < ni; k++) {
+        const char *id = s->cases[ids[k]].id;
+        fprintf(d, "%s# %s\n", k ? "\n\n" : "", id);
+        for (int r = 0; r < nr; r++) {
+            const tb_rcase *c = case_in_doc(s, runs[r], id);
+            y[r] = c ? c->median : NAN;
+            rel[r] = c ? c->ci_rel : NAN;
+            if (c)
+                fprintf(d, "%d %.9g %.9g %.9g\n", r + 1, c->median / div,
+                        c->ci_lo / div, c->ci_hi / div);
+        }
+        tb_change_points(y, rel, nr, cp);
+        for (int r = 0; r < nr; r++)
+            if (cp[r]) {
+                fprintf(cpf, "%d %.9g\n", r + 1, y[r] / div);
+                ncp++;
+            }
+    }
+    fclose(cpf);
+    if (ncp)
+        fprintf(d, "\n\n# change points\n%s", cps);
+    free(cps);
+    int rc = close_out(x, d, name, "dat");
+    if (rc)
+        return rc;
+    FILE *f = open_out(x, name, "gp");
+    if (!f)
+        return TB_EIO;
+    gp_head(f, name, title);
+    fprintf(f, "set key below vertical\nset logscale y\n"
+               "set ylabel 'median time per call (%s)'\nset xlabel 'run'\n"
+               "set xrange [0.5:%d.5]\nset xtics rotate by -30 font ',8' (",
+            unit, nr);
+    for (int r = 0; r < nr; r++) {
+        char l[128];
+        run_label(s, runs[r], r, l, sizeof l);
+        fprintf(f, "%s", r ? ", " : "");
+        gp_str(f, l);
+        fprintf(f, " %d", r + 1);
+    }
+    fprintf(f, ")\n");
+    char *body = NULL;
+    size_t blen = 0;
+    FILE *m = open_memstream(&body, &blen);
+    if (!m) {
+        fclose(f);
+        return TB_ENOMEM;
+    }
+    for (int k = 0; k < ni; k++) {
+        fprintf(m, "%s'%s.dat' index %d using 1:2:3:4 with yerrorlines lw 2 "
+                   "pt 7 title ",
+                k ? ", \\\n     " : "plot ", name, k);
+        char t[1100];
+        snprintf(t, sizeof t, "%s %s %s", s->cases[ids[k]].opp,
+                 s->cases[ids[k]].shapes, s->cases[ids[k]].variant);
+        gp_str(m, t);
+    }
+    if (ncp)
+        fprintf(m, ", \\\n     '%s.dat' index %d using 1:2 with points pt 6 "
+                   "ps 3 lw 2 lc 'red' title 'change point'",
+                name, ni);
+    fprintf(m, "\n");
+    fclose(m);
+    gp_outputs(f, x->o, name, body, W, H + 18 * ni);
+    free(body);
+    rc = close_out(x, f, name, "gp");
+    if (rc)
+        return rc;
+    char group[160];
+    snprintf(group, sizeof group, "%s/%s", gc->op, gc->dtype);
+    return chart_add(x->out, TB_CHART_HISTORY, group, name, title)
+               ? 0
+               : TB_ENOMEM;
+}
+
+/* ---- rendering ------------------------------------------------------------------ */
+
+/* The gnuplot executable: $TBENCH_GNUPLOT (a path, or a name looked up
+ * on PATH), else gnuplot on PATH.  false when not found. */
+static bool find_gnuplot(char *path, size_t len)
+{
+    const char *want = getenv("TBENCH_GNUPLOT");
+    if (!want)
+        want = "gnuplot";
+    if (!want[0])
+        return false;
+    if (strchr(want, '/')) {
+        snprintf(path, len, "%s", want);
+        return access(path, X_OK) == 0;
+    }
+    const char *p = getenv("PATH");
+    if (!p)
+        p = "/usr/bin:/bin";
+    while (*p) {
+        const char *e = strchr(p, ':');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        snprintf(path, len, "%.*s/%s", (int)n, n ? p : ".", want);
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+            access(path, X_OK) == 0)
+            return true;
+        p = e ? e + 1 : p + n;
+    }
+    return false;
+}
+
+/* Run gnuplot on SCRIPT in dir, its output appended to log_fd.  Returns
+ * the exit status (127 when it could not be started), or -1. */
+static int run_gnuplot(const char *gp, const char *dir, const char *script,
+                       int log_fd)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDONLY);
+        if (nul >= 0)
+            dup2(nul, 0);
+        if (log_fd >= 0) {
+            dup2(log_fd, 1);
+            dup2(log_fd, 2);
+        }
+        if (chdir(dir) != 0)
+            _exit(126);
+        execl(gp, "gnuplot", script, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static bool nonempty(const char *dir, const char *name, const char *ext)
+{
+    char path[4096];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext);
+    return stat(path, &st) == 0 && st.st_size > 0;
+}
+
+static void render(pctx *x, int first)
+{
+    char gp[4096];
+    tb_chart_list *l = x->out;
+    if (!find_gnuplot(gp, sizeof gp)) {
+        l->gnuplot_missing = true;
+        return;
+    }
+    char logp[4096];
+    snprintf(logp, sizeof logp, "%s/gnuplot.log", x->o->dir);
+    int fd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    for (int i = first; i < l->n; i++) {
+        char script[256];
+        snprintf(script, sizeof script, "%s.gp", l->v[i].name);
+        if (fd >= 0) {
+            char head[300];
+            int k = snprintf(head, sizeof head, "--- %s\n", script);
+            if (write(fd, head, (size_t)k) < 0) { /* the log is best-effort */
+            }
+        }
+        /* remove stale images so success means "made now" */
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s.png", x->o->dir, l->v[i].name);
+        unlink(p);
+        snprintf(p, sizeof p, "%s/%s.svg", x->o->dir, l->v[i].name);
+        unlink(p);
+        int st = run_gnuplot(gp, x->o->dir, script, fd);
+        if (st == 127 && i == first) {
+            l->gnuplot_missing = true;
+            break;
+        }
+        l->v[i].rendered = st == 0 &&
+                           (!x->o->png || nonempty(x->o->dir, l->v[i].name,
+                                                   "png")) &&
+                           (!x->o->svg || nonempty(x->o->dir, l->v[i].name,
+                                                   "svg"));
+        if (!l->v[i].rendered)
+            l->n_failed++;
+    }
+    if (fd >= 0)
+        close(fd);
+}
+
+/* ---- entry point ----------------------------------------------------------------- */
+
+int tb_plot_write(const tb_rset *s, const tb_plot_opts *o, tb_chart_list *out,
+                  char *err, size_t errlen)
+{
+    pctx x = {s, o, out, err, errlen};
+    int rc = tb_mkdir_p(o->dir, err, errlen);
+    if (rc)
+        return rc;
+    int first = out->n;
+    unsigned mask = M_MAIN | M_WITH;
+    for (int i = 0; i < s->n && !rc; i++) {
+        const tb_rcase *c = &s->cases[i];
+        if (!c->ok || !inm(c, mask) || group_seen(s, i, mask))
+            continue;
+        rc = chart_vs_size(&x, i, TB_CHART_TIME);
+        if (!rc)
+            rc = chart_vs_size(&x, i, TB_CHART_THROUGHPUT);
+        if (!rc)
+            rc = chart_speedup(&x, i);
+    }
+    if (!rc)
+        rc = chart_change(&x);
+    if (!rc)
+        rc = chart_noise(&x);
+    int runs[TB_RSET_MAX_DOCS];
+    int nr = history_runs(s, runs);
+    if (nr >= 2) {
+        for (int i = 0; i < s->n && !rc; i++) {
+            const tb_rcase *c = &s->cases[i];
+            if (!c->ok || c->doc != runs[nr - 1])
+                continue;
+            bool seen = false;
+            for (int k = 0; k < i && !seen; k++)
+                seen = s->cases[k].doc == c->doc && s->cases[k].ok &&
+                       same_opdt(&s->cases[k], c);
+            if (seen)
+                continue;
+            rc = chart_history(&x, i, runs, nr);
+        }
+    }
+    if (rc == TB_ENOMEM)
+        snprintf(err, errlen, "out of memory");
+    if (rc)
+        return rc;
+    if (o->render)
+        render(&x, first);
+    return 0;
+}

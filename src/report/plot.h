@@ -1,0 +1,71 @@
+/* Charts of result files: gnuplot scripts and data written into a
+ * folder, then rendered by gnuplot (pngcairo and svg terminals).
+ *
+ * Each chart is NAME.gp (the script, which reads NAME.dat and writes
+ * NAME.png and/or NAME.svg) so a user without gnuplot can render them
+ * later with `cd DIR && gnuplot NAME.gp`.  gnuplot runs as a child
+ * process (fork/exec, never a shell), one per chart, in DIR, with its
+ * messages appended to DIR/gnuplot.log. */
+#ifndef TB_REPORT_PLOT_H
+#define TB_REPORT_PLOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "report.h"
+
+typedef enum {
+    TB_CHART_TIME,       /* per op and dtype with 2+ sizes: time vs size,
+                            log-log, CI */
+    TB_CHART_THROUGHPUT, /* the same: GB/s or GFLOP/s vs size */
+    TB_CHART_SPEEDUP,    /* per op and dtype: bars over the reference */
+    TB_CHART_CHANGE,     /* baseline vs current, coloured by verdict */
+    TB_CHART_NOISE,      /* box plots of the noisiest cases' samples */
+    TB_CHART_HISTORY,    /* per op and dtype: median over runs */
+} tb_chart_kind;
+
+typedef struct tb_chart {
+    tb_chart_kind kind;
+    char group[160]; /* "OP/DTYPE" for per-op charts, else "" */
+    char name[192];  /* file name without extension */
+    char title[256];
+    bool rendered;   /* gnuplot made every requested image */
+} tb_chart;
+
+typedef struct tb_chart_list {
+    int n, cap;
+    tb_chart *v;
+    bool gnuplot_missing; /* scripts written, nothing rendered */
+    int n_failed;         /* charts gnuplot could not render */
+} tb_chart_list;
+
+typedef struct tb_plot_opts {
+    const char *dir; /* output folder; created if missing */
+    bool png, svg;
+    bool render;     /* false: write scripts and data only */
+    int n_noisy;     /* cases in the noise chart (default 8) */
+    double threshold; /* baseline noise threshold, fraction (0.02) */
+} tb_plot_opts;
+
+/* Write the charts of s into o->dir and render them.  MAIN and WITH
+ * cases are drawn together; BASELINE gives the change chart; two or more
+ * HISTORY documents (oldest first; MAIN counts as the newest if present)
+ * give the history charts.  gnuplot is the program named by the
+ * environment variable TBENCH_GNUPLOT, else `gnuplot` on PATH; when it is
+ * missing, out->gnuplot_missing is set and 0 returned.  Returns 0,
+ * TB_EIO (with "PATH: reason" in err) or TB_ENOMEM.  out must be zeroed
+ * before the first call; free it with tb_chart_list_free. */
+int tb_plot_write(const tb_rset *s, const tb_plot_opts *o, tb_chart_list *out,
+                  char *err, size_t errlen);
+
+void tb_chart_list_free(tb_chart_list *l);
+
+/* Change points of a series (for the history charts): y[i] are medians
+ * of runs 0..n-1 and rel[i] their relative CI widths.  Marks cp[i] = true
+ * where a new level starts at run i (i >= 1), from an optimal-partition
+ * fit of log(y) into constant segments, each point weighted by its noise
+ * (never below 2 %), with a penalty of 2 ln(n) + 4 per segment.  Points
+ * with y <= 0 or NaN are skipped.  Returns the number of change points. */
+int tb_change_points(const double *y, const double *rel, int n, bool *cp);
+
+#endif

@@ -1,0 +1,542 @@
+#!/usr/bin/python3
+"""CLI tests of `tbench plot`, `tbench report` and scripts/compare_numpy.py,
+printed as TAP.
+
+Usage: test_cli_report.py PATH/TO/tbench   (run from the repository root,
+with Debian's /usr/bin/python3: numpy and jsonschema)
+
+Fixtures: tests/data/report/ (see make_fixtures.py there).  The golden
+report tests/data/report/golden.md is the report of mixed.json with
+baseline.json and numpy.json, made with --no-charts so it does not depend
+on gnuplot; after an intended change of the report, regenerate it with
+TBENCH_UPDATE_GOLDEN=1 and review the diff.
+"""
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+TBENCH = os.path.abspath(sys.argv[1])
+DATA = os.path.abspath("tests/data/report")
+GOLDEN = os.path.join(DATA, "golden.md")
+SCRIPT = os.path.abspath("scripts/compare_numpy.py")
+SCHEMA = os.path.abspath("docs/results.schema.json")
+TMP = tempfile.mkdtemp(prefix="tbench-report-")
+HAVE_GNUPLOT = shutil.which("gnuplot") is not None
+results = []
+
+
+def case(name):
+    def wrap(fn):
+        results.append((name, fn))
+        return fn
+    return wrap
+
+
+def expect(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def workdir(name, *fixtures):
+    """A fresh folder with copies of the named fixtures."""
+    d = tempfile.mkdtemp(prefix=name + "-", dir=TMP)
+    for f in fixtures:
+        shutil.copy(os.path.join(DATA, f), d)
+    return d
+
+
+def run(args, cwd, env=None, timeout=300):
+    e = dict(os.environ, **(env or {}))
+    return subprocess.run([TBENCH, *args], cwd=cwd, capture_output=True,
+                          text=True, env=e, timeout=timeout)
+
+
+def load(name):
+    with open(os.path.join(DATA, name), encoding="utf-8") as f:
+        return json.load(f)
+
+
+# ---- Markdown checks ------------------------------------------------------
+
+def tables(md):
+    """Every table as (header line number, [rows]) from the Markdown."""
+    lines = md.split("\n")
+    out = []
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("|") and i + 1 < len(lines) and \
+                re.match(r"^\|(-+\|)+$", lines[i + 1]):
+            rows = []
+            j = i + 2
+            while j < len(lines) and lines[j].startswith("|"):
+                rows.append(lines[j])
+                j += 1
+            out.append((i + 1, lines[i], rows))
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def cells(row):
+    return [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
+
+
+def check_markdown(md):
+    """No empty table, rows as wide as their header, no empty section."""
+    for ln, head, rows in tables(md):
+        expect(rows, f"line {ln}: table without rows: {head}")
+        w = len(cells(head))
+        for r in rows:
+            expect(len(cells(r)) == w,
+                   f"line {ln}: row has {len(cells(r))} cells, header {w}: "
+                   f"{r}")
+    heads = [i for i, l in enumerate(md.split("\n")) if l.startswith("#")]
+    lines = md.split("\n")
+    for a, b in zip(heads, heads[1:] + [len(lines)]):
+        body = [l for l in lines[a + 1:b] if l.strip()]
+        if lines[a].startswith("## ") and b < len(lines) and \
+                lines[b].startswith("### "):
+            continue  # a section that opens with a subsection
+        expect(body, f"empty section: {lines[a]}")
+    text = md.replace("nothing is estimated or extrapolated", "")
+    for bad in ("TODO", "placeholder", "estimate", "n/a |", "nan", "inf "):
+        expect(bad not in text, f"'{bad}' in the report")
+
+
+def sections(md):
+    return [l[3:] for l in md.split("\n") if l.startswith("## ")]
+
+
+def png_size(path):
+    """(width, height) from a PNG's signature and IHDR chunk."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+    expect(head[:8] == b"\x89PNG\r\n\x1a\n", f"{path}: not a PNG")
+    expect(head[12:16] == b"IHDR", f"{path}: no IHDR chunk first")
+    return struct.unpack(">II", head[16:24])
+
+
+# ---- report -----------------------------------------------------------------
+
+def golden_report():
+    d = workdir("golden", "mixed.json", "baseline.json", "numpy.json")
+    p = run(["report", "mixed.json", "--baseline", "baseline.json",
+             "--with", "numpy.json", "--no-charts", "-o", "report.md"], d)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
+        return f.read()
+
+
+@case("report of the fixture equals the golden file")
+def t_golden():
+    md = golden_report()
+    if os.environ.get("TBENCH_UPDATE_GOLDEN"):
+        with open(GOLDEN, "w", encoding="utf-8") as f:
+            f.write(md)
+    with open(GOLDEN, encoding="utf-8") as f:
+        want = f.read()
+    if md != want:
+        import difflib
+        diff = "".join(difflib.unified_diff(
+            want.splitlines(True), md.splitlines(True), "golden.md",
+            "report.md", n=1))
+        raise AssertionError("report differs from golden.md:\n" +
+                             diff[:3000])
+
+
+@case("report has its sections, no empty table, no empty section")
+def t_sections():
+    md = golden_report()
+    check_markdown(md)
+    want = ["How to reproduce", "Build configuration", "Environment",
+            "Summary: fastest backend per op and size", "Element-wise",
+            "Activations", "Matrix multiplication", "Fused ops",
+            "Backend speedups", "Kernel launches and allocations per op",
+            "Fused vs unfused", "Scaling anomalies",
+            "Comparison with the baseline",
+            "Side by side with NumPy and PyTorch", "Noisiest cases",
+            "Cases that did not run"]
+    have = sections(md)
+    expect(have == want, f"sections {have}, want {want}")
+    # sections without data are left out
+    for absent in ("Reductions", "Optimizers", "Linear algebra",
+                   "API overhead"):
+        expect(absent not in have, f"section '{absent}' without data")
+    expect("![" not in md, "--no-charts report links an image")
+    expect(md.startswith("# tbench performance report\n\nGenerated by "
+                         "`tbench report mixed.json --baseline baseline.json"
+                         " --with numpy.json --no-charts -o report.md`"),
+           "the top does not state the command")
+
+
+@case("report numbers agree with the fixture (independent computation)")
+def t_numbers():
+    md = golden_report()
+    doc = load("mixed.json")
+    by = {c["id"]: c for c in doc["cases"]}
+
+    def med(i):
+        return by[i]["stats"]["median_ns"]
+    # speedup of cpu[threads=2] over cpu[threads=1] for add at 1e5
+    sp = med("add/100000,100000/f32/cpu[threads=1]") / \
+        med("add/100000,100000/f32/cpu[threads=2]")
+    row = [r for _, h, rows in tables(md) if "Speedup" in h for r in rows
+           if r.startswith("| add | 100000,100000 |")]
+    expect(len(row) == 1, f"speedup rows: {row}")
+    expect(cells(row[0])[6] == f"{sp:.2f}x", f"{row[0]} vs {sp:.3f}")
+    # the crossover of add: slower at 1000, faster from 100000 on
+    expect("crossover between 1000,1000 (0.167x) and 100000,100000 (1.33x)"
+           in md, "add crossover missing")
+    # scaling anomaly: relu 1e5 -> 1e6, 10x work, 50x time
+    r5 = med("relu/100000/f32/cpu[threads=1]")
+    r6 = med("relu/1000000/f32/cpu[threads=1]")
+    expect(abs(r6 / r5 - 50) < 1e-9, "fixture changed")
+    rows = [r for _, h, rs in tables(md) if "Work grew" in h for r in rs]
+    expect(len(rows) == 1 and cells(rows[0])[:3] ==
+           ["relu", "f32", "cpu[threads=1]"] and cells(rows[0])[5:7] ==
+           ["10x", "50x"] and cells(rows[0])[7] == "0 → 0.5",
+           f"anomaly rows: {rows}")
+    # baseline: regressed +10%, improved -20%, failed, removed 1
+    base = {c["id"]: c for c in load("baseline.json")["cases"]}
+    i = "add/1000000,1000000/f32/cpu[threads=1]"
+    ch = med(i) / base[i]["stats"]["median_ns"] - 1
+    expect(f"| `{i}` |" in md and f"+{100 * ch:.1f}% |" in md and
+           "**regressed**" in md, "regression row")
+    expect("1 regressed, 1 improved, 12 unchanged, 1 failed; 0 cases only "
+           "in the current run, 1 only in the baseline." in md,
+           "baseline summary line")
+    # fused vs unfused: add_relu against add + relu at 100000
+    fused = med("add_relu/100000,100000/f32/cpu[threads=1]")
+    unf = med("add/100000,100000/f32/cpu[threads=1]") + r5
+    expect(f"| {unf / fused:.2f}x |" in md, "fused speedup")
+    # roofline fractions from the cases
+    expect("| 33% |" in md and "| 27% |" in md, "roofline fractions")
+    # side by side: tbench speedup over the fastest numpy form
+    nump = [c for c in load("numpy.json")["cases"] if c["status"] == "ok" and
+            c["id"].startswith("add/1000000,1000000/f32/numpy[threads=1,")]
+    best = min(c["stats"]["median_ns"] for c in nump)
+    want = best / med("add/1000000,1000000/f32/cpu[threads=1]")
+    rows = [r for _, h, rs in tables(md) if "tbench speedup" in h for r in rs
+            if r.startswith("| add | 1000000,1000000 | f32 | 1 |")]
+    expect(len(rows) == 1 and cells(rows[0])[-1] == f"{want:.2f}x",
+           f"side-by-side row {rows} vs {want:.3f}")
+    expect("`torch` is unavailable: PyTorch cannot be imported" in md,
+           "torch unavailable reason")
+
+
+@case("report of a single case: only the sections with data")
+def t_single():
+    d = workdir("single", "single.json")
+    p = run(["report", "single.json", "-o", "out/report.md"], d)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    with open(os.path.join(d, "out", "report.md"), encoding="utf-8") as f:
+        md = f.read()
+    check_markdown(md)
+    have = sections(md)
+    expect(have == ["How to reproduce", "Build configuration",
+                    "Environment", "Summary: fastest backend per op and "
+                    "size", "Element-wise",
+                    "Kernel launches and allocations per op",
+                    "Noisiest cases"], f"sections {have}")
+    if HAVE_GNUPLOT:
+        links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
+        expect(links, "no chart linked")
+        for l in links:
+            expect(os.path.isfile(os.path.join(d, "out", l)),
+                   f"linked chart {l} missing")
+
+
+@case("report: usage and input errors exit 2 with one line")
+def t_report_errors():
+    d = workdir("errors", "mixed.json", "single.json")
+    with open(os.path.join(d, "bad.json"), "w", encoding="utf-8") as f:
+        f.write('{"schema": "tbench.results/1",\n "cases": [1,}\n')
+    with open(os.path.join(d, "other.json"), "w", encoding="utf-8") as f:
+        f.write('{"schema": "something/9", "cases": []}')
+    for args, needle in (
+            (["report", "mixed.json"], "-o FILE is required"),
+            (["report", "-o", "r.md"], "no result file"),
+            (["report", "mixed.json", "single.json", "-o", "r.md"],
+             "one result file expected"),
+            (["report", "nope.json", "-o", "r.md"], "nope.json"),
+            (["report", "bad.json", "-o", "r.md"], "bad.json:2:"),
+            (["report", "other.json", "-o", "r.md"], "schema 'something/9'"),
+            (["report", "mixed.json", "--with", "nope.json", "-o", "r.md"],
+             "--with: nope.json"),
+            (["report", "mixed.json", "--charts", "../x", "-o", "r.md"],
+             "--charts"),
+            (["report", "mixed.json", "--format", "png", "-o", "r.md"],
+             "not an option of this command"),
+            (["plot", "mixed.json"], "-o DIR is required"),
+            (["plot", "mixed.json", "-o", "p", "--format", "gif"],
+             "--format"),
+            (["plot", "mixed.json", "-o", "p", "--no-charts"],
+             "not an option of this command")):
+        p = run(args, d)
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        expect(p.returncode == 2, f"{args}: exit {p.returncode}")
+        expect(lines and lines[0].startswith("tbench: ") and
+               needle in lines[0], f"{args}: {lines}")
+        expect(not os.path.exists(os.path.join(d, "r.md")),
+               f"{args}: wrote a report")
+
+
+# ---- plot -----------------------------------------------------------------------
+
+@case("plot: PNG and SVG charts are real images, scripts kept")
+def t_plot():
+    if not HAVE_GNUPLOT:
+        return "SKIP gnuplot not installed"
+    d = workdir("plot", "mixed.json", "baseline.json", "numpy.json")
+    p = run(["plot", "mixed.json", "--baseline", "baseline.json", "--with",
+             "numpy.json", "-o", "charts"], d)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    c = os.path.join(d, "charts")
+    want = ["time-add-f32", "throughput-add-f32", "speedup-add-f32",
+            "time-matmul-f32", "throughput-matmul-f32", "speedup-matmul-f32",
+            "time-relu-f32", "change", "noise"]
+    for n in want:
+        for ext in ("gp", "dat", "png", "svg"):
+            f = os.path.join(c, f"{n}.{ext}")
+            expect(os.path.isfile(f) and os.path.getsize(f) > 0,
+                   f"{n}.{ext} missing")
+        w, h = png_size(os.path.join(c, f"{n}.png"))
+        expect(w == 900 and h >= 300, f"{n}.png is {w}x{h}")
+        with open(os.path.join(c, f"{n}.svg"), encoding="utf-8") as f:
+            expect("<svg" in f.read(2000), f"{n}.svg is not SVG")
+    # no line chart for an op measured at one size only (add_relu), none
+    # for the op that did not run anywhere, no speedup for relu (one
+    # backend)
+    expect(not os.path.exists(os.path.join(c, "time-add_relu-f32.gp")),
+           "time chart of a single size")
+    expect(not os.path.exists(os.path.join(c, "time-log_softmax-f32.gp")),
+           "chart of a case that did not run")
+    expect(not os.path.exists(os.path.join(c, "speedup-relu-f32.gp")),
+           "speedup chart with a single backend")
+    # the throughput chart draws the measured FMA peaks of its dtype
+    with open(os.path.join(c, "throughput-matmul-f32.gp"),
+              encoding="utf-8") as f:
+        gp = f.read()
+    expect("FMA peak avx2 f32, 2 threads: 160" in gp, "peak line missing")
+    # labels: title, axes with units, legend outside
+    with open(os.path.join(c, "time-add-f32.gp"), encoding="utf-8") as f:
+        gp = f.read()
+    for s in ("set title", "set xlabel 'size (elements",
+              "set ylabel 'time per call (us)'", "set key outside",
+              "set logscale x", "set logscale y", "yerrorlines"):
+        expect(s in gp, f"'{s}' not in time-add-f32.gp")
+    # the change chart colours by verdict: one red (regressed) bar
+    with open(os.path.join(c, "change.dat"), encoding="utf-8") as f:
+        rows = [l.split() for l in f if not l.startswith("#")]
+    red = [r for r in rows if r[2] == str(0xd62728)]
+    expect(len(red) == 1 and "add/1000000,1000000/f32/cpu[threads=1]" in
+           " ".join(red[0]), f"regressed bars: {red}")
+
+
+@case("plot: without gnuplot, scripts and data are kept, exit 0")
+def t_plot_no_gnuplot():
+    d = workdir("nognuplot", "mixed.json")
+    p = run(["plot", "mixed.json", "-o", "charts"], d,
+            env={"TBENCH_GNUPLOT": "/nonexistent/gnuplot"})
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    expect("gnuplot not found" in p.stderr, f"stderr: {p.stderr}")
+    c = os.path.join(d, "charts")
+    names = os.listdir(c)
+    expect("time-add-f32.gp" in names and "time-add-f32.dat" in names,
+           f"scripts missing: {names}")
+    expect(not [n for n in names if n.endswith((".png", ".svg"))],
+           f"images without gnuplot: {names}")
+    # and the report says so too, linking no image
+    p = run(["report", "mixed.json", "-o", "r.md"], d,
+            env={"TBENCH_GNUPLOT": "/nonexistent/gnuplot"})
+    expect(p.returncode == 0 and "gnuplot not found" in p.stderr,
+           f"report: {p.returncode} {p.stderr}")
+    with open(os.path.join(d, "r.md"), encoding="utf-8") as f:
+        expect("![" not in f.read(), "report links images never made")
+
+
+@case("plot: several runs of one matrix give history charts with change "
+      "points")
+def t_history():
+    d = workdir("history")
+    doc = load("mixed.json")
+    key = "add/1000000,1000000/f32/cpu[threads=1]"
+    files = []
+    for r in range(6):
+        x = json.loads(json.dumps(doc))
+        x["env"]["date"] = f"2025-01-0{r + 1}T00:00:00Z"
+        for c in x["cases"]:
+            if c["id"] == key:      # a 30% step from run 4 on
+                f = 1.3 if r >= 3 else 1.0
+                st = c["stats"]
+                for k in ("median_ns", "ci_low_ns", "ci_high_ns"):
+                    st[k] *= f
+                st["samples_ns"] = [v * f for v in st["samples_ns"]]
+        name = os.path.join(d, f"run{r}.json")
+        with open(name, "w", encoding="utf-8") as f:
+            json.dump(x, f)
+        files.append(name)
+    p = run(["plot", *files, "-o", "charts", "--no-render"], d)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    path = os.path.join(d, "charts", "history-add-f32.dat")
+    expect(os.path.isfile(path), "no history chart")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    cp = text.split("# change points\n")
+    expect(len(cp) == 2, "no change point found")
+    pts = [l.split() for l in cp[1].splitlines() if l.strip()]
+    expect([p_[0] for p_ in pts] == ["4"], f"change points at {pts}")
+    # two unrelated files are merged, not a history
+    p = run(["plot", os.path.join(DATA, "mixed.json"),
+             os.path.join(DATA, "numpy.json"), "-o", "merged",
+             "--no-render"], d)
+    expect(p.returncode == 0, p.stderr)
+    expect(not [n for n in os.listdir(os.path.join(d, "merged"))
+                if n.startswith("history-")], "history of unrelated files")
+
+
+# ---- compare_numpy.py -----------------------------------------------------------
+
+TINY = """// tiny: comments // and /* */ outside strings are stripped,
+/* but "a // b" inside a string is kept */
+{
+  "name": "tiny-np", "seed": 7,
+  "warmup": {"min_time_ms": 1, "min_iters": 2},
+  "measure": {"sample_time_ms": 0.2, "min_samples": 5, "max_samples": 30,
+              "ci_target": 0.05, "max_time_s": 0.02},
+  "dtypes": ["f32"],
+  "ops": [
+    {"op": "add", "shapes": [[7, 13], [[3, 1, 5], [1, 4, 5]]]},
+    {"op": "sum", "shapes": [[33, 5]], "params": [{"axis": 0}]},
+    {"op": "matmul", "shapes": [[[5, 7], [7, 3]]], "dtypes": ["f64"]},
+    {"op": "log_softmax", "shapes": [[4, 10]]}
+  ]
+}
+"""
+
+
+def compare_numpy(env=None, extra=()):
+    d = tempfile.mkdtemp(prefix="np-", dir=TMP)
+    cfg = os.path.join(d, "tiny.json")
+    with open(cfg, "w", encoding="utf-8") as f:
+        f.write(TINY)
+    out = os.path.join(d, "numpy.json")
+    p = subprocess.run(["/usr/bin/python3", SCRIPT, cfg, "-o", out,
+                        "--tbench", TBENCH, *extra], capture_output=True,
+                       text=True, timeout=300,
+                       env=dict(os.environ, **(env or {})))
+    return p, out, d
+
+
+@case("compare_numpy.py: valid result file, same case ids, checked, "
+      "overhead")
+def t_compare_numpy():
+    import jsonschema
+    p, out, d = compare_numpy(extra=["--threads", "1"])
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}")
+    with open(out, encoding="utf-8") as f:
+        doc = json.load(f)
+    with open(SCHEMA, encoding="utf-8") as f:
+        jsonschema.validate(doc, json.load(f))
+    # the same case keys as tbench's own run of the config
+    r = run(["run", os.path.join(d, "tiny.json"), "-o", "run", "-q"], d)
+    expect(r.returncode == 0, r.stderr)
+    with open(os.path.join(d, "run", "results.json"), encoding="utf-8") as f:
+        keys = {c["id"].rsplit("/", 1)[0] for c in json.load(f)["cases"]}
+    got = {c["id"].rsplit("/", 1)[0] for c in doc["cases"]}
+    expect(got == keys, f"keys {sorted(got)} != {sorted(keys)}")
+    np_ok = [c for c in doc["cases"] if c["backend"] == "numpy"]
+    expect(len(np_ok) == 2 * len(keys), "numpy: not 2 forms per case")
+    for c in np_ok:
+        expect(c["status"] == "ok", f"{c['id']}: {c['status']} "
+                                    f"{c['message']}")
+        expect(c["check"]["passed"], c["id"])
+        expect(c["backend_params"]["threads"] == "1", c["id"])
+        expect(c["stats"]["stop_reason"] in ("ci_target", "time_limit",
+                                            "max_samples"), c["id"])
+        expect(c["stats"]["ci_low_ns"] <= c["stats"]["median_ns"] <=
+               c["stats"]["ci_high_ns"], c["id"])
+    forms = {c["backend_params"]["form"] for c in np_ok}
+    expect(forms == {"alloc", "out"}, f"forms {forms}")
+    # the out= form allocates nothing, the allocating one its output
+    add = {c["backend_params"]["form"]: c for c in np_ok
+           if c["id"].startswith("add/7x13,7x13/")}
+    expect(add["out"]["counters"]["allocs"] == 0 and
+           add["alloc"]["counters"]["alloc_bytes"] >= 7 * 13 * 4,
+           f"alloc counters {add['out']['counters']} "
+           f"{add['alloc']['counters']}")
+    ov = doc["env"]["python_overhead"]
+    expect(ov["python_noop_call_ns"] > 0 and
+           ov["numpy_add_1_element_out_ns"] > ov["python_noop_call_ns"],
+           f"overhead {ov}")
+    expect(doc["env"]["libraries"]["numpy"], "numpy version")
+    expect(doc["config"][0]["name"] == "tiny-np", "config name")
+    # and it goes side by side into a report
+    r = run(["report", "run/results.json", "--with", out, "--no-charts",
+             "-o", "r.md"], d)
+    expect(r.returncode == 0, r.stderr)
+    with open(os.path.join(d, "r.md"), encoding="utf-8") as f:
+        md = f.read()
+    check_markdown(md)
+    expect("## Side by side with NumPy and PyTorch" in md, "no side by side")
+
+
+@case("compare_numpy.py: PyTorch that cannot be imported is unavailable")
+def t_compare_numpy_no_torch():
+    p, out, _ = compare_numpy(env={"TBENCH_NO_TORCH": "1"},
+                              extra=["--threads", "1", "--forms", "out",
+                                     "--filter", "add/*"])
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}")
+    with open(out, encoding="utf-8") as f:
+        doc = json.load(f)
+    torch = [c for c in doc["cases"] if c["backend"] == "torch"]
+    expect(len(torch) == 2 and all(c["status"] == "unavailable" and
+                                   "PyTorch cannot be imported" in
+                                   c["message"] for c in torch),
+           f"torch cases {[(c['id'], c['status']) for c in torch]}")
+    expect(doc["summary"]["unavailable"] == 2, doc["summary"])
+
+
+@case("compare_numpy.py: bad config exits 2 with the file named")
+def t_compare_numpy_errors():
+    d = tempfile.mkdtemp(prefix="np-err-", dir=TMP)
+    bad = os.path.join(d, "bad.json")
+    with open(bad, "w", encoding="utf-8") as f:
+        f.write('{"name": "x", "ops": [}')
+    for args in ([bad, "-o", os.path.join(d, "o.json")],
+                 [os.path.join(d, "missing.json"), "-o",
+                  os.path.join(d, "o.json")]):
+        p = subprocess.run(["/usr/bin/python3", SCRIPT, *args, "--tbench",
+                            TBENCH], capture_output=True, text=True)
+        expect(p.returncode == 2, f"{args}: exit {p.returncode}")
+        expect(args[0] in p.stderr, f"{args}: {p.stderr}")
+        expect(not os.path.exists(os.path.join(d, "o.json")), "wrote output")
+
+
+def main():
+    print(f"1..{len(results)}")
+    failed = 0
+    for i, (name, fn) in enumerate(results, 1):
+        try:
+            r = fn()
+            if isinstance(r, str) and r.startswith("SKIP"):
+                print(f"ok {i} - {name} # {r}")
+            else:
+                print(f"ok {i} - {name}")
+        except Exception as e:  # noqa: BLE001 - report every failure
+            failed += 1
+            print(f"not ok {i} - {name}")
+            for line in str(e).splitlines() or [repr(e)]:
+                print(f"# {line}")
+    shutil.rmtree(TMP, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
