@@ -15,6 +15,7 @@
 #include "harness/config.h"
 #include "harness/plan.h"
 #include "harness/runner.h"
+#include "harness/stats.h"
 #include "harness/timer.h"
 #include "ops/alloc.h"
 #include "ops/error.h"
@@ -265,6 +266,45 @@ static void test_check_rules(void **state)
     tb_tensor_destroy(&ref);
 }
 
+/* The projection check catches one wrong element of a big product and
+ * accepts the exact one. */
+static void test_check_projection(void **state)
+{
+    (void)state;
+    tb_tensor a, b, c;
+    tb_shape sa = {2, {37, 53}}, sb = {2, {53, 29}}, sc = {2, {37, 29}};
+    assert_int_equal(tb_tensor_create(&a, TB_F32, &sa), 0);
+    assert_int_equal(tb_tensor_create(&b, TB_F32, &sb), 0);
+    assert_int_equal(tb_tensor_create(&c, TB_F32, &sc), 0);
+    tb_rng rng;
+    tb_rng_seed(&rng, 5);
+    for (int64_t i = 0; i < 37 * 53; i++)
+        ((float *)a.data)[i] = (float)(2 * tb_rng_uniform(&rng) - 1);
+    for (int64_t i = 0; i < 53 * 29; i++)
+        ((float *)b.data)[i] = (float)(2 * tb_rng_uniform(&rng) - 1);
+    for (int64_t i = 0; i < 37; i++)
+        for (int64_t j = 0; j < 29; j++) {
+            double s = 0;
+            for (int64_t k = 0; k < 53; k++)
+                s += (double)((float *)a.data)[i * 53 + k] *
+                     ((float *)b.data)[k * 29 + j];
+            ((float *)c.data)[i * 29 + j] = (float)s;
+        }
+    const tb_op *mm = tb_op_get(TB_OP_matmul);
+    tb_check ck;
+    tb_check_matmul_projection(&a, &b, &c, mm->tol[TB_F32], 9, &ck);
+    assert_true(ck.passed);
+    assert_string_equal(ck.method, "projection");
+    ((float *)c.data)[20 * 29 + 7] += 0.01f; /* one element off by 1e-2 */
+    tb_check_matmul_projection(&a, &b, &c, mm->tol[TB_F32], 9, &ck);
+    assert_false(ck.passed);
+    assert_int_equal(ck.n_bad, 1);
+    assert_int_equal(ck.first_bad, 20 * 29);
+    tb_tensor_destroy(&a);
+    tb_tensor_destroy(&b);
+    tb_tensor_destroy(&c);
+}
+
 /* ---- planner -------------------------------------------------------------- */
 
 static int plan_from(const char *text, tb_plan *plan, char *err, size_t len,
@@ -290,12 +330,14 @@ static void test_plan_ids_and_sweeps(void **state)
     assert_int_equal(plan_from(text, &plan, err, sizeof err, &cfg, NULL), 0);
     /* add: 2 shapes x 2 dtypes; sum: 2 paramsets x 2 dtypes */
     assert_int_equal(plan.n, 8);
-    assert_string_equal(plan.cases[0].id, "add/4x5,4x5/f32/cpu[threads=1]");
-    assert_string_equal(plan.cases[3].id, "add/4x5,1x5/f64/cpu[threads=1]");
+    assert_string_equal(plan.cases[0].id,
+                        "add/4x5,4x5/f32/cpu[isa=auto,threads=1]");
+    assert_string_equal(plan.cases[3].id,
+                        "add/4x5,1x5/f64/cpu[isa=auto,threads=1]");
     assert_string_equal(plan.cases[4].id,
-                        "sum[keepdim=0]/8x3/f32/cpu[threads=1]");
+                        "sum[keepdim=0]/8x3/f32/cpu[isa=auto,threads=1]");
     assert_string_equal(plan.cases[6].id,
-                        "sum[axis=-1,keepdim=0]/8x3/f32/cpu[threads=1]");
+                        "sum[axis=-1,keepdim=0]/8x3/f32/cpu[isa=auto,threads=1]");
     assert_true(plan.cases[0].flops == 20);
     assert_true(plan.cases[0].bytes == 3 * 20 * 4);
     assert_true(plan.cases[6].reduce_len == 3);
@@ -386,6 +428,7 @@ int main(void)
         cmocka_unit_test(test_unsupported_and_unavailable),
         cmocka_unit_test(test_interrupt_stops_sampling),
         cmocka_unit_test(test_check_rules),
+        cmocka_unit_test(test_check_projection),
         cmocka_unit_test(test_plan_ids_and_sweeps),
         cmocka_unit_test(test_plan_errors),
         cmocka_unit_test(test_plan_unavailable_backend),

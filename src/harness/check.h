@@ -16,6 +16,7 @@ typedef struct tb_check {
     int first_bad_output;
     double first_bad_got, first_bad_ref;
     bool passed;
+    const char *method; /* "full" or "projection" */
 } tb_check;
 
 /* Compare got[i] (host tensors, dtype of the case) with ref[i] (f64) for
@@ -23,5 +24,19 @@ typedef struct tb_check {
  * rtol*|ref|, when both are NaN, or when both are the same infinity. */
 void tb_check_outputs(const tb_tensor *got, const tb_tensor *ref, int n_out,
                       tb_tol tol, double reduce_len, tb_check *out);
+
+/* Matmuls above this many FLOPs are checked by projection: the full
+ * double-precision reference costs O(M*N*K) and takes minutes at 4096. */
+#define TB_CHECK_PROJECTION_FLOPS 2.5e8
+
+/* BLIS-style O(n^2) check of C = A @ B ([..., M, K] @ [..., K, N], host,
+ * contiguous): for a random v in [-1, 1]^N (seeded), compare C v with
+ * A (B v) computed in double.  Row i of every batch passes when
+ * |(Cv)_i - (A(Bv))_i| <= sum_j (atol*sqrt(K) + rtol*|C_ij|) |v_j|,
+ * the bound the element-wise check would allow summed along v.  Errors
+ * in C cannot hide unless they cancel along a random direction. */
+void tb_check_matmul_projection(const tb_tensor *a, const tb_tensor *b,
+                                const tb_tensor *c, tb_tol tol,
+                                uint64_t seed, tb_check *out);
 
 #endif
