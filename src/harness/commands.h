@@ -22,6 +22,12 @@ typedef struct tb_command {
 int tb_cmd_run(int argc, char **argv);
 int tb_cmd_list(int argc, char **argv);
 int tb_cmd_exec(int argc, char **argv);
+int tb_cmd_peak(int argc, char **argv);
+int tb_cmd_plot(int argc, char **argv);   /* cmd_report.c */
+int tb_cmd_report(int argc, char **argv); /* cmd_report.c */
+int tb_cmd_compare(int argc, char **argv); /* cmd_compare.c */
+int tb_cmd_history(int argc, char **argv); /* cmd_compare.c */
+int tb_cmd_export(int argc, char **argv);  /* cmd_compare.c */
 
 /* Print the whole --help text (generated from the command table). */
 void tb_usage(FILE *f);

@@ -22,7 +22,19 @@ static const tb_command commands[] = {
      "                          'matmul*' or '*/f64/*' (ids: docs/FORMAT.md)\n"
      "    -b, --backend NAME    run only on backend NAME (with its default\n"
      "                          axis values if the config does not list it)\n"
-     "    -q, --quiet           no progress line and no table\n",
+     "    -q, --quiet           no progress line and no table\n"
+     "        --save-baseline NAME  also store the run, once finished, as\n"
+     "                          results/baselines/NAME.json (NAME: 1-100 of\n"
+     "                          A-Z a-z 0-9 . _ -, not starting with '.')\n"
+     "        --force           let --save-baseline replace that file\n"
+     "        --baseline NAME   at the end compare with results/baselines/\n"
+     "                          NAME.json as 'compare' does (repeat it for a\n"
+     "                          baseline made of several runs); regressions\n"
+     "                          make the exit status 1; the comparison is\n"
+     "                          printed and written to DIR/compare.json\n"
+     "        --peaks           measure machine peaks first (a few s) and\n"
+     "                          cache them (see peak); without it, cached\n"
+     "                          peaks are used when present\n",
      tb_cmd_run},
     {"list", "[--json]",
      "ops (arity, dtypes, parameters) and backends (availability with\n"
@@ -39,6 +51,89 @@ static const tb_command commands[] = {
      "    -o, --output DIR      where the files go (required)\n"
      "    exit 0 ok, 1 failed its check (files still written), 2 bad input\n",
      tb_cmd_exec},
+    {"peak", "[--json] [-o FILE] [--quick]",
+     "measure memory bandwidth (copy/add/triad/read at L2, L3 and DRAM\n"
+     "    working sets, 1..N threads) and FMA FLOP/s per ISA; cache them in\n"
+     "    results/peak-cache.json ($TBENCH_PEAK_CACHE), which run reads for\n"
+     "    every case's roofline fraction\n"
+     "        --json            print JSON instead of the table\n"
+     "    -o, --output FILE     also write the JSON to FILE\n"
+     "        --quick           3 short repetitions, DRAM set 4x L3 (< 2 s)\n",
+     tb_cmd_peak},
+    {"plot", "RESULTS... -o DIR [options]",
+     "gnuplot charts (NAME.gp + NAME.dat, rendered to PNG/SVG) of result\n"
+     "    files: time and throughput vs size per op, speedup over the\n"
+     "    reference backend, noisiest cases; several files of one matrix\n"
+     "    (oldest first) also give history charts with change points\n"
+     "    -o, --output DIR      write the charts into DIR (created)\n"
+     "    -b, --baseline FILE   add the change-vs-baseline chart\n"
+     "    -w, --with FILE       draw FILE's cases too (e.g. NumPy); repeatable\n"
+     "        --format LIST     png, svg or png,svg (default png,svg)\n"
+     "        --noisy N         cases in the noise chart (default 8)\n"
+     "        --threshold PCT   baseline noise threshold (default 2)\n"
+     "        --no-render       write scripts and data only\n"
+     "    gnuplot: $TBENCH_GNUPLOT, else gnuplot on PATH; when missing the\n"
+     "    scripts are kept and the exit status is 0\n",
+     tb_cmd_plot},
+    {"report", "RESULTS -o FILE.md [options]",
+     "Markdown performance report (docs/PERFORMANCE.md) with PNG charts\n"
+     "    in a folder next to it; every number comes from the files\n"
+     "    -o, --output FILE     the report (its folder is created)\n"
+     "    -b, --baseline FILE   add the comparison with a baseline run\n"
+     "    -w, --with FILE       side by side: e.g. scripts/compare_numpy.py's\n"
+     "                          result file; repeatable\n"
+     "        --charts DIR      chart folder, relative to the report's\n"
+     "                          folder (default perf)\n"
+     "        --no-charts       no charts\n"
+     "        --generated-by TEXT  name the script that ran this command\n"
+     "        --noisy N         rows in the noisiest-cases table (default 8)\n"
+     "        --threshold PCT   baseline noise threshold (default 2)\n",
+     tb_cmd_report},
+    {"compare", "OLD NEW [options]  |  OLD... --vs NEW... [options]",
+     "compare result files (FILE, or a run folder with results.json) case\n"
+     "    by case, joined by id: old and new median, change with a 95%\n"
+     "    bootstrap CI of the ratio of medians, two-sided Mann-Whitney p on\n"
+     "    the raw samples.  regressed/improved only when the change is beyond\n"
+     "    the noise floor, p < alpha and the CI excludes 0, where floor =\n"
+     "    max(threshold, within-run noise (ci_rel old + ci_rel new)/2,\n"
+     "    between-run noise: with 2+ runs on a side, the smallest change a\n"
+     "    t test on the log run medians finds significant at alpha).  One\n"
+     "    run per side cannot show run-to-run noise: on a noisy machine\n"
+     "    compare several runs per side, old and new alternated.  Kernel\n"
+     "    launches and allocations per iteration that grow are counter\n"
+     "    regressions; a case that stops running or newly fails is a\n"
+     "    status failure\n"
+     "        --vs              files before it: old runs; after it: new runs\n"
+     "        --threshold PCT   smallest change that can count (default 2)\n"
+     "        --alpha A         significance level per case (default 0.01;\n"
+     "                          divide by the number of cases to bound the\n"
+     "                          chance of any false alarm in a comparison)\n"
+     "        --fail-on LIST    kinds that fail: time,counters,status\n"
+     "                          (default all three) or none\n"
+     "        --format F        text (default), md or json (docs/FORMAT.md)\n"
+     "    -o, --output FILE     write to FILE instead of stdout\n"
+     "    exit 0 no regression of a --fail-on kind (improvements never\n"
+     "    fail), 1 regressions found, 2 usage or input error (unreadable,\n"
+     "    corrupt, truncated or wrong-schema file, no case id in common)\n",
+     tb_cmd_compare},
+    {"history", "FILE... [options]",
+     "per case the medians over runs of one matrix (oldest first) and the\n"
+     "    runs where a step happened: penalized piecewise-constant fit of the\n"
+     "    log medians (docs/FORMAT.md)\n"
+     "        --threshold PCT   smallest step reported (default 2)\n"
+     "        --penalty F       cost of a step in noise variances (default 4)\n"
+     "        --format F        text (default), md or json (chart data)\n"
+     "    -o, --output FILE     write to FILE instead of stdout\n"
+     "    exit 0 ok, 2 usage or input error\n",
+     tb_cmd_history},
+    {"export", "FILE --format gbench|bmf|gab [-o FILE]",
+     "convert a result file for CI dashboards: gbench (Google Benchmark\n"
+     "    JSON), bmf (Bencher Metric Format), gab (github-action-benchmark\n"
+     "    customSmallerIsBetter); docs/FORMAT.md\n"
+     "        --format F        gbench, bmf or gab (required)\n"
+     "    -o, --output FILE     write to FILE instead of stdout\n"
+     "    exit 0 ok, 2 usage or input error\n",
+     tb_cmd_export},
 };
 
 void tb_usage(FILE *f)
@@ -55,7 +150,9 @@ void tb_usage(FILE *f)
           "  -V, --version             version and git commit\n"
           "\nexit status:\n"
           "  0    success (run: every case ran, ok/unsupported/unavailable)\n"
-          "  1    run: a case failed its correctness check or hit an error\n"
+          "  1    run: a case failed its correctness check or hit an error,\n"
+          "       or a --baseline comparison found a regression;\n"
+          "       compare: a regression (see compare above)\n"
           "  2    usage or input error: nothing was run, no result was written\n"
           "  130  interrupted: the cases finished so far are in the results\n"
           "\nConfig format: docs/CONFIG.md.  Result format: docs/FORMAT.md.\n",
