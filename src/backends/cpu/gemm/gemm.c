@@ -1,0 +1,323 @@
+/* Native GEMM framework: argument checks, kernel selection, the work
+ * split over threads, and (through gemm_impl.inc, once per precision) the
+ * packing and blocking loops around the micro-kernels.  Portable C: the
+ * SIMD micro-kernels live in gemm_avx2.c / gemm_avx512.c, built with
+ * their own -m flags, and are only called after the ISA check below.
+ * Contract: gemm.h. */
+#include "gemm.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backends/cpu/cpu_config.h"
+#include "backends/cpu/gemm/gemm_kernels.h"
+#include "backends/cpu/isa.h"
+#include "ops/alloc.h"
+#include "ops/error.h"
+
+/* Which SIMD kernel libraries this build has: gemm/meson.build builds
+ * them under the same conditions (cpu_have_avx2 / cpu_have_avx512 of
+ * ../meson.build) that set these. */
+#define GEMM_HAVE_AVX2 TB_CPU_HAVE_AVX2
+#define GEMM_HAVE_AVX512 TB_CPU_HAVE_AVX512
+
+/* Most parts of one call (threads started by tb_gemm_f32/f64, or parts
+ * handed to a caller's parallel-for). */
+#define GEMM_MAX_PARTS 64
+
+/* ---- ISA ------------------------------------------------------------ */
+
+/* The CPU's level, detected once (cpuid can trap to the hypervisor in a
+ * VM, so not per call).  -1 until first use; racing first calls store
+ * the same value. */
+static _Atomic int gemm_cpu_isa = -1;
+
+/* 0 when `isa` is a known level that is built in and runs on this CPU. */
+static int gemm_isa_check(int isa)
+{
+    if (isa < TB_ISA_SCALAR || isa > TB_ISA_AVX512)
+        return TB_EUNSUPPORTED;
+    if (isa == TB_ISA_SCALAR)
+        return 0;
+    int have = atomic_load_explicit(&gemm_cpu_isa, memory_order_relaxed);
+    if (have < 0) {
+        have = tb_cpu_isa_detect();
+        atomic_store_explicit(&gemm_cpu_isa, have, memory_order_relaxed);
+    }
+    return isa <= have ? 0 : TB_EUNSUPPORTED;
+}
+
+/* ---- argument checks ------------------------------------------------ */
+
+/* Bytes spanned by a rows x cols matrix with row stride ld (0 when
+ * empty), or -1 when that overflows or exceeds PTRDIFF_MAX. */
+static int64_t gemm_span(int64_t rows, int64_t cols, int64_t ld,
+                         size_t esz)
+{
+    if (rows == 0 || cols == 0)
+        return 0;
+    int64_t n, bytes;
+    if (__builtin_mul_overflow(rows - 1, ld, &n) ||
+        __builtin_add_overflow(n, cols, &n) ||
+        __builtin_mul_overflow(n, (int64_t)esz, &bytes) ||
+        (uint64_t)bytes > (uint64_t)PTRDIFF_MAX)
+        return -1;
+    return bytes;
+}
+
+/* Do the byte ranges [p, p+np) and [q, q+nq) intersect? */
+static int gemm_overlap(const void *p, int64_t np, const void *q,
+                        int64_t nq)
+{
+    if (np == 0 || nq == 0)
+        return 0;
+    uintptr_t a = (uintptr_t)p, b = (uintptr_t)q;
+    return a < b + (uintptr_t)nq && b < a + (uintptr_t)np;
+}
+
+/* Validate the arguments of tb_gemm_*: see gemm.h for the rules. */
+static int gemm_check_args(int64_t M, int64_t N, int64_t K, const void *A,
+                           int64_t lda, const void *B, int64_t ldb,
+                           const void *C, int64_t ldc, int nthreads,
+                           size_t esz)
+{
+    if (M < 0 || N < 0 || K < 0 || nthreads < 1)
+        return TB_EINVAL;
+    if (lda < K || ldb < N || ldc < N || lda < 0 || ldb < 0 || ldc < 0)
+        return TB_EINVAL;
+    int64_t sa = gemm_span(M, K, lda, esz);
+    int64_t sb = gemm_span(K, N, ldb, esz);
+    int64_t sc = gemm_span(M, N, ldc, esz);
+    if (sa < 0 || sb < 0 || sc < 0)
+        return TB_EINVAL;
+    if ((sa && !A) || (sb && !B) || (sc && !C))
+        return TB_EINVAL;
+    if (gemm_overlap(C, sc, A, sa) || gemm_overlap(C, sc, B, sb))
+        return TB_EINVAL;
+    return 0;
+}
+
+/* ---- work split ----------------------------------------------------- */
+
+static _Atomic int64_t gemm_par_min_macs = TB_GEMM_PAR_MIN_MACS;
+
+int64_t tb_gemm_set_par_min_macs(int64_t macs)
+{
+    return atomic_exchange(&gemm_par_min_macs, macs);
+}
+
+/* Split C over at most nthreads parts: slices of whole micro-tiles along
+ * M or N, whichever divides more evenly (M on a tie: each part then
+ * packs its own rows of A and streams all of B).  One part below
+ * gemm_par_min_macs multiply-adds. */
+static void gemm_plan_split(int64_t M, int64_t N, int64_t K, int mr,
+                            int nr, int nthreads, int *split_n,
+                            int64_t *slice, int *nslices)
+{
+    int64_t um = (M + mr - 1) / mr, un = (N + nr - 1) / nr;
+    int64_t p = nthreads < GEMM_MAX_PARTS ? nthreads : GEMM_MAX_PARTS;
+    /* M*N*K may overflow int64 for absurd shapes: compare in double. */
+    if ((double)M * (double)N * (double)K <
+        (double)atomic_load_explicit(&gemm_par_min_macs,
+                                     memory_order_relaxed))
+        p = 1;
+    /* Units per part along each dimension, and the busiest part's share
+     * of the critical path (smaller is better). */
+    int64_t pm = p < um ? p : um, pn = p < un ? p : un;
+    int64_t per_m = (um + pm - 1) / pm, per_n = (un + pn - 1) / pn;
+    /* Time ~ per_x tiles of the split dimension x the whole other one. */
+    double tm = (double)per_m * (double)un, tn = (double)per_n * (double)um;
+    *split_n = tn < tm;
+    if (*split_n) {
+        *slice = per_n * nr;
+        *nslices = (int)((un + per_n - 1) / per_n);
+    } else {
+        *slice = per_m * mr;
+        *nslices = (int)((um + per_m - 1) / per_m);
+    }
+}
+
+/* ---- parallel-for --------------------------------------------------- */
+
+typedef struct gemm_thread_arg {
+    tb_gemm_task_fn fn;
+    void *arg;
+    int part, nparts;
+} gemm_thread_arg;
+
+static void *gemm_thread_main(void *p)
+{
+    const gemm_thread_arg *t = p;
+    t->fn(t->arg, t->part, t->nparts);
+    return NULL;
+}
+
+/* Fork-join: parts 1..n-1 on new threads, part 0 on the caller; a part
+ * whose thread cannot be started runs on the caller afterwards. */
+static void gemm_fork_join(int n, tb_gemm_task_fn fn, void *arg)
+{
+    pthread_t tid[GEMM_MAX_PARTS];
+    gemm_thread_arg targ[GEMM_MAX_PARTS];
+    int started[GEMM_MAX_PARTS] = {0};
+    for (int i = 1; i < n; i++) {
+        targ[i] = (gemm_thread_arg){fn, arg, i, n};
+        started[i] = pthread_create(&tid[i], NULL, gemm_thread_main,
+                                    &targ[i]) == 0;
+    }
+    fn(arg, 0, n);
+    for (int i = 1; i < n; i++) {
+        if (started[i])
+            pthread_join(tid[i], NULL);
+        else
+            fn(arg, i, n);
+    }
+}
+
+/* Run parts [0, n) of fn through par (see tb_gemm_parallel) or, when par
+ * is NULL, on threads of our own.  n == 1 always runs inline. */
+static void gemm_parallel_run(const tb_gemm_parallel *par, int n,
+                              tb_gemm_task_fn fn, void *arg)
+{
+    if (n <= 1)
+        fn(arg, 0, 1);
+    else if (par && par->run)
+        par->run(par->ctx, n, fn, arg);
+    else
+        gemm_fork_join(n, fn, arg);
+}
+
+/* ---- the two precisions --------------------------------------------- */
+
+/* Depth run of the packing loops: one 64-byte line of f32 source. */
+#define GEMM_PACK_KB 16
+
+#define T float
+#define SFX f32
+#define GEMM_S_MR 4
+#define GEMM_S_NR 8
+#include "gemm_impl.inc"
+#undef GEMM_S_NR
+#undef GEMM_S_MR
+#undef SFX
+#undef T
+
+#define T double
+#define SFX f64
+#define GEMM_S_MR 4
+#define GEMM_S_NR 4
+#include "gemm_impl.inc"
+#undef GEMM_S_NR
+#undef GEMM_S_MR
+#undef SFX
+#undef T
+
+/* ---- kernel tables, indexed by tb_cpu_isa --------------------------- */
+
+/* Cache blocking per kernel (kc, ksub, mc, nc) for this class of machine
+ * (L1d 32-48 KiB, L2 1-2 MiB per core, a shared L3): the B micro-panel
+ * (kc x nr, 24 KiB) stays in L1, the ksub packed A blocks (mc x kc each,
+ * 300-400 KiB in all) in L2, the ksub packed B blocks (kc x nc each) in
+ * L3.  ksub = 2 for AVX-512 f32 halves the passes over C (C traffic was
+ * about 12% of the time at 4096^3 on a 2-vCPU Zen 5 VM; no gain was
+ * measured for f64).  Chosen by short A/B runs on that VM (see the
+ * commit note); overridable at compile time for tuning. */
+#ifndef GEMM_AVX512_F32_BLOCKS
+#define GEMM_AVX512_F32_BLOCKS 192, 2, 264, 4096
+#endif
+#ifndef GEMM_AVX512_F64_BLOCKS
+#define GEMM_AVX512_F64_BLOCKS 192, 1, 192, 2048
+#endif
+#ifndef GEMM_AVX2_F32_BLOCKS
+#define GEMM_AVX2_F32_BLOCKS 384, 1, 192, 4096
+#endif
+#ifndef GEMM_AVX2_F64_BLOCKS
+#define GEMM_AVX2_F64_BLOCKS 384, 1, 96, 2048
+#endif
+#define GEMM_SCALAR_BLOCKS 256, 1, 128, 2048
+
+/* Indexed by tb_cpu_isa; a level this build lacks has fn == NULL. */
+static const gemm_kdesc_f32 gemm_kernels_f32[TB_ISA_COUNT] = {
+    [TB_ISA_SCALAR] = {gemm_ukr_scalar_f32, "gemm_f32_scalar_4x8", 4, 8,
+                       GEMM_SCALAR_BLOCKS},
+#if GEMM_HAVE_AVX2
+    [TB_ISA_AVX2] = {tb_gemm_ukr_f32_avx2_6x16, "gemm_f32_avx2_6x16",
+                     TB_GEMM_AVX2_F32_MR, TB_GEMM_AVX2_F32_NR,
+                     GEMM_AVX2_F32_BLOCKS},
+#endif
+#if GEMM_HAVE_AVX512
+    [TB_ISA_AVX512] = {tb_gemm_ukr_f32_avx512_12x32, "gemm_f32_avx512_12x32",
+                       TB_GEMM_AVX512_F32_MR, TB_GEMM_AVX512_F32_NR,
+                       GEMM_AVX512_F32_BLOCKS},
+#endif
+};
+
+static const gemm_kdesc_f64 gemm_kernels_f64[TB_ISA_COUNT] = {
+    [TB_ISA_SCALAR] = {gemm_ukr_scalar_f64, "gemm_f64_scalar_4x4", 4, 4,
+                       GEMM_SCALAR_BLOCKS},
+#if GEMM_HAVE_AVX2
+    [TB_ISA_AVX2] = {tb_gemm_ukr_f64_avx2_6x8, "gemm_f64_avx2_6x8",
+                     TB_GEMM_AVX2_F64_MR, TB_GEMM_AVX2_F64_NR,
+                     GEMM_AVX2_F64_BLOCKS},
+#endif
+#if GEMM_HAVE_AVX512
+    [TB_ISA_AVX512] = {tb_gemm_ukr_f64_avx512_12x16, "gemm_f64_avx512_12x16",
+                       TB_GEMM_AVX512_F64_MR, TB_GEMM_AVX512_F64_NR,
+                       GEMM_AVX512_F64_BLOCKS},
+#endif
+};
+
+/* ---- public API ----------------------------------------------------- */
+
+int tb_gemm_f32_ex(int isa, int64_t M, int64_t N, int64_t K,
+                   const float *A, int64_t lda, const float *B, int64_t ldb,
+                   float *C, int64_t ldc, int nthreads,
+                   const tb_gemm_parallel *par)
+{
+    int rc = gemm_isa_check(isa);
+    if (rc)
+        return rc;
+    if (!gemm_kernels_f32[isa].fn)
+        return TB_EUNSUPPORTED;
+    return gemm_run_f32(&gemm_kernels_f32[isa], M, N, K, A, lda, B, ldb, C,
+                        ldc, nthreads, par);
+}
+
+int tb_gemm_f64_ex(int isa, int64_t M, int64_t N, int64_t K,
+                   const double *A, int64_t lda, const double *B,
+                   int64_t ldb, double *C, int64_t ldc, int nthreads,
+                   const tb_gemm_parallel *par)
+{
+    int rc = gemm_isa_check(isa);
+    if (rc)
+        return rc;
+    if (!gemm_kernels_f64[isa].fn)
+        return TB_EUNSUPPORTED;
+    return gemm_run_f64(&gemm_kernels_f64[isa], M, N, K, A, lda, B, ldb, C,
+                        ldc, nthreads, par);
+}
+
+int tb_gemm_f32(int isa, int64_t M, int64_t N, int64_t K, const float *A,
+                int64_t lda, const float *B, int64_t ldb, float *C,
+                int64_t ldc, int nthreads)
+{
+    return tb_gemm_f32_ex(isa, M, N, K, A, lda, B, ldb, C, ldc, nthreads,
+                          NULL);
+}
+
+int tb_gemm_f64(int isa, int64_t M, int64_t N, int64_t K, const double *A,
+                int64_t lda, const double *B, int64_t ldb, double *C,
+                int64_t ldc, int nthreads)
+{
+    return tb_gemm_f64_ex(isa, M, N, K, A, lda, B, ldb, C, ldc, nthreads,
+                          NULL);
+}
+
+const char *tb_gemm_impl_name(int isa, int dtype_is_f64)
+{
+    if (isa < 0 || isa >= TB_ISA_COUNT)
+        return NULL;
+    return dtype_is_f64 ? gemm_kernels_f64[isa].name
+                        : gemm_kernels_f32[isa].name;
+}

@@ -1,0 +1,110 @@
+/* Native GEMM: C = A * B, packed and cache-blocked, with register-tiled
+ * AVX2 and AVX-512 micro-kernels (plus a portable C one).
+ *
+ * Structure (after BLIS): a portable framework (gemm.c) packs A and B
+ * into contiguous micro-panels and runs three blocking loops around a
+ * micro-kernel (gemm_avx2.c, gemm_avx512.c) that keeps an MR x NR tile of
+ * C in registers.  Every shape is handled: partial tiles at the M and N
+ * edges go through a small buffer, and K is blocked by KC.
+ *
+ * Matrices are row-major with leading dimensions in elements:
+ *   A[i][k] = A[i*lda + k],  B[k][j] = B[k*ldb + j],  C[i][j] = C[i*ldc + j].
+ * C is overwritten (never read): C = A * B, not C += A * B.  With K == 0,
+ * C is set to zero.  C must not overlap A or B.
+ *
+ * Threading: the rows of C (or its columns, when that balances the parts
+ * better) are split into min(nthreads, 64) slices of whole micro-tiles;
+ * each slice runs the whole blocked algorithm with its own packing
+ * buffers, so the parts never synchronise (each packs the B, or A, it
+ * needs itself).  Below TB_GEMM_PAR_MIN_MACS multiply-adds the call stays
+ * on one thread.  tb_gemm_f32/f64 start nthreads-1 POSIX threads per call
+ * and join them; tb_gemm_*_ex take a parallel-for from the caller (e.g. a
+ * persistent pool) instead.
+ *
+ * Memory: packing buffers are 64-byte aligned and come from tb_alloc (so
+ * they are counted): exactly one allocation per call that does work
+ * (M, N, K all > 0), freed before return; nothing is cached between
+ * calls.  Its size is, per part, KSUB * (min(rows, MC) * kc + kc *
+ * min(cols, NC)) elements (rows x cols: the part's slice of C, rounded up
+ * to the micro-tile; kc <= KC the depth block; KSUB, MC, KC, NC per
+ * kernel in gemm.c): at most about 7 MiB per part with the shipped block
+ * sizes, less for small matrices.
+ *
+ * Numerics: each C element is a sum of K products accumulated in k order
+ * in the input precision (with FMA at the AVX2/AVX-512 levels, multiply
+ * then add at the portable one), in depth blocks of at most KC; the error
+ * is bounded by about K * u * (|A| |B|)[i][j] (u the unit roundoff).
+ * Results are bitwise independent of the thread count and of the
+ * parallel-for (the order of operations per element is fixed). */
+#ifndef TB_BACKENDS_CPU_GEMM_GEMM_H
+#define TB_BACKENDS_CPU_GEMM_GEMM_H
+
+#include <stdint.h>
+
+/* Calls below this many multiply-adds (M*N*K) run on one thread: thread
+ * start-up (tens of microseconds) would cost more than it saves. */
+#define TB_GEMM_PAR_MIN_MACS (INT64_C(1) << 21)
+
+/* Set the multiply-add count below which calls stay on one thread
+ * (default TB_GEMM_PAR_MIN_MACS); returns the previous value.  For tests
+ * that must exercise the split on small shapes; not to be called while
+ * GEMMs run on other threads. */
+int64_t tb_gemm_set_par_min_macs(int64_t macs);
+
+/* One part of a parallel job; see tb_gemm_parallel. */
+typedef void (*tb_gemm_task_fn)(void *arg, int part, int nparts);
+
+/* A caller-supplied parallel-for.  run(ctx, n, fn, arg) must call
+ * fn(arg, part, used) once for every part in [0, used), for some
+ * 1 <= used <= n of its choice (the same `used` in every call), possibly
+ * concurrently, and return only after every call has returned.  A pool
+ * with fewer threads than n may thus pick used < n; the GEMM then gives
+ * each part several slices.  The signature matches a pool's run().  run
+ * is called at most once per GEMM call, with n >= 2, and not at all when
+ * the call runs as one part. */
+typedef struct tb_gemm_parallel {
+    void (*run)(void *ctx, int n, tb_gemm_task_fn fn, void *arg);
+    void *ctx;
+} tb_gemm_parallel;
+
+/* C[M,N] = A[M,K] * B[K,N], row-major with leading dims; overwrites C.
+ *
+ * isa: a tb_cpu_isa level (src/backends/cpu/isa.h): 0 portable C,
+ *   1 AVX2+FMA, 2 AVX-512.  The level must be supported by this CPU and
+ *   built into this binary (x86-64 only for 1 and 2).
+ * nthreads >= 1: the most threads to use (see the threading note above).
+ *
+ * Returns 0; TB_EINVAL for negative sizes, lda < K, ldb < N, ldc < N,
+ * NULL pointers to non-empty matrices, nthreads < 1, sizes whose extent
+ * overflows, or C overlapping A or B; TB_EUNSUPPORTED for an isa that is
+ * unknown, not built in or not supported by this CPU; TB_ENOMEM when the
+ * packing buffer cannot be allocated.  On error C is left untouched. */
+int tb_gemm_f32(int isa, int64_t M, int64_t N, int64_t K, const float *A,
+                int64_t lda, const float *B, int64_t ldb, float *C,
+                int64_t ldc, int nthreads);
+
+/* As tb_gemm_f32, in double precision. */
+int tb_gemm_f64(int isa, int64_t M, int64_t N, int64_t K, const double *A,
+                int64_t lda, const double *B, int64_t ldb, double *C,
+                int64_t ldc, int nthreads);
+
+/* As tb_gemm_f32/f64, but the parts run through par->run instead of
+ * threads started by the call; par == NULL means the same as the plain
+ * functions.  The caller's thread must be free to block in par->run. */
+int tb_gemm_f32_ex(int isa, int64_t M, int64_t N, int64_t K,
+                   const float *A, int64_t lda, const float *B, int64_t ldb,
+                   float *C, int64_t ldc, int nthreads,
+                   const tb_gemm_parallel *par);
+int tb_gemm_f64_ex(int isa, int64_t M, int64_t N, int64_t K,
+                   const double *A, int64_t lda, const double *B,
+                   int64_t ldb, double *C, int64_t ldc, int nthreads,
+                   const tb_gemm_parallel *par);
+
+/* Name of the micro-kernel tb_gemm_f32 (dtype_is_f64 == 0) or tb_gemm_f64
+ * (otherwise) runs at this isa level, e.g. "gemm_f32_avx512_12x32"
+ * (MR rows x NR columns of C per micro-tile).  A static string; NULL for
+ * an isa level that is unknown or not built in (CPU support is not
+ * checked here). */
+const char *tb_gemm_impl_name(int isa, int dtype_is_f64);
+
+#endif /* TB_BACKENDS_CPU_GEMM_GEMM_H */

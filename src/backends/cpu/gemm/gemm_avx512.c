@@ -1,0 +1,165 @@
+/* AVX-512 GEMM micro-kernels (contract: gemm_kernels.h).
+ *
+ * Built with only -mavx512f -mavx512bw -mavx512dq -mavx512vl -mfma; the
+ * framework calls these only after checking that the CPU and OS support
+ * AVX-512.
+ *
+ * Register tile: 12 rows x 2 ZMM vectors of C (24 accumulators), so 24
+ * independent FMAs per k step: enough to cover FMA latency (4-5 cycles)
+ * times two FMA pipes.  Each k step loads two vectors of packed B and
+ * broadcasts 12 values of packed A (the compiler folds the broadcasts
+ * into the FMAs' memory operand), using 26 of the 32 ZMM registers.
+ * The packed A panel is streamed (from L2 in the framework's blocking),
+ * so it is prefetched a few k steps ahead; the B panel stays in L1. */
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "gemm_kernels.h"
+
+/* Prefetch distance in k steps for the packed A panel (streamed from L2
+ * by the framework's blocking; the B panel stays in L1). */
+#define PF_K 8
+
+/* ---- f32: 12 x 32 -------------------------------------------------- */
+
+#define F32_ROW(r)                                                        \
+    do {                                                                  \
+        __m512 av = _mm512_set1_ps(a[r]);                                 \
+        c##r##_0 = _mm512_fmadd_ps(av, b0, c##r##_0);                     \
+        c##r##_1 = _mm512_fmadd_ps(av, b1, c##r##_1);                     \
+    } while (0)
+
+#define F32_OUT(r)                                                        \
+    do {                                                                  \
+        float *cr = c + (r) * ldc;                                        \
+        if (accumulate) {                                                 \
+            c##r##_0 = _mm512_add_ps(c##r##_0, _mm512_loadu_ps(cr));      \
+            c##r##_1 = _mm512_add_ps(c##r##_1, _mm512_loadu_ps(cr + 16)); \
+        }                                                                 \
+        _mm512_storeu_ps(cr, c##r##_0);                                   \
+        _mm512_storeu_ps(cr + 16, c##r##_1);                              \
+    } while (0)
+
+void tb_gemm_ukr_f32_avx512_12x32(int64_t kc, const float *a,
+                                  const float *b, float *c, int64_t ldc,
+                                  int accumulate)
+{
+    __m512 c0_0, c0_1, c1_0, c1_1, c2_0, c2_1, c3_0, c3_1, c4_0, c4_1,
+        c5_0, c5_1, c6_0, c6_1, c7_0, c7_1, c8_0, c8_1, c9_0, c9_1,
+        c10_0, c10_1, c11_0, c11_1;
+    c0_0 = c0_1 = c1_0 = c1_1 = c2_0 = c2_1 = c3_0 = c3_1 = c4_0 = c4_1 =
+        c5_0 = c5_1 = c6_0 = c6_1 = c7_0 = c7_1 = c8_0 = c8_1 = c9_0 =
+            c9_1 = c10_0 = c10_1 = c11_0 = c11_1 = _mm512_setzero_ps();
+
+    /* The C tile is written at the end: start bringing it in now. */
+    for (int r = 0; r < 12; r++) {
+        _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + r * ldc + 31), _MM_HINT_T0);
+    }
+
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; k++) {
+        _mm_prefetch((const char *)(a + PF_K * 12), _MM_HINT_T0);
+        __m512 b0 = _mm512_loadu_ps(b);
+        __m512 b1 = _mm512_loadu_ps(b + 16);
+        F32_ROW(0);
+        F32_ROW(1);
+        F32_ROW(2);
+        F32_ROW(3);
+        F32_ROW(4);
+        F32_ROW(5);
+        F32_ROW(6);
+        F32_ROW(7);
+        F32_ROW(8);
+        F32_ROW(9);
+        F32_ROW(10);
+        F32_ROW(11);
+        a += 12;
+        b += 32;
+    }
+
+    F32_OUT(0);
+    F32_OUT(1);
+    F32_OUT(2);
+    F32_OUT(3);
+    F32_OUT(4);
+    F32_OUT(5);
+    F32_OUT(6);
+    F32_OUT(7);
+    F32_OUT(8);
+    F32_OUT(9);
+    F32_OUT(10);
+    F32_OUT(11);
+}
+
+/* ---- f64: 12 x 16 -------------------------------------------------- */
+
+#define F64_ROW(r)                                                        \
+    do {                                                                  \
+        __m512d av = _mm512_set1_pd(a[r]);                                \
+        c##r##_0 = _mm512_fmadd_pd(av, b0, c##r##_0);                     \
+        c##r##_1 = _mm512_fmadd_pd(av, b1, c##r##_1);                     \
+    } while (0)
+
+#define F64_OUT(r)                                                        \
+    do {                                                                  \
+        double *cr = c + (r) * ldc;                                       \
+        if (accumulate) {                                                 \
+            c##r##_0 = _mm512_add_pd(c##r##_0, _mm512_loadu_pd(cr));      \
+            c##r##_1 = _mm512_add_pd(c##r##_1, _mm512_loadu_pd(cr + 8));  \
+        }                                                                 \
+        _mm512_storeu_pd(cr, c##r##_0);                                   \
+        _mm512_storeu_pd(cr + 8, c##r##_1);                               \
+    } while (0)
+
+void tb_gemm_ukr_f64_avx512_12x16(int64_t kc, const double *a,
+                                  const double *b, double *c, int64_t ldc,
+                                  int accumulate)
+{
+    __m512d c0_0, c0_1, c1_0, c1_1, c2_0, c2_1, c3_0, c3_1, c4_0, c4_1,
+        c5_0, c5_1, c6_0, c6_1, c7_0, c7_1, c8_0, c8_1, c9_0, c9_1,
+        c10_0, c10_1, c11_0, c11_1;
+    c0_0 = c0_1 = c1_0 = c1_1 = c2_0 = c2_1 = c3_0 = c3_1 = c4_0 = c4_1 =
+        c5_0 = c5_1 = c6_0 = c6_1 = c7_0 = c7_1 = c8_0 = c8_1 = c9_0 =
+            c9_1 = c10_0 = c10_1 = c11_0 = c11_1 = _mm512_setzero_pd();
+
+    for (int r = 0; r < 12; r++) {
+        _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + r * ldc + 15), _MM_HINT_T0);
+    }
+
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; k++) {
+        _mm_prefetch((const char *)(a + PF_K * 12), _MM_HINT_T0);
+        _mm_prefetch((const char *)(a + PF_K * 12 + 8), _MM_HINT_T0);
+        __m512d b0 = _mm512_loadu_pd(b);
+        __m512d b1 = _mm512_loadu_pd(b + 8);
+        F64_ROW(0);
+        F64_ROW(1);
+        F64_ROW(2);
+        F64_ROW(3);
+        F64_ROW(4);
+        F64_ROW(5);
+        F64_ROW(6);
+        F64_ROW(7);
+        F64_ROW(8);
+        F64_ROW(9);
+        F64_ROW(10);
+        F64_ROW(11);
+        a += 12;
+        b += 16;
+    }
+
+    F64_OUT(0);
+    F64_OUT(1);
+    F64_OUT(2);
+    F64_OUT(3);
+    F64_OUT(4);
+    F64_OUT(5);
+    F64_OUT(6);
+    F64_OUT(7);
+    F64_OUT(8);
+    F64_OUT(9);
+    F64_OUT(10);
+    F64_OUT(11);
+}

@@ -1,0 +1,56 @@
+/* GEMM micro-kernels: the contract between the portable framework
+ * (gemm.c) and the per-ISA files (gemm_avx2.c, gemm_avx512.c, each built
+ * with only its ISA's -m flags).  Internal to src/backends/cpu/gemm/.
+ *
+ * A micro-kernel computes one MR x NR tile of C from packed operands:
+ *
+ *   c[i*ldc + j] (=|+=) sum_{k < kc} a[k*MR + i] * b[k*NR + j]
+ *
+ * for i < MR, j < NR, with `=` when accumulate == 0 and `+=` otherwise.
+ * a is a packed A micro-panel (MR values per k step, rows of A side by
+ * side), b a packed B micro-panel (NR values per k step, a row segment
+ * of B); both are zero-padded to full MR / NR by the packer, so the
+ * kernel always reads exactly kc*MR and kc*NR elements.  kc >= 1.  b is
+ * 64-byte aligned when NR * sizeof(T) is a multiple of 64; a may have
+ * any alignment of T.  c is a full MR x NR tile with row stride ldc (the
+ * framework passes a scratch tile for partial edge tiles), never read
+ * when accumulate == 0.  The products are accumulated with FMA, in k
+ * order, per element. */
+#ifndef TB_BACKENDS_CPU_GEMM_GEMM_KERNELS_H
+#define TB_BACKENDS_CPU_GEMM_GEMM_KERNELS_H
+
+#include <stdint.h>
+
+typedef void (*tb_gemm_ukr_f32)(int64_t kc, const float *a, const float *b,
+                                float *c, int64_t ldc, int accumulate);
+typedef void (*tb_gemm_ukr_f64)(int64_t kc, const double *a,
+                                const double *b, double *c, int64_t ldc,
+                                int accumulate);
+
+/* AVX2 + FMA (gemm_avx2.c): 16 YMM registers, 12 accumulators. */
+#define TB_GEMM_AVX2_F32_MR 6
+#define TB_GEMM_AVX2_F32_NR 16
+#define TB_GEMM_AVX2_F64_MR 6
+#define TB_GEMM_AVX2_F64_NR 8
+void tb_gemm_ukr_f32_avx2_6x16(int64_t kc, const float *a, const float *b,
+                               float *c, int64_t ldc, int accumulate);
+void tb_gemm_ukr_f64_avx2_6x8(int64_t kc, const double *a, const double *b,
+                              double *c, int64_t ldc, int accumulate);
+
+/* AVX-512 F (gemm_avx512.c): 32 ZMM registers, 24 accumulators. */
+#define TB_GEMM_AVX512_F32_MR 12
+#define TB_GEMM_AVX512_F32_NR 32
+#define TB_GEMM_AVX512_F64_MR 12
+#define TB_GEMM_AVX512_F64_NR 16
+void tb_gemm_ukr_f32_avx512_12x32(int64_t kc, const float *a,
+                                  const float *b, float *c, int64_t ldc,
+                                  int accumulate);
+void tb_gemm_ukr_f64_avx512_12x16(int64_t kc, const double *a,
+                                  const double *b, double *c, int64_t ldc,
+                                  int accumulate);
+
+/* The largest MR and NR of any kernel (sizes the edge scratch tile). */
+#define TB_GEMM_MAX_MR 12
+#define TB_GEMM_MAX_NR 32
+
+#endif /* TB_BACKENDS_CPU_GEMM_GEMM_KERNELS_H */

@@ -1,0 +1,817 @@
+/* Tests for the native GEMM (src/backends/cpu/gemm/).
+ *
+ * Every ISA level this machine runs (scalar, avx2, avx512; TBENCH_ISA
+ * lowers the ceiling) x f32 and f64 x 1 and 2 threads, against a
+ * reference computed in long double (64-bit mantissa) by a naive
+ * triple loop:
+ *
+ *  1. tails_exact: small-integer inputs in [-8, 8], so every product and
+ *     partial sum (|sum| <= 64 K < 2^24) is exact in f32 and f64: C must
+ *     equal the reference bit for bit.  Any missing, doubled or misplaced
+ *     term fails.  Shapes: M, N, K drawn from {1, 2, 3, 7, 15, 16, 17, 31,
+ *     33, 64, 65, 127, 129, 255, 257} so that each dimension takes every
+ *     value (three Latin-square passes) plus the corners, with the work
+ *     split forced on at 2 threads (tb_gemm_set_par_min_macs(0)) so that
+ *     thread slices end in tails as well.
+ *  2. tails_bound: uniform inputs in [-1, 1] (values of the f32 grid, so
+ *     one reference serves both precisions); elementwise
+ *         |C - ref| <= c * K * u * (|A| |B|)[i][j],   c = 2,
+ *     u the unit roundoff of the dtype (2^-24, 2^-53): twice the classic
+ *     gamma_K bound for any summation order, with or without FMA.
+ *  3. large_strided: 512 x 384 x 700 with lda/ldb/ldc wider than the rows
+ *     and A, B, C one element off 64-byte alignment; exact inputs at
+ *     every level, the bound at the best level.
+ *  4. projection: BLIS-style O(n^2) check of a big product (1031 x 1029 x
+ *     1027): y = C v against x = A (B v) in long double, with
+ *     |y - x|_i <= c * K * u * (|A| (|B| |v|))_i, c = 2.
+ *
+ * Every C sits in a buffer whose bytes outside the M x N region (a guard
+ * before, the row gaps when ldc > N, a guard after) hold a canary that
+ * must survive; C's region starts as NaN (C is overwritten, never read);
+ * A and B (canaries included) must come back unchanged.  Also: the
+ * result is bitwise independent of the thread count and of a caller's
+ * parallel-for, K = 0 zeroes C, empty shapes touch nothing, bad
+ * arguments and ISA levels are refused with C untouched, one counted
+ * allocation per call and none leaked, TB_ENOMEM under fault injection.
+ *
+ * Inputs come from a seeded generator (seed printed at start).
+ * Run one area with: test_gemm --filter 'tails*'. */
+#include <float.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backends/cpu/gemm/gemm.h"
+#include "backends/cpu/isa.h"
+#include "ops/alloc.h"
+#include "ops/error.h"
+
+#define SEED UINT64_C(0x5eed0f9e11a2c3d4)
+#define CANARY 0xA5
+#define GUARD 64 /* bytes of canary before and after each matrix */
+#define C_FACTOR 2.0
+
+/* ---- fixtures ------------------------------------------------------------ */
+
+static int64_t live_at_setup;
+static int max_isa; /* highest level to test: tb_cpu_isa_max() */
+
+static int64_t live_bytes(void)
+{
+    tb_alloc_stats st;
+    tb_alloc_stats_read(&st);
+    return st.live_bytes;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    live_at_setup = live_bytes();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tb_gemm_set_par_min_macs(TB_GEMM_PAR_MIN_MACS);
+    tb_alloc_fail_after(-1);
+    if (live_bytes() != live_at_setup) {
+        print_error("gemm leaked %lld tracked bytes\n",
+                    (long long)(live_bytes() - live_at_setup));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static uint64_t rng_state = SEED;
+
+static uint64_t rng_next(void)
+{
+    /* splitmix64 */
+    uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* Input value: an integer in [-8, 8] (exact) or a float in [-1, 1]. */
+static double rng_value(bool exact)
+{
+    if (exact)
+        return (double)(int)(rng_next() % 17) - 8.0;
+    double u = (double)(rng_next() >> 11) * 0x1.0p-53;
+    return (double)(float)(2.0 * u - 1.0);
+}
+
+/* A rows x cols matrix with row stride ld inside a canary-filled buffer,
+ * its first element `off` elements past a 64-byte boundary. */
+typedef struct mat {
+    unsigned char *mem;
+    size_t bytes;
+    void *p;
+    int64_t rows, cols, ld;
+    size_t esz;
+} mat;
+
+static void mat_make(mat *m, int64_t rows, int64_t cols, int64_t ld,
+                     size_t esz, int off)
+{
+    m->rows = rows;
+    m->cols = cols;
+    m->ld = ld;
+    m->esz = esz;
+    size_t elems = (size_t)(rows > 0 ? (rows - 1) * ld + cols : 0);
+    m->bytes = GUARD + (size_t)off * esz + elems * esz + GUARD;
+    m->bytes = (m->bytes + 63) & ~(size_t)63;
+    m->mem = aligned_alloc(64, m->bytes);
+    assert_non_null(m->mem);
+    memset(m->mem, CANARY, m->bytes);
+    m->p = m->mem + GUARD + (size_t)off * esz;
+}
+
+static void mat_free(mat *m)
+{
+    free(m->mem);
+    m->mem = NULL;
+}
+
+static void mat_set(mat *m, int64_t i, int64_t j, double v)
+{
+    size_t e = (size_t)(i * m->ld + j);
+    if (m->esz == 4)
+        ((float *)m->p)[e] = (float)v;
+    else
+        ((double *)m->p)[e] = v;
+}
+
+static double mat_get(const mat *m, int64_t i, int64_t j)
+{
+    size_t e = (size_t)(i * m->ld + j);
+    return m->esz == 4 ? (double)((const float *)m->p)[e]
+                       : ((const double *)m->p)[e];
+}
+
+/* Every byte outside the rows x cols region still holds the canary? */
+static bool mat_canary_ok(const mat *m)
+{
+    const unsigned char *base = m->p;
+    size_t pos = 0, lim = (size_t)(base - m->mem);
+    for (; pos < lim; pos++)
+        if (m->mem[pos] != CANARY)
+            return false;
+    for (int64_t i = 0; i < m->rows; i++) {
+        size_t row = lim + (size_t)(i * m->ld) * m->esz;
+        for (; pos < row; pos++)
+            if (m->mem[pos] != CANARY)
+                return false;
+        pos = row + (size_t)m->cols * m->esz;
+    }
+    for (; pos < m->bytes; pos++)
+        if (m->mem[pos] != CANARY)
+            return false;
+    return true;
+}
+
+/* Fill C's region with NaN (canaries stay). */
+static void mat_poison(mat *m)
+{
+    for (int64_t i = 0; i < m->rows; i++)
+        for (int64_t j = 0; j < m->cols; j++)
+            mat_set(m, i, j, NAN);
+}
+
+/* A problem: values (exact doubles of the f32 grid), the long double
+ * reference and the bound matrix |A| |B|. */
+typedef struct problem {
+    int64_t M, N, K;
+    bool exact;
+    double *a, *b;          /* M x K, K x N, dense */
+    long double *ref;       /* M x N */
+    double *absab;          /* M x N */
+} problem;
+
+static void problem_make(problem *p, int64_t M, int64_t N, int64_t K,
+                         bool exact)
+{
+    p->M = M;
+    p->N = N;
+    p->K = K;
+    p->exact = exact;
+    p->a = malloc(sizeof(double) * (size_t)(M * K + 1));
+    p->b = malloc(sizeof(double) * (size_t)(K * N + 1));
+    p->ref = malloc(sizeof(long double) * (size_t)(M * N + 1));
+    p->absab = malloc(sizeof(double) * (size_t)(M * N + 1));
+    assert_true(p->a && p->b && p->ref && p->absab);
+    for (int64_t i = 0; i < M * K; i++)
+        p->a[i] = rng_value(exact);
+    for (int64_t i = 0; i < K * N; i++)
+        p->b[i] = rng_value(exact);
+    /* i-k-j order: the rows of B stream through two row accumulators. */
+    for (int64_t i = 0; i < M; i++) {
+        long double *r = p->ref + i * N;
+        double *s = p->absab + i * N;
+        for (int64_t j = 0; j < N; j++) {
+            r[j] = 0;
+            s[j] = 0;
+        }
+        for (int64_t k = 0; k < K; k++) {
+            const long double aik = p->a[i * K + k];
+            const double aabs = fabs(p->a[i * K + k]);
+            const double *bk = p->b + k * N;
+            for (int64_t j = 0; j < N; j++) {
+                r[j] += aik * (long double)bk[j];
+                s[j] += aabs * fabs(bk[j]);
+            }
+        }
+    }
+}
+
+static void problem_free(problem *p)
+{
+    free(p->a);
+    free(p->b);
+    free(p->ref);
+    free(p->absab);
+}
+
+/* Layout of one run: extra columns of leading dimension and misalignment
+ * in elements. */
+typedef struct layout {
+    int pad_a, pad_b, pad_c;
+    int off_a, off_b, off_c;
+} layout;
+
+static int gemm_call(int isa, bool f64, const problem *p, const mat *A,
+                     const mat *B, mat *C, int threads,
+                     const tb_gemm_parallel *par)
+{
+    if (f64)
+        return tb_gemm_f64_ex(isa, p->M, p->N, p->K, A->p, A->ld, B->p,
+                              B->ld, C->p, C->ld, threads, par);
+    return tb_gemm_f32_ex(isa, p->M, p->N, p->K, A->p, A->ld, B->p, B->ld,
+                          C->p, C->ld, threads, par);
+}
+
+/* Check C against the problem's reference; prints the first bad element
+ * with the run's description and returns false on any mismatch. */
+static bool check_result(const problem *p, const mat *C, bool f64,
+                         const char *what)
+{
+    const double u = f64 ? DBL_EPSILON / 2 : FLT_EPSILON / 2;
+    for (int64_t i = 0; i < p->M; i++)
+        for (int64_t j = 0; j < p->N; j++) {
+            const double got = mat_get(C, i, j);
+            const long double want = p->ref[i * p->N + j];
+            const double bound =
+                C_FACTOR * (double)p->K * u * p->absab[i * p->N + j];
+            const bool ok = p->exact
+                                ? (long double)got == want
+                                : fabsl((long double)got - want) <= bound;
+            if (!ok) {
+                print_error("%s: C[%lld][%lld] = %.17g, reference %.17Lg, "
+                            "allowed error %.3g\n",
+                            what, (long long)i, (long long)j, got, want,
+                            p->exact ? 0.0 : bound);
+                return false;
+            }
+        }
+    return true;
+}
+
+/* Run problem p at ISA levels [isa_lo, max_isa], both dtypes and threads
+ * 1 and 2 with layout lo; fails the test on the first bad run. */
+static void run_problem_from(const problem *p, const layout *lo,
+                             int isa_lo)
+{
+    for (int f = 0; f < 2; f++) {
+        const bool f64 = f == 1;
+        const size_t esz = f64 ? 8 : 4;
+        mat A, B, C;
+        mat_make(&A, p->M, p->K, p->K + lo->pad_a, esz, lo->off_a);
+        mat_make(&B, p->K, p->N, p->N + lo->pad_b, esz, lo->off_b);
+        mat_make(&C, p->M, p->N, p->N + lo->pad_c, esz, lo->off_c);
+        for (int64_t i = 0; i < p->M; i++)
+            for (int64_t k = 0; k < p->K; k++)
+                mat_set(&A, i, k, p->a[i * p->K + k]);
+        for (int64_t k = 0; k < p->K; k++)
+            for (int64_t j = 0; j < p->N; j++)
+                mat_set(&B, k, j, p->b[k * p->N + j]);
+        unsigned char *a0 = malloc(A.bytes), *b0 = malloc(B.bytes);
+        assert_true(a0 && b0);
+        memcpy(a0, A.mem, A.bytes);
+        memcpy(b0, B.mem, B.bytes);
+
+        for (int isa = isa_lo; isa <= max_isa; isa++)
+            for (int threads = 1; threads <= 2; threads++) {
+                char what[160];
+                snprintf(what, sizeof what,
+                         "%s M=%lld N=%lld K=%lld %s threads=%d lda=%lld "
+                         "ldb=%lld ldc=%lld off=%d/%d/%d %s",
+                         tb_gemm_impl_name(isa, f64), (long long)p->M,
+                         (long long)p->N, (long long)p->K,
+                         f64 ? "f64" : "f32", threads, (long long)A.ld,
+                         (long long)B.ld, (long long)C.ld, lo->off_a,
+                         lo->off_b, lo->off_c,
+                         p->exact ? "exact" : "bound");
+                mat_poison(&C);
+                int rc = gemm_call(isa, f64, p, &A, &B, &C, threads, NULL);
+                if (rc)
+                    print_error("%s: rc %d (%s)\n", what, rc,
+                                tb_strerror(rc));
+                assert_int_equal(rc, 0);
+                if (!mat_canary_ok(&C)) {
+                    print_error("%s: write outside C's M x N region\n",
+                                what);
+                    fail();
+                }
+                if (memcmp(a0, A.mem, A.bytes) || memcmp(b0, B.mem, B.bytes)) {
+                    print_error("%s: A or B modified\n", what);
+                    fail();
+                }
+                if (!check_result(p, &C, f64, what))
+                    fail();
+            }
+        free(a0);
+        free(b0);
+        mat_free(&A);
+        mat_free(&B);
+        mat_free(&C);
+    }
+}
+
+static void run_problem(const problem *p, const layout *lo)
+{
+    run_problem_from(p, lo, 0);
+}
+
+static const int64_t dims[] = {1,  2,  3,  7,   15,  16,  17, 31,
+                               33, 64, 65, 127, 129, 255, 257};
+#define NDIMS (int)(sizeof dims / sizeof *dims)
+
+/* The tail sweep: three Latin-square passes (each dimension takes every
+ * value of dims once per pass) plus corners; layouts rotate through
+ * padding and misalignment. */
+static void tails(bool exact)
+{
+    static const int mult[3][2] = {{1, 2}, {4, 7}, {11, 13}};
+    static const layout los[4] = {
+        {0, 0, 0, 0, 0, 0},
+        {3, 0, 5, 1, 0, 1},
+        {0, 17, 0, 0, 1, 1},
+        {1, 1, 1, 1, 1, 0},
+    };
+    /* Split every shape at 2 threads, so slices end in tails too. */
+    tb_gemm_set_par_min_macs(0);
+    int n = 0;
+    for (int pass = 0; pass < 3; pass++)
+        for (int t = 0; t < NDIMS; t++, n++) {
+            problem p;
+            problem_make(&p, dims[t], dims[(t * mult[pass][0] + 3) % NDIMS],
+                         dims[(t * mult[pass][1] + 5) % NDIMS], exact);
+            run_problem(&p, &los[n % 4]);
+            problem_free(&p);
+        }
+    static const int64_t corners[][3] = {
+        {1, 1, 1},     {1, 257, 1},  {257, 1, 1},  {1, 1, 257},
+        {257, 257, 1}, {13, 33, 900}, {255, 257, 129}, {12, 32, 16},
+        {24, 64, 5},   {96, 80, 3},
+    };
+    for (size_t c = 0; c < sizeof corners / sizeof *corners; c++, n++) {
+        problem p;
+        problem_make(&p, corners[c][0], corners[c][1], corners[c][2], exact);
+        run_problem(&p, &los[n % 4]);
+        problem_free(&p);
+    }
+}
+
+/* ---- tests --------------------------------------------------------------- */
+
+static void test_tails_exact(void **state)
+{
+    (void)state;
+    tails(true);
+}
+
+static void test_tails_bound(void **state)
+{
+    (void)state;
+    tails(false);
+}
+
+static void test_large_strided(void **state)
+{
+    (void)state;
+    /* Exact inputs at every level; the error bound (also covered at
+     * every level by tails_bound) at the best one, to keep the
+     * sanitizer build's run short. */
+    static const layout lo = {5, 3, 7, 1, 1, 1};
+    for (int e = 0; e < 2; e++) {
+        problem p;
+        problem_make(&p, 512, 384, 700, e == 0);
+        run_problem_from(&p, &lo, e == 0 ? 0 : max_isa);
+        problem_free(&p);
+    }
+}
+
+/* y = C v versus x = A (B v), all in long double, at the best level. */
+static void test_projection(void **state)
+{
+    (void)state;
+    const int64_t M = 1031, N = 1029, K = 1027;
+    problem p = {.M = M, .N = N, .K = K};
+    p.a = malloc(sizeof(double) * (size_t)(M * K));
+    p.b = malloc(sizeof(double) * (size_t)(K * N));
+    long double *v = malloc(sizeof(long double) * (size_t)N);
+    long double *bv = malloc(sizeof(long double) * (size_t)K);
+    double *babsv = malloc(sizeof(double) * (size_t)K);
+    assert_true(p.a && p.b && v && bv && babsv);
+    for (int64_t i = 0; i < M * K; i++)
+        p.a[i] = rng_value(false);
+    for (int64_t i = 0; i < K * N; i++)
+        p.b[i] = rng_value(false);
+    for (int64_t j = 0; j < N; j++)
+        v[j] = rng_value(false);
+    for (int64_t k = 0; k < K; k++) {
+        long double s = 0;
+        double sa = 0;
+        for (int64_t j = 0; j < N; j++) {
+            s += (long double)p.b[k * N + j] * v[j];
+            sa += fabs(p.b[k * N + j]) * fabs((double)v[j]);
+        }
+        bv[k] = s;
+        babsv[k] = sa;
+    }
+    for (int f = 0; f < 2; f++) {
+        const bool f64 = f == 1;
+        const size_t esz = f64 ? 8 : 4;
+        const double u = f64 ? DBL_EPSILON / 2 : FLT_EPSILON / 2;
+        mat A, B, C;
+        mat_make(&A, M, K, K, esz, 1);
+        mat_make(&B, K, N, N, esz, 0);
+        mat_make(&C, M, N, N + 3, esz, 1);
+        for (int64_t i = 0; i < M * K; i++)
+            mat_set(&A, i / K, i % K, p.a[i]);
+        for (int64_t i = 0; i < K * N; i++)
+            mat_set(&B, i / N, i % N, p.b[i]);
+        for (int threads = 1; threads <= 2; threads++) {
+            mat_poison(&C);
+            assert_int_equal(gemm_call(max_isa, f64, &p, &A, &B, &C,
+                                       threads, NULL),
+                             0);
+            assert_true(mat_canary_ok(&C));
+            for (int64_t i = 0; i < M; i++) {
+                long double y = 0, x = 0;
+                double bound = 0;
+                for (int64_t j = 0; j < N; j++)
+                    y += (long double)mat_get(&C, i, j) * v[j];
+                for (int64_t k = 0; k < K; k++) {
+                    x += (long double)p.a[i * K + k] * bv[k];
+                    bound += fabs(p.a[i * K + k]) * babsv[k];
+                }
+                bound *= C_FACTOR * (double)K * u;
+                if (!(fabsl(y - x) <= bound)) {
+                    print_error("%s threads=%d: (C v)[%lld] = %.17Lg, "
+                                "(A (B v))[%lld] = %.17Lg, allowed %.3g\n",
+                                tb_gemm_impl_name(max_isa, f64), threads,
+                                (long long)i, y, (long long)i, x, bound);
+                    fail();
+                }
+            }
+        }
+        mat_free(&A);
+        mat_free(&B);
+        mat_free(&C);
+    }
+    free(p.a);
+    free(p.b);
+    free(v);
+    free(bv);
+    free(babsv);
+}
+
+/* A caller's parallel-for that runs `used` parts one after another on
+ * the calling thread, recording what it was asked. */
+typedef struct seq_pool {
+    int used_max; /* parts it agrees to run (0: all n) */
+    int calls, last_n;
+} seq_pool;
+
+static void seq_run(void *ctx, int n, tb_gemm_task_fn fn, void *arg)
+{
+    seq_pool *sp = ctx;
+    sp->calls++;
+    sp->last_n = n;
+    int used = sp->used_max > 0 && sp->used_max < n ? sp->used_max : n;
+    for (int part = used - 1; part >= 0; part--)
+        fn(arg, part, used);
+}
+
+/* Bitwise equality of C across thread counts, splits over M and over N,
+ * and a caller's parallel-for that runs fewer parts than asked. */
+static void test_threads_invariant(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][3] = {
+        {400, 100, 300}, /* split over M */
+        {20, 1500, 300}, /* split over N */
+        {97, 101, 1003}, /* several depth blocks */
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        problem p;
+        problem_make(&p, shapes[s][0], shapes[s][1], shapes[s][2], false);
+        static const layout lo = {0, 0, 0, 0, 0, 0};
+        for (int f = 0; f < 2; f++) {
+            const bool f64 = f == 1;
+            const size_t esz = f64 ? 8 : 4;
+            mat A, B, C1, Cn;
+            mat_make(&A, p.M, p.K, p.K + lo.pad_a, esz, 0);
+            mat_make(&B, p.K, p.N, p.N, esz, 0);
+            mat_make(&C1, p.M, p.N, p.N, esz, 0);
+            mat_make(&Cn, p.M, p.N, p.N, esz, 0);
+            for (int64_t i = 0; i < p.M * p.K; i++)
+                mat_set(&A, i / p.K, i % p.K, p.a[i]);
+            for (int64_t i = 0; i < p.K * p.N; i++)
+                mat_set(&B, i / p.N, i % p.N, p.b[i]);
+            for (int isa = 0; isa <= max_isa; isa++) {
+                mat_poison(&C1);
+                assert_int_equal(gemm_call(isa, f64, &p, &A, &B, &C1, 1,
+                                           NULL),
+                                 0);
+                assert_true(check_result(&p, &C1, f64, "threads=1"));
+                const size_t cb = C1.bytes;
+                for (int t = 2; t <= 3; t++) {
+                    mat_poison(&Cn);
+                    assert_int_equal(gemm_call(isa, f64, &p, &A, &B, &Cn,
+                                               t, NULL),
+                                     0);
+                    if (memcmp(C1.mem, Cn.mem, cb)) {
+                        print_error("%s %lldx%lldx%lld: threads=%d differs "
+                                    "from threads=1\n",
+                                    tb_gemm_impl_name(isa, f64),
+                                    (long long)p.M, (long long)p.N,
+                                    (long long)p.K, t);
+                        fail();
+                    }
+                }
+                for (int used = 0; used <= 2; used++) {
+                    seq_pool sp = {.used_max = used};
+                    tb_gemm_parallel par = {seq_run, &sp};
+                    mat_poison(&Cn);
+                    assert_int_equal(gemm_call(isa, f64, &p, &A, &B, &Cn, 3,
+                                               &par),
+                                     0);
+                    assert_int_equal(sp.calls, 1);
+                    assert_int_equal(sp.last_n, 3);
+                    if (memcmp(C1.mem, Cn.mem, cb)) {
+                        print_error("%s: caller's parallel-for (%d of 3 "
+                                    "parts) differs from threads=1\n",
+                                    tb_gemm_impl_name(isa, f64), used);
+                        fail();
+                    }
+                }
+            }
+            mat_free(&A);
+            mat_free(&B);
+            mat_free(&C1);
+            mat_free(&Cn);
+        }
+        problem_free(&p);
+    }
+}
+
+/* Small calls stay on one thread: the parallel-for is not called. */
+static void test_small_single_part(void **state)
+{
+    (void)state;
+    float a[4 * 8], b[8 * 4], c[4 * 4];
+    for (int i = 0; i < 32; i++) {
+        a[i] = (float)(i % 5) - 2;
+        b[i] = (float)(i % 3) - 1;
+    }
+    seq_pool sp = {0};
+    tb_gemm_parallel par = {seq_run, &sp};
+    assert_int_equal(tb_gemm_f32_ex(max_isa, 4, 4, 8, a, 8, b, 4, c, 4, 2,
+                                    &par),
+                     0);
+    assert_int_equal(sp.calls, 0);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            float want = 0;
+            for (int k = 0; k < 8; k++)
+                want += a[i * 8 + k] * b[k * 4 + j];
+            assert_true(c[i * 4 + j] == want);
+        }
+}
+
+/* K = 0 sets C to zero; M = 0 or N = 0 touch nothing (NULL pointers
+ * allowed for empty matrices) and allocate nothing. */
+static void test_empty(void **state)
+{
+    (void)state;
+    for (int isa = 0; isa <= max_isa; isa++) {
+        mat C;
+        mat_make(&C, 5, 7, 9, 4, 1);
+        mat_poison(&C);
+        assert_int_equal(tb_gemm_f32(isa, 5, 7, 0, NULL, 0, NULL, 7, C.p, 9,
+                                     2),
+                         0);
+        assert_true(mat_canary_ok(&C));
+        for (int i = 0; i < 5; i++)
+            for (int j = 0; j < 7; j++)
+                assert_true(mat_get(&C, i, j) == 0.0 &&
+                            !signbit(mat_get(&C, i, j)));
+        mat_free(&C);
+
+        mat_make(&C, 3, 4, 4, 8, 0);
+        mat_poison(&C);
+        double a[12] = {0}, b[12] = {0};
+        tb_alloc_stats s0, s1;
+        tb_alloc_stats_read(&s0);
+        assert_int_equal(tb_gemm_f64(isa, 0, 4, 3, NULL, 3, b, 4, NULL, 4,
+                                     1),
+                         0);
+        assert_int_equal(tb_gemm_f64(isa, 3, 0, 3, a, 3, NULL, 0, NULL, 0,
+                                     1),
+                         0);
+        assert_int_equal(tb_gemm_f64(isa, 0, 0, 0, NULL, 0, NULL, 0, NULL,
+                                     0, 1),
+                         0);
+        tb_alloc_stats_read(&s1);
+        assert_int_equal(s1.allocs, s0.allocs);
+        assert_true(mat_canary_ok(&C));
+        assert_true(isnan(mat_get(&C, 0, 0)));
+        mat_free(&C);
+    }
+}
+
+/* Invalid arguments: TB_EINVAL and C untouched. */
+static void test_bad_args(void **state)
+{
+    (void)state;
+    float a[64], b[64], c[64];
+    for (int i = 0; i < 64; i++)
+        a[i] = b[i] = 1, c[i] = -7;
+    const int isa = max_isa;
+    /* M, N, K, lda, ldb, ldc, threads, null a/b/c */
+    static const struct {
+        int64_t M, N, K, lda, ldb, ldc;
+        int threads, null_a, null_b, null_c;
+    } bad[] = {
+        {-1, 4, 4, 4, 4, 4, 1, 0, 0, 0}, /* negative sizes */
+        {4, -1, 4, 4, 4, 4, 1, 0, 0, 0},
+        {4, 4, -1, 4, 4, 4, 1, 0, 0, 0},
+        {4, 4, 4, 3, 4, 4, 1, 0, 0, 0},  /* lda < K */
+        {4, 4, 4, 4, 3, 4, 1, 0, 0, 0},  /* ldb < N */
+        {4, 4, 4, 4, 4, 3, 1, 0, 0, 0},  /* ldc < N */
+        {4, 4, 4, 4, 4, 4, 0, 0, 0, 0},  /* threads < 1 */
+        {4, 4, 4, 4, 4, 4, 1, 1, 0, 0},  /* NULL A */
+        {4, 4, 4, 4, 4, 4, 1, 0, 1, 0},  /* NULL B */
+        {4, 4, 4, 4, 4, 4, 1, 0, 0, 1},  /* NULL C */
+        {INT64_MAX / 2, 4, 4, INT64_MAX / 2, 4, 4, 1, 0, 0, 0}, /* span */
+    };
+    for (size_t t = 0; t < sizeof bad / sizeof *bad; t++) {
+        int rc = tb_gemm_f32(isa, bad[t].M, bad[t].N, bad[t].K,
+                             bad[t].null_a ? NULL : a, bad[t].lda,
+                             bad[t].null_b ? NULL : b, bad[t].ldb,
+                             bad[t].null_c ? NULL : c, bad[t].ldc,
+                             bad[t].threads);
+        if (rc != TB_EINVAL)
+            print_error("bad-argument case %zu: rc %d\n", t, rc);
+        assert_int_equal(rc, TB_EINVAL);
+        for (int i = 0; i < 64; i++)
+            assert_true(c[i] == -7);
+    }
+    /* C overlapping A or B. */
+    assert_int_equal(tb_gemm_f32(isa, 4, 4, 4, a, 4, b, 4, a + 8, 4, 1),
+                     TB_EINVAL);
+    assert_int_equal(tb_gemm_f32(isa, 4, 4, 4, a, 4, b, 4, b + 15, 4, 1),
+                     TB_EINVAL);
+    double da[16] = {0}, db[16] = {0}, dc[16];
+    assert_int_equal(tb_gemm_f64(isa, 4, 4, 4, da, 4, db, 4, da, 4, 1),
+                     TB_EINVAL);
+    assert_int_equal(tb_gemm_f64(isa, 4, 4, 4, da, 4, db, 2, dc, 4, 1),
+                     TB_EINVAL);
+}
+
+/* Unknown levels and levels above the CPU's are refused. */
+static void test_isa_levels(void **state)
+{
+    (void)state;
+    float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4] = {9, 9, 9, 9};
+    static const int bad[] = {-1, 3, 99};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(tb_gemm_f32(bad[i], 2, 2, 2, a, 2, b, 2, c, 2, 1),
+                         TB_EUNSUPPORTED);
+        assert_null(tb_gemm_impl_name(bad[i], 0));
+        assert_null(tb_gemm_impl_name(bad[i], 1));
+    }
+    for (int isa = tb_cpu_isa_detect() + 1; isa <= TB_ISA_AVX512; isa++)
+        assert_int_equal(tb_gemm_f32(isa, 2, 2, 2, a, 2, b, 2, c, 2, 1),
+                         TB_EUNSUPPORTED);
+    for (int i = 0; i < 4; i++)
+        assert_true(c[i] == 9);
+    for (int isa = 0; isa <= max_isa; isa++) {
+        assert_int_equal(tb_gemm_f32(isa, 2, 2, 2, a, 2, b, 2, c, 2, 1), 0);
+        assert_true(c[0] == 1 && c[1] == 2 && c[2] == 3 && c[3] == 4);
+    }
+}
+
+/* Names carry the dtype, the level and the register tile. */
+static void test_impl_names(void **state)
+{
+    (void)state;
+    static const char *const want[2][3] = {
+        {"gemm_f32_scalar_4x8", "gemm_f32_avx2_6x16",
+         "gemm_f32_avx512_12x32"},
+        {"gemm_f64_scalar_4x4", "gemm_f64_avx2_6x8",
+         "gemm_f64_avx512_12x16"},
+    };
+    for (int f = 0; f < 2; f++)
+        for (int isa = 0; isa <= max_isa; isa++) {
+            const char *n = tb_gemm_impl_name(isa, f);
+            assert_non_null(n);
+            assert_string_equal(n, want[f][isa]);
+        }
+}
+
+/* One tracked allocation per call, all freed; TB_ENOMEM when it fails,
+ * with C untouched. */
+static void test_allocations(void **state)
+{
+    (void)state;
+    problem p;
+    problem_make(&p, 300, 200, 100, true);
+    mat A, B, C;
+    mat_make(&A, p.M, p.K, p.K, 4, 0);
+    mat_make(&B, p.K, p.N, p.N, 4, 0);
+    mat_make(&C, p.M, p.N, p.N, 4, 0);
+    for (int64_t i = 0; i < p.M * p.K; i++)
+        mat_set(&A, i / p.K, i % p.K, p.a[i]);
+    for (int64_t i = 0; i < p.K * p.N; i++)
+        mat_set(&B, i / p.N, i % p.N, p.b[i]);
+    for (int threads = 1; threads <= 2; threads++) {
+        tb_alloc_stats s0, s1;
+        tb_alloc_stats_read(&s0);
+        mat_poison(&C);
+        assert_int_equal(gemm_call(max_isa, false, &p, &A, &B, &C, threads,
+                                   NULL),
+                         0);
+        tb_alloc_stats_read(&s1);
+        assert_int_equal(s1.allocs - s0.allocs, 1);
+        assert_int_equal(s1.frees - s0.frees, 1);
+        assert_int_equal(s1.live_bytes, s0.live_bytes);
+        assert_true(check_result(&p, &C, false, "allocations"));
+
+        mat_poison(&C);
+        tb_alloc_fail_after(0);
+        int rc = gemm_call(max_isa, false, &p, &A, &B, &C, threads, NULL);
+        tb_alloc_fail_after(-1);
+        assert_int_equal(rc, TB_ENOMEM);
+        assert_true(mat_canary_ok(&C));
+        for (int64_t i = 0; i < p.M; i++)
+            for (int64_t j = 0; j < p.N; j++)
+                assert_true(isnan(mat_get(&C, i, j)));
+    }
+    mat_free(&A);
+    mat_free(&B);
+    mat_free(&C);
+    problem_free(&p);
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+#define T(name) cmocka_unit_test_setup_teardown(test_##name, setup, teardown)
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        T(tails_exact),   T(tails_bound),         T(large_strided),
+        T(projection),    T(threads_invariant),   T(small_single_part),
+        T(empty),         T(bad_args),            T(isa_levels),
+        T(impl_names),    T(allocations),
+    };
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {
+            cmocka_set_test_filter(argv[++i]);
+        } else {
+            fprintf(stderr, "usage: %s [--filter PATTERN]\n", argv[0]);
+            return 2;
+        }
+    }
+    max_isa = tb_cpu_isa_max();
+    printf("# test_gemm: levels scalar..%s (cpu %s), threads 1 and 2, "
+           "seed 0x%016llx\n",
+           tb_cpu_isa_name(max_isa), tb_cpu_isa_name(tb_cpu_isa_detect()),
+           (unsigned long long)SEED);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
