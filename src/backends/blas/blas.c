@@ -46,6 +46,7 @@
 #include "../../ops/op.h"
 #include "../../ops/tensor.h"
 #include "../backend.h"
+#include "../hostmem.h"
 #include "tb_config.h"
 
 #if HAVE_OPENBLAS
@@ -62,10 +63,7 @@ _Static_assert(TB_MAX_AXIS_VALUES <= 32, "blas: thread value names");
 typedef struct blas_ctx {
     int threads;
     _Atomic uint64_t kernel_launches;
-    _Atomic uint64_t memcpy_count;
-    _Atomic uint64_t memcpy_bytes;
-    _Atomic uint64_t device_allocs;
-    _Atomic uint64_t device_alloc_bytes;
+    tb_hostmem mem; /* tensors, transfers and their counters */
 } blas_ctx;
 
 static const char *const blas_thread_names[32] = {
@@ -144,6 +142,7 @@ static int blas_create(const char *const *values, void **ctx, char *err,
     if (!c)
         return TB_ENOMEM;
     c->threads = (int)n;
+    c->mem.owner = &tb_backend_blas;
     *ctx = c;
     return 0;
 }
@@ -163,105 +162,34 @@ static void blas_counters(void *ctx, tb_backend_counters *out)
         return;
     out->kernel_launches =
         atomic_load_explicit(&c->kernel_launches, memory_order_relaxed);
-    out->memcpy_count =
-        atomic_load_explicit(&c->memcpy_count, memory_order_relaxed);
-    out->memcpy_bytes =
-        atomic_load_explicit(&c->memcpy_bytes, memory_order_relaxed);
-    out->device_allocs =
-        atomic_load_explicit(&c->device_allocs, memory_order_relaxed);
-    out->device_alloc_bytes =
-        atomic_load_explicit(&c->device_alloc_bytes, memory_order_relaxed);
+    tb_hostmem_counters(&c->mem, out);
 }
 
 /* ---- memory ---------------------------------------------------------- */
 
-/* A well-formed header: valid dtype and ndim, non-negative dims. */
-static bool blas_header_ok(const tb_tensor *t)
-{
-    if (!t || (unsigned)t->dtype >= TB_DTYPE_COUNT || t->ndim < 0 ||
-        t->ndim > TB_MAX_DIMS)
-        return false;
-    for (int d = 0; d < t->ndim; d++)
-        if (t->shape[d] < 0)
-            return false;
-    return true;
-}
 
-static bool blas_same_shape(const tb_tensor *a, const tb_tensor *b)
-{
-    if (a->ndim != b->ndim)
-        return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d])
-            return false;
-    return true;
-}
-
-/* Allocate t's contiguous bytes from the tracked allocator (64-byte
- * aligned); the tensor then belongs to this instance. */
 static int blas_alloc(void *ctx, tb_tensor *t)
 {
-    blas_ctx *c = ctx;
-    if (!c || !blas_header_ok(t) || !tb_tensor_is_contiguous(t))
-        return TB_EINVAL;
-    size_t nb = tb_tensor_nbytes(t);
-    void *p = tb_alloc(nb);
-    if (!p)
-        return TB_ENOMEM;
-    t->data = p;
-    t->owns = true;
-    t->backend = &tb_backend_blas;
-    t->backend_ctx = c;
-    atomic_fetch_add_explicit(&c->device_allocs, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&c->device_alloc_bytes, nb,
-                              memory_order_relaxed);
-    return 0;
+    return ctx ? tb_hostmem_alloc(&((blas_ctx *)ctx)->mem, ctx, t)
+               : TB_EINVAL;
 }
 
-/* Free a tensor from blas_alloc; views, NULL and foreign tensors are left
- * alone (a view's data pointer is cleared). */
 static void blas_free(void *ctx, tb_tensor *t)
 {
-    (void)ctx;
-    if (!t || t->backend != &tb_backend_blas)
-        return;
-    if (t->owns)
-        tb_free(t->data);
-    t->data = NULL;
-    t->owns = false;
-}
-
-/* memcpy between two contiguous tensors of equal dtype and shape. */
-static int blas_copy(blas_ctx *c, tb_tensor *dst, const tb_tensor *src)
-{
-    if (!c || !blas_header_ok(dst) || !blas_header_ok(src))
-        return TB_EINVAL;
-    if (dst->dtype != src->dtype || !blas_same_shape(dst, src))
-        return TB_ESHAPE;
-    if (!tb_tensor_is_contiguous(dst) || !tb_tensor_is_contiguous(src))
-        return TB_EINVAL;
-    size_t nb = tb_tensor_nbytes(src);
-    if (nb && (!dst->data || !src->data))
-        return TB_EINVAL;
-    if (nb && dst->data != src->data)
-        memcpy(dst->data, src->data, nb);
-    atomic_fetch_add_explicit(&c->memcpy_count, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&c->memcpy_bytes, nb, memory_order_relaxed);
-    return 0;
+    if (ctx)
+        tb_hostmem_free(&((blas_ctx *)ctx)->mem, t);
 }
 
 static int blas_upload(void *ctx, tb_tensor *dst, const tb_tensor *src)
 {
-    if (!dst || dst->backend != &tb_backend_blas)
-        return TB_EINVAL;
-    return blas_copy(ctx, dst, src);
+    return ctx ? tb_hostmem_upload(&((blas_ctx *)ctx)->mem, dst, src)
+               : TB_EINVAL;
 }
 
 static int blas_download(void *ctx, tb_tensor *dst, const tb_tensor *src)
 {
-    if (!src || src->backend != &tb_backend_blas)
-        return TB_EINVAL;
-    return blas_copy(ctx, dst, src);
+    return ctx ? tb_hostmem_download(&((blas_ctx *)ctx)->mem, dst, src)
+               : TB_EINVAL;
 }
 
 static int blas_sync(void *ctx)
@@ -275,7 +203,7 @@ static int blas_sync(void *ctx)
 /* A kernel operand: right dtype, contiguous, data present. */
 static int blas_check_operand(const tb_tensor *t, tb_dtype dt)
 {
-    if (!blas_header_ok(t) || t->dtype != dt || !t->data ||
+    if (!tb_hostmem_header_ok(t) || t->dtype != dt || !t->data ||
         !tb_tensor_is_contiguous(t))
         return TB_EINVAL;
     return 0;

@@ -39,6 +39,7 @@
 #include "../../ops/op.h"
 #include "../../ops/tensor.h"
 #include "../backend.h"
+#include "../hostmem.h"
 #include "backends/cpu/cpu_config.h"
 #include "isa.h"
 #include "kernels.h"
@@ -319,10 +320,7 @@ typedef struct cpu_ctx {
     tb_vmath vm; /* f32 exp, log, tanh, sigmoid, gelu, gelu_tanh, silu */
     cpu_pool *pool; /* NULL when threads == 1 */
     _Atomic uint64_t kernel_launches;
-    _Atomic uint64_t memcpy_count;
-    _Atomic uint64_t memcpy_bytes;
-    _Atomic uint64_t device_allocs;
-    _Atomic uint64_t device_alloc_bytes;
+    tb_hostmem mem; /* tensors, transfers and their counters */
 } cpu_ctx;
 
 /* How many parts to split `work` (in elements or multiply-adds) over,
@@ -489,6 +487,7 @@ static int cpu_create(const char *const *values, void **ctx, char *err,
     if (!c)
         return TB_ENOMEM;
     c->threads = (int)n;
+    c->mem.owner = &tb_backend_cpu;
     c->isa = tb_cpu_kernels_fill(&c->k, isa);
     tb_vmath_fill(&c->vm, isa);
     tb_cpu_ext_bind_counter(c, &c->kernel_launches);
@@ -517,109 +516,36 @@ static void cpu_counters(void *ctx, tb_backend_counters *out)
         return;
     out->kernel_launches =
         atomic_load_explicit(&c->kernel_launches, memory_order_relaxed);
-    out->memcpy_count =
-        atomic_load_explicit(&c->memcpy_count, memory_order_relaxed);
-    out->memcpy_bytes =
-        atomic_load_explicit(&c->memcpy_bytes, memory_order_relaxed);
-    out->device_allocs =
-        atomic_load_explicit(&c->device_allocs, memory_order_relaxed);
-    out->device_alloc_bytes =
-        atomic_load_explicit(&c->device_alloc_bytes, memory_order_relaxed);
+    tb_hostmem_counters(&c->mem, out);
 }
 
 /* ------------------------------------------------------------------ */
 /* Memory                                                               */
 /* ------------------------------------------------------------------ */
 
-/* A well-formed header: valid dtype and ndim, non-negative dims. */
-static bool cpu_header_ok(const tb_tensor *t)
-{
-    if (!t || (unsigned)t->dtype >= TB_DTYPE_COUNT || t->ndim < 0 ||
-        t->ndim > TB_MAX_DIMS)
-        return false;
-    for (int d = 0; d < t->ndim; d++)
-        if (t->shape[d] < 0)
-            return false;
-    return true;
-}
 
-static bool cpu_same_shape(const tb_tensor *a, const tb_tensor *b)
-{
-    if (a->ndim != b->ndim)
-        return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d])
-            return false;
-    return true;
-}
-
-/* Allocate t's contiguous bytes from the tracked allocator.  t's header
- * must be contiguous; the tensor then belongs to this instance. */
 static int cpu_alloc(void *ctx, tb_tensor *t)
 {
-    cpu_ctx *c = ctx;
-    if (!c || !cpu_header_ok(t))
-        return TB_EINVAL;
-    if (!tb_tensor_is_contiguous(t))
-        return TB_EINVAL;
-    size_t nb = tb_tensor_nbytes(t);
-    void *p = tb_alloc(nb);
-    if (!p)
-        return TB_ENOMEM;
-    t->data = p;
-    t->owns = true;
-    t->backend = &tb_backend_cpu;
-    t->backend_ctx = c;
-    atomic_fetch_add_explicit(&c->device_allocs, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&c->device_alloc_bytes, nb,
-                              memory_order_relaxed);
-    return 0;
+    return ctx ? tb_hostmem_alloc(&((cpu_ctx *)ctx)->mem, ctx, t)
+               : TB_EINVAL;
 }
 
-/* Free a tensor from cpu_alloc; views, NULL and foreign tensors are left
- * alone (a view's data pointer is cleared). */
 static void cpu_free(void *ctx, tb_tensor *t)
 {
-    (void)ctx;
-    if (!t || t->backend != &tb_backend_cpu)
-        return;
-    if (t->owns)
-        tb_free(t->data);
-    t->data = NULL;
-    t->owns = false;
-}
-
-/* memcpy between two contiguous tensors of equal dtype and shape. */
-static int cpu_copy(cpu_ctx *c, tb_tensor *dst, const tb_tensor *src)
-{
-    if (!c || !cpu_header_ok(dst) || !cpu_header_ok(src))
-        return TB_EINVAL;
-    if (dst->dtype != src->dtype || !cpu_same_shape(dst, src))
-        return TB_ESHAPE;
-    if (!tb_tensor_is_contiguous(dst) || !tb_tensor_is_contiguous(src))
-        return TB_EINVAL;
-    size_t nb = tb_tensor_nbytes(src);
-    if (nb && (!dst->data || !src->data))
-        return TB_EINVAL;
-    if (nb && dst->data != src->data)
-        memcpy(dst->data, src->data, nb);
-    atomic_fetch_add_explicit(&c->memcpy_count, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&c->memcpy_bytes, nb, memory_order_relaxed);
-    return 0;
+    if (ctx)
+        tb_hostmem_free(&((cpu_ctx *)ctx)->mem, t);
 }
 
 static int cpu_upload(void *ctx, tb_tensor *dst, const tb_tensor *src)
 {
-    if (!dst || dst->backend != &tb_backend_cpu)
-        return TB_EINVAL;
-    return cpu_copy(ctx, dst, src);
+    return ctx ? tb_hostmem_upload(&((cpu_ctx *)ctx)->mem, dst, src)
+               : TB_EINVAL;
 }
 
 static int cpu_download(void *ctx, tb_tensor *dst, const tb_tensor *src)
 {
-    if (!src || src->backend != &tb_backend_cpu)
-        return TB_EINVAL;
-    return cpu_copy(ctx, dst, src);
+    return ctx ? tb_hostmem_download(&((cpu_ctx *)ctx)->mem, dst, src)
+               : TB_EINVAL;
 }
 
 static int cpu_sync(void *ctx)
@@ -635,7 +561,7 @@ static int cpu_sync(void *ctx)
 /* A kernel operand: right dtype, contiguous, data present. */
 static int cpu_check_operand(const tb_tensor *t, tb_dtype dt)
 {
-    if (!cpu_header_ok(t) || t->dtype != dt || !t->data)
+    if (!tb_hostmem_header_ok(t) || t->dtype != dt || !t->data)
         return TB_EINVAL;
     if (!tb_tensor_is_contiguous(t))
         return TB_EINVAL;
@@ -880,7 +806,7 @@ static int cpu_relu(void *ctx, const tb_tensor *in, tb_tensor *out,
     if ((rc = cpu_check_operand(&in[0], dt)) ||
         (rc = cpu_check_operand(out, dt)))
         return rc;
-    if (!cpu_same_shape(&in[0], out))
+    if (!tb_hostmem_same_shape(&in[0], out))
         return TB_ESHAPE;
     cpu_unary_job j = {fn, tb_dtype_size(dt), in[0].data, out->data,
                        cpu_numel(out)};
@@ -925,7 +851,7 @@ static int cpu_vmath(void *ctx, const tb_tensor *in, tb_tensor *out, int f)
     if ((rc = cpu_check_operand(&in[0], TB_F32)) ||
         (rc = cpu_check_operand(out, TB_F32)))
         return rc;
-    if (!cpu_same_shape(&in[0], out))
+    if (!tb_hostmem_same_shape(&in[0], out))
         return TB_ESHAPE;
     cpu_vm_job j = {c->vm.fn[f], in[0].data, out->data, cpu_numel(out)};
     const int64_t weight = c->vm.isa[f] == TB_ISA_SCALAR ? CPU_EXP_WEIGHT : 4;
@@ -1123,7 +1049,7 @@ static int cpu_log_softmax(void *ctx, const tb_tensor *in, tb_tensor *out,
         (rc = cpu_check_operand(out, dt)))
         return rc;
     const tb_tensor *x = &in[0];
-    if (!cpu_same_shape(x, out))
+    if (!tb_hostmem_same_shape(x, out))
         return TB_ESHAPE;
     int64_t axis;
     int ax;
