@@ -17,12 +17,13 @@ import sys
 import tempfile
 import time
 
+from tap import case, expect, run as run_cases
+
 import jsonschema
 
 TBENCH = os.path.abspath(sys.argv[1])
 SCHEMA = json.load(open("docs/results.schema.json", encoding="utf-8"))
 TMP = tempfile.mkdtemp(prefix="tbench-cli-")
-results = []
 
 TINY = """// tiny matrix for the CLI tests
 {
@@ -42,11 +43,6 @@ TINY = """// tiny matrix for the CLI tests
 """
 
 
-def case(name):
-    def wrap(fn):
-        results.append((name, fn))
-        return fn
-    return wrap
 
 
 def write(name, text):
@@ -61,9 +57,6 @@ def run(*args, timeout=300):
                           timeout=timeout)
 
 
-def expect(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
 
 
 def expect_usage_error(p, *needles):
@@ -257,21 +250,5 @@ def t_interrupt():
     expect(1 <= len(doc["cases"]) < 24, f"{len(doc['cases'])} cases")
 
 
-def main():
-    print(f"1..{len(results)}")
-    failed = 0
-    for i, (name, fn) in enumerate(results, 1):
-        try:
-            fn()
-            print(f"ok {i} - {name}")
-        except Exception as e:  # report and go on: every case counts
-            failed += 1
-            print(f"not ok {i} - {name}")
-            for line in str(e).splitlines() or [repr(e)]:
-                print(f"# {line}")
-    sys.stdout.flush()
-    sys.exit(1 if failed else 0)
-
-
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cases())

@@ -22,13 +22,14 @@ import subprocess
 import sys
 import tempfile
 
+from tap import case, expect, run as run_cases
+
 import jsonschema
 import numpy as np
 
 TBENCH = os.path.abspath(sys.argv[1])
 SCHEMA = json.load(open("docs/results.schema.json", encoding="utf-8"))
 TMP = tempfile.mkdtemp(prefix="tbench-cmp-")
-results = []
 
 TINY = """// tiny matrix for the compare tests
 {
@@ -49,16 +50,8 @@ TINY = """// tiny matrix for the compare tests
 """
 
 
-def case(name):
-    def wrap(fn):
-        results.append((name, fn))
-        return fn
-    return wrap
 
 
-def expect(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
 
 
 def write(name, text):
@@ -555,23 +548,7 @@ def t_run_baseline():
     expect(sorted(os.listdir(cwd)) == before, "something ran")
 
 
-def main():
-    print(f"1..{len(results)}")
-    failed = 0
-    for i, (name, fn) in enumerate(results, 1):
-        try:
-            fn()
-            print(f"ok {i} - {name}")
-        except Exception as e:  # report and go on: every case counts
-            failed += 1
-            print(f"not ok {i} - {name}")
-            for line in str(e).splitlines() or [repr(e)]:
-                print(f"# {line}")
-    sys.stdout.flush()
-    if not failed:  # keep the files of a failure for a look
-        shutil.rmtree(TMP, ignore_errors=True)
-    sys.exit(1 if failed else 0)
-
-
 if __name__ == "__main__":
-    main()
+    # keep the files of a failure for a look
+    sys.exit(run_cases(
+        lambda failed: failed or shutil.rmtree(TMP, ignore_errors=True)))

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import tempfile
 
+from tap import case, expect, run as run_cases
+
 import numpy as np
 
 TBENCH = os.path.abspath(sys.argv[1])
@@ -52,19 +54,10 @@ CASES = [
     ("log_softmax", "5x10", "axis=0", lambda a: log_softmax(a, 0), 5),
 ]
 
-results = []
 
 
-def case(name):
-    def wrap(fn):
-        results.append((name, fn))
-        return fn
-    return wrap
 
 
-def expect(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
 
 
 def exec_case(op, shape, params, dtype, fn, k):
@@ -138,20 +131,5 @@ for argv, needle in BAD:
     case(f"exec {' '.join(argv)}: exit 2 naming '{needle}'")(make())
 
 
-def main():
-    print(f"1..{len(results)}")
-    failed = 0
-    for i, (name, fn) in enumerate(results, 1):
-        try:
-            fn()
-            print(f"ok {i} - {name}")
-        except Exception as e:  # report and go on: every case counts
-            failed += 1
-            print(f"not ok {i} - {name}")
-            for line in str(e).splitlines() or [repr(e)]:
-                print(f"# {line}")
-    sys.exit(1 if failed else 0)
-
-
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cases())

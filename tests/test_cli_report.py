@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 
+from tap import case, expect, run as run_cases
+
 TBENCH = os.path.abspath(sys.argv[1])
 DATA = os.path.abspath("tests/data/report")
 GOLDEN = os.path.join(DATA, "golden.md")
@@ -27,19 +29,10 @@ SCRIPT = os.path.abspath("scripts/compare_numpy.py")
 SCHEMA = os.path.abspath("docs/results.schema.json")
 TMP = tempfile.mkdtemp(prefix="tbench-report-")
 HAVE_GNUPLOT = shutil.which("gnuplot") is not None
-results = []
 
 
-def case(name):
-    def wrap(fn):
-        results.append((name, fn))
-        return fn
-    return wrap
 
 
-def expect(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
 
 
 def workdir(name, *fixtures):
@@ -519,24 +512,5 @@ def t_compare_numpy_errors():
         expect(not os.path.exists(os.path.join(d, "o.json")), "wrote output")
 
 
-def main():
-    print(f"1..{len(results)}")
-    failed = 0
-    for i, (name, fn) in enumerate(results, 1):
-        try:
-            r = fn()
-            if isinstance(r, str) and r.startswith("SKIP"):
-                print(f"ok {i} - {name} # {r}")
-            else:
-                print(f"ok {i} - {name}")
-        except Exception as e:  # noqa: BLE001 - report every failure
-            failed += 1
-            print(f"not ok {i} - {name}")
-            for line in str(e).splitlines() or [repr(e)]:
-                print(f"# {line}")
-    shutil.rmtree(TMP, ignore_errors=True)
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cases(lambda failed: shutil.rmtree(TMP, ignore_errors=True)))
