@@ -23,10 +23,10 @@ plot 'throughput-add-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1
      'throughput-add-f32.dat' index 9 using 1:2 with linespoints lw 2 lc rgb '#7f7f7f' dt 3 pt 9 title 'torch[threads=1,form=out]', \
      'throughput-add-f32.dat' index 10 using 1:2 with linespoints lw 2 lc rgb '#393b79' dt 3 pt 9 title 'torch[threads=2,form=alloc]', \
      'throughput-add-f32.dat' index 11 using 1:2 with linespoints lw 2 lc rgb '#637939' dt 3 pt 9 title 'torch[threads=2,form=out]', \
-     367.460548 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 2 threads: 367.5', \
-     114.98557 with lines dt 3 lw 1.5 lc rgb '#999999' title 'add bandwidth L2, 1 thread: 115', \
-     63.9530264 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 2 threads: 63.95', \
-     17.15907 with lines dt 2 lw 1.5 lc rgb '#999999' title 'add bandwidth DRAM, 1 thread: 17.16', \
-     13.3943364 with lines dt 4 lw 1.5 lc rgb '#999999' title 'add bandwidth L3, 1 thread: 13.39', \
-     12.5824919 with lines dt 2 lw 1.5 lc rgb '#444444' title 'add bandwidth DRAM, 2 threads: 12.58'
+     313.657359 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 2 threads: 313.7', \
+     175.004927 with lines dt 3 lw 1.5 lc rgb '#999999' title 'add bandwidth L2, 1 thread: 175', \
+     109.607119 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 2 threads: 109.6', \
+     99.1194803 with lines dt 4 lw 1.5 lc rgb '#999999' title 'add bandwidth L3, 1 thread: 99.12', \
+     38.9115751 with lines dt 2 lw 1.5 lc rgb '#444444' title 'add bandwidth DRAM, 2 threads: 38.91', \
+     31.2326449 with lines dt 2 lw 1.5 lc rgb '#999999' title 'add bandwidth DRAM, 1 thread: 31.23'
 set output

@@ -23,10 +23,10 @@ plot 'throughput-relu-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#
      'throughput-relu-f32.dat' index 9 using 1:2 with linespoints lw 2 lc rgb '#7f7f7f' dt 3 pt 9 title 'torch[threads=1,form=out]', \
      'throughput-relu-f32.dat' index 10 using 1:2 with linespoints lw 2 lc rgb '#393b79' dt 3 pt 9 title 'torch[threads=2,form=alloc]', \
      'throughput-relu-f32.dat' index 11 using 1:2 with linespoints lw 2 lc rgb '#637939' dt 3 pt 9 title 'torch[threads=2,form=out]', \
-     331.466261 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 331.5', \
-     222.370629 with lines dt 3 lw 1.5 lc rgb '#999999' title 'copy bandwidth L2, 1 thread: 222.4', \
-     125.539907 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 125.5', \
-     21.2058558 with lines dt 4 lw 1.5 lc rgb '#999999' title 'copy bandwidth L3, 1 thread: 21.21', \
-     11.2797618 with lines dt 2 lw 1.5 lc rgb '#999999' title 'copy bandwidth DRAM, 1 thread: 11.28', \
-     7.7867045 with lines dt 2 lw 1.5 lc rgb '#444444' title 'copy bandwidth DRAM, 2 threads: 7.787'
+     307.775561 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 307.8', \
+     182.805565 with lines dt 3 lw 1.5 lc rgb '#999999' title 'copy bandwidth L2, 1 thread: 182.8', \
+     108.901414 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 108.9', \
+     61.5453386 with lines dt 4 lw 1.5 lc rgb '#999999' title 'copy bandwidth L3, 1 thread: 61.55', \
+     36.7388264 with lines dt 2 lw 1.5 lc rgb '#444444' title 'copy bandwidth DRAM, 2 threads: 36.74', \
+     28.1358063 with lines dt 2 lw 1.5 lc rgb '#999999' title 'copy bandwidth DRAM, 1 thread: 28.14'
 set output
