@@ -30,7 +30,7 @@ TINY = """// tiny matrix for the CLI tests
   "name": "tiny",
   "warmup": {"min_time_ms": 1, "min_iters": 2},
   "measure": {"sample_time_ms": 0.2, "min_samples": 5, "max_samples": 50,
-              "ci_target": 0.05, "max_time_s": 0.1},
+              "ci_target": 0.05, "max_time_s": 0.1, "rounds": 2},
   "dtypes": ["f32", "f64"],
   "backends": ["cpu", "cuda"],
   "ops": [
@@ -86,6 +86,8 @@ def t_run():
             expect(c["status"] == "ok", f"{c['id']}: {c['status']}")
             s = c["stats"]
             expect(len(s["samples_ns"]) == s["n"], "samples != n")
+            expect(s["rounds"] == 2 and len(s["round_medians_ns"]) == 2,
+                   f"rounds {s['rounds']}")
             expect(s["min_ns"] <= s["median_ns"] <= s["max_ns"], "order")
             expect(s["ci_low_ns"] <= s["median_ns"] <= s["ci_high_ns"],
                    "ci")

@@ -244,6 +244,7 @@ static void test_full(void **state)
     assert_int_equal(cfg.measure.max_samples, 500);
     assert_true(cfg.measure.ci_target == 0.05);
     assert_true(cfg.measure.max_time_s == 0.5);
+    assert_int_equal(cfg.measure.rounds, 1); /* the default */
     assert_true(cfg.dtypes[TB_F32] && cfg.dtypes[TB_F64]);
 
     assert_int_equal(cfg.n_backends, 3);
@@ -857,6 +858,10 @@ static void test_measure_ranges(void **state)
          "measure.max_time_s: expected a number of seconds > 0 and <= "
          "86400, got -1"},
         {"\"measure\": {\"max_time_s\": 1e9}", "measure.max_time_s:"},
+        {"\"measure\": {\"rounds\": 0}",
+         "measure.rounds: expected an integer in [1, 64], got 0"},
+        {"\"measure\": {\"rounds\": 65}",
+         "measure.rounds: expected an integer in [1, 64], got 65"},
         {"\"measure\": 5", "t.json:1:26: measure: expected an object, got 5"},
         {"\"warmup\": {\"min_time_ms\": -1}",
          "t.json:1:41: warmup.min_time_ms: expected a number of "
@@ -878,6 +883,7 @@ static void test_measure_ranges(void **state)
     parse_ok(with_top("\"warmup\": {\"min_time_ms\": 0, \"min_iters\": 1}, "
                       "\"measure\": {\"min_samples\": 3, \"max_samples\": 3, "
                       "\"ci_target\": 0.999, \"sample_time_ms\": 0.5, "
+                      "\"rounds\": 64, "
                       "\"max_time_s\": 86400}"),
              &cfg);
     assert_true(cfg.warmup.min_time_s == 0);
@@ -887,6 +893,7 @@ static void test_measure_ranges(void **state)
     assert_true(cfg.measure.ci_target == 0.999);
     assert_true(cfg.measure.sample_time_s == 0.0005);
     assert_true(cfg.measure.max_time_s == 86400);
+    assert_int_equal(cfg.measure.rounds, 64);
     tb_config_free(&cfg);
     /* a partial object keeps the other defaults */
     parse_ok(with_top("\"measure\": {\"max_time_s\": 3}"), &cfg);

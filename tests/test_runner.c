@@ -175,6 +175,51 @@ static void test_run_ok_and_counters(void **state)
     tb_runner_destroy(r);
 }
 
+/* Rounds: samples accumulate over passes, each round has its median,
+ * counters stay exact per iteration, a later round does not re-check. */
+static void test_rounds(void **state)
+{
+    (void)state;
+    tb_runner *r;
+    tb_result res;
+    memset(&fake_state, 0, sizeof fake_state);
+    fake_state.allocs_per_call = 1;
+    assert_int_equal(tb_runner_create(&r, NULL), 0);
+    tb_case c = make_case(TB_OP_add, TB_F32, 2048);
+    test_cfg.measure.rounds = 3;
+    memset(&res, 0, sizeof res);
+    size_t after[3];
+    for (int round = 0; round < 3; round++) {
+        tb_runner_round(r, &c, round, 3, &res);
+        assert_int_equal(res.status, TB_STATUS_OK);
+        assert_int_equal(res.rounds, round + 1);
+        after[round] = res.n_samples;
+        /* every round adds at least ceil(min_samples / 3) samples */
+        size_t before = round ? after[round - 1] : 0;
+        assert_true(after[round] - before >=
+                    (size_t)(test_cfg.measure.min_samples + 2) / 3);
+        assert_true(res.round_medians_ns[round] > 0);
+    }
+    tb_runner_summarize(&c, &res);
+    assert_true(res.stats.n == res.n_samples);
+    assert_true(res.counters.kernel_launches == 1.0);
+    assert_true(res.counters.allocs == 1.0);
+    assert_true(res.counted_iters == res.n_samples * res.iters_per_sample);
+    tb_result_free(&res);
+
+    /* a case that failed its check gets no later rounds */
+    fake_state.bug = 1;
+    memset(&res, 0, sizeof res);
+    tb_runner_round(r, &c, 0, 3, &res);
+    assert_int_equal(res.status, TB_STATUS_FAILED_CHECK);
+    uint64_t launches = fake_state.launches;
+    tb_runner_round(r, &c, 1, 3, &res);
+    assert_int_equal(res.status, TB_STATUS_FAILED_CHECK);
+    assert_true(fake_state.launches == launches);
+    tb_result_free(&res);
+    tb_runner_destroy(r);
+}
+
 static void test_failed_check_not_timed(void **state)
 {
     (void)state;
@@ -424,6 +469,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_ok_and_counters),
+        cmocka_unit_test(test_rounds),
         cmocka_unit_test(test_failed_check_not_timed),
         cmocka_unit_test(test_unsupported_and_unavailable),
         cmocka_unit_test(test_interrupt_stops_sampling),

@@ -46,10 +46,42 @@ static void default_outdir(const tb_config *cfg, char *buf, size_t len)
         snprintf(buf, len, "results/%s-%s-%d", stamp, cfg->name, i);
 }
 
-static void progress(int i, int n, const char *id)
+static void progress(int round, int rounds, int i, int n, const char *id)
 {
-    fprintf(stderr, "\r\033[K[%d/%d] %s", i + 1, n, id);
+    if (rounds > 1)
+        fprintf(stderr, "\r\033[Kround %d/%d [%d/%d] %s", round + 1, rounds,
+                i + 1, n, id);
+    else
+        fprintf(stderr, "\r\033[K[%d/%d] %s", i + 1, n, id);
     fflush(stderr);
+}
+
+/* Replace doc's cases with the first `started` cases' results (their
+ * statistics from the samples so far), then write DIR/results.json and
+ * .csv atomically.  0, or an error with the reason in err. */
+static int write_results(cJSON *doc, const tb_plan *plan, tb_result *res,
+                         int started, bool complete, const char *outdir,
+                         char *err, size_t errlen)
+{
+    cJSON *cases = cJSON_CreateArray();
+    if (!cases ||
+        !cJSON_ReplaceItemInObjectCaseSensitive(doc, "cases", cases)) {
+        cJSON_Delete(cases);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < started; i++) {
+        tb_runner_summarize(&plan->cases[i], &res[i]);
+        if (tb_results_add_case(doc, &plan->cases[i], &res[i])) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    if (tb_results_finish(doc, complete)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return tb_results_write(doc, outdir, err, errlen);
 }
 
 /* ---- baselines: --save-baseline, --baseline, --force ------------------- */
@@ -283,6 +315,7 @@ int tb_cmd_run(int argc, char **argv)
     tb_config *cfgs = calloc((size_t)ncfg, sizeof *cfgs);
     tb_plan plan = {0};
     tb_runner *runner = NULL;
+    tb_result *res = NULL;
     cJSON *doc = NULL;
     if (!cfgs) {
         fprintf(stderr, "tbench: out of memory\n");
@@ -345,30 +378,49 @@ int tb_cmd_run(int argc, char **argv)
     tb_results_set_peaks(doc, tb_peaks_for_run(peaks, quiet));
 
     bool show = !quiet && isatty(STDERR_FILENO);
-    for (int i = 0; i < plan.n && !interrupted; i++) {
-        tb_result res;
-        if (show)
-            progress(i, plan.n, plan.cases[i].id);
-        tb_runner_run(runner, &plan.cases[i], &res);
-        if (res.status == TB_STATUS_FAILED_CHECK ||
-            res.status == TB_STATUS_ERROR)
-            rc = EXIT_CASES;
-        int arc = tb_results_add_case(doc, &plan.cases[i], &res);
-        tb_result_free(&res);
-        if (arc || tb_results_finish(doc, false) ||
-            tb_results_write(doc, outdir, err, sizeof err)) {
+    res = calloc((size_t)plan.n, sizeof *res);
+    if (!res) {
+        fprintf(stderr, "tbench: out of memory\n");
+        rc = EXIT_CASES;
+        goto out;
+    }
+    int rounds = 1, started = 0;
+    for (int i = 0; i < plan.n; i++)
+        if (plan.cases[i].cfg->measure.rounds > rounds)
+            rounds = plan.cases[i].cfg->measure.rounds;
+    /* Results are written after every case of the first and the last
+     * round and after every round in between, so an interrupted run
+     * keeps every case measured so far. */
+    for (int round = 0; round < rounds && !interrupted; round++) {
+        for (int i = 0; i < plan.n && !interrupted; i++) {
+            const tb_case *cs = &plan.cases[i];
+            if (round >= cs->cfg->measure.rounds)
+                continue;
             if (show)
-                fprintf(stderr, "\r\033[K");
-            fprintf(stderr, "tbench: writing results: %s\n",
-                    arc ? "out of memory" : err);
-            rc = EXIT_CASES;
-            goto out;
+                progress(round, rounds, i, plan.n, cs->id);
+            tb_runner_round(runner, cs, round, cs->cfg->measure.rounds,
+                            &res[i]);
+            if (round == 0)
+                started = i + 1;
+            if (res[i].status == TB_STATUS_FAILED_CHECK ||
+                res[i].status == TB_STATUS_ERROR)
+                rc = EXIT_CASES;
+            if ((round == 0 || round == rounds - 1 ||
+                 i == plan.n - 1) &&
+                write_results(doc, &plan, res, started, false, outdir, err,
+                              sizeof err)) {
+                if (show)
+                    fprintf(stderr, "\r\033[K");
+                fprintf(stderr, "tbench: writing results: %s\n", err);
+                rc = EXIT_CASES;
+                goto out;
+            }
         }
     }
     if (show)
         fprintf(stderr, "\r\033[K");
-    if (tb_results_finish(doc, !interrupted) ||
-        tb_results_write(doc, outdir, err, sizeof err)) {
+    if (write_results(doc, &plan, res, started, !interrupted, outdir, err,
+                      sizeof err)) {
         fprintf(stderr, "tbench: writing results: %s\n", err);
         rc = EXIT_CASES;
         goto out;
@@ -385,6 +437,9 @@ out:
     baselines_free(&bl);
     cJSON_Delete(doc);
     tb_runner_destroy(runner);
+    for (int i = 0; res && i < plan.n; i++)
+        tb_result_free(&res[i]);
+    free(res);
     tb_plan_free(&plan);
     for (int i = 0; i < ncfg; i++)
         tb_config_free(&cfgs[i]);

@@ -547,7 +547,8 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
 {
     static const char *const keys[] = {"sample_time_ms", "min_samples",
                                        "max_samples",    "ci_target",
-                                       "max_time_s",     NULL};
+                                       "max_time_s",     "rounds",
+                                       NULL};
     int rc = check_object(P, obj, "measure", keys);
     if (rc)
         return rc;
@@ -589,6 +590,13 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
         rc = get_number(P, v, "measure.ci_target",
                         "a number > 0 and < 1 (e.g. 0.02 for 2%)", DBL_MIN,
                         nextafter(1.0, 0.0), false, &m->ci_target);
+        if (rc)
+            return rc;
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "rounds"))) {
+        rc = get_int(P, v, "measure.rounds",
+                     "an integer in [1, " TB_STR(TB_CFG_MAX_ROUNDS) "]", 1,
+                     TB_CFG_MAX_ROUNDS, &m->rounds);
         if (rc)
             return rc;
     }
@@ -1245,6 +1253,7 @@ void tb_config_defaults(tb_config *cfg)
     cfg->measure.max_samples = 2000;
     cfg->measure.ci_target = 0.02;
     cfg->measure.max_time_s = 1.0;
+    cfg->measure.rounds = 1;
     cfg->dtypes[TB_F32] = true;
     cfg->n_backends = 1;
     strcpy(cfg->backends[0].name, "cpu");

@@ -19,6 +19,9 @@
 #define TB_CFG_MAX_PARAMSETS 16
 #define TB_CFG_MAX_BACKENDS 8
 #define TB_CFG_MAX_AXISVALS 32
+#define TB_CFG_MAX_ROUNDS 64
+#define TB_STR_(x) #x
+#define TB_STR(x) TB_STR_(x)
 
 typedef struct tb_cfg_warmup {
     double min_time_s; /* warm up at least this long ... */
@@ -31,6 +34,7 @@ typedef struct tb_cfg_measure {
     int max_samples;
     double ci_target;  /* stop when (ci_high-ci_low)/median < this */
     double max_time_s; /* time limit for sampling one case */
+    int rounds;        /* passes over the plan that share the sampling */
 } tb_cfg_measure;
 
 /* One shape entry: one shape per op input. */

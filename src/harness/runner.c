@@ -229,9 +229,41 @@ static uint64_t batch_size(double target, double per_iter)
     return k < 1 ? 1 : k > 1e9 ? 1000000000u : (uint64_t)k;
 }
 
-/* Warm up, then sample.  Fills the timing part of res. */
+/* Fold one round's per-iteration counters (over `iters`) into the
+ * running per-iteration averages of res (over res->counted_iters). */
+static void counters_merge(tb_result *res, const tb_counters *k,
+                           uint64_t iters)
+{
+    double w0 = (double)res->counted_iters, w1 = (double)iters;
+    double w = w0 + w1 > 0 ? w0 + w1 : 1;
+    tb_counters *a = &res->counters;
+#define MERGE(f) a->f = (a->f * w0 + k->f * w1) / w
+    MERGE(kernel_launches);
+    MERGE(memcpy_count);
+    MERGE(memcpy_bytes);
+    MERGE(allocs);
+    MERGE(alloc_bytes);
+    MERGE(device_allocs);
+    MERGE(device_alloc_bytes);
+    MERGE(minor_faults);
+    MERGE(major_faults);
+    MERGE(vol_ctx_switches);
+    MERGE(invol_ctx_switches);
+#undef MERGE
+    if (k->peak_bytes > a->peak_bytes)
+        a->peak_bytes = k->peak_bytes;
+    if (k->peak_extra_bytes > a->peak_extra_bytes)
+        a->peak_extra_bytes = k->peak_extra_bytes;
+    res->counted_iters += iters;
+}
+
+/* Warm up, then sample round `round` of `rounds`.  Each round gets
+ * max_time_s / rounds and max_samples / rounds; round 0 also stops once
+ * the CI of the median is under the target (after ceil(min_samples /
+ * rounds) samples) and chooses the batch size; later rounds take as many
+ * samples as round 0 did, time allowing. */
 static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
-                   const tb_case *c, tb_result *res)
+                   const tb_case *c, tb_result *res, int round, int rounds)
 {
     const tb_cfg_warmup *w = &c->cfg->warmup;
     const tb_cfg_measure *m = &c->cfg->measure;
@@ -245,77 +277,116 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
             return rc;
         iters++;
     }
-    res->warmup_iters = iters;
-    res->warmup_ns = (double)(tb_now_ns() - t0);
-
-    /* Batch size: a sample lasts >= sample_time.  The warm-up rate
-     * includes a clock pair and a sync per call, so it overestimates
-     * fast ops; refine the guess with timed batches of the guessed size
-     * (batch calls count as warm-up too). */
-    double target = m->sample_time_s * 1e9;
-    double per_iter = res->warmup_ns / (double)iters;
-    uint64_t kk = batch_size(target, per_iter);
-    for (int refine = 0; refine < 3; refine++) {
-        int rc = run_batch(b, fn, c, kk, &ns);
-        if (rc)
-            return rc;
-        res->warmup_iters += kk;
-        if (ns >= 0.9 * target && ns <= 2 * target)
-            break;
-        kk = batch_size(target, ns / (double)kk);
+    uint64_t kk = res->iters_per_sample;
+    if (round == 0) {
+        /* Batch size: a sample lasts >= sample_time.  The warm-up rate
+         * includes a clock pair and a sync per call, so it overestimates
+         * fast ops; refine the guess with timed batches of the guessed
+         * size (batch calls count as warm-up too). */
+        double target = m->sample_time_s * 1e9;
+        double per_iter = (double)(tb_now_ns() - t0) / (double)iters;
+        kk = batch_size(target, per_iter);
+        for (int refine = 0; refine < 3; refine++) {
+            int rc = run_batch(b, fn, c, kk, &ns);
+            if (rc)
+                return rc;
+            iters += kk;
+            if (ns >= 0.9 * target && ns <= 2 * target)
+                break;
+            kk = batch_size(target, ns / (double)kk);
+        }
+        res->iters_per_sample = kk;
+        res->samples_ns = malloc((size_t)m->max_samples * sizeof(double));
+        if (!res->samples_ns)
+            return TB_ENOMEM;
     }
-    res->warmup_ns = (double)(tb_now_ns() - t0);
-    res->iters_per_sample = kk;
+    res->warmup_iters += iters;
+    res->warmup_ns += (double)(tb_now_ns() - t0);
 
-    res->samples_ns = malloc((size_t)m->max_samples * sizeof(double));
-    if (!res->samples_ns)
-        return TB_ENOMEM;
+    /* Round 0 samples as a single-pass run would, within its share of
+     * the limits; every later round then takes as many samples as round
+     * 0 did (or what its time share allows), so each phase of the
+     * machine weighs the same in the median and widens the CI. */
+    size_t share = (size_t)m->max_samples / (size_t)rounds;
+    size_t min_round = ((size_t)m->min_samples + (size_t)rounds - 1) /
+                       (size_t)rounds;
+    size_t min_at_limit = rounds > 1 ? 1 : MIN_SAMPLES_AT_LIMIT;
+    double budget = m->max_time_s * 1e9 / rounds;
     tb_probe_snap before, after;
     tb_alloc_peak_reset();
     tb_probe_take(&before, b->be, b->ctx);
     uint64_t start = tb_now_ns();
-    size_t n = 0, next_check = (size_t)m->min_samples;
-    res->stop_reason = "max_samples";
-    while (n < (size_t)m->max_samples) {
+    size_t n = res->n_samples, n0 = n;
+    size_t want = round == 0 ? (share > min_round ? share : min_round)
+                             : res->first_round_samples;
+    size_t next_check = n0 + min_round;
+    const char *why = round == 0 ? "max_samples" : res->stop_reason;
+    while (n - n0 < want && n < (size_t)m->max_samples) {
         int rc = run_batch(b, fn, c, kk, &ns);
         if (rc)
             return rc;
         double v = (ns - r->overhead_ns) / (double)kk;
         res->samples_ns[n++] = v > 0 ? v : 0;
         if (r->stop && *r->stop) {
-            res->stop_reason = "interrupted";
+            why = "interrupted";
             break;
         }
         double elapsed = (double)(tb_now_ns() - start);
-        if (n >= next_check) {
+        if (round == 0 && n >= next_check &&
+            n >= (size_t)MIN_SAMPLES_AT_LIMIT) {
             next_check = n + (n / 8 > 5 ? n / 8 : 5);
             if (ci_small_enough(res->samples_ns, n, c->seed, m->ci_target)) {
-                res->stop_reason = "ci_target";
+                why = "ci_target";
                 break;
             }
         }
-        if (elapsed >= m->max_time_s * 1e9 && n >= MIN_SAMPLES_AT_LIMIT) {
-            res->stop_reason = "time_limit";
+        if (elapsed >= budget && n - n0 >= min_at_limit &&
+            n >= (size_t)MIN_SAMPLES_AT_LIMIT) {
+            why = "time_limit";
             break;
         }
     }
-    res->sampling_ns = (double)(tb_now_ns() - start);
+    res->stop_reason = why;
+    if (round == 0)
+        res->first_round_samples = n - n0;
+    res->sampling_ns += (double)(tb_now_ns() - start);
     tb_probe_take(&after, b->be, b->ctx);
     res->n_samples = n;
-    tb_probe_diff(&before, &after, (uint64_t)n * kk, &res->counters);
+    tb_counters k;
+    tb_probe_diff(&before, &after, (uint64_t)(n - n0) * kk, &k);
+    counters_merge(res, &k, (uint64_t)(n - n0) * kk);
+    if (n > n0) {
+        double *s = malloc((n - n0) * sizeof *s);
+        if (!s)
+            return TB_ENOMEM;
+        memcpy(s, res->samples_ns + n0, (n - n0) * sizeof *s);
+        qsort(s, n - n0, sizeof *s, cmp_double);
+        res->round_medians_ns[round] = tb_quantile_sorted(s, n - n0, 0.5);
+        free(s);
+    }
+    res->rounds = round + 1;
     return 0;
 }
 
+typedef enum {
+    CHECK_DEFAULT, /* full check; big matmuls by projection */
+    CHECK_FULL,    /* always against the full reference (exec shows it) */
+    CHECK_NONE,    /* a later round of a case already checked */
+} check_mode;
+
 /* Everything before timing: instance, kernel, buffers, one checked call
- * (big matmuls by projection unless full_ref).
+ * (big matmuls by projection unless CHECK_FULL; none for CHECK_NONE,
+ * which also keeps res).
  * Returns true when the case may be timed; otherwise res has the status.
  * b is always safe to pass to buffers_free afterwards. */
 static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
-                    buffers *b, tb_kernel_fn *fnp, bool full_ref)
+                    buffers *b, tb_kernel_fn *fnp, check_mode mode)
 {
-    memset(res, 0, sizeof *res);
     memset(b, 0, sizeof *b);
-    res->timer_overhead_ns = r->overhead_ns;
+    if (mode != CHECK_NONE) {
+        memset(res, 0, sizeof *res);
+        res->timer_overhead_ns = r->overhead_ns;
+    }
     if (!c->available) {
         set_error(res, TB_STATUS_UNAVAILABLE, "%s", c->unavailable_reason);
         return false;
@@ -342,6 +413,8 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
         set_error(res, TB_STATUS_ERROR, "%s", err);
         return false;
     }
+    if (mode == CHECK_NONE) /* a later round: checked in round 0 */
+        return true;
 
     /* Check before timing: one call, download, compare. */
     double ns;
@@ -353,7 +426,7 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
                   tb_strerror(rc));
         return false;
     }
-    if (!full_ref && c->op->id == TB_OP_matmul &&
+    if (mode == CHECK_DEFAULT && c->op->id == TB_OP_matmul &&
         c->flops > TB_CHECK_PROJECTION_FLOPS) {
         tb_check_matmul_projection(&b->host_in[0], &b->host_in[1],
                                    &b->host_out[0], c->op->tol[c->dtype],
@@ -385,22 +458,32 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
     return true;
 }
 
-void tb_runner_run(tb_runner *r, const tb_case *c, tb_result *res)
+void tb_runner_round(tb_runner *r, const tb_case *c, int round, int rounds,
+                     tb_result *res)
 {
     buffers b;
     tb_kernel_fn fn = NULL;
-    if (!prepare(r, c, res, &b, &fn, false))
+    if (round > 0 && res->status != TB_STATUS_OK)
+        return; /* not timed in round 0: nothing to add */
+    if (!prepare(r, c, res, &b, &fn, round ? CHECK_NONE : CHECK_DEFAULT))
         goto out;
-    int rc = measure(r, &b, fn, c, res);
-    if (rc) {
+    int rc = measure(r, &b, fn, c, res, round, rounds);
+    if (rc)
         set_error(res, TB_STATUS_ERROR, "while timing: %s", tb_strerror(rc));
-        goto out;
-    }
-    rc = tb_stats_compute(res->samples_ns, res->n_samples,
-                          TB_STATS_BOOTSTRAP_DEFAULT, c->seed, &res->stats);
+out:
+    buffers_free(&b, c->op);
+}
+
+void tb_runner_summarize(const tb_case *c, tb_result *res)
+{
+    if (res->status != TB_STATUS_OK || res->n_samples == 0)
+        return;
+    int rc = tb_stats_compute(res->samples_ns, res->n_samples,
+                              TB_STATS_BOOTSTRAP_DEFAULT, c->seed,
+                              &res->stats);
     if (rc) {
         set_error(res, TB_STATUS_ERROR, "statistics: %s", tb_strerror(rc));
-        goto out;
+        return;
     }
     double med = res->stats.median;
     if (med > 0) {
@@ -408,8 +491,13 @@ void tb_runner_run(tb_runner *r, const tb_case *c, tb_result *res)
         res->gflop_s = c->flops / med;
         res->items_s = c->items / med * 1e9;
     }
-out:
-    buffers_free(&b, c->op);
+}
+
+void tb_runner_run(tb_runner *r, const tb_case *c, tb_result *res)
+{
+    memset(res, 0, sizeof *res);
+    tb_runner_round(r, c, 0, 1, res);
+    tb_runner_summarize(c, res);
 }
 
 int tb_runner_exec(tb_runner *r, const tb_case *c, tb_result *res,
@@ -418,7 +506,7 @@ int tb_runner_exec(tb_runner *r, const tb_case *c, tb_result *res,
     buffers b;
     tb_kernel_fn fn = NULL;
     int rc = 0;
-    prepare(r, c, res, &b, &fn, true); /* exec writes the reference */
+    prepare(r, c, res, &b, &fn, CHECK_FULL); /* exec writes the reference */
     if (res->checked) /* outputs exist, passed or not */
         rc = fn_out(arg, b.host_in, b.host_out, b.ref_out);
     buffers_free(&b, c->op);

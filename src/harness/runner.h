@@ -41,7 +41,11 @@ typedef struct tb_result {
     double timer_overhead_ns;
     uint64_t warmup_iters;
     double warmup_ns, sampling_ns;
-    tb_counters counters;
+    tb_counters counters;     /* per iteration, over every round */
+    uint64_t counted_iters;   /* iterations the counters average over */
+    int rounds;               /* rounds measured so far */
+    size_t first_round_samples; /* later rounds take as many */
+    double round_medians_ns[TB_CFG_MAX_ROUNDS]; /* median of each round */
     double gb_s, gflop_s, items_s;
 } tb_result;
 
@@ -54,10 +58,22 @@ void tb_runner_destroy(tb_runner *r);
 /* Measured timer overhead (ns) this runner subtracts from samples. */
 double tb_runner_timer_overhead(const tb_runner *r);
 
-/* Measure one case into *res (zeroed first).  Never fails as a whole:
- * problems become res->status with a message.  Free with
- * tb_result_free. */
+/* Measure one case into *res (zeroed first), all its sampling in one go.
+ * Never fails as a whole: problems become res->status with a message.
+ * Free with tb_result_free. */
 void tb_runner_run(tb_runner *r, const tb_case *c, tb_result *res);
+
+/* Interleaved measurement (config measure.rounds): the plan is run
+ * `rounds` times and every case gets a share of its sampling in each
+ * pass, so slow phases of the machine that last seconds land in every
+ * case's samples (and widen its CI) instead of shifting whole cases.
+ * Round 0 (res zeroed by the caller) checks the case; later rounds add
+ * samples to res when it is ok.  Call tb_runner_summarize to compute the
+ * statistics from the samples so far (again after every round if
+ * wanted). */
+void tb_runner_round(tb_runner *r, const tb_case *c, int round, int rounds,
+                     tb_result *res);
+void tb_runner_summarize(const tb_case *c, tb_result *res);
 void tb_result_free(tb_result *res);
 
 /* Called by tb_runner_exec with the case's host inputs (n_in, case

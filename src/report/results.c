@@ -195,6 +195,10 @@ int tb_results_add_case(cJSON *doc, const tb_case *c, const tb_result *r)
         cJSON_AddNumberToObject(ol, "high_mild", s->outliers.high_mild);
         cJSON_AddNumberToObject(ol, "high_severe", s->outliers.high_severe);
         cJSON_AddStringToObject(st, "stop_reason", r->stop_reason);
+        cJSON_AddNumberToObject(st, "rounds", r->rounds);
+        cJSON_AddItemToObject(st, "round_medians_ns",
+                              cJSON_CreateDoubleArray(r->round_medians_ns,
+                                                      r->rounds));
         cJSON_AddItemToObject(st, "samples_ns",
                               cJSON_CreateDoubleArray(r->samples_ns,
                                                       (int)r->n_samples));
