@@ -557,6 +557,64 @@ static void test_between_run_floor(void **state)
     tb_resfile_free(n2);
 }
 
+/* Like one_case, plus stats.round_medians_ns (a run made in rounds). */
+static tb_resfile *rounds_case(const char *name, double base,
+                               const double *rounds, int nr, uint64_t seed)
+{
+    double *x = samples(50, base, 0.001, seed);
+    spec sp = {"c", NULL, x, 50, 1, 0};
+    cJSON *doc = make_doc(&sp, 1);
+    cJSON *st = cJSON_GetObjectItem(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cases"), 0), "stats");
+    cJSON_AddItemToObject(st, "round_medians_ns",
+                          cJSON_CreateDoubleArray(rounds, nr));
+    free(x);
+    return load_doc(doc, name);
+}
+
+/* One run per side measured in rounds: the round medians give the
+ * between-phase noise, as several runs would (df = rounds - 1 a side). */
+static void test_round_floor(void **state)
+{
+    (void)state;
+    const double ro[3] = {1000, 1050, 980}, rn[3] = {1030, 1060, 1000};
+    tb_resfile *a = rounds_case("a.json", 1000, ro, 3, 1);
+    tb_resfile *b = rounds_case("b.json", 1030, rn, 3, 2);
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    const tb_cmp_case *k = compare2(a, b, &o, &c);
+    double ss = 0;
+    for (int side = 0; side < 2; side++) {
+        const double *r = side ? rn : ro;
+        double m = (log(r[0]) + log(r[1]) + log(r[2])) / 3;
+        for (int i = 0; i < 3; i++)
+            ss += (log(r[i]) - m) * (log(r[i]) - m);
+    }
+    double sd = sqrt(ss / 4);
+    assert_int_equal(k->run_df, 4);
+    assert_close(k->run_sd, sd, 1e-12);
+    /* t.ppf(0.995, 4) = 4.604094871415897 (scipy.stats.t) */
+    assert_close(k->floor_between,
+                 expm1(4.604094871415897 * sd * sqrt(2.0 / 3)), 1e-9);
+    /* +3% with 0.1% noise inside each run: within the rounds' spread */
+    assert_int_equal(k->time, TB_TIME_UNCHANGED);
+    tb_cmp_free(&c);
+    tb_resfile_free(a);
+    tb_resfile_free(b);
+
+    /* the same runs without round medians: only the within-run noise
+     * is known, and +3% is a regression */
+    tb_resfile *a1 = one_case("a1.json", 1000, 0.001, 1, 1);
+    tb_resfile *b1 = one_case("b1.json", 1030, 0.001, 2, 1);
+    k = compare2(a1, b1, &o, &c);
+    assert_true(isnan(k->floor_between));
+    assert_int_equal(k->time, TB_TIME_REGRESSED);
+    tb_cmp_free(&c);
+    tb_resfile_free(a1);
+    tb_resfile_free(b1);
+}
+
 static void test_counter_regression(void **state)
 {
     (void)state;
@@ -967,6 +1025,7 @@ int main(void)
         cmocka_unit_test(test_within_run_floor),
         cmocka_unit_test(test_t_quantile),
         cmocka_unit_test(test_between_run_floor),
+        cmocka_unit_test(test_round_floor),
         cmocka_unit_test(test_counter_regression),
         cmocka_unit_test(test_status_changes),
         cmocka_unit_test(test_mismatched_matrices),

@@ -447,7 +447,7 @@ static int compare_timed(tb_cmp_case *c, const tb_rescase *const *ro,
     /* medians and within-run noise of each side; the pooled variance of
      * log run medians over the sides with two or more runs */
     double within = 0, between = NAN, ss = 0;
-    int df = 0;
+    int df = 0, keff[2] = {ko, kn};
     for (int side = 0; side < 2; side++) {
         const tb_rescase *const *r = side ? rn : ro;
         int k = side ? kn : ko;
@@ -463,6 +463,19 @@ static int compare_timed(tb_cmp_case *c, const tb_rescase *const *ro,
             for (int j = 0; j < k; j++)
                 ss += (log(v[j]) - mean) * (log(v[j]) - mean);
             df += k - 1;
+        } else if (r[0]->n_rounds >= 2) {
+            /* one run measured in rounds: its round medians show the
+             * noise between phases of the machine as several runs would */
+            int nr = r[0]->n_rounds;
+            double rm = 0;
+            for (int j = 0; j < nr; j++)
+                rm += log(r[0]->round_medians_ns[j]) / nr;
+            for (int j = 0; j < nr; j++) {
+                double d = log(r[0]->round_medians_ns[j]) - rm;
+                ss += d * d;
+            }
+            df += nr - 1;
+            keff[side] = nr;
         }
         if (side)
             c->new_median = m;
@@ -476,7 +489,7 @@ static int compare_timed(tb_cmp_case *c, const tb_rescase *const *ro,
          * would call significant at alpha */
         c->run_sd = sqrt(ss / df);
         between = expm1(tb_t_quantile(1 - o->alpha / 2, df) * c->run_sd *
-                        sqrt(1.0 / ko + 1.0 / kn));
+                        sqrt(1.0 / keff[0] + 1.0 / keff[1]));
     }
     c->floor_within = within;
     c->floor_between = between;

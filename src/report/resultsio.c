@@ -160,6 +160,29 @@ static int load_timed(tb_rescase *c, int idx, const char *path, char *err,
         c->samples_ns[i++] = v->valuedouble;
     }
 
+    /* optional: the median of each round (measure.rounds) */
+    const cJSON *rm = cJSON_GetObjectItemCaseSensitive(st,
+                                                       "round_medians_ns");
+    if (rm && !cJSON_IsNull(rm)) {
+        int nr = cJSON_GetArraySize(rm);
+        if (!cJSON_IsArray(rm) || nr < 1)
+            return fail(err, errlen, path, TB_EINVAL,
+                        "cases[%d] (%s): stats.round_medians_ns: expected a "
+                        "non-empty array", idx, c->id);
+        c->round_medians_ns = malloc((size_t)nr * sizeof(double));
+        if (!c->round_medians_ns)
+            return fail(err, errlen, path, TB_ENOMEM, "out of memory");
+        cJSON_ArrayForEach(v, rm)
+        {
+            if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
+                return fail(err, errlen, path, TB_EINVAL,
+                            "cases[%d] (%s): stats.round_medians_ns[%d]: "
+                            "expected a positive number", idx, c->id,
+                            c->n_rounds);
+            c->round_medians_ns[c->n_rounds++] = v->valuedouble;
+        }
+    }
+
     const cJSON *tp = cJSON_GetObjectItemCaseSensitive(c->json, "throughput");
     c->gb_s = c->gflop_s = c->items_s = NAN;
     if (tp && !cJSON_IsNull(tp)) {
@@ -374,8 +397,10 @@ void tb_resfile_free(tb_resfile *f)
 {
     if (!f)
         return;
-    for (int i = 0; i < f->n; i++)
+    for (int i = 0; i < f->n; i++) {
         free(f->cases[i].samples_ns);
+        free(f->cases[i].round_medians_ns);
+    }
     free(f->cases);
     free(f->by_id);
     cJSON_Delete(f->doc);

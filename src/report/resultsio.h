@@ -45,6 +45,8 @@ typedef struct tb_rescase {
     bool timed;          /* status "ok": every field below is valid */
     size_t n;            /* samples */
     double *samples_ns;  /* n per-iteration times (heap, owned) */
+    int n_rounds;              /* 0 when the file has no round medians */
+    double *round_medians_ns;  /* n_rounds medians, one per round (owned) */
     double iters_per_sample;
     double median_ns, ci_low_ns, ci_high_ns, ci_rel, min_ns, mean_ns;
     double bytes, flops, items; /* the cost model (NAN if absent) */
