@@ -419,6 +419,11 @@ int tb_cmd_run(int argc, char **argv)
     }
     if (show)
         fprintf(stderr, "\r\033[K");
+    /* a case cut short before its last round says so */
+    for (int i = 0; interrupted && i < started; i++)
+        if (res[i].status == TB_STATUS_OK &&
+            res[i].rounds < plan.cases[i].cfg->measure.rounds)
+            res[i].stop_reason = "interrupted";
     if (write_results(doc, &plan, res, started, !interrupted, outdir, err,
                       sizeof err)) {
         fprintf(stderr, "tbench: writing results: %s\n", err);

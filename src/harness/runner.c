@@ -261,7 +261,8 @@ static void counters_merge(tb_result *res, const tb_counters *k,
  * max_time_s / rounds and max_samples / rounds; round 0 also stops once
  * the CI of the median is under the target (after ceil(min_samples /
  * rounds) samples) and chooses the batch size; later rounds take as many
- * samples as round 0 did, time allowing. */
+ * samples as round 0 did, time allowing, and the last one goes on until
+ * the CI of all samples is under the target. */
 static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
                    const tb_case *c, tb_result *res, int round, int rounds)
 {
@@ -317,10 +318,16 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
     tb_probe_take(&before, b->be, b->ctx);
     uint64_t start = tb_now_ns();
     size_t n = res->n_samples, n0 = n;
+    /* The last round also goes on past its share while the CI of all
+     * the samples is above the target (time allowing), so a case stops
+     * on "ci_target" only when its final CI is under the target. */
+    bool last = round == rounds - 1;
     size_t want = round == 0 ? (share > min_round ? share : min_round)
                              : res->first_round_samples;
-    size_t next_check = n0 + min_round;
-    const char *why = round == 0 ? "max_samples" : res->stop_reason;
+    size_t next_check = n0 + (round == 0 ? min_round : want);
+    if (last && round > 0)
+        want = (size_t)m->max_samples;
+    const char *why = "max_samples";
     while (n - n0 < want && n < (size_t)m->max_samples) {
         int rc = run_batch(b, fn, c, kk, &ns);
         if (rc)
@@ -332,7 +339,7 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
             break;
         }
         double elapsed = (double)(tb_now_ns() - start);
-        if (round == 0 && n >= next_check &&
+        if ((round == 0 || last) && n >= next_check &&
             n >= (size_t)MIN_SAMPLES_AT_LIMIT) {
             next_check = n + (n / 8 > 5 ? n / 8 : 5);
             if (ci_small_enough(res->samples_ns, n, c->seed, m->ci_target)) {
