@@ -374,6 +374,87 @@ static void test_create_bad_threads(void **state)
     assert_int_equal(B->create(one, NULL, err, sizeof err), TB_EINVAL);
 }
 
+/* linear and conv2d (im2col + GEMM) against the reference kernel, within
+ * the op's tolerance; launches: 1 per linear call, 1 per image. */
+static void op_vs_ref(void *ctx, tb_op_id id, tb_dtype dt, const tb_shape *in,
+                      const char *pname, double pval, int64_t launches)
+{
+    const tb_op *op = tb_op_get(id);
+    char err[256] = "";
+    tb_params p = {0};
+    if (pname)
+        assert_int_equal(tb_params_set(op, &p, pname, pval, err, sizeof err),
+                         0);
+    tb_params_defaults(op, &p);
+    tb_shape oshape;
+    assert_int_equal(tb_op_infer(op, in, op->n_in, &p, &oshape, err,
+                                 sizeof err),
+                     0);
+    tb_tensor h[3], d[3], dout, hout, ref;
+    for (int i = 0; i < op->n_in; i++) {
+        assert_int_equal(tb_tensor_create(&h[i], dt, &in[i]), 0);
+        int64_t n = tb_tensor_numel(&h[i]);
+        for (int64_t k = 0; k < n; k++)
+            tb_tensor_set(&h[i], k, rng_uniform(-1, 1));
+        dev_from_host(ctx, &d[i], &h[i]);
+    }
+    tb_tensor_init(&dout, dt, &oshape);
+    assert_int_equal(B->alloc(ctx, &dout), 0);
+    assert_int_equal(tb_tensor_create(&hout, dt, &oshape), 0);
+    assert_int_equal(tb_tensor_create(&ref, TB_F64, &oshape), 0);
+    const char *impl = NULL;
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl);
+    assert_non_null(fn);
+    uint64_t l0 = counters(ctx).kernel_launches;
+    assert_int_equal(fn(ctx, d, &dout, &p), 0);
+    assert_int_equal(counters(ctx).kernel_launches - l0, (uint64_t)launches);
+    assert_int_equal(B->download(ctx, &hout, &dout), 0);
+    assert_int_equal(op->ref(h, &ref, &p), 0);
+    double rl = op->reduce_len(op, in, &oshape, &p, dt);
+    tb_tol tol = op->tol[dt];
+    int64_t n = tb_tensor_numel(&ref), bad = 0;
+    for (int64_t k = 0; k < n; k++) {
+        double got = tb_tensor_get(&hout, k), want = tb_tensor_get(&ref, k);
+        if (!(fabs(got - want) <= tol.atol * sqrt(rl) + tol.rtol * fabs(want)))
+            bad++;
+    }
+    for (int i = 0; i < op->n_in; i++) {
+        B->free(ctx, &d[i]);
+        tb_tensor_destroy(&h[i]);
+    }
+    B->free(ctx, &dout);
+    tb_tensor_destroy(&hout);
+    tb_tensor_destroy(&ref);
+    if (bad) {
+        print_error("%s %s (%s): %lld of %lld out of tolerance\n", op->name,
+                    tb_dtype_name(dt), impl, (long long)bad, (long long)n);
+        fail();
+    }
+}
+
+static void test_linear_conv2d(void **state)
+{
+    (void)state;
+    for (int t = 1; t <= threads_hi(); t++) {
+        void *ctx = blas_new(t);
+        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+            tb_shape lin[3] = {S(2, 7, 13), S(2, 13, 5), S(1, 5)};
+            op_vs_ref(ctx, TB_OP_linear, (tb_dtype)dt, lin, NULL, 0, 1);
+            tb_shape lin2[3] = {S(2, 65, 33), S(2, 33, 17), S(1, 17)};
+            op_vs_ref(ctx, TB_OP_linear, (tb_dtype)dt, lin2, NULL, 0, 1);
+            tb_shape cv[3] = {S(4, 2, 3, 9, 11), S(4, 4, 3, 3, 2), S(1, 4)};
+            op_vs_ref(ctx, TB_OP_conv2d, (tb_dtype)dt, cv, NULL, 0, 2);
+            op_vs_ref(ctx, TB_OP_conv2d, (tb_dtype)dt, cv, "padding", 2, 2);
+            op_vs_ref(ctx, TB_OP_conv2d, (tb_dtype)dt, cv, "dilation", 2, 2);
+            op_vs_ref(ctx, TB_OP_conv2d, (tb_dtype)dt, cv, "stride", 3, 2);
+            tb_shape nb[2] = {S(4, 3, 5, 8, 8), S(4, 6, 5, 3, 3)};
+            op_vs_ref(ctx, TB_OP_conv2d_nobias, (tb_dtype)dt, nb, "padding",
+                      1, 3);
+        }
+        B->destroy(ctx);
+    }
+}
+
 static void test_kernel_lookup(void **state)
 {
     (void)state;
@@ -383,7 +464,8 @@ static void test_kernel_lookup(void **state)
         for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
             const char *impl = "unset";
             tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl);
-            if (id == TB_OP_matmul) {
+            if (id == TB_OP_matmul || id == TB_OP_linear ||
+                id == TB_OP_conv2d || id == TB_OP_conv2d_nobias) {
                 assert_non_null(fn);
                 assert_non_null(impl);
             } else {
@@ -501,6 +583,7 @@ int main(int argc, char **argv)
         T(matmul_k0),
         T(probe_axes),
         T(create_bad_threads),
+        T(linear_conv2d),
         T(kernel_lookup),
         T(memory_counters),
         T(kernel_errors),

@@ -286,6 +286,136 @@ static int k_matmul_f64(void *ctx, const tb_tensor *in, tb_tensor *out,
     return blas_matmul(ctx, in, out, TB_F64);
 }
 
+/* ---- linear and conv2d over GEMM ------------------------------------ */
+
+/* Operands of a kernel with n_in inputs: all of dtype dt, contiguous. */
+static int blas_check_all(blas_ctx *c, const tb_tensor *in, int n_in,
+                          const tb_tensor *out, tb_dtype dt)
+{
+    if (!c || !in || !out)
+        return TB_EINVAL;
+    int rc;
+    for (int i = 0; i < n_in; i++)
+        if ((rc = blas_check_operand(&in[i], dt)))
+            return rc;
+    return blas_check_operand(out, dt);
+}
+
+/* linear: out = relu(x W + b) for x [M, K], W [K, N], b [N]: every row
+ * of out starts as b, one gemm with beta = 1 adds x W, then a relu pass.
+ * One launch per call.  conv2d: im2col per image into a tracked buffer
+ * of [C*KH*KW, OH*OW] (counted as an allocation per call), then
+ * out[n] = W [O, C*KH*KW] x col with beta = 1 over the bias rows; one
+ * launch per image.  Both written once per dtype by the macro. */
+#define BLAS_GEMM_OPS(T, SUF, GEMM)                                        \
+    static int k_linear_##SUF(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
+    {                                                                     \
+        (void)p;                                                          \
+        blas_ctx *c = ctx;                                                \
+        int rc = blas_check_all(c, in, 3, out, TB_DTYPE_##SUF);           \
+        if (rc)                                                           \
+            return rc;                                                    \
+        const tb_tensor *x = &in[0], *w = &in[1], *b = &in[2];            \
+        if (x->ndim != 2 || w->ndim != 2 || b->ndim != 1 ||               \
+            out->ndim != 2 || w->shape[0] != x->shape[1] ||               \
+            b->shape[0] != w->shape[1] || out->shape[0] != x->shape[0] || \
+            out->shape[1] != w->shape[1])                                 \
+            return TB_ESHAPE;                                             \
+        int64_t M = x->shape[0], K = x->shape[1], N = w->shape[1];        \
+        if (M > INT_MAX || N > INT_MAX || K > INT_MAX)                    \
+            return TB_ERANGE;                                             \
+        T *o = out->data;                                                 \
+        const T *bias = b->data;                                          \
+        for (int64_t i = 0; i < M; i++)                                   \
+            memcpy(o + i * N, bias, (size_t)N * sizeof(T));               \
+        openblas_set_num_threads(c->threads);                             \
+        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N,   \
+             (int)K, 1, x->data, (int)K, w->data, (int)N, 1, o, (int)N);  \
+        for (int64_t i = 0; i < M * N; i++)                               \
+            o[i] = o[i] > 0 ? o[i] : (o[i] != o[i] ? o[i] : 0);           \
+        atomic_fetch_add_explicit(&c->kernel_launches, 1,                 \
+                                  memory_order_relaxed);                  \
+        return 0;                                                         \
+    }                                                                     \
+                                                                          \
+    static int conv2d_##SUF(blas_ctx *c, const tb_tensor *in, int n_in,   \
+                            tb_tensor *out, const tb_params *p)           \
+    {                                                                     \
+        int rc = blas_check_all(c, in, n_in, out, TB_DTYPE_##SUF);        \
+        if (rc)                                                           \
+            return rc;                                                    \
+        const tb_tensor *x = &in[0], *w = &in[1];                         \
+        if (x->ndim != 4 || w->ndim != 4 || out->ndim != 4 ||             \
+            w->shape[1] != x->shape[1])                                   \
+            return TB_ESHAPE;                                             \
+        int64_t st = (int64_t)p->v[0], pad = (int64_t)p->v[1];            \
+        int64_t dil = (int64_t)p->v[2];                                   \
+        int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2],        \
+                W = x->shape[3], O = w->shape[0], KH = w->shape[2],       \
+                KW = w->shape[3];                                         \
+        int64_t OH = tb_window_out(H, KH, st, pad, dil);                  \
+        int64_t OW = tb_window_out(W, KW, st, pad, dil);                  \
+        if (out->shape[0] != N || out->shape[1] != O ||                   \
+            out->shape[2] != OH || out->shape[3] != OW ||                 \
+            (n_in == 3 && (in[2].ndim != 1 || in[2].shape[0] != O)))      \
+            return TB_ESHAPE;                                             \
+        int64_t R = C * KH * KW, P = OH * OW;                             \
+        if (R > INT_MAX || P > INT_MAX || O > INT_MAX)                    \
+            return TB_ERANGE;                                             \
+        T *col = tb_alloc((size_t)(R * P) * sizeof(T));                   \
+        if (!col)                                                         \
+            return TB_ENOMEM;                                             \
+        const T *xs = x->data, *bias = n_in == 3 ? in[2].data : NULL;     \
+        T *os = out->data;                                                \
+        openblas_set_num_threads(c->threads);                             \
+        for (int64_t n = 0; n < N; n++) {                                 \
+            const T *xn = xs + n * C * H * W;                             \
+            for (int64_t r = 0; r < R; r++) {                             \
+                int64_t ci = r / (KH * KW), kh = r / KW % KH, kw = r % KW;\
+                T *dst = col + r * P;                                     \
+                for (int64_t oh = 0; oh < OH; oh++) {                     \
+                    int64_t ih = oh * st - pad + kh * dil;                \
+                    for (int64_t ow = 0; ow < OW; ow++) {                 \
+                        int64_t iw = ow * st - pad + kw * dil;            \
+                        dst[oh * OW + ow] =                               \
+                            ih >= 0 && ih < H && iw >= 0 && iw < W        \
+                                ? xn[(ci * H + ih) * W + iw]              \
+                                : 0;                                      \
+                    }                                                     \
+                }                                                         \
+            }                                                             \
+            T *on = os + n * O * P;                                       \
+            for (int64_t o = 0; o < O; o++)                               \
+                for (int64_t q = 0; q < P; q++)                           \
+                    on[o * P + q] = bias ? bias[o] : 0;                   \
+            GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)O,       \
+                 (int)P, (int)R, 1, w->data, (int)R, col, (int)P, 1, on,  \
+                 (int)P);                                                 \
+            atomic_fetch_add_explicit(&c->kernel_launches, 1,             \
+                                      memory_order_relaxed);              \
+        }                                                                 \
+        tb_free(col);                                                     \
+        return 0;                                                         \
+    }                                                                     \
+                                                                          \
+    static int k_conv2d_##SUF(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
+    {                                                                     \
+        return conv2d_##SUF(ctx, in, 3, out, p);                          \
+    }                                                                     \
+                                                                          \
+    static int k_conv2d_nobias_##SUF(void *ctx, const tb_tensor *in,      \
+                                     tb_tensor *out, const tb_params *p)  \
+    {                                                                     \
+        return conv2d_##SUF(ctx, in, 2, out, p);                          \
+    }
+
+#define TB_DTYPE_f32 TB_F32
+#define TB_DTYPE_f64 TB_F64
+BLAS_GEMM_OPS(float, f32, cblas_sgemm)
+BLAS_GEMM_OPS(double, f64, cblas_dgemm)
+
 typedef struct blas_kentry {
     tb_kernel_fn fn;
     const char *name;
@@ -295,6 +425,14 @@ typedef struct blas_kentry {
 static const blas_kentry blas_kernels[TB_OP_COUNT][TB_DTYPE_COUNT] = {
     [TB_OP_matmul] = {{k_matmul_f32, "cblas_sgemm"},
                       {k_matmul_f64, "cblas_dgemm"}},
+    [TB_OP_linear] = {{k_linear_f32, "linear_f32_cblas_sgemm"},
+                      {k_linear_f64, "linear_f64_cblas_dgemm"}},
+    [TB_OP_conv2d] = {{k_conv2d_f32, "conv2d_f32_im2col_sgemm"},
+                      {k_conv2d_f64, "conv2d_f64_im2col_dgemm"}},
+    [TB_OP_conv2d_nobias] = {{k_conv2d_nobias_f32,
+                              "conv2d_nobias_f32_im2col_sgemm"},
+                             {k_conv2d_nobias_f64,
+                              "conv2d_nobias_f64_im2col_dgemm"}},
 };
 
 static tb_kernel_fn blas_kernel(void *ctx, const tb_op *op, tb_dtype dt,
@@ -317,8 +455,8 @@ static tb_kernel_fn blas_kernel(void *ctx, const tb_op *op, tb_dtype dt,
 
 const tb_backend tb_backend_blas = {
     .name = "blas",
-    .doc = "OpenBLAS (CBLAS) on host memory: matmul via cblas_?gemm "
-           "(axis threads)",
+    .doc = "OpenBLAS (CBLAS) on host memory: matmul, linear and conv2d "
+           "(im2col) via cblas_?gemm (axis threads)",
     .probe = blas_probe,
     .axes = blas_axes,
     .create = blas_create,
