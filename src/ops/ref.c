@@ -505,14 +505,17 @@ int tb_ref_transpose(const tb_tensor *in, tb_tensor *out,
  * 0) and leave the others as if absent.  A lane that is all -inf, or that
  * holds +inf or NaN, has no defined result and gives NaN in every
  * element (the formula's inf - inf). */
-int tb_ref_log_softmax(const tb_tensor *in, tb_tensor *out,
-                       const tb_params *p)
+/* softmax and log_softmax along param 0 "axis" of x: per lane the max
+ * m, a compensated sum s of exp(x - m), then exp(x - m) / s or
+ * (x - m) - log(s), all in double. */
+static int softmax_lanes(const tb_tensor *in, tb_tensor *out,
+                         const tb_params *p, tb_op_id id, bool take_log)
 {
     const tb_tensor *x = &in[0];
     int rc, ax;
     if ((rc = check_in(x)))
         return rc;
-    if ((rc = param_axis(p, TB_OP_log_softmax, 0, x->ndim, &ax)))
+    if ((rc = param_axis(p, id, 0, x->ndim, &ax)))
         return rc;
     if ((rc = check_out(&out[0], x->ndim, x->shape)))
         return rc;
@@ -537,14 +540,30 @@ int tb_ref_log_softmax(const tb_tensor *in, tb_tensor *out,
                 mx = v;
         }
         ksum k = {0, 0};
-        for (int64_t j = 0; j < len; j++)
-            ksum_add(&k, exp(load(x, w.off[0] + j * step) - mx));
-        double lse = log(ksum_get(&k));
-        for (int64_t j = 0; j < len; j++)
-            o[w.off[1] + j * ostep] =
-                (load(x, w.off[0] + j * step) - mx) - lse;
+        for (int64_t j = 0; j < len; j++) {
+            double e = exp(load(x, w.off[0] + j * step) - mx);
+            if (!take_log)
+                o[w.off[1] + j * ostep] = e;
+            ksum_add(&k, e);
+        }
+        double sum = ksum_get(&k);
+        if (take_log) {
+            double lse = log(sum);
+            for (int64_t j = 0; j < len; j++)
+                o[w.off[1] + j * ostep] =
+                    (load(x, w.off[0] + j * step) - mx) - lse;
+        } else {
+            for (int64_t j = 0; j < len; j++)
+                o[w.off[1] + j * ostep] /= sum;
+        }
     }
     return 0;
+}
+
+int tb_ref_log_softmax(const tb_tensor *in, tb_tensor *out,
+                       const tb_params *p)
+{
+    return softmax_lanes(in, out, p, TB_OP_log_softmax, true);
 }
 
 /* ======================================================================== */
@@ -982,44 +1001,7 @@ int tb_ref_var(const tb_tensor *in, tb_tensor *out, const tb_params *p)
  * inf - inf), as PyTorch's softmax does. */
 int tb_ref_softmax(const tb_tensor *in, tb_tensor *out, const tb_params *p)
 {
-    const tb_tensor *x = &in[0];
-    int rc, ax;
-    if ((rc = check_in(x)))
-        return rc;
-    if ((rc = param_axis(p, TB_OP_softmax, 0, x->ndim, &ax)))
-        return rc;
-    if ((rc = check_out(&out[0], x->ndim, x->shape)))
-        return rc;
-
-    int64_t ostr[TB_MAX_DIMS] = {0}, outer[TB_MAX_DIMS];
-    contiguous_strides(x->ndim, x->shape, ostr);
-    memcpy(outer, x->shape, sizeof outer);
-    outer[ax] = 1;
-    int64_t len = x->shape[ax], step = x->strides[ax], ostep = ostr[ax];
-
-    walk w;
-    int64_t n = walk_init(&w, x->ndim, outer, 2);
-    memcpy(w.stride[0], x->strides, sizeof x->strides);
-    memcpy(w.stride[1], ostr, sizeof ostr);
-    double *o = out[0].data;
-    for (int64_t i = 0; i < n; i++, walk_next(&w)) {
-        double mx = -INFINITY;
-        for (int64_t j = 0; j < len; j++) {
-            double v = load(x, w.off[0] + j * step);
-            if (v > mx)
-                mx = v;
-        }
-        ksum k = {0, 0};
-        for (int64_t j = 0; j < len; j++) {
-            double e = exp(load(x, w.off[0] + j * step) - mx);
-            o[w.off[1] + j * ostep] = e;
-            ksum_add(&k, e);
-        }
-        double sum = ksum_get(&k);
-        for (int64_t j = 0; j < len; j++)
-            o[w.off[1] + j * ostep] /= sum;
-    }
-    return 0;
+    return softmax_lanes(in, out, p, TB_OP_softmax, false);
 }
 
 /* ---- permute ------------------------------------------------------------- */
