@@ -30,6 +30,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <cblas.h>
 
 #include "backends/backend.h"
@@ -46,31 +48,17 @@ static const tb_backend *const B = &tb_backend_blas;
 
 /* ---- fixtures ------------------------------------------------------------ */
 
-static int64_t live_at_setup;
-
-static int64_t live_bytes(void)
-{
-    tb_alloc_stats st;
-    tb_alloc_stats_read(&st);
-    return st.live_bytes;
-}
-
 static int setup(void **state)
 {
     (void)state;
-    live_at_setup = live_bytes();
+    leak_mark();
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    if (live_bytes() != live_at_setup) {
-        print_error("tensor memory leaked: %lld bytes\n",
-                    (long long)(live_bytes() - live_at_setup));
-        return -1;
-    }
-    return 0;
+    return leak_check();
 }
 
 /* ---- helpers ------------------------------------------------------------- */

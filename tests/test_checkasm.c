@@ -47,6 +47,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "backends/backend.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernels.h"
@@ -187,19 +189,10 @@ static bool same(double a, double b)
 
 /* ---- fixtures ------------------------------------------------------------ */
 
-static int64_t live_at_setup;
-
-static int64_t live_bytes(void)
-{
-    tb_alloc_stats st;
-    tb_alloc_stats_read(&st);
-    return st.live_bytes;
-}
-
 static int setup(void **state)
 {
     (void)state;
-    live_at_setup = live_bytes();
+    leak_mark();
     return 0;
 }
 
@@ -207,12 +200,7 @@ static int teardown(void **state)
 {
     (void)state;
     tb_cpu_isa_set_mask(TB_ISA_COUNT - 1);
-    if (live_bytes() != live_at_setup) {
-        print_error("tensor memory leaked: %lld bytes\n",
-                    (long long)(live_bytes() - live_at_setup));
-        return -1;
-    }
-    return 0;
+    return leak_check();
 }
 
 /* ========================================================================= */

@@ -31,6 +31,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "backends/backend.h"
 #include "backends/cpu/isa.h"
 #include "ops/alloc.h"
@@ -47,31 +49,17 @@ static const tb_backend *const B = &tb_backend_cpu;
 
 /* ---- fixtures ------------------------------------------------------------ */
 
-static int64_t live_at_setup;
-
-static int64_t live_bytes(void)
-{
-    tb_alloc_stats st;
-    tb_alloc_stats_read(&st);
-    return st.live_bytes;
-}
-
 static int setup(void **state)
 {
     (void)state;
-    live_at_setup = live_bytes();
+    leak_mark();
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    if (live_bytes() != live_at_setup) {
-        print_error("tensor memory leaked: %lld bytes\n",
-                    (long long)(live_bytes() - live_at_setup));
-        return -1;
-    }
-    return 0;
+    return leak_check();
 }
 
 /* ---- helpers ------------------------------------------------------------- */

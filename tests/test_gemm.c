@@ -49,6 +49,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/isa.h"
 #include "ops/alloc.h"
@@ -61,20 +63,12 @@
 
 /* ---- fixtures ------------------------------------------------------------ */
 
-static int64_t live_at_setup;
 static int max_isa; /* highest level to test: tb_cpu_isa_max() */
-
-static int64_t live_bytes(void)
-{
-    tb_alloc_stats st;
-    tb_alloc_stats_read(&st);
-    return st.live_bytes;
-}
 
 static int setup(void **state)
 {
     (void)state;
-    live_at_setup = live_bytes();
+    leak_mark();
     return 0;
 }
 
@@ -83,12 +77,7 @@ static int teardown(void **state)
     (void)state;
     tb_gemm_set_par_min_macs(TB_GEMM_PAR_MIN_MACS);
     tb_alloc_fail_after(-1);
-    if (live_bytes() != live_at_setup) {
-        print_error("gemm leaked %lld tracked bytes\n",
-                    (long long)(live_bytes() - live_at_setup));
-        return -1;
-    }
-    return 0;
+    return leak_check();
 }
 
 /* ---- helpers ------------------------------------------------------------- */

@@ -47,6 +47,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "backends/backend.h"
 #include "backends/cpu/ops_ext.h"
 #include "harness/config.h"
@@ -80,49 +82,20 @@ static bool is_base_op(const char *name)
 
 /* ---- fixtures ------------------------------------------------------------ */
 
-static int64_t live_at_setup;
-
-static int64_t live_bytes(void)
-{
-    tb_alloc_stats st;
-    tb_alloc_stats_read(&st);
-    return st.live_bytes;
-}
-
 static int setup(void **state)
 {
     (void)state;
-    live_at_setup = live_bytes();
+    leak_mark();
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    int64_t now = live_bytes();
-    if (now != live_at_setup) {
-        print_error("leak: %lld live bytes at setup, %lld at teardown\n",
-                    (long long)live_at_setup, (long long)now);
-        return -1;
-    }
-    return 0;
+    return leak_check();
 }
 
 /* ---- helpers ------------------------------------------------------------- */
-
-static tb_shape shape_of(int ndim, const int64_t *dims)
-{
-    tb_shape s;
-    memset(&s, 0, sizeof s);
-    s.ndim = ndim;
-    for (int i = 0; i < ndim; i++)
-        s.dim[i] = dims[i];
-    return s;
-}
-
-#define SHAPE(...)                                                        \
-    shape_of((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)),  \
-             (int64_t[]){__VA_ARGS__})
 
 /* splitmix64: deterministic inputs in [-1, 1). */
 static uint64_t rng_state = SEED;
