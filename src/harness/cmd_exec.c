@@ -257,7 +257,14 @@ int tb_cmd_exec(int argc, char **argv)
         fprintf(stderr, "tbench: exec: --shape: %s\n", err);
         goto out;
     }
-    if (co->shapes[0].n_in != 1 && co->shapes[0].n_in != op->n_in) {
+    if (op->n_in == 0 && co->shapes[0].n_in != 1) {
+        fprintf(stderr, "tbench: exec: --shape: %s creates a tensor and "
+                "takes one shape (the output's), got %d\n", op->name,
+                co->shapes[0].n_in);
+        goto out;
+    }
+    if (op->n_in && co->shapes[0].n_in != 1 &&
+        co->shapes[0].n_in != op->n_in) {
         fprintf(stderr, "tbench: exec: --shape: %s takes %d input%s, got "
                 "%d shapes\n", op->name, op->n_in, op->n_in == 1 ? "" : "s",
                 co->shapes[0].n_in);
@@ -270,7 +277,8 @@ int tb_cmd_exec(int argc, char **argv)
         goto out;
     }
     tb_shape outs[TB_MAX_OUTPUTS];
-    if (tb_op_infer(op, co->shapes[0].in, op->n_in, &co->paramsets[0], outs,
+    if (tb_op_infer(op, co->shapes[0].in, tb_op_n_shapes(op),
+                    &co->paramsets[0], outs,
                     err, sizeof err)) {
         fprintf(stderr, "tbench: exec: --shape/--params: %s\n", err);
         goto out;

@@ -843,7 +843,12 @@ static int parse_shape_entry(parser *P, const cJSON *v, const char *kp,
         return 0;
     }
     int n = cJSON_GetArraySize(v);
-    if (n != op->n_in)
+    if (op->n_in == 0 && n != 1)
+        return fail(P, v, false, kp,
+                    "%s creates a tensor and takes one shape (the "
+                    "output's), got %d",
+                    op->name, n);
+    if (op->n_in && n != op->n_in)
         return fail(P, v, false, kp,
                     "%s takes %d input%s, got %d shapes (give one shape "
                     "for all inputs, or exactly one per input)",
@@ -978,8 +983,8 @@ static const char *closest_op(const char *s)
 
 static int parse_op(parser *P, const cJSON *v, const char *kp, tb_cfg_op *o)
 {
-    static const char *const keys[] = {"op", "shapes", "params", "dtypes",
-                                       NULL};
+    static const char *const keys[] = {"op",     "shapes", "params",
+                                       "dtypes", "alloc",  NULL};
     char got[64], ckp[CFG_KP];
     int rc = check_object(P, v, kp, keys);
     if (rc)
@@ -1047,6 +1052,43 @@ static int parse_op(parser *P, const cJSON *v, const char *kp, tb_cfg_op *o)
         if (rc)
             return rc;
         o->has_dtypes = true;
+    }
+
+    o->alloc[0] = true; /* default: outputs allocated once (out=) */
+    const cJSON *al = cJSON_GetObjectItemCaseSensitive(v, "alloc");
+    if (al) {
+        kp_key(ckp, kp, "alloc");
+        o->alloc[0] = false;
+        const cJSON *one = al;
+        int k = 0;
+        if (cJSON_IsArray(al)) {
+            if (!al->child)
+                return fail(P, al, false, ckp,
+                            "expected true, false or a list of them, got "
+                            "an empty list");
+            one = al->child;
+        }
+        for (; one; one = cJSON_IsArray(al) ? one->next : NULL, k++) {
+            char ekp[CFG_KP];
+            if (cJSON_IsArray(al))
+                kp_idx(ekp, ckp, k);
+            else
+                snprintf(ekp, sizeof ekp, "%s", ckp);
+            if (!cJSON_IsBool(one))
+                return fail(P, one, false, ekp,
+                            "expected true or false, got %s",
+                            describe(one, got, sizeof(got)));
+            bool on = cJSON_IsTrue(one);
+            if (o->alloc[on])
+                return fail(P, one, false, ekp, "%s is listed twice",
+                            on ? "true" : "false");
+            if (on && op->alias)
+                return fail(P, one, false, ekp,
+                            "%s writes its results into its inputs; "
+                            "\"alloc\": true does not apply to it",
+                            op->name);
+            o->alloc[on] = true;
+        }
     }
     return 0;
 }

@@ -52,6 +52,9 @@ typedef struct tb_cfg_op {
     tb_params paramsets[TB_CFG_MAX_PARAMSETS];
     bool has_dtypes; /* per-op dtype override */
     bool dtypes[TB_DTYPE_COUNT];
+    /* "alloc": alloc[0] = outputs allocated once (out=, the default),
+     * alloc[1] = allocated by every call; each set one is a case. */
+    bool alloc[2];
     int line, col;
 } tb_cfg_op;
 

@@ -32,8 +32,9 @@ static void make_id(tb_case *c)
         snprintf(axes + u, sizeof axes - u, "%s%s=%s", i ? "," : "",
                  c->axis_name[i], c->axis_value[i]);
     }
-    snprintf(c->id, sizeof c->id, "%s%s%s%s/%s/%s/%s%s%s%s", c->op->name,
-             prm[0] ? "[" : "", prm, prm[0] ? "]" : "", shp,
+    snprintf(c->id, sizeof c->id, "%s%s%s%s%s/%s/%s/%s%s%s%s", c->op->name,
+             c->alloc_outputs ? "@alloc" : "", prm[0] ? "[" : "", prm,
+             prm[0] ? "]" : "", shp,
              tb_dtype_name(c->dtype), c->backend->name, axes[0] ? "[" : "",
              axes, axes[0] ? "]" : "");
 }
@@ -223,7 +224,7 @@ static int plan_config(builder *b, const tb_config *cfg,
                 memset(&c, 0, sizeof c);
                 c.cfg = cfg;
                 c.op = co->op;
-                c.n_in = co->op->n_in;
+                c.n_in = tb_op_n_shapes(co->op);
                 for (int i = 0; i < c.n_in; i++)
                     c.in[i] = cs->in[cs->n_in == 1 ? 0 : i];
                 c.params = co->paramsets[pi];
@@ -268,7 +269,13 @@ static int plan_config(builder *b, const tb_config *cfg,
                                  (double)mem / (1 << 30));
                         return TB_ESHAPE;
                     }
-                    for (int r = 0; r < nres; r++) {
+                    for (int r = 0; r < nres; r++)
+                    for (int al = 0; al < 2; al++) {
+                        /* neither set: a config built in memory */
+                        bool any = co->alloc[0] || co->alloc[1];
+                        if (any ? !co->alloc[al] : al == 1)
+                            continue;
+                        c.alloc_outputs = al;
                         int idx[TB_MAX_AXES] = {0};
                         c.backend = res[r].be;
                         c.available = res[r].available;

@@ -17,10 +17,13 @@ typedef struct tb_case {
     const tb_config *cfg;
     const tb_op *op;
     tb_dtype dtype;
-    int n_in;
+    int n_in; /* shapes given: tb_op_n_shapes (a creation op: 1) */
     tb_shape in[TB_MAX_INPUTS];
     tb_shape out[TB_MAX_OUTPUTS];
     tb_params params;
+    /* Outputs allocated by every call (config "alloc": true) instead of
+     * written into buffers allocated once (the out= form). */
+    bool alloc_outputs;
     const tb_backend *backend;
     int n_axes; /* every axis of the backend, in its order */
     char axis_name[TB_MAX_AXES][32];

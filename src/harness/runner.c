@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../ops/alloc.h"
+#include "../backends/composite.h"
 #include "../ops/error.h"
 #include "timer.h"
 
@@ -119,6 +120,8 @@ static void fill_input(tb_tensor *t, const tb_op *op, int idx, tb_rng *rng)
 typedef struct {
     const tb_backend *be;
     void *ctx;
+    void *kctx;         /* what the kernel is called with: ctx or comp */
+    tb_composite *comp; /* unfused compositions */
     tb_tensor host_in[TB_MAX_INPUTS], dev_in[TB_MAX_INPUTS];
     tb_tensor host_out[TB_MAX_OUTPUTS], dev_out[TB_MAX_OUTPUTS];
     tb_tensor ref_out[TB_MAX_OUTPUTS];
@@ -127,6 +130,8 @@ typedef struct {
 
 static void buffers_free(buffers *b, const tb_op *op)
 {
+    tb_composite_destroy(b->comp);
+    b->comp = NULL;
     for (int i = 0; i < op->n_in; i++) {
         if (b->dev_in_ok[i])
             b->be->free(b->ctx, &b->dev_in[i]);
@@ -163,7 +168,15 @@ static int buffers_make(buffers *b, const tb_case *c, char *err, size_t len)
         if (tb_tensor_create(&b->host_out[i], c->dtype, &c->out[i]) ||
             tb_tensor_create(&b->ref_out[i], TB_F64, &c->out[i]))
             goto nomem;
+        /* An output written into an input (in-place ops, optimizer
+         * state) is that input's buffer. */
+        if (c->op->alias && c->op->alias[i] >= 0) {
+            b->dev_out[i] = b->dev_in[c->op->alias[i]];
+            continue;
+        }
         tb_tensor_init(&b->dev_out[i], c->dtype, &c->out[i]);
+        if (c->alloc_outputs)
+            continue; /* allocated by every call (run_batch) */
         if (b->be->alloc(b->ctx, &b->dev_out[i]))
             goto nomem;
         b->dev_out_ok[i] = true;
@@ -181,10 +194,32 @@ static int run_batch(const buffers *b, tb_kernel_fn fn, const tb_case *c,
                      uint64_t k, double *ns)
 {
     uint64_t t0 = tb_now_ns();
-    for (uint64_t i = 0; i < k; i++) {
-        int rc = fn(b->ctx, b->dev_in, (tb_tensor *)b->dev_out, &c->params);
-        if (rc)
-            return rc;
+    if (c->alloc_outputs) {
+        /* As `c = a + b` does: new outputs every call, freed after it
+         * (a caching allocator would hand the same block back). */
+        int n = c->op->n_out;
+        for (uint64_t i = 0; i < k; i++) {
+            tb_tensor o[TB_MAX_OUTPUTS];
+            int rc = 0, made = 0;
+            while (made < n && !rc) {
+                o[made] = b->dev_out[made];
+                if ((rc = b->be->alloc(b->ctx, &o[made])) == 0)
+                    made++;
+            }
+            if (!rc)
+                rc = fn(b->kctx, b->dev_in, o, &c->params);
+            for (int j = 0; j < made; j++)
+                b->be->free(b->ctx, &o[j]);
+            if (rc)
+                return rc;
+        }
+    } else {
+        for (uint64_t i = 0; i < k; i++) {
+            int rc = fn(b->kctx, b->dev_in, (tb_tensor *)b->dev_out,
+                        &c->params);
+            if (rc)
+                return rc;
+        }
     }
     int rc = tb_backend_sync(b->be, b->ctx);
     *ns = (double)(tb_now_ns() - t0);
@@ -403,8 +438,31 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
         set_error(res, TB_STATUS_ERROR, "backend instance: %s", in->err);
         return false;
     }
-    tb_kernel_fn fn = c->backend->kernel(in->ctx, c->op, c->dtype,
-                                         &c->params, &res->impl);
+    b->be = c->backend;
+    b->ctx = in->ctx;
+    b->kctx = in->ctx;
+    char err[256];
+    tb_kernel_fn fn;
+    if (c->op->n_steps) { /* an unfused composition */
+        int rc = tb_composite_create(c->backend, in->ctx, c->op, c->dtype,
+                                     c->in, &c->params, &b->comp, err,
+                                     sizeof err);
+        if (rc) {
+            set_error(res,
+                      rc == TB_EUNSUPPORTED ? TB_STATUS_UNSUPPORTED
+                                            : TB_STATUS_ERROR,
+                      "%s", err);
+            return false;
+        }
+        fn = tb_composite_run;
+        b->kctx = b->comp;
+        snprintf(res->impl_buf, sizeof res->impl_buf, "%s",
+                 tb_composite_impl(b->comp));
+        res->impl = res->impl_buf;
+    } else {
+        fn = c->backend->kernel(in->ctx, c->op, c->dtype, &c->params,
+                                &res->impl);
+    }
     if (!fn) {
         set_error(res, TB_STATUS_UNSUPPORTED, "%s",
                   "the backend has no kernel for this op, dtype and "
@@ -412,9 +470,6 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
         return false;
     }
     *fnp = fn;
-    b->be = c->backend;
-    b->ctx = in->ctx;
-    char err[256];
     int rc = buffers_make(b, c, err, sizeof err);
     if (rc) {
         set_error(res, TB_STATUS_ERROR, "%s", err);
@@ -425,9 +480,25 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
 
     /* Check before timing: one call, download, compare. */
     double ns;
-    rc = run_batch(b, fn, c, 1, &ns);
+    if (c->alloc_outputs) { /* the check needs outputs that stay */
+        for (int i = 0; !rc && i < c->op->n_out; i++)
+            if ((rc = b->be->alloc(b->ctx, &b->dev_out[i])) == 0)
+                b->dev_out_ok[i] = true;
+        if (!rc)
+            rc = fn(b->kctx, b->dev_in, b->dev_out, &c->params);
+        if (!rc)
+            rc = tb_backend_sync(b->be, b->ctx);
+    } else {
+        rc = run_batch(b, fn, c, 1, &ns);
+    }
     for (int i = 0; !rc && i < c->op->n_out; i++)
         rc = b->be->download(b->ctx, &b->host_out[i], &b->dev_out[i]);
+    if (c->alloc_outputs) /* timing allocates its own */
+        for (int i = 0; i < c->op->n_out; i++)
+            if (b->dev_out_ok[i]) {
+                b->be->free(b->ctx, &b->dev_out[i]);
+                b->dev_out_ok[i] = false;
+            }
     if (rc) {
         set_error(res, TB_STATUS_ERROR, "kernel failed: %s",
                   tb_strerror(rc));
@@ -444,6 +515,10 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
             set_error(res, TB_STATUS_ERROR, "reference kernel failed: %s",
                       tb_strerror(rc));
             return false;
+        }
+        if (c->op->canon) { /* one sign convention on both sides */
+            c->op->canon(b->host_out, c->op->n_out);
+            c->op->canon(b->ref_out, c->op->n_out);
         }
         tb_check_outputs(b->host_out, b->ref_out, c->op->n_out,
                          c->op->tol[c->dtype], c->reduce_len, &res->check);

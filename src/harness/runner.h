@@ -29,6 +29,7 @@ typedef struct tb_result {
     tb_status status;
     char message[512];
     const char *impl; /* the kernel that ran, as the backend names it */
+    char impl_buf[256]; /* impl's storage when the harness names it */
     tb_check check;
     bool checked;
     /* timing */

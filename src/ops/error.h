@@ -18,7 +18,8 @@
     X(PARSE, "parse error")                                               \
     X(RANGE, "value out of range")                                        \
     X(NOTFOUND, "not found")                                              \
-    X(NUMERIC, "numerical failure")
+    X(NUMERIC, "numerical failure")                                       \
+    X(CONVERGE, "the iteration did not converge")
 
 typedef enum {
     TB_OK = 0,

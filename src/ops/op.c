@@ -471,16 +471,119 @@ static int shape_pool2d(const tb_op *op, const tb_shape *in,
     return 0;
 }
 
+/* Creation ops: the one shape given is the output's; arange is 1-D. */
+static int shape_create(const tb_op *op, const tb_shape *in,
+                        const tb_params *p, tb_shape *out, char *err,
+                        size_t len)
+{
+    (void)p;
+    char s[96];
+    if (op->id == TB_OP_arange && in[0].ndim != 1)
+        return fail(err, len, TB_ESHAPE,
+                    "%s: the shape must be 1-D [n], got %s", op->name,
+                    tb_shape_format(&in[0], s, sizeof s));
+    *out = in[0];
+    return 0;
+}
+
+/* In-place binary ops: NumPy broadcasting, and the result must have the
+ * first input's shape (it is written there). */
+static int shape_inplace(const tb_op *op, const tb_shape *in,
+                         const tb_params *p, tb_shape *out, char *err,
+                         size_t len)
+{
+    int rc = op->n_in == 1 ? shape_same(op, in, p, out, err, len)
+                           : shape_broadcast(op, in, p, out, err, len);
+    if (rc)
+        return rc;
+    char sa[96], so[96];
+    if (!tb_shape_equal(out, &in[0]))
+        return fail(err, len, TB_ESHAPE,
+                    "%s: writes into its first input %s, but the result "
+                    "broadcasts to %s",
+                    op->name, tb_shape_format(&in[0], sa, sizeof sa),
+                    tb_shape_format(out, so, sizeof so));
+    return 0;
+}
+
+/* Optimizer steps: parameters, gradient and every state tensor have one
+ * shape, which every output (the updated parameters and state) has. */
+static int shape_optim(const tb_op *op, const tb_shape *in,
+                       const tb_params *p, tb_shape *out, char *err,
+                       size_t len)
+{
+    (void)p;
+    static const char *const names[] = {"param", "grad", "state 1",
+                                        "state 2"};
+    for (int i = 1; i < op->n_in; i++) {
+        char sa[96], sb[96];
+        if (!tb_shape_equal(&in[i], &in[0]))
+            return fail(err, len, TB_ESHAPE,
+                        "%s: %s %s differs from param %s", op->name,
+                        names[i], tb_shape_format(&in[i], sb, sizeof sb),
+                        tb_shape_format(&in[0], sa, sizeof sa));
+    }
+    for (int i = 0; i < op->n_out; i++)
+        out[i] = in[0];
+    return 0;
+}
+
+/* svd, qr: a 2-D [m, n] matrix, k = min(m, n); svd -> U [m, k], S [k],
+ * Vt [k, n] (thin); qr -> Q [m, k], R [k, n] (reduced).  eigh: a square
+ * [n, n] matrix -> eigenvalues [n] (ascending), eigenvectors [n, n]
+ * (columns). */
+static int shape_linalg(const tb_op *op, const tb_shape *in,
+                        const tb_params *p, tb_shape *out, char *err,
+                        size_t len)
+{
+    (void)p;
+    char s[96];
+    if (in[0].ndim != 2)
+        return fail(err, len, TB_ESHAPE,
+                    "%s: expects a 2-D matrix, got %s", op->name,
+                    tb_shape_format(&in[0], s, sizeof s));
+    int64_t m = in[0].dim[0], n = in[0].dim[1], k = m < n ? m : n;
+    if (m > (1 << 16) || n > (1 << 16))
+        return fail(err, len, TB_ESHAPE,
+                    "%s: %s is too large (at most 65536 per dim)", op->name,
+                    tb_shape_format(&in[0], s, sizeof s));
+    switch (op->id) {
+    case TB_OP_svd:
+        out[0] = (tb_shape){2, {m, k}};
+        out[1] = (tb_shape){1, {k}};
+        out[2] = (tb_shape){2, {k, n}};
+        return 0;
+    case TB_OP_qr:
+        out[0] = (tb_shape){2, {m, k}};
+        out[1] = (tb_shape){2, {k, n}};
+        return 0;
+    default:
+        if (m != n)
+            return fail(err, len, TB_ESHAPE,
+                        "%s: needs a square matrix, got %s", op->name,
+                        tb_shape_format(&in[0], s, sizeof s));
+        out[0] = (tb_shape){1, {n}};
+        out[1] = (tb_shape){2, {n, n}};
+        return 0;
+    }
+}
+
 int tb_op_infer(const tb_op *op, const tb_shape *in, int n_in,
                 const tb_params *p, tb_shape *out, char *err, size_t errlen)
 {
-    if (n_in != op->n_in)
+    if (op->n_in == 0 && n_in != 1)
+        return fail(err, errlen, TB_ESHAPE,
+                    "%s: creates a tensor: give one shape (the output's), "
+                    "got %d",
+                    op->name, n_in);
+    if (op->n_in && n_in != op->n_in)
         return fail(err, errlen, TB_ESHAPE, "%s: expects %d input%s, got %d",
                     op->name, op->n_in, op->n_in == 1 ? "" : "s", n_in);
     for (int i = 0; i < n_in; i++) {
         if (in[i].ndim < 1 || in[i].ndim > TB_MAX_DIMS)
             return fail(err, errlen, TB_ESHAPE,
-                        "%s: input %d has %d dims (allowed 1..%d)", op->name,
+                        "%s: %s %d has %d dims (allowed 1..%d)", op->name,
+                        op->n_in ? "input" : "shape",
                         i, in[i].ndim, TB_MAX_DIMS);
         int64_t numel = 1;
         for (int d = 0; d < in[i].ndim; d++) {
@@ -691,6 +794,62 @@ static double rlen_pool2d(const tb_op *op, const tb_shape *in,
     return p->v[0] * p->v[0];
 }
 
+/* Optimizer steps: floating-point operations per parameter, counted
+ * from the update formulas in their PyTorch form (weight decay, when
+ * nonzero, adds 2; divisions and square roots count 1 each). */
+static double flops_optim(const tb_op *op, const tb_shape *in,
+                          const tb_shape *out, const tb_params *p,
+                          tb_dtype dt)
+{
+    (void)out, (void)p, (void)dt;
+    double per;
+    switch (op->id) {
+    case TB_OP_sgd: per = 2; break;            /* p -= lr*g */
+    case TB_OP_sgd_momentum: per = 6; break;   /* buf, nesterov, p */
+    case TB_OP_adagrad: per = 6; break;        /* sum += g*g; p -= .. */
+    case TB_OP_adamax: per = 9; break;         /* m, u = max(..), p */
+    case TB_OP_adam: per = 12; break;          /* m, v, sqrt, div, p */
+    case TB_OP_adamw: per = 14; break;         /* adam + decoupled decay */
+    case TB_OP_nadam: per = 15; break;
+    default: per = 14; break;                  /* radam, rectified */
+    }
+    return per * numel_d(&in[0]);
+}
+
+/* Linear algebra: the textbook operation counts (Golub & Van Loan,
+ * Matrix Computations, 4th ed., sec. 5.2 and 8.3 and the table of
+ * 8.6.3), a convention for GFLOP/s, not what a given LAPACK performs:
+ * qr (Householder, thin Q, m >= n): 4mn^2 - 4n^3/3; svd (thin, R-SVD):
+ * 6mn^2 + 11n^3; eigh (symmetric QR with eigenvectors): 9n^3.  For
+ * m < n, m and n swap. */
+static double flops_linalg(const tb_op *op, const tb_shape *in,
+                           const tb_shape *out, const tb_params *p,
+                           tb_dtype dt)
+{
+    (void)out, (void)p, (void)dt;
+    double m = (double)in[0].dim[0], n = (double)in[0].dim[1];
+    if (m < n) {
+        double t = m;
+        m = n;
+        n = t;
+    }
+    switch (op->id) {
+    case TB_OP_qr: return 4 * m * n * n - 4 * n * n * n / 3;
+    case TB_OP_svd: return 6 * m * n * n + 11 * n * n * n;
+    default: return 9 * n * n * n;
+    }
+}
+
+/* svd/qr/eigh: errors grow with the matrix size. */
+static double rlen_linalg(const tb_op *op, const tb_shape *in,
+                          const tb_shape *out, const tb_params *p,
+                          tb_dtype dt)
+{
+    (void)op, (void)out, (void)p, (void)dt;
+    return (double)(in[0].dim[0] > in[0].dim[1] ? in[0].dim[0]
+                                                 : in[0].dim[1]);
+}
+
 /* ---- parameter schemas and input domains -------------------------------- */
 
 static const tb_param_spec params_reduce[] = {
@@ -767,6 +926,118 @@ static const tb_domain domain_log[] = {{0.01, 10}};
 static const tb_domain domain_sqrt[] = {{0, 10}};
 static const tb_domain domain_pow[] = {{0.1, 2}, {-2, 2}};
 
+#define P_LR(d) {"lr", TB_PARAM_FLOAT, false, d, 0, 1e6, "learning rate"}
+#define P_WD(d)                                                           \
+    {"weight_decay", TB_PARAM_FLOAT, false, d, 0, 1e6,                    \
+     "L2 penalty added to the gradient (adamw: decoupled decay)"}
+#define P_BETA1 {"beta1", TB_PARAM_FLOAT, false, 0.9, 0, 0.999999,      \
+                 "decay of the first moment"}
+#define P_BETA2 {"beta2", TB_PARAM_FLOAT, false, 0.999, 0, 0.999999,    \
+                 "decay of the second moment"}
+#define P_EPS(d) {"eps", TB_PARAM_FLOAT, false, d, 0, 1, "added to the denominator"}
+/* The state tensors are given (a run in progress): `step` is the number
+ * of the step being taken, used in the bias corrections; every timed
+ * call repeats that step number on the state the last call left. */
+#define P_STEP {"step", TB_PARAM_INT, false, 10, 1, 1e9,                   \
+                "number of this step (1 = first), for bias corrections"}
+static const tb_param_spec params_sgd[] = {P_LR(0.01), P_WD(0)};
+static const tb_param_spec params_sgd_momentum[] = {
+    P_LR(0.01),
+    {"momentum", TB_PARAM_FLOAT, false, 0.9, 0, 1, "momentum factor"},
+    {"dampening", TB_PARAM_FLOAT, false, 0, 0, 1, "dampening of the gradient"},
+    P_WD(0),
+    {"nesterov", TB_PARAM_BOOL, false, 0, 0, 1, "Nesterov momentum"},
+};
+static const tb_param_spec params_adam[] = {
+    P_LR(1e-3), P_BETA1, P_BETA2, P_EPS(1e-8), P_WD(0), P_STEP,
+};
+static const tb_param_spec params_adamw[] = {
+    P_LR(1e-3), P_BETA1, P_BETA2, P_EPS(1e-8), P_WD(0.01), P_STEP,
+};
+static const tb_param_spec params_adagrad[] = {
+    P_LR(0.01),
+    {"lr_decay", TB_PARAM_FLOAT, false, 0, 0, 1e6, "lr / (1 + (step-1)*lr_decay)"},
+    P_WD(0), P_EPS(1e-10), P_STEP,
+};
+static const tb_param_spec params_adamax[] = {
+    P_LR(2e-3), P_BETA1, P_BETA2, P_EPS(1e-8), P_WD(0), P_STEP,
+};
+static const tb_param_spec params_nadam[] = {
+    P_LR(2e-3), P_BETA1, P_BETA2, P_EPS(1e-8), P_WD(0),
+    {"momentum_decay", TB_PARAM_FLOAT, false, 4e-3, 0, 1e6,
+     "mu_t = beta1*(1 - 0.5*0.96^(t*momentum_decay))"},
+    P_STEP,
+};
+static const tb_param_spec params_radam[] = {
+    P_LR(1e-3), P_BETA1, P_BETA2, P_EPS(1e-8), P_WD(0), P_STEP,
+};
+#undef P_LR
+#undef P_WD
+#undef P_BETA1
+#undef P_BETA2
+#undef P_EPS
+#undef P_STEP
+static const tb_param_spec params_full[] = {
+    {"value", TB_PARAM_FLOAT, false, 0, -1e30, 1e30,
+     "the fill value (rounded to the case dtype)"},
+};
+static const tb_param_spec params_arange[] = {
+    {"start", TB_PARAM_FLOAT, false, 0, -1e30, 1e30, "first value"},
+    {"step", TB_PARAM_FLOAT, false, 1, -1e30, 1e30,
+     "out[i] = start + i*step, computed in double, rounded once"},
+};
+static const tb_param_spec params_rand_uniform[] = {
+    {"low", TB_PARAM_FLOAT, false, 0, -1e30, 1e30, "lower bound"},
+    {"high", TB_PARAM_FLOAT, false, 1, -1e30, 1e30, "upper bound"},
+    {"seed", TB_PARAM_INT, false, 0, 0, 9007199254740992.0,
+     "stream: out[i] depends only on (seed, i)"},
+};
+static const tb_param_spec params_rand_normal[] = {
+    {"mean", TB_PARAM_FLOAT, false, 0, -1e30, 1e30, "mean"},
+    {"std", TB_PARAM_FLOAT, false, 1, 0, 1e30, "standard deviation"},
+    {"seed", TB_PARAM_INT, false, 0, 0, 9007199254740992.0,
+     "stream: out[i] depends only on (seed, i)"},
+};
+
+/* Optimizer inputs: param, grad, then state; second-moment state
+ * (v, adagrad's sum, adamax's u) is nonnegative. */
+static const tb_domain domain_optim_mv[] = {{-1, 1}, {-1, 1}, {-1, 1},
+                                            {0, 1}};
+static const tb_domain domain_optim_sum[] = {{-1, 1}, {-1, 1}, {0, 1}};
+/* mul_ and div_ write into their input and are called millions of times
+ * in a row: any |b| != 1 would drive the values to 0 (subnormals, which
+ * are slow) or infinity within the timing loop.  b = -1 keeps them
+ * unchanged in magnitude and still makes a kernel that ignores b fail the
+ * check (mul and div check the arithmetic on general values). */
+static const tb_domain domain_inplace_neg1[] = {{-1, 1}, {-1, -1}};
+
+static const int8_t alias_first[] = {0};
+static const int8_t alias_p_buf[] = {0, 2};
+static const int8_t alias_p_m_v[] = {0, 2, 3};
+
+/* The unfused compositions, step by step as an eager framework runs
+ * them (one kernel and one new tensor per step). */
+static const tb_step steps_add_relu[] = {
+    {TB_OP_add, {0, 1}, 0, {{NULL, 0}}},
+    {TB_OP_relu, {TB_STEP_TMP(0)}, -1, {{NULL, 0}}},
+};
+static const tb_step steps_linear[] = {
+    {TB_OP_matmul, {0, 1}, 0, {{NULL, 0}}},
+    {TB_OP_add, {TB_STEP_TMP(0), 2}, 1, {{NULL, 0}}},
+    {TB_OP_relu, {TB_STEP_TMP(1)}, -1, {{NULL, 0}}},
+};
+/* m = max(x, axis, keepdim); s = x - m; e = exp(s); z = sum(e, axis,
+ * keepdim); l = log(z); out = s - l. */
+static const tb_step steps_log_softmax[] = {
+    {TB_OP_max, {0}, 0, {{"keepdim", 1}}},
+    {TB_OP_sub, {0, TB_STEP_TMP(0)}, 1, {{NULL, 0}}},
+    {TB_OP_exp, {TB_STEP_TMP(1)}, 2, {{NULL, 0}}},
+    {TB_OP_sum, {TB_STEP_TMP(2)}, 3, {{"keepdim", 1}}},
+    {TB_OP_log, {TB_STEP_TMP(3)}, 4, {{NULL, 0}}},
+    {TB_OP_sub, {TB_STEP_TMP(1), TB_STEP_TMP(4)}, -1, {{NULL, 0}}},
+};
+#define NSTEPS(a) (int)(sizeof a / sizeof a[0])
+
 /* ---- the table ----------------------------------------------------------- */
 
 /* Tolerances: |got - ref| <= atol * sqrt(reduce_len) + rtol * |ref|.
@@ -793,10 +1064,35 @@ static const tb_domain domain_pow[] = {{0.1, 2}, {-2, 2}};
  * x ~ -5.5, beyond which the result rounds to 0) and ~4.4e-16 in f64 (at
  * x ~ -8).  Stable forms (erfc, x*sigmoid(2u)) meet rtol alone. */
 #define TOL_GELU {{1e-6, 2e-7}, {1e-14, 1e-15}}
+/* Optimizer steps: a short chain of roundings (a square root and a
+ * division for the Adam family) on values of order 1. */
+#define TOL_OPT {{1e-5, 1e-6}, {1e-13, 1e-14}}
+/* rand_normal: Box-Muller's log and cos of the same uniform draws. */
+#define TOL_RAND_NORMAL {{1e-5, 1e-6}, {1e-13, 1e-14}}
+/* svd/qr/eigh on well-conditioned random matrices (entries in [-1, 1]):
+ * backward-stable algorithms, errors ~ n * eps * cond; vectors compared
+ * after tb_canon_* fixed their signs. */
+#define TOL_LINALG {{2e-3, 2e-4}, {1e-9, 1e-10}}
 
-#define OP(nm, cat, nin, nout, np, pspec, dom, shp, fl, by, rl, tol, dc) \
-    [TB_OP_##nm] = {TB_OP_##nm, #nm, cat, nin, nout, np, pspec, dom,  \
-                    shp, fl, by, rl, tol, tb_ref_##nm, dc},
+/* The tolerance argument (TOL_*) expands to a braced list with commas,
+ * so these macros take every field directly instead of forwarding. */
+#define OP(nm, cat, nin, nout, np, pspec, dom, shp, fl, by, rl, tol_, dc) \
+    [TB_OP_##nm] = {.id = TB_OP_##nm, .name = #nm, .category = cat,     \
+                    .n_in = nin, .n_out = nout, .n_params = np,         \
+                    .params = pspec, .domain = dom, .shape = shp,       \
+                    .flops = fl, .bytes = by, .reduce_len = rl,         \
+                    .tol = tol_, .ref = tb_ref_##nm, .doc = dc,         \
+                    .base = TB_OP_##nm},
+/* A row with more fields: base op, aliases, steps, canonicalisation. */
+#define OPX(nm, base_, alias_, nst, steps_, canon_, cat, nin, nout, np,  \
+            pspec, dom, shp, fl, by, rl, tol_, dc)                        \
+    [TB_OP_##nm] = {.id = TB_OP_##nm, .name = #nm, .category = cat,     \
+                    .n_in = nin, .n_out = nout, .n_params = np,         \
+                    .params = pspec, .domain = dom, .shape = shp,       \
+                    .flops = fl, .bytes = by, .reduce_len = rl,         \
+                    .tol = tol_, .ref = tb_ref_##nm, .doc = dc,         \
+                    .base = TB_OP_##base_, .alias = alias_,             \
+                    .n_steps = nst, .steps = steps_, .canon = canon_},
 
 static const tb_op op_table[TB_OP_COUNT] = {
     OP(add, TB_CAT_ELEMENTWISE, 2, 1, 0, NULL, NULL, shape_broadcast,
@@ -928,6 +1224,107 @@ static const tb_op op_table[TB_OP_COUNT] = {
        flops_pool2d, bytes_io, rlen_pool2d, TOL_ACC,
        "mean over kernel x kernel windows of [N,C,H,W], padding counted "
        "as zeros")
+
+    /* creation: the one shape given is the output's */
+    OP(zeros, TB_CAT_CREATION, 0, 1, 0, NULL, NULL, shape_create,
+       flops_zero, bytes_io, NULL, TOL_EXACT, "a tensor of zeros")
+    OP(ones, TB_CAT_CREATION, 0, 1, 0, NULL, NULL, shape_create,
+       flops_zero, bytes_io, NULL, TOL_EXACT, "a tensor of ones")
+    OP(full, TB_CAT_CREATION, 0, 1, 1, params_full, NULL, shape_create,
+       flops_zero, bytes_io, NULL, TOL_EXACT, "a tensor of one value")
+    OP(arange, TB_CAT_CREATION, 0, 1, 2, params_arange, NULL, shape_create,
+       flops_per_out, bytes_io, NULL, TOL_EW,
+       "start + i*step for i in 0..n-1 (1-D)")
+    OP(rand_uniform, TB_CAT_CREATION, 0, 1, 3, params_rand_uniform, NULL,
+       shape_create, flops_zero, bytes_io, NULL, TOL_EW,
+       "uniform in [low, high): counter-based, out[i] from (seed, i)")
+    OP(rand_normal, TB_CAT_CREATION, 0, 1, 3, params_rand_normal, NULL,
+       shape_create, flops_zero, bytes_io, NULL, TOL_RAND_NORMAL,
+       "normal(mean, std): Box-Muller on the rand_uniform stream")
+    OP(copy, TB_CAT_CREATION, 1, 1, 0, NULL, NULL, shape_same, flops_zero,
+       bytes_io, NULL, TOL_EXACT, "a new tensor with the input's values")
+
+    /* in-place: the result overwrites the first input */
+    OPX(add_, add, alias_first, 0, NULL, NULL, TB_CAT_INPLACE, 2, 1, 0,
+        NULL, NULL, shape_inplace, flops_per_out, bytes_io, NULL, TOL_EW,
+        "a += b in place, b broadcast to a")
+    OPX(sub_, sub, alias_first, 0, NULL, NULL, TB_CAT_INPLACE, 2, 1, 0,
+        NULL, NULL, shape_inplace, flops_per_out, bytes_io, NULL, TOL_EW,
+        "a -= b in place, b broadcast to a")
+    OPX(mul_, mul, alias_first, 0, NULL, NULL, TB_CAT_INPLACE, 2, 1, 0,
+        NULL, domain_inplace_neg1, shape_inplace, flops_per_out, bytes_io,
+        NULL, TOL_EW, "a *= b in place, b broadcast to a; b = -1")
+    OPX(div_, div, alias_first, 0, NULL, NULL, TB_CAT_INPLACE, 2, 1, 0,
+        NULL, domain_inplace_neg1, shape_inplace, flops_per_out, bytes_io,
+        NULL, TOL_EW, "a /= b in place, b broadcast to a; b = -1")
+    OPX(relu_, relu, alias_first, 0, NULL, NULL, TB_CAT_INPLACE, 1, 1, 0,
+        NULL, NULL, shape_inplace, flops_per_out, bytes_io, NULL, TOL_EW,
+        "x = max(x, 0) in place")
+
+    /* optimizer steps: param and state updated in place */
+    OPX(sgd, sgd, alias_first, 0, NULL, NULL, TB_CAT_OPTIMIZER, 2, 1, 2,
+        params_sgd, NULL, shape_optim, flops_optim, bytes_io, NULL, TOL_OPT,
+        "p -= lr*(g + wd*p); inputs p, g")
+    OPX(sgd_momentum, sgd_momentum, alias_p_buf, 0, NULL, NULL,
+        TB_CAT_OPTIMIZER, 3, 2, 5, params_sgd_momentum, NULL, shape_optim,
+        flops_optim, bytes_io, NULL, TOL_OPT,
+        "PyTorch SGD with momentum (optionally Nesterov); inputs p, g, "
+        "buf; outputs p, buf")
+    OPX(adam, adam, alias_p_m_v, 0, NULL, NULL, TB_CAT_OPTIMIZER, 4, 3, 6,
+        params_adam, domain_optim_mv, shape_optim, flops_optim, bytes_io,
+        NULL, TOL_OPT,
+        "PyTorch Adam; inputs p, g, m, v; outputs p, m, v")
+    OPX(adamw, adamw, alias_p_m_v, 0, NULL, NULL, TB_CAT_OPTIMIZER, 4, 3,
+        6, params_adamw, domain_optim_mv, shape_optim, flops_optim,
+        bytes_io, NULL, TOL_OPT,
+        "PyTorch AdamW (decoupled weight decay); inputs p, g, m, v; "
+        "outputs p, m, v")
+    OPX(adagrad, adagrad, alias_p_buf, 0, NULL, NULL, TB_CAT_OPTIMIZER, 3,
+        2, 5, params_adagrad, domain_optim_sum, shape_optim, flops_optim,
+        bytes_io, NULL, TOL_OPT,
+        "PyTorch Adagrad; inputs p, g, sum; outputs p, sum")
+    OPX(adamax, adamax, alias_p_m_v, 0, NULL, NULL, TB_CAT_OPTIMIZER, 4, 3,
+        6, params_adamax, domain_optim_mv, shape_optim, flops_optim,
+        bytes_io, NULL, TOL_OPT,
+        "PyTorch Adamax; inputs p, g, m, u; outputs p, m, u")
+    OPX(nadam, nadam, alias_p_m_v, 0, NULL, NULL, TB_CAT_OPTIMIZER, 4, 3,
+        7, params_nadam, domain_optim_mv, shape_optim, flops_optim,
+        bytes_io, NULL, TOL_OPT,
+        "PyTorch NAdam (mu product from the step number); inputs p, g, "
+        "m, v; outputs p, m, v")
+    OPX(radam, radam, alias_p_m_v, 0, NULL, NULL, TB_CAT_OPTIMIZER, 4, 3,
+        6, params_radam, domain_optim_mv, shape_optim, flops_optim,
+        bytes_io, NULL, TOL_OPT,
+        "PyTorch RAdam; inputs p, g, m, v; outputs p, m, v")
+
+    /* linear algebra (LAPACK semantics) */
+    OPX(svd, svd, NULL, 0, NULL, tb_canon_svd, TB_CAT_LINALG, 1, 3, 0,
+        NULL, NULL, shape_linalg, flops_linalg, bytes_io, rlen_linalg,
+        TOL_LINALG,
+        "thin SVD of [m,n]: U [m,k], S [k] (descending), Vt [k,n]")
+    OPX(qr, qr, NULL, 0, NULL, tb_canon_qr, TB_CAT_LINALG, 1, 2, 0, NULL,
+        NULL, shape_linalg, flops_linalg, bytes_io, rlen_linalg,
+        TOL_LINALG, "reduced QR of [m,n]: Q [m,k], R [k,n]")
+    OPX(eigh, eigh, NULL, 0, NULL, tb_canon_eigh, TB_CAT_LINALG, 1, 2, 0,
+        NULL, NULL, shape_linalg, flops_linalg, bytes_io, rlen_linalg,
+        TOL_LINALG,
+        "symmetric eigendecomposition from the lower triangle: values "
+        "[n] ascending, vectors [n,n] as columns")
+
+    /* unfused compositions of the fused ops, one kernel per step */
+    OPX(add_relu_unfused, add_relu_unfused, NULL,
+        NSTEPS(steps_add_relu), steps_add_relu, NULL, TB_CAT_UNFUSED, 2, 1,
+        0, NULL, NULL, shape_broadcast, flops_elem, bytes_io, NULL, TOL_EW,
+        "add_relu as two kernels: t = a + b; relu(t)")
+    OPX(linear_unfused, linear_unfused, NULL, NSTEPS(steps_linear),
+        steps_linear, NULL, TB_CAT_UNFUSED, 3, 1, 0, NULL, NULL,
+        shape_linear, flops_linear, bytes_io, rlen_matmul, TOL_ACC,
+        "linear as three kernels: t = x @ W; u = t + b; relu(u)")
+    OPX(log_softmax_unfused, log_softmax_unfused, NULL,
+        NSTEPS(steps_log_softmax), steps_log_softmax, NULL, TB_CAT_UNFUSED,
+        1, 1, 1, params_axis, NULL, shape_axis_same, flops_log_softmax,
+        bytes_io, rlen_axis, TOL_ACC,
+        "log_softmax as six kernels: max, sub, exp, sum, log, sub")
 };
 
 const tb_op *tb_op_get(tb_op_id id)
@@ -954,6 +1351,11 @@ const char *tb_op_category_name(tb_op_category c)
     case TB_CAT_LAYOUT: return "layout";
     case TB_CAT_FUSED: return "fused";
     case TB_CAT_CONV: return "conv";
+    case TB_CAT_CREATION: return "creation";
+    case TB_CAT_INPLACE: return "inplace";
+    case TB_CAT_OPTIMIZER: return "optimizer";
+    case TB_CAT_LINALG: return "linalg";
+    case TB_CAT_UNFUSED: return "unfused";
     }
     return "unknown";
 }

@@ -28,6 +28,11 @@ typedef enum {
     TB_CAT_LAYOUT,
     TB_CAT_FUSED, /* one kernel for what is otherwise a sequence of ops */
     TB_CAT_CONV,  /* NCHW convolution and pooling */
+    TB_CAT_CREATION,  /* fill an output from parameters (or copy one) */
+    TB_CAT_INPLACE,   /* write the result into the first input */
+    TB_CAT_OPTIMIZER, /* one update step of a parameter vector and state */
+    TB_CAT_LINALG,    /* LAPACK-style factorizations */
+    TB_CAT_UNFUSED,   /* a fused op's composition, one kernel per step */
 } tb_op_category;
 
 typedef enum { TB_PARAM_INT, TB_PARAM_FLOAT, TB_PARAM_BOOL } tb_param_kind;
@@ -86,7 +91,14 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(add_scalar) X(sub_scalar) X(mul_scalar) X(div_scalar)               \
     X(max) X(min) X(argmax) X(var)                                        \
     X(softmax) X(permute) X(add_relu) X(linear)                           \
-    X(conv2d) X(conv2d_nobias) X(max_pool2d) X(avg_pool2d)
+    X(conv2d) X(conv2d_nobias) X(max_pool2d) X(avg_pool2d)                \
+    X(zeros) X(ones) X(full) X(arange) X(rand_uniform) X(rand_normal)     \
+    X(copy)                                                               \
+    X(add_) X(sub_) X(mul_) X(div_) X(relu_)                              \
+    X(sgd) X(sgd_momentum) X(adam) X(adamw) X(adagrad) X(adamax)          \
+    X(nadam) X(radam)                                                     \
+    X(svd) X(qr) X(eigh)                                                  \
+    X(add_relu_unfused) X(linear_unfused) X(log_softmax_unfused)
 
 typedef enum {
 #define TB_OP_ENUM(name) TB_OP_##name,
@@ -94,6 +106,30 @@ typedef enum {
 #undef TB_OP_ENUM
     TB_OP_COUNT
 } tb_op_id;
+
+/* One step of an unfused composition (TB_CAT_UNFUSED): a kernel of op
+ * `op` whose inputs are the composition's inputs (in[i] >= 0) or
+ * temporaries (in[i] = TB_STEP_TMP(k)), writing temporary `out` (>= 0) or
+ * the composition's output (-1).  Parameters: every parameter of the step
+ * op whose name the composition also has is copied from the case; then
+ * `fixed` (up to two name=value pairs, NULL name = none) are set. */
+#define TB_STEP_TMP(k) (-1 - (k))
+#define TB_MAX_STEPS 8
+typedef struct tb_step {
+    tb_op_id op;
+    int8_t in[TB_MAX_INPUTS];
+    int8_t out;
+    struct {
+        const char *name;
+        double v;
+    } fixed[2];
+} tb_step;
+
+/* Canonicalise outputs before the check, applied alike to a backend's
+ * outputs (any dtype) and the reference's (f64): linalg results are
+ * unique only up to the signs of singular/eigen vectors and of Q's
+ * columns, so both sides are brought to one sign convention. */
+typedef void (*tb_canon_fn)(tb_tensor *out, int n_out);
 
 typedef struct tb_op {
     tb_op_id id;
@@ -112,7 +148,26 @@ typedef struct tb_op {
     tb_tol tol[TB_DTYPE_COUNT];
     tb_ref_fn ref;
     const char *doc;
+    /* Outputs written into inputs (in-place ops, optimizer state):
+     * alias[i] is the input that output i overwrites, or -1.  NULL: every
+     * output has its own buffer. */
+    const int8_t *alias;
+    /* In-place ops: the out-of-place op that computes the same values
+     * (a backend may serve both with one alias-safe kernel); else the op
+     * itself. */
+    tb_op_id base;
+    /* Unfused compositions: the steps, run as separate kernels. */
+    int n_steps;
+    const tb_step *steps;
+    tb_canon_fn canon; /* (optional) see tb_canon_fn */
 } tb_op;
+
+/* Shapes an op takes from a config or the command line: one per input,
+ * or for a creation op (no inputs) one: the output shape. */
+static inline int tb_op_n_shapes(const tb_op *op)
+{
+    return op->n_in ? op->n_in : 1;
+}
 
 const tb_op *tb_op_get(tb_op_id id);
 /* Lookup by name; NULL if unknown. */

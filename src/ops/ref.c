@@ -1220,3 +1220,22 @@ int tb_ref_avg_pool2d(const tb_tensor *in, tb_tensor *out,
 {
     return pool2d(in, out, p, TB_OP_avg_pool2d, false);
 }
+
+/* ---- in-place forms and unfused compositions ----------------------------
+ * The same values as the op they are a form of: the reference does not
+ * care where a backend writes them or in how many kernels. */
+#define TB_REF_SAME_AS(name, base)                                        \
+    int tb_ref_##name(const tb_tensor *in, tb_tensor *out,                \
+                      const tb_params *p)                                 \
+    {                                                                     \
+        return tb_ref_##base(in, out, p);                                 \
+    }
+TB_REF_SAME_AS(add_, add)
+TB_REF_SAME_AS(sub_, sub)
+TB_REF_SAME_AS(mul_, mul)
+TB_REF_SAME_AS(div_, div)
+TB_REF_SAME_AS(relu_, relu)
+TB_REF_SAME_AS(add_relu_unfused, add_relu)
+TB_REF_SAME_AS(linear_unfused, linear)
+TB_REF_SAME_AS(log_softmax_unfused, log_softmax)
+#undef TB_REF_SAME_AS

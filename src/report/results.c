@@ -123,6 +123,7 @@ int tb_results_add_case(cJSON *doc, const tb_case *c, const tb_result *r)
     cJSON_AddStringToObject(o, "category",
                             tb_op_category_name(c->op->category));
     cJSON_AddStringToObject(o, "dtype", tb_dtype_name(c->dtype));
+    cJSON_AddBoolToObject(o, "alloc_outputs", c->alloc_outputs);
     cJSON *sh = cJSON_AddArrayToObject(o, "shapes");
     for (int i = 0; i < c->n_in; i++)
         cJSON_AddItemToArray(sh, shape_json(&c->in[i]));
@@ -208,6 +209,12 @@ int tb_results_add_case(cJSON *doc, const tb_case *c, const tb_result *r)
         cJSON_AddItemToObject(tp, "gflop_s",
                               num_or_null(r->gflop_s, c->flops > 0));
         cJSON_AddNumberToObject(tp, "items_s", r->items_s);
+        /* An optimizer call is one step of the whole parameter vector. */
+        cJSON_AddItemToObject(
+            tp, "steps_s",
+            num_or_null(r->stats.median > 0 ? 1e9 / r->stats.median : 0,
+                        c->op->category == TB_CAT_OPTIMIZER &&
+                            r->stats.median > 0));
 
         const tb_counters *k = &r->counters;
         cJSON *ct = cJSON_AddObjectToObject(o, "counters");

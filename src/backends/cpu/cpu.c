@@ -41,6 +41,7 @@
 #include "../backend.h"
 #include "../hostmem.h"
 #include "backends/cpu/cpu_config.h"
+#include "cpu_internal.h"
 #include "isa.h"
 #include "kernels.h"
 #include "ops_ext.h"
@@ -335,6 +336,36 @@ static int cpu_parts(const cpu_ctx *c, int64_t work, int64_t items)
 static void cpu_count_launch(cpu_ctx *c)
 {
     atomic_fetch_add_explicit(&c->kernel_launches, 1, memory_order_relaxed);
+}
+
+/* ---- cpu_internal.h: the instance for kernels in other files ---- */
+
+int tb_cpu_isa(const void *ctx)
+{
+    return ctx ? ((const cpu_ctx *)ctx)->isa : TB_ISA_SCALAR;
+}
+
+void tb_cpu_count_launch(void *ctx)
+{
+    if (ctx)
+        cpu_count_launch(ctx);
+}
+
+void tb_cpu_parallel(void *ctx, int64_t work, int64_t items,
+                     tb_cpu_task_fn fn, void *arg)
+{
+    cpu_ctx *c = ctx;
+    if (!c) {
+        fn(arg, 0, 1);
+        return;
+    }
+    cpu_pool_run(c->pool, cpu_parts(c, work, items), fn, arg);
+}
+
+void tb_cpu_span(int64_t n, int64_t align, int part, int nparts,
+                 int64_t *b, int64_t *e)
+{
+    cpu_span_aligned(n, align > 0 ? align : 1, part, nparts, b, e);
 }
 
 static int cpu_max_threads(void)
@@ -1512,6 +1543,16 @@ static tb_kernel_fn cpu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
     if (!op || (unsigned)op->id >= TB_OP_COUNT ||
         (unsigned)dt >= TB_DTYPE_COUNT)
         return NULL;
+    /* In-place forms run the kernel of their op: every kernel here reads
+     * element i of its inputs before it writes element i of its output,
+     * so an output that is also the first input is safe (test_cpu). */
+    if (op->base != op->id && op->category == TB_CAT_INPLACE)
+        op = tb_op_get(op->base);
+    tb_kernel_fn fn;
+    if ((fn = tb_cpu_create_kernel(ctx, op, dt, p, impl)) ||
+        (fn = tb_cpu_optim_kernel(ctx, op, dt, p, impl)) ||
+        (fn = tb_cpu_linalg_kernel(ctx, op, dt, p, impl)))
+        return fn;
     const cpu_kentry *e = &cpu_kernels[op->id][dt];
     if (!e->fn)
         return tb_cpu_ext_kernel(op, dt, p, impl); /* ops_ext.c */
