@@ -81,14 +81,35 @@ static int fake_add(void *ctx, const tb_tensor *in, tb_tensor *out,
         o[i] = a[i] + b[i] + (f->bug ? 1e-3f : 0.0f);
     return 0;
 }
+static int fake_relu(void *ctx, const tb_tensor *in, tb_tensor *out,
+                     const tb_params *p)
+{
+    (void)p;
+    fake_ctx *f = ctx;
+    f->launches++;
+    const float *a = in[0].data;
+    float *o = out->data;
+    int64_t n = tb_tensor_numel(out);
+    for (int64_t i = 0; i < n; i++)
+        o[i] = a[i] > 0 ? a[i] : 0;
+    return 0;
+}
+/* add (and add_: fake_add reads a[i] before writing o[i]) and relu. */
 static tb_kernel_fn fake_kernel(void *ctx, const tb_op *op, tb_dtype dt,
                                 const tb_params *p, const char **impl)
 {
     (void)ctx, (void)p;
-    if (op->id != TB_OP_add || dt != TB_F32)
+    if (dt != TB_F32)
         return NULL;
-    *impl = "fake_add";
-    return fake_add;
+    if (op->id == TB_OP_add || op->id == TB_OP_add_) {
+        *impl = "fake_add";
+        return fake_add;
+    }
+    if (op->id == TB_OP_relu) {
+        *impl = "fake_relu";
+        return fake_relu;
+    }
+    return NULL;
 }
 static void fake_counters(void *ctx, tb_backend_counters *out)
 {
@@ -127,6 +148,11 @@ static tb_case make_case(tb_op_id id, tb_dtype dt, int64_t n)
     c.n_in = c.op->n_in;
     for (int i = 0; i < c.n_in; i++)
         c.in[i] = (tb_shape){1, {n}};
+    if (id == TB_OP_linear_unfused) { /* x [n,4] @ W [4,3] + b [3] */
+        c.in[0] = (tb_shape){2, {n, 4}};
+        c.in[1] = (tb_shape){2, {4, 3}};
+        c.in[2] = (tb_shape){1, {3}};
+    }
     char err[256];
     assert_int_equal(tb_op_infer(c.op, c.in, c.n_in, &c.params, c.out, err,
                                  sizeof err),
@@ -414,6 +440,160 @@ static void expect_plan_error(const char *text, const char *needle)
     assert_null(strchr(err, '\n'));
 }
 
+/* "alloc": true: every call allocates its output (one allocation of the
+ * output's bytes per iteration, freed after the call), the check still
+ * sees the output, and no output buffer outlives the case. */
+static void test_alloc_outputs(void **state)
+{
+    (void)state;
+    tb_runner *r;
+    tb_result res;
+    memset(&fake_state, 0, sizeof fake_state);
+    assert_int_equal(tb_runner_create(&r, NULL), 0);
+    tb_case c = make_case(TB_OP_add, TB_F32, 1000);
+    c.alloc_outputs = true;
+    tb_alloc_stats before, after;
+    tb_alloc_stats_read(&before);
+    tb_runner_run(r, &c, &res);
+    tb_alloc_stats_read(&after);
+    assert_int_equal(res.status, TB_STATUS_OK);
+    assert_true(res.check.passed);
+    assert_true(res.counters.allocs == 1.0);
+    assert_true(res.counters.alloc_bytes == 4000.0);
+    assert_true(res.counters.kernel_launches == 1.0);
+    assert_true(after.live_bytes == before.live_bytes);
+    tb_result_free(&res);
+
+    /* the preallocated (out=) form of the same case allocates nothing */
+    c.alloc_outputs = false;
+    tb_runner_run(r, &c, &res);
+    assert_int_equal(res.status, TB_STATUS_OK);
+    assert_true(res.counters.allocs == 0.0);
+    tb_result_free(&res);
+
+    /* a wrong result is still caught in the allocating form */
+    fake_state.bug = 1;
+    c.alloc_outputs = true;
+    tb_runner_run(r, &c, &res);
+    assert_int_equal(res.status, TB_STATUS_FAILED_CHECK);
+    tb_result_free(&res);
+    tb_runner_destroy(r);
+}
+
+/* add_: the output is the first input's buffer; the check compares it
+ * with the reference computed from the original inputs. */
+static void test_inplace(void **state)
+{
+    (void)state;
+    tb_runner *r;
+    tb_result res;
+    memset(&fake_state, 0, sizeof fake_state);
+    assert_int_equal(tb_runner_create(&r, NULL), 0);
+    tb_case c = make_case(TB_OP_add_, TB_F32, 777);
+    tb_runner_run(r, &c, &res);
+    assert_int_equal(res.status, TB_STATUS_OK);
+    assert_string_equal(res.impl, "fake_add");
+    assert_true(res.check.passed);
+    assert_true(res.counters.allocs == 0.0);
+    tb_result_free(&res);
+    fake_state.bug = 1;
+    tb_runner_run(r, &c, &res);
+    assert_int_equal(res.status, TB_STATUS_FAILED_CHECK);
+    tb_result_free(&res);
+    tb_runner_destroy(r);
+}
+
+/* add_relu_unfused: two kernels and one intermediate per call, checked
+ * against the fused op's reference; a composition whose step the backend
+ * lacks is unsupported, naming the step. */
+static void test_unfused(void **state)
+{
+    (void)state;
+    tb_runner *r;
+    tb_result res;
+    memset(&fake_state, 0, sizeof fake_state);
+    assert_int_equal(tb_runner_create(&r, NULL), 0);
+    tb_case c = make_case(TB_OP_add_relu_unfused, TB_F32, 500);
+    tb_runner_run(r, &c, &res);
+    assert_int_equal(res.status, TB_STATUS_OK);
+    assert_string_equal(res.impl, "fake_add+fake_relu");
+    assert_true(res.check.passed);
+    assert_true(res.counters.kernel_launches == 2.0);
+    assert_true(res.counters.allocs == 1.0);
+    assert_true(res.counters.alloc_bytes == 2000.0);
+    tb_result_free(&res);
+
+    fake_state.bug = 1; /* the add step is wrong: the whole is */
+    tb_runner_run(r, &c, &res);
+    assert_int_equal(res.status, TB_STATUS_FAILED_CHECK);
+    tb_result_free(&res);
+
+    c = make_case(TB_OP_linear_unfused, TB_F32, 8); /* no fake matmul */
+    tb_runner_run(r, &c, &res);
+    assert_int_equal(res.status, TB_STATUS_UNSUPPORTED);
+    assert_non_null(strstr(res.message, "step 1 (matmul)"));
+    tb_result_free(&res);
+    tb_runner_destroy(r);
+}
+
+/* Case ids and config errors of the forms: "@alloc" ids, creation ops
+ * planned from their output shape. */
+static void test_plan_forms(void **state)
+{
+    (void)state;
+    tb_config cfg;
+    tb_plan plan;
+    char err[512] = "";
+    const char *text =
+        "{\"name\":\"t\",\"backends\":[{\"name\":\"cpu\",\"threads\":[1]}],"
+        "\"ops\":[{\"op\":\"add\",\"shapes\":[[4,5]],"
+        "\"alloc\":[false,true]},"
+        "{\"op\":\"zeros\",\"shapes\":[[3,2]],\"alloc\":true},"
+        "{\"op\":\"add_\",\"shapes\":[[[4,5],[5]]]}]}";
+    assert_int_equal(plan_from(text, &plan, err, sizeof err, &cfg, NULL), 0);
+    assert_int_equal(plan.n, 4);
+    assert_string_equal(plan.cases[0].id,
+                        "add/4x5,4x5/f32/cpu[isa=auto,threads=1]");
+    assert_false(plan.cases[0].alloc_outputs);
+    assert_string_equal(plan.cases[1].id,
+                        "add@alloc/4x5,4x5/f32/cpu[isa=auto,threads=1]");
+    assert_true(plan.cases[1].alloc_outputs);
+    assert_string_equal(plan.cases[2].id,
+                        "zeros@alloc/3x2/f32/cpu[isa=auto,threads=1]");
+    assert_true(plan.cases[2].out[0].ndim == 2 &&
+                plan.cases[2].out[0].dim[0] == 3);
+    assert_true(plan.cases[2].bytes == 6 * 4); /* writes only */
+    assert_string_equal(plan.cases[3].id,
+                        "add_/4x5,5/f32/cpu[isa=auto,threads=1]");
+    tb_plan_free(&plan);
+    tb_config_free(&cfg);
+
+    expect_plan_error("{\"name\":\"t\",\"ops\":[{\"op\":\"add_\","
+                      "\"shapes\":[[4]],\"alloc\":true}]}",
+                      "add_ writes its results into its inputs");
+    expect_plan_error("{\"name\":\"t\",\"ops\":[{\"op\":\"add\","
+                      "\"shapes\":[[4]],\"alloc\":\"yes\"}]}",
+                      "ops[0].alloc: expected true or false");
+    expect_plan_error("{\"name\":\"t\",\"ops\":[{\"op\":\"add\","
+                      "\"shapes\":[[4]],\"alloc\":[true,true]}]}",
+                      "listed twice");
+    expect_plan_error("{\"name\":\"t\",\"ops\":[{\"op\":\"zeros\","
+                      "\"shapes\":[[[4],[4]]]}]}",
+                      "takes one shape (the output's)");
+    expect_plan_error("{\"name\":\"t\",\"ops\":[{\"op\":\"add_\","
+                      "\"shapes\":[[[4],[3,4]]]}]}",
+                      "writes into its first input");
+    expect_plan_error("{\"name\":\"t\",\"ops\":[{\"op\":\"arange\","
+                      "\"shapes\":[[4,4]]}]}",
+                      "must be 1-D");
+    expect_plan_error("{\"name\":\"t\",\"ops\":[{\"op\":\"eigh\","
+                      "\"shapes\":[[4,5]]}]}",
+                      "eigh: needs a square matrix");
+    expect_plan_error("{\"name\":\"t\",\"ops\":[{\"op\":\"adam\","
+                      "\"shapes\":[[[8],[8],[8],[7]]]}]}",
+                      "adam: state 2 [7] differs from param [8]");
+}
+
 static void test_plan_errors(void **state)
 {
     (void)state;
@@ -475,6 +655,10 @@ int main(void)
         cmocka_unit_test(test_interrupt_stops_sampling),
         cmocka_unit_test(test_check_rules),
         cmocka_unit_test(test_check_projection),
+        cmocka_unit_test(test_alloc_outputs),
+        cmocka_unit_test(test_inplace),
+        cmocka_unit_test(test_unfused),
+        cmocka_unit_test(test_plan_forms),
         cmocka_unit_test(test_plan_ids_and_sweeps),
         cmocka_unit_test(test_plan_errors),
         cmocka_unit_test(test_plan_unavailable_backend),

@@ -188,6 +188,23 @@ static cJSON *list_json(void)
                                 tb_op_category_name(op->category));
         cJSON_AddNumberToObject(o, "inputs", op->n_in);
         cJSON_AddNumberToObject(o, "outputs", op->n_out);
+        /* What a config's shape means: one per input, or (creation ops)
+         * the output's. */
+        cJSON_AddStringToObject(o, "shapes",
+                                op->n_in ? "inputs" : "output");
+        cJSON *al = cJSON_AddArrayToObject(o, "in_place");
+        for (int k = 0; op->alias && k < op->n_out; k++)
+            cJSON_AddItemToArray(al, op->alias[k] >= 0
+                                         ? cJSON_CreateNumber(op->alias[k])
+                                         : cJSON_CreateNull());
+        if (op->base != op->id)
+            cJSON_AddStringToObject(o, "form_of", tb_op_get(op->base)->name);
+        else
+            cJSON_AddNullToObject(o, "form_of");
+        cJSON *stj = cJSON_AddArrayToObject(o, "steps");
+        for (int k = 0; k < op->n_steps; k++)
+            cJSON_AddItemToArray(
+                stj, cJSON_CreateString(tb_op_get(op->steps[k].op)->name));
         cJSON *dt = cJSON_AddArrayToObject(o, "dtypes");
         for (int d = 0; d < TB_DTYPE_COUNT; d++)
             cJSON_AddItemToArray(dt,
@@ -258,7 +275,7 @@ static void list_text(const cJSON *doc)
     printf("ops (all in f32 and f64):\n");
     cJSON_ArrayForEach(o, cJSON_GetObjectItem(doc, "ops"))
     {
-        printf("  %-12s %-12s %d in  ",
+        printf("  %-19s %-11s %d in  ",
                cJSON_GetObjectItem(o, "name")->valuestring,
                cJSON_GetObjectItem(o, "category")->valuestring,
                cJSON_GetObjectItem(o, "inputs")->valueint);

@@ -504,7 +504,7 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
                   tb_strerror(rc));
         return false;
     }
-    if (mode == CHECK_DEFAULT && c->op->id == TB_OP_matmul &&
+    if (mode == CHECK_DEFAULT && c->op->product &&
         c->flops > TB_CHECK_PROJECTION_FLOPS) {
         tb_check_matmul_projection(&b->host_in[0], &b->host_in[1],
                                    &b->host_out[0], c->op->tol[c->dtype],

@@ -519,7 +519,7 @@ static int shape_optim(const tb_op *op, const tb_shape *in,
         char sa[96], sb[96];
         if (!tb_shape_equal(&in[i], &in[0]))
             return fail(err, len, TB_ESHAPE,
-                        "%s: %s %s differs from param %s", op->name,
+                        "%s: %s [%s] differs from param [%s]", op->name,
                         names[i], tb_shape_format(&in[i], sb, sizeof sb),
                         tb_shape_format(&in[0], sa, sizeof sa));
     }
@@ -1085,14 +1085,15 @@ static const tb_step steps_log_softmax[] = {
                     .base = TB_OP_##nm},
 /* A row with more fields: base op, aliases, steps, canonicalisation. */
 #define OPX(nm, base_, alias_, nst, steps_, canon_, cat, nin, nout, np,  \
-            pspec, dom, shp, fl, by, rl, tol_, dc)                        \
+            pspec, dom, shp, fl, by, rl, tol_, dc, ...)                   \
     [TB_OP_##nm] = {.id = TB_OP_##nm, .name = #nm, .category = cat,     \
                     .n_in = nin, .n_out = nout, .n_params = np,         \
                     .params = pspec, .domain = dom, .shape = shp,       \
                     .flops = fl, .bytes = by, .reduce_len = rl,         \
                     .tol = tol_, .ref = tb_ref_##nm, .doc = dc,         \
                     .base = TB_OP_##base_, .alias = alias_,             \
-                    .n_steps = nst, .steps = steps_, .canon = canon_},
+                    .n_steps = nst, .steps = steps_, .canon = canon_,  \
+                    __VA_ARGS__},
 
 static const tb_op op_table[TB_OP_COUNT] = {
     OP(add, TB_CAT_ELEMENTWISE, 2, 1, 0, NULL, NULL, shape_broadcast,
@@ -1111,9 +1112,9 @@ static const tb_op op_table[TB_OP_COUNT] = {
     OP(mean, TB_CAT_REDUCTION, 1, 1, 2, params_reduce, NULL, shape_reduce,
        flops_reduce, bytes_io, rlen_reduce, TOL_ACC,
        "mean over all elements or along an axis")
-    OP(matmul, TB_CAT_MATMUL, 2, 1, 0, NULL, NULL, shape_matmul,
-       flops_matmul, bytes_io, rlen_matmul, TOL_ACC,
-       "[...,M,K] @ [...,K,N], equal batch dims")
+    OPX(matmul, matmul, NULL, 0, NULL, NULL, TB_CAT_MATMUL, 2, 1, 0, NULL,
+        NULL, shape_matmul, flops_matmul, bytes_io, rlen_matmul, TOL_ACC,
+        "[...,M,K] @ [...,K,N], equal batch dims", .product = true)
     OP(transpose, TB_CAT_LAYOUT, 1, 1, 2, params_transpose, NULL,
        shape_transpose, flops_zero, bytes_io, NULL, TOL_EW,
        "swap two dims, materialized")

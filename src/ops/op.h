@@ -160,6 +160,9 @@ typedef struct tb_op {
     int n_steps;
     const tb_step *steps;
     tb_canon_fn canon; /* (optional) see tb_canon_fn */
+    /* Output 0 is in[0] @ in[1]: a case too large for the O(n^3)
+     * reference may be checked by random projection (check.h). */
+    bool product;
 } tb_op;
 
 /* Shapes an op takes from a config or the command line: one per input,
