@@ -1300,6 +1300,26 @@ static void test_seeds_config(void **state)
         assert_true(plan_has(&pl, "transpose", sq[j], -99));
     assert_true(plan_has(&pl, "conv2d", "32x1x28x28", -99));
     assert_true(plan_has(&pl, "max_pool2d", "32x16x24x24", -99));
+    /* fused next to unfused; optimizer steps on 1M parameters; linalg
+     * at 4, 8, 12, 16 */
+    assert_true(plan_has(&pl, "add_relu_unfused", "256x256", -99));
+    assert_true(plan_has(&pl, "linear_unfused", "256x256", -99));
+    for (int j = 0; j < 3; j++) {
+        static const char *const ls[] = {"256x10", "1024x10", "4096x10"};
+        assert_true(plan_has(&pl, "log_softmax_unfused", ls[j], -99));
+    }
+    static const char *const opt[] = {"sgd",     "sgd_momentum", "adam",
+                                      "adamw",   "adagrad",      "adamax",
+                                      "nadam",   "radam"};
+    for (int i = 0; i < 8; i++)
+        if (!plan_has(&pl, opt[i], "1000000", -99))
+            fail_msg("seeds: no %s on 1M parameters", opt[i]);
+    static const char *const la[] = {"svd", "qr", "eigh"};
+    static const char *const lsz[] = {"4x4", "8x8", "12x12", "16x16"};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++)
+            if (!plan_has(&pl, la[i], lsz[j], -99))
+                fail_msg("seeds: no %s %s", la[i], lsz[j]);
     for (int i = 0; i < pl.n; i++) {
         const tb_case *c = &pl.cases[i];
         char buf[96];
