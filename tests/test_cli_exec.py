@@ -52,6 +52,18 @@ CASES = [
     ("transpose", "2x3x4", "dim0=0,dim1=2", lambda a: swap(a, 0, 2), 1),
     ("log_softmax", "5x10", "", lambda a: log_softmax(a, -1), 10),
     ("log_softmax", "5x10", "axis=0", lambda a: log_softmax(a, 0), 5),
+    # creation ops: the shape is the output's, there are no inputs
+    ("zeros", "4x5", "", lambda: np.zeros((4, 5)), 1),
+    ("full", "7", "value=2.5", lambda: np.full(7, 2.5), 1),
+    ("arange", "9", "start=1,step=0.5", lambda: 1 + 0.5 * np.arange(9), 1),
+    ("copy", "3x4", "", lambda a: a.copy(), 1),
+    # in-place and unfused forms compute the values of their op
+    ("add_", "4x5,5", "", lambda a, b: a + b, 1),
+    ("add_relu_unfused", "7x13", "", lambda a, b: np.maximum(a + b, 0), 1),
+    ("log_softmax_unfused", "5x10", "", lambda a: log_softmax(a, -1), 10),
+    # optimizer step (output 0: the updated parameters); eigenvalues
+    ("sgd", "17", "lr=0.1", lambda p, g: p - 0.1 * g, 1),
+    ("eigh", "6x6", "", lambda a: np.linalg.eigh(a, UPLO="L")[0], 6),
 ]
 
 
@@ -90,8 +102,11 @@ def exec_case(op, shape, params, dtype, fn, k):
     p2 = subprocess.run(args[:-1] + [out + "-again"], capture_output=True,
                         text=True)
     expect(p2.returncode == 0, p2.stderr)
-    again = np.load(os.path.join(out + "-again", "input0.npy"))
-    expect(np.array_equal(again, ins[0]), "inputs not deterministic")
+    if ins:
+        again = np.load(os.path.join(out + "-again", "input0.npy"))
+        expect(np.array_equal(again, ins[0]), "inputs not deterministic")
+    else:
+        expect(meta["inputs"] == [], "a creation op has no inputs")
 
 
 for op, shape, params, fn, k in CASES:
@@ -114,6 +129,10 @@ BAD = [
     (["add", "--shape", "4", "--backend", "tpu"], "tpu"),
     (["add", "--shape", "4"], "-o DIR"),
     (["add", "--shape", "4", "--seed", "-1"], "seed"),
+    (["eigh", "--shape", "4x5"], "square"),
+    (["zeros", "--shape", "4,4"], "one shape"),
+    (["add_", "--shape", "4,3x4"], "first input"),
+    (["adam", "--shape", "8,8,8,7"], "differs from param"),
 ]
 
 for argv, needle in BAD:
@@ -129,6 +148,90 @@ for argv, needle in BAD:
             expect(not os.path.exists(out), "output written on bad input")
         return t
     case(f"exec {' '.join(argv)}: exit 2 naming '{needle}'")(make())
+
+
+# --input: the user's own arrays instead of generated inputs.
+def npy(name, a):
+    path = os.path.join(TMP, name)
+    np.save(path, a)
+    return path
+
+
+@case("exec --input: the given arrays are the inputs; NumPy agrees")
+def _():
+    a = np.random.default_rng(5).standard_normal((6, 7))
+    b = np.random.default_rng(6).standard_normal(7)
+    out = os.path.join(TMP, "given")
+    p = subprocess.run([TBENCH, "exec", "sub", "-i", npy("a.npy", a),
+                        "-i", npy("b.npy", b), "-o", out],
+                       capture_output=True, text=True)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    meta = json.load(open(os.path.join(out, "exec.json")))
+    expect(meta["dtype"] == "f64", "dtype from the files")
+    expect(len(meta["input_files"]) == 2, "input_files")
+    expect(np.array_equal(np.load(os.path.join(out, "input0.npy")), a),
+           "input0 is the file")
+    got = np.load(os.path.join(out, "output0.npy"))
+    expect(np.allclose(got, a - b, rtol=1e-14, atol=0), "a - b")
+
+
+@case("exec --input: a kernel that fails on the inputs exits 1, no exec.json")
+def _():
+    a = np.eye(4)
+    a[2, 1] = np.nan
+    out = os.path.join(TMP, "nan-eigh")
+    p = subprocess.run([TBENCH, "exec", "eigh", "-i", npy("nan.npy", a),
+                        "-o", out], capture_output=True, text=True)
+    expect(p.returncode == 1, f"exit {p.returncode}: {p.stderr}")
+    expect(len(p.stderr.strip().splitlines()) == 1, "one line")
+    expect("error" in p.stderr, p.stderr)
+    expect(not os.path.exists(os.path.join(out, "exec.json")),
+           "exec.json written for a failed kernel")
+
+
+BAD_INPUT = [
+    (lambda: ["-i", npy("f32.npy", np.ones(4, np.float32)),
+              "-i", npy("f64.npy", np.ones(4))], "f64.npy: f64, but the case"),
+    (lambda: ["-i", npy("one.npy", np.ones(4))], "takes 2 inputs, got 1"),
+    (lambda: ["-i", npy("fo.npy", np.asfortranarray(np.ones((3, 4)))),
+              "-i", npy("r.npy", np.ones(4))], "Fortran order"),
+    (lambda: ["-i", npy("int.npy", np.ones(4, np.int32)),
+              "-i", npy("r2.npy", np.ones(4))], "not little-endian float"),
+    (lambda: ["-i", npy("s0.npy", np.float64(3)),
+              "-i", npy("r3.npy", np.ones(4))], "0-dim"),
+    (lambda: ["-i", os.path.join(TMP, "missing.npy"),
+              "-i", npy("r4.npy", np.ones(4))], "cannot open"),
+    (lambda: ["--shape", "3x5", "-i", npy("m.npy", np.ones((3, 4))),
+              "-i", npy("r5.npy", np.ones(4))], "does not match"),
+    (lambda: ["-i", npy("x1.npy", np.ones((3, 4))),
+              "-i", npy("x2.npy", np.ones(5))], "cannot broadcast"),
+]
+
+for i, (argv, needle) in enumerate(BAD_INPUT):
+    def make(argv=argv, needle=needle, i=i):
+        def t():
+            out = os.path.join(TMP, f"badin{i}")
+            p = subprocess.run([TBENCH, "exec", "add", *argv(), "-o", out],
+                               capture_output=True, text=True)
+            expect(p.returncode == 2, f"exit {p.returncode}: {p.stderr}")
+            first = p.stderr.splitlines()[0]
+            expect(needle in first, f"'{needle}' not in '{first}'")
+            expect(not os.path.exists(out), "output written on bad input")
+        return t
+    case(f"exec add --input: exit 2 naming '{needle}'")(make())
+
+
+# a truncated file
+@case("exec --input: a truncated .npy is refused")
+def _():
+    path = npy("trunc.npy", np.ones(100))
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) - 8)
+    p = subprocess.run([TBENCH, "exec", "relu", "-i", path, "-o",
+                        os.path.join(TMP, "tr")], capture_output=True,
+                       text=True)
+    expect(p.returncode == 2, f"exit {p.returncode}")
+    expect("fewer data bytes" in p.stderr, p.stderr)
 
 
 if __name__ == "__main__":

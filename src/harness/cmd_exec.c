@@ -174,20 +174,29 @@ int tb_cmd_exec(int argc, char **argv)
         {"backend", required_argument, NULL, 'b'},
         {"seed", required_argument, NULL, 'S'},
         {"output", required_argument, NULL, 'o'},
+        {"input", required_argument, NULL, 'i'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *shape = NULL, *params = "", *dtype = "f32",
+    const char *shape = NULL, *params = "", *dtype = NULL,
                *backend = "cpu", *outdir = NULL, *seed_s = "42";
+    const char *inputs[TB_MAX_INPUTS + 1];
+    int n_inputs = 0;
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":s:p:d:b:S:o:h", longopts, NULL)) !=
-           -1) {
+    while ((c = getopt_long(argc, argv, ":s:p:d:b:S:o:i:h", longopts,
+                            NULL)) != -1) {
         switch (c) {
         case 's': shape = optarg; break;
         case 'p': params = optarg; break;
         case 'd': dtype = optarg; break;
+        case 'i':
+            if (n_inputs == TB_MAX_INPUTS)
+                return tb_usage_error("exec: --input: more than %s files",
+                                      TB_STR(TB_MAX_INPUTS));
+            inputs[n_inputs++] = optarg;
+            break;
         case 'b': backend = optarg; break;
         case 'S': seed_s = optarg; break;
         case 'o': outdir = optarg; break;
@@ -208,15 +217,70 @@ int tb_cmd_exec(int argc, char **argv)
     if (!op)
         return tb_usage_error("exec: unknown op '%s' (see 'tbench list')",
                               opname);
-    if (!shape)
+    if (!shape && !n_inputs)
         return tb_usage_error("exec: --shape is required (e.g. --shape "
                               "256x256)%s", "");
     if (!outdir)
         return tb_usage_error("exec: -o DIR is required%s", "");
-    tb_dtype dt;
-    if (tb_dtype_parse(dtype, &dt))
+    tb_dtype dt = TB_F32;
+    if (dtype && tb_dtype_parse(dtype, &dt))
         return tb_usage_error("exec: --dtype: unknown dtype '%s' (f32, f64)",
                               dtype);
+    if (n_inputs && n_inputs != op->n_in) {
+        fprintf(stderr, "tbench: exec: --input: %s takes %d input%s, got %d "
+                "file%s\n", op->name, op->n_in, op->n_in == 1 ? "" : "s",
+                n_inputs, n_inputs == 1 ? "" : "s");
+        return EXIT_USAGE;
+    }
+    /* Given inputs: shapes from the files; the dtype too unless --dtype
+     * names it (then every file must have it). */
+    tb_tensor given[TB_MAX_INPUTS];
+    memset(given, 0, sizeof given);
+    char gshape[512] = "";
+    for (int i = 0; i < n_inputs; i++) {
+        char why[512];
+        if (tb_npy_read(inputs[i], &given[i], why, sizeof why)) {
+            fprintf(stderr, "tbench: exec: --input: %s\n", why);
+            for (int k = 0; k < i; k++)
+                tb_tensor_destroy(&given[k]);
+            return EXIT_USAGE;
+        }
+        if (i == 0 && !dtype)
+            dt = given[0].dtype;
+        char one[128];
+        tb_shape gs = tb_tensor_shape(&given[i]);
+        size_t u = strlen(gshape);
+        snprintf(gshape + u, sizeof gshape - u, "%s%s", i ? "," : "",
+                 tb_shape_format(&gs, one, sizeof one));
+        if (given[i].dtype != dt) {
+            fprintf(stderr, "tbench: exec: --input: %s: %s, but the case "
+                    "is %s (--dtype, or the first file, sets it)\n",
+                    inputs[i], tb_dtype_name(given[i].dtype),
+                    tb_dtype_name(dt));
+            for (int k = 0; k <= i; k++)
+                tb_tensor_destroy(&given[k]);
+            return EXIT_USAGE;
+        }
+    }
+    if (n_inputs && shape) {
+        tb_cfg_shapes a, b;
+        char why[256];
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        bool same = parse_shapes(shape, &a, why, sizeof why) == 0 &&
+                    parse_shapes(gshape, &b, why, sizeof why) == 0;
+        for (int i = 0; same && i < op->n_in; i++)
+            same = tb_shape_equal(&a.in[a.n_in == 1 ? 0 : i], &b.in[i]);
+        if (!same) {
+            fprintf(stderr, "tbench: exec: --shape %s does not match the "
+                    "--input files (%s)\n", shape, gshape);
+            for (int k = 0; k < n_inputs; k++)
+                tb_tensor_destroy(&given[k]);
+            return EXIT_USAGE;
+        }
+    }
+    if (n_inputs)
+        shape = gshape;
     if (!tb_backend_find(backend))
         return tb_usage_error("exec: --backend: unknown backend '%s'",
                               backend);
@@ -292,6 +356,8 @@ int tb_cmd_exec(int argc, char **argv)
                 plan.n);
         goto out;
     }
+    if (n_inputs)
+        plan.cases[0].given_in = given;
     const tb_case *cs = &plan.cases[0];
     if (!cs->available) {
         fprintf(stderr, "tbench: exec: backend %s is unavailable: %s\n",
@@ -327,6 +393,9 @@ int tb_cmd_exec(int argc, char **argv)
     char hex[32]; /* 64-bit seeds do not survive a JSON double */
     snprintf(hex, sizeof hex, "0x%016llx", (unsigned long long)cs->seed);
     cJSON_AddStringToObject(x.doc, "input_seed", hex);
+    cJSON *gf = cJSON_AddArrayToObject(x.doc, "input_files");
+    for (int k = 0; k < n_inputs; k++) /* inputs read, not generated */
+        cJSON_AddItemToArray(gf, cJSON_CreateString(inputs[k]));
     int wrc = tb_runner_exec(runner, cs, &res, write_all, &x);
     cJSON_AddStringToObject(x.doc, "status", tb_status_name(res.status));
     cJSON_AddItemToObject(x.doc, "impl", res.impl
@@ -365,6 +434,8 @@ int tb_cmd_exec(int argc, char **argv)
         fprintf(stderr, "tbench: exec: check failed: %s\n", res.message);
     rc = res.status == TB_STATUS_OK ? EXIT_OKAY : EXIT_CASES;
 out:
+    for (int k = 0; k < n_inputs; k++)
+        tb_tensor_destroy(&given[k]);
     cJSON_Delete(x.doc);
     tb_runner_destroy(runner);
     tb_plan_free(&plan);

@@ -40,16 +40,22 @@ static const tb_command commands[] = {
      "ops (arity, dtypes, parameters) and backends (availability with\n"
      "    reason, parameter axes)\n",
      tb_cmd_list},
-    {"exec", "OP --shape S -o DIR [options]",
-     "compute OP once on run's deterministic inputs and write every input,\n"
-     "    output and f64 reference output as NumPy .npy files + exec.json\n"
-     "    -s, --shape S         e.g. 256x256 (all inputs) or 64x128,128x32\n"
+    {"exec", "OP (--shape S | --input FILE...) -o DIR [options]",
+     "compute OP once on run's deterministic inputs (or on .npy files) and\n"
+     "    write every input, output and f64 reference output as NumPy .npy\n"
+     "    files + exec.json\n"
+     "    -s, --shape S         e.g. 256x256 (all inputs) or 64x128,128x32;\n"
+     "                          a creation op (zeros...): the output's shape\n"
+     "    -i, --input FILE      a float32/float64 .npy array for the next\n"
+     "                          input, once per input, in order (shapes and\n"
+     "                          dtype then come from the files)\n"
      "    -p, --params K=V,...  e.g. axis=0,keepdim=true\n"
-     "    -d, --dtype f32|f64   (default f32)\n"
+     "    -d, --dtype f32|f64   (default f32, or the --input files' dtype)\n"
      "    -b, --backend NAME    (default cpu, default axis values)\n"
      "        --seed N          config seed, as in a run (default 42)\n"
      "    -o, --output DIR      where the files go (required)\n"
-     "    exit 0 ok, 1 failed its check (files still written), 2 bad input\n",
+     "    exit 0 ok, 1 failed its check (files still written) or the\n"
+     "    kernel failed on these inputs (e.g. did not converge), 2 bad input\n",
      tb_cmd_exec},
     {"peak", "[--json] [-o FILE] [--quick]",
      "measure memory bandwidth (copy/add/triad/read at L2, L3 and DRAM\n"

@@ -24,6 +24,9 @@ typedef struct tb_case {
     /* Outputs allocated by every call (config "alloc": true) instead of
      * written into buffers allocated once (the out= form). */
     bool alloc_outputs;
+    /* (exec --input) host tensors of the case's dtype and input shapes
+     * to use instead of generated inputs; NULL: generate them. */
+    const tb_tensor *given_in;
     const tb_backend *backend;
     int n_axes; /* every axis of the backend, in its order */
     char axis_name[TB_MAX_AXES][32];

@@ -152,7 +152,11 @@ static int buffers_make(buffers *b, const tb_case *c, char *err, size_t len)
     for (int i = 0; i < c->op->n_in; i++) {
         if (tb_tensor_create(&b->host_in[i], c->dtype, &c->in[i]))
             goto nomem;
-        fill_input(&b->host_in[i], c->op, i, &rng);
+        if (c->given_in)
+            memcpy(b->host_in[i].data, c->given_in[i].data,
+                   tb_tensor_nbytes(&b->host_in[i]));
+        else
+            fill_input(&b->host_in[i], c->op, i, &rng);
         tb_tensor_init(&b->dev_in[i], c->dtype, &c->in[i]);
         if (b->be->alloc(b->ctx, &b->dev_in[i]))
             goto nomem;

@@ -1,4 +1,4 @@
-/* NumPy .npy writer (format version 1.0, little-endian, C order), so any
+/* NumPy .npy writer and reader (format version 1.0, little-endian, C order), so any
  * tensor tbench computed can be checked with numpy.load(). */
 #ifndef TB_REPORT_NPY_H
 #define TB_REPORT_NPY_H
@@ -14,5 +14,12 @@ int tb_npy_encode(const tb_tensor *t, char **buf, size_t *len);
 /* Write t to path atomically.  0, TB_ENOMEM or TB_EIO (message in err). */
 int tb_npy_write(const char *path, const tb_tensor *t, char *err,
                  size_t errlen);
+
+/* Read a .npy file written by numpy.save (float32 or float64, C order,
+ * little-endian, 1 to 8 positive dims) into a new tracked tensor.  0, or
+ * TB_EIO/TB_EPARSE/TB_ENOMEM with "PATH: what" in err.  The caller
+ * destroys *out. */
+int tb_npy_read(const char *path, tb_tensor *out, char *err,
+                size_t errlen);
 
 #endif

@@ -974,7 +974,9 @@ static const struct {
      "softmax,conv,convolution,pool,pooling,norm,normalization,nn,loss,"
      "attention",
      K_RATE},
-    {"Fused ops", "fused", K_RATE},
+    {"Fused ops", "fused,unfused", K_RATE},
+    {"Creation", "creation", K_RATE},
+    {"In-place forms", "inplace", K_RATE},
     {"Optimizers", "optimizer,optim", K_STEPS},
     {"Linear algebra", "linalg,lapack,decomposition,solve", K_FLOPS},
     {"API overhead", "overhead,api", K_TIME},
@@ -1406,10 +1408,73 @@ static int unfused_keys(const tb_rcase *c, char keys[3][600])
     return 0;
 }
 
+/* A counter per iteration of an ok case ("-" when not recorded). */
+static char *counter_text(const tb_rcase *c, const char *name, char *buf,
+                          size_t len)
+{
+    const cJSON *v = c->counters ? jget(c->counters, name) : NULL;
+    if (cJSON_IsNumber(v))
+        snprintf(buf, len, "%.3g", v->valuedouble);
+    else
+        snprintf(buf, len, "-");
+    return buf;
+}
+
+/* The fused op of an unfused composition's case: "add_relu_unfused/..."
+ * -> "add_relu/..." (same params, shapes and dtype). */
+static const tb_rcase *fused_of(const tb_rset *s, const tb_rcase *c)
+{
+    const char *u = strstr(c->key, "_unfused");
+    if (!u || strcmp(c->category ? c->category : "", "unfused"))
+        return NULL;
+    char key[600];
+    snprintf(key, sizeof key, "%.*s%s", (int)(u - c->key), c->key,
+             u + strlen("_unfused"));
+    return find_key(s, c, key);
+}
+
 static void sec_fused(const ctx *x)
 {
     const tb_rset *s = x->s;
     bool header = false;
+    /* 1. The compositions timed as one unit (ops *_unfused): a kernel
+     * and a new tensor per step, beside the fused kernel. */
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *u = &s->cases[i];
+        const tb_rcase *c = u->ok && in(u, M_MAIN | M_WITH)
+                                ? fused_of(s, u)
+                                : NULL;
+        if (!c)
+            continue;
+        if (!header) {
+            sb(x->b, "## Fused vs unfused\n\n"
+                     "A fused op against its composition timed as one "
+                     "unit (`*_unfused`: one kernel and one new "
+                     "intermediate tensor per step, as an eager framework "
+                     "runs it), on the same backend; launches and "
+                     "allocations are per call, as counted.\n\n"
+                     "| Op | Shapes | Dtype | Backend | Fused | Unfused "
+                     "| Launches (fused / unfused) | Allocations (fused / "
+                     "unfused) | Fused speedup |\n"
+                     "|---|---|---|---|---|---|---|---|---|\n");
+            header = true;
+        }
+        char f[32], g[32], r[32], l1[16], l2[16], a1[16], a2[16];
+        sb(x->b, "| %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | "
+                 "%sx |\n",
+           c->opp, c->shapes, c->dtype, c->variant,
+           tb_report_fmt_time(c->median, c->median, f, sizeof f),
+           tb_report_fmt_time(u->median, c->median, g, sizeof g),
+           counter_text(c, "kernel_launches", l1, sizeof l1),
+           counter_text(u, "kernel_launches", l2, sizeof l2),
+           counter_text(c, "allocs", a1, sizeof a1),
+           counter_text(u, "allocs", a2, sizeof a2),
+           fmt_num(u->median / c->median, r, sizeof r));
+    }
+    if (header)
+        sb(x->b, "\n");
+    bool header2 = false;
+    /* 2. Against the separate ops' cases, where the run has them. */
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         char keys[3][600];
@@ -1425,16 +1490,17 @@ static void sec_fused(const ctx *x)
         }
         if (nk == 0 || k < nk)
             continue;
-        if (!header) {
-            sb(x->b, "## Fused vs unfused\n\n"
+        if (!header2) {
+            sb(x->b, "%s"
                      "A fused op against the ops it replaces, run one after "
                      "the other on the same backend (sum of their medians; "
                      "the intermediate results go through memory): "
                      "add_relu = add + relu, linear = matmul + add + relu."
                      "\n\n| Op | Shapes | Dtype | Backend | Fused | Unfused "
                      "| Unfused ops | Fused speedup |\n"
-                     "|---|---|---|---|---|---|---|---|\n");
-            header = true;
+                     "|---|---|---|---|---|---|---|---|\n",
+               header ? "" : "## Fused vs unfused\n\n");
+            header2 = true;
         }
         char f[32], g[32], r[32];
         sb(x->b, "| %s | %s | %s | %s | %s | %s | ", c->opp, c->shapes,
@@ -1448,7 +1514,7 @@ static void sec_fused(const ctx *x)
         }
         sb(x->b, " | %sx |\n", fmt_num(sum / c->median, r, sizeof r));
     }
-    if (header)
+    if (header2)
         sb(x->b, "\n");
 }
 
