@@ -135,18 +135,23 @@ BAD = [
     (["adam", "--shape", "8,8,8,7"], "differs from param"),
 ]
 
+def expect_refused(argv, needle, out):
+    """exec ARGV [-o OUT] exits 2 with NEEDLE in its first line and
+    writes nothing."""
+    extra = [] if out is None else ["-o", out]
+    p = subprocess.run([TBENCH, "exec", *argv, *extra],
+                       capture_output=True, text=True)
+    expect(p.returncode == 2, f"exit {p.returncode}: {p.stderr}")
+    first = p.stderr.splitlines()[0]
+    expect(needle in first, f"'{needle}' not in '{first}'")
+    if out is not None:
+        expect(not os.path.exists(out), "output written on bad input")
+
+
 for argv, needle in BAD:
     def make(argv=argv, needle=needle):
-        def t():
-            out = os.path.join(TMP, "bad")
-            extra = [] if "-o DIR" == needle else ["-o", out]
-            p = subprocess.run([TBENCH, "exec", *argv, *extra],
-                               capture_output=True, text=True)
-            expect(p.returncode == 2, f"exit {p.returncode}: {p.stderr}")
-            first = p.stderr.splitlines()[0]
-            expect(needle in first, f"'{needle}' not in '{first}'")
-            expect(not os.path.exists(out), "output written on bad input")
-        return t
+        out = None if needle == "-o DIR" else os.path.join(TMP, "bad")
+        return lambda: expect_refused(argv, needle, out)
     case(f"exec {' '.join(argv)}: exit 2 naming '{needle}'")(make())
 
 
@@ -209,15 +214,8 @@ BAD_INPUT = [
 
 for i, (argv, needle) in enumerate(BAD_INPUT):
     def make(argv=argv, needle=needle, i=i):
-        def t():
-            out = os.path.join(TMP, f"badin{i}")
-            p = subprocess.run([TBENCH, "exec", "add", *argv(), "-o", out],
-                               capture_output=True, text=True)
-            expect(p.returncode == 2, f"exit {p.returncode}: {p.stderr}")
-            first = p.stderr.splitlines()[0]
-            expect(needle in first, f"'{needle}' not in '{first}'")
-            expect(not os.path.exists(out), "output written on bad input")
-        return t
+        return lambda: expect_refused(["add", *argv()], needle,
+                                      os.path.join(TMP, f"badin{i}"))
     case(f"exec add --input: exit 2 naming '{needle}'")(make())
 
 
