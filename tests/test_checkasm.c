@@ -571,7 +571,7 @@ static void test_kernel_log_softmax(void **state)
             const tb_dtype t = (tb_dtype)dt;
             const size_t es = tb_dtype_size(t);
             const tb_tol tol = op->tol[t];
-            static const int64_t ns[] = {1, 7, 15, 17, 513, 1025, 2500};
+            static const int64_t ns[] = {1, 7, 8, 10, 15, 16, 17, 513, 1025, 2500};
             static const int64_t rowss[] = {0, 1, 5, 17, 40};
             for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
                 for (size_t ri = 0; ri < sizeof rowss / sizeof rowss[0];
@@ -735,6 +735,162 @@ static void test_kernel_transpose(void **state)
         }
 }
 
+/* The non-temporal transpose blocks (block_nt): the misaligned strips
+ * above take their plain path; here 64-byte aligned rows and pitches,
+ * where the streaming stores run, and odd tails beside them. */
+static void test_kernel_transpose_nt(void **state)
+{
+    (void)state;
+    const int nl = tables();
+    for (int l = 0; l < nl; l++)
+        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+            const tb_dtype t = (tb_dtype)dt;
+            const size_t es = tb_dtype_size(t);
+            const int tile = tab[l].tr[dt].tile;
+            assert_non_null(tab[l].tr[dt].block_nt);
+            static const int64_t njs[] = {16, 17, 48, 61};
+            for (size_t k = 0; k < sizeof njs / sizeof njs[0]; k++)
+                for (int ni = tile - 1; ni <= tile; ni++) {
+                    const int64_t nj = njs[k], ild = nj + 5;
+                    const int64_t old = 64 / (int64_t)es * 2; /* 128 B */
+                    rng_seed((uint64_t)(l * 100 + dt * 10 + (int)k));
+                    gbuf gi, go;
+                    void *in = gb_new(&gi, (size_t)(ni * ild) * es, 0);
+                    void *out = gb_new(&go, (size_t)(nj * old) * es, 0);
+                    fill(in, t, ni * ild, true);
+                    memset(out, 0x3c, (size_t)(nj * old) * es);
+                    tab[l].tr[dt].block_nt(in, ild, out, old, ni, nj);
+                    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+                    for (int64_t j = 0; j < nj; j++) {
+                        for (int64_t i = 0; i < ni; i++)
+                            assert_memory_equal(
+                                (char *)out + (size_t)(j * old + i) * es,
+                                (char *)in + (size_t)(i * ild + j) * es, es);
+                        for (int64_t i = ni; i < old; i++)
+                            assert_int_equal(
+                                ((unsigned char *)out)[(size_t)(j * old + i) * es],
+                                0x3c);
+                    }
+                    assert_true(gb_intact(&gi) && gb_intact(&go));
+                    gb_free(&gi);
+                    gb_free(&go);
+                }
+        }
+}
+
+/* Pooling, every geometry kind (2x2/2 fast path, gather path with
+ * padding and strides below, equal to and above the kernel), 1-3 planes,
+ * misaligned and canary-guarded.  max against the portable C version:
+ * equal values or both NaN (the inputs hold NaN, +-inf, -0; which zero a
+ * tie of -0 and +0 gives is not specified); avg against a double oracle
+ * with the bound of a k^2-term float sum (the inputs are finite). */
+static void test_kernel_pool(void **state)
+{
+    (void)state;
+    const int nl = tables();
+    static const int64_t geo[][5] = {
+        /* H, W, k, s, pad */
+        {24, 24, 2, 2, 0}, {7, 9, 2, 2, 0},   {2, 2, 2, 2, 0},
+        {3, 66, 2, 2, 0},  {5, 33, 2, 2, 0},  {2, 513, 2, 2, 0},
+        {1, 1, 1, 1, 0},   {9, 37, 3, 1, 1},  {17, 19, 3, 2, 1},
+        {16, 40, 2, 2, 1}, {13, 11, 5, 3, 2}, {8, 45, 4, 1, 2},
+        {2, 3, 4, 1, 2},   {33, 33, 3, 3, 0}, {12, 12, 2, 1, 0},
+        {6, 70, 3, 5, 1},
+    };
+    for (int l = 0; l < nl; l++)
+        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+            for (size_t gi = 0; gi < sizeof geo / sizeof geo[0]; gi++)
+                for (int64_t planes = 1; planes <= 3; planes++)
+                    for (int is_max = 0; is_max < 2; is_max++) {
+                        const tb_dtype t = (tb_dtype)dt;
+                        const size_t es = tb_dtype_size(t);
+                        tb_cpu_pool_geom g = {geo[gi][0], geo[gi][1], 0, 0,
+                                              geo[gi][2], geo[gi][3],
+                                              geo[gi][4]};
+                        g.OH = tb_window_out(g.H, g.k, g.s, g.pad, 1);
+                        g.OW = tb_window_out(g.W, g.k, g.s, g.pad, 1);
+                        assert_true(g.OH >= 1 && g.OW >= 1);
+                        const int64_t ni = planes * g.H * g.W;
+                        const int64_t no = planes * g.OH * g.OW;
+                        rng_seed((uint64_t)(l * 100000 + dt * 10000 +
+                                            (int64_t)gi * 100 + planes * 10 +
+                                            is_max));
+                        gbuf gx, go, gr;
+                        void *x = gb_new(&gx, (size_t)ni * es, misalign(t));
+                        void *o = gb_new(&go, (size_t)no * es, misalign(t));
+                        void *r = gb_new(&gr, (size_t)no * es, misalign(t));
+                        fill(x, t, ni, is_max);
+                        (is_max ? tab[l].pool[dt].max : tab[l].pool[dt].avg)(
+                            x, o, planes, &g);
+                        (is_max ? tab_c.pool[dt].max : tab_c.pool[dt].avg)(
+                            x, r, planes, &g);
+                        const double eps =
+                            t == TB_F32 ? FLT_EPSILON : DBL_EPSILON;
+                        for (int64_t i = 0; i < no; i++) {
+                            const double got = get(o, t, i);
+                            bool ok;
+                            if (is_max) {
+                                const double want = get(r, t, i);
+                                ok = isnan(want) ? isnan(got) : got == want;
+                            } else {
+                                const int64_t pl = i / (g.OH * g.OW);
+                                const int64_t oh = i / g.OW % g.OH;
+                                const int64_t ow = i % g.OW;
+                                double sum = 0, sabs = 0;
+                                for (int64_t a = 0; a < g.k; a++)
+                                    for (int64_t b = 0; b < g.k; b++) {
+                                        const int64_t h = oh * g.s - g.pad + a;
+                                        const int64_t w = ow * g.s - g.pad + b;
+                                        if (h < 0 || h >= g.H || w < 0 ||
+                                            w >= g.W)
+                                            continue;
+                                        const double v = get(
+                                            x, t, (pl * g.H + h) * g.W + w);
+                                        sum += v;
+                                        sabs += fabs(v);
+                                    }
+                                const double kk = (double)(g.k * g.k);
+                                ok = fabs(got - sum / kk) <=
+                                     (kk + 2) * eps * sabs / kk;
+                            }
+                            if (!ok)
+                                print_error("%s_pool2d_%s level %s geometry "
+                                            "%zu planes %lld [%lld]: got "
+                                            "%.9g, C gives %.9g\n",
+                                            is_max ? "max" : "avg",
+                                            tb_dtype_name(t),
+                                            tb_cpu_isa_name(l), gi,
+                                            (long long)planes, (long long)i,
+                                            got, get(r, t, i));
+                            assert_true(ok);
+                        }
+                        assert_true(gb_intact(&gx) && gb_intact(&go) &&
+                                    gb_intact(&gr));
+                        gb_free(&gx);
+                        gb_free(&go);
+                        gb_free(&gr);
+                    }
+    /* NaN and -inf in every position of a 2x2 and a 3x3 window: the
+     * output is NaN whenever its window holds a NaN, -inf never wins
+     * over a finite value. */
+    for (int l = 0; l < nl; l++)
+        for (int kk = 2; kk <= 3; kk++)
+            for (int pos = 0; pos < 2 * kk * 2 * kk; pos++) {
+                float x[36], o[4];
+                for (int i = 0; i < 36; i++)
+                    x[i] = (float)i;
+                const tb_cpu_pool_geom g = {2 * kk, 2 * kk, 2, 2, kk, kk, 0};
+                x[pos] = NAN;
+                x[(pos + 1) % (4 * kk * kk)] = -INFINITY;
+                tab[l].pool[TB_F32].max(x, o, 1, &g);
+                const int wh = (pos / (2 * kk)) / kk, ww = (pos % (2 * kk)) / kk;
+                for (int q = 0; q < 4; q++) {
+                    const bool nan_here = q == wh * 2 + ww;
+                    assert_true(nan_here ? isnan(o[q]) : isfinite(o[q]));
+                }
+            }
+}
+
 /* Zero sizes: nothing is read or written (canaries), sums are 0, and
  * matmul rows with K = 0 are zeroed. */
 static void test_kernel_zero(void **state)
@@ -799,8 +955,8 @@ static void test_kernel_zero(void **state)
 typedef struct ocase {
     int n_in;
     tb_shape in[2];
-    const char *pn[2];
-    double pv[2];
+    const char *pn[3];
+    double pv[3];
 } ocase;
 
 static tb_shape S(int nd, ...)
@@ -823,6 +979,10 @@ static int op_cases(tb_op_id id, ocase *c)
 #define ADD2(a, b) c[n++] = (ocase){2, {a, b}, {NULL}, {0}}
 #define ADDP(a, n0, v0) c[n++] = (ocase){1, {a}, {n0}, {v0}}
 #define ADDPP(a, n0, v0, n1, v1) c[n++] = (ocase){1, {a}, {n0, n1}, {v0, v1}}
+#define POOL(a, k, s, p)                                                  \
+    c[n++] = (ocase){1, {a}, {"kernel", s ? "stride" : "padding",         \
+                              s ? "padding" : NULL},                      \
+                     {k, s ? s : p, p}}
     static const int lens[] = {1, 7, 15, 17, 513, 70001};
     switch (id) {
     case TB_OP_add:
@@ -885,6 +1045,26 @@ static int op_cases(tb_op_id id, ocase *c)
         ADDPP(S(4, 4, 5, 6, 3), "dim0", 1, "dim1", 2);
         ADDPP(S(3, 3, 1, 7), "dim0", 0, "dim1", 1);
         break;
+    case TB_OP_max_pool2d:
+    case TB_OP_avg_pool2d:
+        /* 2x2/2 (the fast path) on even, odd and lane-tail widths, then
+         * windows that take the gather path: stride 1, 3 > kernel,
+         * padding, 1x1 */
+        POOL(S(4, 2, 3, 24, 24), 2, 0, 0);
+        POOL(S(4, 1, 2, 7, 9), 2, 0, 0);
+        POOL(S(4, 2, 1, 5, 66), 2, 0, 0);
+        POOL(S(4, 1, 3, 70, 35), 2, 0, 0);
+        POOL(S(4, 3, 2, 3, 2), 2, 0, 0);
+        POOL(S(4, 1, 1, 1, 1), 1, 0, 0);
+        POOL(S(4, 2, 3, 9, 37), 3, 1, 1);
+        POOL(S(4, 1, 2, 17, 19), 3, 2, 1);
+        POOL(S(4, 1, 2, 16, 40), 2, 0, 1);
+        POOL(S(4, 2, 2, 13, 11), 5, 3, 2);
+        POOL(S(4, 1, 1, 8, 45), 4, 1, 2);
+        POOL(S(4, 1, 1, 2, 3), 4, 1, 2);
+        POOL(S(4, 2, 2, 33, 33), 3, 0, 0);
+        POOL(S(4, 4, 5, 12, 12), 2, 1, 0);
+        break;
     case TB_OP_matmul:
         ADD2(S(2, 1, 1), S(2, 1, 1));
         ADD2(S(2, 7, 13), S(2, 13, 5));
@@ -904,6 +1084,7 @@ static int op_cases(tb_op_id id, ocase *c)
 #undef ADD2
 #undef ADDP
 #undef ADDPP
+#undef POOL
 }
 
 /* Ops whose f32 results are one correctly rounded operation of the
@@ -929,7 +1110,7 @@ static void run_op_case(void *ctx, const char *isa, int threads,
 {
     char err[256] = "";
     tb_params p = {0};
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 3; i++)
         if (oc->pn[i])
             assert_int_equal(
                 tb_params_set(op, &p, oc->pn[i], oc->pv[i], err, sizeof err),
@@ -1314,9 +1495,12 @@ int main(int argc, char **argv)
         T(kernel_log_softmax),
         T(kernel_log_softmax_special),
         T(kernel_transpose),
+        T(kernel_transpose_nt),
+        T(kernel_pool),
         T(kernel_zero),
         OPT(add), OPT(sub), OPT(mul), OPT(div), OPT(relu), OPT(sum),
         OPT(mean), OPT(log_softmax), OPT(transpose), OPT(matmul),
+        OPT(max_pool2d), OPT(avg_pool2d),
         OPT(exp), OPT(log), OPT(tanh), OPT(sigmoid), OPT(gelu),
         OPT(gelu_tanh), OPT(silu),
         VMT(TB_VM_EXP, "exp"),

@@ -86,6 +86,10 @@ extern const tb_backend tb_backend_cpu;
  * quarter of the copy bandwidth (4096x4096 f32). */
 #define CPU_TR_COLS 32
 #define CPU_TR_ROWS 256
+/* Transposes whose output is at least this large (well beyond a 16-32
+ * MiB L3, so the output would be evicted before anyone reads it) write
+ * it with non-temporal stores where the level has them. */
+#define CPU_TR_NT_BYTES (32.0 * 1024 * 1024)
 
 _Static_assert(TB_MAX_AXIS_VALUES <= 32, "cpu: thread value names");
 
@@ -1285,6 +1289,7 @@ typedef struct cpu_tr_job {
     int64_t P, SA, Q, SB, R;
     int64_t tile; /* input rows per fn call */
     int64_t ncb;  /* blocks of CPU_TR_COLS columns (SB) when R == 1 */
+    bool nt;      /* fn may use non-temporal stores */
     int64_t n;   /* elements, for the plain-copy case */
 } cpu_tr_job;
 
@@ -1313,6 +1318,10 @@ static void cpu_tr_2d_task(void *argp, int part, int nparts)
                   j->o + (size_t)ooff * j->esz, old, ni, nj);
         }
     }
+    /* Non-temporal stores are weakly ordered: make them visible before
+     * the part reports done. */
+    if (j->nt)
+        atomic_thread_fence(memory_order_seq_cst);
 }
 
 /* R > 1: item (p, jj, q) fills SA contiguous runs of R elements. */
@@ -1398,6 +1407,10 @@ static int cpu_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
                      cpu_copy_task, &j);
     } else if (j.R == 1) {
         j.ncb = (j.SB + CPU_TR_COLS - 1) / CPU_TR_COLS;
+        if ((double)j.n * (double)j.esz >= CPU_TR_NT_BYTES) {
+            j.fn = c->k.tr[dt].block_nt;
+            j.nt = true;
+        }
         cpu_pool_run(c->pool,
                      cpu_parts(c, j.n,
                                j.P * j.Q * j.ncb *
@@ -1407,6 +1420,84 @@ static int cpu_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
         cpu_pool_run(c->pool, cpu_parts(c, j.n, j.P * j.SB * j.Q),
                      cpu_tr_runs_task, &j);
     }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* max_pool2d / avg_pool2d                                              */
+/* ------------------------------------------------------------------ */
+
+typedef struct cpu_pool2d_job {
+    tb_cpu_pool_fn fn;
+    size_t esz;
+    const char *x;
+    char *o;
+    int64_t planes; /* N * C */
+    tb_cpu_pool_geom g;
+} cpu_pool2d_job;
+
+static void cpu_pool2d_task(void *argp, int part, int nparts)
+{
+    const cpu_pool2d_job *j = argp;
+    int64_t b, e;
+    cpu_span(j->planes, part, nparts, &b, &e);
+    if (e > b)
+        j->fn(j->x + (size_t)(b * j->g.H * j->g.W) * j->esz,
+              j->o + (size_t)(b * j->g.OH * j->g.OW) * j->esz, e - b, &j->g);
+}
+
+/* Pooling of x [N, C, H, W] over params 0 kernel, 1 stride (absent: =
+ * kernel), 2 padding; the output must have the shape the op's rule
+ * gives.  The N * C planes are split over the threads. */
+static int cpu_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p, tb_dtype dt, bool is_max)
+{
+    cpu_ctx *c = ctx;
+    if (!c)
+        return TB_EINVAL;
+    cpu_count_launch(c);
+    if (!in || !out)
+        return TB_EINVAL;
+    int rc;
+    if ((rc = cpu_check_operand(&in[0], dt)) ||
+        (rc = cpu_check_operand(out, dt)))
+        return rc;
+    const tb_op *op = tb_op_get(is_max ? TB_OP_max_pool2d : TB_OP_avg_pool2d);
+    int64_t k, s, pad;
+    if ((rc = cpu_param_int(p, 0, (int64_t)op->params[0].def, NULL, &k)) ||
+        (rc = cpu_param_int(p, 1, k, NULL, &s)) ||
+        (rc = cpu_param_int(p, 2, (int64_t)op->params[2].def, NULL, &pad)))
+        return rc;
+    if (k < 1 || s < 1 || pad < 0 || k > (INT64_C(1) << 20) ||
+        s > (INT64_C(1) << 20) || 2 * pad > k)
+        return TB_EPARAM;
+    const tb_tensor *x = &in[0];
+    if (x->ndim != 4 || out->ndim != 4)
+        return TB_ESHAPE;
+    tb_shape ish = tb_tensor_shape(x), osh;
+    if ((rc = tb_op_infer(op, &ish, 1, p, &osh, NULL, 0)))
+        return rc;
+    tb_shape got = tb_tensor_shape(out);
+    if (!tb_shape_equal(&got, &osh))
+        return TB_ESHAPE;
+    const tb_cpu_pool_geom g = {x->shape[2], x->shape[3], osh.dim[2],
+                                osh.dim[3], k, s, pad};
+    cpu_pool2d_job j = {
+        .fn = is_max ? c->k.pool[dt].max : c->k.pool[dt].avg,
+        .esz = tb_dtype_size(dt),
+        .x = x->data,
+        .o = out->data,
+        .planes = x->shape[0] * x->shape[1],
+        .g = g,
+    };
+    if (g.W >= TB_CPU_POOL_SIMD_MAX_W) {
+        /* beyond the SIMD versions' int32 lane offsets */
+        tb_cpu_kernels kc;
+        tb_cpu_kernels_init_c(&kc);
+        j.fn = is_max ? kc.pool[dt].max : kc.pool[dt].avg;
+    }
+    const int64_t work = cpu_numel(x) + j.planes * g.OH * g.OW * k * k / 4;
+    cpu_pool_run(c->pool, cpu_parts(c, work, j.planes), cpu_pool2d_task, &j);
     return 0;
 }
 
@@ -1457,6 +1548,16 @@ static int cpu_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
                                    tb_tensor *out, const tb_params *p)    \
     {                                                                     \
         return cpu_log_softmax(ctx, in, out, p, DT);                      \
+    }                                                                     \
+    static int k_max_pool2d_##SFX(void *ctx, const tb_tensor *in,         \
+                                  tb_tensor *out, const tb_params *p)     \
+    {                                                                     \
+        return cpu_pool2d(ctx, in, out, p, DT, true);                     \
+    }                                                                     \
+    static int k_avg_pool2d_##SFX(void *ctx, const tb_tensor *in,         \
+                                  tb_tensor *out, const tb_params *p)     \
+    {                                                                     \
+        return cpu_pool2d(ctx, in, out, p, DT, false);                    \
     }
 
 CPU_K_TYPED(f32, TB_F32)
@@ -1484,7 +1585,7 @@ typedef struct cpu_kentry {
 static const cpu_kentry cpu_kernels[TB_OP_COUNT][TB_DTYPE_COUNT] = {
     CPU_KROW(add) CPU_KROW(sub) CPU_KROW(mul) CPU_KROW(div) CPU_KROW(relu)
     CPU_KROW(sum) CPU_KROW(mean) CPU_KROW(matmul) CPU_KROW(transpose)
-    CPU_KROW(log_softmax)
+    CPU_KROW(log_softmax) CPU_KROW(max_pool2d) CPU_KROW(avg_pool2d)
     CPU_KROW_F32(exp) CPU_KROW_F32(log) CPU_KROW_F32(tanh)
     CPU_KROW_F32(sigmoid) CPU_KROW_F32(gelu) CPU_KROW_F32(gelu_tanh)
     CPU_KROW_F32(silu)
@@ -1513,6 +1614,9 @@ static int cpu_impl_isa(const cpu_ctx *c, tb_op_id id, tb_dtype dt)
         return c->k.tr[dt].isa;
     case TB_OP_matmul:
         return c->k.mm[dt].isa;
+    case TB_OP_max_pool2d:
+    case TB_OP_avg_pool2d:
+        return c->k.pool[dt].isa;
     case TB_OP_exp:
         return c->vm.isa[TB_VM_EXP];
     case TB_OP_log:

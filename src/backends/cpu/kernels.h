@@ -59,6 +59,20 @@ typedef void (*tb_cpu_lsm_cols_fn)(const void *x, void *o, int64_t R,
  * (NaN payloads survive).  ni is at most the table's tr tile. */
 typedef void (*tb_cpu_tr_fn)(const void *in, int64_t ild, void *out,
                              int64_t old, int64_t ni, int64_t nj);
+/* Geometry of a k x k pooling with stride s and padding pad over planes
+ * of H x W giving OH x OW (the op's shape rule: k, s >= 1, 0 <= 2 pad
+ * <= k, OH, OW >= 1, so every window holds an in-bounds element). */
+typedef struct tb_cpu_pool_geom {
+    int64_t H, W, OH, OW, k, s, pad;
+} tb_cpu_pool_geom;
+/* max_pool2d / avg_pool2d of `planes` consecutive H x W planes into
+ * consecutive OH x OW planes.  max: NaN propagates (as a NaN, payload
+ * not kept), padding never wins; avg: the in-bounds sum / k^2 (padding
+ * counts as zeros).  The SIMD versions need W < 2^30 (int32 lane
+ * offsets); the backend runs the portable one beyond. */
+typedef void (*tb_cpu_pool_fn)(const void *x, void *o, int64_t planes,
+                               const tb_cpu_pool_geom *g);
+#define TB_CPU_POOL_SIMD_MAX_W (INT64_C(1) << 30)
 /* Rows [i0, i1) of C[M,N] = A[M,K] * B[K,N], all row-major contiguous. */
 typedef void (*tb_cpu_mm_fn)(const void *a, const void *b, void *c,
                              int64_t i0, int64_t i1, int64_t K, int64_t N);
@@ -87,6 +101,11 @@ typedef struct tb_cpu_kernels {
     } lsm[TB_DTYPE_COUNT];
     struct {
         tb_cpu_tr_fn block;
+        /* The same, but full output cache lines may be written with
+         * non-temporal stores (for transposes far beyond the caches,
+         * where they save the read-for-ownership of every output line);
+         * the caller fences before the output is read. */
+        tb_cpu_tr_fn block_nt;
         int tile; /* input rows per call (ni <= tile); a power of two */
         int isa;
     } tr[TB_DTYPE_COUNT];
@@ -94,6 +113,10 @@ typedef struct tb_cpu_kernels {
         tb_cpu_mm_fn rows;
         int isa;
     } mm[TB_DTYPE_COUNT];
+    struct {
+        tb_cpu_pool_fn max, avg;
+        int isa;
+    } pool[TB_DTYPE_COUNT];
 } tb_cpu_kernels;
 
 /*

@@ -105,6 +105,8 @@ void tb_cpu_kernels_init_avx2(tb_cpu_kernels *k)
     KS_INSTALL(k, avx2, TB_ISA_AVX2);
     k->tr[TB_F32].block = tr_u32_block;
     k->tr[TB_F64].block = tr_u64_block;
+    k->tr[TB_F32].block_nt = tr_u32_block;
+    k->tr[TB_F64].block_nt = tr_u64_block;
     for (int d = 0; d < TB_DTYPE_COUNT; d++) {
         k->tr[d].tile = TR_TILE;
         k->tr[d].isa = TB_ISA_AVX2;

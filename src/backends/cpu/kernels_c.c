@@ -303,6 +303,59 @@ C_MM_LOOPS(f64, double)
 C_TR_LOOPS(u32, uint32_t)
 C_TR_LOOPS(u64, uint64_t)
 
+/* ---- pooling ----------------------------------------------------------- */
+
+/* Windows clipped to the plane (clipping is the same as -inf padding for
+ * max and zero padding for avg).  max starts from the first in-bounds
+ * element; a NaN replaces acc (v != v) and then no v compares greater,
+ * so it stays.  avg sums in T, row by row, then scales by 1/k^2. */
+#define C_POOL_LOOPS(SFX, T)                                              \
+    static inline void pool_##SFX##_t(const T *restrict x, T *restrict o, \
+                                      int64_t planes,                     \
+                                      const tb_cpu_pool_geom *g,          \
+                                      int is_max)                         \
+    {                                                                     \
+        const int64_t H = g->H, W = g->W, OH = g->OH, OW = g->OW;         \
+        const T inv = (T)1 / (T)(g->k * g->k);                            \
+        for (int64_t pl = 0; pl < planes; pl++) {                         \
+            const T *xp = x + pl * H * W;                                 \
+            T *op = o + pl * OH * OW;                                     \
+            for (int64_t oh = 0; oh < OH; oh++) {                         \
+                int64_t h0 = oh * g->s - g->pad, h1 = h0 + g->k;          \
+                h0 = h0 < 0 ? 0 : h0;                                     \
+                h1 = h1 > H ? H : h1;                                     \
+                for (int64_t ow = 0; ow < OW; ow++) {                     \
+                    int64_t w0 = ow * g->s - g->pad, w1 = w0 + g->k;      \
+                    w0 = w0 < 0 ? 0 : w0;                                 \
+                    w1 = w1 > W ? W : w1;                                 \
+                    T acc = is_max ? xp[h0 * W + w0] : (T)0;              \
+                    for (int64_t h = h0; h < h1; h++)                     \
+                        for (int64_t c = w0; c < w1; c++) {               \
+                            const T v = xp[h * W + c];                    \
+                            if (!is_max)                                  \
+                                acc += v;                                 \
+                            else if (v > acc || v != v)                   \
+                                acc = v;                                  \
+                        }                                                 \
+                    op[oh * OW + ow] = is_max ? acc : acc * inv;          \
+                }                                                         \
+            }                                                             \
+        }                                                                 \
+    }                                                                     \
+    static void max_pool_##SFX(const void *x, void *o, int64_t planes,    \
+                               const tb_cpu_pool_geom *g)                 \
+    {                                                                     \
+        pool_##SFX##_t(x, o, planes, g, 1);                               \
+    }                                                                     \
+    static void avg_pool_##SFX(const void *x, void *o, int64_t planes,    \
+                               const tb_cpu_pool_geom *g)                 \
+    {                                                                     \
+        pool_##SFX##_t(x, o, planes, g, 0);                               \
+    }
+
+C_POOL_LOOPS(f32, float)
+C_POOL_LOOPS(f64, double)
+
 /* ---- table ------------------------------------------------------------- */
 
 #define C_SET_BIN(IDX, NAME)                                              \
@@ -335,11 +388,17 @@ void tb_cpu_kernels_init_c(tb_cpu_kernels *k)
     k->lsm[TB_F64].cols = lsm_f64_cols;
     k->tr[TB_F32].block = tr_u32_block;
     k->tr[TB_F64].block = tr_u64_block;
+    k->tr[TB_F32].block_nt = tr_u32_block;
+    k->tr[TB_F64].block_nt = tr_u64_block;
     k->mm[TB_F32].rows = mm_f32_rows;
     k->mm[TB_F64].rows = mm_f64_rows;
+    k->pool[TB_F32].max = max_pool_f32;
+    k->pool[TB_F32].avg = avg_pool_f32;
+    k->pool[TB_F64].max = max_pool_f64;
+    k->pool[TB_F64].avg = avg_pool_f64;
     for (int d = 0; d < TB_DTYPE_COUNT; d++) {
         k->relu[d].isa = k->sum[d].isa = k->lsm[d].isa = TB_ISA_SCALAR;
-        k->tr[d].isa = k->mm[d].isa = TB_ISA_SCALAR;
+        k->tr[d].isa = k->mm[d].isa = k->pool[d].isa = TB_ISA_SCALAR;
         k->tr[d].tile = C_TR_TILE;
     }
 }

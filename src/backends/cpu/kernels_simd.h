@@ -82,6 +82,72 @@ static inline vf v_permute(vi idx, vf table)
 {
     return _mm512_permutexvar_ps(idx, table);
 }
+static inline vi vi_set1(int32_t a) { return _mm512_set1_epi32(a); }
+static inline vi vi_add(vi a, vi b) { return _mm512_add_epi32(a, b); }
+/* lane * s per lane. */
+static inline vi vi_ramp(int32_t s)
+{
+    return _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8,
+                                                9, 10, 11, 12, 13, 14, 15),
+                              _mm512_set1_epi32(s));
+}
+/* Lanes with 0 <= idx < lim (an unsigned compare puts negatives above). */
+static inline vm vi_below(vi idx, int32_t lim)
+{
+    return _mm512_cmp_epu32_mask(idx, _mm512_set1_epi32(lim), _MM_CMPINT_LT);
+}
+/* base[idx[i]] in the lanes of m, fill[i] in the others (which read
+ * nothing). */
+static inline vf v_gather_m(const float *base, vi idx, vm m, vf fill)
+{
+    return _mm512_mask_i32gather_ps(fill, m, idx, base, 4);
+}
+/* r[i][j] -> r[j][i] for a 16 x 16 block: unpacks interleave row pairs
+ * within 128-bit lanes, shuffles make 4 x 4 blocks per 128-bit lane,
+ * and two rounds of 128-bit lane shuffles put the blocks in place. */
+static inline void v_transpose(vf r[16])
+{
+    vf t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    /* u[4g + j]: columns j, j + 4, j + 8, j + 12 (one per 128-bit lane)
+     * of rows 4g .. 4g + 3 */
+    for (int g = 0; g < 4; g++) {
+        u[4 * g] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+        u[4 * g + 1] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
+        u[4 * g + 2] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+        u[4 * g + 3] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
+    }
+    for (int j = 0; j < 4; j++) {
+        vf v0 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88);
+        vf v1 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xdd);
+        vf w0 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88);
+        vf w1 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xdd);
+        r[j] = _mm512_shuffle_f32x4(v0, w0, 0x88);
+        r[j + 8] = _mm512_shuffle_f32x4(v0, w0, 0xdd);
+        r[j + 4] = _mm512_shuffle_f32x4(v1, w1, 0x88);
+        r[j + 12] = _mm512_shuffle_f32x4(v1, w1, 0xdd);
+    }
+}
+/* Even and odd lanes of the 2 L-lane sequence a, b. */
+static inline vf v_even(vf a, vf b)
+{
+    return _mm512_permutex2var_ps(
+        a,
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+                          28, 30),
+        b);
+}
+static inline vf v_odd(vf a, vf b)
+{
+    return _mm512_permutex2var_ps(
+        a,
+        _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27,
+                          29, 31),
+        b);
+}
 
 #else
 /* ---- AVX2 f64 helpers and f32 <-> f64 --------------------------------- */
@@ -149,6 +215,58 @@ static inline vf v_gather(const float *base, vi idx)
 static inline vf v_permute(vi idx, vf table)
 {
     return _mm256_permutevar8x32_ps(table, idx);
+}
+static inline vi vi_set1(int32_t a) { return _mm256_set1_epi32(a); }
+static inline vi vi_add(vi a, vi b) { return _mm256_add_epi32(a, b); }
+static inline vi vi_ramp(int32_t s)
+{
+    return _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                              _mm256_set1_epi32(s));
+}
+static inline vm vi_below(vi idx, int32_t lim)
+{
+    __m256i ok = _mm256_and_si256(
+        _mm256_cmpgt_epi32(idx, _mm256_set1_epi32(-1)),
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(lim), idx));
+    return _mm256_castsi256_ps(ok);
+}
+static inline vf v_gather_m(const float *base, vi idx, vm m, vf fill)
+{
+    return _mm256_mask_i32gather_ps(fill, base, idx, m, 4);
+}
+/* r[i][j] -> r[j][i] for an 8 x 8 block (unpack, shuffle, 128-bit
+ * permute). */
+static inline void v_transpose(vf r[8])
+{
+    vf t[8], u[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int g = 0; g < 2; g++) {
+        u[4 * g] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+        u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
+        u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+        u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
+    }
+    for (int j = 0; j < 4; j++) {
+        r[j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
+        r[j + 4] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
+    }
+}
+/* shuffle picks lanes 0,2 (0x88) or 1,3 (0xdd) of each 128-bit half of a
+ * then b; the 64-bit permute puts a's pairs before b's. */
+static inline vf v_even(vf a, vf b)
+{
+    __m256 t = _mm256_shuffle_ps(a, b, 0x88);
+    return _mm256_castpd_ps(
+        _mm256_permute4x64_pd(_mm256_castps_pd(t), 0xd8));
+}
+static inline vf v_odd(vf a, vf b)
+{
+    __m256 t = _mm256_shuffle_ps(a, b, 0xdd);
+    return _mm256_castpd_ps(
+        _mm256_permute4x64_pd(_mm256_castps_pd(t), 0xd8));
 }
 #endif
 
@@ -489,7 +607,8 @@ static inline void ks_lsm_write(const float *x, float *o, int64_t n, float m,
 
 /* Short rows (n <= KS_LSM_SHORT): VS_LANES rows at once, one row per
  * lane.  The VS_LANES x n block is contiguous, exactly n vectors.  Its
- * columns are gathered (lane i reads row i), so max, the exponentials,
+ * columns are transposed in registers (n <= VS_LANES) or gathered (lane
+ * i reads row i), so max, the exponentials,
  * the sum and the log run on full vectors with no horizontal step; then
  * the block is written vector by vector, each lane's row statistics
  * fetched with a permute (fidx[v][k] = row of flat element v*L + k). */
@@ -500,12 +619,19 @@ static inline void ks_lsm_block_short(const float *x, float *o, int64_t n,
                                       const int32_t fidx[][VS_LANES])
 {
     vf col[KS_LSM_SHORT];
-    col[0] = v_gather(x, rows);
-    vf m = col[0];
-    for (int64_t c = 1; c < n; c++) {
-        col[c] = v_gather(x + c, rows);
-        m = v_max(m, col[c]);
+    if (n <= VS_LANES) {
+        /* Rows of at most a vector: masked row loads and an in-register
+         * transpose (gathers cost about a cycle per element). */
+        for (int64_t r = 0; r < VS_LANES; r++)
+            col[r] = v_load_n(x + r * n, n);
+        v_transpose(col);
+    } else {
+        for (int64_t c = 0; c < n; c++)
+            col[c] = v_gather(x + c, rows);
     }
+    vf m = col[0];
+    for (int64_t c = 1; c < n; c++)
+        m = v_max(m, col[c]);
     vf s = v_set1(0.0f);
     for (int64_t c = 0; c < n; c++)
         s = v_add(s, vs_exp(v_sub(col[c], m)));
@@ -603,6 +729,130 @@ static void ks_lsm_f32_cols(const void *px, void *po, int64_t R, int64_t ld,
     }
 }
 
+/* ---- pooling (f32) ------------------------------------------------------- */
+
+/* max that propagates NaN from either side: x86 max returns its second
+ * operand when either is NaN, so a NaN in a is put back. */
+static inline vf v_nmax(vf a, vf b)
+{
+    return v_sel(v_unord(a, a), a, v_max(a, b));
+}
+
+/*
+ * 2 x 2 windows, stride 2, no padding (the common case): per output row
+ * the two input rows are combined vertically, then the even and odd
+ * columns horizontally (a permute pair), VS_LANES outputs per step, one
+ * masked step for the tail.  Only the first 2 OW columns and 2 OH rows
+ * are read (an odd last column / row belongs to no window).
+ */
+static inline void ks_pool_2x2_f32(const float *x, float *o, int64_t planes,
+                                   const tb_cpu_pool_geom *g, int is_max)
+{
+    const int64_t L = VS_LANES, W = g->W, OH = g->OH, OW = g->OW;
+    const vf quarter = v_set1(0.25f);
+    for (int64_t pl = 0; pl < planes; pl++) {
+        const float *xp = x + pl * g->H * W;
+        float *op = o + pl * OH * OW;
+        for (int64_t oh = 0; oh < OH; oh++) {
+            const float *r0 = xp + 2 * oh * W, *r1 = r0 + W;
+            float *orow = op + oh * OW;
+            int64_t ow = 0;
+            for (; ow + L <= OW; ow += L) {
+                vf a0 = v_load(r0 + 2 * ow), a1 = v_load(r0 + 2 * ow + L);
+                vf b0 = v_load(r1 + 2 * ow), b1 = v_load(r1 + 2 * ow + L);
+                if (is_max) {
+                    vf v0 = v_nmax(a0, b0), v1 = v_nmax(a1, b1);
+                    v_store(orow + ow, v_nmax(v_even(v0, v1), v_odd(v0, v1)));
+                } else {
+                    vf v0 = v_add(a0, b0), v1 = v_add(a1, b1);
+                    v_store(orow + ow, v_mul(v_add(v_even(v0, v1),
+                                                   v_odd(v0, v1)),
+                                             quarter));
+                }
+            }
+            if (ow < OW) {
+                const int64_t rem = OW - ow, n0 = 2 * rem < L ? 2 * rem : L;
+                const int64_t n1 = 2 * rem - n0;
+                vf a0 = v_load_n(r0 + 2 * ow, n0);
+                vf a1 = v_load_n(r0 + 2 * ow + L, n1);
+                vf b0 = v_load_n(r1 + 2 * ow, n0);
+                vf b1 = v_load_n(r1 + 2 * ow + L, n1);
+                vf r;
+                if (is_max) {
+                    vf v0 = v_nmax(a0, b0), v1 = v_nmax(a1, b1);
+                    r = v_nmax(v_even(v0, v1), v_odd(v0, v1));
+                } else {
+                    vf v0 = v_add(a0, b0), v1 = v_add(a1, b1);
+                    r = v_mul(v_add(v_even(v0, v1), v_odd(v0, v1)), quarter);
+                }
+                v_store_n(orow + ow, r, rem);
+            }
+        }
+    }
+}
+
+/*
+ * Any window: VS_LANES outputs of a row at a time; for each in-bounds
+ * input row of the window and each of the k taps, one masked gather of
+ * the lanes' inputs (lane i reads column (ow + i) s - pad + t), with
+ * -inf (max) or 0 (avg) in the lanes whose column is padding, which is
+ * what the op's padding means.  Rows outside the plane are skipped.
+ * The avg sum runs in the C version's order (rows, then taps).
+ */
+static inline void ks_pool_any_f32(const float *x, float *o, int64_t planes,
+                                   const tb_cpu_pool_geom *g, int is_max)
+{
+    const int64_t L = VS_LANES, H = g->H, W = g->W, OH = g->OH, OW = g->OW;
+    const int64_t k = g->k, s = g->s, pad = g->pad;
+    const vf fill = v_set1(is_max ? -__builtin_inff() : 0.0f);
+    const vf inv = v_set1(1.0f / (float)(k * k));
+    const vi ramp = vi_ramp((int32_t)s);
+    for (int64_t pl = 0; pl < planes; pl++) {
+        const float *xp = x + pl * H * W;
+        float *op = o + pl * OH * OW;
+        for (int64_t oh = 0; oh < OH; oh++) {
+            int64_t h0 = oh * s - pad, h1 = h0 + k;
+            h0 = h0 < 0 ? 0 : h0;
+            h1 = h1 > H ? H : h1;
+            for (int64_t ow = 0; ow < OW; ow += L) {
+                const int64_t n = OW - ow < L ? OW - ow : L;
+                const vm live = v_first(n);
+                const vi col0 = vi_add(ramp, vi_set1((int32_t)(ow * s - pad)));
+                vf acc = fill;
+                for (int64_t h = h0; h < h1; h++)
+                    for (int64_t t = 0; t < k; t++) {
+                        const vi col = vi_add(col0, vi_set1((int32_t)t));
+                        vf v = v_gather_m(xp + h * W, col,
+                                          m_and(live, vi_below(col,
+                                                               (int32_t)W)),
+                                          fill);
+                        acc = is_max ? v_nmax(v, acc) : v_add(acc, v);
+                    }
+                v_store_n(op + oh * OW + ow, is_max ? acc : v_mul(acc, inv),
+                          n);
+            }
+        }
+    }
+}
+
+static void ks_max_pool_f32(const void *x, void *o, int64_t planes,
+                            const tb_cpu_pool_geom *g)
+{
+    if (g->k == 2 && g->s == 2 && g->pad == 0)
+        ks_pool_2x2_f32(x, o, planes, g, 1);
+    else
+        ks_pool_any_f32(x, o, planes, g, 1);
+}
+
+static void ks_avg_pool_f32(const void *x, void *o, int64_t planes,
+                            const tb_cpu_pool_geom *g)
+{
+    if (g->k == 2 && g->s == 2 && g->pad == 0)
+        ks_pool_2x2_f32(x, o, planes, g, 0);
+    else
+        ks_pool_any_f32(x, o, planes, g, 0);
+}
+
 /* ---- definitions and table ---------------------------------------------- */
 
 #define KS_DEFINE_KERNELS(SFX)                                            \
@@ -630,7 +880,7 @@ static void ks_lsm_f32_cols(const void *px, void *po, int64_t R, int64_t ld,
     } while (0)
 
 /* Everything above except transpose and matmul (and log_softmax f64,
- * which needs a double exp and stays in C). */
+ * which needs a double exp, and f64 pooling, which stay in C). */
 #define KS_INSTALL(k, SFX, ISA)                                           \
     do {                                                                  \
         KS_SET_BIN(k, TB_CPU_ADD, add, SFX, ISA);                         \
@@ -648,6 +898,9 @@ static void ks_lsm_f32_cols(const void *px, void *po, int64_t R, int64_t ld,
         (k)->lsm[TB_F32].rows = ks_lsm_f32_rows;                          \
         (k)->lsm[TB_F32].cols = ks_lsm_f32_cols;                          \
         (k)->lsm[TB_F32].isa = (ISA);                                     \
+        (k)->pool[TB_F32].max = ks_max_pool_f32;                          \
+        (k)->pool[TB_F32].avg = ks_avg_pool_f32;                          \
+        (k)->pool[TB_F32].isa = (ISA);                                    \
     } while (0)
 
 #endif /* TB_BACKENDS_CPU_KERNELS_SIMD_H */
