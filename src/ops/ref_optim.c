@@ -1,14 +1,298 @@
-/* Reference kernels of the optimizer steps (placeholder: being written). */
+/* Reference kernels of the optimizer steps.  See ref.h for the contract.
+ *
+ * One step of a PyTorch optimizer on a parameter tensor p with gradient g
+ * and the given state (a run in progress: the state is never initialised
+ * here), step number t = the `step` parameter.  Inputs p, g, state...;
+ * outputs the new p and state, in separate f64 tensors (the reference
+ * does not alias; the harness makes backends write in place).
+ *
+ * Formulas: PyTorch's single-tensor code paths (foreach=False,
+ * maximize=False, amsgrad=False, capturable=False), read in
+ * torch/optim/{sgd,adam,adamw,adagrad,adamax,nadam,radam}.py of PyTorch
+ * 1.13 and checked against 2.x: they agree except NAdam, where 2.x (which
+ * we follow) uses mu_product_next = mu_product * mu_{t+1} and 1.13
+ * mu_product * mu_t * mu_{t+1}.  Every operation is done in double in the
+ * order PyTorch does it, with the scalars (bias corrections, step sizes,
+ * the NAdam mu product) computed in double as Python does, so the result
+ * matches a float64 torch.optim step to a few ulps (test_optim holds it to
+ * 1e-12 against tests/data/optim_vectors.h).
+ *
+ * A weight decay of 0 is skipped, as PyTorch does (`if weight_decay !=
+ * 0`), so an infinite p does not turn the state into NaN through 0*inf. */
 #include "ref.h"
+
+#include <math.h>
 
 #include "error.h"
 
-#define STUB(name)                                                        \
+/* Parameter idx of op id: p's value if set, else the schema default. */
+static int param(const tb_params *p, tb_op_id id, int idx, double *v)
+{
+    const tb_op *op = tb_op_get(id);
+    if (!op || idx >= op->n_params)
+        return TB_EPARAM;
+    *v = p && tb_params_has(p, idx) ? p->v[idx] : op->params[idx].def;
+    return isfinite(*v) ? 0 : TB_EPARAM;
+}
+
+/* Element at flat row-major index i of a host tensor of any strides. */
+static double load(const tb_tensor *t, int64_t i)
+{
+    int64_t off = 0;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        off += (i % t->shape[d]) * t->strides[d];
+        i /= t->shape[d];
+    }
+    if (t->dtype == TB_F32)
+        return (double)((const float *)t->data)[off];
+    return ((const double *)t->data)[off];
+}
+
+/* Every input a host f32/f64 tensor of in[0]'s shape with data; every
+ * output a contiguous f64 tensor of that shape.  Returns the element
+ * count in *n. */
+static int check(const tb_op *op, const tb_tensor *in, const tb_tensor *out,
+                 int64_t *n)
+{
+    const tb_tensor *a = &in[0];
+    if (a->ndim < 0 || a->ndim > TB_MAX_DIMS)
+        return TB_ESHAPE;
+    int64_t count = 1;
+    for (int d = 0; d < a->ndim; d++) {
+        if (a->shape[d] < 0)
+            return TB_ESHAPE;
+        count *= a->shape[d];
+    }
+    for (int i = 0; i < op->n_in; i++) {
+        if ((unsigned)in[i].dtype >= TB_DTYPE_COUNT)
+            return TB_EDTYPE;
+        if (in[i].ndim != a->ndim)
+            return TB_ESHAPE;
+        for (int d = 0; d < a->ndim; d++)
+            if (in[i].shape[d] != a->shape[d])
+                return TB_ESHAPE;
+        if (count > 0 && !in[i].data)
+            return TB_EINVAL;
+    }
+    for (int o = 0; o < op->n_out; o++) {
+        const tb_tensor *t = &out[o];
+        if (t->dtype != TB_F64)
+            return TB_EDTYPE;
+        if (t->ndim != a->ndim)
+            return TB_ESHAPE;
+        int64_t stride = 1;
+        for (int d = a->ndim - 1; d >= 0; d--) {
+            if (t->shape[d] != a->shape[d])
+                return TB_ESHAPE;
+            if (t->shape[d] != 1 && t->strides[d] != stride)
+                return TB_EINVAL;
+            stride *= t->shape[d];
+        }
+        if (count > 0 && !t->data)
+            return TB_EINVAL;
+    }
+    *n = count;
+    return 0;
+}
+
+/* Reads the op's parameters (schema order) into v[]. */
+static int params_all(const tb_op *op, const tb_params *p, double *v)
+{
+    for (int i = 0; i < op->n_params; i++) {
+        int rc = param(p, op->id, i, &v[i]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The step number t >= 1, an integer (the schema allows 1..1e9). */
+static int step_of(const tb_op *op, const double *v, double *t)
+{
+    *t = v[op->n_params - 1];
+    return *t >= 1 && *t == floor(*t) ? 0 : TB_EPARAM;
+}
+
+/* NAdam's mu_i = beta1 (1 - 0.5 * 0.96^(i * momentum_decay)). */
+static double nadam_mu(double b1, double md, double i)
+{
+    return b1 * (1.0 - 0.5 * pow(0.96, i * md));
+}
+
+/* prod_{i=1..t} mu_i, multiplied in index order as PyTorch's mu_product
+ * state accumulates it.  Once a factor is exactly beta1 (0.5 * 0.96^(i
+ * md) below half an ulp of 1) every later one is too, and the rest is
+ * beta1^(t-i); once the product is below 2^-60 (so 1 - product and
+ * 1 - product*mu_next are exactly 1) or zero, the rest cannot matter.
+ * The loop stops there, which bounds it for huge t at default
+ * parameters. */
+static double nadam_mu_product(double b1, double md, double t)
+{
+    double prod = 1.0;
+    for (double i = 1; i <= t; i++) {
+        double mu = nadam_mu(b1, md, i);
+        if (mu == b1)
+            return prod * pow(b1, t - i + 1);
+        prod *= mu;
+        if (prod < 0x1p-60)
+            return prod;
+    }
+    return prod;
+}
+
+static int optim_ref(tb_op_id id, const tb_tensor *in, tb_tensor *out,
+                     const tb_params *p)
+{
+    const tb_op *op = tb_op_get(id);
+    double v[TB_MAX_PARAMS] = {0};
+    int64_t n;
+    int rc;
+    if (!op || !in || !out)
+        return TB_EINVAL;
+    if ((rc = check(op, in, out, &n)) || (rc = params_all(op, p, v)))
+        return rc;
+    double *po = out[0].data;
+    double *s1o = op->n_out > 1 ? out[1].data : NULL;
+    double *s2o = op->n_out > 2 ? out[2].data : NULL;
+
+    switch (id) {
+    case TB_OP_sgd: {
+        double lr = v[0], wd = v[1];
+        for (int64_t i = 0; i < n; i++) {
+            double x = load(&in[0], i), g = load(&in[1], i);
+            if (wd != 0)
+                g = g + wd * x;
+            po[i] = x - lr * g;
+        }
+        return 0;
+    }
+    case TB_OP_sgd_momentum: {
+        double lr = v[0], mom = v[1], damp = v[2], wd = v[3];
+        bool nesterov = v[4] != 0;
+        for (int64_t i = 0; i < n; i++) {
+            double x = load(&in[0], i), g = load(&in[1], i);
+            double buf = load(&in[2], i);
+            if (wd != 0)
+                g = g + wd * x;
+            /* momentum 0: PyTorch keeps no buffer and steps by g. */
+            if (mom != 0) {
+                buf = buf * mom + (1 - damp) * g;
+                g = nesterov ? g + mom * buf : buf;
+            }
+            po[i] = x - lr * g;
+            s1o[i] = buf;
+        }
+        return 0;
+    }
+    case TB_OP_adam:
+    case TB_OP_adamw:
+    case TB_OP_radam:
+    case TB_OP_nadam: {
+        double lr = v[0], b1 = v[1], b2 = v[2], eps = v[3], wd = v[4], t;
+        if ((rc = step_of(op, v, &t)))
+            return rc;
+        double bc1 = 1 - pow(b1, t), bc2 = 1 - pow(b2, t);
+        /* radam */
+        double rho_inf = 2 / (1 - b2) - 1;
+        double rho_t = rho_inf - 2 * t * pow(b2, t) / bc2;
+        double rect = 0;
+        if (id == TB_OP_radam && rho_t > 5)
+            rect = sqrt((rho_t - 4) * (rho_t - 2) * rho_inf /
+                        ((rho_inf - 4) * (rho_inf - 2) * rho_t));
+        /* nadam */
+        double c1 = 0, c2 = 0;
+        if (id == TB_OP_nadam) {
+            double md = v[5];
+            double mu = nadam_mu(b1, md, t), mu_next = nadam_mu(b1, md, t + 1);
+            double prod = nadam_mu_product(b1, md, t);
+            c1 = lr * (1 - mu) / (1 - prod);
+            c2 = lr * mu_next / (1 - prod * mu_next);
+        }
+        for (int64_t i = 0; i < n; i++) {
+            double x = load(&in[0], i), g = load(&in[1], i);
+            double m = load(&in[2], i), s = load(&in[3], i);
+            if (id == TB_OP_adamw)
+                x = x * (1 - lr * wd);
+            else if (wd != 0)
+                g = g + wd * x;
+            m = m * b1 + (1 - b1) * g;
+            s = s * b2 + (1 - b2) * g * g;
+            switch (id) {
+            case TB_OP_nadam: {
+                double denom = sqrt(s / bc2) + eps;
+                x = x - c1 * (g / denom);
+                x = x - c2 * (m / denom);
+                break;
+            }
+            case TB_OP_radam:
+                if (rho_t > 5)
+                    x = x - m / bc1 * lr * (sqrt(bc2) / (sqrt(s) + eps)) *
+                                rect;
+                else
+                    x = x - m / bc1 * lr;
+                break;
+            default: /* adam, adamw */
+                x = x - lr / bc1 * (m / (sqrt(s) / sqrt(bc2) + eps));
+                break;
+            }
+            po[i] = x;
+            s1o[i] = m;
+            s2o[i] = s;
+        }
+        return 0;
+    }
+    case TB_OP_adagrad: {
+        double lr = v[0], lr_decay = v[1], wd = v[2], eps = v[3], t;
+        if ((rc = step_of(op, v, &t)))
+            return rc;
+        double clr = lr / (1 + (t - 1) * lr_decay);
+        for (int64_t i = 0; i < n; i++) {
+            double x = load(&in[0], i), g = load(&in[1], i);
+            double sum = load(&in[2], i);
+            if (wd != 0)
+                g = g + wd * x;
+            sum = sum + g * g;
+            po[i] = x - clr * (g / (sqrt(sum) + eps));
+            s1o[i] = sum;
+        }
+        return 0;
+    }
+    case TB_OP_adamax: {
+        double lr = v[0], b1 = v[1], b2 = v[2], eps = v[3], wd = v[4], t;
+        if ((rc = step_of(op, v, &t)))
+            return rc;
+        double clr = lr / (1 - pow(b1, t));
+        for (int64_t i = 0; i < n; i++) {
+            double x = load(&in[0], i), g = load(&in[1], i);
+            double m = load(&in[2], i), u = load(&in[3], i);
+            if (wd != 0)
+                g = g + wd * x;
+            m = m * b1 + (1 - b1) * g;
+            /* torch.amax of (b2 u, |g| + eps): NaN propagates */
+            double a = u * b2, b = fabs(g) + eps;
+            u = isnan(a) || isnan(b) ? a + b : (a >= b ? a : b);
+            po[i] = x - clr * (m / u);
+            s1o[i] = m;
+            s2o[i] = u;
+        }
+        return 0;
+    }
+    default:
+        return TB_EUNSUPPORTED;
+    }
+}
+
+#define OPTIM_REF(name)                                                   \
     int tb_ref_##name(const tb_tensor *in, tb_tensor *out,                \
                       const tb_params *p)                                 \
     {                                                                     \
-        (void)in, (void)out, (void)p;                                     \
-        return TB_EUNSUPPORTED;                                           \
+        return optim_ref(TB_OP_##name, in, out, p);                       \
     }
-STUB(sgd) STUB(sgd_momentum) STUB(adam) STUB(adamw) STUB(adagrad)
-STUB(adamax) STUB(nadam) STUB(radam)
+OPTIM_REF(sgd)
+OPTIM_REF(sgd_momentum)
+OPTIM_REF(adam)
+OPTIM_REF(adamw)
+OPTIM_REF(adagrad)
+OPTIM_REF(adamax)
+OPTIM_REF(nadam)
+OPTIM_REF(radam)

@@ -1,11 +1,370 @@
-/* cpu backend: optim kernels (placeholder: being written). */
+/* cpu backend: the optimizer steps (sgd, sgd_momentum, adam, adamw,
+ * adagrad, adamax, nadam, radam), f32 and f64.
+ *
+ * One fused pass per call over p, g and the state: every element is read
+ * once and its new p and state written once, split over the instance's
+ * threads in cache-line-aligned spans.  The loops are one template
+ * (optim_simd.h) compiled as portable C here and with AVX2 / AVX-512 in
+ * optim_avx2.c / optim_avx512.c; the level is the instance's (the `isa`
+ * axis), and the portable loop finishes each span's tail.  Nothing is
+ * allocated.
+ *
+ * Semantics: PyTorch's single-tensor steps, as in src/ops/ref_optim.c
+ * (the double-precision reference these kernels are checked against;
+ * see its header for the PyTorch versions followed).  The scalars (bias
+ * corrections, step sizes, NAdam's mu product, RAdam's rectification) are
+ * computed once per call in double, then rounded to the element type; the
+ * per-element arithmetic is in the element type, with fused multiply-adds
+ * at the SIMD levels, which stays well inside the op table's TOL_OPT.
+ *
+ * Outputs are written in place (out[i].data == in[alias[i]].data, the
+ * harness's normal case) or into separate buffers; any other overlap of
+ * an output with an operand is refused (TB_EINVAL), since a partial
+ * overlap would read values this call already overwrote. */
+#include <math.h>
+#include <stdint.h>
+
+#include "backends/cpu/cpu_config.h"
 #include "cpu_internal.h"
+#include "isa.h"
+#include "optim_simd.h"
+
+#include "../../ops/error.h"
+#include "../../ops/op.h"
+#include "../../ops/tensor.h"
+
+/* ---- the portable loops (the template at one element per "vector") ---- */
+
+#define OPT_FMA(a, b, c) ((a) * (b) + (c))
+#define OPT_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#define OPT_SQRT(x) sqrtf(x)
+#define OPT_ABS(x) fabsf(x)
+#define OPT_ET float
+#define OPT_VT float
+#define OPT_NAME loops_f32_c
+#include "optim_simd.h"
+#undef OPT_SQRT
+#undef OPT_ABS
+
+#define OPT_SQRT(x) sqrt(x)
+#define OPT_ABS(x) fabs(x)
+#define OPT_ET double
+#define OPT_VT double
+#define OPT_NAME loops_f64_c
+#include "optim_simd.h"
+#undef OPT_SQRT
+#undef OPT_ABS
+#undef OPT_FMA
+#undef OPT_MAX
+
+typedef int64_t (*loops_fn)(const tb_optim_job *j, int64_t b, int64_t e);
+
+/* Loops per dtype and ISA level; NULL where the level is not built. */
+static const loops_fn loops[TB_DTYPE_COUNT][TB_ISA_COUNT] = {
+    [TB_F32] = {loops_f32_c,
+#if TB_CPU_HAVE_AVX2
+                tb_optim_f32_avx2,
+#else
+                NULL,
+#endif
+#if TB_CPU_HAVE_AVX512
+                tb_optim_f32_avx512
+#else
+                NULL
+#endif
+    },
+    [TB_F64] = {loops_f64_c,
+#if TB_CPU_HAVE_AVX2
+                tb_optim_f64_avx2,
+#else
+                NULL,
+#endif
+#if TB_CPU_HAVE_AVX512
+                tb_optim_f64_avx512
+#else
+                NULL
+#endif
+    },
+};
+
+/* The level whose loops run for ctx: its ISA, or the best built below. */
+static int run_level(const void *ctx, tb_dtype dt)
+{
+    int l = tb_cpu_isa(ctx);
+    if (l < 0 || l >= TB_ISA_COUNT)
+        l = TB_ISA_SCALAR;
+    while (l > TB_ISA_SCALAR && !loops[dt][l])
+        l--;
+    return l;
+}
+
+/* ---- operands ------------------------------------------------------------ */
+
+static int64_t numel(const tb_tensor *t)
+{
+    int64_t n = 1;
+    for (int d = 0; d < t->ndim; d++)
+        n *= t->shape[d];
+    return n;
+}
+
+static int operand(const tb_tensor *t, tb_dtype dt)
+{
+    if (t->dtype != dt || t->ndim < 0 || t->ndim > TB_MAX_DIMS)
+        return TB_EINVAL;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] < 1)
+            return TB_ESHAPE;
+    if (!t->data || !tb_tensor_is_contiguous(t))
+        return TB_EINVAL;
+    return 0;
+}
+
+/* [a, a + n) and [b, b + n) bytes overlap. */
+static bool overlap(const void *a, const void *b, size_t n)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return x < y + n && y < x + n;
+}
+
+/* Every operand of dtype dt, contiguous, of the shapes the op's rule
+ * gives; every output either exactly an input's buffer or disjoint from
+ * every operand.  Returns the element count in *n. */
+static int check(const tb_op *op, tb_dtype dt, const tb_tensor *in,
+                 const tb_tensor *out, const tb_params *p, int64_t *n)
+{
+    tb_shape ish[TB_MAX_INPUTS], osh[TB_MAX_OUTPUTS];
+    int rc;
+    for (int i = 0; i < op->n_in; i++) {
+        if ((rc = operand(&in[i], dt)))
+            return rc;
+        ish[i] = tb_tensor_shape(&in[i]);
+    }
+    if ((rc = tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0)))
+        return rc;
+    for (int o = 0; o < op->n_out; o++) {
+        if ((rc = operand(&out[o], dt)))
+            return rc;
+        tb_shape got = tb_tensor_shape(&out[o]);
+        if (!tb_shape_equal(&got, &osh[o]))
+            return TB_ESHAPE;
+    }
+    *n = numel(&in[0]);
+    size_t bytes = (size_t)*n * tb_dtype_size(dt);
+    for (int o = 0; o < op->n_out; o++) {
+        for (int i = 0; i < op->n_in; i++)
+            if (out[o].data != in[i].data &&
+                overlap(out[o].data, in[i].data, bytes))
+                return TB_EINVAL;
+        for (int k = 0; k < o; k++)
+            if (overlap(out[o].data, out[k].data, bytes))
+                return TB_EINVAL;
+    }
+    return 0;
+}
+
+/* ---- scalars, once per call ------------------------------------------------ */
+
+static double param(const tb_op *op, const tb_params *p, int idx)
+{
+    return p && tb_params_has(p, idx) ? p->v[idx] : op->params[idx].def;
+}
+
+/* NAdam's mu_i = beta1 (1 - 0.5 * 0.96^(i * momentum_decay)). */
+static double nadam_mu(double b1, double md, double i)
+{
+    return b1 * (1.0 - 0.5 * pow(0.96, i * md));
+}
+
+/* prod_{i=1..t} mu_i in index order, as ref_optim.c computes it: stops
+ * once a factor is exactly beta1 (the rest is a power of it) or the
+ * product is under 2^-60 (1 - product is then exactly 1), so a huge t
+ * costs a few hundred iterations at default parameters. */
+static double nadam_mu_product(double b1, double md, double t)
+{
+    double prod = 1.0;
+    for (double i = 1; i <= t; i++) {
+        double mu = nadam_mu(b1, md, i);
+        if (mu == b1)
+            return prod * pow(b1, t - i + 1);
+        prod *= mu;
+        if (prod < 0x1p-60)
+            return prod;
+    }
+    return prod;
+}
+
+/* Fills j's scalars from the parameters (schema order of op.c's rows);
+ * TB_EPARAM for a non-finite value or a step that is not an integer
+ * >= 1. */
+static int prepare(const tb_op *op, const tb_params *p, tb_optim_job *j)
+{
+    double v[TB_MAX_PARAMS] = {0};
+    for (int i = 0; i < op->n_params; i++) {
+        v[i] = param(op, p, i);
+        if (!isfinite(v[i]))
+            return TB_EPARAM;
+    }
+    double t = 1;
+    if (op->id != TB_OP_sgd && op->id != TB_OP_sgd_momentum) {
+        t = v[op->n_params - 1];
+        if (!(t >= 1) || t != floor(t))
+            return TB_EPARAM;
+    }
+    j->op = op->id;
+    switch (op->id) {
+    case TB_OP_sgd: /* lr, weight_decay */
+        j->lr = v[0];
+        j->wd = v[1];
+        return 0;
+    case TB_OP_sgd_momentum: /* lr, momentum, dampening, wd, nesterov */
+        j->lr = v[0];
+        j->b1 = v[1];
+        j->c2 = 1 - v[2];
+        j->wd = v[3];
+        j->mom = v[1] != 0; /* momentum 0: no buffer, step by g */
+        j->nesterov = v[4] != 0;
+        return 0;
+    case TB_OP_adagrad: /* lr, lr_decay, weight_decay, eps, step */
+        j->lr = v[0] / (1 + (t - 1) * v[1]);
+        j->wd = v[2];
+        j->eps = v[3];
+        return 0;
+    default:
+        break;
+    }
+    /* lr, beta1, beta2, eps, weight_decay[, momentum_decay], step */
+    double lr = v[0], b1 = v[1], b2 = v[2];
+    double bc1 = 1 - pow(b1, t), bc2 = 1 - pow(b2, t);
+    j->b1 = b1;
+    j->omb1 = 1 - b1;
+    j->b2 = b2;
+    j->omb2 = 1 - b2;
+    j->eps = v[3];
+    j->wd = v[4];
+    switch (op->id) {
+    case TB_OP_adam:
+        j->lr = lr / bc1;
+        j->scale = 1 / sqrt(bc2);
+        break;
+    case TB_OP_adamw:
+        j->lr = lr / bc1;
+        j->scale = 1 / sqrt(bc2);
+        j->decay = 1 - lr * v[4];
+        j->wd = 0; /* decoupled: not added to g */
+        break;
+    case TB_OP_adamax:
+        j->lr = lr / bc1;
+        break;
+    case TB_OP_nadam: {
+        double md = v[5];
+        double mu = nadam_mu(b1, md, t), mu_next = nadam_mu(b1, md, t + 1);
+        double prod = nadam_mu_product(b1, md, t);
+        j->lr = lr * (1 - mu) / (1 - prod);          /* of g */
+        j->c2 = lr * mu_next / (1 - prod * mu_next); /* of m */
+        j->scale = 1 / bc2;
+        break;
+    }
+    case TB_OP_radam: {
+        double rho_inf = 2 / (1 - b2) - 1;
+        double rho_t = rho_inf - 2 * t * pow(b2, t) / bc2;
+        j->rect = rho_t > 5;
+        if (j->rect)
+            j->lr = lr / bc1 * sqrt(bc2) *
+                    sqrt((rho_t - 4) * (rho_t - 2) * rho_inf /
+                         ((rho_inf - 4) * (rho_inf - 2) * rho_t));
+        else
+            j->lr = lr / bc1;
+        break;
+    }
+    default:
+        return TB_EUNSUPPORTED;
+    }
+    return 0;
+}
+
+/* ---- the kernel ------------------------------------------------------------ */
+
+typedef struct task {
+    const tb_optim_job *j;
+    int64_t n;
+    loops_fn simd, tail;
+} task;
+
+/* Spans start on multiples of 16 elements (a 64-byte line of f32) so
+ * the threads do not share a cache line they write. */
+static void run_part(void *arg, int part, int nparts)
+{
+    const task *t = arg;
+    int64_t b, e;
+    tb_cpu_span(t->n, 16, part, nparts, &b, &e);
+    if (b < e)
+        t->tail(t->j, t->simd(t->j, b, e), e);
+}
+
+static int optim_run(void *ctx, tb_op_id id, tb_dtype dt,
+                     const tb_tensor *in, tb_tensor *out, const tb_params *p)
+{
+    tb_cpu_count_launch(ctx);
+    const tb_op *op = tb_op_get(id);
+    if (!op || !in || !out)
+        return TB_EINVAL;
+    int64_t n;
+    int rc = check(op, dt, in, out, p, &n);
+    if (rc)
+        return rc;
+    tb_optim_job j = {0};
+    if ((rc = prepare(op, p, &j)))
+        return rc;
+    for (int i = 0; i < op->n_in; i++)
+        j.in[i] = in[i].data;
+    for (int o = 0; o < op->n_out; o++)
+        j.out[o] = out[o].data;
+    task t = {&j, n, loops[dt][run_level(ctx, dt)], loops[dt][TB_ISA_SCALAR]};
+    tb_cpu_parallel(ctx, n, (n + 15) / 16, run_part, &t);
+    return 0;
+}
+
+#define OPTIM_KERNELS(name)                                               \
+    static int k_##name##_f32(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
+    {                                                                     \
+        return optim_run(ctx, TB_OP_##name, TB_F32, in, out, p);          \
+    }                                                                     \
+    static int k_##name##_f64(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
+    {                                                                     \
+        return optim_run(ctx, TB_OP_##name, TB_F64, in, out, p);          \
+    }
+#define OPTIM_OPS(X)                                                      \
+    X(sgd) X(sgd_momentum) X(adam) X(adamw) X(adagrad) X(adamax) X(nadam) \
+    X(radam)
+OPTIM_OPS(OPTIM_KERNELS)
+
+typedef struct entry {
+    tb_kernel_fn fn[TB_DTYPE_COUNT];
+    /* impl names per dtype and level: "<op>_<dtype>_<level>" */
+    const char *name[TB_DTYPE_COUNT][TB_ISA_COUNT];
+} entry;
+
+#define OPTIM_ENTRY(nm)                                                   \
+    [TB_OP_##nm] = {{k_##nm##_f32, k_##nm##_f64},                         \
+                    {{#nm "_f32_scalar", #nm "_f32_avx2", #nm "_f32_avx512"}, \
+                     {#nm "_f64_scalar", #nm "_f64_avx2",                 \
+                      #nm "_f64_avx512"}}},
+static const entry table[TB_OP_COUNT] = {OPTIM_OPS(OPTIM_ENTRY)};
 
 tb_kernel_fn tb_cpu_optim_kernel(void *ctx, const tb_op *op, tb_dtype dt,
-                               const tb_params *p, const char **impl)
+                                 const tb_params *p, const char **impl)
 {
-    (void)ctx, (void)op, (void)dt, (void)p;
+    (void)p;
     if (impl)
         *impl = NULL;
-    return NULL;
+    if (!op || (unsigned)op->id >= TB_OP_COUNT ||
+        (unsigned)dt >= TB_DTYPE_COUNT || !table[op->id].fn[dt])
+        return NULL;
+    if (impl)
+        *impl = table[op->id].name[dt][run_level(ctx, dt)];
+    return table[op->id].fn[dt];
 }
