@@ -877,6 +877,39 @@ static void test_special_ref_rejects(void **state)
 #define V(opname)                                                         \
     {"vectors_" #opname, test_vectors, setup, teardown, (void *)#opname}
 
+/* The pattern GCC 12.2's SLP vectorizer miscompiles at -O2 (meson.build
+ * turns it off): two adjacent float round trips on one struct's fields.
+ * With the bug, pair.a and pair.b keep their double values. */
+typedef struct {
+    double a, b;
+    int k;
+} round_pair;
+
+static __attribute__((noinline)) void round_pair_f32(round_pair *out,
+                                                     double x, double y,
+                                                     int f32)
+{
+    round_pair j = {0, 0, 0};
+    j.a = x;
+    j.b = y;
+    if (f32) {
+        j.a = (double)(float)j.a;
+        j.b = (double)(float)j.b;
+    }
+    *out = j;
+}
+
+static void test_float_round_trip_pairs(void **state)
+{
+    (void)state;
+    round_pair r;
+    volatile double x = 0.1, y = 0.2; /* not folded at compile time */
+    round_pair_f32(&r, x, y, 1);
+    assert_true(r.a == (double)0.1f);
+    assert_true(r.b == (double)0.2f);
+    assert_true(r.a != 0.1);
+}
+
 int main(int argc, char **argv)
 {
     static const struct CMUnitTest tests[] = {
@@ -895,6 +928,7 @@ int main(int argc, char **argv)
         T(special_sum),
         T(special_div),
         T(special_ref_rejects),
+        T(float_round_trip_pairs),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {

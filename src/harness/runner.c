@@ -149,6 +149,10 @@ static int buffers_make(buffers *b, const tb_case *c, char *err, size_t len)
 {
     tb_rng rng;
     tb_rng_seed(&rng, c->seed);
+    /* A creation op has no inputs; its reference learns the case dtype
+     * from a header-only in[0] (ref_create.c). */
+    if (c->op->n_in == 0)
+        tb_tensor_init(&b->host_in[0], c->dtype, &c->out[0]);
     for (int i = 0; i < c->op->n_in; i++) {
         if (tb_tensor_create(&b->host_in[i], c->dtype, &c->in[i]))
             goto nomem;
