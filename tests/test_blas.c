@@ -10,7 +10,8 @@
  *     atol * sqrt(K) + rtol * |ref| with matmul's own tolerance.  Each
  *     call must count one kernel launch per batch item and leave
  *     OpenBLAS's thread count at the instance's value.
- *  2. K = 0 (an empty sum writes zeros), the kernel table (matmul only,
+ *  2. K = 0 (an empty sum writes zeros), the kernel table (matmul,
+ *     linear, conv2d, conv2d_nobias and, with LAPACKE, svd/qr/eigh;
  *     every other op unsupported), axes, bad thread values, memory and
  *     counters, defensive errors.
  *
@@ -453,7 +454,8 @@ static void test_kernel_lookup(void **state)
             const char *impl = "unset";
             tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl);
             if (id == TB_OP_matmul || id == TB_OP_linear ||
-                id == TB_OP_conv2d || id == TB_OP_conv2d_nobias) {
+                id == TB_OP_conv2d || id == TB_OP_conv2d_nobias ||
+                (TB_HAVE_LAPACKE && op->category == TB_CAT_LINALG)) {
                 assert_non_null(fn);
                 assert_non_null(impl);
             } else {

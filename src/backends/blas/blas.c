@@ -18,10 +18,10 @@
  * Kernels: matmul f32/f64, 2-D and batched.  OpenBLAS 0.3.21 (Debian 12)
  * has no cblas_?gemm_batch (OpenBLAS PR #4720, merged for 0.3.28; the
  * header here was checked), so a batched matmul
- * is one cblas_?gemm call per batch item, in order.  Every other op
- * returns NULL ("unsupported"); there is no fallback to another library.
- * conv2d (im2col + GEMM), linear and the LAPACKE linalg ops (svd, qr,
- * eigh) belong here once the op table has them (op-library issue).
+ * is one cblas_?gemm call per batch item, in order.  linear and conv2d
+ * over GEMM; svd, qr and eigh through LAPACKE when it is found at build
+ * time (TB_HAVE_LAPACKE).  Every other op returns NULL ("unsupported");
+ * there is no fallback to another library.
  *
  * Counters: kernel_launches counts BLAS library calls (one per gemm, so
  * a batched matmul of B items counts B); memory comes from the tracked
@@ -33,6 +33,7 @@
  * instead of failing as an unknown backend. */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -51,6 +52,9 @@
 
 #if HAVE_OPENBLAS
 #include <cblas.h>
+#endif
+#if HAVE_OPENBLAS && TB_HAVE_LAPACKE
+#include <lapacke.h>
 #endif
 
 /* The one exported symbol (registry.c declares it too). */
@@ -416,6 +420,226 @@ static int blas_check_all(blas_ctx *c, const tb_tensor *in, int n_in,
 BLAS_GEMM_OPS(float, f32, cblas_sgemm)
 BLAS_GEMM_OPS(double, f64, cblas_dgemm)
 
+/* ---- svd, qr, eigh through LAPACKE ---------------------------------- */
+
+#if TB_HAVE_LAPACKE
+/* LAPACK's column-major drivers through the LAPACKE ?_work interface:
+ * the plain LAPACKE calls would allocate their workspace (and, for
+ * row-major, transposed copies) with malloc, out of the tracked
+ * allocator's sight; here one tb_alloc per call holds the input copy
+ * (every driver overwrites its matrix), the workspace the driver asked
+ * for in a size query (lwork = -1, not counted as a launch), and any
+ * transposed output.
+ *   svd: a row-major m x n A is the column-major n x m A^T; ?gesdd
+ *        (jobz 'S', divide and conquer, as NumPy and PyTorch call) on A^T
+ *        = U' S V'^T gives A = V' S U'^T, and the column-major V'^T
+ *        (k x m) and U' (n x k) buffers are exactly the row-major U
+ *        (m x k) and Vt (k x n): no transposes.
+ *   qr:  the input transposed into column-major, ?geqrf, R read out,
+ *        ?orgqr for the thin Q, transposed out.
+ *   eigh: the input transposed into column-major, ?syevd ('V', 'L': the
+ *        lower triangle of A, as the op defines), V transposed out.
+ * Non-finite input: TB_ENUMERIC before LAPACK sees it (reference LAPACK
+ * may iterate on NaN without converging).  info > 0 (no convergence):
+ * TB_ECONVERGE; info < 0 (an argument LAPACK rejected): TB_EINVAL.
+ * One launch per call (the driver call); the instance's thread count is
+ * set first, as for GEMM. */
+static int blas_lapack_rc(lapack_int info)
+{
+    return info == 0 ? 0 : info > 0 ? TB_ECONVERGE : TB_EINVAL;
+}
+
+/* Check in[0] and the n_out outputs: dtype dt, contiguous, the shapes
+ * of op's rule for in[0]; dims must fit lapack_int. */
+static int blas_linalg_operands(blas_ctx *c, const tb_op *op,
+                                const tb_tensor *in, const tb_tensor *out,
+                                tb_dtype dt)
+{
+    int rc = blas_check_all(c, in, 1, out, dt);
+    if (rc)
+        return rc;
+    for (int o = 1; o < op->n_out; o++)
+        if ((rc = blas_check_operand(&out[o], dt)))
+            return rc;
+    if (in[0].ndim != 2)
+        return TB_ESHAPE;
+    if (in[0].shape[0] > INT_MAX / 8 || in[0].shape[1] > INT_MAX / 8)
+        return TB_ERANGE;
+    tb_shape is = tb_tensor_shape(&in[0]), os[TB_MAX_OUTPUTS];
+    char err[128];
+    if ((rc = tb_op_infer(op, &is, 1, NULL, os, err, sizeof err)))
+        return rc;
+    for (int o = 0; o < op->n_out; o++) {
+        tb_shape s = tb_tensor_shape(&out[o]);
+        if (!tb_shape_equal(&s, &os[o]))
+            return TB_ESHAPE;
+    }
+    return 0;
+}
+
+/* LAPACK's reply to a workspace query, as a count of elements. */
+#define BLAS_LWORK(x) ((lapack_int)(x) > 1 ? (lapack_int)(x) : 1)
+
+#define BLAS_LAPACK_OPS(T, SUF, P)                                        \
+    static int k_svd_##SUF(void *ctx, const tb_tensor *in, tb_tensor *out,\
+                           const tb_params *p)                            \
+    {                                                                     \
+        (void)p;                                                          \
+        blas_ctx *c = ctx;                                                \
+        int rc = blas_linalg_operands(c, tb_op_get(TB_OP_svd), in, out,   \
+                                      TB_DTYPE_##SUF);                    \
+        if (rc)                                                           \
+            return rc;                                                    \
+        lapack_int m = (lapack_int)in[0].shape[0];                        \
+        lapack_int n = (lapack_int)in[0].shape[1], k = m < n ? m : n;     \
+        T q;                                                              \
+        lapack_int info = LAPACKE_##P##gesdd_work(                        \
+            LAPACK_COL_MAJOR, 'S', n, m, NULL, n, NULL, NULL, n, NULL, k, \
+            &q, -1, NULL);                                                \
+        if (info)                                                         \
+            return blas_lapack_rc(info);                                  \
+        lapack_int lwork = BLAS_LWORK(q);                                 \
+        size_t na = (size_t)m * (size_t)n;                                \
+        T *a = tb_alloc((na + (size_t)lwork) * sizeof(T) +                \
+                        8 * (size_t)k * sizeof(lapack_int));              \
+        if (!a)                                                           \
+            return TB_ENOMEM;                                             \
+        T *work = a + na;                                                 \
+        lapack_int *iwork = (lapack_int *)(work + lwork);                 \
+        const T *x = in[0].data;                                          \
+        bool finite = true;                                               \
+        for (size_t i = 0; i < na; i++) {                                 \
+            a[i] = x[i];                                                  \
+            finite &= isfinite(x[i]) != 0;                                \
+        }                                                                 \
+        if (finite) {                                                     \
+            openblas_set_num_threads(c->threads);                         \
+            info = LAPACKE_##P##gesdd_work(                               \
+                LAPACK_COL_MAJOR, 'S', n, m, a, n, out[1].data,           \
+                out[2].data, n, out[0].data, k, work, lwork, iwork);      \
+            atomic_fetch_add_explicit(&c->kernel_launches, 1,             \
+                                      memory_order_relaxed);              \
+        }                                                                 \
+        tb_free(a);                                                       \
+        return finite ? blas_lapack_rc(info) : TB_ENUMERIC;               \
+    }                                                                     \
+                                                                          \
+    static int k_qr_##SUF(void *ctx, const tb_tensor *in, tb_tensor *out, \
+                          const tb_params *p)                             \
+    {                                                                     \
+        (void)p;                                                          \
+        blas_ctx *c = ctx;                                                \
+        int rc = blas_linalg_operands(c, tb_op_get(TB_OP_qr), in, out,    \
+                                      TB_DTYPE_##SUF);                    \
+        if (rc)                                                           \
+            return rc;                                                    \
+        lapack_int m = (lapack_int)in[0].shape[0];                        \
+        lapack_int n = (lapack_int)in[0].shape[1], k = m < n ? m : n;     \
+        T q1, q2;                                                         \
+        lapack_int info = LAPACKE_##P##geqrf_work(                        \
+            LAPACK_COL_MAJOR, m, n, NULL, m, NULL, &q1, -1);              \
+        if (!info)                                                        \
+            info = LAPACKE_##P##orgqr_work(LAPACK_COL_MAJOR, m, k, k,     \
+                                           NULL, m, NULL, &q2, -1);       \
+        if (info)                                                         \
+            return blas_lapack_rc(info);                                  \
+        lapack_int lwork = BLAS_LWORK(q1 > q2 ? q1 : q2);                 \
+        size_t na = (size_t)m * (size_t)n;                                \
+        T *a = tb_alloc((na + (size_t)k + (size_t)lwork) * sizeof(T));    \
+        if (!a)                                                           \
+            return TB_ENOMEM;                                             \
+        T *tau = a + na, *work = tau + k;                                 \
+        const T *x = in[0].data;                                          \
+        bool finite = true;                                               \
+        for (lapack_int i = 0; i < m; i++)                                \
+            for (lapack_int j = 0; j < n; j++) {                          \
+                T e = x[(size_t)i * n + j];                               \
+                a[(size_t)j * m + i] = e;                                 \
+                finite &= isfinite(e) != 0;                               \
+            }                                                             \
+        if (!finite) {                                                    \
+            tb_free(a);                                                   \
+            return TB_ENUMERIC;                                           \
+        }                                                                 \
+        openblas_set_num_threads(c->threads);                             \
+        info = LAPACKE_##P##geqrf_work(LAPACK_COL_MAJOR, m, n, a, m, tau, \
+                                       work, lwork);                      \
+        T *qo = out[0].data, *ro = out[1].data;                           \
+        if (!info) {                                                      \
+            for (lapack_int i = 0; i < k; i++)                            \
+                for (lapack_int j = 0; j < n; j++)                        \
+                    ro[(size_t)i * n + j] =                               \
+                        j >= i ? a[(size_t)j * m + i] : 0;                \
+            info = LAPACKE_##P##orgqr_work(LAPACK_COL_MAJOR, m, k, k, a,  \
+                                           m, tau, work, lwork);          \
+        }                                                                 \
+        if (!info)                                                        \
+            for (lapack_int i = 0; i < m; i++)                            \
+                for (lapack_int j = 0; j < k; j++)                        \
+                    qo[(size_t)i * k + j] = a[(size_t)j * m + i];         \
+        atomic_fetch_add_explicit(&c->kernel_launches, 1,                 \
+                                  memory_order_relaxed);                  \
+        tb_free(a);                                                       \
+        return blas_lapack_rc(info);                                      \
+    }                                                                     \
+                                                                          \
+    static int k_eigh_##SUF(void *ctx, const tb_tensor *in,               \
+                            tb_tensor *out, const tb_params *p)           \
+    {                                                                     \
+        (void)p;                                                          \
+        blas_ctx *c = ctx;                                                \
+        int rc = blas_linalg_operands(c, tb_op_get(TB_OP_eigh), in, out,  \
+                                      TB_DTYPE_##SUF);                    \
+        if (rc)                                                           \
+            return rc;                                                    \
+        lapack_int n = (lapack_int)in[0].shape[0];                        \
+        T q;                                                              \
+        lapack_int qi;                                                    \
+        lapack_int info = LAPACKE_##P##syevd_work(                        \
+            LAPACK_COL_MAJOR, 'V', 'L', n, NULL, n, NULL, &q, -1, &qi,    \
+            -1);                                                          \
+        if (info)                                                         \
+            return blas_lapack_rc(info);                                  \
+        lapack_int lwork = BLAS_LWORK(q), liwork = qi > 1 ? qi : 1;       \
+        size_t na = (size_t)n * (size_t)n;                                \
+        T *a = tb_alloc((na + (size_t)lwork) * sizeof(T) +                \
+                        (size_t)liwork * sizeof(lapack_int));             \
+        if (!a)                                                           \
+            return TB_ENOMEM;                                             \
+        T *work = a + na;                                                 \
+        lapack_int *iwork = (lapack_int *)(work + lwork);                 \
+        const T *x = in[0].data;                                          \
+        bool finite = true;                                               \
+        for (lapack_int i = 0; i < n; i++)                                \
+            for (lapack_int j = 0; j < n; j++) {                          \
+                T e = x[(size_t)i * n + j];                               \
+                a[(size_t)j * n + i] = e;                                 \
+                /* only the lower triangle is data */                     \
+                finite &= j > i || isfinite(e) != 0;                      \
+            }                                                             \
+        if (!finite) {                                                    \
+            tb_free(a);                                                   \
+            return TB_ENUMERIC;                                           \
+        }                                                                 \
+        openblas_set_num_threads(c->threads);                             \
+        info = LAPACKE_##P##syevd_work(LAPACK_COL_MAJOR, 'V', 'L', n, a,  \
+                                       n, out[0].data, work, lwork,       \
+                                       iwork, liwork);                    \
+        T *vo = out[1].data;                                              \
+        if (!info)                                                        \
+            for (lapack_int i = 0; i < n; i++)                            \
+                for (lapack_int j = 0; j < n; j++)                        \
+                    vo[(size_t)i * n + j] = a[(size_t)j * n + i];         \
+        atomic_fetch_add_explicit(&c->kernel_launches, 1,                 \
+                                  memory_order_relaxed);                  \
+        tb_free(a);                                                       \
+        return blas_lapack_rc(info);                                      \
+    }
+
+BLAS_LAPACK_OPS(float, f32, s)
+BLAS_LAPACK_OPS(double, f64, d)
+#endif /* TB_HAVE_LAPACKE */
+
 typedef struct blas_kentry {
     tb_kernel_fn fn;
     const char *name;
@@ -433,6 +657,14 @@ static const blas_kentry blas_kernels[TB_OP_COUNT][TB_DTYPE_COUNT] = {
                               "conv2d_nobias_f32_im2col_sgemm"},
                              {k_conv2d_nobias_f64,
                               "conv2d_nobias_f64_im2col_dgemm"}},
+#if TB_HAVE_LAPACKE
+    [TB_OP_svd] = {{k_svd_f32, "svd_f32_lapacke_sgesdd"},
+                   {k_svd_f64, "svd_f64_lapacke_dgesdd"}},
+    [TB_OP_qr] = {{k_qr_f32, "qr_f32_lapacke_sgeqrf_sorgqr"},
+                  {k_qr_f64, "qr_f64_lapacke_dgeqrf_dorgqr"}},
+    [TB_OP_eigh] = {{k_eigh_f32, "eigh_f32_lapacke_ssyevd"},
+                    {k_eigh_f64, "eigh_f64_lapacke_dsyevd"}},
+#endif
 };
 
 static tb_kernel_fn blas_kernel(void *ctx, const tb_op *op, tb_dtype dt,
@@ -456,7 +688,8 @@ static tb_kernel_fn blas_kernel(void *ctx, const tb_op *op, tb_dtype dt,
 const tb_backend tb_backend_blas = {
     .name = "blas",
     .doc = "OpenBLAS (CBLAS) on host memory: matmul, linear and conv2d "
-           "(im2col) via cblas_?gemm (axis threads)",
+           "(im2col) via cblas_?gemm; svd, qr, eigh via LAPACKE "
+           "(axis threads)",
     .probe = blas_probe,
     .axes = blas_axes,
     .create = blas_create,
