@@ -223,11 +223,15 @@ static inline double stable_sigmoid_f64(double x)
     {                                                                     \
         return a != a || b != b ? a + b : (a <= b ? a : b);               \
     }                                                                     \
-    /* relu(a + b): NaN passes, -0.0 and negatives give +0 */             \
+    /* relu(a + b): NaN passes, -0.0 and negatives give +0.  Written as \
+     * two selects, not nested ?:, so gcc emits no branch: random signs  \
+     * mispredicted half the time cost ~6 ns per element.               \
+     */                                                                   \
     static inline T add_relu_##SFX(T a, T b)                              \
     {                                                                     \
         T s = a + b;                                                      \
-        return s > 0 ? s : (s != s ? s : (T)0);                           \
+        T r = s > 0 ? s : (T)0;                                           \
+        return s != s ? s : r;                                            \
     }
 
 #define POW_f32 powf
