@@ -435,6 +435,79 @@ static void test_ci_exact_levels(void **state)
     assert_true(lo == 0.0 && hi == 1.0);
 }
 
+/* The bootstrap finds each resample's median by counting draws per rank
+ * (stats.c).  Oracle: the plain method - copy the n drawn values, sort,
+ * take the middle - on the same draws (the generator is public; the
+ * unbiased index rule is restated here for n < 2^32).  Both CIs must be
+ * bit-identical, for odd and even n and with ties. */
+static size_t below_oracle(tb_rng *r, uint32_t bound)
+{
+    uint64_t m = (tb_rng_next(r) >> 32) * bound;
+    uint32_t low = (uint32_t)m;
+    if (low < bound) {
+        uint32_t threshold = (uint32_t)(-bound) % bound;
+        while (low < threshold) {
+            m = (tb_rng_next(r) >> 32) * bound;
+            low = (uint32_t)m;
+        }
+    }
+    return (size_t)(m >> 32);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void ci_oracle(const double *x, size_t n, int resamples, uint64_t seed,
+                      double *lo, double *hi)
+{
+    double *d = malloc(n * sizeof *d), *meds = malloc(resamples * sizeof *d);
+    assert_non_null(d);
+    assert_non_null(meds);
+    tb_rng rng;
+    tb_rng_seed(&rng, seed);
+    for (int b = 0; b < resamples; b++) {
+        for (size_t i = 0; i < n; i++)
+            d[i] = x[below_oracle(&rng, (uint32_t)n)];
+        qsort(d, n, sizeof *d, cmp_d);
+        meds[b] = n % 2 ? d[n / 2] : 0.5 * d[n / 2 - 1] + 0.5 * d[n / 2];
+    }
+    qsort(meds, (size_t)resamples, sizeof *meds, cmp_d);
+    *lo = tb_quantile_sorted(meds, (size_t)resamples, 0.025);
+    *hi = tb_quantile_sorted(meds, (size_t)resamples, 0.975);
+    free(d);
+    free(meds);
+}
+
+static void test_ci_counting_matches_sorting(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {2, 3, 4, 7, 10, 33, 64, 257, 1000};
+    tb_rng g;
+    tb_rng_seed(&g, 77);
+    for (size_t k = 0; k < NELEM(sizes); k++) {
+        size_t n = sizes[k];
+        double *x = malloc(n * sizeof *x);
+        assert_non_null(x);
+        for (int ties = 0; ties < 2; ties++) {
+            for (size_t i = 0; i < n; i++) /* ties: only 5 values */
+                x[i] = ties ? (double)(tb_rng_next(&g) % 5)
+                            : 1e3 * tb_rng_uniform(&g);
+            double lo, hi, olo, ohi;
+            assert_int_equal(tb_stats_median_ci(x, n, 500, 9 + n, &lo, &hi),
+                             0);
+            ci_oracle(x, n, 500, 9 + n, &olo, &ohi);
+            if (lo != olo || hi != ohi)
+                fail_msg("n=%zu ties=%d: [%.17g, %.17g] vs sorting "
+                         "[%.17g, %.17g]",
+                         n, ties, lo, hi, olo, ohi);
+        }
+        free(x);
+    }
+}
+
 /* The CI must shrink as the sample grows: a quarter of the same sample
  * has a wider CI (roughly 2x). */
 static void test_ci_shrinks_with_n(void **state)
@@ -506,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_ci_matches_compute),
         cmocka_unit_test(test_ci_width_large),
         cmocka_unit_test(test_ci_exact_levels),
+        cmocka_unit_test(test_ci_counting_matches_sorting),
         cmocka_unit_test(test_ci_shrinks_with_n),
         cmocka_unit_test(test_errors_einval),
         cmocka_unit_test(test_errors_enomem_overflow),
