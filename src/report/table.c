@@ -36,6 +36,10 @@ static void fmt_rate(double v, char *buf, size_t len)
         snprintf(buf, len, "%.*f", v >= 100 ? 1 : v >= 1 ? 2 : 3, v);
 }
 
+/* Ids longer than this get a line of their own (optimizer steps name
+ * all their parameters), so the columns stay readable. */
+#define TABLE_ID_MAX 72
+
 void tb_table_print(FILE *f, const cJSON *doc)
 {
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
@@ -44,7 +48,7 @@ void tb_table_print(FILE *f, const cJSON *doc)
     cJSON_ArrayForEach(c, cases)
     {
         int l = (int)strlen(str(c, "id"));
-        if (l > w)
+        if (l > w && l <= TABLE_ID_MAX)
             w = l;
     }
     fprintf(f, "%-*s  %-12s %10s %7s %9s %9s %10s %7s  %s\n", w, "case",
@@ -54,9 +58,14 @@ void tb_table_print(FILE *f, const cJSON *doc)
     {
         const cJSON *st = cJSON_GetObjectItemCaseSensitive(c, "stats");
         const char *status = str(c, "status");
+        const char *id = str(c, "id");
+        if ((int)strlen(id) > w) { /* whole, on a line of its own */
+            fprintf(f, "%s\n", id);
+            id = "";
+        }
         if (!cJSON_IsObject(st)) {
             const char *msg = str(c, "message");
-            fprintf(f, "%-*s  %-12s %s\n", w, str(c, "id"), status, msg);
+            fprintf(f, "%-*s  %-12s %s\n", w, id, status, msg);
             continue;
         }
         const cJSON *tp = cJSON_GetObjectItemCaseSensitive(c, "throughput");
@@ -70,7 +79,7 @@ void tb_table_print(FILE *f, const cJSON *doc)
         snprintf(smp, sizeof smp, "%.0fx%.0f", num(st, "n"),
                  num(st, "iters_per_sample"));
         fprintf(f, "%-*s  %-12s %10s %7s %9s %9s %10s %7.2f  %s\n", w,
-                str(c, "id"), status, med, ci, gb, gf, smp,
+                id, status, med, ci, gb, gf, smp,
                 num(ct, "kernel_launches"), str(st, "stop_reason"));
     }
 }
