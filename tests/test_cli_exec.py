@@ -180,18 +180,31 @@ def _():
     expect(np.allclose(got, a - b, rtol=1e-14, atol=0), "a - b")
 
 
-@case("exec --input: a kernel that fails on the inputs exits 1, no exec.json")
+@case("exec --input: eigh of a non-finite matrix: exit 2, one line")
 def _():
     a = np.eye(4)
     a[2, 1] = np.nan
     out = os.path.join(TMP, "nan-eigh")
     p = subprocess.run([TBENCH, "exec", "eigh", "-i", npy("nan.npy", a),
                         "-o", out], capture_output=True, text=True)
-    expect(p.returncode == 1, f"exit {p.returncode}: {p.stderr}")
+    expect(p.returncode == 2, f"exit {p.returncode}: {p.stderr}")
     expect(len(p.stderr.strip().splitlines()) == 1, "one line")
-    expect("error" in p.stderr, p.stderr)
-    expect(not os.path.exists(os.path.join(out, "exec.json")),
-           "exec.json written for a failed kernel")
+    expect("element 9 is nan; eigh needs finite values" in p.stderr,
+           p.stderr)
+    expect(not os.path.exists(out), "output written on bad input")
+
+
+@case("exec --input: eigh of a singular matrix is defined: NumPy agrees")
+def _():
+    v = np.arange(1.0, 6.0)
+    a = np.outer(v, v)  # rank 1: four zero eigenvalues
+    out = os.path.join(TMP, "singular-eigh")
+    p = subprocess.run([TBENCH, "exec", "eigh", "-i", npy("sing.npy", a),
+                        "-o", out], capture_output=True, text=True)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    w = np.load(os.path.join(out, "output0.npy"))
+    expect(np.allclose(w, np.linalg.eigh(a)[0], rtol=0, atol=1e-12),
+           f"eigenvalues {w}")
 
 
 BAD_INPUT = [

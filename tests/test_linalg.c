@@ -846,6 +846,69 @@ static void test_kernel_errors(void **state)
     }
 }
 
+/* The runner's check of a factorization (tb_check_factorization): a
+ * matrix with repeated eigenvalues and singular values (rank 1: any basis
+ * of the zero subspace is right) passes for every implementation, though
+ * its vectors differ from the reference's; each kind of wrong output
+ * fails the identity it breaks. */
+static void test_factorization_check(void **state)
+{
+    (void)state;
+    double x[25];
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 5; j++)
+            x[i * 5 + j] = (i + 1.0) * (j + 1.0); /* v v^T, rank 1 */
+    static const char *const names[] = {"svd", "qr", "eigh"};
+    for (int d = 0; d < TB_DTYPE_COUNT; d++)
+        for (int o = 0; o < 3; o++)
+            for (size_t im = 1; im < sizeof impls / sizeof impls[0]; im++) {
+                const tb_op *op = op_named(names[o]);
+                tb_tensor a, got[TB_MAX_OUTPUTS], ref[TB_MAX_OUTPUTS];
+                matrix_new(&a, (tb_dtype)d, 5, 5, x);
+                assert_int_equal(compute(&impls[0], op, &a, ref), 0);
+                assert_int_equal(compute(&impls[im], op, &a, got), 0);
+                tb_check ck;
+                tb_check_factorization(op, &a, got, ref, op->tol[d], &ck);
+                if (!ck.passed)
+                    fail_msg("%s %s %s: %lld bad, identity %d: %g vs %g",
+                             impls[im].name, op->name,
+                             tb_dtype_name((tb_dtype)d),
+                             (long long)ck.n_bad, ck.first_bad_output,
+                             ck.first_bad_got, ck.first_bad_ref);
+                assert_string_equal(ck.method, "identities");
+                /* break each identity in turn */
+                int vals = op->id == TB_OP_svd ? 1 : 0;
+                int vecs = op->id == TB_OP_eigh ? 1 : 0;
+                if (op->id != TB_OP_qr) { /* a value off by 1% of ||A|| */
+                    double v = tb_tensor_get(&got[vals], 0);
+                    tb_tensor_set(&got[vals], 0, v + 0.55);
+                    tb_check_factorization(op, &a, got, ref, op->tol[d],
+                                           &ck);
+                    assert_false(ck.passed);
+                    assert_int_equal(ck.first_bad_output, 0);
+                    tb_tensor_set(&got[vals], 0, v);
+                }
+                /* a vector entry scaled: reconstruction or orthogonality */
+                double e = tb_tensor_get(&got[vecs], 3);
+                tb_tensor_set(&got[vecs], 3, e * 1.01 + 0.01);
+                tb_check_factorization(op, &a, got, ref, op->tol[d], &ck);
+                assert_false(ck.passed);
+                assert_true(ck.first_bad_output == 1 ||
+                            ck.first_bad_output == 2);
+                tb_tensor_set(&got[vecs], 3, e);
+                if (op->id == TB_OP_qr) { /* R not triangular */
+                    tb_tensor_set(&got[1], 5, 1e-30);
+                    tb_check_factorization(op, &a, got, ref, op->tol[d],
+                                           &ck);
+                    assert_false(ck.passed);
+                    assert_int_equal(ck.first_bad_output, 3);
+                }
+                destroy_all(got, op->n_out);
+                destroy_all(ref, op->n_out);
+                tb_tensor_destroy(&a);
+            }
+}
+
 #define T(name)                                                           \
     cmocka_unit_test_setup_teardown(test_##name, setup, teardown)
 
@@ -860,6 +923,7 @@ int main(int argc, char **argv)
         T(identities_f32),
         T(identities_f64),
         T(lower_triangle),
+        T(factorization_check),
         T(canon),
         T(coverage),
         T(nonfinite),

@@ -16,7 +16,7 @@ typedef struct tb_check {
     int first_bad_output;
     double first_bad_got, first_bad_ref;
     bool passed;
-    const char *method; /* "full" or "projection" */
+    const char *method; /* "full", "projection" or "identities" */
 } tb_check;
 
 /* Compare got[i] (host tensors, dtype of the case) with ref[i] (f64) for
@@ -38,5 +38,15 @@ void tb_check_outputs(const tb_tensor *got, const tb_tensor *ref, int n_out,
 void tb_check_matmul_projection(const tb_tensor *a, const tb_tensor *b,
                                 const tb_tensor *c, tb_tol tol,
                                 uint64_t seed, tb_check *out);
+
+/* svd, qr, eigh (A [m, n] host, got: the case's outputs, ref: the
+ * reference's, f64): the values against the reference, the
+ * reconstruction of A, orthonormality, R's triangle - what defines the
+ * factorization, since its vectors are not unique (check.c).  n_bad counts
+ * entries out of bound; first_bad_output names the identity (0 values,
+ * 1 reconstruction, 2 orthonormality, 3 triangle). */
+void tb_check_factorization(const tb_op *op, const tb_tensor *a,
+                            const tb_tensor *got, const tb_tensor *ref,
+                            tb_tol tol, tb_check *out);
 
 #endif

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,6 +260,22 @@ int tb_cmd_exec(int argc, char **argv)
                     tb_dtype_name(dt));
             for (int k = 0; k <= i; k++)
                 tb_tensor_destroy(&given[k]);
+            return EXIT_USAGE;
+        }
+    }
+    /* Factorizations of non-finite matrices have no meaning (LAPACK's
+     * may loop or return garbage): bad input, refused before running. */
+    for (int i = 0; i < n_inputs && op->category == TB_CAT_LINALG; i++) {
+        int64_t n = tb_tensor_numel(&given[i]);
+        for (int64_t k = 0; k < n; k++) {
+            double v = tb_tensor_get(&given[i], k);
+            if (isfinite(v))
+                continue;
+            fprintf(stderr, "tbench: exec: --input: %s: element %lld is "
+                    "%g; %s needs finite values\n", inputs[i],
+                    (long long)k, v, op->name);
+            for (int j = 0; j < n_inputs; j++)
+                tb_tensor_destroy(&given[j]);
             return EXIT_USAGE;
         }
     }

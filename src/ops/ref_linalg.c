@@ -340,6 +340,13 @@ int tb_ref_svd(const tb_tensor *in, tb_tensor *out, const tb_params *p)
      * vectors as accurate as their rounding allows (LAPACK's dgesvj uses
      * the same sqrt(rows) * eps). */
     const double tol = DBL_EPSILON * sqrt((double)R);
+    /* Columns below tol * ||A||_F are rounding noise (rank-deficient A):
+     * never rotated (the relative test cannot be met on noise), zero
+     * singular values below. */
+    double fro = 0;
+    for (int64_t i = 0; i < R * C; i++)
+        fro = hypot(fro, w[i]);
+    const double floor2 = (tol * fro) * (tol * fro);
     int sweep;
     for (sweep = 0; sweep < MAX_SWEEPS; sweep++) {
         int64_t rotated = 0;
@@ -352,7 +359,8 @@ int tb_ref_svd(const tb_tensor *in, tb_tensor *out, const tb_params *p)
                     be += wj[r] * wj[r];
                     ga += wi[r] * wj[r];
                 }
-                if (fabs(ga) <= tol * sqrt(al) * sqrt(be))
+                if (fabs(ga) <= tol * sqrt(al) * sqrt(be) ||
+                    al <= floor2 || be <= floor2)
                     continue; /* also every pair with a zero column */
                 rotated++;
                 double c, s;
@@ -381,7 +389,7 @@ int tb_ref_svd(const tb_tensor *in, tb_tensor *out, const tb_params *p)
         double s = 0;
         for (int64_t r = 0; r < R; r++)
             s = hypot(s, w[j * R + r]);
-        sig[j] = s;
+        sig[j] = s * s <= floor2 ? 0 : s; /* noise: a zero value */
     }
     /* Descending order: the output column c is worked column perm[c],
      * kept in `a` (free now: W holds the matrix). */

@@ -423,6 +423,13 @@ static int LINALG_FN(k_svd)(void *ctx, const tb_tensor *in, tb_tensor *out,
     /* sqrt(rows) * eps, as LAPACK's ?gesvj: the level at which the
      * computed dot product of two orthogonal columns is rounding. */
     const T tol = LINALG_EPS * sqrt((T)R);
+    /* Columns below tol * ||A||_F are rounding noise (a rank-deficient
+     * A): rotating them against each other cannot meet the relative
+     * test above in the case dtype and would never converge, so they are
+     * left alone and treated as zero below (their singular value is 0
+     * within the error the algorithm makes anyway). */
+    const T floor2 = tol * tol * LINALG_FN(norm2)(w, R * C) *
+                     LINALG_FN(norm2)(w, R * C);
     int sweep;
     for (sweep = 0; sweep < LINALG_MAX_SWEEPS; sweep++) {
         int64_t rotated = 0;
@@ -435,7 +442,8 @@ static int LINALG_FN(k_svd)(void *ctx, const tb_tensor *in, tb_tensor *out,
                     be += wj[r] * wj[r];
                     ga += wi[r] * wj[r];
                 }
-                if (fabs(ga) <= tol * sqrt(al) * sqrt(be))
+                if (fabs(ga) <= tol * sqrt(al) * sqrt(be) ||
+                    al <= floor2 || be <= floor2)
                     continue; /* also every pair with a zero column */
                 rotated++;
                 T c, s;
@@ -452,6 +460,8 @@ static int LINALG_FN(k_svd)(void *ctx, const tb_tensor *in, tb_tensor *out,
     }
     for (int64_t j = 0; j < C; j++) {
         sig[j] = LINALG_FN(norm2)(w + j * R, R);
+        if (sig[j] * sig[j] <= floor2) /* noise: a zero singular value */
+            sig[j] = 0;
         ok[j] = sig[j] > 0;
         if (ok[j])
             for (int64_t r = 0; r < R; r++)
