@@ -151,6 +151,15 @@ static size_t misalign(tb_dtype dt)
     return dt == TB_F32 ? 4 : 8;
 }
 
+/* Offsets for the streaming-store kernels, whose head runs up to the
+ * output's first 64-byte boundary: every element offset in a line over
+ * the size index i, 0 (aligned) included. */
+static size_t nt_off(tb_dtype dt, int i)
+{
+    const size_t es = tb_dtype_size(dt);
+    return ((size_t)i * 5 * es) % 64;
+}
+
 /* Values for element-wise tests: mostly uniform in [-2, 2], with a few
  * special values sprinkled in (-0, +-inf, NaN, subnormals, huge). */
 static double test_value(bool specials)
@@ -380,8 +389,10 @@ static int tables(void)
 static const char *const bin_names[TB_CPU_NBIN] = {"add", "sub", "mul",
                                                    "div"};
 
-/* vv, sv and vs forms of every binary op, every dtype and level: bit-equal
- * to the C version; canaries intact; inputs unchanged. */
+/* vv, sv, vs and vv_nt (streaming stores; its head, 64-byte-aligned body
+ * and tail all run at these sizes and misalignments) forms of every
+ * binary op, every dtype and level: bit-equal to the C version;
+ * canaries intact; inputs unchanged. */
 static void test_kernel_binary(void **state)
 {
     (void)state;
@@ -390,10 +401,12 @@ static void test_kernel_binary(void **state)
         for (int op = 0; op < TB_CPU_NBIN; op++)
             for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
                 for (int si = 0; si < N_SIZES; si++)
-                    for (int form = 0; form < 3; form++) {
+                    for (int form = 0; form < 4; form++) {
                         const int64_t n = sizes[si];
                         const size_t es = tb_dtype_size((tb_dtype)dt);
-                        const size_t off = misalign((tb_dtype)dt);
+                        const size_t off = form == 3
+                                               ? nt_off((tb_dtype)dt, si)
+                                               : misalign((tb_dtype)dt);
                         const int64_t na = form == 1 ? 1 : n;
                         const int64_t nb = form == 2 ? 1 : n;
                         if (n == 0 && form)
@@ -407,9 +420,11 @@ static void test_kernel_binary(void **state)
                         fill(a, (tb_dtype)dt, na, true);
                         fill(b, (tb_dtype)dt, nb, true);
                         const tb_cpu_bin_fn *fl =
-                            &tab[l].bin[op][dt].vv + form;
+                            form == 3 ? &tab[l].bin[op][dt].vv_nt
+                                      : &tab[l].bin[op][dt].vv + form;
                         const tb_cpu_bin_fn *fr =
-                            &tab_c.bin[op][dt].vv + form;
+                            form == 3 ? &tab_c.bin[op][dt].vv
+                                      : &tab_c.bin[op][dt].vv + form;
                         (*fl)(a, b, o, n);
                         (*fr)(a, b, r, n);
                         int64_t bad = -1;
@@ -439,29 +454,32 @@ static void test_kernel_binary(void **state)
                     }
 }
 
-/* relu: exact (x > 0 or NaN ? x : +0). */
+/* relu and its streaming-store form: exact (x > 0 or NaN ? x : +0). */
 static void test_kernel_relu(void **state)
 {
     (void)state;
     const int nl = tables();
     for (int l = 0; l < nl; l++)
         for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
-            for (int si = 0; si < N_SIZES; si++) {
-                const int64_t n = sizes[si];
+            for (int si = 0; si < 2 * N_SIZES; si++) {
+                const bool nt = si >= N_SIZES;
+                const int64_t n = sizes[si % N_SIZES];
                 const size_t es = tb_dtype_size((tb_dtype)dt);
+                const size_t off = nt ? nt_off((tb_dtype)dt, si)
+                                      : misalign((tb_dtype)dt);
                 rng_seed((uint64_t)(dt * 10 + si));
                 gbuf gx, go;
-                void *x = gb_new(&gx, (size_t)n * es, misalign((tb_dtype)dt));
-                void *o = gb_new(&go, (size_t)n * es, misalign((tb_dtype)dt));
+                void *x = gb_new(&gx, (size_t)n * es, off);
+                void *o = gb_new(&go, (size_t)n * es, off);
                 fill(x, (tb_dtype)dt, n, true);
-                tab[l].relu[dt].fn(x, o, n);
+                (nt ? tab[l].relu[dt].fn_nt : tab[l].relu[dt].fn)(x, o, n);
                 for (int64_t i = 0; i < n; i++) {
                     double v = get(x, (tb_dtype)dt, i);
                     double want = isnan(v) ? v : v > 0 ? v : 0.0;
                     if (!same(get(o, (tb_dtype)dt, i), want))
-                        print_error("relu_%s level %s n=%lld [%lld]: %g -> "
-                                    "%g\n",
-                                    tb_dtype_name((tb_dtype)dt),
+                        print_error("relu_%s%s level %s n=%lld [%lld]: %g "
+                                    "-> %g\n",
+                                    tb_dtype_name((tb_dtype)dt), nt ? "_nt" : "",
                                     tb_cpu_isa_name(l), (long long)n,
                                     (long long)i, v,
                                     get(o, (tb_dtype)dt, i));
@@ -544,9 +562,10 @@ static void test_kernel_sum(void **state)
         }
 }
 
-/* log_softmax of one row / column in double: out[i * st]. */
+/* log_softmax (soft: softmax) of one row / column in double:
+ * out[i * st]. */
 static void lsm_oracle(const void *x, tb_dtype t, int64_t n, int64_t st,
-                       double *out)
+                       double *out, bool soft)
 {
     double m = -INFINITY;
     for (int64_t i = 0; i < n; i++)
@@ -555,17 +574,19 @@ static void lsm_oracle(const void *x, tb_dtype t, int64_t n, int64_t st,
     for (int64_t i = 0; i < n; i++)
         s += exp(get(x, t, i * st) - m);
     for (int64_t i = 0; i < n; i++)
-        out[i] = get(x, t, i * st) - m - log(s);
+        out[i] = soft ? exp(get(x, t, i * st) - m) / s
+                      : get(x, t, i * st) - m - log(s);
 }
 
-/* log_softmax rows and columns against a double oracle, with the op's
- * own tolerance (f32: 2e-6 sqrt(n) + 1e-5 |want|); -inf entries must
- * give -inf, and a row of only -inf gives NaN everywhere. */
-static void test_kernel_log_softmax(void **state)
+/* log_softmax (soft false) or softmax rows and columns against a double
+ * oracle, with the op's own tolerance (f32: 2e-6 sqrt(n) + 1e-5
+ * |want|); -inf entries must give -inf (softmax: exactly 0), and a row
+ * of only -inf gives NaN everywhere.  Rows of 16 and more take the
+ * short-row block path for n <= 32 (a lane per row). */
+static void check_log_softmax(bool soft)
 {
-    (void)state;
     const int nl = tables();
-    const tb_op *op = tb_op_get(TB_OP_log_softmax);
+    const tb_op *op = tb_op_get(soft ? TB_OP_softmax : TB_OP_log_softmax);
     for (int l = 0; l < nl; l++)
         for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
             const tb_dtype t = (tb_dtype)dt;
@@ -593,11 +614,14 @@ static void test_kernel_log_softmax(void **state)
                         else
                             ((double *)x)[i] = v;
                     }
-                    tab[l].lsm[dt].rows(x, o, rows, n);
+                    if (soft)
+                        tab[l].sm[dt].rows(x, o, rows, n);
+                    else
+                        tab[l].lsm[dt].rows(x, o, rows, n);
                     double want[2500];
                     for (int64_t r = 0; r < rows; r++) {
                         lsm_oracle((const char *)x + (size_t)(r * n) * es, t,
-                                   n, 1, want);
+                                   n, 1, want, soft);
                         for (int64_t i = 0; i < n; i++) {
                             double got = get(o, t, r * n + i);
                             bool ok =
@@ -609,10 +633,10 @@ static void test_kernel_log_softmax(void **state)
                                                            tol.rtol *
                                                                fabs(want[i]);
                             if (!ok)
-                                print_error("log_softmax_%s rows level %s "
+                                print_error("%s_%s rows level %s "
                                             "n=%lld row %lld [%lld]: got "
                                             "%.9g want %.9g\n",
-                                            tb_dtype_name(t),
+                                            op->name, tb_dtype_name(t),
                                             tb_cpu_isa_name(l), (long long)n,
                                             (long long)r, (long long)i, got,
                                             want[i]);
@@ -635,11 +659,14 @@ static void test_kernel_log_softmax(void **state)
                     void *o = gb_new(&go, (size_t)(R * ld) * es, misalign(t));
                     fill(x, t, R * ld, false);
                     memcpy(o, x, (size_t)(R * ld) * es);
-                    tab[l].lsm[dt].cols(x, o, R, ld, w);
+                    if (soft)
+                        tab[l].sm[dt].cols(x, o, R, ld, w);
+                    else
+                        tab[l].lsm[dt].cols(x, o, R, ld, w);
                     double want[200];
                     for (int64_t j = 0; j < w; j++) {
                         lsm_oracle((const char *)x + (size_t)j * es, t, R,
-                                   ld, want);
+                                   ld, want, soft);
                         for (int64_t r = 0; r < R; r++)
                             assert_true(fabs(get(o, t, r * ld + j) - want[r]) <=
                                         tol.atol * sqrt((double)R) +
@@ -657,11 +684,24 @@ static void test_kernel_log_softmax(void **state)
         }
 }
 
-/* Rows that exercise the online merge: -inf blocks before and after
- * finite ones, a NaN hidden among -inf, all -inf, +inf. */
-static void test_kernel_log_softmax_special(void **state)
+static void test_kernel_log_softmax(void **state)
 {
     (void)state;
+    check_log_softmax(false);
+}
+
+static void test_kernel_softmax(void **state)
+{
+    (void)state;
+    check_log_softmax(true);
+}
+
+/* Rows that exercise the online merge: -inf blocks before and after
+ * finite ones, a NaN hidden among -inf, all -inf, +inf; log_softmax
+ * (soft false) or softmax, where -inf gives 0 and the lone finite
+ * value of case 4 gives 1. */
+static void check_log_softmax_special(bool soft)
+{
     const int nl = tables();
     enum { N = 3000 }; /* three 1024-value blocks */
     static float x[N], o[N];
@@ -678,13 +718,19 @@ static void test_kernel_log_softmax_special(void **state)
                 x[5] = INFINITY;
             if (c == 4)
                 x[2999] = 1.0f;
-            tab[l].lsm[TB_F32].rows(x, o, 1, N);
+            if (soft)
+                tab[l].sm[TB_F32].rows(x, o, 1, N);
+            else
+                tab[l].lsm[TB_F32].rows(x, o, 1, N);
+            const float lo = soft ? 0.0f : -INFINITY;
             for (int i = 0; i < N; i++) {
                 bool ok;
                 if (c == 0)
-                    ok = i >= 1100 && i < 1200 ? isfinite(o[i]) : o[i] == -INFINITY;
+                    ok = i >= 1100 && i < 1200 ? isfinite(o[i]) && o[i] != lo
+                                               : o[i] == lo;
                 else if (c == 4)
-                    ok = i == 2999 ? o[i] == 0.0f : o[i] == -INFINITY;
+                    ok = i == 2999 ? o[i] == (soft ? 1.0f : 0.0f)
+                                   : o[i] == lo;
                 else
                     ok = isnan(o[i]); /* NaN, all -inf, +inf */
                 if (!ok)
@@ -693,6 +739,18 @@ static void test_kernel_log_softmax_special(void **state)
                 assert_true(ok);
             }
         }
+}
+
+static void test_kernel_log_softmax_special(void **state)
+{
+    (void)state;
+    check_log_softmax_special(false);
+}
+
+static void test_kernel_softmax_special(void **state)
+{
+    (void)state;
+    check_log_softmax_special(true);
 }
 
 /* Transpose blocks: exact bit copies. */
@@ -908,8 +966,12 @@ static void test_kernel_zero(void **state)
                 tab[l].bin[op][dt].vv(a, b, o, 0);
                 tab[l].bin[op][dt].sv(a, b, o, 0);
                 tab[l].bin[op][dt].vs(a, b, o, 0);
+                tab[l].bin[op][dt].vv_nt(a, b, o, 0);
             }
             tab[l].relu[dt].fn(a, o, 0);
+            tab[l].relu[dt].fn_nt(a, o, 0);
+            tab[l].sm[dt].rows(a, o, 0, 9);
+            tab[l].sm[dt].cols(a, o, 9, 3, 0);
             assert_true(tab[l].sum[dt].row(a, 0) == 0.0);
             double acc[4] = {1, 2, 3, 4};
             tab[l].sum[dt].cols(a, 0, 5, 4, acc);
@@ -941,6 +1003,7 @@ static void test_kernel_zero(void **state)
             gbuf gx, gy;
             float *x = gb_new(&gx, 0, 4), *y = gb_new(&gy, 0, 4);
             vm.fn[f](x, y, 0);
+            vm.fn_nt[f](x, y, 0);
             assert_true(gb_intact(&gx) && gb_intact(&gy));
             gb_free(&gx);
             gb_free(&gy);
@@ -998,6 +1061,12 @@ static int op_cases(tb_op_id id, ocase *c)
         ADD2(S(1, 513), S(1, 1));
         ADD2(S(3, 5, 1, 7), S(3, 1, 3, 7));
         ADD2(S(2, 300, 301), S(1, 301));
+        /* Working set (3 x 4 x 5.6M bytes, 64.1 MiB at f32) above the
+         * cpu backend's streaming-store threshold (CPU_EW_NT_BYTES),
+         * misaligned like every case here: the _nt kernels end to
+         * end. */
+        if (id == TB_OP_add)
+            ADD2(S(1, 5600000), S(1, 5600000));
         break;
     case TB_OP_relu:
     case TB_OP_exp:
@@ -1010,6 +1079,9 @@ static int op_cases(tb_op_id id, ocase *c)
         for (int i = 0; i < 6; i++)
             ADD1(S(1, lens[i]));
         ADD1(S(3, 3, 5, 7));
+        /* 2 x 4 x 8.4M bytes, above the streaming-store threshold */
+        if (id == TB_OP_relu || id == TB_OP_exp)
+            ADD1(S(1, 8400000));
         break;
     case TB_OP_sum:
     case TB_OP_mean:
@@ -1026,6 +1098,7 @@ static int op_cases(tb_op_id id, ocase *c)
         ADDP(S(2, 300, 301), "axis", 0);
         break;
     case TB_OP_log_softmax:
+    case TB_OP_softmax:
         for (int i = 0; i < 5; i++)
             ADD1(S(1, lens[i]));
         ADD1(S(1, 2500));
@@ -1428,6 +1501,14 @@ static void test_vmath_edges(void **state)
                 for (int64_t i = 0; i < n; i++)
                     assert_true(ulp_error(y[i], vm_ref(f, x[i])) <=
                                 tb_vmath_ulp_bound(f, l));
+                /* the streaming form: the same bits, at every offset of
+                 * y in a line (its head / body / tail split) */
+                gbuf gz;
+                float *z = gb_new(&gz, (size_t)n * 4, nt_off(TB_F32, (int)n));
+                vm.fn_nt[f](x, z, n);
+                assert_memory_equal(z, y, (size_t)n * 4);
+                assert_true(gb_intact(&gz));
+                gb_free(&gz);
                 vm.fn[f](x, x, n); /* in place */
                 assert_memory_equal(x, y, (size_t)n * 4);
                 assert_true(gb_intact(&gx) && gb_intact(&gy));
@@ -1494,12 +1575,15 @@ int main(int argc, char **argv)
         T(kernel_sum),
         T(kernel_log_softmax),
         T(kernel_log_softmax_special),
+        T(kernel_softmax),
+        T(kernel_softmax_special),
         T(kernel_transpose),
         T(kernel_transpose_nt),
         T(kernel_pool),
         T(kernel_zero),
         OPT(add), OPT(sub), OPT(mul), OPT(div), OPT(relu), OPT(sum),
-        OPT(mean), OPT(log_softmax), OPT(transpose), OPT(matmul),
+        OPT(mean), OPT(log_softmax), OPT(softmax), OPT(transpose),
+        OPT(matmul),
         OPT(max_pool2d), OPT(avg_pool2d),
         OPT(exp), OPT(log), OPT(tanh), OPT(sigmoid), OPT(gelu),
         OPT(gelu_tanh), OPT(silu),

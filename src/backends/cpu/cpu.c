@@ -90,6 +90,15 @@ extern const tb_backend tb_backend_cpu;
  * MiB L3, so the output would be evicted before anyone reads it) write
  * it with non-temporal stores where the level has them. */
 #define CPU_TR_NT_BYTES (32.0 * 1024 * 1024)
+/* Element-wise ops (add..div on equal shapes, relu, the vmath functions)
+ * whose working set (inputs + output) is at least this large write
+ * their output with non-temporal stores (the *_nt kernels): twice a
+ * 32 MiB L3, so in a loop nothing of the previous call survives in the
+ * cache anyway, and skipping the output's read-for-ownership cuts the
+ * DRAM traffic of an add from 4 to 3 streams.  Below it the output
+ * stays cached for its reader (a 1024x1024 add, 12 MiB, must not use
+ * them). */
+#define CPU_EW_NT_BYTES (64.0 * 1024 * 1024)
 
 _Static_assert(TB_MAX_AXIS_VALUES <= 32, "cpu: thread value names");
 
@@ -663,6 +672,13 @@ typedef struct cpu_binop {
     size_t esz;
 } cpu_binop;
 
+/* Whether an element-wise op over n elements of es bytes with nin
+ * inputs should use its streaming-store kernel (CPU_EW_NT_BYTES). */
+static bool cpu_ew_nt(int64_t n, size_t es, int nin)
+{
+    return (double)n * (double)es * (nin + 1) >= CPU_EW_NT_BYTES;
+}
+
 /* ------------------------------------------------------------------ */
 /* Element-wise binary ops with NumPy broadcasting                      */
 /* ------------------------------------------------------------------ */
@@ -733,8 +749,8 @@ static int cpu_binary(void *ctx, const tb_tensor *in, tb_tensor *out,
     cpu_ctx *c = ctx;
     if (!c)
         return TB_EINVAL;
-    const cpu_binop bop = {c->k.bin[which][dt].vv, c->k.bin[which][dt].sv,
-                           c->k.bin[which][dt].vs, tb_dtype_size(dt)};
+    cpu_binop bop = {c->k.bin[which][dt].vv, c->k.bin[which][dt].sv,
+                     c->k.bin[which][dt].vs, tb_dtype_size(dt)};
     const cpu_binop *op = &bop;
     cpu_count_launch(c);
     if (!in || !out)
@@ -777,6 +793,11 @@ static int cpu_binary(void *ctx, const tb_tensor *in, tb_tensor *out,
         return 0;
     j.flat = cpu_numel(a) == j.n && cpu_numel(b) == j.n;
     if (j.flat) {
+        /* Parts start on 16-element boundaries, so with the tensor's
+         * 64-byte alignment every part's output is line-aligned for the
+         * streaming kernel (which handles any start anyway). */
+        if (cpu_ew_nt(j.n, bop.esz, 2))
+            bop.vv = c->k.bin[which][dt].vv_nt;
         cpu_pool_run(c->pool, cpu_parts(c, j.n, (j.n + 15) / 16),
                      cpu_bin_task, &j);
         return 0;
@@ -845,6 +866,8 @@ static int cpu_relu(void *ctx, const tb_tensor *in, tb_tensor *out,
         return TB_ESHAPE;
     cpu_unary_job j = {fn, tb_dtype_size(dt), in[0].data, out->data,
                        cpu_numel(out)};
+    if (cpu_ew_nt(j.n, j.esz, 1))
+        j.fn = c->k.relu[dt].fn_nt;
     if (j.n > 0)
         cpu_pool_run(c->pool, cpu_parts(c, j.n, (j.n + 15) / 16),
                      cpu_unary_task, &j);
@@ -889,6 +912,8 @@ static int cpu_vmath(void *ctx, const tb_tensor *in, tb_tensor *out, int f)
     if (!tb_hostmem_same_shape(&in[0], out))
         return TB_ESHAPE;
     cpu_vm_job j = {c->vm.fn[f], in[0].data, out->data, cpu_numel(out)};
+    if (cpu_ew_nt(j.n, sizeof(float), 1))
+        j.fn = c->vm.fn_nt[f];
     const int64_t weight = c->vm.isa[f] == TB_ISA_SCALAR ? CPU_EXP_WEIGHT : 4;
     if (j.n > 0)
         cpu_pool_run(c->pool, cpu_parts(c, j.n * weight, (j.n + 15) / 16),
@@ -1069,9 +1094,11 @@ static void cpu_lsm_cols_task(void *argp, int part, int nparts)
     }
 }
 
-/* log_softmax over param 0 "axis" (default -1). */
+/* log_softmax (soft false) or softmax (soft true) over param 0 "axis"
+ * (default -1): one driver, the two ops' kernels share their online
+ * max / sum (kernels_simd.h). */
 static int cpu_log_softmax(void *ctx, const tb_tensor *in, tb_tensor *out,
-                           const tb_params *p, tb_dtype dt)
+                           const tb_params *p, tb_dtype dt, bool soft)
 {
     cpu_ctx *c = ctx;
     if (!c)
@@ -1093,8 +1120,8 @@ static int cpu_log_softmax(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (tb_axis_norm(axis, x->ndim, &ax))
         return TB_EPARAM;
     cpu_lsm_job j = {
-        .rows = c->k.lsm[dt].rows,
-        .cols = c->k.lsm[dt].cols,
+        .rows = soft ? c->k.sm[dt].rows : c->k.lsm[dt].rows,
+        .cols = soft ? c->k.sm[dt].cols : c->k.lsm[dt].cols,
         .esz = tb_dtype_size(dt),
         .x = x->data,
         .o = out->data,
@@ -1547,7 +1574,12 @@ static int cpu_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     static int k_log_softmax_##SFX(void *ctx, const tb_tensor *in,        \
                                    tb_tensor *out, const tb_params *p)    \
     {                                                                     \
-        return cpu_log_softmax(ctx, in, out, p, DT);                      \
+        return cpu_log_softmax(ctx, in, out, p, DT, false);               \
+    }                                                                     \
+    static int k_softmax_##SFX(void *ctx, const tb_tensor *in,            \
+                               tb_tensor *out, const tb_params *p)        \
+    {                                                                     \
+        return cpu_log_softmax(ctx, in, out, p, DT, true);                \
     }                                                                     \
     static int k_max_pool2d_##SFX(void *ctx, const tb_tensor *in,         \
                                   tb_tensor *out, const tb_params *p)     \
@@ -1585,7 +1617,8 @@ typedef struct cpu_kentry {
 static const cpu_kentry cpu_kernels[TB_OP_COUNT][TB_DTYPE_COUNT] = {
     CPU_KROW(add) CPU_KROW(sub) CPU_KROW(mul) CPU_KROW(div) CPU_KROW(relu)
     CPU_KROW(sum) CPU_KROW(mean) CPU_KROW(matmul) CPU_KROW(transpose)
-    CPU_KROW(log_softmax) CPU_KROW(max_pool2d) CPU_KROW(avg_pool2d)
+    CPU_KROW(log_softmax) CPU_KROW(softmax) CPU_KROW(max_pool2d)
+    CPU_KROW(avg_pool2d)
     CPU_KROW_F32(exp) CPU_KROW_F32(log) CPU_KROW_F32(tanh)
     CPU_KROW_F32(sigmoid) CPU_KROW_F32(gelu) CPU_KROW_F32(gelu_tanh)
     CPU_KROW_F32(silu)
@@ -1610,6 +1643,8 @@ static int cpu_impl_isa(const cpu_ctx *c, tb_op_id id, tb_dtype dt)
         return c->k.sum[dt].isa;
     case TB_OP_log_softmax:
         return c->k.lsm[dt].isa;
+    case TB_OP_softmax:
+        return c->k.sm[dt].isa;
     case TB_OP_transpose:
         return c->k.tr[dt].isa;
     case TB_OP_matmul:

@@ -40,6 +40,16 @@
 /* o[i] = a[i] OP b[i] (vv), a[0] OP b[i] (sv), a[i] OP b[0] (vs). */
 typedef void (*tb_cpu_bin_fn)(const void *a, const void *b, void *o,
                               int64_t n);
+/* The *_nt variants below (vv_nt, relu fn_nt) compute the same values
+ * bit for bit but write the output's whole 64-byte lines with
+ * non-temporal (streaming) stores where the level has them, and end
+ * with a store fence, so the output is visible to other threads once
+ * they return.  They are for outputs far beyond the last-level cache:
+ * a streaming store skips the read-for-ownership of the output line
+ * (a third of the DRAM traffic of an add), but evicts the output from
+ * the caches, which costs a cache-resident caller more than it saves.
+ * The backend picks them by working-set size; the C level installs the
+ * plain functions. */
 /* o[i] = f(x[i]). */
 typedef void (*tb_cpu_unary_fn)(const void *x, void *o, int64_t n);
 /* Sum of x[0..n), blocked (TB_CPU_SUM_BLOCK), returned in double. */
@@ -52,7 +62,8 @@ typedef void (*tb_cpu_sumcols_fn)(const void *x, int64_t R, int64_t ld,
 typedef void (*tb_cpu_lsm_rows_fn)(const void *x, void *o, int64_t rows,
                                    int64_t n);
 /* log_softmax down the R rows (R >= 1) of w <= TB_CPU_COL_TILE columns,
- * row stride ld elements (input and output alike). */
+ * row stride ld elements (input and output alike).  The softmax slots
+ * (sm) take the same arguments and give exp(x - max) / sum instead. */
 typedef void (*tb_cpu_lsm_cols_fn)(const void *x, void *o, int64_t R,
                                    int64_t ld, int64_t w);
 /* out[j * old + i] = in[i * ild + j] for i < ni, j < nj: bit copies
@@ -82,11 +93,12 @@ enum { TB_CPU_ADD, TB_CPU_SUB, TB_CPU_MUL, TB_CPU_DIV, TB_CPU_NBIN };
 /* A table of kernels for one ISA level.  Indexed by tb_dtype. */
 typedef struct tb_cpu_kernels {
     struct {
-        tb_cpu_bin_fn vv, sv, vs;
+        tb_cpu_bin_fn vv, sv, vs; /* in this order (tests index them) */
+        tb_cpu_bin_fn vv_nt;
         int isa;
     } bin[TB_CPU_NBIN][TB_DTYPE_COUNT];
     struct {
-        tb_cpu_unary_fn fn;
+        tb_cpu_unary_fn fn, fn_nt;
         int isa;
     } relu[TB_DTYPE_COUNT];
     struct {
@@ -99,6 +111,11 @@ typedef struct tb_cpu_kernels {
         tb_cpu_lsm_cols_fn cols;
         int isa;
     } lsm[TB_DTYPE_COUNT];
+    struct {
+        tb_cpu_lsm_rows_fn rows;
+        tb_cpu_lsm_cols_fn cols;
+        int isa;
+    } sm[TB_DTYPE_COUNT]; /* softmax */
     struct {
         tb_cpu_tr_fn block;
         /* The same, but full output cache lines may be written with

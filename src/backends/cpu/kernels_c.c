@@ -229,6 +229,64 @@ C_SUM_LOOPS(f64, double)
 C_LSM_LOOPS(f32, float, expf)
 C_LSM_LOOPS(f64, double, exp)
 
+/* ---- softmax ------------------------------------------------------------ */
+
+/* softmax of contiguous rows and of a tile of w columns: the numerics of
+ * ops_ext.c's portable softmax (max in T, e = exp(x - max) in T written
+ * to the output, the sum in double, then one multiply by the rounded
+ * inverse), three passes.  Reads element i before writing it (in
+ * place is safe). */
+#define C_SM_LOOPS(SFX, T, EXP)                                           \
+    static void sm_##SFX##_rows(const void *px, void *po, int64_t rows,   \
+                                int64_t n)                                \
+    {                                                                     \
+        const T *x = px;                                                  \
+        T *o = po;                                                        \
+        for (int64_t r = 0; r < rows; r++, x += n, o += n) {              \
+            T m = x[0];                                                   \
+            for (int64_t i = 1; i < n; i++)                               \
+                m = x[i] > m ? x[i] : m;                                  \
+            double s = 0;                                                 \
+            for (int64_t i = 0; i < n; i++) {                             \
+                T e = EXP(x[i] - m);                                      \
+                o[i] = e;                                                 \
+                s += (double)e;                                           \
+            }                                                             \
+            const T inv = (T)(1.0 / s);                                   \
+            for (int64_t i = 0; i < n; i++)                               \
+                o[i] *= inv;                                              \
+        }                                                                 \
+    }                                                                     \
+    static void sm_##SFX##_cols(const void *px, void *po, int64_t R,      \
+                                int64_t ld, int64_t w)                    \
+    {                                                                     \
+        const T *x = px;                                                  \
+        T *o = po;                                                        \
+        T m[TB_CPU_COL_TILE];                                             \
+        double s[TB_CPU_COL_TILE];                                        \
+        for (int64_t j = 0; j < w; j++) {                                 \
+            m[j] = x[j];                                                  \
+            s[j] = 0;                                                     \
+        }                                                                 \
+        for (int64_t r = 1; r < R; r++)                                   \
+            for (int64_t j = 0; j < w; j++)                               \
+                m[j] = x[r * ld + j] > m[j] ? x[r * ld + j] : m[j];       \
+        for (int64_t r = 0; r < R; r++)                                   \
+            for (int64_t j = 0; j < w; j++) {                             \
+                T e = EXP(x[r * ld + j] - m[j]);                          \
+                o[r * ld + j] = e;                                        \
+                s[j] += (double)e;                                        \
+            }                                                             \
+        for (int64_t j = 0; j < w; j++)                                   \
+            m[j] = (T)(1.0 / s[j]); /* now the inverse sum */             \
+        for (int64_t r = 0; r < R; r++)                                   \
+            for (int64_t j = 0; j < w; j++)                               \
+                o[r * ld + j] *= m[j];                                    \
+    }
+
+C_SM_LOOPS(f32, float, expf)
+C_SM_LOOPS(f64, double, exp)
+
 /* ---- matmul ------------------------------------------------------------ */
 
 /* C[i0..i1) rows of one [M,K] x [K,N] product, cache-blocked over K and
@@ -363,10 +421,12 @@ C_POOL_LOOPS(f64, double)
         k->bin[IDX][TB_F32].vv = NAME##_f32_vv;                           \
         k->bin[IDX][TB_F32].sv = NAME##_f32_sv;                           \
         k->bin[IDX][TB_F32].vs = NAME##_f32_vs;                           \
+        k->bin[IDX][TB_F32].vv_nt = NAME##_f32_vv;                        \
         k->bin[IDX][TB_F32].isa = TB_ISA_SCALAR;                          \
         k->bin[IDX][TB_F64].vv = NAME##_f64_vv;                           \
         k->bin[IDX][TB_F64].sv = NAME##_f64_sv;                           \
         k->bin[IDX][TB_F64].vs = NAME##_f64_vs;                           \
+        k->bin[IDX][TB_F64].vv_nt = NAME##_f64_vv;                        \
         k->bin[IDX][TB_F64].isa = TB_ISA_SCALAR;                          \
     } while (0)
 
@@ -378,6 +438,8 @@ void tb_cpu_kernels_init_c(tb_cpu_kernels *k)
     C_SET_BIN(TB_CPU_DIV, div);
     k->relu[TB_F32].fn = relu_f32;
     k->relu[TB_F64].fn = relu_f64;
+    k->relu[TB_F32].fn_nt = relu_f32;
+    k->relu[TB_F64].fn_nt = relu_f64;
     k->sum[TB_F32].row = sum_f32_row;
     k->sum[TB_F32].cols = sum_f32_cols;
     k->sum[TB_F64].row = sum_f64_row;
@@ -386,6 +448,10 @@ void tb_cpu_kernels_init_c(tb_cpu_kernels *k)
     k->lsm[TB_F32].cols = lsm_f32_cols;
     k->lsm[TB_F64].rows = lsm_f64_rows;
     k->lsm[TB_F64].cols = lsm_f64_cols;
+    k->sm[TB_F32].rows = sm_f32_rows;
+    k->sm[TB_F32].cols = sm_f32_cols;
+    k->sm[TB_F64].rows = sm_f64_rows;
+    k->sm[TB_F64].cols = sm_f64_cols;
     k->tr[TB_F32].block = tr_u32_block;
     k->tr[TB_F64].block = tr_u64_block;
     k->tr[TB_F32].block_nt = tr_u32_block;
@@ -398,6 +464,7 @@ void tb_cpu_kernels_init_c(tb_cpu_kernels *k)
     k->pool[TB_F64].avg = avg_pool_f64;
     for (int d = 0; d < TB_DTYPE_COUNT; d++) {
         k->relu[d].isa = k->sum[d].isa = k->lsm[d].isa = TB_ISA_SCALAR;
+        k->sm[d].isa = TB_ISA_SCALAR;
         k->tr[d].isa = k->mm[d].isa = k->pool[d].isa = TB_ISA_SCALAR;
         k->tr[d].tile = C_TR_TILE;
     }

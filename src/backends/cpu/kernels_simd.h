@@ -28,6 +28,7 @@ typedef __m512d vd;
 static inline vd d_set1(double a) { return _mm512_set1_pd(a); }
 static inline vd d_load(const double *p) { return _mm512_loadu_pd(p); }
 static inline void d_store(double *p, vd a) { _mm512_storeu_pd(p, a); }
+static inline void d_stream(double *p, vd a) { _mm512_stream_pd(p, a); }
 static inline vd d_add(vd a, vd b) { return _mm512_add_pd(a, b); }
 static inline vd d_sub(vd a, vd b) { return _mm512_sub_pd(a, b); }
 static inline vd d_mul(vd a, vd b) { return _mm512_mul_pd(a, b); }
@@ -156,6 +157,7 @@ typedef __m256d vd;
 static inline vd d_set1(double a) { return _mm256_set1_pd(a); }
 static inline vd d_load(const double *p) { return _mm256_loadu_pd(p); }
 static inline void d_store(double *p, vd a) { _mm256_storeu_pd(p, a); }
+static inline void d_stream(double *p, vd a) { _mm256_stream_pd(p, a); }
 static inline vd d_add(vd a, vd b) { return _mm256_add_pd(a, b); }
 static inline vd d_sub(vd a, vd b) { return _mm256_sub_pd(a, b); }
 static inline vd d_mul(vd a, vd b) { return _mm256_mul_pd(a, b); }
@@ -328,6 +330,26 @@ static inline vf v_odd(vf a, vf b)
             P##store_n(o + i, sv ? P##OP(s, x) : P##OP(x, s), n - i);     \
         }                                                                 \
     }                                                                     \
+    /* vv with streaming stores for o's whole lines (kernels.h): head   \
+     * and tail through vv, the body 64-byte aligned, then a fence. */   \
+    static void NAME##_vv_nt(const void *pa, const void *pb, void *po,    \
+                             int64_t n)                                   \
+    {                                                                     \
+        const T *a = pa, *b = pb;                                         \
+        T *o = po;                                                        \
+        int64_t i = vs_head64(o, n, (int64_t)sizeof(T));                  \
+        NAME##_vv(a, b, o, i);                                            \
+        for (; i + 4 * L <= n; i += 4 * L) {                              \
+            V x0 = P##load(a + i), x1 = P##load(a + i + L);               \
+            V x2 = P##load(a + i + 2 * L), x3 = P##load(a + i + 3 * L);   \
+            P##stream(o + i, P##OP(x0, P##load(b + i)));                  \
+            P##stream(o + i + L, P##OP(x1, P##load(b + i + L)));          \
+            P##stream(o + i + 2 * L, P##OP(x2, P##load(b + i + 2 * L)));  \
+            P##stream(o + i + 3 * L, P##OP(x3, P##load(b + i + 3 * L)));  \
+        }                                                                 \
+        NAME##_vv(a + i, b + i, o + i, n - i);                            \
+        _mm_sfence();                                                     \
+    }                                                                     \
     static void NAME##_sv(const void *a, const void *b, void *o,          \
                           int64_t n)                                      \
     {                                                                     \
@@ -359,6 +381,23 @@ static inline vf v_odd(vf a, vf b)
             P##store(o + i, P##relu(P##load(x + i)));                     \
         if (i < n)                                                        \
             P##store_n(o + i, P##relu(P##load_n(x + i, n - i)), n - i);   \
+    }                                                                     \
+    static void NAME##_nt(const void *px, void *po, int64_t n)            \
+    {                                                                     \
+        const T *x = px;                                                  \
+        T *o = po;                                                        \
+        int64_t i = vs_head64(o, n, (int64_t)sizeof(T));                  \
+        NAME(x, o, i);                                                    \
+        for (; i + 4 * L <= n; i += 4 * L) {                              \
+            V x0 = P##load(x + i), x1 = P##load(x + i + L);               \
+            V x2 = P##load(x + i + 2 * L), x3 = P##load(x + i + 3 * L);   \
+            P##stream(o + i, P##relu(x0));                                \
+            P##stream(o + i + L, P##relu(x1));                            \
+            P##stream(o + i + 2 * L, P##relu(x2));                        \
+            P##stream(o + i + 3 * L, P##relu(x3));                        \
+        }                                                                 \
+        NAME(x + i, o + i, n - i);                                        \
+        _mm_sfence();                                                     \
     }
 
 /* ---- sums --------------------------------------------------------------- */
@@ -605,23 +644,54 @@ static inline void ks_lsm_write(const float *x, float *o, int64_t n, float m,
                   n - j);
 }
 
+/* softmax's write pass: o = exp(x - m) * inv over n values (inv = 1 / s
+ * rounded once, as the portable version's inverse). */
+static inline void ks_sm_write(const float *x, float *o, int64_t n, float m,
+                               float inv)
+{
+    const int64_t L = VS_LANES;
+    const vf vm_ = v_set1(m), vi_ = v_set1(inv);
+    int64_t j = 0;
+    for (; j + 2 * L <= n; j += 2 * L) {
+        vf a = vs_exp(v_sub(v_load(x + j), vm_));
+        vf b = vs_exp(v_sub(v_load(x + j + L), vm_));
+        v_store(o + j, v_mul(a, vi_));
+        v_store(o + j + L, v_mul(b, vi_));
+    }
+    for (; j + L <= n; j += L)
+        v_store(o + j, v_mul(vs_exp(v_sub(v_load(x + j), vm_)), vi_));
+    if (j < n)
+        v_store_n(o + j,
+                  v_mul(vs_exp(v_sub(v_load_n(x + j, n - j), vm_)), vi_),
+                  n - j);
+}
+
 /* Short rows (n <= KS_LSM_SHORT): VS_LANES rows at once, one row per
  * lane.  The VS_LANES x n block is contiguous, exactly n vectors.  Its
  * columns are transposed in registers (n <= VS_LANES) or gathered (lane
- * i reads row i), so max, the exponentials,
- * the sum and the log run on full vectors with no horizontal step; then
- * the block is written vector by vector, each lane's row statistics
- * fetched with a permute (fidx[v][k] = row of flat element v*L + k). */
+ * i reads row i), so max, the exponentials, the sum and the log (or the
+ * inverse) run on full vectors with no horizontal step.  log_softmax
+ * then writes the block vector by vector, each lane's row statistics
+ * fetched with a permute (fidx[v][k] = row of flat element v*L + k);
+ * softmax keeps the exponentials of a transposed block, scales them and
+ * transposes them back (a gathered block recomputes them in the
+ * permuted write).  soft: softmax, else log_softmax.
+ *
+ * This runs at about the throughput of its vector ops (the 16-op exp of
+ * every element dominates): specialising it for each constant n, and
+ * inlining the transpose, measured no faster (4096 x 10). */
 #define KS_LSM_SHORT 32
 
-static inline void ks_lsm_block_short(const float *x, float *o, int64_t n,
-                                      vi rows,
-                                      const int32_t fidx[][VS_LANES])
+static inline __attribute__((always_inline)) void
+ks_short_block(const float *x, float *o, int64_t n, vi rows,
+               const int32_t fidx[][VS_LANES], int soft)
 {
     vf col[KS_LSM_SHORT];
-    if (n <= VS_LANES) {
+    const int tr = n <= VS_LANES;
+    if (tr) {
         /* Rows of at most a vector: masked row loads and an in-register
-         * transpose (gathers cost about a cycle per element). */
+         * transpose (gathers cost about a cycle per element).  The
+         * columns past n come out all zero. */
         for (int64_t r = 0; r < VS_LANES; r++)
             col[r] = v_load_n(x + r * n, n);
         v_transpose(col);
@@ -633,57 +703,111 @@ static inline void ks_lsm_block_short(const float *x, float *o, int64_t n,
     for (int64_t c = 1; c < n; c++)
         m = v_max(m, col[c]);
     vf s = v_set1(0.0f);
+    if (soft && tr) {
+        for (int64_t c = 0; c < n; c++) {
+            col[c] = vs_exp(v_sub(col[c], m));
+            s = v_add(s, col[c]);
+        }
+        const vf inv = v_div(v_set1(1.0f), s);
+        for (int64_t c = 0; c < n; c++)
+            col[c] = v_mul(col[c], inv);
+        v_transpose(col);
+        for (int64_t r = 0; r < VS_LANES; r++)
+            v_store_n(o + r * n, col[r], n);
+        return;
+    }
     for (int64_t c = 0; c < n; c++)
         s = v_add(s, vs_exp(v_sub(col[c], m)));
-    const vf ls = vs_log(s);
+    const vf st = soft ? v_div(v_set1(1.0f), s) : vs_log(s);
     for (int64_t v = 0; v < n; v++) {
         const vi k = vi_load(fidx[v]);
-        vf xv = v_load(x + v * VS_LANES);
+        vf xv = v_sub(v_load(x + v * VS_LANES), v_permute(k, m));
         v_store(o + v * VS_LANES,
-                v_sub(v_sub(xv, v_permute(k, m)), v_permute(k, ls)));
+                soft ? v_mul(vs_exp(xv), v_permute(k, st))
+                     : v_sub(xv, v_permute(k, st)));
     }
 }
 
+/* nb consecutive blocks of VS_LANES rows of n <= KS_LSM_SHORT. */
+static inline __attribute__((always_inline)) void
+ks_short_rows(const float *x, float *o, int64_t nb, int64_t n, int soft)
+{
+    int32_t ri[VS_LANES], fidx[KS_LSM_SHORT][VS_LANES];
+    for (int k = 0; k < VS_LANES; k++)
+        ri[k] = (int32_t)(k * n);
+    for (int64_t v = 0; v < n; v++)
+        for (int k = 0; k < VS_LANES; k++)
+            fidx[v][k] = (int32_t)((v * VS_LANES + k) / n);
+    const vi rv = vi_load(ri);
+    for (int64_t b = 0; b < nb; b++)
+        ks_short_block(x + b * VS_LANES * n, o + b * VS_LANES * n, n, rv,
+                       (const int32_t(*)[VS_LANES])fidx, soft);
+}
+
+/* The short-row path of both ops, soft a run-time flag here (the block
+ * is inlined into this one function, not once per op). */
+static void ks_short_any(const float *x, float *o, int64_t nb, int64_t n,
+                         int soft)
+{
+    if (soft)
+        ks_short_rows(x, o, nb, n, 1);
+    else
+        ks_short_rows(x, o, nb, n, 0);
+}
+
 /* Rows in groups of VS_LANES: short rows as blocks (above); otherwise
- * the statistics of each row, one vector log for the group, then the
- * outputs. */
-static void ks_lsm_f32_rows(const void *px, void *po, int64_t rows,
-                            int64_t n)
+ * the statistics of each row, one vector log (or inverse) for the
+ * group, then the outputs. */
+static inline __attribute__((always_inline)) void
+ks_rows_f32(const void *px, void *po, int64_t rows, int64_t n, int soft)
 {
     const float *x = px;
     float *o = po;
     float m[VS_LANES], s[VS_LANES], ls[VS_LANES];
     int64_t r0 = 0;
     if (n <= KS_LSM_SHORT && rows >= VS_LANES) {
-        int32_t ri[VS_LANES], fidx[KS_LSM_SHORT][VS_LANES];
-        for (int k = 0; k < VS_LANES; k++)
-            ri[k] = (int32_t)(k * n);
-        for (int64_t v = 0; v < n; v++)
-            for (int k = 0; k < VS_LANES; k++)
-                fidx[v][k] = (int32_t)((v * VS_LANES + k) / n);
-        const vi rv = vi_load(ri);
-        for (; r0 + VS_LANES <= rows; r0 += VS_LANES)
-            ks_lsm_block_short(x + r0 * n, o + r0 * n, n, rv,
-                               (const int32_t(*)[VS_LANES])fidx);
+        const int64_t nb = rows / VS_LANES;
+        ks_short_any(x, o, nb, n, soft);
+        r0 = nb * VS_LANES;
     }
     for (; r0 < rows; r0 += VS_LANES) {
         const int64_t g = rows - r0 < VS_LANES ? rows - r0 : VS_LANES;
         for (int64_t r = 0; r < g; r++)
             ks_lsm_stats(x + (r0 + r) * n, n, &m[r], &s[r]);
-        v_store(ls, vs_log(v_load_fill(s, g, 1.0f)));
-        for (int64_t r = 0; r < g; r++)
-            ks_lsm_write(x + (r0 + r) * n, o + (r0 + r) * n, n, m[r],
-                         ls[r]);
+        const vf sv = v_load_fill(s, g, 1.0f);
+        v_store(ls, soft ? v_div(v_set1(1.0f), sv) : vs_log(sv));
+        for (int64_t r = 0; r < g; r++) {
+            const float *xr = x + (r0 + r) * n;
+            float *orow = o + (r0 + r) * n;
+            if (soft)
+                ks_sm_write(xr, orow, n, m[r], ls[r]);
+            else
+                ks_lsm_write(xr, orow, n, m[r], ls[r]);
+        }
     }
+}
+
+static void ks_lsm_f32_rows(const void *px, void *po, int64_t rows,
+                            int64_t n)
+{
+    ks_rows_f32(px, po, rows, n, 0);
+}
+
+static void ks_sm_f32_rows(const void *px, void *po, int64_t rows,
+                           int64_t n)
+{
+    ks_rows_f32(px, po, rows, n, 1);
 }
 
 /*
  * Columns: per vector of columns, blocks of TB_CPU_SUM_COL_ROWS rows are
  * reduced (block max, then sum of exp(x - block max)) and merged with
- * the online rule per lane; then one pass writes (x - M) - log(S).
+ * the online rule per lane; then one pass writes (x - M) - log(S)
+ * (log_softmax) or exp(x - M) * (1 / S) (softmax).
  */
-static void ks_lsm_f32_cols(const void *px, void *po, int64_t R, int64_t ld,
-                            int64_t w)
+static inline __attribute__((always_inline)) void
+ks_cols_f32(const void *px, void *po, int64_t R, int64_t ld, int64_t w,
+            int soft)
 {
     const float *x = px;
     float *o = po;
@@ -720,13 +844,34 @@ static void ks_lsm_f32_cols(const void *px, void *po, int64_t R, int64_t ld,
             }
         }
         /* All -inf: S = 0 -> log = -inf -> (-inf - -inf) = NaN, as the
-         * reference gives. */
-        vf ls = vs_log(S);
-        for (int64_t r = 0; r < R; r++) {
-            vf v = v_load_n(x + r * ld + j, cw);
-            v_store_n(o + r * ld + j, v_sub(v_sub(v, M), ls), cw);
+         * reference gives; softmax: exp(NaN) * inf = NaN likewise. */
+        if (soft) {
+            const vf inv = v_div(v_set1(1.0f), S);
+            for (int64_t r = 0; r < R; r++) {
+                vf v = v_load_n(x + r * ld + j, cw);
+                v_store_n(o + r * ld + j, v_mul(vs_exp(v_sub(v, M)), inv),
+                          cw);
+            }
+        } else {
+            const vf ls = vs_log(S);
+            for (int64_t r = 0; r < R; r++) {
+                vf v = v_load_n(x + r * ld + j, cw);
+                v_store_n(o + r * ld + j, v_sub(v_sub(v, M), ls), cw);
+            }
         }
     }
+}
+
+static void ks_lsm_f32_cols(const void *px, void *po, int64_t R, int64_t ld,
+                            int64_t w)
+{
+    ks_cols_f32(px, po, R, ld, w, 0);
+}
+
+static void ks_sm_f32_cols(const void *px, void *po, int64_t R, int64_t ld,
+                           int64_t w)
+{
+    ks_cols_f32(px, po, R, ld, w, 1);
 }
 
 /* ---- pooling (f32) ------------------------------------------------------- */
@@ -872,15 +1017,18 @@ static void ks_avg_pool_f32(const void *x, void *o, int64_t planes,
         (k)->bin[IDX][TB_F32].vv = NAME##_f32_##SFX##_vv;                 \
         (k)->bin[IDX][TB_F32].sv = NAME##_f32_##SFX##_sv;                 \
         (k)->bin[IDX][TB_F32].vs = NAME##_f32_##SFX##_vs;                 \
+        (k)->bin[IDX][TB_F32].vv_nt = NAME##_f32_##SFX##_vv_nt;           \
         (k)->bin[IDX][TB_F32].isa = (ISA);                                \
         (k)->bin[IDX][TB_F64].vv = NAME##_f64_##SFX##_vv;                 \
         (k)->bin[IDX][TB_F64].sv = NAME##_f64_##SFX##_sv;                 \
         (k)->bin[IDX][TB_F64].vs = NAME##_f64_##SFX##_vs;                 \
+        (k)->bin[IDX][TB_F64].vv_nt = NAME##_f64_##SFX##_vv_nt;           \
         (k)->bin[IDX][TB_F64].isa = (ISA);                                \
     } while (0)
 
-/* Everything above except transpose and matmul (and log_softmax f64,
- * which needs a double exp, and f64 pooling, which stay in C). */
+/* Everything above except transpose and matmul (and log_softmax /
+ * softmax f64, which need a double exp, and f64 pooling, which stay in
+ * C). */
 #define KS_INSTALL(k, SFX, ISA)                                           \
     do {                                                                  \
         KS_SET_BIN(k, TB_CPU_ADD, add, SFX, ISA);                         \
@@ -889,6 +1037,8 @@ static void ks_avg_pool_f32(const void *x, void *o, int64_t planes,
         KS_SET_BIN(k, TB_CPU_DIV, div, SFX, ISA);                         \
         (k)->relu[TB_F32].fn = relu_f32_##SFX;                            \
         (k)->relu[TB_F64].fn = relu_f64_##SFX;                            \
+        (k)->relu[TB_F32].fn_nt = relu_f32_##SFX##_nt;                    \
+        (k)->relu[TB_F64].fn_nt = relu_f64_##SFX##_nt;                    \
         (k)->relu[TB_F32].isa = (k)->relu[TB_F64].isa = (ISA);            \
         (k)->sum[TB_F32].row = ks_sum_f32_row;                            \
         (k)->sum[TB_F32].cols = ks_sum_f32_cols;                          \
@@ -898,6 +1048,9 @@ static void ks_avg_pool_f32(const void *x, void *o, int64_t planes,
         (k)->lsm[TB_F32].rows = ks_lsm_f32_rows;                          \
         (k)->lsm[TB_F32].cols = ks_lsm_f32_cols;                          \
         (k)->lsm[TB_F32].isa = (ISA);                                     \
+        (k)->sm[TB_F32].rows = ks_sm_f32_rows;                            \
+        (k)->sm[TB_F32].cols = ks_sm_f32_cols;                            \
+        (k)->sm[TB_F32].isa = (ISA);                                      \
         (k)->pool[TB_F32].max = ks_max_pool_f32;                          \
         (k)->pool[TB_F32].avg = ks_avg_pool_f32;                          \
         (k)->pool[TB_F32].isa = (ISA);                                    \

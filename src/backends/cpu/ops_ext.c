@@ -591,7 +591,11 @@ static int ext_reduce(void *ctx, const tb_tensor *in, tb_tensor *out,
 }
 
 /* softmax along param 0 "axis" (default -1): max in T, exp in T (float
- * libm for f32), the sum in double, then one multiply by its inverse. */
+ * libm for f32), the sum in double, then one multiply by its inverse.
+ * The cpu backend itself now runs the softmax of kernels.h (the C
+ * version there has these numerics; the SIMD levels share log_softmax's
+ * online max / sum), so this one is reached only through
+ * tb_cpu_ext_kernel, where tests/test_oracle.c checks it directly. */
 #define EXT_SOFTMAX_LANE(T, SFX, EXP)                                     \
     static void softmax_lane_##SFX(const T *x, T *o, int64_t len,         \
                                    int64_t step)                          \

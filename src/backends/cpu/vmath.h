@@ -55,6 +55,10 @@ typedef void (*tb_vmath_fn)(const float *x, float *y, int64_t n);
 
 typedef struct tb_vmath {
     tb_vmath_fn fn[TB_VM_COUNT];
+    /* The same results, y written with non-temporal stores where the
+     * level has them (then a store fence): for arrays far beyond the
+     * last-level cache (see kernels.h); the C level installs fn. */
+    tb_vmath_fn fn_nt[TB_VM_COUNT];
     int isa[TB_VM_COUNT]; /* the tb_cpu_isa level of fn[i] */
 } tb_vmath;
 

@@ -138,8 +138,10 @@ void tb_vmath_init_c(tb_vmath *t)
     t->fn[TB_VM_GELU_ERF] = c_gelu_erf;
     t->fn[TB_VM_GELU_TANH] = c_gelu_tanh;
     t->fn[TB_VM_SILU] = c_silu;
-    for (int f = 0; f < TB_VM_COUNT; f++)
+    for (int f = 0; f < TB_VM_COUNT; f++) {
+        t->fn_nt[f] = t->fn[f];
         t->isa[f] = TB_ISA_SCALAR;
+    }
 }
 
 int tb_vmath_fill(tb_vmath *t, int isa)

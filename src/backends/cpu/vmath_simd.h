@@ -30,6 +30,8 @@ typedef __mmask16 vm;
 static inline vf v_set1(float a) { return _mm512_set1_ps(a); }
 static inline vf v_load(const float *p) { return _mm512_loadu_ps(p); }
 static inline void v_store(float *p, vf a) { _mm512_storeu_ps(p, a); }
+/* Non-temporal store; p must be 64-byte aligned. */
+static inline void v_stream(float *p, vf a) { _mm512_stream_ps(p, a); }
 static inline vf v_add(vf a, vf b) { return _mm512_add_ps(a, b); }
 static inline vf v_sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
 static inline vf v_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
@@ -113,6 +115,8 @@ typedef __m256 vm; /* all-ones / all-zeros lanes */
 static inline vf v_set1(float a) { return _mm256_set1_ps(a); }
 static inline vf v_load(const float *p) { return _mm256_loadu_ps(p); }
 static inline void v_store(float *p, vf a) { _mm256_storeu_ps(p, a); }
+/* Non-temporal store; p must be 32-byte aligned. */
+static inline void v_stream(float *p, vf a) { _mm256_stream_ps(p, a); }
 static inline vf v_add(vf a, vf b) { return _mm256_add_ps(a, b); }
 static inline vf v_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
 static inline vf v_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
@@ -502,14 +506,44 @@ static inline vf vs_gelu_erf(vf x)
             v_store_n(y + i, FN(v_load_n(x + i, n - i)), n - i);          \
     }
 
+/* Elements from p up to the next 64-byte boundary (at most n): the
+ * head that a streaming loop writes with ordinary stores.  p must be
+ * aligned to its element size es. */
+static inline int64_t vs_head64(const void *p, int64_t n, int64_t es)
+{
+    int64_t h = (int64_t)((64 - ((uintptr_t)p & 63)) & 63) / es;
+    return h < n ? h : n;
+}
+
+/* NAME##_nt: the same results as NAME, y's whole 64-byte lines written
+ * with streaming stores (see tb_vmath.fn_nt): the head up to y's first
+ * line boundary and the tail go through NAME, then a store fence. */
+#define VS_ARRAY_NT(NAME, FN)                                             \
+    static void NAME##_nt(const float *x, float *y, int64_t n)            \
+    {                                                                     \
+        int64_t i = vs_head64(y, n, 4);                                   \
+        NAME(x, y, i);                                                    \
+        for (; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {                \
+            vf a = v_load(x + i), b = v_load(x + i + VS_LANES);           \
+            a = FN(a);                                                    \
+            b = FN(b);                                                    \
+            v_stream(y + i, a);                                           \
+            v_stream(y + i + VS_LANES, b);                                \
+        }                                                                 \
+        NAME(x + i, y + i, n - i);                                        \
+        _mm_sfence();                                                     \
+    }
+
+#define VS_ARRAY2(NAME, FN) VS_ARRAY(NAME, FN) VS_ARRAY_NT(NAME, FN)
+
 #define VS_ARRAYS(SFX)                                                    \
-    VS_ARRAY(vm_exp_##SFX, vs_exp)                                        \
-    VS_ARRAY(vm_log_##SFX, vs_log)                                        \
-    VS_ARRAY(vm_tanh_##SFX, vs_tanh)                                      \
-    VS_ARRAY(vm_sigmoid_##SFX, vs_sigmoid)                                \
-    VS_ARRAY(vm_gelu_erf_##SFX, vs_gelu_erf)                              \
-    VS_ARRAY(vm_gelu_tanh_##SFX, vs_gelu_tanh)                            \
-    VS_ARRAY(vm_silu_##SFX, vs_silu)
+    VS_ARRAY2(vm_exp_##SFX, vs_exp)                                       \
+    VS_ARRAY2(vm_log_##SFX, vs_log)                                       \
+    VS_ARRAY2(vm_tanh_##SFX, vs_tanh)                                     \
+    VS_ARRAY2(vm_sigmoid_##SFX, vs_sigmoid)                               \
+    VS_ARRAY2(vm_gelu_erf_##SFX, vs_gelu_erf)                             \
+    VS_ARRAY2(vm_gelu_tanh_##SFX, vs_gelu_tanh)                           \
+    VS_ARRAY2(vm_silu_##SFX, vs_silu)
 
 /* Install the VS_ARRAYS(SFX) functions into tb_vmath *t at level ISA. */
 #define VS_INSTALL(t, SFX, ISA)                                           \
@@ -521,6 +555,13 @@ static inline vf vs_gelu_erf(vf x)
         (t)->fn[TB_VM_GELU_ERF] = vm_gelu_erf_##SFX;                      \
         (t)->fn[TB_VM_GELU_TANH] = vm_gelu_tanh_##SFX;                    \
         (t)->fn[TB_VM_SILU] = vm_silu_##SFX;                              \
+        (t)->fn_nt[TB_VM_EXP] = vm_exp_##SFX##_nt;                        \
+        (t)->fn_nt[TB_VM_LOG] = vm_log_##SFX##_nt;                        \
+        (t)->fn_nt[TB_VM_TANH] = vm_tanh_##SFX##_nt;                      \
+        (t)->fn_nt[TB_VM_SIGMOID] = vm_sigmoid_##SFX##_nt;                \
+        (t)->fn_nt[TB_VM_GELU_ERF] = vm_gelu_erf_##SFX##_nt;              \
+        (t)->fn_nt[TB_VM_GELU_TANH] = vm_gelu_tanh_##SFX##_nt;            \
+        (t)->fn_nt[TB_VM_SILU] = vm_silu_##SFX##_nt;                      \
         for (int f_ = 0; f_ < TB_VM_COUNT; f_++)                          \
             (t)->isa[f_] = (ISA);                                         \
     } while (0)
