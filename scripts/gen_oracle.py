@@ -4,7 +4,10 @@
 Covers the ops added in issue 3 (unary math and activations, pow/maximum/
 minimum, the scalar forms, max/min/argmax/var, softmax, permute, add_relu,
 linear, conv2d, conv2d_nobias, max_pool2d, avg_pool2d); the first ten ops
-have their own vectors (scripts/gen_ref_vectors.py -> ref_vectors.h).
+have their own vectors (scripts/gen_ref_vectors.py -> ref_vectors.h), and
+so have the creation ops, optimizer steps and svd/qr/eigh
+(gen_oracle_create.py, gen_oracle_optim.py, gen_oracle_linalg.py).
+scripts/gen_vectors.sh runs every generator.
 
 Run with Debian's /usr/bin/python3 (python3-numpy, python3-torch,
 python3-mpmath), from anywhere:
