@@ -49,18 +49,7 @@ static const tb_backend *const B = &tb_backend_blas;
 
 /* ---- fixtures ------------------------------------------------------------ */
 
-static int setup(void **state)
-{
-    (void)state;
-    leak_mark();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return leak_check();
-}
+/* Fixtures: leak_setup/leak_teardown (testutil.h). */
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -560,7 +549,7 @@ static void test_kernel_errors(void **state)
     B->destroy(ctx);
 }
 
-#define T(name) cmocka_unit_test_setup_teardown(test_##name, setup, teardown)
+#define T(name) cmocka_unit_test_setup_teardown(test_##name, leak_setup, leak_teardown)
 
 int main(int argc, char **argv)
 {

@@ -60,18 +60,7 @@ static const tb_backend *const B = &tb_backend_cpu;
 
 /* ---- fixtures and helpers ------------------------------------------------ */
 
-static int setup(void **state)
-{
-    (void)state;
-    leak_mark();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return leak_check();
-}
+/* Fixtures: leak_setup/leak_teardown (testutil.h). */
 
 /* A cpu instance with isa=auto and `threads` threads (capped at what the
  * backend offers here). */
@@ -651,20 +640,20 @@ static void test_bad_operands(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_oracle_cases, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_oracle_streams, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_rand_vs_ref, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_rand_split_invariance, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_rand_statistics, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_rand_seeds_differ, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_oracle_cases, leak_setup, leak_teardown),
+        cmocka_unit_test_setup_teardown(test_oracle_streams, leak_setup,
+                                        leak_teardown),
+        cmocka_unit_test_setup_teardown(test_rand_vs_ref, leak_setup, leak_teardown),
+        cmocka_unit_test_setup_teardown(test_rand_split_invariance, leak_setup,
+                                        leak_teardown),
+        cmocka_unit_test_setup_teardown(test_rand_statistics, leak_setup,
+                                        leak_teardown),
+        cmocka_unit_test_setup_teardown(test_rand_seeds_differ, leak_setup,
+                                        leak_teardown),
         cmocka_unit_test_setup_teardown(test_rand_normal_is_box_muller,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_coverage, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_operands, setup, teardown),
+                                        leak_setup, leak_teardown),
+        cmocka_unit_test_setup_teardown(test_coverage, leak_setup, leak_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_operands, leak_setup, leak_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

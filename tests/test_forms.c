@@ -43,25 +43,11 @@ static uint64_t rng_state = UINT64_C(0x70f0a5e5eed);
 
 static double rng_uniform(double lo, double hi)
 {
-    uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    z ^= z >> 31;
+    uint64_t z = splitmix64_next(&rng_state);
     return lo + (hi - lo) * ((double)(z >> 11) * 0x1.0p-53);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    leak_mark();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return leak_check();
-}
+/* Fixtures: leak_setup/leak_teardown (testutil.h). */
 
 static uint64_t launches(void *ctx)
 {
@@ -460,10 +446,10 @@ static void test_coverage(void **state)
 }
 
 #define INPLACE_TEST(name)                                                \
-    {"inplace_" #name, test_inplace, setup, teardown,                     \
+    {"inplace_" #name, test_inplace, leak_setup, leak_teardown,                     \
      (void *)(intptr_t)TB_OP_##name}
 #define UNFUSED_TEST(name)                                                \
-    {"unfused_" #name, test_unfused, setup, teardown,                     \
+    {"unfused_" #name, test_unfused, leak_setup, leak_teardown,                     \
      (void *)(intptr_t)TB_OP_##name}
 
 int main(void)
@@ -474,14 +460,14 @@ int main(void)
         INPLACE_TEST(mul_),
         INPLACE_TEST(div_),
         INPLACE_TEST(relu_),
-        cmocka_unit_test_setup_teardown(test_inplace_shape_rule, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_inplace_shape_rule, leak_setup,
+                                        leak_teardown),
         UNFUSED_TEST(add_relu_unfused),
         UNFUSED_TEST(linear_unfused),
         UNFUSED_TEST(log_softmax_unfused),
-        cmocka_unit_test_setup_teardown(test_unfused_missing_kernel, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_coverage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unfused_missing_kernel, leak_setup,
+                                        leak_teardown),
+        cmocka_unit_test_setup_teardown(test_coverage, leak_setup, leak_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

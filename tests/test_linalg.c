@@ -32,7 +32,7 @@
  *     are refused by tb_op_infer with a message naming the op; kernels
  *     refuse wrong dtypes and output shapes.
  *
- * Every test's teardown checks that it freed all tracked memory.
+ * Every test's leak_teardown checks that it freed all tracked memory.
  * Run one area with: test_linalg --filter 'identities*'. */
 #include <float.h>
 #include <math.h>
@@ -68,18 +68,7 @@ extern const tb_backend tb_backend_blas;
 /* The reference against NumPy, relative to ||A||_F. */
 #define REF_TOL 1e-10
 
-static int setup(void **state)
-{
-    (void)state;
-    leak_mark();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return leak_check();
-}
+/* Fixtures: leak_setup/leak_teardown (testutil.h). */
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -88,10 +77,7 @@ static uint64_t rng_state = SEED;
 /* splitmix64: uniform in [-1, 1). */
 static double rng_uniform(void)
 {
-    uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    z ^= z >> 31;
+    uint64_t z = splitmix64_next(&rng_state);
     return (double)(z >> 11) * 0x1p-53 * 2.0 - 1.0;
 }
 
@@ -910,7 +896,7 @@ static void test_factorization_check(void **state)
 }
 
 #define T(name)                                                           \
-    cmocka_unit_test_setup_teardown(test_##name, setup, teardown)
+    cmocka_unit_test_setup_teardown(test_##name, leak_setup, leak_teardown)
 
 int main(int argc, char **argv)
 {

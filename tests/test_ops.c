@@ -67,10 +67,7 @@ static uint64_t rng_state = SEED;
 
 static double rng_uniform(void)
 {
-    uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    z ^= z >> 31;
+    uint64_t z = splitmix64_next(&rng_state);
     return (double)(z >> 11) * 0x1p-53 * 2.0 - 1.0;
 }
 

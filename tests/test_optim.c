@@ -29,7 +29,7 @@
  *     data, partially overlapping outputs, bad step: an error code, no
  *     write, one launch counted.
  *
- * Every test's teardown checks that it freed all tracked memory. */
+ * Every test's leak_teardown checks that it freed all tracked memory. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -134,18 +134,7 @@ static uint64_t launches(void *ctx)
 
 /* ---- fixtures --------------------------------------------------------------- */
 
-static int setup(void **state)
-{
-    (void)state;
-    leak_mark();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return leak_check();
-}
+/* Fixtures: leak_setup/leak_teardown (testutil.h). */
 
 /* ========================================================================= */
 /* 1. reference vs torch.optim                                               */
@@ -630,11 +619,11 @@ static void test_bad_operands(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_ref_vectors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cpu_vectors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cpu_random, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_coverage, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_operands, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ref_vectors, leak_setup, leak_teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_vectors, leak_setup, leak_teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_random, leak_setup, leak_teardown),
+        cmocka_unit_test_setup_teardown(test_coverage, leak_setup, leak_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_operands, leak_setup, leak_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,7 +33,7 @@
  *  7. seeds_config: configs/seeds.json loads, plans, and holds the
  *     issue's matrix (every part the op table can express).
  *
- * Every test's teardown checks that it freed all tensor memory.
+ * Every test's leak_teardown checks that it freed all tensor memory.
  * Run one area with: test_oracle --filter 'oracle_gelu'. */
 #include <float.h>
 #include <math.h>
@@ -100,18 +100,7 @@ static bool is_base_op(const char *name)
 
 /* ---- fixtures ------------------------------------------------------------ */
 
-static int setup(void **state)
-{
-    (void)state;
-    leak_mark();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return leak_check();
-}
+/* Fixtures: leak_setup/leak_teardown (testutil.h). */
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -120,10 +109,7 @@ static uint64_t rng_state = SEED;
 
 static double rng_uniform(void)
 {
-    uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    z ^= z >> 31;
+    uint64_t z = splitmix64_next(&rng_state);
     return (double)(z >> 11) * 0x1p-53 * 2.0 - 1.0;
 }
 
@@ -1340,7 +1326,7 @@ static void test_seeds_config(void **state)
 
 /* ---- main ---------------------------------------------------------------- */
 
-#define T(f) {#f, test_##f, setup, teardown, NULL}
+#define T(f) {#f, test_##f, leak_setup, leak_teardown, NULL}
 
 int main(int argc, char **argv)
 {
@@ -1371,8 +1357,8 @@ int main(int argc, char **argv)
         if (is_base_op(op->name) || tested_elsewhere(op))
             continue;
         snprintf(names[n], sizeof names[n], "oracle_%s", op->name);
-        tests[n] = (struct CMUnitTest){names[n], test_oracle, setup,
-                                       teardown, (void *)op};
+        tests[n] = (struct CMUnitTest){names[n], test_oracle, leak_setup,
+                                       leak_teardown, (void *)op};
         n++;
     }
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)

@@ -2,7 +2,9 @@
  *
  * Leak check: call leak_mark() in a setup and leak_check() in the
  * teardown, which returns -1 (the test fails) when the live bytes of the
- * tracked allocator changed.  SHAPE(2, 3) builds a tb_shape. */
+ * tracked allocator changed; leak_setup/leak_teardown are those as
+ * cmocka fixtures.  SHAPE(2, 3) builds a tb_shape; splitmix64_next gives
+ * deterministic random bits. */
 #ifndef TB_TESTS_TESTUTIL_H
 #define TB_TESTS_TESTUTIL_H
 
@@ -41,6 +43,29 @@ static inline int leak_check(void)
         return -1;
     }
     return 0;
+}
+
+/* cmocka fixtures around each test: the leak check above. */
+static inline int leak_setup(void **state)
+{
+    (void)state;
+    leak_mark();
+    return 0;
+}
+
+static inline int leak_teardown(void **state)
+{
+    (void)state;
+    return leak_check();
+}
+
+/* splitmix64: the next 64 random bits of *state (deterministic inputs). */
+static inline uint64_t splitmix64_next(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
 }
 
 static inline tb_shape shape_of(int ndim, const int64_t *dims)
