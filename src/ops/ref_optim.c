@@ -24,6 +24,7 @@
 #include <math.h>
 
 #include "error.h"
+#include "optim_math.h"
 
 /* Parameter idx of op id: p's value if set, else the schema default. */
 static int param(const tb_params *p, tb_op_id id, int idx, double *v)
@@ -113,33 +114,6 @@ static int step_of(const tb_op *op, const double *v, double *t)
     return *t >= 1 && *t == floor(*t) ? 0 : TB_EPARAM;
 }
 
-/* NAdam's mu_i = beta1 (1 - 0.5 * 0.96^(i * momentum_decay)). */
-static double nadam_mu(double b1, double md, double i)
-{
-    return b1 * (1.0 - 0.5 * pow(0.96, i * md));
-}
-
-/* prod_{i=1..t} mu_i, multiplied in index order as PyTorch's mu_product
- * state accumulates it.  Once a factor is exactly beta1 (0.5 * 0.96^(i
- * md) below half an ulp of 1) every later one is too, and the rest is
- * beta1^(t-i); once the product is below 2^-60 (so 1 - product and
- * 1 - product*mu_next are exactly 1) or zero, the rest cannot matter.
- * The loop stops there, which bounds it for huge t at default
- * parameters. */
-static double nadam_mu_product(double b1, double md, double t)
-{
-    double prod = 1.0;
-    for (double i = 1; i <= t; i++) {
-        double mu = nadam_mu(b1, md, i);
-        if (mu == b1)
-            return prod * pow(b1, t - i + 1);
-        prod *= mu;
-        if (prod < 0x1p-60)
-            return prod;
-    }
-    return prod;
-}
-
 static int optim_ref(tb_op_id id, const tb_tensor *in, tb_tensor *out,
                      const tb_params *p)
 {
@@ -203,8 +177,9 @@ static int optim_ref(tb_op_id id, const tb_tensor *in, tb_tensor *out,
         double c1 = 0, c2 = 0;
         if (id == TB_OP_nadam) {
             double md = v[5];
-            double mu = nadam_mu(b1, md, t), mu_next = nadam_mu(b1, md, t + 1);
-            double prod = nadam_mu_product(b1, md, t);
+            double mu = tb_nadam_mu(b1, md, t);
+            double mu_next = tb_nadam_mu(b1, md, t + 1);
+            double prod = tb_nadam_mu_product(b1, md, t);
             c1 = lr * (1 - mu) / (1 - prod);
             c2 = lr * mu_next / (1 - prod * mu_next);
         }

@@ -31,6 +31,7 @@
 
 #include "../../ops/error.h"
 #include "../../ops/op.h"
+#include "../../ops/optim_math.h"
 #include "../../ops/tensor.h"
 
 /* ---- the portable loops (the template at one element per "vector") ---- */
@@ -171,30 +172,6 @@ static double param(const tb_op *op, const tb_params *p, int idx)
     return p && tb_params_has(p, idx) ? p->v[idx] : op->params[idx].def;
 }
 
-/* NAdam's mu_i = beta1 (1 - 0.5 * 0.96^(i * momentum_decay)). */
-static double nadam_mu(double b1, double md, double i)
-{
-    return b1 * (1.0 - 0.5 * pow(0.96, i * md));
-}
-
-/* prod_{i=1..t} mu_i in index order, as ref_optim.c computes it: stops
- * once a factor is exactly beta1 (the rest is a power of it) or the
- * product is under 2^-60 (1 - product is then exactly 1), so a huge t
- * costs a few hundred iterations at default parameters. */
-static double nadam_mu_product(double b1, double md, double t)
-{
-    double prod = 1.0;
-    for (double i = 1; i <= t; i++) {
-        double mu = nadam_mu(b1, md, i);
-        if (mu == b1)
-            return prod * pow(b1, t - i + 1);
-        prod *= mu;
-        if (prod < 0x1p-60)
-            return prod;
-    }
-    return prod;
-}
-
 /* Fills j's scalars from the parameters (schema order of op.c's rows);
  * TB_EPARAM for a non-finite value or a step that is not an integer
  * >= 1. */
@@ -259,8 +236,9 @@ static int prepare(const tb_op *op, const tb_params *p, tb_optim_job *j)
         break;
     case TB_OP_nadam: {
         double md = v[5];
-        double mu = nadam_mu(b1, md, t), mu_next = nadam_mu(b1, md, t + 1);
-        double prod = nadam_mu_product(b1, md, t);
+        double mu = tb_nadam_mu(b1, md, t);
+        double mu_next = tb_nadam_mu(b1, md, t + 1);
+        double prod = tb_nadam_mu_product(b1, md, t);
         j->lr = lr * (1 - mu) / (1 - prod);          /* of g */
         j->c2 = lr * mu_next / (1 - prod * mu_next); /* of m */
         j->scale = 1 / bc2;
