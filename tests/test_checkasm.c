@@ -11,7 +11,9 @@
  *     an aligned tracked buffer (4 bytes for f32, 8 for f64: a double
  *     must stay 8-byte aligned in C) and canary bytes before and after
  *     every buffer.  Element-wise ops must match the portable C version
- *     bit for bit (both are correctly rounded IEEE operations); sums and
+ *     bit for bit (both are correctly rounded IEEE operations; add_relu,
+ *     one rounded add then relu, is also checked at every level against
+ *     its definition, special values included); sums and
  *     log_softmax are checked against a double-precision oracle with a
  *     stated bound.
  *  3. op_*: every op the cpu backend runs itself, through the backend
@@ -387,7 +389,7 @@ static int tables(void)
 }
 
 static const char *const bin_names[TB_CPU_NBIN] = {"add", "sub", "mul",
-                                                   "div"};
+                                                   "div", "add_relu"};
 
 /* vv, sv, vs and vv_nt (streaming stores; its head, 64-byte-aligned body
  * and tail all run at these sizes and misalignments) forms of every
@@ -452,6 +454,71 @@ static void test_kernel_binary(void **state)
                         gb_free(&go);
                         gb_free(&gr);
                     }
+}
+
+/* add_relu's vv, sv, vs and vv_nt at every level (the portable one
+ * included) against its definition written out here: a + b rounded to
+ * the dtype (in double, exact for f32: a double sum of two floats rounds
+ * to the float sum), then x > 0 or NaN ? x : +0.  Bitwise, with the
+ * special values (-0, inf - inf, NaN, overflow to inf) in the inputs;
+ * canaries intact. */
+static void test_kernel_add_relu(void **state)
+{
+    (void)state;
+    const int nl = tables();
+    for (int l = 0; l < nl; l++)
+        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+            for (int si = 0; si < N_SIZES; si++)
+                for (int form = 0; form < 4; form++) {
+                    const tb_dtype t = (tb_dtype)dt;
+                    const int64_t n = sizes[si];
+                    const size_t es = tb_dtype_size(t);
+                    const size_t off =
+                        form == 3 ? nt_off(t, si) : misalign(t);
+                    const int64_t na = form == 1 ? 1 : n;
+                    const int64_t nb = form == 2 ? 1 : n;
+                    if (n == 0 && form)
+                        continue;
+                    rng_seed((uint64_t)(7000 + dt * 10 + si));
+                    gbuf ga, gb, go;
+                    void *a = gb_new(&ga, (size_t)na * es, off);
+                    void *b = gb_new(&gb, (size_t)nb * es, off);
+                    void *o = gb_new(&go, (size_t)n * es, off);
+                    fill(a, t, na, true);
+                    fill(b, t, nb, true);
+                    const tb_cpu_bin_fn *fl =
+                        form == 3 ? &tab[l].bin[TB_CPU_ADD_RELU][dt].vv_nt
+                                  : &tab[l].bin[TB_CPU_ADD_RELU][dt].vv +
+                                        form;
+                    (*fl)(a, b, o, n);
+                    int64_t bad = -1;
+                    double want = 0;
+                    for (int64_t i = 0; i < n && bad < 0; i++) {
+                        double s = get(a, t, form == 1 ? 0 : i) +
+                                   get(b, t, form == 2 ? 0 : i);
+                        if (t == TB_F32)
+                            s = (double)(float)s;
+                        want = isnan(s) ? s : (s > 0 ? s : 0.0);
+                        if (!same(get(o, t, i), want))
+                            bad = i;
+                    }
+                    if (bad >= 0 || !gb_intact(&go) || !gb_intact(&ga) ||
+                        !gb_intact(&gb))
+                        print_error("add_relu_%s form %d n=%lld level %s: "
+                                    "[%lld] got %g want %g, canaries "
+                                    "%d%d%d\n",
+                                    tb_dtype_name(t), form, (long long)n,
+                                    tb_cpu_isa_name(l), (long long)bad,
+                                    bad >= 0 ? get(o, t, bad) : 0, want,
+                                    gb_intact(&ga), gb_intact(&gb),
+                                    gb_intact(&go));
+                    assert_true(bad < 0);
+                    assert_true(gb_intact(&go) && gb_intact(&ga) &&
+                                gb_intact(&gb));
+                    gb_free(&ga);
+                    gb_free(&gb);
+                    gb_free(&go);
+                }
 }
 
 /* relu and its streaming-store form: exact (x > 0 or NaN ? x : +0). */
@@ -1017,7 +1084,7 @@ static void test_kernel_zero(void **state)
 
 typedef struct ocase {
     int n_in;
-    tb_shape in[2];
+    tb_shape in[3];
     const char *pn[3];
     double pv[3];
 } ocase;
@@ -1040,6 +1107,13 @@ static int op_cases(tb_op_id id, ocase *c)
     int n = 0;
 #define ADD1(a) c[n++] = (ocase){1, {a}, {NULL}, {0}}
 #define ADD2(a, b) c[n++] = (ocase){2, {a, b}, {NULL}, {0}}
+#define ADD3(a, b, d) c[n++] = (ocase){3, {a, b, d}, {NULL}, {0}}
+    /* conv2d(_nobias): x, w (+ b [O]) with stride, padding, dilation */
+#define CONV(x, w, o, s, p, d)                                            \
+    c[n++] = (ocase){id == TB_OP_conv2d ? 3 : 2,                          \
+                     {x, w, S(1, o)},                                     \
+                     {"stride", "padding", "dilation"},                   \
+                     {s, p, d}}
 #define ADDP(a, n0, v0) c[n++] = (ocase){1, {a}, {n0}, {v0}}
 #define ADDPP(a, n0, v0, n1, v1) c[n++] = (ocase){1, {a}, {n0, n1}, {v0, v1}}
 #define POOL(a, k, s, p)                                                  \
@@ -1052,6 +1126,7 @@ static int op_cases(tb_op_id id, ocase *c)
     case TB_OP_sub:
     case TB_OP_mul:
     case TB_OP_div:
+    case TB_OP_add_relu:
         for (int i = 0; i < 6; i++)
             ADD2(S(1, lens[i]), S(1, lens[i]));
         ADD2(S(3, 3, 5, 7), S(3, 3, 5, 7));
@@ -1065,7 +1140,7 @@ static int op_cases(tb_op_id id, ocase *c)
          * cpu backend's streaming-store threshold (CPU_EW_NT_BYTES),
          * misaligned like every case here: the _nt kernels end to
          * end. */
-        if (id == TB_OP_add)
+        if (id == TB_OP_add || id == TB_OP_add_relu)
             ADD2(S(1, 5600000), S(1, 5600000));
         break;
     case TB_OP_relu:
@@ -1148,6 +1223,39 @@ static int op_cases(tb_op_id id, ocase *c)
         ADD2(S(2, 130, 300), S(2, 300, 70));
         ADD2(S(3, 4, 40, 50), S(3, 4, 50, 30));
         break;
+    case TB_OP_linear:
+        /* x [M, K] @ W [K, N] + b [N]: tails of every micro-tile; K
+         * beyond one and two depth blocks (the GEMM's epilogue must
+         * follow the last); 130x300x70 and 50x900x47 are above the
+         * GEMM's threading threshold (2^21 multiply-adds), so threads=2
+         * splits them. */
+        ADD3(S(2, 1, 1), S(2, 1, 1), S(1, 1));
+        ADD3(S(2, 7, 13), S(2, 13, 5), S(1, 5));
+        ADD3(S(2, 17, 15), S(2, 15, 33), S(1, 33));
+        ADD3(S(2, 1, 513), S(2, 513, 1), S(1, 1));
+        ADD3(S(2, 65, 33), S(2, 33, 17), S(1, 17));
+        ADD3(S(2, 13, 1000), S(2, 1000, 50), S(1, 50));
+        ADD3(S(2, 130, 300), S(2, 300, 70), S(1, 70));
+        ADD3(S(2, 50, 900), S(2, 900, 47), S(1, 47));
+        break;
+    case TB_OP_conv2d:
+    case TB_OP_conv2d_nobias:
+        /* im2col + GEMM: 1x1 and 1x1 images, stride beyond the kernel,
+         * padding wider than half the kernel (rows and columns wholly
+         * in the padding), dilation, non-square kernels; 32 images
+         * (split over the threads), one big image (GEMM split over the
+         * threads: 32 x 1600 x 144 multiply-adds) */
+        CONV(S(4, 2, 1, 7, 9), S(4, 3, 1, 3, 3), 3, 1, 0, 1);
+        CONV(S(4, 1, 1, 1, 1), S(4, 2, 1, 1, 1), 2, 1, 0, 1);
+        CONV(S(4, 3, 4, 9, 10), S(4, 6, 4, 1, 1), 6, 1, 0, 1);
+        CONV(S(4, 1, 3, 17, 19), S(4, 4, 3, 3, 3), 4, 2, 1, 1);
+        CONV(S(4, 2, 2, 13, 11), S(4, 5, 2, 3, 2), 5, 3, 2, 2);
+        CONV(S(4, 1, 2, 8, 8), S(4, 3, 2, 5, 5), 3, 1, 2, 1);
+        CONV(S(4, 2, 1, 5, 5), S(4, 1, 1, 3, 3), 1, 1, 3, 2);
+        CONV(S(4, 1, 2, 11, 11), S(4, 2, 2, 2, 2), 2, 3, 0, 1);
+        CONV(S(4, 32, 1, 28, 28), S(4, 16, 1, 3, 3), 16, 1, 0, 1);
+        CONV(S(4, 1, 16, 40, 40), S(4, 32, 16, 3, 3), 32, 1, 1, 1);
+        break;
     default:
         break;
     }
@@ -1155,6 +1263,8 @@ static int op_cases(tb_op_id id, ocase *c)
     return n;
 #undef ADD1
 #undef ADD2
+#undef ADD3
+#undef CONV
 #undef ADDP
 #undef ADDPP
 #undef POOL
@@ -1165,7 +1275,8 @@ static int op_cases(tb_op_id id, ocase *c)
 static bool op_rounded(tb_op_id id)
 {
     return id == TB_OP_add || id == TB_OP_sub || id == TB_OP_mul ||
-           id == TB_OP_div || id == TB_OP_relu || id == TB_OP_transpose;
+           id == TB_OP_div || id == TB_OP_relu || id == TB_OP_transpose ||
+           id == TB_OP_add_relu;
 }
 
 static bool op_is_vmath(tb_op_id id)
@@ -1195,8 +1306,8 @@ static void run_op_case(void *ctx, const char *isa, int threads,
         print_error("%s case %d: %s\n", op->name, ci, err);
     assert_int_equal(rc, 0);
     const size_t off = misalign(dt);
-    gbuf gi[2], go;
-    tb_tensor in[2], out, ref;
+    gbuf gi[3], go;
+    tb_tensor in[3], out, ref;
     for (int i = 0; i < op->n_in; i++) {
         tb_tensor_init(&in[i], dt, &oc->in[i]);
         in[i].data = gb_new(&gi[i], tb_tensor_nbytes(&in[i]), off);
@@ -1571,6 +1682,7 @@ int main(int argc, char **argv)
         T(isa_mask),
         T(isa_env),
         T(kernel_binary),
+        T(kernel_add_relu),
         T(kernel_relu),
         T(kernel_sum),
         T(kernel_log_softmax),
@@ -1583,7 +1695,8 @@ int main(int argc, char **argv)
         T(kernel_zero),
         OPT(add), OPT(sub), OPT(mul), OPT(div), OPT(relu), OPT(sum),
         OPT(mean), OPT(log_softmax), OPT(softmax), OPT(transpose),
-        OPT(matmul),
+        OPT(matmul), OPT(add_relu), OPT(linear), OPT(conv2d),
+        OPT(conv2d_nobias),
         OPT(max_pool2d), OPT(avg_pool2d),
         OPT(exp), OPT(log), OPT(tanh), OPT(sigmoid), OPT(gelu),
         OPT(gelu_tanh), OPT(silu),

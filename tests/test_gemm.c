@@ -33,6 +33,9 @@
  * parallel-for, K = 0 zeroes C, empty shapes touch nothing, bad
  * arguments and ISA levels are refused with C untouched, one counted
  * allocation per call and none leaked, TB_ENOMEM under fault injection.
+ *  5. epilogue: tb_gemm_*_ep (bias, relu, both) bit for bit the plain
+ *     GEMM followed by the epilogue written out here, special bias values
+ *     (-0, NaN, inf) included; a bias overlapping C is refused.
  *
  * Inputs come from a seeded generator (seed printed at start).
  * Run one area with: test_gemm --filter 'tails*'. */
@@ -51,7 +54,9 @@
 
 #include "testutil.h"
 
+#include "backends/cpu/cpu_config.h"
 #include "backends/cpu/gemm/gemm.h"
+#include "backends/cpu/gemm/gemm_kernels.h"
 #include "backends/cpu/isa.h"
 #include "ops/alloc.h"
 #include "ops/error.h"
@@ -578,6 +583,250 @@ static void test_threads_invariant(void **state)
     }
 }
 
+/* ---- fused epilogue (tb_gemm_*_ep) ------------------------------------ */
+
+/* Bias values: uniform in [-1, 1], or (specials) a mix that exercises
+ * the relu's edges: -0 and +0 (an exact zero sum plus -0 must come out
+ * +0), NaN (kept), +-inf, tiny and the integers the exact inputs make. */
+static double bias_value(bool specials)
+{
+    static const double sp[] = {-0.0, 0.0, NAN, INFINITY, -INFINITY,
+                                1e-40, -1e-40, 3.0, -3.0, 0.5};
+    if (specials && (rng_next() & 3) == 0)
+        return sp[rng_next() % (sizeof sp / sizeof sp[0])];
+    return rng_value(false);
+}
+
+/* The epilogue in the test's own words: the element rounded to the
+ * dtype after the add, then x > 0 or NaN ? x : +0. */
+static double epi_want(double c, double b, bool has_bias, bool relu,
+                       bool f64)
+{
+    double v = c;
+    if (has_bias)
+        v = f64 ? c + b : (double)(float)(c + b);
+    if (relu)
+        v = isnan(v) ? v : (v > 0 ? v : 0.0);
+    return v;
+}
+
+/* Bitwise equal, or both NaN. */
+static bool same_bits(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    return a == b && signbit(a) == signbit(b);
+}
+
+static int gemm_ep_call(int isa, bool f64, const problem *p, const mat *A,
+                        const mat *B, mat *C, int threads, const void *bias,
+                        int relu)
+{
+    if (f64)
+        return tb_gemm_f64_ep(isa, p->M, p->N, p->K, A->p, A->ld, B->p,
+                              B->ld, C->p, C->ld, threads, NULL, bias,
+                              relu);
+    return tb_gemm_f32_ep(isa, p->M, p->N, p->K, A->p, A->ld, B->p, B->ld,
+                          C->p, C->ld, threads, NULL, bias, relu);
+}
+
+/* tb_gemm_*_ep at every level, both dtypes, threads 1 and 2 (split
+ * forced on), bias and relu each on and off: C must equal, bit for bit,
+ * the plain GEMM of the same call (itself checked against the long
+ * double reference here and in the tests above) followed by the
+ * epilogue computed here; canaries around C (wider ldc, misaligned)
+ * intact, bias unchanged.  Shapes: tails of every tile, several depth
+ * blocks (the epilogue must follow the last one only), splits over M and
+ * over N.  Exact inputs make many sums exactly 0 for the -0 / +0 cases;
+ * K = 0 puts the epilogue on zeros. */
+static void test_epilogue(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][3] = {
+        {1, 1, 1},    {7, 13, 5},    {13, 37, 129}, {25, 65, 3},
+        {97, 101, 1003}, {400, 100, 300}, {20, 1500, 300}, {5, 33, 0},
+    };
+    tb_gemm_set_par_min_macs(0);
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (int ex = 0; ex < 2; ex++) {
+            problem p;
+            problem_make(&p, shapes[s][0], shapes[s][1], shapes[s][2],
+                         ex == 1);
+            for (int f = 0; f < 2; f++) {
+                const bool f64 = f == 1;
+                const size_t esz = f64 ? 8 : 4;
+                mat A, B, C0, C, Bias;
+                mat_make(&A, p.M, p.K > 0 ? p.K : 1, p.K > 0 ? p.K : 1,
+                         esz, 1);
+                mat_make(&B, p.K > 0 ? p.K : 1, p.N, p.N, esz, 0);
+                mat_make(&C0, p.M, p.N, p.N + 3, esz, 1);
+                mat_make(&C, p.M, p.N, p.N + 3, esz, 1);
+                mat_make(&Bias, 1, p.N, p.N, esz, 1);
+                for (int64_t i = 0; i < p.M * p.K; i++)
+                    mat_set(&A, i / p.K, i % p.K, p.a[i]);
+                for (int64_t i = 0; i < p.K * p.N; i++)
+                    mat_set(&B, i / p.N, i % p.N, p.b[i]);
+                for (int64_t j = 0; j < p.N; j++)
+                    mat_set(&Bias, 0, j, bias_value(true));
+                unsigned char *bias0 = malloc(Bias.bytes);
+                assert_non_null(bias0);
+                memcpy(bias0, Bias.mem, Bias.bytes);
+                for (int isa = 0; isa <= max_isa; isa++)
+                    for (int threads = 1; threads <= 2; threads++)
+                        for (int mode = 1; mode < 4; mode++) {
+                            const bool hb = mode & 1, relu = mode & 2;
+                            char what[160];
+                            snprintf(what, sizeof what,
+                                     "%s %lldx%lldx%lld %s threads=%d "
+                                     "bias=%d relu=%d",
+                                     tb_gemm_impl_name(isa, f64),
+                                     (long long)p.M, (long long)p.N,
+                                     (long long)p.K, ex ? "exact" : "bound",
+                                     threads, hb, relu);
+                            mat_poison(&C0);
+                            mat_poison(&C);
+                            assert_int_equal(gemm_call(isa, f64, &p, &A, &B,
+                                                       &C0, threads, NULL),
+                                             0);
+                            if (!check_result(&p, &C0, f64, what))
+                                fail();
+                            int rc = gemm_ep_call(isa, f64, &p, &A, &B, &C,
+                                                  threads,
+                                                  hb ? Bias.p : NULL, relu);
+                            if (rc)
+                                print_error("%s: rc %d\n", what, rc);
+                            assert_int_equal(rc, 0);
+                            for (int64_t i = 0; i < p.M; i++)
+                                for (int64_t j = 0; j < p.N; j++) {
+                                    double want = epi_want(
+                                        mat_get(&C0, i, j),
+                                        mat_get(&Bias, 0, j), hb, relu,
+                                        f64);
+                                    double got = mat_get(&C, i, j);
+                                    if (!same_bits(got, want)) {
+                                        print_error(
+                                            "%s: C[%lld][%lld] = %.17g, "
+                                            "want %.17g\n",
+                                            what, (long long)i,
+                                            (long long)j, got, want);
+                                        fail();
+                                    }
+                                }
+                            if (!mat_canary_ok(&C) ||
+                                memcmp(bias0, Bias.mem, Bias.bytes)) {
+                                print_error("%s: canary or bias changed\n",
+                                            what);
+                                fail();
+                            }
+                        }
+                free(bias0);
+                mat_free(&A);
+                mat_free(&B);
+                mat_free(&C0);
+                mat_free(&C);
+                mat_free(&Bias);
+            }
+            problem_free(&p);
+        }
+}
+
+/* The SIMD epilogue functions called directly (a GEMM never hands them
+ * -0, so through tb_gemm_*_ep the -0 -> +0 rule cannot be seen): every
+ * bias / relu mode, widths 0..40 (full vectors and masked tails), C
+ * values with -0, NaN, inf, tiny; bitwise against epi_want; the element
+ * after each row (inside ldc) untouched. */
+static void test_epilogue_kernels(void **state)
+{
+    (void)state;
+    typedef void (*epi32)(float *, int64_t, int64_t, int64_t,
+                          const float *, int);
+    typedef void (*epi64)(double *, int64_t, int64_t, int64_t,
+                          const double *, int);
+    epi32 f32s[2] = {NULL, NULL};
+    epi64 f64s[2] = {NULL, NULL};
+#if TB_CPU_HAVE_AVX2
+    if (max_isa >= TB_ISA_AVX2) {
+        f32s[0] = tb_gemm_epi_f32_avx2;
+        f64s[0] = tb_gemm_epi_f64_avx2;
+    }
+#endif
+#if TB_CPU_HAVE_AVX512
+    if (max_isa >= TB_ISA_AVX512) {
+        f32s[1] = tb_gemm_epi_f32_avx512;
+        f64s[1] = tb_gemm_epi_f64_avx512;
+    }
+#endif
+    enum { ROWS = 3, LD = 48 };
+    float c32[ROWS * LD], b32[LD];
+    double c64[ROWS * LD], b64[LD], keep[ROWS * LD];
+    for (int lv = 0; lv < 2; lv++)
+        for (int64_t n = 0; n <= 40; n++)
+            for (int mode = 1; mode < 4; mode++) {
+                const bool hb = mode & 1, relu = mode & 2;
+                for (int f = 0; f < 2; f++) {
+                    if (f == 0 ? !f32s[lv] : !f64s[lv])
+                        continue;
+                    for (int i = 0; i < ROWS * LD; i++) {
+                        keep[i] = bias_value(true);
+                        if ((rng_next() & 7) == 0)
+                            keep[i] = -0.0;
+                        c32[i] = (float)keep[i];
+                        c64[i] = keep[i];
+                    }
+                    for (int q = 0; q < LD; q++) {
+                        b64[q] = bias_value(true);
+                        b32[q] = (float)b64[q];
+                    }
+                    if (f == 0)
+                        f32s[lv](c32, LD, ROWS, n, hb ? b32 : NULL, relu);
+                    else
+                        f64s[lv](c64, LD, ROWS, n, hb ? b64 : NULL, relu);
+                    for (int i = 0; i < ROWS; i++)
+                        for (int q = 0; q < LD; q++) {
+                            const int e = i * LD + q;
+                            double got = f == 0 ? (double)c32[e] : c64[e];
+                            double in = f == 0 ? (double)(float)keep[e]
+                                               : keep[e];
+                            double b = f == 0 ? (double)b32[q] : b64[q];
+                            double want = q < n ? epi_want(in, b, hb, relu,
+                                                           f == 1)
+                                                : in;
+                            if (!same_bits(got, want)) {
+                                print_error("epilogue %s f%d n=%lld "
+                                            "bias=%d relu=%d [%d][%d]: "
+                                            "got %g want %g\n",
+                                            lv ? "avx512" : "avx2",
+                                            f ? 64 : 32, (long long)n, hb,
+                                            relu, i, q, got, want);
+                                fail();
+                            }
+                        }
+                }
+            }
+}
+
+/* A bias that overlaps C is refused (TB_EINVAL), C untouched; a bias
+ * that overlaps A or B (read-only both) is fine. */
+static void test_epilogue_overlap(void **state)
+{
+    (void)state;
+    float a[16], b[16], c[16];
+    for (int isa = 0; isa <= max_isa; isa++) {
+        for (int i = 0; i < 16; i++)
+            a[i] = b[i] = 1, c[i] = -7;
+        assert_int_equal(tb_gemm_f32_ep(isa, 4, 4, 4, a, 4, b, 4, c, 4, 1,
+                                        NULL, c + 12, 1),
+                         TB_EINVAL);
+        for (int i = 0; i < 16; i++)
+            assert_true(c[i] == -7);
+        assert_int_equal(tb_gemm_f32_ep(isa, 4, 4, 4, a, 4, b, 4, c, 4, 1,
+                                        NULL, a, 1),
+                         0);
+        for (int i = 0; i < 16; i++)
+            assert_true(c[i] == 5); /* 4 products of 1, plus bias 1 */
+    }
+}
+
 /* Small calls stay on one thread: the parallel-for is not called. */
 static void test_small_single_part(void **state)
 {
@@ -787,7 +1036,8 @@ int main(int argc, char **argv)
         T(tails_exact),   T(tails_bound),         T(large_strided),
         T(projection),    T(threads_invariant),   T(small_single_part),
         T(empty),         T(bad_args),            T(isa_levels),
-        T(impl_names),    T(allocations),
+        T(impl_names),    T(allocations),         T(epilogue),
+        T(epilogue_overlap), T(epilogue_kernels),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {

@@ -740,9 +740,11 @@ static void cpu_bin_task(void *argp, int part, int nparts)
 }
 
 /* Broadcast a (na dims) and b (nb dims) to out; checks out's shape.
- * which: TB_CPU_ADD..TB_CPU_DIV.  Equal shapes take the flat fast path
- * (one vv loop split over the threads); broadcasts coalesce dims and run
- * the sv / vs / vv loop per output row. */
+ * which: TB_CPU_ADD..TB_CPU_ADD_RELU (add_relu is one fused pass, like
+ * the others, so it broadcasts, splits and streams as add does).  Equal
+ * shapes take the flat fast path (one vv loop split over the threads);
+ * broadcasts coalesce dims and run the sv / vs / vv loop per output
+ * row. */
 static int cpu_binary(void *ctx, const tb_tensor *in, tb_tensor *out,
                       tb_dtype dt, int which)
 {
@@ -1303,6 +1305,355 @@ static int cpu_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
 }
 
 /* ------------------------------------------------------------------ */
+/* linear: relu(x @ W + b)                                              */
+/* ------------------------------------------------------------------ */
+
+/* Rows [r0, r1) of out [M, N]: out += b (broadcast over rows), then relu
+ * (x <= 0, -0 included, gives +0; NaN is kept), the same two rounded
+ * steps as the unfused add and relu. */
+static void cpu_bias_relu_rows(tb_dtype dt, void *out, const void *bias,
+                               int64_t r0, int64_t r1, int64_t N)
+{
+    for (int64_t r = r0; r < r1; r++) {
+        if (dt == TB_F32) {
+            float *restrict o = (float *)out + r * N;
+            const float *restrict b = bias;
+            for (int64_t q = 0; q < N; q++) {
+                const float v = o[q] + b[q];
+                o[q] = v <= 0 ? 0.0f : v;
+            }
+        } else {
+            double *restrict o = (double *)out + r * N;
+            const double *restrict b = bias;
+            for (int64_t q = 0; q < N; q++) {
+                const double v = o[q] + b[q];
+                o[q] = v <= 0 ? 0.0 : v;
+            }
+        }
+    }
+}
+
+typedef struct cpu_lin_job {
+    cpu_mm_job mm; /* rows == M */
+    tb_dtype dt;
+    const void *bias;
+} cpu_lin_job;
+
+/* The portable level: each part multiplies its rows, then adds the bias
+ * and applies relu to them (the part's own rows, fresh in its caches). */
+static void cpu_lin_task(void *argp, int part, int nparts)
+{
+    const cpu_lin_job *j = argp;
+    int64_t r, e;
+    cpu_span(j->mm.rows, part, nparts, &r, &e);
+    if (r >= e)
+        return;
+    j->mm.fn(j->mm.a, j->mm.b, j->mm.c, r, e, j->mm.K, j->mm.N);
+    cpu_bias_relu_rows(j->dt, j->mm.c, j->bias, r, e, j->mm.N);
+}
+
+/* linear (x [M, K], W [K, N], b [N] -> [M, N]) in one launch.  At the
+ * avx2 / avx512 levels the native GEMM runs with its fused epilogue
+ * (gemm.h, tb_gemm_*_ep): bias and relu are applied to each micro-tile
+ * as soon as its sums are complete, while it is in L1, so the output is
+ * written once and no intermediate exists.  The scalar level splits the
+ * rows over the threads: the portable matmul rows, then bias and relu
+ * on the same rows.  Results equal matmul, then add, then relu (bit for
+ * bit at a given level). */
+static int cpu_linear(void *ctx, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p, tb_dtype dt)
+{
+    cpu_ctx *c = ctx;
+    if (!c)
+        return TB_EINVAL;
+    cpu_count_launch(c);
+    if (!in || !out)
+        return TB_EINVAL;
+    int rc;
+    for (int i = 0; i < 3; i++)
+        if ((rc = cpu_check_operand(&in[i], dt)))
+            return rc;
+    if ((rc = cpu_check_operand(out, dt)))
+        return rc;
+    const tb_op *op = tb_op_get(TB_OP_linear);
+    tb_shape ish[3] = {tb_tensor_shape(&in[0]), tb_tensor_shape(&in[1]),
+                       tb_tensor_shape(&in[2])};
+    tb_shape osh;
+    if ((rc = tb_op_infer(op, ish, 3, p, &osh, NULL, 0)))
+        return rc;
+    tb_shape got = tb_tensor_shape(out);
+    if (!tb_shape_equal(&got, &osh))
+        return TB_ESHAPE;
+    const int64_t M = in[0].shape[0], K = in[0].shape[1];
+    const int64_t N = in[1].shape[1];
+    if (M == 0 || N == 0)
+        return 0;
+#if TB_CPU_HAVE_GEMM
+    if (cpu_use_gemm(c)) {
+        const tb_gemm_parallel par = {cpu_gemm_par_run, c};
+        const tb_gemm_parallel *pp = c->threads > 1 ? &par : NULL;
+        if (dt == TB_F32)
+            return tb_gemm_f32_ep(c->isa, M, N, K, in[0].data, K,
+                                  in[1].data, N, out->data, N, c->threads,
+                                  pp, in[2].data, 1);
+        return tb_gemm_f64_ep(c->isa, M, N, K, in[0].data, K, in[1].data,
+                              N, out->data, N, c->threads, pp, in[2].data,
+                              1);
+    }
+#endif
+    cpu_lin_job j = {
+        .mm = {.fn = c->k.mm[dt].rows, .esz = tb_dtype_size(dt),
+               .a = in[0].data, .b = in[1].data, .c = out->data, .M = M,
+               .K = K, .N = N, .rows = M},
+        .dt = dt,
+        .bias = in[2].data,
+    };
+    cpu_pool_run(c->pool, cpu_parts(c, M * K * N + M * N, M), cpu_lin_task,
+                 &j);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* conv2d / conv2d_nobias: im2col + GEMM                                */
+/* ------------------------------------------------------------------ */
+
+/* im2col of one image x [C, H, W] into col [R = C*KH*KW, P = OH*OW]:
+ * col[(ci*KH + kh)*KW + kw][oh*OW + ow] = x[ci][ih][iw] with ih = oh*s -
+ * pad + kh*dil, iw likewise, and 0 where that is outside the image (the
+ * blas backend's layout).  The in-bounds ow range of a tap is computed
+ * once per (kw, tap), so the inner loop has no branch; stride 1 rows are
+ * contiguous runs. */
+#define CPU_IM2COL(SFX, T)                                                \
+    static void cpu_im2col_##SFX(const T *restrict x, T *restrict col,    \
+                                 const cpu_conv_geom *g)                  \
+    {                                                                     \
+        for (int64_t ci = 0; ci < g->C; ci++)                             \
+            for (int64_t kh = 0; kh < g->KH; kh++)                        \
+                for (int64_t kw = 0; kw < g->KW; kw++) {                  \
+                    T *dst = col + ((ci * g->KH + kh) * g->KW + kw) *     \
+                                       g->OH * g->OW;                     \
+                    int64_t w0, w1;                                       \
+                    cpu_conv_range(g->W, g->OW, g->s, g->pad,             \
+                                   kw * g->dil, &w0, &w1);                \
+                    const int64_t dw = kw * g->dil - g->pad;              \
+                    for (int64_t oh = 0; oh < g->OH; oh++) {              \
+                        T *d = dst + oh * g->OW;                          \
+                        const int64_t ih = oh * g->s - g->pad + kh * g->dil; \
+                        if (ih < 0 || ih >= g->H || w0 >= w1) {           \
+                            for (int64_t ow = 0; ow < g->OW; ow++)        \
+                                d[ow] = 0;                                \
+                            continue;                                     \
+                        }                                                 \
+                        const T *xr = x + (ci * g->H + ih) * g->W;        \
+                        for (int64_t ow = 0; ow < w0; ow++)               \
+                            d[ow] = 0;                                    \
+                        if (g->s == 1)                                    \
+                            memcpy(d + w0, xr + w0 + dw,                  \
+                                   (size_t)(w1 - w0) * sizeof(T));        \
+                        else                                              \
+                            for (int64_t ow = w0; ow < w1; ow++)          \
+                                d[ow] = xr[ow * g->s + dw];               \
+                        for (int64_t ow = w1; ow < g->OW; ow++)           \
+                            d[ow] = 0;                                    \
+                    }                                                     \
+                }                                                         \
+    }
+
+typedef struct cpu_conv_geom {
+    int64_t C, H, W, KH, KW, OH, OW, s, pad, dil;
+} cpu_conv_geom;
+
+/* [*lo, *hi): the output indices o < n_out whose input index o*s - pad
+ * + t lies in [0, n_in) (empty: lo == hi). */
+static void cpu_conv_range(int64_t n_in, int64_t n_out, int64_t s,
+                           int64_t pad, int64_t t, int64_t *lo, int64_t *hi)
+{
+    int64_t a = pad - t; /* o*s >= a */
+    int64_t first = a <= 0 ? 0 : (a + s - 1) / s;
+    int64_t b = n_in - 1 + pad - t; /* o*s <= b */
+    int64_t last = b < 0 ? -1 : b / s;
+    *lo = first < n_out ? first : n_out;
+    *hi = last + 1 < n_out ? last + 1 : n_out;
+    if (*hi < *lo)
+        *hi = *lo;
+}
+
+CPU_IM2COL(f32, float)
+CPU_IM2COL(f64, double)
+
+typedef struct cpu_conv_job {
+    cpu_ctx *c;
+    tb_dtype dt;
+    size_t esz;
+    const char *x, *w, *bias; /* bias: NULL for conv2d_nobias */
+    char *o;
+    char *col;    /* one R x P buffer per part */
+    int64_t N, O, R, P;
+    cpu_conv_geom g;
+    int rc[TB_MAX_AXIS_VALUES]; /* per part */
+} cpu_conv_job;
+
+/* Images [lo, hi) with column buffer col: im2col, out[n] = W [O, R] x
+ * col [R, P] (the native GEMM at the SIMD levels with `threads` threads
+ * over par, the portable matmul rows at the scalar level), then the
+ * bias of each output channel over its row. */
+static int cpu_conv_images(const cpu_conv_job *j, char *col, int64_t lo,
+                           int64_t hi, int threads,
+                           const tb_gemm_parallel *par)
+{
+    const size_t es = j->esz;
+    const int64_t chw = j->g.C * j->g.H * j->g.W;
+    (void)threads;
+    (void)par;
+    for (int64_t n = lo; n < hi; n++) {
+        const char *xn = j->x + (size_t)(n * chw) * es;
+        char *on = j->o + (size_t)(n * j->O * j->P) * es;
+        if (j->dt == TB_F32)
+            cpu_im2col_f32((const float *)xn, (float *)col, &j->g);
+        else
+            cpu_im2col_f64((const double *)xn, (double *)col, &j->g);
+#if TB_CPU_HAVE_GEMM
+        if (cpu_use_gemm(j->c)) {
+            int rc = j->dt == TB_F32
+                         ? tb_gemm_f32_ex(j->c->isa, j->O, j->P, j->R,
+                                          (const float *)j->w, j->R,
+                                          (const float *)col, j->P,
+                                          (float *)on, j->P, threads, par)
+                         : tb_gemm_f64_ex(j->c->isa, j->O, j->P, j->R,
+                                          (const double *)j->w, j->R,
+                                          (const double *)col, j->P,
+                                          (double *)on, j->P, threads, par);
+            if (rc)
+                return rc;
+        } else
+#endif
+        {
+            j->c->k.mm[j->dt].rows(j->w, col, on, 0, j->O, j->R, j->P);
+        }
+        if (!j->bias)
+            continue;
+        for (int64_t oc = 0; oc < j->O; oc++) {
+            if (j->dt == TB_F32) {
+                float *restrict r = (float *)on + oc * j->P;
+                const float b = ((const float *)j->bias)[oc];
+                for (int64_t q = 0; q < j->P; q++)
+                    r[q] += b;
+            } else {
+                double *restrict r = (double *)on + oc * j->P;
+                const double b = ((const double *)j->bias)[oc];
+                for (int64_t q = 0; q < j->P; q++)
+                    r[q] += b;
+            }
+        }
+    }
+    return 0;
+}
+
+static void cpu_conv_task(void *argp, int part, int nparts)
+{
+    cpu_conv_job *j = argp;
+    int64_t b, e;
+    cpu_span(j->N, part, nparts, &b, &e);
+    char *col = j->col + (size_t)part * (size_t)(j->R * j->P) * j->esz;
+    j->rc[part] = cpu_conv_images(j, col, b, e, 1, NULL);
+}
+
+/* conv2d (with_bias) / conv2d_nobias of x [N, C, H, W] and w [O, C, KH,
+ * KW] (+ b [O]), params 0 stride, 1 padding, 2 dilation; the output must
+ * have the shape the op's rule gives.  Many images: the images are split
+ * over the threads, each part with its own column buffer and a
+ * one-thread GEMM per image; few: one image after another, each GEMM
+ * split over the pool.  One tracked allocation per call (the column
+ * buffers, parts x C*KH*KW x OH*OW elements). */
+static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p, tb_dtype dt, bool with_bias)
+{
+    cpu_ctx *c = ctx;
+    if (!c)
+        return TB_EINVAL;
+    cpu_count_launch(c);
+    if (!in || !out)
+        return TB_EINVAL;
+    const tb_op *op =
+        tb_op_get(with_bias ? TB_OP_conv2d : TB_OP_conv2d_nobias);
+    const int n_in = with_bias ? 3 : 2;
+    int rc;
+    tb_shape ish[3];
+    for (int i = 0; i < n_in; i++) {
+        if ((rc = cpu_check_operand(&in[i], dt)))
+            return rc;
+        ish[i] = tb_tensor_shape(&in[i]);
+    }
+    if ((rc = cpu_check_operand(out, dt)))
+        return rc;
+    tb_params q;
+    if (p)
+        q = *p;
+    else
+        memset(&q, 0, sizeof q);
+    tb_params_defaults(op, &q);
+    int64_t st, pad, dil;
+    if ((rc = cpu_param_int(&q, 0, 1, NULL, &st)) ||
+        (rc = cpu_param_int(&q, 1, 0, NULL, &pad)) ||
+        (rc = cpu_param_int(&q, 2, 1, NULL, &dil)))
+        return rc;
+    if (st < 1 || pad < 0 || dil < 1)
+        return TB_EPARAM;
+    tb_shape osh;
+    if ((rc = tb_op_infer(op, ish, n_in, &q, &osh, NULL, 0)))
+        return rc;
+    tb_shape got = tb_tensor_shape(out);
+    if (!tb_shape_equal(&got, &osh))
+        return TB_ESHAPE;
+    const tb_tensor *x = &in[0], *w = &in[1];
+    cpu_conv_job j = {
+        .c = c,
+        .dt = dt,
+        .esz = tb_dtype_size(dt),
+        .x = x->data,
+        .w = w->data,
+        .bias = with_bias ? in[2].data : NULL,
+        .o = out->data,
+        .N = x->shape[0],
+        .O = w->shape[0],
+        .R = x->shape[1] * w->shape[2] * w->shape[3],
+        .P = osh.dim[2] * osh.dim[3],
+        .g = {x->shape[1], x->shape[2], x->shape[3], w->shape[2],
+              w->shape[3], osh.dim[2], osh.dim[3], st, pad, dil},
+    };
+    if (j.N == 0 || j.O == 0 || j.P == 0)
+        return 0;
+    const int64_t macs = j.N * j.O * j.P * j.R;
+    int parts = cpu_parts(c, macs + j.N * j.R * j.P, j.N);
+    /* One big image per part would leave each GEMM unsplit: below the
+     * GEMM's own threading threshold only the image split helps, above
+     * it with fewer images than threads the GEMM splits better. */
+#if TB_CPU_HAVE_GEMM
+    if (j.N < c->threads && j.O * j.P * j.R >= TB_GEMM_PAR_MIN_MACS)
+        parts = 1;
+#endif
+    j.col = tb_alloc((size_t)parts * (size_t)(j.R * j.P) * j.esz);
+    if (!j.col)
+        return TB_ENOMEM;
+    if (parts > 1) {
+        parts = cpu_pool_run(c->pool, parts, cpu_conv_task, &j);
+        rc = 0;
+        for (int i = 0; i < parts && !rc; i++)
+            rc = j.rc[i];
+    } else {
+#if TB_CPU_HAVE_GEMM
+        const tb_gemm_parallel par = {cpu_gemm_par_run, c};
+        rc = cpu_conv_images(&j, j.col, 0, j.N, c->threads,
+                             c->threads > 1 ? &par : NULL);
+#else
+        rc = cpu_conv_images(&j, j.col, 0, j.N, 1, NULL);
+#endif
+    }
+    tb_free(j.col);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
 /* transpose                                                            */
 /* ------------------------------------------------------------------ */
 
@@ -1544,6 +1895,7 @@ static int cpu_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     CPU_K_BINARY(sub, TB_CPU_SUB, SFX, DT)                                \
     CPU_K_BINARY(mul, TB_CPU_MUL, SFX, DT)                                \
     CPU_K_BINARY(div, TB_CPU_DIV, SFX, DT)                                \
+    CPU_K_BINARY(add_relu, TB_CPU_ADD_RELU, SFX, DT)                      \
     static int k_relu_##SFX(void *ctx, const tb_tensor *in,               \
                             tb_tensor *out, const tb_params *p)           \
     {                                                                     \
@@ -1565,6 +1917,21 @@ static int cpu_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     {                                                                     \
         (void)p;                                                          \
         return cpu_matmul(ctx, in, out, DT);                              \
+    }                                                                     \
+    static int k_linear_##SFX(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
+    {                                                                     \
+        return cpu_linear(ctx, in, out, p, DT);                           \
+    }                                                                     \
+    static int k_conv2d_##SFX(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
+    {                                                                     \
+        return cpu_conv2d(ctx, in, out, p, DT, true);                     \
+    }                                                                     \
+    static int k_conv2d_nobias_##SFX(void *ctx, const tb_tensor *in,      \
+                                     tb_tensor *out, const tb_params *p)  \
+    {                                                                     \
+        return cpu_conv2d(ctx, in, out, p, DT, false);                    \
     }                                                                     \
     static int k_transpose_##SFX(void *ctx, const tb_tensor *in,          \
                                  tb_tensor *out, const tb_params *p)      \
@@ -1616,6 +1983,8 @@ typedef struct cpu_kentry {
  * ops_ext.c, the portable kernels of the ops added later. */
 static const cpu_kentry cpu_kernels[TB_OP_COUNT][TB_DTYPE_COUNT] = {
     CPU_KROW(add) CPU_KROW(sub) CPU_KROW(mul) CPU_KROW(div) CPU_KROW(relu)
+    CPU_KROW(add_relu) CPU_KROW(linear) CPU_KROW(conv2d)
+    CPU_KROW(conv2d_nobias)
     CPU_KROW(sum) CPU_KROW(mean) CPU_KROW(matmul) CPU_KROW(transpose)
     CPU_KROW(log_softmax) CPU_KROW(softmax) CPU_KROW(max_pool2d)
     CPU_KROW(avg_pool2d)
@@ -1636,6 +2005,16 @@ static int cpu_impl_isa(const cpu_ctx *c, tb_op_id id, tb_dtype dt)
         return c->k.bin[TB_CPU_MUL][dt].isa;
     case TB_OP_div:
         return c->k.bin[TB_CPU_DIV][dt].isa;
+    case TB_OP_add_relu:
+        return c->k.bin[TB_CPU_ADD_RELU][dt].isa;
+    case TB_OP_linear:
+    case TB_OP_conv2d:
+    case TB_OP_conv2d_nobias:
+#if TB_CPU_HAVE_GEMM
+        if (cpu_use_gemm(c))
+            return c->isa;
+#endif
+        return c->k.mm[dt].isa;
     case TB_OP_relu:
         return c->k.relu[dt].isa;
     case TB_OP_sum:

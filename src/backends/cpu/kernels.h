@@ -37,7 +37,10 @@
  * lives on the stack). */
 #define TB_CPU_COL_TILE 1024
 
-/* o[i] = a[i] OP b[i] (vv), a[0] OP b[i] (sv), a[i] OP b[0] (vs). */
+/* o[i] = a[i] OP b[i] (vv), a[0] OP b[i] (sv), a[i] OP b[0] (vs).
+ * OP is +, -, *, / or, for TB_CPU_ADD_RELU, relu(a + b): the sum rounded
+ * once to the element type, then x > 0 or NaN ? x : +0 (the op
+ * add_relu in one pass, bit for bit what add then relu give). */
 typedef void (*tb_cpu_bin_fn)(const void *a, const void *b, void *o,
                               int64_t n);
 /* The *_nt variants below (vv_nt, relu fn_nt) compute the same values
@@ -88,7 +91,14 @@ typedef void (*tb_cpu_pool_fn)(const void *x, void *o, int64_t planes,
 typedef void (*tb_cpu_mm_fn)(const void *a, const void *b, void *c,
                              int64_t i0, int64_t i1, int64_t K, int64_t N);
 
-enum { TB_CPU_ADD, TB_CPU_SUB, TB_CPU_MUL, TB_CPU_DIV, TB_CPU_NBIN };
+enum {
+    TB_CPU_ADD,
+    TB_CPU_SUB,
+    TB_CPU_MUL,
+    TB_CPU_DIV,
+    TB_CPU_ADD_RELU,
+    TB_CPU_NBIN
+};
 
 /* A table of kernels for one ISA level.  Indexed by tb_dtype. */
 typedef struct tb_cpu_kernels {

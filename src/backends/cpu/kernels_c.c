@@ -80,6 +80,50 @@ C_BINARY_LOOPS(mul_f64, *, double)
 C_BINARY_LOOPS(div_f32, /, float)
 C_BINARY_LOOPS(div_f64, /, double)
 
+/* ---- add_relu ------------------------------------------------------------ */
+
+/* relu(a + b) in one pass: the sum is rounded to T, then the same
+ * compare-and-mask as relu below (NaN kept, -0 and negatives give +0),
+ * so the result is bit for bit that of add then relu. */
+#define C_ADD_RELU_LOOPS(SFX, T)                                          \
+    static inline T add_relu_##SFX##_1(T a, T b)                          \
+    {                                                                     \
+        const T s = a + b;                                                \
+        return s <= 0 ? (T)0 : s;                                         \
+    }                                                                     \
+    static inline void add_relu_##SFX##_vv_t(const T *restrict a,        \
+                                             const T *restrict b,        \
+                                             T *restrict o, int64_t n)   \
+    {                                                                     \
+        for (int64_t i = 0; i < n; i++)                                   \
+            o[i] = add_relu_##SFX##_1(a[i], b[i]);                        \
+    }                                                                     \
+    static inline void add_relu_##SFX##_bc_t(const T *restrict v, T s,   \
+                                             T *restrict o, int64_t n)   \
+    {                                                                     \
+        for (int64_t i = 0; i < n; i++)                                   \
+            o[i] = add_relu_##SFX##_1(v[i], s);                           \
+    }                                                                     \
+    static void add_relu_##SFX##_vv(const void *a, const void *b,         \
+                                    void *o, int64_t n)                   \
+    {                                                                     \
+        add_relu_##SFX##_vv_t(a, b, o, n);                                \
+    }                                                                     \
+    /* a + b == b + a exactly, so both broadcast forms share a loop. */   \
+    static void add_relu_##SFX##_sv(const void *a, const void *b,         \
+                                    void *o, int64_t n)                   \
+    {                                                                     \
+        add_relu_##SFX##_bc_t(b, *(const T *)a, o, n);                    \
+    }                                                                     \
+    static void add_relu_##SFX##_vs(const void *a, const void *b,         \
+                                    void *o, int64_t n)                   \
+    {                                                                     \
+        add_relu_##SFX##_bc_t(a, *(const T *)b, o, n);                    \
+    }
+
+C_ADD_RELU_LOOPS(f32, float)
+C_ADD_RELU_LOOPS(f64, double)
+
 /* ---- relu -------------------------------------------------------------- */
 
 /* relu: x <= 0 ? +0 : x keeps NaN (the comparison is false) and maps
@@ -436,6 +480,7 @@ void tb_cpu_kernels_init_c(tb_cpu_kernels *k)
     C_SET_BIN(TB_CPU_SUB, sub);
     C_SET_BIN(TB_CPU_MUL, mul);
     C_SET_BIN(TB_CPU_DIV, div);
+    C_SET_BIN(TB_CPU_ADD_RELU, add_relu);
     k->relu[TB_F32].fn = relu_f32;
     k->relu[TB_F64].fn = relu_f64;
     k->relu[TB_F32].fn_nt = relu_f32;

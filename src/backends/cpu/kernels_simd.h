@@ -272,6 +272,11 @@ static inline vf v_odd(vf a, vf b)
 }
 #endif
 
+/* relu(a + b) for KS_BINARY: one rounded add, then relu's compare and
+ * mask (NaN kept, -0 and negatives give +0), as add then relu would. */
+static inline vf v_add_relu(vf a, vf b) { return v_relu(v_add(a, b)); }
+static inline vd d_add_relu(vd a, vd b) { return d_relu(d_add(a, b)); }
+
 /* ---- element-wise binary ops ------------------------------------------ */
 
 /* vv, sv and vs forms of o = a OP b for element type T with helper
@@ -1009,6 +1014,8 @@ static void ks_avg_pool_f32(const void *x, void *o, int64_t planes,
     KS_BINARY(sub_f64_##SFX, double, vd, d_, VD_LANES, sub)               \
     KS_BINARY(mul_f64_##SFX, double, vd, d_, VD_LANES, mul)               \
     KS_BINARY(div_f64_##SFX, double, vd, d_, VD_LANES, div)               \
+    KS_BINARY(add_relu_f32_##SFX, float, vf, v_, VS_LANES, add_relu)      \
+    KS_BINARY(add_relu_f64_##SFX, double, vd, d_, VD_LANES, add_relu)     \
     KS_RELU(relu_f32_##SFX, float, vf, v_, VS_LANES)                      \
     KS_RELU(relu_f64_##SFX, double, vd, d_, VD_LANES)
 
@@ -1035,6 +1042,7 @@ static void ks_avg_pool_f32(const void *x, void *o, int64_t planes,
         KS_SET_BIN(k, TB_CPU_SUB, sub, SFX, ISA);                         \
         KS_SET_BIN(k, TB_CPU_MUL, mul, SFX, ISA);                         \
         KS_SET_BIN(k, TB_CPU_DIV, div, SFX, ISA);                         \
+        KS_SET_BIN(k, TB_CPU_ADD_RELU, add_relu, SFX, ISA);               \
         (k)->relu[TB_F32].fn = relu_f32_##SFX;                            \
         (k)->relu[TB_F64].fn = relu_f64_##SFX;                            \
         (k)->relu[TB_F32].fn_nt = relu_f32_##SFX##_nt;                    \

@@ -240,40 +240,40 @@ static void gemm_parallel_run(const tb_gemm_parallel *par, int n,
 /* Indexed by tb_cpu_isa; a level this build lacks has fn == NULL. */
 static const gemm_kdesc_f32 gemm_kernels_f32[TB_ISA_COUNT] = {
     [TB_ISA_SCALAR] = {gemm_ukr_scalar_f32, "gemm_f32_scalar_4x8", 4, 8,
-                       GEMM_SCALAR_BLOCKS},
+                       GEMM_SCALAR_BLOCKS, gemm_epi_scalar_f32},
 #if GEMM_HAVE_AVX2
     [TB_ISA_AVX2] = {tb_gemm_ukr_f32_avx2_6x16, "gemm_f32_avx2_6x16",
                      TB_GEMM_AVX2_F32_MR, TB_GEMM_AVX2_F32_NR,
-                     GEMM_AVX2_F32_BLOCKS},
+                     GEMM_AVX2_F32_BLOCKS, tb_gemm_epi_f32_avx2},
 #endif
 #if GEMM_HAVE_AVX512
     [TB_ISA_AVX512] = {tb_gemm_ukr_f32_avx512_12x32, "gemm_f32_avx512_12x32",
                        TB_GEMM_AVX512_F32_MR, TB_GEMM_AVX512_F32_NR,
-                       GEMM_AVX512_F32_BLOCKS},
+                       GEMM_AVX512_F32_BLOCKS, tb_gemm_epi_f32_avx512},
 #endif
 };
 
 static const gemm_kdesc_f64 gemm_kernels_f64[TB_ISA_COUNT] = {
     [TB_ISA_SCALAR] = {gemm_ukr_scalar_f64, "gemm_f64_scalar_4x4", 4, 4,
-                       GEMM_SCALAR_BLOCKS},
+                       GEMM_SCALAR_BLOCKS, gemm_epi_scalar_f64},
 #if GEMM_HAVE_AVX2
     [TB_ISA_AVX2] = {tb_gemm_ukr_f64_avx2_6x8, "gemm_f64_avx2_6x8",
                      TB_GEMM_AVX2_F64_MR, TB_GEMM_AVX2_F64_NR,
-                     GEMM_AVX2_F64_BLOCKS},
+                     GEMM_AVX2_F64_BLOCKS, tb_gemm_epi_f64_avx2},
 #endif
 #if GEMM_HAVE_AVX512
     [TB_ISA_AVX512] = {tb_gemm_ukr_f64_avx512_12x16, "gemm_f64_avx512_12x16",
                        TB_GEMM_AVX512_F64_MR, TB_GEMM_AVX512_F64_NR,
-                       GEMM_AVX512_F64_BLOCKS},
+                       GEMM_AVX512_F64_BLOCKS, tb_gemm_epi_f64_avx512},
 #endif
 };
 
 /* ---- public API ----------------------------------------------------- */
 
-int tb_gemm_f32_ex(int isa, int64_t M, int64_t N, int64_t K,
+int tb_gemm_f32_ep(int isa, int64_t M, int64_t N, int64_t K,
                    const float *A, int64_t lda, const float *B, int64_t ldb,
                    float *C, int64_t ldc, int nthreads,
-                   const tb_gemm_parallel *par)
+                   const tb_gemm_parallel *par, const float *bias, int relu)
 {
     int rc = gemm_isa_check(isa);
     if (rc)
@@ -281,13 +281,14 @@ int tb_gemm_f32_ex(int isa, int64_t M, int64_t N, int64_t K,
     if (!gemm_kernels_f32[isa].fn)
         return TB_EUNSUPPORTED;
     return gemm_run_f32(&gemm_kernels_f32[isa], M, N, K, A, lda, B, ldb, C,
-                        ldc, nthreads, par);
+                        ldc, nthreads, par, bias, relu);
 }
 
-int tb_gemm_f64_ex(int isa, int64_t M, int64_t N, int64_t K,
+int tb_gemm_f64_ep(int isa, int64_t M, int64_t N, int64_t K,
                    const double *A, int64_t lda, const double *B,
                    int64_t ldb, double *C, int64_t ldc, int nthreads,
-                   const tb_gemm_parallel *par)
+                   const tb_gemm_parallel *par, const double *bias,
+                   int relu)
 {
     int rc = gemm_isa_check(isa);
     if (rc)
@@ -295,7 +296,25 @@ int tb_gemm_f64_ex(int isa, int64_t M, int64_t N, int64_t K,
     if (!gemm_kernels_f64[isa].fn)
         return TB_EUNSUPPORTED;
     return gemm_run_f64(&gemm_kernels_f64[isa], M, N, K, A, lda, B, ldb, C,
-                        ldc, nthreads, par);
+                        ldc, nthreads, par, bias, relu);
+}
+
+int tb_gemm_f32_ex(int isa, int64_t M, int64_t N, int64_t K,
+                   const float *A, int64_t lda, const float *B, int64_t ldb,
+                   float *C, int64_t ldc, int nthreads,
+                   const tb_gemm_parallel *par)
+{
+    return tb_gemm_f32_ep(isa, M, N, K, A, lda, B, ldb, C, ldc, nthreads,
+                          par, NULL, 0);
+}
+
+int tb_gemm_f64_ex(int isa, int64_t M, int64_t N, int64_t K,
+                   const double *A, int64_t lda, const double *B,
+                   int64_t ldb, double *C, int64_t ldc, int nthreads,
+                   const tb_gemm_parallel *par)
+{
+    return tb_gemm_f64_ep(isa, M, N, K, A, lda, B, ldb, C, ldc, nthreads,
+                          par, NULL, 0);
 }
 
 int tb_gemm_f32(int isa, int64_t M, int64_t N, int64_t K, const float *A,

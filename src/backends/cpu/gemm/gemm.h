@@ -100,6 +100,29 @@ int tb_gemm_f64_ex(int isa, int64_t M, int64_t N, int64_t K,
                    int64_t ldb, double *C, int64_t ldc, int nthreads,
                    const tb_gemm_parallel *par);
 
+/* Fused epilogue: as tb_gemm_f32_ex / tb_gemm_f64_ex, then, for each
+ * element once its whole sum is done (per micro-tile, while the tile is
+ * still in L1, so the output is written to memory once):
+ *
+ *   C[i][j] = C[i][j] + bias[j]                     when bias != NULL
+ *   C[i][j] = C[i][j] > 0 or NaN ? C[i][j] : +0     when relu != 0
+ *
+ * in that order, each rounded to the element type: bit for bit the plain
+ * GEMM followed by a broadcast add of bias and a relu (the linear op,
+ * relu(x @ W + b), in one call).  bias holds N values (unit stride) and
+ * must not overlap C (TB_EINVAL).  With K == 0 the sums are 0.  bias ==
+ * NULL and relu == 0 is the plain GEMM.  Other arguments, errors and
+ * thread invariance as tb_gemm_f32_ex. */
+int tb_gemm_f32_ep(int isa, int64_t M, int64_t N, int64_t K,
+                   const float *A, int64_t lda, const float *B, int64_t ldb,
+                   float *C, int64_t ldc, int nthreads,
+                   const tb_gemm_parallel *par, const float *bias, int relu);
+int tb_gemm_f64_ep(int isa, int64_t M, int64_t N, int64_t K,
+                   const double *A, int64_t lda, const double *B,
+                   int64_t ldb, double *C, int64_t ldc, int nthreads,
+                   const tb_gemm_parallel *par, const double *bias,
+                   int relu);
+
 /* Name of the micro-kernel tb_gemm_f32 (dtype_is_f64 == 0) or tb_gemm_f64
  * (otherwise) runs at this isa level, e.g. "gemm_f32_avx512_12x32"
  * (MR rows x NR columns of C per micro-tile).  A static string; NULL for

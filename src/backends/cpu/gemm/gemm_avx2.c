@@ -123,3 +123,61 @@ void tb_gemm_ukr_f64_avx2_6x8(int64_t kc, const double *a, const double *b,
     F64_OUT(4);
     F64_OUT(5);
 }
+
+/* ---- epilogues (tb_gemm_*_ep) -------------------------------------- */
+
+/* Full vectors, then the row's last n % lanes elements one by one in the
+ * same two steps (a scalar tail is short: n is at most NR per tile).
+ * relu: the NLE_UQ compare is true for NaN (kept) and false for -0 and
+ * negatives (and-ed to +0); the scalar tail's x <= 0 is its negation. */
+void tb_gemm_epi_f32_avx2(float *c, int64_t ldc, int64_t m, int64_t n,
+                          const float *bias, int relu)
+{
+    const __m256 z = _mm256_setzero_ps();
+    for (int64_t i = 0; i < m; i++) {
+        float *cr = c + i * ldc;
+        int64_t q = 0;
+        for (; q + 8 <= n; q += 8) {
+            __m256 v = _mm256_loadu_ps(cr + q);
+            if (bias)
+                v = _mm256_add_ps(v, _mm256_loadu_ps(bias + q));
+            if (relu)
+                v = _mm256_and_ps(_mm256_cmp_ps(v, z, _CMP_NLE_UQ), v);
+            _mm256_storeu_ps(cr + q, v);
+        }
+        for (; q < n; q++) {
+            float v = cr[q];
+            if (bias)
+                v += bias[q];
+            if (relu)
+                v = v <= 0 ? 0.0f : v;
+            cr[q] = v;
+        }
+    }
+}
+
+void tb_gemm_epi_f64_avx2(double *c, int64_t ldc, int64_t m, int64_t n,
+                          const double *bias, int relu)
+{
+    const __m256d z = _mm256_setzero_pd();
+    for (int64_t i = 0; i < m; i++) {
+        double *cr = c + i * ldc;
+        int64_t q = 0;
+        for (; q + 4 <= n; q += 4) {
+            __m256d v = _mm256_loadu_pd(cr + q);
+            if (bias)
+                v = _mm256_add_pd(v, _mm256_loadu_pd(bias + q));
+            if (relu)
+                v = _mm256_and_pd(_mm256_cmp_pd(v, z, _CMP_NLE_UQ), v);
+            _mm256_storeu_pd(cr + q, v);
+        }
+        for (; q < n; q++) {
+            double v = cr[q];
+            if (bias)
+                v += bias[q];
+            if (relu)
+                v = v <= 0 ? 0.0 : v;
+            cr[q] = v;
+        }
+    }
+}

@@ -163,3 +163,49 @@ void tb_gemm_ukr_f64_avx512_12x16(int64_t kc, const double *a,
     F64_OUT(10);
     F64_OUT(11);
 }
+
+/* ---- epilogues (tb_gemm_*_ep) -------------------------------------- */
+
+/* Row by row in full vectors plus one masked tail: the masked load and
+ * store touch no element outside the block.  relu keeps lanes that are
+ * not <= 0 (NLE_UQ is true for NaN) and zeroes the rest (-0 included). */
+void tb_gemm_epi_f32_avx512(float *c, int64_t ldc, int64_t m, int64_t n,
+                            const float *bias, int relu)
+{
+    const __m512 z = _mm512_setzero_ps();
+    for (int64_t i = 0; i < m; i++) {
+        float *cr = c + i * ldc;
+        for (int64_t q = 0; q < n; q += 16) {
+            const __mmask16 k =
+                n - q >= 16 ? (__mmask16)0xffff
+                            : (__mmask16)((1u << (n - q)) - 1);
+            __m512 v = _mm512_maskz_loadu_ps(k, cr + q);
+            if (bias)
+                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, bias + q));
+            if (relu)
+                v = _mm512_maskz_mov_ps(
+                    _mm512_cmp_ps_mask(v, z, _CMP_NLE_UQ), v);
+            _mm512_mask_storeu_ps(cr + q, k, v);
+        }
+    }
+}
+
+void tb_gemm_epi_f64_avx512(double *c, int64_t ldc, int64_t m, int64_t n,
+                            const double *bias, int relu)
+{
+    const __m512d z = _mm512_setzero_pd();
+    for (int64_t i = 0; i < m; i++) {
+        double *cr = c + i * ldc;
+        for (int64_t q = 0; q < n; q += 8) {
+            const __mmask8 k = n - q >= 8 ? (__mmask8)0xff
+                                          : (__mmask8)((1u << (n - q)) - 1);
+            __m512d v = _mm512_maskz_loadu_pd(k, cr + q);
+            if (bias)
+                v = _mm512_add_pd(v, _mm512_maskz_loadu_pd(k, bias + q));
+            if (relu)
+                v = _mm512_maskz_mov_pd(
+                    _mm512_cmp_pd_mask(v, z, _CMP_NLE_UQ), v);
+            _mm512_mask_storeu_pd(cr + q, k, v);
+        }
+    }
+}

@@ -49,6 +49,25 @@ void tb_gemm_ukr_f64_avx512_12x16(int64_t kc, const double *a,
                                   const double *b, double *c, int64_t ldc,
                                   int accumulate);
 
+/* Epilogues (tb_gemm_*_ep): on the m x n block of finished sums at c
+ * (row stride ldc), any m, n >= 0:
+ *   c[i*ldc + j] += bias[j]  (bias != NULL), then
+ *   c[i*ldc + j] = c > 0 or NaN ? c : +0  (relu != 0),
+ * each rounded to the element type, so every level gives the same bits.
+ * Touches nothing outside the block (masked tails). */
+typedef void (*tb_gemm_epi_f32)(float *c, int64_t ldc, int64_t m,
+                                int64_t n, const float *bias, int relu);
+typedef void (*tb_gemm_epi_f64)(double *c, int64_t ldc, int64_t m,
+                                int64_t n, const double *bias, int relu);
+void tb_gemm_epi_f32_avx2(float *c, int64_t ldc, int64_t m, int64_t n,
+                          const float *bias, int relu);
+void tb_gemm_epi_f64_avx2(double *c, int64_t ldc, int64_t m, int64_t n,
+                          const double *bias, int relu);
+void tb_gemm_epi_f32_avx512(float *c, int64_t ldc, int64_t m, int64_t n,
+                            const float *bias, int relu);
+void tb_gemm_epi_f64_avx512(double *c, int64_t ldc, int64_t m, int64_t n,
+                            const double *bias, int relu);
+
 /* The largest MR and NR of any kernel (sizes the edge scratch tile). */
 #define TB_GEMM_MAX_MR 12
 #define TB_GEMM_MAX_NR 32
