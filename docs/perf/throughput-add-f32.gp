@@ -11,22 +11,26 @@ set yrange [0:*]
 set offsets graph 0.05, graph 0.05, graph 0.1, 0
 set terminal pngcairo size 900,480 font 'sans,9' noenhanced
 set output 'throughput-add-f32.png'
-plot 'throughput-add-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=scalar,threads=1]', \
-     'throughput-add-f32.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 title 'cpu[isa=scalar,threads=2]', \
-     'throughput-add-f32.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 7 title 'cpu[isa=auto,threads=1]', \
-     'throughput-add-f32.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'cpu[isa=auto,threads=2]', \
-     'throughput-add-f32.dat' index 4 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 2 pt 5 title 'numpy[threads=1,form=alloc]', \
-     'throughput-add-f32.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 2 pt 5 title 'numpy[threads=1,form=out]', \
-     'throughput-add-f32.dat' index 6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 5 title 'numpy[threads=2,form=alloc]', \
-     'throughput-add-f32.dat' index 7 using 1:2 with linespoints lw 2 lc rgb '#e377c2' dt 2 pt 5 title 'numpy[threads=2,form=out]', \
-     'throughput-add-f32.dat' index 8 using 1:2 with linespoints lw 2 lc rgb '#bcbd22' dt 3 pt 9 title 'torch[threads=1,form=alloc]', \
-     'throughput-add-f32.dat' index 9 using 1:2 with linespoints lw 2 lc rgb '#7f7f7f' dt 3 pt 9 title 'torch[threads=1,form=out]', \
-     'throughput-add-f32.dat' index 10 using 1:2 with linespoints lw 2 lc rgb '#393b79' dt 3 pt 9 title 'torch[threads=2,form=alloc]', \
-     'throughput-add-f32.dat' index 11 using 1:2 with linespoints lw 2 lc rgb '#637939' dt 3 pt 9 title 'torch[threads=2,form=out]', \
-     313.657359 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 2 threads: 313.7', \
-     175.004927 with lines dt 3 lw 1.5 lc rgb '#999999' title 'add bandwidth L2, 1 thread: 175', \
-     109.607119 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 2 threads: 109.6', \
-     99.1194803 with lines dt 4 lw 1.5 lc rgb '#999999' title 'add bandwidth L3, 1 thread: 99.12', \
-     38.9115751 with lines dt 2 lw 1.5 lc rgb '#444444' title 'add bandwidth DRAM, 2 threads: 38.91', \
-     31.2326449 with lines dt 2 lw 1.5 lc rgb '#999999' title 'add bandwidth DRAM, 1 thread: 31.23'
+plot 'throughput-add-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'add cpu[isa=scalar,threads=1]', \
+     'throughput-add-f32.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 title 'add cpu[isa=scalar,threads=2]', \
+     'throughput-add-f32.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 7 title 'add cpu[isa=auto,threads=1]', \
+     'throughput-add-f32.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'add cpu[isa=auto,threads=2]', \
+     'throughput-add-f32.dat' index 4 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 7 title 'add@alloc cpu[isa=scalar,threads=1]', \
+     'throughput-add-f32.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 1 pt 7 title 'add@alloc cpu[isa=scalar,threads=2]', \
+     'throughput-add-f32.dat' index 6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 1 pt 7 title 'add@alloc cpu[isa=auto,threads=1]', \
+     'throughput-add-f32.dat' index 7 using 1:2 with linespoints lw 2 lc rgb '#e377c2' dt 1 pt 7 title 'add@alloc cpu[isa=auto,threads=2]', \
+     'throughput-add-f32.dat' index 8 using 1:2 with linespoints lw 2 lc rgb '#bcbd22' dt 2 pt 5 title 'add numpy[threads=1,form=alloc]', \
+     'throughput-add-f32.dat' index 9 using 1:2 with linespoints lw 2 lc rgb '#7f7f7f' dt 2 pt 5 title 'add numpy[threads=1,form=out]', \
+     'throughput-add-f32.dat' index 10 using 1:2 with linespoints lw 2 lc rgb '#393b79' dt 2 pt 5 title 'add numpy[threads=2,form=alloc]', \
+     'throughput-add-f32.dat' index 11 using 1:2 with linespoints lw 2 lc rgb '#637939' dt 2 pt 5 title 'add numpy[threads=2,form=out]', \
+     'throughput-add-f32.dat' index 12 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 3 pt 9 title 'add torch[threads=1,form=alloc]', \
+     'throughput-add-f32.dat' index 13 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 3 pt 9 title 'add torch[threads=1,form=out]', \
+     'throughput-add-f32.dat' index 14 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 3 pt 9 title 'add torch[threads=2,form=alloc]', \
+     'throughput-add-f32.dat' index 15 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 3 pt 9 title 'add torch[threads=2,form=out]', \
+     391.133052 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 2 threads: 391.1', \
+     130.253696 with lines dt 3 lw 1.5 lc rgb '#999999' title 'add bandwidth L2, 1 thread: 130.3', \
+     65.4446901 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 2 threads: 65.44', \
+     34.7848056 with lines dt 4 lw 1.5 lc rgb '#999999' title 'add bandwidth L3, 1 thread: 34.78', \
+     16.6961676 with lines dt 2 lw 1.5 lc rgb '#999999' title 'add bandwidth DRAM, 1 thread: 16.7', \
+     14.7243608 with lines dt 2 lw 1.5 lc rgb '#444444' title 'add bandwidth DRAM, 2 threads: 14.72'
 set output

@@ -1,0 +1,24 @@
+# tbench plot: add_ (f32): GB/s vs size
+# Render it again: cd to this folder, then: gnuplot throughput-add_-f32.gp
+set encoding utf8
+set title 'add_ (f32): GB/s vs size' noenhanced
+set key outside right top vertical noenhanced
+set grid
+set xlabel 'size (elements of the largest tensor)'
+set logscale x
+set ylabel 'GB/s (bytes of the cost model / median)'
+set yrange [0:*]
+set offsets graph 0.05, graph 0.05, graph 0.1, 0
+set terminal pngcairo size 900,480 font 'sans,9' noenhanced
+set output 'throughput-add_-f32.png'
+plot 'throughput-add_-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=scalar,threads=1]', \
+     'throughput-add_-f32.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 title 'cpu[isa=scalar,threads=2]', \
+     'throughput-add_-f32.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 7 title 'cpu[isa=auto,threads=1]', \
+     'throughput-add_-f32.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'cpu[isa=auto,threads=2]', \
+     391.133052 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 2 threads: 391.1', \
+     130.253696 with lines dt 3 lw 1.5 lc rgb '#999999' title 'add bandwidth L2, 1 thread: 130.3', \
+     65.4446901 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 2 threads: 65.44', \
+     34.7848056 with lines dt 4 lw 1.5 lc rgb '#999999' title 'add bandwidth L3, 1 thread: 34.78', \
+     16.6961676 with lines dt 2 lw 1.5 lc rgb '#999999' title 'add bandwidth DRAM, 1 thread: 16.7', \
+     14.7243608 with lines dt 2 lw 1.5 lc rgb '#444444' title 'add bandwidth DRAM, 2 threads: 14.72'
+set output

@@ -1,0 +1,24 @@
+# tbench plot: log_softmax_unfused (f32): GB/s vs size
+# Render it again: cd to this folder, then: gnuplot throughput-log_softmax_unfused-f32.gp
+set encoding utf8
+set title 'log_softmax_unfused (f32): GB/s vs size' noenhanced
+set key outside right top vertical noenhanced
+set grid
+set xlabel 'size (elements of the largest tensor)'
+set logscale x
+set ylabel 'GB/s (bytes of the cost model / median)'
+set yrange [0:*]
+set offsets graph 0.05, graph 0.05, graph 0.1, 0
+set terminal pngcairo size 900,480 font 'sans,9' noenhanced
+set output 'throughput-log_softmax_unfused-f32.png'
+plot 'throughput-log_softmax_unfused-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=scalar,threads=1]', \
+     'throughput-log_softmax_unfused-f32.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 title 'cpu[isa=scalar,threads=2]', \
+     'throughput-log_softmax_unfused-f32.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 7 title 'cpu[isa=auto,threads=1]', \
+     'throughput-log_softmax_unfused-f32.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'cpu[isa=auto,threads=2]', \
+     462.681154 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 462.7', \
+     169.927065 with lines dt 3 lw 1.5 lc rgb '#999999' title 'copy bandwidth L2, 1 thread: 169.9', \
+     67.8399357 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 67.84', \
+     37.4259095 with lines dt 4 lw 1.5 lc rgb '#999999' title 'copy bandwidth L3, 1 thread: 37.43', \
+     24.2451362 with lines dt 2 lw 1.5 lc rgb '#999999' title 'copy bandwidth DRAM, 1 thread: 24.25', \
+     12.4481709 with lines dt 2 lw 1.5 lc rgb '#444444' title 'copy bandwidth DRAM, 2 threads: 12.45'
+set output

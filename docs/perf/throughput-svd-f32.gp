@@ -1,0 +1,26 @@
+# tbench plot: svd (f32): GFLOP/s vs size
+# Render it again: cd to this folder, then: gnuplot throughput-svd-f32.gp
+set encoding utf8
+set title 'svd (f32): GFLOP/s vs size' noenhanced
+set key outside right top vertical noenhanced
+set grid
+set xlabel 'size (elements of the largest tensor)'
+set logscale x
+set ylabel 'GFLOP/s (FLOPs of the cost model / median)'
+set yrange [0:*]
+set offsets graph 0.05, graph 0.05, graph 0.1, 0
+set terminal pngcairo size 900,480 font 'sans,9' noenhanced
+set output 'throughput-svd-f32.png'
+plot 'throughput-svd-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=scalar,threads=1]', \
+     'throughput-svd-f32.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 title 'cpu[isa=scalar,threads=2]', \
+     'throughput-svd-f32.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 7 title 'cpu[isa=auto,threads=1]', \
+     'throughput-svd-f32.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'cpu[isa=auto,threads=2]', \
+     'throughput-svd-f32.dat' index 4 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 7 title 'blas[threads=1]', \
+     'throughput-svd-f32.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 1 pt 7 title 'blas[threads=2]', \
+     236.499386 with lines dt 3 lw 1.5 lc rgb '#999999' title 'FMA peak avx512 f32, 1 thread: 236.5', \
+     156.953681 with lines dt 3 lw 1.5 lc rgb '#444444' title 'FMA peak avx512 f32, 2 threads: 157', \
+     119.607185 with lines dt 4 lw 1.5 lc rgb '#999999' title 'FMA peak avx2 f32, 1 thread: 119.6', \
+     89.7987555 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 89.8', \
+     51.9360759 with lines dt 2 lw 1.5 lc rgb '#999999' title 'FMA peak scalar f32, 1 thread: 51.94', \
+     44.6247746 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 44.62'
+set output
