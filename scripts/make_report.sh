@@ -1,6 +1,6 @@
 #!/bin/sh
 # Regenerate docs/PERFORMANCE.md and its charts (docs/perf/) from a real
-# run on this machine: the machine peaks (tbench peak --quick, cached),
+# run on this machine: the machine peaks (tbench peak, cached),
 # tbench run of configs/report.json, the same cases with NumPy and
 # PyTorch (scripts/compare_numpy.py), then tbench report.  About 1-2
 # minutes on 2 cores; run it on a quiet machine.
@@ -34,7 +34,7 @@ ok_or_failed_case() {
     fi
 }
 
-"$TBENCH" peak --quick >/dev/null
+"$TBENCH" peak >/dev/null
 rm -rf "$OUT"
 ok_or_failed_case "$TBENCH" run "$CONFIG" -o "$OUT" -q
 ok_or_failed_case /usr/bin/python3 scripts/compare_numpy.py "$CONFIG" \

@@ -347,12 +347,15 @@ static void test_cache_roundtrip(void **state)
     /* A quick measurement never replaces a full one... */
     cJSON *quick = keyed(true, true, 3);
     assert_int_equal(tb_peak_cache_store(path, quick, err, sizeof err), 0);
+    /* ...and says so, so `tbench peak --quick` does not claim it cached */
+    assert_non_null(strstr(err, "keeps its full measurement"));
     assert_int_equal(tb_peak_cache_load(path, key, &got, err, sizeof err), 0);
     assert_true(num(got, "duration_s") == 1);
     cJSON_Delete(got);
     /* ...a full one replaces it (and a quick one replaces a quick one). */
     cJSON *full2 = keyed(true, false, 4);
     assert_int_equal(tb_peak_cache_store(path, full2, err, sizeof err), 0);
+    assert_string_equal(err, ""); /* stored: no reason */
     assert_int_equal(tb_peak_cache_load(path, key, &got, err, sizeof err), 0);
     assert_true(num(got, "duration_s") == 4);
     cJSON_Delete(got);

@@ -63,6 +63,9 @@ int tb_cmd_peak(int argc, char **argv)
     if (tb_peak_cache_store(cache, peaks, err, sizeof err)) {
         fprintf(stderr, "tbench: warning: peaks not cached: %s\n", err);
         cache = NULL;
+    } else if (err[0]) { /* a quick measurement left a full one */
+        fprintf(stderr, "tbench: note: not cached: %s\n", err);
+        cache = NULL;
     }
     char *text = cJSON_Print(peaks);
     if (!text) {

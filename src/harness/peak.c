@@ -937,6 +937,21 @@ static int pk_measure_bw(cJSON *bw, const char *level, size_t ws_per_thread,
     return rc;
 }
 
+static const char *pk_str(const cJSON *o, const char *key);
+
+/* The 1-minute load average, or -1 when /proc/loadavg is unreadable. */
+static double pk_load_avg_1m(void)
+{
+    double v = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &v) != 1)
+            v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
 int tb_peaks_measure(const tb_peak_opts *o, cJSON **out, char *err,
                      size_t errlen)
 {
@@ -988,6 +1003,18 @@ int tb_peaks_measure(const tb_peak_opts *o, cJSON **out, char *err,
     int cpus[CPU_SETSIZE];
     int ncpus = pk_allowed_cpus(cpus, CPU_SETSIZE);
     int nmax = ncpus > 0 ? ncpus : tb_env_ncpus();
+    /* Peaks measured while other processes run are low, and every
+     * roofline fraction computed from them too high: say so in the
+     * entry, which run repeats when it uses the cached figures. */
+    double load = pk_load_avg_1m();
+    if (load > 0.5 * (nmax > 0 ? nmax : 1)) {
+        snprintf(note, sizeof note,
+                 "measured while the 1-minute load average was %.2f on %d "
+                 "logical CPUs: other processes competed, so these figures "
+                 "may be low; measure again on a quiet machine",
+                 load, nmax);
+        cJSON_AddItemToArray(notes, cJSON_CreateString(note));
+    }
     if (o->max_threads > 0 && nmax > o->max_threads)
         nmax = o->max_threads;
     int counts[PK_MAX_COUNTS];
@@ -1071,6 +1098,10 @@ int tb_peaks_measure(const tb_peak_opts *o, cJSON **out, char *err,
         return rc;
     }
     cJSON_AddBoolToObject(p, "pinned", pinned);
+    if (load >= 0)
+        cJSON_AddNumberToObject(p, "load_avg_1m", load);
+    else
+        cJSON_AddNullToObject(p, "load_avg_1m");
     cJSON_AddItemToObject(p, "notes", notes);
     cJSON_AddNumberToObject(p, "duration_s",
                             (pk_now_ns() - t_start) * 1e-9);
@@ -1165,6 +1196,8 @@ int tb_peak_cache_store(const char *path, const cJSON *peaks, char *err,
                         size_t errlen)
 {
     const cJSON *key = cJSON_GetObjectItemCaseSensitive(peaks, "key");
+    if (err && errlen)
+        err[0] = '\0';
     if (!pk_peaks_wellformed(peaks)) {
         snprintf(err, errlen, "%s: not storing malformed peaks", path);
         return TB_EINVAL;
@@ -1198,6 +1231,11 @@ int tb_peak_cache_store(const char *path, const cJSON *peaks, char *err,
             bool new_quick =
                 cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(peaks, "quick"));
             if (old_full && new_quick && pk_peaks_wellformed(e)) {
+                const char *when = pk_str(e, "date");
+                snprintf(err, errlen,
+                         "%s keeps its full measurement of %s over this "
+                         "--quick one (run 'tbench peak' to replace it)",
+                         path, when ? when : "an earlier date");
                 cJSON_Delete(copy); /* keep the full measurement */
                 cJSON_Delete(doc);
                 return 0;
@@ -1263,6 +1301,15 @@ cJSON *tb_peaks_for_run(bool measure, bool quiet)
     else if (rc && rc != TB_ENOTFOUND && !quiet)
         fprintf(stderr, "tbench: warning: %s; no roofline fractions\n",
                 err[0] ? err : tb_strerror(rc));
+    const cJSON *n;
+    cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(peaks, "notes"))
+        if (!quiet && cJSON_IsString(n) &&
+            strstr(n->valuestring, "load average"))
+            fprintf(stderr,
+                    "tbench: warning: the cached peaks in %s (%s) were %s; "
+                    "roofline fractions may be too high\n",
+                    path, pk_str(peaks, "date") ? pk_str(peaks, "date") : "?",
+                    n->valuestring);
     return peaks;
 }
 

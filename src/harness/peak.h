@@ -86,7 +86,8 @@ int tb_peak_cache_load(const char *path, const cJSON *key, cJSON **peaks,
                        char *err, size_t errlen);
 /* Store peaks in the cache at path (created with its directory if
  * needed; written atomically), replacing the entry with the same key —
- * except that a quick measurement never replaces a full one.  An
+ * except that a quick measurement never replaces a full one (then 0 with
+ * the reason in err; otherwise err is emptied on success).  An
  * unreadable or corrupt cache file is replaced.  0, TB_EIO, TB_ENOMEM or
  * TB_EINVAL (peaks has no key), with the reason in err. */
 int tb_peak_cache_store(const char *path, const cJSON *peaks, char *err,
