@@ -21,6 +21,7 @@
  *  3. large_strided: 512 x 384 x 700 with lda/ldb/ldc wider than the rows
  *     and A, B, C one element off 64-byte alignment; exact inputs at
  *     every level, the bound at the best level.
+ *     row_blocks: row counts around the AVX-512 row block, exact.
  *  4. projection: BLIS-style O(n^2) check of a big product (1031 x 1029 x
  *     1027): y = C v against x = A (B v) in long double, with
  *     |y - x|_i <= c * K * u * (|A| (|B| |v|))_i, c = 2.
@@ -413,6 +414,26 @@ static void test_large_strided(void **state)
         problem p;
         problem_make(&p, 512, 384, 700, e == 0);
         run_problem_from(&p, &lo, e == 0 ? 0 : max_isa);
+        problem_free(&p);
+    }
+}
+
+/* Row counts around the AVX-512 f32 row block (mc = 396; a part's rows
+ * are cut into even blocks of whole micro-panels, gemm_block_), with
+ * several depth passes (K = 400: kc = 134, two sub-blocks then one) and
+ * an N tail, exact inputs at every level: catches a row block that skips
+ * or repeats rows, and any C prefetch that went astray (a canary). */
+static void test_row_blocks(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][3] = {
+        {396, 33, 400}, {397, 33, 400}, {793, 47, 391}, {1189, 17, 200},
+    };
+    static const layout los[2] = {{0, 0, 0, 0, 0, 0}, {3, 0, 5, 1, 0, 1}};
+    for (size_t c = 0; c < sizeof shapes / sizeof *shapes; c++) {
+        problem p;
+        problem_make(&p, shapes[c][0], shapes[c][1], shapes[c][2], true);
+        run_problem(&p, &los[c % 2]);
         problem_free(&p);
     }
 }
@@ -1034,7 +1055,7 @@ int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         T(tails_exact),   T(tails_bound),         T(large_strided),
-        T(projection),    T(threads_invariant),   T(small_single_part),
+        T(row_blocks),    T(projection),    T(threads_invariant),   T(small_single_part),
         T(empty),         T(bad_args),            T(isa_levels),
         T(impl_names),    T(allocations),         T(epilogue),
         T(epilogue_overlap), T(epilogue_kernels),

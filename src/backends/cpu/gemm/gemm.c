@@ -7,6 +7,7 @@
 #include "gemm.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -188,6 +189,41 @@ static void gemm_parallel_run(const tb_gemm_parallel *par, int n,
         gemm_fork_join(n, fn, arg);
 }
 
+/* ---- shared packing of B ------------------------------------------- */
+
+/* When the parts split M, B is packed once for all of them (cooperatively,
+ * chunk by chunk: gemm_pack_b_shared_ in gemm_impl.inc) if the whole
+ * packed B fits in this many bytes; above it each part packs its own B,
+ * one (jc, pc) step at a time, as with one part.  Sharing a step-sized
+ * buffer instead would make a part wait for a slower one to finish with
+ * it, which deadlocks a parallel-for that runs parts one after another.
+ * 16 MiB keeps the buffer within glibc's largest mmap threshold, so it
+ * is reused from the heap across calls (no page faults per call); B of
+ * 1024 x 1024 f32 (4 MiB) is shared, 4096 x 4096 (64 MiB) is not, where
+ * the second pass over B costs about 1%. */
+#define GEMM_SHARED_B_MAX (16.0 * 1024 * 1024)
+
+/* Micro-panels per chunk of shared packing: 4 x 32 f32 columns x kc
+ * rows, about 100 KiB, so two parts split a step of a 1024-wide B into
+ * a few dozen chunks and finish it at about the same time. */
+#define GEMM_B_GROUP 4
+
+/* Wait until a chunk claimed by another part is packed (state 2).  The
+ * packing part is running (it claimed the chunk), so this ends; yield
+ * now and then in case it was preempted on an oversubscribed machine. */
+static void gemm_wait_ready(_Atomic int *f)
+{
+    for (unsigned spin = 0;
+         atomic_load_explicit(f, memory_order_acquire) != 2; spin++) {
+        if ((spin & 1023) == 1023)
+            sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+        else
+            __builtin_ia32_pause();
+#endif
+    }
+}
+
 /* ---- the two precisions --------------------------------------------- */
 
 /* Depth run of the packing loops: one 64-byte line of f32 source. */
@@ -218,13 +254,17 @@ static void gemm_parallel_run(const tb_gemm_parallel *par, int n,
 /* Cache blocking per kernel (kc, ksub, mc, nc) for this class of machine
  * (L1d 32-48 KiB, L2 1-2 MiB per core, a shared L3): the B micro-panel
  * (kc x nr, 24 KiB) stays in L1, the ksub packed A blocks (mc x kc each,
- * 300-400 KiB in all) in L2, the ksub packed B blocks (kc x nc each) in
+ * 300-600 KiB in all) in L2, the ksub packed B blocks (kc x nc each) in
  * L3.  ksub = 2 for AVX-512 f32 halves the passes over C (C traffic was
  * about 12% of the time at 4096^3 on a 2-vCPU Zen 5 VM; no gain was
- * measured for f64).  Chosen by short A/B runs on that VM (see the
- * commit note); overridable at compile time for tuning. */
+ * measured for f64).  mc is an upper bound: the rows of a part are cut
+ * into even blocks of whole micro-panels (gemm_block_).  AVX-512 f32 mc
+ * 264 -> 396 (2 x 297 KiB of A in the 1 MiB L2: each B micro-panel
+ * serves 33 calls, not 22) was worth about 3% at 4096^3, none at 1024.
+ * Chosen by short A/B runs on that VM (see the commit note); overridable
+ * at compile time for tuning. */
 #ifndef GEMM_AVX512_F32_BLOCKS
-#define GEMM_AVX512_F32_BLOCKS 192, 2, 264, 4096
+#define GEMM_AVX512_F32_BLOCKS 192, 2, 396, 4096
 #endif
 #ifndef GEMM_AVX512_F64_BLOCKS
 #define GEMM_AVX512_F64_BLOCKS 192, 1, 192, 2048

@@ -14,21 +14,29 @@
  *
  * Threading: the rows of C (or its columns, when that balances the parts
  * better) are split into min(nthreads, 64) slices of whole micro-tiles;
- * each slice runs the whole blocked algorithm with its own packing
- * buffers, so the parts never synchronise (each packs the B, or A, it
- * needs itself).  Below TB_GEMM_PAR_MIN_MACS multiply-adds the call stays
- * on one thread.  tb_gemm_f32/f64 start nthreads-1 POSIX threads per call
- * and join them; tb_gemm_*_ex take a parallel-for from the caller (e.g. a
- * persistent pool) instead.
+ * each slice runs the whole blocked algorithm with its own buffers for
+ * packed A.  When the slices split the rows and the whole packed B fits
+ * in 16 MiB (e.g. B 1024 x 1024 f32, not 4096 x 4096), B is packed once
+ * for all parts: they claim chunks of it through atomic flags, pack the
+ * chunks no one has claimed and wait only for chunks another running
+ * part is packing, so parts that a parallel-for runs one after another
+ * never wait.  Otherwise each part packs the B (or A) it needs
+ * itself.  Below TB_GEMM_PAR_MIN_MACS multiply-adds the call stays on
+ * one thread.  tb_gemm_f32/f64 start nthreads-1 POSIX threads per call
+ * and join them; tb_gemm_*_ex take a parallel-for from the caller (e.g.
+ * a persistent pool) instead.
  *
- * Memory: packing buffers are 64-byte aligned and come from tb_alloc (so
- * they are counted): exactly one allocation per call that does work
- * (M, N, K all > 0), freed before return; nothing is cached between
- * calls.  Its size is, per part, KSUB * (min(rows, MC) * kc + kc *
- * min(cols, NC)) elements (rows x cols: the part's slice of C, rounded up
- * to the micro-tile; kc <= KC the depth block; KSUB, MC, KC, NC per
- * kernel in gemm.c): at most about 7 MiB per part with the shipped block
- * sizes, less for small matrices.
+ * Memory: one 64-byte aligned buffer from tb_alloc (so it is counted)
+ * per call that does work (M, N, K all > 0), freed before return;
+ * nothing is cached between calls.  It holds, per part, KSUB * (min(rows,
+ * MC) * kc + kc * min(cols, NC)) elements (rows x cols: the part's slice
+ * of C, rounded up to the micro-tile; kc <= KC the depth block; KSUB,
+ * MC, KC, NC per kernel in gemm.c): at most about 7 MiB per part with
+ * the shipped block sizes, less for small matrices; with a shared B,
+ * the per-part B blocks are replaced by one packed copy of all of B
+ * (K x N rounded up to the micro-tile, at most 16 MiB) and a flag per
+ * chunk.  The buffer's pages are reused by malloc across calls of the
+ * same size (no page faults per call in tbench's counters).
  *
  * Numerics: each C element is a sum of K products accumulated in k order
  * in the input precision (with FMA at the AVX2/AVX-512 levels, multiply
