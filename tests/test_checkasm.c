@@ -27,8 +27,8 @@
  *     by default, plus 2^18 random inputs in [-30, 30]; --vmath-stride N
  *     changes the stride, --vmath-exhaustive checks every float), each
  *     level against its documented ULP bound; AVX2 and AVX-512 must agree
- *     bit for bit; special values; sizes, misalignment, canaries and
- *     in-place calls.
+ *     bit for bit, and so must the exp core's fast and general paths;
+ *     special values; sizes, misalignment, canaries and in-place calls.
  *
  * Inputs come from a seeded generator; the seed is printed (--seed N to
  * repeat a run).  --filter PATTERN runs matching tests only, e.g.
@@ -1592,6 +1592,60 @@ static void test_vmath_special(void **state)
     }
 }
 
+/*
+ * The SIMD exp core has a fast path (every lane of a vector inside
+ * |argument| <= 86: exponent-field scaling) and a general one (clamp,
+ * vscalefps): a vector takes the general path when any lane needs it,
+ * and AVX2 and AVX-512 group lanes differently, so both paths must give
+ * the same bits wherever both apply.  One far-out lane (200, -200 or
+ * NaN) in every other 16-lane group sends those vectors down the
+ * general path: every other lane must keep its fast-path bits, and the
+ * far-out lanes must still meet the bound (NaN: NaN).
+ */
+static void test_vmath_paths(void **state)
+{
+    (void)state;
+    enum { N = 512 };
+    static const float far[] = {200.0f, -200.0f, NAN};
+    const int nl = n_levels();
+    for (int l = TB_ISA_AVX2; l < nl; l++) {
+        tb_vmath vm;
+        tb_vmath_fill(&vm, l);
+        for (int f = 0; f < TB_VM_COUNT; f++) {
+            if (f == TB_VM_LOG)
+                continue;
+            static float x[N], y[N], x2[N], y2[N];
+            rng_seed((uint64_t)(7000 + f));
+            /* exp: arguments up to the fast bound; the others: the range
+             * where their exp argument stays on the fast path too */
+            const double r = f == TB_VM_EXP ? 86 : 9;
+            for (int i = 0; i < N; i++)
+                x[i] = (float)rng_uniform(-r, r);
+            vm.fn[f](x, y, N);
+            for (size_t c = 0; c < sizeof far / sizeof far[0]; c++) {
+                memcpy(x2, x, sizeof x);
+                for (int i = 5; i < N; i += 32)
+                    x2[i] = far[c];
+                vm.fn[f](x2, y2, N);
+                for (int i = 0; i < N; i++) {
+                    if (x2[i] == x[i]) {
+                        if (memcmp(&y2[i], &y[i], sizeof(float)) != 0)
+                            print_error("%s %s: x=%a gives %a next to a "
+                                        "far-out lane, %a without\n",
+                                        tb_cpu_isa_name(l),
+                                        tb_vmath_name(f), (double)x[i],
+                                        (double)y2[i], (double)y[i]);
+                        assert_memory_equal(&y2[i], &y[i], sizeof(float));
+                    } else {
+                        assert_true(ulp_error(y2[i], vm_ref(f, x2[i])) <=
+                                    tb_vmath_ulp_bound(f, l));
+                    }
+                }
+            }
+        }
+    }
+}
+
 /* Every length 0..70 and a few more, misaligned, canaries, in place. */
 static void test_vmath_edges(void **state)
 {
@@ -1708,6 +1762,7 @@ int main(int argc, char **argv)
         VMT(TB_VM_GELU_TANH, "gelu_tanh"),
         VMT(TB_VM_SILU, "silu"),
         T(vmath_special),
+        T(vmath_paths),
         T(vmath_edges),
     };
     for (int i = 1; i < argc; i++) {

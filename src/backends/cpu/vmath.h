@@ -12,7 +12,7 @@
  * Accuracy is stated as the maximum error in units in the last place
  * (ULP) against the double-precision result of the definitions below,
  * measured over a dense sweep of the float range; tests/test_checkasm.c
- * proves the bounds in TB_VMATH_ULP_* (its --vmath-exhaustive option
+ * proves the bounds of tb_vmath_ulp_bound() (its --vmath-exhaustive option
  * sweeps every float).  An ulp is that of the float nearest the exact
  * result, 2^-149 for subnormal results, so a flush to zero where the
  * exact result is a subnormal counts as many ulps: none is allowed.

@@ -76,13 +76,27 @@ static inline vm v_unord(vf a, vf b)
 {
     return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q);
 }
+static inline vm v_le(vf a, vf b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_LE_OQ);
+}
 static inline vm m_and(vm a, vm b) { return (vm)(a & b); }
 static inline vm m_or(vm a, vm b) { return (vm)(a | b); }
 static inline int m_any(vm a) { return a != 0; }
+static inline int m_all(vm a) { return a == 0xffff; }
 /* m ? t : f per lane. */
 static inline vf v_sel(vm m, vf t, vf f) { return _mm512_mask_blend_ps(m, f, t); }
 /* p * 2^n for integer-valued n: vscalefps rounds once. */
 static inline vf v_scale(vf p, vf n) { return _mm512_scalef_ps(p, n); }
+/* p * 2^n where k = n + 1.5 * 2^23 (so k's low bits hold n) and p * 2^n
+ * is a normal float: n added to p's exponent field, exact.  Two integer
+ * operations, cheaper than vscalefps. */
+static inline vf v_ldexp_k(vf p, vf k)
+{
+    return _mm512_castsi512_ps(_mm512_add_epi32(
+        _mm512_castps_si512(p),
+        _mm512_slli_epi32(_mm512_castps_si512(k), 23)));
+}
 /* x = m * 2^e, m in [1, 2), e integer-valued, for finite x > 0
  * (subnormals included); other lanes are garbage. */
 static inline vf v_frexp(vf x, vf *e)
@@ -148,9 +162,11 @@ static inline vm v_unord(vf a, vf b)
 {
     return _mm256_cmp_ps(a, b, _CMP_UNORD_Q);
 }
+static inline vm v_le(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LE_OQ); }
 static inline vm m_and(vm a, vm b) { return _mm256_and_ps(a, b); }
 static inline vm m_or(vm a, vm b) { return _mm256_or_ps(a, b); }
 static inline int m_any(vm a) { return _mm256_movemask_ps(a) != 0; }
+static inline int m_all(vm a) { return _mm256_movemask_ps(a) == 0xff; }
 static inline vf v_sel(vm m, vf t, vf f) { return _mm256_blendv_ps(f, t, m); }
 /* p * 2^n for integer-valued n in [-252, 254]: two exact power-of-two
  * factors 2^(n>>1) and 2^(n - (n>>1)), each a normal float; the first
@@ -167,6 +183,12 @@ static inline vf v_scale(vf p, vf n)
     vf f2 = _mm256_castsi256_ps(
         _mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
     return _mm256_mul_ps(_mm256_mul_ps(p, f1), f2);
+}
+static inline vf v_ldexp_k(vf p, vf k)
+{
+    return _mm256_castsi256_ps(_mm256_add_epi32(
+        _mm256_castps_si256(p),
+        _mm256_slli_epi32(_mm256_castps_si256(k), 23)));
 }
 static inline vf v_frexp(vf x, vf *e)
 {
@@ -237,48 +259,110 @@ static inline vf v_clamp(vf x, float lo, float hi)
 
 /* ---- exp ---------------------------------------------------------------- */
 
-/* Argument range kept by the exp core: exp(-120) * 2^9 still underflows
- * to 0 and exp(89) overflows, so clamping changes no result, and
- * n = round(x / ln2) stays in [-174, 129], inside v_scale's range. */
+/* Argument range kept by the exp core's general path: exp(-120) * 2^9
+ * still underflows to 0 and exp(89) overflows, so clamping changes no
+ * result, and n = round(x / ln2) stays in [-174, 129], inside v_scale's
+ * range. */
 #define VS_EXP_LO (-120.0f)
 #define VS_EXP_HI 89.0f
+/* |x| <= VS_EXP_FAST: n in [-125, 125], so p * 2^n is a normal float and
+ * the scaling is an exact exponent-field addition (v_ldexp_k); NaN is
+ * never inside. */
+#define VS_EXP_FAST 86.0f
 
-/* exp(r) for |r| <= ln2/2 (plus a few ulps): 1 + r + r^2 * q(r), degree
- * 6 (Cephes expf coefficients, ~1e-8 relative). */
+/*
+ * exp(r) for |r| <= ln2/2 (plus a few ulps), two strengths, both 1 +
+ * r q(r) in Horner form, every step one FMA, so that exp(0) = 1 exactly:
+ *   vs_exp_poly:  q of degree 4, relative error 1.9 * 2^-24 (the
+ *                 coefficients of Arm's optimized-routines expf);
+ *   vs_exp_poly6: q of degree 5, 0.13 * 2^-24 (our relative-error
+ *                 minimax fit, Lawson's algorithm on 20001 points of
+ *                 [-ln2/2, ln2/2], rounded to float).
+ * The shorter one serves exp and softmax; sigmoid, silu and the gelus,
+ * which stack more roundings on top, take the longer one to stay inside
+ * their bounds (sigmoid: 3.8 ulp with the short one, 2.3 with this).
+ */
 static inline vf vs_exp_poly(vf r)
 {
-    vf q = v_fma(v_set1(1.9875691500e-4f), r, v_set1(1.3981999507e-3f));
-    q = v_fma(q, r, v_set1(8.3334519073e-3f));
-    q = v_fma(q, r, v_set1(4.1665795894e-2f));
-    q = v_fma(q, r, v_set1(1.6666665459e-1f));
-    q = v_fma(q, r, v_set1(5.0000001201e-1f));
-    return v_add(v_fma(q, v_mul(r, r), r), v_set1(1.0f));
+    vf q = v_fma(v_set1(0x1.0e4020p-7f), r, v_set1(0x1.573e2ep-5f));
+    q = v_fma(q, r, v_set1(0x1.555e66p-3f));
+    q = v_fma(q, r, v_set1(0x1.fffdb6p-2f));
+    q = v_fma(q, r, v_set1(0x1.ffffecp-1f));
+    return v_fma(q, r, v_set1(1.0f));
+}
+
+/* u(r) of vs_exp_poly6: exp(r) = 1 + r (1 + r u(r)). */
+static inline vf vs_exp_u6(vf r)
+{
+    vf u = v_fma(v_set1(0x1.6c16a8p-10f), r, v_set1(0x1.123ce6p-7f));
+    u = v_fma(u, r, v_set1(0x1.555652p-5f));
+    u = v_fma(u, r, v_set1(0x1.55547ep-3f));
+    return v_fma(u, r, v_set1(0x1.fffffep-2f));
+}
+
+static inline vf vs_exp_poly6(vf r)
+{
+    return v_fma(v_fma(vs_exp_u6(r), r, v_set1(1.0f)), r, v_set1(1.0f));
 }
 
 /*
- * exp(hi + lo) = p * 2^n with p in [0.70, 1.42], n integer-valued.
- * |lo| must be tiny next to 1 (the tail of a double-float argument; 0
- * for a plain float).  Cody-Waite reduction with FMA: hi - n * L2U is
- * exact (both are multiples of 2^-24 and the difference is below 0.5),
- * the L2L term and lo are added with one rounding each.
+ * Reduction for exp(x), x inside [VS_EXP_LO, VS_EXP_HI]: *k = n + 1.5 *
+ * 2^23 with n = x / ln2 rounded to nearest (the shift rounds: one FMA
+ * and one subtraction, cheaper than a multiplication and vroundps), *n
+ * = n as a float, and r = x - n ln2 by Cody-Waite: x - n * L2U is exact
+ * (both are multiples of 2^-24 and the difference is below 0.5), the
+ * L2L term is added with one rounding.  Every caller reduces this way,
+ * so the fast (v_ldexp_k) and general (v_scale) paths agree bit for bit
+ * wherever both apply: a vector takes the general path when any of its
+ * lanes needs it, and AVX2 and AVX-512 group lanes differently.
  */
-static inline vf vs_exp_parts(vf hi, vf lo, vf *n)
+static inline vf vs_exp_reduce(vf x, vf *k, vf *n)
 {
     const float L2U = 0x1.62e430p-1f;    /* ln2 rounded to float */
     const float L2L = -0x1.05c610p-29f;  /* ln2 - L2U */
-    hi = v_clamp(hi, VS_EXP_LO, VS_EXP_HI);
-    vf k = v_round(v_mul(hi, v_set1(0x1.715476p+0f)));
-    vf r = v_fnma(k, v_set1(L2U), hi);
-    r = v_fnma(k, v_set1(L2L), r);
-    r = v_add(r, lo);
-    *n = k;
-    return vs_exp_poly(r);
+    const vf shift = v_set1(0x1.8p23f);
+    *k = v_fma(x, v_set1(0x1.715476p+0f), shift);
+    *n = v_sub(*k, shift);
+    vf r = v_fnma(*n, v_set1(L2U), x);
+    return v_fnma(*n, v_set1(L2L), r);
+}
+
+/*
+ * exp(hi + lo) = p * 2^n with p in [0.70, 1.42], n integer-valued, *k as
+ * in vs_exp_reduce.  |lo| must be tiny next to 1 (the tail of a
+ * double-float argument; -0 for a plain float, which the compiler folds
+ * away), added to r with one rounding.  deg6 (a constant) picks
+ * vs_exp_poly6.  hi outside [VS_EXP_LO, VS_EXP_HI] is clamped (no
+ * result changes, see there); NaN stays NaN.
+ */
+static inline vf vs_exp_parts(vf hi, vf lo, vf *k, vf *n, int deg6)
+{
+    vf r = v_add(vs_exp_reduce(v_clamp(hi, VS_EXP_LO, VS_EXP_HI), k, n),
+                 lo);
+    return deg6 ? vs_exp_poly6(r) : vs_exp_poly(r);
+}
+
+/* 1 when every lane of x is inside [-VS_EXP_FAST, VS_EXP_FAST] (so none
+ * is NaN): the fast path applies to the whole vector. */
+static inline int vs_exp_fast_ok(vf x)
+{
+    return m_all(v_le(v_abs(x), v_set1(VS_EXP_FAST)));
+}
+
+/* exp(x) for |x| <= VS_EXP_FAST only (no clamp, no special values). */
+static inline vf vs_exp_fast(vf x)
+{
+    vf k, n;
+    vf p = vs_exp_poly(vs_exp_reduce(x, &k, &n));
+    return v_ldexp_k(p, k);
 }
 
 static inline vf vs_exp(vf x)
 {
-    vf n;
-    vf p = vs_exp_parts(x, v_set1(0.0f), &n);
+    if (vs_exp_fast_ok(x))
+        return vs_exp_fast(x);
+    vf k, n;
+    vf p = vs_exp_parts(x, v_set1(-0.0f), &k, &n, 0);
     return v_scale(p, n);
 }
 
@@ -319,40 +403,65 @@ static inline vf vs_log(vf x)
 
 /* ---- tanh --------------------------------------------------------------- */
 
-/* For a = |x| < 0.625: odd polynomial a + a^3 P(a^2) (Cephes tanhf);
- * otherwise 1 - 2 / (exp(2a) + 1) (exp(2a) = inf gives 1); then x's
- * sign. */
+/*
+ * tanh(a) = E / (E + 2), E = expm1(2a), a = |x|, then x's sign.  With
+ * 2a = n ln2 + r (vs_exp_reduce) and exp(r) = 1 + r + r w, w = r u(r)
+ * (vs_exp_u6),
+ *   E = 2^n (1 + r + r w) - 1 = (2^n r) w + c,  c = 2^n r + (2^n - 1),
+ * each of c and E one FMA: 2^n r is exact and so is 2^n - 1 (n <= 24;
+ * beyond, its rounding is far below E's ulp).  No cancellation for
+ * small a (n = 0: E = r w + r), so one formula serves every a, with no
+ * separate small-argument polynomial.  tanh(a) rounds to 1 from a =
+ * 9.01 on, so 2a is capped at 19 (which rounds to 1 as well): n stays
+ * in [0, 28].  NaN is passed through at the end.
+ */
 static inline vf vs_tanh(vf x)
 {
     vf a = v_abs(x);
-    vf s = v_mul(x, x);
-    vf p = v_fma(v_set1(-5.70498872745e-3f), s, v_set1(2.06390887954e-2f));
-    p = v_fma(p, s, v_set1(-5.37397155531e-2f));
-    p = v_fma(p, s, v_set1(1.33314422036e-1f));
-    p = v_fma(p, s, v_set1(-3.33332819422e-1f));
-    vf ys = v_fma(v_mul(p, s), a, a);
-    vf e = vs_exp(v_add(a, a));
-    vf yl = v_sub(v_set1(1.0f),
-                  v_div(v_set1(2.0f), v_add(e, v_set1(1.0f))));
-    /* both branches are >= 0 for a >= 0: x's sign (also for -0) */
-    return v_or(v_sel(v_lt(a, v_set1(0.625f)), ys, yl), v_signbit(x));
+    /* v_min returns its second operand for NaN: 19, a harmless value */
+    vf y = v_min(v_add(a, a), v_set1(19.0f));
+    vf k, n;
+    vf r = vs_exp_reduce(y, &k, &n);
+    vf w = v_mul(r, vs_exp_u6(r));
+    vf two_n = v_ldexp_k(v_set1(1.0f), k);
+    vf c = v_fma(two_n, r, v_sub(two_n, v_set1(1.0f)));
+    vf e = v_fma(v_mul(two_n, r), w, c);
+    vf t = v_div(e, v_add(e, v_set1(2.0f)));
+    /* t >= 0 for a >= 0: x's sign (also for -0) */
+    return v_sel(v_unord(x, x), x, v_or(t, v_signbit(x)));
 }
 
 /* ---- x * sigmoid(v) family --------------------------------------------- */
 
 /*
  * mpos * sigmoid(v) where v >= 0, mneg * sigmoid(v) where v < 0 (vneg),
- * given -|v| = ah + al (al: tail of a double-float, or 0).
+ * given -|v| = ah + al (al: tail of a double-float, or -0 when there
+ * is none: x + -0 = x folds away).
  *   v >= 0: mpos / (1 + e),            e = exp(-|v|) in (0, 1]
  *   v <  0: (mneg * p / (1 + e)) 2^n,  e = p 2^n
  * The negative branch scales last, so a result that underflows into
  * the subnormals is rounded once, not computed from a subnormal e.
- * |mneg| must stay below 2^8 (v_scale's precondition).
+ * |mneg| must stay below 2^8 (v_scale's precondition); deg6 (a
+ * constant) picks vs_exp_poly6.
+ * When every |v| <= VS_EXP_FAST, e and every intermediate are normal
+ * floats (or |mneg| is so small that n = 0), so mneg * e / (1 + e)
+ * rounds the same values as the scaled-last form: that cheaper path
+ * gives bit-identical results.  (The division stays: a Newton
+ * reciprocal from a start that AVX2 and AVX-512 share costs six FMAs,
+ * about what one vdivps costs on Zen 5, and the division rounds
+ * correctly.)
  */
-static inline vf vs_mul_sigmoid(vf mpos, vf mneg, vf ah, vf al, vm vneg)
+static inline vf vs_mul_sigmoid(vf mpos, vf mneg, vf ah, vf al, vm vneg,
+                                int deg6)
 {
-    vf n;
-    vf p = vs_exp_parts(ah, al, &n);
+    vf k, n;
+    if (m_all(v_le(v_set1(-VS_EXP_FAST), ah))) {
+        vf r = v_add(vs_exp_reduce(ah, &k, &n), al);
+        vf e = v_ldexp_k(deg6 ? vs_exp_poly6(r) : vs_exp_poly(r), k);
+        vf d = v_add(v_set1(1.0f), e);
+        return v_div(v_sel(vneg, v_mul(mneg, e), mpos), d);
+    }
+    vf p = vs_exp_parts(ah, al, &k, &n, deg6);
     vf d = v_add(v_set1(1.0f), v_scale(p, n));
     vf q = v_div(v_sel(vneg, v_mul(mneg, p), mpos), d);
     return v_sel(vneg, v_scale(q, n), q);
@@ -361,15 +470,15 @@ static inline vf vs_mul_sigmoid(vf mpos, vf mneg, vf ah, vf al, vm vneg)
 static inline vf vs_sigmoid(vf x)
 {
     const vf one = v_set1(1.0f);
-    return vs_mul_sigmoid(one, one, v_neg(v_abs(x)), v_set1(0.0f),
-                          v_lt(x, v_set1(0.0f)));
+    return vs_mul_sigmoid(one, one, v_neg(v_abs(x)), v_set1(-0.0f),
+                          v_lt(x, v_set1(0.0f)), 1);
 }
 
 static inline vf vs_silu(vf x)
 {
     /* x < -200 gives -0 anyway; the clamp keeps -inf * 0 out. */
     return vs_mul_sigmoid(x, v_max(v_set1(-200.0f), x), v_neg(v_abs(x)),
-                          v_set1(0.0f), v_lt(x, v_set1(0.0f)));
+                          v_set1(-0.0f), v_lt(x, v_set1(0.0f)), 1);
 }
 
 /* Split a double-float constant into float head and tail. */
@@ -407,7 +516,7 @@ static inline vf vs_gelu_tanh(vf x)
     /* -|v| = ah + al */
     vf ah = v_neg(v_abs(vh));
     vf al = v_sel(vneg, vl, v_neg(vl));
-    return vs_mul_sigmoid(x, xc, ah, al, vneg);
+    return vs_mul_sigmoid(x, xc, ah, al, vneg, 1);
 }
 
 /*
@@ -422,7 +531,7 @@ static inline vf vs_gelu_tanh(vf x)
  *   x >= 0: x (1 - Phi(-a))
  * for |x| >= 0.7, and a series around 0 below.
  */
-static inline vf vs_gelu_erf(vf x)
+static inline __attribute__((always_inline)) vf vs_gelu_erf(vf x)
 {
     vf xc = v_clamp(x, -20.0f, 20.0f);
     vf a = v_abs(xc);
@@ -433,26 +542,25 @@ static inline vf vs_gelu_erf(vf x)
     vf dl = v_fms(a, v_set1(3.535533845e-01f), v_sub(dh, v_set1(1.0f)));
     vf t = v_div(v_set1(1.0f), dh);
     vf tl = v_mul(t, v_fnma(t, dl, v_fnma(t, dh, v_set1(1.0f))));
-    /* P(t) = t Q(t) + c0, c0 = C0H + C0L (the tail goes into the
-     * exponent's double-float tail); dp = P'(t) for tl's share. */
-    vf p = v_fma(v_set1(2.298023701e-01f), t, v_set1(-1.089514136e+00f));
-    vf dp = v_set1(2.298023701e-01f);
-    dp = v_fma(dp, t, p);
-    p = v_fma(p, t, v_set1(2.004102945e+00f));
-    dp = v_fma(dp, t, p);
-    p = v_fma(p, t, v_set1(-1.686495781e+00f));
-    dp = v_fma(dp, t, p);
-    p = v_fma(p, t, v_set1(6.364410520e-01f));
-    dp = v_fma(dp, t, p);
-    p = v_fma(p, t, v_set1(-3.309427202e-01f));
-    dp = v_fma(dp, t, p);
-    p = v_fma(p, t, v_set1(1.329347640e-01f));
-    dp = v_fma(dp, t, p);
-    p = v_fma(p, t, v_set1(3.687624931e-01f));
-    dp = v_fma(dp, t, p);
-    p = v_fma(p, t, v_set1(1.000441194e+00f));
-    dp = v_fma(dp, t, p);
+    /* P(t) = c0 + t R(t), c0 = C0H + C0L (the tail goes into the
+     * exponent's double-float tail), R by Estrin's scheme (shorter
+     * chains than Horner's: measured faster here).  dp ~ P'(t) only
+     * scales the tiny tl (below): a quadratic least-squares fit of P'
+     * on t in [0.12, 1] (a in [0, 20]), absolute error 0.018 against
+     * 1/t + P' >= 2.26, i.e. 0.8% of a correction of about an ulp. */
+    vf t2 = v_mul(t, t);
+    vf t4 = v_mul(t2, t2);
+    vf t8 = v_mul(t4, t4);
+    vf p12 = v_fma(v_set1(3.687624931e-01f), t, v_set1(1.000441194e+00f));
+    vf p34 = v_fma(v_set1(-3.309427202e-01f), t, v_set1(1.329347640e-01f));
+    vf p56 = v_fma(v_set1(-1.686495781e+00f), t, v_set1(6.364410520e-01f));
+    vf p78 = v_fma(v_set1(-1.089514136e+00f), t, v_set1(2.004102945e+00f));
+    vf p = v_fma(v_fma(p78, t2, p56), t4, v_fma(p34, t2, p12));
+    p = v_fma(v_set1(2.298023701e-01f), t8, p);
+    /* the last step alone rounds at |P| ~ 1.3, where an ulp matters */
     p = v_fma(p, t, v_set1(-1.265525460e+00f));
+    vf dp = v_fma(v_fma(v_set1(-1.001961350f), t, v_set1(1.328617573f)), t,
+                  v_set1(0.9303006530f));
     /* -x^2/2 = qh + ql exactly */
     vf sq = v_mul(xc, xc);
     vf qh = v_mul(sq, v_set1(-0.5f));
@@ -464,8 +572,8 @@ static inline vf vs_gelu_erf(vf x)
     /* d/dt (log t + P(t)) tl = (1/t + P'(t)) tl, 1/t ~ dh */
     al = v_add(al, v_fma(tl, v_add(dp, dh),
                          v_add(ql, v_set1(-4.202280479e-08f))));
-    vf n;
-    vf e = vs_exp_parts(ah, al, &n);
+    vf k, n;
+    vf e = vs_exp_parts(ah, al, &k, &n, 1);
     vf h = v_mul(v_mul(v_set1(0.5f), t), e); /* Phi(-a) = h 2^n */
     vm neg = v_lt(x, v_set1(0.0f));
     vf s = v_scale(v_sel(neg, v_mul(xc, h), h), n);
