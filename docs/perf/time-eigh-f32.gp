@@ -6,7 +6,7 @@ set key outside right top vertical noenhanced
 set grid
 set xlabel 'size (elements of the largest tensor)'
 set logscale x
-set ylabel 'time per call (ms)'
+set ylabel 'time per call (us)'
 set logscale y
 set offsets graph 0.05, graph 0.05, 0, 0
 set terminal pngcairo size 900,480 font 'sans,9' noenhanced
