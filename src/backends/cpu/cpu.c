@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../ops/alloc.h"
@@ -63,12 +64,39 @@ extern const tb_backend tb_backend_cpu;
 /* A scalar libm exp() costs ~10-20 simple element operations. */
 #define CPU_EXP_WEIGHT 16
 
-/* How many times an idle worker (or a caller waiting for workers) polls
- * before blocking on its condition variable: ~5-10 microseconds on a
- * current x86 core, enough to catch back-to-back kernel calls (a timing
- * loop) without a futex wake-up each time, short enough not to steal a
- * core from other work for long. */
-#define CPU_SPIN_POLLS 20000
+/* How long an idle worker (or a caller waiting for workers) polls before
+ * blocking on its condition variable.  A futex wake-up costs tens of
+ * microseconds on a VM, more than many whole jobs: the polling must
+ * outlast the gap between back-to-back kernel calls (a timing loop, with
+ * the harness's bookkeeping between samples) or every call pays a
+ * wake-up - measured: with a 20000-load spin (a few microseconds on Zen
+ * 5) exp on 1M f32 took as long at 2 threads as at 1, with 1.3 voluntary
+ * context switches per call; with 200 us, 0.6x the time and 0.04.  Time,
+ * not a poll count, so it holds on any core; an idle pool gives its CPU
+ * back after this long. */
+#define CPU_SPIN_NS 200000
+
+/* Poll pred(p) until true or CPU_SPIN_NS passed; the clock is read every
+ * 256 polls (a vDSO call, ~20 ns). */
+static bool cpu_spin(bool (*pred)(void *), void *p)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t t0 = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    for (unsigned i = 1;; i++) {
+        if (pred(p))
+            return true;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        if ((i & 255) == 0) {
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            if ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - t0 >
+                CPU_SPIN_NS)
+                return false;
+        }
+    }
+}
 
 /* Column tiles for reductions / log_softmax over a non-last axis: the
  * per-column accumulators live on the stack (no allocation in a kernel).
@@ -163,14 +191,30 @@ static bool cpu_pool_forked(const cpu_pool *pool)
            pool->epoch;
 }
 
+typedef struct {
+    cpu_pool *pool;
+    uint64_t seen;
+} cpu_gen_wait;
+
+static bool cpu_gen_moved(void *p)
+{
+    cpu_gen_wait *w = p;
+    return atomic_load_explicit(&w->pool->gen, memory_order_acquire) !=
+           w->seen;
+}
+
+static bool cpu_pending_done(void *p)
+{
+    return atomic_load_explicit(&((cpu_pool *)p)->pending,
+                                memory_order_acquire) == 0;
+}
+
 /* Wait until pool->gen differs from seen; returns the new generation. */
 static uint64_t cpu_pool_await(cpu_pool *pool, uint64_t seen)
 {
-    for (int i = 0; i < CPU_SPIN_POLLS; i++) {
-        uint64_t g = atomic_load_explicit(&pool->gen, memory_order_acquire);
-        if (g != seen)
-            return g;
-    }
+    cpu_gen_wait w = {pool, seen};
+    if (cpu_spin(cpu_gen_moved, &w))
+        return atomic_load_explicit(&pool->gen, memory_order_acquire);
     pthread_mutex_lock(&pool->mu);
     uint64_t g;
     while ((g = atomic_load_explicit(&pool->gen, memory_order_acquire)) ==
@@ -289,9 +333,8 @@ static int cpu_pool_run(cpu_pool *pool, int nparts, cpu_task_fn fn,
 
     fn(arg, 0, nparts);
 
-    for (int i = 0; i < CPU_SPIN_POLLS; i++)
-        if (atomic_load_explicit(&pool->pending, memory_order_acquire) == 0)
-            return nparts;
+    if (cpu_spin(cpu_pending_done, pool))
+        return nparts;
     pthread_mutex_lock(&pool->mu);
     while (atomic_load_explicit(&pool->pending, memory_order_acquire) != 0)
         pthread_cond_wait(&pool->done, &pool->mu);
