@@ -14,7 +14,7 @@ set label 1 'box: quartiles; whiskers: 1.5 IQR; points: outliers' at screen 0.01
 set xrange [0.3:8.7]
 set bmargin 12
 set rmargin 16
-set xtics rotate by -30 font ',8' noenhanced ('add 100000,100000 f32 cpu[isa=scalar,threads=2]' 1, 'sum[keepdim=0] 1000000 f32 cpu[isa=auto,threads=2]' 2, 'sum[keepdim=0] 1000000 f32 cpu[isa=scalar,threads=2]' 3, 'exp 1000000 f32 cpu[isa=auto,threads=2]' 4, 'adamw[lr=0.001,beta1=0.9,beta2=0.999,eps=1e-08,weight_decay=0.01,step=10] 1000000,1000000,1000000,1000000 f32 cpu[isa=scalar,threads=2]' 5, 'log_softmax[axis=-1] 1024x10 f32 cpu[isa=scalar,threads=2]' 6, 'add_ 4000000,4000000 f32 cpu[isa=auto,threads=2]' 7, 'relu 1000000 f32 cpu[isa=auto,threads=2]' 8)
+set xtics rotate by -30 font ',8' noenhanced ('matmul 64x64,64x64 f32 cpu[isa=scalar,threads=1]' 1, 'add@alloc 4000000,4000000 f32 cpu[isa=scalar,threads=1]' 2, 'add_ 4000000,4000000 f32 cpu[isa=scalar,threads=2]' 3, 'matmul 64x64,64x64 f32 cpu[isa=scalar,threads=2]' 4, 'add_relu_unfused 1000000,1000000 f32 cpu[isa=scalar,threads=2]' 5, 'adamw[lr=0.001,beta1=0.9,beta2=0.999,eps=1e-08,weight_decay=0.01,step=10] 1000000,1000000,1000000,1000000 f32 cpu[isa=scalar,threads=2]' 6, 'add@alloc 4000000,4000000 f32 cpu[isa=scalar,threads=2]' 7, 'add 4000000,4000000 f32 cpu[isa=auto,threads=1]' 8)
 set terminal pngcairo size 900,540 font 'sans,9' noenhanced
 set output 'noise.png'
 plot for [i=0:7] 'noise.dat' index i using (i+1):1 with boxplot lc i+1

@@ -27,10 +27,10 @@ plot 'throughput-add-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1
      'throughput-add-f32.dat' index 13 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 3 pt 9 title 'add torch[threads=1,form=out]', \
      'throughput-add-f32.dat' index 14 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 3 pt 9 title 'add torch[threads=2,form=alloc]', \
      'throughput-add-f32.dat' index 15 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 3 pt 9 title 'add torch[threads=2,form=out]', \
-     409.980156 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 2 threads: 410', \
-     216.449281 with lines dt 3 lw 1.5 lc rgb '#999999' title 'add bandwidth L2, 1 thread: 216.4', \
-     173.837883 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 2 threads: 173.8', \
-     107.887005 with lines dt 4 lw 1.5 lc rgb '#999999' title 'add bandwidth L3, 1 thread: 107.9', \
-     66.2724518 with lines dt 2 lw 1.5 lc rgb '#444444' title 'add bandwidth DRAM, 2 threads: 66.27', \
-     39.7017239 with lines dt 2 lw 1.5 lc rgb '#999999' title 'add bandwidth DRAM, 1 thread: 39.7'
+     398.966934 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 2 threads: 399', \
+     218.664366 with lines dt 3 lw 1.5 lc rgb '#999999' title 'add bandwidth L2, 1 thread: 218.7', \
+     165.148293 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 2 threads: 165.1', \
+     99.8881015 with lines dt 4 lw 1.5 lc rgb '#999999' title 'add bandwidth L3, 1 thread: 99.89', \
+     36.7146017 with lines dt 2 lw 1.5 lc rgb '#444444' title 'add bandwidth DRAM, 2 threads: 36.71', \
+     33.59523 with lines dt 2 lw 1.5 lc rgb '#999999' title 'add bandwidth DRAM, 1 thread: 33.6'
 set output

@@ -25,10 +25,10 @@ plot 'throughput-matmul-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb 
      'throughput-matmul-f32.dat' index 11 using 1:2 with linespoints lw 2 lc rgb '#637939' dt 3 pt 9 title 'torch[threads=1,form=out]', \
      'throughput-matmul-f32.dat' index 12 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 3 pt 9 title 'torch[threads=2,form=alloc]', \
      'throughput-matmul-f32.dat' index 13 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 3 pt 9 title 'torch[threads=2,form=out]', \
-     482.169917 with lines dt 3 lw 1.5 lc rgb '#444444' title 'FMA peak avx512 f32, 2 threads: 482.2', \
-     236.427638 with lines dt 3 lw 1.5 lc rgb '#999999' title 'FMA peak avx512 f32, 1 thread: 236.4', \
-     192.638774 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 192.6', \
-     118.175864 with lines dt 4 lw 1.5 lc rgb '#999999' title 'FMA peak avx2 f32, 1 thread: 118.2', \
-     106.620487 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 106.6', \
-     52.9630745 with lines dt 2 lw 1.5 lc rgb '#999999' title 'FMA peak scalar f32, 1 thread: 52.96'
+     485.641987 with lines dt 3 lw 1.5 lc rgb '#444444' title 'FMA peak avx512 f32, 2 threads: 485.6', \
+     247.367825 with lines dt 3 lw 1.5 lc rgb '#999999' title 'FMA peak avx512 f32, 1 thread: 247.4', \
+     242.080969 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 242.1', \
+     124.539813 with lines dt 4 lw 1.5 lc rgb '#999999' title 'FMA peak avx2 f32, 1 thread: 124.5', \
+     106.754644 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 106.8', \
+     41.8492273 with lines dt 2 lw 1.5 lc rgb '#999999' title 'FMA peak scalar f32, 1 thread: 41.85'
 set output
