@@ -22,6 +22,15 @@
 #include "plan.h"
 #include "runner.h"
 
+/* Destroy the --input tensors (zeroed entries too: given[] starts
+ * zeroed, so every early return can free all n); returns rc. */
+static int given_free(tb_tensor *given, int n, int rc)
+{
+    for (int k = 0; k < n; k++)
+        tb_tensor_destroy(&given[k]);
+    return rc;
+}
+
 /* "256x256" -> shape.  0 or -1 with a reason. */
 static int parse_one_shape(const char *s, tb_shape *out, char *err,
                            size_t len)
@@ -242,9 +251,7 @@ int tb_cmd_exec(int argc, char **argv)
         char why[512];
         if (tb_npy_read(inputs[i], &given[i], why, sizeof why)) {
             fprintf(stderr, "tbench: exec: --input: %s\n", why);
-            for (int k = 0; k < i; k++)
-                tb_tensor_destroy(&given[k]);
-            return EXIT_USAGE;
+            return given_free(given, n_inputs, EXIT_USAGE);
         }
         if (i == 0 && !dtype)
             dt = given[0].dtype;
@@ -258,9 +265,7 @@ int tb_cmd_exec(int argc, char **argv)
                     "is %s (--dtype, or the first file, sets it)\n",
                     inputs[i], tb_dtype_name(given[i].dtype),
                     tb_dtype_name(dt));
-            for (int k = 0; k <= i; k++)
-                tb_tensor_destroy(&given[k]);
-            return EXIT_USAGE;
+            return given_free(given, n_inputs, EXIT_USAGE);
         }
     }
     /* Factorizations of non-finite matrices have no meaning (LAPACK's
@@ -274,9 +279,7 @@ int tb_cmd_exec(int argc, char **argv)
             fprintf(stderr, "tbench: exec: --input: %s: element %lld is "
                     "%g; %s needs finite values\n", inputs[i],
                     (long long)k, v, op->name);
-            for (int j = 0; j < n_inputs; j++)
-                tb_tensor_destroy(&given[j]);
-            return EXIT_USAGE;
+            return given_free(given, n_inputs, EXIT_USAGE);
         }
     }
     if (n_inputs && shape) {
@@ -291,9 +294,7 @@ int tb_cmd_exec(int argc, char **argv)
         if (!same) {
             fprintf(stderr, "tbench: exec: --shape %s does not match the "
                     "--input files (%s)\n", shape, gshape);
-            for (int k = 0; k < n_inputs; k++)
-                tb_tensor_destroy(&given[k]);
-            return EXIT_USAGE;
+            return given_free(given, n_inputs, EXIT_USAGE);
         }
     }
     if (n_inputs)
@@ -451,8 +452,7 @@ int tb_cmd_exec(int argc, char **argv)
         fprintf(stderr, "tbench: exec: check failed: %s\n", res.message);
     rc = res.status == TB_STATUS_OK ? EXIT_OKAY : EXIT_CASES;
 out:
-    for (int k = 0; k < n_inputs; k++)
-        tb_tensor_destroy(&given[k]);
+    given_free(given, n_inputs, rc);
     cJSON_Delete(x.doc);
     tb_runner_destroy(runner);
     tb_plan_free(&plan);

@@ -197,12 +197,14 @@ nomem:
 }
 
 /* Run the kernel k times and wait for the backend; returns elapsed ns
- * (not yet corrected for timer overhead) or a negative error. */
+ * (not yet corrected for timer overhead) or a negative error.  With
+ * fresh_outputs (the case's "alloc" form) every call gets outputs newly
+ * allocated from the backend and freed after it; otherwise b->dev_out. */
 static int run_batch(const buffers *b, tb_kernel_fn fn, const tb_case *c,
-                     uint64_t k, double *ns)
+                     uint64_t k, bool fresh_outputs, double *ns)
 {
     uint64_t t0 = tb_now_ns();
-    if (c->alloc_outputs) {
+    if (fresh_outputs) {
         /* As `c = a + b` does: new outputs every call, freed after it
          * (a caching allocator would hand the same block back). */
         int n = c->op->n_out;
@@ -316,7 +318,7 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
     uint64_t iters = 0;
     while (iters < (uint64_t)w->min_iters ||
            (double)(tb_now_ns() - t0) < w->min_time_s * 1e9) {
-        int rc = run_batch(b, fn, c, 1, &ns);
+        int rc = run_batch(b, fn, c, 1, c->alloc_outputs, &ns);
         if (rc)
             return rc;
         iters++;
@@ -331,7 +333,7 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
         double per_iter = (double)(tb_now_ns() - t0) / (double)iters;
         kk = batch_size(target, per_iter);
         for (int refine = 0; refine < 3; refine++) {
-            int rc = run_batch(b, fn, c, kk, &ns);
+            int rc = run_batch(b, fn, c, kk, c->alloc_outputs, &ns);
             if (rc)
                 return rc;
             iters += kk;
@@ -372,7 +374,7 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
         want = (size_t)m->max_samples;
     const char *why = "max_samples";
     while (n - n0 < want && n < (size_t)m->max_samples) {
-        int rc = run_batch(b, fn, c, kk, &ns);
+        int rc = run_batch(b, fn, c, kk, c->alloc_outputs, &ns);
         if (rc)
             return rc;
         double v = (ns - r->overhead_ns) / (double)kk;
@@ -488,17 +490,12 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
 
     /* Check before timing: one call, download, compare. */
     double ns;
-    if (c->alloc_outputs) { /* the check needs outputs that stay */
+    if (c->alloc_outputs) /* the check needs outputs that stay */
         for (int i = 0; !rc && i < c->op->n_out; i++)
             if ((rc = b->be->alloc(b->ctx, &b->dev_out[i])) == 0)
                 b->dev_out_ok[i] = true;
-        if (!rc)
-            rc = fn(b->kctx, b->dev_in, b->dev_out, &c->params);
-        if (!rc)
-            rc = tb_backend_sync(b->be, b->ctx);
-    } else {
-        rc = run_batch(b, fn, c, 1, &ns);
-    }
+    if (!rc)
+        rc = run_batch(b, fn, c, 1, false, &ns);
     for (int i = 0; !rc && i < c->op->n_out; i++)
         rc = b->be->download(b->ctx, &b->host_out[i], &b->dev_out[i]);
     if (c->alloc_outputs) /* timing allocates its own */
@@ -512,7 +509,7 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
                   tb_strerror(rc));
         return false;
     }
-    if (mode == CHECK_DEFAULT && c->op->product &&
+    if (mode == CHECK_DEFAULT && c->op->check == TB_CHECK_PRODUCT &&
         c->flops > TB_CHECK_PROJECTION_FLOPS) {
         tb_check_matmul_projection(&b->host_in[0], &b->host_in[1],
                                    &b->host_out[0], c->op->tol[c->dtype],
@@ -524,11 +521,11 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
                       tb_strerror(rc));
             return false;
         }
-        if (c->op->canon) { /* one sign convention on both sides */
+        if (c->op->canon) { /* one sign convention for exec's files */
             c->op->canon(b->host_out, c->op->n_out);
             c->op->canon(b->ref_out, c->op->n_out);
         }
-        if (c->op->category == TB_CAT_LINALG) /* vectors are not unique */
+        if (c->op->check == TB_CHECK_FACTORIZATION)
             tb_check_factorization(c->op, &b->host_in[0], b->host_out,
                                    b->ref_out, c->op->tol[c->dtype],
                                    &res->check);

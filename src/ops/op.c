@@ -1114,7 +1114,7 @@ static const tb_op op_table[TB_OP_COUNT] = {
        "mean over all elements or along an axis")
     OPX(matmul, matmul, NULL, 0, NULL, NULL, TB_CAT_MATMUL, 2, 1, 0, NULL,
         NULL, shape_matmul, flops_matmul, bytes_io, rlen_matmul, TOL_ACC,
-        "[...,M,K] @ [...,K,N], equal batch dims", .product = true)
+        "[...,M,K] @ [...,K,N], equal batch dims", .check = TB_CHECK_PRODUCT)
     OP(transpose, TB_CAT_LAYOUT, 1, 1, 2, params_transpose, NULL,
        shape_transpose, flops_zero, bytes_io, NULL, TOL_EW,
        "swap two dims, materialized")
@@ -1302,15 +1302,18 @@ static const tb_op op_table[TB_OP_COUNT] = {
     OPX(svd, svd, NULL, 0, NULL, tb_canon_svd, TB_CAT_LINALG, 1, 3, 0,
         NULL, NULL, shape_linalg, flops_linalg, bytes_io, rlen_linalg,
         TOL_LINALG,
-        "thin SVD of [m,n]: U [m,k], S [k] (descending), Vt [k,n]")
+        "thin SVD of [m,n]: U [m,k], S [k] (descending), Vt [k,n]",
+        .check = TB_CHECK_FACTORIZATION)
     OPX(qr, qr, NULL, 0, NULL, tb_canon_qr, TB_CAT_LINALG, 1, 2, 0, NULL,
         NULL, shape_linalg, flops_linalg, bytes_io, rlen_linalg,
-        TOL_LINALG, "reduced QR of [m,n]: Q [m,k], R [k,n]")
+        TOL_LINALG, "reduced QR of [m,n]: Q [m,k], R [k,n]",
+        .check = TB_CHECK_FACTORIZATION)
     OPX(eigh, eigh, NULL, 0, NULL, tb_canon_eigh, TB_CAT_LINALG, 1, 2, 0,
         NULL, NULL, shape_linalg, flops_linalg, bytes_io, rlen_linalg,
         TOL_LINALG,
         "symmetric eigendecomposition from the lower triangle: values "
-        "[n] ascending, vectors [n,n] as columns")
+        "[n] ascending, vectors [n,n] as columns",
+        .check = TB_CHECK_FACTORIZATION)
 
     /* unfused compositions of the fused ops, one kernel per step */
     OPX(add_relu_unfused, add_relu_unfused, NULL,

@@ -131,6 +131,17 @@ typedef struct tb_step {
  * columns, so both sides are brought to one sign convention. */
 typedef void (*tb_canon_fn)(tb_tensor *out, int n_out);
 
+/* How the harness checks an op's outputs against its reference. */
+typedef enum {
+    TB_CHECK_ELEMENTS = 0, /* every element within the tolerance */
+    /* output 0 is in[0] @ in[1]: a case too large for the O(n^3)
+     * reference is checked by random projection instead (check.h) */
+    TB_CHECK_PRODUCT,
+    /* svd/qr/eigh: values, reconstruction, orthonormality (check.h),
+     * since the vectors are not unique */
+    TB_CHECK_FACTORIZATION,
+} tb_check_kind;
+
 typedef struct tb_op {
     tb_op_id id;
     const char *name;
@@ -160,9 +171,7 @@ typedef struct tb_op {
     int n_steps;
     const tb_step *steps;
     tb_canon_fn canon; /* (optional) see tb_canon_fn */
-    /* Output 0 is in[0] @ in[1]: a case too large for the O(n^3)
-     * reference may be checked by random projection (check.h). */
-    bool product;
+    tb_check_kind check;
 } tb_op;
 
 /* Shapes an op takes from a config or the command line: one per input,

@@ -102,14 +102,6 @@ static int run_level(const void *ctx, tb_dtype dt)
 
 /* ---- operands ------------------------------------------------------------ */
 
-static int64_t numel(const tb_tensor *t)
-{
-    int64_t n = 1;
-    for (int d = 0; d < t->ndim; d++)
-        n *= t->shape[d];
-    return n;
-}
-
 static int operand(const tb_tensor *t, tb_dtype dt)
 {
     if (t->dtype != dt || t->ndim < 0 || t->ndim > TB_MAX_DIMS)
@@ -151,7 +143,7 @@ static int check(const tb_op *op, tb_dtype dt, const tb_tensor *in,
         if (!tb_shape_equal(&got, &osh[o]))
             return TB_ESHAPE;
     }
-    *n = numel(&in[0]);
+    *n = tb_tensor_numel(&in[0]);
     size_t bytes = (size_t)*n * tb_dtype_size(dt);
     for (int o = 0; o < op->n_out; o++) {
         for (int i = 0; i < op->n_in; i++)
