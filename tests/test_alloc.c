@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "ops/alloc.h"
-#include "ops/error.h"
+#include "base/error.h"
 #include "ops/tensor.h"
 
 static void test_counts_and_alignment(void **state)

@@ -37,7 +37,7 @@
 
 #include "backends/backend.h"
 #include "ops/alloc.h"
-#include "ops/error.h"
+#include "base/error.h"
 #include "ops/op.h"
 #include "ops/tensor.h"
 

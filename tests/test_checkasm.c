@@ -56,7 +56,7 @@
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/vmath.h"
 #include "ops/alloc.h"
-#include "ops/error.h"
+#include "base/error.h"
 #include "ops/op.h"
 #include "ops/tensor.h"
 

@@ -33,8 +33,8 @@
 
 #include <cmocka.h>
 
-#include "harness/stats.h"
-#include "ops/error.h"
+#include "base/stats.h"
+#include "base/error.h"
 #include "report/compare.h"
 #include "report/export.h"
 #include "report/history.h"

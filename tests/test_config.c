@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "harness/config.h"
-#include "ops/error.h"
+#include "base/error.h"
 
 #define ERRLEN 512
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))

@@ -36,7 +36,7 @@
 #include "backends/backend.h"
 #include "backends/cpu/isa.h"
 #include "ops/alloc.h"
-#include "ops/error.h"
+#include "base/error.h"
 #include "ops/op.h"
 #include "ops/ref.h"
 #include "ops/tensor.h"

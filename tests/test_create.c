@@ -36,7 +36,7 @@
 
 #include "backends/backend.h"
 #include "ops/alloc.h"
-#include "ops/error.h"
+#include "base/error.h"
 #include "ops/op.h"
 #include "ops/rand.h"
 #include "ops/ref.h"

@@ -31,7 +31,7 @@
 #include "backends/backend.h"
 #include "backends/composite.h"
 #include "ops/alloc.h"
-#include "ops/error.h"
+#include "base/error.h"
 #include "ops/op.h"
 #include "ops/ref.h"
 #include "ops/tensor.h"

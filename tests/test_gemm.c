@@ -60,7 +60,7 @@
 #include "backends/cpu/gemm/gemm_kernels.h"
 #include "backends/cpu/isa.h"
 #include "ops/alloc.h"
-#include "ops/error.h"
+#include "base/error.h"
 
 #define SEED UINT64_C(0x5eed0f9e11a2c3d4)
 #define CANARY 0xA5

@@ -51,7 +51,7 @@
 #include "backends/backend.h"
 #include "harness/check.h"
 #include "ops/alloc.h"
-#include "ops/error.h"
+#include "base/error.h"
 #include "ops/op.h"
 #include "ops/ref.h"
 #include "ops/tensor.h"

@@ -32,7 +32,7 @@
 #include "testutil.h"
 
 #include "ops/alloc.h"
-#include "ops/error.h"
+#include "base/error.h"
 #include "ops/op.h"
 #include "ops/ref.h"
 #include "ops/tensor.h"

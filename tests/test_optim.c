@@ -48,7 +48,7 @@
 #include "backends/cpu/kernels.h"
 #include "harness/check.h"
 #include "ops/alloc.h"
-#include "ops/error.h"
+#include "base/error.h"
 #include "ops/op.h"
 #include "ops/tensor.h"
 #include "tests/data/optim_vectors.h"

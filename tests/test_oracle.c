@@ -54,7 +54,7 @@
 #include "harness/config.h"
 #include "harness/plan.h"
 #include "ops/alloc.h"
-#include "ops/error.h"
+#include "base/error.h"
 #include "ops/op.h"
 #include "ops/ref.h"
 #include "ops/tensor.h"

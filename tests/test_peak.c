@@ -35,13 +35,13 @@
 #include <cmocka.h>
 
 #include "backends/backend.h"
-#include "harness/commands.h"
+#include "cli/commands.h"
 #include "harness/peak.h"
 #include "harness/plan.h"
 #include "harness/runner.h"
-#include "ops/error.h"
+#include "base/error.h"
 #include "ops/op.h"
-#include "report/results.h"
+#include "harness/results.h"
 
 extern const tb_backend tb_backend_cpu;
 

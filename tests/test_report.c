@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "ops/error.h"
+#include "base/error.h"
 #include "report/plot.h"
 #include "report/report.h"
 

@@ -15,10 +15,10 @@
 #include "harness/config.h"
 #include "harness/plan.h"
 #include "harness/runner.h"
-#include "harness/stats.h"
+#include "base/stats.h"
 #include "harness/timer.h"
 #include "ops/alloc.h"
-#include "ops/error.h"
+#include "base/error.h"
 
 /* ---- a fake backend: host memory, one op (add), a switchable bug --------- */
 

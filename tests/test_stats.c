@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#include "harness/stats.h"
-#include "ops/error.h"
+#include "base/stats.h"
+#include "base/error.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define RTOL 1e-12

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "base/rng.h"
 #include "ops/alloc.h"
 #include "ops/tensor.h"
 
@@ -59,13 +60,11 @@ static inline int leak_teardown(void **state)
     return leak_check();
 }
 
-/* splitmix64: the next 64 random bits of *state (deterministic inputs). */
+/* splitmix64: the next 64 random bits of *state (deterministic inputs);
+ * the one SplitMix64 of base/rng.h. */
 static inline uint64_t splitmix64_next(uint64_t *state)
 {
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
+    return tb_splitmix64_next(state);
 }
 
 static inline tb_shape shape_of(int ndim, const int64_t *dims)

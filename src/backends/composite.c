@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ops/error.h"
+#include "../base/error.h"
 
 typedef struct {
     const tb_op *op;

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../ops/alloc.h"
-#include "../ops/error.h"
+#include "../base/error.h"
 
 bool tb_hostmem_header_ok(const tb_tensor *t)
 {

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "backend.h"
-#include "../ops/error.h"
+#include "../base/error.h"
 #include "tb_config.h"
 
 typedef const tb_backend *(*tb_module_entry)(void);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats.h"
+#include "../base/stats.h"
 
 void tb_check_outputs(const tb_tensor *got, const tb_tensor *ref, int n_out,
                       tb_tol tol, double reduce_len, tb_check *out)

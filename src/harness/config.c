@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ops/error.h"
+#include "../base/error.h"
 
 #define CFG_MAX_OPS 1024           /* entries in "ops" */
 #define CFG_MAX_FILE (16u << 20)   /* bytes in a config file */

@@ -53,8 +53,9 @@
 #define PK_X86 0
 #endif
 
-#include "../ops/error.h"
-#include "../report/fileio.h"
+#include "../base/error.h"
+#include "../base/stats.h"
+#include "../base/fileio.h"
 #include "env.h"
 #include "tb_config.h"
 
@@ -641,19 +642,13 @@ static void pk_fma_body(pk_team *t, int tid)
 
 /* ---- figures and JSON ------------------------------------------------- */
 
-static int pk_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Add best/median/worst/spread of rates (sorted in place) as
  * <prefix>_best etc. */
 static void pk_add_figure(cJSON *o, const char *unit, double *rates,
                           int reps)
 {
     char key[32];
-    qsort(rates, (size_t)reps, sizeof *rates, pk_cmp_double);
+    qsort(rates, (size_t)reps, sizeof *rates, tb_cmp_double);
     double best = rates[reps - 1], worst = rates[0];
     double median = reps % 2 ? rates[reps / 2]
                              : 0.5 * (rates[reps / 2 - 1] + rates[reps / 2]);

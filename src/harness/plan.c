@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ops/error.h"
+#include "../base/error.h"
 #include "env.h"
 
 /* FNV-1a, to mix the case id into the input seed: inputs depend on what

@@ -7,7 +7,7 @@
 
 #include "../ops/alloc.h"
 #include "../backends/composite.h"
-#include "../ops/error.h"
+#include "../base/error.h"
 #include "timer.h"
 
 #define MAX_INSTANCES 32
@@ -243,12 +243,6 @@ static void set_error(tb_result *res, tb_status st, const char *fmt,
     snprintf(res->message, sizeof res->message, fmt, what);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Stopping rule: is the bootstrap 95% CI of the median narrower than
  * target x median? */
 static bool ci_small_enough(const double *x, size_t n, uint64_t seed,
@@ -259,7 +253,7 @@ static bool ci_small_enough(const double *x, size_t n, uint64_t seed,
     if (!s)
         return false;
     memcpy(s, x, n * sizeof *s);
-    qsort(s, n, sizeof *s, cmp_double);
+    qsort(s, n, sizeof *s, tb_cmp_double);
     double med = tb_quantile_sorted(s, n, 0.5);
     free(s);
     if (med <= 0 || tb_stats_median_ci(x, n, STOP_RESAMPLES, seed, &lo, &hi))
@@ -412,7 +406,7 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
         if (!s)
             return TB_ENOMEM;
         memcpy(s, res->samples_ns + n0, (n - n0) * sizeof *s);
-        qsort(s, n - n0, sizeof *s, cmp_double);
+        qsort(s, n - n0, sizeof *s, tb_cmp_double);
         res->round_medians_ns[round] = tb_quantile_sorted(s, n - n0, 0.5);
         free(s);
     }

@@ -12,7 +12,7 @@
 #include "check.h"
 #include "plan.h"
 #include "probe.h"
-#include "stats.h"
+#include "../base/stats.h"
 
 typedef enum {
     TB_STATUS_OK,

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
+#include "../base/error.h"
 #include "ref.h"
 
 /* ---- helpers ----------------------------------------------------------- */

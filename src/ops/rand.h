@@ -49,14 +49,14 @@
 #include <math.h>
 #include <stdint.h>
 
-#define TB_RAND_GAMMA UINT64_C(0x9e3779b97f4a7c15)
+#include "../base/rng.h"
+
+#define TB_RAND_GAMMA TB_SPLITMIX64_GAMMA
 #define TB_RAND_2PI 6.283185307179586
 
 static inline uint64_t tb_rand_mix(uint64_t z)
 {
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
+    return tb_splitmix64_mix(z);
 }
 
 /* The stream's key for a seed (computed once per call). */

@@ -28,7 +28,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "error.h"
+#include "../base/error.h"
 
 /* ---- element access ----------------------------------------------------- */
 

@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "error.h"
+#include "../base/error.h"
 #include "rand.h"
 
 /* Output: contiguous f64 host tensor of the shape the op's rule gives

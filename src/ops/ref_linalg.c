@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "error.h"
+#include "../base/error.h"
 
 /* Sweeps before giving up: Jacobi converges quadratically, typically in
  * under 10 sweeps for n <= 1000; 60 only fails on a broken input. */

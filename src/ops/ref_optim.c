@@ -23,7 +23,7 @@
 
 #include <math.h>
 
-#include "error.h"
+#include "../base/error.h"
 #include "optim_math.h"
 
 /* Parameter idx of op id: p's value if set, else the schema default. */

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "error.h"
+#include "../base/error.h"
 
 static const char *const dtype_names[TB_DTYPE_COUNT] = {"f32", "f64"};
 

@@ -6,84 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/stats.h"
-#include "../ops/error.h"
+#include "../base/stats.h"
+#include "../base/error.h"
 #include "table.h"
 
 /* ---- small helpers -------------------------------------------------- */
-
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
-static inline void swap_d(double *a, double *b)
-{
-    double t = *a;
-    *a = *b;
-    *b = t;
-}
-
-/* Put the k-th smallest of a[0..n) at a[k], smaller-or-equal values
- * before it, greater-or-equal after (quickselect, Hoare partition around
- * a median of three, so runs of equal values split evenly). */
-static void select_kth(double *a, size_t n, size_t k)
-{
-    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
-    while (hi - lo >= 16) {
-        ptrdiff_t mid = lo + (hi - lo) / 2;
-        if (a[mid] < a[lo])
-            swap_d(&a[mid], &a[lo]);
-        if (a[hi] < a[lo])
-            swap_d(&a[hi], &a[lo]);
-        if (a[hi] < a[mid])
-            swap_d(&a[hi], &a[mid]);
-        double pivot = a[mid];
-        ptrdiff_t i = lo, j = hi;
-        while (i <= j) {
-            while (a[i] < pivot)
-                i++;
-            while (a[j] > pivot)
-                j--;
-            if (i <= j) {
-                swap_d(&a[i], &a[j]);
-                i++;
-                j--;
-            }
-        }
-        if (kk <= j)
-            hi = j;
-        else if (kk >= i)
-            lo = i;
-        else
-            return;
-    }
-    for (ptrdiff_t i = lo + 1; i <= hi; i++) {
-        double v = a[i];
-        ptrdiff_t j = i - 1;
-        while (j >= lo && a[j] > v) {
-            a[j + 1] = a[j];
-            j--;
-        }
-        a[j + 1] = v;
-    }
-}
-
-/* Median of a[0..n) (n >= 1; the mean of the two middle values when n is
- * even, as NumPy), reordering a. */
-static double median_inplace(double *a, size_t n)
-{
-    size_t k = (n - 1) / 2;
-    select_kth(a, n, k);
-    if (n % 2)
-        return a[k];
-    double next = a[k + 1];
-    for (size_t i = k + 2; i < n; i++)
-        if (a[i] < next)
-            next = a[i];
-    return a[k] + (next - a[k]) * 0.5;
-}
 
 /* Uniform integer in [0, n), n < 2^32 (multiply-shift on 32 bits; the
  * bias, below n / 2^32, is far under the bootstrap's own error). */
@@ -300,9 +227,9 @@ static double side_replicate(const tb_sampleset *s, int k, tb_rng *r,
         const tb_sampleset *run = &s[draw(r, (size_t)k)];
         for (size_t i = 0; i < run->n; i++)
             scratch[i] = run->x[draw(r, run->n)];
-        meds[j] = median_inplace(scratch, run->n);
+        meds[j] = tb_median_inplace(scratch, run->n);
     }
-    return median_inplace(meds, (size_t)k);
+    return tb_median_inplace(meds, (size_t)k);
 }
 
 int tb_ratio_ci(const tb_sampleset *old, int k_old, const tb_sampleset *nw,
@@ -340,7 +267,7 @@ int tb_ratio_ci(const tb_sampleset *old, int k_old, const tb_sampleset *nw,
         double mn = side_replicate(nw, k_new, &rng, scratch, meds);
         ratios[b] = mn / mo;
     }
-    qsort(ratios, (size_t)resamples, sizeof *ratios, cmp_double);
+    qsort(ratios, (size_t)resamples, sizeof *ratios, tb_cmp_double);
     *lo = tb_quantile_sorted(ratios, (size_t)resamples, 0.025);
     *hi = tb_quantile_sorted(ratios, (size_t)resamples, 0.975);
     free(scratch);
@@ -418,7 +345,7 @@ static void side_status(const tb_rescase *const *rc, int k,
 static double median_of(const double *v, int k, double *scratch)
 {
     memcpy(scratch, v, (size_t)k * sizeof *v);
-    return median_inplace(scratch, (size_t)k);
+    return tb_median_inplace(scratch, (size_t)k);
 }
 
 /* Time and counters of a case that is ok on both sides. */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ops/error.h"
+#include "../base/error.h"
 
 int tb_export_parse_format(const char *s, tb_export_format *fmt)
 {

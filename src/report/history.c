@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ops/error.h"
+#include "../base/error.h"
+#include "../base/stats.h"
 #include "table.h"
 
 void tb_hist_opts_default(tb_hist_opts *o)
@@ -15,19 +16,11 @@ void tb_hist_opts_default(tb_hist_opts *o)
     o->penalty = 4.0;
 }
 
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
 /* Median of v[0..n) (n >= 1) using scratch (n doubles). */
 static double median(const double *v, int n, double *scratch)
 {
     memcpy(scratch, v, (size_t)n * sizeof *v);
-    qsort(scratch, (size_t)n, sizeof *scratch, cmp_double);
-    return n % 2 ? scratch[n / 2]
-                 : 0.5 * (scratch[n / 2 - 1] + scratch[n / 2]);
+    return tb_median_inplace(scratch, (size_t)n);
 }
 
 int tb_changepoints(const double *y, int n, double beta, double min_step,

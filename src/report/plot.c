@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../ops/error.h"
-#include "fileio.h"
+#include "../base/error.h"
+#include "../base/fileio.h"
 
 #define MAX_SERIES 24   /* lines per chart; more would drown the legend */
 #define MAX_CHANGE 40   /* bars in the baseline chart */

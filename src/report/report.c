@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../ops/error.h"
-#include "fileio.h"
+#include "../base/error.h"
+#include "../base/fileio.h"
 #include "plot.h"
 
 #define SCHEMA "tbench.results/1"

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../ops/error.h"
-#include "fileio.h"
+#include "../base/error.h"
+#include "../base/fileio.h"
 
 #define SCHEMA "tbench.results/1"
 

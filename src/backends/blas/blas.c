@@ -43,7 +43,7 @@
 #include <unistd.h>
 
 #include "../../ops/alloc.h"
-#include "../../ops/error.h"
+#include "../../base/error.h"
 #include "../../ops/op.h"
 #include "../../ops/tensor.h"
 #include "../backend.h"

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../ops/error.h"
+#include "../../base/error.h"
 #include "../../ops/op.h"
 #include "../../ops/rand.h"
 #include "../../ops/tensor.h"

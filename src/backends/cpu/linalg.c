@@ -28,7 +28,7 @@
 #include <tgmath.h>
 
 #include "../../ops/alloc.h"
-#include "../../ops/error.h"
+#include "../../base/error.h"
 #include "../../ops/op.h"
 #include "../../ops/tensor.h"
 #include "cpu_internal.h"

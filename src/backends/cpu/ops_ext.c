@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "../../ops/error.h"
+#include "../../base/error.h"
 #include "../../ops/op.h"
 #include "../../ops/tensor.h"
 

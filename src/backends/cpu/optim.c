@@ -29,7 +29,7 @@
 #include "isa.h"
 #include "optim_simd.h"
 
-#include "../../ops/error.h"
+#include "../../base/error.h"
 #include "../../ops/op.h"
 #include "../../ops/optim_math.h"
 #include "../../ops/tensor.h"

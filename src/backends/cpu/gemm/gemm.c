@@ -16,7 +16,7 @@
 #include "backends/cpu/gemm/gemm_kernels.h"
 #include "backends/cpu/isa.h"
 #include "ops/alloc.h"
-#include "ops/error.h"
+#include "base/error.h"
 
 /* Which SIMD kernel libraries this build has: gemm/meson.build builds
  * them under the same conditions (cpu_have_avx2 / cpu_have_avx512 of

@@ -1,7 +1,7 @@
 /* The tbench commands.  Each takes (argc, argv) with argv[0] the command
  * name and returns the process exit status. */
-#ifndef TB_HARNESS_COMMANDS_H
-#define TB_HARNESS_COMMANDS_H
+#ifndef TB_CLI_COMMANDS_H
+#define TB_CLI_COMMANDS_H
 
 #include <stdio.h>
 

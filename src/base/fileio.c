@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../ops/error.h"
+#include "error.h"
 
 int tb_write_atomic(const char *path, const void *data, size_t len,
                     char *err, size_t errlen)

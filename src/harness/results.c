@@ -7,9 +7,9 @@
 
 #include <csv.h>
 
-#include "../harness/peak.h"
-#include "../ops/error.h"
-#include "fileio.h"
+#include "peak.h"
+#include "../base/error.h"
+#include "../base/fileio.h"
 
 static cJSON *shape_json(const tb_shape *s)
 {

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ops/error.h"
-#include "../report/fileio.h"
+#include "../base/error.h"
+#include "../base/fileio.h"
 #include "../report/plot.h"
 #include "../report/report.h"
 #include "commands.h"

@@ -2,15 +2,15 @@
  * its CSV summary.  The runner's structs go in; JSON and CSV text come
  * out.  The CSV is derived from the JSON document, never from the run,
  * so the two cannot disagree. */
-#ifndef TB_REPORT_RESULTS_H
-#define TB_REPORT_RESULTS_H
+#ifndef TB_HARNESS_RESULTS_H
+#define TB_HARNESS_RESULTS_H
 
 #include <stdbool.h>
 #include <cjson/cJSON.h>
 
-#include "../harness/config.h"
-#include "../harness/plan.h"
-#include "../harness/runner.h"
+#include "config.h"
+#include "plan.h"
+#include "runner.h"
 
 #define TB_RESULTS_SCHEMA "tbench.results/1"
 

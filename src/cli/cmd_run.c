@@ -11,16 +11,16 @@
 
 #include "../backends/backend.h"
 #include "../report/compare.h"
-#include "../report/fileio.h"
+#include "../base/fileio.h"
 #include "../report/resultsio.h"
-#include "../report/results.h"
+#include "../harness/results.h"
 #include "../report/table.h"
 #include "commands.h"
-#include "config.h"
-#include "env.h"
-#include "peak.h"
-#include "plan.h"
-#include "runner.h"
+#include "../harness/config.h"
+#include "../harness/env.h"
+#include "../harness/peak.h"
+#include "../harness/plan.h"
+#include "../harness/runner.h"
 
 static volatile sig_atomic_t interrupted;
 

@@ -1,11 +1,11 @@
 /* NumPy .npy writer and reader (format version 1.0, little-endian, C order), so any
  * tensor tbench computed can be checked with numpy.load(). */
-#ifndef TB_REPORT_NPY_H
-#define TB_REPORT_NPY_H
+#ifndef TB_OPS_NPY_H
+#define TB_OPS_NPY_H
 
 #include <stddef.h>
 
-#include "../ops/tensor.h"
+#include "tensor.h"
 
 /* Serialize host tensor t (any strides; written in row-major order) as
  * a complete .npy file image.  Caller frees *buf.  0 or TB_ENOMEM. */

@@ -3,8 +3,8 @@
  * Functions return int: 0 on success, a negative TB_E* code on failure.
  * The X-macro below is the single source of both the enum and the text
  * returned by tb_strerror(), so the two can never drift apart. */
-#ifndef TB_OPS_ERROR_H
-#define TB_OPS_ERROR_H
+#ifndef TB_BASE_ERROR_H
+#define TB_BASE_ERROR_H
 
 #define TB_ERRNO_MAP(X)                                                   \
     X(NOMEM, "out of memory")                                             \

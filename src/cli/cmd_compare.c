@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ops/error.h"
+#include "../base/error.h"
 #include "../report/compare.h"
 #include "../report/export.h"
-#include "../report/fileio.h"
+#include "../base/fileio.h"
 #include "../report/history.h"
 #include "../report/resultsio.h"
 #include "commands.h"

@@ -9,78 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/error.h"
-
-/* ---- PRNG: splitmix64 seeding, xoshiro256** ------------------------- */
-
-static uint64_t splitmix64_next(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-/* splitmix64 is a bijection of its state, so the four words it yields are
- * never all zero (the one state xoshiro must avoid). */
-void tb_rng_seed(tb_rng *r, uint64_t seed)
-{
-    uint64_t sm = seed;
-    for (int i = 0; i < 4; i++)
-        r->s[i] = splitmix64_next(&sm);
-}
-
-static inline uint64_t rotl64(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-uint64_t tb_rng_next(tb_rng *r)
-{
-    uint64_t *s = r->s;
-    uint64_t result = rotl64(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl64(s[3], 45);
-    return result;
-}
-
-double tb_rng_uniform(tb_rng *r)
-{
-    /* Top 53 bits scaled by 2^-53: every value is k * 2^-53, k < 2^53. */
-    return (double)(tb_rng_next(r) >> 11) * 0x1.0p-53;
-}
-
-/* Unbiased integer in [0, n), n >= 1.  Lemire's multiply-shift with
- * rejection on 32-bit draws (no division on the common path); falls back
- * to modulo rejection on 64-bit draws for n >= 2^32. */
-static size_t rng_below(tb_rng *r, size_t n)
-{
-    if ((uint64_t)n <= UINT32_MAX) {
-        uint32_t bound = (uint32_t)n;
-        uint64_t m = (tb_rng_next(r) >> 32) * bound;
-        uint32_t low = (uint32_t)m;
-        if (low < bound) {
-            uint32_t threshold = (uint32_t)(-bound) % bound;
-            while (low < threshold) {
-                m = (tb_rng_next(r) >> 32) * bound;
-                low = (uint32_t)m;
-            }
-        }
-        return (size_t)(m >> 32);
-    }
-    uint64_t bound = (uint64_t)n;
-    uint64_t threshold = (0 - bound) % bound;
-    uint64_t v;
-    do {
-        v = tb_rng_next(r);
-    } while (v < threshold);
-    return (size_t)(v % bound);
-}
+#include "base/error.h"
 
 /* ---- order statistics ----------------------------------------------- */
 
@@ -106,7 +35,7 @@ double tb_quantile_sorted(const double *sorted, size_t n, double q)
     return lerp(sorted[i], sorted[i + 1], h - fl);
 }
 
-static int cmp_double(const void *pa, const void *pb)
+int tb_cmp_double(const void *pa, const void *pb)
 {
     double a = *(const double *)pa, b = *(const double *)pb;
     return (a > b) - (a < b);
@@ -125,7 +54,7 @@ static inline void swap_d(double *a, double *b)
  * pivot: it splits runs of equal values evenly, so ties (common in timer
  * samples) do not make it quadratic.  Signed indices because j can step
  * just below lo. */
-static void select_kth(double *a, size_t n, size_t k)
+void tb_select_kth(double *a, size_t n, size_t k)
 {
     ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
     while (hi - lo >= 16) {
@@ -171,10 +100,10 @@ static void select_kth(double *a, size_t n, size_t k)
 
 /* Median of a[0..n), n >= 1, reordering a.  Same value as
  * tb_quantile_sorted(sorted(a), n, 0.5). */
-static double median_inplace(double *a, size_t n)
+double tb_median_inplace(double *a, size_t n)
 {
     size_t k = (n - 1) / 2;
-    select_kth(a, n, k);
+    tb_select_kth(a, n, k);
     if (n % 2)
         return a[k];
     /* After selection everything past k is >= a[k]; the next order
@@ -236,7 +165,7 @@ static int bootstrap_median_ci(const double *x, size_t n, int resamples,
     for (int b = 0; b < resamples; b++) {
         memset(count, 0, n * sizeof *count);
         for (size_t i = 0; i < n; i++)
-            count[rank[rng_below(&rng, n)]]++;
+            count[rank[(size_t)tb_rng_below(&rng, n)]]++;
         size_t r = 0, seen = count[0];
         while (seen <= k)
             seen += count[++r];
@@ -254,7 +183,7 @@ static int bootstrap_median_ci(const double *x, size_t n, int resamples,
         meds[b] = lerp(lower, scratch[r], 0.5);
     }
     free(rank);
-    qsort(meds, (size_t)resamples, sizeof *meds, cmp_double);
+    qsort(meds, (size_t)resamples, sizeof *meds, tb_cmp_double);
     *lo = tb_quantile_sorted(meds, (size_t)resamples, 0.025);
     *hi = tb_quantile_sorted(meds, (size_t)resamples, 0.975);
     return 0;
@@ -375,7 +304,7 @@ int tb_stats_compute(const double *x, size_t n, int resamples, uint64_t seed,
     s.n = n;
 
     memcpy(sorted, x, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, cmp_double);
+    qsort(sorted, n, sizeof *sorted, tb_cmp_double);
     s.min = sorted[0];
     s.max = sorted[n - 1];
     s.median = tb_quantile_sorted(sorted, n, 0.5);
@@ -387,7 +316,7 @@ int tb_stats_compute(const double *x, size_t n, int resamples, uint64_t seed,
 
     for (size_t i = 0; i < n; i++)
         scratch[i] = fabs(sorted[i] - s.median);
-    s.mad = median_inplace(scratch, n);
+    s.mad = tb_median_inplace(scratch, n);
 
     s.outliers = count_outliers(sorted, n, s.q1, s.q3);
 

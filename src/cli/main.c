@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../backends/backend.h"
-#include "../ops/error.h"
+#include "../base/error.h"
 #include <cjson/cJSON.h>
 #include "commands.h"
 #include "tb_commit.h"

@@ -1,6 +1,6 @@
 /* File helpers for result writing: atomic replace and mkdir -p. */
-#ifndef TB_REPORT_FILEIO_H
-#define TB_REPORT_FILEIO_H
+#ifndef TB_BASE_FILEIO_H
+#define TB_BASE_FILEIO_H
 
 #include <stddef.h>
 

@@ -9,11 +9,13 @@
  *   drawn with a seeded xoshiro256** generator, so it is reproducible;
  * - outliers: Tukey fences with Q1/Q3; mild = beyond 1.5 IQR but within
  *   3 IQR, severe = beyond 3 IQR, counted separately below and above. */
-#ifndef TB_HARNESS_STATS_H
-#define TB_HARNESS_STATS_H
+#ifndef TB_BASE_STATS_H
+#define TB_BASE_STATS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "rng.h"
 
 typedef struct tb_outliers {
     int low_mild, low_severe, high_mild, high_severe;
@@ -45,12 +47,18 @@ int tb_stats_compute(const double *x, size_t n, int resamples, uint64_t seed,
 int tb_stats_median_ci(const double *x, size_t n, int resamples,
                        uint64_t seed, double *lo, double *hi);
 
-/* Deterministic PRNG (xoshiro256**), also used to generate inputs. */
-typedef struct tb_rng {
-    uint64_t s[4];
-} tb_rng;
-void tb_rng_seed(tb_rng *r, uint64_t seed); /* splitmix64 expansion */
-uint64_t tb_rng_next(tb_rng *r);
-double tb_rng_uniform(tb_rng *r); /* [0, 1) with 53 random bits */
+/* Order statistics shared by the runner, compare and history. */
+
+/* qsort comparator for doubles, ascending (no NaN). */
+int tb_cmp_double(const void *pa, const void *pb);
+
+/* Rearrange a[0..n) so a[k] holds the k-th smallest value, everything
+ * before it <= a[k] and everything after >= a[k] (like C++ nth_element).
+ * No NaN.  k < n. */
+void tb_select_kth(double *a, size_t n, size_t k);
+
+/* Median of a[0..n), n >= 1, reordering a: the same value as
+ * tb_quantile_sorted of the sorted array at q = 0.5. */
+double tb_median_inplace(double *a, size_t n);
 
 #endif

@@ -14,13 +14,13 @@
 #include <cjson/cJSON.h>
 
 #include "../backends/backend.h"
-#include "../ops/error.h"
-#include "../report/fileio.h"
-#include "../report/npy.h"
+#include "../base/error.h"
+#include "../base/fileio.h"
+#include "../ops/npy.h"
 #include "commands.h"
-#include "config.h"
-#include "plan.h"
-#include "runner.h"
+#include "../harness/config.h"
+#include "../harness/plan.h"
+#include "../harness/runner.h"
 
 /* Destroy the --input tensors (zeroed entries too: given[] starts
  * zeroed, so every early return can free all n); returns rc. */

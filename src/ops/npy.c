@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ops/error.h"
-#include "fileio.h"
+#include "../base/error.h"
+#include "../base/fileio.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "npy.c writes the host byte order and labels it little-endian"

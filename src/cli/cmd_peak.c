@@ -10,9 +10,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "../report/fileio.h"
+#include "../base/fileio.h"
 #include "commands.h"
-#include "peak.h"
+#include "../harness/peak.h"
 
 int tb_cmd_peak(int argc, char **argv)
 {
