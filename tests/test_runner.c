@@ -142,7 +142,8 @@ static tb_case make_case(tb_op_id id, tb_dtype dt, int64_t n)
     test_cfg.measure.sample_time_s = 0.0002;
     test_cfg.measure.max_time_s = 0.2;
     test_cfg.measure.max_samples = 200;
-    c.cfg = &test_cfg;
+    c.warmup = test_cfg.warmup;
+    c.measure = test_cfg.measure;
     c.op = tb_op_get(id);
     c.dtype = dt;
     c.n_in = c.op->n_in;
@@ -212,7 +213,7 @@ static void test_rounds(void **state)
     fake_state.allocs_per_call = 1;
     assert_int_equal(tb_runner_create(&r, NULL), 0);
     tb_case c = make_case(TB_OP_add, TB_F32, 2048);
-    test_cfg.measure.rounds = 3;
+    c.measure.rounds = 3;
     memset(&res, 0, sizeof res);
     size_t after[3];
     for (int round = 0; round < 3; round++) {

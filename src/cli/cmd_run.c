@@ -386,19 +386,19 @@ int tb_cmd_run(int argc, char **argv)
     }
     int rounds = 1, started = 0;
     for (int i = 0; i < plan.n; i++)
-        if (plan.cases[i].cfg->measure.rounds > rounds)
-            rounds = plan.cases[i].cfg->measure.rounds;
+        if (plan.cases[i].measure.rounds > rounds)
+            rounds = plan.cases[i].measure.rounds;
     /* Results are written after every case of the first and the last
      * round and after every round in between, so an interrupted run
      * keeps every case measured so far. */
     for (int round = 0; round < rounds && !interrupted; round++) {
         for (int i = 0; i < plan.n && !interrupted; i++) {
             const tb_case *cs = &plan.cases[i];
-            if (round >= cs->cfg->measure.rounds)
+            if (round >= cs->measure.rounds)
                 continue;
             if (show)
                 progress(round, rounds, i, plan.n, cs->id);
-            tb_runner_round(runner, cs, round, cs->cfg->measure.rounds,
+            tb_runner_round(runner, cs, round, cs->measure.rounds,
                             &res[i]);
             if (round == 0)
                 started = i + 1;
@@ -422,7 +422,7 @@ int tb_cmd_run(int argc, char **argv)
     /* a case cut short before its last round says so */
     for (int i = 0; interrupted && i < started; i++)
         if (res[i].status == TB_STATUS_OK &&
-            res[i].rounds < plan.cases[i].cfg->measure.rounds)
+            res[i].rounds < plan.cases[i].measure.rounds)
             res[i].stop_reason = "interrupted";
     if (write_results(doc, &plan, res, started, !interrupted, outdir, err,
                       sizeof err)) {

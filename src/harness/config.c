@@ -548,7 +548,7 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
     static const char *const keys[] = {"sample_time_ms", "min_samples",
                                        "max_samples",    "ci_target",
                                        "max_time_s",     "rounds",
-                                       NULL};
+                                       "timeout_s",      NULL};
     int rc = check_object(P, obj, "measure", keys);
     if (rc)
         return rc;
@@ -604,6 +604,13 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
         rc = get_number(P, v, "measure.max_time_s",
                         "a number of seconds > 0 and <= 86400", DBL_MIN,
                         86400, false, &m->max_time_s);
+        if (rc)
+            return rc;
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "timeout_s"))) {
+        rc = get_number(P, v, "measure.timeout_s",
+                        "a number of seconds > 0 and <= 86400", DBL_MIN,
+                        86400, false, &m->timeout_s);
         if (rc)
             return rc;
     }
@@ -1296,6 +1303,7 @@ void tb_config_defaults(tb_config *cfg)
     cfg->measure.ci_target = 0.02;
     cfg->measure.max_time_s = 1.0;
     cfg->measure.rounds = 1;
+    cfg->measure.timeout_s = 300.0;
     cfg->dtypes[TB_F32] = true;
     cfg->n_backends = 1;
     strcpy(cfg->backends[0].name, "cpu");

@@ -35,6 +35,7 @@ typedef struct tb_cfg_measure {
     double ci_target;  /* stop when (ci_high-ci_low)/median < this */
     double max_time_s; /* time limit for sampling one case */
     int rounds;        /* passes over the plan that share the sampling */
+    double timeout_s;  /* a case's worker is killed after this long */
 } tb_cfg_measure;
 
 /* One shape entry: one shape per op input. */

@@ -162,8 +162,11 @@ static int add_axis_cases(builder *b, tb_case *c, const resolved *r, int a,
                      r->axes[i].values[idx[i]]);
         }
         make_id(c);
-        c->seed = c->cfg->seed ^ hash_str(c->id);
-        return push(b, c);
+        uint64_t base = c->seed; /* the config's seed */
+        c->seed = base ^ hash_str(c->id);
+        int rc = push(b, c);
+        c->seed = base;
+        return rc;
     }
     for (int v = 0; v < r->n_sel[a]; v++) {
         idx[a] = r->sel[a][v];
@@ -222,7 +225,9 @@ static int plan_config(builder *b, const tb_config *cfg,
             for (int pi = 0; pi < co->n_paramsets; pi++) {
                 tb_case c;
                 memset(&c, 0, sizeof c);
-                c.cfg = cfg;
+                c.warmup = cfg->warmup;
+                c.measure = cfg->measure;
+                c.seed = cfg->seed;
                 c.op = co->op;
                 c.n_in = tb_op_n_shapes(co->op);
                 for (int i = 0; i < c.n_in; i++)

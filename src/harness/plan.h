@@ -14,7 +14,10 @@
 
 typedef struct tb_case {
     char id[512];
-    const tb_config *cfg;
+    /* The measurement settings of the config the case came from (copied:
+     * a case does not point into its config). */
+    tb_cfg_warmup warmup;
+    tb_cfg_measure measure;
     const tb_op *op;
     tb_dtype dtype;
     int n_in; /* shapes given: tb_op_n_shapes (a creation op: 1) */

@@ -305,8 +305,8 @@ static void counters_merge(tb_result *res, const tb_counters *k,
 static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
                    const tb_case *c, tb_result *res, int round, int rounds)
 {
-    const tb_cfg_warmup *w = &c->cfg->warmup;
-    const tb_cfg_measure *m = &c->cfg->measure;
+    const tb_cfg_warmup *w = &c->warmup;
+    const tb_cfg_measure *m = &c->measure;
     double ns = 0;
     uint64_t t0 = tb_now_ns();
     uint64_t iters = 0;
