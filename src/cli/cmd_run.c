@@ -21,13 +21,15 @@
 #include "../harness/peak.h"
 #include "../harness/plan.h"
 #include "../harness/runner.h"
+#include "../harness/timer.h"
+#include "../harness/worker.h"
 
+/* The signal that stopped the run (SIGINT, SIGTERM, SIGHUP), or 0. */
 static volatile sig_atomic_t interrupted;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    interrupted = 1;
+    interrupted = sig;
 }
 
 /* ---- run ----------------------------------------------------------------- */
@@ -56,26 +58,23 @@ static void progress(int round, int rounds, int i, int n, const char *id)
     fflush(stderr);
 }
 
-/* Replace doc's cases with the first `started` cases' results (their
- * statistics from the samples so far), then write DIR/results.json and
- * .csv atomically.  0, or an error with the reason in err. */
+/* Bring doc's records of the first `started` cases up to date (only
+ * those marked dirty are summarised and rebuilt, so a write costs the
+ * same whatever the number of cases before it), then write
+ * DIR/results.json and .csv atomically.  0, or an error in err. */
 static int write_results(cJSON *doc, const tb_plan *plan, tb_result *res,
-                         int started, bool complete, const char *outdir,
-                         char *err, size_t errlen)
+                         bool *dirty, int started, bool complete,
+                         const char *outdir, char *err, size_t errlen)
 {
-    cJSON *cases = cJSON_CreateArray();
-    if (!cases ||
-        !cJSON_ReplaceItemInObjectCaseSensitive(doc, "cases", cases)) {
-        cJSON_Delete(cases);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
     for (int i = 0; i < started; i++) {
+        if (!dirty[i])
+            continue;
         tb_runner_summarize(&plan->cases[i], &res[i]);
-        if (tb_results_add_case(doc, &plan->cases[i], &res[i])) {
+        if (tb_results_set_case(doc, i, &plan->cases[i], &res[i])) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }
+        dirty[i] = false;
     }
     if (tb_results_finish(doc, complete)) {
         snprintf(err, errlen, "out of memory");
@@ -189,7 +188,7 @@ static int baselines_finish(baselines *b, const cJSON *doc,
             tb_compare(b->files, b->n, &run, 1, &o, &cmp, err, sizeof err)) {
             fprintf(stderr, "tbench: --baseline: %s\n", err);
             tb_resfile_free(run);
-            return rc == EXIT_INTR ? rc : EXIT_CASES;
+            return rc > 128 ? rc : EXIT_CASES;
         }
         printf("\ncomparison with baseline");
         for (int i = 0; i < b->n; i++)
@@ -204,20 +203,20 @@ static int baselines_finish(baselines *b, const cJSON *doc,
             tb_write_atomic(path, text, strlen(text), err, sizeof err)) {
             fprintf(stderr, "tbench: writing %s: %s\n", path,
                     !text ? "out of memory" : !fits ? "path too long" : err);
-            if (rc != EXIT_INTR)
+            if (rc <= 128)
                 rc = EXIT_CASES;
         } else {
             printf("comparison: %s\n", path);
         }
         free(text);
         cJSON_Delete(j);
-        if (cmp.failed && rc != EXIT_INTR)
+        if (cmp.failed && rc <= 128)
             rc = EXIT_CASES;
         tb_cmp_free(&cmp);
         tb_resfile_free(run);
     }
     if (b->save) {
-        if (rc == EXIT_INTR) {
+        if (rc > 128) { /* stopped by a signal */
             fprintf(stderr, "tbench: --save-baseline: not saved, the run was "
                     "interrupted\n");
             return rc;
@@ -263,6 +262,7 @@ int tb_cmd_run(int argc, char **argv)
         {"baseline", required_argument, NULL, 'B'},
         {"force", no_argument, NULL, 'F'},
         {"peaks", no_argument, NULL, 'P'},
+        {"no-isolate", no_argument, NULL, 'I'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -270,6 +270,7 @@ int tb_cmd_run(int argc, char **argv)
     bool quiet = false;
     baselines bl = {0};
     bool peaks = false; /* --peaks: measure them (else: the cache) */
+    bool isolate = true; /* --no-isolate: run cases in this process */
     tb_plan_opts opts = {0};
     int c;
     opterr = 0;
@@ -289,6 +290,7 @@ int tb_cmd_run(int argc, char **argv)
             bl.names[bl.n++] = optarg;
             break;
         case 'P': peaks = true; break;
+        case 'I': isolate = false; break;
         case 'h': tb_usage(stdout); return EXIT_OKAY;
         case ':':
             return tb_usage_error("run: option '%s' needs a value",
@@ -304,6 +306,13 @@ int tb_cmd_run(int argc, char **argv)
         return tb_usage_error("--backend: unknown backend '%s' (see 'tbench "
                            "list')", opts.backend);
 
+    const char *fault = getenv("TBENCH_FAULT");
+    char ferr[512];
+    if (fault && tb_runner_fault_check(fault, ferr, sizeof ferr)) {
+        fprintf(stderr, "tbench: %s\n", ferr);
+        return EXIT_USAGE;
+    }
+
     int brc = baselines_prepare(&bl);
     if (brc) {
         baselines_free(&bl);
@@ -314,8 +323,9 @@ int tb_cmd_run(int argc, char **argv)
     int rc = EXIT_OKAY;
     tb_config *cfgs = calloc((size_t)ncfg, sizeof *cfgs);
     tb_plan plan = {0};
-    tb_runner *runner = NULL;
+    tb_workers *workers = NULL;
     tb_result *res = NULL;
+    bool *dirty = NULL;
     cJSON *doc = NULL;
     if (!cfgs) {
         fprintf(stderr, "tbench: out of memory\n");
@@ -362,10 +372,14 @@ int tb_cmd_run(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
 
-    if (tb_runner_create(&runner, &interrupted) ||
+    /* No backend instance exists in this process before the workers are
+     * forked (worker.h): they create their own. */
+    if (tb_workers_create(&workers, &plan, isolate, &interrupted) ||
         !(doc = tb_results_new(tb_env_capture(), cfgs, ncfg,
-                               tb_runner_timer_overhead(runner)))) {
+                               tb_timer_overhead_ns(20001))) ||
+        tb_results_set_isolation(doc, tb_workers_mode(workers))) {
         fprintf(stderr, "tbench: out of memory\n");
         rc = EXIT_CASES;
         goto out;
@@ -379,7 +393,8 @@ int tb_cmd_run(int argc, char **argv)
 
     bool show = !quiet && isatty(STDERR_FILENO);
     res = calloc((size_t)plan.n, sizeof *res);
-    if (!res) {
+    dirty = calloc((size_t)plan.n, sizeof *dirty);
+    if (!res || !dirty) {
         fprintf(stderr, "tbench: out of memory\n");
         rc = EXIT_CASES;
         goto out;
@@ -398,17 +413,21 @@ int tb_cmd_run(int argc, char **argv)
                 continue;
             if (show)
                 progress(round, rounds, i, plan.n, cs->id);
-            tb_runner_round(runner, cs, round, cs->measure.rounds,
-                            &res[i]);
+            if (tb_workers_round(workers, i, round, cs->measure.rounds,
+                                 &res[i]) == TB_WORK_INTERRUPTED)
+                break; /* killed mid-case: res[i] as before the round */
+            dirty[i] = true;
             if (round == 0)
                 started = i + 1;
             if (res[i].status == TB_STATUS_FAILED_CHECK ||
-                res[i].status == TB_STATUS_ERROR)
+                res[i].status == TB_STATUS_ERROR ||
+                res[i].status == TB_STATUS_CRASHED ||
+                res[i].status == TB_STATUS_TIMEOUT)
                 rc = EXIT_CASES;
             if ((round == 0 || round == rounds - 1 ||
                  i == plan.n - 1) &&
-                write_results(doc, &plan, res, started, false, outdir, err,
-                              sizeof err)) {
+                write_results(doc, &plan, res, dirty, started, false,
+                              outdir, err, sizeof err)) {
                 if (show)
                     fprintf(stderr, "\r\033[K");
                 fprintf(stderr, "tbench: writing results: %s\n", err);
@@ -422,10 +441,12 @@ int tb_cmd_run(int argc, char **argv)
     /* a case cut short before its last round says so */
     for (int i = 0; interrupted && i < started; i++)
         if (res[i].status == TB_STATUS_OK &&
-            res[i].rounds < plan.cases[i].measure.rounds)
+            res[i].rounds < plan.cases[i].measure.rounds) {
             res[i].stop_reason = "interrupted";
-    if (write_results(doc, &plan, res, started, !interrupted, outdir, err,
-                      sizeof err)) {
+            dirty[i] = true;
+        }
+    if (write_results(doc, &plan, res, dirty, started, !interrupted, outdir,
+                      err, sizeof err)) {
         fprintf(stderr, "tbench: writing results: %s\n", err);
         rc = EXIT_CASES;
         goto out;
@@ -434,14 +455,17 @@ int tb_cmd_run(int argc, char **argv)
         tb_table_print(stdout, doc);
     printf("results: %s/results.json, %s/results.csv\n", outdir, outdir);
     if (interrupted) {
-        fprintf(stderr, "tbench: interrupted; finished cases are saved\n");
-        rc = EXIT_INTR;
+        const char *abbr = sigabbrev_np(interrupted);
+        fprintf(stderr, "tbench: stopped by SIG%s; finished cases are "
+                "saved\n", abbr ? abbr : "?");
+        rc = 128 + interrupted; /* 130 SIGINT, 143 SIGTERM, 129 SIGHUP */
     }
     rc = baselines_finish(&bl, doc, outdir, rc);
 out:
     baselines_free(&bl);
     cJSON_Delete(doc);
-    tb_runner_destroy(runner);
+    tb_workers_destroy(workers);
+    free(dirty);
     for (int i = 0; res && i < plan.n; i++)
         tb_result_free(&res[i]);
     free(res);

@@ -9,7 +9,8 @@ enum {
     EXIT_OKAY = 0,  /* success */
     EXIT_CASES = 1, /* run: a case failed its check or errored */
     EXIT_USAGE = 2, /* usage or input error; nothing written */
-    EXIT_INTR = 130 /* interrupted; finished cases are kept */
+    EXIT_INTR = 130 /* interrupted (SIGINT; run: 128 + the signal); finished
+                     * cases are kept */
 };
 
 typedef struct tb_command {

@@ -34,7 +34,11 @@ static const tb_command commands[] = {
      "                          printed and written to DIR/compare.json\n"
      "        --peaks           measure machine peaks first (a few s) and\n"
      "                          cache them (see peak); without it, cached\n"
-     "                          peaks are used when present\n",
+     "                          peaks are used when present\n"
+     "        --no-isolate      run the cases in this process (debugging);\n"
+     "                          by default each case runs in a worker process,\n"
+     "                          so a crash or a hang (measure.timeout_s) is\n"
+     "                          recorded as status crashed or timeout\n",
      tb_cmd_run},
     {"list", "[--json]",
      "ops (arity, dtypes, parameters) and backends (availability with\n"
@@ -158,11 +162,13 @@ void tb_usage(FILE *f)
           "  -V, --version             version and git commit\n"
           "\nexit status:\n"
           "  0    success (run: every case ran, ok/unsupported/unavailable)\n"
-          "  1    run: a case failed its correctness check or hit an error,\n"
+          "  1    run: a case failed its correctness check, hit an error,\n"
+          "       crashed or timed out,\n"
           "       or a --baseline comparison found a regression;\n"
           "       compare: a regression (see compare above)\n"
           "  2    usage or input error: nothing was run, no result was written\n"
-          "  130  interrupted: the cases finished so far are in the results\n"
+          "  129, 130, 143  run stopped by SIGHUP, SIGINT or SIGTERM: the\n"
+          "       cases finished so far are in the results\n"
           "\nConfig format: docs/CONFIG.md.  Result format: docs/FORMAT.md.\n",
           f);
 }

@@ -31,6 +31,8 @@ static cJSON *measure_json(const tb_config *c)
     cJSON_AddNumberToObject(m, "max_samples", c->measure.max_samples);
     cJSON_AddNumberToObject(m, "ci_target", c->measure.ci_target);
     cJSON_AddNumberToObject(m, "max_time_s", c->measure.max_time_s);
+    cJSON_AddNumberToObject(m, "rounds", c->measure.rounds);
+    cJSON_AddNumberToObject(m, "timeout_s", c->measure.timeout_s);
     return o;
 }
 
@@ -113,11 +115,12 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
     return o ? o : cJSON_CreateNull();
 }
 
-int tb_results_add_case(cJSON *doc, const tb_case *c, const tb_result *r)
+static cJSON *case_record(const cJSON *doc, const tb_case *c,
+                          const tb_result *r)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
-        return TB_ENOMEM;
+        return NULL;
     cJSON_AddStringToObject(o, "id", c->id);
     cJSON_AddStringToObject(o, "op", c->op->name);
     cJSON_AddStringToObject(o, "category",
@@ -247,8 +250,40 @@ int tb_results_add_case(cJSON *doc, const tb_case *c, const tb_result *r)
         cJSON_AddNullToObject(o, "timing");
     }
     cJSON_AddItemToObject(o, "roofline", roofline_json(doc, c, r));
-    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(doc, "cases"), o);
-    return 0;
+    return o;
+}
+
+int tb_results_add_case(cJSON *doc, const tb_case *c, const tb_result *r)
+{
+    cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
+    return tb_results_set_case(doc, cJSON_GetArraySize(cases), c, r);
+}
+
+int tb_results_set_case(cJSON *doc, int index, const tb_case *c,
+                        const tb_result *r)
+{
+    cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
+    int n = cJSON_GetArraySize(cases);
+    if (index < 0 || index > n)
+        return TB_EINVAL;
+    cJSON *o = case_record(doc, c, r);
+    if (!o)
+        return TB_ENOMEM;
+    if (index == n)
+        return cJSON_AddItemToArray(cases, o) ? 0 : TB_ENOMEM;
+    return cJSON_ReplaceItemInArray(cases, index, o) ? 0 : TB_ENOMEM;
+}
+
+int tb_results_set_isolation(cJSON *doc, const char *mode)
+{
+    cJSON *v = cJSON_CreateString(mode);
+    if (!v)
+        return TB_ENOMEM;
+    if (cJSON_GetObjectItemCaseSensitive(doc, "isolation"))
+        return cJSON_ReplaceItemInObjectCaseSensitive(doc, "isolation", v)
+                   ? 0
+                   : TB_ENOMEM;
+    return cJSON_AddItemToObject(doc, "isolation", v) ? 0 : TB_ENOMEM;
 }
 
 int tb_results_finish(cJSON *doc, bool complete)
@@ -260,7 +295,7 @@ int tb_results_finish(cJSON *doc, bool complete)
         return TB_ENOMEM;
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
     cJSON_AddNumberToObject(sum, "cases", cJSON_GetArraySize(cases));
-    for (int s = TB_STATUS_OK; s <= TB_STATUS_SKIPPED; s++) {
+    for (int s = TB_STATUS_OK; s <= TB_STATUS_TIMEOUT; s++) {
         int n = 0;
         const cJSON *c;
         cJSON_ArrayForEach(c, cases)

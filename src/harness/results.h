@@ -27,6 +27,17 @@ int tb_results_set_peaks(cJSON *doc, cJSON *peaks);
  * and the case ran ("ok") on a host backend (one with a "threads" axis:
  * the peaks are the host CPU's).  0 or TB_ENOMEM. */
 int tb_results_add_case(cJSON *doc, const tb_case *c, const tb_result *r);
+
+/* Replace case record `index` of the document with a new record of c/r,
+ * or append it when index is the number of records (0 <= index <= that
+ * number).  Only that record is rebuilt, so writing the document after
+ * each case costs the same whatever the number of cases before it.
+ * 0, TB_EINVAL (index out of range) or TB_ENOMEM. */
+int tb_results_set_case(cJSON *doc, int index, const tb_case *c,
+                        const tb_result *r);
+
+/* Record how the cases ran: "process" (isolated workers) or "none". */
+int tb_results_set_isolation(cJSON *doc, const char *mode);
 /* Set "complete" and the per-status summary counts. */
 int tb_results_finish(cJSON *doc, bool complete);
 

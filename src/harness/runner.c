@@ -1,6 +1,11 @@
+/* Runner: see runner.h.  Also the phase a case is in (published for the
+ * parent of an isolated worker, worker.h) and the TBENCH_FAULT test
+ * faults that prove the isolation. */
 #include "runner.h"
 
+#include <fnmatch.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +30,21 @@ typedef struct {
     char err[256];
 } instance;
 
+#define MAX_FAULTS 8
+
+typedef enum { FAULT_SEGV, FAULT_ABORT, FAULT_HANG, FAULT_EXIT } fault_kind;
+
+typedef struct {
+    fault_kind kind;
+    tb_phase phase;
+    char glob[256];
+} fault;
+
 struct tb_runner {
     volatile sig_atomic_t *stop;
+    volatile sig_atomic_t *phase; /* tb_runner_watch, or NULL */
+    int n_faults;
+    fault faults[MAX_FAULTS];
     double overhead_ns;
     int n_inst;
     instance inst[MAX_INSTANCES];
@@ -35,9 +53,121 @@ struct tb_runner {
 const char *tb_status_name(tb_status s)
 {
     static const char *const names[] = {
-        "ok", "unsupported", "unavailable", "failed-check", "error", "skipped",
+        "ok",    "unsupported", "unavailable", "failed-check",
+        "error", "skipped",     "crashed",     "timeout",
     };
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+const char *tb_phase_name(tb_phase p)
+{
+    static const char *const names[] = {
+        "idle", "setup", "check", "warmup", "sampling",
+    };
+    return (unsigned)p < sizeof names / sizeof names[0] ? names[p] : "?";
+}
+
+/* ---- TBENCH_FAULT --------------------------------------------------- */
+
+static const char *const fault_names[] = {"segv", "abort", "hang", "exit"};
+
+/* Parse spec into f[0..max); returns the count, or -1 with err set. */
+static int faults_parse(const char *spec, fault *f, int max, char *err,
+                        size_t errlen)
+{
+    int n = 0;
+    const char *p = spec;
+    while (*p) {
+        const char *end = strchr(p, ';');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char rule[320], kind[16], phase[16];
+        int glob_at = 0;
+        if (len >= sizeof rule) {
+            snprintf(err, errlen, "TBENCH_FAULT: rule %d is too long", n + 1);
+            return -1;
+        }
+        memcpy(rule, p, len);
+        rule[len] = '\0';
+        p += len + (end != NULL);
+        if (!len)
+            continue;
+        if (n == max) {
+            snprintf(err, errlen, "TBENCH_FAULT: more than %d rules", max);
+            return -1;
+        }
+        if (sscanf(rule, "%15[a-z]:%15[a-z]:%n", kind, phase, &glob_at) != 2 ||
+            !glob_at || !rule[glob_at]) {
+            snprintf(err, errlen, "TBENCH_FAULT: '%.80s' is not "
+                     "KIND:PHASE:GLOB", rule);
+            return -1;
+        }
+        int k = -1;
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(kind, fault_names[i]))
+                k = i;
+        tb_phase ph = TB_PHASE_IDLE;
+        for (int i = TB_PHASE_CHECK; i <= TB_PHASE_SAMPLING; i++)
+            if (!strcmp(phase, tb_phase_name((tb_phase)i)))
+                ph = (tb_phase)i;
+        if (k < 0 || ph == TB_PHASE_IDLE) {
+            snprintf(err, errlen, "TBENCH_FAULT: '%.80s': %s", rule,
+                     k < 0 ? "KIND is segv, abort, hang or exit"
+                           : "PHASE is check, warmup or sampling");
+            return -1;
+        }
+        f[n].kind = (fault_kind)k;
+        f[n].phase = ph;
+        snprintf(f[n].glob, sizeof f[n].glob, "%s", rule + glob_at);
+        n++;
+    }
+    return n;
+}
+
+int tb_runner_fault_check(const char *spec, char *err, size_t errlen)
+{
+    fault f[MAX_FAULTS];
+    return faults_parse(spec, f, MAX_FAULTS, err, errlen) < 0 ? TB_EINVAL
+                                                               : 0;
+}
+
+/* Die (or hang) as a buggy kernel would. */
+static void fault_fire(fault_kind k)
+{
+    fflush(NULL);
+    switch (k) {
+    case FAULT_SEGV: {
+        /* The default action, not a sanitizer's handler: the parent must
+         * see death by SIGSEGV in every build. */
+        signal(SIGSEGV, SIG_DFL);
+        raise(SIGSEGV);
+        break;
+    }
+    case FAULT_ABORT:
+        abort();
+    case FAULT_HANG: {
+        volatile unsigned long spin = 0;
+        for (;;) /* deaf to the stop flag, like a kernel stuck in a loop */
+            spin++;
+    }
+    case FAULT_EXIT:
+        exit(3);
+    }
+}
+
+/* Enter phase p for case c: publish it, then fire a matching fault. */
+static void set_phase(tb_runner *r, const tb_case *c, tb_phase p)
+{
+    if (r->phase)
+        *r->phase = (sig_atomic_t)p;
+    for (int i = 0; c && i < r->n_faults; i++)
+        if (r->faults[i].phase == p &&
+            fnmatch(r->faults[i].glob, c->id, 0) == 0)
+            fault_fire(r->faults[i].kind);
+}
+
+void tb_runner_watch(tb_runner *r, volatile sig_atomic_t *phase)
+{
+    r->phase = phase;
 }
 
 int tb_runner_create(tb_runner **out, volatile sig_atomic_t *stop)
@@ -45,6 +175,16 @@ int tb_runner_create(tb_runner **out, volatile sig_atomic_t *stop)
     tb_runner *r = calloc(1, sizeof *r);
     if (!r)
         return TB_ENOMEM;
+    const char *spec = getenv("TBENCH_FAULT");
+    if (spec) {
+        char err[256];
+        int n = faults_parse(spec, r->faults, MAX_FAULTS, err, sizeof err);
+        if (n < 0) {
+            free(r);
+            return TB_EINVAL;
+        }
+        r->n_faults = n;
+    }
     r->stop = stop;
     r->overhead_ns = tb_timer_overhead_ns(20001);
     *out = r;
@@ -308,6 +448,7 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
     const tb_cfg_warmup *w = &c->warmup;
     const tb_cfg_measure *m = &c->measure;
     double ns = 0;
+    set_phase(r, c, TB_PHASE_WARMUP);
     uint64_t t0 = tb_now_ns();
     uint64_t iters = 0;
     while (iters < (uint64_t)w->min_iters ||
@@ -347,6 +488,7 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
      * the limits; every later round then takes as many samples as round
      * 0 did (or what its time share allows), so each phase of the
      * machine weighs the same in the median and widens the CI. */
+    set_phase(r, c, TB_PHASE_SAMPLING);
     size_t share = (size_t)m->max_samples / (size_t)rounds;
     size_t min_round = ((size_t)m->min_samples + (size_t)rounds - 1) /
                        (size_t)rounds;
@@ -437,6 +579,7 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
         set_error(res, TB_STATUS_UNAVAILABLE, "%s", c->unavailable_reason);
         return false;
     }
+    set_phase(r, c, TB_PHASE_SETUP);
     instance *in = get_instance(r, c);
     if (in->rc) {
         set_error(res, TB_STATUS_ERROR, "backend instance: %s", in->err);
@@ -483,6 +626,7 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
         return true;
 
     /* Check before timing: one call, download, compare. */
+    set_phase(r, c, TB_PHASE_CHECK);
     double ns;
     if (c->alloc_outputs) /* the check needs outputs that stay */
         for (int i = 0; !rc && i < c->op->n_out; i++)
@@ -560,6 +704,7 @@ void tb_runner_round(tb_runner *r, const tb_case *c, int round, int rounds,
         set_error(res, TB_STATUS_ERROR, "while timing: %s", tb_strerror(rc));
 out:
     buffers_free(&b, c->op);
+    set_phase(r, NULL, TB_PHASE_IDLE);
 }
 
 void tb_runner_summarize(const tb_case *c, tb_result *res)

@@ -21,9 +21,24 @@ typedef enum {
     TB_STATUS_FAILED_CHECK,
     TB_STATUS_ERROR,
     TB_STATUS_SKIPPED,
+    TB_STATUS_CRASHED, /* its worker process died (worker.h) */
+    TB_STATUS_TIMEOUT, /* its worker passed measure.timeout_s, killed */
 } tb_status;
 
 const char *tb_status_name(tb_status s);
+
+/* What the runner is doing for a case, published through
+ * tb_runner_watch so that a parent process can say in which phase a
+ * worker died. */
+typedef enum {
+    TB_PHASE_IDLE,     /* between cases */
+    TB_PHASE_SETUP,    /* backend instance, kernel lookup, buffers */
+    TB_PHASE_CHECK,    /* the checked call and the reference */
+    TB_PHASE_WARMUP,   /* warm-up and batch sizing */
+    TB_PHASE_SAMPLING, /* timed samples */
+} tb_phase;
+
+const char *tb_phase_name(tb_phase p);
 
 typedef struct tb_result {
     tb_status status;
@@ -56,6 +71,20 @@ typedef struct tb_runner tb_runner;
  * is polled between samples: when set, the case ends "interrupted". */
 int tb_runner_create(tb_runner **r, volatile sig_atomic_t *stop);
 void tb_runner_destroy(tb_runner *r);
+/* Publish the phase of the case being run in *phase (which may live in
+ * memory shared with another process); NULL stops publishing. */
+void tb_runner_watch(tb_runner *r, volatile sig_atomic_t *phase);
+
+/* Fault injection, for testing isolation only: TBENCH_FAULT holds up to
+ * 8 rules "KIND:PHASE:GLOB" separated by ';' (KIND segv, abort, hang or
+ * exit; PHASE check, warmup or sampling; GLOB an fnmatch pattern on case
+ * ids).  The runner reads it at tb_runner_create; when a case whose id
+ * matches enters that phase, the process dies by SIGSEGV, calls abort(),
+ * spins forever ignoring SIGINT/SIGTERM, or calls exit(3), as a kernel
+ * with that bug would.  TB_EINVAL with a message when the value is
+ * malformed. */
+int tb_runner_fault_check(const char *spec, char *err, size_t errlen);
+
 /* Measured timer overhead (ns) this runner subtracts from samples. */
 double tb_runner_timer_overhead(const tb_runner *r);
 

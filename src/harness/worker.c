@@ -1,0 +1,401 @@
+/* Isolated workers: see worker.h for the design. */
+#include "worker.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../base/error.h"
+#include "timer.h"
+
+#define WIRE_MAGIC UINT32_C(0x31777462) /* "btw1" */
+/* After a stop signal the worker gets this long to finish the sample it
+ * is in and answer before it is killed. */
+#define STOP_GRACE_S 5.0
+/* The parent polls the worker's socket in slices this long, so a signal
+ * that arrives just before poll() is seen within a slice. */
+#define POLL_SLICE_MS 100
+
+typedef struct {
+    uint32_t magic;
+    int32_t index, round, rounds;
+    uint64_t n_samples; /* samples after the tb_result that follows */
+    int32_t has_result; /* a tb_result follows (requests: round > 0) */
+    int32_t pad;
+} wire_hdr;
+
+struct tb_workers {
+    const tb_plan *plan;
+    bool isolate;
+    volatile sig_atomic_t *stop;
+    tb_runner *local; /* in-process mode */
+    pid_t pid;        /* the live worker, or 0 */
+    pid_t parent;
+    int fd;                       /* the parent's end of the socket */
+    volatile sig_atomic_t *phase; /* shared with the workers (mmap) */
+};
+
+/* ---- I/O ---------------------------------------------------------------- */
+
+/* Write all of p; 0, or -1 (the peer is gone or another error). */
+static int send_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        c += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Read exactly n bytes; 1 done, 0 end of file before any byte, -1 end of
+ * file inside the message or an error. */
+static int recv_all(int fd, void *p, size_t n)
+{
+    char *c = p;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = read(fd, c + got, n - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return got == 0 && k == 0 ? 0 : -1;
+        got += (size_t)k;
+    }
+    return 1;
+}
+
+/* Send a header, a result by value (if res) and its samples. */
+static int send_msg(int fd, int index, int round, int rounds,
+                    const tb_result *res)
+{
+    wire_hdr h = {
+        .magic = WIRE_MAGIC,
+        .index = index,
+        .round = round,
+        .rounds = rounds,
+        .n_samples = res && res->samples_ns ? res->n_samples : 0,
+        .has_result = res != NULL,
+    };
+    if (send_all(fd, &h, sizeof h))
+        return -1;
+    if (res && (send_all(fd, res, sizeof *res) ||
+                send_all(fd, res->samples_ns,
+                         (size_t)h.n_samples * sizeof(double))))
+        return -1;
+    return 0;
+}
+
+/* Receive the result part of a message whose header is h into *res:
+ * the struct, then the samples into a fresh array of at least cap
+ * entries (the runner fills up to max_samples).  1 ok, -1 broken. */
+static int recv_result(int fd, const wire_hdr *h, size_t cap,
+                       tb_result *res)
+{
+    memset(res, 0, sizeof *res);
+    if (!h->has_result)
+        return 1;
+    if (recv_all(fd, res, sizeof *res) != 1)
+        return -1;
+    res->samples_ns = NULL;
+    if (h->n_samples > SIZE_MAX / sizeof(double) / 2)
+        return -1;
+    size_t n = (size_t)h->n_samples;
+    if (n > res->n_samples)
+        return -1;
+    if (n || res->n_samples) {
+        size_t want = cap > n ? cap : n;
+        res->samples_ns = malloc((want ? want : 1) * sizeof(double));
+        if (!res->samples_ns)
+            return -1;
+        if (recv_all(fd, res->samples_ns, n * sizeof(double)) != 1) {
+            free(res->samples_ns);
+            res->samples_ns = NULL;
+            return -1;
+        }
+    }
+    /* The name was copied into impl_buf by the worker (worker.h). */
+    if (res->impl)
+        res->impl = res->impl_buf;
+    return 1;
+}
+
+/* ---- the worker process ------------------------------------------------- */
+
+static volatile sig_atomic_t worker_stop;
+
+static void on_worker_signal(int sig)
+{
+    (void)sig;
+    worker_stop = 1;
+}
+
+/* The worker's life: serve requests until the socket closes.  Never
+ * returns; _exit() skips the parent's atexit handlers and stdio buffers,
+ * which belong to the parent. */
+static void worker_main(tb_workers *w, int fd)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != w->parent) /* the parent died before prctl */
+        _exit(0);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_worker_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    worker_stop = 0;
+
+    tb_runner *r = NULL;
+    if (tb_runner_create(&r, &worker_stop))
+        _exit(125);
+    tb_runner_watch(r, w->phase);
+    for (;;) {
+        wire_hdr h;
+        tb_result res;
+        int rc = recv_all(fd, &h, sizeof h);
+        if (rc != 1 || h.magic != WIRE_MAGIC || h.index < 0 ||
+            h.index >= w->plan->n)
+            break;
+        const tb_case *c = &w->plan->cases[h.index];
+        if (recv_result(fd, &h, (size_t)c->measure.max_samples, &res) != 1)
+            break;
+        tb_runner_round(r, c, h.round, h.rounds, &res);
+        if (res.impl && res.impl != res.impl_buf) {
+            snprintf(res.impl_buf, sizeof res.impl_buf, "%s", res.impl);
+            res.impl = res.impl_buf;
+        }
+        rc = send_msg(fd, h.index, h.round, h.rounds, &res);
+        tb_result_free(&res);
+        if (rc)
+            break;
+    }
+    tb_runner_destroy(r);
+    _exit(0);
+}
+
+/* ---- the parent --------------------------------------------------------- */
+
+static int spawn(tb_workers *w)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+        return TB_EIO;
+    *w->phase = TB_PHASE_IDLE;
+    fflush(NULL); /* nothing buffered is written twice */
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return TB_EIO;
+    }
+    if (pid == 0) {
+        close(sv[0]);
+        worker_main(w, sv[1]);
+    }
+    close(sv[1]);
+    w->pid = pid;
+    w->fd = sv[0];
+    return 0;
+}
+
+/* Kill (if asked) and reap the worker; its wait status in *st. */
+static void reap(tb_workers *w, bool kill_it, int *st)
+{
+    if (kill_it)
+        kill(w->pid, SIGKILL);
+    close(w->fd);
+    w->fd = -1;
+    *st = 0;
+    while (waitpid(w->pid, st, 0) < 0 && errno == EINTR)
+        ;
+    w->pid = 0;
+}
+
+static double now_s(void)
+{
+    return (double)tb_now_ns() * 1e-9;
+}
+
+typedef enum { WAIT_READY, WAIT_TIMEOUT, WAIT_STOPPED } wait_result;
+
+/* Wait until the worker's answer (or end of file) can be read, the
+ * case's time limit passes, or a stop signal's grace period ends. */
+static wait_result wait_reply(tb_workers *w, double timeout_s)
+{
+    double deadline = now_s() + timeout_s, stop_deadline = 0;
+    for (;;) {
+        if (w->stop && *w->stop && stop_deadline == 0) {
+            kill(w->pid, SIGTERM);
+            stop_deadline = now_s() + STOP_GRACE_S;
+        }
+        struct pollfd p = {.fd = w->fd, .events = POLLIN};
+        int k = poll(&p, 1, POLL_SLICE_MS);
+        if (k > 0)
+            return WAIT_READY;
+        if (k < 0 && errno != EINTR)
+            return WAIT_READY; /* let the read report it */
+        double t = now_s();
+        if (t >= deadline)
+            return WAIT_TIMEOUT;
+        if (stop_deadline != 0 && t >= stop_deadline)
+            return WAIT_STOPPED;
+    }
+}
+
+/* res becomes `crashed` with what the wait status st says. */
+static void set_crashed(tb_result *res, int st, tb_phase ph)
+{
+    res->status = TB_STATUS_CRASHED;
+    if (WIFSIGNALED(st)) {
+        int sig = WTERMSIG(st);
+        const char *abbr = sigabbrev_np(sig), *what = sigdescr_np(sig);
+        snprintf(res->message, sizeof res->message,
+                 "worker killed by SIG%s (%s) during %s",
+                 abbr ? abbr : "?", what ? what : "unknown signal",
+                 tb_phase_name(ph));
+    } else if (WIFEXITED(st)) {
+        snprintf(res->message, sizeof res->message,
+                 "worker exited with status %d during %s", WEXITSTATUS(st),
+                 tb_phase_name(ph));
+    } else {
+        snprintf(res->message, sizeof res->message,
+                 "worker lost during %s", tb_phase_name(ph));
+    }
+}
+
+int tb_workers_create(tb_workers **out, const tb_plan *plan, bool isolate,
+                      volatile sig_atomic_t *stop)
+{
+    tb_workers *w = calloc(1, sizeof *w);
+    if (!w)
+        return TB_ENOMEM;
+    w->plan = plan;
+    w->isolate = isolate;
+    w->stop = stop;
+    w->fd = -1;
+    w->parent = getpid();
+    if (!isolate) {
+        int rc = tb_runner_create(&w->local, stop);
+        if (rc) {
+            free(w);
+            return rc;
+        }
+        *out = w;
+        return 0;
+    }
+    char err[256];
+    const char *spec = getenv("TBENCH_FAULT");
+    if (spec && tb_runner_fault_check(spec, err, sizeof err)) {
+        free(w);
+        return TB_EINVAL;
+    }
+    void *page = mmap(NULL, sizeof *w->phase, PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) {
+        free(w);
+        return TB_ENOMEM;
+    }
+    w->phase = page;
+    *out = w;
+    return 0;
+}
+
+void tb_workers_destroy(tb_workers *w)
+{
+    if (!w)
+        return;
+    if (w->pid) { /* end of file on its socket: it exits */
+        int st;
+        reap(w, false, &st);
+    }
+    if (w->phase)
+        munmap((void *)w->phase, sizeof *w->phase);
+    tb_runner_destroy(w->local);
+    free(w);
+}
+
+const char *tb_workers_mode(const tb_workers *w)
+{
+    return w->isolate ? "process" : "none";
+}
+
+tb_work_outcome tb_workers_round(tb_workers *w, int i, int round,
+                                 int rounds, tb_result *res)
+{
+    const tb_case *c = &w->plan->cases[i];
+    if (!w->isolate) {
+        tb_runner_round(w->local, c, round, rounds, res);
+        return TB_WORK_DONE;
+    }
+    /* A worker that died between requests (it should not) is replaced
+     * once; a second failure is the case's. */
+    int sent = -1;
+    for (int attempt = 0; attempt < 2 && sent; attempt++) {
+        if (!w->pid && spawn(w)) {
+            res->status = TB_STATUS_ERROR;
+            snprintf(res->message, sizeof res->message,
+                     "cannot start a worker process: %s", strerror(errno));
+            return TB_WORK_DONE;
+        }
+        sent = send_msg(w->fd, i, round, rounds, round ? res : NULL);
+        if (sent) {
+            int st;
+            reap(w, true, &st);
+        }
+    }
+    if (sent) {
+        res->status = TB_STATUS_ERROR;
+        snprintf(res->message, sizeof res->message,
+                 "cannot send the case to a worker process");
+        return TB_WORK_DONE;
+    }
+
+    wait_result wr = wait_reply(w, c->measure.timeout_s);
+    tb_phase ph = (tb_phase)*w->phase;
+    int st;
+    if (wr == WAIT_TIMEOUT) {
+        reap(w, true, &st);
+        res->status = TB_STATUS_TIMEOUT;
+        snprintf(res->message, sizeof res->message,
+                 "no result after %g s (measure.timeout_s) during %s; worker "
+                 "killed",
+                 c->measure.timeout_s, tb_phase_name(ph));
+        return TB_WORK_DONE;
+    }
+    if (wr == WAIT_STOPPED) {
+        reap(w, true, &st);
+        return TB_WORK_INTERRUPTED;
+    }
+    wire_hdr h;
+    tb_result got;
+    int rc = recv_all(w->fd, &h, sizeof h);
+    if (rc == 1 && (h.magic != WIRE_MAGIC || h.index != i))
+        rc = -1;
+    if (rc == 1)
+        rc = recv_result(w->fd, &h, (size_t)c->measure.max_samples, &got);
+    if (rc != 1) { /* the worker died (or spoke nonsense) */
+        reap(w, true, &st);
+        set_crashed(res, st, ph);
+        return TB_WORK_DONE;
+    }
+    tb_result_free(res);
+    *res = got;
+    if (res->impl) /* got.impl points into got */
+        res->impl = res->impl_buf;
+    return TB_WORK_DONE;
+}
