@@ -42,7 +42,7 @@ typedef struct {
 
 struct tb_runner {
     volatile sig_atomic_t *stop;
-    volatile sig_atomic_t *phase; /* tb_runner_watch, or NULL */
+    tb_runner_watch_area *watch; /* tb_runner_watch, or NULL */
     int n_faults;
     fault faults[MAX_FAULTS];
     double overhead_ns;
@@ -157,17 +157,20 @@ static void fault_fire(fault_kind k)
 /* Enter phase p for case c: publish it, then fire a matching fault. */
 static void set_phase(tb_runner *r, const tb_case *c, tb_phase p)
 {
-    if (r->phase)
-        *r->phase = (sig_atomic_t)p;
+    if (r->watch) {
+        r->watch->phase = (sig_atomic_t)p;
+        if (p == TB_PHASE_SETUP || p == TB_PHASE_IDLE)
+            r->watch->impl[0] = '\0';
+    }
     for (int i = 0; c && i < r->n_faults; i++)
         if (r->faults[i].phase == p &&
             fnmatch(r->faults[i].glob, c->id, 0) == 0)
             fault_fire(r->faults[i].kind);
 }
 
-void tb_runner_watch(tb_runner *r, volatile sig_atomic_t *phase)
+void tb_runner_watch(tb_runner *r, tb_runner_watch_area *w)
 {
-    r->phase = phase;
+    r->watch = w;
 }
 
 int tb_runner_create(tb_runner **out, volatile sig_atomic_t *stop)
@@ -610,6 +613,8 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
         fn = c->backend->kernel(in->ctx, c->op, c->dtype, &c->params,
                                 &res->impl);
     }
+    if (r->watch && res->impl)
+        snprintf(r->watch->impl, sizeof r->watch->impl, "%s", res->impl);
     if (!fn) {
         set_error(res, TB_STATUS_UNSUPPORTED, "%s",
                   "the backend has no kernel for this op, dtype and "

@@ -71,9 +71,16 @@ typedef struct tb_runner tb_runner;
  * is polled between samples: when set, the case ends "interrupted". */
 int tb_runner_create(tb_runner **r, volatile sig_atomic_t *stop);
 void tb_runner_destroy(tb_runner *r);
-/* Publish the phase of the case being run in *phase (which may live in
- * memory shared with another process); NULL stops publishing. */
-void tb_runner_watch(tb_runner *r, volatile sig_atomic_t *phase);
+/* Where a runner publishes what it is doing (the memory may be shared
+ * with another process): the phase, and the name of the kernel of the
+ * case being run ("" until it is looked up). */
+typedef struct tb_runner_watch_area {
+    volatile sig_atomic_t phase; /* a tb_phase */
+    char impl[256];
+} tb_runner_watch_area;
+
+/* Publish into *w from now on; NULL stops publishing. */
+void tb_runner_watch(tb_runner *r, tb_runner_watch_area *w);
 
 /* Fault injection, for testing isolation only: TBENCH_FAULT holds up to
  * 8 rules "KIND:PHASE:GLOB" separated by ';' (KIND segv, abort, hang or

@@ -41,7 +41,7 @@ struct tb_workers {
     pid_t pid;        /* the live worker, or 0 */
     pid_t parent;
     int fd;                       /* the parent's end of the socket */
-    volatile sig_atomic_t *phase; /* shared with the workers (mmap) */
+    tb_runner_watch_area *watch; /* shared with the workers (mmap) */
 };
 
 /* ---- I/O ---------------------------------------------------------------- */
@@ -163,7 +163,7 @@ static void worker_main(tb_workers *w, int fd)
     tb_runner *r = NULL;
     if (tb_runner_create(&r, &worker_stop))
         _exit(125);
-    tb_runner_watch(r, w->phase);
+    tb_runner_watch(r, w->watch);
     for (;;) {
         wire_hdr h;
         tb_result res;
@@ -195,7 +195,8 @@ static int spawn(tb_workers *w)
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
         return TB_EIO;
-    *w->phase = TB_PHASE_IDLE;
+    w->watch->phase = TB_PHASE_IDLE;
+    w->watch->impl[0] = '\0';
     fflush(NULL); /* nothing buffered is written twice */
     pid_t pid = fork();
     if (pid < 0) {
@@ -304,13 +305,13 @@ int tb_workers_create(tb_workers **out, const tb_plan *plan, bool isolate,
         free(w);
         return TB_EINVAL;
     }
-    void *page = mmap(NULL, sizeof *w->phase, PROT_READ | PROT_WRITE,
+    void *page = mmap(NULL, sizeof *w->watch, PROT_READ | PROT_WRITE,
                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (page == MAP_FAILED) {
         free(w);
         return TB_ENOMEM;
     }
-    w->phase = page;
+    w->watch = page;
     *out = w;
     return 0;
 }
@@ -323,8 +324,8 @@ void tb_workers_destroy(tb_workers *w)
         int st;
         reap(w, false, &st);
     }
-    if (w->phase)
-        munmap((void *)w->phase, sizeof *w->phase);
+    if (w->watch)
+        munmap(w->watch, sizeof *w->watch);
     tb_runner_destroy(w->local);
     free(w);
 }
@@ -366,7 +367,13 @@ tb_work_outcome tb_workers_round(tb_workers *w, int i, int round,
     }
 
     wait_result wr = wait_reply(w, c->measure.timeout_s);
-    tb_phase ph = (tb_phase)*w->phase;
+    tb_phase ph = (tb_phase)w->watch->phase;
+    /* The kernel that was running, for a crash or a timeout. */
+    if (w->watch->impl[0]) {
+        memcpy(res->impl_buf, w->watch->impl, sizeof res->impl_buf);
+        res->impl_buf[sizeof res->impl_buf - 1] = '\0';
+        res->impl = res->impl_buf;
+    }
     int st;
     if (wr == WAIT_TIMEOUT) {
         reap(w, true, &st);
