@@ -574,6 +574,14 @@ static cJSON *capture_warnings(const cpuinfo_facts *ci, long ncpus,
                        "noise (steal time, other guests sharing caches and "
                        "memory bandwidth).");
     }
+    const char *fault = getenv("TBENCH_FAULT");
+    if (fault && *fault) {
+        snprintf(msg, sizeof msg,
+                 "TBENCH_FAULT is set ('%.200s'): the cases it names are "
+                 "made to crash or hang on purpose, to test isolation.",
+                 fault);
+        add_warning(w, msg);
+    }
     return w;
 }
 
