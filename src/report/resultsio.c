@@ -91,6 +91,16 @@ const char *tb_json_str(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+cJSON *tb_json_num_or_null(double v)
+{
+    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+cJSON *tb_json_str_or_null(const char *s)
+{
+    return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
 /* Member k of o must be absent, null or a finite number: *out = value or
  * NAN.  Returns false when it is something else. */
 static bool opt_num(const cJSON *o, const char *k, double *out)

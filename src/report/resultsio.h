@@ -60,6 +60,12 @@ double tb_json_num(const cJSON *o, const char *key);
 /* Member key of o as a string, or NULL. */
 const char *tb_json_str(const cJSON *o, const char *key);
 
+/* v as a JSON number, or null when it is not finite (NAN: not
+ * available); s as a JSON string, or null when NULL.  NULL on allocation
+ * failure.  For the JSON that compare and history write. */
+cJSON *tb_json_num_or_null(double v);
+cJSON *tb_json_str_or_null(const char *s);
+
 /* One case record of a loaded file.  Strings point into the document. */
 typedef struct tb_rescase {
     const cJSON *json; /* the whole record */
