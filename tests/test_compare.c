@@ -222,6 +222,8 @@ static cJSON *make_doc(const spec *s, int n)
         const char *status = s[i].status ? s[i].status : "ok";
         cJSON_AddStringToObject(c, "id", s[i].id);
         cJSON_AddStringToObject(c, "op", "add");
+        cJSON_AddStringToObject(c, "dtype", "f32");
+        cJSON_AddStringToObject(c, "backend", "cpu");
         cJSON_AddStringToObject(c, "status", status);
         cJSON_AddStringToObject(c, "impl", "add_f32_c");
         cJSON *bp = cJSON_AddObjectToObject(c, "backend_params");
@@ -655,20 +657,24 @@ static void test_status_changes(void **state)
                    {"b", "unavailable", NULL, 0, 0, 0},
                    {"c", "unsupported", NULL, 0, 0, 0},
                    {"d", "unavailable", NULL, 0, 0, 0},
-                   {"gone", NULL, x, 20, 1, 0}};
+                   {"gone", NULL, x, 20, 1, 0},
+                   {"k", NULL, x, 20, 1, 0},
+                   {"t", "unsupported", NULL, 0, 0, 0}};
     spec news[] = {{"a", "failed-check", NULL, 0, 0, 0},
                    {"b", NULL, x, 20, 1, 0},
                    {"c", "unavailable", NULL, 0, 0, 0},
                    {"d", "unavailable", NULL, 0, 0, 0},
-                   {"new", NULL, x, 20, 1, 0}};
-    tb_resfile *a = load_doc(make_doc(olds, 5), "old.json");
-    tb_resfile *b = load_doc(make_doc(news, 5), "new.json");
+                   {"new", NULL, x, 20, 1, 0},
+                   {"k", "crashed", NULL, 0, 0, 0},
+                   {"t", "timeout", NULL, 0, 0, 0}};
+    tb_resfile *a = load_doc(make_doc(olds, 7), "old.json");
+    tb_resfile *b = load_doc(make_doc(news, 7), "new.json");
     tb_cmp_opts o;
     tb_cmp_opts_default(&o);
     tb_cmp c;
     char err[256];
     assert_int_equal(tb_compare(&a, 1, &b, 1, &o, &c, err, sizeof err), 0);
-    assert_int_equal(c.n, 6);
+    assert_int_equal(c.n, 8);
     assert_string_equal(c.cases[0].id, "a");
     assert_int_equal(c.cases[0].schg, TB_SCHG_FAILURE);
     assert_string_equal(tb_cmp_case_verdict(&c.cases[0]), "failure");
@@ -677,9 +683,16 @@ static void test_status_changes(void **state)
     assert_int_equal(c.cases[3].schg, TB_SCHG_SAME);
     assert_string_equal(tb_cmp_case_verdict(&c.cases[3]), "unavailable");
     assert_int_equal(c.cases[4].presence, TB_CMP_REMOVED);
-    assert_string_equal(c.cases[5].id, "new");
-    assert_int_equal(c.cases[5].presence, TB_CMP_ADDED);
-    assert_int_equal(c.n_failures, 1);
+    /* newly crashed (was ok) and newly timed out (did not run before)
+     * are status failures like a newly failed check */
+    assert_string_equal(c.cases[5].id, "k");
+    assert_int_equal(c.cases[5].schg, TB_SCHG_FAILURE);
+    assert_string_equal(tb_cmp_case_verdict(&c.cases[5]), "failure");
+    assert_string_equal(c.cases[6].id, "t");
+    assert_int_equal(c.cases[6].schg, TB_SCHG_FAILURE);
+    assert_string_equal(c.cases[7].id, "new");
+    assert_int_equal(c.cases[7].presence, TB_CMP_ADDED);
+    assert_int_equal(c.n_failures, 3);
     assert_int_equal(c.n_added, 1);
     assert_int_equal(c.n_removed, 1);
     assert_int_equal(c.n_timed, 0);
@@ -698,7 +711,7 @@ static void test_status_changes(void **state)
                         "failure");
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(c0, "time")));
     assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "summary"),
-                                         "status_failures")->valueint, 1);
+                                         "status_failures")->valueint, 3);
     cJSON_Delete(j);
     tb_cmp_free(&c);
     tb_resfile_free(a);
@@ -743,6 +756,9 @@ static void test_fail_on_parse(void **state)
 
 /* ---- reading result files ------------------------------------------------- */
 
+/* The strings every case record needs besides id and status. */
+#define OPDB "\"op\": \"add\", \"dtype\": \"f32\", \"backend\": \"cpu\", "
+
 /* tb_resfile_from_text(text) must fail with "bad.json: " + needle. */
 static void expect_load_error(const char *text, int code, const char *needle)
 {
@@ -781,29 +797,48 @@ static void test_load_errors(void **state)
                       "[{\"status\": \"ok\"}]}",
                       TB_EINVAL, "cases[0]: no \"id\"");
     expect_load_error("{\"schema\": \"tbench.results/1\", \"cases\": "
-                      "[{\"id\": \"x\", \"status\": \"ok\"}]}",
+                      "[{\"id\": \"x\", " OPDB "\"status\": \"ok\"}]}",
                       TB_EINVAL, "cases[0] (x): status is ok but stats");
     expect_load_error(
-        "{\"schema\": \"tbench.results/1\", \"cases\": [{\"id\": \"x\", "
+        "{\"schema\": \"tbench.results/1\", \"cases\": [{\"id\": \"x\", " OPDB
         "\"status\": \"ok\", \"stats\": {\"n\": 2, \"iters_per_sample\": 1, "
         "\"median_ns\": 5, \"ci_low_ns\": 4, \"ci_high_ns\": 6, \"min_ns\": "
         "4, \"mean_ns\": 5, \"samples_ns\": [4, 5, 6]}}]}",
         TB_EINVAL, "stats.n is 2 but samples_ns has 3 values");
     expect_load_error(
-        "{\"schema\": \"tbench.results/1\", \"cases\": [{\"id\": \"x\", "
+        "{\"schema\": \"tbench.results/1\", \"cases\": [{\"id\": \"x\", " OPDB
         "\"status\": \"ok\", \"stats\": {\"n\": 1, \"iters_per_sample\": 1, "
         "\"median_ns\": -5, \"ci_low_ns\": -6, \"ci_high_ns\": 6, "
         "\"min_ns\": 4, \"mean_ns\": 5, \"samples_ns\": [4]}}]}",
         TB_EINVAL, "stats.median_ns: expected a positive number");
     expect_load_error(
-        "{\"schema\": \"tbench.results/1\", \"cases\": [{\"id\": \"x\", "
+        "{\"schema\": \"tbench.results/1\", \"cases\": [{\"id\": \"x\", " OPDB
         "\"status\": \"ok\", \"stats\": {\"n\": 1, \"iters_per_sample\": 1, "
         "\"median_ns\": 5, \"ci_low_ns\": 4, \"ci_high_ns\": 6, \"min_ns\": "
         "4, \"mean_ns\": 5, \"samples_ns\": [\"4\"]}}]}",
         TB_EINVAL, "stats.samples_ns[0]: expected a number");
+    /* 1e999 parses as infinity: refused, never handed to a chart */
+    expect_load_error(
+        "{\"schema\": \"tbench.results/1\", \"cases\": [{\"id\": \"x\", " OPDB
+        "\"status\": \"ok\", \"stats\": {\"n\": 1, \"iters_per_sample\": 1, "
+        "\"median_ns\": 1e999, \"ci_low_ns\": 4, \"ci_high_ns\": 6, "
+        "\"min_ns\": 4, \"mean_ns\": 5, \"samples_ns\": [4]}}]}",
+        TB_EINVAL, "cases[0] (x): stats.median_ns: expected a finite number");
+    /* the strings plot and report group by are required of every case */
     expect_load_error("{\"schema\": \"tbench.results/1\", \"cases\": "
-                      "[{\"id\": \"x\", \"status\": \"skipped\"}, "
-                      "{\"id\": \"x\", \"status\": \"skipped\"}]}",
+                      "[{\"id\": \"x\", \"op\": \"add\", \"backend\": "
+                      "\"cpu\", \"status\": \"skipped\"}]}",
+                      TB_EINVAL, "cases[0] (x): no \"dtype\" string");
+    expect_load_error("{\"schema\": \"tbench.results/1\", \"cases\": "
+                      "[{\"id\": \"x\", \"op\": \"add\", \"dtype\": "
+                      "\"f32\", \"status\": \"skipped\"}]}",
+                      TB_EINVAL, "cases[0] (x): no \"backend\" string");
+    expect_load_error("{\"schema\": \"tbench.results/1\", \"cases\": "
+                      "[{\"id\": \"x\", " OPDB "\"status\": \"done\"}]}",
+                      TB_EINVAL, "cases[0] (x): unknown status \"done\"");
+    expect_load_error("{\"schema\": \"tbench.results/1\", \"cases\": "
+                      "[{\"id\": \"x\", " OPDB "\"status\": \"skipped\"}, "
+                      "{\"id\": \"x\", " OPDB "\"status\": \"skipped\"}]}",
                       TB_EINVAL, "cases[1]: id 'x' already used by cases[0]");
 }
 
@@ -813,19 +848,24 @@ static void test_load_fields(void **state)
     const char *text =
         "{\"schema\": \"tbench.results/1\", \"complete\": false, \"env\": "
         "{\"hostname\": \"h\", \"build\": {\"git_commit\": \"abc\"}}, "
-        "\"cases\": [{\"id\": \"z\", \"status\": \"ok\", \"impl\": null, "
+        "\"cases\": [{\"id\": \"z\", " OPDB "\"status\": \"ok\", "
+        "\"impl\": null, "
         "\"stats\": {\"n\": 3, \"iters_per_sample\": 2, \"median_ns\": 5, "
         "\"ci_low_ns\": 4, \"ci_high_ns\": 6, \"min_ns\": 4, \"mean_ns\": "
         "5, \"samples_ns\": [4, 5, 6]}, \"throughput\": {\"gb_s\": null, "
         "\"items_s\": 7}, \"counters\": {\"kernel_launches\": 3}}, "
-        "{\"id\": \"a\", \"status\": \"unavailable\", \"message\": \"no "
-        "gpu\", \"stats\": null}]}";
+        "{\"id\": \"a\", " OPDB "\"status\": \"unavailable\", "
+        "\"message\": \"no gpu\", \"stats\": null}, "
+        "{\"id\": \"k\", " OPDB "\"status\": \"crashed\", \"message\": "
+        "\"signal 9 (SIGKILL) during warmup\", \"stats\": null}, "
+        "{\"id\": \"t\", " OPDB "\"status\": \"timeout\", \"message\": "
+        "\"killed after 30 s\", \"stats\": null}]}";
     tb_resfile *f;
     char err[256];
     assert_int_equal(tb_resfile_from_text("t.json", text, strlen(text), &f,
                                           err, sizeof err),
                      0);
-    assert_int_equal(f->n, 2);
+    assert_int_equal(f->n, 4);
     assert_false(f->complete);
     assert_string_equal(f->hostname, "h");
     assert_string_equal(f->git_commit, "abc");
@@ -844,6 +884,13 @@ static void test_load_fields(void **state)
     assert_non_null(a);
     assert_false(a->timed);
     assert_string_equal(a->message, "no gpu");
+    const tb_rescase *k = tb_resfile_find(f, "k"), *t = tb_resfile_find(f,
+                                                                        "t");
+    assert_false(k->timed);
+    assert_string_equal(k->status, "crashed");
+    assert_string_equal(k->message, "signal 9 (SIGKILL) during warmup");
+    assert_false(t->timed);
+    assert_string_equal(t->status, "timeout");
     assert_null(tb_resfile_find(f, "b"));
     tb_resfile_free(f);
     tb_resfile_free(NULL);

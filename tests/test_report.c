@@ -1,8 +1,10 @@
-/* Unit tests of src/report/report.c and plot.c's pure parts: loading
- * result files (and their one-line errors), the reference-backend rule,
- * the baseline verdict, change-point detection and the Markdown of a
- * minimal document.  The CLI, the charts and the golden report are
- * tested by tests/test_cli_report.py. */
+/* Unit tests of src/report/report.c: loading result files through the
+ * one loader (the same one-line errors as tb_resfile_load), the
+ * reference-backend rule, the baseline section against `tbench compare`
+ * case by case, the crashed/timeout statuses and the Markdown of a
+ * minimal document.  The CLI, the charts (history change points against
+ * `tbench history`) and the golden report are tested by
+ * tests/test_cli_report.py. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,8 +18,10 @@
 #include <cmocka.h>
 
 #include "base/error.h"
+#include "report/compare.h"
 #include "report/plot.h"
 #include "report/report.h"
+#include "report/resultsio.h"
 
 /* Write text to a fresh temporary file; returns its path (static). */
 static const char *tmp_file(const char *text)
@@ -32,6 +36,7 @@ static const char *tmp_file(const char *text)
     return path;
 }
 
+/* A case record; med is its median (3 samples, all med). */
 #define CASE(id, backend, bp, status, med)                                  \
     "{\"id\":\"" id "\",\"op\":\"add\",\"category\":\"elementwise\","      \
     "\"dtype\":\"f32\",\"backend\":\"" backend "\",\"backend_params\":" bp \
@@ -40,7 +45,15 @@ static const char *tmp_file(const char *text)
     "\"out_shapes\":[[10]],"                                                 \
     "\"stats\":{\"median_ns\":" #med ",\"ci_low_ns\":" #med                 \
     ",\"ci_high_ns\":" #med ",\"ci_rel\":0,\"mad_ns\":0,\"n\":3,"           \
+    "\"min_ns\":" #med ",\"mean_ns\":" #med ",\"samples_ns\":[" #med ","    \
+    #med "," #med "],"                                                      \
     "\"iters_per_sample\":1,\"stop_reason\":\"ci_target\"}}"
+
+/* A case that did not run, with a message. */
+#define NOT_RUN(id, status, msg)                                            \
+    "{\"id\":\"" id "\",\"op\":\"add\",\"category\":\"elementwise\","      \
+    "\"dtype\":\"f32\",\"backend\":\"cpu\",\"backend_params\":{},"           \
+    "\"status\":\"" status "\",\"message\":\"" msg "\",\"stats\":null}"
 
 #define DOC(cases)                                                          \
     "{\"schema\":\"tbench.results/1\",\"complete\":true,\"env\":{},"        \
@@ -73,7 +86,8 @@ static void test_load_ok(void **state)
     tb_rset_free(&s);
 }
 
-/* Each bad file gives one line naming the file and what is wrong. */
+/* Each bad file gives one line naming the file and what is wrong: the
+ * loader's line, word for word, whether plot/report or compare reads it. */
 static void test_load_errors(void **state)
 {
     (void)state;
@@ -81,26 +95,40 @@ static void test_load_errors(void **state)
         const char *text, *want;
         int rc;
     } bad[] = {
-        {"{\"schema\": \"tbench.results/1\",\n \"cases\": [}", ":2:", TB_EPARSE},
-        {"{\"schema\": \"other/2\", \"cases\": []}", "schema 'other/2'",
+        {"{\"schema\": \"tbench.results/1\",\n \"cases\": [", "truncated",
+         TB_EPARSE},
+        {"{\"schema\": \"tbench.results/1\",\n \"cases\": [1,, 2]}",
+         "corrupt: not valid JSON at line 2", TB_EPARSE},
+        {"{\"schema\": \"other/2\", \"cases\": []}",
+         "schema is \"other/2\"", TB_EINVAL},
+        {"{\"schema\": \"tbench.results/1\"}", "\"cases\": expected an array",
          TB_EINVAL},
-        {"{\"schema\": \"tbench.results/1\"}", "'cases' missing", TB_EINVAL},
-        {DOC("{\"id\":\"x\"}"), "cases[0]: 'op' missing", TB_EINVAL},
-        {DOC(CASE("add-without-slashes", "cpu", "{}", "ok", 1)),
-         "is not OP/SHAPES/DTYPE/BACKEND", TB_EINVAL},
+        {DOC("{\"id\":\"x\",\"status\":\"skipped\"}"),
+         "cases[0] (x): no \"op\" string", TB_EINVAL},
+        {DOC(CASE("a/1/f32/cpu", "cpu", "{}", "ok", 1e999)),
+         "stats.median_ns: expected a finite number, got inf", TB_EINVAL},
+        {DOC(CASE("a/1/f32/cpu", "cpu", "{}", "ok", 1) ","
+             NOT_RUN("b/1/f32/cpu", "exploded", "?")),
+         "cases[1] (b/1/f32/cpu): unknown status \"exploded\"", TB_EINVAL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tb_rset s = {0};
-        char err[512] = "";
+        char err[512] = "", err2[512] = "";
         const char *p = tmp_file(bad[i].text);
         int rc = tb_rset_load(&s, p, TB_ROLE_MAIN, err, sizeof err);
+        tb_resfile *f = NULL;
+        int rc2 = tb_resfile_load(p, &f, err2, sizeof err2);
         unlink(p);
         assert_int_equal(rc, bad[i].rc);
-        assert_non_null(strstr(err, p));
+        assert_int_equal(rc2, bad[i].rc);
+        assert_null(f);
+        assert_string_equal(err, err2);
+        assert_int_equal(strncmp(err, p, strlen(p)), 0);
         if (!strstr(err, bad[i].want))
             fail_msg("case %zu: '%s' not in '%s'", i, bad[i].want, err);
         assert_null(strchr(err, '\n'));
         assert_int_equal(s.n, 0);
+        assert_int_equal(s.n_docs, 0);
         tb_rset_free(&s);
     }
     tb_rset s = {0};
@@ -109,6 +137,57 @@ static void test_load_errors(void **state)
                                   err, sizeof err),
                      TB_EIO);
     assert_non_null(strstr(err, "/nonexistent/r.json"));
+}
+
+/* An id that is not OP/SHAPES/DTYPE/BACKEND (compare accepts any unique
+ * id) stands for itself. */
+static void test_plain_id(void **state)
+{
+    (void)state;
+    tb_rset s = {0};
+    char err[512];
+    const char *p = tmp_file(DOC(CASE("plain", "cpu", "{}", "ok", 5)));
+    assert_int_equal(tb_rset_load(&s, p, TB_ROLE_MAIN, err, sizeof err), 0);
+    unlink(p);
+    assert_string_equal(s.cases[0].key, "plain");
+    assert_string_equal(s.cases[0].opp, "add");
+    assert_string_equal(s.cases[0].variant, "cpu");
+    tb_rset_free(&s);
+}
+
+/* crashed and timeout load as statuses that did not run, and the report
+ * lists them with their meaning. */
+static void test_crashed_timeout(void **state)
+{
+    (void)state;
+    tb_rset s = {0};
+    char err[512];
+    const char *p = tmp_file(DOC(
+        CASE("add/10,10/f32/cpu[threads=1]", "cpu", "{\"threads\":\"1\"}",
+             "ok", 100) ","
+        NOT_RUN("add/10,10/f32/cpu[threads=2]", "crashed",
+                "signal 11 (SIGSEGV) during sampling") ","
+        NOT_RUN("add/20,20/f32/cpu[threads=2]", "timeout",
+                "killed after the case's time limit of 30 s")));
+    assert_int_equal(tb_rset_load(&s, p, TB_ROLE_MAIN, err, sizeof err), 0);
+    unlink(p);
+    assert_int_equal(s.n, 3);
+    assert_false(s.cases[1].ok);
+    assert_string_equal(s.cases[1].status, "crashed");
+    assert_string_equal(s.cases[2].status, "timeout");
+    tb_report_opts o = {"tbench report x", NULL, "perf", NULL, NULL, 3, 8};
+    char *md = NULL;
+    assert_int_equal(tb_report_markdown(&s, &o, &md), 0);
+    assert_non_null(strstr(md, "## Cases that did not run"));
+    assert_non_null(strstr(md, "`crashed`: the worker process running the "
+                               "case died"));
+    assert_non_null(strstr(md, "`timeout`: the case passed its time limit"));
+    assert_non_null(strstr(md, "| cpu[threads=2] | crashed | 1 | "
+                               "`add/10,10/f32/cpu[threads=2]` | signal 11 "
+                               "(SIGSEGV) during sampling |"));
+    assert_non_null(strstr(md, "| cpu[threads=2] | timeout | 1 |"));
+    free(md);
+    tb_rset_free(&s);
 }
 
 static tb_rcase rc_of(const char *backend, const char *bp_json)
@@ -145,63 +224,119 @@ static void test_reference_rule(void **state)
     }
 }
 
-static tb_rcase timed(double med, double lo, double hi)
+/* The cells of the Markdown table row that starts with "| `id` |", or
+ * NULL; the last cell without its ** emphasis goes to verdict. */
+static bool row_verdict(const char *md, const char *id, char *verdict,
+                        size_t len)
 {
-    tb_rcase c;
-    memset(&c, 0, sizeof c);
-    c.median = med;
-    c.ci_lo = lo;
-    c.ci_hi = hi;
-    return c;
+    char head[600];
+    snprintf(head, sizeof head, "\n| `%s` |", id);
+    const char *r = strstr(md, head);
+    if (!r)
+        return false;
+    const char *end = strchr(r + 1, '\n');
+    const char *bar = end - 1; /* the closing '|' */
+    const char *start = bar - 1;
+    while (*start != '|')
+        start--;
+    start++;
+    while (*start == ' ' || *start == '*')
+        start++;
+    const char *stop = bar;
+    while (stop[-1] == ' ' || stop[-1] == '*')
+        stop--;
+    snprintf(verdict, len, "%.*s", (int)(stop - start), start);
+    return true;
 }
 
-static void test_verdict(void **state)
+/* The report's baseline section and `tbench compare BASELINE MAIN` judge
+ * every case of the fixture pair alike: the same comparison code with
+ * compare's default options, checked here against an independent
+ * tb_compare of files loaded separately. */
+static void test_baseline_agrees_with_compare(void **state)
 {
     (void)state;
-    double ch;
-    tb_rcase old = timed(100, 99, 101);
-    /* +10%, CIs apart: regressed */
-    tb_rcase a = timed(110, 109, 111);
-    assert_int_equal(tb_report_verdict(&old, &a, 0.02, &ch),
-                     TB_VERDICT_REGRESSED);
-    assert_true(fabs(ch - 0.10) < 1e-12);
-    /* -10%: improved */
-    tb_rcase b = timed(90, 89, 91);
-    assert_int_equal(tb_report_verdict(&old, &b, 0.02, &ch),
-                     TB_VERDICT_IMPROVED);
-    /* +1%: under the threshold */
-    tb_rcase c = timed(101, 100.5, 101.5);
-    assert_int_equal(tb_report_verdict(&old, &c, 0.02, &ch),
-                     TB_VERDICT_UNCHANGED);
-    /* +10% but the CIs overlap: unchanged */
-    tb_rcase d = timed(110, 95, 125);
-    assert_int_equal(tb_report_verdict(&old, &d, 0.02, &ch),
-                     TB_VERDICT_UNCHANGED);
-}
+    const char *cur = "tests/data/report/mixed.json";
+    const char *base = "tests/data/report/baseline.json";
+    tb_rset s = {0};
+    char err[512];
+    assert_int_equal(tb_rset_load(&s, cur, TB_ROLE_MAIN, err, sizeof err),
+                     0);
+    assert_int_equal(tb_rset_load(&s, base, TB_ROLE_BASELINE, err,
+                                  sizeof err), 0);
+    tb_cmp rep;
+    assert_int_equal(tb_rset_compare(&s, 0.02, &rep, err, sizeof err), 0);
+    tb_report_opts o = {"tbench report x", NULL, "perf", NULL, &rep, 3, 8};
+    char *md = NULL;
+    assert_int_equal(tb_report_markdown(&s, &o, &md), 0);
 
-static void test_change_points(void **state)
-{
-    (void)state;
-    bool cp[12];
-    /* a 20% step at run 6, 1% noise (CI 2%) */
-    double y[12], rel[12];
-    for (int i = 0; i < 12; i++) {
-        y[i] = (i < 6 ? 100 : 120) * (1 + 0.01 * ((i * 7) % 3 - 1));
-        rel[i] = 0.02;
+    tb_resfile *old = NULL, *nw = NULL;
+    assert_int_equal(tb_resfile_load(base, &old, err, sizeof err), 0);
+    assert_int_equal(tb_resfile_load(cur, &nw, err, sizeof err), 0);
+    tb_cmp_opts co;
+    tb_cmp_opts_default(&co);
+    tb_cmp cmp;
+    assert_int_equal(tb_compare(&old, 1, &nw, 1, &co, &cmp, err, sizeof err),
+                     0);
+    assert_int_equal(rep.n, cmp.n);
+    int seen[3] = {0};
+    for (int i = 0; i < cmp.n; i++) {
+        const tb_cmp_case *k = &cmp.cases[i];
+        assert_string_equal(rep.cases[i].id, k->id);
+        assert_string_equal(tb_cmp_case_verdict(&rep.cases[i]),
+                            tb_cmp_case_verdict(k));
+        char v[64];
+        bool row = row_verdict(md, k->id, v, sizeof v);
+        if (k->presence != TB_CMP_BOTH ||
+            (k->time == TB_TIME_NA && k->schg == TB_SCHG_SAME)) {
+            assert_false(row); /* one side only, or ran in neither */
+            continue;
+        }
+        if (!row)
+            fail_msg("no baseline row for %s", k->id);
+        if (strcmp(v, tb_cmp_case_verdict(k)))
+            fail_msg("%s: report says '%s', compare '%s'", k->id, v,
+                     tb_cmp_case_verdict(k));
+        if (k->time >= TB_TIME_UNCHANGED)
+            seen[k->time - TB_TIME_UNCHANGED]++;
     }
-    assert_int_equal(tb_change_points(y, rel, 12, cp), 1);
-    for (int i = 0; i < 12; i++)
-        assert_int_equal(cp[i], i == 6);
-    /* flat with the same noise: none */
-    for (int i = 0; i < 12; i++)
-        y[i] = 100 * (1 + 0.01 * ((i * 7) % 3 - 1));
-    assert_int_equal(tb_change_points(y, rel, 12, cp), 0);
-    /* two steps, a missing run skipped */
-    double z[9] = {10, 10, 10, 20, NAN, 20, 20, 5, 5};
-    assert_int_equal(tb_change_points(z, NULL, 9, cp), 2);
-    assert_true(cp[3] && cp[7]);
-    /* fewer than two points: nothing */
-    assert_int_equal(tb_change_points(z, NULL, 1, cp), 0);
+    /* the pair has every time verdict, so the test can tell them apart */
+    assert_true(seen[0] > 0 && seen[1] > 0 && seen[2] > 0);
+    char line[128];
+    snprintf(line, sizeof line, "%d regressed, %d improved, %d unchanged;",
+             cmp.n_regressed, cmp.n_improved, cmp.n_unchanged);
+    assert_non_null(strstr(md, line));
+    tb_cmp_free(&cmp);
+    tb_resfile_free(old);
+    tb_resfile_free(nw);
+    free(md);
+    tb_cmp_free(&rep);
+    tb_rset_free(&s);
+}
+
+/* A pair with no case id in common is refused with compare's message. */
+static void test_baseline_mismatch(void **state)
+{
+    (void)state;
+    tb_rset s = {0};
+    char err[512];
+    const char *p = tmp_file(DOC(CASE("a/1/f32/cpu", "cpu", "{}", "ok", 5)));
+    char p1[64];
+    snprintf(p1, sizeof p1, "%s", p);
+    const char *q = tmp_file(DOC(CASE("b/1/f32/cpu", "cpu", "{}", "ok", 5)));
+    assert_int_equal(tb_rset_load(&s, p1, TB_ROLE_MAIN, err, sizeof err), 0);
+    assert_int_equal(tb_rset_load(&s, q, TB_ROLE_BASELINE, err, sizeof err),
+                     0);
+    tb_cmp c;
+    assert_int_equal(tb_rset_compare(&s, 0.02, &c, err, sizeof err),
+                     TB_EINVAL);
+    char want[256];
+    snprintf(want, sizeof want, "%s: no case id in common with %s (a "
+             "different matrix?)", q, p1);
+    assert_string_equal(err, want);
+    unlink(p1);
+    unlink(q);
+    tb_rset_free(&s);
 }
 
 /* The report of a single ok case has no speedup, baseline, anomaly or
@@ -216,7 +351,7 @@ static void test_markdown_single(void **state)
              "ok", 100)));
     assert_int_equal(tb_rset_load(&s, p, TB_ROLE_MAIN, err, sizeof err), 0);
     unlink(p);
-    tb_report_opts o = {"tbench report x", NULL, "perf", NULL, 0.02, 3, 8};
+    tb_report_opts o = {"tbench report x", NULL, "perf", NULL, NULL, 3, 8};
     char *md = NULL;
     assert_int_equal(tb_report_markdown(&s, &o, &md), 0);
     assert_non_null(strstr(md, "## Element-wise"));
@@ -254,9 +389,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load_ok),
         cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_plain_id),
+        cmocka_unit_test(test_crashed_timeout),
         cmocka_unit_test(test_reference_rule),
-        cmocka_unit_test(test_verdict),
-        cmocka_unit_test(test_change_points),
+        cmocka_unit_test(test_baseline_agrees_with_compare),
+        cmocka_unit_test(test_baseline_mismatch),
         cmocka_unit_test(test_markdown_single),
         cmocka_unit_test(test_fmt_time),
     };

@@ -82,7 +82,9 @@ static int parse(int argc, char **argv, bool report, opts *o)
     o->svg = !report;
     o->render = true;
     o->n_noisy = 8;
-    o->threshold = 0.02;
+    tb_cmp_opts dflt; /* the threshold is compare's --threshold */
+    tb_cmp_opts_default(&dflt);
+    o->threshold = dflt.threshold;
     int c;
     double v;
     opterr = 0;
@@ -119,13 +121,20 @@ static int parse(int argc, char **argv, bool report, opts *o)
                                       "got '%s'", optarg);
             o->n_noisy = (int)v;
             break;
-        case O_THRESHOLD:
-            v = parse_num(optarg, 0, 1000);
+        case O_THRESHOLD: {
+            /* as compare's: a percentage, optionally ending in '%' */
+            char t[64];
+            snprintf(t, sizeof t, "%s", optarg);
+            size_t l = strlen(t);
+            if (l && t[l - 1] == '%')
+                t[l - 1] = '\0';
+            v = parse_num(t, 0, 1000);
             if (v < 0)
                 return tb_usage_error("--threshold: expected a percentage "
                                       "0-1000, got '%s'", optarg);
             o->threshold = v / 100;
             break;
+        }
         case O_NO_RENDER: o->render = false; break;
         case O_CHARTS: o->charts = optarg; break;
         case O_NO_CHARTS: o->no_charts = true; break;
@@ -165,18 +174,25 @@ static int parse(int argc, char **argv, bool report, opts *o)
     return -1;
 }
 
-/* Load the WITH and BASELINE files of o into s.  0 or the exit status. */
-static int load_extra(tb_rset *s, const opts *o)
+/* Load the WITH and BASELINE files of o into s and, with a baseline,
+ * compare it with the MAIN file into *cmp as `tbench compare BASELINE
+ * MAIN --threshold` does (cmp->n stays 0 without one).  Every message is
+ * the loader's or compare's "PATH: what", as those commands print it.
+ * 0 or the exit status. */
+static int load_extra(tb_rset *s, const opts *o, tb_cmp *cmp)
 {
     char err[1024];
+    memset(cmp, 0, sizeof *cmp);
     for (int i = 0; i < o->n_with; i++)
         if (tb_rset_load(s, o->with[i], TB_ROLE_WITH, err, sizeof err)) {
-            fprintf(stderr, "tbench: --with: %s\n", err);
+            fprintf(stderr, "tbench: %s\n", err);
             return EXIT_USAGE;
         }
-    if (o->baseline &&
-        tb_rset_load(s, o->baseline, TB_ROLE_BASELINE, err, sizeof err)) {
-        fprintf(stderr, "tbench: --baseline: %s\n", err);
+    if (!o->baseline)
+        return 0;
+    if (tb_rset_load(s, o->baseline, TB_ROLE_BASELINE, err, sizeof err) ||
+        tb_rset_compare(s, o->threshold, cmp, err, sizeof err)) {
+        fprintf(stderr, "tbench: %s\n", err);
         return EXIT_USAGE;
     }
     return 0;
@@ -189,7 +205,7 @@ static void matrix_sig(const tb_rset *s, int d, char *buf, size_t len)
     size_t u = 0;
     const cJSON *cf;
     buf[0] = '\0';
-    cJSON_ArrayForEach(cf, cJSON_GetObjectItem(s->docs[d].doc, "config"))
+    cJSON_ArrayForEach(cf, cJSON_GetObjectItem(s->docs[d].file->doc, "config"))
     {
         const cJSON *n = cJSON_GetObjectItem(cf, "name");
         if (cJSON_IsString(n) && u < len)
@@ -261,6 +277,7 @@ int tb_cmd_plot(int argc, char **argv)
         return rc;
     tb_rset *s = calloc(1, sizeof *s);
     tb_chart_list charts = {0};
+    tb_cmp cmp = {0};
     char err[1024];
     if (!s) {
         fprintf(stderr, "tbench: out of memory\n");
@@ -288,11 +305,11 @@ int tb_cmd_plot(int argc, char **argv)
             for (int d = 0; d < nfiles - 1; d++)
                 set_role(s, d, TB_ROLE_HISTORY);
     }
-    rc = load_extra(s, &o);
+    rc = load_extra(s, &o, &cmp);
     if (rc)
         goto out;
     tb_plot_opts po = {o.out, o.png, o.svg, o.render, o.n_noisy,
-                       o.threshold};
+                       o.baseline ? &cmp : NULL};
     if (tb_plot_write(s, &po, &charts, err, sizeof err)) {
         fprintf(stderr, "tbench: plot: %s\n", err);
         rc = EXIT_CASES;
@@ -308,6 +325,7 @@ int tb_cmd_plot(int argc, char **argv)
                    ? " (scripts and data only)" : "");
     rc = render_note(&charts, o.out);
 out:
+    tb_cmp_free(&cmp);
     tb_chart_list_free(&charts);
     tb_rset_free(s);
     free(s);
@@ -348,6 +366,7 @@ int tb_cmd_report(int argc, char **argv)
         return rc;
     tb_rset *s = calloc(1, sizeof *s);
     tb_chart_list charts = {0};
+    tb_cmp cmp = {0};
     char err[1024], *md = NULL;
     if (!s) {
         fprintf(stderr, "tbench: out of memory\n");
@@ -359,7 +378,7 @@ int tb_cmd_report(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
-    rc = load_extra(s, &o);
+    rc = load_extra(s, &o, &cmp);
     if (rc)
         goto out;
 
@@ -379,7 +398,7 @@ int tb_cmd_report(int argc, char **argv)
     snprintf(chart_dir, sizeof chart_dir, "%s/%s", dir, rel);
     if (!o.no_charts && count_ok(s) > 0) {
         tb_plot_opts po = {chart_dir, true, false, true, o.n_noisy,
-                           o.threshold};
+                           o.baseline ? &cmp : NULL};
         if (tb_plot_write(s, &po, &charts, err, sizeof err)) {
             fprintf(stderr, "tbench: report: charts: %s\n", err);
             rc = EXIT_CASES;
@@ -387,8 +406,8 @@ int tb_cmd_report(int argc, char **argv)
         }
     }
     tb_report_opts ro = {cmd, o.generated_by, rel,
-                         o.no_charts ? NULL : &charts, o.threshold, 3,
-                         o.n_noisy};
+                         o.no_charts ? NULL : &charts,
+                         o.baseline ? &cmp : NULL, 3, o.n_noisy};
     if (tb_report_markdown(s, &ro, &md)) {
         fprintf(stderr, "tbench: report: out of memory\n");
         rc = EXIT_CASES;
@@ -409,6 +428,7 @@ int tb_cmd_report(int argc, char **argv)
     printf("\n");
     rc = render_note(&charts, chart_dir);
 out:
+    tb_cmp_free(&cmp);
     free(md);
     tb_chart_list_free(&charts);
     tb_rset_free(s);

@@ -74,13 +74,16 @@ static const tb_command commands[] = {
      "gnuplot charts (NAME.gp + NAME.dat, rendered to PNG/SVG) of result\n"
      "    files: time and throughput vs size per op, speedup over the\n"
      "    reference backend, noisiest cases; several files of one matrix\n"
-     "    (oldest first) also give history charts with change points\n"
+     "    (oldest first) also give history charts with the change points\n"
+     "    of `tbench history`\n"
      "    -o, --output DIR      write the charts into DIR (created)\n"
-     "    -b, --baseline FILE   add the change-vs-baseline chart\n"
+     "    -b, --baseline FILE   add the change-vs-baseline chart (coloured\n"
+     "                          by compare's verdicts)\n"
      "    -w, --with FILE       draw FILE's cases too (e.g. NumPy); repeatable\n"
      "        --format LIST     png, svg or png,svg (default png,svg)\n"
      "        --noisy N         cases in the noise chart (default 8)\n"
-     "        --threshold PCT   baseline noise threshold (default 2)\n"
+     "        --threshold PCT   the baseline verdicts' compare --threshold\n"
+     "                          (default 2)\n"
      "        --no-render       write scripts and data only\n"
      "    gnuplot: $TBENCH_GNUPLOT, else gnuplot on PATH; when missing the\n"
      "    scripts are kept and the exit status is 0\n",
@@ -97,7 +100,10 @@ static const tb_command commands[] = {
      "        --no-charts       no charts\n"
      "        --generated-by TEXT  name the script that ran this command\n"
      "        --noisy N         rows in the noisiest-cases table (default 8)\n"
-     "        --threshold PCT   baseline noise threshold (default 2)\n",
+     "        --threshold PCT   the baseline verdicts' compare --threshold\n"
+     "                          (default 2)\n"
+     "    the baseline section's verdicts are `tbench compare BASELINE\n"
+     "    RESULTS`'s\n",
      tb_cmd_report},
     {"compare", "OLD NEW [options]  |  OLD... --vs NEW... [options]",
      "compare result files (FILE, or a run folder with results.json) case\n"

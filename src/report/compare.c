@@ -342,12 +342,6 @@ static void side_status(const tb_rescase *const *rc, int k,
     }
 }
 
-static double median_of(const double *v, int k, double *scratch)
-{
-    memcpy(scratch, v, (size_t)k * sizeof *v);
-    return tb_median_inplace(scratch, (size_t)k);
-}
-
 /* Time and counters of a case that is ok on both sides. */
 static int compare_timed(tb_cmp_case *c, const tb_rescase *const *ro,
                          int ko, const tb_rescase *const *rn, int kn,
@@ -355,13 +349,13 @@ static int compare_timed(tb_cmp_case *c, const tb_rescase *const *ro,
 {
     int kmax = ko > kn ? ko : kn;
     int rc = TB_ENOMEM;
-    double *v = malloc((size_t)kmax * 3 * sizeof *v);
+    double *v = malloc((size_t)kmax * 2 * sizeof *v);
     tb_sampleset *so = malloc((size_t)ko * sizeof *so);
     tb_sampleset *sn = malloc((size_t)kn * sizeof *sn);
     double *px = NULL, *py = NULL;
     if (!v || !so || !sn)
         goto out;
-    double *scratch = v + kmax, *cis = v + 2 * kmax;
+    double *cis = v + kmax;
     size_t nx = 0, ny = 0;
     for (int j = 0; j < ko; j++) {
         so[j] = (tb_sampleset){ro[j]->samples_ns, ro[j]->n};
@@ -384,8 +378,9 @@ static int compare_timed(tb_cmp_case *c, const tb_rescase *const *ro,
             cis[j] = r[j]->ci_rel;
             mean += log(v[j]) / k;
         }
-        double m = median_of(v, k, scratch);
-        within += 0.5 * median_of(cis, k, scratch);
+        /* in place: the sum of squares below does not depend on order */
+        double m = tb_median_inplace(v, (size_t)k);
+        within += 0.5 * tb_median_inplace(cis, (size_t)k);
         if (k >= 2) {
             for (int j = 0; j < k; j++)
                 ss += (log(v[j]) - mean) * (log(v[j]) - mean);
@@ -870,16 +865,6 @@ void tb_cmp_print(FILE *f, const tb_cmp *c, bool md)
 
 /* ---- JSON ----------------------------------------------------------------- */
 
-static cJSON *num_or_null(double v)
-{
-    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
-}
-
-static cJSON *str_or_null(const char *s)
-{
-    return s ? cJSON_CreateString(s) : cJSON_CreateNull();
-}
-
 static cJSON *side_json(tb_resfile *const *f, int k)
 {
     cJSON *o = cJSON_CreateObject();
@@ -887,9 +872,9 @@ static cJSON *side_json(tb_resfile *const *f, int k)
     for (int j = 0; j < k; j++) {
         cJSON *e = cJSON_CreateObject();
         cJSON_AddStringToObject(e, "path", f[j]->path);
-        cJSON_AddItemToObject(e, "date", str_or_null(f[j]->date));
-        cJSON_AddItemToObject(e, "git_commit", str_or_null(f[j]->git_commit));
-        cJSON_AddItemToObject(e, "hostname", str_or_null(f[j]->hostname));
+        cJSON_AddItemToObject(e, "date", tb_json_str_or_null(f[j]->date));
+        cJSON_AddItemToObject(e, "git_commit", tb_json_str_or_null(f[j]->git_commit));
+        cJSON_AddItemToObject(e, "hostname", tb_json_str_or_null(f[j]->hostname));
         cJSON_AddBoolToObject(e, "complete", f[j]->complete);
         cJSON_AddItemToArray(a, e);
     }
@@ -913,13 +898,13 @@ static cJSON *case_json(const tb_cmp_case *k, double threshold)
     cJSON_AddStringToObject(o, "id", k->id);
     cJSON_AddStringToObject(o, "verdict", tb_cmp_case_verdict(k));
     cJSON_AddStringToObject(o, "presence", presence[k->presence]);
-    cJSON_AddItemToObject(o, "old_status", str_or_null(k->old_status));
-    cJSON_AddItemToObject(o, "new_status", str_or_null(k->new_status));
+    cJSON_AddItemToObject(o, "old_status", tb_json_str_or_null(k->old_status));
+    cJSON_AddItemToObject(o, "new_status", tb_json_str_or_null(k->new_status));
     cJSON_AddStringToObject(o, "status_change", k->presence == TB_CMP_BOTH
                                                     ? schg[k->schg]
                                                     : presence[k->presence]);
-    cJSON_AddItemToObject(o, "old_impl", str_or_null(k->old_impl));
-    cJSON_AddItemToObject(o, "new_impl", str_or_null(k->new_impl));
+    cJSON_AddItemToObject(o, "old_impl", tb_json_str_or_null(k->old_impl));
+    cJSON_AddItemToObject(o, "new_impl", tb_json_str_or_null(k->new_impl));
     cJSON_AddNumberToObject(o, "old_runs", k->k_old);
     cJSON_AddNumberToObject(o, "new_runs", k->k_new);
     if (k->time == TB_TIME_NA) {
@@ -944,8 +929,8 @@ static cJSON *case_json(const tb_cmp_case *k, double threshold)
     cJSON *fl = cJSON_AddObjectToObject(t, "floor_parts");
     cJSON_AddNumberToObject(fl, "threshold", threshold);
     cJSON_AddNumberToObject(fl, "within_run", k->floor_within);
-    cJSON_AddItemToObject(fl, "between_runs", num_or_null(k->floor_between));
-    cJSON_AddItemToObject(t, "run_sd", num_or_null(k->run_sd));
+    cJSON_AddItemToObject(fl, "between_runs", tb_json_num_or_null(k->floor_between));
+    cJSON_AddItemToObject(t, "run_sd", tb_json_num_or_null(k->run_sd));
     cJSON_AddNumberToObject(t, "run_df", k->run_df);
 
     cJSON *tp = cJSON_AddObjectToObject(o, "throughput");
@@ -954,9 +939,9 @@ static cJSON *case_json(const tb_cmp_case *k, double threshold)
     double sc[] = {1, 1, 1e9};
     for (int i = 0; i < 3; i++) {
         cJSON *r = cJSON_CreateArray();
-        cJSON_AddItemToArray(r, num_or_null(rate(amt[i], k->old_median,
+        cJSON_AddItemToArray(r, tb_json_num_or_null(rate(amt[i], k->old_median,
                                                  sc[i])));
-        cJSON_AddItemToArray(r, num_or_null(rate(amt[i], k->new_median,
+        cJSON_AddItemToArray(r, tb_json_num_or_null(rate(amt[i], k->new_median,
                                                  sc[i])));
         cJSON_AddItemToObject(tp, rn[i], r);
     }
@@ -967,8 +952,8 @@ static cJSON *case_json(const tb_cmp_case *k, double threshold)
         if (isnan(k->ctr_old[j]) && isnan(k->ctr_new[j]))
             continue;
         cJSON *e = cJSON_CreateObject();
-        cJSON_AddItemToObject(e, "old", num_or_null(k->ctr_old[j]));
-        cJSON_AddItemToObject(e, "new", num_or_null(k->ctr_new[j]));
+        cJSON_AddItemToObject(e, "old", tb_json_num_or_null(k->ctr_old[j]));
+        cJSON_AddItemToObject(e, "new", tb_json_num_or_null(k->ctr_new[j]));
         cJSON_AddStringToObject(e, "verdict", k->ctr_dir[j] > 0 ? "regressed"
                                               : k->ctr_dir[j] < 0
                                                   ? "improved"

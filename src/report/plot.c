@@ -17,6 +17,7 @@
 
 #include "../base/error.h"
 #include "../base/fileio.h"
+#include "history.h"
 
 #define MAX_SERIES 24   /* lines per chart; more would drown the legend */
 #define MAX_CHANGE 40   /* bars in the baseline chart */
@@ -27,10 +28,12 @@
 #define M_MAIN (1u << TB_ROLE_MAIN)
 #define M_WITH (1u << TB_ROLE_WITH)
 
+/* Bar colours of the change chart by compare's time verdict. */
 static const char *const colour[] = {
-    [TB_VERDICT_UNCHANGED] = "#7f7f7f",
-    [TB_VERDICT_REGRESSED] = "#d62728",
-    [TB_VERDICT_IMPROVED] = "#2ca02c",
+    [TB_TIME_NA] = "#7f7f7f",
+    [TB_TIME_UNCHANGED] = "#7f7f7f",
+    [TB_TIME_REGRESSED] = "#d62728",
+    [TB_TIME_IMPROVED] = "#2ca02c",
 };
 
 typedef struct {
@@ -318,7 +321,7 @@ static int peaks_pick(const tb_rset *s, bool flops, const char *dtype,
     const cJSON *pk = NULL;
     for (int d = 0; d < s->n_docs && !pk; d++)
         if (s->docs[d].role == TB_ROLE_MAIN)
-            pk = cJSON_GetObjectItemCaseSensitive(s->docs[d].doc, "peaks");
+            pk = cJSON_GetObjectItemCaseSensitive(s->docs[d].file->doc, "peaks");
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(
         pk, flops ? "flops" : "bandwidth");
     int m = 0;
@@ -665,46 +668,25 @@ static int chart_speedup(pctx *x, int g)
 
 static int chart_change(pctx *x)
 {
-    const tb_rset *s = x->s;
-    int base = -1;
-    for (int d = 0; d < s->n_docs && base < 0; d++)
-        if (s->docs[d].role == TB_ROLE_BASELINE)
-            base = d;
-    if (base < 0)
+    const tb_cmp *cmp = x->o->baseline;
+    if (!cmp || cmp->n == 0)
         return 0;
-    double thr = x->o->threshold > 0 ? x->o->threshold : 0.02;
-    int *cur = malloc((size_t)(s->n ? s->n : 1) * sizeof *cur);
-    int *old = malloc((size_t)(s->n ? s->n : 1) * sizeof *old);
-    double *chg = malloc((size_t)(s->n ? s->n : 1) * sizeof *chg);
+    double thr = cmp->opts.threshold;
+    int *idx = malloc((size_t)cmp->n * sizeof *idx);
     int n = 0;
-    if (!cur || !old || !chg) {
-        free(cur), free(old), free(chg);
+    if (!idx)
         return TB_ENOMEM;
-    }
-    for (int i = 0; i < s->n; i++) {
-        const tb_rcase *c = &s->cases[i];
-        if (!c->ok || c->role != TB_ROLE_MAIN)
-            continue;
-        for (int k = 0; k < s->n; k++) {
-            const tb_rcase *o = &s->cases[k];
-            if (o->doc == base && o->ok && !strcmp(o->id, c->id)) {
-                cur[n] = i;
-                old[n] = k;
-                tb_report_verdict(o, c, thr, &chg[n]);
-                n++;
-                break;
-            }
-        }
-    }
+    for (int i = 0; i < cmp->n; i++)
+        if (cmp->cases[i].time != TB_TIME_NA)
+            idx[n++] = i;
     /* keep the MAX_CHANGE largest |change|, in file order */
     while (n > MAX_CHANGE) {
         int sm = 0;
         for (int k = 1; k < n; k++)
-            if (fabs(chg[k]) < fabs(chg[sm]))
+            if (fabs(cmp->cases[idx[k]].change) <
+                fabs(cmp->cases[idx[sm]].change))
                 sm = k;
-        memmove(&cur[sm], &cur[sm + 1], (size_t)(n - sm - 1) * sizeof *cur);
-        memmove(&old[sm], &old[sm + 1], (size_t)(n - sm - 1) * sizeof *old);
-        memmove(&chg[sm], &chg[sm + 1], (size_t)(n - sm - 1) * sizeof *chg);
+        memmove(&idx[sm], &idx[sm + 1], (size_t)(n - sm - 1) * sizeof *idx);
         n--;
     }
     int rc = 0;
@@ -721,12 +703,11 @@ static int chart_change(pctx *x)
     }
     fprintf(d, "# index change_pct colour verdict label\n");
     for (int k = 0; k < n; k++) {
-        double ch;
-        tb_verdict v = tb_report_verdict(&s->cases[old[k]],
-                                         &s->cases[cur[k]], thr, &ch);
-        unsigned rgb = (unsigned)strtoul(colour[v] + 1, NULL, 16);
-        fprintf(d, "%d %.6g %u %d ", k, 100 * ch, rgb, (int)v);
-        dat_str(d, s->cases[cur[k]].id);
+        const tb_cmp_case *c = &cmp->cases[idx[k]];
+        unsigned rgb = (unsigned)strtoul(colour[c->time] + 1, NULL, 16);
+        fprintf(d, "%d %.6g %u %s ", k, 100 * c->change, rgb,
+                tb_cmp_case_verdict(c));
+        dat_str(d, c->id);
         fprintf(d, "\n");
     }
     rc = close_out(x, d, name, "dat");
@@ -755,16 +736,16 @@ static int chart_change(pctx *x)
              "with boxxyerror lc rgb variable notitle, \\\n"
              "     NaN with boxes lc rgb '%s' title 'regressed', \\\n"
              "     NaN with boxes lc rgb '%s' title 'improved', \\\n"
-             "     NaN with boxes lc rgb '%s' title 'unchanged (within "
-             "%.0f%% or CIs overlap)'\n",
-             name, colour[TB_VERDICT_REGRESSED], colour[TB_VERDICT_IMPROVED],
-             colour[TB_VERDICT_UNCHANGED], 100 * thr);
+             "     NaN with boxes lc rgb '%s' title 'unchanged (tbench "
+             "compare, threshold %g%%)'\n",
+             name, colour[TB_TIME_REGRESSED], colour[TB_TIME_IMPROVED],
+             colour[TB_TIME_UNCHANGED], 100 * thr);
     gp_outputs(f, x->o, name, body, W, 120 + 18 * n);
     rc = close_out(x, f, name, "gp");
     if (!rc && !chart_add(x->out, TB_CHART_CHANGE, "", name, title))
         rc = TB_ENOMEM;
 out:
-    free(cur), free(old), free(chg);
+    free(idx);
     return rc;
 }
 
@@ -780,8 +761,7 @@ static int chart_noise(pctx *x)
         return TB_ENOMEM;
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
-        if (c->ok && c->role == TB_ROLE_MAIN && c->median > 0 && c->samples &&
-            cJSON_GetArraySize(c->samples) > 0)
+        if (c->ok && c->role == TB_ROLE_MAIN && c->n > 0)
             idx[n++] = i;
     }
     for (int a = 1; a < n; a++) { /* descending MAD / median, stable */
@@ -811,10 +791,8 @@ static int chart_noise(pctx *x)
     for (int k = 0; k < n; k++) {
         const tb_rcase *c = &s->cases[idx[k]];
         fprintf(d, "%s# %s\n", k ? "\n\n" : "", c->id);
-        const cJSON *v;
-        cJSON_ArrayForEach(v, c->samples)
-            if (cJSON_IsNumber(v))
-                fprintf(d, "%.6g\n", v->valuedouble / c->median);
+        for (int i = 0; i < c->n; i++)
+            fprintf(d, "%.6g\n", c->samples[i] / c->median);
     }
     rc = close_out(x, d, name, "dat");
     if (rc)
@@ -859,63 +837,6 @@ out:
 
 /* ---- history ------------------------------------------------------------------- */
 
-int tb_change_points(const double *y, const double *rel, int n, bool *cp)
-{
-    for (int i = 0; i < n; i++)
-        cp[i] = false;
-    int *id = malloc((size_t)(n > 0 ? n : 1) * sizeof *id);
-    double *w = malloc((size_t)(n + 1) * 3 * sizeof *w);
-    double *F = malloc((size_t)(n + 1) * sizeof *F);
-    int *last = malloc((size_t)(n + 1) * sizeof *last);
-    int m = 0, found = 0;
-    if (!id || !w || !F || !last)
-        goto out;
-    for (int i = 0; i < n; i++)
-        if (y[i] > 0 && !isnan(y[i]))
-            id[m++] = i;
-    if (m < 2)
-        goto out;
-    /* prefix sums of weights, w*l and w*l^2 (l = log y), weights from the
-     * point's noise: sigma = CI width / 3.92 (a normal 95% interval is
-     * 3.92 sigma wide), at least 0.02 */
-    double *W0 = w, *W1 = w + (n + 1), *W2 = w + 2 * (n + 1);
-    W0[0] = W1[0] = W2[0] = 0;
-    for (int k = 0; k < m; k++) {
-        double sg = rel && rel[id[k]] > 0 ? rel[id[k]] / 3.92 : 0;
-        if (!(sg > 0.02))
-            sg = 0.02;
-        double wt = 1 / (sg * sg), l = log(y[id[k]]);
-        W0[k + 1] = W0[k] + wt;
-        W1[k + 1] = W1[k] + wt * l;
-        W2[k + 1] = W2[k] + wt * l * l;
-    }
-    double beta = 2 * log((double)m) + 4;
-    F[0] = 0;
-    for (int t = 1; t <= m; t++) {
-        F[t] = INFINITY;
-        for (int a = 0; a < t; a++) {
-            double sw = W0[t] - W0[a], s1 = W1[t] - W1[a],
-                   s2 = W2[t] - W2[a];
-            double c = s2 - s1 * s1 / sw;
-            if (c < 0)
-                c = 0;
-            double v = F[a] + c + beta;
-            if (v < F[t]) {
-                F[t] = v;
-                last[t] = a;
-            }
-        }
-    }
-    for (int t = m; t > 0; t = last[t])
-        if (last[t] > 0) {
-            cp[id[last[t]]] = true;
-            found++;
-        }
-out:
-    free(id), free(w), free(F), free(last);
-    return found;
-}
-
 /* The runs of the history, oldest first: HISTORY documents in load
  * order, then the first MAIN one; none without a HISTORY document. */
 static int history_runs(const tb_rset *s, int *runs)
@@ -934,7 +855,7 @@ static int history_runs(const tb_rset *s, int *runs)
 
 static void run_label(const tb_rset *s, int d, int k, char *buf, size_t len)
 {
-    const cJSON *env = cJSON_GetObjectItemCaseSensitive(s->docs[d].doc, "env");
+    const cJSON *env = cJSON_GetObjectItemCaseSensitive(s->docs[d].file->doc, "env");
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(env, "build");
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(b, "git_commit");
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(env, "date");
@@ -952,7 +873,19 @@ static const tb_rcase *case_in_doc(const tb_rset *s, int d, const char *id)
     return NULL;
 }
 
-static int chart_history(pctx *x, int g, const int *runs, int nr)
+/* The history of case id, or NULL. */
+static const tb_hist_case *hist_case(const tb_history *h, const char *id)
+{
+    for (int i = 0; i < h->n; i++)
+        if (!strcmp(h->cases[i].id, id))
+            return &h->cases[i];
+    return NULL;
+}
+
+/* The history chart of g's op and dtype over the runs runs[0..nr); h is
+ * `tbench history` of the same runs: its steps are the change points. */
+static int chart_history(pctx *x, int g, const int *runs, int nr,
+                         const tb_history *h)
 {
     const tb_rset *s = x->s;
     const tb_rcase *gc = &s->cases[g];
@@ -984,8 +917,6 @@ static int chart_history(pctx *x, int g, const int *runs, int nr)
     FILE *d = open_out(x, name, "dat");
     if (!d)
         return TB_EIO;
-    double y[TB_RSET_MAX_DOCS], rel[TB_RSET_MAX_DOCS];
-    bool cp[TB_RSET_MAX_DOCS];
     int ncp = 0;
     char *cps = NULL;
     size_t cpl = 0;
@@ -999,18 +930,18 @@ static int chart_history(pctx *x, int g, const int *runs, int nr)
         fprintf(d, "%s# %s\n", k ? "\n\n" : "", id);
         for (int r = 0; r < nr; r++) {
             const tb_rcase *c = case_in_doc(s, runs[r], id);
-            y[r] = c ? c->median : NAN;
-            rel[r] = c ? c->ci_rel : NAN;
             if (c)
                 fprintf(d, "%d %.9g %.9g %.9g\n", r + 1, c->median / div,
                         c->ci_lo / div, c->ci_hi / div);
         }
-        tb_change_points(y, rel, nr, cp);
-        for (int r = 0; r < nr; r++)
-            if (cp[r]) {
-                fprintf(cpf, "%d %.9g\n", r + 1, y[r] / div);
-                ncp++;
-            }
+        /* a step's run is the first run of the new level */
+        const tb_hist_case *hc = hist_case(h, id);
+        for (int k2 = 0; hc && k2 < hc->n_steps; k2++) {
+            int r = hc->steps[k2].run;
+            fprintf(cpf, "%d %.9g\n", r + 1,
+                    hc->rc[r]->median_ns / div);
+            ncp++;
+        }
     }
     fclose(cpf);
     if (ncp)
@@ -1207,7 +1138,21 @@ int tb_plot_write(const tb_rset *s, const tb_plot_opts *o, tb_chart_list *out,
         rc = chart_noise(&x);
     int runs[TB_RSET_MAX_DOCS];
     int nr = history_runs(s, runs);
-    if (nr >= 2) {
+    tb_history h = {0};
+    if (nr >= 2 && !rc) {
+        /* the change points of `tbench history` on the same runs */
+        tb_resfile *files[TB_RSET_MAX_DOCS];
+        tb_hist_opts ho;
+        tb_hist_opts_default(&ho);
+        for (int r = 0; r < nr; r++)
+            files[r] = s->docs[runs[r]].file;
+        int hr = tb_history_build(files, nr, &ho, &h, err, errlen);
+        if (hr == TB_ENOMEM)
+            rc = hr;
+        else if (hr) /* a run shares no case with the earlier ones */
+            nr = 0;
+    }
+    if (nr >= 2 && !rc) {
         for (int i = 0; i < s->n && !rc; i++) {
             const tb_rcase *c = &s->cases[i];
             if (!c->ok || c->doc != runs[nr - 1])
@@ -1218,9 +1163,10 @@ int tb_plot_write(const tb_rset *s, const tb_plot_opts *o, tb_chart_list *out,
                        same_opdt(&s->cases[k], c);
             if (seen)
                 continue;
-            rc = chart_history(&x, i, runs, nr);
+            rc = chart_history(&x, i, runs, nr, &h);
         }
     }
+    tb_history_free(&h);
     if (rc == TB_ENOMEM)
         snprintf(err, errlen, "out of memory");
     if (rc)

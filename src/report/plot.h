@@ -44,13 +44,16 @@ typedef struct tb_plot_opts {
     bool png, svg;
     bool render;     /* false: write scripts and data only */
     int n_noisy;     /* cases in the noise chart (default 8) */
-    double threshold; /* baseline noise threshold, fraction (0.02) */
+    const tb_cmp *baseline; /* tb_rset_compare's result (the change
+                               chart), or NULL */
 } tb_plot_opts;
 
 /* Write the charts of s into o->dir and render them.  MAIN and WITH
- * cases are drawn together; BASELINE gives the change chart; two or more
- * HISTORY documents (oldest first; MAIN counts as the newest if present)
- * give the history charts.  gnuplot is the program named by the
+ * cases are drawn together; o->baseline gives the change chart, coloured
+ * by compare's verdicts; two or more HISTORY documents (oldest first;
+ * MAIN counts as the newest if present) give the history charts, whose
+ * change points are those of `tbench history` with its default options
+ * (tb_history_build, history.h).  gnuplot is the program named by the
  * environment variable TBENCH_GNUPLOT, else `gnuplot` on PATH; when it is
  * missing, out->gnuplot_missing is set and 0 returned.  Returns 0,
  * TB_EIO (with "PATH: reason" in err) or TB_ENOMEM.  out must be zeroed
@@ -59,13 +62,5 @@ int tb_plot_write(const tb_rset *s, const tb_plot_opts *o, tb_chart_list *out,
                   char *err, size_t errlen);
 
 void tb_chart_list_free(tb_chart_list *l);
-
-/* Change points of a series (for the history charts): y[i] are medians
- * of runs 0..n-1 and rel[i] their relative CI widths.  Marks cp[i] = true
- * where a new level starts at run i (i >= 1), from an optimal-partition
- * fit of log(y) into constant segments, each point weighted by its noise
- * (never below 2 %), with a penalty of 2 ln(n) + 4 per segment.  Points
- * with y <= 0 or NaN are skipped.  Returns the number of change points. */
-int tb_change_points(const double *y, const double *rel, int n, bool *cp);
 
 #endif

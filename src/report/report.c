@@ -9,27 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../base/error.h"
-#include "../base/fileio.h"
 #include "plot.h"
 
-#define SCHEMA "tbench.results/1"
-
 /* ---- small helpers ------------------------------------------------------- */
-
-double tb_json_num(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-static const char *jstr(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
 
 static const cJSON *jget(const cJSON *o, const char *key)
 {
@@ -47,103 +31,77 @@ static void copy_part(char *dst, size_t len, const char *src, size_t n)
 
 /* ---- loading ------------------------------------------------------------- */
 
-/* 1-based line and column of offset off in text. */
-static void line_col(const char *text, size_t off, int *line, int *col)
-{
-    *line = 1;
-    *col = 1;
-    for (size_t i = 0; i < off && text[i]; i++) {
-        if (text[i] == '\n') {
-            (*line)++;
-            *col = 1;
-        } else {
-            (*col)++;
-        }
-    }
-}
-
-/* Split a case id OP[PARAMS]/SHAPES/DTYPE/BACKEND[AXES] into c's key,
- * opp, shapes and variant.  false when it has not that form. */
-static bool split_id(tb_rcase *c)
+/* Split c's id OP[PARAMS]/SHAPES/DTYPE/BACKEND[AXES] into key, opp,
+ * shapes and variant.  An id of another form (the loader only asks for a
+ * unique string) stands for itself: key = id, opp = op, no shapes,
+ * variant = backend. */
+static void split_id(tb_rcase *c)
 {
     const char *id = c->id;
     const char *p1 = strchr(id, '/');
     const char *p2 = p1 ? strchr(p1 + 1, '/') : NULL;
     const char *p3 = strrchr(id, '/');
-    if (!p1 || !p2 || p3 <= p2 || p1 == id || p3[1] == '\0')
-        return false;
+    if (!p1 || !p2 || p3 <= p2 || p1 == id || p3[1] == '\0') {
+        snprintf(c->key, sizeof c->key, "%s", id);
+        snprintf(c->opp, sizeof c->opp, "%s", c->op);
+        c->shapes[0] = '\0';
+        snprintf(c->variant, sizeof c->variant, "%s", c->backend);
+        return;
+    }
     copy_part(c->key, sizeof c->key, id, (size_t)(p3 - id));
     copy_part(c->opp, sizeof c->opp, id, (size_t)(p1 - id));
     copy_part(c->shapes, sizeof c->shapes, p1 + 1, (size_t)(p2 - p1 - 1));
     snprintf(c->variant, sizeof c->variant, "%s", p3 + 1);
-    return true;
 }
 
-/* Fill c from the case object j; "" in why when it is usable, else the
- * problem. */
-static void read_case(tb_rcase *c, const cJSON *j, char *why, size_t len)
+/* Derive c from the loader's checked record r: nothing here can fail,
+ * the optional display fields (MAD, p5, p95, stop reason) are NAN/NULL
+ * when absent. */
+static void derive_case(tb_rcase *c, const tb_rescase *r)
 {
-    static const char *const need[] = {"id", "op", "dtype", "backend",
-                                       "status"};
-    why[0] = '\0';
+    const cJSON *j = r->json;
     memset(c, 0, sizeof *c);
+    c->rc = r;
     c->j = j;
-    if (!cJSON_IsObject(j)) {
-        snprintf(why, len, "not an object");
-        return;
-    }
-    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
-        if (!jstr(j, need[i])) {
-            snprintf(why, len, "'%s' missing or not a string", need[i]);
-            return;
-        }
-    }
-    c->id = jstr(j, "id");
-    c->op = jstr(j, "op");
-    c->dtype = jstr(j, "dtype");
-    c->backend = jstr(j, "backend");
-    c->status = jstr(j, "status");
-    c->category = jstr(j, "category") ? jstr(j, "category") : "other";
-    c->message = jstr(j, "message");
-    if (!split_id(c)) {
-        snprintf(why, len, "id '%.200s' is not OP/SHAPES/DTYPE/BACKEND", c->id);
-        return;
-    }
-    const cJSON *m = jget(j, "model");
-    c->items = tb_json_num(m, "items");
-    c->flops = tb_json_num(m, "flops");
-    c->bytes = tb_json_num(m, "bytes");
-    c->reduce_len = tb_json_num(m, "reduce_len");
+    c->id = r->id;
+    c->op = r->op;
+    c->dtype = r->dtype;
+    c->backend = r->backend;
+    c->status = r->status;
+    c->message = r->message;
+    c->category = tb_json_str(j, "category");
+    if (!c->category)
+        c->category = "other";
+    split_id(c);
+    c->items = r->items;
+    c->flops = r->flops;
+    c->bytes = r->bytes;
+    c->reduce_len = tb_json_num(jget(j, "model"), "reduce_len");
+    const cJSON *ct = jget(j, "counters");
+    c->counters = cJSON_IsObject(ct) ? ct : NULL;
     c->median = c->ci_lo = c->ci_hi = c->ci_rel = NAN;
     c->mad = c->p5 = c->p95 = c->min = NAN;
     c->gb_s = c->gflop_s = c->items_s = NAN;
-    const cJSON *ct = jget(j, "counters");
-    c->counters = cJSON_IsObject(ct) ? ct : NULL;
-    if (strcmp(c->status, "ok") != 0)
+    c->iters = NAN;
+    if (!r->timed)
         return;
     const cJSON *st = jget(j, "stats");
-    c->median = tb_json_num(st, "median_ns");
-    if (!cJSON_IsObject(st) || !(c->median >= 0)) {
-        snprintf(why, len, "status is ok but stats.median_ns is missing");
-        return;
-    }
     c->ok = true;
-    c->ci_lo = tb_json_num(st, "ci_low_ns");
-    c->ci_hi = tb_json_num(st, "ci_high_ns");
-    c->ci_rel = tb_json_num(st, "ci_rel");
+    c->median = r->median_ns;
+    c->ci_lo = r->ci_low_ns;
+    c->ci_hi = r->ci_high_ns;
+    c->ci_rel = r->ci_rel;
+    c->min = r->min_ns;
+    c->n = (int)r->n;
+    c->iters = r->iters_per_sample;
+    c->samples = r->samples_ns;
+    c->gb_s = r->gb_s;
+    c->gflop_s = r->gflop_s;
+    c->items_s = r->items_s;
     c->mad = tb_json_num(st, "mad_ns");
     c->p5 = tb_json_num(st, "p5_ns");
     c->p95 = tb_json_num(st, "p95_ns");
-    c->min = tb_json_num(st, "min_ns");
-    c->n = (int)tb_json_num(st, "n");
-    c->iters = tb_json_num(st, "iters_per_sample");
-    c->stop_reason = jstr(st, "stop_reason");
-    const cJSON *smp = jget(st, "samples_ns");
-    c->samples = cJSON_IsArray(smp) ? smp : NULL;
-    const cJSON *tp = jget(j, "throughput");
-    c->gb_s = tb_json_num(tp, "gb_s");
-    c->gflop_s = tb_json_num(tp, "gflop_s");
-    c->items_s = tb_json_num(tp, "items_s");
+    c->stop_reason = tb_json_str(st, "stop_reason");
 }
 
 int tb_rset_load(tb_rset *s, const char *path, tb_role role, char *err,
@@ -154,82 +112,31 @@ int tb_rset_load(tb_rset *s, const char *path, tb_role role, char *err,
                  TB_RSET_MAX_DOCS);
         return TB_ERANGE;
     }
-    /* a run folder stands for the results.json in it */
-    char dirfile[4200];
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(dirfile, sizeof dirfile, "%s/results.json", path);
-        path = dirfile;
-    }
-    char *text = NULL;
-    size_t len = 0;
-    int rc = tb_read_file(path, &text, &len, err, errlen);
+    tb_resfile *f;
+    int rc = tb_resfile_load(path, &f, err, errlen);
     if (rc)
         return rc;
-    const char *end = NULL;
-    cJSON *doc = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (!doc) {
-        int line, col;
-        line_col(text, end ? (size_t)(end - text) : 0, &line, &col);
-        snprintf(err, errlen, "%s:%d:%d: not valid JSON", path, line, col);
-        free(text);
-        return TB_EPARSE;
-    }
-    free(text);
-    const char *schema = jstr(doc, "schema");
-    const cJSON *cases = jget(doc, "cases");
-    if (!cJSON_IsObject(doc) || !schema || strcmp(schema, SCHEMA) != 0) {
-        snprintf(err, errlen,
-                 "%s: not a tbench result file (schema '%.60s', expected "
-                 "'" SCHEMA "')", path, schema ? schema : "missing");
-        cJSON_Delete(doc);
-        return TB_EINVAL;
-    }
-    if (!cJSON_IsArray(cases)) {
-        snprintf(err, errlen, "%s: 'cases' missing or not an array", path);
-        cJSON_Delete(doc);
-        return TB_EINVAL;
-    }
-    int nc = cJSON_GetArraySize(cases);
-    if (s->n + nc > s->cap) {
+    if (s->n + f->n > s->cap) {
         int cap = s->cap ? s->cap : 64;
-        while (cap < s->n + nc)
+        while (cap < s->n + f->n)
             cap *= 2;
         tb_rcase *v = realloc(s->cases, (size_t)cap * sizeof *v);
         if (!v) {
-            cJSON_Delete(doc);
-            snprintf(err, errlen, "%s: out of memory", path);
+            snprintf(err, errlen, "%s: out of memory", f->path);
+            tb_resfile_free(f);
             return TB_ENOMEM;
         }
         s->cases = v;
         s->cap = cap;
     }
-    char *p = strdup(path);
-    if (!p) {
-        cJSON_Delete(doc);
-        snprintf(err, errlen, "%s: out of memory", path);
-        return TB_ENOMEM;
-    }
-    int i = 0, base = s->n;
-    const cJSON *j;
-    cJSON_ArrayForEach(j, cases)
-    {
-        char why[300];
-        tb_rcase *c = &s->cases[base + i];
-        read_case(c, j, why, sizeof why);
-        if (why[0]) {
-            snprintf(err, errlen, "%s: cases[%d]: %s", path, i, why);
-            cJSON_Delete(doc);
-            free(p);
-            return TB_EINVAL;
-        }
+    for (int i = 0; i < f->n; i++) {
+        tb_rcase *c = &s->cases[s->n + i];
+        derive_case(c, &f->cases[i]);
         c->doc = s->n_docs;
         c->role = role;
-        i++;
     }
-    s->n = base + nc;
-    s->docs[s->n_docs].path = p;
-    s->docs[s->n_docs].doc = doc;
+    s->n += f->n;
+    s->docs[s->n_docs].file = f;
     s->docs[s->n_docs].role = role;
     s->n_docs++;
     return 0;
@@ -239,12 +146,33 @@ void tb_rset_free(tb_rset *s)
 {
     if (!s)
         return;
-    for (int i = 0; i < s->n_docs; i++) {
-        cJSON_Delete(s->docs[i].doc);
-        free(s->docs[i].path);
-    }
+    for (int i = 0; i < s->n_docs; i++)
+        tb_resfile_free(s->docs[i].file);
     free(s->cases);
     memset(s, 0, sizeof *s);
+}
+
+int tb_rset_compare(const tb_rset *s, double threshold, tb_cmp *out,
+                    char *err, size_t errlen)
+{
+    int main_doc = -1, base_doc = -1;
+    memset(out, 0, sizeof *out);
+    for (int d = 0; d < s->n_docs; d++) {
+        if (s->docs[d].role == TB_ROLE_MAIN && main_doc < 0)
+            main_doc = d;
+        if (s->docs[d].role == TB_ROLE_BASELINE && base_doc < 0)
+            base_doc = d;
+    }
+    if (main_doc < 0 || base_doc < 0) {
+        snprintf(err, errlen, "report: no %s to compare",
+                 main_doc < 0 ? "result file" : "baseline");
+        return TB_EINVAL;
+    }
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    o.threshold = threshold;
+    return tb_compare(&s->docs[base_doc].file, 1, &s->docs[main_doc].file,
+                      1, &o, out, err, errlen);
 }
 
 int tb_rcase_ref_score(const tb_rcase *c)
@@ -252,7 +180,7 @@ int tb_rcase_ref_score(const tb_rcase *c)
     if (strcmp(c->backend, "cpu") != 0)
         return -1;
     const cJSON *bp = jget(c->j, "backend_params");
-    const char *isa = jstr(bp, "isa"), *thr = jstr(bp, "threads");
+    const char *isa = tb_json_str(bp, "isa"), *thr = tb_json_str(bp, "threads");
     bool scalar = isa && !strcmp(isa, "scalar");
     bool one = !thr || !strcmp(thr, "1");
     return scalar && one ? 3 : scalar ? 2 : one ? 1 : -1;
@@ -274,17 +202,6 @@ const tb_rcase *tb_rset_reference(const tb_rset *s, const char *key,
         }
     }
     return best;
-}
-
-tb_verdict tb_report_verdict(const tb_rcase *old, const tb_rcase *cur,
-                             double threshold, double *change)
-{
-    *change = cur->median / old->median - 1;
-    if (*change > threshold && cur->ci_lo > old->ci_hi)
-        return TB_VERDICT_REGRESSED;
-    if (*change < -threshold && cur->ci_hi < old->ci_lo)
-        return TB_VERDICT_IMPROVED;
-    return TB_VERDICT_UNCHANGED;
 }
 
 /* ---- number formatting --------------------------------------------------- */
@@ -458,7 +375,7 @@ static double work_of(const tb_rcase *c)
 
 static const char *threads_of(const tb_rcase *c)
 {
-    const char *t = jstr(jget(c->j, "backend_params"), "threads");
+    const char *t = tb_json_str(jget(c->j, "backend_params"), "threads");
     return t ? t : "";
 }
 
@@ -582,20 +499,20 @@ static void chart_link(const ctx *x, const tb_chart *ch)
 
 static const cJSON *doc_env(const ctx *x, int doc)
 {
-    return jget(x->s->docs[doc].doc, "env");
+    return jget(x->s->docs[doc].file->doc, "env");
 }
 
 /* ---- sections: reproduce, build, environment ----------------------------- */
 
 static void sec_reproduce(const ctx *x)
 {
-    const cJSON *doc = x->s->docs[x->main_doc].doc;
+    const cJSON *doc = x->s->docs[x->main_doc].file->doc;
     const cJSON *env = jget(doc, "env");
     const cJSON *build = jget(env, "build");
-    const char *commit = jstr(build, "git_commit");
-    const char *bt = jstr(build, "build_type");
-    const char *cargs = jstr(build, "c_args");
-    const char *san = jstr(build, "sanitize");
+    const char *commit = tb_json_str(build, "git_commit");
+    const char *bt = tb_json_str(build, "build_type");
+    const char *cargs = tb_json_str(build, "c_args");
+    const char *san = tb_json_str(build, "sanitize");
     sbuf *b = x->b;
     sb(b, "## How to reproduce\n\n");
     if (commit)
@@ -609,19 +526,26 @@ static void sec_reproduce(const ctx *x)
     {
         double seed = tb_json_num(cf, "seed");
         sb(b, "- config: `%s` (matrix `%s`, seed %.0f)\n",
-           jstr(cf, "path") ? jstr(cf, "path") : "?",
-           jstr(cf, "name") ? jstr(cf, "name") : "?", seed);
+           tb_json_str(cf, "path") ? tb_json_str(cf, "path") : "?",
+           tb_json_str(cf, "name") ? tb_json_str(cf, "name") : "?", seed);
     }
-    const char *date = jstr(env, "date");
+    const char *date = tb_json_str(env, "date");
     const cJSON *sum = jget(doc, "summary");
     if (date)
         sb(b, "- run started: %s (UTC)\n", date);
     if (cJSON_IsObject(sum)) {
+        /* crashed and timeout only when the run had such cases */
+        double cr = tb_json_num(sum, "crashed"), to = tb_json_num(sum,
+                                                                  "timeout");
+        char more[96] = "";
+        if (cr > 0 || to > 0)
+            snprintf(more, sizeof more, ", crashed %.0f, timeout %.0f",
+                     cr > 0 ? cr : 0, to > 0 ? to : 0);
         sb(b, "- cases: %.0f (ok %.0f, unsupported %.0f, unavailable %.0f, "
-              "failed-check %.0f, error %.0f)%s\n",
+              "failed-check %.0f, error %.0f%s)%s\n",
            tb_json_num(sum, "cases"), tb_json_num(sum, "ok"),
            tb_json_num(sum, "unsupported"), tb_json_num(sum, "unavailable"),
-           tb_json_num(sum, "failed-check"), tb_json_num(sum, "error"),
+           tb_json_num(sum, "failed-check"), tb_json_num(sum, "error"), more,
            cJSON_IsFalse(jget(doc, "complete"))
                ? "; the run did not complete (interrupted): only the "
                  "finished cases are here"
@@ -650,10 +574,10 @@ static void sec_reproduce(const ctx *x)
            cJSON_IsTrue(jget(pk, "quick")) ? " --quick" : "");
     sb(b, "build/tbench run");
     cJSON_ArrayForEach(cf, jget(doc, "config"))
-        sb(b, " %s", jstr(cf, "path") ? jstr(cf, "path") : "?");
+        sb(b, " %s", tb_json_str(cf, "path") ? tb_json_str(cf, "path") : "?");
     sb(b, " -o results/run\n");
     for (int d = 0; d < x->s->n_docs; d++) {
-        const char *cmd = jstr(doc_env(x, d), "command");
+        const char *cmd = tb_json_str(doc_env(x, d), "command");
         if (x->s->docs[d].role == TB_ROLE_WITH && cmd)
             sb(b, "%s\n", cmd);
     }
@@ -722,8 +646,8 @@ static void caches_text(const cJSON *caches, sbuf *b)
     cJSON_ArrayForEach(c, caches)
     {
         char sz[32];
-        const char *type = jstr(c, "type");
-        const char *shared = jstr(c, "shared_cpus");
+        const char *type = tb_json_str(c, "type");
+        const char *shared = tb_json_str(c, "shared_cpus");
         sb(b, "%sL%.0f%s %s", first ? "" : ", ", tb_json_num(c, "level"),
            !type ? "" : !strcmp(type, "Data") ? "d"
                       : !strcmp(type, "Instruction") ? "i" : "",
@@ -740,8 +664,8 @@ static void env_rows(const ctx *x, const cJSON *env)
     const cJSON *cpu = jget(env, "cpu");
     char t[600], u[64], w[64];
     if (cJSON_IsObject(cpu)) {
-        const char *model = jstr(cpu, "model");
-        const char *vendor = jstr(cpu, "vendor");
+        const char *model = tb_json_str(cpu, "model");
+        const char *vendor = tb_json_str(cpu, "vendor");
         if (model)
             sb(b, "| CPU | %s%s%s%s |\n", cell(model, t, sizeof t),
                vendor ? " (" : "", vendor ? vendor : "", vendor ? ")" : "");
@@ -785,13 +709,13 @@ static void env_rows(const ctx *x, const cJSON *env)
     const cJSON *os = jget(env, "os");
     if (cJSON_IsObject(os))
         sb(b, "| OS | %s, kernel %s, %s |\n",
-           jstr(os, "name") ? jstr(os, "name") : "?",
-           jstr(os, "kernel") ? jstr(os, "kernel") : "?",
-           jstr(os, "machine") ? jstr(os, "machine") : "?");
-    if (jstr(env, "hostname"))
-        sb(b, "| Host | %s |\n", cell(jstr(env, "hostname"), t, sizeof t));
-    if (jstr(env, "date"))
-        sb(b, "| Started (UTC) | %s |\n", jstr(env, "date"));
+           tb_json_str(os, "name") ? tb_json_str(os, "name") : "?",
+           tb_json_str(os, "kernel") ? tb_json_str(os, "kernel") : "?",
+           tb_json_str(os, "machine") ? tb_json_str(os, "machine") : "?");
+    if (tb_json_str(env, "hostname"))
+        sb(b, "| Host | %s |\n", cell(tb_json_str(env, "hostname"), t, sizeof t));
+    if (tb_json_str(env, "date"))
+        sb(b, "| Started (UTC) | %s |\n", tb_json_str(env, "date"));
     const cJSON *la = jget(env, "loadavg");
     if (cJSON_GetArraySize(la) == 3)
         sb(b, "| Load average at the start | %.2f, %.2f, %.2f |\n",
@@ -801,7 +725,7 @@ static void env_rows(const ctx *x, const cJSON *env)
     const cJSON *clk = jget(env, "clock");
     if (cJSON_IsObject(clk))
         sb(b, "| Clock | %s, resolution %.0f ns |\n",
-           jstr(clk, "source") ? jstr(clk, "source") : "?",
+           tb_json_str(clk, "source") ? tb_json_str(clk, "source") : "?",
            tb_json_num(clk, "resolution_ns"));
     const cJSON *libs = jget(env, "libraries");
     if (cJSON_IsObject(libs) && libs->child) {
@@ -845,13 +769,13 @@ static void peaks_table(sbuf *b, const cJSON *pk)
           "and the median of the repetitions. The roofline fractions in the "
           "tables divide by these.\n\n"
           "| Peak | Threads | Best | Median |\n|---|---|---|---|\n",
-       jstr(pk, "date") ? " on " : "", jstr(pk, "date") ? jstr(pk, "date")
-                                                        : "");
+       tb_json_str(pk, "date") ? " on " : "",
+       tb_json_str(pk, "date") ? tb_json_str(pk, "date") : "");
     const cJSON *e;
     char v1[32], v2[32], ws[32];
     cJSON_ArrayForEach(e, bw)
     {
-        const char *k = jstr(e, "kernel"), *l = jstr(e, "level");
+        const char *k = tb_json_str(e, "kernel"), *l = tb_json_str(e, "level");
         sb(b, "| %s bandwidth, %s (working set %s) | %.0f | %s GB/s | %s "
               "GB/s |\n",
            k ? k : "?", l ? l : "?",
@@ -862,7 +786,7 @@ static void peaks_table(sbuf *b, const cJSON *pk)
     }
     cJSON_ArrayForEach(e, fl)
     {
-        const char *i = jstr(e, "isa"), *d = jstr(e, "dtype");
+        const char *i = tb_json_str(e, "isa"), *d = tb_json_str(e, "dtype");
         sb(b, "| FMA %s %s | %.0f | %s GFLOP/s | %s GFLOP/s |\n",
            i ? i : "?", d ? d : "?", tb_json_num(e, "threads"),
            fmt_num(tb_json_num(e, "best_gflop_s"), v1, sizeof v1),
@@ -880,7 +804,7 @@ static void sec_environment(const ctx *x)
              "run (`env`).\n\n| | |\n|---|---|\n");
     env_rows(x, env);
     sb(x->b, "\n");
-    const cJSON *peaks = jget(x->s->docs[x->main_doc].doc, "peaks");
+    const cJSON *peaks = jget(x->s->docs[x->main_doc].file->doc, "peaks");
     if (cJSON_IsObject(peaks))
         peaks_table(x->b, peaks);
     const cJSON *w = jget(env, "warnings");
@@ -1644,6 +1568,30 @@ static void sec_noise(const ctx *x)
 
 /* ---- cases that did not run ---------------------------------------------- */
 
+/* The meaning of the other statuses that cases of mask have. */
+static void not_run_more(const ctx *x, unsigned mask)
+{
+    static const struct {
+        const char *status, *meaning;
+    } more[] = {
+        {"error", "the kernel or the backend failed"},
+        {"crashed", "the worker process running the case died (the message "
+                    "names the signal and the phase: check, warmup or "
+                    "sampling)"},
+        {"timeout", "the case passed its time limit and its worker was "
+                    "killed"},
+        {"skipped", "the case was not run"},
+    };
+    for (size_t k = 0; k < sizeof more / sizeof more[0]; k++) {
+        bool have = false;
+        for (int i = 0; i < x->s->n && !have; i++)
+            have = in(&x->s->cases[i], mask) &&
+                   !strcmp(x->s->cases[i].status, more[k].status);
+        if (have)
+            sb(x->b, "; `%s`: %s", more[k].status, more[k].meaning);
+    }
+}
+
 static void sec_not_run(const ctx *x)
 {
     const tb_rset *s = x->s;
@@ -1680,7 +1628,9 @@ static void sec_not_run(const ctx *x)
                      "`failed-check` failed its correctness check against "
                      "the reference; `unsupported` means the backend has no "
                      "kernel for it; `unavailable` means the backend cannot "
-                     "run on this machine.\n\n"
+                     "run on this machine");
+            not_run_more(x, mask);
+            sb(x->b, ".\n\n"
                      "| Backend | Status | Cases | First case | Message |\n"
                      "|---|---|---|---|---|\n");
             header = true;
@@ -1695,98 +1645,88 @@ static void sec_not_run(const ctx *x)
 
 /* ---- baseline -------------------------------------------------------------- */
 
+/* Is this compare verdict one that `tbench compare` fails on? */
+static bool verdict_bad(const tb_cmp_case *k)
+{
+    return k->time == TB_TIME_REGRESSED || k->schg == TB_SCHG_FAILURE ||
+           (k->time == TB_TIME_UNCHANGED && k->ctr_regressed);
+}
+
+/* A side of a case in the baseline table: its median, or its status. */
+static const char *side_text(const char *status, double median,
+                             double scale, char *buf, size_t len)
+{
+    if (strcmp(status, "ok"))
+        return status;
+    return tb_report_fmt_time(median, scale, buf, len);
+}
+
 static void sec_baseline(const ctx *x)
 {
-    const tb_rset *s = x->s;
-    if (x->base_doc < 0)
+    const tb_cmp *cmp = x->o->baseline;
+    if (!cmp || x->base_doc < 0)
         return;
-    double thr = x->o->threshold > 0 ? x->o->threshold : 0.02;
     sbuf *b = x->b;
-    int n_reg = 0, n_imp = 0, n_same = 0, n_fail = 0, n_added = 0,
-        n_removed = 0;
     sbuf rows = {0};
-    for (int i = 0; i < s->n; i++) {
-        const tb_rcase *c = &s->cases[i];
-        if (!in(c, M_MAIN))
-            continue;
-        const tb_rcase *o = NULL;
-        for (int k = 0; k < s->n && !o; k++)
-            if (s->cases[k].doc == x->base_doc &&
-                !strcmp(s->cases[k].id, c->id))
-                o = &s->cases[k];
-        if (!o) {
-            n_added++;
-            continue;
-        }
-        char m1[32], m2[32], ch[32], l[32], h[32];
-        if (!o->ok && !c->ok && !strcmp(o->status, c->status))
-            continue; /* did not run in either */
-        if (!o->ok || !c->ok) {
-            if (o->ok && !c->ok)
-                n_fail++;
-            sb(&rows, "| `%s` | %s | %s | | | %s |\n", c->id,
-               o->ok ? tb_report_fmt_time(o->median, o->median, m1, sizeof m1)
-                     : o->status,
-               c->ok ? tb_report_fmt_time(c->median, c->median, m2, sizeof m2)
-                     : c->status,
-               o->ok && !c->ok ? "**failed**" : "status changed");
+    for (int i = 0; i < cmp->n; i++) {
+        const tb_cmp_case *k = &cmp->cases[i];
+        if (k->presence != TB_CMP_BOTH ||
+            (k->time == TB_TIME_NA && k->schg == TB_SCHG_SAME))
+            continue; /* in one file only, or not run in either */
+        const char *v = tb_cmp_case_verdict(k);
+        const char *em = verdict_bad(k) ? "**" : "";
+        char m1[32], m2[32];
+        if (k->time == TB_TIME_NA) {
+            const tb_rescase *o = tb_resfile_find(cmp->old_files[0], k->id);
+            const tb_rescase *c = tb_resfile_find(cmp->new_files[0], k->id);
+            sb(&rows, "| `%s` | %s | %s | | | | | %s%s%s |\n", k->id,
+               side_text(o->status, o->median_ns, o->median_ns, m1,
+                         sizeof m1),
+               side_text(c->status, c->median_ns, c->median_ns, m2,
+                         sizeof m2),
+               em, v, em);
             continue;
         }
-        double r;
-        double rlo = c->ci_lo / o->ci_hi - 1, rhi = c->ci_hi / o->ci_lo - 1;
-        const char *v = "unchanged";
-        switch (tb_report_verdict(o, c, thr, &r)) {
-        case TB_VERDICT_REGRESSED:
-            v = "**regressed**";
-            n_reg++;
-            break;
-        case TB_VERDICT_IMPROVED:
-            v = "improved";
-            n_imp++;
-            break;
-        default:
-            n_same++;
-            break;
-        }
-        sb(&rows, "| `%s` | %s | %s | %s | %s … %s | %s |\n", c->id,
-           tb_report_fmt_time(o->median, o->median, m1, sizeof m1),
-           tb_report_fmt_time(c->median, o->median, m2, sizeof m2),
-           fmt_pct(r, ch, sizeof ch), fmt_pct(rlo, l, sizeof l),
-           fmt_pct(rhi, h, sizeof h), v);
+        char ch[32], l[32], h[32], fl[32], p[32];
+        if (k->p < 0.001)
+            snprintf(p, sizeof p, "%.0e", k->p);
+        else
+            snprintf(p, sizeof p, "%.3f", k->p);
+        snprintf(fl, sizeof fl, "%.1f%%", 100 * k->floor);
+        sb(&rows, "| `%s` | %s | %s | %s | %s … %s | %s | %s | %s%s%s |\n",
+           k->id,
+           tb_report_fmt_time(k->old_median, k->old_median, m1, sizeof m1),
+           tb_report_fmt_time(k->new_median, k->old_median, m2, sizeof m2),
+           fmt_pct(k->change, ch, sizeof ch), fmt_pct(k->ci_lo, l, sizeof l),
+           fmt_pct(k->ci_hi, h, sizeof h), p, fl, em, v, em);
     }
-    for (int k = 0; k < s->n; k++) {
-        const tb_rcase *o = &s->cases[k];
-        if (o->doc != x->base_doc)
-            continue;
-        bool found = false;
-        for (int i = 0; i < s->n && !found; i++)
-            found = in(&s->cases[i], M_MAIN) && !strcmp(s->cases[i].id, o->id);
-        n_removed += !found;
-    }
+    const char *commit = cmp->old_files[0]->git_commit;
     char t[32];
+    snprintf(t, sizeof t, "%g", 100 * cmp->opts.threshold);
     sb(b, "## Comparison with the baseline\n\n"
-          "Baseline: `%s`%s%s%s. Change = current median / baseline median - "
-          "1; its interval runs from the ratio of the two intervals' near "
-          "ends to that of their far ends (it contains every ratio both 95%% "
-          "CIs allow). Verdict: regressed or improved only when the change "
-          "is beyond %s and the two CIs do not overlap; otherwise unchanged "
-          "(`tbench compare` applies a rank test on the raw samples as "
-          "well).\n\n",
-       s->docs[x->base_doc].path,
-       jstr(jget(doc_env(x, x->base_doc), "build"), "git_commit")
-           ? " (commit " : "",
-       jstr(jget(doc_env(x, x->base_doc), "build"), "git_commit")
-           ? jstr(jget(doc_env(x, x->base_doc), "build"), "git_commit")
-           : "",
-       jstr(jget(doc_env(x, x->base_doc), "build"), "git_commit") ? ")" : "",
-       fmt_pct(thr, t, sizeof t) + 1);
-    sb(b, "%d regressed, %d improved, %d unchanged, %d failed; %d case%s only "
-          "in the current run, %d only in the baseline.\n\n",
-       n_reg, n_imp, n_same, n_fail, n_added, n_added == 1 ? "" : "s",
-       n_removed);
+          "Baseline: `%s`%s%s%s. The verdicts are those of `tbench compare "
+          "%s %s --threshold %s` (docs/FORMAT.md, \"compare\"): change = "
+          "current median / baseline median - 1, with a 95%% bootstrap CI "
+          "of that ratio; p is a two-sided Mann-Whitney test on the raw "
+          "samples; the floor is the largest of the threshold (%s%%) and "
+          "the runs' own noise. Regressed (improved) only when the change "
+          "is beyond the floor, p < %g and the CI lies above (below) 0; "
+          "`failure` when a case that ran no longer does or newly fails "
+          "(`failed-check`, `error`, `crashed`, `timeout`); `counters` "
+          "when an exact per-iteration counter grew.\n\n",
+       cmp->old_files[0]->path, commit ? " (commit " : "",
+       commit ? commit : "", commit ? ")" : "", cmp->old_files[0]->path,
+       cmp->new_files[0]->path, t, t, cmp->opts.alpha);
+    sb(b, "%d regressed, %d improved, %d unchanged; %d status failure%s, "
+          "%d counter regression%s; %d case%s only in the current run, %d "
+          "only in the baseline.\n\n",
+       cmp->n_regressed, cmp->n_improved, cmp->n_unchanged, cmp->n_failures,
+       cmp->n_failures == 1 ? "" : "s", cmp->n_ctr_regressed,
+       cmp->n_ctr_regressed == 1 ? "" : "s", cmp->n_added,
+       cmp->n_added == 1 ? "" : "s", cmp->n_removed);
     if (rows.n)
-        sb(b, "| Case | Baseline | Current | Change | Change interval | "
-              "Verdict |\n|---|---|---|---|---|---|\n%s\n",
+        sb(b, "| Case | Baseline | Current | Change | 95%% CI | p | Floor | "
+              "Verdict |\n|---|---|---|---|---|---|---|---|\n%s\n",
            rows.p);
     free(rows.p);
     chart_link(x, find_chart(x, TB_CHART_CHANGE, NULL));
@@ -1826,7 +1766,7 @@ static void sec_with(const ctx *x)
             continue;
         const cJSON *env = doc_env(x, d);
         char t[600];
-        sb(b, "From `%s`", s->docs[d].path);
+        sb(b, "From `%s`", s->docs[d].file->path);
         const cJSON *libs = jget(env, "libraries");
         if (cJSON_IsObject(libs) && libs->child) {
             const cJSON *l;
@@ -1849,9 +1789,9 @@ static void sec_with(const ctx *x)
             sb(b, "\nPer-call overhead of the Python layer, measured by the "
                   "script%s%s%s; the library times below include it, which "
                   "matters at small sizes:\n\n| Call | Median |\n|---|---|\n",
-               jstr(ov, "method") ? " (" : "",
-               jstr(ov, "method") ? jstr(ov, "method") : "",
-               jstr(ov, "method") ? ")" : "");
+               tb_json_str(ov, "method") ? " (" : "",
+               tb_json_str(ov, "method") ? tb_json_str(ov, "method") : "",
+               tb_json_str(ov, "method") ? ")" : "");
             cJSON_ArrayForEach(v, ov)
             {
                 if (!cJSON_IsNumber(v))
@@ -1924,7 +1864,7 @@ static void sec_with(const ctx *x)
                 continue;
             if (!any_tb || d->median < any_tb->median)
                 any_tb = d;
-            const char *dt = jstr(jget(d->j, "backend_params"), "threads");
+            const char *dt = tb_json_str(jget(d->j, "backend_params"), "threads");
             if ((!dt || !strcmp(dt, threads_of(c))) &&
                 (!tb || d->median < tb->median))
                 tb = d;
@@ -1986,7 +1926,7 @@ int tb_report_markdown(const tb_rset *s, const tb_report_opts *o, char **md)
         sb(&b, ", run by `%s`", o->generated_by);
     sb(&b, " from `%s`. Do not edit this file by hand: run that command "
            "again.\n\n",
-       s->docs[x.main_doc].path);
+       s->docs[x.main_doc].file->path);
     sb(&b, "Every figure here is read from the result files named in it and "
            "was measured on the machine described under Environment; "
            "nothing is estimated or extrapolated. Times are medians of "

@@ -65,18 +65,40 @@ static void line_col(const char *text, size_t off, int *line, int *col)
     }
 }
 
-/* Member k of o as a finite number, or NAN (absent, null, other type). */
-static double num_or_nan(const cJSON *o, const char *k)
+bool tb_res_status_known(const char *s)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    static const char *const names[] = {
+#define TB_RES_STATUS_NAME(e, n) n,
+        TB_RES_STATUSES(TB_RES_STATUS_NAME)
+#undef TB_RES_STATUS_NAME
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(s, names[i]))
+            return true;
+    return false;
+}
+
+double tb_json_num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble
                                                          : NAN;
 }
 
-static const char *str_or_null(const cJSON *o, const char *k)
+const char *tb_json_str(const cJSON *o, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+cJSON *tb_json_num_or_null(double v)
+{
+    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+cJSON *tb_json_str_or_null(const char *s)
+{
+    return s ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
 /* Member k of o must be absent, null or a finite number: *out = value or
@@ -105,18 +127,25 @@ static int load_timed(tb_rescase *c, int idx, const char *path, char *err,
     static const char *const need[] = {"n", "iters_per_sample", "median_ns",
                                        "ci_low_ns", "ci_high_ns", "min_ns",
                                        "mean_ns"};
-    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
-        if (isnan(num_or_nan(st, need[i])))
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(st, need[i]);
+        if (cJSON_IsNumber(v) && !isfinite(v->valuedouble))
+            return fail(err, errlen, path, TB_EINVAL,
+                        "cases[%d] (%s): stats.%s: expected a finite "
+                        "number, got %g", idx, c->id, need[i],
+                        v->valuedouble);
+        if (!cJSON_IsNumber(v))
             return fail(err, errlen, path, TB_EINVAL,
                         "cases[%d] (%s): stats.%s: expected a number", idx,
                         c->id, need[i]);
-    double n = num_or_nan(st, "n");
-    c->iters_per_sample = num_or_nan(st, "iters_per_sample");
-    c->median_ns = num_or_nan(st, "median_ns");
-    c->ci_low_ns = num_or_nan(st, "ci_low_ns");
-    c->ci_high_ns = num_or_nan(st, "ci_high_ns");
-    c->min_ns = num_or_nan(st, "min_ns");
-    c->mean_ns = num_or_nan(st, "mean_ns");
+    }
+    double n = tb_json_num(st, "n");
+    c->iters_per_sample = tb_json_num(st, "iters_per_sample");
+    c->median_ns = tb_json_num(st, "median_ns");
+    c->ci_low_ns = tb_json_num(st, "ci_low_ns");
+    c->ci_high_ns = tb_json_num(st, "ci_high_ns");
+    c->min_ns = tb_json_num(st, "min_ns");
+    c->mean_ns = tb_json_num(st, "mean_ns");
     if (n < 1 || n != floor(n) || n > 1e9)
         return fail(err, errlen, path, TB_EINVAL,
                     "cases[%d] (%s): stats.n: expected an integer >= 1, "
@@ -174,7 +203,8 @@ static int load_timed(tb_rescase *c, int idx, const char *path, char *err,
             return fail(err, errlen, path, TB_ENOMEM, "out of memory");
         cJSON_ArrayForEach(v, rm)
         {
-            if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
+            if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) ||
+                !isfinite(v->valuedouble))
                 return fail(err, errlen, path, TB_EINVAL,
                             "cases[%d] (%s): stats.round_medians_ns[%d]: "
                             "expected a positive number", idx, c->id,
@@ -308,7 +338,7 @@ int tb_resfile_from_text(const char *path, const char *text, size_t len,
              "is not an object)");
         goto bad;
     }
-    const char *schema = str_or_null(f->doc, "schema");
+    const char *schema = tb_json_str(f->doc, "schema");
     if (!schema) {
         fail(err, errlen, path, rc, "not a tbench result file (no "
              "\"schema\" string; expected \"%s\")", SCHEMA);
@@ -326,11 +356,11 @@ int tb_resfile_from_text(const char *path, const char *text, size_t len,
     }
     f->complete = cJSON_IsTrue(cJSON_GetObjectItem(f->doc, "complete"));
     const cJSON *env = cJSON_GetObjectItemCaseSensitive(f->doc, "env");
-    f->date = str_or_null(env, "date");
-    f->hostname = str_or_null(env, "hostname");
-    f->git_commit = str_or_null(cJSON_GetObjectItem(env, "build"),
+    f->date = tb_json_str(env, "date");
+    f->hostname = tb_json_str(env, "hostname");
+    f->git_commit = tb_json_str(cJSON_GetObjectItem(env, "build"),
                                 "git_commit");
-    f->cpu_model = str_or_null(cJSON_GetObjectItem(env, "cpu"), "model");
+    f->cpu_model = tb_json_str(cJSON_GetObjectItem(env, "cpu"), "model");
 
     int n = cJSON_GetArraySize(cases);
     f->cases = calloc((size_t)(n ? n : 1), sizeof *f->cases);
@@ -354,23 +384,36 @@ int tb_resfile_from_text(const char *path, const char *text, size_t len,
             fail(err, errlen, path, rc, "cases[%d]: expected an object", i);
             goto bad;
         }
-        c->id = str_or_null(cj, "id");
+        c->id = tb_json_str(cj, "id");
         if (!c->id || !c->id[0]) {
             fail(err, errlen, path, rc, "cases[%d]: no \"id\" string", i);
             goto bad;
         }
-        c->status = str_or_null(cj, "status");
-        if (!c->status || !c->status[0]) {
-            fail(err, errlen, path, rc, "cases[%d] (%s): no \"status\" "
-                 "string", i, c->id);
+        static const char *const need[] = {"op", "dtype", "backend",
+                                           "status"};
+        const char **dst[] = {&c->op, &c->dtype, &c->backend, &c->status};
+        for (size_t k = 0; k < sizeof need / sizeof need[0]; k++) {
+            *dst[k] = tb_json_str(cj, need[k]);
+            if (!*dst[k] || !*dst[k][0]) {
+                fail(err, errlen, path, rc, "cases[%d] (%s): no \"%s\" "
+                     "string", i, c->id, need[k]);
+                goto bad;
+            }
+        }
+        if (!tb_res_status_known(c->status)) {
+#define TB_RES_STATUS_WORD(e, n) " " n
+            fail(err, errlen, path, rc, "cases[%d] (%s): unknown status "
+                 "\"%.40s\" (expected one of:" TB_RES_STATUSES(
+                     TB_RES_STATUS_WORD) ")", i, c->id, c->status);
+#undef TB_RES_STATUS_WORD
             goto bad;
         }
-        c->message = str_or_null(cj, "message");
-        c->impl = str_or_null(cj, "impl");
+        c->message = tb_json_str(cj, "message");
+        c->impl = tb_json_str(cj, "impl");
         const cJSON *md = cJSON_GetObjectItemCaseSensitive(cj, "model");
-        c->bytes = num_or_nan(md, "bytes");
-        c->flops = num_or_nan(md, "flops");
-        c->items = num_or_nan(md, "items");
+        c->bytes = tb_json_num(md, "bytes");
+        c->flops = tb_json_num(md, "flops");
+        c->items = tb_json_num(md, "items");
         if (!strcmp(c->status, "ok") &&
             (rc = load_timed(c, i, path, err, errlen)))
             goto bad;

@@ -1,5 +1,7 @@
-/* Loading result files (schema "tbench.results/1", docs/FORMAT.md) for
- * compare, history and export.
+/* Loading result files (schema "tbench.results/1", docs/FORMAT.md): the
+ * one loader behind compare, history, export, `run --baseline`, plot and
+ * report, so every command accepts and rejects the same files with the
+ * same messages.
  *
  * A loaded file keeps its cJSON document; the case records below point
  * into it, with the fields those commands need looked up and checked
@@ -35,11 +37,41 @@ typedef enum {
 /* Name of counter k as in the result file ("kernel_launches"). */
 const char *tb_res_counter_name(int k);
 
+/* The case statuses of docs/FORMAT.md.  Only "ok" is timed; the others
+ * carry a message saying why ("crashed": the worker died, naming the
+ * signal and the phase; "timeout": the worker passed the time limit). */
+#define TB_RES_STATUSES(X)                                               \
+    X(OK, "ok")                                                          \
+    X(UNSUPPORTED, "unsupported")                                        \
+    X(UNAVAILABLE, "unavailable")                                        \
+    X(FAILED_CHECK, "failed-check")                                      \
+    X(ERROR, "error")                                                    \
+    X(CRASHED, "crashed")                                                \
+    X(TIMEOUT, "timeout")                                                \
+    X(SKIPPED, "skipped")
+
+/* Is s one of TB_RES_STATUSES? */
+bool tb_res_status_known(const char *s);
+
+/* Member key of o as a finite number; NAN when o is not an object, the
+ * member is absent or null, not a number or not finite. */
+double tb_json_num(const cJSON *o, const char *key);
+
+/* Member key of o as a string, or NULL. */
+const char *tb_json_str(const cJSON *o, const char *key);
+
+/* v as a JSON number, or null when it is not finite (NAN: not
+ * available); s as a JSON string, or null when NULL.  NULL on allocation
+ * failure.  For the JSON that compare and history write. */
+cJSON *tb_json_num_or_null(double v);
+cJSON *tb_json_str_or_null(const char *s);
+
 /* One case record of a loaded file.  Strings point into the document. */
 typedef struct tb_rescase {
     const cJSON *json; /* the whole record */
     const char *id;
-    const char *status;  /* one of the statuses of docs/FORMAT.md */
+    const char *op, *dtype, *backend; /* non-empty */
+    const char *status;  /* one of TB_RES_STATUSES */
     const char *message; /* NULL when null */
     const char *impl;    /* NULL when null */
     bool timed;          /* status "ok": every field below is valid */
@@ -66,11 +98,13 @@ typedef struct tb_resfile {
 
 /* Load and check the result file at path (a file, or a run folder that
  * holds results.json).  Checks: readable, complete JSON, an object with
- * "schema" == "tbench.results/1", a "cases" array whose records have a
- * unique string id and a known status, and for "ok" records a stats
- * object with n >= 1 finite samples_ns values (as many as n), positive
- * median_ns, ci_low_ns <= median_ns <= ci_high_ns, iters_per_sample >= 1
- * and numeric (or null) throughput and counters.  On failure *out is
+ * "schema" == "tbench.results/1", a "cases" array whose records are
+ * objects with a unique non-empty string id, non-empty op, dtype and
+ * backend strings and a known status (TB_RES_STATUSES), and for "ok"
+ * records a stats object with finite numbers n >= 1 (as many finite
+ * samples_ns values), positive median_ns, ci_low_ns <= median_ns <=
+ * ci_high_ns, min_ns, mean_ns, iters_per_sample >= 1, and finite numbers
+ * (or nulls) in throughput and counters.  On failure *out is
  * NULL and err holds one line "PATH: what".  Returns 0, TB_EIO
  * (unreadable), TB_EPARSE (not JSON, truncated), TB_EINVAL (not a result
  * file or a bad field) or TB_ENOMEM.  Free with tb_resfile_free. */

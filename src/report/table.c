@@ -1,5 +1,7 @@
 #include "table.h"
 
+#include "resultsio.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -16,16 +18,11 @@ char *tb_fmt_ns(double ns, char *buf, size_t len)
     return buf;
 }
 
-static double num(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
+/* Member k of o as a string, "" when it is not one. */
 static const char *str(const cJSON *o, const char *k)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : "";
+    const char *v = tb_json_str(o, k);
+    return v ? v : "";
 }
 
 static void fmt_rate(double v, char *buf, size_t len)
@@ -71,15 +68,15 @@ void tb_table_print(FILE *f, const cJSON *doc)
         const cJSON *tp = cJSON_GetObjectItemCaseSensitive(c, "throughput");
         const cJSON *ct = cJSON_GetObjectItemCaseSensitive(c, "counters");
         char med[32], gb[32], gf[32], ci[32], smp[32];
-        double m = num(st, "median_ns");
+        double m = tb_json_num(st, "median_ns");
         tb_fmt_ns(m, med, sizeof med);
-        snprintf(ci, sizeof ci, "%.1f%%", 100 * num(st, "ci_rel"));
-        fmt_rate(num(tp, "gb_s"), gb, sizeof gb);
-        fmt_rate(num(tp, "gflop_s"), gf, sizeof gf);
-        snprintf(smp, sizeof smp, "%.0fx%.0f", num(st, "n"),
-                 num(st, "iters_per_sample"));
+        snprintf(ci, sizeof ci, "%.1f%%", 100 * tb_json_num(st, "ci_rel"));
+        fmt_rate(tb_json_num(tp, "gb_s"), gb, sizeof gb);
+        fmt_rate(tb_json_num(tp, "gflop_s"), gf, sizeof gf);
+        snprintf(smp, sizeof smp, "%.0fx%.0f", tb_json_num(st, "n"),
+                 tb_json_num(st, "iters_per_sample"));
         fprintf(f, "%-*s  %-12s %10s %7s %9s %9s %10s %7.2f  %s\n", w,
                 id, status, med, ci, gb, gf, smp,
-                num(ct, "kernel_launches"), str(st, "stop_reason"));
+                tb_json_num(ct, "kernel_launches"), str(st, "stop_reason"));
     }
 }

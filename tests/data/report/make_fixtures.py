@@ -13,8 +13,11 @@ fully deterministic, with the situations the tests look for:
                  fractions and measured peaks, a failed-check case, an
                  unsupported case and an unavailable backend (cuda)
   baseline.json  an earlier run of the same matrix: one case 10% faster
-                 (so mixed regressed), one 20% slower (improved), the
-                 failed case still ok there, one case removed since
+                 (so mixed regressed), one 20% slower (improved), one 3%
+                 faster (past the 2% threshold with the two CIs apart,
+                 but not significant on the 11 raw samples: unchanged for
+                 `tbench compare`, so for the report too), the failed
+                 case still ok there, one case removed since
   numpy.json     a compare_numpy.py-style file: numpy cases for the add
                  and matmul keys, torch unavailable
   single.json    one ok case and nothing else
@@ -289,6 +292,7 @@ def main():
 
     base = mixed_cases(scale={
         "add/1000000,1000000/f32/cpu[threads=1]": 1 / 1.10,
+        "relu/100000/f32/cpu[threads=1]": 1 / 1.03,
         "matmul/256x256,256x256/f32/cpu[threads=2]": 1.25})
     for c in base:   # the failed case was ok in the baseline
         if c["status"] == "failed-check":
