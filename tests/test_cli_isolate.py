@@ -155,10 +155,11 @@ def t_bad_fault():
 FAST = """{"name": "fast", "warmup": {"min_time_ms": 1},
   "measure": {"max_time_s": 0.05}, "ops": [{"op": "add", "shapes": [[64]]}]}
 """
-# Cases that sample for up to 30 s each unless stopped.
+# Cases that sample for 30 s each unless stopped (min_samples keeps the
+# CI rule from stopping them early: identical samples make a CI of 0).
 SLOW = """{"name": "slow", "warmup": {"min_time_ms": 1},
-  "measure": {"sample_time_ms": 0.2, "max_samples": 1000000,
-              "ci_target": 0.00001, "max_time_s": 30},
+  "measure": {"sample_time_ms": 0.2, "min_samples": 1000000,
+              "max_samples": 1000000, "max_time_s": 30},
   "ops": [{"op": "relu", "shapes": [[64]]}, {"op": "exp", "shapes": [[64]]}]}
 """
 
