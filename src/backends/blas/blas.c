@@ -700,8 +700,6 @@ const tb_backend tb_backend_blas = {
     .download = blas_download,
     .sync = blas_sync,
     .kernel = blas_kernel,
-    .timer_start = NULL,
-    .timer_stop = NULL,
     .counters = blas_counters,
 };
 
@@ -784,8 +782,6 @@ const tb_backend tb_backend_blas = {
     .download = blas_none_copy,
     .sync = NULL,
     .kernel = blas_kernel,
-    .timer_start = NULL,
-    .timer_stop = NULL,
     .counters = NULL,
 };
 

@@ -2143,7 +2143,5 @@ const tb_backend tb_backend_cpu = {
     .download = cpu_download,
     .sync = cpu_sync,
     .kernel = cpu_kernel,
-    .timer_start = NULL,
-    .timer_stop = NULL,
     .counters = cpu_counters,
 };
