@@ -577,7 +577,6 @@ static int cpu_create(const char *const *values, void **ctx, char *err,
     c->mem.owner = &tb_backend_cpu;
     c->isa = tb_cpu_kernels_fill(&c->k, isa);
     tb_vmath_fill(&c->vm, isa);
-    tb_cpu_ext_bind_counter(c, &c->kernel_launches);
     if (c->threads > 1) {
         int rc = cpu_pool_create(c->threads - 1, &c->pool);
         if (rc) {

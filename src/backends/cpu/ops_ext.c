@@ -1,6 +1,7 @@
 /* Portable C kernels for the ops of issue 3.  See ops_ext.h.
  *
- * Layout of this file: launch counting and operand checks; typed element
+ * Layout of this file: operand checks (launches are counted through
+ * tb_cpu_count_launch, cpu_internal.h); typed element
  * functions (one per op and dtype) and the loops generated from them; the
  * drivers per family (unary, broadcasting binary, reductions, softmax,
  * permute, linear, conv2d, pooling); the kernel table. */
@@ -13,30 +14,7 @@
 #include "../../base/error.h"
 #include "../../ops/op.h"
 #include "../../ops/tensor.h"
-
-/* ------------------------------------------------------------------ */
-/* Launch counting                                                      */
-/* ------------------------------------------------------------------ */
-
-/* Offset of the launch counter in a cpu instance; SIZE_MAX: not bound. */
-static _Atomic size_t ext_counter_off = SIZE_MAX;
-
-void tb_cpu_ext_bind_counter(void *instance, _Atomic uint64_t *launches)
-{
-    if (!instance || !launches)
-        return;
-    size_t off = (size_t)((char *)launches - (char *)instance);
-    atomic_store_explicit(&ext_counter_off, off, memory_order_relaxed);
-}
-
-static void ext_count_launch(void *ctx)
-{
-    size_t off = atomic_load_explicit(&ext_counter_off, memory_order_relaxed);
-    if (!ctx || off == SIZE_MAX)
-        return;
-    _Atomic uint64_t *n = (_Atomic uint64_t *)(void *)((char *)ctx + off);
-    atomic_fetch_add_explicit(n, 1, memory_order_relaxed);
-}
+#include "cpu_internal.h"
 
 /* ------------------------------------------------------------------ */
 /* Operand checks                                                       */
@@ -69,7 +47,7 @@ static int ext_operand(const tb_tensor *t, tb_dtype dt)
 static int ext_begin(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
                      tb_tensor *out, const tb_params *p)
 {
-    ext_count_launch(ctx);
+    tb_cpu_count_launch(ctx);
     const tb_op *op = tb_op_get(id);
     if (!op || !in || !out)
         return TB_EINVAL;
