@@ -644,16 +644,6 @@ static int cpu_sync(void *ctx)
 /* Kernel helpers                                                       */
 /* ------------------------------------------------------------------ */
 
-/* A kernel operand: right dtype, contiguous, data present. */
-static int cpu_check_operand(const tb_tensor *t, tb_dtype dt)
-{
-    if (!tb_hostmem_header_ok(t) || t->dtype != dt || !t->data)
-        return TB_EINVAL;
-    if (!tb_tensor_is_contiguous(t))
-        return TB_EINVAL;
-    return 0;
-}
-
 static int64_t cpu_numel(const tb_tensor *t)
 {
     int64_t n = 1;
@@ -800,9 +790,9 @@ static int cpu_binary(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (!in || !out)
         return TB_EINVAL;
     int rc;
-    if ((rc = cpu_check_operand(&in[0], dt)) ||
-        (rc = cpu_check_operand(&in[1], dt)) ||
-        (rc = cpu_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(&in[0], dt, 0)) ||
+        (rc = tb_tensor_check_operand(&in[1], dt, 0)) ||
+        (rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     const tb_tensor *a = &in[0], *b = &in[1];
     const int nd = out->ndim;
@@ -903,8 +893,8 @@ static int cpu_relu(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (!in || !out)
         return TB_EINVAL;
     int rc;
-    if ((rc = cpu_check_operand(&in[0], dt)) ||
-        (rc = cpu_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(&in[0], dt, 0)) ||
+        (rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     if (!tb_hostmem_same_shape(&in[0], out))
         return TB_ESHAPE;
@@ -950,8 +940,8 @@ static int cpu_vmath(void *ctx, const tb_tensor *in, tb_tensor *out, int f)
     if (!in || !out)
         return TB_EINVAL;
     int rc;
-    if ((rc = cpu_check_operand(&in[0], TB_F32)) ||
-        (rc = cpu_check_operand(out, TB_F32)))
+    if ((rc = tb_tensor_check_operand(&in[0], TB_F32, 0)) ||
+        (rc = tb_tensor_check_operand(out, TB_F32, 0)))
         return rc;
     if (!tb_hostmem_same_shape(&in[0], out))
         return TB_ESHAPE;
@@ -1047,8 +1037,8 @@ static int cpu_reduce(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (!in || !out)
         return TB_EINVAL;
     int rc;
-    if ((rc = cpu_check_operand(&in[0], dt)) ||
-        (rc = cpu_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(&in[0], dt, 0)) ||
+        (rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     const tb_tensor *x = &in[0];
     bool has_axis;
@@ -1151,8 +1141,8 @@ static int cpu_log_softmax(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (!in || !out)
         return TB_EINVAL;
     int rc;
-    if ((rc = cpu_check_operand(&in[0], dt)) ||
-        (rc = cpu_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(&in[0], dt, 0)) ||
+        (rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     const tb_tensor *x = &in[0];
     if (!tb_hostmem_same_shape(x, out))
@@ -1308,9 +1298,9 @@ static int cpu_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (!in || !out)
         return TB_EINVAL;
     int rc;
-    if ((rc = cpu_check_operand(&in[0], dt)) ||
-        (rc = cpu_check_operand(&in[1], dt)) ||
-        (rc = cpu_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(&in[0], dt, 0)) ||
+        (rc = tb_tensor_check_operand(&in[1], dt, 0)) ||
+        (rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     const tb_tensor *a = &in[0], *b = &in[1];
     const int nd = a->ndim;
@@ -1413,9 +1403,9 @@ static int cpu_linear(void *ctx, const tb_tensor *in, tb_tensor *out,
         return TB_EINVAL;
     int rc;
     for (int i = 0; i < 3; i++)
-        if ((rc = cpu_check_operand(&in[i], dt)))
+        if ((rc = tb_tensor_check_operand(&in[i], dt, 0)))
             return rc;
-    if ((rc = cpu_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     const tb_op *op = tb_op_get(TB_OP_linear);
     tb_shape ish[3] = {tb_tensor_shape(&in[0]), tb_tensor_shape(&in[1]),
@@ -1622,11 +1612,11 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     int rc;
     tb_shape ish[3];
     for (int i = 0; i < n_in; i++) {
-        if ((rc = cpu_check_operand(&in[i], dt)))
+        if ((rc = tb_tensor_check_operand(&in[i], dt, 0)))
             return rc;
         ish[i] = tb_tensor_shape(&in[i]);
     }
-    if ((rc = cpu_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     tb_params q;
     if (p)
@@ -1783,8 +1773,8 @@ static int cpu_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (!in || !out)
         return TB_EINVAL;
     int rc;
-    if ((rc = cpu_check_operand(&in[0], dt)) ||
-        (rc = cpu_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(&in[0], dt, 0)) ||
+        (rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     const tb_tensor *x = &in[0];
     int64_t d0, d1;
@@ -1879,8 +1869,8 @@ static int cpu_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (!in || !out)
         return TB_EINVAL;
     int rc;
-    if ((rc = cpu_check_operand(&in[0], dt)) ||
-        (rc = cpu_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(&in[0], dt, 0)) ||
+        (rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     const tb_op *op = tb_op_get(is_max ? TB_OP_max_pool2d : TB_OP_avg_pool2d);
     int64_t k, s, pad;

@@ -46,14 +46,9 @@ typedef struct cr_job {
 /* A contiguous host tensor of dtype dt with positive dims and data. */
 static int cr_operand(const tb_tensor *t, tb_dtype dt)
 {
-    if (!t || t->dtype != dt || t->ndim < 1 || t->ndim > TB_MAX_DIMS)
+    if (!t || t->ndim < 1)
         return TB_EINVAL;
-    for (int d = 0; d < t->ndim; d++)
-        if (t->shape[d] < 1)
-            return TB_ESHAPE;
-    if (!t->data || !tb_tensor_is_contiguous(t))
-        return TB_EINVAL;
-    return 0;
+    return tb_tensor_check_operand(t, dt, 1);
 }
 
 /* The output (and copy's input) against the op's shape rule. */

@@ -45,9 +45,10 @@ static int linalg_operands(tb_op_id id, tb_dtype dt, const tb_tensor *in,
     if (!in || !out)
         return TB_EINVAL;
     const tb_op *op = tb_op_get(id);
-    if (in[0].dtype != dt || in[0].ndim != 2 || !in[0].data ||
-        !tb_tensor_is_contiguous(&in[0]))
-        return in[0].dtype != dt ? TB_EDTYPE : TB_EINVAL;
+    if (in[0].dtype != dt)
+        return TB_EDTYPE;
+    if (in[0].ndim != 2 || tb_tensor_check_operand(&in[0], dt, 0))
+        return TB_EINVAL;
     tb_shape is = tb_tensor_shape(&in[0]), os[TB_MAX_OUTPUTS];
     char err[128];
     int rc = tb_op_infer(op, &is, 1, NULL, os, err, sizeof err);
@@ -59,7 +60,7 @@ static int linalg_operands(tb_op_id id, tb_dtype dt, const tb_tensor *in,
         tb_shape s = tb_tensor_shape(&out[o]);
         if (!tb_shape_equal(&s, &os[o]))
             return TB_ESHAPE;
-        if (!out[o].data || !tb_tensor_is_contiguous(&out[o]))
+        if (tb_tensor_check_operand(&out[o], dt, 0))
             return TB_EINVAL;
     }
     return 0;

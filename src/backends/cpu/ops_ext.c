@@ -28,19 +28,6 @@ static int64_t ext_numel(const tb_tensor *t)
     return n;
 }
 
-/* A kernel operand: dtype dt, sane header, contiguous, data present. */
-static int ext_operand(const tb_tensor *t, tb_dtype dt)
-{
-    if (!t || t->dtype != dt || t->ndim < 0 || t->ndim > TB_MAX_DIMS)
-        return TB_EINVAL;
-    for (int d = 0; d < t->ndim; d++)
-        if (t->shape[d] < 1)
-            return TB_ESHAPE;
-    if (!t->data || !tb_tensor_is_contiguous(t))
-        return TB_EINVAL;
-    return 0;
-}
-
 /* Count the launch, then check every operand and that the output has the
  * shape op's rule gives for these inputs and parameters (so no kernel
  * below can index past a buffer).  Returns 0 or a TB_E* code. */
@@ -54,15 +41,14 @@ static int ext_begin(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
     tb_shape ish[TB_MAX_INPUTS], osh[TB_MAX_OUTPUTS];
     int rc;
     for (int i = 0; i < op->n_in; i++) {
-        if ((rc = ext_operand(&in[i], dt)))
+        if ((rc = tb_tensor_check_operand(&in[i], dt, 1)))
             return rc;
         ish[i] = tb_tensor_shape(&in[i]);
     }
     if ((rc = tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0)))
         return rc;
     for (int i = 0; i < op->n_out; i++) {
-        if (out[i].dtype != dt || !out[i].data ||
-            !tb_tensor_is_contiguous(&out[i]))
+        if (tb_tensor_check_operand(&out[i], dt, 0))
             return TB_EINVAL;
         tb_shape got = tb_tensor_shape(&out[i]);
         if (!tb_shape_equal(&got, &osh[i]))

@@ -102,18 +102,6 @@ static int run_level(const void *ctx, tb_dtype dt)
 
 /* ---- operands ------------------------------------------------------------ */
 
-static int operand(const tb_tensor *t, tb_dtype dt)
-{
-    if (t->dtype != dt || t->ndim < 0 || t->ndim > TB_MAX_DIMS)
-        return TB_EINVAL;
-    for (int d = 0; d < t->ndim; d++)
-        if (t->shape[d] < 1)
-            return TB_ESHAPE;
-    if (!t->data || !tb_tensor_is_contiguous(t))
-        return TB_EINVAL;
-    return 0;
-}
-
 /* [a, a + n) and [b, b + n) bytes overlap. */
 static bool overlap(const void *a, const void *b, size_t n)
 {
@@ -130,14 +118,14 @@ static int check(const tb_op *op, tb_dtype dt, const tb_tensor *in,
     tb_shape ish[TB_MAX_INPUTS], osh[TB_MAX_OUTPUTS];
     int rc;
     for (int i = 0; i < op->n_in; i++) {
-        if ((rc = operand(&in[i], dt)))
+        if ((rc = tb_tensor_check_operand(&in[i], dt, 1)))
             return rc;
         ish[i] = tb_tensor_shape(&in[i]);
     }
     if ((rc = tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0)))
         return rc;
     for (int o = 0; o < op->n_out; o++) {
-        if ((rc = operand(&out[o], dt)))
+        if ((rc = tb_tensor_check_operand(&out[o], dt, 1)))
             return rc;
         tb_shape got = tb_tensor_shape(&out[o]);
         if (!tb_shape_equal(&got, &osh[o]))
