@@ -4,7 +4,7 @@
  * tb_cpu_count_launch, cpu_internal.h); typed element
  * functions (one per op and dtype) and the loops generated from them; the
  * drivers per family (unary, broadcasting binary, reductions, softmax,
- * permute, linear, conv2d, pooling); the kernel table. */
+ * permute, linear, conv2d, pooling); the entry points (rows of kreg.h). */
 #include "ops_ext.h"
 
 #include <math.h>
@@ -15,6 +15,7 @@
 #include "../../ops/op.h"
 #include "../../ops/tensor.h"
 #include "cpu_internal.h"
+#include "kreg.h"
 
 /* ------------------------------------------------------------------ */
 /* Operand checks                                                       */
@@ -896,14 +897,14 @@ static int ext_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
 #define EXT_K_UNARY(NAME, NK)                                             \
     EXT_UNARY_LOOP(NAME, float, f32)                                      \
     EXT_UNARY_LOOP(NAME, double, f64)                                     \
-    static int k_##NAME##_f32(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
+    int tb_cpu_k_##NAME##_f32_c(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
     {                                                                     \
         return ext_unary(ctx, in, out, p, TB_OP_##NAME, TB_F32,           \
                          NAME##_f32_loop, NK);                            \
     }                                                                     \
-    static int k_##NAME##_f64(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
+    int tb_cpu_k_##NAME##_f64_c(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
     {                                                                     \
         return ext_unary(ctx, in, out, p, TB_OP_##NAME, TB_F64,           \
                          NAME##_f64_loop, NK);                            \
@@ -912,14 +913,14 @@ static int ext_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
 #define EXT_K_BINARY(NAME)                                                \
     EXT_BINARY_LOOP(NAME, float, f32)                                     \
     EXT_BINARY_LOOP(NAME, double, f64)                                    \
-    static int k_##NAME##_f32(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
+    int tb_cpu_k_##NAME##_f32_c(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
     {                                                                     \
         return ext_binary(ctx, in, out, p, TB_OP_##NAME, TB_F32,          \
                           NAME##_f32_loop);                               \
     }                                                                     \
-    static int k_##NAME##_f64(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
+    int tb_cpu_k_##NAME##_f64_c(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
     {                                                                     \
         return ext_binary(ctx, in, out, p, TB_OP_##NAME, TB_F64,          \
                           NAME##_f64_loop);                               \
@@ -936,15 +937,15 @@ static int ext_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     {                                                                     \
         NAME##_cols_f64(x, o, len, step, w, corr);                        \
     }                                                                     \
-    static int k_##NAME##_f32(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
+    int tb_cpu_k_##NAME##_f32_c(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
     {                                                                     \
         return ext_reduce(ctx, in, out, p, TB_OP_##NAME, TB_F32,          \
                           NAME##_lane_f32, NAME##_lane_f64,               \
                           NAME##_cols_f32_v);                             \
     }                                                                     \
-    static int k_##NAME##_f64(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
+    int tb_cpu_k_##NAME##_f64_c(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
     {                                                                     \
         return ext_reduce(ctx, in, out, p, TB_OP_##NAME, TB_F64,          \
                           NAME##_lane_f32, NAME##_lane_f64,               \
@@ -953,13 +954,13 @@ static int ext_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
 
 /* Kernels whose driver takes (ctx, in, out, p, [id,] dt). */
 #define EXT_K_CALL(NAME, CALL_F32, CALL_F64)                              \
-    static int k_##NAME##_f32(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
+    int tb_cpu_k_##NAME##_f32_c(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
     {                                                                     \
         return CALL_F32;                                                  \
     }                                                                     \
-    static int k_##NAME##_f64(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
+    int tb_cpu_k_##NAME##_f64_c(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
     {                                                                     \
         return CALL_F64;                                                  \
     }
@@ -1005,29 +1006,8 @@ EXT_K_CALL(max_pool2d, ext_pool2d(ctx, in, out, p, TB_OP_max_pool2d, TB_F32),
 EXT_K_CALL(avg_pool2d, ext_pool2d(ctx, in, out, p, TB_OP_avg_pool2d, TB_F32),
            ext_pool2d(ctx, in, out, p, TB_OP_avg_pool2d, TB_F64))
 
-typedef struct ext_entry {
-    tb_kernel_fn fn;
-    const char *name;
-} ext_entry;
-
-#define EXT_ROW(NAME)                                                     \
-    [TB_OP_##NAME] = {{k_##NAME##_f32, #NAME "_f32_c"},                   \
-                      {k_##NAME##_f64, #NAME "_f64_c"}},
-
-/* Ops not listed (the cpu backend's own) stay {NULL}. */
-static const ext_entry ext_kernels[TB_OP_COUNT][TB_DTYPE_COUNT] = {
-    EXT_ROW(neg) EXT_ROW(abs) EXT_ROW(exp) EXT_ROW(log) EXT_ROW(sqrt)
-    EXT_ROW(rsqrt) EXT_ROW(leaky_relu) EXT_ROW(sigmoid) EXT_ROW(tanh)
-    EXT_ROW(gelu) EXT_ROW(gelu_tanh) EXT_ROW(silu) EXT_ROW(softplus)
-    EXT_ROW(pow) EXT_ROW(maximum) EXT_ROW(minimum)
-    EXT_ROW(add_scalar) EXT_ROW(sub_scalar) EXT_ROW(mul_scalar)
-    EXT_ROW(div_scalar)
-    EXT_ROW(max) EXT_ROW(min) EXT_ROW(argmax) EXT_ROW(var)
-    EXT_ROW(softmax) EXT_ROW(permute) EXT_ROW(add_relu) EXT_ROW(linear)
-    EXT_ROW(conv2d) EXT_ROW(conv2d_nobias) EXT_ROW(max_pool2d)
-    EXT_ROW(avg_pool2d)
-};
-
+/* This file's rows are the portable baseline of the one registry
+ * (kreg.h, TB_CPU_KROW_PORTABLE). */
 tb_kernel_fn tb_cpu_ext_kernel(const tb_op *op, tb_dtype dt,
                                const tb_params *p, const char **impl)
 {
@@ -1037,10 +1017,14 @@ tb_kernel_fn tb_cpu_ext_kernel(const tb_op *op, tb_dtype dt,
     if (!op || (unsigned)op->id >= TB_OP_COUNT ||
         (unsigned)dt >= TB_DTYPE_COUNT)
         return NULL;
-    const ext_entry *e = &ext_kernels[op->id][dt];
-    if (!e->fn)
+    size_t n;
+    const tb_cpu_krow *rows = tb_cpu_krows(&n);
+    const tb_cpu_krow *r = tb_cpu_krow_find(rows, n, op->id, dt,
+                                            TB_ISA_SCALAR,
+                                            TB_CPU_KROW_PORTABLE);
+    if (!r)
         return NULL;
     if (impl)
-        *impl = e->name;
-    return e->fn;
+        *impl = r->name;
+    return r->fn;
 }
