@@ -5,19 +5,26 @@
  *   isa     = scalar, avx2, avx512 (only what this CPU and OS support,
  *             lowered by TBENCH_ISA), and auto (the best; the default);
  *   threads = 1..N (N = online CPUs, capped at TB_MAX_AXIS_VALUES).
- * An instance copies the kernel table of its ISA level (kernels.h: the
- * portable C loops of kernels_c.c, overridden level by level by
- * kernels_avx2.c and kernels_avx512.c) and owns a pool of threads-1
- * workers created once at create() and parked between jobs; the calling
- * (harness) thread always runs part 0 of a job itself, so threads=1
- * never touches the pool.  Every kernel lookup names the code that will
- * really run, e.g. "add_f32_avx512" or "transpose_f32_avx2" (a level
- * without its own version of an op runs the next lower one).
+ * An instance fills the inner-loop tables of every level up to its own
+ * (kernels.h: the portable C loops of kernels_c.c, overridden level by
+ * level by kernels_avx2.c and kernels_avx512.c; vmath.h alike) and owns a
+ * pool of threads-1 workers created once at create() and parked between
+ * jobs; the calling (harness) thread always runs part 0 of a job itself,
+ * so threads=1 never touches the pool.
+ *
+ * Kernel lookup is the registry's (kreg.h): one best-first table of rows
+ * {op, dtype, min_isa, fn, name}; the first row the instance's level
+ * allows gives both the function and the impl name ("add_f32_avx512",
+ * "log_softmax_f64_scalar" where a level has no version of its own,
+ * "gemm_f32_avx2_6x16" for matmul through the native GEMM).  This file
+ * defines the entry points of its rows: each runs its row's level's
+ * tables only (CPU_SLOT_AT checks it), so a name cannot claim code that
+ * did not run.  Ops this file does not implement come from create.c,
+ * optim.c, linalg.c and ops_ext.c (portable C), rows of the same table.
  *
  * This file owns shapes, broadcasting, tiling and threading; the inner
- * loops are in the table.  Matmul at the avx2/avx512 levels goes to the
- * native GEMM (gemm/gemm.h) when the build has it.  Ops this file does
- * not implement come from ops_ext.c (portable C).
+ * loops are in the tables.  Matmul, linear and conv2d at the avx2/avx512
+ * levels go to the native GEMM (gemm/gemm.h) when the build has it.
  *
  * Concurrency contract: one instance is driven by one thread at a time
  * (the harness thread).  Kernels called concurrently on the same instance
