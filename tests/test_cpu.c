@@ -35,6 +35,11 @@
 
 #include "backends/backend.h"
 #include "backends/cpu/isa.h"
+#include "backends/cpu/kreg.h"
+#include "backends/cpu/vmath.h"
+#if TB_CPU_HAVE_GEMM
+#include "backends/cpu/gemm/gemm.h"
+#endif
 #include "ops/alloc.h"
 #include "base/error.h"
 #include "ops/op.h"
@@ -586,8 +591,6 @@ static void test_probe_axes(void **state)
             B->destroy(ctx);
         }
     B->destroy(NULL);
-    assert_null(B->timer_start);
-    assert_null(B->timer_stop);
 }
 
 static void test_create_bad_threads(void **state)
@@ -825,6 +828,153 @@ static void test_kernel_lookup(void **state)
     assert_null(B->kernel(ctx, &fake, TB_F32, NULL, NULL));
     assert_null(B->kernel(ctx, NULL, TB_F32, NULL, NULL));
     B->destroy(ctx);
+}
+
+/* ---- the kernel registry (kreg.h) ---- */
+
+/* Does impl name the level lv: "<...>_<level>" at the end, "_c" for the
+ * portable files (scalar), or "_<level>_" inside a GEMM name? */
+static bool name_has_level(const char *impl, int lv)
+{
+    const char *lvn = tb_cpu_isa_name(lv);
+    char tail[32], mid[32];
+    snprintf(tail, sizeof tail, "_%s", lvn);
+    snprintf(mid, sizeof mid, "_%s_", lvn);
+    size_t n = strlen(impl), t = strlen(tail);
+    if (n > t && strcmp(impl + n - t, tail) == 0)
+        return true;
+    if (lv == TB_ISA_SCALAR && n > 2 && strcmp(impl + n - 2, "_c") == 0)
+        return true;
+    return strncmp(impl, "gemm_", 5) == 0 && strstr(impl, mid) != NULL;
+}
+
+/* A row added with a lower ISA than the machine has: asked for at the
+ * top level, the lookup returns that row (fn and name together), and the
+ * fn runs that level's code.  exp at the scalar level is the portable
+ * loop, bit for bit; the SIMD levels compute it differently. */
+static void test_registry_lower_row(void **state)
+{
+    (void)state;
+    const int top = isa_levels() - 1;
+    size_t n;
+    const tb_cpu_krow *real = tb_cpu_krows(&n);
+    const tb_cpu_krow *scal =
+        tb_cpu_krow_find(real, n, TB_OP_exp, TB_F32, TB_ISA_SCALAR, 0);
+    const tb_cpu_krow *best =
+        tb_cpu_krow_find(real, n, TB_OP_mul, TB_F32, top, 0);
+    assert_non_null(scal);
+    assert_non_null(best);
+    assert_string_equal(scal->name, "exp_f32_scalar");
+    /* A caller's table: mul at the top level, exp only at scalar. */
+    const tb_cpu_krow rows[] = {*best, *scal};
+    const tb_cpu_krow *r =
+        tb_cpu_krow_find(rows, 2, TB_OP_exp, TB_F32, top, 0);
+    assert_ptr_equal(r, &rows[1]);
+    assert_ptr_equal(r->fn, scal->fn);
+    assert_string_equal(r->name, scal->name);
+    /* Nothing for a dtype, an op or a level the table lacks. */
+    assert_null(tb_cpu_krow_find(rows, 2, TB_OP_exp, TB_F64, top, 0));
+    assert_null(tb_cpu_krow_find(rows, 2, TB_OP_add, TB_F32, top, 0));
+    if (best->min_isa > TB_ISA_SCALAR)
+        assert_null(tb_cpu_krow_find(rows, 2, TB_OP_mul, TB_F32,
+                                     best->min_isa - 1, 0));
+    assert_null(tb_cpu_krow_find(rows, 2, TB_OP_exp, TB_F32, top,
+                                 TB_CPU_KROW_PORTABLE));
+    /* Run the scalar row on an instance of the top level. */
+    cur_isa = "auto";
+    void *ctx = cpu_new(1);
+    tb_shape s = S(1, 1000);
+    tb_tensor x, y;
+    assert_int_equal(tb_tensor_create(&x, TB_F32, &s), 0);
+    assert_int_equal(tb_tensor_create(&y, TB_F32, &s), 0);
+    float *xv = x.data, *yv = y.data, want[1000];
+    for (int i = 0; i < 1000; i++)
+        xv[i] = -80.0f + 0.1601f * (float)i + 1e-3f * (float)(i % 7);
+    tb_vmath vm;
+    tb_vmath_fill(&vm, TB_ISA_SCALAR);
+    vm.fn[TB_VM_EXP](xv, want, 1000);
+    uint64_t l0 = launches(ctx);
+    assert_int_equal(r->fn(ctx, &x, &y, NULL), 0);
+    assert_int_equal(launches(ctx), l0 + 1);
+    assert_memory_equal(yv, want, sizeof want);
+    /* The registry's own choice at the top level is the top row. */
+    const char *impl = NULL;
+    tb_kernel_fn fn =
+        B->kernel(ctx, tb_op_get(TB_OP_exp), TB_F32, NULL, &impl);
+    const tb_cpu_krow *e =
+        tb_cpu_krow_find(real, n, TB_OP_exp, TB_F32, top, 0);
+    assert_ptr_equal(fn, e->fn);
+    assert_string_equal(impl, e->name);
+    assert_int_equal(e->min_isa, top);
+    tb_tensor_destroy(&x);
+    tb_tensor_destroy(&y);
+    B->destroy(ctx);
+}
+
+/* Every row names its own level; the table is best first; for every op,
+ * dtype and level the backend hands out the fn and name of one row, of
+ * a level at or below the instance's, and no better row exists. */
+static void test_registry_rows(void **state)
+{
+    (void)state;
+    size_t n;
+    const tb_cpu_krow *rows = tb_cpu_krows(&n);
+    assert_true(n > 0);
+    for (size_t i = 0; i < n; i++) {
+        if (!name_has_level(rows[i].name, rows[i].min_isa))
+            print_error("row %zu: %s at level %s\n", i, rows[i].name,
+                        tb_cpu_isa_name(rows[i].min_isa));
+        assert_true(name_has_level(rows[i].name, rows[i].min_isa));
+        assert_non_null(rows[i].fn);
+        if (i > 0)
+            assert_true(rows[i].min_isa <= rows[i - 1].min_isa);
+#if TB_CPU_HAVE_GEMM
+        if (strncmp(rows[i].name, "gemm_", 5) == 0)
+            assert_string_equal(rows[i].name,
+                                tb_gemm_impl_name(rows[i].min_isa,
+                                                  rows[i].dtype == TB_F64));
+#endif
+    }
+    for (int lv = 0; lv < isa_levels(); lv++) {
+        cur_isa = tb_cpu_isa_name(lv);
+        void *ctx = cpu_new(1);
+        for (int id = 0; id < TB_OP_COUNT; id++) {
+            const tb_op *op = tb_op_get((tb_op_id)id);
+            for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+                const char *impl = NULL;
+                tb_kernel_fn fn =
+                    B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl);
+                if (!fn) {
+                    assert_null(impl);
+                    continue;
+                }
+                const tb_cpu_krow *r = NULL;
+                for (size_t i = 0; i < n && !r; i++)
+                    if (rows[i].fn == fn)
+                        r = &rows[i];
+                assert_non_null(r);
+                assert_ptr_equal(impl, r->name);
+                assert_int_equal(r->op, op->base);
+                assert_int_equal(r->dtype, dt);
+                assert_true(r->min_isa <= lv);
+                assert_true(name_has_level(impl, r->min_isa));
+                for (size_t i = 0; i < n; i++)
+                    if (rows[i].op == r->op && rows[i].dtype == r->dtype &&
+                        rows[i].min_isa > r->min_isa && rows[i].min_isa <= lv)
+                        fail_msg("%s at %s: %s skipped", op->name,
+                                 cur_isa, rows[i].name);
+            }
+        }
+        /* An entry point above the instance's level refuses to run. */
+        for (size_t i = 0; i < n; i++)
+            if (rows[i].min_isa > lv) {
+                assert_int_equal(rows[i].fn(ctx, NULL, NULL, NULL),
+                                 TB_EUNSUPPORTED);
+                break;
+            }
+        B->destroy(ctx);
+    }
+    cur_isa = "auto";
 }
 
 /* Bad operands return an error code; nothing crashes or is written. */
@@ -1126,6 +1276,8 @@ int main(int argc, char **argv)
         T(counters),
         T(memory_errors),
         T(kernel_lookup),
+        T(registry_lower_row),
+        T(registry_rows),
         T(kernel_errors),
         T(sum_deterministic),
         T(pool_stress),

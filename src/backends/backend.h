@@ -75,10 +75,6 @@ typedef struct tb_backend {
     tb_kernel_fn (*kernel)(void *ctx, const tb_op *op, tb_dtype dt,
                            const tb_params *p, const char **impl);
 
-    /* (optional) Device-side timer around a batch of kernel calls. */
-    int (*timer_start)(void *ctx);
-    int (*timer_stop)(void *ctx, double *elapsed_ns);
-
     /* (optional) Cumulative counters since create. */
     void (*counters)(void *ctx, tb_backend_counters *out);
 } tb_backend;

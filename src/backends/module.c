@@ -104,16 +104,6 @@ static tb_kernel_fn cuda_kernel(void *ctx, const tb_op *op, tb_dtype dt,
 {
     return cuda_impl->kernel(ctx, op, dt, p, impl);
 }
-static int cuda_timer_start(void *ctx)
-{
-    return cuda_impl->timer_start ? cuda_impl->timer_start(ctx)
-                                  : TB_EUNSUPPORTED;
-}
-static int cuda_timer_stop(void *ctx, double *ns)
-{
-    return cuda_impl->timer_stop ? cuda_impl->timer_stop(ctx, ns)
-                                 : TB_EUNSUPPORTED;
-}
 static void cuda_counters(void *ctx, tb_backend_counters *out)
 {
     tb_backend_counters_read(cuda_impl, ctx, out);
@@ -132,7 +122,5 @@ const tb_backend tb_backend_cuda = {
     .download = cuda_download,
     .sync = cuda_sync,
     .kernel = cuda_kernel,
-    .timer_start = cuda_timer_start,
-    .timer_stop = cuda_timer_stop,
     .counters = cuda_counters,
 };

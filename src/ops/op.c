@@ -1074,261 +1074,416 @@ static const tb_step steps_log_softmax[] = {
  * after tb_canon_* fixed their signs. */
 #define TOL_LINALG {{2e-3, 2e-4}, {1e-9, 1e-10}}
 
-/* The tolerance argument (TOL_*) expands to a braced list with commas,
- * so these macros take every field directly instead of forwarding. */
-#define OP(nm, cat, nin, nout, np, pspec, dom, shp, fl, by, rl, tol_, dc) \
-    [TB_OP_##nm] = {.id = TB_OP_##nm, .name = #nm, .category = cat,     \
-                    .n_in = nin, .n_out = nout, .n_params = np,         \
-                    .params = pspec, .domain = dom, .shape = shp,       \
-                    .flops = fl, .bytes = by, .reduce_len = rl,         \
-                    .tol = tol_, .ref = tb_ref_##nm, .doc = dc,         \
-                    .base = TB_OP_##nm},
-/* A row with more fields: base op, aliases, steps, canonicalisation. */
-#define OPX(nm, base_, alias_, nst, steps_, canon_, cat, nin, nout, np,  \
-            pspec, dom, shp, fl, by, rl, tol_, dc, ...)                   \
-    [TB_OP_##nm] = {.id = TB_OP_##nm, .name = #nm, .category = cat,     \
-                    .n_in = nin, .n_out = nout, .n_params = np,         \
-                    .params = pspec, .domain = dom, .shape = shp,       \
-                    .flops = fl, .bytes = by, .reduce_len = rl,         \
-                    .tol = tol_, .ref = tb_ref_##nm, .doc = dc,         \
-                    .base = TB_OP_##base_, .alias = alias_,             \
-                    .n_steps = nst, .steps = steps_, .canon = canon_,  \
-                    __VA_ARGS__},
+/* One row per op, fields by name.  OP_ID(nm): an op that is its own
+ * base (id, name, reference kernel); OP_FORM(nm, base): a form of
+ * another op (in-place, optimizer state), served by base's kernels.
+ * Fields left out are 0 / NULL: no parameters, the default domain
+ * [-1, 1], one term per output (reduce_len), no aliasing, no steps, no
+ * canonicalisation, the element-wise check. */
+#define OP_ID(nm)                                                         \
+    .id = TB_OP_##nm, .name = #nm, .ref = tb_ref_##nm, .base = TB_OP_##nm
+#define OP_FORM(nm, base_)                                                \
+    .id = TB_OP_##nm, .name = #nm, .ref = tb_ref_##nm, .base = TB_OP_##base_
 
 static const tb_op op_table[TB_OP_COUNT] = {
-    OP(add, TB_CAT_ELEMENTWISE, 2, 1, 0, NULL, NULL, shape_broadcast,
-       flops_per_out, bytes_io, NULL, TOL_EW, "a + b, NumPy broadcasting")
-    OP(sub, TB_CAT_ELEMENTWISE, 2, 1, 0, NULL, NULL, shape_broadcast,
-       flops_per_out, bytes_io, NULL, TOL_EW, "a - b, NumPy broadcasting")
-    OP(mul, TB_CAT_ELEMENTWISE, 2, 1, 0, NULL, NULL, shape_broadcast,
-       flops_per_out, bytes_io, NULL, TOL_EW, "a * b, NumPy broadcasting")
-    OP(div, TB_CAT_ELEMENTWISE, 2, 1, 0, NULL, domain_div, shape_broadcast,
-       flops_per_out, bytes_io, NULL, TOL_EW, "a / b, NumPy broadcasting")
-    OP(relu, TB_CAT_ACTIVATION, 1, 1, 0, NULL, NULL, shape_same,
-       flops_per_out, bytes_io, NULL, TOL_EW, "max(x, 0)")
-    OP(sum, TB_CAT_REDUCTION, 1, 1, 2, params_reduce, NULL, shape_reduce,
-       flops_reduce, bytes_io, rlen_reduce, TOL_ACC,
-       "sum over all elements or along an axis")
-    OP(mean, TB_CAT_REDUCTION, 1, 1, 2, params_reduce, NULL, shape_reduce,
-       flops_reduce, bytes_io, rlen_reduce, TOL_ACC,
-       "mean over all elements or along an axis")
-    OPX(matmul, matmul, NULL, 0, NULL, NULL, TB_CAT_MATMUL, 2, 1, 0, NULL,
-        NULL, shape_matmul, flops_matmul, bytes_io, rlen_matmul, TOL_ACC,
-        "[...,M,K] @ [...,K,N], equal batch dims", .check = TB_CHECK_PRODUCT)
-    OP(transpose, TB_CAT_LAYOUT, 1, 1, 2, params_transpose, NULL,
-       shape_transpose, flops_zero, bytes_io, NULL, TOL_EW,
-       "swap two dims, materialized")
-    OP(log_softmax, TB_CAT_SOFTMAX, 1, 1, 1, params_axis, NULL,
-       shape_axis_same, flops_log_softmax, bytes_io, rlen_axis, TOL_ACC,
-       "x - log(sum(exp(x))) along an axis")
+    [TB_OP_add] = {OP_ID(add),
+        .category = TB_CAT_ELEMENTWISE, .n_in = 2, .n_out = 1,
+        .shape = shape_broadcast, .flops = flops_per_out, .bytes = bytes_io,
+        .tol = TOL_EW,
+        .doc = "a + b, NumPy broadcasting"},
+    [TB_OP_sub] = {OP_ID(sub),
+        .category = TB_CAT_ELEMENTWISE, .n_in = 2, .n_out = 1,
+        .shape = shape_broadcast, .flops = flops_per_out, .bytes = bytes_io,
+        .tol = TOL_EW,
+        .doc = "a - b, NumPy broadcasting"},
+    [TB_OP_mul] = {OP_ID(mul),
+        .category = TB_CAT_ELEMENTWISE, .n_in = 2, .n_out = 1,
+        .shape = shape_broadcast, .flops = flops_per_out, .bytes = bytes_io,
+        .tol = TOL_EW,
+        .doc = "a * b, NumPy broadcasting"},
+    [TB_OP_div] = {OP_ID(div),
+        .category = TB_CAT_ELEMENTWISE, .n_in = 2, .n_out = 1,
+        .domain = domain_div, .shape = shape_broadcast,
+        .flops = flops_per_out, .bytes = bytes_io, .tol = TOL_EW,
+        .doc = "a / b, NumPy broadcasting"},
+    [TB_OP_relu] = {OP_ID(relu),
+        .category = TB_CAT_ACTIVATION, .n_in = 1, .n_out = 1,
+        .shape = shape_same, .flops = flops_per_out, .bytes = bytes_io,
+        .tol = TOL_EW,
+        .doc = "max(x, 0)"},
+    [TB_OP_sum] = {OP_ID(sum),
+        .category = TB_CAT_REDUCTION, .n_in = 1, .n_out = 1, .n_params = 2,
+        .params = params_reduce, .shape = shape_reduce, .flops = flops_reduce,
+        .bytes = bytes_io, .reduce_len = rlen_reduce, .tol = TOL_ACC,
+        .doc = "sum over all elements or along an axis"},
+    [TB_OP_mean] = {OP_ID(mean),
+        .category = TB_CAT_REDUCTION, .n_in = 1, .n_out = 1, .n_params = 2,
+        .params = params_reduce, .shape = shape_reduce, .flops = flops_reduce,
+        .bytes = bytes_io, .reduce_len = rlen_reduce, .tol = TOL_ACC,
+        .doc = "mean over all elements or along an axis"},
+    [TB_OP_matmul] = {OP_ID(matmul),
+        .category = TB_CAT_MATMUL, .n_in = 2, .n_out = 1,
+        .shape = shape_matmul, .flops = flops_matmul, .bytes = bytes_io,
+        .reduce_len = rlen_matmul, .tol = TOL_ACC, .check = TB_CHECK_PRODUCT,
+        .doc = "[...,M,K] @ [...,K,N], equal batch dims"},
+    [TB_OP_transpose] = {OP_ID(transpose),
+        .category = TB_CAT_LAYOUT, .n_in = 1, .n_out = 1, .n_params = 2,
+        .params = params_transpose, .shape = shape_transpose,
+        .flops = flops_zero, .bytes = bytes_io, .tol = TOL_EW,
+        .doc = "swap two dims, materialized"},
+    [TB_OP_log_softmax] = {OP_ID(log_softmax),
+        .category = TB_CAT_SOFTMAX, .n_in = 1, .n_out = 1, .n_params = 1,
+        .params = params_axis, .shape = shape_axis_same,
+        .flops = flops_log_softmax, .bytes = bytes_io,
+        .reduce_len = rlen_axis, .tol = TOL_ACC,
+        .doc = "x - log(sum(exp(x))) along an axis"},
 
     /* unary math */
-    OP(neg, TB_CAT_ELEMENTWISE, 1, 1, 0, NULL, NULL, shape_same,
-       flops_elem, bytes_io, NULL, TOL_EXACT, "-x")
-    OP(abs, TB_CAT_ELEMENTWISE, 1, 1, 0, NULL, NULL, shape_same,
-       flops_elem, bytes_io, NULL, TOL_EXACT, "|x|")
-    OP(exp, TB_CAT_ELEMENTWISE, 1, 1, 0, NULL, NULL, shape_same,
-       flops_elem, bytes_io, NULL, TOL_MATH, "e^x")
-    OP(log, TB_CAT_ELEMENTWISE, 1, 1, 0, NULL, domain_log, shape_same,
-       flops_elem, bytes_io, NULL, TOL_MATH,
-       "natural log; inputs in [0.01, 10]")
-    OP(sqrt, TB_CAT_ELEMENTWISE, 1, 1, 0, NULL, domain_sqrt, shape_same,
-       flops_elem, bytes_io, NULL, TOL_MATH, "square root; inputs in [0, 10]")
-    OP(rsqrt, TB_CAT_ELEMENTWISE, 1, 1, 0, NULL, domain_log, shape_same,
-       flops_elem, bytes_io, NULL, TOL_MATH,
-       "1/sqrt(x); inputs in [0.01, 10]")
+    [TB_OP_neg] = {OP_ID(neg),
+        .category = TB_CAT_ELEMENTWISE, .n_in = 1, .n_out = 1,
+        .shape = shape_same, .flops = flops_elem, .bytes = bytes_io,
+        .tol = TOL_EXACT,
+        .doc = "-x"},
+    [TB_OP_abs] = {OP_ID(abs),
+        .category = TB_CAT_ELEMENTWISE, .n_in = 1, .n_out = 1,
+        .shape = shape_same, .flops = flops_elem, .bytes = bytes_io,
+        .tol = TOL_EXACT,
+        .doc = "|x|"},
+    [TB_OP_exp] = {OP_ID(exp),
+        .category = TB_CAT_ELEMENTWISE, .n_in = 1, .n_out = 1,
+        .shape = shape_same, .flops = flops_elem, .bytes = bytes_io,
+        .tol = TOL_MATH,
+        .doc = "e^x"},
+    [TB_OP_log] = {OP_ID(log),
+        .category = TB_CAT_ELEMENTWISE, .n_in = 1, .n_out = 1,
+        .domain = domain_log, .shape = shape_same, .flops = flops_elem,
+        .bytes = bytes_io, .tol = TOL_MATH,
+        .doc = "natural log; inputs in [0.01, 10]"},
+    [TB_OP_sqrt] = {OP_ID(sqrt),
+        .category = TB_CAT_ELEMENTWISE, .n_in = 1, .n_out = 1,
+        .domain = domain_sqrt, .shape = shape_same, .flops = flops_elem,
+        .bytes = bytes_io, .tol = TOL_MATH,
+        .doc = "square root; inputs in [0, 10]"},
+    [TB_OP_rsqrt] = {OP_ID(rsqrt),
+        .category = TB_CAT_ELEMENTWISE, .n_in = 1, .n_out = 1,
+        .domain = domain_log, .shape = shape_same, .flops = flops_elem,
+        .bytes = bytes_io, .tol = TOL_MATH,
+        .doc = "1/sqrt(x); inputs in [0.01, 10]"},
 
     /* activations */
-    OP(leaky_relu, TB_CAT_ACTIVATION, 1, 1, 1, params_leaky, NULL,
-       shape_same, flops_elem, bytes_io, NULL, TOL_MATH,
-       "x > 0 ? x : alpha*x")
-    OP(sigmoid, TB_CAT_ACTIVATION, 1, 1, 0, NULL, NULL, shape_same,
-       flops_elem, bytes_io, NULL, TOL_MATH, "1/(1+exp(-x))")
-    OP(tanh, TB_CAT_ACTIVATION, 1, 1, 0, NULL, NULL, shape_same,
-       flops_elem, bytes_io, NULL, TOL_MATH, "hyperbolic tangent")
-    OP(gelu, TB_CAT_ACTIVATION, 1, 1, 0, NULL, NULL, shape_same,
-       flops_elem, bytes_io, NULL, TOL_GELU,
-       "0.5*x*(1+erf(x/sqrt(2))), the exact (erf) form")
-    OP(gelu_tanh, TB_CAT_ACTIVATION, 1, 1, 0, NULL, NULL, shape_same,
-       flops_elem, bytes_io, NULL, TOL_GELU,
-       "0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))), the tanh "
-       "approximation")
-    OP(silu, TB_CAT_ACTIVATION, 1, 1, 0, NULL, NULL, shape_same,
-       flops_elem, bytes_io, NULL, TOL_MATH, "x*sigmoid(x) (swish)")
-    OP(softplus, TB_CAT_ACTIVATION, 1, 1, 2, params_softplus, NULL,
-       shape_same, flops_elem, bytes_io, NULL, TOL_MATH,
-       "log1p(exp(beta*x))/beta, x where beta*x > threshold (PyTorch)")
+    [TB_OP_leaky_relu] = {OP_ID(leaky_relu),
+        .category = TB_CAT_ACTIVATION, .n_in = 1, .n_out = 1, .n_params = 1,
+        .params = params_leaky, .shape = shape_same, .flops = flops_elem,
+        .bytes = bytes_io, .tol = TOL_MATH,
+        .doc = "x > 0 ? x : alpha*x"},
+    [TB_OP_sigmoid] = {OP_ID(sigmoid),
+        .category = TB_CAT_ACTIVATION, .n_in = 1, .n_out = 1,
+        .shape = shape_same, .flops = flops_elem, .bytes = bytes_io,
+        .tol = TOL_MATH,
+        .doc = "1/(1+exp(-x))"},
+    [TB_OP_tanh] = {OP_ID(tanh),
+        .category = TB_CAT_ACTIVATION, .n_in = 1, .n_out = 1,
+        .shape = shape_same, .flops = flops_elem, .bytes = bytes_io,
+        .tol = TOL_MATH,
+        .doc = "hyperbolic tangent"},
+    [TB_OP_gelu] = {OP_ID(gelu),
+        .category = TB_CAT_ACTIVATION, .n_in = 1, .n_out = 1,
+        .shape = shape_same, .flops = flops_elem, .bytes = bytes_io,
+        .tol = TOL_GELU,
+        .doc = "0.5*x*(1+erf(x/sqrt(2))), the exact (erf) form"},
+    [TB_OP_gelu_tanh] = {OP_ID(gelu_tanh),
+        .category = TB_CAT_ACTIVATION, .n_in = 1, .n_out = 1,
+        .shape = shape_same, .flops = flops_elem, .bytes = bytes_io,
+        .tol = TOL_GELU,
+        .doc = "0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))), the tanh "
+               "approximation"},
+    [TB_OP_silu] = {OP_ID(silu),
+        .category = TB_CAT_ACTIVATION, .n_in = 1, .n_out = 1,
+        .shape = shape_same, .flops = flops_elem, .bytes = bytes_io,
+        .tol = TOL_MATH,
+        .doc = "x*sigmoid(x) (swish)"},
+    [TB_OP_softplus] = {OP_ID(softplus),
+        .category = TB_CAT_ACTIVATION, .n_in = 1, .n_out = 1, .n_params = 2,
+        .params = params_softplus, .shape = shape_same, .flops = flops_elem,
+        .bytes = bytes_io, .tol = TOL_MATH,
+        .doc = "log1p(exp(beta*x))/beta, x where beta*x > threshold (PyTorch)"},
 
     /* binary with broadcasting */
-    OP(pow, TB_CAT_ELEMENTWISE, 2, 1, 0, NULL, domain_pow, shape_broadcast,
-       flops_elem, bytes_io, NULL, TOL_MATH,
-       "a^b, NumPy broadcasting; a in [0.1, 2], b in [-2, 2]")
-    OP(maximum, TB_CAT_ELEMENTWISE, 2, 1, 0, NULL, NULL, shape_broadcast,
-       flops_elem, bytes_io, NULL, TOL_EXACT,
-       "larger of a and b (NaN if either is), NumPy broadcasting")
-    OP(minimum, TB_CAT_ELEMENTWISE, 2, 1, 0, NULL, NULL, shape_broadcast,
-       flops_elem, bytes_io, NULL, TOL_EXACT,
-       "smaller of a and b (NaN if either is), NumPy broadcasting")
+    [TB_OP_pow] = {OP_ID(pow),
+        .category = TB_CAT_ELEMENTWISE, .n_in = 2, .n_out = 1,
+        .domain = domain_pow, .shape = shape_broadcast, .flops = flops_elem,
+        .bytes = bytes_io, .tol = TOL_MATH,
+        .doc = "a^b, NumPy broadcasting; a in [0.1, 2], b in [-2, 2]"},
+    [TB_OP_maximum] = {OP_ID(maximum),
+        .category = TB_CAT_ELEMENTWISE, .n_in = 2, .n_out = 1,
+        .shape = shape_broadcast, .flops = flops_elem, .bytes = bytes_io,
+        .tol = TOL_EXACT,
+        .doc = "larger of a and b (NaN if either is), NumPy broadcasting"},
+    [TB_OP_minimum] = {OP_ID(minimum),
+        .category = TB_CAT_ELEMENTWISE, .n_in = 2, .n_out = 1,
+        .shape = shape_broadcast, .flops = flops_elem, .bytes = bytes_io,
+        .tol = TOL_EXACT,
+        .doc = "smaller of a and b (NaN if either is), NumPy broadcasting"},
 
     /* scalar forms */
-    OP(add_scalar, TB_CAT_ELEMENTWISE, 1, 1, 1, params_scalar, NULL,
-       shape_same, flops_elem, bytes_io, NULL, TOL_MATH, "x + scalar")
-    OP(sub_scalar, TB_CAT_ELEMENTWISE, 1, 1, 1, params_scalar, NULL,
-       shape_same, flops_elem, bytes_io, NULL, TOL_MATH, "x - scalar")
-    OP(mul_scalar, TB_CAT_ELEMENTWISE, 1, 1, 1, params_scalar, NULL,
-       shape_same, flops_elem, bytes_io, NULL, TOL_MATH, "x * scalar")
-    OP(div_scalar, TB_CAT_ELEMENTWISE, 1, 1, 1, params_scalar, NULL,
-       shape_same, flops_elem, bytes_io, NULL, TOL_MATH, "x / scalar")
+    [TB_OP_add_scalar] = {OP_ID(add_scalar),
+        .category = TB_CAT_ELEMENTWISE, .n_in = 1, .n_out = 1, .n_params = 1,
+        .params = params_scalar, .shape = shape_same, .flops = flops_elem,
+        .bytes = bytes_io, .tol = TOL_MATH,
+        .doc = "x + scalar"},
+    [TB_OP_sub_scalar] = {OP_ID(sub_scalar),
+        .category = TB_CAT_ELEMENTWISE, .n_in = 1, .n_out = 1, .n_params = 1,
+        .params = params_scalar, .shape = shape_same, .flops = flops_elem,
+        .bytes = bytes_io, .tol = TOL_MATH,
+        .doc = "x - scalar"},
+    [TB_OP_mul_scalar] = {OP_ID(mul_scalar),
+        .category = TB_CAT_ELEMENTWISE, .n_in = 1, .n_out = 1, .n_params = 1,
+        .params = params_scalar, .shape = shape_same, .flops = flops_elem,
+        .bytes = bytes_io, .tol = TOL_MATH,
+        .doc = "x * scalar"},
+    [TB_OP_div_scalar] = {OP_ID(div_scalar),
+        .category = TB_CAT_ELEMENTWISE, .n_in = 1, .n_out = 1, .n_params = 1,
+        .params = params_scalar, .shape = shape_same, .flops = flops_elem,
+        .bytes = bytes_io, .tol = TOL_MATH,
+        .doc = "x / scalar"},
 
     /* reductions */
-    OP(max, TB_CAT_REDUCTION, 1, 1, 2, params_reduce, NULL,
-       shape_reduce_ext, flops_reduce, bytes_io, NULL, TOL_EXACT,
-       "largest element, over all or along an axis (NaN propagates)")
-    OP(min, TB_CAT_REDUCTION, 1, 1, 2, params_reduce, NULL,
-       shape_reduce_ext, flops_reduce, bytes_io, NULL, TOL_EXACT,
-       "smallest element, over all or along an axis (NaN propagates)")
-    OP(argmax, TB_CAT_REDUCTION, 1, 1, 2, params_reduce, NULL,
-       shape_reduce_ext, flops_reduce, bytes_io, NULL, TOL_EXACT,
-       "index of the first largest element (first NaN), flat over all or "
-       "along an axis; stored as values of the case dtype")
-    OP(var, TB_CAT_REDUCTION, 1, 1, 3, params_var, NULL, shape_reduce_ext,
-       flops_var, bytes_io, rlen_reduce, TOL_ACC,
-       "variance over all or along an axis, sum((x-mean)^2)/(n-correction)")
+    [TB_OP_max] = {OP_ID(max),
+        .category = TB_CAT_REDUCTION, .n_in = 1, .n_out = 1, .n_params = 2,
+        .params = params_reduce, .shape = shape_reduce_ext,
+        .flops = flops_reduce, .bytes = bytes_io, .tol = TOL_EXACT,
+        .doc = "largest element, over all or along an axis (NaN propagates)"},
+    [TB_OP_min] = {OP_ID(min),
+        .category = TB_CAT_REDUCTION, .n_in = 1, .n_out = 1, .n_params = 2,
+        .params = params_reduce, .shape = shape_reduce_ext,
+        .flops = flops_reduce, .bytes = bytes_io, .tol = TOL_EXACT,
+        .doc = "smallest element, over all or along an axis (NaN propagates)"},
+    [TB_OP_argmax] = {OP_ID(argmax),
+        .category = TB_CAT_REDUCTION, .n_in = 1, .n_out = 1, .n_params = 2,
+        .params = params_reduce, .shape = shape_reduce_ext,
+        .flops = flops_reduce, .bytes = bytes_io, .tol = TOL_EXACT,
+        .doc =
+            "index of the first largest element (first NaN), flat over all or "
+            "along an axis; stored as values of the case dtype"},
+    [TB_OP_var] = {OP_ID(var),
+        .category = TB_CAT_REDUCTION, .n_in = 1, .n_out = 1, .n_params = 3,
+        .params = params_var, .shape = shape_reduce_ext, .flops = flops_var,
+        .bytes = bytes_io, .reduce_len = rlen_reduce, .tol = TOL_ACC,
+        .doc =
+            "variance over all or along an axis, "
+            "sum((x-mean)^2)/(n-correction)"},
 
-    OP(softmax, TB_CAT_SOFTMAX, 1, 1, 1, params_axis, NULL,
-       shape_axis_same, flops_log_softmax, bytes_io, rlen_axis, TOL_ACC,
-       "exp(x - max) / sum(exp(x - max)) along an axis")
-    OP(permute, TB_CAT_LAYOUT, 1, 1, TB_MAX_PARAMS, params_permute, NULL,
-       shape_permute, flops_zero, bytes_io, NULL, TOL_EXACT,
-       "reorder dims: output dim i = input dim p<i>; materialized")
+    [TB_OP_softmax] = {OP_ID(softmax),
+        .category = TB_CAT_SOFTMAX, .n_in = 1, .n_out = 1, .n_params = 1,
+        .params = params_axis, .shape = shape_axis_same,
+        .flops = flops_log_softmax, .bytes = bytes_io,
+        .reduce_len = rlen_axis, .tol = TOL_ACC,
+        .doc = "exp(x - max) / sum(exp(x - max)) along an axis"},
+    [TB_OP_permute] = {OP_ID(permute),
+        .category = TB_CAT_LAYOUT, .n_in = 1, .n_out = 1,
+        .n_params = TB_MAX_PARAMS, .params = params_permute,
+        .shape = shape_permute, .flops = flops_zero, .bytes = bytes_io,
+        .tol = TOL_EXACT,
+        .doc = "reorder dims: output dim i = input dim p<i>; materialized"},
 
     /* fused */
-    OP(add_relu, TB_CAT_FUSED, 2, 1, 0, NULL, NULL, shape_broadcast,
-       flops_elem, bytes_io, NULL, TOL_EW,
-       "relu(a + b) in one pass, NumPy broadcasting (fused add, relu)")
-    OP(linear, TB_CAT_FUSED, 3, 1, 0, NULL, NULL, shape_linear,
-       flops_linear, bytes_io, rlen_matmul, TOL_ACC,
-       "relu(x @ W + b): x [M,K], W [K,N], b [N] (fused matmul, add, "
-       "relu)")
+    [TB_OP_add_relu] = {OP_ID(add_relu),
+        .category = TB_CAT_FUSED, .n_in = 2, .n_out = 1,
+        .shape = shape_broadcast, .flops = flops_elem, .bytes = bytes_io,
+        .tol = TOL_EW,
+        .doc = "relu(a + b) in one pass, NumPy broadcasting (fused add, relu)"},
+    [TB_OP_linear] = {OP_ID(linear),
+        .category = TB_CAT_FUSED, .n_in = 3, .n_out = 1,
+        .shape = shape_linear, .flops = flops_linear, .bytes = bytes_io,
+        .reduce_len = rlen_matmul, .tol = TOL_ACC,
+        .doc = "relu(x @ W + b): x [M,K], W [K,N], b [N] (fused matmul, add, "
+               "relu)"},
 
     /* convolution and pooling, NCHW */
-    OP(conv2d, TB_CAT_CONV, 3, 1, 3, params_conv, NULL, shape_conv2d,
-       flops_conv2d, bytes_io, rlen_conv2d, TOL_ACC,
-       "x [N,C,H,W] * w [O,C,KH,KW] + b [O] -> [N,O,OH,OW], zero padding")
-    OP(conv2d_nobias, TB_CAT_CONV, 2, 1, 3, params_conv, NULL,
-       shape_conv2d, flops_conv2d, bytes_io, rlen_conv2d, TOL_ACC,
-       "conv2d without bias: x [N,C,H,W] * w [O,C,KH,KW]")
-    OP(max_pool2d, TB_CAT_CONV, 1, 1, 3, params_pool, NULL, shape_pool2d,
-       flops_pool2d, bytes_io, NULL, TOL_EXACT,
-       "max over kernel x kernel windows of [N,C,H,W] (NaN propagates)")
-    OP(avg_pool2d, TB_CAT_CONV, 1, 1, 3, params_pool, NULL, shape_pool2d,
-       flops_pool2d, bytes_io, rlen_pool2d, TOL_ACC,
-       "mean over kernel x kernel windows of [N,C,H,W], padding counted "
-       "as zeros")
+    [TB_OP_conv2d] = {OP_ID(conv2d),
+        .category = TB_CAT_CONV, .n_in = 3, .n_out = 1, .n_params = 3,
+        .params = params_conv, .shape = shape_conv2d, .flops = flops_conv2d,
+        .bytes = bytes_io, .reduce_len = rlen_conv2d, .tol = TOL_ACC,
+        .doc =
+            "x [N,C,H,W] * w [O,C,KH,KW] + b [O] -> [N,O,OH,OW], zero padding"},
+    [TB_OP_conv2d_nobias] = {OP_ID(conv2d_nobias),
+        .category = TB_CAT_CONV, .n_in = 2, .n_out = 1, .n_params = 3,
+        .params = params_conv, .shape = shape_conv2d, .flops = flops_conv2d,
+        .bytes = bytes_io, .reduce_len = rlen_conv2d, .tol = TOL_ACC,
+        .doc = "conv2d without bias: x [N,C,H,W] * w [O,C,KH,KW]"},
+    [TB_OP_max_pool2d] = {OP_ID(max_pool2d),
+        .category = TB_CAT_CONV, .n_in = 1, .n_out = 1, .n_params = 3,
+        .params = params_pool, .shape = shape_pool2d, .flops = flops_pool2d,
+        .bytes = bytes_io, .tol = TOL_EXACT,
+        .doc =
+            "max over kernel x kernel windows of [N,C,H,W] (NaN propagates)"},
+    [TB_OP_avg_pool2d] = {OP_ID(avg_pool2d),
+        .category = TB_CAT_CONV, .n_in = 1, .n_out = 1, .n_params = 3,
+        .params = params_pool, .shape = shape_pool2d, .flops = flops_pool2d,
+        .bytes = bytes_io, .reduce_len = rlen_pool2d, .tol = TOL_ACC,
+        .doc =
+            "mean over kernel x kernel windows of [N,C,H,W], padding counted "
+            "as zeros"},
 
     /* creation: the one shape given is the output's */
-    OP(zeros, TB_CAT_CREATION, 0, 1, 0, NULL, NULL, shape_create,
-       flops_zero, bytes_io, NULL, TOL_EXACT, "a tensor of zeros")
-    OP(ones, TB_CAT_CREATION, 0, 1, 0, NULL, NULL, shape_create,
-       flops_zero, bytes_io, NULL, TOL_EXACT, "a tensor of ones")
-    OP(full, TB_CAT_CREATION, 0, 1, 1, params_full, NULL, shape_create,
-       flops_zero, bytes_io, NULL, TOL_EXACT, "a tensor of one value")
-    OP(arange, TB_CAT_CREATION, 0, 1, 2, params_arange, NULL, shape_create,
-       flops_per_out, bytes_io, NULL, TOL_EW,
-       "start + i*step for i in 0..n-1 (1-D)")
-    OP(rand_uniform, TB_CAT_CREATION, 0, 1, 3, params_rand_uniform, NULL,
-       shape_create, flops_zero, bytes_io, NULL, TOL_EW,
-       "uniform in [low, high): counter-based, out[i] from (seed, i)")
-    OP(rand_normal, TB_CAT_CREATION, 0, 1, 3, params_rand_normal, NULL,
-       shape_create, flops_zero, bytes_io, NULL, TOL_RAND_NORMAL,
-       "normal(mean, std): Box-Muller on the rand_uniform stream")
-    OP(copy, TB_CAT_CREATION, 1, 1, 0, NULL, NULL, shape_same, flops_zero,
-       bytes_io, NULL, TOL_EXACT, "a new tensor with the input's values")
+    [TB_OP_zeros] = {OP_ID(zeros),
+        .category = TB_CAT_CREATION, .n_in = 0, .n_out = 1,
+        .shape = shape_create, .flops = flops_zero, .bytes = bytes_io,
+        .tol = TOL_EXACT,
+        .doc = "a tensor of zeros"},
+    [TB_OP_ones] = {OP_ID(ones),
+        .category = TB_CAT_CREATION, .n_in = 0, .n_out = 1,
+        .shape = shape_create, .flops = flops_zero, .bytes = bytes_io,
+        .tol = TOL_EXACT,
+        .doc = "a tensor of ones"},
+    [TB_OP_full] = {OP_ID(full),
+        .category = TB_CAT_CREATION, .n_in = 0, .n_out = 1, .n_params = 1,
+        .params = params_full, .shape = shape_create, .flops = flops_zero,
+        .bytes = bytes_io, .tol = TOL_EXACT,
+        .doc = "a tensor of one value"},
+    [TB_OP_arange] = {OP_ID(arange),
+        .category = TB_CAT_CREATION, .n_in = 0, .n_out = 1, .n_params = 2,
+        .params = params_arange, .shape = shape_create,
+        .flops = flops_per_out, .bytes = bytes_io, .tol = TOL_EW,
+        .doc = "start + i*step for i in 0..n-1 (1-D)"},
+    [TB_OP_rand_uniform] = {OP_ID(rand_uniform),
+        .category = TB_CAT_CREATION, .n_in = 0, .n_out = 1, .n_params = 3,
+        .params = params_rand_uniform, .shape = shape_create,
+        .flops = flops_zero, .bytes = bytes_io, .tol = TOL_EW,
+        .doc = "uniform in [low, high): counter-based, out[i] from (seed, i)"},
+    [TB_OP_rand_normal] = {OP_ID(rand_normal),
+        .category = TB_CAT_CREATION, .n_in = 0, .n_out = 1, .n_params = 3,
+        .params = params_rand_normal, .shape = shape_create,
+        .flops = flops_zero, .bytes = bytes_io, .tol = TOL_RAND_NORMAL,
+        .doc = "normal(mean, std): Box-Muller on the rand_uniform stream"},
+    [TB_OP_copy] = {OP_ID(copy),
+        .category = TB_CAT_CREATION, .n_in = 1, .n_out = 1,
+        .shape = shape_same, .flops = flops_zero, .bytes = bytes_io,
+        .tol = TOL_EXACT,
+        .doc = "a new tensor with the input's values"},
 
     /* in-place: the result overwrites the first input */
-    OPX(add_, add, alias_first, 0, NULL, NULL, TB_CAT_INPLACE, 2, 1, 0,
-        NULL, NULL, shape_inplace, flops_per_out, bytes_io, NULL, TOL_EW,
-        "a += b in place, b broadcast to a")
-    OPX(sub_, sub, alias_first, 0, NULL, NULL, TB_CAT_INPLACE, 2, 1, 0,
-        NULL, NULL, shape_inplace, flops_per_out, bytes_io, NULL, TOL_EW,
-        "a -= b in place, b broadcast to a")
-    OPX(mul_, mul, alias_first, 0, NULL, NULL, TB_CAT_INPLACE, 2, 1, 0,
-        NULL, domain_inplace_neg1, shape_inplace, flops_per_out, bytes_io,
-        NULL, TOL_EW, "a *= b in place, b broadcast to a; b = -1")
-    OPX(div_, div, alias_first, 0, NULL, NULL, TB_CAT_INPLACE, 2, 1, 0,
-        NULL, domain_inplace_neg1, shape_inplace, flops_per_out, bytes_io,
-        NULL, TOL_EW, "a /= b in place, b broadcast to a; b = -1")
-    OPX(relu_, relu, alias_first, 0, NULL, NULL, TB_CAT_INPLACE, 1, 1, 0,
-        NULL, NULL, shape_inplace, flops_per_out, bytes_io, NULL, TOL_EW,
-        "x = max(x, 0) in place")
+    [TB_OP_add_] = {OP_FORM(add_, add),
+        .category = TB_CAT_INPLACE, .n_in = 2, .n_out = 1,
+        .shape = shape_inplace, .flops = flops_per_out, .bytes = bytes_io,
+        .tol = TOL_EW, .alias = alias_first,
+        .doc = "a += b in place, b broadcast to a"},
+    [TB_OP_sub_] = {OP_FORM(sub_, sub),
+        .category = TB_CAT_INPLACE, .n_in = 2, .n_out = 1,
+        .shape = shape_inplace, .flops = flops_per_out, .bytes = bytes_io,
+        .tol = TOL_EW, .alias = alias_first,
+        .doc = "a -= b in place, b broadcast to a"},
+    [TB_OP_mul_] = {OP_FORM(mul_, mul),
+        .category = TB_CAT_INPLACE, .n_in = 2, .n_out = 1,
+        .domain = domain_inplace_neg1, .shape = shape_inplace,
+        .flops = flops_per_out, .bytes = bytes_io, .tol = TOL_EW,
+        .alias = alias_first,
+        .doc = "a *= b in place, b broadcast to a; b = -1"},
+    [TB_OP_div_] = {OP_FORM(div_, div),
+        .category = TB_CAT_INPLACE, .n_in = 2, .n_out = 1,
+        .domain = domain_inplace_neg1, .shape = shape_inplace,
+        .flops = flops_per_out, .bytes = bytes_io, .tol = TOL_EW,
+        .alias = alias_first,
+        .doc = "a /= b in place, b broadcast to a; b = -1"},
+    [TB_OP_relu_] = {OP_FORM(relu_, relu),
+        .category = TB_CAT_INPLACE, .n_in = 1, .n_out = 1,
+        .shape = shape_inplace, .flops = flops_per_out, .bytes = bytes_io,
+        .tol = TOL_EW, .alias = alias_first,
+        .doc = "x = max(x, 0) in place"},
 
     /* optimizer steps: param and state updated in place */
-    OPX(sgd, sgd, alias_first, 0, NULL, NULL, TB_CAT_OPTIMIZER, 2, 1, 2,
-        params_sgd, NULL, shape_optim, flops_optim, bytes_io, NULL, TOL_OPT,
-        "p -= lr*(g + wd*p); inputs p, g")
-    OPX(sgd_momentum, sgd_momentum, alias_p_buf, 0, NULL, NULL,
-        TB_CAT_OPTIMIZER, 3, 2, 5, params_sgd_momentum, NULL, shape_optim,
-        flops_optim, bytes_io, NULL, TOL_OPT,
-        "PyTorch SGD with momentum (optionally Nesterov); inputs p, g, "
-        "buf; outputs p, buf")
-    OPX(adam, adam, alias_p_m_v, 0, NULL, NULL, TB_CAT_OPTIMIZER, 4, 3, 6,
-        params_adam, domain_optim_mv, shape_optim, flops_optim, bytes_io,
-        NULL, TOL_OPT,
-        "PyTorch Adam; inputs p, g, m, v; outputs p, m, v")
-    OPX(adamw, adamw, alias_p_m_v, 0, NULL, NULL, TB_CAT_OPTIMIZER, 4, 3,
-        6, params_adamw, domain_optim_mv, shape_optim, flops_optim,
-        bytes_io, NULL, TOL_OPT,
-        "PyTorch AdamW (decoupled weight decay); inputs p, g, m, v; "
-        "outputs p, m, v")
-    OPX(adagrad, adagrad, alias_p_buf, 0, NULL, NULL, TB_CAT_OPTIMIZER, 3,
-        2, 5, params_adagrad, domain_optim_sum, shape_optim, flops_optim,
-        bytes_io, NULL, TOL_OPT,
-        "PyTorch Adagrad; inputs p, g, sum; outputs p, sum")
-    OPX(adamax, adamax, alias_p_m_v, 0, NULL, NULL, TB_CAT_OPTIMIZER, 4, 3,
-        6, params_adamax, domain_optim_mv, shape_optim, flops_optim,
-        bytes_io, NULL, TOL_OPT,
-        "PyTorch Adamax; inputs p, g, m, u; outputs p, m, u")
-    OPX(nadam, nadam, alias_p_m_v, 0, NULL, NULL, TB_CAT_OPTIMIZER, 4, 3,
-        7, params_nadam, domain_optim_mv, shape_optim, flops_optim,
-        bytes_io, NULL, TOL_OPT,
-        "PyTorch NAdam (mu product from the step number); inputs p, g, "
-        "m, v; outputs p, m, v")
-    OPX(radam, radam, alias_p_m_v, 0, NULL, NULL, TB_CAT_OPTIMIZER, 4, 3,
-        6, params_radam, domain_optim_mv, shape_optim, flops_optim,
-        bytes_io, NULL, TOL_OPT,
-        "PyTorch RAdam; inputs p, g, m, v; outputs p, m, v")
+    [TB_OP_sgd] = {OP_ID(sgd),
+        .category = TB_CAT_OPTIMIZER, .n_in = 2, .n_out = 1, .n_params = 2,
+        .params = params_sgd, .shape = shape_optim, .flops = flops_optim,
+        .bytes = bytes_io, .tol = TOL_OPT, .alias = alias_first,
+        .doc = "p -= lr*(g + wd*p); inputs p, g"},
+    [TB_OP_sgd_momentum] = {OP_ID(sgd_momentum),
+        .category = TB_CAT_OPTIMIZER, .n_in = 3, .n_out = 2, .n_params = 5,
+        .params = params_sgd_momentum, .shape = shape_optim,
+        .flops = flops_optim, .bytes = bytes_io, .tol = TOL_OPT,
+        .alias = alias_p_buf,
+        .doc = "PyTorch SGD with momentum (optionally Nesterov); inputs p, g, "
+               "buf; outputs p, buf"},
+    [TB_OP_adam] = {OP_ID(adam),
+        .category = TB_CAT_OPTIMIZER, .n_in = 4, .n_out = 3, .n_params = 6,
+        .params = params_adam, .domain = domain_optim_mv,
+        .shape = shape_optim, .flops = flops_optim, .bytes = bytes_io,
+        .tol = TOL_OPT, .alias = alias_p_m_v,
+        .doc = "PyTorch Adam; inputs p, g, m, v; outputs p, m, v"},
+    [TB_OP_adamw] = {OP_ID(adamw),
+        .category = TB_CAT_OPTIMIZER, .n_in = 4, .n_out = 3, .n_params = 6,
+        .params = params_adamw, .domain = domain_optim_mv,
+        .shape = shape_optim, .flops = flops_optim, .bytes = bytes_io,
+        .tol = TOL_OPT, .alias = alias_p_m_v,
+        .doc = "PyTorch AdamW (decoupled weight decay); inputs p, g, m, v; "
+               "outputs p, m, v"},
+    [TB_OP_adagrad] = {OP_ID(adagrad),
+        .category = TB_CAT_OPTIMIZER, .n_in = 3, .n_out = 2, .n_params = 5,
+        .params = params_adagrad, .domain = domain_optim_sum,
+        .shape = shape_optim, .flops = flops_optim, .bytes = bytes_io,
+        .tol = TOL_OPT, .alias = alias_p_buf,
+        .doc = "PyTorch Adagrad; inputs p, g, sum; outputs p, sum"},
+    [TB_OP_adamax] = {OP_ID(adamax),
+        .category = TB_CAT_OPTIMIZER, .n_in = 4, .n_out = 3, .n_params = 6,
+        .params = params_adamax, .domain = domain_optim_mv,
+        .shape = shape_optim, .flops = flops_optim, .bytes = bytes_io,
+        .tol = TOL_OPT, .alias = alias_p_m_v,
+        .doc = "PyTorch Adamax; inputs p, g, m, u; outputs p, m, u"},
+    [TB_OP_nadam] = {OP_ID(nadam),
+        .category = TB_CAT_OPTIMIZER, .n_in = 4, .n_out = 3, .n_params = 7,
+        .params = params_nadam, .domain = domain_optim_mv,
+        .shape = shape_optim, .flops = flops_optim, .bytes = bytes_io,
+        .tol = TOL_OPT, .alias = alias_p_m_v,
+        .doc = "PyTorch NAdam (mu product from the step number); inputs p, g, "
+               "m, v; outputs p, m, v"},
+    [TB_OP_radam] = {OP_ID(radam),
+        .category = TB_CAT_OPTIMIZER, .n_in = 4, .n_out = 3, .n_params = 6,
+        .params = params_radam, .domain = domain_optim_mv,
+        .shape = shape_optim, .flops = flops_optim, .bytes = bytes_io,
+        .tol = TOL_OPT, .alias = alias_p_m_v,
+        .doc = "PyTorch RAdam; inputs p, g, m, v; outputs p, m, v"},
 
     /* linear algebra (LAPACK semantics) */
-    OPX(svd, svd, NULL, 0, NULL, tb_canon_svd, TB_CAT_LINALG, 1, 3, 0,
-        NULL, NULL, shape_linalg, flops_linalg, bytes_io, rlen_linalg,
-        TOL_LINALG,
-        "thin SVD of [m,n]: U [m,k], S [k] (descending), Vt [k,n]",
-        .check = TB_CHECK_FACTORIZATION)
-    OPX(qr, qr, NULL, 0, NULL, tb_canon_qr, TB_CAT_LINALG, 1, 2, 0, NULL,
-        NULL, shape_linalg, flops_linalg, bytes_io, rlen_linalg,
-        TOL_LINALG, "reduced QR of [m,n]: Q [m,k], R [k,n]",
-        .check = TB_CHECK_FACTORIZATION)
-    OPX(eigh, eigh, NULL, 0, NULL, tb_canon_eigh, TB_CAT_LINALG, 1, 2, 0,
-        NULL, NULL, shape_linalg, flops_linalg, bytes_io, rlen_linalg,
-        TOL_LINALG,
-        "symmetric eigendecomposition from the lower triangle: values "
-        "[n] ascending, vectors [n,n] as columns",
-        .check = TB_CHECK_FACTORIZATION)
+    [TB_OP_svd] = {OP_ID(svd),
+        .category = TB_CAT_LINALG, .n_in = 1, .n_out = 3,
+        .shape = shape_linalg, .flops = flops_linalg, .bytes = bytes_io,
+        .reduce_len = rlen_linalg, .tol = TOL_LINALG, .canon = tb_canon_svd,
+        .check = TB_CHECK_FACTORIZATION,
+        .doc = "thin SVD of [m,n]: U [m,k], S [k] (descending), Vt [k,n]"},
+    [TB_OP_qr] = {OP_ID(qr),
+        .category = TB_CAT_LINALG, .n_in = 1, .n_out = 2,
+        .shape = shape_linalg, .flops = flops_linalg, .bytes = bytes_io,
+        .reduce_len = rlen_linalg, .tol = TOL_LINALG, .canon = tb_canon_qr,
+        .check = TB_CHECK_FACTORIZATION,
+        .doc = "reduced QR of [m,n]: Q [m,k], R [k,n]"},
+    [TB_OP_eigh] = {OP_ID(eigh),
+        .category = TB_CAT_LINALG, .n_in = 1, .n_out = 2,
+        .shape = shape_linalg, .flops = flops_linalg, .bytes = bytes_io,
+        .reduce_len = rlen_linalg, .tol = TOL_LINALG, .canon = tb_canon_eigh,
+        .check = TB_CHECK_FACTORIZATION,
+        .doc = "symmetric eigendecomposition from the lower triangle: values "
+               "[n] ascending, vectors [n,n] as columns"},
 
     /* unfused compositions of the fused ops, one kernel per step */
-    OPX(add_relu_unfused, add_relu_unfused, NULL,
-        NSTEPS(steps_add_relu), steps_add_relu, NULL, TB_CAT_UNFUSED, 2, 1,
-        0, NULL, NULL, shape_broadcast, flops_elem, bytes_io, NULL, TOL_EW,
-        "add_relu as two kernels: t = a + b; relu(t)")
-    OPX(linear_unfused, linear_unfused, NULL, NSTEPS(steps_linear),
-        steps_linear, NULL, TB_CAT_UNFUSED, 3, 1, 0, NULL, NULL,
-        shape_linear, flops_linear, bytes_io, rlen_matmul, TOL_ACC,
-        "linear as three kernels: t = x @ W; u = t + b; relu(u)")
-    OPX(log_softmax_unfused, log_softmax_unfused, NULL,
-        NSTEPS(steps_log_softmax), steps_log_softmax, NULL, TB_CAT_UNFUSED,
-        1, 1, 1, params_axis, NULL, shape_axis_same, flops_log_softmax,
-        bytes_io, rlen_axis, TOL_ACC,
-        "log_softmax as six kernels: max, sub, exp, sum, log, sub")
+    [TB_OP_add_relu_unfused] = {OP_ID(add_relu_unfused),
+        .category = TB_CAT_UNFUSED, .n_in = 2, .n_out = 1,
+        .shape = shape_broadcast, .flops = flops_elem, .bytes = bytes_io,
+        .tol = TOL_EW, .n_steps = NSTEPS(steps_add_relu),
+        .steps = steps_add_relu,
+        .doc = "add_relu as two kernels: t = a + b; relu(t)"},
+    [TB_OP_linear_unfused] = {OP_ID(linear_unfused),
+        .category = TB_CAT_UNFUSED, .n_in = 3, .n_out = 1,
+        .shape = shape_linear, .flops = flops_linear, .bytes = bytes_io,
+        .reduce_len = rlen_matmul, .tol = TOL_ACC,
+        .n_steps = NSTEPS(steps_linear), .steps = steps_linear,
+        .doc = "linear as three kernels: t = x @ W; u = t + b; relu(u)"},
+    [TB_OP_log_softmax_unfused] = {OP_ID(log_softmax_unfused),
+        .category = TB_CAT_UNFUSED, .n_in = 1, .n_out = 1, .n_params = 1,
+        .params = params_axis, .shape = shape_axis_same,
+        .flops = flops_log_softmax, .bytes = bytes_io,
+        .reduce_len = rlen_axis, .tol = TOL_ACC,
+        .n_steps = NSTEPS(steps_log_softmax), .steps = steps_log_softmax,
+        .doc = "log_softmax as six kernels: max, sub, exp, sum, log, sub"},
 };
 
 const tb_op *tb_op_get(tb_op_id id)

@@ -114,6 +114,20 @@ bool tb_tensor_is_contiguous(const tb_tensor *t)
     return true;
 }
 
+int tb_tensor_check_operand(const tb_tensor *t, tb_dtype dt,
+                            int64_t min_dim)
+{
+    if (!t || t->dtype != dt || (unsigned)dt >= TB_DTYPE_COUNT ||
+        t->ndim < 0 || t->ndim > TB_MAX_DIMS)
+        return TB_EINVAL;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] < min_dim)
+            return min_dim > 0 ? TB_ESHAPE : TB_EINVAL;
+    if (!t->data || !tb_tensor_is_contiguous(t))
+        return TB_EINVAL;
+    return 0;
+}
+
 int tb_tensor_create(tb_tensor *t, tb_dtype dt, const tb_shape *s)
 {
     if ((unsigned)dt >= TB_DTYPE_COUNT)

@@ -51,6 +51,14 @@ tb_shape tb_tensor_shape(const tb_tensor *t);
 int64_t tb_tensor_numel(const tb_tensor *t);
 size_t tb_tensor_nbytes(const tb_tensor *t);
 bool tb_tensor_is_contiguous(const tb_tensor *t);
+/* The one check of a kernel operand (every backend kernel uses it): t
+ * not NULL, dtype dt, 0 <= ndim <= TB_MAX_DIMS, every dim >= min_dim
+ * (0 or 1), data present, contiguous.  Returns 0; TB_ESHAPE for a dim
+ * below min_dim when min_dim >= 1; TB_EINVAL for anything else (a
+ * negative dim with min_dim 0 is a malformed header).  Reads nothing
+ * beyond the header. */
+int tb_tensor_check_operand(const tb_tensor *t, tb_dtype dt,
+                            int64_t min_dim);
 
 /* Create a host tensor of the given shape through the tracked allocator.
  * Contents are zeroed.  Returns 0, TB_ESHAPE or TB_ENOMEM. */

@@ -204,15 +204,6 @@ static int blas_sync(void *ctx)
 
 /* ---- matmul ---------------------------------------------------------- */
 
-/* A kernel operand: right dtype, contiguous, data present. */
-static int blas_check_operand(const tb_tensor *t, tb_dtype dt)
-{
-    if (!tb_hostmem_header_ok(t) || t->dtype != dt || !t->data ||
-        !tb_tensor_is_contiguous(t))
-        return TB_EINVAL;
-    return 0;
-}
-
 /* [..., M, K] x [..., K, N] -> [..., M, N] with equal batch dims: one
  * row-major cblas_?gemm (alpha 1, beta 0) per batch item.  Dimensions
  * must fit CBLAS's int (TB_ERANGE otherwise). */
@@ -223,9 +214,9 @@ static int blas_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (!c || !in || !out)
         return TB_EINVAL;
     int rc;
-    if ((rc = blas_check_operand(&in[0], dt)) ||
-        (rc = blas_check_operand(&in[1], dt)) ||
-        (rc = blas_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(&in[0], dt, 0)) ||
+        (rc = tb_tensor_check_operand(&in[1], dt, 0)) ||
+        (rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     const tb_tensor *a = &in[0], *b = &in[1];
     const int nd = a->ndim;
@@ -300,9 +291,9 @@ static int blas_check_all(blas_ctx *c, const tb_tensor *in, int n_in,
         return TB_EINVAL;
     int rc;
     for (int i = 0; i < n_in; i++)
-        if ((rc = blas_check_operand(&in[i], dt)))
+        if ((rc = tb_tensor_check_operand(&in[i], dt, 0)))
             return rc;
-    return blas_check_operand(out, dt);
+    return tb_tensor_check_operand(out, dt, 0);
 }
 
 /* linear: out = relu(x W + b) for x [M, K], W [K, N], b [N]: every row
@@ -459,7 +450,7 @@ static int blas_linalg_operands(blas_ctx *c, const tb_op *op,
     if (rc)
         return rc;
     for (int o = 1; o < op->n_out; o++)
-        if ((rc = blas_check_operand(&out[o], dt)))
+        if ((rc = tb_tensor_check_operand(&out[o], dt, 0)))
             return rc;
     if (in[0].ndim != 2)
         return TB_ESHAPE;
@@ -700,8 +691,6 @@ const tb_backend tb_backend_blas = {
     .download = blas_download,
     .sync = blas_sync,
     .kernel = blas_kernel,
-    .timer_start = NULL,
-    .timer_stop = NULL,
     .counters = blas_counters,
 };
 
@@ -784,8 +773,6 @@ const tb_backend tb_backend_blas = {
     .download = blas_none_copy,
     .sync = NULL,
     .kernel = blas_kernel,
-    .timer_start = NULL,
-    .timer_stop = NULL,
     .counters = NULL,
 };
 

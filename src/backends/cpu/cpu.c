@@ -5,24 +5,32 @@
  *   isa     = scalar, avx2, avx512 (only what this CPU and OS support,
  *             lowered by TBENCH_ISA), and auto (the best; the default);
  *   threads = 1..N (N = online CPUs, capped at TB_MAX_AXIS_VALUES).
- * An instance copies the kernel table of its ISA level (kernels.h: the
- * portable C loops of kernels_c.c, overridden level by level by
- * kernels_avx2.c and kernels_avx512.c) and owns a pool of threads-1
- * workers created once at create() and parked between jobs; the calling
- * (harness) thread always runs part 0 of a job itself, so threads=1
- * never touches the pool.  Every kernel lookup names the code that will
- * really run, e.g. "add_f32_avx512" or "transpose_f32_avx2" (a level
- * without its own version of an op runs the next lower one).
+ * An instance fills the inner-loop tables of every level up to its own
+ * (kernels.h: the portable C loops of kernels_c.c, overridden level by
+ * level by kernels_avx2.c and kernels_avx512.c; vmath.h alike) and owns a
+ * pool of threads-1 workers created once at create() and parked between
+ * jobs; the calling (harness) thread always runs part 0 of a job itself,
+ * so threads=1 never touches the pool.
+ *
+ * Kernel lookup is the registry's (kreg.h): one best-first table of rows
+ * {op, dtype, min_isa, fn, name}; the first row the instance's level
+ * allows gives both the function and the impl name ("add_f32_avx512",
+ * "log_softmax_f64_scalar" where a level has no version of its own,
+ * "gemm_f32_avx2_6x16" for matmul through the native GEMM).  This file
+ * defines the entry points of its rows: each runs its row's level's
+ * tables only (CPU_SLOT_AT checks it), so a name cannot claim code that
+ * did not run.  Ops this file does not implement come from create.c,
+ * optim.c, linalg.c and ops_ext.c (portable C), rows of the same table.
  *
  * This file owns shapes, broadcasting, tiling and threading; the inner
- * loops are in the table.  Matmul at the avx2/avx512 levels goes to the
- * native GEMM (gemm/gemm.h) when the build has it.  Ops this file does
- * not implement come from ops_ext.c (portable C).
+ * loops are in the tables.  Matmul, linear and conv2d at the avx2/avx512
+ * levels go to the native GEMM (gemm/gemm.h) when the build has it.
  *
  * Concurrency contract: one instance is driven by one thread at a time
  * (the harness thread).  Kernels called concurrently on the same instance
  * would share its pool and are not supported.  Counters are atomics, so
  * counters() may be read from any thread. */
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -45,6 +53,7 @@
 #include "cpu_internal.h"
 #include "isa.h"
 #include "kernels.h"
+#include "kreg.h"
 #include "ops_ext.h"
 #include "vmath.h"
 #if TB_CPU_HAVE_GEMM
@@ -129,6 +138,11 @@ static bool cpu_spin(bool (*pred)(void *), void *p)
 #define CPU_EW_NT_BYTES (64.0 * 1024 * 1024)
 
 _Static_assert(TB_MAX_AXIS_VALUES <= 32, "cpu: thread value names");
+
+/* An entry point of level lv (kreg.h) calls only inner loops that level
+ * lv itself installed: a registry row claiming a level whose code it
+ * lacks fails here (checkasm and test_cpu run every row). */
+#define CPU_SLOT_AT(slot_isa, lv) assert((slot_isa) == (lv))
 
 /* ------------------------------------------------------------------ */
 /* Thread pool                                                          */
@@ -373,8 +387,11 @@ static void cpu_span_aligned(int64_t n, int64_t align, int part, int nparts,
 typedef struct cpu_ctx {
     int threads;
     int isa; /* the highest level in k (auto resolved) */
-    tb_cpu_kernels k;
-    tb_vmath vm; /* f32 exp, log, tanh, sigmoid, gelu, gelu_tanh, silu */
+    /* Inner loops of every level up to isa, each exactly that level's
+     * (the ladder climbed to it): an entry point of level l uses k[l] and
+     * vm[l] only (kreg.h). */
+    tb_cpu_kernels k[TB_ISA_COUNT];
+    tb_vmath vm[TB_ISA_COUNT]; /* f32 exp, log, tanh, sigmoid, gelu... */
     cpu_pool *pool; /* NULL when threads == 1 */
     _Atomic uint64_t kernel_launches;
     tb_hostmem mem; /* tensors, transfers and their counters */
@@ -575,9 +592,11 @@ static int cpu_create(const char *const *values, void **ctx, char *err,
         return TB_ENOMEM;
     c->threads = (int)n;
     c->mem.owner = &tb_backend_cpu;
-    c->isa = tb_cpu_kernels_fill(&c->k, isa);
-    tb_vmath_fill(&c->vm, isa);
-    tb_cpu_ext_bind_counter(c, &c->kernel_launches);
+    c->isa = tb_cpu_kernels_fill(&c->k[isa], isa);
+    for (int l = TB_ISA_SCALAR; l <= c->isa; l++) {
+        tb_cpu_kernels_fill(&c->k[l], l);
+        tb_vmath_fill(&c->vm[l], l);
+    }
     if (c->threads > 1) {
         int rc = cpu_pool_create(c->threads - 1, &c->pool);
         if (rc) {
@@ -644,16 +663,6 @@ static int cpu_sync(void *ctx)
 /* ------------------------------------------------------------------ */
 /* Kernel helpers                                                       */
 /* ------------------------------------------------------------------ */
-
-/* A kernel operand: right dtype, contiguous, data present. */
-static int cpu_check_operand(const tb_tensor *t, tb_dtype dt)
-{
-    if (!tb_hostmem_header_ok(t) || t->dtype != dt || !t->data)
-        return TB_EINVAL;
-    if (!tb_tensor_is_contiguous(t))
-        return TB_EINVAL;
-    return 0;
-}
 
 static int64_t cpu_numel(const tb_tensor *t)
 {
@@ -789,21 +798,22 @@ static void cpu_bin_task(void *argp, int part, int nparts)
  * broadcasts coalesce dims and run the sv / vs / vv loop per output
  * row. */
 static int cpu_binary(void *ctx, const tb_tensor *in, tb_tensor *out,
-                      tb_dtype dt, int which)
+                      tb_dtype dt, int which, int lv)
 {
     cpu_ctx *c = ctx;
     if (!c)
         return TB_EINVAL;
-    cpu_binop bop = {c->k.bin[which][dt].vv, c->k.bin[which][dt].sv,
-                     c->k.bin[which][dt].vs, tb_dtype_size(dt)};
+    CPU_SLOT_AT(c->k[lv].bin[which][dt].isa, lv);
+    cpu_binop bop = {c->k[lv].bin[which][dt].vv, c->k[lv].bin[which][dt].sv,
+                     c->k[lv].bin[which][dt].vs, tb_dtype_size(dt)};
     const cpu_binop *op = &bop;
     cpu_count_launch(c);
     if (!in || !out)
         return TB_EINVAL;
     int rc;
-    if ((rc = cpu_check_operand(&in[0], dt)) ||
-        (rc = cpu_check_operand(&in[1], dt)) ||
-        (rc = cpu_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(&in[0], dt, 0)) ||
+        (rc = tb_tensor_check_operand(&in[1], dt, 0)) ||
+        (rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     const tb_tensor *a = &in[0], *b = &in[1];
     const int nd = out->ndim;
@@ -842,7 +852,7 @@ static int cpu_binary(void *ctx, const tb_tensor *in, tb_tensor *out,
          * 64-byte alignment every part's output is line-aligned for the
          * streaming kernel (which handles any start anyway). */
         if (cpu_ew_nt(j.n, bop.esz, 2))
-            bop.vv = c->k.bin[which][dt].vv_nt;
+            bop.vv = c->k[lv].bin[which][dt].vv_nt;
         cpu_pool_run(c->pool, cpu_parts(c, j.n, (j.n + 15) / 16),
                      cpu_bin_task, &j);
         return 0;
@@ -894,25 +904,26 @@ static void cpu_unary_task(void *argp, int part, int nparts)
 }
 
 static int cpu_relu(void *ctx, const tb_tensor *in, tb_tensor *out,
-                    tb_dtype dt)
+                    tb_dtype dt, int lv)
 {
     cpu_ctx *c = ctx;
     if (!c)
         return TB_EINVAL;
-    const tb_cpu_unary_fn fn = c->k.relu[dt].fn;
+    CPU_SLOT_AT(c->k[lv].relu[dt].isa, lv);
+    const tb_cpu_unary_fn fn = c->k[lv].relu[dt].fn;
     cpu_count_launch(c);
     if (!in || !out)
         return TB_EINVAL;
     int rc;
-    if ((rc = cpu_check_operand(&in[0], dt)) ||
-        (rc = cpu_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(&in[0], dt, 0)) ||
+        (rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     if (!tb_hostmem_same_shape(&in[0], out))
         return TB_ESHAPE;
     cpu_unary_job j = {fn, tb_dtype_size(dt), in[0].data, out->data,
                        cpu_numel(out)};
     if (cpu_ew_nt(j.n, j.esz, 1))
-        j.fn = c->k.relu[dt].fn_nt;
+        j.fn = c->k[lv].relu[dt].fn_nt;
     if (j.n > 0)
         cpu_pool_run(c->pool, cpu_parts(c, j.n, (j.n + 15) / 16),
                      cpu_unary_task, &j);
@@ -942,7 +953,8 @@ static void cpu_vm_task(void *argp, int part, int nparts)
 /* y = f(x) element-wise for f32 (f = TB_VM_*), split over the threads
  * above the work threshold (a SIMD exp costs a few simple element
  * operations; the scalar level's double libm calls ~CPU_EXP_WEIGHT). */
-static int cpu_vmath(void *ctx, const tb_tensor *in, tb_tensor *out, int f)
+static int cpu_vmath(void *ctx, const tb_tensor *in, tb_tensor *out, int f,
+                     int lv)
 {
     cpu_ctx *c = ctx;
     if (!c)
@@ -951,36 +963,22 @@ static int cpu_vmath(void *ctx, const tb_tensor *in, tb_tensor *out, int f)
     if (!in || !out)
         return TB_EINVAL;
     int rc;
-    if ((rc = cpu_check_operand(&in[0], TB_F32)) ||
-        (rc = cpu_check_operand(out, TB_F32)))
+    if ((rc = tb_tensor_check_operand(&in[0], TB_F32, 0)) ||
+        (rc = tb_tensor_check_operand(out, TB_F32, 0)))
         return rc;
     if (!tb_hostmem_same_shape(&in[0], out))
         return TB_ESHAPE;
-    cpu_vm_job j = {c->vm.fn[f], in[0].data, out->data, cpu_numel(out)};
+    CPU_SLOT_AT(c->vm[lv].isa[f], lv);
+    cpu_vm_job j = {c->vm[lv].fn[f], in[0].data, out->data, cpu_numel(out)};
     if (cpu_ew_nt(j.n, sizeof(float), 1))
-        j.fn = c->vm.fn_nt[f];
-    const int64_t weight = c->vm.isa[f] == TB_ISA_SCALAR ? CPU_EXP_WEIGHT : 4;
+        j.fn = c->vm[lv].fn_nt[f];
+    const int64_t weight = lv == TB_ISA_SCALAR ? CPU_EXP_WEIGHT : 4;
     if (j.n > 0)
         cpu_pool_run(c->pool, cpu_parts(c, j.n * weight, (j.n + 15) / 16),
                      cpu_vm_task, &j);
     return 0;
 }
 
-#define CPU_K_VMATH(NAME, F)                                              \
-    static int k_##NAME##_f32(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
-    {                                                                     \
-        (void)p;                                                          \
-        return cpu_vmath(ctx, in, out, F);                                \
-    }
-
-CPU_K_VMATH(exp, TB_VM_EXP)
-CPU_K_VMATH(log, TB_VM_LOG)
-CPU_K_VMATH(tanh, TB_VM_TANH)
-CPU_K_VMATH(sigmoid, TB_VM_SIGMOID)
-CPU_K_VMATH(gelu, TB_VM_GELU_ERF)
-CPU_K_VMATH(gelu_tanh, TB_VM_GELU_TANH)
-CPU_K_VMATH(silu, TB_VM_SILU)
 
 /* ------------------------------------------------------------------ */
 /* sum / mean                                                           */
@@ -1039,7 +1037,7 @@ static void cpu_red_cols_task(void *argp, int part, int nparts)
 /* sum (mean=false) or mean over param 0 "axis" (absent: all elements).
  * keepdim only changes the output's shape, so only its size is checked. */
 static int cpu_reduce(void *ctx, const tb_tensor *in, tb_tensor *out,
-                      const tb_params *p, tb_dtype dt, bool mean)
+                      const tb_params *p, tb_dtype dt, bool mean, int lv)
 {
     cpu_ctx *c = ctx;
     if (!c)
@@ -1048,8 +1046,8 @@ static int cpu_reduce(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (!in || !out)
         return TB_EINVAL;
     int rc;
-    if ((rc = cpu_check_operand(&in[0], dt)) ||
-        (rc = cpu_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(&in[0], dt, 0)) ||
+        (rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     const tb_tensor *x = &in[0];
     bool has_axis;
@@ -1058,8 +1056,9 @@ static int cpu_reduce(void *ctx, const tb_tensor *in, tb_tensor *out,
         return rc;
     cpu_red_job j;
     memset(&j, 0, sizeof j);
-    j.row = c->k.sum[dt].row;
-    j.cols = c->k.sum[dt].cols;
+    CPU_SLOT_AT(c->k[lv].sum[dt].isa, lv);
+    j.row = c->k[lv].sum[dt].row;
+    j.cols = c->k[lv].sum[dt].cols;
     j.dt = dt;
     j.esz = tb_dtype_size(dt);
     j.x = x->data;
@@ -1143,7 +1142,8 @@ static void cpu_lsm_cols_task(void *argp, int part, int nparts)
  * (default -1): one driver, the two ops' kernels share their online
  * max / sum (kernels_simd.h). */
 static int cpu_log_softmax(void *ctx, const tb_tensor *in, tb_tensor *out,
-                           const tb_params *p, tb_dtype dt, bool soft)
+                           const tb_params *p, tb_dtype dt, bool soft,
+                           int lv)
 {
     cpu_ctx *c = ctx;
     if (!c)
@@ -1152,8 +1152,8 @@ static int cpu_log_softmax(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (!in || !out)
         return TB_EINVAL;
     int rc;
-    if ((rc = cpu_check_operand(&in[0], dt)) ||
-        (rc = cpu_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(&in[0], dt, 0)) ||
+        (rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     const tb_tensor *x = &in[0];
     if (!tb_hostmem_same_shape(x, out))
@@ -1164,9 +1164,10 @@ static int cpu_log_softmax(void *ctx, const tb_tensor *in, tb_tensor *out,
         return rc;
     if (tb_axis_norm(axis, x->ndim, &ax))
         return TB_EPARAM;
+    CPU_SLOT_AT(soft ? c->k[lv].sm[dt].isa : c->k[lv].lsm[dt].isa, lv);
     cpu_lsm_job j = {
-        .rows = soft ? c->k.sm[dt].rows : c->k.lsm[dt].rows,
-        .cols = soft ? c->k.sm[dt].cols : c->k.lsm[dt].cols,
+        .rows = soft ? c->k[lv].sm[dt].rows : c->k[lv].lsm[dt].rows,
+        .cols = soft ? c->k[lv].sm[dt].cols : c->k[lv].lsm[dt].cols,
         .esz = tb_dtype_size(dt),
         .x = x->data,
         .o = out->data,
@@ -1221,9 +1222,9 @@ static void cpu_mm_task(void *argp, int part, int nparts)
 #if TB_CPU_HAVE_GEMM
 /* Matmul through the native GEMM (gemm/gemm.h) at the avx2 and avx512
  * levels; the scalar level keeps the portable loops of kernels_c.c. */
-static bool cpu_use_gemm(const cpu_ctx *c)
+static bool cpu_use_gemm(int lv)
 {
-    return c->isa >= TB_ISA_AVX2;
+    return lv >= TB_ISA_AVX2;
 }
 
 /* tb_gemm_parallel over the instance's pool: the GEMM's parts run on
@@ -1237,6 +1238,7 @@ static void cpu_gemm_par_run(void *ctx, int n, tb_gemm_task_fn fn, void *arg)
 typedef struct cpu_gemm_job {
     const cpu_ctx *c;
     tb_dtype dt;
+    int lv; /* the level whose GEMM runs */
     const char *a, *b;
     char *o;
     int64_t M, K, N, batch;
@@ -1253,11 +1255,11 @@ static int cpu_gemm_batches(const cpu_gemm_job *j, int64_t lo, int64_t hi,
         const char *b = j->b + (size_t)(bi * j->K * j->N) * es;
         char *o = j->o + (size_t)(bi * j->M * j->N) * es;
         int rc = j->dt == TB_F32
-                     ? tb_gemm_f32_ex(j->c->isa, j->M, j->N, j->K,
+                     ? tb_gemm_f32_ex(j->lv, j->M, j->N, j->K,
                                       (const float *)a, j->K,
                                       (const float *)b, j->N, (float *)o,
                                       j->N, threads, par)
-                     : tb_gemm_f64_ex(j->c->isa, j->M, j->N, j->K,
+                     : tb_gemm_f64_ex(j->lv, j->M, j->N, j->K,
                                       (const double *)a, j->K,
                                       (const double *)b, j->N, (double *)o,
                                       j->N, threads, par);
@@ -1279,9 +1281,10 @@ static void cpu_gemm_batch_task(void *argp, int part, int nparts)
  * batch after the other, each split by the GEMM over the pool. */
 static int cpu_matmul_gemm(cpu_ctx *c, const tb_tensor *a,
                            const tb_tensor *b, tb_tensor *out, tb_dtype dt,
-                           int64_t batch, int64_t M, int64_t K, int64_t N)
+                           int64_t batch, int64_t M, int64_t K, int64_t N,
+                           int lv)
 {
-    cpu_gemm_job j = {.c = c, .dt = dt, .a = a->data, .b = b->data,
+    cpu_gemm_job j = {.c = c, .dt = dt, .lv = lv, .a = a->data, .b = b->data,
                       .o = out->data, .M = M, .K = K, .N = N,
                       .batch = batch};
     if (batch > 1 && c->threads > 1 && M * N * K < TB_GEMM_PAR_MIN_MACS) {
@@ -1298,9 +1301,20 @@ static int cpu_matmul_gemm(cpu_ctx *c, const tb_tensor *a,
 }
 #endif
 
+/* The level of the matrix product code level lv runs for dt: the native
+ * GEMM's (lv itself) or the row loops'. */
+static int cpu_mm_isa(const cpu_ctx *c, tb_dtype dt, int lv)
+{
+#if TB_CPU_HAVE_GEMM
+    if (cpu_use_gemm(lv))
+        return lv;
+#endif
+    return c->k[lv].mm[dt].isa;
+}
+
 /* [..., M, K] x [..., K, N] -> [..., M, N] with equal batch dims. */
 static int cpu_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
-                      tb_dtype dt)
+                      tb_dtype dt, int lv)
 {
     cpu_ctx *c = ctx;
     if (!c)
@@ -1309,9 +1323,9 @@ static int cpu_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (!in || !out)
         return TB_EINVAL;
     int rc;
-    if ((rc = cpu_check_operand(&in[0], dt)) ||
-        (rc = cpu_check_operand(&in[1], dt)) ||
-        (rc = cpu_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(&in[0], dt, 0)) ||
+        (rc = tb_tensor_check_operand(&in[1], dt, 0)) ||
+        (rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     const tb_tensor *a = &in[0], *b = &in[1];
     const int nd = a->ndim;
@@ -1325,8 +1339,9 @@ static int cpu_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (b->shape[nd - 2] != K || out->shape[nd - 2] != M ||
         out->shape[nd - 1] != N)
         return TB_ESHAPE;
+    CPU_SLOT_AT(cpu_mm_isa(c, dt, lv), lv);
     cpu_mm_job j = {
-        .fn = c->k.mm[dt].rows,
+        .fn = c->k[lv].mm[dt].rows,
         .esz = tb_dtype_size(dt),
         .a = a->data,
         .b = b->data,
@@ -1339,8 +1354,8 @@ static int cpu_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (j.rows == 0 || N == 0)
         return 0;
 #if TB_CPU_HAVE_GEMM
-    if (cpu_use_gemm(c))
-        return cpu_matmul_gemm(c, a, b, out, dt, j.rows / M, M, K, N);
+    if (cpu_use_gemm(lv))
+        return cpu_matmul_gemm(c, a, b, out, dt, j.rows / M, M, K, N, lv);
 #endif
     cpu_pool_run(c->pool, cpu_parts(c, j.rows * K * N, j.rows), cpu_mm_task,
                  &j);
@@ -1404,7 +1419,7 @@ static void cpu_lin_task(void *argp, int part, int nparts)
  * on the same rows.  Results equal matmul, then add, then relu (bit for
  * bit at a given level). */
 static int cpu_linear(void *ctx, const tb_tensor *in, tb_tensor *out,
-                      const tb_params *p, tb_dtype dt)
+                      const tb_params *p, tb_dtype dt, int lv)
 {
     cpu_ctx *c = ctx;
     if (!c)
@@ -1414,9 +1429,9 @@ static int cpu_linear(void *ctx, const tb_tensor *in, tb_tensor *out,
         return TB_EINVAL;
     int rc;
     for (int i = 0; i < 3; i++)
-        if ((rc = cpu_check_operand(&in[i], dt)))
+        if ((rc = tb_tensor_check_operand(&in[i], dt, 0)))
             return rc;
-    if ((rc = cpu_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     const tb_op *op = tb_op_get(TB_OP_linear);
     tb_shape ish[3] = {tb_tensor_shape(&in[0]), tb_tensor_shape(&in[1]),
@@ -1432,20 +1447,21 @@ static int cpu_linear(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (M == 0 || N == 0)
         return 0;
 #if TB_CPU_HAVE_GEMM
-    if (cpu_use_gemm(c)) {
+    if (cpu_use_gemm(lv)) {
         const tb_gemm_parallel par = {cpu_gemm_par_run, c};
         const tb_gemm_parallel *pp = c->threads > 1 ? &par : NULL;
         if (dt == TB_F32)
-            return tb_gemm_f32_ep(c->isa, M, N, K, in[0].data, K,
+            return tb_gemm_f32_ep(lv, M, N, K, in[0].data, K,
                                   in[1].data, N, out->data, N, c->threads,
                                   pp, in[2].data, 1);
-        return tb_gemm_f64_ep(c->isa, M, N, K, in[0].data, K, in[1].data,
+        return tb_gemm_f64_ep(lv, M, N, K, in[0].data, K, in[1].data,
                               N, out->data, N, c->threads, pp, in[2].data,
                               1);
     }
 #endif
+    CPU_SLOT_AT(c->k[lv].mm[dt].isa, lv);
     cpu_lin_job j = {
-        .mm = {.fn = c->k.mm[dt].rows, .esz = tb_dtype_size(dt),
+        .mm = {.fn = c->k[lv].mm[dt].rows, .esz = tb_dtype_size(dt),
                .a = in[0].data, .b = in[1].data, .c = out->data, .M = M,
                .K = K, .N = N, .rows = M},
         .dt = dt,
@@ -1527,6 +1543,7 @@ CPU_IM2COL(f64, double)
 typedef struct cpu_conv_job {
     cpu_ctx *c;
     tb_dtype dt;
+    int lv; /* the level whose loops (or GEMM) run */
     size_t esz;
     const char *x, *w, *bias; /* bias: NULL for conv2d_nobias */
     char *o;
@@ -1556,13 +1573,13 @@ static int cpu_conv_images(const cpu_conv_job *j, char *col, int64_t lo,
         else
             cpu_im2col_f64((const double *)xn, (double *)col, &j->g);
 #if TB_CPU_HAVE_GEMM
-        if (cpu_use_gemm(j->c)) {
+        if (cpu_use_gemm(j->lv)) {
             int rc = j->dt == TB_F32
-                         ? tb_gemm_f32_ex(j->c->isa, j->O, j->P, j->R,
+                         ? tb_gemm_f32_ex(j->lv, j->O, j->P, j->R,
                                           (const float *)j->w, j->R,
                                           (const float *)col, j->P,
                                           (float *)on, j->P, threads, par)
-                         : tb_gemm_f64_ex(j->c->isa, j->O, j->P, j->R,
+                         : tb_gemm_f64_ex(j->lv, j->O, j->P, j->R,
                                           (const double *)j->w, j->R,
                                           (const double *)col, j->P,
                                           (double *)on, j->P, threads, par);
@@ -1571,7 +1588,8 @@ static int cpu_conv_images(const cpu_conv_job *j, char *col, int64_t lo,
         } else
 #endif
         {
-            j->c->k.mm[j->dt].rows(j->w, col, on, 0, j->O, j->R, j->P);
+            j->c->k[j->lv].mm[j->dt].rows(j->w, col, on, 0, j->O, j->R,
+                                          j->P);
         }
         if (!j->bias)
             continue;
@@ -1609,7 +1627,8 @@ static void cpu_conv_task(void *argp, int part, int nparts)
  * split over the pool.  One tracked allocation per call (the column
  * buffers, parts x C*KH*KW x OH*OW elements). */
 static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
-                      const tb_params *p, tb_dtype dt, bool with_bias)
+                      const tb_params *p, tb_dtype dt, bool with_bias,
+                      int lv)
 {
     cpu_ctx *c = ctx;
     if (!c)
@@ -1623,11 +1642,11 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     int rc;
     tb_shape ish[3];
     for (int i = 0; i < n_in; i++) {
-        if ((rc = cpu_check_operand(&in[i], dt)))
+        if ((rc = tb_tensor_check_operand(&in[i], dt, 0)))
             return rc;
         ish[i] = tb_tensor_shape(&in[i]);
     }
-    if ((rc = cpu_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     tb_params q;
     if (p)
@@ -1649,9 +1668,11 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (!tb_shape_equal(&got, &osh))
         return TB_ESHAPE;
     const tb_tensor *x = &in[0], *w = &in[1];
+    CPU_SLOT_AT(cpu_mm_isa(c, dt, lv), lv);
     cpu_conv_job j = {
         .c = c,
         .dt = dt,
+        .lv = lv,
         .esz = tb_dtype_size(dt),
         .x = x->data,
         .w = w->data,
@@ -1775,7 +1796,7 @@ static void cpu_copy_task(void *argp, int part, int nparts)
 
 /* Materialised transpose of params dim0 (default -2) and dim1 (-1). */
 static int cpu_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
-                         const tb_params *p, tb_dtype dt)
+                         const tb_params *p, tb_dtype dt, int lv)
 {
     cpu_ctx *c = ctx;
     if (!c)
@@ -1784,8 +1805,8 @@ static int cpu_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (!in || !out)
         return TB_EINVAL;
     int rc;
-    if ((rc = cpu_check_operand(&in[0], dt)) ||
-        (rc = cpu_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(&in[0], dt, 0)) ||
+        (rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     const tb_tensor *x = &in[0];
     int64_t d0, d1;
@@ -1807,9 +1828,10 @@ static int cpu_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
         if (out->shape[d] != x->shape[sd])
             return TB_ESHAPE;
     }
+    CPU_SLOT_AT(c->k[lv].tr[dt].isa, lv);
     cpu_tr_job j = {
-        .fn = c->k.tr[dt].block,
-        .tile = c->k.tr[dt].tile,
+        .fn = c->k[lv].tr[dt].block,
+        .tile = c->k[lv].tr[dt].tile,
         .esz = tb_dtype_size(dt),
         .x = x->data,
         .o = out->data,
@@ -1829,7 +1851,7 @@ static int cpu_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
     } else if (j.R == 1) {
         j.ncb = (j.SB + CPU_TR_COLS - 1) / CPU_TR_COLS;
         if ((double)j.n * (double)j.esz >= CPU_TR_NT_BYTES) {
-            j.fn = c->k.tr[dt].block_nt;
+            j.fn = c->k[lv].tr[dt].block_nt;
             j.nt = true;
         }
         cpu_pool_run(c->pool,
@@ -1871,7 +1893,8 @@ static void cpu_pool2d_task(void *argp, int part, int nparts)
  * kernel), 2 padding; the output must have the shape the op's rule
  * gives.  The N * C planes are split over the threads. */
 static int cpu_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
-                      const tb_params *p, tb_dtype dt, bool is_max)
+                      const tb_params *p, tb_dtype dt, bool is_max,
+                      int lv)
 {
     cpu_ctx *c = ctx;
     if (!c)
@@ -1880,8 +1903,8 @@ static int cpu_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (!in || !out)
         return TB_EINVAL;
     int rc;
-    if ((rc = cpu_check_operand(&in[0], dt)) ||
-        (rc = cpu_check_operand(out, dt)))
+    if ((rc = tb_tensor_check_operand(&in[0], dt, 0)) ||
+        (rc = tb_tensor_check_operand(out, dt, 0)))
         return rc;
     const tb_op *op = tb_op_get(is_max ? TB_OP_max_pool2d : TB_OP_avg_pool2d);
     int64_t k, s, pad;
@@ -1903,8 +1926,9 @@ static int cpu_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
         return TB_ESHAPE;
     const tb_cpu_pool_geom g = {x->shape[2], x->shape[3], osh.dim[2],
                                 osh.dim[3], k, s, pad};
+    CPU_SLOT_AT(c->k[lv].pool[dt].isa, lv);
     cpu_pool2d_job j = {
-        .fn = is_max ? c->k.pool[dt].max : c->k.pool[dt].avg,
+        .fn = is_max ? c->k[lv].pool[dt].max : c->k[lv].pool[dt].avg,
         .esz = tb_dtype_size(dt),
         .x = x->data,
         .o = out->data,
@@ -1926,179 +1950,82 @@ static int cpu_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
 /* Kernel table                                                         */
 /* ------------------------------------------------------------------ */
 
-#define CPU_K_BINARY(NAME, IDX, SFX, DT)                                  \
-    static int k_##NAME##_##SFX(void *ctx, const tb_tensor *in,           \
+/* One adapter per op: (ctx, in, out, p, dtype, level) -> the op's code
+ * above, which runs level lv's inner loops only. */
+#define CPU_RUN_BIN(NAME, IDX)                                            \
+    static int cpu_run_##NAME(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p,         \
+                              tb_dtype dt, int lv)                        \
+    {                                                                     \
+        (void)p;                                                          \
+        return cpu_binary(ctx, in, out, dt, IDX, lv);                     \
+    }
+#define CPU_RUN_VM(NAME, F)                                               \
+    static int cpu_run_##NAME(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p,         \
+                              tb_dtype dt, int lv)                        \
+    {                                                                     \
+        (void)p, (void)dt; /* f32 only (kreg.h) */                        \
+        return cpu_vmath(ctx, in, out, F, lv);                            \
+    }
+#define CPU_RUN(NAME, CALL)                                               \
+    static int cpu_run_##NAME(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p,         \
+                              tb_dtype dt, int lv)                        \
+    {                                                                     \
+        (void)p;                                                          \
+        return CALL;                                                      \
+    }
+
+CPU_RUN_BIN(add, TB_CPU_ADD)
+CPU_RUN_BIN(sub, TB_CPU_SUB)
+CPU_RUN_BIN(mul, TB_CPU_MUL)
+CPU_RUN_BIN(div, TB_CPU_DIV)
+CPU_RUN_BIN(add_relu, TB_CPU_ADD_RELU)
+CPU_RUN_VM(exp, TB_VM_EXP)
+CPU_RUN_VM(log, TB_VM_LOG)
+CPU_RUN_VM(tanh, TB_VM_TANH)
+CPU_RUN_VM(sigmoid, TB_VM_SIGMOID)
+CPU_RUN_VM(gelu, TB_VM_GELU_ERF)
+CPU_RUN_VM(gelu_tanh, TB_VM_GELU_TANH)
+CPU_RUN_VM(silu, TB_VM_SILU)
+CPU_RUN(relu, cpu_relu(ctx, in, out, dt, lv))
+CPU_RUN(sum, cpu_reduce(ctx, in, out, p, dt, false, lv))
+CPU_RUN(mean, cpu_reduce(ctx, in, out, p, dt, true, lv))
+CPU_RUN(matmul, cpu_matmul(ctx, in, out, dt, lv))
+CPU_RUN(linear, cpu_linear(ctx, in, out, p, dt, lv))
+CPU_RUN(conv2d, cpu_conv2d(ctx, in, out, p, dt, true, lv))
+CPU_RUN(conv2d_nobias, cpu_conv2d(ctx, in, out, p, dt, false, lv))
+CPU_RUN(transpose, cpu_transpose(ctx, in, out, p, dt, lv))
+CPU_RUN(log_softmax, cpu_log_softmax(ctx, in, out, p, dt, false, lv))
+CPU_RUN(softmax, cpu_log_softmax(ctx, in, out, p, dt, true, lv))
+CPU_RUN(max_pool2d, cpu_pool2d(ctx, in, out, p, dt, true, lv))
+CPU_RUN(avg_pool2d, cpu_pool2d(ctx, in, out, p, dt, false, lv))
+
+/* The entry point of each of this file's registry rows (kreg.h): the
+ * row's op at the row's dtype and level.  An instance below the level
+ * has no tables for it (the lookup never hands such a row out). */
+#define CPU_ENTRY(op, dt, sfx)                                            \
+    int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
                                 tb_tensor *out, const tb_params *p)       \
     {                                                                     \
-        (void)p;                                                          \
-        return cpu_binary(ctx, in, out, DT, IDX);                         \
+        if (ctx && tb_cpu_isa(ctx) < TB_CPU_LV_##sfx)                     \
+            return TB_EUNSUPPORTED;                                       \
+        return cpu_run_##op(ctx, in, out, p, TB_CPU_DT_##dt,              \
+                            TB_CPU_LV_##sfx);                             \
     }
-#define CPU_K_TYPED(SFX, DT)                                              \
-    CPU_K_BINARY(add, TB_CPU_ADD, SFX, DT)                                \
-    CPU_K_BINARY(sub, TB_CPU_SUB, SFX, DT)                                \
-    CPU_K_BINARY(mul, TB_CPU_MUL, SFX, DT)                                \
-    CPU_K_BINARY(div, TB_CPU_DIV, SFX, DT)                                \
-    CPU_K_BINARY(add_relu, TB_CPU_ADD_RELU, SFX, DT)                      \
-    static int k_relu_##SFX(void *ctx, const tb_tensor *in,               \
-                            tb_tensor *out, const tb_params *p)           \
-    {                                                                     \
-        (void)p;                                                          \
-        return cpu_relu(ctx, in, out, DT);                                \
-    }                                                                     \
-    static int k_sum_##SFX(void *ctx, const tb_tensor *in,                \
-                           tb_tensor *out, const tb_params *p)            \
-    {                                                                     \
-        return cpu_reduce(ctx, in, out, p, DT, false);                    \
-    }                                                                     \
-    static int k_mean_##SFX(void *ctx, const tb_tensor *in,               \
-                            tb_tensor *out, const tb_params *p)           \
-    {                                                                     \
-        return cpu_reduce(ctx, in, out, p, DT, true);                     \
-    }                                                                     \
-    static int k_matmul_##SFX(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
-    {                                                                     \
-        (void)p;                                                          \
-        return cpu_matmul(ctx, in, out, DT);                              \
-    }                                                                     \
-    static int k_linear_##SFX(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
-    {                                                                     \
-        return cpu_linear(ctx, in, out, p, DT);                           \
-    }                                                                     \
-    static int k_conv2d_##SFX(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
-    {                                                                     \
-        return cpu_conv2d(ctx, in, out, p, DT, true);                     \
-    }                                                                     \
-    static int k_conv2d_nobias_##SFX(void *ctx, const tb_tensor *in,      \
-                                     tb_tensor *out, const tb_params *p)  \
-    {                                                                     \
-        return cpu_conv2d(ctx, in, out, p, DT, false);                    \
-    }                                                                     \
-    static int k_transpose_##SFX(void *ctx, const tb_tensor *in,          \
-                                 tb_tensor *out, const tb_params *p)      \
-    {                                                                     \
-        return cpu_transpose(ctx, in, out, p, DT);                        \
-    }                                                                     \
-    static int k_log_softmax_##SFX(void *ctx, const tb_tensor *in,        \
-                                   tb_tensor *out, const tb_params *p)    \
-    {                                                                     \
-        return cpu_log_softmax(ctx, in, out, p, DT, false);               \
-    }                                                                     \
-    static int k_softmax_##SFX(void *ctx, const tb_tensor *in,            \
-                               tb_tensor *out, const tb_params *p)        \
-    {                                                                     \
-        return cpu_log_softmax(ctx, in, out, p, DT, true);                \
-    }                                                                     \
-    static int k_max_pool2d_##SFX(void *ctx, const tb_tensor *in,         \
-                                  tb_tensor *out, const tb_params *p)     \
-    {                                                                     \
-        return cpu_pool2d(ctx, in, out, p, DT, true);                     \
-    }                                                                     \
-    static int k_avg_pool2d_##SFX(void *ctx, const tb_tensor *in,         \
-                                  tb_tensor *out, const tb_params *p)     \
-    {                                                                     \
-        return cpu_pool2d(ctx, in, out, p, DT, false);                    \
-    }
+#define CPU_ENTRY_N(op, dt, sfx, name) CPU_ENTRY(op, dt, sfx)
+TB_CPU_ROWS_CPU_AVX512(CPU_ENTRY, CPU_ENTRY_N)
+TB_CPU_ROWS_CPU_AVX2(CPU_ENTRY, CPU_ENTRY_N)
+TB_CPU_ROWS_CPU_SCALAR(CPU_ENTRY, CPU_ENTRY_N)
 
-CPU_K_TYPED(f32, TB_F32)
-CPU_K_TYPED(f64, TB_F64)
-
-/* Per op and dtype: the entry point and its implementation name at each
- * ISA level ("add_f32_avx512"). */
-typedef struct cpu_kentry {
-    tb_kernel_fn fn;
-    const char *name[TB_ISA_COUNT];
-} cpu_kentry;
-
-#define CPU_KNAMES(NAME, DT)                                              \
-    {#NAME "_" DT "_scalar", #NAME "_" DT "_avx2", #NAME "_" DT "_avx512"}
-#define CPU_KROW(NAME)                                                    \
-    [TB_OP_##NAME] = {{k_##NAME##_f32, CPU_KNAMES(NAME, "f32")},          \
-                      {k_##NAME##_f64, CPU_KNAMES(NAME, "f64")}},
-
-/* The vmath ops: f32 only (f64 comes from ops_ext.c). */
-#define CPU_KROW_F32(NAME)                                                \
-    [TB_OP_##NAME] = {{k_##NAME##_f32, CPU_KNAMES(NAME, "f32")}},
-
-/* Ops (and dtypes) missing here stay {NULL} and are looked up in
- * ops_ext.c, the portable kernels of the ops added later. */
-static const cpu_kentry cpu_kernels[TB_OP_COUNT][TB_DTYPE_COUNT] = {
-    CPU_KROW(add) CPU_KROW(sub) CPU_KROW(mul) CPU_KROW(div) CPU_KROW(relu)
-    CPU_KROW(add_relu) CPU_KROW(linear) CPU_KROW(conv2d)
-    CPU_KROW(conv2d_nobias)
-    CPU_KROW(sum) CPU_KROW(mean) CPU_KROW(matmul) CPU_KROW(transpose)
-    CPU_KROW(log_softmax) CPU_KROW(softmax) CPU_KROW(max_pool2d)
-    CPU_KROW(avg_pool2d)
-    CPU_KROW_F32(exp) CPU_KROW_F32(log) CPU_KROW_F32(tanh)
-    CPU_KROW_F32(sigmoid) CPU_KROW_F32(gelu) CPU_KROW_F32(gelu_tanh)
-    CPU_KROW_F32(silu)
-};
-
-/* The ISA level of the code instance c runs for op id / dt. */
-static int cpu_impl_isa(const cpu_ctx *c, tb_op_id id, tb_dtype dt)
-{
-    switch (id) {
-    case TB_OP_add:
-        return c->k.bin[TB_CPU_ADD][dt].isa;
-    case TB_OP_sub:
-        return c->k.bin[TB_CPU_SUB][dt].isa;
-    case TB_OP_mul:
-        return c->k.bin[TB_CPU_MUL][dt].isa;
-    case TB_OP_div:
-        return c->k.bin[TB_CPU_DIV][dt].isa;
-    case TB_OP_add_relu:
-        return c->k.bin[TB_CPU_ADD_RELU][dt].isa;
-    case TB_OP_linear:
-    case TB_OP_conv2d:
-    case TB_OP_conv2d_nobias:
-#if TB_CPU_HAVE_GEMM
-        if (cpu_use_gemm(c))
-            return c->isa;
-#endif
-        return c->k.mm[dt].isa;
-    case TB_OP_relu:
-        return c->k.relu[dt].isa;
-    case TB_OP_sum:
-    case TB_OP_mean:
-        return c->k.sum[dt].isa;
-    case TB_OP_log_softmax:
-        return c->k.lsm[dt].isa;
-    case TB_OP_softmax:
-        return c->k.sm[dt].isa;
-    case TB_OP_transpose:
-        return c->k.tr[dt].isa;
-    case TB_OP_matmul:
-        return c->k.mm[dt].isa;
-    case TB_OP_max_pool2d:
-    case TB_OP_avg_pool2d:
-        return c->k.pool[dt].isa;
-    case TB_OP_exp:
-        return c->vm.isa[TB_VM_EXP];
-    case TB_OP_log:
-        return c->vm.isa[TB_VM_LOG];
-    case TB_OP_tanh:
-        return c->vm.isa[TB_VM_TANH];
-    case TB_OP_sigmoid:
-        return c->vm.isa[TB_VM_SIGMOID];
-    case TB_OP_gelu:
-        return c->vm.isa[TB_VM_GELU_ERF];
-    case TB_OP_gelu_tanh:
-        return c->vm.isa[TB_VM_GELU_TANH];
-    case TB_OP_silu:
-        return c->vm.isa[TB_VM_SILU];
-    default:
-        return TB_ISA_SCALAR;
-    }
-}
-
-/* *impl: the implementation name for the instance's ISA level; with a
- * NULL instance, the portable one. */
+/* The registry row for the instance's level (kreg.c: best first, so the
+ * best level at or below it that has the op); with a NULL instance, the
+ * portable one.  fn and *impl come from that one row. */
 static tb_kernel_fn cpu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
                                const tb_params *p, const char **impl)
 {
-    const cpu_ctx *c = ctx;
+    (void)p; /* no choice depends on the parameters yet */
     if (impl)
         *impl = NULL;
     if (!op || (unsigned)op->id >= TB_OP_COUNT ||
@@ -2109,23 +2036,15 @@ static tb_kernel_fn cpu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
      * so an output that is also the first input is safe (test_cpu). */
     if (op->base != op->id && op->category == TB_CAT_INPLACE)
         op = tb_op_get(op->base);
-    tb_kernel_fn fn;
-    if ((fn = tb_cpu_create_kernel(ctx, op, dt, p, impl)) ||
-        (fn = tb_cpu_optim_kernel(ctx, op, dt, p, impl)) ||
-        (fn = tb_cpu_linalg_kernel(ctx, op, dt, p, impl)))
-        return fn;
-    const cpu_kentry *e = &cpu_kernels[op->id][dt];
-    if (!e->fn)
-        return tb_cpu_ext_kernel(op, dt, p, impl); /* ops_ext.c */
-    if (impl) {
-        int isa = c ? cpu_impl_isa(c, op->id, dt) : TB_ISA_SCALAR;
-        *impl = e->name[isa];
-#if TB_CPU_HAVE_GEMM
-        if (c && op->id == TB_OP_matmul && cpu_use_gemm(c))
-            *impl = tb_gemm_impl_name(c->isa, dt == TB_F64);
-#endif
-    }
-    return e->fn;
+    size_t n;
+    const tb_cpu_krow *rows = tb_cpu_krows(&n);
+    const tb_cpu_krow *r =
+        tb_cpu_krow_find(rows, n, op->id, dt, tb_cpu_isa(ctx), 0);
+    if (!r)
+        return NULL;
+    if (impl)
+        *impl = r->name;
+    return r->fn;
 }
 
 const tb_backend tb_backend_cpu = {
@@ -2143,7 +2062,5 @@ const tb_backend tb_backend_cpu = {
     .download = cpu_download,
     .sync = cpu_sync,
     .kernel = cpu_kernel,
-    .timer_start = NULL,
-    .timer_stop = NULL,
     .counters = cpu_counters,
 };

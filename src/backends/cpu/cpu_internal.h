@@ -2,8 +2,9 @@
  *
  * Kernels in create.c, optim.c and linalg.c (and their per-ISA files) are
  * called with the instance as ctx, like cpu.c's own.  They ask it for the
- * ISA level to run (so the `isa` axis holds for them too), count their
- * launches, and split work over its thread pool. */
+ * ISA level it was created for, count their launches (tb_cpu_count_launch,
+ * the one counter), and split work over its thread pool.  Which entry
+ * point runs, and its name, come from the registry (kreg.h). */
 #ifndef TB_BACKENDS_CPU_CPU_INTERNAL_H
 #define TB_BACKENDS_CPU_CPU_INTERNAL_H
 
@@ -28,15 +29,5 @@ void tb_cpu_parallel(void *ctx, int64_t work, int64_t items,
  * (the last part takes the tail). */
 void tb_cpu_span(int64_t n, int64_t align, int part, int nparts,
                  int64_t *b, int64_t *e);
-
-/* Kernel lookups of those files, in the form of tb_backend.kernel: NULL
- * for an op or dtype they do not implement.  *impl names the code that
- * runs at ctx's ISA level (NULL ctx: the portable one). */
-tb_kernel_fn tb_cpu_create_kernel(void *ctx, const tb_op *op, tb_dtype dt,
-                                  const tb_params *p, const char **impl);
-tb_kernel_fn tb_cpu_optim_kernel(void *ctx, const tb_op *op, tb_dtype dt,
-                                 const tb_params *p, const char **impl);
-tb_kernel_fn tb_cpu_linalg_kernel(void *ctx, const tb_op *op, tb_dtype dt,
-                                  const tb_params *p, const char **impl);
 
 #endif

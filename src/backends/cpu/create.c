@@ -20,6 +20,7 @@
 #include "../../ops/rand.h"
 #include "../../ops/tensor.h"
 #include "cpu_internal.h"
+#include "kreg.h"
 
 /* Chunk boundaries: whole 64-byte lines of either dtype (and even, so a
  * Box-Muller pair never straddles two parts). */
@@ -46,14 +47,9 @@ typedef struct cr_job {
 /* A contiguous host tensor of dtype dt with positive dims and data. */
 static int cr_operand(const tb_tensor *t, tb_dtype dt)
 {
-    if (!t || t->dtype != dt || t->ndim < 1 || t->ndim > TB_MAX_DIMS)
+    if (!t || t->ndim < 1)
         return TB_EINVAL;
-    for (int d = 0; d < t->ndim; d++)
-        if (t->shape[d] < 1)
-            return TB_ESHAPE;
-    if (!t->data || !tb_tensor_is_contiguous(t))
-        return TB_EINVAL;
-    return 0;
+    return tb_tensor_check_operand(t, dt, 1);
 }
 
 /* The output (and copy's input) against the op's shape rule. */
@@ -258,46 +254,11 @@ static int cr_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
 
 /* ---- kernels and lookup ------------------------------------------------- */
 
-#define CR_KERNEL(name, SFX, DT)                                          \
-    static int crk_##name##_##SFX(void *ctx, const tb_tensor *in,          \
-                                 tb_tensor *out, const tb_params *p)      \
+/* The entry points of create.c's registry rows (kreg.h). */
+#define CR_ENTRY(op, dt, sfx)                                             \
+    int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
     {                                                                     \
-        return cr_run(ctx, TB_OP_##name, DT, in, out, p);                 \
+        return cr_run(ctx, TB_OP_##op, TB_CPU_DT_##dt, in, out, p);       \
     }
-#define CR_OPS(X)                                                         \
-    X(zeros) X(ones) X(full) X(arange) X(rand_uniform) X(rand_normal)     \
-    X(copy)
-#define CR_BOTH(name)                                                     \
-    CR_KERNEL(name, f32, TB_F32) CR_KERNEL(name, f64, TB_F64)
-CR_OPS(CR_BOTH)
-#undef CR_BOTH
-
-typedef struct cr_entry {
-    tb_op_id op;
-    tb_kernel_fn fn[TB_DTYPE_COUNT];
-    const char *name[TB_DTYPE_COUNT];
-} cr_entry;
-
-#define CR_ENTRY(name)                                                    \
-    {TB_OP_##name,                                                        \
-     {crk_##name##_f32, crk_##name##_f64},                                  \
-     {#name "_f32_c", #name "_f64_c"}},
-static const cr_entry cr_table[] = {CR_OPS(CR_ENTRY)};
-#undef CR_ENTRY
-
-tb_kernel_fn tb_cpu_create_kernel(void *ctx, const tb_op *op, tb_dtype dt,
-                                  const tb_params *p, const char **impl)
-{
-    (void)ctx, (void)p;
-    if (impl)
-        *impl = NULL;
-    if (!op || (unsigned)dt >= TB_DTYPE_COUNT)
-        return NULL;
-    for (size_t i = 0; i < sizeof cr_table / sizeof cr_table[0]; i++)
-        if (cr_table[i].op == op->id) {
-            if (impl)
-                *impl = cr_table[i].name[dt];
-            return cr_table[i].fn[dt];
-        }
-    return NULL;
-}
+TB_CPU_ROWS_CREATE(CR_ENTRY)

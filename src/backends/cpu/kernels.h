@@ -8,8 +8,9 @@
  * filled best-first by climbing the ladder (PipeWire/dav1d style): the C
  * versions are installed, then every level up to the requested one
  * overrides the slots it implements.  Each slot group records the level
- * of the code that really runs, so the backend can report e.g.
- * "add_f32_avx512", or "log_softmax_f64_scalar" where no SIMD exists.
+ * of the code installed in it; the backend's entry point of a level
+ * checks that the slots it calls are that level's own (cpu.c
+ * CPU_SLOT_AT), which keeps the registry's names (kreg.h) true.
  *
  * Preconditions shared by every function: n, rows, R, w >= 0 (0 is a
  * no-op); outputs do not overlap inputs (except where noted); pointers

@@ -32,6 +32,7 @@
 #include "../../ops/op.h"
 #include "../../ops/tensor.h"
 #include "cpu_internal.h"
+#include "kreg.h"
 
 /* As in the reference: Jacobi converges in well under 20 sweeps. */
 #define LINALG_MAX_SWEEPS 60
@@ -45,9 +46,10 @@ static int linalg_operands(tb_op_id id, tb_dtype dt, const tb_tensor *in,
     if (!in || !out)
         return TB_EINVAL;
     const tb_op *op = tb_op_get(id);
-    if (in[0].dtype != dt || in[0].ndim != 2 || !in[0].data ||
-        !tb_tensor_is_contiguous(&in[0]))
-        return in[0].dtype != dt ? TB_EDTYPE : TB_EINVAL;
+    if (in[0].dtype != dt)
+        return TB_EDTYPE;
+    if (in[0].ndim != 2 || tb_tensor_check_operand(&in[0], dt, 0))
+        return TB_EINVAL;
     tb_shape is = tb_tensor_shape(&in[0]), os[TB_MAX_OUTPUTS];
     char err[128];
     int rc = tb_op_infer(op, &is, 1, NULL, os, err, sizeof err);
@@ -59,7 +61,7 @@ static int linalg_operands(tb_op_id id, tb_dtype dt, const tb_tensor *in,
         tb_shape s = tb_tensor_shape(&out[o]);
         if (!tb_shape_equal(&s, &os[o]))
             return TB_ESHAPE;
-        if (!out[o].data || !tb_tensor_is_contiguous(&out[o]))
+        if (tb_tensor_check_operand(&out[o], dt, 0))
             return TB_EINVAL;
     }
     return 0;
@@ -83,36 +85,14 @@ static int linalg_operands(tb_op_id id, tb_dtype dt, const tb_tensor *in,
 #undef LINALG_EPS
 #undef LINALG_FN
 
-typedef struct linalg_entry {
-    tb_kernel_fn fn;
-    const char *name;
-} linalg_entry;
-
-static const linalg_entry linalg_kernels[3][TB_DTYPE_COUNT] = {
-    {{k_svd_f32, "svd_f32_c"}, {k_svd_f64, "svd_f64_c"}},
-    {{k_qr_f32, "qr_f32_c"}, {k_qr_f64, "qr_f64_c"}},
-    {{k_eigh_f32, "eigh_f32_c"}, {k_eigh_f64, "eigh_f64_c"}},
-};
-
-tb_kernel_fn tb_cpu_linalg_kernel(void *ctx, const tb_op *op, tb_dtype dt,
-                                  const tb_params *p, const char **impl)
-{
-    (void)ctx, (void)p;
-    if (impl)
-        *impl = NULL;
-    if (!op || (unsigned)dt >= TB_DTYPE_COUNT)
-        return NULL;
-    int row;
-    switch (op->id) {
-    case TB_OP_svd: row = 0; break;
-    case TB_OP_qr: row = 1; break;
-    case TB_OP_eigh: row = 2; break;
-    default: return NULL;
+/* The entry points of linalg.c's registry rows (kreg.h). */
+#define LINALG_ENTRY(op, dt, sfx)                                         \
+    int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
+    {                                                                     \
+        return k_##op##_##dt(ctx, in, out, p);                            \
     }
-    if (impl)
-        *impl = linalg_kernels[row][dt].name;
-    return linalg_kernels[row][dt].fn;
-}
+TB_CPU_ROWS_LINALG(LINALG_ENTRY)
 
 #else /* ---- template: LINALG_T, LINALG_EPS, LINALG_FN ---------------- */
 

@@ -1,9 +1,10 @@
 /* Portable C kernels for the ops of issue 3.  See ops_ext.h.
  *
- * Layout of this file: launch counting and operand checks; typed element
+ * Layout of this file: operand checks (launches are counted through
+ * tb_cpu_count_launch, cpu_internal.h); typed element
  * functions (one per op and dtype) and the loops generated from them; the
  * drivers per family (unary, broadcasting binary, reductions, softmax,
- * permute, linear, conv2d, pooling); the kernel table. */
+ * permute, linear, conv2d, pooling); the entry points (rows of kreg.h). */
 #include "ops_ext.h"
 
 #include <math.h>
@@ -13,30 +14,8 @@
 #include "../../base/error.h"
 #include "../../ops/op.h"
 #include "../../ops/tensor.h"
-
-/* ------------------------------------------------------------------ */
-/* Launch counting                                                      */
-/* ------------------------------------------------------------------ */
-
-/* Offset of the launch counter in a cpu instance; SIZE_MAX: not bound. */
-static _Atomic size_t ext_counter_off = SIZE_MAX;
-
-void tb_cpu_ext_bind_counter(void *instance, _Atomic uint64_t *launches)
-{
-    if (!instance || !launches)
-        return;
-    size_t off = (size_t)((char *)launches - (char *)instance);
-    atomic_store_explicit(&ext_counter_off, off, memory_order_relaxed);
-}
-
-static void ext_count_launch(void *ctx)
-{
-    size_t off = atomic_load_explicit(&ext_counter_off, memory_order_relaxed);
-    if (!ctx || off == SIZE_MAX)
-        return;
-    _Atomic uint64_t *n = (_Atomic uint64_t *)(void *)((char *)ctx + off);
-    atomic_fetch_add_explicit(n, 1, memory_order_relaxed);
-}
+#include "cpu_internal.h"
+#include "kreg.h"
 
 /* ------------------------------------------------------------------ */
 /* Operand checks                                                       */
@@ -50,41 +29,27 @@ static int64_t ext_numel(const tb_tensor *t)
     return n;
 }
 
-/* A kernel operand: dtype dt, sane header, contiguous, data present. */
-static int ext_operand(const tb_tensor *t, tb_dtype dt)
-{
-    if (!t || t->dtype != dt || t->ndim < 0 || t->ndim > TB_MAX_DIMS)
-        return TB_EINVAL;
-    for (int d = 0; d < t->ndim; d++)
-        if (t->shape[d] < 1)
-            return TB_ESHAPE;
-    if (!t->data || !tb_tensor_is_contiguous(t))
-        return TB_EINVAL;
-    return 0;
-}
-
 /* Count the launch, then check every operand and that the output has the
  * shape op's rule gives for these inputs and parameters (so no kernel
  * below can index past a buffer).  Returns 0 or a TB_E* code. */
 static int ext_begin(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
                      tb_tensor *out, const tb_params *p)
 {
-    ext_count_launch(ctx);
+    tb_cpu_count_launch(ctx);
     const tb_op *op = tb_op_get(id);
     if (!op || !in || !out)
         return TB_EINVAL;
     tb_shape ish[TB_MAX_INPUTS], osh[TB_MAX_OUTPUTS];
     int rc;
     for (int i = 0; i < op->n_in; i++) {
-        if ((rc = ext_operand(&in[i], dt)))
+        if ((rc = tb_tensor_check_operand(&in[i], dt, 1)))
             return rc;
         ish[i] = tb_tensor_shape(&in[i]);
     }
     if ((rc = tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0)))
         return rc;
     for (int i = 0; i < op->n_out; i++) {
-        if (out[i].dtype != dt || !out[i].data ||
-            !tb_tensor_is_contiguous(&out[i]))
+        if (tb_tensor_check_operand(&out[i], dt, 0))
             return TB_EINVAL;
         tb_shape got = tb_tensor_shape(&out[i]);
         if (!tb_shape_equal(&got, &osh[i]))
@@ -932,14 +897,14 @@ static int ext_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
 #define EXT_K_UNARY(NAME, NK)                                             \
     EXT_UNARY_LOOP(NAME, float, f32)                                      \
     EXT_UNARY_LOOP(NAME, double, f64)                                     \
-    static int k_##NAME##_f32(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
+    int tb_cpu_k_##NAME##_f32_c(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
     {                                                                     \
         return ext_unary(ctx, in, out, p, TB_OP_##NAME, TB_F32,           \
                          NAME##_f32_loop, NK);                            \
     }                                                                     \
-    static int k_##NAME##_f64(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
+    int tb_cpu_k_##NAME##_f64_c(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
     {                                                                     \
         return ext_unary(ctx, in, out, p, TB_OP_##NAME, TB_F64,           \
                          NAME##_f64_loop, NK);                            \
@@ -948,14 +913,14 @@ static int ext_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
 #define EXT_K_BINARY(NAME)                                                \
     EXT_BINARY_LOOP(NAME, float, f32)                                     \
     EXT_BINARY_LOOP(NAME, double, f64)                                    \
-    static int k_##NAME##_f32(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
+    int tb_cpu_k_##NAME##_f32_c(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
     {                                                                     \
         return ext_binary(ctx, in, out, p, TB_OP_##NAME, TB_F32,          \
                           NAME##_f32_loop);                               \
     }                                                                     \
-    static int k_##NAME##_f64(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
+    int tb_cpu_k_##NAME##_f64_c(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
     {                                                                     \
         return ext_binary(ctx, in, out, p, TB_OP_##NAME, TB_F64,          \
                           NAME##_f64_loop);                               \
@@ -972,15 +937,15 @@ static int ext_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     {                                                                     \
         NAME##_cols_f64(x, o, len, step, w, corr);                        \
     }                                                                     \
-    static int k_##NAME##_f32(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
+    int tb_cpu_k_##NAME##_f32_c(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
     {                                                                     \
         return ext_reduce(ctx, in, out, p, TB_OP_##NAME, TB_F32,          \
                           NAME##_lane_f32, NAME##_lane_f64,               \
                           NAME##_cols_f32_v);                             \
     }                                                                     \
-    static int k_##NAME##_f64(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
+    int tb_cpu_k_##NAME##_f64_c(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
     {                                                                     \
         return ext_reduce(ctx, in, out, p, TB_OP_##NAME, TB_F64,          \
                           NAME##_lane_f32, NAME##_lane_f64,               \
@@ -989,13 +954,13 @@ static int ext_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
 
 /* Kernels whose driver takes (ctx, in, out, p, [id,] dt). */
 #define EXT_K_CALL(NAME, CALL_F32, CALL_F64)                              \
-    static int k_##NAME##_f32(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
+    int tb_cpu_k_##NAME##_f32_c(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
     {                                                                     \
         return CALL_F32;                                                  \
     }                                                                     \
-    static int k_##NAME##_f64(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
+    int tb_cpu_k_##NAME##_f64_c(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
     {                                                                     \
         return CALL_F64;                                                  \
     }
@@ -1041,29 +1006,8 @@ EXT_K_CALL(max_pool2d, ext_pool2d(ctx, in, out, p, TB_OP_max_pool2d, TB_F32),
 EXT_K_CALL(avg_pool2d, ext_pool2d(ctx, in, out, p, TB_OP_avg_pool2d, TB_F32),
            ext_pool2d(ctx, in, out, p, TB_OP_avg_pool2d, TB_F64))
 
-typedef struct ext_entry {
-    tb_kernel_fn fn;
-    const char *name;
-} ext_entry;
-
-#define EXT_ROW(NAME)                                                     \
-    [TB_OP_##NAME] = {{k_##NAME##_f32, #NAME "_f32_c"},                   \
-                      {k_##NAME##_f64, #NAME "_f64_c"}},
-
-/* Ops not listed (the cpu backend's own) stay {NULL}. */
-static const ext_entry ext_kernels[TB_OP_COUNT][TB_DTYPE_COUNT] = {
-    EXT_ROW(neg) EXT_ROW(abs) EXT_ROW(exp) EXT_ROW(log) EXT_ROW(sqrt)
-    EXT_ROW(rsqrt) EXT_ROW(leaky_relu) EXT_ROW(sigmoid) EXT_ROW(tanh)
-    EXT_ROW(gelu) EXT_ROW(gelu_tanh) EXT_ROW(silu) EXT_ROW(softplus)
-    EXT_ROW(pow) EXT_ROW(maximum) EXT_ROW(minimum)
-    EXT_ROW(add_scalar) EXT_ROW(sub_scalar) EXT_ROW(mul_scalar)
-    EXT_ROW(div_scalar)
-    EXT_ROW(max) EXT_ROW(min) EXT_ROW(argmax) EXT_ROW(var)
-    EXT_ROW(softmax) EXT_ROW(permute) EXT_ROW(add_relu) EXT_ROW(linear)
-    EXT_ROW(conv2d) EXT_ROW(conv2d_nobias) EXT_ROW(max_pool2d)
-    EXT_ROW(avg_pool2d)
-};
-
+/* This file's rows are the portable baseline of the one registry
+ * (kreg.h, TB_CPU_KROW_PORTABLE). */
 tb_kernel_fn tb_cpu_ext_kernel(const tb_op *op, tb_dtype dt,
                                const tb_params *p, const char **impl)
 {
@@ -1073,10 +1017,14 @@ tb_kernel_fn tb_cpu_ext_kernel(const tb_op *op, tb_dtype dt,
     if (!op || (unsigned)op->id >= TB_OP_COUNT ||
         (unsigned)dt >= TB_DTYPE_COUNT)
         return NULL;
-    const ext_entry *e = &ext_kernels[op->id][dt];
-    if (!e->fn)
+    size_t n;
+    const tb_cpu_krow *rows = tb_cpu_krows(&n);
+    const tb_cpu_krow *r = tb_cpu_krow_find(rows, n, op->id, dt,
+                                            TB_ISA_SCALAR,
+                                            TB_CPU_KROW_PORTABLE);
+    if (!r)
         return NULL;
     if (impl)
-        *impl = e->name;
-    return e->fn;
+        *impl = r->name;
+    return r->fn;
 }

@@ -18,7 +18,6 @@
 #ifndef TB_BACKENDS_CPU_OPS_EXT_H
 #define TB_BACKENDS_CPU_OPS_EXT_H
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,14 +29,5 @@
  * NULL.  p is not needed for the choice and may be NULL. */
 tb_kernel_fn tb_cpu_ext_kernel(const tb_op *op, tb_dtype dt,
                                const tb_params *p, const char **impl);
-
-/* Launch counting.  The kernels are called with the cpu backend's
- * instance pointer as ctx; the backend calls this once per instance it
- * creates, with that instance and the address of its kernel-launch
- * counter inside it.  Every instance has the same layout, so what is kept
- * is the counter's offset in the instance: each kernel call then adds 1 to
- * the counter of the instance it was called with.  Before the first bind
- * (or with ctx == NULL) kernels count nothing.  Thread-safe. */
-void tb_cpu_ext_bind_counter(void *instance, _Atomic uint64_t *launches);
 
 #endif

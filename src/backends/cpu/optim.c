@@ -26,6 +26,7 @@
 
 #include "backends/cpu/cpu_config.h"
 #include "cpu_internal.h"
+#include "kreg.h"
 #include "isa.h"
 #include "optim_simd.h"
 
@@ -89,30 +90,7 @@ static const loops_fn loops[TB_DTYPE_COUNT][TB_ISA_COUNT] = {
     },
 };
 
-/* The level whose loops run for ctx: its ISA, or the best built below. */
-static int run_level(const void *ctx, tb_dtype dt)
-{
-    int l = tb_cpu_isa(ctx);
-    if (l < 0 || l >= TB_ISA_COUNT)
-        l = TB_ISA_SCALAR;
-    while (l > TB_ISA_SCALAR && !loops[dt][l])
-        l--;
-    return l;
-}
-
 /* ---- operands ------------------------------------------------------------ */
-
-static int operand(const tb_tensor *t, tb_dtype dt)
-{
-    if (t->dtype != dt || t->ndim < 0 || t->ndim > TB_MAX_DIMS)
-        return TB_EINVAL;
-    for (int d = 0; d < t->ndim; d++)
-        if (t->shape[d] < 1)
-            return TB_ESHAPE;
-    if (!t->data || !tb_tensor_is_contiguous(t))
-        return TB_EINVAL;
-    return 0;
-}
 
 /* [a, a + n) and [b, b + n) bytes overlap. */
 static bool overlap(const void *a, const void *b, size_t n)
@@ -130,14 +108,14 @@ static int check(const tb_op *op, tb_dtype dt, const tb_tensor *in,
     tb_shape ish[TB_MAX_INPUTS], osh[TB_MAX_OUTPUTS];
     int rc;
     for (int i = 0; i < op->n_in; i++) {
-        if ((rc = operand(&in[i], dt)))
+        if ((rc = tb_tensor_check_operand(&in[i], dt, 1)))
             return rc;
         ish[i] = tb_tensor_shape(&in[i]);
     }
     if ((rc = tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0)))
         return rc;
     for (int o = 0; o < op->n_out; o++) {
-        if ((rc = operand(&out[o], dt)))
+        if ((rc = tb_tensor_check_operand(&out[o], dt, 1)))
             return rc;
         tb_shape got = tb_tensor_shape(&out[o]);
         if (!tb_shape_equal(&got, &osh[o]))
@@ -273,8 +251,11 @@ static void run_part(void *arg, int part, int nparts)
         t->tail(t->j, t->simd(t->j, b, e), e);
 }
 
+/* The step of op id at level lv (a level this build has: its rows exist
+ * only then, kreg.h). */
 static int optim_run(void *ctx, tb_op_id id, tb_dtype dt,
-                     const tb_tensor *in, tb_tensor *out, const tb_params *p)
+                     const tb_tensor *in, tb_tensor *out, const tb_params *p,
+                     int lv)
 {
     tb_cpu_count_launch(ctx);
     const tb_op *op = tb_op_get(id);
@@ -291,50 +272,22 @@ static int optim_run(void *ctx, tb_op_id id, tb_dtype dt,
         j.in[i] = in[i].data;
     for (int o = 0; o < op->n_out; o++)
         j.out[o] = out[o].data;
-    task t = {&j, n, loops[dt][run_level(ctx, dt)], loops[dt][TB_ISA_SCALAR]};
+    task t = {&j, n, loops[dt][lv], loops[dt][TB_ISA_SCALAR]};
     tb_cpu_parallel(ctx, n, (n + 15) / 16, run_part, &t);
     return 0;
 }
 
-#define OPTIM_KERNELS(name)                                               \
-    static int k_##name##_f32(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
+/* The entry points of optim.c's registry rows (kreg.h), one per op,
+ * dtype and level. */
+#define OPTIM_ENTRY(op, dt, sfx)                                          \
+    int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
     {                                                                     \
-        return optim_run(ctx, TB_OP_##name, TB_F32, in, out, p);          \
-    }                                                                     \
-    static int k_##name##_f64(void *ctx, const tb_tensor *in,             \
-                              tb_tensor *out, const tb_params *p)         \
-    {                                                                     \
-        return optim_run(ctx, TB_OP_##name, TB_F64, in, out, p);          \
+        if (ctx && tb_cpu_isa(ctx) < TB_CPU_LV_##sfx)                     \
+            return TB_EUNSUPPORTED;                                       \
+        return optim_run(ctx, TB_OP_##op, TB_CPU_DT_##dt, in, out, p,     \
+                         TB_CPU_LV_##sfx);                                \
     }
-#define OPTIM_OPS(X)                                                      \
-    X(sgd) X(sgd_momentum) X(adam) X(adamw) X(adagrad) X(adamax) X(nadam) \
-    X(radam)
-OPTIM_OPS(OPTIM_KERNELS)
-
-typedef struct entry {
-    tb_kernel_fn fn[TB_DTYPE_COUNT];
-    /* impl names per dtype and level: "<op>_<dtype>_<level>" */
-    const char *name[TB_DTYPE_COUNT][TB_ISA_COUNT];
-} entry;
-
-#define OPTIM_ENTRY(nm)                                                   \
-    [TB_OP_##nm] = {{k_##nm##_f32, k_##nm##_f64},                         \
-                    {{#nm "_f32_scalar", #nm "_f32_avx2", #nm "_f32_avx512"}, \
-                     {#nm "_f64_scalar", #nm "_f64_avx2",                 \
-                      #nm "_f64_avx512"}}},
-static const entry table[TB_OP_COUNT] = {OPTIM_OPS(OPTIM_ENTRY)};
-
-tb_kernel_fn tb_cpu_optim_kernel(void *ctx, const tb_op *op, tb_dtype dt,
-                                 const tb_params *p, const char **impl)
-{
-    (void)p;
-    if (impl)
-        *impl = NULL;
-    if (!op || (unsigned)op->id >= TB_OP_COUNT ||
-        (unsigned)dt >= TB_DTYPE_COUNT || !table[op->id].fn[dt])
-        return NULL;
-    if (impl)
-        *impl = table[op->id].name[dt][run_level(ctx, dt)];
-    return table[op->id].fn[dt];
-}
+TB_CPU_ROWS_OPTIM_AVX512(OPTIM_ENTRY)
+TB_CPU_ROWS_OPTIM_AVX2(OPTIM_ENTRY)
+TB_CPU_ROWS_OPTIM_SCALAR(OPTIM_ENTRY)
