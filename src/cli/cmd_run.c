@@ -22,6 +22,7 @@
 #include "../harness/plan.h"
 #include "../harness/runner.h"
 #include "../harness/timer.h"
+#include "../harness/trace.h"
 #include "../harness/worker.h"
 
 /* The signal that stopped the run (SIGINT, SIGTERM, SIGHUP), or 0. */
@@ -263,6 +264,7 @@ int tb_cmd_run(int argc, char **argv)
         {"force", no_argument, NULL, 'F'},
         {"peaks", no_argument, NULL, 'P'},
         {"no-isolate", no_argument, NULL, 'I'},
+        {"no-nvtx", no_argument, NULL, 'N'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -291,6 +293,7 @@ int tb_cmd_run(int argc, char **argv)
             break;
         case 'P': peaks = true; break;
         case 'I': isolate = false; break;
+        case 'N': tb_trace_enable(false); break;
         case 'h': tb_usage(stdout); return EXIT_OKAY;
         case ':':
             return tb_usage_error("run: option '%s' needs a value",
@@ -379,7 +382,8 @@ int tb_cmd_run(int argc, char **argv)
     if (tb_workers_create(&workers, &plan, isolate, &interrupted) ||
         !(doc = tb_results_new(tb_env_capture(), cfgs, ncfg,
                                tb_timer_overhead_ns(20001))) ||
-        tb_results_set_isolation(doc, tb_workers_mode(workers))) {
+        tb_results_set_isolation(doc, tb_workers_mode(workers)) ||
+        tb_results_set_nvtx(doc, tb_trace_enabled())) {
         fprintf(stderr, "tbench: out of memory\n");
         rc = EXIT_CASES;
         goto out;
@@ -403,6 +407,7 @@ int tb_cmd_run(int argc, char **argv)
     for (int i = 0; i < plan.n; i++)
         if (plan.cases[i].measure.rounds > rounds)
             rounds = plan.cases[i].measure.rounds;
+    tb_trace_push(TB_TRACE_RUN);
     /* Results are written after every case of the first and the last
      * round and after every round in between, so an interrupted run
      * keeps every case measured so far. */
@@ -436,6 +441,7 @@ int tb_cmd_run(int argc, char **argv)
             }
         }
     }
+    tb_trace_pop(); /* run */
     if (show)
         fprintf(stderr, "\r\033[K");
     /* a case cut short before its last round says so */

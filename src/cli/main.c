@@ -38,7 +38,10 @@ static const tb_command commands[] = {
      "        --no-isolate      run the cases in this process (debugging);\n"
      "                          by default each case runs in a worker process,\n"
      "                          so a crash or a hang (measure.timeout_s) is\n"
-     "                          recorded as status crashed or timeout\n",
+     "                          recorded as status crashed or timeout\n"
+     "        --no-nvtx         emit no NVTX ranges (by default the run,\n"
+     "                          each case and its phases are ranges in the\n"
+     "                          NVTX domain 'tbench', for Nsight Systems)\n",
      tb_cmd_run},
     {"list", "[--json]",
      "ops (arity, dtypes, parameters) and backends (availability with\n"

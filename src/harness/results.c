@@ -274,16 +274,26 @@ int tb_results_set_case(cJSON *doc, int index, const tb_case *c,
     return cJSON_ReplaceItemInArray(cases, index, o) ? 0 : TB_ENOMEM;
 }
 
-int tb_results_set_isolation(cJSON *doc, const char *mode)
+/* Set doc[key] = v (taken over), replacing a previous value. */
+static int set_member(cJSON *doc, const char *key, cJSON *v)
 {
-    cJSON *v = cJSON_CreateString(mode);
     if (!v)
         return TB_ENOMEM;
-    if (cJSON_GetObjectItemCaseSensitive(doc, "isolation"))
-        return cJSON_ReplaceItemInObjectCaseSensitive(doc, "isolation", v)
+    if (cJSON_GetObjectItemCaseSensitive(doc, key))
+        return cJSON_ReplaceItemInObjectCaseSensitive(doc, key, v)
                    ? 0
                    : TB_ENOMEM;
-    return cJSON_AddItemToObject(doc, "isolation", v) ? 0 : TB_ENOMEM;
+    return cJSON_AddItemToObject(doc, key, v) ? 0 : TB_ENOMEM;
+}
+
+int tb_results_set_isolation(cJSON *doc, const char *mode)
+{
+    return set_member(doc, "isolation", cJSON_CreateString(mode));
+}
+
+int tb_results_set_nvtx(cJSON *doc, bool on)
+{
+    return set_member(doc, "nvtx", cJSON_CreateBool(on));
 }
 
 int tb_results_finish(cJSON *doc, bool complete)

@@ -38,6 +38,9 @@ int tb_results_set_case(cJSON *doc, int index, const tb_case *c,
 
 /* Record how the cases ran: "process" (isolated workers) or "none". */
 int tb_results_set_isolation(cJSON *doc, const char *mode);
+
+/* Record whether NVTX ranges were emitted (trace.h). */
+int tb_results_set_nvtx(cJSON *doc, bool on);
 /* Set "complete" and the per-status summary counts. */
 int tb_results_finish(cJSON *doc, bool complete);
 

@@ -14,6 +14,7 @@
 #include "../backends/composite.h"
 #include "../base/error.h"
 #include "timer.h"
+#include "trace.h"
 
 #define MAX_INSTANCES 32
 /* The stopping rule uses the same resamples and seed as the reported
@@ -43,6 +44,7 @@ typedef struct {
 struct tb_runner {
     volatile sig_atomic_t *stop;
     tb_runner_watch_area *watch; /* tb_runner_watch, or NULL */
+    bool phase_open, round_open; /* NVTX ranges pushed (trace.h) */
     int n_faults;
     fault faults[MAX_FAULTS];
     double overhead_ns;
@@ -154,9 +156,30 @@ static void fault_fire(fault_kind k)
     }
 }
 
-/* Enter phase p for case c: publish it, then fire a matching fault. */
+/* The NVTX range of each phase but idle (trace.h). */
+static const tb_trace_name phase_range[] = {
+    [TB_PHASE_SETUP] = TB_TRACE_SETUP,
+    [TB_PHASE_CHECK] = TB_TRACE_CHECK,
+    [TB_PHASE_WARMUP] = TB_TRACE_WARMUP,
+    [TB_PHASE_SAMPLING] = TB_TRACE_SAMPLING,
+};
+
+/* Enter phase p for case c: close the ranges of the phase before, open
+ * p's, publish it, then fire a matching fault. */
 static void set_phase(tb_runner *r, const tb_case *c, tb_phase p)
 {
+    if (r->round_open) {
+        tb_trace_pop();
+        r->round_open = false;
+    }
+    if (r->phase_open) {
+        tb_trace_pop();
+        r->phase_open = false;
+    }
+    if (p != TB_PHASE_IDLE) {
+        tb_trace_push(phase_range[p]);
+        r->phase_open = true;
+    }
     if (r->watch) {
         r->watch->phase = (sig_atomic_t)p;
         if (p == TB_PHASE_SETUP || p == TB_PHASE_IDLE)
@@ -492,6 +515,8 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
      * 0 did (or what its time share allows), so each phase of the
      * machine weighs the same in the median and widens the CI. */
     set_phase(r, c, TB_PHASE_SAMPLING);
+    tb_trace_push_round(round);
+    r->round_open = true;
     size_t share = (size_t)m->max_samples / (size_t)rounds;
     size_t min_round = ((size_t)m->min_samples + (size_t)rounds - 1) /
                        (size_t)rounds;
@@ -513,7 +538,9 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
         want = (size_t)m->max_samples;
     const char *why = "max_samples";
     while (n - n0 < want && n < (size_t)m->max_samples) {
+        tb_trace_push(TB_TRACE_BATCH); /* outside run_batch's clock */
         int rc = run_batch(b, fn, c, kk, c->alloc_outputs, &ns);
+        tb_trace_pop();
         if (rc)
             return rc;
         double v = (ns - r->overhead_ns) / (double)kk;
@@ -702,6 +729,7 @@ void tb_runner_round(tb_runner *r, const tb_case *c, int round, int rounds,
     tb_kernel_fn fn = NULL;
     if (round > 0 && res->status != TB_STATUS_OK)
         return; /* not timed in round 0: nothing to add */
+    tb_trace_push_str(c->id);
     if (!prepare(r, c, res, &b, &fn, round ? CHECK_NONE : CHECK_DEFAULT))
         goto out;
     int rc = measure(r, &b, fn, c, res, round, rounds);
@@ -710,6 +738,7 @@ void tb_runner_round(tb_runner *r, const tb_case *c, int round, int rounds,
 out:
     buffers_free(&b, c->op);
     set_phase(r, NULL, TB_PHASE_IDLE);
+    tb_trace_pop(); /* the case */
 }
 
 void tb_runner_summarize(const tb_case *c, tb_result *res)
@@ -744,10 +773,13 @@ int tb_runner_exec(tb_runner *r, const tb_case *c, tb_result *res,
     buffers b;
     tb_kernel_fn fn = NULL;
     int rc = 0;
+    tb_trace_push_str(c->id);
     prepare(r, c, res, &b, &fn, CHECK_FULL); /* exec writes the reference */
+    set_phase(r, NULL, TB_PHASE_IDLE);
     if (res->checked) /* outputs exist, passed or not */
         rc = fn_out(arg, b.host_in, b.host_out, b.ref_out);
     buffers_free(&b, c->op);
+    tb_trace_pop();
     return rc;
 }
 
