@@ -37,13 +37,19 @@ static void init(void)
     }
 }
 
-static void push_registered(nvtxStringHandle_t h)
+/* Push a range named by a registered string (h) or by text (name). */
+static void push_named(nvtxStringHandle_t h, const char *name)
 {
     nvtxEventAttributes_t a = {0};
     a.version = NVTX_VERSION;
     a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-    a.message.registered = h;
+    if (h) {
+        a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+        a.message.registered = h;
+    } else {
+        a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+        a.message.ascii = name;
+    }
     nvtxDomainRangePushEx(domain, &a);
 }
 
@@ -69,7 +75,7 @@ void tb_trace_push(tb_trace_name n)
     if (!enabled || (unsigned)n >= TB_TRACE_NFIXED)
         return;
     init();
-    push_registered(fixed[n]);
+    push_named(fixed[n], fixed_names[n]);
 }
 
 void tb_trace_push_round(int round)
@@ -77,7 +83,7 @@ void tb_trace_push_round(int round)
     if (!enabled || round < 0 || round >= MAX_ROUND_NAMES)
         return;
     init();
-    push_registered(rounds[round]);
+    push_named(rounds[round], "round");
 }
 
 void tb_trace_push_str(const char *name)
@@ -85,12 +91,7 @@ void tb_trace_push_str(const char *name)
     if (!enabled)
         return;
     init();
-    nvtxEventAttributes_t a = {0};
-    a.version = NVTX_VERSION;
-    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-    a.message.ascii = name;
-    nvtxDomainRangePushEx(domain, &a);
+    push_named(NULL, name);
 }
 
 void tb_trace_pop(void)
