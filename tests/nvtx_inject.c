@@ -17,7 +17,7 @@
 
 #define MAX_DEPTH 32
 
-static const char *stack[MAX_DEPTH];
+static char *stack[MAX_DEPTH];
 static int depth;
 
 /* Append one line with a single write (O_APPEND: lines of several
@@ -78,7 +78,7 @@ static int NVTX_API range_pop(nvtxDomainHandle_t d)
         log_event("pop-empty", d);
         return -1;
     }
-    depth--;
+    free((void *)stack[--depth]);
     return depth;
 }
 
