@@ -1,0 +1,218 @@
+/* CUPTI record counting (src/backends/cuda/cupti_tally.c) on activity
+ * buffers built by hand: no GPU or driver needed, only libcupti, whose
+ * cuptiActivityGetNextRecord walks them as it walks buffers it filled. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backends/cuda/cupti_tally.h"
+
+/* A buffer under construction: records at 8-byte aligned offsets, as
+ * CUPTI lays them out. */
+typedef struct {
+    _Alignas(8) uint8_t data[1 << 16];
+    size_t used;
+} buffer;
+
+static void *put(buffer *b, CUpti_ActivityKind kind, size_t size)
+{
+    size_t at = (b->used + 7) & ~(size_t)7;
+    assert_true(at + size <= sizeof b->data);
+    void *p = b->data + at;
+    memset(p, 0, size);
+    ((CUpti_Activity *)p)->kind = kind;
+    b->used = at + size;
+    return p;
+}
+
+static void kernel(buffer *b, const char *name, uint64_t start,
+                   uint64_t end)
+{
+    CUpti_ActivityKernel10 *k =
+        put(b, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, sizeof *k);
+    k->name = name;
+    k->start = start;
+    k->end = end;
+}
+
+static void memcpy_rec(buffer *b, uint8_t kind, uint64_t bytes)
+{
+    CUpti_ActivityMemcpy6 *m = put(b, CUPTI_ACTIVITY_KIND_MEMCPY, sizeof *m);
+    m->copyKind = kind;
+    m->bytes = bytes;
+}
+
+static void memory(buffer *b, CUpti_ActivityMemoryOperationType op,
+                   uint64_t bytes)
+{
+    CUpti_ActivityMemory4 *m = put(b, CUPTI_ACTIVITY_KIND_MEMORY2, sizeof *m);
+    m->memoryOperationType = op;
+    m->bytes = bytes;
+}
+
+static void test_mixed_buffer(void **state)
+{
+    (void)state;
+    static buffer b;
+    b.used = 0;
+    kernel(&b, "_Z3addPfS_S_i", 100, 300);
+    memcpy_rec(&b, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 100);
+    kernel(&b, "_Z6reducePfS_i", 0, 50);
+    memcpy_rec(&b, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 200);
+    kernel(&b, "_Z3addPfS_S_i", 1000, 1100);
+    memcpy_rec(&b, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, 64);
+    memcpy_rec(&b, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, 32);
+    memcpy_rec(&b, CUPTI_ACTIVITY_MEMCPY_KIND_HTOH, 8);
+    CUpti_ActivityMemset4 *ms =
+        put(&b, CUPTI_ACTIVITY_KIND_MEMSET, sizeof *ms);
+    ms->bytes = 4096;
+    memory(&b, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, 1024);
+    memory(&b, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, 2048);
+    memory(&b, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, 1024);
+
+    tb_cupti_tally t;
+    tb_cupti_tally_reset(&t);
+    assert_int_equal(tb_cupti_tally_buffer(&t, b.data, b.used), 0);
+    assert_int_equal(t.kernels, 3);
+    assert_int_equal(t.n_kernels, 2);
+    assert_string_equal(t.kernel[0].name, "_Z3addPfS_S_i");
+    assert_int_equal(t.kernel[0].count, 2);
+    assert_int_equal(t.kernel[0].ns, 300);
+    assert_string_equal(t.kernel[1].name, "_Z6reducePfS_i");
+    assert_int_equal(t.kernel[1].count, 1);
+    assert_int_equal(t.kernel[1].ns, 50);
+    assert_int_equal(t.memcpy_count[TB_CUPTI_H2D], 2);
+    assert_int_equal(t.memcpy_bytes[TB_CUPTI_H2D], 300);
+    assert_int_equal(t.memcpy_count[TB_CUPTI_D2H], 1);
+    assert_int_equal(t.memcpy_bytes[TB_CUPTI_D2H], 64);
+    assert_int_equal(t.memcpy_count[TB_CUPTI_D2D], 1);
+    assert_int_equal(t.memcpy_bytes[TB_CUPTI_D2D], 32);
+    assert_int_equal(t.memcpy_count[TB_CUPTI_OTHER], 1);
+    assert_int_equal(t.memsets, 1);
+    assert_int_equal(t.memset_bytes, 4096);
+    assert_int_equal(t.allocs, 2);
+    assert_int_equal(t.alloc_bytes, 3072);
+    assert_int_equal(t.frees, 1);
+    assert_int_equal(t.free_bytes, 1024);
+    assert_int_equal(t.other_records, 0);
+
+    /* two iterations' worth */
+    tb_cupti_per_iter pi;
+    tb_cupti_per_iteration(&t, 2, &pi);
+    assert_true(pi.valid);
+    assert_true(pi.kernel_launches == 1.5);
+    assert_true(pi.memcpy_count == 2.5);
+    assert_true(pi.memcpy_bytes == (300 + 64 + 32 + 8) / 2.0);
+    assert_true(pi.memcpy_count_dir[TB_CUPTI_H2D] == 1.0);
+    assert_true(pi.memsets == 0.5 && pi.memset_bytes == 2048);
+    assert_true(pi.device_allocs == 1.0 && pi.device_alloc_bytes == 1536);
+    assert_true(pi.device_frees == 0.5 && pi.device_free_bytes == 512);
+}
+
+/* The seed's "log_softmax: 3+ launches" vs one fused launch: the same
+ * walk over a buffer of k iterations of each gives 1 and 6 per call. */
+static void test_fused_vs_unfused(void **state)
+{
+    (void)state;
+    static buffer b;
+    const int k = 5;
+    b.used = 0;
+    for (int i = 0; i < k; i++)
+        kernel(&b, "log_softmax_rows", 10 * i, 10 * i + 4);
+    tb_cupti_tally t;
+    tb_cupti_tally_reset(&t);
+    assert_int_equal(tb_cupti_tally_buffer(&t, b.data, b.used), 0);
+    tb_cupti_per_iter pi;
+    tb_cupti_per_iteration(&t, k, &pi);
+    assert_true(pi.valid && pi.kernel_launches == 1.0);
+
+    static const char *const steps[] = {"max_rows", "sub_bcast", "exp",
+                                        "sum_rows", "log",       "sub_bcast"};
+    b.used = 0;
+    for (int i = 0; i < k; i++)
+        for (int s = 0; s < 6; s++)
+            kernel(&b, steps[s], 0, 1);
+    tb_cupti_tally_reset(&t);
+    assert_int_equal(tb_cupti_tally_buffer(&t, b.data, b.used), 0);
+    tb_cupti_per_iteration(&t, k, &pi);
+    assert_true(pi.valid && pi.kernel_launches == 6.0);
+    assert_int_equal(t.n_kernels, 5); /* sub_bcast twice per call */
+    assert_int_equal(t.kernel[1].count, 2 * (uint64_t)k);
+}
+
+static void test_empty_and_dropped(void **state)
+{
+    (void)state;
+    static buffer b;
+    b.used = 0;
+    tb_cupti_tally t;
+    tb_cupti_tally_reset(&t);
+    assert_int_equal(tb_cupti_tally_buffer(&t, b.data, 0), 0);
+    assert_int_equal(t.kernels, 0);
+
+    kernel(&b, "k", 0, 1);
+    assert_int_equal(tb_cupti_tally_buffer(&t, b.data, b.used), 0);
+    tb_cupti_per_iter pi;
+    tb_cupti_per_iteration(&t, 0, &pi);
+    assert_false(pi.valid);
+    assert_non_null(strstr(pi.reason, "no iteration"));
+    t.dropped = 3;
+    tb_cupti_per_iteration(&t, 1, &pi);
+    assert_false(pi.valid);
+    assert_true(pi.kernel_launches == 0); /* not read when not valid */
+    assert_non_null(strstr(pi.reason, "dropped 3"));
+}
+
+static void test_breakdown_overflow(void **state)
+{
+    (void)state;
+    static buffer b;
+    static char names[TB_CUPTI_MAX_KERNELS + 8][16];
+    b.used = 0;
+    for (int i = 0; i < TB_CUPTI_MAX_KERNELS + 8; i++) {
+        snprintf(names[i], sizeof names[i], "k%d", i);
+        kernel(&b, names[i], 0, 1);
+    }
+    tb_cupti_tally t;
+    tb_cupti_tally_reset(&t);
+    assert_int_equal(tb_cupti_tally_buffer(&t, b.data, b.used), 0);
+    assert_int_equal(t.kernels, TB_CUPTI_MAX_KERNELS + 8);
+    assert_int_equal(t.n_kernels, TB_CUPTI_MAX_KERNELS);
+    assert_int_equal(t.kernels_unlisted, 8);
+}
+
+static void test_layout_version(void **state)
+{
+    (void)state;
+    char why[256] = "";
+    assert_true(tb_cupti_layout_ok(CUPTI_API_VERSION, why, sizeof why));
+    /* same major.minor, another update: same layouts */
+    assert_true(tb_cupti_layout_ok(CUPTI_API_VERSION / 100 * 100 + 99, why,
+                                   sizeof why));
+    uint32_t next = (CUPTI_API_VERSION / 100 + 1) * 100;
+    assert_false(tb_cupti_layout_ok(next, why, sizeof why));
+    assert_non_null(strstr(why, "rebuild"));
+    /* the libcupti this test runs with is the one it was built against
+     * (CI uses the toolkit's): a mismatch here would be a packaging bug */
+    uint32_t v = 0;
+    assert_int_equal(cuptiGetVersion(&v), CUPTI_SUCCESS);
+    assert_true(tb_cupti_layout_ok(v, why, sizeof why));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mixed_buffer),
+        cmocka_unit_test(test_fused_vs_unfused),
+        cmocka_unit_test(test_empty_and_dropped),
+        cmocka_unit_test(test_breakdown_overflow),
+        cmocka_unit_test(test_layout_version),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
