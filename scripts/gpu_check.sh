@@ -122,8 +122,13 @@ except OSError as e:
 cases = [c for c in doc["cases"] if c["backend"] == "cuda"]
 n = collections.Counter(c["status"] for c in cases)
 print("cuda cases:", ", ".join(f"{k} {v}" for k, v in sorted(n.items())))
+shown = set()
 for c in cases:
-    if c["status"] not in ("ok", "unsupported"):
+    if c["status"] == "unavailable":  # one reason for all: say it once
+        if "unavailable" not in shown:
+            print("unavailable", c["id"], "and the rest:", c["message"])
+        shown.add("unavailable")
+    elif c["status"] not in ("ok", "unsupported"):
         print(c["status"], c["id"], c.get("message", ""))
 EOF
 cat "$out/summary.txt"

@@ -48,6 +48,22 @@ static inline int cu_err(cudaError_t e)
     return e == cudaErrorMemoryAllocation ? TB_ENOMEM : TB_EIO;
 }
 
+/* Make `device` current on this thread (allocations and launches go
+ * to the current device; a worker may hold instances of two devices).
+ * Remembers the last device set, so the common case costs a compare. */
+extern thread_local int cu_current_device; /* module.cu; -1: unknown */
+
+static inline int cu_use_device(int device)
+{
+    if (cu_current_device == device)
+        return 0;
+    cudaError_t e = cudaSetDevice(device);
+    if (e != cudaSuccess)
+        return cu_err(e);
+    cu_current_device = device;
+    return 0;
+}
+
 /* The module's one launch wrapper: every kernel goes through it, so
  * kernel_launches counts exactly the launches queued on the instance's
  * stream.  A launch error (bad configuration, no kernel image for this
@@ -57,6 +73,9 @@ template <typename... KArgs, typename... Args>
 static int cu_launch(cu_ctx *c, void (*kernel)(KArgs...), int64_t blocks,
                      int threads, size_t smem, Args &&...args)
 {
+    int rc = cu_use_device(c->device);
+    if (rc)
+        return rc;
     kernel<<<(unsigned)blocks, (unsigned)threads, smem, c->stream>>>(
         std::forward<Args>(args)...);
     c->launches.fetch_add(1, std::memory_order_relaxed);

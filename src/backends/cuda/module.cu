@@ -48,6 +48,10 @@
 
 static const tb_backend *cu_self(void);
 
+/* One per thread for the whole module (every .cu file), so that a
+ * device set by one file is known to the others. */
+thread_local int cu_current_device = -1;
+
 /* ---- probe ---------------------------------------------------------------- */
 
 struct probe_msg {
@@ -227,7 +231,7 @@ static void cu_destroy(void *ctx)
     cu_ctx *c = (cu_ctx *)ctx;
     if (!c)
         return;
-    cudaSetDevice(c->device);
+    cu_use_device(c->device);
     if (c->stream)
         cudaStreamSynchronize(c->stream);
     cudaFree(c->scratch);
@@ -262,6 +266,7 @@ static int cu_create(const char *const *values, void **ctx, char *err,
     cudaError_t e;
     if ((e = cudaSetDevice(dev)) != cudaSuccess)
         return cu_fail(err, len, "cudaSetDevice", e);
+    cu_use_device(dev); /* note it for later calls */
     int sms = 0, per_sm = 0;
     if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
                                     dev)) != cudaSuccess ||
@@ -333,6 +338,8 @@ static int cu_alloc(void *ctx, tb_tensor *t)
         return TB_EINVAL;
     size_t nb = (size_t)cu_numel(t) * cu_dtype_size(t->dtype);
     void *p = NULL;
+    if (cu_use_device(c->device))
+        return TB_EIO;
     /* at least one byte, so that an empty tensor has a non-NULL pointer */
     if (cudaMalloc(&p, nb ? nb : 1) != cudaSuccess) {
         cudaGetLastError(); /* clear the sticky-free error state */
