@@ -5,7 +5,9 @@
  * always registered; its probe looks for the module and reports why it
  * is unavailable when it cannot be used.  A module exports
  *     const tb_backend *tb_module_backend(void);
- * and every slot call is forwarded to the backend it returns. */
+ * and every slot call is forwarded to the backend it returns.  A module
+ * that cannot be loaded is unavailable with dlopen's reason; a loaded
+ * one answers the probe itself (src/backends/cuda/module.cu). */
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -36,7 +38,7 @@ static int module_open(const char *dir, const char *file,
     tb_module_entry entry = (tb_module_entry)dlsym(h, "tb_module_backend");
     if (!entry) {
         size_t used = strlen(why);
-        snprintf(why + used, len - used, "%s%s: no tb_module_backend",
+        snprintf(why + used, len - used, "%s%.512s: no tb_module_backend",
                  used ? "; " : "", path);
         dlclose(h);
         return TB_EUNAVAILABLE;
@@ -51,8 +53,8 @@ static int cuda_probe(char *reason, size_t len)
         return cuda_impl->probe(reason, len);
     if (!HAVE_CUDA_MODULE) {
         snprintf(reason, len,
-                 "not built: this build has no CUDA module (the CUDA "
-                 "kernels are not implemented yet)");
+                 "not built: this build has no CUDA module (nvcc was not "
+                 "found, or -Dcuda=disabled)");
         return TB_EUNAVAILABLE;
     }
     char why[1024] = "";
@@ -111,7 +113,10 @@ static void cuda_counters(void *ctx, tb_backend_counters *out)
 
 const tb_backend tb_backend_cuda = {
     .name = "cuda",
-    .doc = "CUDA kernels and cuBLAS (run-time loaded module)",
+    .doc = HAVE_CUDA_MODULE
+               ? "CUDA kernels (run-time loaded module tbench-cuda.so, "
+                 "built for " TB_GPU_ARCHS ")"
+               : "CUDA kernels (run-time loaded module; not in this build)",
     .probe = cuda_probe,
     .axes = cuda_axes,
     .create = cuda_create,

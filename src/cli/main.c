@@ -325,6 +325,8 @@ static void list_text(const cJSON *doc)
         if (!ok)
             printf("%s", cJSON_GetObjectItem(b, "reason")->valuestring);
         printf("\n");
+        printf("           %s\n",
+               cJSON_GetObjectItem(b, "doc")->valuestring);
         cJSON_ArrayForEach(a, cJSON_GetObjectItem(b, "axes"))
         {
             printf("           axis %s:",

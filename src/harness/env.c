@@ -507,6 +507,8 @@ static cJSON *capture_build(void)
     cJSON_AddBoolToObject(b, "debug", TB_DEBUG_BUILD ? 1 : 0);
     cJSON_AddBoolToObject(b, "openblas", HAVE_OPENBLAS ? 1 : 0);
     cJSON_AddBoolToObject(b, "cuda_module", HAVE_CUDA_MODULE ? 1 : 0);
+    /* what the module was compiled for; null without the module */
+    json_add_str(b, "gpu_archs", TB_GPU_ARCHS);
     return b;
 }
 

@@ -1,0 +1,143 @@
+#!/bin/sh
+# gpu_check.sh: build tbench with the CUDA module on a machine with an
+# NVIDIA GPU, check every CUDA kernel against the reference, and leave
+# everything in one folder to hand back.
+#
+# Usage (from the repository root):
+#   scripts/gpu_check.sh [OUTDIR]
+# OUTDIR defaults to results/gpu-check-HOST-YYYYmmdd-HHMMSS.  It receives
+#   build.log        meson + ninja output
+#   nvidia-smi.txt   the GPU and driver (nvidia-smi -q), when present
+#   list.txt         `tbench list` (cuda available? its archs)
+#   check/           `tbench run configs/gpu-check.json` results
+#                    (results.json, results.csv): every kernel of the
+#                    module at sizes 1, 7, 513, 4097 and with
+#                    broadcasting, f32 and f64, each checked against the
+#                    double reference before it is timed
+#   tests.log        `meson test` output, when cmocka was found
+#   summary.txt      case counts per status and every case not ok
+# Exit status: 0 when every cuda case is ok or unsupported, 1 when one
+# failed its check or errored (or cuda is unavailable), 2 when the build
+# failed.
+#
+# Needs: nvcc (CUDA 13: /usr/local/cuda, or CUDA_HOME), the NVIDIA
+# driver, gcc, meson (>= 0.63) and ninja (pip install meson ninja works),
+# pkg-config, python3, and the Debian packages libcjson-dev and
+# libcsv-dev (with their runtime packages libcjson1 and libcsv3);
+# libopenblas-dev, liblapacke-dev, libcmocka-dev and python3-jsonschema
+# are optional.
+#
+# A machine without a package registry: on a Debian 12 machine that has
+# one, fetch the .deb files (no root needed) and copy them over:
+#     apt-get download libcjson-dev libcjson1 libcsv-dev libcsv3
+# then point DEBS at their folder:
+#     DEBS=/path/to/debs scripts/gpu_check.sh
+# Each .deb is unpacked with `dpkg -x` into OUTDIR/sysroot (nothing is
+# installed), its pkg-config files are moved there, and the build and
+# the run use it.  With root, `dpkg -i *.deb` installs them instead.
+#
+# Environment: CUDA_HOME (toolkit root), GPU_ARCHS (e.g. "90" or
+# "80,90"; default: the build's default, sm_75..sm_90 plus PTX),
+# DEBS (folder of .deb files), BUILD (build folder, default build-gpu).
+set -eu
+
+host=$(hostname 2>/dev/null || echo host)
+out=${1:-results/gpu-check-$host-$(date +%Y%m%d-%H%M%S)}
+build=${BUILD:-build-gpu}
+cuda=${CUDA_HOME:-/usr/local/cuda}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+echo "gpu_check: results go to $out"
+
+if [ -n "${DEBS:-}" ]; then
+    root=$out/sysroot
+    mkdir -p "$root"
+    for d in "$DEBS"/*.deb; do
+        dpkg -x "$d" "$root"
+    done
+    for pc in "$root"/usr/lib/*/pkgconfig/*.pc "$root"/usr/share/pkgconfig/*.pc; do
+        [ -f "$pc" ] && sed -i "s|^prefix=/usr|prefix=$root/usr|" "$pc"
+    done
+    libdir=$root/usr/lib
+    for d in "$root"/usr/lib/*-linux-gnu; do
+        [ -d "$d" ] && libdir=$d && break
+    done
+    PKG_CONFIG_PATH=$libdir/pkgconfig:$root/usr/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+    LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export PKG_CONFIG_PATH LD_LIBRARY_PATH
+    extra="-Dc_args=-I$root/usr/include -Dc_link_args=-L$libdir"
+else
+    extra=
+fi
+
+archs=
+if [ -n "${GPU_ARCHS:-}" ]; then
+    archs="-Dgpu_archs=$GPU_ARCHS"
+fi
+
+# Tests only when cmocka is there (a GPU box often lacks it).
+tests=disabled
+if pkg-config --exists cmocka 2>/dev/null; then
+    tests=enabled
+fi
+
+if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi -q > "$out/nvidia-smi.txt" 2>&1 || true
+fi
+
+echo "gpu_check: building in $build"
+# shellcheck disable=SC2086  # $extra and $archs are word lists
+if ! { if [ -d "$build" ]; then
+           meson setup --reconfigure "$build" -Dbuildtype=release \
+               -Dcuda=enabled -Dcudatoolkit="$cuda" -Dtests=$tests \
+               $archs $extra
+       else
+           meson setup "$build" -Dbuildtype=release -Dcuda=enabled \
+               -Dcudatoolkit="$cuda" -Dtests=$tests $archs $extra
+       fi && ninja -C "$build"; } > "$out/build.log" 2>&1; then
+    tail -n 30 "$out/build.log"
+    echo "gpu_check: build failed (see $out/build.log)"
+    exit 2
+fi
+
+"$build/tbench" list > "$out/list.txt" 2>&1 || true
+grep -A1 '^  cuda' "$out/list.txt" || true
+
+status=0
+"$build/tbench" run configs/gpu-check.json -o "$out/check" -q \
+    > "$out/check.log" 2>&1 || status=$?
+
+if [ "$tests" = enabled ]; then
+    meson test -C "$build" --print-errorlogs > "$out/tests.log" 2>&1 || \
+        echo "gpu_check: some tests failed (see $out/tests.log)"
+fi
+
+python3 - "$out/check/results.json" > "$out/summary.txt" <<'EOF'
+import collections, json, sys
+try:
+    doc = json.load(open(sys.argv[1], encoding="utf-8"))
+except OSError as e:
+    print(f"no results: {e}")
+    sys.exit(0)
+cases = [c for c in doc["cases"] if c["backend"] == "cuda"]
+n = collections.Counter(c["status"] for c in cases)
+print("cuda cases:", ", ".join(f"{k} {v}" for k, v in sorted(n.items())))
+shown = set()
+for c in cases:
+    if c["status"] == "unavailable":  # one reason for all: say it once
+        if "unavailable" not in shown:
+            print("unavailable", c["id"], "and the rest:", c["message"])
+        shown.add("unavailable")
+    elif c["status"] not in ("ok", "unsupported"):
+        print(c["status"], c["id"], c.get("message", ""))
+EOF
+cat "$out/summary.txt"
+
+if grep -q '^cuda cases:' "$out/summary.txt" &&
+   ! grep -Eq '^(failed-check|error|crashed|timeout|unavailable|skipped) ' \
+       "$out/summary.txt" && [ "$status" -eq 0 ]; then
+    echo "gpu_check: every CUDA kernel passed its check"
+    exit 0
+fi
+echo "gpu_check: failures (tbench run exit $status; see $out/summary.txt)"
+exit 1

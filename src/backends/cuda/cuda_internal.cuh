@@ -1,0 +1,155 @@
+/* Shared by the CUDA module's translation units (CUDA C++ only).
+ *
+ * The module is self-contained: it includes tbench's C headers for
+ * their types and inline functions only, and never calls a function of
+ * the tbench executable (which exports none; the link uses -z defs). */
+#ifndef TB_BACKENDS_CUDA_INTERNAL_CUH
+#define TB_BACKENDS_CUDA_INTERNAL_CUH
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <utility>
+
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "../../base/error.h"
+#include "../../ops/op.h"
+#include "../../ops/tensor.h"
+#include "../backend.h"
+}
+
+#include "geometry.h"
+
+static_assert(TB_GEOM_MAX_DIMS == TB_MAX_DIMS, "geometry.h dims");
+
+/* One backend instance: a device, a stream all work is queued on, a
+ * scratch buffer for reduction partials, and the counters. */
+struct cu_ctx {
+    int device;
+    cudaStream_t stream;
+    int64_t target_threads; /* SMs x max resident threads per SM */
+    int64_t max_blocks;     /* grid cap of grid-stride launches */
+    double *scratch;        /* reduction partials */
+    int64_t scratch_elems;
+    std::atomic<uint64_t> launches;
+    std::atomic<uint64_t> memcpy_count, memcpy_bytes;
+    std::atomic<uint64_t> device_allocs, device_alloc_bytes;
+};
+
+/* A cudart error as a TB_E* code: allocation failures are TB_ENOMEM,
+ * every other failure of queued work TB_EIO (the harness then records
+ * the case as an error with that text). */
+static inline int cu_err(cudaError_t e)
+{
+    if (e == cudaSuccess)
+        return 0;
+    return e == cudaErrorMemoryAllocation ? TB_ENOMEM : TB_EIO;
+}
+
+/* Make `device` current on this thread (allocations and launches go
+ * to the current device; a worker may hold instances of two devices).
+ * Remembers the last device set, so the common case costs a compare. */
+extern thread_local int cu_current_device; /* module.cu; -1: unknown */
+
+static inline int cu_use_device(int device)
+{
+    if (cu_current_device == device)
+        return 0;
+    cudaError_t e = cudaSetDevice(device);
+    if (e != cudaSuccess)
+        return cu_err(e);
+    cu_current_device = device;
+    return 0;
+}
+
+/* The module's one launch wrapper: every kernel goes through it, so
+ * kernel_launches counts exactly the launches queued on the instance's
+ * stream.  A launch error (bad configuration, no kernel image for this
+ * GPU) is returned at once; errors of the running kernel surface at the
+ * next synchronize. */
+template <typename... KArgs, typename... Args>
+static int cu_launch(cu_ctx *c, void (*kernel)(KArgs...), int64_t blocks,
+                     int threads, size_t smem, Args &&...args)
+{
+    int rc = cu_use_device(c->device);
+    if (rc)
+        return rc;
+    kernel<<<(unsigned)blocks, (unsigned)threads, smem, c->stream>>>(
+        std::forward<Args>(args)...);
+    c->launches.fetch_add(1, std::memory_order_relaxed);
+    return cu_err(cudaGetLastError());
+}
+
+/* ---- tensors and parameters (no calls into tbench) -------------------- */
+
+static inline int64_t cu_numel(const tb_tensor *t)
+{
+    int64_t n = 1;
+    for (int d = 0; d < t->ndim; d++)
+        n *= t->shape[d];
+    return n;
+}
+
+static inline size_t cu_dtype_size(tb_dtype dt)
+{
+    return dt == TB_F64 ? sizeof(double) : sizeof(float);
+}
+
+static inline bool cu_contiguous(const tb_tensor *t)
+{
+    int64_t s = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->shape[d] != 1 && t->strides[d] != s)
+            return false;
+        s *= t->shape[d];
+    }
+    return true;
+}
+
+/* A well-formed contiguous tensor of dtype dt with data. */
+static inline bool cu_operand_ok(const tb_tensor *t, tb_dtype dt)
+{
+    if (!t || t->dtype != dt || t->ndim < 0 || t->ndim > TB_MAX_DIMS ||
+        !t->data)
+        return false;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] < 0)
+            return false;
+    return cu_contiguous(t);
+}
+
+static inline bool cu_same_shape(const tb_tensor *a, const tb_tensor *b)
+{
+    if (a->ndim != b->ndim)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d])
+            return false;
+    return true;
+}
+
+/* Parameter idx as set in p.  The harness fills every non-optional
+ * parameter with its schema default before a kernel runs
+ * (tb_params_defaults), so an unset one is a caller error. */
+static inline int cu_param(const tb_params *p, int idx, double *v)
+{
+    if (!p || idx < 0 || idx >= TB_MAX_PARAMS || !(p->set >> idx & 1u))
+        return TB_EPARAM;
+    *v = p->v[idx];
+    return 0;
+}
+
+static inline bool cu_param_has(const tb_params *p, int idx)
+{
+    return p && idx >= 0 && idx < TB_MAX_PARAMS && (p->set >> idx & 1u);
+}
+
+/* Kernel tables of the other translation units: the kernel for op id in
+ * dtype dt (and its implementation name), or NULL. */
+tb_kernel_fn cu_elementwise_kernel(tb_op_id id, tb_dtype dt,
+                                   const char **impl);
+tb_kernel_fn cu_reduce_kernel(tb_op_id id, tb_dtype dt, const char **impl);
+
+#endif

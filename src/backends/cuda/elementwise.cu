@@ -1,0 +1,268 @@
+/* Element-wise kernels of the CUDA module: binary ops with NumPy
+ * broadcasting (add sub mul div pow maximum minimum; their in-place forms
+ * add_ sub_ mul_ div_ run the same kernels), the scalar forms, unary math
+ * and activations, in f32 and f64.
+ *
+ * One grid-stride kernel per (op, dtype): tb_cu_blocks_1d blocks of
+ * TB_CU_BLOCK threads, at most 4 waves of the device (cu_ctx.max_blocks);
+ * each thread then strides by the whole grid.  A binary op whose inputs
+ * both have the output's shape runs a kernel without index arithmetic;
+ * otherwise each element finds its inputs through tb_bcast_offsets
+ * (geometry.h: dims merged first, so the common cases divide once or
+ * not at all).
+ *
+ * Arithmetic follows the references (src/ops/ref.c) formula for formula,
+ * in the case dtype: constants (alpha, beta, threshold, scalar) rounded
+ * to the dtype, NaN through maximum/minimum and relu, sigmoid in its
+ * two-sided stable form, gelu through erfc, gelu_tanh as x*sigmoid(2u),
+ * rsqrt as 1/sqrt(x) (rsqrt(-0) = -inf as in PyTorch).  No fast-math:
+ * CUDA's single-precision expf/logf/tanhf/erfcf/powf are within 2-4 ulp,
+ * inside the table's f32 TOL_MATH (rtol 1e-6 = 8 ulp). */
+#include <cmath>
+
+#include "cuda_internal.cuh"
+
+/* ---- math in the dtype ---------------------------------------------------- */
+
+#define CU_MATH1(name, f32, f64)                                          \
+    static __device__ __forceinline__ float cu_##name(float x)            \
+    {                                                                     \
+        return f32(x);                                                    \
+    }                                                                     \
+    static __device__ __forceinline__ double cu_##name(double x)          \
+    {                                                                     \
+        return f64(x);                                                    \
+    }
+CU_MATH1(exp, expf, exp)
+CU_MATH1(log, logf, log)
+CU_MATH1(sqrt, sqrtf, sqrt)
+CU_MATH1(tanh, tanhf, tanh)
+CU_MATH1(erfc, erfcf, erfc)
+CU_MATH1(log1p, log1pf, log1p)
+CU_MATH1(fabs, fabsf, fabs)
+#undef CU_MATH1
+
+static __device__ __forceinline__ float cu_pow(float x, float y)
+{
+    return powf(x, y);
+}
+static __device__ __forceinline__ double cu_pow(double x, double y)
+{
+    return pow(x, y);
+}
+
+template <typename T> static __device__ __forceinline__ T cu_sigmoid(T x)
+{
+    if (x >= T(0))
+        return T(1) / (T(1) + cu_exp(-x));
+    T e = cu_exp(x);
+    return e / (T(1) + e);
+}
+
+/* ---- functors ------------------------------------------------------------- */
+
+/* Binary: f(a, b).  Unary: f(x) with up to two constants k0, k1 (the op's
+ * float parameters 0 and 1 in schema order, rounded to T). */
+#define CU_BINARY(name, expr)                                             \
+    template <typename T> struct B_##name {                               \
+        __device__ __forceinline__ T operator()(T a, T b) const           \
+        {                                                                 \
+            return expr;                                                  \
+        }                                                                 \
+    };
+CU_BINARY(add, a + b)
+CU_BINARY(sub, a - b)
+CU_BINARY(mul, a * b)
+CU_BINARY(div, a / b)
+CU_BINARY(pow, cu_pow(a, b))
+/* a NaN in either operand gives NaN (NumPy's maximum), unlike fmax */
+CU_BINARY(maximum, a != a || b != b ? a + b : (a >= b ? a : b))
+CU_BINARY(minimum, a != a || b != b ? a + b : (a <= b ? a : b))
+#undef CU_BINARY
+
+#define CU_UNARY(name, nk_, expr)                                         \
+    template <typename T> struct U_##name {                               \
+        static constexpr int nk = nk_;                                    \
+        T k0, k1;                                                         \
+        __device__ __forceinline__ T operator()(T x) const                \
+        {                                                                 \
+            return expr;                                                  \
+        }                                                                 \
+    };
+CU_UNARY(neg, 0, -x)
+CU_UNARY(abs, 0, cu_fabs(x))
+CU_UNARY(exp, 0, cu_exp(x))
+CU_UNARY(log, 0, cu_log(x))
+CU_UNARY(sqrt, 0, cu_sqrt(x))
+CU_UNARY(rsqrt, 0, T(1) / cu_sqrt(x))
+/* NaN passes; -0.0 and negatives give +0.0 */
+CU_UNARY(relu, 0, x > T(0) ? x : (x != x ? x : T(0)))
+CU_UNARY(leaky_relu, 1, x > T(0) ? x : k0 * x)
+CU_UNARY(sigmoid, 0, cu_sigmoid(x))
+CU_UNARY(tanh, 0, cu_tanh(x))
+CU_UNARY(gelu, 0, T(0.5) * x * cu_erfc(-x * T(0.70710678118654752440)))
+CU_UNARY(gelu_tanh, 0,
+         x * cu_sigmoid(T(2) * (T(0.7978845608028654) *
+                                (x + T(0.044715) * x * x * x))))
+CU_UNARY(silu, 0, x * cu_sigmoid(x))
+CU_UNARY(softplus, 2,
+         k0 * x > k1 ? x : cu_log1p(cu_exp(k0 * x)) / k0)
+CU_UNARY(add_scalar, 1, x + k0)
+CU_UNARY(sub_scalar, 1, x - k0)
+CU_UNARY(mul_scalar, 1, x * k0)
+CU_UNARY(div_scalar, 1, x / k0)
+#undef CU_UNARY
+
+/* ---- kernels -------------------------------------------------------------- */
+
+/* No __restrict__: in-place forms pass the same buffer as a and out. */
+template <typename T, typename F>
+__global__ void k_binary_same(const T *a, const T *b, T *out, int64_t n,
+                              F f)
+{
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step)
+        out[i] = f(a[i], b[i]);
+}
+
+template <typename T, typename F>
+__global__ void k_binary_bcast(const T *a, const T *b, T *out, int64_t n,
+                               tb_bcast bc, F f)
+{
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step) {
+        int64_t oa, ob;
+        tb_bcast_offsets(&bc, i, &oa, &ob);
+        out[i] = f(a[oa], b[ob]);
+    }
+}
+
+template <typename T, typename F>
+__global__ void k_unary(const T *x, T *y, int64_t n, F f)
+{
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step)
+        y[i] = f(x[i]);
+}
+
+/* ---- launchers ------------------------------------------------------------ */
+
+template <typename T> static constexpr tb_dtype cu_dtype_of()
+{
+    return sizeof(T) == sizeof(double) ? TB_F64 : TB_F32;
+}
+
+template <typename T, template <typename> class F>
+static int run_binary(void *ctx, const tb_tensor *in, tb_tensor *out)
+{
+    cu_ctx *c = (cu_ctx *)ctx;
+    const tb_dtype dt = cu_dtype_of<T>();
+    if (!c || !in || !out || !cu_operand_ok(&in[0], dt) ||
+        !cu_operand_ok(&in[1], dt) || !cu_operand_ok(&out[0], dt))
+        return TB_EINVAL;
+    tb_bcast bc;
+    int64_t oshape[TB_MAX_DIMS];
+    int ond = 0;
+    if (tb_bcast_init(&bc, in[0].shape, in[0].ndim, in[1].shape, in[1].ndim,
+                      oshape, &ond))
+        return TB_ESHAPE;
+    if (out[0].ndim != ond)
+        return TB_ESHAPE;
+    for (int d = 0; d < ond; d++)
+        if (out[0].shape[d] != oshape[d])
+            return TB_ESHAPE;
+    int64_t n = cu_numel(&out[0]);
+    if (n == 0)
+        return 0;
+    int64_t blocks = tb_cu_blocks_1d(n, TB_CU_BLOCK, c->max_blocks);
+    const T *a = (const T *)in[0].data, *b = (const T *)in[1].data;
+    T *o = (T *)out[0].data;
+    if (bc.same)
+        return cu_launch(c, k_binary_same<T, F<T>>, blocks, TB_CU_BLOCK, 0,
+                         a, b, o, n, F<T>());
+    return cu_launch(c, k_binary_bcast<T, F<T>>, blocks, TB_CU_BLOCK, 0, a,
+                     b, o, n, bc, F<T>());
+}
+
+template <typename T, template <typename> class F>
+static int run_unary(void *ctx, const tb_tensor *in, tb_tensor *out,
+                     const tb_params *p)
+{
+    cu_ctx *c = (cu_ctx *)ctx;
+    const tb_dtype dt = cu_dtype_of<T>();
+    if (!c || !in || !out || !cu_operand_ok(&in[0], dt) ||
+        !cu_operand_ok(&out[0], dt))
+        return TB_EINVAL;
+    if (!cu_same_shape(&in[0], &out[0]))
+        return TB_ESHAPE;
+    F<T> f;
+    double k[2] = {0, 0};
+    for (int i = 0; i < F<T>::nk; i++)
+        if (cu_param(p, i, &k[i]) || !std::isfinite(k[i]))
+            return TB_EPARAM;
+    f.k0 = (T)k[0]; /* rounded to the dtype, as the reference does */
+    f.k1 = (T)k[1];
+    int64_t n = cu_numel(&out[0]);
+    if (n == 0)
+        return 0;
+    int64_t blocks = tb_cu_blocks_1d(n, TB_CU_BLOCK, c->max_blocks);
+    return cu_launch(c, k_unary<T, F<T>>, blocks, TB_CU_BLOCK, 0,
+                     (const T *)in[0].data, (T *)out[0].data, n, f);
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+template <typename T, template <typename> class F>
+static int kf_binary(void *ctx, const tb_tensor *in, tb_tensor *out,
+                     const tb_params *p)
+{
+    (void)p;
+    return run_binary<T, F>(ctx, in, out);
+}
+
+template <typename T, template <typename> class F>
+static int kf_unary(void *ctx, const tb_tensor *in, tb_tensor *out,
+                    const tb_params *p)
+{
+    return run_unary<T, F>(ctx, in, out, p);
+}
+
+struct cu_kentry {
+    tb_op_id id;
+    tb_kernel_fn fn[TB_DTYPE_COUNT];
+    const char *name[TB_DTYPE_COUNT];
+};
+
+#define BIN(op)                                                           \
+    {TB_OP_##op,                                                          \
+     {kf_binary<float, B_##op>, kf_binary<double, B_##op>},               \
+     {#op "_f32_cuda", #op "_f64_cuda"}},
+#define UN(op)                                                            \
+    {TB_OP_##op,                                                          \
+     {kf_unary<float, U_##op>, kf_unary<double, U_##op>},                 \
+     {#op "_f32_cuda", #op "_f64_cuda"}},
+
+static const cu_kentry cu_elementwise[] = {
+    BIN(add) BIN(sub) BIN(mul) BIN(div) BIN(pow) BIN(maximum) BIN(minimum)
+    UN(neg) UN(abs) UN(exp) UN(log) UN(sqrt) UN(rsqrt) UN(relu)
+    UN(leaky_relu) UN(sigmoid) UN(tanh) UN(gelu) UN(gelu_tanh) UN(silu)
+    UN(softplus)
+    UN(add_scalar) UN(sub_scalar) UN(mul_scalar) UN(div_scalar)
+};
+#undef BIN
+#undef UN
+
+tb_kernel_fn cu_elementwise_kernel(tb_op_id id, tb_dtype dt,
+                                   const char **impl)
+{
+    for (const cu_kentry &e : cu_elementwise)
+        if (e.id == id) {
+            if (impl)
+                *impl = e.name[dt];
+            return e.fn[dt];
+        }
+    return NULL;
+}

@@ -1,0 +1,470 @@
+/* tbench-cuda.so: the CUDA backend, loaded at run time by
+ * src/backends/module.c, which calls the one exported function
+ * tb_module_backend() and forwards every slot of the `cuda` backend.
+ *
+ * Availability.  The probe never touches CUDA in the calling process:
+ * `tbench run` probes in the parent and forks its workers afterwards,
+ * and a process that initialised the CUDA driver cannot use it again in
+ * a forked child.  So the probe forks a short-lived child that asks
+ * cudart for the runtime and driver versions and the device count and
+ * sends back the verdict; the parent caches it.  Each failure gives
+ * TB_EUNAVAILABLE with the cudart call, its message and its number,
+ * prefixed with what it means here: no driver (error 35 and no driver
+ * version), a driver older than the runtime (35 with a version), a stub
+ * libcuda (34), no device (100, or a count of 0).
+ *
+ * Instances.  One per device (axis `device`), created in the worker
+ * process: a non-blocking stream that every kernel, copy and sync of the
+ * instance uses, and a scratch buffer for reduction partials
+ * (2 x resident threads doubles, allocated once at create and not
+ * counted as a tensor allocation).  Tensors are cudaMalloc'd (counted),
+ * uploads and downloads are cudaMemcpyAsync on the stream followed by
+ * cudaStreamSynchronize: the caller may reuse its host buffer at once,
+ * and a copy is ordered after the kernels queued before it (a plain
+ * cudaMemcpy runs on the legacy default stream, which a non-blocking
+ * stream does not wait for).
+ *
+ * Kernels: elementwise.cu (binary with broadcasting, scalar, unary,
+ * activations; in-place forms run the same kernels), reduce.cu (sum,
+ * mean, softmax, log_softmax).  Any other op is NULL = unsupported; there
+ * is no fallback.  No device timer yet (the slot is NULL: the harness
+ * times on the host around a stream synchronize). */
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cuda_internal.cuh"
+
+#ifndef TB_GPU_ARCHS
+#define TB_GPU_ARCHS "unknown"
+#endif
+
+static const tb_backend *cu_self(void);
+
+/* One per thread for the whole module (every .cu file), so that a
+ * device set by one file is known to the others. */
+thread_local int cu_current_device = -1;
+
+/* ---- probe ---------------------------------------------------------------- */
+
+struct probe_msg {
+    int rc; /* 0 or TB_EUNAVAILABLE */
+    int devices;
+    char reason[480];
+};
+
+static void cu_version(int v, char *buf, size_t len)
+{
+    snprintf(buf, len, "%d.%d", v / 1000, v % 1000 / 10);
+}
+
+/* Runs in the probe's child process only. */
+static void probe_here(probe_msg *m)
+{
+    int rt = 0, drv = 0, n = 0;
+    cudaRuntimeGetVersion(&rt);
+    cudaError_t dv = cudaDriverGetVersion(&drv);
+    cudaError_t e = cudaGetDeviceCount(&n);
+    char rts[16], drs[16];
+    cu_version(rt, rts, sizeof rts);
+    cu_version(drv, drs, sizeof drs);
+    m->devices = 0;
+    m->rc = TB_EUNAVAILABLE;
+    if (e != cudaSuccess) {
+        char what[160];
+        if (e == cudaErrorInsufficientDriver && (dv != cudaSuccess || !drv))
+            snprintf(what, sizeof what, "no CUDA driver");
+        else if (e == cudaErrorInsufficientDriver)
+            snprintf(what, sizeof what,
+                     "CUDA driver %s is older than the runtime %s this "
+                     "module is built with",
+                     drs, rts);
+        else if (e == cudaErrorStubLibrary)
+            snprintf(what, sizeof what,
+                     "the CUDA driver loaded is the toolkit's stub "
+                     "libcuda.so (a stubs directory is on the library "
+                     "path)");
+        else if (e == cudaErrorNoDevice)
+            snprintf(what, sizeof what, "no CUDA device");
+        else
+            snprintf(what, sizeof what, "CUDA cannot be used");
+        snprintf(m->reason, sizeof m->reason,
+                 "%s: cudaGetDeviceCount: %s (error %d)", what,
+                 cudaGetErrorString(e), (int)e);
+        return;
+    }
+    if (n < 1) {
+        snprintf(m->reason, sizeof m->reason,
+                 "no CUDA device: cudaGetDeviceCount found 0 devices");
+        return;
+    }
+    m->devices = n;
+    m->rc = 0;
+    m->reason[0] = '\0';
+}
+
+static bool probe_done;
+static probe_msg probe_cached;
+
+/* Fork, probe in the child, read its verdict. */
+static void probe_fork(probe_msg *m)
+{
+    memset(m, 0, sizeof *m);
+    m->rc = TB_EUNAVAILABLE;
+    int fd[2];
+    if (pipe(fd)) {
+        snprintf(m->reason, sizeof m->reason,
+                 "probe: pipe failed: %s", strerror(errno));
+        return;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(m->reason, sizeof m->reason,
+                 "probe: fork failed: %s", strerror(errno));
+        close(fd[0]);
+        close(fd[1]);
+        return;
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        probe_msg r;
+        memset(&r, 0, sizeof r);
+        probe_here(&r);
+        const char *p = (const char *)&r;
+        size_t left = sizeof r;
+        while (left) {
+            ssize_t w = write(fd[1], p, left);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                break;
+            p += w;
+            left -= (size_t)w;
+        }
+        _exit(0); /* no atexit handlers: cudart's belong to the parent */
+    }
+    close(fd[1]);
+    probe_msg r;
+    char *p = (char *)&r;
+    size_t got = 0;
+    while (got < sizeof r) {
+        ssize_t k = read(fd[0], p + got, sizeof r - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    close(fd[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (got == sizeof r) {
+        *m = r;
+        m->reason[sizeof m->reason - 1] = '\0';
+    } else if (WIFSIGNALED(st)) {
+        snprintf(m->reason, sizeof m->reason,
+                 "probe: the probing process died of signal %d in cudart "
+                 "(cudaGetDeviceCount)",
+                 WTERMSIG(st));
+    } else {
+        snprintf(m->reason, sizeof m->reason,
+                 "probe: the probing process exited (status %d) without "
+                 "an answer",
+                 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    }
+}
+
+static int cu_probe(char *reason, size_t len)
+{
+    if (!probe_done) {
+        probe_fork(&probe_cached);
+        probe_done = true;
+    }
+    if (reason && len)
+        snprintf(reason, len, "%s", probe_cached.reason);
+    return probe_cached.rc;
+}
+
+/* ---- axes, instances ------------------------------------------------------ */
+
+static const char *const cu_device_names[TB_MAX_AXIS_VALUES] = {
+    "0",  "1",  "2",  "3",  "4",  "5",  "6",  "7",  "8",  "9",  "10",
+    "11", "12", "13", "14", "15", "16", "17", "18", "19", "20", "21",
+    "22", "23", "24", "25", "26", "27", "28", "29", "30", "31",
+};
+
+static int cu_axes(tb_axis *out, int max)
+{
+    if (!out || max < 1 || cu_probe(NULL, 0))
+        return 0;
+    memset(&out[0], 0, sizeof out[0]);
+    out[0].name = "device";
+    int n = probe_cached.devices;
+    out[0].n_values = n < TB_MAX_AXIS_VALUES ? n : TB_MAX_AXIS_VALUES;
+    for (int i = 0; i < out[0].n_values; i++)
+        out[0].values[i] = cu_device_names[i];
+    out[0].def = 0;
+    out[0].doc = "CUDA device index (cudaSetDevice)";
+    return 1;
+}
+
+/* "cuda: CALL: message (error N)" into err. */
+static int cu_fail(char *err, size_t len, const char *call, cudaError_t e)
+{
+    if (err && len)
+        snprintf(err, len, "cuda: %s: %s (error %d)", call,
+                 cudaGetErrorString(e), (int)e);
+    return TB_EUNAVAILABLE;
+}
+
+static void cu_destroy(void *ctx)
+{
+    cu_ctx *c = (cu_ctx *)ctx;
+    if (!c)
+        return;
+    cu_use_device(c->device);
+    if (c->stream)
+        cudaStreamSynchronize(c->stream);
+    cudaFree(c->scratch);
+    if (c->stream)
+        cudaStreamDestroy(c->stream);
+    delete c;
+}
+
+static int cu_create(const char *const *values, void **ctx, char *err,
+                     size_t len)
+{
+    if (err && len)
+        err[0] = '\0';
+    if (!ctx)
+        return TB_EINVAL;
+    *ctx = NULL;
+    int dev = 0;
+    const char *v = values ? values[0] : NULL;
+    if (v) {
+        char *end = NULL;
+        errno = 0;
+        long d = strtol(v, &end, 10);
+        if (v[0] < '0' || v[0] > '9' || errno || *end || d < 0 ||
+            d >= TB_MAX_AXIS_VALUES) {
+            if (err && len)
+                snprintf(err, len, "cuda: device=\"%s\": expected a "
+                         "device index", v);
+            return TB_EPARAM;
+        }
+        dev = (int)d;
+    }
+    cudaError_t e;
+    if ((e = cudaSetDevice(dev)) != cudaSuccess)
+        return cu_fail(err, len, "cudaSetDevice", e);
+    cu_use_device(dev); /* note it for later calls */
+    int sms = 0, per_sm = 0;
+    if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+                                    dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&per_sm,
+                                    cudaDevAttrMaxThreadsPerMultiProcessor,
+                                    dev)) != cudaSuccess)
+        return cu_fail(err, len, "cudaDeviceGetAttribute", e);
+    cu_ctx *c = new (std::nothrow) cu_ctx();
+    if (!c)
+        return TB_ENOMEM;
+    c->device = dev;
+    c->target_threads = (int64_t)(sms > 0 ? sms : 1) *
+                        (per_sm > 0 ? per_sm : 1024);
+    c->max_blocks = c->target_threads / TB_CU_BLOCK * 4;
+    if (c->max_blocks < 1)
+        c->max_blocks = 1;
+    c->scratch_elems = 2 * c->target_threads;
+    if ((e = cudaStreamCreateWithFlags(&c->stream,
+                                       cudaStreamNonBlocking)) !=
+        cudaSuccess) {
+        c->stream = NULL;
+        cu_destroy(c);
+        return cu_fail(err, len, "cudaStreamCreateWithFlags", e);
+    }
+    if ((e = cudaMalloc((void **)&c->scratch,
+                        (size_t)c->scratch_elems * sizeof(double))) !=
+        cudaSuccess) {
+        c->scratch = NULL;
+        cu_destroy(c);
+        return cu_fail(err, len, "cudaMalloc (reduction scratch)", e);
+    }
+    *ctx = c;
+    return 0;
+}
+
+static void cu_counters(void *ctx, tb_backend_counters *out)
+{
+    if (!out)
+        return;
+    memset(out, 0, sizeof *out);
+    const cu_ctx *c = (const cu_ctx *)ctx;
+    if (!c)
+        return;
+    out->kernel_launches = c->launches.load(std::memory_order_relaxed);
+    out->memcpy_count = c->memcpy_count.load(std::memory_order_relaxed);
+    out->memcpy_bytes = c->memcpy_bytes.load(std::memory_order_relaxed);
+    out->device_allocs = c->device_allocs.load(std::memory_order_relaxed);
+    out->device_alloc_bytes =
+        c->device_alloc_bytes.load(std::memory_order_relaxed);
+}
+
+/* ---- memory --------------------------------------------------------------- */
+
+static bool cu_header_ok(const tb_tensor *t)
+{
+    if (!t || (unsigned)t->dtype >= TB_DTYPE_COUNT || t->ndim < 0 ||
+        t->ndim > TB_MAX_DIMS)
+        return false;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] < 0)
+            return false;
+    return cu_contiguous(t);
+}
+
+static int cu_alloc(void *ctx, tb_tensor *t)
+{
+    cu_ctx *c = (cu_ctx *)ctx;
+    if (!c || !cu_header_ok(t))
+        return TB_EINVAL;
+    size_t nb = (size_t)cu_numel(t) * cu_dtype_size(t->dtype);
+    void *p = NULL;
+    if (cu_use_device(c->device))
+        return TB_EIO;
+    /* at least one byte, so that an empty tensor has a non-NULL pointer */
+    if (cudaMalloc(&p, nb ? nb : 1) != cudaSuccess) {
+        cudaGetLastError(); /* clear the sticky-free error state */
+        return TB_ENOMEM;
+    }
+    t->data = p;
+    t->owns = true;
+    t->backend = cu_self();
+    t->backend_ctx = ctx;
+    c->device_allocs.fetch_add(1, std::memory_order_relaxed);
+    c->device_alloc_bytes.fetch_add(nb, std::memory_order_relaxed);
+    return 0;
+}
+
+static void cu_free(void *ctx, tb_tensor *t)
+{
+    (void)ctx;
+    if (!t || t->backend != cu_self())
+        return;
+    if (t->owns && t->data)
+        cudaFree(t->data);
+    t->data = NULL;
+    t->owns = false;
+}
+
+/* Copy between a host tensor and a device tensor of equal dtype and
+ * shape, both contiguous; waits for the copy. */
+static int cu_copy(cu_ctx *c, tb_tensor *dst, const tb_tensor *src,
+                   cudaMemcpyKind kind)
+{
+    if (!c || !cu_header_ok(dst) || !cu_header_ok(src))
+        return TB_EINVAL;
+    if (dst->dtype != src->dtype || !cu_same_shape(dst, src))
+        return TB_ESHAPE;
+    size_t nb = (size_t)cu_numel(src) * cu_dtype_size(src->dtype);
+    if (nb && (!dst->data || !src->data))
+        return TB_EINVAL;
+    if (nb) {
+        cudaError_t e = cudaMemcpyAsync(dst->data, src->data, nb, kind,
+                                        c->stream);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(c->stream);
+        if (e != cudaSuccess)
+            return cu_err(e);
+    }
+    c->memcpy_count.fetch_add(1, std::memory_order_relaxed);
+    c->memcpy_bytes.fetch_add(nb, std::memory_order_relaxed);
+    return 0;
+}
+
+static int cu_upload(void *ctx, tb_tensor *dst, const tb_tensor *src)
+{
+    if (!dst || dst->backend != cu_self() || (src && src->backend))
+        return TB_EINVAL;
+    return cu_copy((cu_ctx *)ctx, dst, src, cudaMemcpyHostToDevice);
+}
+
+static int cu_download(void *ctx, tb_tensor *dst, const tb_tensor *src)
+{
+    if (!src || src->backend != cu_self() || (dst && dst->backend))
+        return TB_EINVAL;
+    return cu_copy((cu_ctx *)ctx, dst, src, cudaMemcpyDeviceToHost);
+}
+
+static int cu_sync(void *ctx)
+{
+    cu_ctx *c = (cu_ctx *)ctx;
+    if (!c)
+        return TB_EINVAL;
+    return cu_err(cudaStreamSynchronize(c->stream));
+}
+
+/* ---- kernels ---------------------------------------------------------------- */
+
+static tb_kernel_fn cu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
+                              const tb_params *p, const char **impl)
+{
+    (void)ctx;
+    (void)p; /* every supported op takes every parameter value */
+    if (impl)
+        *impl = NULL;
+    if (!op || (unsigned)op->id >= TB_OP_COUNT ||
+        (unsigned)dt >= TB_DTYPE_COUNT)
+        return NULL;
+    /* In-place forms run their op's kernel: each thread reads element i
+     * of the first input before it writes element i of the output, so
+     * an output that is that input is safe. */
+    tb_op_id id = op->category == TB_CAT_INPLACE ? op->base : op->id;
+    tb_kernel_fn fn = cu_elementwise_kernel(id, dt, impl);
+    if (!fn)
+        fn = cu_reduce_kernel(id, dt, impl);
+    return fn;
+}
+
+static tb_backend cu_make_backend(void)
+{
+    tb_backend b;
+    memset(&b, 0, sizeof b);
+    b.name = "cuda";
+    b.doc = "CUDA kernels (module tbench-cuda.so, built for " TB_GPU_ARCHS
+            ")";
+    b.probe = cu_probe;
+    b.axes = cu_axes;
+    b.create = cu_create;
+    b.destroy = cu_destroy;
+    b.alloc = cu_alloc;
+    b.free = cu_free;
+    b.upload = cu_upload;
+    b.download = cu_download;
+    b.sync = cu_sync;
+    b.kernel = cu_kernel;
+    b.timer_start = NULL;
+    b.timer_stop = NULL;
+    b.counters = cu_counters;
+    return b;
+}
+
+static const tb_backend *cu_self(void)
+{
+    static const tb_backend b = cu_make_backend();
+    return &b;
+}
+
+extern "C" __attribute__((visibility("default"))) const tb_backend *
+tb_module_backend(void)
+{
+    return cu_self();
+}
