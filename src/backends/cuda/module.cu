@@ -451,8 +451,6 @@ static tb_backend cu_make_backend(void)
     b.download = cu_download;
     b.sync = cu_sync;
     b.kernel = cu_kernel;
-    b.timer_start = NULL;
-    b.timer_stop = NULL;
     b.counters = cu_counters;
     return b;
 }
