@@ -339,6 +339,8 @@ tb_work_outcome tb_workers_round(tb_workers *w, int i, int round,
                                  int rounds, tb_result *res)
 {
     const tb_case *c = &w->plan->cases[i];
+    if (round > 0 && res->status != TB_STATUS_OK)
+        return TB_WORK_DONE; /* as tb_runner_round: nothing to add */
     if (!w->isolate) {
         tb_runner_round(w->local, c, round, rounds, res);
         return TB_WORK_DONE;
