@@ -235,5 +235,68 @@ def t_sigterm_hang():
            f"cases {[c['op'] for c in doc['cases']]}")
 
 
+def procs_with(needle):
+    """Pids of live processes whose command line contains needle."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                cmd = f.read().decode(errors="replace")
+            with open(f"/proc/{d}/stat", encoding="utf-8") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if needle in cmd and state != "Z":
+            pids.append(int(d))
+    return pids
+
+
+@case("SIGKILL mid-run: the file left claims no unfinished case as "
+      "finished, and the worker dies with its parent")
+def t_sigkill():
+    cfg = write("kill.json", CONFIG.replace(
+        '"max_time_s": 0.05', '"max_time_s": 1.5').replace(
+        '"rounds": 2', '"rounds": 3').replace(
+        '"min_samples": 5', '"min_samples": 1000000').replace(
+        '"max_samples": 50', '"max_samples": 1000000'))
+    out = os.path.join(TMP, "sigkill")
+    env = dict(os.environ)
+    env.pop("TBENCH_FAULT", None)
+    proc = subprocess.Popen([TBENCH, "run", cfg, "-q", "-o", out],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env)
+    path = os.path.join(out, "results.json")
+    deadline = time.time() + 60
+    n = 0
+    while time.time() < deadline and n < 6:  # round 0 of every case done
+        try:
+            with open(path, encoding="utf-8") as f:
+                n = len(json.load(f)["cases"])
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    time.sleep(0.3)  # inside round 1
+    proc.kill()
+    proc.communicate(timeout=60)
+    doc, _ = load(out)
+    expect(doc["complete"] is False, "complete should be false")
+    expect(len(doc["cases"]) == 6, f"{len(doc['cases'])} cases")
+    unfinished = 0
+    for c in doc["cases"]:
+        s = c["stats"]
+        if s["rounds"] < 3:
+            unfinished += 1
+            expect(s["stop_reason"] == "interrupted",
+                   f"{c['id']}: rounds {s['rounds']}, stop_reason "
+                   f"{s['stop_reason']}")
+    expect(unfinished == 6, f"{unfinished} unfinished cases")
+    deadline = time.time() + 10
+    while procs_with(out) and time.time() < deadline:
+        time.sleep(0.1)
+    expect(not procs_with(out), f"worker left running: {procs_with(out)}")
+
+
 if __name__ == "__main__":
     sys.exit(run_cases())

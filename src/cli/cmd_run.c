@@ -62,7 +62,12 @@ static void progress(int round, int rounds, int i, int n, const char *id)
 /* Bring doc's records of the first `started` cases up to date (only
  * those marked dirty are summarised and rebuilt, so a write costs the
  * same whatever the number of cases before it), then write
- * DIR/results.json and .csv atomically.  0, or an error in err. */
+ * DIR/results.json and .csv atomically.  0, or an error in err.
+ *
+ * A case whose later rounds have not run yet is written with stop
+ * reason "interrupted": if the run dies now (SIGKILL, a power cut), the
+ * file it leaves never claims that such a case finished.  The record is
+ * rebuilt, with its real reason, when its last round has run. */
 static int write_results(cJSON *doc, const tb_plan *plan, tb_result *res,
                          bool *dirty, int started, bool complete,
                          const char *outdir, char *err, size_t errlen)
@@ -71,7 +76,11 @@ static int write_results(cJSON *doc, const tb_plan *plan, tb_result *res,
         if (!dirty[i])
             continue;
         tb_runner_summarize(&plan->cases[i], &res[i]);
-        if (tb_results_set_case(doc, i, &plan->cases[i], &res[i])) {
+        tb_result r = res[i]; /* shallow: the record is built from it */
+        if (r.status == TB_STATUS_OK &&
+            r.rounds < plan->cases[i].measure.rounds)
+            r.stop_reason = "interrupted";
+        if (tb_results_set_case(doc, i, &plan->cases[i], &r)) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }
