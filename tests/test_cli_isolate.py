@@ -150,6 +150,10 @@ def t_bad_fault():
         expect(len(lines) == 1 and lines[0].startswith("tbench: ") and
                needle in lines[0], f"{spec}: {p.stderr!r}")
         expect(not os.path.exists(out), f"{spec}: output written")
+    # exec runs kernels too: the same one-line refusal
+    p = run(["exec", "add", "--shape", "4", "-o", out], fault="boom:check:*")
+    expect(p.returncode == 2 and "KIND is" in p.stderr and
+           not os.path.exists(out), f"exec: {p.returncode} {p.stderr!r}")
 
 
 FAST = """{"name": "fast", "warmup": {"min_time_ms": 1},

@@ -318,12 +318,8 @@ int tb_cmd_run(int argc, char **argv)
         return tb_usage_error("--backend: unknown backend '%s' (see 'tbench "
                            "list')", opts.backend);
 
-    const char *fault = getenv("TBENCH_FAULT");
-    char ferr[512];
-    if (fault && tb_runner_fault_check(fault, ferr, sizeof ferr)) {
-        fprintf(stderr, "tbench: %s\n", ferr);
+    if (tb_fault_env_check())
         return EXIT_USAGE;
-    }
 
     int brc = baselines_prepare(&bl);
     if (brc) {
@@ -379,12 +375,7 @@ int tb_cmd_run(int argc, char **argv)
         goto out;
     }
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    tb_workers_catch_stop(on_signal);
 
     /* No backend instance exists in this process before the workers are
      * forked (worker.h): they create their own. */

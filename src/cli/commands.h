@@ -34,5 +34,9 @@ int tb_cmd_export(int argc, char **argv);  /* cmd_compare.c */
 void tb_usage(FILE *f);
 /* "tbench: <fmt with arg>" + a hint on stderr; returns EXIT_USAGE. */
 int tb_usage_error(const char *fmt, const char *arg);
+/* 0 when TBENCH_FAULT (src/harness/runner.h) is unset or well formed;
+ * otherwise prints one line naming what is wrong and returns
+ * EXIT_USAGE.  run and exec call it before anything runs. */
+int tb_fault_env_check(void);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "../backends/backend.h"
 #include "../base/error.h"
+#include "../harness/runner.h"
 #include <cjson/cJSON.h>
 #include "commands.h"
 #include "tb_commit.h"
@@ -180,6 +181,16 @@ void tb_usage(FILE *f)
           "       cases finished so far are in the results\n"
           "\nConfig format: docs/CONFIG.md.  Result format: docs/FORMAT.md.\n",
           f);
+}
+
+int tb_fault_env_check(void)
+{
+    const char *spec = getenv("TBENCH_FAULT");
+    char err[512];
+    if (!spec || !tb_runner_fault_check(spec, err, sizeof err))
+        return 0;
+    fprintf(stderr, "tbench: %s\n", err);
+    return EXIT_USAGE;
 }
 
 int tb_usage_error(const char *fmt, const char *arg)

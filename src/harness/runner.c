@@ -227,11 +227,6 @@ void tb_runner_destroy(tb_runner *r)
     free(r);
 }
 
-double tb_runner_timer_overhead(const tb_runner *r)
-{
-    return r->overhead_ns;
-}
-
 /* The backend instance for the case's axis values, created on first use.
  * Instances live until the runner is destroyed (a CUDA context or a
  * thread pool is too costly to rebuild per case). */

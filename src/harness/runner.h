@@ -92,9 +92,6 @@ void tb_runner_watch(tb_runner *r, tb_runner_watch_area *w);
  * malformed. */
 int tb_runner_fault_check(const char *spec, char *err, size_t errlen);
 
-/* Measured timer overhead (ns) this runner subtracts from samples. */
-double tb_runner_timer_overhead(const tb_runner *r);
-
 /* Measure one case into *res (zeroed first), all its sampling in one go.
  * Never fails as a whole: problems become res->status with a message.
  * Free with tb_result_free. */

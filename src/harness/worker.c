@@ -144,6 +144,16 @@ static void on_worker_signal(int sig)
     worker_stop = 1;
 }
 
+void tb_workers_catch_stop(void (*fn)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
 /* The worker's life: serve requests until the socket closes.  Never
  * returns; _exit() skips the parent's atexit handlers and stdio buffers,
  * which belong to the parent. */
@@ -152,12 +162,7 @@ static void worker_main(tb_workers *w, int fd)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != w->parent) /* the parent died before prctl */
         _exit(0);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_worker_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    tb_workers_catch_stop(on_worker_signal);
     worker_stop = 0;
 
     tb_runner *r = NULL;
@@ -298,12 +303,6 @@ int tb_workers_create(tb_workers **out, const tb_plan *plan, bool isolate,
         }
         *out = w;
         return 0;
-    }
-    char err[256];
-    const char *spec = getenv("TBENCH_FAULT");
-    if (spec && tb_runner_fault_check(spec, err, sizeof err)) {
-        free(w);
-        return TB_EINVAL;
     }
     void *page = mmap(NULL, sizeof *w->watch, PROT_READ | PROT_WRITE,
                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);

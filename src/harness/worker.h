@@ -45,7 +45,9 @@ typedef enum {
  * caller's signal flag: while a request is running, a set flag is
  * passed on to the worker as SIGTERM (which ends its sampling early,
  * "interrupted"), and a worker that still has not answered 5 s later is
- * killed.  Returns 0, TB_ENOMEM or TB_EINVAL (a bad TBENCH_FAULT). */
+ * killed.  TBENCH_FAULT must have been checked (tb_runner_fault_check):
+ * a worker whose runner cannot be made exits with status 125.  Returns
+ * 0, TB_ENOMEM, or (in process) what tb_runner_create returns. */
 int tb_workers_create(tb_workers **w, const tb_plan *plan, bool isolate,
                       volatile sig_atomic_t *stop);
 
@@ -59,6 +61,10 @@ void tb_workers_destroy(tb_workers *w);
  * timeout with a message naming the phase. */
 tb_work_outcome tb_workers_round(tb_workers *w, int i, int round,
                                  int rounds, tb_result *res);
+
+/* Install fn as the handler of SIGINT, SIGTERM and SIGHUP, the signals
+ * that stop a run (in tbench and, for its own stop flag, in a worker). */
+void tb_workers_catch_stop(void (*fn)(int));
 
 /* Did w fork workers ("process") or run cases in process ("none")? */
 const char *tb_workers_mode(const tb_workers *w);
