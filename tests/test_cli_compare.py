@@ -446,6 +446,67 @@ def t_export():
            and isinstance(arr[0]["extra"], str), f"{arr[0]}")
 
 
+GBENCH_COMPARE = "/usr/share/benchmark/compare.py"  # libbenchmark-tools
+
+
+@case("export gbench: rounds as repetitions, aggregates, a crashed case")
+def t_export_gbench_rounds():
+    meds = [900.0, 1000.0, 1250.0]
+
+    def edit(doc):
+        doc["cases"][0]["stats"]["round_medians_ns"] = meds
+        c = doc["cases"][1]
+        for k in ("check", "stats", "throughput", "counters", "timing",
+                  "roofline"):
+            c[k] = None
+        c["status"], c["message"] = "crashed", "worker killed by SIGSEGV"
+
+    a = synth("gb_rounds.json", seed=7, edit=edit)
+    g = json.loads(run("export", a, "--format", "gbench").stdout)
+    doc = json.load(open(a))
+    c0, c1 = doc["cases"][0]["id"], doc["cases"][1]["id"]
+    reps = [b for b in g["benchmarks"]
+            if b["name"] == c0 and b["run_type"] == "iteration"]
+    expect([b["real_time"] for b in reps] == meds and
+           [b["repetition_index"] for b in reps] == [0, 1, 2] and
+           all(b["repetitions"] == 3 for b in reps), f"{reps}")
+    agg = {b["aggregate_name"]: b["real_time"] for b in g["benchmarks"]
+           if b["run_type"] == "aggregate" and b["run_name"] == c0}
+    x = np.array(meds)
+    want = {"mean": x.mean(), "median": float(np.median(x)),
+            "stddev": x.std(ddof=1), "cv": x.std(ddof=1) / x.mean()}
+    expect(set(agg) == set(want) and all(
+        math.isclose(agg[k], want[k], rel_tol=1e-12) for k in want),
+        f"{agg} vs {want}")
+    err = [b for b in g["benchmarks"] if b["name"] == c1]
+    expect(len(err) == 1 and err[0]["error_occurred"] is True and
+           err[0]["error_message"].startswith("crashed: ") and
+           err[0]["real_time"] == 0 and err[0]["time_unit"] == "ns",
+           f"{err}")
+    # a case of a one-round file stays one repetition with its iterations
+    one = [b for b in g["benchmarks"] if b["name"] == doc["cases"][2]["id"]]
+    expect(len(one) == 1 and one[0]["repetitions"] == 1 and
+           one[0]["iterations"] > 0, f"{one}")
+    # Google Benchmark's own compare.py reads it (it used to raise
+    # KeyError: 'real_time' on a case that did not run) and runs its U
+    # test on the repetitions
+    if not os.path.exists(GBENCH_COMPARE):
+        raise SystemExit(f"{GBENCH_COMPARE} missing: scripts/setup.sh "
+                         "installs libbenchmark-tools")
+    ga = os.path.join(TMP, "gb_a.json")
+    gb = os.path.join(TMP, "gb_b.json")
+    expect_exit(run("export", a, "--format", "gbench", "-o", ga), 0)
+    expect_exit(run("export", a, "--format", "gbench", "-o", gb), 0)
+    p = subprocess.run(["/usr/bin/python3", GBENCH_COMPARE, "-d",
+                        os.path.join(TMP, "gb_cmp.json"), "benchmarks", ga,
+                        gb], capture_output=True, text=True, timeout=120)
+    expect(p.returncode == 0, f"compare.py: {p.stderr[-2000:]}")
+    diff = json.load(open(os.path.join(TMP, "gb_cmp.json")))
+    u = [d for d in diff if d["name"] == c0 and d.get("utest")]
+    expect(len(u) == 1 and u[0]["utest"]["nr_of_repetitions"] == 3,
+           f"no U test on the rounds: {[d['name'] for d in diff]}")
+
+
 # ---- run --save-baseline / --baseline ----------------------------------------
 
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "../base/stats.h"
 
 int tb_export_parse_format(const char *s, tb_export_format *fmt)
 {
@@ -117,6 +118,77 @@ static int family_of(const char **ops, int *n, const char *op)
     return (*n)++;
 }
 
+/* The fields every gbench entry has besides name and family: run_name,
+ * run_type, repetitions, repetition_index (none for an aggregate, r < 0)
+ * and threads. */
+static void gbench_common(cJSON *e, const char *run_type, int reps, int r,
+                          int threads)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+    /* an aggregate's run_name is the case id, its name id_AGG */
+    const char *n = cJSON_IsString(name) ? name->valuestring : "";
+    char run_name[1100];
+    snprintf(run_name, sizeof run_name, "%s", n);
+    if (r < 0) {
+        char *u = strrchr(run_name, '_');
+        if (u)
+            *u = '\0';
+    }
+    cJSON_AddStringToObject(e, "run_name", run_name);
+    cJSON_AddStringToObject(e, "run_type", run_type);
+    cJSON_AddNumberToObject(e, "repetitions", reps);
+    if (r >= 0)
+        cJSON_AddNumberToObject(e, "repetition_index", r);
+    cJSON_AddNumberToObject(e, "threads", threads);
+}
+
+/* real_time/cpu_time (ns) and, for a case (c not NULL), its throughput,
+ * counters and label. */
+static void gbench_time(cJSON *e, double t, const tb_rescase *c)
+{
+    cJSON_AddNumberToObject(e, "real_time", t);
+    cJSON_AddNumberToObject(e, "cpu_time", t);
+    cJSON_AddStringToObject(e, "time_unit", "ns");
+    if (!c)
+        return;
+    if (!isnan(c->gb_s))
+        cJSON_AddNumberToObject(e, "bytes_per_second", c->gb_s * 1e9);
+    if (!isnan(c->items_s))
+        cJSON_AddNumberToObject(e, "items_per_second", c->items_s);
+    if (!isnan(c->gflop_s))
+        cJSON_AddNumberToObject(e, "flops_per_second", c->gflop_s * 1e9);
+    for (int k = 0; k < TB_RES_NCOUNTERS; k++)
+        if (!isnan(c->counters[k]))
+            cJSON_AddNumberToObject(e, tb_res_counter_name(k),
+                                    c->counters[k]);
+    if (c->impl)
+        cJSON_AddStringToObject(e, "label", c->impl);
+}
+
+/* Google Benchmark's aggregates over n repetitions: mean, median, sample
+ * standard deviation and coefficient of variation (stddev / mean, as a
+ * fraction). */
+static void gbench_aggregates(const double *x, int n, double v[4])
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += x[i];
+    double mean = sum / n, ss = 0;
+    for (int i = 0; i < n; i++)
+        ss += (x[i] - mean) * (x[i] - mean);
+    double *s = malloc((size_t)n * sizeof *s);
+    double med = NAN;
+    if (s) {
+        memcpy(s, x, (size_t)n * sizeof *s);
+        med = tb_median_inplace(s, (size_t)n);
+        free(s);
+    }
+    v[0] = mean;
+    v[1] = med;
+    v[2] = n > 1 ? sqrt(ss / (n - 1)) : 0;
+    v[3] = mean > 0 ? v[2] / mean : 0;
+}
+
 static cJSON *gbench(const tb_resfile *f)
 {
     cJSON *doc = cJSON_CreateObject();
@@ -140,40 +212,83 @@ static cJSON *gbench(const tb_resfile *f)
         cJSON_AddStringToObject(b, "name", c->id);
         cJSON_AddNumberToObject(b, "family_index", fam);
         cJSON_AddNumberToObject(b, "per_family_instance_index", inst[fam]++);
-        cJSON_AddStringToObject(b, "run_name", c->id);
-        cJSON_AddStringToObject(b, "run_type", "iteration");
-        cJSON_AddNumberToObject(b, "repetitions", 1);
-        cJSON_AddNumberToObject(b, "repetition_index", 0);
         const cJSON *th = member(c->json, "backend_params.threads");
         int threads = cJSON_IsString(th) ? atoi(th->valuestring) : 1;
-        cJSON_AddNumberToObject(b, "threads", threads > 0 ? threads : 1);
+        if (threads < 1)
+            threads = 1;
         if (!c->timed) {
+            /* Google Benchmark writes an errored run with its time fields
+             * (zero) and error_occurred; its compare.py reads real_time
+             * of every entry, so they must be there.  Zero here is that
+             * convention, not a measurement: error_occurred says so. */
             char msg[1024];
             snprintf(msg, sizeof msg, "%s%s%s", c->status,
                      c->message ? ": " : "", c->message ? c->message : "");
+            gbench_common(b, "iteration", 1, 0, threads);
             cJSON_AddBoolToObject(b, "error_occurred", true);
             cJSON_AddStringToObject(b, "error_message", msg);
+            cJSON_AddNumberToObject(b, "iterations", 0);
+            cJSON_AddNumberToObject(b, "real_time", 0);
+            cJSON_AddNumberToObject(b, "cpu_time", 0);
+            cJSON_AddStringToObject(b, "time_unit", "ns");
             cJSON_AddItemToArray(bs, b);
             continue;
         }
-        cJSON_AddNumberToObject(b, "iterations",
-                                (double)c->n * c->iters_per_sample);
-        cJSON_AddNumberToObject(b, "real_time", c->median_ns);
-        cJSON_AddNumberToObject(b, "cpu_time", c->median_ns);
-        cJSON_AddStringToObject(b, "time_unit", "ns");
-        if (!isnan(c->gb_s))
-            cJSON_AddNumberToObject(b, "bytes_per_second", c->gb_s * 1e9);
-        if (!isnan(c->items_s))
-            cJSON_AddNumberToObject(b, "items_per_second", c->items_s);
-        if (!isnan(c->gflop_s))
-            cJSON_AddNumberToObject(b, "flops_per_second", c->gflop_s * 1e9);
-        for (int k = 0; k < TB_RES_NCOUNTERS; k++)
-            if (!isnan(c->counters[k]))
-                cJSON_AddNumberToObject(b, tb_res_counter_name(k),
-                                        c->counters[k]);
-        if (c->impl)
-            cJSON_AddStringToObject(b, "label", c->impl);
-        cJSON_AddItemToArray(bs, b);
+        /* A run measured in rounds is exported as one repetition per
+         * round (its median), the way Google Benchmark writes
+         * --benchmark_repetitions, followed by the aggregates over them;
+         * so compare.py's U test has repetitions to work on. */
+        int reps = c->n_rounds >= 2 ? c->n_rounds : 1;
+        for (int r = 0; r < reps; r++) {
+            cJSON *e = r ? cJSON_CreateObject() : b;
+            if (!e)
+                break;
+            if (r) {
+                cJSON_AddStringToObject(e, "name", c->id);
+                cJSON_AddNumberToObject(e, "family_index", fam);
+                cJSON_AddNumberToObject(e, "per_family_instance_index",
+                                        inst[fam] - 1);
+            }
+            gbench_common(e, "iteration", reps, r, threads);
+            double t = reps > 1 ? c->round_medians_ns[r] : c->median_ns;
+            /* tbench keeps each round's median, not its sample count:
+             * iterations (all timed calls) is given for a one-repetition
+             * case only. */
+            if (reps == 1)
+                cJSON_AddNumberToObject(e, "iterations",
+                                        (double)c->n * c->iters_per_sample);
+            gbench_time(e, t, c);
+            cJSON_AddItemToArray(bs, e);
+        }
+        if (reps > 1) {
+            static const char *const agg[] = {"mean", "median", "stddev",
+                                              "cv"};
+            double v[4];
+            gbench_aggregates(c->round_medians_ns, reps, v);
+            for (int a = 0; a < 4; a++) {
+                cJSON *e = cJSON_CreateObject();
+                if (!e)
+                    break;
+                char name[1100];
+                snprintf(name, sizeof name, "%s_%s", c->id, agg[a]);
+                cJSON_AddStringToObject(e, "name", name);
+                cJSON_AddNumberToObject(e, "family_index", fam);
+                cJSON_AddNumberToObject(e, "per_family_instance_index",
+                                        inst[fam] - 1);
+                gbench_common(e, "aggregate", reps, -1, threads);
+                cJSON_AddStringToObject(e, "aggregate_name", agg[a]);
+                cJSON_AddStringToObject(e, "aggregate_unit",
+                                        a == 3 ? "percentage" : "time");
+                if (a == 3) {
+                    cJSON_AddNumberToObject(e, "real_time", v[a]);
+                    cJSON_AddNumberToObject(e, "cpu_time", v[a]);
+                    cJSON_AddStringToObject(e, "time_unit", "ns");
+                } else {
+                    gbench_time(e, v[a], NULL);
+                }
+                cJSON_AddItemToArray(bs, e);
+            }
+        }
     }
     free(fams);
     free(inst);
