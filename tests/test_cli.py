@@ -136,6 +136,34 @@ def t_default_dir():
     expect(len(doc["cases"]) == 4, f"filter kept {len(doc['cases'])}")
 
 
+@case("--filter takes ids as printed, repeats as a union; --exclude")
+def t_filter_ids():
+    cfg = write("tiny3.json", TINY)
+    out = os.path.join(TMP, "f_all")
+    p = subprocess.run([TBENCH, "run", cfg, "-q", "-o", out],
+                       capture_output=True, text=True)
+    expect(p.returncode == 0, p.stderr)
+    ids = [c["id"] for c in json.load(open(os.path.join(
+        out, "results.json")))["cases"]]
+    expect(len(ids) >= 3 and "[" in ids[0] and "[" in ids[2], f"{ids}")
+
+    def kept(*args):
+        o = os.path.join(TMP, "f_%d" % len(os.listdir(TMP)))
+        p = subprocess.run([TBENCH, "run", cfg, "-q", "-o", o, *args],
+                           capture_output=True, text=True)
+        if p.returncode:
+            return p.returncode, p.stderr
+        return 0, [c["id"] for c in json.load(open(os.path.join(
+            o, "results.json")))["cases"]]
+
+    expect(kept("--filter", ids[1]) == (0, [ids[1]]), "pasted id")
+    expect(kept("-f", ids[2], "-f", ids[0]) == (0, [ids[0], ids[2]]),
+           "two filters: the union, in plan order")
+    expect(kept("-x", ids[0]) == (0, ids[1:]), "--exclude")
+    expect(kept("-f", ids[0], "--exclude", ids[0])[0] == 2,
+           "everything excluded is 'no case to run'")
+
+
 @case("--backend restricts the run to one backend")
 def t_backend_opt():
     cfg = write("tiny3.json", TINY)

@@ -418,11 +418,47 @@ static void test_plan_ids_and_sweeps(void **state)
     tb_plan_free(&plan);
     tb_config_free(&cfg);
 
-    tb_plan_opts opts = {.filter = "sum*/f64/*"};
+    const char *f64[] = {"sum*/f64/*"};
+    tb_plan_opts opts = {.filters = f64, .n_filters = 1};
     assert_int_equal(plan_from(text, &plan, err, sizeof err, &cfg, &opts), 0);
     assert_int_equal(plan.n, 2);
     tb_plan_free(&plan);
     tb_config_free(&cfg);
+
+    /* an id pasted as printed selects its case ('[' ']' are literal);
+     * filters are a union; excludes apply after them */
+    const char *two[] = {"sum[keepdim=0]/8x3/f32/cpu[isa=auto,threads=1]",
+                         "sum[axis=-1,keepdim=0]/8x3/f*"};
+    const char *ex[] = {"*/f64/*"};
+    opts = (tb_plan_opts){.filters = two, .n_filters = 2, .excludes = ex,
+                          .n_excludes = 1};
+    assert_int_equal(plan_from(text, &plan, err, sizeof err, &cfg, &opts), 0);
+    assert_int_equal(plan.n, 2);
+    assert_string_equal(plan.cases[0].id, two[0]);
+    assert_string_equal(plan.cases[1].id,
+                        "sum[axis=-1,keepdim=0]/8x3/f32/cpu[isa=auto,threads=1]");
+    tb_plan_free(&plan);
+    tb_config_free(&cfg);
+}
+
+static void test_case_id_match(void **state)
+{
+    (void)state;
+    const char *id = "add/7x13,7x13/f32/cpu[isa=auto,threads=1]";
+    assert_true(tb_case_id_match(id, id));
+    assert_true(tb_case_id_match("add/*", id));
+    assert_true(tb_case_id_match("*cpu[isa=auto,threads=?]", id));
+    assert_true(tb_case_id_match("*[isa=auto*", id)); /* lone '[' */
+    assert_false(tb_case_id_match("*cpu[ai]", "x/cpua")); /* no set */
+    assert_true(tb_case_id_match("*cpu[ai]", "x/cpu[ai]"));
+    assert_true(tb_case_id_match("a\\*b", "a*b")); /* backslash quotes */
+    assert_false(tb_case_id_match("a\\*b", "axb"));
+    assert_false(tb_case_id_match("add/*/f64/*", id));
+    char long_pat[1200];
+    memset(long_pat, '?', 1100);
+    long_pat[1100] = '\0';
+    assert_false(tb_case_id_match(long_pat, id)); /* heap path */
+    assert_false(tb_case_id_match("", id));
 }
 
 static void expect_plan_error(const char *text, const char *needle)
@@ -662,6 +698,7 @@ int main(void)
         cmocka_unit_test(test_plan_forms),
         cmocka_unit_test(test_plan_ids_and_sweeps),
         cmocka_unit_test(test_plan_errors),
+        cmocka_unit_test(test_case_id_match),
         cmocka_unit_test(test_plan_unavailable_backend),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

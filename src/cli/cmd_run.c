@@ -98,6 +98,7 @@ static int write_results(cJSON *doc, const tb_plan *plan, tb_result *res,
 #define BASELINE_DIR "results/baselines"
 #define BASELINE_NAME_MAX 100
 #define BASELINES_MAX 16
+#define PATTERNS_MAX 64 /* --filter, and --exclude, options */
 
 typedef struct baselines {
     const char *save; /* --save-baseline NAME, or NULL */
@@ -266,6 +267,7 @@ int tb_cmd_run(int argc, char **argv)
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"filter", required_argument, NULL, 'f'},
+        {"exclude", required_argument, NULL, 'x'},
         {"backend", required_argument, NULL, 'b'},
         {"quiet", no_argument, NULL, 'q'},
         {"save-baseline", required_argument, NULL, 'S'},
@@ -283,13 +285,25 @@ int tb_cmd_run(int argc, char **argv)
     bool peaks = false; /* --peaks: measure them (else: the cache) */
     bool isolate = true; /* --no-isolate: run cases in this process */
     tb_plan_opts opts = {0};
+    const char *filters[PATTERNS_MAX], *excludes[PATTERNS_MAX];
+    opts.filters = filters;
+    opts.excludes = excludes;
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":o:f:b:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:f:x:b:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'o': outdir = optarg; break;
-        case 'f': opts.filter = optarg; break;
+        case 'f':
+        case 'x': {
+            const char **v = c == 'f' ? filters : excludes;
+            int *n = c == 'f' ? &opts.n_filters : &opts.n_excludes;
+            if (*n == PATTERNS_MAX)
+                return tb_usage_error("run: at most 64 --%s options",
+                                      c == 'f' ? "filter" : "exclude");
+            v[(*n)++] = optarg;
+            break;
+        }
         case 'b': opts.backend = optarg; break;
         case 'q': quiet = true; break;
         case 'S': bl.save = optarg; break;
@@ -353,9 +367,10 @@ int tb_cmd_run(int argc, char **argv)
         goto out;
     }
     if (plan.n == 0) {
-        fprintf(stderr, "tbench: no case to run%s%s%s\n",
-                opts.filter ? " (filter '" : "",
-                opts.filter ? opts.filter : "", opts.filter ? "')" : "");
+        fprintf(stderr, "tbench: no case to run%s\n",
+                opts.n_filters || opts.n_excludes
+                    ? " (no case id is selected by the --filter and "
+                      "--exclude patterns)" : "");
         rc = EXIT_USAGE;
         goto out;
     }

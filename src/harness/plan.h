@@ -47,9 +47,22 @@ typedef struct tb_plan {
 } tb_plan;
 
 typedef struct tb_plan_opts {
-    const char *filter;  /* fnmatch() glob on case ids, or NULL */
+    /* Keep a case when its id matches one of filters[0..n_filters) (all
+     * cases when n_filters is 0) and none of excludes[0..n_excludes);
+     * patterns as tb_case_id_match. */
+    const char *const *filters;
+    int n_filters;
+    const char *const *excludes;
+    int n_excludes;
     const char *backend; /* run only on this backend, or NULL */
 } tb_plan_opts;
+
+/* Does case id match pattern?  Yes when it is the id itself, or when it
+ * matches as an fnmatch() glob in which '[' and ']' stand for themselves
+ * (ids contain them: "add/7x13,7x13/f32/cpu[isa=auto,threads=1]"), so
+ * an id pasted as printed selects its case; '*' and '?' are wildcards
+ * and a backslash quotes the next character. */
+bool tb_case_id_match(const char *pattern, const char *id);
 
 /* Build the plan from n configs.  Returns 0, or TB_EINVAL/TB_ESHAPE/
  * TB_ENOMEM with a one-line "FILE: KEYPATH: what" message in err. */

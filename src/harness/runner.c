@@ -3,7 +3,6 @@
  * faults that prove the isolation. */
 #include "runner.h"
 
-#include <fnmatch.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -187,7 +186,7 @@ static void set_phase(tb_runner *r, const tb_case *c, tb_phase p)
     }
     for (int i = 0; c && i < r->n_faults; i++)
         if (r->faults[i].phase == p &&
-            fnmatch(r->faults[i].glob, c->id, 0) == 0)
+            tb_case_id_match(r->faults[i].glob, c->id))
             fault_fire(r->faults[i].kind);
 }
 

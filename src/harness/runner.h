@@ -84,7 +84,7 @@ void tb_runner_watch(tb_runner *r, tb_runner_watch_area *w);
 
 /* Fault injection, for testing isolation only: TBENCH_FAULT holds up to
  * 8 rules "KIND:PHASE:GLOB" separated by ';' (KIND segv, abort, hang or
- * exit; PHASE check, warmup or sampling; GLOB an fnmatch pattern on case
+ * exit; PHASE check, warmup or sampling; GLOB a pattern on case
  * ids).  The runner reads it at tb_runner_create; when a case whose id
  * matches enters that phase, the process dies by SIGSEGV, calls abort(),
  * spins forever ignoring SIGINT/SIGTERM, or calls exit(3), as a kernel
