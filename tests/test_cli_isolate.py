@@ -156,6 +156,27 @@ def t_bad_fault():
            not os.path.exists(out), f"exec: {p.returncode} {p.stderr!r}")
 
 
+@case("a bad TBENCH_ISA is a usage error too, for run and exec")
+def t_bad_isa():
+    cfg = write("iso5.json", CONFIG)
+    out = os.path.join(TMP, "badisa")
+    env = dict(os.environ, TBENCH_ISA="bogus")
+    env.pop("TBENCH_FAULT", None)
+    for args in (["run", cfg, "-q", "-o", out],
+                 ["exec", "add", "--shape", "4", "-o", out]):
+        p = subprocess.run([TBENCH, *args], capture_output=True, text=True,
+                           env=env, timeout=60)
+        lines = p.stderr.strip().splitlines()
+        expect(p.returncode == 2 and len(lines) == 1 and
+               "TBENCH_ISA" in lines[0] and "'bogus'" in lines[0],
+               f"{args[0]}: {p.returncode} {p.stderr!r}")
+        expect(not os.path.exists(out), f"{args[0]}: output written")
+    env["TBENCH_ISA"] = "avx2"  # a good value still runs
+    p = subprocess.run([TBENCH, "run", cfg, "-q", "-o", out], env=env,
+                       capture_output=True, text=True, timeout=120)
+    expect(p.returncode == 0, f"TBENCH_ISA=avx2: {p.stderr!r}")
+
+
 FAST = """{"name": "fast", "warmup": {"min_time_ms": 1},
   "measure": {"max_time_s": 0.05}, "ops": [{"op": "add", "shapes": [[64]]}]}
 """

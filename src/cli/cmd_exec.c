@@ -221,7 +221,7 @@ int tb_cmd_exec(int argc, char **argv)
     }
     if (optind != argc - 1)
         return tb_usage_error("exec: give exactly one OP%s", "");
-    if (tb_fault_env_check())
+    if (tb_env_check())
         return EXIT_USAGE;
     const char *opname = argv[optind];
     char err[1024];

@@ -332,7 +332,7 @@ int tb_cmd_run(int argc, char **argv)
         return tb_usage_error("--backend: unknown backend '%s' (see 'tbench "
                            "list')", opts.backend);
 
-    if (tb_fault_env_check())
+    if (tb_env_check())
         return EXIT_USAGE;
 
     int brc = baselines_prepare(&bl);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../backends/backend.h"
+#include "../backends/cpu/isa.h"
 #include "../base/error.h"
 #include "../harness/runner.h"
 #include <cjson/cJSON.h>
@@ -187,14 +188,21 @@ void tb_usage(FILE *f)
           f);
 }
 
-int tb_fault_env_check(void)
+int tb_env_check(void)
 {
     const char *spec = getenv("TBENCH_FAULT");
     char err[512];
-    if (!spec || !tb_runner_fault_check(spec, err, sizeof err))
-        return 0;
-    fprintf(stderr, "tbench: %s\n", err);
-    return EXIT_USAGE;
+    if (spec && tb_runner_fault_check(spec, err, sizeof err)) {
+        fprintf(stderr, "tbench: %s\n", err);
+        return EXIT_USAGE;
+    }
+    const char *isa = tb_cpu_isa_env_error();
+    if (isa) {
+        fprintf(stderr, "tbench: TBENCH_ISA: expected scalar, avx2, avx512 "
+                        "or auto, got '%s'\n", isa);
+        return EXIT_USAGE;
+    }
+    return 0;
 }
 
 int tb_usage_error(const char *fmt, const char *arg)
