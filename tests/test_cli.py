@@ -280,5 +280,55 @@ def t_interrupt():
     expect(1 <= len(doc["cases"]) < 24, f"{len(doc['cases'])} cases")
 
 
+@case("run --op: one case without a config; --list-cases; overrides")
+def t_quick():
+    p = run("run", "--op", "matmul", "--shape", "5x7,7x3", "--dtype",
+            "f32,f64", "--list-cases")
+    expect(p.returncode == 0, p.stderr)
+    expect(p.stdout.splitlines() == [
+        "matmul/5x7,7x3/f32/cpu[isa=auto,threads=1]",
+        "matmul/5x7,7x3/f64/cpu[isa=auto,threads=1]"], p.stdout)
+    cfg = write("lc.json", TINY)
+    p = run("run", cfg, "--list-cases", "-x", "*cuda*", "-f", "add*")
+    expect(p.returncode == 0 and len(p.stdout.splitlines()) == 4,
+           p.stdout + p.stderr)
+    out = os.path.join(TMP, "quick")
+    p = run("run", "--op", "mean", "-s", "9x4", "-p", "axis=1,keepdim=true",
+            "--rounds", "2", "--max-time", "0.05", "--warmup-ms", "1",
+            "--min-samples", "4", "-o", out, "-q")
+    expect(p.returncode == 0, p.stderr)
+    doc = json.load(open(os.path.join(out, "results.json")))
+    jsonschema.validate(doc, SCHEMA)
+    expect([c["id"] for c in doc["cases"]] ==
+           ["mean[axis=1,keepdim=1]/9x4/f32/cpu[isa=auto,threads=1]"],
+           str([c["id"] for c in doc["cases"]]))
+    expect(doc["cases"][0]["status"] == "ok", doc["cases"][0]["status"])
+    m = doc["config"][0]["measure"]
+    expect(m["rounds"] == 2 and m["max_time_s"] == 0.05 and
+           m["min_samples"] == 4, str(m))
+    expect(doc["config"][0]["warmup"]["min_time_s"] == 0.001, "warmup")
+    # the recorded text is a config that reproduces the case
+    again = write("again.json", doc["config"][0]["text"])
+    p = run("run", again, "--list-cases")
+    expect(p.stdout.strip() == doc["cases"][0]["id"], p.stdout + p.stderr)
+    for args, msg in [
+            (["--op", "add"], "--shape is required"),
+            (["--op", "add", "-s", "4xx4"], "empty dim"),
+            (["--op", "add", "-s", "4;4"], "expected dims"),
+            (["--op", "add", "-s", "4", "-p", "axis"], "KEY=VALUE"),
+            (["--op", "add", "-s", "4", "-p", 'a="x"'], "not a number"),
+            (["--op", "nosuch", "-s", "4"], 'unknown op "nosuch"'),
+            (["--op", "add", "-s", "4", cfg], "config file too"),
+            (["-s", "4", cfg], "give --op"),
+            ([cfg, "--rounds", "65"], "from 1 to 64"),
+            ([cfg, "--ci-target", "0"], "above 0 and below 1"),
+            ([cfg, "--max-time", "x"], "--max-time: 'x'"),
+            ([cfg, "--min-samples", "60"], "min_samples (60) is above")]:
+        p = run("run", *args, "-o", os.path.join(TMP, "never"))
+        expect(p.returncode == 2 and msg in p.stderr,
+               f"{args}: {p.returncode} {p.stderr}")
+        expect(not os.path.exists(os.path.join(TMP, "never")), "wrote")
+
+
 if __name__ == "__main__":
     sys.exit(run_cases())

@@ -16,6 +16,7 @@
 #include "../harness/results.h"
 #include "../report/table.h"
 #include "commands.h"
+#include "run_opts.h"
 #include "../harness/config.h"
 #include "../harness/env.h"
 #include "../harness/peak.h"
@@ -277,9 +278,28 @@ int tb_cmd_run(int argc, char **argv)
         {"no-isolate", no_argument, NULL, 'I'},
         {"no-nvtx", no_argument, NULL, 'N'},
         {"help", no_argument, NULL, 'h'},
+        {"list-cases", no_argument, NULL, 'L'},
+        {"op", required_argument, NULL, 'O'},
+        {"shape", required_argument, NULL, 's'},
+        {"params", required_argument, NULL, 'p'},
+        {"dtype", required_argument, NULL, 'd'},
+        /* measure overrides: val = 1000 + tb_override */
+        {"warmup-ms", required_argument, NULL, 1000 + TB_OVR_WARMUP_MS},
+        {"warmup-iters", required_argument, NULL, 1000 + TB_OVR_WARMUP_ITERS},
+        {"sample-ms", required_argument, NULL, 1000 + TB_OVR_SAMPLE_MS},
+        {"min-samples", required_argument, NULL, 1000 + TB_OVR_MIN_SAMPLES},
+        {"max-samples", required_argument, NULL, 1000 + TB_OVR_MAX_SAMPLES},
+        {"ci-target", required_argument, NULL, 1000 + TB_OVR_CI_TARGET},
+        {"max-time", required_argument, NULL, 1000 + TB_OVR_MAX_TIME},
+        {"rounds", required_argument, NULL, 1000 + TB_OVR_ROUNDS},
+        {"timeout", required_argument, NULL, 1000 + TB_OVR_TIMEOUT},
         {NULL, 0, NULL, 0},
     };
     const char *outdir = NULL;
+    bool list_cases = false; /* --list-cases: print the plan and stop */
+    tb_run_quick quick = {0};
+    tb_run_overrides ovr = {0};
+    char oerr[512];
     bool quiet = false;
     baselines bl = {0};
     bool peaks = false; /* --peaks: measure them (else: the cache) */
@@ -291,8 +311,20 @@ int tb_cmd_run(int argc, char **argv)
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":o:f:x:b:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:f:x:b:qhs:p:d:", longopts,
+                            NULL)) != -1) {
+        if (c >= 1000 && c < 1000 + TB_OVR_COUNT) {
+            if (tb_run_override_set(&ovr, (tb_override)(c - 1000), optarg,
+                                    oerr, sizeof oerr))
+                return tb_usage_error("run: %s", oerr);
+            continue;
+        }
         switch (c) {
+        case 'L': list_cases = true; break;
+        case 'O': quick.op = optarg; break;
+        case 's': quick.shape = optarg; break;
+        case 'p': quick.params = optarg; break;
+        case 'd': quick.dtype = optarg; break;
         case 'o': outdir = optarg; break;
         case 'f':
         case 'x': {
@@ -326,8 +358,19 @@ int tb_cmd_run(int argc, char **argv)
         }
     }
     int ncfg = argc - optind;
+    if (quick.op && ncfg > 0)
+        return tb_usage_error("run: --op runs one case without a config; "
+                              "got a config file too ('%s')", argv[optind]);
+    if (!quick.op && (quick.shape || quick.params || quick.dtype))
+        return tb_usage_error("run: --shape, --params and --dtype describe "
+                              "the case of --op; %s", "give --op NAME");
+    if (quick.op) {
+        quick.backend = opts.backend;
+        ncfg = 1;
+    }
     if (ncfg <= 0)
-        return tb_usage_error("run: no config file given%s", "");
+        return tb_usage_error("run: no config file given (or --op NAME "
+                              "--shape S for one case)%s", "");
     if (opts.backend && !tb_backend_find(opts.backend))
         return tb_usage_error("--backend: unknown backend '%s' (see 'tbench "
                            "list')", opts.backend);
@@ -355,7 +398,10 @@ int tb_cmd_run(int argc, char **argv)
         return EXIT_USAGE;
     }
     for (int i = 0; i < ncfg; i++) {
-        if (tb_config_load(argv[optind + i], &cfgs[i], err, sizeof err)) {
+        if ((quick.op ? tb_run_quick_config(&quick, &cfgs[i], err, sizeof err)
+                      : tb_config_load(argv[optind + i], &cfgs[i], err,
+                                       sizeof err)) ||
+            tb_run_overrides_apply(&ovr, &cfgs[i], err, sizeof err)) {
             fprintf(stderr, "tbench: %s\n", err);
             rc = EXIT_USAGE;
             goto out;
@@ -372,6 +418,12 @@ int tb_cmd_run(int argc, char **argv)
                     ? " (no case id is selected by the --filter and "
                       "--exclude patterns)" : "");
         rc = EXIT_USAGE;
+        goto out;
+    }
+    if (list_cases) { /* the plan, one id per line; nothing runs */
+        for (int i = 0; i < plan.n; i++)
+            printf("%s\n", plan.cases[i].id);
+        fprintf(stderr, "%d case%s\n", plan.n, plan.n == 1 ? "" : "s");
         goto out;
     }
     if (baselines_match_plan(&bl, &plan)) {

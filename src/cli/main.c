@@ -16,10 +16,26 @@
  * tb_cmd_* function in its own file.  --help is generated from the
  * rows, so it lists exactly what exists. */
 static const tb_command commands[] = {
-    {"run", "CONFIG... [options]",
+    {"run", "CONFIG... [options] | --op OP --shape S [options]",
      "run every case of the configs' matrices\n"
      "    -o, --output DIR      write DIR/results.json and DIR/results.csv\n"
      "                          (default: a new folder under results/)\n"
+     "        --op OP           run one case of OP without a config file:\n"
+     "    -s, --shape S         its shapes, e.g. 1024x1024 (all inputs) or\n"
+     "                          64x128,128x32 (one per input)\n"
+     "    -p, --params K=V,...  its parameters, e.g. axis=0,keepdim=true\n"
+     "    -d, --dtype D,...     its dtypes (default f32), e.g. f32,f64\n"
+     "                          (backend: --backend, default cpu; the config\n"
+     "                          written for it is kept in results.json)\n"
+     "        --list-cases      print the id of every case the run would\n"
+     "                          measure, one per line, and stop\n"
+     "        --warmup-ms MS, --warmup-iters N, --sample-ms MS,\n"
+     "        --min-samples N, --max-samples N, --ci-target F,\n"
+     "        --max-time S, --rounds N, --timeout S\n"
+     "                          override the configs' warmup/measure\n"
+     "                          settings of the same names (ranges as in\n"
+     "                          docs/CONFIG.md); results record the values\n"
+     "                          used\n"
      "    -f, --filter GLOB     run only cases whose id matches GLOB, e.g.\n"
      "                          'matmul*' or '*/f64/*' (ids: docs/FORMAT.md);\n"
      "                          an id as printed matches itself ('[' and ']'\n"
