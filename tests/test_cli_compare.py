@@ -169,6 +169,40 @@ def t_identical():
     expect("summary: 4 cases compared: 0 regressed" in p.stdout, p.stdout)
 
 
+@case("a run capped by TBENCH_ISA: env records it, compare says kernel changed")
+def t_isa_cap():
+    out = os.path.join(TMP, "capped")
+    p = subprocess.run([TBENCH, "run", CONFIG, "-o", out, "-q", "-f",
+                        "log_softmax*"], capture_output=True, text=True,
+                       timeout=300, env=dict(os.environ, TBENCH_ISA="scalar"))
+    expect_exit(p, 0)
+    capped = json.load(open(os.path.join(out, "results.json")))
+    cpu = capped["env"]["cpu"]
+    expect(cpu["isa_cap"] == "scalar" and cpu["isa_used"] == "scalar",
+           str(cpu))
+    expect(template()["env"]["cpu"]["isa_cap"] is None, "uncapped cap")
+    impl_new = capped["cases"][0]["impl"]
+    cid = capped["cases"][0]["id"]
+
+    def edit(doc):  # the template's case, with another kernel recorded
+        doc["cases"] = [c for c in doc["cases"] if c["id"] == cid]
+        doc["cases"][0]["impl"] = impl_new + "_other"
+    a = synth("impl-a.json", seed=3, edit=edit)
+    def edit_b(doc):
+        doc["cases"] = [c for c in doc["cases"] if c["id"] == cid]
+        doc["cases"][0]["impl"] = impl_new
+    b = synth("impl-b.json", seed=3, factor=1.5, edit=edit_b)
+    p = run("compare", a, b)
+    expect_exit(p, 1)
+    expect("regressed (kernel changed)" in p.stdout, p.stdout)
+    expect("kernel changes" in p.stdout and
+           f"{impl_new}_other -> {impl_new}" in p.stdout, p.stdout)
+    rc, doc = compare_json(a, b)
+    expect(doc["cases"][0]["impl_changed"] is True, str(doc["cases"][0]))
+    rc, doc = compare_json(b, b)
+    expect(doc["cases"][0]["impl_changed"] is False, "same kernel")
+
+
 @case("a 10% slowdown with 1% noise is a regression, exit 1")
 def t_regressed():
     a = synth("base.json", seed=1)

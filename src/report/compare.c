@@ -705,6 +705,12 @@ static const char *fail_on_text(unsigned b, char *buf, size_t len)
     return buf;
 }
 
+bool tb_cmp_case_impl_changed(const tb_cmp_case *k)
+{
+    return k->presence == TB_CMP_BOTH && k->old_impl && k->new_impl &&
+           strcmp(k->old_impl, k->new_impl) != 0;
+}
+
 void tb_cmp_print(FILE *f, const tb_cmp *c, bool md)
 {
     char a[4096], b[4096], fo[64];
@@ -745,12 +751,15 @@ void tb_cmp_print(FILE *f, const tb_cmp *c, bool md)
         snprintf(ci, sizeof ci, "[%s, %s]", lo, hi);
         fmt_p(k->p, p, sizeof p);
         snprintf(fl, sizeof fl, "%.1f%%", 100 * k->floor);
+        const char *kc = tb_cmp_case_impl_changed(k) ? " (kernel changed)"
+                                                     : "";
         if (md)
-            fprintf(f, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n",
-                    k->id, om, nm, ch, ci, p, fl, tb_cmp_case_verdict(k));
+            fprintf(f, "| `%s` | %s | %s | %s | %s | %s | %s | %s%s |\n",
+                    k->id, om, nm, ch, ci, p, fl, tb_cmp_case_verdict(k),
+                    kc);
         else
-            fprintf(f, "%-*s  %10s %10s %7s %17s %7s %6s  %s\n", w, k->id,
-                    om, nm, ch, ci, p, fl, tb_cmp_case_verdict(k));
+            fprintf(f, "%-*s  %10s %10s %7s %17s %7s %6s  %s%s\n", w, k->id,
+                    om, nm, ch, ci, p, fl, tb_cmp_case_verdict(k), kc);
     }
     const char *item = md ? "- " : "  ";
     bool hdr = false;
@@ -770,6 +779,19 @@ void tb_cmp_print(FILE *f, const tb_cmp *c, bool md)
                     k->ctr_dir[j] > 0 ? "counter regression"
                                       : "counter improvement");
         }
+    }
+    hdr = false;
+    for (int i = 0; i < c->n; i++) {
+        const tb_cmp_case *k = &c->cases[i];
+        if (!tb_cmp_case_impl_changed(k))
+            continue;
+        if (!hdr)
+            fprintf(f, "\nkernel changes (the two sides ran different code, "
+                    "e.g. another SIMD level: TBENCH_ISA, env.cpu.isa_used):"
+                    "\n%s", md ? "\n" : "");
+        hdr = true;
+        fprintf(f, "%s%s%s%s: %s -> %s\n", item, md ? "`" : "", k->id,
+                md ? "`" : "", k->old_impl, k->new_impl);
     }
     hdr = false;
     for (int i = 0; i < c->n; i++) {
@@ -905,6 +927,7 @@ static cJSON *case_json(const tb_cmp_case *k, double threshold)
                                                     : presence[k->presence]);
     cJSON_AddItemToObject(o, "old_impl", tb_json_str_or_null(k->old_impl));
     cJSON_AddItemToObject(o, "new_impl", tb_json_str_or_null(k->new_impl));
+    cJSON_AddBoolToObject(o, "impl_changed", tb_cmp_case_impl_changed(k));
     cJSON_AddNumberToObject(o, "old_runs", k->k_old);
     cJSON_AddNumberToObject(o, "new_runs", k->k_new);
     if (k->time == TB_TIME_NA) {

@@ -167,6 +167,8 @@ void tb_cmp_free(tb_cmp *c);
  * "status-changed", "counters", "added", "removed" or the shared status
  * ("unavailable"...): one word per case for tables. */
 const char *tb_cmp_case_verdict(const tb_cmp_case *c);
+/* Did the two sides run different kernels (impl names differ)? */
+bool tb_cmp_case_impl_changed(const tb_cmp_case *c);
 
 /* Human-readable report: a table, then counter and status changes,
  * added and removed cases, a summary line and notes.  markdown selects
