@@ -330,5 +330,63 @@ def t_quick():
         expect(not os.path.exists(os.path.join(TMP, "never")), "wrote")
 
 
+def run_pty(args, cols=80, env_extra=None):
+    """Run tbench with stdout and stderr on a terminal of `cols` columns;
+    returns (exit status, everything it wrote)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    m, s = pty.openpty()
+    fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+    env = dict(os.environ, TERM="xterm")
+    env.pop("NO_COLOR", None)
+    env.update(env_extra or {})
+    p = subprocess.Popen([TBENCH, *args], stdout=s, stderr=s, env=env)
+    os.close(s)
+    out = b""
+    while True:
+        try:
+            d = os.read(m, 65536)
+        except OSError:
+            break
+        if not d:
+            break
+        out += d
+    os.close(m)
+    return p.wait(timeout=300), out.decode()
+
+
+@case("terminal: progress never wraps, colour only on a TTY without NO_COLOR, summary")
+def t_terminal():
+    import re
+    cfg = write("term.json", TINY)
+    args = ["run", cfg, "-x", "*cuda*", "-f", "add*", "-o",
+            os.path.join(TMP, "term")]
+    rc, out = run_pty(args)
+    expect(rc == 0, out[-2000:])
+    plain = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", out)
+    progress = [seg for seg in re.split(r"[\r\n]", plain)
+                if seg.startswith("round ")]
+    expect(len(progress) >= 4, f"no progress lines: {plain[-1500:]}")
+    for seg in progress:
+        expect(len(seg) < 80, f"progress line of {len(seg)} columns: {seg}")
+        expect(re.match(r"round \d/2 \[\d/\d\] \d+:\d\d, ~(\?|\d+:\d\d) "
+                        r"left  ", seg), seg)
+    expect("\x1b[32mok" in out, "no colour on a terminal")
+    expect("summary: 4 cases: \x1b[32m4 ok\x1b[0m; exit 0" in out,
+           out[-500:])
+    rc, out = run_pty(args, env_extra={"NO_COLOR": "1"})
+    expect(rc == 0 and "\x1b[3" not in out, "colour despite NO_COLOR")
+    expect("summary: 4 cases: 4 ok; exit 0" in out, out[-500:])
+    # not a terminal: full ids, no escapes at all, the same summary
+    p = run(*args)
+    expect(p.returncode == 0 and "\x1b" not in p.stdout + p.stderr,
+           "escapes in files/pipes")
+    expect("add/3x1x5,1x4x5/f64/cpu[isa=auto,threads=1]" in p.stdout,
+           p.stdout)
+    expect("summary: 4 cases: 4 ok; exit 0" in p.stdout, p.stdout)
+
+
 if __name__ == "__main__":
     sys.exit(run_cases())

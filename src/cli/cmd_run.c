@@ -17,6 +17,7 @@
 #include "../report/table.h"
 #include "commands.h"
 #include "run_opts.h"
+#include "term.h"
 #include "../harness/config.h"
 #include "../harness/env.h"
 #include "../harness/peak.h"
@@ -50,14 +51,69 @@ static void default_outdir(const tb_config *cfg, char *buf, size_t len)
         snprintf(buf, len, "results/%s-%s-%d", stamp, cfg->name, i);
 }
 
-static void progress(int round, int rounds, int i, int n, const char *id)
+/* "1:05" or "1:02:03" */
+static void fmt_clock(double s, char *buf, size_t len)
 {
-    if (rounds > 1)
-        fprintf(stderr, "\r\033[Kround %d/%d [%d/%d] %s", round + 1, rounds,
-                i + 1, n, id);
+    long t = s > 0 && s < 1e7 ? (long)(s + 0.5) : 0;
+    if (t >= 3600)
+        snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
     else
-        fprintf(stderr, "\r\033[K[%d/%d] %s", i + 1, n, id);
+        snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
+}
+
+/* The progress line on a terminal: position, elapsed time, an estimate
+ * of the time left (the mean time of the case-rounds done so far times
+ * those left: "~"), and the id shortened in the middle so the line never
+ * wraps (a wrapped line leaves stale text behind "\r"). */
+static void progress(int round, int rounds, int i, int n, const char *id,
+                     double elapsed_s, int done, int total)
+{
+    char head[128], el[32], left[32], sid[512];
+    fmt_clock(elapsed_s, el, sizeof el);
+    if (done > 0) {
+        fmt_clock(elapsed_s / done * (total - done), left, sizeof left);
+    } else {
+        snprintf(left, sizeof left, "?");
+    }
+    int k = rounds > 1 ? snprintf(head, sizeof head, "round %d/%d ",
+                                  round + 1, rounds)
+                       : 0;
+    snprintf(head + k, sizeof head - (size_t)k, "[%d/%d] %s, ~%s left  ",
+             i + 1, n, el, left);
+    int room = tb_term_width(STDERR_FILENO) - 1 - (int)strlen(head);
+    tb_shorten_middle(id, room, sid, sizeof sid);
+    fprintf(stderr, "\r\033[K%s%s", head, sid);
     fflush(stderr);
+}
+
+/* "summary: 81 cases: 80 ok, 1 failed-check; exit 1 (...)" */
+static void print_summary(FILE *f, const tb_result *res, int started,
+                          int n, int rc, bool color)
+{
+    int count[TB_STATUS_TIMEOUT + 1] = {0};
+    for (int i = 0; i < started; i++)
+        if ((unsigned)res[i].status <= TB_STATUS_TIMEOUT)
+            count[res[i].status]++;
+    fprintf(f, "summary: %d case%s", n, n == 1 ? "" : "s");
+    const char *sep = ": ";
+    for (int s = 0; s <= TB_STATUS_TIMEOUT; s++) {
+        if (!count[s])
+            continue;
+        const char *name = tb_status_name((tb_status)s);
+        const char *on = color ? tb_term_status_color(name) : "";
+        fprintf(f, "%s%s%d %s%s", sep, on, count[s], name,
+                *on ? TB_TERM_RESET : "");
+        sep = ", ";
+    }
+    if (started < n)
+        fprintf(f, "%s%d not run", sep, n - started);
+    const char *why =
+        rc == EXIT_OKAY ? "every case ran or was unavailable/unsupported"
+        : rc == EXIT_CASES ? "a case failed its check, errored, crashed or "
+                             "timed out, or results could not be written"
+        : rc > 128 ? "stopped by a signal; finished cases are saved"
+                   : "see the message above";
+    fprintf(f, "; exit %d (%s)\n", rc, why);
 }
 
 /* Bring doc's records of the first `started` cases up to date (only
@@ -456,10 +512,13 @@ int tb_cmd_run(int argc, char **argv)
         goto out;
     }
     const cJSON *warn;
+    bool ecolor = tb_term_color(STDERR_FILENO);
     cJSON_ArrayForEach(warn, cJSON_GetObjectItem(
                                  cJSON_GetObjectItem(doc, "env"), "warnings"))
         if (!quiet && cJSON_IsString(warn))
-            fprintf(stderr, "tbench: warning: %s\n", warn->valuestring);
+            fprintf(stderr, "tbench: %swarning:%s %s\n",
+                    ecolor ? TB_TERM_YELLOW : "", ecolor ? TB_TERM_RESET : "",
+                    warn->valuestring);
     tb_results_set_peaks(doc, tb_peaks_for_run(peaks, quiet));
 
     bool show = !quiet && isatty(STDERR_FILENO);
@@ -470,10 +529,13 @@ int tb_cmd_run(int argc, char **argv)
         rc = EXIT_CASES;
         goto out;
     }
-    int rounds = 1, started = 0;
-    for (int i = 0; i < plan.n; i++)
+    int rounds = 1, started = 0, done = 0, total = 0;
+    for (int i = 0; i < plan.n; i++) {
         if (plan.cases[i].measure.rounds > rounds)
             rounds = plan.cases[i].measure.rounds;
+        total += plan.cases[i].measure.rounds;
+    }
+    double t_start = tb_now_ns() * 1e-9;
     tb_trace_push(TB_TRACE_RUN);
     /* Results are written after every case of the first and the last
      * round and after every round in between, so an interrupted run
@@ -484,11 +546,13 @@ int tb_cmd_run(int argc, char **argv)
             if (round >= cs->measure.rounds)
                 continue;
             if (show)
-                progress(round, rounds, i, plan.n, cs->id);
+                progress(round, rounds, i, plan.n, cs->id,
+                         tb_now_ns() * 1e-9 - t_start, done, total);
             if (tb_workers_round(workers, i, round, cs->measure.rounds,
                                  &res[i]) == TB_WORK_INTERRUPTED)
                 break; /* killed mid-case: res[i] as before the round */
             dirty[i] = true;
+            done++;
             if (round == 0)
                 started = i + 1;
             if (res[i].status == TB_STATUS_FAILED_CHECK ||
@@ -524,8 +588,14 @@ int tb_cmd_run(int argc, char **argv)
         rc = EXIT_CASES;
         goto out;
     }
-    if (!quiet)
-        tb_table_print(stdout, doc);
+    bool color = tb_term_color(STDOUT_FILENO);
+    if (!quiet) {
+        tb_table_style sty = {
+            .width = isatty(STDOUT_FILENO) ? tb_term_width(STDOUT_FILENO)
+                                           : 0,
+            .color = color ? tb_term_status_color : NULL};
+        tb_table_print_styled(stdout, doc, &sty);
+    }
     printf("results: %s/results.json, %s/results.csv\n", outdir, outdir);
     if (interrupted) {
         const char *abbr = sigabbrev_np(interrupted);
@@ -534,6 +604,8 @@ int tb_cmd_run(int argc, char **argv)
         rc = 128 + interrupted; /* 130 SIGINT, 143 SIGTERM, 129 SIGHUP */
     }
     rc = baselines_finish(&bl, doc, outdir, rc);
+    if (!quiet)
+        print_summary(stdout, res, started, plan.n, rc, color);
 out:
     baselines_free(&bl);
     cJSON_Delete(doc);
