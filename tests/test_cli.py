@@ -388,5 +388,46 @@ def t_terminal():
     expect("summary: 4 cases: 4 ok; exit 0" in p.stdout, p.stdout)
 
 
+@case("one option parser: --x=v and -- everywhere, help CMD, did you mean")
+def t_parser():
+    cfg = write("parse.json", TINY)
+    out = os.path.join(TMP, "parse")
+    p = run("run", "--output=" + out, "--filter=add/7x13*", "-q",
+            "--max-time=0.02", "--", cfg)
+    expect(p.returncode == 0, p.stderr)
+    res = os.path.join(out, "results.json")
+    for args in (["compare", "--threshold=5", "--alpha=0.01", "--", res,
+                  res],
+                 ["history", "--format=json", "--", res],
+                 ["export", "--format=bmf", "--output=" +
+                  os.path.join(TMP, "bmf.json"), "--", res],
+                 ["list", "--json"]):
+        p = run(*args)
+        expect(p.returncode == 0, f"{args}: {p.stderr}")
+    # help of one command only, by both spellings
+    for args in (["help", "compare"], ["compare", "--help"]):
+        p = run(*args)
+        expect(p.returncode == 0 and p.stdout.startswith(
+            "usage: tbench compare ") and "--vs" in p.stdout and
+            "--list-cases" not in p.stdout, f"{args}: {p.stdout[:300]}")
+    full = run("--help").stdout
+    expect("--list-cases" in full and "--vs" in full, "full help")
+    for args, msg in [
+            (["rn", cfg], "unknown command 'rn'; did you mean 'run'?"),
+            (["help", "comapre"], "did you mean 'compare'?"),
+            (["run", cfg, "--fitler", "x"],
+             "run: unknown option '--fitler'; did you mean '--filter'?"),
+            (["compare", "--treshold=2", res, res],
+             "did you mean '--threshold'?"),
+            (["export", "--fromat", "gab", res], "did you mean '--format'?"),
+            (["list", "--jsno"], "did you mean '--json'?"),
+            (["run", cfg, "-qZ"], "run: unknown option '-Z'"),
+            (["run", cfg, "--zzzzzz"], "run: unknown option '--zzzzzz'\n"),
+            (["history", "--alpha=0.1", res], "not an option of this command")]:
+        p = run(*args)
+        expect(p.returncode == 2 and msg in p.stderr,
+               f"{args}: {p.returncode} {p.stderr}")
+
+
 if __name__ == "__main__":
     sys.exit(run_cases())

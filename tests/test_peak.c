@@ -688,6 +688,11 @@ void tb_usage(FILE *f)
     fputs("usage: tbench <command> [options]\n", f);
 }
 
+void tb_cmd_usage(FILE *f, const char *cmd)
+{
+    fprintf(f, "usage: tbench %s [options]\n", cmd);
+}
+
 int tb_usage_error(const char *fmt, const char *arg)
 {
     usage_errors++;
@@ -706,7 +711,9 @@ static void test_cmd_usage(void **state)
     assert_int_equal(tb_cmd_peak(2, a2), EXIT_USAGE);
     char *a3[] = {"peak", "extra", NULL};
     assert_int_equal(tb_cmd_peak(2, a3), EXIT_USAGE);
-    assert_int_equal(usage_errors, 3);
+    /* the option errors are printed by tb_opt_error (opts.c); the stray
+     * argument goes through tb_usage_error */
+    assert_int_equal(usage_errors, 1);
 }
 
 static int group_setup(void **state)

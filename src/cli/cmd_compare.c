@@ -3,6 +3,7 @@
  * (compare: no regression of a kind in --fail-on), 1 compare found such
  * regressions, 2 usage or input error (one line on stderr). */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,67 +47,64 @@ static bool parse_num(const char *s, bool pct, double *out)
     return true;
 }
 
-/* Parse argv (argv[0] is the command) accepting the options in `allow`.
- * Returns 0, or EXIT_USAGE after printing the message. */
+/* Parse argv (argv[0] is the command) accepting the options in `allow`,
+ * with getopt_long like every command ("--x=v", "-oFILE", "--" ends the
+ * options).  The files keep their order around --vs (getopt's "-" mode
+ * hands positionals back in place).  Returns 0, -1 after --help, or
+ * EXIT_USAGE after printing the message. */
 static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
 {
+    static const struct option longopts[] = {
+        {"threshold", required_argument, NULL, 1000 + OPT_THRESHOLD},
+        {"alpha", required_argument, NULL, 1000 + OPT_ALPHA},
+        {"format", required_argument, NULL, 1000 + OPT_FORMAT},
+        {"fail-on", required_argument, NULL, 1000 + OPT_FAILON},
+        {"penalty", required_argument, NULL, 1000 + OPT_PENALTY},
+        {"output", required_argument, NULL, 'o'},
+        {"vs", no_argument, NULL, 1000 + OPT_VS},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     c->files = calloc((size_t)argc, sizeof *c->files);
     if (!c->files) {
         fprintf(stderr, "tbench: out of memory\n");
         return EXIT_USAGE;
     }
-    char msg[256];
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            tb_usage(stdout);
-            return -1;
-        }
-        if ((allow & OPT_VS) && !strcmp(a, "--vs")) {
-            if (c->vs_seen)
-                return tb_usage_error("compare: '--vs' given twice%s", "");
-            c->vs_seen = true;
-            continue;
-        }
-        if (a[0] != '-' || !a[1]) {
-            c->files[c->n_old + c->n_new] = a;
+    int o;
+    opterr = 0;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "-:o:h", longopts, NULL)) != -1) {
+        const char *val = optarg;
+        /* long options return 1000 + their bit: getopt's "-" mode
+         * returns 1 for a positional */
+        unsigned bit = o == 'o' ? OPT_OUTPUT
+                       : o >= 1000 ? (unsigned)(o - 1000) : 0;
+        if (o == 1) { /* a file, in its place */
+            c->files[c->n_old + c->n_new] = val;
             if (c->vs_seen)
                 c->n_new++;
             else
                 c->n_old++;
             continue;
         }
-        static const struct {
-            const char *name;
-            unsigned bit;
-        } opts[] = {{"--threshold", OPT_THRESHOLD}, {"--alpha", OPT_ALPHA},
-                    {"--format", OPT_FORMAT},       {"--fail-on", OPT_FAILON},
-                    {"--penalty", OPT_PENALTY},     {"--output", OPT_OUTPUT},
-                    {"-o", OPT_OUTPUT}};
-        unsigned bit = 0;
-        const char *val = NULL;
-        for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
-            size_t l = strlen(opts[k].name);
-            if (!strncmp(a, opts[k].name, l) &&
-                (a[l] == '\0' || (a[l] == '=' && a[1] == '-'))) {
-                bit = opts[k].bit;
-                val = a[l] == '=' ? a + l + 1 : NULL;
-                break;
-            }
+        if (o == 'h') {
+            tb_cmd_usage(stdout, c->cmd);
+            return -1;
         }
+        if (o == '?' || o == ':')
+            return tb_opt_error(c->cmd, o, argv, longopts);
         if (!(bit & allow)) {
-            snprintf(msg, sizeof msg, "%s: unknown option '%%s'", c->cmd);
-            return tb_usage_error(msg, a);
-        }
-        if (!val) {
-            if (i + 1 >= argc) {
-                snprintf(msg, sizeof msg, "%s: option '%%s' needs a value",
-                         c->cmd);
-                return tb_usage_error(msg, a);
-            }
-            val = argv[++i];
+            fprintf(stderr, "tbench: %s: option '%s' is not an option of "
+                    "this command\nTry 'tbench help %s'.\n", c->cmd,
+                    argv[optind - 1], c->cmd);
+            return EXIT_USAGE;
         }
         switch (bit) {
+        case OPT_VS:
+            if (c->vs_seen)
+                return tb_usage_error("compare: '--vs' given twice%s", "");
+            c->vs_seen = true;
+            break;
         case OPT_THRESHOLD:
             if (!parse_num(val, true, &c->threshold) || c->threshold < 0 ||
                 c->threshold > 1000)
@@ -130,6 +128,13 @@ static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
         case OPT_FAILON: c->fail_on = val; break;
         case OPT_OUTPUT: c->output = val; break;
         }
+    }
+    for (; optind < argc; optind++) { /* after "--": files only */
+        c->files[c->n_old + c->n_new] = argv[optind];
+        if (c->vs_seen)
+            c->n_new++;
+        else
+            c->n_old++;
     }
     return 0;
 }

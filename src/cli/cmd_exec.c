@@ -210,13 +210,9 @@ int tb_cmd_exec(int argc, char **argv)
         case 'b': backend = optarg; break;
         case 'S': seed_s = optarg; break;
         case 'o': outdir = optarg; break;
-        case 'h': tb_usage(stdout); return EXIT_OKAY;
-        case ':':
-            return tb_usage_error("exec: option '%s' needs a value",
-                                  argv[optind - 1]);
+        case 'h': tb_cmd_usage(stdout, "exec"); return EXIT_OKAY;
         default:
-            return tb_usage_error("exec: unknown option '%s'",
-                                  argv[optind - 1]);
+            return tb_opt_error("exec", c, argv, longopts);
         }
     }
     if (optind != argc - 1)

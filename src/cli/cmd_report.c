@@ -96,8 +96,8 @@ static int parse(int argc, char **argv, bool report, opts *o)
                            c == O_GENERATED_BY;
         if ((report && plot_only) || (!report && report_only)) {
             fprintf(stderr, "tbench: %s: option '%s' is not an option of "
-                            "this command\nTry 'tbench --help'.\n",
-                    cmd, argv[optind - 1]);
+                            "this command\nTry 'tbench help %s'.\n",
+                    cmd, argv[optind - 1], cmd);
             return EXIT_USAGE;
         }
         switch (c) {
@@ -139,15 +139,8 @@ static int parse(int argc, char **argv, bool report, opts *o)
         case O_CHARTS: o->charts = optarg; break;
         case O_NO_CHARTS: o->no_charts = true; break;
         case O_GENERATED_BY: o->generated_by = optarg; break;
-        case 'h': tb_usage(stdout); return EXIT_OKAY;
-        case ':':
-            fprintf(stderr, "tbench: %s: option '%s' needs a value\nTry "
-                            "'tbench --help'.\n", cmd, argv[optind - 1]);
-            return EXIT_USAGE;
-        default:
-            fprintf(stderr, "tbench: %s: unknown option '%s'\nTry 'tbench "
-                            "--help'.\n", cmd, argv[optind - 1]);
-            return EXIT_USAGE;
+        case 'h': tb_cmd_usage(stdout, cmd); return EXIT_OKAY;
+        default: return tb_opt_error(cmd, c, argv, longopts);
         }
     }
     if (!o->out) {

@@ -405,12 +405,9 @@ int tb_cmd_run(int argc, char **argv)
         case 'P': peaks = true; break;
         case 'I': isolate = false; break;
         case 'N': tb_trace_enable(false); break;
-        case 'h': tb_usage(stdout); return EXIT_OKAY;
-        case ':':
-            return tb_usage_error("run: option '%s' needs a value",
-                               argv[optind - 1]);
+        case 'h': tb_cmd_usage(stdout, "run"); return EXIT_OKAY;
         default:
-            return tb_usage_error("run: unknown option '%s'", argv[optind - 1]);
+            return tb_opt_error("run", c, argv, longopts);
         }
     }
     int ncfg = argc - optind;

@@ -32,6 +32,20 @@ int tb_cmd_export(int argc, char **argv);  /* cmd_compare.c */
 
 /* Print the whole --help text (generated from the command table). */
 void tb_usage(FILE *f);
+/* Print the help of one command (its row of the table: what `tbench
+ * help CMD` and `tbench CMD --help` show). */
+void tb_cmd_usage(FILE *f, const char *cmd);
+
+struct option;
+/* After getopt_long returned ':' (a value is missing) or '?' (an unknown
+ * option), with opterr = 0: print one line naming the option, with the
+ * closest of longopts when it looks like a typo ("did you mean
+ * '--filter'?"), and a hint; returns EXIT_USAGE. */
+int tb_opt_error(const char *cmd, int c, char **argv,
+                 const struct option *longopts);
+/* The name among names[0..n) closest to word when it is close enough to
+ * be a typo of it, else NULL. */
+const char *tb_closest(const char *word, const char *const *names, int n);
 /* "tbench: <fmt with arg>" + a hint on stderr; returns EXIT_USAGE. */
 int tb_usage_error(const char *fmt, const char *arg);
 /* 0 when the environment variables that change a run are unset or well

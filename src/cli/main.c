@@ -1,4 +1,5 @@
 /* tbench command line: the command table, list, --help, --version. */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +180,21 @@ static const tb_command commands[] = {
      tb_cmd_export},
 };
 
+void tb_cmd_usage(FILE *f, const char *cmd)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(cmd, commands[i].name)) {
+            fprintf(f, "usage: tbench %s %s\n\n    %s", commands[i].name,
+                    commands[i].synopsis, commands[i].help);
+            fputs("\nexit status: 0 success, 1 see above, 2 usage or input "
+                  "error, 128+N stopped by signal N\n"
+                  "(every command: 'tbench --help'; docs: README.md, "
+                  "docs/CONFIG.md, docs/FORMAT.md)\n", f);
+            return;
+        }
+    tb_usage(f);
+}
+
 void tb_usage(FILE *f)
 {
     fputs("usage: tbench <command> [options]\n\n"
@@ -187,7 +203,8 @@ void tb_usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %s %s\n    %s", commands[i].name, commands[i].synopsis,
                 commands[i].help);
-    fputs("  help\n    this text\n"
+    fputs("  help [COMMAND]\n    this text, or the help of one command "
+          "(also: tbench COMMAND --help)\n"
           "\noptions:\n"
           "  -h, --help                this text\n"
           "  -V, --version             version and git commit\n"
@@ -380,16 +397,24 @@ static void list_text(const cJSON *doc)
 
 int tb_cmd_list(int argc, char **argv)
 {
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
-            json = true;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            tb_usage(stdout);
-            return EXIT_OKAY;
-        } else
-            return tb_usage_error("list: unknown argument '%s'", argv[i]);
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = true; break;
+        case 'h': tb_cmd_usage(stdout, "list"); return EXIT_OKAY;
+        default: return tb_opt_error("list", c, argv, longopts);
+        }
     }
+    if (optind < argc)
+        return tb_usage_error("list: unexpected argument '%s'", argv[optind]);
     cJSON *doc = list_json();
     if (json) {
         char *s = cJSON_Print(doc);
@@ -409,7 +434,16 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+    size_t ncmd = sizeof commands / sizeof commands[0];
+    if (!strcmp(cmd, "help") && argc > 2) {
+        for (size_t i = 0; i < ncmd; i++)
+            if (!strcmp(argv[2], commands[i].name)) {
+                tb_cmd_usage(stdout, argv[2]);
+                return EXIT_OKAY;
+            }
+        cmd = argv[2]; /* an unknown command: said below */
+    } else if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") ||
+               !strcmp(cmd, "help")) {
         tb_usage(stdout);
         return EXIT_OKAY;
     }
@@ -418,8 +452,18 @@ int main(int argc, char **argv)
                TB_BUILD_TYPE);
         return EXIT_OKAY;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(cmd, commands[i].name))
+    const char *names[sizeof commands / sizeof commands[0] + 1];
+    for (size_t i = 0; i < ncmd; i++) {
+        if (!strcmp(cmd, commands[i].name) && cmd == argv[1])
             return commands[i].fn(argc - 1, argv + 1);
+        names[i] = commands[i].name;
+    }
+    names[ncmd] = "help";
+    const char *near = tb_closest(cmd, names, (int)ncmd + 1);
+    if (near) {
+        fprintf(stderr, "tbench: unknown command '%s'; did you mean '%s'?\n"
+                "Try 'tbench --help'.\n", cmd, near);
+        return EXIT_USAGE;
+    }
     return tb_usage_error("unknown command '%s'", cmd);
 }
