@@ -429,5 +429,25 @@ def t_parser():
                f"{args}: {p.returncode} {p.stderr}")
 
 
+@case("man page and shell completions are generated from --help (no drift)")
+def t_cli_docs():
+    p = subprocess.run([sys.executable, "scripts/gen_cli_docs.py", TBENCH,
+                        "--check"], capture_output=True, text=True)
+    expect(p.returncode == 0, p.stderr)
+    man = open("docs/tbench.1", encoding="utf-8").read()
+    for word in ("\\fBrun\\fR", "\\fBcompare\\fR", "\\-\\-list\\-cases",
+                 ".SH EXIT STATUS"):
+        expect(word in man, f"man page lacks {word}")
+    # the bash completion offers run's options and the commands
+    script = ("source completions/tbench.bash; COMP_WORDS=(tbench run "
+              "--li); COMP_CWORD=2; _tbench; echo ${COMPREPLY[@]}; "
+              "COMP_WORDS=(tbench com); COMP_CWORD=1; _tbench; "
+              "echo ${COMPREPLY[@]}")
+    p = subprocess.run(["bash", "-c", script], capture_output=True,
+                       text=True)
+    expect(p.stdout.split("\n")[:2] == ["--list-cases", "compare"],
+           p.stdout + p.stderr)
+
+
 if __name__ == "__main__":
     sys.exit(run_cases())
