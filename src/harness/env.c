@@ -515,6 +515,18 @@ static cJSON *capture_build(void)
     json_add_str(b, "build_type", TB_BUILD_TYPE);
     json_add_str(b, "optimization", TB_OPTIMIZATION);
     json_add_str(b, "sanitize", TB_SANITIZE);
+    /* Build settings that change the numbers: link-time optimization,
+     * profile-guided optimization, fast-math (-ffast-math or -Ofast in
+     * c_args: the compiler then says so with __FAST_MATH__), asserts. */
+    cJSON_AddStringToObject(b, "c_link_args", TB_C_LINK_ARGS);
+    cJSON_AddBoolToObject(b, "lto", TB_LTO ? 1 : 0);
+    json_add_str(b, "pgo", TB_PGO);
+#ifdef __FAST_MATH__
+    cJSON_AddBoolToObject(b, "fast_math", 1);
+#else
+    cJSON_AddBoolToObject(b, "fast_math", 0);
+#endif
+    json_add_str(b, "ndebug", TB_NDEBUG);
     cJSON_AddBoolToObject(b, "debug", TB_DEBUG_BUILD ? 1 : 0);
     cJSON_AddBoolToObject(b, "openblas", HAVE_OPENBLAS ? 1 : 0);
     cJSON_AddBoolToObject(b, "cuda_module", HAVE_CUDA_MODULE ? 1 : 0);
@@ -572,6 +584,12 @@ static cJSON *capture_warnings(const cpuinfo_facts *ci, long ncpus,
              "code; rebuild with -Dbuildtype=release.",
              TB_BUILD_TYPE, TB_OPTIMIZATION);
     add_warning(w, msg);
+#endif
+#ifdef __FAST_MATH__
+    add_warning(w, "tbench was built with fast-math (-ffast-math or -Ofast "
+                   "in c_args): the compiler may reorder floating-point "
+                   "arithmetic and drop NaN/Inf handling, so results and "
+                   "timings are not those of a standard build.");
 #endif
     if (strcmp(TB_SANITIZE, "none") != 0 && TB_SANITIZE[0] != '\0') {
         snprintf(msg, sizeof msg,
