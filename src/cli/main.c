@@ -90,11 +90,15 @@ static const tb_command commands[] = {
     {"peak", "[--json] [-o FILE] [--quick]",
      "measure memory bandwidth (copy/add/triad/read at L2, L3 and DRAM\n"
      "    working sets, 1..N threads) and FMA FLOP/s per ISA; cache them in\n"
-     "    results/peak-cache.json ($TBENCH_PEAK_CACHE), which run reads for\n"
-     "    every case's roofline fraction\n"
+     "    $TBENCH_PEAK_CACHE, else ~/.cache/tbench/peak-cache.json\n"
+     "    ($XDG_CACHE_HOME/tbench/ when set), which run reads for every\n"
+     "    case's roofline fraction\n"
      "        --json            print JSON instead of the table\n"
      "    -o, --output FILE     also write the JSON to FILE\n"
-     "        --quick           3 short repetitions, DRAM set 4x L3 (< 2 s)\n",
+     "        --quick           3 short repetitions instead of 7, DRAM set\n"
+     "                          4x L3 instead of 8x: a few seconds, most of\n"
+     "                          it touching the DRAM set's pages (whose size\n"
+     "                          follows the L3 the CPU reports)\n",
      tb_cmd_peak},
     {"plot", "RESULTS... -o DIR [options]",
      "gnuplot charts (NAME.gp + NAME.dat, rendered to PNG/SVG) of result\n"
