@@ -1038,7 +1038,7 @@ static void test_export(void **state)
     assert_close(cJSON_GetObjectItem(lat, "upper_value")->valuedouble,
                  c->ci_high_ns, 0);
     cJSON *kl = cJSON_GetObjectItem(cJSON_GetObjectItem(m, c->id),
-                                    "kernel_launches");
+                                    "kernel-launches-per-call");
     assert_close(cJSON_GetObjectItem(kl, "value")->valuedouble, 1, 0);
     cJSON_Delete(m);
 

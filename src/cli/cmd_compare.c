@@ -382,6 +382,17 @@ int tb_cmd_export(int argc, char **argv)
         return EXIT_USAGE;
     }
     cJSON *doc = tb_export(f, fmt);
+    if (doc && fmt != TB_EXPORT_GBENCH && cJSON_GetArraySize(doc) == 0) {
+        /* bmf and gab hold measured values only; an empty upload would
+         * read as a run that measured nothing, not as an error */
+        fprintf(stderr, "tbench: export: %s: no case with status ok, so "
+                "nothing to export as %s (the file has %d case%s)\n",
+                c.files[0], c.format, f->n, f->n == 1 ? "" : "s");
+        cJSON_Delete(doc);
+        tb_resfile_free(f);
+        free(c.files);
+        return EXIT_USAGE;
+    }
     rc = emit_json(c.output, doc);
     cJSON_Delete(doc);
     tb_resfile_free(f);
