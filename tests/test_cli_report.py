@@ -304,11 +304,27 @@ def t_plot():
         expect(w == 900 and h >= 300, f"{n}.png is {w}x{h}")
         with open(os.path.join(c, f"{n}.svg"), encoding="utf-8") as f:
             expect("<svg" in f.read(2000), f"{n}.svg is not SVG")
-    # no line chart for an op measured at one size only (add_relu), none
-    # for the op that did not run anywhere, no speedup for relu (one
+    # an op measured at one size only (add_relu) gets bars, not lines;
+    # none for the op that did not run anywhere, no speedup for relu (one
     # backend)
-    expect(not os.path.exists(os.path.join(c, "time-add_relu-f32.gp")),
-           "time chart of a single size")
+    with open(os.path.join(c, "time-add_relu-f32.gp"), encoding="utf-8") as f:
+        gp = f.read()
+    expect("with boxes" in gp and "yerrorbars" in gp and
+           "yerrorlines" not in gp, "single size: not a bar chart")
+    with open(os.path.join(c, "time-add_relu-f32.dat"), encoding="utf-8") as f:
+        rows = [l for l in f if not l.startswith("#")]
+    expect(len(rows) >= 1, "bar chart without bars")
+    # the fixture carries roofline objects: a roofline chart of cpu, each
+    # case at FLOPs/byte of its cost model
+    with open(os.path.join(c, "roofline-cpu.dat"), encoding="utf-8") as f:
+        pts = [l.split() for l in f if not l.startswith("#")]
+    ref = json.load(open(os.path.join(d, "mixed.json")))
+    want_pts = {(c2["model"]["flops"] / c2["model"]["bytes"])
+                for c2 in ref["cases"] if c2["backend"] == "cpu" and
+                c2["status"] == "ok" and c2.get("roofline") and
+                c2["model"]["flops"] and c2["model"]["bytes"]}
+    expect(len(pts) >= 1 and {round(float(p[0]), 6) for p in pts} ==
+           {round(v, 6) for v in want_pts}, f"roofline points {pts}")
     expect(not os.path.exists(os.path.join(c, "time-log_softmax-f32.gp")),
            "chart of a case that did not run")
     expect(not os.path.exists(os.path.join(c, "speedup-relu-f32.gp")),
@@ -321,10 +337,19 @@ def t_plot():
     # labels: title, axes with units, legend outside
     with open(os.path.join(c, "time-add-f32.gp"), encoding="utf-8") as f:
         gp = f.read()
+    # SI ticks with units ("10 us", "1M"), legend below the plot
     for s in ("set title", "set xlabel 'size (elements",
-              "set ylabel 'time per call (us)'", "set key outside",
+              "set ylabel 'time per call'", "set format y '%.0s %cs'",
+              "set format x '%.0s%c'", "set key below",
               "set logscale x", "set logscale y", "yerrorlines"):
         expect(s in gp, f"'{s}' not in time-add-f32.gp")
+    # matmul's x axis names M x N x K
+    with open(os.path.join(c, "time-matmul-f32.gp"), encoding="utf-8") as f:
+        gp = f.read()
+    expect("set xlabel 'M x N x K'" in gp and "xtic(5)" in gp, "matmul axis")
+    with open(os.path.join(c, "time-matmul-f32.dat"), encoding="utf-8") as f:
+        dat = f.read()
+    expect(re.search(r'"\d+x\d+x\d+"', dat), "no MxNxK labels")
     # the change chart colours by verdict: one red (regressed) bar
     with open(os.path.join(c, "change.dat"), encoding="utf-8") as f:
         rows = [l.split() for l in f if not l.startswith("#")]

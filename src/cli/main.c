@@ -102,8 +102,10 @@ static const tb_command commands[] = {
      tb_cmd_peak},
     {"plot", "RESULTS... -o DIR [options]",
      "gnuplot charts (NAME.gp + NAME.dat, rendered to PNG/SVG) of result\n"
-     "    files: time and throughput vs size per op, speedup over the\n"
-     "    reference backend, noisiest cases; several files of one matrix\n"
+     "    files: time and throughput vs size per op (M x N x K for\n"
+     "    matmul; bars for an op measured at one size), speedup over the\n"
+     "    reference backend, a roofline per backend with measured peaks,\n"
+     "    noisiest cases; several files of one matrix\n"
      "    (oldest first) also give history charts with the change points\n"
      "    of `tbench history`\n"
      "    -o, --output DIR      write the charts into DIR (created)\n"
