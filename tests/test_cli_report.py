@@ -143,6 +143,31 @@ def t_golden():
                              diff[:3000])
 
 
+@case("report flags a roofline fraction above 100% with the recorded reasons")
+def t_over_peak():
+    d = workdir("overpeak", "mixed.json")
+    path = os.path.join(d, "mixed.json")
+    doc = json.load(open(path))
+    c = next(c for c in doc["cases"] if c.get("roofline"))
+    c["roofline"]["fraction"] = 4.17
+    doc["peaks"]["load_avg_1m"] = 9.5
+    json.dump(doc, open(path, "w"))
+    p = run(["report", "mixed.json", "--no-charts", "-o", "r.md"], d)
+    expect(p.returncode == 0, p.stderr)
+    md = open(os.path.join(d, "r.md"), encoding="utf-8").read()
+    expect("417% (above 100%: see below)" in md, "not flagged")
+    expect("1 case runs above 100% of its roofline" in md and
+           "load average was 9.50 on 2 logical CPUs" in md and
+           "`roofline.level`" in md, "no reason given")
+    # without the load, only the cache-level reason
+    doc["peaks"]["load_avg_1m"] = 0.2
+    json.dump(doc, open(path, "w"))
+    p = run(["report", "mixed.json", "--no-charts", "-o", "r2.md"], d)
+    md = open(os.path.join(d, "r2.md"), encoding="utf-8").read()
+    expect("load average" not in md.split("above 100% of")[1][:400],
+           "load blamed without load")
+
+
 @case("report has its sections, no empty table, no empty section")
 def t_sections():
     md = golden_report()
@@ -193,7 +218,8 @@ def t_numbers():
     rows = [r for _, h, rs in tables(md) if "Work grew" in h for r in rs]
     expect(len(rows) == 1 and cells(rows[0])[:3] ==
            ["relu", "f32", "cpu[threads=1]"] and cells(rows[0])[5:7] ==
-           ["10x", "50x"] and cells(rows[0])[7] == "0 → 0.5",
+           ["10x", "50x"] and cells(rows[0])[7] ==
+           "minor_faults 0 → 0.5, invol_ctx_switches 0.001 → 0.001",
            f"anomaly rows: {rows}")
     # baseline: regressed +10%, improved -20%, failed, removed 1
     base = {c["id"]: c for c in load("baseline.json")["cases"]}

@@ -575,13 +575,35 @@ static void sec_reproduce(const ctx *x)
     sb(b, "build/tbench run");
     cJSON_ArrayForEach(cf, jget(doc, "config"))
         sb(b, " %s", tb_json_str(cf, "path") ? tb_json_str(cf, "path") : "?");
-    sb(b, " -o results/run\n");
+    /* run into the folder the report reads its result file from, so the
+     * recipe runs as written */
+    char dir[1024] = "";
+    const char *main_path = x->s->n_docs ? x->s->docs[x->main_doc].file->path
+                                         : NULL;
+    if (main_path) {
+        snprintf(dir, sizeof dir, "%s", main_path);
+        size_t l = strlen(dir);
+        if (l > 13 && !strcmp(dir + l - 13, "/results.json"))
+            dir[l - 13] = '\0';
+        else if (!strcmp(dir, "results.json"))
+            snprintf(dir, sizeof dir, ".");
+        else
+            dir[0] = '\0'; /* a file of another name: copied there below */
+    }
+    if (dir[0])
+        sb(b, " -o %s\n", dir);
+    else
+        sb(b, " -o results/run && cp results/run/results.json %s\n",
+           main_path ? main_path : "results.json");
     for (int d = 0; d < x->s->n_docs; d++) {
         const char *cmd = tb_json_str(doc_env(x, d), "command");
         if (x->s->docs[d].role == TB_ROLE_WITH && cmd)
             sb(b, "%s\n", cmd);
     }
-    sb(b, "%s\n```\n\n", x->o->command ? x->o->command : "tbench report");
+    const char *rcmd = x->o->command ? x->o->command : "tbench report";
+    /* the binary the recipe built */
+    sb(b, "%s%s\n```\n\n", strncmp(rcmd, "tbench ", 7) ? "" : "build/",
+       rcmd);
     sb(b, "The result file does not record command-line options such as "
           "`--filter` or `--backend`; the case list below is what the run "
           "measured.\n\n");
@@ -938,6 +960,32 @@ static double case_peak_fraction(const tb_rcase *c)
     return f;
 }
 
+/* Why a case can run faster than its roofline allows, from what the
+ * run recorded: peaks measured under load, or a working set that fits a
+ * faster level than the one the fraction assumed (virtual machines
+ * often report cache sizes that are not the hardware's). */
+static void over_peak_note(const ctx *x, int over)
+{
+    const cJSON *pk = jget(x->s->docs[x->main_doc].file->doc, "peaks");
+    double load = tb_json_num(pk, "load_avg_1m");
+    double cpus = tb_json_num(jget(doc_env(x, x->main_doc),
+                                   "cpu"),
+                              "logical_cpus");
+    sb(x->b, "%d case%s above 100%% of %s roofline: a measurement cannot "
+             "beat what the hardware allows, so the roof was too low.",
+       over, over == 1 ? " runs" : "s run", over == 1 ? "its" : "their");
+    if (!isnan(load) && !isnan(cpus) && load > cpus / 2)
+        sb(x->b, " The peaks were measured while the 1-minute load average "
+                 "was %.2f on %.0f logical CPUs (`peaks.load_avg_1m`), so "
+                 "they are low; run `tbench peak` again on a quiet machine.",
+           load, cpus);
+    sb(x->b, " The fraction holds the case to the bandwidth of the cache "
+             "level its working set should fit (`roofline.level`), from the "
+             "cache sizes the CPU reports; a virtual machine's reported "
+             "sizes are often not the hardware's, and a working set that "
+             "stays in a faster level than that beats the roof.\n\n");
+}
+
 /* Rows of one category table: cases of MAIN in sect (or, for sect < 0,
  * with category cat).  Charts of the ops follow the table. */
 static void category_table(const ctx *x, int sect, const char *cat,
@@ -982,6 +1030,7 @@ static void category_table(const ctx *x, int sect, const char *cat,
     for (int e = 0; e < extra; e++)
         sb(b, "---|");
     sb(b, "---|---|\n");
+    int over = 0; /* cases above their roofline */
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !in(c, M_MAIN))
@@ -1006,13 +1055,18 @@ static void category_table(const ctx *x, int sect, const char *cat,
             double f = case_peak_fraction(c);
             if (isnan(f))
                 sb(b, " |");
-            else
+            else if (f > 1) {
+                sb(b, " %.0f%% (above 100%%: see below) |", 100 * f);
+                over++;
+            } else
                 sb(b, " %.0f%% |", 100 * f);
         }
         sb(b, " %d x %.0f | %s |\n", c->n, c->iters,
            c->stop_reason ? c->stop_reason : "?");
     }
     sb(b, "\n");
+    if (over)
+        over_peak_note(x, over);
     /* charts of this section's ops, in order */
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
@@ -1444,6 +1498,33 @@ static void sec_fused(const ctx *x)
 
 /* ---- scaling anomalies --------------------------------------------------- */
 
+/* "minor_faults 0 → 12, invol_ctx_switches 0 → 0.5" for the counters
+ * that can explain a slow size, where either side is not zero. */
+static void recorded_causes(const tb_rcase *a, const tb_rcase *z, char *buf,
+                            size_t len)
+{
+    static const char *const names[] = {"minor_faults", "major_faults",
+                                        "vol_ctx_switches",
+                                        "invol_ctx_switches",
+                                        "cpu_migrations"};
+    size_t u = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        double va = tb_json_num(a->counters, names[k]),
+               vz = tb_json_num(z->counters, names[k]);
+        if ((isnan(va) || va == 0) && (isnan(vz) || vz == 0))
+            continue;
+        char fa[32], fz[32];
+        if (u < len)
+            u += (size_t)snprintf(buf + u, len - u, "%s%s %s → %s",
+                                  u ? ", " : "", names[k],
+                                  fmt_num(va, fa, sizeof fa),
+                                  fmt_num(vz, fz, sizeof fz));
+    }
+    if (!u)
+        snprintf(buf, len, "none of them recorded");
+}
+
 static void sec_scaling(const ctx *x)
 {
     const tb_rset *s = x->s;
@@ -1469,19 +1550,11 @@ static void sec_scaling(const ctx *x)
             if (!(rt > lim * rw))
                 continue;
             flagged++;
-            char w1[32], t1[32], f1[32], f2[32], m1[32], m2[32];
-            sb(&rows, "| %s | %s | %s | %s | %s | %sx | %sx | %s → %s | "
-                      "%s → %s |\n",
+            char w1[32], t1[32], why[512];
+            recorded_causes(a, z, why, sizeof why);
+            sb(&rows, "| %s | %s | %s | %s | %s | %sx | %sx | %s |\n",
                a->opp, a->dtype, a->variant, a->shapes, z->shapes,
-               fmt_num(rw, w1, sizeof w1), fmt_num(rt, t1, sizeof t1),
-               fmt_num(tb_json_num(a->counters, "minor_faults"), f1,
-                       sizeof f1),
-               fmt_num(tb_json_num(z->counters, "minor_faults"), f2,
-                       sizeof f2),
-               fmt_num(tb_json_num(a->counters, "major_faults"), m1,
-                       sizeof m1),
-               fmt_num(tb_json_num(z->counters, "major_faults"), m2,
-                       sizeof m2));
+               fmt_num(rw, w1, sizeof w1), fmt_num(rt, t1, sizeof t1), why);
         }
         free(v);
     }
@@ -1494,12 +1567,16 @@ static void sec_scaling(const ctx *x)
              "Between consecutive measured sizes of the same op, parameters, "
              "dtype and backend, a case is flagged when its time grows more "
              "than %s times faster than its work (FLOPs, else bytes of the "
-             "cost model). Page faults per call are shown next to it.\n\n",
+             "cost model). Next to it, what the run recorded per call that "
+             "can explain it: page faults, context switches (voluntary: the "
+             "thread waited; involuntary: it was preempted) and CPU "
+             "migrations, at the smaller size → the larger, where either is "
+             "not zero.\n\n",
        fmt_num(lim, l, sizeof l));
     if (flagged)
         sb(x->b, "| Op | Dtype | Backend | From | To | Work grew | Time grew "
-                 "| Minor faults/call | Major faults/call |\n"
-                 "|---|---|---|---|---|---|---|---|---|\n%s\n",
+                 "| Recorded per call |\n"
+                 "|---|---|---|---|---|---|---|---|\n%s\n",
            rows.p);
     else
         sb(x->b, "None of the %d pairs of consecutive sizes: time grew at "
