@@ -168,6 +168,39 @@ def t_over_peak():
            "load blamed without load")
 
 
+@case("report names a winner or a crossover only where compare's test finds one")
+def t_no_winner():
+    d = workdir("tie", "mixed.json")
+    path = os.path.join(d, "mixed.json")
+    doc = json.load(open(path))
+    by = {c["id"]: c for c in doc["cases"]}
+    # threads=2 gets threads=1's samples x 1.01 at every size of add: a
+    # 1% difference, under compare's 2% threshold
+    for n in ("1000", "100000", "1000000"):
+        one = by[f"add/{n},{n}/f32/cpu[threads=1]"]
+        two = by[f"add/{n},{n}/f32/cpu[threads=2]"]
+        two["stats"] = json.loads(json.dumps(one["stats"]))
+        st = two["stats"]
+        for k in ("samples_ns",):
+            st[k] = [v * 1.01 for v in st[k]]
+        for k in ("min_ns", "max_ns", "median_ns", "mean_ns", "p5_ns",
+                  "p95_ns", "ci_low_ns", "ci_high_ns", "stddev_ns",
+                  "mad_ns"):
+            st[k] = st[k] * 1.01
+    json.dump(doc, open(path, "w"))
+    p = run(["report", "mixed.json", "--no-charts", "-o", "r.md"], d)
+    expect(p.returncode == 0, p.stderr)
+    md = open(os.path.join(d, "r.md"), encoding="utf-8").read()
+    rows = [r for _, h, rs in tables(md) if "Winner" in h for r in rs
+            if cells(r)[0] == "add"]
+    expect(len(rows) == 3 and all(cells(r)[7].startswith("no winner")
+                                  for r in rows), f"{rows}")
+    expect("add f32, cpu[threads=2] vs cpu[threads=1]: no significant "
+           "difference at any measured size" in md, "guideline")
+    expect("crossover between" not in md.split("Selection guidelines")[1]
+           .split("\n## ")[0], "a crossover inside the noise")
+
+
 @case("report has its sections, no empty table, no empty section")
 def t_sections():
     md = golden_report()

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "compare.h"
 #include "plot.h"
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -841,6 +842,42 @@ static void sec_environment(const ctx *x)
     }
 }
 
+/* ---- significance: the test compare uses ----------------------------------- */
+
+/* Is a faster (+1) or slower (-1) than b by compare's test on one run a
+ * side (tbench compare's defaults: two-sided Mann-Whitney U p < alpha on
+ * the samples and a ratio of medians beyond the threshold), or neither
+ * (0)?  *p gets the p-value (NAN when not tested). */
+static int significance(const tb_rcase *a, const tb_rcase *b, double *p)
+{
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    *p = NAN;
+    if (!a->samples || !b->samples || a->n < 1 || b->n < 1 ||
+        !(a->median > 0) || !(b->median > 0))
+        return 0;
+    tb_mwu t;
+    if (tb_mann_whitney(a->samples, (size_t)a->n, b->samples, (size_t)b->n,
+                        &t))
+        return 0;
+    *p = t.p;
+    double r = a->median / b->median;
+    if (t.p >= o.alpha || fabs(r - 1) <= o.threshold)
+        return 0;
+    return r < 1 ? 1 : -1;
+}
+
+static const char *fmt_p(double p, char *buf, size_t len)
+{
+    if (isnan(p))
+        snprintf(buf, len, "not tested");
+    else if (p < 1e-4)
+        snprintf(buf, len, "p < 0.0001");
+    else
+        snprintf(buf, len, "p = %.2g", p);
+    return buf;
+}
+
 /* ---- summary: fastest per op and size ------------------------------------ */
 
 static void sec_summary(const ctx *x)
@@ -865,9 +902,14 @@ static void sec_summary(const ctx *x)
           "time%s.%s\n\n",
        x->s->n_docs > 1 ? " among all files of this report" : "",
        multi ? " \"Next\" is the second fastest and how much slower it is "
-               "(ratio of medians)." : "");
+               "(ratio of medians). \"Winner\" says whether the fastest "
+               "beats the next by the test `tbench compare` uses "
+               "(Mann-Whitney U on the samples, p below 0.01, and more than "
+               "the 2% threshold); where it does not, there is no winner: "
+               "the difference is within the noise of this run." : "");
     sb(b, "| Op | Shapes | Dtype | Fastest | Median |%s\n|---|---|---|---|---|%s\n",
-       multi ? " Next | Next is slower by |" : "", multi ? "---|---|" : "");
+       multi ? " Next | Next is slower by | Winner |" : "",
+       multi ? "---|---|---|" : "");
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !in(c, mask) || seen_before(s, i, mask, F_KEY, true))
@@ -889,13 +931,18 @@ static void sec_summary(const ctx *x)
            best->variant, tb_report_fmt_time(best->median, best->median, m,
                                              sizeof m));
         if (multi) {
-            if (next)
-                sb(b, " %s (%s) | %sx |", next->variant,
+            if (next) {
+                double p;
+                char pt[32];
+                int sig = significance(best, next, &p);
+                sb(b, " %s (%s) | %sx | %s (%s) |", next->variant,
                    tb_report_fmt_time(next->median, next->median, nm,
                                       sizeof nm),
-                   fmt_num(next->median / best->median, r, sizeof r));
-            else
-                sb(b, " only one backend ran | |");
+                   fmt_num(next->median / best->median, r, sizeof r),
+                   sig > 0 ? "yes" : "no winner", fmt_p(p, pt, sizeof pt));
+            } else {
+                sb(b, " only one backend ran | | |");
+            }
         }
         sb(b, "\n");
     }
@@ -1100,10 +1147,12 @@ static void sec_categories(const ctx *x)
 
 /* ---- backend speedups and crossovers ------------------------------------- */
 
-/* Speedup of c over ref, and whether the CIs separate them. */
+/* Speedup of c over ref, and whether compare's test separates them
+ * (+1 c faster, -1 slower, 0 not significant). */
 static double speedup(const tb_rcase *ref, const tb_rcase *c, int *sig)
 {
-    *sig = c->ci_hi < ref->ci_lo ? 1 : c->ci_lo > ref->ci_hi ? -1 : 0;
+    double p;
+    *sig = significance(c, ref, &p);
     return ref->median / c->median;
 }
 
@@ -1113,6 +1162,7 @@ static void guideline(const ctx *x, int i)
     int *v;
     int n = collect_sorted(s, i, M_MAIN, F_SERIES, &v);
     double sp[256];
+    int sg[256];
     const tb_rcase *cs[256];
     const tb_rcase *ref0 = NULL;
     int m = 0;
@@ -1121,9 +1171,9 @@ static void guideline(const ctx *x, int i)
         const tb_rcase *ref = tb_rset_reference(s, c->key, M_MAIN);
         if (!ref || ref == c)
             continue;
-        int sig;
         cs[m] = c;
-        sp[m++] = speedup(ref, c, &sig);
+        sp[m] = speedup(ref, c, &sg[m]);
+        m++;
         ref0 = ref;
     }
     free(v);
@@ -1138,13 +1188,22 @@ static void guideline(const ctx *x, int i)
     }
     fmt_num(lo, a, sizeof a);
     fmt_num(hi, z, sizeof z);
-    /* first index from which it is faster at every larger size */
-    int from = m;
-    while (from > 0 && sp[from - 1] > 1)
+    /* first index from which it is significantly faster at every larger
+     * size (compare's test) */
+    int from = m, n_same = 0, n_slow = 0;
+    while (from > 0 && sg[from - 1] > 0)
         from--;
+    for (int k = 0; k < m; k++) {
+        n_same += sg[k] == 0;
+        n_slow += sg[k] < 0;
+    }
     sb(x->b, "- %s %s, %s vs %s: ", c0->opp, c0->dtype, c0->variant,
        ref0->variant);
-    if (from == 0 && m == 1)
+    if (n_same == m)
+        sb(x->b, "no significant difference at %s (%s-%sx): either "
+                 "will do.\n",
+           m == 1 ? "the one measured size" : "any measured size", a, z);
+    else if (from == 0 && m == 1)
         sb(x->b, "faster at the one measured size (%sx).\n",
            fmt_num(lo, a, sizeof a));
     else if (from == 0 && !strcmp(a, z))
@@ -1154,13 +1213,13 @@ static void guideline(const ctx *x, int i)
     else if (m == 1)
         sb(x->b, "slower at the one measured size (%sx): use %s.\n",
            fmt_num(lo, a, sizeof a), ref0->variant);
-    else if (from == m && hi <= 1)
+    else if (n_slow == m)
         sb(x->b, "slower at every measured size (%s-%sx): use %s.\n",
            fmt_num(lo, a, sizeof a), fmt_num(hi, z, sizeof z),
            ref0->variant);
     else if (from == m)
-        sb(x->b, "no consistent winner: faster at some sizes, slower at the "
-                 "largest (%s-%sx).\n",
+        sb(x->b, "no consistent winner: significantly faster at some sizes, "
+                 "not at the largest (%s-%sx).\n",
            fmt_num(lo, a, sizeof a), fmt_num(hi, z, sizeof z));
     else
         sb(x->b, "crossover between %s (%sx) and %s (%sx): use %s below "
@@ -1189,8 +1248,10 @@ static void sec_speedups(const ctx *x)
           "Speedup = median time of the reference backend / median time of "
           "the backend, per op, shape and dtype (higher is faster). The "
           "reference is backend `cpu` with `isa=scalar` when the run has it, "
-          "else `cpu` with `threads=1`. \"Significant\" means the two 95%% "
-          "confidence intervals do not overlap.\n\n"
+          "else `cpu` with `threads=1`. \"Significant\" is the test "
+          "`tbench compare` uses: Mann-Whitney U on the two cases' samples "
+          "with p below 0.01, and a ratio of medians beyond its 2%% "
+          "threshold.\n\n"
           "| Op | Shapes | Dtype | Backend | Median | Reference | Speedup | "
           "Significant |\n|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < s->n; i++) {
@@ -1213,8 +1274,10 @@ static void sec_speedups(const ctx *x)
     }
     sb(b, "\n### Selection guidelines (measured)\n\n"
           "Per op and backend, over the measured sizes in order of work; a "
-          "crossover is the size from which the backend is faster than the "
-          "reference at every larger measured size.\n\n");
+          "crossover is the size from which the backend is significantly "
+          "faster than the reference (the test above) at every larger "
+          "measured size. Differences the test does not find are not "
+          "called wins.\n\n");
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !in(c, mask) || seen_before(s, i, mask, F_SERIES, true))
