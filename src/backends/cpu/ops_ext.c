@@ -122,9 +122,13 @@ static inline double stable_sigmoid_f64(double x)
         (void)k;                                                          \
         return (T)1 / SQRT(x);                                            \
     }                                                                     \
+    /* the product is computed whatever the sign: a multiply only on   \
+     * one side of ?: may trap, so gcc would keep a branch (mispredicted \
+     * on random signs) instead of a vector select */                    \
     static inline T leaky_relu_##SFX(T x, const T *k)                     \
     {                                                                     \
-        return x > 0 ? x : k[0] * x;                                      \
+        T y = k[0] * x;                                                   \
+        return x > 0 ? x : y;                                             \
     }                                                                     \
     static inline T sigmoid_##SFX(T x, const T *k)                        \
     {                                                                     \
@@ -179,14 +183,17 @@ static inline double stable_sigmoid_f64(double x)
     {                                                                     \
         return POW_##SFX(a, b);                                           \
     }                                                                     \
-    /* NaN in either operand gives NaN (a + b is then NaN) */             \
+    /* NaN in either operand gives NaN (a + b is then NaN); every value \
+     * computed, then selected with | (not ||), so no branch */          \
     static inline T maximum_##SFX(T a, T b)                               \
     {                                                                     \
-        return a != a || b != b ? a + b : (a >= b ? a : b);               \
+        T s = a + b, m = a >= b ? a : b;                                  \
+        return (a != a) | (b != b) ? s : m;                               \
     }                                                                     \
     static inline T minimum_##SFX(T a, T b)                               \
     {                                                                     \
-        return a != a || b != b ? a + b : (a <= b ? a : b);               \
+        T s = a + b, m = a <= b ? a : b;                                  \
+        return (a != a) | (b != b) ? s : m;                               \
     }                                                                     \
     /* relu(a + b): NaN passes, -0.0 and negatives give +0.  Written as \
      * two selects, not nested ?:, so gcc emits no branch: random signs  \
@@ -352,6 +359,68 @@ static ext_lanes ext_lanes_of(const tb_tensor *x, const tb_params *p,
 /* Independent partial sums in a lane's double accumulations. */
 #define EXT_ACC 8
 
+/* A contiguous lane (step 1) of max or min: EXT_ACC independent
+ * running extremes, selected without a branch, and a NaN flag; a lane
+ * that holds a NaN goes again through the scalar loop, which returns the
+ * first NaN.  Returns false (nothing written) for a lane with a NaN. */
+#define EXT_EXTREME_CONTIG(T, SFX, NAME, OP)                              \
+    static bool NAME##_contig_##SFX(const T *x, int64_t len, T *out)      \
+    {                                                                     \
+        T m[EXT_ACC];                                                     \
+        int nan[EXT_ACC];                                                 \
+        for (int u = 0; u < EXT_ACC; u++) {                               \
+            m[u] = x[u];                                                  \
+            nan[u] = x[u] != x[u];                                        \
+        }                                                                 \
+        int64_t j = EXT_ACC;                                              \
+        for (; j + EXT_ACC <= len; j += EXT_ACC)                          \
+            for (int u = 0; u < EXT_ACC; u++) {                           \
+                T v = x[j + u];                                           \
+                m[u] = v OP m[u] ? v : m[u];                              \
+                nan[u] |= v != v;                                         \
+            }                                                             \
+        int any = 0;                                                      \
+        for (int u = 0; u < EXT_ACC; u++)                                 \
+            any |= nan[u];                                                \
+        for (; j < len; j++) {                                            \
+            any |= x[j] != x[j];                                          \
+            m[0] = x[j] OP m[0] ? x[j] : m[0];                            \
+        }                                                                 \
+        if (any)                                                          \
+            return false;                                                 \
+        for (int u = 1; u < EXT_ACC; u++)                                 \
+            m[0] = m[u] OP m[0] ? m[u] : m[0];                            \
+        *out = m[0];                                                      \
+        return true;                                                      \
+    }
+
+EXT_EXTREME_CONTIG(float, f32, max, >)
+EXT_EXTREME_CONTIG(double, f64, max, >)
+EXT_EXTREME_CONTIG(float, f32, min, <)
+EXT_EXTREME_CONTIG(double, f64, min, <)
+
+/* The first j < len with x[j] == v (v not NaN), checking blocks of 32
+ * with a vectorizable OR before scanning one; len when there is none. */
+#define EXT_FIND_CONTIG(T, SFX)                                           \
+    static int64_t find_contig_##SFX(const T *x, int64_t len, T v)        \
+    {                                                                     \
+        int64_t j = 0;                                                    \
+        for (; j + 32 <= len; j += 32) {                                  \
+            int hit = 0;                                                  \
+            for (int u = 0; u < 32; u++)                                  \
+                hit |= x[j + u] == v;                                     \
+            if (hit)                                                      \
+                break;                                                    \
+        }                                                                 \
+        for (; j < len; j++)                                              \
+            if (x[j] == v)                                                \
+                return j;                                                 \
+        return len;                                                       \
+    }
+
+EXT_FIND_CONTIG(float, f32)
+EXT_FIND_CONTIG(double, f64)
+
 /* One output per lane: *o = reduce(x[0], x[step], ... x[(len-1)*step]).
  * corr: var's correction. */
 #define EXT_REDUCE_LANES(T, SFX)                                          \
@@ -359,6 +428,9 @@ static ext_lanes ext_lanes_of(const tb_tensor *x, const tb_params *p,
                             int64_t corr)                                 \
     {                                                                     \
         (void)corr;                                                       \
+        T r;                                                              \
+        if (step == 1 && len >= 2 * EXT_ACC && max_contig_##SFX(x, len, &r)) \
+            return r;                                                     \
         T m = x[0];                                                       \
         for (int64_t j = 1; j < len; j++) {                               \
             T v = x[j * step];                                            \
@@ -371,6 +443,9 @@ static ext_lanes ext_lanes_of(const tb_tensor *x, const tb_params *p,
                             int64_t corr)                                 \
     {                                                                     \
         (void)corr;                                                       \
+        T r;                                                              \
+        if (step == 1 && len >= 2 * EXT_ACC && min_contig_##SFX(x, len, &r)) \
+            return r;                                                     \
         T m = x[0];                                                       \
         for (int64_t j = 1; j < len; j++) {                               \
             T v = x[j * step];                                            \
@@ -384,6 +459,10 @@ static ext_lanes ext_lanes_of(const tb_tensor *x, const tb_params *p,
                                int64_t corr)                              \
     {                                                                     \
         (void)corr;                                                       \
+        T r;                                                              \
+        /* contiguous without NaN: the maximum, then its first index */   \
+        if (step == 1 && len >= 2 * EXT_ACC && max_contig_##SFX(x, len, &r)) \
+            return (T)find_contig_##SFX(x, len, r);                       \
         T m = x[0];                                                       \
         int64_t at = 0;                                                   \
         for (int64_t j = 1; j < len && m == m; j++) {                     \
@@ -398,8 +477,8 @@ static ext_lanes ext_lanes_of(const tb_tensor *x, const tb_params *p,
     /* corrected two-pass variance, accumulated in double in EXT_ACC     \
      * independent partial sums (a single running sum would wait on the  \
      * add latency for every element) */                                  \
-    static T var_lane_##SFX(const T *x, int64_t len, int64_t step,        \
-                            int64_t corr)                                 \
+    static inline __attribute__((always_inline)) T var_impl_##SFX(        \
+        const T *x, int64_t len, int64_t step, int64_t corr)              \
     {                                                                     \
         double s[EXT_ACC] = {0}, d[EXT_ACC] = {0}, d2[EXT_ACC] = {0};     \
         int64_t j = 0;                                                    \
@@ -428,6 +507,13 @@ static ext_lanes ext_lanes_of(const tb_tensor *x, const tb_params *p,
         }                                                                 \
         return (T)((d2[0] - d[0] * d[0] / (double)len) /                  \
                    (double)(len - corr));                                 \
+    }                                                                     \
+    /* step 1 as a constant, so the contiguous loops vectorize */         \
+    static T var_lane_##SFX(const T *x, int64_t len, int64_t step,        \
+                            int64_t corr)                                 \
+    {                                                                     \
+        return step == 1 ? var_impl_##SFX(x, len, 1, corr)                \
+                         : var_impl_##SFX(x, len, step, corr);            \
     }
 
 EXT_REDUCE_LANES(float, f32)
