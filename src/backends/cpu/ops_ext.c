@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "../../base/error.h"
@@ -359,45 +360,51 @@ static ext_lanes ext_lanes_of(const tb_tensor *x, const tb_params *p,
 /* Independent partial sums in a lane's double accumulations. */
 #define EXT_ACC 8
 
-/* A contiguous lane (step 1) of max or min: EXT_ACC independent
- * running extremes, selected without a branch, and a NaN flag; a lane
- * that holds a NaN goes again through the scalar loop, which returns the
- * first NaN.  Returns false (nothing written) for a lane with a NaN. */
-#define EXT_EXTREME_CONTIG(T, SFX, NAME, OP)                              \
+/* 16-byte vectors of GCC's vector extension (clang has it too): portable
+ * C that gcc turns into SSE2 on x86-64 and NEON on arm64.  gcc does not
+ * vectorize a loop of several select-reductions by itself. */
+typedef float ext_v4f __attribute__((vector_size(16)));
+typedef int32_t ext_v4i __attribute__((vector_size(16)));
+typedef double ext_v2d __attribute__((vector_size(16)));
+typedef int64_t ext_v2l __attribute__((vector_size(16)));
+
+/* A contiguous lane (step 1) of max or min: 4 vectors of independent
+ * running extremes, selected without a branch; a NaN sticks in its
+ * accumulator (nothing compares greater than it), and a lane that holds
+ * one goes again through the scalar loop, which returns the first NaN.
+ * Returns false (nothing written) for a lane with a NaN; len >= 16. */
+#define EXT_EXTREME_CONTIG(T, VT, IT, SFX, NAME, OP)                      \
     static bool NAME##_contig_##SFX(const T *x, int64_t len, T *out)      \
     {                                                                     \
-        T m[EXT_ACC];                                                     \
-        int nan[EXT_ACC];                                                 \
-        for (int u = 0; u < EXT_ACC; u++) {                               \
-            m[u] = x[u];                                                  \
-            nan[u] = x[u] != x[u];                                        \
-        }                                                                 \
-        int64_t j = EXT_ACC;                                              \
-        for (; j + EXT_ACC <= len; j += EXT_ACC)                          \
-            for (int u = 0; u < EXT_ACC; u++) {                           \
-                T v = x[j + u];                                           \
-                m[u] = v OP m[u] ? v : m[u];                              \
-                nan[u] |= v != v;                                         \
+        enum { W = 16 / sizeof(T), K = 4 };                               \
+        VT m[K];                                                          \
+        for (int k = 0; k < K; k++)                                       \
+            memcpy(&m[k], x + k * W, 16);                                 \
+        int64_t j = K * W;                                                \
+        for (; j + K * W <= len; j += K * W)                              \
+            for (int k = 0; k < K; k++) {                                 \
+                VT v;                                                     \
+                memcpy(&v, x + j + k * W, 16);                            \
+                IT sel = (v OP m[k]) | (v != v);                          \
+                m[k] = (VT)(((IT)v & sel) | ((IT)m[k] & ~sel));           \
             }                                                             \
-        int any = 0;                                                      \
-        for (int u = 0; u < EXT_ACC; u++)                                 \
-            any |= nan[u];                                                \
-        for (; j < len; j++) {                                            \
-            any |= x[j] != x[j];                                          \
-            m[0] = x[j] OP m[0] ? x[j] : m[0];                            \
-        }                                                                 \
-        if (any)                                                          \
-            return false;                                                 \
-        for (int u = 1; u < EXT_ACC; u++)                                 \
-            m[0] = m[u] OP m[0] ? m[u] : m[0];                            \
-        *out = m[0];                                                      \
+        T r[K * W];                                                       \
+        memcpy(r, m, sizeof r);                                           \
+        for (; j < len; j++)                                              \
+            r[0] = (x[j] OP r[0]) | (x[j] != x[j]) ? x[j] : r[0];         \
+        for (int u = 0; u < K * W; u++)                                   \
+            if (r[u] != r[u])                                             \
+                return false;                                             \
+        for (int u = 1; u < K * W; u++)                                   \
+            r[0] = r[u] OP r[0] ? r[u] : r[0];                            \
+        *out = r[0];                                                      \
         return true;                                                      \
     }
 
-EXT_EXTREME_CONTIG(float, f32, max, >)
-EXT_EXTREME_CONTIG(double, f64, max, >)
-EXT_EXTREME_CONTIG(float, f32, min, <)
-EXT_EXTREME_CONTIG(double, f64, min, <)
+EXT_EXTREME_CONTIG(float, ext_v4f, ext_v4i, f32, max, >)
+EXT_EXTREME_CONTIG(double, ext_v2d, ext_v2l, f64, max, >)
+EXT_EXTREME_CONTIG(float, ext_v4f, ext_v4i, f32, min, <)
+EXT_EXTREME_CONTIG(double, ext_v2d, ext_v2l, f64, min, <)
 
 /* The first j < len with x[j] == v (v not NaN), checking blocks of 32
  * with a vectorizable OR before scanning one; len when there is none. */
@@ -477,8 +484,8 @@ EXT_FIND_CONTIG(double, f64)
     /* corrected two-pass variance, accumulated in double in EXT_ACC     \
      * independent partial sums (a single running sum would wait on the  \
      * add latency for every element) */                                  \
-    static inline __attribute__((always_inline)) T var_impl_##SFX(        \
-        const T *x, int64_t len, int64_t step, int64_t corr)              \
+    static T var_lane_##SFX(const T *x, int64_t len, int64_t step,        \
+                            int64_t corr)                                 \
     {                                                                     \
         double s[EXT_ACC] = {0}, d[EXT_ACC] = {0}, d2[EXT_ACC] = {0};     \
         int64_t j = 0;                                                    \
@@ -507,13 +514,6 @@ EXT_FIND_CONTIG(double, f64)
         }                                                                 \
         return (T)((d2[0] - d[0] * d[0] / (double)len) /                  \
                    (double)(len - corr));                                 \
-    }                                                                     \
-    /* step 1 as a constant, so the contiguous loops vectorize */         \
-    static T var_lane_##SFX(const T *x, int64_t len, int64_t step,        \
-                            int64_t corr)                                 \
-    {                                                                     \
-        return step == 1 ? var_impl_##SFX(x, len, 1, corr)                \
-                         : var_impl_##SFX(x, len, step, corr);            \
     }
 
 EXT_REDUCE_LANES(float, f32)
