@@ -1057,6 +1057,102 @@ static void test_export(void **state)
     free(x);
 }
 
+/* ---- the cupti object of a case record ------------------------------ */
+
+#define CU_HEAD "{\"schema\": \"tbench.results/1\", \"cases\": [{\"id\": " \
+                "\"x\", " OPDB "\"status\": \"unavailable\", "
+#define CU_MC(h2d)                                                        \
+    "\"memcpy\": {\"h2d\": " h2d ", \"d2h\": {\"count\": 1, \"bytes\": " \
+    "8}, \"d2d\": {\"count\": 0.5, \"bytes\": 4}, \"other\": "            \
+    "{\"count\": 0, \"bytes\": 0}}, "
+#define CU_REST                                                          \
+    "\"memsets\": 0, \"memset_bytes\": 0, \"device_allocs\": 1, "          \
+    "\"device_alloc_bytes\": 64, \"device_frees\": 1, "                     \
+    "\"device_free_bytes\": 64, \"kernels_unlisted\": 0"
+/* A record whose cupti object has `launches` and `kernels`. */
+#define CU_DOC(iters, launches, h2d, kernels)                            \
+    CU_HEAD "\"cupti\": {\"iterations\": " iters ", "                       \
+    "\"kernel_launches\": " launches ", " CU_MC(h2d) CU_REST                 \
+    ", \"kernels\": " kernels "}}]}"
+#define CU_H2D "{\"count\": 2, \"bytes\": 16}"
+#define CU_K1 "{\"name\": \"void f<float>(float*)\", \"count\": 1, " \
+              "\"device_ns\": 1500.5}"
+#define CU_K "[" CU_K1 "]"
+
+static void test_load_cupti(void **state)
+{
+    (void)state;
+    const char *text = CU_DOC("10", "3", CU_H2D, CU_K);
+    tb_resfile *f;
+    char err[512] = "";
+    int rc = tb_resfile_from_text("t.json", text, strlen(text), &f, err,
+                                  sizeof err);
+    if (rc)
+        print_error("%s\n", err);
+    assert_int_equal(rc, 0);
+    const tb_rescase *x = tb_resfile_find(f, "x");
+    assert_int_equal(x->cupti_state, TB_RES_CUPTI_VALID);
+    assert_null(x->cupti_reason);
+    assert_close(x->cupti_ctr[TB_RES_CUPTI_LAUNCHES], 3, 0);
+    assert_close(x->cupti_ctr[TB_RES_CUPTI_MEMCPYS], 3.5, 0); /* 2+1+.5 */
+    assert_close(x->cupti_ctr[TB_RES_CUPTI_MEMSETS], 0, 0);
+    assert_close(x->cupti_ctr[TB_RES_CUPTI_DEVICE_ALLOCS], 1, 0);
+    assert_string_equal(tb_res_cupti_name(TB_RES_CUPTI_MEMCPYS),
+                        "cupti.memcpys");
+    tb_resfile_free(f);
+
+    /* null with the reason; absent (an older file) */
+    text = CU_HEAD "\"cupti\": null, \"cupti_reason\": \"no CUPTI\"}]}";
+    assert_int_equal(tb_resfile_from_text("t.json", text, strlen(text), &f,
+                                          err, sizeof err), 0);
+    x = tb_resfile_find(f, "x");
+    assert_int_equal(x->cupti_state, TB_RES_CUPTI_NULL);
+    assert_string_equal(x->cupti_reason, "no CUPTI");
+    assert_true(isnan(x->cupti_ctr[TB_RES_CUPTI_LAUNCHES]));
+    tb_resfile_free(f);
+    text = CU_HEAD "\"message\": \"m\"}]}";
+    assert_int_equal(tb_resfile_from_text("t.json", text, strlen(text), &f,
+                                          err, sizeof err), 0);
+    assert_int_equal(tb_resfile_find(f, "x")->cupti_state,
+                     TB_RES_CUPTI_ABSENT);
+    tb_resfile_free(f);
+
+    /* malformed: one line naming the case and the field */
+    expect_load_error(CU_HEAD "\"cupti\": null}]}", TB_EINVAL,
+                      "cases[0] (x): cupti is null but cupti_reason is not");
+    expect_load_error(CU_HEAD "\"cupti\": null, \"cupti_reason\": \"\"}]}",
+                      TB_EINVAL, "cupti_reason is not a non-empty string");
+    expect_load_error(CU_HEAD "\"cupti\": 0, \"cupti_reason\": null}]}",
+                      TB_EINVAL, "cases[0] (x): cupti: expected an object");
+    expect_load_error(CU_HEAD "\"cupti\": null, \"cupti_reason\": 7}]}",
+                      TB_EINVAL, "cupti_reason: expected a string or null");
+    expect_load_error(CU_DOC("0", "3", CU_H2D, CU_K), TB_EINVAL,
+                      "cases[0] (x): cupti.iterations: expected an integer");
+    expect_load_error(CU_DOC("2.5", "3", CU_H2D, CU_K), TB_EINVAL,
+                      "cupti.iterations: expected an integer >= 1");
+    expect_load_error(CU_DOC("10", "-1", CU_H2D, CU_K), TB_EINVAL,
+                      "cases[0] (x): cupti.kernel_launches: expected a "
+                      "number >= 0");
+    expect_load_error(CU_DOC("10", "null", CU_H2D, CU_K), TB_EINVAL,
+                      "cupti.kernel_launches: expected a number >= 0");
+    expect_load_error(CU_DOC("10", "1e999", CU_H2D, CU_K), TB_EINVAL,
+                      "cupti.kernel_launches: expected a number >= 0");
+    expect_load_error(CU_DOC("10", "3", "{\"count\": 2}", CU_K), TB_EINVAL,
+                      "cases[0] (x): cupti.memcpy.h2d: expected");
+    expect_load_error(CU_DOC("10", "3", "[]", CU_K), TB_EINVAL,
+                      "cupti.memcpy.h2d: expected");
+    expect_load_error(CU_DOC("10", "3", CU_H2D, "{}"), TB_EINVAL,
+                      "cases[0] (x): cupti.kernels: expected an array");
+    expect_load_error(CU_DOC("10", "3", CU_H2D,
+                             "[{\"name\": \"\", \"count\": 1, "
+                             "\"device_ns\": 1}]"),
+                      TB_EINVAL, "cupti.kernels[0]: expected");
+    expect_load_error(CU_DOC("10", "3", CU_H2D,
+                             "[" CU_K1 ", {\"name\": \"g\", \"count\": -1, "
+                             "\"device_ns\": 1}]"),
+                      TB_EINVAL, "cupti.kernels[1]: expected");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1086,6 +1182,7 @@ int main(void)
         cmocka_unit_test(test_changepoints),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_export),
+        cmocka_unit_test(test_load_cupti),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
