@@ -161,6 +161,16 @@ static const tb_command commands[] = {
      "    -o, --output FILE     write to FILE instead of stdout\n"
      "    exit 0 ok, 2 usage or input error\n",
      tb_cmd_export},
+    {"show", "CASE [RESULTS] [--json]",
+     "everything a result file records about the cases whose id matches\n"
+     "    CASE (as run --filter matches: an id as printed, or a glob):\n"
+     "    status, check, statistics, counters, roofline and the CUPTI\n"
+     "    counts per iteration with the kernel breakdown (or why they were\n"
+     "    not measured).  RESULTS: a file or run folder (default: the\n"
+     "    newest run under results/)\n"
+     "        --json            the records as stored\n"
+     "    exit 0 ok, 2 usage or input error (no case matches)\n",
+     tb_cmd_show},
 };
 
 void tb_usage(FILE *f)

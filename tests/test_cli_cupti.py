@@ -1,0 +1,273 @@
+#!/usr/bin/python3
+"""CLI tests of the CUPTI counts in result files (issue 12): `tbench
+show`, compare's exact device-counter regressions and the report's
+launches saved, printed as TAP.
+
+Usage: test_cli_cupti.py PATH/TO/tbench   (run from the repository root)
+
+There is no GPU here, so one tiny real CPU run gives a template result
+document (every case "cupti": null with the reason, which the first case
+checks) and the GPU runs are synthesized from it: each case relabelled
+as the cuda backend with a "cupti" object of known counts (add: 1
+launch, no copy; log_softmax: 1 launch; log_softmax_unfused: 6 launches
+of 5 kernels), validated against docs/results.schema.json first.  Needs
+Debian's python3-jsonschema: run with /usr/bin/python3.
+"""
+import copy
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from tap import case, expect, run as run_cases
+
+import jsonschema
+
+TBENCH = os.path.abspath(sys.argv[1])
+SCHEMA = json.load(open("docs/results.schema.json", encoding="utf-8"))
+TMP = tempfile.mkdtemp(prefix="tbench-cupti-")
+
+TINY = """{
+  "name": "tinycupti",
+  "warmup": {"min_time_ms": 1, "min_iters": 2},
+  "measure": {"sample_time_ms": 0.2, "min_samples": 10, "max_samples": 30,
+              "ci_target": 0.05, "max_time_s": 0.5},
+  "dtypes": ["f32"],
+  "backends": ["cpu"],
+  "ops": [
+    {"op": "add", "shapes": [[7, 13]]},
+    {"op": "log_softmax", "shapes": [[4, 10]]},
+    {"op": "log_softmax_unfused", "shapes": [[4, 10]]}
+  ]
+}
+"""
+
+
+def write(name, text):
+    path = os.path.join(TMP, name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+def run(*args, cwd=None):
+    return subprocess.run([TBENCH, *args], capture_output=True, text=True,
+                          timeout=300, cwd=cwd)
+
+
+def expect_exit(p, code):
+    expect(p.returncode == code,
+           f"exit {p.returncode}, want {code}\nstdout: {p.stdout[-2000:]}\n"
+           f"stderr: {p.stderr[-2000:]}")
+
+
+def expect_error(p, *needles):
+    """Exit 2 with exactly one line on stderr containing every needle."""
+    expect_exit(p, 2)
+    lines = [l for l in p.stderr.splitlines() if l.strip()
+             and not l.startswith("Try ")]
+    expect(len(lines) == 1, f"want one error line, got: {p.stderr!r}")
+    expect(lines[0].startswith("tbench: "), f"bad message: {lines[0]}")
+    for n in needles:
+        expect(n in lines[0], f"'{n}' not in: {lines[0]}")
+
+
+CONFIG = write("tiny.json", TINY)
+TEMPLATE_DIR = os.path.join(TMP, "template")
+_template = None
+
+
+def template():
+    """The result document of one real run of TINY (made once)."""
+    global _template
+    if _template is None:
+        p = run("run", CONFIG, "-o", TEMPLATE_DIR, "-q")
+        expect_exit(p, 0)
+        _template = json.load(open(os.path.join(TEMPLATE_DIR,
+                                                "results.json")))
+        expect(all(c["status"] == "ok" for c in _template["cases"]),
+               "template run: not every case ok")
+    return copy.deepcopy(_template)
+
+
+def cupti(launches, kernels, allocs=0.0, h2d=0.0, memsets=0.0):
+    """A cupti object; kernels: [(name, count, device_ns)]."""
+    def d(n):
+        return {"count": n, "bytes": 64.0 * n}
+    return {"iterations": 10, "kernel_launches": launches,
+            "memcpy": {"h2d": d(h2d), "d2h": d(0), "d2d": d(0),
+                       "other": d(0)},
+            "memsets": memsets, "memset_bytes": 0.0,
+            "device_allocs": allocs, "device_alloc_bytes": 512.0 * allocs,
+            "device_frees": allocs, "device_free_bytes": 512.0 * allocs,
+            "kernels": [{"name": n, "count": c, "device_ns": t}
+                        for n, c, t in kernels],
+            "kernels_unlisted": 0.0}
+
+
+ADD_K = "void tb_binary<float, tb_add_op>(float const*, float*, long)"
+LSM_K = "void tb_log_softmax_rows<float>(float const*, float*, long, long)"
+UNFUSED_K = [("max_rows", 1, 900.0), ("sub_bcast", 2, 1400.0),
+             ("exp", 1, 700.0), ("sum_rows", 1, 800.0), ("log", 1, 650.0)]
+
+
+def gpu_counts(op):
+    if op == "add":
+        return cupti(1.0, [(ADD_K, 1, 1234.5)])
+    if op == "log_softmax":
+        return cupti(1.0, [(LSM_K, 1, 2100.0)])
+    return cupti(6.0, UNFUSED_K, allocs=4.0)
+
+
+def gpu_doc(edit=None):
+    """The template as a cuda run with known counts; edit(case) may
+    change each case.  Written to a file, its path returned."""
+    doc = template()
+    for c in doc["cases"]:
+        c["id"] = re.sub(r"/cpu\[[^]]*\]$", "/cuda", c["id"])
+        c["backend"] = "cuda"
+        c["backend_params"] = {"device": "0"}
+        c["roofline"] = None
+        c["cupti"] = gpu_counts(c["op"])
+        c["cupti_reason"] = None
+        if edit:
+            edit(c)
+    jsonschema.validate(doc, SCHEMA)
+    return doc
+
+
+def save(doc, name):
+    path = os.path.join(TMP, name)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    return path
+
+
+def ids(doc):
+    return {c["op"]: c["id"] for c in doc["cases"]}
+
+
+# ---- the real run: no counts here, and why -------------------------------
+
+
+@case("a cpu run records cupti null with the reason on every case")
+def t_cpu_run():
+    doc = template()
+    jsonschema.validate(doc, SCHEMA)
+    for c in doc["cases"]:
+        expect(c["cupti"] is None, f"{c['id']}: cupti {c['cupti']}")
+        expect(c["cupti_reason"] == "backend cpu counts no device activity",
+               f"{c['id']}: {c['cupti_reason']}")
+    p = run("show", "add*", TEMPLATE_DIR)
+    expect_exit(p, 0)
+    expect("cupti: not measured: backend cpu counts no device activity"
+           in p.stdout, p.stdout)
+
+
+# ---- show --------------------------------------------------------------------
+
+
+@case("show: a case's fields, the counts and the kernel breakdown")
+def t_show():
+    doc = gpu_doc()
+    path = save(doc, "gpu.json")
+    p = run("show", ids(doc)["log_softmax_unfused"], path)
+    expect_exit(p, 0)
+    out = p.stdout
+    lines = out.splitlines()
+    expect(lines[0] == ids(doc)["log_softmax_unfused"], lines[0])
+    for needle in ["status                         ok",
+                   "backend                        cuda",
+                   "  device                       0",
+                   "median_ns", "kernel_launches",
+                   "cupti (per iteration, counted over 10 iterations):",
+                   "kernel launches              6",
+                   "memcpy h2d                   0 (0 bytes)",
+                   "device allocs                4 (2048 bytes)",
+                   "kernel breakdown:"]:
+        expect(needle in out, f"'{needle}' not in:\n{out}")
+    rows = [l.split() for l in lines
+            if re.match(r"^ +[0-9.]+ +[0-9.]+ [nu]s +\S", l)]
+    expect([r[-1] for r in rows] == [k[0] for k in UNFUSED_K],
+           f"breakdown rows {rows}")
+    expect(rows[1][:3] == ["2", "1.40", "us"], f"sub_bcast row {rows[1]}")
+    # one fused launch, the demangled name in full
+    p = run("show", ids(doc)["log_softmax"], path)
+    expect_exit(p, 0)
+    expect(re.search(r"^ +1 +2\.10 us +" + re.escape(LSM_K) + "$",
+                     p.stdout, re.M), p.stdout)
+
+
+@case("show: a glob shows every match; --json the records as stored")
+def t_show_glob_json():
+    doc = gpu_doc()
+    path = save(doc, "gpu.json")
+    p = run("show", "log_softmax*", path)
+    expect_exit(p, 0)
+    heads = [l for l in p.stdout.splitlines() if l.startswith("log_softmax")]
+    expect(len(heads) == 2, f"headers {heads}")
+    p = run("show", "*", path, "--json")
+    expect_exit(p, 0)
+    expect(json.loads(p.stdout) == doc["cases"], "--json differs")
+
+
+@case("show: without RESULTS the newest run under results/")
+def t_show_default():
+    cwd = os.path.join(TMP, "cwd")
+    for name, launches in [("20260101-000000-a", 1.0),
+                           ("20260102-000000-b", 7.0)]:
+        d = os.path.join(cwd, "results", name)
+        os.makedirs(d, exist_ok=True)
+        doc = gpu_doc()
+        for c in doc["cases"]:
+            c["cupti"]["kernel_launches"] = launches
+        save(doc, os.path.join(d, "results.json"))
+        os.utime(os.path.join(d, "results.json"),
+                 (1e9 + launches, 1e9 + launches))
+    p = run("show", "add*", cwd=cwd)
+    expect_exit(p, 0)
+    expect("kernel launches              7" in p.stdout, p.stdout)
+    empty = os.path.join(TMP, "empty")
+    os.makedirs(empty, exist_ok=True)
+    expect_error(run("show", "add*", cwd=empty), "show: no RESULTS given")
+
+
+@case("show: no match, a malformed cupti, usage errors: exit 2, one line")
+def t_show_errors():
+    doc = gpu_doc()
+    path = save(doc, "gpu.json")
+    expect_error(run("show", "matmul*", path), "no case id matches",
+                 "'matmul*'")
+
+    def bad(c):
+        c["cupti"]["memcpy"]["d2h"]["bytes"] = -1
+    bdoc = template()
+    for c in bdoc["cases"]:
+        c["cupti"] = gpu_counts(c["op"])
+        c["cupti_reason"] = None
+        bad(c)
+    bpath = save(bdoc, "bad.json")
+    expect_error(run("show", "add*", bpath), "bad.json: cases[0]",
+                 "cupti.memcpy.d2h")
+    for c in bdoc["cases"]:
+        c["cupti"] = None
+        c["cupti_reason"] = None
+    expect_error(run("show", "add*", save(bdoc, "bad2.json")),
+                 "cupti is null but cupti_reason")
+    expect_error(run("show"), "show: expected a CASE")
+    expect_error(run("show", "a", "b", "c"), "unexpected argument 'c'")
+    expect_error(run("show", "--bogus"), "unknown option '--bogus'")
+    p = run("--help")
+    expect_exit(p, 0)
+    expect("  show CASE [RESULTS] [--json]" in p.stdout, p.stdout)
+
+
+def cleanup(failed):
+    if not failed:
+        shutil.rmtree(TMP, ignore_errors=True)
+
+
+sys.exit(run_cases(cleanup))
