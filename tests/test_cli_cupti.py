@@ -265,6 +265,78 @@ def t_show_errors():
     expect("  show CASE [RESULTS] [--json]" in p.stdout, p.stdout)
 
 
+# ---- compare --------------------------------------------------------------
+
+
+@case("compare: one more kernel launch per iteration fails (exit 1)")
+def t_compare_launches():
+    old = save(gpu_doc(), "old.json")
+
+    def more(c):
+        if c["op"] == "log_softmax":
+            c["cupti"]["kernel_launches"] = 2.0
+            c["cupti"]["kernels"].append({"name": "extra", "count": 1,
+                                          "device_ns": 10.0})
+    doc = gpu_doc(more)
+    new = save(doc, "new.json")
+    p = run("compare", old, new)
+    expect_exit(p, 1)
+    lsm = ids(doc)["log_softmax"]
+    expect(f"{lsm}: cupti.kernel_launches 1 -> 2 (counter regression)"
+           in p.stdout, p.stdout)
+    p = run("compare", old, new, "--format", "json")
+    expect_exit(p, 1)
+    cmp = {c["id"]: c for c in json.loads(p.stdout)["cases"]}
+    expect(cmp[lsm]["verdict"] == "counters", cmp[lsm]["verdict"])
+    e = cmp[lsm]["counters"]["cupti.kernel_launches"]
+    expect(e == {"old": 1, "new": 2, "verdict": "regressed"}, str(e))
+    expect(cmp[lsm]["cupti_no_verdict"] is None, "no verdict?")
+    add = cmp[ids(doc)["add"]]["counters"]
+    expect(add["cupti.memcpys"]["verdict"] == "unchanged" and
+           add["cupti.memcpys"]["new"] == 0, str(add))
+    # --fail-on without counters: reported, not failing
+    expect_exit(run("compare", old, new, "--fail-on", "time,status"), 0)
+    # fewer launches (the fused kernel came back): an improvement, exit 0
+    p = run("compare", new, old)
+    expect_exit(p, 0)
+    expect("cupti.kernel_launches 2 -> 1 (counter improvement)" in p.stdout,
+           p.stdout)
+
+
+@case("compare: cupti null on one side gives no verdict and says why")
+def t_compare_null_side():
+    old = save(gpu_doc(), "old.json")
+
+    def null(c):
+        c["cupti"] = None
+        c["cupti_reason"] = ("CUPTI refused: cuptiActivityEnable("
+                             "CONCURRENT_KERNEL): CUPTI_ERROR_NOT_INITIALIZED"
+                             " (error 15) (another profiler may be "
+                             "attached)")
+    doc = gpu_doc(null)
+    new = save(doc, "new.json")
+    p = run("compare", old, new)
+    expect_exit(p, 0)
+    expect("CUPTI counts not compared:" in p.stdout, p.stdout)
+    want = (f"{ids(doc)['add']}: no CUPTI verdict: not measured in the new "
+            "run: CUPTI refused: cuptiActivityEnable(CONCURRENT_KERNEL)")
+    expect(want in p.stdout, p.stdout)
+    p = run("compare", old, new, "--format", "json")
+    cmp = {c["id"]: c for c in json.loads(p.stdout)["cases"]}
+    c = cmp[ids(doc)["add"]]
+    expect(c["verdict"] == "unchanged", c["verdict"])
+    expect(c["cupti_no_verdict"].startswith("no CUPTI verdict: not measured "
+                                            "in the new run: CUPTI refused"),
+           c["cupti_no_verdict"])
+    expect(c["counters"]["cupti.kernel_launches"] ==
+           {"old": 1, "new": None, "verdict": "not-compared"},
+           str(c["counters"]["cupti.kernel_launches"]))
+    # the cpu template against itself: no cupti talk at all
+    p = run("compare", TEMPLATE_DIR, TEMPLATE_DIR)
+    expect_exit(p, 0)
+    expect("CUPTI" not in p.stdout and "cupti." not in p.stdout, p.stdout)
+
+
 def cleanup(failed):
     if not failed:
         shutil.rmtree(TMP, ignore_errors=True)

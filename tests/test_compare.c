@@ -1153,6 +1153,115 @@ static void test_load_cupti(void **state)
                       TB_EINVAL, "cupti.kernels[1]: expected");
 }
 
+/* One ok case "c" (the same samples for every seed-1 file) with CUPTI
+ * counts: launches per iteration, or a negative value for "cupti": null
+ * with the reason "no driver", or NAN for no cupti member at all. */
+static tb_resfile *cupti_case(const char *name, double launches)
+{
+    double *x = samples(50, 1000, 0.01, 1);
+    spec s = {"c", NULL, x, 50, 1, 0};
+    cJSON *doc = make_doc(&s, 1);
+    free(x);
+    cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cases"), 0);
+    if (launches < 0) {
+        cJSON_AddNullToObject(c, "cupti");
+        cJSON_AddStringToObject(c, "cupti_reason", "no driver");
+    } else if (!isnan(launches)) {
+        const char *text = CU_DOC("10", "0", CU_H2D, CU_K);
+        cJSON *d = cJSON_Parse(text);
+        assert_non_null(d);
+        cJSON *cu = cJSON_DetachItemFromObject(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(d, "cases"), 0), "cupti");
+        cJSON_Delete(d);
+        cJSON_ReplaceItemInObject(cu, "kernel_launches",
+                                  cJSON_CreateNumber(launches));
+        cJSON_AddItemToObject(c, "cupti", cu);
+        cJSON_AddNullToObject(c, "cupti_reason");
+    }
+    return load_doc(doc, name);
+}
+
+static void test_cupti_regression(void **state)
+{
+    (void)state;
+    tb_resfile *a = cupti_case("old.json", 1);
+    tb_resfile *b = cupti_case("new.json", 3);
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    const tb_cmp_case *k = compare2(a, b, &o, &c);
+    assert_int_equal(k->time, TB_TIME_UNCHANGED);
+    assert_true(k->ctr_regressed);
+    assert_int_equal(k->cu_dir[TB_RES_CUPTI_LAUNCHES], 1);
+    assert_int_equal(k->cu_dir[TB_RES_CUPTI_MEMCPYS], 0);
+    assert_close(k->cu_old[TB_RES_CUPTI_LAUNCHES], 1, 0);
+    assert_close(k->cu_new[TB_RES_CUPTI_LAUNCHES], 3, 0);
+    assert_close(k->cu_new[TB_RES_CUPTI_MEMCPYS], 3.5, 0);
+    assert_string_equal(k->cu_na, "");
+    assert_string_equal(tb_cmp_case_verdict(k), "counters");
+    assert_true(c.failed);
+    tb_cmp_free(&c);
+    o.fail_on = TB_FAIL_TIME | TB_FAIL_STATUS; /* counters not failing */
+    compare2(a, b, &o, &c);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    tb_cmp_opts_default(&o);
+    k = compare2(b, a, &o, &c); /* 3 -> 1: an improvement */
+    assert_true(k->ctr_improved && !k->ctr_regressed);
+    assert_int_equal(k->cu_dir[TB_RES_CUPTI_LAUNCHES], -1);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    tb_resfile *a2 = cupti_case("old2.json", 1);
+    k = compare2(a, a2, &o, &c);
+    assert_false(k->ctr_regressed || k->ctr_improved);
+    assert_string_equal(tb_cmp_case_verdict(k), "unchanged");
+    tb_cmp_free(&c);
+    tb_resfile_free(a);
+    tb_resfile_free(a2);
+    tb_resfile_free(b);
+}
+
+static void test_cupti_one_side(void **state)
+{
+    (void)state;
+    tb_resfile *a = cupti_case("old.json", 1);
+    tb_resfile *n = cupti_case("null.json", -1);
+    tb_resfile *z = cupti_case("none.json", NAN);
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    /* null on the new side: no verdict, says why, never a failure */
+    const tb_cmp_case *k = compare2(a, n, &o, &c);
+    assert_false(k->ctr_regressed || k->ctr_improved);
+    assert_false(c.failed);
+    assert_string_equal(k->cu_na, "no CUPTI verdict: not measured in the "
+                                  "new run: no driver");
+    assert_true(isnan(k->cu_new[TB_RES_CUPTI_LAUNCHES]));
+    assert_close(k->cu_old[TB_RES_CUPTI_LAUNCHES], 1, 0);
+    assert_string_equal(tb_cmp_case_verdict(k), "unchanged");
+    cJSON *j = tb_cmp_json(&c);
+    cJSON *cj = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "cases"), 0);
+    assert_string_equal(tb_json_str(cj, "cupti_no_verdict"), k->cu_na);
+    cJSON *e = cJSON_GetObjectItem(cJSON_GetObjectItem(cj, "counters"),
+                                   "cupti.kernel_launches");
+    assert_string_equal(tb_json_str(e, "verdict"), "not-compared");
+    cJSON_Delete(j);
+    tb_cmp_free(&c);
+    /* absent on the old side (an older file) */
+    k = compare2(z, a, &o, &c);
+    assert_string_equal(k->cu_na, "no CUPTI verdict: not measured in the "
+                                  "old run: the file has no cupti field");
+    tb_cmp_free(&c);
+    /* neither side measured: nothing to say */
+    k = compare2(n, z, &o, &c);
+    assert_string_equal(k->cu_na, "");
+    assert_false(k->ctr_regressed);
+    tb_cmp_free(&c);
+    tb_resfile_free(a);
+    tb_resfile_free(n);
+    tb_resfile_free(z);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1183,6 +1292,8 @@ int main(void)
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_export),
         cmocka_unit_test(test_load_cupti),
+        cmocka_unit_test(test_cupti_regression),
+        cmocka_unit_test(test_cupti_one_side),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
