@@ -337,6 +337,52 @@ def t_compare_null_side():
     expect("CUPTI" not in p.stdout and "cupti." not in p.stdout, p.stdout)
 
 
+# ---- report -------------------------------------------------------------------
+
+
+def fusion_row(md, op="log_softmax"):
+    """The cells of the fused-vs-unfused row of op."""
+    expect("\n## Fused vs unfused\n" in md, "no fusion section")
+    sec = md.split("\n## Fused vs unfused\n", 1)[1].split("\n## ", 1)[0]
+    rows = [l for l in sec.splitlines() if l.startswith(f"| {op}[")]
+    expect(len(rows) == 1, f"rows for {op}: {rows}\n{md[-3000:]}")
+    return [c.strip() for c in rows[0].strip("|").split("|")]
+
+
+def report(path, name):
+    out = os.path.join(TMP, name + ".md")
+    p = run("report", path, "--no-charts", "-o", out)
+    expect_exit(p, 0)
+    with open(out, encoding="utf-8") as f:
+        return f.read()
+
+
+@case("report: fused vs unfused shows the launches saved, or why not")
+def t_report():
+    md = report(save(gpu_doc(), "gpu.json"), "gpu")
+    expect("| Launches saved (CUPTI) |" in md, md[-3000:])
+    cells = fusion_row(md)
+    expect(cells[-1] == "5 of 6 (83%)", f"launches saved {cells[-1]}")
+
+    def fewer(c):  # the unfused form recorded 3 launches
+        if c["op"] == "log_softmax_unfused":
+            c["cupti"]["kernel_launches"] = 3.0
+    cells = fusion_row(report(save(gpu_doc(fewer), "g3.json"), "g3"))
+    expect(cells[-1] == "2 of 3 (67%)", f"launches saved {cells[-1]}")
+
+    def null_unfused(c):
+        if c["op"] == "log_softmax_unfused":
+            c["cupti"] = None
+            c["cupti_reason"] = "CUPTI dropped 12 activity records | x"
+    cells = fusion_row(report(save(gpu_doc(null_unfused), "gn.json"), "gn"))
+    expect(cells[-1] == "not measured: CUPTI dropped 12 activity records "
+           "/ x", f"launches saved {cells[-1]}")
+    # the real cpu run: the backend's reason
+    cells = fusion_row(report(TEMPLATE_DIR, "cpu"))
+    expect(cells[-1] == "not measured: backend cpu counts no device "
+           "activity", f"launches saved {cells[-1]}")
+
+
 def cleanup(failed):
     if not failed:
         shutil.rmtree(TMP, ignore_errors=True)
