@@ -1057,6 +1057,211 @@ static void test_export(void **state)
     free(x);
 }
 
+/* ---- the cupti object of a case record ------------------------------ */
+
+#define CU_HEAD "{\"schema\": \"tbench.results/1\", \"cases\": [{\"id\": " \
+                "\"x\", " OPDB "\"status\": \"unavailable\", "
+#define CU_MC(h2d)                                                        \
+    "\"memcpy\": {\"h2d\": " h2d ", \"d2h\": {\"count\": 1, \"bytes\": " \
+    "8}, \"d2d\": {\"count\": 0.5, \"bytes\": 4}, \"other\": "            \
+    "{\"count\": 0, \"bytes\": 0}}, "
+#define CU_REST                                                          \
+    "\"memsets\": 0, \"memset_bytes\": 0, \"device_allocs\": 1, "          \
+    "\"device_alloc_bytes\": 64, \"device_frees\": 1, "                     \
+    "\"device_free_bytes\": 64, \"kernels_unlisted\": 0"
+/* A record whose cupti object has `launches` and `kernels`. */
+#define CU_DOC(iters, launches, h2d, kernels)                            \
+    CU_HEAD "\"cupti\": {\"iterations\": " iters ", "                       \
+    "\"kernel_launches\": " launches ", " CU_MC(h2d) CU_REST                 \
+    ", \"kernels\": " kernels "}}]}"
+#define CU_H2D "{\"count\": 2, \"bytes\": 16}"
+#define CU_K1 "{\"name\": \"void f<float>(float*)\", \"count\": 1, " \
+              "\"device_ns\": 1500.5}"
+#define CU_K "[" CU_K1 "]"
+
+static void test_load_cupti(void **state)
+{
+    (void)state;
+    const char *text = CU_DOC("10", "3", CU_H2D, CU_K);
+    tb_resfile *f;
+    char err[512] = "";
+    int rc = tb_resfile_from_text("t.json", text, strlen(text), &f, err,
+                                  sizeof err);
+    if (rc)
+        print_error("%s\n", err);
+    assert_int_equal(rc, 0);
+    const tb_rescase *x = tb_resfile_find(f, "x");
+    assert_int_equal(x->cupti_state, TB_RES_CUPTI_VALID);
+    assert_null(x->cupti_reason);
+    assert_close(x->cupti_ctr[TB_RES_CUPTI_LAUNCHES], 3, 0);
+    assert_close(x->cupti_ctr[TB_RES_CUPTI_MEMCPYS], 3.5, 0); /* 2+1+.5 */
+    assert_close(x->cupti_ctr[TB_RES_CUPTI_MEMSETS], 0, 0);
+    assert_close(x->cupti_ctr[TB_RES_CUPTI_DEVICE_ALLOCS], 1, 0);
+    assert_string_equal(tb_res_cupti_name(TB_RES_CUPTI_MEMCPYS),
+                        "cupti.memcpys");
+    tb_resfile_free(f);
+
+    /* null with the reason; absent (an older file) */
+    text = CU_HEAD "\"cupti\": null, \"cupti_reason\": \"no CUPTI\"}]}";
+    assert_int_equal(tb_resfile_from_text("t.json", text, strlen(text), &f,
+                                          err, sizeof err), 0);
+    x = tb_resfile_find(f, "x");
+    assert_int_equal(x->cupti_state, TB_RES_CUPTI_NULL);
+    assert_string_equal(x->cupti_reason, "no CUPTI");
+    assert_true(isnan(x->cupti_ctr[TB_RES_CUPTI_LAUNCHES]));
+    tb_resfile_free(f);
+    text = CU_HEAD "\"message\": \"m\"}]}";
+    assert_int_equal(tb_resfile_from_text("t.json", text, strlen(text), &f,
+                                          err, sizeof err), 0);
+    assert_int_equal(tb_resfile_find(f, "x")->cupti_state,
+                     TB_RES_CUPTI_ABSENT);
+    tb_resfile_free(f);
+
+    /* malformed: one line naming the case and the field */
+    expect_load_error(CU_HEAD "\"cupti\": null}]}", TB_EINVAL,
+                      "cases[0] (x): cupti is null but cupti_reason is not");
+    expect_load_error(CU_HEAD "\"cupti\": null, \"cupti_reason\": \"\"}]}",
+                      TB_EINVAL, "cupti_reason is not a non-empty string");
+    expect_load_error(CU_HEAD "\"cupti\": 0, \"cupti_reason\": null}]}",
+                      TB_EINVAL, "cases[0] (x): cupti: expected an object");
+    expect_load_error(CU_HEAD "\"cupti\": null, \"cupti_reason\": 7}]}",
+                      TB_EINVAL, "cupti_reason: expected a string or null");
+    expect_load_error(CU_DOC("0", "3", CU_H2D, CU_K), TB_EINVAL,
+                      "cases[0] (x): cupti.iterations: expected an integer");
+    expect_load_error(CU_DOC("2.5", "3", CU_H2D, CU_K), TB_EINVAL,
+                      "cupti.iterations: expected an integer >= 1");
+    expect_load_error(CU_DOC("10", "-1", CU_H2D, CU_K), TB_EINVAL,
+                      "cases[0] (x): cupti.kernel_launches: expected a "
+                      "number >= 0");
+    expect_load_error(CU_DOC("10", "null", CU_H2D, CU_K), TB_EINVAL,
+                      "cupti.kernel_launches: expected a number >= 0");
+    expect_load_error(CU_DOC("10", "1e999", CU_H2D, CU_K), TB_EINVAL,
+                      "cupti.kernel_launches: expected a number >= 0");
+    expect_load_error(CU_DOC("10", "3", "{\"count\": 2}", CU_K), TB_EINVAL,
+                      "cases[0] (x): cupti.memcpy.h2d: expected");
+    expect_load_error(CU_DOC("10", "3", "[]", CU_K), TB_EINVAL,
+                      "cupti.memcpy.h2d: expected");
+    expect_load_error(CU_DOC("10", "3", CU_H2D, "{}"), TB_EINVAL,
+                      "cases[0] (x): cupti.kernels: expected an array");
+    expect_load_error(CU_DOC("10", "3", CU_H2D,
+                             "[{\"name\": \"\", \"count\": 1, "
+                             "\"device_ns\": 1}]"),
+                      TB_EINVAL, "cupti.kernels[0]: expected");
+    expect_load_error(CU_DOC("10", "3", CU_H2D,
+                             "[" CU_K1 ", {\"name\": \"g\", \"count\": -1, "
+                             "\"device_ns\": 1}]"),
+                      TB_EINVAL, "cupti.kernels[1]: expected");
+}
+
+/* One ok case "c" (the same samples for every seed-1 file) with CUPTI
+ * counts: launches per iteration, or a negative value for "cupti": null
+ * with the reason "no driver", or NAN for no cupti member at all. */
+static tb_resfile *cupti_case(const char *name, double launches)
+{
+    double *x = samples(50, 1000, 0.01, 1);
+    spec s = {"c", NULL, x, 50, 1, 0};
+    cJSON *doc = make_doc(&s, 1);
+    free(x);
+    cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cases"), 0);
+    if (launches < 0) {
+        cJSON_AddNullToObject(c, "cupti");
+        cJSON_AddStringToObject(c, "cupti_reason", "no driver");
+    } else if (!isnan(launches)) {
+        const char *text = CU_DOC("10", "0", CU_H2D, CU_K);
+        cJSON *d = cJSON_Parse(text);
+        assert_non_null(d);
+        cJSON *cu = cJSON_DetachItemFromObject(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(d, "cases"), 0), "cupti");
+        cJSON_Delete(d);
+        cJSON_ReplaceItemInObject(cu, "kernel_launches",
+                                  cJSON_CreateNumber(launches));
+        cJSON_AddItemToObject(c, "cupti", cu);
+        cJSON_AddNullToObject(c, "cupti_reason");
+    }
+    return load_doc(doc, name);
+}
+
+static void test_cupti_regression(void **state)
+{
+    (void)state;
+    tb_resfile *a = cupti_case("old.json", 1);
+    tb_resfile *b = cupti_case("new.json", 3);
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    const tb_cmp_case *k = compare2(a, b, &o, &c);
+    assert_int_equal(k->time, TB_TIME_UNCHANGED);
+    assert_true(k->ctr_regressed);
+    assert_int_equal(k->cu_dir[TB_RES_CUPTI_LAUNCHES], 1);
+    assert_int_equal(k->cu_dir[TB_RES_CUPTI_MEMCPYS], 0);
+    assert_close(k->cu_old[TB_RES_CUPTI_LAUNCHES], 1, 0);
+    assert_close(k->cu_new[TB_RES_CUPTI_LAUNCHES], 3, 0);
+    assert_close(k->cu_new[TB_RES_CUPTI_MEMCPYS], 3.5, 0);
+    assert_string_equal(k->cu_na, "");
+    assert_string_equal(tb_cmp_case_verdict(k), "counters");
+    assert_true(c.failed);
+    tb_cmp_free(&c);
+    o.fail_on = TB_FAIL_TIME | TB_FAIL_STATUS; /* counters not failing */
+    compare2(a, b, &o, &c);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    tb_cmp_opts_default(&o);
+    k = compare2(b, a, &o, &c); /* 3 -> 1: an improvement */
+    assert_true(k->ctr_improved && !k->ctr_regressed);
+    assert_int_equal(k->cu_dir[TB_RES_CUPTI_LAUNCHES], -1);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    tb_resfile *a2 = cupti_case("old2.json", 1);
+    k = compare2(a, a2, &o, &c);
+    assert_false(k->ctr_regressed || k->ctr_improved);
+    assert_string_equal(tb_cmp_case_verdict(k), "unchanged");
+    tb_cmp_free(&c);
+    tb_resfile_free(a);
+    tb_resfile_free(a2);
+    tb_resfile_free(b);
+}
+
+static void test_cupti_one_side(void **state)
+{
+    (void)state;
+    tb_resfile *a = cupti_case("old.json", 1);
+    tb_resfile *n = cupti_case("null.json", -1);
+    tb_resfile *z = cupti_case("none.json", NAN);
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    /* null on the new side: no verdict, says why, never a failure */
+    const tb_cmp_case *k = compare2(a, n, &o, &c);
+    assert_false(k->ctr_regressed || k->ctr_improved);
+    assert_false(c.failed);
+    assert_string_equal(k->cu_na, "no CUPTI verdict: not measured in the "
+                                  "new run: no driver");
+    assert_true(isnan(k->cu_new[TB_RES_CUPTI_LAUNCHES]));
+    assert_close(k->cu_old[TB_RES_CUPTI_LAUNCHES], 1, 0);
+    assert_string_equal(tb_cmp_case_verdict(k), "unchanged");
+    cJSON *j = tb_cmp_json(&c);
+    cJSON *cj = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "cases"), 0);
+    assert_string_equal(tb_json_str(cj, "cupti_no_verdict"), k->cu_na);
+    cJSON *e = cJSON_GetObjectItem(cJSON_GetObjectItem(cj, "counters"),
+                                   "cupti.kernel_launches");
+    assert_string_equal(tb_json_str(e, "verdict"), "not-compared");
+    cJSON_Delete(j);
+    tb_cmp_free(&c);
+    /* absent on the old side (an older file) */
+    k = compare2(z, a, &o, &c);
+    assert_string_equal(k->cu_na, "no CUPTI verdict: not measured in the "
+                                  "old run: the file has no cupti field");
+    tb_cmp_free(&c);
+    /* neither side measured: nothing to say */
+    k = compare2(n, z, &o, &c);
+    assert_string_equal(k->cu_na, "");
+    assert_false(k->ctr_regressed);
+    tb_cmp_free(&c);
+    tb_resfile_free(a);
+    tb_resfile_free(n);
+    tb_resfile_free(z);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1086,6 +1291,9 @@ int main(void)
         cmocka_unit_test(test_changepoints),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_export),
+        cmocka_unit_test(test_load_cupti),
+        cmocka_unit_test(test_cupti_regression),
+        cmocka_unit_test(test_cupti_one_side),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

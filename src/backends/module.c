@@ -110,6 +110,11 @@ static void cuda_counters(void *ctx, tb_backend_counters *out)
 {
     tb_backend_counters_read(cuda_impl, ctx, out);
 }
+static int cuda_count(void *ctx, tb_count_run_fn run, void *arg,
+                      uint64_t iters, tb_dev_counts *out)
+{
+    return tb_backend_count(cuda_impl, ctx, run, arg, iters, out);
+}
 
 const tb_backend tb_backend_cuda = {
     .name = "cuda",
@@ -128,4 +133,5 @@ const tb_backend tb_backend_cuda = {
     .sync = cuda_sync,
     .kernel = cuda_kernel,
     .counters = cuda_counters,
+    .count = cuda_count,
 };

@@ -2,6 +2,7 @@
  * backends come first; module slots (loaded at run time) after. */
 #include "backend.h"
 
+#include <stdio.h>
 #include <string.h>
 
 extern const tb_backend tb_backend_cpu;
@@ -42,4 +43,16 @@ void tb_backend_counters_read(const tb_backend *b, void *ctx,
     memset(out, 0, sizeof *out);
     if (b->counters)
         b->counters(ctx, out);
+}
+
+int tb_backend_count(const tb_backend *b, void *ctx, tb_count_run_fn run,
+                     void *arg, uint64_t iters, tb_dev_counts *out)
+{
+    memset(out, 0, sizeof *out);
+    out->iters = iters;
+    if (b->count)
+        return b->count(ctx, run, arg, iters, out);
+    snprintf(out->reason, sizeof out->reason,
+             "backend %s counts no device activity", b->name);
+    return 0;
 }

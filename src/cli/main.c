@@ -151,8 +151,10 @@ static const tb_command commands[] = {
      "    lasts longer than a run: on a noisy machine compare several runs\n"
      "    per side, old and new alternated.  Kernel\n"
      "    launches and allocations per iteration that grow are counter\n"
-     "    regressions; a case that stops running or newly fails is a\n"
-     "    status failure\n"
+     "    regressions, and so are CUPTI's launches, memcpys, memsets and\n"
+     "    device allocs when both sides measured them (no verdict, and\n"
+     "    why, when one did not); a case that stops running or newly\n"
+     "    fails is a status failure\n"
      "        --vs              files before it: old runs; after it: new runs\n"
      "        --threshold PCT   smallest change that can count (default 2)\n"
      "        --alpha A         significance level per case (default 0.01;\n"
@@ -184,6 +186,16 @@ static const tb_command commands[] = {
      "    -o, --output FILE     write to FILE instead of stdout\n"
      "    exit 0 ok, 2 usage or input error\n",
      tb_cmd_export},
+    {"show", "CASE [RESULTS] [--json]",
+     "everything a result file records about the cases whose id matches\n"
+     "    CASE (as run --filter matches: an id as printed, or a glob):\n"
+     "    status, check, statistics, counters, roofline and the CUPTI\n"
+     "    counts per iteration with the kernel breakdown (or why they were\n"
+     "    not measured).  RESULTS: a file or run folder (default: the\n"
+     "    newest run under results/)\n"
+     "        --json            the records as stored\n"
+     "    exit 0 ok, 2 usage or input error (no case matches)\n",
+     tb_cmd_show},
 };
 
 void tb_cmd_usage(FILE *f, const char *cmd)

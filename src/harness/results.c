@@ -115,6 +115,52 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
     return o ? o : cJSON_CreateNull();
 }
 
+/* "cupti" and "cupti_reason" of a case record (docs/FORMAT.md): the
+ * counting pass's per-iteration figures, or null with the reason. */
+static void add_cupti(cJSON *o, const tb_result *r)
+{
+    const tb_dev_counts *d = &r->dev;
+    if (r->status != TB_STATUS_OK || !d->valid) {
+        char why[300];
+        if (r->status != TB_STATUS_OK)
+            snprintf(why, sizeof why, "not counted: the case is %s",
+                     tb_status_name(r->status));
+        else
+            snprintf(why, sizeof why, "%s",
+                     d->reason[0] ? d->reason : "not counted");
+        cJSON_AddNullToObject(o, "cupti");
+        cJSON_AddStringToObject(o, "cupti_reason", why);
+        return;
+    }
+    static const char *const dirs[TB_DEV_NDIR] = {"h2d", "d2h", "d2d",
+                                                  "other"};
+    cJSON *cu = cJSON_AddObjectToObject(o, "cupti");
+    cJSON_AddNumberToObject(cu, "iterations", (double)d->iters);
+    cJSON_AddNumberToObject(cu, "kernel_launches", d->kernel_launches);
+    cJSON *mc = cJSON_AddObjectToObject(cu, "memcpy");
+    for (int i = 0; mc && i < TB_DEV_NDIR; i++) {
+        cJSON *m = cJSON_AddObjectToObject(mc, dirs[i]);
+        cJSON_AddNumberToObject(m, "count", d->memcpy_count[i]);
+        cJSON_AddNumberToObject(m, "bytes", d->memcpy_bytes[i]);
+    }
+    cJSON_AddNumberToObject(cu, "memsets", d->memsets);
+    cJSON_AddNumberToObject(cu, "memset_bytes", d->memset_bytes);
+    cJSON_AddNumberToObject(cu, "device_allocs", d->device_allocs);
+    cJSON_AddNumberToObject(cu, "device_alloc_bytes", d->device_alloc_bytes);
+    cJSON_AddNumberToObject(cu, "device_frees", d->device_frees);
+    cJSON_AddNumberToObject(cu, "device_free_bytes", d->device_free_bytes);
+    cJSON *ks = cJSON_AddArrayToObject(cu, "kernels");
+    for (int i = 0; ks && i < d->n_kernels; i++) {
+        cJSON *k = cJSON_CreateObject();
+        cJSON_AddItemToArray(ks, k);
+        cJSON_AddStringToObject(k, "name", d->kernel[i].name);
+        cJSON_AddNumberToObject(k, "count", d->kernel[i].count);
+        cJSON_AddNumberToObject(k, "device_ns", d->kernel[i].ns);
+    }
+    cJSON_AddNumberToObject(cu, "kernels_unlisted", d->kernels_unlisted);
+    cJSON_AddNullToObject(o, "cupti_reason");
+}
+
 static cJSON *case_record(const cJSON *doc, const tb_case *c,
                           const tb_result *r)
 {
@@ -250,6 +296,7 @@ static cJSON *case_record(const cJSON *doc, const tb_case *c,
         cJSON_AddNullToObject(o, "timing");
     }
     cJSON_AddItemToObject(o, "roofline", roofline_json(doc, c, r));
+    add_cupti(o, r);
     return o;
 }
 

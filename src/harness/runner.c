@@ -63,7 +63,7 @@ const char *tb_status_name(tb_status s)
 const char *tb_phase_name(tb_phase p)
 {
     static const char *const names[] = {
-        "idle", "setup", "check", "warmup", "sampling",
+        "idle", "setup", "check", "warmup", "sampling", "count",
     };
     return (unsigned)p < sizeof names / sizeof names[0] ? names[p] : "?";
 }
@@ -161,6 +161,7 @@ static const tb_trace_name phase_range[] = {
     [TB_PHASE_CHECK] = TB_TRACE_CHECK,
     [TB_PHASE_WARMUP] = TB_TRACE_WARMUP,
     [TB_PHASE_SAMPLING] = TB_TRACE_SAMPLING,
+    [TB_PHASE_COUNT] = TB_TRACE_COUNT,
 };
 
 /* Enter phase p for case c: close the ranges of the phase before, open
@@ -580,6 +581,42 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
     return 0;
 }
 
+/* The counting pass: `iters` untimed calls, as the samples make them. */
+typedef struct {
+    const buffers *b;
+    tb_kernel_fn fn;
+    const tb_case *c;
+} count_arg;
+
+static int count_run(void *arg, uint64_t iters)
+{
+    const count_arg *a = arg;
+    double ns;
+    return run_batch(a->b, a->fn, a->c, iters, a->c->alloc_outputs, &ns);
+}
+
+/* After round 0's sampling, on a backend that has a counting pass: what
+ * one iteration does on the device (res->dev).  A failing call makes the
+ * case an error, as it would while timing. */
+static int count_pass(tb_runner *r, const buffers *b, tb_kernel_fn fn,
+                      const tb_case *c, tb_result *res)
+{
+    if (!b->be->count) {
+        tb_backend_count(b->be, b->ctx, NULL, NULL, 0, &res->dev);
+        return 0;
+    }
+    if (r->stop && *r->stop) {
+        memset(&res->dev, 0, sizeof res->dev);
+        snprintf(res->dev.reason, sizeof res->dev.reason,
+                 "not counted: the run was interrupted");
+        return 0;
+    }
+    set_phase(r, c, TB_PHASE_COUNT);
+    count_arg a = {b, fn, c};
+    return tb_backend_count(b->be, b->ctx, count_run, &a, TB_COUNT_ITERS,
+                            &res->dev);
+}
+
 typedef enum {
     CHECK_DEFAULT, /* full check; big matmuls by projection */
     CHECK_FULL,    /* always against the full reference (exec shows it) */
@@ -729,6 +766,9 @@ void tb_runner_round(tb_runner *r, const tb_case *c, int round, int rounds,
     int rc = measure(r, &b, fn, c, res, round, rounds);
     if (rc)
         set_error(res, TB_STATUS_ERROR, "while timing: %s", tb_strerror(rc));
+    else if (round == 0 && (rc = count_pass(r, &b, fn, c, res)) != 0)
+        set_error(res, TB_STATUS_ERROR, "while counting: %s",
+                  tb_strerror(rc));
 out:
     buffers_free(&b, c->op);
     set_phase(r, NULL, TB_PHASE_IDLE);

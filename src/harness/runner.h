@@ -36,6 +36,7 @@ typedef enum {
     TB_PHASE_CHECK,    /* the checked call and the reference */
     TB_PHASE_WARMUP,   /* warm-up and batch sizing */
     TB_PHASE_SAMPLING, /* timed samples */
+    TB_PHASE_COUNT,    /* the device counting pass (never timed) */
 } tb_phase;
 
 const char *tb_phase_name(tb_phase p);
@@ -63,7 +64,15 @@ typedef struct tb_result {
     size_t first_round_samples; /* later rounds take as many */
     double round_medians_ns[TB_CFG_MAX_ROUNDS]; /* median of each round */
     double gb_s, gflop_s, items_s;
+    /* What one iteration did on the device, from the backend's counting
+     * pass (`count` slot: CUPTI on cuda) after round 0's sampling, over
+     * TB_COUNT_ITERS iterations; not valid, with the reason, when the
+     * backend has no pass or the case was not timed. */
+    tb_dev_counts dev;
 } tb_result;
+
+/* Iterations of the counting pass. */
+#define TB_COUNT_ITERS 10
 
 typedef struct tb_runner tb_runner;
 

@@ -492,6 +492,61 @@ out:
     return rc;
 }
 
+/* The CUPTI counts of one side: the largest over its runs with a valid
+ * cupti object.  *why (when none has one) is the first run's reason. */
+static bool cupti_side(const tb_rescase *const *r, int k, double *out,
+                       const char **why)
+{
+    bool any = false;
+    *why = NULL;
+    for (int i = 0; i < TB_RES_NCUPTI; i++)
+        out[i] = NAN;
+    for (int j = 0; j < k; j++) {
+        if (r[j]->cupti_state != TB_RES_CUPTI_VALID) {
+            if (!*why)
+                *why = r[j]->cupti_state == TB_RES_CUPTI_NULL
+                           ? r[j]->cupti_reason
+                           : "the file has no cupti field";
+            continue;
+        }
+        any = true;
+        for (int i = 0; i < TB_RES_NCUPTI; i++)
+            out[i] = isnan(out[i]) ? r[j]->cupti_ctr[i]
+                                   : fmax(out[i], r[j]->cupti_ctr[i]);
+    }
+    return any;
+}
+
+/* CUPTI counts of a case ok on both sides: exact regressions when both
+ * sides measured them, no verdict (and why) when only one did. */
+static void compare_cupti(tb_cmp_case *c, const tb_rescase *const *ro,
+                          int ko, const tb_rescase *const *rn, int kn)
+{
+    const char *wo, *wn;
+    bool vo = cupti_side(ro, ko, c->cu_old, &wo);
+    bool vn = cupti_side(rn, kn, c->cu_new, &wn);
+    if (!vo && !vn)
+        return; /* neither side measured: nothing to say */
+    if (!vo || !vn) {
+        snprintf(c->cu_na, sizeof c->cu_na,
+                 "no CUPTI verdict: not measured in the %s run%s: %.250s",
+                 vo ? "new" : "old", (vo ? kn : ko) > 1 ? "s" : "",
+                 vo ? wn : wo);
+        return;
+    }
+    for (int k = 0; k < TB_RES_NCUPTI; k++) {
+        double a = c->cu_old[k], b = c->cu_new[k];
+        double slack = 1e-9 * fmax(1.0, fabs(a));
+        if (b > a + slack) {
+            c->cu_dir[k] = 1;
+            c->ctr_regressed = true;
+        } else if (b < a - slack) {
+            c->cu_dir[k] = -1;
+            c->ctr_improved = true;
+        }
+    }
+}
+
 static void count_case(tb_cmp *out, const tb_cmp_case *c)
 {
     if (c->presence == TB_CMP_ADDED) {
@@ -562,6 +617,8 @@ int tb_compare(tb_resfile *const *old, int k_old, tb_resfile *const *nw,
         c->bytes = c->flops = c->items = NAN;
         for (int k = 0; k < TB_RES_NCOUNTERS; k++)
             c->ctr_old[k] = c->ctr_new[k] = NAN;
+        for (int k = 0; k < TB_RES_NCUPTI; k++)
+            c->cu_old[k] = c->cu_new[k] = NAN;
         int ko = 0, kn = 0;
         for (int j = 0; j < k_old; j++)
             if ((ro[ko] = tb_resfile_find(old[j], c->id)))
@@ -606,6 +663,7 @@ int tb_compare(tb_resfile *const *old, int k_old, tb_resfile *const *nw,
                 snprintf(err, errlen, "compare: %s", tb_strerror(rc));
                 return rc;
             }
+            compare_cupti(c, ro, ko, rn, kn);
         }
         count_case(out, c);
     }
@@ -779,6 +837,31 @@ void tb_cmp_print(FILE *f, const tb_cmp *c, bool md)
                     k->ctr_dir[j] > 0 ? "counter regression"
                                       : "counter improvement");
         }
+        for (int j = 0; j < TB_RES_NCUPTI; j++) {
+            if (!k->cu_dir[j])
+                continue;
+            if (!hdr)
+                fprintf(f, "\ncounters (per iteration):\n%s", md ? "\n" : "");
+            hdr = true;
+            char x[32], y[32];
+            fmt_ctr(k->cu_old[j], x, sizeof x);
+            fmt_ctr(k->cu_new[j], y, sizeof y);
+            fprintf(f, "%s%s%s%s: %s %s -> %s (%s)\n", item, md ? "`" : "",
+                    k->id, md ? "`" : "", tb_res_cupti_name(j), x, y,
+                    k->cu_dir[j] > 0 ? "counter regression"
+                                     : "counter improvement");
+        }
+    }
+    hdr = false;
+    for (int i = 0; i < c->n; i++) {
+        const tb_cmp_case *k = &c->cases[i];
+        if (!k->cu_na[0])
+            continue;
+        if (!hdr)
+            fprintf(f, "\nCUPTI counts not compared:\n%s", md ? "\n" : "");
+        hdr = true;
+        fprintf(f, "%s%s%s%s: %s\n", item, md ? "`" : "", k->id,
+                md ? "`" : "", k->cu_na);
     }
     hdr = false;
     for (int i = 0; i < c->n; i++) {
@@ -983,6 +1066,22 @@ static cJSON *case_json(const tb_cmp_case *k, double threshold)
                                                   : "unchanged");
         cJSON_AddItemToObject(ct, tb_res_counter_name(j), e);
     }
+    for (int j = 0; j < TB_RES_NCUPTI; j++) {
+        if (isnan(k->cu_old[j]) && isnan(k->cu_new[j]))
+            continue;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "old", tb_json_num_or_null(k->cu_old[j]));
+        cJSON_AddItemToObject(e, "new", tb_json_num_or_null(k->cu_new[j]));
+        cJSON_AddStringToObject(e, "verdict",
+                                k->cu_na[0]       ? "not-compared"
+                                : k->cu_dir[j] > 0 ? "regressed"
+                                : k->cu_dir[j] < 0 ? "improved"
+                                                   : "unchanged");
+        cJSON_AddItemToObject(ct, tb_res_cupti_name(j), e);
+    }
+    cJSON_AddItemToObject(o, "cupti_no_verdict",
+                          tb_json_str_or_null(k->cu_na[0] ? k->cu_na
+                                                          : NULL));
     return o;
 }
 

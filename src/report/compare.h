@@ -21,7 +21,9 @@
  *     improved when new/old < 1/(1 + floor), p < alpha and the CI lies
  *     below 0; otherwise unchanged.
  * Exact per-iteration counters (resultsio.h) that grow are counter
- * regressions; a case that ran (ok) and no longer does, or that newly
+ * regressions, and so are the CUPTI counts (kernel launches, memcpys,
+ * memsets, device allocations) when both sides measured them; when only
+ * one side did, there is no verdict and cu_na says why; a case that ran (ok) and no longer does, or that newly
  * fails, is a status failure. */
 #ifndef TB_REPORT_COMPARE_H
 #define TB_REPORT_COMPARE_H
@@ -139,6 +141,16 @@ typedef struct tb_cmp_case {
     double ctr_old[TB_RES_NCOUNTERS], ctr_new[TB_RES_NCOUNTERS];
     int ctr_dir[TB_RES_NCOUNTERS]; /* +1 grew, -1 shrank, 0 same/NA */
     bool ctr_regressed, ctr_improved;
+    /* CUPTI counts per iteration (resultsio.h), exact like the counters
+     * above and part of ctr_regressed/ctr_improved: NAN unless both
+     * sides are ok and the side has a valid cupti object (the largest
+     * over the side's runs). */
+    double cu_old[TB_RES_NCUPTI], cu_new[TB_RES_NCUPTI];
+    int cu_dir[TB_RES_NCUPTI];
+    /* Why there is no CUPTI verdict although a side has counts (the
+     * other's cupti is null or absent: "not measured in the new run:
+     * REASON"); "" otherwise. */
+    char cu_na[320];
 } tb_cmp_case;
 
 typedef struct tb_cmp {

@@ -1461,6 +1461,35 @@ static char *counter_text(const tb_rcase *c, const char *name, char *buf,
     return buf;
 }
 
+/* Kernel launches per call that fusion saved, from CUPTI (the cupti
+ * object of docs/FORMAT.md): "5 of 6 (83%)" when both cases have counts,
+ * else "not measured: REASON" (the first side without them). */
+static char *launches_saved(const tb_rcase *fused, const tb_rcase *unf,
+                            char *buf, size_t len)
+{
+    const tb_rescase *side[2] = {fused->rc, unf->rc};
+    for (int i = 0; i < 2; i++) {
+        if (side[i]->cupti_state == TB_RES_CUPTI_VALID)
+            continue;
+        const char *why = side[i]->cupti_state == TB_RES_CUPTI_NULL
+                              ? side[i]->cupti_reason
+                              : "the result file has no CUPTI counts";
+        snprintf(buf, len, "not measured: %s", why);
+        for (char *p = buf; *p; p++)
+            if (*p == '|' || *p == '\n') /* keep the table intact */
+                *p = '/';
+        return buf;
+    }
+    double f = fused->rc->cupti_ctr[TB_RES_CUPTI_LAUNCHES];
+    double u = unf->rc->cupti_ctr[TB_RES_CUPTI_LAUNCHES];
+    if (u > 0)
+        snprintf(buf, len, "%.3g of %.3g (%.0f%%)", u - f, u,
+                 100 * (u - f) / u);
+    else
+        snprintf(buf, len, "%.3g of %.3g", u - f, u);
+    return buf;
+}
+
 /* The fused op of an unfused composition's case: "add_relu_unfused/..."
  * -> "add_relu/..." (same params, shapes and dtype). */
 static const tb_rcase *fused_of(const tb_rset *s, const tb_rcase *c)
@@ -1493,16 +1522,21 @@ static void sec_fused(const ctx *x)
                      "unit (`*_unfused`: one kernel and one new "
                      "intermediate tensor per step, as an eager framework "
                      "runs it), on the same backend; launches and "
-                     "allocations are per call, as counted.\n\n"
+                     "allocations are per call, as counted (the "
+                     "backend's count); launches saved are the kernels "
+                     "the device ran, from CUPTI (`cupti` in the result "
+                     "file).\n\n"
                      "| Op | Shapes | Dtype | Backend | Fused | Unfused "
                      "| Launches (fused / unfused) | Allocations (fused / "
-                     "unfused) | Fused speedup |\n"
-                     "|---|---|---|---|---|---|---|---|---|\n");
+                     "unfused) | Fused speedup | Launches saved "
+                     "(CUPTI) |\n"
+                     "|---|---|---|---|---|---|---|---|---|---|\n");
             header = true;
         }
-        char f[32], g[32], r[32], l1[16], l2[16], a1[16], a2[16];
+        char f[32], g[32], r[32], l1[16], l2[16], a1[16], a2[16],
+            sv[300];
         sb(x->b, "| %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | "
-                 "%sx |\n",
+                 "%sx | %s |\n",
            c->opp, c->shapes, c->dtype, c->variant,
            tb_report_fmt_time(c->median, c->median, f, sizeof f),
            tb_report_fmt_time(u->median, c->median, g, sizeof g),
@@ -1510,7 +1544,8 @@ static void sec_fused(const ctx *x)
            counter_text(u, "kernel_launches", l2, sizeof l2),
            counter_text(c, "allocs", a1, sizeof a1),
            counter_text(u, "allocs", a2, sizeof a2),
-           fmt_num(u->median / c->median, r, sizeof r));
+           fmt_num(u->median / c->median, r, sizeof r),
+           launches_saved(c, u, sv, sizeof sv));
     }
     if (header)
         sb(x->b, "\n");

@@ -23,6 +23,16 @@ const char *tb_res_counter_name(int k)
     return k >= 0 && k < TB_RES_NCOUNTERS ? names[k] : "?";
 }
 
+const char *tb_res_cupti_name(int k)
+{
+    static const char *const names[] = {
+#define TB_RES_CUPTI_NAME(e, s) s,
+        TB_RES_CUPTI_COUNTERS(TB_RES_CUPTI_NAME)
+#undef TB_RES_CUPTI_NAME
+    };
+    return k >= 0 && k < TB_RES_NCUPTI ? names[k] : "?";
+}
+
 const char *tb_resfile_resolve(const char *arg, char *buf, size_t len)
 {
     struct stat st;
@@ -239,6 +249,92 @@ static int load_timed(tb_rescase *c, int idx, const char *path, char *err,
     return 0;
 }
 
+/* Member k of o as a finite number >= 0 into *out; false otherwise. */
+static bool nonneg(const cJSON *o, const char *k, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+        v->valuedouble < 0)
+        return false;
+    *out = v->valuedouble;
+    return true;
+}
+
+/* Check "cupti" and "cupti_reason" of any record (see resultsio.h). */
+static int load_cupti(tb_rescase *c, int idx, const char *path, char *err,
+                      size_t errlen)
+{
+#define BAD(...)                                                          \
+    fail(err, errlen, path, TB_EINVAL, "cases[%d] (%s): cupti" __VA_ARGS__)
+    for (int k = 0; k < TB_RES_NCUPTI; k++)
+        c->cupti_ctr[k] = NAN;
+    const cJSON *cu = cJSON_GetObjectItemCaseSensitive(c->json, "cupti");
+    const cJSON *why = cJSON_GetObjectItemCaseSensitive(c->json,
+                                                        "cupti_reason");
+    if (why && !cJSON_IsNull(why) && !cJSON_IsString(why))
+        return BAD("_reason: expected a string or null", idx, c->id);
+    if (!cu)
+        return 0;
+    if (cJSON_IsNull(cu)) {
+        if (!cJSON_IsString(why) || !why->valuestring[0])
+            return BAD(" is null but cupti_reason is not a non-empty "
+                       "string saying why", idx, c->id);
+        c->cupti_state = TB_RES_CUPTI_NULL;
+        c->cupti_reason = why->valuestring;
+        return 0;
+    }
+    if (!cJSON_IsObject(cu))
+        return BAD(": expected an object or null", idx, c->id);
+    double v, iters;
+    if (!nonneg(cu, "iterations", &iters) || iters < 1 ||
+        iters != floor(iters))
+        return BAD(".iterations: expected an integer >= 1", idx, c->id);
+    static const char *const nums[] = {
+        "kernel_launches", "memsets", "memset_bytes", "device_allocs",
+        "device_alloc_bytes", "device_frees", "device_free_bytes",
+        "kernels_unlisted"};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        if (!nonneg(cu, nums[i], &v))
+            return BAD(".%s: expected a number >= 0", idx, c->id, nums[i]);
+    const cJSON *mc = cJSON_GetObjectItemCaseSensitive(cu, "memcpy");
+    if (!cJSON_IsObject(mc))
+        return BAD(".memcpy: expected an object", idx, c->id);
+    static const char *const dirs[] = {"h2d", "d2h", "d2d", "other"};
+    double copies = 0;
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(mc, dirs[i]);
+        if (!cJSON_IsObject(d) || !nonneg(d, "bytes", &v) ||
+            !nonneg(d, "count", &v))
+            return BAD(".memcpy.%s: expected {\"count\", \"bytes\"} "
+                       "numbers >= 0", idx, c->id, dirs[i]);
+        copies += v;
+    }
+    const cJSON *ks = cJSON_GetObjectItemCaseSensitive(cu, "kernels");
+    if (!cJSON_IsArray(ks))
+        return BAD(".kernels: expected an array", idx, c->id);
+    const cJSON *k;
+    int ki = 0;
+    cJSON_ArrayForEach(k, ks)
+    {
+        const char *name = tb_json_str(k, "name");
+        if (!cJSON_IsObject(k) || !name || !name[0] ||
+            !nonneg(k, "count", &v) || !nonneg(k, "device_ns", &v))
+            return BAD(".kernels[%d]: expected {\"name\": non-empty "
+                       "string, \"count\", \"device_ns\": numbers >= 0}",
+                       idx, c->id, ki);
+        ki++;
+    }
+#undef BAD
+    c->cupti_state = TB_RES_CUPTI_VALID;
+    c->cupti = cu;
+    c->cupti_ctr[TB_RES_CUPTI_LAUNCHES] = tb_json_num(cu, "kernel_launches");
+    c->cupti_ctr[TB_RES_CUPTI_MEMCPYS] = copies;
+    c->cupti_ctr[TB_RES_CUPTI_MEMSETS] = tb_json_num(cu, "memsets");
+    c->cupti_ctr[TB_RES_CUPTI_DEVICE_ALLOCS] = tb_json_num(cu,
+                                                          "device_allocs");
+    return 0;
+}
+
 /* qsort_r comparator: case indices by id. */
 static int cmp_by_id(const void *a, const void *b, void *ctx)
 {
@@ -416,6 +512,8 @@ int tb_resfile_from_text(const char *path, const char *text, size_t len,
         c->items = tb_json_num(md, "items");
         if (!strcmp(c->status, "ok") &&
             (rc = load_timed(c, i, path, err, errlen)))
+            goto bad;
+        if ((rc = load_cupti(c, i, path, err, errlen)))
             goto bad;
         rc = TB_EINVAL;
         f->by_id[i] = i;

@@ -37,6 +37,33 @@ typedef enum {
 /* Name of counter k as in the result file ("kernel_launches"). */
 const char *tb_res_counter_name(int k);
 
+/* The exact per-iteration CUPTI counts that compare treats as
+ * regressions when they grow (docs/FORMAT.md, "cupti"), in this order:
+ * name as compare prints it, then the path in the cupti object ("memcpys"
+ * is the sum of memcpy.{h2d,d2h,d2d,other}.count). */
+#define TB_RES_CUPTI_COUNTERS(X)                                         \
+    X(LAUNCHES, "cupti.kernel_launches")                                 \
+    X(MEMCPYS, "cupti.memcpys")                                          \
+    X(MEMSETS, "cupti.memsets")                                          \
+    X(DEVICE_ALLOCS, "cupti.device_allocs")
+
+typedef enum {
+#define TB_RES_CUPTI_ENUM(e, s) TB_RES_CUPTI_##e,
+    TB_RES_CUPTI_COUNTERS(TB_RES_CUPTI_ENUM)
+#undef TB_RES_CUPTI_ENUM
+        TB_RES_NCUPTI
+} tb_res_cupti_counter;
+
+/* Name of CUPTI counter k ("cupti.kernel_launches"). */
+const char *tb_res_cupti_name(int k);
+
+/* What a case record says about its CUPTI counts. */
+typedef enum {
+    TB_RES_CUPTI_ABSENT, /* no "cupti" member (a file older than it) */
+    TB_RES_CUPTI_NULL,   /* "cupti": null; cupti_reason says why */
+    TB_RES_CUPTI_VALID,  /* an object, checked; cupti_ctr is valid */
+} tb_res_cupti_state;
+
 /* The case statuses of docs/FORMAT.md.  Only "ok" is timed; the others
  * carry a message saying why ("crashed": the worker died, naming the
  * signal and the phase; "timeout": the worker passed the time limit). */
@@ -84,6 +111,10 @@ typedef struct tb_rescase {
     double bytes, flops, items; /* the cost model (NAN if absent) */
     double gb_s, gflop_s, items_s;         /* NAN when null */
     double counters[TB_RES_NCOUNTERS];     /* NAN when absent */
+    tb_res_cupti_state cupti_state;
+    const char *cupti_reason;  /* NULL: VALID or ABSENT */
+    const cJSON *cupti;        /* the checked object when VALID */
+    double cupti_ctr[TB_RES_NCUPTI]; /* NAN unless VALID */
 } tb_rescase;
 
 typedef struct tb_resfile {
@@ -104,7 +135,11 @@ typedef struct tb_resfile {
  * records a stats object with finite numbers n >= 1 (as many finite
  * samples_ns values), positive median_ns, ci_low_ns <= median_ns <=
  * ci_high_ns, min_ns, mean_ns, iters_per_sample >= 1, and finite numbers
- * (or nulls) in throughput and counters.  On failure *out is
+ * (or nulls) in throughput and counters; for any record, "cupti" absent,
+ * null with a "cupti_reason" string, or an object whose every count is a
+ * finite number >= 0 (iterations an integer >= 1; memcpy h2d, d2h, d2d
+ * and other each {count, bytes}; kernels an array of {name, count,
+ * device_ns} with a non-empty name).  On failure *out is
  * NULL and err holds one line "PATH: what".  Returns 0, TB_EIO
  * (unreadable), TB_EPARSE (not JSON, truncated), TB_EINVAL (not a result
  * file or a bad field) or TB_ENOMEM.  Free with tb_resfile_free. */
