@@ -4,7 +4,7 @@ _tbench() {
     local cur cmd opts
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "run list exec peak plot report compare history export help --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "run list exec peak plot report compare history export show help --help --version" -- "$cur"))
         return
     fi
     cmd="${COMP_WORDS[1]}"
@@ -18,7 +18,8 @@ _tbench() {
         compare) opts="--alpha --fail-on --format --output --threshold --vs -o" ;;
         history) opts="--format --output --penalty --threshold -o" ;;
         export) opts="--format --output -o" ;;
-        help) COMPREPLY=($(compgen -W "run list exec peak plot report compare history export help" -- "$cur")); return ;;
+        show) opts="--filter --json" ;;
+        help) COMPREPLY=($(compgen -W "run list exec peak plot report compare history export show help" -- "$cur")); return ;;
         *) opts="" ;;
     esac
     if [[ "$cur" == -* ]]; then

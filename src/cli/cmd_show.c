@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <limits.h>
 #include <math.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,25 +194,31 @@ static void print_case(const tb_rescase *c)
 
 int tb_cmd_show(int argc, char **argv)
 {
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     const char *pattern = NULL, *file = NULL;
     bool json = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            tb_usage(stdout);
-            return EXIT_OKAY;
-        } else if (!strcmp(a, "--json")) {
-            json = true;
-        } else if (a[0] == '-' && a[1]) {
-            return tb_usage_error("show: unknown option '%s'", a);
-        } else if (!pattern) {
-            pattern = a;
-        } else if (!file) {
-            file = a;
-        } else {
-            return tb_usage_error("show: unexpected argument '%s' (expected "
-                                  "CASE [RESULTS])", a);
+    int opt;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'j': json = true; break;
+        case 'h': tb_cmd_usage(stdout, "show"); return EXIT_OKAY;
+        default: return tb_opt_error("show", opt, argv, longopts);
         }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (!pattern)
+            pattern = argv[i];
+        else if (!file)
+            file = argv[i];
+        else
+            return tb_usage_error("show: unexpected argument '%s' (expected "
+                                  "CASE [RESULTS])", argv[i]);
     }
     if (!pattern)
         return tb_usage_error("show: expected a CASE id or glob%s", "");
