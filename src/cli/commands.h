@@ -30,6 +30,9 @@ int tb_cmd_compare(int argc, char **argv); /* cmd_compare.c */
 int tb_cmd_history(int argc, char **argv); /* cmd_compare.c */
 int tb_cmd_export(int argc, char **argv);  /* cmd_compare.c */
 int tb_cmd_selftest(int argc, char **argv);
+/* `__instr-count`: the counting process of measure.instructions
+ * (cmd_instr.c); dispatched by main, not in the command table. */
+int tb_cmd_instr_count(int argc, char **argv);
 
 /* Print the whole --help text (generated from the command table). */
 void tb_usage(FILE *f);

@@ -133,6 +133,10 @@ static const tb_command commands[] = {
      "    status failure\n"
      "        --vs              files before it: old runs; after it: new runs\n"
      "        --threshold PCT   smallest change that can count (default 2)\n"
+     "        --instr-threshold PCT  instructions per iteration (run with\n"
+     "                          measure.instructions) that change by more\n"
+     "                          are a counter regression or improvement\n"
+     "                          (default 0.1)\n"
      "        --alpha A         significance level per case (default 0.01;\n"
      "                          divide by the number of cases to bound the\n"
      "                          chance of any false alarm in a comparison)\n"
@@ -427,6 +431,8 @@ int main(int argc, char **argv)
                TB_BUILD_TYPE);
         return EXIT_OKAY;
     }
+    if (!strcmp(cmd, "__instr-count")) /* run's counting process */
+        return tb_cmd_instr_count(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name))
             return commands[i].fn(argc - 1, argv + 1);
