@@ -417,8 +417,9 @@ void tb_instr_count(const tb_case *c, const char *const *cfg_paths,
     if ((src == TB_INSTR_CALLGRIND || src == TB_INSTR_AUTO) &&
         strcmp(TB_SANITIZE, "none") != 0 && TB_SANITIZE[0] != '\0') {
         snprintf(res->instr_reason, sizeof res->instr_reason,
-                 "%s%scallgrind: tbench was built with sanitizers (%s), "
-                 "which valgrind cannot run", why, why[0] ? "; " : "",
+                 "%.120s%scallgrind: tbench was built with sanitizers "
+                 "(%.40s), which valgrind cannot run", why,
+                 why[0] ? "; " : "",
                  TB_SANITIZE);
         return;
     }
