@@ -4,7 +4,7 @@ _tbench() {
     local cur cmd opts
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "run list exec peak plot report compare history export show help --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "run list exec peak plot report compare history export show selftest help --help --version" -- "$cur"))
         return
     fi
     cmd="${COMP_WORDS[1]}"
@@ -15,11 +15,12 @@ _tbench() {
         peak) opts="--json --output --quick -o" ;;
         plot) opts="--baseline --format --no-render --noisy --output --threshold --with -b -o -w" ;;
         report) opts="--baseline --charts --generated-by --no-charts --noisy --output --threshold --with -b -o -w" ;;
-        compare) opts="--alpha --fail-on --format --output --threshold --vs -o" ;;
+        compare) opts="--alpha --fail-on --format --instr-threshold --output --threshold --vs -o" ;;
         history) opts="--format --output --penalty --threshold -o" ;;
         export) opts="--format --output -o" ;;
         show) opts="--filter --json" ;;
-        help) COMPREPLY=($(compgen -W "run list exec peak plot report compare history export show help" -- "$cur")); return ;;
+        selftest) opts="--alpha --json --output --power --quick --runs --work -o" ;;
+        help) COMPREPLY=($(compgen -W "run list exec peak plot report compare history export show selftest help" -- "$cur")); return ;;
         *) opts="" ;;
     esac
     if [[ "$cur" == -* ]]; then

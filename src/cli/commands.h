@@ -30,6 +30,10 @@ int tb_cmd_compare(int argc, char **argv); /* cmd_compare.c */
 int tb_cmd_history(int argc, char **argv); /* cmd_compare.c */
 int tb_cmd_export(int argc, char **argv);  /* cmd_compare.c */
 int tb_cmd_show(int argc, char **argv);
+int tb_cmd_selftest(int argc, char **argv);
+/* `__instr-count`: the counting process of measure.instructions
+ * (cmd_instr.c); dispatched by main, not in the command table. */
+int tb_cmd_instr_count(int argc, char **argv);
 
 /* Print the whole --help text (generated from the command table). */
 void tb_usage(FILE *f);
@@ -50,8 +54,8 @@ const char *tb_closest(const char *word, const char *const *names, int n);
 /* "tbench: <fmt with arg>" + a hint on stderr; returns EXIT_USAGE. */
 int tb_usage_error(const char *fmt, const char *arg);
 /* 0 when the environment variables that change a run are unset or well
- * formed: TBENCH_FAULT (src/harness/runner.h) and TBENCH_ISA (scalar,
- * avx2, avx512 or auto); otherwise prints one line naming the variable
+ * formed: TBENCH_FAULT (src/harness/runner.h), TBENCH_ISA (scalar,
+ * avx2, avx512 or auto) and TBENCH_CALIB_SCALE (src/ops/calib.h); otherwise prints one line naming the variable
  * and what is wrong and returns EXIT_USAGE.  run and exec call it before
  * anything runs. */
 int tb_env_check(void);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../backends/cpu/isa.h"
+#include "ops/calib.h"
 #include "tb_commit.h"
 #include "tb_config.h"
 
@@ -780,5 +781,8 @@ cJSON *tb_env_capture(void)
 #if HAVE_OPENBLAS
     capture_openblas(env, &ci);
 #endif
+    /* calib_work's work factor (src/ops/calib.h): 1 unless an injected
+     * slowdown is being measured */
+    cJSON_AddNumberToObject(env, "calib_scale", tb_calib_scale());
     return env;
 }

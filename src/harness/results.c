@@ -7,6 +7,7 @@
 
 #include <csv.h>
 
+#include "instr.h"
 #include "peak.h"
 #include "../base/error.h"
 #include "../base/fileio.h"
@@ -161,6 +162,36 @@ static void add_cupti(cJSON *o, const tb_result *r)
     cJSON_AddNullToObject(o, "cupti_reason");
 }
 
+/* measure.instructions (instr.h): null when not asked for; else the
+ * count per iteration (null when unavailable) with its source, the ISA
+ * that ran, the iterations counted and the reason for a null. */
+static cJSON *instr_json(const tb_case *c, const tb_result *r)
+{
+    if (!r->instr_requested)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "requested",
+                            tb_instr_source_name(c->measure.instructions));
+    cJSON_AddItemToObject(o, "per_iter",
+                          num_or_null(r->instructions, r->instr_ok));
+    cJSON_AddItemToObject(o, "source",
+                          r->instr_ok ? cJSON_CreateString(r->instr_source)
+                                      : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "isa",
+                          r->instr_ok && r->instr_isa[0]
+                              ? cJSON_CreateString(r->instr_isa)
+                              : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "iters",
+                          num_or_null((double)r->instr_iters, r->instr_ok));
+    cJSON_AddItemToObject(o, "reason",
+                          r->instr_reason[0]
+                              ? cJSON_CreateString(r->instr_reason)
+                              : cJSON_CreateNull());
+    return o;
+}
+
 static cJSON *case_record(const cJSON *doc, const tb_case *c,
                           const tb_result *r)
 {
@@ -297,6 +328,7 @@ static cJSON *case_record(const cJSON *doc, const tb_case *c,
     }
     cJSON_AddItemToObject(o, "roofline", roofline_json(doc, c, r));
     add_cupti(o, r);
+    cJSON_AddItemToObject(o, "instructions", instr_json(c, r));
     return o;
 }
 
@@ -424,6 +456,7 @@ static const char *const csv_cols[] = {
     "kernel_launches", "allocs", "alloc_bytes", "peak_bytes",
     "minor_faults", "major_faults", "vol_ctx_switches",
     "invol_ctx_switches", "max_abs_err", "max_rel_err", "message",
+    "instructions",
 };
 
 /* Where each column lives in a case record: "" = the case itself. */
@@ -485,8 +518,11 @@ int tb_results_csv(const cJSON *doc, char **out)
             const char *par = col_parent(csv_cols[i]);
             const cJSON *from =
                 par[0] ? cJSON_GetObjectItemCaseSensitive(c, par) : c;
-            cell(cJSON_GetObjectItemCaseSensitive(from, csv_cols[i]), text,
-                 sizeof text);
+            const cJSON *v =
+                cJSON_GetObjectItemCaseSensitive(from, csv_cols[i]);
+            if (!strcmp(csv_cols[i], "instructions")) /* the count only */
+                v = cJSON_GetObjectItemCaseSensitive(v, "per_iter");
+            cell(v, text, sizeof text);
             field(&b, i == 0, text);
         }
         sb_put(&b, "\n", 1);

@@ -22,8 +22,11 @@
  *     below 0; otherwise unchanged.
  * Exact per-iteration counters (resultsio.h) that grow are counter
  * regressions, and so are the CUPTI counts (kernel launches, memcpys,
- * memsets, device allocations) when both sides measured them; when only
- * one side did, there is no verdict and cu_na says why; a case that ran (ok) and no longer does, or that newly
+ * memsets, device allocations) when both sides measured them (when only
+ * one side did, there is no verdict and cu_na says why), and so are
+ * instructions per iteration that grow by more than opts.instr_threshold
+ * (counted by the same source at the same ISA on both sides); a case
+ * that ran (ok) and no longer does, or that newly
  * fails, is a status failure. */
 #ifndef TB_REPORT_COMPARE_H
 #define TB_REPORT_COMPARE_H
@@ -93,6 +96,9 @@ typedef struct tb_cmp_opts {
     unsigned fail_on; /* TB_FAIL_* bits: what makes `failed` true */
     int resamples;    /* bootstrap rounds, 2000 */
     uint64_t seed;
+    /* instructions per iteration: a change beyond this fraction (0.001 =
+     * 0.1%) either way is a counter regression or improvement */
+    double instr_threshold;
 } tb_cmp_opts;
 
 void tb_cmp_opts_default(tb_cmp_opts *o);
@@ -151,6 +157,15 @@ typedef struct tb_cmp_case {
      * other's cupti is null or absent: "not measured in the new run:
      * REASON"); "" otherwise. */
     char cu_na[320];
+    /* instructions per iteration (each side's largest over its runs):
+     * NAN on a side without a count; instr_change = new/old - 1, NAN
+     * when not compared; instr_dir +1 beyond +instr_threshold (a counter
+     * regression), -1 beyond -instr_threshold; instr_note says why two
+     * counts were not compared (different source or ISA), else NULL */
+    double instr_old, instr_new, instr_change;
+    int instr_dir;
+    const char *instr_source, *instr_isa; /* the old side's */
+    const char *instr_note;
 } tb_cmp_case;
 
 typedef struct tb_cmp {

@@ -115,6 +115,11 @@ typedef struct tb_rescase {
     const char *cupti_reason;  /* NULL: VALID or ABSENT */
     const cJSON *cupti;        /* the checked object when VALID */
     double cupti_ctr[TB_RES_NCUPTI]; /* NAN unless VALID */
+    /* instructions per iteration (docs/FORMAT.md, "Instruction counts"):
+     * NAN when the record has none (not asked for, or null); then the
+     * source ("perf", "callgrind") and the ISA that ran, or NULL. */
+    double instructions;
+    const char *instr_source, *instr_isa;
 } tb_rescase;
 
 typedef struct tb_resfile {
@@ -139,7 +144,9 @@ typedef struct tb_resfile {
  * null with a "cupti_reason" string, or an object whose every count is a
  * finite number >= 0 (iterations an integer >= 1; memcpy h2d, d2h, d2d
  * and other each {count, bytes}; kernels an array of {name, count,
- * device_ns} with a non-empty name).  On failure *out is
+ * device_ns} with a non-empty name); and an instructions object (or
+ * null) whose per_iter is a number >= 0 or null and whose source and isa
+ * are strings or null.  On failure *out is
  * NULL and err holds one line "PATH: what".  Returns 0, TB_EIO
  * (unreadable), TB_EPARSE (not JSON, truncated), TB_EINVAL (not a result
  * file or a bad field) or TB_ENOMEM.  Free with tb_resfile_free. */
