@@ -5,6 +5,7 @@
 
 #include "../backends/backend.h"
 #include "../backends/cpu/isa.h"
+#include "../backends/plugin.h"
 #include "../base/error.h"
 #include "../harness/runner.h"
 #include <cjson/cJSON.h>
@@ -47,11 +48,18 @@ static const tb_command commands[] = {
      "                          recorded as status crashed or timeout\n"
      "        --no-nvtx         emit no NVTX ranges (by default the run,\n"
      "                          each case and its phases are ranges in the\n"
-     "                          NVTX domain 'tbench', for Nsight Systems)\n",
+     "                          NVTX domain 'tbench', for Nsight Systems)\n"
+     "        --plugin PATH[:LABEL]  load a backend plugin (a shared object\n"
+     "                          built against tbench/plugin.h,\n"
+     "                          docs/PLUGINS.md); LABEL names its backend\n"
+     "                          (two builds of one plugin side by side);\n"
+     "                          repeatable; also for list and exec.\n"
+     "                          $TBENCH_PLUGIN_PATH: ':'-separated plugin\n"
+     "                          files and folders (their *.so), loaded first\n",
      tb_cmd_run},
-    {"list", "[--json]",
+    {"list", "[--json] [--plugin PATH[:LABEL]]...",
      "ops (arity, dtypes, parameters) and backends (availability with\n"
-     "    reason, parameter axes)\n",
+     "    reason, parameter axes), plugins included\n",
      tb_cmd_list},
     {"exec", "OP (--shape S | --input FILE...) -o DIR [options]",
      "compute OP once on run's deterministic inputs (or on .npy files) and\n"
@@ -65,6 +73,7 @@ static const tb_command commands[] = {
      "    -p, --params K=V,...  e.g. axis=0,keepdim=true\n"
      "    -d, --dtype f32|f64   (default f32, or the --input files' dtype)\n"
      "    -b, --backend NAME    (default cpu, default axis values)\n"
+     "        --plugin PATH[:LABEL]  load a plugin (see run)\n"
      "        --seed N          config seed, as in a run (default 42)\n"
      "    -o, --output DIR      where the files go (required)\n"
      "    exit 0 ok, 1 failed its check (files still written) or the\n"
@@ -386,6 +395,40 @@ int tb_cmd_list(int argc, char **argv)
     return EXIT_OKAY;
 }
 
+/* Plugins for run, list and exec: TBENCH_PLUGIN_PATH's, then each
+ * --plugin PATH[:LABEL] (or --plugin=...) in order; the options are
+ * taken out of argv.  Returns 0 or EXIT_USAGE after the message. */
+static int load_plugins(int *argc, char **argv)
+{
+    char err[1024];
+    if (tb_plugin_add_path(getenv("TBENCH_PLUGIN_PATH"), err, sizeof err)) {
+        fprintf(stderr, "tbench: %s\n", err);
+        return EXIT_USAGE;
+    }
+    int k = 2;
+    for (int i = 2; i < *argc; i++) {
+        const char *spec = NULL;
+        if (!strcmp(argv[i], "--plugin")) {
+            if (i + 1 == *argc)
+                return tb_usage_error("%s: --plugin needs PATH[:LABEL]",
+                                      argv[1]);
+            spec = argv[++i];
+        } else if (!strncmp(argv[i], "--plugin=", 9)) {
+            spec = argv[i] + 9;
+        } else {
+            argv[k++] = argv[i];
+            continue;
+        }
+        if (tb_plugin_add(spec, err, sizeof err)) {
+            fprintf(stderr, "tbench: %s\n", err);
+            return EXIT_USAGE;
+        }
+    }
+    argv[k] = NULL;
+    *argc = k;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -403,7 +446,14 @@ int main(int argc, char **argv)
         return EXIT_OKAY;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(cmd, commands[i].name))
+        if (!strcmp(cmd, commands[i].name)) {
+            if (!strcmp(cmd, "run") || !strcmp(cmd, "list") ||
+                !strcmp(cmd, "exec")) {
+                int rc = load_plugins(&argc, argv);
+                if (rc)
+                    return rc;
+            }
             return commands[i].fn(argc - 1, argv + 1);
+        }
     return tb_usage_error("unknown command '%s'", cmd);
 }
