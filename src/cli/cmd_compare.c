@@ -20,6 +20,7 @@
 typedef struct cli {
     const char *cmd;
     const char *format, *output, *fail_on;
+    const char *backends; /* compare --backends OLD,NEW */
     double threshold, alpha, penalty;
     bool vs_seen;
     int n_old, n_new;   /* positionals before and after --vs */
@@ -27,7 +28,7 @@ typedef struct cli {
 } cli;
 
 enum { OPT_THRESHOLD = 1, OPT_ALPHA = 2, OPT_FORMAT = 4, OPT_FAILON = 8,
-       OPT_PENALTY = 16, OPT_OUTPUT = 32, OPT_VS = 64 };
+       OPT_PENALTY = 16, OPT_OUTPUT = 32, OPT_VS = 64, OPT_BACKENDS = 128 };
 
 /* A number from an option value: digits, optionally ending in '%' when
  * pct is set.  false when malformed. */
@@ -82,7 +83,7 @@ static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
         } opts[] = {{"--threshold", OPT_THRESHOLD}, {"--alpha", OPT_ALPHA},
                     {"--format", OPT_FORMAT},       {"--fail-on", OPT_FAILON},
                     {"--penalty", OPT_PENALTY},     {"--output", OPT_OUTPUT},
-                    {"-o", OPT_OUTPUT}};
+                    {"-o", OPT_OUTPUT},             {"--backends", OPT_BACKENDS}};
         unsigned bit = 0;
         const char *val = NULL;
         for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
@@ -129,6 +130,7 @@ static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
         case OPT_FORMAT: c->format = val; break;
         case OPT_FAILON: c->fail_on = val; break;
         case OPT_OUTPUT: c->output = val; break;
+        case OPT_BACKENDS: c->backends = val; break;
         }
     }
     return 0;
@@ -196,7 +198,7 @@ int tb_cmd_compare(int argc, char **argv)
     cli c = {.cmd = "compare", .threshold = NAN, .alpha = NAN};
     int rc = parse_cli(argc, argv,
                        OPT_THRESHOLD | OPT_ALPHA | OPT_FORMAT | OPT_FAILON |
-                           OPT_OUTPUT | OPT_VS,
+                           OPT_OUTPUT | OPT_VS | OPT_BACKENDS,
                        &c);
     tb_resfile **files = NULL;
     int nf = c.n_old + c.n_new;
@@ -242,6 +244,28 @@ int tb_cmd_compare(int argc, char **argv)
     }
     tb_cmp cmp;
     char err[1024];
+    if (c.backends) { /* --backends OLD,NEW: two backends' cases as one */
+        const char *comma = strchr(c.backends, ',');
+        char old_be[64];
+        if (!comma || comma == c.backends || !comma[1] ||
+            strchr(comma + 1, ',') ||
+            (size_t)(comma - c.backends) >= sizeof old_be) {
+            rc = tb_usage_error("compare: --backends: expected OLD,NEW "
+                                "(two backend names), got '%s'",
+                                c.backends);
+            goto out;
+        }
+        snprintf(old_be, sizeof old_be, "%.*s",
+                 (int)(comma - c.backends), c.backends);
+        for (int i = 0; i < nf; i++)
+            if (tb_resfile_pick_backend(files[i],
+                                        i < c.n_old ? old_be : comma + 1,
+                                        err, sizeof err)) {
+                fprintf(stderr, "tbench: %s\n", err);
+                rc = EXIT_USAGE;
+                goto out;
+            }
+    }
     if (tb_compare(files, c.n_old, files + c.n_old, c.n_new, &o, &cmp, err,
                    sizeof err)) {
         fprintf(stderr, "tbench: %s\n", err);
