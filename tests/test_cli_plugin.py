@@ -182,6 +182,9 @@ def t_minimal_run():
     p = tb(["run", cfg, "-q", "-o", out, "--plugin", so])
     expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
     doc = load(out)
+    expect(doc["env"]["plugins"] == [{"name": "minimal", "path": so,
+                                      "version": "1.0", "loaded": True}],
+           f"env.plugins {doc['env']['plugins']}")
     mine = [c for c in doc["cases"] if c["backend"] == "minimal"]
     expect(len(mine) == 10, f"{len(mine)} minimal cases")
     for c in mine:
@@ -296,7 +299,10 @@ def t_unavailable():
             fixture("abi") + ":abi", "--plugin",
             fixture("probe") + ":probe"])
     expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
-    for c in load(out)["cases"]:
+    doc = load(out)
+    expect([(x["name"], x["loaded"]) for x in doc["env"]["plugins"]] ==
+           [("abi", False), ("probe", True)], f"{doc['env']['plugins']}")
+    for c in doc["cases"]:
         expect(c["status"] == "unavailable" and
                want[c["backend"]] in c["message"],
                f"{c['id']}: {c['status']} {c['message']}")

@@ -681,3 +681,9 @@ const char *tb_plugin_version(const tb_backend *b)
     const plugin *pl = find(b);
     return pl && !pl->why[0] ? pl->tab.version : NULL;
 }
+
+bool tb_plugin_loaded(const tb_backend *b)
+{
+    const plugin *pl = find(b);
+    return pl && !pl->why[0];
+}

@@ -13,6 +13,7 @@
 #ifndef TB_BACKENDS_PLUGIN_H
 #define TB_BACKENDS_PLUGIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "backend.h"
@@ -50,5 +51,8 @@ const tb_backend *tb_plugin_backend(int i);
  * when it has none or was not loaded); NULL path if b is no plugin. */
 const char *tb_plugin_path(const tb_backend *b);
 const char *tb_plugin_version(const tb_backend *b);
+/* Did b's shared object load with a valid table?  (Its probe may still
+ * fail.)  false for a backend that is no plugin. */
+bool tb_plugin_loaded(const tb_backend *b);
 
 #endif
