@@ -199,6 +199,15 @@ def t_minimal_run():
                f"{c['id']}: launches {c['counters']['kernel_launches']}")
     ids = {c["id"] for c in mine}
     expect("matmul/2x5x7,2x7x3/f64/minimal" in ids, f"ids {sorted(ids)}")
+    # the report shows its cases and how to load it again
+    md = os.path.join(TMP, "mini-report", "report.md")
+    p = tb(["report", out, "-o", md, "--no-charts"])
+    expect(p.returncode == 0, f"report: exit {p.returncode}: {p.stderr}")
+    text = open(md, encoding="utf-8").read()
+    expect(f"--plugin {so}:minimal -o results/run" in text,
+           "reproduce line without --plugin")
+    expect("| matmul | 20x30,30x10 | f64 | minimal |" in text,
+           "matmul row of minimal missing")
 
 
 @case("minimal matmul via exec equals NumPy's on the same inputs "

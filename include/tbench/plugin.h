@@ -236,8 +236,10 @@ typedef struct tbp_plugin {
  * plugin is loaded (a static const object). */
 typedef const tbp_plugin *(*tbp_entry_fn)(void);
 
-/* Fills the header of a tbp_plugin initializer:
- *     static const tbp_plugin p = { TBP_PLUGIN_HEADER, .name = ... }; */
+/* Fills the header of a tbp_plugin initializer in C:
+ *     static const tbp_plugin p = { TBP_PLUGIN_HEADER, .name = ... };
+ * (C++ does not mix positional and designated initializers: there, set
+ * the four header fields and the slots by assignment.) */
 #define TBP_PLUGIN_HEADER                                               \
     TBP_ABI_VERSION, sizeof(tbp_plugin), sizeof(tbp_tensor),             \
         sizeof(tbp_params)

@@ -202,8 +202,18 @@ static int pl_create(plugin *pl, const char *const *values, void **ctx,
     }
     in->pl = pl;
     in->mem.owner = &pl->be;
+    /* as many values as axes: probe counted them (in this process or
+     * before the fork); ask again if create comes first */
+    int n_axes = pl->n_axes;
+    if (!n_axes && pl->tab.axes) {
+        tbp_axis ax[TBP_MAX_AXES];
+        memset(ax, 0, sizeof ax);
+        n_axes = pl->tab.axes(ax, TBP_MAX_AXES);
+        if (n_axes < 0 || n_axes > TBP_MAX_AXES)
+            n_axes = 0;
+    }
     char e[256] = "";
-    int rc = pl->tab.create(values, pl->n_axes, &in->pctx, e, sizeof e);
+    int rc = pl->tab.create(values, n_axes, &in->pctx, e, sizeof e);
     if (rc) {
         e[sizeof e - 1] = '\0';
         snprintf(err, len, "%s: create failed: %s", pl->name,

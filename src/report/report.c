@@ -575,6 +575,12 @@ static void sec_reproduce(const ctx *x)
     sb(b, "build/tbench run");
     cJSON_ArrayForEach(cf, jget(doc, "config"))
         sb(b, " %s", tb_json_str(cf, "path") ? tb_json_str(cf, "path") : "?");
+    /* the plugins it loaded, each under the name its cases carry */
+    const cJSON *plg;
+    cJSON_ArrayForEach(plg, jget(jget(doc, "env"), "plugins"))
+        if (tb_json_str(plg, "path") && tb_json_str(plg, "name"))
+            sb(b, " --plugin %s:%s", tb_json_str(plg, "path"),
+               tb_json_str(plg, "name"));
     sb(b, " -o results/run\n");
     for (int d = 0; d < x->s->n_docs; d++) {
         const char *cmd = tb_json_str(doc_env(x, d), "command");
