@@ -58,9 +58,9 @@ extern "C" {
 /* The symbol tbench looks up with dlsym. */
 #define TBP_ENTRY_NAME "tbench_plugin"
 
-/* Return codes.  tbench maps them to a case's status: a kernel that
- * returns TBP_ENUMERIC or TBP_EFAIL makes the case `error` with the
- * code's meaning as its message. */
+/* Return codes.  A kernel that returns one makes its case `error`, with
+ * the code's meaning as the message (TBP_EFAIL and any code not listed
+ * here: "the backend reported a failure"). */
 #define TBP_OK 0
 #define TBP_ENOMEM (-1)       /* out of memory (host or device) */
 #define TBP_EINVAL (-2)       /* a bad argument (tensor header, value) */

@@ -117,7 +117,7 @@ static int map_rc(int rc)
     case TBP_EUNSUPPORTED: return TB_EUNSUPPORTED;
     case TBP_EUNAVAILABLE: return TB_EUNAVAILABLE;
     case TBP_ENUMERIC: return TB_ENUMERIC;
-    default: return TB_EINVAL;
+    default: return TB_EFAIL; /* TBP_EFAIL and codes outside the ABI */
     }
 }
 
@@ -424,6 +424,7 @@ static bool table_ok(const tbp_plugin *t, tbp_plugin *copy, char *why,
                  major, minor, TBP_ABI_MAJOR, TBP_ABI_MINOR, TBP_ABI_MINOR);
         return false;
     }
+    /* the smallest table is ABI 1.0's: it ends with timer_stop */
     if (t->size < offsetof(tbp_plugin, timer_stop) + sizeof t->timer_stop ||
         t->size > sizeof *t || t->tensor_size != sizeof(tbp_tensor) ||
         t->params_size != sizeof(tbp_params)) {

@@ -190,7 +190,10 @@ static const tbp_plugin plugin = {
 
 TBP_EXPORT const tbp_plugin *tbench_plugin(void)
 {
-    snprintf(version, sizeof version, "BLIS %s",
-             bli_info_get_version_str());
+    /* the version and the sub-configuration (kernel set) BLIS chose
+     * for this CPU at run time, e.g. "BLIS 0.9.0 (skx)" */
+    snprintf(version, sizeof version, "BLIS %s (%s)",
+             bli_info_get_version_str(),
+             bli_arch_string(bli_arch_query_id()));
     return &plugin;
 }
