@@ -9,13 +9,13 @@ _tbench() {
     fi
     cmd="${COMP_WORDS[1]}"
     case "$cmd" in
-        run) opts="--backend --baseline --ci-target --dtype --exclude --filter --force --list-cases --max-samples --max-time --min-samples --no-isolate --no-nvtx --op --output --params --peaks --quiet --rounds --sample-ms --save-baseline --shape --timeout --warmup-iters --warmup-ms -b -d -f -o -p -q -s -x" ;;
-        list) opts="--json" ;;
-        exec) opts="--backend --dtype --input --output --params --seed --shape -b -d -i -o -p -s" ;;
+        run) opts="--backend --baseline --ci-target --dtype --exclude --filter --force --list-cases --max-samples --max-time --min-samples --no-isolate --no-nvtx --op --output --params --peaks --plugin --quiet --rounds --sample-ms --save-baseline --shape --timeout --warmup-iters --warmup-ms -b -d -f -o -p -q -s -x" ;;
+        list) opts="--json --plugin" ;;
+        exec) opts="--backend --dtype --input --output --params --plugin --seed --shape -b -d -i -o -p -s" ;;
         peak) opts="--json --output --quick -o" ;;
         plot) opts="--baseline --format --no-render --noisy --output --threshold --with -b -o -w" ;;
         report) opts="--baseline --charts --generated-by --no-charts --noisy --output --threshold --with -b -o -w" ;;
-        compare) opts="--alpha --fail-on --format --instr-threshold --output --threshold --vs -o" ;;
+        compare) opts="--alpha --backends --fail-on --format --instr-threshold --output --threshold --vs -o" ;;
         history) opts="--format --output --penalty --threshold -o" ;;
         export) opts="--format --output -o" ;;
         show) opts="--filter --json" ;;

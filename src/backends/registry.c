@@ -1,6 +1,8 @@
 /* The list of backends tbench knows, in a fixed order.  Compiled-in
- * backends come first; module slots (loaded at run time) after. */
+ * backends come first; module slots (loaded at run time) after; then
+ * the plugins loaded by this process (plugin.h), in load order. */
 #include "backend.h"
+#include "plugin.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -16,10 +18,18 @@ static const tb_backend *const backends[] = {
     &tb_backend_cuda,
 };
 
+#define N_BUILTIN (sizeof backends / sizeof backends[0])
+
 const tb_backend *const *tb_backend_list(int *n)
 {
-    *n = (int)(sizeof backends / sizeof backends[0]);
-    return backends;
+    static const tb_backend *all[N_BUILTIN + TB_MAX_PLUGINS];
+    int k = 0;
+    for (size_t i = 0; i < N_BUILTIN; i++)
+        all[k++] = backends[i];
+    for (int i = 0; i < tb_plugin_count(); i++)
+        all[k++] = tb_plugin_backend(i);
+    *n = k;
+    return all;
 }
 
 const tb_backend *tb_backend_find(const char *name)

@@ -21,6 +21,7 @@
 typedef struct cli {
     const char *cmd;
     const char *format, *output, *fail_on;
+    const char *backends; /* compare --backends OLD,NEW */
     double threshold, alpha, penalty;
     double instr_threshold;
     bool vs_seen;
@@ -30,7 +31,7 @@ typedef struct cli {
 
 enum { OPT_THRESHOLD = 1, OPT_ALPHA = 2, OPT_FORMAT = 4, OPT_FAILON = 8,
        OPT_PENALTY = 16, OPT_OUTPUT = 32, OPT_VS = 64,
-       OPT_INSTR_THRESHOLD = 128 };
+       OPT_INSTR_THRESHOLD = 128, OPT_BACKENDS = 256 };
 
 /* A number from an option value: digits, optionally ending in '%' when
  * pct is set.  false when malformed. */
@@ -64,6 +65,7 @@ static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
         {"penalty", required_argument, NULL, 1000 + OPT_PENALTY},
         {"instr-threshold", required_argument, NULL,
          1000 + OPT_INSTR_THRESHOLD},
+        {"backends", required_argument, NULL, 1000 + OPT_BACKENDS},
         {"output", required_argument, NULL, 'o'},
         {"vs", no_argument, NULL, 1000 + OPT_VS},
         {"help", no_argument, NULL, 'h'},
@@ -139,6 +141,7 @@ static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
         case OPT_FORMAT: c->format = val; break;
         case OPT_FAILON: c->fail_on = val; break;
         case OPT_OUTPUT: c->output = val; break;
+        case OPT_BACKENDS: c->backends = val; break;
         }
     }
     for (; optind < argc; optind++) { /* after "--": files only */
@@ -214,7 +217,8 @@ int tb_cmd_compare(int argc, char **argv)
              .instr_threshold = NAN};
     int rc = parse_cli(argc, argv,
                        OPT_THRESHOLD | OPT_ALPHA | OPT_FORMAT | OPT_FAILON |
-                           OPT_OUTPUT | OPT_VS | OPT_INSTR_THRESHOLD,
+                           OPT_OUTPUT | OPT_VS | OPT_INSTR_THRESHOLD |
+                               OPT_BACKENDS,
                        &c);
     tb_resfile **files = NULL;
     int nf = c.n_old + c.n_new;
@@ -262,6 +266,28 @@ int tb_cmd_compare(int argc, char **argv)
     }
     tb_cmp cmp;
     char err[1024];
+    if (c.backends) { /* --backends OLD,NEW: two backends' cases as one */
+        const char *comma = strchr(c.backends, ',');
+        char old_be[64];
+        if (!comma || comma == c.backends || !comma[1] ||
+            strchr(comma + 1, ',') ||
+            (size_t)(comma - c.backends) >= sizeof old_be) {
+            rc = tb_usage_error("compare: --backends: expected OLD,NEW "
+                                "(two backend names), got '%s'",
+                                c.backends);
+            goto out;
+        }
+        snprintf(old_be, sizeof old_be, "%.*s",
+                 (int)(comma - c.backends), c.backends);
+        for (int i = 0; i < nf; i++)
+            if (tb_resfile_pick_backend(files[i],
+                                        i < c.n_old ? old_be : comma + 1,
+                                        err, sizeof err)) {
+                fprintf(stderr, "tbench: %s\n", err);
+                rc = EXIT_USAGE;
+                goto out;
+            }
+    }
     if (tb_compare(files, c.n_old, files + c.n_old, c.n_new, &o, &cmp, err,
                    sizeof err)) {
         fprintf(stderr, "tbench: %s\n", err);

@@ -6,6 +6,7 @@
 
 #include "../backends/backend.h"
 #include "../backends/cpu/isa.h"
+#include "../backends/plugin.h"
 #include "../base/error.h"
 #include "../ops/calib.h"
 #include "../harness/runner.h"
@@ -65,11 +66,18 @@ static const tb_command commands[] = {
      "                          recorded as status crashed or timeout\n"
      "        --no-nvtx         emit no NVTX ranges (by default the run,\n"
      "                          each case and its phases are ranges in the\n"
-     "                          NVTX domain 'tbench', for Nsight Systems)\n",
+     "                          NVTX domain 'tbench', for Nsight Systems)\n"
+     "        --plugin PATH[:LABEL]  load a backend plugin (a shared object\n"
+     "                          built against tbench/plugin.h,\n"
+     "                          docs/PLUGINS.md); LABEL names its backend\n"
+     "                          (two builds of one plugin side by side);\n"
+     "                          repeatable; also for list and exec.\n"
+     "                          $TBENCH_PLUGIN_PATH: ':'-separated plugin\n"
+     "                          files and folders (their *.so), loaded first\n",
      tb_cmd_run},
-    {"list", "[--json]",
+    {"list", "[--json] [--plugin PATH[:LABEL]]...",
      "ops (arity, dtypes, parameters) and backends (availability with\n"
-     "    reason, parameter axes)\n",
+     "    reason, parameter axes), plugins included\n",
      tb_cmd_list},
     {"exec", "OP (--shape S | --input FILE...) -o DIR [options]",
      "compute OP once on run's deterministic inputs (or on .npy files) and\n"
@@ -83,6 +91,7 @@ static const tb_command commands[] = {
      "    -p, --params K=V,...  e.g. axis=0,keepdim=true\n"
      "    -d, --dtype f32|f64   (default f32, or the --input files' dtype)\n"
      "    -b, --backend NAME    (default cpu, default axis values)\n"
+     "        --plugin PATH[:LABEL]  load a plugin (see run)\n"
      "        --seed N          config seed, as in a run (default 42)\n"
      "    -o, --output DIR      where the files go (required)\n"
      "    exit 0 ok, 1 failed its check (files still written) or the\n"
@@ -168,6 +177,11 @@ static const tb_command commands[] = {
      "        --fail-on LIST    kinds that fail: time,counters,status\n"
      "                          (default all three) or none\n"
      "        --format F        text (default), md or json (docs/FORMAT.md)\n"
+     "        --backends OLD,NEW  old side: only backend OLD's cases, new\n"
+     "                          side: only NEW's, joined with the backend\n"
+     "                          name in the id replaced by '*' (e.g. two\n"
+     "                          labels of one plugin: compare RUN RUN\n"
+     "                          --backends v1,v2)\n"
      "    -o, --output FILE     write to FILE instead of stdout\n"
      "    exit 0 no regression of a --fail-on kind (improvements never\n"
      "    fail), 1 regressions found, 2 usage or input error (unreadable,\n"
@@ -474,6 +488,40 @@ int tb_cmd_list(int argc, char **argv)
     return EXIT_OKAY;
 }
 
+/* Plugins for run, list and exec: TBENCH_PLUGIN_PATH's, then each
+ * --plugin PATH[:LABEL] (or --plugin=...) in order; the options are
+ * taken out of argv.  Returns 0 or EXIT_USAGE after the message. */
+static int load_plugins(int *argc, char **argv)
+{
+    char err[1024];
+    if (tb_plugin_add_path(getenv("TBENCH_PLUGIN_PATH"), err, sizeof err)) {
+        fprintf(stderr, "tbench: %s\n", err);
+        return EXIT_USAGE;
+    }
+    int k = 2;
+    for (int i = 2; i < *argc; i++) {
+        const char *spec = NULL;
+        if (!strcmp(argv[i], "--plugin")) {
+            if (i + 1 == *argc)
+                return tb_usage_error("%s: --plugin needs PATH[:LABEL]",
+                                      argv[1]);
+            spec = argv[++i];
+        } else if (!strncmp(argv[i], "--plugin=", 9)) {
+            spec = argv[i] + 9;
+        } else {
+            argv[k++] = argv[i];
+            continue;
+        }
+        if (tb_plugin_add(spec, err, sizeof err)) {
+            fprintf(stderr, "tbench: %s\n", err);
+            return EXIT_USAGE;
+        }
+    }
+    argv[k] = NULL;
+    *argc = k;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -503,8 +551,15 @@ int main(int argc, char **argv)
         return tb_cmd_instr_count(argc - 1, argv + 1);
     const char *names[sizeof commands / sizeof commands[0] + 1];
     for (size_t i = 0; i < ncmd; i++) {
-        if (!strcmp(cmd, commands[i].name) && cmd == argv[1])
+        if (!strcmp(cmd, commands[i].name) && cmd == argv[1]) {
+            if (!strcmp(cmd, "run") || !strcmp(cmd, "list") ||
+                !strcmp(cmd, "exec")) {
+                int rc = load_plugins(&argc, argv);
+                if (rc)
+                    return rc;
+            }
             return commands[i].fn(argc - 1, argv + 1);
+        }
         names[i] = commands[i].name;
     }
     names[ncmd] = "help";

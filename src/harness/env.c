@@ -19,6 +19,7 @@
 
 #include "../backends/cpu/isa.h"
 #include "ops/calib.h"
+#include "../backends/plugin.h"
 #include "tb_commit.h"
 #include "tb_config.h"
 
@@ -705,6 +706,26 @@ static void capture_openblas(cJSON *env, const cpuinfo_facts *ci)
 }
 #endif /* HAVE_OPENBLAS */
 
+/* The plugins this process loaded (src/backends/plugin.h), in load
+ * order: backend name, file, the plugin's version string (null when it
+ * has none or did not load) and whether it loaded. */
+static cJSON *capture_plugins(void)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; arr && i < tb_plugin_count(); i++) {
+        const tb_backend *b = tb_plugin_backend(i);
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            break;
+        cJSON_AddStringToObject(o, "name", b->name);
+        cJSON_AddStringToObject(o, "path", tb_plugin_path(b));
+        json_add_str(o, "version", tb_plugin_version(b));
+        cJSON_AddBoolToObject(o, "loaded", tb_plugin_loaded(b));
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
 cJSON *tb_env_capture(void)
 {
     cJSON *env = cJSON_CreateObject();
@@ -767,6 +788,7 @@ cJSON *tb_env_capture(void)
 
     json_add(env, "build", capture_build());
     json_add(env, "libraries", capture_libraries());
+    json_add(env, "plugins", capture_plugins());
 
     cJSON *clk = cJSON_CreateObject();
     struct timespec res = {0, 0};

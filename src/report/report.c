@@ -576,6 +576,12 @@ static void sec_reproduce(const ctx *x)
     sb(b, "build/tbench run");
     cJSON_ArrayForEach(cf, jget(doc, "config"))
         sb(b, " %s", tb_json_str(cf, "path") ? tb_json_str(cf, "path") : "?");
+    /* the plugins it loaded, each under the name its cases carry */
+    const cJSON *plg;
+    cJSON_ArrayForEach(plg, jget(jget(doc, "env"), "plugins"))
+        if (tb_json_str(plg, "path") && tb_json_str(plg, "name"))
+            sb(b, " --plugin %s:%s", tb_json_str(plg, "path"),
+               tb_json_str(plg, "name"));
     /* run into the folder the report reads its result file from, so the
      * recipe runs as written */
     char dir[1024] = "";

@@ -644,3 +644,50 @@ bool tb_resfile_shares_id(const tb_resfile *f, tb_resfile *const *g, int k)
                 return true;
     return false;
 }
+
+int tb_resfile_pick_backend(tb_resfile *f, const char *name, char *err,
+                            size_t errlen)
+{
+    int k = 0;
+    for (int i = 0; i < f->n; i++) {
+        tb_rescase c = f->cases[i];
+        const char *slash = strrchr(c.id, '/');
+        size_t nl = strlen(name);
+        if (strcmp(c.backend, name) || !slash ||
+            strncmp(slash + 1, name, nl)) {
+            free(c.samples_ns);
+            free(c.round_medians_ns);
+            continue;
+        }
+        /* id up to the last '/', then '*', then the axes */
+        size_t head = (size_t)(slash - c.id) + 1;
+        size_t len = strlen(c.id) - nl + 1;
+        char *id = malloc(len + 1);
+        cJSON *s = NULL;
+        if (id) {
+            snprintf(id, len + 1, "%.*s*%s", (int)head, c.id,
+                     slash + 1 + nl);
+            s = cJSON_CreateString(id);
+            free(id);
+        }
+        if (!s || !cJSON_ReplaceItemInObjectCaseSensitive(
+                      (cJSON *)c.json, "id", s)) {
+            cJSON_Delete(s);
+            f->cases[k++] = c; /* still owned: freed with the file */
+            for (int j = i + 1; j < f->n; j++)
+                f->cases[k++] = f->cases[j];
+            f->n = k;
+            return TB_ENOMEM;
+        }
+        c.id = s->valuestring;
+        f->cases[k++] = c;
+    }
+    f->n = k;
+    if (!k)
+        return fail(err, errlen, f->path, TB_EINVAL,
+                    "no case ran on backend '%s'", name);
+    for (int i = 0; i < k; i++)
+        f->by_id[i] = i;
+    qsort_r(f->by_id, (size_t)k, sizeof *f->by_id, cmp_by_id, f);
+    return 0;
+}

@@ -177,4 +177,13 @@ bool tb_resfile_shares_id(const tb_resfile *f, tb_resfile *const *g, int k);
  * arg/results.json when arg is a folder.  Returns buf. */
 const char *tb_resfile_resolve(const char *arg, char *buf, size_t len);
 
+/* Keep only the cases that ran on backend `name` and rename each to its
+ * id with the backend's name replaced by '*' (so add/64/f32/v1 becomes
+ * "add/64/f32/" + "*"), so that cases of two backends (two builds of
+ * one plugin under two labels) join as one case in compare.
+ * Returns 0, TB_ENOMEM, or TB_EINVAL with "PATH: no case ran on backend
+ * NAME" when none is left. */
+int tb_resfile_pick_backend(tb_resfile *f, const char *name, char *err,
+                            size_t errlen);
+
 #endif
