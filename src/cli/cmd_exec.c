@@ -409,7 +409,9 @@ int tb_cmd_exec(int argc, char **argv)
         if (tb_params_has(&cs->params, i))
             cJSON_AddNumberToObject(pj, op->params[i].name,
                                     cs->params.v[i]);
-    cJSON_AddNumberToObject(x.doc, "seed", (double)seed);
+    char sd[24]; /* a JSON integer, exact above 2^53 too */
+    snprintf(sd, sizeof sd, "%llu", seed);
+    cJSON_AddRawToObject(x.doc, "seed", sd);
     char hex[32]; /* 64-bit seeds do not survive a JSON double */
     snprintf(hex, sizeof hex, "0x%016llx", (unsigned long long)cs->seed);
     cJSON_AddStringToObject(x.doc, "input_seed", hex);
