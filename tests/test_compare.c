@@ -931,6 +931,19 @@ static void test_changepoints(void **state)
     assert_int_equal(starts[1], 14);
     assert_int_equal(tb_changepoints(y, 1, 1, 0, starts), 1);
     assert_int_equal(tb_changepoints(y, 0, 1, 0, starts), TB_EINVAL);
+    /* issue 15: a penalty so large that every cost is infinite gave a
+     * backtrack through uninitialised memory; it is one segment */
+    for (int i = 0; i < 15; i++)
+        y[i] = log(i < 7 ? 1000.0 : 2000.0);
+    for (int i = 0; i < 15; i++)
+        starts[i] = -7;
+    assert_int_equal(tb_changepoints(y, 15, INFINITY, 0, starts), 1);
+    assert_int_equal(starts[0], 0);
+    /* and a series that is not finite is refused, not fitted */
+    y[3] = INFINITY;
+    assert_int_equal(tb_changepoints(y, 15, 1, 0, starts), TB_EINVAL);
+    y[3] = NAN;
+    assert_int_equal(tb_changepoints(y, 15, 1, 0, starts), TB_EINVAL);
 }
 
 static void test_history(void **state)

@@ -389,7 +389,8 @@ static void column_label(const tb_rcase *c, char *buf, size_t len)
     const cJSON *v;
     cJSON_ArrayForEach(v, bp)
     {
-        if (!strcmp(v->string, "threads") || !cJSON_IsString(v) || u >= len)
+        if (!v->string || !strcmp(v->string, "threads") ||
+            !cJSON_IsString(v) || u >= len)
             continue;
         u += (size_t)snprintf(buf + u, len - u, "%s%s=%s", first ? "[" : ",",
                               v->string, v->valuestring);
