@@ -4,8 +4,8 @@
  * a file and given to compare, history, export, report (--with and
  * --baseline) and plot, as the command line would, so that whatever the
  * loader lets through is exercised by each reader.  Seeds:
- * tests/fuzz/corpus/results (every corrupt fixture of tests/data/corrupt
- * and the report fixtures).  Run with -close_fd_mask=3: the commands
+ * tests/fuzz/corpus/results, plus every corrupt fixture of
+ * tests/data/corrupt and the report fixtures (tests/fuzz/meson.build).  Run with -close_fd_mask=3: the commands
  * print. */
 #include <getopt.h>
 #include <stddef.h>

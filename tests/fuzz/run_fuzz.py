@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """Run one libFuzzer harness for a bounded time; print TAP.
 
-Usage: run_fuzz.py FUZZER CORPUS NAME
+Usage: run_fuzz.py FUZZER CORPUS NAME [SEEDS...]
 
 Copies the committed seed corpus CORPUS to a temporary folder, runs
-FUZZER there for $TB_FUZZ_SECONDS seconds (default 60) under the
+FUZZER there (with the *.json files of the SEEDS folders) for
+$TB_FUZZ_SECONDS seconds (default 60) under the
 sanitizers it was built with, and prints one TAP case with the number of
 executions.  A crash, leak, timeout or sanitizer report fails the case;
 its input is copied into CORPUS (named crash-SHA1, so that committing it
@@ -18,6 +19,7 @@ import sys
 import tempfile
 
 exe, corpus, name = sys.argv[1:4]
+extra = [os.path.abspath(d) for d in sys.argv[4:]]  # more seed folders
 exe, corpus = os.path.abspath(exe), os.path.abspath(corpus)
 seconds = int(os.environ.get("TB_FUZZ_SECONDS", "60"))
 print("1..1")
@@ -25,11 +27,17 @@ work = tempfile.mkdtemp(prefix=f"tbench-fuzz-{name}-")
 try:
     seeds = os.path.join(work, "corpus")
     shutil.copytree(corpus, seeds)
+    for d in extra:   # fixtures kept elsewhere in tests/data (*.json)
+        for f in os.listdir(d):
+            if f.endswith(".json") and f != "expect.json":
+                shutil.copy(os.path.join(d, f),
+                            os.path.join(seeds, os.path.basename(d) + "-" + f))
     cwd = os.path.join(work, "cwd")
     os.mkdir(cwd)
     # result files the CLI fuzzer's paths can name (run from the root)
     for f in ("mixed.json", "baseline.json", "numpy.json", "single.json"):
         shutil.copy(os.path.join("tests", "data", "report", f), cwd)
+    n_seeds0 = len(os.listdir(seeds))
     art = os.path.join(work, "art") + os.sep
     os.mkdir(art)
     env = dict(os.environ)
@@ -45,7 +53,7 @@ try:
     m = re.search(r"stat::number_of_executed_units:\s*(\d+)", log)
     execs = int(m.group(1)) if m else 0
     found = sorted(os.listdir(art))
-    n_seeds = len(os.listdir(corpus))
+    n_seeds = n_seeds0
     if p.returncode == 0 and not found and execs > 0:
         print(f"ok 1 - fuzz {name}: {execs} execs in {seconds} s "
               f"({n_seeds} seeds)")

@@ -6,7 +6,7 @@ files that compare rejected but report and plot rendered, or crashed on).
 expect.json maps each file to the start of the message every command
 must print after "tbench: FILE: ".  The files are committed; run this
 script again (from the repository root) only to change them.  They are
-also seeds of the result-loader fuzzer (tests/fuzz/).
+also seeds of the result-loader fuzzer (tests/fuzz/meson.build).
 """
 import copy
 import json
@@ -27,7 +27,7 @@ out = {}
 def edit(name, want, fn):
     d = copy.deepcopy(DOC)
     fn(d)
-    out[name] = (json.dumps(d, indent=1), want)
+    out[name] = (json.dumps(d), want)
 
 
 def raw(name, want, body):
@@ -116,7 +116,7 @@ def inf(name, key, want):
         d["env"]["memory"]["total_bytes"] = marker
     else:
         d["cases"][0]["stats"][key] = marker
-    body = json.dumps(d, indent=1).replace(repr(marker), "1e999", 1)
+    body = json.dumps(d).replace(repr(marker), "1e999", 1)
     assert "1e999" in body
     out[name] = (body, want)
 
