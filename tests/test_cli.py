@@ -447,6 +447,31 @@ def t_cli_docs():
                        text=True)
     expect(p.stdout.split("\n")[:2] == ["--list-cases", "compare"],
            p.stdout + p.stderr)
+@case("a seed above 2^53 is stored digit for digit (run and exec)")
+def t_big_seed():
+    big = 2**64 - 1
+    cfg = write("bigseed.json", """{"name": "bigseed", "seed": %d,
+      "warmup": {"min_time_ms": 0, "min_iters": 1},
+      "measure": {"sample_time_ms": 0.1, "min_samples": 3,
+                  "max_samples": 3, "max_time_s": 0.05},
+      "ops": [{"op": "relu", "shapes": [[4]]}]}""" % big)
+    out = os.path.join(TMP, "bigseed")
+    p = run("run", cfg, "-o", out, "-q")
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    text = open(os.path.join(out, "results.json"), encoding="utf-8").read()
+    doc = json.loads(text)
+    jsonschema.validate(doc, SCHEMA)
+    seed = doc["config"][0]["seed"]
+    expect(seed == big and isinstance(seed, int), f"seed {seed!r}")
+    expect('"seed":\t%d' % big in text or '"seed": %d' % big in text,
+           "seed not written as plain digits")
+    out = os.path.join(TMP, "bigseed-exec")
+    p = run("exec", "relu", "--shape", "4", "--seed", str(big - 1),
+            "-o", out)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    meta = json.load(open(os.path.join(out, "exec.json")))
+    expect(meta["seed"] == big - 1 and isinstance(meta["seed"], int),
+           f"exec seed {meta['seed']!r}")
 
 
 if __name__ == "__main__":

@@ -345,6 +345,112 @@ static void test_ratio_ci_shift(void **state)
     free(a3);
 }
 
+/* P(median of a resample <= v) for the samples 1, 2, ..., n, n odd: at
+ * least (n+1)/2 of the n draws are <= v, each with probability
+ * floor(v)/n.  The binomial tail summed in double from lgamma pmfs: the
+ * exact bootstrap distribution, independent of the sampler. */
+static double exact_median_cdf(size_t n, double v)
+{
+    double p = floor(v) / (double)n;
+    if (p <= 0)
+        return 0;
+    if (p >= 1)
+        return 1;
+    double sum = 0, fn = (double)n;
+    for (size_t k = (n + 1) / 2; k <= n; k++) {
+        double fk = (double)k;
+        sum += exp(lgamma(fn + 1) - lgamma(fk + 1) - lgamma(fn - fk + 1) +
+                   fk * log(p) + (fn - fk) * log1p(-p));
+    }
+    return sum;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Issue 15: above 256 samples a replicate's median is drawn by binomial
+ * halving over the sorted run instead of n draws.  Its distribution
+ * must be the bootstrap's: against the exact distribution (odd n), and
+ * against plain resampling written here (odd and even n, two-sample
+ * Kolmogorov-Smirnov at alpha 1e-3; the seeds are fixed). */
+static void test_boot_median_distribution(void **state)
+{
+    (void)state;
+    enum { B = 60000 };
+    static double got[B], ref[B];
+    /* even sizes twice: -x weighs the lower middle value as x does the
+     * upper one */
+    const size_t sizes[] = {1001, 1000, 301, 258, 258};
+    for (size_t t = 0; t < sizeof sizes / sizeof sizes[0]; t++) {
+        size_t n = sizes[t];
+        double sign = t == 4 ? -1 : 1;
+        double *x = malloc(n * sizeof *x), *scr = malloc(n * sizeof *scr);
+        assert_non_null(x);
+        assert_non_null(scr);
+        /* 1..n in a scrambled order (the run is not sorted); for even n
+         * 2^(rank - n/2), so that the mean of the two middle order
+         * statistics moves by a rank when either of them does */
+        for (size_t i = 0; i < n; i++) {
+            double rank = (double)((i * 7919) % n + 1);
+            x[i] = n % 2 ? rank : sign * ldexp(1, (int)rank - (int)n / 2);
+        }
+        tb_sampleset s = {x, n};
+        assert_int_equal(tb_boot_medians(&s, 1, B, 1234 + t, got), 0);
+        qsort(got, B, sizeof *got, cmp_dbl);
+        if (n % 2) {
+            double tol = 0.004; /* > 5 sd of a 2.5% quantile of B draws */
+            double lo = got[B / 40], hi = got[B - B / 40];
+            assert_true(exact_median_cdf(n, lo) >= 0.025 - tol);
+            assert_true(exact_median_cdf(n, lo - 1) <= 0.025 + tol);
+            assert_true(exact_median_cdf(n, hi) >= 0.975 - tol);
+            assert_true(exact_median_cdf(n, hi - 1) <= 0.975 + tol);
+            assert_true(fabs(exact_median_cdf(n, got[B / 2]) - 0.5) < 0.05);
+        }
+        /* plain resampling with its own generator (xorshift64*) */
+        uint64_t z = 88172645463325252ull + t;
+        for (int b = 0; b < B; b++) {
+            for (size_t i = 0; i < n; i++) {
+                z ^= z >> 12;
+                z ^= z << 25;
+                z ^= z >> 27;
+                uint64_t u = z * 2685821657736338717ull;
+                scr[i] = x[(size_t)((u >> 11) * 0x1p-53 * (double)n)];
+            }
+            ref[b] = tb_median_inplace(scr, n);
+        }
+        qsort(ref, B, sizeof *ref, cmp_dbl);
+        double d = 0;
+        size_t i = 0, j = 0;
+        while (i < B && j < B) {
+            double v = got[i] < ref[j] ? got[i] : ref[j];
+            while (i < B && got[i] <= v)
+                i++;
+            while (j < B && ref[j] <= v)
+                j++;
+            double diff = fabs((double)i - (double)j) / B;
+            d = diff > d ? diff : d;
+        }
+        if (d > 0.0113) { /* sqrt(-ln(1e-3 / 2) / 2) * sqrt(2 / B) */
+            print_error("n %zu: KS distance %g\n", n, d);
+            fail();
+        }
+        free(x);
+        free(scr);
+    }
+    /* a run of equal values has a constant median */
+    double c[1000];
+    for (int i = 0; i < 1000; i++)
+        c[i] = 5;
+    tb_sampleset s = {c, 1000};
+    assert_int_equal(tb_boot_medians(&s, 1, 100, 1, got), 0);
+    for (int i = 0; i < 100; i++)
+        assert_true(got[i] == 5);
+    assert_int_equal(tb_boot_medians(&s, 0, 100, 1, got), TB_EINVAL);
+}
+
 /* ---- verdicts --------------------------------------------------------- */
 
 static void test_identical_unchanged(void **state)
@@ -1071,6 +1177,19 @@ static void test_changepoints(void **state)
     assert_int_equal(starts[1], 14);
     assert_int_equal(tb_changepoints(y, 1, 1, 0, starts), 1);
     assert_int_equal(tb_changepoints(y, 0, 1, 0, starts), TB_EINVAL);
+    /* issue 15: a penalty so large that every cost is infinite gave a
+     * backtrack through uninitialised memory; it is one segment */
+    for (int i = 0; i < 15; i++)
+        y[i] = log(i < 7 ? 1000.0 : 2000.0);
+    for (int i = 0; i < 15; i++)
+        starts[i] = -7;
+    assert_int_equal(tb_changepoints(y, 15, INFINITY, 0, starts), 1);
+    assert_int_equal(starts[0], 0);
+    /* and a series that is not finite is refused, not fitted */
+    y[3] = INFINITY;
+    assert_int_equal(tb_changepoints(y, 15, 1, 0, starts), TB_EINVAL);
+    y[3] = NAN;
+    assert_int_equal(tb_changepoints(y, 15, 1, 0, starts), TB_EINVAL);
 }
 
 static void test_history(void **state)
@@ -1276,7 +1395,7 @@ static void test_load_cupti(void **state)
     expect_load_error(CU_DOC("10", "null", CU_H2D, CU_K), TB_EINVAL,
                       "cupti.kernel_launches: expected a number >= 0");
     expect_load_error(CU_DOC("10", "1e999", CU_H2D, CU_K), TB_EINVAL,
-                      "cupti.kernel_launches: expected a number >= 0");
+                      "cupti.kernel_launches: expected a finite number");
     expect_load_error(CU_DOC("10", "3", "{\"count\": 2}", CU_K), TB_EINVAL,
                       "cases[0] (x): cupti.memcpy.h2d: expected");
     expect_load_error(CU_DOC("10", "3", "[]", CU_K), TB_EINVAL,
@@ -1430,6 +1549,7 @@ int main(void)
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_load_fields),
         cmocka_unit_test(test_changepoints),
+        cmocka_unit_test(test_boot_median_distribution),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_export),
         cmocka_unit_test(test_load_cupti),

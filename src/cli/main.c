@@ -93,7 +93,9 @@ static const tb_command commands[] = {
      "    -b, --backend NAME    (default cpu, default axis values)\n"
      "        --plugin PATH[:LABEL]  load a plugin (see run)\n"
      "        --seed N          config seed, as in a run (default 42)\n"
-     "    -o, --output DIR      where the files go (required)\n"
+     "    -o, --output DIR      where the files go (required; written to\n"
+     "                          DIR.tmp-XXXXXX and moved in at the end, so a\n"
+     "                          failure leaves no partial DIR)\n"
      "    exit 0 ok, 1 failed its check (files still written) or the\n"
      "    kernel failed on these inputs (e.g. did not converge), 2 bad input\n",
      tb_cmd_exec},
@@ -118,7 +120,8 @@ static const tb_command commands[] = {
      "    noisiest cases; several files of one matrix\n"
      "    (oldest first) also give history charts with the change points\n"
      "    of `tbench history`\n"
-     "    -o, --output DIR      write the charts into DIR (created)\n"
+     "    -o, --output DIR      write the charts into DIR (created; all or\n"
+     "                          nothing, as exec -o)\n"
      "    -b, --baseline FILE   add the change-vs-baseline chart (coloured\n"
      "                          by compare's verdicts)\n"
      "    -w, --with FILE       draw FILE's cases too (e.g. NumPy); repeatable\n"

@@ -75,6 +75,8 @@ typedef struct tb_cfg_axis {
     char name[32];
     int n_values;
     char values[TB_CFG_MAX_AXISVALS][32];
+    int line, col; /* position of the axis key, for messages */
+    int vline[TB_CFG_MAX_AXISVALS], vcol[TB_CFG_MAX_AXISVALS]; /* values */
 } tb_cfg_axis;
 
 typedef struct tb_cfg_backend {

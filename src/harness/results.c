@@ -57,7 +57,11 @@ cJSON *tb_results_new(cJSON *env, const tb_config *cfgs, int n_cfgs,
         cJSON *c = measure_json(&cfgs[i]);
         cJSON_AddStringToObject(c, "path", cfgs[i].path);
         cJSON_AddStringToObject(c, "name", cfgs[i].name);
-        cJSON_AddNumberToObject(c, "seed", (double)cfgs[i].seed);
+        /* a JSON integer, digit for digit: a double would round seeds
+         * above 2^53 */
+        char sd[24];
+        snprintf(sd, sizeof sd, "%llu", (unsigned long long)cfgs[i].seed);
+        cJSON_AddRawToObject(c, "seed", sd);
         cJSON_AddStringToObject(c, "text", cfgs[i].text ? cfgs[i].text : "");
         cJSON_AddItemToArray(cf, c);
     }

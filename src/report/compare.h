@@ -81,6 +81,15 @@ int tb_ratio_ci(const tb_sampleset *old, int k_old, const tb_sampleset *nw,
                 int k_new, int resamples, uint64_t seed, double *lo,
                 double *hi);
 
+/* `resamples` bootstrap replicates of one side's M (as tb_ratio_ci draws
+ * them) into out.  A run of more than 256 samples is sorted once and a
+ * replicate's median drawn as the resample's middle order statistics by
+ * binomial halving, O(sqrt n) each, with the distribution of resampling
+ * all n; so tb_ratio_ci is O(n log n) in the samples.  For checking that
+ * distribution.  0, TB_EINVAL or TB_ENOMEM. */
+int tb_boot_medians(const tb_sampleset *s, int k, int resamples,
+                    uint64_t seed, double *out);
+
 /* ---- comparison ------------------------------------------------------- */
 
 enum {

@@ -390,7 +390,8 @@ static void column_label(const tb_rcase *c, char *buf, size_t len)
     const cJSON *v;
     cJSON_ArrayForEach(v, bp)
     {
-        if (!strcmp(v->string, "threads") || !cJSON_IsString(v) || u >= len)
+        if (!v->string || !strcmp(v->string, "threads") ||
+            !cJSON_IsString(v) || u >= len)
             continue;
         u += (size_t)snprintf(buf + u, len - u, "%s%s=%s", first ? "[" : ",",
                               v->string, v->valuestring);
@@ -525,10 +526,17 @@ static void sec_reproduce(const ctx *x)
     const cJSON *cf;
     cJSON_ArrayForEach(cf, jget(doc, "config"))
     {
+        /* cJSON reads numbers as doubles: above 2^53 the file's digits
+         * (exact) are not what we would print */
         double seed = tb_json_num(cf, "seed");
-        sb(b, "- config: `%s` (matrix `%s`, seed %.0f)\n",
+        char sd[64] = "?";
+        if (seed >= 0 && seed <= 9007199254740992.0)
+            snprintf(sd, sizeof sd, "%.0f", seed);
+        else if (seed > 0)
+            snprintf(sd, sizeof sd, "above 2^53, exactly as in `config`");
+        sb(b, "- config: `%s` (matrix `%s`, seed %s)\n",
            tb_json_str(cf, "path") ? tb_json_str(cf, "path") : "?",
-           tb_json_str(cf, "name") ? tb_json_str(cf, "name") : "?", seed);
+           tb_json_str(cf, "name") ? tb_json_str(cf, "name") : "?", sd);
     }
     const char *date = tb_json_str(env, "date");
     const cJSON *sum = jget(doc, "summary");

@@ -122,6 +122,11 @@ typedef struct tb_rescase {
     const char *instr_source, *instr_isa;
 } tb_rescase;
 
+/* The largest result file the loader reads: a run of 10M samples per
+ * case (measure.max_samples' limit) is about 200 MB of JSON, and the
+ * parsed document takes about three times the file's size. */
+#define TB_RES_MAX_BYTES ((size_t)1 << 30)
+
 typedef struct tb_resfile {
     char *path;   /* the file actually read (DIR/results.json for a DIR) */
     cJSON *doc;   /* the whole document */
@@ -133,14 +138,24 @@ typedef struct tb_resfile {
 } tb_resfile;
 
 /* Load and check the result file at path (a file, or a run folder that
- * holds results.json).  Checks: readable, complete JSON, an object with
+ * holds results.json).  Checks: readable, at most TB_RES_MAX_BYTES (a
+ * larger regular file is refused before it is read; a stream stops at
+ * the limit or at its first NUL byte, so /dev/zero fails at once),
+ * complete JSON in which every number is finite (1e999 overflows to
+ * infinity), an object with
  * "schema" == "tbench.results/1", a "cases" array whose records are
  * objects with a unique non-empty string id, non-empty op, dtype and
  * backend strings and a known status (TB_RES_STATUSES), and for "ok"
  * records a stats object with finite numbers n >= 1 (as many finite
  * samples_ns values), positive median_ns, ci_low_ns <= median_ns <=
- * ci_high_ns, min_ns, mean_ns, iters_per_sample >= 1, and finite numbers
- * (or nulls) in throughput and counters; for any record, "cupti" absent,
+ * ci_high_ns, ci_low_ns, min_ns and mean_ns >= 0, iters_per_sample >= 1,
+ * a finite ci_rel, and numbers (or nulls) in throughput, counters and
+ * the optional stats (max_ns, stddev_ns, mad_ns, p5_ns, p95_ns, ci_rel,
+ * outliers); "env" and "peaks" objects or null; per case
+ * "backend_params" an object of strings, "params", "model", "check",
+ * "timing" and "roofline" objects, "shapes" and "out_shapes" lists of
+ * lists of numbers (each when present and not null), so that no command
+ * meets a member of the wrong type; for any record, "cupti" absent,
  * null with a "cupti_reason" string, or an object whose every count is a
  * finite number >= 0 (iterations an integer >= 1; memcpy h2d, d2h, d2d
  * and other each {count, bytes}; kernels an array of {name, count,
