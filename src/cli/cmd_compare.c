@@ -78,7 +78,7 @@ static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
     }
     int o;
     opterr = 0;
-    optind = 1;
+    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
     while ((o = getopt_long(argc, argv, "-:o:h", longopts, NULL)) != -1) {
         const char *val = optarg;
         /* long options return 1000 + their bit: getopt's "-" mode

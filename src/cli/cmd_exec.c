@@ -195,7 +195,7 @@ int tb_cmd_exec(int argc, char **argv)
     int n_inputs = 0;
     int c;
     opterr = 0;
-    optind = 1;
+    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
     while ((c = getopt_long(argc, argv, ":s:p:d:b:S:o:i:h", longopts,
                             NULL)) != -1) {
         switch (c) {

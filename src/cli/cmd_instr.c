@@ -32,7 +32,7 @@ int tb_cmd_instr_count(int argc, char **argv)
     long k = 0;
     int c;
     opterr = 0;
-    optind = 1;
+    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
         case 'i': id = optarg; break;

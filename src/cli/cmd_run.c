@@ -367,7 +367,7 @@ int tb_cmd_run(int argc, char **argv)
     opts.excludes = excludes;
     int c;
     opterr = 0;
-    optind = 1;
+    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
     while ((c = getopt_long(argc, argv, ":o:f:x:b:qhs:p:d:", longopts,
                             NULL)) != -1) {
         if (c >= 1000 && c < 1000 + TB_OVR_COUNT) {

@@ -166,7 +166,7 @@ int tb_cmd_selftest(int argc, char **argv)
     double v;
     int c;
     opterr = 0;
-    optind = 1;
+    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
     while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;

@@ -203,7 +203,7 @@ int tb_cmd_show(int argc, char **argv)
     bool json = false;
     int opt;
     opterr = 0;
-    optind = 1;
+    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
     while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'j': json = true; break;

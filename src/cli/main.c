@@ -469,7 +469,7 @@ int tb_cmd_list(int argc, char **argv)
     bool json = false;
     int c;
     opterr = 0;
-    optind = 1;
+    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
