@@ -84,6 +84,7 @@ static bool tested_elsewhere(const tb_op *op)
     case TB_CAT_OPTIMIZER:
     case TB_CAT_LINALG:
     case TB_CAT_UNFUSED:
+    case TB_CAT_BACKWARD: /* test_backward.c */
         return true;
     default:
         return false;

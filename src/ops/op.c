@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "op_backward.h"
 #include "ref.h"
 
 /* ---- helpers ----------------------------------------------------------- */
@@ -1074,6 +1075,22 @@ static const tb_step steps_log_softmax[] = {
  * after tb_canon_* fixed their signs. */
 #define TOL_LINALG {{2e-3, 2e-4}, {1e-9, 1e-10}}
 
+/* Backward ops: a gradient is a short chain of roundings per term
+ * (sigmoid' = g*s*(1-s), gelu' = g*(Phi + x*phi)), sums scale atol with
+ * their length (tb_bw_reduce_len). */
+#define TOL_BW_EW {{1e-5, 1e-6}, {1e-13, 1e-14}}
+#define BW_ROW(nin, nout, shape_fn, tol_)                                 \
+    .category = TB_CAT_BACKWARD, .n_in = nin, .n_out = nout,              \
+    .shape = shape_fn, .flops = tb_bw_flops, .bytes = bytes_io,           \
+    .reduce_len = tb_bw_reduce_len, .tol = tol_
+/* log_softmax_backward's y is a log-probability (<= 0); div's divisor
+ * away from 0; nll_loss's targets are class indices (0: the harness's
+ * random inputs are all class 0; tests give real targets). */
+static const tb_domain domain_bw_log_softmax[] = {{-1, 1}, {-4, 0}};
+static const tb_domain domain_bw_div[] = {{-1, 1}, {-1, 1}, {0.5, 2}};
+static const tb_domain domain_bw_nll[] = {{-4, 0}, {0, 0}};
+static const tb_domain domain_bw_nll_backward[] = {{-1, 1}, {-4, 0}, {0, 0}};
+
 /* One row per op, fields by name.  OP_ID(nm): an op that is its own
  * base (id, name, reference kernel); OP_FORM(nm, base): a form of
  * another op (in-place, optimizer state), served by base's kernels.
@@ -1484,6 +1501,84 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .reduce_len = rlen_axis, .tol = TOL_ACC,
         .n_steps = NSTEPS(steps_log_softmax), .steps = steps_log_softmax,
         .doc = "log_softmax as six kernels: max, sub, exp, sum, log, sub"},
+
+    /* backward ops: input 0 is the gradient of the forward output, the
+     * outputs the gradients of the forward inputs (op_backward.h) */
+    [TB_OP_relu_backward] = {OP_ID(relu_backward),
+        BW_ROW(2, 1, tb_bw_shape_act, TOL_BW_EW),
+        .doc = "relu gradient: g, x -> g * (x > 0)"},
+    [TB_OP_sigmoid_backward] = {OP_ID(sigmoid_backward),
+        BW_ROW(2, 1, tb_bw_shape_act, TOL_BW_EW),
+        .doc = "sigmoid gradient: g, x -> g * s * (1 - s), s = sigmoid(x)"},
+    [TB_OP_tanh_backward] = {OP_ID(tanh_backward),
+        BW_ROW(2, 1, tb_bw_shape_act, TOL_BW_EW),
+        .doc = "tanh gradient: g, x -> g * (1 - tanh(x)^2)"},
+    [TB_OP_gelu_backward] = {OP_ID(gelu_backward),
+        BW_ROW(2, 1, tb_bw_shape_act, TOL_BW_EW),
+        .doc = "gelu (erf form) gradient: g, x -> g * (Phi(x) + x*phi(x))"},
+    [TB_OP_log_softmax_backward] = {OP_ID(log_softmax_backward),
+        BW_ROW(2, 1, tb_bw_shape_log_softmax, TOL_ACC), .n_params = 1,
+        .params = params_axis, .domain = domain_bw_log_softmax,
+        .doc = "log_softmax gradient: g, y (the forward output) -> g - "
+               "exp(y) * sum(g) along the axis"},
+    [TB_OP_sum_backward] = {OP_ID(sum_backward),
+        BW_ROW(2, 1, tb_bw_shape_reduce, TOL_EW), .n_params = 2,
+        .params = params_reduce,
+        .doc = "sum gradient: g, x -> g broadcast to x's shape"},
+    [TB_OP_mean_backward] = {OP_ID(mean_backward),
+        BW_ROW(2, 1, tb_bw_shape_reduce, TOL_EW), .n_params = 2,
+        .params = params_reduce,
+        .doc = "mean gradient: g, x -> g / n broadcast to x's shape"},
+    [TB_OP_add_backward] = {OP_ID(add_backward),
+        BW_ROW(3, 2, tb_bw_shape_binary, TOL_ACC),
+        .doc = "add gradient: g, a, b -> da, db (g summed over the dims "
+               "each input was broadcast along)"},
+    [TB_OP_sub_backward] = {OP_ID(sub_backward),
+        BW_ROW(3, 2, tb_bw_shape_binary, TOL_ACC),
+        .doc = "sub gradient: g, a, b -> g, -g reduced to a's and b's "
+               "shapes"},
+    [TB_OP_mul_backward] = {OP_ID(mul_backward),
+        BW_ROW(3, 2, tb_bw_shape_binary, TOL_ACC),
+        .doc = "mul gradient: g, a, b -> g*b, g*a reduced to a's and b's "
+               "shapes"},
+    [TB_OP_div_backward] = {OP_ID(div_backward),
+        BW_ROW(3, 2, tb_bw_shape_binary, TOL_ACC),
+        .domain = domain_bw_div,
+        .doc = "div gradient: g, a, b -> g/b, -g*a/b^2 reduced to a's and "
+               "b's shapes"},
+    [TB_OP_matmul_backward] = {OP_ID(matmul_backward),
+        BW_ROW(3, 2, tb_bw_shape_matmul, TOL_ACC),
+        .doc = "matmul gradient: g, a, b -> g @ b^T, a^T @ g"},
+    [TB_OP_linear_backward] = {OP_ID(linear_backward),
+        BW_ROW(4, 3, tb_bw_shape_linear, TOL_ACC),
+        .doc = "linear (relu(x@W+b)) gradient: g, x, W, y (the forward "
+               "output) -> dx, dW, db with gz = g*(y > 0)"},
+    [TB_OP_nll_loss] = {OP_ID(nll_loss),
+        BW_ROW(2, 1, tb_bw_shape_nll, TOL_ACC),
+        .domain = domain_bw_nll,
+        .doc = "negative log-likelihood, mean over the batch: logp [N,C], "
+               "target [N] (class indices as values) -> scalar; "
+               "cross-entropy is log_softmax then nll_loss"},
+    [TB_OP_nll_loss_backward] = {OP_ID(nll_loss_backward),
+        BW_ROW(3, 1, tb_bw_shape_nll_backward, TOL_EW),
+        .domain = domain_bw_nll_backward,
+        .doc = "nll_loss gradient: g (scalar), logp, target -> dlogp, -g/N "
+               "at each row's target"},
+    [TB_OP_max_pool2d_backward] = {OP_ID(max_pool2d_backward),
+        BW_ROW(2, 1, tb_bw_shape_pool2d, TOL_ACC), .n_params = 3,
+        .params = params_pool,
+        .doc = "max_pool2d gradient: g, x -> dx, g routed to the first "
+               "largest element of each window"},
+    [TB_OP_avg_pool2d_backward] = {OP_ID(avg_pool2d_backward),
+        BW_ROW(2, 1, tb_bw_shape_pool2d, TOL_ACC), .n_params = 3,
+        .params = params_pool,
+        .doc = "avg_pool2d gradient: g, x -> dx, g/kernel^2 spread over "
+               "each window"},
+    [TB_OP_conv2d_backward] = {OP_ID(conv2d_backward),
+        BW_ROW(3, 3, tb_bw_shape_conv2d, TOL_ACC), .n_params = 3,
+        .params = params_conv,
+        .doc = "conv2d gradient: g, x, w -> dx, dw, db (the bias's "
+               "gradient)"},
 };
 
 const tb_op *tb_op_get(tb_op_id id)
@@ -1515,6 +1610,7 @@ const char *tb_op_category_name(tb_op_category c)
     case TB_CAT_OPTIMIZER: return "optimizer";
     case TB_CAT_LINALG: return "linalg";
     case TB_CAT_UNFUSED: return "unfused";
+    case TB_CAT_BACKWARD: return "backward";
     }
     return "unknown";
 }
