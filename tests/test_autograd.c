@@ -1,0 +1,439 @@
+/* Tests of the tape autograd (src/ops/autograd.h):
+ *
+ *  1. models: the MLP and the small CNN of tests/data/autograd_model_
+ *     vectors.h (scripts/gen_oracle_autograd.py) built from table ops on
+ *     a tape; the loss and every parameter's gradient equal PyTorch's,
+ *     and after AGM_STEPS steps of sgd_momentum (the table's fused
+ *     optimizer op) so do the parameters.  Run twice: through the
+ *     reference kernels in f64 (loss and gradients within 1e-12 + 1e-10
+ *     |want|, parameters within 1e-11) and through the cpu backend's
+ *     kernels in f32 and f64 (f32: 2e-5 + 1e-4 |want|, f32 rounding of
+ *     inputs and ~10 chained kernels; f64: as the reference).
+ *  2. hooks: forward hooks on every op and backward hooks on one op are
+ *     called once per call, in tape order forward and in reverse order
+ *     backward, with the op's tensors; a removed hook is not called.
+ *  3. errors: an op without a backward on a variable that needs a
+ *     gradient is refused (TB_EUNSUPPORTED), a reshape to another element
+ *     count is TB_ESHAPE, bad handles are TB_EINVAL; a variable used
+ *     twice gets the sum of both gradients (y = x*x: 2x).
+ *  Every test checks that no tracked memory is left (leak fixtures). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+
+#include "backends/backend.h"
+#include "base/error.h"
+#include "ops/alloc.h"
+#include "ops/autograd.h"
+#include "ops/op.h"
+#include "ops/tensor.h"
+#include "tests/data/autograd_model_vectors.h"
+
+extern const tb_backend tb_backend_cpu;
+static const tb_backend *const B = &tb_backend_cpu;
+
+/* ---- execs: the reference kernels (f64) and the cpu backend ------------ */
+
+static int ref_alloc(void *user, tb_tensor *t)
+{
+    (void)user;
+    size_t n = tb_tensor_nbytes(t);
+    t->data = tb_alloc(n);
+    if (!t->data)
+        return TB_ENOMEM;
+    memset(t->data, 0, n);
+    return 0;
+}
+
+static void ref_free(void *user, tb_tensor *t)
+{
+    (void)user;
+    tb_free(t->data);
+    t->data = NULL;
+}
+
+/* In-place ops write temporaries that are then copied back. */
+static int ref_run(void *user, const tb_op *op, const tb_tensor *in,
+                   tb_tensor *out, const tb_params *p)
+{
+    (void)user;
+    if (!op->alias)
+        return op->ref(in, out, p);
+    tb_tensor tmp[TB_MAX_OUTPUTS];
+    int rc = 0;
+    for (int o = 0; o < op->n_out; o++) {
+        tb_shape s = tb_tensor_shape(&out[o]);
+        assert_int_equal(tb_tensor_create(&tmp[o], TB_F64, &s), 0);
+    }
+    rc = op->ref(in, tmp, p);
+    for (int o = 0; o < op->n_out; o++) {
+        for (int64_t i = 0; rc == 0 && i < tb_tensor_numel(&out[o]); i++)
+            tb_tensor_set(&out[o], i, tb_tensor_get(&tmp[o], i));
+        tb_tensor_destroy(&tmp[o]);
+    }
+    return rc;
+}
+
+static const tb_ag_exec ref_exec = {ref_run, ref_alloc, ref_free, NULL};
+
+static int cpu_run(void *ctx, const tb_op *op, const tb_tensor *in,
+                   tb_tensor *out, const tb_params *p)
+{
+    tb_kernel_fn fn = B->kernel(ctx, op, out[0].dtype, p, NULL);
+    if (!fn)
+        return TB_EUNSUPPORTED;
+    return fn(ctx, in, out, p);
+}
+
+static int cpu_alloc(void *ctx, tb_tensor *t)
+{
+    int rc = B->alloc(ctx, t);
+    if (rc == 0)
+        memset(t->data, 0, tb_tensor_nbytes(t));
+    return rc;
+}
+
+static void cpu_free(void *ctx, tb_tensor *t)
+{
+    B->free(ctx, t);
+}
+
+static void *cpu_new(void)
+{
+    const char *vals[2] = {"auto", "1"};
+    void *ctx = NULL;
+    char err[256];
+    assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+    return ctx;
+}
+
+/* ---- the models ------------------------------------------------------------- */
+
+typedef struct model_param {
+    const char *name;
+    tb_shape shape;
+    const double *init, *grad, *final;
+} model_param;
+
+typedef struct model {
+    const char *name;
+    tb_shape xshape;
+    const double *x, *t, *loss;
+    int n_params;
+    model_param p[6];
+} model;
+
+/* a tb_shape as a constant initializer */
+#define CS(nd, ...) {nd, {__VA_ARGS__}}
+#define MP(m, nm, nd, ...)                                                \
+    {#nm, CS(nd, __VA_ARGS__), agm_##m##_##nm##_init,                     \
+     agm_##m##_##nm##_grad, agm_##m##_##nm##_final}
+
+static const model mlp = {
+    "mlp", CS(2, 5, 7), agm_mlp_x, agm_mlp_t, &agm_mlp_loss, 6,
+    {MP(mlp, W1, 2, 7, 6), MP(mlp, b1, 1, 6), MP(mlp, W2, 2, 6, 5),
+     MP(mlp, b2, 1, 5), MP(mlp, W3, 2, 5, 4), MP(mlp, b3, 1, 4)}};
+static const model cnn = {
+    "cnn", CS(4, 3, 1, 14, 14), agm_cnn_x, agm_cnn_t, &agm_cnn_loss, 6,
+    {MP(cnn, c1, 4, 4, 1, 3, 3), MP(cnn, cb1, 1, 4),
+     MP(cnn, c2, 4, 3, 4, 3, 3), MP(cnn, cb2, 1, 3), MP(cnn, W, 2, 12, 4),
+     MP(cnn, b, 1, 4)}};
+
+static void fill(tb_tensor *t, const double *v)
+{
+    for (int64_t i = 0; i < tb_tensor_numel(t); i++)
+        tb_tensor_set(t, i, v[i]);
+}
+
+static int apply(tb_ag *ag, tb_op_id op, int a, int b, int c)
+{
+    int in[3] = {a, b, c}, out = -1;
+    assert_int_equal(tb_ag_apply(ag, op, in, NULL, &out), 0);
+    return out;
+}
+
+/* The forward pass on the tape; returns the loss variable.  v: x, t, then
+ * the parameters. */
+static int forward(tb_ag *ag, const model *m, const int *v)
+{
+    int h;
+    if (m == &mlp) {
+        h = apply(ag, TB_OP_linear, v[0], v[2], v[3]);
+        h = apply(ag, TB_OP_linear, h, v[4], v[5]);
+        h = apply(ag, TB_OP_matmul, h, v[6], -1);
+        h = apply(ag, TB_OP_add, h, v[7], -1);
+    } else {
+        h = apply(ag, TB_OP_conv2d, v[0], v[2], v[3]);
+        h = apply(ag, TB_OP_relu, h, -1, -1);
+        h = apply(ag, TB_OP_max_pool2d, h, -1, -1);
+        h = apply(ag, TB_OP_conv2d, h, v[4], v[5]);
+        h = apply(ag, TB_OP_relu, h, -1, -1);
+        h = apply(ag, TB_OP_max_pool2d, h, -1, -1);
+        tb_shape flat = SHAPE(3, 12);
+        int r = -1;
+        assert_int_equal(tb_ag_reshape(ag, h, &flat, &r), 0);
+        h = apply(ag, TB_OP_matmul, r, v[6], -1);
+        h = apply(ag, TB_OP_add, h, v[7], -1);
+    }
+    h = apply(ag, TB_OP_log_softmax, h, -1, -1);
+    return apply(ag, TB_OP_nll_loss, h, v[1], -1);
+}
+
+static void near(const char *what, const tb_tensor *t, const double *want,
+                 double atol, double rtol)
+{
+    for (int64_t i = 0; i < tb_tensor_numel(t); i++) {
+        double g = tb_tensor_get(t, i);
+        if (!(fabs(g - want[i]) <= atol + rtol * fabs(want[i])))
+            fail_msg("%s [%lld]: got %.17g want %.17g", what, (long long)i,
+                     g, want[i]);
+    }
+}
+
+static void train(const model *m, const tb_ag_exec *ex, tb_dtype dt,
+                  double atol, double rtol)
+{
+    tb_ag *ag = NULL;
+    assert_int_equal(tb_ag_create(ex, dt, &ag), 0);
+    int v[8], buf[6];
+    tb_shape ts = SHAPE(m->xshape.dim[0]);
+    assert_int_equal(tb_ag_leaf(ag, &m->xshape, false, &v[0]), 0);
+    assert_int_equal(tb_ag_leaf(ag, &ts, false, &v[1]), 0);
+    fill(tb_ag_value(ag, v[0]), m->x);
+    fill(tb_ag_value(ag, v[1]), m->t);
+    for (int i = 0; i < m->n_params; i++) {
+        assert_int_equal(tb_ag_leaf(ag, &m->p[i].shape, true, &v[2 + i]),
+                         0);
+        fill(tb_ag_value(ag, v[2 + i]), m->p[i].init);
+        assert_int_equal(tb_ag_leaf(ag, &m->p[i].shape, false, &buf[i]), 0);
+    }
+    const tb_op *sgdm = tb_op_get(TB_OP_sgd_momentum);
+    tb_params sp;
+    memset(&sp, 0, sizeof sp);
+    assert_int_equal(tb_params_set(sgdm, &sp, "lr", AGM_LR, NULL, 0), 0);
+    assert_int_equal(
+        tb_params_set(sgdm, &sp, "momentum", AGM_MOMENTUM, NULL, 0), 0);
+    char what[96];
+    for (int step = 0; step < AGM_STEPS; step++) {
+        tb_ag_zero_grad(ag);
+        int loss = forward(ag, m, v);
+        assert_int_equal(tb_ag_backward(ag, loss), 0);
+        if (step == 0) {
+            snprintf(what, sizeof what, "%s %s loss", m->name,
+                     tb_dtype_name(dt));
+            near(what, tb_ag_value(ag, loss), m->loss, atol, rtol);
+            for (int i = 0; i < m->n_params; i++) {
+                snprintf(what, sizeof what, "%s %s grad %s", m->name,
+                         tb_dtype_name(dt), m->p[i].name);
+                near(what, tb_ag_grad(ag, v[2 + i]), m->p[i].grad, atol,
+                     rtol);
+            }
+            /* x and t need no gradient */
+            assert_null(tb_ag_grad(ag, v[0]));
+            assert_null(tb_ag_grad(ag, v[1]));
+        }
+        for (int i = 0; i < m->n_params; i++) {
+            tb_tensor in[3] = {*tb_ag_value(ag, v[2 + i]),
+                               *tb_ag_grad(ag, v[2 + i]),
+                               *tb_ag_value(ag, buf[i])};
+            tb_tensor out[2] = {in[0], in[2]};
+            assert_int_equal(ex->run(ex->user, sgdm, in, out, &sp), 0);
+        }
+        tb_ag_clear(ag);
+    }
+    for (int i = 0; i < m->n_params; i++) {
+        snprintf(what, sizeof what, "%s %s param %s after %d steps", m->name,
+                 tb_dtype_name(dt), m->p[i].name, AGM_STEPS);
+        near(what, tb_ag_value(ag, v[2 + i]), m->p[i].final, atol * 10,
+             rtol * 10);
+    }
+    tb_ag_stats st;
+    tb_ag_stats_read(ag, &st);
+    assert_int_equal(st.nodes, 0);
+    assert_true(st.bwd_ops > 0);
+    tb_ag_destroy(ag);
+}
+
+static void test_models_ref(void **state)
+{
+    (void)state;
+    train(&mlp, &ref_exec, TB_F64, 1e-12, 1e-10);
+    train(&cnn, &ref_exec, TB_F64, 1e-12, 1e-10);
+}
+
+static void test_models_cpu(void **state)
+{
+    (void)state;
+    void *ctx = cpu_new();
+    tb_ag_exec ex = {cpu_run, cpu_alloc, cpu_free, ctx};
+    train(&mlp, &ex, TB_F64, 1e-12, 1e-10);
+    train(&cnn, &ex, TB_F64, 1e-12, 1e-10);
+    train(&mlp, &ex, TB_F32, 2e-6, 1e-5);
+    train(&cnn, &ex, TB_F32, 2e-6, 1e-5);
+    B->destroy(ctx);
+}
+
+/* ---- 2. hooks ------------------------------------------------------------------ */
+
+typedef struct event {
+    int tag; /* which hook */
+    tb_ag_hook_kind kind;
+    tb_op_id op;
+    int node, n_in, n_out;
+    const void *in0, *out0;
+} event;
+
+typedef struct recorder {
+    event ev[64];
+    int n;
+} recorder;
+
+static recorder rec;
+
+static void hook(void *user, tb_ag_hook_kind kind, const tb_op *op,
+                 int node, const tb_tensor *in, int n_in,
+                 const tb_tensor *out, int n_out)
+{
+    assert_true(rec.n < 64);
+    rec.ev[rec.n++] = (event){(int)(intptr_t)user, kind, op->id, node,
+                              n_in, n_out, in[0].data, out[0].data};
+}
+
+static void test_hooks(void **state)
+{
+    (void)state;
+    memset(&rec, 0, sizeof rec);
+    tb_ag *ag = NULL;
+    assert_int_equal(tb_ag_create(&ref_exec, TB_F64, &ag), 0);
+    int v[8];
+    tb_shape ts = SHAPE(5);
+    assert_int_equal(tb_ag_leaf(ag, &mlp.xshape, false, &v[0]), 0);
+    assert_int_equal(tb_ag_leaf(ag, &ts, false, &v[1]), 0);
+    fill(tb_ag_value(ag, v[0]), mlp.x);
+    fill(tb_ag_value(ag, v[1]), mlp.t);
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(tb_ag_leaf(ag, &mlp.p[i].shape, true, &v[2 + i]),
+                         0);
+        fill(tb_ag_value(ag, v[2 + i]), mlp.p[i].init);
+    }
+    int hf, hb, hx;
+    assert_int_equal(tb_ag_hook_add(ag, TB_AG_FORWARD, TB_OP_COUNT, hook,
+                                    (void *)1, &hf),
+                     0);
+    assert_int_equal(tb_ag_hook_add(ag, TB_AG_BACKWARD, TB_OP_linear, hook,
+                                    (void *)2, &hb),
+                     0);
+    assert_int_equal(tb_ag_hook_add(ag, TB_AG_BACKWARD, TB_OP_COUNT, hook,
+                                    (void *)3, &hx),
+                     0);
+    tb_ag_hook_remove(ag, hx);
+    int loss = forward(ag, &mlp, v);
+    /* forward: one call per op, in order, after the op */
+    static const tb_op_id fwd_ops[] = {TB_OP_linear, TB_OP_linear,
+                                       TB_OP_matmul, TB_OP_add,
+                                       TB_OP_log_softmax, TB_OP_nll_loss};
+    assert_int_equal(rec.n, 6);
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(rec.ev[i].tag, 1);
+        assert_int_equal(rec.ev[i].kind, TB_AG_FORWARD);
+        assert_int_equal(rec.ev[i].op, fwd_ops[i]);
+        assert_int_equal(rec.ev[i].node, i);
+        assert_int_equal(rec.ev[i].n_out, 1);
+    }
+    assert_ptr_equal(rec.ev[0].in0, tb_ag_value(ag, v[0])->data);
+    assert_ptr_equal(rec.ev[5].out0, tb_ag_value(ag, loss)->data);
+    assert_int_equal(rec.ev[0].n_in, 3);
+    assert_int_equal(tb_ag_backward(ag, loss), 0);
+    /* backward: only the linear hook, for nodes 1 then 0, with the three
+     * gradients; the removed hook never ran */
+    assert_int_equal(rec.n, 8);
+    for (int i = 6; i < 8; i++) {
+        assert_int_equal(rec.ev[i].tag, 2);
+        assert_int_equal(rec.ev[i].kind, TB_AG_BACKWARD);
+        assert_int_equal(rec.ev[i].op, TB_OP_linear);
+        assert_int_equal(rec.ev[i].node, 7 - i);
+        assert_int_equal(rec.ev[i].n_in, 1);
+        assert_int_equal(rec.ev[i].n_out, 3);
+    }
+    tb_ag_stats st;
+    tb_ag_stats_read(ag, &st);
+    assert_int_equal(st.fwd_hook_calls, 6);
+    assert_int_equal(st.bwd_hook_calls, 2);
+    assert_int_equal(st.nodes, 6);
+    assert_int_equal(st.bwd_ops, 6);
+    /* removing the forward hook: a second pass adds no event */
+    tb_ag_hook_remove(ag, hf);
+    tb_ag_hook_remove(ag, hb);
+    tb_ag_clear(ag);
+    tb_ag_zero_grad(ag);
+    loss = forward(ag, &mlp, v);
+    assert_int_equal(tb_ag_backward(ag, loss), 0);
+    assert_int_equal(rec.n, 8);
+    tb_ag_destroy(ag);
+}
+
+/* ---- 3. errors and accumulation ---------------------------------------------- */
+
+static void test_errors(void **state)
+{
+    (void)state;
+    tb_ag *ag = NULL;
+    assert_int_equal(tb_ag_create(NULL, TB_F64, &ag), TB_EINVAL);
+    assert_int_equal(tb_ag_create(&ref_exec, TB_F64, &ag), 0);
+    tb_shape s = SHAPE(2, 3);
+    int x, y, r;
+    assert_int_equal(tb_ag_leaf(ag, &s, true, &x), 0);
+    const double xv[6] = {1, -2, 3, 0.5, -0.25, 4};
+    fill(tb_ag_value(ag, x), xv);
+    int in[2] = {x, x};
+    /* exp has no backward op: refused on a variable needing a gradient */
+    assert_int_equal(tb_ag_apply(ag, TB_OP_exp, in, NULL, &y),
+                     TB_EUNSUPPORTED);
+    tb_shape bad = SHAPE(4);
+    assert_int_equal(tb_ag_reshape(ag, x, &bad, &r), TB_ESHAPE);
+    assert_int_equal(tb_ag_apply(ag, TB_OP_relu, (int[]){99}, NULL, &y),
+                     TB_EINVAL);
+    assert_null(tb_ag_value(ag, 99));
+    assert_int_equal(tb_ag_backward(ag, 99), TB_EINVAL);
+    /* y = sum(x * x): dy/dx = 2x, from two uses of x in one op and the
+     * sum's gradient; then a second use of x adds x's gradient again */
+    assert_int_equal(tb_ag_apply(ag, TB_OP_mul, in, NULL, &y), 0);
+    int l;
+    assert_int_equal(tb_ag_apply(ag, TB_OP_sum, &y, NULL, &l), 0);
+    assert_int_equal(tb_ag_backward(ag, l), 0);
+    double want[6];
+    for (int i = 0; i < 6; i++)
+        want[i] = 2 * xv[i];
+    near("d sum(x*x)/dx", tb_ag_grad(ag, x), want, 0, 0);
+    int m;
+    assert_int_equal(tb_ag_apply(ag, TB_OP_mean, &x, NULL, &m), 0);
+    tb_ag_clear(ag); /* frees y, l, m; x keeps its gradient */
+    assert_int_equal(tb_ag_apply(ag, TB_OP_mean, &x, NULL, &m), 0);
+    assert_int_equal(tb_ag_backward(ag, m), 0);
+    for (int i = 0; i < 6; i++)
+        want[i] = 2 * xv[i] + 1.0 / 6;
+    near("accumulated", tb_ag_grad(ag, x), want, 1e-15, 1e-15);
+    tb_ag_destroy(ag);
+}
+
+#define T(f) {#f, test_##f, leak_setup, leak_teardown, NULL}
+
+int main(void)
+{
+    static const struct CMUnitTest tests[] = {
+        T(models_ref),
+        T(models_cpu),
+        T(hooks),
+        T(errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
