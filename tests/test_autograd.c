@@ -31,6 +31,7 @@
 #include "testutil.h"
 
 #include "backends/backend.h"
+#include "backends/workload.h"
 #include "base/error.h"
 #include "ops/alloc.h"
 #include "ops/autograd.h"
@@ -83,7 +84,8 @@ static int ref_run(void *user, const tb_op *op, const tb_tensor *in,
     return rc;
 }
 
-static const tb_ag_exec ref_exec = {ref_run, ref_alloc, ref_free, NULL};
+static const tb_ag_exec ref_exec = {ref_run, ref_alloc, ref_free, NULL,
+                                    NULL};
 
 static int cpu_run(void *ctx, const tb_op *op, const tb_tensor *in,
                    tb_tensor *out, const tb_params *p)
@@ -274,7 +276,7 @@ static void test_models_cpu(void **state)
 {
     (void)state;
     void *ctx = cpu_new();
-    tb_ag_exec ex = {cpu_run, cpu_alloc, cpu_free, ctx};
+    tb_ag_exec ex = {cpu_run, cpu_alloc, cpu_free, NULL, ctx};
     train(&mlp, &ex, TB_F64, 1e-12, 1e-10);
     train(&cnn, &ex, TB_F64, 1e-12, 1e-10);
     train(&mlp, &ex, TB_F32, 2e-6, 1e-5);
@@ -425,6 +427,70 @@ static void test_errors(void **state)
     tb_ag_destroy(ag);
 }
 
+/* ---- 4. workload ops -------------------------------------------------------- */
+
+/* Each workload op on the cpu backend: its first call gives the
+ * reference's output (the harness's check, here at f64 and 1e-10), a
+ * second training call a different loss (the step changed the weights),
+ * hooks are called, and a wrong batch shape is refused. */
+static void test_workloads(void **state)
+{
+    (void)state;
+    static const struct {
+        tb_op_id op;
+        tb_shape x;
+    } cases[] = {
+        {TB_OP_mlp_train_step, CS(2, 3, 20)},
+        {TB_OP_mlp_infer_step, CS(2, 4, 9)},
+        {TB_OP_cnn_train_step, CS(4, 2, 1, 12, 11)},
+        {TB_OP_cnn_infer_step, CS(4, 1, 1, 10, 10)},
+    };
+    void *ctx = cpu_new();
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const tb_op *op = tb_op_get(cases[k].op);
+        bool train = op->n_params == 4;
+        tb_params p;
+        memset(&p, 0, sizeof p);
+        assert_int_equal(tb_params_set(op, &p, "hooks", train ? 3 : 1, NULL,
+                                       0),
+                         0);
+        tb_shape os[TB_MAX_OUTPUTS];
+        assert_int_equal(tb_op_infer(op, &cases[k].x, 1, &p, os, NULL, 0),
+                         0);
+        tb_workload *w = NULL;
+        char err[256];
+        assert_int_equal(tb_workload_create(B, ctx, op, TB_F64, &cases[k].x,
+                                            &p, &w, err, sizeof err),
+                         0);
+        tb_tensor x, out, ref;
+        assert_int_equal(tb_tensor_create(&x, TB_F64, &cases[k].x), 0);
+        for (int64_t i = 0; i < tb_tensor_numel(&x); i++)
+            tb_tensor_set(&x, i, sin((double)i));
+        assert_int_equal(tb_tensor_create(&out, TB_F64, &os[0]), 0);
+        assert_int_equal(tb_tensor_create(&ref, TB_F64, &os[0]), 0);
+        assert_int_equal(tb_workload_run(w, &x, &out, &p), 0);
+        assert_int_equal(op->ref(&x, &ref, &p), 0);
+        near(op->name, &out, ref.data, 1e-12, 1e-10);
+        assert_true(tb_workload_hook_calls(w) > 0);
+        if (train) {
+            assert_int_equal(tb_workload_run(w, &x, &out, &p), 0);
+            assert_true(fabs(tb_tensor_get(&out, 0) -
+                             tb_tensor_get(&ref, 0)) > 1e-9);
+        }
+        assert_non_null(strstr(tb_workload_impl(w), "tape(cpu:"));
+        tb_tensor_destroy(&x);
+        tb_tensor_destroy(&out);
+        tb_tensor_destroy(&ref);
+        tb_workload_destroy(w);
+        tb_shape bad = CS(3, 2, 3, 4);
+        char why[256] = "";
+        assert_int_equal(tb_op_infer(op, &bad, 1, &p, os, why, sizeof why),
+                         TB_ESHAPE);
+        assert_non_null(strstr(why, op->name));
+    }
+    B->destroy(ctx);
+}
+
 #define T(f) {#f, test_##f, leak_setup, leak_teardown, NULL}
 
 int main(void)
@@ -434,6 +500,7 @@ int main(void)
         T(models_cpu),
         T(hooks),
         T(errors),
+        T(workloads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

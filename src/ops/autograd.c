@@ -225,6 +225,11 @@ int tb_ag_apply(tb_ag *ag, tb_op_id id, const int *in, const tb_params *p,
         return TB_EUNSUPPORTED;
     if (op->n_out != 1 || op->alias)
         return TB_EUNSUPPORTED; /* the tape holds single-output ops */
+    /* kernels get every parameter, defaults filled (some read them
+     * without a NULL check) */
+    tb_params full = p ? *p : (tb_params){0};
+    tb_params_defaults(op, &full);
+    p = &full;
     int rc = tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0);
     if (rc)
         return rc;
@@ -255,6 +260,19 @@ int tb_ag_apply(tb_ag *ag, tb_op_id id, const int *in, const tb_params *p,
     }
     ag_hooks(ag, TB_AG_FORWARD, op, node, tin, op->n_in, &o->value, 1);
     *out = ov;
+    return 0;
+}
+
+int tb_ag_input(tb_ag *ag, const tb_tensor *t, int *var)
+{
+    if (!ag || !t || !var || t->dtype != ag->dt)
+        return TB_EINVAL;
+    tb_shape s = tb_tensor_shape(t);
+    int rc = ag_new_var_(ag, &s, false, var);
+    if (rc)
+        return rc;
+    ag->vars[*var].value = *t;
+    ag->vars[*var].value.owns = false;
     return 0;
 }
 
@@ -306,8 +324,9 @@ static int ag_accumulate(tb_ag *ag, ag_var *v, tb_tensor *t)
         return 0;
     }
     tb_tensor in[2] = {v->grad, *t};
+    tb_params none = {0};
     int rc = ag->ex.run(ag->ex.user, tb_op_get(TB_OP_add_), in, &v->grad,
-                        NULL);
+                        &none);
     ag_free_tensor(ag, t);
     return rc;
 }
@@ -409,8 +428,9 @@ int tb_ag_backward(tb_ag *ag, int var)
     int rc = ag->ex.alloc(ag->ex.user, &seed);
     if (rc)
         return rc;
+    tb_params none = {0};
     if ((rc = ag->ex.run(ag->ex.user, tb_op_get(TB_OP_ones), NULL, &seed,
-                         NULL)) ||
+                         &none)) ||
         (rc = ag_accumulate(ag, v, &seed))) {
         ag_free_tensor(ag, &seed);
         return rc;

@@ -41,6 +41,9 @@ typedef struct tb_ag_exec {
     /* Memory for t, whose header (dtype, shape, strides) is filled. */
     int (*alloc)(void *user, tb_tensor *t);
     void (*free)(void *user, tb_tensor *t);
+    /* (optional: models.h needs it) copy host tensor src into dst, of the
+     * same dtype and shape, in this exec's memory */
+    int (*upload)(void *user, tb_tensor *dst, const tb_tensor *src);
     void *user;
 } tb_ag_exec;
 
@@ -84,6 +87,10 @@ tb_tensor *tb_ag_grad(tb_ag *ag, int var);
  * needs a gradient.  Forward hooks run after the op. */
 int tb_ag_apply(tb_ag *ag, tb_op_id op, const int *in, const tb_params *p,
                 int *out);
+
+/* A variable that views tensor t (memory the caller keeps; no gradient);
+ * freed, as a header only, by tb_ag_clear.  For a batch of inputs. */
+int tb_ag_input(tb_ag *ag, const tb_tensor *t, int *var);
 
 /* A variable that views var's memory with shape s (same number of
  * elements; e.g. the flatten before a CNN's linear layer).  Recorded on

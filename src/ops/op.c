@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "models.h"
 #include "op_backward.h"
 #include "ref.h"
 
@@ -1091,6 +1092,66 @@ static const tb_domain domain_bw_div[] = {{-1, 1}, {-1, 1}, {0.5, 2}};
 static const tb_domain domain_bw_nll[] = {{-4, 0}, {0, 0}};
 static const tb_domain domain_bw_nll_backward[] = {{-1, 1}, {-4, 0}, {0, 0}};
 
+/* Workloads (models.h): the batch x in, the loss [1] (train) or the
+ * log-probabilities [B, 10] (infer) out; checked on the first call (the
+ * initial weights) against the same model on the reference kernels. */
+static int shape_workload(const tb_op *op, const tb_shape *in,
+                          const tb_params *p, tb_shape *out, char *err,
+                          size_t len)
+{
+    (void)p;
+    bool cnn = op->id == TB_OP_cnn_train_step || op->id == TB_OP_cnn_infer_step;
+    char why[192];
+    if (tb_model_check_shape(cnn ? TB_MODEL_CNN : TB_MODEL_MLP, &in[0], why,
+                             sizeof why))
+        return fail(err, len, TB_ESHAPE, "%s: %s", op->name, why);
+    if (op->id == TB_OP_mlp_train_step || op->id == TB_OP_cnn_train_step) {
+        out[0] = (tb_shape){1, {1}};
+    } else {
+        out[0] = (tb_shape){2, {in[0].dim[0], 10}};
+    }
+    return 0;
+}
+
+/* Forward FLOPs; backward counted as twice the forward (its two
+ * products per layer), the optimizer step not at all. */
+static double flops_workload(const tb_op *op, const tb_shape *in,
+                             const tb_shape *out, const tb_params *p,
+                             tb_dtype dt)
+{
+    (void)out, (void)dt;
+    bool cnn = op->id == TB_OP_cnn_train_step || op->id == TB_OP_cnn_infer_step;
+    double f = tb_model_forward_flops(cnn ? TB_MODEL_CNN : TB_MODEL_MLP,
+                                      &in[0]);
+    bool train = op->id == TB_OP_mlp_train_step ||
+                 op->id == TB_OP_cnn_train_step;
+    if (train && !(tb_params_has(p, 0) && p->v[0] == 0))
+        f *= 3;
+    return f;
+}
+
+static const tb_param_spec params_train_step[] = {
+    {"phase", TB_PARAM_INT, false, 2, 0, 2,
+     "0: forward only (recorded on the tape); 1: forward + backward; 2: "
+     "forward, backward and the sgd_momentum step"},
+    {"hooks", TB_PARAM_INT, false, 0, 0, 3,
+     "1: a forward hook on every op; 2: a backward hook on every op; 3: "
+     "both (each counts its calls)"},
+    {"lr", TB_PARAM_FLOAT, false, 0.01, 0, 1e6, "learning rate"},
+    {"momentum", TB_PARAM_FLOAT, false, 0.9, 0, 1, "momentum factor"},
+};
+static const tb_param_spec params_infer_step[] = {
+    {"hooks", TB_PARAM_INT, false, 0, 0, 1,
+     "1: a forward hook on every op (counts its calls)"},
+};
+/* A loss or log-probabilities after ~10 chained kernels with sums over
+ * up to K = 784 terms. */
+#define TOL_WORKLOAD {{1e-4, 1e-5}, {1e-10, 1e-12}}
+#define WL_ROW(nparams, params_)                                          \
+    .category = TB_CAT_WORKLOAD, .n_in = 1, .n_out = 1,                   \
+    .n_params = nparams, .params = params_, .shape = shape_workload,      \
+    .flops = flops_workload, .bytes = bytes_io, .tol = TOL_WORKLOAD
+
 /* One row per op, fields by name.  OP_ID(nm): an op that is its own
  * base (id, name, reference kernel); OP_FORM(nm, base): a form of
  * another op (in-place, optimizer state), served by base's kernels.
@@ -1579,6 +1640,22 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .params = params_conv,
         .doc = "conv2d gradient: g, x, w -> dx, dw, db (the bias's "
                "gradient)"},
+
+    /* workloads: model steps on the tape autograd (models.h) */
+    [TB_OP_mlp_train_step] = {OP_ID(mlp_train_step),
+        WL_ROW(4, params_train_step),
+        .doc = "one MLP (K-256-128-10) training step on batch x [B, K]: "
+               "forward, backward, sgd_momentum; out: the loss"},
+    [TB_OP_mlp_infer_step] = {OP_ID(mlp_infer_step),
+        WL_ROW(1, params_infer_step),
+        .doc = "MLP inference on x [B, K]: log-probabilities [B, 10]"},
+    [TB_OP_cnn_train_step] = {OP_ID(cnn_train_step),
+        WL_ROW(4, params_train_step),
+        .doc = "one CNN (conv 16, pool, conv 32, pool, linear 10) training "
+               "step on x [B, 1, H, W]; out: the loss"},
+    [TB_OP_cnn_infer_step] = {OP_ID(cnn_infer_step),
+        WL_ROW(1, params_infer_step),
+        .doc = "CNN inference on x [B, 1, H, W]: log-probabilities [B, 10]"},
 };
 
 const tb_op *tb_op_get(tb_op_id id)
@@ -1611,6 +1688,7 @@ const char *tb_op_category_name(tb_op_category c)
     case TB_CAT_LINALG: return "linalg";
     case TB_CAT_UNFUSED: return "unfused";
     case TB_CAT_BACKWARD: return "backward";
+    case TB_CAT_WORKLOAD: return "workload";
     }
     return "unknown";
 }

@@ -1,6 +1,9 @@
 /* Portable C kernels of the backward ops (issue 14, op_backward.h) for
  * the cpu backend, f32 and f64: the plain loop nests of the gradient
- * formulas (backward_impl.inc, included once per dtype), single-threaded.
+ * formulas (backward_impl.inc, included once per dtype), single-threaded,
+ * except that matmul and linear backward run their two products through
+ * the instance's own matmul row (the native GEMM at the SIMD levels) on
+ * transposed copies.
  * Rows of the registry under the level suffix c (kreg.h,
  * TB_CPU_ROWS_BACKWARD).  Every entry point counts its launch, checks its
  * operands and the output shapes against the op's rule and returns a
@@ -100,6 +103,71 @@ static void bwk_bstrides(const tb_shape *s, int nd, int64_t *st)
     }
 }
 
+/* dst [C, R] = src [R, C]^T, elements of esz (4 or 8) bytes, in 32x32
+ * blocks. */
+#define BWK_TR(TY)                                                        \
+    do {                                                                  \
+        const TY *s_ = src;                                               \
+        TY *d_ = dst;                                                     \
+        for (int64_t r0 = 0; r0 < R; r0 += 32)                            \
+            for (int64_t c0 = 0; c0 < C; c0 += 32)                        \
+                for (int64_t r = r0; r < r0 + 32 && r < R; r++)           \
+                    for (int64_t c = c0; c < c0 + 32 && c < C; c++)       \
+                        d_[c * R + r] = s_[r * C + c];                    \
+    } while (0)
+static void bwk_transpose(const void *src, void *dst, int64_t R, int64_t C,
+                          size_t esz)
+{
+    if (esz == sizeof(float))
+        BWK_TR(float);
+    else
+        BWK_TR(double);
+}
+
+/* c [M, N] = a [M, K] @ b [K, N] with the instance's own matmul row (its
+ * native GEMM at the SIMD levels). */
+static int bwk_gemm(void *ctx, tb_dtype dt, const void *a, const void *b,
+                    void *c, int64_t M, int64_t K, int64_t N)
+{
+    size_t n;
+    const tb_cpu_krow *rows = tb_cpu_krows(&n);
+    const tb_cpu_krow *r =
+        tb_cpu_krow_find(rows, n, TB_OP_matmul, dt, tb_cpu_isa(ctx), 0);
+    if (!r)
+        return TB_EUNSUPPORTED;
+    tb_tensor t[3];
+    tb_shape sa = {2, {M, K}}, sb = {2, {K, N}}, sc = {2, {M, N}};
+    tb_tensor_init(&t[0], dt, &sa);
+    tb_tensor_init(&t[1], dt, &sb);
+    tb_tensor_init(&t[2], dt, &sc);
+    t[0].data = (void *)(uintptr_t)a;
+    t[1].data = (void *)(uintptr_t)b;
+    t[2].data = c;
+    return r->fn(ctx, t, &t[2], NULL);
+}
+
+/* da [M, K] = g [M, N] @ b [K, N]^T and db [K, N] = a [M, K]^T @ g, by
+ * GEMM on transposed copies. */
+static int bwk_product_gemm(void *ctx, tb_dtype dt, const void *g,
+                            const void *a, const void *b, void *da,
+                            void *db, int64_t M, int64_t K, int64_t N)
+{
+    size_t esz = tb_dtype_size(dt);
+    void *bt = tb_alloc((size_t)(K * N) * esz);
+    void *at = tb_alloc((size_t)(M * K) * esz);
+    int rc = bt && at ? 0 : TB_ENOMEM;
+    if (rc == 0) {
+        bwk_transpose(b, bt, K, N, esz);
+        bwk_transpose(a, at, M, K, esz);
+        rc = bwk_gemm(ctx, dt, g, bt, da, M, N, K);
+    }
+    if (rc == 0)
+        rc = bwk_gemm(ctx, dt, at, g, db, K, M, N);
+    tb_free(bt);
+    tb_free(at);
+    return rc;
+}
+
 /* One body for both dtypes: SFX selects the typed functions. */
 #define BWK_BODY(SFX, TY)                                                 \
     do {                                                                  \
@@ -153,11 +221,13 @@ static void bwk_bstrides(const tb_shape *s, int nd, int64_t *st)
             int64_t M = ish[1].dim[nd - 2], K = ish[1].dim[nd - 1];       \
             int64_t N = ish[2].dim[nd - 1];                               \
             int64_t B = tb_shape_numel(&ish[1]) / (M * K);                \
-            for (int64_t t = 0; t < B; t++)                               \
-                bwk_product_##SFX(x0 + t * M * N, NULL, x1 + t * M * K,   \
-                                  x2 + t * K * N, y0 + t * M * K,         \
-                                  y1 + t * K * N, NULL, NULL, M, K, N);   \
-            return 0;                                                     \
+            int rc_ = 0;                                                  \
+            for (int64_t t = 0; t < B && rc_ == 0; t++)                   \
+                rc_ = bwk_product_gemm(ctx, dt, x0 + t * M * N,           \
+                                       x1 + t * M * K, x2 + t * K * N,    \
+                                       y0 + t * M * K, y1 + t * K * N, M, \
+                                       K, N);                             \
+            return rc_;                                                   \
         }                                                                 \
         case TB_OP_linear_backward: {                                     \
             int64_t M = ish[1].dim[0], K = ish[1].dim[1];                 \
@@ -165,9 +235,18 @@ static void bwk_bstrides(const tb_shape *s, int nd, int64_t *st)
             TY *gz = tb_alloc((size_t)(M * N) * sizeof(TY));              \
             if (!gz)                                                      \
                 return TB_ENOMEM;                                         \
-            bwk_product_##SFX(x0, x3, x1, x2, y0, y1, y2, gz, M, K, N);   \
+            for (int64_t i = 0; i < M * N; i++)                           \
+                gz[i] = x3[i] > 0 ? x0[i] : (TY)0;                        \
+            for (int64_t j = 0; j < N; j++) {                             \
+                double s = 0;                                             \
+                for (int64_t i = 0; i < M; i++)                           \
+                    s += gz[i * N + j];                                   \
+                y2[j] = (TY)s;                                            \
+            }                                                             \
+            int rc_ = bwk_product_gemm(ctx, dt, gz, x1, x2, y0, y1, M, K, \
+                                       N);                                \
             tb_free(gz);                                                  \
-            return 0;                                                     \
+            return rc_;                                                   \
         }                                                                 \
         case TB_OP_nll_loss:                                              \
             return bwk_nll_##SFX(x0, x1, y0, ish[0].dim[0],               \
