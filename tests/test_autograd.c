@@ -491,6 +491,47 @@ static void test_workloads(void **state)
     B->destroy(ctx);
 }
 
+/* api_add at every layer: a + b with broadcasting into the case's
+ * output (layers 2 and 3 on their first call), one hook call per call at
+ * layer 3, no memory left. */
+static void test_api_layers(void **state)
+{
+    (void)state;
+    void *ctx = cpu_new();
+    const tb_op *op = tb_op_get(TB_OP_api_add);
+    tb_shape s[2] = {SHAPE(3, 5), SHAPE(5)}, os = SHAPE(3, 5);
+    tb_tensor in[2], out;
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(tb_tensor_create(&in[i], TB_F32, &s[i]), 0);
+        for (int64_t k = 0; k < tb_tensor_numel(&in[i]); k++)
+            tb_tensor_set(&in[i], k, (double)(k * (i + 1)) - 2.5);
+    }
+    for (int layer = 0; layer < 4; layer++) {
+        tb_params p;
+        memset(&p, 0, sizeof p);
+        assert_int_equal(tb_params_set(op, &p, "layer", layer, NULL, 0), 0);
+        tb_workload *w = NULL;
+        char err[256];
+        assert_int_equal(tb_workload_create(B, ctx, op, TB_F32, s, &p, &w,
+                                            err, sizeof err),
+                         0);
+        assert_int_equal(tb_tensor_create(&out, TB_F32, &os), 0);
+        for (int rep = 0; rep < 3; rep++)
+            assert_int_equal(tb_workload_run(w, in, &out, &p), 0);
+        for (int64_t k = 0; k < 15; k++)
+            assert_float_equal(tb_tensor_get(&out, k),
+                               tb_tensor_get(&in[0], k) +
+                                   tb_tensor_get(&in[1], k % 5),
+                               0);
+        assert_int_equal(tb_workload_hook_calls(w), layer == 3 ? 3 : 0);
+        tb_tensor_destroy(&out);
+        tb_workload_destroy(w);
+    }
+    for (int i = 0; i < 2; i++)
+        tb_tensor_destroy(&in[i]);
+    B->destroy(ctx);
+}
+
 #define T(f) {#f, test_##f, leak_setup, leak_teardown, NULL}
 
 int main(void)
@@ -501,6 +542,7 @@ int main(void)
         T(hooks),
         T(errors),
         T(workloads),
+        T(api_layers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,11 @@ struct tb_workload {
     tb_model_phase phase;
     bool train;
     tb_tensor loss; /* the inference steps' loss, in backend memory */
+    /* api_add */
+    tb_ag *api;
+    int layer;
+    bool filled;
+    int64_t api_hook_calls;
     tb_kernel_fn fn[TB_OP_COUNT];
     char impl[1024];
 };
@@ -107,6 +112,80 @@ static int wl_fallback(tb_workload *w)
     return 0;
 }
 
+static void api_hook(void *user, tb_ag_hook_kind kind, const tb_op *op,
+                     int node, const tb_tensor *in, int n_in,
+                     const tb_tensor *out, int n_out)
+{
+    (void)kind, (void)op, (void)node, (void)in, (void)n_in, (void)out,
+        (void)n_out;
+    ((tb_workload *)user)->api_hook_calls++;
+}
+
+/* api_add: layer 0 calls the kernel looked up here; 1 looks it up every
+ * call; 2 and 3 go through a tape without gradients (shape rule, an
+ * allocated result, the kernel, the result freed), 3 with a forward
+ * hook. */
+static int api_create(tb_workload *w, const tb_params *full, char *err,
+                      size_t errlen)
+{
+    const tb_op *add = tb_op_get(TB_OP_add);
+    const char *impl = NULL;
+    w->layer = (int)full->v[0];
+    w->fn[TB_OP_add] = w->be->kernel(w->ctx, add, w->dt, NULL, &impl);
+    w->fn[TB_OP_copy] =
+        w->be->kernel(w->ctx, tb_op_get(TB_OP_copy), w->dt, NULL, NULL);
+    if (!w->fn[TB_OP_add] || !w->fn[TB_OP_copy]) {
+        if (err && errlen)
+            snprintf(err, errlen, "api_add: the backend has no %s kernel "
+                     "for add or copy", tb_dtype_name(w->dt));
+        return TB_EUNSUPPORTED;
+    }
+    static const char *const names[] = {"raw", "dispatch", "tensor",
+                                        "tensor+hook"};
+    snprintf(w->impl, sizeof w->impl, "%s(%s)", names[w->layer],
+             impl ? impl : "add");
+    if (w->layer < 2)
+        return 0;
+    tb_ag_exec ex = {wl_run, wl_alloc, wl_free, wl_upload, w};
+    int rc = tb_ag_create(&ex, w->dt, &w->api);
+    if (rc == 0 && w->layer == 3)
+        rc = tb_ag_hook_add(w->api, TB_AG_FORWARD, TB_OP_COUNT, api_hook, w,
+                            NULL);
+    return rc;
+}
+
+static int api_run(tb_workload *w, const tb_tensor *in, tb_tensor *out,
+                   const tb_params *p)
+{
+    const tb_op *add = tb_op_get(TB_OP_add);
+    switch (w->layer) {
+    case 0:
+        return w->fn[TB_OP_add](w->ctx, in, out, p);
+    case 1: {
+        tb_kernel_fn fn = w->be->kernel(w->ctx, add, w->dt, p, NULL);
+        return fn ? fn(w->ctx, in, out, p) : TB_EUNSUPPORTED;
+    }
+    default: {
+        int v[2], r = -1;
+        int rc = tb_ag_input(w->api, &in[0], &v[0]);
+        if (rc == 0)
+            rc = tb_ag_input(w->api, &in[1], &v[1]);
+        if (rc == 0)
+            rc = tb_ag_apply(w->api, TB_OP_add, v, NULL, &r);
+        /* the case's output buffer gets the result once, for the check;
+         * every later call frees its result as a temporary */
+        if (rc == 0 && !w->filled) {
+            tb_params none = {0};
+            rc = w->fn[TB_OP_copy](w->ctx, tb_ag_value(w->api, r), out,
+                                   &none);
+            w->filled = rc == 0;
+        }
+        tb_ag_clear(w->api);
+        return rc;
+    }
+    }
+}
+
 int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
                        tb_dtype dt, const tb_shape *in, const tb_params *p,
                        tb_workload **out, char *err, size_t errlen)
@@ -124,6 +203,15 @@ int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
                op->id == TB_OP_cnn_train_step;
     tb_params full = p ? *p : (tb_params){0};
     tb_params_defaults(op, &full);
+    if (op->id == TB_OP_api_add) {
+        int rc = api_create(w, &full, err, errlen);
+        if (rc) {
+            tb_workload_destroy(w);
+            return rc;
+        }
+        *out = w;
+        return 0;
+    }
     tb_model_cfg cfg = {
         .kind = op->id == TB_OP_mlp_train_step ||
                         op->id == TB_OP_mlp_infer_step
@@ -188,6 +276,7 @@ void tb_workload_destroy(tb_workload *w)
     if (!w)
         return;
     tb_model_destroy(w->model);
+    tb_ag_destroy(w->api);
     if (w->loss.data)
         w->be->free(w->ctx, &w->loss);
     if (w->fb)
@@ -202,7 +291,7 @@ const char *tb_workload_impl(const tb_workload *w)
 
 int64_t tb_workload_hook_calls(const tb_workload *w)
 {
-    return w ? tb_model_hook_calls(w->model) : 0;
+    return w ? tb_model_hook_calls(w->model) + w->api_hook_calls : 0;
 }
 
 int tb_workload_run(void *wp, const tb_tensor *in, tb_tensor *out,
@@ -212,6 +301,8 @@ int tb_workload_run(void *wp, const tb_tensor *in, tb_tensor *out,
     tb_workload *w = wp;
     if (!w || !in || !out)
         return TB_EINVAL;
+    if (w->op->id == TB_OP_api_add)
+        return api_run(w, in, out, p);
     if (w->train)
         return tb_model_run(w->model, &in[0], w->phase, &out[0], NULL);
     return tb_model_run(w->model, &in[0], TB_MODEL_FWD, &w->loss, &out[0]);

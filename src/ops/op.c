@@ -1151,6 +1151,13 @@ static const tb_param_spec params_infer_step[] = {
     .category = TB_CAT_WORKLOAD, .n_in = 1, .n_out = 1,                   \
     .n_params = nparams, .params = params_, .shape = shape_workload,      \
     .flops = flops_workload, .bytes = bytes_io, .tol = TOL_WORKLOAD
+static const tb_param_spec params_api[] = {
+    {"layer", TB_PARAM_INT, false, 0, 0, 3,
+     "0: the raw kernel (looked up once); 1: through the op table's "
+     "dispatch (kernel lookup every call); 2: a tensor API that checks "
+     "shapes and allocates its result (freed after the call); 3: that "
+     "API with a forward hook registered"},
+};
 
 /* One row per op, fields by name.  OP_ID(nm): an op that is its own
  * base (id, name, reference kernel); OP_FORM(nm, base): a form of
@@ -1656,6 +1663,12 @@ static const tb_op op_table[TB_OP_COUNT] = {
     [TB_OP_cnn_infer_step] = {OP_ID(cnn_infer_step),
         WL_ROW(1, params_infer_step),
         .doc = "CNN inference on x [B, 1, H, W]: log-probabilities [B, 10]"},
+    [TB_OP_api_add] = {OP_ID(api_add),
+        .category = TB_CAT_WORKLOAD, .n_in = 2, .n_out = 1, .n_params = 1,
+        .params = params_api, .shape = shape_broadcast,
+        .flops = flops_per_out, .bytes = bytes_io, .tol = TOL_EW,
+        .doc = "add called through an API layer (parameter layer), for the "
+               "per-call cost of each layer"},
 };
 
 const tb_op *tb_op_get(tb_op_id id)

@@ -108,7 +108,7 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(nll_loss_backward) X(max_pool2d_backward) X(avg_pool2d_backward)    \
     X(conv2d_backward)                                                    \
     X(mlp_train_step) X(mlp_infer_step) X(cnn_train_step)                 \
-    X(cnn_infer_step)
+    X(cnn_infer_step) X(api_add)
 
 typedef enum {
 #define TB_OP_ENUM(name) TB_OP_##name,
