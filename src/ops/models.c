@@ -330,17 +330,15 @@ static int ref_workload(tb_op_id id, const tb_tensor *in, tb_tensor *out,
 {
     const tb_op *op = tb_op_get(id);
     bool train = id == TB_OP_mlp_train_step || id == TB_OP_cnn_train_step;
-    tb_params full = p ? *p : (tb_params){0};
-    tb_params_defaults(op, &full);
     tb_model_cfg cfg = {
         .kind = id == TB_OP_mlp_train_step || id == TB_OP_mlp_infer_step
                     ? TB_MODEL_MLP
                     : TB_MODEL_CNN,
         .x = tb_tensor_shape(&in[0]),
-        .hooks = (int)full.v[train ? 1 : 0],
-        .train = train,
-        .lr = train ? full.v[2] : 0,
-        .momentum = train ? full.v[3] : 0,
+        /* the output is the loss of this call's forward pass (before
+         * any update), so the reference runs the forward pass only */
+        .hooks = 0,
+        .train = false,
     };
     tb_shape os[TB_MAX_OUTPUTS];
     int rc = tb_op_infer(op, &cfg.x, 1, p, os, NULL, 0);
@@ -357,14 +355,13 @@ static int ref_workload(tb_op_id id, const tb_tensor *in, tb_tensor *out,
     tb_tensor x;
     if ((rc = tb_tensor_create(&x, TB_F64, &cfg.x)) == 0) {
         ref_upload(NULL, &x, &in[0]);
-        tb_model_phase ph = train ? (tb_model_phase)full.v[0] : TB_MODEL_FWD;
         if (train) {
-            rc = tb_model_run(m, &x, ph, &out[0], NULL);
+            rc = tb_model_run(m, &x, TB_MODEL_FWD, &out[0], NULL);
         } else {
             tb_tensor loss;
             tb_shape one = {1, {1}};
             if ((rc = tb_tensor_create(&loss, TB_F64, &one)) == 0) {
-                rc = tb_model_run(m, &x, ph, &loss, &out[0]);
+                rc = tb_model_run(m, &x, TB_MODEL_FWD, &loss, &out[0]);
                 tb_tensor_destroy(&loss);
             }
         }
