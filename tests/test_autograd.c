@@ -35,6 +35,7 @@
 #include "base/error.h"
 #include "ops/alloc.h"
 #include "ops/autograd.h"
+#include "ops/pool.h"
 #include "ops/op.h"
 #include "ops/tensor.h"
 #include "tests/data/autograd_model_vectors.h"
@@ -532,6 +533,131 @@ static void test_api_layers(void **state)
     B->destroy(ctx);
 }
 
+/* ---- 5. the pool ---------------------------------------------------------- */
+
+static int n_sys_alloc, n_sys_free;
+
+static int count_alloc(void *user, tb_tensor *t)
+{
+    n_sys_alloc++;
+    return ref_alloc(user, t);
+}
+
+static void count_free(void *user, tb_tensor *t)
+{
+    n_sys_free++;
+    ref_free(user, t);
+}
+
+/* A freed block is reused for a request of its class, other classes get
+ * their own, the counters are exact, destroy returns every block (the
+ * leak fixture sees no tracked bytes left). */
+static void test_pool(void **state)
+{
+    (void)state;
+    n_sys_alloc = n_sys_free = 0;
+    assert_int_equal(tb_pool_class(1), 256);
+    assert_int_equal(tb_pool_class(256), 256);
+    assert_int_equal(tb_pool_class(257), 512);
+    assert_int_equal(tb_pool_class(100000), 131072);
+    tb_pool *p = NULL;
+    assert_int_equal(tb_pool_create(NULL, count_free, NULL, &p), TB_EINVAL);
+    assert_int_equal(tb_pool_create(count_alloc, count_free, NULL, &p), 0);
+    tb_shape s100 = SHAPE(100), s60 = SHAPE(60), s1000 = SHAPE(1000);
+    tb_tensor a, b, c, d;
+    tb_tensor_init(&a, TB_F32, &s100); /* 400 B: class 512 */
+    tb_tensor_init(&b, TB_F32, &s60);  /* 240 B: class 256 */
+    tb_tensor_init(&c, TB_F64, &s1000); /* 8000 B: class 8192 */
+    assert_int_equal(tb_pool_alloc(p, &a), 0);
+    assert_int_equal(tb_pool_alloc(p, &b), 0);
+    assert_false(a.owns);
+    void *pa = a.data;
+    tb_pool_free(p, &a);
+    assert_null(a.data);
+    /* 120 doubles = 960 B: class 1024, not a's block */
+    tb_shape s120 = SHAPE(120);
+    tb_tensor_init(&d, TB_F64, &s120);
+    assert_int_equal(tb_pool_alloc(p, &d), 0);
+    assert_ptr_not_equal(d.data, pa);
+    /* 128 floats = 512 B: a's class, a's block */
+    tb_shape s128 = SHAPE(128);
+    tb_tensor_init(&a, TB_F32, &s128);
+    assert_int_equal(tb_pool_alloc(p, &a), 0);
+    assert_ptr_equal(a.data, pa);
+    assert_int_equal(tb_pool_alloc(p, &c), 0);
+    tb_pool_stats st;
+    tb_pool_stats_read(p, &st);
+    assert_int_equal(st.requests, 5);
+    assert_int_equal(st.hits, 1);
+    assert_int_equal(st.sys_allocs, 4);
+    assert_int_equal(n_sys_alloc, 4);
+    assert_int_equal(st.sys_bytes, 512 + 256 + 1024 + 8192);
+    assert_int_equal(st.req_bytes, 400 + 240 + 960 + 512 + 8000);
+    assert_int_equal(st.used_bytes, 512 + 256 + 1024 + 8192);
+    assert_int_equal(st.cached_bytes, 0);
+    tb_pool_free(p, &b);
+    tb_pool_free(p, &c);
+    tb_tensor stranger = b; /* not the pool's: left alone */
+    int x = 0;
+    stranger.data = &x;
+    tb_pool_free(p, &stranger);
+    assert_ptr_equal(stranger.data, &x);
+    tb_pool_stats_read(p, &st);
+    assert_int_equal(st.cached_bytes, 256 + 8192);
+    assert_int_equal(st.used_bytes, 512 + 1024);
+    assert_int_equal(n_sys_free, 0);
+    tb_pool_destroy(p); /* a and d still in use: returned too */
+    assert_int_equal(n_sys_free, 4);
+}
+
+/* A training step with pool = 1: the second step takes every tensor from
+ * the pool (no new block), and the losses equal those without the pool. */
+static void test_pool_workload(void **state)
+{
+    (void)state;
+    void *ctx = cpu_new();
+    const tb_op *op = tb_op_get(TB_OP_mlp_train_step);
+    tb_shape xs = SHAPE(4, 12), one = SHAPE(1);
+    tb_tensor x, out;
+    assert_int_equal(tb_tensor_create(&x, TB_F64, &xs), 0);
+    for (int64_t i = 0; i < tb_tensor_numel(&x); i++)
+        tb_tensor_set(&x, i, cos((double)i));
+    assert_int_equal(tb_tensor_create(&out, TB_F64, &one), 0);
+    double loss[2][3];
+    for (int pool = 0; pool < 2; pool++) {
+        tb_params p;
+        memset(&p, 0, sizeof p);
+        assert_int_equal(tb_params_set(op, &p, "pool", pool, NULL, 0), 0);
+        tb_workload *w = NULL;
+        assert_int_equal(
+            tb_workload_create(B, ctx, op, TB_F64, &xs, &p, &w, NULL, 0), 0);
+        tb_pool_stats st1, st2;
+        for (int step = 0; step < 3; step++) {
+            assert_int_equal(tb_workload_run(w, &x, &out, &p), 0);
+            loss[pool][step] = tb_tensor_get(&out, 0);
+            if (step == 0)
+                tb_workload_pool_stats(w, &st1);
+        }
+        tb_workload_pool_stats(w, &st2);
+        if (pool) {
+            assert_true(st1.sys_allocs > 0);
+            assert_int_equal(st2.sys_allocs, st1.sys_allocs);
+            assert_int_equal(st2.hits - st1.hits,
+                             st2.requests - st1.requests);
+            assert_true(st2.requests > st1.requests);
+            assert_non_null(strstr(tb_workload_impl(w), "tape(cpu+pool:"));
+        } else {
+            assert_int_equal(st2.requests, 0);
+        }
+        tb_workload_destroy(w);
+    }
+    for (int step = 0; step < 3; step++)
+        assert_float_equal(loss[0][step], loss[1][step], 0);
+    tb_tensor_destroy(&x);
+    tb_tensor_destroy(&out);
+    B->destroy(ctx);
+}
+
 #define T(f) {#f, test_##f, leak_setup, leak_teardown, NULL}
 
 int main(void)
@@ -543,6 +669,8 @@ int main(void)
         T(errors),
         T(workloads),
         T(api_layers),
+        T(pool),
+        T(pool_workload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 
 #include "../base/error.h"
 #include "../ops/models.h"
+#include "../ops/pool.h"
 
 struct tb_workload {
     const tb_backend *be;
@@ -28,6 +29,7 @@ struct tb_workload {
     bool filled;
     int64_t api_hook_calls;
     tb_kernel_fn fn[TB_OP_COUNT];
+    tb_pool *pool; /* parameter pool = 1 */
     char impl[1024];
 };
 
@@ -41,16 +43,31 @@ static int wl_run(void *user, const tb_op *op, const tb_tensor *in,
     return fn(w->use_fb[op->id] ? w->fb_ctx : w->ctx, in, out, p);
 }
 
-static int wl_alloc(void *user, tb_tensor *t)
+static int wl_be_alloc(void *user, tb_tensor *t)
 {
     tb_workload *w = user;
     return w->be->alloc(w->ctx, t);
 }
 
-static void wl_free(void *user, tb_tensor *t)
+static void wl_be_free(void *user, tb_tensor *t)
 {
     tb_workload *w = user;
     w->be->free(w->ctx, t);
+}
+
+static int wl_alloc(void *user, tb_tensor *t)
+{
+    tb_workload *w = user;
+    return w->pool ? tb_pool_alloc(w->pool, t) : wl_be_alloc(w, t);
+}
+
+static void wl_free(void *user, tb_tensor *t)
+{
+    tb_workload *w = user;
+    if (w->pool)
+        tb_pool_free(w->pool, t);
+    else
+        wl_be_free(w, t);
 }
 
 static int wl_upload(void *user, tb_tensor *dst, const tb_tensor *src)
@@ -142,8 +159,8 @@ static int api_create(tb_workload *w, const tb_params *full, char *err,
     }
     static const char *const names[] = {"raw", "dispatch", "tensor",
                                         "tensor+hook"};
-    snprintf(w->impl, sizeof w->impl, "%s(%s)", names[w->layer],
-             impl ? impl : "add");
+    snprintf(w->impl, sizeof w->impl, "%s%s(%s)", names[w->layer],
+             w->pool ? "+pool" : "", impl ? impl : "add");
     if (w->layer < 2)
         return 0;
     tb_ag_exec ex = {wl_run, wl_alloc, wl_free, wl_upload, w};
@@ -203,6 +220,12 @@ int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
                op->id == TB_OP_cnn_train_step;
     tb_params full = p ? *p : (tb_params){0};
     tb_params_defaults(op, &full);
+    int ip = tb_op_param_index(op, "pool");
+    if (ip >= 0 && full.v[ip] != 0 &&
+        tb_pool_create(wl_be_alloc, wl_be_free, w, &w->pool)) {
+        free(w);
+        return TB_ENOMEM;
+    }
     if (op->id == TB_OP_api_add) {
         int rc = api_create(w, &full, err, errlen);
         if (rc) {
@@ -224,8 +247,8 @@ int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
         .momentum = w->train ? full.v[3] : 0,
     };
     w->phase = w->train ? (tb_model_phase)full.v[0] : TB_MODEL_FWD;
-    size_t used = (size_t)snprintf(w->impl, sizeof w->impl, "tape(%s:",
-                                   be->name);
+    size_t used = (size_t)snprintf(w->impl, sizeof w->impl, "tape(%s%s:",
+                                   be->name, w->pool ? "+pool" : "");
     for (size_t i = 0; i < sizeof wl_ops / sizeof wl_ops[0]; i++) {
         if (!wl_needs(cfg.kind, w->train, wl_ops[i]))
             continue;
@@ -247,7 +270,7 @@ int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
         }
         if (used < sizeof w->impl)
             used += (size_t)snprintf(w->impl + used, sizeof w->impl - used,
-                                     "%s%s%s", used > 11 ? "," : " ",
+                                     "%s%s%s", w->impl[used - 1] == ':' ? " " : ",",
                                      w->use_fb[k->id] ? "cpu:" : "",
                                      impl ? impl : k->name);
     }
@@ -258,7 +281,7 @@ int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
     if (rc == 0 && !w->train) {
         tb_shape one = {1, {1}};
         tb_tensor_init(&w->loss, dt, &one);
-        rc = be->alloc(ctx, &w->loss);
+        rc = wl_alloc(w, &w->loss);
     }
     if (rc) {
         if (err && errlen)
@@ -278,7 +301,8 @@ void tb_workload_destroy(tb_workload *w)
     tb_model_destroy(w->model);
     tb_ag_destroy(w->api);
     if (w->loss.data)
-        w->be->free(w->ctx, &w->loss);
+        wl_free(w, &w->loss);
+    tb_pool_destroy(w->pool);
     if (w->fb)
         w->fb->destroy(w->fb_ctx);
     free(w);
@@ -287,6 +311,11 @@ void tb_workload_destroy(tb_workload *w)
 const char *tb_workload_impl(const tb_workload *w)
 {
     return w ? w->impl : "";
+}
+
+void tb_workload_pool_stats(const tb_workload *w, tb_pool_stats *out)
+{
+    tb_pool_stats_read(w ? w->pool : NULL, out);
 }
 
 int64_t tb_workload_hook_calls(const tb_workload *w)

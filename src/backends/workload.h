@@ -34,4 +34,8 @@ int tb_workload_run(void *w, const tb_tensor *in, tb_tensor *out,
 /* Hook calls since create. */
 int64_t tb_workload_hook_calls(const tb_workload *w);
 
+/* The pool's counters (all zero without parameter pool). */
+struct tb_pool_stats;
+void tb_workload_pool_stats(const tb_workload *w, struct tb_pool_stats *out);
+
 #endif

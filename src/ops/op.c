@@ -1130,6 +1130,10 @@ static double flops_workload(const tb_op *op, const tb_shape *in,
     return f;
 }
 
+#define P_POOL                                                            \
+    {"pool", TB_PARAM_BOOL, false, 0, 0, 1,                               \
+     "tensor memory from a caching pool (pool.h) instead of one backend "  \
+     "allocation per tensor"}
 static const tb_param_spec params_train_step[] = {
     {"phase", TB_PARAM_INT, false, 2, 0, 2,
      "0: forward only (recorded on the tape); 1: forward + backward; 2: "
@@ -1139,10 +1143,12 @@ static const tb_param_spec params_train_step[] = {
      "both (each counts its calls)"},
     {"lr", TB_PARAM_FLOAT, false, 0.01, 0, 1e6, "learning rate"},
     {"momentum", TB_PARAM_FLOAT, false, 0.9, 0, 1, "momentum factor"},
+    P_POOL,
 };
 static const tb_param_spec params_infer_step[] = {
     {"hooks", TB_PARAM_INT, false, 0, 0, 1,
      "1: a forward hook on every op (counts its calls)"},
+    P_POOL,
 };
 /* A loss or log-probabilities after ~10 chained kernels with sums over
  * up to K = 784 terms. */
@@ -1157,7 +1163,9 @@ static const tb_param_spec params_api[] = {
      "dispatch (kernel lookup every call); 2: a tensor API that checks "
      "shapes and allocates its result (freed after the call); 3: that "
      "API with a forward hook registered"},
+    P_POOL,
 };
+#undef P_POOL
 
 /* One row per op, fields by name.  OP_ID(nm): an op that is its own
  * base (id, name, reference kernel); OP_FORM(nm, base): a form of
@@ -1650,21 +1658,21 @@ static const tb_op op_table[TB_OP_COUNT] = {
 
     /* workloads: model steps on the tape autograd (models.h) */
     [TB_OP_mlp_train_step] = {OP_ID(mlp_train_step),
-        WL_ROW(4, params_train_step),
+        WL_ROW(5, params_train_step),
         .doc = "one MLP (K-256-128-10) training step on batch x [B, K]: "
                "forward, backward, sgd_momentum; out: the loss"},
     [TB_OP_mlp_infer_step] = {OP_ID(mlp_infer_step),
-        WL_ROW(1, params_infer_step),
+        WL_ROW(2, params_infer_step),
         .doc = "MLP inference on x [B, K]: log-probabilities [B, 10]"},
     [TB_OP_cnn_train_step] = {OP_ID(cnn_train_step),
-        WL_ROW(4, params_train_step),
+        WL_ROW(5, params_train_step),
         .doc = "one CNN (conv 16, pool, conv 32, pool, linear 10) training "
                "step on x [B, 1, H, W]; out: the loss"},
     [TB_OP_cnn_infer_step] = {OP_ID(cnn_infer_step),
-        WL_ROW(1, params_infer_step),
+        WL_ROW(2, params_infer_step),
         .doc = "CNN inference on x [B, 1, H, W]: log-probabilities [B, 10]"},
     [TB_OP_api_add] = {OP_ID(api_add),
-        .category = TB_CAT_WORKLOAD, .n_in = 2, .n_out = 1, .n_params = 1,
+        .category = TB_CAT_WORKLOAD, .n_in = 2, .n_out = 1, .n_params = 2,
         .params = params_api, .shape = shape_broadcast,
         .flops = flops_per_out, .bytes = bytes_io, .tol = TOL_EW,
         .doc = "add called through an API layer (parameter layer), for the "
