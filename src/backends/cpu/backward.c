@@ -1,9 +1,9 @@
 /* Portable C kernels of the backward ops (issue 14, op_backward.h) for
  * the cpu backend, f32 and f64: the plain loop nests of the gradient
  * formulas (backward_impl.inc, included once per dtype), single-threaded,
- * except that matmul and linear backward run their two products through
- * the instance's own matmul row (the native GEMM at the SIMD levels) on
- * transposed copies.
+ * except that matmul, linear and conv2d backward run their products
+ * through the instance's own matmul row (the native GEMM at the SIMD
+ * levels) on transposed copies (conv2d: per image, on im2col columns).
  * Rows of the registry under the level suffix c (kreg.h,
  * TB_CPU_ROWS_BACKWARD).  Every entry point counts its launch, checks its
  * operands and the output shapes against the op's rule and returns a
@@ -168,6 +168,59 @@ static int bwk_product_gemm(void *ctx, tb_dtype dt, const void *g,
     return rc;
 }
 
+/* conv2d_backward by GEMM, per image: col = im2col(x[n]); dw += g[n] @
+ * col^T; dcol = w^T @ g[n], scattered into dx[n] (col2im); db sums g. */
+#define BWK_CONV_GEMM(SFX, TY)                                            \
+    static int bwk_conv_gemm_##SFX(                                       \
+        void *ctx, const TY *g, const TY *x, const TY *w, TY *dx, TY *dw,  \
+        TY *db, int64_t N, int64_t C, int64_t H, int64_t W, int64_t O,     \
+        int64_t KH, int64_t KW, int64_t OH, int64_t OW, int64_t st,        \
+        int64_t pad, int64_t dil)                                         \
+    {                                                                     \
+        tb_dtype dt = sizeof(TY) == 4 ? TB_F32 : TB_F64;                  \
+        int64_t R = C * KH * KW, P = OH * OW;                             \
+        TY *col = tb_alloc((size_t)(R * P) * sizeof(TY));                 \
+        TY *colt = tb_alloc((size_t)(R * P) * sizeof(TY));                \
+        TY *dcol = tb_alloc((size_t)(R * P) * sizeof(TY));                \
+        TY *wt = tb_alloc((size_t)(O * R) * sizeof(TY));                  \
+        TY *dwn = tb_alloc((size_t)(O * R) * sizeof(TY));                 \
+        int rc = col && colt && dcol && wt && dwn ? 0 : TB_ENOMEM;        \
+        if (rc == 0) {                                                    \
+            memset(dx, 0, (size_t)(N * C * H * W) * sizeof(TY));          \
+            memset(dw, 0, (size_t)(O * R) * sizeof(TY));                  \
+            bwk_transpose(w, wt, O, R, sizeof(TY));                       \
+            for (int64_t o = 0; o < O; o++) {                             \
+                double s = 0;                                             \
+                for (int64_t n = 0; n < N; n++)                           \
+                    for (int64_t q = 0; q < P; q++)                       \
+                        s += g[(n * O + o) * P + q];                      \
+                db[o] = (TY)s;                                            \
+            }                                                             \
+        }                                                                 \
+        for (int64_t n = 0; rc == 0 && n < N; n++) {                      \
+            const TY *gn = g + n * O * P;                                 \
+            bwk_im2col_##SFX(x + n * C * H * W, col, C, H, W, KH, KW, OH,  \
+                             OW, st, pad, dil);                           \
+            bwk_transpose(col, colt, R, P, sizeof(TY));                   \
+            rc = bwk_gemm(ctx, dt, gn, colt, dwn, O, P, R);               \
+            if (rc == 0) {                                                \
+                bwk_acc_##SFX(dw, dwn, O * R);                            \
+                rc = bwk_gemm(ctx, dt, wt, gn, dcol, R, O, P);            \
+            }                                                             \
+            if (rc == 0)                                                  \
+                bwk_col2im_##SFX(dcol, dx + n * C * H * W, C, H, W, KH,   \
+                                 KW, OH, OW, st, pad, dil);               \
+        }                                                                 \
+        tb_free(col);                                                     \
+        tb_free(colt);                                                    \
+        tb_free(dcol);                                                    \
+        tb_free(wt);                                                      \
+        tb_free(dwn);                                                     \
+        return rc;                                                        \
+    }
+BWK_CONV_GEMM(f32, float)
+BWK_CONV_GEMM(f64, double)
+
 /* One body for both dtypes: SFX selects the typed functions. */
 #define BWK_BODY(SFX, TY)                                                 \
     do {                                                                  \
@@ -235,8 +288,10 @@ static int bwk_product_gemm(void *ctx, tb_dtype dt, const void *g,
             TY *gz = tb_alloc((size_t)(M * N) * sizeof(TY));              \
             if (!gz)                                                      \
                 return TB_ENOMEM;                                         \
-            for (int64_t i = 0; i < M * N; i++)                           \
-                gz[i] = x3[i] > 0 ? x0[i] : (TY)0;                        \
+            for (int64_t i = 0; i < M * N; i++) {                         \
+                TY gv = x0[i], yv = x3[i];                                \
+                gz[i] = yv > 0 ? gv : (TY)0;                              \
+            }                                                             \
             for (int64_t j = 0; j < N; j++) {                             \
                 double s = 0;                                             \
                 for (int64_t i = 0; i < M; i++)                           \
@@ -265,13 +320,13 @@ static int bwk_product_gemm(void *ctx, tb_dtype dt, const void *g,
             return 0;                                                     \
         }                                                                 \
         case TB_OP_conv2d_backward:                                       \
-            bwk_conv_##SFX(x0, x1, x2, y0, y1, y2, ish[1].dim[0],         \
+            return bwk_conv_gemm_##SFX(                                   \
+                ctx, x0, x1, x2, y0, y1, y2, ish[1].dim[0],               \
                            ish[1].dim[1], ish[1].dim[2], ish[1].dim[3],   \
                            ish[2].dim[0], ish[2].dim[2], ish[2].dim[3],   \
                            ish[0].dim[2], ish[0].dim[3],                  \
                            (int64_t)full.v[0], (int64_t)full.v[1],        \
                            (int64_t)full.v[2]);                           \
-            return 0;                                                     \
         default:                                                          \
             return TB_EUNSUPPORTED;                                       \
         }                                                                 \
