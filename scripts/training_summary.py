@@ -3,6 +3,7 @@
 
 Usage:
     /usr/bin/python3 scripts/training_summary.py RESULTS.json [TORCH.json]
+                                                [--stat median|p5|min]
 
 Prints, per backend, from the medians of the run: forward and backward
 time of the MLP at batch 128 with each hook setting, the hook overhead in
@@ -12,7 +13,9 @@ and each layer's cost over the raw kernel in ns and percent; MLP and CNN
 training and inference steps/s and samples/s by batch; the pool's effect
 (time, and backend allocations and bytes per step from the counters).
 TORCH.json (scripts/compare_torch_training.py -o) adds PyTorch's figures
-for the same cases.
+for the same cases.  --stat picks tbench's statistic (default median; on
+a machine shared with other jobs, whose time slices add whole ~4 ms
+quanta to many samples, p5 or min is closer to the work itself).
 """
 import json
 import re
@@ -31,11 +34,18 @@ def key(case_id):
 
 
 def main():
-    run = load(sys.argv[1])
+    args = [a for a in sys.argv[1:] if not a.startswith("--stat")]
+    stat = "median"
+    for i, a in enumerate(sys.argv):
+        if a == "--stat" and i + 1 < len(sys.argv):
+            stat = sys.argv[i + 1]
+            args.remove(stat)
+    run = load(args[0])
     torch = {}
-    if len(sys.argv) > 2:
-        for c in load(sys.argv[2])["cases"]:
-            torch[key(c["id"])] = c["median_ns"]
+    if len(args) > 1:
+        for c in load(args[1])["cases"]:
+            torch[key(c["id"])] = c[f"{stat}_ns"] if f"{stat}_ns" in c \
+                else c["median_ns"]
     by_be = {}
     for c in run["cases"]:
         if c["status"] != "ok":
@@ -43,7 +53,8 @@ def main():
             continue
         by_be.setdefault(c["backend"], {})[key(c["id"])] = c
     for be, cs in by_be.items():
-        med = {k: c["stats"]["median_ns"] for k, c in cs.items()}
+        med = {k: c["stats"][f"{stat}_ns"] for k, c in cs.items()}
+        print(f"# statistic: {stat}")
         print(f"\n== backend {be} ==")
         print("-- hooks: MLP 784-256-128-10, batch 128 (median) --")
         base = "mlp_train_step[phase={},hooks={},lr=0.01,momentum=0.9,pool=0]" \
@@ -104,21 +115,21 @@ def main():
             for shape in ("32x784", "128x784"):
                 a, b = cs.get(off.format(shape)), cs.get(on.format(shape))
                 if a and b:
-                    pr(shape, "mlp train", a, b)
+                    pr(shape, "mlp train", a, b, stat)
         a = cs.get("cnn_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,"
                    "pool=0]/32x1x28x28/f32")
         b = cs.get("cnn_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,"
                    "pool=1]/32x1x28x28/f32")
         if a and b:
-            pr("32x1x28x28", "cnn train", a, b)
+            pr("32x1x28x28", "cnn train", a, b, stat)
         a = cs.get("api_add[layer=2,pool=0]/16,16/f32")
         b = cs.get("api_add[layer=2,pool=1]/16,16/f32")
         if a and b:
-            pr("16", "api_add layer 2", a, b)
+            pr("16", "api_add layer 2", a, b, stat)
 
 
-def pr(shape, what, a, b):
-    ta, tb = a["stats"]["median_ns"], b["stats"]["median_ns"]
+def pr(shape, what, a, b, stat):
+    ta, tb = a["stats"][f"{stat}_ns"], b["stats"][f"{stat}_ns"]
     ca, cb = a.get("counters", {}), b.get("counters", {})
     print(f"{what} {shape}: off {ta / 1e3:.1f} us, on {tb / 1e3:.1f} us "
           f"({ta / tb:.2f}x); backend allocs/step {ca.get('device_allocs', 0):.1f}"

@@ -1,8 +1,9 @@
 /* The caching allocator.  See pool.h.
  *
  * Blocks are kept in one array (a model step has tens of live tensors):
- * a request takes the first free block of its class, a free finds its
- * block by address.  Each block is a 1-D tensor of its class's bytes
+ * a request takes the most recently freed block of its class (LIFO, as
+ * malloc's bins: the block still in cache), a free finds its block by
+ * address.  Each block is a 1-D tensor of its class's bytes
  * from the underlying allocator, whose header is kept to give it back. */
 #include "pool.h"
 
@@ -18,6 +19,7 @@ typedef struct pool_block {
     tb_tensor hdr; /* as the underlying allocator returned it */
     size_t cls;
     bool used;
+    uint64_t freed_at; /* tick of its last free: the most recent is reused */
 } pool_block;
 
 struct tb_pool {
@@ -26,6 +28,7 @@ struct tb_pool {
     void *user;
     pool_block *b;
     size_t n, cap;
+    uint64_t tick;
     tb_pool_stats st;
 };
 
@@ -68,9 +71,11 @@ int tb_pool_alloc(tb_pool *p, tb_tensor *t)
         return TB_EINVAL;
     size_t need = tb_tensor_nbytes(t);
     size_t cls = tb_pool_class(need);
+    /* the most recently freed block of the class (still warm in cache) */
     pool_block *blk = NULL;
-    for (size_t i = 0; i < p->n && !blk; i++)
-        if (!p->b[i].used && p->b[i].cls == cls)
+    for (size_t i = 0; i < p->n; i++)
+        if (!p->b[i].used && p->b[i].cls == cls &&
+            (!blk || p->b[i].freed_at > blk->freed_at))
             blk = &p->b[i];
     if (blk) {
         p->st.hits++;
@@ -115,6 +120,7 @@ void tb_pool_free(tb_pool *p, tb_tensor *t)
     for (size_t i = 0; i < p->n; i++)
         if (p->b[i].used && p->b[i].hdr.data == t->data) {
             p->b[i].used = false;
+            p->b[i].freed_at = ++p->tick;
             p->st.used_bytes -= (int64_t)p->b[i].cls;
             p->st.cached_bytes += (int64_t)p->b[i].cls;
             t->data = NULL;
