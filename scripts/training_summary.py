@@ -56,7 +56,7 @@ def main():
         med = {k: c["stats"][f"{stat}_ns"] for k, c in cs.items()}
         print(f"# statistic: {stat}")
         print(f"\n== backend {be} ==")
-        print("-- hooks: MLP 784-256-128-10, batch 128 (median) --")
+        print(f"-- hooks: MLP 784-256-128-10, batch 128 ({stat}) --")
         base = "mlp_train_step[phase={},hooks={},lr=0.01,momentum=0.9,pool=0]" \
                "/128x784/f32"
         f0 = med.get(base.format(0, 0))
@@ -74,7 +74,7 @@ def main():
             print(f"{what:17s} hooks={hk}: {t / 1e6:.3f} ms, "
                   f"{100 * (t - t0) / t0:+.2f}%, "
                   f"{(t - t0) / calls:+.0f} ns per hook call ({calls} calls)")
-        print("-- API layers: add (median ns per call; cost over layer 0) --")
+        print(f"-- API layers: add ({stat} ns per call; cost over layer 0) --")
         for n in (16, 1048576):
             raw = med.get(f"api_add[layer=0,pool=0]/{n},{n}/f32")
             for layer in range(4):
@@ -107,7 +107,7 @@ def main():
                           f"allocs/step {c.get('device_allocs', 0):.0f} "
                           f"({c.get('device_alloc_bytes', 0) / 1e6:.2f} MB)"
                           f"{tq}")
-        print("-- pool (median; backend allocations per step) --")
+        print(f"-- pool ({stat}; backend allocations per step) --")
         for off, on in (
                 ("mlp_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,"
                  "pool=0]/{}/f32", "mlp_train_step[phase=2,hooks=0,lr=0.01,"
