@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Generate the backward-op oracle vectors: tests/data/autograd_vectors.h.
+"""Generate the backward-op oracle vectors: tests/data/autograd_vectors.h,
+and the autograd model vectors: tests/data/autograd_model_vectors.h.
 
 For every backward op of tbench (category "backward", src/ops/op_backward.h)
 and a few odd shapes (broadcasting in add/sub/mul/div, batched matmul,
@@ -12,7 +13,7 @@ differences of tbench's own forward reference kernels in f64.
 
 Run with Debian's /usr/bin/python3 (python3-numpy, python3-torch):
 
-    /usr/bin/python3 scripts/gen_oracle_autograd.py [OUTPUT]
+    /usr/bin/python3 scripts/gen_oracle_autograd.py [OUTPUT [MODEL_OUTPUT]]
 
 How a case is made (independent of tbench's C code):
 - Inputs come from a fixed-seed PCG64, rounded to float32 first so the
