@@ -86,6 +86,8 @@ static bool tested_elsewhere(const tb_op *op)
     case TB_CAT_LINALG:
     case TB_CAT_UNFUSED:
     case TB_CAT_CALIB:
+    case TB_CAT_BACKWARD: /* test_backward.c */
+    case TB_CAT_WORKLOAD: /* test_autograd.c */
         return true;
     default:
         return false;

@@ -11,6 +11,7 @@
 
 #include "../ops/alloc.h"
 #include "../backends/composite.h"
+#include "../backends/workload.h"
 #include "../base/error.h"
 #include "timer.h"
 #include "trace.h"
@@ -283,6 +284,7 @@ typedef struct {
     void *ctx;
     void *kctx;         /* what the kernel is called with: ctx or comp */
     tb_composite *comp; /* unfused compositions */
+    tb_workload *wl;    /* workload ops */
     tb_tensor host_in[TB_MAX_INPUTS], dev_in[TB_MAX_INPUTS];
     tb_tensor host_out[TB_MAX_OUTPUTS], dev_out[TB_MAX_OUTPUTS];
     tb_tensor ref_out[TB_MAX_OUTPUTS];
@@ -293,6 +295,8 @@ static void buffers_free(buffers *b, const tb_op *op)
 {
     tb_composite_destroy(b->comp);
     b->comp = NULL;
+    tb_workload_destroy(b->wl);
+    b->wl = NULL;
     for (int i = 0; i < op->n_in; i++) {
         if (b->dev_in_ok[i])
             b->be->free(b->ctx, &b->dev_in[i]);
@@ -666,6 +670,22 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
         b->kctx = b->comp;
         snprintf(res->impl_buf, sizeof res->impl_buf, "%s",
                  tb_composite_impl(b->comp));
+        res->impl = res->impl_buf;
+    } else if (c->op->category == TB_CAT_WORKLOAD) { /* a model step */
+        int rc = tb_workload_create(c->backend, in->ctx, c->op, c->dtype,
+                                    c->in, &c->params, &b->wl, err,
+                                    sizeof err);
+        if (rc) {
+            set_error(res,
+                      rc == TB_EUNSUPPORTED ? TB_STATUS_UNSUPPORTED
+                                            : TB_STATUS_ERROR,
+                      "%s", err);
+            return false;
+        }
+        fn = tb_workload_run;
+        b->kctx = b->wl;
+        snprintf(res->impl_buf, sizeof res->impl_buf, "%s",
+                 tb_workload_impl(b->wl));
         res->impl = res->impl_buf;
     } else {
         fn = c->backend->kernel(in->ctx, c->op, c->dtype, &c->params,

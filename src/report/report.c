@@ -987,6 +987,9 @@ static const struct {
     {"Optimizers", "optimizer,optim", K_STEPS},
     {"Linear algebra", "linalg,lapack,decomposition,solve", K_FLOPS},
     {"API overhead", "overhead,api", K_TIME},
+    {"Backward ops (gradients)", "backward", K_RATE},
+    {"Training workloads: model steps, hooks, API layers, pool", "workload",
+     K_TIME},
 };
 #define N_SECTIONS ((int)(sizeof sections / sizeof sections[0]))
 

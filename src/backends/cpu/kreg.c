@@ -31,6 +31,7 @@ static const tb_cpu_krow cpu_krows[] = {
     TB_CPU_ROWS_LINALG(KROW)
     TB_CPU_ROWS_EXT(KROW_P)
     TB_CPU_ROWS_CALIB(KROW)
+    TB_CPU_ROWS_BACKWARD(KROW)
 };
 
 const tb_cpu_krow *tb_cpu_krows(size_t *n)
