@@ -36,6 +36,7 @@ struct cu_ctx {
     std::atomic<uint64_t> launches;
     std::atomic<uint64_t> memcpy_count, memcpy_bytes;
     std::atomic<uint64_t> device_allocs, device_alloc_bytes;
+    void *blas; /* blas.cu's cuBLAS handle and workspace, or NULL */
 };
 
 /* A cudart error as a TB_E* code: allocation failures are TB_ENOMEM,

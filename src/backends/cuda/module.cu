@@ -26,8 +26,11 @@
  *
  * Kernels: elementwise.cu (binary with broadcasting, scalar, unary,
  * activations; in-place forms run the same kernels), reduce.cu (sum,
- * mean, softmax, log_softmax).  Any other op is NULL = unsupported; there
- * is no fallback.  No device timer yet (the slot is NULL: the harness
+ * mean, softmax, log_softmax), then through ext.cu: layout.cu
+ * (transpose, permute), create.cu (creation ops), fused.cu (add_relu),
+ * optim.cu (optimizer steps), pool.cu (max/avg pooling) and blas.cu
+ * (matmul, linear, conv2d by cuBLAS).  Any other op is NULL =
+ * unsupported; there is no fallback.  No device timer yet (the slot is NULL: the harness
  * times on the host around a stream synchronize). */
 #include <cerrno>
 #include <climits>
@@ -41,6 +44,7 @@
 #include <unistd.h>
 
 #include "cuda_internal.cuh"
+#include "kernels_ext.cuh"
 
 #ifndef TB_GPU_ARCHS
 #define TB_GPU_ARCHS "unknown"
@@ -234,6 +238,7 @@ static void cu_destroy(void *ctx)
     cu_use_device(c->device);
     if (c->stream)
         cudaStreamSynchronize(c->stream);
+    cu_blas_release(c);
     cudaFree(c->scratch);
     if (c->stream)
         cudaStreamDestroy(c->stream);
@@ -431,6 +436,8 @@ static tb_kernel_fn cu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
     tb_kernel_fn fn = cu_elementwise_kernel(id, dt, impl);
     if (!fn)
         fn = cu_reduce_kernel(id, dt, impl);
+    if (!fn)
+        fn = cu_ext_kernel(id, dt, impl);
     return fn;
 }
 
