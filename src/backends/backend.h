@@ -77,6 +77,15 @@ typedef struct tb_backend {
 
     /* (optional) Cumulative counters since create. */
     void (*counters)(void *ctx, tb_backend_counters *out);
+
+    /* (optional) A device clock around a batch of calls: timer_start
+     * queues a start mark on the instance's queue before the batch's
+     * first call, timer_stop queues an end mark after its last call,
+     * waits for it and gives the device time between the marks in *ns.
+     * 0, or a TB_E* code (TB_EUNSUPPORTED: no device clock); the harness
+     * then records host wall time only. */
+    int (*timer_start)(void *ctx);
+    int (*timer_stop)(void *ctx, double *ns);
 } tb_backend;
 
 /* All compiled-in backends and module slots, in a fixed order. */
@@ -87,5 +96,8 @@ const tb_backend *tb_backend_find(const char *name);
 int tb_backend_sync(const tb_backend *b, void *ctx);
 void tb_backend_counters_read(const tb_backend *b, void *ctx,
                               tb_backend_counters *out);
+/* TB_EUNSUPPORTED when b has no device timer. */
+int tb_backend_timer_start(const tb_backend *b, void *ctx);
+int tb_backend_timer_stop(const tb_backend *b, void *ctx, double *ns);
 
 #endif

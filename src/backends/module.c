@@ -110,6 +110,14 @@ static void cuda_counters(void *ctx, tb_backend_counters *out)
 {
     tb_backend_counters_read(cuda_impl, ctx, out);
 }
+static int cuda_timer_start(void *ctx)
+{
+    return tb_backend_timer_start(cuda_impl, ctx);
+}
+static int cuda_timer_stop(void *ctx, double *ns)
+{
+    return tb_backend_timer_stop(cuda_impl, ctx, ns);
+}
 
 const tb_backend tb_backend_cuda = {
     .name = "cuda",
@@ -128,4 +136,6 @@ const tb_backend tb_backend_cuda = {
     .sync = cuda_sync,
     .kernel = cuda_kernel,
     .counters = cuda_counters,
+    .timer_start = cuda_timer_start,
+    .timer_stop = cuda_timer_stop,
 };

@@ -1,6 +1,7 @@
 /* The list of backends tbench knows, in a fixed order.  Compiled-in
  * backends come first; module slots (loaded at run time) after. */
 #include "backend.h"
+#include "../base/error.h"
 
 #include <string.h>
 
@@ -42,4 +43,16 @@ void tb_backend_counters_read(const tb_backend *b, void *ctx,
     memset(out, 0, sizeof *out);
     if (b->counters)
         b->counters(ctx, out);
+}
+
+int tb_backend_timer_start(const tb_backend *b, void *ctx)
+{
+    return b->timer_start && b->timer_stop ? b->timer_start(ctx)
+                                           : TB_EUNSUPPORTED;
+}
+
+int tb_backend_timer_stop(const tb_backend *b, void *ctx, double *ns)
+{
+    return b->timer_start && b->timer_stop ? b->timer_stop(ctx, ns)
+                                           : TB_EUNSUPPORTED;
 }

@@ -63,6 +63,11 @@ typedef struct tb_result {
     size_t first_round_samples; /* later rounds take as many */
     double round_medians_ns[TB_CFG_MAX_ROUNDS]; /* median of each round */
     double gb_s, gflop_s, items_s;
+    /* Device time per iteration of each sample (heap, parallel to
+     * samples_ns), from the backend's device timer; NULL when it has
+     * none.  device_timed: every sample so far has one. */
+    double *device_ns;
+    bool device_timed;
 } tb_result;
 
 typedef struct tb_runner tb_runner;

@@ -37,6 +37,7 @@ struct cu_ctx {
     std::atomic<uint64_t> memcpy_count, memcpy_bytes;
     std::atomic<uint64_t> device_allocs, device_alloc_bytes;
     void *blas; /* blas.cu's cuBLAS handle and workspace, or NULL */
+    cudaEvent_t ev_start, ev_stop; /* the device timer of a batch */
 };
 
 /* A cudart error as a TB_E* code: allocation failures are TB_ENOMEM,
