@@ -19,6 +19,7 @@
 
 #include "tb_commit.h"
 #include "tb_config.h"
+#include "env_gpu.h"
 
 #if HAVE_OPENBLAS
 #include <cblas.h>
@@ -751,5 +752,6 @@ cJSON *tb_env_capture(void)
 #if HAVE_OPENBLAS
     capture_openblas(env, &ci);
 #endif
+    json_add(env, "gpu", tb_env_gpu());
     return env;
 }
