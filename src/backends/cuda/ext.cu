@@ -1,5 +1,5 @@
-/* The kernel tables of layout.cu, create.cu, fused.cu, optim.cu, pool.cu
- * and blas.cu, asked in turn by cu_kernel (module.cu). */
+/* The kernel tables of layout.cu, create.cu, fused.cu, optim.cu, pool.cu,
+ * blas.cu and linalg.cu, asked in turn by cu_kernel (module.cu). */
 #include "kernels_ext.cuh"
 
 tb_kernel_fn cu_ext_kernel(tb_op_id id, tb_dtype dt, const char **impl)
@@ -15,5 +15,7 @@ tb_kernel_fn cu_ext_kernel(tb_op_id id, tb_dtype dt, const char **impl)
         fn = cu_pool_kernel(id, dt, impl);
     if (!fn)
         fn = cu_blas_kernel(id, dt, impl);
+    if (!fn)
+        fn = cu_linalg_kernel(id, dt, impl);
     return fn;
 }

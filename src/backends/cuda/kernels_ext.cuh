@@ -57,6 +57,7 @@ tb_kernel_fn cu_fused_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 tb_kernel_fn cu_optim_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 tb_kernel_fn cu_pool_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 tb_kernel_fn cu_blas_kernel(tb_op_id id, tb_dtype dt, const char **impl);
+tb_kernel_fn cu_linalg_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 
 /* Every table above in turn (ext.cu). */
 tb_kernel_fn cu_ext_kernel(tb_op_id id, tb_dtype dt, const char **impl);
@@ -64,5 +65,7 @@ tb_kernel_fn cu_ext_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 /* blas.cu: the instance's cuBLAS handle, created on first use; freed
  * by cu_destroy (module.cu). */
 void cu_blas_release(cu_ctx *c);
+/* linalg.cu: the instance's cuSOLVER handle and workspace. */
+void cu_solver_release(cu_ctx *c);
 
 #endif

@@ -28,8 +28,9 @@
  * activations; in-place forms run the same kernels), reduce.cu (sum,
  * mean, softmax, log_softmax), then through ext.cu: layout.cu
  * (transpose, permute), create.cu (creation ops), fused.cu (add_relu),
- * optim.cu (optimizer steps), pool.cu (max/avg pooling) and blas.cu
- * (matmul, linear, conv2d by cuBLAS).  Any other op is NULL =
+ * optim.cu (optimizer steps), pool.cu (max/avg pooling), blas.cu
+ * (matmul, linear, conv2d by cuBLAS) and linalg.cu (svd, qr, eigh by
+ * cuSOLVER).  Any other op is NULL =
  * unsupported; there is no fallback.
  *
  * Device timer: CUDA events around each batch on the instance's stream
@@ -241,6 +242,7 @@ static void cu_destroy(void *ctx)
     if (c->stream)
         cudaStreamSynchronize(c->stream);
     cu_blas_release(c);
+    cu_solver_release(c);
     if (c->ev_start)
         cudaEventDestroy(c->ev_start);
     if (c->ev_stop)
