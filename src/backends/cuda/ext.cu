@@ -1,5 +1,6 @@
 /* The kernel tables of layout.cu, create.cu, fused.cu, optim.cu, pool.cu,
- * blas.cu and linalg.cu, asked in turn by cu_kernel (module.cu). */
+ * blas.cu, linalg.cu and lanes.cu, asked in turn by cu_kernel
+ * (module.cu). */
 #include "kernels_ext.cuh"
 
 tb_kernel_fn cu_ext_kernel(tb_op_id id, tb_dtype dt, const char **impl)
@@ -17,5 +18,7 @@ tb_kernel_fn cu_ext_kernel(tb_op_id id, tb_dtype dt, const char **impl)
         fn = cu_blas_kernel(id, dt, impl);
     if (!fn)
         fn = cu_linalg_kernel(id, dt, impl);
+    if (!fn)
+        fn = cu_lanes_kernel(id, dt, impl);
     return fn;
 }

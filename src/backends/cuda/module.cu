@@ -29,8 +29,8 @@
  * mean, softmax, log_softmax), then through ext.cu: layout.cu
  * (transpose, permute), create.cu (creation ops), fused.cu (add_relu),
  * optim.cu (optimizer steps), pool.cu (max/avg pooling), blas.cu
- * (matmul, linear, conv2d by cuBLAS) and linalg.cu (svd, qr, eigh by
- * cuSOLVER).  Any other op is NULL =
+ * (matmul, linear, conv2d by cuBLAS), linalg.cu (svd, qr, eigh by
+ * cuSOLVER) and lanes.cu (max, min, argmax, var).  Any other op is NULL =
  * unsupported; there is no fallback.
  *
  * Device timer: CUDA events around each batch on the instance's stream
