@@ -27,8 +27,9 @@
 # unsupported, 1 when one failed its check or errored (or cuda is
 # unavailable), 2 when the build failed.
 #
-# Needs: nvcc (CUDA 13: /usr/local/cuda, or CUDA_HOME), the NVIDIA
-# driver, gcc, meson (>= 0.63) and ninja (pip install meson ninja works),
+# Needs: nvcc (CUDA 13: /usr/local/cuda, or CUDA_HOME) with the
+# toolkit's cuBLAS and cuSOLVER (the module links libcublas and
+# libcusolver from CUDA_HOME/lib64), the NVIDIA driver, gcc, meson (>= 0.63) and ninja (pip install meson ninja works),
 # pkg-config, python3, and the Debian packages libcjson-dev and
 # libcsv-dev (with their runtime packages libcjson1 and libcsv3);
 # libopenblas-dev, liblapacke-dev, libcmocka-dev and python3-jsonschema
