@@ -9,6 +9,8 @@
  * (every output written exactly once, with the right input); pooling
  * windows against brute force and tb_window_out; conv2d by im2col + a
  * naive GEMM against a direct convolution (integer data: exact); the
+ * max/min/argmax fold of lanes.cu simulated thread by thread against
+ * the sequential answers (ties and NaNs included); the
  * random stream bit for bit against src/ops/rand.h and the reference
  * kernels tb_ref_rand_uniform / tb_ref_rand_normal. */
 #include <math.h>
@@ -380,6 +382,93 @@ static void test_im2col(void **state)
     check_conv(1, 1, 3, 3, 1, 3, 3, 1, 0, 2); /* window too wide: none */
 }
 
+/* ---- lane reductions: the kernel's fold, simulated -------------------- */
+
+/* lanes.cu's max/min/argmax over one lane: thread t folds elements t,
+ * t + B, ... (B = TB_CU_BLOCK), then the tree halves the threads; the
+ * result must be the sequential answer of the reference. */
+static void fold_lane(const double *x, int64_t len, int op, double *val,
+                      int64_t *idx)
+{
+    enum { B = TB_CU_BLOCK };
+    double sv[B];
+    int64_t si[B];
+    for (int t = 0; t < B; t++) {
+        double acc = 0;
+        int64_t at = -1;
+        for (int64_t j = t; j < len; j += B) {
+            if (at < 0) {
+                acc = x[j];
+                at = j;
+            } else if (op == 2) {
+                if (tb_argmax_better(x[j], j, acc, at)) {
+                    acc = x[j];
+                    at = j;
+                }
+            } else {
+                acc = tb_nan_minmax(acc, x[j], op == 0);
+            }
+        }
+        sv[t] = acc;
+        si[t] = at;
+    }
+    for (int w = B / 2; w > 0; w /= 2)
+        for (int t = 0; t < w; t++) {
+            if (si[t + w] < 0)
+                continue;
+            if (si[t] < 0 ||
+                (op == 2 && tb_argmax_better(sv[t + w], si[t + w], sv[t],
+                                             si[t]))) {
+                sv[t] = sv[t + w];
+                si[t] = si[t + w];
+            } else if (op != 2) {
+                sv[t] = tb_nan_minmax(sv[t], sv[t + w], op == 0);
+            }
+        }
+    *val = sv[0];
+    *idx = si[0];
+}
+
+static void test_lane_fold(void **state)
+{
+    (void)state;
+    static const int64_t lens[] = {1, 7, 255, 256, 257, 513, 4097};
+    uint64_t rs = 12345;
+    double *x = malloc(4097 * sizeof *x);
+    assert_non_null(x);
+    for (size_t li = 0; li < NELEM(lens); li++)
+        for (int variant = 0; variant < 4; variant++) {
+            int64_t len = lens[li];
+            for (int64_t j = 0; j < len; j++) {
+                /* few distinct values: many ties */
+                x[j] = (double)(tb_splitmix64_next(&rs) % 9) - 4;
+                if (variant >= 2 && tb_splitmix64_next(&rs) % 97 == 0)
+                    x[j] = NAN;
+            }
+            if (variant == 3) /* a NaN late in the lane */
+                x[len - 1] = NAN;
+            /* sequential answers, as src/ops/ref.c computes them */
+            double mx = x[0], mn = x[0];
+            int64_t am = 0;
+            for (int64_t j = 1; j < len; j++) {
+                mx = isnan(mx) || isnan(x[j]) ? NAN : (x[j] > mx ? x[j] : mx);
+                mn = isnan(mn) || isnan(x[j]) ? NAN : (x[j] < mn ? x[j] : mn);
+            }
+            for (int64_t j = 1; j < len && !isnan(x[am]); j++)
+                if (x[j] > x[am] || isnan(x[j]))
+                    am = j;
+            double v;
+            int64_t at;
+            fold_lane(x, len, 0, &v, &at);
+            assert_true(isnan(mx) ? isnan(v) : v == mx);
+            fold_lane(x, len, 1, &v, &at);
+            assert_true(isnan(mn) ? isnan(v) : v == mn);
+            fold_lane(x, len, 2, &v, &at);
+            assert_int_equal(at, am);
+        }
+    free(x);
+}
+
 /* ---- the random stream ---------------------------------------------------- */
 
 static void test_rand_stream(void **state)
@@ -474,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_perm_policy),
         cmocka_unit_test(test_pool_range),
         cmocka_unit_test(test_im2col),
+        cmocka_unit_test(test_lane_fold),
         cmocka_unit_test(test_rand_stream),
         cmocka_unit_test(test_rand_vs_reference),
     };

@@ -15,24 +15,17 @@
 
 enum { L_MAX, L_MIN, L_ARGMAX, L_VAR };
 
-/* (value, index) better for argmax: NaN first, then larger, then the
- * smaller index. */
 template <typename T>
 static __device__ __forceinline__ bool am_better(T a, int64_t ia, T b,
                                                  int64_t ib)
 {
-    bool na = a != a, nb = b != b;
-    if (na || nb)
-        return na && (!nb || ia < ib);
-    return a > b || (a == b && ia < ib);
+    return tb_argmax_better((double)a, ia, (double)b, ib);
 }
 
 template <typename T>
 static __device__ __forceinline__ T mm(T a, T b, bool is_max)
 {
-    if (a != a || b != b)
-        return a + b;
-    return is_max ? (a >= b ? a : b) : (a <= b ? a : b);
+    return (T)tb_nan_minmax((double)a, (double)b, is_max);
 }
 
 struct lane_geom {

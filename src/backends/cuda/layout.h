@@ -231,6 +231,33 @@ TB_GEOM_FN int64_t tb_im2col_src(int64_t r, int64_t j, int64_t H, int64_t W,
     return (c * H + ih) * W + iw;
 }
 
+/* ---- lane reductions (lanes.cu) -------------------------------------------
+ * The combining rules of max/min/argmax, on doubles (a float converts
+ * exactly, NaN included).  Each thread of a block folds a strided part of
+ * the lane, then a shared-memory tree folds the threads' results; the
+ * rules are commutative and associative, so any tree gives the
+ * sequential answer (tests/test_cuda_layout.c simulates the kernel's). */
+
+/* NaN in either gives NaN (NumPy's max), else the larger / smaller. */
+TB_GEOM_FN double tb_nan_minmax(double a, double b, int is_max)
+{
+    if (a != a || b != b)
+        return a + b;
+    return is_max ? (a >= b ? a : b) : (a <= b ? a : b);
+}
+
+/* Is (a at index ia) the better argmax candidate than (b at ib)?  NaN
+ * beats any number, a larger value a smaller one, and among equals (or
+ * two NaNs) the smaller index wins: the index of the first NaN, else of
+ * the first maximum, as NumPy and PyTorch answer. */
+TB_GEOM_FN int tb_argmax_better(double a, int64_t ia, double b, int64_t ib)
+{
+    int na = a != a, nb = b != b;
+    if (na || nb)
+        return na && (!nb || ia < ib);
+    return a > b || (a == b && ia < ib);
+}
+
 /* ---- the counter-based random stream (src/ops/rand.h) ------------------
  * The same arithmetic as tb_rand_* there, written once more here because
  * that header's functions are not __device__; tests/test_cuda_layout.c
