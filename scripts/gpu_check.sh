@@ -11,9 +11,16 @@
 #   list.txt         `tbench list` (cuda available? its archs)
 #   check/           `tbench run configs/gpu-check.json` results
 #                    (results.json, results.csv): every kernel of the
-#                    module at sizes 1, 7, 513, 4097 and with
-#                    broadcasting, f32 and f64, each checked against the
-#                    double reference before it is timed
+#                    module (element-wise, activations, reductions,
+#                    softmax, layout, creation, add_relu, optimizers,
+#                    pooling, cuBLAS matmul/linear/conv2d) at sizes 1,
+#                    7, 513, 4097 and with broadcasting, f32 and f64,
+#                    each checked against the double reference before
+#                    it is timed
+#   gpu/             `tbench run configs/gpu.json` results: the seeds'
+#                    tables on cpu, blas and cuda (long on a small CPU;
+#                    GPU_JSON=0 skips it, GPU_JSON=cuda runs only the
+#                    cuda cases)
 #   tests.log        `meson test` output, when cmocka was found
 #   summary.txt      case counts per status and every case not ok
 #   counts.txt       the CUPTI count assertions (issue 12), one line each:
@@ -23,13 +30,14 @@
 #                    log_softmax_unfused: 6 launches (SKIP while the
 #                    module lacks a step's kernel: unsupported); any ok
 #                    cuda case with "cupti": null fails with its reason
-# Exit status: 0 when every cuda case is ok or unsupported and every
-# count assertion holds, 1 when a case failed its check or errored (or
+# Exit status: 0 when every cuda case of both runs is ok or unsupported
+# and every count assertion holds, 1 when a case failed its check or errored (or
 # cuda is unavailable) or a count is wrong or missing, 2 when the build
 # failed.
 #
-# Needs: nvcc (CUDA 13: /usr/local/cuda, or CUDA_HOME), the NVIDIA
-# driver, gcc, meson (>= 0.63) and ninja (pip install meson ninja works),
+# Needs: nvcc (CUDA 13: /usr/local/cuda, or CUDA_HOME) with the
+# toolkit's cuBLAS and cuSOLVER (the module links libcublas and
+# libcusolver from CUDA_HOME/lib64), the NVIDIA driver, gcc, meson (>= 0.63) and ninja (pip install meson ninja works),
 # pkg-config, python3, and the Debian packages libcjson-dev and
 # libcsv-dev (with their runtime packages libcjson1 and libcsv3);
 # libopenblas-dev, liblapacke-dev, libcmocka-dev and python3-jsonschema
@@ -46,7 +54,9 @@
 #
 # Environment: CUDA_HOME (toolkit root), GPU_ARCHS (e.g. "90" or
 # "80,90"; default: the build's default, sm_75..sm_90 plus PTX),
-# DEBS (folder of .deb files), BUILD (build folder, default build-gpu).
+# DEBS (folder of .deb files), BUILD (build folder, default build-gpu),
+# GPU_JSON (1: configs/gpu.json on every backend, the default; cuda:
+# its cuda cases only; 0: skip it).
 set -eu
 
 host=$(hostname 2>/dev/null || echo host)
@@ -115,29 +125,42 @@ status=0
 "$build/tbench" run configs/gpu-check.json -o "$out/check" -q \
     > "$out/check.log" 2>&1 || status=$?
 
+gpu_status=0
+case ${GPU_JSON:-1} in
+0) ;;
+cuda) "$build/tbench" run configs/gpu.json -b cuda -o "$out/gpu" -q \
+          > "$out/gpu.log" 2>&1 || gpu_status=$? ;;
+*) "$build/tbench" run configs/gpu.json -o "$out/gpu" -q \
+       > "$out/gpu.log" 2>&1 || gpu_status=$? ;;
+esac
+
 if [ "$tests" = enabled ]; then
     meson test -C "$build" --print-errorlogs > "$out/tests.log" 2>&1 || \
         echo "gpu_check: some tests failed (see $out/tests.log)"
 fi
 
-python3 - "$out/check/results.json" > "$out/summary.txt" <<'EOF'
-import collections, json, sys
-try:
-    doc = json.load(open(sys.argv[1], encoding="utf-8"))
-except OSError as e:
-    print(f"no results: {e}")
-    sys.exit(0)
-cases = [c for c in doc["cases"] if c["backend"] == "cuda"]
-n = collections.Counter(c["status"] for c in cases)
-print("cuda cases:", ", ".join(f"{k} {v}" for k, v in sorted(n.items())))
-shown = set()
-for c in cases:
-    if c["status"] == "unavailable":  # one reason for all: say it once
-        if "unavailable" not in shown:
-            print("unavailable", c["id"], "and the rest:", c["message"])
-        shown.add("unavailable")
-    elif c["status"] not in ("ok", "unsupported"):
-        print(c["status"], c["id"], c.get("message", ""))
+python3 - "$out/check/results.json" "$out/gpu/results.json" \
+    > "$out/summary.txt" <<'EOF'
+import collections, json, os, sys
+for path in sys.argv[1:]:
+    name = os.path.basename(os.path.dirname(path))
+    try:
+        doc = json.load(open(path, encoding="utf-8"))
+    except OSError as e:
+        print(f"{name}: no results: {e}")
+        continue
+    cases = [c for c in doc["cases"] if c["backend"] == "cuda"]
+    n = collections.Counter(c["status"] for c in cases)
+    print(f"cuda cases ({name}):",
+          ", ".join(f"{k} {v}" for k, v in sorted(n.items())))
+    shown = set()
+    for c in cases:
+        if c["status"] == "unavailable":  # one reason for all: say it once
+            if "unavailable" not in shown:
+                print("unavailable", c["id"], "and the rest:", c["message"])
+            shown.add("unavailable")
+        elif c["status"] not in ("ok", "unsupported"):
+            print(c["status"], c["id"], c.get("message", ""))
 EOF
 cat "$out/summary.txt"
 
@@ -199,11 +222,13 @@ sys.exit(1 if bad else 0)
 EOF
 cat "$out/counts.txt"
 
-if [ "$counts" -eq 0 ] && grep -q '^cuda cases:' "$out/summary.txt" &&
+if [ "$counts" -eq 0 ] && grep -q '^cuda cases (check):' "$out/summary.txt" &&
    ! grep -Eq '^(failed-check|error|crashed|timeout|unavailable|skipped) ' \
-       "$out/summary.txt" && [ "$status" -eq 0 ]; then
+       "$out/summary.txt" && [ "$status" -eq 0 ] && [ "$gpu_status" -eq 0 ]
+then
     echo "gpu_check: every CUDA kernel passed its check and its counts"
     exit 0
 fi
-echo "gpu_check: failures (tbench run exit $status; see $out/summary.txt)"
+echo "gpu_check: failures (tbench run exit $status, gpu.json exit" \
+     "$gpu_status; see $out/summary.txt)"
 exit 1

@@ -123,6 +123,14 @@ typedef struct tb_backend {
      * reason when they are unknown).  Returns run's error, else 0. */
     int (*count)(void *ctx, tb_count_run_fn run, void *arg, uint64_t iters,
                  tb_dev_counts *out);
+    /* (optional) A device clock around a batch of calls: timer_start
+     * queues a start mark on the instance's queue before the batch's
+     * first call, timer_stop queues an end mark after its last call,
+     * waits for it and gives the device time between the marks in *ns.
+     * 0, or a TB_E* code (TB_EUNSUPPORTED: no device clock); the harness
+     * then records host wall time only. */
+    int (*timer_start)(void *ctx);
+    int (*timer_stop)(void *ctx, double *ns);
 } tb_backend;
 
 /* All compiled-in backends and module slots, in a fixed order. */
@@ -137,5 +145,8 @@ void tb_backend_counters_read(const tb_backend *b, void *ctx,
  * reason "backend NAME counts no device activity", and 0. */
 int tb_backend_count(const tb_backend *b, void *ctx, tb_count_run_fn run,
                      void *arg, uint64_t iters, tb_dev_counts *out);
+/* TB_EUNSUPPORTED when b has no device timer. */
+int tb_backend_timer_start(const tb_backend *b, void *ctx);
+int tb_backend_timer_stop(const tb_backend *b, void *ctx, double *ns);
 
 #endif

@@ -105,6 +105,14 @@ static int cuda_count(void *ctx, tb_count_run_fn run, void *arg,
 {
     return tb_backend_count(cuda_impl, ctx, run, arg, iters, out);
 }
+static int cuda_timer_start(void *ctx)
+{
+    return tb_backend_timer_start(cuda_impl, ctx);
+}
+static int cuda_timer_stop(void *ctx, double *ns)
+{
+    return tb_backend_timer_stop(cuda_impl, ctx, ns);
+}
 
 const tb_backend tb_backend_cuda = {
     .name = "cuda",
@@ -124,4 +132,6 @@ const tb_backend tb_backend_cuda = {
     .kernel = cuda_kernel,
     .counters = cuda_counters,
     .count = cuda_count,
+    .timer_start = cuda_timer_start,
+    .timer_stop = cuda_timer_stop,
 };

@@ -3,6 +3,7 @@
  * the plugins loaded by this process (plugin.h), in load order. */
 #include "backend.h"
 #include "plugin.h"
+#include "../base/error.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -65,4 +66,16 @@ int tb_backend_count(const tb_backend *b, void *ctx, tb_count_run_fn run,
     snprintf(out->reason, sizeof out->reason,
              "backend %s counts no device activity", b->name);
     return 0;
+}
+
+int tb_backend_timer_start(const tb_backend *b, void *ctx)
+{
+    return b->timer_start && b->timer_stop ? b->timer_start(ctx)
+                                           : TB_EUNSUPPORTED;
+}
+
+int tb_backend_timer_stop(const tb_backend *b, void *ctx, double *ns)
+{
+    return b->timer_start && b->timer_stop ? b->timer_stop(ctx, ns)
+                                           : TB_EUNSUPPORTED;
 }

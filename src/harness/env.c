@@ -22,6 +22,7 @@
 #include "../backends/plugin.h"
 #include "tb_commit.h"
 #include "tb_config.h"
+#include "env_gpu.h"
 
 #if HAVE_OPENBLAS
 #include <cblas.h>
@@ -806,5 +807,6 @@ cJSON *tb_env_capture(void)
     /* calib_work's work factor (src/ops/calib.h): 1 unless an injected
      * slowdown is being measured */
     cJSON_AddNumberToObject(env, "calib_scale", tb_calib_scale());
+    json_add(env, "gpu", tb_env_gpu());
     return env;
 }

@@ -196,6 +196,39 @@ static cJSON *instr_json(const tb_case *c, const tb_result *r)
     return o;
 }
 
+/* timing.device: the backend's device time per iteration beside the
+ * host wall time of the same samples (stats), or null when the backend
+ * has no device timer or a sample lacked it. */
+static cJSON *device_json(const tb_result *r)
+{
+    size_t n = r->n_samples;
+    if (!r->device_ns || !r->device_timed || n == 0 || !r->samples_ns)
+        return cJSON_CreateNull();
+    double *d = malloc(n * sizeof *d), *w = malloc(n * sizeof *w);
+    if (!d || !w) {
+        free(d);
+        free(w);
+        return cJSON_CreateNull();
+    }
+    memcpy(d, r->device_ns, n * sizeof *d);
+    memcpy(w, r->samples_ns, n * sizeof *w);
+    qsort(d, n, sizeof *d, tb_cmp_double);
+    qsort(w, n, sizeof *w, tb_cmp_double);
+    double med = tb_quantile_sorted(d, n, 0.5);
+    double wmed = tb_quantile_sorted(w, n, 0.5);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "source", "backend device timer");
+    cJSON_AddNumberToObject(o, "median_ns", med);
+    cJSON_AddNumberToObject(o, "min_ns", d[0]);
+    cJSON_AddNumberToObject(o, "max_ns", d[n - 1]);
+    cJSON_AddNumberToObject(o, "overhead_ns", wmed - med);
+    cJSON_AddItemToObject(o, "samples_ns",
+                          cJSON_CreateDoubleArray(r->device_ns, (int)n));
+    free(d);
+    free(w);
+    return o;
+}
+
 static cJSON *case_record(const cJSON *doc, const tb_case *c,
                           const tb_result *r)
 {
@@ -324,6 +357,7 @@ static cJSON *case_record(const cJSON *doc, const tb_case *c,
         cJSON_AddNumberToObject(tm, "warmup_iters", (double)r->warmup_iters);
         cJSON_AddNumberToObject(tm, "warmup_ns", r->warmup_ns);
         cJSON_AddNumberToObject(tm, "sampling_ns", r->sampling_ns);
+        cJSON_AddItemToObject(tm, "device", device_json(r));
     } else {
         cJSON_AddNullToObject(o, "stats");
         cJSON_AddNullToObject(o, "throughput");

@@ -364,11 +364,20 @@ nomem:
 /* Run the kernel k times and wait for the backend; returns elapsed ns
  * (not yet corrected for timer overhead) or a negative error.  With
  * fresh_outputs (the case's "alloc" form) every call gets outputs newly
- * allocated from the backend and freed after it; otherwise b->dev_out. */
+ * allocated from the backend and freed after it; otherwise b->dev_out.
+ * dev_ns (may be NULL): the backend's device time of the batch, or -1
+ * when it has no device timer; its marks are queued inside the host
+ * clock (the end mark's wait is the batch's synchronisation). */
 static int run_batch(const buffers *b, tb_kernel_fn fn, const tb_case *c,
-                     uint64_t k, bool fresh_outputs, double *ns)
+                     uint64_t k, bool fresh_outputs, double *ns,
+                     double *dev_ns)
 {
     uint64_t t0 = tb_now_ns();
+    bool dev = false;
+    if (dev_ns) {
+        *dev_ns = -1;
+        dev = tb_backend_timer_start(b->be, b->ctx) == 0;
+    }
     if (fresh_outputs) {
         /* As `c = a + b` does: new outputs every call, freed after it
          * (a caching allocator would hand the same block back). */
@@ -396,8 +405,13 @@ static int run_batch(const buffers *b, tb_kernel_fn fn, const tb_case *c,
                 return rc;
         }
     }
+    double d = -1;
+    if (dev && tb_backend_timer_stop(b->be, b->ctx, &d) != 0)
+        d = -1;
     int rc = tb_backend_sync(b->be, b->ctx);
     *ns = (double)(tb_now_ns() - t0);
+    if (dev_ns)
+        *dev_ns = d;
     return rc;
 }
 
@@ -478,7 +492,7 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
     uint64_t iters = 0;
     while (iters < (uint64_t)w->min_iters ||
            (double)(tb_now_ns() - t0) < w->min_time_s * 1e9) {
-        int rc = run_batch(b, fn, c, 1, c->alloc_outputs, &ns);
+        int rc = run_batch(b, fn, c, 1, c->alloc_outputs, &ns, NULL);
         if (rc)
             return rc;
         iters++;
@@ -493,7 +507,7 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
         double per_iter = (double)(tb_now_ns() - t0) / (double)iters;
         kk = batch_size(target, per_iter);
         for (int refine = 0; refine < 3; refine++) {
-            int rc = run_batch(b, fn, c, kk, c->alloc_outputs, &ns);
+            int rc = run_batch(b, fn, c, kk, c->alloc_outputs, &ns, NULL);
             if (rc)
                 return rc;
             iters += kk;
@@ -505,6 +519,13 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
         res->samples_ns = malloc((size_t)m->max_samples * sizeof(double));
         if (!res->samples_ns)
             return TB_ENOMEM;
+        if (b->be->timer_start && b->be->timer_stop) {
+            res->device_ns =
+                malloc((size_t)m->max_samples * sizeof(double));
+            if (!res->device_ns)
+                return TB_ENOMEM;
+            res->device_timed = true;
+        }
     }
     res->warmup_iters += iters;
     res->warmup_ns += (double)(tb_now_ns() - t0);
@@ -538,10 +559,17 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
     const char *why = "max_samples";
     while (n - n0 < want && n < (size_t)m->max_samples) {
         tb_trace_push(TB_TRACE_BATCH); /* outside run_batch's clock */
-        int rc = run_batch(b, fn, c, kk, c->alloc_outputs, &ns);
+        double dns = -1;
+        int rc = run_batch(b, fn, c, kk, c->alloc_outputs, &ns,
+                           res->device_ns ? &dns : NULL);
         tb_trace_pop();
         if (rc)
             return rc;
+        if (res->device_ns) {
+            res->device_ns[n] = dns >= 0 ? dns / (double)kk : 0;
+            if (dns < 0)
+                res->device_timed = false;
+        }
         double v = (ns - r->overhead_ns) / (double)kk;
         res->samples_ns[n++] = v > 0 ? v : 0;
         if (r->stop && *r->stop) {
@@ -596,7 +624,8 @@ static int count_run(void *arg, uint64_t iters)
 {
     const count_arg *a = arg;
     double ns;
-    return run_batch(a->b, a->fn, a->c, iters, a->c->alloc_outputs, &ns);
+    return run_batch(a->b, a->fn, a->c, iters, a->c->alloc_outputs, &ns,
+                     NULL);
 }
 
 /* After round 0's sampling, on a backend that has a counting pass: what
@@ -716,7 +745,7 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
             if ((rc = b->be->alloc(b->ctx, &b->dev_out[i])) == 0)
                 b->dev_out_ok[i] = true;
     if (!rc)
-        rc = run_batch(b, fn, c, 1, false, &ns);
+        rc = run_batch(b, fn, c, 1, false, &ns, NULL);
     for (int i = 0; !rc && i < c->op->n_out; i++)
         rc = b->be->download(b->ctx, &b->host_out[i], &b->dev_out[i]);
     if (c->alloc_outputs) /* timing allocates its own */
@@ -841,6 +870,8 @@ void tb_result_free(tb_result *res)
 {
     free(res->samples_ns);
     res->samples_ns = NULL;
+    free(res->device_ns);
+    res->device_ns = NULL;
 }
 
 int tb_runner_count(tb_runner *r, const tb_case *c, uint64_t k,
@@ -855,11 +886,11 @@ int tb_runner_count(tb_runner *r, const tb_case *c, uint64_t k,
     if (!prepare(r, c, res, &b, &fn, CHECK_DEFAULT))
         goto out;
     set_phase(r, c, TB_PHASE_SAMPLING);
-    rc = run_batch(&b, fn, c, 1, c->alloc_outputs, &ns); /* uncounted */
+    rc = run_batch(&b, fn, c, 1, c->alloc_outputs, &ns, NULL); /* uncounted */
     if (!rc) {
         start(arg);
         if (c->alloc_outputs) {
-            rc = run_batch(&b, fn, c, k, true, &ns);
+            rc = run_batch(&b, fn, c, k, true, &ns, NULL);
         } else { /* run_batch's loop, without its clock readings */
             for (uint64_t i = 0; i < k && !rc; i++)
                 rc = fn(b.kctx, b.dev_in, (tb_tensor *)b.dev_out,

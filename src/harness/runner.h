@@ -78,6 +78,11 @@ typedef struct tb_result {
     char instr_source[16];  /* "perf" or "callgrind"; "" none */
     char instr_isa[16];     /* the cpu ISA level that ran; "" n/a */
     char instr_reason[256]; /* why there is no count, or a note */
+    /* Device time per iteration of each sample (heap, parallel to
+     * samples_ns), from the backend's device timer; NULL when it has
+     * none.  device_timed: every sample so far has one. */
+    double *device_ns;
+    bool device_timed;
 } tb_result;
 
 /* Iterations of the counting pass. */

@@ -30,7 +30,7 @@ typedef struct {
     int32_t index, round, rounds;
     uint64_t n_samples; /* samples after the tb_result that follows */
     int32_t has_result; /* a tb_result follows (requests: round > 0) */
-    int32_t pad;
+    int32_t has_device; /* n_samples device times follow the samples */
 } wire_hdr;
 
 struct tb_workers {
@@ -90,12 +90,16 @@ static int send_msg(int fd, int index, int round, int rounds,
         .rounds = rounds,
         .n_samples = res && res->samples_ns ? res->n_samples : 0,
         .has_result = res != NULL,
+        .has_device = res && res->samples_ns && res->device_ns,
     };
     if (send_all(fd, &h, sizeof h))
         return -1;
     if (res && (send_all(fd, res, sizeof *res) ||
                 send_all(fd, res->samples_ns,
                          (size_t)h.n_samples * sizeof(double))))
+        return -1;
+    if (h.has_device && send_all(fd, res->device_ns,
+                                 (size_t)h.n_samples * sizeof(double)))
         return -1;
     return 0;
 }
@@ -112,6 +116,7 @@ static int recv_result(int fd, const wire_hdr *h, size_t cap,
     if (recv_all(fd, res, sizeof *res) != 1)
         return -1;
     res->samples_ns = NULL;
+    res->device_ns = NULL;
     if (h->n_samples > SIZE_MAX / sizeof(double) / 2)
         return -1;
     size_t n = (size_t)h->n_samples;
@@ -127,7 +132,19 @@ static int recv_result(int fd, const wire_hdr *h, size_t cap,
             res->samples_ns = NULL;
             return -1;
         }
+        if (h->has_device) {
+            res->device_ns = malloc((want ? want : 1) * sizeof(double));
+            if (!res->device_ns ||
+                recv_all(fd, res->device_ns, n * sizeof(double)) != 1) {
+                free(res->device_ns);
+                free(res->samples_ns);
+                res->device_ns = res->samples_ns = NULL;
+                return -1;
+            }
+        }
     }
+    if (!res->device_ns)
+        res->device_timed = false;
     /* The name was copied into impl_buf by the worker (worker.h). */
     if (res->impl)
         res->impl = res->impl_buf;

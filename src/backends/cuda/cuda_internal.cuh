@@ -36,6 +36,9 @@ struct cu_ctx {
     std::atomic<uint64_t> launches;
     std::atomic<uint64_t> memcpy_count, memcpy_bytes;
     std::atomic<uint64_t> device_allocs, device_alloc_bytes;
+    void *blas; /* blas.cu's cuBLAS handle and workspace, or NULL */
+    cudaEvent_t ev_start, ev_stop; /* the device timer of a batch */
+    void *solver; /* linalg.cu's cuSOLVER handle and workspace, or NULL */
 };
 
 /* A cudart error as a TB_E* code: allocation failures are TB_ENOMEM,

@@ -26,9 +26,15 @@
  *
  * Kernels: elementwise.cu (binary with broadcasting, scalar, unary,
  * activations; in-place forms run the same kernels), reduce.cu (sum,
- * mean, softmax, log_softmax).  Any other op is NULL = unsupported; there
- * is no fallback.  No device timer yet (the slot is NULL: the harness
- * times on the host around a stream synchronize). */
+ * mean, softmax, log_softmax), then through ext.cu: layout.cu
+ * (transpose, permute), create.cu (creation ops), fused.cu (add_relu),
+ * optim.cu (optimizer steps), pool.cu (max/avg pooling), blas.cu
+ * (matmul, linear, conv2d by cuBLAS), linalg.cu (svd, qr, eigh by
+ * cuSOLVER) and lanes.cu (max, min, argmax, var).  Any other op is NULL =
+ * unsupported; there is no fallback.
+ *
+ * Device timer: CUDA events around each batch on the instance's stream
+ * (timer_start/timer_stop), beside the harness's host wall time. */
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -41,6 +47,7 @@
 #include <unistd.h>
 
 #include "cuda_internal.cuh"
+#include "kernels_ext.cuh"
 
 #ifndef TB_GPU_ARCHS
 #define TB_GPU_ARCHS "unknown"
@@ -237,6 +244,12 @@ static void cu_destroy(void *ctx)
     cu_use_device(c->device);
     if (c->stream)
         cudaStreamSynchronize(c->stream);
+    cu_blas_release(c);
+    cu_solver_release(c);
+    if (c->ev_start)
+        cudaEventDestroy(c->ev_start);
+    if (c->ev_stop)
+        cudaEventDestroy(c->ev_stop);
     cudaFree(c->scratch);
     if (c->stream)
         cudaStreamDestroy(c->stream);
@@ -300,6 +313,11 @@ static int cu_create(const char *const *values, void **ctx, char *err,
         c->scratch = NULL;
         cu_destroy(c);
         return cu_fail(err, len, "cudaMalloc (reduction scratch)", e);
+    }
+    if ((e = cudaEventCreate(&c->ev_start)) != cudaSuccess ||
+        (e = cudaEventCreate(&c->ev_stop)) != cudaSuccess) {
+        cu_destroy(c);
+        return cu_fail(err, len, "cudaEventCreate", e);
     }
     *ctx = c;
     return 0;
@@ -415,6 +433,38 @@ static int cu_sync(void *ctx)
     return cu_err(cudaStreamSynchronize(c->stream));
 }
 
+/* ---- device timer ----------------------------------------------------------
+ * CUDA events on the instance's stream around a batch: the elapsed time
+ * between them is what the GPU spent on the batch's queued work (event
+ * resolution about 0.5 us), next to the harness's host wall time, whose
+ * excess is launch and synchronisation overhead. */
+
+static int cu_timer_start(void *ctx)
+{
+    cu_ctx *c = (cu_ctx *)ctx;
+    if (!c)
+        return TB_EINVAL;
+    int rc = cu_use_device(c->device);
+    return rc ? rc : cu_err(cudaEventRecord(c->ev_start, c->stream));
+}
+
+static int cu_timer_stop(void *ctx, double *ns)
+{
+    cu_ctx *c = (cu_ctx *)ctx;
+    if (!c || !ns)
+        return TB_EINVAL;
+    float ms = 0;
+    cudaError_t e = cudaEventRecord(c->ev_stop, c->stream);
+    if (e == cudaSuccess)
+        e = cudaEventSynchronize(c->ev_stop);
+    if (e == cudaSuccess)
+        e = cudaEventElapsedTime(&ms, c->ev_start, c->ev_stop);
+    if (e != cudaSuccess)
+        return cu_err(e);
+    *ns = (double)ms * 1e6;
+    return 0;
+}
+
 /* ---- kernels ---------------------------------------------------------------- */
 
 static tb_kernel_fn cu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
@@ -434,6 +484,8 @@ static tb_kernel_fn cu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
     tb_kernel_fn fn = cu_elementwise_kernel(id, dt, impl);
     if (!fn)
         fn = cu_reduce_kernel(id, dt, impl);
+    if (!fn)
+        fn = cu_ext_kernel(id, dt, impl);
     return fn;
 }
 
@@ -456,6 +508,8 @@ static tb_backend cu_make_backend(void)
     b.kernel = cu_kernel;
     b.counters = cu_counters;
     b.count = cu_count;
+    b.timer_start = cu_timer_start;
+    b.timer_stop = cu_timer_stop;
     return b;
 }
 

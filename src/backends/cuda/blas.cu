@@ -1,0 +1,342 @@
+/* cuBLAS-backed kernels of the CUDA module: matmul (batched), linear
+ * (relu(x @ W + b)), conv2d and conv2d_nobias (im2col + GEMM), f32 and
+ * f64.
+ *
+ * cuBLAS is linked dynamically (libcublas.so.N, found through the
+ * module's RUNPATH or the loader path); a machine without it cannot load
+ * the module, which `list` reports as the reason cuda is unavailable.
+ * Each instance creates its handle on first use, bound to the instance's
+ * stream, in CUBLAS_DEFAULT_MATH mode: f32 GEMMs are true FP32 (TF32
+ * tensor cores are OFF; cuBLAS uses them for FP32 only when asked with
+ * CUBLAS_TF32_TENSOR_OP_MATH or NVIDIA_TF32_OVERRIDE=1, which tbench
+ * never sets).  Row-major C[M,N] = A[M,K] @ B[K,N] is the column-major
+ * C^T = B^T A^T, so the operands are passed swapped, untransposed.
+ *
+ * linear: one GEMM, then one epilogue kernel adding the bias and
+ * applying relu in place.  conv2d: one im2col kernel writes every
+ * image's column matrix [C*KH*KW, OH*OW] (layout.h, tb_im2col_src) to a
+ * workspace the instance keeps and grows (counted as a device
+ * allocation when it grows), the output is prefilled with the bias, and
+ * one strided-batched GEMM (the filters' stride 0) accumulates onto it.
+ * Each cuBLAS call counts as one launch in the backend counters (cuBLAS
+ * may run more than one kernel; CUPTI counts them exactly).
+ * Dimensions beyond cuBLAS's 32-bit int are unsupported. */
+#include "kernels_ext.cuh"
+
+#include <climits>
+#include <new>
+
+#include <cublas_v2.h>
+
+struct cu_blas {
+    cublasHandle_t h;
+    void *ws;
+    size_t ws_bytes;
+};
+
+void cu_blas_release(cu_ctx *c)
+{
+    cu_blas *b = (cu_blas *)c->blas;
+    if (!b)
+        return;
+    if (b->h)
+        cublasDestroy(b->h);
+    cudaFree(b->ws);
+    delete b;
+    c->blas = NULL;
+}
+
+static int blas_err(cublasStatus_t s)
+{
+    if (s == CUBLAS_STATUS_SUCCESS)
+        return 0;
+    return s == CUBLAS_STATUS_ALLOC_FAILED ? TB_ENOMEM : TB_EIO;
+}
+
+static int blas_get(cu_ctx *c, cu_blas **out)
+{
+    int rc = cu_use_device(c->device);
+    if (rc)
+        return rc;
+    if (!c->blas) {
+        cu_blas *b = new (std::nothrow) cu_blas();
+        if (!b)
+            return TB_ENOMEM;
+        cublasStatus_t s = cublasCreate(&b->h);
+        if (s == CUBLAS_STATUS_SUCCESS)
+            s = cublasSetStream(b->h, c->stream);
+        if (s == CUBLAS_STATUS_SUCCESS)
+            s = cublasSetMathMode(b->h, CUBLAS_DEFAULT_MATH);
+        if (s != CUBLAS_STATUS_SUCCESS) {
+            if (b->h)
+                cublasDestroy(b->h);
+            delete b;
+            return blas_err(s);
+        }
+        c->blas = b;
+    }
+    *out = (cu_blas *)c->blas;
+    return 0;
+}
+
+/* A workspace of at least nb bytes (grown, never shrunk). */
+static int blas_ws(cu_ctx *c, cu_blas *b, size_t nb, void **ws)
+{
+    if (b->ws_bytes < nb) {
+        cudaStreamSynchronize(c->stream); /* the old one may be in use */
+        cudaFree(b->ws);
+        b->ws = NULL;
+        b->ws_bytes = 0;
+        if (cudaMalloc(&b->ws, nb) != cudaSuccess) {
+            cudaGetLastError();
+            b->ws = NULL;
+            return TB_ENOMEM;
+        }
+        b->ws_bytes = nb;
+        c->device_allocs.fetch_add(1, std::memory_order_relaxed);
+        c->device_alloc_bytes.fetch_add(nb, std::memory_order_relaxed);
+    }
+    *ws = b->ws;
+    return 0;
+}
+
+/* Row-major C[batch][M,N] = A[batch][M,K] @ B[batch][K,N] + beta*C,
+ * strides in elements (0: one matrix for every batch). */
+static cublasStatus_t gemm_rm(cublasHandle_t h, int64_t batch, int64_t M,
+                              int64_t N, int64_t K, const float *A,
+                              int64_t sa, const float *B, int64_t sb,
+                              float beta, float *C, int64_t sc)
+{
+    const float one = 1;
+    return cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)N,
+                                     (int)M, (int)K, &one, B, (int)N, sb, A,
+                                     (int)K, sa, &beta, C, (int)N, sc,
+                                     (int)batch);
+}
+
+static cublasStatus_t gemm_rm(cublasHandle_t h, int64_t batch, int64_t M,
+                              int64_t N, int64_t K, const double *A,
+                              int64_t sa, const double *B, int64_t sb,
+                              double beta, double *C, int64_t sc)
+{
+    const double one = 1;
+    return cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)N,
+                                     (int)M, (int)K, &one, B, (int)N, sb, A,
+                                     (int)K, sa, &beta, C, (int)N, sc,
+                                     (int)batch);
+}
+
+static bool fits_int(int64_t v)
+{
+    return v >= 0 && v <= INT_MAX;
+}
+
+/* An empty product (K == 0) is all zeros; cuBLAS with k = 0 scales C by
+ * beta, which the callers rely on. */
+template <typename T>
+static int run_gemm(cu_ctx *c, int64_t batch, int64_t M, int64_t N,
+                    int64_t K, const T *A, int64_t sa, const T *B,
+                    int64_t sb, T beta, T *C, int64_t sc)
+{
+    if (!fits_int(M) || !fits_int(N) || !fits_int(K) || !fits_int(batch))
+        return TB_EUNSUPPORTED;
+    if (batch == 0 || M == 0 || N == 0)
+        return 0;
+    cu_blas *b;
+    int rc = blas_get(c, &b);
+    if (rc)
+        return rc;
+    /* ld >= 1 even for a zero dim */
+    cublasStatus_t s = gemm_rm(b->h, batch, M, N, K, A, sa, B, sb, beta, C,
+                               sc);
+    c->launches.fetch_add(1, std::memory_order_relaxed);
+    return blas_err(s);
+}
+
+/* ---- matmul -------------------------------------------------------------- */
+
+template <typename T>
+static int kf_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
+                     const tb_params *p)
+{
+    (void)p;
+    cu_ctx *c = (cu_ctx *)ctx;
+    const tb_dtype dt = cu_dt<T>();
+    if (!c || !in || !out || !cu_operand_ok(&in[0], dt) ||
+        !cu_operand_ok(&in[1], dt) || !cu_operand_ok(&out[0], dt))
+        return TB_EINVAL;
+    const tb_tensor *a = &in[0], *b = &in[1];
+    int nd = a->ndim;
+    if (nd < 2 || b->ndim != nd || out[0].ndim != nd)
+        return TB_ESHAPE;
+    int64_t batch = 1;
+    for (int d = 0; d < nd - 2; d++) {
+        if (b->shape[d] != a->shape[d] || out[0].shape[d] != a->shape[d])
+            return TB_ESHAPE;
+        batch *= a->shape[d];
+    }
+    int64_t M = a->shape[nd - 2], K = a->shape[nd - 1], N = b->shape[nd - 1];
+    if (b->shape[nd - 2] != K || out[0].shape[nd - 2] != M ||
+        out[0].shape[nd - 1] != N)
+        return TB_ESHAPE;
+    return run_gemm<T>(c, batch, M, N, K, (const T *)a->data, M * K,
+                       (const T *)b->data, K * N, T(0), (T *)out[0].data,
+                       M * N);
+}
+
+/* ---- linear -------------------------------------------------------------- */
+
+template <typename T>
+__global__ void k_bias_relu(T *y, const T *__restrict__ bias, int64_t n,
+                            int64_t N)
+{
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step) {
+        T v = y[i] + bias[i % N];
+        y[i] = v > T(0) ? v : (v != v ? v : T(0));
+    }
+}
+
+template <typename T>
+static int kf_linear(void *ctx, const tb_tensor *in, tb_tensor *out,
+                     const tb_params *p)
+{
+    (void)p;
+    cu_ctx *c = (cu_ctx *)ctx;
+    const tb_dtype dt = cu_dt<T>();
+    if (!c || !in || !out || !cu_operand_ok(&in[0], dt) ||
+        !cu_operand_ok(&in[1], dt) || !cu_operand_ok(&in[2], dt) ||
+        !cu_operand_ok(&out[0], dt))
+        return TB_EINVAL;
+    const tb_tensor *x = &in[0], *w = &in[1], *bias = &in[2];
+    if (x->ndim != 2 || w->ndim != 2 || bias->ndim != 1 ||
+        out[0].ndim != 2)
+        return TB_ESHAPE;
+    int64_t M = x->shape[0], K = x->shape[1], N = w->shape[1];
+    if (w->shape[0] != K || bias->shape[0] != N || out[0].shape[0] != M ||
+        out[0].shape[1] != N)
+        return TB_ESHAPE;
+    T *y = (T *)out[0].data;
+    int rc = run_gemm<T>(c, 1, M, N, K, (const T *)x->data, 0,
+                         (const T *)w->data, 0, T(0), y, 0);
+    if (rc)
+        return rc;
+    int64_t n = M * N;
+    if (n == 0)
+        return 0;
+    return cu_launch(c, k_bias_relu<T>,
+                     tb_cu_blocks_1d(n, TB_CU_BLOCK, c->max_blocks),
+                     TB_CU_BLOCK, 0, y, (const T *)bias->data, n, N);
+}
+
+/* ---- conv2d -------------------------------------------------------------- */
+
+struct conv_geom {
+    int64_t N, C, H, W, O, KH, KW, OH, OW, s, pad, dil;
+};
+
+/* col[n][r][j] for r < C*KH*KW, j < OH*OW (layout.h). */
+template <typename T>
+__global__ void k_im2col(const T *__restrict__ x, T *__restrict__ col,
+                         int64_t total, conv_geom g)
+{
+    int64_t rows = g.C * g.KH * g.KW, cols = g.OH * g.OW;
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+         i < total; i += step) {
+        int64_t j = i % cols, t = i / cols;
+        int64_t r = t % rows, n = t / rows;
+        int64_t off = tb_im2col_src(r, j, g.H, g.W, g.KH, g.KW, g.OW, g.s,
+                                    g.pad, g.dil);
+        col[i] = off < 0 ? T(0) : x[n * g.C * g.H * g.W + off];
+    }
+}
+
+/* y[n][o][j] = bias[o] (or 0). */
+template <typename T>
+__global__ void k_bias_fill(T *__restrict__ y, const T *__restrict__ bias,
+                            int64_t n, int64_t O, int64_t plane)
+{
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step)
+        y[i] = bias ? bias[i / plane % O] : T(0);
+}
+
+template <typename T, bool BIAS>
+static int kf_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
+                     const tb_params *p)
+{
+    cu_ctx *c = (cu_ctx *)ctx;
+    const tb_dtype dt = cu_dt<T>();
+    if (!c || !in || !out || !cu_operand_ok(&in[0], dt) ||
+        !cu_operand_ok(&in[1], dt) || (BIAS && !cu_operand_ok(&in[2], dt)) ||
+        !cu_operand_ok(&out[0], dt))
+        return TB_EINVAL;
+    const tb_tensor *x = &in[0], *w = &in[1];
+    if (x->ndim != 4 || w->ndim != 4 || out[0].ndim != 4 ||
+        (BIAS && in[2].ndim != 1))
+        return TB_ESHAPE;
+    conv_geom g;
+    if (cu_param_int(p, 0, 1, 1 << 20, &g.s) ||
+        cu_param_int(p, 1, 0, 1 << 20, &g.pad) ||
+        cu_param_int(p, 2, 1, 1 << 20, &g.dil))
+        return TB_EPARAM;
+    g.N = x->shape[0];
+    g.C = x->shape[1];
+    g.H = x->shape[2];
+    g.W = x->shape[3];
+    g.O = w->shape[0];
+    g.KH = w->shape[2];
+    g.KW = w->shape[3];
+    if (w->shape[1] != g.C || (BIAS && in[2].shape[0] != g.O))
+        return TB_ESHAPE;
+    g.OH = tb_cu_window_out(g.H, g.KH, g.s, g.pad, g.dil);
+    g.OW = tb_cu_window_out(g.W, g.KW, g.s, g.pad, g.dil);
+    if (out[0].shape[0] != g.N || out[0].shape[1] != g.O ||
+        out[0].shape[2] != g.OH || out[0].shape[3] != g.OW)
+        return TB_ESHAPE;
+    int64_t rows = g.C * g.KH * g.KW, plane = g.OH * g.OW;
+    int64_t ny = g.N * g.O * plane, ncol = g.N * rows * plane;
+    if (ny == 0)
+        return 0;
+    if (!fits_int(rows) || !fits_int(plane) || !fits_int(g.O) ||
+        !fits_int(g.N))
+        return TB_EUNSUPPORTED;
+    cu_blas *b;
+    void *ws = NULL;
+    int rc = blas_get(c, &b);
+    if (rc || (ncol && (rc = blas_ws(c, b, (size_t)ncol * sizeof(T), &ws))))
+        return rc;
+    T *col = (T *)ws, *y = (T *)out[0].data;
+    if (ncol &&
+        (rc = cu_launch(c, k_im2col<T>,
+                        tb_cu_blocks_1d(ncol, TB_CU_BLOCK, c->max_blocks),
+                        TB_CU_BLOCK, 0, (const T *)x->data, col, ncol, g)))
+        return rc;
+    if ((rc = cu_launch(c, k_bias_fill<T>,
+                        tb_cu_blocks_1d(ny, TB_CU_BLOCK, c->max_blocks),
+                        TB_CU_BLOCK, 0, y,
+                        BIAS ? (const T *)in[2].data : (const T *)NULL, ny,
+                        g.O, plane)))
+        return rc;
+    /* y[n] [O, plane] += w [O, rows] @ col[n] [rows, plane] */
+    return run_gemm<T>(c, g.N, g.O, plane, rows, (const T *)w->data, 0, col,
+                       rows * plane, T(1), y, g.O * plane);
+}
+
+static const cu_ext_entry cu_blas_table[] = {
+    CU_EXT_ROW(matmul, kf_matmul<float>, kf_matmul<double>)
+    CU_EXT_ROW(linear, kf_linear<float>, kf_linear<double>)
+    CU_EXT_ROW(conv2d, (kf_conv2d<float, true>), (kf_conv2d<double, true>))
+    CU_EXT_ROW(conv2d_nobias, (kf_conv2d<float, false>),
+               (kf_conv2d<double, false>))
+};
+
+tb_kernel_fn cu_blas_kernel(tb_op_id id, tb_dtype dt, const char **impl)
+{
+    return cu_ext_find(cu_blas_table,
+                       sizeof cu_blas_table / sizeof cu_blas_table[0], id, dt,
+                       impl);
+}
