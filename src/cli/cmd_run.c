@@ -21,6 +21,7 @@
 #include "../harness/peak.h"
 #include "../harness/plan.h"
 #include "../harness/runner.h"
+#include "../harness/shard.h"
 #include "../harness/timer.h"
 #include "../harness/trace.h"
 #include "../harness/worker.h"
@@ -277,6 +278,7 @@ int tb_cmd_run(int argc, char **argv)
         {"no-isolate", no_argument, NULL, 'I'},
         {"no-nvtx", no_argument, NULL, 'N'},
         {"help", no_argument, NULL, 'h'},
+        {"shard", required_argument, NULL, 'D'},
         {NULL, 0, NULL, 0},
     };
     const char *outdir = NULL;
@@ -285,6 +287,8 @@ int tb_cmd_run(int argc, char **argv)
     bool peaks = false; /* --peaks: measure them (else: the cache) */
     bool isolate = true; /* --no-isolate: run cases in this process */
     tb_plan_opts opts = {0};
+    tb_shard shard = {0}; /* --shard I/N; count 0: the whole plan */
+    cJSON *shard_info = NULL;
     const char *filters[PATTERNS_MAX], *excludes[PATTERNS_MAX];
     opts.filters = filters;
     opts.excludes = excludes;
@@ -317,6 +321,14 @@ int tb_cmd_run(int argc, char **argv)
         case 'P': peaks = true; break;
         case 'I': isolate = false; break;
         case 'N': tb_trace_enable(false); break;
+        case 'D': {
+            char why[160];
+            if (tb_shard_parse(optarg, &shard, why, sizeof why)) {
+                fprintf(stderr, "tbench: --shard: %s\n", why);
+                return EXIT_USAGE;
+            }
+            break;
+        }
         case 'h': tb_usage(stdout); return EXIT_OKAY;
         case ':':
             return tb_usage_error("run: option '%s' needs a value",
@@ -374,6 +386,24 @@ int tb_cmd_run(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
+    if (shard.count > plan.n) {
+        fprintf(stderr, "tbench: --shard %d/%d: the plan has only %d "
+                "case%s; use at most %d shards\n", shard.index, shard.count,
+                plan.n, plan.n == 1 ? "" : "s", plan.n);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (shard.count) {
+        int whole = plan.n;
+        if (tb_shard_select(&plan, &shard, &shard_info)) {
+            fprintf(stderr, "tbench: out of memory\n");
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        if (!quiet)
+            fprintf(stderr, "tbench: shard %d/%d: %d of the plan's %d "
+                    "cases\n", shard.index, shard.count, plan.n, whole);
+    }
     if (baselines_match_plan(&bl, &plan)) {
         rc = EXIT_USAGE;
         goto out;
@@ -398,11 +428,13 @@ int tb_cmd_run(int argc, char **argv)
         !(doc = tb_results_new(tb_env_capture(), cfgs, ncfg,
                                tb_timer_overhead_ns(20001))) ||
         tb_results_set_isolation(doc, tb_workers_mode(workers)) ||
-        tb_results_set_nvtx(doc, tb_trace_enabled())) {
+        tb_results_set_nvtx(doc, tb_trace_enabled()) ||
+        (shard_info && tb_results_set_shard(doc, shard_info))) {
         fprintf(stderr, "tbench: out of memory\n");
         rc = EXIT_CASES;
         goto out;
     }
+    shard_info = NULL; /* the document has it */
     const cJSON *warn;
     cJSON_ArrayForEach(warn, cJSON_GetObjectItem(
                                  cJSON_GetObjectItem(doc, "env"), "warnings"))
@@ -483,6 +515,7 @@ int tb_cmd_run(int argc, char **argv)
     }
     rc = baselines_finish(&bl, doc, outdir, rc);
 out:
+    cJSON_Delete(shard_info);
     baselines_free(&bl);
     cJSON_Delete(doc);
     tb_workers_destroy(workers);

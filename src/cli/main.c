@@ -47,7 +47,11 @@ static const tb_command commands[] = {
      "                          recorded as status crashed or timeout\n"
      "        --no-nvtx         emit no NVTX ranges (by default the run,\n"
      "                          each case and its phases are ranges in the\n"
-     "                          NVTX domain 'tbench', for Nsight Systems)\n",
+     "                          NVTX domain 'tbench', for Nsight Systems)\n"
+     "        --shard I/N       run only shard I of N (1 <= I <= N): a\n"
+     "                          deterministic slice of the plan balanced by\n"
+     "                          estimated cost (docs/CONFIG.md, Shards);\n"
+     "                          join the N result files with merge\n",
      tb_cmd_run},
     {"list", "[--json]",
      "ops (arity, dtypes, parameters) and backends (availability with\n"
@@ -161,6 +165,19 @@ static const tb_command commands[] = {
      "    -o, --output FILE     write to FILE instead of stdout\n"
      "    exit 0 ok, 2 usage or input error\n",
      tb_cmd_export},
+    {"merge", "SHARD... -o OUT [--allow-mixed-hosts]",
+     "join the result files (FILE, or a run folder) of the N shards of\n"
+     "    one `run --shard I/N` into one result file, cases in plan order,\n"
+     "    each recording its host and shard.  Refuses shards that ran\n"
+     "    another config text, tbench commit or build, a shard given twice\n"
+     "    or missing, a shard that did not finish or misses cases, a case\n"
+     "    recorded twice, and shards from different machines\n"
+     "    -o, --output OUT      the merged file (written atomically); a\n"
+     "                          folder: OUT/results.json\n"
+     "        --allow-mixed-hosts  accept shards run on different machines\n"
+     "                          (hostname or CPU model)\n"
+     "    exit 0 ok, 2 usage or input error (nothing written)\n",
+     tb_cmd_merge},
 };
 
 void tb_usage(FILE *f)

@@ -250,6 +250,25 @@ static cJSON *case_record(const cJSON *doc, const tb_case *c,
         cJSON_AddNullToObject(o, "timing");
     }
     cJSON_AddItemToObject(o, "roofline", roofline_json(doc, c, r));
+    /* Where it ran: the machine, and the shard of a sharded run (the
+     * document's "shard", tb_results_set_shard), so that the records of
+     * a merged file still say it. */
+    const cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, "env");
+    const cJSON *host = cJSON_GetObjectItemCaseSensitive(env, "hostname");
+    cJSON_AddItemToObject(o, "host", cJSON_IsString(host)
+                                         ? cJSON_CreateString(host->valuestring)
+                                         : cJSON_CreateNull());
+    const cJSON *sd = cJSON_GetObjectItemCaseSensitive(doc, "shard");
+    if (cJSON_IsObject(sd)) {
+        cJSON *s = cJSON_AddObjectToObject(o, "shard");
+        cJSON_AddItemToObject(s, "index", cJSON_Duplicate(
+            cJSON_GetObjectItemCaseSensitive(sd, "index"), 1));
+        cJSON_AddItemToObject(s, "count", cJSON_Duplicate(
+            cJSON_GetObjectItemCaseSensitive(sd, "count"), 1));
+        cJSON_AddNumberToObject(s, "plan_index", c->plan_index);
+    } else {
+        cJSON_AddNullToObject(o, "shard");
+    }
     return o;
 }
 
@@ -473,4 +492,9 @@ out:
     free(json);
     free(csv);
     return rc;
+}
+
+int tb_results_set_shard(cJSON *doc, cJSON *shard)
+{
+    return set_member(doc, "shard", shard);
 }

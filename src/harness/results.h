@@ -52,4 +52,9 @@ int tb_results_csv(const cJSON *doc, char **out);
 int tb_results_write(const cJSON *doc, const char *dir, char *err,
                      size_t errlen);
 
+/* Set the document's "shard" (taken over on success) to the object of
+ * tb_shard_select for a `run --shard I/N`.  Cases added afterwards
+ * record their shard and plan_index.  0 or TB_ENOMEM. */
+int tb_results_set_shard(cJSON *doc, cJSON *shard);
+
 #endif
