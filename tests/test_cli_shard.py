@@ -331,6 +331,10 @@ def _():
     expect_refusal(merge("s1"), "-o OUT is required")
     expect_refusal(merge("-o", "y.json"), "no shard result file")
     expect_refusal(merge("s1", "nope", "-o", "y.json"), "nope")
+    before = open(path("s1", "results.json"), "rb").read()
+    expect_refusal(merge("s1", "s2", "s3", "-o", "s1"), "would replace it")
+    expect(open(path("s1", "results.json"), "rb").read() == before,
+           "shard 1 changed")
     for bad, needle in (("0/3", "1 <= I <= N"), ("4/3", "1 <= I <= N"),
                         ("1/x", "expected I/N"), ("2", "expected I/N"),
                         ("1/3/", "expected I/N"), ("-1/3", "expected I/N"),

@@ -2,6 +2,7 @@
  * in, one result file out (src/report/merge.h).  Exit 0, or 2 on a
  * usage or input error (one line on stderr; nothing written). */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,11 +80,20 @@ int tb_cmd_merge(int argc, char **argv)
         fprintf(stderr, "tbench: out of memory\n");
         return EXIT_USAGE;
     }
-    for (int i = 0; i < n; i++)
+    char real_out[PATH_MAX], real_in[PATH_MAX];
+    bool out_exists = realpath(path, real_out) != NULL;
+    for (int i = 0; i < n; i++) {
         if (tb_resfile_load(argv[optind + i], &f[i], err, sizeof err)) {
             fprintf(stderr, "tbench: merge: %s\n", err);
             goto out;
         }
+        if (out_exists && realpath(f[i]->path, real_in) &&
+            !strcmp(real_in, real_out)) {
+            fprintf(stderr, "tbench: merge: -o %s is the shard file %s: "
+                    "the merge would replace it\n", out, f[i]->path);
+            goto out;
+        }
+    }
     if (tb_merge(f, n, &mo, &doc, err, sizeof err)) {
         fprintf(stderr, "tbench: merge: %s\n", err);
         goto out;
