@@ -69,9 +69,10 @@ static void progress(int round, int rounds, int i, int n, const char *id)
  * reason "interrupted": if the run dies now (SIGKILL, a power cut), the
  * file it leaves never claims that such a case finished.  The record is
  * rebuilt, with its real reason, when its last round has run. */
-static int write_results(cJSON *doc, const tb_plan *plan, tb_result *res,
-                         bool *dirty, int started, bool complete,
-                         const char *outdir, char *err, size_t errlen)
+static int write_results(cJSON *doc, cJSON **recs, const tb_plan *plan,
+                         tb_result *res, bool *dirty, int started,
+                         bool complete, const char *outdir, char *err,
+                         size_t errlen)
 {
     for (int i = 0; i < started; i++) {
         if (!dirty[i])
@@ -81,7 +82,7 @@ static int write_results(cJSON *doc, const tb_plan *plan, tb_result *res,
         if (r.status == TB_STATUS_OK &&
             r.rounds < plan->cases[i].measure.rounds)
             r.stop_reason = "interrupted";
-        if (tb_results_set_case(doc, i, &plan->cases[i], &r)) {
+        if (tb_results_put_case(doc, &recs[i], &plan->cases[i], &r)) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }
@@ -92,6 +93,41 @@ static int write_results(cJSON *doc, const tb_plan *plan, tb_result *res,
         return -1;
     }
     return tb_results_write(doc, outdir, err, errlen);
+}
+
+/* When to write the results during a run.  Writing the file costs time
+ * in proportion to the cases recorded so far, so writing it after every
+ * case would make a run of N tiny cases cost O(N^2).  A write is due
+ * when the time since the previous write ended is at least WRITE_RATIO
+ * times what that write took: writing then takes at most 1/(1 +
+ * WRITE_RATIO) of the run, so a run's time stays linear in its cases.
+ * Cases that take longer than WRITE_RATIO writes (all but tiny ones) are
+ * still written one by one.  The file is always written at the end,
+ * also when a signal stops the run. */
+#define WRITE_RATIO 4
+
+typedef struct write_pace {
+    uint64_t last_end_ns; /* when the previous write ended (0: none yet) */
+    uint64_t last_cost_ns; /* what it took */
+} write_pace;
+
+static bool write_due(const write_pace *w)
+{
+    return tb_now_ns() - w->last_end_ns >= WRITE_RATIO * w->last_cost_ns;
+}
+
+/* write_results, timed for write_due. */
+static int paced_write(write_pace *w, cJSON *doc, cJSON **recs,
+                       const tb_plan *plan, tb_result *res, bool *dirty,
+                       int started, const char *outdir, char *err,
+                       size_t errlen)
+{
+    uint64_t t0 = tb_now_ns();
+    int rc = write_results(doc, recs, plan, res, dirty, started, false,
+                           outdir, err, errlen);
+    w->last_end_ns = tb_now_ns();
+    w->last_cost_ns = w->last_end_ns - t0;
+    return rc;
 }
 
 /* ---- baselines: --save-baseline, --baseline, --force ------------------- */
@@ -360,6 +396,7 @@ int tb_cmd_run(int argc, char **argv)
     tb_workers *workers = NULL;
     tb_result *res = NULL;
     bool *dirty = NULL;
+    cJSON **recs = NULL; /* each case's record in doc, or NULL */
     cJSON *doc = NULL;
     if (!cfgs) {
         fprintf(stderr, "tbench: out of memory\n");
@@ -445,19 +482,22 @@ int tb_cmd_run(int argc, char **argv)
     bool show = !quiet && isatty(STDERR_FILENO);
     res = calloc((size_t)plan.n, sizeof *res);
     dirty = calloc((size_t)plan.n, sizeof *dirty);
-    if (!res || !dirty) {
+    recs = calloc((size_t)plan.n, sizeof *recs);
+    if (!res || !dirty || !recs) {
         fprintf(stderr, "tbench: out of memory\n");
         rc = EXIT_CASES;
         goto out;
     }
     int rounds = 1, started = 0;
+    write_pace pace = {0, 0};
     for (int i = 0; i < plan.n; i++)
         if (plan.cases[i].measure.rounds > rounds)
             rounds = plan.cases[i].measure.rounds;
     tb_trace_push(TB_TRACE_RUN);
     /* Results are written after every case of the first and the last
-     * round and after every round in between, so an interrupted run
-     * keeps every case measured so far. */
+     * round and after every round in between (as paced by write_due),
+     * and at the end, also when a signal stops the run, so an
+     * interrupted run keeps every case measured so far. */
     for (int round = 0; round < rounds && !interrupted; round++) {
         for (int i = 0; i < plan.n && !interrupted; i++) {
             const tb_case *cs = &plan.cases[i];
@@ -477,9 +517,9 @@ int tb_cmd_run(int argc, char **argv)
                 res[i].status == TB_STATUS_TIMEOUT)
                 rc = EXIT_CASES;
             if ((round == 0 || round == rounds - 1 ||
-                 i == plan.n - 1) &&
-                write_results(doc, &plan, res, dirty, started, false,
-                              outdir, err, sizeof err)) {
+                 i == plan.n - 1) && write_due(&pace) &&
+                paced_write(&pace, doc, recs, &plan, res, dirty, started,
+                            outdir, err, sizeof err)) {
                 if (show)
                     fprintf(stderr, "\r\033[K");
                 fprintf(stderr, "tbench: writing results: %s\n", err);
@@ -498,8 +538,8 @@ int tb_cmd_run(int argc, char **argv)
             res[i].stop_reason = "interrupted";
             dirty[i] = true;
         }
-    if (write_results(doc, &plan, res, dirty, started, !interrupted, outdir,
-                      err, sizeof err)) {
+    if (write_results(doc, recs, &plan, res, dirty, started, !interrupted,
+                      outdir, err, sizeof err)) {
         fprintf(stderr, "tbench: writing results: %s\n", err);
         rc = EXIT_CASES;
         goto out;
@@ -520,6 +560,7 @@ out:
     cJSON_Delete(doc);
     tb_workers_destroy(workers);
     free(dirty);
+    free(recs);
     for (int i = 0; res && i < plan.n; i++)
         tb_result_free(&res[i]);
     free(res);

@@ -498,3 +498,21 @@ int tb_results_set_shard(cJSON *doc, cJSON *shard)
 {
     return set_member(doc, "shard", shard);
 }
+
+int tb_results_put_case(cJSON *doc, cJSON **slot, const tb_case *c,
+                        const tb_result *r)
+{
+    cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
+    cJSON *o = case_record(doc, c, r);
+    if (!o)
+        return TB_ENOMEM;
+    /* cJSON 1.7.13+ appends in O(1) (the first child keeps the last in
+     * its prev); replacing via the pointer is O(1) too. */
+    if (*slot ? !cJSON_ReplaceItemViaPointer(cases, *slot, o)
+              : !cJSON_AddItemToArray(cases, o)) {
+        cJSON_Delete(o);
+        return TB_ENOMEM;
+    }
+    *slot = o;
+    return 0;
+}

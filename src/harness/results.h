@@ -36,6 +36,13 @@ int tb_results_add_case(cJSON *doc, const tb_case *c, const tb_result *r);
 int tb_results_set_case(cJSON *doc, int index, const tb_case *c,
                         const tb_result *r);
 
+/* tb_results_set_case in O(1) whatever the number of records: *slot is
+ * the case's record in the document, or NULL when it has none yet (the
+ * new record is then appended: call it for new cases in plan order).
+ * On success *slot is the new record.  0 or TB_ENOMEM. */
+int tb_results_put_case(cJSON *doc, cJSON **slot, const tb_case *c,
+                        const tb_result *r);
+
 /* Record how the cases ran: "process" (isolated workers) or "none". */
 int tb_results_set_isolation(cJSON *doc, const char *mode);
 
