@@ -227,6 +227,8 @@ def _():
         expect(f"tbench shard {i}/4" in log and "exit 0" in log, log[-300:])
         rc = read(os.path.join(out, "status", f"shard-{i}.rc")).split()
         expect(rc[0] == "0", f"shard {i} status {rc}")
+        n = sum(c["shard"]["index"] == i for c in doc["cases"])
+        print(f"# shard {i}/4: {n} cases, {rc[2]} s on {rc[1]}")
     expect("merged 4 shards" in read(merge_log), tail(merge_log))
 
 
