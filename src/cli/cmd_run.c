@@ -64,6 +64,8 @@ static void progress(int round, int rounds, int i, int n, const char *id)
  * those marked dirty are summarised and rebuilt, so a write costs the
  * same whatever the number of cases before it), then write
  * DIR/results.json and .csv atomically.  0, or an error in err.
+ * *write_ns (when not NULL): how long the writing took, records aside
+ * (their cost is per case; write_due paces only the writing).
  *
  * A case whose later rounds have not run yet is written with stop
  * reason "interrupted": if the run dies now (SIGKILL, a power cut), the
@@ -71,8 +73,8 @@ static void progress(int round, int rounds, int i, int n, const char *id)
  * rebuilt, with its real reason, when its last round has run. */
 static int write_results(cJSON *doc, cJSON **recs, const tb_plan *plan,
                          tb_result *res, bool *dirty, int started,
-                         bool complete, const char *outdir, char *err,
-                         size_t errlen)
+                         bool complete, const char *outdir,
+                         uint64_t *write_ns, char *err, size_t errlen)
 {
     for (int i = 0; i < started; i++) {
         if (!dirty[i])
@@ -88,11 +90,15 @@ static int write_results(cJSON *doc, cJSON **recs, const tb_plan *plan,
         }
         dirty[i] = false;
     }
+    uint64_t t0 = tb_now_ns();
     if (tb_results_finish(doc, complete)) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    return tb_results_write(doc, outdir, err, errlen);
+    int rc = tb_results_write(doc, outdir, err, errlen);
+    if (write_ns)
+        *write_ns = tb_now_ns() - t0;
+    return rc;
 }
 
 /* When to write the results during a run.  Writing the file costs time
@@ -122,11 +128,9 @@ static int paced_write(write_pace *w, cJSON *doc, cJSON **recs,
                        int started, const char *outdir, char *err,
                        size_t errlen)
 {
-    uint64_t t0 = tb_now_ns();
     int rc = write_results(doc, recs, plan, res, dirty, started, false,
-                           outdir, err, errlen);
+                           outdir, &w->last_cost_ns, err, errlen);
     w->last_end_ns = tb_now_ns();
-    w->last_cost_ns = w->last_end_ns - t0;
     return rc;
 }
 
@@ -539,7 +543,7 @@ int tb_cmd_run(int argc, char **argv)
             dirty[i] = true;
         }
     if (write_results(doc, recs, &plan, res, dirty, started, !interrupted,
-                      outdir, err, sizeof err)) {
+                      outdir, NULL, err, sizeof err)) {
         fprintf(stderr, "tbench: writing results: %s\n", err);
         rc = EXIT_CASES;
         goto out;
