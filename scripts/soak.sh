@@ -112,6 +112,9 @@ for m in $((n / 4)) $((n / 2)) "$n"; do
 done
 wall=$(echo "$ms / 1000" | bc -l)
 
+# Job control: without it a non-interactive shell starts background
+# commands with SIGINT ignored, and an early SIGINT would be lost.
+set -m
 k=1
 for _ in $(seq 1 "$kills"); do
     sig=$(echo "INT TERM HUP KILL" | cut -d' ' -f$(( (k - 1) % 4 + 1 )))
