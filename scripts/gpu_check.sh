@@ -16,8 +16,16 @@
 #                    double reference before it is timed
 #   tests.log        `meson test` output, when cmocka was found
 #   summary.txt      case counts per status and every case not ok
-# Exit status: 0 when every cuda case is ok or unsupported, 1 when one
-# failed its check or errored (or cuda is unavailable), 2 when the build
+#   counts.txt       the CUPTI count assertions (issue 12), one line each:
+#                    add: 1 launch, 0 memcpys, 0 device allocs per
+#                    iteration (resident buffers); add with "alloc": 1
+#                    device alloc and 1 free; log_softmax: 1 launch;
+#                    log_softmax_unfused: 6 launches (SKIP while the
+#                    module lacks a step's kernel: unsupported); any ok
+#                    cuda case with "cupti": null fails with its reason
+# Exit status: 0 when every cuda case is ok or unsupported and every
+# count assertion holds, 1 when a case failed its check or errored (or
+# cuda is unavailable) or a count is wrong or missing, 2 when the build
 # failed.
 #
 # Needs: nvcc (CUDA 13: /usr/local/cuda, or CUDA_HOME), the NVIDIA
@@ -133,10 +141,68 @@ for c in cases:
 EOF
 cat "$out/summary.txt"
 
-if grep -q '^cuda cases:' "$out/summary.txt" &&
+# The CUPTI counts (issue 12): only meaningful on a GPU, so only here.
+counts=0
+python3 - "$out/check/results.json" > "$out/counts.txt" <<'EOF' || counts=1
+import json, sys
+try:
+    doc = json.load(open(sys.argv[1], encoding="utf-8"))
+except OSError as e:
+    print(f"FAIL no results: {e}")
+    sys.exit(1)
+bad = 0
+
+
+def check(c, what, got, want):
+    global bad
+    ok = got == want
+    bad += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} {c['id']}: {what} {got:g}, want "
+          f"{want:g}")
+
+
+seen = set()
+for c in doc["cases"]:
+    if c["backend"] != "cuda" or c["status"] != "ok":
+        if c["backend"] == "cuda" and c["op"] == "log_softmax_unfused":
+            print(f"SKIP {c['id']}: {c['status']}: {c.get('message')}")
+        continue
+    cu = c.get("cupti")
+    if cu is None:
+        bad += 1
+        print(f"FAIL {c['id']}: cupti not measured: "
+              f"{c.get('cupti_reason')}")
+        continue
+    copies = sum(d["count"] for d in cu["memcpy"].values())
+    op, alloc = c["op"], c.get("alloc_outputs", False)
+    if op == "add" and not alloc:
+        check(c, "kernel launches", cu["kernel_launches"], 1)
+        check(c, "memcpys", copies, 0)
+        check(c, "device allocs", cu["device_allocs"], 0)
+    elif op == "add":
+        check(c, "kernel launches", cu["kernel_launches"], 1)
+        check(c, "device allocs", cu["device_allocs"], 1)
+        check(c, "device frees", cu["device_frees"], 1)
+    elif op == "log_softmax":
+        check(c, "kernel launches", cu["kernel_launches"], 1)
+    elif op == "log_softmax_unfused":
+        check(c, "kernel launches", cu["kernel_launches"], 6)
+    else:
+        continue
+    seen.add(op + ("@alloc" if alloc else ""))
+for want in ("add", "add@alloc", "log_softmax"):
+    if want not in seen:
+        bad += 1
+        print(f"FAIL no ok cuda case of {want} to check the counts on")
+print(f"counts: {bad} failed")
+sys.exit(1 if bad else 0)
+EOF
+cat "$out/counts.txt"
+
+if [ "$counts" -eq 0 ] && grep -q '^cuda cases:' "$out/summary.txt" &&
    ! grep -Eq '^(failed-check|error|crashed|timeout|unavailable|skipped) ' \
        "$out/summary.txt" && [ "$status" -eq 0 ]; then
-    echo "gpu_check: every CUDA kernel passed its check"
+    echo "gpu_check: every CUDA kernel passed its check and its counts"
     exit 0
 fi
 echo "gpu_check: failures (tbench run exit $status; see $out/summary.txt)"

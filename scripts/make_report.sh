@@ -7,7 +7,8 @@
 #
 #   TBENCH   the tbench executable (default build/tbench)
 #   CONFIG   the matrix (default configs/report.json)
-#   OUT      where the result files go (default results/report)
+#   OUT      where the result files go (default docs/perf-data, committed
+#            next to docs/PERFORMANCE.md so its figures can be traced)
 #
 # PyTorch is optional: without Debian's python3-torch its cases are
 # reported as unavailable, with the reason.
@@ -15,7 +16,7 @@ set -eu
 cd "$(dirname "$0")/.."
 TBENCH=${TBENCH:-build/tbench}
 CONFIG=${CONFIG:-configs/report.json}
-OUT=${OUT:-results/report}
+OUT=${OUT:-docs/perf-data}
 
 if [ ! -x "$TBENCH" ]; then
     echo "make_report.sh: $TBENCH not found; build it first:" \

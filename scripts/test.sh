@@ -1,7 +1,8 @@
 #!/bin/sh
-# Build tbench twice and run the whole test suite in each build:
+# Build tbench three times and run the whole test suite in each build:
 #   build-test  release-like, warnings are errors
 #   build-asan  AddressSanitizer + UndefinedBehaviorSanitizer
+#   build-fuzz  clang, libFuzzer harnesses (tests/fuzz) under both
 # Ends with the line "N passed, N failed" (every test case of every
 # suite, counted from the TAP output) and exits non-zero on any failure.
 set -u
@@ -40,6 +41,19 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     run_suite build-asan -Dbuildtype=debug -Dtests=enabled \
     -Db_sanitize=address,undefined -Db_lundef=false \
     -Dc_args=-fno-sanitize-recover=all
+
+# libFuzzer harnesses of tests/fuzz (Debian's clang, ASan+UBSan): the
+# config parser, the result loader with every command that reads result
+# files, the .npy reader and the CLI parsers, each run from its committed
+# seed corpus for TB_FUZZ_SECONDS (default 60; two at a time, so about
+# 2.5 minutes in all).  A crash fails its test and its input is copied
+# into tests/fuzz/corpus/NAME to be committed.
+CC=clang \
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    run_suite build-fuzz -Dbuildtype=debug -Dtests=disabled -Dfuzz=enabled \
+    -Dcuda=disabled -Db_sanitize=address,undefined -Db_lundef=false \
+    "-Dc_args=-fsanitize=fuzzer-no-link -fno-sanitize-recover=all"
 
 # shellcheck disable=SC2086
 python3 scripts/count_tests.py $builds || status=1

@@ -280,5 +280,199 @@ def t_interrupt():
     expect(1 <= len(doc["cases"]) < 24, f"{len(doc['cases'])} cases")
 
 
+@case("run --op: one case without a config; --list-cases; overrides")
+def t_quick():
+    p = run("run", "--op", "matmul", "--shape", "5x7,7x3", "--dtype",
+            "f32,f64", "--list-cases")
+    expect(p.returncode == 0, p.stderr)
+    expect(p.stdout.splitlines() == [
+        "matmul/5x7,7x3/f32/cpu[isa=auto,threads=1]",
+        "matmul/5x7,7x3/f64/cpu[isa=auto,threads=1]"], p.stdout)
+    cfg = write("lc.json", TINY)
+    p = run("run", cfg, "--list-cases", "-x", "*cuda*", "-f", "add*")
+    expect(p.returncode == 0 and len(p.stdout.splitlines()) == 4,
+           p.stdout + p.stderr)
+    out = os.path.join(TMP, "quick")
+    p = run("run", "--op", "mean", "-s", "9x4", "-p", "axis=1,keepdim=true",
+            "--rounds", "2", "--max-time", "0.05", "--warmup-ms", "1",
+            "--min-samples", "4", "-o", out, "-q")
+    expect(p.returncode == 0, p.stderr)
+    doc = json.load(open(os.path.join(out, "results.json")))
+    jsonschema.validate(doc, SCHEMA)
+    expect([c["id"] for c in doc["cases"]] ==
+           ["mean[axis=1,keepdim=1]/9x4/f32/cpu[isa=auto,threads=1]"],
+           str([c["id"] for c in doc["cases"]]))
+    expect(doc["cases"][0]["status"] == "ok", doc["cases"][0]["status"])
+    m = doc["config"][0]["measure"]
+    expect(m["rounds"] == 2 and m["max_time_s"] == 0.05 and
+           m["min_samples"] == 4, str(m))
+    expect(doc["config"][0]["warmup"]["min_time_s"] == 0.001, "warmup")
+    # the recorded text is a config that reproduces the case
+    again = write("again.json", doc["config"][0]["text"])
+    p = run("run", again, "--list-cases")
+    expect(p.stdout.strip() == doc["cases"][0]["id"], p.stdout + p.stderr)
+    for args, msg in [
+            (["--op", "add"], "--shape is required"),
+            (["--op", "add", "-s", "4xx4"], "empty dim"),
+            (["--op", "add", "-s", "4;4"], "expected dims"),
+            (["--op", "add", "-s", "4", "-p", "axis"], "KEY=VALUE"),
+            (["--op", "add", "-s", "4", "-p", 'a="x"'], "not a number"),
+            (["--op", "nosuch", "-s", "4"], 'unknown op "nosuch"'),
+            (["--op", "add", "-s", "4", cfg], "config file too"),
+            (["-s", "4", cfg], "give --op"),
+            ([cfg, "--rounds", "65"], "from 1 to 64"),
+            ([cfg, "--ci-target", "0"], "above 0 and below 1"),
+            ([cfg, "--max-time", "x"], "--max-time: 'x'"),
+            ([cfg, "--min-samples", "60"], "min_samples (60) is above")]:
+        p = run("run", *args, "-o", os.path.join(TMP, "never"))
+        expect(p.returncode == 2 and msg in p.stderr,
+               f"{args}: {p.returncode} {p.stderr}")
+        expect(not os.path.exists(os.path.join(TMP, "never")), "wrote")
+
+
+def run_pty(args, cols=80, env_extra=None):
+    """Run tbench with stdout and stderr on a terminal of `cols` columns;
+    returns (exit status, everything it wrote)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    m, s = pty.openpty()
+    fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+    env = dict(os.environ, TERM="xterm")
+    env.pop("NO_COLOR", None)
+    env.update(env_extra or {})
+    p = subprocess.Popen([TBENCH, *args], stdout=s, stderr=s, env=env)
+    os.close(s)
+    out = b""
+    while True:
+        try:
+            d = os.read(m, 65536)
+        except OSError:
+            break
+        if not d:
+            break
+        out += d
+    os.close(m)
+    return p.wait(timeout=300), out.decode()
+
+
+@case("terminal: progress never wraps, colour only on a TTY without NO_COLOR, summary")
+def t_terminal():
+    import re
+    cfg = write("term.json", TINY)
+    args = ["run", cfg, "-x", "*cuda*", "-f", "add*", "-o",
+            os.path.join(TMP, "term")]
+    rc, out = run_pty(args)
+    expect(rc == 0, out[-2000:])
+    plain = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", out)
+    progress = [seg for seg in re.split(r"[\r\n]", plain)
+                if seg.startswith("round ")]
+    expect(len(progress) >= 4, f"no progress lines: {plain[-1500:]}")
+    for seg in progress:
+        expect(len(seg) < 80, f"progress line of {len(seg)} columns: {seg}")
+        expect(re.match(r"round \d/2 \[\d/\d\] \d+:\d\d, ~(\?|\d+:\d\d) "
+                        r"left  ", seg), seg)
+    expect("\x1b[32mok" in out, "no colour on a terminal")
+    expect("summary: 4 cases: \x1b[32m4 ok\x1b[0m; exit 0" in out,
+           out[-500:])
+    rc, out = run_pty(args, env_extra={"NO_COLOR": "1"})
+    expect(rc == 0 and "\x1b[3" not in out, "colour despite NO_COLOR")
+    expect("summary: 4 cases: 4 ok; exit 0" in out, out[-500:])
+    # not a terminal: full ids, no escapes at all, the same summary
+    p = run(*args)
+    expect(p.returncode == 0 and "\x1b" not in p.stdout + p.stderr,
+           "escapes in files/pipes")
+    expect("add/3x1x5,1x4x5/f64/cpu[isa=auto,threads=1]" in p.stdout,
+           p.stdout)
+    expect("summary: 4 cases: 4 ok; exit 0" in p.stdout, p.stdout)
+
+
+@case("one option parser: --x=v and -- everywhere, help CMD, did you mean")
+def t_parser():
+    cfg = write("parse.json", TINY)
+    out = os.path.join(TMP, "parse")
+    p = run("run", "--output=" + out, "--filter=add/7x13*", "-q",
+            "--max-time=0.02", "--", cfg)
+    expect(p.returncode == 0, p.stderr)
+    res = os.path.join(out, "results.json")
+    for args in (["compare", "--threshold=5", "--alpha=0.01", "--", res,
+                  res],
+                 ["history", "--format=json", "--", res],
+                 ["export", "--format=bmf", "--output=" +
+                  os.path.join(TMP, "bmf.json"), "--", res],
+                 ["list", "--json"]):
+        p = run(*args)
+        expect(p.returncode == 0, f"{args}: {p.stderr}")
+    # help of one command only, by both spellings
+    for args in (["help", "compare"], ["compare", "--help"]):
+        p = run(*args)
+        expect(p.returncode == 0 and p.stdout.startswith(
+            "usage: tbench compare ") and "--vs" in p.stdout and
+            "--list-cases" not in p.stdout, f"{args}: {p.stdout[:300]}")
+    full = run("--help").stdout
+    expect("--list-cases" in full and "--vs" in full, "full help")
+    for args, msg in [
+            (["rn", cfg], "unknown command 'rn'; did you mean 'run'?"),
+            (["help", "comapre"], "did you mean 'compare'?"),
+            (["run", cfg, "--fitler", "x"],
+             "run: unknown option '--fitler'; did you mean '--filter'?"),
+            (["compare", "--treshold=2", res, res],
+             "did you mean '--threshold'?"),
+            (["export", "--fromat", "gab", res], "did you mean '--format'?"),
+            (["list", "--jsno"], "did you mean '--json'?"),
+            (["run", cfg, "-qZ"], "run: unknown option '-Z'"),
+            (["run", cfg, "--zzzzzz"], "run: unknown option '--zzzzzz'\n"),
+            (["history", "--alpha=0.1", res], "not an option of this command")]:
+        p = run(*args)
+        expect(p.returncode == 2 and msg in p.stderr,
+               f"{args}: {p.returncode} {p.stderr}")
+
+
+@case("man page and shell completions are generated from --help (no drift)")
+def t_cli_docs():
+    p = subprocess.run([sys.executable, "scripts/gen_cli_docs.py", TBENCH,
+                        "--check"], capture_output=True, text=True)
+    expect(p.returncode == 0, p.stderr)
+    man = open("docs/tbench.1", encoding="utf-8").read()
+    for word in ("\\fBrun\\fR", "\\fBcompare\\fR", "\\-\\-list\\-cases",
+                 ".SH EXIT STATUS"):
+        expect(word in man, f"man page lacks {word}")
+    # the bash completion offers run's options and the commands
+    script = ("source completions/tbench.bash; COMP_WORDS=(tbench run "
+              "--li); COMP_CWORD=2; _tbench; echo ${COMPREPLY[@]}; "
+              "COMP_WORDS=(tbench com); COMP_CWORD=1; _tbench; "
+              "echo ${COMPREPLY[@]}")
+    p = subprocess.run(["bash", "-c", script], capture_output=True,
+                       text=True)
+    expect(p.stdout.split("\n")[:2] == ["--list-cases", "compare"],
+           p.stdout + p.stderr)
+@case("a seed above 2^53 is stored digit for digit (run and exec)")
+def t_big_seed():
+    big = 2**64 - 1
+    cfg = write("bigseed.json", """{"name": "bigseed", "seed": %d,
+      "warmup": {"min_time_ms": 0, "min_iters": 1},
+      "measure": {"sample_time_ms": 0.1, "min_samples": 3,
+                  "max_samples": 3, "max_time_s": 0.05},
+      "ops": [{"op": "relu", "shapes": [[4]]}]}""" % big)
+    out = os.path.join(TMP, "bigseed")
+    p = run("run", cfg, "-o", out, "-q")
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    text = open(os.path.join(out, "results.json"), encoding="utf-8").read()
+    doc = json.loads(text)
+    jsonschema.validate(doc, SCHEMA)
+    seed = doc["config"][0]["seed"]
+    expect(seed == big and isinstance(seed, int), f"seed {seed!r}")
+    expect('"seed":\t%d' % big in text or '"seed": %d' % big in text,
+           "seed not written as plain digits")
+    out = os.path.join(TMP, "bigseed-exec")
+    p = run("exec", "relu", "--shape", "4", "--seed", str(big - 1),
+            "-o", out)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    meta = json.load(open(os.path.join(out, "exec.json")))
+    expect(meta["seed"] == big - 1 and isinstance(meta["seed"], int),
+           f"exec seed {meta['seed']!r}")
+
+
 if __name__ == "__main__":
     sys.exit(run_cases())

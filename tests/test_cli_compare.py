@@ -17,6 +17,7 @@ import copy
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -167,6 +168,40 @@ def t_identical():
     p = run("compare", a, b)
     expect_exit(p, 0)
     expect("summary: 4 cases compared: 0 regressed" in p.stdout, p.stdout)
+
+
+@case("a run capped by TBENCH_ISA: env records it, compare says kernel changed")
+def t_isa_cap():
+    out = os.path.join(TMP, "capped")
+    p = subprocess.run([TBENCH, "run", CONFIG, "-o", out, "-q", "-f",
+                        "log_softmax*"], capture_output=True, text=True,
+                       timeout=300, env=dict(os.environ, TBENCH_ISA="scalar"))
+    expect_exit(p, 0)
+    capped = json.load(open(os.path.join(out, "results.json")))
+    cpu = capped["env"]["cpu"]
+    expect(cpu["isa_cap"] == "scalar" and cpu["isa_used"] == "scalar",
+           str(cpu))
+    expect(template()["env"]["cpu"]["isa_cap"] is None, "uncapped cap")
+    impl_new = capped["cases"][0]["impl"]
+    cid = capped["cases"][0]["id"]
+
+    def edit(doc):  # the template's case, with another kernel recorded
+        doc["cases"] = [c for c in doc["cases"] if c["id"] == cid]
+        doc["cases"][0]["impl"] = impl_new + "_other"
+    a = synth("impl-a.json", seed=3, edit=edit)
+    def edit_b(doc):
+        doc["cases"] = [c for c in doc["cases"] if c["id"] == cid]
+        doc["cases"][0]["impl"] = impl_new
+    b = synth("impl-b.json", seed=3, factor=1.5, edit=edit_b)
+    p = run("compare", a, b)
+    expect_exit(p, 1)
+    expect("regressed (kernel changed)" in p.stdout, p.stdout)
+    expect("kernel changes" in p.stdout and
+           f"{impl_new}_other -> {impl_new}" in p.stdout, p.stdout)
+    rc, doc = compare_json(a, b)
+    expect(doc["cases"][0]["impl_changed"] is True, str(doc["cases"][0]))
+    rc, doc = compare_json(b, b)
+    expect(doc["cases"][0]["impl_changed"] is False, "same kernel")
 
 
 @case("a 10% slowdown with 1% noise is a regression, exit 1")
@@ -435,7 +470,27 @@ def t_export():
     expect(set(lat) == set(want) and all(
         math.isclose(lat[k], c0["stats"][v], rel_tol=1e-14)
         for k, v in want.items()), f"{lat}")
-    expect(m[c0["id"]]["kernel_launches"]["value"] == 1, "counter")
+    expect(m[c0["id"]]["kernel-launches-per-call"]["value"] == 1, "counter")
+    # Bencher's published BMF schema (bencher.dev/bmf.json, draft-07),
+    # plus its slug rule for measures: lower case, digits, '-', <= 64
+    bmf_schema = {
+        "type": "object",
+        "patternProperties": {".+": {
+            "type": "object",
+            "patternProperties": {".+": {
+                "type": "object",
+                "properties": {"value": {"type": "number"},
+                               "lower_value": {"type": "number"},
+                               "upper_value": {"type": "number"}},
+                "required": ["value"]}}}}}
+    jsonschema.validate(m, bmf_schema)
+    for case_id, measures in m.items():
+        expect(len(case_id) <= 1024, "benchmark name too long")
+        for slug in measures:
+            expect(re.fullmatch(r"[a-z0-9-]{1,64}", slug), slug)
+            expect(slug in ("latency", "throughput") or
+                   re.search(r"-per-(second|call)$", slug),
+                   f"{slug}: no unit in the name")
     out = os.path.join(TMP, "gab.json")
     expect_exit(run("export", a, "--format", "gab", "-o", out), 0)
     arr = json.load(open(out))
@@ -444,6 +499,29 @@ def t_export():
                arr[0]["value"], c0["stats"]["median_ns"], rel_tol=1e-14)
            and arr[0]["range"].startswith("± ")
            and isinstance(arr[0]["extra"], str), f"{arr[0]}")
+    # github-action-benchmark's custom tools: an array of
+    # {name, unit, value, range?, extra?} (its README, "customSmallerIsBetter")
+    gab_schema = {
+        "type": "array", "minItems": 1,
+        "items": {"type": "object",
+                  "required": ["name", "unit", "value"],
+                  "properties": {"name": {"type": "string"},
+                                 "unit": {"type": "string"},
+                                 "value": {"type": "number"},
+                                 "range": {"type": "string"},
+                                 "extra": {"type": "string"}},
+                  "additionalProperties": False}}
+    jsonschema.validate(arr, gab_schema)
+    # a run with no ok case: bmf and gab refuse (an empty upload reads as
+    # a run that measured nothing), gbench lists the errors
+    none = synth("none-ok.json", seed=1, edit=lambda d: [
+        c.update(status="unavailable", message="x", stats=None,
+                 throughput=None, counters=None, timing=None, check=None,
+                 impl=None) for c in d["cases"]])
+    for fmt in ("bmf", "gab"):
+        expect_error(run("export", none, "--format", fmt),
+                     "no case with status ok", fmt)
+    expect_exit(run("export", none, "--format", "gbench"), 0)
 
 
 GBENCH_COMPARE = "/usr/share/benchmark/compare.py"  # libbenchmark-tools

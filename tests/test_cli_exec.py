@@ -245,5 +245,23 @@ def _():
     expect("fewer data bytes" in p.stderr, p.stderr)
 
 
+# issue 15: the header was searched with strstr, so a key inside a string
+# value was taken as the key: this file read as one float of shape (1,)
+@case("exec --input: a .npy key inside a string value is not the key")
+def _():
+    d = ("{'note': \"'shape': (1,)\", 'descr': '<f4', "
+         "'fortran_order': False, 'shape': (2,)}")
+    d += " " * (63 - (10 + len(d)) % 64) + "\n"
+    path = os.path.join(TMP, "keyinstr.npy")
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + len(d).to_bytes(2, "little") +
+                d.encode() + np.ones(1, np.float32).tobytes())
+    p = subprocess.run([TBENCH, "exec", "relu", "-i", path, "-o",
+                        os.path.join(TMP, "kis")], capture_output=True,
+                       text=True)
+    expect(p.returncode == 2, f"exit {p.returncode}: {p.stderr}")
+    expect("a key other than descr" in p.stderr, p.stderr)
+
+
 if __name__ == "__main__":
     sys.exit(run_cases())

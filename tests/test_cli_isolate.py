@@ -189,19 +189,21 @@ SLOW = """{"name": "slow", "warmup": {"min_time_ms": 1},
 """
 
 
-def stop_during(sig, fault=None):
+def stop_during(sig, fault=None, group=False):
     """Run FAST then SLOW; once FAST's case is in the file, send sig
-    while SLOW's first case runs; return (exit code, stderr, folder)."""
+    while SLOW's first case runs (to tbench, or with group to its whole
+    process group, worker included, as a closed terminal does); return
+    (exit code, stderr, folder)."""
     fast = write("fast.json", FAST)
     slow = write("slow.json", SLOW)
-    out = os.path.join(TMP, f"stop-{int(sig)}-{bool(fault)}")
+    out = os.path.join(TMP, f"stop-{int(sig)}-{bool(fault)}-{group}")
     env = dict(os.environ)
     env.pop("TBENCH_FAULT", None)
     if fault:
         env["TBENCH_FAULT"] = fault
     proc = subprocess.Popen([TBENCH, "run", fast, slow, "-q", "-o", out],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
+                            text=True, env=env, start_new_session=group)
     path = os.path.join(out, "results.json")
     deadline = time.time() + 60
     while time.time() < deadline:
@@ -213,7 +215,10 @@ def stop_during(sig, fault=None):
             pass
         time.sleep(0.05)
     time.sleep(0.5)  # inside the next case
-    proc.send_signal(sig)
+    if group:
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     return proc.returncode, err, out
 
@@ -247,6 +252,25 @@ def t_sigterm_sighup():
     check_stopped(code, 143, err, out)
     code, err, out = stop_during(signal.SIGHUP)
     check_stopped(code, 129, err, out)
+
+
+@case("SIGHUP behaves as SIGTERM, to tbench alone or to its process "
+      "group with the worker: the running case ends as interrupted")
+def t_sighup_like_sigterm():
+    docs = {}
+    for sig, want in ((signal.SIGTERM, 143), (signal.SIGHUP, 129)):
+        for group in (False, True):
+            code, err, out = stop_during(sig, group=group)
+            doc = check_stopped(code, want, err, out)
+            ops = [c["op"] for c in doc["cases"]]
+            expect(ops == ["add", "relu"], f"{sig!r} group={group}: {ops}")
+            last = doc["cases"][-1]["stats"]
+            expect(last["stop_reason"] == "interrupted",
+                   f"{sig!r} group={group}: {last['stop_reason']}")
+            docs[(sig, group)] = [(c["id"], c["status"]) for c in
+                                  doc["cases"]]
+    expect(docs[(signal.SIGHUP, True)] == docs[(signal.SIGTERM, True)],
+           f"{docs}")
 
 
 @case("SIGTERM while a kernel hangs deaf to signals: the worker is killed, "

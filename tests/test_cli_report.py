@@ -143,6 +143,64 @@ def t_golden():
                              diff[:3000])
 
 
+@case("report flags a roofline fraction above 100% with the recorded reasons")
+def t_over_peak():
+    d = workdir("overpeak", "mixed.json")
+    path = os.path.join(d, "mixed.json")
+    doc = json.load(open(path))
+    c = next(c for c in doc["cases"] if c.get("roofline"))
+    c["roofline"]["fraction"] = 4.17
+    doc["peaks"]["load_avg_1m"] = 9.5
+    json.dump(doc, open(path, "w"))
+    p = run(["report", "mixed.json", "--no-charts", "-o", "r.md"], d)
+    expect(p.returncode == 0, p.stderr)
+    md = open(os.path.join(d, "r.md"), encoding="utf-8").read()
+    expect("417% (above 100%: see below)" in md, "not flagged")
+    expect("1 case runs above 100% of its roofline" in md and
+           "load average was 9.50 on 2 logical CPUs" in md and
+           "`roofline.level`" in md, "no reason given")
+    # without the load, only the cache-level reason
+    doc["peaks"]["load_avg_1m"] = 0.2
+    json.dump(doc, open(path, "w"))
+    p = run(["report", "mixed.json", "--no-charts", "-o", "r2.md"], d)
+    md = open(os.path.join(d, "r2.md"), encoding="utf-8").read()
+    expect("load average" not in md.split("above 100% of")[1][:400],
+           "load blamed without load")
+
+
+@case("report names a winner or a crossover only where compare's test finds one")
+def t_no_winner():
+    d = workdir("tie", "mixed.json")
+    path = os.path.join(d, "mixed.json")
+    doc = json.load(open(path))
+    by = {c["id"]: c for c in doc["cases"]}
+    # threads=2 gets threads=1's samples x 1.01 at every size of add: a
+    # 1% difference, under compare's 2% threshold
+    for n in ("1000", "100000", "1000000"):
+        one = by[f"add/{n},{n}/f32/cpu[threads=1]"]
+        two = by[f"add/{n},{n}/f32/cpu[threads=2]"]
+        two["stats"] = json.loads(json.dumps(one["stats"]))
+        st = two["stats"]
+        for k in ("samples_ns",):
+            st[k] = [v * 1.01 for v in st[k]]
+        for k in ("min_ns", "max_ns", "median_ns", "mean_ns", "p5_ns",
+                  "p95_ns", "ci_low_ns", "ci_high_ns", "stddev_ns",
+                  "mad_ns"):
+            st[k] = st[k] * 1.01
+    json.dump(doc, open(path, "w"))
+    p = run(["report", "mixed.json", "--no-charts", "-o", "r.md"], d)
+    expect(p.returncode == 0, p.stderr)
+    md = open(os.path.join(d, "r.md"), encoding="utf-8").read()
+    rows = [r for _, h, rs in tables(md) if "Winner" in h for r in rs
+            if cells(r)[0] == "add"]
+    expect(len(rows) == 3 and all(cells(r)[7].startswith("no winner")
+                                  for r in rows), f"{rows}")
+    expect("add f32, cpu[threads=2] vs cpu[threads=1]: no significant "
+           "difference at any measured size" in md, "guideline")
+    expect("crossover between" not in md.split("Selection guidelines")[1]
+           .split("\n## ")[0], "a crossover inside the noise")
+
+
 @case("report has its sections, no empty table, no empty section")
 def t_sections():
     md = golden_report()
@@ -193,7 +251,8 @@ def t_numbers():
     rows = [r for _, h, rs in tables(md) if "Work grew" in h for r in rs]
     expect(len(rows) == 1 and cells(rows[0])[:3] ==
            ["relu", "f32", "cpu[threads=1]"] and cells(rows[0])[5:7] ==
-           ["10x", "50x"] and cells(rows[0])[7] == "0 → 0.5",
+           ["10x", "50x"] and cells(rows[0])[7] ==
+           "minor_faults 0 → 0.5, invol_ctx_switches 0.001 → 0.001",
            f"anomaly rows: {rows}")
     # baseline: regressed +10%, improved -20%, failed, removed 1
     base = {c["id"]: c for c in load("baseline.json")["cases"]}
@@ -304,11 +363,27 @@ def t_plot():
         expect(w == 900 and h >= 300, f"{n}.png is {w}x{h}")
         with open(os.path.join(c, f"{n}.svg"), encoding="utf-8") as f:
             expect("<svg" in f.read(2000), f"{n}.svg is not SVG")
-    # no line chart for an op measured at one size only (add_relu), none
-    # for the op that did not run anywhere, no speedup for relu (one
+    # an op measured at one size only (add_relu) gets bars, not lines;
+    # none for the op that did not run anywhere, no speedup for relu (one
     # backend)
-    expect(not os.path.exists(os.path.join(c, "time-add_relu-f32.gp")),
-           "time chart of a single size")
+    with open(os.path.join(c, "time-add_relu-f32.gp"), encoding="utf-8") as f:
+        gp = f.read()
+    expect("with boxes" in gp and "yerrorbars" in gp and
+           "yerrorlines" not in gp, "single size: not a bar chart")
+    with open(os.path.join(c, "time-add_relu-f32.dat"), encoding="utf-8") as f:
+        rows = [l for l in f if not l.startswith("#")]
+    expect(len(rows) >= 1, "bar chart without bars")
+    # the fixture carries roofline objects: a roofline chart of cpu, each
+    # case at FLOPs/byte of its cost model
+    with open(os.path.join(c, "roofline-cpu.dat"), encoding="utf-8") as f:
+        pts = [l.split() for l in f if not l.startswith("#")]
+    ref = json.load(open(os.path.join(d, "mixed.json")))
+    want_pts = {(c2["model"]["flops"] / c2["model"]["bytes"])
+                for c2 in ref["cases"] if c2["backend"] == "cpu" and
+                c2["status"] == "ok" and c2.get("roofline") and
+                c2["model"]["flops"] and c2["model"]["bytes"]}
+    expect(len(pts) >= 1 and {round(float(p[0]), 6) for p in pts} ==
+           {round(v, 6) for v in want_pts}, f"roofline points {pts}")
     expect(not os.path.exists(os.path.join(c, "time-log_softmax-f32.gp")),
            "chart of a case that did not run")
     expect(not os.path.exists(os.path.join(c, "speedup-relu-f32.gp")),
@@ -321,10 +396,19 @@ def t_plot():
     # labels: title, axes with units, legend outside
     with open(os.path.join(c, "time-add-f32.gp"), encoding="utf-8") as f:
         gp = f.read()
+    # SI ticks with units ("10 us", "1M"), legend below the plot
     for s in ("set title", "set xlabel 'size (elements",
-              "set ylabel 'time per call (us)'", "set key outside",
+              "set ylabel 'time per call'", "set format y '%.0s %cs'",
+              "set format x '%.0s%c'", "set key below",
               "set logscale x", "set logscale y", "yerrorlines"):
         expect(s in gp, f"'{s}' not in time-add-f32.gp")
+    # matmul's x axis names M x N x K
+    with open(os.path.join(c, "time-matmul-f32.gp"), encoding="utf-8") as f:
+        gp = f.read()
+    expect("set xlabel 'M x N x K'" in gp and "xtic(5)" in gp, "matmul axis")
+    with open(os.path.join(c, "time-matmul-f32.dat"), encoding="utf-8") as f:
+        dat = f.read()
+    expect(re.search(r'"\d+x\d+x\d+"', dat), "no MxNxK labels")
     # the change chart colours by verdict: one red (regressed) bar
     with open(os.path.join(c, "change.dat"), encoding="utf-8") as f:
         rows = [l.split() for l in f if not l.startswith("#")]

@@ -345,6 +345,112 @@ static void test_ratio_ci_shift(void **state)
     free(a3);
 }
 
+/* P(median of a resample <= v) for the samples 1, 2, ..., n, n odd: at
+ * least (n+1)/2 of the n draws are <= v, each with probability
+ * floor(v)/n.  The binomial tail summed in double from lgamma pmfs: the
+ * exact bootstrap distribution, independent of the sampler. */
+static double exact_median_cdf(size_t n, double v)
+{
+    double p = floor(v) / (double)n;
+    if (p <= 0)
+        return 0;
+    if (p >= 1)
+        return 1;
+    double sum = 0, fn = (double)n;
+    for (size_t k = (n + 1) / 2; k <= n; k++) {
+        double fk = (double)k;
+        sum += exp(lgamma(fn + 1) - lgamma(fk + 1) - lgamma(fn - fk + 1) +
+                   fk * log(p) + (fn - fk) * log1p(-p));
+    }
+    return sum;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Issue 15: above 256 samples a replicate's median is drawn by binomial
+ * halving over the sorted run instead of n draws.  Its distribution
+ * must be the bootstrap's: against the exact distribution (odd n), and
+ * against plain resampling written here (odd and even n, two-sample
+ * Kolmogorov-Smirnov at alpha 1e-3; the seeds are fixed). */
+static void test_boot_median_distribution(void **state)
+{
+    (void)state;
+    enum { B = 60000 };
+    static double got[B], ref[B];
+    /* even sizes twice: -x weighs the lower middle value as x does the
+     * upper one */
+    const size_t sizes[] = {1001, 1000, 301, 258, 258};
+    for (size_t t = 0; t < sizeof sizes / sizeof sizes[0]; t++) {
+        size_t n = sizes[t];
+        double sign = t == 4 ? -1 : 1;
+        double *x = malloc(n * sizeof *x), *scr = malloc(n * sizeof *scr);
+        assert_non_null(x);
+        assert_non_null(scr);
+        /* 1..n in a scrambled order (the run is not sorted); for even n
+         * 2^(rank - n/2), so that the mean of the two middle order
+         * statistics moves by a rank when either of them does */
+        for (size_t i = 0; i < n; i++) {
+            double rank = (double)((i * 7919) % n + 1);
+            x[i] = n % 2 ? rank : sign * ldexp(1, (int)rank - (int)n / 2);
+        }
+        tb_sampleset s = {x, n};
+        assert_int_equal(tb_boot_medians(&s, 1, B, 1234 + t, got), 0);
+        qsort(got, B, sizeof *got, cmp_dbl);
+        if (n % 2) {
+            double tol = 0.004; /* > 5 sd of a 2.5% quantile of B draws */
+            double lo = got[B / 40], hi = got[B - B / 40];
+            assert_true(exact_median_cdf(n, lo) >= 0.025 - tol);
+            assert_true(exact_median_cdf(n, lo - 1) <= 0.025 + tol);
+            assert_true(exact_median_cdf(n, hi) >= 0.975 - tol);
+            assert_true(exact_median_cdf(n, hi - 1) <= 0.975 + tol);
+            assert_true(fabs(exact_median_cdf(n, got[B / 2]) - 0.5) < 0.05);
+        }
+        /* plain resampling with its own generator (xorshift64*) */
+        uint64_t z = 88172645463325252ull + t;
+        for (int b = 0; b < B; b++) {
+            for (size_t i = 0; i < n; i++) {
+                z ^= z >> 12;
+                z ^= z << 25;
+                z ^= z >> 27;
+                uint64_t u = z * 2685821657736338717ull;
+                scr[i] = x[(size_t)((u >> 11) * 0x1p-53 * (double)n)];
+            }
+            ref[b] = tb_median_inplace(scr, n);
+        }
+        qsort(ref, B, sizeof *ref, cmp_dbl);
+        double d = 0;
+        size_t i = 0, j = 0;
+        while (i < B && j < B) {
+            double v = got[i] < ref[j] ? got[i] : ref[j];
+            while (i < B && got[i] <= v)
+                i++;
+            while (j < B && ref[j] <= v)
+                j++;
+            double diff = fabs((double)i - (double)j) / B;
+            d = diff > d ? diff : d;
+        }
+        if (d > 0.0113) { /* sqrt(-ln(1e-3 / 2) / 2) * sqrt(2 / B) */
+            print_error("n %zu: KS distance %g\n", n, d);
+            fail();
+        }
+        free(x);
+        free(scr);
+    }
+    /* a run of equal values has a constant median */
+    double c[1000];
+    for (int i = 0; i < 1000; i++)
+        c[i] = 5;
+    tb_sampleset s = {c, 1000};
+    assert_int_equal(tb_boot_medians(&s, 1, 100, 1, got), 0);
+    for (int i = 0; i < 100; i++)
+        assert_true(got[i] == 5);
+    assert_int_equal(tb_boot_medians(&s, 0, 100, 1, got), TB_EINVAL);
+}
+
 /* ---- verdicts --------------------------------------------------------- */
 
 static void test_identical_unchanged(void **state)
@@ -649,6 +755,146 @@ static void test_counter_regression(void **state)
     tb_resfile_free(b);
 }
 
+/* One ok case "c" (as one_case, the same samples on both sides) with an
+ * instructions record: per_iter (NAN: null), source and isa. */
+static tb_resfile *instr_case(const char *name, double per_iter,
+                              const char *source, const char *isa)
+{
+    double *x = samples(50, 1000, 0.01, 7);
+    spec sp = {"c", NULL, x, 50, 1, 0};
+    cJSON *doc = make_doc(&sp, 1);
+    free(x);
+    cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cases"), 0);
+    cJSON *in = cJSON_AddObjectToObject(c, "instructions");
+    cJSON_AddStringToObject(in, "requested", "callgrind");
+    if (isnan(per_iter))
+        cJSON_AddNullToObject(in, "per_iter");
+    else
+        cJSON_AddNumberToObject(in, "per_iter", per_iter);
+    if (source)
+        cJSON_AddStringToObject(in, "source", source);
+    else
+        cJSON_AddNullToObject(in, "source");
+    if (isa)
+        cJSON_AddStringToObject(in, "isa", isa);
+    else
+        cJSON_AddNullToObject(in, "isa");
+    cJSON_AddNumberToObject(in, "iters", 10);
+    cJSON_AddNullToObject(in, "reason");
+    return load_doc(doc, name);
+}
+
+/* Instructions per iteration: exact counts with their own threshold
+ * (default 0.1%): +0.5% is a counter regression that fails, an equal
+ * count passes. */
+static void test_instr_counts(void **state)
+{
+    (void)state;
+    tb_resfile *base = instr_case("a.json", 160154.9, "callgrind", "avx2");
+    tb_resfile *same = instr_case("b.json", 160154.9, "callgrind", "avx2");
+    tb_resfile *up = instr_case("c.json", 160154.9 * 1.005, "callgrind",
+                                "avx2");
+    tb_resfile *tiny = instr_case("d.json", 160154.9 * 1.0005, "callgrind",
+                                  "avx2");
+    tb_resfile *isa = instr_case("e.json", 160154.9, "callgrind", "scalar");
+    tb_resfile *none = instr_case("f.json", NAN, NULL, NULL);
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    assert_true(o.instr_threshold == 0.001);
+    tb_cmp c;
+
+    const tb_cmp_case *k = compare2(base, same, &o, &c);
+    assert_int_equal(k->instr_dir, 0);
+    assert_true(k->instr_change == 0);
+    assert_false(k->ctr_regressed);
+    assert_false(c.failed);
+    assert_string_equal(k->instr_source, "callgrind");
+    tb_cmp_free(&c);
+
+    char err[256];
+    assert_int_equal(tb_compare(&base, 1, &up, 1, &o, &c, err, sizeof err),
+                     0); /* (the files must outlive c for tb_cmp_json) */
+    k = &c.cases[0];
+    assert_int_equal(k->instr_dir, 1);
+    assert_close(k->instr_change, 0.005, 1e-9);
+    assert_true(k->ctr_regressed);
+    assert_true(c.failed);
+    assert_int_equal(c.n_ctr_regressed, 1);
+    assert_string_equal(tb_cmp_case_verdict(k), "counters");
+    cJSON *j = tb_cmp_json(&c);
+    cJSON *e = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "cases"),
+                                               0),
+                            "counters"),
+        "instructions");
+    assert_non_null(e);
+    assert_string_equal(cJSON_GetObjectItem(e, "verdict")->valuestring,
+                        "regressed");
+    cJSON_Delete(j);
+    tb_cmp_free(&c);
+    /* counters not in --fail-on: reported, not failed */
+    o.fail_on = TB_FAIL_TIME;
+    compare2(base, up, &o, &c);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    tb_cmp_opts_default(&o);
+    /* a larger threshold lets +0.5% pass; below the default passes */
+    o.instr_threshold = 0.01;
+    k = compare2(base, up, &o, &c);
+    assert_int_equal(k->instr_dir, 0);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    tb_cmp_opts_default(&o);
+    k = compare2(base, tiny, &o, &c);
+    assert_int_equal(k->instr_dir, 0);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    /* fewer instructions: an improvement, never a failure */
+    k = compare2(up, base, &o, &c);
+    assert_int_equal(k->instr_dir, -1);
+    assert_true(k->ctr_improved);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    /* different ISA paths are not compared */
+    k = compare2(isa, up, &o, &c);
+    assert_int_equal(k->instr_dir, 0);
+    assert_true(isnan(k->instr_change));
+    assert_non_null(strstr(k->instr_note, "ISA"));
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    /* a side without a count: nothing to compare */
+    k = compare2(none, up, &o, &c);
+    assert_true(isnan(k->instr_old));
+    assert_int_equal(k->instr_dir, 0);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    /* the loader refuses a malformed record, naming it */
+    static const char *const bad[] = {"{\"per_iter\": \"many\"}",
+                                      "{\"per_iter\": -1}",
+                                      "{\"per_iter\": 5}", "[]"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        double *x = samples(50, 1000, 0.01, 7);
+        spec sp = {"c", NULL, x, 50, 1, 0};
+        cJSON *doc = make_doc(&sp, 1);
+        free(x);
+        cJSON_AddItemToObject(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cases"), 0),
+            "instructions", cJSON_Parse(bad[i]));
+        char *text = cJSON_PrintUnformatted(doc);
+        cJSON_Delete(doc);
+        tb_resfile *f = NULL;
+        int rc = tb_resfile_from_text("bad.json", text, strlen(text), &f,
+                                      err, sizeof err);
+        free(text);
+        assert_int_equal(rc, TB_EINVAL);
+        assert_null(f);
+        assert_non_null(strstr(err, "cases[0] (c): instructions"));
+    }
+    tb_resfile *fs[] = {base, same, up, tiny, isa, none};
+    for (size_t i = 0; i < 6; i++)
+        tb_resfile_free(fs[i]);
+}
+
 static void test_status_changes(void **state)
 {
     (void)state;
@@ -931,6 +1177,19 @@ static void test_changepoints(void **state)
     assert_int_equal(starts[1], 14);
     assert_int_equal(tb_changepoints(y, 1, 1, 0, starts), 1);
     assert_int_equal(tb_changepoints(y, 0, 1, 0, starts), TB_EINVAL);
+    /* issue 15: a penalty so large that every cost is infinite gave a
+     * backtrack through uninitialised memory; it is one segment */
+    for (int i = 0; i < 15; i++)
+        y[i] = log(i < 7 ? 1000.0 : 2000.0);
+    for (int i = 0; i < 15; i++)
+        starts[i] = -7;
+    assert_int_equal(tb_changepoints(y, 15, INFINITY, 0, starts), 1);
+    assert_int_equal(starts[0], 0);
+    /* and a series that is not finite is refused, not fitted */
+    y[3] = INFINITY;
+    assert_int_equal(tb_changepoints(y, 15, 1, 0, starts), TB_EINVAL);
+    y[3] = NAN;
+    assert_int_equal(tb_changepoints(y, 15, 1, 0, starts), TB_EINVAL);
 }
 
 static void test_history(void **state)
@@ -1038,7 +1297,7 @@ static void test_export(void **state)
     assert_close(cJSON_GetObjectItem(lat, "upper_value")->valuedouble,
                  c->ci_high_ns, 0);
     cJSON *kl = cJSON_GetObjectItem(cJSON_GetObjectItem(m, c->id),
-                                    "kernel_launches");
+                                    "kernel-launches-per-call");
     assert_close(cJSON_GetObjectItem(kl, "value")->valuedouble, 1, 0);
     cJSON_Delete(m);
 
@@ -1055,6 +1314,211 @@ static void test_export(void **state)
     cJSON_Delete(a);
     tb_resfile_free(f);
     free(x);
+}
+
+/* ---- the cupti object of a case record ------------------------------ */
+
+#define CU_HEAD "{\"schema\": \"tbench.results/1\", \"cases\": [{\"id\": " \
+                "\"x\", " OPDB "\"status\": \"unavailable\", "
+#define CU_MC(h2d)                                                        \
+    "\"memcpy\": {\"h2d\": " h2d ", \"d2h\": {\"count\": 1, \"bytes\": " \
+    "8}, \"d2d\": {\"count\": 0.5, \"bytes\": 4}, \"other\": "            \
+    "{\"count\": 0, \"bytes\": 0}}, "
+#define CU_REST                                                          \
+    "\"memsets\": 0, \"memset_bytes\": 0, \"device_allocs\": 1, "          \
+    "\"device_alloc_bytes\": 64, \"device_frees\": 1, "                     \
+    "\"device_free_bytes\": 64, \"kernels_unlisted\": 0"
+/* A record whose cupti object has `launches` and `kernels`. */
+#define CU_DOC(iters, launches, h2d, kernels)                            \
+    CU_HEAD "\"cupti\": {\"iterations\": " iters ", "                       \
+    "\"kernel_launches\": " launches ", " CU_MC(h2d) CU_REST                 \
+    ", \"kernels\": " kernels "}}]}"
+#define CU_H2D "{\"count\": 2, \"bytes\": 16}"
+#define CU_K1 "{\"name\": \"void f<float>(float*)\", \"count\": 1, " \
+              "\"device_ns\": 1500.5}"
+#define CU_K "[" CU_K1 "]"
+
+static void test_load_cupti(void **state)
+{
+    (void)state;
+    const char *text = CU_DOC("10", "3", CU_H2D, CU_K);
+    tb_resfile *f;
+    char err[512] = "";
+    int rc = tb_resfile_from_text("t.json", text, strlen(text), &f, err,
+                                  sizeof err);
+    if (rc)
+        print_error("%s\n", err);
+    assert_int_equal(rc, 0);
+    const tb_rescase *x = tb_resfile_find(f, "x");
+    assert_int_equal(x->cupti_state, TB_RES_CUPTI_VALID);
+    assert_null(x->cupti_reason);
+    assert_close(x->cupti_ctr[TB_RES_CUPTI_LAUNCHES], 3, 0);
+    assert_close(x->cupti_ctr[TB_RES_CUPTI_MEMCPYS], 3.5, 0); /* 2+1+.5 */
+    assert_close(x->cupti_ctr[TB_RES_CUPTI_MEMSETS], 0, 0);
+    assert_close(x->cupti_ctr[TB_RES_CUPTI_DEVICE_ALLOCS], 1, 0);
+    assert_string_equal(tb_res_cupti_name(TB_RES_CUPTI_MEMCPYS),
+                        "cupti.memcpys");
+    tb_resfile_free(f);
+
+    /* null with the reason; absent (an older file) */
+    text = CU_HEAD "\"cupti\": null, \"cupti_reason\": \"no CUPTI\"}]}";
+    assert_int_equal(tb_resfile_from_text("t.json", text, strlen(text), &f,
+                                          err, sizeof err), 0);
+    x = tb_resfile_find(f, "x");
+    assert_int_equal(x->cupti_state, TB_RES_CUPTI_NULL);
+    assert_string_equal(x->cupti_reason, "no CUPTI");
+    assert_true(isnan(x->cupti_ctr[TB_RES_CUPTI_LAUNCHES]));
+    tb_resfile_free(f);
+    text = CU_HEAD "\"message\": \"m\"}]}";
+    assert_int_equal(tb_resfile_from_text("t.json", text, strlen(text), &f,
+                                          err, sizeof err), 0);
+    assert_int_equal(tb_resfile_find(f, "x")->cupti_state,
+                     TB_RES_CUPTI_ABSENT);
+    tb_resfile_free(f);
+
+    /* malformed: one line naming the case and the field */
+    expect_load_error(CU_HEAD "\"cupti\": null}]}", TB_EINVAL,
+                      "cases[0] (x): cupti is null but cupti_reason is not");
+    expect_load_error(CU_HEAD "\"cupti\": null, \"cupti_reason\": \"\"}]}",
+                      TB_EINVAL, "cupti_reason is not a non-empty string");
+    expect_load_error(CU_HEAD "\"cupti\": 0, \"cupti_reason\": null}]}",
+                      TB_EINVAL, "cases[0] (x): cupti: expected an object");
+    expect_load_error(CU_HEAD "\"cupti\": null, \"cupti_reason\": 7}]}",
+                      TB_EINVAL, "cupti_reason: expected a string or null");
+    expect_load_error(CU_DOC("0", "3", CU_H2D, CU_K), TB_EINVAL,
+                      "cases[0] (x): cupti.iterations: expected an integer");
+    expect_load_error(CU_DOC("2.5", "3", CU_H2D, CU_K), TB_EINVAL,
+                      "cupti.iterations: expected an integer >= 1");
+    expect_load_error(CU_DOC("10", "-1", CU_H2D, CU_K), TB_EINVAL,
+                      "cases[0] (x): cupti.kernel_launches: expected a "
+                      "number >= 0");
+    expect_load_error(CU_DOC("10", "null", CU_H2D, CU_K), TB_EINVAL,
+                      "cupti.kernel_launches: expected a number >= 0");
+    expect_load_error(CU_DOC("10", "1e999", CU_H2D, CU_K), TB_EINVAL,
+                      "cupti.kernel_launches: expected a finite number");
+    expect_load_error(CU_DOC("10", "3", "{\"count\": 2}", CU_K), TB_EINVAL,
+                      "cases[0] (x): cupti.memcpy.h2d: expected");
+    expect_load_error(CU_DOC("10", "3", "[]", CU_K), TB_EINVAL,
+                      "cupti.memcpy.h2d: expected");
+    expect_load_error(CU_DOC("10", "3", CU_H2D, "{}"), TB_EINVAL,
+                      "cases[0] (x): cupti.kernels: expected an array");
+    expect_load_error(CU_DOC("10", "3", CU_H2D,
+                             "[{\"name\": \"\", \"count\": 1, "
+                             "\"device_ns\": 1}]"),
+                      TB_EINVAL, "cupti.kernels[0]: expected");
+    expect_load_error(CU_DOC("10", "3", CU_H2D,
+                             "[" CU_K1 ", {\"name\": \"g\", \"count\": -1, "
+                             "\"device_ns\": 1}]"),
+                      TB_EINVAL, "cupti.kernels[1]: expected");
+}
+
+/* One ok case "c" (the same samples for every seed-1 file) with CUPTI
+ * counts: launches per iteration, or a negative value for "cupti": null
+ * with the reason "no driver", or NAN for no cupti member at all. */
+static tb_resfile *cupti_case(const char *name, double launches)
+{
+    double *x = samples(50, 1000, 0.01, 1);
+    spec s = {"c", NULL, x, 50, 1, 0};
+    cJSON *doc = make_doc(&s, 1);
+    free(x);
+    cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cases"), 0);
+    if (launches < 0) {
+        cJSON_AddNullToObject(c, "cupti");
+        cJSON_AddStringToObject(c, "cupti_reason", "no driver");
+    } else if (!isnan(launches)) {
+        const char *text = CU_DOC("10", "0", CU_H2D, CU_K);
+        cJSON *d = cJSON_Parse(text);
+        assert_non_null(d);
+        cJSON *cu = cJSON_DetachItemFromObject(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(d, "cases"), 0), "cupti");
+        cJSON_Delete(d);
+        cJSON_ReplaceItemInObject(cu, "kernel_launches",
+                                  cJSON_CreateNumber(launches));
+        cJSON_AddItemToObject(c, "cupti", cu);
+        cJSON_AddNullToObject(c, "cupti_reason");
+    }
+    return load_doc(doc, name);
+}
+
+static void test_cupti_regression(void **state)
+{
+    (void)state;
+    tb_resfile *a = cupti_case("old.json", 1);
+    tb_resfile *b = cupti_case("new.json", 3);
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    const tb_cmp_case *k = compare2(a, b, &o, &c);
+    assert_int_equal(k->time, TB_TIME_UNCHANGED);
+    assert_true(k->ctr_regressed);
+    assert_int_equal(k->cu_dir[TB_RES_CUPTI_LAUNCHES], 1);
+    assert_int_equal(k->cu_dir[TB_RES_CUPTI_MEMCPYS], 0);
+    assert_close(k->cu_old[TB_RES_CUPTI_LAUNCHES], 1, 0);
+    assert_close(k->cu_new[TB_RES_CUPTI_LAUNCHES], 3, 0);
+    assert_close(k->cu_new[TB_RES_CUPTI_MEMCPYS], 3.5, 0);
+    assert_string_equal(k->cu_na, "");
+    assert_string_equal(tb_cmp_case_verdict(k), "counters");
+    assert_true(c.failed);
+    tb_cmp_free(&c);
+    o.fail_on = TB_FAIL_TIME | TB_FAIL_STATUS; /* counters not failing */
+    compare2(a, b, &o, &c);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    tb_cmp_opts_default(&o);
+    k = compare2(b, a, &o, &c); /* 3 -> 1: an improvement */
+    assert_true(k->ctr_improved && !k->ctr_regressed);
+    assert_int_equal(k->cu_dir[TB_RES_CUPTI_LAUNCHES], -1);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    tb_resfile *a2 = cupti_case("old2.json", 1);
+    k = compare2(a, a2, &o, &c);
+    assert_false(k->ctr_regressed || k->ctr_improved);
+    assert_string_equal(tb_cmp_case_verdict(k), "unchanged");
+    tb_cmp_free(&c);
+    tb_resfile_free(a);
+    tb_resfile_free(a2);
+    tb_resfile_free(b);
+}
+
+static void test_cupti_one_side(void **state)
+{
+    (void)state;
+    tb_resfile *a = cupti_case("old.json", 1);
+    tb_resfile *n = cupti_case("null.json", -1);
+    tb_resfile *z = cupti_case("none.json", NAN);
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    /* null on the new side: no verdict, says why, never a failure */
+    const tb_cmp_case *k = compare2(a, n, &o, &c);
+    assert_false(k->ctr_regressed || k->ctr_improved);
+    assert_false(c.failed);
+    assert_string_equal(k->cu_na, "no CUPTI verdict: not measured in the "
+                                  "new run: no driver");
+    assert_true(isnan(k->cu_new[TB_RES_CUPTI_LAUNCHES]));
+    assert_close(k->cu_old[TB_RES_CUPTI_LAUNCHES], 1, 0);
+    assert_string_equal(tb_cmp_case_verdict(k), "unchanged");
+    cJSON *j = tb_cmp_json(&c);
+    cJSON *cj = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "cases"), 0);
+    assert_string_equal(tb_json_str(cj, "cupti_no_verdict"), k->cu_na);
+    cJSON *e = cJSON_GetObjectItem(cJSON_GetObjectItem(cj, "counters"),
+                                   "cupti.kernel_launches");
+    assert_string_equal(tb_json_str(e, "verdict"), "not-compared");
+    cJSON_Delete(j);
+    tb_cmp_free(&c);
+    /* absent on the old side (an older file) */
+    k = compare2(z, a, &o, &c);
+    assert_string_equal(k->cu_na, "no CUPTI verdict: not measured in the "
+                                  "old run: the file has no cupti field");
+    tb_cmp_free(&c);
+    /* neither side measured: nothing to say */
+    k = compare2(n, z, &o, &c);
+    assert_string_equal(k->cu_na, "");
+    assert_false(k->ctr_regressed);
+    tb_cmp_free(&c);
+    tb_resfile_free(a);
+    tb_resfile_free(n);
+    tb_resfile_free(z);
 }
 
 int main(void)
@@ -1078,14 +1542,19 @@ int main(void)
         cmocka_unit_test(test_between_run_floor),
         cmocka_unit_test(test_round_floor),
         cmocka_unit_test(test_counter_regression),
+        cmocka_unit_test(test_instr_counts),
         cmocka_unit_test(test_status_changes),
         cmocka_unit_test(test_mismatched_matrices),
         cmocka_unit_test(test_fail_on_parse),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_load_fields),
         cmocka_unit_test(test_changepoints),
+        cmocka_unit_test(test_boot_median_distribution),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_export),
+        cmocka_unit_test(test_load_cupti),
+        cmocka_unit_test(test_cupti_regression),
+        cmocka_unit_test(test_cupti_one_side),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -119,12 +119,14 @@ def t_archs():
            + "; ".join(str(sorted((k, a) for k, a, _ in e)) for e in bins))
 
 
-@case("ldd: no libcuda (the driver) and no dynamic libcudart")
+@case("ldd: no libcuda (the driver), no dynamic libcudart, no libcupti")
 def t_ldd():
     p = subprocess.run(["ldd", MODULE], capture_output=True, text=True)
     expect(p.returncode == 0, p.stderr)
     expect("libcuda.so" not in p.stdout, p.stdout)
     expect("libcudart" not in p.stdout, p.stdout)
+    # CUPTI is dlopen'ed by the counting pass, never linked
+    expect("libcupti" not in p.stdout, p.stdout)
 
 
 @case("list --json: cuda unavailable with the cudart reason, archs in doc")
@@ -176,8 +178,15 @@ def t_run():
     for c in cuda:
         expect(c["status"] == "unavailable", c["status"])
         expect(NO_DRIVER_REASON in json.dumps(c), json.dumps(c)[:400])
+        # never counted: null with the reason, never zero counts
+        expect(c["cupti"] is None and
+               c["cupti_reason"] == "not counted: the case is unavailable",
+               f"{c['id']}: cupti {c.get('cupti')} {c.get('cupti_reason')}")
     for c in cpu:
         expect(c["status"] == "ok", c["status"])
+        expect(c["cupti"] is None and c["cupti_reason"] ==
+               "backend cpu counts no device activity",
+               f"{c['id']}: cupti {c.get('cupti')} {c.get('cupti_reason')}")
     expect(doc["env"]["build"]["gpu_archs"] == " ".join(ARCHS),
            str(doc["env"]["build"].get("gpu_archs")))
 

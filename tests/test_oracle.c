@@ -74,7 +74,8 @@ static const char *const base_ops[] = {
 
 /* Ops with their own test files: creation ops (test_create.c), in-place
  * forms and unfused compositions (test_forms.c), optimizer steps
- * (test_optim.c), svd/qr/eigh (test_linalg.c).  Each of those checks that
+ * (test_optim.c), svd/qr/eigh (test_linalg.c), calibration ops
+ * (test_calib.c).  Each of those checks that
  * every op of its categories has oracle vectors in both dtypes. */
 static bool tested_elsewhere(const tb_op *op)
 {
@@ -84,6 +85,9 @@ static bool tested_elsewhere(const tb_op *op)
     case TB_CAT_OPTIMIZER:
     case TB_CAT_LINALG:
     case TB_CAT_UNFUSED:
+    case TB_CAT_CALIB:
+    case TB_CAT_BACKWARD: /* test_backward.c */
+    case TB_CAT_WORKLOAD: /* test_autograd.c */
         return true;
     default:
         return false;
@@ -635,6 +639,87 @@ static void test_special_rsqrt(void **state)
 {
     (void)state;
     special_run("rsqrt", want_rsqrt);
+}
+
+/* max, min and argmax of long contiguous lanes (the vector paths of the
+ * portable kernels), against a scalar scan written here: a NaN at the
+ * start, the middle or the end (max/min NaN, argmax its first index),
+ * none, several equal maxima, signed zeros and infinities, at lengths
+ * around the vector and block sizes. */
+static void test_reduce_contig(void **state)
+{
+    (void)state;
+    void *ctx = cpu_new();
+    static const int lens[] = {16, 17, 31, 32, 33, 63, 64, 65, 100, 257,
+                               1000, 4099};
+    static const char *const ops[] = {"max", "min", "argmax"};
+    uint64_t seed = 12345;
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        int n = lens[li];
+        for (int kind = 0; kind < 7; kind++) {
+            for (int d = 0; d < TB_DTYPE_COUNT; d++) {
+                tb_dtype dt = (tb_dtype)d;
+                tb_tensor x;
+                tensor_new(&x, dt, SHAPE(n));
+                for (int i = 0; i < n; i++) {
+                    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                    double v = (double)(int64_t)(seed >> 40) / (1 << 20) - 8;
+                    tb_tensor_set(&x, i, v);
+                }
+                /* kinds: 0 plain, 1-3 NaN first/middle/last, 4 the max
+                 * twice (first wins), 5 signed zeros only, 6 infinities */
+                if (kind == 1)
+                    tb_tensor_set(&x, 0, NAN);
+                if (kind == 2)
+                    tb_tensor_set(&x, n / 2, NAN);
+                if (kind == 3)
+                    tb_tensor_set(&x, n - 1, NAN);
+                if (kind == 4) {
+                    tb_tensor_set(&x, n / 3, 99);
+                    tb_tensor_set(&x, n - 2, 99);
+                }
+                if (kind == 5)
+                    for (int i = 0; i < n; i++)
+                        tb_tensor_set(&x, i, i % 3 ? 0.0 : -0.0);
+                if (kind == 6) {
+                    tb_tensor_set(&x, n / 4, INFINITY);
+                    tb_tensor_set(&x, n / 5, -INFINITY);
+                }
+                for (int o = 0; o < 3; o++) {
+                    const tb_op *op = op_find(ops[o]);
+                    /* the scalar scan: first NaN wins, else the first
+                     * strict improvement */
+                    double m = tb_tensor_get(&x, 0);
+                    int at = 0;
+                    for (int i = 1; i < n && m == m; i++) {
+                        double v = tb_tensor_get(&x, i);
+                        if (v != v || (o == 1 ? v < m : v > m)) {
+                            m = v;
+                            at = i;
+                        }
+                    }
+                    tb_params p;
+                    memset(&p, 0, sizeof p);
+                    tb_tensor g;
+                    assert_int_equal(run_cpu(ctx, ext_kernel(op, dt, &p), op,
+                                             dt, &x, &p, &g),
+                                     0);
+                    double got = tb_tensor_get(&g, 0);
+                    if (o == 2) {
+                        if (got != at)
+                            fail_msg("argmax n=%d kind=%d %s: got %g, want %d",
+                                     n, kind, tb_dtype_name(dt), got, at);
+                    } else if (isnan(m) ? !isnan(got) : got != m) {
+                        fail_msg("%s n=%d kind=%d %s: got %g, want %g",
+                                 ops[o], n, kind, tb_dtype_name(dt), got, m);
+                    }
+                    tb_tensor_destroy(&g);
+                }
+                tb_tensor_destroy(&x);
+            }
+        }
+    }
+    B->destroy(ctx);
 }
 
 /* NaN in reductions, maximum/minimum, pooling and softmax lanes. */
@@ -1343,6 +1428,7 @@ int main(int argc, char **argv)
         T(special_softplus),
         T(special_rsqrt),
         T(special_nan),
+        T(reduce_contig),
         T(strided_views),
         T(strided_stride0),
         T(shape_rules),

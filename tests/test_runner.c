@@ -575,6 +575,113 @@ static void test_unfused(void **state)
 
 /* Case ids and config errors of the forms: "@alloc" ids, creation ops
  * planned from their output shape. */
+/* ---- the counting pass (backend slot `count`) ---------------------------- */
+
+static int count_calls, count_rc;
+static uint64_t count_iters, count_launches;
+
+/* A device profiler stand-in: the launches the calls made, per call. */
+static int fake_count(void *ctx, tb_count_run_fn run, void *arg,
+                      uint64_t iters, tb_dev_counts *out)
+{
+    fake_ctx *f = ctx;
+    count_calls++;
+    count_iters = iters;
+    uint64_t before = f->launches;
+    int rc = run(arg, iters);
+    count_launches = f->launches - before;
+    if (rc)
+        return rc;
+    if (count_rc)
+        return count_rc;
+    out->valid = true;
+    out->kernel_launches = (double)count_launches / (double)iters;
+    return 0;
+}
+
+static const tb_backend fake_dev_backend = {
+    .name = "fakedev",
+    .doc = "test double with a counting pass",
+    .probe = fake_probe,
+    .axes = fake_axes,
+    .create = fake_create,
+    .destroy = fake_destroy,
+    .alloc = fake_alloc,
+    .free = fake_free,
+    .upload = fake_copy,
+    .download = fake_copy,
+    .kernel = fake_kernel,
+    .counters = fake_counters,
+    .count = fake_count,
+};
+
+/* Once per case, after round 0's sampling, TB_COUNT_ITERS calls made as
+ * the samples make them; never again in later rounds; not for a case
+ * that failed its check; a backend without the slot says so. */
+static void test_count_pass(void **state)
+{
+    (void)state;
+    tb_runner *r;
+    tb_result res;
+    memset(&fake_state, 0, sizeof fake_state);
+    count_calls = count_rc = 0;
+    assert_int_equal(tb_runner_create(&r, NULL), 0);
+    tb_case c = make_case(TB_OP_add, TB_F32, 300);
+    c.backend = &fake_dev_backend;
+    memset(&res, 0, sizeof res);
+    for (int round = 0; round < 3; round++) {
+        tb_runner_round(r, &c, round, 3, &res);
+        assert_int_equal(res.status, TB_STATUS_OK);
+        assert_int_equal(count_calls, 1);
+    }
+    assert_int_equal(count_iters, TB_COUNT_ITERS);
+    assert_int_equal(count_launches, TB_COUNT_ITERS);
+    assert_true(res.dev.valid && res.dev.kernel_launches == 1.0);
+    assert_int_equal(res.dev.iters, TB_COUNT_ITERS);
+    tb_result_free(&res);
+
+    /* an unfused composition: two kernels a call */
+    count_calls = 0;
+    tb_case u = make_case(TB_OP_add_relu_unfused, TB_F32, 300);
+    u.backend = &fake_dev_backend;
+    tb_runner_run(r, &u, &res);
+    assert_int_equal(res.status, TB_STATUS_OK);
+    assert_int_equal(count_calls, 1);
+    assert_int_equal(count_launches, 2 * TB_COUNT_ITERS);
+    assert_true(res.dev.valid && res.dev.kernel_launches == 2.0);
+    tb_result_free(&res);
+
+    /* a pass whose calls fail: the case is an error */
+    count_calls = 0;
+    count_rc = TB_EIO;
+    tb_runner_run(r, &c, &res);
+    assert_int_equal(count_calls, 1);
+    assert_int_equal(res.status, TB_STATUS_ERROR);
+    assert_non_null(strstr(res.message, "while counting"));
+    tb_result_free(&res);
+    count_rc = 0;
+
+    /* failed its check: never counted */
+    count_calls = 0;
+    fake_state.bug = 1;
+    tb_runner_run(r, &c, &res);
+    assert_int_equal(res.status, TB_STATUS_FAILED_CHECK);
+    assert_int_equal(count_calls, 0);
+    assert_false(res.dev.valid);
+    tb_result_free(&res);
+    fake_state.bug = 0;
+
+    /* no slot: not valid, with the reason */
+    c.backend = &fake_backend;
+    tb_runner_run(r, &c, &res);
+    assert_int_equal(res.status, TB_STATUS_OK);
+    assert_false(res.dev.valid);
+    assert_string_equal(res.dev.reason,
+                        "backend fake counts no device activity");
+    tb_result_free(&res);
+    tb_runner_destroy(r);
+}
+
 static void test_plan_forms(void **state)
 {
     (void)state;
@@ -695,6 +802,7 @@ int main(void)
         cmocka_unit_test(test_alloc_outputs),
         cmocka_unit_test(test_inplace),
         cmocka_unit_test(test_unfused),
+        cmocka_unit_test(test_count_pass),
         cmocka_unit_test(test_plan_forms),
         cmocka_unit_test(test_plan_ids_and_sweeps),
         cmocka_unit_test(test_plan_errors),

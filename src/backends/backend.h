@@ -12,6 +12,7 @@
 #ifndef TB_BACKENDS_BACKEND_H
 #define TB_BACKENDS_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,44 @@ typedef struct tb_backend_counters {
     uint64_t device_allocs;
     uint64_t device_alloc_bytes;
 } tb_backend_counters;
+
+/* What a number of calls did on a device, per call, as a device
+ * profiler saw it (the CUDA module: CUPTI activity records).  When
+ * `valid` is false every figure is unknown and `reason` says why
+ * (profiler absent, refused, records dropped...): never read as zero. */
+#define TB_DEV_MAX_KERNELS 32
+#define TB_DEV_NAME_MAX 256
+
+typedef enum {
+    TB_DEV_H2D,
+    TB_DEV_D2H,
+    TB_DEV_D2D,
+    TB_DEV_OTHER, /* host to host, arrays, peer to peer */
+    TB_DEV_NDIR,
+} tb_dev_dir;
+
+typedef struct tb_dev_kernel {
+    char name[TB_DEV_NAME_MAX]; /* demangled */
+    double count;               /* launches per call */
+    double ns;                  /* device time per call */
+} tb_dev_kernel;
+
+typedef struct tb_dev_counts {
+    bool valid;
+    char reason[256];
+    uint64_t iters; /* calls counted over */
+    double kernel_launches;
+    double memcpy_count[TB_DEV_NDIR], memcpy_bytes[TB_DEV_NDIR];
+    double memsets, memset_bytes;
+    double device_allocs, device_alloc_bytes;
+    double device_frees, device_free_bytes;
+    int n_kernels; /* kernels in order of first launch */
+    tb_dev_kernel kernel[TB_DEV_MAX_KERNELS];
+    double kernels_unlisted; /* launches of kernels beyond the list */
+} tb_dev_counts;
+
+/* Runs `iters` calls of the case being counted; 0 or a TB_E* code. */
+typedef int (*tb_count_run_fn)(void *arg, uint64_t iters);
 
 /* A kernel: computes out[0..n_out) from in[0..n_in) with parameters p.
  * Tensors live in the backend's memory.  Returns 0 or a TB_E* code. */
@@ -77,6 +116,13 @@ typedef struct tb_backend {
 
     /* (optional) Cumulative counters since create. */
     void (*counters)(void *ctx, tb_backend_counters *out);
+
+    /* (optional) Counting pass, never inside timed samples: start the
+     * device profiler, call run(arg, iters), wait for the device, stop,
+     * and fill *out with the per-call counts (out->valid false with the
+     * reason when they are unknown).  Returns run's error, else 0. */
+    int (*count)(void *ctx, tb_count_run_fn run, void *arg, uint64_t iters,
+                 tb_dev_counts *out);
 } tb_backend;
 
 /* All compiled-in backends and module slots, in a fixed order. */
@@ -87,5 +133,9 @@ const tb_backend *tb_backend_find(const char *name);
 int tb_backend_sync(const tb_backend *b, void *ctx);
 void tb_backend_counters_read(const tb_backend *b, void *ctx,
                               tb_backend_counters *out);
+/* b->count, or for a backend without one: out not valid, with the
+ * reason "backend NAME counts no device activity", and 0. */
+int tb_backend_count(const tb_backend *b, void *ctx, tb_count_run_fn run,
+                     void *arg, uint64_t iters, tb_dev_counts *out);
 
 #endif

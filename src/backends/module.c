@@ -8,13 +8,14 @@
  * and every slot call is forwarded to the backend it returns.  A module
  * that cannot be loaded is unavailable with dlopen's reason; a loaded
  * one answers the probe itself (src/backends/cuda/module.cu). */
-#include <dlfcn.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
+#include "plugin.h"
 #include "../base/error.h"
 #include "tb_config.h"
 
@@ -22,28 +23,17 @@ typedef const tb_backend *(*tb_module_entry)(void);
 
 static const tb_backend *cuda_impl;
 
-/* Try dir/file; on success set *out.  Appends the dlerror to why. */
+/* Try dir/file; on success set *out.  Appends the dlerror to why.
+ * The dlopen and dlsym are plugin.c's, shared with plugins. */
 static int module_open(const char *dir, const char *file,
                        const tb_backend **out, char *why, size_t len)
 {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        size_t used = strlen(why);
-        snprintf(why + used, len - used, "%s%s", used ? "; " : "",
-                 dlerror());
+    void *h, *fn;
+    if (tb_dl_entry(path, "tb_module_backend", &h, &fn, why, len))
         return TB_EUNAVAILABLE;
-    }
-    tb_module_entry entry = (tb_module_entry)dlsym(h, "tb_module_backend");
-    if (!entry) {
-        size_t used = strlen(why);
-        snprintf(why + used, len - used, "%s%.512s: no tb_module_backend",
-                 used ? "; " : "", path);
-        dlclose(h);
-        return TB_EUNAVAILABLE;
-    }
-    *out = entry();
+    *out = ((tb_module_entry)(uintptr_t)fn)();
     return 0;
 }
 
@@ -110,6 +100,11 @@ static void cuda_counters(void *ctx, tb_backend_counters *out)
 {
     tb_backend_counters_read(cuda_impl, ctx, out);
 }
+static int cuda_count(void *ctx, tb_count_run_fn run, void *arg,
+                      uint64_t iters, tb_dev_counts *out)
+{
+    return tb_backend_count(cuda_impl, ctx, run, arg, iters, out);
+}
 
 const tb_backend tb_backend_cuda = {
     .name = "cuda",
@@ -128,4 +123,5 @@ const tb_backend tb_backend_cuda = {
     .sync = cuda_sync,
     .kernel = cuda_kernel,
     .counters = cuda_counters,
+    .count = cuda_count,
 };

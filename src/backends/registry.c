@@ -1,7 +1,10 @@
 /* The list of backends tbench knows, in a fixed order.  Compiled-in
- * backends come first; module slots (loaded at run time) after. */
+ * backends come first; module slots (loaded at run time) after; then
+ * the plugins loaded by this process (plugin.h), in load order. */
 #include "backend.h"
+#include "plugin.h"
 
+#include <stdio.h>
 #include <string.h>
 
 extern const tb_backend tb_backend_cpu;
@@ -15,10 +18,18 @@ static const tb_backend *const backends[] = {
     &tb_backend_cuda,
 };
 
+#define N_BUILTIN (sizeof backends / sizeof backends[0])
+
 const tb_backend *const *tb_backend_list(int *n)
 {
-    *n = (int)(sizeof backends / sizeof backends[0]);
-    return backends;
+    static const tb_backend *all[N_BUILTIN + TB_MAX_PLUGINS];
+    int k = 0;
+    for (size_t i = 0; i < N_BUILTIN; i++)
+        all[k++] = backends[i];
+    for (int i = 0; i < tb_plugin_count(); i++)
+        all[k++] = tb_plugin_backend(i);
+    *n = k;
+    return all;
 }
 
 const tb_backend *tb_backend_find(const char *name)
@@ -42,4 +53,16 @@ void tb_backend_counters_read(const tb_backend *b, void *ctx,
     memset(out, 0, sizeof *out);
     if (b->counters)
         b->counters(ctx, out);
+}
+
+int tb_backend_count(const tb_backend *b, void *ctx, tb_count_run_fn run,
+                     void *arg, uint64_t iters, tb_dev_counts *out)
+{
+    memset(out, 0, sizeof *out);
+    out->iters = iters;
+    if (b->count)
+        return b->count(ctx, run, arg, iters, out);
+    snprintf(out->reason, sizeof out->reason,
+             "backend %s counts no device activity", b->name);
+    return 0;
 }

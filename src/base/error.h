@@ -19,7 +19,8 @@
     X(RANGE, "value out of range")                                        \
     X(NOTFOUND, "not found")                                              \
     X(NUMERIC, "numerical failure")                                       \
-    X(CONVERGE, "the iteration did not converge")
+    X(CONVERGE, "the iteration did not converge")                        \
+    X(FAIL, "the backend reported a failure")
 
 typedef enum {
     TB_OK = 0,

@@ -3,6 +3,7 @@
  * (compare: no regression of a kind in --fail-on), 1 compare found such
  * regressions, 2 usage or input error (one line on stderr). */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,14 +21,17 @@
 typedef struct cli {
     const char *cmd;
     const char *format, *output, *fail_on;
+    const char *backends; /* compare --backends OLD,NEW */
     double threshold, alpha, penalty;
+    double instr_threshold;
     bool vs_seen;
     int n_old, n_new;   /* positionals before and after --vs */
     const char **files; /* every positional, old ones first */
 } cli;
 
 enum { OPT_THRESHOLD = 1, OPT_ALPHA = 2, OPT_FORMAT = 4, OPT_FAILON = 8,
-       OPT_PENALTY = 16, OPT_OUTPUT = 32, OPT_VS = 64 };
+       OPT_PENALTY = 16, OPT_OUTPUT = 32, OPT_VS = 64,
+       OPT_INSTR_THRESHOLD = 128, OPT_BACKENDS = 256 };
 
 /* A number from an option value: digits, optionally ending in '%' when
  * pct is set.  false when malformed. */
@@ -46,73 +50,81 @@ static bool parse_num(const char *s, bool pct, double *out)
     return true;
 }
 
-/* Parse argv (argv[0] is the command) accepting the options in `allow`.
- * Returns 0, or EXIT_USAGE after printing the message. */
+/* Parse argv (argv[0] is the command) accepting the options in `allow`,
+ * with getopt_long like every command ("--x=v", "-oFILE", "--" ends the
+ * options).  The files keep their order around --vs (getopt's "-" mode
+ * hands positionals back in place).  Returns 0, -1 after --help, or
+ * EXIT_USAGE after printing the message. */
 static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
 {
+    static const struct option longopts[] = {
+        {"threshold", required_argument, NULL, 1000 + OPT_THRESHOLD},
+        {"alpha", required_argument, NULL, 1000 + OPT_ALPHA},
+        {"format", required_argument, NULL, 1000 + OPT_FORMAT},
+        {"fail-on", required_argument, NULL, 1000 + OPT_FAILON},
+        {"penalty", required_argument, NULL, 1000 + OPT_PENALTY},
+        {"instr-threshold", required_argument, NULL,
+         1000 + OPT_INSTR_THRESHOLD},
+        {"backends", required_argument, NULL, 1000 + OPT_BACKENDS},
+        {"output", required_argument, NULL, 'o'},
+        {"vs", no_argument, NULL, 1000 + OPT_VS},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     c->files = calloc((size_t)argc, sizeof *c->files);
     if (!c->files) {
         fprintf(stderr, "tbench: out of memory\n");
         return EXIT_USAGE;
     }
-    char msg[256];
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            tb_usage(stdout);
-            return -1;
-        }
-        if ((allow & OPT_VS) && !strcmp(a, "--vs")) {
-            if (c->vs_seen)
-                return tb_usage_error("compare: '--vs' given twice%s", "");
-            c->vs_seen = true;
-            continue;
-        }
-        if (a[0] != '-' || !a[1]) {
-            c->files[c->n_old + c->n_new] = a;
+    int o;
+    opterr = 0;
+    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
+    while ((o = getopt_long(argc, argv, "-:o:h", longopts, NULL)) != -1) {
+        const char *val = optarg;
+        /* long options return 1000 + their bit: getopt's "-" mode
+         * returns 1 for a positional */
+        unsigned bit = o == 'o' ? OPT_OUTPUT
+                       : o >= 1000 ? (unsigned)(o - 1000) : 0;
+        if (o == 1) { /* a file, in its place */
+            c->files[c->n_old + c->n_new] = val;
             if (c->vs_seen)
                 c->n_new++;
             else
                 c->n_old++;
             continue;
         }
-        static const struct {
-            const char *name;
-            unsigned bit;
-        } opts[] = {{"--threshold", OPT_THRESHOLD}, {"--alpha", OPT_ALPHA},
-                    {"--format", OPT_FORMAT},       {"--fail-on", OPT_FAILON},
-                    {"--penalty", OPT_PENALTY},     {"--output", OPT_OUTPUT},
-                    {"-o", OPT_OUTPUT}};
-        unsigned bit = 0;
-        const char *val = NULL;
-        for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
-            size_t l = strlen(opts[k].name);
-            if (!strncmp(a, opts[k].name, l) &&
-                (a[l] == '\0' || (a[l] == '=' && a[1] == '-'))) {
-                bit = opts[k].bit;
-                val = a[l] == '=' ? a + l + 1 : NULL;
-                break;
-            }
+        if (o == 'h') {
+            tb_cmd_usage(stdout, c->cmd);
+            return -1;
         }
+        if (o == '?' || o == ':')
+            return tb_opt_error(c->cmd, o, argv, longopts);
         if (!(bit & allow)) {
-            snprintf(msg, sizeof msg, "%s: unknown option '%%s'", c->cmd);
-            return tb_usage_error(msg, a);
-        }
-        if (!val) {
-            if (i + 1 >= argc) {
-                snprintf(msg, sizeof msg, "%s: option '%%s' needs a value",
-                         c->cmd);
-                return tb_usage_error(msg, a);
-            }
-            val = argv[++i];
+            fprintf(stderr, "tbench: %s: option '%s' is not an option of "
+                    "this command\nTry 'tbench help %s'.\n", c->cmd,
+                    argv[optind - 1], c->cmd);
+            return EXIT_USAGE;
         }
         switch (bit) {
+        case OPT_VS:
+            if (c->vs_seen)
+                return tb_usage_error("compare: '--vs' given twice%s", "");
+            c->vs_seen = true;
+            break;
         case OPT_THRESHOLD:
             if (!parse_num(val, true, &c->threshold) || c->threshold < 0 ||
                 c->threshold > 1000)
                 return tb_usage_error("--threshold: expected a percentage "
                                       "from 0 to 1000, got '%s'", val);
             c->threshold /= 100;
+            break;
+        case OPT_INSTR_THRESHOLD:
+            if (!parse_num(val, true, &c->instr_threshold) ||
+                c->instr_threshold < 0 || c->instr_threshold > 1000)
+                return tb_usage_error("--instr-threshold: expected a "
+                                      "percentage from 0 to 1000, got '%s'",
+                                      val);
+            c->instr_threshold /= 100;
             break;
         case OPT_ALPHA:
             if (!parse_num(val, false, &c->alpha) || !(c->alpha > 0) ||
@@ -129,7 +141,15 @@ static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
         case OPT_FORMAT: c->format = val; break;
         case OPT_FAILON: c->fail_on = val; break;
         case OPT_OUTPUT: c->output = val; break;
+        case OPT_BACKENDS: c->backends = val; break;
         }
+    }
+    for (; optind < argc; optind++) { /* after "--": files only */
+        c->files[c->n_old + c->n_new] = argv[optind];
+        if (c->vs_seen)
+            c->n_new++;
+        else
+            c->n_old++;
     }
     return 0;
 }
@@ -193,10 +213,12 @@ static int text_format(const char *f)
 
 int tb_cmd_compare(int argc, char **argv)
 {
-    cli c = {.cmd = "compare", .threshold = NAN, .alpha = NAN};
+    cli c = {.cmd = "compare", .threshold = NAN, .alpha = NAN,
+             .instr_threshold = NAN};
     int rc = parse_cli(argc, argv,
                        OPT_THRESHOLD | OPT_ALPHA | OPT_FORMAT | OPT_FAILON |
-                           OPT_OUTPUT | OPT_VS,
+                           OPT_OUTPUT | OPT_VS | OPT_INSTR_THRESHOLD |
+                               OPT_BACKENDS,
                        &c);
     tb_resfile **files = NULL;
     int nf = c.n_old + c.n_new;
@@ -210,6 +232,8 @@ int tb_cmd_compare(int argc, char **argv)
         o.threshold = c.threshold;
     if (!isnan(c.alpha))
         o.alpha = c.alpha;
+    if (!isnan(c.instr_threshold))
+        o.instr_threshold = c.instr_threshold;
     int fmt = text_format(c.format);
     if (fmt < 0)
         rc = tb_usage_error("compare: --format: expected text, md or json, "
@@ -242,6 +266,28 @@ int tb_cmd_compare(int argc, char **argv)
     }
     tb_cmp cmp;
     char err[1024];
+    if (c.backends) { /* --backends OLD,NEW: two backends' cases as one */
+        const char *comma = strchr(c.backends, ',');
+        char old_be[64];
+        if (!comma || comma == c.backends || !comma[1] ||
+            strchr(comma + 1, ',') ||
+            (size_t)(comma - c.backends) >= sizeof old_be) {
+            rc = tb_usage_error("compare: --backends: expected OLD,NEW "
+                                "(two backend names), got '%s'",
+                                c.backends);
+            goto out;
+        }
+        snprintf(old_be, sizeof old_be, "%.*s",
+                 (int)(comma - c.backends), c.backends);
+        for (int i = 0; i < nf; i++)
+            if (tb_resfile_pick_backend(files[i],
+                                        i < c.n_old ? old_be : comma + 1,
+                                        err, sizeof err)) {
+                fprintf(stderr, "tbench: %s\n", err);
+                rc = EXIT_USAGE;
+                goto out;
+            }
+    }
     if (tb_compare(files, c.n_old, files + c.n_old, c.n_new, &o, &cmp, err,
                    sizeof err)) {
         fprintf(stderr, "tbench: %s\n", err);
@@ -377,6 +423,17 @@ int tb_cmd_export(int argc, char **argv)
         return EXIT_USAGE;
     }
     cJSON *doc = tb_export(f, fmt);
+    if (doc && fmt != TB_EXPORT_GBENCH && cJSON_GetArraySize(doc) == 0) {
+        /* bmf and gab hold measured values only; an empty upload would
+         * read as a run that measured nothing, not as an error */
+        fprintf(stderr, "tbench: export: %s: no case with status ok, so "
+                "nothing to export as %s (the file has %d case%s)\n",
+                c.files[0], c.format, f->n, f->n == 1 ? "" : "s");
+        cJSON_Delete(doc);
+        tb_resfile_free(f);
+        free(c.files);
+        return EXIT_USAGE;
+    }
     rc = emit_json(c.output, doc);
     cJSON_Delete(doc);
     tb_resfile_free(f);

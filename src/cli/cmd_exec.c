@@ -16,6 +16,7 @@
 #include "../backends/backend.h"
 #include "../base/error.h"
 #include "../base/fileio.h"
+#include "../base/outdir.h"
 #include "../ops/npy.h"
 #include "commands.h"
 #include "../harness/config.h"
@@ -194,7 +195,7 @@ int tb_cmd_exec(int argc, char **argv)
     int n_inputs = 0;
     int c;
     opterr = 0;
-    optind = 1;
+    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
     while ((c = getopt_long(argc, argv, ":s:p:d:b:S:o:i:h", longopts,
                             NULL)) != -1) {
         switch (c) {
@@ -210,13 +211,9 @@ int tb_cmd_exec(int argc, char **argv)
         case 'b': backend = optarg; break;
         case 'S': seed_s = optarg; break;
         case 'o': outdir = optarg; break;
-        case 'h': tb_usage(stdout); return EXIT_OKAY;
-        case ':':
-            return tb_usage_error("exec: option '%s' needs a value",
-                                  argv[optind - 1]);
+        case 'h': tb_cmd_usage(stdout, "exec"); return EXIT_OKAY;
         default:
-            return tb_usage_error("exec: unknown option '%s'",
-                                  argv[optind - 1]);
+            return tb_opt_error("exec", c, argv, longopts);
         }
     }
     if (optind != argc - 1)
@@ -225,6 +222,9 @@ int tb_cmd_exec(int argc, char **argv)
         return EXIT_USAGE;
     const char *opname = argv[optind];
     char err[1024];
+    /* the files go to DIR.tmp-XXXXXX, renamed to DIR at the end: a
+     * failed write (a full disk) leaves no half-written DIR */
+    tb_outdir od = {.tmp = ""};
     const tb_op *op = tb_op_find(opname);
     if (!op)
         return tb_usage_error("exec: unknown op '%s' (see 'tbench list')",
@@ -384,7 +384,7 @@ int tb_cmd_exec(int argc, char **argv)
                 backend, cs->unavailable_reason);
         goto out;
     }
-    if (tb_mkdir_p(outdir, err, sizeof err)) {
+    if (tb_outdir_begin(&od, outdir, err, sizeof err)) {
         fprintf(stderr, "tbench: exec: -o: %s\n", err);
         goto out;
     }
@@ -394,7 +394,7 @@ int tb_cmd_exec(int argc, char **argv)
         goto out;
     }
     tb_result res;
-    x.dir = outdir;
+    x.dir = od.tmp;
     x.c = cs;
     x.doc = cJSON_CreateObject();
     cJSON_AddStringToObject(x.doc, "id", cs->id);
@@ -409,7 +409,9 @@ int tb_cmd_exec(int argc, char **argv)
         if (tb_params_has(&cs->params, i))
             cJSON_AddNumberToObject(pj, op->params[i].name,
                                     cs->params.v[i]);
-    cJSON_AddNumberToObject(x.doc, "seed", (double)seed);
+    char sd[24]; /* a JSON integer, exact above 2^53 too */
+    snprintf(sd, sizeof sd, "%llu", seed);
+    cJSON_AddRawToObject(x.doc, "seed", sd);
     char hex[32]; /* 64-bit seeds do not survive a JSON double */
     snprintf(hex, sizeof hex, "0x%016llx", (unsigned long long)cs->seed);
     cJSON_AddStringToObject(x.doc, "input_seed", hex);
@@ -431,7 +433,12 @@ int tb_cmd_exec(int argc, char **argv)
     }
     tb_result_free(&res);
     if (wrc) {
-        fprintf(stderr, "tbench: exec: %s\n", x.err);
+        /* a message that names the temporary folder names DIR */
+        size_t tl = strlen(od.tmp);
+        if (!strncmp(x.err, od.tmp, tl))
+            fprintf(stderr, "tbench: exec: %s%s\n", od.target, x.err + tl);
+        else
+            fprintf(stderr, "tbench: exec: %s\n", x.err);
         goto out;
     }
     if (res.status != TB_STATUS_OK && res.status != TB_STATUS_FAILED_CHECK) {
@@ -439,8 +446,8 @@ int tb_cmd_exec(int argc, char **argv)
                 res.message);
         goto out;
     }
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/exec.json", outdir);
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/exec.json", od.tmp);
     char *text = cJSON_Print(x.doc);
     if (!text || tb_write_atomic(path, text, strlen(text), err, sizeof err)) {
         fprintf(stderr, "tbench: exec: %s\n", text ? err : "out of memory");
@@ -448,12 +455,17 @@ int tb_cmd_exec(int argc, char **argv)
         goto out;
     }
     free(text);
+    if (tb_outdir_commit(&od, err, sizeof err)) {
+        fprintf(stderr, "tbench: exec: -o: %s\n", err);
+        goto out;
+    }
     printf("%s: %s (%s); files in %s\n", cs->id, tb_status_name(res.status),
            res.impl ? res.impl : "?", outdir);
     if (res.status == TB_STATUS_FAILED_CHECK)
         fprintf(stderr, "tbench: exec: check failed: %s\n", res.message);
     rc = res.status == TB_STATUS_OK ? EXIT_OKAY : EXIT_CASES;
 out:
+    tb_outdir_discard(&od); /* nothing left after a commit */
     given_free(given, n_inputs, rc);
     cJSON_Delete(x.doc);
     tb_runner_destroy(runner);

@@ -47,18 +47,14 @@ int tb_cmd_merge(int argc, char **argv)
     tb_merge_opts mo = {0};
     int c;
     opterr = 0;
-    optind = 1;
+    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
     while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'M': mo.allow_mixed_hosts = true; break;
-        case 'h': tb_usage(stdout); return EXIT_OKAY;
-        case ':':
-            return tb_usage_error("merge: option '%s' needs a value",
-                                  argv[optind - 1]);
+        case 'h': tb_cmd_usage(stdout, "merge"); return EXIT_OKAY;
         default:
-            return tb_usage_error("merge: unknown option '%s'",
-                                  argv[optind - 1]);
+            return tb_opt_error("merge", c, argv, longopts);
         }
     }
     int n = argc - optind;

@@ -28,19 +28,15 @@ int tb_cmd_peak(int argc, char **argv)
     tb_peak_opts opts = {0};
     int c;
     opterr = 0;
-    optind = 1;
+    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
     while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
         case 'o': outfile = optarg; break;
         case 'Q': opts.quick = true; break;
-        case 'h': tb_usage(stdout); return EXIT_OKAY;
-        case ':':
-            return tb_usage_error("peak: option '%s' needs a value",
-                                  argv[optind - 1]);
+        case 'h': tb_cmd_usage(stdout, "peak"); return EXIT_OKAY;
         default:
-            return tb_usage_error("peak: unknown option '%s'",
-                                  argv[optind - 1]);
+            return tb_opt_error("peak", c, argv, longopts);
         }
     }
     if (optind < argc)

@@ -7,6 +7,7 @@
 
 #include "../base/error.h"
 #include "../base/fileio.h"
+#include "../base/outdir.h"
 #include "../report/plot.h"
 #include "../report/report.h"
 #include "commands.h"
@@ -88,7 +89,10 @@ static int parse(int argc, char **argv, bool report, opts *o)
     int c;
     double v;
     opterr = 0;
-    optind = 1;
+    /* 0, not 1: glibc then resets all of getopt's state, so a second call
+     * in one process (the CLI fuzzer) does not resume inside the previous
+     * call's argv (a use after free the fuzzer found) */
+    optind = 0;
     while ((c = getopt_long(argc, argv, ":o:b:w:h", longopts, NULL)) != -1) {
         /* options that belong to the other command are errors */
         bool plot_only = c == O_FORMAT || c == O_NO_RENDER;
@@ -96,8 +100,8 @@ static int parse(int argc, char **argv, bool report, opts *o)
                            c == O_GENERATED_BY;
         if ((report && plot_only) || (!report && report_only)) {
             fprintf(stderr, "tbench: %s: option '%s' is not an option of "
-                            "this command\nTry 'tbench --help'.\n",
-                    cmd, argv[optind - 1]);
+                            "this command\nTry 'tbench help %s'.\n",
+                    cmd, argv[optind - 1], cmd);
             return EXIT_USAGE;
         }
         switch (c) {
@@ -139,15 +143,8 @@ static int parse(int argc, char **argv, bool report, opts *o)
         case O_CHARTS: o->charts = optarg; break;
         case O_NO_CHARTS: o->no_charts = true; break;
         case O_GENERATED_BY: o->generated_by = optarg; break;
-        case 'h': tb_usage(stdout); return EXIT_OKAY;
-        case ':':
-            fprintf(stderr, "tbench: %s: option '%s' needs a value\nTry "
-                            "'tbench --help'.\n", cmd, argv[optind - 1]);
-            return EXIT_USAGE;
-        default:
-            fprintf(stderr, "tbench: %s: unknown option '%s'\nTry 'tbench "
-                            "--help'.\n", cmd, argv[optind - 1]);
-            return EXIT_USAGE;
+        case 'h': tb_cmd_usage(stdout, cmd); return EXIT_OKAY;
+        default: return tb_opt_error(cmd, c, argv, longopts);
         }
     }
     if (!o->out) {
@@ -279,6 +276,7 @@ int tb_cmd_plot(int argc, char **argv)
     tb_chart_list charts = {0};
     tb_cmp cmp = {0};
     char err[1024];
+    tb_outdir od = {.tmp = ""};
     if (!s) {
         fprintf(stderr, "tbench: out of memory\n");
         return EXIT_USAGE;
@@ -308,10 +306,27 @@ int tb_cmd_plot(int argc, char **argv)
     rc = load_extra(s, &o, &cmp);
     if (rc)
         goto out;
-    tb_plot_opts po = {o.out, o.png, o.svg, o.render, o.n_noisy,
+    /* charts go to DIR.tmp-XXXXXX, renamed to DIR at the end: a failed
+     * write (a full disk) leaves no half-written DIR */
+    if (tb_outdir_begin(&od, o.out, err, sizeof err)) {
+        fprintf(stderr, "tbench: plot: -o: %s\n", err);
+        rc = EXIT_CASES;
+        goto out;
+    }
+    tb_plot_opts po = {od.tmp, o.png, o.svg, o.render, o.n_noisy,
                        o.baseline ? &cmp : NULL};
     if (tb_plot_write(s, &po, &charts, err, sizeof err)) {
-        fprintf(stderr, "tbench: plot: %s\n", err);
+        /* a message that names the temporary folder names DIR */
+        size_t tl = strlen(od.tmp);
+        if (!strncmp(err, od.tmp, tl))
+            fprintf(stderr, "tbench: plot: %s%s\n", od.target, err + tl);
+        else
+            fprintf(stderr, "tbench: plot: %s\n", err);
+        rc = EXIT_CASES;
+        goto out;
+    }
+    if (tb_outdir_commit(&od, err, sizeof err)) {
+        fprintf(stderr, "tbench: plot: -o: %s\n", err);
         rc = EXIT_CASES;
         goto out;
     }
@@ -325,6 +340,7 @@ int tb_cmd_plot(int argc, char **argv)
                    ? " (scripts and data only)" : "");
     rc = render_note(&charts, o.out);
 out:
+    tb_outdir_discard(&od); /* nothing left after a commit */
     tb_cmp_free(&cmp);
     tb_chart_list_free(&charts);
     tb_rset_free(s);

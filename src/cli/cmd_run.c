@@ -16,8 +16,11 @@
 #include "../harness/results.h"
 #include "../report/table.h"
 #include "commands.h"
+#include "run_opts.h"
+#include "term.h"
 #include "../harness/config.h"
 #include "../harness/env.h"
+#include "../harness/instr.h"
 #include "../harness/peak.h"
 #include "../harness/plan.h"
 #include "../harness/runner.h"
@@ -50,14 +53,69 @@ static void default_outdir(const tb_config *cfg, char *buf, size_t len)
         snprintf(buf, len, "results/%s-%s-%d", stamp, cfg->name, i);
 }
 
-static void progress(int round, int rounds, int i, int n, const char *id)
+/* "1:05" or "1:02:03" */
+static void fmt_clock(double s, char *buf, size_t len)
 {
-    if (rounds > 1)
-        fprintf(stderr, "\r\033[Kround %d/%d [%d/%d] %s", round + 1, rounds,
-                i + 1, n, id);
+    long t = s > 0 && s < 1e7 ? (long)(s + 0.5) : 0;
+    if (t >= 3600)
+        snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
     else
-        fprintf(stderr, "\r\033[K[%d/%d] %s", i + 1, n, id);
+        snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
+}
+
+/* The progress line on a terminal: position, elapsed time, an estimate
+ * of the time left (the mean time of the case-rounds done so far times
+ * those left: "~"), and the id shortened in the middle so the line never
+ * wraps (a wrapped line leaves stale text behind "\r"). */
+static void progress(int round, int rounds, int i, int n, const char *id,
+                     double elapsed_s, int done, int total)
+{
+    char head[128], el[32], left[32], sid[512];
+    fmt_clock(elapsed_s, el, sizeof el);
+    if (done > 0) {
+        fmt_clock(elapsed_s / done * (total - done), left, sizeof left);
+    } else {
+        snprintf(left, sizeof left, "?");
+    }
+    int k = rounds > 1 ? snprintf(head, sizeof head, "round %d/%d ",
+                                  round + 1, rounds)
+                       : 0;
+    snprintf(head + k, sizeof head - (size_t)k, "[%d/%d] %s, ~%s left  ",
+             i + 1, n, el, left);
+    int room = tb_term_width(STDERR_FILENO) - 1 - (int)strlen(head);
+    tb_shorten_middle(id, room, sid, sizeof sid);
+    fprintf(stderr, "\r\033[K%s%s", head, sid);
     fflush(stderr);
+}
+
+/* "summary: 81 cases: 80 ok, 1 failed-check; exit 1 (...)" */
+static void print_summary(FILE *f, const tb_result *res, int started,
+                          int n, int rc, bool color)
+{
+    int count[TB_STATUS_TIMEOUT + 1] = {0};
+    for (int i = 0; i < started; i++)
+        if ((unsigned)res[i].status <= TB_STATUS_TIMEOUT)
+            count[res[i].status]++;
+    fprintf(f, "summary: %d case%s", n, n == 1 ? "" : "s");
+    const char *sep = ": ";
+    for (int s = 0; s <= TB_STATUS_TIMEOUT; s++) {
+        if (!count[s])
+            continue;
+        const char *name = tb_status_name((tb_status)s);
+        const char *on = color ? tb_term_status_color(name) : "";
+        fprintf(f, "%s%s%d %s%s", sep, on, count[s], name,
+                *on ? TB_TERM_RESET : "");
+        sep = ", ";
+    }
+    if (started < n)
+        fprintf(f, "%s%d not run", sep, n - started);
+    const char *why =
+        rc == EXIT_OKAY ? "every case ran or was unavailable/unsupported"
+        : rc == EXIT_CASES ? "a case failed its check, errored, crashed or "
+                             "timed out, or results could not be written"
+        : rc > 128 ? "stopped by a signal; finished cases are saved"
+                   : "see the message above";
+    fprintf(f, "; exit %d (%s)\n", rc, why);
 }
 
 /* Bring doc's records of the first `started` cases up to date (only
@@ -318,10 +376,29 @@ int tb_cmd_run(int argc, char **argv)
         {"no-isolate", no_argument, NULL, 'I'},
         {"no-nvtx", no_argument, NULL, 'N'},
         {"help", no_argument, NULL, 'h'},
+        {"list-cases", no_argument, NULL, 'L'},
+        {"op", required_argument, NULL, 'O'},
+        {"shape", required_argument, NULL, 's'},
+        {"params", required_argument, NULL, 'p'},
+        {"dtype", required_argument, NULL, 'd'},
+        /* measure overrides: val = 1000 + tb_override */
+        {"warmup-ms", required_argument, NULL, 1000 + TB_OVR_WARMUP_MS},
+        {"warmup-iters", required_argument, NULL, 1000 + TB_OVR_WARMUP_ITERS},
+        {"sample-ms", required_argument, NULL, 1000 + TB_OVR_SAMPLE_MS},
+        {"min-samples", required_argument, NULL, 1000 + TB_OVR_MIN_SAMPLES},
+        {"max-samples", required_argument, NULL, 1000 + TB_OVR_MAX_SAMPLES},
+        {"ci-target", required_argument, NULL, 1000 + TB_OVR_CI_TARGET},
+        {"max-time", required_argument, NULL, 1000 + TB_OVR_MAX_TIME},
+        {"rounds", required_argument, NULL, 1000 + TB_OVR_ROUNDS},
+        {"timeout", required_argument, NULL, 1000 + TB_OVR_TIMEOUT},
         {"shard", required_argument, NULL, 'D'},
         {NULL, 0, NULL, 0},
     };
     const char *outdir = NULL;
+    bool list_cases = false; /* --list-cases: print the plan and stop */
+    tb_run_quick quick = {0};
+    tb_run_overrides ovr = {0};
+    char oerr[512];
     bool quiet = false;
     baselines bl = {0};
     bool peaks = false; /* --peaks: measure them (else: the cache) */
@@ -334,9 +411,21 @@ int tb_cmd_run(int argc, char **argv)
     opts.excludes = excludes;
     int c;
     opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":o:f:x:b:qh", longopts, NULL)) != -1) {
+    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
+    while ((c = getopt_long(argc, argv, ":o:f:x:b:qhs:p:d:", longopts,
+                            NULL)) != -1) {
+        if (c >= 1000 && c < 1000 + TB_OVR_COUNT) {
+            if (tb_run_override_set(&ovr, (tb_override)(c - 1000), optarg,
+                                    oerr, sizeof oerr))
+                return tb_usage_error("run: %s", oerr);
+            continue;
+        }
         switch (c) {
+        case 'L': list_cases = true; break;
+        case 'O': quick.op = optarg; break;
+        case 's': quick.shape = optarg; break;
+        case 'p': quick.params = optarg; break;
+        case 'd': quick.dtype = optarg; break;
         case 'o': outdir = optarg; break;
         case 'f':
         case 'x': {
@@ -369,17 +458,25 @@ int tb_cmd_run(int argc, char **argv)
             }
             break;
         }
-        case 'h': tb_usage(stdout); return EXIT_OKAY;
-        case ':':
-            return tb_usage_error("run: option '%s' needs a value",
-                               argv[optind - 1]);
+        case 'h': tb_cmd_usage(stdout, "run"); return EXIT_OKAY;
         default:
-            return tb_usage_error("run: unknown option '%s'", argv[optind - 1]);
+            return tb_opt_error("run", c, argv, longopts);
         }
     }
     int ncfg = argc - optind;
+    if (quick.op && ncfg > 0)
+        return tb_usage_error("run: --op runs one case without a config; "
+                              "got a config file too ('%s')", argv[optind]);
+    if (!quick.op && (quick.shape || quick.params || quick.dtype))
+        return tb_usage_error("run: --shape, --params and --dtype describe "
+                              "the case of --op; %s", "give --op NAME");
+    if (quick.op) {
+        quick.backend = opts.backend;
+        ncfg = 1;
+    }
     if (ncfg <= 0)
-        return tb_usage_error("run: no config file given%s", "");
+        return tb_usage_error("run: no config file given (or --op NAME "
+                              "--shape S for one case)%s", "");
     if (opts.backend && !tb_backend_find(opts.backend))
         return tb_usage_error("--backend: unknown backend '%s' (see 'tbench "
                            "list')", opts.backend);
@@ -408,7 +505,10 @@ int tb_cmd_run(int argc, char **argv)
         return EXIT_USAGE;
     }
     for (int i = 0; i < ncfg; i++) {
-        if (tb_config_load(argv[optind + i], &cfgs[i], err, sizeof err)) {
+        if ((quick.op ? tb_run_quick_config(&quick, &cfgs[i], err, sizeof err)
+                      : tb_config_load(argv[optind + i], &cfgs[i], err,
+                                       sizeof err)) ||
+            tb_run_overrides_apply(&ovr, &cfgs[i], err, sizeof err)) {
             fprintf(stderr, "tbench: %s\n", err);
             rc = EXIT_USAGE;
             goto out;
@@ -425,6 +525,12 @@ int tb_cmd_run(int argc, char **argv)
                     ? " (no case id is selected by the --filter and "
                       "--exclude patterns)" : "");
         rc = EXIT_USAGE;
+        goto out;
+    }
+    if (list_cases) { /* the plan, one id per line; nothing runs */
+        for (int i = 0; i < plan.n; i++)
+            printf("%s\n", plan.cases[i].id);
+        fprintf(stderr, "%d case%s\n", plan.n, plan.n == 1 ? "" : "s");
         goto out;
     }
     if (shard.count > plan.n) {
@@ -477,10 +583,13 @@ int tb_cmd_run(int argc, char **argv)
     }
     shard_info = NULL; /* the document has it */
     const cJSON *warn;
+    bool ecolor = tb_term_color(STDERR_FILENO);
     cJSON_ArrayForEach(warn, cJSON_GetObjectItem(
                                  cJSON_GetObjectItem(doc, "env"), "warnings"))
         if (!quiet && cJSON_IsString(warn))
-            fprintf(stderr, "tbench: warning: %s\n", warn->valuestring);
+            fprintf(stderr, "tbench: %swarning:%s %s\n",
+                    ecolor ? TB_TERM_YELLOW : "", ecolor ? TB_TERM_RESET : "",
+                    warn->valuestring);
     tb_results_set_peaks(doc, tb_peaks_for_run(peaks, quiet));
 
     bool show = !quiet && isatty(STDERR_FILENO);
@@ -492,11 +601,14 @@ int tb_cmd_run(int argc, char **argv)
         rc = EXIT_CASES;
         goto out;
     }
-    int rounds = 1, started = 0;
+    int rounds = 1, started = 0, done = 0, total = 0;
     write_pace pace = {0, 0};
-    for (int i = 0; i < plan.n; i++)
+    for (int i = 0; i < plan.n; i++) {
         if (plan.cases[i].measure.rounds > rounds)
             rounds = plan.cases[i].measure.rounds;
+        total += plan.cases[i].measure.rounds;
+    }
+    double t_start = tb_now_ns() * 1e-9;
     tb_trace_push(TB_TRACE_RUN);
     /* Results are written after every case of the first and the last
      * round and after every round in between (as paced by write_due),
@@ -508,11 +620,13 @@ int tb_cmd_run(int argc, char **argv)
             if (round >= cs->measure.rounds)
                 continue;
             if (show)
-                progress(round, rounds, i, plan.n, cs->id);
+                progress(round, rounds, i, plan.n, cs->id,
+                         tb_now_ns() * 1e-9 - t_start, done, total);
             if (tb_workers_round(workers, i, round, cs->measure.rounds,
                                  &res[i]) == TB_WORK_INTERRUPTED)
                 break; /* killed mid-case: res[i] as before the round */
             dirty[i] = true;
+            done++;
             if (round == 0)
                 started = i + 1;
             if (res[i].status == TB_STATUS_FAILED_CHECK ||
@@ -533,6 +647,23 @@ int tb_cmd_run(int argc, char **argv)
         }
     }
     tb_trace_pop(); /* run */
+    /* Instruction counts (measure.instructions, instr.h): a separate
+     * pass over the cases that ran, each in a counting process of its
+     * own, never inside the timed samples. */
+    for (int i = 0; !interrupted && i < started; i++) {
+        const tb_case *cs = &plan.cases[i];
+        if (cs->measure.instructions == TB_INSTR_NONE ||
+            res[i].status != TB_STATUS_OK)
+            continue;
+        if (show) {
+            fprintf(stderr, "\r\033[K[%d/%d] %s: counting instructions",
+                    i + 1, plan.n, cs->id);
+            fflush(stderr);
+        }
+        tb_instr_count(cs, (const char *const *)argv + optind, ncfg,
+                       opts.backend, &res[i]);
+        dirty[i] = true;
+    }
     if (show)
         fprintf(stderr, "\r\033[K");
     /* a case cut short before its last round says so */
@@ -548,8 +679,14 @@ int tb_cmd_run(int argc, char **argv)
         rc = EXIT_CASES;
         goto out;
     }
-    if (!quiet)
-        tb_table_print(stdout, doc);
+    bool color = tb_term_color(STDOUT_FILENO);
+    if (!quiet) {
+        tb_table_style sty = {
+            .width = isatty(STDOUT_FILENO) ? tb_term_width(STDOUT_FILENO)
+                                           : 0,
+            .color = color ? tb_term_status_color : NULL};
+        tb_table_print_styled(stdout, doc, &sty);
+    }
     printf("results: %s/results.json, %s/results.csv\n", outdir, outdir);
     if (interrupted) {
         const char *abbr = sigabbrev_np(interrupted);
@@ -558,6 +695,8 @@ int tb_cmd_run(int argc, char **argv)
         rc = 128 + interrupted; /* 130 SIGINT, 143 SIGTERM, 129 SIGHUP */
     }
     rc = baselines_finish(&bl, doc, outdir, rc);
+    if (!quiet)
+        print_summary(stdout, res, started, plan.n, rc, color);
 out:
     cJSON_Delete(shard_info);
     baselines_free(&bl);

@@ -29,15 +29,34 @@ int tb_cmd_report(int argc, char **argv); /* cmd_report.c */
 int tb_cmd_compare(int argc, char **argv); /* cmd_compare.c */
 int tb_cmd_history(int argc, char **argv); /* cmd_compare.c */
 int tb_cmd_export(int argc, char **argv);  /* cmd_compare.c */
-int tb_cmd_merge(int argc, char **argv);   /* cmd_merge.c */
+int tb_cmd_show(int argc, char **argv);
+int tb_cmd_selftest(int argc, char **argv);
+/* `__instr-count`: the counting process of measure.instructions
+ * (cmd_instr.c); dispatched by main, not in the command table. */
+int tb_cmd_instr_count(int argc, char **argv);
+int tb_cmd_merge(int argc, char **argv);
 
 /* Print the whole --help text (generated from the command table). */
 void tb_usage(FILE *f);
+/* Print the help of one command (its row of the table: what `tbench
+ * help CMD` and `tbench CMD --help` show). */
+void tb_cmd_usage(FILE *f, const char *cmd);
+
+struct option;
+/* After getopt_long returned ':' (a value is missing) or '?' (an unknown
+ * option), with opterr = 0: print one line naming the option, with the
+ * closest of longopts when it looks like a typo ("did you mean
+ * '--filter'?"), and a hint; returns EXIT_USAGE. */
+int tb_opt_error(const char *cmd, int c, char **argv,
+                 const struct option *longopts);
+/* The name among names[0..n) closest to word when it is close enough to
+ * be a typo of it, else NULL. */
+const char *tb_closest(const char *word, const char *const *names, int n);
 /* "tbench: <fmt with arg>" + a hint on stderr; returns EXIT_USAGE. */
 int tb_usage_error(const char *fmt, const char *arg);
 /* 0 when the environment variables that change a run are unset or well
- * formed: TBENCH_FAULT (src/harness/runner.h) and TBENCH_ISA (scalar,
- * avx2, avx512 or auto); otherwise prints one line naming the variable
+ * formed: TBENCH_FAULT (src/harness/runner.h), TBENCH_ISA (scalar,
+ * avx2, avx512 or auto) and TBENCH_CALIB_SCALE (src/ops/calib.h); otherwise prints one line naming the variable
  * and what is wrong and returns EXIT_USAGE.  run and exec call it before
  * anything runs. */
 int tb_env_check(void);

@@ -1,11 +1,14 @@
 /* tbench command line: the command table, list, --help, --version. */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../backends/backend.h"
 #include "../backends/cpu/isa.h"
+#include "../backends/plugin.h"
 #include "../base/error.h"
+#include "../ops/calib.h"
 #include "../harness/runner.h"
 #include <cjson/cJSON.h>
 #include "commands.h"
@@ -16,10 +19,26 @@
  * tb_cmd_* function in its own file.  --help is generated from the
  * rows, so it lists exactly what exists. */
 static const tb_command commands[] = {
-    {"run", "CONFIG... [options]",
+    {"run", "CONFIG... [options] | --op OP --shape S [options]",
      "run every case of the configs' matrices\n"
      "    -o, --output DIR      write DIR/results.json and DIR/results.csv\n"
      "                          (default: a new folder under results/)\n"
+     "        --op OP           run one case of OP without a config file:\n"
+     "    -s, --shape S         its shapes, e.g. 1024x1024 (all inputs) or\n"
+     "                          64x128,128x32 (one per input)\n"
+     "    -p, --params K=V,...  its parameters, e.g. axis=0,keepdim=true\n"
+     "    -d, --dtype D,...     its dtypes (default f32), e.g. f32,f64\n"
+     "                          (backend: --backend, default cpu; the config\n"
+     "                          written for it is kept in results.json)\n"
+     "        --list-cases      print the id of every case the run would\n"
+     "                          measure, one per line, and stop\n"
+     "        --warmup-ms MS, --warmup-iters N, --sample-ms MS,\n"
+     "        --min-samples N, --max-samples N, --ci-target F,\n"
+     "        --max-time S, --rounds N, --timeout S\n"
+     "                          override the configs' warmup/measure\n"
+     "                          settings of the same names (ranges as in\n"
+     "                          docs/CONFIG.md); results record the values\n"
+     "                          used\n"
      "    -f, --filter GLOB     run only cases whose id matches GLOB, e.g.\n"
      "                          'matmul*' or '*/f64/*' (ids: docs/FORMAT.md);\n"
      "                          an id as printed matches itself ('[' and ']'\n"
@@ -48,14 +67,21 @@ static const tb_command commands[] = {
      "        --no-nvtx         emit no NVTX ranges (by default the run,\n"
      "                          each case and its phases are ranges in the\n"
      "                          NVTX domain 'tbench', for Nsight Systems)\n"
+     "        --plugin PATH[:LABEL]  load a backend plugin (a shared object\n"
+     "                          built against tbench/plugin.h,\n"
+     "                          docs/PLUGINS.md); LABEL names its backend\n"
+     "                          (two builds of one plugin side by side);\n"
+     "                          repeatable; also for list and exec.\n"
+     "                          $TBENCH_PLUGIN_PATH: ':'-separated plugin\n"
+     "                          files and folders (their *.so), loaded first\n"
      "        --shard I/N       run only shard I of N (1 <= I <= N): a\n"
      "                          deterministic slice of the plan balanced by\n"
      "                          estimated cost (docs/CONFIG.md, Shards);\n"
      "                          join the N result files with merge\n",
      tb_cmd_run},
-    {"list", "[--json]",
+    {"list", "[--json] [--plugin PATH[:LABEL]]...",
      "ops (arity, dtypes, parameters) and backends (availability with\n"
-     "    reason, parameter axes)\n",
+     "    reason, parameter axes), plugins included\n",
      tb_cmd_list},
     {"exec", "OP (--shape S | --input FILE...) -o DIR [options]",
      "compute OP once on run's deterministic inputs (or on .npy files) and\n"
@@ -69,27 +95,37 @@ static const tb_command commands[] = {
      "    -p, --params K=V,...  e.g. axis=0,keepdim=true\n"
      "    -d, --dtype f32|f64   (default f32, or the --input files' dtype)\n"
      "    -b, --backend NAME    (default cpu, default axis values)\n"
+     "        --plugin PATH[:LABEL]  load a plugin (see run)\n"
      "        --seed N          config seed, as in a run (default 42)\n"
-     "    -o, --output DIR      where the files go (required)\n"
+     "    -o, --output DIR      where the files go (required; written to\n"
+     "                          DIR.tmp-XXXXXX and moved in at the end, so a\n"
+     "                          failure leaves no partial DIR)\n"
      "    exit 0 ok, 1 failed its check (files still written) or the\n"
      "    kernel failed on these inputs (e.g. did not converge), 2 bad input\n",
      tb_cmd_exec},
     {"peak", "[--json] [-o FILE] [--quick]",
      "measure memory bandwidth (copy/add/triad/read at L2, L3 and DRAM\n"
      "    working sets, 1..N threads) and FMA FLOP/s per ISA; cache them in\n"
-     "    results/peak-cache.json ($TBENCH_PEAK_CACHE), which run reads for\n"
-     "    every case's roofline fraction\n"
+     "    $TBENCH_PEAK_CACHE, else ~/.cache/tbench/peak-cache.json\n"
+     "    ($XDG_CACHE_HOME/tbench/ when set), which run reads for every\n"
+     "    case's roofline fraction\n"
      "        --json            print JSON instead of the table\n"
      "    -o, --output FILE     also write the JSON to FILE\n"
-     "        --quick           3 short repetitions, DRAM set 4x L3 (< 2 s)\n",
+     "        --quick           3 short repetitions instead of 7, DRAM set\n"
+     "                          4x L3 instead of 8x: a few seconds, most of\n"
+     "                          it touching the DRAM set's pages (whose size\n"
+     "                          follows the L3 the CPU reports)\n",
      tb_cmd_peak},
     {"plot", "RESULTS... -o DIR [options]",
      "gnuplot charts (NAME.gp + NAME.dat, rendered to PNG/SVG) of result\n"
-     "    files: time and throughput vs size per op, speedup over the\n"
-     "    reference backend, noisiest cases; several files of one matrix\n"
+     "    files: time and throughput vs size per op (M x N x K for\n"
+     "    matmul; bars for an op measured at one size), speedup over the\n"
+     "    reference backend, a roofline per backend with measured peaks,\n"
+     "    noisiest cases; several files of one matrix\n"
      "    (oldest first) also give history charts with the change points\n"
      "    of `tbench history`\n"
-     "    -o, --output DIR      write the charts into DIR (created)\n"
+     "    -o, --output DIR      write the charts into DIR (created; all or\n"
+     "                          nothing, as exec -o)\n"
      "    -b, --baseline FILE   add the change-vs-baseline chart (coloured\n"
      "                          by compare's verdicts)\n"
      "    -w, --with FILE       draw FILE's cases too (e.g. NumPy); repeatable\n"
@@ -132,16 +168,27 @@ static const tb_command commands[] = {
      "    lasts longer than a run: on a noisy machine compare several runs\n"
      "    per side, old and new alternated.  Kernel\n"
      "    launches and allocations per iteration that grow are counter\n"
-     "    regressions; a case that stops running or newly fails is a\n"
-     "    status failure\n"
+     "    regressions, and so are CUPTI's launches, memcpys, memsets and\n"
+     "    device allocs when both sides measured them (no verdict, and\n"
+     "    why, when one did not); a case that stops running or newly\n"
+     "    fails is a status failure\n"
      "        --vs              files before it: old runs; after it: new runs\n"
      "        --threshold PCT   smallest change that can count (default 2)\n"
+     "        --instr-threshold PCT  instructions per iteration (run with\n"
+     "                          measure.instructions) that change by more\n"
+     "                          are a counter regression or improvement\n"
+     "                          (default 0.1)\n"
      "        --alpha A         significance level per case (default 0.01;\n"
      "                          divide by the number of cases to bound the\n"
      "                          chance of any false alarm in a comparison)\n"
      "        --fail-on LIST    kinds that fail: time,counters,status\n"
      "                          (default all three) or none\n"
      "        --format F        text (default), md or json (docs/FORMAT.md)\n"
+     "        --backends OLD,NEW  old side: only backend OLD's cases, new\n"
+     "                          side: only NEW's, joined with the backend\n"
+     "                          name in the id replaced by '*' (e.g. two\n"
+     "                          labels of one plugin: compare RUN RUN\n"
+     "                          --backends v1,v2)\n"
      "    -o, --output FILE     write to FILE instead of stdout\n"
      "    exit 0 no regression of a --fail-on kind (improvements never\n"
      "    fail), 1 regressions found, 2 usage or input error (unreadable,\n"
@@ -165,13 +212,41 @@ static const tb_command commands[] = {
      "    -o, --output FILE     write to FILE instead of stdout\n"
      "    exit 0 ok, 2 usage or input error\n",
      tb_cmd_export},
+    {"show", "CASE [RESULTS] [--json]",
+     "everything a result file records about the cases whose id matches\n"
+     "    CASE (as run --filter matches: an id as printed, or a glob):\n"
+     "    status, check, statistics, counters, roofline and the CUPTI\n"
+     "    counts per iteration with the kernel breakdown (or why they were\n"
+     "    not measured).  RESULTS: a file or run folder (default: the\n"
+     "    newest run under results/)\n"
+     "        --json            the records as stored\n"
+     "    exit 0 ok, 2 usage or input error (no case matches)\n",
+     tb_cmd_show},
+    {"selftest", "[--quick] [--json] [-o FILE] [options]",
+     "how accurately the harness measures on this machine, and the\n"
+     "    smallest change it can detect here: the clock's resolution and\n"
+     "    cost; calib_spin at 100 ns, 1 us, 10 us and 1 ms through the\n"
+     "    runner (measured vs true, and the error the clock allows);\n"
+     "    calib_work in rounds: the CV of the round medians and the\n"
+     "    minimum detectable effect MDE(m) = (z(1-alpha/2) + z(power)) *\n"
+     "    CV * sqrt(2/m) for m = 1 and 5 runs per side (docs/FORMAT.md)\n"
+     "        --quick           5 rounds, 0.2 s per spin case (about 3 s)\n"
+     "        --runs N          rounds of calib_work, 3..64 (default 10)\n"
+     "        --work N          calib_work's size [N] (default 100000)\n"
+     "        --alpha A         two-sided level (default 0.01, compare's)\n"
+     "        --power P         detection probability (default 0.8)\n"
+     "        --json            print JSON (tbench.selftest/1)\n"
+     "    -o, --output FILE     also write the JSON to FILE\n"
+     "    exit 0 ok, 1 a calibration case did not run, 2 usage error\n",
+     tb_cmd_selftest},
     {"merge", "SHARD... -o OUT [--allow-mixed-hosts]",
      "join the result files (FILE, or a run folder) of the N shards of\n"
-     "    one `run --shard I/N` into one result file, cases in plan order,\n"
-     "    each recording its host and shard.  Refuses shards that ran\n"
-     "    another config text, tbench commit or build, a shard given twice\n"
-     "    or missing, a shard that did not finish or misses cases, a case\n"
-     "    recorded twice, and shards from different machines\n"
+     "    one sharded run (run's shard option) into one result file, cases\n"
+     "    in plan order, each recording its host and shard.  Refuses\n"
+     "    shards that ran another config text, tbench commit or build, a\n"
+     "    shard given twice or missing, a shard that did not finish or\n"
+     "    misses cases, a case recorded twice, and shards from different\n"
+     "    machines\n"
      "    -o, --output OUT      the merged file (written atomically); a\n"
      "                          folder: OUT/results.json\n"
      "        --allow-mixed-hosts  accept shards run on different machines\n"
@@ -179,6 +254,21 @@ static const tb_command commands[] = {
      "    exit 0 ok, 2 usage or input error (nothing written)\n",
      tb_cmd_merge},
 };
+
+void tb_cmd_usage(FILE *f, const char *cmd)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(cmd, commands[i].name)) {
+            fprintf(f, "usage: tbench %s %s\n\n    %s", commands[i].name,
+                    commands[i].synopsis, commands[i].help);
+            fputs("\nexit status: 0 success, 1 see above, 2 usage or input "
+                  "error, 128+N stopped by signal N\n"
+                  "(every command: 'tbench --help'; docs: README.md, "
+                  "docs/CONFIG.md, docs/FORMAT.md)\n", f);
+            return;
+        }
+    tb_usage(f);
+}
 
 void tb_usage(FILE *f)
 {
@@ -188,7 +278,8 @@ void tb_usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %s %s\n    %s", commands[i].name, commands[i].synopsis,
                 commands[i].help);
-    fputs("  help\n    this text\n"
+    fputs("  help [COMMAND]\n    this text, or the help of one command "
+          "(also: tbench COMMAND --help)\n"
           "\noptions:\n"
           "  -h, --help                this text\n"
           "  -V, --version             version and git commit\n"
@@ -217,6 +308,13 @@ int tb_env_check(void)
     if (isa) {
         fprintf(stderr, "tbench: TBENCH_ISA: expected scalar, avx2, avx512 "
                         "or auto, got '%s'\n", isa);
+        return EXIT_USAGE;
+    }
+    const char *scale = tb_calib_scale_env_error();
+    if (scale) {
+        fprintf(stderr, "tbench: TBENCH_CALIB_SCALE: expected a number in "
+                        "(0, 1000] (calib_work's work factor), got '%s'\n",
+                scale);
         return EXIT_USAGE;
     }
     return 0;
@@ -381,16 +479,24 @@ static void list_text(const cJSON *doc)
 
 int tb_cmd_list(int argc, char **argv)
 {
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
-            json = true;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            tb_usage(stdout);
-            return EXIT_OKAY;
-        } else
-            return tb_usage_error("list: unknown argument '%s'", argv[i]);
+    int c;
+    opterr = 0;
+    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = true; break;
+        case 'h': tb_cmd_usage(stdout, "list"); return EXIT_OKAY;
+        default: return tb_opt_error("list", c, argv, longopts);
+        }
     }
+    if (optind < argc)
+        return tb_usage_error("list: unexpected argument '%s'", argv[optind]);
     cJSON *doc = list_json();
     if (json) {
         char *s = cJSON_Print(doc);
@@ -403,6 +509,40 @@ int tb_cmd_list(int argc, char **argv)
     return EXIT_OKAY;
 }
 
+/* Plugins for run, list and exec: TBENCH_PLUGIN_PATH's, then each
+ * --plugin PATH[:LABEL] (or --plugin=...) in order; the options are
+ * taken out of argv.  Returns 0 or EXIT_USAGE after the message. */
+static int load_plugins(int *argc, char **argv)
+{
+    char err[1024];
+    if (tb_plugin_add_path(getenv("TBENCH_PLUGIN_PATH"), err, sizeof err)) {
+        fprintf(stderr, "tbench: %s\n", err);
+        return EXIT_USAGE;
+    }
+    int k = 2;
+    for (int i = 2; i < *argc; i++) {
+        const char *spec = NULL;
+        if (!strcmp(argv[i], "--plugin")) {
+            if (i + 1 == *argc)
+                return tb_usage_error("%s: --plugin needs PATH[:LABEL]",
+                                      argv[1]);
+            spec = argv[++i];
+        } else if (!strncmp(argv[i], "--plugin=", 9)) {
+            spec = argv[i] + 9;
+        } else {
+            argv[k++] = argv[i];
+            continue;
+        }
+        if (tb_plugin_add(spec, err, sizeof err)) {
+            fprintf(stderr, "tbench: %s\n", err);
+            return EXIT_USAGE;
+        }
+    }
+    argv[k] = NULL;
+    *argc = k;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -410,7 +550,16 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+    size_t ncmd = sizeof commands / sizeof commands[0];
+    if (!strcmp(cmd, "help") && argc > 2) {
+        for (size_t i = 0; i < ncmd; i++)
+            if (!strcmp(argv[2], commands[i].name)) {
+                tb_cmd_usage(stdout, argv[2]);
+                return EXIT_OKAY;
+            }
+        cmd = argv[2]; /* an unknown command: said below */
+    } else if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") ||
+               !strcmp(cmd, "help")) {
         tb_usage(stdout);
         return EXIT_OKAY;
     }
@@ -419,8 +568,27 @@ int main(int argc, char **argv)
                TB_BUILD_TYPE);
         return EXIT_OKAY;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(cmd, commands[i].name))
+    if (!strcmp(cmd, "__instr-count")) /* run's counting process */
+        return tb_cmd_instr_count(argc - 1, argv + 1);
+    const char *names[sizeof commands / sizeof commands[0] + 1];
+    for (size_t i = 0; i < ncmd; i++) {
+        if (!strcmp(cmd, commands[i].name) && cmd == argv[1]) {
+            if (!strcmp(cmd, "run") || !strcmp(cmd, "list") ||
+                !strcmp(cmd, "exec")) {
+                int rc = load_plugins(&argc, argv);
+                if (rc)
+                    return rc;
+            }
             return commands[i].fn(argc - 1, argv + 1);
+        }
+        names[i] = commands[i].name;
+    }
+    names[ncmd] = "help";
+    const char *near = tb_closest(cmd, names, (int)ncmd + 1);
+    if (near) {
+        fprintf(stderr, "tbench: unknown command '%s'; did you mean '%s'?\n"
+                "Try 'tbench --help'.\n", cmd, near);
+        return EXIT_USAGE;
+    }
     return tb_usage_error("unknown command '%s'", cmd);
 }

@@ -57,6 +57,8 @@ typedef struct walker {
     pos_ent *e;
     size_t n, cap;
     bool ok;
+    size_t bad_num; /* offset of the first non-RFC 8259 number, or len */
+    size_t bad_nul; /* offset of the first string with \u0000, or len */
 } walker;
 
 /* Columns count code points, not bytes, so they match what an editor
@@ -84,17 +86,62 @@ static int w_peek(const walker *w)
     return w->i < w->len ? w->s[w->i] : -1;
 }
 
-/* Same scan as cJSON's parse_string: a backslash skips the next byte. */
+/* Same scan as cJSON's parse_string: a backslash skips the next byte.
+ * cJSON decodes \u0000 into a NUL that silently ends the C string
+ * ("a\u0000b" would be read as "a"): note where the first such string
+ * starts so that the parse refuses it. */
 static void w_string(walker *w)
 {
+    size_t start = w->i;
     w_adv(w); /* opening quote */
     while (w->i < w->len && w->s[w->i] != '"') {
-        if (w->s[w->i] == '\\' && w->i + 1 < w->len)
+        if (w->s[w->i] == '\\' && w->i + 1 < w->len) {
+            if (w->s[w->i + 1] == 'u' && w->i + 5 < w->len &&
+                memcmp(w->s + w->i + 2, "0000", 4) == 0 &&
+                w->bad_nul == w->len)
+                w->bad_nul = start;
             w_adv(w);
+        }
         w_adv(w);
     }
     if (w->i < w->len)
         w_adv(w);
+}
+
+/* Is s[0..n) a number as RFC 8259 writes it:
+ * -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?  cJSON hands anything
+ * strtod takes to it, so "01", "-01" and "1." would pass unnoticed. */
+static bool rfc_number(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    if (i < n && s[i] == '-')
+        i++;
+    if (i >= n || s[i] < '0' || s[i] > '9')
+        return false;
+    if (s[i] == '0') {
+        i++;
+    } else {
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    if (i < n && s[i] == '.') {
+        size_t d = ++i;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+        if (i == d)
+            return false;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        size_t d = i;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+        if (i == d)
+            return false;
+    }
+    return i == n;
 }
 
 static void w_add(walker *w, const cJSON *node, int kl, int kc)
@@ -170,9 +217,13 @@ static void w_value(walker *w, const cJSON *node, int kl, int kc)
     } else if (c == '"') {
         w_string(w);
     } else {
+        size_t start = w->i;
         while (w->i < w->len && w->s[w->i] > 32 && w->s[w->i] != ',' &&
                w->s[w->i] != ']' && w->s[w->i] != '}')
             w_adv(w);
+        if (cJSON_IsNumber(node) && w->bad_num == w->len &&
+            !rfc_number(w->s + start, w->i - start))
+            w->bad_num = start;
     }
 }
 
@@ -548,7 +599,8 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
     static const char *const keys[] = {"sample_time_ms", "min_samples",
                                        "max_samples",    "ci_target",
                                        "max_time_s",     "rounds",
-                                       "timeout_s",      NULL};
+                                       "timeout_s",      "instructions",
+                                       "instructions_iters", NULL};
     int rc = check_object(P, obj, "measure", keys);
     if (rc)
         return rc;
@@ -611,6 +663,27 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
         rc = get_number(P, v, "measure.timeout_s",
                         "a number of seconds > 0 and <= 86400", DBL_MIN,
                         86400, false, &m->timeout_s);
+        if (rc)
+            return rc;
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "instructions"))) {
+        static const char *const src[] = {"none", "perf", "callgrind",
+                                          "auto"};
+        char got[64];
+        int k = -1;
+        for (int i = 0; cJSON_IsString(v) && i < 4; i++)
+            if (!strcmp(v->valuestring, src[i]))
+                k = i;
+        if (k < 0)
+            return fail(P, v, false, "measure.instructions",
+                        "expected \"none\", \"perf\", \"callgrind\" or "
+                        "\"auto\", got %s", describe(v, got, sizeof(got)));
+        m->instructions = k;
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "instructions_iters"))) {
+        rc = get_int(P, v, "measure.instructions_iters",
+                     "an integer in [1, 1000000]", 1, 1000000,
+                     &m->instructions_iters);
         if (rc)
             return rc;
     }
@@ -683,6 +756,7 @@ static int parse_axis(parser *P, const cJSON *v, const char *kp,
     char ckp[CFG_KP], tmp[48];
     if (!cJSON_IsArray(v)) {
         ax->n_values = 1;
+        node_pos(P, v, &ax->vline[0], &ax->vcol[0]);
         return axis_value(P, v, kp, ax->values[0]);
     }
     int n = cJSON_GetArraySize(v);
@@ -694,6 +768,7 @@ static int parse_axis(parser *P, const cJSON *v, const char *kp,
     int i = 0;
     for (const cJSON *e = v->child; e; e = e->next, i++) {
         kp_idx(ckp, kp, i);
+        node_pos(P, e, &ax->vline[i], &ax->vcol[i]);
         int rc = axis_value(P, e, ckp, ax->values[i]);
         if (rc)
             return rc;
@@ -753,6 +828,11 @@ static int parse_backend(parser *P, const cJSON *v, const char *kp,
                 return fail(P, ch, true, ckp,
                             "axis name contains a control character");
         memcpy(ax->name, an, al + 1);
+        const pos_ent *e = pos_find(P, ch);
+        if (e && e->key_line) {
+            ax->line = e->key_line;
+            ax->col = e->key_col;
+        }
         rc = parse_axis(P, ch, ckp, ax);
         if (rc)
             return rc;
@@ -893,7 +973,8 @@ static int parse_paramset(parser *P, const cJSON *v, const char *kp,
                             describe(ch, got, sizeof(got)));
             d = cJSON_IsTrue(ch) ? 1 : 0;
         } else if (idx >= 0 && (!cJSON_IsNumber(ch) ||
-                                !isfinite(ch->valuedouble))) {
+                                !isfinite(ch->valuedouble) ||
+                                op->params[idx].kind == TB_PARAM_BOOL)) {
             return fail(P, ch, false, ckp, "expected %s, got %s",
                         op->params[idx].kind == TB_PARAM_BOOL
                             ? "true or false"
@@ -1304,6 +1385,8 @@ void tb_config_defaults(tb_config *cfg)
     cfg->measure.max_time_s = 1.0;
     cfg->measure.rounds = 1;
     cfg->measure.timeout_s = 300.0;
+    cfg->measure.instructions = TB_INSTR_NONE;
+    cfg->measure.instructions_iters = 10;
     cfg->dtypes[TB_F32] = true;
     cfg->n_backends = 1;
     strcpy(cfg->backends[0].name, "cpu");
@@ -1395,7 +1478,8 @@ int tb_config_parse(const char *text, size_t len, const char *path,
 
     walker w = {.s = (const unsigned char *)P.text,
                 .orig = (const unsigned char *)text, .len = len,
-                .line = 1, .col = 1, .ok = true};
+                .line = 1, .col = 1, .ok = true, .bad_num = len,
+                .bad_nul = len};
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
         w.i = 3; /* cJSON skips a byte order mark; it has no column */
     w_value(&w, root, 0, 0);
@@ -1403,7 +1487,29 @@ int tb_config_parse(const char *text, size_t len, const char *path,
     P.pos = w.e;
     P.npos = w.n;
 
-    rc = parse_root(&P, root, cfg);
+    if (w.bad_num < len || w.bad_nul < len) {
+        bool num = w.bad_num < w.bad_nul;
+        size_t at = num ? w.bad_num : w.bad_nul, n = 0;
+        int line, col;
+        char tok[24];
+        while (n < 20 && at + n < len && (unsigned char)P.text[at + n] > 32 &&
+               !strchr(",]}", P.text[at + n]))
+            n++;
+        memcpy(tok, P.text + at, n);
+        tok[n] = '\0';
+        line_col(text, at, &line, &col);
+        if (num)
+            rc = fail_at(&P, TB_EPARSE, line, col, "",
+                         "syntax error: '%s' is not a JSON number (RFC "
+                         "8259: no leading zeros, no '+', digits on both "
+                         "sides of '.')", tok);
+        else
+            rc = fail_at(&P, TB_EPARSE, line, col, "",
+                         "a string contains \\u0000 (a NUL character), "
+                         "which no name or value may contain");
+    } else {
+        rc = parse_root(&P, root, cfg);
+    }
     cJSON_Delete(root);
     free(w.e);
     P.pos = NULL;

@@ -17,6 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../backends/cpu/isa.h"
+#include "ops/calib.h"
+#include "../backends/plugin.h"
 #include "tb_commit.h"
 #include "tb_config.h"
 
@@ -472,6 +475,16 @@ static cJSON *capture_cpu(const cpuinfo_facts *ci, long ncpus,
         cJSON_AddNullToObject(cpu, "isa");
     }
 
+    /* The SIMD level the cpu backend's kernels may use, and the
+     * TBENCH_ISA cap that lowered it (null: none), so a capped run is
+     * told apart from an uncapped one without reading case ids. */
+    const char *cap = getenv("TBENCH_ISA");
+    if (cap && *cap && strcmp(cap, "auto") != 0)
+        json_add_str(cpu, "isa_cap", cap);
+    else
+        cJSON_AddNullToObject(cpu, "isa_cap");
+    json_add_str(cpu, "isa_used", tb_cpu_isa_name(tb_cpu_isa_max()));
+
     json_add_num(cpu, "logical_cpus", ncpus >= 1, (double)ncpus);
     json_add_num(cpu, "physical_cores", ci->physical_cores > 0,
                  (double)ci->physical_cores);
@@ -504,6 +517,18 @@ static cJSON *capture_build(void)
     json_add_str(b, "build_type", TB_BUILD_TYPE);
     json_add_str(b, "optimization", TB_OPTIMIZATION);
     json_add_str(b, "sanitize", TB_SANITIZE);
+    /* Build settings that change the numbers: link-time optimization,
+     * profile-guided optimization, fast-math (-ffast-math or -Ofast in
+     * c_args: the compiler then says so with __FAST_MATH__), asserts. */
+    cJSON_AddStringToObject(b, "c_link_args", TB_C_LINK_ARGS);
+    cJSON_AddBoolToObject(b, "lto", TB_LTO ? 1 : 0);
+    json_add_str(b, "pgo", TB_PGO);
+#ifdef __FAST_MATH__
+    cJSON_AddBoolToObject(b, "fast_math", 1);
+#else
+    cJSON_AddBoolToObject(b, "fast_math", 0);
+#endif
+    json_add_str(b, "ndebug", TB_NDEBUG);
     cJSON_AddBoolToObject(b, "debug", TB_DEBUG_BUILD ? 1 : 0);
     cJSON_AddBoolToObject(b, "openblas", HAVE_OPENBLAS ? 1 : 0);
     cJSON_AddBoolToObject(b, "cuda_module", HAVE_CUDA_MODULE ? 1 : 0);
@@ -561,6 +586,12 @@ static cJSON *capture_warnings(const cpuinfo_facts *ci, long ncpus,
              "code; rebuild with -Dbuildtype=release.",
              TB_BUILD_TYPE, TB_OPTIMIZATION);
     add_warning(w, msg);
+#endif
+#ifdef __FAST_MATH__
+    add_warning(w, "tbench was built with fast-math (-ffast-math or -Ofast "
+                   "in c_args): the compiler may reorder floating-point "
+                   "arithmetic and drop NaN/Inf handling, so results and "
+                   "timings are not those of a standard build.");
 #endif
     if (strcmp(TB_SANITIZE, "none") != 0 && TB_SANITIZE[0] != '\0') {
         snprintf(msg, sizeof msg,
@@ -675,6 +706,26 @@ static void capture_openblas(cJSON *env, const cpuinfo_facts *ci)
 }
 #endif /* HAVE_OPENBLAS */
 
+/* The plugins this process loaded (src/backends/plugin.h), in load
+ * order: backend name, file, the plugin's version string (null when it
+ * has none or did not load) and whether it loaded. */
+static cJSON *capture_plugins(void)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; arr && i < tb_plugin_count(); i++) {
+        const tb_backend *b = tb_plugin_backend(i);
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            break;
+        cJSON_AddStringToObject(o, "name", b->name);
+        cJSON_AddStringToObject(o, "path", tb_plugin_path(b));
+        json_add_str(o, "version", tb_plugin_version(b));
+        cJSON_AddBoolToObject(o, "loaded", tb_plugin_loaded(b));
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
 cJSON *tb_env_capture(void)
 {
     cJSON *env = cJSON_CreateObject();
@@ -737,6 +788,7 @@ cJSON *tb_env_capture(void)
 
     json_add(env, "build", capture_build());
     json_add(env, "libraries", capture_libraries());
+    json_add(env, "plugins", capture_plugins());
 
     cJSON *clk = cJSON_CreateObject();
     struct timespec res = {0, 0};
@@ -751,5 +803,8 @@ cJSON *tb_env_capture(void)
 #if HAVE_OPENBLAS
     capture_openblas(env, &ci);
 #endif
+    /* calib_work's work factor (src/ops/calib.h): 1 unless an injected
+     * slowdown is being measured */
+    cJSON_AddNumberToObject(env, "calib_scale", tb_calib_scale());
     return env;
 }

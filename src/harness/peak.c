@@ -1108,8 +1108,21 @@ int tb_peaks_measure(const tb_peak_opts *o, cJSON **out, char *err,
 
 const char *tb_peak_cache_path(void)
 {
+    static char buf[4096];
     const char *e = getenv(TB_PEAK_CACHE_ENV);
-    return e && e[0] ? e : TB_PEAK_CACHE_DEFAULT;
+    if (e && e[0])
+        return e;
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    /* XDG base directories: a relative XDG_CACHE_HOME is to be ignored */
+    if (xdg && xdg[0] == '/' &&
+        snprintf(buf, sizeof buf, "%s/tbench/peak-cache.json", xdg) <
+            (int)sizeof buf)
+        return buf;
+    if (home && home[0] == '/' &&
+        snprintf(buf, sizeof buf, "%s/.cache/tbench/peak-cache.json", home) <
+            (int)sizeof buf)
+        return buf;
+    return TB_PEAK_CACHE_DEFAULT;
 }
 
 /* The parts of a peaks object that the roofline and the table read. */

@@ -11,7 +11,7 @@
  * Every figure is the best of several repetitions (peaks are maxima);
  * the median, the worst and the spread of the repetitions come with it.
  * The result is a JSON object (schema "tbench.peaks/1", docs/FORMAT.md,
- * "peaks"), cached in results/peak-cache.json per machine and tbench
+ * "peaks"), cached (tb_peak_cache_path) per machine and tbench
  * version, and copied into every run's results.json.
  *
  * tb_roofline_compute() turns a case (FLOPs, bytes, time, dtype, thread
@@ -33,8 +33,11 @@
 
 #define TB_PEAKS_SCHEMA "tbench.peaks/1"
 #define TB_PEAK_CACHE_SCHEMA "tbench.peak-cache/1"
-/* Where the cache lives, relative to the working directory, unless the
- * environment variable TB_PEAK_CACHE_ENV names another file. */
+/* Where the cache lives: the file TB_PEAK_CACHE_ENV names, else
+ * $XDG_CACHE_HOME/tbench/peak-cache.json, else
+ * $HOME/.cache/tbench/peak-cache.json (one cache per user and machine,
+ * whatever the working directory), else, with neither variable set,
+ * TB_PEAK_CACHE_DEFAULT relative to the working directory. */
 #define TB_PEAK_CACHE_DEFAULT "results/peak-cache.json"
 #define TB_PEAK_CACHE_ENV "TBENCH_PEAK_CACHE"
 

@@ -73,10 +73,20 @@ typedef struct {
     int sel[TB_MAX_AXES][TB_MAX_AXIS_VALUES];
 } resolved;
 
+/* ":LINE:COL" of a place in the config (buf), or "" when it has none. */
+static const char *at(int line, int col, char buf[32])
+{
+    buf[0] = '\0';
+    if (line > 0)
+        snprintf(buf, 32, ":%d:%d", line, col);
+    return buf;
+}
+
 static int resolve_backend(const tb_config *cfg, int bi,
                            const tb_cfg_backend *cb, resolved *r, char *err,
                            size_t len)
 {
+    char pos[32];
     memset(r, 0, sizeof *r);
     r->be = tb_backend_find(cb->name);
     if (!r->be) {
@@ -87,8 +97,9 @@ static int resolve_backend(const tb_config *cfg, int bi,
             strncat(names, i ? ", " : "", sizeof names - strlen(names) - 1);
             strncat(names, all[i]->name, sizeof names - strlen(names) - 1);
         }
-        snprintf(err, len, "%s: backends[%d]: unknown backend '%s' "
-                 "(known: %s)", cfg->path, bi, cb->name, names);
+        snprintf(err, len, "%s%s: backends[%d]: unknown backend '%s' "
+                 "(known: %s)", cfg->path, at(cb->line, cb->col, pos), bi,
+                 cb->name, names);
         return TB_EINVAL;
     }
     r->available = r->be->probe(r->reason, sizeof r->reason) == 0;
@@ -106,8 +117,9 @@ static int resolve_backend(const tb_config *cfg, int bi,
         while (a < r->n_axes && strcmp(r->axes[a].name, x->name) != 0)
             a++;
         if (a >= r->n_axes || a >= TB_MAX_AXES) {
-            snprintf(err, len, "%s: backends[%d]: backend '%s' has no axis "
-                     "'%s'", cfg->path, bi, cb->name, x->name);
+            snprintf(err, len, "%s%s: backends[%d]: backend '%s' has no "
+                     "axis '%s'", cfg->path, at(x->line, x->col, pos), bi,
+                     cb->name, x->name);
             return TB_EINVAL;
         }
         r->n_sel[a] = 0;
@@ -124,10 +136,10 @@ static int resolve_backend(const tb_config *cfg, int bi,
                     strncat(vals, r->axes[a].values[i],
                             sizeof vals - strlen(vals) - 1);
                 }
-                snprintf(err, len, "%s: backends[%d].%s: value '%s' is not "
-                         "offered by %s on this machine (values: %s)",
-                         cfg->path, bi, x->name, x->values[v], cb->name,
-                         vals);
+                snprintf(err, len, "%s%s: backends[%d].%s: value '%s' is "
+                         "not offered by %s on this machine (values: %s)",
+                         cfg->path, at(x->vline[v], x->vcol[v], pos), bi,
+                         x->name, x->values[v], cb->name, vals);
                 return TB_EINVAL;
             }
             r->sel[a][r->n_sel[a]++] = k;

@@ -7,6 +7,7 @@
 
 #include <csv.h>
 
+#include "instr.h"
 #include "peak.h"
 #include "../base/error.h"
 #include "../base/fileio.h"
@@ -56,7 +57,11 @@ cJSON *tb_results_new(cJSON *env, const tb_config *cfgs, int n_cfgs,
         cJSON *c = measure_json(&cfgs[i]);
         cJSON_AddStringToObject(c, "path", cfgs[i].path);
         cJSON_AddStringToObject(c, "name", cfgs[i].name);
-        cJSON_AddNumberToObject(c, "seed", (double)cfgs[i].seed);
+        /* a JSON integer, digit for digit: a double would round seeds
+         * above 2^53 */
+        char sd[24];
+        snprintf(sd, sizeof sd, "%llu", (unsigned long long)cfgs[i].seed);
+        cJSON_AddRawToObject(c, "seed", sd);
         cJSON_AddStringToObject(c, "text", cfgs[i].text ? cfgs[i].text : "");
         cJSON_AddItemToArray(cf, c);
     }
@@ -113,6 +118,82 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
         in.threads > 0 && tb_roofline_compute(peaks, &in, &rl) == 0)
         o = tb_roofline_json(&rl);
     return o ? o : cJSON_CreateNull();
+}
+
+/* "cupti" and "cupti_reason" of a case record (docs/FORMAT.md): the
+ * counting pass's per-iteration figures, or null with the reason. */
+static void add_cupti(cJSON *o, const tb_result *r)
+{
+    const tb_dev_counts *d = &r->dev;
+    if (r->status != TB_STATUS_OK || !d->valid) {
+        char why[300];
+        if (r->status != TB_STATUS_OK)
+            snprintf(why, sizeof why, "not counted: the case is %s",
+                     tb_status_name(r->status));
+        else
+            snprintf(why, sizeof why, "%s",
+                     d->reason[0] ? d->reason : "not counted");
+        cJSON_AddNullToObject(o, "cupti");
+        cJSON_AddStringToObject(o, "cupti_reason", why);
+        return;
+    }
+    static const char *const dirs[TB_DEV_NDIR] = {"h2d", "d2h", "d2d",
+                                                  "other"};
+    cJSON *cu = cJSON_AddObjectToObject(o, "cupti");
+    cJSON_AddNumberToObject(cu, "iterations", (double)d->iters);
+    cJSON_AddNumberToObject(cu, "kernel_launches", d->kernel_launches);
+    cJSON *mc = cJSON_AddObjectToObject(cu, "memcpy");
+    for (int i = 0; mc && i < TB_DEV_NDIR; i++) {
+        cJSON *m = cJSON_AddObjectToObject(mc, dirs[i]);
+        cJSON_AddNumberToObject(m, "count", d->memcpy_count[i]);
+        cJSON_AddNumberToObject(m, "bytes", d->memcpy_bytes[i]);
+    }
+    cJSON_AddNumberToObject(cu, "memsets", d->memsets);
+    cJSON_AddNumberToObject(cu, "memset_bytes", d->memset_bytes);
+    cJSON_AddNumberToObject(cu, "device_allocs", d->device_allocs);
+    cJSON_AddNumberToObject(cu, "device_alloc_bytes", d->device_alloc_bytes);
+    cJSON_AddNumberToObject(cu, "device_frees", d->device_frees);
+    cJSON_AddNumberToObject(cu, "device_free_bytes", d->device_free_bytes);
+    cJSON *ks = cJSON_AddArrayToObject(cu, "kernels");
+    for (int i = 0; ks && i < d->n_kernels; i++) {
+        cJSON *k = cJSON_CreateObject();
+        cJSON_AddItemToArray(ks, k);
+        cJSON_AddStringToObject(k, "name", d->kernel[i].name);
+        cJSON_AddNumberToObject(k, "count", d->kernel[i].count);
+        cJSON_AddNumberToObject(k, "device_ns", d->kernel[i].ns);
+    }
+    cJSON_AddNumberToObject(cu, "kernels_unlisted", d->kernels_unlisted);
+    cJSON_AddNullToObject(o, "cupti_reason");
+}
+
+/* measure.instructions (instr.h): null when not asked for; else the
+ * count per iteration (null when unavailable) with its source, the ISA
+ * that ran, the iterations counted and the reason for a null. */
+static cJSON *instr_json(const tb_case *c, const tb_result *r)
+{
+    if (!r->instr_requested)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "requested",
+                            tb_instr_source_name(c->measure.instructions));
+    cJSON_AddItemToObject(o, "per_iter",
+                          num_or_null(r->instructions, r->instr_ok));
+    cJSON_AddItemToObject(o, "source",
+                          r->instr_ok ? cJSON_CreateString(r->instr_source)
+                                      : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "isa",
+                          r->instr_ok && r->instr_isa[0]
+                              ? cJSON_CreateString(r->instr_isa)
+                              : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "iters",
+                          num_or_null((double)r->instr_iters, r->instr_ok));
+    cJSON_AddItemToObject(o, "reason",
+                          r->instr_reason[0]
+                              ? cJSON_CreateString(r->instr_reason)
+                              : cJSON_CreateNull());
+    return o;
 }
 
 static cJSON *case_record(const cJSON *doc, const tb_case *c,
@@ -250,6 +331,8 @@ static cJSON *case_record(const cJSON *doc, const tb_case *c,
         cJSON_AddNullToObject(o, "timing");
     }
     cJSON_AddItemToObject(o, "roofline", roofline_json(doc, c, r));
+    add_cupti(o, r);
+    cJSON_AddItemToObject(o, "instructions", instr_json(c, r));
     /* Where it ran: the machine, and the shard of a sharded run (the
      * document's "shard", tb_results_set_shard), so that the records of
      * a merged file still say it. */
@@ -396,6 +479,7 @@ static const char *const csv_cols[] = {
     "kernel_launches", "allocs", "alloc_bytes", "peak_bytes",
     "minor_faults", "major_faults", "vol_ctx_switches",
     "invol_ctx_switches", "max_abs_err", "max_rel_err", "message",
+    "instructions",
 };
 
 /* Where each column lives in a case record: "" = the case itself. */
@@ -457,8 +541,11 @@ int tb_results_csv(const cJSON *doc, char **out)
             const char *par = col_parent(csv_cols[i]);
             const cJSON *from =
                 par[0] ? cJSON_GetObjectItemCaseSensitive(c, par) : c;
-            cell(cJSON_GetObjectItemCaseSensitive(from, csv_cols[i]), text,
-                 sizeof text);
+            const cJSON *v =
+                cJSON_GetObjectItemCaseSensitive(from, csv_cols[i]);
+            if (!strcmp(csv_cols[i], "instructions")) /* the count only */
+                v = cJSON_GetObjectItemCaseSensitive(v, "per_iter");
+            cell(v, text, sizeof text);
             field(&b, i == 0, text);
         }
         sb_put(&b, "\n", 1);

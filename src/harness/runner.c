@@ -11,6 +11,7 @@
 
 #include "../ops/alloc.h"
 #include "../backends/composite.h"
+#include "../backends/workload.h"
 #include "../base/error.h"
 #include "timer.h"
 #include "trace.h"
@@ -63,7 +64,7 @@ const char *tb_status_name(tb_status s)
 const char *tb_phase_name(tb_phase p)
 {
     static const char *const names[] = {
-        "idle", "setup", "check", "warmup", "sampling",
+        "idle", "setup", "check", "warmup", "sampling", "count",
     };
     return (unsigned)p < sizeof names / sizeof names[0] ? names[p] : "?";
 }
@@ -161,6 +162,7 @@ static const tb_trace_name phase_range[] = {
     [TB_PHASE_CHECK] = TB_TRACE_CHECK,
     [TB_PHASE_WARMUP] = TB_TRACE_WARMUP,
     [TB_PHASE_SAMPLING] = TB_TRACE_SAMPLING,
+    [TB_PHASE_COUNT] = TB_TRACE_COUNT,
 };
 
 /* Enter phase p for case c: close the ranges of the phase before, open
@@ -282,6 +284,7 @@ typedef struct {
     void *ctx;
     void *kctx;         /* what the kernel is called with: ctx or comp */
     tb_composite *comp; /* unfused compositions */
+    tb_workload *wl;    /* workload ops */
     tb_tensor host_in[TB_MAX_INPUTS], dev_in[TB_MAX_INPUTS];
     tb_tensor host_out[TB_MAX_OUTPUTS], dev_out[TB_MAX_OUTPUTS];
     tb_tensor ref_out[TB_MAX_OUTPUTS];
@@ -292,6 +295,8 @@ static void buffers_free(buffers *b, const tb_op *op)
 {
     tb_composite_destroy(b->comp);
     b->comp = NULL;
+    tb_workload_destroy(b->wl);
+    b->wl = NULL;
     for (int i = 0; i < op->n_in; i++) {
         if (b->dev_in_ok[i])
             b->be->free(b->ctx, &b->dev_in[i]);
@@ -580,6 +585,42 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
     return 0;
 }
 
+/* The counting pass: `iters` untimed calls, as the samples make them. */
+typedef struct {
+    const buffers *b;
+    tb_kernel_fn fn;
+    const tb_case *c;
+} count_arg;
+
+static int count_run(void *arg, uint64_t iters)
+{
+    const count_arg *a = arg;
+    double ns;
+    return run_batch(a->b, a->fn, a->c, iters, a->c->alloc_outputs, &ns);
+}
+
+/* After round 0's sampling, on a backend that has a counting pass: what
+ * one iteration does on the device (res->dev).  A failing call makes the
+ * case an error, as it would while timing. */
+static int count_pass(tb_runner *r, const buffers *b, tb_kernel_fn fn,
+                      const tb_case *c, tb_result *res)
+{
+    if (!b->be->count) {
+        tb_backend_count(b->be, b->ctx, NULL, NULL, 0, &res->dev);
+        return 0;
+    }
+    if (r->stop && *r->stop) {
+        memset(&res->dev, 0, sizeof res->dev);
+        snprintf(res->dev.reason, sizeof res->dev.reason,
+                 "not counted: the run was interrupted");
+        return 0;
+    }
+    set_phase(r, c, TB_PHASE_COUNT);
+    count_arg a = {b, fn, c};
+    return tb_backend_count(b->be, b->ctx, count_run, &a, TB_COUNT_ITERS,
+                            &res->dev);
+}
+
 typedef enum {
     CHECK_DEFAULT, /* full check; big matmuls by projection */
     CHECK_FULL,    /* always against the full reference (exec shows it) */
@@ -629,6 +670,22 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
         b->kctx = b->comp;
         snprintf(res->impl_buf, sizeof res->impl_buf, "%s",
                  tb_composite_impl(b->comp));
+        res->impl = res->impl_buf;
+    } else if (c->op->category == TB_CAT_WORKLOAD) { /* a model step */
+        int rc = tb_workload_create(c->backend, in->ctx, c->op, c->dtype,
+                                    c->in, &c->params, &b->wl, err,
+                                    sizeof err);
+        if (rc) {
+            set_error(res,
+                      rc == TB_EUNSUPPORTED ? TB_STATUS_UNSUPPORTED
+                                            : TB_STATUS_ERROR,
+                      "%s", err);
+            return false;
+        }
+        fn = tb_workload_run;
+        b->kctx = b->wl;
+        snprintf(res->impl_buf, sizeof res->impl_buf, "%s",
+                 tb_workload_impl(b->wl));
         res->impl = res->impl_buf;
     } else {
         fn = c->backend->kernel(in->ctx, c->op, c->dtype, &c->params,
@@ -729,6 +786,9 @@ void tb_runner_round(tb_runner *r, const tb_case *c, int round, int rounds,
     int rc = measure(r, &b, fn, c, res, round, rounds);
     if (rc)
         set_error(res, TB_STATUS_ERROR, "while timing: %s", tb_strerror(rc));
+    else if (round == 0 && (rc = count_pass(r, &b, fn, c, res)) != 0)
+        set_error(res, TB_STATUS_ERROR, "while counting: %s",
+                  tb_strerror(rc));
 out:
     buffers_free(&b, c->op);
     set_phase(r, NULL, TB_PHASE_IDLE);
@@ -781,4 +841,40 @@ void tb_result_free(tb_result *res)
 {
     free(res->samples_ns);
     res->samples_ns = NULL;
+}
+
+int tb_runner_count(tb_runner *r, const tb_case *c, uint64_t k,
+                    void (*start)(void *), void (*stop)(void *), void *arg,
+                    tb_result *res)
+{
+    buffers b;
+    tb_kernel_fn fn = NULL;
+    double ns;
+    int rc = TB_EINVAL;
+    tb_trace_push_str(c->id);
+    if (!prepare(r, c, res, &b, &fn, CHECK_DEFAULT))
+        goto out;
+    set_phase(r, c, TB_PHASE_SAMPLING);
+    rc = run_batch(&b, fn, c, 1, c->alloc_outputs, &ns); /* uncounted */
+    if (!rc) {
+        start(arg);
+        if (c->alloc_outputs) {
+            rc = run_batch(&b, fn, c, k, true, &ns);
+        } else { /* run_batch's loop, without its clock readings */
+            for (uint64_t i = 0; i < k && !rc; i++)
+                rc = fn(b.kctx, b.dev_in, (tb_tensor *)b.dev_out,
+                        &c->params);
+            if (!rc)
+                rc = tb_backend_sync(b.be, b.ctx);
+        }
+        stop(arg);
+    }
+    if (rc)
+        set_error(res, TB_STATUS_ERROR, "while counting: %s",
+                  tb_strerror(rc));
+out:
+    buffers_free(&b, c->op);
+    set_phase(r, NULL, TB_PHASE_IDLE);
+    tb_trace_pop();
+    return rc;
 }

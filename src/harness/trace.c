@@ -18,6 +18,7 @@ static bool ready;
 
 static const char *const fixed_names[TB_TRACE_NFIXED] = {
     "run", "setup", "check", "warmup", "sampling", "batch",
+    "count",
 };
 
 /* Create the domain and register the fixed names, once per process (a

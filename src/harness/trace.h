@@ -4,6 +4,8 @@
  * Domain "tbench".  Ranges nest as
  *     run > CASE-ID > phase (setup, check, warmup, sampling) > round N
  *         > batch
+ * and, on a backend with a counting pass (cuda), CASE-ID > count after
+ * the first round's sampling.
  * "run" lives in the tbench process; each case's ranges in the process
  * that runs it (a worker, or tbench itself with --no-isolate): a worker
  * is a fork made inside "run", so a tool that follows it sees the same
@@ -27,6 +29,7 @@ typedef enum {
     TB_TRACE_WARMUP,
     TB_TRACE_SAMPLING,
     TB_TRACE_BATCH,
+    TB_TRACE_COUNT, /* a device backend's counting pass */
     TB_TRACE_NFIXED,
 } tb_trace_name;
 

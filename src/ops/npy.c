@@ -1,6 +1,8 @@
 #include "npy.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,23 +86,218 @@ int tb_npy_write(const char *path, const tb_tensor *t, char *err,
  * 'fortran_order' False and a shape tuple of 1 to TB_MAX_DIMS positive
  * dims. */
 
-static const char *npy_key(const char *dict, const char *key)
+/* A cursor over the header text. */
+typedef struct {
+    const char *s;
+    size_t n, i;
+} hcur;
+
+static void h_ws(hcur *c)
 {
-    char q1[48], q2[48];
-    snprintf(q1, sizeof q1, "'%s'", key);
-    snprintf(q2, sizeof q2, "\"%s\"", key);
-    const char *p = strstr(dict, q1);
-    if (!p)
-        p = strstr(dict, q2);
-    if (!p)
-        return NULL;
-    p = strchr(p + strlen(q1), ':');
-    if (!p)
-        return NULL;
-    p++;
-    while (*p == ' ')
-        p++;
-    return p;
+    while (c->i < c->n && (c->s[c->i] == ' ' || c->s[c->i] == '\t'))
+        c->i++;
+}
+
+/* A Python string literal ('...' or "...", backslash escapes kept as
+ * written) copied into out (size len; longer strings are an error). */
+static bool h_string(hcur *c, char *out, size_t len)
+{
+    if (c->i >= c->n || (c->s[c->i] != '\'' && c->s[c->i] != '"'))
+        return false;
+    char q = c->s[c->i++];
+    size_t k = 0;
+    while (c->i < c->n && c->s[c->i] != q) {
+        char ch = c->s[c->i];
+        if (ch == '\n' || ch == '\0')
+            return false;
+        if (ch == '\\') {
+            if (c->i + 1 >= c->n)
+                return false;
+            if (k + 1 >= len)
+                return false;
+            out[k++] = ch;
+            ch = c->s[++c->i];
+        }
+        if (k + 1 >= len)
+            return false;
+        out[k++] = ch;
+        c->i++;
+    }
+    if (c->i >= c->n)
+        return false;
+    c->i++; /* closing quote */
+    out[k] = '\0';
+    return true;
+}
+
+/* True or False (a whole word). */
+static int h_bool(hcur *c)
+{
+    static const char *const w[] = {"False", "True"};
+    for (int b = 0; b < 2; b++) {
+        size_t l = strlen(w[b]);
+        if (c->n - c->i >= l && !memcmp(c->s + c->i, w[b], l) &&
+            (c->i + l == c->n || !isalnum((unsigned char)c->s[c->i + l]) )) {
+            c->i += l;
+            return b;
+        }
+    }
+    return -1;
+}
+
+/* (d0, d1, ...) with an optional trailing comma; () is 0-dim. */
+static const char *h_shape(hcur *c, tb_shape *sh)
+{
+    memset(sh, 0, sizeof *sh);
+    if (c->i >= c->n || c->s[c->i] != '(')
+        return "the shape is not a tuple";
+    c->i++;
+    double numel = 1;
+    for (;;) {
+        h_ws(c);
+        if (c->i < c->n && c->s[c->i] == ')') {
+            c->i++;
+            break;
+        }
+        if (c->i >= c->n || c->s[c->i] < '0' || c->s[c->i] > '9')
+            return "a dim is not a positive integer (empty arrays are not "
+                   "accepted)";
+        long long v = 0;
+        while (c->i < c->n && c->s[c->i] >= '0' && c->s[c->i] <= '9') {
+            v = v * 10 + (c->s[c->i++] - '0');
+            if (v > (1LL << 40))
+                return "a dim is too large";
+        }
+        if (v < 1)
+            return "a dim is not a positive integer (empty arrays are not "
+                   "accepted)";
+        if (sh->ndim == TB_MAX_DIMS)
+            return "more than 8 dims";
+        sh->dim[sh->ndim++] = v;
+        numel *= (double)v;
+        h_ws(c);
+        if (c->i < c->n && c->s[c->i] == ',') {
+            c->i++;
+            continue;
+        }
+        if (c->i < c->n && c->s[c->i] == ')') {
+            /* (4) is the integer 4 in Python, not a tuple */
+            if (sh->ndim == 1)
+                return "the shape is not a tuple";
+            c->i++;
+            break;
+        }
+        return "the shape is not a tuple of integers";
+    }
+    if (sh->ndim == 0)
+        return "0-dim array (give at least 1 dim)";
+    if (numel > (double)(INT64_C(1) << 40))
+        return "too many elements";
+    return NULL;
+}
+
+int tb_npy_parse_header(const char *h, size_t len, tb_dtype *dt,
+                        tb_shape *sh, const char **why)
+{
+    hcur c = {h, len, 0};
+    bool seen[3] = {false, false, false};
+    int fortran = -1;
+    char descr[64] = "";
+    static const char *const keys[] = {"descr", "fortran_order", "shape"};
+    *why = NULL;
+    /* the dict ends the header: then spaces and exactly one '\n' */
+    if (len == 0 || h[len - 1] != '\n') {
+        *why = "the header does not end with a newline";
+        return TB_EPARSE;
+    }
+    h_ws(&c);
+    if (c.i >= c.n || h[c.i] != '{') {
+        *why = "the header is not a dict";
+        return TB_EPARSE;
+    }
+    c.i++;
+    for (;;) {
+        h_ws(&c);
+        if (c.i < c.n && h[c.i] == '}') {
+            c.i++;
+            break;
+        }
+        char key[32];
+        if (!h_string(&c, key, sizeof key)) {
+            *why = "a key of the header dict is not a string";
+            return TB_EPARSE;
+        }
+        int k = 0;
+        while (k < 3 && strcmp(key, keys[k]))
+            k++;
+        if (k == 3) {
+            *why = "the header has a key other than descr, fortran_order "
+                   "and shape";
+            return TB_EPARSE;
+        }
+        if (seen[k]) {
+            *why = "the header has a key twice";
+            return TB_EPARSE;
+        }
+        seen[k] = true;
+        h_ws(&c);
+        if (c.i >= c.n || h[c.i] != ':') {
+            *why = "the header dict lacks a ':'";
+            return TB_EPARSE;
+        }
+        c.i++;
+        h_ws(&c);
+        if (k == 0) {
+            if (!h_string(&c, descr, sizeof descr)) {
+                *why = "descr is not a string";
+                return TB_EPARSE;
+            }
+        } else if (k == 1) {
+            if ((fortran = h_bool(&c)) < 0) {
+                *why = "fortran_order is not True or False";
+                return TB_EPARSE;
+            }
+        } else {
+            const char *w = h_shape(&c, sh);
+            if (w) {
+                *why = w;
+                return TB_EPARSE;
+            }
+        }
+        h_ws(&c);
+        if (c.i < c.n && h[c.i] == ',') {
+            c.i++;
+            continue;
+        }
+        if (c.i < c.n && h[c.i] == '}') {
+            c.i++;
+            break;
+        }
+        *why = "the header dict lacks a ',' or '}'";
+        return TB_EPARSE;
+    }
+    h_ws(&c);
+    if (c.i + 1 != c.n) {
+        *why = "text after the header dict";
+        return TB_EPARSE;
+    }
+    if (!seen[0] || !seen[1] || !seen[2]) {
+        *why = "the header lacks descr, fortran_order or shape";
+        return TB_EPARSE;
+    }
+    if (!strcmp(descr, "<f4") || !strcmp(descr, "=f4")) {
+        *dt = TB_F32;
+    } else if (!strcmp(descr, "<f8") || !strcmp(descr, "=f8")) {
+        *dt = TB_F64;
+    } else {
+        *why = "dtype is not little-endian float32 or float64";
+        return TB_EPARSE;
+    }
+    if (fortran) {
+        *why = "Fortran order (save numpy.ascontiguousarray(a))";
+        return TB_EPARSE;
+    }
+    return 0;
 }
 
 static int npy_fail(char *err, size_t len, const char *path, const char *why)
@@ -154,57 +351,11 @@ int tb_npy_read(const char *path, tb_tensor *out, char *err, size_t errlen)
         goto out;
     }
     dict[hlen] = '\0';
-    const char *d = npy_key(dict, "descr");
     tb_dtype dt;
-    if (d && (!strncmp(d + 1, "<f4", 3) || !strncmp(d + 1, "=f4", 3)))
-        dt = TB_F32;
-    else if (d && (!strncmp(d + 1, "<f8", 3) || !strncmp(d + 1, "=f8", 3)))
-        dt = TB_F64;
-    else {
-        rc = npy_fail(err, errlen, path,
-                      "dtype is not little-endian float32 or float64");
-        goto out;
-    }
-    const char *fo = npy_key(dict, "fortran_order");
-    if (!fo || strncmp(fo, "False", 5)) {
-        rc = npy_fail(err, errlen, path,
-                      "Fortran order (save numpy.ascontiguousarray(a))");
-        goto out;
-    }
-    const char *s = npy_key(dict, "shape");
-    if (!s || *s != '(') {
-        rc = npy_fail(err, errlen, path, "no shape");
-        goto out;
-    }
-    tb_shape sh = {0};
-    s++;
-    for (;;) {
-        while (*s == ' ' || *s == ',')
-            s++;
-        if (*s == ')')
-            break;
-        char *end;
-        errno = 0;
-        long long v = strtoll(s, &end, 10);
-        if (end == s || errno || v < 1 || v > (1LL << 40)) {
-            rc = npy_fail(err, errlen, path,
-                          "a dim is not a positive integer (empty arrays "
-                          "are not accepted)");
-            goto out;
-        }
-        if (sh.ndim == TB_MAX_DIMS) {
-            rc = npy_fail(err, errlen, path, "more than 8 dims");
-            goto out;
-        }
-        sh.dim[sh.ndim++] = v;
-        s = end;
-    }
-    if (sh.ndim == 0) {
-        rc = npy_fail(err, errlen, path, "0-dim array (give at least 1 dim)");
-        goto out;
-    }
-    if (tb_shape_numel(&sh) > (INT64_C(1) << 40)) {
-        rc = npy_fail(err, errlen, path, "too many elements");
+    tb_shape sh;
+    const char *why;
+    if (tb_npy_parse_header(dict, hlen, &dt, &sh, &why)) {
+        rc = npy_fail(err, errlen, path, why);
         goto out;
     }
     if ((rc = tb_tensor_create(out, dt, &sh))) {

@@ -15,6 +15,18 @@ int tb_npy_encode(const tb_tensor *t, char **buf, size_t *len);
 int tb_npy_write(const char *path, const tb_tensor *t, char *err,
                  size_t errlen);
 
+/* Parse the header dict of a .npy file: h[0..len) is the text after the
+ * length field (a Python dict literal, padding, then '\n').  A real
+ * parser of the literal numpy.save writes, not a text search: exactly
+ * the keys 'descr', 'fortran_order' and 'shape' (quoted either way, in
+ * any order, each once, an optional trailing comma), string values with
+ * backslash escapes, True/False, and a tuple of integers.  On success
+ * *dt is TB_F32 or TB_F64 and *sh the shape (1 to TB_MAX_DIMS dims of
+ * 1..2^40 elements in all).  Otherwise TB_EPARSE with *why a constant
+ * sentence. */
+int tb_npy_parse_header(const char *h, size_t len, tb_dtype *dt,
+                        tb_shape *sh, const char **why);
+
 /* Read a .npy file written by numpy.save (float32 or float64, C order,
  * little-endian, 1 to 8 positive dims) into a new tracked tensor.  0, or
  * TB_EIO/TB_EPARSE/TB_ENOMEM with "PATH: what" in err.  The caller

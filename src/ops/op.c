@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "calib.h"
+#include "models.h"
+#include "op_backward.h"
 #include "ref.h"
 
 /* ---- helpers ----------------------------------------------------------- */
@@ -992,6 +995,10 @@ static const tb_param_spec params_rand_uniform[] = {
     {"seed", TB_PARAM_INT, false, 0, 0, 9007199254740992.0,
      "stream: out[i] depends only on (seed, i)"},
 };
+static const tb_param_spec params_calib_spin[] = {
+    {"ns", TB_PARAM_INT, false, 1000, 0, 1e10,
+     "nanoseconds to spin on the clock"},
+};
 static const tb_param_spec params_rand_normal[] = {
     {"mean", TB_PARAM_FLOAT, false, 0, -1e30, 1e30, "mean"},
     {"std", TB_PARAM_FLOAT, false, 1, 0, 1e30, "standard deviation"},
@@ -1073,6 +1080,97 @@ static const tb_step steps_log_softmax[] = {
  * backward-stable algorithms, errors ~ n * eps * cond; vectors compared
  * after tb_canon_* fixed their signs. */
 #define TOL_LINALG {{2e-3, 2e-4}, {1e-9, 1e-10}}
+
+/* Backward ops: a gradient is a short chain of roundings per term
+ * (sigmoid' = g*s*(1-s), gelu' = g*(Phi + x*phi)), sums scale atol with
+ * their length (tb_bw_reduce_len). */
+#define TOL_BW_EW {{1e-5, 1e-6}, {1e-13, 1e-14}}
+#define BW_ROW(nin, nout, shape_fn, tol_)                                 \
+    .category = TB_CAT_BACKWARD, .n_in = nin, .n_out = nout,              \
+    .shape = shape_fn, .flops = tb_bw_flops, .bytes = bytes_io,           \
+    .reduce_len = tb_bw_reduce_len, .tol = tol_
+/* log_softmax_backward's y is a log-probability (<= 0); div's divisor
+ * away from 0; nll_loss's targets are class indices (0: the harness's
+ * random inputs are all class 0; tests give real targets). */
+static const tb_domain domain_bw_log_softmax[] = {{-1, 1}, {-4, 0}};
+static const tb_domain domain_bw_div[] = {{-1, 1}, {-1, 1}, {0.5, 2}};
+static const tb_domain domain_bw_nll[] = {{-4, 0}, {0, 0}};
+static const tb_domain domain_bw_nll_backward[] = {{-1, 1}, {-4, 0}, {0, 0}};
+
+/* Workloads (models.h): the batch x in, the loss [1] (train) or the
+ * log-probabilities [B, 10] (infer) out; checked on the first call (the
+ * initial weights) against the same model on the reference kernels. */
+static int shape_workload(const tb_op *op, const tb_shape *in,
+                          const tb_params *p, tb_shape *out, char *err,
+                          size_t len)
+{
+    (void)p;
+    bool cnn = op->id == TB_OP_cnn_train_step || op->id == TB_OP_cnn_infer_step;
+    char why[192];
+    if (tb_model_check_shape(cnn ? TB_MODEL_CNN : TB_MODEL_MLP, &in[0], why,
+                             sizeof why))
+        return fail(err, len, TB_ESHAPE, "%s: %s", op->name, why);
+    if (op->id == TB_OP_mlp_train_step || op->id == TB_OP_cnn_train_step) {
+        out[0] = (tb_shape){1, {1}};
+    } else {
+        out[0] = (tb_shape){2, {in[0].dim[0], 10}};
+    }
+    return 0;
+}
+
+/* Forward FLOPs; backward counted as twice the forward (its two
+ * products per layer), the optimizer step not at all. */
+static double flops_workload(const tb_op *op, const tb_shape *in,
+                             const tb_shape *out, const tb_params *p,
+                             tb_dtype dt)
+{
+    (void)out, (void)dt;
+    bool cnn = op->id == TB_OP_cnn_train_step || op->id == TB_OP_cnn_infer_step;
+    double f = tb_model_forward_flops(cnn ? TB_MODEL_CNN : TB_MODEL_MLP,
+                                      &in[0]);
+    bool train = op->id == TB_OP_mlp_train_step ||
+                 op->id == TB_OP_cnn_train_step;
+    if (train && !(tb_params_has(p, 0) && p->v[0] == 0))
+        f *= 3;
+    return f;
+}
+
+#define P_POOL                                                            \
+    {"pool", TB_PARAM_BOOL, false, 0, 0, 1,                               \
+     "tensor memory from a caching pool (pool.h) instead of one backend "  \
+     "allocation per tensor"}
+static const tb_param_spec params_train_step[] = {
+    {"phase", TB_PARAM_INT, false, 2, 0, 2,
+     "0: forward only (recorded on the tape); 1: forward + backward; 2: "
+     "forward, backward and the sgd_momentum step"},
+    {"hooks", TB_PARAM_INT, false, 0, 0, 3,
+     "1: a forward hook on every op; 2: a backward hook on every op; 3: "
+     "both (each counts its calls)"},
+    {"lr", TB_PARAM_FLOAT, false, 0.01, 0, 1e6, "learning rate"},
+    {"momentum", TB_PARAM_FLOAT, false, 0.9, 0, 1, "momentum factor"},
+    P_POOL,
+};
+static const tb_param_spec params_infer_step[] = {
+    {"hooks", TB_PARAM_INT, false, 0, 0, 1,
+     "1: a forward hook on every op (counts its calls)"},
+    P_POOL,
+};
+/* A loss or log-probabilities after ~10 chained kernels with sums over
+ * up to K = 784 terms. */
+#define TOL_WORKLOAD {{1e-4, 1e-5}, {1e-10, 1e-12}}
+#define WL_ROW(nparams, params_)                                          \
+    .category = TB_CAT_WORKLOAD, .n_in = 1, .n_out = 1,                   \
+    .n_params = nparams, .params = params_, .shape = shape_workload,      \
+    .flops = flops_workload, .bytes = bytes_io, .tol = TOL_WORKLOAD
+static const tb_param_spec params_api[] = {
+    {"layer", TB_PARAM_INT, false, 0, 0, 3,
+     "0: the raw kernel (looked up once); 1: through the op table's "
+     "dispatch (kernel lookup every call); 2: a tensor API that checks "
+     "shapes and allocates its result (freed after the call); 3: that "
+     "API with a forward hook registered"},
+    P_POOL,
+};
+#undef P_POOL
 
 /* One row per op, fields by name.  OP_ID(nm): an op that is its own
  * base (id, name, reference kernel); OP_FORM(nm, base): a form of
@@ -1484,6 +1582,120 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .reduce_len = rlen_axis, .tol = TOL_ACC,
         .n_steps = NSTEPS(steps_log_softmax), .steps = steps_log_softmax,
         .doc = "log_softmax as six kernels: max, sub, exp, sum, log, sub"},
+
+    /* calibration: known work and known time (calib.h) */
+    [TB_OP_calib_work] = {OP_ID(calib_work),
+        .category = TB_CAT_CALIB, .n_in = 0, .n_out = 1,
+        .shape = tb_calib_shape, .flops = tb_calib_flops,
+        .bytes = tb_calib_bytes, .tol = TOL_EXACT,
+        .doc = "round(n * TBENCH_CALIB_SCALE) steps of a chain of dependent "
+               "integer instructions; out[s mod n] = top 24 bits after step "
+               "s"},
+    [TB_OP_calib_spin] = {OP_ID(calib_spin),
+        .category = TB_CAT_CALIB, .n_in = 0, .n_out = 1, .n_params = 1,
+        .params = params_calib_spin, .shape = tb_calib_shape,
+        .flops = tb_calib_flops, .bytes = tb_calib_bytes, .tol = TOL_EXACT,
+        .doc = "spin on CLOCK_MONOTONIC for ns nanoseconds; shape [1], "
+               "output 0"},
+    /* backward ops: input 0 is the gradient of the forward output, the
+     * outputs the gradients of the forward inputs (op_backward.h) */
+    [TB_OP_relu_backward] = {OP_ID(relu_backward),
+        BW_ROW(2, 1, tb_bw_shape_act, TOL_BW_EW),
+        .doc = "relu gradient: g, x -> g * (x > 0)"},
+    [TB_OP_sigmoid_backward] = {OP_ID(sigmoid_backward),
+        BW_ROW(2, 1, tb_bw_shape_act, TOL_BW_EW),
+        .doc = "sigmoid gradient: g, x -> g * s * (1 - s), s = sigmoid(x)"},
+    [TB_OP_tanh_backward] = {OP_ID(tanh_backward),
+        BW_ROW(2, 1, tb_bw_shape_act, TOL_BW_EW),
+        .doc = "tanh gradient: g, x -> g * (1 - tanh(x)^2)"},
+    [TB_OP_gelu_backward] = {OP_ID(gelu_backward),
+        BW_ROW(2, 1, tb_bw_shape_act, TOL_BW_EW),
+        .doc = "gelu (erf form) gradient: g, x -> g * (Phi(x) + x*phi(x))"},
+    [TB_OP_log_softmax_backward] = {OP_ID(log_softmax_backward),
+        BW_ROW(2, 1, tb_bw_shape_log_softmax, TOL_ACC), .n_params = 1,
+        .params = params_axis, .domain = domain_bw_log_softmax,
+        .doc = "log_softmax gradient: g, y (the forward output) -> g - "
+               "exp(y) * sum(g) along the axis"},
+    [TB_OP_sum_backward] = {OP_ID(sum_backward),
+        BW_ROW(2, 1, tb_bw_shape_reduce, TOL_EW), .n_params = 2,
+        .params = params_reduce,
+        .doc = "sum gradient: g, x -> g broadcast to x's shape"},
+    [TB_OP_mean_backward] = {OP_ID(mean_backward),
+        BW_ROW(2, 1, tb_bw_shape_reduce, TOL_EW), .n_params = 2,
+        .params = params_reduce,
+        .doc = "mean gradient: g, x -> g / n broadcast to x's shape"},
+    [TB_OP_add_backward] = {OP_ID(add_backward),
+        BW_ROW(3, 2, tb_bw_shape_binary, TOL_ACC),
+        .doc = "add gradient: g, a, b -> da, db (g summed over the dims "
+               "each input was broadcast along)"},
+    [TB_OP_sub_backward] = {OP_ID(sub_backward),
+        BW_ROW(3, 2, tb_bw_shape_binary, TOL_ACC),
+        .doc = "sub gradient: g, a, b -> g, -g reduced to a's and b's "
+               "shapes"},
+    [TB_OP_mul_backward] = {OP_ID(mul_backward),
+        BW_ROW(3, 2, tb_bw_shape_binary, TOL_ACC),
+        .doc = "mul gradient: g, a, b -> g*b, g*a reduced to a's and b's "
+               "shapes"},
+    [TB_OP_div_backward] = {OP_ID(div_backward),
+        BW_ROW(3, 2, tb_bw_shape_binary, TOL_ACC),
+        .domain = domain_bw_div,
+        .doc = "div gradient: g, a, b -> g/b, -g*a/b^2 reduced to a's and "
+               "b's shapes"},
+    [TB_OP_matmul_backward] = {OP_ID(matmul_backward),
+        BW_ROW(3, 2, tb_bw_shape_matmul, TOL_ACC),
+        .doc = "matmul gradient: g, a, b -> g @ b^T, a^T @ g"},
+    [TB_OP_linear_backward] = {OP_ID(linear_backward),
+        BW_ROW(4, 3, tb_bw_shape_linear, TOL_ACC),
+        .doc = "linear (relu(x@W+b)) gradient: g, x, W, y (the forward "
+               "output) -> dx, dW, db with gz = g*(y > 0)"},
+    [TB_OP_nll_loss] = {OP_ID(nll_loss),
+        BW_ROW(2, 1, tb_bw_shape_nll, TOL_ACC),
+        .domain = domain_bw_nll,
+        .doc = "negative log-likelihood, mean over the batch: logp [N,C], "
+               "target [N] (class indices as values) -> scalar; "
+               "cross-entropy is log_softmax then nll_loss"},
+    [TB_OP_nll_loss_backward] = {OP_ID(nll_loss_backward),
+        BW_ROW(3, 1, tb_bw_shape_nll_backward, TOL_EW),
+        .domain = domain_bw_nll_backward,
+        .doc = "nll_loss gradient: g (scalar), logp, target -> dlogp, -g/N "
+               "at each row's target"},
+    [TB_OP_max_pool2d_backward] = {OP_ID(max_pool2d_backward),
+        BW_ROW(2, 1, tb_bw_shape_pool2d, TOL_ACC), .n_params = 3,
+        .params = params_pool,
+        .doc = "max_pool2d gradient: g, x -> dx, g routed to the first "
+               "largest element of each window"},
+    [TB_OP_avg_pool2d_backward] = {OP_ID(avg_pool2d_backward),
+        BW_ROW(2, 1, tb_bw_shape_pool2d, TOL_ACC), .n_params = 3,
+        .params = params_pool,
+        .doc = "avg_pool2d gradient: g, x -> dx, g/kernel^2 spread over "
+               "each window"},
+    [TB_OP_conv2d_backward] = {OP_ID(conv2d_backward),
+        BW_ROW(3, 3, tb_bw_shape_conv2d, TOL_ACC), .n_params = 3,
+        .params = params_conv,
+        .doc = "conv2d gradient: g, x, w -> dx, dw, db (the bias's "
+               "gradient)"},
+
+    /* workloads: model steps on the tape autograd (models.h) */
+    [TB_OP_mlp_train_step] = {OP_ID(mlp_train_step),
+        WL_ROW(5, params_train_step),
+        .doc = "one MLP (K-256-128-10) training step on batch x [B, K]: "
+               "forward, backward, sgd_momentum; out: the loss"},
+    [TB_OP_mlp_infer_step] = {OP_ID(mlp_infer_step),
+        WL_ROW(2, params_infer_step),
+        .doc = "MLP inference on x [B, K]: log-probabilities [B, 10]"},
+    [TB_OP_cnn_train_step] = {OP_ID(cnn_train_step),
+        WL_ROW(5, params_train_step),
+        .doc = "one CNN (conv 16, pool, conv 32, pool, linear 10) training "
+               "step on x [B, 1, H, W]; out: the loss"},
+    [TB_OP_cnn_infer_step] = {OP_ID(cnn_infer_step),
+        WL_ROW(2, params_infer_step),
+        .doc = "CNN inference on x [B, 1, H, W]: log-probabilities [B, 10]"},
+    [TB_OP_api_add] = {OP_ID(api_add),
+        .category = TB_CAT_WORKLOAD, .n_in = 2, .n_out = 1, .n_params = 2,
+        .params = params_api, .shape = shape_broadcast,
+        .flops = flops_per_out, .bytes = bytes_io, .tol = TOL_EW,
+        .doc = "add called through an API layer (parameter layer), for the "
+               "per-call cost of each layer"},
 };
 
 const tb_op *tb_op_get(tb_op_id id)
@@ -1515,6 +1727,9 @@ const char *tb_op_category_name(tb_op_category c)
     case TB_CAT_OPTIMIZER: return "optimizer";
     case TB_CAT_LINALG: return "linalg";
     case TB_CAT_UNFUSED: return "unfused";
+    case TB_CAT_CALIB: return "calibration";
+    case TB_CAT_BACKWARD: return "backward";
+    case TB_CAT_WORKLOAD: return "workload";
     }
     return "unknown";
 }

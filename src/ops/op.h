@@ -33,6 +33,9 @@ typedef enum {
     TB_CAT_OPTIMIZER, /* one update step of a parameter vector and state */
     TB_CAT_LINALG,    /* LAPACK-style factorizations */
     TB_CAT_UNFUSED,   /* a fused op's composition, one kernel per step */
+    TB_CAT_CALIB,     /* known work or time, to measure the harness */
+    TB_CAT_BACKWARD,  /* gradient of a differentiable op (op_backward.h) */
+    TB_CAT_WORKLOAD,  /* a model step on the tape autograd (models.h) */
 } tb_op_category;
 
 typedef enum { TB_PARAM_INT, TB_PARAM_FLOAT, TB_PARAM_BOOL } tb_param_kind;
@@ -98,7 +101,16 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(sgd) X(sgd_momentum) X(adam) X(adamw) X(adagrad) X(adamax)          \
     X(nadam) X(radam)                                                     \
     X(svd) X(qr) X(eigh)                                                  \
-    X(add_relu_unfused) X(linear_unfused) X(log_softmax_unfused)
+    X(add_relu_unfused) X(linear_unfused) X(log_softmax_unfused)          \
+    X(calib_work) X(calib_spin)                                           \
+    X(relu_backward) X(sigmoid_backward) X(tanh_backward)                 \
+    X(gelu_backward) X(log_softmax_backward) X(sum_backward)              \
+    X(mean_backward) X(add_backward) X(sub_backward) X(mul_backward)      \
+    X(div_backward) X(matmul_backward) X(linear_backward) X(nll_loss)     \
+    X(nll_loss_backward) X(max_pool2d_backward) X(avg_pool2d_backward)    \
+    X(conv2d_backward)                                                    \
+    X(mlp_train_step) X(mlp_infer_step) X(cnn_train_step)                 \
+    X(cnn_infer_step) X(api_add)
 
 typedef enum {
 #define TB_OP_ENUM(name) TB_OP_##name,

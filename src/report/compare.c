@@ -3,6 +3,7 @@
 #include "compare.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,18 +219,174 @@ double tb_t_quantile(double p, double df)
 
 /* ---- bootstrap CI of the ratio of medians ----------------------------- */
 
-/* One bootstrap replicate of a side's M into *m: k runs drawn with
- * replacement, each resampled; scratch holds max n, meds holds k. */
-static double side_replicate(const tb_sampleset *s, int k, tb_rng *r,
+/* A draw of Binomial(n, p): inversion from the mode outwards, with the
+ * pmf's ratio recurrence (exact up to rounding; expected steps about
+ * the standard deviation, sqrt(n p (1 - p))). */
+static size_t binomial(tb_rng *r, size_t n, double p)
+{
+    if (!(p > 0) || n == 0)
+        return 0;
+    if (!(p < 1))
+        return n;
+    double q = 1 - p, fn = (double)n;
+    size_t m = (size_t)floor((fn + 1) * p);
+    if (m > n)
+        m = n;
+    double fm = (double)m;
+    double pm = exp(lgamma(fn + 1) - lgamma(fm + 1) - lgamma(fn - fm + 1) +
+                    fm * log(p) + (fn - fm) * log(q));
+    double u = tb_rng_uniform(r) - pm;
+    if (u <= 0)
+        return m;
+    double pu = pm, pd = pm;
+    size_t ku = m, kd = m;
+    for (;;) {
+        bool up = ku < n && pu > 1e-300, dn = kd > 0 && pd > 1e-300;
+        if (!up && !dn)
+            return m; /* the rounding left over: the mode */
+        if (up) {
+            pu *= (double)(n - ku) / (double)(ku + 1) * (p / q);
+            ku++;
+            if ((u -= pu) <= 0)
+                return ku;
+        }
+        if (dn) {
+            pd *= (double)kd / (double)(n - kd + 1) * (q / p);
+            kd--;
+            if ((u -= pd) <= 0)
+                return kd;
+        }
+    }
+}
+
+/* Index (into a sorted run) of the order statistic of rank k among m
+ * draws with replacement from the indices [lo, lo + span).  Halving: the
+ * number of draws in the left half is Binomial(m, left / span), and the
+ * rank-k draw is in the half that count points to.  Exact (up to the
+ * binomial's rounding); about sqrt(m) steps in all instead of m draws. */
+static size_t kth_draw(tb_rng *r, size_t lo, size_t span, size_t m,
+                       size_t k)
+{
+    while (span > 1) {
+        size_t left = span / 2;
+        size_t c = binomial(r, m, (double)left / (double)span);
+        if (k < c) {
+            span = left;
+            m = c;
+        } else {
+            lo += left;
+            span -= left;
+            m -= c;
+            k -= c;
+        }
+    }
+    return lo;
+}
+
+/* One run prepared for bootstrapping its median: above BOOT_DIRECT
+ * samples, sorted once (the O(n log n)), and a resample's median is
+ * drawn as its one or two middle order statistics by kth_draw: O(sqrt n)
+ * per replicate where drawing n samples took O(n) (a compare of two
+ * 5M-sample runs took many minutes).  Same distribution as resampling. */
+#define BOOT_DIRECT 256
+typedef struct {
+    const double *x; /* the samples, sorted (a copy) above BOOT_DIRECT */
+    size_t n;
+    double *own;
+} bootrun;
+
+static int bootrun_init(bootrun *b, const tb_sampleset *s)
+{
+    b->n = s->n;
+    b->own = NULL;
+    b->x = s->x;
+    if (s->n <= BOOT_DIRECT)
+        return 0;
+    b->own = malloc(s->n * sizeof *b->own);
+    if (!b->own)
+        return TB_ENOMEM;
+    memcpy(b->own, s->x, s->n * sizeof *b->own);
+    qsort(b->own, s->n, sizeof *b->own, tb_cmp_double);
+    b->x = b->own;
+    return 0;
+}
+
+/* The median of one resample of run b; scratch holds n values. */
+static double boot_median(const bootrun *b, tb_rng *r, double *scratch)
+{
+    size_t n = b->n;
+    if (!b->own) {
+        for (size_t i = 0; i < n; i++)
+            scratch[i] = b->x[draw(r, n)];
+        return tb_median_inplace(scratch, n);
+    }
+    /* ranks (n-1)/2 and n/2: together down to the half where they part */
+    size_t k = (n - 1) / 2, lo = 0, span = n, m = n;
+    if (n % 2)
+        return b->x[kth_draw(r, lo, span, m, k)];
+    while (span > 1) {
+        size_t left = span / 2;
+        size_t c = binomial(r, m, (double)left / (double)span);
+        if (k + 1 < c) {
+            span = left;
+            m = c;
+        } else if (k >= c) {
+            lo += left;
+            span -= left;
+            m -= c;
+            k -= c;
+        } else { /* rank k is the largest draw on the left, k + 1 the
+                  * smallest on the right */
+            double a = b->x[kth_draw(r, lo, left, c, c - 1)];
+            double z = b->x[kth_draw(r, lo + left, span - left, m - c, 0)];
+            return a + (z - a) * 0.5;
+        }
+    }
+    return b->x[lo]; /* both in one slot */
+}
+
+/* One bootstrap replicate of a side's M: k runs drawn with replacement,
+ * each resampled; scratch holds max n, meds holds k. */
+static double side_replicate(const bootrun *s, int k, tb_rng *r,
                              double *scratch, double *meds)
 {
-    for (int j = 0; j < k; j++) {
-        const tb_sampleset *run = &s[draw(r, (size_t)k)];
-        for (size_t i = 0; i < run->n; i++)
-            scratch[i] = run->x[draw(r, run->n)];
-        meds[j] = tb_median_inplace(scratch, run->n);
-    }
+    for (int j = 0; j < k; j++)
+        meds[j] = boot_median(&s[draw(r, (size_t)k)], r, scratch);
     return tb_median_inplace(meds, (size_t)k);
+}
+
+int tb_boot_medians(const tb_sampleset *s, int k, int resamples,
+                    uint64_t seed, double *out)
+{
+    if (!s || k < 1 || resamples < 1 || !out)
+        return TB_EINVAL;
+    size_t maxn = 0;
+    for (int j = 0; j < k; j++) {
+        if (!s[j].x || !s[j].n || s[j].n >= UINT32_MAX)
+            return TB_EINVAL;
+        maxn = s[j].n > maxn ? s[j].n : maxn;
+    }
+    int rc = TB_ENOMEM;
+    double *scratch = malloc(maxn * sizeof *scratch);
+    double *meds = malloc((size_t)k * sizeof *meds);
+    bootrun *b = calloc((size_t)k, sizeof *b);
+    if (!scratch || !meds || !b)
+        goto out;
+    for (int j = 0; j < k; j++)
+        if (bootrun_init(&b[j], &s[j]))
+            goto out;
+    tb_rng rng;
+    tb_rng_seed(&rng, seed);
+    for (int i = 0; i < resamples; i++)
+        out[i] = side_replicate(b, k, &rng, scratch, meds);
+    rc = 0;
+out:
+    for (int j = 0; b && j < k; j++)
+        free(b[j].own);
+    free(b);
+    free(scratch);
+    free(meds);
+    return rc;
 }
 
 int tb_ratio_ci(const tb_sampleset *old, int k_old, const tb_sampleset *nw,
@@ -251,29 +408,42 @@ int tb_ratio_ci(const tb_sampleset *old, int k_old, const tb_sampleset *nw,
         maxn = nw[j].n > maxn ? nw[j].n : maxn;
     }
     int kmax = k_old > k_new ? k_old : k_new;
+    int rc = TB_ENOMEM;
     double *scratch = malloc(maxn * sizeof *scratch);
     double *meds = malloc((size_t)kmax * sizeof *meds);
     double *ratios = malloc((size_t)resamples * sizeof *ratios);
-    if (!scratch || !meds || !ratios) {
-        free(scratch);
-        free(meds);
-        free(ratios);
-        return TB_ENOMEM;
-    }
+    bootrun *bo = calloc((size_t)k_old, sizeof *bo);
+    bootrun *bn = calloc((size_t)k_new, sizeof *bn);
+    if (!scratch || !meds || !ratios || !bo || !bn)
+        goto out;
+    for (int j = 0; j < k_old; j++)
+        if (bootrun_init(&bo[j], &old[j]))
+            goto out;
+    for (int j = 0; j < k_new; j++)
+        if (bootrun_init(&bn[j], &nw[j]))
+            goto out;
     tb_rng rng;
     tb_rng_seed(&rng, seed);
     for (int b = 0; b < resamples; b++) {
-        double mo = side_replicate(old, k_old, &rng, scratch, meds);
-        double mn = side_replicate(nw, k_new, &rng, scratch, meds);
+        double mo = side_replicate(bo, k_old, &rng, scratch, meds);
+        double mn = side_replicate(bn, k_new, &rng, scratch, meds);
         ratios[b] = mn / mo;
     }
     qsort(ratios, (size_t)resamples, sizeof *ratios, tb_cmp_double);
     *lo = tb_quantile_sorted(ratios, (size_t)resamples, 0.025);
     *hi = tb_quantile_sorted(ratios, (size_t)resamples, 0.975);
+    rc = 0;
+out:
+    for (int j = 0; bo && j < k_old; j++)
+        free(bo[j].own);
+    for (int j = 0; bn && j < k_new; j++)
+        free(bn[j].own);
+    free(bo);
+    free(bn);
     free(scratch);
     free(meds);
     free(ratios);
-    return 0;
+    return rc;
 }
 
 /* ---- options ---------------------------------------------------------- */
@@ -285,6 +455,7 @@ void tb_cmp_opts_default(tb_cmp_opts *o)
     o->fail_on = TB_FAIL_ALL;
     o->resamples = 2000;
     o->seed = UINT64_C(0x7b5eedc0ffee);
+    o->instr_threshold = 0.001;
 }
 
 int tb_cmp_parse_fail_on(const char *s, unsigned *bits)
@@ -339,6 +510,54 @@ static void side_status(const tb_rescase *const *rc, int k,
         }
         if (!*impl)
             *impl = rc[j]->impl;
+    }
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* Instructions per iteration: exact counts, so each side's largest, and
+ * a change beyond o->instr_threshold either way is a counter verdict;
+ * counts of different sources or ISA paths are not compared. */
+static void compare_instr(tb_cmp_case *c, const tb_rescase *const *ro,
+                          int ko, const tb_rescase *const *rn, int kn,
+                          const tb_cmp_opts *o)
+{
+    const tb_rescase *a = NULL, *b = NULL;
+    for (int j = 0; j < ko; j++)
+        if (!isnan(ro[j]->instructions) &&
+            (!a || ro[j]->instructions > a->instructions))
+            a = ro[j];
+    for (int j = 0; j < kn; j++)
+        if (!isnan(rn[j]->instructions) &&
+            (!b || rn[j]->instructions > b->instructions))
+            b = rn[j];
+    c->instr_old = a ? a->instructions : NAN;
+    c->instr_new = b ? b->instructions : NAN;
+    c->instr_change = NAN;
+    if (!a || !b)
+        return;
+    c->instr_source = a->instr_source;
+    c->instr_isa = a->instr_isa;
+    if (!same_str(a->instr_source, b->instr_source)) {
+        c->instr_note = "counted by different sources";
+        return;
+    }
+    if (!same_str(a->instr_isa, b->instr_isa)) {
+        c->instr_note = "counted on different ISA paths";
+        return;
+    }
+    c->instr_change = a->instructions > 0
+                          ? b->instructions / a->instructions - 1
+                          : b->instructions > 0 ? INFINITY : 0;
+    if (c->instr_change > o->instr_threshold) {
+        c->instr_dir = 1;
+        c->ctr_regressed = true;
+    } else if (c->instr_change < -o->instr_threshold) {
+        c->instr_dir = -1;
+        c->ctr_improved = true;
     }
 }
 
@@ -482,6 +701,7 @@ static int compare_timed(tb_cmp_case *c, const tb_rescase *const *ro,
             c->ctr_improved = true;
         }
     }
+    compare_instr(c, ro, ko, rn, kn, o);
     rc = 0;
 out:
     free(v);
@@ -490,6 +710,61 @@ out:
     free(px);
     free(py);
     return rc;
+}
+
+/* The CUPTI counts of one side: the largest over its runs with a valid
+ * cupti object.  *why (when none has one) is the first run's reason. */
+static bool cupti_side(const tb_rescase *const *r, int k, double *out,
+                       const char **why)
+{
+    bool any = false;
+    *why = NULL;
+    for (int i = 0; i < TB_RES_NCUPTI; i++)
+        out[i] = NAN;
+    for (int j = 0; j < k; j++) {
+        if (r[j]->cupti_state != TB_RES_CUPTI_VALID) {
+            if (!*why)
+                *why = r[j]->cupti_state == TB_RES_CUPTI_NULL
+                           ? r[j]->cupti_reason
+                           : "the file has no cupti field";
+            continue;
+        }
+        any = true;
+        for (int i = 0; i < TB_RES_NCUPTI; i++)
+            out[i] = isnan(out[i]) ? r[j]->cupti_ctr[i]
+                                   : fmax(out[i], r[j]->cupti_ctr[i]);
+    }
+    return any;
+}
+
+/* CUPTI counts of a case ok on both sides: exact regressions when both
+ * sides measured them, no verdict (and why) when only one did. */
+static void compare_cupti(tb_cmp_case *c, const tb_rescase *const *ro,
+                          int ko, const tb_rescase *const *rn, int kn)
+{
+    const char *wo, *wn;
+    bool vo = cupti_side(ro, ko, c->cu_old, &wo);
+    bool vn = cupti_side(rn, kn, c->cu_new, &wn);
+    if (!vo && !vn)
+        return; /* neither side measured: nothing to say */
+    if (!vo || !vn) {
+        snprintf(c->cu_na, sizeof c->cu_na,
+                 "no CUPTI verdict: not measured in the %s run%s: %.250s",
+                 vo ? "new" : "old", (vo ? kn : ko) > 1 ? "s" : "",
+                 vo ? wn : wo);
+        return;
+    }
+    for (int k = 0; k < TB_RES_NCUPTI; k++) {
+        double a = c->cu_old[k], b = c->cu_new[k];
+        double slack = 1e-9 * fmax(1.0, fabs(a));
+        if (b > a + slack) {
+            c->cu_dir[k] = 1;
+            c->ctr_regressed = true;
+        } else if (b < a - slack) {
+            c->cu_dir[k] = -1;
+            c->ctr_improved = true;
+        }
+    }
 }
 
 static void count_case(tb_cmp *out, const tb_cmp_case *c)
@@ -562,6 +837,9 @@ int tb_compare(tb_resfile *const *old, int k_old, tb_resfile *const *nw,
         c->bytes = c->flops = c->items = NAN;
         for (int k = 0; k < TB_RES_NCOUNTERS; k++)
             c->ctr_old[k] = c->ctr_new[k] = NAN;
+        for (int k = 0; k < TB_RES_NCUPTI; k++)
+            c->cu_old[k] = c->cu_new[k] = NAN;
+        c->instr_old = c->instr_new = c->instr_change = NAN;
         int ko = 0, kn = 0;
         for (int j = 0; j < k_old; j++)
             if ((ro[ko] = tb_resfile_find(old[j], c->id)))
@@ -606,6 +884,7 @@ int tb_compare(tb_resfile *const *old, int k_old, tb_resfile *const *nw,
                 snprintf(err, errlen, "compare: %s", tb_strerror(rc));
                 return rc;
             }
+            compare_cupti(c, ro, ko, rn, kn);
         }
         count_case(out, c);
     }
@@ -705,6 +984,12 @@ static const char *fail_on_text(unsigned b, char *buf, size_t len)
     return buf;
 }
 
+bool tb_cmp_case_impl_changed(const tb_cmp_case *k)
+{
+    return k->presence == TB_CMP_BOTH && k->old_impl && k->new_impl &&
+           strcmp(k->old_impl, k->new_impl) != 0;
+}
+
 void tb_cmp_print(FILE *f, const tb_cmp *c, bool md)
 {
     char a[4096], b[4096], fo[64];
@@ -745,12 +1030,15 @@ void tb_cmp_print(FILE *f, const tb_cmp *c, bool md)
         snprintf(ci, sizeof ci, "[%s, %s]", lo, hi);
         fmt_p(k->p, p, sizeof p);
         snprintf(fl, sizeof fl, "%.1f%%", 100 * k->floor);
+        const char *kc = tb_cmp_case_impl_changed(k) ? " (kernel changed)"
+                                                     : "";
         if (md)
-            fprintf(f, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n",
-                    k->id, om, nm, ch, ci, p, fl, tb_cmp_case_verdict(k));
+            fprintf(f, "| `%s` | %s | %s | %s | %s | %s | %s | %s%s |\n",
+                    k->id, om, nm, ch, ci, p, fl, tb_cmp_case_verdict(k),
+                    kc);
         else
-            fprintf(f, "%-*s  %10s %10s %7s %17s %7s %6s  %s\n", w, k->id,
-                    om, nm, ch, ci, p, fl, tb_cmp_case_verdict(k));
+            fprintf(f, "%-*s  %10s %10s %7s %17s %7s %6s  %s%s\n", w, k->id,
+                    om, nm, ch, ci, p, fl, tb_cmp_case_verdict(k), kc);
     }
     const char *item = md ? "- " : "  ";
     bool hdr = false;
@@ -770,6 +1058,64 @@ void tb_cmp_print(FILE *f, const tb_cmp *c, bool md)
                     k->ctr_dir[j] > 0 ? "counter regression"
                                       : "counter improvement");
         }
+        for (int j = 0; j < TB_RES_NCUPTI; j++) {
+            if (!k->cu_dir[j])
+                continue;
+            if (!hdr)
+                fprintf(f, "\ncounters (per iteration):\n%s", md ? "\n" : "");
+            hdr = true;
+            char x[32], y[32];
+            fmt_ctr(k->cu_old[j], x, sizeof x);
+            fmt_ctr(k->cu_new[j], y, sizeof y);
+            fprintf(f, "%s%s%s%s: %s %s -> %s (%s)\n", item, md ? "`" : "",
+                    k->id, md ? "`" : "", tb_res_cupti_name(j), x, y,
+                    k->cu_dir[j] > 0 ? "counter regression"
+                                     : "counter improvement");
+        }
+        if (k->instr_dir || k->instr_note) {
+            if (!hdr)
+                fprintf(f, "\ncounters (per iteration):\n%s", md ? "\n" : "");
+            hdr = true;
+            if (k->instr_dir)
+                fprintf(f, "%s%s%s%s: instructions %.10g -> %.10g (%+.3f%%, "
+                        "threshold %.3g%%, %s%s%s: %s)\n", item,
+                        md ? "`" : "", k->id, md ? "`" : "", k->instr_old,
+                        k->instr_new, 100 * k->instr_change,
+                        100 * c->opts.instr_threshold, k->instr_source,
+                        k->instr_isa ? " " : "",
+                        k->instr_isa ? k->instr_isa : "",
+                        k->instr_dir > 0 ? "counter regression"
+                                         : "counter improvement");
+            else
+                fprintf(f, "%s%s%s%s: instructions %.10g -> %.10g not "
+                        "compared: %s\n", item, md ? "`" : "", k->id,
+                        md ? "`" : "", k->instr_old, k->instr_new,
+                        k->instr_note);
+        }
+    }
+    hdr = false;
+    for (int i = 0; i < c->n; i++) {
+        const tb_cmp_case *k = &c->cases[i];
+        if (!k->cu_na[0])
+            continue;
+        if (!hdr)
+            fprintf(f, "\nCUPTI counts not compared:\n%s", md ? "\n" : "");
+        hdr = true;
+        fprintf(f, "%s%s%s%s: %s\n", item, md ? "`" : "", k->id,
+                md ? "`" : "", k->cu_na);
+    }
+    hdr = false;
+    for (int i = 0; i < c->n; i++) {
+        const tb_cmp_case *k = &c->cases[i];
+        if (!tb_cmp_case_impl_changed(k))
+            continue;
+        if (!hdr)
+            fprintf(f, "\nkernel changes (the two sides ran different code, "
+                    "e.g. another SIMD level: TBENCH_ISA, env.cpu.isa_used):"
+                    "\n%s", md ? "\n" : "");
+        hdr = true;
+        fprintf(f, "%s%s%s%s: %s -> %s\n", item, md ? "`" : "", k->id,
+                md ? "`" : "", k->old_impl, k->new_impl);
     }
     hdr = false;
     for (int i = 0; i < c->n; i++) {
@@ -905,6 +1251,7 @@ static cJSON *case_json(const tb_cmp_case *k, double threshold)
                                                     : presence[k->presence]);
     cJSON_AddItemToObject(o, "old_impl", tb_json_str_or_null(k->old_impl));
     cJSON_AddItemToObject(o, "new_impl", tb_json_str_or_null(k->new_impl));
+    cJSON_AddBoolToObject(o, "impl_changed", tb_cmp_case_impl_changed(k));
     cJSON_AddNumberToObject(o, "old_runs", k->k_old);
     cJSON_AddNumberToObject(o, "new_runs", k->k_new);
     if (k->time == TB_TIME_NA) {
@@ -960,6 +1307,38 @@ static cJSON *case_json(const tb_cmp_case *k, double threshold)
                                                   : "unchanged");
         cJSON_AddItemToObject(ct, tb_res_counter_name(j), e);
     }
+    for (int j = 0; j < TB_RES_NCUPTI; j++) {
+        if (isnan(k->cu_old[j]) && isnan(k->cu_new[j]))
+            continue;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "old", tb_json_num_or_null(k->cu_old[j]));
+        cJSON_AddItemToObject(e, "new", tb_json_num_or_null(k->cu_new[j]));
+        cJSON_AddStringToObject(e, "verdict",
+                                k->cu_na[0]       ? "not-compared"
+                                : k->cu_dir[j] > 0 ? "regressed"
+                                : k->cu_dir[j] < 0 ? "improved"
+                                                   : "unchanged");
+        cJSON_AddItemToObject(ct, tb_res_cupti_name(j), e);
+    }
+    cJSON_AddItemToObject(o, "cupti_no_verdict",
+                          tb_json_str_or_null(k->cu_na[0] ? k->cu_na
+                                                          : NULL));
+    if (!isnan(k->instr_old) || !isnan(k->instr_new)) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "old", tb_json_num_or_null(k->instr_old));
+        cJSON_AddItemToObject(e, "new", tb_json_num_or_null(k->instr_new));
+        cJSON_AddItemToObject(e, "change",
+                              tb_json_num_or_null(k->instr_change));
+        cJSON_AddItemToObject(e, "source",
+                              tb_json_str_or_null(k->instr_source));
+        cJSON_AddItemToObject(e, "isa", tb_json_str_or_null(k->instr_isa));
+        cJSON_AddStringToObject(e, "verdict",
+                                k->instr_dir > 0   ? "regressed"
+                                : k->instr_dir < 0 ? "improved"
+                                : k->instr_note    ? "not-compared"
+                                                   : "unchanged");
+        cJSON_AddItemToObject(ct, "instructions", e);
+    }
     return o;
 }
 
@@ -973,6 +1352,7 @@ cJSON *tb_cmp_json(const tb_cmp *c)
     cJSON_AddItemToObject(doc, "new", side_json(c->new_files, c->k_new));
     cJSON *op = cJSON_AddObjectToObject(doc, "options");
     cJSON_AddNumberToObject(op, "threshold", c->opts.threshold);
+    cJSON_AddNumberToObject(op, "instr_threshold", c->opts.instr_threshold);
     cJSON_AddNumberToObject(op, "alpha", c->opts.alpha);
     cJSON *fo = cJSON_AddArrayToObject(op, "fail_on");
     if (c->opts.fail_on & TB_FAIL_TIME)

@@ -21,7 +21,12 @@
  *     improved when new/old < 1/(1 + floor), p < alpha and the CI lies
  *     below 0; otherwise unchanged.
  * Exact per-iteration counters (resultsio.h) that grow are counter
- * regressions; a case that ran (ok) and no longer does, or that newly
+ * regressions, and so are the CUPTI counts (kernel launches, memcpys,
+ * memsets, device allocations) when both sides measured them (when only
+ * one side did, there is no verdict and cu_na says why), and so are
+ * instructions per iteration that grow by more than opts.instr_threshold
+ * (counted by the same source at the same ISA on both sides); a case
+ * that ran (ok) and no longer does, or that newly
  * fails, is a status failure. */
 #ifndef TB_REPORT_COMPARE_H
 #define TB_REPORT_COMPARE_H
@@ -76,6 +81,15 @@ int tb_ratio_ci(const tb_sampleset *old, int k_old, const tb_sampleset *nw,
                 int k_new, int resamples, uint64_t seed, double *lo,
                 double *hi);
 
+/* `resamples` bootstrap replicates of one side's M (as tb_ratio_ci draws
+ * them) into out.  A run of more than 256 samples is sorted once and a
+ * replicate's median drawn as the resample's middle order statistics by
+ * binomial halving, O(sqrt n) each, with the distribution of resampling
+ * all n; so tb_ratio_ci is O(n log n) in the samples.  For checking that
+ * distribution.  0, TB_EINVAL or TB_ENOMEM. */
+int tb_boot_medians(const tb_sampleset *s, int k, int resamples,
+                    uint64_t seed, double *out);
+
 /* ---- comparison ------------------------------------------------------- */
 
 enum {
@@ -91,6 +105,9 @@ typedef struct tb_cmp_opts {
     unsigned fail_on; /* TB_FAIL_* bits: what makes `failed` true */
     int resamples;    /* bootstrap rounds, 2000 */
     uint64_t seed;
+    /* instructions per iteration: a change beyond this fraction (0.001 =
+     * 0.1%) either way is a counter regression or improvement */
+    double instr_threshold;
 } tb_cmp_opts;
 
 void tb_cmp_opts_default(tb_cmp_opts *o);
@@ -139,6 +156,25 @@ typedef struct tb_cmp_case {
     double ctr_old[TB_RES_NCOUNTERS], ctr_new[TB_RES_NCOUNTERS];
     int ctr_dir[TB_RES_NCOUNTERS]; /* +1 grew, -1 shrank, 0 same/NA */
     bool ctr_regressed, ctr_improved;
+    /* CUPTI counts per iteration (resultsio.h), exact like the counters
+     * above and part of ctr_regressed/ctr_improved: NAN unless both
+     * sides are ok and the side has a valid cupti object (the largest
+     * over the side's runs). */
+    double cu_old[TB_RES_NCUPTI], cu_new[TB_RES_NCUPTI];
+    int cu_dir[TB_RES_NCUPTI];
+    /* Why there is no CUPTI verdict although a side has counts (the
+     * other's cupti is null or absent: "not measured in the new run:
+     * REASON"); "" otherwise. */
+    char cu_na[320];
+    /* instructions per iteration (each side's largest over its runs):
+     * NAN on a side without a count; instr_change = new/old - 1, NAN
+     * when not compared; instr_dir +1 beyond +instr_threshold (a counter
+     * regression), -1 beyond -instr_threshold; instr_note says why two
+     * counts were not compared (different source or ISA), else NULL */
+    double instr_old, instr_new, instr_change;
+    int instr_dir;
+    const char *instr_source, *instr_isa; /* the old side's */
+    const char *instr_note;
 } tb_cmp_case;
 
 typedef struct tb_cmp {
@@ -167,6 +203,8 @@ void tb_cmp_free(tb_cmp *c);
  * "status-changed", "counters", "added", "removed" or the shared status
  * ("unavailable"...): one word per case for tables. */
 const char *tb_cmp_case_verdict(const tb_cmp_case *c);
+/* Did the two sides run different kernels (impl names differ)? */
+bool tb_cmp_case_impl_changed(const tb_cmp_case *c);
 
 /* Human-readable report: a table, then counter and status changes,
  * added and removed cases, a summary line and notes.  markdown selects

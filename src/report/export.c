@@ -326,16 +326,29 @@ static cJSON *bmf(const tb_resfile *f)
                                      lo > 0 ? 1e9 / lo : NAN));
         double amount[] = {c->bytes, c->flops, c->items * 1e9};
         double rate[] = {c->gb_s, c->gflop_s, c->items_s};
-        static const char *const names[] = {"gb_s", "gflop_s", "items_s"};
+        /* Measures other than Bencher's two built-in ones are created by
+         * name on first use, without a unit: the unit is in the name. */
+        static const char *const names[] = {"gigabytes-per-second",
+                                            "gigaflops-per-second",
+                                            "items-per-second"};
         for (int r = 0; r < 3; r++)
             if (!isnan(rate[r]) && isfinite(amount[r]) && lo > 0)
                 cJSON_AddItemToObject(b, names[r],
                                       metric(rate[r], amount[r] / hi,
                                              amount[r] / lo));
-        for (int k = 0; k < TB_RES_NCOUNTERS; k++)
-            if (!isnan(c->counters[k]))
-                cJSON_AddItemToObject(b, tb_res_counter_name(k),
-                                      metric(c->counters[k], NAN, NAN));
+        for (int k = 0; k < TB_RES_NCOUNTERS; k++) {
+            if (isnan(c->counters[k]))
+                continue;
+            /* "kernel_launches" -> "kernel-launches-per-call" (a Bencher
+             * slug: lower case and '-', at most 64 characters) */
+            char slug[64];
+            snprintf(slug, sizeof slug, "%s-per-call",
+                     tb_res_counter_name(k));
+            for (char *q = slug; *q; q++)
+                if (*q == '_')
+                    *q = '-';
+            cJSON_AddItemToObject(b, slug, metric(c->counters[k], NAN, NAN));
+        }
         cJSON_AddItemToObject(doc, c->id, b);
     }
     return doc;

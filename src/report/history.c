@@ -28,6 +28,9 @@ int tb_changepoints(const double *y, int n, double beta, double min_step,
 {
     if (!y || n < 1 || !starts || !(beta >= 0) || !(min_step >= 0))
         return TB_EINVAL;
+    for (int i = 0; i < n; i++)
+        if (!isfinite(y[i]))
+            return TB_EINVAL;
     double *s1 = malloc((size_t)(n + 1) * sizeof *s1);
     double *s2 = malloc((size_t)(n + 1) * sizeof *s2);
     double *best = malloc((size_t)(n + 1) * sizeof *best);
@@ -56,7 +59,10 @@ int tb_changepoints(const double *y, int n, double beta, double min_step,
      * segment.  O(n^2), fine for the few hundred runs of a history. */
     best[0] = -beta;
     for (int j = 1; j <= n; j++) {
+        /* with an infinite beta (noise so large that sigma^2
+         * overflows) no candidate is below INFINITY: one segment */
         best[j] = INFINITY;
+        last[j] = 0;
         for (int i = 0; i < j; i++) {
             double s = s1[j] - s1[i], len = j - i;
             double sse = s2[j] - s2[i] - s * s / len;

@@ -33,7 +33,8 @@ void tb_hist_opts_default(tb_hist_opts *o);
  * segment; then, while two neighbouring segments' medians differ by less
  * than min_step (in y's units), the closest pair is merged.  Writes the
  * first index of each segment to starts (starts[0] = 0; room for n) and
- * returns the number of segments, or TB_EINVAL / TB_ENOMEM. */
+ * returns the number of segments, or TB_EINVAL (also when a y is not
+ * finite) / TB_ENOMEM. */
 int tb_changepoints(const double *y, int n, double beta, double min_step,
                     int *starts);
 

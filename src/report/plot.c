@@ -137,8 +137,17 @@ static void gp_head(FILE *f, const char *name, const char *title)
             title, name);
     fprintf(f, "set encoding utf8\nset title ");
     gp_str(f, title);
-    fprintf(f, " noenhanced\nset key outside right top vertical "
-               "noenhanced\nset grid\n");
+    /* the key goes below the plot, in two columns, so the data keep the
+     * chart's full width (key_height says how much taller that makes
+     * the image) */
+    fprintf(f, " noenhanced\nset key below left horizontal maxcols 2 "
+               "maxrows 40 noenhanced\nset grid\n");
+}
+
+/* Extra image height for a key of n entries below the plot. */
+static int key_height(int n)
+{
+    return 16 * ((n + 1) / 2);
 }
 
 /* Write the plot command in body to every requested format. */
@@ -373,6 +382,29 @@ static int peaks_pick(const tb_rset *s, bool flops, const char *dtype,
 
 /* Time (kind TIME) or throughput (THROUGHPUT) vs size for the op/dtype
  * group of case g. */
+/* The x tick label of a case: MxNxK for matmul-like ops (batch dims,
+ * when any, are left out: the label names the GEMM), else its shapes. */
+static void x_label(const tb_rcase *c, bool mnk, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", c->shapes);
+    if (!mnk)
+        return;
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(c->j, "shapes");
+    const cJSON *out = cJSON_GetObjectItemCaseSensitive(c->j, "out_shapes");
+    const cJSON *a = cJSON_GetArrayItem(in, 0), *o = cJSON_GetArrayItem(out, 0);
+    int na = cJSON_GetArraySize(a), no = cJSON_GetArraySize(o);
+    if (na < 1 || no < 2)
+        return;
+    const cJSON *mi = cJSON_GetArrayItem(o, no - 2),
+                *ni = cJSON_GetArrayItem(o, no - 1),
+                *ki = cJSON_GetArrayItem(a, na - 1);
+    double m = cJSON_IsNumber(mi) ? mi->valuedouble : 0,
+           n = cJSON_IsNumber(ni) ? ni->valuedouble : 0,
+           k = cJSON_IsNumber(ki) ? ki->valuedouble : 0;
+    if (m > 0 && n > 0 && k > 0)
+        snprintf(buf, len, "%.0fx%.0fx%.0f", m, n, k);
+}
+
 static int chart_vs_size(pctx *x, int g, tb_chart_kind kind)
 {
     const tb_rset *s = x->s;
@@ -420,8 +452,9 @@ static int chart_vs_size(pctx *x, int g, tb_chart_kind kind)
     safe_name(base, sizeof base, gc->op);
     snprintf(name, sizeof name, "%s-%s-%s",
              kind == TB_CHART_TIME ? "time" : "throughput", base, gc->dtype);
-    const char *unit = "ns";
-    double div = kind == TB_CHART_TIME ? time_unit(maxv, &unit) : 1;
+    /* matmul-like ops: the x axis says M x N x K (from the output's
+     * last two dims and the first input's last one), not elements */
+    bool mnk = gc->category && !strcmp(gc->category, "matmul");
     if (kind == TB_CHART_TIME)
         snprintf(title, sizeof title,
                  "%s (%s): time per call vs size (median, 95%% CI)", gc->op,
@@ -441,13 +474,16 @@ static int chart_vs_size(pctx *x, int g, tb_chart_kind kind)
         int np = series_points(s, sv[k], pts, 512);
         for (int p = 0; p < np; p++) {
             const tb_rcase *c = &s->cases[pts[p]];
+            char xl[300];
+            x_label(c, mnk, xl, sizeof xl);
+            /* times in seconds, so gnuplot's SI format prints "10 µs" */
             if (kind == TB_CHART_TIME)
-                fprintf(d, "%.9g %.9g %.9g %.9g # %s\n", c->items,
-                        c->median / div, c->ci_lo / div, c->ci_hi / div,
-                        c->shapes);
+                fprintf(d, "%.9g %.9g %.9g %.9g \"%s\" # %s\n", c->items,
+                        c->median * 1e-9, c->ci_lo * 1e-9, c->ci_hi * 1e-9,
+                        xl, c->shapes);
             else
-                fprintf(d, "%.9g %.9g # %s\n", c->items,
-                        flops ? c->gflop_s : c->gb_s, c->shapes);
+                fprintf(d, "%.9g %.9g \"%s\" # %s\n", c->items,
+                        flops ? c->gflop_s : c->gb_s, xl, c->shapes);
         }
         block++;
     }
@@ -459,11 +495,16 @@ static int chart_vs_size(pctx *x, int g, tb_chart_kind kind)
     if (!f)
         return TB_EIO;
     gp_head(f, name, title);
-    fprintf(f, "set xlabel 'size (elements of the largest tensor)'\n"
-               "set logscale x\n");
+    if (mnk)
+        fprintf(f, "set xlabel 'M x N x K'\nset logscale x\n"
+                   "set xtics rotate by -30\n");
+    else
+        fprintf(f, "set xlabel 'size (elements of the largest tensor)'\n"
+                   "set logscale x\nset format x '%%.0s%%c'\n");
     if (kind == TB_CHART_TIME)
-        fprintf(f, "set ylabel 'time per call (%s)'\nset logscale y\n"
-                   "set offsets graph 0.05, graph 0.05, 0, 0\n", unit);
+        fprintf(f, "set ylabel 'time per call'\nset logscale y\n"
+                   "set format y '%%.0s %%cs'\n"
+                   "set offsets graph 0.05, graph 0.05, 0, 0\n");
     else
         fprintf(f, "set ylabel '%s'\nset yrange [0:*]\n"
                    "set offsets graph 0.05, graph 0.05, graph 0.1, 0\n",
@@ -483,10 +524,11 @@ static int chart_vs_size(pctx *x, int g, tb_chart_kind kind)
         series_title(s, sv[k], params, t, sizeof t);
         char st[96];
         series_style(s, sv, k, st, sizeof st);
-        fprintf(m, "%s'%s.dat' index %d using 1:2%s with %s lw 2 %s "
+        fprintf(m, "%s'%s.dat' index %d using 1:2%s%s with %s lw 2 %s "
                    "title ",
                 k ? ", \\\n     " : "", name, k,
                 kind == TB_CHART_TIME ? ":3:4" : "",
+                !mnk ? "" : kind == TB_CHART_TIME ? ":xtic(5)" : ":xtic(3)",
                 kind == TB_CHART_TIME ? "yerrorlines" : "linespoints", st);
         gp_str(m, t);
     }
@@ -522,7 +564,7 @@ static int chart_vs_size(pctx *x, int g, tb_chart_kind kind)
     }
     fprintf(m, "\n");
     fclose(m);
-    gp_outputs(f, x->o, name, body, W, H);
+    gp_outputs(f, x->o, name, body, W, H + key_height(ns + 2));
     free(body);
     rc = close_out(x, f, name, "gp");
     if (rc)
@@ -530,6 +572,180 @@ static int chart_vs_size(pctx *x, int g, tb_chart_kind kind)
     char group[160];
     snprintf(group, sizeof group, "%s/%s", gc->op, gc->dtype);
     return chart_add(x->out, kind, group, name, title) ? 0 : TB_ENOMEM;
+}
+
+/* ---- roofline per backend -------------------------------------------------------- */
+
+typedef struct {
+    double bw, peak; /* GB/s and GFLOP/s of one roof */
+    char label[160];
+} roof;
+
+/* One chart per backend whose cases carry a roofline object (measured
+ * peaks, results.json "roofline"): each ok case a point at its
+ * arithmetic intensity (FLOPs / bytes of the cost model) and its
+ * GFLOP/s, under the roofs min(peak, bandwidth x intensity) of the
+ * bandwidths and peaks those cases were held against. */
+static int chart_roofline(pctx *x, int g)
+{
+    const tb_rset *s = x->s;
+    const char *be = s->cases[g].backend;
+    roof rf[MAX_PEAKS];
+    int nr = 0, npts = 0;
+    double lo = INFINITY, hi = 0;
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *c = &s->cases[i];
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(c->j, "roofline");
+        if (!c->ok || c->role != TB_ROLE_MAIN || strcmp(c->backend, be) ||
+            !cJSON_IsObject(r) || !(c->flops > 0) || !(c->bytes > 0) ||
+            !(c->gflop_s > 0))
+            continue;
+        double bw = tb_json_num(r, "bandwidth_gb_s"),
+               pk = tb_json_num(r, "peak_gflop_s");
+        if (!(bw > 0) || !(pk > 0))
+            continue;
+        npts++;
+        double ai = c->flops / c->bytes;
+        lo = ai < lo ? ai : lo;
+        hi = ai > hi ? ai : hi;
+        bool dup = false;
+        for (int k = 0; k < nr && !dup; k++)
+            dup = rf[k].bw == bw && rf[k].peak == pk;
+        if (!dup && nr < MAX_PEAKS) {
+            const char *lv = tb_json_str(r, "level");
+            const char *isa = tb_json_str(r, "isa");
+            rf[nr].bw = bw;
+            rf[nr].peak = pk;
+            snprintf(rf[nr].label, sizeof rf[nr].label,
+                     "roof: %s %.4g GB/s, %s %.4g GFLOP/s, %.0f thread(s)",
+                     lv ? lv : "?", bw, isa ? isa : "?", pk,
+                     tb_json_num(r, "threads"));
+            nr++;
+        }
+    }
+    if (npts == 0)
+        return 0;
+    char name[192], base[160], title[256];
+    safe_name(base, sizeof base, be);
+    snprintf(name, sizeof name, "roofline-%s", base);
+    snprintf(title, sizeof title,
+             "%s: roofline (measured peaks; each ok case a point)", be);
+    FILE *d = open_out(x, name, "dat");
+    if (!d)
+        return TB_EIO;
+    fprintf(d, "# FLOPs/byte | GFLOP/s | case\n");
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *c = &s->cases[i];
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(c->j, "roofline");
+        if (!c->ok || c->role != TB_ROLE_MAIN || strcmp(c->backend, be) ||
+            !cJSON_IsObject(r) || !(c->flops > 0) || !(c->bytes > 0) ||
+            !(c->gflop_s > 0) || !(tb_json_num(r, "bandwidth_gb_s") > 0) ||
+            !(tb_json_num(r, "peak_gflop_s") > 0))
+            continue;
+        fprintf(d, "%.9g %.9g ", c->flops / c->bytes, c->gflop_s);
+        dat_str(d, c->id);
+        fprintf(d, "\n");
+    }
+    int rc = close_out(x, d, name, "dat");
+    if (rc)
+        return rc;
+    FILE *f = open_out(x, name, "gp");
+    if (!f)
+        return TB_EIO;
+    gp_head(f, name, title);
+    fprintf(f, "set logscale xy\nset format x '%%g'\n"
+               "set xlabel 'arithmetic intensity (FLOPs / byte of the cost "
+               "model)'\nset ylabel 'GFLOP/s'\nset samples 400\n"
+               "set xrange [%.6g:%.6g]\n",
+            lo / 4, hi * 4);
+    char *body = NULL;
+    size_t blen = 0;
+    FILE *m = open_memstream(&body, &blen);
+    if (!m) {
+        fclose(f);
+        return TB_ENOMEM;
+    }
+    fprintf(m, "plot '%s.dat' using 1:2 with points pt 7 ps 0.8 lc rgb "
+               "'#1f77b4' title 'cases (%d)'",
+            name, npts);
+    for (int k = 0; k < nr; k++) {
+        fprintf(m, ", \\\n     (x * %.9g < %.9g ? x * %.9g : %.9g) with lines "
+                   "lw 1.5 dt %d lc rgb '#444444' title ",
+                rf[k].bw, rf[k].peak, rf[k].bw, rf[k].peak, k + 1);
+        gp_str(m, rf[k].label);
+    }
+    fprintf(m, "\n");
+    fclose(m);
+    gp_outputs(f, x->o, name, body, W, H + key_height(nr + 1));
+    free(body);
+    rc = close_out(x, f, name, "gp");
+    if (rc)
+        return rc;
+    return chart_add(x->out, TB_CHART_ROOFLINE, be, name, title) ? 0
+                                                                : TB_ENOMEM;
+}
+
+/* ---- one size: a bar per backend ----------------------------------------------- */
+
+/* For an op and dtype measured at one size only (no line to draw): the
+ * median time of every series as a bar, with its 95% CI. */
+static int chart_bars(pctx *x, int g)
+{
+    const tb_rset *s = x->s;
+    const tb_rcase *gc = &s->cases[g];
+    int sv[MAX_SERIES];
+    int ns = group_series(s, g, M_MAIN | M_WITH, sv, MAX_SERIES);
+    bool params = group_multi_params(s, sv, ns);
+    if (ns == 0)
+        return 0;
+    char name[192], base[160], title[320];
+    safe_name(base, sizeof base, gc->op);
+    snprintf(name, sizeof name, "time-%s-%s", base, gc->dtype);
+    snprintf(title, sizeof title,
+             "%.60s (%s) at %.120s: time per call (median, 95%% CI)", gc->op,
+             gc->dtype, gc->shapes);
+    FILE *d = open_out(x, name, "dat");
+    if (!d)
+        return TB_EIO;
+    fprintf(d, "# series | median s | ci low s | ci high s\n");
+    for (int k = 0; k < ns; k++) {
+        int pts[8];
+        int np = series_points(s, sv[k], pts, 8);
+        if (np < 1)
+            continue;
+        const tb_rcase *c = &s->cases[pts[0]];
+        char t[600];
+        series_title(s, sv[k], params, t, sizeof t);
+        dat_str(d, t);
+        fprintf(d, " %.9g %.9g %.9g\n", c->median * 1e-9, c->ci_lo * 1e-9,
+                c->ci_hi * 1e-9);
+    }
+    int rc = close_out(x, d, name, "dat");
+    if (rc)
+        return rc;
+    FILE *f = open_out(x, name, "gp");
+    if (!f)
+        return TB_EIO;
+    gp_head(f, name, title);
+    fprintf(f, "unset key\nset style fill solid 0.6 border -1\n"
+               "set boxwidth 0.6\nset yrange [0:*]\n"
+               "set format y '%%.0s %%cs'\nset ylabel 'time per call'\n"
+               "set xtics rotate by -30 noenhanced\nset xrange [-0.6:%d.6]\n"
+               "set bmargin 8\nset rmargin 12\n",
+            ns - 1);
+    char body[512];
+    snprintf(body, sizeof body,
+             "plot '%s.dat' using 0:2:xtic(1) with boxes lc rgb '#1f77b4', \\\n"
+             "     '' using 0:2:3:4 with yerrorbars lc 'black' pt -1\n",
+             name);
+    gp_outputs(f, x->o, name, body, W, H);
+    rc = close_out(x, f, name, "gp");
+    if (rc)
+        return rc;
+    char group[160];
+    snprintf(group, sizeof group, "%s/%s", gc->op, gc->dtype);
+    return chart_add(x->out, TB_CHART_TIME, group, name, title) ? 0
+                                                               : TB_ENOMEM;
 }
 
 /* ---- speedup bars ------------------------------------------------------------ */
@@ -807,26 +1023,28 @@ static int chart_noise(pctx *x)
                "set style boxplot outliers pointtype 7\n"
                "set pointsize 0.4\nset boxwidth 0.6\nunset key\n"
                "set ylabel 'sample / median of the case'\n"
-               "set label 1 'box: quartiles; whiskers: 1.5 IQR; points: "
-               "outliers' at screen 0.01, screen 0.02 font ',8'\n"
-               "set xrange [0.3:%d.7]\nset bmargin 12\nset rmargin 16\n"
-               "set xtics rotate by -30 font ',8' noenhanced (",
-            n);
+               "set xrange [0.3:%d.7]\nset bmargin %d\n"
+               "set xlabel 'case (numbered below)'\nset xtics 1\n",
+            n, 6 + n);
+    /* ids are long: the boxes are numbered and the ids listed under the
+     * plot, one per line, so none is cut at the image's edge */
     for (int k = 0; k < n; k++) {
         const tb_rcase *c = &s->cases[idx[k]];
         char t[1100];
-        snprintf(t, sizeof t, "%s %s %s %s", c->opp, c->shapes, c->dtype,
-                 c->variant);
-        fprintf(f, "%s", k ? ", " : "");
+        snprintf(t, sizeof t, "%d: %s", k + 1, c->id);
+        fprintf(f, "set label %d ", k + 2);
         gp_str(f, t);
-        fprintf(f, " %d", k + 1);
+        fprintf(f, " at screen 0.02, screen %.4f font ',8' noenhanced\n",
+                (double)(16 * (n - k) + 8) / (H + 60 + 16 * n));
     }
-    fprintf(f, ")\n");
+    fprintf(f, "set label 1 'box: quartiles; whiskers: 1.5 IQR; points: "
+               "outliers' at screen 0.02, screen %.4f font ',8'\n",
+            (double)(16 * (n + 1) + 8) / (H + 60 + 16 * n));
     char body[512];
     snprintf(body, sizeof body,
              "plot for [i=0:%d] '%s.dat' index i using (i+1):1 with boxplot "
              "lc i+1\n", n - 1, name);
-    gp_outputs(f, x->o, name, body, W, H + 60);
+    gp_outputs(f, x->o, name, body, W, H + 60 + 16 * n);
     rc = close_out(x, f, name, "gp");
     if (!rc && !chart_add(x->out, TB_CHART_NOISE, "", name, title))
         rc = TB_ENOMEM;
@@ -1126,11 +1344,21 @@ int tb_plot_write(const tb_rset *s, const tb_plot_opts *o, tb_chart_list *out,
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !inm(c, mask) || group_seen(s, i, mask))
             continue;
+        int before = out->n;
         rc = chart_vs_size(&x, i, TB_CHART_TIME);
+        if (!rc && out->n == before) /* one size: bars, not lines */
+            rc = chart_bars(&x, i);
         if (!rc)
             rc = chart_vs_size(&x, i, TB_CHART_THROUGHPUT);
         if (!rc)
             rc = chart_speedup(&x, i);
+    }
+    for (int i = 0; i < s->n && !rc; i++) { /* one per backend */
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = !strcmp(s->cases[j].backend, s->cases[i].backend);
+        if (!seen)
+            rc = chart_roofline(&x, i);
     }
     if (!rc)
         rc = chart_change(&x);

@@ -16,12 +16,14 @@
 
 typedef enum {
     TB_CHART_TIME,       /* per op and dtype with 2+ sizes: time vs size,
-                            log-log, CI */
+                            log-log, CI; one size: a bar per series */
     TB_CHART_THROUGHPUT, /* the same: GB/s or GFLOP/s vs size */
     TB_CHART_SPEEDUP,    /* per op and dtype: bars over the reference */
     TB_CHART_CHANGE,     /* baseline vs current, coloured by verdict */
     TB_CHART_NOISE,      /* box plots of the noisiest cases' samples */
     TB_CHART_HISTORY,    /* per op and dtype: median over runs */
+    TB_CHART_ROOFLINE,   /* per backend with measured peaks: GFLOP/s vs
+                          * FLOPs/byte under the roofs */
 } tb_chart_kind;
 
 typedef struct tb_chart {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "compare.h"
 #include "plot.h"
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -389,7 +390,8 @@ static void column_label(const tb_rcase *c, char *buf, size_t len)
     const cJSON *v;
     cJSON_ArrayForEach(v, bp)
     {
-        if (!strcmp(v->string, "threads") || !cJSON_IsString(v) || u >= len)
+        if (!v->string || !strcmp(v->string, "threads") ||
+            !cJSON_IsString(v) || u >= len)
             continue;
         u += (size_t)snprintf(buf + u, len - u, "%s%s=%s", first ? "[" : ",",
                               v->string, v->valuestring);
@@ -524,10 +526,17 @@ static void sec_reproduce(const ctx *x)
     const cJSON *cf;
     cJSON_ArrayForEach(cf, jget(doc, "config"))
     {
+        /* cJSON reads numbers as doubles: above 2^53 the file's digits
+         * (exact) are not what we would print */
         double seed = tb_json_num(cf, "seed");
-        sb(b, "- config: `%s` (matrix `%s`, seed %.0f)\n",
+        char sd[64] = "?";
+        if (seed >= 0 && seed <= 9007199254740992.0)
+            snprintf(sd, sizeof sd, "%.0f", seed);
+        else if (seed > 0)
+            snprintf(sd, sizeof sd, "above 2^53, exactly as in `config`");
+        sb(b, "- config: `%s` (matrix `%s`, seed %s)\n",
            tb_json_str(cf, "path") ? tb_json_str(cf, "path") : "?",
-           tb_json_str(cf, "name") ? tb_json_str(cf, "name") : "?", seed);
+           tb_json_str(cf, "name") ? tb_json_str(cf, "name") : "?", sd);
     }
     const char *date = tb_json_str(env, "date");
     const cJSON *sum = jget(doc, "summary");
@@ -575,13 +584,41 @@ static void sec_reproduce(const ctx *x)
     sb(b, "build/tbench run");
     cJSON_ArrayForEach(cf, jget(doc, "config"))
         sb(b, " %s", tb_json_str(cf, "path") ? tb_json_str(cf, "path") : "?");
-    sb(b, " -o results/run\n");
+    /* the plugins it loaded, each under the name its cases carry */
+    const cJSON *plg;
+    cJSON_ArrayForEach(plg, jget(jget(doc, "env"), "plugins"))
+        if (tb_json_str(plg, "path") && tb_json_str(plg, "name"))
+            sb(b, " --plugin %s:%s", tb_json_str(plg, "path"),
+               tb_json_str(plg, "name"));
+    /* run into the folder the report reads its result file from, so the
+     * recipe runs as written */
+    char dir[1024] = "";
+    const char *main_path = x->s->n_docs ? x->s->docs[x->main_doc].file->path
+                                         : NULL;
+    if (main_path) {
+        snprintf(dir, sizeof dir, "%s", main_path);
+        size_t l = strlen(dir);
+        if (l > 13 && !strcmp(dir + l - 13, "/results.json"))
+            dir[l - 13] = '\0';
+        else if (!strcmp(dir, "results.json"))
+            snprintf(dir, sizeof dir, ".");
+        else
+            dir[0] = '\0'; /* a file of another name: copied there below */
+    }
+    if (dir[0])
+        sb(b, " -o %s\n", dir);
+    else
+        sb(b, " -o results/run && cp results/run/results.json %s\n",
+           main_path ? main_path : "results.json");
     for (int d = 0; d < x->s->n_docs; d++) {
         const char *cmd = tb_json_str(doc_env(x, d), "command");
         if (x->s->docs[d].role == TB_ROLE_WITH && cmd)
             sb(b, "%s\n", cmd);
     }
-    sb(b, "%s\n```\n\n", x->o->command ? x->o->command : "tbench report");
+    const char *rcmd = x->o->command ? x->o->command : "tbench report";
+    /* the binary the recipe built */
+    sb(b, "%s%s\n```\n\n", strncmp(rcmd, "tbench ", 7) ? "" : "build/",
+       rcmd);
     sb(b, "The result file does not record command-line options such as "
           "`--filter` or `--backend`; the case list below is what the run "
           "measured.\n\n");
@@ -819,6 +856,42 @@ static void sec_environment(const ctx *x)
     }
 }
 
+/* ---- significance: the test compare uses ----------------------------------- */
+
+/* Is a faster (+1) or slower (-1) than b by compare's test on one run a
+ * side (tbench compare's defaults: two-sided Mann-Whitney U p < alpha on
+ * the samples and a ratio of medians beyond the threshold), or neither
+ * (0)?  *p gets the p-value (NAN when not tested). */
+static int significance(const tb_rcase *a, const tb_rcase *b, double *p)
+{
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    *p = NAN;
+    if (!a->samples || !b->samples || a->n < 1 || b->n < 1 ||
+        !(a->median > 0) || !(b->median > 0))
+        return 0;
+    tb_mwu t;
+    if (tb_mann_whitney(a->samples, (size_t)a->n, b->samples, (size_t)b->n,
+                        &t))
+        return 0;
+    *p = t.p;
+    double r = a->median / b->median;
+    if (t.p >= o.alpha || fabs(r - 1) <= o.threshold)
+        return 0;
+    return r < 1 ? 1 : -1;
+}
+
+static const char *fmt_p(double p, char *buf, size_t len)
+{
+    if (isnan(p))
+        snprintf(buf, len, "not tested");
+    else if (p < 1e-4)
+        snprintf(buf, len, "p < 0.0001");
+    else
+        snprintf(buf, len, "p = %.2g", p);
+    return buf;
+}
+
 /* ---- summary: fastest per op and size ------------------------------------ */
 
 static void sec_summary(const ctx *x)
@@ -843,9 +916,14 @@ static void sec_summary(const ctx *x)
           "time%s.%s\n\n",
        x->s->n_docs > 1 ? " among all files of this report" : "",
        multi ? " \"Next\" is the second fastest and how much slower it is "
-               "(ratio of medians)." : "");
+               "(ratio of medians). \"Winner\" says whether the fastest "
+               "beats the next by the test `tbench compare` uses "
+               "(Mann-Whitney U on the samples, p below 0.01, and more than "
+               "the 2% threshold); where it does not, there is no winner: "
+               "the difference is within the noise of this run." : "");
     sb(b, "| Op | Shapes | Dtype | Fastest | Median |%s\n|---|---|---|---|---|%s\n",
-       multi ? " Next | Next is slower by |" : "", multi ? "---|---|" : "");
+       multi ? " Next | Next is slower by | Winner |" : "",
+       multi ? "---|---|---|" : "");
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !in(c, mask) || seen_before(s, i, mask, F_KEY, true))
@@ -867,13 +945,18 @@ static void sec_summary(const ctx *x)
            best->variant, tb_report_fmt_time(best->median, best->median, m,
                                              sizeof m));
         if (multi) {
-            if (next)
-                sb(b, " %s (%s) | %sx |", next->variant,
+            if (next) {
+                double p;
+                char pt[32];
+                int sig = significance(best, next, &p);
+                sb(b, " %s (%s) | %sx | %s (%s) |", next->variant,
                    tb_report_fmt_time(next->median, next->median, nm,
                                       sizeof nm),
-                   fmt_num(next->median / best->median, r, sizeof r));
-            else
-                sb(b, " only one backend ran | |");
+                   fmt_num(next->median / best->median, r, sizeof r),
+                   sig > 0 ? "yes" : "no winner", fmt_p(p, pt, sizeof pt));
+            } else {
+                sb(b, " only one backend ran | | |");
+            }
         }
         sb(b, "\n");
     }
@@ -904,6 +987,9 @@ static const struct {
     {"Optimizers", "optimizer,optim", K_STEPS},
     {"Linear algebra", "linalg,lapack,decomposition,solve", K_FLOPS},
     {"API overhead", "overhead,api", K_TIME},
+    {"Backward ops (gradients)", "backward", K_RATE},
+    {"Training workloads: model steps, hooks, API layers, pool", "workload",
+     K_TIME},
 };
 #define N_SECTIONS ((int)(sizeof sections / sizeof sections[0]))
 
@@ -936,6 +1022,32 @@ static double case_peak_fraction(const tb_rcase *c)
     if (isnan(f))
         f = tb_json_num(jget(c->j, "throughput"), "peak_fraction");
     return f;
+}
+
+/* Why a case can run faster than its roofline allows, from what the
+ * run recorded: peaks measured under load, or a working set that fits a
+ * faster level than the one the fraction assumed (virtual machines
+ * often report cache sizes that are not the hardware's). */
+static void over_peak_note(const ctx *x, int over)
+{
+    const cJSON *pk = jget(x->s->docs[x->main_doc].file->doc, "peaks");
+    double load = tb_json_num(pk, "load_avg_1m");
+    double cpus = tb_json_num(jget(doc_env(x, x->main_doc),
+                                   "cpu"),
+                              "logical_cpus");
+    sb(x->b, "%d case%s above 100%% of %s roofline: a measurement cannot "
+             "beat what the hardware allows, so the roof was too low.",
+       over, over == 1 ? " runs" : "s run", over == 1 ? "its" : "their");
+    if (!isnan(load) && !isnan(cpus) && load > cpus / 2)
+        sb(x->b, " The peaks were measured while the 1-minute load average "
+                 "was %.2f on %.0f logical CPUs (`peaks.load_avg_1m`), so "
+                 "they are low; run `tbench peak` again on a quiet machine.",
+           load, cpus);
+    sb(x->b, " The fraction holds the case to the bandwidth of the cache "
+             "level its working set should fit (`roofline.level`), from the "
+             "cache sizes the CPU reports; a virtual machine's reported "
+             "sizes are often not the hardware's, and a working set that "
+             "stays in a faster level than that beats the roof.\n\n");
 }
 
 /* Rows of one category table: cases of MAIN in sect (or, for sect < 0,
@@ -982,6 +1094,7 @@ static void category_table(const ctx *x, int sect, const char *cat,
     for (int e = 0; e < extra; e++)
         sb(b, "---|");
     sb(b, "---|---|\n");
+    int over = 0; /* cases above their roofline */
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !in(c, M_MAIN))
@@ -1006,13 +1119,18 @@ static void category_table(const ctx *x, int sect, const char *cat,
             double f = case_peak_fraction(c);
             if (isnan(f))
                 sb(b, " |");
-            else
+            else if (f > 1) {
+                sb(b, " %.0f%% (above 100%%: see below) |", 100 * f);
+                over++;
+            } else
                 sb(b, " %.0f%% |", 100 * f);
         }
         sb(b, " %d x %.0f | %s |\n", c->n, c->iters,
            c->stop_reason ? c->stop_reason : "?");
     }
     sb(b, "\n");
+    if (over)
+        over_peak_note(x, over);
     /* charts of this section's ops, in order */
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
@@ -1046,10 +1164,12 @@ static void sec_categories(const ctx *x)
 
 /* ---- backend speedups and crossovers ------------------------------------- */
 
-/* Speedup of c over ref, and whether the CIs separate them. */
+/* Speedup of c over ref, and whether compare's test separates them
+ * (+1 c faster, -1 slower, 0 not significant). */
 static double speedup(const tb_rcase *ref, const tb_rcase *c, int *sig)
 {
-    *sig = c->ci_hi < ref->ci_lo ? 1 : c->ci_lo > ref->ci_hi ? -1 : 0;
+    double p;
+    *sig = significance(c, ref, &p);
     return ref->median / c->median;
 }
 
@@ -1059,6 +1179,7 @@ static void guideline(const ctx *x, int i)
     int *v;
     int n = collect_sorted(s, i, M_MAIN, F_SERIES, &v);
     double sp[256];
+    int sg[256];
     const tb_rcase *cs[256];
     const tb_rcase *ref0 = NULL;
     int m = 0;
@@ -1067,9 +1188,9 @@ static void guideline(const ctx *x, int i)
         const tb_rcase *ref = tb_rset_reference(s, c->key, M_MAIN);
         if (!ref || ref == c)
             continue;
-        int sig;
         cs[m] = c;
-        sp[m++] = speedup(ref, c, &sig);
+        sp[m] = speedup(ref, c, &sg[m]);
+        m++;
         ref0 = ref;
     }
     free(v);
@@ -1084,13 +1205,22 @@ static void guideline(const ctx *x, int i)
     }
     fmt_num(lo, a, sizeof a);
     fmt_num(hi, z, sizeof z);
-    /* first index from which it is faster at every larger size */
-    int from = m;
-    while (from > 0 && sp[from - 1] > 1)
+    /* first index from which it is significantly faster at every larger
+     * size (compare's test) */
+    int from = m, n_same = 0, n_slow = 0;
+    while (from > 0 && sg[from - 1] > 0)
         from--;
+    for (int k = 0; k < m; k++) {
+        n_same += sg[k] == 0;
+        n_slow += sg[k] < 0;
+    }
     sb(x->b, "- %s %s, %s vs %s: ", c0->opp, c0->dtype, c0->variant,
        ref0->variant);
-    if (from == 0 && m == 1)
+    if (n_same == m)
+        sb(x->b, "no significant difference at %s (%s-%sx): either "
+                 "will do.\n",
+           m == 1 ? "the one measured size" : "any measured size", a, z);
+    else if (from == 0 && m == 1)
         sb(x->b, "faster at the one measured size (%sx).\n",
            fmt_num(lo, a, sizeof a));
     else if (from == 0 && !strcmp(a, z))
@@ -1100,13 +1230,13 @@ static void guideline(const ctx *x, int i)
     else if (m == 1)
         sb(x->b, "slower at the one measured size (%sx): use %s.\n",
            fmt_num(lo, a, sizeof a), ref0->variant);
-    else if (from == m && hi <= 1)
+    else if (n_slow == m)
         sb(x->b, "slower at every measured size (%s-%sx): use %s.\n",
            fmt_num(lo, a, sizeof a), fmt_num(hi, z, sizeof z),
            ref0->variant);
     else if (from == m)
-        sb(x->b, "no consistent winner: faster at some sizes, slower at the "
-                 "largest (%s-%sx).\n",
+        sb(x->b, "no consistent winner: significantly faster at some sizes, "
+                 "not at the largest (%s-%sx).\n",
            fmt_num(lo, a, sizeof a), fmt_num(hi, z, sizeof z));
     else
         sb(x->b, "crossover between %s (%sx) and %s (%sx): use %s below "
@@ -1135,8 +1265,10 @@ static void sec_speedups(const ctx *x)
           "Speedup = median time of the reference backend / median time of "
           "the backend, per op, shape and dtype (higher is faster). The "
           "reference is backend `cpu` with `isa=scalar` when the run has it, "
-          "else `cpu` with `threads=1`. \"Significant\" means the two 95%% "
-          "confidence intervals do not overlap.\n\n"
+          "else `cpu` with `threads=1`. \"Significant\" is the test "
+          "`tbench compare` uses: Mann-Whitney U on the two cases' samples "
+          "with p below 0.01, and a ratio of medians beyond its 2%% "
+          "threshold.\n\n"
           "| Op | Shapes | Dtype | Backend | Median | Reference | Speedup | "
           "Significant |\n|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < s->n; i++) {
@@ -1159,8 +1291,10 @@ static void sec_speedups(const ctx *x)
     }
     sb(b, "\n### Selection guidelines (measured)\n\n"
           "Per op and backend, over the measured sizes in order of work; a "
-          "crossover is the size from which the backend is faster than the "
-          "reference at every larger measured size.\n\n");
+          "crossover is the size from which the backend is significantly "
+          "faster than the reference (the test above) at every larger "
+          "measured size. Differences the test does not find are not "
+          "called wins.\n\n");
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !in(c, mask) || seen_before(s, i, mask, F_SERIES, true))
@@ -1344,6 +1478,35 @@ static char *counter_text(const tb_rcase *c, const char *name, char *buf,
     return buf;
 }
 
+/* Kernel launches per call that fusion saved, from CUPTI (the cupti
+ * object of docs/FORMAT.md): "5 of 6 (83%)" when both cases have counts,
+ * else "not measured: REASON" (the first side without them). */
+static char *launches_saved(const tb_rcase *fused, const tb_rcase *unf,
+                            char *buf, size_t len)
+{
+    const tb_rescase *side[2] = {fused->rc, unf->rc};
+    for (int i = 0; i < 2; i++) {
+        if (side[i]->cupti_state == TB_RES_CUPTI_VALID)
+            continue;
+        const char *why = side[i]->cupti_state == TB_RES_CUPTI_NULL
+                              ? side[i]->cupti_reason
+                              : "the result file has no CUPTI counts";
+        snprintf(buf, len, "not measured: %s", why);
+        for (char *p = buf; *p; p++)
+            if (*p == '|' || *p == '\n') /* keep the table intact */
+                *p = '/';
+        return buf;
+    }
+    double f = fused->rc->cupti_ctr[TB_RES_CUPTI_LAUNCHES];
+    double u = unf->rc->cupti_ctr[TB_RES_CUPTI_LAUNCHES];
+    if (u > 0)
+        snprintf(buf, len, "%.3g of %.3g (%.0f%%)", u - f, u,
+                 100 * (u - f) / u);
+    else
+        snprintf(buf, len, "%.3g of %.3g", u - f, u);
+    return buf;
+}
+
 /* The fused op of an unfused composition's case: "add_relu_unfused/..."
  * -> "add_relu/..." (same params, shapes and dtype). */
 static const tb_rcase *fused_of(const tb_rset *s, const tb_rcase *c)
@@ -1376,16 +1539,21 @@ static void sec_fused(const ctx *x)
                      "unit (`*_unfused`: one kernel and one new "
                      "intermediate tensor per step, as an eager framework "
                      "runs it), on the same backend; launches and "
-                     "allocations are per call, as counted.\n\n"
+                     "allocations are per call, as counted (the "
+                     "backend's count); launches saved are the kernels "
+                     "the device ran, from CUPTI (`cupti` in the result "
+                     "file).\n\n"
                      "| Op | Shapes | Dtype | Backend | Fused | Unfused "
                      "| Launches (fused / unfused) | Allocations (fused / "
-                     "unfused) | Fused speedup |\n"
-                     "|---|---|---|---|---|---|---|---|---|\n");
+                     "unfused) | Fused speedup | Launches saved "
+                     "(CUPTI) |\n"
+                     "|---|---|---|---|---|---|---|---|---|---|\n");
             header = true;
         }
-        char f[32], g[32], r[32], l1[16], l2[16], a1[16], a2[16];
+        char f[32], g[32], r[32], l1[16], l2[16], a1[16], a2[16],
+            sv[300];
         sb(x->b, "| %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | "
-                 "%sx |\n",
+                 "%sx | %s |\n",
            c->opp, c->shapes, c->dtype, c->variant,
            tb_report_fmt_time(c->median, c->median, f, sizeof f),
            tb_report_fmt_time(u->median, c->median, g, sizeof g),
@@ -1393,7 +1561,8 @@ static void sec_fused(const ctx *x)
            counter_text(u, "kernel_launches", l2, sizeof l2),
            counter_text(c, "allocs", a1, sizeof a1),
            counter_text(u, "allocs", a2, sizeof a2),
-           fmt_num(u->median / c->median, r, sizeof r));
+           fmt_num(u->median / c->median, r, sizeof r),
+           launches_saved(c, u, sv, sizeof sv));
     }
     if (header)
         sb(x->b, "\n");
@@ -1444,6 +1613,33 @@ static void sec_fused(const ctx *x)
 
 /* ---- scaling anomalies --------------------------------------------------- */
 
+/* "minor_faults 0 → 12, invol_ctx_switches 0 → 0.5" for the counters
+ * that can explain a slow size, where either side is not zero. */
+static void recorded_causes(const tb_rcase *a, const tb_rcase *z, char *buf,
+                            size_t len)
+{
+    static const char *const names[] = {"minor_faults", "major_faults",
+                                        "vol_ctx_switches",
+                                        "invol_ctx_switches",
+                                        "cpu_migrations"};
+    size_t u = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        double va = tb_json_num(a->counters, names[k]),
+               vz = tb_json_num(z->counters, names[k]);
+        if ((isnan(va) || va == 0) && (isnan(vz) || vz == 0))
+            continue;
+        char fa[32], fz[32];
+        if (u < len)
+            u += (size_t)snprintf(buf + u, len - u, "%s%s %s → %s",
+                                  u ? ", " : "", names[k],
+                                  fmt_num(va, fa, sizeof fa),
+                                  fmt_num(vz, fz, sizeof fz));
+    }
+    if (!u)
+        snprintf(buf, len, "none of them recorded");
+}
+
 static void sec_scaling(const ctx *x)
 {
     const tb_rset *s = x->s;
@@ -1469,19 +1665,11 @@ static void sec_scaling(const ctx *x)
             if (!(rt > lim * rw))
                 continue;
             flagged++;
-            char w1[32], t1[32], f1[32], f2[32], m1[32], m2[32];
-            sb(&rows, "| %s | %s | %s | %s | %s | %sx | %sx | %s → %s | "
-                      "%s → %s |\n",
+            char w1[32], t1[32], why[512];
+            recorded_causes(a, z, why, sizeof why);
+            sb(&rows, "| %s | %s | %s | %s | %s | %sx | %sx | %s |\n",
                a->opp, a->dtype, a->variant, a->shapes, z->shapes,
-               fmt_num(rw, w1, sizeof w1), fmt_num(rt, t1, sizeof t1),
-               fmt_num(tb_json_num(a->counters, "minor_faults"), f1,
-                       sizeof f1),
-               fmt_num(tb_json_num(z->counters, "minor_faults"), f2,
-                       sizeof f2),
-               fmt_num(tb_json_num(a->counters, "major_faults"), m1,
-                       sizeof m1),
-               fmt_num(tb_json_num(z->counters, "major_faults"), m2,
-                       sizeof m2));
+               fmt_num(rw, w1, sizeof w1), fmt_num(rt, t1, sizeof t1), why);
         }
         free(v);
     }
@@ -1494,12 +1682,16 @@ static void sec_scaling(const ctx *x)
              "Between consecutive measured sizes of the same op, parameters, "
              "dtype and backend, a case is flagged when its time grows more "
              "than %s times faster than its work (FLOPs, else bytes of the "
-             "cost model). Page faults per call are shown next to it.\n\n",
+             "cost model). Next to it, what the run recorded per call that "
+             "can explain it: page faults, context switches (voluntary: the "
+             "thread waited; involuntary: it was preempted) and CPU "
+             "migrations, at the smaller size → the larger, where either is "
+             "not zero.\n\n",
        fmt_num(lim, l, sizeof l));
     if (flagged)
         sb(x->b, "| Op | Dtype | Backend | From | To | Work grew | Time grew "
-                 "| Minor faults/call | Major faults/call |\n"
-                 "|---|---|---|---|---|---|---|---|---|\n%s\n",
+                 "| Recorded per call |\n"
+                 "|---|---|---|---|---|---|---|---|\n%s\n",
            rows.p);
     else
         sb(x->b, "None of the %d pairs of consecutive sizes: time grew at "

@@ -1,6 +1,7 @@
 /* Loading and checking result files: see resultsio.h. */
 #include "resultsio.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +22,16 @@ const char *tb_res_counter_name(int k)
 #undef TB_RES_CTR_NAME
     };
     return k >= 0 && k < TB_RES_NCOUNTERS ? names[k] : "?";
+}
+
+const char *tb_res_cupti_name(int k)
+{
+    static const char *const names[] = {
+#define TB_RES_CUPTI_NAME(e, s) s,
+        TB_RES_CUPTI_COUNTERS(TB_RES_CUPTI_NAME)
+#undef TB_RES_CUPTI_NAME
+    };
+    return k >= 0 && k < TB_RES_NCUPTI ? names[k] : "?";
 }
 
 const char *tb_resfile_resolve(const char *arg, char *buf, size_t len)
@@ -115,6 +126,14 @@ static bool opt_num(const cJSON *o, const char *k, double *out)
     return true;
 }
 
+/* Member k of o is absent, null or of the type `is` accepts. */
+static bool opt_is(const cJSON *o, const char *k,
+                   cJSON_bool (*is)(const cJSON *const))
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return !v || cJSON_IsNull(v) || is(v);
+}
+
 /* Check and extract the timing part of an "ok" record. */
 static int load_timed(tb_rescase *c, int idx, const char *path, char *err,
                       size_t errlen)
@@ -162,7 +181,36 @@ static int load_timed(tb_rescase *c, int idx, const char *path, char *err,
         return fail(err, errlen, path, TB_EINVAL,
                     "cases[%d] (%s): stats: median_ns is outside "
                     "[ci_low_ns, ci_high_ns]", idx, c->id);
+    static const char *const nonneg[] = {"ci_low_ns", "min_ns", "mean_ns"};
+    for (size_t i = 0; i < sizeof nonneg / sizeof nonneg[0]; i++)
+        if (tb_json_num(st, nonneg[i]) < 0)
+            return fail(err, errlen, path, TB_EINVAL,
+                        "cases[%d] (%s): stats.%s: expected a number >= 0, "
+                        "got %g", idx, c->id, nonneg[i],
+                        tb_json_num(st, nonneg[i]));
     c->ci_rel = (c->ci_high_ns - c->ci_low_ns) / c->median_ns;
+    if (!isfinite(c->ci_rel))
+        return fail(err, errlen, path, TB_EINVAL,
+                    "cases[%d] (%s): stats: the CI [ci_low_ns, ci_high_ns] "
+                    "is not finite relative to median_ns", idx, c->id);
+    /* optional display fields of report and plot */
+    static const char *const opt[] = {"max_ns", "stddev_ns", "mad_ns",
+                                      "p5_ns", "p95_ns", "ci_rel"};
+    for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++) {
+        double d;
+        if (!opt_num(st, opt[i], &d))
+            return fail(err, errlen, path, TB_EINVAL,
+                        "cases[%d] (%s): stats.%s: expected a number or "
+                        "null", idx, c->id, opt[i]);
+    }
+    if (!opt_is(st, "stop_reason", cJSON_IsString))
+        return fail(err, errlen, path, TB_EINVAL,
+                    "cases[%d] (%s): stats.stop_reason: expected a string "
+                    "or null", idx, c->id);
+    if (!opt_is(st, "outliers", cJSON_IsObject))
+        return fail(err, errlen, path, TB_EINVAL,
+                    "cases[%d] (%s): stats.outliers: expected an object "
+                    "or null", idx, c->id);
 
     const cJSON *sa = cJSON_GetObjectItemCaseSensitive(st, "samples_ns");
     if (!cJSON_IsArray(sa))
@@ -235,7 +283,114 @@ static int load_timed(tb_rescase *c, int idx, const char *path, char *err,
                             "cases[%d] (%s): counters.%s: expected a number",
                             idx, c->id, tb_res_counter_name(k));
     }
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(c->json,
+                                                       "instructions");
+    if (in && !cJSON_IsNull(in)) {
+        const cJSON *src = cJSON_GetObjectItemCaseSensitive(in, "source");
+        const cJSON *isa = cJSON_GetObjectItemCaseSensitive(in, "isa");
+        if (!cJSON_IsObject(in) ||
+            !opt_num(in, "per_iter", &c->instructions) ||
+            c->instructions < 0 ||
+            (src && !cJSON_IsNull(src) && !cJSON_IsString(src)) ||
+            (isa && !cJSON_IsNull(isa) && !cJSON_IsString(isa)))
+            return fail(err, errlen, path, TB_EINVAL,
+                        "cases[%d] (%s): instructions: expected an object "
+                        "with per_iter a number >= 0 or null, source and "
+                        "isa strings or null", idx, c->id);
+        c->instr_source = cJSON_IsString(src) ? src->valuestring : NULL;
+        c->instr_isa = cJSON_IsString(isa) ? isa->valuestring : NULL;
+        if (!isnan(c->instructions) && !c->instr_source)
+            return fail(err, errlen, path, TB_EINVAL,
+                        "cases[%d] (%s): instructions: a per_iter count "
+                        "needs its source", idx, c->id);
+    }
     c->timed = true;
+    return 0;
+}
+
+/* Member k of o as a finite number >= 0 into *out; false otherwise. */
+static bool nonneg(const cJSON *o, const char *k, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+        v->valuedouble < 0)
+        return false;
+    *out = v->valuedouble;
+    return true;
+}
+
+/* Check "cupti" and "cupti_reason" of any record (see resultsio.h). */
+static int load_cupti(tb_rescase *c, int idx, const char *path, char *err,
+                      size_t errlen)
+{
+#define BAD(...)                                                          \
+    fail(err, errlen, path, TB_EINVAL, "cases[%d] (%s): cupti" __VA_ARGS__)
+    for (int k = 0; k < TB_RES_NCUPTI; k++)
+        c->cupti_ctr[k] = NAN;
+    const cJSON *cu = cJSON_GetObjectItemCaseSensitive(c->json, "cupti");
+    const cJSON *why = cJSON_GetObjectItemCaseSensitive(c->json,
+                                                        "cupti_reason");
+    if (why && !cJSON_IsNull(why) && !cJSON_IsString(why))
+        return BAD("_reason: expected a string or null", idx, c->id);
+    if (!cu)
+        return 0;
+    if (cJSON_IsNull(cu)) {
+        if (!cJSON_IsString(why) || !why->valuestring[0])
+            return BAD(" is null but cupti_reason is not a non-empty "
+                       "string saying why", idx, c->id);
+        c->cupti_state = TB_RES_CUPTI_NULL;
+        c->cupti_reason = why->valuestring;
+        return 0;
+    }
+    if (!cJSON_IsObject(cu))
+        return BAD(": expected an object or null", idx, c->id);
+    double v, iters;
+    if (!nonneg(cu, "iterations", &iters) || iters < 1 ||
+        iters != floor(iters))
+        return BAD(".iterations: expected an integer >= 1", idx, c->id);
+    static const char *const nums[] = {
+        "kernel_launches", "memsets", "memset_bytes", "device_allocs",
+        "device_alloc_bytes", "device_frees", "device_free_bytes",
+        "kernels_unlisted"};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        if (!nonneg(cu, nums[i], &v))
+            return BAD(".%s: expected a number >= 0", idx, c->id, nums[i]);
+    const cJSON *mc = cJSON_GetObjectItemCaseSensitive(cu, "memcpy");
+    if (!cJSON_IsObject(mc))
+        return BAD(".memcpy: expected an object", idx, c->id);
+    static const char *const dirs[] = {"h2d", "d2h", "d2d", "other"};
+    double copies = 0;
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(mc, dirs[i]);
+        if (!cJSON_IsObject(d) || !nonneg(d, "bytes", &v) ||
+            !nonneg(d, "count", &v))
+            return BAD(".memcpy.%s: expected {\"count\", \"bytes\"} "
+                       "numbers >= 0", idx, c->id, dirs[i]);
+        copies += v;
+    }
+    const cJSON *ks = cJSON_GetObjectItemCaseSensitive(cu, "kernels");
+    if (!cJSON_IsArray(ks))
+        return BAD(".kernels: expected an array", idx, c->id);
+    const cJSON *k;
+    int ki = 0;
+    cJSON_ArrayForEach(k, ks)
+    {
+        const char *name = tb_json_str(k, "name");
+        if (!cJSON_IsObject(k) || !name || !name[0] ||
+            !nonneg(k, "count", &v) || !nonneg(k, "device_ns", &v))
+            return BAD(".kernels[%d]: expected {\"name\": non-empty "
+                       "string, \"count\", \"device_ns\": numbers >= 0}",
+                       idx, c->id, ki);
+        ki++;
+    }
+#undef BAD
+    c->cupti_state = TB_RES_CUPTI_VALID;
+    c->cupti = cu;
+    c->cupti_ctr[TB_RES_CUPTI_LAUNCHES] = tb_json_num(cu, "kernel_launches");
+    c->cupti_ctr[TB_RES_CUPTI_MEMCPYS] = copies;
+    c->cupti_ctr[TB_RES_CUPTI_MEMSETS] = tb_json_num(cu, "memsets");
+    c->cupti_ctr[TB_RES_CUPTI_DEVICE_ALLOCS] = tb_json_num(cu,
+                                                          "device_allocs");
     return 0;
 }
 
@@ -270,6 +425,160 @@ static bool ends_open(const char *text, size_t len)
         }
     }
     return in_str || depth > 0;
+}
+
+/* The first number in v (depth-first) that is not finite, or NULL; its
+ * path goes to buf.  cJSON reads 1e999 as infinity, which no command can
+ * compute with and no JSON writer can write back. */
+static const cJSON *nonfinite(const cJSON *v, char *buf, size_t len,
+                              size_t at)
+{
+    if (cJSON_IsNumber(v))
+        return isfinite(v->valuedouble) ? NULL : v;
+    if (!cJSON_IsArray(v) && !cJSON_IsObject(v))
+        return NULL;
+    int i = 0;
+    const cJSON *ch;
+    cJSON_ArrayForEach(ch, v)
+    {
+        int k = 0;
+        if (at < len) {
+            if (cJSON_IsObject(v))
+                k = snprintf(buf + at, len - at, "%s%.60s", at ? "." : "",
+                             ch->string ? ch->string : "");
+            else
+                k = snprintf(buf + at, len - at, "[%d]", i);
+        }
+        size_t next = k > 0 ? at + (size_t)k : at;
+        const cJSON *bad = nonfinite(ch, buf, len, next < len ? next : len);
+        if (bad)
+            return bad;
+        if (at < len)
+            buf[at] = '\0';
+        i++;
+    }
+    return NULL;
+}
+
+/* Every member of o is a string. */
+static bool all_strings(const cJSON *o)
+{
+    const cJSON *v;
+    cJSON_ArrayForEach(v, o)
+        if (!cJSON_IsString(v))
+            return false;
+    return true;
+}
+
+/* a is a list of lists of numbers (a list of shapes). */
+static bool shape_list(const cJSON *a)
+{
+    const cJSON *s, *d;
+    if (!cJSON_IsArray(a))
+        return false;
+    cJSON_ArrayForEach(s, a)
+    {
+        if (!cJSON_IsArray(s))
+            return false;
+        cJSON_ArrayForEach(d, s)
+            if (!cJSON_IsNumber(d))
+                return false;
+    }
+    return true;
+}
+
+/* The members of a case record that report, plot and export read,
+ * beyond what every command needs: of the documented type when present
+ * and not null.  Returns the name of the first bad one, or NULL. */
+static const char *case_shape_error(const cJSON *cj)
+{
+    static const char *const objs[] = {"params", "model", "check", "timing",
+                                       "roofline", "backend_params"};
+    for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++)
+        if (!opt_is(cj, objs[i], cJSON_IsObject))
+            return objs[i];
+    const cJSON *bp = cJSON_GetObjectItemCaseSensitive(cj, "backend_params");
+    if (cJSON_IsObject(bp) && !all_strings(bp))
+        return "backend_params";
+    static const char *const lists[] = {"shapes", "out_shapes"};
+    for (size_t i = 0; i < 2; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(cj, lists[i]);
+        if (v && !cJSON_IsNull(v) && !shape_list(v))
+            return lists[i];
+    }
+    if (!opt_is(cj, "category", cJSON_IsString))
+        return "category";
+    return NULL;
+}
+
+/* Read path into a NUL-terminated heap buffer, refusing files over
+ * TB_RES_MAX_BYTES (by size before reading, when it is a regular file)
+ * and stopping at the first NUL byte (no result file has one; this is
+ * what makes `compare /dev/zero x` fail at once). */
+static int read_limited(const char *path, char **data, size_t *len,
+                        char *err, size_t errlen)
+{
+    *data = NULL;
+    *len = 0;
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return fail(err, errlen, path, TB_EIO, "%s", strerror(errno));
+    struct stat st;
+    if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) &&
+        (unsigned long long)st.st_size > TB_RES_MAX_BYTES) {
+        fclose(fp);
+        return fail(err, errlen, path, TB_EIO,
+                    "too large (%llu bytes; a result file is at most %zu "
+                    "MiB)", (unsigned long long)st.st_size,
+                    TB_RES_MAX_BYTES >> 20);
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    int rc = 0;
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n - 1, fp);
+        const char *z = memchr(buf + n, '\0', got);
+        n += got;
+        if (z) {
+            rc = fail(err, errlen, path, TB_EPARSE,
+                      "corrupt: contains a NUL byte at offset %zu",
+                      (size_t)(z - buf));
+            break;
+        }
+        if (ferror(fp)) {
+            rc = fail(err, errlen, path, TB_EIO, "read error");
+            break;
+        }
+        if (feof(fp))
+            break;
+        if (n > TB_RES_MAX_BYTES) {
+            rc = fail(err, errlen, path, TB_EIO,
+                      "too large (more than %zu MiB; a result file is at "
+                      "most that)", TB_RES_MAX_BYTES >> 20);
+            break;
+        }
+        if (n + 1 == cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    fclose(fp);
+    if (!buf)
+        return fail(err, errlen, path, TB_ENOMEM, "out of memory");
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    buf[n] = '\0';
+    *data = buf;
+    *len = n;
+    return 0;
 }
 
 /* Parse text into f->doc with a precise message on failure. */
@@ -311,7 +620,7 @@ int tb_resfile_load(const char *arg, tb_resfile **out, char *err,
     char *text = NULL;
     size_t len = 0;
     *out = NULL;
-    int rc = tb_read_file(path, &text, &len, err, errlen);
+    int rc = read_limited(path, &text, &len, err, errlen);
     if (rc)
         return rc;
     rc = tb_resfile_from_text(path, text, len, out, err, errlen);
@@ -329,6 +638,12 @@ int tb_resfile_from_text(const char *path, const char *text, size_t len,
         free(f);
         return fail(err, errlen, path, TB_ENOMEM, "out of memory");
     }
+    if (len > TB_RES_MAX_BYTES) {
+        rc = fail(err, errlen, path, TB_EIO, "too large (%zu bytes; a "
+                  "result file is at most %zu MiB)", len,
+                  TB_RES_MAX_BYTES >> 20);
+        goto bad;
+    }
     if ((rc = parse(f, text, len, err, errlen)))
         goto bad;
 
@@ -337,6 +652,23 @@ int tb_resfile_from_text(const char *path, const char *text, size_t len,
         fail(err, errlen, path, rc, "not a tbench result file (the JSON "
              "is not an object)");
         goto bad;
+    }
+    /* numbers outside "cases" (those are checked record by record, so
+     * that the message names the case) */
+    const cJSON *top;
+    cJSON_ArrayForEach(top, f->doc)
+    {
+        char where[256];
+        snprintf(where, sizeof where, "%.60s", top->string);
+        const cJSON *inf = strcmp(top->string, "cases")
+                               ? nonfinite(top, where, sizeof where,
+                                           strlen(where))
+                               : NULL;
+        if (inf) {
+            fail(err, errlen, path, rc, "%s: expected a finite number, got "
+                 "%g (too large for a double)", where, inf->valuedouble);
+            goto bad;
+        }
     }
     const char *schema = tb_json_str(f->doc, "schema");
     if (!schema) {
@@ -355,6 +687,18 @@ int tb_resfile_from_text(const char *path, const char *text, size_t len,
         goto bad;
     }
     f->complete = cJSON_IsTrue(cJSON_GetObjectItem(f->doc, "complete"));
+    static const char *const tops[] = {"env", "peaks", "summary", "timer"};
+    for (size_t k = 0; k < sizeof tops / sizeof tops[0]; k++) {
+        if (!opt_is(f->doc, tops[k], cJSON_IsObject)) {
+            fail(err, errlen, path, rc, "\"%s\": expected an object or "
+                 "null", tops[k]);
+            goto bad;
+        }
+    }
+    if (!opt_is(f->doc, "config", cJSON_IsArray)) {
+        fail(err, errlen, path, rc, "\"config\": expected an array");
+        goto bad;
+    }
     const cJSON *env = cJSON_GetObjectItemCaseSensitive(f->doc, "env");
     f->date = tb_json_str(env, "date");
     f->hostname = tb_json_str(env, "hostname");
@@ -380,6 +724,7 @@ int tb_resfile_from_text(const char *path, const char *text, size_t len,
             c->counters[k] = NAN;
         c->bytes = c->flops = c->items = NAN;
         c->gb_s = c->gflop_s = c->items_s = NAN;
+        c->instructions = NAN;
         if (!cJSON_IsObject(cj)) {
             fail(err, errlen, path, rc, "cases[%d]: expected an object", i);
             goto bad;
@@ -408,6 +753,20 @@ int tb_resfile_from_text(const char *path, const char *text, size_t len,
 #undef TB_RES_STATUS_WORD
             goto bad;
         }
+        char where[256] = "";
+        const cJSON *inf = nonfinite(cj, where, sizeof where, 0);
+        if (inf) {
+            fail(err, errlen, path, rc, "cases[%d] (%s): %s: expected a "
+                 "finite number, got %g (too large for a double)", i, c->id,
+                 where, inf->valuedouble);
+            goto bad;
+        }
+        const char *bad_member = case_shape_error(cj);
+        if (bad_member) {
+            fail(err, errlen, path, rc, "cases[%d] (%s): %s: not of the "
+                 "type docs/FORMAT.md gives", i, c->id, bad_member);
+            goto bad;
+        }
         c->message = tb_json_str(cj, "message");
         c->impl = tb_json_str(cj, "impl");
         const cJSON *md = cJSON_GetObjectItemCaseSensitive(cj, "model");
@@ -416,6 +775,8 @@ int tb_resfile_from_text(const char *path, const char *text, size_t len,
         c->items = tb_json_num(md, "items");
         if (!strcmp(c->status, "ok") &&
             (rc = load_timed(c, i, path, err, errlen)))
+            goto bad;
+        if ((rc = load_cupti(c, i, path, err, errlen)))
             goto bad;
         rc = TB_EINVAL;
         f->by_id[i] = i;
@@ -523,4 +884,51 @@ bool tb_resfile_shares_id(const tb_resfile *f, tb_resfile *const *g, int k)
             if (g[j] != f && tb_resfile_find(g[j], f->cases[i].id))
                 return true;
     return false;
+}
+
+int tb_resfile_pick_backend(tb_resfile *f, const char *name, char *err,
+                            size_t errlen)
+{
+    int k = 0;
+    for (int i = 0; i < f->n; i++) {
+        tb_rescase c = f->cases[i];
+        const char *slash = strrchr(c.id, '/');
+        size_t nl = strlen(name);
+        if (strcmp(c.backend, name) || !slash ||
+            strncmp(slash + 1, name, nl)) {
+            free(c.samples_ns);
+            free(c.round_medians_ns);
+            continue;
+        }
+        /* id up to the last '/', then '*', then the axes */
+        size_t head = (size_t)(slash - c.id) + 1;
+        size_t len = strlen(c.id) - nl + 1;
+        char *id = malloc(len + 1);
+        cJSON *s = NULL;
+        if (id) {
+            snprintf(id, len + 1, "%.*s*%s", (int)head, c.id,
+                     slash + 1 + nl);
+            s = cJSON_CreateString(id);
+            free(id);
+        }
+        if (!s || !cJSON_ReplaceItemInObjectCaseSensitive(
+                      (cJSON *)c.json, "id", s)) {
+            cJSON_Delete(s);
+            f->cases[k++] = c; /* still owned: freed with the file */
+            for (int j = i + 1; j < f->n; j++)
+                f->cases[k++] = f->cases[j];
+            f->n = k;
+            return TB_ENOMEM;
+        }
+        c.id = s->valuestring;
+        f->cases[k++] = c;
+    }
+    f->n = k;
+    if (!k)
+        return fail(err, errlen, f->path, TB_EINVAL,
+                    "no case ran on backend '%s'", name);
+    for (int i = 0; i < k; i++)
+        f->by_id[i] = i;
+    qsort_r(f->by_id, (size_t)k, sizeof *f->by_id, cmp_by_id, f);
+    return 0;
 }

@@ -37,6 +37,33 @@ typedef enum {
 /* Name of counter k as in the result file ("kernel_launches"). */
 const char *tb_res_counter_name(int k);
 
+/* The exact per-iteration CUPTI counts that compare treats as
+ * regressions when they grow (docs/FORMAT.md, "cupti"), in this order:
+ * name as compare prints it, then the path in the cupti object ("memcpys"
+ * is the sum of memcpy.{h2d,d2h,d2d,other}.count). */
+#define TB_RES_CUPTI_COUNTERS(X)                                         \
+    X(LAUNCHES, "cupti.kernel_launches")                                 \
+    X(MEMCPYS, "cupti.memcpys")                                          \
+    X(MEMSETS, "cupti.memsets")                                          \
+    X(DEVICE_ALLOCS, "cupti.device_allocs")
+
+typedef enum {
+#define TB_RES_CUPTI_ENUM(e, s) TB_RES_CUPTI_##e,
+    TB_RES_CUPTI_COUNTERS(TB_RES_CUPTI_ENUM)
+#undef TB_RES_CUPTI_ENUM
+        TB_RES_NCUPTI
+} tb_res_cupti_counter;
+
+/* Name of CUPTI counter k ("cupti.kernel_launches"). */
+const char *tb_res_cupti_name(int k);
+
+/* What a case record says about its CUPTI counts. */
+typedef enum {
+    TB_RES_CUPTI_ABSENT, /* no "cupti" member (a file older than it) */
+    TB_RES_CUPTI_NULL,   /* "cupti": null; cupti_reason says why */
+    TB_RES_CUPTI_VALID,  /* an object, checked; cupti_ctr is valid */
+} tb_res_cupti_state;
+
 /* The case statuses of docs/FORMAT.md.  Only "ok" is timed; the others
  * carry a message saying why ("crashed": the worker died, naming the
  * signal and the phase; "timeout": the worker passed the time limit). */
@@ -84,7 +111,21 @@ typedef struct tb_rescase {
     double bytes, flops, items; /* the cost model (NAN if absent) */
     double gb_s, gflop_s, items_s;         /* NAN when null */
     double counters[TB_RES_NCOUNTERS];     /* NAN when absent */
+    tb_res_cupti_state cupti_state;
+    const char *cupti_reason;  /* NULL: VALID or ABSENT */
+    const cJSON *cupti;        /* the checked object when VALID */
+    double cupti_ctr[TB_RES_NCUPTI]; /* NAN unless VALID */
+    /* instructions per iteration (docs/FORMAT.md, "Instruction counts"):
+     * NAN when the record has none (not asked for, or null); then the
+     * source ("perf", "callgrind") and the ISA that ran, or NULL. */
+    double instructions;
+    const char *instr_source, *instr_isa;
 } tb_rescase;
+
+/* The largest result file the loader reads: a run of 10M samples per
+ * case (measure.max_samples' limit) is about 200 MB of JSON, and the
+ * parsed document takes about three times the file's size. */
+#define TB_RES_MAX_BYTES ((size_t)1 << 30)
 
 typedef struct tb_resfile {
     char *path;   /* the file actually read (DIR/results.json for a DIR) */
@@ -97,14 +138,30 @@ typedef struct tb_resfile {
 } tb_resfile;
 
 /* Load and check the result file at path (a file, or a run folder that
- * holds results.json).  Checks: readable, complete JSON, an object with
+ * holds results.json).  Checks: readable, at most TB_RES_MAX_BYTES (a
+ * larger regular file is refused before it is read; a stream stops at
+ * the limit or at its first NUL byte, so /dev/zero fails at once),
+ * complete JSON in which every number is finite (1e999 overflows to
+ * infinity), an object with
  * "schema" == "tbench.results/1", a "cases" array whose records are
  * objects with a unique non-empty string id, non-empty op, dtype and
  * backend strings and a known status (TB_RES_STATUSES), and for "ok"
  * records a stats object with finite numbers n >= 1 (as many finite
  * samples_ns values), positive median_ns, ci_low_ns <= median_ns <=
- * ci_high_ns, min_ns, mean_ns, iters_per_sample >= 1, and finite numbers
- * (or nulls) in throughput and counters.  On failure *out is
+ * ci_high_ns, ci_low_ns, min_ns and mean_ns >= 0, iters_per_sample >= 1,
+ * a finite ci_rel, and numbers (or nulls) in throughput, counters and
+ * the optional stats (max_ns, stddev_ns, mad_ns, p5_ns, p95_ns, ci_rel,
+ * outliers); "env" and "peaks" objects or null; per case
+ * "backend_params" an object of strings, "params", "model", "check",
+ * "timing" and "roofline" objects, "shapes" and "out_shapes" lists of
+ * lists of numbers (each when present and not null), so that no command
+ * meets a member of the wrong type; for any record, "cupti" absent,
+ * null with a "cupti_reason" string, or an object whose every count is a
+ * finite number >= 0 (iterations an integer >= 1; memcpy h2d, d2h, d2d
+ * and other each {count, bytes}; kernels an array of {name, count,
+ * device_ns} with a non-empty name); and an instructions object (or
+ * null) whose per_iter is a number >= 0 or null and whose source and isa
+ * are strings or null.  On failure *out is
  * NULL and err holds one line "PATH: what".  Returns 0, TB_EIO
  * (unreadable), TB_EPARSE (not JSON, truncated), TB_EINVAL (not a result
  * file or a bad field) or TB_ENOMEM.  Free with tb_resfile_free. */
@@ -134,5 +191,14 @@ bool tb_resfile_shares_id(const tb_resfile *f, tb_resfile *const *g, int k);
 /* Path of result file `arg` as load would read it: arg itself, or
  * arg/results.json when arg is a folder.  Returns buf. */
 const char *tb_resfile_resolve(const char *arg, char *buf, size_t len);
+
+/* Keep only the cases that ran on backend `name` and rename each to its
+ * id with the backend's name replaced by '*' (so add/64/f32/v1 becomes
+ * "add/64/f32/" + "*"), so that cases of two backends (two builds of
+ * one plugin under two labels) join as one case in compare.
+ * Returns 0, TB_ENOMEM, or TB_EINVAL with "PATH: no case ran on backend
+ * NAME" when none is left. */
+int tb_resfile_pick_backend(tb_resfile *f, const char *name, char *err,
+                            size_t errlen);
 
 #endif

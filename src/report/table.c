@@ -3,6 +3,7 @@
 #include "resultsio.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 char *tb_fmt_ns(double ns, char *buf, size_t len)
@@ -37,15 +38,58 @@ static void fmt_rate(double v, char *buf, size_t len)
  * all their parameters), so the columns stay readable. */
 #define TABLE_ID_MAX 72
 
+const char *tb_shorten_middle(const char *s, int max, char *buf, size_t len)
+{
+    size_t n = strlen(s);
+    if (max < 8)
+        max = 8;
+    if ((size_t)max >= len)
+        max = (int)len - 1;
+    if (n <= (size_t)max) {
+        snprintf(buf, len, "%s", s);
+        return buf;
+    }
+    size_t keep = (size_t)max - 3, head = (keep + 1) / 2,
+           tail = keep - head;
+    memcpy(buf, s, head);
+    memcpy(buf + head, "...", 3);
+    memcpy(buf + head + 3, s + n - tail, tail);
+    buf[head + 3 + tail] = 0;
+    return buf;
+}
+
+/* Columns of a table line besides the id. */
+#define TABLE_REST 88
+
 void tb_table_print(FILE *f, const cJSON *doc)
+{
+    tb_table_print_styled(f, doc, NULL);
+}
+
+void tb_table_print_styled(FILE *f, const cJSON *doc,
+                           const tb_table_style *sty)
 {
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
     const cJSON *c;
+    int idmax = TABLE_ID_MAX, linemax = 0;
+    bool shorten = sty && sty->width > 0;
+    if (shorten) {
+        /* ids shortened to what is left of the line; on a terminal too
+         * narrow for that to stay readable (40), every id gets a line of
+         * its own, shortened to the terminal's width */
+        idmax = sty->width - TABLE_REST;
+        if (idmax < 40) {
+            idmax = 4;
+            linemax = sty->width - 1;
+        }
+    }
     int w = 4;
     cJSON_ArrayForEach(c, cases)
     {
         int l = (int)strlen(str(c, "id"));
-        if (l > w && l <= TABLE_ID_MAX)
+        if (shorten && !linemax && l > idmax)
+            l = idmax;
+        if (l > w && l <= idmax)
             w = l;
     }
     fprintf(f, "%-*s  %-12s %10s %7s %9s %9s %10s %7s  %s\n", w, "case",
@@ -56,13 +100,21 @@ void tb_table_print(FILE *f, const cJSON *doc)
         const cJSON *st = cJSON_GetObjectItemCaseSensitive(c, "stats");
         const char *status = str(c, "status");
         const char *id = str(c, "id");
+        char shortid[256];
+        if (shorten)
+            id = tb_shorten_middle(id, linemax ? linemax : idmax, shortid,
+                                   sizeof shortid);
         if ((int)strlen(id) > w) { /* whole, on a line of its own */
             fprintf(f, "%s\n", id);
             id = "";
         }
+        const char *on = sty && sty->color ? sty->color(status) : "";
+        const char *off = on && *on ? "\033[0m" : "";
+        if (!on)
+            on = "";
         if (!cJSON_IsObject(st)) {
             const char *msg = str(c, "message");
-            fprintf(f, "%-*s  %-12s %s\n", w, id, status, msg);
+            fprintf(f, "%-*s  %s%-12s%s %s\n", w, id, on, status, off, msg);
             continue;
         }
         const cJSON *tp = cJSON_GetObjectItemCaseSensitive(c, "throughput");
@@ -75,8 +127,8 @@ void tb_table_print(FILE *f, const cJSON *doc)
         fmt_rate(tb_json_num(tp, "gflop_s"), gf, sizeof gf);
         snprintf(smp, sizeof smp, "%.0fx%.0f", tb_json_num(st, "n"),
                  tb_json_num(st, "iters_per_sample"));
-        fprintf(f, "%-*s  %-12s %10s %7s %9s %9s %10s %7.2f  %s\n", w,
-                id, status, med, ci, gb, gf, smp,
+        fprintf(f, "%-*s  %s%-12s%s %10s %7s %9s %9s %10s %7.2f  %s\n", w,
+                id, on, status, off, med, ci, gb, gf, smp,
                 tb_json_num(ct, "kernel_launches"), str(st, "stop_reason"));
     }
 }

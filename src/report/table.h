@@ -13,4 +13,22 @@ char *tb_fmt_ns(double ns, char *buf, size_t len);
 /* Print the summary table of a result document's cases to f. */
 void tb_table_print(FILE *f, const cJSON *doc);
 
+/* How a table is laid out for a terminal. */
+typedef struct tb_table_style {
+    /* Fit lines in this many columns by shortening ids in the middle
+     * (0: ids in full; an id longer than 72 then gets its own line). */
+    int width;
+    /* Escape sequence that colours a status word ("" or NULL: none);
+     * NULL function: no colour.  Reset with "\033[0m". */
+    const char *(*color)(const char *status);
+} tb_table_style;
+
+void tb_table_print_styled(FILE *f, const cJSON *doc,
+                           const tb_table_style *st);
+
+/* s shortened to at most max bytes (at least 8) by replacing its middle
+ * with "...", so both ends stay readable; s itself when it fits.  Writes
+ * into buf (len > max) and returns it. */
+const char *tb_shorten_middle(const char *s, int max, char *buf, size_t len);
+
 #endif

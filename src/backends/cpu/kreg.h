@@ -169,6 +169,23 @@ const tb_cpu_krow *tb_cpu_krows(size_t *n);
     TB_CPU_ROWS_2(X, conv2d_nobias) TB_CPU_ROWS_2(X, max_pool2d)          \
     TB_CPU_ROWS_2(X, avg_pool2d)
 
+/* ---- calib.c: the calibration ops, portable ---- */
+#define TB_CPU_ROWS_CALIB(X)                                              \
+    TB_CPU_ROWS_2(X, calib_work) TB_CPU_ROWS_2(X, calib_spin)
+/* ---- backward.c: the backward ops (issue 14), portable, both dtypes */
+#define TB_CPU_ROWS_BACKWARD(X)                                           \
+    TB_CPU_ROWS_2(X, relu_backward) TB_CPU_ROWS_2(X, sigmoid_backward)    \
+    TB_CPU_ROWS_2(X, tanh_backward) TB_CPU_ROWS_2(X, gelu_backward)       \
+    TB_CPU_ROWS_2(X, log_softmax_backward)                                \
+    TB_CPU_ROWS_2(X, sum_backward) TB_CPU_ROWS_2(X, mean_backward)        \
+    TB_CPU_ROWS_2(X, add_backward) TB_CPU_ROWS_2(X, sub_backward)         \
+    TB_CPU_ROWS_2(X, mul_backward) TB_CPU_ROWS_2(X, div_backward)         \
+    TB_CPU_ROWS_2(X, matmul_backward) TB_CPU_ROWS_2(X, linear_backward)   \
+    TB_CPU_ROWS_2(X, nll_loss) TB_CPU_ROWS_2(X, nll_loss_backward)        \
+    TB_CPU_ROWS_2(X, max_pool2d_backward)                                 \
+    TB_CPU_ROWS_2(X, avg_pool2d_backward)                                 \
+    TB_CPU_ROWS_2(X, conv2d_backward)
+
 /* Prototypes of every entry point. */
 #define TB_CPU_KDECL(op, dt, sfx)                                         \
     int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
@@ -183,5 +200,7 @@ TB_CPU_ROWS_OPTIM_SCALAR(TB_CPU_KDECL)
 TB_CPU_ROWS_CREATE(TB_CPU_KDECL)
 TB_CPU_ROWS_LINALG(TB_CPU_KDECL)
 TB_CPU_ROWS_EXT(TB_CPU_KDECL)
+TB_CPU_ROWS_CALIB(TB_CPU_KDECL)
+TB_CPU_ROWS_BACKWARD(TB_CPU_KDECL)
 
 #endif /* TB_BACKENDS_CPU_KREG_H */

@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "../../base/error.h"
@@ -122,9 +123,13 @@ static inline double stable_sigmoid_f64(double x)
         (void)k;                                                          \
         return (T)1 / SQRT(x);                                            \
     }                                                                     \
+    /* the product is computed whatever the sign: a multiply only on   \
+     * one side of ?: may trap, so gcc would keep a branch (mispredicted \
+     * on random signs) instead of a vector select */                    \
     static inline T leaky_relu_##SFX(T x, const T *k)                     \
     {                                                                     \
-        return x > 0 ? x : k[0] * x;                                      \
+        T y = k[0] * x;                                                   \
+        return x > 0 ? x : y;                                             \
     }                                                                     \
     static inline T sigmoid_##SFX(T x, const T *k)                        \
     {                                                                     \
@@ -179,14 +184,17 @@ static inline double stable_sigmoid_f64(double x)
     {                                                                     \
         return POW_##SFX(a, b);                                           \
     }                                                                     \
-    /* NaN in either operand gives NaN (a + b is then NaN) */             \
+    /* NaN in either operand gives NaN (a + b is then NaN); every value \
+     * computed, then selected with | (not ||), so no branch */          \
     static inline T maximum_##SFX(T a, T b)                               \
     {                                                                     \
-        return a != a || b != b ? a + b : (a >= b ? a : b);               \
+        T s = a + b, m = a >= b ? a : b;                                  \
+        return (a != a) | (b != b) ? s : m;                               \
     }                                                                     \
     static inline T minimum_##SFX(T a, T b)                               \
     {                                                                     \
-        return a != a || b != b ? a + b : (a <= b ? a : b);               \
+        T s = a + b, m = a <= b ? a : b;                                  \
+        return (a != a) | (b != b) ? s : m;                               \
     }                                                                     \
     /* relu(a + b): NaN passes, -0.0 and negatives give +0.  Written as \
      * two selects, not nested ?:, so gcc emits no branch: random signs  \
@@ -352,6 +360,74 @@ static ext_lanes ext_lanes_of(const tb_tensor *x, const tb_params *p,
 /* Independent partial sums in a lane's double accumulations. */
 #define EXT_ACC 8
 
+/* 16-byte vectors of GCC's vector extension (clang has it too): portable
+ * C that gcc turns into SSE2 on x86-64 and NEON on arm64.  gcc does not
+ * vectorize a loop of several select-reductions by itself. */
+typedef float ext_v4f __attribute__((vector_size(16)));
+typedef int32_t ext_v4i __attribute__((vector_size(16)));
+typedef double ext_v2d __attribute__((vector_size(16)));
+typedef int64_t ext_v2l __attribute__((vector_size(16)));
+
+/* A contiguous lane (step 1) of max or min: 4 vectors of independent
+ * running extremes, selected without a branch; a NaN sticks in its
+ * accumulator (nothing compares greater than it), and a lane that holds
+ * one goes again through the scalar loop, which returns the first NaN.
+ * Returns false (nothing written) for a lane with a NaN; len >= 16. */
+#define EXT_EXTREME_CONTIG(T, VT, IT, SFX, NAME, OP)                      \
+    static bool NAME##_contig_##SFX(const T *x, int64_t len, T *out)      \
+    {                                                                     \
+        enum { W = 16 / sizeof(T), K = 4 };                               \
+        VT m[K];                                                          \
+        for (int k = 0; k < K; k++)                                       \
+            memcpy(&m[k], x + k * W, 16);                                 \
+        int64_t j = K * W;                                                \
+        for (; j + K * W <= len; j += K * W)                              \
+            for (int k = 0; k < K; k++) {                                 \
+                VT v;                                                     \
+                memcpy(&v, x + j + k * W, 16);                            \
+                IT sel = (v OP m[k]) | (v != v);                          \
+                m[k] = (VT)(((IT)v & sel) | ((IT)m[k] & ~sel));           \
+            }                                                             \
+        T r[K * W];                                                       \
+        memcpy(r, m, sizeof r);                                           \
+        for (; j < len; j++)                                              \
+            r[0] = (x[j] OP r[0]) | (x[j] != x[j]) ? x[j] : r[0];         \
+        for (int u = 0; u < K * W; u++)                                   \
+            if (r[u] != r[u])                                             \
+                return false;                                             \
+        for (int u = 1; u < K * W; u++)                                   \
+            r[0] = r[u] OP r[0] ? r[u] : r[0];                            \
+        *out = r[0];                                                      \
+        return true;                                                      \
+    }
+
+EXT_EXTREME_CONTIG(float, ext_v4f, ext_v4i, f32, max, >)
+EXT_EXTREME_CONTIG(double, ext_v2d, ext_v2l, f64, max, >)
+EXT_EXTREME_CONTIG(float, ext_v4f, ext_v4i, f32, min, <)
+EXT_EXTREME_CONTIG(double, ext_v2d, ext_v2l, f64, min, <)
+
+/* The first j < len with x[j] == v (v not NaN), checking blocks of 32
+ * with a vectorizable OR before scanning one; len when there is none. */
+#define EXT_FIND_CONTIG(T, SFX)                                           \
+    static int64_t find_contig_##SFX(const T *x, int64_t len, T v)        \
+    {                                                                     \
+        int64_t j = 0;                                                    \
+        for (; j + 32 <= len; j += 32) {                                  \
+            int hit = 0;                                                  \
+            for (int u = 0; u < 32; u++)                                  \
+                hit |= x[j + u] == v;                                     \
+            if (hit)                                                      \
+                break;                                                    \
+        }                                                                 \
+        for (; j < len; j++)                                              \
+            if (x[j] == v)                                                \
+                return j;                                                 \
+        return len;                                                       \
+    }
+
+EXT_FIND_CONTIG(float, f32)
+EXT_FIND_CONTIG(double, f64)
+
 /* One output per lane: *o = reduce(x[0], x[step], ... x[(len-1)*step]).
  * corr: var's correction. */
 #define EXT_REDUCE_LANES(T, SFX)                                          \
@@ -359,6 +435,9 @@ static ext_lanes ext_lanes_of(const tb_tensor *x, const tb_params *p,
                             int64_t corr)                                 \
     {                                                                     \
         (void)corr;                                                       \
+        T r;                                                              \
+        if (step == 1 && len >= 2 * EXT_ACC && max_contig_##SFX(x, len, &r)) \
+            return r;                                                     \
         T m = x[0];                                                       \
         for (int64_t j = 1; j < len; j++) {                               \
             T v = x[j * step];                                            \
@@ -371,6 +450,9 @@ static ext_lanes ext_lanes_of(const tb_tensor *x, const tb_params *p,
                             int64_t corr)                                 \
     {                                                                     \
         (void)corr;                                                       \
+        T r;                                                              \
+        if (step == 1 && len >= 2 * EXT_ACC && min_contig_##SFX(x, len, &r)) \
+            return r;                                                     \
         T m = x[0];                                                       \
         for (int64_t j = 1; j < len; j++) {                               \
             T v = x[j * step];                                            \
@@ -384,6 +466,10 @@ static ext_lanes ext_lanes_of(const tb_tensor *x, const tb_params *p,
                                int64_t corr)                              \
     {                                                                     \
         (void)corr;                                                       \
+        T r;                                                              \
+        /* contiguous without NaN: the maximum, then its first index */   \
+        if (step == 1 && len >= 2 * EXT_ACC && max_contig_##SFX(x, len, &r)) \
+            return (T)find_contig_##SFX(x, len, r);                       \
         T m = x[0];                                                       \
         int64_t at = 0;                                                   \
         for (int64_t j = 1; j < len && m == m; j++) {                     \

@@ -84,11 +84,12 @@ void tb_cupti_tally_record(tb_cupti_tally *t, const CUpti_Activity *r)
     }
 }
 
-int tb_cupti_tally_buffer(tb_cupti_tally *t, uint8_t *buf, size_t valid)
+int tb_cupti_tally_buffer(tb_cupti_tally *t, tb_cupti_next_fn next,
+                          uint8_t *buf, size_t valid)
 {
     CUpti_Activity *r = NULL;
     for (;;) {
-        CUptiResult rc = cuptiActivityGetNextRecord(buf, valid, &r);
+        CUptiResult rc = next(buf, valid, &r);
         if (rc == CUPTI_ERROR_MAX_LIMIT_REACHED)
             return 0; /* the end of the buffer */
         if (rc != CUPTI_SUCCESS)

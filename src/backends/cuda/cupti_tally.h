@@ -63,11 +63,18 @@ void tb_cupti_tally_reset(tb_cupti_tally *t);
 /* Add one activity record to t. */
 void tb_cupti_tally_record(tb_cupti_tally *t, const CUpti_Activity *r);
 
+/* cuptiActivityGetNextRecord's type: the module loads libcupti at run
+ * time and passes the function it found; a test passes the linked one. */
+typedef CUptiResult (*tb_cupti_next_fn)(uint8_t *buf, size_t valid,
+                                        CUpti_Activity **record);
+
 /* Add every record of buf[0..valid) (a buffer CUPTI completed, or one
- * built the same way) to t, walking it with cuptiActivityGetNextRecord.
- * Returns 0, or -1 when CUPTI reports an error other than the end of
- * the buffer (t then holds the records before it). */
-int tb_cupti_tally_buffer(tb_cupti_tally *t, uint8_t *buf, size_t valid);
+ * built the same way) to t, walking it with next (CUPTI's
+ * cuptiActivityGetNextRecord).  Returns 0, or -1 when CUPTI reports an
+ * error other than the end of the buffer (t then holds the records
+ * before it). */
+int tb_cupti_tally_buffer(tb_cupti_tally *t, tb_cupti_next_fn next,
+                          uint8_t *buf, size_t valid);
 
 /* May records be read with the layouts compiled in?  runtime_version is
  * cuptiGetVersion()'s.  False with the reason in why when the runtime's

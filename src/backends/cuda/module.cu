@@ -47,6 +47,9 @@
 #endif
 
 static const tb_backend *cu_self(void);
+/* The counting pass (count.cu). */
+int cu_count(void *ctx, tb_count_run_fn run, void *arg, uint64_t iters,
+             tb_dev_counts *out);
 
 /* One per thread for the whole module (every .cu file), so that a
  * device set by one file is known to the others. */
@@ -452,6 +455,7 @@ static tb_backend cu_make_backend(void)
     b.sync = cu_sync;
     b.kernel = cu_kernel;
     b.counters = cu_counters;
+    b.count = cu_count;
     return b;
 }
 

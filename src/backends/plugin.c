@@ -1,0 +1,700 @@
+/* Plugins: shared objects built against include/tbench/plugin.h, each
+ * adapted to a tb_backend (see plugin.h).
+ *
+ * The tb_backend slots probe, axes and create carry no pointer to their
+ * backend, so each plugin index gets its own small functions (SLOT_FNS
+ * below).  A kernel gets only the instance, so an instance keeps the
+ * plugin kernels it handed out in a ring of KSLOTS entries and returns
+ * trampoline i for entry i; the harness uses a kernel only within one
+ * case (an unfused composition: at most TB_MAX_STEPS kernels), far fewer
+ * than KSLOTS.  tb_tensor and tb_params are passed to the plugin as they
+ * are: their layout is the ABI's (checked by the static assertions). */
+#include "plugin.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <tbench/plugin.h>
+
+#include "../base/error.h"
+#include "../ops/op.h"
+#include "hostmem.h"
+
+/* The ABI's tensor and parameter layouts are tbench's own. */
+_Static_assert(sizeof(tb_dtype) == sizeof(int32_t), "dtype size");
+_Static_assert(TB_F32 == TBP_F32 && TB_F64 == TBP_F64, "dtype codes");
+_Static_assert(TB_MAX_DIMS == TBP_MAX_DIMS, "max dims");
+_Static_assert(sizeof(tb_tensor) == sizeof(tbp_tensor), "tensor size");
+_Static_assert(offsetof(tb_tensor, ndim) == offsetof(tbp_tensor, ndim),
+               "tensor ndim");
+_Static_assert(offsetof(tb_tensor, shape) == offsetof(tbp_tensor, shape),
+               "tensor shape");
+_Static_assert(offsetof(tb_tensor, strides) ==
+                   offsetof(tbp_tensor, strides),
+               "tensor strides");
+_Static_assert(offsetof(tb_tensor, data) == offsetof(tbp_tensor, data),
+               "tensor data");
+_Static_assert(offsetof(tb_tensor, owns) ==
+                   offsetof(tbp_tensor, reserved2),
+               "tensor owns");
+_Static_assert(sizeof(tb_params) == sizeof(tbp_params), "params size");
+_Static_assert(offsetof(tb_params, v) == offsetof(tbp_params, v),
+               "params v");
+_Static_assert(TB_MAX_PARAMS == TBP_MAX_PARAMS, "max params");
+_Static_assert(TB_MAX_INPUTS == TBP_MAX_INPUTS &&
+                   TB_MAX_OUTPUTS == TBP_MAX_OUTPUTS,
+               "max operands");
+_Static_assert(TB_MAX_AXES == TBP_MAX_AXES &&
+                   TB_MAX_AXIS_VALUES == TBP_MAX_AXIS_VALUES,
+               "max axes");
+
+int tb_dl_entry(const char *path, const char *sym, void **handle,
+                void **fn, char *why, size_t len)
+{
+    size_t used = strnlen(why, len);
+    const char *sep = used ? "; " : "";
+    dlerror();
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(why + used, len - used, "%s%s", sep,
+                 e ? e : "dlopen failed");
+        return TB_EUNAVAILABLE;
+    }
+    void *f = dlsym(h, sym);
+    if (!f) {
+        snprintf(why + used, len - used, "%s%.512s: no %s", sep, path,
+                 sym);
+        dlclose(h);
+        return TB_EUNAVAILABLE;
+    }
+    *handle = h;
+    *fn = f;
+    return 0;
+}
+
+#define KSLOTS 32
+
+typedef struct plugin {
+    char name[32];
+    char path[PATH_MAX];
+    char doc[512];
+    char why[768]; /* non-empty: not usable, and why */
+    void *handle;
+    tbp_plugin tab; /* a copy; slots beyond the plugin's size are NULL */
+    bool host_memory;
+    int n_axes; /* from the last successful probe */
+    tb_backend be;
+} plugin;
+
+typedef struct instance {
+    plugin *pl;
+    void *pctx;
+    tb_hostmem mem;             /* host memory (plugins without alloc) */
+    _Atomic uint64_t launches;  /* kernel calls (plugins w/o counters) */
+    tbp_kernel_fn k[KSLOTS];
+    int next;
+} instance;
+
+static plugin plugins[TB_MAX_PLUGINS];
+static int n_plugins;
+
+static int map_rc(int rc)
+{
+    switch (rc) {
+    case TBP_OK: return 0;
+    case TBP_ENOMEM: return TB_ENOMEM;
+    case TBP_EINVAL: return TB_EINVAL;
+    case TBP_ESHAPE: return TB_ESHAPE;
+    case TBP_EUNSUPPORTED: return TB_EUNSUPPORTED;
+    case TBP_EUNAVAILABLE: return TB_EUNAVAILABLE;
+    case TBP_ENUMERIC: return TB_ENUMERIC;
+    default: return TB_EFAIL; /* TBP_EFAIL and codes outside the ABI */
+    }
+}
+
+/* ---- slots shared by every plugin (they receive the instance) ----- */
+
+static int pl_probe(plugin *pl, char *reason, size_t len)
+{
+    if (pl->why[0]) {
+        snprintf(reason, len, "%s", pl->why);
+        return TB_EUNAVAILABLE;
+    }
+    char r[256] = "";
+    int rc = pl->tab.probe(r, sizeof r);
+    if (rc) {
+        r[sizeof r - 1] = '\0';
+        snprintf(reason, len, "probe failed: %s",
+                 r[0] ? r : "(the plugin gave no reason)");
+        return TB_EUNAVAILABLE;
+    }
+    /* The axes must be usable before a config may name them. */
+    tbp_axis ax[TBP_MAX_AXES];
+    memset(ax, 0, sizeof ax);
+    int n = pl->tab.axes ? pl->tab.axes(ax, TBP_MAX_AXES) : 0;
+    if (n < 0 || n > TBP_MAX_AXES) {
+        snprintf(reason, len, "axes() returned %d (0..%d expected)", n,
+                 TBP_MAX_AXES);
+        return TB_EUNAVAILABLE;
+    }
+    for (int i = 0; i < n; i++) {
+        size_t nl = ax[i].name ? strlen(ax[i].name) : 0;
+        bool ok = nl >= 1 && nl <= 31 && ax[i].n_values >= 1 &&
+                  ax[i].n_values <= TBP_MAX_AXIS_VALUES && ax[i].def >= 0 &&
+                  ax[i].def < ax[i].n_values;
+        for (int v = 0; ok && v < ax[i].n_values; v++) {
+            size_t vl = ax[i].values[v] ? strlen(ax[i].values[v]) : 0;
+            ok = vl >= 1 && vl <= 31;
+        }
+        if (!ok) {
+            snprintf(reason, len,
+                     "axes(): axis %d is malformed (name and values: 1-31 "
+                     "chars, 1-%d values, def an index of them)",
+                     i, TBP_MAX_AXIS_VALUES);
+            return TB_EUNAVAILABLE;
+        }
+    }
+    pl->n_axes = n;
+    return 0;
+}
+
+static int pl_axes(plugin *pl, tb_axis *out, int max)
+{
+    if (pl->why[0] || !pl->tab.axes)
+        return 0;
+    tbp_axis ax[TBP_MAX_AXES];
+    memset(ax, 0, sizeof ax);
+    int n = pl->tab.axes(ax, TBP_MAX_AXES);
+    if (n < 0 || n > TBP_MAX_AXES)
+        return 0;
+    if (n > max)
+        n = max;
+    for (int i = 0; i < n; i++) {
+        out[i].name = ax[i].name;
+        out[i].n_values = ax[i].n_values;
+        memcpy(out[i].values, ax[i].values, sizeof out[i].values);
+        out[i].def = ax[i].def;
+        out[i].doc = ax[i].doc;
+    }
+    return n;
+}
+
+static int pl_create(plugin *pl, const char *const *values, void **ctx,
+                     char *err, size_t len)
+{
+    if (pl->why[0]) {
+        snprintf(err, len, "%s: %s", pl->name, pl->why);
+        return TB_EUNAVAILABLE;
+    }
+    instance *in = calloc(1, sizeof *in);
+    if (!in) {
+        snprintf(err, len, "%s: out of memory", pl->name);
+        return TB_ENOMEM;
+    }
+    in->pl = pl;
+    in->mem.owner = &pl->be;
+    /* as many values as axes: probe counted them (in this process or
+     * before the fork); ask again if create comes first */
+    int n_axes = pl->n_axes;
+    if (!n_axes && pl->tab.axes) {
+        tbp_axis ax[TBP_MAX_AXES];
+        memset(ax, 0, sizeof ax);
+        n_axes = pl->tab.axes(ax, TBP_MAX_AXES);
+        if (n_axes < 0 || n_axes > TBP_MAX_AXES)
+            n_axes = 0;
+    }
+    char e[256] = "";
+    int rc = pl->tab.create(values, n_axes, &in->pctx, e, sizeof e);
+    if (rc) {
+        e[sizeof e - 1] = '\0';
+        snprintf(err, len, "%s: create failed: %s", pl->name,
+                 e[0] ? e : tb_strerror(map_rc(rc)));
+        free(in);
+        return map_rc(rc) ? map_rc(rc) : TB_EINVAL;
+    }
+    *ctx = in;
+    return 0;
+}
+
+static void pl_destroy(void *ctx)
+{
+    instance *in = ctx;
+    in->pl->tab.destroy(in->pctx);
+    free(in);
+}
+
+static int pl_alloc(void *ctx, tb_tensor *t)
+{
+    instance *in = ctx;
+    if (in->pl->host_memory)
+        return tb_hostmem_alloc(&in->mem, ctx, t);
+    if (!tb_hostmem_header_ok(t) || !tb_tensor_is_contiguous(t))
+        return TB_EINVAL;
+    t->data = NULL;
+    int rc = map_rc(in->pl->tab.alloc(in->pctx, (tbp_tensor *)t));
+    if (rc)
+        return rc;
+    if (!t->data && tb_tensor_nbytes(t))
+        return TB_ENOMEM;
+    t->owns = true;
+    t->backend = &in->pl->be;
+    t->backend_ctx = ctx;
+    return 0;
+}
+
+static void pl_free(void *ctx, tb_tensor *t)
+{
+    instance *in = ctx;
+    if (in->pl->host_memory) {
+        tb_hostmem_free(&in->mem, t);
+        return;
+    }
+    if (!t || t->backend != &in->pl->be)
+        return;
+    if (t->owns)
+        in->pl->tab.free(in->pctx, (tbp_tensor *)t);
+    t->data = NULL;
+    t->owns = false;
+}
+
+static int pl_upload(void *ctx, tb_tensor *dst, const tb_tensor *src)
+{
+    instance *in = ctx;
+    if (in->pl->host_memory)
+        return tb_hostmem_upload(&in->mem, dst, src);
+    return map_rc(in->pl->tab.upload(in->pctx, (tbp_tensor *)dst,
+                                     (const tbp_tensor *)src));
+}
+
+static int pl_download(void *ctx, tb_tensor *dst, const tb_tensor *src)
+{
+    instance *in = ctx;
+    if (in->pl->host_memory)
+        return tb_hostmem_download(&in->mem, dst, src);
+    return map_rc(in->pl->tab.download(in->pctx, (tbp_tensor *)dst,
+                                       (const tbp_tensor *)src));
+}
+
+static int pl_sync(void *ctx)
+{
+    instance *in = ctx;
+    return in->pl->tab.sync ? map_rc(in->pl->tab.sync(in->pctx)) : 0;
+}
+
+static void pl_counters(void *ctx, tb_backend_counters *out)
+{
+    instance *in = ctx;
+    if (in->pl->tab.counters) {
+        tbp_counters c;
+        memset(&c, 0, sizeof c);
+        in->pl->tab.counters(in->pctx, &c);
+        out->kernel_launches = c.kernel_launches;
+        out->memcpy_count = c.memcpy_count;
+        out->memcpy_bytes = c.memcpy_bytes;
+        out->device_allocs = c.device_allocs;
+        out->device_alloc_bytes = c.device_alloc_bytes;
+        return;
+    }
+    out->kernel_launches =
+        atomic_load_explicit(&in->launches, memory_order_relaxed);
+    if (in->pl->host_memory)
+        tb_hostmem_counters(&in->mem, out);
+}
+
+/* Kernel trampolines: trampoline i calls the instance's kernel i. */
+#define KCALL(i)                                                         \
+    static int kern_##i(void *ctx, const tb_tensor *x, tb_tensor *y,     \
+                        const tb_params *p)                              \
+    {                                                                    \
+        instance *in = ctx;                                              \
+        atomic_fetch_add_explicit(&in->launches, 1,                      \
+                                  memory_order_relaxed);                 \
+        int rc = in->k[i](in->pctx, (const tbp_tensor *)x,               \
+                          (tbp_tensor *)y, (const tbp_params *)p);       \
+        return rc ? map_rc(rc) : 0;                                      \
+    }
+#define KLIST(X)                                                         \
+    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12)  \
+    X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23)    \
+    X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
+KLIST(KCALL)
+#define KREF(i) kern_##i,
+static const tb_kernel_fn trampolines[KSLOTS] = {KLIST(KREF)};
+#undef KREF
+_Static_assert(KSLOTS == 32, "one KCALL per slot");
+
+static tb_kernel_fn pl_kernel(void *ctx, const tb_op *op, tb_dtype dt,
+                              const tb_params *p, const char **impl)
+{
+    instance *in = ctx;
+    tbp_op d;
+    memset(&d, 0, sizeof d);
+    d.name = op->name;
+    d.n_in = op->n_in;
+    d.n_out = op->n_out;
+    d.n_params = op->n_params < TBP_MAX_PARAMS ? op->n_params
+                                               : TBP_MAX_PARAMS;
+    for (int i = 0; i < d.n_params; i++)
+        d.params[i] = op->params[i].name;
+    const char *name = NULL;
+    tbp_kernel_fn fn = in->pl->tab.kernel(in->pctx, &d, tb_dtype_name(dt),
+                                          (const tbp_params *)p, &name);
+    if (!fn)
+        return NULL;
+    if (impl)
+        *impl = name ? name : op->name;
+    int slot = -1;
+    for (int i = 0; i < KSLOTS && slot < 0; i++)
+        if (in->k[i] == fn)
+            slot = i;
+    if (slot < 0) {
+        slot = in->next;
+        in->next = (in->next + 1) % KSLOTS;
+        in->k[slot] = fn;
+    }
+    return trampolines[slot];
+}
+
+/* probe, axes and create for plugin i. */
+#define SLOT_FNS(i)                                                      \
+    static int probe_##i(char *r, size_t n)                              \
+    {                                                                    \
+        return pl_probe(&plugins[i], r, n);                              \
+    }                                                                    \
+    static int axes_##i(tb_axis *o, int m)                               \
+    {                                                                    \
+        return pl_axes(&plugins[i], o, m);                               \
+    }                                                                    \
+    static int create_##i(const char *const *v, void **c, char *e,       \
+                          size_t n)                                      \
+    {                                                                    \
+        return pl_create(&plugins[i], v, c, e, n);                       \
+    }
+SLOT_FNS(0) SLOT_FNS(1) SLOT_FNS(2) SLOT_FNS(3) SLOT_FNS(4) SLOT_FNS(5)
+SLOT_FNS(6) SLOT_FNS(7) SLOT_FNS(8) SLOT_FNS(9) SLOT_FNS(10) SLOT_FNS(11)
+SLOT_FNS(12) SLOT_FNS(13) SLOT_FNS(14) SLOT_FNS(15)
+_Static_assert(TB_MAX_PLUGINS == 16, "one SLOT_FNS per plugin");
+
+static const struct {
+    int (*probe)(char *, size_t);
+    int (*axes)(tb_axis *, int);
+    int (*create)(const char *const *, void **, char *, size_t);
+} slot_fns[TB_MAX_PLUGINS] = {
+#define SLOT_REF(i) {probe_##i, axes_##i, create_##i},
+    SLOT_REF(0) SLOT_REF(1) SLOT_REF(2) SLOT_REF(3) SLOT_REF(4)
+    SLOT_REF(5) SLOT_REF(6) SLOT_REF(7) SLOT_REF(8) SLOT_REF(9)
+    SLOT_REF(10) SLOT_REF(11) SLOT_REF(12) SLOT_REF(13) SLOT_REF(14)
+    SLOT_REF(15)
+#undef SLOT_REF
+};
+
+/* ---- loading ------------------------------------------------------ */
+
+static bool name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 1 || n > 31)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+              (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
+            return false;
+    return true;
+}
+
+/* Check the table; on a problem write why and return false. */
+static bool table_ok(const tbp_plugin *t, tbp_plugin *copy, char *why,
+                     size_t len)
+{
+    uint32_t major = t->abi_version >> 16, minor = t->abi_version & 0xffff;
+    if (major != TBP_ABI_MAJOR || minor > TBP_ABI_MINOR) {
+        snprintf(why, len,
+                 "built for plugin ABI %u.%u; this tbench has ABI %d.%d "
+                 "(same major, minor <= %d needed: rebuild the plugin "
+                 "against this tbench's tbench/plugin.h)",
+                 major, minor, TBP_ABI_MAJOR, TBP_ABI_MINOR, TBP_ABI_MINOR);
+        return false;
+    }
+    /* the smallest table is ABI 1.0's: it ends with timer_stop */
+    if (t->size < offsetof(tbp_plugin, timer_stop) + sizeof t->timer_stop ||
+        t->size > sizeof *t || t->tensor_size != sizeof(tbp_tensor) ||
+        t->params_size != sizeof(tbp_params)) {
+        snprintf(why, len,
+                 "ABI %u.%u table sizes do not match (tbp_plugin %u, "
+                 "tbp_tensor %u, tbp_params %u; expected %zu, %zu, %zu)",
+                 major, minor, t->size, t->tensor_size, t->params_size,
+                 sizeof(tbp_plugin), sizeof(tbp_tensor),
+                 sizeof(tbp_params));
+        return false;
+    }
+    memset(copy, 0, sizeof *copy);
+    memcpy(copy, t, t->size);
+    const char *missing = !copy->name     ? "name"
+                          : !copy->probe  ? "probe"
+                          : !copy->create ? "create"
+                          : !copy->destroy ? "destroy"
+                          : !copy->kernel ? "kernel"
+                                          : NULL;
+    if (missing) {
+        snprintf(why, len, "required slot '%s' is NULL", missing);
+        return false;
+    }
+    int mem = !!copy->alloc + !!copy->free + !!copy->upload +
+              !!copy->download;
+    if (mem != 0 && mem != 4) {
+        snprintf(why, len, "alloc, free, upload and download: give all "
+                           "four or none (host memory)");
+        return false;
+    }
+    if (!copy->timer_start != !copy->timer_stop) {
+        snprintf(why, len, "timer_start and timer_stop: give both or "
+                           "neither");
+        return false;
+    }
+    if (!name_ok(copy->name)) {
+        snprintf(why, len, "name '%.40s' is not 1-31 of [A-Za-z0-9_-]",
+                 copy->name);
+        return false;
+    }
+    return true;
+}
+
+/* A name for a plugin that did not load: its file name without
+ * directories and ".so", cut to 31 of [A-Za-z0-9_-] ('_' for others). */
+static void stem_name(const char *path, char *out, size_t len)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base);
+    if (n > 3 && !strcmp(base + n - 3, ".so"))
+        n -= 3;
+    size_t j = 0;
+    for (size_t i = 0; i < n && j + 1 < len && j < 31; i++) {
+        char c = base[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                  (c >= '0' && c <= '9') || c == '_' || c == '-';
+        out[j++] = ok ? c : '_';
+    }
+    out[j] = '\0';
+    if (!j)
+        snprintf(out, len, "plugin");
+}
+
+int tb_plugin_add(const char *spec, char *err, size_t len)
+{
+    if (!spec || !spec[0]) {
+        snprintf(err, len, "--plugin: empty path");
+        return TB_EINVAL;
+    }
+    if (n_plugins == TB_MAX_PLUGINS) {
+        snprintf(err, len, "--plugin %.512s: at most %d plugins", spec,
+                 TB_MAX_PLUGINS);
+        return TB_EINVAL;
+    }
+    plugin *pl = &plugins[n_plugins];
+    memset(pl, 0, sizeof *pl);
+    /* PATH:LABEL when what follows the last ':' has no '/'. */
+    const char *colon = strrchr(spec, ':');
+    const char *label = NULL;
+    size_t plen = strlen(spec);
+    if (colon && !strchr(colon, '/')) {
+        label = colon + 1;
+        plen = (size_t)(colon - spec);
+        if (!name_ok(label) || !plen) {
+            snprintf(err, len,
+                     "--plugin %.512s: expected PATH or PATH:LABEL with "
+                     "LABEL 1-31 of [A-Za-z0-9_-]", spec);
+            return TB_EINVAL;
+        }
+    }
+    if (plen >= sizeof pl->path) {
+        snprintf(err, len, "--plugin: path too long");
+        return TB_EINVAL;
+    }
+    memcpy(pl->path, spec, plen);
+    pl->path[plen] = '\0';
+
+    /* dlopen takes a name without '/' from the library path: keep what
+     * the user named a file. */
+    char open_path[PATH_MAX + 2];
+    snprintf(open_path, sizeof open_path, "%s%s",
+             strchr(pl->path, '/') ? "" : "./", pl->path);
+    void *entry = NULL;
+    const tbp_plugin *t = NULL;
+    if (tb_dl_entry(open_path, TBP_ENTRY_NAME, &pl->handle, &entry,
+                    pl->why, sizeof pl->why) == 0) {
+        t = ((tbp_entry_fn)(uintptr_t)entry)();
+        if (!t)
+            snprintf(pl->why, sizeof pl->why, "%s() returned NULL",
+                     TBP_ENTRY_NAME);
+        else if (table_ok(t, &pl->tab, pl->why, sizeof pl->why))
+            pl->host_memory = !pl->tab.alloc;
+        if (pl->why[0]) {
+            dlclose(pl->handle);
+            pl->handle = NULL;
+        }
+    }
+    if (label)
+        snprintf(pl->name, sizeof pl->name, "%s", label);
+    else if (!pl->why[0])
+        snprintf(pl->name, sizeof pl->name, "%s", pl->tab.name);
+    else
+        stem_name(pl->path, pl->name, sizeof pl->name);
+
+    int n;
+    const tb_backend *const *all = tb_backend_list(&n);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(all[i]->name, pl->name)) {
+            const char *other = tb_plugin_path(all[i]);
+            snprintf(err, len,
+                     "--plugin %.512s: backend name '%s' is taken by %s%.512s;"
+                     " give a label: --plugin PATH:LABEL", spec, pl->name,
+                     other ? "plugin " : "the built-in backend ",
+                     other ? other : pl->name);
+            if (pl->handle)
+                dlclose(pl->handle);
+            memset(pl, 0, sizeof *pl);
+            return TB_EINVAL;
+        }
+
+    char doc[sizeof pl->doc];
+    if (pl->why[0])
+        snprintf(doc, sizeof doc, "plugin %.400s (not loaded)", pl->path);
+    else
+        snprintf(doc, sizeof doc, "%.200s (plugin %.200s%s%.40s)",
+                 pl->tab.doc ? pl->tab.doc : pl->tab.name, pl->path,
+                 pl->tab.version ? ", version " : "",
+                 pl->tab.version ? pl->tab.version : "");
+    memcpy(pl->doc, doc, sizeof doc);
+    pl->be = (tb_backend){
+        .name = pl->name,
+        .doc = pl->doc,
+        .probe = slot_fns[n_plugins].probe,
+        .axes = slot_fns[n_plugins].axes,
+        .create = slot_fns[n_plugins].create,
+        .destroy = pl_destroy,
+        .alloc = pl_alloc,
+        .free = pl_free,
+        .upload = pl_upload,
+        .download = pl_download,
+        .sync = pl_sync,
+        .kernel = pl_kernel,
+        .counters = pl_counters,
+    };
+    n_plugins++;
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Load every *.so of dir in name order. */
+static int add_dir(const char *dir, char *err, size_t len)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, len, "TBENCH_PLUGIN_PATH: cannot read %.512s", dir);
+        return TB_EINVAL;
+    }
+    char *names[256];
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 256) {
+        size_t l = strlen(e->d_name);
+        if (l > 3 && !strcmp(e->d_name + l - 3, ".so") &&
+            e->d_name[0] != '.' && (names[n] = strdup(e->d_name)))
+            n++;
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], by_name);
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        char path[PATH_MAX];
+        if (!rc && (size_t)snprintf(path, sizeof path, "%s/%s", dir,
+                                    names[i]) < sizeof path)
+            rc = tb_plugin_add(path, err, len);
+        free(names[i]);
+    }
+    return rc;
+}
+
+int tb_plugin_add_path(const char *list, char *err, size_t len)
+{
+    if (!list)
+        return 0;
+    const char *s = list;
+    while (*s) {
+        const char *end = strchr(s, ':');
+        size_t n = end ? (size_t)(end - s) : strlen(s);
+        if (n) {
+            char path[PATH_MAX];
+            if (n >= sizeof path) {
+                snprintf(err, len, "TBENCH_PLUGIN_PATH: entry too long");
+                return TB_EINVAL;
+            }
+            memcpy(path, s, n);
+            path[n] = '\0';
+            struct stat st;
+            int rc;
+            if (stat(path, &st)) {
+                snprintf(err, len, "TBENCH_PLUGIN_PATH: no such file or "
+                                   "directory: %.512s", path);
+                return TB_EINVAL;
+            }
+            if (S_ISDIR(st.st_mode))
+                rc = add_dir(path, err, len);
+            else
+                rc = tb_plugin_add(path, err, len);
+            if (rc)
+                return rc;
+        }
+        s += n;
+        if (*s == ':')
+            s++;
+    }
+    return 0;
+}
+
+int tb_plugin_count(void) { return n_plugins; }
+
+const tb_backend *tb_plugin_backend(int i)
+{
+    return i >= 0 && i < n_plugins ? &plugins[i].be : NULL;
+}
+
+static const plugin *find(const tb_backend *b)
+{
+    for (int i = 0; i < n_plugins; i++)
+        if (b == &plugins[i].be)
+            return &plugins[i];
+    return NULL;
+}
+
+const char *tb_plugin_path(const tb_backend *b)
+{
+    const plugin *pl = find(b);
+    return pl ? pl->path : NULL;
+}
+
+const char *tb_plugin_version(const tb_backend *b)
+{
+    const plugin *pl = find(b);
+    return pl && !pl->why[0] ? pl->tab.version : NULL;
+}
+
+bool tb_plugin_loaded(const tb_backend *b)
+{
+    const plugin *pl = find(b);
+    return pl && !pl->why[0];
+}

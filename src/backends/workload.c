@@ -1,0 +1,338 @@
+/* Workload ops on a backend instance.  See workload.h. */
+#include "workload.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/error.h"
+#include "../ops/models.h"
+#include "../ops/pool.h"
+
+struct tb_workload {
+    const tb_backend *be;
+    void *ctx;
+    /* host-memory backends other than cpu: the cpu backend's kernels for
+     * the ops they lack (named in impl) */
+    const tb_backend *fb;
+    void *fb_ctx;
+    bool use_fb[TB_OP_COUNT];
+    const tb_op *op;
+    tb_dtype dt;
+    tb_model *model;
+    tb_model_phase phase;
+    bool train;
+    tb_tensor loss; /* the inference steps' loss, in backend memory */
+    /* api_add */
+    tb_ag *api;
+    int layer;
+    bool filled;
+    int64_t api_hook_calls;
+    tb_kernel_fn fn[TB_OP_COUNT];
+    tb_pool *pool; /* parameter pool = 1 */
+    char impl[1024];
+};
+
+static int wl_run(void *user, const tb_op *op, const tb_tensor *in,
+                  tb_tensor *out, const tb_params *p)
+{
+    tb_workload *w = user;
+    tb_kernel_fn fn = w->fn[op->id];
+    if (!fn)
+        return TB_EUNSUPPORTED;
+    return fn(w->use_fb[op->id] ? w->fb_ctx : w->ctx, in, out, p);
+}
+
+static int wl_be_alloc(void *user, tb_tensor *t)
+{
+    tb_workload *w = user;
+    return w->be->alloc(w->ctx, t);
+}
+
+static void wl_be_free(void *user, tb_tensor *t)
+{
+    tb_workload *w = user;
+    w->be->free(w->ctx, t);
+}
+
+static int wl_alloc(void *user, tb_tensor *t)
+{
+    tb_workload *w = user;
+    return w->pool ? tb_pool_alloc(w->pool, t) : wl_be_alloc(w, t);
+}
+
+static void wl_free(void *user, tb_tensor *t)
+{
+    tb_workload *w = user;
+    if (w->pool)
+        tb_pool_free(w->pool, t);
+    else
+        wl_be_free(w, t);
+}
+
+static int wl_upload(void *user, tb_tensor *dst, const tb_tensor *src)
+{
+    tb_workload *w = user;
+    return w->be->upload(w->ctx, dst, src);
+}
+
+/* Every op a model step may run. */
+static const tb_op_id wl_ops[] = {
+    TB_OP_linear, TB_OP_matmul, TB_OP_add, TB_OP_log_softmax,
+    TB_OP_nll_loss, TB_OP_copy, TB_OP_conv2d, TB_OP_relu, TB_OP_max_pool2d,
+    TB_OP_ones, TB_OP_add_, TB_OP_sgd_momentum, TB_OP_linear_backward,
+    TB_OP_matmul_backward, TB_OP_add_backward, TB_OP_log_softmax_backward,
+    TB_OP_nll_loss_backward, TB_OP_conv2d_backward, TB_OP_relu_backward,
+    TB_OP_max_pool2d_backward,
+};
+
+static bool wl_needs(tb_model_kind kind, bool train, tb_op_id id)
+{
+    bool cnn_only = id == TB_OP_conv2d || id == TB_OP_relu ||
+                    id == TB_OP_max_pool2d || id == TB_OP_conv2d_backward ||
+                    id == TB_OP_relu_backward ||
+                    id == TB_OP_max_pool2d_backward;
+    if (cnn_only && kind != TB_MODEL_CNN)
+        return false;
+    if (id == TB_OP_linear || id == TB_OP_linear_backward)
+        return kind == TB_MODEL_MLP &&
+               (train || id == TB_OP_linear);
+    const tb_op *op = tb_op_get(id);
+    if (!train && ((op->category == TB_CAT_BACKWARD &&
+                    id != TB_OP_nll_loss) ||
+                   id == TB_OP_ones ||
+                   id == TB_OP_add_ || id == TB_OP_sgd_momentum))
+        return false;
+    return true;
+}
+
+/* The cpu backend at its default axes, for a host-memory backend (blas)
+ * that lacks some of the model's ops: 0 when it is (now) there. */
+static int wl_fallback(tb_workload *w)
+{
+    if (w->fb)
+        return 0;
+    if (strcmp(w->be->name, "blas") != 0)
+        return TB_EUNSUPPORTED;
+    const tb_backend *cpu = tb_backend_find("cpu");
+    if (!cpu)
+        return TB_EUNSUPPORTED;
+    tb_axis ax[TB_MAX_AXES];
+    int n = cpu->axes(ax, TB_MAX_AXES);
+    const char *vals[TB_MAX_AXES];
+    for (int i = 0; i < n; i++)
+        vals[i] = ax[i].values[ax[i].def];
+    char err[256];
+    if (cpu->create(vals, &w->fb_ctx, err, sizeof err))
+        return TB_EUNSUPPORTED;
+    w->fb = cpu;
+    return 0;
+}
+
+static void api_hook(void *user, tb_ag_hook_kind kind, const tb_op *op,
+                     int node, const tb_tensor *in, int n_in,
+                     const tb_tensor *out, int n_out)
+{
+    (void)kind, (void)op, (void)node, (void)in, (void)n_in, (void)out,
+        (void)n_out;
+    ((tb_workload *)user)->api_hook_calls++;
+}
+
+/* api_add: layer 0 calls the kernel looked up here; 1 looks it up every
+ * call; 2 and 3 go through a tape without gradients (shape rule, an
+ * allocated result, the kernel, the result freed), 3 with a forward
+ * hook. */
+static int api_create(tb_workload *w, const tb_params *full, char *err,
+                      size_t errlen)
+{
+    const tb_op *add = tb_op_get(TB_OP_add);
+    const char *impl = NULL;
+    w->layer = (int)full->v[0];
+    w->fn[TB_OP_add] = w->be->kernel(w->ctx, add, w->dt, NULL, &impl);
+    w->fn[TB_OP_copy] =
+        w->be->kernel(w->ctx, tb_op_get(TB_OP_copy), w->dt, NULL, NULL);
+    if (!w->fn[TB_OP_add] || !w->fn[TB_OP_copy]) {
+        if (err && errlen)
+            snprintf(err, errlen, "api_add: the backend has no %s kernel "
+                     "for add or copy", tb_dtype_name(w->dt));
+        return TB_EUNSUPPORTED;
+    }
+    static const char *const names[] = {"raw", "dispatch", "tensor",
+                                        "tensor+hook"};
+    snprintf(w->impl, sizeof w->impl, "%s%s(%s)", names[w->layer],
+             w->pool ? "+pool" : "", impl ? impl : "add");
+    if (w->layer < 2)
+        return 0;
+    tb_ag_exec ex = {wl_run, wl_alloc, wl_free, wl_upload, w};
+    int rc = tb_ag_create(&ex, w->dt, &w->api);
+    if (rc == 0 && w->layer == 3)
+        rc = tb_ag_hook_add(w->api, TB_AG_FORWARD, TB_OP_COUNT, api_hook, w,
+                            NULL);
+    return rc;
+}
+
+static int api_run(tb_workload *w, const tb_tensor *in, tb_tensor *out,
+                   const tb_params *p)
+{
+    const tb_op *add = tb_op_get(TB_OP_add);
+    switch (w->layer) {
+    case 0:
+        return w->fn[TB_OP_add](w->ctx, in, out, p);
+    case 1: {
+        tb_kernel_fn fn = w->be->kernel(w->ctx, add, w->dt, p, NULL);
+        return fn ? fn(w->ctx, in, out, p) : TB_EUNSUPPORTED;
+    }
+    default: {
+        int v[2], r = -1;
+        int rc = tb_ag_input(w->api, &in[0], &v[0]);
+        if (rc == 0)
+            rc = tb_ag_input(w->api, &in[1], &v[1]);
+        if (rc == 0)
+            rc = tb_ag_apply(w->api, TB_OP_add, v, NULL, &r);
+        /* the case's output buffer gets the result once, for the check;
+         * every later call frees its result as a temporary */
+        if (rc == 0 && !w->filled) {
+            tb_params none = {0};
+            rc = w->fn[TB_OP_copy](w->ctx, tb_ag_value(w->api, r), out,
+                                   &none);
+            w->filled = rc == 0;
+        }
+        tb_ag_clear(w->api);
+        return rc;
+    }
+    }
+}
+
+int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
+                       tb_dtype dt, const tb_shape *in, const tb_params *p,
+                       tb_workload **out, char *err, size_t errlen)
+{
+    if (!be || !op || !in || !out || op->category != TB_CAT_WORKLOAD)
+        return TB_EINVAL;
+    tb_workload *w = calloc(1, sizeof *w);
+    if (!w)
+        return TB_ENOMEM;
+    w->be = be;
+    w->ctx = ctx;
+    w->op = op;
+    w->dt = dt;
+    w->train = op->id == TB_OP_mlp_train_step ||
+               op->id == TB_OP_cnn_train_step;
+    tb_params full = p ? *p : (tb_params){0};
+    tb_params_defaults(op, &full);
+    int ip = tb_op_param_index(op, "pool");
+    if (ip >= 0 && full.v[ip] != 0 &&
+        tb_pool_create(wl_be_alloc, wl_be_free, w, &w->pool)) {
+        free(w);
+        return TB_ENOMEM;
+    }
+    if (op->id == TB_OP_api_add) {
+        int rc = api_create(w, &full, err, errlen);
+        if (rc) {
+            tb_workload_destroy(w);
+            return rc;
+        }
+        *out = w;
+        return 0;
+    }
+    tb_model_cfg cfg = {
+        .kind = op->id == TB_OP_mlp_train_step ||
+                        op->id == TB_OP_mlp_infer_step
+                    ? TB_MODEL_MLP
+                    : TB_MODEL_CNN,
+        .x = in[0],
+        .hooks = (int)full.v[w->train ? 1 : 0],
+        .train = w->train,
+        .lr = w->train ? full.v[2] : 0,
+        .momentum = w->train ? full.v[3] : 0,
+    };
+    w->phase = w->train ? (tb_model_phase)full.v[0] : TB_MODEL_FWD;
+    size_t used = (size_t)snprintf(w->impl, sizeof w->impl, "tape(%s%s:",
+                                   be->name, w->pool ? "+pool" : "");
+    for (size_t i = 0; i < sizeof wl_ops / sizeof wl_ops[0]; i++) {
+        if (!wl_needs(cfg.kind, w->train, wl_ops[i]))
+            continue;
+        const tb_op *k = tb_op_get(wl_ops[i]);
+        const char *impl = NULL;
+        w->fn[k->id] = be->kernel(ctx, k, dt, NULL, &impl);
+        if (!w->fn[k->id] && wl_fallback(w) == 0) {
+            w->fn[k->id] = w->fb->kernel(w->fb_ctx, k, dt, NULL, &impl);
+            w->use_fb[k->id] = w->fn[k->id] != NULL;
+        }
+        if (!w->fn[k->id]) {
+            if (err && errlen)
+                snprintf(err, errlen,
+                         "%s: the backend has no %s kernel for %s (the "
+                         "model runs every op on one backend)",
+                         op->name, tb_dtype_name(dt), k->name);
+            tb_workload_destroy(w);
+            return TB_EUNSUPPORTED;
+        }
+        if (used < sizeof w->impl)
+            used += (size_t)snprintf(w->impl + used, sizeof w->impl - used,
+                                     "%s%s%s", w->impl[used - 1] == ':' ? " " : ",",
+                                     w->use_fb[k->id] ? "cpu:" : "",
+                                     impl ? impl : k->name);
+    }
+    if (used < sizeof w->impl)
+        snprintf(w->impl + used, sizeof w->impl - used, ")");
+    tb_ag_exec ex = {wl_run, wl_alloc, wl_free, wl_upload, w};
+    int rc = tb_model_create(&ex, dt, &cfg, &w->model);
+    if (rc == 0 && !w->train) {
+        tb_shape one = {1, {1}};
+        tb_tensor_init(&w->loss, dt, &one);
+        rc = wl_alloc(w, &w->loss);
+    }
+    if (rc) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: building the model: %s", op->name,
+                     tb_strerror(rc));
+        tb_workload_destroy(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+void tb_workload_destroy(tb_workload *w)
+{
+    if (!w)
+        return;
+    tb_model_destroy(w->model);
+    tb_ag_destroy(w->api);
+    if (w->loss.data)
+        wl_free(w, &w->loss);
+    tb_pool_destroy(w->pool);
+    if (w->fb)
+        w->fb->destroy(w->fb_ctx);
+    free(w);
+}
+
+const char *tb_workload_impl(const tb_workload *w)
+{
+    return w ? w->impl : "";
+}
+
+void tb_workload_pool_stats(const tb_workload *w, tb_pool_stats *out)
+{
+    tb_pool_stats_read(w ? w->pool : NULL, out);
+}
+
+int64_t tb_workload_hook_calls(const tb_workload *w)
+{
+    return w ? tb_model_hook_calls(w->model) + w->api_hook_calls : 0;
+}
+
+int tb_workload_run(void *wp, const tb_tensor *in, tb_tensor *out,
+                    const tb_params *p)
+{
+    (void)p; /* fixed at create */
+    tb_workload *w = wp;
+    if (!w || !in || !out)
+        return TB_EINVAL;
+    if (w->op->id == TB_OP_api_add)
+        return api_run(w, in, out, p);
+    if (w->train)
+        return tb_model_run(w->model, &in[0], w->phase, &out[0], NULL);
+    return tb_model_run(w->model, &in[0], TB_MODEL_FWD, &w->loss, &out[0]);
+}

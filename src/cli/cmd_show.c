@@ -1,0 +1,269 @@
+/* tbench show CASE [RESULTS]: everything one result file records about
+ * the cases whose id matches CASE (as run --filter matches: a glob, or
+ * an id as printed), read through the one loader (resultsio), so a file
+ * show accepts is one compare accepts.  Without RESULTS: the newest run
+ * folder under results/ (by its results.json's time).
+ *
+ * Text output walks the record in file order, one line per scalar
+ * (nested objects as dotted names), so a field added to the format
+ * shows up without a change here; the samples are summarized (--json
+ * prints the records as stored), and the CUPTI counts get a table with
+ * the kernel breakdown. */
+#include <dirent.h>
+#include <limits.h>
+#include <math.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "../harness/plan.h"
+#include "../report/resultsio.h"
+#include "../report/table.h"
+#include "commands.h"
+
+/* Newest DIR/results.json under results/ (baselines/ is not a run). */
+static int newest_run(char *out, size_t len)
+{
+    DIR *d = opendir("results");
+    if (!d)
+        return -1;
+    struct dirent *e;
+    double best = -1;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || !strcmp(e->d_name, "baselines"))
+            continue;
+        char path[PATH_MAX];
+        struct stat st;
+        snprintf(path, sizeof path, "results/%.200s/results.json",
+                 e->d_name);
+        if (stat(path, &st) || !S_ISREG(st.st_mode))
+            continue;
+        double t = (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec * 1e-9;
+        if (t > best) {
+            best = t;
+            snprintf(out, len, "%s", path);
+        }
+    }
+    closedir(d);
+    return best < 0 ? -1 : 0;
+}
+
+/* "KEY VALUE", indented by ind (0: a top-level member, 2: nested). */
+static void print_scalar(int ind, const char *key, const cJSON *v)
+{
+    if (cJSON_IsString(v))
+        printf("%*s%-*s %s\n", ind, "", 30 - ind, key, v->valuestring);
+    else if (cJSON_IsNumber(v))
+        printf("%*s%-*s %.10g\n", ind, "", 30 - ind, key, v->valuedouble);
+    else if (cJSON_IsBool(v))
+        printf("%*s%-*s %s\n", ind, "", 30 - ind, key,
+               cJSON_IsTrue(v) ? "true" : "false");
+    else if (cJSON_IsNull(v))
+        printf("%*s%-*s null\n", ind, "", 30 - ind, key);
+}
+
+/* An array of numbers: inline when short, else count, min and max. */
+static void print_array(int ind, const char *key, const cJSON *a)
+{
+    int n = cJSON_GetArraySize(a);
+    const cJSON *v;
+    bool numbers = true, strings = true;
+    double lo = INFINITY, hi = -INFINITY;
+    cJSON_ArrayForEach(v, a)
+    {
+        numbers = numbers && cJSON_IsNumber(v);
+        strings = strings && cJSON_IsString(v);
+        if (cJSON_IsNumber(v)) {
+            lo = fmin(lo, v->valuedouble);
+            hi = fmax(hi, v->valuedouble);
+        }
+    }
+    if (n > 12 && numbers) {
+        printf("%*s%-*s %d values, %.6g .. %.6g (--json lists them)\n",
+               ind, "", 30 - ind, key, n, lo, hi);
+        return;
+    }
+    printf("%*s%-*s [", ind, "", 30 - ind, key);
+    int i = 0;
+    cJSON_ArrayForEach(v, a)
+    {
+        char *s = cJSON_PrintUnformatted(v);
+        printf("%s%s", i++ ? ", " : "", s ? s : "?");
+        free(s);
+    }
+    printf("]\n");
+}
+
+/* Every member of o, objects flattened as PREFIX.KEY. */
+static void print_members(const char *prefix, const cJSON *o)
+{
+    const cJSON *v;
+    cJSON_ArrayForEach(v, o)
+    {
+        char key[256];
+        snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "",
+                 v->string ? v->string : "?");
+        if (cJSON_IsObject(v)) {
+            if (!v->child)
+                printf("  %-28s {}\n", key);
+            print_members(key, v);
+        } else if (cJSON_IsArray(v)) {
+            print_array(2, key, v);
+        } else {
+            print_scalar(2, key, v);
+        }
+    }
+}
+
+/* The CUPTI counts of a checked record (resultsio), kernels as a table. */
+static void print_cupti(const tb_rescase *c)
+{
+    if (c->cupti_state == TB_RES_CUPTI_ABSENT) {
+        printf("cupti: not recorded (a file older than CUPTI counting)\n");
+        return;
+    }
+    if (c->cupti_state == TB_RES_CUPTI_NULL) {
+        printf("cupti: not measured: %s\n", c->cupti_reason);
+        return;
+    }
+    const cJSON *cu = c->cupti;
+    printf("cupti (per iteration, counted over %.0f iterations):\n",
+           tb_json_num(cu, "iterations"));
+    printf("  %-28s %g\n", "kernel launches",
+           tb_json_num(cu, "kernel_launches"));
+    const cJSON *mc = cJSON_GetObjectItemCaseSensitive(cu, "memcpy");
+    static const char *const dirs[] = {"h2d", "d2h", "d2d", "other"};
+    for (int i = 0; i < 4; i++) {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(mc, dirs[i]);
+        char key[40];
+        snprintf(key, sizeof key, "memcpy %s", dirs[i]);
+        printf("  %-28s %g (%g bytes)\n", key, tb_json_num(d, "count"),
+               tb_json_num(d, "bytes"));
+    }
+    printf("  %-28s %g (%g bytes)\n", "memsets", tb_json_num(cu, "memsets"),
+           tb_json_num(cu, "memset_bytes"));
+    printf("  %-28s %g (%g bytes)\n", "device allocs",
+           tb_json_num(cu, "device_allocs"),
+           tb_json_num(cu, "device_alloc_bytes"));
+    printf("  %-28s %g (%g bytes)\n", "device frees",
+           tb_json_num(cu, "device_frees"),
+           tb_json_num(cu, "device_free_bytes"));
+    const cJSON *ks = cJSON_GetObjectItemCaseSensitive(cu, "kernels");
+    printf("  kernel breakdown:\n");
+    if (!cJSON_GetArraySize(ks))
+        printf("    (no kernel)\n");
+    else
+        printf("    %8s  %12s  %s\n", "launches", "device time", "kernel");
+    const cJSON *k;
+    cJSON_ArrayForEach(k, ks)
+    {
+        char t[32];
+        printf("    %8g  %12s  %s\n", tb_json_num(k, "count"),
+               tb_fmt_ns(tb_json_num(k, "device_ns"), t, sizeof t),
+               tb_json_str(k, "name"));
+    }
+    double un = tb_json_num(cu, "kernels_unlisted");
+    if (un > 0)
+        printf("    %8g  %12s  (kernels beyond the 32 listed)\n", un, "");
+}
+
+static void print_case(const tb_rescase *c)
+{
+    printf("%s\n", c->id);
+    const cJSON *v;
+    cJSON_ArrayForEach(v, c->json)
+    {
+        if (!v->string || !strcmp(v->string, "cupti") ||
+            !strcmp(v->string, "cupti_reason") || !strcmp(v->string, "id"))
+            continue;
+        if (cJSON_IsObject(v)) {
+            printf("%s:\n", v->string);
+            print_members("", v);
+        } else if (cJSON_IsArray(v)) {
+            print_array(0, v->string, v);
+        } else {
+            print_scalar(0, v->string, v);
+        }
+    }
+    print_cupti(c);
+}
+
+int tb_cmd_show(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *pattern = NULL, *file = NULL;
+    bool json = false;
+    int opt;
+    opterr = 0;
+    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'j': json = true; break;
+        case 'h': tb_cmd_usage(stdout, "show"); return EXIT_OKAY;
+        default: return tb_opt_error("show", opt, argv, longopts);
+        }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (!pattern)
+            pattern = argv[i];
+        else if (!file)
+            file = argv[i];
+        else
+            return tb_usage_error("show: unexpected argument '%s' (expected "
+                                  "CASE [RESULTS])", argv[i]);
+    }
+    if (!pattern)
+        return tb_usage_error("show: expected a CASE id or glob%s", "");
+    char newest[PATH_MAX];
+    if (!file) {
+        if (newest_run(newest, sizeof newest))
+            return tb_usage_error("show: no RESULTS given and no run folder "
+                                  "with a results.json under %s",
+                                  "results/");
+        file = newest;
+    }
+    tb_resfile *f;
+    char err[1024];
+    if (tb_resfile_load(file, &f, err, sizeof err)) {
+        fprintf(stderr, "tbench: %s\n", err);
+        return EXIT_USAGE;
+    }
+    int shown = 0;
+    cJSON *out = json ? cJSON_CreateArray() : NULL;
+    for (int i = 0; i < f->n; i++) {
+        const tb_rescase *c = &f->cases[i];
+        if (!tb_case_id_match(pattern, c->id))
+            continue;
+        if (json)
+            cJSON_AddItemReferenceToArray(out, (cJSON *)c->json);
+        else
+            printf("%s", shown ? "\n" : "");
+        if (!json)
+            print_case(c);
+        shown++;
+    }
+    if (json && shown) {
+        char *s = cJSON_Print(out);
+        if (s)
+            puts(s);
+        free(s);
+    }
+    cJSON_Delete(out);
+    int rc = EXIT_OKAY;
+    if (!shown) {
+        fprintf(stderr, "tbench: %s: no case id matches '%s' (%d cases; "
+                        "ids as `tbench run` prints them, or a glob)\n",
+                f->path, pattern, f->n);
+        rc = EXIT_USAGE;
+    }
+    tb_resfile_free(f);
+    return rc;
+}

@@ -1,0 +1,309 @@
+/* Options of `tbench run` that change the matrix or its settings from the
+ * command line: one case without a config file (--op), and overrides of
+ * the warm-up and measure settings (--rounds, --max-time...).
+ *
+ * --op writes a config text and hands it to the config parser, so a
+ * command-line case is checked exactly like a file's, and the result file
+ * records a config that reproduces it (config[].text). */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/error.h"
+#include "run_opts.h"
+
+/* Append to buf (of cap bytes, used so far *len); false when it is full. */
+static bool put(char *buf, size_t cap, size_t *len, const char *s)
+{
+    size_t n = strlen(s);
+    if (*len + n >= cap)
+        return false;
+    memcpy(buf + *len, s, n + 1);
+    *len += n;
+    return true;
+}
+
+/* "64x128,128x32" -> "[[64,128],[128,32]]" (one shape per input);
+ * "1024x1024" -> "[1024,1024]" (one shape for every input, as in a
+ * config).  Dims are digits; the parser checks their values. */
+static int shapes_json(const char *s, char *out, size_t cap, char *err,
+                       size_t errlen)
+{
+    size_t len = 0;
+    bool many = strchr(s, ',') != NULL, ok = true;
+    out[0] = 0;
+    if (strspn(s, "0123456789x,") != strlen(s) || !*s) {
+        snprintf(err, errlen, "--shape: '%.80s': expected dims joined by "
+                 "'x', one shape per input joined by ',' (e.g. 1024x1024 "
+                 "or 64x128,128x32)", s);
+        return -1;
+    }
+    if (many)
+        ok = put(out, cap, &len, "[");
+    for (const char *p = s; ok;) {
+        size_t n = strcspn(p, ",");
+        ok = put(out, cap, &len, p == s ? "[" : ",[");
+        for (size_t k = 0; ok;) {
+            size_t d = strcspn(p + k, "x,");
+            if (d == 0 || d > 19) {
+                snprintf(err, errlen, "--shape: '%.80s': %s dim", s,
+                         d ? "too long a" : "an empty");
+                return -1;
+            }
+            char dim[24];
+            snprintf(dim, sizeof dim, "%s%.*s", k ? "," : "", (int)d, p + k);
+            ok = put(out, cap, &len, dim);
+            k += d;
+            if (k == n)
+                break;
+            k++; /* the 'x' */
+        }
+        ok = ok && put(out, cap, &len, "]");
+        p += n;
+        if (!*p)
+            break;
+        p++; /* the ',' */
+    }
+    if (ok && many)
+        ok = put(out, cap, &len, "]");
+    if (!ok) {
+        snprintf(err, errlen, "--shape: '%.80s': too long", s);
+        return -1;
+    }
+    return 0;
+}
+
+/* A parameter value as JSON: true, false or a number (as written). */
+static bool json_scalar(const char *v)
+{
+    if (!strcmp(v, "true") || !strcmp(v, "false"))
+        return true;
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    (void)d;
+    return *v && !*end && strspn(v, "0123456789.eE+-") == strlen(v);
+}
+
+/* "axis=0,keepdim=true" -> {"axis":0,"keepdim":true} */
+static int params_json(const char *s, char *out, size_t cap, char *err,
+                       size_t errlen)
+{
+    size_t len = 0;
+    out[0] = 0;
+    bool ok = put(out, cap, &len, "{");
+    const char *p = s;
+    for (int i = 0; ok && *p; i++) {
+        size_t n = strcspn(p, ",");
+        char tok[128];
+        if (n == 0 || n >= sizeof tok) {
+            snprintf(err, errlen, "--params: '%.80s': %s entry", s,
+                     n ? "too long an" : "empty");
+            return -1;
+        }
+        memcpy(tok, p, n);
+        tok[n] = 0;
+        char *eq = strchr(tok, '=');
+        if (!eq || eq == tok || !eq[1]) {
+            snprintf(err, errlen, "--params: '%s': expected KEY=VALUE", tok);
+            return -1;
+        }
+        *eq = 0;
+        if (strspn(tok, "abcdefghijklmnopqrstuvwxyz0123456789_") !=
+            strlen(tok)) {
+            snprintf(err, errlen, "--params: '%s': not a parameter name",
+                     tok);
+            return -1;
+        }
+        if (!json_scalar(eq + 1)) {
+            snprintf(err, errlen, "--params: %s: '%s' is not a number, true "
+                     "or false", tok, eq + 1);
+            return -1;
+        }
+        char item[160];
+        snprintf(item, sizeof item, "%s\"%s\":%s", i ? "," : "", tok, eq + 1);
+        ok = put(out, cap, &len, item);
+        p += n;
+        if (*p)
+            p++;
+    }
+    if (!(ok && put(out, cap, &len, "}"))) {
+        snprintf(err, errlen, "--params: too long");
+        return -1;
+    }
+    return 0;
+}
+
+/* "f32,f64" -> "\"f32\",\"f64\"" (names checked by the parser) */
+static int dtypes_json(const char *s, char *out, size_t cap, char *err,
+                       size_t errlen)
+{
+    size_t len = 0;
+    out[0] = 0;
+    if (!*s || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789,") !=
+                   strlen(s)) {
+        snprintf(err, errlen, "--dtype: '%.80s': expected names such as f32 "
+                 "or f32,f64", s);
+        return -1;
+    }
+    const char *p = s;
+    for (int i = 0; *p; i++) {
+        size_t n = strcspn(p, ",");
+        char item[64];
+        if (n == 0 || n > 16) {
+            snprintf(err, errlen, "--dtype: '%.80s': bad name", s);
+            return -1;
+        }
+        snprintf(item, sizeof item, "%s\"%.*s\"", i ? "," : "", (int)n, p);
+        if (!put(out, cap, &len, item)) {
+            snprintf(err, errlen, "--dtype: too long");
+            return -1;
+        }
+        p += n;
+        if (*p)
+            p++;
+    }
+    return 0;
+}
+
+int tb_run_quick_config(const tb_run_quick *q, tb_config *cfg, char *err,
+                        size_t errlen)
+{
+    char shapes[2048], params[1024], dtypes[256], text[4096];
+    if (strspn(q->op, "abcdefghijklmnopqrstuvwxyz0123456789_") !=
+            strlen(q->op) || !*q->op) {
+        snprintf(err, errlen, "--op: '%.80s' is not an op name (see 'tbench "
+                 "list')", q->op);
+        return TB_EINVAL;
+    }
+    if (!q->shape) {
+        snprintf(err, errlen, "--op %s: --shape is required (e.g. --shape "
+                 "1024x1024)", q->op);
+        return TB_EINVAL;
+    }
+    if (q->backend && strspn(q->backend, "abcdefghijklmnopqrstuvwxyz0123456"
+                             "789_-") != strlen(q->backend)) {
+        snprintf(err, errlen, "--backend: '%.80s' is not a backend name",
+                 q->backend);
+        return TB_EINVAL;
+    }
+    if (shapes_json(q->shape, shapes, sizeof shapes, err, errlen) ||
+        params_json(q->params ? q->params : "", params, sizeof params, err,
+                    errlen) ||
+        dtypes_json(q->dtype ? q->dtype : "f32", dtypes, sizeof dtypes, err,
+                    errlen))
+        return TB_EINVAL;
+    int n = snprintf(text, sizeof text,
+                     "// written by: tbench run --op %s --shape %s%s%s%s%s\n"
+                     "{\n  \"name\": \"%s\",\n  \"dtypes\": [%s],\n"
+                     "  \"backends\": [\"%s\"],\n"
+                     "  \"ops\": [{\"op\": \"%s\", \"shapes\": [%s], "
+                     "\"params\": %s}]\n}\n",
+                     q->op, q->shape, q->params ? " --params " : "",
+                     q->params ? q->params : "", q->dtype ? " --dtype " : "",
+                     q->dtype ? q->dtype : "", q->op, dtypes,
+                     q->backend ? q->backend : "cpu", q->op, shapes, params);
+    if (n < 0 || (size_t)n >= sizeof text) {
+        snprintf(err, errlen, "--op: the case is too long to describe");
+        return TB_EINVAL;
+    }
+    return tb_config_parse(text, (size_t)n, "command line (--op)", cfg, err,
+                           errlen);
+}
+
+/* ---- measure overrides --------------------------------------------------- */
+
+typedef struct ovr_spec {
+    const char *opt;   /* long option name */
+    const char *key;   /* config key it overrides (for messages) */
+    bool integer;
+    double lo, hi;     /* inclusive range, unless lo_open/hi_open */
+    bool lo_open;
+} ovr_spec;
+
+/* Same ranges as the config keys (docs/CONFIG.md). */
+static const ovr_spec specs[TB_OVR_COUNT] = {
+    [TB_OVR_WARMUP_MS] = {"warmup-ms", "warmup.min_time_ms", false, 0, 3.6e6,
+                          false},
+    [TB_OVR_WARMUP_ITERS] = {"warmup-iters", "warmup.min_iters", true, 1, 1e9,
+                             false},
+    [TB_OVR_SAMPLE_MS] = {"sample-ms", "measure.sample_time_ms", false, 0,
+                          60000, true},
+    [TB_OVR_MIN_SAMPLES] = {"min-samples", "measure.min_samples", true, 3,
+                            1e7, false},
+    [TB_OVR_MAX_SAMPLES] = {"max-samples", "measure.max_samples", true, 3,
+                            1e7, false},
+    [TB_OVR_CI_TARGET] = {"ci-target", "measure.ci_target", false, 0, 1,
+                          true},
+    [TB_OVR_MAX_TIME] = {"max-time", "measure.max_time_s", false, 0, 86400,
+                         true},
+    [TB_OVR_ROUNDS] = {"rounds", "measure.rounds", true, 1, TB_CFG_MAX_ROUNDS,
+                       false},
+    [TB_OVR_TIMEOUT] = {"timeout", "measure.timeout_s", false, 0, 86400,
+                        true},
+};
+
+int tb_run_override_set(tb_run_overrides *o, tb_override which,
+                        const char *text, char *err, size_t errlen)
+{
+    const ovr_spec *s = &specs[which];
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    bool bad = end == text || *end || errno || !isfinite(v) ||
+               (s->integer && v != floor(v));
+    bool above = which == TB_OVR_CI_TARGET ? v >= s->hi : v > s->hi;
+    if (bad || v < s->lo || (s->lo_open && v <= s->lo) || above) {
+        snprintf(err, errlen, "--%s: '%.60s' is not %s %s %g %s %g "
+                 "(as %s)", s->opt, text,
+                 s->integer ? "an integer" : "a number",
+                 s->lo_open ? "above" : "from", s->lo,
+                 !s->lo_open ? "to"
+                 : which == TB_OVR_CI_TARGET ? "and below" : "and at most",
+                 s->hi, s->key);
+        return TB_EINVAL;
+    }
+    o->set[which] = true;
+    o->v[which] = v;
+    return 0;
+}
+
+const char *tb_run_override_name(tb_override which)
+{
+    return specs[which].opt;
+}
+
+int tb_run_overrides_apply(const tb_run_overrides *o, tb_config *cfg,
+                           char *err, size_t errlen)
+{
+    const double *v = o->v;
+    if (o->set[TB_OVR_WARMUP_MS])
+        cfg->warmup.min_time_s = v[TB_OVR_WARMUP_MS] / 1e3;
+    if (o->set[TB_OVR_WARMUP_ITERS])
+        cfg->warmup.min_iters = (int)v[TB_OVR_WARMUP_ITERS];
+    if (o->set[TB_OVR_SAMPLE_MS])
+        cfg->measure.sample_time_s = v[TB_OVR_SAMPLE_MS] / 1e3;
+    if (o->set[TB_OVR_MIN_SAMPLES])
+        cfg->measure.min_samples = (int)v[TB_OVR_MIN_SAMPLES];
+    if (o->set[TB_OVR_MAX_SAMPLES])
+        cfg->measure.max_samples = (int)v[TB_OVR_MAX_SAMPLES];
+    if (o->set[TB_OVR_CI_TARGET])
+        cfg->measure.ci_target = v[TB_OVR_CI_TARGET];
+    if (o->set[TB_OVR_MAX_TIME])
+        cfg->measure.max_time_s = v[TB_OVR_MAX_TIME];
+    if (o->set[TB_OVR_ROUNDS])
+        cfg->measure.rounds = (int)v[TB_OVR_ROUNDS];
+    if (o->set[TB_OVR_TIMEOUT])
+        cfg->measure.timeout_s = v[TB_OVR_TIMEOUT];
+    if (cfg->measure.min_samples > cfg->measure.max_samples) {
+        snprintf(err, errlen, "%s: measure.min_samples (%d) is above "
+                 "measure.max_samples (%d) once the command-line settings "
+                 "are applied", cfg->path, cfg->measure.min_samples,
+                 cfg->measure.max_samples);
+        return TB_EINVAL;
+    }
+    return 0;
+}

@@ -1,0 +1,396 @@
+/* The MLP and CNN workloads on the tape.  See models.h. */
+#include "models.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/error.h"
+#include "../base/rng.h"
+#include "ref.h"
+
+#define MLP_H1 256
+#define MLP_H2 128
+#define N_CLASSES 10
+#define CNN_C1 16
+#define CNN_C2 32
+#define MAX_PARAMS 6
+
+struct tb_model {
+    tb_ag_exec ex;
+    tb_dtype dt;
+    tb_model_cfg cfg;
+    tb_ag *ag;
+    int n_params;
+    int param[MAX_PARAMS], buf[MAX_PARAMS];
+    int target;
+    int64_t hook_calls;
+};
+
+/* CNN sizes from the input: conv 3x3 (valid), pool 2 (floor). */
+static void cnn_dims(const tb_shape *x, int64_t *h1, int64_t *w1,
+                     int64_t *h2, int64_t *w2, int64_t *flat)
+{
+    *h1 = x->dim[2] - 2, *w1 = x->dim[3] - 2;       /* conv1 */
+    *h2 = *h1 / 2 - 2, *w2 = *w1 / 2 - 2;           /* pool, conv2 */
+    *flat = CNN_C2 * (*h2 / 2) * (*w2 / 2);         /* pool, flatten */
+}
+
+int tb_model_check_shape(tb_model_kind kind, const tb_shape *x, char *err,
+                         size_t len)
+{
+    char sx[96];
+    tb_shape_format(x, sx, sizeof sx);
+    if (kind == TB_MODEL_MLP) {
+        if (x->ndim != 2) {
+            if (err)
+                snprintf(err, len, "expects a batch [B, K] (MLP K-256-128-"
+                         "10), got %s", sx);
+            return TB_ESHAPE;
+        }
+        return 0;
+    }
+    if (x->ndim != 4 || x->dim[1] != 1 || x->dim[2] < 10 || x->dim[3] < 10) {
+        if (err)
+            snprintf(err, len, "expects a batch [B, 1, H, W] with H, W >= "
+                     "10 (e.g. 28x28), got %s", sx);
+        return TB_ESHAPE;
+    }
+    return 0;
+}
+
+double tb_model_forward_flops(tb_model_kind kind, const tb_shape *x)
+{
+    double B = (double)x->dim[0];
+    if (kind == TB_MODEL_MLP)
+        return 2 * B *
+               ((double)x->dim[1] * MLP_H1 + MLP_H1 * MLP_H2 +
+                MLP_H2 * N_CLASSES);
+    int64_t h1, w1, h2, w2, flat;
+    cnn_dims(x, &h1, &w1, &h2, &w2, &flat);
+    return 2 * B *
+           ((double)(CNN_C1 * h1 * w1 * 9) +
+            (double)(CNN_C2 * h2 * w2 * CNN_C1 * 9) +
+            (double)flat * N_CLASSES);
+}
+
+static void count_hook(void *user, tb_ag_hook_kind kind, const tb_op *op,
+                       int node, const tb_tensor *in, int n_in,
+                       const tb_tensor *out, int n_out)
+{
+    (void)kind, (void)op, (void)node, (void)in, (void)n_in, (void)out,
+        (void)n_out;
+    ((tb_model *)user)->hook_calls++;
+}
+
+/* A leaf of shape s filled on the host (uniform in [-bound, bound), or
+ * values[i] when vals is given, or zeros) and uploaded. */
+static int host_leaf(tb_model *m, const tb_shape *s, bool rg, tb_rng *rng,
+                     double bound, bool targets, int *var)
+{
+    int rc = tb_ag_leaf(m->ag, s, rg, var);
+    if (rc)
+        return rc;
+    tb_tensor h;
+    if ((rc = tb_tensor_create(&h, m->dt, s)))
+        return rc;
+    int64_t n = tb_shape_numel(s);
+    for (int64_t i = 0; i < n; i++) {
+        double v = 0;
+        if (targets)
+            v = (double)(i % N_CLASSES);
+        else if (rng)
+            v = bound * (2 * tb_rng_uniform(rng) - 1);
+        tb_tensor_set(&h, i, v);
+    }
+    rc = m->ex.upload(m->ex.user, tb_ag_value(m->ag, *var), &h);
+    tb_tensor_destroy(&h);
+    return rc;
+}
+
+int tb_model_create(const tb_ag_exec *ex, tb_dtype dt,
+                    const tb_model_cfg *cfg, tb_model **out)
+{
+    if (!ex || !ex->upload || !cfg || !out)
+        return TB_EINVAL;
+    int rc = tb_model_check_shape(cfg->kind, &cfg->x, NULL, 0);
+    if (rc)
+        return rc;
+    tb_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return TB_ENOMEM;
+    m->ex = *ex;
+    m->dt = dt;
+    m->cfg = *cfg;
+    if ((rc = tb_ag_create(ex, dt, &m->ag))) {
+        free(m);
+        return rc;
+    }
+    tb_shape ps[MAX_PARAMS];
+    double fan[MAX_PARAMS];
+    if (cfg->kind == TB_MODEL_MLP) {
+        int64_t K = cfg->x.dim[1];
+        ps[0] = (tb_shape){2, {K, MLP_H1}}, fan[0] = (double)K;
+        ps[1] = (tb_shape){1, {MLP_H1}}, fan[1] = (double)K;
+        ps[2] = (tb_shape){2, {MLP_H1, MLP_H2}}, fan[2] = MLP_H1;
+        ps[3] = (tb_shape){1, {MLP_H2}}, fan[3] = MLP_H1;
+        ps[4] = (tb_shape){2, {MLP_H2, N_CLASSES}}, fan[4] = MLP_H2;
+        ps[5] = (tb_shape){1, {N_CLASSES}}, fan[5] = MLP_H2;
+    } else {
+        int64_t h1, w1, h2, w2, flat;
+        cnn_dims(&cfg->x, &h1, &w1, &h2, &w2, &flat);
+        ps[0] = (tb_shape){4, {CNN_C1, 1, 3, 3}}, fan[0] = 9;
+        ps[1] = (tb_shape){1, {CNN_C1}}, fan[1] = 9;
+        ps[2] = (tb_shape){4, {CNN_C2, CNN_C1, 3, 3}}, fan[2] = CNN_C1 * 9;
+        ps[3] = (tb_shape){1, {CNN_C2}}, fan[3] = CNN_C1 * 9;
+        ps[4] = (tb_shape){2, {flat, N_CLASSES}}, fan[4] = (double)flat;
+        ps[5] = (tb_shape){1, {N_CLASSES}}, fan[5] = (double)flat;
+    }
+    m->n_params = MAX_PARAMS;
+    tb_rng rng;
+    tb_rng_seed(&rng, TB_MODEL_SEED);
+    for (int i = 0; rc == 0 && i < m->n_params; i++) {
+        rc = host_leaf(m, &ps[i], cfg->train, &rng, 1 / sqrt(fan[i]), false,
+                       &m->param[i]);
+        if (rc == 0 && cfg->train)
+            rc = host_leaf(m, &ps[i], false, NULL, 0, false, &m->buf[i]);
+    }
+    tb_shape ts = {1, {cfg->x.dim[0]}};
+    if (rc == 0)
+        rc = host_leaf(m, &ts, false, NULL, 0, true, &m->target);
+    if (rc == 0 && (cfg->hooks & 1))
+        rc = tb_ag_hook_add(m->ag, TB_AG_FORWARD, TB_OP_COUNT, count_hook,
+                            m, NULL);
+    if (rc == 0 && (cfg->hooks & 2))
+        rc = tb_ag_hook_add(m->ag, TB_AG_BACKWARD, TB_OP_COUNT, count_hook,
+                            m, NULL);
+    if (rc) {
+        tb_model_destroy(m);
+        return rc;
+    }
+    *out = m;
+    return 0;
+}
+
+void tb_model_destroy(tb_model *m)
+{
+    if (!m)
+        return;
+    tb_ag_destroy(m->ag);
+    free(m);
+}
+
+int64_t tb_model_hook_calls(const tb_model *m)
+{
+    return m ? m->hook_calls : 0;
+}
+
+static int ap(tb_model *m, tb_op_id op, int a, int b, int c, int *out)
+{
+    int in[3] = {a, b, c};
+    return tb_ag_apply(m->ag, op, in, NULL, out);
+}
+
+/* The forward pass: *logp and *loss variables. */
+static int forward(tb_model *m, int x, int *logp, int *loss)
+{
+    const int *w = m->param;
+    int h = x, rc;
+    if (m->cfg.kind == TB_MODEL_MLP) {
+        if ((rc = ap(m, TB_OP_linear, h, w[0], w[1], &h)) ||
+            (rc = ap(m, TB_OP_linear, h, w[2], w[3], &h)))
+            return rc;
+    } else {
+        int64_t h1, w1, h2, w2, flat;
+        cnn_dims(&m->cfg.x, &h1, &w1, &h2, &w2, &flat);
+        tb_shape fs = {2, {m->cfg.x.dim[0], flat}};
+        if ((rc = ap(m, TB_OP_conv2d, h, w[0], w[1], &h)) ||
+            (rc = ap(m, TB_OP_relu, h, -1, -1, &h)) ||
+            (rc = ap(m, TB_OP_max_pool2d, h, -1, -1, &h)) ||
+            (rc = ap(m, TB_OP_conv2d, h, w[2], w[3], &h)) ||
+            (rc = ap(m, TB_OP_relu, h, -1, -1, &h)) ||
+            (rc = ap(m, TB_OP_max_pool2d, h, -1, -1, &h)) ||
+            (rc = tb_ag_reshape(m->ag, h, &fs, &h)))
+            return rc;
+    }
+    if ((rc = ap(m, TB_OP_matmul, h, w[4], -1, &h)) ||
+        (rc = ap(m, TB_OP_add, h, w[5], -1, &h)) ||
+        (rc = ap(m, TB_OP_log_softmax, h, -1, -1, logp)))
+        return rc;
+    return ap(m, TB_OP_nll_loss, *logp, m->target, -1, loss);
+}
+
+/* copy src (a [1]-shaped view when it is a scalar) into dst. */
+static int copy_out(tb_model *m, const tb_tensor *src, tb_tensor *dst)
+{
+    tb_tensor s = *src;
+    if (s.ndim == 0) {
+        s.ndim = 1;
+        s.shape[0] = 1;
+        s.strides[0] = 1;
+    }
+    tb_params none = {0};
+    return m->ex.run(m->ex.user, tb_op_get(TB_OP_copy), &s, dst, &none);
+}
+
+int tb_model_run(tb_model *m, const tb_tensor *x, tb_model_phase phase,
+                 tb_tensor *loss, tb_tensor *logp)
+{
+    if (!m || !x || !loss)
+        return TB_EINVAL;
+    tb_shape xs = tb_tensor_shape(x);
+    if (!tb_shape_equal(&xs, &m->cfg.x))
+        return TB_ESHAPE;
+    if (phase != TB_MODEL_FWD && !m->cfg.train)
+        return TB_EINVAL;
+    int xv, lp = -1, l = -1;
+    int rc = tb_ag_input(m->ag, x, &xv);
+    if (rc == 0)
+        rc = forward(m, xv, &lp, &l);
+    if (rc == 0 && phase != TB_MODEL_FWD) {
+        tb_ag_zero_grad(m->ag);
+        rc = tb_ag_backward(m->ag, l);
+    }
+    if (rc == 0 && phase == TB_MODEL_STEP) {
+        const tb_op *op = tb_op_get(TB_OP_sgd_momentum);
+        tb_params p = {0};
+        tb_params_set(op, &p, "lr", m->cfg.lr, NULL, 0);
+        tb_params_set(op, &p, "momentum", m->cfg.momentum, NULL, 0);
+        for (int i = 0; rc == 0 && i < m->n_params; i++) {
+            tb_tensor in[3] = {*tb_ag_value(m->ag, m->param[i]),
+                               *tb_ag_grad(m->ag, m->param[i]),
+                               *tb_ag_value(m->ag, m->buf[i])};
+            tb_tensor out[2] = {in[0], in[2]};
+            rc = m->ex.run(m->ex.user, op, in, out, &p);
+        }
+    }
+    if (rc == 0)
+        rc = copy_out(m, tb_ag_value(m->ag, l), loss);
+    if (rc == 0 && logp)
+        rc = copy_out(m, tb_ag_value(m->ag, lp), logp);
+    tb_ag_clear(m->ag);
+    return rc;
+}
+
+/* ---- the reference of the workload ops ----------------------------------- */
+
+/* The reference kernels as an exec, in f64 host memory; ops that write
+ * into their inputs go through temporaries. */
+static int ref_run(void *user, const tb_op *op, const tb_tensor *in,
+                   tb_tensor *out, const tb_params *p)
+{
+    (void)user;
+    if (!op->alias)
+        return op->ref(in, out, p);
+    tb_tensor tmp[TB_MAX_OUTPUTS];
+    memset(tmp, 0, sizeof tmp);
+    int rc = 0;
+    for (int o = 0; rc == 0 && o < op->n_out; o++) {
+        tb_shape s = tb_tensor_shape(&out[o]);
+        rc = tb_tensor_create(&tmp[o], TB_F64, &s);
+    }
+    if (rc == 0)
+        rc = op->ref(in, tmp, p);
+    for (int o = 0; o < op->n_out; o++) {
+        int64_t n = tb_tensor_numel(&out[o]);
+        for (int64_t i = 0; rc == 0 && i < n; i++)
+            tb_tensor_set(&out[o], i, tb_tensor_get(&tmp[o], i));
+        tb_tensor_destroy(&tmp[o]);
+    }
+    return rc;
+}
+
+static int ref_alloc(void *user, tb_tensor *t)
+{
+    (void)user;
+    tb_shape s = tb_tensor_shape(t);
+    return tb_tensor_create(t, t->dtype, &s);
+}
+
+static void ref_free(void *user, tb_tensor *t)
+{
+    (void)user;
+    tb_tensor_destroy(t);
+}
+
+static int ref_upload(void *user, tb_tensor *dst, const tb_tensor *src)
+{
+    (void)user;
+    int64_t n = tb_tensor_numel(src);
+    for (int64_t i = 0; i < n; i++)
+        tb_tensor_set(dst, i, tb_tensor_get(src, i));
+    return 0;
+}
+
+/* Runs op id's model on the reference kernels: in[0] the batch (any
+ * dtype, read as f64), out[0] its output. */
+static int ref_workload(tb_op_id id, const tb_tensor *in, tb_tensor *out,
+                        const tb_params *p)
+{
+    const tb_op *op = tb_op_get(id);
+    bool train = id == TB_OP_mlp_train_step || id == TB_OP_cnn_train_step;
+    tb_model_cfg cfg = {
+        .kind = id == TB_OP_mlp_train_step || id == TB_OP_mlp_infer_step
+                    ? TB_MODEL_MLP
+                    : TB_MODEL_CNN,
+        .x = tb_tensor_shape(&in[0]),
+        /* the output is the loss of this call's forward pass (before
+         * any update), so the reference runs the forward pass only */
+        .hooks = 0,
+        .train = false,
+    };
+    tb_shape os[TB_MAX_OUTPUTS];
+    int rc = tb_op_infer(op, &cfg.x, 1, p, os, NULL, 0);
+    if (rc)
+        return rc;
+    tb_shape got = tb_tensor_shape(&out[0]);
+    if (out[0].dtype != TB_F64 || !tb_shape_equal(&got, &os[0]))
+        return TB_ESHAPE;
+    static const tb_ag_exec ex = {ref_run, ref_alloc, ref_free, ref_upload,
+                                  NULL};
+    tb_model *m = NULL;
+    if ((rc = tb_model_create(&ex, TB_F64, &cfg, &m)))
+        return rc;
+    tb_tensor x;
+    if ((rc = tb_tensor_create(&x, TB_F64, &cfg.x)) == 0) {
+        ref_upload(NULL, &x, &in[0]);
+        if (train) {
+            rc = tb_model_run(m, &x, TB_MODEL_FWD, &out[0], NULL);
+        } else {
+            tb_tensor loss;
+            tb_shape one = {1, {1}};
+            if ((rc = tb_tensor_create(&loss, TB_F64, &one)) == 0) {
+                rc = tb_model_run(m, &x, TB_MODEL_FWD, &loss, &out[0]);
+                tb_tensor_destroy(&loss);
+            }
+        }
+        tb_tensor_destroy(&x);
+    }
+    tb_model_destroy(m);
+    return rc;
+}
+
+int tb_ref_mlp_train_step(const tb_tensor *in, tb_tensor *out,
+                          const tb_params *p)
+{
+    return ref_workload(TB_OP_mlp_train_step, in, out, p);
+}
+
+int tb_ref_mlp_infer_step(const tb_tensor *in, tb_tensor *out,
+                          const tb_params *p)
+{
+    return ref_workload(TB_OP_mlp_infer_step, in, out, p);
+}
+
+int tb_ref_cnn_train_step(const tb_tensor *in, tb_tensor *out,
+                          const tb_params *p)
+{
+    return ref_workload(TB_OP_cnn_train_step, in, out, p);
+}
+
+int tb_ref_cnn_infer_step(const tb_tensor *in, tb_tensor *out,
+                          const tb_params *p)
+{
+    return ref_workload(TB_OP_cnn_infer_step, in, out, p);
+}

@@ -1,0 +1,66 @@
+/* The training workloads of issue 14 on the tape autograd: an MLP
+ * (K-256-128-10, ReLU, log_softmax + NLL) and the small CNN (conv 1->16
+ * 3x3, ReLU, max-pool 2, conv 16->32 3x3, ReLU, max-pool 2, linear ->
+ * 10), built from ops of the table through a tb_ag_exec, so the same
+ * code runs on a backend (backends/workload.c) and on the reference
+ * kernels (the reference of the workload ops).
+ *
+ * Deterministic: weights uniform in +-1/sqrt(fan_in) (PyTorch's default
+ * bound) from tb_rng seeded with TB_MODEL_SEED, in parameter order;
+ * targets of the batch i mod 10.  Each hidden linear layer is the fused
+ * `linear` op (relu(x@W+b)); the output layer is matmul then add.  A
+ * training step is forward, backward and one sgd_momentum step (the
+ * table's fused optimizer op) per parameter tensor. */
+#ifndef TB_OPS_MODELS_H
+#define TB_OPS_MODELS_H
+
+#include <stdint.h>
+
+#include "autograd.h"
+#include "op.h"
+
+#define TB_MODEL_SEED UINT64_C(0x6d6f64656c14)
+
+typedef enum { TB_MODEL_MLP, TB_MODEL_CNN } tb_model_kind;
+
+/* What one call does: the forward pass only (recorded on the tape, then
+ * cleared); forward and backward; or a full training step. */
+typedef enum {
+    TB_MODEL_FWD = 0,
+    TB_MODEL_FWD_BWD = 1,
+    TB_MODEL_STEP = 2,
+} tb_model_phase;
+
+/* hooks: bit 0 a forward hook on every op, bit 1 a backward hook on
+ * every op (each counts its calls). */
+typedef struct tb_model_cfg {
+    tb_model_kind kind;
+    tb_shape x;        /* the batch: MLP [B, K]; CNN [B, 1, H, W] */
+    int hooks;         /* 0..3 */
+    bool train;        /* parameters need gradients */
+    double lr, momentum;
+} tb_model_cfg;
+
+typedef struct tb_model tb_model;
+
+/* Shape rule of a model's input: 0, or TB_ESHAPE with the reason. */
+int tb_model_check_shape(tb_model_kind kind, const tb_shape *x, char *err,
+                         size_t len);
+/* FLOPs of one forward pass (multiply-adds count 2). */
+double tb_model_forward_flops(tb_model_kind kind, const tb_shape *x);
+
+/* Builds the parameters (exec needs upload). */
+int tb_model_create(const tb_ag_exec *ex, tb_dtype dt,
+                    const tb_model_cfg *cfg, tb_model **out);
+void tb_model_destroy(tb_model *m);
+
+/* One call on batch x (in the exec's memory, of cfg->x's shape; read,
+ * not copied).  Writes the loss of this forward pass into loss (shape
+ * [1]) and, when logp is not NULL, the log-probabilities [B, 10]. */
+int tb_model_run(tb_model *m, const tb_tensor *x, tb_model_phase phase,
+                 tb_tensor *loss, tb_tensor *logp);
+
+/* Hook calls since create (both kinds). */
+int64_t tb_model_hook_calls(const tb_model *m);
+
+#endif

@@ -1,0 +1,73 @@
+/* Shape rules and cost models of the backward ops (issue 14): the
+ * gradient kernels of the differentiable ops, as rows of the op table
+ * (category "backward") so every backend can implement them and the
+ * harness checks and times them like any op.  The rows are in op.c; the
+ * reference kernels in ref_backward.c.
+ *
+ * Conventions, shared by every backward op: input 0 is the gradient of
+ * the loss with respect to the forward op's output (g, of exactly the
+ * forward output's shape); the other inputs are what the gradient needs
+ * from the forward pass (its inputs, or for log_softmax and linear its
+ * output); the outputs are the gradients with respect to the forward
+ * inputs, of exactly their shapes.  The parameters are the forward op's.
+ * Each shape rule runs the forward op's own rule and rejects a g of any
+ * other shape, except that the gradient of a scalar output (sum or mean
+ * over all elements without keepdim, nll_loss) is given as shape [1],
+ * since an op's inputs have at least one dim. */
+#ifndef TB_OPS_OP_BACKWARD_H
+#define TB_OPS_OP_BACKWARD_H
+
+#include "op.h"
+
+/* g, x -> dx (activations: g and x of one shape). */
+int tb_bw_shape_act(const tb_op *op, const tb_shape *in, const tb_params *p,
+                    tb_shape *out, char *err, size_t len);
+/* log_softmax_backward: g, y -> dx (axis as log_softmax). */
+int tb_bw_shape_log_softmax(const tb_op *op, const tb_shape *in,
+                            const tb_params *p, tb_shape *out, char *err,
+                            size_t len);
+/* sum/mean_backward: g, x -> dx (axis, keepdim as sum). */
+int tb_bw_shape_reduce(const tb_op *op, const tb_shape *in,
+                       const tb_params *p, tb_shape *out, char *err,
+                       size_t len);
+/* add/sub/mul/div_backward: g, a, b -> da, db (NumPy broadcasting). */
+int tb_bw_shape_binary(const tb_op *op, const tb_shape *in,
+                       const tb_params *p, tb_shape *out, char *err,
+                       size_t len);
+/* matmul_backward: g, a, b -> da, db. */
+int tb_bw_shape_matmul(const tb_op *op, const tb_shape *in,
+                       const tb_params *p, tb_shape *out, char *err,
+                       size_t len);
+/* linear_backward: g, x, W, y -> dx, dW, db (y = relu(x@W+b)). */
+int tb_bw_shape_linear(const tb_op *op, const tb_shape *in,
+                       const tb_params *p, tb_shape *out, char *err,
+                       size_t len);
+/* nll_loss: logp [N, C], target [N] -> scalar. */
+int tb_bw_shape_nll(const tb_op *op, const tb_shape *in, const tb_params *p,
+                    tb_shape *out, char *err, size_t len);
+/* nll_loss_backward: g (scalar), logp [N, C], target [N] -> dlogp. */
+int tb_bw_shape_nll_backward(const tb_op *op, const tb_shape *in,
+                             const tb_params *p, tb_shape *out, char *err,
+                             size_t len);
+/* max/avg_pool2d_backward: g, x -> dx (pool parameters). */
+int tb_bw_shape_pool2d(const tb_op *op, const tb_shape *in,
+                       const tb_params *p, tb_shape *out, char *err,
+                       size_t len);
+/* conv2d_backward: g, x, w -> dx, dw, db (conv parameters). */
+int tb_bw_shape_conv2d(const tb_op *op, const tb_shape *in,
+                       const tb_params *p, tb_shape *out, char *err,
+                       size_t len);
+
+/* FLOP models (see op_backward.c for what is counted). */
+double tb_bw_flops(const tb_op *op, const tb_shape *in, const tb_shape *out,
+                   const tb_params *p, tb_dtype dt);
+/* Terms summed into one output element, for the tolerance. */
+double tb_bw_reduce_len(const tb_op *op, const tb_shape *in,
+                        const tb_shape *out, const tb_params *p,
+                        tb_dtype dt);
+
+/* The class index of a target value of nll_loss: 0 and *cls when t is an
+ * integer in [0, C), else TB_EINVAL. */
+int tb_bw_class(double t, int64_t C, int64_t *cls);
+
+#endif

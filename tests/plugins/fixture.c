@@ -1,0 +1,213 @@
+/* Test plugins for tests/test_cli_plugin.py, one source built several
+ * times with -DFIX_<KIND> (tests/meson.build):
+ *   GOOD      add (f32/f64) correct, with plugin-managed memory
+ *             (alloc/free/upload/download/sync) and its own counters;
+ *             name "fixture"
+ *   WRONG     add off by one: every case fails its check
+ *   CRASH     add writes through a NULL pointer: the worker dies
+ *   ABI       declares ABI major 2
+ *   NOENTRY   exports no tbench_plugin
+ *   PROBE     probe fails with a reason
+ *   NOKERNEL  the required kernel slot is NULL
+ *   BUILTIN   declares the name "cpu"
+ *   AXES      an axis "mode" with values a, b; create fails for b */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tbench/plugin.h>
+
+typedef struct fix {
+    tbp_counters c;
+    int mode_b;
+} fix;
+
+static int fix_probe(char *reason, size_t len)
+{
+#ifdef FIX_PROBE
+    snprintf(reason, len, "fixture: no such device");
+    return TBP_EUNAVAILABLE;
+#else
+    (void)reason;
+    (void)len;
+    return TBP_OK;
+#endif
+}
+
+static int fix_axes(tbp_axis *out, int max)
+{
+#ifdef FIX_AXES
+    if (max < 1)
+        return 0;
+    memset(out, 0, sizeof *out);
+    out->name = "mode";
+    out->n_values = 2;
+    out->values[0] = "a";
+    out->values[1] = "b";
+    out->def = 0;
+    out->doc = "b cannot be created";
+    return 1;
+#else
+    (void)out;
+    (void)max;
+    return 0;
+#endif
+}
+
+static int fix_create(const char *const *values, int n_values, void **ctx,
+                      char *err, size_t len)
+{
+    if (n_values == 1 && !strcmp(values[0], "b")) {
+        snprintf(err, len, "fixture: mode b refused");
+        return TBP_EINVAL;
+    }
+    fix *f = calloc(1, sizeof *f);
+    if (!f)
+        return TBP_ENOMEM;
+    *ctx = f;
+    return TBP_OK;
+}
+
+static void fix_destroy(void *ctx) { free(ctx); }
+
+static size_t nbytes(const tbp_tensor *t)
+{
+    size_t n = t->dtype == TBP_F64 ? 8 : 4;
+    for (int d = 0; d < t->ndim; d++)
+        n *= (size_t)t->shape[d];
+    return n;
+}
+
+/* Plugin-managed memory: malloc'ed "device" buffers and counted
+ * copies, as a GPU plugin would do with its own allocator. */
+static int fix_alloc(void *ctx, tbp_tensor *t)
+{
+    fix *f = ctx;
+    t->data = malloc(nbytes(t) ? nbytes(t) : 1);
+    if (!t->data)
+        return TBP_ENOMEM;
+    f->c.device_allocs++;
+    f->c.device_alloc_bytes += nbytes(t);
+    return TBP_OK;
+}
+
+static void fix_free(void *ctx, tbp_tensor *t)
+{
+    (void)ctx;
+    free(t->data);
+    t->data = NULL;
+}
+
+static int fix_copy(void *ctx, tbp_tensor *dst, const tbp_tensor *src)
+{
+    fix *f = ctx;
+    if (nbytes(dst) != nbytes(src) || dst->dtype != src->dtype)
+        return TBP_ESHAPE;
+    memcpy(dst->data, src->data, nbytes(src));
+    f->c.memcpy_count++;
+    f->c.memcpy_bytes += nbytes(src);
+    return TBP_OK;
+}
+
+static int fix_sync(void *ctx)
+{
+    (void)ctx;
+    return TBP_OK;
+}
+
+#define ADD(T, S)                                                         \
+    static int add_##S(void *ctx, const tbp_tensor *in, tbp_tensor *out,  \
+                       const tbp_params *p)                               \
+    {                                                                     \
+        (void)p;                                                          \
+        fix *f = ctx;                                                     \
+        const T *a = in[0].data, *b = in[1].data;                         \
+        T *c = out[0].data;                                               \
+        size_t n = nbytes(&out[0]) / sizeof(T);                           \
+        if (nbytes(&in[0]) != nbytes(&out[0]) ||                          \
+            nbytes(&in[1]) != nbytes(&out[0]))                            \
+            return TBP_EUNSUPPORTED;                                      \
+        if (CRASH) {                                                      \
+            T *volatile bad = NULL; /* opaque to the optimizer */         \
+            c = bad;                                                      \
+        }                                                                 \
+        for (size_t i = 0; i < n; i++)                                    \
+            c[i] = a[i] + b[i] + (T)WRONG;                                \
+        f->c.kernel_launches += 2; /* as if two device kernels */         \
+        return TBP_OK;                                                    \
+    }
+#ifdef FIX_CRASH
+#define CRASH 1
+#else
+#define CRASH 0
+#endif
+#ifdef FIX_WRONG
+#define WRONG 1
+#else
+#define WRONG 0
+#endif
+ADD(float, f32)
+ADD(double, f64)
+
+#ifdef FIX_NOKERNEL
+__attribute__((unused))
+#endif
+static tbp_kernel_fn fix_kernel(void *ctx, const tbp_op *op,
+                                const char *dtype, const tbp_params *p,
+                                const char **impl)
+{
+    (void)ctx;
+    (void)p;
+    if (strcmp(op->name, "add") || op->n_in != 2 || op->n_out != 1)
+        return NULL;
+    *impl = "fixture_add";
+    return !strcmp(dtype, "f32") ? add_f32
+           : !strcmp(dtype, "f64") ? add_f64
+                                   : NULL;
+}
+
+static void fix_counters(void *ctx, tbp_counters *out)
+{
+    *out = ((fix *)ctx)->c;
+}
+
+static const tbp_plugin plugin = {
+#ifdef FIX_ABI
+    (uint32_t)2 << 16, sizeof(tbp_plugin), sizeof(tbp_tensor),
+    sizeof(tbp_params),
+#else
+    TBP_PLUGIN_HEADER,
+#endif
+#ifdef FIX_BUILTIN
+    .name = "cpu",
+#else
+    .name = "fixture",
+#endif
+    .doc = "test plugin (tests/plugins/fixture.c)",
+    .probe = fix_probe,
+    .axes = fix_axes,
+    .create = fix_create,
+    .destroy = fix_destroy,
+    .alloc = fix_alloc,
+    .free = fix_free,
+    .upload = fix_copy,
+    .download = fix_copy,
+    .sync = fix_sync,
+#ifdef FIX_NOKERNEL
+    .kernel = NULL,
+#else
+    .kernel = fix_kernel,
+#endif
+    .counters = fix_counters,
+};
+
+#ifdef FIX_NOENTRY
+TBP_EXPORT const tbp_plugin *not_the_entry(void);
+TBP_EXPORT const tbp_plugin *not_the_entry(void)
+#else
+TBP_EXPORT const tbp_plugin *tbench_plugin(void);
+TBP_EXPORT const tbp_plugin *tbench_plugin(void)
+#endif
+{
+    return &plugin;
+}

@@ -1,0 +1,678 @@
+/* Tests of the tape autograd (src/ops/autograd.h):
+ *
+ *  1. models: the MLP and the small CNN of tests/data/autograd_model_
+ *     vectors.h (scripts/gen_oracle_autograd.py) built from table ops on
+ *     a tape; the loss and every parameter's gradient equal PyTorch's,
+ *     and after AGM_STEPS steps of sgd_momentum (the table's fused
+ *     optimizer op) so do the parameters.  Run twice: through the
+ *     reference kernels in f64 (loss and gradients within 1e-12 + 1e-10
+ *     |want|, parameters within 1e-11) and through the cpu backend's
+ *     kernels in f32 and f64 (f32: 2e-5 + 1e-4 |want|, f32 rounding of
+ *     inputs and ~10 chained kernels; f64: as the reference).
+ *  2. hooks: forward hooks on every op and backward hooks on one op are
+ *     called once per call, in tape order forward and in reverse order
+ *     backward, with the op's tensors; a removed hook is not called.
+ *  3. errors: an op without a backward on a variable that needs a
+ *     gradient is refused (TB_EUNSUPPORTED), a reshape to another element
+ *     count is TB_ESHAPE, bad handles are TB_EINVAL; a variable used
+ *     twice gets the sum of both gradients (y = x*x: 2x).
+ *  Every test checks that no tracked memory is left (leak fixtures). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+
+#include "backends/backend.h"
+#include "backends/workload.h"
+#include "base/error.h"
+#include "ops/alloc.h"
+#include "ops/autograd.h"
+#include "ops/pool.h"
+#include "ops/op.h"
+#include "ops/tensor.h"
+#include "tests/data/autograd_model_vectors.h"
+
+extern const tb_backend tb_backend_cpu;
+static const tb_backend *const B = &tb_backend_cpu;
+
+/* ---- execs: the reference kernels (f64) and the cpu backend ------------ */
+
+static int ref_alloc(void *user, tb_tensor *t)
+{
+    (void)user;
+    size_t n = tb_tensor_nbytes(t);
+    t->data = tb_alloc(n);
+    if (!t->data)
+        return TB_ENOMEM;
+    memset(t->data, 0, n);
+    return 0;
+}
+
+static void ref_free(void *user, tb_tensor *t)
+{
+    (void)user;
+    tb_free(t->data);
+    t->data = NULL;
+}
+
+/* In-place ops write temporaries that are then copied back. */
+static int ref_run(void *user, const tb_op *op, const tb_tensor *in,
+                   tb_tensor *out, const tb_params *p)
+{
+    (void)user;
+    if (!op->alias)
+        return op->ref(in, out, p);
+    tb_tensor tmp[TB_MAX_OUTPUTS];
+    int rc = 0;
+    for (int o = 0; o < op->n_out; o++) {
+        tb_shape s = tb_tensor_shape(&out[o]);
+        assert_int_equal(tb_tensor_create(&tmp[o], TB_F64, &s), 0);
+    }
+    rc = op->ref(in, tmp, p);
+    for (int o = 0; o < op->n_out; o++) {
+        for (int64_t i = 0; rc == 0 && i < tb_tensor_numel(&out[o]); i++)
+            tb_tensor_set(&out[o], i, tb_tensor_get(&tmp[o], i));
+        tb_tensor_destroy(&tmp[o]);
+    }
+    return rc;
+}
+
+static const tb_ag_exec ref_exec = {ref_run, ref_alloc, ref_free, NULL,
+                                    NULL};
+
+static int cpu_run(void *ctx, const tb_op *op, const tb_tensor *in,
+                   tb_tensor *out, const tb_params *p)
+{
+    tb_kernel_fn fn = B->kernel(ctx, op, out[0].dtype, p, NULL);
+    if (!fn)
+        return TB_EUNSUPPORTED;
+    return fn(ctx, in, out, p);
+}
+
+static int cpu_alloc(void *ctx, tb_tensor *t)
+{
+    int rc = B->alloc(ctx, t);
+    if (rc == 0)
+        memset(t->data, 0, tb_tensor_nbytes(t));
+    return rc;
+}
+
+static void cpu_free(void *ctx, tb_tensor *t)
+{
+    B->free(ctx, t);
+}
+
+static void *cpu_new(void)
+{
+    const char *vals[2] = {"auto", "1"};
+    void *ctx = NULL;
+    char err[256];
+    assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+    return ctx;
+}
+
+/* ---- the models ------------------------------------------------------------- */
+
+typedef struct model_param {
+    const char *name;
+    tb_shape shape;
+    const double *init, *grad, *final;
+} model_param;
+
+typedef struct model {
+    const char *name;
+    tb_shape xshape;
+    const double *x, *t, *loss;
+    int n_params;
+    model_param p[6];
+} model;
+
+/* a tb_shape as a constant initializer */
+#define CS(nd, ...) {nd, {__VA_ARGS__}}
+#define MP(m, nm, nd, ...)                                                \
+    {#nm, CS(nd, __VA_ARGS__), agm_##m##_##nm##_init,                     \
+     agm_##m##_##nm##_grad, agm_##m##_##nm##_final}
+
+static const model mlp = {
+    "mlp", CS(2, 5, 7), agm_mlp_x, agm_mlp_t, &agm_mlp_loss, 6,
+    {MP(mlp, W1, 2, 7, 6), MP(mlp, b1, 1, 6), MP(mlp, W2, 2, 6, 5),
+     MP(mlp, b2, 1, 5), MP(mlp, W3, 2, 5, 4), MP(mlp, b3, 1, 4)}};
+static const model cnn = {
+    "cnn", CS(4, 3, 1, 14, 14), agm_cnn_x, agm_cnn_t, &agm_cnn_loss, 6,
+    {MP(cnn, c1, 4, 4, 1, 3, 3), MP(cnn, cb1, 1, 4),
+     MP(cnn, c2, 4, 3, 4, 3, 3), MP(cnn, cb2, 1, 3), MP(cnn, W, 2, 12, 4),
+     MP(cnn, b, 1, 4)}};
+
+static void fill(tb_tensor *t, const double *v)
+{
+    for (int64_t i = 0; i < tb_tensor_numel(t); i++)
+        tb_tensor_set(t, i, v[i]);
+}
+
+static int apply(tb_ag *ag, tb_op_id op, int a, int b, int c)
+{
+    int in[3] = {a, b, c}, out = -1;
+    assert_int_equal(tb_ag_apply(ag, op, in, NULL, &out), 0);
+    return out;
+}
+
+/* The forward pass on the tape; returns the loss variable.  v: x, t, then
+ * the parameters. */
+static int forward(tb_ag *ag, const model *m, const int *v)
+{
+    int h;
+    if (m == &mlp) {
+        h = apply(ag, TB_OP_linear, v[0], v[2], v[3]);
+        h = apply(ag, TB_OP_linear, h, v[4], v[5]);
+        h = apply(ag, TB_OP_matmul, h, v[6], -1);
+        h = apply(ag, TB_OP_add, h, v[7], -1);
+    } else {
+        h = apply(ag, TB_OP_conv2d, v[0], v[2], v[3]);
+        h = apply(ag, TB_OP_relu, h, -1, -1);
+        h = apply(ag, TB_OP_max_pool2d, h, -1, -1);
+        h = apply(ag, TB_OP_conv2d, h, v[4], v[5]);
+        h = apply(ag, TB_OP_relu, h, -1, -1);
+        h = apply(ag, TB_OP_max_pool2d, h, -1, -1);
+        tb_shape flat = SHAPE(3, 12);
+        int r = -1;
+        assert_int_equal(tb_ag_reshape(ag, h, &flat, &r), 0);
+        h = apply(ag, TB_OP_matmul, r, v[6], -1);
+        h = apply(ag, TB_OP_add, h, v[7], -1);
+    }
+    h = apply(ag, TB_OP_log_softmax, h, -1, -1);
+    return apply(ag, TB_OP_nll_loss, h, v[1], -1);
+}
+
+static void near(const char *what, const tb_tensor *t, const double *want,
+                 double atol, double rtol)
+{
+    for (int64_t i = 0; i < tb_tensor_numel(t); i++) {
+        double g = tb_tensor_get(t, i);
+        if (!(fabs(g - want[i]) <= atol + rtol * fabs(want[i])))
+            fail_msg("%s [%lld]: got %.17g want %.17g", what, (long long)i,
+                     g, want[i]);
+    }
+}
+
+static void train(const model *m, const tb_ag_exec *ex, tb_dtype dt,
+                  double atol, double rtol)
+{
+    tb_ag *ag = NULL;
+    assert_int_equal(tb_ag_create(ex, dt, &ag), 0);
+    int v[8], buf[6];
+    tb_shape ts = SHAPE(m->xshape.dim[0]);
+    assert_int_equal(tb_ag_leaf(ag, &m->xshape, false, &v[0]), 0);
+    assert_int_equal(tb_ag_leaf(ag, &ts, false, &v[1]), 0);
+    fill(tb_ag_value(ag, v[0]), m->x);
+    fill(tb_ag_value(ag, v[1]), m->t);
+    for (int i = 0; i < m->n_params; i++) {
+        assert_int_equal(tb_ag_leaf(ag, &m->p[i].shape, true, &v[2 + i]),
+                         0);
+        fill(tb_ag_value(ag, v[2 + i]), m->p[i].init);
+        assert_int_equal(tb_ag_leaf(ag, &m->p[i].shape, false, &buf[i]), 0);
+    }
+    const tb_op *sgdm = tb_op_get(TB_OP_sgd_momentum);
+    tb_params sp;
+    memset(&sp, 0, sizeof sp);
+    assert_int_equal(tb_params_set(sgdm, &sp, "lr", AGM_LR, NULL, 0), 0);
+    assert_int_equal(
+        tb_params_set(sgdm, &sp, "momentum", AGM_MOMENTUM, NULL, 0), 0);
+    char what[96];
+    for (int step = 0; step < AGM_STEPS; step++) {
+        tb_ag_zero_grad(ag);
+        int loss = forward(ag, m, v);
+        assert_int_equal(tb_ag_backward(ag, loss), 0);
+        if (step == 0) {
+            snprintf(what, sizeof what, "%s %s loss", m->name,
+                     tb_dtype_name(dt));
+            near(what, tb_ag_value(ag, loss), m->loss, atol, rtol);
+            for (int i = 0; i < m->n_params; i++) {
+                snprintf(what, sizeof what, "%s %s grad %s", m->name,
+                         tb_dtype_name(dt), m->p[i].name);
+                near(what, tb_ag_grad(ag, v[2 + i]), m->p[i].grad, atol,
+                     rtol);
+            }
+            /* x and t need no gradient */
+            assert_null(tb_ag_grad(ag, v[0]));
+            assert_null(tb_ag_grad(ag, v[1]));
+        }
+        for (int i = 0; i < m->n_params; i++) {
+            tb_tensor in[3] = {*tb_ag_value(ag, v[2 + i]),
+                               *tb_ag_grad(ag, v[2 + i]),
+                               *tb_ag_value(ag, buf[i])};
+            tb_tensor out[2] = {in[0], in[2]};
+            assert_int_equal(ex->run(ex->user, sgdm, in, out, &sp), 0);
+        }
+        tb_ag_clear(ag);
+    }
+    for (int i = 0; i < m->n_params; i++) {
+        snprintf(what, sizeof what, "%s %s param %s after %d steps", m->name,
+                 tb_dtype_name(dt), m->p[i].name, AGM_STEPS);
+        near(what, tb_ag_value(ag, v[2 + i]), m->p[i].final, atol * 10,
+             rtol * 10);
+    }
+    tb_ag_stats st;
+    tb_ag_stats_read(ag, &st);
+    assert_int_equal(st.nodes, 0);
+    assert_true(st.bwd_ops > 0);
+    tb_ag_destroy(ag);
+}
+
+static void test_models_ref(void **state)
+{
+    (void)state;
+    train(&mlp, &ref_exec, TB_F64, 1e-12, 1e-10);
+    train(&cnn, &ref_exec, TB_F64, 1e-12, 1e-10);
+}
+
+static void test_models_cpu(void **state)
+{
+    (void)state;
+    void *ctx = cpu_new();
+    tb_ag_exec ex = {cpu_run, cpu_alloc, cpu_free, NULL, ctx};
+    train(&mlp, &ex, TB_F64, 1e-12, 1e-10);
+    train(&cnn, &ex, TB_F64, 1e-12, 1e-10);
+    train(&mlp, &ex, TB_F32, 2e-6, 1e-5);
+    train(&cnn, &ex, TB_F32, 2e-6, 1e-5);
+    B->destroy(ctx);
+}
+
+/* ---- 2. hooks ------------------------------------------------------------------ */
+
+typedef struct event {
+    int tag; /* which hook */
+    tb_ag_hook_kind kind;
+    tb_op_id op;
+    int node, n_in, n_out;
+    const void *in0, *out0;
+} event;
+
+typedef struct recorder {
+    event ev[64];
+    int n;
+} recorder;
+
+static recorder rec;
+
+static void hook(void *user, tb_ag_hook_kind kind, const tb_op *op,
+                 int node, const tb_tensor *in, int n_in,
+                 const tb_tensor *out, int n_out)
+{
+    assert_true(rec.n < 64);
+    rec.ev[rec.n++] = (event){(int)(intptr_t)user, kind, op->id, node,
+                              n_in, n_out, in[0].data, out[0].data};
+}
+
+static void test_hooks(void **state)
+{
+    (void)state;
+    memset(&rec, 0, sizeof rec);
+    tb_ag *ag = NULL;
+    assert_int_equal(tb_ag_create(&ref_exec, TB_F64, &ag), 0);
+    int v[8];
+    tb_shape ts = SHAPE(5);
+    assert_int_equal(tb_ag_leaf(ag, &mlp.xshape, false, &v[0]), 0);
+    assert_int_equal(tb_ag_leaf(ag, &ts, false, &v[1]), 0);
+    fill(tb_ag_value(ag, v[0]), mlp.x);
+    fill(tb_ag_value(ag, v[1]), mlp.t);
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(tb_ag_leaf(ag, &mlp.p[i].shape, true, &v[2 + i]),
+                         0);
+        fill(tb_ag_value(ag, v[2 + i]), mlp.p[i].init);
+    }
+    int hf, hb, hx;
+    assert_int_equal(tb_ag_hook_add(ag, TB_AG_FORWARD, TB_OP_COUNT, hook,
+                                    (void *)1, &hf),
+                     0);
+    assert_int_equal(tb_ag_hook_add(ag, TB_AG_BACKWARD, TB_OP_linear, hook,
+                                    (void *)2, &hb),
+                     0);
+    assert_int_equal(tb_ag_hook_add(ag, TB_AG_BACKWARD, TB_OP_COUNT, hook,
+                                    (void *)3, &hx),
+                     0);
+    tb_ag_hook_remove(ag, hx);
+    int loss = forward(ag, &mlp, v);
+    /* forward: one call per op, in order, after the op */
+    static const tb_op_id fwd_ops[] = {TB_OP_linear, TB_OP_linear,
+                                       TB_OP_matmul, TB_OP_add,
+                                       TB_OP_log_softmax, TB_OP_nll_loss};
+    assert_int_equal(rec.n, 6);
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(rec.ev[i].tag, 1);
+        assert_int_equal(rec.ev[i].kind, TB_AG_FORWARD);
+        assert_int_equal(rec.ev[i].op, fwd_ops[i]);
+        assert_int_equal(rec.ev[i].node, i);
+        assert_int_equal(rec.ev[i].n_out, 1);
+    }
+    assert_ptr_equal(rec.ev[0].in0, tb_ag_value(ag, v[0])->data);
+    assert_ptr_equal(rec.ev[5].out0, tb_ag_value(ag, loss)->data);
+    assert_int_equal(rec.ev[0].n_in, 3);
+    assert_int_equal(tb_ag_backward(ag, loss), 0);
+    /* backward: only the linear hook, for nodes 1 then 0, with the three
+     * gradients; the removed hook never ran */
+    assert_int_equal(rec.n, 8);
+    for (int i = 6; i < 8; i++) {
+        assert_int_equal(rec.ev[i].tag, 2);
+        assert_int_equal(rec.ev[i].kind, TB_AG_BACKWARD);
+        assert_int_equal(rec.ev[i].op, TB_OP_linear);
+        assert_int_equal(rec.ev[i].node, 7 - i);
+        assert_int_equal(rec.ev[i].n_in, 1);
+        assert_int_equal(rec.ev[i].n_out, 3);
+    }
+    tb_ag_stats st;
+    tb_ag_stats_read(ag, &st);
+    assert_int_equal(st.fwd_hook_calls, 6);
+    assert_int_equal(st.bwd_hook_calls, 2);
+    assert_int_equal(st.nodes, 6);
+    assert_int_equal(st.bwd_ops, 6);
+    /* removing the forward hook: a second pass adds no event */
+    tb_ag_hook_remove(ag, hf);
+    tb_ag_hook_remove(ag, hb);
+    tb_ag_clear(ag);
+    tb_ag_zero_grad(ag);
+    loss = forward(ag, &mlp, v);
+    assert_int_equal(tb_ag_backward(ag, loss), 0);
+    assert_int_equal(rec.n, 8);
+    tb_ag_destroy(ag);
+}
+
+/* ---- 3. errors and accumulation ---------------------------------------------- */
+
+static void test_errors(void **state)
+{
+    (void)state;
+    tb_ag *ag = NULL;
+    assert_int_equal(tb_ag_create(NULL, TB_F64, &ag), TB_EINVAL);
+    assert_int_equal(tb_ag_create(&ref_exec, TB_F64, &ag), 0);
+    tb_shape s = SHAPE(2, 3);
+    int x, y, r;
+    assert_int_equal(tb_ag_leaf(ag, &s, true, &x), 0);
+    const double xv[6] = {1, -2, 3, 0.5, -0.25, 4};
+    fill(tb_ag_value(ag, x), xv);
+    int in[2] = {x, x};
+    /* exp has no backward op: refused on a variable needing a gradient */
+    assert_int_equal(tb_ag_apply(ag, TB_OP_exp, in, NULL, &y),
+                     TB_EUNSUPPORTED);
+    tb_shape bad = SHAPE(4);
+    assert_int_equal(tb_ag_reshape(ag, x, &bad, &r), TB_ESHAPE);
+    assert_int_equal(tb_ag_apply(ag, TB_OP_relu, (int[]){99}, NULL, &y),
+                     TB_EINVAL);
+    assert_null(tb_ag_value(ag, 99));
+    assert_int_equal(tb_ag_backward(ag, 99), TB_EINVAL);
+    /* y = sum(x * x): dy/dx = 2x, from two uses of x in one op and the
+     * sum's gradient; then a second use of x adds x's gradient again */
+    assert_int_equal(tb_ag_apply(ag, TB_OP_mul, in, NULL, &y), 0);
+    int l;
+    assert_int_equal(tb_ag_apply(ag, TB_OP_sum, &y, NULL, &l), 0);
+    assert_int_equal(tb_ag_backward(ag, l), 0);
+    double want[6];
+    for (int i = 0; i < 6; i++)
+        want[i] = 2 * xv[i];
+    near("d sum(x*x)/dx", tb_ag_grad(ag, x), want, 0, 0);
+    int m;
+    assert_int_equal(tb_ag_apply(ag, TB_OP_mean, &x, NULL, &m), 0);
+    tb_ag_clear(ag); /* frees y, l, m; x keeps its gradient */
+    assert_int_equal(tb_ag_apply(ag, TB_OP_mean, &x, NULL, &m), 0);
+    assert_int_equal(tb_ag_backward(ag, m), 0);
+    for (int i = 0; i < 6; i++)
+        want[i] = 2 * xv[i] + 1.0 / 6;
+    near("accumulated", tb_ag_grad(ag, x), want, 1e-15, 1e-15);
+    tb_ag_destroy(ag);
+}
+
+/* ---- 4. workload ops -------------------------------------------------------- */
+
+/* Each workload op on the cpu backend: its first call gives the
+ * reference's output (the harness's check, here at f64 and 1e-10), a
+ * second training call a different loss (the step changed the weights),
+ * hooks are called, and a wrong batch shape is refused. */
+static void test_workloads(void **state)
+{
+    (void)state;
+    static const struct {
+        tb_op_id op;
+        tb_shape x;
+        int hook_calls; /* per call: one per op forward (and backward) */
+    } cases[] = {
+        {TB_OP_mlp_train_step, CS(2, 3, 20), 12},
+        {TB_OP_mlp_infer_step, CS(2, 4, 9), 6},
+        {TB_OP_cnn_train_step, CS(4, 2, 1, 12, 11), 20},
+        {TB_OP_cnn_infer_step, CS(4, 1, 1, 10, 10), 10},
+    };
+    void *ctx = cpu_new();
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const tb_op *op = tb_op_get(cases[k].op);
+        bool train = cases[k].op == TB_OP_mlp_train_step ||
+                     cases[k].op == TB_OP_cnn_train_step;
+        tb_params p;
+        memset(&p, 0, sizeof p);
+        assert_int_equal(tb_params_set(op, &p, "hooks", train ? 3 : 1, NULL,
+                                       0),
+                         0);
+        tb_shape os[TB_MAX_OUTPUTS];
+        assert_int_equal(tb_op_infer(op, &cases[k].x, 1, &p, os, NULL, 0),
+                         0);
+        tb_workload *w = NULL;
+        char err[256];
+        assert_int_equal(tb_workload_create(B, ctx, op, TB_F64, &cases[k].x,
+                                            &p, &w, err, sizeof err),
+                         0);
+        tb_tensor x, out, ref;
+        assert_int_equal(tb_tensor_create(&x, TB_F64, &cases[k].x), 0);
+        for (int64_t i = 0; i < tb_tensor_numel(&x); i++)
+            tb_tensor_set(&x, i, sin((double)i));
+        assert_int_equal(tb_tensor_create(&out, TB_F64, &os[0]), 0);
+        assert_int_equal(tb_tensor_create(&ref, TB_F64, &os[0]), 0);
+        assert_int_equal(tb_workload_run(w, &x, &out, &p), 0);
+        assert_int_equal(op->ref(&x, &ref, &p), 0);
+        near(op->name, &out, ref.data, 1e-12, 1e-10);
+        assert_int_equal(tb_workload_hook_calls(w), cases[k].hook_calls);
+        if (train) {
+            assert_int_equal(tb_workload_run(w, &x, &out, &p), 0);
+            assert_true(fabs(tb_tensor_get(&out, 0) -
+                             tb_tensor_get(&ref, 0)) > 1e-9);
+        }
+        assert_non_null(strstr(tb_workload_impl(w), "tape(cpu:"));
+        tb_tensor_destroy(&x);
+        tb_tensor_destroy(&out);
+        tb_tensor_destroy(&ref);
+        tb_workload_destroy(w);
+        tb_shape bad = CS(3, 2, 3, 4);
+        char why[256] = "";
+        assert_int_equal(tb_op_infer(op, &bad, 1, &p, os, why, sizeof why),
+                         TB_ESHAPE);
+        assert_non_null(strstr(why, op->name));
+    }
+    B->destroy(ctx);
+}
+
+/* api_add at every layer: a + b with broadcasting into the case's
+ * output (layers 2 and 3 on their first call), one hook call per call at
+ * layer 3, no memory left. */
+static void test_api_layers(void **state)
+{
+    (void)state;
+    void *ctx = cpu_new();
+    const tb_op *op = tb_op_get(TB_OP_api_add);
+    tb_shape s[2] = {SHAPE(3, 5), SHAPE(5)}, os = SHAPE(3, 5);
+    tb_tensor in[2], out;
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(tb_tensor_create(&in[i], TB_F32, &s[i]), 0);
+        for (int64_t k = 0; k < tb_tensor_numel(&in[i]); k++)
+            tb_tensor_set(&in[i], k, (double)(k * (i + 1)) - 2.5);
+    }
+    for (int layer = 0; layer < 4; layer++) {
+        tb_params p;
+        memset(&p, 0, sizeof p);
+        assert_int_equal(tb_params_set(op, &p, "layer", layer, NULL, 0), 0);
+        tb_workload *w = NULL;
+        char err[256];
+        assert_int_equal(tb_workload_create(B, ctx, op, TB_F32, s, &p, &w,
+                                            err, sizeof err),
+                         0);
+        assert_int_equal(tb_tensor_create(&out, TB_F32, &os), 0);
+        for (int rep = 0; rep < 3; rep++)
+            assert_int_equal(tb_workload_run(w, in, &out, &p), 0);
+        for (int64_t k = 0; k < 15; k++)
+            assert_float_equal(tb_tensor_get(&out, k),
+                               tb_tensor_get(&in[0], k) +
+                                   tb_tensor_get(&in[1], k % 5),
+                               0);
+        assert_int_equal(tb_workload_hook_calls(w), layer == 3 ? 3 : 0);
+        tb_tensor_destroy(&out);
+        tb_workload_destroy(w);
+    }
+    for (int i = 0; i < 2; i++)
+        tb_tensor_destroy(&in[i]);
+    B->destroy(ctx);
+}
+
+/* ---- 5. the pool ---------------------------------------------------------- */
+
+static int n_sys_alloc, n_sys_free;
+
+static int count_alloc(void *user, tb_tensor *t)
+{
+    n_sys_alloc++;
+    return ref_alloc(user, t);
+}
+
+static void count_free(void *user, tb_tensor *t)
+{
+    n_sys_free++;
+    ref_free(user, t);
+}
+
+/* A freed block is reused for a request of its class, other classes get
+ * their own, the counters are exact, destroy returns every block (the
+ * leak fixture sees no tracked bytes left). */
+static void test_pool(void **state)
+{
+    (void)state;
+    n_sys_alloc = n_sys_free = 0;
+    assert_int_equal(tb_pool_class(1), 256);
+    assert_int_equal(tb_pool_class(256), 256);
+    assert_int_equal(tb_pool_class(257), 512);
+    assert_int_equal(tb_pool_class(100000), 131072);
+    tb_pool *p = NULL;
+    assert_int_equal(tb_pool_create(NULL, count_free, NULL, &p), TB_EINVAL);
+    assert_int_equal(tb_pool_create(count_alloc, count_free, NULL, &p), 0);
+    tb_shape s100 = SHAPE(100), s60 = SHAPE(60), s1000 = SHAPE(1000);
+    tb_tensor a, b, c, d;
+    tb_tensor_init(&a, TB_F32, &s100); /* 400 B: class 512 */
+    tb_tensor_init(&b, TB_F32, &s60);  /* 240 B: class 256 */
+    tb_tensor_init(&c, TB_F64, &s1000); /* 8000 B: class 8192 */
+    assert_int_equal(tb_pool_alloc(p, &a), 0);
+    assert_int_equal(tb_pool_alloc(p, &b), 0);
+    assert_false(a.owns);
+    void *pa = a.data;
+    tb_pool_free(p, &a);
+    assert_null(a.data);
+    /* 120 doubles = 960 B: class 1024, not a's block */
+    tb_shape s120 = SHAPE(120);
+    tb_tensor_init(&d, TB_F64, &s120);
+    assert_int_equal(tb_pool_alloc(p, &d), 0);
+    assert_ptr_not_equal(d.data, pa);
+    /* 128 floats = 512 B: a's class, a's block */
+    tb_shape s128 = SHAPE(128);
+    tb_tensor_init(&a, TB_F32, &s128);
+    assert_int_equal(tb_pool_alloc(p, &a), 0);
+    assert_ptr_equal(a.data, pa);
+    assert_int_equal(tb_pool_alloc(p, &c), 0);
+    tb_pool_stats st;
+    tb_pool_stats_read(p, &st);
+    assert_int_equal(st.requests, 5);
+    assert_int_equal(st.hits, 1);
+    assert_int_equal(st.sys_allocs, 4);
+    assert_int_equal(n_sys_alloc, 4);
+    assert_int_equal(st.sys_bytes, 512 + 256 + 1024 + 8192);
+    assert_int_equal(st.req_bytes, 400 + 240 + 960 + 512 + 8000);
+    assert_int_equal(st.used_bytes, 512 + 256 + 1024 + 8192);
+    assert_int_equal(st.cached_bytes, 0);
+    tb_pool_free(p, &b);
+    tb_pool_free(p, &c);
+    tb_tensor stranger = b; /* not the pool's: left alone */
+    int x = 0;
+    stranger.data = &x;
+    tb_pool_free(p, &stranger);
+    assert_ptr_equal(stranger.data, &x);
+    tb_pool_stats_read(p, &st);
+    assert_int_equal(st.cached_bytes, 256 + 8192);
+    assert_int_equal(st.used_bytes, 512 + 1024);
+    assert_int_equal(n_sys_free, 0);
+    tb_pool_destroy(p); /* a and d still in use: returned too */
+    assert_int_equal(n_sys_free, 4);
+}
+
+/* A training step with pool = 1: the second step takes every tensor from
+ * the pool (no new block), and the losses equal those without the pool. */
+static void test_pool_workload(void **state)
+{
+    (void)state;
+    void *ctx = cpu_new();
+    const tb_op *op = tb_op_get(TB_OP_mlp_train_step);
+    tb_shape xs = SHAPE(4, 12), one = SHAPE(1);
+    tb_tensor x, out;
+    assert_int_equal(tb_tensor_create(&x, TB_F64, &xs), 0);
+    for (int64_t i = 0; i < tb_tensor_numel(&x); i++)
+        tb_tensor_set(&x, i, cos((double)i));
+    assert_int_equal(tb_tensor_create(&out, TB_F64, &one), 0);
+    double loss[2][3];
+    for (int pool = 0; pool < 2; pool++) {
+        tb_params p;
+        memset(&p, 0, sizeof p);
+        assert_int_equal(tb_params_set(op, &p, "pool", pool, NULL, 0), 0);
+        tb_workload *w = NULL;
+        assert_int_equal(
+            tb_workload_create(B, ctx, op, TB_F64, &xs, &p, &w, NULL, 0), 0);
+        tb_pool_stats st1, st2;
+        for (int step = 0; step < 3; step++) {
+            assert_int_equal(tb_workload_run(w, &x, &out, &p), 0);
+            loss[pool][step] = tb_tensor_get(&out, 0);
+            if (step == 0)
+                tb_workload_pool_stats(w, &st1);
+        }
+        tb_workload_pool_stats(w, &st2);
+        if (pool) {
+            assert_true(st1.sys_allocs > 0);
+            assert_int_equal(st2.sys_allocs, st1.sys_allocs);
+            assert_int_equal(st2.hits - st1.hits,
+                             st2.requests - st1.requests);
+            assert_true(st2.requests > st1.requests);
+            assert_non_null(strstr(tb_workload_impl(w), "tape(cpu+pool:"));
+        } else {
+            assert_int_equal(st2.requests, 0);
+        }
+        tb_workload_destroy(w);
+    }
+    for (int step = 0; step < 3; step++)
+        assert_float_equal(loss[0][step], loss[1][step], 0);
+    tb_tensor_destroy(&x);
+    tb_tensor_destroy(&out);
+    B->destroy(ctx);
+}
+
+#define T(f) {#f, test_##f, leak_setup, leak_teardown, NULL}
+
+int main(void)
+{
+    static const struct CMUnitTest tests[] = {
+        T(models_ref),
+        T(models_cpu),
+        T(hooks),
+        T(errors),
+        T(workloads),
+        T(api_layers),
+        T(pool),
+        T(pool_workload),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

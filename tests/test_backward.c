@@ -1,0 +1,401 @@
+/* Tests of the backward ops (issue 14, src/ops/op_backward.h):
+ *
+ *  1. vectors: every case of tests/data/autograd_vectors.h (PyTorch
+ *     autograd gradients, scripts/gen_oracle_autograd.py) through the
+ *     reference kernel (f64 inputs) and the cpu backend's kernel (f32
+ *     and f64).  Tolerance: the op table's, |got - want| <= atol *
+ *     sqrt(reduce_len) + rtol * |want| at the kernel's dtype (f32
+ *     TOL_ACC: rtol 1e-5, atol 2e-6; element-wise gradients rtol 1e-5,
+ *     atol 1e-6; f64 1e-12/1e-13 and 1e-13/1e-14).
+ *  2. finite differences: every gradient the reference computes equals
+ *     the central difference (h = 1e-6) of L = sum(g * forward(inputs))
+ *     through tbench's own forward reference kernels, in f64, within
+ *     2e-7 + 1e-6 |want| (truncation ~h^2, rounding ~1e-16 |L| / h).
+ *  3. shape rules: a gradient of the wrong shape, inputs that do not
+ *     broadcast, a sum gradient for the wrong axis: TB_ESHAPE / TB_EPARAM
+ *     with a message naming the op.
+ *  4. nll_loss targets that are not class indices: TB_EINVAL from the
+ *     reference and the cpu kernels.
+ *  5. coverage: every op of category backward has vector cases, a
+ *     finite-difference check (except nll_loss, a forward op) and cpu
+ *     kernels in both dtypes. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+
+#include "backends/backend.h"
+#include "base/error.h"
+#include "ops/alloc.h"
+#include "ops/op.h"
+#include "ops/op_backward.h"
+#include "ops/tensor.h"
+#include "tests/data/autograd_vectors.h"
+
+extern const tb_backend tb_backend_cpu;
+static const tb_backend *const B = &tb_backend_cpu;
+
+#define FD_H 1e-6
+#define FD_ATOL 2e-7
+#define FD_RTOL 1e-6
+
+static tb_shape shape_of_agv(const agv_shape *s)
+{
+    tb_shape r;
+    memset(&r, 0, sizeof r);
+    r.ndim = s->ndim;
+    for (int d = 0; d < s->ndim; d++)
+        r.dim[d] = s->dim[d];
+    return r;
+}
+
+static void tensor_from(tb_tensor *t, tb_dtype dt, const agv_shape *s,
+                        const double *x)
+{
+    tb_shape sh = shape_of_agv(s);
+    assert_int_equal(tb_tensor_create(t, dt, &sh), 0);
+    int64_t n = tb_shape_numel(&sh);
+    for (int64_t i = 0; i < n; i++)
+        tb_tensor_set(t, i, x[i]);
+}
+
+static tb_params case_params(const tb_op *op, const agv_case *c)
+{
+    tb_params p;
+    memset(&p, 0, sizeof p);
+    for (int i = 0; i < c->n_params; i++) {
+        char err[256];
+        if (tb_params_set(op, &p, c->params[i].name, c->params[i].value, err,
+                          sizeof err))
+            fail_msg("%s: %s", c->name, err);
+    }
+    return p;
+}
+
+static void *cpu_new(void)
+{
+    const char *vals[2] = {"auto", "1"};
+    void *ctx = NULL;
+    char err[256];
+    assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+    return ctx;
+}
+
+/* Compares got (f64 host) with the case's expected output o. */
+static void compare(const agv_case *c, const tb_op *op, tb_dtype dt,
+                    const tb_shape *ish, const tb_params *p, int o,
+                    const tb_tensor *got, const char *who)
+{
+    tb_shape osh[TB_MAX_OUTPUTS];
+    assert_int_equal(tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0), 0);
+    tb_params full = *p;
+    tb_params_defaults(op, &full);
+    double rlen = op->reduce_len ? op->reduce_len(op, ish, osh, &full, dt)
+                                 : 1;
+    double atol = op->tol[dt].atol * sqrt(rlen), rtol = op->tol[dt].rtol;
+    int64_t n = tb_tensor_numel(got);
+    for (int64_t i = 0; i < n; i++) {
+        double g = tb_tensor_get(got, i), w = c->out[o][i];
+        if (!(fabs(g - w) <= atol + rtol * fabs(w)))
+            fail_msg("%s (%s, %s) output %d [%lld]: got %.17g want %.17g "
+                     "(atol %g rtol %g)",
+                     c->name, who, tb_dtype_name(dt), o, (long long)i, g, w,
+                     atol, rtol);
+    }
+}
+
+/* ---- 1. vectors ------------------------------------------------------------ */
+
+static void run_vector(const agv_case *c, void *ctx, tb_dtype dt, bool ref)
+{
+    const tb_op *op = tb_op_find(c->op);
+    assert_non_null(op);
+    assert_int_equal(op->n_in, c->n_in);
+    assert_int_equal(op->n_out, c->n_out);
+    tb_params p = case_params(op, c);
+    tb_tensor in[4], out[3];
+    tb_shape ish[4];
+    for (int i = 0; i < c->n_in; i++) {
+        tensor_from(&in[i], dt, &c->in_shape[i], c->in[i]);
+        ish[i] = tb_tensor_shape(&in[i]);
+    }
+    tb_shape osh[TB_MAX_OUTPUTS];
+    char err[256] = "";
+    if (tb_op_infer(op, ish, op->n_in, &p, osh, err, sizeof err))
+        fail_msg("%s: %s", c->name, err);
+    for (int o = 0; o < c->n_out; o++) {
+        tb_shape want = shape_of_agv(&c->out_shape[o]);
+        assert_true(tb_shape_equal(&osh[o], &want));
+        assert_int_equal(
+            tb_tensor_create(&out[o], ref ? TB_F64 : dt, &osh[o]), 0);
+    }
+    if (ref) {
+        assert_int_equal(op->ref(in, out, &p), 0);
+    } else {
+        const char *impl = NULL;
+        tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl);
+        assert_non_null(fn);
+        assert_int_equal(fn(ctx, in, out, &p), 0);
+    }
+    for (int o = 0; o < c->n_out; o++)
+        compare(c, op, ref ? TB_F64 : dt, ish, &p, o, &out[o],
+                ref ? "ref" : "cpu");
+    for (int i = 0; i < c->n_in; i++)
+        tb_tensor_destroy(&in[i]);
+    for (int o = 0; o < c->n_out; o++)
+        tb_tensor_destroy(&out[o]);
+}
+
+static void test_vectors(void **state)
+{
+    (void)state;
+    void *ctx = cpu_new();
+    for (int k = 0; k < AGV_N_CASES; k++) {
+        run_vector(&agv_cases[k], ctx, TB_F64, true);
+        run_vector(&agv_cases[k], ctx, TB_F32, false);
+        run_vector(&agv_cases[k], ctx, TB_F64, false);
+    }
+    B->destroy(ctx);
+}
+
+/* ---- 2. finite differences ------------------------------------------------- */
+
+/* L = sum(g * fwd(fin)), all in f64 through the forward reference. */
+static double loss_of(const tb_op *fwd, tb_tensor *fin, const tb_params *fp,
+                      const double *g)
+{
+    tb_shape ish[4], osh[TB_MAX_OUTPUTS];
+    for (int i = 0; i < fwd->n_in; i++)
+        ish[i] = tb_tensor_shape(&fin[i]);
+    assert_int_equal(tb_op_infer(fwd, ish, fwd->n_in, fp, osh, NULL, 0), 0);
+    tb_tensor y;
+    assert_int_equal(tb_tensor_create(&y, TB_F64, &osh[0]), 0);
+    assert_int_equal(fwd->ref(fin, &y, fp), 0);
+    double L = 0;
+    int64_t n = tb_tensor_numel(&y);
+    for (int64_t i = 0; i < n; i++)
+        L += g[i] * tb_tensor_get(&y, i);
+    tb_tensor_destroy(&y);
+    return L;
+}
+
+static void run_fd(const agv_case *c)
+{
+    const tb_op *op = tb_op_find(c->op);
+    const tb_op *fwd = tb_op_find(c->fwd);
+    assert_non_null(op);
+    assert_non_null(fwd);
+    assert_int_equal(fwd->n_in, c->n_fin);
+    tb_params p = case_params(op, c);
+    /* the forward op takes the same parameters (by name) */
+    tb_params fp;
+    memset(&fp, 0, sizeof fp);
+    for (int i = 0; i < c->n_params; i++)
+        assert_int_equal(tb_params_set(fwd, &fp, c->params[i].name,
+                                       c->params[i].value, NULL, 0),
+                         0);
+    tb_tensor in[4], out[3], fin[4];
+    tb_shape ish[4], osh[TB_MAX_OUTPUTS];
+    for (int i = 0; i < c->n_in; i++) {
+        tensor_from(&in[i], TB_F64, &c->in_shape[i], c->in[i]);
+        ish[i] = tb_tensor_shape(&in[i]);
+    }
+    assert_int_equal(tb_op_infer(op, ish, op->n_in, &p, osh, NULL, 0), 0);
+    for (int o = 0; o < op->n_out; o++)
+        assert_int_equal(tb_tensor_create(&out[o], TB_F64, &osh[o]), 0);
+    assert_int_equal(op->ref(in, out, &p), 0);
+    for (int i = 0; i < c->n_fin; i++)
+        tensor_from(&fin[i], TB_F64, &c->fin_shape[i], c->fin[i]);
+    const double *g = c->in[0];
+    for (int o = 0; o < op->n_out; o++) {
+        int fi = c->fmap[o];
+        assert_in_range(fi, 0, c->n_fin - 1);
+        double *x = fin[fi].data;
+        int64_t n = tb_tensor_numel(&fin[fi]);
+        assert_int_equal(n, tb_tensor_numel(&out[o]));
+        for (int64_t j = 0; j < n; j++) {
+            double x0 = x[j];
+            x[j] = x0 + FD_H;
+            double lp = loss_of(fwd, fin, &fp, g);
+            x[j] = x0 - FD_H;
+            double lm = loss_of(fwd, fin, &fp, g);
+            x[j] = x0;
+            double fd = (lp - lm) / (2 * FD_H);
+            double want = tb_tensor_get(&out[o], j);
+            if (!(fabs(fd - want) <= FD_ATOL + FD_RTOL * fabs(want)))
+                fail_msg("%s output %d [%lld]: reference %.17g, finite "
+                         "difference %.17g",
+                         c->name, o, (long long)j, want, fd);
+        }
+    }
+    for (int i = 0; i < c->n_in; i++)
+        tb_tensor_destroy(&in[i]);
+    for (int o = 0; o < op->n_out; o++)
+        tb_tensor_destroy(&out[o]);
+    for (int i = 0; i < c->n_fin; i++)
+        tb_tensor_destroy(&fin[i]);
+}
+
+static void test_finite_differences(void **state)
+{
+    (void)state;
+    int n = 0;
+    for (int k = 0; k < AGV_N_CASES; k++) {
+        if (strcmp(agv_cases[k].op, "nll_loss") == 0)
+            continue; /* a forward op: its value is checked in 1. */
+        run_fd(&agv_cases[k]);
+        n++;
+    }
+    assert_true(n > 40);
+}
+
+/* ---- 3. shape rules ---------------------------------------------------------- */
+
+static void expect_shape_error(const char *name, int n_in,
+                               const tb_shape *in, const tb_params *p,
+                               int code, const char *needle)
+{
+    const tb_op *op = tb_op_find(name);
+    assert_non_null(op);
+    tb_shape out[TB_MAX_OUTPUTS];
+    char err[256] = "";
+    int rc = tb_op_infer(op, in, n_in, p, out, err, sizeof err);
+    if (rc != code)
+        fail_msg("%s: code %d, want %d (%s)", name, rc, code, err);
+    if (!strstr(err, name) || !strstr(err, needle))
+        fail_msg("%s: message '%s' lacks '%s'", name, err, needle);
+}
+
+static void test_shape_rules(void **state)
+{
+    (void)state;
+    tb_shape two[2] = {SHAPE(3, 4), SHAPE(4, 3)};
+    expect_shape_error("relu_backward", 2, two, NULL, TB_ESHAPE,
+                       "does not match");
+    tb_shape bin[3] = {SHAPE(3, 4), SHAPE(3, 4), SHAPE(5)};
+    expect_shape_error("mul_backward", 3, bin, NULL, TB_ESHAPE,
+                       "cannot broadcast");
+    tb_shape mm[3] = {SHAPE(2, 2), SHAPE(2, 3), SHAPE(3, 4)};
+    expect_shape_error("matmul_backward", 3, mm, NULL, TB_ESHAPE,
+                       "does not match the matmul output 2x4");
+    /* sum over axis 0 of [3, 4] is [4], not [3] */
+    const tb_op *sum_bw = tb_op_find("sum_backward");
+    tb_params p;
+    memset(&p, 0, sizeof p);
+    assert_int_equal(tb_params_set(sum_bw, &p, "axis", 0, NULL, 0), 0);
+    tb_shape sb[2] = {SHAPE(3), SHAPE(3, 4)};
+    expect_shape_error("sum_backward", 2, sb, &p, TB_ESHAPE, "gradient 3");
+    tb_params bad = p;
+    bad.v[0] = 2;
+    expect_shape_error("sum_backward", 2, sb, &bad, TB_EPARAM, "axis 2");
+    /* a scalar output's gradient is [1] */
+    tb_shape all[2] = {SHAPE(1), SHAPE(3, 4)};
+    tb_shape out[TB_MAX_OUTPUTS];
+    assert_int_equal(tb_op_infer(sum_bw, all, 2, NULL, out, NULL, 0), 0);
+    tb_shape want = SHAPE(3, 4);
+    assert_true(tb_shape_equal(&out[0], &want));
+    tb_shape nll[2] = {SHAPE(4, 5), SHAPE(3)};
+    expect_shape_error("nll_loss", 2, nll, NULL, TB_ESHAPE, "targets [N]");
+    tb_shape cv[3] = {SHAPE(1, 2, 5, 5), SHAPE(1, 1, 6, 6),
+                      SHAPE(2, 1, 3, 3)};
+    expect_shape_error("conv2d_backward", 3, cv, NULL, TB_ESHAPE,
+                       "gradient 1x2x5x5 does not match");
+    tb_shape lin[4] = {SHAPE(2, 3), SHAPE(2, 5), SHAPE(5, 3), SHAPE(3, 2)};
+    expect_shape_error("linear_backward", 4, lin, NULL, TB_ESHAPE,
+                       "forward output y");
+}
+
+/* ---- 4. bad targets ----------------------------------------------------------- */
+
+static void test_bad_targets(void **state)
+{
+    (void)state;
+    void *ctx = cpu_new();
+    const double bad[] = {5, -1, 1.5, NAN};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++)
+        for (int which = 0; which < 2; which++) {
+            const tb_op *op =
+                tb_op_find(which ? "nll_loss_backward" : "nll_loss");
+            agv_shape gs = {1, {1}}, ls = {2, {2, 5}}, ts = {1, {2}};
+            const double g[1] = {1}, lp[10] = {0};
+            const double t[2] = {0, bad[b]};
+            for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+                tb_tensor in[3], out, ref;
+                int k = 0;
+                if (which)
+                    tensor_from(&in[k++], (tb_dtype)dt, &gs, g);
+                tensor_from(&in[k++], (tb_dtype)dt, &ls, lp);
+                tensor_from(&in[k++], (tb_dtype)dt, &ts, t);
+                tb_shape os = which ? SHAPE(2, 5) : (tb_shape){0, {0}};
+                assert_int_equal(tb_tensor_create(&out, (tb_dtype)dt, &os),
+                                 0);
+                assert_int_equal(tb_tensor_create(&ref, TB_F64, &os), 0);
+                tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, NULL,
+                                            NULL);
+                assert_non_null(fn);
+                assert_int_equal(fn(ctx, in, &out, NULL), TB_EINVAL);
+                assert_int_equal(op->ref(in, &ref, NULL), TB_EINVAL);
+                for (int i = 0; i < k; i++)
+                    tb_tensor_destroy(&in[i]);
+                tb_tensor_destroy(&out);
+                tb_tensor_destroy(&ref);
+            }
+        }
+    B->destroy(ctx);
+}
+
+/* ---- 5. coverage ----------------------------------------------------------------- */
+
+static void test_coverage(void **state)
+{
+    (void)state;
+    void *ctx = cpu_new();
+    int n_bw = 0;
+    for (int id = 0; id < TB_OP_COUNT; id++) {
+        const tb_op *op = tb_op_get((tb_op_id)id);
+        if (op->category != TB_CAT_BACKWARD)
+            continue;
+        n_bw++;
+        int seen = 0;
+        for (int k = 0; k < AGV_N_CASES; k++)
+            seen += strcmp(agv_cases[k].op, op->name) == 0;
+        if (seen < 2)
+            fail_msg("%s: %d vector cases (need 2 or more)", op->name, seen);
+        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+            const char *impl = NULL;
+            if (!B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl))
+                fail_msg("%s %s: no cpu kernel", op->name,
+                         tb_dtype_name((tb_dtype)dt));
+        }
+    }
+    assert_int_equal(n_bw, 18);
+    for (int k = 0; k < AGV_N_CASES; k++) {
+        const tb_op *op = tb_op_find(agv_cases[k].op);
+        assert_non_null(op);
+        assert_int_equal(op->category, TB_CAT_BACKWARD);
+    }
+    B->destroy(ctx);
+}
+
+#define T(f) {#f, test_##f, leak_setup, leak_teardown, NULL}
+
+int main(void)
+{
+    static const struct CMUnitTest tests[] = {
+        T(vectors),
+        T(finite_differences),
+        T(shape_rules),
+        T(bad_targets),
+        T(coverage),
+    };
+    printf("# test_backward: %d autograd vectors\n", AGV_N_CASES);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
