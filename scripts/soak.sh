@@ -42,7 +42,9 @@ done
 [ -n "$out" ] || out=$(mktemp -d /tmp/tbench-soak-XXXXXX)
 mkdir -p "$out"
 py=/usr/bin/python3
-schema=$(cd "$(dirname "$0")/.." && pwd)/docs/results.schema.json
+# a copy: the checks must not see a schema edited while the soak runs
+cp "$(cd "$(dirname "$0")/.." && pwd)/docs/results.schema.json" "$out/schema.json"
+schema=$out/schema.json
 
 config() { # CASES FILE
     $py - "$1" "$2" <<'PY'
