@@ -114,15 +114,21 @@ for m in $((n / 4)) $((n / 2)) "$n"; do
 done
 wall=$(echo "$ms / 1000" | bc -l)
 
-# Job control: without it a non-interactive shell starts background
-# commands with SIGINT ignored, and an early SIGINT would be lost.
-set -m
+# A non-interactive shell starts background commands with SIGINT and
+# SIGQUIT ignored, and tbench catches SIGINT only once its workers start:
+# run it with the default action restored, as from a terminal.
+dfl() {
+    $py -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$@"
+}
 k=1
 for _ in $(seq 1 "$kills"); do
     sig=$(echo "INT TERM HUP KILL" | cut -d' ' -f$(( (k - 1) % 4 + 1 )))
     delay=$($py -c "import random, sys; print(round(random.uniform(0.2, float(sys.argv[1])), 2))" "$wall")
     rm -rf "$out/int-$k"
-    "$tbench" run "$out/soak-$n.json" -q -o "$out/int-$k" \
+    dfl "$tbench" run "$out/soak-$n.json" -q -o "$out/int-$k" \
         > "$out/int-$k.log" 2>&1 &
     p=$!
     sleep "$delay"
