@@ -4,12 +4,12 @@ _tbench() {
     local cur cmd opts
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "run list exec peak plot report compare history export show selftest help --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "run list exec peak plot report compare history export show selftest merge help --help --version" -- "$cur"))
         return
     fi
     cmd="${COMP_WORDS[1]}"
     case "$cmd" in
-        run) opts="--backend --baseline --ci-target --dtype --exclude --filter --force --list-cases --max-samples --max-time --min-samples --no-isolate --no-nvtx --op --output --params --peaks --plugin --quiet --rounds --sample-ms --save-baseline --shape --timeout --warmup-iters --warmup-ms -b -d -f -o -p -q -s -x" ;;
+        run) opts="--backend --baseline --ci-target --dtype --exclude --filter --force --list-cases --max-samples --max-time --min-samples --no-isolate --no-nvtx --op --output --params --peaks --plugin --quiet --rounds --sample-ms --save-baseline --shape --shard --timeout --warmup-iters --warmup-ms -b -d -f -o -p -q -s -x" ;;
         list) opts="--json --plugin" ;;
         exec) opts="--backend --dtype --input --output --params --plugin --seed --shape -b -d -i -o -p -s" ;;
         peak) opts="--json --output --quick -o" ;;
@@ -20,7 +20,8 @@ _tbench() {
         export) opts="--format --output -o" ;;
         show) opts="--filter --json" ;;
         selftest) opts="--alpha --json --output --power --quick --runs --work -o" ;;
-        help) COMPREPLY=($(compgen -W "run list exec peak plot report compare history export show selftest help" -- "$cur")); return ;;
+        merge) opts="--allow-mixed-hosts --output -o" ;;
+        help) COMPREPLY=($(compgen -W "run list exec peak plot report compare history export show selftest merge help" -- "$cur")); return ;;
         *) opts="" ;;
     esac
     if [[ "$cur" == -* ]]; then

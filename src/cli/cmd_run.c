@@ -24,6 +24,7 @@
 #include "../harness/peak.h"
 #include "../harness/plan.h"
 #include "../harness/runner.h"
+#include "../harness/shard.h"
 #include "../harness/timer.h"
 #include "../harness/trace.h"
 #include "../harness/worker.h"
@@ -121,14 +122,17 @@ static void print_summary(FILE *f, const tb_result *res, int started,
  * those marked dirty are summarised and rebuilt, so a write costs the
  * same whatever the number of cases before it), then write
  * DIR/results.json and .csv atomically.  0, or an error in err.
+ * *write_ns (when not NULL): how long the writing took, records aside
+ * (their cost is per case; write_due paces only the writing).
  *
  * A case whose later rounds have not run yet is written with stop
  * reason "interrupted": if the run dies now (SIGKILL, a power cut), the
  * file it leaves never claims that such a case finished.  The record is
  * rebuilt, with its real reason, when its last round has run. */
-static int write_results(cJSON *doc, const tb_plan *plan, tb_result *res,
-                         bool *dirty, int started, bool complete,
-                         const char *outdir, char *err, size_t errlen)
+static int write_results(cJSON *doc, cJSON **recs, const tb_plan *plan,
+                         tb_result *res, bool *dirty, int started,
+                         bool complete, const char *outdir,
+                         uint64_t *write_ns, char *err, size_t errlen)
 {
     for (int i = 0; i < started; i++) {
         if (!dirty[i])
@@ -138,17 +142,54 @@ static int write_results(cJSON *doc, const tb_plan *plan, tb_result *res,
         if (r.status == TB_STATUS_OK &&
             r.rounds < plan->cases[i].measure.rounds)
             r.stop_reason = "interrupted";
-        if (tb_results_set_case(doc, i, &plan->cases[i], &r)) {
+        if (tb_results_put_case(doc, &recs[i], &plan->cases[i], &r)) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }
         dirty[i] = false;
     }
+    uint64_t t0 = tb_now_ns();
     if (tb_results_finish(doc, complete)) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    return tb_results_write(doc, outdir, err, errlen);
+    int rc = tb_results_write(doc, outdir, err, errlen);
+    if (write_ns)
+        *write_ns = tb_now_ns() - t0;
+    return rc;
+}
+
+/* When to write the results during a run.  Writing the file costs time
+ * in proportion to the cases recorded so far, so writing it after every
+ * case would make a run of N tiny cases cost O(N^2).  A write is due
+ * when the time since the previous write ended is at least WRITE_RATIO
+ * times what that write took: writing then takes at most 1/(1 +
+ * WRITE_RATIO) of the run, so a run's time stays linear in its cases.
+ * Cases that take longer than WRITE_RATIO writes (all but tiny ones) are
+ * still written one by one.  The file is always written at the end,
+ * also when a signal stops the run. */
+#define WRITE_RATIO 4
+
+typedef struct write_pace {
+    uint64_t last_end_ns; /* when the previous write ended (0: none yet) */
+    uint64_t last_cost_ns; /* what it took */
+} write_pace;
+
+static bool write_due(const write_pace *w)
+{
+    return tb_now_ns() - w->last_end_ns >= WRITE_RATIO * w->last_cost_ns;
+}
+
+/* write_results, timed for write_due. */
+static int paced_write(write_pace *w, cJSON *doc, cJSON **recs,
+                       const tb_plan *plan, tb_result *res, bool *dirty,
+                       int started, const char *outdir, char *err,
+                       size_t errlen)
+{
+    int rc = write_results(doc, recs, plan, res, dirty, started, false,
+                           outdir, &w->last_cost_ns, err, errlen);
+    w->last_end_ns = tb_now_ns();
+    return rc;
 }
 
 /* ---- baselines: --save-baseline, --baseline, --force ------------------- */
@@ -350,6 +391,7 @@ int tb_cmd_run(int argc, char **argv)
         {"max-time", required_argument, NULL, 1000 + TB_OVR_MAX_TIME},
         {"rounds", required_argument, NULL, 1000 + TB_OVR_ROUNDS},
         {"timeout", required_argument, NULL, 1000 + TB_OVR_TIMEOUT},
+        {"shard", required_argument, NULL, 'D'},
         {NULL, 0, NULL, 0},
     };
     const char *outdir = NULL;
@@ -362,6 +404,8 @@ int tb_cmd_run(int argc, char **argv)
     bool peaks = false; /* --peaks: measure them (else: the cache) */
     bool isolate = true; /* --no-isolate: run cases in this process */
     tb_plan_opts opts = {0};
+    tb_shard shard = {0}; /* --shard I/N; count 0: the whole plan */
+    cJSON *shard_info = NULL;
     const char *filters[PATTERNS_MAX], *excludes[PATTERNS_MAX];
     opts.filters = filters;
     opts.excludes = excludes;
@@ -406,6 +450,14 @@ int tb_cmd_run(int argc, char **argv)
         case 'P': peaks = true; break;
         case 'I': isolate = false; break;
         case 'N': tb_trace_enable(false); break;
+        case 'D': {
+            char why[160];
+            if (tb_shard_parse(optarg, &shard, why, sizeof why)) {
+                fprintf(stderr, "tbench: --shard: %s\n", why);
+                return EXIT_USAGE;
+            }
+            break;
+        }
         case 'h': tb_cmd_usage(stdout, "run"); return EXIT_OKAY;
         default:
             return tb_opt_error("run", c, argv, longopts);
@@ -445,6 +497,7 @@ int tb_cmd_run(int argc, char **argv)
     tb_workers *workers = NULL;
     tb_result *res = NULL;
     bool *dirty = NULL;
+    cJSON **recs = NULL; /* each case's record in doc, or NULL */
     cJSON *doc = NULL;
     if (!cfgs) {
         fprintf(stderr, "tbench: out of memory\n");
@@ -480,6 +533,24 @@ int tb_cmd_run(int argc, char **argv)
         fprintf(stderr, "%d case%s\n", plan.n, plan.n == 1 ? "" : "s");
         goto out;
     }
+    if (shard.count > plan.n) {
+        fprintf(stderr, "tbench: --shard %d/%d: the plan has only %d "
+                "case%s; use at most %d shards\n", shard.index, shard.count,
+                plan.n, plan.n == 1 ? "" : "s", plan.n);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (shard.count) {
+        int whole = plan.n;
+        if (tb_shard_select(&plan, &shard, &shard_info)) {
+            fprintf(stderr, "tbench: out of memory\n");
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        if (!quiet)
+            fprintf(stderr, "tbench: shard %d/%d: %d of the plan's %d "
+                    "cases\n", shard.index, shard.count, plan.n, whole);
+    }
     if (baselines_match_plan(&bl, &plan)) {
         rc = EXIT_USAGE;
         goto out;
@@ -504,11 +575,13 @@ int tb_cmd_run(int argc, char **argv)
         !(doc = tb_results_new(tb_env_capture(), cfgs, ncfg,
                                tb_timer_overhead_ns(20001))) ||
         tb_results_set_isolation(doc, tb_workers_mode(workers)) ||
-        tb_results_set_nvtx(doc, tb_trace_enabled())) {
+        tb_results_set_nvtx(doc, tb_trace_enabled()) ||
+        (shard_info && tb_results_set_shard(doc, shard_info))) {
         fprintf(stderr, "tbench: out of memory\n");
         rc = EXIT_CASES;
         goto out;
     }
+    shard_info = NULL; /* the document has it */
     const cJSON *warn;
     bool ecolor = tb_term_color(STDERR_FILENO);
     cJSON_ArrayForEach(warn, cJSON_GetObjectItem(
@@ -522,12 +595,14 @@ int tb_cmd_run(int argc, char **argv)
     bool show = !quiet && isatty(STDERR_FILENO);
     res = calloc((size_t)plan.n, sizeof *res);
     dirty = calloc((size_t)plan.n, sizeof *dirty);
-    if (!res || !dirty) {
+    recs = calloc((size_t)plan.n, sizeof *recs);
+    if (!res || !dirty || !recs) {
         fprintf(stderr, "tbench: out of memory\n");
         rc = EXIT_CASES;
         goto out;
     }
     int rounds = 1, started = 0, done = 0, total = 0;
+    write_pace pace = {0, 0};
     for (int i = 0; i < plan.n; i++) {
         if (plan.cases[i].measure.rounds > rounds)
             rounds = plan.cases[i].measure.rounds;
@@ -536,8 +611,9 @@ int tb_cmd_run(int argc, char **argv)
     double t_start = tb_now_ns() * 1e-9;
     tb_trace_push(TB_TRACE_RUN);
     /* Results are written after every case of the first and the last
-     * round and after every round in between, so an interrupted run
-     * keeps every case measured so far. */
+     * round and after every round in between (as paced by write_due),
+     * and at the end, also when a signal stops the run, so an
+     * interrupted run keeps every case measured so far. */
     for (int round = 0; round < rounds && !interrupted; round++) {
         for (int i = 0; i < plan.n && !interrupted; i++) {
             const tb_case *cs = &plan.cases[i];
@@ -559,9 +635,9 @@ int tb_cmd_run(int argc, char **argv)
                 res[i].status == TB_STATUS_TIMEOUT)
                 rc = EXIT_CASES;
             if ((round == 0 || round == rounds - 1 ||
-                 i == plan.n - 1) &&
-                write_results(doc, &plan, res, dirty, started, false,
-                              outdir, err, sizeof err)) {
+                 i == plan.n - 1) && write_due(&pace) &&
+                paced_write(&pace, doc, recs, &plan, res, dirty, started,
+                            outdir, err, sizeof err)) {
                 if (show)
                     fprintf(stderr, "\r\033[K");
                 fprintf(stderr, "tbench: writing results: %s\n", err);
@@ -597,8 +673,8 @@ int tb_cmd_run(int argc, char **argv)
             res[i].stop_reason = "interrupted";
             dirty[i] = true;
         }
-    if (write_results(doc, &plan, res, dirty, started, !interrupted, outdir,
-                      err, sizeof err)) {
+    if (write_results(doc, recs, &plan, res, dirty, started, !interrupted,
+                      outdir, NULL, err, sizeof err)) {
         fprintf(stderr, "tbench: writing results: %s\n", err);
         rc = EXIT_CASES;
         goto out;
@@ -622,10 +698,12 @@ int tb_cmd_run(int argc, char **argv)
     if (!quiet)
         print_summary(stdout, res, started, plan.n, rc, color);
 out:
+    cJSON_Delete(shard_info);
     baselines_free(&bl);
     cJSON_Delete(doc);
     tb_workers_destroy(workers);
     free(dirty);
+    free(recs);
     for (int i = 0; res && i < plan.n; i++)
         tb_result_free(&res[i]);
     free(res);

@@ -73,7 +73,11 @@ static const tb_command commands[] = {
      "                          (two builds of one plugin side by side);\n"
      "                          repeatable; also for list and exec.\n"
      "                          $TBENCH_PLUGIN_PATH: ':'-separated plugin\n"
-     "                          files and folders (their *.so), loaded first\n",
+     "                          files and folders (their *.so), loaded first\n"
+     "        --shard I/N       run only shard I of N (1 <= I <= N): a\n"
+     "                          deterministic slice of the plan balanced by\n"
+     "                          estimated cost (docs/CONFIG.md, Shards);\n"
+     "                          join the N result files with merge\n",
      tb_cmd_run},
     {"list", "[--json] [--plugin PATH[:LABEL]]...",
      "ops (arity, dtypes, parameters) and backends (availability with\n"
@@ -235,6 +239,20 @@ static const tb_command commands[] = {
      "    -o, --output FILE     also write the JSON to FILE\n"
      "    exit 0 ok, 1 a calibration case did not run, 2 usage error\n",
      tb_cmd_selftest},
+    {"merge", "SHARD... -o OUT [--allow-mixed-hosts]",
+     "join the result files (FILE, or a run folder) of the N shards of\n"
+     "    one sharded run (run's shard option) into one result file, cases\n"
+     "    in plan order, each recording its host and shard.  Refuses\n"
+     "    shards that ran another config text, tbench commit or build, a\n"
+     "    shard given twice or missing, a shard that did not finish or\n"
+     "    misses cases, a case recorded twice, and shards from different\n"
+     "    machines\n"
+     "    -o, --output OUT      the merged file (written atomically); a\n"
+     "                          folder: OUT/results.json\n"
+     "        --allow-mixed-hosts  accept shards run on different machines\n"
+     "                          (hostname or CPU model)\n"
+     "    exit 0 ok, 2 usage or input error (nothing written)\n",
+     tb_cmd_merge},
 };
 
 void tb_cmd_usage(FILE *f, const char *cmd)

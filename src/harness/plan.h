@@ -39,6 +39,9 @@ typedef struct tb_case {
     uint64_t seed; /* for the inputs: config seed mixed with the id */
     double flops, bytes, items, reduce_len;
     size_t mem_bytes; /* memory the case needs to run and be checked */
+    /* Position in the whole plan before `run --shard` kept a slice
+     * (tb_shard_select); recorded only in sharded runs. */
+    int plan_index;
 } tb_case;
 
 typedef struct tb_plan {

@@ -367,6 +367,25 @@ static cJSON *case_record(const cJSON *doc, const tb_case *c,
     cJSON_AddItemToObject(o, "roofline", roofline_json(doc, c, r));
     add_cupti(o, r);
     cJSON_AddItemToObject(o, "instructions", instr_json(c, r));
+    /* Where it ran: the machine, and the shard of a sharded run (the
+     * document's "shard", tb_results_set_shard), so that the records of
+     * a merged file still say it. */
+    const cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, "env");
+    const cJSON *host = cJSON_GetObjectItemCaseSensitive(env, "hostname");
+    cJSON_AddItemToObject(o, "host", cJSON_IsString(host)
+                                         ? cJSON_CreateString(host->valuestring)
+                                         : cJSON_CreateNull());
+    const cJSON *sd = cJSON_GetObjectItemCaseSensitive(doc, "shard");
+    if (cJSON_IsObject(sd)) {
+        cJSON *s = cJSON_AddObjectToObject(o, "shard");
+        cJSON_AddItemToObject(s, "index", cJSON_Duplicate(
+            cJSON_GetObjectItemCaseSensitive(sd, "index"), 1));
+        cJSON_AddItemToObject(s, "count", cJSON_Duplicate(
+            cJSON_GetObjectItemCaseSensitive(sd, "count"), 1));
+        cJSON_AddNumberToObject(s, "plan_index", c->plan_index);
+    } else {
+        cJSON_AddNullToObject(o, "shard");
+    }
     return o;
 }
 
@@ -594,4 +613,27 @@ out:
     free(json);
     free(csv);
     return rc;
+}
+
+int tb_results_set_shard(cJSON *doc, cJSON *shard)
+{
+    return set_member(doc, "shard", shard);
+}
+
+int tb_results_put_case(cJSON *doc, cJSON **slot, const tb_case *c,
+                        const tb_result *r)
+{
+    cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
+    cJSON *o = case_record(doc, c, r);
+    if (!o)
+        return TB_ENOMEM;
+    /* cJSON 1.7.13+ appends in O(1) (the first child keeps the last in
+     * its prev); replacing via the pointer is O(1) too. */
+    if (*slot ? !cJSON_ReplaceItemViaPointer(cases, *slot, o)
+              : !cJSON_AddItemToArray(cases, o)) {
+        cJSON_Delete(o);
+        return TB_ENOMEM;
+    }
+    *slot = o;
+    return 0;
 }

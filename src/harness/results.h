@@ -36,6 +36,13 @@ int tb_results_add_case(cJSON *doc, const tb_case *c, const tb_result *r);
 int tb_results_set_case(cJSON *doc, int index, const tb_case *c,
                         const tb_result *r);
 
+/* tb_results_set_case in O(1) whatever the number of records: *slot is
+ * the case's record in the document, or NULL when it has none yet (the
+ * new record is then appended: call it for new cases in plan order).
+ * On success *slot is the new record.  0 or TB_ENOMEM. */
+int tb_results_put_case(cJSON *doc, cJSON **slot, const tb_case *c,
+                        const tb_result *r);
+
 /* Record how the cases ran: "process" (isolated workers) or "none". */
 int tb_results_set_isolation(cJSON *doc, const char *mode);
 
@@ -51,5 +58,10 @@ int tb_results_csv(const cJSON *doc, char **out);
 /* Write DIR/results.json and DIR/results.csv, each atomically. */
 int tb_results_write(const cJSON *doc, const char *dir, char *err,
                      size_t errlen);
+
+/* Set the document's "shard" (taken over on success) to the object of
+ * tb_shard_select for a `run --shard I/N`.  Cases added afterwards
+ * record their shard and plan_index.  0 or TB_ENOMEM. */
+int tb_results_set_shard(cJSON *doc, cJSON *shard);
 
 #endif

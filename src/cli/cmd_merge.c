@@ -1,0 +1,122 @@
+/* tbench merge: the result files of the shards of one `run --shard I/N`
+ * in, one result file out (src/report/merge.h).  Exit 0, or 2 on a
+ * usage or input error (one line on stderr; nothing written). */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../base/error.h"
+#include "../base/fileio.h"
+#include "../report/merge.h"
+#include "../report/resultsio.h"
+#include "commands.h"
+
+/* Where -o OUT goes: OUT/results.json when OUT is a folder or ends in
+ * '/' (created), else OUT itself.  0 or EXIT_USAGE (printed). */
+static int out_path(const char *out, char *buf, size_t len)
+{
+    struct stat st;
+    size_t l = strlen(out);
+    bool dir = (l && out[l - 1] == '/') ||
+               (stat(out, &st) == 0 && S_ISDIR(st.st_mode));
+    char err[1024];
+    if (dir && tb_mkdir_p(out, err, sizeof err)) {
+        fprintf(stderr, "tbench: merge: -o: %s\n", err);
+        return EXIT_USAGE;
+    }
+    if (snprintf(buf, len, dir ? "%s%sresults.json" : "%s%s", out,
+                 dir ? (out[l - 1] == '/' ? "" : "/") : "") >= (int)len) {
+        fprintf(stderr, "tbench: merge: -o: path too long\n");
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+int tb_cmd_merge(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"allow-mixed-hosts", no_argument, NULL, 'M'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *out = NULL;
+    tb_merge_opts mo = {0};
+    int c;
+    opterr = 0;
+    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
+    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'M': mo.allow_mixed_hosts = true; break;
+        case 'h': tb_cmd_usage(stdout, "merge"); return EXIT_OKAY;
+        default:
+            return tb_opt_error("merge", c, argv, longopts);
+        }
+    }
+    int n = argc - optind;
+    if (n <= 0)
+        return tb_usage_error("merge: no shard result file given%s", "");
+    if (!out)
+        return tb_usage_error("merge: -o OUT is required%s", "");
+    char path[4096 + 16];
+    if (out_path(out, path, sizeof path))
+        return EXIT_USAGE;
+
+    char err[2048];
+    int rc = EXIT_USAGE;
+    tb_resfile **f = calloc((size_t)n, sizeof *f);
+    cJSON *doc = NULL;
+    char *text = NULL;
+    tb_resfile *check = NULL;
+    if (!f) {
+        fprintf(stderr, "tbench: out of memory\n");
+        return EXIT_USAGE;
+    }
+    char real_out[PATH_MAX], real_in[PATH_MAX];
+    bool out_exists = realpath(path, real_out) != NULL;
+    for (int i = 0; i < n; i++) {
+        if (tb_resfile_load(argv[optind + i], &f[i], err, sizeof err)) {
+            fprintf(stderr, "tbench: merge: %s\n", err);
+            goto out;
+        }
+        if (out_exists && realpath(f[i]->path, real_in) &&
+            !strcmp(real_in, real_out)) {
+            fprintf(stderr, "tbench: merge: -o %s is the shard file %s: "
+                    "the merge would replace it\n", out, f[i]->path);
+            goto out;
+        }
+    }
+    if (tb_merge(f, n, &mo, &doc, err, sizeof err)) {
+        fprintf(stderr, "tbench: merge: %s\n", err);
+        goto out;
+    }
+    if (!(text = cJSON_Print(doc))) {
+        fprintf(stderr, "tbench: out of memory\n");
+        goto out;
+    }
+    /* What is written must load like any result file. */
+    if (tb_resfile_from_text(path, text, strlen(text), &check, err,
+                             sizeof err)) {
+        fprintf(stderr, "tbench: merge: the merged document does not load: "
+                "%s\n", err);
+        goto out;
+    }
+    if (tb_write_atomic(path, text, strlen(text), err, sizeof err)) {
+        fprintf(stderr, "tbench: merge: %s\n", err);
+        goto out;
+    }
+    printf("merged %d shards, %d cases: %s\n", n, check->n, path);
+    rc = EXIT_OKAY;
+out:
+    tb_resfile_free(check);
+    free(text);
+    cJSON_Delete(doc);
+    for (int i = 0; i < n; i++)
+        tb_resfile_free(f[i]);
+    free(f);
+    return rc;
+}

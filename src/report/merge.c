@@ -1,0 +1,448 @@
+/* Merging shard result files: see merge.h. */
+#include "merge.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/error.h"
+
+/* err = printf(fmt, ...).  Returns TB_EINVAL. */
+static int refuse(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return TB_EINVAL;
+}
+
+/* One shard file, its "shard" object read and checked. */
+typedef struct {
+    const tb_resfile *f;
+    int index, count, cases, plan_cases;
+    const char *digest;
+    const char *host, *cpu; /* or NULL */
+} shard;
+
+/* Member k of o as a whole number in [lo, hi], or -1. */
+static int int_member(const cJSON *o, const char *k, int lo, int hi)
+{
+    double v = tb_json_num(o, k);
+    return isfinite(v) && v == floor(v) && v >= lo && v <= hi ? (int)v : -1;
+}
+
+static int read_shard(const tb_resfile *f, shard *s, char *err,
+                      size_t errlen)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(f->doc, "shard");
+    s->f = f;
+    if (!cJSON_IsObject(o))
+        return refuse(err, errlen, "%s: not a shard's result file (no "
+                      "\"shard\" object: it was not made by run --shard "
+                      "I/N)", f->path);
+    s->count = int_member(o, "count", 1, 100000);
+    s->index = int_member(o, "index", 1, s->count < 1 ? 1 : s->count);
+    s->cases = int_member(o, "cases", 0, INT32_MAX);
+    s->plan_cases = int_member(o, "plan_cases", 1, INT32_MAX);
+    s->digest = tb_json_str(o, "plan_digest");
+    if (s->count < 1 || s->index < 1 || s->cases < 0 || s->plan_cases < 1 ||
+        !s->digest)
+        return refuse(err, errlen, "%s: \"shard\": expected whole numbers "
+                      "1 <= index <= count, cases >= 0, plan_cases >= 1 and "
+                      "a plan_digest string", f->path);
+    s->host = f->hostname;
+    s->cpu = f->cpu_model;
+    return 0;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* FNV-1a 64 of s, for messages about config texts. */
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* Do the two documents' "config" arrays hold the same configs (name,
+ * seed and text; the path may differ between machines)?  On a
+ * difference, describes it in why. */
+static bool same_config(const cJSON *a, const cJSON *b, char *why,
+                        size_t len)
+{
+    const cJSON *ca = cJSON_GetObjectItemCaseSensitive(a, "config");
+    const cJSON *cb = cJSON_GetObjectItemCaseSensitive(b, "config");
+    int na = cJSON_GetArraySize(ca), nb = cJSON_GetArraySize(cb);
+    if (!cJSON_IsArray(ca) || !cJSON_IsArray(cb) || na != nb) {
+        snprintf(why, len, "%d config file(s) against %d", nb, na);
+        return false;
+    }
+    for (int i = 0; i < na; i++) {
+        const cJSON *x = cJSON_GetArrayItem(ca, i);
+        const cJSON *y = cJSON_GetArrayItem(cb, i);
+        const char *tx = tb_json_str(x, "text"), *ty = tb_json_str(y, "text");
+        if (!tx || !ty || strcmp(tx, ty) ||
+            !same_str(tb_json_str(x, "name"), tb_json_str(y, "name")) ||
+            !cJSON_Compare(cJSON_GetObjectItemCaseSensitive(x, "seed"),
+                           cJSON_GetObjectItemCaseSensitive(y, "seed"), 1)) {
+            snprintf(why, len, "config[%d] text digest %016" PRIx64
+                     " against %016" PRIx64, i, fnv(ty), fnv(tx));
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The first member of env.build that differs between a and b, or NULL
+ * when the builds are the same. */
+static const char *build_diff(const cJSON *a, const cJSON *b)
+{
+    const cJSON *ba = cJSON_GetObjectItem(
+        cJSON_GetObjectItemCaseSensitive(a, "env"), "build");
+    const cJSON *bb = cJSON_GetObjectItem(
+        cJSON_GetObjectItemCaseSensitive(b, "env"), "build");
+    if (!cJSON_IsObject(ba) || !cJSON_IsObject(bb))
+        return cJSON_IsObject(ba) || cJSON_IsObject(bb) ? "env.build" : NULL;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, ba)
+    {
+        if (!cJSON_Compare(m, cJSON_GetObjectItemCaseSensitive(bb, m->string),
+                           1))
+            return m->string;
+    }
+    return cJSON_GetArraySize(ba) == cJSON_GetArraySize(bb) ? NULL
+                                                             : "env.build";
+}
+
+static const char *orq(const char *s)
+{
+    return s ? s : "(unknown)";
+}
+
+/* The checks between shard s and the first shard s0. */
+static int check_pair(const shard *s0, const shard *s, bool mixed_ok,
+                      char *err, size_t errlen)
+{
+    const char *p0 = s0->f->path, *p = s->f->path;
+    char why[128];
+    if (s->count != s0->count)
+        return refuse(err, errlen, "%s: shard %d/%d, but %s is shard %d/%d: "
+                      "not shards of one run", p, s->index, s->count, p0,
+                      s0->index, s0->count);
+    if (!same_config(s0->f->doc, s->f->doc, why, sizeof why))
+        return refuse(err, errlen, "%s: shard %d/%d ran another config "
+                      "than %s (%s)", p, s->index, s->count, p0, why);
+    if (!same_str(s->f->git_commit, s0->f->git_commit))
+        return refuse(err, errlen, "%s: shard %d/%d ran tbench commit %s, "
+                      "%s ran %s", p, s->index, s->count,
+                      orq(s->f->git_commit), p0, orq(s0->f->git_commit));
+    const char *bd = build_diff(s0->f->doc, s->f->doc);
+    if (bd)
+        return refuse(err, errlen, "%s: shard %d/%d ran another build of "
+                      "tbench than %s (env.build.%s differs)", p, s->index,
+                      s->count, p0, bd);
+    if (s->plan_cases != s0->plan_cases || strcmp(s->digest, s0->digest))
+        return refuse(err, errlen, "%s: shard %d/%d planned other cases "
+                      "than %s (%d cases, digest %s, against %d, %s): "
+                      "another --filter, --exclude or --backend, or a "
+                      "machine that offers other axis values?", p, s->index,
+                      s->count, p0, s->plan_cases, s->digest, s0->plan_cases,
+                      s0->digest);
+    bool same_host = same_str(s->host, s0->host) && same_str(s->cpu, s0->cpu);
+    if (!same_host && !mixed_ok)
+        return refuse(err, errlen, "%s: shard %d/%d ran on host %s (%s), "
+                      "%s on %s (%s): mixed machines; add "
+                      "--allow-mixed-hosts to merge them", p, s->index,
+                      s->count, orq(s->host), orq(s->cpu), p0, orq(s0->host),
+                      orq(s0->cpu));
+    return 0;
+}
+
+/* A shard on its own: it finished, and every case of its slice is
+ * there. */
+static int check_finished(const shard *s, char *err, size_t errlen)
+{
+    const tb_resfile *f = s->f;
+    if (!f->complete)
+        return refuse(err, errlen, "%s: shard %d/%d did not finish "
+                      "(\"complete\" is false: interrupted, failed or still "
+                      "running)", f->path, s->index, s->count);
+    if (f->n != s->cases)
+        return refuse(err, errlen, "%s: shard %d/%d has %d case records, "
+                      "its plan gave it %d", f->path, s->index, s->count,
+                      f->n, s->cases);
+    return 0;
+}
+
+/* Every case record of shard s is tagged with this shard and a
+ * plan_index in range, not taken within the shard: slot[plan_index] =
+ * the record's index (slot: plan_cases entries, -1 when free). */
+static int check_tags(const shard *s, int *slot, char *err, size_t errlen)
+{
+    const tb_resfile *f = s->f;
+    for (int i = 0; i < f->n; i++) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(f->cases[i].json,
+                                                          "shard");
+        int pi = int_member(t, "plan_index", 0, s->plan_cases - 1);
+        if (int_member(t, "index", 1, 100000) != s->index ||
+            int_member(t, "count", 1, 100000) != s->count || pi < 0)
+            return refuse(err, errlen, "%s: cases[%d] (%s): \"shard\": "
+                          "expected index %d, count %d and a plan_index "
+                          "below %d", f->path, i, f->cases[i].id, s->index,
+                          s->count, s->plan_cases);
+        if (slot[pi] >= 0)
+            return refuse(err, errlen, "%s: cases[%d] (%s): plan_index %d "
+                          "is taken by another case", f->path, i,
+                          f->cases[i].id, pi);
+        slot[pi] = i;
+    }
+    return 0;
+}
+
+typedef struct {
+    const char *id;
+    int shard; /* index into the shard array */
+} idref;
+
+static int cmp_idref(const void *pa, const void *pb)
+{
+    const idref *a = pa, *b = pb;
+    int d = strcmp(a->id, b->id);
+    return d ? d : (a->shard > b->shard) - (a->shard < b->shard);
+}
+
+/* A case id recorded by two shards. */
+static int check_ids(const shard *sh, int n, char *err, size_t errlen)
+{
+    size_t total = 0, m = 0;
+    for (int k = 0; k < n; k++)
+        total += (size_t)sh[k].f->n;
+    idref *r = malloc((total ? total : 1) * sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "out of memory");
+        return TB_ENOMEM;
+    }
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < sh[k].f->n; i++)
+            r[m++] = (idref){sh[k].f->cases[i].id, k};
+    qsort(r, total, sizeof *r, cmp_idref);
+    int rc = 0;
+    for (size_t i = 1; i < total && !rc; i++)
+        if (!strcmp(r[i - 1].id, r[i].id)) {
+            const shard *a = &sh[r[i - 1].shard], *b = &sh[r[i].shard];
+            rc = refuse(err, errlen, "case '%s' is recorded twice: by "
+                        "shard %d/%d (%s) and shard %d/%d (%s)", r[i].id,
+                        a->index, a->count, a->f->path, b->index, b->count,
+                        b->f->path);
+        }
+    free(r);
+    return rc;
+}
+
+static int cmp_shard(const void *pa, const void *pb)
+{
+    const shard *a = pa, *b = pb;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+/* Sum of the shards' summary counts, key by key (the first shard's
+ * keys). */
+static cJSON *sum_summaries(const shard *sh, int n)
+{
+    const cJSON *s0 = cJSON_GetObjectItemCaseSensitive(sh[0].f->doc,
+                                                       "summary");
+    cJSON *out = cJSON_CreateObject();
+    const cJSON *m;
+    cJSON_ArrayForEach(m, s0)
+    {
+        double t = 0;
+        for (int k = 0; k < n; k++) {
+            double v = tb_json_num(cJSON_GetObjectItemCaseSensitive(
+                                       sh[k].f->doc, "summary"),
+                                   m->string);
+            t += isfinite(v) ? v : 0;
+        }
+        if (!cJSON_AddNumberToObject(out, m->string, t)) {
+            cJSON_Delete(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+/* The merged document: see merge.h. */
+static cJSON *build(const shard *sh, int n, int total, const int *owner,
+                    const int *slot, bool mixed)
+{
+    cJSON *doc = cJSON_Duplicate(sh[0].f->doc, 1);
+    cJSON *cases = cJSON_CreateArray();
+    cJSON *sum = sum_summaries(sh, n);
+    cJSON *mg = cJSON_CreateObject();
+    cJSON *list = cJSON_AddArrayToObject(mg, "shards");
+    bool ok = doc && cases && sum && mg && list;
+    for (int i = 0; ok && i < total; i++) {
+        cJSON *c = cJSON_Duplicate(sh[owner[i]].f->cases[slot[i]].json, 1);
+        ok = c && cJSON_AddItemToArray(cases, c);
+    }
+    /* The peaks describe one machine: kept only when every shard had the
+     * same (the rooflines in the records are each shard's own). */
+    const cJSON *p0 = cJSON_GetObjectItemCaseSensitive(sh[0].f->doc, "peaks");
+    bool same_peaks = true;
+    for (int k = 1; k < n; k++)
+        same_peaks = same_peaks &&
+                     cJSON_Compare(p0, cJSON_GetObjectItemCaseSensitive(
+                                           sh[k].f->doc, "peaks"), 1);
+    for (int k = 0; ok && k < n; k++) {
+        const tb_resfile *f = sh[k].f;
+        cJSON *o = cJSON_CreateObject();
+        ok = o && cJSON_AddItemToArray(list, o) &&
+             cJSON_AddNumberToObject(o, "index", sh[k].index) &&
+             cJSON_AddNumberToObject(o, "count", sh[k].count) &&
+             cJSON_AddStringToObject(o, "file", f->path) &&
+             cJSON_AddItemToObject(o, "host", tb_json_str_or_null(f->hostname)) &&
+             cJSON_AddItemToObject(o, "cpu_model",
+                                   tb_json_str_or_null(f->cpu_model)) &&
+             cJSON_AddItemToObject(o, "date", tb_json_str_or_null(f->date)) &&
+             cJSON_AddNumberToObject(o, "cases", f->n);
+    }
+    ok = ok && cJSON_AddNumberToObject(mg, "plan_cases", total) &&
+         cJSON_AddStringToObject(mg, "plan_digest", sh[0].digest) &&
+         cJSON_AddBoolToObject(mg, "mixed_hosts", mixed);
+    if (ok) {
+        cJSON_DeleteItemFromObjectCaseSensitive(doc, "shard");
+        cJSON_ReplaceItemInObjectCaseSensitive(doc, "complete",
+                                               cJSON_CreateTrue());
+        if (!same_peaks)
+            cJSON_ReplaceItemInObjectCaseSensitive(doc, "peaks",
+                                                   cJSON_CreateNull());
+        ok = cJSON_ReplaceItemInObjectCaseSensitive(doc, "summary", sum);
+        if (ok)
+            sum = NULL;
+        ok = ok && cJSON_ReplaceItemInObjectCaseSensitive(doc, "cases",
+                                                          cases);
+        if (ok)
+            cases = NULL;
+        ok = ok && cJSON_AddItemToObject(doc, "merge", mg);
+        if (ok)
+            mg = NULL;
+    }
+    cJSON_Delete(cases);
+    cJSON_Delete(sum);
+    cJSON_Delete(mg);
+    if (!ok) {
+        cJSON_Delete(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+int tb_merge(tb_resfile *const *f, int n, const tb_merge_opts *o,
+             cJSON **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (n < 1)
+        return refuse(err, errlen, "no shard file given");
+    shard *sh = calloc((size_t)n, sizeof *sh);
+    int *slot = NULL, *owner = NULL;
+    int rc = TB_ENOMEM;
+    if (!sh)
+        goto oom;
+    for (int k = 0; k < n; k++)
+        if ((rc = read_shard(f[k], &sh[k], err, errlen)))
+            goto out;
+    qsort(sh, (size_t)n, sizeof *sh, cmp_shard);
+    bool mixed = false;
+    for (int k = 1; k < n; k++) {
+        if (sh[k].index == sh[k - 1].index &&
+            sh[k].count == sh[k - 1].count) {
+            rc = refuse(err, errlen, "shard %d/%d given twice: %s and %s",
+                        sh[k].index, sh[k].count, sh[k - 1].f->path,
+                        sh[k].f->path);
+            goto out;
+        }
+        if ((rc = check_pair(&sh[0], &sh[k], o && o->allow_mixed_hosts, err,
+                             errlen)))
+            goto out;
+        mixed = mixed || !same_str(sh[k].host, sh[0].host) ||
+                !same_str(sh[k].cpu, sh[0].cpu);
+    }
+    int count = sh[0].count, total = sh[0].plan_cases;
+    long long sum = 0;
+    for (int k = 0; k < n; k++) {
+        if ((rc = check_finished(&sh[k], err, errlen)))
+            goto out;
+        sum += sh[k].cases;
+    }
+    if (n != count) {
+        /* name the first missing shard (the array is sorted by index) */
+        int want = 1;
+        for (int k = 0; k < n && sh[k].index == want; k++)
+            want++;
+        rc = refuse(err, errlen, "shard %d/%d is missing: %d of the %d "
+                    "shards given (each shard's result file, or its run "
+                    "folder, must be named)", want, count, n, count);
+        goto out;
+    }
+    if (sum != total) {
+        rc = refuse(err, errlen, "the %d shards hold %lld cases, their plan "
+                    "has %d: the plan was split differently", n, sum, total);
+        goto out;
+    }
+    slot = malloc((size_t)total * sizeof *slot);
+    owner = malloc((size_t)total * sizeof *owner);
+    if (!slot || !owner)
+        goto oom;
+    for (int i = 0; i < total; i++)
+        slot[i] = owner[i] = -1;
+    int *tmp = malloc((size_t)total * sizeof *tmp);
+    if (!tmp)
+        goto oom;
+    for (int k = 0; k < n && !rc; k++) {
+        for (int i = 0; i < total; i++)
+            tmp[i] = -1;
+        rc = check_tags(&sh[k], tmp, err, errlen);
+        for (int i = 0; i < total && !rc; i++) {
+            if (tmp[i] < 0)
+                continue;
+            if (owner[i] >= 0)
+                rc = refuse(err, errlen, "%s and %s both hold the case of "
+                            "plan_index %d", sh[owner[i]].f->path,
+                            sh[k].f->path, i);
+            owner[i] = k;
+            slot[i] = tmp[i];
+        }
+    }
+    free(tmp);
+    if (rc || (rc = check_ids(sh, n, err, errlen)))
+        goto out;
+    for (int i = 0; i < total; i++)
+        if (owner[i] < 0) {
+            rc = refuse(err, errlen, "the shards hold no case of plan_index "
+                        "%d of %d: the plan was split differently", i,
+                        total);
+            goto out;
+        }
+    *out = build(sh, n, total, owner, slot, mixed);
+    rc = *out ? 0 : TB_ENOMEM;
+    if (rc)
+        goto oom;
+    goto out;
+oom:
+    rc = TB_ENOMEM;
+    snprintf(err, errlen, "out of memory");
+out:
+    free(sh);
+    free(slot);
+    free(owner);
+    return rc;
+}
