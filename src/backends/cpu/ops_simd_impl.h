@@ -43,24 +43,66 @@ static inline vf xs_leaky_relu_f(vf x, vf k0, vf k1)
     return v_sel(v_gt(x, v_set1(0.0f)), x, v_mul(k0, x));
 }
 
-/* z = beta x; z > threshold ? x : (max(z, 0) + log1p(exp(-|z|))) / beta.
- * e = exp(-|z|) in [0, 1] (NaN for NaN), u = 1 + e rounded; u - 1 is
- * exact (Sterbenz), so e - (u - 1) is u's rounding error c, and
- * log1p(e) = log(u) + log1p(c / u) = log(u) + c / u to far below an
- * ulp.  For e < 2^-24 (z < -16.6), u = 1 and log1p(e) = e exactly as
- * wanted.  NaN x: z NaN, not above the threshold, e NaN -> NaN; x = inf
- * is above any threshold; x = -inf: e = 0, y = 0. */
-static inline vf xs_softplus_f(vf x, vf beta, vf thr)
+/* log1p(e) for e in [0, 1] (NaN: NaN).  u = 1 + e rounded; u - 1 is
+ * exact (Sterbenz), so c = e - (u - 1) is u's rounding error and
+ * log1p(e) = log(u) + log1p(c / u) = log(u) + c / u to far below an ulp;
+ * 1 / u is taken as 1 - e + e^2 (relative error e^3, and |c| <= 2^-25 u
+ * next to log(u) >= e / 2: under 2^-26 of the result for every e).  For
+ * e < 2^-24, u = 1 and the result is c = e exactly.  log(u), u in [1, 2]:
+ * vmath's vs_log (the Cephes logf polynomial, vmath_simd.h) without
+ * the frexp and the special values, which u never needs: u = m 2^k, m
+ * in [sqrt(1/2), sqrt(2)), k 0 or 1. */
+static inline vf xs_log1p01(vf e)
 {
     const vf one = v_set1(1.0f);
-    vf z = v_mul(beta, x);
-    vf e = vs_exp(v_neg(v_abs(z)));
     vf u = v_add(one, e);
     vf c = v_sub(e, v_sub(u, one));
-    vf l = v_add(vs_log(u), v_div(c, u));
+    vm big = v_gt(u, v_set1(0x1.6a09e6p+0f)); /* sqrt(2) */
+    vf m = v_sel(big, v_mul(u, v_set1(0.5f)), u);
+    vf k = v_sel(big, one, v_set1(0.0f));
+    vf f = v_sub(m, one);
+    vf z = v_mul(f, f);
+    vf p = v_fma(v_set1(7.0376836292e-2f), f, v_set1(-1.1514610310e-1f));
+    p = v_fma(p, f, v_set1(1.1676998740e-1f));
+    p = v_fma(p, f, v_set1(-1.2420140846e-1f));
+    p = v_fma(p, f, v_set1(1.4249322787e-1f));
+    p = v_fma(p, f, v_set1(-1.6668057665e-1f));
+    p = v_fma(p, f, v_set1(2.0000714765e-1f));
+    p = v_fma(p, f, v_set1(-2.4999993993e-1f));
+    p = v_fma(p, f, v_set1(3.3333331174e-1f));
+    vf y = v_mul(v_mul(p, f), z);
+    y = v_fma(k, v_set1(-2.12194440e-4f), y);
+    y = v_fnma(v_set1(0.5f), z, y);
+    /* the correction c / u joins the small terms before f */
+    y = v_fma(c, v_fma(e, v_sub(e, one), one), y);
+    vf r = v_add(f, y);
+    return v_fma(k, v_set1(0.693359375f), r);
+}
+
+/* z = beta x; z > threshold ? x : (max(z, 0) + log1p(exp(-|z|))) / beta,
+ * the division left out when beta is 1 (div 0, a constant).  NaN x: z
+ * NaN, not above the threshold, exp(NaN) NaN -> NaN; x = inf is above
+ * any threshold; x = -inf: exp(-inf) = 0, y = 0. */
+static inline vf xs_softplus_g(vf x, vf beta, vf thr, int div)
+{
+    vf z = div ? v_mul(beta, x) : x;
+    vf l = xs_log1p01(vs_exp(v_neg(v_abs(z))));
     /* v_max returns its second operand, z, for a NaN z */
-    vf y = v_div(v_add(v_max(v_set1(0.0f), z), l), beta);
+    vf y = v_add(v_max(v_set1(0.0f), z), l);
+    if (div)
+        y = v_div(y, beta);
     return v_sel(v_gt(z, thr), x, y);
+}
+
+static inline vf xs_softplus1_f(vf x, vf beta, vf thr)
+{
+    (void)beta;
+    return xs_softplus_g(x, beta, thr, 0);
+}
+
+static inline vf xs_softplusb_f(vf x, vf beta, vf thr)
+{
+    return xs_softplus_g(x, beta, thr, 1);
 }
 
 /* NaN in either operand gives a + b (a NaN), else the larger/smaller
@@ -128,8 +170,26 @@ static inline vf xs_minimum_f(vf a, vf b)
 #define XS_W_rsqrt 1
 #define XS_W_leaky_relu 1
 
+/* softplus: beta 1 (the default) needs neither the product nor the
+ * division. */
+#define XS_SOFTPLUS_LOOP(SFX)                                             \
+    XS_UNARY_LOOP(softplus1, SFX)                                         \
+    XS_UNARY_LOOP(softplusb, SFX)                                         \
+    static void xs_softplus_loop_##SFX(const void *x, void *o, int64_t n, \
+                                       const double *kd)                  \
+    {                                                                     \
+        if ((float)kd[0] == 1.0f)                                         \
+            xs_softplus1_loop_##SFX(x, o, n, kd);                         \
+        else                                                              \
+            xs_softplusb_loop_##SFX(x, o, n, kd);                         \
+    }
+#define XS_UNARY_LOOP_softplus(SFX) XS_SOFTPLUS_LOOP(SFX)
+#define XS_UNARY_LOOP_sqrt(SFX) XS_UNARY_LOOP(sqrt, SFX)
+#define XS_UNARY_LOOP_rsqrt(SFX) XS_UNARY_LOOP(rsqrt, SFX)
+#define XS_UNARY_LOOP_leaky_relu(SFX) XS_UNARY_LOOP(leaky_relu, SFX)
+
 #define XS_UNARY_ENTRY(NAME, SFX, LV)                                     \
-    XS_UNARY_LOOP(NAME, SFX)                                              \
+    XS_UNARY_LOOP_##NAME(SFX)                                             \
     int TB_CPU_KFN(NAME, f32, SFX)(void *ctx, const tb_tensor *in,        \
                                    tb_tensor *out, const tb_params *p)    \
     {                                                                     \
