@@ -1283,6 +1283,21 @@ static int op_cases(tb_op_id id, ocase *c)
         ADD2(S(1, 513), S(1, 1));
         ADD2(S(3, 5, 1, 7), S(3, 1, 3, 7));
         break;
+    case TB_OP_max:
+    case TB_OP_min:
+    case TB_OP_argmax:
+        for (int i = 0; i < 6; i++)
+            ADD1(S(1, lens[i]));
+        ADD1(S(1, 200003));
+        ADDP(S(2, 17, 513), "axis", 0);
+        ADDP(S(2, 17, 513), "axis", 1);
+        ADDP(S(2, 513, 17), "axis", 0);
+        ADDPP(S(3, 3, 5, 7), "axis", 1, "keepdim", 1);
+        ADDP(S(3, 2, 1030, 3), "axis", 1);
+        ADDP(S(2, 4, 2100), "axis", 1);
+        ADDP(S(2, 300, 301), "axis", 0);
+        ADDP(S(2, 3, 70), "axis", -1);
+        break;
     default:
         break;
     }
@@ -1928,6 +1943,111 @@ static void test_xs_softplus_ulp(void **state)
         }
 }
 
+/* max, min, argmax (ops_simd.h's reduction rows) at every isa value and
+ * thread count on lanes with NaNs (none, first, middle, last, two),
+ * infinities and signed-zero ties, contiguous (no axis, the last axis)
+ * and strided (axis 0): the portable row's values exactly (== for
+ * values, so -0 and +0 tie; NaN for NaN), argmax's index exactly. */
+static void test_xs_reduce_special(void **state)
+{
+    (void)state;
+    static const int lens[] = {1, 5, 63, 64, 65, 200, 1031};
+    static const tb_op_id ids[] = {TB_OP_max, TB_OP_min, TB_OP_argmax};
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    for (int iv = 0; iv < ax[0].n_values; iv++)
+        for (int tv = 0; tv < ax[1].n_values && tv < 2; tv++) {
+            const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
+            void *ctx = NULL;
+            char err[256];
+            assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+            for (int li = 0; li < 7; li++)
+                for (int pat = 0; pat < 7; pat++)
+                    for (int ai = 0; ai < 3; ai++)
+                        for (int oi = 0; oi < 3; oi++) {
+                            const tb_op *op = tb_op_get(ids[oi]);
+                            const int len = lens[li];
+                            /* ai 0: [len]; 1: [3, len] axis 1; 2: [len, 3]
+                             * axis 0 */
+                            tb_shape sh = ai == 0   ? S(1, len)
+                                          : ai == 1 ? S(2, 3, len)
+                                                    : S(2, len, 3);
+                            tb_params p = {0};
+                            if (ai)
+                                assert_int_equal(
+                                    tb_params_set(op, &p, "axis",
+                                                  ai == 1 ? 1 : 0, err,
+                                                  sizeof err),
+                                    0);
+                            tb_params_defaults(op, &p);
+                            tb_shape os;
+                            assert_int_equal(
+                                tb_op_infer(op, &sh, 1, &p, &os, err,
+                                            sizeof err),
+                                0);
+                            tb_tensor in, got, base;
+                            assert_int_equal(
+                                tb_tensor_create(&in, TB_F32, &sh), 0);
+                            assert_int_equal(
+                                tb_tensor_create(&got, TB_F32, &os), 0);
+                            assert_int_equal(
+                                tb_tensor_create(&base, TB_F32, &os), 0);
+                            float *x = in.data;
+                            const int64_t n = tb_tensor_numel(&in);
+                            rng_seed((uint64_t)(li * 64 + pat));
+                            for (int64_t k = 0; k < n; k++) {
+                                /* few distinct values: ties */
+                                double r = rng_uniform(0, 8);
+                                x[k] = r < 1   ? -0.0f
+                                       : r < 2 ? 0.0f
+                                       : r < 2.2 ? INFINITY
+                                       : r < 2.4 ? -INFINITY
+                                                 : (float)(int)(r * 2) - 9;
+                            }
+                            if (pat == 1 || pat == 5)
+                                x[0] = NAN;
+                            if (pat == 2 || pat == 5)
+                                x[n / 2] = -NAN;
+                            if (pat == 3)
+                                x[n - 1] = NAN;
+                            if (pat == 4)
+                                for (int64_t k = 0; k < n; k++)
+                                    x[k] = k % 2 ? 0.0f : -0.0f;
+                            if (pat == 6)
+                                for (int64_t k = 0; k < n; k++)
+                                    x[k] = -INFINITY;
+                            const char *impl = NULL;
+                            tb_kernel_fn fn =
+                                B->kernel(ctx, op, TB_F32, &p, &impl);
+                            assert_non_null(fn);
+                            assert_int_equal(fn(ctx, &in, &got, &p), 0);
+                            tb_kernel_fn pf =
+                                tb_cpu_ext_kernel(op, TB_F32, &p, NULL);
+                            assert_int_equal(pf(NULL, &in, &base, &p), 0);
+                            const float *g = got.data, *w = base.data;
+                            int bad = 0;
+                            for (int64_t k = 0; k < tb_tensor_numel(&got);
+                                 k++) {
+                                bool ok = isnan(w[k]) ? isnan(g[k])
+                                                      : g[k] == w[k];
+                                if (!ok && bad++ < 3)
+                                    print_error(
+                                        "%s isa=%s threads=%s len %d "
+                                        "pattern %d shape %d impl %s: "
+                                        "[%lld] got %a portable %a\n",
+                                        op->name, vals[0], vals[1], len,
+                                        pat, ai, impl, (long long)k,
+                                        (double)g[k], (double)w[k]);
+                            }
+                            tb_tensor_destroy(&in);
+                            tb_tensor_destroy(&got);
+                            tb_tensor_destroy(&base);
+                            assert_int_equal(bad, 0);
+                        }
+            B->destroy(ctx);
+        }
+}
+
 /* ========================================================================= */
 /* main                                                                      */
 /* ========================================================================= */
@@ -2008,6 +2128,8 @@ int main(int argc, char **argv)
         OPT(maximum), OPT(minimum),
         T(xs_special),
         T(xs_softplus_ulp),
+        OPT(max), OPT(min), OPT(argmax),
+        T(xs_reduce_special),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {

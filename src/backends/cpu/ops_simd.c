@@ -157,3 +157,55 @@ int tb_cpu_xs_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
     }
     return 0;
 }
+
+typedef struct xs_red_job {
+    tb_cpu_xs_lane_fn lane;
+    tb_cpu_xs_cols_fn cols;
+    const float *x;
+    float *o;
+    int64_t outer, len, inner;
+} xs_red_job;
+
+static void xs_red_task(void *argp, int part, int nparts)
+{
+    const xs_red_job *j = argp;
+    int64_t b, e;
+    tb_cpu_span(j->outer, 1, part, nparts, &b, &e);
+    for (int64_t o = b; o < e; o++) {
+        const float *x = j->x + o * j->len * j->inner;
+        if (j->inner == 1) {
+            j->o[o] = j->lane(x, j->len);
+            continue;
+        }
+        for (int64_t i = 0; i < j->inner; i += TB_CPU_XS_COLS) {
+            int64_t w = j->inner - i < TB_CPU_XS_COLS ? j->inner - i
+                                                      : TB_CPU_XS_COLS;
+            j->cols(x + i, j->o + o * j->inner + i, j->len, j->inner, w);
+        }
+    }
+}
+
+int tb_cpu_xs_reduce(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
+                     tb_tensor *out, const tb_params *p,
+                     tb_cpu_xs_lane_fn lane, tb_cpu_xs_cols_fn cols)
+{
+    int rc = xs_begin(ctx, lv, id, TB_F32, in, out, p);
+    if (rc)
+        return rc;
+    xs_red_job j = {.lane = lane, .cols = cols, .x = in[0].data,
+                    .o = out->data, .outer = 1, .len = xs_numel(&in[0]),
+                    .inner = 1};
+    if (p && tb_params_has(p, 0)) {
+        int ax = 0;
+        tb_axis_norm((int64_t)p->v[0], in[0].ndim, &ax); /* checked */
+        for (int d = 0; d < ax; d++)
+            j.outer *= in[0].shape[d];
+        j.len = in[0].shape[ax];
+        for (int d = ax + 1; d < in[0].ndim; d++)
+            j.inner *= in[0].shape[d];
+    }
+    if (j.len > 0 && j.outer > 0)
+        tb_cpu_parallel(ctx, j.outer * j.len * j.inner, j.outer,
+                        xs_red_task, &j);
+    return 0;
+}

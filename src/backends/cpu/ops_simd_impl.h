@@ -8,6 +8,7 @@
 #define TB_BACKENDS_CPU_OPS_SIMD_IMPL_H
 
 #include <immintrin.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "kreg.h"
@@ -16,8 +17,17 @@
 
 #if VS_LANES == 16
 static inline vf xs_sqrt(vf a) { return _mm512_sqrt_ps(a); }
+/* An int32 in every lane, as bits of a vf (v_sel moves bits only). */
+static inline vf xs_iset1(int32_t i)
+{
+    return _mm512_castsi512_ps(_mm512_set1_epi32(i));
+}
 #else
 static inline vf xs_sqrt(vf a) { return _mm256_sqrt_ps(a); }
+static inline vf xs_iset1(int32_t i)
+{
+    return _mm256_castsi256_ps(_mm256_set1_epi32(i));
+}
 #endif
 
 /* ---- element functions (k: the op's parameters as floats) ---------- */
@@ -205,12 +215,172 @@ static inline vf xs_minimum_f(vf a, vf b)
                                 p, xs_##NAME##_loop_##SFX);               \
     }
 
+
+/* ---- reductions: max, min, argmax (ops_simd.h) ---------------------- */
+
+static inline vm xs_better(vf v, vf m, int is_max)
+{
+    return is_max ? v_gt(v, m) : v_lt(v, m);
+}
+
+/* The first j < len with x[j] == v (v not NaN); len if none. */
+static inline int64_t xs_find(const float *x, int64_t len, float v)
+{
+    const vf vv = v_set1(v);
+    int64_t j = 0;
+    for (; j + VS_LANES <= len; j += VS_LANES)
+        if (m_any(v_eq(v_load(x + j), vv)))
+            break;
+    for (; j < len; j++)
+        if (x[j] == v)
+            return j;
+    return len;
+}
+
+/* A contiguous lane (len >= 1) as ops_ext.c scans it: m = x[0], then m
+ * = x[j] where x[j] OP m or x[j] is NaN; for max/min that ends on the
+ * last NaN of a lane that has one, for argmax (arg) on the first
+ * maximum or the first NaN, whose index goes to *at.  Vector form: four
+ * running extremes (x86 max/min return their second operand, the
+ * running one, for a NaN) and a NaN mask; then the NaN (rare) or the
+ * extreme found again by a scan when its index or its sign (a zero:
+ * -0 == +0, the first one wins) matters. */
+static inline float xs_extreme_lane(const float *x, int64_t len,
+                                    int is_max, int arg, int64_t *at)
+{
+    *at = 0;
+    if (len < 4 * VS_LANES) {
+        float m = x[0];
+        for (int64_t j = 1; j < len && (!arg || m == m); j++) {
+            float v = x[j];
+            if ((is_max ? v > m : v < m) || v != v) {
+                m = v;
+                *at = j;
+            }
+        }
+        return m;
+    }
+    vf m0 = v_load(x), m1 = v_load(x + VS_LANES);
+    vf m2 = v_load(x + 2 * VS_LANES), m3 = v_load(x + 3 * VS_LANES);
+    vm nan = m_or(m_or(v_unord(m0, m0), v_unord(m1, m1)),
+                  m_or(v_unord(m2, m2), v_unord(m3, m3)));
+    int64_t j = 4 * VS_LANES;
+#define XS_STEP(M, OFF)                                                   \
+    do {                                                                  \
+        vf v_ = v_load(x + j + (OFF));                                    \
+        nan = m_or(nan, v_unord(v_, v_));                                 \
+        M = is_max ? v_max(v_, M) : v_min(v_, M);                         \
+    } while (0)
+    for (; j + 4 * VS_LANES <= len; j += 4 * VS_LANES) {
+        XS_STEP(m0, 0);
+        XS_STEP(m1, VS_LANES);
+        XS_STEP(m2, 2 * VS_LANES);
+        XS_STEP(m3, 3 * VS_LANES);
+    }
+    for (; j + VS_LANES <= len; j += VS_LANES)
+        XS_STEP(m0, 0);
+#undef XS_STEP
+    bool tail_nan = false;
+    for (int64_t k = j; k < len; k++)
+        tail_nan |= x[k] != x[k];
+    if (m_any(nan) || tail_nan) {
+        int64_t k = 0;
+        if (arg) {
+            while (x[k] == x[k])
+                k++;
+        } else {
+            for (k = len - 1; x[k] == x[k]; k--)
+                ;
+        }
+        *at = k;
+        return x[k];
+    }
+    m0 = is_max ? v_max(v_max(m0, m1), v_max(m2, m3))
+                : v_min(v_min(m0, m1), v_min(m2, m3));
+    float t[VS_LANES];
+    v_store(t, m0);
+    float r = t[0];
+    for (int u = 1; u < VS_LANES; u++)
+        r = (is_max ? t[u] > r : t[u] < r) ? t[u] : r;
+    for (int64_t k = j; k < len; k++)
+        r = (is_max ? x[k] > r : x[k] < r) ? x[k] : r;
+    if (arg || r == 0) {
+        *at = xs_find(x, len, r);
+        return x[*at];
+    }
+    return r;
+}
+
+/* w <= TB_CPU_XS_COLS lanes of a non-last axis, row by row (each row's
+ * w values are adjacent: whole cache lines), the running extremes and
+ * argmax's indices in arrays on the stack (L1), VS_LANES lanes at a
+ * time, masked at the end of the row.  The portable update per lane:
+ * max/min take v where v OP m or v is NaN; argmax where v > m or (v is
+ * NaN and m is not), its index j kept as int32 bits (the lanes are
+ * tensor dims, below 2^31). */
+static inline void xs_extreme_cols(const float *x, float *o, int64_t len,
+                                   int64_t step, int64_t w, int is_max,
+                                   int arg)
+{
+    float m[TB_CPU_XS_COLS];
+    int32_t at[TB_CPU_XS_COLS];
+    for (int64_t t = 0; t < w; t += VS_LANES) {
+        v_store_n(m + t, v_load_n(x + t, w - t), w - t);
+        if (arg)
+            v_store_n((float *)(at + t), xs_iset1(0), w - t);
+    }
+    for (int64_t j = 1; j < len; j++) {
+        const float *row = x + j * step;
+        const vf jv = xs_iset1((int32_t)j);
+        for (int64_t t = 0; t < w; t += VS_LANES) {
+            const int64_t r = w - t;
+            vf v = v_load_n(row + t, r), mv = v_load_n(m + t, r);
+            vm up = arg ? m_or(xs_better(v, mv, is_max),
+                               m_and(v_unord(v, v), v_eq(mv, mv)))
+                        : m_or(xs_better(v, mv, is_max), v_unord(v, v));
+            v_store_n(m + t, v_sel(up, v, mv), r);
+            if (arg) {
+                float *ap = (float *)(at + t);
+                v_store_n(ap, v_sel(up, jv, v_load_n(ap, r)), r);
+            }
+        }
+    }
+    for (int64_t t = 0; t < w; t++)
+        o[t] = arg ? (float)at[t] : m[t];
+}
+
+#define XS_RED_FNS(NAME, IS_MAX, ARG, SFX)                                \
+    static float xs_##NAME##_lane_##SFX(const float *x, int64_t len)      \
+    {                                                                     \
+        int64_t at;                                                       \
+        float r = xs_extreme_lane(x, len, IS_MAX, ARG, &at);              \
+        return ARG ? (float)at : r;                                       \
+    }                                                                     \
+    static void xs_##NAME##_cols_##SFX(const float *x, float *o,          \
+                                       int64_t len, int64_t step,         \
+                                       int64_t w)                         \
+    {                                                                     \
+        xs_extreme_cols(x, o, len, step, w, IS_MAX, ARG);                 \
+    }
+#define XS_RED_ENTRY(NAME, IS_MAX, ARG, SFX, LV)                          \
+    XS_RED_FNS(NAME, IS_MAX, ARG, SFX)                                    \
+    int TB_CPU_KFN(NAME, f32, SFX)(void *ctx, const tb_tensor *in,        \
+                                   tb_tensor *out, const tb_params *p)    \
+    {                                                                     \
+        return tb_cpu_xs_reduce(ctx, LV, TB_OP_##NAME, in, out, p,        \
+                                xs_##NAME##_lane_##SFX,                   \
+                                xs_##NAME##_cols_##SFX);                  \
+    }
+
 #define XS_ENTRIES(SFX, LV)                                               \
     XS_UNARY_ENTRY(softplus, SFX, LV)                                     \
     XS_UNARY_ENTRY(sqrt, SFX, LV)                                         \
     XS_UNARY_ENTRY(rsqrt, SFX, LV)                                        \
     XS_UNARY_ENTRY(leaky_relu, SFX, LV)                                   \
     XS_BINARY_ENTRY(maximum, SFX, LV)                                     \
-    XS_BINARY_ENTRY(minimum, SFX, LV)
+    XS_BINARY_ENTRY(minimum, SFX, LV)                                     \
+    XS_RED_ENTRY(max, 1, 0, SFX, LV)                                      \
+    XS_RED_ENTRY(min, 0, 0, SFX, LV)                                      \
+    XS_RED_ENTRY(argmax, 1, 1, SFX, LV)
 
 #endif /* TB_BACKENDS_CPU_OPS_SIMD_IMPL_H */
