@@ -1286,7 +1286,9 @@ static int op_cases(tb_op_id id, ocase *c)
     case TB_OP_max:
     case TB_OP_min:
     case TB_OP_argmax:
-        for (int i = 0; i < 6; i++)
+    case TB_OP_var:
+        /* var's default correction 1 needs 2 elements */
+        for (int i = id == TB_OP_var; i < 6; i++)
             ADD1(S(1, lens[i]));
         ADD1(S(1, 200003));
         ADDP(S(2, 17, 513), "axis", 0);
@@ -1297,6 +1299,10 @@ static int op_cases(tb_op_id id, ocase *c)
         ADDP(S(2, 4, 2100), "axis", 1);
         ADDP(S(2, 300, 301), "axis", 0);
         ADDP(S(2, 3, 70), "axis", -1);
+        if (id == TB_OP_var) {
+            ADDPP(S(2, 17, 513), "axis", 0, "correction", 0);
+            ADDPP(S(1, 1031), "axis", 0, "correction", 0);
+        }
         break;
     default:
         break;
@@ -2128,7 +2134,7 @@ int main(int argc, char **argv)
         OPT(maximum), OPT(minimum),
         T(xs_special),
         T(xs_softplus_ulp),
-        OPT(max), OPT(min), OPT(argmax),
+        OPT(max), OPT(min), OPT(argmax), OPT(var),
         T(xs_reduce_special),
     };
     for (int i = 1; i < argc; i++) {

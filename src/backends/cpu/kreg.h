@@ -174,7 +174,8 @@ const tb_cpu_krow *tb_cpu_krows(size_t *n);
 #define TB_CPU_ROWS_XS_(X, sfx)                                           \
     X(softplus, f32, sfx) X(sqrt, f32, sfx) X(rsqrt, f32, sfx)            \
     X(leaky_relu, f32, sfx) X(maximum, f32, sfx) X(minimum, f32, sfx)   \
-    X(max, f32, sfx) X(min, f32, sfx) X(argmax, f32, sfx)
+    X(max, f32, sfx) X(min, f32, sfx) X(argmax, f32, sfx)               \
+    X(var, f32, sfx)
 #if TB_CPU_HAVE_AVX512
 #define TB_CPU_ROWS_XS_AVX512(X) TB_CPU_ROWS_XS_(X, avx512)
 #else

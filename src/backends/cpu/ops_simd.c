@@ -163,7 +163,7 @@ typedef struct xs_red_job {
     tb_cpu_xs_cols_fn cols;
     const float *x;
     float *o;
-    int64_t outer, len, inner;
+    int64_t outer, len, inner, corr;
 } xs_red_job;
 
 static void xs_red_task(void *argp, int part, int nparts)
@@ -174,13 +174,14 @@ static void xs_red_task(void *argp, int part, int nparts)
     for (int64_t o = b; o < e; o++) {
         const float *x = j->x + o * j->len * j->inner;
         if (j->inner == 1) {
-            j->o[o] = j->lane(x, j->len);
+            j->o[o] = j->lane(x, j->len, j->corr);
             continue;
         }
         for (int64_t i = 0; i < j->inner; i += TB_CPU_XS_COLS) {
             int64_t w = j->inner - i < TB_CPU_XS_COLS ? j->inner - i
                                                       : TB_CPU_XS_COLS;
-            j->cols(x + i, j->o + o * j->inner + i, j->len, j->inner, w);
+            j->cols(x + i, j->o + o * j->inner + i, j->len, j->inner, w,
+                    j->corr);
         }
     }
 }
@@ -195,6 +196,8 @@ int tb_cpu_xs_reduce(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
     xs_red_job j = {.lane = lane, .cols = cols, .x = in[0].data,
                     .o = out->data, .outer = 1, .len = xs_numel(&in[0]),
                     .inner = 1};
+    if (id == TB_OP_var)
+        j.corr = (int64_t)xs_param(p, id, 2);
     if (p && tb_params_has(p, 0)) {
         int ax = 0;
         tb_axis_norm((int64_t)p->v[0], in[0].ndim, &ax); /* checked */

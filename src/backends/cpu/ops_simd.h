@@ -1,6 +1,6 @@
 /* SIMD rows (AVX2, AVX-512) for ops whose baseline is ops_ext.c (issue
- * 18): softplus, sqrt, rsqrt, leaky_relu, maximum, minimum, max, min
- * and argmax in f32.
+ * 18): softplus, sqrt, rsqrt, leaky_relu, maximum, minimum, max, min,
+ * argmax and var in f32.
  *
  * Split like the rest of the backend: this header and ops_simd.c are
  * portable (operand checks, parameters, broadcasting and the thread
@@ -54,17 +54,22 @@ int tb_cpu_xs_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
                      const tb_tensor *in, tb_tensor *out,
                      const tb_params *p, tb_cpu_xs_binary_fn fn);
 
-/* Reductions max, min, argmax (f32; argmax's index as a float): the
- * input as [outer, len, inner] lanes (ops_ext.c's layout: param 0
- * "axis", absent: one lane of every element).  lane: a contiguous lane
- * (inner 1); cols: w <= TB_CPU_XS_COLS adjacent lanes of a non-last
- * axis, lane t reading x[j * step + t].  Both give exactly the portable
- * kernels' values (the first NaN of a lane or the first maximum;
- * argmax: its first index); outer lanes split over the threads. */
+/* Reductions max, min, argmax and var (f32; argmax's index as a
+ * float): the input as [outer, len, inner] lanes (ops_ext.c's layout:
+ * param 0 "axis", absent: one lane of every element; var's param 2 is
+ * its correction, corr).  lane: a contiguous lane (inner 1); cols: w <=
+ * TB_CPU_XS_COLS adjacent lanes of a non-last axis, lane t reading x[j
+ * * step + t].  max/min/argmax give exactly the portable kernels'
+ * values (the first NaN of a lane or the first maximum; argmax: its
+ * first index); var is the same two-pass form in double (mean, then
+ * (sum d^2 - (sum d)^2 / n) / (n - corr) with d = x - mean), in vector
+ * partial sums: within the op's tolerance of the reference.  Outer
+ * lanes split over the threads. */
 #define TB_CPU_XS_COLS 256
-typedef float (*tb_cpu_xs_lane_fn)(const float *x, int64_t len);
+typedef float (*tb_cpu_xs_lane_fn)(const float *x, int64_t len,
+                                   int64_t corr);
 typedef void (*tb_cpu_xs_cols_fn)(const float *x, float *o, int64_t len,
-                                  int64_t step, int64_t w);
+                                  int64_t step, int64_t w, int64_t corr);
 int tb_cpu_xs_reduce(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
                      tb_tensor *out, const tb_params *p,
                      tb_cpu_xs_lane_fn lane, tb_cpu_xs_cols_fn cols);

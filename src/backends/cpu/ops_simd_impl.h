@@ -16,6 +16,19 @@
 #include "vmath_simd.h"
 
 #if VS_LANES == 16
+/* VS_LANES / 2 doubles */
+typedef __m512d vd;
+static inline vd xs_dzero(void) { return _mm512_setzero_pd(); }
+static inline vd xs_dset1(double a) { return _mm512_set1_pd(a); }
+static inline vd xs_dload_f(const float *p)
+{
+    return _mm512_cvtps_pd(_mm256_loadu_ps(p));
+}
+static inline vd xs_dload(const double *p) { return _mm512_loadu_pd(p); }
+static inline void xs_dstore(double *p, vd a) { _mm512_storeu_pd(p, a); }
+static inline vd xs_dadd(vd a, vd b) { return _mm512_add_pd(a, b); }
+static inline vd xs_dsub(vd a, vd b) { return _mm512_sub_pd(a, b); }
+static inline vd xs_dfma(vd a, vd b, vd c) { return _mm512_fmadd_pd(a, b, c); }
 static inline vf xs_sqrt(vf a) { return _mm512_sqrt_ps(a); }
 /* An int32 in every lane, as bits of a vf (v_sel moves bits only). */
 static inline vf xs_iset1(int32_t i)
@@ -23,6 +36,18 @@ static inline vf xs_iset1(int32_t i)
     return _mm512_castsi512_ps(_mm512_set1_epi32(i));
 }
 #else
+typedef __m256d vd;
+static inline vd xs_dzero(void) { return _mm256_setzero_pd(); }
+static inline vd xs_dset1(double a) { return _mm256_set1_pd(a); }
+static inline vd xs_dload_f(const float *p)
+{
+    return _mm256_cvtps_pd(_mm_loadu_ps(p));
+}
+static inline vd xs_dload(const double *p) { return _mm256_loadu_pd(p); }
+static inline void xs_dstore(double *p, vd a) { _mm256_storeu_pd(p, a); }
+static inline vd xs_dadd(vd a, vd b) { return _mm256_add_pd(a, b); }
+static inline vd xs_dsub(vd a, vd b) { return _mm256_sub_pd(a, b); }
+static inline vd xs_dfma(vd a, vd b, vd c) { return _mm256_fmadd_pd(a, b, c); }
 static inline vf xs_sqrt(vf a) { return _mm256_sqrt_ps(a); }
 static inline vf xs_iset1(int32_t i)
 {
@@ -350,16 +375,19 @@ static inline void xs_extreme_cols(const float *x, float *o, int64_t len,
 }
 
 #define XS_RED_FNS(NAME, IS_MAX, ARG, SFX)                                \
-    static float xs_##NAME##_lane_##SFX(const float *x, int64_t len)      \
+    static float xs_##NAME##_lane_##SFX(const float *x, int64_t len,      \
+                                        int64_t corr)                     \
     {                                                                     \
+        (void)corr;                                                       \
         int64_t at;                                                       \
         float r = xs_extreme_lane(x, len, IS_MAX, ARG, &at);              \
         return ARG ? (float)at : r;                                       \
     }                                                                     \
     static void xs_##NAME##_cols_##SFX(const float *x, float *o,          \
                                        int64_t len, int64_t step,         \
-                                       int64_t w)                         \
+                                       int64_t w, int64_t corr)           \
     {                                                                     \
+        (void)corr;                                                       \
         xs_extreme_cols(x, o, len, step, w, IS_MAX, ARG);                 \
     }
 #define XS_RED_ENTRY(NAME, IS_MAX, ARG, SFX, LV)                          \
@@ -372,6 +400,106 @@ static inline void xs_extreme_cols(const float *x, float *o, int64_t len,
                                 xs_##NAME##_cols_##SFX);                  \
     }
 
+/* ---- var: two passes in double (ops_simd.h) -------------------------- */
+
+#define XS_DL (VS_LANES / 2)
+
+static inline double xs_dhsum(vd a)
+{
+    double t[XS_DL];
+    xs_dstore(t, a);
+    double r = 0;
+    for (int u = 0; u < XS_DL; u++)
+        r += t[u];
+    return r;
+}
+
+static inline float xs_var_final(double d, double d2, int64_t len,
+                                 int64_t corr)
+{
+    return (float)((d2 - d * d / (double)len) / (double)(len - corr));
+}
+
+/* A contiguous lane: four vector partial sums per pass (independent
+ * add chains), the tail in scalar. */
+static float xs_var_lane(const float *x, int64_t len, int64_t corr)
+{
+    vd s0 = xs_dzero(), s1 = s0, s2 = s0, s3 = s0;
+    int64_t j = 0;
+    for (; j + 4 * XS_DL <= len; j += 4 * XS_DL) {
+        s0 = xs_dadd(s0, xs_dload_f(x + j));
+        s1 = xs_dadd(s1, xs_dload_f(x + j + XS_DL));
+        s2 = xs_dadd(s2, xs_dload_f(x + j + 2 * XS_DL));
+        s3 = xs_dadd(s3, xs_dload_f(x + j + 3 * XS_DL));
+    }
+    double s = xs_dhsum(xs_dadd(xs_dadd(s0, s1), xs_dadd(s2, s3)));
+    for (int64_t k = j; k < len; k++)
+        s += (double)x[k];
+    const double mean = s / (double)len;
+    const vd mv = xs_dset1(mean);
+    vd d0 = xs_dzero(), d1 = d0, q0 = d0, q1 = d0;
+    for (j = 0; j + 2 * XS_DL <= len; j += 2 * XS_DL) {
+        vd t0 = xs_dsub(xs_dload_f(x + j), mv);
+        vd t1 = xs_dsub(xs_dload_f(x + j + XS_DL), mv);
+        d0 = xs_dadd(d0, t0);
+        d1 = xs_dadd(d1, t1);
+        q0 = xs_dfma(t0, t0, q0);
+        q1 = xs_dfma(t1, t1, q1);
+    }
+    double d = xs_dhsum(xs_dadd(d0, d1)), d2 = xs_dhsum(xs_dadd(q0, q1));
+    for (int64_t k = j; k < len; k++) {
+        double t = (double)x[k] - mean;
+        d += t;
+        d2 += t * t;
+    }
+    return xs_var_final(d, d2, len, corr);
+}
+
+/* w lanes of a non-last axis: per-lane sums in double arrays on the
+ * stack, each row's w values converted XS_DL at a time. */
+static void xs_var_cols(const float *x, float *o, int64_t len,
+                        int64_t step, int64_t w, int64_t corr)
+{
+    double s[TB_CPU_XS_COLS], d[TB_CPU_XS_COLS], d2[TB_CPU_XS_COLS];
+    const int64_t wv = w - w % XS_DL;
+    for (int64_t t = 0; t < w; t++)
+        s[t] = d[t] = d2[t] = 0;
+    for (int64_t j = 0; j < len; j++) {
+        const float *row = x + j * step;
+        int64_t t = 0;
+        for (; t < wv; t += XS_DL)
+            xs_dstore(s + t, xs_dadd(xs_dload(s + t), xs_dload_f(row + t)));
+        for (; t < w; t++)
+            s[t] += (double)row[t];
+    }
+    for (int64_t t = 0; t < w; t++)
+        s[t] /= (double)len; /* the mean */
+    for (int64_t j = 0; j < len; j++) {
+        const float *row = x + j * step;
+        int64_t t = 0;
+        for (; t < wv; t += XS_DL) {
+            vd u = xs_dsub(xs_dload_f(row + t), xs_dload(s + t));
+            xs_dstore(d + t, xs_dadd(xs_dload(d + t), u));
+            xs_dstore(d2 + t, xs_dfma(u, u, xs_dload(d2 + t)));
+        }
+        for (; t < w; t++) {
+            double u = (double)row[t] - s[t];
+            d[t] += u;
+            d2[t] += u * u;
+        }
+    }
+    for (int64_t t = 0; t < w; t++)
+        o[t] = xs_var_final(d[t], d2[t], len, corr);
+}
+
+#define XS_VAR_ENTRY(SFX, LV)                                             \
+    int TB_CPU_KFN(var, f32, SFX)(void *ctx, const tb_tensor *in,         \
+                                  tb_tensor *out, const tb_params *p)     \
+    {                                                                     \
+        return tb_cpu_xs_reduce(ctx, LV, TB_OP_var, in, out, p,           \
+                                xs_var_lane, xs_var_cols);                \
+    }
+
 #define XS_ENTRIES(SFX, LV)                                               \
     XS_UNARY_ENTRY(softplus, SFX, LV)                                     \
     XS_UNARY_ENTRY(sqrt, SFX, LV)                                         \
@@ -381,6 +509,7 @@ static inline void xs_extreme_cols(const float *x, float *o, int64_t len,
     XS_BINARY_ENTRY(minimum, SFX, LV)                                     \
     XS_RED_ENTRY(max, 1, 0, SFX, LV)                                      \
     XS_RED_ENTRY(min, 0, 0, SFX, LV)                                      \
-    XS_RED_ENTRY(argmax, 1, 1, SFX, LV)
+    XS_RED_ENTRY(argmax, 1, 1, SFX, LV)                                   \
+    XS_VAR_ENTRY(SFX, LV)
 
 #endif /* TB_BACKENDS_CPU_OPS_SIMD_IMPL_H */
