@@ -455,11 +455,47 @@ static float xs_var_lane(const float *x, int64_t len, int64_t corr)
     return xs_var_final(d, d2, len, corr);
 }
 
-/* w lanes of a non-last axis: per-lane sums in double arrays on the
- * stack, each row's w values converted XS_DL at a time. */
+/* 2 * XS_DL lanes of a non-last axis with their sums in registers. */
+static void xs_var_cols2(const float *x, float *o, int64_t len,
+                         int64_t step, int64_t corr)
+{
+    vd s0 = xs_dzero(), s1 = s0;
+    for (int64_t j = 0; j < len; j++) {
+        s0 = xs_dadd(s0, xs_dload_f(x + j * step));
+        s1 = xs_dadd(s1, xs_dload_f(x + j * step + XS_DL));
+    }
+    double m[2 * XS_DL];
+    xs_dstore(m, s0);
+    xs_dstore(m + XS_DL, s1);
+    for (int u = 0; u < 2 * XS_DL; u++)
+        m[u] /= (double)len; /* the mean, as the portable code divides */
+    const vd m0 = xs_dload(m), m1 = xs_dload(m + XS_DL);
+    vd d0 = xs_dzero(), d1 = d0, q0 = d0, q1 = d0;
+    for (int64_t j = 0; j < len; j++) {
+        vd t0 = xs_dsub(xs_dload_f(x + j * step), m0);
+        vd t1 = xs_dsub(xs_dload_f(x + j * step + XS_DL), m1);
+        d0 = xs_dadd(d0, t0);
+        d1 = xs_dadd(d1, t1);
+        q0 = xs_dfma(t0, t0, q0);
+        q1 = xs_dfma(t1, t1, q1);
+    }
+    double d[2 * XS_DL], d2[2 * XS_DL];
+    xs_dstore(d, d0);
+    xs_dstore(d + XS_DL, d1);
+    xs_dstore(d2, q0);
+    xs_dstore(d2 + XS_DL, q1);
+    for (int u = 0; u < 2 * XS_DL; u++)
+        o[u] = xs_var_final(d[u], d2[u], len, corr);
+}
+
+/* w lanes of a non-last axis: 2 * XS_DL at a time in registers, the rest
+ * with per-lane sums in double arrays on the stack, each row's values
+ * converted XS_DL at a time. */
 static void xs_var_cols(const float *x, float *o, int64_t len,
                         int64_t step, int64_t w, int64_t corr)
 {
+    for (; w >= 2 * XS_DL; w -= 2 * XS_DL, x += 2 * XS_DL, o += 2 * XS_DL)
+        xs_var_cols2(x, o, len, step, corr);
     double s[TB_CPU_XS_COLS], d[TB_CPU_XS_COLS], d2[TB_CPU_XS_COLS];
     const int64_t wv = w - w % XS_DL;
     for (int64_t t = 0; t < w; t++)
