@@ -54,6 +54,7 @@
 #include "backends/backend.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/ops_ext.h"
 #include "backends/cpu/vmath.h"
 #include "ops/alloc.h"
 #include "base/error.h"
@@ -1256,6 +1257,53 @@ static int op_cases(tb_op_id id, ocase *c)
         CONV(S(4, 32, 1, 28, 28), S(4, 16, 1, 3, 3), 16, 1, 0, 1);
         CONV(S(4, 1, 16, 40, 40), S(4, 32, 16, 3, 3), 32, 1, 1, 1);
         break;
+    case TB_OP_softplus:
+    case TB_OP_sqrt:
+    case TB_OP_rsqrt:
+    case TB_OP_leaky_relu:
+        /* the SIMD rows of ops_simd.h (f32) and the portable f64 */
+        for (int i = 0; i < 6; i++)
+            ADD1(S(1, lens[i]));
+        ADD1(S(3, 3, 5, 7));
+        if (id == TB_OP_softplus) {
+            ADDPP(S(1, 513), "beta", 2, "threshold", 3);
+            ADDPP(S(1, 1025), "beta", 0.5, "threshold", -0.25);
+        }
+        if (id == TB_OP_leaky_relu)
+            ADDP(S(1, 513), "alpha", -2);
+        break;
+    case TB_OP_maximum:
+    case TB_OP_minimum:
+        for (int i = 0; i < 6; i++)
+            ADD2(S(1, lens[i]), S(1, lens[i]));
+        ADD2(S(3, 3, 5, 7), S(3, 3, 5, 7));
+        ADD2(S(2, 17, 513), S(1, 513));
+        ADD2(S(2, 17, 513), S(2, 17, 1));
+        ADD2(S(1, 1), S(1, 513));
+        ADD2(S(1, 513), S(1, 1));
+        ADD2(S(3, 5, 1, 7), S(3, 1, 3, 7));
+        break;
+    case TB_OP_max:
+    case TB_OP_min:
+    case TB_OP_argmax:
+    case TB_OP_var:
+        /* var's default correction 1 needs 2 elements */
+        for (int i = id == TB_OP_var; i < 6; i++)
+            ADD1(S(1, lens[i]));
+        ADD1(S(1, 200003));
+        ADDP(S(2, 17, 513), "axis", 0);
+        ADDP(S(2, 17, 513), "axis", 1);
+        ADDP(S(2, 513, 17), "axis", 0);
+        ADDPP(S(3, 3, 5, 7), "axis", 1, "keepdim", 1);
+        ADDP(S(3, 2, 1030, 3), "axis", 1);
+        ADDP(S(2, 4, 2100), "axis", 1);
+        ADDP(S(2, 300, 301), "axis", 0);
+        ADDP(S(2, 3, 70), "axis", -1);
+        if (id == TB_OP_var) {
+            ADDPP(S(2, 17, 513), "axis", 0, "correction", 0);
+            ADDPP(S(1, 1031), "axis", 0, "correction", 0);
+        }
+        break;
     default:
         break;
     }
@@ -1313,6 +1361,10 @@ static void run_op_case(void *ctx, const char *isa, int threads,
         in[i].data = gb_new(&gi[i], tb_tensor_nbytes(&in[i]), off);
         double lo = op->domain ? op->domain[i].lo : -1;
         double hi = op->domain ? op->domain[i].hi : 1;
+        if (op->id == TB_OP_softplus) {
+            lo = -60; /* both branches, and exp's tails */
+            hi = 30;
+        }
         if (op_is_vmath(op->id) && op->id != TB_OP_log) {
             lo = -12; /* beyond the domain: tails of exp, sigmoid, gelu */
             hi = 12;
@@ -1689,6 +1741,320 @@ static void test_vmath_edges(void **state)
 }
 
 /* ========================================================================= */
+/* 5. ops_simd.h's rows: special values, softplus's ulp sweep                */
+/* ========================================================================= */
+
+/* Specials and edges: NaN, infinities, signed zeros, subnormals, the
+ * extremes, softplus's threshold (20) and the exp tails where exp(-|z|)
+ * underflows (z ~ -87.3 to the subnormals, ~ -103.97 to 0), e < 2^-24
+ * (z < -16.6, 1 + e rounds to 1). */
+static const float xs_spec[] = {
+    NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, FLT_MIN, -FLT_MIN,
+    0x1p-149f, -0x1p-149f, 0x1.8p-130f, FLT_MAX, -FLT_MAX, 1.0f, -1.0f,
+    20.0f, 0x1.400002p+4f, 0x1.3ffffep+4f, -16.5f, -16.7f, -17.0f, -87.0f,
+    -87.5f, -90.0f, -103.0f, -103.9f, -104.0f, -110.0f, 88.8f, 1e-8f,
+    -1e-8f, 0.5f, -0.5f, 3.0f, 1e30f, -1e30f,
+};
+#define XS_NSPEC ((int)(sizeof xs_spec / sizeof xs_spec[0]))
+
+/* The documented bound of softplus's SIMD rows (ops_simd.h) in ulp, for
+ * results of at least FLT_MIN in magnitude; below, within FLT_MIN. */
+#define XS_SOFTPLUS_ULP 4.0
+
+static double xs_softplus_ref(float xf, float beta, float thr)
+{
+    const double z = (double)beta * xf;
+    return z > thr ? (double)xf : log1p(exp(z)) / beta;
+}
+
+/* got vs the portable row's value: the same bits, or both NaN. */
+static bool xs_same_bits(float got, float want)
+{
+    if (isnan(got) || isnan(want))
+        return isnan(got) && isnan(want);
+    return memcmp(&got, &want, sizeof got) == 0;
+}
+
+/* Softplus got vs the double reference: XS_SOFTPLUS_ULP for normal
+ * results, FLT_MIN absolute below, NaN for NaN, infinities exact. */
+static bool xs_softplus_ok(float got, double want)
+{
+    if (fabs(want) < FLT_MIN && !isnan(want))
+        return fabs(got - want) <= FLT_MIN;
+    return ulp_error(got, want) <= XS_SOFTPLUS_ULP;
+}
+
+typedef struct xs_case {
+    tb_op_id id;
+    const char *pn[2];
+    double pv[2];
+} xs_case;
+
+static const xs_case xs_cases[] = {
+    {TB_OP_softplus, {NULL, NULL}, {0, 0}},
+    {TB_OP_softplus, {"beta", "threshold"}, {2, 3}},
+    {TB_OP_softplus, {"beta", "threshold"}, {0.5, -1}},
+    {TB_OP_sqrt, {NULL, NULL}, {0, 0}},
+    {TB_OP_rsqrt, {NULL, NULL}, {0, 0}},
+    {TB_OP_leaky_relu, {NULL, NULL}, {0, 0}},
+    {TB_OP_leaky_relu, {"alpha", NULL}, {-2, 0}},
+    {TB_OP_maximum, {NULL, NULL}, {0, 0}},
+    {TB_OP_minimum, {NULL, NULL}, {0, 0}},
+};
+
+/* Every isa value, 1 thread: every special (all pairs of them for the
+ * binary ops) then 29 random values (an odd tail), f32.  The exact ops
+ * against the portable row (ops_ext.c) bit for bit, softplus against
+ * its double definition. */
+static void test_xs_special(void **state)
+{
+    (void)state;
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    for (int iv = 0; iv < ax[0].n_values; iv++) {
+        const char *vals[2] = {ax[0].values[iv], ax[1].values[0]};
+        void *ctx = NULL;
+        char err[256];
+        assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+        for (size_t ci = 0; ci < sizeof xs_cases / sizeof xs_cases[0];
+             ci++) {
+            const xs_case *xc = &xs_cases[ci];
+            const tb_op *op = tb_op_get(xc->id);
+            tb_params p = {0};
+            for (int i = 0; i < 2; i++)
+                if (xc->pn[i])
+                    assert_int_equal(tb_params_set(op, &p, xc->pn[i],
+                                                   xc->pv[i], err,
+                                                   sizeof err),
+                                     0);
+            tb_params_defaults(op, &p);
+            const bool bin = op->n_in == 2;
+            const int64_t n =
+                bin ? XS_NSPEC * XS_NSPEC + 29 : XS_NSPEC + 29;
+            tb_shape sh = S(1, (int)n);
+            tb_tensor in[2], got, base;
+            for (int i = 0; i < op->n_in; i++)
+                assert_int_equal(tb_tensor_create(&in[i], TB_F32, &sh), 0);
+            assert_int_equal(tb_tensor_create(&got, TB_F32, &sh), 0);
+            assert_int_equal(tb_tensor_create(&base, TB_F32, &sh), 0);
+            rng_seed(77 + ci);
+            for (int64_t k = 0; k < n; k++)
+                for (int i = 0; i < op->n_in; i++) {
+                    float *d = in[i].data;
+                    if (k >= n - 29)
+                        d[k] = (float)rng_uniform(-3, 3);
+                    else if (!bin)
+                        d[k] = xs_spec[k];
+                    else
+                        d[k] = xs_spec[i == 0 ? k / XS_NSPEC : k % XS_NSPEC];
+                }
+            const char *impl = NULL;
+            tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, &p, &impl);
+            assert_non_null(fn);
+            assert_int_equal(fn(ctx, in, &got, &p), 0);
+            tb_kernel_fn pf = tb_cpu_ext_kernel(op, TB_F32, &p, NULL);
+            assert_non_null(pf);
+            assert_int_equal(pf(NULL, in, &base, &p), 0);
+            const float *g = got.data, *w = base.data, *x = in[0].data;
+            const float beta = (float)p.v[0], thr = (float)p.v[1];
+            int bad = 0;
+            for (int64_t k = 0; k < n; k++) {
+                bool ok = xc->id == TB_OP_softplus
+                              ? xs_softplus_ok(
+                                    g[k], xs_softplus_ref(x[k], beta, thr))
+                              : xs_same_bits(g[k], w[k]);
+                if (!ok && bad++ < 3)
+                    print_error("%s case %zu isa=%s impl %s: [%lld] x=%a "
+                                "got %a portable %a\n",
+                                op->name, ci, vals[0], impl, (long long)k,
+                                (double)x[k], (double)g[k], (double)w[k]);
+            }
+            for (int i = 0; i < op->n_in; i++)
+                tb_tensor_destroy(&in[i]);
+            tb_tensor_destroy(&got);
+            tb_tensor_destroy(&base);
+            assert_int_equal(bad, 0);
+        }
+        B->destroy(ctx);
+    }
+}
+
+/* softplus (beta 1, threshold 20; then beta 2, threshold 3) at every
+ * isa value over vmath's sweep (every vm_stride-th float, 2^18 random
+ * ones in [-30, 30]): the worst error printed, XS_SOFTPLUS_ULP held. */
+static void test_xs_softplus_ulp(void **state)
+{
+    (void)state;
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    const tb_op *op = tb_op_get(TB_OP_softplus);
+    static const double pv[2][2] = {{1, 20}, {2, 3}};
+    for (int iv = 0; iv < ax[0].n_values; iv++)
+        for (int pc = 0; pc < 2; pc++) {
+            const char *vals[2] = {ax[0].values[iv], ax[1].values[0]};
+            void *ctx = NULL;
+            char err[256];
+            assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+            tb_params p = {0};
+            assert_int_equal(tb_params_set(op, &p, "beta", pv[pc][0], err,
+                                           sizeof err),
+                             0);
+            assert_int_equal(tb_params_set(op, &p, "threshold", pv[pc][1],
+                                           err, sizeof err),
+                             0);
+            const char *impl = NULL;
+            tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, &p, &impl);
+            assert_non_null(fn);
+            tb_shape sh = S(1, VM_CHUNK);
+            tb_tensor in, out;
+            assert_int_equal(tb_tensor_create(&in, TB_F32, &sh), 0);
+            assert_int_equal(tb_tensor_create(&out, TB_F32, &sh), 0);
+            rng_seed(2000 + (uint64_t)pc);
+            uint64_t pos = 0, bad = 0;
+            double worst = 0;
+            float wx = 0;
+            int k;
+            while ((k = vm_inputs(&pos, in.data)) > 0) {
+                if (k < VM_CHUNK)
+                    for (int i = k; i < VM_CHUNK; i++)
+                        ((float *)in.data)[i] = 0;
+                assert_int_equal(fn(ctx, &in, &out, &p), 0);
+                const float *x = in.data, *y = out.data;
+                for (int i = 0; i < k; i++) {
+                    double want =
+                        xs_softplus_ref(x[i], (float)pv[pc][0],
+                                        (float)pv[pc][1]);
+                    if (!xs_softplus_ok(y[i], want) && bad++ < 3)
+                        print_error("softplus isa=%s beta=%g: x=%a got %a "
+                                    "want %a\n",
+                                    vals[0], pv[pc][0], (double)x[i],
+                                    (double)y[i], want);
+                    if (fabs(want) >= FLT_MIN) {
+                        double e = ulp_error(y[i], want);
+                        if (e > worst) {
+                            worst = e;
+                            wx = x[i];
+                        }
+                    }
+                }
+            }
+            printf("# softplus %-6s (%s) beta=%g: max %.3f ulp at x=%a, "
+                   "bound %.1f\n",
+                   vals[0], impl, pv[pc][0], worst, (double)wx,
+                   XS_SOFTPLUS_ULP);
+            tb_tensor_destroy(&in);
+            tb_tensor_destroy(&out);
+            B->destroy(ctx);
+            assert_int_equal(bad, 0);
+        }
+}
+
+/* max, min, argmax (ops_simd.h's reduction rows) at every isa value and
+ * thread count on lanes with NaNs (none, first, middle, last, two),
+ * infinities and signed-zero ties, contiguous (no axis, the last axis)
+ * and strided (axis 0): the portable row's values exactly (== for
+ * values, so -0 and +0 tie; NaN for NaN), argmax's index exactly. */
+static void test_xs_reduce_special(void **state)
+{
+    (void)state;
+    static const int lens[] = {1, 5, 63, 64, 65, 200, 1031};
+    static const tb_op_id ids[] = {TB_OP_max, TB_OP_min, TB_OP_argmax};
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    for (int iv = 0; iv < ax[0].n_values; iv++)
+        for (int tv = 0; tv < ax[1].n_values && tv < 2; tv++) {
+            const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
+            void *ctx = NULL;
+            char err[256];
+            assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+            for (int li = 0; li < 7; li++)
+                for (int pat = 0; pat < 7; pat++)
+                    for (int ai = 0; ai < 3; ai++)
+                        for (int oi = 0; oi < 3; oi++) {
+                            const tb_op *op = tb_op_get(ids[oi]);
+                            const int len = lens[li];
+                            /* ai 0: [len]; 1: [3, len] axis 1; 2: [len, 3]
+                             * axis 0 */
+                            tb_shape sh = ai == 0   ? S(1, len)
+                                          : ai == 1 ? S(2, 3, len)
+                                                    : S(2, len, 3);
+                            tb_params p = {0};
+                            if (ai)
+                                assert_int_equal(
+                                    tb_params_set(op, &p, "axis",
+                                                  ai == 1 ? 1 : 0, err,
+                                                  sizeof err),
+                                    0);
+                            tb_params_defaults(op, &p);
+                            tb_shape os;
+                            assert_int_equal(
+                                tb_op_infer(op, &sh, 1, &p, &os, err,
+                                            sizeof err),
+                                0);
+                            tb_tensor in, got, base;
+                            assert_int_equal(
+                                tb_tensor_create(&in, TB_F32, &sh), 0);
+                            assert_int_equal(
+                                tb_tensor_create(&got, TB_F32, &os), 0);
+                            assert_int_equal(
+                                tb_tensor_create(&base, TB_F32, &os), 0);
+                            float *x = in.data;
+                            const int64_t n = tb_tensor_numel(&in);
+                            rng_seed((uint64_t)(li * 64 + pat));
+                            for (int64_t k = 0; k < n; k++) {
+                                /* few distinct values: ties */
+                                double r = rng_uniform(0, 8);
+                                x[k] = r < 1   ? -0.0f
+                                       : r < 2 ? 0.0f
+                                       : r < 2.2 ? INFINITY
+                                       : r < 2.4 ? -INFINITY
+                                                 : (float)(int)(r * 2) - 9;
+                            }
+                            if (pat == 1 || pat == 5)
+                                x[0] = NAN;
+                            if (pat == 2 || pat == 5)
+                                x[n / 2] = -NAN;
+                            if (pat == 3)
+                                x[n - 1] = NAN;
+                            if (pat == 4)
+                                for (int64_t k = 0; k < n; k++)
+                                    x[k] = k % 2 ? 0.0f : -0.0f;
+                            if (pat == 6)
+                                for (int64_t k = 0; k < n; k++)
+                                    x[k] = -INFINITY;
+                            const char *impl = NULL;
+                            tb_kernel_fn fn =
+                                B->kernel(ctx, op, TB_F32, &p, &impl);
+                            assert_non_null(fn);
+                            assert_int_equal(fn(ctx, &in, &got, &p), 0);
+                            tb_kernel_fn pf =
+                                tb_cpu_ext_kernel(op, TB_F32, &p, NULL);
+                            assert_int_equal(pf(NULL, &in, &base, &p), 0);
+                            const float *g = got.data, *w = base.data;
+                            int bad = 0;
+                            for (int64_t k = 0; k < tb_tensor_numel(&got);
+                                 k++) {
+                                bool ok = isnan(w[k]) ? isnan(g[k])
+                                                      : g[k] == w[k];
+                                if (!ok && bad++ < 3)
+                                    print_error(
+                                        "%s isa=%s threads=%s len %d "
+                                        "pattern %d shape %d impl %s: "
+                                        "[%lld] got %a portable %a\n",
+                                        op->name, vals[0], vals[1], len,
+                                        pat, ai, impl, (long long)k,
+                                        (double)g[k], (double)w[k]);
+                            }
+                            tb_tensor_destroy(&in);
+                            tb_tensor_destroy(&got);
+                            tb_tensor_destroy(&base);
+                            assert_int_equal(bad, 0);
+                        }
+            B->destroy(ctx);
+        }
+}
+
+/* ========================================================================= */
 /* main                                                                      */
 /* ========================================================================= */
 
@@ -1764,6 +2130,12 @@ int main(int argc, char **argv)
         T(vmath_special),
         T(vmath_paths),
         T(vmath_edges),
+        OPT(softplus), OPT(sqrt), OPT(rsqrt), OPT(leaky_relu),
+        OPT(maximum), OPT(minimum),
+        T(xs_special),
+        T(xs_softplus_ulp),
+        OPT(max), OPT(min), OPT(argmax), OPT(var),
+        T(xs_reduce_special),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {

@@ -156,7 +156,7 @@ struct cpu_pool;
 
 typedef struct cpu_worker {
     struct cpu_pool *pool;
-    int id; /* 1..nworkers: the part it runs; part 0 is the caller's */
+    int id; /* 1..nworkers */
     pthread_t tid;
 } cpu_worker;
 
@@ -166,13 +166,20 @@ typedef struct cpu_pool {
     pthread_mutex_t mu;
     pthread_cond_t wake; /* workers: a new generation was published */
     pthread_cond_t done; /* caller: pending reached 0 */
-    /* Bumped (under mu) for every job and once for shutdown; the job
-     * fields below are written before the release increment and read
-     * after an acquire load, and not rewritten until pending is 0. */
+    /* Bumped (under mu) for every job and once for shutdown: the
+     * workers' wake-up signal. */
     _Atomic uint64_t gen;
-    /* Workers that have not yet acknowledged the current generation.
-     * Every worker acknowledges every job, even when it has no part, so
-     * the caller never rewrites the job while a worker reads it. */
+    /* The parts of the current job not handed out yet, claimed one at
+     * a time by whichever thread gets there first - workers and the
+     * caller alike (cpu_pool_claim): (job << 32) | (nparts << 16) | next
+     * part.  A worker that is not given a core in time thus costs the
+     * caller its parts' work, not a wait for that worker: the caller
+     * runs them itself.  The job fields below are written before the
+     * release store of a new job's word and not rewritten until pending
+     * is 0; a thread reads them only after claiming a part of that job
+     * (an acq_rel CAS on this word). */
+    _Atomic uint64_t claim;
+    /* Parts 1.. of the current job not finished yet. */
     _Atomic int pending;
     bool stop;
     cpu_task_fn fn;
@@ -238,6 +245,40 @@ static uint64_t cpu_pool_await(cpu_pool *pool, uint64_t seen)
     return g;
 }
 
+/* Claim the next part of job `job` (the low 32 bits of its generation):
+ * its index, or -1 when that job has no part left (or is over: a late
+ * worker's claim of an older job fails here and touches nothing). */
+static int cpu_pool_claim(cpu_pool *pool, uint32_t job)
+{
+    uint64_t c = atomic_load_explicit(&pool->claim, memory_order_acquire);
+    for (;;) {
+        if ((uint32_t)(c >> 32) != job ||
+            (c & 0xffff) >= ((c >> 16) & 0xffff))
+            return -1;
+        if (atomic_compare_exchange_weak_explicit(
+                &pool->claim, &c, c + 1, memory_order_acq_rel,
+                memory_order_acquire))
+            return (int)(c & 0xffff);
+    }
+}
+
+/* Run parts of job `job` until none is left.  The last part to finish
+ * wakes the caller; taking mu orders the signal after the caller's
+ * check-then-wait. */
+static void cpu_pool_work(cpu_pool *pool, uint32_t job)
+{
+    int part;
+    while ((part = cpu_pool_claim(pool, job)) >= 0) {
+        pool->fn(pool->arg, part, pool->nparts);
+        if (atomic_fetch_sub_explicit(&pool->pending, 1,
+                                      memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&pool->mu);
+            pthread_cond_signal(&pool->done);
+            pthread_mutex_unlock(&pool->mu);
+        }
+    }
+}
+
 static void *cpu_worker_main(void *argp)
 {
     cpu_worker *w = argp;
@@ -249,16 +290,7 @@ static void *cpu_worker_main(void *argp)
          * of gen that cpu_pool_await acquired. */
         if (pool->stop)
             break;
-        if (w->id < pool->nparts)
-            pool->fn(pool->arg, w->id, pool->nparts);
-        /* Last one out wakes the caller; taking mu orders the signal
-         * after the caller's check-then-wait. */
-        if (atomic_fetch_sub_explicit(&pool->pending, 1,
-                                      memory_order_acq_rel) == 1) {
-            pthread_mutex_lock(&pool->mu);
-            pthread_cond_signal(&pool->done);
-            pthread_mutex_unlock(&pool->mu);
-        }
+        cpu_pool_work(pool, (uint32_t)seen);
     }
     return NULL;
 }
@@ -323,8 +355,11 @@ static int cpu_pool_create(int nworkers, cpu_pool **out)
 }
 
 /* Run fn over nparts parts (nparts is clamped to [1, nworkers + 1]): part
- * 0 on the calling thread, part i on worker i.  Returns when every part is
- * done, with the number of parts actually used. */
+ * 0 on the calling thread, the others on whichever thread claims them
+ * first (cpu_pool_claim: a worker, or the caller once its own part is
+ * done, so a worker that does not get a core under contention delays
+ * nothing but its own claim).  Returns when every part is done, with the
+ * number of parts actually used. */
 static int cpu_pool_run(cpu_pool *pool, int nparts, cpu_task_fn fn,
                         void *arg)
 {
@@ -338,14 +373,22 @@ static int cpu_pool_run(cpu_pool *pool, int nparts, cpu_task_fn fn,
     pool->fn = fn;
     pool->arg = arg;
     pool->nparts = nparts;
-    atomic_store_explicit(&pool->pending, pool->nworkers,
-                          memory_order_relaxed);
+    atomic_store_explicit(&pool->pending, nparts - 1, memory_order_relaxed);
+    const uint64_t gen =
+        atomic_load_explicit(&pool->gen, memory_order_relaxed) + 1;
+    const uint32_t job = (uint32_t)gen;
+    atomic_store_explicit(&pool->claim,
+                          ((uint64_t)job << 32) |
+                              ((uint64_t)nparts << 16) | 1u,
+                          memory_order_release);
     pthread_mutex_lock(&pool->mu);
-    atomic_fetch_add_explicit(&pool->gen, 1, memory_order_release);
+    atomic_store_explicit(&pool->gen, gen, memory_order_release);
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->mu);
 
     fn(arg, 0, nparts);
+    /* then every part no worker has started yet */
+    cpu_pool_work(pool, job);
 
     if (cpu_spin(cpu_pending_done, pool))
         return nparts;

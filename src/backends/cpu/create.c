@@ -92,19 +92,28 @@ static void cr_fill_f64(double *o, int64_t b, int64_t e, double v)
         o[i] = v;
 }
 
-static void cr_arange_f32(float *o, int64_t b, int64_t e, double start,
-                          double step)
-{
-    for (int64_t i = b; i < e; i++)
-        o[i] = (float)(start + (double)i * step);
-}
-
-static void cr_arange_f64(double *o, int64_t b, int64_t e, double start,
-                          double step)
-{
-    for (int64_t i = b; i < e; i++)
-        o[i] = start + (double)i * step;
-}
+/* Below 2^31 the index is converted through an int32_t: the same double
+ * (both conversions are exact), but int32 -> double has a vector form in
+ * every x86-64 (cvtdq2pd) where int64 -> double has none before
+ * AVX-512DQ, so gcc vectorizes this loop (36 us -> a few at 65536). */
+#define CR_ARANGE(T, SFX)                                                 \
+    static void cr_arange_##SFX(T *o, int64_t b, int64_t e, double start, \
+                                double step)                              \
+    {                                                                     \
+        const int64_t lim = e < INT32_MAX ? e : INT32_MAX;                \
+        int64_t i = b;                                                    \
+        if (i < lim) {                                                    \
+            const int32_t k1 = (int32_t)lim;                              \
+            for (int32_t k = (int32_t)i; k < k1; k++)                     \
+                o[k] = (T)(start + (double)k * step);                     \
+            i = lim;                                                      \
+        }                                                                 \
+        for (; i < e; i++)                                                \
+            o[i] = (T)(start + (double)i * step);                         \
+    }
+CR_ARANGE(float, f32)
+CR_ARANGE(double, f64)
+#undef CR_ARANGE
 
 /* lo, hi: the case's bounds rounded to float (rand.h). */
 static void cr_uniform_f32(float *o, int64_t b, int64_t e, uint64_t key,

@@ -185,6 +185,23 @@ const tb_cpu_krow *tb_cpu_krows(size_t *n);
     TB_CPU_ROWS_2(X, max_pool2d_backward)                                 \
     TB_CPU_ROWS_2(X, avg_pool2d_backward)                                 \
     TB_CPU_ROWS_2(X, conv2d_backward)
+/* ---- ops_avx2.c, ops_avx512.c: SIMD rows over ops_ext.c's baseline
+ * (ops_simd.h), f32 ---- */
+#define TB_CPU_ROWS_XS_(X, sfx)                                           \
+    X(softplus, f32, sfx) X(sqrt, f32, sfx) X(rsqrt, f32, sfx)            \
+    X(leaky_relu, f32, sfx) X(maximum, f32, sfx) X(minimum, f32, sfx)   \
+    X(max, f32, sfx) X(min, f32, sfx) X(argmax, f32, sfx)               \
+    X(var, f32, sfx)
+#if TB_CPU_HAVE_AVX512
+#define TB_CPU_ROWS_XS_AVX512(X) TB_CPU_ROWS_XS_(X, avx512)
+#else
+#define TB_CPU_ROWS_XS_AVX512(X)
+#endif
+#if TB_CPU_HAVE_AVX2
+#define TB_CPU_ROWS_XS_AVX2(X) TB_CPU_ROWS_XS_(X, avx2)
+#else
+#define TB_CPU_ROWS_XS_AVX2(X)
+#endif
 
 /* Prototypes of every entry point. */
 #define TB_CPU_KDECL(op, dt, sfx)                                         \
@@ -202,5 +219,7 @@ TB_CPU_ROWS_LINALG(TB_CPU_KDECL)
 TB_CPU_ROWS_EXT(TB_CPU_KDECL)
 TB_CPU_ROWS_CALIB(TB_CPU_KDECL)
 TB_CPU_ROWS_BACKWARD(TB_CPU_KDECL)
+TB_CPU_ROWS_XS_AVX512(TB_CPU_KDECL)
+TB_CPU_ROWS_XS_AVX2(TB_CPU_KDECL)
 
 #endif /* TB_BACKENDS_CPU_KREG_H */

@@ -1,0 +1,7 @@
+/* The SIMD rows of ops_simd.h at the AVX512 level (built with only that
+ * level's flags; see meson.build): ops_simd_impl.h's loops and entry
+ * points. */
+#include "isa.h"
+#include "ops_simd_impl.h"
+
+XS_ENTRIES(avx512, TB_ISA_AVX512)

@@ -1,0 +1,214 @@
+/* The portable drivers of the SIMD rows of ops_simd.h. */
+#include "ops_simd.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../../base/error.h"
+#include "../../ops/op.h"
+#include "../../ops/tensor.h"
+#include "cpu_internal.h"
+
+static int64_t xs_numel(const tb_tensor *t)
+{
+    int64_t n = 1;
+    for (int d = 0; d < t->ndim; d++)
+        n *= t->shape[d];
+    return n;
+}
+
+/* As ops_ext.c's ext_begin: the level, the launch, every operand and the
+ * output's shape under op id's rule. */
+static int xs_begin(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                    const tb_tensor *in, tb_tensor *out, const tb_params *p)
+{
+    if (ctx && tb_cpu_isa(ctx) < lv)
+        return TB_EUNSUPPORTED;
+    tb_cpu_count_launch(ctx);
+    const tb_op *op = tb_op_get(id);
+    if (!op || !in || !out)
+        return TB_EINVAL;
+    tb_shape ish[TB_MAX_INPUTS], osh[TB_MAX_OUTPUTS];
+    int rc;
+    for (int i = 0; i < op->n_in; i++) {
+        if ((rc = tb_tensor_check_operand(&in[i], dt, 1)))
+            return rc;
+        ish[i] = tb_tensor_shape(&in[i]);
+    }
+    if ((rc = tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0)))
+        return rc;
+    for (int i = 0; i < op->n_out; i++) {
+        if (tb_tensor_check_operand(&out[i], dt, 0))
+            return TB_EINVAL;
+        tb_shape got = tb_tensor_shape(&out[i]);
+        if (!tb_shape_equal(&got, &osh[i]))
+            return TB_ESHAPE;
+    }
+    return 0;
+}
+
+/* Parameter idx: p's value if set, else the schema default. */
+static double xs_param(const tb_params *p, tb_op_id id, int idx)
+{
+    if (p && tb_params_has(p, idx))
+        return p->v[idx];
+    return tb_op_get(id)->params[idx].def;
+}
+
+typedef struct xs_job {
+    tb_cpu_xs_unary_fn un;
+    tb_cpu_xs_binary_fn bin;
+    const char *a, *b;
+    char *o;
+    size_t esz;
+    int64_t n;
+    double k[2];
+} xs_job;
+
+/* Parts start on multiples of 16 elements (64 bytes of f32). */
+static void xs_unary_task(void *argp, int part, int nparts)
+{
+    const xs_job *j = argp;
+    int64_t b, e;
+    tb_cpu_span(j->n, 16, part, nparts, &b, &e);
+    if (e > b)
+        j->un(j->a + (size_t)b * j->esz, j->o + (size_t)b * j->esz, e - b,
+              j->k);
+}
+
+int tb_cpu_xs_unary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                    const tb_tensor *in, tb_tensor *out, const tb_params *p,
+                    int64_t weight, tb_cpu_xs_unary_fn fn)
+{
+    int rc = xs_begin(ctx, lv, id, dt, in, out, p);
+    if (rc)
+        return rc;
+    xs_job j = {.un = fn, .a = in[0].data, .o = out->data,
+                .esz = tb_dtype_size(dt), .n = xs_numel(out)};
+    const tb_op *op = tb_op_get(id);
+    for (int i = 0; i < op->n_params && i < 2; i++)
+        j.k[i] = xs_param(p, id, i);
+    if (j.n > 0)
+        tb_cpu_parallel(ctx, j.n * weight, (j.n + 15) / 16, xs_unary_task,
+                        &j);
+    return 0;
+}
+
+static void xs_binary_task(void *argp, int part, int nparts)
+{
+    const xs_job *j = argp;
+    int64_t b, e;
+    tb_cpu_span(j->n, 16, part, nparts, &b, &e);
+    if (e > b)
+        j->bin(j->a + (size_t)b * j->esz, 1, j->b + (size_t)b * j->esz, 1,
+               j->o + (size_t)b * j->esz, e - b);
+}
+
+/* Strides (in elements) of contiguous t read as the broadcast output
+ * shape of nd dims: trailing dims aligned, 0 where t has size 1. */
+static void xs_bcast_strides(const tb_tensor *t, int nd, int64_t *st)
+{
+    int64_t s = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        int jd = d - (nd - t->ndim);
+        st[d] = jd < 0 || t->shape[jd] == 1 ? 0 : s;
+        if (jd >= 0)
+            s *= t->shape[jd];
+    }
+}
+
+int tb_cpu_xs_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                     const tb_tensor *in, tb_tensor *out,
+                     const tb_params *p, tb_cpu_xs_binary_fn fn)
+{
+    int rc = xs_begin(ctx, lv, id, dt, in, out, p);
+    if (rc)
+        return rc;
+    const size_t esz = tb_dtype_size(dt);
+    const int64_t n = xs_numel(out);
+    if (xs_numel(&in[0]) == n && xs_numel(&in[1]) == n) {
+        xs_job j = {.bin = fn, .a = in[0].data, .b = in[1].data,
+                    .o = out->data, .esz = esz, .n = n};
+        if (n > 0)
+            tb_cpu_parallel(ctx, n, (n + 15) / 16, xs_binary_task, &j);
+        return 0;
+    }
+    const int nd = out->ndim;
+    int64_t sa[TB_MAX_DIMS] = {0}, sb[TB_MAX_DIMS] = {0};
+    xs_bcast_strides(&in[0], nd, sa);
+    xs_bcast_strides(&in[1], nd, sb);
+    const int64_t inner = out->shape[nd - 1];
+    const int64_t rows = inner ? n / inner : 0;
+    int64_t idx[TB_MAX_DIMS] = {0}, oa = 0, ob = 0;
+    const char *a = in[0].data, *b = in[1].data;
+    char *o = out->data;
+    for (int64_t r = 0; r < rows; r++) {
+        fn(a + (size_t)oa * esz, sa[nd - 1], b + (size_t)ob * esz,
+           sb[nd - 1], o + (size_t)(r * inner) * esz, inner);
+        for (int d = nd - 2; d >= 0; d--) {
+            oa += sa[d];
+            ob += sb[d];
+            if (++idx[d] < out->shape[d])
+                break;
+            oa -= sa[d] * out->shape[d];
+            ob -= sb[d] * out->shape[d];
+            idx[d] = 0;
+        }
+    }
+    return 0;
+}
+
+typedef struct xs_red_job {
+    tb_cpu_xs_lane_fn lane;
+    tb_cpu_xs_cols_fn cols;
+    const float *x;
+    float *o;
+    int64_t outer, len, inner, corr;
+} xs_red_job;
+
+static void xs_red_task(void *argp, int part, int nparts)
+{
+    const xs_red_job *j = argp;
+    int64_t b, e;
+    tb_cpu_span(j->outer, 1, part, nparts, &b, &e);
+    for (int64_t o = b; o < e; o++) {
+        const float *x = j->x + o * j->len * j->inner;
+        if (j->inner == 1) {
+            j->o[o] = j->lane(x, j->len, j->corr);
+            continue;
+        }
+        for (int64_t i = 0; i < j->inner; i += TB_CPU_XS_COLS) {
+            int64_t w = j->inner - i < TB_CPU_XS_COLS ? j->inner - i
+                                                      : TB_CPU_XS_COLS;
+            j->cols(x + i, j->o + o * j->inner + i, j->len, j->inner, w,
+                    j->corr);
+        }
+    }
+}
+
+int tb_cpu_xs_reduce(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
+                     tb_tensor *out, const tb_params *p,
+                     tb_cpu_xs_lane_fn lane, tb_cpu_xs_cols_fn cols)
+{
+    int rc = xs_begin(ctx, lv, id, TB_F32, in, out, p);
+    if (rc)
+        return rc;
+    xs_red_job j = {.lane = lane, .cols = cols, .x = in[0].data,
+                    .o = out->data, .outer = 1, .len = xs_numel(&in[0]),
+                    .inner = 1};
+    if (id == TB_OP_var)
+        j.corr = (int64_t)xs_param(p, id, 2);
+    if (p && tb_params_has(p, 0)) {
+        int ax = 0;
+        tb_axis_norm((int64_t)p->v[0], in[0].ndim, &ax); /* checked */
+        for (int d = 0; d < ax; d++)
+            j.outer *= in[0].shape[d];
+        j.len = in[0].shape[ax];
+        for (int d = ax + 1; d < in[0].ndim; d++)
+            j.inner *= in[0].shape[d];
+    }
+    if (j.len > 0 && j.outer > 0)
+        tb_cpu_parallel(ctx, j.outer * j.len * j.inner, j.outer,
+                        xs_red_task, &j);
+    return 0;
+}

@@ -1,0 +1,77 @@
+/* SIMD rows (AVX2, AVX-512) for ops whose baseline is ops_ext.c (issue
+ * 18): softplus, sqrt, rsqrt, leaky_relu, maximum, minimum, max, min,
+ * argmax and var in f32.
+ *
+ * Split like the rest of the backend: this header and ops_simd.c are
+ * portable (operand checks, parameters, broadcasting and the thread
+ * split); the inner loops live in ops_simd_impl.h, compiled once per ISA
+ * level by ops_avx2.c and ops_avx512.c with that level's flags only.  An
+ * entry point of level L (kreg.h, TB_CPU_ROWS_XS_*) hands its own
+ * level's loop to the driver here, so the recorded impl name is always
+ * the code that ran.
+ *
+ * Results (tests/test_checkasm.c, op_* at every level and thread count,
+ * and xs_* directly against the portable row):
+ *   sqrt, rsqrt (1 / sqrt), leaky_relu, maximum, minimum: bit for bit the
+ *     portable kernels' values (the same correctly rounded IEEE
+ *     operations; NaN rule of maximum/minimum: a NaN in either operand
+ *     gives a + b, a NaN);
+ *   softplus: log1p(exp(z)) / beta in the stable form max(z, 0) +
+ *     log1p(exp(-|z|)), z = beta x (no product or division when beta is
+ *     1), and x where z > threshold (the reference's rule); exp is
+ *     vmath's vector core (vmath_simd.h), log1p on [0, 1] vmath's log
+ *     polynomial with the rounding error of 1 + e put back
+ *     (ops_simd_impl.h): within 4 ulp of the double definition for
+ *     normal results (3.11 measured by the sweep; the op's tolerance,
+ *     rtol 1e-6 and
+ *     atol FLT_MIN, since results below FLT_MIN are rounded from an
+ *     underflowed exp). */
+#ifndef TB_BACKENDS_CPU_OPS_SIMD_H
+#define TB_BACKENDS_CPU_OPS_SIMD_H
+
+#include <stdint.h>
+
+#include "../backend.h"
+
+/* o[i] = f(x[i]) for i < n; k: the op's float parameters (double). */
+typedef void (*tb_cpu_xs_unary_fn)(const void *x, void *o, int64_t n,
+                                   const double *k);
+/* o[i] = f(a[i * sa], b[i * sb]) for i < n, sa and sb 0 or 1. */
+typedef void (*tb_cpu_xs_binary_fn)(const void *a, int64_t sa,
+                                    const void *b, int64_t sb, void *o,
+                                    int64_t n);
+
+/* Entry-point bodies: TB_EUNSUPPORTED when the instance is below level
+ * lv; else count the launch, check the operands against op id's shape
+ * rule, then run fn over the tensor (unary: split over the threads,
+ * `weight` element operations per element deciding whether it is worth
+ * it; binary: equal shapes split over the threads, broadcasts row by
+ * row through an odometer). */
+int tb_cpu_xs_unary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                    const tb_tensor *in, tb_tensor *out, const tb_params *p,
+                    int64_t weight, tb_cpu_xs_unary_fn fn);
+int tb_cpu_xs_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                     const tb_tensor *in, tb_tensor *out,
+                     const tb_params *p, tb_cpu_xs_binary_fn fn);
+
+/* Reductions max, min, argmax and var (f32; argmax's index as a
+ * float): the input as [outer, len, inner] lanes (ops_ext.c's layout:
+ * param 0 "axis", absent: one lane of every element; var's param 2 is
+ * its correction, corr).  lane: a contiguous lane (inner 1); cols: w <=
+ * TB_CPU_XS_COLS adjacent lanes of a non-last axis, lane t reading x[j
+ * * step + t].  max/min/argmax give exactly the portable kernels'
+ * values (the first NaN of a lane or the first maximum; argmax: its
+ * first index); var is the same two-pass form in double (mean, then
+ * (sum d^2 - (sum d)^2 / n) / (n - corr) with d = x - mean), in vector
+ * partial sums: within the op's tolerance of the reference.  Outer
+ * lanes split over the threads. */
+#define TB_CPU_XS_COLS 256
+typedef float (*tb_cpu_xs_lane_fn)(const float *x, int64_t len,
+                                   int64_t corr);
+typedef void (*tb_cpu_xs_cols_fn)(const float *x, float *o, int64_t len,
+                                  int64_t step, int64_t w, int64_t corr);
+int tb_cpu_xs_reduce(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
+                     tb_tensor *out, const tb_params *p,
+                     tb_cpu_xs_lane_fn lane, tb_cpu_xs_cols_fn cols);
+
+#endif

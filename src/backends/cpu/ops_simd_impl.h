@@ -1,0 +1,551 @@
+/* The inner loops of the SIMD rows of ops_simd.h, written once over
+ * vmath_simd.h's vector helpers, for inclusion by ops_avx2.c and
+ * ops_avx512.c only (each built with its level's flags).  Everything
+ * here is static: no function built with one ISA's flags can be picked
+ * by the linker for another's callers.  XS_ENTRIES(SFX, LV) defines
+ * level LV's entry points (kreg.h's TB_CPU_ROWS_XS_ list). */
+#ifndef TB_BACKENDS_CPU_OPS_SIMD_IMPL_H
+#define TB_BACKENDS_CPU_OPS_SIMD_IMPL_H
+
+#include <immintrin.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kreg.h"
+#include "ops_simd.h"
+#include "vmath_simd.h"
+
+#if VS_LANES == 16
+/* VS_LANES / 2 doubles */
+typedef __m512d vd;
+static inline vd xs_dzero(void) { return _mm512_setzero_pd(); }
+static inline vd xs_dset1(double a) { return _mm512_set1_pd(a); }
+static inline vd xs_dload_f(const float *p)
+{
+    return _mm512_cvtps_pd(_mm256_loadu_ps(p));
+}
+static inline vd xs_dload(const double *p) { return _mm512_loadu_pd(p); }
+static inline void xs_dstore(double *p, vd a) { _mm512_storeu_pd(p, a); }
+static inline vd xs_dadd(vd a, vd b) { return _mm512_add_pd(a, b); }
+static inline vd xs_dsub(vd a, vd b) { return _mm512_sub_pd(a, b); }
+static inline vd xs_dfma(vd a, vd b, vd c) { return _mm512_fmadd_pd(a, b, c); }
+static inline vf xs_sqrt(vf a) { return _mm512_sqrt_ps(a); }
+/* An int32 in every lane, as bits of a vf (v_sel moves bits only). */
+static inline vf xs_iset1(int32_t i)
+{
+    return _mm512_castsi512_ps(_mm512_set1_epi32(i));
+}
+#else
+typedef __m256d vd;
+static inline vd xs_dzero(void) { return _mm256_setzero_pd(); }
+static inline vd xs_dset1(double a) { return _mm256_set1_pd(a); }
+static inline vd xs_dload_f(const float *p)
+{
+    return _mm256_cvtps_pd(_mm_loadu_ps(p));
+}
+static inline vd xs_dload(const double *p) { return _mm256_loadu_pd(p); }
+static inline void xs_dstore(double *p, vd a) { _mm256_storeu_pd(p, a); }
+static inline vd xs_dadd(vd a, vd b) { return _mm256_add_pd(a, b); }
+static inline vd xs_dsub(vd a, vd b) { return _mm256_sub_pd(a, b); }
+static inline vd xs_dfma(vd a, vd b, vd c) { return _mm256_fmadd_pd(a, b, c); }
+static inline vf xs_sqrt(vf a) { return _mm256_sqrt_ps(a); }
+static inline vf xs_iset1(int32_t i)
+{
+    return _mm256_castsi256_ps(_mm256_set1_epi32(i));
+}
+#endif
+
+/* ---- element functions (k: the op's parameters as floats) ---------- */
+
+static inline vf xs_sqrt_f(vf x, vf k0, vf k1)
+{
+    (void)k0, (void)k1;
+    return xs_sqrt(x);
+}
+
+/* (T)1 / sqrt(x): two correctly rounded operations, as ops_ext.c. */
+static inline vf xs_rsqrt_f(vf x, vf k0, vf k1)
+{
+    (void)k1;
+    (void)k0;
+    return v_div(v_set1(1.0f), xs_sqrt(x));
+}
+
+/* x > 0 ? x : alpha x (NaN: alpha NaN, a NaN, as ops_ext.c). */
+static inline vf xs_leaky_relu_f(vf x, vf k0, vf k1)
+{
+    (void)k1;
+    return v_sel(v_gt(x, v_set1(0.0f)), x, v_mul(k0, x));
+}
+
+/* log1p(e) for e in [0, 1] (NaN: NaN).  u = 1 + e rounded; u - 1 is
+ * exact (Sterbenz), so c = e - (u - 1) is u's rounding error and
+ * log1p(e) = log(u) + log1p(c / u) = log(u) + c / u to far below an ulp;
+ * 1 / u is taken as 1 - e + e^2 (relative error e^3, and |c| <= 2^-25 u
+ * next to log(u) >= e / 2: under 2^-26 of the result for every e).  For
+ * e < 2^-24, u = 1 and the result is c = e exactly.  log(u), u in [1, 2]:
+ * vmath's vs_log (the Cephes logf polynomial, vmath_simd.h) without
+ * the frexp and the special values, which u never needs: u = m 2^k, m
+ * in [sqrt(1/2), sqrt(2)), k 0 or 1. */
+static inline vf xs_log1p01(vf e)
+{
+    const vf one = v_set1(1.0f);
+    vf u = v_add(one, e);
+    vf c = v_sub(e, v_sub(u, one));
+    vm big = v_gt(u, v_set1(0x1.6a09e6p+0f)); /* sqrt(2) */
+    vf m = v_sel(big, v_mul(u, v_set1(0.5f)), u);
+    vf k = v_sel(big, one, v_set1(0.0f));
+    vf f = v_sub(m, one);
+    vf z = v_mul(f, f);
+    vf p = v_fma(v_set1(7.0376836292e-2f), f, v_set1(-1.1514610310e-1f));
+    p = v_fma(p, f, v_set1(1.1676998740e-1f));
+    p = v_fma(p, f, v_set1(-1.2420140846e-1f));
+    p = v_fma(p, f, v_set1(1.4249322787e-1f));
+    p = v_fma(p, f, v_set1(-1.6668057665e-1f));
+    p = v_fma(p, f, v_set1(2.0000714765e-1f));
+    p = v_fma(p, f, v_set1(-2.4999993993e-1f));
+    p = v_fma(p, f, v_set1(3.3333331174e-1f));
+    vf y = v_mul(v_mul(p, f), z);
+    y = v_fma(k, v_set1(-2.12194440e-4f), y);
+    y = v_fnma(v_set1(0.5f), z, y);
+    /* the correction c / u joins the small terms before f */
+    y = v_fma(c, v_fma(e, v_sub(e, one), one), y);
+    vf r = v_add(f, y);
+    return v_fma(k, v_set1(0.693359375f), r);
+}
+
+/* z = beta x; z > threshold ? x : (max(z, 0) + log1p(exp(-|z|))) / beta,
+ * the division left out when beta is 1 (div 0, a constant).  NaN x: z
+ * NaN, not above the threshold, exp(NaN) NaN -> NaN; x = inf is above
+ * any threshold; x = -inf: exp(-inf) = 0, y = 0. */
+static inline vf xs_softplus_g(vf x, vf beta, vf thr, int div)
+{
+    vf z = div ? v_mul(beta, x) : x;
+    vf l = xs_log1p01(vs_exp(v_neg(v_abs(z))));
+    /* v_max returns its second operand, z, for a NaN z */
+    vf y = v_add(v_max(v_set1(0.0f), z), l);
+    if (div)
+        y = v_div(y, beta);
+    return v_sel(v_gt(z, thr), x, y);
+}
+
+static inline vf xs_softplus1_f(vf x, vf beta, vf thr)
+{
+    (void)beta;
+    return xs_softplus_g(x, beta, thr, 0);
+}
+
+static inline vf xs_softplusb_f(vf x, vf beta, vf thr)
+{
+    return xs_softplus_g(x, beta, thr, 1);
+}
+
+/* NaN in either operand gives a + b (a NaN), else the larger/smaller
+ * (a on ties: a >= b, a <= b), bit for bit ops_ext.c's. */
+static inline vf xs_maximum_f(vf a, vf b)
+{
+    vf m = v_sel(v_le(b, a), a, b);
+    return v_sel(v_unord(a, b), v_add(a, b), m);
+}
+
+static inline vf xs_minimum_f(vf a, vf b)
+{
+    vf m = v_sel(v_le(a, b), a, b);
+    return v_sel(v_unord(a, b), v_add(a, b), m);
+}
+
+/* ---- loops ---------------------------------------------------------- */
+
+/* Two vectors per iteration, then one, then a masked tail that touches
+ * no byte past x[n) / o[n). */
+#define XS_UNARY_LOOP(NAME, SFX)                                          \
+    static void xs_##NAME##_loop_##SFX(const void *xv, void *ov,          \
+                                       int64_t n, const double *kd)       \
+    {                                                                     \
+        const float *x = xv;                                              \
+        float *o = ov;                                                    \
+        const vf k0 = v_set1((float)kd[0]), k1 = v_set1((float)kd[1]);    \
+        int64_t i = 0;                                                    \
+        for (; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {                \
+            vf a = v_load(x + i), b = v_load(x + i + VS_LANES);           \
+            v_store(o + i, xs_##NAME##_f(a, k0, k1));                     \
+            v_store(o + i + VS_LANES, xs_##NAME##_f(b, k0, k1));          \
+        }                                                                 \
+        for (; i + VS_LANES <= n; i += VS_LANES)                          \
+            v_store(o + i, xs_##NAME##_f(v_load(x + i), k0, k1));         \
+        if (i < n)                                                        \
+            v_store_n(o + i, xs_##NAME##_f(v_load_n(x + i, n - i), k0, k1), \
+                      n - i);                                             \
+    }
+
+/* sa, sb: 1 (contiguous) or 0 (one value broadcast). */
+#define XS_BINARY_LOOP(NAME, SFX)                                         \
+    static void xs_##NAME##_loop_##SFX(const void *av, int64_t sa,        \
+                                       const void *bv, int64_t sb,        \
+                                       void *ov, int64_t n)               \
+    {                                                                     \
+        const float *a = av, *b = bv;                                     \
+        float *o = ov;                                                    \
+        const vf a0 = v_set1(a[0]), b0 = v_set1(b[0]);                    \
+        int64_t i = 0;                                                    \
+        for (; i + VS_LANES <= n; i += VS_LANES)                          \
+            v_store(o + i, xs_##NAME##_f(sa ? v_load(a + i) : a0,         \
+                                         sb ? v_load(b + i) : b0));       \
+        if (i < n)                                                        \
+            v_store_n(o + i,                                              \
+                      xs_##NAME##_f(sa ? v_load_n(a + i, n - i) : a0,     \
+                                    sb ? v_load_n(b + i, n - i) : b0),    \
+                      n - i);                                             \
+    }
+
+/* Element operations per element, for the thread split (a vector exp
+ * or log costs a few; see cpu.c's cpu_vmath). */
+#define XS_W_softplus 8
+#define XS_W_sqrt 1
+#define XS_W_rsqrt 1
+#define XS_W_leaky_relu 1
+
+/* softplus: beta 1 (the default) needs neither the product nor the
+ * division. */
+#define XS_SOFTPLUS_LOOP(SFX)                                             \
+    XS_UNARY_LOOP(softplus1, SFX)                                         \
+    XS_UNARY_LOOP(softplusb, SFX)                                         \
+    static void xs_softplus_loop_##SFX(const void *x, void *o, int64_t n, \
+                                       const double *kd)                  \
+    {                                                                     \
+        if ((float)kd[0] == 1.0f)                                         \
+            xs_softplus1_loop_##SFX(x, o, n, kd);                         \
+        else                                                              \
+            xs_softplusb_loop_##SFX(x, o, n, kd);                         \
+    }
+#define XS_UNARY_LOOP_softplus(SFX) XS_SOFTPLUS_LOOP(SFX)
+#define XS_UNARY_LOOP_sqrt(SFX) XS_UNARY_LOOP(sqrt, SFX)
+#define XS_UNARY_LOOP_rsqrt(SFX) XS_UNARY_LOOP(rsqrt, SFX)
+#define XS_UNARY_LOOP_leaky_relu(SFX) XS_UNARY_LOOP(leaky_relu, SFX)
+
+#define XS_UNARY_ENTRY(NAME, SFX, LV)                                     \
+    XS_UNARY_LOOP_##NAME(SFX)                                             \
+    int TB_CPU_KFN(NAME, f32, SFX)(void *ctx, const tb_tensor *in,        \
+                                   tb_tensor *out, const tb_params *p)    \
+    {                                                                     \
+        return tb_cpu_xs_unary(ctx, LV, TB_OP_##NAME, TB_F32, in, out, p, \
+                               XS_W_##NAME, xs_##NAME##_loop_##SFX);      \
+    }
+#define XS_BINARY_ENTRY(NAME, SFX, LV)                                    \
+    XS_BINARY_LOOP(NAME, SFX)                                             \
+    int TB_CPU_KFN(NAME, f32, SFX)(void *ctx, const tb_tensor *in,        \
+                                   tb_tensor *out, const tb_params *p)    \
+    {                                                                     \
+        return tb_cpu_xs_binary(ctx, LV, TB_OP_##NAME, TB_F32, in, out,   \
+                                p, xs_##NAME##_loop_##SFX);               \
+    }
+
+
+/* ---- reductions: max, min, argmax (ops_simd.h) ---------------------- */
+
+static inline vm xs_better(vf v, vf m, int is_max)
+{
+    return is_max ? v_gt(v, m) : v_lt(v, m);
+}
+
+/* The first j < len with x[j] == v (v not NaN); len if none. */
+static inline int64_t xs_find(const float *x, int64_t len, float v)
+{
+    const vf vv = v_set1(v);
+    int64_t j = 0;
+    for (; j + VS_LANES <= len; j += VS_LANES)
+        if (m_any(v_eq(v_load(x + j), vv)))
+            break;
+    for (; j < len; j++)
+        if (x[j] == v)
+            return j;
+    return len;
+}
+
+/* A contiguous lane (len >= 1) as ops_ext.c scans it: m = x[0], then m
+ * = x[j] where x[j] OP m or x[j] is NaN; for max/min that ends on the
+ * last NaN of a lane that has one, for argmax (arg) on the first
+ * maximum or the first NaN, whose index goes to *at.  Vector form: four
+ * running extremes (x86 max/min return their second operand, the
+ * running one, for a NaN) and a NaN mask; then the NaN (rare) or the
+ * extreme found again by a scan when its index or its sign (a zero:
+ * -0 == +0, the first one wins) matters. */
+static inline float xs_extreme_lane(const float *x, int64_t len,
+                                    int is_max, int arg, int64_t *at)
+{
+    *at = 0;
+    if (len < 4 * VS_LANES) {
+        float m = x[0];
+        for (int64_t j = 1; j < len && (!arg || m == m); j++) {
+            float v = x[j];
+            if ((is_max ? v > m : v < m) || v != v) {
+                m = v;
+                *at = j;
+            }
+        }
+        return m;
+    }
+    vf m0 = v_load(x), m1 = v_load(x + VS_LANES);
+    vf m2 = v_load(x + 2 * VS_LANES), m3 = v_load(x + 3 * VS_LANES);
+    vm nan = m_or(m_or(v_unord(m0, m0), v_unord(m1, m1)),
+                  m_or(v_unord(m2, m2), v_unord(m3, m3)));
+    int64_t j = 4 * VS_LANES;
+#define XS_STEP(M, OFF)                                                   \
+    do {                                                                  \
+        vf v_ = v_load(x + j + (OFF));                                    \
+        nan = m_or(nan, v_unord(v_, v_));                                 \
+        M = is_max ? v_max(v_, M) : v_min(v_, M);                         \
+    } while (0)
+    for (; j + 4 * VS_LANES <= len; j += 4 * VS_LANES) {
+        XS_STEP(m0, 0);
+        XS_STEP(m1, VS_LANES);
+        XS_STEP(m2, 2 * VS_LANES);
+        XS_STEP(m3, 3 * VS_LANES);
+    }
+    for (; j + VS_LANES <= len; j += VS_LANES)
+        XS_STEP(m0, 0);
+#undef XS_STEP
+    bool tail_nan = false;
+    for (int64_t k = j; k < len; k++)
+        tail_nan |= x[k] != x[k];
+    if (m_any(nan) || tail_nan) {
+        int64_t k = 0;
+        if (arg) {
+            while (x[k] == x[k])
+                k++;
+        } else {
+            for (k = len - 1; x[k] == x[k]; k--)
+                ;
+        }
+        *at = k;
+        return x[k];
+    }
+    m0 = is_max ? v_max(v_max(m0, m1), v_max(m2, m3))
+                : v_min(v_min(m0, m1), v_min(m2, m3));
+    float t[VS_LANES];
+    v_store(t, m0);
+    float r = t[0];
+    for (int u = 1; u < VS_LANES; u++)
+        r = (is_max ? t[u] > r : t[u] < r) ? t[u] : r;
+    for (int64_t k = j; k < len; k++)
+        r = (is_max ? x[k] > r : x[k] < r) ? x[k] : r;
+    if (arg || r == 0) {
+        *at = xs_find(x, len, r);
+        return x[*at];
+    }
+    return r;
+}
+
+/* w <= TB_CPU_XS_COLS lanes of a non-last axis, row by row (each row's
+ * w values are adjacent: whole cache lines), the running extremes and
+ * argmax's indices in arrays on the stack (L1), VS_LANES lanes at a
+ * time, masked at the end of the row.  The portable update per lane:
+ * max/min take v where v OP m or v is NaN; argmax where v > m or (v is
+ * NaN and m is not), its index j kept as int32 bits (the lanes are
+ * tensor dims, below 2^31). */
+static inline void xs_extreme_cols(const float *x, float *o, int64_t len,
+                                   int64_t step, int64_t w, int is_max,
+                                   int arg)
+{
+    float m[TB_CPU_XS_COLS];
+    int32_t at[TB_CPU_XS_COLS];
+    for (int64_t t = 0; t < w; t += VS_LANES) {
+        v_store_n(m + t, v_load_n(x + t, w - t), w - t);
+        if (arg)
+            v_store_n((float *)(at + t), xs_iset1(0), w - t);
+    }
+    for (int64_t j = 1; j < len; j++) {
+        const float *row = x + j * step;
+        const vf jv = xs_iset1((int32_t)j);
+        for (int64_t t = 0; t < w; t += VS_LANES) {
+            const int64_t r = w - t;
+            vf v = v_load_n(row + t, r), mv = v_load_n(m + t, r);
+            vm up = arg ? m_or(xs_better(v, mv, is_max),
+                               m_and(v_unord(v, v), v_eq(mv, mv)))
+                        : m_or(xs_better(v, mv, is_max), v_unord(v, v));
+            v_store_n(m + t, v_sel(up, v, mv), r);
+            if (arg) {
+                float *ap = (float *)(at + t);
+                v_store_n(ap, v_sel(up, jv, v_load_n(ap, r)), r);
+            }
+        }
+    }
+    for (int64_t t = 0; t < w; t++)
+        o[t] = arg ? (float)at[t] : m[t];
+}
+
+#define XS_RED_FNS(NAME, IS_MAX, ARG, SFX)                                \
+    static float xs_##NAME##_lane_##SFX(const float *x, int64_t len,      \
+                                        int64_t corr)                     \
+    {                                                                     \
+        (void)corr;                                                       \
+        int64_t at;                                                       \
+        float r = xs_extreme_lane(x, len, IS_MAX, ARG, &at);              \
+        return ARG ? (float)at : r;                                       \
+    }                                                                     \
+    static void xs_##NAME##_cols_##SFX(const float *x, float *o,          \
+                                       int64_t len, int64_t step,         \
+                                       int64_t w, int64_t corr)           \
+    {                                                                     \
+        (void)corr;                                                       \
+        xs_extreme_cols(x, o, len, step, w, IS_MAX, ARG);                 \
+    }
+#define XS_RED_ENTRY(NAME, IS_MAX, ARG, SFX, LV)                          \
+    XS_RED_FNS(NAME, IS_MAX, ARG, SFX)                                    \
+    int TB_CPU_KFN(NAME, f32, SFX)(void *ctx, const tb_tensor *in,        \
+                                   tb_tensor *out, const tb_params *p)    \
+    {                                                                     \
+        return tb_cpu_xs_reduce(ctx, LV, TB_OP_##NAME, in, out, p,        \
+                                xs_##NAME##_lane_##SFX,                   \
+                                xs_##NAME##_cols_##SFX);                  \
+    }
+
+/* ---- var: two passes in double (ops_simd.h) -------------------------- */
+
+#define XS_DL (VS_LANES / 2)
+
+static inline double xs_dhsum(vd a)
+{
+    double t[XS_DL];
+    xs_dstore(t, a);
+    double r = 0;
+    for (int u = 0; u < XS_DL; u++)
+        r += t[u];
+    return r;
+}
+
+static inline float xs_var_final(double d, double d2, int64_t len,
+                                 int64_t corr)
+{
+    return (float)((d2 - d * d / (double)len) / (double)(len - corr));
+}
+
+/* A contiguous lane: four vector partial sums per pass (independent
+ * add chains), the tail in scalar. */
+static float xs_var_lane(const float *x, int64_t len, int64_t corr)
+{
+    vd s0 = xs_dzero(), s1 = s0, s2 = s0, s3 = s0;
+    int64_t j = 0;
+    for (; j + 4 * XS_DL <= len; j += 4 * XS_DL) {
+        s0 = xs_dadd(s0, xs_dload_f(x + j));
+        s1 = xs_dadd(s1, xs_dload_f(x + j + XS_DL));
+        s2 = xs_dadd(s2, xs_dload_f(x + j + 2 * XS_DL));
+        s3 = xs_dadd(s3, xs_dload_f(x + j + 3 * XS_DL));
+    }
+    double s = xs_dhsum(xs_dadd(xs_dadd(s0, s1), xs_dadd(s2, s3)));
+    for (int64_t k = j; k < len; k++)
+        s += (double)x[k];
+    const double mean = s / (double)len;
+    const vd mv = xs_dset1(mean);
+    vd d0 = xs_dzero(), d1 = d0, q0 = d0, q1 = d0;
+    for (j = 0; j + 2 * XS_DL <= len; j += 2 * XS_DL) {
+        vd t0 = xs_dsub(xs_dload_f(x + j), mv);
+        vd t1 = xs_dsub(xs_dload_f(x + j + XS_DL), mv);
+        d0 = xs_dadd(d0, t0);
+        d1 = xs_dadd(d1, t1);
+        q0 = xs_dfma(t0, t0, q0);
+        q1 = xs_dfma(t1, t1, q1);
+    }
+    double d = xs_dhsum(xs_dadd(d0, d1)), d2 = xs_dhsum(xs_dadd(q0, q1));
+    for (int64_t k = j; k < len; k++) {
+        double t = (double)x[k] - mean;
+        d += t;
+        d2 += t * t;
+    }
+    return xs_var_final(d, d2, len, corr);
+}
+
+/* 2 * XS_DL lanes of a non-last axis with their sums in registers. */
+static void xs_var_cols2(const float *x, float *o, int64_t len,
+                         int64_t step, int64_t corr)
+{
+    vd s0 = xs_dzero(), s1 = s0;
+    for (int64_t j = 0; j < len; j++) {
+        s0 = xs_dadd(s0, xs_dload_f(x + j * step));
+        s1 = xs_dadd(s1, xs_dload_f(x + j * step + XS_DL));
+    }
+    double m[2 * XS_DL];
+    xs_dstore(m, s0);
+    xs_dstore(m + XS_DL, s1);
+    for (int u = 0; u < 2 * XS_DL; u++)
+        m[u] /= (double)len; /* the mean, as the portable code divides */
+    const vd m0 = xs_dload(m), m1 = xs_dload(m + XS_DL);
+    vd d0 = xs_dzero(), d1 = d0, q0 = d0, q1 = d0;
+    for (int64_t j = 0; j < len; j++) {
+        vd t0 = xs_dsub(xs_dload_f(x + j * step), m0);
+        vd t1 = xs_dsub(xs_dload_f(x + j * step + XS_DL), m1);
+        d0 = xs_dadd(d0, t0);
+        d1 = xs_dadd(d1, t1);
+        q0 = xs_dfma(t0, t0, q0);
+        q1 = xs_dfma(t1, t1, q1);
+    }
+    double d[2 * XS_DL], d2[2 * XS_DL];
+    xs_dstore(d, d0);
+    xs_dstore(d + XS_DL, d1);
+    xs_dstore(d2, q0);
+    xs_dstore(d2 + XS_DL, q1);
+    for (int u = 0; u < 2 * XS_DL; u++)
+        o[u] = xs_var_final(d[u], d2[u], len, corr);
+}
+
+/* w lanes of a non-last axis: 2 * XS_DL at a time in registers, the rest
+ * with per-lane sums in double arrays on the stack, each row's values
+ * converted XS_DL at a time. */
+static void xs_var_cols(const float *x, float *o, int64_t len,
+                        int64_t step, int64_t w, int64_t corr)
+{
+    for (; w >= 2 * XS_DL; w -= 2 * XS_DL, x += 2 * XS_DL, o += 2 * XS_DL)
+        xs_var_cols2(x, o, len, step, corr);
+    double s[TB_CPU_XS_COLS], d[TB_CPU_XS_COLS], d2[TB_CPU_XS_COLS];
+    const int64_t wv = w - w % XS_DL;
+    for (int64_t t = 0; t < w; t++)
+        s[t] = d[t] = d2[t] = 0;
+    for (int64_t j = 0; j < len; j++) {
+        const float *row = x + j * step;
+        int64_t t = 0;
+        for (; t < wv; t += XS_DL)
+            xs_dstore(s + t, xs_dadd(xs_dload(s + t), xs_dload_f(row + t)));
+        for (; t < w; t++)
+            s[t] += (double)row[t];
+    }
+    for (int64_t t = 0; t < w; t++)
+        s[t] /= (double)len; /* the mean */
+    for (int64_t j = 0; j < len; j++) {
+        const float *row = x + j * step;
+        int64_t t = 0;
+        for (; t < wv; t += XS_DL) {
+            vd u = xs_dsub(xs_dload_f(row + t), xs_dload(s + t));
+            xs_dstore(d + t, xs_dadd(xs_dload(d + t), u));
+            xs_dstore(d2 + t, xs_dfma(u, u, xs_dload(d2 + t)));
+        }
+        for (; t < w; t++) {
+            double u = (double)row[t] - s[t];
+            d[t] += u;
+            d2[t] += u * u;
+        }
+    }
+    for (int64_t t = 0; t < w; t++)
+        o[t] = xs_var_final(d[t], d2[t], len, corr);
+}
+
+#define XS_VAR_ENTRY(SFX, LV)                                             \
+    int TB_CPU_KFN(var, f32, SFX)(void *ctx, const tb_tensor *in,         \
+                                  tb_tensor *out, const tb_params *p)     \
+    {                                                                     \
+        return tb_cpu_xs_reduce(ctx, LV, TB_OP_var, in, out, p,           \
+                                xs_var_lane, xs_var_cols);                \
+    }
+
+#define XS_ENTRIES(SFX, LV)                                               \
+    XS_UNARY_ENTRY(softplus, SFX, LV)                                     \
+    XS_UNARY_ENTRY(sqrt, SFX, LV)                                         \
+    XS_UNARY_ENTRY(rsqrt, SFX, LV)                                        \
+    XS_UNARY_ENTRY(leaky_relu, SFX, LV)                                   \
+    XS_BINARY_ENTRY(maximum, SFX, LV)                                     \
+    XS_BINARY_ENTRY(minimum, SFX, LV)                                     \
+    XS_RED_ENTRY(max, 1, 0, SFX, LV)                                      \
+    XS_RED_ENTRY(min, 0, 0, SFX, LV)                                      \
+    XS_RED_ENTRY(argmax, 1, 1, SFX, LV)                                   \
+    XS_VAR_ENTRY(SFX, LV)
+
+#endif /* TB_BACKENDS_CPU_OPS_SIMD_IMPL_H */
