@@ -1700,6 +1700,82 @@ static void sec_scaling(const ctx *x)
     free(rows.p);
 }
 
+/* ---- threads slower than one --------------------------------------------- */
+
+/* variant with its "threads=N" replaced by "threads=1" in buf; false
+ * when it has no threads axis or already is threads=1. */
+static bool one_thread_variant(const char *v, char *buf, size_t len)
+{
+    const char *t = strstr(v, "threads=");
+    if (!t)
+        return false;
+    const char *n = t + 8;
+    size_t d = strspn(n, "0123456789");
+    if (d == 0 || (d == 1 && n[0] == '1'))
+        return false;
+    snprintf(buf, len, "%.*s1%s", (int)(n - v), v, n + d);
+    return true;
+}
+
+/* Cases whose threads=N run is significantly slower than the same case
+ * at threads=1 (compare's test), with the context switches per call the
+ * run recorded on both sides: the usual cause on a loaded machine is a
+ * thread that waits for a core. */
+static void sec_threads(const ctx *x)
+{
+    const tb_rset *s = x->s;
+    sbuf rows = {0};
+    int n = 0;
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *c = &s->cases[i];
+        char v1[256];
+        if (!c->ok || !in(c, M_MAIN) ||
+            !one_thread_variant(c->variant, v1, sizeof v1))
+            continue;
+        const tb_rcase *one = NULL;
+        for (int k = 0; k < s->n && !one; k++) {
+            const tb_rcase *d = &s->cases[k];
+            if (d->ok && d->doc == c->doc && !strcmp(d->key, c->key) &&
+                !strcmp(d->variant, v1))
+                one = d;
+        }
+        double p;
+        if (!one || significance(c, one, &p) >= 0)
+            continue;
+        char a[32], b[32], r[32], w1[32], w2[32], i1[32], i2[32];
+        sb(&rows, "| %s | %s | %s | %s | %s | %s | %sx | %s → %s | %s → %s "
+                  "|\n",
+           c->opp, c->shapes, c->dtype, c->variant,
+           tb_report_fmt_time(one->median, one->median, a, sizeof a),
+           tb_report_fmt_time(c->median, c->median, b, sizeof b),
+           fmt_num(c->median / one->median, r, sizeof r),
+           fmt_num(tb_json_num(one->counters, "vol_ctx_switches"), w1,
+                   sizeof w1),
+           fmt_num(tb_json_num(c->counters, "vol_ctx_switches"), w2,
+                   sizeof w2),
+           fmt_num(tb_json_num(one->counters, "invol_ctx_switches"), i1,
+                   sizeof i1),
+           fmt_num(tb_json_num(c->counters, "invol_ctx_switches"), i2,
+                   sizeof i2));
+        n++;
+    }
+    if (n && !rows.oom)
+        sb(x->b, "## More threads, slower\n\n"
+                 "Cases that ran significantly slower (the test `tbench "
+                 "compare` uses) with several threads than with one, and "
+                 "the context switches per call recorded for each: "
+                 "voluntary ones mean a thread waited (for a core or for "
+                 "the others), involuntary ones that it was preempted. On "
+                 "a machine where other work holds a core, a second thread "
+                 "costs more than it brings.\n\n"
+                 "| Op | Shapes | Dtype | Backend | 1 thread | This | "
+                 "Slower by | Voluntary switches/call (1 → this) | "
+                 "Involuntary (1 → this) |\n"
+                 "|---|---|---|---|---|---|---|---|---|\n%s\n",
+           rows.p);
+    free(rows.p);
+}
+
 /* ---- noise ---------------------------------------------------------------- */
 
 static void sec_noise(const ctx *x)
@@ -2133,6 +2209,7 @@ int tb_report_markdown(const tb_rset *s, const tb_report_opts *o, char **md)
     sec_counters(&x);
     sec_fused(&x);
     sec_scaling(&x);
+    sec_threads(&x);
     sec_baseline(&x);
     sec_with(&x);
     sec_noise(&x);
