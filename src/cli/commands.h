@@ -29,6 +29,8 @@ int tb_cmd_report(int argc, char **argv); /* cmd_report.c */
 int tb_cmd_compare(int argc, char **argv); /* cmd_compare.c */
 int tb_cmd_history(int argc, char **argv); /* cmd_compare.c */
 int tb_cmd_export(int argc, char **argv);  /* cmd_compare.c */
+int tb_cmd_ab(int argc, char **argv);      /* cmd_ab.c */
+int tb_cmd_worker(int argc, char **argv);  /* cmd_ab.c */
 
 /* Print the whole --help text (generated from the command table). */
 void tb_usage(FILE *f);

@@ -161,6 +161,40 @@ static const tb_command commands[] = {
      "    -o, --output FILE     write to FILE instead of stdout\n"
      "    exit 0 ok, 2 usage or input error\n",
      tb_cmd_export},
+    {"ab", "OLD NEW CONFIG [options]",
+     "paired A/B of two tbench executables (e.g. the base branch's and a\n"
+     "    pull request's build) on CONFIG's cases.  Each build serves in its\n"
+     "    own worker process (exec'd as 'EXE worker --protocol 1 --fd N'; a\n"
+     "    build that does not speak protocol 1 is refused, exit 2).  In each\n"
+     "    of N blocks the cases come in a new random order and the two\n"
+     "    builds measure a round of each case in random order (RMIT); per\n"
+     "    case, the block ratios new/old are judged: change = median ratio\n"
+     "    - 1 with a 95% bootstrap CI, Wilcoxon signed-rank p adjusted over\n"
+     "    the cases (Holm), and the minimum detectable effect (MDE) of the\n"
+     "    case on this machine now.  regressed/improved when p(Holm) <\n"
+     "    alpha, |change| > threshold and the CI excludes 0.  CONFIG's\n"
+     "    measure.rounds is replaced by N (docs/FORMAT.md, ab)\n"
+     "        --blocks N        blocks per case, 6-64 (default 20; 12+ for\n"
+     "                          the exact test to reach alpha/cases)\n"
+     "        --duet            run both builds at once, pinned to CPUs 0\n"
+     "                          and 1, swapping places every block\n"
+     "        --alpha A         family-wise level over the cases (default\n"
+     "                          0.05)\n"
+     "        --threshold PCT   smallest change that can count (default 0.5)\n"
+     "        --seed S          seed of the order and the bootstrap\n"
+     "    -f, --filter GLOB     only cases whose id matches (as run)\n"
+     "    -x, --exclude GLOB    leave out cases whose id matches (as run)\n"
+     "    -o, --output DIR      write DIR/ab.json (verdicts and block\n"
+     "                          medians) and each build's own results as\n"
+     "                          DIR/old/results.json and DIR/new/results.json\n"
+     "    -q, --quiet           no progress and no build lines\n"
+     "    exit 0 no regression, 1 a case regressed or failed on a side, 2\n"
+     "    usage or input error (bad config, refused build)\n",
+     tb_cmd_ab},
+    {"worker", "--protocol V --fd N",
+     "internal: the worker that 'ab' starts in each build; serves protocol\n"
+     "    V (this build: 1) on socket N (src/harness/xworker.h)\n",
+     tb_cmd_worker},
 };
 
 void tb_usage(FILE *f)
