@@ -74,7 +74,8 @@ static const char *const base_ops[] = {
 
 /* Ops with their own test files: creation ops (test_create.c), in-place
  * forms and unfused compositions (test_forms.c), optimizer steps
- * (test_optim.c), svd/qr/eigh (test_linalg.c).  Each of those checks that
+ * (test_optim.c), svd/qr/eigh (test_linalg.c), calibration ops
+ * (test_calib.c).  Each of those checks that
  * every op of its categories has oracle vectors in both dtypes. */
 static bool tested_elsewhere(const tb_op *op)
 {
@@ -84,6 +85,7 @@ static bool tested_elsewhere(const tb_op *op)
     case TB_CAT_OPTIMIZER:
     case TB_CAT_LINALG:
     case TB_CAT_UNFUSED:
+    case TB_CAT_CALIB:
         return true;
     default:
         return false;

@@ -37,8 +37,8 @@ void tb_usage(FILE *f);
 /* "tbench: <fmt with arg>" + a hint on stderr; returns EXIT_USAGE. */
 int tb_usage_error(const char *fmt, const char *arg);
 /* 0 when the environment variables that change a run are unset or well
- * formed: TBENCH_FAULT (src/harness/runner.h) and TBENCH_ISA (scalar,
- * avx2, avx512 or auto); otherwise prints one line naming the variable
+ * formed: TBENCH_FAULT (src/harness/runner.h), TBENCH_ISA (scalar,
+ * avx2, avx512 or auto) and TBENCH_CALIB_SCALE (src/ops/calib.h); otherwise prints one line naming the variable
  * and what is wrong and returns EXIT_USAGE.  run and exec call it before
  * anything runs. */
 int tb_env_check(void);

@@ -6,6 +6,7 @@
 #include "../backends/backend.h"
 #include "../backends/cpu/isa.h"
 #include "../base/error.h"
+#include "../ops/calib.h"
 #include "../harness/runner.h"
 #include <cjson/cJSON.h>
 #include "commands.h"
@@ -234,6 +235,13 @@ int tb_env_check(void)
     if (isa) {
         fprintf(stderr, "tbench: TBENCH_ISA: expected scalar, avx2, avx512 "
                         "or auto, got '%s'\n", isa);
+        return EXIT_USAGE;
+    }
+    const char *scale = tb_calib_scale_env_error();
+    if (scale) {
+        fprintf(stderr, "tbench: TBENCH_CALIB_SCALE: expected a number in "
+                        "(0, 1000] (calib_work's work factor), got '%s'\n",
+                scale);
         return EXIT_USAGE;
     }
     return 0;

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ops/calib.h"
 #include "tb_commit.h"
 #include "tb_config.h"
 
@@ -751,5 +752,8 @@ cJSON *tb_env_capture(void)
 #if HAVE_OPENBLAS
     capture_openblas(env, &ci);
 #endif
+    /* calib_work's work factor (src/ops/calib.h): 1 unless an injected
+     * slowdown is being measured */
+    cJSON_AddNumberToObject(env, "calib_scale", tb_calib_scale());
     return env;
 }

@@ -1,13 +1,12 @@
 #include "timer.h"
 
 #include <stdlib.h>
-#include <time.h>
+
+#include "../base/clock.h"
 
 uint64_t tb_now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return tb_clock_ns();
 }
 
 static int cmp_u64(const void *a, const void *b)

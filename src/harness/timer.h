@@ -4,7 +4,8 @@
 
 #include <stdint.h>
 
-/* CLOCK_MONOTONIC in nanoseconds. */
+/* CLOCK_MONOTONIC in nanoseconds (tb_clock_ns, src/base/clock.h: a test
+ * may put a fake clock in its place). */
 uint64_t tb_now_ns(void);
 
 /* Measured cost of one tb_now_ns() pair, in ns: the median difference of

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "calib.h"
 #include "ref.h"
 
 /* ---- helpers ----------------------------------------------------------- */
@@ -992,6 +993,10 @@ static const tb_param_spec params_rand_uniform[] = {
     {"seed", TB_PARAM_INT, false, 0, 0, 9007199254740992.0,
      "stream: out[i] depends only on (seed, i)"},
 };
+static const tb_param_spec params_calib_spin[] = {
+    {"ns", TB_PARAM_INT, false, 1000, 0, 1e10,
+     "nanoseconds to spin on the clock"},
+};
 static const tb_param_spec params_rand_normal[] = {
     {"mean", TB_PARAM_FLOAT, false, 0, -1e30, 1e30, "mean"},
     {"std", TB_PARAM_FLOAT, false, 1, 0, 1e30, "standard deviation"},
@@ -1484,6 +1489,21 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .reduce_len = rlen_axis, .tol = TOL_ACC,
         .n_steps = NSTEPS(steps_log_softmax), .steps = steps_log_softmax,
         .doc = "log_softmax as six kernels: max, sub, exp, sum, log, sub"},
+
+    /* calibration: known work and known time (calib.h) */
+    [TB_OP_calib_work] = {OP_ID(calib_work),
+        .category = TB_CAT_CALIB, .n_in = 0, .n_out = 1,
+        .shape = tb_calib_shape, .flops = tb_calib_flops,
+        .bytes = tb_calib_bytes, .tol = TOL_EXACT,
+        .doc = "round(n * TBENCH_CALIB_SCALE) steps of a chain of dependent "
+               "integer instructions; out[s mod n] = top 24 bits after step "
+               "s"},
+    [TB_OP_calib_spin] = {OP_ID(calib_spin),
+        .category = TB_CAT_CALIB, .n_in = 0, .n_out = 1, .n_params = 1,
+        .params = params_calib_spin, .shape = tb_calib_shape,
+        .flops = tb_calib_flops, .bytes = tb_calib_bytes, .tol = TOL_EXACT,
+        .doc = "spin on CLOCK_MONOTONIC for ns nanoseconds; shape [1], "
+               "output 0"},
 };
 
 const tb_op *tb_op_get(tb_op_id id)
@@ -1515,6 +1535,7 @@ const char *tb_op_category_name(tb_op_category c)
     case TB_CAT_OPTIMIZER: return "optimizer";
     case TB_CAT_LINALG: return "linalg";
     case TB_CAT_UNFUSED: return "unfused";
+    case TB_CAT_CALIB: return "calibration";
     }
     return "unknown";
 }

@@ -33,6 +33,7 @@ typedef enum {
     TB_CAT_OPTIMIZER, /* one update step of a parameter vector and state */
     TB_CAT_LINALG,    /* LAPACK-style factorizations */
     TB_CAT_UNFUSED,   /* a fused op's composition, one kernel per step */
+    TB_CAT_CALIB,     /* known work or time, to measure the harness */
 } tb_op_category;
 
 typedef enum { TB_PARAM_INT, TB_PARAM_FLOAT, TB_PARAM_BOOL } tb_param_kind;
@@ -98,7 +99,8 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(sgd) X(sgd_momentum) X(adam) X(adamw) X(adagrad) X(adamax)          \
     X(nadam) X(radam)                                                     \
     X(svd) X(qr) X(eigh)                                                  \
-    X(add_relu_unfused) X(linear_unfused) X(log_softmax_unfused)
+    X(add_relu_unfused) X(linear_unfused) X(log_softmax_unfused)         \
+    X(calib_work) X(calib_spin)
 
 typedef enum {
 #define TB_OP_ENUM(name) TB_OP_##name,

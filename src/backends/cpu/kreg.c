@@ -4,7 +4,7 @@
  * cpu.c and optim.c, create.c and linalg.c, and last ops_ext.c's
  * portable baseline (the reference layer: an op there that cpu.c also
  * implements is reached by the backend only when cpu.c lacks the
- * dtype). */
+ * dtype), then calib.c's calibration ops. */
 #include "kreg.h"
 
 #define KROW(op_, dt_, sfx)                                               \
@@ -30,6 +30,7 @@ static const tb_cpu_krow cpu_krows[] = {
     TB_CPU_ROWS_CREATE(KROW)
     TB_CPU_ROWS_LINALG(KROW)
     TB_CPU_ROWS_EXT(KROW_P)
+    TB_CPU_ROWS_CALIB(KROW)
 };
 
 const tb_cpu_krow *tb_cpu_krows(size_t *n)

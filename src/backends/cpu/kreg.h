@@ -169,6 +169,10 @@ const tb_cpu_krow *tb_cpu_krows(size_t *n);
     TB_CPU_ROWS_2(X, conv2d_nobias) TB_CPU_ROWS_2(X, max_pool2d)          \
     TB_CPU_ROWS_2(X, avg_pool2d)
 
+/* ---- calib.c: the calibration ops, portable ---- */
+#define TB_CPU_ROWS_CALIB(X)                                              \
+    TB_CPU_ROWS_2(X, calib_work) TB_CPU_ROWS_2(X, calib_spin)
+
 /* Prototypes of every entry point. */
 #define TB_CPU_KDECL(op, dt, sfx)                                         \
     int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
@@ -183,5 +187,6 @@ TB_CPU_ROWS_OPTIM_SCALAR(TB_CPU_KDECL)
 TB_CPU_ROWS_CREATE(TB_CPU_KDECL)
 TB_CPU_ROWS_LINALG(TB_CPU_KDECL)
 TB_CPU_ROWS_EXT(TB_CPU_KDECL)
+TB_CPU_ROWS_CALIB(TB_CPU_KDECL)
 
 #endif /* TB_BACKENDS_CPU_KREG_H */
