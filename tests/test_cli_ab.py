@@ -5,8 +5,9 @@ Usage: test_cli_ab.py PATH/TO/tbench   (run from the repository root)
 
 Two copies of the same build on a two-case config: exit 0, no case
 regressed or improved, ab.json well formed (docs/FORMAT.md) and
-consistent with its block medians, and each side's results.json valid
-against docs/results.schema.json.  Refused builds: a script that is not
+consistent with its block medians, and each block's results.json of each
+side (a fresh worker per block) valid against docs/results.schema.json
+and holding that block's median.  Refused builds: a script that is not
 tbench, a fake worker that answers the hello with protocol 2, and a
 missing file are each refused with one line naming the side and exit 2.
 Usage errors exit 2.  Needs python3-jsonschema: run with /usr/bin/python3.
@@ -96,14 +97,26 @@ def same_build():
         expect(c["mde"] is None or c["mde"] >= 0.005, f"mde {c['mde']}")
     expect(doc["summary"]["regressed"] == 0, doc["summary"])
     expect(doc["settings"]["blocks"] == 12, doc["settings"])
+    # one fresh worker per block and build, each writing its block
     for s in ("old", "new"):
-        res = json.load(open(os.path.join(out, s, "results.json"),
+        blocks = sorted(os.listdir(os.path.join(out, s)))
+        expect(blocks == [f"block-{b:02d}" for b in range(1, 13)], blocks)
+        for b in (blocks[0], blocks[-1]):
+            res = json.load(open(os.path.join(out, s, b, "results.json"),
+                                 encoding="utf-8"))
+            jsonschema.validate(res, SCHEMA)
+            ok = [c for c in res["cases"] if c["status"] == "ok"]
+            expect(len(ok) == 2, f"{s}/{b}: {len(ok)} ok cases")
+        # the block median in ab.json is that block's own median
+        res = json.load(open(os.path.join(out, s, "block-05", "results.json"),
                              encoding="utf-8"))
-        jsonschema.validate(res, SCHEMA)
-        ok = [c for c in res["cases"] if c["status"] == "ok"]
-        expect(len(ok) == 2, f"{s}: {len(ok)} ok cases")
-        expect("same" in r.stdout and "2 cases: 0 regressed" in r.stdout,
-               r.stdout)
+        for c in doc["cases"]:
+            rc = [x for x in res["cases"] if x["id"] == c["id"]][0]
+            got = c[f"{s}_block_ns"][4]
+            want = rc["stats"]["median_ns"]
+            expect(abs(got - want) <= 1e-9 * want, f"{got} vs {want}")
+    expect("same" in r.stdout and "2 cases: 0 regressed" in r.stdout,
+           r.stdout)
 
 
 @case("--duet runs too (CPUs swapped each block)")

@@ -83,6 +83,23 @@ static int side_start(side *s, const char *config)
     return rc;
 }
 
+/* With -o: the worker writes the results of its block b (the cases it
+ * measured) as DIR/old|new/block-NN/results.json. 0 or EXIT_CASES. */
+static int side_finish(side *s, int which, const char *outdir, int b)
+{
+    char path[4200], err[1024];
+    if (!outdir)
+        return 0;
+    snprintf(path, sizeof path, "%s/%s/block-%02d", outdir,
+             which ? "new" : "old", b + 1);
+    if (tb_xw_finish(s->w, path, err, sizeof err)) {
+        fprintf(stderr, "tbench: ab: %s: writing %s: %s\n", s->name, path,
+                err);
+        return EXIT_CASES;
+    }
+    return 0;
+}
+
 /* Record block b of case k on side `which` (0 old, 1 new). */
 static void record(tb_ab_case *c, int which, int b, const tb_xw_block *r)
 {
@@ -253,6 +270,24 @@ int tb_cmd_ab(int argc, char **argv)
      * runs the two builds of each case in a random order (duet: at the
      * same time, their CPUs swapped every block). */
     for (int b = 0; b < blocks && !ab_stop; b++) {
+        /* A fresh worker process per block and build: what a process
+         * fixes for its life (memory layout and page placement, the CPU
+         * it lands on) then differs from block to block, as noise the
+         * test sees, instead of biasing every block of a build alike. */
+        for (int s = 0; s < 2 && b > 0; s++) {
+            if (side_finish(&sides[s], s, outdir, b - 1)) {
+                free(order);
+                rc = EXIT_CASES;
+                goto out;
+            }
+            tb_xw_stop(sides[s].w);
+            sides[s].w = NULL;
+            if (side_start(&sides[s], config)) {
+                free(order);
+                rc = EXIT_USAGE;
+                goto out;
+            }
+        }
         for (int k = plan.n - 1; k > 0; k--) {
             int j = (int)tb_rng_below(&rng, (uint64_t)k + 1);
             int t = order[k];
@@ -310,6 +345,11 @@ int tb_cmd_ab(int argc, char **argv)
     free(order);
     if (show)
         fprintf(stderr, "\r\033[K");
+    for (int s = 0; s < 2 && !ab_stop; s++)
+        if (side_finish(&sides[s], s, outdir, blocks - 1)) {
+            rc = EXIT_CASES;
+            goto out;
+        }
     if (ab_stop) {
         const char *abbr = sigabbrev_np(ab_stop);
         fprintf(stderr, "tbench: ab: stopped by SIG%s; nothing judged\n",
@@ -331,11 +371,9 @@ int tb_cmd_ab(int argc, char **argv)
             if (bj) {
                 cJSON_AddStringToObject(bj, "path", sides[s].exe);
                 cJSON_AddStringToObject(bj, "build", tb_xw_build(sides[s].w));
-                snprintf(path, sizeof path, "%s/%s", outdir,
-                         s ? "new" : "old");
                 cJSON_AddStringToObject(bj, "results",
-                                        s ? "new/results.json"
-                                          : "old/results.json");
+                                        s ? "new/block-*/results.json"
+                                          : "old/block-*/results.json");
             }
             cJSON_AddItemToObject(builds, s ? "new" : "old", bj);
         }
@@ -359,17 +397,8 @@ int tb_cmd_ab(int argc, char **argv)
             goto out;
         }
         free(text);
-        for (int s = 0; s < 2; s++) {
-            snprintf(path, sizeof path, "%s/%s", outdir, s ? "new" : "old");
-            if (tb_xw_finish(sides[s].w, path, err, sizeof err)) {
-                fprintf(stderr, "tbench: ab: %s: writing %s: %s\n",
-                        sides[s].name, path, err);
-                rc = EXIT_CASES;
-                goto out;
-            }
-        }
-        printf("ab: %s/ab.json, %s/old/results.json, %s/new/results.json\n",
-               outdir, outdir, outdir);
+        printf("ab: %s/ab.json; each block's results: %s/old/block-*, "
+               "%s/new/block-*\n", outdir, outdir, outdir);
     }
     if (tb_ab_count(cases, (size_t)plan.n, TB_AB_REGRESSED) ||
         tb_ab_count(cases, (size_t)plan.n, TB_AB_ERROR))
