@@ -185,7 +185,8 @@ static void pin_to(int cpu)
     sched_setaffinity(0, sizeof set, &set); /* best effort */
 }
 
-static int serve_run(int fd, served *s, const xhdr *h, const char *id)
+static int serve_run(int fd, served *s, const xhdr *h, const char *id,
+                     volatile sig_atomic_t *stop)
 {
     xres out;
     memset(&out, 0, sizeof out);
@@ -193,13 +194,13 @@ static int serve_run(int fd, served *s, const xhdr *h, const char *id)
     while (i < s->plan.n && strcmp(s->plan.cases[i].id, id))
         i++;
     if (i == s->plan.n || !s->res) {
-        out.status = TB_STATUS_ERROR;
-        snprintf(out.status_name, sizeof out.status_name, "error");
+        out.status = TB_STATUS_SKIPPED;
+        snprintf(out.status_name, sizeof out.status_name, "skipped");
         snprintf(out.message, sizeof out.message,
                  "this build's plan of the config has no case '%.400s'", id);
         return send_msg(fd, K_RES, 0, 0, 0, &out, sizeof out);
     }
-    if (!s->runner && tb_runner_create(&s->runner, NULL))
+    if (!s->runner && tb_runner_create(&s->runner, stop))
         return -1;
     pin_to(h->c);
     const tb_case *c = &s->plan.cases[i];
@@ -261,7 +262,6 @@ oom:
 
 int tb_xworker_serve(int fd, volatile sig_atomic_t *stop)
 {
-    (void)stop;
     served s;
     memset(&s, 0, sizeof s);
     if (tb_xworker_hello(fd))
@@ -278,7 +278,7 @@ int tb_xworker_serve(int fd, volatile sig_atomic_t *stop)
         int sent;
         switch (h.kind) {
         case K_LOAD: sent = serve_load(fd, &s, p); break;
-        case K_RUN: sent = serve_run(fd, &s, &h, p); break;
+        case K_RUN: sent = serve_run(fd, &s, &h, p, stop); break;
         case K_FINISH: sent = serve_finish(fd, &s, p); break;
         default: sent = -1; break;
         }

@@ -23,7 +23,8 @@
  *                     worker measures the next round of that case (its
  *                     k-th RUN of the id is round k of `blocks`, as
  *                     measure.rounds would: round 0 checks the result)
- *                     and answers RES (payload: tb_xw_block's fields).
+ *                     and answers RES (payload: tb_xw_block's fields;
+ *                     status "skipped" when its plan has no such id).
  *   driver -> worker  FINISH payload: a folder.  The worker writes
  *                     FOLDER/results.json and .csv of every case it ran
  *                     (its own build's format); answer OK or ERR.
@@ -39,8 +40,9 @@
 
 #define TB_XW_PROTOCOL 1
 
-/* The worker side: serve the driver on fd until it closes.  Returns the
- * process exit status.  stop: the process's stop-signal flag. */
+/* The worker side: serve the driver on fd until it closes.  Returns 0,
+ * or 1 when the connection broke.  stop: the process's stop-signal flag
+ * (a set flag ends the sampling of the block, "interrupted"). */
 int tb_xworker_serve(int fd, volatile sig_atomic_t *stop);
 
 /* Send the HELLO of this build (protocol TB_XW_PROTOCOL) on fd; 0 or -1.
