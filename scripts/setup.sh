@@ -7,7 +7,7 @@ set -eu
 
 PKGS="gcc libc6-dev pkg-config meson ninja-build git
 libcjson-dev libcsv-dev libcmocka-dev libopenblas-dev liblapacke-dev
-gnuplot-nox python3 python3-jsonschema python3-numpy
+gnuplot-nox python3 python3-jsonschema python3-numpy python3-scipy valgrind
 libbenchmark-tools"
 
 missing=""

@@ -649,6 +649,146 @@ static void test_counter_regression(void **state)
     tb_resfile_free(b);
 }
 
+/* One ok case "c" (as one_case, the same samples on both sides) with an
+ * instructions record: per_iter (NAN: null), source and isa. */
+static tb_resfile *instr_case(const char *name, double per_iter,
+                              const char *source, const char *isa)
+{
+    double *x = samples(50, 1000, 0.01, 7);
+    spec sp = {"c", NULL, x, 50, 1, 0};
+    cJSON *doc = make_doc(&sp, 1);
+    free(x);
+    cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cases"), 0);
+    cJSON *in = cJSON_AddObjectToObject(c, "instructions");
+    cJSON_AddStringToObject(in, "requested", "callgrind");
+    if (isnan(per_iter))
+        cJSON_AddNullToObject(in, "per_iter");
+    else
+        cJSON_AddNumberToObject(in, "per_iter", per_iter);
+    if (source)
+        cJSON_AddStringToObject(in, "source", source);
+    else
+        cJSON_AddNullToObject(in, "source");
+    if (isa)
+        cJSON_AddStringToObject(in, "isa", isa);
+    else
+        cJSON_AddNullToObject(in, "isa");
+    cJSON_AddNumberToObject(in, "iters", 10);
+    cJSON_AddNullToObject(in, "reason");
+    return load_doc(doc, name);
+}
+
+/* Instructions per iteration: exact counts with their own threshold
+ * (default 0.1%): +0.5% is a counter regression that fails, an equal
+ * count passes. */
+static void test_instr_counts(void **state)
+{
+    (void)state;
+    tb_resfile *base = instr_case("a.json", 160154.9, "callgrind", "avx2");
+    tb_resfile *same = instr_case("b.json", 160154.9, "callgrind", "avx2");
+    tb_resfile *up = instr_case("c.json", 160154.9 * 1.005, "callgrind",
+                                "avx2");
+    tb_resfile *tiny = instr_case("d.json", 160154.9 * 1.0005, "callgrind",
+                                  "avx2");
+    tb_resfile *isa = instr_case("e.json", 160154.9, "callgrind", "scalar");
+    tb_resfile *none = instr_case("f.json", NAN, NULL, NULL);
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    assert_true(o.instr_threshold == 0.001);
+    tb_cmp c;
+
+    const tb_cmp_case *k = compare2(base, same, &o, &c);
+    assert_int_equal(k->instr_dir, 0);
+    assert_true(k->instr_change == 0);
+    assert_false(k->ctr_regressed);
+    assert_false(c.failed);
+    assert_string_equal(k->instr_source, "callgrind");
+    tb_cmp_free(&c);
+
+    char err[256];
+    assert_int_equal(tb_compare(&base, 1, &up, 1, &o, &c, err, sizeof err),
+                     0); /* (the files must outlive c for tb_cmp_json) */
+    k = &c.cases[0];
+    assert_int_equal(k->instr_dir, 1);
+    assert_close(k->instr_change, 0.005, 1e-9);
+    assert_true(k->ctr_regressed);
+    assert_true(c.failed);
+    assert_int_equal(c.n_ctr_regressed, 1);
+    assert_string_equal(tb_cmp_case_verdict(k), "counters");
+    cJSON *j = tb_cmp_json(&c);
+    cJSON *e = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "cases"),
+                                               0),
+                            "counters"),
+        "instructions");
+    assert_non_null(e);
+    assert_string_equal(cJSON_GetObjectItem(e, "verdict")->valuestring,
+                        "regressed");
+    cJSON_Delete(j);
+    tb_cmp_free(&c);
+    /* counters not in --fail-on: reported, not failed */
+    o.fail_on = TB_FAIL_TIME;
+    compare2(base, up, &o, &c);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    tb_cmp_opts_default(&o);
+    /* a larger threshold lets +0.5% pass; below the default passes */
+    o.instr_threshold = 0.01;
+    k = compare2(base, up, &o, &c);
+    assert_int_equal(k->instr_dir, 0);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    tb_cmp_opts_default(&o);
+    k = compare2(base, tiny, &o, &c);
+    assert_int_equal(k->instr_dir, 0);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    /* fewer instructions: an improvement, never a failure */
+    k = compare2(up, base, &o, &c);
+    assert_int_equal(k->instr_dir, -1);
+    assert_true(k->ctr_improved);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    /* different ISA paths are not compared */
+    k = compare2(isa, up, &o, &c);
+    assert_int_equal(k->instr_dir, 0);
+    assert_true(isnan(k->instr_change));
+    assert_non_null(strstr(k->instr_note, "ISA"));
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    /* a side without a count: nothing to compare */
+    k = compare2(none, up, &o, &c);
+    assert_true(isnan(k->instr_old));
+    assert_int_equal(k->instr_dir, 0);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    /* the loader refuses a malformed record, naming it */
+    static const char *const bad[] = {"{\"per_iter\": \"many\"}",
+                                      "{\"per_iter\": -1}",
+                                      "{\"per_iter\": 5}", "[]"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        double *x = samples(50, 1000, 0.01, 7);
+        spec sp = {"c", NULL, x, 50, 1, 0};
+        cJSON *doc = make_doc(&sp, 1);
+        free(x);
+        cJSON_AddItemToObject(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cases"), 0),
+            "instructions", cJSON_Parse(bad[i]));
+        char *text = cJSON_PrintUnformatted(doc);
+        cJSON_Delete(doc);
+        tb_resfile *f = NULL;
+        int rc = tb_resfile_from_text("bad.json", text, strlen(text), &f,
+                                      err, sizeof err);
+        free(text);
+        assert_int_equal(rc, TB_EINVAL);
+        assert_null(f);
+        assert_non_null(strstr(err, "cases[0] (c): instructions"));
+    }
+    tb_resfile *fs[] = {base, same, up, tiny, isa, none};
+    for (size_t i = 0; i < 6; i++)
+        tb_resfile_free(fs[i]);
+}
+
 static void test_status_changes(void **state)
 {
     (void)state;
@@ -1078,6 +1218,7 @@ int main(void)
         cmocka_unit_test(test_between_run_floor),
         cmocka_unit_test(test_round_floor),
         cmocka_unit_test(test_counter_regression),
+        cmocka_unit_test(test_instr_counts),
         cmocka_unit_test(test_status_changes),
         cmocka_unit_test(test_mismatched_matrices),
         cmocka_unit_test(test_fail_on_parse),

@@ -21,13 +21,15 @@ typedef struct cli {
     const char *cmd;
     const char *format, *output, *fail_on;
     double threshold, alpha, penalty;
+    double instr_threshold;
     bool vs_seen;
     int n_old, n_new;   /* positionals before and after --vs */
     const char **files; /* every positional, old ones first */
 } cli;
 
 enum { OPT_THRESHOLD = 1, OPT_ALPHA = 2, OPT_FORMAT = 4, OPT_FAILON = 8,
-       OPT_PENALTY = 16, OPT_OUTPUT = 32, OPT_VS = 64 };
+       OPT_PENALTY = 16, OPT_OUTPUT = 32, OPT_VS = 64,
+       OPT_INSTR_THRESHOLD = 128 };
 
 /* A number from an option value: digits, optionally ending in '%' when
  * pct is set.  false when malformed. */
@@ -82,7 +84,8 @@ static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
         } opts[] = {{"--threshold", OPT_THRESHOLD}, {"--alpha", OPT_ALPHA},
                     {"--format", OPT_FORMAT},       {"--fail-on", OPT_FAILON},
                     {"--penalty", OPT_PENALTY},     {"--output", OPT_OUTPUT},
-                    {"-o", OPT_OUTPUT}};
+                    {"-o", OPT_OUTPUT},
+                    {"--instr-threshold", OPT_INSTR_THRESHOLD}};
         unsigned bit = 0;
         const char *val = NULL;
         for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
@@ -113,6 +116,14 @@ static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
                 return tb_usage_error("--threshold: expected a percentage "
                                       "from 0 to 1000, got '%s'", val);
             c->threshold /= 100;
+            break;
+        case OPT_INSTR_THRESHOLD:
+            if (!parse_num(val, true, &c->instr_threshold) ||
+                c->instr_threshold < 0 || c->instr_threshold > 1000)
+                return tb_usage_error("--instr-threshold: expected a "
+                                      "percentage from 0 to 1000, got '%s'",
+                                      val);
+            c->instr_threshold /= 100;
             break;
         case OPT_ALPHA:
             if (!parse_num(val, false, &c->alpha) || !(c->alpha > 0) ||
@@ -193,10 +204,11 @@ static int text_format(const char *f)
 
 int tb_cmd_compare(int argc, char **argv)
 {
-    cli c = {.cmd = "compare", .threshold = NAN, .alpha = NAN};
+    cli c = {.cmd = "compare", .threshold = NAN, .alpha = NAN,
+             .instr_threshold = NAN};
     int rc = parse_cli(argc, argv,
                        OPT_THRESHOLD | OPT_ALPHA | OPT_FORMAT | OPT_FAILON |
-                           OPT_OUTPUT | OPT_VS,
+                           OPT_OUTPUT | OPT_VS | OPT_INSTR_THRESHOLD,
                        &c);
     tb_resfile **files = NULL;
     int nf = c.n_old + c.n_new;
@@ -210,6 +222,8 @@ int tb_cmd_compare(int argc, char **argv)
         o.threshold = c.threshold;
     if (!isnan(c.alpha))
         o.alpha = c.alpha;
+    if (!isnan(c.instr_threshold))
+        o.instr_threshold = c.instr_threshold;
     int fmt = text_format(c.format);
     if (fmt < 0)
         rc = tb_usage_error("compare: --format: expected text, md or json, "

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "../harness/config.h"
 #include "../harness/env.h"
+#include "../harness/instr.h"
 #include "../harness/peak.h"
 #include "../harness/plan.h"
 #include "../harness/runner.h"
@@ -457,6 +458,23 @@ int tb_cmd_run(int argc, char **argv)
         }
     }
     tb_trace_pop(); /* run */
+    /* Instruction counts (measure.instructions, instr.h): a separate
+     * pass over the cases that ran, each in a counting process of its
+     * own, never inside the timed samples. */
+    for (int i = 0; !interrupted && i < started; i++) {
+        const tb_case *cs = &plan.cases[i];
+        if (cs->measure.instructions == TB_INSTR_NONE ||
+            res[i].status != TB_STATUS_OK)
+            continue;
+        if (show) {
+            fprintf(stderr, "\r\033[K[%d/%d] %s: counting instructions",
+                    i + 1, plan.n, cs->id);
+            fflush(stderr);
+        }
+        tb_instr_count(cs, (const char *const *)argv + optind, ncfg,
+                       opts.backend, &res[i]);
+        dirty[i] = true;
+    }
     if (show)
         fprintf(stderr, "\r\033[K");
     /* a case cut short before its last round says so */

@@ -31,6 +31,10 @@ int tb_cmd_history(int argc, char **argv); /* cmd_compare.c */
 int tb_cmd_export(int argc, char **argv);  /* cmd_compare.c */
 int tb_cmd_ab(int argc, char **argv);      /* cmd_ab.c */
 int tb_cmd_worker(int argc, char **argv);  /* cmd_ab.c */
+int tb_cmd_selftest(int argc, char **argv);
+/* `__instr-count`: the counting process of measure.instructions
+ * (cmd_instr.c); dispatched by main, not in the command table. */
+int tb_cmd_instr_count(int argc, char **argv);
 
 /* Print the whole --help text (generated from the command table). */
 void tb_usage(FILE *f);

@@ -133,6 +133,10 @@ static const tb_command commands[] = {
      "    status failure\n"
      "        --vs              files before it: old runs; after it: new runs\n"
      "        --threshold PCT   smallest change that can count (default 2)\n"
+     "        --instr-threshold PCT  instructions per iteration (run with\n"
+     "                          measure.instructions) that change by more\n"
+     "                          are a counter regression or improvement\n"
+     "                          (default 0.1)\n"
      "        --alpha A         significance level per case (default 0.01;\n"
      "                          divide by the number of cases to bound the\n"
      "                          chance of any false alarm in a comparison)\n"
@@ -162,6 +166,23 @@ static const tb_command commands[] = {
      "    -o, --output FILE     write to FILE instead of stdout\n"
      "    exit 0 ok, 2 usage or input error\n",
      tb_cmd_export},
+    {"selftest", "[--quick] [--json] [-o FILE] [options]",
+     "how accurately the harness measures on this machine, and the\n"
+     "    smallest change it can detect here: the clock's resolution and\n"
+     "    cost; calib_spin at 100 ns, 1 us, 10 us and 1 ms through the\n"
+     "    runner (measured vs true, and the error the clock allows);\n"
+     "    calib_work in rounds: the CV of the round medians and the\n"
+     "    minimum detectable effect MDE(m) = (z(1-alpha/2) + z(power)) *\n"
+     "    CV * sqrt(2/m) for m = 1 and 5 runs per side (docs/FORMAT.md)\n"
+     "        --quick           5 rounds, 0.2 s per spin case (about 3 s)\n"
+     "        --runs N          rounds of calib_work, 3..64 (default 10)\n"
+     "        --work N          calib_work's size [N] (default 100000)\n"
+     "        --alpha A         two-sided level (default 0.01, compare's)\n"
+     "        --power P         detection probability (default 0.8)\n"
+     "        --json            print JSON (tbench.selftest/1)\n"
+     "    -o, --output FILE     also write the JSON to FILE\n"
+     "    exit 0 ok, 1 a calibration case did not run, 2 usage error\n",
+     tb_cmd_selftest},
     {"ab", "OLD NEW CONFIG [options]",
      "paired A/B of two tbench executables (e.g. the base branch's and a\n"
      "    pull request's build) on CONFIG's cases.  Each build serves in its\n"
@@ -445,6 +466,8 @@ int main(int argc, char **argv)
                TB_BUILD_TYPE);
         return EXIT_OKAY;
     }
+    if (!strcmp(cmd, "__instr-count")) /* run's counting process */
+        return tb_cmd_instr_count(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name))
             return commands[i].fn(argc - 1, argv + 1);

@@ -548,7 +548,8 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
     static const char *const keys[] = {"sample_time_ms", "min_samples",
                                        "max_samples",    "ci_target",
                                        "max_time_s",     "rounds",
-                                       "timeout_s",      NULL};
+                                       "timeout_s",      "instructions",
+                                       "instructions_iters", NULL};
     int rc = check_object(P, obj, "measure", keys);
     if (rc)
         return rc;
@@ -611,6 +612,27 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
         rc = get_number(P, v, "measure.timeout_s",
                         "a number of seconds > 0 and <= 86400", DBL_MIN,
                         86400, false, &m->timeout_s);
+        if (rc)
+            return rc;
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "instructions"))) {
+        static const char *const src[] = {"none", "perf", "callgrind",
+                                          "auto"};
+        char got[64];
+        int k = -1;
+        for (int i = 0; cJSON_IsString(v) && i < 4; i++)
+            if (!strcmp(v->valuestring, src[i]))
+                k = i;
+        if (k < 0)
+            return fail(P, v, false, "measure.instructions",
+                        "expected \"none\", \"perf\", \"callgrind\" or "
+                        "\"auto\", got %s", describe(v, got, sizeof(got)));
+        m->instructions = k;
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "instructions_iters"))) {
+        rc = get_int(P, v, "measure.instructions_iters",
+                     "an integer in [1, 1000000]", 1, 1000000,
+                     &m->instructions_iters);
         if (rc)
             return rc;
     }
@@ -1304,6 +1326,8 @@ void tb_config_defaults(tb_config *cfg)
     cfg->measure.max_time_s = 1.0;
     cfg->measure.rounds = 1;
     cfg->measure.timeout_s = 300.0;
+    cfg->measure.instructions = TB_INSTR_NONE;
+    cfg->measure.instructions_iters = 10;
     cfg->dtypes[TB_F32] = true;
     cfg->n_backends = 1;
     strcpy(cfg->backends[0].name, "cpu");

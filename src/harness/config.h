@@ -36,7 +36,17 @@ typedef struct tb_cfg_measure {
     double max_time_s; /* time limit for sampling one case */
     int rounds;        /* passes over the plan that share the sampling */
     double timeout_s;  /* a case's worker is killed after this long */
+    int instructions;  /* TB_INSTR_*: count instructions per iteration */
+    int instructions_iters; /* iterations counted (their mean is kept) */
 } tb_cfg_measure;
+
+/* measure.instructions: where instruction counts come from (instr.h). */
+enum {
+    TB_INSTR_NONE,      /* not counted (the default) */
+    TB_INSTR_PERF,      /* perf_event_open, user-mode instructions */
+    TB_INSTR_CALLGRIND, /* the case re-run under valgrind's callgrind */
+    TB_INSTR_AUTO,      /* perf where the kernel allows it, else callgrind */
+};
 
 /* One shape entry: one shape per op input. */
 typedef struct tb_cfg_shapes {

@@ -7,6 +7,7 @@
 
 #include <csv.h>
 
+#include "instr.h"
 #include "peak.h"
 #include "../base/error.h"
 #include "../base/fileio.h"
@@ -113,6 +114,36 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
         in.threads > 0 && tb_roofline_compute(peaks, &in, &rl) == 0)
         o = tb_roofline_json(&rl);
     return o ? o : cJSON_CreateNull();
+}
+
+/* measure.instructions (instr.h): null when not asked for; else the
+ * count per iteration (null when unavailable) with its source, the ISA
+ * that ran, the iterations counted and the reason for a null. */
+static cJSON *instr_json(const tb_case *c, const tb_result *r)
+{
+    if (!r->instr_requested)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "requested",
+                            tb_instr_source_name(c->measure.instructions));
+    cJSON_AddItemToObject(o, "per_iter",
+                          num_or_null(r->instructions, r->instr_ok));
+    cJSON_AddItemToObject(o, "source",
+                          r->instr_ok ? cJSON_CreateString(r->instr_source)
+                                      : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "isa",
+                          r->instr_ok && r->instr_isa[0]
+                              ? cJSON_CreateString(r->instr_isa)
+                              : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "iters",
+                          num_or_null((double)r->instr_iters, r->instr_ok));
+    cJSON_AddItemToObject(o, "reason",
+                          r->instr_reason[0]
+                              ? cJSON_CreateString(r->instr_reason)
+                              : cJSON_CreateNull());
+    return o;
 }
 
 static cJSON *case_record(const cJSON *doc, const tb_case *c,
@@ -250,6 +281,7 @@ static cJSON *case_record(const cJSON *doc, const tb_case *c,
         cJSON_AddNullToObject(o, "timing");
     }
     cJSON_AddItemToObject(o, "roofline", roofline_json(doc, c, r));
+    cJSON_AddItemToObject(o, "instructions", instr_json(c, r));
     return o;
 }
 

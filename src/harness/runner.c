@@ -782,3 +782,39 @@ void tb_result_free(tb_result *res)
     free(res->samples_ns);
     res->samples_ns = NULL;
 }
+
+int tb_runner_count(tb_runner *r, const tb_case *c, uint64_t k,
+                    void (*start)(void *), void (*stop)(void *), void *arg,
+                    tb_result *res)
+{
+    buffers b;
+    tb_kernel_fn fn = NULL;
+    double ns;
+    int rc = TB_EINVAL;
+    tb_trace_push_str(c->id);
+    if (!prepare(r, c, res, &b, &fn, CHECK_DEFAULT))
+        goto out;
+    set_phase(r, c, TB_PHASE_SAMPLING);
+    rc = run_batch(&b, fn, c, 1, c->alloc_outputs, &ns); /* uncounted */
+    if (!rc) {
+        start(arg);
+        if (c->alloc_outputs) {
+            rc = run_batch(&b, fn, c, k, true, &ns);
+        } else { /* run_batch's loop, without its clock readings */
+            for (uint64_t i = 0; i < k && !rc; i++)
+                rc = fn(b.kctx, b.dev_in, (tb_tensor *)b.dev_out,
+                        &c->params);
+            if (!rc)
+                rc = tb_backend_sync(b.be, b.ctx);
+        }
+        stop(arg);
+    }
+    if (rc)
+        set_error(res, TB_STATUS_ERROR, "while counting: %s",
+                  tb_strerror(rc));
+out:
+    buffers_free(&b, c->op);
+    set_phase(r, NULL, TB_PHASE_IDLE);
+    tb_trace_pop();
+    return rc;
+}

@@ -63,6 +63,15 @@ typedef struct tb_result {
     size_t first_round_samples; /* later rounds take as many */
     double round_medians_ns[TB_CFG_MAX_ROUNDS]; /* median of each round */
     double gb_s, gflop_s, items_s;
+    /* Instructions per iteration (measure.instructions, instr.h): counted
+     * in a separate pass after the timing, never inside samples. */
+    bool instr_requested;
+    bool instr_ok;          /* instructions holds a count */
+    double instructions;    /* per iteration */
+    uint64_t instr_iters;   /* iterations counted */
+    char instr_source[16];  /* "perf" or "callgrind"; "" none */
+    char instr_isa[16];     /* the cpu ISA level that ran; "" n/a */
+    char instr_reason[256]; /* why there is no count, or a note */
 } tb_result;
 
 typedef struct tb_runner tb_runner;
@@ -122,5 +131,14 @@ typedef int (*tb_exec_fn)(void *arg, const tb_tensor *in,
  * Returns fn's result, or 0 when fn was not called. */
 int tb_runner_exec(tb_runner *r, const tb_case *c, tb_result *res,
                    tb_exec_fn fn, void *arg);
+
+/* Instruction counting (instr.h): check the case as tb_runner_run does,
+ * make one uncounted call, then call start(arg), run the kernel k times
+ * exactly as a sample does (no clock readings in between), and call
+ * stop(arg).  Returns 0, or a TB_E* code with res->status and message
+ * saying why (a case that is not ok is not counted). */
+int tb_runner_count(tb_runner *r, const tb_case *c, uint64_t k,
+                    void (*start)(void *), void (*stop)(void *), void *arg,
+                    tb_result *res);
 
 #endif

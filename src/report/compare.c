@@ -285,6 +285,7 @@ void tb_cmp_opts_default(tb_cmp_opts *o)
     o->fail_on = TB_FAIL_ALL;
     o->resamples = 2000;
     o->seed = UINT64_C(0x7b5eedc0ffee);
+    o->instr_threshold = 0.001;
 }
 
 int tb_cmp_parse_fail_on(const char *s, unsigned *bits)
@@ -339,6 +340,54 @@ static void side_status(const tb_rescase *const *rc, int k,
         }
         if (!*impl)
             *impl = rc[j]->impl;
+    }
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* Instructions per iteration: exact counts, so each side's largest, and
+ * a change beyond o->instr_threshold either way is a counter verdict;
+ * counts of different sources or ISA paths are not compared. */
+static void compare_instr(tb_cmp_case *c, const tb_rescase *const *ro,
+                          int ko, const tb_rescase *const *rn, int kn,
+                          const tb_cmp_opts *o)
+{
+    const tb_rescase *a = NULL, *b = NULL;
+    for (int j = 0; j < ko; j++)
+        if (!isnan(ro[j]->instructions) &&
+            (!a || ro[j]->instructions > a->instructions))
+            a = ro[j];
+    for (int j = 0; j < kn; j++)
+        if (!isnan(rn[j]->instructions) &&
+            (!b || rn[j]->instructions > b->instructions))
+            b = rn[j];
+    c->instr_old = a ? a->instructions : NAN;
+    c->instr_new = b ? b->instructions : NAN;
+    c->instr_change = NAN;
+    if (!a || !b)
+        return;
+    c->instr_source = a->instr_source;
+    c->instr_isa = a->instr_isa;
+    if (!same_str(a->instr_source, b->instr_source)) {
+        c->instr_note = "counted by different sources";
+        return;
+    }
+    if (!same_str(a->instr_isa, b->instr_isa)) {
+        c->instr_note = "counted on different ISA paths";
+        return;
+    }
+    c->instr_change = a->instructions > 0
+                          ? b->instructions / a->instructions - 1
+                          : b->instructions > 0 ? INFINITY : 0;
+    if (c->instr_change > o->instr_threshold) {
+        c->instr_dir = 1;
+        c->ctr_regressed = true;
+    } else if (c->instr_change < -o->instr_threshold) {
+        c->instr_dir = -1;
+        c->ctr_improved = true;
     }
 }
 
@@ -482,6 +531,7 @@ static int compare_timed(tb_cmp_case *c, const tb_rescase *const *ro,
             c->ctr_improved = true;
         }
     }
+    compare_instr(c, ro, ko, rn, kn, o);
     rc = 0;
 out:
     free(v);
@@ -562,6 +612,7 @@ int tb_compare(tb_resfile *const *old, int k_old, tb_resfile *const *nw,
         c->bytes = c->flops = c->items = NAN;
         for (int k = 0; k < TB_RES_NCOUNTERS; k++)
             c->ctr_old[k] = c->ctr_new[k] = NAN;
+        c->instr_old = c->instr_new = c->instr_change = NAN;
         int ko = 0, kn = 0;
         for (int j = 0; j < k_old; j++)
             if ((ro[ko] = tb_resfile_find(old[j], c->id)))
@@ -770,6 +821,26 @@ void tb_cmp_print(FILE *f, const tb_cmp *c, bool md)
                     k->ctr_dir[j] > 0 ? "counter regression"
                                       : "counter improvement");
         }
+        if (k->instr_dir || k->instr_note) {
+            if (!hdr)
+                fprintf(f, "\ncounters (per iteration):\n%s", md ? "\n" : "");
+            hdr = true;
+            if (k->instr_dir)
+                fprintf(f, "%s%s%s%s: instructions %.10g -> %.10g (%+.3f%%, "
+                        "threshold %.3g%%, %s%s%s: %s)\n", item,
+                        md ? "`" : "", k->id, md ? "`" : "", k->instr_old,
+                        k->instr_new, 100 * k->instr_change,
+                        100 * c->opts.instr_threshold, k->instr_source,
+                        k->instr_isa ? " " : "",
+                        k->instr_isa ? k->instr_isa : "",
+                        k->instr_dir > 0 ? "counter regression"
+                                         : "counter improvement");
+            else
+                fprintf(f, "%s%s%s%s: instructions %.10g -> %.10g not "
+                        "compared: %s\n", item, md ? "`" : "", k->id,
+                        md ? "`" : "", k->instr_old, k->instr_new,
+                        k->instr_note);
+        }
     }
     hdr = false;
     for (int i = 0; i < c->n; i++) {
@@ -960,6 +1031,22 @@ static cJSON *case_json(const tb_cmp_case *k, double threshold)
                                                   : "unchanged");
         cJSON_AddItemToObject(ct, tb_res_counter_name(j), e);
     }
+    if (!isnan(k->instr_old) || !isnan(k->instr_new)) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "old", tb_json_num_or_null(k->instr_old));
+        cJSON_AddItemToObject(e, "new", tb_json_num_or_null(k->instr_new));
+        cJSON_AddItemToObject(e, "change",
+                              tb_json_num_or_null(k->instr_change));
+        cJSON_AddItemToObject(e, "source",
+                              tb_json_str_or_null(k->instr_source));
+        cJSON_AddItemToObject(e, "isa", tb_json_str_or_null(k->instr_isa));
+        cJSON_AddStringToObject(e, "verdict",
+                                k->instr_dir > 0   ? "regressed"
+                                : k->instr_dir < 0 ? "improved"
+                                : k->instr_note    ? "not-compared"
+                                                   : "unchanged");
+        cJSON_AddItemToObject(ct, "instructions", e);
+    }
     return o;
 }
 
@@ -973,6 +1060,7 @@ cJSON *tb_cmp_json(const tb_cmp *c)
     cJSON_AddItemToObject(doc, "new", side_json(c->new_files, c->k_new));
     cJSON *op = cJSON_AddObjectToObject(doc, "options");
     cJSON_AddNumberToObject(op, "threshold", c->opts.threshold);
+    cJSON_AddNumberToObject(op, "instr_threshold", c->opts.instr_threshold);
     cJSON_AddNumberToObject(op, "alpha", c->opts.alpha);
     cJSON *fo = cJSON_AddArrayToObject(op, "fail_on");
     if (c->opts.fail_on & TB_FAIL_TIME)

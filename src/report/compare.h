@@ -21,7 +21,9 @@
  *     improved when new/old < 1/(1 + floor), p < alpha and the CI lies
  *     below 0; otherwise unchanged.
  * Exact per-iteration counters (resultsio.h) that grow are counter
- * regressions; a case that ran (ok) and no longer does, or that newly
+ * regressions, and so are instructions per iteration that grow by more
+ * than opts.instr_threshold (counted by the same source at the same ISA
+ * on both sides); a case that ran (ok) and no longer does, or that newly
  * fails, is a status failure. */
 #ifndef TB_REPORT_COMPARE_H
 #define TB_REPORT_COMPARE_H
@@ -91,6 +93,9 @@ typedef struct tb_cmp_opts {
     unsigned fail_on; /* TB_FAIL_* bits: what makes `failed` true */
     int resamples;    /* bootstrap rounds, 2000 */
     uint64_t seed;
+    /* instructions per iteration: a change beyond this fraction (0.001 =
+     * 0.1%) either way is a counter regression or improvement */
+    double instr_threshold;
 } tb_cmp_opts;
 
 void tb_cmp_opts_default(tb_cmp_opts *o);
@@ -139,6 +144,15 @@ typedef struct tb_cmp_case {
     double ctr_old[TB_RES_NCOUNTERS], ctr_new[TB_RES_NCOUNTERS];
     int ctr_dir[TB_RES_NCOUNTERS]; /* +1 grew, -1 shrank, 0 same/NA */
     bool ctr_regressed, ctr_improved;
+    /* instructions per iteration (each side's largest over its runs):
+     * NAN on a side without a count; instr_change = new/old - 1, NAN
+     * when not compared; instr_dir +1 beyond +instr_threshold (a counter
+     * regression), -1 beyond -instr_threshold; instr_note says why two
+     * counts were not compared (different source or ISA), else NULL */
+    double instr_old, instr_new, instr_change;
+    int instr_dir;
+    const char *instr_source, *instr_isa; /* the old side's */
+    const char *instr_note;
 } tb_cmp_case;
 
 typedef struct tb_cmp {

@@ -235,6 +235,27 @@ static int load_timed(tb_rescase *c, int idx, const char *path, char *err,
                             "cases[%d] (%s): counters.%s: expected a number",
                             idx, c->id, tb_res_counter_name(k));
     }
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(c->json,
+                                                       "instructions");
+    if (in && !cJSON_IsNull(in)) {
+        const cJSON *src = cJSON_GetObjectItemCaseSensitive(in, "source");
+        const cJSON *isa = cJSON_GetObjectItemCaseSensitive(in, "isa");
+        if (!cJSON_IsObject(in) ||
+            !opt_num(in, "per_iter", &c->instructions) ||
+            c->instructions < 0 ||
+            (src && !cJSON_IsNull(src) && !cJSON_IsString(src)) ||
+            (isa && !cJSON_IsNull(isa) && !cJSON_IsString(isa)))
+            return fail(err, errlen, path, TB_EINVAL,
+                        "cases[%d] (%s): instructions: expected an object "
+                        "with per_iter a number >= 0 or null, source and "
+                        "isa strings or null", idx, c->id);
+        c->instr_source = cJSON_IsString(src) ? src->valuestring : NULL;
+        c->instr_isa = cJSON_IsString(isa) ? isa->valuestring : NULL;
+        if (!isnan(c->instructions) && !c->instr_source)
+            return fail(err, errlen, path, TB_EINVAL,
+                        "cases[%d] (%s): instructions: a per_iter count "
+                        "needs its source", idx, c->id);
+    }
     c->timed = true;
     return 0;
 }
@@ -380,6 +401,7 @@ int tb_resfile_from_text(const char *path, const char *text, size_t len,
             c->counters[k] = NAN;
         c->bytes = c->flops = c->items = NAN;
         c->gb_s = c->gflop_s = c->items_s = NAN;
+        c->instructions = NAN;
         if (!cJSON_IsObject(cj)) {
             fail(err, errlen, path, rc, "cases[%d]: expected an object", i);
             goto bad;

@@ -84,6 +84,11 @@ typedef struct tb_rescase {
     double bytes, flops, items; /* the cost model (NAN if absent) */
     double gb_s, gflop_s, items_s;         /* NAN when null */
     double counters[TB_RES_NCOUNTERS];     /* NAN when absent */
+    /* instructions per iteration (docs/FORMAT.md, "Instruction counts"):
+     * NAN when the record has none (not asked for, or null); then the
+     * source ("perf", "callgrind") and the ISA that ran, or NULL. */
+    double instructions;
+    const char *instr_source, *instr_isa;
 } tb_rescase;
 
 typedef struct tb_resfile {
@@ -103,8 +108,10 @@ typedef struct tb_resfile {
  * backend strings and a known status (TB_RES_STATUSES), and for "ok"
  * records a stats object with finite numbers n >= 1 (as many finite
  * samples_ns values), positive median_ns, ci_low_ns <= median_ns <=
- * ci_high_ns, min_ns, mean_ns, iters_per_sample >= 1, and finite numbers
- * (or nulls) in throughput and counters.  On failure *out is
+ * ci_high_ns, min_ns, mean_ns, iters_per_sample >= 1, finite numbers
+ * (or nulls) in throughput and counters, and an instructions object (or
+ * null) whose per_iter is a number >= 0 or null and whose source and isa
+ * are strings or null.  On failure *out is
  * NULL and err holds one line "PATH: what".  Returns 0, TB_EIO
  * (unreadable), TB_EPARSE (not JSON, truncated), TB_EINVAL (not a result
  * file or a bad field) or TB_ENOMEM.  Free with tb_resfile_free. */

@@ -1,0 +1,244 @@
+/* tbench selftest: the harness's accuracy on this machine and the
+ * smallest change it can detect here (src/harness/selftest.h has the
+ * method and the formulas); a table or JSON (docs/FORMAT.md). */
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "../base/fileio.h"
+#include "../harness/selftest.h"
+#include "commands.h"
+
+static void add_num(cJSON *o, const char *k, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, k, v);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+static cJSON *selftest_json(const tb_selftest *st)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "schema", "tbench.selftest/1");
+    cJSON *clk = cJSON_AddObjectToObject(doc, "clock");
+    cJSON_AddStringToObject(clk, "source", "CLOCK_MONOTONIC");
+    add_num(clk, "resolution_ns", st->clock_res_ns);
+    add_num(clk, "step_ns", st->clock_step_ns);
+    add_num(clk, "read_cost_ns", st->clock_cost_ns);
+    add_num(clk, "overhead_subtracted_ns", st->overhead_ns);
+    add_num(doc, "spin0_ns", st->spin0_ns);
+    cJSON *sp = cJSON_AddArrayToObject(doc, "spin");
+    for (int i = 0; i < TB_SELFTEST_NSPIN; i++) {
+        const tb_selftest_point *p = &st->spin[i];
+        cJSON *o = cJSON_CreateObject();
+        add_num(o, "true_ns", p->true_ns);
+        add_num(o, "measured_ns", p->measured_ns);
+        add_num(o, "net_ns", p->net_ns);
+        add_num(o, "error_ns", p->err_ns);
+        add_num(o, "rel_error", p->rel_err);
+        add_num(o, "bound_ns", p->bound_ns);
+        cJSON_AddBoolToObject(o, "within_bound", p->within);
+        cJSON_AddNumberToObject(o, "iters_per_sample",
+                                (double)p->iters_per_sample);
+        cJSON_AddNumberToObject(o, "samples", (double)p->n_samples);
+        cJSON_AddItemToArray(sp, o);
+    }
+    if (!st->runs) {
+        cJSON_AddNullToObject(doc, "mde");
+        return doc;
+    }
+    cJSON *m = cJSON_AddObjectToObject(doc, "mde");
+    cJSON_AddStringToObject(m, "op", "calib_work");
+    cJSON_AddNumberToObject(m, "n", (double)st->work_n);
+    cJSON_AddNumberToObject(m, "runs", st->runs);
+    cJSON_AddItemToObject(m, "round_medians_ns",
+                          cJSON_CreateDoubleArray(st->work_round_medians_ns,
+                                                  st->runs));
+    add_num(m, "median_ns", st->work_median_ns);
+    add_num(m, "cv", st->work_cv);
+    add_num(m, "alpha", st->alpha);
+    add_num(m, "power", st->power);
+    add_num(m, "z_alpha", st->z_alpha);
+    add_num(m, "z_power", st->z_power);
+    cJSON *per = cJSON_AddArrayToObject(m, "per_side");
+    for (int i = 0; i < TB_SELFTEST_NMDE; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "runs_per_side", st->mde_runs[i]);
+        add_num(o, "mde_rel", st->mde_rel[i]);
+        add_num(o, "mde_ns", st->mde_ns[i]);
+        cJSON_AddItemToArray(per, o);
+    }
+    return doc;
+}
+
+static void fmt_ns(char *buf, size_t len, double ns)
+{
+    double a = fabs(ns);
+    if (a >= 1e6)
+        snprintf(buf, len, "%.4g ms", ns / 1e6);
+    else if (a >= 1e3)
+        snprintf(buf, len, "%.4g us", ns / 1e3);
+    else
+        snprintf(buf, len, "%.4g ns", ns);
+}
+
+static void selftest_print(FILE *f, const tb_selftest *st)
+{
+    char a[32], b[32], c[32], d[32];
+    fmt_ns(a, sizeof a, st->clock_res_ns);
+    fmt_ns(b, sizeof b, st->clock_step_ns);
+    fmt_ns(c, sizeof c, st->clock_cost_ns);
+    fmt_ns(d, sizeof d, st->overhead_ns);
+    fprintf(f, "clock CLOCK_MONOTONIC: resolution %s, smallest step seen "
+               "%s, one reading costs %s; subtracted per sample %s\n\n",
+            a, b, c, d);
+    fmt_ns(a, sizeof a, st->spin0_ns);
+    fprintf(f, "calib_spin at 0 ns (a call, its checks and readings): %s; "
+               "net = measured - that\n", a);
+    fprintf(f, "%-10s %12s %12s %12s %9s %12s %7s %10s\n", "spin",
+            "measured", "net", "error", "error%", "clock bound", "within",
+            "iters/smp");
+    for (int i = 0; i < TB_SELFTEST_NSPIN; i++) {
+        const tb_selftest_point *p = &st->spin[i];
+        char e[32];
+        fmt_ns(a, sizeof a, p->true_ns);
+        fmt_ns(b, sizeof b, p->measured_ns);
+        fmt_ns(e, sizeof e, p->net_ns);
+        fmt_ns(c, sizeof c, p->err_ns);
+        fmt_ns(d, sizeof d, p->bound_ns);
+        fprintf(f, "%-10s %12s %12s %12s %8.2f%% %12s %7s %10llu\n", a, b,
+                e, c, 100 * p->rel_err, d, p->within ? "yes" : "NO",
+                (unsigned long long)p->iters_per_sample);
+    }
+    if (!st->runs)
+        return;
+    fmt_ns(a, sizeof a, st->work_median_ns);
+    fprintf(f, "\nminimum detectable effect: calib_work [%lld] in %d "
+               "rounds, median %s, CV of the round medians %.3f%%\n",
+            (long long)st->work_n, st->runs, a, 100 * st->work_cv);
+    fprintf(f, "MDE(m) = (z(1-alpha/2) + z(power)) * CV * sqrt(2/m), "
+               "alpha %g, power %g:\n", st->alpha, st->power);
+    for (int i = 0; i < TB_SELFTEST_NMDE; i++) {
+        fmt_ns(a, sizeof a, st->mde_ns[i]);
+        fprintf(f, "  %d run%s per side: %.2f%% (%s of %s)\n",
+                st->mde_runs[i], st->mde_runs[i] > 1 ? "s" : "",
+                100 * st->mde_rel[i], a, "calib_work's median");
+    }
+}
+
+static int num_arg(const char *opt, const char *s, double lo, double hi,
+                   double *out)
+{
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v >= lo && v <= hi)) {
+        fprintf(stderr, "tbench: selftest: %s: expected a number in "
+                        "[%g, %g], got '%s'\n", opt, lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int tb_cmd_selftest(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"output", required_argument, NULL, 'o'},
+        {"quick", no_argument, NULL, 'Q'},
+        {"runs", required_argument, NULL, 'r'},
+        {"alpha", required_argument, NULL, 'a'},
+        {"power", required_argument, NULL, 'p'},
+        {"work", required_argument, NULL, 'w'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    bool json = false;
+    const char *outfile = NULL;
+    tb_selftest_opts opts;
+    tb_selftest_opts_default(&opts);
+    double v;
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = true; break;
+        case 'o': outfile = optarg; break;
+        case 'Q':
+            opts.runs = 5;
+            opts.max_time_s = 0.2;
+            break;
+        case 'r':
+            if (num_arg("--runs", optarg, 3, TB_SELFTEST_MAX_RUNS, &v) ||
+                v != floor(v))
+                return v != floor(v) ? tb_usage_error(
+                           "selftest: --runs: expected an integer, got '%s'",
+                           optarg)
+                                     : EXIT_USAGE;
+            opts.runs = (int)v;
+            break;
+        case 'a':
+            if (num_arg("--alpha", optarg, 1e-12, 0.5, &opts.alpha))
+                return EXIT_USAGE;
+            break;
+        case 'p':
+            if (num_arg("--power", optarg, 0.01, 0.999999, &opts.power))
+                return EXIT_USAGE;
+            break;
+        case 'w':
+            if (num_arg("--work", optarg, 1, 1e9, &v) || v != floor(v))
+                return v != floor(v) ? tb_usage_error(
+                           "selftest: --work: expected an integer, got '%s'",
+                           optarg)
+                                     : EXIT_USAGE;
+            opts.work_n = (int64_t)v;
+            break;
+        case 'h': tb_usage(stdout); return EXIT_OKAY;
+        case ':':
+            return tb_usage_error("selftest: option '%s' needs a value",
+                                  argv[optind - 1]);
+        default:
+            return tb_usage_error("selftest: unknown option '%s'",
+                                  argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return tb_usage_error("selftest: unexpected argument '%s'",
+                              argv[optind]);
+    int rc = tb_env_check();
+    if (rc)
+        return rc;
+
+    char err[1024];
+    tb_selftest st;
+    if (tb_selftest_run(&opts, &st, err, sizeof err)) {
+        fprintf(stderr, "tbench: %s\n", err);
+        return EXIT_CASES;
+    }
+    cJSON *doc = selftest_json(&st);
+    char *text = doc ? cJSON_Print(doc) : NULL;
+    cJSON_Delete(doc);
+    if (!text) {
+        fprintf(stderr, "tbench: out of memory\n");
+        return EXIT_CASES;
+    }
+    rc = EXIT_OKAY;
+    if (outfile &&
+        tb_write_atomic(outfile, text, strlen(text), err, sizeof err)) {
+        fprintf(stderr, "tbench: -o: %s\n", err);
+        rc = EXIT_CASES;
+    }
+    if (json)
+        puts(text);
+    else
+        selftest_print(stdout, &st);
+    free(text);
+    return rc;
+}

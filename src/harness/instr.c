@@ -1,0 +1,441 @@
+/* Instruction counts per iteration: see instr.h. */
+#include "instr.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../backends/cpu/isa.h"
+#include "../base/error.h"
+#include "../base/fileio.h"
+#include "tb_config.h"
+
+#if HAVE_CALLGRIND_H
+#include <valgrind/callgrind.h>
+#endif
+
+#define PROTO "tbench-instr/1"
+
+const char *tb_instr_source_name(int source)
+{
+    static const char *const names[] = {"none", "perf", "callgrind", "auto"};
+    return (unsigned)source < 4 ? names[source] : "?";
+}
+
+/* ---- callgrind output ---------------------------------------------- */
+
+/* The first number after the line prefix `key` ("summary:"), or -1. */
+static int line_value(const char *text, const char *key, double *v)
+{
+    size_t kl = strlen(key);
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
+        if (!strncmp(p, key, kl)) {
+            char *end;
+            double d = strtod(p + kl, &end);
+            if (end == p + kl || !(d >= 0))
+                return -1;
+            *v = d;
+            return 0;
+        }
+    return -1;
+}
+
+int tb_instr_callgrind_total(const char *text, double *total)
+{
+    const char *ev = NULL;
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
+        if (!strncmp(p, "events:", 7)) {
+            ev = p + 7;
+            break;
+        }
+    if (!ev)
+        return TB_EPARSE;
+    while (*ev == ' ' || *ev == '\t')
+        ev++;
+    if (strncmp(ev, "Ir", 2) || (ev[2] != ' ' && ev[2] != '\n' &&
+                                 ev[2] != '\r' && ev[2] != '\0'))
+        return TB_EPARSE;
+    /* With collection toggled by client requests, callgrind 3.19 writes
+     * "summary: 0" and the real sum on "totals:". */
+    if (line_value(text, "totals:", total) &&
+        line_value(text, "summary:", total))
+        return TB_EPARSE;
+    return 0;
+}
+
+/* ---- child side ---------------------------------------------------- */
+
+static void perf_on(void *arg)
+{
+    int fd = *(int *)arg;
+    ioctl(fd, PERF_EVENT_IOC_RESET, 0);
+    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+}
+
+static void perf_off(void *arg)
+{
+    ioctl(*(int *)arg, PERF_EVENT_IOC_DISABLE, 0);
+}
+
+static void cg_on(void *arg)
+{
+    (void)arg;
+#if HAVE_CALLGRIND_H
+    CALLGRIND_START_INSTRUMENTATION;
+    CALLGRIND_TOGGLE_COLLECT;
+#endif
+}
+
+static void cg_off(void *arg)
+{
+    (void)arg;
+#if HAVE_CALLGRIND_H
+    CALLGRIND_TOGGLE_COLLECT;
+    CALLGRIND_STOP_INSTRUMENTATION;
+#endif
+}
+
+/* The cpu ISA level a case of the cpu backend runs at: its `isa` axis
+ * ("auto": the highest allowed) within the cap in force; "-" for a
+ * backend without that axis. */
+static const char *case_isa(const tb_case *c)
+{
+    for (int i = 0; i < c->n_axes; i++)
+        if (!strcmp(c->axis_name[i], "isa")) {
+            int lvl = tb_cpu_isa_max();
+            int want = tb_cpu_isa_parse(c->axis_value[i]);
+            if (want >= 0 && want < lvl)
+                lvl = want;
+            return tb_cpu_isa_name(lvl);
+        }
+    return "-";
+}
+
+static int paranoid(void)
+{
+    FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+    int v = -99;
+    if (f) {
+        if (fscanf(f, "%d", &v) != 1)
+            v = -99;
+        fclose(f);
+    }
+    return v;
+}
+
+int tb_instr_child(const tb_case *c, int source, uint64_t k, FILE *out)
+{
+    int fd = -1;
+    if (source == TB_INSTR_PERF) {
+        struct perf_event_attr a;
+        memset(&a, 0, sizeof a);
+        a.size = sizeof a;
+        a.type = PERF_TYPE_HARDWARE;
+        a.config = PERF_COUNT_HW_INSTRUCTIONS;
+        a.disabled = 1;
+        a.exclude_kernel = 1;
+        a.exclude_hv = 1;
+        fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+        if (fd < 0) {
+            int e = errno;
+            fprintf(out, PROTO " error perf_event_open(PERF_COUNT_HW_"
+                           "INSTRUCTIONS, user only): %s (kernel.perf_event_"
+                           "paranoid = %d)%s\n",
+                    strerror(e), paranoid(),
+                    e == ENOENT ? "; no hardware counter here (a VM "
+                                  "without a virtual PMU?)" : "");
+            return -1;
+        }
+    } else {
+#if HAVE_CALLGRIND_H
+        if (!RUNNING_ON_VALGRIND) {
+            fprintf(out, PROTO " error not running under valgrind\n");
+            return -1;
+        }
+#else
+        fprintf(out, PROTO " error tbench was built without valgrind's "
+                       "headers (valgrind/callgrind.h)\n");
+        return -1;
+#endif
+    }
+    tb_runner *r;
+    int rc = tb_runner_create(&r, NULL);
+    if (rc) {
+        fprintf(out, PROTO " error runner: %s\n", tb_strerror(rc));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    tb_result res;
+    memset(&res, 0, sizeof res);
+    rc = source == TB_INSTR_PERF
+             ? tb_runner_count(r, c, k, perf_on, perf_off, &fd, &res)
+             : tb_runner_count(r, c, k, cg_on, cg_off, NULL, &res);
+    if (rc) {
+        fprintf(out, PROTO " error %s%s%s\n", tb_status_name(res.status),
+                res.message[0] ? ": " : "", res.message);
+    } else if (source == TB_INSTR_PERF) {
+        uint64_t n = 0;
+        if (read(fd, &n, sizeof n) != (ssize_t)sizeof n) {
+            fprintf(out, PROTO " error reading the perf counter: %s\n",
+                    strerror(errno));
+            rc = -1;
+        } else {
+            fprintf(out, PROTO " ok %llu %s %s\n", (unsigned long long)n,
+                    res.impl ? res.impl : "-", case_isa(c));
+        }
+    } else {
+        fprintf(out, PROTO " ok - %s %s\n", res.impl ? res.impl : "-",
+                case_isa(c));
+    }
+    tb_result_free(&res);
+    tb_runner_destroy(r);
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+/* ---- parent side --------------------------------------------------- */
+
+/* Run `tbench __instr-count` for c with `source` (under valgrind for
+ * callgrind) in a scratch folder; fill res on success, else reason. */
+static int run_child(const tb_case *c, int source,
+                     const char *const *cfg_paths, int ncfg,
+                     const char *backend, tb_result *res, char *reason,
+                     size_t rlen)
+{
+    char self[4096];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl <= 0) {
+        snprintf(reason, rlen, "cannot find the tbench executable "
+                               "(/proc/self/exe): %s", strerror(errno));
+        return -1;
+    }
+    self[sl] = '\0';
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/tbench-instr-XXXXXX",
+             tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        snprintf(reason, rlen, "scratch folder %.160s: %s", dir,
+                 strerror(errno));
+        return -1;
+    }
+    char outp[4200], errp[4200], cgp[4200], cgopt[4300], iters[32];
+    snprintf(outp, sizeof outp, "%s/out.txt", dir);
+    snprintf(errp, sizeof errp, "%s/err.txt", dir);
+    snprintf(cgp, sizeof cgp, "%s/callgrind.out", dir);
+    snprintf(cgopt, sizeof cgopt, "--callgrind-out-file=%s", cgp);
+    snprintf(iters, sizeof iters, "%d", c->measure.instructions_iters);
+
+    const char *argv[32 + 64];
+    int n = 0;
+    bool cg = source == TB_INSTR_CALLGRIND;
+    if (cg) {
+        argv[n++] = "valgrind";
+        argv[n++] = "--tool=callgrind";
+        argv[n++] = "--collect-atstart=no";
+        argv[n++] = "--instr-atstart=no";
+        argv[n++] = "-q";
+        argv[n++] = cgopt;
+    }
+    argv[n++] = self;
+    argv[n++] = "__instr-count";
+    argv[n++] = "--id";
+    argv[n++] = c->id;
+    argv[n++] = "--source";
+    argv[n++] = tb_instr_source_name(source);
+    argv[n++] = "--iters";
+    argv[n++] = iters;
+    if (backend) {
+        argv[n++] = "--backend";
+        argv[n++] = backend;
+    }
+    for (int i = 0; i < ncfg && i < 64; i++)
+        argv[n++] = cfg_paths[i];
+    argv[n] = NULL;
+
+    /* Under valgrind: no AVX-512 (valgrind cannot run it); a lower cap
+     * the user asked for stays. */
+    const char *isa_env = getenv("TBENCH_ISA");
+    bool cap = cg && (!isa_env || !*isa_env || !strcmp(isa_env, "auto") ||
+                      tb_cpu_isa_parse(isa_env) > TB_ISA_AVX2);
+
+    int rc = -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(reason, rlen, "fork: %s", strerror(errno));
+        goto out;
+    }
+    if (pid == 0) {
+        int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int in = open("/dev/null", O_RDONLY);
+        if (o < 0 || e < 0 || in < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0 ||
+            dup2(in, 0) < 0)
+            _exit(126);
+        if (cap)
+            setenv("TBENCH_ISA", "avx2", 1);
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    /* Wait, within the case's timeout. */
+    double limit = c->measure.timeout_s;
+    struct timespec t0, now, nap = {0, 5000000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int status = 0;
+    for (;;) {
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid)
+            break;
+        if (w < 0 && errno != EINTR) {
+            snprintf(reason, rlen, "waitpid: %s", strerror(errno));
+            goto out;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((double)(now.tv_sec - t0.tv_sec) +
+                1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > limit) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            snprintf(reason, rlen, "%s: no count within measure.timeout_s "
+                                   "(%g s); killed",
+                     tb_instr_source_name(source), limit);
+            goto out;
+        }
+        nanosleep(&nap, NULL);
+    }
+    char *text = NULL, ferr[256];
+    size_t len = 0;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+        snprintf(reason, rlen, "%s: cannot run %s%s",
+                 tb_instr_source_name(source), argv[0],
+                 cg ? " (install valgrind: apt-get install valgrind)" : "");
+        goto out;
+    }
+    if (tb_read_file(outp, &text, &len, ferr, sizeof ferr) || !len) {
+        free(text);
+        text = NULL;
+        if (!tb_read_file(errp, &text, &len, ferr, sizeof ferr) && len) {
+            char *nl = strchr(text, '\n');
+            if (nl)
+                *nl = '\0';
+        }
+        snprintf(reason, rlen, "%s: the counting process %s %d and said "
+                               "nothing%s%.160s",
+                 tb_instr_source_name(source),
+                 WIFSIGNALED(status) ? "died of signal" : "exited with",
+                 WIFSIGNALED(status) ? WTERMSIG(status)
+                                     : WEXITSTATUS(status),
+                 text && *text ? "; stderr: " : "", text ? text : "");
+        free(text);
+        goto out;
+    }
+    char *nl = strchr(text, '\n');
+    if (nl)
+        *nl = '\0';
+    const char *body = text;
+    if (strncmp(body, PROTO " ", sizeof PROTO)) {
+        snprintf(reason, rlen, "%s: unexpected answer '%.120s'",
+                 tb_instr_source_name(source), body);
+        free(text);
+        goto out;
+    }
+    body += sizeof PROTO;
+    if (!strncmp(body, "error ", 6)) {
+        snprintf(reason, rlen, "%s: %.200s", tb_instr_source_name(source),
+                 body + 6);
+        free(text);
+        goto out;
+    }
+    char count[32], impl[160], isa[16];
+    if (sscanf(body, "ok %31s %159s %15s", count, impl, isa) != 3) {
+        snprintf(reason, rlen, "%s: unexpected answer '%.120s'",
+                 tb_instr_source_name(source), body);
+        free(text);
+        goto out;
+    }
+    free(text);
+    double total;
+    if (cg) {
+        if (tb_read_file(cgp, &text, &len, ferr, sizeof ferr)) {
+            snprintf(reason, rlen, "callgrind: no output file: %.200s", ferr);
+            goto out;
+        }
+        int prc = tb_instr_callgrind_total(text, &total);
+        free(text);
+        if (prc) {
+            snprintf(reason, rlen, "callgrind: no Ir total in its output "
+                                   "file");
+            goto out;
+        }
+    } else {
+        total = strtod(count, NULL);
+    }
+    res->instr_ok = true;
+    res->instructions = total / (double)c->measure.instructions_iters;
+    res->instr_iters = (uint64_t)c->measure.instructions_iters;
+    snprintf(res->instr_source, sizeof res->instr_source, "%s",
+             tb_instr_source_name(source));
+    snprintf(res->instr_isa, sizeof res->instr_isa, "%s",
+             strcmp(isa, "-") ? isa : "");
+    rc = 0;
+out:
+    unlink(outp);
+    unlink(errp);
+    unlink(cgp);
+    rmdir(dir);
+    return rc;
+}
+
+void tb_instr_count(const tb_case *c, const char *const *cfg_paths,
+                    int ncfg, const char *backend, tb_result *res)
+{
+    res->instr_requested = true;
+    res->instr_ok = false;
+    res->instructions = 0;
+    res->instr_iters = 0;
+    res->instr_source[0] = res->instr_isa[0] = res->instr_reason[0] = '\0';
+    int src = c->measure.instructions;
+    char why[256] = "";
+    if (src == TB_INSTR_PERF || src == TB_INSTR_AUTO) {
+        if (run_child(c, TB_INSTR_PERF, cfg_paths, ncfg, backend, res,
+                      res->instr_reason, sizeof res->instr_reason) == 0)
+            return;
+        snprintf(why, sizeof why, "%s", res->instr_reason);
+    }
+    if ((src == TB_INSTR_CALLGRIND || src == TB_INSTR_AUTO) &&
+        strcmp(TB_SANITIZE, "none") != 0 && TB_SANITIZE[0] != '\0') {
+        snprintf(res->instr_reason, sizeof res->instr_reason,
+                 "%.120s%scallgrind: tbench was built with sanitizers "
+                 "(%.40s), which valgrind cannot run", why,
+                 why[0] ? "; " : "",
+                 TB_SANITIZE);
+        return;
+    }
+    if (src == TB_INSTR_CALLGRIND || src == TB_INSTR_AUTO) {
+        if (run_child(c, TB_INSTR_CALLGRIND, cfg_paths, ncfg, backend, res,
+                      res->instr_reason, sizeof res->instr_reason) == 0) {
+            /* auto: say why perf was not used */
+            snprintf(res->instr_reason, sizeof res->instr_reason, "%s", why);
+            return;
+        }
+        if (why[0]) {
+            char both[256];
+            snprintf(both, sizeof both, "%.120s; %.120s", why,
+                     res->instr_reason);
+            snprintf(res->instr_reason, sizeof res->instr_reason, "%s",
+                     both);
+        }
+    }
+}

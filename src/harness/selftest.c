@@ -1,0 +1,248 @@
+/* tbench selftest: see selftest.h. */
+#include "selftest.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/clock.h"
+#include "../base/error.h"
+#include "../base/stats.h"
+#include "config.h"
+#include "plan.h"
+#include "runner.h"
+#include "timer.h"
+
+static const double spin_ns[TB_SELFTEST_NSPIN] = {100, 1000, 10000,
+                                                  1000000};
+static const int mde_m[TB_SELFTEST_NMDE] = {1, 5};
+
+void tb_selftest_opts_default(tb_selftest_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->runs = 10;
+    o->work_n = 100000;
+    o->alpha = 0.01;
+    o->power = 0.8;
+    o->max_time_s = 0.5;
+}
+
+double tb_normal_quantile(double p)
+{
+    if (!(p > 0 && p < 1))
+        return NAN;
+    /* Bisection on Phi(x) = erfc(-x / sqrt 2) / 2, which is monotone;
+     * 200 halvings of [-40, 40] reach the spacing of doubles. */
+    double lo = -40, hi = 40;
+    for (int i = 0; i < 200 && hi - lo > 0; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (mid == lo || mid == hi)
+            break;
+        if (0.5 * erfc(-mid / sqrt(2.0)) < p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+double tb_selftest_mde(double cv, int m, double alpha, double power)
+{
+    if (!(cv >= 0) || m < 1 || !(alpha > 0 && alpha < 1) ||
+        !(power > 0 && power < 1))
+        return NAN;
+    double z = tb_normal_quantile(1 - alpha / 2) + tb_normal_quantile(power);
+    return z * cv * sqrt(2.0 / m);
+}
+
+/* The clock: its smallest nonzero step over successive readings. */
+static double clock_step(void)
+{
+    uint64_t best = 0, prev = tb_now_ns();
+    for (int i = 0; i < 100000; i++) {
+        uint64_t t = tb_now_ns();
+        if (t > prev && (best == 0 || t - prev < best))
+            best = t - prev;
+        prev = t;
+    }
+    return (double)best;
+}
+
+/* The plan of one calibration config (JSON text). */
+static int plan_of(const char *text, tb_plan *plan, char *err, size_t len)
+{
+    tb_config cfg;
+    int rc = tb_config_parse(text, strlen(text), "(selftest)", &cfg, err,
+                             len);
+    if (rc)
+        return rc;
+    rc = tb_plan_build(&cfg, 1, NULL, plan, err, len);
+    tb_config_free(&cfg);
+    return rc;
+}
+
+static int case_failed(const tb_case *c, const tb_result *res, char *err,
+                       size_t len)
+{
+    snprintf(err, len, "selftest: %s: %s%s%s", c->id,
+             tb_status_name(res->status), res->message[0] ? ": " : "",
+             res->message);
+    return TB_EINVAL;
+}
+
+/* Median per-iteration time of case c, or a message. */
+static int median_of(tb_runner *r, const tb_case *c, double *med,
+                     tb_result *keep, char *err, size_t len)
+{
+    tb_result res;
+    tb_runner_run(r, c, &res);
+    int rc = 0;
+    if (res.status != TB_STATUS_OK)
+        rc = case_failed(c, &res, err, len);
+    else
+        *med = res.stats.median;
+    *keep = res;
+    keep->samples_ns = NULL;
+    tb_result_free(&res);
+    return rc;
+}
+
+static int spin_points(tb_runner *r, const tb_selftest_opts *o,
+                       tb_selftest *st, char *err, size_t len)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"name\": \"selftest-spin\", \"seed\": 1,"
+             " \"warmup\": {\"min_time_ms\": 10, \"min_iters\": 2},"
+             " \"measure\": {\"sample_time_ms\": 1, \"min_samples\": 10,"
+             " \"max_samples\": 1000, \"ci_target\": 0.01,"
+             " \"max_time_s\": %.6g},"
+             " \"dtypes\": [\"f32\"], \"backends\": [\"cpu\"],"
+             " \"ops\": [{\"op\": \"calib_spin\", \"shapes\": [[1]],"
+             " \"params\": [{\"ns\": 0}, {\"ns\": %.0f}, {\"ns\": %.0f},"
+             " {\"ns\": %.0f}, {\"ns\": %.0f}]}]}",
+             o->max_time_s, spin_ns[0], spin_ns[1], spin_ns[2], spin_ns[3]);
+    tb_plan plan;
+    int rc = plan_of(text, &plan, err, len);
+    if (rc)
+        return rc;
+    if (plan.n != TB_SELFTEST_NSPIN + 1) {
+        tb_plan_free(&plan);
+        snprintf(err, len, "selftest: %d spin cases planned, expected %d",
+                 plan.n, TB_SELFTEST_NSPIN + 1);
+        return TB_EINVAL;
+    }
+    tb_result res;
+    rc = median_of(r, &plan.cases[0], &st->spin0_ns, &res, err, len);
+    st->overhead_ns = res.timer_overhead_ns;
+    for (int i = 0; i < TB_SELFTEST_NSPIN && !rc; i++) {
+        tb_selftest_point *pt = &st->spin[i];
+        const tb_case *c = &plan.cases[i + 1];
+        pt->true_ns = c->params.v[0];
+        rc = median_of(r, c, &pt->measured_ns, &res, err, len);
+        if (rc)
+            break;
+        pt->net_ns = pt->measured_ns - st->spin0_ns;
+        pt->err_ns = pt->net_ns - pt->true_ns;
+        pt->rel_err = pt->err_ns / pt->true_ns;
+        pt->iters_per_sample = res.iters_per_sample;
+        pt->n_samples = res.n_samples;
+        pt->bound_ns = st->clock_cost_ns + st->clock_step_ns +
+                       st->clock_step_ns /
+                           (double)(res.iters_per_sample
+                                        ? res.iters_per_sample
+                                        : 1);
+        pt->within = fabs(pt->err_ns) <= pt->bound_ns;
+    }
+    tb_plan_free(&plan);
+    return rc;
+}
+
+static int mde_part(tb_runner *r, const tb_selftest_opts *o,
+                    tb_selftest *st, char *err, size_t len)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"name\": \"selftest-work\", \"seed\": 1,"
+             " \"warmup\": {\"min_time_ms\": 20, \"min_iters\": 2},"
+             " \"measure\": {\"sample_time_ms\": 1, \"min_samples\": %d,"
+             " \"max_samples\": %d, \"ci_target\": 0.01,"
+             " \"max_time_s\": %.6g, \"rounds\": %d},"
+             " \"dtypes\": [\"f32\"], \"backends\": [\"cpu\"],"
+             " \"ops\": [{\"op\": \"calib_work\", \"shapes\": [[%lld]]}]}",
+             10 * o->runs, 100 * o->runs, 0.2 * o->runs, o->runs,
+             (long long)o->work_n);
+    tb_plan plan;
+    int rc = plan_of(text, &plan, err, len);
+    if (rc)
+        return rc;
+    tb_result res;
+    memset(&res, 0, sizeof res);
+    for (int k = 0; k < o->runs && res.status == TB_STATUS_OK; k++)
+        tb_runner_round(r, &plan.cases[0], k, o->runs, &res);
+    if (res.status != TB_STATUS_OK || res.rounds != o->runs) {
+        rc = case_failed(&plan.cases[0], &res, err, len);
+        tb_result_free(&res);
+        tb_plan_free(&plan);
+        return rc;
+    }
+    st->runs = o->runs;
+    st->work_n = o->work_n;
+    double sum = 0, ss = 0, sorted[TB_SELFTEST_MAX_RUNS];
+    for (int k = 0; k < o->runs; k++) {
+        st->work_round_medians_ns[k] = res.round_medians_ns[k];
+        sorted[k] = res.round_medians_ns[k];
+        sum += sorted[k];
+    }
+    double mean = sum / o->runs;
+    for (int k = 0; k < o->runs; k++)
+        ss += (sorted[k] - mean) * (sorted[k] - mean);
+    qsort(sorted, (size_t)o->runs, sizeof sorted[0], tb_cmp_double);
+    st->work_median_ns = tb_quantile_sorted(sorted, (size_t)o->runs, 0.5);
+    st->work_cv = mean > 0 ? sqrt(ss / (o->runs - 1)) / mean : NAN;
+    st->alpha = o->alpha;
+    st->power = o->power;
+    st->z_alpha = tb_normal_quantile(1 - o->alpha / 2);
+    st->z_power = tb_normal_quantile(o->power);
+    for (int i = 0; i < TB_SELFTEST_NMDE; i++) {
+        st->mde_runs[i] = mde_m[i];
+        st->mde_rel[i] = tb_selftest_mde(st->work_cv, mde_m[i], o->alpha,
+                                         o->power);
+        st->mde_ns[i] = st->mde_rel[i] * st->work_median_ns;
+    }
+    tb_result_free(&res);
+    tb_plan_free(&plan);
+    return 0;
+}
+
+int tb_selftest_run(const tb_selftest_opts *o, tb_selftest *st, char *err,
+                    size_t errlen)
+{
+    memset(st, 0, sizeof *st);
+    if (o->runs != 0 && (o->runs < 3 || o->runs > TB_SELFTEST_MAX_RUNS)) {
+        snprintf(err, errlen, "selftest: runs must be 0 or 3..%d, got %d",
+                 TB_SELFTEST_MAX_RUNS, o->runs);
+        return TB_EINVAL;
+    }
+    if (o->work_n < 1 || !(o->alpha > 0 && o->alpha < 1) ||
+        !(o->power > 0 && o->power < 1) || !(o->max_time_s > 0)) {
+        snprintf(err, errlen, "selftest: work_n >= 1, alpha and power in "
+                              "(0, 1) and max_time_s > 0 are required");
+        return TB_EINVAL;
+    }
+    st->clock_res_ns = tb_clock_res_ns();
+    st->clock_step_ns = clock_step();
+    st->clock_cost_ns = tb_timer_overhead_ns(20001);
+    tb_runner *r;
+    int rc = tb_runner_create(&r, NULL);
+    if (rc) {
+        snprintf(err, errlen, "selftest: runner: %s", tb_strerror(rc));
+        return rc;
+    }
+    rc = spin_points(r, o, st, err, errlen);
+    if (!rc && o->runs)
+        rc = mde_part(r, o, st, err, errlen);
+    tb_runner_destroy(r);
+    return rc;
+}
