@@ -2,7 +2,7 @@
  *
  * The data of one case are n paired blocks: in block i both builds
  * measured the case (in random order, or side by side), giving the
- * per-block ratio r_i = new_i / old_i of their block medians.  Everything
+ * per-block ratio r_i = new_i / old_i of their block values.  Everything
  * here works on d_i = ln r_i, so a change and its inverse are symmetric:
  * - the Wilcoxon signed-rank test of "median d = 0", two-sided, with
  *   SciPy's defaults (scipy.stats.wilcoxon, zero_method "wilcox": zero

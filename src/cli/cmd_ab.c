@@ -101,13 +101,14 @@ static int side_finish(side *s, int which, const char *outdir, int b)
 }
 
 /* Record block b of case k on side `which` (0 old, 1 new). */
-static void record(tb_ab_case *c, int which, int b, const tb_xw_block *r)
+static void record(tb_ab_case *c, int which, int b, const tb_xw_block *r,
+                   bool use_min)
 {
     double *v = which ? c->new_ns : c->old_ns;
     if (c->failed)
         return;
     if (r->status_name[0] == '\0' || strcmp(r->status_name, "ok") ||
-        !(r->median_ns > 0)) {
+        !((use_min ? r->min_ns : r->median_ns) > 0)) {
         c->failed = true;
         c->skipped = !strcmp(r->status_name, "unsupported") ||
                      !strcmp(r->status_name, "unavailable") ||
@@ -118,7 +119,7 @@ static void record(tb_ab_case *c, int which, int b, const tb_xw_block *r)
                  r->message[0] ? ": " : "", r->message);
         return;
     }
-    v[b] = r->median_ns;
+    v[b] = use_min ? r->min_ns : r->median_ns;
 }
 
 int tb_cmd_ab(int argc, char **argv)
@@ -132,6 +133,7 @@ int tb_cmd_ab(int argc, char **argv)
         {"alpha", required_argument, NULL, 'a'},
         {"threshold", required_argument, NULL, 't'},
         {"seed", required_argument, NULL, 's'},
+        {"estimator", required_argument, NULL, 'E'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -142,7 +144,7 @@ int tb_cmd_ab(int argc, char **argv)
     popts.filters = filters;
     popts.excludes = excludes;
     int blocks = AB_BLOCKS_DEFAULT;
-    bool duet = false, quiet = false;
+    bool duet = false, quiet = false, use_min = true;
     tb_ab_opts o;
     tb_ab_opts_default(&o);
     uint64_t order_seed = 1;
@@ -194,6 +196,13 @@ int tb_cmd_ab(int argc, char **argv)
             o.seed ^= v;
             break;
         }
+        case 'E':
+            if (!strcmp(optarg, "min") || !strcmp(optarg, "median"))
+                use_min = !strcmp(optarg, "min");
+            else
+                return tb_usage_error("ab: --estimator must be min or median, "
+                                      "not '%s'", optarg);
+            break;
         case 'q': quiet = true; break;
         case 'h': tb_usage(stdout); return EXIT_OKAY;
         case ':':
@@ -327,7 +336,7 @@ int tb_cmd_ab(int argc, char **argv)
                 }
             }
             for (int s = 0; s < 2; s++) {
-                record(cs, s, b, &r[s]);
+                record(cs, s, b, &r[s], use_min);
                 /* A worker that died or hung is replaced for the cases
                  * that follow; this case keeps its failure. */
                 if (!tb_xw_alive(sides[s].w)) {
@@ -383,6 +392,8 @@ int tb_cmd_ab(int argc, char **argv)
             cJSON_AddStringToObject(settings, "order",
                                     duet ? "duet" : "rmit");
             cJSON_AddNumberToObject(settings, "seed", (double)order_seed);
+            cJSON_AddStringToObject(settings, "estimator",
+                                    use_min ? "min" : "median");
         }
         cJSON *doc = tb_ab_json(cases, (size_t)plan.n, &o, builds, settings);
         char *text = doc ? cJSON_Print(doc) : NULL;

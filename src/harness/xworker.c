@@ -43,7 +43,7 @@ typedef struct {
 /* RES payload: fixed-size fields only, the same in every build. */
 typedef struct {
     int32_t status, pad;
-    double median_ns;
+    double median_ns, min_ns;
     uint64_t n_samples, iters_per_sample;
     char status_name[32];
     char message[512];
@@ -224,6 +224,10 @@ static int serve_run(int fd, served *s, const xhdr *h, const char *id,
     snprintf(out.impl, sizeof out.impl, "%s", r->impl ? r->impl : "");
     if (r->status == TB_STATUS_OK && r->n_samples > n0 && round < blocks) {
         out.median_ns = r->round_medians_ns[round];
+        out.min_ns = r->samples_ns[n0];
+        for (size_t k = n0 + 1; k < r->n_samples; k++)
+            if (r->samples_ns[k] < out.min_ns)
+                out.min_ns = r->samples_ns[k];
         out.n_samples = r->n_samples - n0;
         out.iters_per_sample = r->iters_per_sample;
     }
@@ -530,6 +534,7 @@ int tb_xw_recv_run(tb_xw *w, double timeout_s, tb_xw_block *out)
     memcpy(out->message, r.message, sizeof out->message);
     memcpy(out->impl, r.impl, sizeof out->impl);
     out->median_ns = r.median_ns;
+    out->min_ns = r.min_ns;
     out->n_samples = r.n_samples;
     out->iters_per_sample = r.iters_per_sample;
     return 0;

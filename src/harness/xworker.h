@@ -58,6 +58,7 @@ typedef struct tb_xw_block {
     char message[512];
     char impl[256];
     double median_ns; /* median per-iteration time of the block */
+    double min_ns;    /* its fastest sample */
     uint64_t n_samples, iters_per_sample;
 } tb_xw_block;
 

@@ -1,5 +1,5 @@
 /* Verdicts of a paired A/B comparison (`tbench ab`, rules in
- * docs/FORMAT.md, "ab"): from the block medians of both builds to, per
+ * docs/FORMAT.md, "ab"): from the block values of both builds to, per
  * case, the change, its CI, the p value (Holm-adjusted over the cases),
  * the minimum detectable effect and a verdict.
  *
@@ -44,7 +44,7 @@ const char *tb_ab_verdict_name(tb_ab_verdict v);
 typedef struct tb_ab_case {
     char id[512];
     int n;           /* blocks filled below */
-    double *old_ns;  /* block medians (caller's arrays, n entries) */
+    double *old_ns;  /* block values (caller's arrays, n entries) */
     double *new_ns;
     bool failed;     /* a block was not ok on a side */
     bool skipped;    /* ... because the case does not run there */
