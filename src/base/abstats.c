@@ -206,3 +206,99 @@ double tb_ab_mde(size_t n, double s, double alpha)
     double z = tb_norm_quantile(1 - alpha / 2) + tb_norm_quantile(0.8);
     return z * s / sqrt((double)n * 3 / M_PI);
 }
+
+/* The fraction of the resamples (indices idx, resamples x n) of c + delta
+ * that the test rejects at alpha. */
+static double boot_power(const double *c, size_t n, const uint32_t *idx,
+                         const double *jit, int resamples, double delta,
+                         double alpha, double *tmp)
+{
+    int hit = 0;
+    for (int b = 0; b < resamples; b++) {
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = c[idx[(size_t)b * n + i]] + jit[(size_t)b * n + i] +
+                     delta;
+        tb_wilcoxon w;
+        if (tb_wilcoxon_test(tmp, n, &w))
+            return NAN;
+        hit += w.p < alpha;
+    }
+    return (double)hit / resamples;
+}
+
+double tb_ab_mde_boot(const double *d, size_t n, double alpha, double power,
+                      int resamples, uint64_t seed)
+{
+    if (!d || n == 0 || !(alpha > 0 && alpha < 1) ||
+        !(power > 0 && power < 1) || resamples < 1)
+        return NAN;
+    if (tb_wilcoxon_min_p(n) > alpha)
+        return INFINITY;
+    size_t total = (size_t)resamples * n;
+    double *c = malloc(n * sizeof *c), *tmp = malloc(n * sizeof *tmp);
+    uint32_t *idx = malloc(total * sizeof *idx);
+    double *jit = malloc(total * sizeof *jit);
+    double out = NAN;
+    if (!c || !tmp || !idx || !jit)
+        goto done;
+    memcpy(tmp, d, n * sizeof *tmp);
+    double med = tb_median_inplace(tmp, n);
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = fabs(d[i] - med);
+    /* Smoothed bootstrap: plain resamples repeat blocks, and repeated
+     * values move the signed-rank statistic together, so the test looks
+     * weaker on them than it is (here: an MDE 40% too large on normal
+     * noise).  Each drawn block gets a normal jitter of sd h = 0.5 *
+     * 1.4826 MAD * n^(-1/5), small next to the noise. */
+    double h = 0.5 * 1.4826 * tb_median_inplace(tmp, n) * pow((double)n, -0.2);
+    /* Centre on the Hodges-Lehmann estimate (the median of the Walsh
+     * averages), the location the signed-rank test is about: centred on
+     * the plain median, a skewed sample would keep a shift of its own. */
+    double *walsh = malloc(n * (n + 1) / 2 * sizeof *walsh);
+    if (!walsh)
+        goto done;
+    size_t nw = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i; j < n; j++)
+            walsh[nw++] = (d[i] + d[j]) / 2;
+    double hl = tb_median_inplace(walsh, nw);
+    free(walsh);
+    for (size_t i = 0; i < n; i++)
+        c[i] = d[i] - hl;
+    tb_rng r;
+    tb_rng_seed(&r, seed);
+    for (size_t k = 0; k < total; k++) {
+        idx[k] = (uint32_t)tb_rng_below(&r, n);
+        double u = tb_rng_uniform(&r), v = tb_rng_uniform(&r);
+        jit[k] = h * sqrt(-2 * log(1 - u)) * cos(2 * M_PI * v);
+    }
+    double lo = 0, hi = 1e-4, pw;
+    while ((pw = boot_power(c, n, idx, jit, resamples, hi, alpha, tmp)) <
+           power) {
+        if (isnan(pw))
+            goto done;
+        lo = hi;
+        hi *= 2;
+        if (hi > log(10.0)) {
+            out = INFINITY;
+            goto done;
+        }
+    }
+    for (int it = 0; it < 30; it++) {
+        double mid = (lo + hi) / 2;
+        pw = boot_power(c, n, idx, jit, resamples, mid, alpha, tmp);
+        if (isnan(pw))
+            goto done;
+        if (pw >= power)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    out = hi;
+done:
+    free(c);
+    free(tmp);
+    free(idx);
+    free(jit);
+    return out;
+}

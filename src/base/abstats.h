@@ -15,7 +15,8 @@
  * - Holm's step-down adjustment of the p values of all cases;
  * - the minimum detectable effect of a case: the smallest |d| the test
  *   would detect with 80% power at the per-case level alpha/m that Holm
- *   applies to the smallest p (see tb_ab_mde). */
+ *   applies to the smallest p (tb_ab_mde_boot, from the case's own
+ *   blocks; tb_ab_mde, the normal-theory formula, for comparison). */
 #ifndef TB_BASE_ABSTATS_H
 #define TB_BASE_ABSTATS_H
 
@@ -60,6 +61,21 @@ double tb_wilcoxon_min_p(size_t n);
  * to the t test.  INFINITY when no n-block outcome can reach alpha
  * (tb_wilcoxon_min_p(n) > alpha): more blocks are needed. */
 double tb_ab_mde(size_t n, double s, double alpha);
+
+/* Minimum detectable effect of a case from its own blocks, as |ln
+ * ratio|: the smallest shift delta such that the signed-rank test at
+ * level alpha rejects, with probability >= power, samples of n blocks
+ * drawn with replacement from d - HL(d) + delta (HL: the Hodges-Lehmann
+ * estimate, median of the Walsh averages; so: the case's own
+ * noise, heavy tails and all, shifted), each with a small normal jitter
+ * (sd 0.5 * 1.4826 MAD * n^(-1/5): a smoothed bootstrap, so repeated
+ * draws of one block do not look like ties that weaken the test).  `resamples` draws per delta
+ * (the same draws for every delta), seeded; delta by doubling from
+ * 1e-4, then 30 bisection steps.  INFINITY when tb_wilcoxon_min_p(n) >
+ * alpha or no delta up to ln 10 has the power.  NAN on a bad argument
+ * or out of memory. */
+double tb_ab_mde_boot(const double *d, size_t n, double alpha, double power,
+                      int resamples, uint64_t seed);
 
 /* Standard normal quantile (inverse CDF) of p in (0, 1). */
 double tb_norm_quantile(double p);

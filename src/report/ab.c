@@ -88,15 +88,6 @@ static int analyze_one(tb_ab_case *c, const tb_ab_opts *o, double *d,
     return 0;
 }
 
-/* 1.4826 * the median absolute deviation of d[0..n). */
-static double robust_sd(const double *d, size_t n, double *tmp)
-{
-    double med = median_of(d, n, tmp);
-    for (size_t i = 0; i < n; i++)
-        tmp[i] = fabs(d[i] - med);
-    return 1.4826 * tb_median_inplace(tmp, n);
-}
-
 int tb_ab_analyze(tb_ab_case *cases, size_t m, const tb_ab_opts *o)
 {
     if ((!cases && m) || !o || !(o->alpha > 0 && o->alpha < 1) ||
@@ -127,8 +118,13 @@ int tb_ab_analyze(tb_ab_case *cases, size_t m, const tb_ab_opts *o)
         c->p_holm = p[j];
         for (size_t i = 0; i < n; i++)
             d[i] = log(c->new_ns[i] / c->old_ns[i]);
-        double s = robust_sd(d, n, tmp);
-        double mde = expm1(tb_ab_mde(n, s, o->alpha / (double)np));
+        double mde = expm1(tb_ab_mde_boot(d, n, o->alpha / (double)np, 0.8,
+                                          TB_AB_POWER_RESAMPLES,
+                                          o->seed ^ hash_id(c->id) ^ 1));
+        if (isnan(mde)) {
+            rc = TB_ENOMEM;
+            break;
+        }
         c->mde = mde > o->threshold ? mde : o->threshold;
         bool sig = c->p_holm < o->alpha;
         if (sig && c->change > o->threshold && c->ci_low > 0)

@@ -9,8 +9,9 @@
  *     - 1 (TB_AB_RESAMPLES resamples, seeded by the case);
  *   - p = the two-sided Wilcoxon signed-rank p of d; p_holm its Holm
  *     adjustment over the m cases that have a p;
- *   - mde = expm1(tb_ab_mde(n, 1.4826 MAD(d), alpha / m)), raised to the
- *     threshold: the smallest change this case could call, here, now;
+ *   - mde = expm1(tb_ab_mde_boot(d, n, alpha / m, 0.8,
+ *     TB_AB_POWER_RESAMPLES)), raised to the threshold: the smallest
+ *     change this case could call, here, now, given its own blocks;
  *   - regressed when p_holm < alpha, change > threshold and the CI lies
  *     above 0; improved when p_holm < alpha, change < -threshold/(1 +
  *     threshold) and the CI lies below 0; otherwise same.
@@ -29,6 +30,7 @@
 
 #define TB_AB_SCHEMA "tbench.ab/1"
 #define TB_AB_RESAMPLES 4000
+#define TB_AB_POWER_RESAMPLES 200
 
 typedef enum {
     TB_AB_SAME,
