@@ -12,6 +12,7 @@ valgrind from scripts/setup.sh: without it the callgrind cases skip)
 - perf: a count, or null with the reason (no PMU in most VMs);
 - a bad measure.instructions is one line naming the key, exit 2.
 """
+import csv
 import json
 import os
 import shutil
@@ -51,6 +52,14 @@ def run(cfg, out, scale=None):
     expect(p.returncode == 0, f"run {cfg}: {p.returncode} {p.stderr}")
     doc = json.load(open(os.path.join(out, "results.json")))
     jsonschema.validate(doc, SCHEMA)
+    with open(os.path.join(out, "results.csv"), newline="") as f:
+        rows = {r["id"]: r for r in csv.DictReader(f)}
+    for c in doc["cases"]:  # the CSV column is the JSON's per_iter
+        v = (c["instructions"] or {}).get("per_iter")
+        got = rows[c["id"]]["instructions"]
+        expect((got == "" and v is None) or
+               (v is not None and got != "" and float(got) == v),
+               f"csv instructions {got!r} vs json {v!r}")
     return {c["op"]: c["instructions"] for c in doc["cases"]}
 
 
