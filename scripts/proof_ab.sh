@@ -12,6 +12,8 @@
 #   TRIALS=10   trials per injected change
 #   CHANGES="1.01 1.02 1.05"  TBENCH_CALIB_SCALE of the NEW side
 #   BLOCKS=20   ab --blocks
+#   SEED0=0     added to the trial number to make each ab's --seed (use
+#               another value to add trials to an OUTDIR without repeats)
 #
 # A/A: the build is copied twice (old, new) and compared with
 # `tbench ab old new configs/quick.json`: every regressed, improved or
@@ -35,6 +37,7 @@ AA=${AA:-20}
 TRIALS=${TRIALS:-10}
 CHANGES=${CHANGES:-"1.01 1.02 1.05"}
 BLOCKS=${BLOCKS:-20}
+SEED0=${SEED0:-0}
 GBCMP=/usr/share/benchmark/compare.py
 PY=/usr/bin/python3
 
@@ -97,13 +100,14 @@ PYEOF
 
 i=1
 while [ "$i" -le "$AA" ]; do
-    one "aa-$i" "$OUT/bin/new" configs/quick.json "$i"
+    one "aa-$((i + SEED0))" "$OUT/bin/new" configs/quick.json "$((i + SEED0))"
     i=$((i + 1))
 done
 for s in $CHANGES; do
     i=1
     while [ "$i" -le "$TRIALS" ]; do
-        one "inj-$s-$i" "$OUT/bin/new-$s" "$OUT/calib.json" "$i"
+        one "inj-$s-$((i + SEED0))" "$OUT/bin/new-$s" "$OUT/calib.json" \
+            "$((i + SEED0))"
         i=$((i + 1))
     done
 done
