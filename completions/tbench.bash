@@ -4,7 +4,7 @@ _tbench() {
     local cur cmd opts
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "run list exec peak plot report compare history export show selftest merge help --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "run list exec peak plot report compare history export show selftest merge ab worker help --help --version" -- "$cur"))
         return
     fi
     cmd="${COMP_WORDS[1]}"
@@ -21,7 +21,9 @@ _tbench() {
         show) opts="--filter --json" ;;
         selftest) opts="--alpha --json --output --power --quick --runs --work -o" ;;
         merge) opts="--allow-mixed-hosts --output -o" ;;
-        help) COMPREPLY=($(compgen -W "run list exec peak plot report compare history export show selftest merge help" -- "$cur")); return ;;
+        ab) opts="--alpha --blocks --duet --estimator --exclude --fd --filter --output --protocol --quiet --seed --threshold -f -o -q -x" ;;
+        worker) opts="--fd --protocol" ;;
+        help) COMPREPLY=($(compgen -W "run list exec peak plot report compare history export show selftest merge ab worker help" -- "$cur")); return ;;
         *) opts="" ;;
     esac
     if [[ "$cur" == -* ]]; then

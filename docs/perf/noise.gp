@@ -2,7 +2,7 @@
 # Render it again: cd to this folder, then: gnuplot noise.gp
 set encoding utf8
 set title 'samples of the 8 noisiest cases (by MAD / median), each divided by its median' noenhanced
-set key outside right top vertical noenhanced
+set key below left horizontal maxcols 2 maxrows 40 noenhanced
 set grid
 set style fill solid 0.4 border -1
 set style boxplot outliers pointtype 7
@@ -10,12 +10,20 @@ set pointsize 0.4
 set boxwidth 0.6
 unset key
 set ylabel 'sample / median of the case'
-set label 1 'box: quartiles; whiskers: 1.5 IQR; points: outliers' at screen 0.01, screen 0.02 font ',8'
 set xrange [0.3:8.7]
-set bmargin 12
-set rmargin 16
-set xtics rotate by -30 font ',8' noenhanced ('matmul 64x64,64x64 f32 cpu[isa=scalar,threads=1]' 1, 'add@alloc 4000000,4000000 f32 cpu[isa=scalar,threads=1]' 2, 'add_ 4000000,4000000 f32 cpu[isa=scalar,threads=2]' 3, 'matmul 64x64,64x64 f32 cpu[isa=scalar,threads=2]' 4, 'add_relu_unfused 1000000,1000000 f32 cpu[isa=scalar,threads=2]' 5, 'adamw[lr=0.001,beta1=0.9,beta2=0.999,eps=1e-08,weight_decay=0.01,step=10] 1000000,1000000,1000000,1000000 f32 cpu[isa=scalar,threads=2]' 6, 'add@alloc 4000000,4000000 f32 cpu[isa=scalar,threads=2]' 7, 'add 4000000,4000000 f32 cpu[isa=auto,threads=1]' 8)
-set terminal pngcairo size 900,540 font 'sans,9' noenhanced
+set bmargin 14
+set xlabel 'case (numbered below)'
+set xtics 1
+set label 2 '1: add_relu_unfused/1000000,1000000/f32/cpu[isa=scalar,threads=2]' at screen 0.02, screen 0.2036 font ',8' noenhanced
+set label 3 '2: exp/1000000/f32/cpu[isa=auto,threads=2]' at screen 0.02, screen 0.1796 font ',8' noenhanced
+set label 4 '3: add_relu/1000000,1000000/f32/cpu[isa=scalar,threads=2]' at screen 0.02, screen 0.1557 font ',8' noenhanced
+set label 5 '4: add_relu_unfused/1000000,1000000/f32/cpu[isa=auto,threads=2]' at screen 0.02, screen 0.1317 font ',8' noenhanced
+set label 6 '5: matmul/128x128,128x128/f32/blas[threads=2]' at screen 0.02, screen 0.1078 font ',8' noenhanced
+set label 7 '6: relu/1000000/f32/cpu[isa=auto,threads=2]' at screen 0.02, screen 0.0838 font ',8' noenhanced
+set label 8 '7: linear_unfused/256x256,256x256,256/f32/cpu[isa=auto,threads=2]' at screen 0.02, screen 0.0599 font ',8' noenhanced
+set label 9 '8: linear/256x256,256x256,256/f32/cpu[isa=auto,threads=2]' at screen 0.02, screen 0.0359 font ',8' noenhanced
+set label 1 'box: quartiles; whiskers: 1.5 IQR; points: outliers' at screen 0.02, screen 0.2275 font ',8'
+set terminal pngcairo size 900,668 font 'sans,9' noenhanced
 set output 'noise.png'
 plot for [i=0:7] 'noise.dat' index i using (i+1):1 with boxplot lc i+1
 set output

@@ -2,7 +2,7 @@
 # Render it again: cd to this folder, then: gnuplot speedup-adamw-f32.gp
 set encoding utf8
 set title 'adamw (f32): speedup over the reference cpu[isa=scalar,threads=1] (higher is faster)' noenhanced
-set key outside right top vertical noenhanced
+set key below left horizontal maxcols 2 maxrows 40 noenhanced
 set grid
 set datafile missing '?'
 set style data histograms

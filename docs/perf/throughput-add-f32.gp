@@ -2,14 +2,15 @@
 # Render it again: cd to this folder, then: gnuplot throughput-add-f32.gp
 set encoding utf8
 set title 'add (f32): GB/s vs size' noenhanced
-set key outside right top vertical noenhanced
+set key below left horizontal maxcols 2 maxrows 40 noenhanced
 set grid
 set xlabel 'size (elements of the largest tensor)'
 set logscale x
+set format x '%.0s%c'
 set ylabel 'GB/s (bytes of the cost model / median)'
 set yrange [0:*]
 set offsets graph 0.05, graph 0.05, graph 0.1, 0
-set terminal pngcairo size 900,480 font 'sans,9' noenhanced
+set terminal pngcairo size 900,624 font 'sans,9' noenhanced
 set output 'throughput-add-f32.png'
 plot 'throughput-add-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'add cpu[isa=scalar,threads=1]', \
      'throughput-add-f32.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 title 'add cpu[isa=scalar,threads=2]', \
@@ -27,10 +28,10 @@ plot 'throughput-add-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1
      'throughput-add-f32.dat' index 13 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 3 pt 9 title 'add torch[threads=1,form=out]', \
      'throughput-add-f32.dat' index 14 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 3 pt 9 title 'add torch[threads=2,form=alloc]', \
      'throughput-add-f32.dat' index 15 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 3 pt 9 title 'add torch[threads=2,form=out]', \
-     398.966934 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 2 threads: 399', \
-     218.664366 with lines dt 3 lw 1.5 lc rgb '#999999' title 'add bandwidth L2, 1 thread: 218.7', \
-     165.148293 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 2 threads: 165.1', \
-     99.8881015 with lines dt 4 lw 1.5 lc rgb '#999999' title 'add bandwidth L3, 1 thread: 99.89', \
-     36.7146017 with lines dt 2 lw 1.5 lc rgb '#444444' title 'add bandwidth DRAM, 2 threads: 36.71', \
-     33.59523 with lines dt 2 lw 1.5 lc rgb '#999999' title 'add bandwidth DRAM, 1 thread: 33.6'
+     205.477525 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 2 threads: 205.5', \
+     104.226464 with lines dt 3 lw 1.5 lc rgb '#999999' title 'add bandwidth L2, 1 thread: 104.2', \
+     30.5730596 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 2 threads: 30.57', \
+     26.3681308 with lines dt 4 lw 1.5 lc rgb '#999999' title 'add bandwidth L3, 1 thread: 26.37', \
+     19.184729 with lines dt 2 lw 1.5 lc rgb '#444444' title 'add bandwidth DRAM, 2 threads: 19.18', \
+     15.4270017 with lines dt 2 lw 1.5 lc rgb '#999999' title 'add bandwidth DRAM, 1 thread: 15.43'
 set output

@@ -2,14 +2,15 @@
 # Render it again: cd to this folder, then: gnuplot throughput-eigh-f32.gp
 set encoding utf8
 set title 'eigh (f32): GFLOP/s vs size' noenhanced
-set key outside right top vertical noenhanced
+set key below left horizontal maxcols 2 maxrows 40 noenhanced
 set grid
 set xlabel 'size (elements of the largest tensor)'
 set logscale x
+set format x '%.0s%c'
 set ylabel 'GFLOP/s (FLOPs of the cost model / median)'
 set yrange [0:*]
 set offsets graph 0.05, graph 0.05, graph 0.1, 0
-set terminal pngcairo size 900,480 font 'sans,9' noenhanced
+set terminal pngcairo size 900,544 font 'sans,9' noenhanced
 set output 'throughput-eigh-f32.png'
 plot 'throughput-eigh-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=scalar,threads=1]', \
      'throughput-eigh-f32.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 title 'cpu[isa=scalar,threads=2]', \
@@ -17,10 +18,10 @@ plot 'throughput-eigh-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#
      'throughput-eigh-f32.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'cpu[isa=auto,threads=2]', \
      'throughput-eigh-f32.dat' index 4 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 7 title 'blas[threads=1]', \
      'throughput-eigh-f32.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 1 pt 7 title 'blas[threads=2]', \
-     485.641987 with lines dt 3 lw 1.5 lc rgb '#444444' title 'FMA peak avx512 f32, 2 threads: 485.6', \
-     247.367825 with lines dt 3 lw 1.5 lc rgb '#999999' title 'FMA peak avx512 f32, 1 thread: 247.4', \
-     242.080969 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 242.1', \
-     124.539813 with lines dt 4 lw 1.5 lc rgb '#999999' title 'FMA peak avx2 f32, 1 thread: 124.5', \
-     106.754644 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 106.8', \
-     41.8492273 with lines dt 2 lw 1.5 lc rgb '#999999' title 'FMA peak scalar f32, 1 thread: 41.85'
+     244.188163 with lines dt 3 lw 1.5 lc rgb '#444444' title 'FMA peak avx512 f32, 2 threads: 244.2', \
+     180.837912 with lines dt 3 lw 1.5 lc rgb '#999999' title 'FMA peak avx512 f32, 1 thread: 180.8', \
+     124.474977 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 124.5', \
+     98.9773872 with lines dt 4 lw 1.5 lc rgb '#999999' title 'FMA peak avx2 f32, 1 thread: 98.98', \
+     41.7312055 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 41.73', \
+     32.1740219 with lines dt 2 lw 1.5 lc rgb '#999999' title 'FMA peak scalar f32, 1 thread: 32.17'
 set output

@@ -2,14 +2,15 @@
 # Render it again: cd to this folder, then: gnuplot throughput-relu-f32.gp
 set encoding utf8
 set title 'relu (f32): GB/s vs size' noenhanced
-set key outside right top vertical noenhanced
+set key below left horizontal maxcols 2 maxrows 40 noenhanced
 set grid
 set xlabel 'size (elements of the largest tensor)'
 set logscale x
+set format x '%.0s%c'
 set ylabel 'GB/s (bytes of the cost model / median)'
 set yrange [0:*]
 set offsets graph 0.05, graph 0.05, graph 0.1, 0
-set terminal pngcairo size 900,480 font 'sans,9' noenhanced
+set terminal pngcairo size 900,592 font 'sans,9' noenhanced
 set output 'throughput-relu-f32.png'
 plot 'throughput-relu-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=scalar,threads=1]', \
      'throughput-relu-f32.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 title 'cpu[isa=scalar,threads=2]', \
@@ -23,10 +24,10 @@ plot 'throughput-relu-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#
      'throughput-relu-f32.dat' index 9 using 1:2 with linespoints lw 2 lc rgb '#7f7f7f' dt 3 pt 9 title 'torch[threads=1,form=out]', \
      'throughput-relu-f32.dat' index 10 using 1:2 with linespoints lw 2 lc rgb '#393b79' dt 3 pt 9 title 'torch[threads=2,form=alloc]', \
      'throughput-relu-f32.dat' index 11 using 1:2 with linespoints lw 2 lc rgb '#637939' dt 3 pt 9 title 'torch[threads=2,form=out]', \
-     403.924917 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 403.9', \
-     183.212688 with lines dt 3 lw 1.5 lc rgb '#999999' title 'copy bandwidth L2, 1 thread: 183.2', \
-     161.323667 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 161.3', \
-     98.7016868 with lines dt 4 lw 1.5 lc rgb '#999999' title 'copy bandwidth L3, 1 thread: 98.7', \
-     36.5331154 with lines dt 2 lw 1.5 lc rgb '#444444' title 'copy bandwidth DRAM, 2 threads: 36.53', \
-     35.308196 with lines dt 2 lw 1.5 lc rgb '#999999' title 'copy bandwidth DRAM, 1 thread: 35.31'
+     109.802153 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 109.8', \
+     79.7567517 with lines dt 3 lw 1.5 lc rgb '#999999' title 'copy bandwidth L2, 1 thread: 79.76', \
+     28.7189905 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 28.72', \
+     18.2380424 with lines dt 2 lw 1.5 lc rgb '#444444' title 'copy bandwidth DRAM, 2 threads: 18.24', \
+     16.9880889 with lines dt 4 lw 1.5 lc rgb '#999999' title 'copy bandwidth L3, 1 thread: 16.99', \
+     13.6160698 with lines dt 2 lw 1.5 lc rgb '#999999' title 'copy bandwidth DRAM, 1 thread: 13.62'
 set output

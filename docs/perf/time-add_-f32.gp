@@ -2,14 +2,16 @@
 # Render it again: cd to this folder, then: gnuplot time-add_-f32.gp
 set encoding utf8
 set title 'add_ (f32): time per call vs size (median, 95% CI)' noenhanced
-set key outside right top vertical noenhanced
+set key below left horizontal maxcols 2 maxrows 40 noenhanced
 set grid
 set xlabel 'size (elements of the largest tensor)'
 set logscale x
-set ylabel 'time per call (us)'
+set format x '%.0s%c'
+set ylabel 'time per call'
 set logscale y
+set format y '%.0s %cs'
 set offsets graph 0.05, graph 0.05, 0, 0
-set terminal pngcairo size 900,480 font 'sans,9' noenhanced
+set terminal pngcairo size 900,528 font 'sans,9' noenhanced
 set output 'time-add_-f32.png'
 plot 'time-add_-f32.dat' index 0 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=scalar,threads=1]', \
      'time-add_-f32.dat' index 1 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#d62728' dt 1 pt 7 title 'cpu[isa=scalar,threads=2]', \

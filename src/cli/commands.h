@@ -30,6 +30,8 @@ int tb_cmd_compare(int argc, char **argv); /* cmd_compare.c */
 int tb_cmd_history(int argc, char **argv); /* cmd_compare.c */
 int tb_cmd_export(int argc, char **argv);  /* cmd_compare.c */
 int tb_cmd_show(int argc, char **argv);
+int tb_cmd_ab(int argc, char **argv);      /* cmd_ab.c */
+int tb_cmd_worker(int argc, char **argv);  /* cmd_ab.c */
 int tb_cmd_selftest(int argc, char **argv);
 /* `__instr-count`: the counting process of measure.instructions
  * (cmd_instr.c); dispatched by main, not in the command table. */

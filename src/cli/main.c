@@ -253,6 +253,43 @@ static const tb_command commands[] = {
      "                          (hostname or CPU model)\n"
      "    exit 0 ok, 2 usage or input error (nothing written)\n",
      tb_cmd_merge},
+    {"ab", "OLD NEW CONFIG [options]",
+     "paired A/B of two tbench executables (e.g. the base branch's and a\n"
+     "    pull request's build) on CONFIG's cases.  Each build serves in its\n"
+     "    own worker process, a fresh one every block (exec'd as 'EXE worker\n"
+     "    --protocol 1 --fd N'; a build that does not speak protocol 1 is\n"
+     "    refused, exit 2).  In each of N blocks the cases come in a new\n"
+     "    random order and the two builds measure a round of each case in\n"
+     "    random order (RMIT); per case, the block ratios new/old are\n"
+     "    judged: change = median ratio - 1 with a 95% bootstrap CI,\n"
+     "    Wilcoxon signed-rank p adjusted over the cases (Holm), and the\n"
+     "    minimum detectable effect (MDE) of the case on this machine now.\n"
+     "    regressed/improved when p(Holm) < alpha, |change| > threshold and\n"
+     "    the CI excludes 0.  CONFIG's measure.rounds is replaced by N\n"
+     "    (docs/FORMAT.md, ab)\n"
+     "        --blocks N        blocks per case, 6-64 (default 20; 12+ for\n"
+     "                          the exact test to reach alpha/cases)\n"
+     "        --duet            run both builds at once, pinned to CPUs 0\n"
+     "                          and 1, swapping places every block\n"
+     "        --alpha A         family-wise level over the cases (default\n"
+     "                          0.05)\n"
+     "        --threshold PCT   smallest change that can count (default 0.5)\n"
+     "        --seed S          seed of the order and the bootstrap\n"
+     "        --estimator E     a block's value: min (default: its fastest\n"
+     "                          sample, robust to preemption) or median\n"
+     "    -f, --filter GLOB     only cases whose id matches (as run)\n"
+     "    -x, --exclude GLOB    leave out cases whose id matches (as run)\n"
+     "    -o, --output DIR      write DIR/ab.json (verdicts and block\n"
+     "                          values) and each build's own results of\n"
+     "                          each block, DIR/old|new/block-NN/results.json\n"
+     "    -q, --quiet           no progress and no build lines\n"
+     "    exit 0 no regression, 1 a case regressed or failed on a side, 2\n"
+     "    usage or input error (bad config, refused build)\n",
+     tb_cmd_ab},
+    {"worker", "--protocol V --fd N",
+     "internal: the worker that 'ab' starts in each build; serves protocol\n"
+     "    V (this build: 1) on socket N (src/harness/xworker.h)\n",
+     tb_cmd_worker},
 };
 
 void tb_cmd_usage(FILE *f, const char *cmd)

@@ -1,0 +1,303 @@
+/* A/B verdicts: see ab.h. */
+#include "ab.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/abstats.h"
+#include "../base/error.h"
+#include "../base/rng.h"
+#include "../base/stats.h"
+
+const char *tb_ab_verdict_name(tb_ab_verdict v)
+{
+    switch (v) {
+    case TB_AB_SAME: return "same";
+    case TB_AB_IMPROVED: return "improved";
+    case TB_AB_REGRESSED: return "regressed";
+    case TB_AB_ERROR: return "error";
+    case TB_AB_SKIPPED: return "skipped";
+    }
+    return "?";
+}
+
+void tb_ab_opts_default(tb_ab_opts *o)
+{
+    o->alpha = 0.05;
+    o->threshold = 0.005;
+    o->seed = UINT64_C(0xab7e57ab);
+}
+
+/* FNV-1a of an id: each case's bootstrap gets its own stream. */
+static uint64_t hash_id(const char *s)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+static double median_of(const double *x, size_t n, double *tmp)
+{
+    memcpy(tmp, x, n * sizeof *tmp);
+    return tb_median_inplace(tmp, n);
+}
+
+/* Everything of one case but p_holm, mde and the verdict. */
+static int analyze_one(tb_ab_case *c, const tb_ab_opts *o, double *d,
+                       double *tmp)
+{
+    size_t n = (size_t)c->n;
+    c->change = c->ci_low = c->ci_high = NAN;
+    c->p = c->p_holm = NAN;
+    c->mde = INFINITY;
+    c->old_median_ns = c->new_median_ns = NAN;
+    c->exact = false;
+    if (c->failed || n == 0) {
+        c->verdict = c->skipped ? TB_AB_SKIPPED : TB_AB_ERROR;
+        if (!c->failed)
+            snprintf(c->message, sizeof c->message, "no block measured");
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!(c->old_ns[i] > 0) || !(c->new_ns[i] > 0)) {
+            c->verdict = TB_AB_ERROR;
+            snprintf(c->message, sizeof c->message,
+                     "block %zu has a time <= 0 (too fast to time?)", i);
+            return 0;
+        }
+        d[i] = log(c->new_ns[i] / c->old_ns[i]);
+    }
+    c->old_median_ns = median_of(c->old_ns, n, tmp);
+    c->new_median_ns = median_of(c->new_ns, n, tmp);
+    c->change = expm1(median_of(d, n, tmp));
+    double lo, hi;
+    int rc = tb_ab_bootstrap_median(d, n, TB_AB_RESAMPLES, 0.95,
+                                    o->seed ^ hash_id(c->id), &lo, &hi);
+    if (rc)
+        return rc;
+    c->ci_low = expm1(lo);
+    c->ci_high = expm1(hi);
+    tb_wilcoxon w;
+    if ((rc = tb_wilcoxon_test(d, n, &w)))
+        return rc;
+    c->p = w.p;
+    c->exact = w.exact;
+    c->verdict = TB_AB_SAME;
+    return 0;
+}
+
+int tb_ab_analyze(tb_ab_case *cases, size_t m, const tb_ab_opts *o)
+{
+    if ((!cases && m) || !o || !(o->alpha > 0 && o->alpha < 1) ||
+        !(o->threshold >= 0))
+        return TB_EINVAL;
+    size_t nmax = 1;
+    for (size_t k = 0; k < m; k++)
+        if ((size_t)cases[k].n > nmax)
+            nmax = (size_t)cases[k].n;
+    double *d = malloc(nmax * sizeof *d), *tmp = malloc(nmax * sizeof *tmp);
+    double *p = calloc(m ? m : 1, sizeof *p);
+    size_t *idx = malloc((m ? m : 1) * sizeof *idx);
+    int rc = !d || !tmp || !p || !idx ? TB_ENOMEM : 0;
+    size_t np = 0;
+    for (size_t k = 0; k < m && !rc; k++) {
+        rc = analyze_one(&cases[k], o, d, tmp);
+        if (!rc && cases[k].verdict != TB_AB_ERROR &&
+            cases[k].verdict != TB_AB_SKIPPED) {
+            p[np] = cases[k].p;
+            idx[np++] = k;
+        }
+    }
+    if (!rc)
+        rc = tb_holm(p, np, p);
+    for (size_t j = 0; j < np && !rc; j++) {
+        tb_ab_case *c = &cases[idx[j]];
+        size_t n = (size_t)c->n;
+        c->p_holm = p[j];
+        for (size_t i = 0; i < n; i++)
+            d[i] = log(c->new_ns[i] / c->old_ns[i]);
+        double mde = expm1(tb_ab_mde_boot(d, n, o->alpha / (double)np, 0.8,
+                                          TB_AB_POWER_RESAMPLES,
+                                          o->seed ^ hash_id(c->id) ^ 1));
+        if (isnan(mde)) {
+            rc = TB_ENOMEM;
+            break;
+        }
+        c->mde = mde > o->threshold ? mde : o->threshold;
+        bool sig = c->p_holm < o->alpha;
+        if (sig && c->change > o->threshold && c->ci_low > 0)
+            c->verdict = TB_AB_REGRESSED;
+        else if (sig && c->change < -o->threshold / (1 + o->threshold) &&
+                 c->ci_high < 0)
+            c->verdict = TB_AB_IMPROVED;
+    }
+    free(d);
+    free(tmp);
+    free(p);
+    free(idx);
+    return rc;
+}
+
+size_t tb_ab_count(const tb_ab_case *cases, size_t m, tb_ab_verdict v)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < m; i++)
+        k += cases[i].verdict == v;
+    return k;
+}
+
+static void fmt_time(char *buf, size_t len, double ns)
+{
+    if (!isfinite(ns))
+        snprintf(buf, len, "-");
+    else if (ns < 1e3)
+        snprintf(buf, len, "%.1f ns", ns);
+    else if (ns < 1e6)
+        snprintf(buf, len, "%.2f us", ns / 1e3);
+    else if (ns < 1e9)
+        snprintf(buf, len, "%.2f ms", ns / 1e6);
+    else
+        snprintf(buf, len, "%.3f s", ns / 1e9);
+}
+
+void tb_ab_print(FILE *f, const tb_ab_case *cases, size_t m,
+                 const tb_ab_opts *o)
+{
+    fprintf(f, "%-52s %10s %10s %8s %18s %9s %7s  %s\n", "case", "old", "new",
+            "change", "95% CI", "p(Holm)", "MDE", "verdict");
+    for (size_t k = 0; k < m; k++) {
+        const tb_ab_case *c = &cases[k];
+        if (c->verdict == TB_AB_ERROR || c->verdict == TB_AB_SKIPPED) {
+            fprintf(f, "%-52s %s: %s\n", c->id,
+                    tb_ab_verdict_name(c->verdict), c->message);
+            continue;
+        }
+        char a[32], b[32], ci[48], mde[16];
+        fmt_time(a, sizeof a, c->old_median_ns);
+        fmt_time(b, sizeof b, c->new_median_ns);
+        snprintf(ci, sizeof ci, "[%+.2f%%, %+.2f%%]", 100 * c->ci_low,
+                 100 * c->ci_high);
+        if (isfinite(c->mde))
+            snprintf(mde, sizeof mde, "%.2f%%", 100 * c->mde);
+        else
+            snprintf(mde, sizeof mde, "none");
+        fprintf(f, "%-52s %10s %10s %+7.2f%% %18s %9.2g %7s  %s\n", c->id, a,
+                b, 100 * c->change, ci, c->p_holm, mde,
+                tb_ab_verdict_name(c->verdict));
+    }
+    size_t nm = 0;
+    double *v = malloc((m ? m : 1) * sizeof *v);
+    for (size_t k = 0; v && k < m; k++)
+        if (cases[k].verdict != TB_AB_ERROR &&
+            cases[k].verdict != TB_AB_SKIPPED)
+            v[nm++] = cases[k].mde;
+    char med[32] = "-";
+    if (v && nm) {
+        double x = tb_median_inplace(v, nm);
+        if (isfinite(x))
+            snprintf(med, sizeof med, "%.2f%%", 100 * x);
+        else
+            snprintf(med, sizeof med, "none (more blocks needed)");
+    }
+    free(v);
+    fprintf(f,
+            "%zu cases: %zu regressed, %zu improved, %zu same, %zu error, "
+            "%zu skipped; "
+            "median MDE %s (alpha %g over the cases, Holm; threshold "
+            "%.2f%%)\n",
+            m, tb_ab_count(cases, m, TB_AB_REGRESSED),
+            tb_ab_count(cases, m, TB_AB_IMPROVED),
+            tb_ab_count(cases, m, TB_AB_SAME),
+            tb_ab_count(cases, m, TB_AB_ERROR),
+            tb_ab_count(cases, m, TB_AB_SKIPPED), med, o->alpha,
+            100 * o->threshold);
+}
+
+/* A finite number, or null. */
+static cJSON *num(double x)
+{
+    return isfinite(x) ? cJSON_CreateNumber(x) : cJSON_CreateNull();
+}
+
+static cJSON *case_json(const tb_ab_case *c)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON *o = cJSON_CreateArray(), *w = cJSON_CreateArray();
+    if (!j || !o || !w) {
+        cJSON_Delete(j);
+        cJSON_Delete(o);
+        cJSON_Delete(w);
+        return NULL;
+    }
+    cJSON_AddStringToObject(j, "id", c->id);
+    cJSON_AddStringToObject(j, "verdict", tb_ab_verdict_name(c->verdict));
+    if (c->verdict == TB_AB_ERROR || c->verdict == TB_AB_SKIPPED)
+        cJSON_AddStringToObject(j, "message", c->message);
+    else
+        cJSON_AddNullToObject(j, "message");
+    cJSON_AddNumberToObject(j, "blocks", c->n);
+    cJSON_AddItemToObject(j, "old_median_ns", num(c->old_median_ns));
+    cJSON_AddItemToObject(j, "new_median_ns", num(c->new_median_ns));
+    cJSON_AddItemToObject(j, "change", num(c->change));
+    cJSON_AddItemToObject(j, "ci_low", num(c->ci_low));
+    cJSON_AddItemToObject(j, "ci_high", num(c->ci_high));
+    cJSON_AddItemToObject(j, "p", num(c->p));
+    cJSON_AddItemToObject(j, "p_holm", num(c->p_holm));
+    if (c->verdict == TB_AB_ERROR || c->verdict == TB_AB_SKIPPED)
+        cJSON_AddNullToObject(j, "test");
+    else
+        cJSON_AddStringToObject(j, "test", c->exact ? "exact" : "normal");
+    cJSON_AddItemToObject(j, "mde", num(c->mde));
+    for (int i = 0; i < c->n; i++) {
+        cJSON_AddItemToArray(o, num(c->old_ns[i]));
+        cJSON_AddItemToArray(w, num(c->new_ns[i]));
+    }
+    cJSON_AddItemToObject(j, "old_block_ns", o);
+    cJSON_AddItemToObject(j, "new_block_ns", w);
+    return j;
+}
+
+cJSON *tb_ab_json(const tb_ab_case *cases, size_t m, const tb_ab_opts *o,
+                  cJSON *builds, cJSON *settings)
+{
+    cJSON *doc = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+    cJSON *sum = cJSON_CreateObject();
+    if (!doc || !arr || !sum || !builds || !settings) {
+        cJSON_Delete(doc);
+        cJSON_Delete(arr);
+        cJSON_Delete(sum);
+        cJSON_Delete(builds);
+        cJSON_Delete(settings);
+        return NULL;
+    }
+    cJSON_AddStringToObject(doc, "schema", TB_AB_SCHEMA);
+    cJSON_AddItemToObject(doc, "builds", builds);
+    cJSON_AddNumberToObject(settings, "alpha", o->alpha);
+    cJSON_AddNumberToObject(settings, "threshold", o->threshold);
+    cJSON_AddItemToObject(doc, "settings", settings);
+    for (size_t k = 0; k < m; k++) {
+        cJSON *c = case_json(&cases[k]);
+        if (!c) {
+            cJSON_Delete(doc);
+            cJSON_Delete(arr);
+            cJSON_Delete(sum);
+            return NULL;
+        }
+        cJSON_AddItemToArray(arr, c);
+    }
+    cJSON_AddItemToObject(doc, "cases", arr);
+    cJSON_AddNumberToObject(sum, "regressed",
+                            (double)tb_ab_count(cases, m, TB_AB_REGRESSED));
+    cJSON_AddNumberToObject(sum, "improved",
+                            (double)tb_ab_count(cases, m, TB_AB_IMPROVED));
+    cJSON_AddNumberToObject(sum, "same",
+                            (double)tb_ab_count(cases, m, TB_AB_SAME));
+    cJSON_AddNumberToObject(sum, "error",
+                            (double)tb_ab_count(cases, m, TB_AB_ERROR));
+    cJSON_AddNumberToObject(sum, "skipped",
+                            (double)tb_ab_count(cases, m, TB_AB_SKIPPED));
+    cJSON_AddItemToObject(doc, "summary", sum);
+    return doc;
+}

@@ -1,0 +1,86 @@
+/* Verdicts of a paired A/B comparison (`tbench ab`, rules in
+ * docs/FORMAT.md, "ab"): from the block values of both builds to, per
+ * case, the change, its CI, the p value (Holm-adjusted over the cases),
+ * the minimum detectable effect and a verdict.
+ *
+ * For a case with n blocks where both builds were ok, d_i = ln(new_i /
+ * old_i) (src/base/abstats.h):
+ *   - change = exp(median d) - 1; ci = exp(bootstrap 95% CI of median d)
+ *     - 1 (TB_AB_RESAMPLES resamples, seeded by the case);
+ *   - p = the two-sided Wilcoxon signed-rank p of d; p_holm its Holm
+ *     adjustment over the m cases that have a p;
+ *   - mde = expm1(tb_ab_mde_boot(d, n, alpha / m, 0.8,
+ *     TB_AB_POWER_RESAMPLES)), raised to the threshold: the smallest
+ *     change this case could call, here, now, given its own blocks;
+ *   - regressed when p_holm < alpha, change > threshold and the CI lies
+ *     above 0; improved when p_holm < alpha, change < -threshold/(1 +
+ *     threshold) and the CI lies below 0; otherwise same.
+ * A case that is not ok in every block on both sides is "error" (a
+ * status failure, like compare's), with the first message, unless the
+ * case was unsupported, unavailable or skipped: "skipped", not a failure. */
+#ifndef TB_REPORT_AB_H
+#define TB_REPORT_AB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#define TB_AB_SCHEMA "tbench.ab/1"
+#define TB_AB_RESAMPLES 4000
+#define TB_AB_POWER_RESAMPLES 200
+
+typedef enum {
+    TB_AB_SAME,
+    TB_AB_IMPROVED,
+    TB_AB_REGRESSED,
+    TB_AB_ERROR,
+    TB_AB_SKIPPED, /* unsupported, unavailable or skipped on a side */
+} tb_ab_verdict;
+
+const char *tb_ab_verdict_name(tb_ab_verdict v);
+
+/* One case: the input (id, blocks, status) and the analysis. */
+typedef struct tb_ab_case {
+    char id[512];
+    int n;           /* blocks filled below */
+    double *old_ns;  /* block values (caller's arrays, n entries) */
+    double *new_ns;
+    bool failed;     /* a block was not ok on a side */
+    bool skipped;    /* ... because the case does not run there */
+    char message[640]; /* why, when failed */
+    /* analysis (tb_ab_analyze) */
+    double change, ci_low, ci_high; /* relative, e.g. 0.02 = +2% */
+    double p, p_holm, mde;          /* mde: INFINITY when none */
+    double old_median_ns, new_median_ns;
+    bool exact;
+    tb_ab_verdict verdict;
+} tb_ab_case;
+
+typedef struct tb_ab_opts {
+    double alpha;     /* family-wise, over the cases (default 0.05) */
+    double threshold; /* smallest change that can count (default 0.005) */
+    uint64_t seed;
+} tb_ab_opts;
+
+void tb_ab_opts_default(tb_ab_opts *o);
+
+/* Analyse cases[0..m).  Returns 0, TB_EINVAL or TB_ENOMEM. */
+int tb_ab_analyze(tb_ab_case *cases, size_t m, const tb_ab_opts *o);
+
+/* The number of cases with verdict v. */
+size_t tb_ab_count(const tb_ab_case *cases, size_t m, tb_ab_verdict v);
+
+/* The table (one line per case and a summary). */
+void tb_ab_print(FILE *f, const tb_ab_case *cases, size_t m,
+                 const tb_ab_opts *o);
+
+/* The "tbench.ab/1" document (docs/FORMAT.md); builds names the two
+ * executables and what they said they are: {"old": {...}, "new":
+ * {...}} (taken over).  NULL on allocation failure. */
+cJSON *tb_ab_json(const tb_ab_case *cases, size_t m, const tb_ab_opts *o,
+                  cJSON *builds, cJSON *settings);
+
+#endif

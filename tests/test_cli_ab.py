@@ -1,0 +1,181 @@
+#!/usr/bin/python3
+"""tbench ab: paired A/B of two builds, printed as TAP.
+
+Usage: test_cli_ab.py PATH/TO/tbench   (run from the repository root)
+
+Two copies of the same build on a two-case config: exit 0, no case
+regressed or improved, ab.json well formed (docs/FORMAT.md) and
+consistent with its block medians, and each block's results.json of each
+side (a fresh worker per block) valid against docs/results.schema.json
+and holding that block's median.  Refused builds: a script that is not
+tbench, a fake worker that answers the hello with protocol 2, and a
+missing file are each refused with one line naming the side and exit 2.
+Usage errors exit 2.  --duet and --estimator median run.  Needs python3-jsonschema: run with /usr/bin/python3.
+"""
+import json
+import math
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+from tap import case, expect, run as run_cases
+
+import jsonschema
+
+TBENCH = os.path.abspath(sys.argv[1])
+SCHEMA = json.load(open("docs/results.schema.json", encoding="utf-8"))
+TMP = tempfile.mkdtemp(prefix="tbench-ab-")
+
+CONFIG = """{
+  "name": "abtest",
+  "warmup": {"min_time_ms": 1, "min_iters": 2},
+  "measure": {"sample_time_ms": 0.2, "min_samples": 5, "max_samples": 200,
+              "ci_target": 0.02, "max_time_s": 0.1, "timeout_s": 30},
+  "ops": [{"op": "add", "shapes": [[4096]]}, {"op": "relu", "shapes": [[4096]]}]
+}
+"""
+
+# A worker of a future build: says hello with protocol 2, then exits.
+FAKE_V2 = """#!/usr/bin/python3
+import os, struct, sys
+fd = int(sys.argv[sys.argv.index("--fd") + 1])
+name = b"tbench 9.9 (fake)"
+os.write(fd, struct.pack("<IIiiiiQ", 0x31777462, 1, 2, 0, 0, 0, len(name))
+         + name)
+sys.exit(2)
+"""
+
+
+def path(name):
+    return os.path.join(TMP, name)
+
+
+def write_exe(name, text):
+    p = path(name)
+    with open(p, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.chmod(p, os.stat(p).st_mode | stat.S_IXUSR)
+    return p
+
+
+def tbench(*args, timeout=300):
+    return subprocess.run([TBENCH, *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+with open(path("two.json"), "w", encoding="utf-8") as f:
+    f.write(CONFIG)
+OLD, NEW = path("old-tbench"), path("new-tbench")
+shutil.copy(TBENCH, OLD)
+shutil.copy(TBENCH, NEW)
+
+
+@case("same build twice: exit 0, both cases 'same', files written")
+def same_build():
+    out = path("out")
+    r = tbench("ab", OLD, NEW, path("two.json"), "--blocks", "12", "-q",
+               "-o", out)
+    expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}{r.stdout}")
+    # the workers share the driver's stderr: a sanitizer report of one
+    # of them (an ASan build) shows here
+    expect("Sanitizer" not in r.stderr and "runtime error" not in r.stderr,
+           r.stderr)
+    doc = json.load(open(os.path.join(out, "ab.json"), encoding="utf-8"))
+    expect(doc["schema"] == "tbench.ab/1", doc.get("schema"))
+    expect(len(doc["cases"]) == 2, f"{len(doc['cases'])} cases")
+    for c in doc["cases"]:
+        expect(c["verdict"] == "same", f"{c['id']}: {c['verdict']}")
+        expect(c["blocks"] == 12, c["blocks"])
+        o, n = c["old_block_ns"], c["new_block_ns"]
+        expect(len(o) == 12 and len(n) == 12, "12 block medians a side")
+        # change is the median of the block log ratios, recomputed here
+        d = sorted(math.log(b / a) for a, b in zip(o, n))
+        med = (d[5] + d[6]) / 2
+        expect(abs(math.expm1(med) - c["change"]) < 1e-12,
+               f"change {c['change']} vs {math.expm1(med)}")
+        expect(c["ci_low"] <= c["change"] <= c["ci_high"], "CI holds it")
+        expect(doc["settings"]["estimator"] == "min", doc["settings"])
+        expect(0 <= c["p"] <= c["p_holm"] <= 1, "p <= p_holm")
+        expect(c["mde"] is None or c["mde"] >= 0.005, f"mde {c['mde']}")
+    expect(doc["summary"]["regressed"] == 0, doc["summary"])
+    expect(doc["settings"]["blocks"] == 12, doc["settings"])
+    # one fresh worker per block and build, each writing its block
+    for s in ("old", "new"):
+        blocks = sorted(os.listdir(os.path.join(out, s)))
+        expect(blocks == [f"block-{b:02d}" for b in range(1, 13)], blocks)
+        for b in (blocks[0], blocks[-1]):
+            res = json.load(open(os.path.join(out, s, b, "results.json"),
+                                 encoding="utf-8"))
+            jsonschema.validate(res, SCHEMA)
+            ok = [c for c in res["cases"] if c["status"] == "ok"]
+            expect(len(ok) == 2, f"{s}/{b}: {len(ok)} ok cases")
+        # a block's value in ab.json is that block's fastest sample
+        res = json.load(open(os.path.join(out, s, "block-05", "results.json"),
+                             encoding="utf-8"))
+        for c in doc["cases"]:
+            rc = [x for x in res["cases"] if x["id"] == c["id"]][0]
+            got = c[f"{s}_block_ns"][4]
+            want = rc["stats"]["min_ns"]
+            expect(abs(got - want) <= 1e-9 * want, f"{got} vs {want}")
+    expect("same" in r.stdout and "2 cases: 0 regressed" in r.stdout,
+           r.stdout)
+
+
+@case("--duet and --estimator median run too")
+def duet():
+    r = tbench("ab", OLD, NEW, path("two.json"), "--blocks", "6", "-q",
+               "--duet", "--estimator", "median", "-f", "add*")
+    expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}{r.stdout}")
+    expect("1 cases:" in r.stdout, r.stdout)
+
+
+def refused(exe, where, want):
+    r = tbench("ab", OLD, exe, path("two.json"), "--blocks", "6", "-q")
+    expect(r.returncode == 2, f"exit {r.returncode}: {r.stderr}")
+    lines = [l for l in r.stderr.splitlines() if l.startswith("tbench:")]
+    expect(len(lines) == 1, f"one line wanted: {r.stderr!r}")
+    expect(where in lines[0] and want in lines[0], lines[0])
+    expect(r.stdout == "", f"nothing on stdout: {r.stdout!r}")
+
+
+@case("a script that is not tbench is refused (exit 2, one line)")
+def not_tbench():
+    exe = write_exe("not-tbench", "#!/bin/sh\nexit 0\n")
+    refused(exe, "NEW: " + exe, "not a tbench that speaks worker protocol 1")
+
+
+@case("a build speaking protocol 2 is refused (exit 2, one line)")
+def wrong_version():
+    exe = write_exe("fake-v2", FAKE_V2)
+    refused(exe, "NEW: " + exe, "speaks worker protocol 2")
+
+
+@case("a missing executable is refused (exit 2, one line)")
+def missing():
+    refused(path("nope"), "NEW:", "not an executable file")
+
+
+@case("a build asked for another protocol says so and exits 2")
+def worker_refuses():
+    r = tbench("worker", "--protocol", "7", "--fd", "99")
+    expect(r.returncode == 2, f"exit {r.returncode}")
+    expect("protocol 7 is not spoken by this build (it speaks 1)"
+           in r.stderr, r.stderr)
+
+
+@case("usage errors exit 2: missing args, bad --blocks, bad config")
+def usage():
+    for args, want in ((["ab", OLD, NEW], "expected OLD NEW CONFIG"),
+                       (["ab", OLD, NEW, path("two.json"), "--blocks", "3"],
+                        "--blocks"),
+                       (["ab", OLD, NEW, path("missing.json")],
+                        "missing.json")):
+        r = tbench(*args)
+        expect(r.returncode == 2, f"{args}: exit {r.returncode}")
+        expect(want in r.stderr, f"{args}: {r.stderr}")
+
+
+sys.exit(run_cases(lambda failed: failed or shutil.rmtree(TMP, True)))
