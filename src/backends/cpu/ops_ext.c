@@ -189,12 +189,12 @@ static inline double stable_sigmoid_f64(double x)
     static inline T maximum_##SFX(T a, T b)                               \
     {                                                                     \
         T s = a + b, m = a >= b ? a : b;                                  \
-        return (a != a) | (b != b) ? s : m;                               \
+        return ((a != a) | (b != b)) ? s : m;                             \
     }                                                                     \
     static inline T minimum_##SFX(T a, T b)                               \
     {                                                                     \
         T s = a + b, m = a <= b ? a : b;                                  \
-        return (a != a) | (b != b) ? s : m;                               \
+        return ((a != a) | (b != b)) ? s : m;                             \
     }                                                                     \
     /* relu(a + b): NaN passes, -0.0 and negatives give +0.  Written as \
      * two selects, not nested ?:, so gcc emits no branch: random signs  \
@@ -391,7 +391,7 @@ typedef int64_t ext_v2l __attribute__((vector_size(16)));
         T r[K * W];                                                       \
         memcpy(r, m, sizeof r);                                           \
         for (; j < len; j++)                                              \
-            r[0] = (x[j] OP r[0]) | (x[j] != x[j]) ? x[j] : r[0];         \
+            r[0] = ((x[j] OP r[0]) | (x[j] != x[j])) ? x[j] : r[0];       \
         for (int u = 0; u < K * W; u++)                                   \
             if (r[u] != r[u])                                             \
                 return false;                                             \
