@@ -33,8 +33,8 @@ static int64_t ext_numel(const tb_tensor *t)
 /* Count the launch, then check every operand and that the output has the
  * shape op's rule gives for these inputs and parameters (so no kernel
  * below can index past a buffer).  Returns 0 or a TB_E* code. */
-static int ext_begin(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
-                     tb_tensor *out, const tb_params *p)
+int tb_cpu_ext_begin(void *ctx, tb_op_id id, tb_dtype dt,
+                     const tb_tensor *in, tb_tensor *out, const tb_params *p)
 {
     tb_cpu_count_launch(ctx);
     const tb_op *op = tb_op_get(id);
@@ -59,9 +59,12 @@ static int ext_begin(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
     return 0;
 }
 
+#define ext_begin tb_cpu_ext_begin
+#define ext_param tb_cpu_ext_param
+
 /* Parameter idx of op id: p's value if set, else the schema default.
  * Only for non-optional parameters (the shape rule validated the value). */
-static double ext_param(const tb_params *p, tb_op_id id, int idx)
+double tb_cpu_ext_param(const tb_params *p, tb_op_id id, int idx)
 {
     if (p && tb_params_has(p, idx))
         return p->v[idx];

@@ -8,6 +8,7 @@
 #include "../../ops/op.h"
 #include "../../ops/tensor.h"
 #include "cpu_internal.h"
+#include "ops_ext.h"
 
 static int64_t xs_numel(const tb_tensor *t)
 {
@@ -24,36 +25,10 @@ static int xs_begin(void *ctx, int lv, tb_op_id id, tb_dtype dt,
 {
     if (ctx && tb_cpu_isa(ctx) < lv)
         return TB_EUNSUPPORTED;
-    tb_cpu_count_launch(ctx);
-    const tb_op *op = tb_op_get(id);
-    if (!op || !in || !out)
-        return TB_EINVAL;
-    tb_shape ish[TB_MAX_INPUTS], osh[TB_MAX_OUTPUTS];
-    int rc;
-    for (int i = 0; i < op->n_in; i++) {
-        if ((rc = tb_tensor_check_operand(&in[i], dt, 1)))
-            return rc;
-        ish[i] = tb_tensor_shape(&in[i]);
-    }
-    if ((rc = tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0)))
-        return rc;
-    for (int i = 0; i < op->n_out; i++) {
-        if (tb_tensor_check_operand(&out[i], dt, 0))
-            return TB_EINVAL;
-        tb_shape got = tb_tensor_shape(&out[i]);
-        if (!tb_shape_equal(&got, &osh[i]))
-            return TB_ESHAPE;
-    }
-    return 0;
+    return tb_cpu_ext_begin(ctx, id, dt, in, out, p);
 }
 
-/* Parameter idx: p's value if set, else the schema default. */
-static double xs_param(const tb_params *p, tb_op_id id, int idx)
-{
-    if (p && tb_params_has(p, idx))
-        return p->v[idx];
-    return tb_op_get(id)->params[idx].def;
-}
+#define xs_param tb_cpu_ext_param
 
 typedef struct xs_job {
     tb_cpu_xs_unary_fn un;
