@@ -5,9 +5,9 @@
 # training workloads on cpu and blas: hooks, API layers, MLP/CNN steps by
 # batch, pool), the ops of report.json with NumPy and PyTorch
 # (scripts/compare_numpy.py), the training workloads with PyTorch
-# (scripts/compare_torch_training.py), then tbench report.  About 4-5
-# minutes on 2 cores (the training config ~3 of them); run it on a quiet
-# machine.
+# (scripts/compare_torch_training.py), then tbench report.  About 3-4
+# minutes on 2 cores (200 s on a loaded 2-CPU VM, of which the training
+# part ~85 s: tbench 63 s, PyTorch 22 s); run it on a quiet machine.
 #
 #   TBENCH    the tbench executable (default build/tbench)
 #   CONFIG    the matrix (default configs/report.json)
