@@ -619,13 +619,20 @@ static void sec_pool(const tb_rset *s, tbuf *b)
             head = true;
         }
         char a[32], bb[32], d[32], e[32], f[32], g[32], h[32], k[32],
-            l[32], m[32], n[32], o[32];
+            l[32], m[32], n[32], o[32], name[300];
+        /* the pair's OP[PARAMS] with pool=0/1 */
+        const char *pp = strstr(off->opp, "pool=0");
+        if (pp)
+            snprintf(name, sizeof name, "%.*spool=0/1%s",
+                     (int)(pp - off->opp), off->opp, pp + 6);
+        else
+            snprintf(name, sizeof name, "%s", off->opp);
         double da = counter(off, "device_allocs");
         double db = counter(on, "device_allocs");
         tb_add(b,
                "| %s/%s | %s | %s | %s | %sx | %s | %s | %s | %s | %s | %s "
                "| %s | %s | %s |\n",
-               off->opp, off->shapes, on->variant,
+               name, off->shapes, on->variant,
                t_time(med(off), a, sizeof a), t_time(med(on), bb, sizeof bb),
                t_num(med(off) / med(on), d, sizeof d), t_num(da, e, sizeof e),
                t_num(db, f, sizeof f), t_num(da - db, g, sizeof g),
