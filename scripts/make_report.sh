@@ -1,14 +1,21 @@
 #!/bin/sh
 # Regenerate docs/PERFORMANCE.md and its charts (docs/perf/) from a real
-# run on this machine: the machine peaks (tbench peak, cached),
-# tbench run of configs/report.json, the same cases with NumPy and
-# PyTorch (scripts/compare_numpy.py), then tbench report.  About 1-2
-# minutes on 2 cores; run it on a quiet machine.
+# run on this machine: the machine peaks (tbench peak, cached), one
+# tbench run of configs/report.json and configs/training.json (the
+# training workloads on cpu and blas: hooks, API layers, MLP/CNN steps by
+# batch, pool), the ops of report.json with NumPy and PyTorch
+# (scripts/compare_numpy.py), the training workloads with PyTorch
+# (scripts/compare_torch_training.py), then tbench report.  About 3-4
+# minutes on 2 cores (200 s on a loaded 2-CPU VM, of which the training
+# part ~85 s: tbench 63 s, PyTorch 22 s); run it on a quiet machine.
 #
-#   TBENCH   the tbench executable (default build/tbench)
-#   CONFIG   the matrix (default configs/report.json)
-#   OUT      where the result files go (default docs/perf-data, committed
-#            next to docs/PERFORMANCE.md so its figures can be traced)
+#   TBENCH    the tbench executable (default build/tbench)
+#   CONFIG    the matrix (default configs/report.json)
+#   TRAINING  the training matrix (default configs/training.json; empty:
+#             none)
+#   OUT       where the result files go (default docs/perf-data, committed
+#             next to docs/PERFORMANCE.md so its figures can be traced):
+#             results.json (both configs), numpy.json, torch-training.json
 #
 # PyTorch is optional: without Debian's python3-torch its cases are
 # reported as unavailable, with the reason.
@@ -16,6 +23,7 @@ set -eu
 cd "$(dirname "$0")/.."
 TBENCH=${TBENCH:-build/tbench}
 CONFIG=${CONFIG:-configs/report.json}
+TRAINING=${TRAINING-configs/training.json}
 OUT=${OUT:-docs/perf-data}
 
 if [ ! -x "$TBENCH" ]; then
@@ -37,10 +45,17 @@ ok_or_failed_case() {
 
 "$TBENCH" peak >/dev/null
 rm -rf "$OUT"
-ok_or_failed_case "$TBENCH" run "$CONFIG" -o "$OUT" -q
+# one run of both configs: the report reads one result file
+ok_or_failed_case "$TBENCH" run "$CONFIG" $TRAINING -o "$OUT" -q
 ok_or_failed_case /usr/bin/python3 scripts/compare_numpy.py "$CONFIG" \
     -o "$OUT/numpy.json" --tbench "$TBENCH"
+set -- --with "$OUT/numpy.json"
+if [ -n "$TRAINING" ]; then
+    ok_or_failed_case /usr/bin/python3 scripts/compare_torch_training.py \
+        "$TRAINING" -o "$OUT/torch-training.json" --tbench "$TBENCH"
+    set -- "$@" --with "$OUT/torch-training.json"
+fi
 rm -rf docs/perf
-"$TBENCH" report "$OUT/results.json" --with "$OUT/numpy.json" \
+"$TBENCH" report "$OUT/results.json" "$@" \
     -o docs/PERFORMANCE.md --generated-by "sh scripts/make_report.sh"
 rm -f docs/perf/gnuplot.log   # gnuplot's warnings; not part of the docs

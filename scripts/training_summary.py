@@ -12,8 +12,8 @@ MLP step: one per op on the tape); api_add's per-call time at each layer
 and each layer's cost over the raw kernel in ns and percent; MLP and CNN
 training and inference steps/s and samples/s by batch; the pool's effect
 (time, and backend allocations and bytes per step from the counters).
-TORCH.json (scripts/compare_torch_training.py -o) adds PyTorch's figures
-for the same cases.  --stat picks tbench's statistic (default median; on
+TORCH.json (scripts/compare_torch_training.py -o, a result file in
+tbench's schema) adds PyTorch's figures for the same cases.  --stat picks tbench's statistic (default median; on
 a machine shared with other jobs, whose time slices add whole ~4 ms
 quanta to many samples, p5 or min is closer to the work itself).
 """
@@ -44,8 +44,8 @@ def main():
     torch = {}
     if len(args) > 1:
         for c in load(args[1])["cases"]:
-            torch[key(c["id"])] = c[f"{stat}_ns"] if f"{stat}_ns" in c \
-                else c["median_ns"]
+            if c.get("status") == "ok":
+                torch[key(c["id"])] = c["stats"][f"{stat}_ns"]
     by_be = {}
     for c in run["cases"]:
         if c["status"] != "ok":
@@ -93,7 +93,7 @@ def main():
                     shape = f"{B}x784" if kind == "mlp" else f"{B}x1x28x28"
                     prm = "[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=0]" \
                         if mode == "train" else "[hooks=0,pool=0]"
-                    tprm = prm if mode == "train" else "[hooks=0]"
+                    tprm = prm
                     k = f"{kind}_{mode}_step{prm}/{shape}/f32"
                     t = med.get(k)
                     if t is None:

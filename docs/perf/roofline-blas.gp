@@ -9,12 +9,12 @@ set format x '%g'
 set xlabel 'arithmetic intensity (FLOPs / byte of the cost model)'
 set ylabel 'GFLOP/s'
 set samples 400
-set xrange [0.888889:360.788]
+set xrange [0.888889:5073.29]
 set terminal pngcairo size 900,528 font 'sans,9' noenhanced
 set output 'roofline-blas.png'
-plot 'roofline-blas.dat' using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'cases (20)', \
-     (x * 107.166065 < 190.912559 ? x * 107.166065 : 190.912559) with lines lw 1.5 dt 1 lc rgb '#444444' title 'roof: L2 107.2 GB/s, avx512 190.9 GFLOP/s, 1 thread(s)', \
-     (x * 194.773826 < 377.934042 ? x * 194.773826 : 377.934042) with lines lw 1.5 dt 2 lc rgb '#444444' title 'roof: L2 194.8 GB/s, avx512 377.9 GFLOP/s, 2 thread(s)', \
-     (x * 82.0010442 < 190.912559 ? x * 82.0010442 : 190.912559) with lines lw 1.5 dt 3 lc rgb '#444444' title 'roof: L2 82 GB/s, avx512 190.9 GFLOP/s, 1 thread(s)', \
-     (x * 147.157444 < 377.934042 ? x * 147.157444 : 377.934042) with lines lw 1.5 dt 4 lc rgb '#444444' title 'roof: L2 147.2 GB/s, avx512 377.9 GFLOP/s, 2 thread(s)'
+plot 'roofline-blas.dat' using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'cases (49)', \
+     (x * 90.0713726 < 105.207828 ? x * 90.0713726 : 105.207828) with lines lw 1.5 dt 1 lc rgb '#444444' title 'roof: L2 90.07 GB/s, avx512 105.2 GFLOP/s, 1 thread(s)', \
+     (x * 105.875929 < 145.268785 ? x * 105.875929 : 145.268785) with lines lw 1.5 dt 2 lc rgb '#444444' title 'roof: L2 105.9 GB/s, avx512 145.3 GFLOP/s, 2 thread(s)', \
+     (x * 58.8324663 < 105.207828 ? x * 58.8324663 : 105.207828) with lines lw 1.5 dt 3 lc rgb '#444444' title 'roof: L2 58.83 GB/s, avx512 105.2 GFLOP/s, 1 thread(s)', \
+     (x * 58.0606188 < 145.268785 ? x * 58.0606188 : 145.268785) with lines lw 1.5 dt 4 lc rgb '#444444' title 'roof: L2 58.06 GB/s, avx512 145.3 GFLOP/s, 2 thread(s)'
 set output

@@ -24,10 +24,10 @@ plot 'throughput-log_softmax-f32.dat' index 0 using 1:2 with linespoints lw 2 lc
      'throughput-log_softmax-f32.dat' index 9 using 1:2 with linespoints lw 2 lc rgb '#7f7f7f' dt 3 pt 9 title 'torch[threads=1,form=out]', \
      'throughput-log_softmax-f32.dat' index 10 using 1:2 with linespoints lw 2 lc rgb '#393b79' dt 3 pt 9 title 'torch[threads=2,form=alloc]', \
      'throughput-log_softmax-f32.dat' index 11 using 1:2 with linespoints lw 2 lc rgb '#637939' dt 3 pt 9 title 'torch[threads=2,form=out]', \
-     147.157444 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 147.2', \
-     82.0010442 with lines dt 3 lw 1.5 lc rgb '#999999' title 'copy bandwidth L2, 1 thread: 82', \
-     52.4424502 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 52.44', \
-     26.1233648 with lines dt 2 lw 1.5 lc rgb '#444444' title 'copy bandwidth DRAM, 2 threads: 26.12', \
-     20.0840003 with lines dt 4 lw 1.5 lc rgb '#999999' title 'copy bandwidth L3, 1 thread: 20.08', \
-     13.7421782 with lines dt 2 lw 1.5 lc rgb '#999999' title 'copy bandwidth DRAM, 1 thread: 13.74'
+     58.8324663 with lines dt 3 lw 1.5 lc rgb '#999999' title 'copy bandwidth L2, 1 thread: 58.83', \
+     58.0606188 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 58.06', \
+     13.1842378 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 13.18', \
+     10.9755429 with lines dt 2 lw 1.5 lc rgb '#999999' title 'copy bandwidth DRAM, 1 thread: 10.98', \
+     9.93212538 with lines dt 4 lw 1.5 lc rgb '#999999' title 'copy bandwidth L3, 1 thread: 9.932', \
+     7.3993747 with lines dt 2 lw 1.5 lc rgb '#444444' title 'copy bandwidth DRAM, 2 threads: 7.399'
 set output

@@ -18,6 +18,7 @@
 #include "../base/error.h"
 #include "../base/fileio.h"
 #include "history.h"
+#include "training.h"
 
 #define MAX_SERIES 24   /* lines per chart; more would drown the legend */
 #define MAX_CHANGE 40   /* bars in the baseline chart */
@@ -1364,6 +1365,13 @@ int tb_plot_write(const tb_rset *s, const tb_plot_opts *o, tb_chart_list *out,
         rc = chart_change(&x);
     if (!rc)
         rc = chart_noise(&x);
+    bool steps = false;
+    if (!rc)
+        rc = tb_training_chart_write(s, o, &steps, err, errlen);
+    if (!rc && steps &&
+        !chart_add(out, TB_CHART_STEPS, "", TB_TRAINING_CHART,
+                   TB_TRAINING_CHART_TITLE))
+        rc = TB_ENOMEM;
     int runs[TB_RSET_MAX_DOCS];
     int nr = history_runs(s, runs);
     tb_history h = {0};

@@ -24,6 +24,7 @@ typedef enum {
     TB_CHART_HISTORY,    /* per op and dtype: median over runs */
     TB_CHART_ROOFLINE,   /* per backend with measured peaks: GFLOP/s vs
                           * FLOPs/byte under the roofs */
+    TB_CHART_STEPS,      /* model steps: samples/s vs batch (training.h) */
 } tb_chart_kind;
 
 typedef struct tb_chart {

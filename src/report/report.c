@@ -13,6 +13,7 @@
 #include "../base/error.h"
 #include "compare.h"
 #include "plot.h"
+#include "training.h"
 
 /* ---- small helpers ------------------------------------------------------- */
 
@@ -2172,6 +2173,19 @@ static void sec_with(const ctx *x)
     sb(b, "\n");
 }
 
+/* ---- training workloads (training.c) ------------------------------------- */
+
+static void sec_training(const ctx *x)
+{
+    char *md = NULL;
+    if (tb_report_training(x->s, x->o->charts, x->o->chart_dir, &md)) {
+        x->b->oom = true;
+        return;
+    }
+    sb(x->b, "%s", md);
+    free(md);
+}
+
 /* ---- the whole report ----------------------------------------------------- */
 
 int tb_report_markdown(const tb_rset *s, const tb_report_opts *o, char **md)
@@ -2212,6 +2226,7 @@ int tb_report_markdown(const tb_rset *s, const tb_report_opts *o, char **md)
     sec_threads(&x);
     sec_baseline(&x);
     sec_with(&x);
+    sec_training(&x);
     sec_noise(&x);
     sec_not_run(&x);
     if (b.oom) {

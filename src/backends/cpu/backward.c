@@ -3,7 +3,8 @@
  * formulas (backward_impl.inc, included once per dtype), single-threaded,
  * except that matmul, linear and conv2d backward run their products
  * through the instance's own matmul row (the native GEMM at the SIMD
- * levels) on transposed copies (conv2d: per image, on im2col columns).
+ * levels) on transposed copies (matmul and linear: made by the
+ * instance's transpose row; conv2d: per image, on im2col columns).
  * Rows of the registry under the level suffix c (kreg.h,
  * TB_CPU_ROWS_BACKWARD).  Every entry point counts its launch, checks its
  * operands and the output shapes against the op's rule and returns a
@@ -124,6 +125,31 @@ static void bwk_transpose(const void *src, void *dst, int64_t R, int64_t C,
         BWK_TR(double);
 }
 
+/* dst [C, R] = src [R, C]^T with the instance's own transpose row (SIMD
+ * at the SIMD levels); the blocked loop above when it has none. */
+static int bwk_transpose_k(void *ctx, tb_dtype dt, const void *src,
+                           void *dst, int64_t R, int64_t C)
+{
+    size_t n;
+    const tb_cpu_krow *rows = tb_cpu_krows(&n);
+    const tb_op *op = tb_op_get(TB_OP_transpose);
+    const tb_cpu_krow *r =
+        tb_cpu_krow_find(rows, n, TB_OP_transpose, dt, tb_cpu_isa(ctx), 0);
+    if (!r) {
+        bwk_transpose(src, dst, R, C, tb_dtype_size(dt));
+        return 0;
+    }
+    tb_tensor t[2];
+    tb_shape ss = {2, {R, C}}, sd = {2, {C, R}};
+    tb_tensor_init(&t[0], dt, &ss);
+    tb_tensor_init(&t[1], dt, &sd);
+    t[0].data = (void *)(uintptr_t)src;
+    t[1].data = dst;
+    tb_params p = {0};
+    tb_params_defaults(op, &p);
+    return r->fn(ctx, t, &t[1], &p);
+}
+
 /* c [M, N] = a [M, K] @ b [K, N] with the instance's own matmul row (its
  * native GEMM at the SIMD levels). */
 static int bwk_gemm(void *ctx, tb_dtype dt, const void *a, const void *b,
@@ -156,11 +182,12 @@ static int bwk_product_gemm(void *ctx, tb_dtype dt, const void *g,
     void *bt = tb_alloc((size_t)(K * N) * esz);
     void *at = tb_alloc((size_t)(M * K) * esz);
     int rc = bt && at ? 0 : TB_ENOMEM;
-    if (rc == 0) {
-        bwk_transpose(b, bt, K, N, esz);
-        bwk_transpose(a, at, M, K, esz);
+    if (rc == 0)
+        rc = bwk_transpose_k(ctx, dt, b, bt, K, N);
+    if (rc == 0)
+        rc = bwk_transpose_k(ctx, dt, a, at, M, K);
+    if (rc == 0)
         rc = bwk_gemm(ctx, dt, g, bt, da, M, N, K);
-    }
     if (rc == 0)
         rc = bwk_gemm(ctx, dt, at, g, db, K, M, N);
     tb_free(bt);

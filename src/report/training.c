@@ -1,0 +1,779 @@
+/* The report's training sections and step-rate chart (training.h). */
+#include "training.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/error.h"
+
+/* Hook calls per pass of a model step: one per op of the tape (models.c:
+ * the MLP's linear, linear, matmul, add, log_softmax, nll_loss; the CNN's
+ * conv2d, relu, max_pool2d twice, then matmul, add, log_softmax,
+ * nll_loss), forward and backward alike. */
+#define MLP_OPS 6
+#define CNN_OPS 10
+
+#define M_MAIN (1u << TB_ROLE_MAIN)
+#define M_WITH (1u << TB_ROLE_WITH)
+
+/* ---- text ------------------------------------------------------------------ */
+
+typedef struct {
+    char *p;
+    size_t n, cap;
+    bool oom;
+} tbuf;
+
+static void tb_add(tbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void tb_add(tbuf *b, const char *fmt, ...)
+{
+    if (b->oom)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (k < 0) {
+        b->oom = true;
+        return;
+    }
+    if (b->n + (size_t)k + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + (size_t)k + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->n, (size_t)k + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)k;
+}
+
+/* A time, or "-" when NAN. */
+static const char *t_time(double ns, char *buf, size_t len)
+{
+    if (isnan(ns))
+        return "-";
+    return tb_report_fmt_time(ns, ns, buf, len);
+}
+
+/* A signed time difference in ns ("+1.23 us"), or "-". */
+static const char *t_diff(double ns, char *buf, size_t len)
+{
+    if (isnan(ns))
+        return "-";
+    char m[24];
+    tb_report_fmt_time(fabs(ns), fabs(ns), m, sizeof m);
+    snprintf(buf, len, "%s%s", ns < 0 ? "-" : "+", m);
+    return buf;
+}
+
+static const char *t_pct(double frac, char *buf, size_t len)
+{
+    if (isnan(frac))
+        return "-";
+    snprintf(buf, len, "%+.1f%%", 100 * frac);
+    return buf;
+}
+
+/* 3 significant digits (at least the units). */
+static const char *t_num(double v, char *buf, size_t len)
+{
+    if (isnan(v))
+        return "-";
+    double a = fabs(v);
+    snprintf(buf, len, "%.*f", a >= 100 || a == 0 ? 0 : a >= 10 ? 1 : 2, v);
+    return buf;
+}
+
+static const char *t_bytes(double v, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB"};
+    if (isnan(v))
+        return "-";
+    int u = 0;
+    while (u < 3 && fabs(v) >= 1024) {
+        v /= 1024;
+        u++;
+    }
+    char n[24];
+    snprintf(buf, len, "%s %s", t_num(v, n, sizeof n), units[u]);
+    return buf;
+}
+
+/* ---- cases ------------------------------------------------------------------ */
+
+static const cJSON *jget(const cJSON *o, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+/* A parameter of c (a bool as 0/1), def when absent. */
+static double param(const tb_rcase *c, const char *name, double def)
+{
+    const cJSON *v = jget(jget(c->j, "params"), name);
+    if (cJSON_IsNumber(v))
+        return v->valuedouble;
+    if (cJSON_IsBool(v))
+        return cJSON_IsTrue(v) ? 1 : 0;
+    return def;
+}
+
+/* The first dimension of the first input (the batch), 0 when none. */
+static long batch_of(const tb_rcase *c)
+{
+    const cJSON *s0 = cJSON_GetArrayItem(jget(c->j, "shapes"), 0);
+    const cJSON *d0 = cJSON_GetArrayItem(s0, 0);
+    return cJSON_IsNumber(d0) ? (long)d0->valuedouble : 0;
+}
+
+/* Elements of the first input. */
+static double numel_of(const tb_rcase *c)
+{
+    const cJSON *s0 = cJSON_GetArrayItem(jget(c->j, "shapes"), 0), *d;
+    double n = 1;
+    cJSON_ArrayForEach(d, s0) n *= cJSON_IsNumber(d) ? d->valuedouble : 0;
+    return n;
+}
+
+static bool is_op(const tb_rcase *c, const char *op)
+{
+    return !strcmp(c->op, op);
+}
+
+static bool is_train(const tb_rcase *c)
+{
+    return is_op(c, "mlp_train_step") || is_op(c, "cnn_train_step");
+}
+
+static bool is_step(const tb_rcase *c)
+{
+    return is_train(c) || is_op(c, "mlp_infer_step") ||
+           is_op(c, "cnn_infer_step");
+}
+
+static int ops_per_pass(const tb_rcase *c)
+{
+    return c->op[0] == 'c' ? CNN_OPS : MLP_OPS;
+}
+
+/* The ok case of roles mask whose op, shapes, dtype (and variant, for
+ * MAIN) are c's and whose parameters are c's except those given (name,
+ * value pairs ending with NULL). */
+static const tb_rcase *find_like(const tb_rset *s, const tb_rcase *c,
+                                 unsigned mask, ...)
+{
+    const char *names[6];
+    double vals[6];
+    int n = 0;
+    va_list ap;
+    va_start(ap, mask);
+    const char *nm;
+    while (n < 6 && (nm = va_arg(ap, const char *)) != NULL) {
+        names[n] = nm;
+        vals[n++] = va_arg(ap, double);
+    }
+    va_end(ap);
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *d = &s->cases[i];
+        if (!d->ok || !(mask & (1u << d->role)) || strcmp(d->op, c->op) ||
+            strcmp(d->shapes, c->shapes) || strcmp(d->dtype, c->dtype))
+            continue;
+        if (d->role == TB_ROLE_MAIN && c->role == TB_ROLE_MAIN &&
+            strcmp(d->variant, c->variant))
+            continue;
+        bool match = true;
+        const cJSON *p;
+        cJSON_ArrayForEach(p, jget(c->j, "params"))
+        {
+            double want = param(c, p->string, NAN);
+            for (int k = 0; k < n; k++)
+                if (!strcmp(names[k], p->string))
+                    want = vals[k];
+            if (param(d, p->string, NAN) != want)
+                match = false;
+        }
+        if (match)
+            return d;
+    }
+    return NULL;
+}
+
+static const char *threads_of(const tb_rcase *c)
+{
+    const char *t = tb_json_str(jget(c->j, "backend_params"), "threads");
+    return t ? t : "";
+}
+
+/* The PyTorch (WITH) case of c's key: the one with c's thread count,
+ * else the first; NULL when none ran. */
+static const tb_rcase *peer_of(const tb_rset *s, const tb_rcase *c)
+{
+    if (!c)
+        return NULL;
+    const tb_rcase *any = NULL;
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *d = &s->cases[i];
+        if (!d->ok || d->role != TB_ROLE_WITH || strcmp(d->key, c->key))
+            continue;
+        if (!strcmp(threads_of(d), threads_of(c)))
+            return d;
+        if (!any)
+            any = d;
+    }
+    return any;
+}
+
+static double med(const tb_rcase *c)
+{
+    return c ? c->median : NAN;
+}
+
+static double counter(const tb_rcase *c, const char *name)
+{
+    const cJSON *v = c && c->counters ? jget(c->counters, name) : NULL;
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* Has an earlier ok case of mask (index < i, and pred true when given)
+ * the same value of f? */
+typedef void (*keyfn)(const tb_rcase *c, char *buf, size_t len);
+
+static bool seen_if(const tb_rset *s, int i, unsigned mask, keyfn f,
+                    bool (*pred)(const tb_rcase *c))
+{
+    char a[800], b[800];
+    f(&s->cases[i], a, sizeof a);
+    for (int k = 0; k < i; k++) {
+        const tb_rcase *d = &s->cases[k];
+        if (!d->ok || !(mask & (1u << d->role)) || (pred && !pred(d)))
+            continue;
+        f(d, b, sizeof b);
+        if (!strcmp(a, b))
+            return true;
+    }
+    return false;
+}
+
+
+/* ---- hooks ------------------------------------------------------------------- */
+
+/* Hook groups: a model's train step at one shape, dtype, backend and
+ * optimizer and pool setting (phase and hooks vary). */
+static void hook_group(const tb_rcase *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s|%s|%s|%s|%g|%g|%g", c->op, c->shapes, c->dtype,
+             c->variant, param(c, "lr", 0), param(c, "momentum", 0),
+             param(c, "pool", 0));
+}
+
+/* The phase 0 case of hooks h (or of its forward hooks alone: backward
+ * hooks do not run in phase 0). */
+static const tb_rcase *fwd_case(const tb_rset *s, const tb_rcase *g,
+                                unsigned mask, int h)
+{
+    const tb_rcase *f = find_like(s, g, mask, "phase", 0.0, "hooks",
+                                  (double)h, (const char *)NULL);
+    if (!f)
+        f = find_like(s, g, mask, "phase", 0.0, "hooks", (double)(h & 1),
+                      (const char *)NULL);
+    return f;
+}
+
+static bool hook_case(const tb_rcase *c)
+{
+    return is_train(c) && param(c, "phase", 2) <= 1;
+}
+
+static void sec_hooks(const tb_rset *s, tbuf *b)
+{
+    bool head = false;
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *c = &s->cases[i];
+        if (!c->ok || c->role != TB_ROLE_MAIN || !hook_case(c) ||
+            seen_if(s, i, M_MAIN, hook_group, hook_case))
+            continue;
+        const tb_rcase *f0 = fwd_case(s, c, M_MAIN, 0);
+        const tb_rcase *fb0 = find_like(s, c, M_MAIN, "phase", 1.0, "hooks",
+                                        0.0, (const char *)NULL);
+        bool hooked = false;
+        for (int h = 1; h <= 3; h++)
+            hooked = hooked || find_like(s, c, M_MAIN, "phase", 1.0, "hooks",
+                                         (double)h, (const char *)NULL) ||
+                     find_like(s, c, M_MAIN, "phase", 0.0, "hooks",
+                               (double)h, (const char *)NULL);
+        if (!f0 || !fb0 || !hooked)
+            continue;
+        if (!head) {
+            tb_add(b,
+                   "## Hooks\n\n"
+                   "The model's training step (`*_train_step`) with no hook "
+                   "and with hooks on every op of the tape: 1 a forward "
+                   "hook, 2 a backward hook, 3 both (each counts its calls). "
+                   "Forward is phase 0 (the forward pass, recorded on the "
+                   "tape), forward+backward phase 1; backward = phase 1 - "
+                   "phase 0, where phase 0 is the same hook setting's "
+                   "(or, when that was not run, that of its forward hooks "
+                   "alone: a backward hook does not run in phase 0). "
+                   "Overhead = time with the hooks / time without - 1, of "
+                   "the forward (phase 0) and of forward+backward (phase "
+                   "1); per hook call = (phase 1 with the hooks - phase 1 "
+                   "without) / hook calls per step, which are one per op "
+                   "and pass (%d ops for the MLP, %d for the CNN). "
+                   "PyTorch: the same steps from the `--with` file, each "
+                   "op a module with `register_forward_hook` / "
+                   "`register_full_backward_hook`.\n\n"
+                   "| Backend | Case | Hooks | Forward | Backward | "
+                   "Forward+backward | Overhead forward | Overhead "
+                   "fwd+bwd | Per hook call | PyTorch forward | PyTorch "
+                   "backward | PyTorch fwd+bwd | PyTorch overhead fwd+bwd "
+                   "| PyTorch per hook call |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+                   "---|\n",
+                   MLP_OPS, CNN_OPS);
+            head = true;
+        }
+        const tb_rcase *pfb0 = peer_of(s, fb0);
+        for (int h = 0; h <= 3; h++) {
+            const tb_rcase *f = fwd_case(s, c, M_MAIN, h);
+            const tb_rcase *fb = find_like(s, c, M_MAIN, "phase", 1.0,
+                                           "hooks", (double)h,
+                                           (const char *)NULL);
+            const tb_rcase *fh = find_like(s, c, M_MAIN, "phase", 0.0,
+                                           "hooks", (double)h,
+                                           (const char *)NULL);
+            if (!fb && !fh)
+                continue;
+            const tb_rcase *pf = f ? peer_of(s, f) : NULL;
+            const tb_rcase *pfb = peer_of(s, fb);
+            int calls = ops_per_pass(c) * (((h & 1) != 0) + ((h & 2) != 0));
+            double ov_f = h && fh ? med(fh) / med(f0) - 1 : NAN;
+            double ov_fb = h && fb ? med(fb) / med(fb0) - 1 : NAN;
+            double per = h && fb ? (med(fb) - med(fb0)) / calls : NAN;
+            double pov = h && pfb && pfb0 ? med(pfb) / med(pfb0) - 1 : NAN;
+            double pper = h && pfb && pfb0 ? (med(pfb) - med(pfb0)) / calls
+                                           : NAN;
+            char a[32], bb[32], d[32], e[32], g[32], k[32], l[32], m[32],
+                n[32], o[32], q[32];
+            tb_add(b,
+                   "| %s | %s/%s | %d | %s | %s | %s | %s | %s | %s | %s | "
+                   "%s | %s | %s | %s |\n",
+                   c->variant, c->op, c->shapes, h,
+                   t_time(med(f), a, sizeof a),
+                   t_time(f && fb ? med(fb) - med(f) : NAN, bb, sizeof bb),
+                   t_time(med(fb), d, sizeof d), t_pct(ov_f, e, sizeof e),
+                   t_pct(ov_fb, g, sizeof g), t_diff(per, k, sizeof k),
+                   t_time(med(pf), l, sizeof l),
+                   t_time(pf && pfb ? med(pfb) - med(pf) : NAN, m, sizeof m),
+                   t_time(med(pfb), n, sizeof n), t_pct(pov, o, sizeof o),
+                   t_diff(pper, q, sizeof q));
+        }
+    }
+    if (head)
+        tb_add(b, "\n");
+}
+
+/* ---- API layers ---------------------------------------------------------------- */
+
+static const char *const layer_name[] = {
+    "raw kernel", "op-table dispatch", "tensor API (allocates, checks)",
+    "tensor API + hook"};
+static const char *const torch_layer[] = {
+    "`torch.add(a, b, out=o)`", "`torch.ops.aten.add.out`", "`a + b`",
+    "`a + b` in a module with a forward hook"};
+
+static void api_group(const tb_rcase *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s|%s|%s", c->variant, c->shapes, c->dtype);
+}
+
+static bool api_case(const tb_rcase *c)
+{
+    return is_op(c, "api_add") && param(c, "pool", 0) == 0;
+}
+
+static void sec_api(const tb_rset *s, tbuf *b)
+{
+    /* groups in order of backend, then size */
+    int *g = malloc((size_t)(s->n + 1) * sizeof *g);
+    int ng = 0;
+    if (!g) {
+        b->oom = true;
+        return;
+    }
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *c = &s->cases[i];
+        if (c->ok && c->role == TB_ROLE_MAIN && api_case(c) &&
+            !seen_if(s, i, M_MAIN, api_group, api_case))
+            g[ng++] = i;
+    }
+    for (int i = 1; i < ng; i++) /* stable: backend, then elements */
+        for (int k = i; k > 0; k--) {
+            const tb_rcase *x = &s->cases[g[k - 1]], *y = &s->cases[g[k]];
+            int cv = strcmp(x->variant, y->variant);
+            bool after = cv > 0 || (cv == 0 && numel_of(x) > numel_of(y));
+            if (!after)
+                break;
+            int t = g[k - 1];
+            g[k - 1] = g[k];
+            g[k] = t;
+        }
+    bool head = false;
+    for (int gi = 0; gi < ng; gi++) {
+        const tb_rcase *c = &s->cases[g[gi]];
+        const tb_rcase *raw = find_like(s, c, M_MAIN, "layer", 0.0,
+                                        (const char *)NULL);
+        if (!raw)
+            continue;
+        const tb_rcase *praw = peer_of(s, raw);
+        if (!head) {
+            tb_add(b,
+                   "## API layers\n\n"
+                   "The same add called four ways (`api_add`): layer 0 "
+                   "the raw kernel (looked up once), 1 through the op "
+                   "table's dispatch (looked up on every call), 2 through "
+                   "the tensor-level API (a tape without gradients: shape "
+                   "rule, an allocated result, the kernel, the result "
+                   "freed), 3 that API with a forward hook registered. "
+                   "Per call = median; over the raw kernel = per call - "
+                   "layer 0's, in ns and as a fraction of layer 0's. "
+                   "PyTorch's layers (from the `--with` file): 0 %s, 1 "
+                   "%s, 2 %s, 3 %s; its cost is over its own layer 0.\n\n"
+                   "| Backend | Elements | Layer | Per call | Over raw | "
+                   "Over raw (%%) | PyTorch per call | PyTorch over its "
+                   "layer 0 | PyTorch over (%%) |\n"
+                   "|---|---|---|---|---|---|---|---|---|\n",
+                   torch_layer[0], torch_layer[1], torch_layer[2],
+                   torch_layer[3]);
+            head = true;
+        }
+        for (int layer = 0; layer <= 3; layer++) {
+            const tb_rcase *l = find_like(s, c, M_MAIN, "layer",
+                                          (double)layer, (const char *)NULL);
+            if (!l)
+                continue;
+            const tb_rcase *pl = peer_of(s, l);
+            double over = med(l) - med(raw);
+            double pover = pl && praw ? med(pl) - med(praw) : NAN;
+            char a[32], bb[32], d[32], e[32], f[32], h[32];
+            tb_add(b, "| %s | %.0f | %d %s | %s | %s | %s | %s | %s | %s |\n",
+                   c->variant, numel_of(c), layer, layer_name[layer],
+                   t_time(med(l), a, sizeof a), t_diff(over, bb, sizeof bb),
+                   t_pct(over / med(raw), d, sizeof d),
+                   t_time(med(pl), e, sizeof e),
+                   t_diff(pover, f, sizeof f),
+                   t_pct(pl && praw ? pover / med(praw) : NAN, h, sizeof h));
+        }
+    }
+    free(g);
+    if (head)
+        tb_add(b, "\n");
+}
+
+/* ---- step rates ------------------------------------------------------------------ */
+
+/* The step-rate cases: the full training step (phase 2) or inference,
+ * no hooks, no pool. */
+static bool rate_case(const tb_rcase *c)
+{
+    return c->ok && is_step(c) && param(c, "hooks", 0) == 0 &&
+           param(c, "pool", 0) == 0 && param(c, "phase", 2) == 2;
+}
+
+static const char *const step_ops[] = {"mlp_train_step", "mlp_infer_step",
+                                       "cnn_train_step", "cnn_infer_step"};
+
+/* Series of the chart and rows of the table: op, dtype, variant. */
+static void series_key(const tb_rcase *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%d|%s|%s|%s", c->doc, c->op, c->dtype, c->variant);
+}
+
+/* Indices of the rate cases of series i (same op, dtype, variant,
+ * document) by batch.  Returns the count (at most max). */
+static int series_cases(const tb_rset *s, int i, int *v, int max)
+{
+    int n = 0;
+    char a[800], bb[800];
+    series_key(&s->cases[i], a, sizeof a);
+    for (int k = 0; k < s->n && n < max; k++) {
+        if (!rate_case(&s->cases[k]))
+            continue;
+        series_key(&s->cases[k], bb, sizeof bb);
+        if (!strcmp(a, bb))
+            v[n++] = k;
+    }
+    for (int x = 1; x < n; x++)
+        for (int k = x; k > 0 && batch_of(&s->cases[v[k - 1]]) >
+                                     batch_of(&s->cases[v[k]]);
+             k--) {
+            int t = v[k - 1];
+            v[k - 1] = v[k];
+            v[k] = t;
+        }
+    return n;
+}
+
+static void sec_rates(const tb_rset *s, const tb_chart_list *charts,
+                      const char *chart_dir, tbuf *b)
+{
+    bool head = false;
+    int v[64];
+    for (size_t o = 0; o < sizeof step_ops / sizeof step_ops[0]; o++)
+        for (int i = 0; i < s->n; i++) {
+            const tb_rcase *c = &s->cases[i];
+            if (c->role != TB_ROLE_MAIN || !rate_case(c) ||
+                !is_op(c, step_ops[o]) ||
+                seen_if(s, i, M_MAIN, series_key, rate_case))
+                continue;
+            if (!head) {
+                tb_add(b,
+                       "## Training and inference steps by batch\n\n"
+                       "The MLP (784-256-128-10) and the CNN (conv 1->16, "
+                       "max-pool, conv 16->32, max-pool, linear -> 10) on "
+                       "MNIST-shaped batches: a training step (forward, "
+                       "backward, sgd_momentum; `phase=2`) and an inference "
+                       "step (the forward pass), no hooks, no pool. "
+                       "steps/s = 1 / median; samples/s = batch / median. "
+                       "PyTorch: the same step from the `--with` file; "
+                       "tbench / PyTorch = PyTorch's median / tbench's "
+                       "(above 1: tbench is faster).\n\n"
+                       "| Model step | Backend | Batch | Median | steps/s | "
+                       "samples/s | PyTorch median | PyTorch steps/s | "
+                       "PyTorch samples/s | tbench / PyTorch |\n"
+                       "|---|---|---|---|---|---|---|---|---|---|\n");
+                head = true;
+            }
+            int n = series_cases(s, i, v, 64);
+            for (int k = 0; k < n; k++) {
+                const tb_rcase *r = &s->cases[v[k]];
+                const tb_rcase *p = peer_of(s, r);
+                long B = batch_of(r);
+                char a[32], bb[32], d[32], e[32], f[32], g[32], h[32];
+                tb_add(b, "| %s | %s | %ld | %s | %s | %s | %s | %s | %s | "
+                          "%s |\n",
+                       r->op, r->variant, B, t_time(med(r), a, sizeof a),
+                       t_num(1e9 / med(r), bb, sizeof bb),
+                       t_num(1e9 * (double)B / med(r), d, sizeof d),
+                       t_time(med(p), e, sizeof e),
+                       t_num(p ? 1e9 / med(p) : NAN, f, sizeof f),
+                       t_num(p ? 1e9 * (double)B / med(p) : NAN, g, sizeof g),
+                       p ? t_num(med(p) / med(r), h, sizeof h) : "-");
+            }
+        }
+    if (!head)
+        return;
+    tb_add(b, "\n");
+    for (int i = 0; charts && i < charts->n; i++)
+        if (charts->v[i].rendered &&
+            !strcmp(charts->v[i].name, TB_TRAINING_CHART))
+            tb_add(b, "![%s](%s/%s.png)\n\n", charts->v[i].title,
+                   chart_dir ? chart_dir : ".", charts->v[i].name);
+}
+
+/* ---- memory pool --------------------------------------------------------------------- */
+
+static void sec_pool(const tb_rset *s, tbuf *b)
+{
+    bool head = false;
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *on = &s->cases[i];
+        if (!on->ok || on->role != TB_ROLE_MAIN ||
+            param(on, "pool", 0) != 1)
+            continue;
+        const tb_rcase *off = find_like(s, on, M_MAIN, "pool", 0.0,
+                                        (const char *)NULL);
+        if (!off)
+            continue;
+        if (!head) {
+            tb_add(b,
+                   "## Memory pool\n\n"
+                   "The same case with tensor memory from the caching pool "
+                   "(`pool=1`: size classes, blocks kept for reuse across "
+                   "steps) and without it (`pool=0`: one backend "
+                   "allocation per tensor). Per step (per call), from the "
+                   "counters of the sampling phase: backend allocations "
+                   "(`device_allocs`: what reached the backend's "
+                   "allocator) and their bytes, page faults "
+                   "(`minor_faults`) and the extra peak memory "
+                   "(`peak_extra_bytes`). Pool hits per step = backend "
+                   "allocations without the pool - with it (the step asks "
+                   "for the same tensors either way). Speedup = median "
+                   "off / median on.\n\n"
+                   "| Case | Backend | Pool off | Pool on | Speedup | "
+                   "Backend allocs off | on | Pool hits | Bytes off | on | "
+                   "Page faults off | on | Peak extra off | on |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+                   "---|\n");
+            head = true;
+        }
+        char a[32], bb[32], d[32], e[32], f[32], g[32], h[32], k[32],
+            l[32], m[32], n[32], o[32], name[300];
+        /* the pair's OP[PARAMS] with pool=0/1 */
+        const char *pp = strstr(off->opp, "pool=0");
+        if (pp)
+            snprintf(name, sizeof name, "%.*spool=0/1%s",
+                     (int)(pp - off->opp), off->opp, pp + 6);
+        else
+            snprintf(name, sizeof name, "%s", off->opp);
+        double da = counter(off, "device_allocs");
+        double db = counter(on, "device_allocs");
+        tb_add(b,
+               "| %s/%s | %s | %s | %s | %sx | %s | %s | %s | %s | %s | %s "
+               "| %s | %s | %s |\n",
+               name, off->shapes, on->variant,
+               t_time(med(off), a, sizeof a), t_time(med(on), bb, sizeof bb),
+               t_num(med(off) / med(on), d, sizeof d), t_num(da, e, sizeof e),
+               t_num(db, f, sizeof f), t_num(da - db, g, sizeof g),
+               t_bytes(counter(off, "device_alloc_bytes"), h, sizeof h),
+               t_bytes(counter(on, "device_alloc_bytes"), k, sizeof k),
+               t_num(counter(off, "minor_faults"), l, sizeof l),
+               t_num(counter(on, "minor_faults"), m, sizeof m),
+               t_bytes(counter(off, "peak_extra_bytes"), n, sizeof n),
+               t_bytes(counter(on, "peak_extra_bytes"), o, sizeof o));
+    }
+    if (head)
+        tb_add(b, "\n");
+}
+
+int tb_report_training(const tb_rset *s, const tb_chart_list *charts,
+                       const char *chart_dir, char **md)
+{
+    tbuf b = {0};
+    *md = NULL;
+    tb_add(&b, "%s", "");
+    sec_hooks(s, &b);
+    sec_api(s, &b);
+    sec_rates(s, charts, chart_dir, &b);
+    sec_pool(s, &b);
+    if (b.oom) {
+        free(b.p);
+        return TB_ENOMEM;
+    }
+    *md = b.p;
+    return 0;
+}
+
+/* ---- the chart --------------------------------------------------------------------------- */
+
+/* s as a gnuplot single-quoted string. */
+static void gp_str(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'')
+            fputc('\'', f);
+        if (*s != '\n')
+            fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
+static void series_title(const tb_rcase *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s %s %s", c->op, c->variant, c->dtype);
+}
+
+int tb_training_chart_write(const tb_rset *s, const tb_plot_opts *o,
+                            bool *made, char *err, size_t errlen)
+{
+    *made = false;
+    int sv[24], ns = 0, v[64];
+    for (int i = 0; i < s->n && ns < 24; i++) {
+        const tb_rcase *c = &s->cases[i];
+        if (!rate_case(c) || !(c->role == TB_ROLE_MAIN ||
+                               c->role == TB_ROLE_WITH) ||
+            seen_if(s, i, M_MAIN | M_WITH, series_key, rate_case))
+            continue;
+        if (series_cases(s, i, v, 64) >= 2)
+            sv[ns++] = i;
+    }
+    if (ns == 0)
+        return 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.dat", o->dir, TB_TRAINING_CHART);
+    FILE *d = fopen(path, "w");
+    if (!d) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return TB_EIO;
+    }
+    for (int k = 0; k < ns; k++) {
+        char t[600];
+        series_title(&s->cases[sv[k]], t, sizeof t);
+        fprintf(d, "%s# %s\n", k ? "\n\n" : "", t);
+        int n = series_cases(s, sv[k], v, 64);
+        for (int p = 0; p < n; p++) {
+            const tb_rcase *c = &s->cases[v[p]];
+            fprintf(d, "%ld %.9g # %s\n", batch_of(c),
+                    1e9 * (double)batch_of(c) / c->median, c->shapes);
+        }
+    }
+    int bad = ferror(d);
+    if (fclose(d) != 0 || bad) {
+        snprintf(err, errlen, "%s: write error", path);
+        return TB_EIO;
+    }
+    snprintf(path, sizeof path, "%s/%s.gp", o->dir, TB_TRAINING_CHART);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return TB_EIO;
+    }
+    const char *name = TB_TRAINING_CHART;
+    fprintf(f, "# tbench plot: %s\n# Render it again: cd to this folder, "
+               "then: gnuplot %s.gp\n",
+            TB_TRAINING_CHART_TITLE, name);
+    fprintf(f, "set encoding utf8\nset title ");
+    gp_str(f, TB_TRAINING_CHART_TITLE);
+    fprintf(f, " noenhanced\nset key below left horizontal maxcols 2 "
+               "maxrows 40 noenhanced\nset grid\n"
+               "set xlabel 'batch (samples per step)'\nset logscale x 2\n"
+               "set ylabel 'samples/s (batch / median)'\nset logscale y\n"
+               "set format y '%%.0s%%c'\n"
+               "set offsets graph 0.05, graph 0.05, 0, 0\n");
+    for (int pass = 0; pass < 2; pass++) {
+        bool png = pass == 0;
+        if (png ? !o->png : !o->svg)
+            continue;
+        if (png)
+            fprintf(f, "set terminal pngcairo size 900,%d font 'sans,9' "
+                       "noenhanced\nset output '%s.png'\n",
+                    480 + 16 * ((ns + 1) / 2), name);
+        else
+            fprintf(f, "set terminal svg size 900,%d font 'sans,9' "
+                       "noenhanced background '#ffffff'\nset output "
+                       "'%s.svg'\n",
+                    480 + 16 * ((ns + 1) / 2), name);
+        fprintf(f, "plot ");
+        for (int k = 0; k < ns; k++) {
+            const tb_rcase *c = &s->cases[sv[k]];
+            char t[600];
+            series_title(c, t, sizeof t);
+            fprintf(f, "%s'%s.dat' index %d using 1:2 with linespoints lw 2 "
+                       "dt %d title ",
+                    k ? ", \\\n     " : "", name, k,
+                    c->role == TB_ROLE_WITH ? 2 : 1);
+            gp_str(f, t);
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "set output\n");
+    bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        snprintf(err, errlen, "%s: write error", path);
+        return TB_EIO;
+    }
+    *made = true;
+    return 0;
+}
