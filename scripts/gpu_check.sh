@@ -27,6 +27,11 @@
 #                    add: 1 launch, 0 memcpys, 0 device allocs per
 #                    iteration (resident buffers); add with "alloc": 1
 #                    device alloc and 1 free; log_softmax: 1 launch;
+#                    copy_h2d/d2h/d2d: 1 copy of the tensor's bytes in
+#                    that direction, no launch; add with "transfers": 2
+#                    h2d and 1 d2h copies, 1 launch; the module's count
+#                    of device allocations equal to CUPTI's (pool=false;
+#                    pool=true shows both); add alloc on the pool: 1;
 #                    log_softmax_unfused: 6 launches (SKIP while the
 #                    module lacks a step's kernel: unsupported); any ok
 #                    cuda case with "cupti": null fails with its reason
@@ -198,6 +203,42 @@ for c in doc["cases"]:
         continue
     copies = sum(d["count"] for d in cu["memcpy"].values())
     op, alloc = c["op"], c.get("alloc_outputs", False)
+    pool = c.get("backend_params", {}).get("pool") == "true"
+    tr = c.get("transfers", False)
+    # the module's own count of allocations against CUPTI's MEMORY2
+    # records: equal with cudaMalloc; with the pool (cudaMallocAsync)
+    # shown only, as what CUPTI reports for pool allocations has not yet
+    # been seen on a GPU
+    mine = c["counters"]["device_allocs"]
+    if pool:
+        print(f"info {c['id']}: device allocs: module {mine:g}, "
+              f"CUPTI {cu['device_allocs']:g}")
+    else:
+        check(c, "device allocs (module = CUPTI)", mine, cu["device_allocs"])
+    if op in ("copy_h2d", "copy_d2h", "copy_d2d"):
+        way = {"copy_h2d": "h2d", "copy_d2h": "d2h", "copy_d2d": "d2d"}[op]
+        n = 1
+        for d in c["shapes"][0]:
+            n *= d
+        nb = n * (4 if c["dtype"] == "f32" else 8)
+        check(c, "kernel launches", cu["kernel_launches"], 0)
+        check(c, f"{way} memcpys", cu["memcpy"][way]["count"], 1)
+        check(c, f"{way} bytes", cu["memcpy"][way]["bytes"], nb)
+        check(c, "memcpys", copies, 1)
+        seen.add(op)
+        continue
+    if tr:
+        if op == "add":
+            check(c, "kernel launches", cu["kernel_launches"], 1)
+            check(c, "h2d memcpys", cu["memcpy"]["h2d"]["count"], 2)
+            check(c, "d2h memcpys", cu["memcpy"]["d2h"]["count"], 1)
+            check(c, "device allocs", mine, 1 if alloc else 0)
+            seen.add("add@transfers")
+        continue
+    if op == "add" and alloc and pool:
+        check(c, "device allocs (module)", mine, 1)
+        seen.add("add@alloc+pool")
+        continue
     if op == "add" and not alloc:
         check(c, "kernel launches", cu["kernel_launches"], 1)
         check(c, "memcpys", copies, 0)
@@ -213,7 +254,8 @@ for c in doc["cases"]:
     else:
         continue
     seen.add(op + ("@alloc" if alloc else ""))
-for want in ("add", "add@alloc", "log_softmax"):
+for want in ("add", "add@alloc", "log_softmax", "copy_h2d", "copy_d2h",
+             "copy_d2d", "add@transfers", "add@alloc+pool"):
     if want not in seen:
         bad += 1
         print(f"FAIL no ok cuda case of {want} to check the counts on")
