@@ -12,6 +12,10 @@ Usage: test_gpu_config.py TBENCH   (run from the repository root)
   one is `unavailable` with the reason `list` gives.
 - A small part on cpu and blas (`--filter`) runs: cpu cases are ok, blas
   runs matmul and reports sum `unsupported`, never run elsewhere.
+- Transfers (issue 11 item 5): copy cases over 64 KiB..256 MiB, pageable
+  and pinned; "transfers": [false, true] on the element-wise and matmul
+  entries gives @transfers cases on cuda only; cpu runs copy_h2d as its
+  memcpy (checked) and refuses pinned.
 """
 import json
 import os
@@ -72,6 +76,20 @@ def matrix():
         expect(op in ops, f"{op} missing from {CONFIG}")
         for s in shapes:
             expect(s in ops[op], f"{op}: shape {s} missing")
+    # issue 11 item 5: copies over 64 KiB..256 MiB (f32), pageable and
+    # pinned; element-wise and matmul with and without transfers
+    sizes = [[16384 * 4 ** k] for k in range(7)]
+    for op in ("copy_h2d", "copy_d2h", "copy_d2d"):
+        expect(op in ops and all(s in ops[op] for s in sizes),
+               f"{op}: needs 64 KiB to 256 MiB")
+    for o in cfg["ops"]:
+        if o["op"] in ("copy_h2d", "copy_d2h"):
+            expect({"pinned": False} in o["params"] and
+                   {"pinned": True} in o["params"],
+                   f"{o['op']}: needs pageable and pinned")
+        if o["op"] in ("add", "mul", "relu", "add_relu", "matmul"):
+            expect(o.get("transfers") == [False, True],
+                   f"{o['op']}: needs \"transfers\": [false, true]")
     axis0 = [o for o in cfg["ops"] if o["op"] in ("sum", "mean")]
     for o in axis0:
         expect({} in o["params"] and {"axis": 0} in o["params"],
@@ -85,7 +103,9 @@ def run_cuda():
     for o in cfg["ops"]:
         params = o.get("params", [{}])
         n_params = len(params) if isinstance(params, list) else 1
-        want += len(o["shapes"]) * n_params
+        n_tr = len(o["transfers"]) if isinstance(o.get("transfers"),
+                                                   list) else 1
+        want += len(o["shapes"]) * n_params * n_tr
     out = os.path.join(TMP, "cuda")
     p = tbench("run", CONFIG, "-b", "cuda", "-o", out, "-q")
     expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
@@ -122,6 +142,29 @@ def run_cpu_blas():
     if ("matmul", "blas") in got and got[("matmul", "blas")] != "unavailable":
         expect(got[("matmul", "blas")] == "ok", got)
         expect(got.get(("sum", "blas")) == "unsupported", got)
+    return None
+
+
+@case("transfers: @transfers cases on cuda only, beside the resident ones")
+def run_transfers():
+    out = os.path.join(TMP, "tr")
+    p = tbench("run", CONFIG, "-o", out, "-q", "--filter",
+               "add/256x256,*", "--filter", "copy_h2d*/16384/*")
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    doc = json.load(open(os.path.join(out, "results.json"), encoding="utf-8"))
+    ids = {c["id"]: c for c in doc["cases"]}
+    tr = [i for i in ids if ids[i]["transfers"]]
+    expect(tr and all(i.endswith("@transfers") for i in tr), tr)
+    expect(all(ids[i]["backend"] == "cuda" for i in tr), tr)
+    expect(all(ids[i]["op"] == "add" for i in tr), tr)
+    resident = [i for i in ids if ids[i]["op"] == "add" and
+                ids[i]["backend"] == "cuda" and not ids[i]["transfers"]]
+    expect(len(resident) == len(tr), f"{resident} vs {tr}")
+    cpu = {c["params"].get("pinned"): c for c in doc["cases"]
+           if c["op"] == "copy_h2d" and c["backend"] == "cpu"}
+    expect(cpu[False]["status"] == "ok" and cpu[True]["status"] ==
+           "unsupported", {k: v["status"] for k, v in cpu.items()})
+    expect(cpu[False]["check"]["passed"], cpu[False]["check"])
     return None
 
 
