@@ -168,5 +168,30 @@ def run_transfers():
     return None
 
 
+@case("bad transfer values: one-line errors naming file and place, exit 2")
+def bad_values():
+    bad = [
+        ('{"op": "copy_h2d", "shapes": [[8]], "params": {"pinned": 1}}',
+         ":1:80: ops[0].params.pinned: expected true or false, got 1"),
+        ('{"op": "copy_d2d", "shapes": [[8]], "params": {"pinned": true}}',
+         ":1:70: ops[0].params.pinned: op 'copy_d2d' has no parameter "
+         "'pinned' (parameters: none)"),
+        ('{"op": "add", "shapes": [[8]], "transfers": "host"}',
+         ":1:67: ops[0].transfers: expected true or false, got \"host\""),
+        ('{"op": "add", "shapes": [[8]], "transfers": [true, true]}',
+         ":1:74: ops[0].transfers[1]: true is listed twice"),
+    ]
+    for i, (op, msg) in enumerate(bad):
+        path = os.path.join(TMP, f"bad{i}.json")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write('{"name": "t", "ops": [' + op + ']}')
+        p = tbench("run", path, "-o", os.path.join(TMP, f"bad{i}"))
+        expect(p.returncode == 2, f"{op}: exit {p.returncode}")
+        lines = p.stderr.strip().splitlines()
+        expect(len(lines) == 1 and lines[0] == f"tbench: {path}{msg}",
+               f"{op}: {p.stderr!r}")
+    return None
+
+
 sys.exit(run_cases(cleanup=lambda failed: failed or
                    shutil.rmtree(TMP, ignore_errors=True)))

@@ -18,6 +18,9 @@
  * instance uses, and a scratch buffer for reduction partials
  * (2 x resident threads doubles, allocated once at create and not
  * counted as a tensor allocation).  Tensors are cudaMalloc'd (counted),
+ * or with axis pool=true cudaMallocAsync'd on the stream from a pool of
+ * the instance that keeps what cudaFreeAsync gives back (also counted:
+ * device_allocs counts the allocation calls either way),
  * uploads and downloads are cudaMemcpyAsync on the stream followed by
  * cudaStreamSynchronize: the caller may reuse its host buffer at once,
  * and a copy is ordered after the kernels queued before it (a plain
@@ -30,8 +33,9 @@
  * (transpose, permute), create.cu (creation ops), fused.cu (add_relu),
  * optim.cu (optimizer steps), pool.cu (max/avg pooling), blas.cu
  * (matmul, linear, conv2d by cuBLAS), linalg.cu (svd, qr, eigh by
- * cuSOLVER) and lanes.cu (max, min, argmax, var).  Any other op is NULL =
- * unsupported; there is no fallback.
+ * cuSOLVER) and lanes.cu (max, min, argmax, var); then transfer.cu (the
+ * copy ops copy_h2d, copy_d2h, copy_d2d and their host staging buffer).
+ * Any other op is NULL = unsupported; there is no fallback.
  *
  * Device timer: CUDA events around each batch on the instance's stream
  * (timer_start/timer_stop), beside the harness's host wall time. */
