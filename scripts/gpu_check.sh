@@ -21,6 +21,9 @@
 #                    tables on cpu, blas and cuda (long on a small CPU;
 #                    GPU_JSON=0 skips it, GPU_JSON=cuda runs only the
 #                    cuda cases)
+#   alloc/           `tbench run configs/gpu-alloc.json`: the allocating
+#                    forms on cuda with pool=false and pool=true (skipped
+#                    with GPU_JSON=0)
 #   tests.log        `meson test` output, when cmocka was found
 #   summary.txt      case counts per status and every case not ok
 #   counts.txt       the CUPTI count assertions (issue 12), one line each:
@@ -35,7 +38,7 @@
 #                    log_softmax_unfused: 6 launches (SKIP while the
 #                    module lacks a step's kernel: unsupported); any ok
 #                    cuda case with "cupti": null fails with its reason
-# Exit status: 0 when every cuda case of both runs is ok or unsupported
+# Exit status: 0 when every cuda case of its runs is ok or unsupported
 # and every count assertion holds, 1 when a case failed its check or errored (or
 # cuda is unavailable) or a count is wrong or missing, 2 when the build
 # failed.
@@ -61,7 +64,7 @@
 # "80,90"; default: the build's default, sm_75..sm_90 plus PTX),
 # DEBS (folder of .deb files), BUILD (build folder, default build-gpu),
 # GPU_JSON (1: configs/gpu.json on every backend, the default; cuda:
-# its cuda cases only; 0: skip it).
+# its cuda cases only; 0: skip it and configs/gpu-alloc.json).
 set -eu
 
 host=$(hostname 2>/dev/null || echo host)
@@ -139,13 +142,20 @@ cuda) "$build/tbench" run configs/gpu.json -b cuda -o "$out/gpu" -q \
        > "$out/gpu.log" 2>&1 || gpu_status=$? ;;
 esac
 
+# the allocating forms on both cuda allocators (axis pool)
+alloc_status=0
+if [ "${GPU_JSON:-1}" != 0 ]; then
+    "$build/tbench" run configs/gpu-alloc.json -o "$out/alloc" -q \
+        > "$out/alloc.log" 2>&1 || alloc_status=$?
+fi
+
 if [ "$tests" = enabled ]; then
     meson test -C "$build" --print-errorlogs > "$out/tests.log" 2>&1 || \
         echo "gpu_check: some tests failed (see $out/tests.log)"
 fi
 
 python3 - "$out/check/results.json" "$out/gpu/results.json" \
-    > "$out/summary.txt" <<'EOF'
+    "$out/alloc/results.json" > "$out/summary.txt" <<'EOF'
 import collections, json, os, sys
 for path in sys.argv[1:]:
     name = os.path.basename(os.path.dirname(path))
@@ -266,11 +276,13 @@ cat "$out/counts.txt"
 
 if [ "$counts" -eq 0 ] && grep -q '^cuda cases (check):' "$out/summary.txt" &&
    ! grep -Eq '^(failed-check|error|crashed|timeout|unavailable|skipped) ' \
-       "$out/summary.txt" && [ "$status" -eq 0 ] && [ "$gpu_status" -eq 0 ]
+       "$out/summary.txt" && [ "$status" -eq 0 ] && [ "$gpu_status" -eq 0 ] &&
+   [ "$alloc_status" -eq 0 ]
 then
     echo "gpu_check: every CUDA kernel passed its check and its counts"
     exit 0
 fi
 echo "gpu_check: failures (tbench run exit $status, gpu.json exit" \
-     "$gpu_status; see $out/summary.txt)"
+     "$gpu_status, gpu-alloc.json exit $alloc_status; see" \
+     "$out/summary.txt)"
 exit 1

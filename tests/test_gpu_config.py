@@ -168,6 +168,39 @@ def run_transfers():
     return None
 
 
+@case("gpu-alloc.json: allocating forms on cpu and cuda pool=false/true")
+def gpu_alloc():
+    text = open("configs/gpu-alloc.json", encoding="utf-8").read()
+    cfg = json.loads(re.sub(r"//[^\n]*", "", text))
+    expect(cfg["backends"] == ["cpu", {"name": "cuda",
+                                        "pool": [False, True]}],
+           cfg["backends"])
+    forms = {o["op"]: o for o in cfg["ops"]}
+    expect(forms["add"].get("alloc") == [False, True], forms["add"])
+    expect("add_relu_unfused" in forms and "api_add" in forms, forms.keys())
+    out = os.path.join(TMP, "alloc")
+    p = tbench("run", "configs/gpu-alloc.json", "-o", out, "-q",
+               "--filter", "add*/1024*", "--max-time", "0.05")
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    doc = json.load(open(os.path.join(out, "results.json"), encoding="utf-8"))
+    by = {}
+    for c in doc["cases"]:
+        by.setdefault(c["backend"], []).append(c)
+    expect(all(c["status"] == "ok" for c in by["cpu"]),
+           [(c["id"], c["status"]) for c in by["cpu"]])
+    # cpu add@alloc: one backend allocation per call, out=: none
+    for c in by["cpu"]:
+        if c["op"] == "add":
+            want = 1 if c["alloc_outputs"] else 0
+            expect(c["counters"]["device_allocs"] == want,
+                   f"{c['id']}: {c['counters']['device_allocs']}")
+    avail, reason = cuda_reason()
+    if not avail:
+        expect(all(c["status"] == "unavailable" and c["message"] == reason
+                   for c in by["cuda"]), by["cuda"][:1])
+    return None
+
+
 @case("bad transfer values: one-line errors naming file and place, exit 2")
 def bad_values():
     bad = [
