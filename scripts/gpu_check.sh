@@ -21,16 +21,24 @@
 #                    tables on cpu, blas and cuda (long on a small CPU;
 #                    GPU_JSON=0 skips it, GPU_JSON=cuda runs only the
 #                    cuda cases)
+#   alloc/           `tbench run configs/gpu-alloc.json`: the allocating
+#                    forms on cuda with pool=false and pool=true (skipped
+#                    with GPU_JSON=0)
 #   tests.log        `meson test` output, when cmocka was found
 #   summary.txt      case counts per status and every case not ok
 #   counts.txt       the CUPTI count assertions (issue 12), one line each:
 #                    add: 1 launch, 0 memcpys, 0 device allocs per
 #                    iteration (resident buffers); add with "alloc": 1
 #                    device alloc and 1 free; log_softmax: 1 launch;
+#                    copy_h2d/d2h/d2d: 1 copy of the tensor's bytes in
+#                    that direction, no launch; add with "transfers": 2
+#                    h2d and 1 d2h copies, 1 launch; the module's count
+#                    of device allocations equal to CUPTI's (pool=false;
+#                    pool=true shows both); add alloc on the pool: 1;
 #                    log_softmax_unfused: 6 launches (SKIP while the
 #                    module lacks a step's kernel: unsupported); any ok
 #                    cuda case with "cupti": null fails with its reason
-# Exit status: 0 when every cuda case of both runs is ok or unsupported
+# Exit status: 0 when every cuda case of its runs is ok or unsupported
 # and every count assertion holds, 1 when a case failed its check or errored (or
 # cuda is unavailable) or a count is wrong or missing, 2 when the build
 # failed.
@@ -56,7 +64,7 @@
 # "80,90"; default: the build's default, sm_75..sm_90 plus PTX),
 # DEBS (folder of .deb files), BUILD (build folder, default build-gpu),
 # GPU_JSON (1: configs/gpu.json on every backend, the default; cuda:
-# its cuda cases only; 0: skip it).
+# its cuda cases only; 0: skip it and configs/gpu-alloc.json).
 set -eu
 
 host=$(hostname 2>/dev/null || echo host)
@@ -134,13 +142,20 @@ cuda) "$build/tbench" run configs/gpu.json -b cuda -o "$out/gpu" -q \
        > "$out/gpu.log" 2>&1 || gpu_status=$? ;;
 esac
 
+# the allocating forms on both cuda allocators (axis pool)
+alloc_status=0
+if [ "${GPU_JSON:-1}" != 0 ]; then
+    "$build/tbench" run configs/gpu-alloc.json -o "$out/alloc" -q \
+        > "$out/alloc.log" 2>&1 || alloc_status=$?
+fi
+
 if [ "$tests" = enabled ]; then
     meson test -C "$build" --print-errorlogs > "$out/tests.log" 2>&1 || \
         echo "gpu_check: some tests failed (see $out/tests.log)"
 fi
 
 python3 - "$out/check/results.json" "$out/gpu/results.json" \
-    > "$out/summary.txt" <<'EOF'
+    "$out/alloc/results.json" > "$out/summary.txt" <<'EOF'
 import collections, json, os, sys
 for path in sys.argv[1:]:
     name = os.path.basename(os.path.dirname(path))
@@ -198,6 +213,42 @@ for c in doc["cases"]:
         continue
     copies = sum(d["count"] for d in cu["memcpy"].values())
     op, alloc = c["op"], c.get("alloc_outputs", False)
+    pool = c.get("backend_params", {}).get("pool") == "true"
+    tr = c.get("transfers", False)
+    # the module's own count of allocations against CUPTI's MEMORY2
+    # records: equal with cudaMalloc; with the pool (cudaMallocAsync)
+    # shown only, as what CUPTI reports for pool allocations has not yet
+    # been seen on a GPU
+    mine = c["counters"]["device_allocs"]
+    if pool:
+        print(f"info {c['id']}: device allocs: module {mine:g}, "
+              f"CUPTI {cu['device_allocs']:g}")
+    else:
+        check(c, "device allocs (module = CUPTI)", mine, cu["device_allocs"])
+    if op in ("copy_h2d", "copy_d2h", "copy_d2d"):
+        way = {"copy_h2d": "h2d", "copy_d2h": "d2h", "copy_d2d": "d2d"}[op]
+        n = 1
+        for d in c["shapes"][0]:
+            n *= d
+        nb = n * (4 if c["dtype"] == "f32" else 8)
+        check(c, "kernel launches", cu["kernel_launches"], 0)
+        check(c, f"{way} memcpys", cu["memcpy"][way]["count"], 1)
+        check(c, f"{way} bytes", cu["memcpy"][way]["bytes"], nb)
+        check(c, "memcpys", copies, 1)
+        seen.add(op)
+        continue
+    if tr:
+        if op == "add":
+            check(c, "kernel launches", cu["kernel_launches"], 1)
+            check(c, "h2d memcpys", cu["memcpy"]["h2d"]["count"], 2)
+            check(c, "d2h memcpys", cu["memcpy"]["d2h"]["count"], 1)
+            check(c, "device allocs", mine, 1 if alloc else 0)
+            seen.add("add@transfers")
+        continue
+    if op == "add" and alloc and pool:
+        check(c, "device allocs (module)", mine, 1)
+        seen.add("add@alloc+pool")
+        continue
     if op == "add" and not alloc:
         check(c, "kernel launches", cu["kernel_launches"], 1)
         check(c, "memcpys", copies, 0)
@@ -213,7 +264,8 @@ for c in doc["cases"]:
     else:
         continue
     seen.add(op + ("@alloc" if alloc else ""))
-for want in ("add", "add@alloc", "log_softmax"):
+for want in ("add", "add@alloc", "log_softmax", "copy_h2d", "copy_d2h",
+             "copy_d2d", "add@transfers", "add@alloc+pool"):
     if want not in seen:
         bad += 1
         print(f"FAIL no ok cuda case of {want} to check the counts on")
@@ -224,11 +276,13 @@ cat "$out/counts.txt"
 
 if [ "$counts" -eq 0 ] && grep -q '^cuda cases (check):' "$out/summary.txt" &&
    ! grep -Eq '^(failed-check|error|crashed|timeout|unavailable|skipped) ' \
-       "$out/summary.txt" && [ "$status" -eq 0 ] && [ "$gpu_status" -eq 0 ]
+       "$out/summary.txt" && [ "$status" -eq 0 ] && [ "$gpu_status" -eq 0 ] &&
+   [ "$alloc_status" -eq 0 ]
 then
     echo "gpu_check: every CUDA kernel passed its check and its counts"
     exit 0
 fi
 echo "gpu_check: failures (tbench run exit $status, gpu.json exit" \
-     "$gpu_status; see $out/summary.txt)"
+     "$gpu_status, gpu-alloc.json exit $alloc_status; see" \
+     "$out/summary.txt)"
 exit 1

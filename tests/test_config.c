@@ -479,7 +479,8 @@ static void test_unknown_keys(void **state)
                     "}\n";
     assert_int_equal(parse(t, &cfg, err), TB_EINVAL);
     assert_string_equal(err, "t.json:7:6: ops[2]: unknown key 'shape' "
-                             "(expected one of: op, shapes, params, dtypes, alloc)");
+                             "(expected one of: op, shapes, params, dtypes, "
+                             "alloc, transfers)");
     expect_fail("{\"name\": \"x\",\n \"nmae\": 1}", TB_EINVAL,
                 "t.json:2:2: unknown top-level key 'nmae' (expected one "
                 "of: name, seed, warmup, measure, dtypes, backends, ops)");
@@ -971,9 +972,10 @@ static void test_backends(void **state)
                 TB_EINVAL, "t.json:1:55: backends[0].threads: expected at "
                            "least one value");
     expect_fail(with_top("\"backends\": [{\"name\": \"cpu\", \"threads\": "
-                         "[1, false]}]"),
+                         "[1, null]}]"),
                 TB_EINVAL, "t.json:1:59: backends[0].threads[1]: expected an "
-                           "axis value (a number or a string), got false");
+                           "axis value (a number, a string, true or false), "
+                           "got null");
     expect_fail(with_top("\"backends\": [{\"name\": \"cpu\", \"threads\": "
                          "[1, \"1\"]}]"),
                 TB_EINVAL, "backends[0].threads[1]: duplicate value '1'");
@@ -1403,6 +1405,53 @@ static void test_fuzz(void **state)
     }
 }
 
+/* An op entry's "transfers" (true, false or both) and bool axis values
+ * (cuda's pool axis: kept as the strings "true" and "false"). */
+static void test_transfers_and_bool_axes(void **state)
+{
+    (void)state;
+    tb_config cfg;
+    parse_ok(with_op("{\"op\": \"add\", \"shapes\": [[4]]}"), &cfg);
+    assert_true(cfg.ops[0].transfers[0]);
+    assert_false(cfg.ops[0].transfers[1]);
+    tb_config_free(&cfg);
+    parse_ok(with_op("{\"op\": \"add\", \"shapes\": [[4]], "
+                     "\"transfers\": [false, true]}"),
+             &cfg);
+    assert_true(cfg.ops[0].transfers[0]);
+    assert_true(cfg.ops[0].transfers[1]);
+    tb_config_free(&cfg);
+    parse_ok(with_op("{\"op\": \"add_\", \"shapes\": [[4]], "
+                     "\"transfers\": true}"),
+             &cfg);
+    assert_false(cfg.ops[0].transfers[0]);
+    assert_true(cfg.ops[0].transfers[1]);
+    tb_config_free(&cfg);
+    expect_fail(with_op("{\"op\": \"add\", \"shapes\": [[4]], "
+                        "\"transfers\": 1}"),
+                TB_EINVAL, "ops[0].transfers: expected true or false, got 1");
+    expect_fail(with_op("{\"op\": \"add\", \"shapes\": [[4]], "
+                        "\"transfers\": \"host\"}"),
+                TB_EINVAL, "ops[0].transfers: expected true or false, got");
+    expect_fail(with_op("{\"op\": \"add\", \"shapes\": [[4]], "
+                        "\"transfers\": []}"),
+                TB_EINVAL, "ops[0].transfers: expected true, false or a "
+                           "list of them, got an empty list");
+    expect_fail(with_op("{\"op\": \"add\", \"shapes\": [[4]], "
+                        "\"transfers\": [true, true]}"),
+                TB_EINVAL, "ops[0].transfers[1]: true is listed twice");
+    parse_ok(with_top("\"backends\": [{\"name\": \"cuda\", \"pool\": "
+                      "[false, true]}]"),
+             &cfg);
+    assert_int_equal(cfg.backends[0].axes[0].n_values, 2);
+    assert_string_equal(cfg.backends[0].axes[0].values[0], "false");
+    assert_string_equal(cfg.backends[0].axes[0].values[1], "true");
+    tb_config_free(&cfg);
+    expect_fail(with_top("\"backends\": [{\"name\": \"cuda\", \"pool\": "
+                         "[false, \"false\"]}]"),
+                TB_EINVAL, "backends[0].pool[1]: duplicate value 'false'");
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -1436,6 +1485,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bool_params),
         cmocka_unit_test(test_rfc_numbers),
         cmocka_unit_test(test_backend_axis_positions),
+        cmocka_unit_test(test_transfers_and_bool_axes),
     };
     for (int i = 1; i + 1 < argc; i++)
         if (strcmp(argv[i], "--filter") == 0)

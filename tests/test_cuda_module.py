@@ -14,6 +14,8 @@ Usage: test_cuda_module.py TBENCH MODULE "ARCHS" CUDA_SRC_DIR
 - On a machine without a CUDA driver, `tbench list --json` and
   `tbench run` (backends cpu and cuda) exit 0 and report cuda
   unavailable with the cudart reason; results record the archs.
+- The module's create slot (through ctypes) refuses bad `device` and
+  `pool` axis values with a one-line message before touching CUDA.
 """
 import ctypes
 import glob
@@ -189,6 +191,51 @@ def t_run():
                f"{c['id']}: cupti {c.get('cupti')} {c.get('cupti_reason')}")
     expect(doc["env"]["build"]["gpu_archs"] == " ".join(ARCHS),
            str(doc["env"]["build"].get("gpu_archs")))
+
+
+# src/base/error.h: TB_E__BASE = -1000, then NOMEM, INVAL, SHAPE, DTYPE,
+# PARAM, UNSUPPORTED, UNAVAILABLE
+TB_EPARAM, TB_EUNAVAILABLE = -995, -993
+
+
+@case("create: axis values device and pool checked before CUDA is touched")
+def t_create_axes():
+    """The module's create slot called in this process through ctypes: a
+    bad `pool` or `device` value is refused with a one-line message
+    before any cudart call; good values reach cudaSetDevice, which fails
+    here without a driver (TB_EUNAVAILABLE and cudart's reason)."""
+    if not NO_DRIVER:
+        return "SKIP a CUDA driver is installed here"
+    lib = ctypes.CDLL(MODULE)
+    lib.tb_module_backend.restype = ctypes.c_void_p
+    be = lib.tb_module_backend()
+    expect(be, "tb_module_backend returned NULL")
+    # struct tb_backend: name, doc, probe, axes, create, ... (backend.h)
+    slots = (ctypes.c_void_p * 5).from_address(be)
+    create = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
+                              ctypes.POINTER(ctypes.c_void_p),
+                              ctypes.c_char_p, ctypes.c_size_t)(slots[4])
+
+    def call(*vals):
+        arr = (ctypes.c_char_p * 2)(*[v.encode() for v in vals])
+        ctx = ctypes.c_void_p(1)
+        err = ctypes.create_string_buffer(256)
+        rc = create(arr, ctypes.byref(ctx), err, 256)
+        return rc, err.value.decode(), ctx.value
+
+    for bad in ("maybe", "1", "True", ""):
+        rc, msg, ctx = call("0", bad)
+        expect(rc == TB_EPARAM and ctx is None, f"pool={bad!r}: {rc} {ctx}")
+        expect(msg == f'cuda: pool="{bad}": expected false or true', msg)
+    rc, msg, _ = call("x", "false")
+    expect(rc == TB_EPARAM and msg == 'cuda: device="x": expected a device '
+           'index', f"{rc} {msg}")
+    for good in ("false", "true"):
+        rc, msg, ctx = call("0", good)
+        expect(rc == TB_EUNAVAILABLE and ctx is None, f"pool={good}: {rc}")
+        expect(msg.startswith("cuda: cudaSetDevice: ") and
+               "(error 35)" in msg, msg)
+    return None
 
 
 sys.exit(run_cases())

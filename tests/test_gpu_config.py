@@ -12,6 +12,10 @@ Usage: test_gpu_config.py TBENCH   (run from the repository root)
   one is `unavailable` with the reason `list` gives.
 - A small part on cpu and blas (`--filter`) runs: cpu cases are ok, blas
   runs matmul and reports sum `unsupported`, never run elsewhere.
+- Transfers (issue 11 item 5): copy cases over 64 KiB..256 MiB, pageable
+  and pinned; "transfers": [false, true] on the element-wise and matmul
+  entries gives @transfers cases on cuda only; cpu runs copy_h2d as its
+  memcpy (checked) and refuses pinned.
 """
 import json
 import os
@@ -72,6 +76,20 @@ def matrix():
         expect(op in ops, f"{op} missing from {CONFIG}")
         for s in shapes:
             expect(s in ops[op], f"{op}: shape {s} missing")
+    # issue 11 item 5: copies over 64 KiB..256 MiB (f32), pageable and
+    # pinned; element-wise and matmul with and without transfers
+    sizes = [[16384 * 4 ** k] for k in range(7)]
+    for op in ("copy_h2d", "copy_d2h", "copy_d2d"):
+        expect(op in ops and all(s in ops[op] for s in sizes),
+               f"{op}: needs 64 KiB to 256 MiB")
+    for o in cfg["ops"]:
+        if o["op"] in ("copy_h2d", "copy_d2h"):
+            expect({"pinned": False} in o["params"] and
+                   {"pinned": True} in o["params"],
+                   f"{o['op']}: needs pageable and pinned")
+        if o["op"] in ("add", "mul", "relu", "add_relu", "matmul"):
+            expect(o.get("transfers") == [False, True],
+                   f"{o['op']}: needs \"transfers\": [false, true]")
     axis0 = [o for o in cfg["ops"] if o["op"] in ("sum", "mean")]
     for o in axis0:
         expect({} in o["params"] and {"axis": 0} in o["params"],
@@ -85,7 +103,9 @@ def run_cuda():
     for o in cfg["ops"]:
         params = o.get("params", [{}])
         n_params = len(params) if isinstance(params, list) else 1
-        want += len(o["shapes"]) * n_params
+        n_tr = len(o["transfers"]) if isinstance(o.get("transfers"),
+                                                   list) else 1
+        want += len(o["shapes"]) * n_params * n_tr
     out = os.path.join(TMP, "cuda")
     p = tbench("run", CONFIG, "-b", "cuda", "-o", out, "-q")
     expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
@@ -122,6 +142,87 @@ def run_cpu_blas():
     if ("matmul", "blas") in got and got[("matmul", "blas")] != "unavailable":
         expect(got[("matmul", "blas")] == "ok", got)
         expect(got.get(("sum", "blas")) == "unsupported", got)
+    return None
+
+
+@case("transfers: @transfers cases on cuda only, beside the resident ones")
+def run_transfers():
+    out = os.path.join(TMP, "tr")
+    p = tbench("run", CONFIG, "-o", out, "-q", "--filter",
+               "add/256x256,*", "--filter", "copy_h2d*/16384/*")
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    doc = json.load(open(os.path.join(out, "results.json"), encoding="utf-8"))
+    ids = {c["id"]: c for c in doc["cases"]}
+    tr = [i for i in ids if ids[i]["transfers"]]
+    expect(tr and all(i.endswith("@transfers") for i in tr), tr)
+    expect(all(ids[i]["backend"] == "cuda" for i in tr), tr)
+    expect(all(ids[i]["op"] == "add" for i in tr), tr)
+    resident = [i for i in ids if ids[i]["op"] == "add" and
+                ids[i]["backend"] == "cuda" and not ids[i]["transfers"]]
+    expect(len(resident) == len(tr), f"{resident} vs {tr}")
+    cpu = {c["params"].get("pinned"): c for c in doc["cases"]
+           if c["op"] == "copy_h2d" and c["backend"] == "cpu"}
+    expect(cpu[False]["status"] == "ok" and cpu[True]["status"] ==
+           "unsupported", {k: v["status"] for k, v in cpu.items()})
+    expect(cpu[False]["check"]["passed"], cpu[False]["check"])
+    return None
+
+
+@case("gpu-alloc.json: allocating forms on cpu and cuda pool=false/true")
+def gpu_alloc():
+    text = open("configs/gpu-alloc.json", encoding="utf-8").read()
+    cfg = json.loads(re.sub(r"//[^\n]*", "", text))
+    expect(cfg["backends"] == ["cpu", {"name": "cuda",
+                                        "pool": [False, True]}],
+           cfg["backends"])
+    forms = {o["op"]: o for o in cfg["ops"]}
+    expect(forms["add"].get("alloc") == [False, True], forms["add"])
+    expect("add_relu_unfused" in forms and "api_add" in forms, forms.keys())
+    out = os.path.join(TMP, "alloc")
+    p = tbench("run", "configs/gpu-alloc.json", "-o", out, "-q",
+               "--filter", "add*/1024*", "--max-time", "0.05")
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    doc = json.load(open(os.path.join(out, "results.json"), encoding="utf-8"))
+    by = {}
+    for c in doc["cases"]:
+        by.setdefault(c["backend"], []).append(c)
+    expect(all(c["status"] == "ok" for c in by["cpu"]),
+           [(c["id"], c["status"]) for c in by["cpu"]])
+    # cpu add@alloc: one backend allocation per call, out=: none
+    for c in by["cpu"]:
+        if c["op"] == "add":
+            want = 1 if c["alloc_outputs"] else 0
+            expect(c["counters"]["device_allocs"] == want,
+                   f"{c['id']}: {c['counters']['device_allocs']}")
+    avail, reason = cuda_reason()
+    if not avail:
+        expect(all(c["status"] == "unavailable" and c["message"] == reason
+                   for c in by["cuda"]), by["cuda"][:1])
+    return None
+
+
+@case("bad transfer values: one-line errors naming file and place, exit 2")
+def bad_values():
+    bad = [
+        ('{"op": "copy_h2d", "shapes": [[8]], "params": {"pinned": 1}}',
+         ":1:80: ops[0].params.pinned: expected true or false, got 1"),
+        ('{"op": "copy_d2d", "shapes": [[8]], "params": {"pinned": true}}',
+         ":1:70: ops[0].params.pinned: op 'copy_d2d' has no parameter "
+         "'pinned' (parameters: none)"),
+        ('{"op": "add", "shapes": [[8]], "transfers": "host"}',
+         ":1:67: ops[0].transfers: expected true or false, got \"host\""),
+        ('{"op": "add", "shapes": [[8]], "transfers": [true, true]}',
+         ":1:74: ops[0].transfers[1]: true is listed twice"),
+    ]
+    for i, (op, msg) in enumerate(bad):
+        path = os.path.join(TMP, f"bad{i}.json")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write('{"name": "t", "ops": [' + op + ']}')
+        p = tbench("run", path, "-o", os.path.join(TMP, f"bad{i}"))
+        expect(p.returncode == 2, f"{op}: exit {p.returncode}")
+        lines = p.stderr.strip().splitlines()
+        expect(len(lines) == 1 and lines[0] == f"tbench: {path}{msg}",
+               f"{op}: {p.stderr!r}")
     return None
 
 

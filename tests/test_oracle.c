@@ -88,6 +88,7 @@ static bool tested_elsewhere(const tb_op *op)
     case TB_CAT_CALIB:
     case TB_CAT_BACKWARD: /* test_backward.c */
     case TB_CAT_WORKLOAD: /* test_autograd.c */
+    case TB_CAT_TRANSFER: /* copy's kernel on cpu; test_transfers.c */
         return true;
     default:
         return false;

@@ -384,6 +384,55 @@ static void test_fmt_time(void **state)
                         "12.3 us");
 }
 
+/* Cases with and without transfers (issue 11 item 5): the crossover
+ * section gets a table pairing each @transfers case with its resident
+ * twin, both against the reference, and a guideline line per variant;
+ * a run without transfers cases has no such table. */
+static void test_transfers_split(void **state)
+{
+    (void)state;
+    tb_rset s = {0};
+    char err[512];
+    const char *p = tmp_file(DOC(
+        CASE("add/10/f32/cpu[isa=scalar,threads=1]", "cpu",
+             "{\"isa\":\"scalar\",\"threads\":\"1\"}", "ok", 1000) ","
+        CASE("add/10/f32/cuda[device=0,pool=false]", "cuda",
+             "{\"device\":\"0\",\"pool\":\"false\"}", "ok", 100) ","
+        CASE("add/10/f32/cuda[device=0,pool=false]@transfers", "cuda",
+             "{\"device\":\"0\",\"pool\":\"false\"}", "ok", 400)));
+    assert_int_equal(tb_rset_load(&s, p, TB_ROLE_MAIN, err, sizeof err), 0);
+    unlink(p);
+    tb_report_opts o = {"tbench report x", NULL, "perf", NULL, NULL, 3, 8};
+    char *md = NULL;
+    assert_int_equal(tb_report_markdown(&s, &o, &md), 0);
+    const char *sec = strstr(md, "### With and without transfers");
+    assert_non_null(sec);
+    /* resident 100 ns (10x the 1000 ns reference), with transfers 400 ns
+     * (2.50x), the transfers 300 of the 400 ns */
+    assert_non_null(strstr(sec, "| add | 10 | f32 | cuda[device=0,pool=false]"
+                                " | 100 ns | 10x | 400 ns | 2.50x | 75% |"));
+    /* the guidelines have one line per variant: the axis splits them */
+    assert_non_null(strstr(md, "- add f32, cuda[device=0,pool=false] vs "
+                               "cpu[isa=scalar,threads=1]: "));
+    assert_non_null(strstr(md, "- add f32, cuda[device=0,pool=false]"
+                               "@transfers vs cpu[isa=scalar,threads=1]: "));
+    free(md);
+    tb_rset_free(&s);
+    /* without the resident twin: no table */
+    tb_rset s2 = {0};
+    p = tmp_file(DOC(
+        CASE("add/10/f32/cpu[isa=scalar,threads=1]", "cpu",
+             "{\"isa\":\"scalar\",\"threads\":\"1\"}", "ok", 1000) ","
+        CASE("add/10/f32/cuda[device=0,pool=true]@transfers", "cuda",
+             "{\"device\":\"0\",\"pool\":\"true\"}", "ok", 400)));
+    assert_int_equal(tb_rset_load(&s2, p, TB_ROLE_MAIN, err, sizeof err), 0);
+    unlink(p);
+    assert_int_equal(tb_report_markdown(&s2, &o, &md), 0);
+    assert_null(strstr(md, "### With and without transfers"));
+    free(md);
+    tb_rset_free(&s2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -395,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_baseline_agrees_with_compare),
         cmocka_unit_test(test_baseline_mismatch),
         cmocka_unit_test(test_markdown_single),
+        cmocka_unit_test(test_transfers_split),
         cmocka_unit_test(test_fmt_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

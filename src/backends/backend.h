@@ -131,6 +131,12 @@ typedef struct tb_backend {
      * then records host wall time only. */
     int (*timer_start)(void *ctx);
     int (*timer_stop)(void *ctx, double *ns);
+    /* Its tensors live in device memory, apart from the host's: a case
+     * may then time its host transfers (config "transfers": every call
+     * uploads the inputs from host memory with upload() and downloads the
+     * outputs with download()).  false: host memory (cpu, blas,
+     * plugins), where such cases are not planned. */
+    bool device_memory;
 } tb_backend;
 
 /* All compiled-in backends and module slots, in a fixed order. */

@@ -134,4 +134,5 @@ const tb_backend tb_backend_cuda = {
     .count = cuda_count,
     .timer_start = cuda_timer_start,
     .timer_stop = cuda_timer_stop,
+    .device_memory = true,
 };

@@ -745,8 +745,13 @@ static int axis_value(parser *P, const cJSON *v, const char *kp, char *out)
     }
     if (cJSON_IsString(v))
         return get_string(P, v, kp, "an axis value", out, 32);
+    if (cJSON_IsBool(v)) { /* e.g. cuda's pool: kept as "true"/"false" */
+        snprintf(out, 32, "%s", cJSON_IsTrue(v) ? "true" : "false");
+        return 0;
+    }
     return fail(P, v, false, kp,
-                "expected an axis value (a number or a string), got %s",
+                "expected an axis value (a number, a string, true or "
+                "false), got %s",
                 describe(v, got, sizeof(got)));
 }
 
@@ -1069,10 +1074,51 @@ static const char *closest_op(const char *s)
     return best;
 }
 
+/* An op entry's "transfers": true, false or a list of both (as
+ * "alloc"); absent: false (data resident on the backend). */
+static int parse_transfers(parser *P, const cJSON *v, const char *kp,
+                           tb_cfg_op *o)
+{
+    char got[64], ckp[CFG_KP];
+    o->transfers[0] = true;
+    o->transfers[1] = false;
+    const cJSON *tr = cJSON_GetObjectItemCaseSensitive(v, "transfers");
+    if (!tr)
+        return 0;
+    kp_key(ckp, kp, "transfers");
+    o->transfers[0] = false;
+    const cJSON *one = tr;
+    int k = 0;
+    if (cJSON_IsArray(tr)) {
+        if (!tr->child)
+            return fail(P, tr, false, ckp,
+                        "expected true, false or a list of them, got an "
+                        "empty list");
+        one = tr->child;
+    }
+    for (; one; one = cJSON_IsArray(tr) ? one->next : NULL, k++) {
+        char ekp[CFG_KP];
+        if (cJSON_IsArray(tr))
+            kp_idx(ekp, ckp, k);
+        else
+            snprintf(ekp, sizeof ekp, "%s", ckp);
+        if (!cJSON_IsBool(one))
+            return fail(P, one, false, ekp, "expected true or false, got %s",
+                        describe(one, got, sizeof(got)));
+        bool on = cJSON_IsTrue(one);
+        if (o->transfers[on])
+            return fail(P, one, false, ekp, "%s is listed twice",
+                        on ? "true" : "false");
+        o->transfers[on] = true;
+    }
+    return 0;
+}
+
 static int parse_op(parser *P, const cJSON *v, const char *kp, tb_cfg_op *o)
 {
     static const char *const keys[] = {"op",     "shapes", "params",
-                                       "dtypes", "alloc",  NULL};
+                                       "dtypes", "alloc",  "transfers",
+                                       NULL};
     char got[64], ckp[CFG_KP];
     int rc = check_object(P, v, kp, keys);
     if (rc)
@@ -1178,7 +1224,7 @@ static int parse_op(parser *P, const cJSON *v, const char *kp, tb_cfg_op *o)
             o->alloc[on] = true;
         }
     }
-    return 0;
+    return parse_transfers(P, v, kp, o);
 }
 
 static int parse_ops(parser *P, const cJSON *v, tb_config *cfg)

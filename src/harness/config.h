@@ -67,6 +67,10 @@ typedef struct tb_cfg_op {
      * alloc[1] = allocated by every call; each set one is a case. */
     bool alloc[2];
     int line, col;
+    /* "transfers": transfers[0] = data resident on the backend (the
+     * default), transfers[1] = every call uploads the inputs from host
+     * memory and downloads the outputs; each set one is a case. */
+    bool transfers[2];
 } tb_cfg_op;
 
 /* A backend and, per axis it names, the list of values to sweep.

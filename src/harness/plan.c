@@ -32,11 +32,11 @@ static void make_id(tb_case *c)
         snprintf(axes + u, sizeof axes - u, "%s%s=%s", i ? "," : "",
                  c->axis_name[i], c->axis_value[i]);
     }
-    snprintf(c->id, sizeof c->id, "%s%s%s%s%s/%s/%s/%s%s%s%s", c->op->name,
+    snprintf(c->id, sizeof c->id, "%s%s%s%s%s/%s/%s/%s%s%s%s%s", c->op->name,
              c->alloc_outputs ? "@alloc" : "", prm[0] ? "[" : "", prm,
              prm[0] ? "]" : "", shp,
              tb_dtype_name(c->dtype), c->backend->name, axes[0] ? "[" : "",
-             axes, axes[0] ? "]" : "");
+             axes, axes[0] ? "]" : "", c->transfers ? "@transfers" : "");
 }
 
 typedef struct {
@@ -287,12 +287,19 @@ static int plan_config(builder *b, const tb_config *cfg,
                         return TB_ESHAPE;
                     }
                     for (int r = 0; r < nres; r++)
-                    for (int al = 0; al < 2; al++) {
+                    for (int al = 0; al < 4; al++) {
                         /* neither set: a config built in memory */
                         bool any = co->alloc[0] || co->alloc[1];
-                        if (any ? !co->alloc[al] : al == 1)
+                        if (any ? !co->alloc[al & 1] : (al & 1) == 1)
                             continue;
-                        c.alloc_outputs = al;
+                        /* transfers (al >> 1): device memory only */
+                        bool tr = al >> 1;
+                        bool anyt = co->transfers[0] || co->transfers[1];
+                        if ((anyt ? !co->transfers[tr] : tr) ||
+                            (tr && !res[r].be->device_memory))
+                            continue;
+                        c.transfers = tr;
+                        c.alloc_outputs = al & 1;
                         int idx[TB_MAX_AXES] = {0};
                         c.backend = res[r].be;
                         c.available = res[r].available;

@@ -42,6 +42,10 @@ typedef struct tb_case {
     /* Position in the whole plan before `run --shard` kept a slice
      * (tb_shard_select); recorded only in sharded runs. */
     int plan_index;
+    /* Every call uploads the inputs from host memory and downloads the
+     * outputs (config "transfers": true; a device-memory backend only):
+     * the data starts and ends on the host. */
+    bool transfers;
 } tb_case;
 
 typedef struct tb_plan {

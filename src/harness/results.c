@@ -241,6 +241,7 @@ static cJSON *case_record(const cJSON *doc, const tb_case *c,
                             tb_op_category_name(c->op->category));
     cJSON_AddStringToObject(o, "dtype", tb_dtype_name(c->dtype));
     cJSON_AddBoolToObject(o, "alloc_outputs", c->alloc_outputs);
+    cJSON_AddBoolToObject(o, "transfers", c->transfers);
     cJSON *sh = cJSON_AddArrayToObject(o, "shapes");
     for (int i = 0; i < c->n_in; i++)
         cJSON_AddItemToArray(sh, shape_json(&c->in[i]));

@@ -361,6 +361,29 @@ nomem:
     return TB_ENOMEM;
 }
 
+/* A "transfers" case: before a call, upload every input from its host
+ * tensor (the data starts on the host); after it, download every output
+ * (outs: the call's output tensors) into the host outputs.  Both are the
+ * backend's own copies (upload/download); nothing runs on the CPU. */
+static int transfers_in(const buffers *b, const tb_case *c)
+{
+    int rc = 0;
+    for (int i = 0; !rc && i < c->op->n_in; i++)
+        rc = b->be->upload(b->ctx, (tb_tensor *)&b->dev_in[i],
+                           &b->host_in[i]);
+    return rc;
+}
+
+static int transfers_out(const buffers *b, const tb_case *c,
+                         const tb_tensor *outs)
+{
+    int rc = 0;
+    for (int i = 0; !rc && i < c->op->n_out; i++)
+        rc = b->be->download(b->ctx, (tb_tensor *)&b->host_out[i],
+                             &outs[i]);
+    return rc;
+}
+
 /* Run the kernel k times and wait for the backend; returns elapsed ns
  * (not yet corrected for timer overhead) or a negative error.  With
  * fresh_outputs (the case's "alloc" form) every call gets outputs newly
@@ -390,8 +413,12 @@ static int run_batch(const buffers *b, tb_kernel_fn fn, const tb_case *c,
                 if ((rc = b->be->alloc(b->ctx, &o[made])) == 0)
                     made++;
             }
+            if (!rc && c->transfers)
+                rc = transfers_in(b, c);
             if (!rc)
                 rc = fn(b->kctx, b->dev_in, o, &c->params);
+            if (!rc && c->transfers)
+                rc = transfers_out(b, c, o);
             for (int j = 0; j < made; j++)
                 b->be->free(b->ctx, &o[j]);
             if (rc)
@@ -399,8 +426,12 @@ static int run_batch(const buffers *b, tb_kernel_fn fn, const tb_case *c,
         }
     } else {
         for (uint64_t i = 0; i < k; i++) {
-            int rc = fn(b->kctx, b->dev_in, (tb_tensor *)b->dev_out,
+            int rc = c->transfers ? transfers_in(b, c) : 0;
+            if (!rc)
+                rc = fn(b->kctx, b->dev_in, (tb_tensor *)b->dev_out,
                         &c->params);
+            if (!rc && c->transfers)
+                rc = transfers_out(b, c, b->dev_out);
             if (rc)
                 return rc;
         }
@@ -889,8 +920,8 @@ int tb_runner_count(tb_runner *r, const tb_case *c, uint64_t k,
     rc = run_batch(&b, fn, c, 1, c->alloc_outputs, &ns, NULL); /* uncounted */
     if (!rc) {
         start(arg);
-        if (c->alloc_outputs) {
-            rc = run_batch(&b, fn, c, k, true, &ns, NULL);
+        if (c->alloc_outputs || c->transfers) {
+            rc = run_batch(&b, fn, c, k, c->alloc_outputs, &ns, NULL);
         } else { /* run_batch's loop, without its clock readings */
             for (uint64_t i = 0; i < k && !rc; i++)
                 rc = fn(b.kctx, b.dev_in, (tb_tensor *)b.dev_out,

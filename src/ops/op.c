@@ -1135,6 +1135,23 @@ static double flops_workload(const tb_op *op, const tb_shape *in,
     return f;
 }
 
+/* copy_h2d, copy_d2h: the host side of the copy. */
+static const tb_param_spec params_xfer[] = {
+    {"pinned", TB_PARAM_BOOL, false, 0, 0, 1,
+     "the host buffer is page-locked (cudaMallocHost) instead of pageable "
+     "(malloc)"},
+};
+
+/* copy_h2d, copy_d2h: the bytes that cross between host and device
+ * (read on one side, written on the other), once. */
+static double bytes_xfer(const tb_op *op, const tb_shape *in,
+                         const tb_shape *out, const tb_params *p,
+                         tb_dtype dt)
+{
+    (void)op, (void)out, (void)p;
+    return numel_d(&in[0]) * sz(dt);
+}
+
 #define P_POOL                                                            \
     {"pool", TB_PARAM_BOOL, false, 0, 0, 1,                               \
      "tensor memory from a caching pool (pool.h) instead of one backend "  \
@@ -1696,6 +1713,26 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .flops = flops_per_out, .bytes = bytes_io, .tol = TOL_EW,
         .doc = "add called through an API layer (parameter layer), for the "
                "per-call cost of each layer"},
+
+    /* copies between host and device memory (a device backend's); the
+     * values are copy's (base), which the cpu backend runs for them */
+    [TB_OP_copy_h2d] = {OP_FORM(copy_h2d, copy),
+        .category = TB_CAT_TRANSFER, .n_in = 1, .n_out = 1, .n_params = 1,
+        .params = params_xfer, .shape = shape_same, .flops = flops_zero,
+        .bytes = bytes_xfer, .tol = TOL_EXACT,
+        .doc = "host to device copy of the input's bytes (parameter pinned: "
+               "page-locked host memory)"},
+    [TB_OP_copy_d2h] = {OP_FORM(copy_d2h, copy),
+        .category = TB_CAT_TRANSFER, .n_in = 1, .n_out = 1, .n_params = 1,
+        .params = params_xfer, .shape = shape_same, .flops = flops_zero,
+        .bytes = bytes_xfer, .tol = TOL_EXACT,
+        .doc = "device to host copy of the input's bytes (parameter pinned: "
+               "page-locked host memory)"},
+    [TB_OP_copy_d2d] = {OP_FORM(copy_d2d, copy),
+        .category = TB_CAT_TRANSFER, .n_in = 1, .n_out = 1,
+        .shape = shape_same, .flops = flops_zero, .bytes = bytes_io,
+        .tol = TOL_EXACT,
+        .doc = "device to device copy of the input's bytes (one memcpy)"},
 };
 
 const tb_op *tb_op_get(tb_op_id id)
@@ -1730,6 +1767,7 @@ const char *tb_op_category_name(tb_op_category c)
     case TB_CAT_CALIB: return "calibration";
     case TB_CAT_BACKWARD: return "backward";
     case TB_CAT_WORKLOAD: return "workload";
+    case TB_CAT_TRANSFER: return "transfer";
     }
     return "unknown";
 }

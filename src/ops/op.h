@@ -36,6 +36,7 @@ typedef enum {
     TB_CAT_CALIB,     /* known work or time, to measure the harness */
     TB_CAT_BACKWARD,  /* gradient of a differentiable op (op_backward.h) */
     TB_CAT_WORKLOAD,  /* a model step on the tape autograd (models.h) */
+    TB_CAT_TRANSFER,  /* a copy between host and device memory */
 } tb_op_category;
 
 typedef enum { TB_PARAM_INT, TB_PARAM_FLOAT, TB_PARAM_BOOL } tb_param_kind;
@@ -110,7 +111,8 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(nll_loss_backward) X(max_pool2d_backward) X(avg_pool2d_backward)    \
     X(conv2d_backward)                                                    \
     X(mlp_train_step) X(mlp_infer_step) X(cnn_train_step)                 \
-    X(cnn_infer_step) X(api_add)
+    X(cnn_infer_step) X(api_add)                                          \
+    X(copy_h2d) X(copy_d2h) X(copy_d2d)
 
 typedef enum {
 #define TB_OP_ENUM(name) TB_OP_##name,

@@ -1313,6 +1313,94 @@ static void sec_speedups(const ctx *x)
     }
 }
 
+/* ---- with and without transfers ------------------------------------------ */
+
+/* A case whose data started and ended on the host (config "transfers":
+ * its id, and so its variant, ends in "@transfers"). */
+#define TRANSFERS_MARK "@transfers"
+
+static bool is_transfers(const tb_rcase *c)
+{
+    size_t n = strlen(c->variant), k = strlen(TRANSFERS_MARK);
+    return n > k && !strcmp(c->variant + n - k, TRANSFERS_MARK);
+}
+
+/* The resident twin of a transfers case t: the ok case of t's document
+ * with t's key and t's variant without the mark, or NULL. */
+static const tb_rcase *resident_twin(const tb_rset *s, const tb_rcase *t)
+{
+    size_t n = strlen(t->variant) - strlen(TRANSFERS_MARK);
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *d = &s->cases[i];
+        if (d->ok && d->doc == t->doc && !strcmp(d->key, t->key) &&
+            strlen(d->variant) == n && !strncmp(d->variant, t->variant, n))
+            return d;
+    }
+    return NULL;
+}
+
+/* The crossover section split by the transfers axis: per op, shape and
+ * device variant, the resident time and the time with the data starting
+ * and ending on the host, each against the reference backend. */
+static void sec_transfers(const ctx *x)
+{
+    const tb_rset *s = x->s;
+    bool any = false;
+    for (int i = 0; i < s->n && !any; i++) {
+        const tb_rcase *c = &s->cases[i];
+        any = c->ok && in(c, M_MAIN) && is_transfers(c) &&
+              resident_twin(s, c);
+    }
+    if (!any)
+        return;
+    sbuf *b = x->b;
+    sb(b, "### With and without transfers (measured)\n\n"
+          "Cases run twice on a device backend: with the data resident on "
+          "the device (uploaded once, outside the timing) and with "
+          "`\"transfers\": true` (every call uploads its inputs from host "
+          "memory and downloads its outputs: the data starts and ends on "
+          "the host; ids ending in `@transfers`). Speedups are against the "
+          "reference backend above; transfer cost is the difference of "
+          "the two medians as a share of the time with transfers. The "
+          "selection guidelines above give each variant's crossover: the "
+          "`@transfers` line says from which size the device wins when "
+          "the data lives on the host.\n\n"
+          "| Op | Shapes | Dtype | Backend | Resident | Speedup | "
+          "With transfers | Speedup | Transfer cost |\n"
+          "|---|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *c = &s->cases[i];
+        if (!c->ok || !in(c, M_MAIN) || !is_transfers(c) ||
+            seen_before(s, i, M_MAIN, F_SERIES, true))
+            continue;
+        int *v;
+        int n = collect_sorted(s, i, M_MAIN, F_SERIES, &v);
+        for (int k = 0; k < n; k++) {
+            const tb_rcase *t = &s->cases[v[k]];
+            const tb_rcase *r = resident_twin(s, t);
+            if (!r)
+                continue;
+            const tb_rcase *ref = tb_rset_reference(s, t->key, M_MAIN);
+            char mr[32], mt[32], sr[32] = "-", st[32] = "-";
+            if (ref && ref != r && ref != t) {
+                char a[32];
+                snprintf(sr, sizeof sr, "%sx",
+                         fmt_num(ref->median / r->median, a, sizeof a));
+                snprintf(st, sizeof st, "%sx",
+                         fmt_num(ref->median / t->median, a, sizeof a));
+            }
+            sb(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %.0f%% |\n",
+               t->opp, t->shapes, t->dtype, r->variant,
+               tb_report_fmt_time(r->median, r->median, mr, sizeof mr), sr,
+               tb_report_fmt_time(t->median, t->median, mt, sizeof mt), st,
+               t->median > 0 ? 100 * (t->median - r->median) / t->median
+                             : 0.0);
+        }
+        free(v);
+    }
+    sb(b, "\n");
+}
+
 /* ---- counters ------------------------------------------------------------ */
 
 typedef struct {
@@ -2220,6 +2308,7 @@ int tb_report_markdown(const tb_rset *s, const tb_report_opts *o, char **md)
     sec_summary(&x);
     sec_categories(&x);
     sec_speedups(&x);
+    sec_transfers(&x);
     sec_counters(&x);
     sec_fused(&x);
     sec_scaling(&x);

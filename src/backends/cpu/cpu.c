@@ -2079,6 +2079,16 @@ static tb_kernel_fn cpu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
      * so an output that is also the first input is safe (test_cpu). */
     if (op->base != op->id && op->category == TB_CAT_INPLACE)
         op = tb_op_get(op->base);
+    /* Transfer ops (copy_h2d, copy_d2h, copy_d2d): host memory has no
+     * device side, so the cpu backend runs them as its copy kernel (a
+     * memcpy split over its threads): the same bytes moved within host
+     * memory, the baseline a device copy is set against.  Page-locked
+     * memory means nothing here: pinned=true is unsupported. */
+    if (op->category == TB_CAT_TRANSFER) {
+        if (op->n_params && p && tb_params_has(p, 0) && p->v[0] != 0)
+            return NULL;
+        op = tb_op_get(op->base);
+    }
     size_t n;
     const tb_cpu_krow *rows = tb_cpu_krows(&n);
     const tb_cpu_krow *r =

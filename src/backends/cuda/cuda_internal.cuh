@@ -39,6 +39,9 @@ struct cu_ctx {
     void *blas; /* blas.cu's cuBLAS handle and workspace, or NULL */
     cudaEvent_t ev_start, ev_stop; /* the device timer of a batch */
     void *solver; /* linalg.cu's cuSOLVER handle and workspace, or NULL */
+    void *xfer;   /* transfer.cu's host staging buffer, or NULL */
+    bool use_pool;          /* axis pool=true: cudaMallocAsync */
+    cudaMemPool_t mem_pool; /* the stream-ordered pool it allocates from */
 };
 
 /* A cudart error as a TB_E* code: allocation failures are TB_ENOMEM,

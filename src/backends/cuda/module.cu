@@ -18,6 +18,9 @@
  * instance uses, and a scratch buffer for reduction partials
  * (2 x resident threads doubles, allocated once at create and not
  * counted as a tensor allocation).  Tensors are cudaMalloc'd (counted),
+ * or with axis pool=true cudaMallocAsync'd on the stream from a pool of
+ * the instance that keeps what cudaFreeAsync gives back (also counted:
+ * device_allocs counts the allocation calls either way),
  * uploads and downloads are cudaMemcpyAsync on the stream followed by
  * cudaStreamSynchronize: the caller may reuse its host buffer at once,
  * and a copy is ordered after the kernels queued before it (a plain
@@ -30,8 +33,9 @@
  * (transpose, permute), create.cu (creation ops), fused.cu (add_relu),
  * optim.cu (optimizer steps), pool.cu (max/avg pooling), blas.cu
  * (matmul, linear, conv2d by cuBLAS), linalg.cu (svd, qr, eigh by
- * cuSOLVER) and lanes.cu (max, min, argmax, var).  Any other op is NULL =
- * unsupported; there is no fallback.
+ * cuSOLVER) and lanes.cu (max, min, argmax, var); then transfer.cu (the
+ * copy ops copy_h2d, copy_d2h, copy_d2d and their host staging buffer).
+ * Any other op is NULL = unsupported; there is no fallback.
  *
  * Device timer: CUDA events around each batch on the instance's stream
  * (timer_start/timer_stop), beside the harness's host wall time. */
@@ -48,6 +52,8 @@
 
 #include "cuda_internal.cuh"
 #include "kernels_ext.cuh"
+#include "transfer.cuh"
+#include "xfer.h"
 
 #ifndef TB_GPU_ARCHS
 #define TB_GPU_ARCHS "unknown"
@@ -224,7 +230,18 @@ static int cu_axes(tb_axis *out, int max)
         out[0].values[i] = cu_device_names[i];
     out[0].def = 0;
     out[0].doc = "CUDA device index (cudaSetDevice)";
-    return 1;
+    if (max < 2)
+        return 1;
+    memset(&out[1], 0, sizeof out[1]);
+    out[1].name = "pool";
+    out[1].n_values = 2;
+    out[1].values[0] = "false";
+    out[1].values[1] = "true";
+    out[1].def = 0;
+    out[1].doc = "tensor memory: false = cudaMalloc/cudaFree per tensor, "
+                 "true = cudaMallocAsync/cudaFreeAsync on the instance's "
+                 "stream from a stream-ordered pool that keeps freed memory";
+    return 2;
 }
 
 /* "cuda: CALL: message (error N)" into err. */
@@ -244,8 +261,11 @@ static void cu_destroy(void *ctx)
     cu_use_device(c->device);
     if (c->stream)
         cudaStreamSynchronize(c->stream);
+    if (c->mem_pool)
+        cudaMemPoolDestroy(c->mem_pool); /* after the stream's frees */
     cu_blas_release(c);
     cu_solver_release(c);
+    cu_transfer_release(c);
     if (c->ev_start)
         cudaEventDestroy(c->ev_start);
     if (c->ev_stop)
@@ -278,6 +298,13 @@ static int cu_create(const char *const *values, void **ctx, char *err,
             return TB_EPARAM;
         }
         dev = (int)d;
+    }
+    int pool = tb_xfer_pool_value(values ? values[1] : NULL);
+    if (pool < 0) {
+        if (err && len)
+            snprintf(err, len, "cuda: pool=\"%s\": expected false or true",
+                     values[1]);
+        return TB_EPARAM;
     }
     cudaError_t e;
     if ((e = cudaSetDevice(dev)) != cudaSuccess)
@@ -318,6 +345,30 @@ static int cu_create(const char *const *values, void **ctx, char *err,
         (e = cudaEventCreate(&c->ev_stop)) != cudaSuccess) {
         cu_destroy(c);
         return cu_fail(err, len, "cudaEventCreate", e);
+    }
+    if (pool) {
+        /* An instance pool of device memory that keeps what is freed
+         * (release threshold: everything), so that a stream-ordered
+         * allocation after a free of the same size is served without
+         * the driver, as a framework's caching allocator does. */
+        cudaMemPoolProps props;
+        memset(&props, 0, sizeof props);
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = dev;
+        uint64_t keep = UINT64_MAX;
+        if ((e = cudaMemPoolCreate(&c->mem_pool, &props)) != cudaSuccess) {
+            c->mem_pool = NULL;
+            cu_destroy(c);
+            return cu_fail(err, len, "cudaMemPoolCreate", e);
+        }
+        if ((e = cudaMemPoolSetAttribute(c->mem_pool,
+                                         cudaMemPoolAttrReleaseThreshold,
+                                         &keep)) != cudaSuccess) {
+            cu_destroy(c);
+            return cu_fail(err, len, "cudaMemPoolSetAttribute", e);
+        }
+        c->use_pool = true;
     }
     *ctx = c;
     return 0;
@@ -361,8 +412,14 @@ static int cu_alloc(void *ctx, tb_tensor *t)
     void *p = NULL;
     if (cu_use_device(c->device))
         return TB_EIO;
-    /* at least one byte, so that an empty tensor has a non-NULL pointer */
-    if (cudaMalloc(&p, nb ? nb : 1) != cudaSuccess) {
+    /* at least one byte, so that an empty tensor has a non-NULL pointer;
+     * with the pool, ordered on the stream after the work queued so far
+     * (and the frees before it) */
+    cudaError_t e = c->use_pool
+                        ? cudaMallocFromPoolAsync(&p, nb ? nb : 1,
+                                                  c->mem_pool, c->stream)
+                        : cudaMalloc(&p, nb ? nb : 1);
+    if (e != cudaSuccess) {
         cudaGetLastError(); /* clear the sticky-free error state */
         return TB_ENOMEM;
     }
@@ -377,11 +434,16 @@ static int cu_alloc(void *ctx, tb_tensor *t)
 
 static void cu_free(void *ctx, tb_tensor *t)
 {
-    (void)ctx;
     if (!t || t->backend != cu_self())
         return;
-    if (t->owns && t->data)
-        cudaFree(t->data);
+    const cu_ctx *c = (const cu_ctx *)(t->backend_ctx ? t->backend_ctx
+                                                      : ctx);
+    if (t->owns && t->data) {
+        if (c && c->use_pool)
+            cudaFreeAsync(t->data, c->stream); /* back to the pool */
+        else
+            cudaFree(t->data);
+    }
     t->data = NULL;
     t->owns = false;
 }
@@ -470,7 +532,6 @@ static int cu_timer_stop(void *ctx, double *ns)
 static tb_kernel_fn cu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
                               const tb_params *p, const char **impl)
 {
-    (void)ctx;
     (void)p; /* every supported op takes every parameter value */
     if (impl)
         *impl = NULL;
@@ -486,6 +547,8 @@ static tb_kernel_fn cu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
         fn = cu_reduce_kernel(id, dt, impl);
     if (!fn)
         fn = cu_ext_kernel(id, dt, impl);
+    if (!fn)
+        fn = cu_transfer_kernel((cu_ctx *)ctx, id, dt, impl);
     return fn;
 }
 
