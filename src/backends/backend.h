@@ -131,6 +131,17 @@ typedef struct tb_backend {
      * then records host wall time only. */
     int (*timer_start)(void *ctx);
     int (*timer_stop)(void *ctx, double *ns);
+    /* (optional) Called before each timed sample, outside its clocks: get
+     * the instance's device ready for the next call as the instance was
+     * configured (the CUDA module with l2=cold overwrites a buffer of
+     * twice the L2 cache size and waits for it).  Returns 1 when it did
+     * something only the next call sees, so that each sample must be one
+     * call; 0 when it did nothing; or a negative TB_E* code. */
+    int (*sample_prep)(void *ctx);
+    /* (optional) The PCI bus id ("00000000:01:00.0") of the NVIDIA GPU
+     * the instance runs on, so that the harness can read its clocks
+     * through NVML; 0, or a TB_E* code (TB_EUNSUPPORTED: none). */
+    int (*device_pci)(void *ctx, char *buf, size_t len);
 } tb_backend;
 
 /* All compiled-in backends and module slots, in a fixed order. */
@@ -148,5 +159,10 @@ int tb_backend_count(const tb_backend *b, void *ctx, tb_count_run_fn run,
 /* TB_EUNSUPPORTED when b has no device timer. */
 int tb_backend_timer_start(const tb_backend *b, void *ctx);
 int tb_backend_timer_stop(const tb_backend *b, void *ctx, double *ns);
+/* b->sample_prep, or 0 (nothing to do) for a backend without one. */
+int tb_backend_sample_prep(const tb_backend *b, void *ctx);
+/* b->device_pci, or TB_EUNSUPPORTED for a backend without one. */
+int tb_backend_device_pci(const tb_backend *b, void *ctx, char *buf,
+                          size_t len);
 
 #endif

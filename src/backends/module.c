@@ -113,6 +113,14 @@ static int cuda_timer_stop(void *ctx, double *ns)
 {
     return tb_backend_timer_stop(cuda_impl, ctx, ns);
 }
+static int cuda_sample_prep(void *ctx)
+{
+    return tb_backend_sample_prep(cuda_impl, ctx);
+}
+static int cuda_device_pci(void *ctx, char *buf, size_t len)
+{
+    return tb_backend_device_pci(cuda_impl, ctx, buf, len);
+}
 
 const tb_backend tb_backend_cuda = {
     .name = "cuda",
@@ -134,4 +142,6 @@ const tb_backend tb_backend_cuda = {
     .count = cuda_count,
     .timer_start = cuda_timer_start,
     .timer_stop = cuda_timer_stop,
+    .sample_prep = cuda_sample_prep,
+    .device_pci = cuda_device_pci,
 };

@@ -358,6 +358,7 @@ static cJSON *case_record(const cJSON *doc, const tb_case *c,
         cJSON_AddNumberToObject(tm, "warmup_ns", r->warmup_ns);
         cJSON_AddNumberToObject(tm, "sampling_ns", r->sampling_ns);
         cJSON_AddItemToObject(tm, "device", device_json(r));
+        cJSON_AddBoolToObject(tm, "prepared_samples", r->prepped);
     } else {
         cJSON_AddNullToObject(o, "stats");
         cJSON_AddNullToObject(o, "throughput");
@@ -386,6 +387,7 @@ static cJSON *case_record(const cJSON *doc, const tb_case *c,
     } else {
         cJSON_AddNullToObject(o, "shard");
     }
+    cJSON_AddItemToObject(o, "gpu_clock", tb_gpu_clock_json(&r->clock));
     return o;
 }
 

@@ -1050,6 +1050,40 @@ static void over_peak_note(const ctx *x, int over)
              "stays in a faster level than that beats the roof.\n\n");
 }
 
+/* The record's gpu_clock says the GPU throttled during the case. */
+static bool gpu_throttled(const tb_rcase *c)
+{
+    return cJSON_IsTrue(jget(jget(c->j, "gpu_clock"), "throttled"));
+}
+
+/* Which cases of the table ran on a GPU that held its clock down, why,
+ * and how far (gpu_clock). */
+static void throttle_note(const ctx *x, int sect, const char *cat)
+{
+    const tb_rset *s = x->s;
+    sb(x->b, "**GPU throttled**: NVML reported a power or thermal limit "
+             "holding the SM clock down while these cases were timed "
+             "(`gpu_clock`), so they ran slower than the GPU can; cool the "
+             "GPU or check its power limit, and run them again.\n\n");
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *c = &s->cases[i];
+        if (!c->ok || !in(c, M_MAIN) || !gpu_throttled(c) ||
+            (sect >= 0 ? section_of(c->category) != sect
+                       : strcmp(c->category, cat) != 0))
+            continue;
+        const cJSON *k = jget(c->j, "gpu_clock");
+        sb(x->b, "- `%s`: SM clock %.0f-%.0f MHz;", c->id,
+           tb_json_num(k, "sm_mhz_min"), tb_json_num(k, "sm_mhz_max"));
+        const cJSON *w;
+        int n = 0;
+        cJSON_ArrayForEach(w, jget(k, "throttle_reasons"))
+            if (cJSON_IsString(w))
+                sb(x->b, "%s %s", n++ ? "," : "", w->valuestring);
+        sb(x->b, "\n");
+    }
+    sb(x->b, "\n");
+}
+
 /* Rows of one category table: cases of MAIN in sect (or, for sect < 0,
  * with category cat).  Charts of the ops follow the table. */
 static void category_table(const ctx *x, int sect, const char *cat,
@@ -1094,7 +1128,8 @@ static void category_table(const ctx *x, int sect, const char *cat,
     for (int e = 0; e < extra; e++)
         sb(b, "---|");
     sb(b, "---|---|\n");
-    int over = 0; /* cases above their roofline */
+    int over = 0;      /* cases above their roofline */
+    int throttled = 0; /* cases timed while their GPU throttled */
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !in(c, M_MAIN))
@@ -1125,12 +1160,17 @@ static void category_table(const ctx *x, int sect, const char *cat,
             } else
                 sb(b, " %.0f%% |", 100 * f);
         }
-        sb(b, " %d x %.0f | %s |\n", c->n, c->iters,
-           c->stop_reason ? c->stop_reason : "?");
+        bool thr = gpu_throttled(c);
+        sb(b, " %d x %.0f | %s%s |\n", c->n, c->iters,
+           c->stop_reason ? c->stop_reason : "?",
+           thr ? "; **GPU throttled**" : "");
+        throttled += thr;
     }
     sb(b, "\n");
     if (over)
         over_peak_note(x, over);
+    if (throttled)
+        throttle_note(x, sect, cat);
     /* charts of this section's ops, in order */
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];

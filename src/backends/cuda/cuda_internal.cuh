@@ -39,6 +39,10 @@ struct cu_ctx {
     void *blas; /* blas.cu's cuBLAS handle and workspace, or NULL */
     cudaEvent_t ev_start, ev_stop; /* the device timer of a batch */
     void *solver; /* linalg.cu's cuSOLVER handle and workspace, or NULL */
+    bool l2_cold;           /* axis l2=cold (l2.cu) */
+    void *l2_flush;         /* the buffer sample_prep overwrites */
+    int64_t l2_flush_bytes;
+    int l2_flush_gen;       /* the byte it writes next */
 };
 
 /* A cudart error as a TB_E* code: allocation failures are TB_ENOMEM,

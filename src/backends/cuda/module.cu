@@ -48,6 +48,7 @@
 
 #include "cuda_internal.cuh"
 #include "kernels_ext.cuh"
+#include "l2.cuh"
 
 #ifndef TB_GPU_ARCHS
 #define TB_GPU_ARCHS "unknown"
@@ -224,7 +225,17 @@ static int cu_axes(tb_axis *out, int max)
         out[0].values[i] = cu_device_names[i];
     out[0].def = 0;
     out[0].doc = "CUDA device index (cudaSetDevice)";
-    return 1;
+    if (max < 2)
+        return 1;
+    memset(&out[1], 0, sizeof out[1]);
+    out[1].name = "l2";
+    out[1].n_values = 2;
+    out[1].values[0] = "warm";
+    out[1].values[1] = "cold";
+    out[1].def = 0;
+    out[1].doc = "L2 cache before each sample: warm (batches of calls) "
+                 "or cold (flushed, one call per sample)";
+    return 2;
 }
 
 /* "cuda: CALL: message (error N)" into err. */
@@ -251,6 +262,7 @@ static void cu_destroy(void *ctx)
     if (c->ev_stop)
         cudaEventDestroy(c->ev_stop);
     cudaFree(c->scratch);
+    cu_l2_release(c);
     if (c->stream)
         cudaStreamDestroy(c->stream);
     delete c;
@@ -318,6 +330,11 @@ static int cu_create(const char *const *values, void **ctx, char *err,
         (e = cudaEventCreate(&c->ev_stop)) != cudaSuccess) {
         cu_destroy(c);
         return cu_fail(err, len, "cudaEventCreate", e);
+    }
+    int l2rc = cu_l2_setup(c, values ? values[1] : NULL, err, len);
+    if (l2rc) {
+        cu_destroy(c);
+        return l2rc;
     }
     *ctx = c;
     return 0;
@@ -510,6 +527,8 @@ static tb_backend cu_make_backend(void)
     b.count = cu_count;
     b.timer_start = cu_timer_start;
     b.timer_stop = cu_timer_stop;
+    b.sample_prep = cu_sample_prep;
+    b.device_pci = cu_device_pci;
     return b;
 }
 
