@@ -29,6 +29,10 @@
 #                    faster cold than warm, every ok cuda case of every
 #                    run has its clock record (gpu_clock); cases timed
 #                    while the GPU throttled are listed
+#   peaks.json, peak.txt  `tbench peak`: the GPU's measured bandwidth
+#                    (copy/read/triad) and FMA (f32/f64) beside the
+#                    vendor figures; fails when a figure is missing or
+#                    above 1.15 x its vendor figure
 #   counts.txt       the CUPTI count assertions (issue 12), one line each:
 #                    add: 1 launch, 0 memcpys, 0 device allocs per
 #                    iteration (resident buffers); add with "alloc": 1
@@ -228,6 +232,44 @@ sys.exit(1 if bad else 0)
 EOF
 cat "$out/counts.txt"
 
+# GPU peaks (tbench peak): measured, every figure > 0, and each at most
+# 1.15 x its vendor figure where that is known (a measured rate above
+# the hardware's is a counting bug).
+pk=0
+TBENCH_PEAK_CACHE="$out/peak-cache.json" "$build/tbench" peak --json \
+    -o "$out/peaks.json" > "$out/peak.log" 2>&1 || pk=$?
+python3 - "$out/peaks.json" > "$out/peak.txt" <<'EOF' || pk=1
+import json, sys
+try:
+    g = json.load(open(sys.argv[1], encoding="utf-8")).get("gpu") or {}
+except (OSError, ValueError) as e:
+    print(f"FAIL no peaks: {e}")
+    sys.exit(1)
+if not g.get("available"):
+    print(f"FAIL GPU peaks unavailable: {g.get('reason')}")
+    sys.exit(1)
+bad = 0
+d = g["device"]
+print(f"GPU {d['name']} (cc {d['compute_capability']}, {d['sm_count']} "
+      f"SMs), arrays {g.get('array_bytes', 0) / 2**20:.0f} MiB")
+for e, unit, key in [(e, "GB/s", "gb_s") for e in g["bandwidth"]] + \
+                    [(e, "GFLOP/s", "gflop_s") for e in g["flops"]]:
+    best, ven = e[f"best_{key}"], e[f"vendor_{key}"]
+    ok = best > 0 and (ven is None or best <= 1.15 * ven)
+    bad += not ok
+    name = e.get("kernel") or e.get("dtype")
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: best {best:.1f} {unit}, "
+          f"median {e[f'median_{key}'] or 0:.1f}, vendor "
+          f"{'-' if ven is None else f'{ven:.1f}'}"
+          f"{'' if not ven else f' ({best / ven:.0%} of it)'}")
+if len(g["bandwidth"]) != 3 or len(g["flops"]) != 2:
+    bad += 1
+    print(f"FAIL missing figures: {g.get('reason')}")
+print(f"peaks: {bad} failed")
+sys.exit(1 if bad else 0)
+EOF
+cat "$out/peak.txt"
+
 # Warm and cold L2 (configs/gpu-l2.json, axis l2) and the clock record
 # (gpu_clock): every cold case is one prepared call per sample; add on
 # 1M elements (fits the L2) is not faster cold than warm on the device;
@@ -298,7 +340,7 @@ sys.exit(1 if bad else 0)
 EOF
 cat "$out/l2.txt"
 
-if [ "$counts" -eq 0 ] && [ "$l2" -eq 0 ] &&
+if [ "$counts" -eq 0 ] && [ "$l2" -eq 0 ] && [ "$pk" -eq 0 ] &&
    grep -q '^cuda cases (check):' "$out/summary.txt" &&
    ! grep -Eq '^(failed-check|error|crashed|timeout|unavailable|skipped) ' \
        "$out/summary.txt" && [ "$status" -eq 0 ] && [ "$gpu_status" -eq 0 ]

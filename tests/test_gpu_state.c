@@ -19,8 +19,11 @@
 
 #include <cmocka.h>
 
+#include <math.h>
+
 #include "base/error.h"
 #include "harness/gpu_clock.h"
+#include "harness/gpu_peak.h"
 #include "harness/results.h"
 #include "harness/runner.h"
 #include "harness/worker.h"
@@ -46,6 +49,11 @@ static int gs_probe(char *r, size_t n)
 {
     (void)r, (void)n;
     return 0;
+}
+static int gs_probe_none(char *r, size_t n)
+{
+    snprintf(r, n, "no CUDA device: cudaGetDeviceCount found 0 devices");
+    return TB_EUNAVAILABLE;
 }
 static int gs_axes(tb_axis *out, int max)
 {
@@ -134,6 +142,42 @@ static int gs_pci(void *ctx, char *buf, size_t len)
     return 0;
 }
 
+/* The peak slot: fixed figures (an H100-like device), or a failure. */
+static int gs_peak_fail; /* TB_E* code the slot returns, 0: none */
+
+static int gs_peak(void *ctx, int reps, double rep_s, tb_dev_peaks *out)
+{
+    (void)ctx;
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "Fake H100");
+    out->cc_major = 9;
+    out->sms = 132;
+    out->l2_bytes = 50 << 20;
+    out->mem_clock_khz = 2619000;
+    out->sm_clock_khz = 1980000;
+    out->bus_bits = 5120;
+    out->vendor_bw = 3.352e12;
+    out->vendor_flops[TB_F32] = 66.9e12;
+    out->reps = reps;
+    out->array_bytes = rep_s > 0 ? 400 << 20 : 0;
+    if (gs_peak_fail) {
+        snprintf(out->why, sizeof out->why, "FMA kernels: fake failure");
+        out->bw_best[TB_DEV_PEAK_COPY] = 3.0e12;
+        return gs_peak_fail;
+    }
+    out->bw_best[TB_DEV_PEAK_COPY] = 3.0e12;
+    out->bw_median[TB_DEV_PEAK_COPY] = 2.9e12;
+    out->bw_best[TB_DEV_PEAK_READ] = 3.2e12;
+    out->bw_median[TB_DEV_PEAK_READ] = 3.1e12;
+    out->bw_best[TB_DEV_PEAK_TRIAD] = 2.8e12;
+    out->bw_median[TB_DEV_PEAK_TRIAD] = 2.7e12;
+    out->flops_best[TB_F32] = 60e12;
+    out->flops_median[TB_F32] = 59e12;
+    out->flops_best[TB_F64] = 30e12;
+    out->flops_median[TB_F64] = 29e12;
+    return 0;
+}
+
 static const tb_backend cold_backend = {
     .name = "coldfake",
     .doc = "test double: a device whose cache sample_prep empties",
@@ -150,6 +194,7 @@ static const tb_backend cold_backend = {
     .timer_stop = gs_timer_stop,
     .sample_prep = gs_prep_cold,
     .device_pci = gs_pci,
+    .peak = gs_peak,
 };
 
 static const tb_backend warm_backend = {
@@ -226,6 +271,22 @@ static void reset(const char *pci, const char *mode)
         unsetenv("FAKE_NVML_MODE");
 }
 
+/* With GPU_STATE_DUMP=FILE, append doc to FILE as one line (to check
+ * the records against docs/results.schema.json by hand). */
+static void dump(const cJSON *doc)
+{
+    const char *path = getenv("GPU_STATE_DUMP");
+    if (!path)
+        return;
+    FILE *f = fopen(path, "a");
+    char *t = cJSON_PrintUnformatted(doc);
+    if (f && t)
+        fprintf(f, "%s\n", t);
+    free(t);
+    if (f)
+        fclose(f);
+}
+
 /* The record of c/r as results.json writes it (caller deletes doc). */
 static const cJSON *record_of(const tb_case *c, const tb_result *r,
                               cJSON **doc)
@@ -233,16 +294,7 @@ static const cJSON *record_of(const tb_case *c, const tb_result *r,
     *doc = tb_results_new(NULL, &cfg, 1, 0);
     assert_non_null(*doc);
     assert_int_equal(tb_results_add_case(*doc, c, r), 0);
-    const char *dump = getenv("GPU_STATE_DUMP"); /* for a schema check */
-    if (dump) {
-        FILE *f = fopen(dump, "a");
-        char *t = cJSON_PrintUnformatted(*doc);
-        if (f && t)
-            fprintf(f, "%s\n", t);
-        free(t);
-        if (f)
-            fclose(f);
-    }
+    dump(*doc);
     const cJSON *cs = cJSON_GetObjectItemCaseSensitive(*doc, "cases");
     return cJSON_GetArrayItem(cs, 0);
 }
@@ -523,6 +575,133 @@ static void test_reason_words(void **state)
         "slowdown, hardware thermal slowdown, hardware power brake");
 }
 
+/* ---- GPU peaks and the GPU roofline --------------------------------- */
+
+/* Equal within 1e-12 relative (rates are scaled by 1e-9). */
+static bool near(double got, double want)
+{
+    return fabs(got - want) <= 1e-12 * fabs(want);
+}
+
+static const cJSON *entry(const cJSON *arr, const char *k, const char *v)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr)
+        if (!strcmp(get(e, k)->valuestring, v))
+            return e;
+    fail_msg("no entry %s=%s", k, v);
+    return NULL;
+}
+
+static void test_gpu_peaks(void **state)
+{
+    (void)state;
+    gs_peak_fail = 0;
+    /* measured in a child process: the fake's figures cross the pipe */
+    cJSON *g = tb_gpu_peaks_measure(&cold_backend, 3, 0.01);
+    assert_non_null(g);
+    assert_true(cJSON_IsTrue(get(g, "available")));
+    assert_true(cJSON_IsNull(get(g, "reason")));
+    assert_string_equal(get(g, "backend")->valuestring, "coldfake");
+    const cJSON *d = get(g, "device");
+    assert_string_equal(get(d, "name")->valuestring, "Fake H100");
+    assert_string_equal(get(d, "compute_capability")->valuestring, "9.0");
+    assert_int_equal(get(d, "sm_count")->valueint, 132);
+    assert_true(near(get(d, "sm_clock_mhz")->valuedouble, 1980));
+    assert_int_equal(get(g, "repetitions")->valueint, 3);
+    const cJSON *bw = get(g, "bandwidth"), *fl = get(g, "flops");
+    assert_int_equal(cJSON_GetArraySize(bw), 3);
+    assert_true(near(get(entry(bw, "kernel", "copy"), "best_gb_s")->valuedouble, 3000));
+    assert_true(near(get(entry(bw, "kernel", "read"), "median_gb_s")->valuedouble, 3100));
+    assert_true(near(get(entry(bw, "kernel", "triad"), "vendor_gb_s")
+                    ->valuedouble, 3352));
+    assert_true(near(get(entry(fl, "dtype", "f32"), "best_gflop_s")->valuedouble, 60000));
+    assert_true(near(get(entry(fl, "dtype", "f32"), "vendor_gflop_s")
+                    ->valuedouble, 66900));
+    /* an unknown vendor figure is null, never 0 */
+    assert_true(cJSON_IsNull(get(entry(fl, "dtype", "f64"),
+                                 "vendor_gflop_s")));
+
+    /* the roofline of a case on that backend: add reads 2 and writes 1
+     * array (triad's pattern), 1 FLOP per element */
+    cJSON *peaks = cJSON_CreateObject();
+    cJSON_AddItemToObject(peaks, "gpu", g);
+    tb_roofline_in in = {.flops = 1e6, .bytes = 12e6, .time_ns = 10000,
+                         .dtype = TB_F32, .bw_kernel = "add"};
+    tb_roofline rl;
+    assert_int_equal(tb_gpu_roofline(peaks, &in, &rl), 0);
+    assert_string_equal(rl.level, "GPU");
+    assert_string_equal(rl.bw_kernel, "triad");
+    assert_true(rl.memory_bound);
+    assert_true(near(rl.bandwidth_gb_s, 2800));
+    /* 12e6 bytes at 2800 GB/s = 4285.7 ns of the measured 10000 */
+    assert_true(near(rl.min_time_ns, 12e6 / 2800));
+    assert_true(near(rl.fraction, 12e6 / 2800 / 10000));
+    /* compute bound: 1e9 FLOPs f64 at 30000 GFLOP/s */
+    tb_roofline_in in2 = {.flops = 1e9, .bytes = 8e3, .time_ns = 1e5,
+                          .dtype = TB_F64, .bw_kernel = "read"};
+    assert_int_equal(tb_gpu_roofline(peaks, &in2, &rl), 0);
+    assert_false(rl.memory_bound);
+    assert_true(near(rl.min_time_ns, 1e9 / 30000));
+    assert_true(near(rl.fraction, 1e9 / 30000 / 1e5));
+
+    /* through results.json: the record of a case on that backend */
+    reset(NULL, NULL);
+    tb_result res;
+    tb_case c;
+    run_here(&cold_backend, &res, &c);
+    cJSON *doc = tb_results_new(NULL, &cfg, 1, 0);
+    assert_int_equal(tb_results_set_peaks(doc, peaks), 0);
+    assert_int_equal(tb_results_add_case(doc, &c, &res), 0);
+    dump(doc);
+    const cJSON *rec = cJSON_GetArrayItem(get(doc, "cases"), 0);
+    const cJSON *r = get(rec, "roofline");
+    assert_string_equal(get(r, "level")->valuestring, "GPU");
+    double want = c.bytes / 2800;
+    if (c.flops / 60000 > want)
+        want = c.flops / 60000;
+    assert_true(near(get(r, "fraction")->valuedouble,
+                     want / res.stats.median));
+    cJSON_Delete(doc);
+    tb_result_free(&res);
+}
+
+static void test_gpu_peaks_unavailable(void **state)
+{
+    (void)state;
+    /* a backend without a device: its probe's reason */
+    tb_backend nodev = cold_backend;
+    nodev.probe = gs_probe_none;
+    cJSON *g = tb_gpu_peaks_measure(&nodev, 3, 0.01);
+    assert_true(cJSON_IsFalse(get(g, "available")));
+    assert_string_equal(get(g, "reason")->valuestring,
+                        "no CUDA device: cudaGetDeviceCount found 0 "
+                        "devices");
+    assert_true(cJSON_IsNull(get(g, "device")));
+    assert_int_equal(cJSON_GetArraySize(get(g, "bandwidth")), 0);
+    cJSON *peaks = cJSON_CreateObject();
+    cJSON_AddItemToObject(peaks, "gpu", g);
+    tb_roofline_in in = {.flops = 1, .bytes = 12, .time_ns = 10,
+                         .dtype = TB_F32, .bw_kernel = "add"};
+    tb_roofline rl;
+    assert_int_equal(tb_gpu_roofline(peaks, &in, &rl), TB_ENOTFOUND);
+    cJSON_Delete(peaks);
+    /* no backend at all */
+    g = tb_gpu_peaks_measure(NULL, 3, 0.01);
+    assert_true(cJSON_IsFalse(get(g, "available")));
+    cJSON_Delete(g);
+    /* a slot that fails part-way: what it measured, and why not more */
+    gs_peak_fail = TB_EIO;
+    g = tb_gpu_peaks_measure(&cold_backend, 3, 0.01);
+    gs_peak_fail = 0;
+    assert_true(cJSON_IsTrue(get(g, "available")));
+    assert_string_equal(get(g, "reason")->valuestring,
+                        "FMA kernels: fake failure");
+    assert_int_equal(cJSON_GetArraySize(get(g, "bandwidth")), 1);
+    assert_int_equal(cJSON_GetArraySize(get(g, "flops")), 0);
+    cJSON_Delete(g);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -546,6 +725,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_clock_unknown_device),
         cmocka_unit_test(test_clock_not_a_gpu),
         cmocka_unit_test(test_reason_words),
+        cmocka_unit_test(test_gpu_peaks),
+        cmocka_unit_test(test_gpu_peaks_unavailable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -121,6 +121,12 @@ static int cuda_device_pci(void *ctx, char *buf, size_t len)
 {
     return tb_backend_device_pci(cuda_impl, ctx, buf, len);
 }
+static int cuda_peak(void *ctx, int reps, double rep_s, tb_dev_peaks *out)
+{
+    if (!cuda_impl->peak)
+        return TB_EUNSUPPORTED;
+    return cuda_impl->peak(ctx, reps, rep_s, out);
+}
 
 const tb_backend tb_backend_cuda = {
     .name = "cuda",
@@ -144,4 +150,5 @@ const tb_backend tb_backend_cuda = {
     .timer_stop = cuda_timer_stop,
     .sample_prep = cuda_sample_prep,
     .device_pci = cuda_device_pci,
+    .peak = cuda_peak,
 };

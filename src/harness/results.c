@@ -9,6 +9,7 @@
 
 #include "instr.h"
 #include "peak.h"
+#include "gpu_peak.h"
 #include "../base/error.h"
 #include "../base/fileio.h"
 
@@ -115,7 +116,11 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
     tb_roofline rl;
     cJSON *o = NULL;
     if (r->status == TB_STATUS_OK && cJSON_IsObject(peaks) &&
-        in.threads > 0 && tb_roofline_compute(peaks, &in, &rl) == 0)
+        c->backend->peak) { /* a GPU backend: the GPU's peaks */
+        if (tb_gpu_roofline(peaks, &in, &rl) == 0)
+            o = tb_roofline_json(&rl);
+    } else if (r->status == TB_STATUS_OK && cJSON_IsObject(peaks) &&
+               in.threads > 0 && tb_roofline_compute(peaks, &in, &rl) == 0)
         o = tb_roofline_json(&rl);
     return o ? o : cJSON_CreateNull();
 }

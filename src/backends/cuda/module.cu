@@ -49,6 +49,7 @@
 #include "cuda_internal.cuh"
 #include "kernels_ext.cuh"
 #include "l2.cuh"
+#include "peak.cuh"
 
 #ifndef TB_GPU_ARCHS
 #define TB_GPU_ARCHS "unknown"
@@ -529,6 +530,7 @@ static tb_backend cu_make_backend(void)
     b.timer_stop = cu_timer_stop;
     b.sample_prep = cu_sample_prep;
     b.device_pci = cu_device_pci;
+    b.peak = cu_peak;
     return b;
 }
 
