@@ -131,6 +131,48 @@ fi
 "$build/tbench" list > "$out/list.txt" 2>&1 || true
 grep -A1 '^  cuda' "$out/list.txt" || true
 
+# GPU peaks (tbench peak), first, into a cache of this folder that
+# every run below reads (their cases get rooflines against them):
+# measured, every figure > 0, and each at most 1.15 x its vendor figure
+# where that is known (a measured rate above the hardware's is a
+# counting bug).
+TBENCH_PEAK_CACHE="$out/peak-cache.json"
+export TBENCH_PEAK_CACHE
+pk=0
+"$build/tbench" peak --json \
+    -o "$out/peaks.json" > "$out/peak.log" 2>&1 || pk=$?
+python3 - "$out/peaks.json" > "$out/peak.txt" <<'EOF' || pk=1
+import json, sys
+try:
+    g = json.load(open(sys.argv[1], encoding="utf-8")).get("gpu") or {}
+except (OSError, ValueError) as e:
+    print(f"FAIL no peaks: {e}")
+    sys.exit(1)
+if not g.get("available"):
+    print(f"FAIL GPU peaks unavailable: {g.get('reason')}")
+    sys.exit(1)
+bad = 0
+d = g["device"]
+print(f"GPU {d['name']} (cc {d['compute_capability']}, {d['sm_count']} "
+      f"SMs), arrays {(g.get('array_bytes') or 0) / 2**20:.0f} MiB")
+for e, unit, key in [(e, "GB/s", "gb_s") for e in g["bandwidth"]] + \
+                    [(e, "GFLOP/s", "gflop_s") for e in g["flops"]]:
+    best, ven = e[f"best_{key}"], e[f"vendor_{key}"]
+    ok = best > 0 and (ven is None or best <= 1.15 * ven)
+    bad += not ok
+    name = e.get("kernel") or e.get("dtype")
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: best {best:.1f} {unit}, "
+          f"median {e[f'median_{key}'] or 0:.1f}, vendor "
+          f"{'-' if ven is None else f'{ven:.1f}'}"
+          f"{'' if not ven else f' ({best / ven:.0%} of it)'}")
+if len(g["bandwidth"]) != 3 or len(g["flops"]) != 2:
+    bad += 1
+    print(f"FAIL missing figures: {g.get('reason')}")
+print(f"peaks: {bad} failed")
+sys.exit(1 if bad else 0)
+EOF
+cat "$out/peak.txt"
+
 status=0
 "$build/tbench" run configs/gpu-check.json -o "$out/check" -q \
     > "$out/check.log" 2>&1 || status=$?
@@ -231,44 +273,6 @@ print(f"counts: {bad} failed")
 sys.exit(1 if bad else 0)
 EOF
 cat "$out/counts.txt"
-
-# GPU peaks (tbench peak): measured, every figure > 0, and each at most
-# 1.15 x its vendor figure where that is known (a measured rate above
-# the hardware's is a counting bug).
-pk=0
-TBENCH_PEAK_CACHE="$out/peak-cache.json" "$build/tbench" peak --json \
-    -o "$out/peaks.json" > "$out/peak.log" 2>&1 || pk=$?
-python3 - "$out/peaks.json" > "$out/peak.txt" <<'EOF' || pk=1
-import json, sys
-try:
-    g = json.load(open(sys.argv[1], encoding="utf-8")).get("gpu") or {}
-except (OSError, ValueError) as e:
-    print(f"FAIL no peaks: {e}")
-    sys.exit(1)
-if not g.get("available"):
-    print(f"FAIL GPU peaks unavailable: {g.get('reason')}")
-    sys.exit(1)
-bad = 0
-d = g["device"]
-print(f"GPU {d['name']} (cc {d['compute_capability']}, {d['sm_count']} "
-      f"SMs), arrays {g.get('array_bytes', 0) / 2**20:.0f} MiB")
-for e, unit, key in [(e, "GB/s", "gb_s") for e in g["bandwidth"]] + \
-                    [(e, "GFLOP/s", "gflop_s") for e in g["flops"]]:
-    best, ven = e[f"best_{key}"], e[f"vendor_{key}"]
-    ok = best > 0 and (ven is None or best <= 1.15 * ven)
-    bad += not ok
-    name = e.get("kernel") or e.get("dtype")
-    print(f"{'ok  ' if ok else 'FAIL'} {name}: best {best:.1f} {unit}, "
-          f"median {e[f'median_{key}'] or 0:.1f}, vendor "
-          f"{'-' if ven is None else f'{ven:.1f}'}"
-          f"{'' if not ven else f' ({best / ven:.0%} of it)'}")
-if len(g["bandwidth"]) != 3 or len(g["flops"]) != 2:
-    bad += 1
-    print(f"FAIL missing figures: {g.get('reason')}")
-print(f"peaks: {bad} failed")
-sys.exit(1 if bad else 0)
-EOF
-cat "$out/peak.txt"
 
 # Warm and cold L2 (configs/gpu-l2.json, axis l2) and the clock record
 # (gpu_clock): every cold case is one prepared call per sample; add on
