@@ -143,7 +143,7 @@ static int gs_pci(void *ctx, char *buf, size_t len)
 }
 
 /* The peak slot: fixed figures (an H100-like device), or a failure. */
-static int gs_peak_fail; /* TB_E* code the slot returns, 0: none */
+static int gs_peak_fail; /* TB_E* code the slot returns; 1: abort(); 0 */
 
 static int gs_peak(void *ctx, int reps, double rep_s, tb_dev_peaks *out)
 {
@@ -160,6 +160,8 @@ static int gs_peak(void *ctx, int reps, double rep_s, tb_dev_peaks *out)
     out->vendor_flops[TB_F32] = 66.9e12;
     out->reps = reps;
     out->array_bytes = rep_s > 0 ? 400 << 20 : 0;
+    if (gs_peak_fail == 1)
+        abort(); /* a crash in the driver, say */
     if (gs_peak_fail) {
         snprintf(out->why, sizeof out->why, "FMA kernels: fake failure");
         out->bw_best[TB_DEV_PEAK_COPY] = 3.0e12;
@@ -699,6 +701,14 @@ static void test_gpu_peaks_unavailable(void **state)
                         "FMA kernels: fake failure");
     assert_int_equal(cJSON_GetArraySize(get(g, "bandwidth")), 1);
     assert_int_equal(cJSON_GetArraySize(get(g, "flops")), 0);
+    cJSON_Delete(g);
+    /* the measuring process dies: this one goes on and says so */
+    gs_peak_fail = 1;
+    g = tb_gpu_peaks_measure(&cold_backend, 3, 0.01);
+    gs_peak_fail = 0;
+    assert_true(cJSON_IsFalse(get(g, "available")));
+    assert_string_equal(get(g, "reason")->valuestring,
+                        "the measuring process died of signal 6");
     cJSON_Delete(g);
 }
 

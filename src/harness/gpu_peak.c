@@ -2,6 +2,7 @@
 #include "gpu_peak.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -9,6 +10,9 @@
 #include <unistd.h>
 
 #include "../base/error.h"
+
+/* Longest the measuring child may take (a full measurement: seconds). */
+#define GPU_PEAK_TIMEOUT_S 300
 
 static const char *const bw_names[TB_DEV_NPEAK_BW] = {"copy", "read",
                                                       "triad"};
@@ -82,6 +86,9 @@ cJSON *tb_gpu_peaks_measure(const tb_backend *be, int reps, double rep_s)
     }
     if (pid == 0) {
         close(fd[0]);
+        /* a hung device must not hang `tbench peak`: SIGALRM ends the
+         * child, and the parent records why */
+        alarm(GPU_PEAK_TIMEOUT_S);
         peak_msg *m = calloc(1, sizeof *m);
         if (m) {
             measure_here(be, reps, rep_s, m);
@@ -105,7 +112,11 @@ cJSON *tb_gpu_peaks_measure(const tb_backend *be, int reps, double rep_s)
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
     if (got != sizeof m) {
-        if (WIFSIGNALED(st))
+        if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)
+            snprintf(reason, sizeof reason,
+                     "the measuring process did not finish in %d s (a "
+                     "hung device?)", GPU_PEAK_TIMEOUT_S);
+        else if (WIFSIGNALED(st))
             snprintf(reason, sizeof reason,
                      "the measuring process died of signal %d",
                      WTERMSIG(st));
