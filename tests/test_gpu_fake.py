@@ -164,6 +164,19 @@ def peak_and_roofline():
         want = max(t_mem, t_flop) / k["stats"]["median_ns"]
         expect(abs(rl["fraction"] - want) <= 1e-9 * want,
                "fraction %r, want %r" % (rl["fraction"], want))
+    md = os.path.join(TMP, "roofline.md")
+    rr = tbench(["report", os.path.join(TMP, "roofline", "results.json"),
+                 "-o", md, "--no-charts"])
+    expect(rr.returncode == 0, rr.stderr)
+    text = open(md, encoding="utf-8").read()
+    expect("### Measured GPU peaks" in text and "Fake GPU" in text,
+           "no GPU peaks table")
+    rows = [l for l in text.split("\n")
+            if l.startswith(("| GPU triad bandwidth", "| GPU f32 FMA",
+                             "| GPU f64 FMA"))]
+    expect(len(rows) == 3, "rows %r" % rows)
+    expect(rows[0].endswith("| 84% |"), "triad: %r" % rows[0])  # 2800/3352
+    expect(rows[1].endswith("| 90% |"), "f32: %r" % rows[1])  # 60/66.9
 
 
 if __name__ == "__main__":

@@ -73,5 +73,26 @@ def peak_table():
     expect(len(lines) == 1, "no unavailable line in:\n" + r.stdout)
 
 
+@case("a run with those peaks: the report says why there are no GPU peaks")
+def report_says_why():
+    cfg = os.path.join(TMP, "tiny.json")
+    with open(cfg, "w", encoding="utf-8") as f:
+        f.write('{"name": "tiny", "warmup": {"min_time_ms": 1}, '
+                '"measure": {"max_time_s": 0.05, "min_samples": 3}, '
+                '"backends": ["cpu"], '
+                '"ops": [{"op": "add", "shapes": [[1024]]}]}')
+    out = os.path.join(TMP, "run")
+    r = tbench("run", cfg, "-o", out, "-q")
+    expect(r.returncode == 0, "run exit %d: %s" % (r.returncode, r.stderr))
+    md = os.path.join(TMP, "r.md")
+    r = tbench("report", os.path.join(out, "results.json"), "-o", md,
+               "--no-charts")
+    expect(r.returncode == 0, r.stderr)
+    text = open(md, encoding="utf-8").read()
+    expect("No GPU peaks: cuda was unavailable when they were measured "
+           "(" in text, "no reason in the report")
+    expect("### Measured GPU peaks" not in text, "a GPU table without GPU")
+
+
 if __name__ == "__main__":
     run_cases(lambda failed: failed or shutil.rmtree(TMP, True))

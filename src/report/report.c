@@ -832,6 +832,59 @@ static void peaks_table(sbuf *b, const cJSON *pk)
     sb(b, "\n");
 }
 
+/* The GPU's peaks beside its vendor figures (peaks.gpu), or why there
+ * are none; nothing for peaks measured before they had a "gpu". */
+static void gpu_peaks_table(sbuf *b, const cJSON *g)
+{
+    if (!cJSON_IsObject(g))
+        return;
+    const char *be = tb_json_str(g, "backend");
+    if (!cJSON_IsTrue(jget(g, "available"))) {
+        const char *why = tb_json_str(g, "reason");
+        sb(b, "No GPU peaks: %s was unavailable when they were measured "
+              "(%s).\n\n", be ? be : "?", why ? why : "no reason given");
+        return;
+    }
+    const cJSON *d = jget(g, "device");
+    const char *name = tb_json_str(d, "name");
+    const char *cc = tb_json_str(d, "compute_capability");
+    sb(b, "### Measured GPU peaks\n\n"
+          "%s device 0: %s (compute capability %s, %.0f SMs), by the "
+          "module's own kernels (`peaks.gpu`), beside the vendor figures "
+          "(memory clock x bus width x 2; SMs x FMA lanes x clock x 2). "
+          "The GPU cases' roofline fractions divide by the best.\n\n"
+          "| Peak | Best | Median | Vendor | Best / vendor |\n"
+          "|---|---|---|---|---|\n",
+       be ? be : "?", name ? name : "?", cc ? cc : "?",
+       tb_json_num(d, "sm_count"));
+    static const char *const kinds[2][3] = {
+        {"bandwidth", "gb_s", "GB/s"}, {"flops", "gflop_s", "GFLOP/s"}};
+    for (int k = 0; k < 2; k++) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, jget(g, kinds[k][0]))
+        {
+            char key[32], v1[32], v2[32], v3[32];
+            const char *what = tb_json_str(e, k ? "dtype" : "kernel");
+            snprintf(key, sizeof key, "best_%s", kinds[k][1]);
+            double best = tb_json_num(e, key);
+            snprintf(key, sizeof key, "median_%s", kinds[k][1]);
+            double med = tb_json_num(e, key);
+            snprintf(key, sizeof key, "vendor_%s", kinds[k][1]);
+            double ven = tb_json_num(e, key);
+            sb(b, "| GPU %s %s | %s %s | %s | %s | ", what ? what : "?",
+               k ? "FMA" : "bandwidth", fmt_num(best, v1, sizeof v1),
+               kinds[k][2], isnan(med) ? "" : fmt_num(med, v2, sizeof v2),
+               isnan(ven) ? "unknown" : fmt_num(ven, v3, sizeof v3));
+            if (isnan(ven) || !(ven > 0))
+                sb(b, " |\n");
+            else
+                sb(b, "%.0f%% |\n", 100 * best / ven);
+        }
+    }
+    const char *why = tb_json_str(g, "reason");
+    sb(b, "\n%s%s%s", why ? "Note: " : "", why ? why : "", why ? "\n\n" : "");
+}
+
 static void sec_environment(const ctx *x)
 {
     const cJSON *env = doc_env(x, x->main_doc);
@@ -842,8 +895,10 @@ static void sec_environment(const ctx *x)
     env_rows(x, env);
     sb(x->b, "\n");
     const cJSON *peaks = jget(x->s->docs[x->main_doc].file->doc, "peaks");
-    if (cJSON_IsObject(peaks))
+    if (cJSON_IsObject(peaks)) {
         peaks_table(x->b, peaks);
+        gpu_peaks_table(x->b, jget(peaks, "gpu"));
+    }
     const cJSON *w = jget(env, "warnings");
     if (cJSON_IsArray(w) && w->child) {
         const cJSON *s;
