@@ -22,6 +22,8 @@ static struct {
     nvml_ret (*clock)(nvml_dev, int, unsigned *);
     nvml_ret (*reasons)(nvml_dev, unsigned long long *);
     const char *(*error_string)(nvml_ret);
+    char pci[32];   /* the device last looked up (readings repeat it) */
+    nvml_dev dev;
 } nv;
 
 static void load_sym(void *h, const char *name, void *fnp)
@@ -82,7 +84,16 @@ static bool reading(tb_gpu_clock *k)
     nvml_dev d = NULL;
     unsigned mhz = 0;
     unsigned long long bits = 0;
-    nvml_ret r = nv.by_pci(k->pci, &d);
+    nvml_ret r = 0;
+    if (nv.pci[0] && !strcmp(nv.pci, k->pci)) {
+        d = nv.dev;
+    } else {
+        nv.pci[0] = '\0';
+        if ((r = nv.by_pci(k->pci, &d)) == 0) {
+            snprintf(nv.pci, sizeof nv.pci, "%s", k->pci);
+            nv.dev = d;
+        }
+    }
     const char *call = "nvmlDeviceGetHandleByPciBusId_v2";
     if (!r) {
         call = "nvmlDeviceGetClockInfo";
