@@ -26,6 +26,16 @@
 #                    with GPU_JSON=0)
 #   tests.log        `meson test` output, when cmocka was found
 #   summary.txt      case counts per status and every case not ok
+#   l2/, l2.txt      `tbench run configs/gpu-l2.json` (cuda with l2=warm
+#                    and l2=cold) and its assertions: cold cases are one
+#                    prepared call per sample, add on 1M f32 is not
+#                    faster cold than warm, every ok cuda case of every
+#                    run has its clock record (gpu_clock); cases timed
+#                    while the GPU throttled are listed
+#   peaks.json, peak.txt  `tbench peak`: the GPU's measured bandwidth
+#                    (copy/read/triad) and FMA (f32/f64) beside the
+#                    vendor figures; fails when a figure is missing or
+#                    above 1.15 x its vendor figure
 #   counts.txt       the CUPTI count assertions (issue 12), one line each:
 #                    add: 1 launch, 0 memcpys, 0 device allocs per
 #                    iteration (resident buffers); add with "alloc": 1
@@ -128,6 +138,48 @@ fi
 
 "$build/tbench" list > "$out/list.txt" 2>&1 || true
 grep -A1 '^  cuda' "$out/list.txt" || true
+
+# GPU peaks (tbench peak), first, into a cache of this folder that
+# every run below reads (their cases get rooflines against them):
+# measured, every figure > 0, and each at most 1.15 x its vendor figure
+# where that is known (a measured rate above the hardware's is a
+# counting bug).
+TBENCH_PEAK_CACHE="$out/peak-cache.json"
+export TBENCH_PEAK_CACHE
+pk=0
+"$build/tbench" peak --json \
+    -o "$out/peaks.json" > "$out/peak.log" 2>&1 || pk=$?
+python3 - "$out/peaks.json" > "$out/peak.txt" <<'EOF' || pk=1
+import json, sys
+try:
+    g = json.load(open(sys.argv[1], encoding="utf-8")).get("gpu") or {}
+except (OSError, ValueError) as e:
+    print(f"FAIL no peaks: {e}")
+    sys.exit(1)
+if not g.get("available"):
+    print(f"FAIL GPU peaks unavailable: {g.get('reason')}")
+    sys.exit(1)
+bad = 0
+d = g["device"]
+print(f"GPU {d['name']} (cc {d['compute_capability']}, {d['sm_count']} "
+      f"SMs), arrays {(g.get('array_bytes') or 0) / 2**20:.0f} MiB")
+for e, unit, key in [(e, "GB/s", "gb_s") for e in g["bandwidth"]] + \
+                    [(e, "GFLOP/s", "gflop_s") for e in g["flops"]]:
+    best, ven = e[f"best_{key}"], e[f"vendor_{key}"]
+    ok = best > 0 and (ven is None or best <= 1.15 * ven)
+    bad += not ok
+    name = e.get("kernel") or e.get("dtype")
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: best {best:.1f} {unit}, "
+          f"median {e[f'median_{key}'] or 0:.1f}, vendor "
+          f"{'-' if ven is None else f'{ven:.1f}'}"
+          f"{'' if not ven else f' ({best / ven:.0%} of it)'}")
+if len(g["bandwidth"]) != 3 or len(g["flops"]) != 2:
+    bad += 1
+    print(f"FAIL missing figures: {g.get('reason')}")
+print(f"peaks: {bad} failed")
+sys.exit(1 if bad else 0)
+EOF
+cat "$out/peak.txt"
 
 status=0
 "$build/tbench" run configs/gpu-check.json -o "$out/check" -q \
@@ -274,7 +326,78 @@ sys.exit(1 if bad else 0)
 EOF
 cat "$out/counts.txt"
 
-if [ "$counts" -eq 0 ] && grep -q '^cuda cases (check):' "$out/summary.txt" &&
+# Warm and cold L2 (configs/gpu-l2.json, axis l2) and the clock record
+# (gpu_clock): every cold case is one prepared call per sample; add on
+# 1M elements (fits the L2) is not faster cold than warm on the device;
+# every ok cuda case of every run has its clock record (NVML present),
+# and a case timed while the GPU throttled is listed (not a failure:
+# the figures of such a case are low, run it again).
+l2=0
+"$build/tbench" run configs/gpu-l2.json -o "$out/l2" -q \
+    > "$out/l2.log" 2>&1 || l2=$?
+python3 - "$out/l2/results.json" "$out/check/results.json" \
+    "$out/gpu/results.json" > "$out/l2.txt" <<'EOF' || l2=1
+import json, sys
+bad = 0
+docs, l2doc = [], None
+for i, p in enumerate(sys.argv[1:]):
+    try:
+        docs.append(json.load(open(p, encoding="utf-8")))
+        l2doc = docs[0] if i == 0 else l2doc
+    except OSError as e:
+        print(f"{'FAIL' if i == 0 else 'SKIP'} no results: {e}")
+        bad += i == 0
+if l2doc:
+    dev = {}
+    for c in l2doc["cases"]:
+        if c["status"] != "ok":
+            bad += 1
+            print(f"FAIL {c['id']}: {c['status']}: {c.get('message')}")
+            continue
+        l2 = c["backend_params"].get("l2")
+        tm, st = c["timing"], c["stats"]
+        if l2 == "cold" and not (tm.get("prepared_samples") and
+                                 st["iters_per_sample"] == 1):
+            bad += 1
+            print(f"FAIL {c['id']}: cold but not one prepared call per "
+                  f"sample")
+        if tm.get("device"):
+            dev[(c["op"], c["shapes"][0][0], l2)] = tm["device"]["median_ns"]
+    w = dev.get(("add", 1048576, "warm"))
+    k = dev.get(("add", 1048576, "cold"))
+    if w is None or k is None:
+        bad += 1
+        print("FAIL no device time of add 1M warm and cold")
+    else:
+        ok = k >= w
+        bad += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} add 1M f32 device median: warm "
+              f"{w:.0f} ns, cold {k:.0f} ns (cold/warm {k / w:.2f})")
+    for op, n in (("add", 16777216), ("sum", 4194304)):
+        a, b = dev.get((op, n, "warm")), dev.get((op, n, "cold"))
+        if a is not None and b is not None:
+            print(f"info {op} {n} f32 device median: warm {a:.0f} ns, "
+                  f"cold {b:.0f} ns")
+for d in docs:
+    for c in d["cases"]:
+        if c["backend"] != "cuda" or c["status"] != "ok":
+            continue
+        k = c.get("gpu_clock")
+        if not k or not k["available"]:
+            bad += 1
+            print(f"FAIL {c['id']}: no clock record: "
+                  f"{k['reason'] if k else 'gpu_clock null'}")
+        elif k["throttled"]:
+            print(f"THROTTLED {c['id']}: SM {k['sm_mhz_min']}-"
+                  f"{k['sm_mhz_max']} MHz: "
+                  f"{', '.join(k['throttle_reasons'])}")
+print(f"l2/clocks: {bad} failed")
+sys.exit(1 if bad else 0)
+EOF
+cat "$out/l2.txt"
+
+if [ "$counts" -eq 0 ] && [ "$l2" -eq 0 ] && [ "$pk" -eq 0 ] &&
+   grep -q '^cuda cases (check):' "$out/summary.txt" &&
    ! grep -Eq '^(failed-check|error|crashed|timeout|unavailable|skipped) ' \
        "$out/summary.txt" && [ "$status" -eq 0 ] && [ "$gpu_status" -eq 0 ] &&
    [ "$alloc_status" -eq 0 ]

@@ -217,7 +217,8 @@ def t_create_axes():
                               ctypes.c_char_p, ctypes.c_size_t)(slots[4])
 
     def call(*vals):
-        arr = (ctypes.c_char_p * 2)(*[v.encode() for v in vals])
+        vals = vals + ("warm",)  # axis 2, l2 (read only after the device)
+        arr = (ctypes.c_char_p * 3)(*[v.encode() for v in vals])
         ctx = ctypes.c_void_p(1)
         err = ctypes.create_string_buffer(256)
         rc = create(arr, ctypes.byref(ctx), err, 256)

@@ -75,6 +75,31 @@ typedef struct tb_dev_counts {
     double kernels_unlisted; /* launches of kernels beyond the list */
 } tb_dev_counts;
 
+/* A device's measured peaks and its vendor figures (the `peak` slot).
+ * Rates are per second; 0 = unknown (a vendor figure the device does not
+ * give, a measurement that failed: `why` then says which). */
+typedef enum {
+    TB_DEV_PEAK_COPY,  /* a[i] = b[i] */
+    TB_DEV_PEAK_READ,  /* s += a[i] */
+    TB_DEV_PEAK_TRIAD, /* a[i] = b[i] + s * c[i] */
+    TB_DEV_NPEAK_BW,
+} tb_dev_peak_bw;
+
+typedef struct tb_dev_peaks {
+    char name[128];       /* the device, as the runtime names it */
+    int cc_major, cc_minor, sms;
+    double l2_bytes, mem_bytes, free_bytes;
+    double mem_clock_khz, sm_clock_khz; /* the runtime's peak clocks */
+    int bus_bits;
+    double vendor_bw;                      /* bytes/s */
+    double vendor_flops[TB_DTYPE_COUNT];   /* FMA FLOP/s per dtype */
+    double array_bytes;                    /* per array of the bw kernels */
+    int reps;                              /* repetitions per figure */
+    double bw_best[TB_DEV_NPEAK_BW], bw_median[TB_DEV_NPEAK_BW];
+    double flops_best[TB_DTYPE_COUNT], flops_median[TB_DTYPE_COUNT];
+    char why[256]; /* why a figure is missing; "" when none is */
+} tb_dev_peaks;
+
 /* Runs `iters` calls of the case being counted; 0 or a TB_E* code. */
 typedef int (*tb_count_run_fn)(void *arg, uint64_t iters);
 
@@ -137,6 +162,22 @@ typedef struct tb_backend {
      * outputs with download()).  false: host memory (cpu, blas,
      * plugins), where such cases are not planned. */
     bool device_memory;
+    /* (optional) Called before each timed sample, outside its clocks: get
+     * the instance's device ready for the next call as the instance was
+     * configured (the CUDA module with l2=cold overwrites a buffer of
+     * twice the L2 cache size and waits for it).  Returns 1 when it did
+     * something only the next call sees, so that each sample must be one
+     * call; 0 when it did nothing; or a negative TB_E* code. */
+    int (*sample_prep)(void *ctx);
+    /* (optional) The PCI bus id ("00000000:01:00.0") of the NVIDIA GPU
+     * the instance runs on, so that the harness can read its clocks
+     * through NVML; 0, or a TB_E* code (TB_EUNSUPPORTED: none). */
+    int (*device_pci)(void *ctx, char *buf, size_t len);
+    /* (optional) Measure the instance's device peaks (memory bandwidth
+     * of copy/read/triad kernels, FMA throughput per dtype) with `reps`
+     * repetitions of at least rep_s seconds each, and fill *out with
+     * them and the vendor figures.  0, or a TB_E* code with out->why. */
+    int (*peak)(void *ctx, int reps, double rep_s, tb_dev_peaks *out);
 } tb_backend;
 
 /* All compiled-in backends and module slots, in a fixed order. */
@@ -154,5 +195,10 @@ int tb_backend_count(const tb_backend *b, void *ctx, tb_count_run_fn run,
 /* TB_EUNSUPPORTED when b has no device timer. */
 int tb_backend_timer_start(const tb_backend *b, void *ctx);
 int tb_backend_timer_stop(const tb_backend *b, void *ctx, double *ns);
+/* b->sample_prep, or 0 (nothing to do) for a backend without one. */
+int tb_backend_sample_prep(const tb_backend *b, void *ctx);
+/* b->device_pci, or TB_EUNSUPPORTED for a backend without one. */
+int tb_backend_device_pci(const tb_backend *b, void *ctx, char *buf,
+                          size_t len);
 
 #endif

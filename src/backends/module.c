@@ -113,6 +113,20 @@ static int cuda_timer_stop(void *ctx, double *ns)
 {
     return tb_backend_timer_stop(cuda_impl, ctx, ns);
 }
+static int cuda_sample_prep(void *ctx)
+{
+    return tb_backend_sample_prep(cuda_impl, ctx);
+}
+static int cuda_device_pci(void *ctx, char *buf, size_t len)
+{
+    return tb_backend_device_pci(cuda_impl, ctx, buf, len);
+}
+static int cuda_peak(void *ctx, int reps, double rep_s, tb_dev_peaks *out)
+{
+    if (!cuda_impl->peak)
+        return TB_EUNSUPPORTED;
+    return cuda_impl->peak(ctx, reps, rep_s, out);
+}
 
 const tb_backend tb_backend_cuda = {
     .name = "cuda",
@@ -135,4 +149,7 @@ const tb_backend tb_backend_cuda = {
     .timer_start = cuda_timer_start,
     .timer_stop = cuda_timer_stop,
     .device_memory = true,
+    .sample_prep = cuda_sample_prep,
+    .device_pci = cuda_device_pci,
+    .peak = cuda_peak,
 };

@@ -79,3 +79,16 @@ int tb_backend_timer_stop(const tb_backend *b, void *ctx, double *ns)
     return b->timer_start && b->timer_stop ? b->timer_stop(ctx, ns)
                                            : TB_EUNSUPPORTED;
 }
+
+int tb_backend_sample_prep(const tb_backend *b, void *ctx)
+{
+    return b->sample_prep ? b->sample_prep(ctx) : 0;
+}
+
+int tb_backend_device_pci(const tb_backend *b, void *ctx, char *buf,
+                          size_t len)
+{
+    if (!b->device_pci || !buf || !len)
+        return TB_EUNSUPPORTED;
+    return b->device_pci(ctx, buf, len);
+}

@@ -708,6 +708,13 @@ int tb_cmd_run(int argc, char **argv)
             done++;
             if (round == 0)
                 started = i + 1;
+            char thr[512];
+            if (!quiet && round == cs->measure.rounds - 1 &&
+                tb_gpu_clock_warning(&res[i].clock, thr, sizeof thr)[0])
+                fprintf(stderr, "%stbench: %swarning:%s %s: %s\n",
+                        show ? "\r\033[K" : "",
+                        ecolor ? TB_TERM_YELLOW : "",
+                        ecolor ? TB_TERM_RESET : "", cs->id, thr);
             if (res[i].status == TB_STATUS_FAILED_CHECK ||
                 res[i].status == TB_STATUS_ERROR ||
                 res[i].status == TB_STATUS_CRASHED ||

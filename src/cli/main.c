@@ -105,10 +105,13 @@ static const tb_command commands[] = {
      tb_cmd_exec},
     {"peak", "[--json] [-o FILE] [--quick]",
      "measure memory bandwidth (copy/add/triad/read at L2, L3 and DRAM\n"
-     "    working sets, 1..N threads) and FMA FLOP/s per ISA; cache them in\n"
+     "    working sets, 1..N threads) and FMA FLOP/s per ISA, and with\n"
+     "    a GPU its device memory bandwidth (copy/read/triad) and FMA\n"
+     "    FLOP/s (f32, f64) beside the vendor figures (without one it\n"
+     "    says why cuda is unavailable); cache them in\n"
      "    $TBENCH_PEAK_CACHE, else ~/.cache/tbench/peak-cache.json\n"
      "    ($XDG_CACHE_HOME/tbench/ when set), which run reads for every\n"
-     "    case's roofline fraction\n"
+     "    case's roofline fraction (GPU cases: against the GPU's)\n"
      "        --json            print JSON instead of the table\n"
      "    -o, --output FILE     also write the JSON to FILE\n"
      "        --quick           3 short repetitions instead of 7, DRAM set\n"

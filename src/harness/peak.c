@@ -57,6 +57,7 @@
 #include "../base/stats.h"
 #include "../base/fileio.h"
 #include "env.h"
+#include "gpu_peak.h"
 #include "tb_config.h"
 
 /* Independent accumulator chains per thread in the FMA loops. */
@@ -1098,6 +1099,18 @@ int tb_peaks_measure(const tb_peak_opts *o, cJSON **out, char *err,
     else
         cJSON_AddNullToObject(p, "load_avg_1m");
     cJSON_AddItemToObject(p, "notes", notes);
+    /* the GPU's, by the first backend that measures device peaks */
+    const tb_backend *gpu_be = NULL;
+    int n_be = 0;
+    const tb_backend *const *bes = tb_backend_list(&n_be);
+    for (int i = 0; i < n_be && !gpu_be; i++)
+        if (bes[i]->peak)
+            gpu_be = bes[i];
+    if (o->progress)
+        fprintf(o->progress, "peak: GPU (%s)\n",
+                gpu_be ? gpu_be->name : "no GPU backend");
+    cJSON_AddItemToObject(p, "gpu",
+                          tb_gpu_peaks_measure(gpu_be, reps, rep_time_s));
     cJSON_AddNumberToObject(p, "duration_s",
                             (pk_now_ns() - t_start) * 1e-9);
     *out = p;
@@ -1449,6 +1462,7 @@ void tb_peaks_print(FILE *f, const cJSON *p)
             fprintf(f, "note: %s\n", n->valuestring);
     if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(p, "pinned")))
         fprintf(f, "note: threads could not be pinned to CPUs\n");
+    tb_gpu_peaks_print(f, cJSON_GetObjectItemCaseSensitive(p, "gpu"));
 }
 
 /* ---- roofline --------------------------------------------------------- */

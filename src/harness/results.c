@@ -9,6 +9,7 @@
 
 #include "instr.h"
 #include "peak.h"
+#include "gpu_peak.h"
 #include "../base/error.h"
 #include "../base/fileio.h"
 
@@ -115,7 +116,11 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
     tb_roofline rl;
     cJSON *o = NULL;
     if (r->status == TB_STATUS_OK && cJSON_IsObject(peaks) &&
-        in.threads > 0 && tb_roofline_compute(peaks, &in, &rl) == 0)
+        c->backend->peak) { /* a GPU backend: the GPU's peaks */
+        if (tb_gpu_roofline(peaks, &in, &rl) == 0)
+            o = tb_roofline_json(&rl);
+    } else if (r->status == TB_STATUS_OK && cJSON_IsObject(peaks) &&
+               in.threads > 0 && tb_roofline_compute(peaks, &in, &rl) == 0)
         o = tb_roofline_json(&rl);
     return o ? o : cJSON_CreateNull();
 }
@@ -359,6 +364,7 @@ static cJSON *case_record(const cJSON *doc, const tb_case *c,
         cJSON_AddNumberToObject(tm, "warmup_ns", r->warmup_ns);
         cJSON_AddNumberToObject(tm, "sampling_ns", r->sampling_ns);
         cJSON_AddItemToObject(tm, "device", device_json(r));
+        cJSON_AddBoolToObject(tm, "prepared_samples", r->prepped);
     } else {
         cJSON_AddNullToObject(o, "stats");
         cJSON_AddNullToObject(o, "throughput");
@@ -387,6 +393,7 @@ static cJSON *case_record(const cJSON *doc, const tb_case *c,
     } else {
         cJSON_AddNullToObject(o, "shard");
     }
+    cJSON_AddItemToObject(o, "gpu_clock", tb_gpu_clock_json(&r->clock));
     return o;
 }
 

@@ -25,7 +25,8 @@ cJSON *tb_results_new(cJSON *env, const tb_config *cfgs, int n_cfgs,
 int tb_results_set_peaks(cJSON *doc, cJSON *peaks);
 /* Append one case record, with its roofline when the document has peaks
  * and the case ran ("ok") on a host backend (one with a "threads" axis:
- * the peaks are the host CPU's).  0 or TB_ENOMEM. */
+ * the peaks are the host CPU's) or on a GPU backend (one with the `peak`
+ * slot: against peaks.gpu, gpu_peak.h).  0 or TB_ENOMEM. */
 int tb_results_add_case(cJSON *doc, const tb_case *c, const tb_result *r);
 
 /* Replace case record `index` of the document with a new record of c/r,

@@ -530,6 +530,17 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
     }
     uint64_t kk = res->iters_per_sample;
     if (round == 0) {
+        /* A backend that prepares each sample (sample_prep returns 1,
+         * e.g. cuda with l2=cold) makes the next call, and only that
+         * one, what the sample measures: one call per sample. */
+        int prep = tb_backend_sample_prep(b->be, b->ctx);
+        if (prep < 0)
+            return prep;
+        res->prepped = prep == 1;
+    }
+    if (round == 0 && res->prepped) {
+        res->iters_per_sample = kk = 1;
+    } else if (round == 0) {
         /* Batch size: a sample lasts >= sample_time.  The warm-up rate
          * includes a clock pair and a sync per call, so it overestimates
          * fast ops; refine the guess with timed batches of the guessed
@@ -547,6 +558,8 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
             kk = batch_size(target, ns / (double)kk);
         }
         res->iters_per_sample = kk;
+    }
+    if (round == 0) {
         res->samples_ns = malloc((size_t)m->max_samples * sizeof(double));
         if (!res->samples_ns)
             return TB_ENOMEM;
@@ -573,6 +586,13 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
                        (size_t)rounds;
     size_t min_at_limit = rounds > 1 ? 1 : MIN_SAMPLES_AT_LIMIT;
     double budget = m->max_time_s * 1e9 / rounds;
+    if (round == 0) {
+        char pci[32];
+        if (tb_backend_device_pci(b->be, b->ctx, pci, sizeof pci) == 0)
+            tb_gpu_clock_begin(&res->clock, pci);
+    } else {
+        tb_gpu_clock_poll(&res->clock, true);
+    }
     tb_probe_snap before, after;
     tb_alloc_peak_reset();
     tb_probe_take(&before, b->be, b->ctx);
@@ -589,6 +609,11 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
         want = (size_t)m->max_samples;
     const char *why = "max_samples";
     while (n - n0 < want && n < (size_t)m->max_samples) {
+        if (res->prepped) { /* outside run_batch's clocks */
+            int prc = tb_backend_sample_prep(b->be, b->ctx);
+            if (prc < 0)
+                return prc;
+        }
         tb_trace_push(TB_TRACE_BATCH); /* outside run_batch's clock */
         double dns = -1;
         int rc = run_batch(b, fn, c, kk, c->alloc_outputs, &ns,
@@ -603,6 +628,7 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
         }
         double v = (ns - r->overhead_ns) / (double)kk;
         res->samples_ns[n++] = v > 0 ? v : 0;
+        tb_gpu_clock_poll(&res->clock, false); /* outside the clocks */
         if (r->stop && *r->stop) {
             why = "interrupted";
             break;
@@ -623,6 +649,7 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
         }
     }
     res->stop_reason = why;
+    tb_gpu_clock_poll(&res->clock, true);
     if (round == 0)
         res->first_round_samples = n - n0;
     res->sampling_ns += (double)(tb_now_ns() - start);

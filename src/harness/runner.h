@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "gpu_clock.h"
 #include "plan.h"
 #include "probe.h"
 #include "../base/stats.h"
@@ -83,6 +84,12 @@ typedef struct tb_result {
      * none.  device_timed: every sample so far has one. */
     double *device_ns;
     bool device_timed;
+    /* The backend prepared every sample (its sample_prep returned 1, e.g.
+     * cuda with l2=cold), so each sample is one call after it. */
+    bool prepped;
+    /* The GPU's SM clock and throttle reasons while sampling, for a
+     * backend that names its GPU (device_pci); not requested otherwise. */
+    tb_gpu_clock clock;
 } tb_result;
 
 /* Iterations of the counting pass. */

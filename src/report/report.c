@@ -833,6 +833,59 @@ static void peaks_table(sbuf *b, const cJSON *pk)
     sb(b, "\n");
 }
 
+/* The GPU's peaks beside its vendor figures (peaks.gpu), or why there
+ * are none; nothing for peaks measured before they had a "gpu". */
+static void gpu_peaks_table(sbuf *b, const cJSON *g)
+{
+    if (!cJSON_IsObject(g))
+        return;
+    const char *be = tb_json_str(g, "backend");
+    if (!cJSON_IsTrue(jget(g, "available"))) {
+        const char *why = tb_json_str(g, "reason");
+        sb(b, "No GPU peaks: %s was unavailable when they were measured "
+              "(%s).\n\n", be ? be : "?", why ? why : "no reason given");
+        return;
+    }
+    const cJSON *d = jget(g, "device");
+    const char *name = tb_json_str(d, "name");
+    const char *cc = tb_json_str(d, "compute_capability");
+    sb(b, "### Measured GPU peaks\n\n"
+          "%s device 0: %s (compute capability %s, %.0f SMs), by the "
+          "module's own kernels (`peaks.gpu`), beside the vendor figures "
+          "(memory clock x bus width x 2; SMs x FMA lanes x clock x 2). "
+          "The GPU cases' roofline fractions divide by the best.\n\n"
+          "| Peak | Best | Median | Vendor | Best / vendor |\n"
+          "|---|---|---|---|---|\n",
+       be ? be : "?", name ? name : "?", cc ? cc : "?",
+       tb_json_num(d, "sm_count"));
+    static const char *const kinds[2][3] = {
+        {"bandwidth", "gb_s", "GB/s"}, {"flops", "gflop_s", "GFLOP/s"}};
+    for (int k = 0; k < 2; k++) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, jget(g, kinds[k][0]))
+        {
+            char key[32], v1[32], v2[32], v3[32];
+            const char *what = tb_json_str(e, k ? "dtype" : "kernel");
+            snprintf(key, sizeof key, "best_%s", kinds[k][1]);
+            double best = tb_json_num(e, key);
+            snprintf(key, sizeof key, "median_%s", kinds[k][1]);
+            double med = tb_json_num(e, key);
+            snprintf(key, sizeof key, "vendor_%s", kinds[k][1]);
+            double ven = tb_json_num(e, key);
+            sb(b, "| GPU %s %s | %s %s | %s | %s | ", what ? what : "?",
+               k ? "FMA" : "bandwidth", fmt_num(best, v1, sizeof v1),
+               kinds[k][2], isnan(med) ? "" : fmt_num(med, v2, sizeof v2),
+               isnan(ven) ? "unknown" : fmt_num(ven, v3, sizeof v3));
+            if (isnan(ven) || !(ven > 0))
+                sb(b, " |\n");
+            else
+                sb(b, "%.0f%% |\n", 100 * best / ven);
+        }
+    }
+    const char *why = tb_json_str(g, "reason");
+    sb(b, "\n%s%s%s", why ? "Note: " : "", why ? why : "", why ? "\n\n" : "");
+}
+
 static void sec_environment(const ctx *x)
 {
     const cJSON *env = doc_env(x, x->main_doc);
@@ -843,8 +896,10 @@ static void sec_environment(const ctx *x)
     env_rows(x, env);
     sb(x->b, "\n");
     const cJSON *peaks = jget(x->s->docs[x->main_doc].file->doc, "peaks");
-    if (cJSON_IsObject(peaks))
+    if (cJSON_IsObject(peaks)) {
         peaks_table(x->b, peaks);
+        gpu_peaks_table(x->b, jget(peaks, "gpu"));
+    }
     const cJSON *w = jget(env, "warnings");
     if (cJSON_IsArray(w) && w->child) {
         const cJSON *s;
@@ -1051,6 +1106,40 @@ static void over_peak_note(const ctx *x, int over)
              "stays in a faster level than that beats the roof.\n\n");
 }
 
+/* The record's gpu_clock says the GPU throttled during the case. */
+static bool gpu_throttled(const tb_rcase *c)
+{
+    return cJSON_IsTrue(jget(jget(c->j, "gpu_clock"), "throttled"));
+}
+
+/* Which cases of the table ran on a GPU that held its clock down, why,
+ * and how far (gpu_clock). */
+static void throttle_note(const ctx *x, int sect, const char *cat)
+{
+    const tb_rset *s = x->s;
+    sb(x->b, "**GPU throttled**: NVML reported a power or thermal limit "
+             "holding the SM clock down while these cases were timed "
+             "(`gpu_clock`), so they ran slower than the GPU can; cool the "
+             "GPU or check its power limit, and run them again.\n\n");
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *c = &s->cases[i];
+        if (!c->ok || !in(c, M_MAIN) || !gpu_throttled(c) ||
+            (sect >= 0 ? section_of(c->category) != sect
+                       : strcmp(c->category, cat) != 0))
+            continue;
+        const cJSON *k = jget(c->j, "gpu_clock");
+        sb(x->b, "- `%s`: SM clock %.0f-%.0f MHz;", c->id,
+           tb_json_num(k, "sm_mhz_min"), tb_json_num(k, "sm_mhz_max"));
+        const cJSON *w;
+        int n = 0;
+        cJSON_ArrayForEach(w, jget(k, "throttle_reasons"))
+            if (cJSON_IsString(w))
+                sb(x->b, "%s %s", n++ ? "," : "", w->valuestring);
+        sb(x->b, "\n");
+    }
+    sb(x->b, "\n");
+}
+
 /* Rows of one category table: cases of MAIN in sect (or, for sect < 0,
  * with category cat).  Charts of the ops follow the table. */
 static void category_table(const ctx *x, int sect, const char *cat,
@@ -1095,7 +1184,8 @@ static void category_table(const ctx *x, int sect, const char *cat,
     for (int e = 0; e < extra; e++)
         sb(b, "---|");
     sb(b, "---|---|\n");
-    int over = 0; /* cases above their roofline */
+    int over = 0;      /* cases above their roofline */
+    int throttled = 0; /* cases timed while their GPU throttled */
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !in(c, M_MAIN))
@@ -1126,12 +1216,17 @@ static void category_table(const ctx *x, int sect, const char *cat,
             } else
                 sb(b, " %.0f%% |", 100 * f);
         }
-        sb(b, " %d x %.0f | %s |\n", c->n, c->iters,
-           c->stop_reason ? c->stop_reason : "?");
+        bool thr = gpu_throttled(c);
+        sb(b, " %d x %.0f | %s%s |\n", c->n, c->iters,
+           c->stop_reason ? c->stop_reason : "?",
+           thr ? "; **GPU throttled**" : "");
+        throttled += thr;
     }
     sb(b, "\n");
     if (over)
         over_peak_note(x, over);
+    if (throttled)
+        throttle_note(x, sect, cat);
     /* charts of this section's ops, in order */
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];

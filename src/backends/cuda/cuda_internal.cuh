@@ -42,6 +42,10 @@ struct cu_ctx {
     void *xfer;   /* transfer.cu's host staging buffer, or NULL */
     bool use_pool;          /* axis pool=true: cudaMallocAsync */
     cudaMemPool_t mem_pool; /* the stream-ordered pool it allocates from */
+    bool l2_cold;           /* axis l2=cold (l2.cu) */
+    void *l2_flush;         /* the buffer sample_prep overwrites */
+    int64_t l2_flush_bytes;
+    int l2_flush_gen;       /* the byte it writes next */
 };
 
 /* A cudart error as a TB_E* code: allocation failures are TB_ENOMEM,

@@ -4,14 +4,19 @@
  * The tensor is viewed as [outer, len, inner] (tb_reduce_view,
  * geometry.h); each of the outer*inner lanes is reduced by one block of
  * TB_CU_BLOCK threads (strided loads, then a shared-memory tree), blocks
- * striding over the lanes.  Simple and exact, but a global reduction is
- * one lane on one SM: fine for the checks, slow for large tensors (sum
- * and mean have reduce.cu's two-pass design; these do not yet).
+ * striding over the lanes.  When the lanes are too few to fill the GPU
+ * (a global reduction is one lane, which one block on one SM would
+ * read alone) the lanes are split in two stages instead (lanes_plan.h):
+ * stage 1, one block per (lane, chunk), writes a partial to the
+ * instance's scratch buffer; stage 2, one block per lane, folds the
+ * lane's partials and writes the result.  Two launches and no atomics,
+ * so the result is the same every run, as reduce.cu's sum.
  * Semantics as the reference (src/ops/ref.c): max/min propagate NaN;
  * argmax is the index of the first maximum or the first NaN, written as
  * a value of the case dtype; var is the corrected two-pass algorithm,
  * accumulated in double, over n - correction. */
 #include "kernels_ext.cuh"
+#include "lanes_plan.h"
 
 enum { L_MAX, L_MIN, L_ARGMAX, L_VAR };
 
@@ -121,6 +126,135 @@ __global__ void k_lanes(const T *__restrict__ x, T *__restrict__ y,
     }
 }
 
+/* Doubles per stage-1 partial: value; value and index; (n, mean, m2). */
+template <int OP> static constexpr int part_size()
+{
+    return OP == L_VAR ? 3 : OP == L_ARGMAX ? 2 : 1;
+}
+
+/* Fold (b at ib) into (a at ia), as the one-stage tree does; ia < 0 is
+ * "nothing yet". */
+template <int OP>
+static __device__ __forceinline__ void fold(double *a, int64_t *ia, double b,
+                                            int64_t ib)
+{
+    if (ib < 0)
+        return;
+    if (*ia < 0 || (OP == L_ARGMAX && tb_argmax_better(b, ib, *a, *ia))) {
+        *a = b;
+        *ia = ib;
+    } else if (OP != L_ARGMAX) {
+        *a = tb_nan_minmax(*a, b, OP == L_MAX);
+    }
+}
+
+/* Block-wide fold of each thread's (v, iv) or (n, mean, m2) into thread
+ * 0's; s* are the block's shared arrays. */
+template <int OP>
+static __device__ void block_fold(double *v, int64_t *iv, double *n,
+                                  double *mean, double *m2, double *sv,
+                                  int64_t *si, double *sn, double *sm,
+                                  double *s2)
+{
+    int t = threadIdx.x;
+    if (OP == L_VAR) {
+        sn[t] = *n;
+        sm[t] = *mean;
+        s2[t] = *m2;
+    } else {
+        sv[t] = *v;
+        si[t] = *iv;
+    }
+    __syncthreads();
+    for (int w = blockDim.x / 2; w > 0; w /= 2) {
+        if (t < w) {
+            if (OP == L_VAR)
+                tb_var_merge(&sn[t], &sm[t], &s2[t], sn[t + w], sm[t + w],
+                             s2[t + w]);
+            else
+                fold<OP>(&sv[t], &si[t], sv[t + w], si[t + w]);
+        }
+        __syncthreads();
+    }
+    if (OP == L_VAR) {
+        *n = sn[0];
+        *mean = sm[0];
+        *m2 = s2[0];
+    } else {
+        *v = sv[0];
+        *iv = si[0];
+    }
+    __syncthreads(); /* the arrays are reused by the next item */
+}
+
+/* Stage 1: partial of each (lane, chunk) item into part. */
+template <typename T, int OP>
+__global__ void k_lanes_part(const T *__restrict__ x,
+                             double *__restrict__ part, lane_geom g,
+                             tb_lane_plan p)
+{
+    __shared__ double sv[TB_CU_BLOCK], sn[TB_CU_BLOCK], sm[TB_CU_BLOCK],
+        s2[TB_CU_BLOCK];
+    __shared__ int64_t si[TB_CU_BLOCK];
+    for (int64_t it = blockIdx.x; it < p.items; it += gridDim.x) {
+        int64_t l, first, count;
+        tb_lane_chunk(&p, it, &l, &first, &count);
+        int64_t o = l / g.inner, in = l - o * g.inner;
+        const T *base = x + o * g.len * g.inner + in;
+        double v = 0, n = 0, mean = 0, m2 = 0;
+        int64_t iv = -1;
+        for (int64_t j = first + threadIdx.x; j < first + count;
+             j += blockDim.x) {
+            double e = (double)base[j * g.inner];
+            if (OP == L_VAR)
+                tb_var_push(&n, &mean, &m2, e);
+            else
+                fold<OP>(&v, &iv, e, j);
+        }
+        block_fold<OP>(&v, &iv, &n, &mean, &m2, sv, si, sn, sm, s2);
+        if (threadIdx.x == 0) {
+            if (OP == L_VAR) {
+                part[3 * it] = n;
+                part[3 * it + 1] = mean;
+                part[3 * it + 2] = m2;
+            } else {
+                part[it] = v;
+                if (OP == L_ARGMAX)
+                    part[p.items + it] = (double)iv;
+            }
+        }
+    }
+}
+
+/* Stage 2: one block per lane folds its chunks' partials into y. */
+template <typename T, int OP>
+__global__ void k_lanes_final(const double *__restrict__ part,
+                              T *__restrict__ y, tb_lane_plan p,
+                              int64_t corr)
+{
+    __shared__ double sv[TB_CU_BLOCK], sn[TB_CU_BLOCK], sm[TB_CU_BLOCK],
+        s2[TB_CU_BLOCK];
+    __shared__ int64_t si[TB_CU_BLOCK];
+    for (int64_t l = blockIdx.x; l < p.lanes; l += gridDim.x) {
+        double v = 0, n = 0, mean = 0, m2 = 0;
+        int64_t iv = -1;
+        for (int64_t c = threadIdx.x; c < p.chunks; c += blockDim.x) {
+            int64_t it = l * p.chunks + c;
+            if (OP == L_VAR)
+                tb_var_merge(&n, &mean, &m2, part[3 * it],
+                             part[3 * it + 1], part[3 * it + 2]);
+            else
+                fold<OP>(&v, &iv, part[it],
+                         OP == L_ARGMAX ? (int64_t)part[p.items + it] : c);
+        }
+        block_fold<OP>(&v, &iv, &n, &mean, &m2, sv, si, sn, sm, s2);
+        if (threadIdx.x == 0)
+            y[l] = OP == L_VAR      ? (T)(m2 / (n - (double)corr))
+                   : OP == L_ARGMAX ? (T)iv
+                                    : (T)v;
+    }
+}
+
 template <typename T, int OP>
 static int kf_lanes(void *ctx, const tb_tensor *in, tb_tensor *out,
                     const tb_params *p)
@@ -166,6 +300,19 @@ static int kf_lanes(void *ctx, const tb_tensor *in, tb_tensor *out,
         return TB_ESHAPE;
     if (g.lanes == 0)
         return 0;
+    tb_lane_plan pl = tb_lane_plan_make(
+        g.lanes, g.len, TB_CU_BLOCK, 2 * (c->target_threads / TB_CU_BLOCK),
+        c->scratch_elems / part_size<OP>());
+    if (pl.chunks > 1) {
+        int64_t b1 = pl.items < c->max_blocks ? pl.items : c->max_blocks;
+        int64_t b2 = pl.lanes < c->max_blocks ? pl.lanes : c->max_blocks;
+        int rc = cu_launch(c, k_lanes_part<T, OP>, b1, TB_CU_BLOCK, 0,
+                           (const T *)x->data, c->scratch, g, pl);
+        return rc ? rc
+                  : cu_launch(c, k_lanes_final<T, OP>, b2, TB_CU_BLOCK, 0,
+                              (const double *)c->scratch, (T *)out[0].data,
+                              pl, corr);
+    }
     int64_t blocks = g.lanes < c->max_blocks ? g.lanes : c->max_blocks;
     return cu_launch(c, k_lanes<T, OP>, blocks, TB_CU_BLOCK, 0,
                      (const T *)x->data, (T *)out[0].data, g);

@@ -54,6 +54,8 @@
 #include "kernels_ext.cuh"
 #include "transfer.cuh"
 #include "xfer.h"
+#include "l2.cuh"
+#include "peak.cuh"
 
 #ifndef TB_GPU_ARCHS
 #define TB_GPU_ARCHS "unknown"
@@ -241,7 +243,17 @@ static int cu_axes(tb_axis *out, int max)
     out[1].doc = "tensor memory: false = cudaMalloc/cudaFree per tensor, "
                  "true = cudaMallocAsync/cudaFreeAsync on the instance's "
                  "stream from a stream-ordered pool that keeps freed memory";
-    return 2;
+    if (max < 3)
+        return 2;
+    memset(&out[2], 0, sizeof out[2]);
+    out[2].name = "l2";
+    out[2].n_values = 2;
+    out[2].values[0] = "warm";
+    out[2].values[1] = "cold";
+    out[2].def = 0;
+    out[2].doc = "L2 cache before each sample: warm (batches of calls) "
+                 "or cold (flushed, one call per sample)";
+    return 3;
 }
 
 /* "cuda: CALL: message (error N)" into err. */
@@ -271,6 +283,7 @@ static void cu_destroy(void *ctx)
     if (c->ev_stop)
         cudaEventDestroy(c->ev_stop);
     cudaFree(c->scratch);
+    cu_l2_release(c);
     if (c->stream)
         cudaStreamDestroy(c->stream);
     delete c;
@@ -369,6 +382,11 @@ static int cu_create(const char *const *values, void **ctx, char *err,
             return cu_fail(err, len, "cudaMemPoolSetAttribute", e);
         }
         c->use_pool = true;
+    }
+    int l2rc = cu_l2_setup(c, values ? values[2] : NULL, err, len);
+    if (l2rc) {
+        cu_destroy(c);
+        return l2rc;
     }
     *ctx = c;
     return 0;
@@ -573,6 +591,9 @@ static tb_backend cu_make_backend(void)
     b.count = cu_count;
     b.timer_start = cu_timer_start;
     b.timer_stop = cu_timer_stop;
+    b.sample_prep = cu_sample_prep;
+    b.device_pci = cu_device_pci;
+    b.peak = cu_peak;
     return b;
 }
 
