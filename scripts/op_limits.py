@@ -247,8 +247,25 @@ def peer_of(peers, key):
     return out
 
 
+def run_rates(results_doc):
+    """ns per byte of this run's own copy (the copy op) and read (the
+    global sum) at 1 thread: {"copy": r, "read": r}, where they ran."""
+    best = {}
+    for c in results_doc.get("cases", []):
+        st = c.get("stats") or {}
+        b = (c.get("model") or {}).get("bytes")
+        kind = "copy" if c.get("op") == "copy" else \
+            "read" if c.get("op") == "sum" and \
+            "axis" not in (c.get("params") or {}) else None
+        if kind and c.get("status") == "ok" and b and st.get("median_ns"):
+            r = st["median_ns"] / b
+            best[kind] = min(best.get(kind, r), r)
+    return best
+
+
 def build_rows(results_doc, peers_doc, max_ratio):
     peers = peer_times(peers_doc) if peers_doc else {}
+    rates = run_rates(results_doc)
     rows = []
     for c in results_doc.get("cases", []):
         st = c.get("status")
@@ -268,6 +285,11 @@ def build_rows(results_doc, peers_doc, max_ratio):
         if vs is not None and vs > 1.0 and \
                 sts.get("ci_low_ns", med) > bp[2]:
             flags.append("peer")
+        # the same bytes at this run's own copy (read for reductions)
+        b = (c.get("model") or {}).get("bytes")
+        rk = "read" if c.get("category") == "reduction" else "copy"
+        vs_run = med / (b * rates[rk]) if med and b and rk in rates \
+            else None
         kind = None
         if rl:
             kind = (f"compute ({rl.get('isa')} FMA)"
@@ -280,7 +302,7 @@ def build_rows(results_doc, peers_doc, max_ratio):
             "backend": c.get("backend"), "impl": c.get("impl"),
             "status": st, "message": c.get("message"),
             "median_ns": med, "bound_ns": bound, "bound": kind,
-            "ratio": ratio,
+            "ratio": ratio, "run_bound": rk, "vs_run_bound": vs_run,
             "numpy_ns": p["numpy"][0] if "numpy" in p else None,
             "torch_ns": p["torch"][0] if "torch" in p else None,
             "best_peer_ns": best,
@@ -303,17 +325,23 @@ def markdown(rows, meta, max_ratio):
            "out=).  Flags: **bound** = an elementwise, activation, "
            f"reduction, creation or inplace case above {max_ratio:g}x its "
            "bound; **peer** = slower than the best peer (the 95% confidence "
-           "intervals of the two medians do not overlap).", "",
-           "| case | category | shapes | backend | impl | time | "
-           "bound | bound kind | ratio | NumPy | PyTorch | vs best peer | "
-           "flags |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "intervals of the two medians do not overlap).  \"vs run's "
+           "copy/read\": the time over that of the same bytes at this "
+           "run's own copy op (the global sum's read for reductions), a "
+           "check of the bound that needs no peaks.", ""]
+    if meta.get("peaks_warning"):
+        out += [f"**Warning**: {meta['peaks_warning']}", ""]
+    out += ["| case | category | shapes | backend | impl | time | "
+            "bound | bound kind | ratio | vs run's copy/read | NumPy | "
+            "PyTorch | vs best peer | flags |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         t = fmt_ns(r["median_ns"]) if r["status"] == "ok" else r["status"]
         out.append("| " + " | ".join([
             r["case"], r["category"] or "-", shape_text(r["shapes"] or []),
             r["backend"] or "-", r["impl"] or "-", t,
             fmt_ns(r["bound_ns"]), r["bound"] or "-", fmt_x(r["ratio"]),
+            fmt_x(r["vs_run_bound"]),
             fmt_ns(r["numpy_ns"]), fmt_ns(r["torch_ns"]),
             fmt_x(r["vs_best_peer"]),
             ", ".join(r["flags"]) or "-"]) + " |")
@@ -363,6 +391,8 @@ def render(d, max_ratio, command):
         "peaks": (f"measured {pk.get('date')}" +
                   (" (quick)" if pk.get("quick") else "")) if pk else
         "none (no bounds)",
+        "peaks_warning": (" ".join(pk.get("notes") or []) or None)
+        if pk else None,
     }
     doc = {"schema": SCHEMA, "meta": meta, "max_ratio": max_ratio,
            "files": {"results": "run/results.json",

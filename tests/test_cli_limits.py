@@ -27,7 +27,8 @@ TBENCH = os.path.abspath(sys.argv[1])
 SCRIPT = os.path.abspath("scripts/op_limits.py")
 QUICK = os.path.abspath("configs/quick.json")
 TMP = tempfile.mkdtemp(prefix="tbench-limits-")
-TINY = ["--elements", "1024", "--ops", "add,exp,sum,zeros,matmul,relu_",
+TINY = ["--elements", "1024", "--ops",
+        "add,exp,sum,zeros,matmul,relu_,copy",
         "--max-time", "0.02", "--peaks", "cached"]
 
 sys.path.insert(0, os.path.abspath("scripts"))
@@ -237,7 +238,9 @@ def peak_cache(env, gb_s):
                          "per_thread": False,
                          "working_set_bytes": 1 << 28}],
              "bandwidth_isa": "avx2", "bandwidth": bw, "flops": fl,
-             "pinned": True, "load_avg_1m": 0.0, "notes": [],
+             "pinned": True, "load_avg_1m": 0.0,
+             "notes": ["fixture note: measured under load"]
+             if gb_s > 1 else [],
              "duration_s": 1.0}
     return write(f"cache-{gb_s:g}.json", json.dumps(
         {"schema": "tbench.peak-cache/1", "entries": [peaks]}))
@@ -270,8 +273,17 @@ def check_tiny(d, md, expect_bound_flags):
     head, rows = rows_of(md)
     cols = [c.strip() for c in head.strip("|").split("|")]
     expect(cols[:3] == ["case", "category", "shapes"] and
-           cols[6:10] == ["bound", "bound kind", "ratio", "NumPy"],
-           f"header: {cols}")
+           cols[6:11] == ["bound", "bound kind", "ratio",
+                          "vs run's copy/read", "NumPy"] and
+           cols[-1] == "flags", f"header: {cols}")
+    # this run's own copy and read: ns per byte of the copy op and the
+    # global sum (the script must find the same)
+    rate = {}
+    for c in res["cases"]:
+        k = "copy" if c["op"] == "copy" else "read" if (
+            c["op"] == "sum" and "axis" not in c["params"]) else None
+        if k:
+            rate[k] = c["stats"]["median_ns"] / c["model"]["bytes"]
     expect(len(rows) == len(res["cases"]) == len(lim["rows"]),
            "rows do not match the cases")
     pk = {}
@@ -291,6 +303,14 @@ def check_tiny(d, md, expect_bound_flags):
         expect(abs(j["ratio"] - ratio) <= 1e-9 * ratio,
                f"{c['id']}: ratio {j['ratio']} != {ratio}")
         expect(row[8] == f"{ratio:.2f}x", f"{c['id']}: {row[8]}")
+        rk = "read" if c["category"] == "reduction" else "copy"
+        if rk in rate:
+            v = med / (c["model"]["bytes"] * rate[rk])
+            expect(abs(j["vs_run_bound"] - v) <= 1e-9 * v and
+                   row[9] == f"{v:.2f}x", f"{c['id']}: vs run {row[9]}")
+        else:
+            expect(j["vs_run_bound"] is None and row[9] == "-",
+                   f"{c['id']}: vs run without a {rk} case")
         key = c["id"].rsplit("/", 1)[0]
         if key.startswith("add@alloc"):
             expect(j["numpy_ns"] is not None, "alloc case has no peer")
@@ -310,18 +330,21 @@ def check_tiny(d, md, expect_bound_flags):
             c["category"] in ("elementwise", "activation", "reduction",
                               "creation", "inplace") and ratio > 1.5),
                f"{c['id']}: bound flag {j['flags']} at ratio {ratio}")
-        expect(("bound" in row[12]) == ("bound" in j["flags"]),
-               f"{c['id']}: flags column {row[12]}")
+        expect(("bound" in row[13]) == ("bound" in j["flags"]),
+               f"{c['id']}: flags column {row[13]}")
     if expect_bound_flags:
-        expect(flagged == {"add", "exp", "sum", "zeros", "relu_"},
+        expect(flagged == {"add", "exp", "sum", "zeros", "relu_", "copy"},
                f"flagged: {sorted(flagged)}")
         expect(sorted(lim["above_bound"]) ==
                sorted(r["id"] for r in lim["rows"] if "bound" in r["flags"]),
                "above_bound list")
         expect(re.search(r"Above 1\.5x their bound \(\d+\): add ", md),
                "the above-bound line is missing")
+        expect("**Warning**: fixture note: measured under load" in md,
+               "the peaks' note is not shown")
     else:
         expect(not flagged, f"flagged at a huge bound: {sorted(flagged)}")
+        expect("**Warning**" not in md, "a warning without a note")
 
 
 @case("tiny run with peaks: ratio, peers and flags from the result files")
