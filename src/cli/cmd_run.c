@@ -16,6 +16,7 @@
 #include "../report/resultsio.h"
 #include "../harness/results.h"
 #include "../report/table.h"
+#include "../report/slowthreads.h"
 #include "commands.h"
 #include "run_opts.h"
 #include "term.h"
@@ -87,84 +88,6 @@ static void progress(int round, int rounds, int i, int n, const char *id,
     tb_shorten_middle(id, room, sid, sizeof sid);
     fprintf(stderr, "\r\033[K%s%s", head, sid);
     fflush(stderr);
-}
-
-/* Samples of a case record as doubles (heap) and their count; NULL
- * unless the case ran. */
-static double *case_samples(const cJSON *c, size_t *n)
-{
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(c, "stats"), "samples_ns");
-    int k = cJSON_GetArraySize(x);
-    double *v = k > 0 ? malloc((size_t)k * sizeof *v) : NULL;
-    if (!v)
-        return NULL;
-    int i = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, x)
-        v[i++] = cJSON_IsNumber(e) ? e->valuedouble : NAN;
-    *n = (size_t)k;
-    return v;
-}
-
-/* After the table: every case whose threads=N run was significantly
- * slower than the same case at threads=1 (compare's test: Mann-Whitney
- * p < 0.01 and beyond the 2% threshold), with the context switches per
- * call that usually explain it (a thread waiting for a core). */
-static void note_slow_threads(FILE *f, const cJSON *doc)
-{
-    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
-    const cJSON *c;
-    tb_cmp_opts o;
-    tb_cmp_opts_default(&o);
-    cJSON_ArrayForEach(c, cases)
-    {
-        const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "id");
-        if (!cJSON_IsString(id))
-            continue;
-        const char *t = strstr(id->valuestring, "threads=");
-        if (!t)
-            continue;
-        const char *num = t + 8;
-        size_t d = strspn(num, "0123456789");
-        if (d == 0 || (d == 1 && num[0] == '1'))
-            continue;
-        char id1[1024];
-        snprintf(id1, sizeof id1, "%.*s1%s", (int)(num - id->valuestring),
-                 id->valuestring, num + d);
-        const cJSON *one = NULL, *k;
-        cJSON_ArrayForEach(k, cases)
-        {
-            const cJSON *kid = cJSON_GetObjectItemCaseSensitive(k, "id");
-            if (cJSON_IsString(kid) && !strcmp(kid->valuestring, id1))
-                one = k;
-        }
-        size_t na = 0, nb = 0;
-        double *a = one ? case_samples(c, &na) : NULL;
-        double *b = a ? case_samples(one, &nb) : NULL;
-        tb_mwu u;
-        double ma = tb_json_num(cJSON_GetObjectItemCaseSensitive(c, "stats"),
-                                "median_ns"),
-               mb = tb_json_num(
-                   cJSON_GetObjectItemCaseSensitive(one, "stats"),
-                   "median_ns");
-        if (a && b && !tb_mann_whitney(a, na, b, nb, &u) && u.p < o.alpha &&
-            ma > mb * (1 + o.threshold)) {
-            const cJSON *ca = cJSON_GetObjectItemCaseSensitive(c, "counters"),
-                        *cb = cJSON_GetObjectItemCaseSensitive(one,
-                                                               "counters");
-            fprintf(f, "note: %s is %.2fx slower than with threads=1 "
-                    "(context switches per call, voluntary %.3g vs %.3g, "
-                    "involuntary %.3g vs %.3g)\n",
-                    id->valuestring, ma / mb,
-                    tb_json_num(ca, "vol_ctx_switches"),
-                    tb_json_num(cb, "vol_ctx_switches"),
-                    tb_json_num(ca, "invol_ctx_switches"),
-                    tb_json_num(cb, "invol_ctx_switches"));
-        }
-        free(a);
-        free(b);
-    }
 }
 
 /* "summary: 81 cases: 80 ok, 1 failed-check; exit 1 (...)" */
@@ -772,7 +695,7 @@ int tb_cmd_run(int argc, char **argv)
                                            : 0,
             .color = color ? tb_term_status_color : NULL};
         tb_table_print_styled(stdout, doc, &sty);
-        note_slow_threads(stdout, doc);
+        tb_note_slow_threads(stdout, doc);
     }
     printf("results: %s/results.json, %s/results.csv\n", outdir, outdir);
     if (interrupted) {

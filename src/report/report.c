@@ -1080,6 +1080,25 @@ static double case_peak_fraction(const tb_rcase *c)
     return f;
 }
 
+/* The attainable time per call the case's roofline records (NAN when it
+ * has none) and what bounds it: "copy, L3" for memory (the bandwidth
+ * kernel and cache level), "avx512 FMA" for compute. */
+static double case_bound(const tb_rcase *c, char *what, size_t len)
+{
+    const cJSON *r = jget(c->j, "roofline");
+    double t = cJSON_IsObject(r) ? tb_json_num(r, "min_time_ns") : NAN;
+    if (isnan(t) || t <= 0)
+        return NAN;
+    const char *bound = tb_json_str(r, "bound");
+    const char *k = tb_json_str(r, "bw_kernel"), *lv = tb_json_str(r, "level");
+    const char *isa = tb_json_str(r, "isa");
+    if (bound && !strcmp(bound, "compute"))
+        snprintf(what, len, "%s FMA", isa ? isa : "?");
+    else
+        snprintf(what, len, "%s, %s", k ? k : "?", lv ? lv : "?");
+    return t;
+}
+
 /* Why a case can run faster than its roofline allows, from what the
  * run recorded: peaks measured under load, or a working set that fits a
  * faster level than the one the fraction assumed (virtual machines
@@ -1147,7 +1166,7 @@ static void category_table(const ctx *x, int sect, const char *cat,
 {
     const tb_rset *s = x->s;
     int kind = sect >= 0 ? sections[sect].kind : K_RATE;
-    bool any = false, gb = false, gf = false, pf = false;
+    bool any = false, gb = false, gf = false, pf = false, bd = false;
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !in(c, M_MAIN))
@@ -1159,13 +1178,15 @@ static void category_table(const ctx *x, int sect, const char *cat,
         gb = gb || !isnan(c->gb_s);
         gf = gf || !isnan(c->gflop_s);
         pf = pf || !isnan(case_peak_fraction(c));
+        char w[64];
+        bd = bd || !isnan(case_bound(c, w, sizeof w));
     }
     if (!any)
         return;
     sbuf *b = x->b;
     sb(b, "## %s\n\n", title);
     sb(b, "Median time per call with its 95%% bootstrap confidence "
-          "interval%s%s%s.\n\n",
+          "interval%s%s%s%s.\n\n",
        kind == K_STEPS ? "; steps/s is calls per second (1 / median)" : "",
        gb || gf ? "; rates are the op's cost model (bytes moved, FLOPs) "
                   "divided by the median"
@@ -1173,14 +1194,20 @@ static void category_table(const ctx *x, int sect, const char *cat,
        pf ? "; \"of peak\" is the case's roofline fraction: the time the "
             "measured machine peaks allow for its FLOPs and bytes, divided "
             "by the median"
+          : "",
+       bd ? "; \"time / bound\" is its inverse, the median over that "
+            "attainable time, with the bound itself and what sets it (the "
+            "bandwidth kernel and cache level of a memory bound: a copy, a "
+            "read or an add of the op's bytes; or the FMA peak of a "
+            "compute bound)"
           : "");
-    sb(b, "| Op | Shapes | Dtype | Backend | Median | 95%% CI |%s%s%s%s "
+    sb(b, "| Op | Shapes | Dtype | Backend | Median | 95%% CI |%s%s%s%s%s "
           "Samples | Stopped by |\n|---|---|---|---|---|---|",
        kind == K_STEPS ? " Steps/s |" : "", gb && kind != K_TIME ? " GB/s |" : "",
        gf && kind != K_TIME ? " GFLOP/s |" : "",
-       pf ? " Of peak |" : "");
+       pf ? " Of peak |" : "", bd ? " Time / bound |" : "");
     int extra = (kind == K_STEPS) + (gb && kind != K_TIME) +
-                (gf && kind != K_TIME) + pf;
+                (gf && kind != K_TIME) + pf + bd;
     for (int e = 0; e < extra; e++)
         sb(b, "---|");
     sb(b, "---|---|\n");
@@ -1215,6 +1242,15 @@ static void category_table(const ctx *x, int sect, const char *cat,
                 over++;
             } else
                 sb(b, " %.0f%% |", 100 * f);
+        }
+        if (bd) {
+            char w[64], t[32];
+            double bt = case_bound(c, w, sizeof w);
+            if (isnan(bt))
+                sb(b, " |");
+            else
+                sb(b, " %.2fx of %s (%s) |", c->median / bt,
+                   tb_report_fmt_time(bt, bt, t, sizeof t), w);
         }
         bool thr = gpu_throttled(c);
         sb(b, " %d x %.0f | %s%s |\n", c->n, c->iters,

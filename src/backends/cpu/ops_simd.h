@@ -63,7 +63,9 @@ int tb_cpu_xs_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
  * values (the first NaN of a lane or the first maximum; argmax: its
  * first index); var is the same two-pass form in double (mean, then
  * (sum d^2 - (sum d)^2 / n) / (n - corr) with d = x - mean), in vector
- * partial sums: within the op's tolerance of the reference.  Outer
+ * partial sums, a contiguous lane in blocks of 4096 elements (each
+ * block's second pass reads L1) merged by the exact pairwise update of
+ * (n, mean, M2): within the op's tolerance of the reference.  Outer
  * lanes split over the threads. */
 #define TB_CPU_XS_COLS 256
 typedef float (*tb_cpu_xs_lane_fn)(const float *x, int64_t len,

@@ -200,13 +200,14 @@ def case(op, cat, shapes, out, backend, bp, median, *, params=None,
     return c
 
 
-def roof(frac, threads):
+def roof(frac, threads, median):
+    """A compute-bound roofline whose attainable time is frac x median."""
     return {"level": "L2", "threads": threads, "bw_kernel": "add",
             "bandwidth_gb_s": 120.0 * threads, "isa": "avx2",
             "peak_gflop_s": 80.0 * threads,
             "attainable_gflop_s": 80.0 * threads,
             "attainable_gb_s": 120.0 * threads, "bound": "compute",
-            "min_time_ns": 1000.0, "fraction": frac}
+            "min_time_ns": frac * median, "fraction": frac}
 
 
 def mixed_cases(scale=None):
@@ -234,7 +235,7 @@ def mixed_cases(scale=None):
             fl = 2 * n * n * n
             out.append(case("matmul", "matmul", [[n, n], [n, n]], [n, n],
                             "cpu", bp, m, flops=fl,
-                            roofline=roof(fr, int(bp["threads"])),
+                            roofline=roof(fr, int(bp["threads"]), m),
                             seed=seed))
             seed += 1
     out.append(case("sum", "reduction", [[1000000]], [], "cpu", t1, 0,
