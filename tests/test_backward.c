@@ -472,9 +472,10 @@ static void check_against_ref(const char *opname, const tb_shape *is,
         tb_tensor_destroy(&want[o]);
 }
 
-/* conv2d_backward runs its GEMMs on chunks of images (about 2^19 column
- * elements each): shapes of several chunks, a last partial chunk, with
- * stride, padding and dilation, and the CNN's two layers. */
+/* conv2d_backward runs its GEMMs on chunks of images (at most 2^17
+ * elements of columns or of g each, at least one image): shapes of
+ * several chunks, a last partial chunk, one image a chunk, with stride,
+ * padding and dilation, and the CNN's two layers (one chunk). */
 static void test_conv_chunks(void **state)
 {
     (void)state;
@@ -482,9 +483,9 @@ static void test_conv_chunks(void **state)
     struct {
         int64_t n, c, h, w, o, k, st, pad, dil;
     } cs[] = {
-        {10, 8, 30, 30, 4, 3, 1, 0, 1},  /* R*P 56448: chunks 9 + 1 */
-        {12, 32, 24, 24, 5, 3, 1, 1, 1}, /* 165888: 4 x 3 */
-        {7, 24, 40, 38, 3, 3, 2, 2, 2},  /* strided, dilated: 6 + 1   */
+        {11, 8, 30, 30, 4, 3, 1, 0, 1},  /* chunks of 2 images, then 1 */
+        {12, 32, 24, 24, 5, 3, 1, 1, 1}, /* one image a chunk */
+        {7, 24, 40, 38, 3, 3, 2, 2, 2},  /* strided, dilated */
         {3, 1, 28, 28, 16, 3, 1, 0, 1},  /* the CNN's conv1 */
         {3, 16, 13, 13, 32, 3, 1, 0, 1}, /* and conv2 */
     };

@@ -209,8 +209,9 @@ static int bwk_product_gemm(void *ctx, tb_dtype dt, const void *g,
  *   dcol [R, nb*P] = w^T @ gc (in col's buffer), col2im'd into dx
  * so each chunk is two GEMMs whose long side is nb*P (rather than two
  * small GEMMs per image); db[o] sums row o of every image's g.  A chunk
- * holds about BWK_CONV_CHUNK elements of col. */
-#define BWK_CONV_CHUNK (INT64_C(1) << 19)
+ * holds at most BWK_CONV_CHUNK elements of col and of gc (at least one
+ * image): its buffers stay small enough to be reused from the heap. */
+#define BWK_CONV_CHUNK (INT64_C(1) << 17)
 #define BWK_CONV_GEMM(SFX, TY)                                            \
     static int bwk_conv_gemm_##SFX(                                       \
         void *ctx, const TY *g, const TY *x, const TY *w, TY *dx, TY *dw,  \
@@ -220,7 +221,8 @@ static int bwk_product_gemm(void *ctx, tb_dtype dt, const void *g,
     {                                                                     \
         tb_dtype dt = sizeof(TY) == 4 ? TB_F32 : TB_F64;                  \
         int64_t R = C * KH * KW, P = OH * OW;                             \
-        int64_t nb = R * P > 0 ? BWK_CONV_CHUNK / (R * P) : 1;            \
+        int64_t big = R > O ? R : O;                                      \
+        int64_t nb = big * P > 0 ? BWK_CONV_CHUNK / (big * P) : 1;        \
         nb = nb > N ? N : nb;                                             \
         nb = nb < 1 ? 1 : nb;                                \
         int64_t L = nb * P;                                               \
