@@ -18,7 +18,11 @@
  *     reference and the cpu kernels.
  *  5. coverage: every op of category backward has vector cases, a
  *     finite-difference check (except nll_loss, a forward op) and cpu
- *     kernels in both dtypes. */
+ *     kernels in both dtypes.
+ *  6. the cpu kernels' fast paths (conv2d_backward's chunks of images,
+ *     max_pool2d_backward's tiled windows, with ties) at shapes the
+ *     vectors do not reach, against the f64 reference kernel (itself
+ *     checked by 1 and 2), within the op table's tolerance. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,6 +38,7 @@
 
 #include "backends/backend.h"
 #include "base/error.h"
+#include "base/rng.h"
 #include "ops/alloc.h"
 #include "ops/op.h"
 #include "ops/op_backward.h"
@@ -385,6 +390,160 @@ static void test_coverage(void **state)
     B->destroy(ctx);
 }
 
+/* ---- 6. the cpu kernels' fast paths against the reference -------------- */
+
+/* op (a backward op) on inputs of shapes is[] filled from seed (uniform
+ * in [-1, 1), or from {-1, 0, 1} when `ties`, so windows hold equal
+ * maxima): the cpu kernel (threads 1 and 2, f32 and f64) equals the f64
+ * reference kernel within the op table's tolerance (as in compare). */
+static void check_against_ref(const char *opname, const tb_shape *is,
+                              const tb_params *p, uint64_t seed, bool ties)
+{
+    const tb_op *op = tb_op_find(opname);
+    assert_non_null(op);
+    tb_shape osh[TB_MAX_OUTPUTS];
+    assert_int_equal(tb_op_infer(op, is, op->n_in, p, osh, NULL, 0), 0);
+    tb_params full = *p;
+    tb_params_defaults(op, &full);
+    tb_tensor in64[4], want[3];
+    tb_rng rng;
+    tb_rng_seed(&rng, seed);
+    for (int i = 0; i < op->n_in; i++) {
+        assert_int_equal(tb_tensor_create(&in64[i], TB_F64, &is[i]), 0);
+        int64_t n = tb_shape_numel(&is[i]);
+        for (int64_t e = 0; e < n; e++) {
+            double v = ties ? (double)tb_rng_below(&rng, 3) - 1
+                            : 2 * tb_rng_uniform(&rng) - 1;
+            /* exactly representable in f32 */
+            tb_tensor_set(&in64[i], e, (double)(float)v);
+        }
+    }
+    for (int o = 0; o < op->n_out; o++)
+        assert_int_equal(tb_tensor_create(&want[o], TB_F64, &osh[o]), 0);
+    assert_int_equal(op->ref(in64, want, p), 0);
+    const char *threads[2] = {"1", "2"};
+    for (int th = 0; th < 2; th++) {
+        const char *vals[2] = {"auto", threads[th]};
+        void *ctx = NULL;
+        char err[256];
+        assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+            tb_tensor in[4], out[3];
+            for (int i = 0; i < op->n_in; i++) {
+                assert_int_equal(
+                    tb_tensor_create(&in[i], (tb_dtype)dt, &is[i]), 0);
+                int64_t n = tb_shape_numel(&is[i]);
+                for (int64_t e = 0; e < n; e++)
+                    tb_tensor_set(&in[i], e, tb_tensor_get(&in64[i], e));
+            }
+            for (int o = 0; o < op->n_out; o++)
+                assert_int_equal(
+                    tb_tensor_create(&out[o], (tb_dtype)dt, &osh[o]), 0);
+            tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, p, NULL);
+            assert_non_null(fn);
+            assert_int_equal(fn(ctx, in, out, p), 0);
+            double rlen = op->reduce_len ? op->reduce_len(op, is, osh, &full,
+                                                          (tb_dtype)dt)
+                                         : 1;
+            double atol = op->tol[dt].atol * sqrt(rlen);
+            double rtol = op->tol[dt].rtol;
+            for (int o = 0; o < op->n_out; o++) {
+                int64_t n = tb_tensor_numel(&out[o]);
+                for (int64_t e = 0; e < n; e++) {
+                    double g = tb_tensor_get(&out[o], e);
+                    double w = tb_tensor_get(&want[o], e);
+                    if (!(fabs(g - w) <= atol + rtol * fabs(w)))
+                        fail_msg("%s (cpu %s, threads %s) output %d [%lld]: "
+                                 "got %.17g want %.17g (atol %g rtol %g)",
+                                 opname, tb_dtype_name((tb_dtype)dt),
+                                 threads[th], o, (long long)e, g, w, atol,
+                                 rtol);
+                }
+                tb_tensor_destroy(&out[o]);
+            }
+            for (int i = 0; i < op->n_in; i++)
+                tb_tensor_destroy(&in[i]);
+        }
+        B->destroy(ctx);
+    }
+    for (int i = 0; i < op->n_in; i++)
+        tb_tensor_destroy(&in64[i]);
+    for (int o = 0; o < op->n_out; o++)
+        tb_tensor_destroy(&want[o]);
+}
+
+/* conv2d_backward runs its GEMMs on chunks of images (at most 2^17
+ * elements of columns or of g each, at least one image): shapes of
+ * several chunks, a last partial chunk, one image a chunk, with stride,
+ * padding and dilation, and the CNN's two layers (one chunk). */
+static void test_conv_chunks(void **state)
+{
+    (void)state;
+    const tb_op *op = tb_op_find("conv2d_backward");
+    struct {
+        int64_t n, c, h, w, o, k, st, pad, dil;
+    } cs[] = {
+        {11, 8, 30, 30, 4, 3, 1, 0, 1},  /* chunks of 2 images, then 1 */
+        {12, 32, 24, 24, 5, 3, 1, 1, 1}, /* one image a chunk */
+        {7, 24, 40, 38, 3, 3, 2, 2, 2},  /* strided, dilated */
+        {3, 1, 28, 28, 16, 3, 1, 0, 1},  /* the CNN's conv1 */
+        {3, 16, 13, 13, 32, 3, 1, 0, 1}, /* and conv2 */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        tb_params p;
+        memset(&p, 0, sizeof p);
+        assert_int_equal(tb_params_set(op, &p, "stride", (double)cs[i].st,
+                                       NULL, 0), 0);
+        assert_int_equal(tb_params_set(op, &p, "padding",
+                                       (double)cs[i].pad, NULL, 0), 0);
+        assert_int_equal(tb_params_set(op, &p, "dilation",
+                                       (double)cs[i].dil, NULL, 0), 0);
+        int64_t ek = (cs[i].k - 1) * cs[i].dil + 1;
+        int64_t oh = (cs[i].h + 2 * cs[i].pad - ek) / cs[i].st + 1;
+        int64_t ow = (cs[i].w + 2 * cs[i].pad - ek) / cs[i].st + 1;
+        tb_shape is[3] = {
+            {4, {cs[i].n, cs[i].o, oh, ow}},
+            {4, {cs[i].n, cs[i].c, cs[i].h, cs[i].w}},
+            {4, {cs[i].o, cs[i].c, cs[i].k, cs[i].k}},
+        };
+        check_against_ref("conv2d_backward", is, &p, 100 + i, false);
+    }
+}
+
+/* max_pool2d_backward's tiled path (stride == kernel, no padding) with
+ * equal maxima in a window (the first one takes g, as in the reference)
+ * and rows / columns no window covers; and the general path. */
+static void test_max_pool_paths(void **state)
+{
+    (void)state;
+    const tb_op *op = tb_op_find("max_pool2d_backward");
+    struct {
+        int64_t n, c, h, w, k, st, pad;
+    } cs[] = {
+        {3, 16, 26, 26, 2, 2, 0}, {2, 3, 11, 9, 2, 2, 0},
+        {2, 2, 10, 11, 3, 3, 0},  {2, 2, 9, 9, 3, 2, 1},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        for (int ties = 0; ties < 2; ties++) {
+            tb_params p;
+            memset(&p, 0, sizeof p);
+            assert_int_equal(tb_params_set(op, &p, "kernel",
+                                           (double)cs[i].k, NULL, 0), 0);
+            assert_int_equal(tb_params_set(op, &p, "stride",
+                                           (double)cs[i].st, NULL, 0), 0);
+            assert_int_equal(tb_params_set(op, &p, "padding",
+                                           (double)cs[i].pad, NULL, 0), 0);
+            int64_t oh = (cs[i].h + 2 * cs[i].pad - cs[i].k) / cs[i].st + 1;
+            int64_t ow = (cs[i].w + 2 * cs[i].pad - cs[i].k) / cs[i].st + 1;
+            tb_shape is[2] = {
+                {4, {cs[i].n, cs[i].c, oh, ow}},
+                {4, {cs[i].n, cs[i].c, cs[i].h, cs[i].w}},
+            };
+            check_against_ref("max_pool2d_backward", is, &p, 200 + i,
+                              ties != 0);
+        }
+}
+
 #define T(f) {#f, test_##f, leak_setup, leak_teardown, NULL}
 
 int main(void)
@@ -395,6 +554,8 @@ int main(void)
         T(shape_rules),
         T(bad_targets),
         T(coverage),
+        T(conv_chunks),
+        T(max_pool_paths),
     };
     printf("# test_backward: %d autograd vectors\n", AGV_N_CASES);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,8 @@
  * except that matmul, linear and conv2d backward run their products
  * through the instance's own matmul row (the native GEMM at the SIMD
  * levels) on transposed copies (matmul and linear: made by the
- * instance's transpose row; conv2d: per image, on im2col columns).
+ * instance's transpose row; conv2d: on the im2col columns of chunks of
+ * images).
  * Rows of the registry under the level suffix c (kreg.h,
  * TB_CPU_ROWS_BACKWARD).  Every entry point counts its launch, checks its
  * operands and the output shapes against the op's rule and returns a
@@ -25,6 +26,7 @@
 #define BWK_INV_SQRT_2PI 0.39894228040143267794
 
 #define T float
+#define TI int32_t
 #define F(name) bwk_##name##_f32
 #define EXP expf
 #define FABS fabsf
@@ -32,6 +34,7 @@
 #define ERFC erfcf
 #include "backward_impl.inc"
 #undef T
+#undef TI
 #undef F
 #undef EXP
 #undef FABS
@@ -39,6 +42,7 @@
 #undef ERFC
 
 #define T double
+#define TI int64_t
 #define F(name) bwk_##name##_f64
 #define EXP exp
 #define FABS fabs
@@ -46,6 +50,7 @@
 #define ERFC erfc
 #include "backward_impl.inc"
 #undef T
+#undef TI
 #undef F
 #undef EXP
 #undef FABS
@@ -195,8 +200,18 @@ static int bwk_product_gemm(void *ctx, tb_dtype dt, const void *g,
     return rc;
 }
 
-/* conv2d_backward by GEMM, per image: col = im2col(x[n]); dw += g[n] @
- * col^T; dcol = w^T @ g[n], scattered into dx[n] (col2im); db sums g. */
+/* conv2d_backward by GEMM over chunks of nb images at once (P = OH*OW
+ * columns per image, R = C*KH*KW rows, the chunk's images side by side):
+ *   gc   [O, nb*P] = the chunk's g (row copies)
+ *   gt   [nb*P, O] = gc^T (the instance's transpose row)
+ *   col  [R, nb*P] = im2col of each image into its column block
+ *   dwt  [R, O]    = col @ gt, summed over the chunks into dwa; dw = dwa^T
+ *   dcol [R, nb*P] = w^T @ gc (in col's buffer), col2im'd into dx
+ * so each chunk is two GEMMs whose long side is nb*P (rather than two
+ * small GEMMs per image); db[o] sums row o of every image's g.  A chunk
+ * holds at most BWK_CONV_CHUNK elements of col and of gc (at least one
+ * image): its buffers stay small enough to be reused from the heap. */
+#define BWK_CONV_CHUNK (INT64_C(1) << 17)
 #define BWK_CONV_GEMM(SFX, TY)                                            \
     static int bwk_conv_gemm_##SFX(                                       \
         void *ctx, const TY *g, const TY *x, const TY *w, TY *dx, TY *dw,  \
@@ -206,43 +221,59 @@ static int bwk_product_gemm(void *ctx, tb_dtype dt, const void *g,
     {                                                                     \
         tb_dtype dt = sizeof(TY) == 4 ? TB_F32 : TB_F64;                  \
         int64_t R = C * KH * KW, P = OH * OW;                             \
-        TY *col = tb_alloc((size_t)(R * P) * sizeof(TY));                 \
-        TY *colt = tb_alloc((size_t)(R * P) * sizeof(TY));                \
-        TY *dcol = tb_alloc((size_t)(R * P) * sizeof(TY));                \
+        int64_t big = R > O ? R : O;                                      \
+        int64_t nb = big * P > 0 ? BWK_CONV_CHUNK / (big * P) : 1;        \
+        nb = nb > N ? N : nb;                                             \
+        nb = nb < 1 ? 1 : nb;                                \
+        int64_t L = nb * P;                                               \
+        TY *col = tb_alloc((size_t)(R * L) * sizeof(TY));                 \
+        TY *gc = tb_alloc((size_t)(O * L) * sizeof(TY));                  \
+        TY *gt = tb_alloc((size_t)(O * L) * sizeof(TY));                  \
         TY *wt = tb_alloc((size_t)(O * R) * sizeof(TY));                  \
-        TY *dwn = tb_alloc((size_t)(O * R) * sizeof(TY));                 \
-        int rc = col && colt && dcol && wt && dwn ? 0 : TB_ENOMEM;        \
+        TY *dwt = tb_alloc((size_t)(O * R) * sizeof(TY));                 \
+        TY *dwa = tb_alloc((size_t)(O * R) * sizeof(TY));                 \
+        int rc = col && gc && gt && wt && dwt && dwa ? 0 : TB_ENOMEM;     \
         if (rc == 0) {                                                    \
-            memset(dx, 0, (size_t)(N * C * H * W) * sizeof(TY));          \
-            memset(dw, 0, (size_t)(O * R) * sizeof(TY));                  \
+            memset(dwa, 0, (size_t)(O * R) * sizeof(TY));                 \
             bwk_transpose(w, wt, O, R, sizeof(TY));                       \
             for (int64_t o = 0; o < O; o++) {                             \
                 double s = 0;                                             \
                 for (int64_t n = 0; n < N; n++)                           \
-                    for (int64_t q = 0; q < P; q++)                       \
-                        s += g[(n * O + o) * P + q];                      \
+                    s += bwk_rowsum_##SFX(g + (n * O + o) * P, P);        \
                 db[o] = (TY)s;                                            \
             }                                                             \
         }                                                                 \
-        for (int64_t n = 0; rc == 0 && n < N; n++) {                      \
-            const TY *gn = g + n * O * P;                                 \
-            bwk_im2col_##SFX(x + n * C * H * W, col, C, H, W, KH, KW, OH,  \
-                             OW, st, pad, dil);                           \
-            bwk_transpose(col, colt, R, P, sizeof(TY));                   \
-            rc = bwk_gemm(ctx, dt, gn, colt, dwn, O, P, R);               \
-            if (rc == 0) {                                                \
-                bwk_acc_##SFX(dw, dwn, O * R);                            \
-                rc = bwk_gemm(ctx, dt, wt, gn, dcol, R, O, P);            \
+        for (int64_t n0 = 0; rc == 0 && n0 < N; n0 += nb) {               \
+            int64_t m = N - n0 < nb ? N - n0 : nb, Lm = m * P;            \
+            for (int64_t i = 0; i < m; i++) {                             \
+                const TY *gn = g + (n0 + i) * O * P;                      \
+                for (int64_t o = 0; o < O; o++)                           \
+                    memcpy(gc + o * Lm + i * P, gn + o * P,               \
+                           (size_t)P * sizeof(TY));                       \
+                bwk_im2col_##SFX(x + (n0 + i) * C * H * W, col + i * P,   \
+                                 Lm, C, H, W, KH, KW, OH, OW, st, pad,    \
+                                 dil);                                    \
             }                                                             \
+            rc = bwk_transpose_k(ctx, dt, gc, gt, O, Lm);                 \
             if (rc == 0)                                                  \
-                bwk_col2im_##SFX(dcol, dx + n * C * H * W, C, H, W, KH,   \
-                                 KW, OH, OW, st, pad, dil);               \
+                rc = bwk_gemm(ctx, dt, col, gt, dwt, R, Lm, O);           \
+            if (rc == 0) {                                                \
+                bwk_acc_##SFX(dwa, dwt, O * R);                           \
+                rc = bwk_gemm(ctx, dt, wt, gc, col, R, O, Lm);            \
+            }                                                             \
+            for (int64_t i = 0; rc == 0 && i < m; i++)                    \
+                bwk_col2im_##SFX(col + i * P, dx + (n0 + i) * C * H * W,  \
+                                 Lm, C, H, W, KH, KW, OH, OW, st, pad,    \
+                                 dil);                                    \
         }                                                                 \
+        if (rc == 0)                                                      \
+            bwk_transpose(dwa, dw, R, O, sizeof(TY));                     \
         tb_free(col);                                                     \
-        tb_free(colt);                                                    \
-        tb_free(dcol);                                                    \
+        tb_free(gc);                                                      \
+        tb_free(gt);                                                      \
         tb_free(wt);                                                      \
-        tb_free(dwn);                                                     \
+        tb_free(dwt);                                                     \
+        tb_free(dwa);                                                     \
         return rc;                                                        \
     }
 BWK_CONV_GEMM(f32, float)
