@@ -434,13 +434,13 @@ static inline vf vs_log(vf x)
  *             positive terms; the numerator x + (x s) P1(s), P = 1 +
  *             s P1, is one FMA.  Odd: -0 gives -0, tiny x gives x.
  *   else:     sign(x) (1 - 2 / (1 + E)), E = exp(2 min(|x|, 9.5)) by the
- *             short exp (vs_exp_fast): 2 / (1 + E) <= 0.0025 here, so
+ *             short exp (vs_exp_fast): 2 / (1 + E) < 0.005 here, so
  *             E's error hardly shows; tanh rounds to +-1 from 9.01 on
  *             (so does this at 9.5 and for +-inf).  NaN takes the
  *             rational, which keeps it.
  * A vector whose lanes are all inside the first range (the usual case
- * for activations) skips the exp: about half the time of the expm1 form
- * E / (E + 2) this replaces.  Each lane's result depends only on its x,
+ * for activations) skips the exp: about a third less time than the
+ * expm1 form E / (E + 2) this replaces (bound 3.0 ulp; this one 4.0).  Each lane's result depends only on its x,
  * so AVX2 and AVX-512 agree bit for bit.
  */
 static inline vf vs_tanh(vf x)
