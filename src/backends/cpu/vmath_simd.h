@@ -605,7 +605,7 @@ static inline vf vs_gelu_erf_core(vf x)
  * stays NaN): the core's form with G on two more pieces, a in [3, 7]
  * and [7, 14.5], each a polynomial of degree 10 in u = a - 5 and
  * a - 10.75 (fitted as the core's: 5.9e-9 and 6.6e-9 in double, 1.8 and
- * 1.2 * 2^-24 in float), the piece's coefficients picked per lane.  x
+ * 1.2 * 2^-24 in float), the lane's piece picked.  x
  * is clamped to [-14.5, 14.5]: below, x Phi(x) rounds to -0 (from
  * -14.23 on); above 7, Phi(-a) < 2^-39 and x - xs is x.  exp(-a^2/2)
  * reaches 2^-152 here, so xs is scaled last by v_scale (one rounding,
@@ -615,21 +615,31 @@ static inline vf vs_gelu_erf_tail(vf x)
 {
     vf xc = v_clamp(x, -14.5f, 14.5f);
     vf a = v_abs(xc);
-    vm lo = v_lt(a, v_set1(7.0f));
-#define VS_C2(A, B) v_sel(lo, v_set1(A), v_set1(B))
-    vf u = v_sub(a, VS_C2(5.0f, 10.75f));
-    vf g = v_fma(VS_C2(1.560796825e-09f, 1.421634945e-12f), u,
-                 VS_C2(-1.057503329e-08f, -1.675626998e-11f));
-    g = v_fma(g, u, VS_C2(5.233090761e-08f, 1.403112904e-10f));
-    g = v_fma(g, u, VS_C2(-3.319720463e-07f, -1.612574629e-09f));
-    g = v_fma(g, u, VS_C2(2.139068101e-06f, 1.920430215e-08f));
-    g = v_fma(g, u, VS_C2(-1.309616619e-05f, -2.182430450e-07f));
-    g = v_fma(g, u, VS_C2(7.821629697e-05f, 2.456826223e-06f));
-    g = v_fma(g, u, VS_C2(-4.564665433e-04f, -2.749986561e-05f));
-    g = v_fma(g, u, VS_C2(2.595263533e-03f, 3.054619883e-04f));
-    g = v_fma(g, u, VS_C2(-1.434575766e-02f, -3.366219345e-03f));
-    g = v_fma(g, u, VS_C2(7.691930234e-02f, 3.679777309e-02f));
-#undef VS_C2
+    /* both pieces, then one selection: fewer live constants than
+     * selecting each coefficient (AVX2 has 16 registers) */
+    vf u = v_sub(a, v_set1(5.0f));
+    vf g = v_fma(v_set1(1.560796825e-09f), u, v_set1(-1.057503329e-08f));
+    g = v_fma(g, u, v_set1(5.233090761e-08f));
+    g = v_fma(g, u, v_set1(-3.319720463e-07f));
+    g = v_fma(g, u, v_set1(2.139068101e-06f));
+    g = v_fma(g, u, v_set1(-1.309616619e-05f));
+    g = v_fma(g, u, v_set1(7.821629697e-05f));
+    g = v_fma(g, u, v_set1(-4.564665433e-04f));
+    g = v_fma(g, u, v_set1(2.595263533e-03f));
+    g = v_fma(g, u, v_set1(-1.434575766e-02f));
+    g = v_fma(g, u, v_set1(7.691930234e-02f));
+    vf w = v_sub(a, v_set1(10.75f));
+    vf h = v_fma(v_set1(1.421634945e-12f), w, v_set1(-1.675626998e-11f));
+    h = v_fma(h, w, v_set1(1.403112904e-10f));
+    h = v_fma(h, w, v_set1(-1.612574629e-09f));
+    h = v_fma(h, w, v_set1(1.920430215e-08f));
+    h = v_fma(h, w, v_set1(-2.182430450e-07f));
+    h = v_fma(h, w, v_set1(2.456826223e-06f));
+    h = v_fma(h, w, v_set1(-2.749986561e-05f));
+    h = v_fma(h, w, v_set1(3.054619883e-04f));
+    h = v_fma(h, w, v_set1(-3.366219345e-03f));
+    h = v_fma(h, w, v_set1(3.679777309e-02f));
+    g = v_sel(v_lt(a, v_set1(7.0f)), g, h);
     vf sq = v_mul(xc, xc);
     vf sql = v_fms(xc, xc, sq);
     vf k, n;
