@@ -1626,6 +1626,12 @@ static void test_vmath_special(void **state)
         {TB_VM_GELU_TANH, 0.0f, 0.0f},   {TB_VM_GELU_TANH, nan, nan},
         {TB_VM_GELU_TANH, -FLT_MAX, -0.0f},
         {TB_VM_GELU_TANH, FLT_MAX, FLT_MAX},
+        /* gelu_erf: -0 by the sign bit, the clamped tails exact */
+        {TB_VM_GELU_ERF, -0.0f, -0.0f},  {TB_VM_GELU_ERF, 8.0f, 8.0f},
+        {TB_VM_GELU_ERF, -15.0f, -0.0f}, {TB_VM_GELU_ERF, -FLT_MAX, -0.0f},
+        /* tanh: the exp branch saturates exactly */
+        {TB_VM_TANH, 9.5f, 1.0f},        {TB_VM_TANH, -20.0f, -1.0f},
+        {TB_VM_TANH, FLT_MAX, 1.0f},     {TB_VM_TANH, 0x1p-140f, 0x1p-140f},
     };
     const int nl = n_levels();
     for (int l = 0; l < nl; l++) {

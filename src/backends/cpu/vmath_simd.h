@@ -80,12 +80,23 @@ static inline vm v_le(vf a, vf b)
 {
     return _mm512_cmp_ps_mask(a, b, _CMP_LE_OQ);
 }
+/* !(a >= b): true where a < b or either is NaN. */
+static inline vm v_nge(vf a, vf b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_NGE_UQ);
+}
 static inline vm m_and(vm a, vm b) { return (vm)(a & b); }
 static inline vm m_or(vm a, vm b) { return (vm)(a | b); }
 static inline int m_any(vm a) { return a != 0; }
 static inline int m_all(vm a) { return a == 0xffff; }
 /* m ? t : f per lane. */
 static inline vf v_sel(vm m, vf t, vf f) { return _mm512_mask_blend_ps(m, f, t); }
+/* The lanes of a whose sign bit is set (-0 and negative NaNs too): a
+ * mask for v_sel only. */
+static inline vm v_sign_m(vf a)
+{
+    return _mm512_movepi32_mask(_mm512_castps_si512(a));
+}
 /* p * 2^n for integer-valued n: vscalefps rounds once. */
 static inline vf v_scale(vf p, vf n) { return _mm512_scalef_ps(p, n); }
 /* p * 2^n where k = n + 1.5 * 2^23 (so k's low bits hold n) and p * 2^n
@@ -163,11 +174,18 @@ static inline vm v_unord(vf a, vf b)
     return _mm256_cmp_ps(a, b, _CMP_UNORD_Q);
 }
 static inline vm v_le(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LE_OQ); }
+static inline vm v_nge(vf a, vf b)
+{
+    return _mm256_cmp_ps(a, b, _CMP_NGE_UQ);
+}
 static inline vm m_and(vm a, vm b) { return _mm256_and_ps(a, b); }
 static inline vm m_or(vm a, vm b) { return _mm256_or_ps(a, b); }
 static inline int m_any(vm a) { return _mm256_movemask_ps(a) != 0; }
 static inline int m_all(vm a) { return _mm256_movemask_ps(a) == 0xff; }
 static inline vf v_sel(vm m, vf t, vf f) { return _mm256_blendv_ps(f, t, m); }
+/* blendv reads only the sign bits: a itself, for v_sel only (not for
+ * m_and / m_or / m_any / m_all, which read whole lanes). */
+static inline vm v_sign_m(vf a) { return a; }
 /* p * 2^n for integer-valued n in [-252, 254]: two exact power-of-two
  * factors 2^(n>>1) and 2^(n - (n>>1)), each a normal float; the first
  * product stays normal for the |p| < 2^9 used here, so only the second
@@ -403,32 +421,50 @@ static inline vf vs_log(vf x)
 
 /* ---- tanh --------------------------------------------------------------- */
 
+/* |x| < VS_TANH_RAT: vs_tanh's rational range. */
+#define VS_TANH_RAT 3.0f
+
 /*
- * tanh(a) = E / (E + 2), E = expm1(2a), a = |x|, then x's sign.  With
- * 2a = n ln2 + r (vs_exp_reduce) and exp(r) = 1 + r + r w, w = r u(r)
- * (vs_exp_u6),
- *   E = 2^n (1 + r + r w) - 1 = (2^n r) w + c,  c = 2^n r + (2^n - 1),
- * each of c and E one FMA: 2^n r is exact and so is 2^n - 1 (n <= 24;
- * beyond, its rounding is far below E's ulp).  No cancellation for
- * small a (n = 0: E = r w + r), so one formula serves every a, with no
- * separate small-argument polynomial.  tanh(a) rounds to 1 from a =
- * 9.01 on, so 2a is capped at 19 (which rounds to 1 as well): n stays
- * in [0, 28].  NaN is passed through at the end.
+ * tanh, two forms sharing one division:
+ *   |x| < 3:  x P(s) / Q(s), s = x^2, P of degree 3, Q of degree 3, P(0) =
+ *             Q(0) = 1: our relative-error minimax rational on [0, 3] (an
+ *             iteratively reweighted, linearised least-squares fit on
+ *             8000 Chebyshev points; 0.01 * 2^-24 in double).  Positive
+ *             coefficients: Horner's scheme only adds roundings of
+ *             positive terms; the numerator x + (x s) P1(s), P = 1 +
+ *             s P1, is one FMA.  Odd: -0 gives -0, tiny x gives x.
+ *   else:     sign(x) (1 - 2 / (1 + E)), E = exp(2 min(|x|, 9.5)) by the
+ *             short exp (vs_exp_fast): 2 / (1 + E) < 0.005 here, so
+ *             E's error hardly shows; tanh rounds to +-1 from 9.01 on
+ *             (so does this at 9.5 and for +-inf).  NaN takes the
+ *             rational, which keeps it.
+ * A vector whose lanes are all inside the first range (the usual case
+ * for activations) skips the exp: about a third less time than the
+ * expm1 form E / (E + 2) this replaces (bound 3.0 ulp; this one 4.0).
+ * A vector with lanes on both sides pays for both forms: on inputs
+ * uniform in [-8, 8], about 35% (AVX-512) to 50% (AVX2) more time than
+ * that form (in-cache microbenchmark).  Each lane's result depends only on its x,
+ * so AVX2 and AVX-512 agree bit for bit.
  */
 static inline vf vs_tanh(vf x)
 {
     vf a = v_abs(x);
-    /* v_min returns its second operand for NaN: 19, a harmless value */
-    vf y = v_min(v_add(a, a), v_set1(19.0f));
-    vf k, n;
-    vf r = vs_exp_reduce(y, &k, &n);
-    vf w = v_mul(r, vs_exp_u6(r));
-    vf two_n = v_ldexp_k(v_set1(1.0f), k);
-    vf c = v_fma(two_n, r, v_sub(two_n, v_set1(1.0f)));
-    vf e = v_fma(v_mul(two_n, r), w, c);
-    vf t = v_div(e, v_add(e, v_set1(2.0f)));
-    /* t >= 0 for a >= 0: x's sign (also for -0) */
-    return v_sel(v_unord(x, x), x, v_or(t, v_signbit(x)));
+    /* NaN goes to the rational, which keeps it */
+    vm rat = v_nge(a, v_set1(VS_TANH_RAT));
+    vf s = v_mul(x, x);
+    vf p = v_fma(v_set1(6.408349691e-06f), s, v_set1(2.683098894e-03f));
+    p = v_fma(p, s, v_set1(1.271602064e-01f));
+    vf q = v_fma(v_set1(1.913807937e-04f), s, v_set1(2.284762450e-02f));
+    q = v_fma(q, s, v_set1(4.604935348e-01f));
+    q = v_fma(q, s, v_set1(1.0f));
+    vf num = v_fma(v_mul(x, s), p, x);
+    if (m_all(rat))
+        return v_div(num, q);
+    vf e = vs_exp_fast(v_min(v_add(a, a), v_set1(19.0f)));
+    vf sg = v_signbit(x);
+    vf d = v_div(v_sel(rat, num, v_or(v_set1(2.0f), sg)),
+                 v_sel(rat, q, v_add(e, v_set1(1.0f))));
+    return v_sel(rat, d, v_sub(v_or(v_set1(1.0f), sg), d));
 }
 
 /* ---- x * sigmoid(v) family --------------------------------------------- */
@@ -519,76 +555,115 @@ static inline vf vs_gelu_tanh(vf x)
     return vs_mul_sigmoid(x, xc, ah, al, vneg, 1);
 }
 
+/* |x| <= VS_GELU_FAST: vs_gelu_erf_core's range. */
+#define VS_GELU_FAST 3.0f
+
 /*
- * gelu, erf form: x * Phi(x).  With a = |x|, z = a / sqrt(2),
- * t = 1 / (1 + z/2):  Phi(-a) = 0.5 erfc(z) = 0.5 t exp(-a^2/2 + P(t))
- * (the form of Numerical Recipes' erfcc; P here is our own degree-9
- * fit of log(erfc(z) / t) + z^2 for a in [0.7, 20], made with the float
- * coefficients as rounded, absolute error 1.7e-8, i.e. that relative
- * error in erfc).  -a^2/2 + P is formed in double-float (the exponent reaches
- * -100 before the result underflows), then
- *   x <  0: x Phi(-a)          (scaled last, as in vs_mul_sigmoid)
- *   x >= 0: x (1 - Phi(-a))
- * for |x| >= 0.7, and a series around 0 below.
+ * gelu, erf form, for |x| <= VS_GELU_FAST only (other lanes: garbage),
+ * without a division or a double-float sum.  With a = |x|,
+ *   Phi(-a) = exp(-a^2/2) G(a),  G(a) = erfcx(a / sqrt(2)) / 2,
+ * G smooth, from 0.5 down to 0.12 on [0, 3]: one polynomial in
+ * u = a - 1.5 of degree 13 (our relative-error minimax fit, Lawson's
+ * algorithm on 6000 Chebyshev points, rounded to float: 9.2e-10 in
+ * double, 1.9 * 2^-24 as evaluated in float).  exp's argument is
+ * -x^2/2 exactly: the head -sq/2 is reduced as in vs_exp_reduce and the
+ * tail -(x^2 - sq)/2 (one FMA) added to r; n stays in [-7, 0], so the
+ * scaling is the exact exponent-field addition.  Then, with
+ * xs = x Phi(-a) (exact scaling last):
+ *   x <  0 (and -0): xs,   x >= 0: x - xs  (|xs| <= x / 2: no
+ * cancellation), chosen by x's sign bit, so -0 gives -0.
  */
+static inline vf vs_gelu_erf_core(vf x)
+{
+    vf a = v_abs(x);
+    vf u = v_sub(a, v_set1(1.5f));
+    vf g = v_fma(v_set1(-2.683906075e-08f), u, v_set1(1.310489068e-07f));
+    g = v_fma(g, u, v_set1(-3.777869892e-07f));
+    g = v_fma(g, u, v_set1(1.535832553e-06f));
+    g = v_fma(g, u, v_set1(-6.845579719e-06f));
+    g = v_fma(g, u, v_set1(2.715435767e-05f));
+    g = v_fma(g, u, v_set1(-1.019480260e-04f));
+    g = v_fma(g, u, v_set1(3.683223622e-04f));
+    g = v_fma(g, u, v_set1(-1.266278210e-03f));
+    g = v_fma(g, u, v_set1(4.110406619e-03f));
+    g = v_fma(g, u, v_set1(-1.249699574e-02f));
+    g = v_fma(g, u, v_set1(3.518686444e-02f));
+    g = v_fma(g, u, v_set1(-9.027127922e-02f));
+    g = v_fma(g, u, v_set1(2.057806700e-01f));
+    vf sq = v_mul(x, x);
+    vf sql = v_fms(x, x, sq);
+    vf k, n;
+    vf r = vs_exp_reduce(v_mul(sq, v_set1(-0.5f)), &k, &n);
+    r = v_fma(sql, v_set1(-0.5f), r);
+    /* x G exp(r) = xg + (xg r) q, exp(r) = 1 + r q (vs_exp_poly6): one
+     * rounding fewer than x * (G * exp(r)) */
+    vf xg = v_mul(x, g);
+    vf q = v_fma(vs_exp_u6(r), r, v_set1(1.0f));
+    vf xs = v_ldexp_k(v_fma(v_mul(xg, r), q, xg), k); /* x Phi(-a) */
+    return v_sel(v_sign_m(x), xs, v_sub(x, xs));
+}
+
+/*
+ * gelu, erf form, for |x| > VS_GELU_FAST (other lanes: garbage; NaN
+ * stays NaN): the core's form with G on two more pieces, a in [3, 7]
+ * and [7, 14.5], each a polynomial of degree 10 in u = a - 5 and
+ * a - 10.75 (fitted as the core's: 5.9e-9 and 6.6e-9 in double, 1.8 and
+ * 1.2 * 2^-24 in float), the lane's piece picked.  x
+ * is clamped to [-14.5, 14.5]: below, x Phi(x) rounds to -0 (from
+ * -14.23 on); above 7, Phi(-a) < 2^-39 and x - xs is x.  exp(-a^2/2)
+ * reaches 2^-152 here, so xs is scaled last by v_scale (one rounding,
+ * into the subnormals where the result is one).
+ */
+static inline vf vs_gelu_erf_tail(vf x)
+{
+    vf xc = v_clamp(x, -14.5f, 14.5f);
+    vf a = v_abs(xc);
+    /* both pieces, then one selection: fewer live constants than
+     * selecting each coefficient (AVX2 has 16 registers) */
+    vf u = v_sub(a, v_set1(5.0f));
+    vf g = v_fma(v_set1(1.560796825e-09f), u, v_set1(-1.057503329e-08f));
+    g = v_fma(g, u, v_set1(5.233090761e-08f));
+    g = v_fma(g, u, v_set1(-3.319720463e-07f));
+    g = v_fma(g, u, v_set1(2.139068101e-06f));
+    g = v_fma(g, u, v_set1(-1.309616619e-05f));
+    g = v_fma(g, u, v_set1(7.821629697e-05f));
+    g = v_fma(g, u, v_set1(-4.564665433e-04f));
+    g = v_fma(g, u, v_set1(2.595263533e-03f));
+    g = v_fma(g, u, v_set1(-1.434575766e-02f));
+    g = v_fma(g, u, v_set1(7.691930234e-02f));
+    vf w = v_sub(a, v_set1(10.75f));
+    vf h = v_fma(v_set1(1.421634945e-12f), w, v_set1(-1.675626998e-11f));
+    h = v_fma(h, w, v_set1(1.403112904e-10f));
+    h = v_fma(h, w, v_set1(-1.612574629e-09f));
+    h = v_fma(h, w, v_set1(1.920430215e-08f));
+    h = v_fma(h, w, v_set1(-2.182430450e-07f));
+    h = v_fma(h, w, v_set1(2.456826223e-06f));
+    h = v_fma(h, w, v_set1(-2.749986561e-05f));
+    h = v_fma(h, w, v_set1(3.054619883e-04f));
+    h = v_fma(h, w, v_set1(-3.366219345e-03f));
+    h = v_fma(h, w, v_set1(3.679777309e-02f));
+    g = v_sel(v_lt(a, v_set1(7.0f)), g, h);
+    vf sq = v_mul(xc, xc);
+    vf sql = v_fms(xc, xc, sq);
+    vf k, n;
+    vf r = vs_exp_reduce(v_mul(sq, v_set1(-0.5f)), &k, &n);
+    r = v_fma(sql, v_set1(-0.5f), r);
+    vf xg = v_mul(xc, g);
+    vf q = v_fma(vs_exp_u6(r), r, v_set1(1.0f));
+    vf xs = v_scale(v_fma(v_mul(xg, r), q, xg), n);
+    return v_sel(v_sign_m(x), xs, v_sub(x, xs));
+}
+
+/* gelu, erf form: vs_gelu_erf_core where every lane allows it (the
+ * common case), else lane by lane the core or vs_gelu_erf_tail (so a
+ * lane's result does not depend on its neighbours: AVX2 and AVX-512
+ * agree bit for bit). */
 static inline __attribute__((always_inline)) vf vs_gelu_erf(vf x)
 {
-    vf xc = v_clamp(x, -20.0f, 20.0f);
-    vf a = v_abs(xc);
-    /* t = 1 / (1 + a / (2 sqrt(2))), the constant rounded to float (the
-     * fit below is made for exactly that t(a)), as th + tl: erfc's
-     * sensitivity to t's rounding is 1 / (1 - t), up to 5 here. */
-    vf dh = v_fma(a, v_set1(3.535533845e-01f), v_set1(1.0f));
-    vf dl = v_fms(a, v_set1(3.535533845e-01f), v_sub(dh, v_set1(1.0f)));
-    vf t = v_div(v_set1(1.0f), dh);
-    vf tl = v_mul(t, v_fnma(t, dl, v_fnma(t, dh, v_set1(1.0f))));
-    /* P(t) = c0 + t R(t), c0 = C0H + C0L (the tail goes into the
-     * exponent's double-float tail), R by Estrin's scheme (shorter
-     * chains than Horner's: measured faster here).  dp ~ P'(t) only
-     * scales the tiny tl (below): a quadratic least-squares fit of P'
-     * on t in [0.12, 1] (a in [0, 20]), absolute error 0.018 against
-     * 1/t + P' >= 2.26, i.e. 0.8% of a correction of about an ulp. */
-    vf t2 = v_mul(t, t);
-    vf t4 = v_mul(t2, t2);
-    vf t8 = v_mul(t4, t4);
-    vf p12 = v_fma(v_set1(3.687624931e-01f), t, v_set1(1.000441194e+00f));
-    vf p34 = v_fma(v_set1(-3.309427202e-01f), t, v_set1(1.329347640e-01f));
-    vf p56 = v_fma(v_set1(-1.686495781e+00f), t, v_set1(6.364410520e-01f));
-    vf p78 = v_fma(v_set1(-1.089514136e+00f), t, v_set1(2.004102945e+00f));
-    vf p = v_fma(v_fma(p78, t2, p56), t4, v_fma(p34, t2, p12));
-    p = v_fma(v_set1(2.298023701e-01f), t8, p);
-    /* the last step alone rounds at |P| ~ 1.3, where an ulp matters */
-    p = v_fma(p, t, v_set1(-1.265525460e+00f));
-    vf dp = v_fma(v_fma(v_set1(-1.001961350f), t, v_set1(1.328617573f)), t,
-                  v_set1(0.9303006530f));
-    /* -x^2/2 = qh + ql exactly */
-    vf sq = v_mul(xc, xc);
-    vf qh = v_mul(sq, v_set1(-0.5f));
-    vf ql = v_mul(v_fms(xc, xc, sq), v_set1(-0.5f));
-    /* ah + al = qh + p (TwoSum) + ql */
-    vf ah = v_add(qh, p);
-    vf bb = v_sub(ah, qh);
-    vf al = v_add(v_sub(qh, v_sub(ah, bb)), v_sub(p, bb));
-    /* d/dt (log t + P(t)) tl = (1/t + P'(t)) tl, 1/t ~ dh */
-    al = v_add(al, v_fma(tl, v_add(dp, dh),
-                         v_add(ql, v_set1(-4.202280479e-08f))));
-    vf k, n;
-    vf e = vs_exp_parts(ah, al, &k, &n, 1);
-    vf h = v_mul(v_mul(v_set1(0.5f), t), e); /* Phi(-a) = h 2^n */
-    vm neg = v_lt(x, v_set1(0.0f));
-    vf s = v_scale(v_sel(neg, v_mul(xc, h), h), n);
-    vf y = v_sel(neg, s, v_mul(x, v_sub(v_set1(1.0f), s)));
-    /* |x| < 0.7: Phi(x) = 1/2 + x R(x^2), R the Taylor series of
-     * erf(x / sqrt(2)) / (2x) to x^12 (truncation < 1e-9 relative):
-     * near 0 the fit above cancels down to ~1e-7 absolute. */
-    vf r = v_fma(v_set1(6.6596935163e-07f), sq, v_set1(-9.4446562595e-06f));
-    r = v_fma(r, sq, v_set1(1.1543468762e-04f));
-    r = v_fma(r, sq, v_set1(-1.1873282155e-03f));
-    r = v_fma(r, sq, v_set1(9.9735570100e-03f));
-    r = v_fma(r, sq, v_set1(-6.6490380067e-02f));
-    r = v_fma(r, sq, v_set1(3.9894228040e-01f));
-    vf ys = v_mul(x, v_fma(xc, r, v_set1(0.5f)));
-    return v_sel(v_lt(a, v_set1(0.7f)), ys, y);
+    vm in = v_le(v_abs(x), v_set1(VS_GELU_FAST));
+    if (m_all(in))
+        return vs_gelu_erf_core(x);
+    return v_sel(in, vs_gelu_erf_core(x), vs_gelu_erf_tail(x));
 }
 
 /* ---- array drivers ---------------------------------------------------- */
