@@ -29,6 +29,11 @@
  *     level against its documented ULP bound; AVX2 and AVX-512 must agree
  *     bit for bit, and so must the exp core's fast and general paths;
  *     special values; sizes, misalignment, canaries and in-place calls.
+ *  6. rand_*: the random creation ops at every isa value and thread
+ *     count, odd sizes, misaligned canary-guarded outputs, bit for bit
+ *     the reference's stream; and the error bound of rand_normal f32's
+ *     vector log/cos/sin against libm on all 2^24 inputs of the f32
+ *     stream (rand_simd.h).
  *
  * Inputs come from a seeded generator; the seed is printed (--seed N to
  * repeat a run).  --filter PATTERN runs matching tests only, e.g.
@@ -55,10 +60,12 @@
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/ops_ext.h"
+#include "backends/cpu/rand_simd.h"
 #include "backends/cpu/vmath.h"
 #include "ops/alloc.h"
 #include "base/error.h"
 #include "ops/op.h"
+#include "ops/rand.h"
 #include "ops/tensor.h"
 
 extern const tb_backend tb_backend_cpu;
@@ -2055,6 +2062,174 @@ static void test_xs_reduce_special(void **state)
 }
 
 /* ========================================================================= */
+/* 6. random creation ops (rand_simd.h)                                      */
+/* ========================================================================= */
+
+typedef struct rs_case {
+    tb_op_id op;
+    double a, b, seed;
+} rs_case;
+
+/* Ordinary and extreme parameters: rand_normal's tiny and zero std
+ * (every lane through the scalar fallback: values near 0), the largest
+ * std and mean, and a large mean next to a small std. */
+static const rs_case rs_cases[] = {
+    {TB_OP_rand_uniform, 0, 1, 0},
+    {TB_OP_rand_uniform, -2.5, 7, 42},
+    {TB_OP_rand_uniform, -1e3, 1e-3, 9007199254740992.0},
+    {TB_OP_rand_uniform, -1e30, 1e30, 5},
+    {TB_OP_rand_normal, 0, 1, 0},
+    {TB_OP_rand_normal, 3, 0.5, 7},
+    {TB_OP_rand_normal, -1e3, 1e2, 123456789},
+    {TB_OP_rand_normal, 1e6, 1e-3, 11},
+    {TB_OP_rand_normal, 0, 1e-40, 12},
+    {TB_OP_rand_normal, 0, 0, 13},
+    {TB_OP_rand_normal, 1e30, 1e30, 14},
+    {TB_OP_rand_normal, -1, 2, 15},
+};
+
+static const int64_t rs_sizes[] = {1, 2, 3, 7, 15, 16, 17, 31, 33, 513,
+                                   4099, 70001};
+
+/* Every random op at every isa value and thread count, odd sizes,
+ * misaligned canary-guarded outputs: bit for bit the reference rounded
+ * to the dtype (rand.h's stream), and at a SIMD level the row of that
+ * level ran (its impl name) for every (op, dtype) it serves. */
+static void test_rand_ops(void **state)
+{
+    (void)state;
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    for (int iv = 0; iv < ax[0].n_values; iv++)
+        for (int tv = 0; tv < ax[1].n_values; tv++) {
+            const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
+            void *ctx = NULL;
+            char err[256];
+            assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+            const bool simd = strcmp(vals[0], "avx2") == 0 ||
+                              strcmp(vals[0], "avx512") == 0;
+            for (size_t k = 0; k < sizeof rs_cases / sizeof rs_cases[0];
+                 k++) {
+                const rs_case *rc = &rs_cases[k];
+                const tb_op *op = tb_op_get(rc->op);
+                const bool u = rc->op == TB_OP_rand_uniform;
+                tb_params p = {0};
+                assert_int_equal(tb_params_set(op, &p, u ? "low" : "mean",
+                                               rc->a, err, sizeof err),
+                                 0);
+                assert_int_equal(tb_params_set(op, &p, u ? "high" : "std",
+                                               rc->b, err, sizeof err),
+                                 0);
+                assert_int_equal(
+                    tb_params_set(op, &p, "seed", rc->seed, err, sizeof err),
+                    0);
+                tb_params_defaults(op, &p);
+                for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+                    for (size_t si = 0;
+                         si < sizeof rs_sizes / sizeof rs_sizes[0]; si++) {
+                        const tb_dtype d = (tb_dtype)dt;
+                        tb_shape os = S(1, (int)rs_sizes[si]);
+                        tb_tensor out, ref, hdr;
+                        gbuf go;
+                        tb_tensor_init(&out, d, &os);
+                        out.data = gb_new(&go, tb_tensor_nbytes(&out),
+                                          misalign(d));
+                        assert_int_equal(tb_tensor_create(&ref, TB_F64, &os),
+                                         0);
+                        tb_tensor_init(&hdr, d, &os);
+                        const char *impl = NULL;
+                        tb_kernel_fn fn = B->kernel(ctx, op, d, &p, &impl);
+                        assert_non_null(fn);
+                        assert_non_null(impl);
+                        assert_int_equal(fn(ctx, NULL, &out, &p), 0);
+                        assert_int_equal(op->ref(&hdr, &ref, &p), 0);
+                        if (simd && (u || d == TB_F32)) {
+                            const char *sfx = strrchr(impl, '_');
+                            assert_non_null(sfx);
+                            assert_string_equal(sfx + 1, vals[0]);
+                        }
+                        int64_t bad = 0;
+                        for (int64_t i = 0; i < rs_sizes[si]; i++) {
+                            double w = tb_tensor_get(&ref, i);
+                            double want = d == TB_F32 ? (double)(float)w : w;
+                            double got = tb_tensor_get(&out, i);
+                            if (!same(got, want) && bad++ < 3)
+                                print_error("%s_%s isa=%s threads=%s case "
+                                            "%zu n %lld impl %s: [%lld] "
+                                            "got %a want %a\n",
+                                            op->name, tb_dtype_name(d),
+                                            vals[0], vals[1], k,
+                                            (long long)rs_sizes[si], impl,
+                                            (long long)i, got, want);
+                        }
+                        bool intact = gb_intact(&go);
+                        if (!intact)
+                            print_error("%s_%s isa=%s threads=%s case %zu: "
+                                        "canary overwritten\n",
+                                        op->name, tb_dtype_name(d), vals[0],
+                                        vals[1], k);
+                        gb_free(&go);
+                        tb_tensor_destroy(&ref);
+                        assert_true(intact);
+                        assert_int_equal(bad, 0);
+                    }
+            }
+            B->destroy(ctx);
+        }
+}
+
+/* The bound rand_normal f32's SIMD rows rest on (rand_simd.h), checked
+ * on every input the f32 stream can give them: for all 2^24 uniforms
+ * u = k 2^-24, the vector log of t = 1 - u within 2^-49 |log t| of
+ * libm's log, and the vector cos and sin of a = TB_RAND_2PI u within
+ * 2^-50 of libm's, at every SIMD level this machine runs.  The largest
+ * differences are printed. */
+static void test_rand_vmath(void **state)
+{
+    (void)state;
+    enum { BLK = 1 << 16 };
+    double *t = malloc(5 * BLK * sizeof *t);
+    assert_non_null(t);
+    double *a = t + BLK, *lg = a + BLK, *c = lg + BLK, *s = c + BLK;
+    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++) {
+        double el = 0, ec = 0, es = 0;
+        for (int64_t k0 = 0; k0 < (INT64_C(1) << 24); k0 += BLK) {
+            for (int i = 0; i < BLK; i++) {
+                double u = (double)(k0 + i) * 0x1.0p-24;
+                t[i] = 1.0 - u;
+                a[i] = TB_RAND_2PI * u;
+            }
+#if TB_CPU_HAVE_AVX512
+            if (lv == TB_ISA_AVX512)
+                tb_cpu_rand_vmath_avx512(t, a, lg, c, s, BLK);
+#endif
+#if TB_CPU_HAVE_AVX2
+            if (lv == TB_ISA_AVX2)
+                tb_cpu_rand_vmath_avx2(t, a, lg, c, s, BLK);
+#endif
+            for (int i = 0; i < BLK; i++) {
+                double l = log(t[i]);
+                double e = l == 0 ? fabs(lg[i]) * 0x1.0p60
+                                  : fabs(lg[i] - l) / fabs(l);
+                el = e > el ? e : el;
+                e = fabs(c[i] - cos(a[i]));
+                ec = e > ec ? e : ec;
+                e = fabs(s[i] - sin(a[i]));
+                es = e > es ? e : es;
+            }
+        }
+        print_message("rand vmath %s: log %.3g (2^%.1f relative), cos "
+                      "%.3g, sin %.3g (absolute)\n",
+                      tb_cpu_isa_name(lv), el, log2(el > 0 ? el : 1e-300),
+                      ec, es);
+        assert_true(el <= 0x1.0p-49);
+        assert_true(ec <= 0x1.0p-50);
+        assert_true(es <= 0x1.0p-50);
+    }
+    free(t);
+}
+
+/* ========================================================================= */
 /* main                                                                      */
 /* ========================================================================= */
 
@@ -2136,6 +2311,8 @@ int main(int argc, char **argv)
         T(xs_softplus_ulp),
         OPT(max), OPT(min), OPT(argmax), OPT(var),
         T(xs_reduce_special),
+        T(rand_ops),
+        T(rand_vmath),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {
