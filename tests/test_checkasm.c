@@ -34,6 +34,8 @@
  *     the reference's stream; and the error bound of rand_normal f32's
  *     vector log/cos/sin against libm on all 2^24 inputs of the f32
  *     stream (rand_simd.h).
+ *     pow_*: pow f32's SIMD rows, special values bit for bit powf's,
+ *     and their ulp bound on six families of inputs (pow_simd_impl.h).
  *
  * Inputs come from a seeded generator; the seed is printed (--seed N to
  * repeat a run).  --filter PATTERN runs matching tests only, e.g.
@@ -60,6 +62,7 @@
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/ops_ext.h"
+#include "backends/cpu/ops_simd.h"
 #include "backends/cpu/rand_simd.h"
 #include "backends/cpu/vmath.h"
 #include "ops/alloc.h"
@@ -1281,6 +1284,7 @@ static int op_cases(tb_op_id id, ocase *c)
         break;
     case TB_OP_maximum:
     case TB_OP_minimum:
+    case TB_OP_pow:
         for (int i = 0; i < 6; i++)
             ADD2(S(1, lens[i]), S(1, lens[i]));
         ADD2(S(3, 3, 5, 7), S(3, 3, 5, 7));
@@ -2229,6 +2233,137 @@ static void test_rand_vmath(void **state)
     free(t);
 }
 
+/* ---- pow f32's SIMD rows (pow_simd_impl.h) ---- */
+
+typedef void (*pw_fn)(const float *, const float *, float *, int64_t);
+
+static pw_fn pw_level(int lv)
+{
+#if TB_CPU_HAVE_AVX512
+    if (lv == TB_ISA_AVX512)
+        return tb_cpu_pow_f32_avx512;
+#endif
+#if TB_CPU_HAVE_AVX2
+    if (lv == TB_ISA_AVX2)
+        return tb_cpu_pow_f32_avx2;
+#endif
+    (void)lv;
+    return NULL;
+}
+
+static float pw_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Every pair of a table of special and ordinary values, both orders of
+ * sign: bit for bit powf's result (C99 Annex F), NaN for NaN. */
+static void test_pow_special(void **state)
+{
+    (void)state;
+    static const float v[] = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY,
+                              NAN, 0.5f, -0.5f, 2.0f, -2.0f, 3.0f, -3.0f,
+                              2.5f, -2.5f, 0x1p-149f, -0x1p-149f, FLT_MAX,
+                              -FLT_MAX, 0x1p24f, -0x1p24f, 0x1.000002p24f,
+                              127.0f, -127.0f, 1e-3f, 1.0000001f, 0.9999999f,
+                              10.0f, -10.0f, 1e10f, 0x1p-126f};
+    enum { NV = sizeof v / sizeof v[0], NP = NV * NV };
+    float a[NP], b[NP], o[NP];
+    for (int i = 0; i < NV; i++)
+        for (int j = 0; j < NV; j++) {
+            a[i * NV + j] = v[i];
+            b[i * NV + j] = v[j];
+        }
+    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++) {
+        pw_fn fn = pw_level(lv);
+        assert_non_null(fn);
+        memset(o, 0, sizeof o);
+        fn(a, b, o, NP);
+        int bad = 0;
+        for (int k = 0; k < NP; k++) {
+            float w = powf(a[k], b[k]);
+            bool ok = same((double)o[k], (double)w);
+            /* ordinary pairs: not bit for bit, within the stated bound */
+            if (!ok && isfinite(w) && w != 0 && isfinite(o[k]))
+                ok = ulp_error(o[k], pow((double)a[k], (double)b[k])) <=
+                     0.5 + 0x1p-12;
+            if (!ok && bad++ < 5)
+                print_error("pow %s: %a ^ %a = %a, powf %a\n",
+                            tb_cpu_isa_name(lv), (double)a[k], (double)b[k],
+                            (double)o[k], (double)w);
+        }
+        assert_int_equal(bad, 0);
+    }
+}
+
+/* The bound of pow_simd_impl.h, 0.5 + 2^-12 ulp of the exact a^b (libm's
+ * double pow as the oracle; NaN, zeros and infinities must match), on
+ * 6 families of 2^18 pairs each: the op's domain, any positive float to
+ * small powers (overflow and underflow included), integer powers of
+ * [0.5, 2] and of negative bases, bases next to 1 to huge powers, and
+ * any float to any float.  The worst case is printed. */
+static void test_pow_ulp(void **state)
+{
+    (void)state;
+    enum { N = 1 << 18 };
+    float *a = malloc(3 * N * sizeof *a);
+    assert_non_null(a);
+    float *b = a + N, *o = b + N;
+    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++) {
+        pw_fn fn = pw_level(lv);
+        assert_non_null(fn);
+        double worst = 0;
+        float wa = 0, wb = 0;
+        for (int fam = 0; fam < 6; fam++) {
+            rng_seed(0x90e + (uint64_t)fam);
+            for (int i = 0; i < N; i++) {
+                uint32_t r = (uint32_t)rng_next();
+                switch (fam) {
+                case 0:
+                    a[i] = (float)rng_uniform(0.1, 2);
+                    b[i] = (float)rng_uniform(-2, 2);
+                    break;
+                case 1:
+                    a[i] = pw_bits(r % 0x7f800000u);
+                    b[i] = (float)rng_uniform(-4, 4);
+                    break;
+                case 2:
+                    a[i] = (float)rng_uniform(0.5, 2);
+                    b[i] = (float)(int)(rng_next() % 401) - 200;
+                    break;
+                case 3:
+                    a[i] = -(float)rng_uniform(0.01, 10);
+                    b[i] = (float)(int)(rng_next() % 81) - 40;
+                    break;
+                case 4:
+                    a[i] = pw_bits(0x3f800000u + (r % 2001u) - 1000u);
+                    b[i] = (float)rng_uniform(-1e7, 1e7);
+                    break;
+                default:
+                    a[i] = pw_bits(r);
+                    b[i] = pw_bits((uint32_t)rng_next());
+                    break;
+                }
+            }
+            fn(a, b, o, N);
+            for (int i = 0; i < N; i++) {
+                double e = ulp_error(o[i], pow((double)a[i], (double)b[i]));
+                if (e > worst || isnan(e)) {
+                    worst = e;
+                    wa = a[i];
+                    wb = b[i];
+                }
+            }
+        }
+        print_message("pow %s: worst %.6f ulp at %a ^ %a\n",
+                      tb_cpu_isa_name(lv), worst, (double)wa, (double)wb);
+        assert_true(worst <= 0.5 + 0x1p-12);
+    }
+    free(a);
+}
+
 /* ========================================================================= */
 /* main                                                                      */
 /* ========================================================================= */
@@ -2313,6 +2448,9 @@ int main(int argc, char **argv)
         T(xs_reduce_special),
         T(rand_ops),
         T(rand_vmath),
+        OPT(pow),
+        T(pow_special),
+        T(pow_ulp),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {

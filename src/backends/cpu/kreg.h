@@ -204,10 +204,11 @@ const tb_cpu_krow *tb_cpu_krows(size_t *n);
 #endif
 
 /* ---- rand_avx2.c, rand_avx512.c: SIMD rows of the random creation ops
- * over create.c's (rand_simd.h) ---- */
+ * over create.c's (rand_simd.h); pow_avx2.c, pow_avx512.c: pow f32 over
+ * ops_ext.c's (pow_simd_impl.h) ---- */
 #define TB_CPU_ROWS_RAND_(X, sfx)                                         \
     X(rand_uniform, f32, sfx) X(rand_uniform, f64, sfx)                   \
-    X(rand_normal, f32, sfx)
+    X(rand_normal, f32, sfx) X(pow, f32, sfx)
 #if TB_CPU_HAVE_AVX512
 #define TB_CPU_ROWS_RAND_AVX512(X) TB_CPU_ROWS_RAND_(X, avx512)
 #else

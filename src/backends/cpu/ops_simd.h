@@ -74,4 +74,11 @@ int tb_cpu_xs_reduce(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
                      tb_tensor *out, const tb_params *p,
                      tb_cpu_xs_lane_fn lane, tb_cpu_xs_cols_fn cols);
 
+/* pow f32's SIMD rows (pow_simd_impl.h), called directly by the sweep
+ * test: o[i] = a[i]^b[i], i < n.  Call only where the level runs. */
+void tb_cpu_pow_f32_avx2(const float *a, const float *b, float *o,
+                         int64_t n);
+void tb_cpu_pow_f32_avx512(const float *a, const float *b, float *o,
+                           int64_t n);
+
 #endif
