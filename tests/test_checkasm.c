@@ -36,6 +36,7 @@
  *     stream (rand_simd.h).
  *     pow_*: pow f32's SIMD rows, special values bit for bit powf's,
  *     and their ulp bound on six families of inputs (pow_simd_impl.h).
+ *     permute_tiled: permute's tiled path against the reference.
  *
  * Inputs come from a seeded generator; the seed is printed (--seed N to
  * repeat a run).  --filter PATTERN runs matching tests only, e.g.
@@ -2364,6 +2365,84 @@ static void test_pow_ulp(void **state)
     free(a);
 }
 
+/* ---- permute's tiled path (ops_ext.c) ---- */
+
+/* Every permutation of 3-D shapes and the common ones of 4-D (NCHW <->
+ * NHWC, the (1, 2) and (0, 1) swaps, the reversal, and the (2, 3)
+ * swap), shapes from 1 to beyond two tiles per dim with odd extents, on
+ * misaligned canary-guarded tensors in both dtypes: bit for bit the
+ * reference (values are copies). */
+static void test_permute_tiled(void **state)
+{
+    (void)state;
+    static const int p3[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                 {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    static const int s3[][3] = {{1, 1, 1}, {3, 4, 5}, {37, 45, 3},
+                                {70, 33, 65}, {1, 97, 33}, {2, 1, 130}};
+    static const int p4[][4] = {{0, 2, 3, 1}, {0, 3, 1, 2}, {0, 2, 1, 3},
+                                {1, 0, 2, 3}, {3, 2, 1, 0}, {0, 1, 3, 2}};
+    static const int s4[][4] = {{2, 3, 35, 33}, {3, 65, 7, 40},
+                                {1, 16, 1, 5}};
+    static const char *const pn[4] = {"p0", "p1", "p2", "p3"};
+    const tb_op *op = tb_op_get(TB_OP_permute);
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    const char *vals[2] = {ax[0].values[ax[0].n_values - 1],
+                           ax[1].values[0]}; /* auto, 1 thread */
+    void *ctx = NULL;
+    char err[256];
+    assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+    const int n3 = (int)(sizeof s3 / sizeof s3[0]) * 6;
+    const int n4 = (int)(sizeof p4 / sizeof p4[0]) *
+                   (int)(sizeof s4 / sizeof s4[0]);
+    for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+        for (int c = 0; c < n3 + n4; c++) {
+            const bool four = c >= n3;
+            const int nd = four ? 4 : 3;
+            const int *perm = four ? p4[(c - n3) % 6] : p3[c % 6];
+            const int *dims = four ? s4[(c - n3) / 6] : s3[c / 6];
+            tb_shape is = {.ndim = nd}, os;
+            for (int d = 0; d < nd; d++)
+                is.dim[d] = dims[d];
+            tb_params p = {0};
+            for (int d = 0; d < nd; d++)
+                assert_int_equal(
+                    tb_params_set(op, &p, pn[d], perm[d], err, sizeof err),
+                    0);
+            assert_int_equal(tb_op_infer(op, &is, 1, &p, &os, err, sizeof err),
+                             0);
+            const tb_dtype d = (tb_dtype)dt;
+            gbuf gi, go;
+            tb_tensor in, out, ref;
+            tb_tensor_init(&in, d, &is);
+            in.data = gb_new(&gi, tb_tensor_nbytes(&in), misalign(d));
+            fill(in.data, d, tb_tensor_numel(&in), false);
+            tb_tensor_init(&out, d, &os);
+            out.data = gb_new(&go, tb_tensor_nbytes(&out), misalign(d));
+            assert_int_equal(tb_tensor_create(&ref, TB_F64, &os), 0);
+            const char *impl = NULL;
+            tb_kernel_fn fn = B->kernel(ctx, op, d, &p, &impl);
+            assert_non_null(fn);
+            assert_int_equal(fn(ctx, &in, &out, &p), 0);
+            assert_int_equal(op->ref(&in, &ref, &p), 0);
+            int64_t bad = 0;
+            for (int64_t k = 0; k < tb_tensor_numel(&ref); k++)
+                if (!same(tb_tensor_get(&out, k), tb_tensor_get(&ref, k)) &&
+                    bad++ < 3)
+                    print_error("permute_%s case %d: [%lld] got %g want %g\n",
+                                tb_dtype_name(d), c, (long long)k,
+                                tb_tensor_get(&out, k),
+                                tb_tensor_get(&ref, k));
+            const bool intact = gb_intact(&gi) && gb_intact(&go);
+            gb_free(&gi);
+            gb_free(&go);
+            tb_tensor_destroy(&ref);
+            assert_true(intact);
+            assert_int_equal(bad, 0);
+        }
+    B->destroy(ctx);
+}
+
 /* ========================================================================= */
 /* main                                                                      */
 /* ========================================================================= */
@@ -2451,6 +2530,7 @@ int main(int argc, char **argv)
         OPT(pow),
         T(pow_special),
         T(pow_ulp),
+        T(permute_tiled),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {
