@@ -29,11 +29,11 @@
  *     level against its documented ULP bound; AVX2 and AVX-512 must agree
  *     bit for bit, and so must the exp core's fast and general paths;
  *     special values; sizes, misalignment, canaries and in-place calls.
- *  6. rand_*: the random creation ops at every isa value and thread
- *     count, odd sizes, misaligned canary-guarded outputs, bit for bit
- *     the reference's stream; and the error bound of rand_normal f32's
- *     vector log/cos/sin against libm on all 2^24 inputs of the f32
- *     stream (rand_simd.h).
+ *  6. rand_*: the random creation ops and arange at every isa value and
+ *     thread count, odd sizes, misaligned canary-guarded outputs, bit
+ *     for bit the reference (rand.h's stream); and the error bound of
+ *     rand_normal f32's vector log/cos/sin against libm on all 2^24
+ *     inputs of the f32 stream (rand_simd.h).
  *     pow_*: pow f32's SIMD rows, special values bit for bit powf's,
  *     and their ulp bound on six families of inputs (pow_simd_impl.h).
  *     permute_tiled: permute's tiled path against the reference.
@@ -2091,15 +2091,19 @@ static const rs_case rs_cases[] = {
     {TB_OP_rand_normal, 0, 0, 13},
     {TB_OP_rand_normal, 1e30, 1e30, 14},
     {TB_OP_rand_normal, -1, 2, 15},
+    {TB_OP_arange, 0, 1, 0},
+    {TB_OP_arange, -3.5, 0.1, 0},
+    {TB_OP_arange, 1e6, -7.25, 0},
+    {TB_OP_arange, 0.1, 1e-3, 0},
 };
 
 static const int64_t rs_sizes[] = {1, 2, 3, 7, 15, 16, 17, 31, 33, 513,
                                    4099, 70001};
 
-/* Every random op at every isa value and thread count, odd sizes,
- * misaligned canary-guarded outputs: bit for bit the reference rounded
- * to the dtype (rand.h's stream), and at a SIMD level the row of that
- * level ran (its impl name) for every (op, dtype) it serves. */
+/* Every random op and arange at every isa value and thread count, odd
+ * sizes, misaligned canary-guarded outputs: bit for bit the reference
+ * rounded to the dtype (rand.h's stream), and at a SIMD level the row
+ * of that level ran (its impl name) for every (op, dtype) it serves. */
 static void test_rand_ops(void **state)
 {
     (void)state;
@@ -2118,16 +2122,20 @@ static void test_rand_ops(void **state)
                 const rs_case *rc = &rs_cases[k];
                 const tb_op *op = tb_op_get(rc->op);
                 const bool u = rc->op == TB_OP_rand_uniform;
+                const bool ar = rc->op == TB_OP_arange;
                 tb_params p = {0};
-                assert_int_equal(tb_params_set(op, &p, u ? "low" : "mean",
-                                               rc->a, err, sizeof err),
-                                 0);
-                assert_int_equal(tb_params_set(op, &p, u ? "high" : "std",
-                                               rc->b, err, sizeof err),
-                                 0);
                 assert_int_equal(
-                    tb_params_set(op, &p, "seed", rc->seed, err, sizeof err),
+                    tb_params_set(op, &p, ar ? "start" : u ? "low" : "mean",
+                                  rc->a, err, sizeof err),
                     0);
+                assert_int_equal(
+                    tb_params_set(op, &p, ar ? "step" : u ? "high" : "std",
+                                  rc->b, err, sizeof err),
+                    0);
+                if (!ar)
+                    assert_int_equal(tb_params_set(op, &p, "seed", rc->seed,
+                                                   err, sizeof err),
+                                     0);
                 tb_params_defaults(op, &p);
                 for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
                     for (size_t si = 0;
@@ -2148,7 +2156,7 @@ static void test_rand_ops(void **state)
                         assert_non_null(impl);
                         assert_int_equal(fn(ctx, NULL, &out, &p), 0);
                         assert_int_equal(op->ref(&hdr, &ref, &p), 0);
-                        if (simd && (u || d == TB_F32)) {
+                        if (simd && (u || ar || d == TB_F32)) {
                             const char *sfx = strrchr(impl, '_');
                             assert_non_null(sfx);
                             assert_string_equal(sfx + 1, vals[0]);

@@ -168,8 +168,11 @@ static void cr_task(void *arg, int part, int nparts)
         return;
     const bool f32 = j->dt == TB_F32;
     if (j->fn) {
-        j->fn(j->out, b, e, j->key, f32 ? (double)j->af : j->a,
-              f32 ? (double)j->bf : j->b);
+        /* the random ops' f32 constants are the floats (rand.h) */
+        const bool rf = f32 && (j->op == TB_OP_rand_uniform ||
+                                j->op == TB_OP_rand_normal);
+        j->fn(j->out, b, e, j->key, rf ? (double)j->af : j->a,
+              rf ? (double)j->bf : j->b);
         return;
     }
     switch (j->op) {

@@ -208,7 +208,8 @@ const tb_cpu_krow *tb_cpu_krows(size_t *n);
  * ops_ext.c's (pow_simd_impl.h) ---- */
 #define TB_CPU_ROWS_RAND_(X, sfx)                                         \
     X(rand_uniform, f32, sfx) X(rand_uniform, f64, sfx)                   \
-    X(rand_normal, f32, sfx) X(pow, f32, sfx)
+    X(rand_normal, f32, sfx) X(pow, f32, sfx)                             \
+    X(arange, f32, sfx) X(arange, f64, sfx)
 #if TB_CPU_HAVE_AVX512
 #define TB_CPU_ROWS_RAND_AVX512(X) TB_CPU_ROWS_RAND_(X, avx512)
 #else

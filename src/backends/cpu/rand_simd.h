@@ -1,7 +1,9 @@
-/* SIMD rows (AVX2, AVX-512) of the random creation ops (issue 18):
- * rand_uniform f32 and f64, rand_normal f32.  Every value is bit for bit
- * the portable kernel's (create.c) and the reference's (ref_create.c),
- * i.e. the stream of src/ops/rand.h, at every level and thread count.
+/* SIMD rows (AVX2, AVX-512) of creation ops (issue 18): rand_uniform
+ * f32 and f64, rand_normal f32, arange f32 and f64.  Every value is bit
+ * for bit the portable kernel's (create.c) and the reference's
+ * (ref_create.c; for the random ops the stream of src/ops/rand.h), at
+ * every level and thread count.  arange: (T)(start + (double)i * step),
+ * the product and the sum rounded separately, as the portable loop.
  *
  * Split like ops_simd.h: create.c keeps the operand checks, parameters
  * and the thread split (tb_cpu_create_rand below); the chunk loops live
@@ -50,8 +52,8 @@
 
 /* Elements [b, e) of the output o of a random op with stream key key
  * and parameters a, b2 (low, high or mean, std; for f32 the float values
- * of the case's parameters, as rand.h defines).  For rand_normal b is
- * even. */
+ * of the case's parameters, as rand.h defines), or of arange (start,
+ * step; key unused).  For rand_normal b is even. */
 typedef void (*tb_cpu_rand_fn)(void *o, int64_t b, int64_t e, uint64_t key,
                                double a, double b2);
 

@@ -84,6 +84,52 @@ static void rs_uniform_f64(void *op, int64_t b, int64_t e, uint64_t key,
     }
 }
 
+/* ---- arange ------------------------------------------------------------- */
+
+/* As create.c's cr_arange: (T)(start + (double)i * step), the product
+ * and the sum rounded separately; i as a double is exact (i < 2^53). */
+static void rs_arange_f32(void *op, int64_t b, int64_t e, uint64_t key,
+                          double start, double step)
+{
+    (void)key;
+    float *o = op;
+    const rd vs = rs_d1(start), vst = rs_d1(step), w = rs_d1(RS_W);
+    int64_t i = b;
+    if (e - b >= RS_W) {
+        double k0[RS_W];
+        for (int l = 0; l < RS_W; l++)
+            k0[l] = (double)(b + l);
+        rd k = rs_loadd(k0);
+        for (; i + RS_W <= e; i += RS_W) {
+            rs_storef(o + i, rs_add(vs, rs_mul(k, vst)));
+            k = rs_add(k, w);
+        }
+    }
+    for (; i < e; i++)
+        o[i] = (float)(start + (double)i * step);
+}
+
+static void rs_arange_f64(void *op, int64_t b, int64_t e, uint64_t key,
+                          double start, double step)
+{
+    (void)key;
+    double *o = op;
+    const rd vs = rs_d1(start), vst = rs_d1(step), w = rs_d1(RS_W);
+    int64_t i = b;
+    if (e - b >= RS_W) {
+        double k0[RS_W];
+        for (int l = 0; l < RS_W; l++)
+            k0[l] = (double)(b + l);
+        rd k = rs_loadd(k0);
+        for (; i + RS_W <= e; i += RS_W) {
+            rs_stored(o + i, rs_add(vs, rs_mul(k, vst)));
+            k = rs_add(k, w);
+        }
+    }
+    for (; i < e; i++)
+        o[i] = start + (double)i * step;
+}
+
 /* ---- rand_normal f32 ---------------------------------------------------- */
 
 /* rs_log (dvec_simd.h) is used on t = 1 - u1 in [2^-24, 1]; the test's
@@ -237,6 +283,8 @@ static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
     RS_ENTRY_(rand_uniform, f32, SFX, LV, 1, rs_uniform_f32)              \
     RS_ENTRY_(rand_uniform, f64, SFX, LV, 1, rs_uniform_f64)              \
     RS_ENTRY_(rand_normal, f32, SFX, LV, 4, rs_normal_f32)                \
+    RS_ENTRY_(arange, f32, SFX, LV, 1, rs_arange_f32)                     \
+    RS_ENTRY_(arange, f64, SFX, LV, 1, rs_arange_f64)                     \
     RS_VMATH(SFX)
 
 #endif
