@@ -37,6 +37,8 @@
  *     pow_*: pow f32's SIMD rows, special values bit for bit powf's,
  *     and their ulp bound on six families of inputs (pow_simd_impl.h).
  *     permute_tiled: permute's tiled path against the reference.
+ *     f64_ulp: exp and log f64's SIMD rows against long double libm
+ *     (f64_simd_impl.h); op_exp and op_log run them in f64 too.
  *
  * Inputs come from a seeded generator; the seed is printed (--seed N to
  * repeat a run).  --filter PATTERN runs matching tests only, e.g.
@@ -1441,8 +1443,10 @@ static void test_op(void **state)
     tb_axis ax[TB_MAX_AXES];
     assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
     for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
-        if (op_is_vmath(id) && dt != TB_F32)
-            continue; /* f64 runs the portable ops_ext.c kernels */
+        if (op_is_vmath(id) && dt != TB_F32 && id != TB_OP_exp &&
+            id != TB_OP_log)
+            continue; /* f64 runs the portable ops_ext.c kernels (exp
+                         and log: f64_simd_impl.h's rows) */
         for (int iv = 0; iv < ax[0].n_values; iv++)
             for (int tv = 0; tv < ax[1].n_values; tv++) {
                 const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
@@ -2451,6 +2455,97 @@ static void test_permute_tiled(void **state)
     B->destroy(ctx);
 }
 
+/* ---- exp and log f64's SIMD rows (f64_simd_impl.h) ---- */
+
+typedef void (*dx_fn)(const double *, double *, int64_t);
+
+/* Error of got in ulps of want (long double, libm's expl/logl): the ulp
+ * of want's binade (2^-1074 below DBL_MIN); infinities and NaN must
+ * match exactly. */
+static double dx_ulp(double got, long double want)
+{
+    if (isnan(want))
+        return isnan(got) ? 0 : INFINITY;
+    const double wd = (double)want;
+    if (isnan(got) || isinf(got) || isinf(wd))
+        return got == wd ? 0 : INFINITY;
+    long double a = fabsl(want);
+    int e;
+    if (a < 0x1p-1022L) {
+        e = -1074;
+    } else {
+        frexpl(a, &e);
+        e -= 53;
+    }
+    return (double)(fabsl((long double)got - want) / ldexpl(1.0L, e));
+}
+
+/* exp within 2 ulp and log within 3 ulp of the long double results on:
+ * 2^20 uniform x in [-750, 750] and 2^18 in the subnormal-result range
+ * [-745.2, -708] (exp); 2^20 random positive bit patterns (subnormals
+ * included) and 2^18 values within 2^-20 of 1 (log); and special
+ * values (results 0, 1, infinite or NaN exactly libm's). */
+static void test_f64_ulp(void **state)
+{
+    (void)state;
+    enum { N = 1 << 20 };
+    double *x = malloc(2 * N * sizeof *x);
+    assert_non_null(x);
+    double *o = x + N;
+    static const double sp[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0,
+                                -1.0, 709.782712893384, 709.79, -745.13,
+                                -745.14, 0x1p-1074, DBL_MAX, -DBL_MIN};
+    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++)
+        for (int f = 0; f < 2; f++) {
+            dx_fn fn = NULL;
+#if TB_CPU_HAVE_AVX512
+            if (lv == TB_ISA_AVX512)
+                fn = f ? tb_cpu_log_f64_avx512 : tb_cpu_exp_f64_avx512;
+#endif
+#if TB_CPU_HAVE_AVX2
+            if (lv == TB_ISA_AVX2)
+                fn = f ? tb_cpu_log_f64_avx2 : tb_cpu_exp_f64_avx2;
+#endif
+            assert_non_null(fn);
+            double worst = 0, wx = 0;
+            for (int fam = 0; fam < 3; fam++) {
+                rng_seed(0xf64 + (uint64_t)(f * 4 + fam));
+                int64_t n = fam == 0 ? N : fam == 1 ? N / 4 : 14;
+                for (int64_t i = 0; i < n; i++) {
+                    if (fam == 2) {
+                        x[i] = sp[i];
+                    } else if (f == 0) {
+                        x[i] = fam == 0 ? rng_uniform(-750, 750)
+                                        : rng_uniform(-745.2, -708);
+                    } else if (fam == 0) {
+                        uint64_t u = rng_next() % UINT64_C(0x7ff0000000000000);
+                        memcpy(&x[i], &u, sizeof u);
+                    } else {
+                        x[i] = 1.0 + rng_uniform(-0x1p-20, 0x1p-20);
+                    }
+                }
+                fn(x, o, n);
+                for (int64_t i = 0; i < n; i++) {
+                    long double w = f ? logl((long double)x[i])
+                                      : expl((long double)x[i]);
+                    double e = dx_ulp(o[i], w);
+                    const double lm = f ? log(x[i]) : exp(x[i]);
+                    if (fam == 2 && (!isfinite(lm) || lm == 0 || lm == 1) &&
+                        !same(o[i], lm))
+                        e = INFINITY; /* special results: libm's exactly */
+                    if (!(e <= worst)) {
+                        worst = e;
+                        wx = x[i];
+                    }
+                }
+            }
+            print_message("%s f64 %s: worst %.3f ulp at %a\n",
+                          f ? "log" : "exp", tb_cpu_isa_name(lv), worst, wx);
+            assert_true(worst <= (f ? 3.0 : 2.0));
+        }
+    free(x);
+}
+
 /* ========================================================================= */
 /* main                                                                      */
 /* ========================================================================= */
@@ -2539,6 +2634,7 @@ int main(int argc, char **argv)
         T(pow_special),
         T(pow_ulp),
         T(permute_tiled),
+        T(f64_ulp),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {

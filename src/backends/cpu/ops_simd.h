@@ -80,5 +80,11 @@ void tb_cpu_pow_f32_avx2(const float *a, const float *b, float *o,
                          int64_t n);
 void tb_cpu_pow_f32_avx512(const float *a, const float *b, float *o,
                            int64_t n);
+/* exp and log f64's SIMD rows (f64_simd_impl.h), for the sweep test:
+ * o[i] = f(x[i]), i < n.  Call only where the level runs. */
+void tb_cpu_exp_f64_avx2(const double *x, double *o, int64_t n);
+void tb_cpu_exp_f64_avx512(const double *x, double *o, int64_t n);
+void tb_cpu_log_f64_avx2(const double *x, double *o, int64_t n);
+void tb_cpu_log_f64_avx512(const double *x, double *o, int64_t n);
 
 #endif

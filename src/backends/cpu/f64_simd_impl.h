@@ -1,0 +1,142 @@
+/* exp and log f64's SIMD rows (AVX2, AVX-512; ops_simd.h's unary driver
+ * does the checks and threads), for inclusion by f64_avx2.c and
+ * f64_avx512.c only, each built with its level's flags.  The portable
+ * rows call libm per element (~300 us at 65536 on the issue's machine).
+ *
+ * exp x: x clamped to [-746, 710] (beyond: 0 or inf anyway), k =
+ * round(x / ln 2), r = x - k ln 2 with ln 2 in two parts (k ln2_hi
+ * exact, |r| <= 0.347 + 2^-40), e^r by Taylor to r^13 (truncation below
+ * 2^-57), times 2^k as (p 2^k1) 2^k2 with k1 = floor(k / 2): the first
+ * product exact, the second one rounding, also into the subnormal range;
+ * NaN gives NaN.
+ * log x: x < 2^-1022 scaled by 2^54 first; x = 2^k m, m in [sqrt(1/2),
+ * sqrt(2)), log m = 2 atanh((m - 1) / (m + 1)) by its series to f^20,
+ * plus k ln 2 in two parts; log 0 = -inf, log inf = inf, x < 0 or NaN:
+ * NaN.
+ * Bounds (tests/test_checkasm.c, f64_ulp, against libm on dense sweeps):
+ * exp within 2 ulp, log within 3 ulp; the op tolerance (TOL_MATH, rtol
+ * 1e-14) is ~45 ulp. */
+#ifndef TB_BACKENDS_CPU_F64_SIMD_IMPL_H
+#define TB_BACKENDS_CPU_F64_SIMD_IMPL_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../../ops/op.h"
+#include "dvec_simd.h"
+#include "kreg.h"
+#include "ops_simd.h"
+
+static inline rd dx_pow2(rd k) /* 2^k, k integral in [-1022, 1023] */
+{
+    ri ki = rs_asi(rs_add(k, rs_d1(0x1.8p52 + 1023.0)));
+    return rs_asd(rs_isll(ki, 52));
+}
+
+static inline rd dx_exp(rd x)
+{
+    rd xc = rs_min(rs_max(x, rs_d1(-746.0)), rs_d1(710.0));
+    rd k = rs_round(rs_mul(xc, rs_d1(0x1.71547652b82fep+0))); /* 1/ln2 */
+    rd r = rs_fma(k, rs_d1(-0x1.62e42fefa3800p-1), xc);
+    r = rs_fma(k, rs_d1(-0x1.ef35793c7673p-45), r);
+    rd p = rs_d1(1.0 / 6227020800.0); /* 1/13! */
+    p = rs_fma(p, r, rs_d1(1.0 / 479001600.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 39916800.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 3628800.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 362880.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 40320.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 5040.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 720.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 120.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 24.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 6.0));
+    p = rs_fma(p, r, rs_d1(0.5));
+    p = rs_mul(p, r);
+    /* 1 + r + r^2 p': the small terms first, then r, then 1 */
+    p = rs_add(rs_d1(1.0), rs_fma(p, r, r));
+    rd k1 = rs_round(rs_mul(k, rs_d1(0.5)));
+    rd k2 = rs_sub(k, k1); /* both in [-538, 538] */
+    rd e = rs_mul(rs_mul(p, dx_pow2(k1)), dx_pow2(k2));
+    return rs_sel(rs_unord(x, x), rs_add(x, x), e);
+}
+
+static inline rd dx_log(rd x)
+{
+    rmask sub = rs_lt(x, rs_d1(0x1.0p-1022));
+    rd t = rs_sel(sub, rs_mul(x, rs_d1(0x1.0p54)), x);
+    ri bits = rs_asi(t);
+    rd k = rs_sub(rs_cvt52(rs_isrl(bits, 52)), rs_d1(1023.0));
+    k = rs_sel(sub, rs_sub(k, rs_d1(54.0)), k);
+    rd m = rs_asd(rs_ior(rs_iand(bits, rs_i1(0x000fffffffffffffu)),
+                         rs_i1(0x3ff0000000000000u)));
+    rmask big = rs_gt(m, rs_d1(0x1.6a09e667f3bcdp+0)); /* sqrt(2) */
+    m = rs_sel(big, rs_mul(m, rs_d1(0.5)), m);
+    k = rs_sel(big, rs_add(k, rs_d1(1.0)), k);
+    const rd one = rs_d1(1.0);
+    rd f = rs_div(rs_sub(m, one), rs_add(m, one));
+    rd s = rs_mul(f, f);
+    rd p = rs_d1(1.0 / 21);
+    p = rs_fma(p, s, rs_d1(1.0 / 19));
+    p = rs_fma(p, s, rs_d1(1.0 / 17));
+    p = rs_fma(p, s, rs_d1(1.0 / 15));
+    p = rs_fma(p, s, rs_d1(1.0 / 13));
+    p = rs_fma(p, s, rs_d1(1.0 / 11));
+    p = rs_fma(p, s, rs_d1(1.0 / 9));
+    p = rs_fma(p, s, rs_d1(1.0 / 7));
+    p = rs_fma(p, s, rs_d1(1.0 / 5));
+    p = rs_fma(p, s, rs_d1(1.0 / 3));
+    rd f2 = rs_add(f, f);
+    rd lm = rs_fma(rs_mul(f2, s), p, rs_fma(k, rs_d1(0x1.ef35793c7673p-45), f2));
+    rd l = rs_fma(k, rs_d1(0x1.62e42fefa3800p-1), lm);
+    l = rs_sel(rs_eq(x, rs_d1(0.0)), rs_d1(-INFINITY), l);
+    l = rs_sel(rs_eq(x, rs_d1(INFINITY)), x, l);
+    l = rs_sel(rs_lt(x, rs_d1(0.0)), rs_d1(NAN), l);
+    return rs_sel(rs_unord(x, x), rs_add(x, x), l);
+}
+
+#define DX_LOOP(NAME)                                                     \
+    static void dx_##NAME##_f64(const void *xp, void *op, int64_t n,      \
+                                const double *k)                          \
+    {                                                                     \
+        (void)k;                                                          \
+        const double *x = xp;                                             \
+        double *o = op;                                                   \
+        int64_t i = 0;                                                    \
+        for (; i + RS_W <= n; i += RS_W)                                  \
+            rs_stored(o + i, dx_##NAME(rs_loadd(x + i)));                 \
+        if (i < n) {                                                      \
+            double t[RS_W] = {0};                                         \
+            memcpy(t, x + i, (size_t)(n - i) * sizeof *t);                \
+            rs_stored(t, dx_##NAME(rs_loadd(t)));                         \
+            memcpy(o + i, t, (size_t)(n - i) * sizeof *o);                \
+        }                                                                 \
+    }
+DX_LOOP(exp)
+DX_LOOP(log)
+#undef DX_LOOP
+
+#define DX_CAT_(a, b) a##b
+#define DX_CAT(a, b) DX_CAT_(a, b)
+#define DX_ENTRY(NAME, SFX, LV)                                           \
+    int TB_CPU_KFN(NAME, f64, SFX)(void *ctx, const tb_tensor *in,        \
+                                   tb_tensor *out, const tb_params *p)    \
+    {                                                                     \
+        return tb_cpu_xs_unary(ctx, LV, TB_OP_##NAME, TB_F64, in, out, p, \
+                               8, dx_##NAME##_f64);                       \
+    }
+#define DX_ENTRIES(SFX, LV)                                               \
+    DX_ENTRY(exp, SFX, LV)                                                \
+    DX_ENTRY(log, SFX, LV)                                                \
+    void DX_CAT(tb_cpu_exp_f64_, SFX)(const double *x, double *o,         \
+                                      int64_t n)                          \
+    {                                                                     \
+        dx_exp_f64(x, o, n, NULL);                                        \
+    }                                                                     \
+    void DX_CAT(tb_cpu_log_f64_, SFX)(const double *x, double *o,         \
+                                      int64_t n)                          \
+    {                                                                     \
+        dx_log_f64(x, o, n, NULL);                                        \
+    }
+
+#endif
