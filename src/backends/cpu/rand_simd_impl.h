@@ -26,10 +26,22 @@ static inline ri rs_mix(ri z)
     return rs_ixor(z, rs_isrl(z, 31));
 }
 
-/* u24 = (bits >> 40) 2^-24 and u53 = (bits >> 11) 2^-53, exact */
-static inline rd rs_u24(ri bits)
+/* rs_mix(z) >> 40: the final z ^ (z >> 31) leaves bits 40..63 alone
+ * (z >> 31 has none there), so it is left out. */
+static inline ri rs_mix_hi24(ri z)
 {
-    return rs_mul(rs_cvt52(rs_isrl(bits, 40)), rs_d1(0x1.0p-24));
+    z = rs_ixor(z, rs_isrl(z, 30));
+    z = rs_imulc(z, UINT64_C(0xbf58476d1ce4e5b9));
+    z = rs_ixor(z, rs_isrl(z, 27));
+    z = rs_imulc(z, UINT64_C(0x94d049bb133111eb));
+    return rs_isrl(z, 40);
+}
+
+/* u24 = (bits >> 40) 2^-24 (from the counter z, bits = mix(z)) and
+ * u53 = (bits >> 11) 2^-53, exact */
+static inline rd rs_u24(ri z)
+{
+    return rs_mul(rs_cvt52(rs_mix_hi24(z)), rs_d1(0x1.0p-24));
 }
 static inline rd rs_u53(ri bits)
 {
@@ -51,7 +63,7 @@ static void rs_uniform_f32(void *op, int64_t b, int64_t e, uint64_t key,
     if (e - b >= RS_W) {
         ri x = rs_ctr(key, (uint64_t)b, 1);
         for (; i + RS_W <= e; i += RS_W) {
-            rd u = rs_u24(rs_mix(x));
+            rd u = rs_u24(x);
             rs_storef(o + i, rs_add(vlo, rs_mul(vd, u)));
             x = rs_iadd(x, step);
         }
@@ -219,8 +231,8 @@ static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
         const ri g = rs_i1(TB_RAND_GAMMA);
         ri x = rs_ctr(key, (uint64_t)(2 * j), 2); /* elements 2j */
         for (; j + RS_W <= jn; j += RS_W) {
-            rd u1 = rs_u24(rs_mix(x));
-            rd u2 = rs_u24(rs_mix(rs_iadd(x, g)));
+            rd u1 = rs_u24(x);
+            rd u2 = rs_u24(rs_iadd(x, g));
             x = rs_iadd(x, step);
             rd r = rs_sqrt(rs_mul(rs_d1(-2.0), rs_log(rs_sub(rs_d1(1.0), u1))));
             rd c, s;
