@@ -14,6 +14,8 @@
  * double pow; vmath_simd.h's float vs_exp/vs_log were not used: the
  * float log's error, multiplied by |y| up to ~100, would be ~50 ulp.
  *
+ * A vector whose lanes all have a positive finite a and |b log a| <= 200
+ * skips the special-value selects (they would keep every lane).
  * Special values as C99/IEEE pow (powf, the portable row): a^(+-0) = 1
  * and 1^b = 1 even for NaN; (-1)^(+-inf) = 1; otherwise NaN in gives
  * NaN; a finite negative a with a non-integer b gives NaN; a negative a
@@ -60,7 +62,7 @@ static inline rd pw_exp(rd y)
 static inline rmask pw_isint(rd b) { return rs_eq(rs_round(b), b); }
 
 /* a^b of float lanes held in doubles */
-static inline rd pw_pow(rd a, rd b)
+static inline rd pw_pow_full(rd a, rd b)
 {
     const rd one = rs_d1(1.0), inf = rs_d1(INFINITY);
     rd ax = rs_abs(a);
@@ -84,6 +86,20 @@ static inline rd pw_pow(rd a, rd b)
     r = rs_sel(rs_unord(a, b), rs_add(a, b), r);
     r = rs_sel(rs_mand(rs_eq(ax, one), rs_eq(rs_abs(b), inf)), one, r);
     return rs_sel(rs_mor(rs_eq(a, one), rs_eq(b, rs_d1(0.0))), one, r);
+}
+
+/* The common case first: where every lane has a positive finite a and
+ * |b log a| <= 200 (b finite), pw_pow_full's selects all keep exp(b log
+ * a) (1 where a = 1 or b = 0, exactly: log 1 = 0, exp 0 = 1), so that
+ * is the result; else the full form. */
+static inline rd pw_pow(rd a, rd b)
+{
+    rd y = rs_mul(b, rs_log(a));
+    rmask ok = rs_mand(rs_lt(rs_d1(0.0), a), rs_lt(a, rs_d1(INFINITY)));
+    ok = rs_mand(ok, rs_le(rs_abs(y), rs_d1(200.0)));
+    if (rs_bits(ok) == (1u << RS_W) - 1)
+        return pw_exp(y);
+    return pw_pow_full(a, b);
 }
 
 /* o[i] = a[i sa]^b[i sb], sa and sb 0 or 1 */
