@@ -1,6 +1,7 @@
-/* exp and log f64's SIMD rows (AVX2, AVX-512; ops_simd.h's unary driver
- * does the checks and threads), for inclusion by f64_avx2.c and
- * f64_avx512.c only, each built with its level's flags.  The portable
+/* exp, log and var f64's SIMD rows (AVX2, AVX-512; ops_simd.h's unary
+ * and reduction drivers do the checks, axes and threads), for inclusion
+ * by f64_avx2.c and f64_avx512.c only, each built with its level's
+ * flags.  The portable
  * rows call libm per element (~300 us at 65536 on the issue's machine).
  *
  * exp x: x clamped to [-746, 710] (beyond: 0 or inf anyway), k =
@@ -116,6 +117,87 @@ DX_LOOP(exp)
 DX_LOOP(log)
 #undef DX_LOOP
 
+/* ---- var f64: ops_ext.c's two passes in vector partial sums ---------- */
+
+static inline double dx_hsum(rd a)
+{
+    double t[RS_W], r = 0;
+    rs_stored(t, a);
+    for (int l = 0; l < RS_W; l++)
+        r += t[l];
+    return r;
+}
+
+/* mean = sum / len, then d = sum (x - mean), d2 = sum (x - mean)^2 and
+ * (d2 - d^2 / len) / (len - corr), the portable kernel's formula with
+ * its sums split over 2 RS_W partial sums (within the op's tolerance of
+ * the reference, TOL_ACC). */
+static double dx_var_lane(const double *x, int64_t len, int64_t corr)
+{
+    rd s0 = rs_d1(0.0), s1 = rs_d1(0.0);
+    int64_t j = 0;
+    for (; j + 2 * RS_W <= len; j += 2 * RS_W) {
+        s0 = rs_add(s0, rs_loadd(x + j));
+        s1 = rs_add(s1, rs_loadd(x + j + RS_W));
+    }
+    double s = dx_hsum(rs_add(s0, s1));
+    for (; j < len; j++)
+        s += x[j];
+    const double mean = s / (double)len;
+    const rd vm = rs_d1(mean);
+    rd d0 = rs_d1(0.0), d1 = rs_d1(0.0), q0 = rs_d1(0.0), q1 = rs_d1(0.0);
+    for (j = 0; j + 2 * RS_W <= len; j += 2 * RS_W) {
+        rd t0 = rs_sub(rs_loadd(x + j), vm);
+        rd t1 = rs_sub(rs_loadd(x + j + RS_W), vm);
+        d0 = rs_add(d0, t0);
+        d1 = rs_add(d1, t1);
+        q0 = rs_fma(t0, t0, q0);
+        q1 = rs_fma(t1, t1, q1);
+    }
+    double d = dx_hsum(rs_add(d0, d1)), d2 = dx_hsum(rs_add(q0, q1));
+    for (; j < len; j++) {
+        double t = x[j] - mean;
+        d += t;
+        d2 += t * t;
+    }
+    return (d2 - d * d / (double)len) / (double)(len - corr);
+}
+
+/* w <= TB_CPU_XS_COLS adjacent lanes, row by row, the partial sums in
+ * arrays on the stack. */
+static void dx_var_cols(const double *x, double *o, int64_t len,
+                        int64_t step, int64_t w, int64_t corr)
+{
+    double s[TB_CPU_XS_COLS], d[TB_CPU_XS_COLS], d2[TB_CPU_XS_COLS];
+    for (int64_t t = 0; t < w; t++)
+        s[t] = d[t] = d2[t] = 0;
+    const int64_t wv = w - w % RS_W;
+    for (int64_t j = 0; j < len; j++) {
+        const double *row = x + j * step;
+        for (int64_t t = 0; t < wv; t += RS_W)
+            rs_stored(s + t, rs_add(rs_loadd(s + t), rs_loadd(row + t)));
+        for (int64_t t = wv; t < w; t++)
+            s[t] += row[t];
+    }
+    for (int64_t t = 0; t < w; t++)
+        s[t] /= (double)len; /* the mean */
+    for (int64_t j = 0; j < len; j++) {
+        const double *row = x + j * step;
+        for (int64_t t = 0; t < wv; t += RS_W) {
+            rd u = rs_sub(rs_loadd(row + t), rs_loadd(s + t));
+            rs_stored(d + t, rs_add(rs_loadd(d + t), u));
+            rs_stored(d2 + t, rs_fma(u, u, rs_loadd(d2 + t)));
+        }
+        for (int64_t t = wv; t < w; t++) {
+            double u = row[t] - s[t];
+            d[t] += u;
+            d2[t] += u * u;
+        }
+    }
+    for (int64_t t = 0; t < w; t++)
+        o[t] = (d2[t] - d[t] * d[t] / (double)len) / (double)(len - corr);
+}
+
 #define DX_CAT_(a, b) a##b
 #define DX_CAT(a, b) DX_CAT_(a, b)
 #define DX_ENTRY(NAME, SFX, LV)                                           \
@@ -128,6 +210,12 @@ DX_LOOP(log)
 #define DX_ENTRIES(SFX, LV)                                               \
     DX_ENTRY(exp, SFX, LV)                                                \
     DX_ENTRY(log, SFX, LV)                                                \
+    int TB_CPU_KFN(var, f64, SFX)(void *ctx, const tb_tensor *in,         \
+                                  tb_tensor *out, const tb_params *p)     \
+    {                                                                     \
+        return tb_cpu_xs_reduce64(ctx, LV, TB_OP_var, in, out, p,         \
+                                  dx_var_lane, dx_var_cols);              \
+    }                                                                     \
     void DX_CAT(tb_cpu_exp_f64_, SFX)(const double *x, double *o,         \
                                       int64_t n)                          \
     {                                                                     \
