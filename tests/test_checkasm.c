@@ -38,7 +38,9 @@
  *     and their ulp bound on six families of inputs (pow_simd_impl.h).
  *     permute_tiled: permute's tiled path against the reference.
  *     f64_ulp: exp and log f64's SIMD rows against long double libm
- *     (f64_simd_impl.h); op_exp and op_log run them in f64 too.
+ *     (f64_simd_impl.h); op_exp and op_log run them in f64 too;
+ *     xs_reduce_special_f64: the f64 max/min/argmax rows' NaN and
+ *     signed-zero rules against the portable row.
  *
  * Inputs come from a seeded generator; the seed is printed (--seed N to
  * repeat a run).  --filter PATTERN runs matching tests only, e.g.
@@ -1966,13 +1968,15 @@ static void test_xs_softplus_ulp(void **state)
 }
 
 /* max, min, argmax (ops_simd.h's reduction rows) at every isa value and
- * thread count on lanes with NaNs (none, first, middle, last, two),
- * infinities and signed-zero ties, contiguous (no axis, the last axis)
+ * thread count on lanes with NaNs (none, first, middle, last, two,
+ * several in one lane), infinities and signed-zero ties (either sign
+ * first, or random signs as the maximum), contiguous (no axis, the last axis)
  * and strided (axis 0): the portable row's values exactly (== for
- * values, so -0 and +0 tie; NaN for NaN), argmax's index exactly. */
-static void test_xs_reduce_special(void **state)
+ * values, so -0 and +0 tie: the portable rows themselves do not keep the
+ * first zero's sign; NaN for NaN), argmax's index exactly; dt f32 (the
+ * rows of ops_simd.h) or f64 (f64_simd_impl.h's). */
+static void xs_reduce_special(tb_dtype dt)
 {
-    (void)state;
     static const int lens[] = {1, 5, 63, 64, 65, 200, 1031};
     static const tb_op_id ids[] = {TB_OP_max, TB_OP_min, TB_OP_argmax};
     tb_axis ax[TB_MAX_AXES];
@@ -1984,16 +1988,17 @@ static void test_xs_reduce_special(void **state)
             char err[256];
             assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
             for (int li = 0; li < 7; li++)
-                for (int pat = 0; pat < 7; pat++)
+                for (int pat = 0; pat < 10; pat++)
                     for (int ai = 0; ai < 3; ai++)
                         for (int oi = 0; oi < 3; oi++) {
                             const tb_op *op = tb_op_get(ids[oi]);
                             const int len = lens[li];
-                            /* ai 0: [len]; 1: [3, len] axis 1; 2: [len, 3]
-                             * axis 0 */
+                            /* ai 0: [len]; 1: [3, len] axis 1; 2: [len, 19]
+                             * axis 0 (19 lanes: whole vectors and a
+                             * tail) */
                             tb_shape sh = ai == 0   ? S(1, len)
                                           : ai == 1 ? S(2, 3, len)
-                                                    : S(2, len, 3);
+                                                    : S(2, len, 19);
                             tb_params p = {0};
                             if (ai)
                                 assert_int_equal(
@@ -2009,57 +2014,76 @@ static void test_xs_reduce_special(void **state)
                                 0);
                             tb_tensor in, got, base;
                             assert_int_equal(
-                                tb_tensor_create(&in, TB_F32, &sh), 0);
+                                tb_tensor_create(&in, dt, &sh), 0);
                             assert_int_equal(
-                                tb_tensor_create(&got, TB_F32, &os), 0);
+                                tb_tensor_create(&got, dt, &os), 0);
                             assert_int_equal(
-                                tb_tensor_create(&base, TB_F32, &os), 0);
-                            float *x = in.data;
+                                tb_tensor_create(&base, dt, &os), 0);
                             const int64_t n = tb_tensor_numel(&in);
                             rng_seed((uint64_t)(li * 64 + pat));
                             for (int64_t k = 0; k < n; k++) {
                                 /* few distinct values: ties */
                                 double r = rng_uniform(0, 8);
-                                x[k] = r < 1   ? -0.0f
-                                       : r < 2 ? 0.0f
-                                       : r < 2.2 ? INFINITY
-                                       : r < 2.4 ? -INFINITY
-                                                 : (float)(int)(r * 2) - 9;
+                                tb_tensor_set(
+                                    &in, k,
+                                    r < 1     ? -0.0
+                                    : r < 2   ? 0.0
+                                    : r < 2.2 ? INFINITY
+                                    : r < 2.4 ? -INFINITY
+                                              : (double)(int)(r * 2) - 9);
                             }
                             if (pat == 1 || pat == 5)
-                                x[0] = NAN;
+                                tb_tensor_set(&in, 0, NAN);
                             if (pat == 2 || pat == 5)
-                                x[n / 2] = -NAN;
+                                tb_tensor_set(&in, n / 2, -NAN);
                             if (pat == 3)
-                                x[n - 1] = NAN;
+                                tb_tensor_set(&in, n - 1, NAN);
                             if (pat == 4)
                                 for (int64_t k = 0; k < n; k++)
-                                    x[k] = k % 2 ? 0.0f : -0.0f;
+                                    tb_tensor_set(&in, k,
+                                                  k % 2 ? 0.0 : -0.0);
                             if (pat == 6)
                                 for (int64_t k = 0; k < n; k++)
-                                    x[k] = -INFINITY;
+                                    tb_tensor_set(&in, k, -INFINITY);
+                            if (pat == 7) /* NaNs sharing a lane */
+                                for (int64_t k = 0; k < n;
+                                     k += 19 * (len / 2 + 1))
+                                    tb_tensor_set(&in, k, k ? -NAN : NAN);
+                            if (pat == 8)
+                                for (int64_t k = 0; k < n; k++)
+                                    tb_tensor_set(&in, k,
+                                                  k % 2 ? -0.0 : 0.0);
+                            if (pat == 9) /* maxima: zeros of both signs */
+                                for (int64_t k = 0; k < n; k++) {
+                                    uint64_t r = rng_next() % 3;
+                                    tb_tensor_set(&in, k,
+                                                  r == 0   ? -1.0
+                                                  : r == 1 ? -0.0
+                                                           : 0.0);
+                                }
                             const char *impl = NULL;
                             tb_kernel_fn fn =
-                                B->kernel(ctx, op, TB_F32, &p, &impl);
+                                B->kernel(ctx, op, dt, &p, &impl);
                             assert_non_null(fn);
                             assert_int_equal(fn(ctx, &in, &got, &p), 0);
                             tb_kernel_fn pf =
-                                tb_cpu_ext_kernel(op, TB_F32, &p, NULL);
+                                tb_cpu_ext_kernel(op, dt, &p, NULL);
                             assert_int_equal(pf(NULL, &in, &base, &p), 0);
-                            const float *g = got.data, *w = base.data;
                             int bad = 0;
                             for (int64_t k = 0; k < tb_tensor_numel(&got);
                                  k++) {
-                                bool ok = isnan(w[k]) ? isnan(g[k])
-                                                      : g[k] == w[k];
+                                const double gk = tb_tensor_get(&got, k);
+                                const double wk = tb_tensor_get(&base, k);
+                                bool ok = isnan(wk) ? isnan(gk) : gk == wk;
                                 if (!ok && bad++ < 3)
                                     print_error(
-                                        "%s isa=%s threads=%s len %d "
+                                        "%s_%s isa=%s threads=%s len %d "
                                         "pattern %d shape %d impl %s: "
                                         "[%lld] got %a portable %a\n",
-                                        op->name, vals[0], vals[1], len,
+                                        op->name, tb_dtype_name(dt), vals[0],
+                                        vals[1], len,
                                         pat, ai, impl, (long long)k,
-                                        (double)g[k], (double)w[k]);
+                                        gk, wk);
                             }
                             tb_tensor_destroy(&in);
                             tb_tensor_destroy(&got);
@@ -2068,6 +2092,19 @@ static void test_xs_reduce_special(void **state)
                         }
             B->destroy(ctx);
         }
+}
+
+static void test_xs_reduce_special(void **state)
+{
+    (void)state;
+    xs_reduce_special(TB_F32);
+}
+
+/* The same for f64 (f64_simd_impl.h's rows). */
+static void test_xs_reduce_special_f64(void **state)
+{
+    (void)state;
+    xs_reduce_special(TB_F64);
 }
 
 /* ========================================================================= */
@@ -2635,6 +2672,7 @@ int main(int argc, char **argv)
         T(pow_ulp),
         T(permute_tiled),
         T(f64_ulp),
+        T(xs_reduce_special_f64),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {

@@ -1,4 +1,4 @@
-/* exp, log and var f64's SIMD rows (AVX2, AVX-512; ops_simd.h's unary
+/* exp, log, max, min, argmax and var f64's SIMD rows (AVX2, AVX-512; ops_simd.h's unary
  * and reduction drivers do the checks, axes and threads), for inclusion
  * by f64_avx2.c and f64_avx512.c only, each built with its level's
  * flags.  The portable
@@ -16,11 +16,16 @@
  * NaN.
  * Bounds (tests/test_checkasm.c, f64_ulp, against libm on dense sweeps):
  * exp within 2 ulp, log within 3 ulp; the op tolerance (TOL_MATH, rtol
- * 1e-14) is ~45 ulp. */
+ * 1e-14) is ~45 ulp.
+ * max, min, argmax: the portable rows' values and indices (their NaN
+ * rules; xs_reduce_special_f64), var: their two-pass formula in vector
+ * partial sums (within TOL_ACC), all through ops_simd.c's f64
+ * reduction driver. */
 #ifndef TB_BACKENDS_CPU_F64_SIMD_IMPL_H
 #define TB_BACKENDS_CPU_F64_SIMD_IMPL_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -198,6 +203,145 @@ static void dx_var_cols(const double *x, double *o, int64_t len,
         o[t] = (d2[t] - d[t] * d[t] / (double)len) / (double)(len - corr);
 }
 
+/* ---- max, min, argmax f64: ops_ext.c's scan rules ---------------------- */
+
+/* The first j < len with x[j] == v (v not NaN); len if none. */
+static inline int64_t dx_find(const double *x, int64_t len, double v)
+{
+    const rd vv = rs_d1(v);
+    int64_t j = 0;
+    for (; j + RS_W <= len; j += RS_W)
+        if (rs_bits(rs_eq(rs_loadd(x + j), vv)))
+            break;
+    for (; j < len; j++)
+        if (x[j] == v)
+            return j;
+    return len;
+}
+
+/* A contiguous lane (len >= 1) as ops_ext.c scans it: m = x[0], then m
+ * = x[j] where x[j] OP m or x[j] is NaN; max/min thus end on the last NaN
+ * of a lane that has one, argmax (arg) on the first maximum or the first
+ * NaN (its index to *at).  Vector form as ops_simd_impl.h's f32 one: two
+ * running extremes (x86 max/min return the second operand, the running
+ * one, for a NaN) and a NaN mask, then the NaN (rare) or the extreme
+ * found again by a scan when its index or its sign (zeros) matters. */
+static inline double dx_extreme_lane(const double *x, int64_t len,
+                                     int is_max, int arg, int64_t *at)
+{
+    *at = 0;
+    if (len < 2 * RS_W) {
+        double m = x[0];
+        for (int64_t j = 1; j < len && (!arg || m == m); j++) {
+            double v = x[j];
+            if ((is_max ? v > m : v < m) || v != v) {
+                m = v;
+                *at = j;
+            }
+        }
+        return m;
+    }
+    rd m0 = rs_loadd(x), m1 = rs_loadd(x + RS_W);
+    rmask nan = rs_mor(rs_unord(m0, m0), rs_unord(m1, m1));
+    int64_t j = 2 * RS_W;
+    for (; j + 2 * RS_W <= len; j += 2 * RS_W) {
+        rd v0 = rs_loadd(x + j), v1 = rs_loadd(x + j + RS_W);
+        nan = rs_mor(nan, rs_mor(rs_unord(v0, v0), rs_unord(v1, v1)));
+        m0 = is_max ? rs_max(v0, m0) : rs_min(v0, m0);
+        m1 = is_max ? rs_max(v1, m1) : rs_min(v1, m1);
+    }
+    bool tail_nan = false;
+    for (int64_t k = j; k < len; k++)
+        tail_nan |= x[k] != x[k];
+    if (rs_bits(nan) || tail_nan) {
+        int64_t k = 0;
+        if (arg) {
+            while (x[k] == x[k])
+                k++;
+        } else {
+            for (k = len - 1; x[k] == x[k]; k--)
+                ;
+        }
+        *at = k;
+        return x[k];
+    }
+    m0 = is_max ? rs_max(m0, m1) : rs_min(m0, m1);
+    double t[RS_W];
+    rs_stored(t, m0);
+    double r = t[0];
+    for (int u = 1; u < RS_W; u++)
+        r = (is_max ? t[u] > r : t[u] < r) ? t[u] : r;
+    for (int64_t k = j; k < len; k++)
+        r = (is_max ? x[k] > r : x[k] < r) ? x[k] : r;
+    if (arg || r == 0) {
+        *at = dx_find(x, len, r);
+        return x[*at];
+    }
+    return r;
+}
+
+/* w <= TB_CPU_XS_COLS lanes of a non-last axis, row by row, running
+ * extremes and argmax's indices (as doubles, exact) on the stack.  The
+ * portable update per lane: max/min take v where v OP m or v is NaN;
+ * argmax where v > m or (v is NaN and m is not). */
+static inline void dx_extreme_cols(const double *x, double *o, int64_t len,
+                                   int64_t step, int64_t w, int is_max,
+                                   int arg)
+{
+    double m[TB_CPU_XS_COLS], at[TB_CPU_XS_COLS];
+    for (int64_t t = 0; t < w; t++) {
+        m[t] = x[t];
+        at[t] = 0;
+    }
+    const int64_t wv = w - w % RS_W;
+    for (int64_t j = 1; j < len; j++) {
+        const double *row = x + j * step;
+        const rd jv = rs_d1((double)j);
+        for (int64_t t = 0; t < wv; t += RS_W) {
+            rd v = rs_loadd(row + t), mv = rs_loadd(m + t);
+            rmask better = is_max ? rs_gt(v, mv) : rs_lt(v, mv);
+            rmask vn = rs_unord(v, v);
+            rmask up = arg ? rs_mor(better, rs_mandn(rs_unord(mv, mv), vn))
+                           : rs_mor(better, vn);
+            rs_stored(m + t, rs_sel(up, v, mv));
+            if (arg)
+                rs_stored(at + t, rs_sel(up, jv, rs_loadd(at + t)));
+        }
+        for (int64_t t = wv; t < w; t++) {
+            double v = row[t], mv = m[t];
+            bool better = is_max ? v > mv : v < mv;
+            bool up = arg ? better || (v != v && mv == mv)
+                          : better || v != v;
+            if (up) {
+                m[t] = v;
+                at[t] = (double)j;
+            }
+        }
+    }
+    for (int64_t t = 0; t < w; t++)
+        o[t] = arg ? at[t] : m[t];
+}
+
+#define DX_RED(NAME, IS_MAX, ARG)                                         \
+    static double dx_##NAME##_lane(const double *x, int64_t len,          \
+                                   int64_t corr)                          \
+    {                                                                     \
+        (void)corr;                                                       \
+        int64_t at;                                                       \
+        double r = dx_extreme_lane(x, len, IS_MAX, ARG, &at);             \
+        return ARG ? (double)at : r;                                      \
+    }                                                                     \
+    static void dx_##NAME##_cols(const double *x, double *o, int64_t len, \
+                                 int64_t step, int64_t w, int64_t corr)   \
+    {                                                                     \
+        (void)corr;                                                       \
+        dx_extreme_cols(x, o, len, step, w, IS_MAX, ARG);                 \
+    }
+DX_RED(max, 1, 0)
+DX_RED(min, 0, 0)
+DX_RED(argmax, 1, 1)
+#undef DX_RED
+
 #define DX_CAT_(a, b) a##b
 #define DX_CAT(a, b) DX_CAT_(a, b)
 #define DX_ENTRY(NAME, SFX, LV)                                           \
@@ -207,9 +351,19 @@ static void dx_var_cols(const double *x, double *o, int64_t len,
         return tb_cpu_xs_unary(ctx, LV, TB_OP_##NAME, TB_F64, in, out, p, \
                                8, dx_##NAME##_f64);                       \
     }
+#define DX_RED_ENTRY(NAME, SFX, LV)                                       \
+    int TB_CPU_KFN(NAME, f64, SFX)(void *ctx, const tb_tensor *in,        \
+                                   tb_tensor *out, const tb_params *p)    \
+    {                                                                     \
+        return tb_cpu_xs_reduce64(ctx, LV, TB_OP_##NAME, in, out, p,      \
+                                  dx_##NAME##_lane, dx_##NAME##_cols);    \
+    }
 #define DX_ENTRIES(SFX, LV)                                               \
     DX_ENTRY(exp, SFX, LV)                                                \
     DX_ENTRY(log, SFX, LV)                                                \
+    DX_RED_ENTRY(max, SFX, LV)                                            \
+    DX_RED_ENTRY(min, SFX, LV)                                            \
+    DX_RED_ENTRY(argmax, SFX, LV)                                         \
     int TB_CPU_KFN(var, f64, SFX)(void *ctx, const tb_tensor *in,         \
                                   tb_tensor *out, const tb_params *p)     \
     {                                                                     \

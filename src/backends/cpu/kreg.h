@@ -205,13 +205,14 @@ const tb_cpu_krow *tb_cpu_krows(size_t *n);
 
 /* ---- rand_avx2.c, rand_avx512.c: SIMD rows of the random creation ops
  * over create.c's (rand_simd.h); pow_avx2.c, pow_avx512.c: pow f32 over
- * ops_ext.c's (pow_simd_impl.h); f64_avx2.c, f64_avx512.c: exp, log
- * and var f64 over ops_ext.c's (f64_simd_impl.h) ---- */
+ * ops_ext.c's (pow_simd_impl.h); f64_avx2.c, f64_avx512.c: exp, log,
+ * var, max, min and argmax f64 over ops_ext.c's (f64_simd_impl.h) ---- */
 #define TB_CPU_ROWS_RAND_(X, sfx)                                         \
     X(rand_uniform, f32, sfx) X(rand_uniform, f64, sfx)                   \
     X(rand_normal, f32, sfx) X(pow, f32, sfx)                             \
     X(arange, f32, sfx) X(arange, f64, sfx)                               \
-    X(exp, f64, sfx) X(log, f64, sfx) X(var, f64, sfx)
+    X(exp, f64, sfx) X(log, f64, sfx) X(var, f64, sfx)                    \
+    X(max, f64, sfx) X(min, f64, sfx) X(argmax, f64, sfx)
 #if TB_CPU_HAVE_AVX512
 #define TB_CPU_ROWS_RAND_AVX512(X) TB_CPU_ROWS_RAND_(X, avx512)
 #else

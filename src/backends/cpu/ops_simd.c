@@ -188,7 +188,7 @@ int tb_cpu_xs_reduce(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
     return 0;
 }
 
-/* tb_cpu_xs_reduce on doubles (f64_simd_impl.h's var rows). */
+/* tb_cpu_xs_reduce on doubles (f64_simd_impl.h's reduction rows). */
 typedef struct xs_red64_job {
     tb_cpu_xs_lane64_fn lane;
     tb_cpu_xs_cols64_fn cols;

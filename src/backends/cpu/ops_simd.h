@@ -74,8 +74,8 @@ int tb_cpu_xs_reduce(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
                      tb_tensor *out, const tb_params *p,
                      tb_cpu_xs_lane_fn lane, tb_cpu_xs_cols_fn cols);
 
-/* The same for f64 (f64_simd_impl.h's var rows): lane and cols as
- * above on doubles. */
+/* The same for f64 (f64_simd_impl.h's max, min, argmax and var rows):
+ * lane and cols as above on doubles. */
 typedef double (*tb_cpu_xs_lane64_fn)(const double *x, int64_t len,
                                       int64_t corr);
 typedef void (*tb_cpu_xs_cols64_fn)(const double *x, double *o, int64_t len,
