@@ -29,6 +29,18 @@
  *     level against its documented ULP bound; AVX2 and AVX-512 must agree
  *     bit for bit, and so must the exp core's fast and general paths;
  *     special values; sizes, misalignment, canaries and in-place calls.
+ *  6. rand_*: the random creation ops and arange at every isa value and
+ *     thread count, odd sizes, misaligned canary-guarded outputs, bit
+ *     for bit the reference (rand.h's stream); and the error bound of
+ *     rand_normal f32's vector log/cos/sin against libm on all 2^24
+ *     inputs of the f32 stream (rand_simd.h).
+ *     pow_*: pow f32's SIMD rows, special values bit for bit powf's,
+ *     and their ulp bound on six families of inputs (pow_simd_impl.h).
+ *     permute_tiled: permute's tiled path against the reference.
+ *     f64_ulp: exp and log f64's SIMD rows against long double libm
+ *     (f64_simd_impl.h); op_exp and op_log run them in f64 too;
+ *     xs_reduce_special_f64: the f64 max/min/argmax rows' NaN and
+ *     signed-zero rules against the portable row.
  *
  * Inputs come from a seeded generator; the seed is printed (--seed N to
  * repeat a run).  --filter PATTERN runs matching tests only, e.g.
@@ -55,10 +67,13 @@
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/ops_ext.h"
+#include "backends/cpu/ops_simd.h"
+#include "backends/cpu/rand_simd.h"
 #include "backends/cpu/vmath.h"
 #include "ops/alloc.h"
 #include "base/error.h"
 #include "ops/op.h"
+#include "ops/rand.h"
 #include "ops/tensor.h"
 
 extern const tb_backend tb_backend_cpu;
@@ -1274,6 +1289,7 @@ static int op_cases(tb_op_id id, ocase *c)
         break;
     case TB_OP_maximum:
     case TB_OP_minimum:
+    case TB_OP_pow:
         for (int i = 0; i < 6; i++)
             ADD2(S(1, lens[i]), S(1, lens[i]));
         ADD2(S(3, 3, 5, 7), S(3, 3, 5, 7));
@@ -1429,8 +1445,10 @@ static void test_op(void **state)
     tb_axis ax[TB_MAX_AXES];
     assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
     for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
-        if (op_is_vmath(id) && dt != TB_F32)
-            continue; /* f64 runs the portable ops_ext.c kernels */
+        if (op_is_vmath(id) && dt != TB_F32 && id != TB_OP_exp &&
+            id != TB_OP_log)
+            continue; /* f64 runs the portable ops_ext.c kernels (exp
+                         and log: f64_simd_impl.h's rows) */
         for (int iv = 0; iv < ax[0].n_values; iv++)
             for (int tv = 0; tv < ax[1].n_values; tv++) {
                 const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
@@ -1956,13 +1974,15 @@ static void test_xs_softplus_ulp(void **state)
 }
 
 /* max, min, argmax (ops_simd.h's reduction rows) at every isa value and
- * thread count on lanes with NaNs (none, first, middle, last, two),
- * infinities and signed-zero ties, contiguous (no axis, the last axis)
+ * thread count on lanes with NaNs (none, first, middle, last, two,
+ * several in one lane), infinities and signed-zero ties (either sign
+ * first, or random signs as the maximum), contiguous (no axis, the last axis)
  * and strided (axis 0): the portable row's values exactly (== for
- * values, so -0 and +0 tie; NaN for NaN), argmax's index exactly. */
-static void test_xs_reduce_special(void **state)
+ * values, so -0 and +0 tie: the portable rows themselves do not keep the
+ * first zero's sign; NaN for NaN), argmax's index exactly; dt f32 (the
+ * rows of ops_simd.h) or f64 (f64_simd_impl.h's). */
+static void xs_reduce_special(tb_dtype dt)
 {
-    (void)state;
     static const int lens[] = {1, 5, 63, 64, 65, 200, 1031};
     static const tb_op_id ids[] = {TB_OP_max, TB_OP_min, TB_OP_argmax};
     tb_axis ax[TB_MAX_AXES];
@@ -1974,16 +1994,17 @@ static void test_xs_reduce_special(void **state)
             char err[256];
             assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
             for (int li = 0; li < 7; li++)
-                for (int pat = 0; pat < 7; pat++)
+                for (int pat = 0; pat < 10; pat++)
                     for (int ai = 0; ai < 3; ai++)
                         for (int oi = 0; oi < 3; oi++) {
                             const tb_op *op = tb_op_get(ids[oi]);
                             const int len = lens[li];
-                            /* ai 0: [len]; 1: [3, len] axis 1; 2: [len, 3]
-                             * axis 0 */
+                            /* ai 0: [len]; 1: [3, len] axis 1; 2: [len, 19]
+                             * axis 0 (19 lanes: whole vectors and a
+                             * tail) */
                             tb_shape sh = ai == 0   ? S(1, len)
                                           : ai == 1 ? S(2, 3, len)
-                                                    : S(2, len, 3);
+                                                    : S(2, len, 19);
                             tb_params p = {0};
                             if (ai)
                                 assert_int_equal(
@@ -1999,57 +2020,76 @@ static void test_xs_reduce_special(void **state)
                                 0);
                             tb_tensor in, got, base;
                             assert_int_equal(
-                                tb_tensor_create(&in, TB_F32, &sh), 0);
+                                tb_tensor_create(&in, dt, &sh), 0);
                             assert_int_equal(
-                                tb_tensor_create(&got, TB_F32, &os), 0);
+                                tb_tensor_create(&got, dt, &os), 0);
                             assert_int_equal(
-                                tb_tensor_create(&base, TB_F32, &os), 0);
-                            float *x = in.data;
+                                tb_tensor_create(&base, dt, &os), 0);
                             const int64_t n = tb_tensor_numel(&in);
                             rng_seed((uint64_t)(li * 64 + pat));
                             for (int64_t k = 0; k < n; k++) {
                                 /* few distinct values: ties */
                                 double r = rng_uniform(0, 8);
-                                x[k] = r < 1   ? -0.0f
-                                       : r < 2 ? 0.0f
-                                       : r < 2.2 ? INFINITY
-                                       : r < 2.4 ? -INFINITY
-                                                 : (float)(int)(r * 2) - 9;
+                                tb_tensor_set(
+                                    &in, k,
+                                    r < 1     ? -0.0
+                                    : r < 2   ? 0.0
+                                    : r < 2.2 ? INFINITY
+                                    : r < 2.4 ? -INFINITY
+                                              : (double)(int)(r * 2) - 9);
                             }
                             if (pat == 1 || pat == 5)
-                                x[0] = NAN;
+                                tb_tensor_set(&in, 0, NAN);
                             if (pat == 2 || pat == 5)
-                                x[n / 2] = -NAN;
+                                tb_tensor_set(&in, n / 2, -NAN);
                             if (pat == 3)
-                                x[n - 1] = NAN;
+                                tb_tensor_set(&in, n - 1, NAN);
                             if (pat == 4)
                                 for (int64_t k = 0; k < n; k++)
-                                    x[k] = k % 2 ? 0.0f : -0.0f;
+                                    tb_tensor_set(&in, k,
+                                                  k % 2 ? 0.0 : -0.0);
                             if (pat == 6)
                                 for (int64_t k = 0; k < n; k++)
-                                    x[k] = -INFINITY;
+                                    tb_tensor_set(&in, k, -INFINITY);
+                            if (pat == 7) /* NaNs sharing a lane */
+                                for (int64_t k = 0; k < n;
+                                     k += 19 * (len / 2 + 1))
+                                    tb_tensor_set(&in, k, k ? -NAN : NAN);
+                            if (pat == 8)
+                                for (int64_t k = 0; k < n; k++)
+                                    tb_tensor_set(&in, k,
+                                                  k % 2 ? -0.0 : 0.0);
+                            if (pat == 9) /* maxima: zeros of both signs */
+                                for (int64_t k = 0; k < n; k++) {
+                                    uint64_t r = rng_next() % 3;
+                                    tb_tensor_set(&in, k,
+                                                  r == 0   ? -1.0
+                                                  : r == 1 ? -0.0
+                                                           : 0.0);
+                                }
                             const char *impl = NULL;
                             tb_kernel_fn fn =
-                                B->kernel(ctx, op, TB_F32, &p, &impl);
+                                B->kernel(ctx, op, dt, &p, &impl);
                             assert_non_null(fn);
                             assert_int_equal(fn(ctx, &in, &got, &p), 0);
                             tb_kernel_fn pf =
-                                tb_cpu_ext_kernel(op, TB_F32, &p, NULL);
+                                tb_cpu_ext_kernel(op, dt, &p, NULL);
                             assert_int_equal(pf(NULL, &in, &base, &p), 0);
-                            const float *g = got.data, *w = base.data;
                             int bad = 0;
                             for (int64_t k = 0; k < tb_tensor_numel(&got);
                                  k++) {
-                                bool ok = isnan(w[k]) ? isnan(g[k])
-                                                      : g[k] == w[k];
+                                const double gk = tb_tensor_get(&got, k);
+                                const double wk = tb_tensor_get(&base, k);
+                                bool ok = isnan(wk) ? isnan(gk) : gk == wk;
                                 if (!ok && bad++ < 3)
                                     print_error(
-                                        "%s isa=%s threads=%s len %d "
+                                        "%s_%s isa=%s threads=%s len %d "
                                         "pattern %d shape %d impl %s: "
                                         "[%lld] got %a portable %a\n",
-                                        op->name, vals[0], vals[1], len,
+                                        op->name, tb_dtype_name(dt), vals[0],
+                                        vals[1], len,
                                         pat, ai, impl, (long long)k,
-                                        (double)g[k], (double)w[k]);
+                                        gk, wk);
                             }
                             tb_tensor_destroy(&in);
                             tb_tensor_destroy(&got);
@@ -2058,6 +2098,495 @@ static void test_xs_reduce_special(void **state)
                         }
             B->destroy(ctx);
         }
+}
+
+static void test_xs_reduce_special(void **state)
+{
+    (void)state;
+    xs_reduce_special(TB_F32);
+}
+
+/* The same for f64 (f64_simd_impl.h's rows). */
+static void test_xs_reduce_special_f64(void **state)
+{
+    (void)state;
+    xs_reduce_special(TB_F64);
+}
+
+/* ========================================================================= */
+/* 6. random creation ops (rand_simd.h)                                      */
+/* ========================================================================= */
+
+typedef struct rs_case {
+    tb_op_id op;
+    double a, b, seed;
+} rs_case;
+
+/* Ordinary and extreme parameters: rand_normal's tiny and zero std
+ * (every lane through the scalar fallback: values near 0), the largest
+ * std and mean, and a large mean next to a small std. */
+static const rs_case rs_cases[] = {
+    {TB_OP_rand_uniform, 0, 1, 0},
+    {TB_OP_rand_uniform, -2.5, 7, 42},
+    {TB_OP_rand_uniform, -1e3, 1e-3, 9007199254740992.0},
+    {TB_OP_rand_uniform, -1e30, 1e30, 5},
+    {TB_OP_rand_normal, 0, 1, 0},
+    {TB_OP_rand_normal, 3, 0.5, 7},
+    {TB_OP_rand_normal, -1e3, 1e2, 123456789},
+    {TB_OP_rand_normal, 1e6, 1e-3, 11},
+    {TB_OP_rand_normal, 0, 1e-40, 12},
+    {TB_OP_rand_normal, 0, 0, 13},
+    {TB_OP_rand_normal, 1e30, 1e30, 14},
+    {TB_OP_rand_normal, -1, 2, 15},
+    {TB_OP_arange, 0, 1, 0},
+    {TB_OP_arange, -3.5, 0.1, 0},
+    {TB_OP_arange, 1e6, -7.25, 0},
+    {TB_OP_arange, 0.1, 1e-3, 0},
+};
+
+static const int64_t rs_sizes[] = {1, 2, 3, 7, 15, 16, 17, 31, 33, 513,
+                                   4099, 70001};
+
+/* Every random op and arange at every isa value and thread count, odd
+ * sizes, misaligned canary-guarded outputs: bit for bit the reference
+ * rounded to the dtype (rand.h's stream), and at a SIMD level the row
+ * of that level ran (its impl name) for every (op, dtype) it serves. */
+static void test_rand_ops(void **state)
+{
+    (void)state;
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    for (int iv = 0; iv < ax[0].n_values; iv++)
+        for (int tv = 0; tv < ax[1].n_values; tv++) {
+            const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
+            void *ctx = NULL;
+            char err[256];
+            assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+            const bool simd = strcmp(vals[0], "avx2") == 0 ||
+                              strcmp(vals[0], "avx512") == 0;
+            for (size_t k = 0; k < sizeof rs_cases / sizeof rs_cases[0];
+                 k++) {
+                const rs_case *rc = &rs_cases[k];
+                const tb_op *op = tb_op_get(rc->op);
+                const bool u = rc->op == TB_OP_rand_uniform;
+                const bool ar = rc->op == TB_OP_arange;
+                tb_params p = {0};
+                assert_int_equal(
+                    tb_params_set(op, &p, ar ? "start" : u ? "low" : "mean",
+                                  rc->a, err, sizeof err),
+                    0);
+                assert_int_equal(
+                    tb_params_set(op, &p, ar ? "step" : u ? "high" : "std",
+                                  rc->b, err, sizeof err),
+                    0);
+                if (!ar)
+                    assert_int_equal(tb_params_set(op, &p, "seed", rc->seed,
+                                                   err, sizeof err),
+                                     0);
+                tb_params_defaults(op, &p);
+                for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+                    for (size_t si = 0;
+                         si < sizeof rs_sizes / sizeof rs_sizes[0]; si++) {
+                        const tb_dtype d = (tb_dtype)dt;
+                        tb_shape os = S(1, (int)rs_sizes[si]);
+                        tb_tensor out, ref, hdr;
+                        gbuf go;
+                        tb_tensor_init(&out, d, &os);
+                        out.data = gb_new(&go, tb_tensor_nbytes(&out),
+                                          misalign(d));
+                        assert_int_equal(tb_tensor_create(&ref, TB_F64, &os),
+                                         0);
+                        tb_tensor_init(&hdr, d, &os);
+                        const char *impl = NULL;
+                        tb_kernel_fn fn = B->kernel(ctx, op, d, &p, &impl);
+                        assert_non_null(fn);
+                        assert_non_null(impl);
+                        assert_int_equal(fn(ctx, NULL, &out, &p), 0);
+                        assert_int_equal(op->ref(&hdr, &ref, &p), 0);
+                        if (simd && (u || ar || d == TB_F32)) {
+                            const char *sfx = strrchr(impl, '_');
+                            assert_non_null(sfx);
+                            assert_string_equal(sfx + 1, vals[0]);
+                        }
+                        int64_t bad = 0;
+                        for (int64_t i = 0; i < rs_sizes[si]; i++) {
+                            double w = tb_tensor_get(&ref, i);
+                            double want = d == TB_F32 ? (double)(float)w : w;
+                            double got = tb_tensor_get(&out, i);
+                            if (!same(got, want) && bad++ < 3)
+                                print_error("%s_%s isa=%s threads=%s case "
+                                            "%zu n %lld impl %s: [%lld] "
+                                            "got %a want %a\n",
+                                            op->name, tb_dtype_name(d),
+                                            vals[0], vals[1], k,
+                                            (long long)rs_sizes[si], impl,
+                                            (long long)i, got, want);
+                        }
+                        bool intact = gb_intact(&go);
+                        if (!intact)
+                            print_error("%s_%s isa=%s threads=%s case %zu: "
+                                        "canary overwritten\n",
+                                        op->name, tb_dtype_name(d), vals[0],
+                                        vals[1], k);
+                        gb_free(&go);
+                        tb_tensor_destroy(&ref);
+                        assert_true(intact);
+                        assert_int_equal(bad, 0);
+                    }
+            }
+            B->destroy(ctx);
+        }
+}
+
+/* The bound rand_normal f32's SIMD rows rest on (rand_simd.h), checked
+ * on every input the f32 stream can give them: for all 2^24 uniforms
+ * u = k 2^-24, the vector log of t = 1 - u within 2^-49 |log t| of
+ * libm's log, and the vector cos and sin of a = TB_RAND_2PI u within
+ * 2^-50 of libm's, at every SIMD level this machine runs.  The largest
+ * differences are printed. */
+static void test_rand_vmath(void **state)
+{
+    (void)state;
+    enum { BLK = 1 << 16 };
+    double *t = malloc(5 * BLK * sizeof *t);
+    assert_non_null(t);
+    double *a = t + BLK, *lg = a + BLK, *c = lg + BLK, *s = c + BLK;
+    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++) {
+        double el = 0, ec = 0, es = 0;
+        for (int64_t k0 = 0; k0 < (INT64_C(1) << 24); k0 += BLK) {
+            for (int i = 0; i < BLK; i++) {
+                double u = (double)(k0 + i) * 0x1.0p-24;
+                t[i] = 1.0 - u;
+                a[i] = TB_RAND_2PI * u;
+            }
+#if TB_CPU_HAVE_AVX512
+            if (lv == TB_ISA_AVX512)
+                tb_cpu_rand_vmath_avx512(t, a, lg, c, s, BLK);
+#endif
+#if TB_CPU_HAVE_AVX2
+            if (lv == TB_ISA_AVX2)
+                tb_cpu_rand_vmath_avx2(t, a, lg, c, s, BLK);
+#endif
+            for (int i = 0; i < BLK; i++) {
+                double l = log(t[i]);
+                double e = l == 0 ? fabs(lg[i]) * 0x1.0p60
+                                  : fabs(lg[i] - l) / fabs(l);
+                el = e > el ? e : el;
+                e = fabs(c[i] - cos(a[i]));
+                ec = e > ec ? e : ec;
+                e = fabs(s[i] - sin(a[i]));
+                es = e > es ? e : es;
+            }
+        }
+        print_message("rand vmath %s: log %.3g (2^%.1f relative), cos "
+                      "%.3g, sin %.3g (absolute)\n",
+                      tb_cpu_isa_name(lv), el, log2(el > 0 ? el : 1e-300),
+                      ec, es);
+        assert_true(el <= 0x1.0p-49);
+        assert_true(ec <= 0x1.0p-50);
+        assert_true(es <= 0x1.0p-50);
+    }
+    free(t);
+}
+
+/* ---- pow f32's SIMD rows (pow_simd_impl.h) ---- */
+
+typedef void (*pw_fn)(const float *, const float *, float *, int64_t);
+
+static pw_fn pw_level(int lv)
+{
+#if TB_CPU_HAVE_AVX512
+    if (lv == TB_ISA_AVX512)
+        return tb_cpu_pow_f32_avx512;
+#endif
+#if TB_CPU_HAVE_AVX2
+    if (lv == TB_ISA_AVX2)
+        return tb_cpu_pow_f32_avx2;
+#endif
+    (void)lv;
+    return NULL;
+}
+
+static float pw_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Every pair of a table of special and ordinary values, both orders of
+ * sign: bit for bit powf's result (C99 Annex F), NaN for NaN. */
+static void test_pow_special(void **state)
+{
+    (void)state;
+    static const float v[] = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY,
+                              NAN, 0.5f, -0.5f, 2.0f, -2.0f, 3.0f, -3.0f,
+                              2.5f, -2.5f, 0x1p-149f, -0x1p-149f, FLT_MAX,
+                              -FLT_MAX, 0x1p24f, -0x1p24f, 0x1.000002p24f,
+                              127.0f, -127.0f, 1e-3f, 1.0000001f, 0.9999999f,
+                              10.0f, -10.0f, 1e10f, 0x1p-126f};
+    enum { NV = sizeof v / sizeof v[0], NP = NV * NV };
+    float a[NP], b[NP], o[NP];
+    for (int i = 0; i < NV; i++)
+        for (int j = 0; j < NV; j++) {
+            a[i * NV + j] = v[i];
+            b[i * NV + j] = v[j];
+        }
+    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++) {
+        pw_fn fn = pw_level(lv);
+        assert_non_null(fn);
+        memset(o, 0, sizeof o);
+        fn(a, b, o, NP);
+        int bad = 0;
+        for (int k = 0; k < NP; k++) {
+            float w = powf(a[k], b[k]);
+            bool ok = same((double)o[k], (double)w);
+            /* ordinary pairs: not bit for bit, within the stated bound */
+            if (!ok && isfinite(w) && w != 0 && isfinite(o[k]))
+                ok = ulp_error(o[k], pow((double)a[k], (double)b[k])) <=
+                     0.5 + 0x1p-12;
+            if (!ok && bad++ < 5)
+                print_error("pow %s: %a ^ %a = %a, powf %a\n",
+                            tb_cpu_isa_name(lv), (double)a[k], (double)b[k],
+                            (double)o[k], (double)w);
+        }
+        assert_int_equal(bad, 0);
+    }
+}
+
+/* The bound of pow_simd_impl.h, 0.5 + 2^-12 ulp of the exact a^b (libm's
+ * double pow as the oracle; NaN, zeros and infinities must match), on
+ * 6 families of 2^18 pairs each: the op's domain, any positive float to
+ * small powers (overflow and underflow included), integer powers of
+ * [0.5, 2] and of negative bases, bases next to 1 to huge powers, and
+ * any float to any float.  The worst case is printed. */
+static void test_pow_ulp(void **state)
+{
+    (void)state;
+    enum { N = 1 << 18 };
+    float *a = malloc(3 * N * sizeof *a);
+    assert_non_null(a);
+    float *b = a + N, *o = b + N;
+    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++) {
+        pw_fn fn = pw_level(lv);
+        assert_non_null(fn);
+        double worst = 0;
+        float wa = 0, wb = 0;
+        for (int fam = 0; fam < 6; fam++) {
+            rng_seed(0x90e + (uint64_t)fam);
+            for (int i = 0; i < N; i++) {
+                uint32_t r = (uint32_t)rng_next();
+                switch (fam) {
+                case 0:
+                    a[i] = (float)rng_uniform(0.1, 2);
+                    b[i] = (float)rng_uniform(-2, 2);
+                    break;
+                case 1:
+                    a[i] = pw_bits(r % 0x7f800000u);
+                    b[i] = (float)rng_uniform(-4, 4);
+                    break;
+                case 2:
+                    a[i] = (float)rng_uniform(0.5, 2);
+                    b[i] = (float)(int)(rng_next() % 401) - 200;
+                    break;
+                case 3:
+                    a[i] = -(float)rng_uniform(0.01, 10);
+                    b[i] = (float)(int)(rng_next() % 81) - 40;
+                    break;
+                case 4:
+                    a[i] = pw_bits(0x3f800000u + (r % 2001u) - 1000u);
+                    b[i] = (float)rng_uniform(-1e7, 1e7);
+                    break;
+                default:
+                    a[i] = pw_bits(r);
+                    b[i] = pw_bits((uint32_t)rng_next());
+                    break;
+                }
+            }
+            fn(a, b, o, N);
+            for (int i = 0; i < N; i++) {
+                double e = ulp_error(o[i], pow((double)a[i], (double)b[i]));
+                if (e > worst || isnan(e)) {
+                    worst = e;
+                    wa = a[i];
+                    wb = b[i];
+                }
+            }
+        }
+        print_message("pow %s: worst %.6f ulp at %a ^ %a\n",
+                      tb_cpu_isa_name(lv), worst, (double)wa, (double)wb);
+        assert_true(worst <= 0.5 + 0x1p-12);
+    }
+    free(a);
+}
+
+/* ---- permute's tiled path (ops_ext.c) ---- */
+
+/* Every permutation of 3-D shapes and the common ones of 4-D (NCHW <->
+ * NHWC, the (1, 2) and (0, 1) swaps, the reversal, and the (2, 3)
+ * swap), shapes from 1 to beyond two tiles per dim with odd extents, on
+ * misaligned canary-guarded tensors in both dtypes: bit for bit the
+ * reference (values are copies). */
+static void test_permute_tiled(void **state)
+{
+    (void)state;
+    static const int p3[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                 {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    static const int s3[][3] = {{1, 1, 1}, {3, 4, 5}, {37, 45, 3},
+                                {70, 33, 65}, {1, 97, 33}, {2, 1, 130}};
+    static const int p4[][4] = {{0, 2, 3, 1}, {0, 3, 1, 2}, {0, 2, 1, 3},
+                                {1, 0, 2, 3}, {3, 2, 1, 0}, {0, 1, 3, 2}};
+    static const int s4[][4] = {{2, 3, 35, 33}, {3, 65, 7, 40},
+                                {1, 16, 1, 5}};
+    static const char *const pn[4] = {"p0", "p1", "p2", "p3"};
+    const tb_op *op = tb_op_get(TB_OP_permute);
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    const char *vals[2] = {ax[0].values[ax[0].n_values - 1],
+                           ax[1].values[0]}; /* auto, 1 thread */
+    void *ctx = NULL;
+    char err[256];
+    assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+    const int n3 = (int)(sizeof s3 / sizeof s3[0]) * 6;
+    const int n4 = (int)(sizeof p4 / sizeof p4[0]) *
+                   (int)(sizeof s4 / sizeof s4[0]);
+    for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+        for (int c = 0; c < n3 + n4; c++) {
+            const bool four = c >= n3;
+            const int nd = four ? 4 : 3;
+            const int *perm = four ? p4[(c - n3) % 6] : p3[c % 6];
+            const int *dims = four ? s4[(c - n3) / 6] : s3[c / 6];
+            tb_shape is = {.ndim = nd}, os;
+            for (int d = 0; d < nd; d++)
+                is.dim[d] = dims[d];
+            tb_params p = {0};
+            for (int d = 0; d < nd; d++)
+                assert_int_equal(
+                    tb_params_set(op, &p, pn[d], perm[d], err, sizeof err),
+                    0);
+            assert_int_equal(tb_op_infer(op, &is, 1, &p, &os, err, sizeof err),
+                             0);
+            const tb_dtype d = (tb_dtype)dt;
+            gbuf gi, go;
+            tb_tensor in, out, ref;
+            tb_tensor_init(&in, d, &is);
+            in.data = gb_new(&gi, tb_tensor_nbytes(&in), misalign(d));
+            fill(in.data, d, tb_tensor_numel(&in), false);
+            tb_tensor_init(&out, d, &os);
+            out.data = gb_new(&go, tb_tensor_nbytes(&out), misalign(d));
+            assert_int_equal(tb_tensor_create(&ref, TB_F64, &os), 0);
+            const char *impl = NULL;
+            tb_kernel_fn fn = B->kernel(ctx, op, d, &p, &impl);
+            assert_non_null(fn);
+            assert_int_equal(fn(ctx, &in, &out, &p), 0);
+            assert_int_equal(op->ref(&in, &ref, &p), 0);
+            int64_t bad = 0;
+            for (int64_t k = 0; k < tb_tensor_numel(&ref); k++)
+                if (!same(tb_tensor_get(&out, k), tb_tensor_get(&ref, k)) &&
+                    bad++ < 3)
+                    print_error("permute_%s case %d: [%lld] got %g want %g\n",
+                                tb_dtype_name(d), c, (long long)k,
+                                tb_tensor_get(&out, k),
+                                tb_tensor_get(&ref, k));
+            const bool intact = gb_intact(&gi) && gb_intact(&go);
+            gb_free(&gi);
+            gb_free(&go);
+            tb_tensor_destroy(&ref);
+            assert_true(intact);
+            assert_int_equal(bad, 0);
+        }
+    B->destroy(ctx);
+}
+
+/* ---- exp and log f64's SIMD rows (f64_simd_impl.h) ---- */
+
+typedef void (*dx_fn)(const double *, double *, int64_t);
+
+/* Error of got in ulps of want (long double, libm's expl/logl): the ulp
+ * of want's binade (2^-1074 below DBL_MIN); infinities and NaN must
+ * match exactly. */
+static double dx_ulp(double got, long double want)
+{
+    if (isnan(want))
+        return isnan(got) ? 0 : INFINITY;
+    const double wd = (double)want;
+    if (isnan(got) || isinf(got) || isinf(wd))
+        return got == wd ? 0 : INFINITY;
+    long double a = fabsl(want);
+    int e;
+    if (a < 0x1p-1022L) {
+        e = -1074;
+    } else {
+        frexpl(a, &e);
+        e -= 53;
+    }
+    return (double)(fabsl((long double)got - want) / ldexpl(1.0L, e));
+}
+
+/* exp within 2 ulp and log within 3 ulp of the long double results on:
+ * 2^20 uniform x in [-750, 750] and 2^18 in the subnormal-result range
+ * [-745.2, -708] (exp); 2^20 random positive bit patterns (subnormals
+ * included) and 2^18 values within 2^-20 of 1 (log); and special
+ * values (results 0, 1, infinite or NaN exactly libm's). */
+static void test_f64_ulp(void **state)
+{
+    (void)state;
+    enum { N = 1 << 20 };
+    double *x = malloc(2 * N * sizeof *x);
+    assert_non_null(x);
+    double *o = x + N;
+    static const double sp[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0,
+                                -1.0, 709.782712893384, 709.79, -745.13,
+                                -745.14, 0x1p-1074, DBL_MAX, -DBL_MIN};
+    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++)
+        for (int f = 0; f < 2; f++) {
+            dx_fn fn = NULL;
+#if TB_CPU_HAVE_AVX512
+            if (lv == TB_ISA_AVX512)
+                fn = f ? tb_cpu_log_f64_avx512 : tb_cpu_exp_f64_avx512;
+#endif
+#if TB_CPU_HAVE_AVX2
+            if (lv == TB_ISA_AVX2)
+                fn = f ? tb_cpu_log_f64_avx2 : tb_cpu_exp_f64_avx2;
+#endif
+            assert_non_null(fn);
+            double worst = 0, wx = 0;
+            for (int fam = 0; fam < 3; fam++) {
+                rng_seed(0xf64 + (uint64_t)(f * 4 + fam));
+                int64_t n = fam == 0 ? N : fam == 1 ? N / 4 : 14;
+                for (int64_t i = 0; i < n; i++) {
+                    if (fam == 2) {
+                        x[i] = sp[i];
+                    } else if (f == 0) {
+                        x[i] = fam == 0 ? rng_uniform(-750, 750)
+                                        : rng_uniform(-745.2, -708);
+                    } else if (fam == 0) {
+                        uint64_t u = rng_next() % UINT64_C(0x7ff0000000000000);
+                        memcpy(&x[i], &u, sizeof u);
+                    } else {
+                        x[i] = 1.0 + rng_uniform(-0x1p-20, 0x1p-20);
+                    }
+                }
+                fn(x, o, n);
+                for (int64_t i = 0; i < n; i++) {
+                    long double w = f ? logl((long double)x[i])
+                                      : expl((long double)x[i]);
+                    double e = dx_ulp(o[i], w);
+                    const double lm = f ? log(x[i]) : exp(x[i]);
+                    if (fam == 2 && (!isfinite(lm) || lm == 0 || lm == 1) &&
+                        !same(o[i], lm))
+                        e = INFINITY; /* special results: libm's exactly */
+                    if (!(e <= worst)) {
+                        worst = e;
+                        wx = x[i];
+                    }
+                }
+            }
+            print_message("%s f64 %s: worst %.3f ulp at %a\n",
+                          f ? "log" : "exp", tb_cpu_isa_name(lv), worst, wx);
+            assert_true(worst <= (f ? 3.0 : 2.0));
+        }
+    free(x);
 }
 
 /* ========================================================================= */
@@ -2142,6 +2671,14 @@ int main(int argc, char **argv)
         T(xs_softplus_ulp),
         OPT(max), OPT(min), OPT(argmax), OPT(var),
         T(xs_reduce_special),
+        T(rand_ops),
+        T(rand_vmath),
+        OPT(pow),
+        T(pow_special),
+        T(pow_ulp),
+        T(permute_tiled),
+        T(f64_ulp),
+        T(xs_reduce_special_f64),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {

@@ -42,7 +42,10 @@
  * (TB_RAND_2PI is 2*pi rounded to double).  An odd-length tensor uses
  * the cos branch of its last pair only.  The f32 stream is thus exactly
  * reproducible wherever libm's log/cos/sin are correctly rounded, and
- * within an ulp or so of a float everywhere else. */
+ * within an ulp or so of a float everywhere else.  The cpu backend's
+ * SIMD rows (backends/cpu/rand_simd.h) give these values bit for bit
+ * (rand_normal f32: a vector approximation with a proven bound, and
+ * this scalar path wherever the bound cannot decide the float). */
 #ifndef TB_OPS_RAND_H
 #define TB_OPS_RAND_H
 

@@ -10,7 +10,9 @@
  * other loops have no cross-iteration dependence and vectorize where the
  * compiler can (fills, arange; the 64-bit multiplies of the random
  * streams only with AVX-512DQ, which this portable file does not
- * assume). */
+ * assume).  The SIMD rows of the random ops (rand_simd.h) run their own
+ * chunk loops through this file's checks and split (tb_cpu_create_rand),
+ * with the same values. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #include "../../ops/tensor.h"
 #include "cpu_internal.h"
 #include "kreg.h"
+#include "rand_simd.h"
 
 /* Chunk boundaries: whole 64-byte lines of either dtype (and even, so a
  * Box-Muller pair never straddles two parts). */
@@ -40,6 +43,7 @@ typedef struct cr_job {
      * double-to-double round trip in one function. */
     float af, bf;
     uint64_t key; /* random stream */
+    tb_cpu_rand_fn fn; /* a SIMD row's chunk loop (rand_simd.h), or NULL */
 } cr_job;
 
 /* ---- operand checks ------------------------------------------------------ */
@@ -163,6 +167,14 @@ static void cr_task(void *arg, int part, int nparts)
     if (b >= e)
         return;
     const bool f32 = j->dt == TB_F32;
+    if (j->fn) {
+        /* the random ops' f32 constants are the floats (rand.h) */
+        const bool rf = f32 && (j->op == TB_OP_rand_uniform ||
+                                j->op == TB_OP_rand_normal);
+        j->fn(j->out, b, e, j->key, rf ? (double)j->af : j->a,
+              rf ? (double)j->bf : j->b);
+        return;
+    }
     switch (j->op) {
     case TB_OP_zeros:
         /* all-zero bytes are +0.0 in both dtypes */
@@ -217,8 +229,11 @@ static int64_t cr_weight(tb_op_id id)
     }
 }
 
-static int cr_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
-                  tb_tensor *out, const tb_params *p)
+/* fn: the chunk loop of a SIMD row with its weight, or NULL (this
+ * file's loops, cr_weight). */
+static int cr_run_fn(void *ctx, tb_op_id id, tb_dtype dt,
+                     const tb_tensor *in, tb_tensor *out, const tb_params *p,
+                     int64_t weight, tb_cpu_rand_fn fn)
 {
     tb_cpu_count_launch(ctx);
     if (!out)
@@ -227,7 +242,7 @@ static int cr_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
     if (rc)
         return rc;
     cr_job j = {.op = id, .dt = dt, .out = out->data,
-                .n = tb_tensor_numel(out)};
+                .n = tb_tensor_numel(out), .fn = fn};
     switch (id) {
     case TB_OP_copy:
         j.in = in[0].data;
@@ -256,9 +271,25 @@ static int cr_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
         break;
     }
     const int64_t line = CR_ALIGN_BYTES / (int64_t)tb_dtype_size(dt);
-    tb_cpu_parallel(ctx, j.n * cr_weight(id), (j.n + line - 1) / line,
-                    cr_task, &j);
+    tb_cpu_parallel(ctx, j.n * (fn ? weight : cr_weight(id)),
+                    (j.n + line - 1) / line, cr_task, &j);
     return 0;
+}
+
+static int cr_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
+                  tb_tensor *out, const tb_params *p)
+{
+    return cr_run_fn(ctx, id, dt, in, out, p, 0, NULL);
+}
+
+int tb_cpu_create_rand(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                       const tb_tensor *in, tb_tensor *out,
+                       const tb_params *p, int64_t weight,
+                       tb_cpu_rand_fn fn)
+{
+    if (ctx && tb_cpu_isa(ctx) < lv)
+        return TB_EUNSUPPORTED;
+    return cr_run_fn(ctx, id, dt, in, out, p, weight, fn);
 }
 
 /* ---- kernels and lookup ------------------------------------------------- */

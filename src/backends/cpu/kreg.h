@@ -203,6 +203,27 @@ const tb_cpu_krow *tb_cpu_krows(size_t *n);
 #define TB_CPU_ROWS_XS_AVX2(X)
 #endif
 
+/* ---- rand_avx2.c, rand_avx512.c: SIMD rows of the random creation ops
+ * over create.c's (rand_simd.h); pow_avx2.c, pow_avx512.c: pow f32 over
+ * ops_ext.c's (pow_simd_impl.h); f64_avx2.c, f64_avx512.c: exp, log,
+ * var, max, min and argmax f64 over ops_ext.c's (f64_simd_impl.h) ---- */
+#define TB_CPU_ROWS_RAND_(X, sfx)                                         \
+    X(rand_uniform, f32, sfx) X(rand_uniform, f64, sfx)                   \
+    X(rand_normal, f32, sfx) X(pow, f32, sfx)                             \
+    X(arange, f32, sfx) X(arange, f64, sfx)                               \
+    X(exp, f64, sfx) X(log, f64, sfx) X(var, f64, sfx)                    \
+    X(max, f64, sfx) X(min, f64, sfx) X(argmax, f64, sfx)
+#if TB_CPU_HAVE_AVX512
+#define TB_CPU_ROWS_RAND_AVX512(X) TB_CPU_ROWS_RAND_(X, avx512)
+#else
+#define TB_CPU_ROWS_RAND_AVX512(X)
+#endif
+#if TB_CPU_HAVE_AVX2
+#define TB_CPU_ROWS_RAND_AVX2(X) TB_CPU_ROWS_RAND_(X, avx2)
+#else
+#define TB_CPU_ROWS_RAND_AVX2(X)
+#endif
+
 /* Prototypes of every entry point. */
 #define TB_CPU_KDECL(op, dt, sfx)                                         \
     int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
@@ -221,5 +242,7 @@ TB_CPU_ROWS_CALIB(TB_CPU_KDECL)
 TB_CPU_ROWS_BACKWARD(TB_CPU_KDECL)
 TB_CPU_ROWS_XS_AVX512(TB_CPU_KDECL)
 TB_CPU_ROWS_XS_AVX2(TB_CPU_KDECL)
+TB_CPU_ROWS_RAND_AVX512(TB_CPU_KDECL)
+TB_CPU_ROWS_RAND_AVX2(TB_CPU_KDECL)
 
 #endif /* TB_BACKENDS_CPU_KREG_H */

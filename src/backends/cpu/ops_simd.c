@@ -187,3 +187,59 @@ int tb_cpu_xs_reduce(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
                         xs_red_task, &j);
     return 0;
 }
+
+/* tb_cpu_xs_reduce on doubles (f64_simd_impl.h's reduction rows). */
+typedef struct xs_red64_job {
+    tb_cpu_xs_lane64_fn lane;
+    tb_cpu_xs_cols64_fn cols;
+    const double *x;
+    double *o;
+    int64_t outer, len, inner, corr;
+} xs_red64_job;
+
+static void xs_red64_task(void *argp, int part, int nparts)
+{
+    const xs_red64_job *j = argp;
+    int64_t b, e;
+    tb_cpu_span(j->outer, 1, part, nparts, &b, &e);
+    for (int64_t o = b; o < e; o++) {
+        const double *x = j->x + o * j->len * j->inner;
+        if (j->inner == 1) {
+            j->o[o] = j->lane(x, j->len, j->corr);
+            continue;
+        }
+        for (int64_t i = 0; i < j->inner; i += TB_CPU_XS_COLS) {
+            int64_t w = j->inner - i < TB_CPU_XS_COLS ? j->inner - i
+                                                      : TB_CPU_XS_COLS;
+            j->cols(x + i, j->o + o * j->inner + i, j->len, j->inner, w,
+                    j->corr);
+        }
+    }
+}
+
+int tb_cpu_xs_reduce64(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
+                       tb_tensor *out, const tb_params *p,
+                       tb_cpu_xs_lane64_fn lane, tb_cpu_xs_cols64_fn cols)
+{
+    int rc = xs_begin(ctx, lv, id, TB_F64, in, out, p);
+    if (rc)
+        return rc;
+    xs_red64_job j = {.lane = lane, .cols = cols, .x = in[0].data,
+                      .o = out->data, .outer = 1, .len = xs_numel(&in[0]),
+                      .inner = 1};
+    if (id == TB_OP_var)
+        j.corr = (int64_t)xs_param(p, id, 2);
+    if (p && tb_params_has(p, 0)) {
+        int ax = 0;
+        tb_axis_norm((int64_t)p->v[0], in[0].ndim, &ax); /* checked */
+        for (int d = 0; d < ax; d++)
+            j.outer *= in[0].shape[d];
+        j.len = in[0].shape[ax];
+        for (int d = ax + 1; d < in[0].ndim; d++)
+            j.inner *= in[0].shape[d];
+    }
+    if (j.len > 0 && j.outer > 0)
+        tb_cpu_parallel(ctx, j.outer * j.len * j.inner, j.outer,
+                        xs_red64_task, &j);
+    return 0;
+}

@@ -76,4 +76,27 @@ int tb_cpu_xs_reduce(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
                      tb_tensor *out, const tb_params *p,
                      tb_cpu_xs_lane_fn lane, tb_cpu_xs_cols_fn cols);
 
+/* The same for f64 (f64_simd_impl.h's max, min, argmax and var rows):
+ * lane and cols as above on doubles. */
+typedef double (*tb_cpu_xs_lane64_fn)(const double *x, int64_t len,
+                                      int64_t corr);
+typedef void (*tb_cpu_xs_cols64_fn)(const double *x, double *o, int64_t len,
+                                    int64_t step, int64_t w, int64_t corr);
+int tb_cpu_xs_reduce64(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
+                       tb_tensor *out, const tb_params *p,
+                       tb_cpu_xs_lane64_fn lane, tb_cpu_xs_cols64_fn cols);
+
+/* pow f32's SIMD rows (pow_simd_impl.h), called directly by the sweep
+ * test: o[i] = a[i]^b[i], i < n.  Call only where the level runs. */
+void tb_cpu_pow_f32_avx2(const float *a, const float *b, float *o,
+                         int64_t n);
+void tb_cpu_pow_f32_avx512(const float *a, const float *b, float *o,
+                           int64_t n);
+/* exp and log f64's SIMD rows (f64_simd_impl.h), for the sweep test:
+ * o[i] = f(x[i]), i < n.  Call only where the level runs. */
+void tb_cpu_exp_f64_avx2(const double *x, double *o, int64_t n);
+void tb_cpu_exp_f64_avx512(const double *x, double *o, int64_t n);
+void tb_cpu_log_f64_avx2(const double *x, double *o, int64_t n);
+void tb_cpu_log_f64_avx512(const double *x, double *o, int64_t n);
+
 #endif

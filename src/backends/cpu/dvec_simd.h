@@ -1,0 +1,224 @@
+/* A thin layer over the double-precision vectors of one ISA level
+ * (AVX-512 F+DQ: 8 lanes; else AVX2+FMA: 4 lanes), with 64-bit integer
+ * lanes and masks, for the kernels of rand_simd_impl.h and
+ * pow_simd_impl.h.  Static inline only; included by files built with
+ * their level's flags. */
+#ifndef TB_BACKENDS_CPU_DVEC_SIMD_H
+#define TB_BACKENDS_CPU_DVEC_SIMD_H
+
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "../../ops/rand.h"
+
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+#define RS_W 8 /* doubles (and 64-bit lanes) per vector */
+typedef __m512d rd;
+typedef __m512i ri;
+typedef __mmask8 rmask;
+static inline ri rs_i1(uint64_t v) { return _mm512_set1_epi64((long long)v); }
+static inline ri rs_iadd(ri a, ri b) { return _mm512_add_epi64(a, b); }
+static inline ri rs_ixor(ri a, ri b) { return _mm512_xor_si512(a, b); }
+static inline ri rs_iand(ri a, ri b) { return _mm512_and_si512(a, b); }
+static inline ri rs_ior(ri a, ri b) { return _mm512_or_si512(a, b); }
+#define rs_isrl(a, k) _mm512_srli_epi64(a, k)
+#define rs_isll(a, k) _mm512_slli_epi64(a, k)
+static inline ri rs_imulc(ri a, uint64_t c)
+{
+    return _mm512_mullo_epi64(a, rs_i1(c));
+}
+static inline rd rs_d1(double v) { return _mm512_set1_pd(v); }
+static inline rd rs_add(rd a, rd b) { return _mm512_add_pd(a, b); }
+static inline rd rs_sub(rd a, rd b) { return _mm512_sub_pd(a, b); }
+static inline rd rs_mul(rd a, rd b) { return _mm512_mul_pd(a, b); }
+static inline rd rs_div(rd a, rd b) { return _mm512_div_pd(a, b); }
+static inline rd rs_fma(rd a, rd b, rd c) { return _mm512_fmadd_pd(a, b, c); }
+static inline rd rs_sqrt(rd a) { return _mm512_sqrt_pd(a); }
+static inline rd rs_abs(rd a) { return _mm512_abs_pd(a); }
+static inline rd rs_min(rd a, rd b) { return _mm512_min_pd(a, b); }
+static inline rd rs_max(rd a, rd b) { return _mm512_max_pd(a, b); }
+static inline rd rs_dxor(rd a, rd b) { return _mm512_xor_pd(a, b); }
+static inline rd rs_round(rd a) { return _mm512_roundscale_pd(a, 0x08); }
+static inline rd rs_asd(ri a) { return _mm512_castsi512_pd(a); }
+static inline ri rs_asi(rd a) { return _mm512_castpd_si512(a); }
+/* x < 2^53 (2^52), exact */
+static inline rd rs_cvt53(ri a) { return _mm512_cvtepi64_pd(a); }
+static inline rd rs_cvt52(ri a) { return _mm512_cvtepi64_pd(a); }
+static inline rmask rs_lt(rd a, rd b) { return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ); }
+static inline rmask rs_le(rd a, rd b) { return _mm512_cmp_pd_mask(a, b, _CMP_LE_OQ); }
+static inline rmask rs_gt(rd a, rd b) { return _mm512_cmp_pd_mask(a, b, _CMP_GT_OQ); }
+static inline rmask rs_eq(rd a, rd b) { return _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ); }
+static inline rmask rs_unord(rd a, rd b) { return _mm512_cmp_pd_mask(a, b, _CMP_UNORD_Q); }
+static inline rmask rs_mand(rmask a, rmask b) { return (rmask)(a & b); }
+static inline rmask rs_mor(rmask a, rmask b) { return (rmask)(a | b); }
+static inline rmask rs_mandn(rmask a, rmask b) { return (rmask)(~a & b); }
+static inline unsigned rs_bits(rmask m) { return (unsigned)m; }
+static inline rd rs_sel(rmask m, rd a, rd b) { return _mm512_mask_blend_pd(m, b, a); }
+/* lanes where (a & 1) != 0 */
+static inline rmask rs_odd(ri a) { return _mm512_test_epi64_mask(a, rs_i1(1)); }
+static inline rd rs_loadd(const double *p) { return _mm512_loadu_pd(p); }
+static inline rd rs_loadf(const float *p)
+{
+    return _mm512_cvtps_pd(_mm256_loadu_ps(p));
+}
+static inline void rs_stored(double *p, rd a) { _mm512_storeu_pd(p, a); }
+/* the lanes rounded to float and back */
+static inline rd rs_f32rt(rd a) { return _mm512_cvtps_pd(_mm512_cvtpd_ps(a)); }
+static inline void rs_storef(float *p, rd a)
+{
+    _mm256_storeu_ps(p, _mm512_cvtpd_ps(a));
+}
+/* p[2l] = a[l], p[2l + 1] = b[l], rounded to float */
+static inline void rs_storef2(float *p, rd a, rd b)
+{
+    __m256 x = _mm512_cvtpd_ps(a), y = _mm512_cvtpd_ps(b);
+    __m256 lo = _mm256_unpacklo_ps(x, y), hi = _mm256_unpackhi_ps(x, y);
+    _mm256_storeu_ps(p, _mm256_permute2f128_ps(lo, hi, 0x20));
+    _mm256_storeu_ps(p + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+}
+/* key + (i0 + 1 + l * step) G in lane l */
+static inline ri rs_ctr(uint64_t key, uint64_t i0, uint64_t step)
+{
+    const uint64_t g = TB_RAND_GAMMA;
+    return _mm512_set_epi64(
+        (long long)(key + (i0 + 1 + 7 * step) * g),
+        (long long)(key + (i0 + 1 + 6 * step) * g),
+        (long long)(key + (i0 + 1 + 5 * step) * g),
+        (long long)(key + (i0 + 1 + 4 * step) * g),
+        (long long)(key + (i0 + 1 + 3 * step) * g),
+        (long long)(key + (i0 + 1 + 2 * step) * g),
+        (long long)(key + (i0 + 1 + step) * g), (long long)(key + (i0 + 1) * g));
+}
+#else
+#define RS_W 4
+typedef __m256d rd;
+typedef __m256i ri;
+typedef __m256d rmask; /* all-ones lanes */
+static inline ri rs_i1(uint64_t v) { return _mm256_set1_epi64x((long long)v); }
+static inline ri rs_iadd(ri a, ri b) { return _mm256_add_epi64(a, b); }
+static inline ri rs_ixor(ri a, ri b) { return _mm256_xor_si256(a, b); }
+static inline ri rs_iand(ri a, ri b) { return _mm256_and_si256(a, b); }
+static inline ri rs_ior(ri a, ri b) { return _mm256_or_si256(a, b); }
+#define rs_isrl(a, k) _mm256_srli_epi64(a, k)
+#define rs_isll(a, k) _mm256_slli_epi64(a, k)
+/* a c mod 2^64: lo(a) lo(c) + (lo(a) hi(c) + hi(a) lo(c)) 2^32 */
+static inline ri rs_imulc(ri a, uint64_t c)
+{
+    const ri cl = rs_i1(c & 0xffffffffu), ch = rs_i1(c >> 32);
+    ri ll = _mm256_mul_epu32(a, cl);
+    ri x = _mm256_add_epi64(_mm256_mul_epu32(a, ch),
+                            _mm256_mul_epu32(_mm256_srli_epi64(a, 32), cl));
+    return _mm256_add_epi64(ll, _mm256_slli_epi64(x, 32));
+}
+static inline rd rs_d1(double v) { return _mm256_set1_pd(v); }
+static inline rd rs_add(rd a, rd b) { return _mm256_add_pd(a, b); }
+static inline rd rs_sub(rd a, rd b) { return _mm256_sub_pd(a, b); }
+static inline rd rs_mul(rd a, rd b) { return _mm256_mul_pd(a, b); }
+static inline rd rs_div(rd a, rd b) { return _mm256_div_pd(a, b); }
+static inline rd rs_fma(rd a, rd b, rd c) { return _mm256_fmadd_pd(a, b, c); }
+static inline rd rs_sqrt(rd a) { return _mm256_sqrt_pd(a); }
+static inline rd rs_abs(rd a)
+{
+    return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a);
+}
+static inline rd rs_min(rd a, rd b) { return _mm256_min_pd(a, b); }
+static inline rd rs_max(rd a, rd b) { return _mm256_max_pd(a, b); }
+static inline rd rs_dxor(rd a, rd b) { return _mm256_xor_pd(a, b); }
+static inline rd rs_round(rd a)
+{
+    return _mm256_round_pd(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+static inline rd rs_asd(ri a) { return _mm256_castsi256_pd(a); }
+static inline ri rs_asi(rd a) { return _mm256_castpd_si256(a); }
+/* x < 2^52: the bits of 2^52 + x, minus 2^52 (exact) */
+static inline rd rs_cvt52(ri a)
+{
+    return _mm256_sub_pd(
+        _mm256_castsi256_pd(_mm256_or_si256(a, rs_i1(0x4330000000000000u))),
+        _mm256_set1_pd(0x1.0p52));
+}
+/* x < 2^53: (x >> 26) 2^26 + (x mod 2^26), each part exact, the sum
+ * representable: exact */
+static inline rd rs_cvt53(ri a)
+{
+    rd hi = rs_cvt52(_mm256_srli_epi64(a, 26));
+    rd lo = rs_cvt52(_mm256_and_si256(a, rs_i1((1u << 26) - 1)));
+    return _mm256_add_pd(_mm256_mul_pd(hi, _mm256_set1_pd(0x1.0p26)), lo);
+}
+static inline rmask rs_lt(rd a, rd b) { return _mm256_cmp_pd(a, b, _CMP_LT_OQ); }
+static inline rmask rs_le(rd a, rd b) { return _mm256_cmp_pd(a, b, _CMP_LE_OQ); }
+static inline rmask rs_gt(rd a, rd b) { return _mm256_cmp_pd(a, b, _CMP_GT_OQ); }
+static inline rmask rs_eq(rd a, rd b) { return _mm256_cmp_pd(a, b, _CMP_EQ_OQ); }
+static inline rmask rs_unord(rd a, rd b) { return _mm256_cmp_pd(a, b, _CMP_UNORD_Q); }
+static inline rmask rs_mand(rmask a, rmask b) { return _mm256_and_pd(a, b); }
+static inline rmask rs_mor(rmask a, rmask b) { return _mm256_or_pd(a, b); }
+static inline rmask rs_mandn(rmask a, rmask b) { return _mm256_andnot_pd(a, b); }
+static inline unsigned rs_bits(rmask m) { return (unsigned)_mm256_movemask_pd(m); }
+static inline rd rs_sel(rmask m, rd a, rd b) { return _mm256_blendv_pd(b, a, m); }
+static inline rmask rs_odd(ri a)
+{
+    return _mm256_castsi256_pd(
+        _mm256_cmpeq_epi64(_mm256_and_si256(a, rs_i1(1)), rs_i1(1)));
+}
+static inline rd rs_loadd(const double *p) { return _mm256_loadu_pd(p); }
+static inline rd rs_loadf(const float *p)
+{
+    return _mm256_cvtps_pd(_mm_loadu_ps(p));
+}
+static inline void rs_stored(double *p, rd a) { _mm256_storeu_pd(p, a); }
+static inline rd rs_f32rt(rd a) { return _mm256_cvtps_pd(_mm256_cvtpd_ps(a)); }
+static inline void rs_storef(float *p, rd a)
+{
+    _mm_storeu_ps(p, _mm256_cvtpd_ps(a));
+}
+static inline void rs_storef2(float *p, rd a, rd b)
+{
+    __m128 x = _mm256_cvtpd_ps(a), y = _mm256_cvtpd_ps(b);
+    _mm_storeu_ps(p, _mm_unpacklo_ps(x, y));
+    _mm_storeu_ps(p + 4, _mm_unpackhi_ps(x, y));
+}
+static inline ri rs_ctr(uint64_t key, uint64_t i0, uint64_t step)
+{
+    const uint64_t g = TB_RAND_GAMMA;
+    return _mm256_set_epi64x((long long)(key + (i0 + 1 + 3 * step) * g),
+                             (long long)(key + (i0 + 1 + 2 * step) * g),
+                             (long long)(key + (i0 + 1 + step) * g),
+                             (long long)(key + (i0 + 1) * g));
+}
+#endif
+
+
+/* log t for a positive normal double t: t = 2^k m with m in
+ * [sqrt(1/2), sqrt(2)), log m = 2 atanh(f), f = (m - 1) / (m + 1), |f| <=
+ * 0.1716, by the series 2 f (1 + f^2/3 + ... + f^18/19) (the next term is
+ * below 2^-55 of the sum); m - 1 is exact (Sterbenz), so the relative
+ * error of log m is a few 2^-53, and k ln 2 + log m has no cancellation
+ * beyond a factor 2 (k = -1, m near sqrt(2)): a few 2^-53 relative in
+ * all (the tests' sweeps: 2^-52 against libm). */
+static inline rd rs_log(rd t)
+{
+    ri bits = rs_asi(t);
+    rd k = rs_sub(rs_cvt52(rs_isrl(bits, 52)), rs_d1(1023.0));
+    rd m = rs_asd(rs_ior(rs_iand(bits, rs_i1(0x000fffffffffffffu)),
+                         rs_i1(0x3ff0000000000000u)));
+    rmask big = rs_gt(m, rs_d1(0x1.6a09e667f3bcdp+0)); /* sqrt(2) */
+    m = rs_sel(big, rs_mul(m, rs_d1(0.5)), m);
+    k = rs_sel(big, rs_add(k, rs_d1(1.0)), k);
+    const rd one = rs_d1(1.0);
+    rd f = rs_div(rs_sub(m, one), rs_add(m, one));
+    rd s = rs_mul(f, f);
+    rd p = rs_d1(1.0 / 19);
+    p = rs_fma(p, s, rs_d1(1.0 / 17));
+    p = rs_fma(p, s, rs_d1(1.0 / 15));
+    p = rs_fma(p, s, rs_d1(1.0 / 13));
+    p = rs_fma(p, s, rs_d1(1.0 / 11));
+    p = rs_fma(p, s, rs_d1(1.0 / 9));
+    p = rs_fma(p, s, rs_d1(1.0 / 7));
+    p = rs_fma(p, s, rs_d1(1.0 / 5));
+    p = rs_fma(p, s, rs_d1(1.0 / 3));
+    rd f2 = rs_add(f, f);
+    rd lm = rs_fma(rs_mul(f2, s), p, f2);
+    return rs_fma(k, rs_d1(0x1.62e42fefa39efp-1), lm); /* ln 2 */
+}
+
+#endif

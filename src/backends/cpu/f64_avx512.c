@@ -1,0 +1,7 @@
+/* exp and log f64's SIMD rows at the AVX-512 level (built with only that
+ * level's flags; see meson.build): f64_simd_impl.h's loops and entry
+ * points. */
+#include "f64_simd_impl.h"
+#include "isa.h"
+
+DX_ENTRIES(avx512, TB_ISA_AVX512)

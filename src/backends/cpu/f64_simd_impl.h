@@ -1,0 +1,384 @@
+/* exp, log, max, min, argmax and var f64's SIMD rows (AVX2, AVX-512; ops_simd.h's unary
+ * and reduction drivers do the checks, axes and threads), for inclusion
+ * by f64_avx2.c and f64_avx512.c only, each built with its level's
+ * flags.  The portable
+ * rows call libm per element (~300 us at 65536 on the issue's machine).
+ *
+ * exp x: x clamped to [-746, 710] (beyond: 0 or inf anyway), k =
+ * round(x / ln 2), r = x - k ln 2 with ln 2 in two parts (k ln2_hi
+ * exact, |r| <= 0.347 + 2^-40), e^r by Taylor to r^13 (truncation below
+ * 2^-57), times 2^k as (p 2^k1) 2^k2 with k1 = floor(k / 2): the first
+ * product exact, the second one rounding, also into the subnormal range;
+ * NaN gives NaN.
+ * log x: x < 2^-1022 scaled by 2^54 first; x = 2^k m, m in [sqrt(1/2),
+ * sqrt(2)), log m = 2 atanh((m - 1) / (m + 1)) by its series to f^20,
+ * plus k ln 2 in two parts; log 0 = -inf, log inf = inf, x < 0 or NaN:
+ * NaN.
+ * Bounds (tests/test_checkasm.c, f64_ulp, against libm on dense sweeps):
+ * exp within 2 ulp, log within 3 ulp; the op tolerance (TOL_MATH, rtol
+ * 1e-14) is ~45 ulp.
+ * max, min, argmax: the portable rows' values and indices (their NaN
+ * rules; xs_reduce_special_f64), var: their two-pass formula in vector
+ * partial sums (within TOL_ACC), all through ops_simd.c's f64
+ * reduction driver. */
+#ifndef TB_BACKENDS_CPU_F64_SIMD_IMPL_H
+#define TB_BACKENDS_CPU_F64_SIMD_IMPL_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../../ops/op.h"
+#include "dvec_simd.h"
+#include "kreg.h"
+#include "ops_simd.h"
+
+static inline rd dx_pow2(rd k) /* 2^k, k integral in [-1022, 1023] */
+{
+    ri ki = rs_asi(rs_add(k, rs_d1(0x1.8p52 + 1023.0)));
+    return rs_asd(rs_isll(ki, 52));
+}
+
+static inline rd dx_exp(rd x)
+{
+    rd xc = rs_min(rs_max(x, rs_d1(-746.0)), rs_d1(710.0));
+    rd k = rs_round(rs_mul(xc, rs_d1(0x1.71547652b82fep+0))); /* 1/ln2 */
+    rd r = rs_fma(k, rs_d1(-0x1.62e42fefa3800p-1), xc);
+    r = rs_fma(k, rs_d1(-0x1.ef35793c7673p-45), r);
+    rd p = rs_d1(1.0 / 6227020800.0); /* 1/13! */
+    p = rs_fma(p, r, rs_d1(1.0 / 479001600.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 39916800.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 3628800.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 362880.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 40320.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 5040.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 720.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 120.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 24.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 6.0));
+    p = rs_fma(p, r, rs_d1(0.5));
+    p = rs_mul(p, r);
+    /* 1 + r + r^2 p': the small terms first, then r, then 1 */
+    p = rs_add(rs_d1(1.0), rs_fma(p, r, r));
+    rd k1 = rs_round(rs_mul(k, rs_d1(0.5)));
+    rd k2 = rs_sub(k, k1); /* both in [-538, 538] */
+    rd e = rs_mul(rs_mul(p, dx_pow2(k1)), dx_pow2(k2));
+    return rs_sel(rs_unord(x, x), rs_add(x, x), e);
+}
+
+static inline rd dx_log(rd x)
+{
+    rmask sub = rs_lt(x, rs_d1(0x1.0p-1022));
+    rd t = rs_sel(sub, rs_mul(x, rs_d1(0x1.0p54)), x);
+    ri bits = rs_asi(t);
+    rd k = rs_sub(rs_cvt52(rs_isrl(bits, 52)), rs_d1(1023.0));
+    k = rs_sel(sub, rs_sub(k, rs_d1(54.0)), k);
+    rd m = rs_asd(rs_ior(rs_iand(bits, rs_i1(0x000fffffffffffffu)),
+                         rs_i1(0x3ff0000000000000u)));
+    rmask big = rs_gt(m, rs_d1(0x1.6a09e667f3bcdp+0)); /* sqrt(2) */
+    m = rs_sel(big, rs_mul(m, rs_d1(0.5)), m);
+    k = rs_sel(big, rs_add(k, rs_d1(1.0)), k);
+    const rd one = rs_d1(1.0);
+    rd f = rs_div(rs_sub(m, one), rs_add(m, one));
+    rd s = rs_mul(f, f);
+    rd p = rs_d1(1.0 / 21);
+    p = rs_fma(p, s, rs_d1(1.0 / 19));
+    p = rs_fma(p, s, rs_d1(1.0 / 17));
+    p = rs_fma(p, s, rs_d1(1.0 / 15));
+    p = rs_fma(p, s, rs_d1(1.0 / 13));
+    p = rs_fma(p, s, rs_d1(1.0 / 11));
+    p = rs_fma(p, s, rs_d1(1.0 / 9));
+    p = rs_fma(p, s, rs_d1(1.0 / 7));
+    p = rs_fma(p, s, rs_d1(1.0 / 5));
+    p = rs_fma(p, s, rs_d1(1.0 / 3));
+    rd f2 = rs_add(f, f);
+    rd lm = rs_fma(rs_mul(f2, s), p, rs_fma(k, rs_d1(0x1.ef35793c7673p-45), f2));
+    rd l = rs_fma(k, rs_d1(0x1.62e42fefa3800p-1), lm);
+    l = rs_sel(rs_eq(x, rs_d1(0.0)), rs_d1(-INFINITY), l);
+    l = rs_sel(rs_eq(x, rs_d1(INFINITY)), x, l);
+    l = rs_sel(rs_lt(x, rs_d1(0.0)), rs_d1(NAN), l);
+    return rs_sel(rs_unord(x, x), rs_add(x, x), l);
+}
+
+#define DX_LOOP(NAME)                                                     \
+    static void dx_##NAME##_f64(const void *xp, void *op, int64_t n,      \
+                                const double *k)                          \
+    {                                                                     \
+        (void)k;                                                          \
+        const double *x = xp;                                             \
+        double *o = op;                                                   \
+        int64_t i = 0;                                                    \
+        for (; i + RS_W <= n; i += RS_W)                                  \
+            rs_stored(o + i, dx_##NAME(rs_loadd(x + i)));                 \
+        if (i < n) {                                                      \
+            double t[RS_W] = {0};                                         \
+            memcpy(t, x + i, (size_t)(n - i) * sizeof *t);                \
+            rs_stored(t, dx_##NAME(rs_loadd(t)));                         \
+            memcpy(o + i, t, (size_t)(n - i) * sizeof *o);                \
+        }                                                                 \
+    }
+DX_LOOP(exp)
+DX_LOOP(log)
+#undef DX_LOOP
+
+/* ---- var f64: ops_ext.c's two passes in vector partial sums ---------- */
+
+static inline double dx_hsum(rd a)
+{
+    double t[RS_W], r = 0;
+    rs_stored(t, a);
+    for (int l = 0; l < RS_W; l++)
+        r += t[l];
+    return r;
+}
+
+/* mean = sum / len, then d = sum (x - mean), d2 = sum (x - mean)^2 and
+ * (d2 - d^2 / len) / (len - corr), the portable kernel's formula with
+ * its sums split over 2 RS_W partial sums (within the op's tolerance of
+ * the reference, TOL_ACC). */
+static double dx_var_lane(const double *x, int64_t len, int64_t corr)
+{
+    rd s0 = rs_d1(0.0), s1 = rs_d1(0.0);
+    int64_t j = 0;
+    for (; j + 2 * RS_W <= len; j += 2 * RS_W) {
+        s0 = rs_add(s0, rs_loadd(x + j));
+        s1 = rs_add(s1, rs_loadd(x + j + RS_W));
+    }
+    double s = dx_hsum(rs_add(s0, s1));
+    for (; j < len; j++)
+        s += x[j];
+    const double mean = s / (double)len;
+    const rd vm = rs_d1(mean);
+    rd d0 = rs_d1(0.0), d1 = rs_d1(0.0), q0 = rs_d1(0.0), q1 = rs_d1(0.0);
+    for (j = 0; j + 2 * RS_W <= len; j += 2 * RS_W) {
+        rd t0 = rs_sub(rs_loadd(x + j), vm);
+        rd t1 = rs_sub(rs_loadd(x + j + RS_W), vm);
+        d0 = rs_add(d0, t0);
+        d1 = rs_add(d1, t1);
+        q0 = rs_fma(t0, t0, q0);
+        q1 = rs_fma(t1, t1, q1);
+    }
+    double d = dx_hsum(rs_add(d0, d1)), d2 = dx_hsum(rs_add(q0, q1));
+    for (; j < len; j++) {
+        double t = x[j] - mean;
+        d += t;
+        d2 += t * t;
+    }
+    return (d2 - d * d / (double)len) / (double)(len - corr);
+}
+
+/* w <= TB_CPU_XS_COLS adjacent lanes, row by row, the partial sums in
+ * arrays on the stack. */
+static void dx_var_cols(const double *x, double *o, int64_t len,
+                        int64_t step, int64_t w, int64_t corr)
+{
+    double s[TB_CPU_XS_COLS], d[TB_CPU_XS_COLS], d2[TB_CPU_XS_COLS];
+    for (int64_t t = 0; t < w; t++)
+        s[t] = d[t] = d2[t] = 0;
+    const int64_t wv = w - w % RS_W;
+    for (int64_t j = 0; j < len; j++) {
+        const double *row = x + j * step;
+        for (int64_t t = 0; t < wv; t += RS_W)
+            rs_stored(s + t, rs_add(rs_loadd(s + t), rs_loadd(row + t)));
+        for (int64_t t = wv; t < w; t++)
+            s[t] += row[t];
+    }
+    for (int64_t t = 0; t < w; t++)
+        s[t] /= (double)len; /* the mean */
+    for (int64_t j = 0; j < len; j++) {
+        const double *row = x + j * step;
+        for (int64_t t = 0; t < wv; t += RS_W) {
+            rd u = rs_sub(rs_loadd(row + t), rs_loadd(s + t));
+            rs_stored(d + t, rs_add(rs_loadd(d + t), u));
+            rs_stored(d2 + t, rs_fma(u, u, rs_loadd(d2 + t)));
+        }
+        for (int64_t t = wv; t < w; t++) {
+            double u = row[t] - s[t];
+            d[t] += u;
+            d2[t] += u * u;
+        }
+    }
+    for (int64_t t = 0; t < w; t++)
+        o[t] = (d2[t] - d[t] * d[t] / (double)len) / (double)(len - corr);
+}
+
+/* ---- max, min, argmax f64: ops_ext.c's scan rules ---------------------- */
+
+/* The first j < len with x[j] == v (v not NaN); len if none. */
+static inline int64_t dx_find(const double *x, int64_t len, double v)
+{
+    const rd vv = rs_d1(v);
+    int64_t j = 0;
+    for (; j + RS_W <= len; j += RS_W)
+        if (rs_bits(rs_eq(rs_loadd(x + j), vv)))
+            break;
+    for (; j < len; j++)
+        if (x[j] == v)
+            return j;
+    return len;
+}
+
+/* A contiguous lane (len >= 1) as ops_ext.c scans it: m = x[0], then m
+ * = x[j] where x[j] OP m or x[j] is NaN; max/min thus end on the last NaN
+ * of a lane that has one, argmax (arg) on the first maximum or the first
+ * NaN (its index to *at).  Vector form as ops_simd_impl.h's f32 one: two
+ * running extremes (x86 max/min return the second operand, the running
+ * one, for a NaN) and a NaN mask, then the NaN (rare) or the extreme
+ * found again by a scan when its index or its sign (zeros) matters. */
+static inline double dx_extreme_lane(const double *x, int64_t len,
+                                     int is_max, int arg, int64_t *at)
+{
+    *at = 0;
+    if (len < 2 * RS_W) {
+        double m = x[0];
+        for (int64_t j = 1; j < len && (!arg || m == m); j++) {
+            double v = x[j];
+            if ((is_max ? v > m : v < m) || v != v) {
+                m = v;
+                *at = j;
+            }
+        }
+        return m;
+    }
+    rd m0 = rs_loadd(x), m1 = rs_loadd(x + RS_W);
+    rmask nan = rs_mor(rs_unord(m0, m0), rs_unord(m1, m1));
+    int64_t j = 2 * RS_W;
+    for (; j + 2 * RS_W <= len; j += 2 * RS_W) {
+        rd v0 = rs_loadd(x + j), v1 = rs_loadd(x + j + RS_W);
+        nan = rs_mor(nan, rs_mor(rs_unord(v0, v0), rs_unord(v1, v1)));
+        m0 = is_max ? rs_max(v0, m0) : rs_min(v0, m0);
+        m1 = is_max ? rs_max(v1, m1) : rs_min(v1, m1);
+    }
+    bool tail_nan = false;
+    for (int64_t k = j; k < len; k++)
+        tail_nan |= x[k] != x[k];
+    if (rs_bits(nan) || tail_nan) {
+        int64_t k = 0;
+        if (arg) {
+            while (x[k] == x[k])
+                k++;
+        } else {
+            for (k = len - 1; x[k] == x[k]; k--)
+                ;
+        }
+        *at = k;
+        return x[k];
+    }
+    m0 = is_max ? rs_max(m0, m1) : rs_min(m0, m1);
+    double t[RS_W];
+    rs_stored(t, m0);
+    double r = t[0];
+    for (int u = 1; u < RS_W; u++)
+        r = (is_max ? t[u] > r : t[u] < r) ? t[u] : r;
+    for (int64_t k = j; k < len; k++)
+        r = (is_max ? x[k] > r : x[k] < r) ? x[k] : r;
+    if (arg || r == 0) {
+        *at = dx_find(x, len, r);
+        return x[*at];
+    }
+    return r;
+}
+
+/* w <= TB_CPU_XS_COLS lanes of a non-last axis, row by row, running
+ * extremes and argmax's indices (as doubles, exact) on the stack.  The
+ * portable update per lane: max/min take v where v OP m or v is NaN;
+ * argmax where v > m or (v is NaN and m is not). */
+static inline void dx_extreme_cols(const double *x, double *o, int64_t len,
+                                   int64_t step, int64_t w, int is_max,
+                                   int arg)
+{
+    double m[TB_CPU_XS_COLS], at[TB_CPU_XS_COLS];
+    for (int64_t t = 0; t < w; t++) {
+        m[t] = x[t];
+        at[t] = 0;
+    }
+    const int64_t wv = w - w % RS_W;
+    for (int64_t j = 1; j < len; j++) {
+        const double *row = x + j * step;
+        const rd jv = rs_d1((double)j);
+        for (int64_t t = 0; t < wv; t += RS_W) {
+            rd v = rs_loadd(row + t), mv = rs_loadd(m + t);
+            rmask better = is_max ? rs_gt(v, mv) : rs_lt(v, mv);
+            rmask vn = rs_unord(v, v);
+            rmask up = arg ? rs_mor(better, rs_mandn(rs_unord(mv, mv), vn))
+                           : rs_mor(better, vn);
+            rs_stored(m + t, rs_sel(up, v, mv));
+            if (arg)
+                rs_stored(at + t, rs_sel(up, jv, rs_loadd(at + t)));
+        }
+        for (int64_t t = wv; t < w; t++) {
+            double v = row[t], mv = m[t];
+            bool better = is_max ? v > mv : v < mv;
+            bool up = arg ? better || (v != v && mv == mv)
+                          : better || v != v;
+            if (up) {
+                m[t] = v;
+                at[t] = (double)j;
+            }
+        }
+    }
+    for (int64_t t = 0; t < w; t++)
+        o[t] = arg ? at[t] : m[t];
+}
+
+#define DX_RED(NAME, IS_MAX, ARG)                                         \
+    static double dx_##NAME##_lane(const double *x, int64_t len,          \
+                                   int64_t corr)                          \
+    {                                                                     \
+        (void)corr;                                                       \
+        int64_t at;                                                       \
+        double r = dx_extreme_lane(x, len, IS_MAX, ARG, &at);             \
+        return ARG ? (double)at : r;                                      \
+    }                                                                     \
+    static void dx_##NAME##_cols(const double *x, double *o, int64_t len, \
+                                 int64_t step, int64_t w, int64_t corr)   \
+    {                                                                     \
+        (void)corr;                                                       \
+        dx_extreme_cols(x, o, len, step, w, IS_MAX, ARG);                 \
+    }
+DX_RED(max, 1, 0)
+DX_RED(min, 0, 0)
+DX_RED(argmax, 1, 1)
+#undef DX_RED
+
+#define DX_CAT_(a, b) a##b
+#define DX_CAT(a, b) DX_CAT_(a, b)
+#define DX_ENTRY(NAME, SFX, LV)                                           \
+    int TB_CPU_KFN(NAME, f64, SFX)(void *ctx, const tb_tensor *in,        \
+                                   tb_tensor *out, const tb_params *p)    \
+    {                                                                     \
+        return tb_cpu_xs_unary(ctx, LV, TB_OP_##NAME, TB_F64, in, out, p, \
+                               8, dx_##NAME##_f64);                       \
+    }
+#define DX_RED_ENTRY(NAME, SFX, LV)                                       \
+    int TB_CPU_KFN(NAME, f64, SFX)(void *ctx, const tb_tensor *in,        \
+                                   tb_tensor *out, const tb_params *p)    \
+    {                                                                     \
+        return tb_cpu_xs_reduce64(ctx, LV, TB_OP_##NAME, in, out, p,      \
+                                  dx_##NAME##_lane, dx_##NAME##_cols);    \
+    }
+#define DX_ENTRIES(SFX, LV)                                               \
+    DX_ENTRY(exp, SFX, LV)                                                \
+    DX_ENTRY(log, SFX, LV)                                                \
+    DX_RED_ENTRY(max, SFX, LV)                                            \
+    DX_RED_ENTRY(min, SFX, LV)                                            \
+    DX_RED_ENTRY(argmax, SFX, LV)                                         \
+    int TB_CPU_KFN(var, f64, SFX)(void *ctx, const tb_tensor *in,         \
+                                  tb_tensor *out, const tb_params *p)     \
+    {                                                                     \
+        return tb_cpu_xs_reduce64(ctx, LV, TB_OP_var, in, out, p,         \
+                                  dx_var_lane, dx_var_cols);              \
+    }                                                                     \
+    void DX_CAT(tb_cpu_exp_f64_, SFX)(const double *x, double *o,         \
+                                      int64_t n)                          \
+    {                                                                     \
+        dx_exp_f64(x, o, n, NULL);                                        \
+    }                                                                     \
+    void DX_CAT(tb_cpu_log_f64_, SFX)(const double *x, double *o,         \
+                                      int64_t n)                          \
+    {                                                                     \
+        dx_log_f64(x, o, n, NULL);                                        \
+    }
+
+#endif

@@ -1,0 +1,78 @@
+/* SIMD rows (AVX2, AVX-512) of creation ops (issue 18): rand_uniform
+ * f32 and f64, rand_normal f32, arange f32 and f64.  Every value is bit
+ * for bit the portable kernel's (create.c) and the reference's
+ * (ref_create.c; for the random ops the stream of src/ops/rand.h), at
+ * every level and thread count.  arange: (T)(start + (double)i * step),
+ * the product and the sum rounded separately, as the portable loop.
+ *
+ * Split like ops_simd.h: create.c keeps the operand checks, parameters
+ * and the thread split (tb_cpu_create_rand below); the chunk loops live
+ * in rand_simd_impl.h, compiled once per level by rand_avx2.c and
+ * rand_avx512.c with that level's flags and -ffp-contract=off (no
+ * multiply-add is ever fused: the stream's values are defined by
+ * separately rounded operations).
+ *
+ * rand_uniform: SplitMix64 counters and both mixes in 64-bit vector lanes
+ * (AVX2 has no 64-bit multiply: three 32x32->64 products), the uniform's
+ * exact conversion to double, then the stream's own double operations:
+ * the same IEEE operations as the scalar loop, so the same values.
+ *
+ * rand_normal f32: the stream's value is (float)(m + s z) with z from the
+ * C library's log, cos and sin in double, which vector code cannot call.
+ * Each lane computes V, its own double approximation of m + s z (log by
+ * the atanh series and cos/sin by Taylor polynomials in double,
+ * rand_simd_impl.h), with a bound E on |V - D|, D the double the scalar
+ * kernel rounds to float.  When the interval [V - E, V + E] lies strictly
+ * inside the rounding interval of f = (float)V (checked as
+ * |V - f| + E < h, h the half-gap of the floats around f, the smaller
+ * one at a power of two, with 2^-100 <= |f| <= 2^127), D rounds to f
+ * too and f is stored; otherwise (about one pair in 30000, and every
+ * non-finite, huge or tiny value) that pair is recomputed by the scalar
+ * code of rand.h.  So the output is the scalar kernel's, bit for bit.
+ *
+ * The bound.  Over the whole domain the f32 stream uses (t = 1 - u1 and
+ * a = TB_RAND_2PI u2 for all 2^24 uniforms u = k 2^-24), the vector log
+ * is within 2^-49 |log t| of libm's log and the vector cos/sin within
+ * 2^-50 of libm's cos/sin: checked exhaustively, every one of the 2^24
+ * inputs, by tests/test_checkasm.c (rand_vmath).  Then with
+ * r = sqrt(-2 log t) <= 5.8, |Z - z| <= r 2^-48 (two products and a
+ * square root, each rounded), and |V - D| <= |s| r 2^-47 + |V| 2^-51; the
+ * kernels use E = (|s| r + |V|) 2^-44, eight times more, so the check
+ * accepts only when D and V round alike.
+ *
+ * rand_normal f64 keeps the portable kernel: its values are libm's
+ * double results themselves, which no vector approximation reproduces. */
+#ifndef TB_BACKENDS_CPU_RAND_SIMD_H
+#define TB_BACKENDS_CPU_RAND_SIMD_H
+
+#include <stdint.h>
+
+#include "../backend.h"
+#include "backends/cpu/cpu_config.h"
+
+/* Elements [b, e) of the output o of a random op with stream key key
+ * and parameters a, b2 (low, high or mean, std; for f32 the float values
+ * of the case's parameters, as rand.h defines), or of arange (start,
+ * step; key unused).  For rand_normal b is even. */
+typedef void (*tb_cpu_rand_fn)(void *o, int64_t b, int64_t e, uint64_t key,
+                               double a, double b2);
+
+/* Entry-point body of a SIMD random row: TB_EUNSUPPORTED when the
+ * instance is below level lv; else create.c's launch count, operand
+ * check, parameters and thread split, with fn writing each chunk and
+ * `weight` simple operations per element deciding the split. */
+int tb_cpu_create_rand(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                       const tb_tensor *in, tb_tensor *out,
+                       const tb_params *p, int64_t weight,
+                       tb_cpu_rand_fn fn);
+
+/* For the exhaustive test only: the vector log of t[i] (t in
+ * [2^-24, 1]) and cos, sin of a[i] (a in [0, 2 pi)), i < n, as the
+ * rand_normal kernels of each level compute them.  Call only where the
+ * level runs. */
+void tb_cpu_rand_vmath_avx2(const double *t, const double *a, double *lg,
+                            double *c, double *s, int64_t n);
+void tb_cpu_rand_vmath_avx512(const double *t, const double *a, double *lg,
+                              double *c, double *s, int64_t n);
+
+#endif
