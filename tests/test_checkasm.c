@@ -1304,6 +1304,18 @@ static int op_cases(tb_op_id id, ocase *c)
             ADDPP(S(1, 1031), "axis", 0, "correction", 0);
         }
         break;
+    case TB_OP_relu_backward:
+    case TB_OP_sigmoid_backward:
+    case TB_OP_tanh_backward:
+    case TB_OP_gelu_backward:
+        /* g, x: bwd_simd_impl.h's rows (f32) and backward.c's portable
+         * ones; sizes around both vector widths and the 2-vector step */
+        for (int i = 0; i < 6; i++)
+            ADD2(S(1, lens[i]), S(1, lens[i]));
+        ADD2(S(1, 31), S(1, 31));
+        ADD2(S(1, 33), S(1, 33));
+        ADD2(S(3, 3, 5, 7), S(3, 3, 5, 7));
+        break;
     default:
         break;
     }
@@ -1332,6 +1344,14 @@ static bool op_is_vmath(tb_op_id id)
     return id == TB_OP_exp || id == TB_OP_log || id == TB_OP_tanh ||
            id == TB_OP_sigmoid || id == TB_OP_gelu ||
            id == TB_OP_gelu_tanh || id == TB_OP_silu;
+}
+
+/* The element-wise backward ops (g, x -> dx) with SIMD rows
+ * (bwd_simd_impl.h). */
+static bool op_is_act_backward(tb_op_id id)
+{
+    return id == TB_OP_relu_backward || id == TB_OP_sigmoid_backward ||
+           id == TB_OP_tanh_backward || id == TB_OP_gelu_backward;
 }
 
 /* One case on instance ctx: misaligned, canary-guarded tensors; the
@@ -1368,6 +1388,10 @@ static void run_op_case(void *ctx, const char *isa, int threads,
         if (op_is_vmath(op->id) && op->id != TB_OP_log) {
             lo = -12; /* beyond the domain: tails of exp, sigmoid, gelu */
             hi = 12;
+        }
+        if (op_is_act_backward(op->id) && i == 1) {
+            lo = -25; /* x: the exp tails, gelu's clamp at 20, both */
+            hi = 25;  /* sides of its series at |x| = 0.7 */
         }
         for (int64_t k = 0; k < tb_tensor_numel(&in[i]); k++)
             tb_tensor_set(&in[i], k, rng_uniform(lo, hi));
@@ -2136,6 +2160,8 @@ int main(int argc, char **argv)
         T(xs_softplus_ulp),
         OPT(max), OPT(min), OPT(argmax), OPT(var),
         T(xs_reduce_special),
+        OPT(relu_backward), OPT(sigmoid_backward), OPT(tanh_backward),
+        OPT(gelu_backward),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {
