@@ -1316,6 +1316,22 @@ static int op_cases(tb_op_id id, ocase *c)
         ADD2(S(1, 33), S(1, 33));
         ADD2(S(3, 3, 5, 7), S(3, 3, 5, 7));
         break;
+    case TB_OP_log_softmax_backward:
+        /* g, y: contiguous lanes (tails of both vector widths and of the
+         * 2-vector sum step) and lanes of non-last axes (inner 1 to 33:
+         * the masked last group) */
+#define ADD2P(a, v0) c[n++] = (ocase){2, {a, a}, {"axis"}, {v0}}
+        for (int i = 0; i < 6; i++)
+            ADD2(S(1, lens[i]), S(1, lens[i]));
+        ADD2(S(2, 33, 31), S(2, 33, 31));
+        ADD2(S(2, 4096, 10), S(2, 4096, 10));
+        ADD2P(S(2, 17, 513), 0);
+        ADD2P(S(3, 3, 70, 5), 1);
+        ADD2P(S(3, 2, 9, 33), 1);
+        ADD2P(S(2, 200, 300), 0);
+        ADD2P(S(3, 3, 5, 7), 0);
+#undef ADD2P
+        break;
     default:
         break;
     }
@@ -2161,7 +2177,7 @@ int main(int argc, char **argv)
         OPT(max), OPT(min), OPT(argmax), OPT(var),
         T(xs_reduce_special),
         OPT(relu_backward), OPT(sigmoid_backward), OPT(tanh_backward),
-        OPT(gelu_backward),
+        OPT(gelu_backward), OPT(log_softmax_backward),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {

@@ -1,5 +1,6 @@
 /* SIMD rows (AVX2, AVX-512) of the element-wise backward ops in f32:
- * relu_backward, sigmoid_backward, tanh_backward and gelu_backward, over
+ * relu_backward, sigmoid_backward, tanh_backward, gelu_backward and
+ * log_softmax_backward (at the end: bwd_simd.h's driver), over
  * backward.c's portable rows (issue 18: those ran the scalar libm
  * expf/tanhf/erfcf per element, 43-88x a copy of their bytes at 1M
  * elements).  For inclusion by bwd_avx2.c and bwd_avx512.c only, each
@@ -34,6 +35,7 @@
 #include <immintrin.h>
 #include <stdint.h>
 
+#include "bwd_simd.h"
 #include "kreg.h"
 #include "ops_simd.h"
 #include "vmath_simd.h"
@@ -121,10 +123,115 @@ static inline vf bw_gelu_f(vf g, vf x)
                                 in, out, p, bw_##NAME##_loop_##SFX);      \
     }
 
+/* ---- log_softmax_backward (bwd_simd.h): dx = g - exp(y) sum(g) ------ */
+
+#if VS_LANES == 16
+typedef __m512d bw_vd;
+static inline bw_vd bw_dzero(void) { return _mm512_setzero_pd(); }
+/* *lo, *hi += v's lower, upper half in double */
+static inline void bw_dacc(vf v, bw_vd *lo, bw_vd *hi)
+{
+    *lo = _mm512_add_pd(*lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+    *hi = _mm512_add_pd(*hi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+}
+static inline double bw_dhsum(bw_vd lo, bw_vd hi)
+{
+    return _mm512_reduce_add_pd(_mm512_add_pd(lo, hi));
+}
+/* the lanes of lo, hi rounded to float, in v's order */
+static inline vf bw_dcvt(bw_vd lo, bw_vd hi)
+{
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)),
+                              _mm512_cvtpd_ps(hi), 1);
+}
+#else
+typedef __m256d bw_vd;
+static inline bw_vd bw_dzero(void) { return _mm256_setzero_pd(); }
+static inline void bw_dacc(vf v, bw_vd *lo, bw_vd *hi)
+{
+    *lo = _mm256_add_pd(*lo, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+    *hi = _mm256_add_pd(*hi, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+}
+static inline double bw_dhsum(bw_vd lo, bw_vd hi)
+{
+    __m256d s = _mm256_add_pd(lo, hi);
+    __m128d t = _mm_add_pd(_mm256_castpd256_pd128(s),
+                           _mm256_extractf128_pd(s, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(t, _mm_unpackhi_pd(t, t)));
+}
+static inline vf bw_dcvt(bw_vd lo, bw_vd hi)
+{
+    return _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+}
+#endif
+
+/* Outer lanes [o0, o1): a contiguous lane (inner 1) sums g in two pairs
+ * of double accumulators, then writes g - exp(y) s in one FMA; a lane
+ * of a non-last axis runs VS_LANES adjacent lanes at once (the last
+ * group masked).  s is rounded to float first, as the portable row's
+ * (T)s. */
+static void bw_lsm_rows(const float *g, const float *y, float *dx,
+                        int64_t o0, int64_t o1, int64_t len, int64_t inner)
+{
+    for (int64_t o = o0; o < o1; o++) {
+        const int64_t base = o * len * inner;
+        if (inner == 1) {
+            const float *gr = g + base, *yr = y + base;
+            float *dr = dx + base;
+            bw_vd l0 = bw_dzero(), h0 = bw_dzero(), l1 = bw_dzero(),
+                  h1 = bw_dzero();
+            int64_t k = 0;
+            for (; k + 2 * VS_LANES <= len; k += 2 * VS_LANES) {
+                bw_dacc(v_load(gr + k), &l0, &h0);
+                bw_dacc(v_load(gr + k + VS_LANES), &l1, &h1);
+            }
+            for (; k < len; k += VS_LANES)
+                bw_dacc(v_load_n(gr + k, len - k), &l0, &h0);
+            const vf st = v_set1((float)(bw_dhsum(l0, h0) +
+                                         bw_dhsum(l1, h1)));
+            k = 0;
+            for (; k + VS_LANES <= len; k += VS_LANES)
+                v_store(dr + k,
+                        v_fnma(vs_exp(v_load(yr + k)), st, v_load(gr + k)));
+            if (k < len) {
+                const int64_t r = len - k;
+                v_store_n(dr + k,
+                          v_fnma(vs_exp(v_load_n(yr + k, r)), st,
+                                 v_load_n(gr + k, r)),
+                          r);
+            }
+            continue;
+        }
+        for (int64_t i0 = 0; i0 < inner; i0 += VS_LANES) {
+            const int64_t r =
+                inner - i0 < VS_LANES ? inner - i0 : VS_LANES;
+            bw_vd lo = bw_dzero(), hi = bw_dzero();
+            for (int64_t k = 0; k < len; k++)
+                bw_dacc(v_load_n(g + base + k * inner + i0, r), &lo, &hi);
+            const vf st = bw_dcvt(lo, hi);
+            for (int64_t k = 0; k < len; k++) {
+                const int64_t q = base + k * inner + i0;
+                v_store_n(dx + q,
+                          v_fnma(vs_exp(v_load_n(y + q, r)), st,
+                                 v_load_n(g + q, r)),
+                          r);
+            }
+        }
+    }
+}
+
+#define BW_LSM_ENTRY(SFX, LV)                                             \
+    int TB_CPU_KFN(log_softmax_backward, f32, SFX)(                       \
+        void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
+    {                                                                     \
+        return tb_cpu_bw_lsm(ctx, LV, in, out, p, bw_lsm_rows);           \
+    }
+
 #define BW_ENTRIES(SFX, LV)                                               \
     BW_ENTRY(relu, SFX, LV)                                               \
     BW_ENTRY(sigmoid, SFX, LV)                                            \
     BW_ENTRY(tanh, SFX, LV)                                               \
-    BW_ENTRY(gelu, SFX, LV)
+    BW_ENTRY(gelu, SFX, LV)                                               \
+    BW_LSM_ENTRY(SFX, LV)
 
 #endif /* TB_BACKENDS_CPU_BWD_SIMD_IMPL_H */

@@ -2,10 +2,10 @@
  * its lookup.  See kreg.h for the design; the rows are the lists there,
  * in this order: the avx512 rows, the avx2 rows (each level's with
  * ops_simd.h's, then bwd_simd_impl.h's), the portable rows of cpu.c and
- * optim.c, create.c and linalg.c, and last ops_ext.c's portable baseline (the reference
- * layer: an op there that cpu.c also implements is reached by the
- * backend only when cpu.c lacks the dtype), then calib.c's calibration
- * ops and backward.c's backward ops. */
+ * optim.c, create.c and linalg.c, and last ops_ext.c's portable
+ * baseline (the reference layer: an op there that cpu.c also implements
+ * is reached by the backend only when cpu.c lacks the dtype), then
+ * calib.c's calibration ops and backward.c's backward ops. */
 #include "kreg.h"
 
 #define KROW(op_, dt_, sfx)                                               \

@@ -207,7 +207,8 @@ const tb_cpu_krow *tb_cpu_krows(size_t *n);
  * ops over backward.c's portable ones (bwd_simd_impl.h), f32 ---- */
 #define TB_CPU_ROWS_BW_(X, sfx)                                           \
     X(relu_backward, f32, sfx) X(sigmoid_backward, f32, sfx)              \
-    X(tanh_backward, f32, sfx) X(gelu_backward, f32, sfx)
+    X(tanh_backward, f32, sfx) X(gelu_backward, f32, sfx)              \
+    X(log_softmax_backward, f32, sfx)
 #if TB_CPU_HAVE_AVX512
 #define TB_CPU_ROWS_BW_AVX512(X) TB_CPU_ROWS_BW_(X, avx512)
 #else
