@@ -29,6 +29,10 @@
  *     level against its documented ULP bound; AVX2 and AVX-512 must agree
  *     bit for bit, and so must the exp core's fast and general paths;
  *     special values; sizes, misalignment, canaries and in-place calls.
+ *  6. bw_act_sweep: the SIMD rows of sigmoid/tanh/gelu_backward
+ *     (bwd_simd_impl.h) over the same sweep with g = 1 against the
+ *     derivative in double, each against its stated ulp bound, AVX2 and
+ *     AVX-512 bit for bit.
  *
  * Inputs come from a seeded generator; the seed is printed (--seed N to
  * repeat a run).  --filter PATTERN runs matching tests only, e.g.
@@ -2095,6 +2099,148 @@ static void test_xs_reduce_special(void **state)
 }
 
 /* ========================================================================= */
+/* 6. The SIMD rows of the element-wise backward ops: accuracy, agreement    */
+/* ========================================================================= */
+
+/* The bounds of bwd_simd_impl.h's rows with g = 1 (the derivative
+ * itself), in ulp of the result for sigmoid and tanh (normal results;
+ * below FLT_MIN the error must stay under FLT_MIN) and for gelu in ulp of
+ * |Phi(x)| + |x phi(x)| (its result crosses 0 at x ~ -0.75, where a
+ * relative bound means nothing).  Measured maxima are printed: with
+ * --vmath-stride 97 5.53, 5.32 and 11.2 ulp (gelu's worst near x = -13,
+ * where phi(x) nears FLT_MIN), the default stride 4.88, 4.93, 11.3.
+ * AVX2 and AVX-512 must agree bit for bit (vmath's exp and gelu do). */
+#define BW_SIGMOID_ULP 8.0
+#define BW_TANH_ULP 8.0
+#define BW_GELU_ULP 16.0
+
+static double ulp_of(double a)
+{
+    int e;
+    a = fabs(a);
+    if (a < 0x1p-126)
+        return 0x1p-149;
+    frexp(a, &e);
+    return ldexp(1.0, e - 24);
+}
+
+/* Derivative of op (sigmoid, tanh or gelu _backward) at x in double;
+ * *scale: the magnitude its error is measured against. */
+static double bw_ref(tb_op_id id, float xf, double *scale)
+{
+    const double x = xf, a = fabs(x);
+    double r;
+    if (isnan(x)) {
+        r = NAN;
+    } else if (id == TB_OP_sigmoid_backward) {
+        double e = exp(-a);
+        r = e / ((1 + e) * (1 + e));
+    } else if (id == TB_OP_tanh_backward) {
+        double e = exp(-2 * a);
+        r = 4 * e / ((1 + e) * (1 + e));
+    } else if (isinf(x)) {
+        r = x > 0 ? 1 : 0;
+    } else {
+        double cdf = 0.5 * erfc(-x / sqrt(2.0));
+        double xpdf = x * exp(-0.5 * x * x) / sqrt(2 * M_PI);
+        *scale = fabs(cdf) + fabs(xpdf);
+        return cdf + xpdf;
+    }
+    *scale = fabs(r);
+    return r;
+}
+
+static void test_bw_act_sweep(void **state)
+{
+    (void)state;
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    static const tb_op_id ids[3] = {TB_OP_sigmoid_backward,
+                                    TB_OP_tanh_backward,
+                                    TB_OP_gelu_backward};
+    static const double bound[3] = {BW_SIGMOID_ULP, BW_TANH_ULP,
+                                    BW_GELU_ULP};
+    tb_shape sh = S(1, VM_CHUNK);
+    tb_tensor in[2], out[TB_ISA_COUNT];
+    assert_int_equal(tb_tensor_create(&in[0], TB_F32, &sh), 0);
+    assert_int_equal(tb_tensor_create(&in[1], TB_F32, &sh), 0);
+    for (int i = 0; i < VM_CHUNK; i++)
+        ((float *)in[0].data)[i] = 1.0f;
+    for (int oi = 0; oi < 3; oi++) {
+        const tb_op *op = tb_op_get(ids[oi]);
+        /* the SIMD levels: every isa value but scalar and auto */
+        void *ctx[TB_ISA_COUNT];
+        tb_kernel_fn fn[TB_ISA_COUNT];
+        const char *name[TB_ISA_COUNT], *impl[TB_ISA_COUNT];
+        int nl = 0;
+        for (int iv = 0; iv < ax[0].n_values && nl < TB_ISA_COUNT; iv++) {
+            const char *v = ax[0].values[iv];
+            if (strcmp(v, "scalar") == 0 || strcmp(v, "auto") == 0)
+                continue;
+            const char *vals[2] = {v, ax[1].values[0]};
+            char err[256];
+            assert_int_equal(B->create(vals, &ctx[nl], err, sizeof err), 0);
+            fn[nl] = B->kernel(ctx[nl], op, TB_F32, NULL, &impl[nl]);
+            assert_non_null(fn[nl]);
+            assert_null(strstr(impl[nl], "_c")); /* a SIMD row */
+            name[nl] = v;
+            assert_int_equal(tb_tensor_create(&out[nl], TB_F32, &sh), 0);
+            nl++;
+        }
+        rng_seed(3000 + (uint64_t)oi);
+        uint64_t pos = 0, bad = 0;
+        double worst[TB_ISA_COUNT] = {0};
+        float wx[TB_ISA_COUNT] = {0};
+        int k;
+        while ((k = vm_inputs(&pos, in[1].data)) > 0) {
+            for (int i = k; i < VM_CHUNK; i++)
+                ((float *)in[1].data)[i] = 0;
+            for (int l = 0; l < nl; l++)
+                assert_int_equal(fn[l](ctx[l], in, &out[l], NULL), 0);
+            const float *x = in[1].data;
+            for (int l = 0; l < nl; l++) {
+                const float *y = out[l].data, *y0 = out[0].data;
+                for (int i = 0; i < k; i++) {
+                    double sc = 0, want = bw_ref(ids[oi], x[i], &sc);
+                    bool ok;
+                    double e = 0;
+                    if (isnan(want)) {
+                        ok = isnan(y[i]);
+                    } else if (sc < FLT_MIN) {
+                        ok = fabs(y[i] - want) <= FLT_MIN;
+                    } else {
+                        e = fabs(y[i] - want) / ulp_of(sc);
+                        ok = e <= bound[oi];
+                    }
+                    /* the levels agree bit for bit */
+                    ok = ok && memcmp(&y[i], &y0[i], sizeof(float)) == 0;
+                    if (e > worst[l]) {
+                        worst[l] = e;
+                        wx[l] = x[i];
+                    }
+                    if (!ok && bad++ < 3)
+                        print_error("%s isa=%s: x=%a got %a (%s: %a) want "
+                                    "%a\n",
+                                    op->name, name[l], (double)x[i],
+                                    (double)y[i], name[0], (double)y0[i],
+                                    want);
+                }
+            }
+        }
+        for (int l = 0; l < nl; l++) {
+            printf("# %s %-6s (%s): max %.3f ulp at x=%a, bound %.1f\n",
+                   op->name, name[l], impl[l], worst[l], (double)wx[l],
+                   bound[oi]);
+            tb_tensor_destroy(&out[l]);
+            B->destroy(ctx[l]);
+        }
+        assert_int_equal(bad, 0);
+    }
+    tb_tensor_destroy(&in[0]);
+    tb_tensor_destroy(&in[1]);
+}
+
+/* ========================================================================= */
 /* main                                                                      */
 /* ========================================================================= */
 
@@ -2178,6 +2324,7 @@ int main(int argc, char **argv)
         T(xs_reduce_special),
         OPT(relu_backward), OPT(sigmoid_backward), OPT(tanh_backward),
         OPT(gelu_backward), OPT(log_softmax_backward),
+        T(bw_act_sweep),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {
