@@ -544,6 +544,108 @@ static void test_max_pool_paths(void **state)
         }
 }
 
+/* ---- 6. broadcasting paths of the cpu kernels ------------------------------ */
+
+/* add/sub/mul/div_backward's cpu kernels (f32, f64) against the
+ * reference kernel on shapes that take every path of backward_impl.inc's
+ * F(binary): both operands full (one pass), one full and one broadcast
+ * row vector on either side (F(brow): written and accumulated outputs),
+ * both broadcast, and a broadcast last axis (the odometer's strided
+ * loop).  Inputs are deterministic: no two elements alike. */
+static void test_binary_paths(void **state)
+{
+    (void)state;
+    static const int sh[][3][4] = {
+        /* {ndim, dims...} of a and b */
+        {{2, 9, 37}, {2, 9, 37}},
+        {{2, 9, 37}, {1, 37}},
+        {{1, 37}, {2, 9, 37}},
+        {{3, 2, 1, 37}, {3, 1, 5, 37}},
+        {{2, 9, 37}, {2, 9, 1}},
+        {{2, 1, 37}, {3, 4, 9, 37}},
+    };
+    static const char *const ops[] = {"add_backward", "sub_backward",
+                                      "mul_backward", "div_backward"};
+    void *ctx = cpu_new();
+    for (size_t oi = 0; oi < 4; oi++) {
+        const tb_op *op = tb_op_find(ops[oi]);
+        assert_non_null(op);
+        for (size_t si = 0; si < sizeof sh / sizeof sh[0]; si++)
+            for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+                tb_shape ab[2];
+                for (int j = 0; j < 2; j++) {
+                    ab[j].ndim = sh[si][j][0];
+                    for (int d = 0; d < ab[j].ndim; d++)
+                        ab[j].dim[d] = sh[si][j][1 + d];
+                }
+                tb_shape gsh;
+                tb_shape ish3[3] = {{0}, ab[0], ab[1]};
+                /* g has the broadcast shape of a and b */
+                int nd = ab[0].ndim > ab[1].ndim ? ab[0].ndim : ab[1].ndim;
+                gsh.ndim = nd;
+                for (int d = 0; d < nd; d++) {
+                    int ja = d - (nd - ab[0].ndim);
+                    int jb = d - (nd - ab[1].ndim);
+                    int64_t x = ja >= 0 ? ab[0].dim[ja] : 1;
+                    int64_t y = jb >= 0 ? ab[1].dim[jb] : 1;
+                    gsh.dim[d] = x > y ? x : y;
+                }
+                ish3[0] = gsh;
+                tb_tensor in[3], out[2], ref[2];
+                for (int i = 0; i < 3; i++) {
+                    assert_int_equal(
+                        tb_tensor_create(&in[i], (tb_dtype)dt, &ish3[i]), 0);
+                    for (int64_t k = 0; k < tb_tensor_numel(&in[i]); k++)
+                        tb_tensor_set(&in[i], k,
+                                      (i == 2 ? 1.5 : 0.0) +
+                                          sin(1.0 + (double)k * 0.37 +
+                                              (double)i));
+                }
+                tb_params p = {0};
+                tb_shape osh[TB_MAX_OUTPUTS];
+                char err[256] = "";
+                if (tb_op_infer(op, ish3, 3, &p, osh, err, sizeof err))
+                    fail_msg("%s case %zu: %s", ops[oi], si, err);
+                for (int o = 0; o < 2; o++) {
+                    assert_int_equal(
+                        tb_tensor_create(&out[o], (tb_dtype)dt, &osh[o]), 0);
+                    assert_int_equal(
+                        tb_tensor_create(&ref[o], TB_F64, &osh[o]), 0);
+                }
+                const char *impl = NULL;
+                tb_kernel_fn fn =
+                    B->kernel(ctx, op, (tb_dtype)dt, &p, &impl);
+                assert_non_null(fn);
+                assert_int_equal(fn(ctx, in, out, &p), 0);
+                assert_int_equal(op->ref(in, ref, &p), 0);
+                tb_shape outs[2] = {osh[0], osh[1]};
+                double rlen = op->reduce_len
+                                  ? op->reduce_len(op, ish3, outs, &p,
+                                                   (tb_dtype)dt)
+                                  : 1;
+                double atol = op->tol[dt].atol * sqrt(rlen);
+                double rtol = op->tol[dt].rtol;
+                for (int o = 0; o < 2; o++)
+                    for (int64_t k = 0; k < tb_tensor_numel(&ref[o]); k++) {
+                        double g = tb_tensor_get(&out[o], k);
+                        double w = tb_tensor_get(&ref[o], k);
+                        if (!(fabs(g - w) <= atol + rtol * fabs(w)))
+                            fail_msg("%s case %zu (%s) output %d [%lld]: got "
+                                     "%.17g want %.17g",
+                                     ops[oi], si, tb_dtype_name((tb_dtype)dt),
+                                     o, (long long)k, g, w);
+                    }
+                for (int i = 0; i < 3; i++)
+                    tb_tensor_destroy(&in[i]);
+                for (int o = 0; o < 2; o++) {
+                    tb_tensor_destroy(&out[o]);
+                    tb_tensor_destroy(&ref[o]);
+                }
+            }
+    }
+    B->destroy(ctx);
+}
+
 #define T(f) {#f, test_##f, leak_setup, leak_teardown, NULL}
 
 int main(void)
@@ -556,6 +658,7 @@ int main(void)
         T(coverage),
         T(conv_chunks),
         T(max_pool_paths),
+        T(binary_paths),
     };
     printf("# test_backward: %d autograd vectors\n", AGV_N_CASES);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,6 +41,10 @@
  *     (f64_simd_impl.h); op_exp and op_log run them in f64 too;
  *     xs_reduce_special_f64: the f64 max/min/argmax rows' NaN and
  *     signed-zero rules against the portable row.
+ *  6. bw_act_sweep: the SIMD rows of sigmoid/tanh/gelu_backward
+ *     (bwd_simd_impl.h) over the same sweep with g = 1 against the
+ *     derivative in double, each against its stated ulp bound, AVX2 and
+ *     AVX-512 bit for bit.
  *
  * Inputs come from a seeded generator; the seed is printed (--seed N to
  * repeat a run).  --filter PATTERN runs matching tests only, e.g.
@@ -1320,6 +1324,34 @@ static int op_cases(tb_op_id id, ocase *c)
             ADDPP(S(1, 1031), "axis", 0, "correction", 0);
         }
         break;
+    case TB_OP_relu_backward:
+    case TB_OP_sigmoid_backward:
+    case TB_OP_tanh_backward:
+    case TB_OP_gelu_backward:
+        /* g, x: bwd_simd_impl.h's rows (f32) and backward.c's portable
+         * ones; sizes around both vector widths and the 2-vector step */
+        for (int i = 0; i < 6; i++)
+            ADD2(S(1, lens[i]), S(1, lens[i]));
+        ADD2(S(1, 31), S(1, 31));
+        ADD2(S(1, 33), S(1, 33));
+        ADD2(S(3, 3, 5, 7), S(3, 3, 5, 7));
+        break;
+    case TB_OP_log_softmax_backward:
+        /* g, y: contiguous lanes (tails of both vector widths and of the
+         * 2-vector sum step) and lanes of non-last axes (inner 1 to 33:
+         * the masked last group) */
+#define ADD2P(a, v0) c[n++] = (ocase){2, {a, a}, {"axis"}, {v0}}
+        for (int i = 0; i < 6; i++)
+            ADD2(S(1, lens[i]), S(1, lens[i]));
+        ADD2(S(2, 33, 31), S(2, 33, 31));
+        ADD2(S(2, 4096, 10), S(2, 4096, 10));
+        ADD2P(S(2, 17, 513), 0);
+        ADD2P(S(3, 3, 70, 5), 1);
+        ADD2P(S(3, 2, 9, 33), 1);
+        ADD2P(S(2, 200, 300), 0);
+        ADD2P(S(3, 3, 5, 7), 0);
+#undef ADD2P
+        break;
     default:
         break;
     }
@@ -1348,6 +1380,14 @@ static bool op_is_vmath(tb_op_id id)
     return id == TB_OP_exp || id == TB_OP_log || id == TB_OP_tanh ||
            id == TB_OP_sigmoid || id == TB_OP_gelu ||
            id == TB_OP_gelu_tanh || id == TB_OP_silu;
+}
+
+/* The element-wise backward ops (g, x -> dx) with SIMD rows
+ * (bwd_simd_impl.h). */
+static bool op_is_act_backward(tb_op_id id)
+{
+    return id == TB_OP_relu_backward || id == TB_OP_sigmoid_backward ||
+           id == TB_OP_tanh_backward || id == TB_OP_gelu_backward;
 }
 
 /* One case on instance ctx: misaligned, canary-guarded tensors; the
@@ -1384,6 +1424,10 @@ static void run_op_case(void *ctx, const char *isa, int threads,
         if (op_is_vmath(op->id) && op->id != TB_OP_log) {
             lo = -12; /* beyond the domain: tails of exp, sigmoid, gelu */
             hi = 12;
+        }
+        if (op_is_act_backward(op->id) && i == 1) {
+            lo = -25; /* x: the exp tails, gelu's clamp at 20, both */
+            hi = 25;  /* sides of its series at |x| = 0.7 */
         }
         for (int64_t k = 0; k < tb_tensor_numel(&in[i]); k++)
             tb_tensor_set(&in[i], k, rng_uniform(lo, hi));
@@ -2590,6 +2634,148 @@ static void test_f64_ulp(void **state)
 }
 
 /* ========================================================================= */
+/* 6. The SIMD rows of the element-wise backward ops: accuracy, agreement    */
+/* ========================================================================= */
+
+/* The bounds of bwd_simd_impl.h's rows with g = 1 (the derivative
+ * itself), in ulp of the result for sigmoid and tanh (normal results;
+ * below FLT_MIN the error must stay under FLT_MIN) and for gelu in ulp of
+ * |Phi(x)| + |x phi(x)| (its result crosses 0 at x ~ -0.75, where a
+ * relative bound means nothing).  Measured maxima are printed: with
+ * --vmath-stride 97 5.53, 5.32 and 11.2 ulp (gelu's worst near x = -13,
+ * where phi(x) nears FLT_MIN), the default stride 4.88, 4.93, 11.3.
+ * AVX2 and AVX-512 must agree bit for bit (vmath's exp and gelu do). */
+#define BW_SIGMOID_ULP 8.0
+#define BW_TANH_ULP 8.0
+#define BW_GELU_ULP 16.0
+
+static double ulp_of(double a)
+{
+    int e;
+    a = fabs(a);
+    if (a < 0x1p-126)
+        return 0x1p-149;
+    frexp(a, &e);
+    return ldexp(1.0, e - 24);
+}
+
+/* Derivative of op (sigmoid, tanh or gelu _backward) at x in double;
+ * *scale: the magnitude its error is measured against. */
+static double bw_ref(tb_op_id id, float xf, double *scale)
+{
+    const double x = xf, a = fabs(x);
+    double r;
+    if (isnan(x)) {
+        r = NAN;
+    } else if (id == TB_OP_sigmoid_backward) {
+        double e = exp(-a);
+        r = e / ((1 + e) * (1 + e));
+    } else if (id == TB_OP_tanh_backward) {
+        double e = exp(-2 * a);
+        r = 4 * e / ((1 + e) * (1 + e));
+    } else if (isinf(x)) {
+        r = x > 0 ? 1 : 0;
+    } else {
+        double cdf = 0.5 * erfc(-x / sqrt(2.0));
+        double xpdf = x * exp(-0.5 * x * x) / sqrt(2 * M_PI);
+        *scale = fabs(cdf) + fabs(xpdf);
+        return cdf + xpdf;
+    }
+    *scale = fabs(r);
+    return r;
+}
+
+static void test_bw_act_sweep(void **state)
+{
+    (void)state;
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    static const tb_op_id ids[3] = {TB_OP_sigmoid_backward,
+                                    TB_OP_tanh_backward,
+                                    TB_OP_gelu_backward};
+    static const double bound[3] = {BW_SIGMOID_ULP, BW_TANH_ULP,
+                                    BW_GELU_ULP};
+    tb_shape sh = S(1, VM_CHUNK);
+    tb_tensor in[2], out[TB_ISA_COUNT];
+    assert_int_equal(tb_tensor_create(&in[0], TB_F32, &sh), 0);
+    assert_int_equal(tb_tensor_create(&in[1], TB_F32, &sh), 0);
+    for (int i = 0; i < VM_CHUNK; i++)
+        ((float *)in[0].data)[i] = 1.0f;
+    for (int oi = 0; oi < 3; oi++) {
+        const tb_op *op = tb_op_get(ids[oi]);
+        /* the SIMD levels: every isa value but scalar and auto */
+        void *ctx[TB_ISA_COUNT];
+        tb_kernel_fn fn[TB_ISA_COUNT];
+        const char *name[TB_ISA_COUNT], *impl[TB_ISA_COUNT];
+        int nl = 0;
+        for (int iv = 0; iv < ax[0].n_values && nl < TB_ISA_COUNT; iv++) {
+            const char *v = ax[0].values[iv];
+            if (strcmp(v, "scalar") == 0 || strcmp(v, "auto") == 0)
+                continue;
+            const char *vals[2] = {v, ax[1].values[0]};
+            char err[256];
+            assert_int_equal(B->create(vals, &ctx[nl], err, sizeof err), 0);
+            fn[nl] = B->kernel(ctx[nl], op, TB_F32, NULL, &impl[nl]);
+            assert_non_null(fn[nl]);
+            assert_null(strstr(impl[nl], "_c")); /* a SIMD row */
+            name[nl] = v;
+            assert_int_equal(tb_tensor_create(&out[nl], TB_F32, &sh), 0);
+            nl++;
+        }
+        rng_seed(3000 + (uint64_t)oi);
+        uint64_t pos = 0, bad = 0;
+        double worst[TB_ISA_COUNT] = {0};
+        float wx[TB_ISA_COUNT] = {0};
+        int k;
+        while ((k = vm_inputs(&pos, in[1].data)) > 0) {
+            for (int i = k; i < VM_CHUNK; i++)
+                ((float *)in[1].data)[i] = 0;
+            for (int l = 0; l < nl; l++)
+                assert_int_equal(fn[l](ctx[l], in, &out[l], NULL), 0);
+            const float *x = in[1].data;
+            for (int l = 0; l < nl; l++) {
+                const float *y = out[l].data, *y0 = out[0].data;
+                for (int i = 0; i < k; i++) {
+                    double sc = 0, want = bw_ref(ids[oi], x[i], &sc);
+                    bool ok;
+                    double e = 0;
+                    if (isnan(want)) {
+                        ok = isnan(y[i]);
+                    } else if (sc < FLT_MIN) {
+                        ok = fabs(y[i] - want) <= FLT_MIN;
+                    } else {
+                        e = fabs(y[i] - want) / ulp_of(sc);
+                        ok = e <= bound[oi];
+                    }
+                    /* the levels agree bit for bit */
+                    ok = ok && memcmp(&y[i], &y0[i], sizeof(float)) == 0;
+                    if (e > worst[l]) {
+                        worst[l] = e;
+                        wx[l] = x[i];
+                    }
+                    if (!ok && bad++ < 3)
+                        print_error("%s isa=%s: x=%a got %a (%s: %a) want "
+                                    "%a\n",
+                                    op->name, name[l], (double)x[i],
+                                    (double)y[i], name[0], (double)y0[i],
+                                    want);
+                }
+            }
+        }
+        for (int l = 0; l < nl; l++) {
+            printf("# %s %-6s (%s): max %.3f ulp at x=%a, bound %.1f\n",
+                   op->name, name[l], impl[l], worst[l], (double)wx[l],
+                   bound[oi]);
+            tb_tensor_destroy(&out[l]);
+            B->destroy(ctx[l]);
+        }
+        assert_int_equal(bad, 0);
+    }
+    tb_tensor_destroy(&in[0]);
+    tb_tensor_destroy(&in[1]);
+}
+
+/* ========================================================================= */
 /* main                                                                      */
 /* ========================================================================= */
 
@@ -2679,6 +2865,9 @@ int main(int argc, char **argv)
         T(permute_tiled),
         T(f64_ulp),
         T(xs_reduce_special_f64),
+        OPT(relu_backward), OPT(sigmoid_backward), OPT(tanh_backward),
+        OPT(gelu_backward), OPT(log_softmax_backward),
+        T(bw_act_sweep),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {

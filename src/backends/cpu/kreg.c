@@ -1,7 +1,7 @@
 /* The cpu backend's kernel registry: the one table of entry points and
  * its lookup.  See kreg.h for the design; the rows are the lists there,
  * in this order: the avx512 rows, the avx2 rows (each level's with
- * ops_simd.h's and rand_simd.h's), the portable rows of cpu.c and
+ * ops_simd.h's, rand_simd.h's and bwd_simd_impl.h's), the portable rows of cpu.c and
  * optim.c, create.c and linalg.c, and last ops_ext.c's portable baseline (the reference
  * layer: an op there that cpu.c also implements is reached by the
  * backend only when cpu.c lacks the dtype), then calib.c's calibration
@@ -26,10 +26,12 @@ static const tb_cpu_krow cpu_krows[] = {
     TB_CPU_ROWS_OPTIM_AVX512(KROW)
     TB_CPU_ROWS_XS_AVX512(KROW)
     TB_CPU_ROWS_RAND_AVX512(KROW)
+    TB_CPU_ROWS_BW_AVX512(KROW)
     TB_CPU_ROWS_CPU_AVX2(KROW, KROW_N)
     TB_CPU_ROWS_OPTIM_AVX2(KROW)
     TB_CPU_ROWS_XS_AVX2(KROW)
     TB_CPU_ROWS_RAND_AVX2(KROW)
+    TB_CPU_ROWS_BW_AVX2(KROW)
     TB_CPU_ROWS_CPU_SCALAR(KROW, KROW_N)
     TB_CPU_ROWS_OPTIM_SCALAR(KROW)
     TB_CPU_ROWS_CREATE(KROW)

@@ -224,6 +224,23 @@ const tb_cpu_krow *tb_cpu_krows(size_t *n);
 #define TB_CPU_ROWS_RAND_AVX2(X)
 #endif
 
+/* ---- bwd_avx2.c, bwd_avx512.c: SIMD rows of the element-wise backward
+ * ops over backward.c's portable ones (bwd_simd_impl.h), f32 ---- */
+#define TB_CPU_ROWS_BW_(X, sfx)                                           \
+    X(relu_backward, f32, sfx) X(sigmoid_backward, f32, sfx)              \
+    X(tanh_backward, f32, sfx) X(gelu_backward, f32, sfx)              \
+    X(log_softmax_backward, f32, sfx)
+#if TB_CPU_HAVE_AVX512
+#define TB_CPU_ROWS_BW_AVX512(X) TB_CPU_ROWS_BW_(X, avx512)
+#else
+#define TB_CPU_ROWS_BW_AVX512(X)
+#endif
+#if TB_CPU_HAVE_AVX2
+#define TB_CPU_ROWS_BW_AVX2(X) TB_CPU_ROWS_BW_(X, avx2)
+#else
+#define TB_CPU_ROWS_BW_AVX2(X)
+#endif
+
 /* Prototypes of every entry point. */
 #define TB_CPU_KDECL(op, dt, sfx)                                         \
     int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
@@ -244,5 +261,7 @@ TB_CPU_ROWS_XS_AVX512(TB_CPU_KDECL)
 TB_CPU_ROWS_XS_AVX2(TB_CPU_KDECL)
 TB_CPU_ROWS_RAND_AVX512(TB_CPU_KDECL)
 TB_CPU_ROWS_RAND_AVX2(TB_CPU_KDECL)
+TB_CPU_ROWS_BW_AVX512(TB_CPU_KDECL)
+TB_CPU_ROWS_BW_AVX2(TB_CPU_KDECL)
 
 #endif /* TB_BACKENDS_CPU_KREG_H */
