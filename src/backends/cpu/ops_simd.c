@@ -133,113 +133,95 @@ int tb_cpu_xs_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
     return 0;
 }
 
+/* A reduction over one axis (or all elements) of an f32 or f64 tensor:
+ * the lane function for a contiguous lane, the column function for
+ * TB_CPU_XS_COLS lanes strided by `inner`; exactly one pair is set. */
 typedef struct xs_red_job {
     tb_cpu_xs_lane_fn lane;
     tb_cpu_xs_cols_fn cols;
-    const float *x;
-    float *o;
+    tb_cpu_xs_lane64_fn lane64;
+    tb_cpu_xs_cols64_fn cols64;
+    const void *x;
+    void *o;
     int64_t outer, len, inner, corr;
 } xs_red_job;
 
 static void xs_red_task(void *argp, int part, int nparts)
 {
     const xs_red_job *j = argp;
+    size_t esz = j->lane64 ? sizeof(double) : sizeof(float);
     int64_t b, e;
     tb_cpu_span(j->outer, 1, part, nparts, &b, &e);
     for (int64_t o = b; o < e; o++) {
-        const float *x = j->x + o * j->len * j->inner;
+        const char *x =
+            (const char *)j->x + (size_t)(o * j->len * j->inner) * esz;
         if (j->inner == 1) {
-            j->o[o] = j->lane(x, j->len, j->corr);
+            if (j->lane64)
+                ((double *)j->o)[o] =
+                    j->lane64((const double *)x, j->len, j->corr);
+            else
+                ((float *)j->o)[o] =
+                    j->lane((const float *)x, j->len, j->corr);
             continue;
         }
         for (int64_t i = 0; i < j->inner; i += TB_CPU_XS_COLS) {
             int64_t w = j->inner - i < TB_CPU_XS_COLS ? j->inner - i
                                                       : TB_CPU_XS_COLS;
-            j->cols(x + i, j->o + o * j->inner + i, j->len, j->inner, w,
-                    j->corr);
+            int64_t at = o * j->inner + i;
+            if (j->cols64)
+                j->cols64((const double *)x + i, (double *)j->o + at, j->len,
+                          j->inner, w, j->corr);
+            else
+                j->cols((const float *)x + i, (float *)j->o + at, j->len,
+                        j->inner, w, j->corr);
         }
     }
+}
+
+/* The geometry of j (outer x len x inner from the op's axis parameter),
+ * then the lanes split over the instance's threads. */
+static int xs_reduce_run(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                         const tb_tensor *in, tb_tensor *out,
+                         const tb_params *p, xs_red_job *j)
+{
+    int rc = xs_begin(ctx, lv, id, dt, in, out, p);
+    if (rc)
+        return rc;
+    j->x = in[0].data;
+    j->o = out->data;
+    j->outer = 1;
+    j->len = xs_numel(&in[0]);
+    j->inner = 1;
+    if (id == TB_OP_var)
+        j->corr = (int64_t)xs_param(p, id, 2);
+    if (p && tb_params_has(p, 0)) {
+        int ax = 0;
+        tb_axis_norm((int64_t)p->v[0], in[0].ndim, &ax); /* checked */
+        for (int d = 0; d < ax; d++)
+            j->outer *= in[0].shape[d];
+        j->len = in[0].shape[ax];
+        for (int d = ax + 1; d < in[0].ndim; d++)
+            j->inner *= in[0].shape[d];
+    }
+    if (j->len > 0 && j->outer > 0)
+        tb_cpu_parallel(ctx, j->outer * j->len * j->inner, j->outer,
+                        xs_red_task, j);
+    return 0;
 }
 
 int tb_cpu_xs_reduce(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
                      tb_tensor *out, const tb_params *p,
                      tb_cpu_xs_lane_fn lane, tb_cpu_xs_cols_fn cols)
 {
-    int rc = xs_begin(ctx, lv, id, TB_F32, in, out, p);
-    if (rc)
-        return rc;
-    xs_red_job j = {.lane = lane, .cols = cols, .x = in[0].data,
-                    .o = out->data, .outer = 1, .len = xs_numel(&in[0]),
-                    .inner = 1};
-    if (id == TB_OP_var)
-        j.corr = (int64_t)xs_param(p, id, 2);
-    if (p && tb_params_has(p, 0)) {
-        int ax = 0;
-        tb_axis_norm((int64_t)p->v[0], in[0].ndim, &ax); /* checked */
-        for (int d = 0; d < ax; d++)
-            j.outer *= in[0].shape[d];
-        j.len = in[0].shape[ax];
-        for (int d = ax + 1; d < in[0].ndim; d++)
-            j.inner *= in[0].shape[d];
-    }
-    if (j.len > 0 && j.outer > 0)
-        tb_cpu_parallel(ctx, j.outer * j.len * j.inner, j.outer,
-                        xs_red_task, &j);
-    return 0;
+    xs_red_job j = {.lane = lane, .cols = cols};
+    return xs_reduce_run(ctx, lv, id, TB_F32, in, out, p, &j);
 }
 
 /* tb_cpu_xs_reduce on doubles (f64_simd_impl.h's reduction rows). */
-typedef struct xs_red64_job {
-    tb_cpu_xs_lane64_fn lane;
-    tb_cpu_xs_cols64_fn cols;
-    const double *x;
-    double *o;
-    int64_t outer, len, inner, corr;
-} xs_red64_job;
-
-static void xs_red64_task(void *argp, int part, int nparts)
-{
-    const xs_red64_job *j = argp;
-    int64_t b, e;
-    tb_cpu_span(j->outer, 1, part, nparts, &b, &e);
-    for (int64_t o = b; o < e; o++) {
-        const double *x = j->x + o * j->len * j->inner;
-        if (j->inner == 1) {
-            j->o[o] = j->lane(x, j->len, j->corr);
-            continue;
-        }
-        for (int64_t i = 0; i < j->inner; i += TB_CPU_XS_COLS) {
-            int64_t w = j->inner - i < TB_CPU_XS_COLS ? j->inner - i
-                                                      : TB_CPU_XS_COLS;
-            j->cols(x + i, j->o + o * j->inner + i, j->len, j->inner, w,
-                    j->corr);
-        }
-    }
-}
-
 int tb_cpu_xs_reduce64(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
                        tb_tensor *out, const tb_params *p,
                        tb_cpu_xs_lane64_fn lane, tb_cpu_xs_cols64_fn cols)
 {
-    int rc = xs_begin(ctx, lv, id, TB_F64, in, out, p);
-    if (rc)
-        return rc;
-    xs_red64_job j = {.lane = lane, .cols = cols, .x = in[0].data,
-                      .o = out->data, .outer = 1, .len = xs_numel(&in[0]),
-                      .inner = 1};
-    if (id == TB_OP_var)
-        j.corr = (int64_t)xs_param(p, id, 2);
-    if (p && tb_params_has(p, 0)) {
-        int ax = 0;
-        tb_axis_norm((int64_t)p->v[0], in[0].ndim, &ax); /* checked */
-        for (int d = 0; d < ax; d++)
-            j.outer *= in[0].shape[d];
-        j.len = in[0].shape[ax];
-        for (int d = ax + 1; d < in[0].ndim; d++)
-            j.inner *= in[0].shape[d];
-    }
-    if (j.len > 0 && j.outer > 0)
-        tb_cpu_parallel(ctx, j.outer * j.len * j.inner, j.outer,
-                        xs_red64_task, &j);
-    return 0;
+    xs_red_job j = {.lane64 = lane, .cols64 = cols};
+    return xs_reduce_run(ctx, lv, id, TB_F64, in, out, p, &j);
 }
