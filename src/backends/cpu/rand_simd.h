@@ -22,13 +22,13 @@
  * Each lane computes V, its own double approximation of m + s z (log by
  * the atanh series and cos/sin by Taylor polynomials in double,
  * rand_simd_impl.h), with a bound E on |V - D|, D the double the scalar
- * kernel rounds to float.  When the interval [V - E, V + E] lies strictly
- * inside the rounding interval of f = (float)V (checked as
- * |V - f| + E < h, h the half-gap of the floats around f, the smaller
- * one at a power of two, with 2^-100 <= |f| <= 2^127), D rounds to f
- * too and f is stored; otherwise (about one pair in 30000, and every
- * non-finite, huge or tiny value) that pair is recomputed by the scalar
- * code of rand.h.  So the output is the scalar kernel's, bit for bit.
+ * kernel rounds to float.  When both ends of the interval [V - E, V + E]
+ * round to the same float f (equal as floats and bit for bit: not NaN,
+ * not -0 against +0), D, which lies between them, rounds to f too
+ * (rounding is monotonic) and f is stored; otherwise (about one pair in
+ * 30000, and every non-finite value) that pair is recomputed by the
+ * scalar code of rand.h.  So the output is the scalar kernel's, bit for
+ * bit.
  *
  * The bound.  Over the whole domain the f32 stream uses (t = 1 - u1 and
  * a = TB_RAND_2PI u2 for all 2^24 uniforms u = k 2^-24), the vector log
