@@ -75,4 +75,14 @@ void tb_cpu_rand_vmath_avx2(const double *t, const double *a, double *lg,
 void tb_cpu_rand_vmath_avx512(const double *t, const double *a, double *lg,
                               double *c, double *s, int64_t n);
 
+/* For the test only: the rand_normal f32 kernels' decision, as each
+ * level makes it, for values v[i] with error bounds err[i], i < n:
+ * ok[i] = 1 when every double within err[i] of v[i] rounds to the float
+ * f[i] the kernel stores, else ok[i] = 0 (the pair goes to the scalar
+ * code).  Call only where the level runs. */
+void tb_cpu_rand_decide_avx2(const double *v, const double *err, float *f,
+                             unsigned char *ok, int64_t n);
+void tb_cpu_rand_decide_avx512(const double *v, const double *err, float *f,
+                               unsigned char *ok, int64_t n);
+
 #endif

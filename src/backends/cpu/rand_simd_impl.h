@@ -319,6 +319,35 @@ static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
         }                                                                 \
     }
 
+/* rs_normal_f32's decision on both halves of a pair (v, err) of inputs:
+ * the cos lanes from the first RS_W, the sin lanes from the next. */
+#define RS_DECIDE(SFX)                                                    \
+    void RS_CAT(tb_cpu_rand_decide_, SFX)(const double *v,                \
+                                          const double *err, float *f,    \
+                                          unsigned char *ok, int64_t n)   \
+    {                                                                     \
+        for (int64_t i = 0; i < n; i += 2 * RS_W) {                       \
+            double vv[2 * RS_W], ee[2 * RS_W];                            \
+            float ff[2 * RS_W];                                           \
+            int64_t w = n - i < 2 * RS_W ? n - i : 2 * RS_W;              \
+            for (int l = 0; l < 2 * RS_W; l++) {                          \
+                vv[l] = l < w ? v[i + l] : 1.0;                           \
+                ee[l] = l < w ? err[i + l] : 0.0;                         \
+            }                                                             \
+            rd a = rs_loadd(vv), b = rs_loadd(vv + RS_W);                 \
+            rd ea = rs_loadd(ee), eb = rs_loadd(ee + RS_W);               \
+            rf la = rs_cvtf(rs_sub(a, ea)), lb = rs_cvtf(rs_sub(b, eb));  \
+            rf ha = rs_cvtf(rs_add(a, ea)), hb = rs_cvtf(rs_add(b, eb));  \
+            unsigned ka = rs_fsame(la, ha), kb = rs_fsame(lb, hb);        \
+            rs_storefx2(ff, la, lb);                                      \
+            for (int l = 0; l < w; l++) {                                 \
+                int h = l % RS_W, src = l < RS_W ? 2 * h : 2 * h + 1;     \
+                f[i + l] = ff[src];                                       \
+                ok[i + l] = (unsigned char)(((l < RS_W ? ka : kb) >> h) & 1); \
+            }                                                             \
+        }                                                                 \
+    }
+
 /* ---- entry points ------------------------------------------------------- */
 
 #define RS_ENTRY_(op, dt, sfx, LV, W, FN)                                 \
@@ -334,6 +363,7 @@ static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
     RS_ENTRY_(rand_normal, f32, SFX, LV, 4, rs_normal_f32)                \
     RS_ENTRY_(arange, f32, SFX, LV, 1, rs_arange_f32)                     \
     RS_ENTRY_(arange, f64, SFX, LV, 1, rs_arange_f64)                     \
-    RS_VMATH(SFX)
+    RS_VMATH(SFX)                                                         \
+    RS_DECIDE(SFX)
 
 #endif
