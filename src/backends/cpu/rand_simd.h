@@ -41,7 +41,31 @@
  * accepts only when D and V round alike.
  *
  * rand_normal f64 keeps the portable kernel: its values are libm's
- * double results themselves, which no vector approximation reproduces. */
+ * double results themselves, which no vector approximation reproduces.
+ *
+ * Compute bounds (issue 18: these rows write 4 bytes per element but
+ * are compute-bound: the in-cache time per element, 4096 elements, is
+ * the 1M one).  Counted in the release build's inner loops (objdump);
+ * the AVX-512 uops go to the two 512-bit ports p0 and p5 only, vpmullq
+ * zmm is 3 uops, vcvtpd2ps zmm 2; clock of this VM about 3.2 GHz.
+ *   rand_uniform f32, AVX-512: 14 vector instructions per 8 elements
+ *   (3 shifts, 2 xors, 2 vpmullq, a vpternlogq, the counter's add, sub,
+ *   mul, add, vcvtpd2ps, a store): 18 uops on p0/p5 = 9 cycles, so
+ *   1.13 cycles = 0.35 ns per element.  AVX2: 27 per 4 (each 64-bit
+ *   product is 3 vpmuludq, 2 shifts, 2 adds): about 28 uops on three
+ *   ports, 2.3 cycles = 0.73 ns per element.  Both rows run at that
+ *   bound (rand_uniform: ~0.33-0.40 ns in and out of cache).
+ *   rand_normal f32, AVX-512: 127 vector instructions per 8 pairs
+ *   (about 140 uops: two streams of uniforms, the log, its division,
+ *   the square root, sin and cos, the two results, the decision), 70
+ *   cycles = 4.4 cycles = 1.4 ns per element; the divider's 16 + ~24
+ *   cycles per block overlap.  The row runs at about 1.4x that
+ *   (~2.0 ns): the rest is the latency of the long chain per block
+ *   (two 15-cycle products, division, square root, polynomials) that
+ *   the out-of-order window only partly hides; unrolling two blocks
+ *   side by side and a division-free quotient (rcp14 and Newton) were
+ *   tried and measured no faster.  AVX2: 155 per 4 pairs, about 2x the
+ *   AVX-512 row per element. */
 #ifndef TB_BACKENDS_CPU_RAND_SIMD_H
 #define TB_BACKENDS_CPU_RAND_SIMD_H
 
