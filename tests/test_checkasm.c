@@ -2333,6 +2333,140 @@ static void test_rand_vmath(void **state)
     free(t);
 }
 
+/* rand_normal f32's decision (rand_simd.h: both ends of [v - err,
+ * v + err] round to the same float), at every SIMD level: sound (when a
+ * lane is accepted, v and every double within err/8 of it, the kernels'
+ * margin, round to the float stored, bit for bit) and not idle (a value
+ * on a float, or a quarter gap from the nearest midpoint, with the
+ * kernels' err = 2^-44 |v|, is accepted).  Inputs: floats of every
+ * binade (subnormal to FLT_MAX), the midpoints between neighbours and
+ * points near them, the overflow threshold, +-0, values straddling 0,
+ * NaN and infinity; a dropped bit-for-bit compare (-0 against +0), a
+ * dropped float compare (NaN) or a check that ignored err fails it. */
+typedef void (*rd_fn)(const double *, const double *, float *,
+                      unsigned char *, int64_t);
+
+static bool rd_same(float a, float b)
+{
+    uint32_t x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    return x == y;
+}
+
+static void test_rand_decide(void **state)
+{
+    (void)state;
+    enum { N = 1 << 16 };
+    double *v = malloc(2 * N * sizeof *v);
+    float *f = malloc(N * sizeof *f);
+    unsigned char *ok = malloc(N);
+    unsigned char *live = malloc(N);
+    assert_non_null(v);
+    assert_non_null(f);
+    assert_non_null(ok);
+    assert_non_null(live);
+    double *err = v + N;
+    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++) {
+        rd_fn fn = NULL;
+#if TB_CPU_HAVE_AVX512
+        if (lv == TB_ISA_AVX512)
+            fn = tb_cpu_rand_decide_avx512;
+#endif
+#if TB_CPU_HAVE_AVX2
+        if (lv == TB_ISA_AVX2)
+            fn = tb_cpu_rand_decide_avx2;
+#endif
+        if (!fn)
+            continue;
+        rng_seed(0x7264);
+        int64_t n = 0;
+        /* the fixed cases: value, err, must accept (1), must refuse (0),
+         * either (2) */
+        static const struct {
+            double v, e;
+            int want;
+        } fx[] = {
+            {0.0, 0.0, 1},
+            {-0.0, 0.0, 2}, /* -0 - 0 is -0, -0 + 0 is +0 */
+            {1e-50, 2e-50, 0},       /* straddles 0: -0 and +0 */
+            {-1e-50, 2e-50, 0},
+            {1e-50, 1e-60, 1},       /* +0 */
+            {1.0, 0x1.0p-44, 1},
+            {1.0 + 0x1.0p-24, 0x1.0p-44, 0}, /* a midpoint */
+            {(double)FLT_MAX + 0x1.0p103, 0x1.0p84, 0}, /* overflow edge */
+            {(double)FLT_MAX, 0x1.0p84, 1},
+            {0x1.0p200, 0x1.0p156, 1},       /* +inf for sure */
+            {0x1.0p-149 * 1.5, 0x1.0p-200, 0}, /* subnormal midpoint */
+            {0x1.0p-149 * 3, 0x1.0p-200, 1},
+            {NAN, 0.0, 0},
+            {INFINITY, INFINITY, 0},
+            {1.0, INFINITY, 0},
+        };
+        const int nfx = (int)(sizeof fx / sizeof fx[0]);
+        for (int k = 0; k < nfx; k++) {
+            v[n] = fx[k].v;
+            err[n] = fx[k].e;
+            live[n++] = (unsigned char)fx[k].want;
+        }
+        while (n < N) {
+            /* a float of a random binade and its upper midpoint */
+            int ex = (int)(rng_next() % 280) - 150;
+            float x = (float)ldexp(rng_uniform(1.0, 2.0), ex);
+            if (rng_next() & 1)
+                x = -x;
+            float y = nextafterf(x, x > 0 ? INFINITY : -INFINITY);
+            double mid = ((double)x + (double)y) / 2;
+            double gap = fabs((double)y - (double)x);
+            uint64_t kind = rng_next() % 4;
+            if (kind == 0) { /* on the float */
+                v[n] = x;
+                live[n] = x != 0 && isfinite(y);
+            } else if (kind == 1) { /* a quarter gap from the midpoint */
+                v[n] = mid + ((rng_next() & 1) ? 0.25 : -0.25) * gap;
+                live[n] = isfinite(y) && 0x1.0p-44 * fabs(v[n]) < gap / 8;
+            } else { /* near the midpoint: within a few err */
+                v[n] = mid + rng_uniform(-4, 4) * 0x1.0p-44 * fabs(mid);
+                live[n] = 2;
+            }
+            err[n] = 0x1.0p-44 * fabs(v[n]);
+            if (live[n] == 0)
+                live[n] = 2;
+            n++;
+        }
+        fn(v, err, f, ok, N);
+        int64_t bad = 0, acc = 0;
+        for (int64_t i = 0; i < N; i++) {
+            if (live[i] != 2 && ok[i] != live[i]) {
+                if (bad++ < 5)
+                    print_error("rand decide %s: v %a err %a: ok %d, want "
+                                "%d\n",
+                                tb_cpu_isa_name(lv), v[i], err[i], ok[i],
+                                live[i]);
+                continue;
+            }
+            if (!ok[i])
+                continue;
+            acc++;
+            const double pts[3] = {v[i] - err[i] / 8, v[i],
+                                   v[i] + err[i] / 8};
+            for (int k = 0; k < 3; k++)
+                if (!rd_same((float)pts[k], f[i]) && bad++ < 5)
+                    print_error("rand decide %s: v %a err %a accepted as "
+                                "%a, but %a rounds to %a\n",
+                                tb_cpu_isa_name(lv), v[i], err[i],
+                                (double)f[i], pts[k], (double)(float)pts[k]);
+        }
+        print_message("rand decide %s: %lld of %d accepted\n",
+                      tb_cpu_isa_name(lv), (long long)acc, N);
+        assert_int_equal(bad, 0);
+    }
+    free(live);
+    free(ok);
+    free(f);
+    free(v);
+}
+
 /* ---- pow f32's SIMD rows (pow_simd_impl.h) ---- */
 
 typedef void (*pw_fn)(const float *, const float *, float *, int64_t);
@@ -2868,6 +3002,7 @@ int main(int argc, char **argv)
         OPT(relu_backward), OPT(sigmoid_backward), OPT(tanh_backward),
         OPT(gelu_backward), OPT(log_softmax_backward),
         T(bw_act_sweep),
+        T(rand_decide),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {

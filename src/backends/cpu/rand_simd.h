@@ -22,13 +22,13 @@
  * Each lane computes V, its own double approximation of m + s z (log by
  * the atanh series and cos/sin by Taylor polynomials in double,
  * rand_simd_impl.h), with a bound E on |V - D|, D the double the scalar
- * kernel rounds to float.  When the interval [V - E, V + E] lies strictly
- * inside the rounding interval of f = (float)V (checked as
- * |V - f| + E < h, h the half-gap of the floats around f, the smaller
- * one at a power of two, with 2^-100 <= |f| <= 2^127), D rounds to f
- * too and f is stored; otherwise (about one pair in 30000, and every
- * non-finite, huge or tiny value) that pair is recomputed by the scalar
- * code of rand.h.  So the output is the scalar kernel's, bit for bit.
+ * kernel rounds to float.  When both ends of the interval [V - E, V + E]
+ * round to the same float f (equal as floats and bit for bit: not NaN,
+ * not -0 against +0), D, which lies between them, rounds to f too
+ * (rounding is monotonic) and f is stored; otherwise (about one pair in
+ * 30000, and every non-finite value) that pair is recomputed by the
+ * scalar code of rand.h.  So the output is the scalar kernel's, bit for
+ * bit.
  *
  * The bound.  Over the whole domain the f32 stream uses (t = 1 - u1 and
  * a = TB_RAND_2PI u2 for all 2^24 uniforms u = k 2^-24), the vector log
@@ -41,7 +41,31 @@
  * accepts only when D and V round alike.
  *
  * rand_normal f64 keeps the portable kernel: its values are libm's
- * double results themselves, which no vector approximation reproduces. */
+ * double results themselves, which no vector approximation reproduces.
+ *
+ * Compute bounds (issue 18: these rows write 4 bytes per element but
+ * are compute-bound: the in-cache time per element, 4096 elements, is
+ * the 1M one).  Counted in the release build's inner loops (objdump);
+ * the AVX-512 uops go to the two 512-bit ports p0 and p5 only, vpmullq
+ * zmm is 3 uops, vcvtpd2ps zmm 2; clock of this VM about 3.2 GHz.
+ *   rand_uniform f32, AVX-512: 14 vector instructions per 8 elements
+ *   (3 shifts, 2 xors, 2 vpmullq, a vpternlogq, the counter's add, sub,
+ *   mul, add, vcvtpd2ps, a store): 18 uops on p0/p5 = 9 cycles, so
+ *   1.13 cycles = 0.35 ns per element.  AVX2: 27 per 4 (each 64-bit
+ *   product is 3 vpmuludq, 2 shifts, 2 adds): about 28 uops on three
+ *   ports, 2.3 cycles = 0.73 ns per element.  Both rows run at that
+ *   bound (rand_uniform: ~0.33-0.40 ns in and out of cache).
+ *   rand_normal f32, AVX-512: 127 vector instructions per 8 pairs
+ *   (about 140 uops: two streams of uniforms, the log, its division,
+ *   the square root, sin and cos, the two results, the decision), 70
+ *   cycles = 4.4 cycles = 1.4 ns per element; the divider's 16 + ~24
+ *   cycles per block overlap.  The row runs at about 1.4x that
+ *   (~2.0 ns): the rest is the latency of the long chain per block
+ *   (two 15-cycle products, division, square root, polynomials) that
+ *   the out-of-order window only partly hides; unrolling two blocks
+ *   side by side and a division-free quotient (rcp14 and Newton) were
+ *   tried and measured no faster.  AVX2: 155 per 4 pairs, about 2x the
+ *   AVX-512 row per element. */
 #ifndef TB_BACKENDS_CPU_RAND_SIMD_H
 #define TB_BACKENDS_CPU_RAND_SIMD_H
 
@@ -74,5 +98,15 @@ void tb_cpu_rand_vmath_avx2(const double *t, const double *a, double *lg,
                             double *c, double *s, int64_t n);
 void tb_cpu_rand_vmath_avx512(const double *t, const double *a, double *lg,
                               double *c, double *s, int64_t n);
+
+/* For the test only: the rand_normal f32 kernels' decision, as each
+ * level makes it, for values v[i] with error bounds err[i], i < n:
+ * ok[i] = 1 when every double within err[i] of v[i] rounds to the float
+ * f[i] the kernel stores, else ok[i] = 0 (the pair goes to the scalar
+ * code).  Call only where the level runs. */
+void tb_cpu_rand_decide_avx2(const double *v, const double *err, float *f,
+                             unsigned char *ok, int64_t n);
+void tb_cpu_rand_decide_avx512(const double *v, const double *err, float *f,
+                               unsigned char *ok, int64_t n);
 
 #endif

@@ -26,22 +26,29 @@ static inline ri rs_mix(ri z)
     return rs_ixor(z, rs_isrl(z, 31));
 }
 
-/* rs_mix(z) >> 40: the final z ^ (z >> 31) leaves bits 40..63 alone
- * (z >> 31 has none there), so it is left out. */
-static inline ri rs_mix_hi24(ri z)
+/* u24 = (bits >> 40) 2^-24 (from the counter z, bits = mix(z)) and
+ * u53 = (bits >> 11) 2^-53, exact.  u24 without a conversion: the 24
+ * bits k = bits >> 40, shifted to fraction bits 51..28 under the
+ * exponent of 1.0, are the double 1 + k 2^-24 (exact), and subtracting
+ * 1 is exact (Sterbenz): one shift, one bitwise select (a single
+ * vpternlogq on AVX-512) and one subtraction, where a shift, an integer
+ * conversion and a product were (the AVX-512 row's port-0 bound, see
+ * rand_simd.h). */
+static inline rd rs_u24(ri z)
 {
     z = rs_ixor(z, rs_isrl(z, 30));
     z = rs_imulc(z, UINT64_C(0xbf58476d1ce4e5b9));
     z = rs_ixor(z, rs_isrl(z, 27));
     z = rs_imulc(z, UINT64_C(0x94d049bb133111eb));
-    return rs_isrl(z, 40);
-}
-
-/* u24 = (bits >> 40) 2^-24 (from the counter z, bits = mix(z)) and
- * u53 = (bits >> 11) 2^-53, exact */
-static inline rd rs_u24(ri z)
-{
-    return rs_mul(rs_cvt52(rs_mix_hi24(z)), rs_d1(0x1.0p-24));
+    /* the final z ^= z >> 31 leaves bits 40..63 alone: left out */
+    const ri t = rs_isrl(z, 12), frac = rs_i1(UINT64_C(0xffffff) << 28);
+    const ri one = rs_i1(UINT64_C(0x3ff0000000000000));
+#if RS_W == 8
+    const ri w = _mm512_ternarylogic_epi64(t, frac, one, 0xea); /* t&f|1 */
+#else
+    const ri w = rs_ior(rs_iand(t, frac), one);
+#endif
+    return rs_sub(rs_asd(w), rs_d1(1.0));
 }
 static inline rd rs_u53(ri bits)
 {
@@ -150,17 +157,18 @@ static void rs_arange_f64(void *op, int64_t b, int64_t e, uint64_t key,
 /* cos a and sin a for a in [0, 2 pi): a = q pi/2 + y, q = round(a 2/pi)
  * in 0..4, y = a - q pi/2 by fused steps with pi/2 in two parts (|y| <=
  * pi/4 + 2^-50, absolute error a few 2^-53); Taylor polynomials of sin
- * to y^17 and cos to y^18 (truncation below 2^-54); then the quadrant's
- * swap and signs.  The test's exhaustive check: within 2^-50 of libm's
- * cos and sin. */
+ * to y^15 and cos to y^16 (truncation: the first terms left out,
+ * (pi/4)^17/17! < 2^-54.2 and (pi/4)^18/18! < 2^-58, so with the
+ * rounding below 2^-52 + 2^-54.2, inside the 2^-50 the bound assumes);
+ * then the quadrant's swap and signs.  The test's exhaustive check:
+ * within 2^-50 of libm's cos and sin. */
 static inline void rs_sincos(rd a, rd *co, rd *si)
 {
     rd q = rs_round(rs_mul(a, rs_d1(0x1.45f306dc9c883p-1))); /* 2/pi */
     rd y = rs_fma(q, rs_d1(-0x1.921fb54442d18p+0), a);
     y = rs_fma(q, rs_d1(-0x1.1a62633145c07p-54), y);
     rd y2 = rs_mul(y, y);
-    rd ps = rs_d1(1.0 / 355687428096000.0); /* 1/17! */
-    ps = rs_fma(ps, y2, rs_d1(-1.0 / 1307674368000.0));
+    rd ps = rs_d1(-1.0 / 1307674368000.0); /* -1/15! */
     ps = rs_fma(ps, y2, rs_d1(1.0 / 6227020800.0));
     ps = rs_fma(ps, y2, rs_d1(-1.0 / 39916800.0));
     ps = rs_fma(ps, y2, rs_d1(1.0 / 362880.0));
@@ -168,8 +176,7 @@ static inline void rs_sincos(rd a, rd *co, rd *si)
     ps = rs_fma(ps, y2, rs_d1(1.0 / 120.0));
     ps = rs_fma(ps, y2, rs_d1(-1.0 / 6.0));
     rd sn = rs_fma(rs_mul(y, y2), ps, y);
-    rd pc = rs_d1(-1.0 / 6402373705728000.0); /* -1/18! */
-    pc = rs_fma(pc, y2, rs_d1(1.0 / 20922789888000.0));
+    rd pc = rs_d1(1.0 / 20922789888000.0); /* 1/16! */
     pc = rs_fma(pc, y2, rs_d1(-1.0 / 87178291200.0));
     pc = rs_fma(pc, y2, rs_d1(1.0 / 479001600.0));
     pc = rs_fma(pc, y2, rs_d1(-1.0 / 3628800.0));
@@ -190,21 +197,49 @@ static inline void rs_sincos(rd a, rd *co, rd *si)
     *co = rs_asd(rs_ixor(rs_asi(c0), sgc));
 }
 
-/* Lanes whose f = (float)v is certainly the float of the scalar value:
- * |v - f| + err < h, h the half-gap of the floats around f (2^(e - 24)
- * for 2^e <= |f| < 2^(e + 1), 2^(e - 25) when |f| = 2^e, whose lower
- * gap is half), and 2^-100 <= |f| <= 2^127 (false for NaN). */
-static inline rmask rs_safe(rd v, rd err)
+/* The decision of rand_simd.h's bound, by the rounding of the interval's
+ * ends: with lo = (float)(v - err) and hi = (float)(v + err) (each end
+ * computed in double), rounding to float is monotonic, so when lo and
+ * hi are the same float every double in between rounds to it, the
+ * scalar kernel's D included (err is at least 8 times |V - D| and the
+ * two end computations are within 2^-52 (|v| + err) <= 2^-8 err of
+ * exact, since err >= 2^-44 |v|).  rs_fsame accepts a lane when lo and
+ * hi are equal both as floats (false for NaN) and bit for bit (false
+ * for -0 against +0, whose interval holds doubles of both signs).  lo is
+ * the float stored.  Four conversions and two compares per pair of
+ * lanes, where the half-gap test (the exponent, a select, the range
+ * checks) cost about twice that. */
+#if RS_W == 8
+typedef __m256 rf; /* RS_W floats */
+static inline rf rs_cvtf(rd a) { return _mm512_cvtpd_ps(a); }
+static inline unsigned rs_fsame(rf a, rf b)
 {
-    rd f = rs_f32rt(v);
-    rd af = rs_abs(f);
-    rd p2 = rs_asd(rs_iand(rs_asi(af), rs_i1(0x7ff0000000000000u)));
-    rd h = rs_mul(p2, rs_d1(0x1.0p-24));
-    h = rs_sel(rs_le(af, p2), rs_mul(p2, rs_d1(0x1.0p-25)), h);
-    rmask ok = rs_lt(rs_add(rs_abs(rs_sub(v, f)), err), h);
-    ok = rs_mand(ok, rs_le(rs_d1(0x1.0p-100), af));
-    return rs_mand(ok, rs_le(af, rs_d1(0x1.0p127)));
+    return (unsigned)(_mm256_cmp_ps_mask(a, b, _CMP_EQ_OQ) &
+                      _mm256_cmpeq_epi32_mask(_mm256_castps_si256(a),
+                                              _mm256_castps_si256(b)));
 }
+/* p[2l] = a[l], p[2l + 1] = b[l] */
+static inline void rs_storefx2(float *p, rf x, rf y)
+{
+    __m256 lo = _mm256_unpacklo_ps(x, y), hi = _mm256_unpackhi_ps(x, y);
+    _mm256_storeu_ps(p, _mm256_permute2f128_ps(lo, hi, 0x20));
+    _mm256_storeu_ps(p + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+}
+#else
+typedef __m128 rf;
+static inline rf rs_cvtf(rd a) { return _mm256_cvtpd_ps(a); }
+static inline unsigned rs_fsame(rf a, rf b)
+{
+    __m128 eq = _mm_cmpeq_ps(a, b);
+    __m128i ib = _mm_cmpeq_epi32(_mm_castps_si128(a), _mm_castps_si128(b));
+    return (unsigned)_mm_movemask_ps(_mm_and_ps(eq, _mm_castsi128_ps(ib)));
+}
+static inline void rs_storefx2(float *p, rf x, rf y)
+{
+    _mm_storeu_ps(p, _mm_unpacklo_ps(x, y));
+    _mm_storeu_ps(p + 4, _mm_unpackhi_ps(x, y));
+}
+#endif
 
 /* The scalar pair j (rand.h), elements 2j and 2j + 1 < e. */
 static void rs_normal_pair_f32(float *o, int64_t j, int64_t e, uint64_t key,
@@ -242,8 +277,10 @@ static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
             rd sr = rs_mul(es, r);
             rd ec = rs_mul(rs_add(sr, rs_abs(vc)), rs_d1(0x1.0p-44));
             rd esn = rs_mul(rs_add(sr, rs_abs(vsn)), rs_d1(0x1.0p-44));
-            rs_storef2(o + 2 * j, vc, vsn);
-            unsigned ok = rs_bits(rs_mand(rs_safe(vc, ec), rs_safe(vsn, esn)));
+            rf lc = rs_cvtf(rs_sub(vc, ec)), ls = rs_cvtf(rs_sub(vsn, esn));
+            rf hc = rs_cvtf(rs_add(vc, ec)), hs = rs_cvtf(rs_add(vsn, esn));
+            rs_storefx2(o + 2 * j, lc, ls);
+            unsigned ok = rs_fsame(lc, hc) & rs_fsame(ls, hs);
             if (ok != (1u << RS_W) - 1)
                 for (int l = 0; l < RS_W; l++)
                     if (!(ok >> l & 1))
@@ -282,6 +319,35 @@ static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
         }                                                                 \
     }
 
+/* rs_normal_f32's decision on both halves of a pair (v, err) of inputs:
+ * the cos lanes from the first RS_W, the sin lanes from the next. */
+#define RS_DECIDE(SFX)                                                    \
+    void RS_CAT(tb_cpu_rand_decide_, SFX)(const double *v,                \
+                                          const double *err, float *f,    \
+                                          unsigned char *ok, int64_t n)   \
+    {                                                                     \
+        for (int64_t i = 0; i < n; i += 2 * RS_W) {                       \
+            double vv[2 * RS_W], ee[2 * RS_W];                            \
+            float ff[2 * RS_W];                                           \
+            int64_t w = n - i < 2 * RS_W ? n - i : 2 * RS_W;              \
+            for (int l = 0; l < 2 * RS_W; l++) {                          \
+                vv[l] = l < w ? v[i + l] : 1.0;                           \
+                ee[l] = l < w ? err[i + l] : 0.0;                         \
+            }                                                             \
+            rd a = rs_loadd(vv), b = rs_loadd(vv + RS_W);                 \
+            rd ea = rs_loadd(ee), eb = rs_loadd(ee + RS_W);               \
+            rf la = rs_cvtf(rs_sub(a, ea)), lb = rs_cvtf(rs_sub(b, eb));  \
+            rf ha = rs_cvtf(rs_add(a, ea)), hb = rs_cvtf(rs_add(b, eb));  \
+            unsigned ka = rs_fsame(la, ha), kb = rs_fsame(lb, hb);        \
+            rs_storefx2(ff, la, lb);                                      \
+            for (int l = 0; l < w; l++) {                                 \
+                int h = l % RS_W, src = l < RS_W ? 2 * h : 2 * h + 1;     \
+                f[i + l] = ff[src];                                       \
+                ok[i + l] = (unsigned char)(((l < RS_W ? ka : kb) >> h) & 1); \
+            }                                                             \
+        }                                                                 \
+    }
+
 /* ---- entry points ------------------------------------------------------- */
 
 #define RS_ENTRY_(op, dt, sfx, LV, W, FN)                                 \
@@ -297,6 +363,7 @@ static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
     RS_ENTRY_(rand_normal, f32, SFX, LV, 4, rs_normal_f32)                \
     RS_ENTRY_(arange, f32, SFX, LV, 1, rs_arange_f32)                     \
     RS_ENTRY_(arange, f64, SFX, LV, 1, rs_arange_f64)                     \
-    RS_VMATH(SFX)
+    RS_VMATH(SFX)                                                         \
+    RS_DECIDE(SFX)
 
 #endif
