@@ -532,6 +532,9 @@ static inline vf vs_gelu_tanh(vf x)
 {
     const double C1 = 1.5957691216057308, C3 = 0.044715 * C1;
     vf xc = v_clamp(x, -20.0f, 20.0f);
+    /* v is odd in x: -|v| = ah + al from xa = -|x| directly (the
+     * roundings are symmetric, so these are the negated parts of v's) */
+    vf xa = v_or(xc, v_set1(-0.0f));
     /* x^2 = x2h + x2l exactly */
     vf x2h = v_mul(xc, xc);
     vf x2l = v_fms(xc, xc, x2h);
@@ -539,20 +542,22 @@ static inline vf vs_gelu_tanh(vf x)
     vf ph = v_mul(v_set1(VS_HI(C3)), x2h);
     vf pl = v_fms(v_set1(VS_HI(C3)), x2h, ph);
     const vf c1h = v_set1(VS_HI(C1));
-    vf wh = v_add(ph, c1h); /* TwoSum: wl gets the rounding error */
-    vf bb = v_sub(wh, ph);
-    vf wl = v_add(v_sub(ph, v_sub(wh, bb)), v_sub(c1h, bb));
+    vf wh = v_add(ph, c1h), wl;
+    if (m_all(v_lt(ph, v_set1(2.0f)))) {
+        /* ph < 2 <= 2^exponent(c1h) + ...: c1h's exponent is at least
+         * ph's, so Fast2Sum gives the same exact error as TwoSum */
+        wl = v_sub(ph, v_sub(wh, c1h));
+    } else { /* TwoSum: wl gets the rounding error */
+        vf bb = v_sub(wh, ph);
+        wl = v_add(v_sub(ph, v_sub(wh, bb)), v_sub(c1h, bb));
+    }
     wl = v_add(wl, v_fma(v_set1(VS_HI(C3)), x2l, pl));
     wl = v_fma(v_set1(VS_LO(C3)), x2h, wl);
     wl = v_add(wl, v_set1(VS_LO(C1)));
-    /* v = x * w */
-    vf vh = v_mul(xc, wh);
-    vf vl = v_fma(xc, wl, v_fms(xc, wh, vh));
-    vm vneg = v_lt(x, v_set1(0.0f));
-    /* -|v| = ah + al */
-    vf ah = v_neg(v_abs(vh));
-    vf al = v_sel(vneg, vl, v_neg(vl));
-    return vs_mul_sigmoid(x, xc, ah, al, vneg, 1);
+    /* -|v| = xa * w */
+    vf ah = v_mul(xa, wh);
+    vf al = v_fma(xa, wl, v_fms(xa, wh, ah));
+    return vs_mul_sigmoid(x, xc, ah, al, v_lt(x, v_set1(0.0f)), 1);
 }
 
 /* |x| <= VS_GELU_FAST: vs_gelu_erf_core's range. */
