@@ -44,7 +44,11 @@ ok_or_failed_case() {
 }
 
 "$TBENCH" peak >/dev/null
-rm -rf "$OUT"
+# Only the files this script writes: $OUT also keeps other measurements
+# that the docs cite (op-limits/ from scripts/op_limits.py, bwd/).
+mkdir -p "$OUT"
+rm -f "$OUT/results.json" "$OUT/results.csv" "$OUT/numpy.json" \
+    "$OUT/torch-training.json"
 # one run of both configs: the report reads one result file
 ok_or_failed_case "$TBENCH" run "$CONFIG" $TRAINING -o "$OUT" -q
 ok_or_failed_case /usr/bin/python3 scripts/compare_numpy.py "$CONFIG" \
