@@ -16,10 +16,10 @@ plot 'throughput-log_softmax_unfused-f32.dat' index 0 using 1:2 with linespoints
      'throughput-log_softmax_unfused-f32.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 title 'cpu[isa=scalar,threads=2]', \
      'throughput-log_softmax_unfused-f32.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 7 title 'cpu[isa=auto,threads=1]', \
      'throughput-log_softmax_unfused-f32.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'cpu[isa=auto,threads=2]', \
-     58.8324663 with lines dt 3 lw 1.5 lc rgb '#999999' title 'copy bandwidth L2, 1 thread: 58.83', \
-     58.0606188 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 58.06', \
-     13.1842378 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 13.18', \
-     10.9755429 with lines dt 2 lw 1.5 lc rgb '#999999' title 'copy bandwidth DRAM, 1 thread: 10.98', \
-     9.93212538 with lines dt 4 lw 1.5 lc rgb '#999999' title 'copy bandwidth L3, 1 thread: 9.932', \
-     7.3993747 with lines dt 2 lw 1.5 lc rgb '#444444' title 'copy bandwidth DRAM, 2 threads: 7.399'
+     178.933507 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 178.9', \
+     91.8798857 with lines dt 3 lw 1.5 lc rgb '#999999' title 'copy bandwidth L2, 1 thread: 91.88', \
+     57.7143709 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 57.71', \
+     27.0054493 with lines dt 4 lw 1.5 lc rgb '#999999' title 'copy bandwidth L3, 1 thread: 27.01', \
+     26.3497525 with lines dt 2 lw 1.5 lc rgb '#444444' title 'copy bandwidth DRAM, 2 threads: 26.35', \
+     13.7307131 with lines dt 2 lw 1.5 lc rgb '#999999' title 'copy bandwidth DRAM, 1 thread: 13.73'
 set output
