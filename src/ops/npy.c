@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../base/error.h"
 #include "../base/fileio.h"
@@ -356,6 +357,19 @@ int tb_npy_read(const char *path, tb_tensor *out, char *err, size_t errlen)
     const char *why;
     if (tb_npy_parse_header(dict, hlen, &dt, &sh, &why)) {
         rc = npy_fail(err, errlen, path, why);
+        goto out;
+    }
+    /* The data the shape needs must be in the file before it is
+     * allocated: a 128-byte file whose header claims 3.5 GB is refused
+     * here, not by the allocator (a pipe or other unseekable input keeps
+     * the check after the read). */
+    long at = ftell(f);
+    struct stat st;
+    if (at >= 0 && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+        (double)tb_shape_numel(&sh) * (double)tb_dtype_size(dt) >
+            (double)(st.st_size - at)) {
+        rc = npy_fail(err, errlen, path, "fewer data bytes than the shape "
+                                         "needs");
         goto out;
     }
     if ((rc = tb_tensor_create(out, dt, &sh))) {
