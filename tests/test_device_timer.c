@@ -20,6 +20,7 @@
 #include "harness/runner.h"
 #include "harness/worker.h"
 #include "ops/alloc.h"
+#include "fake_hostmem.h"
 
 #define FAKE_DEV_NS 250.0
 
@@ -31,40 +32,10 @@ typedef struct {
 
 static dev_ctx dev_state;
 
-static int dev_probe(char *r, size_t n)
-{
-    (void)r, (void)n;
-    return 0;
-}
-static int dev_axes(tb_axis *out, int max)
-{
-    (void)out, (void)max;
-    return 0;
-}
 static int dev_create(const char *const *v, void **ctx, char *e, size_t n)
 {
     (void)v, (void)e, (void)n;
     *ctx = &dev_state;
-    return 0;
-}
-static void dev_destroy(void *ctx) { (void)ctx; }
-static int dev_alloc(void *ctx, tb_tensor *t)
-{
-    (void)ctx;
-    t->data = tb_alloc(tb_tensor_nbytes(t));
-    t->owns = true;
-    return t->data ? 0 : TB_ENOMEM;
-}
-static void dev_free(void *ctx, tb_tensor *t)
-{
-    (void)ctx;
-    tb_free(t->data);
-    t->data = NULL;
-}
-static int dev_copy(void *ctx, tb_tensor *d, const tb_tensor *s)
-{
-    (void)ctx;
-    memcpy(d->data, s->data, tb_tensor_nbytes(s));
     return 0;
 }
 static int dev_add(void *ctx, const tb_tensor *in, tb_tensor *out,
@@ -106,14 +77,14 @@ static int dev_timer_stop(void *ctx, double *ns)
 static const tb_backend dev_backend = {
     .name = "devfake",
     .doc = "test double with a device clock",
-    .probe = dev_probe,
-    .axes = dev_axes,
+    .probe = hostmem_probe,
+    .axes = hostmem_axes,
     .create = dev_create,
-    .destroy = dev_destroy,
-    .alloc = dev_alloc,
-    .free = dev_free,
-    .upload = dev_copy,
-    .download = dev_copy,
+    .destroy = hostmem_destroy,
+    .alloc = hostmem_alloc,
+    .free = hostmem_free,
+    .upload = hostmem_copy,
+    .download = hostmem_copy,
     .kernel = dev_kernel,
     .timer_start = dev_timer_start,
     .timer_stop = dev_timer_stop,

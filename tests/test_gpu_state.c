@@ -28,6 +28,7 @@
 #include "harness/runner.h"
 #include "harness/worker.h"
 #include "ops/alloc.h"
+#include "fake_hostmem.h"
 
 #define WARM_NS 100.0
 #define COLD_NS 900.0
@@ -45,45 +46,15 @@ typedef struct {
 
 static gs_ctx gs;
 
-static int gs_probe(char *r, size_t n)
-{
-    (void)r, (void)n;
-    return 0;
-}
 static int gs_probe_none(char *r, size_t n)
 {
     snprintf(r, n, "no CUDA device: cudaGetDeviceCount found 0 devices");
     return TB_EUNAVAILABLE;
 }
-static int gs_axes(tb_axis *out, int max)
-{
-    (void)out, (void)max;
-    return 0;
-}
 static int gs_create(const char *const *v, void **ctx, char *e, size_t n)
 {
     (void)v, (void)e, (void)n;
     *ctx = &gs;
-    return 0;
-}
-static void gs_destroy(void *ctx) { (void)ctx; }
-static int gs_alloc(void *ctx, tb_tensor *t)
-{
-    (void)ctx;
-    t->data = tb_alloc(tb_tensor_nbytes(t));
-    t->owns = true;
-    return t->data ? 0 : TB_ENOMEM;
-}
-static void gs_free(void *ctx, tb_tensor *t)
-{
-    (void)ctx;
-    tb_free(t->data);
-    t->data = NULL;
-}
-static int gs_copy(void *ctx, tb_tensor *d, const tb_tensor *s)
-{
-    (void)ctx;
-    memcpy(d->data, s->data, tb_tensor_nbytes(s));
     return 0;
 }
 static int gs_add(void *ctx, const tb_tensor *in, tb_tensor *out,
@@ -183,14 +154,14 @@ static int gs_peak(void *ctx, int reps, double rep_s, tb_dev_peaks *out)
 static const tb_backend cold_backend = {
     .name = "coldfake",
     .doc = "test double: a device whose cache sample_prep empties",
-    .probe = gs_probe,
-    .axes = gs_axes,
+    .probe = hostmem_probe,
+    .axes = hostmem_axes,
     .create = gs_create,
-    .destroy = gs_destroy,
-    .alloc = gs_alloc,
-    .free = gs_free,
-    .upload = gs_copy,
-    .download = gs_copy,
+    .destroy = hostmem_destroy,
+    .alloc = hostmem_alloc,
+    .free = hostmem_free,
+    .upload = hostmem_copy,
+    .download = hostmem_copy,
     .kernel = gs_kernel,
     .timer_start = gs_timer_start,
     .timer_stop = gs_timer_stop,
@@ -202,14 +173,14 @@ static const tb_backend cold_backend = {
 static const tb_backend warm_backend = {
     .name = "warmfake",
     .doc = "test double: sample_prep that does nothing",
-    .probe = gs_probe,
-    .axes = gs_axes,
+    .probe = hostmem_probe,
+    .axes = hostmem_axes,
     .create = gs_create,
-    .destroy = gs_destroy,
-    .alloc = gs_alloc,
-    .free = gs_free,
-    .upload = gs_copy,
-    .download = gs_copy,
+    .destroy = hostmem_destroy,
+    .alloc = hostmem_alloc,
+    .free = hostmem_free,
+    .upload = hostmem_copy,
+    .download = hostmem_copy,
     .kernel = gs_kernel,
     .timer_start = gs_timer_start,
     .timer_stop = gs_timer_stop,
@@ -221,14 +192,14 @@ static const tb_backend warm_backend = {
 static const tb_backend plain_backend = {
     .name = "plainfake",
     .doc = "test double without the optional slots",
-    .probe = gs_probe,
-    .axes = gs_axes,
+    .probe = hostmem_probe,
+    .axes = hostmem_axes,
     .create = gs_create,
-    .destroy = gs_destroy,
-    .alloc = gs_alloc,
-    .free = gs_free,
-    .upload = gs_copy,
-    .download = gs_copy,
+    .destroy = hostmem_destroy,
+    .alloc = hostmem_alloc,
+    .free = hostmem_free,
+    .upload = hostmem_copy,
+    .download = hostmem_copy,
     .kernel = gs_kernel,
 };
 

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "backends/backend.h"
+#include "fake_hostmem.h"
 #include "harness/check.h"
 #include "harness/config.h"
 #include "harness/plan.h"
@@ -30,40 +31,10 @@ typedef struct {
 
 static fake_ctx fake_state;
 
-static int fake_probe(char *r, size_t n)
-{
-    (void)r, (void)n;
-    return 0;
-}
-static int fake_axes(tb_axis *out, int max)
-{
-    (void)out, (void)max;
-    return 0;
-}
 static int fake_create(const char *const *v, void **ctx, char *e, size_t n)
 {
     (void)v, (void)e, (void)n;
     *ctx = &fake_state;
-    return 0;
-}
-static void fake_destroy(void *ctx) { (void)ctx; }
-static int fake_alloc(void *ctx, tb_tensor *t)
-{
-    (void)ctx;
-    t->data = tb_alloc(tb_tensor_nbytes(t));
-    t->owns = true;
-    return t->data ? 0 : TB_ENOMEM;
-}
-static void fake_free(void *ctx, tb_tensor *t)
-{
-    (void)ctx;
-    tb_free(t->data);
-    t->data = NULL;
-}
-static int fake_copy(void *ctx, tb_tensor *d, const tb_tensor *s)
-{
-    (void)ctx;
-    memcpy(d->data, s->data, tb_tensor_nbytes(s));
     return 0;
 }
 static int fake_add(void *ctx, const tb_tensor *in, tb_tensor *out,
@@ -119,14 +90,14 @@ static void fake_counters(void *ctx, tb_backend_counters *out)
 static const tb_backend fake_backend = {
     .name = "fake",
     .doc = "test double",
-    .probe = fake_probe,
-    .axes = fake_axes,
+    .probe = hostmem_probe,
+    .axes = hostmem_axes,
     .create = fake_create,
-    .destroy = fake_destroy,
-    .alloc = fake_alloc,
-    .free = fake_free,
-    .upload = fake_copy,
-    .download = fake_copy,
+    .destroy = hostmem_destroy,
+    .alloc = hostmem_alloc,
+    .free = hostmem_free,
+    .upload = hostmem_copy,
+    .download = hostmem_copy,
     .kernel = fake_kernel,
     .counters = fake_counters,
 };
@@ -602,14 +573,14 @@ static int fake_count(void *ctx, tb_count_run_fn run, void *arg,
 static const tb_backend fake_dev_backend = {
     .name = "fakedev",
     .doc = "test double with a counting pass",
-    .probe = fake_probe,
-    .axes = fake_axes,
+    .probe = hostmem_probe,
+    .axes = hostmem_axes,
     .create = fake_create,
-    .destroy = fake_destroy,
-    .alloc = fake_alloc,
-    .free = fake_free,
-    .upload = fake_copy,
-    .download = fake_copy,
+    .destroy = hostmem_destroy,
+    .alloc = hostmem_alloc,
+    .free = hostmem_free,
+    .upload = hostmem_copy,
+    .download = hostmem_copy,
     .kernel = fake_kernel,
     .counters = fake_counters,
     .count = fake_count,
