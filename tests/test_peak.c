@@ -8,7 +8,8 @@
  *     independently with __builtin_cpu_supports) per dtype per thread
  *     count.  Structure and sanity only: no timing is asserted, and the
  *     ordering of the bandwidth levels is not either (a VM does not
- *     guarantee L2 > L3 > DRAM).
+ *     guarantee L2 > L3 > DRAM).  The core clock: its figure, in
+ *     0.3-8 GHz.
  *  2. cache: store / load round trip, other keys, quick never replacing
  *     full, corrupt and missing files, $TBENCH_PEAK_CACHE.
  *  3. roofline arithmetic on fixed numbers: which level a working set
@@ -258,6 +259,16 @@ static void test_measure_structure(void **state)
         check_figure(e, "gflop_s");
     }
 
+    /* The core clock: one figure, 1 thread, a plausible frequency for
+     * any core this runs on (0.3-8 GHz; a chain the compiler folded or
+     * split would give several times the true clock). */
+    const cJSON *clk = get(p, "clock");
+    assert_string_equal(str(clk, "method"), "dependent-add chain");
+    assert_true(num(clk, "threads") == 1);
+    assert_true(num(clk, "chain_adds") == 64);
+    check_figure(clk, "ghz");
+    assert_true(num(clk, "median_ghz") >= 0.3 && num(clk, "median_ghz") <= 8);
+
     /* What was measured can be printed and used for a roofline. */
     char *buf = NULL;
     size_t len = 0;
@@ -267,6 +278,7 @@ static void test_measure_structure(void **state)
     fclose(f);
     assert_non_null(strstr(buf, "memory bandwidth"));
     assert_non_null(strstr(buf, "FMA peak"));
+    assert_non_null(strstr(buf, "core clock, GHz"));
     free(buf);
     tb_roofline_in in = {.flops = 1e6, .bytes = 1e5, .time_ns = 1e6,
                          .dtype = TB_F32, .threads = 1, .bw_kernel = "add"};

@@ -105,7 +105,8 @@ static const tb_command commands[] = {
      tb_cmd_exec},
     {"peak", "[--json] [-o FILE] [--quick]",
      "measure memory bandwidth (copy/add/triad/read at L2, L3 and DRAM\n"
-     "    working sets, 1..N threads) and FMA FLOP/s per ISA, and with\n"
+     "    working sets, 1..N threads), FMA FLOP/s per ISA and the core\n"
+     "    clock (a chain of dependent adds, 1 thread), and with\n"
      "    a GPU its device memory bandwidth (copy/read/triad) and FMA\n"
      "    FLOP/s (f32, f64) beside the vendor figures (without one it\n"
      "    says why cuda is unavailable); cache them in\n"

@@ -30,7 +30,19 @@
  *    FMA; "avx512" is 512-bit FMA.  Each ISA's loop is compiled with a
  *    function-level target attribute and only called when
  *    __builtin_cpu_supports says the CPU (and OS) has it, so the rest of
- *    the program stays portable. */
+ *    the program stays portable.
+ *  - Core clock: one thread (pinned) runs a single chain of dependent
+ *    integer adds, PK_CLOCK_CHAIN per loop iteration, each add reading
+ *    the result of the one before.  An add has 1 cycle of latency on
+ *    every x86-64 and AArch64 core, and the loop's own counter, compare
+ *    and branch run beside the chain on other ports, so the chain takes
+ *    one cycle per add: adds per ns = GHz, the clock this core runs at
+ *    while it is busy (turbo included).  An empty asm after each add
+ *    says the register changed, so the compiler can neither fold the
+ *    adds into one multiply nor split the chain (the release build's
+ *    loop is 64 `add reg, reg` on one register).  The median of the
+ *    repetitions is the figure the compute bounds of scripts/op_limits.py
+ *    use. */
 #include "peak.h"
 
 #include <errno.h>
@@ -407,6 +419,53 @@ static const pk_fma_entry pk_fma_table[PK_NISA][TB_DTYPE_COUNT] = {
     {{fma_f32_avx512, PK_NACC * 16 * 2}, {fma_f64_avx512, PK_NACC * 8 * 2}},
 #endif
 };
+
+/* ---- core clock ------------------------------------------------------- */
+
+/* Dependent adds per iteration of the clock loop, and iterations per
+ * pass of a repetition (64 x 20000 = 1.28 M adds: ~0.4 ms at 3 GHz). */
+#define PK_CLOCK_CHAIN 64
+#define PK_CLOCK_CAL_ITERS 20000L
+
+/* One chain of iters * PK_CLOCK_CHAIN dependent adds of step to x.  The
+ * empty asm claims to change x after every add: the adds stay separate
+ * instructions, in order, on one register. */
+#define PK_CLOCK_ADD                                                      \
+    x += step;                                                            \
+    __asm__ volatile("" : "+r"(x));
+#define PK_CLOCK_ADD8                                                     \
+    PK_CLOCK_ADD PK_CLOCK_ADD PK_CLOCK_ADD PK_CLOCK_ADD PK_CLOCK_ADD      \
+        PK_CLOCK_ADD PK_CLOCK_ADD PK_CLOCK_ADD
+_Static_assert(PK_CLOCK_CHAIN == 64, "the loop body holds 8 x 8 adds");
+
+__attribute__((noinline)) static uint64_t pk_clock_chain(long iters,
+                                                         uint64_t x,
+                                                         uint64_t step)
+{
+    for (long it = 0; it < iters; it++) {
+        PK_CLOCK_ADD8 PK_CLOCK_ADD8 PK_CLOCK_ADD8 PK_CLOCK_ADD8
+        PK_CLOCK_ADD8 PK_CLOCK_ADD8 PK_CLOCK_ADD8 PK_CLOCK_ADD8
+    }
+    return x;
+}
+
+static volatile uint64_t pk_clock_step = 3;
+
+static void pk_clock_work(void *arg, int tid, long passes)
+{
+    (void)arg, (void)tid;
+    volatile uint64_t sink =
+        pk_clock_chain(passes * PK_CLOCK_CAL_ITERS, (uint64_t)passes,
+                       pk_clock_step);
+    (void)sink;
+}
+
+typedef struct pk_clock_job {
+    int reps;
+    double rep_time_ns;
+    long passes;
+    double *rates; /* adds per ns = GHz, one per repetition */
+} pk_clock_job;
 
 /* ---- thread teams ----------------------------------------------------- */
 
@@ -878,6 +937,46 @@ static int pk_measure_fma(cJSON *flops, int threads, const int *cpus,
     return rc;
 }
 
+static double pk_num(const cJSON *o, const char *key);
+
+static void pk_clock_body(pk_team *t, int tid)
+{
+    pk_clock_job *j = t->arg;
+    pk_repeat(t, tid, j->reps, j->rep_time_ns, &j->passes, pk_clock_work, j,
+              (double)PK_CLOCK_CHAIN * (double)PK_CLOCK_CAL_ITERS,
+              j->rates);
+}
+
+/* Measure the core clock (1 thread) into p's "clock" object. */
+static int pk_measure_clock(cJSON *p, const int *cpus, int ncpus, int reps,
+                            double rep_time_ns, bool *pinned,
+                            FILE *progress)
+{
+    pk_clock_job j = {.reps = reps, .rep_time_ns = rep_time_ns};
+    j.rates = calloc((size_t)reps, sizeof *j.rates);
+    if (!j.rates)
+        return TB_ENOMEM;
+    pk_team t = {.n = 1, .cpus = cpus, .ncpus = ncpus,
+                 .body = pk_clock_body, .arg = &j};
+    int rc = pk_team_run(&t);
+    if (atomic_load(&t.pin_failed))
+        *pinned = false;
+    cJSON *o = rc ? NULL : cJSON_AddObjectToObject(p, "clock");
+    if (!rc && !o)
+        rc = TB_ENOMEM;
+    if (!rc) {
+        cJSON_AddStringToObject(o, "method", "dependent-add chain");
+        cJSON_AddNumberToObject(o, "threads", 1);
+        cJSON_AddNumberToObject(o, "chain_adds", PK_CLOCK_CHAIN);
+        pk_add_figure(o, "ghz", j.rates, reps);
+        if (progress)
+            fprintf(progress, "peak: core clock, 1 thread: %.2f GHz\n",
+                    pk_num(o, "median_ghz"));
+    }
+    free(j.rates);
+    return rc;
+}
+
 /* Measure the four bandwidth kernels at one level for `threads` threads
  * (ws_per_thread bytes each) into the bandwidth array. */
 static int pk_measure_bw(cJSON *bw, const char *level, size_t ws_per_thread,
@@ -1058,6 +1157,8 @@ int tb_peaks_measure(const tb_peak_opts *o, cJSON **out, char *err,
     const double rep_ns = rep_time_s * 1e9;
     char msg[256] = "";
     int rc = 0;
+    rc = pk_measure_clock(p, cpus, pinned ? ncpus : 0, reps, rep_ns,
+                          &pinned, o->progress);
     for (int i = 0; i < ncounts && !rc; i++)
         rc = pk_measure_fma(flops, counts[i], cpus, pinned ? ncpus : 0, reps,
                             rep_ns, &pinned, o->progress);
@@ -1456,6 +1557,12 @@ void tb_peaks_print(FILE *f, const cJSON *p)
                     c64);
         }
     }
+    const cJSON *clk = cJSON_GetObjectItemCaseSensitive(p, "clock");
+    if (!isnan(pk_num(clk, "median_ghz")))
+        fprintf(f, "\ncore clock, GHz (a chain of dependent integer adds, "
+                   "1 thread): median %.2f, best %.2f (%.0f%%)\n",
+                pk_num(clk, "median_ghz"), pk_num(clk, "best_ghz"),
+                100 * pk_num(clk, "spread"));
     const cJSON *n;
     cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(p, "notes"))
         if (cJSON_IsString(n))

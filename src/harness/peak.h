@@ -7,7 +7,9 @@
  *    first-touching the data it uses);
  *  - the FMA peak in FLOP/s per ISA level (scalar = the portable
  *    build's baseline, avx2, avx512: each only where the CPU has it),
- *    dtype and thread count, from independent register-only chains.
+ *    dtype and thread count, from independent register-only chains;
+ *  - the core clock in GHz, from one chain of dependent integer adds
+ *    (1 cycle each) on one thread.
  * Every figure is the best of several repetitions (peaks are maxima);
  * the median, the worst and the spread of the repetitions come with it.
  * The result is a JSON object (schema "tbench.peaks/1", docs/FORMAT.md,
