@@ -40,9 +40,12 @@
  *    while it is busy (turbo included).  An empty asm after each add
  *    says the register changed, so the compiler can neither fold the
  *    adds into one multiply nor split the chain (the release build's
- *    loop is 64 `add reg, reg` on one register).  The median of the
- *    repetitions is the figure the compute bounds of scripts/op_limits.py
- *    use. */
+ *    loop is 64 `add reg, reg` on one register).  Each of PK_CLOCK_REPS
+ *    short repetitions (~PK_CLOCK_REP_NS) is timed by the thread's own
+ *    CPU time (CLOCK_THREAD_CPUTIME_ID), so time the thread spends
+ *    descheduled on a busy machine does not count as slow cycles; the
+ *    median of the repetitions is the figure the stated compute bounds
+ *    of scripts/op_limits.py use. */
 #include "peak.h"
 
 #include <errno.h>
@@ -422,10 +425,13 @@ static const pk_fma_entry pk_fma_table[PK_NISA][TB_DTYPE_COUNT] = {
 
 /* ---- core clock ------------------------------------------------------- */
 
-/* Dependent adds per iteration of the clock loop, and iterations per
- * pass of a repetition (64 x 20000 = 1.28 M adds: ~0.4 ms at 3 GHz). */
+/* Dependent adds per iteration of the clock loop; iterations of the
+ * calibration pass (64 x 2000 = 128 K adds: ~40 us at 3 GHz); the
+ * repetitions and the length of one. */
 #define PK_CLOCK_CHAIN 64
-#define PK_CLOCK_CAL_ITERS 20000L
+#define PK_CLOCK_CAL_ITERS 2000L
+#define PK_CLOCK_REPS 21
+#define PK_CLOCK_REP_NS 2e6
 
 /* One chain of iters * PK_CLOCK_CHAIN dependent adds of step to x.  The
  * empty asm claims to change x after every add: the adds stay separate
@@ -451,20 +457,27 @@ __attribute__((noinline)) static uint64_t pk_clock_chain(long iters,
 
 static volatile uint64_t pk_clock_step = 3;
 
-static void pk_clock_work(void *arg, int tid, long passes)
+static double pk_thread_cpu_ns(void)
 {
-    (void)arg, (void)tid;
+    struct timespec t;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t))
+        return pk_now_ns(); /* no per-thread clock: wall time */
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* Adds per ns of thread CPU time over `iters` loop iterations. */
+static double pk_clock_rate(long iters)
+{
+    double t0 = pk_thread_cpu_ns();
     volatile uint64_t sink =
-        pk_clock_chain(passes * PK_CLOCK_CAL_ITERS, (uint64_t)passes,
-                       pk_clock_step);
+        pk_clock_chain(iters, (uint64_t)iters, pk_clock_step);
     (void)sink;
+    double dt = pk_thread_cpu_ns() - t0;
+    return (double)iters * PK_CLOCK_CHAIN / (dt < 1 ? 1 : dt);
 }
 
 typedef struct pk_clock_job {
-    int reps;
-    double rep_time_ns;
-    long passes;
-    double *rates; /* adds per ns = GHz, one per repetition */
+    double rates[PK_CLOCK_REPS]; /* adds per ns = GHz */
 } pk_clock_job;
 
 /* ---- thread teams ----------------------------------------------------- */
@@ -939,23 +952,30 @@ static int pk_measure_fma(cJSON *flops, int threads, const int *cpus,
 
 static double pk_num(const cJSON *o, const char *key);
 
+/* One untimed warm-up pass, one calibration pass (the best of 3, as
+ * an interrupted one runs slow), then PK_CLOCK_REPS repetitions of
+ * ~PK_CLOCK_REP_NS each. */
 static void pk_clock_body(pk_team *t, int tid)
 {
+    (void)tid;
     pk_clock_job *j = t->arg;
-    pk_repeat(t, tid, j->reps, j->rep_time_ns, &j->passes, pk_clock_work, j,
-              (double)PK_CLOCK_CHAIN * (double)PK_CLOCK_CAL_ITERS,
-              j->rates);
+    pk_clock_rate(PK_CLOCK_CAL_ITERS);
+    double best = 0;
+    for (int i = 0; i < 3; i++) {
+        double r = pk_clock_rate(PK_CLOCK_CAL_ITERS);
+        best = r > best ? r : best;
+    }
+    double iters = PK_CLOCK_REP_NS * best / PK_CLOCK_CHAIN;
+    long n = iters < 1 ? 1 : iters > 1e9 ? 1000000000L : (long)iters;
+    for (int r = 0; r < PK_CLOCK_REPS; r++)
+        j->rates[r] = pk_clock_rate(n);
 }
 
 /* Measure the core clock (1 thread) into p's "clock" object. */
-static int pk_measure_clock(cJSON *p, const int *cpus, int ncpus, int reps,
-                            double rep_time_ns, bool *pinned,
-                            FILE *progress)
+static int pk_measure_clock(cJSON *p, const int *cpus, int ncpus,
+                            bool *pinned, FILE *progress)
 {
-    pk_clock_job j = {.reps = reps, .rep_time_ns = rep_time_ns};
-    j.rates = calloc((size_t)reps, sizeof *j.rates);
-    if (!j.rates)
-        return TB_ENOMEM;
+    pk_clock_job j = {{0}};
     pk_team t = {.n = 1, .cpus = cpus, .ncpus = ncpus,
                  .body = pk_clock_body, .arg = &j};
     int rc = pk_team_run(&t);
@@ -968,12 +988,12 @@ static int pk_measure_clock(cJSON *p, const int *cpus, int ncpus, int reps,
         cJSON_AddStringToObject(o, "method", "dependent-add chain");
         cJSON_AddNumberToObject(o, "threads", 1);
         cJSON_AddNumberToObject(o, "chain_adds", PK_CLOCK_CHAIN);
-        pk_add_figure(o, "ghz", j.rates, reps);
+        cJSON_AddNumberToObject(o, "repetitions", PK_CLOCK_REPS);
+        pk_add_figure(o, "ghz", j.rates, PK_CLOCK_REPS);
         if (progress)
             fprintf(progress, "peak: core clock, 1 thread: %.2f GHz\n",
                     pk_num(o, "median_ghz"));
     }
-    free(j.rates);
     return rc;
 }
 
@@ -1157,8 +1177,8 @@ int tb_peaks_measure(const tb_peak_opts *o, cJSON **out, char *err,
     const double rep_ns = rep_time_s * 1e9;
     char msg[256] = "";
     int rc = 0;
-    rc = pk_measure_clock(p, cpus, pinned ? ncpus : 0, reps, rep_ns,
-                          &pinned, o->progress);
+    rc = pk_measure_clock(p, cpus, pinned ? ncpus : 0, &pinned,
+                          o->progress);
     for (int i = 0; i < ncounts && !rc; i++)
         rc = pk_measure_fma(flops, counts[i], cpus, pinned ? ncpus : 0, reps,
                             rep_ns, &pinned, o->progress);
