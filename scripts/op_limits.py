@@ -16,31 +16,55 @@ Issue 18's "Done when" table from ONE invocation:
    --elements (default 1M = 2^20) elements in the entry's rank
    (1048576, 1024x1024, 128x128x64, ...); matmul, conv, pooling,
    softmax, linalg, calibration, workloads and per-input shapes that do
-   not broadcast keep their quick.json size.  Backends: quick.json's, at
-   1 thread, the cpu backend at isa=auto;
-2. runs `tbench run DIR/config.json --peaks -o DIR/run` (the peaks give
-   every case its roofline, docs/FORMAT.md "roofline"; `--peaks cached`
-   uses the cached ones instead of measuring);
-3. runs scripts/compare_numpy.py on the same config, 1 thread, both forms
-   (allocating and out=), into DIR/peers.json;
-4. writes DIR/limits.md (a Markdown table) and DIR/limits.json.
+   not broadcast keep their quick.json size.  An op with a stated compute
+   bound (below) also runs at 4096 elements: in cache, the kernel's own
+   throughput.  Backends: quick.json's, at 1 thread, the cpu backend at
+   isa=auto.  measure.max_time_s is cut from quick.json's 0.5 s to
+   0.15 s per case (--max-time) so that 3 rounds take ~4 minutes on 2
+   busy CPUs (~5 without the cut);
+2. --rounds R (default 3) rounds, each
+   a. `tbench run DIR/config.json -o DIR/run` (round r > 1: DIR/run-r),
+      round 1 with `--peaks` (the peaks give every case its roofline,
+      docs/FORMAT.md "roofline", and the core clock; `--peaks cached`
+      uses the cached ones instead of measuring),
+   b. then scripts/compare_numpy.py on the same config, 1 thread, both
+      forms (allocating and out=), into DIR/peers.json (DIR/peers-r.json;
+      after round 1 on DIR/peers-config.json, the entries of the ops the
+      peers have),
+   so that tbench and the peers see the same phases of the machine (on a
+   shared VM its speed drifts by 10% over the ~minute one side takes);
+3. writes DIR/limits.md (a Markdown table), DIR/limits.json, and
+   DIR/plan.json (rounds, sizes, the stated bounds used: what --from
+   needs).
 
-Per case: the median time; its bound, the roofline's attainable time
-(`roofline.min_time_ns`: the bytes of the op's cost model at the measured
-copy/add/read bandwidth of the cache level its bytes fit, or its FLOPs at
-the measured FMA peak when that is larger: `bound` says which); the
-ratio time / bound; NumPy's and PyTorch's medians (each library's faster
-form); and tbench's time over the best of them.  Flags:
+Per case: the time, the median over the rounds of each round's median;
+its bound, the roofline's attainable time (`roofline.min_time_ns`: the
+bytes of the op's cost model at the measured copy/add/read bandwidth of
+the cache level its bytes fit, or its FLOPs at the measured FMA peak when
+that is larger: `bound` says which), or, for a kernel row (impl) with a
+stated compute bound in --bounds (docs/perf-data/compute-bounds.json:
+cycles per output element and a one-line derivation), the larger of that
+and elements x cycles / the core clock tbench peak measured
+(peaks.clock.median_ghz): bound "compute (stated, C cycles/elem at X
+GHz)"; the ratio time / bound; NumPy's and PyTorch's times (each
+library's faster form, the median over the rounds); and tbench's time
+over the best peer's, the median of the rounds' paired ratios (each
+round's tbench median over that round's best peer median) with their
+range.  Below the table, each row with a stated bound: the bound per
+element, the time per element here and at 4096 elements.  Flags:
   bound  an elementwise, activation, reduction, creation or inplace case
-         above --max-ratio (1.5) times its bound;
-  peer   a case slower than the best peer: its median above the best
-         peer's, and the 95% confidence intervals of the two medians
-         apart (tbench's CI low above the peer's CI high).
+         above --max-ratio (1.5) times its bound (the stated compute
+         bound where it is the larger);
+  peer   a case slower than the best peer in every round, with the 95%
+         confidence intervals of the two medians apart (tbench's CI low
+         above the peer's CI high) in a majority of the rounds.
 
 Exit status: 0 done (flags are findings, not failures); 1 a case failed
-its check or did not run in tbench or a peer; 2 bad arguments or input,
-a tool that failed.  `--from DIR` renders the table again from DIR's
-files without running anything; `--config-only` stops after step 1.
+its check or did not run in tbench or a peer; 2 bad arguments or input
+(a malformed bounds file: one line naming it and the place), a tool that
+failed.  `--from DIR` renders the table again from DIR's files without
+running anything (a folder written before rounds existed: one round);
+`--config-only` stops after step 1.
 """
 import argparse
 import fnmatch
@@ -57,6 +81,11 @@ SCALED = {"elementwise", "activation", "reduction", "layout", "creation",
           "inplace", "optimizer", "fused"}
 BOUND_CATS = {"elementwise", "activation", "reduction", "creation",
               "inplace"}
+BOUNDS_SCHEMA = "tbench.compute_bounds/1"
+PLAN_SCHEMA = "tbench.op_limits_plan/1"
+PROBE_N = 4096          # the in-cache size of a row with a stated bound
+BOUNDS_FILE = os.path.join(ROOT, "docs", "perf-data", "compute-bounds.json")
+ROUND_MAX_TIME_S = 0.15  # measure.max_time_s per case and round (default)
 
 
 def die(msg, code=2):
@@ -81,6 +110,65 @@ def load_json(path, what, comments=False):
         return json.loads(strip_comments(text) if comments else text), text
     except ValueError as e:
         die(f"{path}: not valid JSON ({what}): {e}")
+
+
+def op_of_impl(impl, ops):
+    """The op an impl row belongs to: the longest op name X with the row
+    named X_<dtype>_<isa> (rand_normal_f32_avx512 -> rand_normal)."""
+    best = None
+    for o in ops:
+        if impl.startswith(o + "_") and (best is None or len(o) > len(best)):
+            best = o
+    return best
+
+
+def load_bounds(path, ops):
+    """The stated compute bounds: {impl: {"op", "cycles_per_element",
+    "derivation"}}.  A malformed file stops the script with one line
+    naming the file and the place."""
+    doc, _ = load_json(path, "compute bounds file")
+    if not isinstance(doc, dict):
+        die(f"{path}: not a compute bounds file (expected an object)")
+    if doc.get("schema") != BOUNDS_SCHEMA:
+        die(f"{path}: schema: expected \"{BOUNDS_SCHEMA}\", got "
+            f"{json.dumps(doc.get('schema'))}")
+    extra = set(doc) - {"schema", "about", "bounds"}
+    if extra:
+        die(f"{path}: unknown key '{sorted(extra)[0]}' (expected schema, "
+            "about, bounds)")
+    if not isinstance(doc.get("bounds"), list):
+        die(f"{path}: bounds: expected a list")
+    out = {}
+    for i, e in enumerate(doc["bounds"]):
+        where = f"{path}: bounds[{i}]"
+        if not isinstance(e, dict):
+            die(f"{where}: expected an object with impl, "
+                "cycles_per_element, derivation")
+        for k in ("impl", "cycles_per_element", "derivation"):
+            if k not in e:
+                die(f"{where}: '{k}' is missing")
+        extra = set(e) - {"impl", "cycles_per_element", "derivation"}
+        if extra:
+            die(f"{where}: unknown key '{sorted(extra)[0]}'")
+        impl, cyc, why = e["impl"], e["cycles_per_element"], e["derivation"]
+        if not isinstance(impl, str) or not impl:
+            die(f"{where}.impl: expected a kernel row name, got "
+                f"{json.dumps(impl)}")
+        op = op_of_impl(impl, ops)
+        if op is None:
+            die(f"{where}.impl: '{impl}' names no op of tbench list "
+                "(expected OP_DTYPE_ISA)")
+        if impl in out:
+            die(f"{where}.impl: '{impl}' is stated twice")
+        if isinstance(cyc, bool) or not isinstance(cyc, (int, float)) or \
+                not (0 < cyc < 1e6 and math.isfinite(cyc)):
+            die(f"{where}.cycles_per_element: expected a number in "
+                f"(0, 1e6), got {json.dumps(cyc)}")
+        if not isinstance(why, str) or not why.strip() or "\n" in why:
+            die(f"{where}.derivation: expected one line of text")
+        out[impl] = {"op": op, "cycles_per_element": float(cyc),
+                     "derivation": why}
+    return out
 
 
 # ---- step 1: the config -----------------------------------------------------
@@ -121,7 +209,7 @@ def scale_entry(entry, cat, scaled, n, where):
     return [s for i, s in enumerate(out) if s not in out[:i]]
 
 
-def make_config(quick_path, ops, n, op_filter):
+def make_config(quick_path, ops, n, op_filter, probe_ops=()):
     q, _ = load_json(quick_path, "tbench config", comments=True)
     if not isinstance(q, dict) or not isinstance(q.get("ops"), list):
         die(f"{quick_path}: not a tbench config (needs an 'ops' list; "
@@ -159,11 +247,18 @@ def make_config(quick_path, ops, n, op_filter):
                          scaled_kind(e["op"], ops), n, where)
         if sc is not None:
             ne["shapes"] = sc
-        key = json.dumps(ne, sort_keys=True)
-        if key in seen:
-            continue
-        seen.add(key)
-        entries.append(ne)
+        todo = [ne]
+        # an op with a stated compute bound also at PROBE_N elements
+        # (in cache: the kernel's own throughput next to its bound)
+        if sc is not None and e["op"] in probe_ops and n != PROBE_N:
+            pe = dict(ne, shapes=scale_entry(e, ops[e["op"]]["category"],
+                                             True, PROBE_N, where))
+            todo.append(pe)
+        for x in todo:
+            key = json.dumps(x, sort_keys=True)
+            if key not in seen:
+                seen.add(key)
+                entries.append(x)
     if op_filter:
         for g in op_filter:
             if not any(fnmatch.fnmatchcase(o, g) for o in wanted):
@@ -181,6 +276,28 @@ def make_config(quick_path, ops, n, op_filter):
 
 
 # ---- steps 2-3: the runs ----------------------------------------------------
+
+def peers_config(d, cfg, peers_path):
+    """DIR/peers-config.json: the config's entries of the ops the peers
+    ran in round 1 (compare_numpy.py runs `tbench exec` on every entry,
+    its inputs and reference, before it knows it has no form of the op:
+    half its time on quick.json)."""
+    doc, _ = load_json(peers_path, "compare_numpy.py result file")
+    ran = {c.get("op") for c in (doc or {}).get("cases", [])
+           if isinstance(c, dict) and c.get("status") != "unsupported"}
+    pc = dict(cfg, ops=[e for e in cfg["ops"] if e["op"] in ran] or
+              cfg["ops"][:1])
+    path = os.path.join(d, "peers-config.json")
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("// generated by scripts/op_limits.py: config.json's "
+                    "entries of the ops NumPy or PyTorch ran in round 1\n")
+            json.dump(pc, f, indent=1)
+            f.write("\n")
+    except OSError as e:
+        die(f"{path}: cannot write: {e.strerror}")
+    return path
+
 
 def run_tool(cmd, what):
     """Run a step; exit 1 (a case failed) goes on, anything else stops."""
@@ -263,74 +380,207 @@ def run_rates(results_doc):
     return best
 
 
-def build_rows(results_doc, peers_doc, max_ratio):
-    peers = peer_times(peers_doc) if peers_doc else {}
-    rates = run_rates(results_doc)
+def median(xs):
+    xs = sorted(x for x in xs if x is not None)
+    k = len(xs)
+    if not k:
+        return None
+    return xs[k // 2] if k % 2 else 0.5 * (xs[k // 2 - 1] + xs[k // 2])
+
+
+def numel(shape):
+    n = 1
+    for x in shape:
+        n *= x
+    return n
+
+
+def out_elements(c):
+    """Elements of a case's (first) output: what cycles per element
+    count."""
+    out = c.get("out_shapes")
+    if isinstance(out, list) and out and isinstance(out[0], list):
+        return numel(out[0])
+    return (c.get("model") or {}).get("items")
+
+
+def round_paths(d, r):
+    """Round r's tbench result folder and peers file: round 1 run/ and
+    peers.json, round r run-r/ and peers-r.json."""
+    return (os.path.join(d, "run" if r == 1 else f"run-{r}"),
+            os.path.join(d, "peers.json" if r == 1 else f"peers-{r}.json"))
+
+
+def probe_cases(res, bounds, plan):
+    """{(case name, backend part): probe case} of round 1: the cases of an
+    op with a stated bound at the in-cache size (not table rows)."""
+    n, pn = plan.get("elements"), plan.get("probe_elements")
+    if not n or not pn or n == pn:
+        return {}
+    bops = {b["op"] for b in bounds.values()}
+    out = {}
+    for c in res.get("cases", []):
+        if c.get("op") in bops and out_elements(c) == pn:
+            parts = c["id"].split("/")
+            out[(parts[0], parts[-1])] = c
+    return out
+
+
+def case_median(c):
+    if not c or c.get("status") != "ok":
+        return None
+    return (c.get("stats") or {}).get("median_ns")
+
+
+def build_rows(rounds, bounds, plan, max_ratio):
+    """rounds: [(results doc, peers doc or None)], round 1 first.  The
+    rows are round 1's cases (less the in-cache probes); each figure is
+    the median over the rounds of that round's median."""
+    nr = len(rounds)
+    res1 = rounds[0][0]
+    by_id = [{c["id"]: c for c in r.get("cases", [])} for r, _ in rounds]
+    peers = [peer_times(p) if p else {} for _, p in rounds]
+    rates = [run_rates(r) for r, _ in rounds]
+    clock = ((res1.get("peaks") or {}).get("clock") or {}).get("median_ghz")
+    probes = probe_cases(res1, bounds, plan)
+    probe_ids = {c["id"] for c in probes.values()}
     rows = []
-    for c in results_doc.get("cases", []):
+    for c in res1.get("cases", []):
+        if c["id"] in probe_ids:
+            continue
         st = c.get("status")
         rl = c.get("roofline") or None
-        med = (c.get("stats") or {}).get("median_ns") if st == "ok" else None
-        bound = rl.get("min_time_ns") if rl else None
-        ratio = med / bound if med and bound else None
-        p = peer_of(peers, key_of(c["id"]))
-        bp = min(p.values()) if p else None
-        best = bp[0] if bp else None
-        vs = med / best if med and best else None
-        sts = c.get("stats") or {}
-        flags = []
-        if ratio is not None and c.get("category") in BOUND_CATS and \
-                ratio > max_ratio:
-            flags.append("bound")
-        if vs is not None and vs > 1.0 and \
-                sts.get("ci_low_ns", med) > bp[2]:
-            flags.append("peer")
-        # the same bytes at this run's own copy (read for reductions)
-        b = (c.get("model") or {}).get("bytes")
-        rk = "read" if c.get("category") == "reduction" else "copy"
-        vs_run = med / (b * rates[rk]) if med and b and rk in rates \
-            else None
+        meds = [case_median(by_id[r].get(c["id"])) for r in range(nr)]
+        med = median(meds) if st == "ok" else None
+        mem = rl.get("min_time_ns") if rl else None
+        bound = mem
         kind = None
         if rl:
             kind = (f"compute ({rl.get('isa')} FMA)"
                     if rl.get("bound") == "compute" else
                     f"memory ({rl.get('bw_kernel')}, {rl.get('level')})")
+        # a stated compute bound: elements x cycles / the measured clock
+        stated = None
+        b = bounds.get(c.get("impl"))
+        elems = out_elements(c)
+        if b:
+            cyc = b["cycles_per_element"]
+            pc = probes.get((c["id"].split("/")[0], c["id"].split("/")[-1]))
+            pm = median(case_median(by_id[r].get(pc["id"]))
+                        for r in range(nr)) if pc else None
+            stated = {"cycles_per_element": cyc, "clock_ghz": clock,
+                      "derivation": b["derivation"], "compute_ns": None,
+                      "ns_per_element": None,
+                      "ns_per_element_here": med / elems
+                      if med and elems else None,
+                      "in_cache_id": pc["id"] if pc else None,
+                      "in_cache_ns_per_element":
+                      pm / plan["probe_elements"] if pm else None}
+            if clock and elems and mem:
+                comp = elems * cyc / clock
+                stated.update(compute_ns=comp, ns_per_element=cyc / clock)
+                if comp > mem:
+                    bound = comp
+                    kind = (f"compute (stated, {cyc:g} cycles/elem at "
+                            f"{clock:.2f} GHz)")
+        ratio = med / bound if med and bound else None
+        # the peers, round by round: tbench's median over the best peer's
+        key = key_of(c["id"])
+        libs = {"numpy": [], "torch": []}
+        best, vs_r, apart = [], [], 0
+        for r in range(nr):
+            p = peer_of(peers[r], key)
+            for lib in libs:
+                libs[lib].append(p[lib][0] if lib in p else None)
+            bp = min(p.values()) if p else None
+            best.append(bp[0] if bp else None)
+            tc = by_id[r].get(c["id"])
+            tm = case_median(tc)
+            if bp and tm:
+                vs_r.append(tm / bp[0])
+                if (tc.get("stats") or {}).get("ci_low_ns", tm) > bp[2]:
+                    apart += 1
+            else:
+                vs_r.append(None)
+        paired = [v for v in vs_r if v is not None]
+        vs = median(paired)
+        flags = []
+        if ratio is not None and c.get("category") in BOUND_CATS and \
+                ratio > max_ratio:
+            flags.append("bound")
+        if paired and all(v > 1.0 for v in paired) and 2 * apart > nr:
+            flags.append("peer")
+        # the same bytes at each round's own copy (read for reductions)
+        nb = (c.get("model") or {}).get("bytes")
+        rk = "read" if c.get("category") == "reduction" else "copy"
+        vs_run = median(meds[r] / (nb * rates[r][rk]) for r in range(nr)
+                        if meds[r] and nb and rk in rates[r])
         rows.append({
             "id": c["id"], "op": c["op"], "case": c["id"].split("/")[0],
             "category": c.get("category"),
             "shapes": c.get("shapes"), "params": c.get("params") or {},
             "backend": c.get("backend"), "impl": c.get("impl"),
             "status": st, "message": c.get("message"),
-            "median_ns": med, "bound_ns": bound, "bound": kind,
+            "median_ns": med, "rounds_median_ns": meds,
+            "bound_ns": bound, "bound": kind, "memory_bound_ns": mem,
+            "stated": stated,
             "ratio": ratio, "run_bound": rk, "vs_run_bound": vs_run,
-            "numpy_ns": p["numpy"][0] if "numpy" in p else None,
-            "torch_ns": p["torch"][0] if "torch" in p else None,
-            "best_peer_ns": best,
-            "vs_best_peer": vs, "flags": flags,
+            "numpy_ns": median(libs["numpy"]),
+            "torch_ns": median(libs["torch"]),
+            "best_peer_ns": median(best),
+            "best_peer_rounds_ns": best,
+            "vs_best_peer": vs, "vs_best_peer_rounds": vs_r,
+            "vs_best_peer_range": [min(paired), max(paired)]
+            if paired else None,
+            "peer_rounds_apart": apart if paired else None,
+            "flags": flags,
         })
     return rows
 
 
+def fmt_vs(r):
+    if r["vs_best_peer"] is None:
+        return "-"
+    lo, hi = r["vs_best_peer_range"]
+    if len(r["vs_best_peer_rounds"]) == 1:
+        return fmt_x(r["vs_best_peer"])
+    return f"{fmt_x(r['vs_best_peer'])} ({lo:.2f}-{hi:.2f})"
+
+
 def markdown(rows, meta, max_ratio):
+    nr = meta["rounds"]
     out = [f"# Every op at the machine's limit ({meta['date']})", "",
            f"From one invocation: `{meta['command']}` (tbench "
            f"{meta['tbench_version']}, commit {meta['git_commit']}, build "
            f"{meta['build_type']}; load average {meta['loadavg']}; peaks "
-           f"{meta['peaks']}).  Time: median per call, 1 thread.  Bound: "
-           "the roofline's attainable time (docs/FORMAT.md, roofline): the "
+           f"{meta['peaks']}; {meta['time_note']}).  {nr} round"
+           f"{'s' if nr > 1 else ''}, each tbench on every case and then "
+           "the peers on the same config, so both sides see the same "
+           "phases of the machine.  Time: the median over the rounds of "
+           "each round's median per call, 1 thread.  Bound: the roofline's "
+           "attainable time (docs/FORMAT.md, roofline): the "
            "op's bytes at the measured bandwidth of the level they fit, or "
-           "its FLOPs at the FMA peak when larger.  Ratio = time / bound.  "
-           "NumPy, PyTorch: scripts/compare_numpy.py in the same "
-           "invocation, the faster of each library's forms (allocating, "
-           "out=).  Flags: **bound** = an elementwise, activation, "
-           f"reduction, creation or inplace case above {max_ratio:g}x its "
-           "bound; **peer** = slower than the best peer (the 95% confidence "
-           "intervals of the two medians do not overlap).  \"vs run's "
-           "copy/read\": the time over that of the same bytes at this "
-           "run's own copy op (the global sum's read for reductions), a "
-           "check of the bound that needs no peaks.", ""]
+           "its FLOPs at the FMA peak when larger; for a kernel row with a "
+           f"stated compute bound ({meta['bounds_file']}) the larger of "
+           "that and its output elements x the stated cycles per element "
+           "/ the measured core clock (peaks.clock).  Ratio = time / "
+           "bound.  NumPy, PyTorch: scripts/compare_numpy.py, the faster "
+           "of each library's forms (allocating, out=), the median over "
+           "the rounds.  vs best peer: the median over the rounds of "
+           "tbench's time over the best peer's in the same round (range "
+           "over the rounds).  Flags: **bound** = an elementwise, "
+           f"activation, reduction, creation or inplace case above "
+           f"{max_ratio:g}x its bound; **peer** = slower than the best "
+           "peer in every round, with the 95% confidence intervals of the "
+           "two medians apart (tbench's low above the peer's high) in a "
+           f"majority of the rounds (more than {nr // 2} of {nr}).  "
+           "\"vs run's copy/read\": the time over that of the same bytes "
+           "at the same round's own copy op (the global sum's read for "
+           "reductions), a check of the bound that needs no peaks.", ""]
     if meta.get("peaks_warning"):
         out += [f"**Warning**: {meta['peaks_warning']}", ""]
+    if meta.get("clock_note"):
+        out += [f"**Note**: {meta['clock_note']}", ""]
     out += ["| case | category | shapes | backend | impl | time | "
             "bound | bound kind | ratio | vs run's copy/read | NumPy | "
             "PyTorch | vs best peer | flags |",
@@ -343,8 +593,35 @@ def markdown(rows, meta, max_ratio):
             fmt_ns(r["bound_ns"]), r["bound"] or "-", fmt_x(r["ratio"]),
             fmt_x(r["vs_run_bound"]),
             fmt_ns(r["numpy_ns"]), fmt_ns(r["torch_ns"]),
-            fmt_x(r["vs_best_peer"]),
+            fmt_vs(r),
             ", ".join(r["flags"]) or "-"]) + " |")
+    stated = [r for r in rows if r["stated"]]
+    if stated:
+        out += ["", f"Stated compute bounds ({len(stated)} rows; "
+                f"{meta['bounds_file']}; in cache = the same row at "
+                f"{meta['probe_elements']} elements in the same rounds, "
+                "the kernel's own throughput):", ""]
+        for r in stated:
+            s = r["stated"]
+            here = s.get("ns_per_element_here")
+            inc = s.get("in_cache_ns_per_element")
+            if s["ns_per_element"]:
+                bnd = (f"stated {s['cycles_per_element']:g} cycles/elem = "
+                       f"{s['ns_per_element']:.3g} ns/elem at "
+                       f"{s['clock_ghz']:.2f} GHz")
+                per = s["ns_per_element"]
+            else:
+                bnd = (f"stated {s['cycles_per_element']:g} cycles/elem, "
+                       "not applied (no core clock or no roofline)")
+                per = None
+
+            def vs(x):
+                return f"{x:.3g} ns/elem" + (
+                    f" ({x / per:.2f}x)" if per and x else "")
+            out.append(
+                f"- {r['case']} {shape_text(r['shapes'])}, `{r['impl']}`: "
+                f"{bnd}; here {vs(here) if here else '-'}; in cache "
+                f"{vs(inc) if inc else '-'}.  {s['derivation']}")
     above = [r for r in rows if "bound" in r["flags"]]
     behind = [r for r in rows if "peer" in r["flags"]]
     out += ["", f"Above {max_ratio:g}x their bound ({len(above)}): " +
@@ -352,7 +629,7 @@ def markdown(rows, meta, max_ratio):
                        f"({fmt_x(r['ratio'])})" for r in above) or "none"),
             "", f"Slower than the best peer ({len(behind)}): " +
             (", ".join(f"{r['case']} {shape_text(r['shapes'])} "
-                       f"({fmt_x(r['vs_best_peer'])})" for r in behind)
+                       f"({fmt_vs(r)})" for r in behind)
              or "none")]
     nobound = [r["op"] for r in rows if r["status"] == "ok" and
                r["bound_ns"] is None]
@@ -363,42 +640,87 @@ def markdown(rows, meta, max_ratio):
     return "\n".join(out) + "\n"
 
 
-def render(d, max_ratio, command):
-    res, _ = load_json(os.path.join(d, "run", "results.json"),
-                       "tbench result file")
+def load_results(path):
+    res, _ = load_json(path, "tbench result file")
     if not isinstance(res, dict) or not isinstance(res.get("cases"), list):
-        die(f"{os.path.join(d, 'run', 'results.json')}: not a tbench "
-            "result file (no 'cases' list)")
-    pp = os.path.join(d, "peers.json")
-    peers = None
-    if os.path.exists(pp):
-        peers, _ = load_json(pp, "compare_numpy.py result file")
-        if not isinstance(peers, dict) or \
-                not isinstance(peers.get("cases"), list):
-            die(f"{pp}: not a compare_numpy.py result file (no 'cases' "
-                "list)")
-    rows = build_rows(res, peers, max_ratio)
+        die(f"{path}: not a tbench result file (no 'cases' list)")
+    return res
+
+
+def load_plan(d):
+    """DIR/plan.json (rounds, sizes, the stated bounds used), or for a
+    folder written before it existed: one round, no stated bounds."""
+    pp = os.path.join(d, "plan.json")
+    if not os.path.exists(pp):
+        return {"schema": PLAN_SCHEMA, "rounds": 1, "elements": None,
+                "probe_elements": None, "time_note": "per-case time as "
+                "the config says", "bounds_file": None, "bounds": {}}
+    plan, _ = load_json(pp, "op_limits.py plan")
+    if not isinstance(plan, dict) or plan.get("schema") != PLAN_SCHEMA or \
+            not isinstance(plan.get("rounds"), int) or \
+            not 1 <= plan["rounds"] <= 100 or \
+            not isinstance(plan.get("bounds"), dict):
+        die(f"{pp}: not an op_limits.py plan (schema \"{PLAN_SCHEMA}\" "
+            "with rounds and bounds)")
+    return plan
+
+
+def render(d, max_ratio, command):
+    plan = load_plan(d)
+    rounds = []
+    for r in range(1, plan["rounds"] + 1):
+        rdir, pp = round_paths(d, r)
+        res = load_results(os.path.join(rdir, "results.json"))
+        peers = None
+        if os.path.exists(pp):
+            peers, _ = load_json(pp, "compare_numpy.py result file")
+            if not isinstance(peers, dict) or \
+                    not isinstance(peers.get("cases"), list):
+                die(f"{pp}: not a compare_numpy.py result file (no "
+                    "'cases' list)")
+        rounds.append((res, peers))
+    res = rounds[0][0]
+    rows = build_rows(rounds, plan["bounds"], plan, max_ratio)
     env = res.get("env", {})
     b = env.get("build", {})
     pk = res.get("peaks")
+    clock = ((pk or {}).get("clock") or {}).get("median_ghz")
+    loads = [", ".join(f"{x:.2f}" for x in
+                       r.get("env", {}).get("loadavg", []))
+             for r, _ in rounds]
     meta = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "command": command,
         "tbench_version": b.get("tbench_version"),
         "git_commit": b.get("git_commit"),
         "build_type": b.get("build_type"),
-        "loadavg": ", ".join(f"{x:.2f}" for x in env.get("loadavg", [])),
+        "loadavg": " / ".join(loads) + (" (per round)" if len(loads) > 1
+                                        else ""),
+        "rounds": plan["rounds"],
+        "elements": plan.get("elements"),
+        "probe_elements": plan.get("probe_elements"),
+        "time_note": plan.get("time_note"),
+        "bounds_file": plan.get("bounds_file") or "none",
+        "clock_ghz": clock,
+        "clock_note": None if clock or not plan["bounds"] or not pk else
+        "the peaks have no core clock (measured before tbench measured "
+        "it): the stated compute bounds are not applied",
         "peaks": (f"measured {pk.get('date')}" +
-                  (" (quick)" if pk.get("quick") else "")) if pk else
-        "none (no bounds)",
+                  (" (quick)" if pk.get("quick") else "") +
+                  (f", core clock {clock:.2f} GHz" if clock else "")) if pk
+        else "none (no bounds)",
         "peaks_warning": (" ".join(pk.get("notes") or []) or None)
         if pk else None,
     }
+    files = {"results": [os.path.join(round_paths("", r)[0], "results.json")
+                         for r in range(1, plan["rounds"] + 1)],
+             "peers": [round_paths("", r)[1] if p else None
+                       for r, (_, p) in enumerate(rounds, 1)],
+             "config": "config.json",
+             "plan": "plan.json"
+             if os.path.exists(os.path.join(d, "plan.json")) else None}
     doc = {"schema": SCHEMA, "meta": meta, "max_ratio": max_ratio,
-           "files": {"results": "run/results.json",
-                     "peers": "peers.json" if peers else None,
-                     "config": "config.json"},
-           "rows": rows,
+           "files": files, "rows": rows,
            "above_bound": [r["id"] for r in rows if "bound" in r["flags"]],
            "behind_peer": [r["id"] for r in rows if "peer" in r["flags"]]}
     with open(os.path.join(d, "limits.json"), "w", encoding="utf-8") as f:
@@ -408,7 +730,7 @@ def render(d, max_ratio, command):
     with open(os.path.join(d, "limits.md"), "w", encoding="utf-8") as f:
         f.write(md)
     bad = [r for r in rows if r["status"] not in ("ok", "unsupported")]
-    pbad = [c for c in (peers or {}).get("cases", [])
+    pbad = [c for _, p in rounds for c in (p or {}).get("cases", [])
             if c.get("status") in ("failed-check", "error")]
     return md, bool(bad or pbad)
 
@@ -418,10 +740,12 @@ def render(d, max_ratio, command):
 def main():
     ap = argparse.ArgumentParser(
         description="Every op of quick.json at 1M f32 elements, 1 thread: "
-                    "time, roofline bound, ratio, NumPy and PyTorch, in one "
-                    "run (issue 18).")
+                    "time, roofline or stated compute bound, ratio, NumPy "
+                    "and PyTorch, in one run of interleaved rounds (issue "
+                    "18).")
     ap.add_argument("-o", "--output", default=None,
-                    help="folder for config.json, run/, peers.json, "
+                    help="folder for config.json, plan.json, run/ and "
+                         "peers.json (round r > 1: run-r/, peers-r.json), "
                          "limits.md, limits.json (default: "
                          "results/op-limits-YYYYmmdd-HHMMSS)")
     ap.add_argument("--tbench", default=os.path.join(ROOT, "build",
@@ -444,8 +768,16 @@ def main():
     ap.add_argument("--peers", default="numpy,torch",
                     help="numpy, torch, numpy,torch (default) or none")
     ap.add_argument("--max-time", default=None,
-                    help="measure.max_time_s of every case (default "
-                         "quick.json's)")
+                    help="measure.max_time_s of every case in each round "
+                         f"(default {ROUND_MAX_TIME_S:g} s: quick.json's "
+                         "0.5 s cut so that 3 rounds take ~4 minutes)")
+    ap.add_argument("--rounds", default="3",
+                    help="rounds, each tbench on every case and then the "
+                         "peers (default 3; 1 to 20)")
+    ap.add_argument("--bounds", default=BOUNDS_FILE,
+                    help="the stated compute bounds (default "
+                         "docs/perf-data/compute-bounds.json; 'none': "
+                         "no stated bounds)")
     ap.add_argument("--config-only", action="store_true",
                     help="write DIR/config.json and stop")
     ap.add_argument("--from", dest="from_dir", default=None,
@@ -484,6 +816,11 @@ def main():
     if not set(peers) <= {"numpy", "torch"} or "" in peers:
         die(f"--peers: expected numpy, torch, numpy,torch or none, "
             f"got '{a.peers}'")
+    if not a.rounds.isdigit() or not 1 <= int(a.rounds) <= 20:
+        die(f"--rounds: expected a whole number from 1 to 20, got "
+            f"'{a.rounds}'")
+    nr = int(a.rounds)
+    mt = ROUND_MAX_TIME_S
     if a.max_time is not None:
         try:
             mt = float(a.max_time)
@@ -502,9 +839,16 @@ def main():
         die(f"{tb} list --json failed: {p.stderr.strip()}")
     ops = {o["name"]: o for o in json.loads(p.stdout)["ops"]}
     op_filter = a.ops.split(",") if a.ops else None
-    cfg = make_config(a.quick, ops, n, op_filter)
-    if a.max_time is not None:
-        cfg["measure"] = dict(cfg["measure"], max_time_s=mt)
+    bounds = {} if a.bounds == "none" else load_bounds(a.bounds, ops)
+    cfg = make_config(a.quick, ops, n, op_filter,
+                      {b["op"] for b in bounds.values()})
+    cfg["measure"] = dict(cfg["measure"], max_time_s=mt)
+    plan = {"schema": PLAN_SCHEMA, "rounds": nr, "elements": n,
+            "probe_elements": PROBE_N,
+            "time_note": f"measure.max_time_s {mt:g} s per case and round",
+            "bounds_file": None if a.bounds == "none" else
+            os.path.relpath(os.path.abspath(a.bounds), ROOT),
+            "bounds": bounds}
     d = a.output or os.path.join(ROOT, "results", time.strftime(
         "op-limits-%Y%m%d-%H%M%S", time.gmtime()))
     try:
@@ -519,24 +863,33 @@ def main():
         with open(os.path.join(d, "command.txt"), "w",
                   encoding="utf-8") as f:
             f.write(command + "\n")
+        with open(os.path.join(d, "plan.json"), "w", encoding="utf-8") as f:
+            json.dump(plan, f, indent=1)
+            f.write("\n")
     except OSError as e:
         die(f"{d}: cannot write the config: {e.strerror}")
     if a.config_only:
         print(f"op_limits.py: {cpath}: {len(cfg['ops'])} op entries",
               file=sys.stderr)
         return 0
-    rc = run_tool([tb, "run", cpath, "-o", os.path.join(d, "run"), "-q"] +
-                  (["--peaks"] if a.peaks == "measure" else []),
-                  "tbench run")
-    pp = os.path.join(d, "peers.json")
-    if os.path.exists(pp):
-        os.remove(pp)
-    if peers:
+    rc = 0
+    ppath = cpath   # the peers' config: after round 1, their ops only
+    for r in range(1, nr + 1):
+        rdir, pp = round_paths(d, r)
+        rc |= run_tool([tb, "run", cpath, "-o", rdir, "-q"] +
+                       (["--peaks"] if a.peaks == "measure" and r == 1
+                        else []), f"tbench run (round {r} of {nr})")
+        if os.path.exists(pp):
+            os.remove(pp)
+        if not peers:
+            continue
         rc |= run_tool(["/usr/bin/python3",
                         os.path.join(ROOT, "scripts", "compare_numpy.py"),
-                        cpath, "-o", pp, "--tbench", tb, "--threads", "1",
+                        ppath, "-o", pp, "--tbench", tb, "--threads", "1",
                         "--backends", ",".join(peers)],
-                       "compare_numpy.py")
+                       f"compare_numpy.py (round {r} of {nr})")
+        if r == 1 and nr > 1 and os.path.exists(pp):
+            ppath = peers_config(d, cfg, pp)
     md, bad = render(d, mr, command)
     sys.stdout.write(md)
     print(f"op_limits.py: {os.path.join(d, 'limits.md')}, "

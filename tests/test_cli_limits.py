@@ -6,12 +6,16 @@ Usage: test_cli_limits.py PATH/TO/tbench   (run from the repository root,
 with Debian's /usr/bin/python3: numpy; PyTorch is switched off with
 TBENCH_NO_TORCH so the test does not depend on it)
 
-The failure paths (each a one-line error and exit 2, never a traceback),
-the config generated from configs/quick.json (checked against the file
-read here), and the table of a tiny run: its ratios and peer columns are
-recomputed here from the run's own result files, and its flags from a
-peak cache made here, whose bandwidths make every bound far below or far
-above any time this machine can measure.  Timings are never asserted.
+The failure paths (each a one-line error and exit 2, never a traceback:
+bad options, a bad quick config, malformed compute bounds files), the
+config generated from configs/quick.json (checked against the file read
+here; the in-cache entries of the ops with a stated bound), and the
+table of a tiny run in 2 rounds: its times (medians over the rounds),
+ratios, stated compute bounds and peer columns are recomputed here from
+the rounds' own result files, and its flags from a peak cache made here,
+whose bandwidths make every bound far below or far above any time this
+machine can measure, and from a bounds file made here whose stated bound
+is far above any time.  Timings are never asserted.
 """
 import json
 import os
@@ -28,8 +32,10 @@ SCRIPT = os.path.abspath("scripts/op_limits.py")
 QUICK = os.path.abspath("configs/quick.json")
 TMP = tempfile.mkdtemp(prefix="tbench-limits-")
 TINY = ["--elements", "1024", "--ops",
-        "add,exp,sum,zeros,matmul,relu_,copy",
+        "add,exp,sum,zeros,matmul,relu_,copy,rand_uniform",
         "--max-time", "0.02", "--peaks", "cached"]
+CLOCK_GHZ = 2.0          # the fixture peaks' core clock
+STATED = 1000.0          # cycles per element of the fixture bounds
 
 sys.path.insert(0, os.path.abspath("scripts"))
 from compare_numpy import strip_comments  # noqa: E402
@@ -87,6 +93,9 @@ def t_bad_values():
                        (["--peers", "numpy,jax"], "--peers"),
                        (["--peaks", "maybe"], "--peaks"),
                        (["--max-time", "0"], "--max-time"),
+                       (["--rounds", "0"], "--rounds"),
+                       (["--rounds", "21"], "--rounds"),
+                       (["--rounds", "two"], "--rounds"),
                        (["--ops", "no_such_op*"], "no_such_op*")]:
         p = script(args + ["--config-only", "-o", os.path.join(TMP, "bv")])
         one_line_error(p, word)
@@ -110,6 +119,58 @@ def t_bad_quick():
     p = script(["--quick", noops, "--config-only", "-o",
                 os.path.join(TMP, "bq")])
     one_line_error(p, "noops.json", "'ops'")
+
+
+def bounds_file(name, rows, schema="tbench.compute_bounds/1"):
+    return write(name, json.dumps({"schema": schema, "bounds": rows},
+                                  indent=1))
+
+
+@case("malformed compute bounds: one line naming the file and the place")
+def t_bad_bounds():
+    good = {"impl": "rand_uniform_f32_avx512", "cycles_per_element": 1.5,
+            "derivation": "one line"}
+    p = script(["--bounds", os.path.join(TMP, "nobounds.json"),
+                "--config-only", "-o", os.path.join(TMP, "bb")])
+    one_line_error(p, "nobounds.json", "cannot open")
+    nj = write("nj.json", '{"schema": "tbench.compute_bounds/1",\n'
+               ' "bounds": [\n  {"impl": "x",}\n]}')
+    p = script(["--bounds", nj, "--config-only", "-o",
+                os.path.join(TMP, "bb")])
+    one_line_error(p, "nj.json", "line 3")
+    for name, doc, words in [
+            ("b-schema.json", bounds_file("b-schema.json", [good],
+                                          "tbench.other/1"), ["schema"]),
+            ("b-list.json", write("b-list.json", "[]"), ["an object"]),
+            ("b-nolist.json", write(
+                "b-nolist.json", '{"schema": "tbench.compute_bounds/1", '
+                '"bounds": 3}'), ["bounds: expected a list"]),
+            ("b-neg.json", bounds_file("b-neg.json", [
+                good, dict(good, impl="rand_normal_f32_avx512",
+                           cycles_per_element=-1)]),
+             ["bounds[1].cycles_per_element", "-1"]),
+            ("b-str.json", bounds_file("b-str.json", [
+                dict(good, cycles_per_element="2")]),
+             ["bounds[0].cycles_per_element"]),
+            ("b-bool.json", bounds_file("b-bool.json", [
+                dict(good, cycles_per_element=True)]),
+             ["bounds[0].cycles_per_element"]),
+            ("b-op.json", bounds_file("b-op.json", [
+                dict(good, impl="frobnicate_f32_avx512")]),
+             ["bounds[0].impl", "frobnicate_f32_avx512", "no op"]),
+            ("b-twice.json", bounds_file("b-twice.json", [good, good]),
+             ["bounds[1].impl", "twice"]),
+            ("b-miss.json", bounds_file("b-miss.json", [
+                {"impl": "rand_uniform_f32_c", "cycles_per_element": 2}]),
+             ["bounds[0]", "'derivation'"]),
+            ("b-extra.json", bounds_file("b-extra.json", [
+                dict(good, cycles=2)]), ["bounds[0]", "'cycles'"]),
+            ("b-lines.json", bounds_file("b-lines.json", [
+                dict(good, derivation="two\nlines")]),
+             ["bounds[0].derivation", "one line"])]:
+        p = script(["--bounds", doc, "--config-only", "-o",
+                    os.path.join(TMP, "bb")])
+        one_line_error(p, name, *words)
 
 
 @case("--from: a missing folder, a corrupt result file")
@@ -154,8 +215,9 @@ def t_config():
            all("dtypes" not in e for e in cfg["ops"]), "not f32 only")
     expect(cfg["backends"] == [{"name": "cpu", "isa": "auto",
                                 "threads": 1}], f"{cfg['backends']}")
-    expect(cfg["measure"] == q["measure"] and cfg["seed"] == q["seed"],
-           "measure/seed not quick.json's")
+    expect(cfg["measure"] == dict(q["measure"], max_time_s=0.15) and
+           cfg["seed"] == q["seed"],
+           "measure not quick.json's with max_time_s 0.15, or seed")
     byop = {}
     for e in cfg["ops"]:
         byop.setdefault(e["op"], []).append(e)
@@ -191,6 +253,19 @@ def t_config():
                f"{op}: {byop[op][0]['shapes']} != {qop[op]['shapes']}")
     # the params come along
     expect(byop["div_scalar"][0]["params"] == {"scalar": 3}, "params lost")
+    # the ops of docs/perf-data/compute-bounds.json also at 4096 elements
+    # (in cache), the others not
+    with open("docs/perf-data/compute-bounds.json", encoding="utf-8") as f:
+        stated = {b["impl"].split("_f32")[0]
+                  for b in json.load(f)["bounds"]}
+    expect(stated, "no stated bounds in docs/perf-data/compute-bounds.json")
+    for op, es in byop.items():
+        sizes = sorted(numel(s) for e in es for s in e["shapes"]
+                       if isinstance(s[0], int))
+        if op in stated:
+            expect(sizes == [4096, 1 << 20], f"{op}: sizes {sizes}")
+        elif op in ("neg", "zeros", "exp"):
+            expect(sizes == [1 << 20], f"{op}: sizes {sizes}")
 
 
 # ---- a tiny run -------------------------------------------------------------
@@ -211,8 +286,9 @@ def rows_of(md):
     return lines[i], rows
 
 
-def peak_cache(env, gb_s):
-    """A peak cache for this machine whose every bandwidth is gb_s."""
+def peak_cache(env, gb_s, clock=True):
+    """A peak cache for this machine whose every bandwidth is gb_s, and
+    (clock) whose core clock is CLOCK_GHZ."""
     key = {"cpu_model": env["cpu"]["model"],
            "logical_cpus": env["cpu"]["logical_cpus"],
            "tbench_version": env["build"]["tbench_version"]}
@@ -242,7 +318,12 @@ def peak_cache(env, gb_s):
              "notes": ["fixture note: measured under load"]
              if gb_s > 1 else [],
              "duration_s": 1.0}
-    return write(f"cache-{gb_s:g}.json", json.dumps(
+    if clock:
+        peaks["clock"] = {"method": "dependent-add chain", "threads": 1,
+                          "chain_adds": 64, "repetitions": 21,
+                          "best_ghz": CLOCK_GHZ, "median_ghz": CLOCK_GHZ,
+                          "worst_ghz": CLOCK_GHZ, "spread": 0.0}
+    return write(f"cache-{gb_s:g}-{int(clock)}.json", json.dumps(
         {"schema": "tbench.peak-cache/1", "entries": [peaks]}))
 
 
@@ -252,77 +333,164 @@ STATE = {}
 @case("tiny run without peaks: every case in the table, no bounds")
 def t_tiny_nopeaks():
     d = os.path.join(TMP, "tiny0")
-    p = script(TINY + ["-o", d])
+    p = script(TINY + ["-o", d, "--rounds", "1"])
     expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}")
     res = cases_of(os.path.join(d, "run", "results.json"))
     STATE["env"] = res["env"]
+    STATE["rand_impl"] = {c["impl"] for c in res["cases"]
+                          if c["op"] == "rand_uniform"}
     head, rows = rows_of(p.stdout)
-    expect(len(rows) == len(res["cases"]) > 0,
+    # the in-cache rand_uniform (4096 elements) is not a row
+    probes = [c for c in res["cases"] if c["op"] == "rand_uniform" and
+              c["shapes"] == [[4096]]]
+    expect(len(probes) == 1, f"{len(probes)} in-cache rand_uniform cases")
+    expect(len(rows) == len(res["cases"]) - 1 > 0,
            f"{len(rows)} rows for {len(res['cases'])} cases")
     expect(all(r[6] == "-" and r[8] == "-" for r in rows),
            "a bound without peaks")
     expect("No bound (" in p.stdout, "the no-bound note is missing")
+    expect(not os.path.exists(os.path.join(d, "run-2")) and
+           not os.path.exists(os.path.join(d, "peers-2.json")),
+           "a second round at --rounds 1")
     with open(os.path.join(d, "limits.md"), encoding="utf-8") as f:
         expect(f.read() == p.stdout, "limits.md differs from stdout")
 
 
-def check_tiny(d, md, expect_bound_flags):
-    res = cases_of(os.path.join(d, "run", "results.json"))
-    peers = cases_of(os.path.join(d, "peers.json"))
+def median(xs):
+    xs = sorted(x for x in xs if x is not None)
+    k = len(xs)
+    return xs[k // 2] if k % 2 else 0.5 * (xs[k // 2 - 1] + xs[k // 2])
+
+
+def close(a, b):
+    return a is not None and b is not None and abs(a - b) <= 1e-9 * abs(b)
+
+
+def check_tiny(d, md, expect_bound_flags, nr):
+    runs = [cases_of(os.path.join(d, "run" if r == 1 else f"run-{r}",
+                                  "results.json")) for r in range(1, nr + 1)]
+    peers = [cases_of(os.path.join(d, "peers.json" if r == 1 else
+                                   f"peers-{r}.json"))
+             for r in range(1, nr + 1)]
+    expect(not os.path.exists(os.path.join(d, f"run-{nr + 1}")),
+           f"more than {nr} rounds")
     lim = cases_of(os.path.join(d, "limits.json"))
+    plan = cases_of(os.path.join(d, "plan.json"))
+    expect(plan["rounds"] == nr and plan["elements"] == 1024 and
+           plan["probe_elements"] == 4096, f"plan: {plan}")
+    expect(lim["meta"]["rounds"] == nr, "meta.rounds")
+    res = runs[0]
     head, rows = rows_of(md)
     cols = [c.strip() for c in head.strip("|").split("|")]
     expect(cols[:3] == ["case", "category", "shapes"] and
            cols[6:11] == ["bound", "bound kind", "ratio",
                           "vs run's copy/read", "NumPy"] and
-           cols[-1] == "flags", f"header: {cols}")
-    # this run's own copy and read: ns per byte of the copy op and the
+           cols[-2:] == ["vs best peer", "flags"], f"header: {cols}")
+    # each round's own copy and read: ns per byte of the copy op and the
     # global sum (the script must find the same)
-    rate = {}
-    for c in res["cases"]:
-        k = "copy" if c["op"] == "copy" else "read" if (
-            c["op"] == "sum" and "axis" not in c["params"]) else None
-        if k:
-            rate[k] = c["stats"]["median_ns"] / c["model"]["bytes"]
-    expect(len(rows) == len(res["cases"]) == len(lim["rows"]),
-           "rows do not match the cases")
-    pk = {}
-    for c in peers["cases"]:
-        if c["status"] == "ok":
-            pk.setdefault(c["id"].rsplit("/", 1)[0], {}).setdefault(
-                c["backend"], []).append((c["stats"]["median_ns"],
-                                          c["stats"]["ci_high_ns"]))
+    rates = []
+    for run in runs:
+        rate = {}
+        for c in run["cases"]:
+            k = "copy" if c["op"] == "copy" else "read" if (
+                c["op"] == "sum" and "axis" not in c["params"]) else None
+            if k:
+                rate[k] = c["stats"]["median_ns"] / c["model"]["bytes"]
+        rates.append(rate)
+    by_id = [{c["id"]: c for c in run["cases"]} for run in runs]
+    probe = {c["id"] for c in res["cases"]
+             if c["op"] == "rand_uniform" and c["shapes"] == [[4096]]}
+    cases = [c for c in res["cases"] if c["id"] not in probe]
+    expect(len(probe) == 1 and len(rows) == len(cases) ==
+           len(lim["rows"]), "rows do not match the cases")
+    pk = []
+    for pr in peers:
+        m = {}
+        for c in pr["cases"]:
+            if c["status"] == "ok":
+                m.setdefault(c["id"].rsplit("/", 1)[0], {}).setdefault(
+                    c["backend"], []).append((c["stats"]["median_ns"],
+                                              c["stats"]["ci_high_ns"]))
+        pk.append(m)
     flagged = set()
-    for c, row, j in zip(res["cases"], rows, lim["rows"]):
+    for c, row, j in zip(cases, rows, lim["rows"]):
         expect(row[0] == c["id"].split("/")[0], f"{row[0]} vs {c['id']}")
         expect(j["id"] == c["id"], f"json row {j['id']} vs {c['id']}")
-        med = c["stats"]["median_ns"]
+        meds = [b[c["id"]]["stats"]["median_ns"] for b in by_id]
+        med = median(meds)
+        expect(j["rounds_median_ns"] == meds and close(j["median_ns"], med),
+               f"{c['id']}: time {j['median_ns']} is not the median of "
+               f"{meds}")
         rl = c["roofline"]
         expect(rl is not None, f"{c['id']}: no roofline")
-        ratio = med / rl["min_time_ns"]
-        expect(abs(j["ratio"] - ratio) <= 1e-9 * ratio,
-               f"{c['id']}: ratio {j['ratio']} != {ratio}")
+        bound = rl["min_time_ns"]
+        if c["op"] == "rand_uniform":
+            n = c["out_shapes"][0][0]
+            comp = n * STATED / CLOCK_GHZ
+            st = j["stated"]
+            expect(close(st["compute_ns"], comp) and
+                   st["clock_ghz"] == CLOCK_GHZ and
+                   st["cycles_per_element"] == STATED,
+                   f"stated: {st}")
+            pid = next(iter(probe))
+            pm = median(b[pid]["stats"]["median_ns"] for b in by_id)
+            expect(st["in_cache_id"] == pid and
+                   close(st["in_cache_ns_per_element"], pm / 4096),
+                   f"in cache: {st}")
+            expect(f"`{c['impl']}`: stated 1000 cycles/elem = 500 ns/elem "
+                   "at 2.00 GHz" in md, "the stated bound's line")
+            if comp > bound:
+                bound = comp
+                expect(row[7] == "compute (stated, 1000 cycles/elem at "
+                       "2.00 GHz)", f"bound kind: {row[7]}")
+            else:
+                expect(row[7].startswith("memory ("),
+                       f"bound kind: {row[7]}")
+        else:
+            expect(j["stated"] is None, f"{c['id']}: stated {j['stated']}")
+        expect(close(j["bound_ns"], bound), f"{c['id']}: bound "
+               f"{j['bound_ns']} != {bound}")
+        ratio = med / bound
+        expect(close(j["ratio"], ratio), f"{c['id']}: ratio {j['ratio']} "
+               f"!= {ratio}")
         expect(row[8] == f"{ratio:.2f}x", f"{c['id']}: {row[8]}")
         rk = "read" if c["category"] == "reduction" else "copy"
-        if rk in rate:
-            v = med / (c["model"]["bytes"] * rate[rk])
-            expect(abs(j["vs_run_bound"] - v) <= 1e-9 * v and
-                   row[9] == f"{v:.2f}x", f"{c['id']}: vs run {row[9]}")
+        if all(rk in r for r in rates):
+            v = median(m / (c["model"]["bytes"] * r[rk])
+                       for m, r in zip(meds, rates))
+            expect(close(j["vs_run_bound"], v) and row[9] == f"{v:.2f}x",
+                   f"{c['id']}: vs run {row[9]}")
         else:
             expect(j["vs_run_bound"] is None and row[9] == "-",
                    f"{c['id']}: vs run without a {rk} case")
         key = c["id"].rsplit("/", 1)[0]
         if key.startswith("add@alloc"):
             expect(j["numpy_ns"] is not None, "alloc case has no peer")
-        elif key in pk:
-            best, hi = min(pk[key]["numpy"])
-            expect(j["numpy_ns"] == best, f"{key}: numpy {j['numpy_ns']} "
-                   f"!= {best} (the faster form)")
-            expect(abs(j["vs_best_peer"] - med / best) <= 1e-9 * med / best,
-                   f"{key}: vs peer")
+        elif key in pk[0]:
+            # per round: the faster numpy form, tbench over it, CIs apart
+            best = [min(m[key]["numpy"]) for m in pk]
+            vs = [b[c["id"]]["stats"]["median_ns"] / x[0]
+                  for b, x in zip(by_id, best)]
+            apart = sum(b[c["id"]]["stats"]["ci_low_ns"] > x[1]
+                        for b, x in zip(by_id, best))
+            expect(close(j["numpy_ns"], median(x[0] for x in best)),
+                   f"{key}: numpy {j['numpy_ns']} is not the median of "
+                   "the faster forms")
+            expect(close(j["vs_best_peer"], median(vs)) and
+                   len(j["vs_best_peer_rounds"]) == nr and
+                   all(close(a, b) for a, b in
+                       zip(j["vs_best_peer_rounds"], vs)) and
+                   j["vs_best_peer_range"] == [min(vs), max(vs)],
+                   f"{key}: vs peer {j['vs_best_peer']}, "
+                   f"{j['vs_best_peer_rounds']}")
+            want = f"{median(vs):.2f}x" + (
+                f" ({min(vs):.2f}-{max(vs):.2f})" if nr > 1 else "")
+            expect(row[12] == want, f"{key}: column {row[12]} != {want}")
             expect(("peer" in j["flags"]) ==
-                   (med > best and c["stats"]["ci_low_ns"] > hi),
-                   f"{key}: peer flag")
+                   (all(v > 1 for v in vs) and 2 * apart > nr),
+                   f"{key}: peer flag {j['flags']}, rounds {vs}, "
+                   f"apart {apart}")
+            expect(j["peer_rounds_apart"] == apart, f"{key}: apart")
         expect(j["torch_ns"] is None, "torch was switched off")
         if "bound" in j["flags"]:
             flagged.add(c["op"])
@@ -333,6 +501,7 @@ def check_tiny(d, md, expect_bound_flags):
         expect(("bound" in row[13]) == ("bound" in j["flags"]),
                f"{c['id']}: flags column {row[13]}")
     if expect_bound_flags:
+        # every bound tiny, but rand_uniform's stated one is huge
         expect(flagged == {"add", "exp", "sum", "zeros", "relu_", "copy"},
                f"flagged: {sorted(flagged)}")
         expect(sorted(lim["above_bound"]) ==
@@ -347,22 +516,98 @@ def check_tiny(d, md, expect_bound_flags):
         expect("**Warning**" not in md, "a warning without a note")
 
 
-@case("tiny run with peaks: ratio, peers and flags from the result files")
+@case("tiny run with peaks, 2 rounds: times, bounds, peers and flags")
 def t_tiny_peaks():
     if "env" not in STATE:
         return "SKIP the run without peaks failed"
+    bounds = bounds_file("tiny-bounds.json", [
+        {"impl": i, "cycles_per_element": STATED,
+         "derivation": "a fixture: far above any time"}
+        for i in sorted(STATE["rand_impl"])])
     for gb_s, flags in ((1e9, True), (1e-9, False)):
         cache = peak_cache(STATE["env"], gb_s)
         d = os.path.join(TMP, f"tiny-{gb_s:g}")
-        p = script(TINY + ["-o", d, "--peers", "numpy"],
+        p = script(TINY + ["-o", d, "--peers", "numpy", "--rounds", "2",
+                           "--bounds", bounds],
                    env={"TBENCH_PEAK_CACHE": cache})
         expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}")
-        check_tiny(d, p.stdout, flags)
+        check_tiny(d, p.stdout, flags, 2)
         # --from renders the same table from the files
         q = script(["--from", d])
         expect(q.returncode == 0, f"--from exit {q.returncode}: {q.stderr}")
         expect(rows_of(q.stdout)[1] == rows_of(p.stdout)[1],
                "--from gives another table")
+
+
+def synth_round(cases):
+    """A round's (results, peers) docs: cases = [(name, tbench (median,
+    ci_low), numpy (median, ci_low, ci_high))]."""
+    res, peers = [], []
+    for name, tb, np_ in cases:
+        cid = f"{name}/1024/f32/cpu[isa=auto,threads=1]"
+        res.append({"id": cid, "op": name, "category": "elementwise",
+                    "status": "ok", "shapes": [[1024]], "params": {},
+                    "backend": "cpu", "impl": f"{name}_f32_c",
+                    "model": {"bytes": 8192}, "roofline": None,
+                    "stats": {"median_ns": tb[0], "ci_low_ns": tb[1]}})
+        peers.append({"id": f"{name}/1024/f32/numpy[threads=1,form=out]",
+                      "backend": "numpy", "status": "ok",
+                      "backend_params": {"threads": "1", "form": "out"},
+                      "stats": {"median_ns": np_[0], "ci_low_ns": np_[1],
+                                "ci_high_ns": np_[2]}})
+    return {"cases": res}, {"cases": peers}
+
+
+@case("peer flag: slower in every round, CIs apart in a majority")
+def t_peer_rule():
+    import op_limits
+    slow_apart = ((110, 105), (100, 95, 102))     # slower, CIs apart
+    slow_touch = ((110, 101), (100, 95, 102))     # slower, CIs overlap
+    fast = ((90, 85), (100, 95, 102))             # faster
+    plan = {"elements": 1024, "probe_elements": 4096}
+    for rounds, want in [
+            ([[slow_apart]], True),
+            ([[slow_touch]], False),
+            ([[slow_apart], [slow_apart]], True),
+            ([[slow_apart], [slow_touch]], False),       # 1 of 2: no
+            ([[slow_apart], [slow_apart], [slow_touch]], True),  # 2 of 3
+            ([[slow_apart], [slow_touch], [slow_touch]], False),
+            ([[slow_apart], [slow_apart], [fast]], False),  # not every
+            ([[fast], [fast], [fast]], False)]:
+        docs = [synth_round([("neg",) + tuple(c) for c in r])
+                for r in rounds]
+        (row,) = op_limits.build_rows(docs, {}, plan, 1.5)
+        vs = [r[0][0][0] / r[0][1][0] for r in rounds]
+        expect(("peer" in row["flags"]) == want,
+               f"{len(rounds)} rounds, ratios {vs}: flags {row['flags']}")
+        expect(close(row["vs_best_peer"], median(vs)) and
+               row["vs_best_peer_range"] == [min(vs), max(vs)],
+               f"vs peer {row['vs_best_peer']} {row['vs_best_peer_range']}")
+        expect(close(row["median_ns"], median(r[0][0][0] for r in rounds))
+               and close(row["numpy_ns"], 100), f"times: {row}")
+
+
+@case("peaks without a core clock: the stated bounds say so, not applied")
+def t_no_clock():
+    if "env" not in STATE:
+        return "SKIP the run without peaks failed"
+    cache = peak_cache(STATE["env"], 1e9, clock=False)
+    bounds = bounds_file("tiny-bounds2.json", [
+        {"impl": i, "cycles_per_element": STATED, "derivation": "fixture"}
+        for i in sorted(STATE["rand_impl"])])
+    d = os.path.join(TMP, "noclock")
+    p = script(["--elements", "1024", "--ops", "rand_uniform,copy",
+                "--max-time", "0.02", "--peaks", "cached", "--peers",
+                "none", "--rounds", "1", "--bounds", bounds, "-o", d],
+               env={"TBENCH_PEAK_CACHE": cache})
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}")
+    expect("**Note**: the peaks have no core clock" in p.stdout,
+           "no note on the missing clock")
+    lim = cases_of(os.path.join(d, "limits.json"))
+    r = next(x for x in lim["rows"] if x["op"] == "rand_uniform")
+    expect(r["bound"].startswith("memory (") and
+           r["stated"]["compute_ns"] is None and "bound" in r["flags"],
+           f"row: {r['bound']}, {r['stated']}, {r['flags']}")
 
 
 def cleanup(failed):
