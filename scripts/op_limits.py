@@ -659,7 +659,12 @@ def load_plan(d):
     if not isinstance(plan, dict) or plan.get("schema") != PLAN_SCHEMA or \
             not isinstance(plan.get("rounds"), int) or \
             not 1 <= plan["rounds"] <= 100 or \
-            not isinstance(plan.get("bounds"), dict):
+            not isinstance(plan.get("bounds"), dict) or \
+            not all(isinstance(b, dict) and
+                    isinstance(b.get("op"), str) and
+                    isinstance(b.get("cycles_per_element"), (int, float)) and
+                    isinstance(b.get("derivation"), str)
+                    for b in plan["bounds"].values()):
         die(f"{pp}: not an op_limits.py plan (schema \"{PLAN_SCHEMA}\" "
             "with rounds and bounds)")
     return plan

@@ -188,6 +188,12 @@ def t_bad_from():
         f.write('[1, 2]')
     p = script(["--from", d])
     one_line_error(p, "results.json", "not a tbench result file")
+    with open(os.path.join(d, "plan.json"), "w") as f:
+        f.write('{"schema": "tbench.op_limits_plan/1", "rounds": 2, '
+                '"bounds": {"x_f32_c": {}}}')
+    p = script(["--from", d])
+    one_line_error(p, os.path.join(d, "plan.json"), "not an op_limits.py "
+                   "plan")
 
 
 @case("an output folder that cannot be made: one line, exit 2")
