@@ -475,10 +475,11 @@ def check_tiny(d, md, expect_bound_flags, nr):
         elif key in pk[0]:
             # per round: the faster numpy form, tbench over it, CIs apart
             best = [min(m[key]["numpy"]) for m in pk]
+            his = [min(x[1] for x in m[key]["numpy"]) for m in pk]
             vs = [b[c["id"]]["stats"]["median_ns"] / x[0]
                   for b, x in zip(by_id, best)]
-            apart = sum(b[c["id"]]["stats"]["ci_low_ns"] > x[1]
-                        for b, x in zip(by_id, best))
+            apart = sum(b[c["id"]]["stats"]["ci_low_ns"] > h
+                        for b, h in zip(by_id, his))
             expect(close(j["numpy_ns"], median(x[0] for x in best)),
                    f"{key}: numpy {j['numpy_ns']} is not the median of "
                    "the faster forms")
@@ -547,20 +548,23 @@ def t_tiny_peaks():
 
 def synth_round(cases):
     """A round's (results, peers) docs: cases = [(name, tbench (median,
-    ci_low), numpy (median, ci_low, ci_high))]."""
+    ci_low), numpy's out form (median, ci_low, ci_high)[, its alloc
+    form])]."""
     res, peers = [], []
-    for name, tb, np_ in cases:
+    for name, tb, np_, *alloc in cases:
         cid = f"{name}/1024/f32/cpu[isa=auto,threads=1]"
         res.append({"id": cid, "op": name, "category": "elementwise",
                     "status": "ok", "shapes": [[1024]], "params": {},
                     "backend": "cpu", "impl": f"{name}_f32_c",
                     "model": {"bytes": 8192}, "roofline": None,
                     "stats": {"median_ns": tb[0], "ci_low_ns": tb[1]}})
-        peers.append({"id": f"{name}/1024/f32/numpy[threads=1,form=out]",
-                      "backend": "numpy", "status": "ok",
-                      "backend_params": {"threads": "1", "form": "out"},
-                      "stats": {"median_ns": np_[0], "ci_low_ns": np_[1],
-                                "ci_high_ns": np_[2]}})
+        for form, st in [("out", np_)] + [("alloc", a) for a in alloc]:
+            peers.append({
+                "id": f"{name}/1024/f32/numpy[threads=1,form={form}]",
+                "backend": "numpy", "status": "ok",
+                "backend_params": {"threads": "1", "form": form},
+                "stats": {"median_ns": st[0], "ci_low_ns": st[1],
+                          "ci_high_ns": st[2]}})
     return {"cases": res}, {"cases": peers}
 
 
@@ -570,6 +574,9 @@ def t_peer_rule():
     slow_apart = ((110, 105), (100, 95, 102))     # slower, CIs apart
     slow_touch = ((110, 101), (100, 95, 102))     # slower, CIs overlap
     fast = ((90, 85), (100, 95, 102))             # faster
+    # the faster form's CI is wide, the other form's is below tbench's
+    wide = ((110, 105), (100, 95, 200), (101, 99, 103))
+    wide_touch = ((110, 104), (100, 95, 200), (101, 99, 104.5))
     plan = {"elements": 1024, "probe_elements": 4096}
     for rounds, want in [
             ([[slow_apart]], True),
@@ -579,7 +586,9 @@ def t_peer_rule():
             ([[slow_apart], [slow_apart], [slow_touch]], True),  # 2 of 3
             ([[slow_apart], [slow_touch], [slow_touch]], False),
             ([[slow_apart], [slow_apart], [fast]], False),  # not every
-            ([[fast], [fast], [fast]], False)]:
+            ([[fast], [fast], [fast]], False),
+            ([[wide], [wide], [slow_touch]], True),
+            ([[wide_touch], [wide_touch], [wide]], False)]:
         docs = [synth_round([("neg",) + tuple(c) for c in r])
                 for r in rounds]
         (row,) = op_limits.build_rows(docs, {}, plan, 1.5)
