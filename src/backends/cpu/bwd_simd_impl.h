@@ -16,17 +16,17 @@
  *            s (1 - s) rounds to 0 from |x| ~ 17 on, this keeps e);
  *   tanh:    g (1 - t^2) = g 4e / (1 + e)^2, e = exp(-2|x|) (sech^2 x,
  *            again without the cancellation of 1 - t^2);
- *   gelu:    g (Phi(x) + x phi(x)), phi(x) = exp(-x^2/2) / sqrt(2 pi)
- *            with -x^2/2 as an exact head + tail (the tail applied as
- *            e (1 + tail)); Phi(x) = gelu(x) / x by vmath's vs_gelu_erf
- *            for |x| >= 0.7 and the Taylor series 1/2 + x R(x^2) of
- *            Phi to x^13 below (truncation < 1e-9).  x is clamped to
- *            [-20, 20] for Phi and phi (both are then 1 or 0 and 0 in
- *            float), so +-inf give g and 0, the limits.
+ *   gelu:    g (Phi(x) + x phi(x)), phi(x) = exp(-x^2/2) / sqrt(2 pi):
+ *            with Phi(-a) = exp(-a^2/2) G(a) (a = |x|, vmath's G of the
+ *            forward gelu) both terms share one exp: g s for x < 0,
+ *            g (1 - s) for x >= 0, s = exp(-x^2/2) (G(a) - a / sqrt(2
+ *            pi)) (bw_gelu_f); +-inf give g and 0, the limits.  (It
+ *            computed exp twice, G once and divided by x where any lane
+ *            had |x| >= 0.7: 2.5x a read and write of its bytes.)
  * Accuracy (g = 1, tests/test_checkasm.c bw_act_sweep over a dense sweep
  * of float bit patterns against the derivative in double): sigmoid and
- * tanh within 8 ulp (5.5 measured), gelu within 16 ulp of |Phi| + |x phi|
- * (11.2 measured, near x = -13 where phi nears FLT_MIN), AVX2 and AVX-512
+ * tanh within 8 ulp (5.5 measured), gelu within 4 ulp of |Phi| + |x phi|
+ * (2.76 measured, near x = -0.011), AVX2 and AVX-512
  * bit for bit; far inside the ops' tolerance (f32: rtol 1e-5, atol
  * 1e-6), which op_*_backward (every level and thread count, against the
  * double reference) and tests/test_backward.c (PyTorch vectors and
@@ -59,32 +59,39 @@ static inline vf bw_sigmoid_f(vf g, vf x) { return bw_sech2(g, x, 1, 1); }
 
 static inline vf bw_tanh_f(vf g, vf x) { return bw_sech2(g, x, 2, 4); }
 
+/* gelu'(x) with a = |x|, E = exp(-x^2/2), c = 1/sqrt(2 pi) and
+ * vmath's G (Phi(-a) = E G(a), vs_gelu_g_core / vs_gelu_g_tail):
+ *   s = E (G(a) - c a);   x < 0 (and -0): s,   x >= 0: 1 - s
+ * (Phi(x) + x phi(x) = E G - c a E for x < 0, 1 - E G + c a E for
+ * x >= 0): one exp and one G per lane.  E as in vs_gelu_erf_core (head
+ * -sq/2 reduced, tail added to r, d exp(r) = d + (d r) q).  x is
+ * clamped to [-15, 15] (there |s| < 2^-159: -0 and 1, the limits;
+ * +-inf give them too), G's argument to 14.5 (its range; beyond, |s| <
+ * 2^-149, the least subnormal, and G is 0.5% of d).  The scaling is the exact
+ * exponent addition where every lane has a <= 3 (n in [-7, 0]), else
+ * v_scale (one rounding, into the subnormals near x = -13): both agree
+ * wherever both apply, so the result does not depend on the lane's
+ * neighbours. */
 static inline vf bw_gelu_f(vf g, vf x)
 {
-    vf xc = v_clamp(x, -20.0f, 20.0f);
+    vf xc = v_clamp(x, -15.0f, 15.0f);
+    vf a = v_abs(xc);
+    vm fast = v_le(a, v_set1(VS_GELU_FAST));
+    int all = m_all(fast);
+    vf gg = vs_gelu_g_core(a);
+    if (!all)
+        gg = v_sel(fast, gg, vs_gelu_g_tail(v_min(a, v_set1(14.5f))));
+    vf d = v_fnma(v_set1(0.3989422804014327f), a, gg);
     vf sq = v_mul(xc, xc);
-    /* -x^2/2 = qh + ql exactly */
-    vf qh = v_mul(sq, v_set1(-0.5f));
-    vf ql = v_mul(v_fms(xc, xc, sq), v_set1(-0.5f));
-    vf e = vs_exp(qh);
-    e = v_fma(e, ql, e);
-    vf xpdf = v_mul(xc, v_mul(e, v_set1(0.3989422804014327f)));
-    /* Phi(x), |x| < 0.7: 1/2 + x R(x^2) (Taylor coefficients
-     * (-1)^n / (sqrt(2 pi) 2^n n! (2n + 1))) */
-    vf r = v_fma(v_set1(6.6596935163e-07f), sq, v_set1(-9.4446562595e-06f));
-    r = v_fma(r, sq, v_set1(1.1543468762e-04f));
-    r = v_fma(r, sq, v_set1(-1.1873282155e-03f));
-    r = v_fma(r, sq, v_set1(9.9735570100e-03f));
-    r = v_fma(r, sq, v_set1(-6.6490380067e-02f));
-    r = v_fma(r, sq, v_set1(3.9894228040e-01f));
-    vf cs = v_fma(xc, r, v_set1(0.5f));
-    vm small = v_lt(v_abs(xc), v_set1(0.7f));
-    vf cdf = cs;
-    if (!m_all(small))
-        cdf = v_sel(small, cs, v_div(vs_gelu_erf(xc), xc));
-    /* NaN x: xc may be a bound (v_clamp keeps NaN, but be explicit) */
-    vf d = v_mul(g, v_add(cdf, xpdf));
-    return v_sel(v_unord(x, x), x, d);
+    vf sql = v_fms(xc, xc, sq);
+    vf k, n;
+    vf r = vs_exp_reduce(v_mul(sq, v_set1(-0.5f)), &k, &n);
+    r = v_fma(sql, v_set1(-0.5f), r);
+    vf q = v_fma(vs_exp_u6(r), r, v_set1(1.0f));
+    vf p = v_fma(v_mul(d, r), q, d);
+    vf s = all ? v_ldexp_k(p, k) : v_scale(p, n);
+    vf dv = v_mul(g, v_sel(v_sign_m(xc), s, v_sub(v_set1(1.0f), s)));
+    return v_sel(v_unord(x, x), x, dv);
 }
 
 #define BW_LOOP(NAME, SFX)                                                \
