@@ -1,6 +1,7 @@
 /* SIMD rows (AVX2, AVX-512) of the element-wise backward ops in f32:
  * relu_backward, sigmoid_backward, tanh_backward, gelu_backward and
- * log_softmax_backward (at the end: bwd_simd.h's driver), over
+ * log_softmax_backward (at the end: bwd_simd.h's driver), and of
+ * max_pool2d_backward's 2x2 windows (bwd_simd.h's driver), over
  * backward.c's portable rows (issue 18: those ran the scalar libm
  * expf/tanhf/erfcf per element, 43-88x a copy of their bytes at 1M
  * elements).  For inclusion by bwd_avx2.c and bwd_avx512.c only, each
@@ -236,11 +237,130 @@ static void bw_lsm_rows(const float *g, const float *y, float *dx,
         return tb_cpu_bw_lsm(ctx, LV, in, out, p, bw_lsm_rows);           \
     }
 
+/* ---- max_pool2d_backward, 2x2 windows (bwd_simd.h) ------------------ */
+
+#if VS_LANES == 16
+/* even / odd lanes of the 2 L-lane sequence a, b; zip: a0 b0 a1 b1 ...
+ * of the lower (lo) or upper (hi) halves of a and b */
+static inline vf bw_even(vf a, vf b)
+{
+    return _mm512_permutex2var_ps(
+        a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
+                             26, 28, 30), b);
+}
+static inline vf bw_odd(vf a, vf b)
+{
+    return _mm512_permutex2var_ps(
+        a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25,
+                             27, 29, 31), b);
+}
+static inline vf bw_zip_lo(vf a, vf b)
+{
+    return _mm512_permutex2var_ps(
+        a, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6,
+                             22, 7, 23), b);
+}
+static inline vf bw_zip_hi(vf a, vf b)
+{
+    return _mm512_permutex2var_ps(
+        a, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29,
+                             14, 30, 15, 31), b);
+}
+#else
+static inline vf bw_even(vf a, vf b)
+{
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(
+        _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8));
+}
+static inline vf bw_odd(vf a, vf b)
+{
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(
+        _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8));
+}
+static inline vf bw_zip_lo(vf a, vf b)
+{
+    return _mm256_permute2f128_ps(_mm256_unpacklo_ps(a, b),
+                                  _mm256_unpackhi_ps(a, b), 0x20);
+}
+static inline vf bw_zip_hi(vf a, vf b)
+{
+    return _mm256_permute2f128_ps(_mm256_unpacklo_ps(a, b),
+                                  _mm256_unpackhi_ps(a, b), 0x31);
+}
+#endif
+
+/* The running maximum m and candidate v: v when m is not NaN and v > m
+ * or v is NaN (the first NaN wins, as the forward kernel) */
+static inline vf bw_mp_max(vf m, vf v)
+{
+    vm upd = m_or(v_gt(v, m), v_unord(v, v));
+    return v_sel(v_unord(m, m), m, v_sel(upd, v, m));
+}
+
+/* VS_LANES windows: a0 a1 the x0 row's 2 L elements, b0 b1 x1's, gv
+ * their gradients; r0..r3 the dx values of the windows' four places
+ * (selects only: g's bits or +0, as the portable row). */
+static inline void bw_mp_windows(vf gv, vf a0, vf a1, vf b0, vf b1, vf r[4])
+{
+    vf v[4] = {bw_even(a0, a1), bw_odd(a0, a1), bw_even(b0, b1),
+               bw_odd(b0, b1)};
+    vf m = bw_mp_max(bw_mp_max(bw_mp_max(v[0], v[1]), v[2]), v[3]);
+    const vf z = v_set1(0.0f);
+    vf rest = gv;
+    for (int t = 0; t < 3; t++) {
+        vm h = m_or(v_eq(v[t], m), v_unord(v[t], v[t]));
+        r[t] = v_sel(h, rest, z);
+        rest = v_sel(h, z, rest);
+    }
+    r[3] = rest;
+}
+
+static void bw_mp2_row(const float *g, const float *x0, const float *x1,
+                       float *d0, float *d1, int64_t ow)
+{
+    const int64_t L = VS_LANES;
+    int64_t i = 0;
+    vf r[4];
+    for (; i + L <= ow; i += L) {
+        bw_mp_windows(v_load(g + i), v_load(x0 + 2 * i),
+                      v_load(x0 + 2 * i + L), v_load(x1 + 2 * i),
+                      v_load(x1 + 2 * i + L), r);
+        v_store(d0 + 2 * i, bw_zip_lo(r[0], r[1]));
+        v_store(d0 + 2 * i + L, bw_zip_hi(r[0], r[1]));
+        v_store(d1 + 2 * i, bw_zip_lo(r[2], r[3]));
+        v_store(d1 + 2 * i + L, bw_zip_hi(r[2], r[3]));
+    }
+    if (i < ow) {
+        /* n windows left: 2 n elements of each row, in two masked
+         * vectors (the second empty when n <= L / 2) */
+        const int64_t n = ow - i, e0 = 2 * n < L ? 2 * n : L, e1 = 2 * n - e0;
+        vf z = v_set1(0.0f);
+        bw_mp_windows(v_load_n(g + i, n), v_load_n(x0 + 2 * i, e0),
+                      e1 ? v_load_n(x0 + 2 * i + L, e1) : z,
+                      v_load_n(x1 + 2 * i, e0),
+                      e1 ? v_load_n(x1 + 2 * i + L, e1) : z, r);
+        v_store_n(d0 + 2 * i, bw_zip_lo(r[0], r[1]), e0);
+        v_store_n(d1 + 2 * i, bw_zip_lo(r[2], r[3]), e0);
+        if (e1) {
+            v_store_n(d0 + 2 * i + L, bw_zip_hi(r[0], r[1]), e1);
+            v_store_n(d1 + 2 * i + L, bw_zip_hi(r[2], r[3]), e1);
+        }
+    }
+}
+
+#define BW_MP_ENTRY(SFX, LV)                                              \
+    int TB_CPU_KFN(max_pool2d_backward, f32, SFX)(                        \
+        void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
+    {                                                                     \
+        return tb_cpu_bw_max_pool(ctx, LV, in, out, p, bw_mp2_row);       \
+    }
+
 #define BW_ENTRIES(SFX, LV)                                               \
     BW_ENTRY(relu, SFX, LV)                                               \
     BW_ENTRY(sigmoid, SFX, LV)                                            \
     BW_ENTRY(tanh, SFX, LV)                                               \
     BW_ENTRY(gelu, SFX, LV)                                               \
-    BW_LSM_ENTRY(SFX, LV)
+    BW_LSM_ENTRY(SFX, LV)                                                 \
+    BW_MP_ENTRY(SFX, LV)
 
 #endif /* TB_BACKENDS_CPU_BWD_SIMD_IMPL_H */
