@@ -2632,11 +2632,11 @@ static void test_pow_ulp(void **state)
 /* Every permutation of 3-D shapes and the common ones of 4-D (NCHW <->
  * NHWC, the (1, 2) and (0, 1) swaps, the reversal, and the (2, 3)
  * swap), shapes from 1 to beyond two tiles per dim with odd extents, on
- * misaligned canary-guarded tensors in both dtypes: bit for bit the
- * reference (values are copies). */
-static void test_permute_tiled(void **state)
+ * misaligned canary-guarded tensors in both dtypes, on an instance of
+ * isa vals[0] and threads vals[1]: bit for bit the reference (values are
+ * copies). */
+static void permute_tiled_on(const char *const vals[2])
 {
-    (void)state;
     static const int p3[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
                                  {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
     static const int s3[][3] = {{1, 1, 1}, {3, 4, 5}, {37, 45, 3},
@@ -2647,10 +2647,6 @@ static void test_permute_tiled(void **state)
                                 {1, 16, 1, 5}};
     static const char *const pn[4] = {"p0", "p1", "p2", "p3"};
     const tb_op *op = tb_op_get(TB_OP_permute);
-    tb_axis ax[TB_MAX_AXES];
-    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
-    const char *vals[2] = {ax[0].values[ax[0].n_values - 1],
-                           ax[1].values[0]}; /* auto, 1 thread */
     void *ctx = NULL;
     char err[256];
     assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
@@ -2691,8 +2687,9 @@ static void test_permute_tiled(void **state)
             for (int64_t k = 0; k < tb_tensor_numel(&ref); k++)
                 if (!same(tb_tensor_get(&out, k), tb_tensor_get(&ref, k)) &&
                     bad++ < 3)
-                    print_error("permute_%s case %d: [%lld] got %g want %g\n",
-                                tb_dtype_name(d), c, (long long)k,
+                    print_error("%s isa=%s threads=%s case %d: [%lld] got "
+                                "%g want %g\n",
+                                impl, vals[0], vals[1], c, (long long)k,
                                 tb_tensor_get(&out, k),
                                 tb_tensor_get(&ref, k));
             const bool intact = gb_intact(&gi) && gb_intact(&go);
@@ -2703,6 +2700,21 @@ static void test_permute_tiled(void **state)
             assert_int_equal(bad, 0);
         }
     B->destroy(ctx);
+}
+
+/* permute_tiled_on at every isa value (f32's SIMD rows:
+ * bwd_simd_impl.h's register-transposed tiles, full and partial) and
+ * thread count. */
+static void test_permute_tiled(void **state)
+{
+    (void)state;
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    for (int iv = 0; iv < ax[0].n_values; iv++)
+        for (int tv = 0; tv < ax[1].n_values; tv++) {
+            const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
+            permute_tiled_on(vals);
+        }
 }
 
 /* ---- exp and log f64's SIMD rows (f64_simd_impl.h) ---- */

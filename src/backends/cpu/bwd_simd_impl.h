@@ -1,14 +1,15 @@
-/* SIMD rows (AVX2, AVX-512) of the element-wise backward ops in f32:
- * relu_backward, sigmoid_backward, tanh_backward, gelu_backward and
- * log_softmax_backward (at the end: bwd_simd.h's driver), and of
- * max_pool2d_backward's 2x2 windows (bwd_simd.h's driver), over
+/* SIMD rows (AVX2, AVX-512) in f32 of the element-wise backward ops
+ * relu_backward, sigmoid_backward, tanh_backward and gelu_backward over
  * backward.c's portable rows (issue 18: those ran the scalar libm
  * expf/tanhf/erfcf per element, 43-88x a copy of their bytes at 1M
- * elements).  For inclusion by bwd_avx2.c and bwd_avx512.c only, each
- * built with its level's flags; everything here is static except the
- * entry points BW_ENTRIES(SFX, LV) defines (kreg.h's TB_CPU_ROWS_BW_
- * list).  The driver is ops_simd.c's tb_cpu_xs_binary (a = g, b = x,
- * equal shapes under the ops' shape rule, split over the threads).
+ * elements); then of log_softmax_backward and max_pool2d_backward (2x2
+ * windows; bwd_simd.h's drivers) and of permute (register-transposed
+ * tiles under ops_ext.c's loops).  For inclusion by bwd_avx2.c and
+ * bwd_avx512.c only, each built with its level's flags; everything here
+ * is static except the entry points BW_ENTRIES(SFX, LV) defines (kreg.h's
+ * TB_CPU_ROWS_BW_ list).  The element-wise rows' driver is ops_simd.c's
+ * tb_cpu_xs_binary (a = g, b = x, equal shapes under the ops' shape
+ * rule, split over the threads).
  *
  * Formulas (x the forward input, g the incoming gradient):
  *   relu:    x > 0 ? g : 0 (a select; NaN x gives 0, as the portable row)
@@ -38,8 +39,11 @@
 #include <immintrin.h>
 #include <stdint.h>
 
+#include "../../base/error.h"
 #include "bwd_simd.h"
+#include "cpu_internal.h"
 #include "kreg.h"
+#include "ops_ext.h"
 #include "ops_simd.h"
 #include "vmath_simd.h"
 
@@ -355,12 +359,111 @@ static void bw_mp2_row(const float *g, const float *x0, const float *x1,
         return tb_cpu_bw_max_pool(ctx, LV, in, out, p, bw_mp2_row);       \
     }
 
+/* ---- permute f32: planes by register-transposed tiles (ops_ext.h) --- */
+
+/* r[i][j] -> r[j][i] for a VS_LANES x VS_LANES block: pairs of rows
+ * interleaved, then quadruples (each 128-bit lane then holds four rows'
+ * elements of one column), then the 128-bit lanes exchanged. */
+#if VS_LANES == 16
+static inline void bw_tr(vf r[16])
+{
+    vf t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int g = 0; g < 4; g++) {
+        u[4 * g] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+        u[4 * g + 1] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
+        u[4 * g + 2] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+        u[4 * g + 3] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
+    }
+    /* lane l of u[4 g + e]: rows 4g..4g+3 of column 4 l + e */
+    for (int e = 0; e < 4; e++) {
+        vf v0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x88);
+        vf v1 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xdd);
+        vf w0 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x88);
+        vf w1 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0xdd);
+        r[e] = _mm512_shuffle_f32x4(v0, w0, 0x88);
+        r[e + 8] = _mm512_shuffle_f32x4(v0, w0, 0xdd);
+        r[e + 4] = _mm512_shuffle_f32x4(v1, w1, 0x88);
+        r[e + 12] = _mm512_shuffle_f32x4(v1, w1, 0xdd);
+    }
+}
+#else
+static inline void bw_tr(vf r[8])
+{
+    vf t[8], u[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int g = 0; g < 2; g++) {
+        u[4 * g] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+        u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
+        u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+        u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
+    }
+    for (int e = 0; e < 4; e++) {
+        r[e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x20);
+        r[e + 4] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x31);
+    }
+}
+#endif
+
+/* tb_cpu_perm_tile_fn: o[i * ostq + j] = x[i + j * is] in VS_LANES x
+ * VS_LANES tiles, each read as VS_LANES vectors (input lines along i),
+ * transposed in registers and written as VS_LANES vectors (output lines
+ * along j): every line a tile touches is read or written whole, once
+ * (the portable loop touches each input line once per element, and the
+ * lines of a tile, power-of-two strides apart, evict each other).  The
+ * tiles of a band of input rows j go along i, so each row is read in
+ * order.  Partial tiles: masked loads (zeros past ni) and stores. */
+static void bw_perm_tile(const float *x, float *o, int64_t ni, int64_t nj,
+                         int64_t is, int64_t ostq)
+{
+    const int64_t L = VS_LANES;
+    vf r[VS_LANES];
+    for (int64_t j0 = 0; j0 < nj; j0 += L) {
+        const int64_t nr = nj - j0 < L ? nj - j0 : L;
+        const float *xr = x + j0 * is;
+        for (int64_t i0 = 0; i0 < ni; i0 += L) {
+            const int64_t nc = ni - i0 < L ? ni - i0 : L;
+            float *oc = o + i0 * ostq + j0;
+            if (nr == L && nc == L) {
+                for (int t = 0; t < VS_LANES; t++)
+                    r[t] = v_load(xr + t * is + i0);
+                bw_tr(r);
+                for (int t = 0; t < VS_LANES; t++)
+                    v_store(oc + t * ostq, r[t]);
+                continue;
+            }
+            for (int t = 0; t < VS_LANES; t++)
+                r[t] = t < nr ? v_load_n(xr + t * is + i0, nc)
+                              : v_set1(0.0f);
+            bw_tr(r);
+            for (int t = 0; t < nc; t++)
+                v_store_n(oc + t * ostq, r[t], nr);
+        }
+    }
+}
+
+#define BW_PERM_ENTRY(SFX, LV)                                            \
+    int TB_CPU_KFN(permute, f32, SFX)(void *ctx, const tb_tensor *in,     \
+                                      tb_tensor *out, const tb_params *p) \
+    {                                                                     \
+        if (ctx && tb_cpu_isa(ctx) < LV)                                  \
+            return TB_EUNSUPPORTED;                                       \
+        return tb_cpu_ext_permute_f32(ctx, in, out, p, bw_perm_tile);     \
+    }
+
 #define BW_ENTRIES(SFX, LV)                                               \
     BW_ENTRY(relu, SFX, LV)                                               \
     BW_ENTRY(sigmoid, SFX, LV)                                            \
     BW_ENTRY(tanh, SFX, LV)                                               \
     BW_ENTRY(gelu, SFX, LV)                                               \
     BW_LSM_ENTRY(SFX, LV)                                                 \
-    BW_MP_ENTRY(SFX, LV)
+    BW_MP_ENTRY(SFX, LV)                                                  \
+    BW_PERM_ENTRY(SFX, LV)
 
 #endif /* TB_BACKENDS_CPU_BWD_SIMD_IMPL_H */
