@@ -20,7 +20,8 @@
  *     finite-difference check (except nll_loss, a forward op) and cpu
  *     kernels in both dtypes.
  *  6. the cpu kernels' fast paths (conv2d_backward's chunks of images,
- *     max_pool2d_backward's tiled windows, with ties) at shapes the
+ *     max_pool2d_backward's tiled windows, with ties;
+ *     avg_pool2d_backward's tiled and general paths) at shapes the
  *     vectors do not reach, against the f64 reference kernel (itself
  *     checked by 1 and 2), within the op table's tolerance. */
 #include <math.h>
@@ -544,6 +545,41 @@ static void test_max_pool_paths(void **state)
         }
 }
 
+/* avg_pool2d_backward's tiled path (stride == kernel, no padding: kernel
+ * 2's interleaving loop, kernel 1, 3 and 4's general one, rows and
+ * columns no window covers) and the general path (overlapping windows,
+ * padding). */
+static void test_avg_pool_paths(void **state)
+{
+    (void)state;
+    const tb_op *op = tb_op_find("avg_pool2d_backward");
+    struct {
+        int64_t n, c, h, w, k, st, pad;
+    } cs[] = {
+        {3, 16, 26, 26, 2, 2, 0}, {2, 3, 11, 9, 2, 2, 0},
+        {2, 2, 10, 11, 3, 3, 0},  {2, 2, 9, 9, 3, 2, 1},
+        {1, 3, 5, 7, 1, 1, 0},    {2, 2, 13, 18, 4, 4, 0},
+        {2, 3, 8, 8, 2, 1, 0},    {1, 2, 7, 6, 2, 2, 1},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        tb_params p;
+        memset(&p, 0, sizeof p);
+        assert_int_equal(tb_params_set(op, &p, "kernel", (double)cs[i].k,
+                                       NULL, 0), 0);
+        assert_int_equal(tb_params_set(op, &p, "stride", (double)cs[i].st,
+                                       NULL, 0), 0);
+        assert_int_equal(tb_params_set(op, &p, "padding",
+                                       (double)cs[i].pad, NULL, 0), 0);
+        int64_t oh = (cs[i].h + 2 * cs[i].pad - cs[i].k) / cs[i].st + 1;
+        int64_t ow = (cs[i].w + 2 * cs[i].pad - cs[i].k) / cs[i].st + 1;
+        tb_shape is[2] = {
+            {4, {cs[i].n, cs[i].c, oh, ow}},
+            {4, {cs[i].n, cs[i].c, cs[i].h, cs[i].w}},
+        };
+        check_against_ref("avg_pool2d_backward", is, &p, 300 + i, false);
+    }
+}
+
 /* ---- 6. broadcasting paths of the cpu kernels ------------------------------ */
 
 /* add/sub/mul/div_backward's cpu kernels (f32, f64) against the
@@ -659,6 +695,7 @@ int main(void)
         T(conv_chunks),
         T(max_pool_paths),
         T(binary_paths),
+        T(avg_pool_paths),
     };
     printf("# test_backward: %d autograd vectors\n", AGV_N_CASES);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,6 +19,7 @@
 #include "../../ops/op.h"
 #include "../../ops/op_backward.h"
 #include "../../ops/tensor.h"
+#include "bwd_simd.h"
 #include "cpu_internal.h"
 #include "kreg.h"
 
@@ -56,6 +57,14 @@
 #undef FABS
 #undef TANH
 #undef ERFC
+
+void tb_cpu_bw_pool_f32(bool is_max, const float *g, const float *x,
+                        float *dx, int64_t NC, int64_t H, int64_t W,
+                        int64_t OH, int64_t OW, int64_t k, int64_t st,
+                        int64_t pad)
+{
+    bwk_pool_f32(is_max, g, x, dx, NC, H, W, OH, OW, k, st, pad);
+}
 
 /* Count the launch; check operands and output shapes; fill *full with
  * the parameters and their defaults. */

@@ -1,6 +1,8 @@
 /* The portable driver of bwd_simd.h. */
 #include "bwd_simd.h"
 
+#include <string.h>
+
 #include "../../base/error.h"
 #include "../../ops/op.h"
 #include "../../ops/tensor.h"
@@ -45,5 +47,63 @@ int tb_cpu_bw_lsm(void *ctx, int lv, const tb_tensor *in, tb_tensor *out,
     if (j.outer > 0 && j.len > 0 && j.inner > 0)
         tb_cpu_parallel(ctx, j.outer * j.len * j.inner * 4, j.outer,
                         bw_lsm_task, &j);
+    return 0;
+}
+
+typedef struct bw_mp_job {
+    tb_cpu_bw_mp2_fn fn;
+    const float *g, *x;
+    float *dx;
+    int64_t NC, H, W, OH, OW;
+} bw_mp_job;
+
+/* Planes [b, e) of a 2x2 tiling: fn on every window row, then the last
+ * column (W odd) and the last row (H odd), which no window covers, are
+ * zeroed. */
+static void bw_mp_task(void *argp, int part, int nparts)
+{
+    const bw_mp_job *j = argp;
+    int64_t b, e;
+    tb_cpu_span(j->NC, 1, part, nparts, &b, &e);
+    const int64_t H = j->H, W = j->W, OH = j->OH, OW = j->OW;
+    for (int64_t nc = b; nc < e; nc++) {
+        const float *xp = j->x + nc * H * W, *gp = j->g + nc * OH * OW;
+        float *dp = j->dx + nc * H * W;
+        for (int64_t oh = 0; oh < OH; oh++) {
+            float *d0 = dp + 2 * oh * W;
+            j->fn(gp + oh * OW, xp + 2 * oh * W, xp + (2 * oh + 1) * W, d0,
+                  d0 + W, OW);
+            if (W > 2 * OW)
+                d0[W - 1] = d0[2 * W - 1] = 0;
+        }
+        if (H > 2 * OH)
+            memset(dp + 2 * OH * W, 0, (size_t)W * sizeof(float));
+    }
+}
+
+int tb_cpu_bw_max_pool(void *ctx, int lv, const tb_tensor *in,
+                       tb_tensor *out, const tb_params *p,
+                       tb_cpu_bw_mp2_fn fn)
+{
+    if (ctx && tb_cpu_isa(ctx) < lv)
+        return TB_EUNSUPPORTED;
+    const tb_op_id id = TB_OP_max_pool2d_backward;
+    int rc = tb_cpu_ext_begin(ctx, id, TB_F32, in, out, p);
+    if (rc)
+        return rc;
+    const int64_t k = (int64_t)tb_cpu_ext_param(p, id, 0);
+    const int64_t st = p && tb_params_has(p, 1) ? (int64_t)p->v[1] : k;
+    const int64_t pad = (int64_t)tb_cpu_ext_param(p, id, 2);
+    bw_mp_job j = {.fn = fn, .g = in[0].data, .x = in[1].data,
+                   .dx = out->data, .NC = in[1].shape[0] * in[1].shape[1],
+                   .H = in[1].shape[2], .W = in[1].shape[3],
+                   .OH = in[0].shape[2], .OW = in[0].shape[3]};
+    if (k != 2 || st != 2 || pad != 0) {
+        tb_cpu_bw_pool_f32(true, j.g, j.x, j.dx, j.NC, j.H, j.W, j.OH, j.OW,
+                           k, st, pad);
+        return 0;
+    }
+    if (j.NC > 0 && j.H > 0 && j.W > 0)
+        tb_cpu_parallel(ctx, j.NC * j.H * j.W * 8, j.NC, bw_mp_task, &j);
     return 0;
 }

@@ -1,9 +1,12 @@
-/* The portable driver of the SIMD log_softmax_backward rows
+/* The portable drivers of the SIMD log_softmax_backward rows
  * (bwd_simd_impl.h): dx = g - exp(y) sum(g) along the axis, the sum in
- * double (as backward.c's portable row), exp by vmath's vector core. */
+ * double (as backward.c's portable row), exp by vmath's vector core; and
+ * of the max_pool2d_backward rows (2x2 windows by a row function, every
+ * other geometry by backward.c's portable code). */
 #ifndef TB_BACKENDS_CPU_BWD_SIMD_H
 #define TB_BACKENDS_CPU_BWD_SIMD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../backend.h"
@@ -19,5 +22,31 @@ typedef void (*tb_cpu_bw_lsm_fn)(const float *g, const float *y, float *dx,
  * split the outer lanes over the threads and run fn on them. */
 int tb_cpu_bw_lsm(void *ctx, int lv, const tb_tensor *in, tb_tensor *out,
                   const tb_params *p, tb_cpu_bw_lsm_fn fn);
+
+/* One row of max_pool2d_backward's 2x2 windows (kernel 2, stride 2,
+ * padding 0): x's rows x0, x1 and dx's rows d0, d1 (2 ow elements each),
+ * g's row g (ow windows).  Each window's first maximum in the order
+ * x0[2i], x0[2i+1], x1[2i], x1[2i+1] (a NaN wins) takes g[i], the other
+ * three +0: bit for bit backward.c's portable row. */
+typedef void (*tb_cpu_bw_mp2_fn)(const float *g, const float *x0,
+                                 const float *x1, float *d0, float *d1,
+                                 int64_t ow);
+
+/* Entry-point body of max_pool2d_backward f32: TB_EUNSUPPORTED below
+ * level lv; else count the launch, check the operands; kernel 2 =
+ * stride, padding 0 splits the N * C planes over the threads and runs fn
+ * on every window row (zeroing the row and column no window covers);
+ * every other geometry runs tb_cpu_bw_pool_f32. */
+int tb_cpu_bw_max_pool(void *ctx, int lv, const tb_tensor *in,
+                       tb_tensor *out, const tb_params *p,
+                       tb_cpu_bw_mp2_fn fn);
+
+/* backward.c's portable f32 pooling gradient (is_max: max_pool2d's,
+ * else avg_pool2d's; any kernel k, stride st, padding pad), single
+ * threaded: g [NC, OH, OW], x and dx [NC, H, W]. */
+void tb_cpu_bw_pool_f32(bool is_max, const float *g, const float *x,
+                        float *dx, int64_t NC, int64_t H, int64_t W,
+                        int64_t OH, int64_t OW, int64_t k, int64_t st,
+                        int64_t pad);
 
 #endif

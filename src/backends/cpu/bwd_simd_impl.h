@@ -1,13 +1,15 @@
-/* SIMD rows (AVX2, AVX-512) of the element-wise backward ops in f32:
- * relu_backward, sigmoid_backward, tanh_backward, gelu_backward and
- * log_softmax_backward (at the end: bwd_simd.h's driver), over
+/* SIMD rows (AVX2, AVX-512) in f32 of the element-wise backward ops
+ * relu_backward, sigmoid_backward, tanh_backward and gelu_backward over
  * backward.c's portable rows (issue 18: those ran the scalar libm
  * expf/tanhf/erfcf per element, 43-88x a copy of their bytes at 1M
- * elements).  For inclusion by bwd_avx2.c and bwd_avx512.c only, each
- * built with its level's flags; everything here is static except the
- * entry points BW_ENTRIES(SFX, LV) defines (kreg.h's TB_CPU_ROWS_BW_
- * list).  The driver is ops_simd.c's tb_cpu_xs_binary (a = g, b = x,
- * equal shapes under the ops' shape rule, split over the threads).
+ * elements); then of log_softmax_backward and max_pool2d_backward (2x2
+ * windows; bwd_simd.h's drivers) and of permute (register-transposed
+ * tiles under ops_ext.c's loops).  For inclusion by bwd_avx2.c and
+ * bwd_avx512.c only, each built with its level's flags; everything here
+ * is static except the entry points BW_ENTRIES(SFX, LV) defines (kreg.h's
+ * TB_CPU_ROWS_BW_ list).  The element-wise rows' driver is ops_simd.c's
+ * tb_cpu_xs_binary (a = g, b = x, equal shapes under the ops' shape
+ * rule, split over the threads).
  *
  * Formulas (x the forward input, g the incoming gradient):
  *   relu:    x > 0 ? g : 0 (a select; NaN x gives 0, as the portable row)
@@ -16,17 +18,17 @@
  *            s (1 - s) rounds to 0 from |x| ~ 17 on, this keeps e);
  *   tanh:    g (1 - t^2) = g 4e / (1 + e)^2, e = exp(-2|x|) (sech^2 x,
  *            again without the cancellation of 1 - t^2);
- *   gelu:    g (Phi(x) + x phi(x)), phi(x) = exp(-x^2/2) / sqrt(2 pi)
- *            with -x^2/2 as an exact head + tail (the tail applied as
- *            e (1 + tail)); Phi(x) = gelu(x) / x by vmath's vs_gelu_erf
- *            for |x| >= 0.7 and the Taylor series 1/2 + x R(x^2) of
- *            Phi to x^13 below (truncation < 1e-9).  x is clamped to
- *            [-20, 20] for Phi and phi (both are then 1 or 0 and 0 in
- *            float), so +-inf give g and 0, the limits.
+ *   gelu:    g (Phi(x) + x phi(x)), phi(x) = exp(-x^2/2) / sqrt(2 pi):
+ *            with Phi(-a) = exp(-a^2/2) G(a) (a = |x|, vmath's G of the
+ *            forward gelu) both terms share one exp: g s for x < 0,
+ *            g (1 - s) for x >= 0, s = exp(-x^2/2) (G(a) - a / sqrt(2
+ *            pi)) (bw_gelu_f); +-inf give g and 0, the limits.  (It
+ *            computed exp twice, G once and divided by x where any lane
+ *            had |x| >= 0.7: 2.5x a read and write of its bytes.)
  * Accuracy (g = 1, tests/test_checkasm.c bw_act_sweep over a dense sweep
  * of float bit patterns against the derivative in double): sigmoid and
- * tanh within 8 ulp (5.5 measured), gelu within 16 ulp of |Phi| + |x phi|
- * (11.2 measured, near x = -13 where phi nears FLT_MIN), AVX2 and AVX-512
+ * tanh within 8 ulp (5.5 measured), gelu within 4 ulp of |Phi| + |x phi|
+ * (2.92 measured over every float, at x = -0.023), AVX2 and AVX-512
  * bit for bit; far inside the ops' tolerance (f32: rtol 1e-5, atol
  * 1e-6), which op_*_backward (every level and thread count, against the
  * double reference) and tests/test_backward.c (PyTorch vectors and
@@ -37,8 +39,11 @@
 #include <immintrin.h>
 #include <stdint.h>
 
+#include "../../base/error.h"
 #include "bwd_simd.h"
+#include "cpu_internal.h"
 #include "kreg.h"
+#include "ops_ext.h"
 #include "ops_simd.h"
 #include "vmath_simd.h"
 
@@ -59,32 +64,39 @@ static inline vf bw_sigmoid_f(vf g, vf x) { return bw_sech2(g, x, 1, 1); }
 
 static inline vf bw_tanh_f(vf g, vf x) { return bw_sech2(g, x, 2, 4); }
 
+/* gelu'(x) with a = |x|, E = exp(-x^2/2), c = 1/sqrt(2 pi) and
+ * vmath's G (Phi(-a) = E G(a), vs_gelu_g_core / vs_gelu_g_tail):
+ *   s = E (G(a) - c a);   x < 0 (and -0): s,   x >= 0: 1 - s
+ * (Phi(x) + x phi(x) = E G - c a E for x < 0, 1 - E G + c a E for
+ * x >= 0): one exp and one G per lane.  E as in vs_gelu_erf_core (head
+ * -sq/2 reduced, tail added to r, d exp(r) = d + (d r) q).  x is
+ * clamped to [-15, 15] (there |s| < 2^-159: -0 and 1, the limits;
+ * +-inf give them too), G's argument to 14.5 (its range; beyond, |s| <
+ * 2^-149, the least subnormal, and G is 0.5% of d).  The scaling is the exact
+ * exponent addition where every lane has a <= 3 (n in [-7, 0]), else
+ * v_scale (one rounding, into the subnormals near x = -13): both agree
+ * wherever both apply, so the result does not depend on the lane's
+ * neighbours. */
 static inline vf bw_gelu_f(vf g, vf x)
 {
-    vf xc = v_clamp(x, -20.0f, 20.0f);
+    vf xc = v_clamp(x, -15.0f, 15.0f);
+    vf a = v_abs(xc);
+    vm fast = v_le(a, v_set1(VS_GELU_FAST));
+    int all = m_all(fast);
+    vf gg = vs_gelu_g_core(a);
+    if (!all)
+        gg = v_sel(fast, gg, vs_gelu_g_tail(v_min(a, v_set1(14.5f))));
+    vf d = v_fnma(v_set1(0.3989422804014327f), a, gg);
     vf sq = v_mul(xc, xc);
-    /* -x^2/2 = qh + ql exactly */
-    vf qh = v_mul(sq, v_set1(-0.5f));
-    vf ql = v_mul(v_fms(xc, xc, sq), v_set1(-0.5f));
-    vf e = vs_exp(qh);
-    e = v_fma(e, ql, e);
-    vf xpdf = v_mul(xc, v_mul(e, v_set1(0.3989422804014327f)));
-    /* Phi(x), |x| < 0.7: 1/2 + x R(x^2) (Taylor coefficients
-     * (-1)^n / (sqrt(2 pi) 2^n n! (2n + 1))) */
-    vf r = v_fma(v_set1(6.6596935163e-07f), sq, v_set1(-9.4446562595e-06f));
-    r = v_fma(r, sq, v_set1(1.1543468762e-04f));
-    r = v_fma(r, sq, v_set1(-1.1873282155e-03f));
-    r = v_fma(r, sq, v_set1(9.9735570100e-03f));
-    r = v_fma(r, sq, v_set1(-6.6490380067e-02f));
-    r = v_fma(r, sq, v_set1(3.9894228040e-01f));
-    vf cs = v_fma(xc, r, v_set1(0.5f));
-    vm small = v_lt(v_abs(xc), v_set1(0.7f));
-    vf cdf = cs;
-    if (!m_all(small))
-        cdf = v_sel(small, cs, v_div(vs_gelu_erf(xc), xc));
-    /* NaN x: xc may be a bound (v_clamp keeps NaN, but be explicit) */
-    vf d = v_mul(g, v_add(cdf, xpdf));
-    return v_sel(v_unord(x, x), x, d);
+    vf sql = v_fms(xc, xc, sq);
+    vf k, n;
+    vf r = vs_exp_reduce(v_mul(sq, v_set1(-0.5f)), &k, &n);
+    r = v_fma(sql, v_set1(-0.5f), r);
+    vf q = v_fma(vs_exp_u6(r), r, v_set1(1.0f));
+    vf p = v_fma(v_mul(d, r), q, d);
+    vf s = all ? v_ldexp_k(p, k) : v_scale(p, n);
+    vf dv = v_mul(g, v_sel(v_sign_m(xc), s, v_sub(v_set1(1.0f), s)));
+    return v_sel(v_unord(x, x), x, dv);
 }
 
 #define BW_LOOP(NAME, SFX)                                                \
@@ -229,11 +241,229 @@ static void bw_lsm_rows(const float *g, const float *y, float *dx,
         return tb_cpu_bw_lsm(ctx, LV, in, out, p, bw_lsm_rows);           \
     }
 
+/* ---- max_pool2d_backward, 2x2 windows (bwd_simd.h) ------------------ */
+
+#if VS_LANES == 16
+/* even / odd lanes of the 2 L-lane sequence a, b; zip: a0 b0 a1 b1 ...
+ * of the lower (lo) or upper (hi) halves of a and b */
+static inline vf bw_even(vf a, vf b)
+{
+    return _mm512_permutex2var_ps(
+        a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
+                             26, 28, 30), b);
+}
+static inline vf bw_odd(vf a, vf b)
+{
+    return _mm512_permutex2var_ps(
+        a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25,
+                             27, 29, 31), b);
+}
+static inline vf bw_zip_lo(vf a, vf b)
+{
+    return _mm512_permutex2var_ps(
+        a, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6,
+                             22, 7, 23), b);
+}
+static inline vf bw_zip_hi(vf a, vf b)
+{
+    return _mm512_permutex2var_ps(
+        a, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29,
+                             14, 30, 15, 31), b);
+}
+#else
+static inline vf bw_even(vf a, vf b)
+{
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(
+        _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8));
+}
+static inline vf bw_odd(vf a, vf b)
+{
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(
+        _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8));
+}
+static inline vf bw_zip_lo(vf a, vf b)
+{
+    return _mm256_permute2f128_ps(_mm256_unpacklo_ps(a, b),
+                                  _mm256_unpackhi_ps(a, b), 0x20);
+}
+static inline vf bw_zip_hi(vf a, vf b)
+{
+    return _mm256_permute2f128_ps(_mm256_unpacklo_ps(a, b),
+                                  _mm256_unpackhi_ps(a, b), 0x31);
+}
+#endif
+
+/* The running maximum m and candidate v: v when m is not NaN and v > m
+ * or v is NaN (the first NaN wins, as the forward kernel) */
+static inline vf bw_mp_max(vf m, vf v)
+{
+    vm upd = m_or(v_gt(v, m), v_unord(v, v));
+    return v_sel(v_unord(m, m), m, v_sel(upd, v, m));
+}
+
+/* VS_LANES windows: a0 a1 the x0 row's 2 L elements, b0 b1 x1's, gv
+ * their gradients; r0..r3 the dx values of the windows' four places
+ * (selects only: g's bits or +0, as the portable row). */
+static inline void bw_mp_windows(vf gv, vf a0, vf a1, vf b0, vf b1, vf r[4])
+{
+    vf v[4] = {bw_even(a0, a1), bw_odd(a0, a1), bw_even(b0, b1),
+               bw_odd(b0, b1)};
+    vf m = bw_mp_max(bw_mp_max(bw_mp_max(v[0], v[1]), v[2]), v[3]);
+    const vf z = v_set1(0.0f);
+    vf rest = gv;
+    for (int t = 0; t < 3; t++) {
+        vm h = m_or(v_eq(v[t], m), v_unord(v[t], v[t]));
+        r[t] = v_sel(h, rest, z);
+        rest = v_sel(h, z, rest);
+    }
+    r[3] = rest;
+}
+
+static void bw_mp2_row(const float *g, const float *x0, const float *x1,
+                       float *d0, float *d1, int64_t ow)
+{
+    const int64_t L = VS_LANES;
+    int64_t i = 0;
+    vf r[4];
+    for (; i + L <= ow; i += L) {
+        bw_mp_windows(v_load(g + i), v_load(x0 + 2 * i),
+                      v_load(x0 + 2 * i + L), v_load(x1 + 2 * i),
+                      v_load(x1 + 2 * i + L), r);
+        v_store(d0 + 2 * i, bw_zip_lo(r[0], r[1]));
+        v_store(d0 + 2 * i + L, bw_zip_hi(r[0], r[1]));
+        v_store(d1 + 2 * i, bw_zip_lo(r[2], r[3]));
+        v_store(d1 + 2 * i + L, bw_zip_hi(r[2], r[3]));
+    }
+    if (i < ow) {
+        /* n windows left: 2 n elements of each row, in two masked
+         * vectors (the second empty when n <= L / 2) */
+        const int64_t n = ow - i, e0 = 2 * n < L ? 2 * n : L, e1 = 2 * n - e0;
+        vf z = v_set1(0.0f);
+        bw_mp_windows(v_load_n(g + i, n), v_load_n(x0 + 2 * i, e0),
+                      e1 ? v_load_n(x0 + 2 * i + L, e1) : z,
+                      v_load_n(x1 + 2 * i, e0),
+                      e1 ? v_load_n(x1 + 2 * i + L, e1) : z, r);
+        v_store_n(d0 + 2 * i, bw_zip_lo(r[0], r[1]), e0);
+        v_store_n(d1 + 2 * i, bw_zip_lo(r[2], r[3]), e0);
+        if (e1) {
+            v_store_n(d0 + 2 * i + L, bw_zip_hi(r[0], r[1]), e1);
+            v_store_n(d1 + 2 * i + L, bw_zip_hi(r[2], r[3]), e1);
+        }
+    }
+}
+
+#define BW_MP_ENTRY(SFX, LV)                                              \
+    int TB_CPU_KFN(max_pool2d_backward, f32, SFX)(                        \
+        void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
+    {                                                                     \
+        return tb_cpu_bw_max_pool(ctx, LV, in, out, p, bw_mp2_row);       \
+    }
+
+/* ---- permute f32: planes by register-transposed tiles (ops_ext.h) --- */
+
+/* r[i][j] -> r[j][i] for a VS_LANES x VS_LANES block: pairs of rows
+ * interleaved, then quadruples (each 128-bit lane then holds four rows'
+ * elements of one column), then the 128-bit lanes exchanged. */
+#if VS_LANES == 16
+static inline void bw_tr(vf r[16])
+{
+    vf t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int g = 0; g < 4; g++) {
+        u[4 * g] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+        u[4 * g + 1] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
+        u[4 * g + 2] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+        u[4 * g + 3] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
+    }
+    /* lane l of u[4 g + e]: rows 4g..4g+3 of column 4 l + e */
+    for (int e = 0; e < 4; e++) {
+        vf v0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x88);
+        vf v1 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xdd);
+        vf w0 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x88);
+        vf w1 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0xdd);
+        r[e] = _mm512_shuffle_f32x4(v0, w0, 0x88);
+        r[e + 8] = _mm512_shuffle_f32x4(v0, w0, 0xdd);
+        r[e + 4] = _mm512_shuffle_f32x4(v1, w1, 0x88);
+        r[e + 12] = _mm512_shuffle_f32x4(v1, w1, 0xdd);
+    }
+}
+#else
+static inline void bw_tr(vf r[8])
+{
+    vf t[8], u[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int g = 0; g < 2; g++) {
+        u[4 * g] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+        u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
+        u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+        u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
+    }
+    for (int e = 0; e < 4; e++) {
+        r[e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x20);
+        r[e + 4] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x31);
+    }
+}
+#endif
+
+/* tb_cpu_perm_tile_fn: o[i * ostq + j] = x[i + j * is] in VS_LANES x
+ * VS_LANES tiles, each read as VS_LANES vectors (input lines along i),
+ * transposed in registers and written as VS_LANES vectors (output lines
+ * along j): every line a tile touches is read or written whole, once
+ * (the portable loop touches each input line once per element, and the
+ * lines of a tile, power-of-two strides apart, evict each other).  The
+ * tiles of a band of input rows j go along i, so each row is read in
+ * order.  Partial tiles: masked loads (zeros past ni) and stores. */
+static void bw_perm_tile(const float *x, float *o, int64_t ni, int64_t nj,
+                         int64_t is, int64_t ostq)
+{
+    const int64_t L = VS_LANES;
+    vf r[VS_LANES];
+    for (int64_t j0 = 0; j0 < nj; j0 += L) {
+        const int64_t nr = nj - j0 < L ? nj - j0 : L;
+        const float *xr = x + j0 * is;
+        for (int64_t i0 = 0; i0 < ni; i0 += L) {
+            const int64_t nc = ni - i0 < L ? ni - i0 : L;
+            float *oc = o + i0 * ostq + j0;
+            if (nr == L && nc == L) {
+                for (int t = 0; t < VS_LANES; t++)
+                    r[t] = v_load(xr + t * is + i0);
+                bw_tr(r);
+                for (int t = 0; t < VS_LANES; t++)
+                    v_store(oc + t * ostq, r[t]);
+                continue;
+            }
+            for (int t = 0; t < VS_LANES; t++)
+                r[t] = t < nr ? v_load_n(xr + t * is + i0, nc)
+                              : v_set1(0.0f);
+            bw_tr(r);
+            for (int t = 0; t < nc; t++)
+                v_store_n(oc + t * ostq, r[t], nr);
+        }
+    }
+}
+
+#define BW_PERM_ENTRY(SFX, LV)                                            \
+    int TB_CPU_KFN(permute, f32, SFX)(void *ctx, const tb_tensor *in,     \
+                                      tb_tensor *out, const tb_params *p) \
+    {                                                                     \
+        if (ctx && tb_cpu_isa(ctx) < LV)                                  \
+            return TB_EUNSUPPORTED;                                       \
+        return tb_cpu_ext_permute_f32(ctx, in, out, p, bw_perm_tile);     \
+    }
+
 #define BW_ENTRIES(SFX, LV)                                               \
     BW_ENTRY(relu, SFX, LV)                                               \
     BW_ENTRY(sigmoid, SFX, LV)                                            \
     BW_ENTRY(tanh, SFX, LV)                                               \
     BW_ENTRY(gelu, SFX, LV)                                               \
-    BW_LSM_ENTRY(SFX, LV)
+    BW_LSM_ENTRY(SFX, LV)                                                 \
+    BW_MP_ENTRY(SFX, LV)                                                  \
+    BW_PERM_ENTRY(SFX, LV)
 
 #endif /* TB_BACKENDS_CPU_BWD_SIMD_IMPL_H */

@@ -225,11 +225,13 @@ const tb_cpu_krow *tb_cpu_krows(size_t *n);
 #endif
 
 /* ---- bwd_avx2.c, bwd_avx512.c: SIMD rows of the element-wise backward
- * ops over backward.c's portable ones (bwd_simd_impl.h), f32 ---- */
+ * ops and max_pool2d_backward over backward.c's portable ones, and of
+ * permute over ops_ext.c's (bwd_simd_impl.h), f32 ---- */
 #define TB_CPU_ROWS_BW_(X, sfx)                                           \
     X(relu_backward, f32, sfx) X(sigmoid_backward, f32, sfx)              \
     X(tanh_backward, f32, sfx) X(gelu_backward, f32, sfx)              \
-    X(log_softmax_backward, f32, sfx)
+    X(log_softmax_backward, f32, sfx)                                     \
+    X(max_pool2d_backward, f32, sfx) X(permute, f32, sfx)
 #if TB_CPU_HAVE_AVX512
 #define TB_CPU_ROWS_BW_AVX512(X) TB_CPU_ROWS_BW_(X, avx512)
 #else

@@ -773,7 +773,8 @@ EXT_PERM_TILED(double, f64)
 #undef EXT_PERM_TILED
 
 static void ext_permute_tiled(const tb_tensor *x, tb_tensor *out,
-                              const int64_t *st, int q, tb_dtype dt)
+                              const int64_t *st, int q, tb_dtype dt,
+                              tb_cpu_perm_tile_fn tile)
 {
     const int nd = out->ndim;
     int64_t ost[TB_MAX_DIMS];
@@ -785,9 +786,8 @@ static void ext_permute_tiled(const tb_tensor *x, tb_tensor *out,
     int64_t idx[TB_MAX_DIMS] = {0}, xo = 0, oo = 0;
     for (int64_t r = 0; r < planes; r++) {
         if (dt == TB_F32)
-            perm_tiled_f32((const float *)x->data + xo,
-                           (float *)out->data + oo, ni, nj, st[nd - 1],
-                           ost[q]);
+            tile((const float *)x->data + xo, (float *)out->data + oo, ni,
+                 nj, st[nd - 1], ost[q]);
         else
             perm_tiled_f64((const double *)x->data + xo,
                            (double *)out->data + oo, ni, nj, st[nd - 1],
@@ -808,9 +808,11 @@ static void ext_permute_tiled(const tb_tensor *x, tb_tensor *out,
 
 /* Output in row-major order; the input is read through its strides
  * permuted.  The last output dim is one strided copy loop, unless the
- * input's contiguous dim moves elsewhere (then ext_permute_tiled). */
-static int ext_permute(void *ctx, const tb_tensor *in, tb_tensor *out,
-                       const tb_params *p, tb_dtype dt)
+ * input's contiguous dim moves elsewhere (then ext_permute_tiled, f32's
+ * planes by tile: perm_tiled_f32 or a SIMD row's). */
+static int ext_permute_with(void *ctx, const tb_tensor *in, tb_tensor *out,
+                            const tb_params *p, tb_dtype dt,
+                            tb_cpu_perm_tile_fn tile)
 {
     int rc = ext_begin(ctx, TB_OP_permute, dt, in, out, p);
     if (rc)
@@ -826,7 +828,7 @@ static int ext_permute(void *ctx, const tb_tensor *in, tb_tensor *out,
     for (int q = 0; q < nd - 1; q++)
         if (st[q] == 1 && out->shape[q] > 1 && out->shape[nd - 1] > 1 &&
             st[nd - 1] != 1) {
-            ext_permute_tiled(x, out, st, q, dt);
+            ext_permute_tiled(x, out, st, q, dt, tile);
             return 0;
         }
     const int64_t inner = out->shape[nd - 1], is = st[nd - 1];
@@ -853,6 +855,18 @@ static int ext_permute(void *ctx, const tb_tensor *in, tb_tensor *out,
         }
     }
     return 0;
+}
+
+static int ext_permute(void *ctx, const tb_tensor *in, tb_tensor *out,
+                       const tb_params *p, tb_dtype dt)
+{
+    return ext_permute_with(ctx, in, out, p, dt, perm_tiled_f32);
+}
+
+int tb_cpu_ext_permute_f32(void *ctx, const tb_tensor *in, tb_tensor *out,
+                           const tb_params *p, tb_cpu_perm_tile_fn tile)
+{
+    return ext_permute_with(ctx, in, out, p, TB_F32, tile);
 }
 
 /* ------------------------------------------------------------------ */

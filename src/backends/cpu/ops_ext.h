@@ -38,4 +38,14 @@ double tb_cpu_ext_param(const tb_params *p, tb_op_id id, int idx);
 tb_kernel_fn tb_cpu_ext_kernel(const tb_op *op, tb_dtype dt,
                                const tb_params *p, const char **impl);
 
+/* permute's plane transposer: o[i * ostq + j] = x[i + j * is] for i < ni,
+ * j < nj (bit copies). */
+typedef void (*tb_cpu_perm_tile_fn)(const float *x, float *o, int64_t ni,
+                                    int64_t nj, int64_t is, int64_t ostq);
+/* permute f32 (the portable row's checks and loops) with tile for the
+ * planes of a permute that moves the input's contiguous dim: the entry
+ * of the SIMD rows (bwd_simd_impl.h). */
+int tb_cpu_ext_permute_f32(void *ctx, const tb_tensor *in, tb_tensor *out,
+                           const tb_params *p, tb_cpu_perm_tile_fn tile);
+
 #endif

@@ -577,10 +577,10 @@ static inline vf vs_gelu_tanh(vf x)
  * xs = x Phi(-a) (exact scaling last):
  *   x <  0 (and -0): xs,   x >= 0: x - xs  (|xs| <= x / 2: no
  * cancellation), chosen by x's sign bit, so -0 gives -0.
+ * vs_gelu_g_core is G (gelu_backward's rows use it too, bwd_simd_impl.h).
  */
-static inline vf vs_gelu_erf_core(vf x)
+static inline vf vs_gelu_g_core(vf a)
 {
-    vf a = v_abs(x);
     vf u = v_sub(a, v_set1(1.5f));
     vf g = v_fma(v_set1(-2.683906075e-08f), u, v_set1(1.310489068e-07f));
     g = v_fma(g, u, v_set1(-3.777869892e-07f));
@@ -594,7 +594,12 @@ static inline vf vs_gelu_erf_core(vf x)
     g = v_fma(g, u, v_set1(-1.249699574e-02f));
     g = v_fma(g, u, v_set1(3.518686444e-02f));
     g = v_fma(g, u, v_set1(-9.027127922e-02f));
-    g = v_fma(g, u, v_set1(2.057806700e-01f));
+    return v_fma(g, u, v_set1(2.057806700e-01f));
+}
+
+static inline vf vs_gelu_erf_core(vf x)
+{
+    vf g = vs_gelu_g_core(v_abs(x));
     vf sq = v_mul(x, x);
     vf sql = v_fms(x, x, sq);
     vf k, n;
@@ -617,12 +622,11 @@ static inline vf vs_gelu_erf_core(vf x)
  * is clamped to [-14.5, 14.5]: below, x Phi(x) rounds to -0 (from
  * -14.23 on); above 7, Phi(-a) < 2^-39 and x - xs is x.  exp(-a^2/2)
  * reaches 2^-152 here, so xs is scaled last by v_scale (one rounding,
- * into the subnormals where the result is one).
+ * into the subnormals where the result is one).  vs_gelu_g_tail is G
+ * on the two pieces, for a in (3, 14.5] (gelu_backward's rows too).
  */
-static inline vf vs_gelu_erf_tail(vf x)
+static inline vf vs_gelu_g_tail(vf a)
 {
-    vf xc = v_clamp(x, -14.5f, 14.5f);
-    vf a = v_abs(xc);
     /* both pieces, then one selection: fewer live constants than
      * selecting each coefficient (AVX2 has 16 registers) */
     vf u = v_sub(a, v_set1(5.0f));
@@ -647,7 +651,13 @@ static inline vf vs_gelu_erf_tail(vf x)
     h = v_fma(h, w, v_set1(3.054619883e-04f));
     h = v_fma(h, w, v_set1(-3.366219345e-03f));
     h = v_fma(h, w, v_set1(3.679777309e-02f));
-    g = v_sel(v_lt(a, v_set1(7.0f)), g, h);
+    return v_sel(v_lt(a, v_set1(7.0f)), g, h);
+}
+
+static inline vf vs_gelu_erf_tail(vf x)
+{
+    vf xc = v_clamp(x, -14.5f, 14.5f);
+    vf g = vs_gelu_g_tail(v_abs(xc));
     vf sq = v_mul(xc, xc);
     vf sql = v_fms(xc, xc, sq);
     vf k, n;
