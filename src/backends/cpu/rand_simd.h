@@ -19,10 +19,12 @@
  *
  * rand_normal f32: the stream's value is (float)(m + s z) with z from the
  * C library's log, cos and sin in double, which vector code cannot call.
- * Each lane computes V, its own double approximation of m + s z (log by
- * the atanh series and cos/sin by Taylor polynomials in double,
- * rand_simd_impl.h), with a bound E on |V - D|, D the double the scalar
- * kernel rounds to float.  When both ends of the interval [V - E, V + E]
+ * Each lane computes V = m + (s r) c (and with the sine), fused, its own
+ * double approximation, with a bound on |V - D|, D the double the scalar
+ * kernel rounds to float: -2 log t by a 16-entry table and a series, r
+ * by rsqrt14 and a correction polynomial (AVX2: vsqrtpd), cos and sin by
+ * a 16-entry table of cos/sin(n pi/8) and short series, no division
+ * (rand_simd_impl.h).  When both ends of the interval [V - E, V + E]
  * round to the same float f (equal as floats and bit for bit: not NaN,
  * not -0 against +0), D, which lies between them, rounds to f too
  * (rounding is monotonic) and f is stored; otherwise (about one pair in
@@ -31,14 +33,18 @@
  * bit.
  *
  * The bound.  Over the whole domain the f32 stream uses (t = 1 - u1 and
- * a = TB_RAND_2PI u2 for all 2^24 uniforms u = k 2^-24), the vector log
- * is within 2^-49 |log t| of libm's log and the vector cos/sin within
- * 2^-50 of libm's cos/sin: checked exhaustively, every one of the 2^24
- * inputs, by tests/test_checkasm.c (rand_vmath).  Then with
- * r = sqrt(-2 log t) <= 5.8, |Z - z| <= r 2^-48 (two products and a
- * square root, each rounded), and |V - D| <= |s| r 2^-47 + |V| 2^-51; the
- * kernels use E = (|s| r + |V|) 2^-44, eight times more, so the check
- * accepts only when D and V round alike.
+ * u2 for all 2^24 uniforms u = k 2^-24), the vector r is within 2^-49 r
+ * of libm's sqrt(-2 log t) and the vector cos/sin within 2^-49 of libm's
+ * cos/sin of a = TB_RAND_2PI u2: checked exhaustively, every one of the
+ * 2^24 inputs, by tests/test_checkasm.c (rand_vmath; measured 2^-51.0
+ * and 2^-49.75).  The scalar D = m + s (r c) has three roundings (2^-53
+ * |s| r twice and 2^-53 |D|), V two (s r: 2^-53 |s| r, the fused sum:
+ * 2^-53 |V|), and |r c - r' c'| <= r (2^-49 + 2^-49 (1 + 2^-49)), so
+ * |V - D| <= |s| r 2^-47.5 + (|V| + |D|) 2^-53 <= (|s| r + |V|) 2^-47.4
+ * (|D| <= |V| + |V - D|).  The kernels use
+ * E = 2^-43 |s r| + 2^-44 |m| >= 2^-44 (|s| r + |V|) (1 - 2^-50), since
+ * |V| <= (|m| + |s r| (1 + 2^-49)) (1 + 2^-53): more than 10 times the
+ * bound, so the check accepts only when D and V round alike.
  *
  * rand_normal f64 keeps the portable kernel: its values are libm's
  * double results themselves, which no vector approximation reproduces.
@@ -90,14 +96,14 @@ int tb_cpu_create_rand(void *ctx, int lv, tb_op_id id, tb_dtype dt,
                        const tb_params *p, int64_t weight,
                        tb_cpu_rand_fn fn);
 
-/* For the exhaustive test only: the vector log of t[i] (t in
- * [2^-24, 1]) and cos, sin of a[i] (a in [0, 2 pi)), i < n, as the
- * rand_normal kernels of each level compute them.  Call only where the
- * level runs. */
-void tb_cpu_rand_vmath_avx2(const double *t, const double *a, double *lg,
-                            double *c, double *s, int64_t n);
-void tb_cpu_rand_vmath_avx512(const double *t, const double *a, double *lg,
-                              double *c, double *s, int64_t n);
+/* For the exhaustive test only: lg[i] = -2 log t[i] (t in [2^-24, 1]),
+ * r[i] = sqrt(lg[i]), and cos, sin of 2 pi u[i] (u = k 2^-24 in [0, 1)),
+ * i < n, as the rand_normal kernels of each level compute them.  Call
+ * only where the level runs. */
+void tb_cpu_rand_vmath_avx2(const double *t, const double *u, double *lg,
+                            double *r, double *c, double *s, int64_t n);
+void tb_cpu_rand_vmath_avx512(const double *t, const double *u, double *lg,
+                              double *r, double *c, double *s, int64_t n);
 
 /* For the test only: the rand_normal f32 kernels' decision, as each
  * level makes it, for values v[i] with error bounds err[i], i < n:
