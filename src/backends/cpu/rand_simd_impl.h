@@ -381,24 +381,46 @@ static void rs_normal_pair_f32(float *o, int64_t j, int64_t e, uint64_t key,
 #define RS_EXP1 UINT64_C(0x3ff0000000000000)
 #define RS_EXP16 UINT64_C(0x4030000000000000)
 
-/* One block: the pairs of counters x (elements 2j + 2l) and x + g
- * (2j + 2l + 1), l < RS_W, stored at p; returns rs_put2's bits. */
-static inline unsigned rs_normal_blk(float *p, ri x, ri g, rd vm, rd vs,
-                                     rd k2, rd em)
+/* One block in three stages: A, the pair's uniforms from the counters x
+ * (elements 2j + 2l) and x + g (2j + 2l + 1), l < RS_W; B, -2 log t and
+ * cos, sin; C, r, the values, the decision and the store at p
+ * (rs_put2's bits). */
+typedef struct rs_nst {
+    rd t, d;     /* after A */
+    rd l, c, s;  /* after B */
+    rd r;        /* after R */
+} rs_nst;
+static inline void rs_normal_a(rs_nst *st, ri x, ri g)
 {
-    rd t = rs_sub(rs_d1(2.0), rs_u24w(x, RS_EXP1));
-    rd d = rs_u24w(rs_iadd(x, g), RS_EXP16);
-    rd r = rs_mul(vs, rs_root(rs_nlog2(t)));
-    rd c, s;
-    rs_sincos16(d, &c, &s);
-    rd vc = rs_fma(r, c, vm), vsn = rs_fma(r, s, vm);
+    st->t = rs_sub(rs_d1(2.0), rs_u24w(x, RS_EXP1));
+    st->d = rs_u24w(rs_iadd(x, g), RS_EXP16);
+}
+static inline void rs_normal_b(rs_nst *st)
+{
+    st->l = rs_nlog2(st->t);
+    rs_sincos16(st->d, &st->c, &st->s);
+}
+static inline void rs_normal_r(rs_nst *st, rd vs)
+{
+    st->r = rs_mul(vs, rs_root(st->l));
+}
+static inline unsigned rs_normal_c(float *p, const rs_nst *st, rd vm,
+                                   rd k2, rd em)
+{
+    rd r = st->r;
+    rd vc = rs_fma(r, st->c, vm), vsn = rs_fma(r, st->s, vm);
     rd err = rs_fma(rs_abs(r), k2, em);
     return rs_put2(p, vc, err, vsn, err);
 }
 
 /* [b, e), b even.  mean, sd: the case's values rounded to float.
  * V = m + (s r) c (and with sin), fused; the error bound
- * err = 2^-43 |s r| + 2^-44 |m| >= 2^-44 (|s| r + |V|) (rand_simd.h). */
+ * err = 2^-43 |s r| + 2^-44 |m| >= 2^-44 (|s| r + |V|) (rand_simd.h).
+ * The loop is software-pipelined: block k's stage C, block k + 1's B and
+ * block k + 2's A in one iteration, so each stage's inputs are ready when
+ * it issues and the long chain of a block (two 15-cycle products, the
+ * polynomials, the root, the conversions: ~140 cycles) does not fill the
+ * scheduler (the stages past the end compute but store nothing). */
 static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
                           double mean, double sd)
 {
@@ -413,6 +435,17 @@ static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
         const ri g = rs_i1(TB_RAND_GAMMA);
         const unsigned all = (1u << 2 * RS_W) - 1;
         ri x = rs_ctr(key, (uint64_t)(2 * j), 2); /* elements 2j */
+        ri xa = x;                                /* stage A's block */
+        rs_nst s0, s1, s2; /* the blocks of stages C, R and B */
+        rs_normal_a(&s0, xa, g);
+        xa = rs_iadd(xa, step);
+        rs_normal_b(&s0);
+        rs_normal_r(&s0, vs);
+        rs_normal_a(&s1, xa, g);
+        xa = rs_iadd(xa, step);
+        rs_normal_b(&s1);
+        rs_normal_a(&s2, xa, g);
+        xa = rs_iadd(xa, step);
         while (j + RS_W <= jn) {
             /* RS_NB blocks without a call (whose clobbers would cost the
              * loop its constants in registers), the refusals and'ed; if
@@ -424,13 +457,26 @@ static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
             const int64_t je = jn - j >= RS_NB * RS_W ? j + RS_NB * RS_W : jn;
             unsigned acc = all;
             for (; j + RS_W <= je; j += RS_W) {
-                acc &= rs_normal_blk(o + 2 * j, x, g, vm, vs, k2, em);
+                acc &= rs_normal_c(o + 2 * j, &s0, vm, k2, em);
+                s0.l = s1.l;
+                rs_normal_r(&s0, vs);
+                s0.c = s1.c;
+                s0.s = s1.s;
+                s1.t = s2.t;
+                s1.d = s2.d;
+                rs_normal_b(&s1);
+                rs_normal_a(&s2, xa, g);
+                xa = rs_iadd(xa, step);
                 x = rs_iadd(x, step);
             }
             if (acc != all) {
                 ri y = x0;
                 for (int64_t q = j0; q < j; q += RS_W) {
-                    unsigned ok = rs_normal_blk(o + 2 * q, y, g, vm, vs, k2, em);
+                    rs_nst sq;
+                    rs_normal_a(&sq, y, g);
+                    rs_normal_b(&sq);
+                    rs_normal_r(&sq, vs);
+                    unsigned ok = rs_normal_c(o + 2 * q, &sq, vm, k2, em);
                     y = rs_iadd(y, step);
                     for (int l = 0; l < RS_W; l++)
                         if ((ok >> 2 * l & 3) != 3)
