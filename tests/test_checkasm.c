@@ -2168,7 +2168,8 @@ typedef struct rs_case {
 
 /* Ordinary and extreme parameters: rand_normal's tiny and zero std
  * (every lane through the scalar fallback: values near 0), the largest
- * std and mean, and a large mean next to a small std. */
+ * std and mean, and a large mean next to a small std; rand_uniform's
+ * float path (low 0) at and past its ends. */
 static const rs_case rs_cases[] = {
     {TB_OP_rand_uniform, 0, 1, 0},
     {TB_OP_rand_uniform, -2.5, 7, 42},
@@ -2186,6 +2187,13 @@ static const rs_case rs_cases[] = {
     {TB_OP_arange, -3.5, 0.1, 0},
     {TB_OP_arange, 1e6, -7.25, 0},
     {TB_OP_arange, 0.1, 1e-3, 0},
+    /* rand_uniform f32's float path (low 0, 2^-102 <= high <= FLT_MAX)
+     * and its edges */
+    {TB_OP_rand_uniform, 0, 3.7, 16},
+    {TB_OP_rand_uniform, -0.0, 1e30, 17},
+    {TB_OP_rand_uniform, 0, 0x1.0p-102, 18},
+    {TB_OP_rand_uniform, 0, 0x1.fffffep-103, 19},
+    {TB_OP_rand_uniform, 0, 1e-44, 21},
 };
 
 static const int64_t rs_sizes[] = {1, 2, 3, 7, 15, 16, 17, 31, 33, 513,

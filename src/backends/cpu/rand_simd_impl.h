@@ -50,6 +50,15 @@ static inline rd rs_u24w(ri z, uint64_t ex)
 #endif
     return rs_asd(w);
 }
+/* mix(z) but for its last step, z ^= z >> 31, which leaves bits 33..63
+ * alone: enough for u24 */
+static inline ri rs_mix31(ri z)
+{
+    z = rs_ixor(z, rs_isrl(z, 30));
+    z = rs_imulc(z, UINT64_C(0xbf58476d1ce4e5b9));
+    z = rs_ixor(z, rs_isrl(z, 27));
+    return rs_imulc(z, UINT64_C(0x94d049bb133111eb));
+}
 static inline rd rs_u24(ri z)
 {
     return rs_sub(rs_u24w(z, UINT64_C(0x3ff0000000000000)), rs_d1(1.0));
@@ -71,8 +80,38 @@ static void rs_uniform_f32(void *op, int64_t b, int64_t e, uint64_t key,
     const rd vlo = rs_d1(lo), vd = rs_d1(d);
     const ri step = rs_i1((uint64_t)RS_W * TB_RAND_GAMMA);
     int64_t i = b;
-    if (e - b >= RS_W) {
+#if RS_W == 8
+    /* low = 0 (either sign) and 2^-102 <= high <= FLT_MAX (the default
+     * case, low 0 and high 1, among them): the stream's value is
+     * (float)(0 + hi u) with hi u exact in double (24-bit hi times 24-bit
+     * u, far from the double's range ends) and 0 + hi u = hi u (it is
+     * >= +0), so one rounding of the exact product hi u.  In float,
+     * with h = hi 2^-24 (exact: hi 2^-24 >= 2^-126 is normal) and the
+     * integer k = bits >> 40 (u = k 2^-24), the product k h is the exact
+     * hi u rounded once: the same float, bit for bit (subnormal results
+     * included).  So 16 elements per iteration: the top dwords of two
+     * vectors of mixes by one vpermt2d, a shift by 8, a conversion
+     * (exact: k < 2^24) and a product, all in 16 float lanes. */
+    if (lo == 0 && hi >= 0x1.0p-102 && hi <= 0x1.fffffep127 &&
+        e - b >= 2 * RS_W) {
+        const __m512 h = _mm512_set1_ps((float)hi * 0x1.0p-24f);
+        const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17,
+                                             15, 13, 11, 9, 7, 5, 3, 1);
+        const ri step2 = rs_i1((uint64_t)(2 * RS_W) * TB_RAND_GAMMA);
         ri x = rs_ctr(key, (uint64_t)b, 1);
+        ri y = rs_iadd(x, step);
+        for (; i + 2 * RS_W <= e; i += 2 * RS_W) {
+            __m512i k = _mm512_permutex2var_epi32(rs_mix31(x), odd,
+                                                  rs_mix31(y));
+            __m512 u = _mm512_cvtepi32_ps(_mm512_srli_epi32(k, 8));
+            _mm512_storeu_ps(o + i, _mm512_mul_ps(u, h));
+            x = rs_iadd(x, step2);
+            y = rs_iadd(y, step2);
+        }
+    }
+#endif
+    if (e - i >= RS_W) {
+        ri x = rs_ctr(key, (uint64_t)i, 1);
         for (; i + RS_W <= e; i += RS_W) {
             rd u = rs_u24(x);
             rs_storef(o + i, rs_add(vlo, rs_mul(vd, u)));
