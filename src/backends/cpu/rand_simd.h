@@ -15,7 +15,10 @@
  * rand_uniform: SplitMix64 counters and both mixes in 64-bit vector lanes
  * (AVX2 has no 64-bit multiply: three 32x32->64 products), the uniform's
  * exact conversion to double, then the stream's own double operations:
- * the same IEEE operations as the scalar loop, so the same values.
+ * the same IEEE operations as the scalar loop, so the same values.  On
+ * AVX-512 with low = 0 (and 2^-102 <= high <= FLT_MAX) the map is one
+ * float product of 16 lanes, which gives the same single rounding of the
+ * exact hi u (proof in rand_simd_impl.h).
  *
  * rand_normal f32: the stream's value is (float)(m + s z) with z from the
  * C library's log, cos and sin in double, which vector code cannot call.
@@ -52,26 +55,35 @@
  * Compute bounds (issue 18: these rows write 4 bytes per element but
  * are compute-bound: the in-cache time per element, 4096 elements, is
  * the 1M one).  Counted in the release build's inner loops (objdump);
- * the AVX-512 uops go to the two 512-bit ports p0 and p5 only, vpmullq
- * zmm is 3 uops, vcvtpd2ps zmm 2; clock of this VM about 3.2 GHz.
- *   rand_uniform f32, AVX-512: 14 vector instructions per 8 elements
- *   (3 shifts, 2 xors, 2 vpmullq, a vpternlogq, the counter's add, sub,
- *   mul, add, vcvtpd2ps, a store): 18 uops on p0/p5 = 9 cycles, so
- *   1.13 cycles = 0.35 ns per element.  AVX2: 27 per 4 (each 64-bit
- *   product is 3 vpmuludq, 2 shifts, 2 adds): about 28 uops on three
- *   ports, 2.3 cycles = 0.73 ns per element.  Both rows run at that
- *   bound (rand_uniform: ~0.33-0.40 ns in and out of cache).
- *   rand_normal f32, AVX-512: 127 vector instructions per 8 pairs
- *   (about 140 uops: two streams of uniforms, the log, its division,
- *   the square root, sin and cos, the two results, the decision), 70
- *   cycles = 4.4 cycles = 1.4 ns per element; the divider's 16 + ~24
- *   cycles per block overlap.  The row runs at about 1.4x that
- *   (~2.0 ns): the rest is the latency of the long chain per block
- *   (two 15-cycle products, division, square root, polynomials) that
- *   the out-of-order window only partly hides; unrolling two blocks
- *   side by side and a division-free quotient (rcp14 and Newton) were
- *   tried and measured no faster.  AVX2: 155 per 4 pairs, about 2x the
- *   AVX-512 row per element. */
+ * the AVX-512 uops go to the two 512-bit ports p0 and p5 only (shifts
+ * and rsqrt14 to p0, permutes and compares into masks to p5), vpmullq
+ * zmm is 3 uops, vcvtpd2ps zmm 2, rsqrt14 zmm 2 (measured throughputs on
+ * this VM, an Emerald Rapids core: vpmullq 1.5 cycles, shifts 1, FMA
+ * 0.5, rsqrt14 2, vpermt2pd 1); AVX2 uops on three ports p0, p1, p5.
+ *   rand_uniform f32, AVX-512, low 0 (the float path, rand_simd_impl.h):
+ *   per 16 elements two mixes without their last step (2 vpmullq, 2
+ *   shifts, 2 xors each), 2 counter adds, vpermt2d, a dword shift, the
+ *   conversion and one float product: 26 uops = 13 cycles, 0.81 cycles
+ *   per element (p0 holds 5 shifts of them).  Other bounds: 18 uops per
+ *   8 elements (3 shifts, 2 xors, 2 vpmullq, vpternlogq, the counter's
+ *   add, the affine map's add, product and add, vcvtpd2ps) = 9 cycles,
+ *   1.13 cycles per element.  AVX2: 27 uops per 4 (each 64-bit product
+ *   3 vpmuludq, 2 shifts, 2 adds), 17 of them on p0/p1 only: 9 cycles,
+ *   2.25 cycles per element.
+ *   rand_normal f32, AVX-512: 108 instructions per 8 pairs, 101 uops on
+ *   p0/p5 (the two mixes 24, log 20, root 9, cos/sin 20, the values and
+ *   the error 4, the decision and its interleaved store 18, the counters
+ *   2, kmov 1) plus 7 register moves of the compiler's: 50.5 cycles per
+ *   16 elements, 3.16 cycles per element (3.38 if the moves are not
+ *   eliminated); no divider.  The row was at 1.4x its bound before the
+ *   loop was software-pipelined (each block's chain, ~140 cycles of
+ *   latency, filled the scheduler); pipelined it runs at the same
+ *   ratio to its bound as rand_uniform's rows to theirs in the same
+ *   run (docs/ARCHITECTURE.md).  AVX2: 140 instructions per 4 pairs
+ *   (16 ymm registers: a few spills), about 140 uops on three ports (4
+ *   gathers of ~5 uops, vsqrtpd kept, its divider time 9 cycles
+ *   overlapped): about 47 cycles per 8 elements, 5.9 cycles per
+ *   element. */
 #ifndef TB_BACKENDS_CPU_RAND_SIMD_H
 #define TB_BACKENDS_CPU_RAND_SIMD_H
 
