@@ -15,10 +15,10 @@
  * rand_uniform: SplitMix64 counters and both mixes in 64-bit vector lanes
  * (AVX2 has no 64-bit multiply: three 32x32->64 products), the uniform's
  * exact conversion to double, then the stream's own double operations:
- * the same IEEE operations as the scalar loop, so the same values.  On
- * AVX-512 with low = 0 (and 2^-102 <= high <= FLT_MAX) the map is one
- * float product of 16 lanes, which gives the same single rounding of the
- * exact hi u (proof in rand_simd_impl.h).
+ * the same IEEE operations as the scalar loop, so the same values.  With
+ * low = 0 (and 2^-102 <= high <= FLT_MAX) the map is one float product
+ * (16 lanes on AVX-512, 8 on AVX2), which gives the same single rounding
+ * of the exact hi u (proof in rand_simd_impl.h).
  *
  * rand_normal f32: the stream's value is (float)(m + s z) with z from the
  * C library's log, cos and sin in double, which vector code cannot call.
@@ -67,9 +67,12 @@
  *   per element (p0 holds 5 shifts of them).  Other bounds: 18 uops per
  *   8 elements (3 shifts, 2 xors, 2 vpmullq, vpternlogq, the counter's
  *   add, the affine map's add, product and add, vcvtpd2ps) = 9 cycles,
- *   1.13 cycles per element.  AVX2: 27 uops per 4 (each 64-bit product
- *   3 vpmuludq, 2 shifts, 2 adds), 17 of them on p0/p1 only: 9 cycles,
- *   2.25 cycles per element.
+ *   1.13 cycles per element.  AVX2, low 0: 43 uops per 8 elements (two
+ *   mixes without their last step, each 64-bit product 3 vpmuludq, 2
+ *   shifts, 2 adds; vshufps, vpermq, the dword shift, conversion and
+ *   product), 27 of them on p0/p1 only: 14.3 cycles, 1.79 cycles per
+ *   element; other bounds: 27 uops per 4, 17 on p0/p1: 9 cycles, 2.25
+ *   cycles per element.
  *   rand_normal f32, AVX-512: 108 instructions per 8 pairs, 101 uops on
  *   p0/p5 (the two mixes 24, log 20, root 9, cos/sin 20, the values and
  *   the error 4, the decision and its interleaved store 18, the counters

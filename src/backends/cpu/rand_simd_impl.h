@@ -80,7 +80,6 @@ static void rs_uniform_f32(void *op, int64_t b, int64_t e, uint64_t key,
     const rd vlo = rs_d1(lo), vd = rs_d1(d);
     const ri step = rs_i1((uint64_t)RS_W * TB_RAND_GAMMA);
     int64_t i = b;
-#if RS_W == 8
     /* low = 0 (either sign) and 2^-102 <= high <= FLT_MAX (the default
      * case, low 0 and high 1, among them): the stream's value is
      * (float)(0 + hi u) with hi u exact in double (24-bit hi times 24-bit
@@ -88,18 +87,20 @@ static void rs_uniform_f32(void *op, int64_t b, int64_t e, uint64_t key,
      * >= +0), so one rounding of the exact product hi u.  In float,
      * with h = hi 2^-24 (exact: hi 2^-24 >= 2^-126 is normal) and the
      * integer k = bits >> 40 (u = k 2^-24), the product k h is the exact
-     * hi u rounded once: the same float, bit for bit (subnormal results
-     * included).  So 16 elements per iteration: the top dwords of two
-     * vectors of mixes by one vpermt2d, a shift by 8, a conversion
-     * (exact: k < 2^24) and a product, all in 16 float lanes. */
+     * hi u rounded once: the same float, bit for bit (no result is
+     * subnormal: hi u >= 2^-126 for k >= 1).  So 2 RS_W elements per
+     * iteration: the top dwords of two vectors of mixes gathered into one
+     * (one vpermt2d; AVX2: a shuffle and a vpermq), a shift by 8, a
+     * conversion (exact: k < 2^24) and a product, in float lanes. */
     if (lo == 0 && hi >= 0x1.0p-102 && hi <= 0x1.fffffep127 &&
         e - b >= 2 * RS_W) {
-        const __m512 h = _mm512_set1_ps((float)hi * 0x1.0p-24f);
-        const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17,
-                                             15, 13, 11, 9, 7, 5, 3, 1);
         const ri step2 = rs_i1((uint64_t)(2 * RS_W) * TB_RAND_GAMMA);
         ri x = rs_ctr(key, (uint64_t)b, 1);
         ri y = rs_iadd(x, step);
+#if RS_W == 8
+        const __m512 h = _mm512_set1_ps((float)hi * 0x1.0p-24f);
+        const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17,
+                                             15, 13, 11, 9, 7, 5, 3, 1);
         for (; i + 2 * RS_W <= e; i += 2 * RS_W) {
             __m512i k = _mm512_permutex2var_epi32(rs_mix31(x), odd,
                                                   rs_mix31(y));
@@ -108,8 +109,22 @@ static void rs_uniform_f32(void *op, int64_t b, int64_t e, uint64_t key,
             x = rs_iadd(x, step2);
             y = rs_iadd(y, step2);
         }
-    }
+#else
+        const __m256 h = _mm256_set1_ps((float)hi * 0x1.0p-24f);
+        for (; i + 2 * RS_W <= e; i += 2 * RS_W) {
+            /* the odd dwords, per 128-bit half: x1 x3 y1 y3 | x5 x7 y5 y7;
+             * then the middle quadwords swapped */
+            __m256 q = _mm256_shuffle_ps(_mm256_castsi256_ps(rs_mix31(x)),
+                                         _mm256_castsi256_ps(rs_mix31(y)),
+                                         0xdd);
+            __m256i k = _mm256_permute4x64_epi64(_mm256_castps_si256(q), 0xd8);
+            __m256 u = _mm256_cvtepi32_ps(_mm256_srli_epi32(k, 8));
+            _mm256_storeu_ps(o + i, _mm256_mul_ps(u, h));
+            x = rs_iadd(x, step2);
+            y = rs_iadd(y, step2);
+        }
 #endif
+    }
     if (e - i >= RS_W) {
         ri x = rs_ctr(key, (uint64_t)i, 1);
         for (; i + RS_W <= e; i += RS_W) {
