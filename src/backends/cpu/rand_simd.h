@@ -80,9 +80,9 @@
  *   16 elements, 3.16 cycles per element (3.38 if the moves are not
  *   eliminated); no divider.  The row was at 1.4x its bound before the
  *   loop was software-pipelined (each block's chain, ~140 cycles of
- *   latency, filled the scheduler); pipelined it runs at the same
- *   ratio to its bound as rand_uniform's rows to theirs in the same
- *   run (docs/ARCHITECTURE.md).  AVX2: 140 instructions per 4 pairs
+ *   latency, filled the scheduler); pipelined it runs at 1.10x the
+ *   bound (1.03x counting the moves; docs/ARCHITECTURE.md, cycles
+ *   calibrated by main's rand_uniform row in the same run).  AVX2: 140 instructions per 4 pairs
  *   (16 ymm registers: a few spills), about 140 uops on three ports (4
  *   gathers of ~5 uops, vsqrtpd kept, its divider time 9 cycles
  *   overlapped): about 47 cycles per 8 elements, 5.9 cycles per
