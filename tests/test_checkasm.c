@@ -2194,6 +2194,12 @@ static const rs_case rs_cases[] = {
     {TB_OP_rand_uniform, 0, 0x1.0p-102, 18},
     {TB_OP_rand_uniform, 0, 0x1.fffffep-103, 19},
     {TB_OP_rand_uniform, 0, 1e-44, 21},
+    /* rand_normal with mean -0: with std 0 every value is -0 + (+-0),
+     * whose sign the scalar sum decides (the decision must refuse or
+     * agree); with std 1 the values near 0 */
+    {TB_OP_rand_normal, -0.0, 0, 22},
+    {TB_OP_rand_normal, -0.0, 1, 23},
+    {TB_OP_rand_normal, 0, 1e-30, 24},
 };
 
 static const int64_t rs_sizes[] = {1, 2, 3, 7, 15, 16, 17, 31, 33, 513,
