@@ -187,38 +187,4 @@ static inline ri rs_ctr(uint64_t key, uint64_t i0, uint64_t step)
 }
 #endif
 
-
-/* log t for a positive normal double t: t = 2^k m with m in
- * [sqrt(1/2), sqrt(2)), log m = 2 atanh(f), f = (m - 1) / (m + 1), |f| <=
- * 0.1716, by the series 2 f (1 + f^2/3 + ... + f^18/19) (the next term is
- * below 2^-55 of the sum); m - 1 is exact (Sterbenz), so the relative
- * error of log m is a few 2^-53, and k ln 2 + log m has no cancellation
- * beyond a factor 2 (k = -1, m near sqrt(2)): a few 2^-53 relative in
- * all (the tests' sweeps: 2^-52 against libm). */
-static inline rd rs_log(rd t)
-{
-    ri bits = rs_asi(t);
-    rd k = rs_sub(rs_cvt52(rs_isrl(bits, 52)), rs_d1(1023.0));
-    rd m = rs_asd(rs_ior(rs_iand(bits, rs_i1(0x000fffffffffffffu)),
-                         rs_i1(0x3ff0000000000000u)));
-    rmask big = rs_gt(m, rs_d1(0x1.6a09e667f3bcdp+0)); /* sqrt(2) */
-    m = rs_sel(big, rs_mul(m, rs_d1(0.5)), m);
-    k = rs_sel(big, rs_add(k, rs_d1(1.0)), k);
-    const rd one = rs_d1(1.0);
-    rd f = rs_div(rs_sub(m, one), rs_add(m, one));
-    rd s = rs_mul(f, f);
-    rd p = rs_d1(1.0 / 19);
-    p = rs_fma(p, s, rs_d1(1.0 / 17));
-    p = rs_fma(p, s, rs_d1(1.0 / 15));
-    p = rs_fma(p, s, rs_d1(1.0 / 13));
-    p = rs_fma(p, s, rs_d1(1.0 / 11));
-    p = rs_fma(p, s, rs_d1(1.0 / 9));
-    p = rs_fma(p, s, rs_d1(1.0 / 7));
-    p = rs_fma(p, s, rs_d1(1.0 / 5));
-    p = rs_fma(p, s, rs_d1(1.0 / 3));
-    rd f2 = rs_add(f, f);
-    rd lm = rs_fma(rs_mul(f2, s), p, f2);
-    return rs_fma(k, rs_d1(0x1.62e42fefa39efp-1), lm); /* ln 2 */
-}
-
 #endif

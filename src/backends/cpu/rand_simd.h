@@ -15,14 +15,19 @@
  * rand_uniform: SplitMix64 counters and both mixes in 64-bit vector lanes
  * (AVX2 has no 64-bit multiply: three 32x32->64 products), the uniform's
  * exact conversion to double, then the stream's own double operations:
- * the same IEEE operations as the scalar loop, so the same values.
+ * the same IEEE operations as the scalar loop, so the same values.  With
+ * low = 0 (and 2^-102 <= high <= FLT_MAX) the map is one float product
+ * (16 lanes on AVX-512, 8 on AVX2), which gives the same single rounding
+ * of the exact hi u (proof in rand_simd_impl.h).
  *
  * rand_normal f32: the stream's value is (float)(m + s z) with z from the
  * C library's log, cos and sin in double, which vector code cannot call.
- * Each lane computes V, its own double approximation of m + s z (log by
- * the atanh series and cos/sin by Taylor polynomials in double,
- * rand_simd_impl.h), with a bound E on |V - D|, D the double the scalar
- * kernel rounds to float.  When both ends of the interval [V - E, V + E]
+ * Each lane computes V = m + (s r) c (and with the sine), fused, its own
+ * double approximation, with a bound on |V - D|, D the double the scalar
+ * kernel rounds to float: -2 log t by a 16-entry table and a series, r
+ * by rsqrt14 and a correction polynomial (AVX2: vsqrtpd), cos and sin by
+ * a 16-entry table of cos/sin(n pi/8) and short series, no division
+ * (rand_simd_impl.h).  When both ends of the interval [V - E, V + E]
  * round to the same float f (equal as floats and bit for bit: not NaN,
  * not -0 against +0), D, which lies between them, rounds to f too
  * (rounding is monotonic) and f is stored; otherwise (about one pair in
@@ -31,14 +36,18 @@
  * bit.
  *
  * The bound.  Over the whole domain the f32 stream uses (t = 1 - u1 and
- * a = TB_RAND_2PI u2 for all 2^24 uniforms u = k 2^-24), the vector log
- * is within 2^-49 |log t| of libm's log and the vector cos/sin within
- * 2^-50 of libm's cos/sin: checked exhaustively, every one of the 2^24
- * inputs, by tests/test_checkasm.c (rand_vmath).  Then with
- * r = sqrt(-2 log t) <= 5.8, |Z - z| <= r 2^-48 (two products and a
- * square root, each rounded), and |V - D| <= |s| r 2^-47 + |V| 2^-51; the
- * kernels use E = (|s| r + |V|) 2^-44, eight times more, so the check
- * accepts only when D and V round alike.
+ * u2 for all 2^24 uniforms u = k 2^-24), the vector r is within 2^-49 r
+ * of libm's sqrt(-2 log t) and the vector cos/sin within 2^-49 of libm's
+ * cos/sin of a = TB_RAND_2PI u2: checked exhaustively, every one of the
+ * 2^24 inputs, by tests/test_checkasm.c (rand_vmath; measured 2^-51.0
+ * and 2^-49.75).  The scalar D = m + s (r c) has three roundings (2^-53
+ * |s| r twice and 2^-53 |D|), V two (s r: 2^-53 |s| r, the fused sum:
+ * 2^-53 |V|), and |r c - r' c'| <= r (2^-49 + 2^-49 (1 + 2^-49)), so
+ * |V - D| <= |s| r 2^-47.5 + (|V| + |D|) 2^-53 <= (|s| r + |V|) 2^-47.4
+ * (|D| <= |V| + |V - D|).  The kernels use
+ * E = 2^-43 |s r| + 2^-44 |m| >= 2^-44 (|s| r + |V|) (1 - 2^-50), since
+ * |V| <= (|m| + |s r| (1 + 2^-49)) (1 + 2^-53): more than 10 times the
+ * bound, so the check accepts only when D and V round alike.
  *
  * rand_normal f64 keeps the portable kernel: its values are libm's
  * double results themselves, which no vector approximation reproduces.
@@ -46,26 +55,38 @@
  * Compute bounds (issue 18: these rows write 4 bytes per element but
  * are compute-bound: the in-cache time per element, 4096 elements, is
  * the 1M one).  Counted in the release build's inner loops (objdump);
- * the AVX-512 uops go to the two 512-bit ports p0 and p5 only, vpmullq
- * zmm is 3 uops, vcvtpd2ps zmm 2; clock of this VM about 3.2 GHz.
- *   rand_uniform f32, AVX-512: 14 vector instructions per 8 elements
- *   (3 shifts, 2 xors, 2 vpmullq, a vpternlogq, the counter's add, sub,
- *   mul, add, vcvtpd2ps, a store): 18 uops on p0/p5 = 9 cycles, so
- *   1.13 cycles = 0.35 ns per element.  AVX2: 27 per 4 (each 64-bit
- *   product is 3 vpmuludq, 2 shifts, 2 adds): about 28 uops on three
- *   ports, 2.3 cycles = 0.73 ns per element.  Both rows run at that
- *   bound (rand_uniform: ~0.33-0.40 ns in and out of cache).
- *   rand_normal f32, AVX-512: 127 vector instructions per 8 pairs
- *   (about 140 uops: two streams of uniforms, the log, its division,
- *   the square root, sin and cos, the two results, the decision), 70
- *   cycles = 4.4 cycles = 1.4 ns per element; the divider's 16 + ~24
- *   cycles per block overlap.  The row runs at about 1.4x that
- *   (~2.0 ns): the rest is the latency of the long chain per block
- *   (two 15-cycle products, division, square root, polynomials) that
- *   the out-of-order window only partly hides; unrolling two blocks
- *   side by side and a division-free quotient (rcp14 and Newton) were
- *   tried and measured no faster.  AVX2: 155 per 4 pairs, about 2x the
- *   AVX-512 row per element. */
+ * the AVX-512 uops go to the two 512-bit ports p0 and p5 only (shifts
+ * and rsqrt14 to p0, permutes and compares into masks to p5), vpmullq
+ * zmm is 3 uops, vcvtpd2ps zmm 2, rsqrt14 zmm 2 (measured throughputs on
+ * this VM, an Emerald Rapids core: vpmullq 1.5 cycles, shifts 1, FMA
+ * 0.5, rsqrt14 2, vpermt2pd 1); AVX2 uops on three ports p0, p1, p5.
+ *   rand_uniform f32, AVX-512, low 0 (the float path, rand_simd_impl.h):
+ *   per 16 elements two mixes without their last step (2 vpmullq, 2
+ *   shifts, 2 xors each), 2 counter adds, vpermt2d, a dword shift, the
+ *   conversion and one float product: 26 uops = 13 cycles, 0.81 cycles
+ *   per element (p0 holds 5 shifts of them).  Other bounds: 18 uops per
+ *   8 elements (3 shifts, 2 xors, 2 vpmullq, vpternlogq, the counter's
+ *   add, the affine map's add, product and add, vcvtpd2ps) = 9 cycles,
+ *   1.13 cycles per element.  AVX2, low 0: 43 uops per 8 elements (two
+ *   mixes without their last step, each 64-bit product 3 vpmuludq, 2
+ *   shifts, 2 adds; vshufps, vpermq, the dword shift, conversion and
+ *   product), 27 of them on p0/p1 only: 14.3 cycles, 1.79 cycles per
+ *   element; other bounds: 27 uops per 4, 17 on p0/p1: 9 cycles, 2.25
+ *   cycles per element.
+ *   rand_normal f32, AVX-512: 108 instructions per 8 pairs, 101 uops on
+ *   p0/p5 (the two mixes 24, log 20, root 9, cos/sin 20, the values and
+ *   the error 4, the decision and its interleaved store 18, the counters
+ *   2, kmov 1) plus 7 register moves of the compiler's: 50.5 cycles per
+ *   16 elements, 3.16 cycles per element (3.38 if the moves are not
+ *   eliminated); no divider.  The row was at 1.4x its bound before the
+ *   loop was software-pipelined (each block's chain, ~140 cycles of
+ *   latency, filled the scheduler); pipelined it runs at 1.10x the
+ *   bound (1.03x counting the moves; docs/ARCHITECTURE.md, cycles
+ *   calibrated by main's rand_uniform row in the same run).  AVX2: 140 instructions per 4 pairs
+ *   (16 ymm registers: a few spills), about 140 uops on three ports (4
+ *   gathers of ~5 uops, vsqrtpd kept, its divider time 9 cycles
+ *   overlapped): about 47 cycles per 8 elements, 5.9 cycles per
+ *   element. */
 #ifndef TB_BACKENDS_CPU_RAND_SIMD_H
 #define TB_BACKENDS_CPU_RAND_SIMD_H
 
@@ -90,14 +111,14 @@ int tb_cpu_create_rand(void *ctx, int lv, tb_op_id id, tb_dtype dt,
                        const tb_params *p, int64_t weight,
                        tb_cpu_rand_fn fn);
 
-/* For the exhaustive test only: the vector log of t[i] (t in
- * [2^-24, 1]) and cos, sin of a[i] (a in [0, 2 pi)), i < n, as the
- * rand_normal kernels of each level compute them.  Call only where the
- * level runs. */
-void tb_cpu_rand_vmath_avx2(const double *t, const double *a, double *lg,
-                            double *c, double *s, int64_t n);
-void tb_cpu_rand_vmath_avx512(const double *t, const double *a, double *lg,
-                              double *c, double *s, int64_t n);
+/* For the exhaustive test only: lg[i] = -2 log t[i] (t in [2^-24, 1]),
+ * r[i] = sqrt(lg[i]), and cos, sin of 2 pi u[i] (u = k 2^-24 in [0, 1)),
+ * i < n, as the rand_normal kernels of each level compute them.  Call
+ * only where the level runs. */
+void tb_cpu_rand_vmath_avx2(const double *t, const double *u, double *lg,
+                            double *r, double *c, double *s, int64_t n);
+void tb_cpu_rand_vmath_avx512(const double *t, const double *u, double *lg,
+                              double *r, double *c, double *s, int64_t n);
 
 /* For the test only: the rand_normal f32 kernels' decision, as each
  * level makes it, for values v[i] with error bounds err[i], i < n:

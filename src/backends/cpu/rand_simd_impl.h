@@ -34,7 +34,7 @@ static inline ri rs_mix(ri z)
  * vpternlogq on AVX-512) and one subtraction, where a shift, an integer
  * conversion and a product were (the AVX-512 row's port-0 bound, see
  * rand_simd.h). */
-static inline rd rs_u24(ri z)
+static inline rd rs_u24w(ri z, uint64_t ex)
 {
     z = rs_ixor(z, rs_isrl(z, 30));
     z = rs_imulc(z, UINT64_C(0xbf58476d1ce4e5b9));
@@ -42,13 +42,26 @@ static inline rd rs_u24(ri z)
     z = rs_imulc(z, UINT64_C(0x94d049bb133111eb));
     /* the final z ^= z >> 31 leaves bits 40..63 alone: left out */
     const ri t = rs_isrl(z, 12), frac = rs_i1(UINT64_C(0xffffff) << 28);
-    const ri one = rs_i1(UINT64_C(0x3ff0000000000000));
+    const ri one = rs_i1(ex);
 #if RS_W == 8
     const ri w = _mm512_ternarylogic_epi64(t, frac, one, 0xea); /* t&f|1 */
 #else
     const ri w = rs_ior(rs_iand(t, frac), one);
 #endif
-    return rs_sub(rs_asd(w), rs_d1(1.0));
+    return rs_asd(w);
+}
+/* mix(z) but for its last step, z ^= z >> 31, which leaves bits 33..63
+ * alone: enough for u24 */
+static inline ri rs_mix31(ri z)
+{
+    z = rs_ixor(z, rs_isrl(z, 30));
+    z = rs_imulc(z, UINT64_C(0xbf58476d1ce4e5b9));
+    z = rs_ixor(z, rs_isrl(z, 27));
+    return rs_imulc(z, UINT64_C(0x94d049bb133111eb));
+}
+static inline rd rs_u24(ri z)
+{
+    return rs_sub(rs_u24w(z, UINT64_C(0x3ff0000000000000)), rs_d1(1.0));
 }
 static inline rd rs_u53(ri bits)
 {
@@ -67,8 +80,53 @@ static void rs_uniform_f32(void *op, int64_t b, int64_t e, uint64_t key,
     const rd vlo = rs_d1(lo), vd = rs_d1(d);
     const ri step = rs_i1((uint64_t)RS_W * TB_RAND_GAMMA);
     int64_t i = b;
-    if (e - b >= RS_W) {
+    /* low = 0 (either sign) and 2^-102 <= high <= FLT_MAX (the default
+     * case, low 0 and high 1, among them): the stream's value is
+     * (float)(0 + hi u) with hi u exact in double (24-bit hi times 24-bit
+     * u, far from the double's range ends) and 0 + hi u = hi u (it is
+     * >= +0), so one rounding of the exact product hi u.  In float,
+     * with h = hi 2^-24 (exact: hi 2^-24 >= 2^-126 is normal) and the
+     * integer k = bits >> 40 (u = k 2^-24), the product k h is the exact
+     * hi u rounded once: the same float, bit for bit (no result is
+     * subnormal: hi u >= 2^-126 for k >= 1).  So 2 RS_W elements per
+     * iteration: the top dwords of two vectors of mixes gathered into one
+     * (one vpermt2d; AVX2: a shuffle and a vpermq), a shift by 8, a
+     * conversion (exact: k < 2^24) and a product, in float lanes. */
+    if (lo == 0 && hi >= 0x1.0p-102 && hi <= 0x1.fffffep127 &&
+        e - b >= 2 * RS_W) {
+        const ri step2 = rs_i1((uint64_t)(2 * RS_W) * TB_RAND_GAMMA);
         ri x = rs_ctr(key, (uint64_t)b, 1);
+        ri y = rs_iadd(x, step);
+#if RS_W == 8
+        const __m512 h = _mm512_set1_ps((float)hi * 0x1.0p-24f);
+        const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17,
+                                             15, 13, 11, 9, 7, 5, 3, 1);
+        for (; i + 2 * RS_W <= e; i += 2 * RS_W) {
+            __m512i k = _mm512_permutex2var_epi32(rs_mix31(x), odd,
+                                                  rs_mix31(y));
+            __m512 u = _mm512_cvtepi32_ps(_mm512_srli_epi32(k, 8));
+            _mm512_storeu_ps(o + i, _mm512_mul_ps(u, h));
+            x = rs_iadd(x, step2);
+            y = rs_iadd(y, step2);
+        }
+#else
+        const __m256 h = _mm256_set1_ps((float)hi * 0x1.0p-24f);
+        for (; i + 2 * RS_W <= e; i += 2 * RS_W) {
+            /* the odd dwords, per 128-bit half: x1 x3 y1 y3 | x5 x7 y5 y7;
+             * then the middle quadwords swapped */
+            __m256 q = _mm256_shuffle_ps(_mm256_castsi256_ps(rs_mix31(x)),
+                                         _mm256_castsi256_ps(rs_mix31(y)),
+                                         0xdd);
+            __m256i k = _mm256_permute4x64_epi64(_mm256_castps_si256(q), 0xd8);
+            __m256 u = _mm256_cvtepi32_ps(_mm256_srli_epi32(k, 8));
+            _mm256_storeu_ps(o + i, _mm256_mul_ps(u, h));
+            x = rs_iadd(x, step2);
+            y = rs_iadd(y, step2);
+        }
+#endif
+    }
+    if (e - i >= RS_W) {
+        ri x = rs_ctr(key, (uint64_t)i, 1);
         for (; i + RS_W <= e; i += RS_W) {
             rd u = rs_u24(x);
             rs_storef(o + i, rs_add(vlo, rs_mul(vd, u)));
@@ -151,93 +209,212 @@ static void rs_arange_f64(void *op, int64_t b, int64_t e, uint64_t key,
 
 /* ---- rand_normal f32 ---------------------------------------------------- */
 
-/* rs_log (dvec_simd.h) is used on t = 1 - u1 in [2^-24, 1]; the test's
- * exhaustive check: within 2^-49 |log t| of libm's log. */
-
-/* cos a and sin a for a in [0, 2 pi): a = q pi/2 + y, q = round(a 2/pi)
- * in 0..4, y = a - q pi/2 by fused steps with pi/2 in two parts (|y| <=
- * pi/4 + 2^-50, absolute error a few 2^-53); Taylor polynomials of sin
- * to y^15 and cos to y^16 (truncation: the first terms left out,
- * (pi/4)^17/17! < 2^-54.2 and (pi/4)^18/18! < 2^-58, so with the
- * rounding below 2^-52 + 2^-54.2, inside the 2^-50 the bound assumes);
- * then the quadrant's swap and signs.  The test's exhaustive check:
- * within 2^-50 of libm's cos and sin. */
-static inline void rs_sincos(rd a, rd *co, rd *si)
+/* tab[i & 15] for 64-bit lane indices i (one vpermt2pd on AVX-512, a
+ * gather on AVX2) */
+static inline rd rs_lut16(const double *tab, ri i)
 {
-    rd q = rs_round(rs_mul(a, rs_d1(0x1.45f306dc9c883p-1))); /* 2/pi */
-    rd y = rs_fma(q, rs_d1(-0x1.921fb54442d18p+0), a);
-    y = rs_fma(q, rs_d1(-0x1.1a62633145c07p-54), y);
-    rd y2 = rs_mul(y, y);
-    rd ps = rs_d1(-1.0 / 1307674368000.0); /* -1/15! */
-    ps = rs_fma(ps, y2, rs_d1(1.0 / 6227020800.0));
-    ps = rs_fma(ps, y2, rs_d1(-1.0 / 39916800.0));
-    ps = rs_fma(ps, y2, rs_d1(1.0 / 362880.0));
-    ps = rs_fma(ps, y2, rs_d1(-1.0 / 5040.0));
-    ps = rs_fma(ps, y2, rs_d1(1.0 / 120.0));
-    ps = rs_fma(ps, y2, rs_d1(-1.0 / 6.0));
-    rd sn = rs_fma(rs_mul(y, y2), ps, y);
-    rd pc = rs_d1(1.0 / 20922789888000.0); /* 1/16! */
-    pc = rs_fma(pc, y2, rs_d1(-1.0 / 87178291200.0));
-    pc = rs_fma(pc, y2, rs_d1(1.0 / 479001600.0));
-    pc = rs_fma(pc, y2, rs_d1(-1.0 / 3628800.0));
-    pc = rs_fma(pc, y2, rs_d1(1.0 / 40320.0));
-    pc = rs_fma(pc, y2, rs_d1(-1.0 / 720.0));
-    pc = rs_fma(pc, y2, rs_d1(1.0 / 24.0));
-    pc = rs_fma(pc, y2, rs_d1(-0.5));
-    rd cs = rs_fma(y2, pc, rs_d1(1.0));
-    /* quadrant n = q mod 4 (q + 2^52 holds q in its low bits):
-     * sin a = (n odd ? cos y : sin y) negated when n & 2,
-     * cos a = (n odd ? sin y : cos y) negated when (n + 1) & 2 */
-    ri n = rs_asi(rs_add(q, rs_d1(0x1.0p52)));
-    rmask odd = rs_odd(n);
-    rd s0 = rs_sel(odd, cs, sn), c0 = rs_sel(odd, sn, cs);
-    ri sgs = rs_isll(rs_iand(n, rs_i1(2)), 62);
-    ri sgc = rs_isll(rs_iand(rs_iadd(n, rs_i1(1)), rs_i1(2)), 62);
-    *si = rs_asd(rs_ixor(rs_asi(s0), sgs));
-    *co = rs_asd(rs_ixor(rs_asi(c0), sgc));
+#if RS_W == 8
+    return _mm512_permutex2var_pd(_mm512_loadu_pd(tab), i,
+                                  _mm512_loadu_pd(tab + 8));
+#else
+    return _mm256_i64gather_pd(tab, rs_iand(i, rs_i1(15)), 8);
+#endif
+}
+
+/* a b - c, one rounding */
+static inline rd rs_fms(rd a, rd b, rd c)
+{
+#if RS_W == 8
+    return _mm512_fmsub_pd(a, b, c);
+#else
+    return _mm256_fmsub_pd(a, b, c);
+#endif
+}
+
+/* -2 log t for t in [2^-24, 1] (any positive normal t), without a
+ * division: t = 2^e z with z in [RS_OFF, 2 RS_OFF) (RS_OFF = 0x1.6ap-1),
+ * cut into 16 intervals by the top 4 fraction bits of the bits of t minus
+ * those of RS_OFF; interval i has c_i (rs_invc: 1 / its midpoint rounded
+ * to double, and exactly 1 for the interval [0.98828125, 1.0390625)
+ * around 1) and 2 log c_i (rs_l2c, correctly rounded), so
+ *   -2 log t = -2 e log 2 + 2 log c_i - 2 log(1 + r),  r = z c_i - 1,
+ * r by one fused rounding (z has at most 24 significant bits, so z c_i is
+ * exact before it), |r| <= 0x1.4p-5.  -2 log(1 + r) by its Taylor
+ * series to r^10 (the first term left out, 2 r^11 / 11, is below
+ * 2^-50.3 of 2 |r|), split into odd and even parts in s = r^2 so the two
+ * Horner chains run side by side.  For t in the interval around 1, e = 0
+ * and c_i = 1: the result is the series alone, a few 2^-53 relative;
+ * elsewhere |-2 log t| >= 0.0236 and the terms' roundings (table entry,
+ * e log 2, the fused sums) stay within about 2^-51 of the result.  The
+ * test's exhaustive check (rand_vmath): within 2^-49 of -2 log t by libm
+ * on every t = 1 - k 2^-24. */
+#define RS_OFF UINT64_C(0x3fe6a00000000000)
+static const double rs_invc[16] = {
+    0x1.623fa77016240p+0, 0x1.5390948f40febp+0, 0x1.460cbc7f5cf9ap+0,
+    0x1.3991c2c187f63p+0, 0x1.2e025c04b8097p+0, 0x1.23456789abcdfp+0,
+    0x1.19453808ca29cp+0, 0x1.0fef010fef011p+0, 0x1.073260a47f7c6p+0,
+    1.0,                  0x1.de5d6e3f8868ap-1, 0x1.c3f8f01c3f8f0p-1,
+    0x1.ac5701ac5701bp-1, 0x1.970e4f80cb872p-1, 0x1.83c977ab2beddp-1,
+    0x1.724287f46debcp-1,
+};
+static const double rs_l2c[16] = {
+    0x1.4c9e09e172c3dp-1,  0x1.214456d0eb8d5p-1,  0x1.ef5ade4dcffe5p-2,
+    0x1.9f6c407089663p-2,  0x1.527e5e4a1b58dp-2,  0x1.08598b59e3a07p-2,
+    0x1.8197e2f40e3f0p-3,  0x1.eea31c006b87cp-4,  0x1.c63d2ec14aad7p-5,
+    0.0,                   -0x1.16536eea37ae3p-3, -0x1.fec9131dbeabcp-3,
+    -0x1.6d60fe719d21bp-2, -0x1.d5c216b4fbb94p-2, -0x1.1c898c16999fbp-1,
+    -0x1.4be5f957778a1p-1,
+};
+static inline rd rs_nlog2(rd t)
+{
+    ri b = rs_iadd(rs_asi(t), rs_i1((uint64_t)0 - RS_OFF));
+    ri i = rs_isrl(b, 48);
+#if RS_W == 8
+    rd e = _mm512_cvtepi64_pd(_mm512_srai_epi64(b, 52));
+#else /* (b + 2^63) >> 52 is e + 2048 */
+    rd e = rs_sub(rs_cvt52(rs_isrl(rs_ixor(b, rs_i1(UINT64_C(1) << 63)), 52)),
+                  rs_d1(2048.0));
+#endif
+    rd z = rs_asd(rs_iadd(rs_iand(b, rs_i1(0x000fffffffffffffu)),
+                          rs_i1(RS_OFF)));
+    rd r = rs_fma(z, rs_lut16(rs_invc, i), rs_d1(-1.0));
+    rd s = rs_mul(r, r);
+    rd po = rs_fma(rs_d1(-2.0 / 9), s, rs_d1(-2.0 / 7));
+    po = rs_fma(po, s, rs_d1(-2.0 / 5));
+    po = rs_fma(po, s, rs_d1(-2.0 / 3));
+    po = rs_fma(po, s, rs_d1(-2.0));
+    rd pe = rs_fma(rs_d1(1.0 / 5), s, rs_d1(1.0 / 4));
+    pe = rs_fma(pe, s, rs_d1(1.0 / 3));
+    pe = rs_fma(pe, s, rs_d1(1.0 / 2));
+    pe = rs_fma(pe, s, rs_d1(1.0));
+    rd base = rs_fma(e, rs_d1(-0x1.62e42fefa39efp+0), /* -2 log 2 */
+                     rs_lut16(rs_l2c, i));
+    return rs_fma(r, po, rs_fma(s, pe, base));
+}
+
+/* sqrt x for x in [0, 34] (0 exactly to 0).  AVX-512: without the
+ * divider: y = rsqrt14(max(x, 2^-60)) (relative error below 2^-14),
+ * g = x y, e = 1 - g y (fused: |e| <= 2^-13 + 2^-52), then
+ * sqrt x = g (1 - e)^(-1/2) = g (1 + e/2 + 3e^2/8 + 5e^3/16 + ...): the
+ * first term left out is below 2^-53.9 and the roundings (g's, e p's, the
+ * last sum's) leave about 2^-52 relative (the test: within 2^-50 of
+ * libm's sqrt of libm's -2 log t, with the log's error).  For x = 0,
+ * g = 0 and the result is 0.  AVX2 keeps vsqrtpd (no rsqrt in double). */
+static inline rd rs_root(rd x)
+{
+#if RS_W == 8
+    rd y = _mm512_rsqrt14_pd(_mm512_max_pd(x, rs_d1(0x1.0p-60)));
+    rd g = rs_mul(x, y);
+    rd e = _mm512_fnmadd_pd(g, y, rs_d1(1.0));
+    rd p = rs_fma(e, rs_d1(5.0 / 16), rs_d1(3.0 / 8));
+    p = rs_fma(p, e, rs_d1(0.5));
+    return rs_fma(g, rs_mul(e, p), g);
+#else
+    return rs_sqrt(x);
+#endif
+}
+
+/* cos and sin of 2 pi u, from d = 16 + 16 u (u = k 2^-24, so d is exact
+ * in [16, 32)): n = round(d) (by the sum with 1.5 2^52, whose low four
+ * bits are n mod 16), w = d - n exact in [-1/2, 1/2], the angle
+ * 2 pi u = n pi/8 + w pi/8 (mod 2 pi), so with C = cos(n pi/8) and
+ * S = sin(n pi/8) (rs_cos16, rs_sin16: rounded to double, 0 and +-1
+ * exact) and x = w pi/8, |x| <= pi/16:
+ *   cos = C cos x - S sin x,  sin = S cos x + C sin x,
+ * sin x and cos x - 1 by their Taylor series in w (coefficients
+ * (pi/8)^k / k! rounded) to x^9 and x^10 (the first terms left out,
+ * (pi/16)^11/11! and (pi/16)^12/12!, are below 2^-51 and 2^-57).  The
+ * stream's angle is a = TB_RAND_2PI u rounded, within 2^-51 of 2 pi u, so
+ * these are within a few 2^-53 + 2^-51 of cos a and sin a.  The test's
+ * exhaustive check (rand_vmath): within 2^-49 of libm's cos a and sin a
+ * for every u = k 2^-24.  One reduction, no division, no quadrant
+ * selects. */
+static const double rs_cos16[16] = {
+    1.0,                   0x1.d906bcf328d46p-1,  0x1.6a09e667f3bcdp-1,
+    0x1.87de2a6aea963p-2,  0.0,                   -0x1.87de2a6aea963p-2,
+    -0x1.6a09e667f3bcdp-1, -0x1.d906bcf328d46p-1, -1.0,
+    -0x1.d906bcf328d46p-1, -0x1.6a09e667f3bcdp-1, -0x1.87de2a6aea963p-2,
+    0.0,                   0x1.87de2a6aea963p-2,  0x1.6a09e667f3bcdp-1,
+    0x1.d906bcf328d46p-1,
+};
+static const double rs_sin16[16] = {
+    0.0,                   0x1.87de2a6aea963p-2,  0x1.6a09e667f3bcdp-1,
+    0x1.d906bcf328d46p-1,  1.0,                   0x1.d906bcf328d46p-1,
+    0x1.6a09e667f3bcdp-1,  0x1.87de2a6aea963p-2,  0.0,
+    -0x1.87de2a6aea963p-2, -0x1.6a09e667f3bcdp-1, -0x1.d906bcf328d46p-1,
+    -1.0,                  -0x1.d906bcf328d46p-1, -0x1.6a09e667f3bcdp-1,
+    -0x1.87de2a6aea963p-2,
+};
+static inline void rs_sincos16(rd d, rd *co, rd *si)
+{
+    const rd M = rs_d1(0x1.8p52);
+    rd nm = rs_add(d, M);
+    rd w = rs_sub(d, rs_sub(nm, M));
+    rd w2 = rs_mul(w, w);
+    rd ps = rs_fma(rs_d1(0x1.50783487ee782p-31), w2,
+                   rs_d1(-0x1.32d2cce62bd86p-22));
+    ps = rs_fma(ps, w2, rs_d1(0x1.466bc6775aae2p-14));
+    ps = rs_fma(ps, w2, rs_d1(-0x1.4abbce625be53p-7));
+    ps = rs_fma(ps, w2, rs_d1(0x1.921fb54442d18p-2));
+    rd sx = rs_mul(w, ps);
+    rd pc = rs_fma(rs_d1(-0x1.a6d1f2a204a8cp-36), w2,
+                   rs_d1(0x1.e1f506891babbp-27));
+    pc = rs_fma(pc, w2, rs_d1(-0x1.55d3c7e3cbffap-18));
+    pc = rs_fma(pc, w2, rs_d1(0x1.03c1f081b5ac4p-10));
+    pc = rs_fma(pc, w2, rs_d1(-0x1.3bd3cc9be45dep-4));
+    rd cx = rs_fma(w2, pc, rs_d1(1.0));
+    ri n = rs_asi(nm);
+    rd C = rs_lut16(rs_cos16, n), S = rs_lut16(rs_sin16, n);
+    *co = rs_fms(C, cx, rs_mul(S, sx));
+    *si = rs_fma(S, cx, rs_mul(C, sx));
 }
 
 /* The decision of rand_simd.h's bound, by the rounding of the interval's
- * ends: with lo = (float)(v - err) and hi = (float)(v + err) (each end
- * computed in double), rounding to float is monotonic, so when lo and
- * hi are the same float every double in between rounds to it, the
- * scalar kernel's D included (err is at least 8 times |V - D| and the
- * two end computations are within 2^-52 (|v| + err) <= 2^-8 err of
- * exact, since err >= 2^-44 |v|).  rs_fsame accepts a lane when lo and
- * hi are equal both as floats (false for NaN) and bit for bit (false
- * for -0 against +0, whose interval holds doubles of both signs).  lo is
- * the float stored.  Four conversions and two compares per pair of
- * lanes, where the half-gap test (the exponent, a select, the range
- * checks) cost about twice that. */
+ * ends, for the pairs (a[l], b[l]) with error bounds ea[l], eb[l]: with
+ * lo = (float)(v - err) and hi = (float)(v + err) (each end computed in
+ * double), rounding to float is monotonic, so when lo and hi are the same
+ * float every double in between rounds to it, the scalar kernel's D
+ * included (err exceeds |V - D| by far more than the two end
+ * computations' roundings, 2^-53 (|v| + err) <= 2^-9 err, since
+ * err >= 2^-44 |v|).  A lane is accepted when lo and hi are equal both as
+ * floats (false for NaN) and bit for bit (false for -0 against +0, whose
+ * interval holds doubles of both signs).  The lo floats are stored
+ * interleaved, p[2l] = lo of a[l], p[2l + 1] = lo of b[l] (one permute and
+ * one store on AVX-512), and the compares run on the interleaved
+ * vectors.  Returns the accepted elements' bits (bit 2l: a[l], bit
+ * 2l + 1: b[l]). */
 #if RS_W == 8
-typedef __m256 rf; /* RS_W floats */
-static inline rf rs_cvtf(rd a) { return _mm512_cvtpd_ps(a); }
-static inline unsigned rs_fsame(rf a, rf b)
+static inline unsigned rs_put2(float *p, rd a, rd ea, rd b, rd eb)
 {
-    return (unsigned)(_mm256_cmp_ps_mask(a, b, _CMP_EQ_OQ) &
-                      _mm256_cmpeq_epi32_mask(_mm256_castps_si256(a),
-                                              _mm256_castps_si256(b)));
-}
-/* p[2l] = a[l], p[2l + 1] = b[l] */
-static inline void rs_storefx2(float *p, rf x, rf y)
-{
-    __m256 lo = _mm256_unpacklo_ps(x, y), hi = _mm256_unpackhi_ps(x, y);
-    _mm256_storeu_ps(p, _mm256_permute2f128_ps(lo, hi, 0x20));
-    _mm256_storeu_ps(p + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+    const __m512i ix = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3,
+                                        18, 2, 17, 1, 16, 0);
+    __m512 lo = _mm512_permutex2var_ps(
+        _mm512_castps256_ps512(_mm512_cvtpd_ps(rs_sub(a, ea))), ix,
+        _mm512_castps256_ps512(_mm512_cvtpd_ps(rs_sub(b, eb))));
+    __m512 hi = _mm512_permutex2var_ps(
+        _mm512_castps256_ps512(_mm512_cvtpd_ps(rs_add(a, ea))), ix,
+        _mm512_castps256_ps512(_mm512_cvtpd_ps(rs_add(b, eb))));
+    _mm512_storeu_ps(p, lo);
+    __mmask16 k = _mm512_cmp_ps_mask(lo, hi, _CMP_EQ_OQ);
+    return (unsigned)_mm512_mask_cmpeq_epi32_mask(k, _mm512_castps_si512(lo),
+                                                  _mm512_castps_si512(hi));
 }
 #else
-typedef __m128 rf;
-static inline rf rs_cvtf(rd a) { return _mm256_cvtpd_ps(a); }
-static inline unsigned rs_fsame(rf a, rf b)
+static inline __m256 rs_ilv(rd a, rd b)
 {
-    __m128 eq = _mm_cmpeq_ps(a, b);
-    __m128i ib = _mm_cmpeq_epi32(_mm_castps_si128(a), _mm_castps_si128(b));
-    return (unsigned)_mm_movemask_ps(_mm_and_ps(eq, _mm_castsi128_ps(ib)));
+    __m128 x = _mm256_cvtpd_ps(a), y = _mm256_cvtpd_ps(b);
+    return _mm256_set_m128(_mm_unpackhi_ps(x, y), _mm_unpacklo_ps(x, y));
 }
-static inline void rs_storefx2(float *p, rf x, rf y)
+static inline unsigned rs_put2(float *p, rd a, rd ea, rd b, rd eb)
 {
-    _mm_storeu_ps(p, _mm_unpacklo_ps(x, y));
-    _mm_storeu_ps(p + 4, _mm_unpackhi_ps(x, y));
+    __m256 lo = rs_ilv(rs_sub(a, ea), rs_sub(b, eb));
+    __m256 hi = rs_ilv(rs_add(a, ea), rs_add(b, eb));
+    _mm256_storeu_ps(p, lo);
+    __m256 eq = _mm256_cmp_ps(lo, hi, _CMP_EQ_OQ);
+    __m256i ib = _mm256_cmpeq_epi32(_mm256_castps_si256(lo),
+                                    _mm256_castps_si256(hi));
+    return (unsigned)_mm256_movemask_ps(
+        _mm256_and_ps(eq, _mm256_castsi256_ps(ib)));
 }
 #endif
 
@@ -252,7 +429,52 @@ static void rs_normal_pair_f32(float *o, int64_t j, int64_t e, uint64_t key,
         o[2 * j + 1] = (float)(mean + sd * z[1]);
 }
 
-/* [b, e), b even.  mean, sd: the case's values rounded to float. */
+/* The pair's uniforms as doubles straight from the bits (rs_u24): for
+ * u1, 1 + u1 (so t = 1 - u1 = 2 - (1 + u1), exact); for u2, 16 + 16 u2
+ * (the same 24 bits under the exponent of 16), rs_sincos16's input. */
+#define RS_EXP1 UINT64_C(0x3ff0000000000000)
+#define RS_EXP16 UINT64_C(0x4030000000000000)
+
+/* One block in three stages: A, the pair's uniforms from the counters x
+ * (elements 2j + 2l) and x + g (2j + 2l + 1), l < RS_W; B, -2 log t and
+ * cos, sin; C, r, the values, the decision and the store at p
+ * (rs_put2's bits). */
+typedef struct rs_nst {
+    rd t, d;     /* after A */
+    rd l, c, s;  /* after B */
+    rd r;        /* after R */
+} rs_nst;
+static inline void rs_normal_a(rs_nst *st, ri x, ri g)
+{
+    st->t = rs_sub(rs_d1(2.0), rs_u24w(x, RS_EXP1));
+    st->d = rs_u24w(rs_iadd(x, g), RS_EXP16);
+}
+static inline void rs_normal_b(rs_nst *st)
+{
+    st->l = rs_nlog2(st->t);
+    rs_sincos16(st->d, &st->c, &st->s);
+}
+static inline void rs_normal_r(rs_nst *st, rd vs)
+{
+    st->r = rs_mul(vs, rs_root(st->l));
+}
+static inline unsigned rs_normal_c(float *p, const rs_nst *st, rd vm,
+                                   rd k2, rd em)
+{
+    rd r = st->r;
+    rd vc = rs_fma(r, st->c, vm), vsn = rs_fma(r, st->s, vm);
+    rd err = rs_fma(rs_abs(r), k2, em);
+    return rs_put2(p, vc, err, vsn, err);
+}
+
+/* [b, e), b even.  mean, sd: the case's values rounded to float.
+ * V = m + (s r) c (and with sin), fused; the error bound
+ * err = 2^-43 |s r| + 2^-44 |m| >= 2^-44 (|s| r + |V|) (rand_simd.h).
+ * The loop is software-pipelined: block k's stage C, block k + 1's B and
+ * block k + 2's A in one iteration, so each stage's inputs are ready when
+ * it issues and the long chain of a block (two 15-cycle products, the
+ * polynomials, the root, the conversions: ~140 cycles) does not fill the
+ * scheduler (the stages past the end compute but store nothing). */
 static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
                           double mean, double sd)
 {
@@ -261,30 +483,60 @@ static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
     const int64_t jn = e / 2; /* whole pairs end */
     if (jn - j >= RS_W) {
         const rd vm = rs_d1(mean), vs = rs_d1(sd);
-        const rd es = rs_d1(sd < 0 ? -sd : sd);
+        const rd em = rs_d1((mean < 0 ? -mean : mean) * 0x1.0p-44);
+        const rd k2 = rs_d1(0x1.0p-43);
         const ri step = rs_i1((uint64_t)(2 * RS_W) * TB_RAND_GAMMA);
         const ri g = rs_i1(TB_RAND_GAMMA);
+        const unsigned all = (1u << 2 * RS_W) - 1;
         ri x = rs_ctr(key, (uint64_t)(2 * j), 2); /* elements 2j */
-        for (; j + RS_W <= jn; j += RS_W) {
-            rd u1 = rs_u24(x);
-            rd u2 = rs_u24(rs_iadd(x, g));
-            x = rs_iadd(x, step);
-            rd r = rs_sqrt(rs_mul(rs_d1(-2.0), rs_log(rs_sub(rs_d1(1.0), u1))));
-            rd c, s;
-            rs_sincos(rs_mul(rs_d1(TB_RAND_2PI), u2), &c, &s);
-            rd vc = rs_add(vm, rs_mul(vs, rs_mul(r, c)));
-            rd vsn = rs_add(vm, rs_mul(vs, rs_mul(r, s)));
-            rd sr = rs_mul(es, r);
-            rd ec = rs_mul(rs_add(sr, rs_abs(vc)), rs_d1(0x1.0p-44));
-            rd esn = rs_mul(rs_add(sr, rs_abs(vsn)), rs_d1(0x1.0p-44));
-            rf lc = rs_cvtf(rs_sub(vc, ec)), ls = rs_cvtf(rs_sub(vsn, esn));
-            rf hc = rs_cvtf(rs_add(vc, ec)), hs = rs_cvtf(rs_add(vsn, esn));
-            rs_storefx2(o + 2 * j, lc, ls);
-            unsigned ok = rs_fsame(lc, hc) & rs_fsame(ls, hs);
-            if (ok != (1u << RS_W) - 1)
-                for (int l = 0; l < RS_W; l++)
-                    if (!(ok >> l & 1))
-                        rs_normal_pair_f32(o, j + l, e, key, mean, sd);
+        ri xa = x;                                /* stage A's block */
+        rs_nst s0, s1, s2; /* the blocks of stages C, R and B */
+        rs_normal_a(&s0, xa, g);
+        xa = rs_iadd(xa, step);
+        rs_normal_b(&s0);
+        rs_normal_r(&s0, vs);
+        rs_normal_a(&s1, xa, g);
+        xa = rs_iadd(xa, step);
+        rs_normal_b(&s1);
+        rs_normal_a(&s2, xa, g);
+        xa = rs_iadd(xa, step);
+        while (j + RS_W <= jn) {
+            /* RS_NB blocks without a call (whose clobbers would cost the
+             * loop its constants in registers), the refusals and'ed; if
+             * any, those blocks again with the scalar code for the
+             * refused pairs (about one sub-block in 400) */
+            enum { RS_NB = 16 };
+            const int64_t j0 = j;
+            const ri x0 = x;
+            const int64_t je = jn - j >= RS_NB * RS_W ? j + RS_NB * RS_W : jn;
+            unsigned acc = all;
+            for (; j + RS_W <= je; j += RS_W) {
+                acc &= rs_normal_c(o + 2 * j, &s0, vm, k2, em);
+                s0.l = s1.l;
+                rs_normal_r(&s0, vs);
+                s0.c = s1.c;
+                s0.s = s1.s;
+                s1.t = s2.t;
+                s1.d = s2.d;
+                rs_normal_b(&s1);
+                rs_normal_a(&s2, xa, g);
+                xa = rs_iadd(xa, step);
+                x = rs_iadd(x, step);
+            }
+            if (acc != all) {
+                ri y = x0;
+                for (int64_t q = j0; q < j; q += RS_W) {
+                    rs_nst sq;
+                    rs_normal_a(&sq, y, g);
+                    rs_normal_b(&sq);
+                    rs_normal_r(&sq, vs);
+                    unsigned ok = rs_normal_c(o + 2 * q, &sq, vm, k2, em);
+                    y = rs_iadd(y, step);
+                    for (int l = 0; l < RS_W; l++)
+                        if ((ok >> 2 * l & 3) != 3)
+                            rs_normal_pair_f32(o, q + l, e, key, mean, sd);
+                }
+            }
         }
     }
     for (; 2 * j < e; j++)
@@ -296,26 +548,30 @@ static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
 #define RS_CAT_(a, b) a##b
 #define RS_CAT(a, b) RS_CAT_(a, b)
 
+/* lg = -2 log t, r = its square root, c, s = cos, sin of 2 pi u, as
+ * rs_normal_f32 computes them (u = k 2^-24, t in [2^-24, 1]) */
 #define RS_VMATH(SFX)                                                     \
-    void RS_CAT(tb_cpu_rand_vmath_, SFX)(const double *t, const double *a, \
-                                         double *lg, double *c, double *s, \
-                                         int64_t n)                       \
+    void RS_CAT(tb_cpu_rand_vmath_, SFX)(const double *t, const double *u, \
+                                         double *lg, double *r, double *c, \
+                                         double *s, int64_t n)            \
     {                                                                     \
         for (int64_t i = 0; i < n; i += RS_W) {                           \
-            double tt[RS_W], aa[RS_W], l1[RS_W], c1[RS_W], s1[RS_W];      \
+            double tt[RS_W], dd[RS_W], o[4][RS_W];                        \
             int64_t w = n - i < RS_W ? n - i : RS_W;                      \
             for (int l = 0; l < RS_W; l++) {                              \
                 tt[l] = l < w ? t[i + l] : 1.0;                           \
-                aa[l] = l < w ? a[i + l] : 0.0;                           \
+                dd[l] = 16.0 + 16.0 * (l < w ? u[i + l] : 0.0);           \
             }                                                             \
-            rd vc, vs;                                                    \
-            rs_sincos(rs_loadd(aa), &vc, &vs);                            \
-            rs_stored(l1, rs_log(rs_loadd(tt)));                          \
-            rs_stored(c1, vc);                                            \
-            rs_stored(s1, vs);                                            \
-            memcpy(lg + i, l1, (size_t)w * sizeof *lg);                   \
-            memcpy(c + i, c1, (size_t)w * sizeof *c);                     \
-            memcpy(s + i, s1, (size_t)w * sizeof *s);                     \
+            rd vc, vs, vl = rs_nlog2(rs_loadd(tt));                       \
+            rs_sincos16(rs_loadd(dd), &vc, &vs);                          \
+            rs_stored(o[0], vl);                                          \
+            rs_stored(o[1], rs_root(vl));                                 \
+            rs_stored(o[2], vc);                                          \
+            rs_stored(o[3], vs);                                          \
+            memcpy(lg + i, o[0], (size_t)w * sizeof *lg);                 \
+            memcpy(r + i, o[1], (size_t)w * sizeof *r);                   \
+            memcpy(c + i, o[2], (size_t)w * sizeof *c);                   \
+            memcpy(s + i, o[3], (size_t)w * sizeof *s);                   \
         }                                                                 \
     }
 
@@ -334,16 +590,12 @@ static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
                 vv[l] = l < w ? v[i + l] : 1.0;                           \
                 ee[l] = l < w ? err[i + l] : 0.0;                         \
             }                                                             \
-            rd a = rs_loadd(vv), b = rs_loadd(vv + RS_W);                 \
-            rd ea = rs_loadd(ee), eb = rs_loadd(ee + RS_W);               \
-            rf la = rs_cvtf(rs_sub(a, ea)), lb = rs_cvtf(rs_sub(b, eb));  \
-            rf ha = rs_cvtf(rs_add(a, ea)), hb = rs_cvtf(rs_add(b, eb));  \
-            unsigned ka = rs_fsame(la, ha), kb = rs_fsame(lb, hb);        \
-            rs_storefx2(ff, la, lb);                                      \
+            unsigned k = rs_put2(ff, rs_loadd(vv), rs_loadd(ee),          \
+                                 rs_loadd(vv + RS_W), rs_loadd(ee + RS_W)); \
             for (int l = 0; l < w; l++) {                                 \
                 int h = l % RS_W, src = l < RS_W ? 2 * h : 2 * h + 1;     \
                 f[i + l] = ff[src];                                       \
-                ok[i + l] = (unsigned char)(((l < RS_W ? ka : kb) >> h) & 1); \
+                ok[i + l] = (unsigned char)(k >> src & 1);                \
             }                                                             \
         }                                                                 \
     }
