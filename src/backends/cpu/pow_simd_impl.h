@@ -286,38 +286,41 @@ static inline __m512 pf_pow16(__m512 a, __m512 b, __mmask16 *ok)
     const __m512 ilh = _mm512_set1_ps(0x1.715476p+0f);
     const __m512 ill = _mm512_set1_ps(0x1.4ae0cp-26f);
     const __m512 M = _mm512_set1_ps(0x1.8p23f);
-    __m512 z = _mm512_getmant_ps(a, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_zero);
+    /* NaN for a negative a (-0 included), so ys is NaN */
+    __m512 z = _mm512_getmant_ps(a, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan);
     __m512i i = _mm512_srli_epi32(_mm512_castps_si512(z), 18);
     __m512 r = _mm512_fmsub_ps(z, pf_lut32(pf_c, i), one); /* exact */
     __m512 h = _mm512_add_ps(_mm512_getexp_ps(a), pf_lut32(pf_th, i)); /* exact */
-    /* r - r^2/2 = vh + vl (hh + hl = r^2/2 exactly) */
-    __m512 hr = _mm512_mul_ps(r, _mm512_set1_ps(0.5f));
-    __m512 hh = _mm512_mul_ps(hr, r);
-    __m512 hl = _mm512_fmsub_ps(hr, r, hh);
-    __m512 vh = _mm512_sub_ps(r, hh);
-    __m512 vl = _mm512_sub_ps(_mm512_sub_ps(_mm512_sub_ps(r, vh), hh), hl);
+    /* r - r^2/2 = vh + vl - sl/2 (sq + sl = r^2 exactly; vl, the
+     * rounding error of vh, exactly: r - vh is exact by Sterbenz) */
+    const __m512 half = _mm512_set1_ps(0.5f);
+    __m512 sq = _mm512_mul_ps(r, r);
+    __m512 sl = _mm512_fmsub_ps(r, r, sq);
+    __m512 vh = _mm512_fnmadd_ps(half, sq, r);
+    __m512 vl = _mm512_fnmadd_ps(half, sq, _mm512_sub_ps(r, vh));
     /* times 1/ln 2: uh + ul */
     __m512 uh = _mm512_mul_ps(vh, ilh);
     __m512 ul = _mm512_fmsub_ps(vh, ilh, uh);
     ul = _mm512_fmadd_ps(vl, ilh, ul);
     ul = _mm512_fmadd_ps(vh, ill, ul);
+    ul = _mm512_fmadd_ps(sl, _mm512_set1_ps(-0x1.715476p-1f), ul);
     /* h + uh = sh + sl (Fast2Sum) */
     __m512 sh = _mm512_add_ps(h, uh);
-    __m512 sl = _mm512_sub_ps(uh, _mm512_sub_ps(sh, h));
-    __m512 g = _mm512_set1_ps(-0x1.ece42p-2f);
-    g = _mm512_fmadd_ps(g, r, _mm512_set1_ps(0x1.27ab92p-1f));
-    g = _mm512_fmadd_ps(g, r, _mm512_set1_ps(-0x1.715472p-1f));
-    g = _mm512_fmadd_ps(g, r, _mm512_set1_ps(0x1.ec709cp-1f));
-    __m512 ll = _mm512_add_ps(_mm512_add_ps(ul, pf_lut32(pf_tl, i)), sl);
-    ll = _mm512_fmadd_ps(_mm512_mul_ps(hh, r), g, ll); /* r^3 G = hh r 2G */
+    __m512 s2 = _mm512_sub_ps(uh, _mm512_sub_ps(sh, h));
+    __m512 g = _mm512_set1_ps(-0x1.ece42p-3f);
+    g = _mm512_fmadd_ps(g, r, _mm512_set1_ps(0x1.27ab92p-2f));
+    g = _mm512_fmadd_ps(g, r, _mm512_set1_ps(-0x1.715472p-2f));
+    g = _mm512_fmadd_ps(g, r, _mm512_set1_ps(0x1.ec709cp-2f));
+    __m512 ll = _mm512_add_ps(_mm512_add_ps(ul, pf_lut32(pf_tl, i)), s2);
+    ll = _mm512_fmadd_ps(_mm512_mul_ps(sq, r), g, ll);
     /* y = b (sh + ll) = yh + yl */
     __m512 yh = _mm512_mul_ps(b, sh);
     __m512 yl = _mm512_fmadd_ps(b, ll, _mm512_fmsub_ps(b, sh, yh));
     __m512 ys = _mm512_add_ps(yh, yl);
-    /* not (NaN, zero, infinite or negative) */
-    __mmask16 m = _knot_mask16(_mm512_fpclass_ps_mask(a, 0xdf));
-    *ok = _mm512_mask_cmp_ps_mask(m, _mm512_abs_ps(ys),
-                                  _mm512_set1_ps(124.0f), _CMP_LE_OQ);
+    /* a NaN, zero, infinite or negative a gives a NaN or infinite ys
+     * (getexp: -inf for 0, inf for inf) */
+    *ok = _mm512_cmp_ps_mask(_mm512_abs_ps(ys), _mm512_set1_ps(124.0f),
+                             _CMP_LE_OQ);
     /* the low bits of kd: 2^22 + k (mod 2^23), k = round(32 ys) */
     __m512 kd = _mm512_fmadd_ps(ys, _mm512_set1_ps(32.0f), M);
     __m512 k = _mm512_sub_ps(kd, M);
@@ -365,6 +368,23 @@ static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
     if (n <= 0)
         return;
     const __m512 a0 = _mm512_set1_ps(a[0]), b0 = _mm512_set1_ps(b[0]);
+    /* two vectors a step: their fast paths run side by side */
+    for (; i + 32 <= n; i += 32) {
+        __m512 va = sa ? _mm512_loadu_ps(a + i) : a0;
+        __m512 vb = sb ? _mm512_loadu_ps(b + i) : b0;
+        __m512 wa = sa ? _mm512_loadu_ps(a + i + 16) : a0;
+        __m512 wb = sb ? _mm512_loadu_ps(b + i + 16) : b0;
+        __mmask16 k0, k1;
+        __m512 r0 = pf_pow16(va, vb, &k0), r1 = pf_pow16(wa, wb, &k1);
+        if ((k0 & k1) != 0xffff) {
+            if (k0 != 0xffff)
+                r0 = pf_pow_slow(va, vb);
+            if (k1 != 0xffff)
+                r1 = pf_pow_slow(wa, wb);
+        }
+        _mm512_storeu_ps(o + i, r0);
+        _mm512_storeu_ps(o + i + 16, r1);
+    }
     for (; i + 16 <= n; i += 16) {
         __m512 va = sa ? _mm512_loadu_ps(a + i) : a0;
         __m512 vb = sb ? _mm512_loadu_ps(b + i) : b0;
