@@ -2576,20 +2576,22 @@ static void pw_worst(pw_fn fn, const float *a, const float *b, float *o,
  * float to small powers (overflow and underflow included), integer
  * powers of [0.5, 2] and of negative bases, bases next to 1 to huge
  * powers, and any float to any float; then two dense sweeps of the
- * AVX-512 float path's halves: every float base in [0.75, 1.5) (every
- * z of every interval of its log2, the exponent e cycling through
- * -126..127) to a power b making b log2 a near one of +-124, +-123.5,
- * +-100, +-64, +-17, +-2.5, +-0.3 (the log's error counts |y| times),
- * and the exact 2^b (a = 2) for every 257th float b in [-126, 126]
- * (every k and f of its exp2 and both scaling limits).  The worst case
- * of each row is printed. */
+ * AVX-512 float path's parts: every float base in [0.75, 1.5) (every
+ * z of every interval of its log2) twice, scaled by 2^e with e cycling
+ * through -126..127 to a power b making y = b log2 a near one of +-124
+ * .. 8.5 (the full log2; its error counts |y| times), and with e in
+ * -3..3 to y near one of +-8 .. 2^-10 (the short log2, |y| <= 8), and
+ * the exact 2^b (a = 2) for every 257th float b in [-126, 126] (every k
+ * and f of its exp2 and both scaling limits).  The worst case of each
+ * row is printed. */
 static void test_pow_ulp(void **state)
 {
     (void)state;
     enum { N = 1 << 18 };
-    static const double ty[] = {124, -124, 123.5, -123.5, 100, -100, 64,
-                                -64, 17, -17, 2.5, -2.5, 0.3, -0.3};
-    enum { NTY = sizeof ty / sizeof ty[0] };
+    /* |y| targets, large (the full log2) and small (the short one) */
+    static const double ty[2][8] = {
+        {124, -124, 123.5, -123.5, 100, -64, 17, -8.5},
+        {8, -8, 7.95, -7.5, 5, -2.5, 0.3, -0x1p-10}};
     float *a = malloc(3 * N * sizeof *a);
     assert_non_null(a);
     float *b = a + N, *o = b + N;
@@ -2631,18 +2633,22 @@ static void test_pow_ulp(void **state)
             }
             pw_worst(fn, a, b, o, N, &worst, &wa, &wb);
         }
-        /* every float in [0.75, 1) and [1, 1.5), scaled by 2^e */
-        int n = 0, c = 0;
-        for (uint32_t u = 0x3f400000u; u < 0x3fc00000u; u++, c++) {
-            if (u == 0x3f800000u)
-                continue; /* log2 1 = 0 */
-            int e = c % 254 - 126;
-            float z = pw_bits(u);
-            a[n] = ldexpf(z, e);
-            b[n] = (float)(ty[c % NTY] / log2((double)a[n]));
-            if (++n == N) {
-                pw_worst(fn, a, b, o, n, &worst, &wa, &wb);
-                n = 0;
+        /* every float in [0.75, 1) and [1, 1.5), scaled by 2^e, for
+         * each set of targets */
+        int n = 0;
+        for (int t = 0; t < 2; t++) {
+            int c = 0;
+            for (uint32_t u = 0x3f400000u; u < 0x3fc00000u; u++, c++) {
+                if (u == 0x3f800000u)
+                    continue; /* log2 1 = 0 */
+                int e = t ? c % 7 - 3 : c % 254 - 126;
+                float z = pw_bits(u);
+                a[n] = ldexpf(z, e);
+                b[n] = (float)(ty[t][c % 8] / log2((double)a[n]));
+                if (++n == N) {
+                    pw_worst(fn, a, b, o, n, &worst, &wa, &wb);
+                    n = 0;
+                }
             }
         }
         /* 2^b: |b| <= 126, every 257th float */

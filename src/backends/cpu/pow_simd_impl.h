@@ -24,20 +24,27 @@
  *
  * A vector whose lanes all have a positive finite a and |b log2 a| <= 320
  * skips the special-value selects (they would keep every lane).
- * AVX-512 (pf_pow16) first tries 16 float lanes: log2 a as a float pair
- * (a 32-entry table by vpermt2ps, r = z c - 1 exact, (r - r^2/2)/ln 2
- * with exact products by fma and a Fast2Sum, r^3 by a degree-3 fit;
- * within about 2^-32.8 relative), y = b log2 a as a float pair, 2^y by
- * a 32-entry table of float pairs and a degree-2 fit, the last addition
- * being the result's one rounding.  Error before that rounding: y's,
- * at most |y| 2^-32.8 + 2^-28.5 with |y| <= 124 (2^-26.1 relative in the
- * result), and 2^y's, below 2^-28.4 relative: the float is within
- * 0.5 + 2^24 (2^-26.1 + 2^-28.4) ~ 0.78 ulp of a^b.  Stated bound
- * 1 ulp (the AVX2 row keeps 0.5 + 2^-9), checked by pow_ulp's sweeps
- * (every base of [0.75, 1.5) at |y| up to 124; 2^b for every 257th b).
- * A vector with any other lane (a <= 0, not finite, |y| > 124: results
- * that are special, subnormal or near overflow) runs the double path
- * below for all its lanes.  (1.16 ms -> 0.87 ms at 1024x1024.)
+ * AVX-512 first tries 16 float lanes (pf_exp2 after pf_log2_short or
+ * pf_log2_full): a = 2^e z, a 32-entry table (vpermt2ps) of c ~ 1/z
+ * chosen so r = z c - 1 is exact, log2 a as a float pair, y = b log2 a
+ * as a float pair, 2^y by a 32-entry table of float pairs and a degree-2
+ * fit, its last addition being the result's one rounding.  2^y's error
+ * before that rounding: below 2^-28.4 relative (P's fit 2^-32.4, its
+ * evaluation 2^-29.5, the fma into el 2^-30, f's rounding 2^-31.5).
+ * y's error: |y| times log2's relative error, plus 2^-28.5.  The short
+ * log2 (r/ln 2 as an exact pair, r^2 Q(r) in plain float; 2^-28.4
+ * relative) serves vectors whose every lane has |y| <= 8: y within
+ * 2^-25.4, the float within 0.5 + 2^24 (ln 2 2^-25.4 + 2^-28.4) ~ 0.82
+ * ulp of a^b.  Else the full log2 ((r - r^2/2)/ln 2 with exact products
+ * by fma and Fast2Sums, r^3 G(r) by a degree-3 fit; 2^-32.8 relative)
+ * for |y| <= 124: y within 124 2^-32.8 + 2^-28.5 = 2^-25.6, the float
+ * within ~0.78 ulp.  Stated bound 1 ulp (the AVX2 row keeps
+ * 0.5 + 2^-9), checked by pow_ulp's sweeps (every base of [0.75, 1.5) at
+ * |y| near 124 .. 2^-10 on both log2 forms; 2^b for every 257th b;
+ * worst seen 0.64 ulp).  A vector with any other lane (a <= 0, not
+ * finite, |y| > 124: results that are special, subnormal or near
+ * overflow) runs the double path below for all its lanes.
+ * (1.16 ms -> ... at 1024x1024, same run.)
  * Special values as C99/IEEE pow (powf, the portable row): a^(+-0) = 1
  * and 1^b = 1 even for NaN; (-1)^(+-inf) = 1; otherwise NaN in gives
  * NaN; a finite negative a with a non-integer b gives NaN; a negative a
@@ -280,17 +287,26 @@ static inline __m512 pf_lut32(const float *tab, __m512i i)
  * degree 2 (fitted, relative error of 2^f below 2^-32.4), 2^(k/32) =
  * 2^(k >> 5) (pf_eh + pf_el)_(k & 31), summed as eh + (q eh + el) so the
  * last addition is the only rounding at the result's scale. */
-static inline __m512 pf_pow16(__m512 a, __m512 b, __mmask16 *ok)
+/* The common start of both log2 forms: r (exact), h = e - log2 c's
+ * high part (exact), i (the table index); z NaN for a negative a (-0
+ * included), so y turns NaN; getexp gives -inf for 0, inf for inf. */
+static inline __m512 pf_reduce(__m512 a, __m512 *h, __m512i *i)
 {
-    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512 z = _mm512_getmant_ps(a, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan);
+    *i = _mm512_srli_epi32(_mm512_castps_si512(z), 18);
+    *h = _mm512_add_ps(_mm512_getexp_ps(a), pf_lut32(pf_th, *i)); /* exact */
+    return _mm512_fmsub_ps(z, pf_lut32(pf_c, *i), _mm512_set1_ps(1.0f));
+}
+
+/* log2 a = *sh + *ll, within about 2^-32.8 relative (PF_Y2: for
+ * |b log2 a| up to 124) */
+static inline void pf_log2_full(__m512 a, __m512 *shp, __m512 *llp)
+{
     const __m512 ilh = _mm512_set1_ps(0x1.715476p+0f);
     const __m512 ill = _mm512_set1_ps(0x1.4ae0cp-26f);
-    const __m512 M = _mm512_set1_ps(0x1.8p23f);
-    /* NaN for a negative a (-0 included), so ys is NaN */
-    __m512 z = _mm512_getmant_ps(a, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan);
-    __m512i i = _mm512_srli_epi32(_mm512_castps_si512(z), 18);
-    __m512 r = _mm512_fmsub_ps(z, pf_lut32(pf_c, i), one); /* exact */
-    __m512 h = _mm512_add_ps(_mm512_getexp_ps(a), pf_lut32(pf_th, i)); /* exact */
+    __m512 h;
+    __m512i i;
+    __m512 r = pf_reduce(a, &h, &i);
     /* r - r^2/2 = vh + vl - sl/2 (sq + sl = r^2 exactly; vl, the
      * rounding error of vh, exactly: r - vh is exact by Sterbenz) */
     const __m512 half = _mm512_set1_ps(0.5f);
@@ -304,7 +320,7 @@ static inline __m512 pf_pow16(__m512 a, __m512 b, __mmask16 *ok)
     ul = _mm512_fmadd_ps(vl, ilh, ul);
     ul = _mm512_fmadd_ps(vh, ill, ul);
     ul = _mm512_fmadd_ps(sl, _mm512_set1_ps(-0x1.715476p-1f), ul);
-    /* h + uh = sh + sl (Fast2Sum) */
+    /* h + uh = sh + s2 (Fast2Sum: |h| > |uh| or h = 0) */
     __m512 sh = _mm512_add_ps(h, uh);
     __m512 s2 = _mm512_sub_ps(uh, _mm512_sub_ps(sh, h));
     __m512 g = _mm512_set1_ps(-0x1.ece42p-3f);
@@ -312,14 +328,50 @@ static inline __m512 pf_pow16(__m512 a, __m512 b, __mmask16 *ok)
     g = _mm512_fmadd_ps(g, r, _mm512_set1_ps(-0x1.715472p-2f));
     g = _mm512_fmadd_ps(g, r, _mm512_set1_ps(0x1.ec709cp-2f));
     __m512 ll = _mm512_add_ps(_mm512_add_ps(ul, pf_lut32(pf_tl, i)), s2);
-    ll = _mm512_fmadd_ps(_mm512_mul_ps(sq, r), g, ll);
+    *llp = _mm512_fmadd_ps(_mm512_mul_ps(sq, r), g, ll);
+    *shp = sh;
+}
+
+/* log2 a = *sh + *ll, within about 2^-28.4 relative (PF_Y1: for
+ * |b log2 a| up to 8): r/ln 2 as an exact pair, the rest
+ * r^2 Q(r) in plain float, Q of degree 4 (fitted, relative error wrt
+ * log2(1 + r) below 2^-32) */
+static inline void pf_log2_short(__m512 a, __m512 *shp, __m512 *llp)
+{
+    const __m512 ilh = _mm512_set1_ps(0x1.715476p+0f);
+    __m512 h;
+    __m512i i;
+    __m512 r = pf_reduce(a, &h, &i);
+    __m512 uh = _mm512_mul_ps(r, ilh);
+    __m512 ul = _mm512_fmsub_ps(r, ilh, uh);
+    __m512 sh = _mm512_add_ps(h, uh);
+    __m512 s2 = _mm512_sub_ps(uh, _mm512_sub_ps(sh, h));
+    __m512 q = _mm512_set1_ps(-0x1.ecfb3ep-3f);
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0x1.27b8c6p-2f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(-0x1.71547p-2f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0x1.ec709ap-2f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(-0x1.715476p-1f));
+    __m512 ll = _mm512_fmadd_ps(r, _mm512_set1_ps(0x1.4ae0cp-26f),
+                                pf_lut32(pf_tl, i));
+    ll = _mm512_add_ps(_mm512_add_ps(ll, ul), s2);
+    *llp = _mm512_fmadd_ps(_mm512_mul_ps(r, r), q, ll);
+    *shp = sh;
+}
+
+#define PF_Y1 8.0f
+#define PF_Y2 124.0f
+
+/* 2^(b (sh + ll)) where *ok has the lane's bit set: |b (sh + ll)| <=
+ * lim (NaN: not set); other lanes unspecified */
+static inline __m512 pf_exp2(__m512 b, __m512 sh, __m512 ll, float lim,
+                             __mmask16 *ok)
+{
+    const __m512 M = _mm512_set1_ps(0x1.8p23f);
     /* y = b (sh + ll) = yh + yl */
     __m512 yh = _mm512_mul_ps(b, sh);
     __m512 yl = _mm512_fmadd_ps(b, ll, _mm512_fmsub_ps(b, sh, yh));
     __m512 ys = _mm512_add_ps(yh, yl);
-    /* a NaN, zero, infinite or negative a gives a NaN or infinite ys
-     * (getexp: -inf for 0, inf for inf) */
-    *ok = _mm512_cmp_ps_mask(_mm512_abs_ps(ys), _mm512_set1_ps(124.0f),
+    *ok = _mm512_cmp_ps_mask(_mm512_abs_ps(ys), _mm512_set1_ps(lim),
                              _CMP_LE_OQ);
     /* the low bits of kd: 2^22 + k (mod 2^23), k = round(32 ys) */
     __m512 kd = _mm512_fmadd_ps(ys, _mm512_set1_ps(32.0f), M);
@@ -339,6 +391,21 @@ static inline __m512 pf_pow16(__m512 a, __m512 b, __mmask16 *ok)
     return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(s), sc));
 }
 
+
+static inline __m512 pf_pow16(__m512 a, __m512 b, __mmask16 *ok)
+{
+    __m512 sh, ll;
+    pf_log2_full(a, &sh, &ll);
+    return pf_exp2(b, sh, ll, PF_Y2, ok);
+}
+
+static inline __m512 pf_pow16s(__m512 a, __m512 b, __mmask16 *ok)
+{
+    __m512 sh, ll;
+    pf_log2_short(a, &sh, &ll);
+    return pf_exp2(b, sh, ll, PF_Y1, ok);
+}
+
 /* pw_pow_full on 16 float lanes, in two halves of doubles */
 static inline __m512 pf_pow_slow(__m512 a, __m512 b)
 {
@@ -351,11 +418,20 @@ static inline __m512 pf_pow_slow(__m512 a, __m512 b)
     return _mm512_insertf32x8(_mm512_castps256_ps512(o0), o1, 1);
 }
 
-static inline __m512 pf_pow(__m512 a, __m512 b)
+/* the full log2's float path, else the double one */
+static inline __m512 pf_pow_long(__m512 a, __m512 b)
 {
     __mmask16 ok;
     __m512 r = pf_pow16(a, b, &ok);
     return ok == 0xffff ? r : pf_pow_slow(a, b);
+}
+
+/* the short log2's float path (every lane |y| <= 8), else pf_pow_long */
+static inline __m512 pf_pow(__m512 a, __m512 b)
+{
+    __mmask16 ok;
+    __m512 r = pf_pow16s(a, b, &ok);
+    return ok == 0xffff ? r : pf_pow_long(a, b);
 }
 
 /* o[i] = a[i sa]^b[i sb], sa and sb 0 or 1 */
@@ -375,12 +451,12 @@ static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
         __m512 wa = sa ? _mm512_loadu_ps(a + i + 16) : a0;
         __m512 wb = sb ? _mm512_loadu_ps(b + i + 16) : b0;
         __mmask16 k0, k1;
-        __m512 r0 = pf_pow16(va, vb, &k0), r1 = pf_pow16(wa, wb, &k1);
+        __m512 r0 = pf_pow16s(va, vb, &k0), r1 = pf_pow16s(wa, wb, &k1);
         if ((k0 & k1) != 0xffff) {
             if (k0 != 0xffff)
-                r0 = pf_pow_slow(va, vb);
+                r0 = pf_pow_long(va, vb);
             if (k1 != 0xffff)
-                r1 = pf_pow_slow(wa, wb);
+                r1 = pf_pow_long(wa, wb);
         }
         _mm512_storeu_ps(o + i, r0);
         _mm512_storeu_ps(o + i + 16, r1);
