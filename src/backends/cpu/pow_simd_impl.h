@@ -351,10 +351,9 @@ static inline void pf_log2_short(__m512 a, __m512 *shp, __m512 *llp)
     q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(-0x1.71547p-2f));
     q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0x1.ec709ap-2f));
     q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(-0x1.715476p-1f));
-    __m512 ll = _mm512_fmadd_ps(r, _mm512_set1_ps(0x1.4ae0cp-26f),
-                                pf_lut32(pf_tl, i));
-    ll = _mm512_add_ps(_mm512_add_ps(ll, ul), s2);
-    *llp = _mm512_fmadd_ps(_mm512_mul_ps(r, r), q, ll);
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0x1.4ae0cp-26f));
+    __m512 ll = _mm512_add_ps(_mm512_add_ps(pf_lut32(pf_tl, i), ul), s2);
+    *llp = _mm512_fmadd_ps(r, q, ll); /* r (ILL + r Q(r)) */
     *shp = sh;
 }
 
@@ -385,10 +384,10 @@ static inline __m512 pf_exp2(__m512 b, __m512 sh, __m512 ll, float lim,
     __m512i kb = _mm512_castps_si512(kd);
     __m512 eh = pf_lut32(pf_eh, kb);
     __m512 s = _mm512_add_ps(eh, _mm512_fmadd_ps(q, eh, pf_lut32(pf_el, kb)));
-    /* times 2^(k >> 5): bits 5..13 of kb are k >> 5 mod 2^9 (those of
-     * 0x1.8p23 are 0), shifted into the exponent field mod 2^32 */
-    __m512i sc = _mm512_slli_epi32(_mm512_srli_epi32(kb, 5), 23);
-    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(s), sc));
+    /* times 2^(k >> 5) = 2^floor(k/32 + 1/64) (exact), by vscalefps */
+    __m512 n = _mm512_fmadd_ps(k, _mm512_set1_ps(0x1p-5f),
+                               _mm512_set1_ps(0x1p-6f));
+    return _mm512_scalef_ps(s, n);
 }
 
 
