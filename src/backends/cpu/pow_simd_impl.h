@@ -31,20 +31,21 @@
  * fit, its last addition being the result's one rounding.  2^y's error
  * before that rounding: below 2^-28.4 relative (P's fit 2^-32.4, its
  * evaluation 2^-29.5, the fma into el 2^-30, f's rounding 2^-31.5).
- * y's error: |y| times log2's relative error, plus 2^-28.5.  The short
- * log2 (r/ln 2 as an exact pair, r^2 Q(r) in plain float; 2^-28.4
- * relative) serves vectors whose every lane has |y| <= 8: y within
- * 2^-25.4, the float within 0.5 + 2^24 (ln 2 2^-25.4 + 2^-28.4) ~ 0.82
- * ulp of a^b.  Else the full log2 ((r - r^2/2)/ln 2 with exact products
- * by fma and Fast2Sums, r^3 G(r) by a degree-3 fit; 2^-32.8 relative)
- * for |y| <= 124: y within 124 2^-32.8 + 2^-28.5 = 2^-25.6, the float
- * within ~0.78 ulp.  Stated bound 1 ulp (the AVX2 row keeps
- * 0.5 + 2^-9), checked by pow_ulp's sweeps (every base of [0.75, 1.5) at
- * |y| near 124 .. 2^-10 on both log2 forms; 2^b for every 257th b;
- * worst seen 0.64 ulp).  A vector with any other lane (a <= 0, not
- * finite, |y| > 124: results that are special, subnormal or near
- * overflow) runs the double path below for all its lanes.
- * (1.16 ms -> ... at 1024x1024, same run.)
+ * y's error: |y| times log2's relative error, plus yl's rounding (half
+ * an ulp of |b ll|) and f's.  The short log2 (r/ln 2 as an exact pair,
+ * r^2 Q(r) in plain float; within 2^-28.2 relative) serves vectors whose
+ * every lane has |y| <= 8: y within 8 2^-28.2 + 2^-27 = 2^-24.9 (|b ll|
+ * <= 8 |r|/2 <= 2^-3), the float within 0.5 + 2^24 (ln 2 2^-24.9 +
+ * 2^-28.4) ~ 0.93 ulp of a^b.  Else the full log2 ((r - r^2/2)/ln 2
+ * with exact products by fma and Fast2Sums, r^3 G(r) by a degree-3 fit;
+ * within 2^-32.8 relative) for |y| <= 124: y within 124 2^-32.8 + 2^-28
+ * = 2^-25.5, the float within ~0.80 ulp.  Stated bound 1 ulp (the AVX2
+ * row keeps 0.5 + 2^-9), checked by pow_ulp's sweeps (every base of
+ * [0.75, 1.5), alternately at |y| near 124 .. 8.5 (full log2) and 8 ..
+ * 2^-10 (short log2); 2^b for every 1031st b; worst seen 0.65 ulp).  A
+ * vector with any other lane (a <= 0, not finite, |y| > 124: results
+ * that are special, subnormal or near overflow) runs the double path
+ * below for all its lanes.  (1.16 ms -> ... at 1024x1024, same run.)
  * Special values as C99/IEEE pow (powf, the portable row): a^(+-0) = 1
  * and 1^b = 1 even for NaN; (-1)^(+-inf) = 1; otherwise NaN in gives
  * NaN; a finite negative a with a non-integer b gives NaN; a negative a
@@ -332,7 +333,7 @@ static inline void pf_log2_full(__m512 a, __m512 *shp, __m512 *llp)
     *shp = sh;
 }
 
-/* log2 a = *sh + *ll, within about 2^-28.4 relative (PF_Y1: for
+/* log2 a = *sh + *ll, within about 2^-28.2 relative (PF_Y1: for
  * |b log2 a| up to 8): r/ln 2 as an exact pair, the rest
  * r^2 Q(r) in plain float, Q of degree 4 (fitted, relative error wrt
  * log2(1 + r) below 2^-32) */
