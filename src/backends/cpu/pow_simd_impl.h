@@ -30,7 +30,8 @@
  * as a float pair, 2^y by a 32-entry table of float pairs and a degree-2
  * fit, its last addition being the result's one rounding.  2^y's error
  * before that rounding: below 2^-28.4 relative (P's fit 2^-32.4, its
- * evaluation 2^-29.5, the fma into el 2^-30, f's rounding 2^-31.5).
+ * evaluation 2^-29.5, the fma into rl 2^-31, the dropped rl f P
+ * 2^-31.5, f's rounding 2^-31.5).
  * y's error: |y| times log2's relative error, plus yl's rounding (half
  * an ulp of |b ll|) and f's.  The short log2 (r/ln 2 as an exact pair,
  * r^2 Q(r) in plain float; within 2^-28.2 relative) serves vectors whose
@@ -257,37 +258,33 @@ static const float pf_eh[32] = {
     0x1.8ace54p+0f, 0x1.93737cp+0f, 0x1.9c4918p+0f, 0x1.a5503cp+0f,
     0x1.ae89fap+0f, 0x1.b7f77p+0f, 0x1.c199bep+0f, 0x1.cb720ep+0f,
     0x1.d5818ep+0f, 0x1.dfc974p+0f, 0x1.ea4afap+0f, 0x1.f50766p+0f};
-static const float pf_el[32] = {
-    0x0p+0f, -0x1.9d4f52p-25f, 0x1.9f3122p-25f, -0x1.fdb496p-25f,
-    -0x1.c15742p-27f, -0x1.d2e8cap-25f, 0x1.ceac48p-25f, -0x1.5c0424p-25f,
-    0x1.4636e2p-25f, -0x1.18aac6p-25f, 0x1.824684p-25f, 0x1.8624b4p-30f,
-    -0x1.593abcp-25f, -0x1.2c561p-25f, -0x1.5bd5ecp-27f, -0x1.f8b55p-25f,
-    0x1.9fcef4p-26f, 0x1.1d8beep-25f, -0x1.829fdp-25f, -0x1.accc7cp-26f,
-    0x1.15506ep-27f, -0x1.e64744p-25f, 0x1.51f848p-27f, -0x1.b83b54p-25f,
-    -0x1.a94b14p-26f, -0x1.a09438p-25f, -0x1.3d56b2p-27f, -0x1.8837ccp-27f,
-    -0x1.822dbcp-27f, -0x1.908c94p-25f, 0x1.52486cp-27f, -0x1.246ebp-26f};
+static const float pf_rl[32] = {
+    0x0p+0f, -0x1.947414p-25f, 0x1.8d96d4p-25f, -0x1.dda2fcp-25f,
+    -0x1.9c0c22p-27f, -0x1.a2fbb2p-25f, 0x1.964904p-25f, -0x1.2b0dbcp-25f,
+    0x1.125002p-25f, -0x1.cde8cep-26f, 0x1.370be4p-25f, 0x1.336de2p-30f,
+    -0x1.0a355p-25f, -0x1.c541b4p-26f, -0x1.00d8acp-27f, -0x1.6cb284p-25f,
+    0x1.26055cp-26f, 0x1.8b2bb8p-26f, -0x1.05cb44p-25f, -0x1.1c2142p-26f,
+    0x1.67a1cap-28f, -0x1.348e56p-25f, 0x1.a3b5e4p-28f, -0x1.0b7ec8p-25f,
+    -0x1.f9c304p-27f, -0x1.e4c886p-26f, -0x1.6961b4p-28f, -0x1.b5151ep-28f,
+    -0x1.a5217cp-28f, -0x1.ab7132p-26f, 0x1.61428ep-28f, -0x1.2ad5f8p-27f};
 
-/* 2^(j/32) = pf_eh + pf_el, within 2^-48 relative */
+/* tab[i & 31] (pf_eh, pf_rl: 2^(j/32) = pf_eh (1 + pf_rl), within
+ * 2^-47 relative) */
 static inline __m512 pf_lut32(const float *tab, __m512i i)
 {
     return _mm512_permutex2var_ps(_mm512_loadu_ps(tab), i,
                                   _mm512_loadu_ps(tab + 16));
 }
 
-/* a^b for 16 float lanes where *ok has the lane's bit set: a positive
- * finite (subnormals included) and |b log2 a| <= 124, so the result is
- * a normal float; other lanes: unspecified (the caller uses
- * pw_pow_full).  log2 a = H + log2(1 + r) with H = e - log2 c and
- * log2(1 + r) = (1/ln 2)(r - r^2/2) + r^3 G(r): r - r^2/2 and its
- * product with 1/ln 2 = ILH + ILL as float pairs (exact products by
- * fma, Fast2Sum: |H| > |uh| or H = 0), G of degree 3 (fitted, the
- * cubic term's relative error wrt log2(1 + r) below 2^-35); the pair
- * (sh, ll) is log2 a within about 2^-33.5 relative.  y = b (sh + ll) as
- * yh + yl (exact product error by fma), y = k/32 + f with k =
- * round(32 (yh + yl)), |f| <= 1/64 + 2^-20, 2^f - 1 = f P(f), P of
- * degree 2 (fitted, relative error of 2^f below 2^-32.4), 2^(k/32) =
- * 2^(k >> 5) (pf_eh + pf_el)_(k & 31), summed as eh + (q eh + el) so the
- * last addition is the only rounding at the result's scale. */
+/* The float lanes' a^b: pf_reduce, then pf_log2_short or pf_log2_full
+ * (log2 a as a float pair sh + ll), then pf_exp2: y = b (sh + ll) as
+ * yh + yl (the product's error exact by fma), k = round(32 (yh + yl)),
+ * f = y - k/32 (|f| <= 1/64 + 2^-20), 2^f - 1 = f P(f) (P of degree 2,
+ * fitted: 2^f within 2^-32.4 relative), 2^(k/32) = 2^(k >> 5) eh (1 +
+ * rl) with eh, rl = pf_eh, pf_rl at k & 31, summed as eh + eh (f P +
+ * rl) by one fma, the result's only rounding (vscalefps is exact for
+ * the normal results allowed). */
+
 /* The common start of both log2 forms: r (exact), h = e - log2 c's
  * high part (exact), i (the table index); z NaN for a negative a (-0
  * included), so y turns NaN; getexp gives -inf for 0, inf for inf. */
@@ -381,16 +378,16 @@ static inline __m512 pf_exp2(__m512 b, __m512 sh, __m512 ll, float lim,
     __m512 p = _mm512_set1_ps(0x1.c6b13cp-5f);
     p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0x1.ebfcccp-3f));
     p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0x1.62e43p-1f));
-    __m512 q = _mm512_mul_ps(p, f);
+    /* 2^(k/32 + f) ~ eh (1 + rl) (1 + f P) ~ eh + eh (f P + rl) */
     __m512i kb = _mm512_castps_si512(kd);
+    __m512 t = _mm512_fmadd_ps(p, f, pf_lut32(pf_rl, kb));
     __m512 eh = pf_lut32(pf_eh, kb);
-    __m512 s = _mm512_add_ps(eh, _mm512_fmadd_ps(q, eh, pf_lut32(pf_el, kb)));
+    __m512 s = _mm512_fmadd_ps(t, eh, eh);
     /* times 2^(k >> 5) = 2^floor(k/32 + 1/64) (exact), by vscalefps */
     __m512 n = _mm512_fmadd_ps(k, _mm512_set1_ps(0x1p-5f),
                                _mm512_set1_ps(0x1p-6f));
     return _mm512_scalef_ps(s, n);
 }
-
 
 static inline __m512 pf_pow16(__m512 a, __m512 b, __mmask16 *ok)
 {
