@@ -33,8 +33,8 @@
  * before that rounding: below 2^-28.4 relative (P's fit 2^-32.4, its
  * evaluation 2^-29.5, the fma into rl 2^-31, the dropped rl f P
  * 2^-31.5, f's rounding 2^-31.5).
- * y's error: |y| times log2's relative error, plus yl's rounding (half
- * an ulp of |b ll|) and f's.  The short log2 (r/ln 2 as an exact pair,
+ * y's error: |y| times log2's relative error, plus the rounding of
+ * b sh - k/32 (half an ulp of 1/64 + |b ll|) and f's.  The short log2 (r/ln 2 as an exact pair,
  * r^2 Q(r) in plain float; within 2^-28.2 relative) serves vectors whose
  * every lane has |y| <= 8: y within 8 2^-28.2 + 2^-27 = 2^-24.9 (|b ll|
  * <= 8 |r|/2 <= 2^-3), the float within 0.5 + 2^24 (ln 2 2^-24.9 +
@@ -279,9 +279,10 @@ static inline __m512 pf_lut32(const float *tab, __m512i i)
 }
 
 /* The float lanes' a^b: pf_reduce, then pf_log2_short or pf_log2_full
- * (log2 a as a float pair sh + ll), then pf_exp2: y = b (sh + ll) as
- * yh + yl (the product's error exact by fma), k = round(32 (yh + yl)),
- * f = y - k/32 (|f| <= 1/64 + 2^-20), 2^f - 1 = f P(f) (P of degree 2,
+ * (log2 a as a float pair sh + ll), then pf_exp2: y = b (sh + ll),
+ * k = round(32 y) (from an approximate y), f = y - k/32 as (b sh -
+ * k/32) + b ll, each sum rounded once by an fma (|f| <= 1/64 + 2^-20),
+ * 2^f - 1 = f P(f) (P of degree 2,
  * fitted: 2^f within 2^-32.4 relative), 2^(k/32) = 2^(k >> 5) eh (1 +
  * rl) with eh, rl = pf_eh, pf_rl at k & 31, summed as eh + eh (f P +
  * rl) by one fma, the result's only rounding (vscalefps is exact for
@@ -366,17 +367,18 @@ static inline __m512 pf_exp2(__m512 b, __m512 sh, __m512 ll, float lim,
                              __mmask16 *ok)
 {
     const __m512 M = _mm512_set1_ps(0x1.8p23f);
-    /* y = b (sh + ll) = yh + yl */
-    __m512 yh = _mm512_mul_ps(b, sh);
-    __m512 yl = _mm512_fmadd_ps(b, ll, _mm512_fmsub_ps(b, sh, yh));
-    __m512 ys = _mm512_add_ps(yh, yl);
+    /* ys ~ y = b (sh + ll), for k and the check only */
+    __m512 ys = _mm512_fmadd_ps(b, sh, _mm512_mul_ps(b, ll));
     *ok = _mm512_cmp_ps_mask(_mm512_abs_ps(ys), _mm512_set1_ps(lim),
                              _CMP_LE_OQ);
-    /* the low bits of kd: 2^22 + k (mod 2^23), k = round(32 ys) */
+    /* kd = 0x1.8p23 + k, k = round(32 ys) (its low 5 bits: k & 31);
+     * nk = -k/32 (exact) */
     __m512 kd = _mm512_fmadd_ps(ys, _mm512_set1_ps(32.0f), M);
-    __m512 k = _mm512_sub_ps(kd, M);
-    __m512 f = _mm512_fmadd_ps(k, _mm512_set1_ps(-0x1p-5f), yh);
-    f = _mm512_add_ps(f, yl);
+    __m512 nk = _mm512_fmadd_ps(kd, _mm512_set1_ps(-0x1p-5f),
+                                _mm512_set1_ps(0x1.8p18f));
+    /* f = y - k/32: b sh - k/32 rounded once, then b ll added and
+     * rounded once */
+    __m512 f = _mm512_fmadd_ps(b, ll, _mm512_fmadd_ps(b, sh, nk));
     __m512 p = _mm512_set1_ps(0x1.c6b13cp-5f);
     p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0x1.ebfcccp-3f));
     p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0x1.62e43p-1f));
@@ -386,8 +388,7 @@ static inline __m512 pf_exp2(__m512 b, __m512 sh, __m512 ll, float lim,
     __m512 eh = pf_lut32(pf_eh, kb);
     __m512 s = _mm512_fmadd_ps(t, eh, eh);
     /* times 2^(k >> 5) = 2^floor(k/32 + 1/64) (exact), by vscalefps */
-    __m512 n = _mm512_fmadd_ps(k, _mm512_set1_ps(0x1p-5f),
-                               _mm512_set1_ps(0x1p-6f));
+    __m512 n = _mm512_sub_ps(_mm512_set1_ps(0x1p-6f), nk);
     return _mm512_scalef_ps(s, n);
 }
 
