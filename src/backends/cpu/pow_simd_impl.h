@@ -44,7 +44,7 @@
  * = 2^-25.5, the float within ~0.80 ulp.  Stated bound 1 ulp (the AVX2
  * row keeps 0.5 + 2^-9), checked by pow_ulp's sweeps (every base of
  * [0.75, 1.5), alternately at |y| near 124 .. 8.5 (full log2) and 8 ..
- * 2^-10 (short log2); 2^b for every 1031st b; worst seen 0.65 ulp).  A
+ * 2^-10 (short log2); 2^b for every 1031st b; worst seen 0.62 ulp).  A
  * vector with any other lane (a <= 0, not finite, |y| > 124: results
  * that are special, subnormal or near overflow) runs the double path
  * below for all its lanes.  (1.09 ms -> 655 us at 1024x1024, tbench ab
@@ -221,7 +221,8 @@ static inline rd pw_pow(rd a, rd b)
  * for the two intervals next to 1) such that r = z c - 1 is a float for
  * every z of the interval, so one fused rounding computes it exactly;
  * |r| <= 0.0206, and <= 2^-5 next to 1.  -log2 c = pf_th + pf_tl, pf_th
- * a multiple of 2^-16 (so e + pf_th is exact), the pair within 2^-41.
+ * a multiple of 2^-16 (so e + pf_th is exact), the pair within 2^-41;
+ * pf_th holds 1 more for i >= 16 (z < 1), where vgetexpps(a) is e - 1.
  * (Tables and the exactness of r: checked over every z by the
  * generator; the sweep of tests/test_checkasm.c checks the result.) */
 static const float pf_c[32] = {
@@ -300,7 +301,9 @@ static inline __m512 pf_reduce(__m512 a, __m512 *h, __m512i *i)
 }
 
 /* log2 a = *sh + *ll, within about 2^-32.8 relative (PF_Y2: for
- * |b log2 a| up to 124) */
+ * |b log2 a| up to 124): h + (r - r^2/2)/ln 2 + r^3 G(r), the first two
+ * terms as float pairs, G of degree 3 (fitted, the cubic term's relative
+ * error wrt log2(1 + r) below 2^-35) */
 static inline void pf_log2_full(__m512 a, __m512 *shp, __m512 *llp)
 {
     const __m512 ilh = _mm512_set1_ps(0x1.715476p+0f);
