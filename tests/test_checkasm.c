@@ -2544,8 +2544,19 @@ static float pw_bits(uint32_t u)
     return f;
 }
 
+/* The stated bound of each row (pow_simd_impl.h): AVX2 0.5 + 2^-9 ulp
+ * (double lanes throughout), AVX-512 1 ulp (float lanes where every lane
+ * is ordinary, its analysis about 0.8 ulp). */
+static double pw_bound(int lv)
+{
+    return lv == TB_ISA_AVX512 ? 1.0 : 0.5 + 0x1p-9;
+}
+
 /* Every pair of a table of special and ordinary values, both orders of
- * sign: bit for bit powf's result (C99 Annex F), NaN for NaN. */
+ * sign: bit for bit powf's result (C99 Annex F), NaN for NaN.  Twice:
+ * the pairs one after another, and each pair alone among ordinary ones
+ * (1.5^0.75) in a block of 16, at lane (pair mod 16), so a special lane
+ * the AVX-512 float path took for ordinary would show. */
 static void test_pow_special(void **state)
 {
     (void)state;
@@ -2555,45 +2566,84 @@ static void test_pow_special(void **state)
                               -FLT_MAX, 0x1p24f, -0x1p24f, 0x1.000002p24f,
                               127.0f, -127.0f, 1e-3f, 1.0000001f, 0.9999999f,
                               10.0f, -10.0f, 1e10f, 0x1p-126f};
-    enum { NV = sizeof v / sizeof v[0], NP = NV * NV };
-    float a[NP], b[NP], o[NP];
-    for (int i = 0; i < NV; i++)
-        for (int j = 0; j < NV; j++) {
-            a[i * NV + j] = v[i];
-            b[i * NV + j] = v[j];
+    enum { NV = sizeof v / sizeof v[0], NP = NV * NV, NA = NP * 16 };
+    float *a = malloc(3 * NA * sizeof *a);
+    assert_non_null(a);
+    float *b = a + NA, *o = b + NA;
+    for (int lay = 0; lay < 2; lay++) {
+        const int n = lay ? NA : NP;
+        for (int k = 0; k < n; k++) {
+            a[k] = 1.5f;
+            b[k] = 0.75f;
         }
-    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++) {
-        pw_fn fn = pw_level(lv);
-        assert_non_null(fn);
-        memset(o, 0, sizeof o);
-        fn(a, b, o, NP);
-        int bad = 0;
-        for (int k = 0; k < NP; k++) {
-            float w = powf(a[k], b[k]);
-            bool ok = same((double)o[k], (double)w);
-            /* ordinary pairs: not bit for bit, within the stated bound */
-            if (!ok && isfinite(w) && w != 0 && isfinite(o[k]))
-                ok = ulp_error(o[k], pow((double)a[k], (double)b[k])) <=
-                     0.5 + 0x1p-9;
-            if (!ok && bad++ < 5)
-                print_error("pow %s: %a ^ %a = %a, powf %a\n",
-                            tb_cpu_isa_name(lv), (double)a[k], (double)b[k],
-                            (double)o[k], (double)w);
+        for (int i = 0; i < NV; i++)
+            for (int j = 0; j < NV; j++) {
+                const int q = i * NV + j, k = lay ? q * 16 + q % 16 : q;
+                a[k] = v[i];
+                b[k] = v[j];
+            }
+        for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++) {
+            pw_fn fn = pw_level(lv);
+            assert_non_null(fn);
+            memset(o, 0, (size_t)n * sizeof *o);
+            fn(a, b, o, n);
+            int bad = 0;
+            for (int k = 0; k < n; k++) {
+                float w = powf(a[k], b[k]);
+                bool ok = same((double)o[k], (double)w);
+                /* ordinary pairs: not bit for bit, within the stated
+                 * bound */
+                if (!ok && isfinite(w) && w != 0 && isfinite(o[k]))
+                    ok = ulp_error(o[k], pow((double)a[k], (double)b[k])) <=
+                         pw_bound(lv);
+                if (!ok && bad++ < 5)
+                    print_error("pow %s: %a ^ %a = %a, powf %a\n",
+                                tb_cpu_isa_name(lv), (double)a[k],
+                                (double)b[k], (double)o[k], (double)w);
+            }
+            assert_int_equal(bad, 0);
         }
-        assert_int_equal(bad, 0);
+    }
+    free(a);
+}
+
+/* Runs fn on the n pairs of a, b and keeps the worst ulp error against
+ * libm's double pow (NaN, zeros and infinities must match). */
+static void pw_worst(pw_fn fn, const float *a, const float *b, float *o,
+                     int n, double *worst, float *wa, float *wb)
+{
+    fn(a, b, o, n);
+    for (int i = 0; i < n; i++) {
+        double e = ulp_error(o[i], pow((double)a[i], (double)b[i]));
+        if (e > *worst || isnan(e)) {
+            *worst = e;
+            *wa = a[i];
+            *wb = b[i];
+        }
     }
 }
 
-/* The bound of pow_simd_impl.h, 0.5 + 2^-9 ulp of the exact a^b (libm's
- * double pow as the oracle; NaN, zeros and infinities must match), on
- * 6 families of 2^18 pairs each: the op's domain, any positive float to
- * small powers (overflow and underflow included), integer powers of
- * [0.5, 2] and of negative bases, bases next to 1 to huge powers, and
- * any float to any float.  The worst case is printed. */
+/* The bound of each row (pw_bound) against libm's double pow on 6
+ * families of 2^18 random pairs each: the op's domain, any positive
+ * float to small powers (overflow and underflow included), integer
+ * powers of [0.5, 2] and of negative bases, bases next to 1 to huge
+ * powers, and any float to any float; then two dense sweeps of the
+ * AVX-512 float path's parts: every float base in [0.75, 1.5) (every
+ * z of every interval of its log2), the even ones scaled by 2^e with e
+ * cycling through -126..127 to a power b making y = b log2 a near one of
+ * +-124 .. 8.5 (the full log2; its error counts |y| times), the odd ones
+ * with e in -3..3 to y near one of +-8 .. 2^-10 (the short log2,
+ * |y| <= 8), and the exact 2^b (a = 2) for every 1031st float b in
+ * [-126, 126] (every k and f of its exp2 and both scaling limits).  The
+ * worst case of each row is printed. */
 static void test_pow_ulp(void **state)
 {
     (void)state;
     enum { N = 1 << 18 };
+    /* |y| targets, large (the full log2) and small (the short one) */
+    static const double ty[2][8] = {
+        {124, -124, 123.5, -123.5, 100, -64, 17, -8.5},
+        {8, -8, 7.95, -7.5, 5, -2.5, 0.3, -0x1p-10}};
     float *a = malloc(3 * N * sizeof *a);
     assert_non_null(a);
     float *b = a + N, *o = b + N;
@@ -2633,19 +2683,44 @@ static void test_pow_ulp(void **state)
                     break;
                 }
             }
-            fn(a, b, o, N);
-            for (int i = 0; i < N; i++) {
-                double e = ulp_error(o[i], pow((double)a[i], (double)b[i]));
-                if (e > worst || isnan(e)) {
-                    worst = e;
-                    wa = a[i];
-                    wb = b[i];
+            pw_worst(fn, a, b, o, N, &worst, &wa, &wb);
+        }
+        /* every other float in [0.75, 1) and [1, 1.5) (the even bit
+         * patterns for one set of targets, the odd for the other), scaled
+         * by 2^e */
+        int n = 0;
+        for (int t = 0; t < 2; t++) {
+            int c = 0;
+            for (uint32_t u = 0x3f400000u + (uint32_t)t; u < 0x3fc00000u;
+                 u += 2, c++) {
+                if (u == 0x3f800000u)
+                    continue; /* log2 1 = 0 */
+                int e = t ? c % 7 - 3 : c % 254 - 126;
+                float z = pw_bits(u);
+                a[n] = ldexpf(z, e);
+                b[n] = (float)(ty[t][c % 8] / log2((double)a[n]));
+                if (++n == N) {
+                    pw_worst(fn, a, b, o, n, &worst, &wa, &wb);
+                    n = 0;
                 }
             }
         }
-        print_message("pow %s: worst %.6f ulp at %a ^ %a\n",
-                      tb_cpu_isa_name(lv), worst, (double)wa, (double)wb);
-        assert_true(worst <= 0.5 + 0x1p-9);
+        /* 2^b: |b| <= 126, every 1031st float */
+        for (uint32_t u = 0; u <= 0x42fc0000u; u += 1031) {
+            for (int sg = 0; sg < 2; sg++) {
+                a[n] = 2.0f;
+                b[n] = sg ? -pw_bits(u) : pw_bits(u);
+                if (++n == N) {
+                    pw_worst(fn, a, b, o, n, &worst, &wa, &wb);
+                    n = 0;
+                }
+            }
+        }
+        pw_worst(fn, a, b, o, n, &worst, &wa, &wb);
+        print_message("pow %s: worst %.6f ulp at %a ^ %a (bound %g)\n",
+                      tb_cpu_isa_name(lv), worst, (double)wa, (double)wb,
+                      pw_bound(lv));
+        assert_true(worst <= pw_bound(lv));
     }
     free(a);
 }

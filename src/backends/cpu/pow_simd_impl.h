@@ -2,8 +2,9 @@
  * the checks, broadcasting and threads), for inclusion by pow_avx2.c and
  * pow_avx512.c only, each built with its level's flags.
  *
- * a^b is computed in double lanes as 2^(b log2 |a|) and rounded to
- * float once.  log2 (pw_log2): a = 2^e z, a 16-entry table (by
+ * The AVX2 row (and the AVX-512 row for a vector its float lanes do
+ * not take, see below) computes a^b in double lanes as 2^(b log2 |a|),
+ * rounded to float once.  log2 (pw_log2): a = 2^e z, a 16-entry table (by
  * vpermt2pd on AVX-512, a gather on AVX2) of c ~ 1/z and log2 c,
  * r = z c - 1 with |r| <= 0.039, log2(1 + r) by a degree-7 polynomial
  * (a fitted one, relative error below 2^-43); bases next to 1 use
@@ -24,6 +25,32 @@
  *
  * A vector whose lanes all have a positive finite a and |b log2 a| <= 320
  * skips the special-value selects (they would keep every lane).
+ * AVX-512 first tries 16 float lanes (pf_exp2 after pf_log2_short or
+ * pf_log2_full): a = 2^e z, a 32-entry table (vpermt2ps) of c ~ 1/z
+ * chosen so r = z c - 1 is exact, log2 a as a float pair, y = b log2 a
+ * as a float pair, 2^y by a 32-entry table of float pairs and a degree-2
+ * fit, its last fma being the result's one rounding.  2^y's error
+ * before that rounding: below 2^-28.4 relative (P's fit 2^-32.4, its
+ * evaluation 2^-29.5, the fma into rl 2^-31, the dropped rl f P
+ * 2^-31.5, f's rounding 2^-31.5).
+ * y's error: |y| times log2's relative error, plus the rounding of
+ * b sh - k/32 (half an ulp of 1/64 + |b ll|) and f's.  The short log2 (r/ln 2 as an exact pair,
+ * r^2 Q(r) in plain float; within 2^-28.2 relative) serves vectors whose
+ * every lane has |y| <= 8: y within 8 2^-28.2 + 2^-27 = 2^-24.9 (|b ll|
+ * <= 8 |r|/2 <= 2^-3), the float within 0.5 + 2^24 (ln 2 2^-24.9 +
+ * 2^-28.4) ~ 0.93 ulp of a^b.  Else the full log2 ((r - r^2/2)/ln 2
+ * with exact products by fma and Fast2Sums, r^3 G(r) by a degree-3 fit;
+ * within 2^-32.8 relative) for |y| <= 124: y within 124 2^-32.8 + 2^-28
+ * = 2^-25.5, the float within ~0.80 ulp.  Stated bound 1 ulp (the AVX2
+ * row keeps 0.5 + 2^-9), checked by pow_ulp's sweeps (every base of
+ * [0.75, 1.5), alternately at |y| near 124 .. 8.5 (full log2) and 8 ..
+ * 2^-10 (short log2); 2^b for every 1031st b; worst seen 0.62 ulp).  A
+ * vector with any other lane (a <= 0, not finite, |y| > 124: results
+ * that are special, subnormal or near overflow) runs the double path
+ * below for all its lanes.  (1.14 ms -> 657 us at 1024x1024, tbench ab
+ * of release builds of main and of this, one run, 1 thread; add 438 us.
+ * scripts/op_limits.py's run after it: 577 us, NumPy 803 us, PyTorch
+ * 5.22 ms, add 435 us.)
  * Special values as C99/IEEE pow (powf, the portable row): a^(+-0) = 1
  * and 1^b = 1 even for NaN; (-1)^(+-inf) = 1; otherwise NaN in gives
  * NaN; a finite negative a with a non-integer b gives NaN; a negative a
@@ -186,6 +213,273 @@ static inline rd pw_pow(rd a, rd b)
     return pw_pow_full(a, b);
 }
 
+#if RS_W == 8
+/* ---- AVX-512: 16 float lanes (see the header comment) ---- */
+
+/* log2: a = 2^e z, z in [0.75, 1.5) (vgetmantps), 32 intervals by the
+ * low 5 bits of bits(z) >> 18: [1 + i/32, 1 + (i + 1)/32) for i < 16,
+ * [0.5 + i/64, 0.5 + (i + 1)/64) for i >= 16.  pf_c: a float of at
+ * most 6 significant bits near 1 / the interval's midpoint (exactly 1
+ * for the two intervals next to 1) such that r = z c - 1 is a float for
+ * every z of the interval, so one fused rounding computes it exactly;
+ * |r| <= 0.0206, and <= 2^-5 next to 1.  -log2 c = pf_th + pf_tl, pf_th
+ * a multiple of 2^-16 (so e + pf_th is exact), the pair within 2^-41;
+ * pf_th holds 1 more for i >= 16 (z < 1), where vgetexpps(a) is e - 1.
+ * scripts/pow_f32_tables.py prints these tables and the fitted
+ * constants below and checks r's exactness over every z, the pairs and
+ * the Fast2Sum condition; pow_ulp checks the result. */
+static const float pf_c[32] = {
+    0x1p+0f, 0x1.e8p-1f, 0x1.d8p-1f, 0x1.dp-1f,
+    0x1.cp-1f, 0x1.b4p-1f, 0x1.a8p-1f, 0x1.ap-1f,
+    0x1.94p-1f, 0x1.8cp-1f, 0x1.8p-1f, 0x1.78p-1f,
+    0x1.7p-1f, 0x1.68p-1f, 0x1.6p-1f, 0x1.58p-1f,
+    0x1.5p+0f, 0x1.4cp+0f, 0x1.44p+0f, 0x1.4p+0f,
+    0x1.38p+0f, 0x1.34p+0f, 0x1.2cp+0f, 0x1.28p+0f,
+    0x1.2p+0f, 0x1.1cp+0f, 0x1.18p+0f, 0x1.14p+0f,
+    0x1.1p+0f, 0x1.0cp+0f, 0x1.08p+0f, 0x1p+0f};
+static const float pf_th[32] = {
+    0x0p+0f, 0x1.1bbp-4f, 0x1.e0bp-4f, 0x1.22d8p-3f,
+    0x1.8a88p-3f, 0x1.dacp-3f, 0x1.169cp-2f, 0x1.32cp-2f,
+    0x1.5dfcp-2f, 0x1.7b88p-2f, 0x1.a9p-2f, 0x1.c818p-2f,
+    0x1.e7ep-2f, 0x1.042cp-1f, 0x1.14c6p-1f, 0x1.25cp-1f,
+    0x1.3722p-1f, 0x1.3ffap-1f, 0x1.52p-1f, 0x1.5b2cp-1f,
+    0x1.6dep-1f, 0x1.7768p-1f, 0x1.8ad8p-1f, 0x1.94c2p-1f,
+    0x1.a9p-1f, 0x1.b354p-1f, 0x1.bdcep-1f, 0x1.c87p-1f,
+    0x1.d338p-1f, 0x1.de2ap-1f, 0x1.e946p-1f, 0x1p+0f};
+static const float pf_tl[32] = {
+    0x0p+0f, 0x1.953002p-19f, 0x1.ae8f3p-20f, 0x1.6e155ap-18f,
+    0x1.80abfcp-19f, 0x1.169f22p-18f, 0x1.4d8fc6p-24f, -0x1.1c8f12p-22f,
+    0x1.cf1eeap-18f, 0x1.f02cf2p-18f, -0x1.a39fbep-20f, 0x1.dc2d46p-18f,
+    -0x1.40358ep-19f, -0x1.5a32c2p-20f, -0x1.3e032ep-18f, 0x1.408c78p-18f,
+    0x1.5db83ap-20f, 0x1.a9ce9ep-18f, -0x1.a39fbep-18f, 0x1.ed0cbap-20f,
+    -0x1.eac382p-20f, -0x1.f6b4c2p-20f, 0x1.1b3cdap-19f, 0x1.0e9258p-18f,
+    -0x1.a39fbep-19f, 0x1.61d876p-19f, 0x1.3b992cp-18f, -0x1.0902b6p-18f,
+    0x1.20a6dep-21f, -0x1.c4fd14p-19f, -0x1.a6eb1ep-18f, 0x0p+0f};
+static const float pf_eh[32] = {
+    0x1p+0f, 0x1.059b0ep+0f, 0x1.0b5586p+0f, 0x1.11301ep+0f,
+    0x1.172b84p+0f, 0x1.1d4874p+0f, 0x1.2387a6p+0f, 0x1.29e9ep+0f,
+    0x1.306fep+0f, 0x1.371a74p+0f, 0x1.3dea64p+0f, 0x1.44e086p+0f,
+    0x1.4bfdaep+0f, 0x1.5342b6p+0f, 0x1.5ab07ep+0f, 0x1.6247ecp+0f,
+    0x1.6a09e6p+0f, 0x1.71f75ep+0f, 0x1.7a1148p+0f, 0x1.82589ap+0f,
+    0x1.8ace54p+0f, 0x1.93737cp+0f, 0x1.9c4918p+0f, 0x1.a5503cp+0f,
+    0x1.ae89fap+0f, 0x1.b7f77p+0f, 0x1.c199bep+0f, 0x1.cb720ep+0f,
+    0x1.d5818ep+0f, 0x1.dfc974p+0f, 0x1.ea4afap+0f, 0x1.f50766p+0f};
+static const float pf_rl[32] = {
+    0x0p+0f, -0x1.947414p-25f, 0x1.8d96d4p-25f, -0x1.dda2fcp-25f,
+    -0x1.9c0c22p-27f, -0x1.a2fbb2p-25f, 0x1.964904p-25f, -0x1.2b0dbcp-25f,
+    0x1.125002p-25f, -0x1.cde8cep-26f, 0x1.370be4p-25f, 0x1.336de2p-30f,
+    -0x1.0a355p-25f, -0x1.c541b4p-26f, -0x1.00d8acp-27f, -0x1.6cb284p-25f,
+    0x1.26055cp-26f, 0x1.8b2bb8p-26f, -0x1.05cb44p-25f, -0x1.1c2142p-26f,
+    0x1.67a1cap-28f, -0x1.348e56p-25f, 0x1.a3b5e4p-28f, -0x1.0b7ec8p-25f,
+    -0x1.f9c304p-27f, -0x1.e4c886p-26f, -0x1.6961b4p-28f, -0x1.b5151ep-28f,
+    -0x1.a5217cp-28f, -0x1.ab7132p-26f, 0x1.61428ep-28f, -0x1.2ad5f8p-27f};
+
+/* tab[i & 31] (pf_eh, pf_rl: 2^(j/32) = pf_eh (1 + pf_rl), within
+ * 2^-47 relative) */
+static inline __m512 pf_lut32(const float *tab, __m512i i)
+{
+    return _mm512_permutex2var_ps(_mm512_loadu_ps(tab), i,
+                                  _mm512_loadu_ps(tab + 16));
+}
+
+/* The float lanes' a^b: pf_reduce, then pf_log2_short or pf_log2_full
+ * (log2 a as a float pair sh + ll), then pf_exp2: y = b (sh + ll),
+ * k = round(32 y) (from an approximate y), f = y - k/32 as (b sh -
+ * k/32) + b ll, each sum rounded once by an fma (|f| <= 1/64 + 2^-20),
+ * 2^f - 1 = f P(f) (P of degree 2,
+ * fitted: 2^f within 2^-32.4 relative), 2^(k/32) = 2^(k >> 5) eh (1 +
+ * rl) with eh, rl = pf_eh, pf_rl at k & 31, summed as eh + eh (f P +
+ * rl) by one fma, the result's only rounding (vscalefps is exact for
+ * the normal results allowed). */
+
+/* The common start of both log2 forms: r (exact), h = e - log2 c's
+ * high part (exact), i (the table index); z NaN for a negative a (-0
+ * included), so y turns NaN; getexp gives -inf for 0, inf for inf. */
+static inline __m512 pf_reduce(__m512 a, __m512 *h, __m512i *i)
+{
+    __m512 z = _mm512_getmant_ps(a, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan);
+    *i = _mm512_srli_epi32(_mm512_castps_si512(z), 18);
+    *h = _mm512_add_ps(_mm512_getexp_ps(a), pf_lut32(pf_th, *i)); /* exact */
+    return _mm512_fmsub_ps(z, pf_lut32(pf_c, *i), _mm512_set1_ps(1.0f));
+}
+
+/* log2 a = *sh + *ll, within about 2^-32.8 relative (PF_Y2: for
+ * |b log2 a| up to 124): h + (r - r^2/2)/ln 2 + r^3 G(r), the first two
+ * terms as float pairs, G of degree 3 (fitted, the cubic term's relative
+ * error wrt log2(1 + r) below 2^-35) */
+static inline void pf_log2_full(__m512 a, __m512 *shp, __m512 *llp)
+{
+    const __m512 ilh = _mm512_set1_ps(0x1.715476p+0f);
+    const __m512 ill = _mm512_set1_ps(0x1.4ae0cp-26f);
+    __m512 h;
+    __m512i i;
+    __m512 r = pf_reduce(a, &h, &i);
+    /* r - r^2/2 = vh + vl - sl/2 (sq + sl = r^2 exactly; vl, the
+     * rounding error of vh, exactly: r - vh is exact by Sterbenz) */
+    const __m512 half = _mm512_set1_ps(0.5f);
+    __m512 sq = _mm512_mul_ps(r, r);
+    __m512 sl = _mm512_fmsub_ps(r, r, sq);
+    __m512 vh = _mm512_fnmadd_ps(half, sq, r);
+    __m512 vl = _mm512_fnmadd_ps(half, sq, _mm512_sub_ps(r, vh));
+    /* times 1/ln 2: uh + ul */
+    __m512 uh = _mm512_mul_ps(vh, ilh);
+    __m512 ul = _mm512_fmsub_ps(vh, ilh, uh);
+    ul = _mm512_fmadd_ps(vl, ilh, ul);
+    ul = _mm512_fmadd_ps(vh, ill, ul);
+    ul = _mm512_fmadd_ps(sl, _mm512_set1_ps(-0x1.715476p-1f), ul);
+    /* h + uh = sh + s2 (Fast2Sum: |h| > |uh| or h = 0) */
+    __m512 sh = _mm512_add_ps(h, uh);
+    __m512 s2 = _mm512_sub_ps(uh, _mm512_sub_ps(sh, h));
+    __m512 g = _mm512_set1_ps(-0x1.ece42p-3f);
+    g = _mm512_fmadd_ps(g, r, _mm512_set1_ps(0x1.27ab92p-2f));
+    g = _mm512_fmadd_ps(g, r, _mm512_set1_ps(-0x1.715472p-2f));
+    g = _mm512_fmadd_ps(g, r, _mm512_set1_ps(0x1.ec709cp-2f));
+    __m512 ll = _mm512_add_ps(_mm512_add_ps(ul, pf_lut32(pf_tl, i)), s2);
+    *llp = _mm512_fmadd_ps(_mm512_mul_ps(sq, r), g, ll);
+    *shp = sh;
+}
+
+/* log2 a = *sh + *ll, within about 2^-28.2 relative (PF_Y1: for
+ * |b log2 a| up to 8): r/ln 2 as an exact pair, the rest
+ * r^2 Q(r) in plain float, Q of degree 4 (fitted, relative error wrt
+ * log2(1 + r) below 2^-32) */
+static inline void pf_log2_short(__m512 a, __m512 *shp, __m512 *llp)
+{
+    const __m512 ilh = _mm512_set1_ps(0x1.715476p+0f);
+    __m512 h;
+    __m512i i;
+    __m512 r = pf_reduce(a, &h, &i);
+    __m512 uh = _mm512_mul_ps(r, ilh);
+    __m512 ul = _mm512_fmsub_ps(r, ilh, uh);
+    __m512 sh = _mm512_add_ps(h, uh);
+    __m512 s2 = _mm512_sub_ps(uh, _mm512_sub_ps(sh, h));
+    __m512 q = _mm512_set1_ps(-0x1.ecfb3ep-3f);
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0x1.27b8c6p-2f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(-0x1.71547p-2f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0x1.ec709ap-2f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(-0x1.715476p-1f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0x1.4ae0cp-26f));
+    __m512 ll = _mm512_add_ps(_mm512_add_ps(pf_lut32(pf_tl, i), ul), s2);
+    *llp = _mm512_fmadd_ps(r, q, ll); /* r (ILL + r Q(r)) */
+    *shp = sh;
+}
+
+#define PF_Y1 8.0f
+#define PF_Y2 124.0f
+
+/* 2^(b (sh + ll)) where *ok has the lane's bit set: |b (sh + ll)| <=
+ * lim (NaN: not set); other lanes unspecified */
+static inline __m512 pf_exp2(__m512 b, __m512 sh, __m512 ll, float lim,
+                             __mmask16 *ok)
+{
+    const __m512 M = _mm512_set1_ps(0x1.8p23f);
+    /* ys ~ y = b (sh + ll), for k and the check only */
+    __m512 ys = _mm512_fmadd_ps(b, sh, _mm512_mul_ps(b, ll));
+    *ok = _mm512_cmp_ps_mask(_mm512_abs_ps(ys), _mm512_set1_ps(lim),
+                             _CMP_LE_OQ);
+    /* kd = 0x1.8p23 + k, k = round(32 ys) (its low 5 bits: k & 31);
+     * nk = -k/32 (exact) */
+    __m512 kd = _mm512_fmadd_ps(ys, _mm512_set1_ps(32.0f), M);
+    __m512 nk = _mm512_fmadd_ps(kd, _mm512_set1_ps(-0x1p-5f),
+                                _mm512_set1_ps(0x1.8p18f));
+    /* f = y - k/32: b sh - k/32 rounded once, then b ll added and
+     * rounded once */
+    __m512 f = _mm512_fmadd_ps(b, ll, _mm512_fmadd_ps(b, sh, nk));
+    __m512 p = _mm512_set1_ps(0x1.c6b13cp-5f);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0x1.ebfcccp-3f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0x1.62e43p-1f));
+    /* 2^(k/32 + f) ~ eh (1 + rl) (1 + f P) ~ eh + eh (f P + rl) */
+    __m512i kb = _mm512_castps_si512(kd);
+    __m512 t = _mm512_fmadd_ps(p, f, pf_lut32(pf_rl, kb));
+    __m512 eh = pf_lut32(pf_eh, kb);
+    __m512 s = _mm512_fmadd_ps(t, eh, eh);
+    /* times 2^(k >> 5) = 2^floor(k/32 + 1/64) (exact), by vscalefps */
+    __m512 n = _mm512_sub_ps(_mm512_set1_ps(0x1p-6f), nk);
+    return _mm512_scalef_ps(s, n);
+}
+
+static inline __m512 pf_pow16(__m512 a, __m512 b, __mmask16 *ok)
+{
+    __m512 sh, ll;
+    pf_log2_full(a, &sh, &ll);
+    return pf_exp2(b, sh, ll, PF_Y2, ok);
+}
+
+static inline __m512 pf_pow16s(__m512 a, __m512 b, __mmask16 *ok)
+{
+    __m512 sh, ll;
+    pf_log2_short(a, &sh, &ll);
+    return pf_exp2(b, sh, ll, PF_Y1, ok);
+}
+
+/* pw_pow_full on 16 float lanes, in two halves of doubles */
+static inline __m512 pf_pow_slow(__m512 a, __m512 b)
+{
+    rd a0 = _mm512_cvtps_pd(_mm512_castps512_ps256(a));
+    rd a1 = _mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1));
+    rd b0 = _mm512_cvtps_pd(_mm512_castps512_ps256(b));
+    rd b1 = _mm512_cvtps_pd(_mm512_extractf32x8_ps(b, 1));
+    __m256 o0 = _mm512_cvtpd_ps(pw_pow(a0, b0));
+    __m256 o1 = _mm512_cvtpd_ps(pw_pow(a1, b1));
+    return _mm512_insertf32x8(_mm512_castps256_ps512(o0), o1, 1);
+}
+
+/* the full log2's float path, else the double one */
+static inline __m512 pf_pow_long(__m512 a, __m512 b)
+{
+    __mmask16 ok;
+    __m512 r = pf_pow16(a, b, &ok);
+    return ok == 0xffff ? r : pf_pow_slow(a, b);
+}
+
+/* the short log2's float path (every lane |y| <= 8), else pf_pow_long */
+static inline __m512 pf_pow(__m512 a, __m512 b)
+{
+    __mmask16 ok;
+    __m512 r = pf_pow16s(a, b, &ok);
+    return ok == 0xffff ? r : pf_pow_long(a, b);
+}
+
+/* o[i] = a[i sa]^b[i sb], sa and sb 0 or 1 */
+static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
+                       int64_t sb, void *op, int64_t n)
+{
+    const float *a = ap, *b = bp;
+    float *o = op;
+    int64_t i = 0;
+    if (n <= 0)
+        return;
+    const __m512 a0 = _mm512_set1_ps(a[0]), b0 = _mm512_set1_ps(b[0]);
+    /* two vectors a step: their fast paths run side by side */
+    for (; i + 32 <= n; i += 32) {
+        __m512 va = sa ? _mm512_loadu_ps(a + i) : a0;
+        __m512 vb = sb ? _mm512_loadu_ps(b + i) : b0;
+        __m512 wa = sa ? _mm512_loadu_ps(a + i + 16) : a0;
+        __m512 wb = sb ? _mm512_loadu_ps(b + i + 16) : b0;
+        __mmask16 k0, k1;
+        __m512 r0 = pf_pow16s(va, vb, &k0), r1 = pf_pow16s(wa, wb, &k1);
+        if ((k0 & k1) != 0xffff) {
+            if (k0 != 0xffff)
+                r0 = pf_pow_long(va, vb);
+            if (k1 != 0xffff)
+                r1 = pf_pow_long(wa, wb);
+        }
+        _mm512_storeu_ps(o + i, r0);
+        _mm512_storeu_ps(o + i + 16, r1);
+    }
+    for (; i + 16 <= n; i += 16) {
+        __m512 va = sa ? _mm512_loadu_ps(a + i) : a0;
+        __m512 vb = sb ? _mm512_loadu_ps(b + i) : b0;
+        _mm512_storeu_ps(o + i, pf_pow(va, vb));
+    }
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        __m512 va = sa ? _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, a + i) : a0;
+        __m512 vb = sb ? _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, b + i) : b0;
+        _mm512_mask_storeu_ps(o + i, m, pf_pow(va, vb));
+    }
+}
+#else
 /* o[i] = a[i sa]^b[i sb], sa and sb 0 or 1 */
 static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
                        int64_t sb, void *op, int64_t n)
@@ -225,6 +519,8 @@ static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
         memcpy(o + i, to, (size_t)w * sizeof *o);
     }
 }
+
+#endif
 
 /* For the sweep test: o[i] = a[i]^b[i], i < n. */
 #define PW_CAT_(a, b) a##b
