@@ -620,7 +620,8 @@ static void test_kernel_sum(void **state)
                 gb_free(&gx);
             }
             /* columns: R rows of w columns, row stride ld > w */
-            static const int64_t Rs[] = {1, 7, 64, 65, 200};
+            /* 1031: above KS_SUM_STRIP_ROWS, the row-by-row form */
+            static const int64_t Rs[] = {1, 7, 64, 65, 200, 1031};
             static const int64_t ws[] = {0, 1, 7, 17, 64, 65, 300, 1024};
             for (size_t ri = 0; ri < sizeof Rs / sizeof Rs[0]; ri++)
                 for (size_t wi = 0; wi < sizeof ws / sizeof ws[0]; wi++) {

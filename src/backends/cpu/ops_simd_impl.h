@@ -197,7 +197,8 @@ static inline vf xs_minimum_f(vf a, vf b)
                       n - i);                                             \
     }
 
-/* sa, sb: 1 (contiguous) or 0 (one value broadcast). */
+/* sa, sb: 1 (contiguous) or 0 (one value broadcast); both contiguous:
+ * four vectors per iteration first. */
 #define XS_BINARY_LOOP(NAME, SFX)                                         \
     static void xs_##NAME##_loop_##SFX(const void *av, int64_t sa,        \
                                        const void *bv, int64_t sb,        \
@@ -207,6 +208,11 @@ static inline vf xs_minimum_f(vf a, vf b)
         float *o = ov;                                                    \
         const vf a0 = v_set1(a[0]), b0 = v_set1(b[0]);                    \
         int64_t i = 0;                                                    \
+        if (sa && sb) /* both contiguous: four vectors per iteration */   \
+            for (; i + 4 * VS_LANES <= n; i += 4 * VS_LANES)              \
+                for (int u = 0; u < 4 * VS_LANES; u += VS_LANES)          \
+                    v_store(o + i + u, xs_##NAME##_f(v_load(a + i + u),   \
+                                                     v_load(b + i + u))); \
         for (; i + VS_LANES <= n; i += VS_LANES)                          \
             v_store(o + i, xs_##NAME##_f(sa ? v_load(a + i) : a0,         \
                                          sb ? v_load(b + i) : b0));       \
@@ -450,13 +456,10 @@ static inline float xs_extreme_vec(const float *x, int64_t len, int is_max,
         nan |= x[k] != x[k];
     if (nan)
         return xs_lane_nan(x, len, 0, at);
-    m0 = is_max ? v_max(v_max(m0, m1), v_max(m2, m3))
-                : v_min(v_min(m0, m1), v_min(m2, m3));
-    float t[VS_LANES];
-    v_store(t, m0);
-    float r = t[0];
-    for (int u = 1; u < VS_LANES; u++)
-        r = (is_max ? t[u] > r : t[u] < r) ? t[u] : r;
+    /* no NaN: the extreme's value by a vector tree (a zero's sign is
+     * found below) */
+    float r = is_max ? v_hmax(v_max(v_max(m0, m1), v_max(m2, m3)))
+                     : -v_hmax(v_neg(v_min(v_min(m0, m1), v_min(m2, m3))));
     for (int64_t k = j; k < len; k++)
         r = (is_max ? x[k] > r : x[k] < r) ? x[k] : r;
     if (r == 0) {
