@@ -302,6 +302,11 @@ static inline vf xs_minimum_f(vf a, vf b)
 
 /* ---- reductions: max, min, argmax (ops_simd.h) ---------------------- */
 
+/* Software prefetch distance of the contiguous scans, in floats (4 KiB
+ * ahead, one prefetch per 64-byte line): 2% off max/min 1024x1024 from
+ * L3 in a paired A/B (tbench ab, 12 blocks); 8 KiB gave the same. */
+#define XS_PF 1024
+
 #if VS_LANES == 16
 /* Every lane set (the start of a chain of xs_ord2). */
 static inline vm xs_mall(void) { return (vm)0xffff; }
@@ -436,6 +441,8 @@ static inline float xs_extreme_vec(const float *x, int64_t len, int is_max,
     vm ok0 = xs_ord2(xs_mall(), m0, m1), ok1 = xs_ord2(xs_mall(), m2, m3);
     int64_t j = 4 * VS_LANES;
     for (; j + 4 * VS_LANES <= len; j += 4 * VS_LANES) {
+        for (int u = 0; u < 4 * VS_LANES; u += 16)
+            _mm_prefetch((const char *)(x + j + u + XS_PF), _MM_HINT_T0);
         vf v0 = v_load(x + j), v1 = v_load(x + j + VS_LANES);
         vf v2 = v_load(x + j + 2 * VS_LANES);
         vf v3 = v_load(x + j + 3 * VS_LANES);
@@ -493,6 +500,8 @@ static inline int64_t xs_argmax_vec(const float *x, int64_t len, float *val)
     vm ok0 = xs_ord2(xs_mall(), m0, m1), ok1 = xs_ord2(xs_mall(), m2, m3);
     int64_t j = 4 * VS_LANES;
     for (; j + 4 * VS_LANES <= len; j += 4 * VS_LANES) {
+        for (int u = 0; u < 4 * VS_LANES; u += 16)
+            _mm_prefetch((const char *)(x + j + u + XS_PF), _MM_HINT_T0);
         jv = xs_iadd(jv, 4 * VS_LANES);
         vf v0 = v_load(x + j), v1 = v_load(x + j + VS_LANES);
         vf v2 = v_load(x + j + 2 * VS_LANES);
