@@ -622,7 +622,8 @@ static void test_kernel_sum(void **state)
                 gb_free(&gx);
             }
             /* columns: R rows of w columns, row stride ld > w */
-            static const int64_t Rs[] = {1, 7, 64, 65, 200};
+            /* 1031: above KS_SUM_STRIP_ROWS, the row-by-row form */
+            static const int64_t Rs[] = {1, 7, 64, 65, 200, 1031};
             static const int64_t ws[] = {0, 1, 7, 17, 64, 65, 300, 1024};
             for (size_t ri = 0; ri < sizeof Rs / sizeof Rs[0]; ri++)
                 for (size_t wi = 0; wi < sizeof ws / sizeof ws[0]; wi++) {
@@ -1304,6 +1305,11 @@ static int op_cases(tb_op_id id, ocase *c)
         ADD2(S(1, 1), S(1, 513));
         ADD2(S(1, 513), S(1, 1));
         ADD2(S(3, 5, 1, 7), S(3, 1, 3, 7));
+        /* maximum, minimum: their streaming-store loops (the same
+         * threshold, ops_simd.c): 3 x 4 x 5.6M bytes,
+         * misaligned */
+        if (id == TB_OP_maximum || id == TB_OP_minimum)
+            ADD2(S(1, 5600000), S(1, 5600000));
         break;
     case TB_OP_max:
     case TB_OP_min:
@@ -1321,6 +1327,10 @@ static int op_cases(tb_op_id id, ocase *c)
         ADDP(S(2, 4, 2100), "axis", 1);
         ADDP(S(2, 300, 301), "axis", 0);
         ADDP(S(2, 3, 70), "axis", -1);
+        /* more lanes than one cols call takes (TB_CPU_XS_COLS32),
+         * an odd row count; argmax's lane blocks (XS_ARG_BLOCK) */
+        ADDP(S(2, 5, 4100), "axis", 0);
+        ADDP(S(2, 2, 140000), "axis", 1);
         if (id == TB_OP_var) {
             ADDPP(S(2, 17, 513), "axis", 0, "correction", 0);
             ADDPP(S(1, 1031), "axis", 0, "correction", 0);
@@ -2177,6 +2187,107 @@ static void test_xs_reduce_special(void **state)
 {
     (void)state;
     xs_reduce_special(TB_F32);
+}
+
+/* argmax f32 over lanes longer than one block of the SIMD rows'
+ * one-pass scan (XS_ARG_BLOCK, 2^16 elements, ops_simd_impl.h), at every
+ * isa value and thread count: the maximum tied in a later block (the
+ * first wins), a larger one in the short last block, a NaN in a later
+ * block after the maximum, zeros of both signs as the maximum in several
+ * blocks, every value equal; contiguous (no axis, and axis 1 of 2
+ * lanes): the portable row's index exactly. */
+static void test_xs_argmax_blocks(void **state)
+{
+    (void)state;
+    const int64_t len = 3 * 65536 + 37;
+    const tb_op *op = tb_op_get(TB_OP_argmax);
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    for (int iv = 0; iv < ax[0].n_values; iv++)
+        for (int tv = 0; tv < ax[1].n_values && tv < 2; tv++) {
+            const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
+            void *ctx = NULL;
+            char err[256];
+            assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+            for (int pat = 0; pat < 6; pat++)
+                for (int ai = 0; ai < 2; ai++) {
+                    tb_shape sh = ai ? S(2, 2, len) : S(1, len);
+                    tb_params p = {0};
+                    if (ai)
+                        assert_int_equal(tb_params_set(op, &p, "axis", 1,
+                                                       err, sizeof err),
+                                         0);
+                    tb_params_defaults(op, &p);
+                    tb_shape os;
+                    assert_int_equal(
+                        tb_op_infer(op, &sh, 1, &p, &os, err, sizeof err), 0);
+                    tb_tensor in, got, base;
+                    assert_int_equal(tb_tensor_create(&in, TB_F32, &sh), 0);
+                    assert_int_equal(tb_tensor_create(&got, TB_F32, &os), 0);
+                    assert_int_equal(tb_tensor_create(&base, TB_F32, &os),
+                                     0);
+                    const int64_t n = tb_tensor_numel(&in);
+                    float *x = in.data;
+                    rng_seed((uint64_t)(100 + pat));
+                    for (int64_t k = 0; k < n; k++)
+                        x[k] = (float)rng_uniform(-1, 1);
+                    for (int64_t l = 0; l < n; l += len) {
+                        float *y = x + l;
+                        switch (pat) {
+                        case 0: /* tie: blocks 0 and 2 */
+                            y[70000 - 65536] = 5.0f;
+                            y[2 * 65536 + 11] = 5.0f;
+                            break;
+                        case 1: /* larger in the short last block */
+                            y[1000] = 5.0f;
+                            y[3 * 65536 + 20] = 6.0f;
+                            break;
+                        case 2: /* NaN in a later block */
+                            y[10] = 7.0f;
+                            y[65536 + 3] = NAN;
+                            y[2 * 65536 + 5] = -NAN;
+                            break;
+                        case 3: /* zeros as the maximum */
+                            for (int64_t k = 0; k < len; k++)
+                                y[k] = -fabsf(y[k]) - 1.0f;
+                            y[65536 + 40] = -0.0f;
+                            y[2 * 65536 + 7] = 0.0f;
+                            y[5] = -1.0f;
+                            break;
+                        case 4: /* all equal */
+                            for (int64_t k = 0; k < len; k++)
+                                y[k] = 2.0f;
+                            break;
+                        default: /* increasing: every block improves */
+                            for (int64_t k = 0; k < len; k++)
+                                y[k] = (float)k;
+                            break;
+                        }
+                    }
+                    const char *impl = NULL;
+                    tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, &p, &impl);
+                    assert_non_null(fn);
+                    assert_int_equal(fn(ctx, &in, &got, &p), 0);
+                    tb_kernel_fn pf = tb_cpu_ext_kernel(op, TB_F32, &p, NULL);
+                    assert_int_equal(pf(NULL, &in, &base, &p), 0);
+                    int bad = 0;
+                    for (int64_t k = 0; k < tb_tensor_numel(&got); k++) {
+                        const double gk = tb_tensor_get(&got, k);
+                        const double wk = tb_tensor_get(&base, k);
+                        if (gk != wk && bad++ < 3)
+                            print_error("argmax isa=%s threads=%s pattern "
+                                        "%d shape %d impl %s: [%lld] got "
+                                        "%.0f portable %.0f\n",
+                                        vals[0], vals[1], pat, ai, impl,
+                                        (long long)k, gk, wk);
+                    }
+                    tb_tensor_destroy(&in);
+                    tb_tensor_destroy(&got);
+                    tb_tensor_destroy(&base);
+                    assert_int_equal(bad, 0);
+                }
+            B->destroy(ctx);
+        }
 }
 
 /* The same for f64 (f64_simd_impl.h's rows). */
@@ -3236,6 +3347,7 @@ int main(int argc, char **argv)
         T(rand_decide),
         OPT(max_pool2d_backward), OPT(avg_pool2d_backward),
         T(bw_pool_special),
+        T(xs_argmax_blocks),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {

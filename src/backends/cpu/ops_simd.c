@@ -92,9 +92,16 @@ static void xs_bcast_strides(const tb_tensor *t, int nd, int64_t *st)
     }
 }
 
-int tb_cpu_xs_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
-                     const tb_tensor *in, tb_tensor *out,
-                     const tb_params *p, tb_cpu_xs_binary_fn fn)
+/* Working set (bytes of the inputs and the output) from which
+ * tb_cpu_xs_binary_nt writes with streaming stores: cpu.c's
+ * CPU_EW_NT_BYTES, the threshold of add's vv_nt. */
+#define XS_NT_BYTES (64.0 * 1024 * 1024)
+
+/* tb_cpu_xs_binary; fn_nt (or NULL) for equal shapes from XS_NT_BYTES. */
+static int xs_binary_run(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                         const tb_tensor *in, tb_tensor *out,
+                         const tb_params *p, tb_cpu_xs_binary_fn fn,
+                         tb_cpu_xs_binary_fn fn_nt)
 {
     int rc = xs_begin(ctx, lv, id, dt, in, out, p);
     if (rc)
@@ -102,6 +109,8 @@ int tb_cpu_xs_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
     const size_t esz = tb_dtype_size(dt);
     const int64_t n = xs_numel(out);
     if (xs_numel(&in[0]) == n && xs_numel(&in[1]) == n) {
+        if (fn_nt && (double)n * (double)esz * 3 >= XS_NT_BYTES)
+            fn = fn_nt;
         xs_job j = {.bin = fn, .a = in[0].data, .b = in[1].data,
                     .o = out->data, .esz = esz, .n = n};
         if (n > 0)
@@ -133,6 +142,13 @@ int tb_cpu_xs_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
     return 0;
 }
 
+int tb_cpu_xs_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                     const tb_tensor *in, tb_tensor *out,
+                     const tb_params *p, tb_cpu_xs_binary_fn fn)
+{
+    return xs_binary_run(ctx, lv, id, dt, in, out, p, fn, NULL);
+}
+
 /* A reduction over one axis (or all elements) of an f32 or f64 tensor:
  * the lane function for a contiguous lane, the column function for
  * TB_CPU_XS_COLS lanes strided by `inner`; exactly one pair is set. */
@@ -144,6 +160,7 @@ typedef struct xs_red_job {
     const void *x;
     void *o;
     int64_t outer, len, inner, corr;
+    int64_t cw; /* lanes per cols call: TB_CPU_XS_COLS or _COLS32 */
 } xs_red_job;
 
 static void xs_red_task(void *argp, int part, int nparts)
@@ -164,9 +181,8 @@ static void xs_red_task(void *argp, int part, int nparts)
                     j->lane((const float *)x, j->len, j->corr);
             continue;
         }
-        for (int64_t i = 0; i < j->inner; i += TB_CPU_XS_COLS) {
-            int64_t w = j->inner - i < TB_CPU_XS_COLS ? j->inner - i
-                                                      : TB_CPU_XS_COLS;
+        for (int64_t i = 0; i < j->inner; i += j->cw) {
+            int64_t w = j->inner - i < j->cw ? j->inner - i : j->cw;
             int64_t at = o * j->inner + i;
             if (j->cols64)
                 j->cols64((const double *)x + i, (double *)j->o + at, j->len,
@@ -213,7 +229,9 @@ int tb_cpu_xs_reduce(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
                      tb_tensor *out, const tb_params *p,
                      tb_cpu_xs_lane_fn lane, tb_cpu_xs_cols_fn cols)
 {
-    xs_red_job j = {.lane = lane, .cols = cols};
+    xs_red_job j = {.lane = lane, .cols = cols,
+                    .cw = id == TB_OP_var ? TB_CPU_XS_COLS
+                                          : TB_CPU_XS_COLS32};
     return xs_reduce_run(ctx, lv, id, TB_F32, in, out, p, &j);
 }
 
@@ -222,6 +240,14 @@ int tb_cpu_xs_reduce64(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
                        tb_tensor *out, const tb_params *p,
                        tb_cpu_xs_lane64_fn lane, tb_cpu_xs_cols64_fn cols)
 {
-    xs_red_job j = {.lane64 = lane, .cols64 = cols};
+    xs_red_job j = {.lane64 = lane, .cols64 = cols, .cw = TB_CPU_XS_COLS};
     return xs_reduce_run(ctx, lv, id, TB_F64, in, out, p, &j);
+}
+
+int tb_cpu_xs_binary_nt(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                        const tb_tensor *in, tb_tensor *out,
+                        const tb_params *p, tb_cpu_xs_binary_fn fn,
+                        tb_cpu_xs_binary_fn fn_nt)
+{
+    return xs_binary_run(ctx, lv, id, dt, in, out, p, fn, fn_nt);
 }

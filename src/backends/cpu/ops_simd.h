@@ -67,8 +67,17 @@ int tb_cpu_xs_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
  * partial sums, a contiguous lane in blocks of 4096 elements (each
  * block's second pass reads L1) merged by the exact pairwise update of
  * (n, mean, M2): within the op's tolerance of the reference.  Outer
- * lanes split over the threads. */
+ * lanes split over the threads.  Each reads its input once: a
+ * contiguous lane in one vector pass (argmax keeps per-lane indices,
+ * max/min check NaNs once per lane; a lane with a NaN, or max/min's zero
+ * extreme, is scanned again), a non-last axis row by row, every row read
+ * from start to end (up to TB_CPU_XS_COLS32 lanes per call for max, min
+ * and argmax, TB_CPU_XS_COLS for var). */
 #define TB_CPU_XS_COLS 256
+/* max, min and argmax f32's cols take up to this many lanes (their
+ * running values and indices, 16 KiB each, stay in L1 while every row
+ * is read from start to end). */
+#define TB_CPU_XS_COLS32 4096
 typedef float (*tb_cpu_xs_lane_fn)(const float *x, int64_t len,
                                    int64_t corr);
 typedef void (*tb_cpu_xs_cols_fn)(const float *x, float *o, int64_t len,
@@ -86,6 +95,16 @@ typedef void (*tb_cpu_xs_cols64_fn)(const double *x, double *o, int64_t len,
 int tb_cpu_xs_reduce64(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
                        tb_tensor *out, const tb_params *p,
                        tb_cpu_xs_lane64_fn lane, tb_cpu_xs_cols64_fn cols);
+
+/* tb_cpu_xs_binary with fn_nt in place of fn where both inputs have the
+ * output's element count and the three tensors hold at least 64 MiB
+ * (cpu.c's streaming-store threshold): fn_nt gives fn's values, the
+ * output's whole 64-byte lines written with streaming stores, then a
+ * store fence (maximum and minimum). */
+int tb_cpu_xs_binary_nt(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                        const tb_tensor *in, tb_tensor *out,
+                        const tb_params *p, tb_cpu_xs_binary_fn fn,
+                        tb_cpu_xs_binary_fn fn_nt);
 
 /* pow f32's SIMD rows (pow_simd_impl.h), called directly by the sweep
  * test: o[i] = a[i]^b[i], i < n.  Call only where the level runs. */

@@ -197,7 +197,8 @@ static inline vf xs_minimum_f(vf a, vf b)
                       n - i);                                             \
     }
 
-/* sa, sb: 1 (contiguous) or 0 (one value broadcast). */
+/* sa, sb: 1 (contiguous) or 0 (one value broadcast); both contiguous:
+ * four vectors per iteration first. */
 #define XS_BINARY_LOOP(NAME, SFX)                                         \
     static void xs_##NAME##_loop_##SFX(const void *av, int64_t sa,        \
                                        const void *bv, int64_t sb,        \
@@ -207,6 +208,11 @@ static inline vf xs_minimum_f(vf a, vf b)
         float *o = ov;                                                    \
         const vf a0 = v_set1(a[0]), b0 = v_set1(b[0]);                    \
         int64_t i = 0;                                                    \
+        if (sa && sb) /* both contiguous: four vectors per iteration */   \
+            for (; i + 4 * VS_LANES <= n; i += 4 * VS_LANES)              \
+                for (int u = 0; u < 4 * VS_LANES; u += VS_LANES)          \
+                    v_store(o + i + u, xs_##NAME##_f(v_load(a + i + u),   \
+                                                     v_load(b + i + u))); \
         for (; i + VS_LANES <= n; i += VS_LANES)                          \
             v_store(o + i, xs_##NAME##_f(sa ? v_load(a + i) : a0,         \
                                          sb ? v_load(b + i) : b0));       \
@@ -259,13 +265,115 @@ static inline vf xs_minimum_f(vf a, vf b)
                                 p, xs_##NAME##_loop_##SFX);               \
     }
 
+/* XS_BINARY_LOOP's values for contiguous a and b (sa = sb = 1), o's
+ * whole 64-byte lines written with streaming stores (four vectors per
+ * iteration), the head and the tail by the plain loop, then a store
+ * fence: for working sets far beyond the last-level cache, where a
+ * streaming store saves the read-for-ownership of o's lines (a third
+ * of the traffic). */
+#define XS_BINARY_NT_LOOP(NAME, SFX)                                      \
+    static void xs_##NAME##_nt_##SFX(const void *av, int64_t sa,          \
+                                     const void *bv, int64_t sb,          \
+                                     void *ov, int64_t n)                 \
+    {                                                                     \
+        (void)sa, (void)sb;                                               \
+        const float *a = av, *b = bv;                                     \
+        float *o = ov;                                                    \
+        int64_t i = vs_head64(o, n, (int64_t)sizeof(float));              \
+        xs_##NAME##_loop_##SFX(a, 1, b, 1, o, i);                         \
+        for (; i + 4 * VS_LANES <= n; i += 4 * VS_LANES)                  \
+            for (int u = 0; u < 4 * VS_LANES; u += VS_LANES)              \
+                v_stream(o + i + u, xs_##NAME##_f(v_load(a + i + u),      \
+                                                  v_load(b + i + u)));    \
+        xs_##NAME##_loop_##SFX(a + i, 1, b + i, 1, o + i, n - i);         \
+        _mm_sfence();                                                     \
+    }
+#define XS_BINARY_NT_ENTRY(NAME, SFX, LV)                                 \
+    XS_BINARY_LOOP(NAME, SFX)                                             \
+    XS_BINARY_NT_LOOP(NAME, SFX)                                          \
+    int TB_CPU_KFN(NAME, f32, SFX)(void *ctx, const tb_tensor *in,        \
+                                   tb_tensor *out, const tb_params *p)    \
+    {                                                                     \
+        return tb_cpu_xs_binary_nt(ctx, LV, TB_OP_##NAME, TB_F32, in,     \
+                                   out, p, xs_##NAME##_loop_##SFX,        \
+                                   xs_##NAME##_nt_##SFX);                 \
+    }
+
 
 /* ---- reductions: max, min, argmax (ops_simd.h) ---------------------- */
 
-static inline vm xs_better(vf v, vf m, int is_max)
+/* Software prefetch distance of the contiguous scans, in floats (4 KiB
+ * ahead, one prefetch per 64-byte line): 2% off max/min 1024x1024 from
+ * L3 in a paired A/B (tbench ab, 12 blocks); 8 KiB gave the same. */
+#define XS_PF 1024
+
+#if VS_LANES == 16
+/* Every lane set (the start of a chain of xs_ord2). */
+static inline vm xs_mall(void) { return (vm)0xffff; }
+/* acc and (a, b ordered): one masked compare, no separate and. */
+static inline vm xs_ord2(vm acc, vf a, vf b)
 {
-    return is_max ? v_gt(v, m) : v_lt(v, m);
+    return _mm512_mask_cmp_ps_mask(acc, a, b, _CMP_ORD_Q);
 }
+/* The int32 lanes of a (as vf bits) plus k. */
+static inline vf xs_iadd(vf a, int32_t k)
+{
+    return _mm512_castsi512_ps(
+        _mm512_add_epi32(_mm512_castps_si512(a), _mm512_set1_epi32(k)));
+}
+/* Lane u of a plus u + k (int32 bits). */
+static inline vf xs_iadd_iota(vf a, int32_t k)
+{
+    const __m512i io = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+                                         11, 12, 13, 14, 15);
+    return _mm512_castsi512_ps(_mm512_add_epi32(
+        _mm512_castps_si512(a), _mm512_add_epi32(io, _mm512_set1_epi32(k))));
+}
+/* The lane-wise int32 minimum of a and b. */
+static inline vf xs_imin(vf a, vf b)
+{
+    return _mm512_castsi512_ps(
+        _mm512_min_epi32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+}
+static inline int32_t xs_hmin_i(vf a)
+{
+    return _mm512_reduce_min_epi32(_mm512_castps_si512(a));
+}
+#else
+static inline vm xs_mall(void)
+{
+    return _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+}
+static inline vm xs_ord2(vm acc, vf a, vf b)
+{
+    return _mm256_and_ps(acc, _mm256_cmp_ps(a, b, _CMP_ORD_Q));
+}
+static inline vf xs_iadd(vf a, int32_t k)
+{
+    return _mm256_castsi256_ps(
+        _mm256_add_epi32(_mm256_castps_si256(a), _mm256_set1_epi32(k)));
+}
+static inline vf xs_iadd_iota(vf a, int32_t k)
+{
+    const __m256i io = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_castsi256_ps(_mm256_add_epi32(
+        _mm256_castps_si256(a), _mm256_add_epi32(io, _mm256_set1_epi32(k))));
+}
+static inline vf xs_imin(vf a, vf b)
+{
+    return _mm256_castsi256_ps(
+        _mm256_min_epi32(_mm256_castps_si256(a), _mm256_castps_si256(b)));
+}
+static inline int32_t xs_hmin_i(vf a)
+{
+    int32_t t[8];
+    _mm256_storeu_si256((__m256i *)t, _mm256_castps_si256(a));
+    int32_t r = t[0];
+    for (int u = 1; u < 8; u++)
+        r = t[u] < r ? t[u] : r;
+    return r;
+}
+#endif
 
 /* The first j < len with x[j] == v (v not NaN); len if none. */
 static inline int64_t xs_find(const float *x, int64_t len, float v)
@@ -281,112 +389,272 @@ static inline int64_t xs_find(const float *x, int64_t len, float v)
     return len;
 }
 
-/* A contiguous lane (len >= 1) as ops_ext.c scans it: m = x[0], then m
- * = x[j] where x[j] OP m or x[j] is NaN; for max/min that ends on the
- * last NaN of a lane that has one, for argmax (arg) on the first
- * maximum or the first NaN, whose index goes to *at.  Vector form: four
- * running extremes (x86 max/min return their second operand, the
- * running one, for a NaN) and a NaN mask; then the NaN (rare) or the
- * extreme found again by a scan when its index or its sign (a zero:
- * -0 == +0, the first one wins) matters. */
-static inline float xs_extreme_lane(const float *x, int64_t len,
-                                    int is_max, int arg, int64_t *at)
+/* The portable scan of ops_ext.c for a short lane: m = x[0], then
+ * m = x[j] where x[j] OP m or x[j] is NaN (argmax: stop at the first
+ * NaN), its index to *at. */
+static inline float xs_extreme_short(const float *x, int64_t len,
+                                     int is_max, int arg, int64_t *at)
 {
     *at = 0;
-    if (len < 4 * VS_LANES) {
-        float m = x[0];
-        for (int64_t j = 1; j < len && (!arg || m == m); j++) {
-            float v = x[j];
-            if ((is_max ? v > m : v < m) || v != v) {
-                m = v;
-                *at = j;
-            }
+    float m = x[0];
+    for (int64_t j = 1; j < len && (!arg || m == m); j++) {
+        float v = x[j];
+        if ((is_max ? v > m : v < m) || v != v) {
+            m = v;
+            *at = j;
         }
-        return m;
     }
+    return m;
+}
+
+/* The NaN of a lane that has one, as the portable scan ends: max/min on
+ * its last NaN, argmax on its first; its index to *at. */
+static inline float xs_lane_nan(const float *x, int64_t len, int arg,
+                                int64_t *at)
+{
+    int64_t k = 0;
+    if (arg) {
+        while (x[k] == x[k])
+            k++;
+    } else {
+        for (k = len - 1; x[k] == x[k]; k--)
+            ;
+    }
+    *at = k;
+    return x[k];
+}
+
+/* max/min of a contiguous lane (len >= 4 * VS_LANES): four running
+ * extremes, v_max(v, m) / v_min(v, m) (x86 returns its second operand,
+ * the running one, for a NaN and for equal values), so NaNs are found
+ * apart: one masked ordered-compare of two vectors per two vectors into
+ * two chains of lane masks (no mask OR per vector), checked once at the
+ * end.  A lane with a NaN is scanned again for it (rare); the result is
+ * then the portable one.  A zero extreme is found again (its sign: the
+ * first zero wins, -0 == +0). */
+static inline float xs_extreme_vec(const float *x, int64_t len, int is_max,
+                                   int64_t *at)
+{
+    *at = 0;
     vf m0 = v_load(x), m1 = v_load(x + VS_LANES);
     vf m2 = v_load(x + 2 * VS_LANES), m3 = v_load(x + 3 * VS_LANES);
-    vm nan = m_or(m_or(v_unord(m0, m0), v_unord(m1, m1)),
-                  m_or(v_unord(m2, m2), v_unord(m3, m3)));
+    vm ok0 = xs_ord2(xs_mall(), m0, m1), ok1 = xs_ord2(xs_mall(), m2, m3);
     int64_t j = 4 * VS_LANES;
-#define XS_STEP(M, OFF)                                                   \
-    do {                                                                  \
-        vf v_ = v_load(x + j + (OFF));                                    \
-        nan = m_or(nan, v_unord(v_, v_));                                 \
-        M = is_max ? v_max(v_, M) : v_min(v_, M);                         \
-    } while (0)
     for (; j + 4 * VS_LANES <= len; j += 4 * VS_LANES) {
-        XS_STEP(m0, 0);
-        XS_STEP(m1, VS_LANES);
-        XS_STEP(m2, 2 * VS_LANES);
-        XS_STEP(m3, 3 * VS_LANES);
+        for (int u = 0; u < 4 * VS_LANES; u += 16)
+            _mm_prefetch((const char *)(x + j + u + XS_PF), _MM_HINT_T0);
+        vf v0 = v_load(x + j), v1 = v_load(x + j + VS_LANES);
+        vf v2 = v_load(x + j + 2 * VS_LANES);
+        vf v3 = v_load(x + j + 3 * VS_LANES);
+        ok0 = xs_ord2(ok0, v0, v1);
+        ok1 = xs_ord2(ok1, v2, v3);
+        m0 = is_max ? v_max(v0, m0) : v_min(v0, m0);
+        m1 = is_max ? v_max(v1, m1) : v_min(v1, m1);
+        m2 = is_max ? v_max(v2, m2) : v_min(v2, m2);
+        m3 = is_max ? v_max(v3, m3) : v_min(v3, m3);
     }
-    for (; j + VS_LANES <= len; j += VS_LANES)
-        XS_STEP(m0, 0);
-#undef XS_STEP
-    bool tail_nan = false;
+    for (; j + VS_LANES <= len; j += VS_LANES) {
+        vf v = v_load(x + j);
+        ok0 = xs_ord2(ok0, v, v);
+        m0 = is_max ? v_max(v, m0) : v_min(v, m0);
+    }
+    bool nan = !m_all(m_and(ok0, ok1));
     for (int64_t k = j; k < len; k++)
-        tail_nan |= x[k] != x[k];
-    if (m_any(nan) || tail_nan) {
-        int64_t k = 0;
-        if (arg) {
-            while (x[k] == x[k])
-                k++;
-        } else {
-            for (k = len - 1; x[k] == x[k]; k--)
-                ;
-        }
-        *at = k;
-        return x[k];
-    }
-    m0 = is_max ? v_max(v_max(m0, m1), v_max(m2, m3))
-                : v_min(v_min(m0, m1), v_min(m2, m3));
-    float t[VS_LANES];
-    v_store(t, m0);
-    float r = t[0];
-    for (int u = 1; u < VS_LANES; u++)
-        r = (is_max ? t[u] > r : t[u] < r) ? t[u] : r;
+        nan |= x[k] != x[k];
+    if (nan)
+        return xs_lane_nan(x, len, 0, at);
+    /* no NaN: the extreme's value by a vector tree (a zero's sign is
+     * found below) */
+    float r = is_max ? v_hmax(v_max(v_max(m0, m1), v_max(m2, m3)))
+                     : -v_hmax(v_neg(v_min(v_min(m0, m1), v_min(m2, m3))));
     for (int64_t k = j; k < len; k++)
         r = (is_max ? x[k] > r : x[k] < r) ? x[k] : r;
-    if (arg || r == 0) {
+    if (r == 0) {
         *at = xs_find(x, len, r);
         return x[*at];
     }
     return r;
 }
 
-/* w <= TB_CPU_XS_COLS lanes of a non-last axis, row by row (each row's
- * w values are adjacent: whole cache lines), the running extremes and
- * argmax's indices in arrays on the stack (L1), VS_LANES lanes at a
- * time, masked at the end of the row.  The portable update per lane:
- * max/min take v where v OP m or v is NaN; argmax where v > m or (v is
- * NaN and m is not), its index j kept as int32 bits (the lanes are
- * tensor dims, below 2^31). */
+/* Elements per block of xs_argmax_vec: its indices are int32 offsets
+ * from the block's start (any block below 2^31 would do; 2^16 keeps the
+ * merge of blocks exercised by lanes of ordinary test sizes and costs
+ * one epilogue per 256 KiB). */
+#define XS_ARG_BLOCK ((int64_t)1 << 16)
+
+/* argmax of a contiguous lane (4 * VS_LANES <= len <= XS_ARG_BLOCK) in
+ * one pass: four running maxima with, per lane, the start j of the
+ * iteration where each was taken (v > m, strict: the first of equal
+ * values in that lane's subsequence; one index vector per iteration,
+ * the vector's and lane's offsets added at the end), NaNs found apart as
+ * in xs_extreme_vec.  The first maximum overall is the smallest index
+ * among the candidates equal to the largest value (each lane's
+ * subsequence keeps its first maximum, so the overall first one is a
+ * candidate; -0 == +0, so a zero maximum's first zero of either sign).
+ * A lane with a NaN: its first NaN.  *val: the maximum (NaN for NaN). */
+static inline int64_t xs_argmax_vec(const float *x, int64_t len, float *val)
+{
+    vf m0 = v_load(x), m1 = v_load(x + VS_LANES);
+    vf m2 = v_load(x + 2 * VS_LANES), m3 = v_load(x + 3 * VS_LANES);
+    vf i0 = xs_iset1(0), i1 = i0, i2 = i0, i3 = i0, jv = i0;
+    vm ok0 = xs_ord2(xs_mall(), m0, m1), ok1 = xs_ord2(xs_mall(), m2, m3);
+    int64_t j = 4 * VS_LANES;
+    for (; j + 4 * VS_LANES <= len; j += 4 * VS_LANES) {
+        for (int u = 0; u < 4 * VS_LANES; u += 16)
+            _mm_prefetch((const char *)(x + j + u + XS_PF), _MM_HINT_T0);
+        jv = xs_iadd(jv, 4 * VS_LANES);
+        vf v0 = v_load(x + j), v1 = v_load(x + j + VS_LANES);
+        vf v2 = v_load(x + j + 2 * VS_LANES);
+        vf v3 = v_load(x + j + 3 * VS_LANES);
+        ok0 = xs_ord2(ok0, v0, v1);
+        ok1 = xs_ord2(ok1, v2, v3);
+        vm g0 = v_gt(v0, m0), g1 = v_gt(v1, m1);
+        vm g2 = v_gt(v2, m2), g3 = v_gt(v3, m3);
+        m0 = v_max(v0, m0);
+        m1 = v_max(v1, m1);
+        m2 = v_max(v2, m2);
+        m3 = v_max(v3, m3);
+        i0 = v_sel(g0, jv, i0);
+        i1 = v_sel(g1, jv, i1);
+        i2 = v_sel(g2, jv, i2);
+        i3 = v_sel(g3, jv, i3);
+    }
+    bool nan = !m_all(m_and(ok0, ok1));
+    for (int64_t k = j; k < len && !nan; k++)
+        nan = x[k] != x[k];
+    if (nan) {
+        int64_t at;
+        *val = xs_lane_nan(x, len, 1, &at);
+        return at;
+    }
+    /* indices: iteration start + vector offset + lane */
+    i0 = xs_iadd_iota(i0, 0);
+    i1 = xs_iadd_iota(i1, VS_LANES);
+    i2 = xs_iadd_iota(i2, 2 * VS_LANES);
+    i3 = xs_iadd_iota(i3, 3 * VS_LANES);
+    float r = v_hmax(v_max(v_max(m0, m1), v_max(m2, m3)));
+    const vf rv = v_set1(r), big = xs_iset1(INT32_MAX);
+    vf c = xs_imin(xs_imin(v_sel(v_eq(m0, rv), i0, big),
+                           v_sel(v_eq(m1, rv), i1, big)),
+                   xs_imin(v_sel(v_eq(m2, rv), i2, big),
+                           v_sel(v_eq(m3, rv), i3, big)));
+    int64_t at = xs_hmin_i(c);
+    for (int64_t k = j; k < len; k++)
+        if (x[k] > r) {
+            r = x[k];
+            at = k;
+        }
+    *val = r;
+    return at;
+}
+
+/* A contiguous lane (len >= 1) as ops_ext.c scans it: m = x[0], then m
+ * = x[j] where x[j] OP m or x[j] is NaN; for max/min that ends on the
+ * last NaN of a lane that has one, for argmax (arg) on the first
+ * maximum or the first NaN, whose index goes to *at.  Short lanes by the
+ * scan itself; argmax over blocks of XS_ARG_BLOCK merged by the same
+ * rule (a later block's maximum wins only when strictly larger). */
+static inline float xs_extreme_lane(const float *x, int64_t len,
+                                    int is_max, int arg, int64_t *at)
+{
+    if (len < 4 * VS_LANES)
+        return xs_extreme_short(x, len, is_max, arg, at);
+    if (!arg)
+        return xs_extreme_vec(x, len, is_max, at);
+    float r = 0;
+    *at = 0;
+    for (int64_t b = 0; b < len; b += XS_ARG_BLOCK) {
+        const int64_t n = len - b < XS_ARG_BLOCK ? len - b : XS_ARG_BLOCK;
+        float v;
+        int64_t k;
+        if (n < 4 * VS_LANES)
+            v = xs_extreme_short(x + b, n, 1, 1, &k);
+        else
+            k = xs_argmax_vec(x + b, n, &v);
+        if (b == 0 || v > r || (v != v && r == r)) {
+            r = v;
+            *at = b + k;
+        }
+        if (r != r)
+            break;
+    }
+    return r;
+}
+
+/* The portable update of one vector of w lanes of a non-last axis: max
+ * and min take v where v OP m or v is NaN (v_max(v, m) / v_min(v, m)
+ * take v where v OP m, m for a NaN; then a NaN v), argmax where v > m or
+ * (v is NaN and m is not), its index jv (int32 bits) into *a. */
+static inline vf xs_cols_upd(vf v, vf m, vf *a, vf jv, int is_max, int arg)
+{
+    if (!arg) {
+        vf r = is_max ? v_max(v, m) : v_min(v, m);
+        return v_sel(v_unord(v, v), v, r);
+    }
+    vm up = m_or(v_gt(v, m), m_and(v_unord(v, v), v_eq(m, m)));
+    *a = v_sel(up, jv, *a);
+    return v_sel(up, v, m);
+}
+
+/* w <= TB_CPU_XS_COLS32 lanes of a non-last axis, two rows per pass
+ * (each row's w values are adjacent: a sequential read of every row,
+ * as the hardware prefetcher likes, even from DRAM), the running
+ * extremes and argmax's indices in arrays on the stack (L1, read and
+ * written once per two rows), whole vectors unmasked, the end of the
+ * row masked.  Lanes are tensor dims, below 2^31: indices as int32. */
 static inline void xs_extreme_cols(const float *x, float *o, int64_t len,
                                    int64_t step, int64_t w, int is_max,
                                    int arg)
 {
-    float m[TB_CPU_XS_COLS];
-    int32_t at[TB_CPU_XS_COLS];
+    float m[TB_CPU_XS_COLS32];
+    int32_t at[TB_CPU_XS_COLS32];
+    const int64_t wv = w - w % VS_LANES, r = w - wv;
     for (int64_t t = 0; t < w; t += VS_LANES) {
         v_store_n(m + t, v_load_n(x + t, w - t), w - t);
         if (arg)
             v_store_n((float *)(at + t), xs_iset1(0), w - t);
     }
-    for (int64_t j = 1; j < len; j++) {
+    int64_t j = 1;
+    for (; j + 2 <= len; j += 2) {
+        const float *r0 = x + j * step, *r1 = r0 + step;
+        const vf j0 = xs_iset1((int32_t)j), j1 = xs_iset1((int32_t)j + 1);
+        vf a = j0;
+        for (int64_t t = 0; t < wv; t += VS_LANES) {
+            float *ap = (float *)(at + t);
+            if (arg)
+                a = v_load(ap);
+            vf mv = xs_cols_upd(v_load(r0 + t), v_load(m + t), &a, j0,
+                                is_max, arg);
+            mv = xs_cols_upd(v_load(r1 + t), mv, &a, j1, is_max, arg);
+            v_store(m + t, mv);
+            if (arg)
+                v_store(ap, a);
+        }
+        if (r) {
+            float *ap = (float *)(at + wv);
+            if (arg)
+                a = v_load_n(ap, r);
+            vf mv = xs_cols_upd(v_load_n(r0 + wv, r), v_load_n(m + wv, r),
+                                &a, j0, is_max, arg);
+            mv = xs_cols_upd(v_load_n(r1 + wv, r), mv, &a, j1, is_max, arg);
+            v_store_n(m + wv, mv, r);
+            if (arg)
+                v_store_n(ap, a, r);
+        }
+    }
+    if (j < len) {
         const float *row = x + j * step;
         const vf jv = xs_iset1((int32_t)j);
         for (int64_t t = 0; t < w; t += VS_LANES) {
-            const int64_t r = w - t;
-            vf v = v_load_n(row + t, r), mv = v_load_n(m + t, r);
-            vm up = arg ? m_or(xs_better(v, mv, is_max),
-                               m_and(v_unord(v, v), v_eq(mv, mv)))
-                        : m_or(xs_better(v, mv, is_max), v_unord(v, v));
-            v_store_n(m + t, v_sel(up, v, mv), r);
-            if (arg) {
-                float *ap = (float *)(at + t);
-                v_store_n(ap, v_sel(up, jv, v_load_n(ap, r)), r);
-            }
+            const int64_t n = w - t;
+            float *ap = (float *)(at + t);
+            vf a = arg ? v_load_n(ap, n) : jv;
+            v_store_n(m + t,
+                      xs_cols_upd(v_load_n(row + t, n), v_load_n(m + t, n),
+                                  &a, jv, is_max, arg),
+                      n);
+            if (arg)
+                v_store_n(ap, a, n);
         }
     }
     for (int64_t t = 0; t < w; t++)
@@ -674,8 +942,8 @@ static void xs_var_cols(const float *x, float *o, int64_t len,
     XS_UNARY_ENTRY(sqrt, SFX, LV)                                         \
     XS_UNARY_ENTRY(rsqrt, SFX, LV)                                        \
     XS_UNARY_ENTRY(leaky_relu, SFX, LV)                                   \
-    XS_BINARY_ENTRY(maximum, SFX, LV)                                     \
-    XS_BINARY_ENTRY(minimum, SFX, LV)                                     \
+    XS_BINARY_NT_ENTRY(maximum, SFX, LV)                                  \
+    XS_BINARY_NT_ENTRY(minimum, SFX, LV)                                  \
     XS_RED_ENTRY(max, 1, 0, SFX, LV)                                      \
     XS_RED_ENTRY(min, 0, 0, SFX, LV)                                      \
     XS_RED_ENTRY(argmax, 1, 1, SFX, LV)                                   \
