@@ -46,6 +46,7 @@
 #include "ops_ext.h"
 #include "ops_simd.h"
 #include "vmath_simd.h"
+#include "vtranspose_simd.h"
 
 static inline vf bw_relu_f(vf g, vf x)
 {
@@ -361,56 +362,6 @@ static void bw_mp2_row(const float *g, const float *x0, const float *x1,
 
 /* ---- permute f32: planes by register-transposed tiles (ops_ext.h) --- */
 
-/* r[i][j] -> r[j][i] for a VS_LANES x VS_LANES block: pairs of rows
- * interleaved, then quadruples (each 128-bit lane then holds four rows'
- * elements of one column), then the 128-bit lanes exchanged. */
-#if VS_LANES == 16
-static inline void bw_tr(vf r[16])
-{
-    vf t[16], u[16];
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    for (int g = 0; g < 4; g++) {
-        u[4 * g] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
-        u[4 * g + 1] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
-        u[4 * g + 2] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
-        u[4 * g + 3] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
-    }
-    /* lane l of u[4 g + e]: rows 4g..4g+3 of column 4 l + e */
-    for (int e = 0; e < 4; e++) {
-        vf v0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x88);
-        vf v1 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xdd);
-        vf w0 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x88);
-        vf w1 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0xdd);
-        r[e] = _mm512_shuffle_f32x4(v0, w0, 0x88);
-        r[e + 8] = _mm512_shuffle_f32x4(v0, w0, 0xdd);
-        r[e + 4] = _mm512_shuffle_f32x4(v1, w1, 0x88);
-        r[e + 12] = _mm512_shuffle_f32x4(v1, w1, 0xdd);
-    }
-}
-#else
-static inline void bw_tr(vf r[8])
-{
-    vf t[8], u[8];
-    for (int i = 0; i < 4; i++) {
-        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    for (int g = 0; g < 2; g++) {
-        u[4 * g] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
-        u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
-        u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
-        u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
-    }
-    for (int e = 0; e < 4; e++) {
-        r[e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x20);
-        r[e + 4] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x31);
-    }
-}
-#endif
-
 /* tb_cpu_perm_tile_fn: o[i * ostq + j] = x[i + j * is] in VS_LANES x
  * VS_LANES tiles, each read as VS_LANES vectors (input lines along i),
  * transposed in registers and written as VS_LANES vectors (output lines
@@ -433,7 +384,7 @@ static void bw_perm_tile(const float *x, float *o, int64_t ni, int64_t nj,
             if (nr == L && nc == L) {
                 for (int t = 0; t < VS_LANES; t++)
                     r[t] = v_load(xr + t * is + i0);
-                bw_tr(r);
+                v_transpose(r);
                 for (int t = 0; t < VS_LANES; t++)
                     v_store(oc + t * ostq, r[t]);
                 continue;
@@ -441,7 +392,7 @@ static void bw_perm_tile(const float *x, float *o, int64_t ni, int64_t nj,
             for (int t = 0; t < VS_LANES; t++)
                 r[t] = t < nr ? v_load_n(xr + t * is + i0, nc)
                               : v_set1(0.0f);
-            bw_tr(r);
+            v_transpose(r);
             for (int t = 0; t < nc; t++)
                 v_store_n(oc + t * ostq, r[t], nr);
         }
