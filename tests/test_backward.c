@@ -511,21 +511,20 @@ static void test_conv_chunks(void **state)
     }
 }
 
-/* max_pool2d_backward's tiled path (stride == kernel, no padding) with
- * equal maxima in a window (the first one takes g, as in the reference)
- * and rows / columns no window covers; and the general path. */
-static void test_max_pool_paths(void **state)
+/* A pooling geometry of the pool-path tests. */
+typedef struct pool_case {
+    int64_t n, c, h, w, k, st, pad;
+} pool_case;
+
+/* name (max_pool2d_backward or avg_pool2d_backward) on each geometry of
+ * cs against the reference kernel, seeds seed0 + i; with ties, each case
+ * once more with equal values in a window. */
+static void check_pool_cases(const char *name, const pool_case *cs,
+                             size_t n, int seed0, bool ties)
 {
-    (void)state;
-    const tb_op *op = tb_op_find("max_pool2d_backward");
-    struct {
-        int64_t n, c, h, w, k, st, pad;
-    } cs[] = {
-        {3, 16, 26, 26, 2, 2, 0}, {2, 3, 11, 9, 2, 2, 0},
-        {2, 2, 10, 11, 3, 3, 0},  {2, 2, 9, 9, 3, 2, 1},
-    };
-    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
-        for (int ties = 0; ties < 2; ties++) {
+    const tb_op *op = tb_op_find(name);
+    for (size_t i = 0; i < n; i++)
+        for (int t = 0; t < (ties ? 2 : 1); t++) {
             tb_params p;
             memset(&p, 0, sizeof p);
             assert_int_equal(tb_params_set(op, &p, "kernel",
@@ -540,9 +539,22 @@ static void test_max_pool_paths(void **state)
                 {4, {cs[i].n, cs[i].c, oh, ow}},
                 {4, {cs[i].n, cs[i].c, cs[i].h, cs[i].w}},
             };
-            check_against_ref("max_pool2d_backward", is, &p, 200 + i,
-                              ties != 0);
+            check_against_ref(name, is, &p, seed0 + (int)i, t != 0);
         }
+}
+
+/* max_pool2d_backward's tiled path (stride == kernel, no padding) with
+ * equal maxima in a window (the first one takes g, as in the reference)
+ * and rows / columns no window covers; and the general path. */
+static void test_max_pool_paths(void **state)
+{
+    (void)state;
+    static const pool_case cs[] = {
+        {3, 16, 26, 26, 2, 2, 0}, {2, 3, 11, 9, 2, 2, 0},
+        {2, 2, 10, 11, 3, 3, 0},  {2, 2, 9, 9, 3, 2, 1},
+    };
+    check_pool_cases("max_pool2d_backward", cs, sizeof cs / sizeof cs[0],
+                     200, true);
 }
 
 /* avg_pool2d_backward's tiled path (stride == kernel, no padding: kernel
@@ -552,32 +564,14 @@ static void test_max_pool_paths(void **state)
 static void test_avg_pool_paths(void **state)
 {
     (void)state;
-    const tb_op *op = tb_op_find("avg_pool2d_backward");
-    struct {
-        int64_t n, c, h, w, k, st, pad;
-    } cs[] = {
+    static const pool_case cs[] = {
         {3, 16, 26, 26, 2, 2, 0}, {2, 3, 11, 9, 2, 2, 0},
         {2, 2, 10, 11, 3, 3, 0},  {2, 2, 9, 9, 3, 2, 1},
         {1, 3, 5, 7, 1, 1, 0},    {2, 2, 13, 18, 4, 4, 0},
         {2, 3, 8, 8, 2, 1, 0},    {1, 2, 7, 6, 2, 2, 1},
     };
-    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        tb_params p;
-        memset(&p, 0, sizeof p);
-        assert_int_equal(tb_params_set(op, &p, "kernel", (double)cs[i].k,
-                                       NULL, 0), 0);
-        assert_int_equal(tb_params_set(op, &p, "stride", (double)cs[i].st,
-                                       NULL, 0), 0);
-        assert_int_equal(tb_params_set(op, &p, "padding",
-                                       (double)cs[i].pad, NULL, 0), 0);
-        int64_t oh = (cs[i].h + 2 * cs[i].pad - cs[i].k) / cs[i].st + 1;
-        int64_t ow = (cs[i].w + 2 * cs[i].pad - cs[i].k) / cs[i].st + 1;
-        tb_shape is[2] = {
-            {4, {cs[i].n, cs[i].c, oh, ow}},
-            {4, {cs[i].n, cs[i].c, cs[i].h, cs[i].w}},
-        };
-        check_against_ref("avg_pool2d_backward", is, &p, 300 + i, false);
-    }
+    check_pool_cases("avg_pool2d_backward", cs, sizeof cs / sizeof cs[0],
+                     300, false);
 }
 
 /* ---- 6. broadcasting paths of the cpu kernels ------------------------------ */
