@@ -213,8 +213,7 @@ static inline rd pw_pow(rd a, rd b)
     return pw_pow_full(a, b);
 }
 
-#if RS_W == 8
-/* ---- AVX-512: 16 float lanes (see the header comment) ---- */
+/* ---- the float lanes' tables (both rows; see the header comment) ---- */
 
 /* log2: a = 2^e z, z in [0.75, 1.5) (vgetmantps), 32 intervals by the
  * low 5 bits of bits(z) >> 18: [1 + i/32, 1 + (i + 1)/32) for i < 16,
@@ -273,6 +272,9 @@ static const float pf_rl[32] = {
     0x1.67a1cap-28f, -0x1.348e56p-25f, 0x1.a3b5e4p-28f, -0x1.0b7ec8p-25f,
     -0x1.f9c304p-27f, -0x1.e4c886p-26f, -0x1.6961b4p-28f, -0x1.b5151ep-28f,
     -0x1.a5217cp-28f, -0x1.ab7132p-26f, 0x1.61428ep-28f, -0x1.2ad5f8p-27f};
+
+#if RS_W == 8
+/* ---- AVX-512: 16 float lanes (see the header comment) ---- */
 
 /* tab[i & 31] (pf_eh, pf_rl: 2^(j/32) = pf_eh (1 + pf_rl), within
  * 2^-47 relative) */
@@ -480,6 +482,176 @@ static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
     }
 }
 #else
+/* ---- AVX2: 8 float lanes, pf_'s method without vgetmantps, vgetexpps
+ * and vscalefps (see the header comment) ---- */
+
+/* tab[i & 31]: four vpermps (each takes i's low 3 bits) and blends by
+ * bits 3 and 4, moved into the sign bit (the one vblendvps reads).
+ * PG_GATHER 1: one vgatherdps instead (slower here, see the header). */
+#ifndef PG_GATHER
+#define PG_GATHER 0
+#endif
+static inline __m256 pg_lut32(const float *tab, __m256i i)
+{
+#if PG_GATHER
+    return _mm256_i32gather_ps(tab, _mm256_and_si256(i, _mm256_set1_epi32(31)),
+                               4);
+#else
+    const __m256 s3 = _mm256_castsi256_ps(_mm256_slli_epi32(i, 28));
+    const __m256 s4 = _mm256_castsi256_ps(_mm256_slli_epi32(i, 27));
+    __m256 lo = _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(tab), i),
+                                 _mm256_permutevar8x32_ps(_mm256_loadu_ps(tab + 8), i),
+                                 s3);
+    __m256 hi = _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(tab + 16), i),
+                                 _mm256_permutevar8x32_ps(_mm256_loadu_ps(tab + 24), i),
+                                 s3);
+    return _mm256_blendv_ps(lo, hi, s4);
+#endif
+}
+
+/* pf_reduce for a positive normal finite a (other lanes: unspecified;
+ * pg_pow8 screens them): u = bits(a) - bits(0.75), z = 2^-(u >> 23) a
+ * in [0.75, 1.5) as (u & 0x7fffff) + bits(0.75), as vgetmantps gives
+ * it, and vgetexpps's floor(log2 a) from bits(a)'s exponent field. */
+static inline __m256 pg_reduce(__m256 a, __m256 *h, __m256i *i)
+{
+    const __m256i ia = _mm256_castps_si256(a);
+    const __m256i b75 = _mm256_set1_epi32(0x3f400000);
+    __m256i u = _mm256_sub_epi32(ia, b75);
+    __m256 z = _mm256_castsi256_ps(_mm256_add_epi32(
+        _mm256_and_si256(u, _mm256_set1_epi32(0x7fffff)), b75));
+    __m256 ge = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(ia, 23),
+                                                    _mm256_set1_epi32(127)));
+    *i = _mm256_srli_epi32(_mm256_castps_si256(z), 18);
+    *h = _mm256_add_ps(ge, pg_lut32(pf_th, *i)); /* exact */
+    return _mm256_fmsub_ps(z, pg_lut32(pf_c, *i), _mm256_set1_ps(1.0f));
+}
+
+/* pf_log2_full on 8 lanes */
+static inline void pg_log2_full(__m256 a, __m256 *shp, __m256 *llp)
+{
+    const __m256 ilh = _mm256_set1_ps(0x1.715476p+0f);
+    const __m256 ill = _mm256_set1_ps(0x1.4ae0cp-26f);
+    __m256 h;
+    __m256i i;
+    __m256 r = pg_reduce(a, &h, &i);
+    const __m256 half = _mm256_set1_ps(0.5f);
+    __m256 sq = _mm256_mul_ps(r, r);
+    __m256 sl = _mm256_fmsub_ps(r, r, sq);
+    __m256 vh = _mm256_fnmadd_ps(half, sq, r);
+    __m256 vl = _mm256_fnmadd_ps(half, sq, _mm256_sub_ps(r, vh));
+    __m256 uh = _mm256_mul_ps(vh, ilh);
+    __m256 ul = _mm256_fmsub_ps(vh, ilh, uh);
+    ul = _mm256_fmadd_ps(vl, ilh, ul);
+    ul = _mm256_fmadd_ps(vh, ill, ul);
+    ul = _mm256_fmadd_ps(sl, _mm256_set1_ps(-0x1.715476p-1f), ul);
+    __m256 sh = _mm256_add_ps(h, uh);
+    __m256 s2 = _mm256_sub_ps(uh, _mm256_sub_ps(sh, h));
+    __m256 g = _mm256_set1_ps(-0x1.ece42p-3f);
+    g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(0x1.27ab92p-2f));
+    g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(-0x1.715472p-2f));
+    g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(0x1.ec709cp-2f));
+    __m256 ll = _mm256_add_ps(_mm256_add_ps(ul, pg_lut32(pf_tl, i)), s2);
+    *llp = _mm256_fmadd_ps(_mm256_mul_ps(sq, r), g, ll);
+    *shp = sh;
+}
+
+/* pf_log2_short on 8 lanes */
+static inline void pg_log2_short(__m256 a, __m256 *shp, __m256 *llp)
+{
+    const __m256 ilh = _mm256_set1_ps(0x1.715476p+0f);
+    __m256 h;
+    __m256i i;
+    __m256 r = pg_reduce(a, &h, &i);
+    __m256 uh = _mm256_mul_ps(r, ilh);
+    __m256 ul = _mm256_fmsub_ps(r, ilh, uh);
+    __m256 sh = _mm256_add_ps(h, uh);
+    __m256 s2 = _mm256_sub_ps(uh, _mm256_sub_ps(sh, h));
+    __m256 q = _mm256_set1_ps(-0x1.ecfb3ep-3f);
+    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.27b8c6p-2f));
+    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(-0x1.71547p-2f));
+    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.ec709ap-2f));
+    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(-0x1.715476p-1f));
+    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.4ae0cp-26f));
+    __m256 ll = _mm256_add_ps(_mm256_add_ps(pg_lut32(pf_tl, i), ul), s2);
+    *llp = _mm256_fmadd_ps(r, q, ll);
+    *shp = sh;
+}
+
+#define PF_Y1 8.0f
+#define PF_Y2 124.0f
+
+/* pf_exp2 on 8 lanes; the lanes' mask (every bit set: all 8 ok) also
+ * requires a positive normal finite a (pg_reduce's domain).  2^(k >> 5)
+ * goes into s's exponent field by an integer add: s in [1 - 2^-24, 2)
+ * and |k >> 5| <= 124 keep the result normal, so it is exact. */
+static inline __m256 pg_exp2(__m256 a, __m256 b, __m256 sh, __m256 ll,
+                             float lim, int *ok)
+{
+    const __m256 M = _mm256_set1_ps(0x1.8p23f);
+    __m256 ys = _mm256_fmadd_ps(b, sh, _mm256_mul_ps(b, ll));
+    __m256 ay = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), ys);
+    __m256 m = _mm256_cmp_ps(ay, _mm256_set1_ps(lim), _CMP_LE_OQ);
+    m = _mm256_and_ps(m, _mm256_cmp_ps(a, _mm256_set1_ps(0x1p-126f), _CMP_GE_OQ));
+    m = _mm256_and_ps(m, _mm256_cmp_ps(a, _mm256_set1_ps(INFINITY), _CMP_LT_OQ));
+    *ok = _mm256_movemask_ps(m);
+    __m256 kd = _mm256_fmadd_ps(ys, _mm256_set1_ps(32.0f), M);
+    __m256 nk = _mm256_fmadd_ps(kd, _mm256_set1_ps(-0x1p-5f),
+                                _mm256_set1_ps(0x1.8p18f));
+    __m256 f = _mm256_fmadd_ps(b, ll, _mm256_fmadd_ps(b, sh, nk));
+    __m256 p = _mm256_set1_ps(0x1.c6b13cp-5f);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0x1.ebfcccp-3f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0x1.62e43p-1f));
+    __m256i kb = _mm256_castps_si256(kd);
+    __m256 t = _mm256_fmadd_ps(p, f, pg_lut32(pf_rl, kb));
+    __m256 eh = pg_lut32(pf_eh, kb);
+    __m256 s = _mm256_fmadd_ps(t, eh, eh);
+    /* bits(kd) = bits(0x1.8p23) + k, bits(0x1.8p23)'s low 5 bits clear:
+     * with the low 5 cleared, shifted by 18, (k >> 5) << 23 mod 2^32 */
+    __m256i e = _mm256_slli_epi32(_mm256_and_si256(kb, _mm256_set1_epi32(~31)),
+                                  18);
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(s), e));
+}
+
+static inline __m256 pg_pow8(__m256 a, __m256 b, int *ok)
+{
+    __m256 sh, ll;
+    pg_log2_full(a, &sh, &ll);
+    return pg_exp2(a, b, sh, ll, PF_Y2, ok);
+}
+
+static inline __m256 pg_pow8s(__m256 a, __m256 b, int *ok)
+{
+    __m256 sh, ll;
+    pg_log2_short(a, &sh, &ll);
+    return pg_exp2(a, b, sh, ll, PF_Y1, ok);
+}
+
+/* pw_pow on 8 float lanes, in two halves of doubles */
+static inline __m256 pg_pow_slow(__m256 a, __m256 b)
+{
+    rd a0 = _mm256_cvtps_pd(_mm256_castps256_ps128(a));
+    rd a1 = _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1));
+    rd b0 = _mm256_cvtps_pd(_mm256_castps256_ps128(b));
+    rd b1 = _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1));
+    return _mm256_set_m128(_mm256_cvtpd_ps(pw_pow(a1, b1)),
+                           _mm256_cvtpd_ps(pw_pow(a0, b0)));
+}
+
+static inline __m256 pg_pow_long(__m256 a, __m256 b)
+{
+    int ok;
+    __m256 r = pg_pow8(a, b, &ok);
+    return ok == 0xff ? r : pg_pow_slow(a, b);
+}
+
+static inline __m256 pg_pow(__m256 a, __m256 b)
+{
+    int ok;
+    __m256 r = pg_pow8s(a, b, &ok);
+    return ok == 0xff ? r : pg_pow_long(a, b);
+}
+
 /* o[i] = a[i sa]^b[i sb], sa and sb 0 or 1 */
 static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
                        int64_t sb, void *op, int64_t n)
@@ -489,33 +661,39 @@ static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
     int64_t i = 0;
     if (n <= 0)
         return;
-    const rd a0 = rs_d1((double)a[0]), b0 = rs_d1((double)b[0]);
+    const __m256 a0 = _mm256_set1_ps(a[0]), b0 = _mm256_set1_ps(b[0]);
     /* two vectors a step: their fast paths run side by side */
-    for (; i + 2 * RS_W <= n; i += 2 * RS_W) {
-        rd va = sa ? rs_loadf(a + i) : a0, wa = sa ? rs_loadf(a + i + RS_W) : a0;
-        rd vb = sb ? rs_loadf(b + i) : b0, wb = sb ? rs_loadf(b + i + RS_W) : b0;
-        rd y0 = rs_mul(vb, pw_log2(va)), y1 = rs_mul(wb, pw_log2(wa));
-        if (pw_fast(va, y0) && pw_fast(wa, y1)) {
-            rs_storef(o + i, pw_exp2(y0));
-            rs_storef(o + i + RS_W, pw_exp2(y1));
-        } else {
-            rs_storef(o + i, pw_pow(va, vb));
-            rs_storef(o + i + RS_W, pw_pow(wa, wb));
+    for (; i + 16 <= n; i += 16) {
+        __m256 va = sa ? _mm256_loadu_ps(a + i) : a0;
+        __m256 vb = sb ? _mm256_loadu_ps(b + i) : b0;
+        __m256 wa = sa ? _mm256_loadu_ps(a + i + 8) : a0;
+        __m256 wb = sb ? _mm256_loadu_ps(b + i + 8) : b0;
+        int k0, k1;
+        __m256 r0 = pg_pow8s(va, vb, &k0), r1 = pg_pow8s(wa, wb, &k1);
+        if ((k0 & k1) != 0xff) {
+            if (k0 != 0xff)
+                r0 = pg_pow_long(va, vb);
+            if (k1 != 0xff)
+                r1 = pg_pow_long(wa, wb);
         }
+        _mm256_storeu_ps(o + i, r0);
+        _mm256_storeu_ps(o + i + 8, r1);
     }
-    for (; i + RS_W <= n; i += RS_W) {
-        rd va = sa ? rs_loadf(a + i) : a0;
-        rd vb = sb ? rs_loadf(b + i) : b0;
-        rs_storef(o + i, pw_pow(va, vb));
+    for (; i + 8 <= n; i += 8) {
+        __m256 va = sa ? _mm256_loadu_ps(a + i) : a0;
+        __m256 vb = sb ? _mm256_loadu_ps(b + i) : b0;
+        _mm256_storeu_ps(o + i, pg_pow(va, vb));
     }
     if (i < n) {
-        float ta[RS_W] = {0}, tb[RS_W] = {0}, to[RS_W];
+        float ta[8], tb[8], to[8];
         const int64_t w = n - i;
+        for (int l = 0; l < 8; l++)
+            ta[l] = tb[l] = 1.0f;
         for (int64_t l = 0; l < w; l++) {
             ta[l] = a[(i + l) * sa];
             tb[l] = b[(i + l) * sb];
         }
-        rs_storef(to, pw_pow(rs_loadf(ta), rs_loadf(tb)));
+        _mm256_storeu_ps(to, pg_pow(_mm256_loadu_ps(ta), _mm256_loadu_ps(tb)));
         memcpy(o + i, to, (size_t)w * sizeof *o);
     }
 }
