@@ -146,6 +146,13 @@ P = fit(lambda f: (mp.power(2, f) - 1) / f if f else mp.log(2), -fm, fm, 2)
 err = max(abs((1 + t * horner(P, t) - mp.power(2, t)) / mp.power(2, t))
           for t in (mp.mpf(x) for x in np.linspace(-fm, fm, 4001)))
 report("P (pf_exp2)", P, err)
+# the AVX2 row's exp2 (pg_exp2): 8 entries (pf_eh, pf_rl at 4j: 2^(j/8)),
+# 2^f - 1 = f P8(f), |f| <= 1/16 + 2^-20
+fm8 = 1 / 16 + 2 ** -20
+P8 = fit(lambda f: (mp.power(2, f) - 1) / f if f else mp.log(2), -fm8, fm8, 3)
+err = max(abs((1 + t * horner(P8, t) - mp.power(2, t)) / mp.power(2, t))
+          for t in (mp.mpf(x) for x in np.linspace(-fm8, fm8, 4001)))
+report("P8 (pg_exp2)", P8, err)
 ilh = f32(float(IL))
 print("/* 1/ln 2 = %s + %s */" % (cfloat(ilh), cfloat(f32(float(IL - ilh)))))
 sys.exit(1 if bad else 0)

@@ -485,35 +485,78 @@ static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
 /* ---- AVX2: 8 float lanes, pf_'s method without vgetmantps, vgetexpps
  * and vscalefps (see the header comment) ---- */
 
-/* tab[i & 31]: four vpermps (each takes i's low 3 bits) and blends by
- * bits 3 and 4, moved into the sign bit (the one vblendvps reads).
- * PG_GATHER 1: one vgatherdps instead (slower here, see the header). */
-#ifndef PG_GATHER
-#define PG_GATHER 0
-#endif
-static inline __m256 pg_lut32(const float *tab, __m256i i)
+/* tab[i & 31] from x, tab's four rows of 8 XORed (bit patterns) as
+ * pg_xtab makes them, by four vpermd (each takes i's low 3 bits) and
+ * masks of i's bits 3 and 4: x0 ^ (m3 & x1) ^ (m4 & x2) ^ (m3 m4 & x3)
+ * is row (m3 + 2 m4).  (vblendvps, 3 uops on this machine's cores, made
+ * it 10% slower; vgatherdps as slow.) */
+typedef struct {
+    __m256i x[4];
+} pg_tab;
+
+static inline void pg_xtab(const void *tab, pg_tab *t)
 {
-#if PG_GATHER
-    return _mm256_i32gather_ps(tab, _mm256_and_si256(i, _mm256_set1_epi32(31)),
-                               4);
-#else
-    const __m256 s3 = _mm256_castsi256_ps(_mm256_slli_epi32(i, 28));
-    const __m256 s4 = _mm256_castsi256_ps(_mm256_slli_epi32(i, 27));
-    __m256 lo = _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(tab), i),
-                                 _mm256_permutevar8x32_ps(_mm256_loadu_ps(tab + 8), i),
-                                 s3);
-    __m256 hi = _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(tab + 16), i),
-                                 _mm256_permutevar8x32_ps(_mm256_loadu_ps(tab + 24), i),
-                                 s3);
-    return _mm256_blendv_ps(lo, hi, s4);
-#endif
+    const __m256i *v = tab;
+    __m256i r0 = _mm256_loadu_si256(v), r1 = _mm256_loadu_si256(v + 1);
+    __m256i r2 = _mm256_loadu_si256(v + 2), r3 = _mm256_loadu_si256(v + 3);
+    t->x[0] = r0;
+    t->x[1] = _mm256_xor_si256(r0, r1);
+    t->x[2] = _mm256_xor_si256(r0, r2);
+    t->x[3] = _mm256_xor_si256(_mm256_xor_si256(r0, r1),
+                               _mm256_xor_si256(r2, r3));
+}
+
+/* the tables pg_ looks up, made once a call */
+typedef struct {
+    pg_tab cth, tl;
+    __m256 eh8, rl8;
+} pg_tabs;
+
+/* 2^(j/8) = eh (1 + rl) for j = 0..7: pf_eh, pf_rl at 4j */
+static inline __m256 pg_tab8(const float *t)
+{
+    return _mm256_setr_ps(t[0], t[4], t[8], t[12], t[16], t[20], t[24], t[28]);
+}
+
+static inline void pg_tabs_init(pg_tabs *t)
+{
+    /* pf_c's bits 0..16 are clear (at most 7 significant bits), pf_th
+     * is 2^-16 times an integer in [0, 2^16]: both in one word, c's bits
+     * above 16 and pf_th 2^16 below (scripts/pow_f32_tables.py checks
+     * both) */
+    uint32_t cth[32];
+    for (int i = 0; i < 32; i++) {
+        uint32_t u;
+        memcpy(&u, &pf_c[i], sizeof u);
+        cth[i] = (u & 0xfffe0000u) | (uint32_t)(pf_th[i] * 0x1p16f);
+    }
+    pg_xtab(cth, &t->cth);
+    pg_xtab(pf_tl, &t->tl);
+    t->eh8 = pg_tab8(pf_eh);
+    t->rl8 = pg_tab8(pf_rl);
+}
+
+static inline __m256 pg_lut32(const pg_tab *t, __m256i i)
+{
+    const __m256i m3 = _mm256_srai_epi32(_mm256_slli_epi32(i, 28), 31);
+    const __m256i m4 = _mm256_srai_epi32(_mm256_slli_epi32(i, 27), 31);
+    __m256i v = _mm256_permutevar8x32_epi32(t->x[0], i);
+    v = _mm256_xor_si256(v, _mm256_and_si256(
+                                m3, _mm256_permutevar8x32_epi32(t->x[1], i)));
+    v = _mm256_xor_si256(v, _mm256_and_si256(
+                                m4, _mm256_permutevar8x32_epi32(t->x[2], i)));
+    v = _mm256_xor_si256(v, _mm256_and_si256(
+                                _mm256_and_si256(m3, m4),
+                                _mm256_permutevar8x32_epi32(t->x[3], i)));
+    return _mm256_castsi256_ps(v);
 }
 
 /* pf_reduce for a positive normal finite a (other lanes: unspecified;
  * pg_pow8 screens them): u = bits(a) - bits(0.75), z = 2^-(u >> 23) a
  * in [0.75, 1.5) as (u & 0x7fffff) + bits(0.75), as vgetmantps gives
  * it, and vgetexpps's floor(log2 a) from bits(a)'s exponent field. */
-static inline __m256 pg_reduce(__m256 a, __m256 *h, __m256i *i)
+static inline __m256 pg_reduce(const pg_tabs *T, __m256 a, __m256 *h,
+                                __m256i *i)
 {
     const __m256i ia = _mm256_castps_si256(a);
     const __m256i b75 = _mm256_set1_epi32(0x3f400000);
@@ -523,18 +566,23 @@ static inline __m256 pg_reduce(__m256 a, __m256 *h, __m256i *i)
     __m256 ge = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(ia, 23),
                                                     _mm256_set1_epi32(127)));
     *i = _mm256_srli_epi32(_mm256_castps_si256(z), 18);
-    *h = _mm256_add_ps(ge, pg_lut32(pf_th, *i)); /* exact */
-    return _mm256_fmsub_ps(z, pg_lut32(pf_c, *i), _mm256_set1_ps(1.0f));
+    __m256i x = _mm256_castps_si256(pg_lut32(&T->cth, *i));
+    __m256 c = _mm256_castsi256_ps(
+        _mm256_and_si256(x, _mm256_set1_epi32((int)0xfffe0000u)));
+    __m256 th = _mm256_cvtepi32_ps(_mm256_and_si256(x, _mm256_set1_epi32(0x1ffff)));
+    *h = _mm256_fmadd_ps(th, _mm256_set1_ps(0x1p-16f), ge); /* exact */
+    return _mm256_fmsub_ps(z, c, _mm256_set1_ps(1.0f));
 }
 
 /* pf_log2_full on 8 lanes */
-static inline void pg_log2_full(__m256 a, __m256 *shp, __m256 *llp)
+static inline void pg_log2_full(const pg_tabs *T, __m256 a, __m256 *shp,
+                                __m256 *llp)
 {
     const __m256 ilh = _mm256_set1_ps(0x1.715476p+0f);
     const __m256 ill = _mm256_set1_ps(0x1.4ae0cp-26f);
     __m256 h;
     __m256i i;
-    __m256 r = pg_reduce(a, &h, &i);
+    __m256 r = pg_reduce(T, a, &h, &i);
     const __m256 half = _mm256_set1_ps(0.5f);
     __m256 sq = _mm256_mul_ps(r, r);
     __m256 sl = _mm256_fmsub_ps(r, r, sq);
@@ -551,18 +599,19 @@ static inline void pg_log2_full(__m256 a, __m256 *shp, __m256 *llp)
     g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(0x1.27ab92p-2f));
     g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(-0x1.715472p-2f));
     g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(0x1.ec709cp-2f));
-    __m256 ll = _mm256_add_ps(_mm256_add_ps(ul, pg_lut32(pf_tl, i)), s2);
+    __m256 ll = _mm256_add_ps(_mm256_add_ps(ul, pg_lut32(&T->tl, i)), s2);
     *llp = _mm256_fmadd_ps(_mm256_mul_ps(sq, r), g, ll);
     *shp = sh;
 }
 
 /* pf_log2_short on 8 lanes */
-static inline void pg_log2_short(__m256 a, __m256 *shp, __m256 *llp)
+static inline void pg_log2_short(const pg_tabs *T, __m256 a, __m256 *shp,
+                                 __m256 *llp)
 {
     const __m256 ilh = _mm256_set1_ps(0x1.715476p+0f);
     __m256 h;
     __m256i i;
-    __m256 r = pg_reduce(a, &h, &i);
+    __m256 r = pg_reduce(T, a, &h, &i);
     __m256 uh = _mm256_mul_ps(r, ilh);
     __m256 ul = _mm256_fmsub_ps(r, ilh, uh);
     __m256 sh = _mm256_add_ps(h, uh);
@@ -573,7 +622,7 @@ static inline void pg_log2_short(__m256 a, __m256 *shp, __m256 *llp)
     q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.ec709ap-2f));
     q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(-0x1.715476p-1f));
     q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.4ae0cp-26f));
-    __m256 ll = _mm256_add_ps(_mm256_add_ps(pg_lut32(pf_tl, i), ul), s2);
+    __m256 ll = _mm256_add_ps(_mm256_add_ps(pg_lut32(&T->tl, i), ul), s2);
     *llp = _mm256_fmadd_ps(r, q, ll);
     *shp = sh;
 }
@@ -581,12 +630,15 @@ static inline void pg_log2_short(__m256 a, __m256 *shp, __m256 *llp)
 #define PF_Y1 8.0f
 #define PF_Y2 124.0f
 
-/* pf_exp2 on 8 lanes; the lanes' mask (every bit set: all 8 ok) also
- * requires a positive normal finite a (pg_reduce's domain).  2^(k >> 5)
- * goes into s's exponent field by an integer add: s in [1 - 2^-24, 2)
- * and |k >> 5| <= 124 keep the result normal, so it is exact. */
-static inline __m256 pg_exp2(__m256 a, __m256 b, __m256 sh, __m256 ll,
-                             float lim, int *ok)
+/* pf_exp2 on 8 lanes with 8-entry tables (one vpermps each): k =
+ * round(8 ys), f = y - k/8 (|f| <= 1/16 + 2^-20), 2^f - 1 = f P8(f),
+ * P8 of degree 3 (fitted: 2^f within 2^-31.5 relative); the lanes' mask
+ * (every bit set: all 8 ok) also requires a positive normal finite a
+ * (pg_reduce's domain).  2^(k >> 3) goes into s's exponent field by an
+ * integer add: s in [1 - 2^-24, 2) and |k >> 3| <= 124 keep the result
+ * normal, so it is exact. */
+static inline __m256 pg_exp2(const pg_tabs *T, __m256 a, __m256 b, __m256 sh,
+                             __m256 ll, float lim, int *ok)
 {
     const __m256 M = _mm256_set1_ps(0x1.8p23f);
     __m256 ys = _mm256_fmadd_ps(b, sh, _mm256_mul_ps(b, ll));
@@ -595,36 +647,39 @@ static inline __m256 pg_exp2(__m256 a, __m256 b, __m256 sh, __m256 ll,
     m = _mm256_and_ps(m, _mm256_cmp_ps(a, _mm256_set1_ps(0x1p-126f), _CMP_GE_OQ));
     m = _mm256_and_ps(m, _mm256_cmp_ps(a, _mm256_set1_ps(INFINITY), _CMP_LT_OQ));
     *ok = _mm256_movemask_ps(m);
-    __m256 kd = _mm256_fmadd_ps(ys, _mm256_set1_ps(32.0f), M);
-    __m256 nk = _mm256_fmadd_ps(kd, _mm256_set1_ps(-0x1p-5f),
-                                _mm256_set1_ps(0x1.8p18f));
+    /* kd = 0x1.8p23 + k (its low 3 bits: k & 7); nk = -k/8 (exact) */
+    __m256 kd = _mm256_fmadd_ps(ys, _mm256_set1_ps(8.0f), M);
+    __m256 nk = _mm256_fmadd_ps(kd, _mm256_set1_ps(-0.125f),
+                                _mm256_set1_ps(0x1.8p20f));
     __m256 f = _mm256_fmadd_ps(b, ll, _mm256_fmadd_ps(b, sh, nk));
-    __m256 p = _mm256_set1_ps(0x1.c6b13cp-5f);
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0x1.ebfcccp-3f));
+    __m256 p = _mm256_set1_ps(0x1.3b3106p-7f);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0x1.c6bb7ap-5f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0x1.ebfbep-3f));
     p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0x1.62e43p-1f));
     __m256i kb = _mm256_castps_si256(kd);
-    __m256 t = _mm256_fmadd_ps(p, f, pg_lut32(pf_rl, kb));
-    __m256 eh = pg_lut32(pf_eh, kb);
+    __m256 t = _mm256_fmadd_ps(p, f, _mm256_permutevar8x32_ps(T->rl8, kb));
+    __m256 eh = _mm256_permutevar8x32_ps(T->eh8, kb);
     __m256 s = _mm256_fmadd_ps(t, eh, eh);
-    /* bits(kd) = bits(0x1.8p23) + k, bits(0x1.8p23)'s low 5 bits clear:
-     * with the low 5 cleared, shifted by 18, (k >> 5) << 23 mod 2^32 */
-    __m256i e = _mm256_slli_epi32(_mm256_and_si256(kb, _mm256_set1_epi32(~31)),
-                                  18);
+    /* bits(kd) = bits(0x1.8p23) + k, bits(0x1.8p23)'s low 3 bits clear:
+     * with the low 3 cleared, shifted by 20, (k >> 3) << 23 mod 2^32 */
+    __m256i e = _mm256_slli_epi32(_mm256_and_si256(kb, _mm256_set1_epi32(~7)),
+                                  20);
     return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(s), e));
 }
 
-static inline __m256 pg_pow8(__m256 a, __m256 b, int *ok)
+static inline __m256 pg_pow8(const pg_tabs *T, __m256 a, __m256 b, int *ok)
 {
     __m256 sh, ll;
-    pg_log2_full(a, &sh, &ll);
-    return pg_exp2(a, b, sh, ll, PF_Y2, ok);
+    pg_log2_full(T, a, &sh, &ll);
+    return pg_exp2(T, a, b, sh, ll, PF_Y2, ok);
 }
 
-static inline __m256 pg_pow8s(__m256 a, __m256 b, int *ok)
+static inline __m256 pg_pow8s(const pg_tabs *T, __m256 a, __m256 b,
+                              int *ok)
 {
     __m256 sh, ll;
-    pg_log2_short(a, &sh, &ll);
-    return pg_exp2(a, b, sh, ll, PF_Y1, ok);
+    pg_log2_short(T, a, &sh, &ll);
+    return pg_exp2(T, a, b, sh, ll, PF_Y1, ok);
 }
 
 /* pw_pow on 8 float lanes, in two halves of doubles */
@@ -638,18 +693,18 @@ static inline __m256 pg_pow_slow(__m256 a, __m256 b)
                            _mm256_cvtpd_ps(pw_pow(a0, b0)));
 }
 
-static inline __m256 pg_pow_long(__m256 a, __m256 b)
+static inline __m256 pg_pow_long(const pg_tabs *T, __m256 a, __m256 b)
 {
     int ok;
-    __m256 r = pg_pow8(a, b, &ok);
+    __m256 r = pg_pow8(T, a, b, &ok);
     return ok == 0xff ? r : pg_pow_slow(a, b);
 }
 
-static inline __m256 pg_pow(__m256 a, __m256 b)
+static inline __m256 pg_pow(const pg_tabs *T, __m256 a, __m256 b)
 {
     int ok;
-    __m256 r = pg_pow8s(a, b, &ok);
-    return ok == 0xff ? r : pg_pow_long(a, b);
+    __m256 r = pg_pow8s(T, a, b, &ok);
+    return ok == 0xff ? r : pg_pow_long(T, a, b);
 }
 
 /* o[i] = a[i sa]^b[i sb], sa and sb 0 or 1 */
@@ -662,6 +717,8 @@ static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
     if (n <= 0)
         return;
     const __m256 a0 = _mm256_set1_ps(a[0]), b0 = _mm256_set1_ps(b[0]);
+    pg_tabs T;
+    pg_tabs_init(&T);
     /* two vectors a step: their fast paths run side by side */
     for (; i + 16 <= n; i += 16) {
         __m256 va = sa ? _mm256_loadu_ps(a + i) : a0;
@@ -669,12 +726,13 @@ static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
         __m256 wa = sa ? _mm256_loadu_ps(a + i + 8) : a0;
         __m256 wb = sb ? _mm256_loadu_ps(b + i + 8) : b0;
         int k0, k1;
-        __m256 r0 = pg_pow8s(va, vb, &k0), r1 = pg_pow8s(wa, wb, &k1);
+        __m256 r0 = pg_pow8s(&T, va, vb, &k0),
+               r1 = pg_pow8s(&T, wa, wb, &k1);
         if ((k0 & k1) != 0xff) {
             if (k0 != 0xff)
-                r0 = pg_pow_long(va, vb);
+                r0 = pg_pow_long(&T, va, vb);
             if (k1 != 0xff)
-                r1 = pg_pow_long(wa, wb);
+                r1 = pg_pow_long(&T, wa, wb);
         }
         _mm256_storeu_ps(o + i, r0);
         _mm256_storeu_ps(o + i + 8, r1);
@@ -682,7 +740,7 @@ static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
     for (; i + 8 <= n; i += 8) {
         __m256 va = sa ? _mm256_loadu_ps(a + i) : a0;
         __m256 vb = sb ? _mm256_loadu_ps(b + i) : b0;
-        _mm256_storeu_ps(o + i, pg_pow(va, vb));
+        _mm256_storeu_ps(o + i, pg_pow(&T, va, vb));
     }
     if (i < n) {
         float ta[8], tb[8], to[8];
@@ -693,7 +751,7 @@ static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
             ta[l] = a[(i + l) * sa];
             tb[l] = b[(i + l) * sb];
         }
-        _mm256_storeu_ps(to, pg_pow(_mm256_loadu_ps(ta), _mm256_loadu_ps(tb)));
+        _mm256_storeu_ps(to, pg_pow(&T, _mm256_loadu_ps(ta), _mm256_loadu_ps(tb)));
         memcpy(o + i, to, (size_t)w * sizeof *o);
     }
 }
