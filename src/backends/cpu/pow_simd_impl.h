@@ -2,8 +2,8 @@
  * the checks, broadcasting and threads), for inclusion by pow_avx2.c and
  * pow_avx512.c only, each built with its level's flags.
  *
- * The AVX2 row (and the AVX-512 row for a vector its float lanes do
- * not take, see below) computes a^b in double lanes as 2^(b log2 |a|),
+ * A vector the float lanes (below) do not take, at either level, is
+ * computed in double lanes as 2^(b log2 |a|),
  * rounded to float once.  log2 (pw_log2): a = 2^e z, a 16-entry table (by
  * vpermt2pd on AVX-512, a gather on AVX2) of c ~ 1/z and log2 c,
  * r = z c - 1 with |r| <= 0.039, log2(1 + r) by a degree-7 polynomial
@@ -41,16 +41,34 @@
  * 2^-28.4) ~ 0.93 ulp of a^b.  Else the full log2 ((r - r^2/2)/ln 2
  * with exact products by fma and Fast2Sums, r^3 G(r) by a degree-3 fit;
  * within 2^-32.8 relative) for |y| <= 124: y within 124 2^-32.8 + 2^-28
- * = 2^-25.5, the float within ~0.80 ulp.  Stated bound 1 ulp (the AVX2
- * row keeps 0.5 + 2^-9), checked by pow_ulp's sweeps (every base of
+ * = 2^-25.5, the float within ~0.80 ulp.  Stated bound 1 ulp at both
+ * levels, checked by pow_ulp's sweeps (every base of
  * [0.75, 1.5), alternately at |y| near 124 .. 8.5 (full log2) and 8 ..
- * 2^-10 (short log2); 2^b for every 1031st b; worst seen 0.62 ulp).  A
- * vector with any other lane (a <= 0, not finite, |y| > 124: results
+ * 2^-10 (short log2); 2^b for every 1031st b; worst seen 0.62 ulp,
+ * AVX2 0.64 ulp).  A vector with any other lane (a <= 0, not finite, |y| > 124: results
  * that are special, subnormal or near overflow) runs the double path
  * below for all its lanes.  (1.14 ms -> 657 us at 1024x1024, tbench ab
  * of release builds of main and of this, one run, 1 thread; add 438 us.
  * scripts/op_limits.py's run after it: 577 us, NumPy 803 us, PyTorch
  * 5.22 ms, add 435 us.)
+ * AVX2 runs the same method in 8 float lanes (pg_*), with what AVX2
+ * lacks done by other means: a = 2^e z by integer operations on bits(a)
+ * (so a vector with a lane that is not a positive normal float, a <
+ * 2^-126 included, takes the double path); 32-entry tables by four
+ * vpermd and masks of the index's bits 3 and 4 (pg_lut32); pf_c and
+ * pf_th in one table word (pg_tabs_init), so the log2 reads two tables;
+ * 2^(k >> 3) by an integer add into the exponent field; and an exp2 of
+ * 8 entries (2^(j/8): pf_eh, pf_rl at 4j, one vpermps each) with P8 of
+ * degree 3 for |f| <= 1/16 + 2^-20 (fitted, 2^-31.5 relative): fewer
+ * vector instructions (this machine's AVX2 loop is bound by them), at
+ * the price of 2^f's error before its rounding, as a worst-case sum:
+ * P8's fit 2^-31.5, t's rounding (|t| <= 0.044) 2^-29, p's last
+ * rounding times |f| 2^-29, the dropped rl f P 2^-29.5, the fma into rl
+ * 2^-31, f's rounding 2^-31.5: below 2^-27.3; the float within 0.5 +
+ * 2^24 (ln 2 2^-24.9 + 2^-27.3) ~ 0.97 ulp (short log2), ~0.85 ulp
+ * (full); stated bound 1 ulp as AVX-512's (pow_ulp's worst: 0.64).
+ * (AVX2 row: 2.32 ms -> 1.56 ms at 1024x1024, tbench ab of release
+ * builds of main and of this, one run, 1 thread; see docs/perf-data/pow4.)
  * Special values as C99/IEEE pow (powf, the portable row): a^(+-0) = 1
  * and 1^b = 1 even for NaN; (-1)^(+-inf) = 1; otherwise NaN in gives
  * NaN; a finite negative a with a non-integer b gives NaN; a negative a
@@ -488,8 +506,8 @@ static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
 /* tab[i & 31] from x, tab's four rows of 8 XORed (bit patterns) as
  * pg_xtab makes them, by four vpermd (each takes i's low 3 bits) and
  * masks of i's bits 3 and 4: x0 ^ (m3 & x1) ^ (m4 & x2) ^ (m3 m4 & x3)
- * is row (m3 + 2 m4).  (vblendvps, 3 uops on this machine's cores, made
- * it 10% slower; vgatherdps as slow.) */
+ * is row (m3 + 2 m4).  (Two levels of vblendvps, 3 uops each on this
+ * machine's cores, and one vgatherdps a table measured no faster.) */
 typedef struct {
     __m256i x[4];
 } pg_tab;
