@@ -2668,7 +2668,8 @@ static double pw_bound(int lv)
  * sign: bit for bit powf's result (C99 Annex F), NaN for NaN.  Twice:
  * the pairs one after another, and each pair alone among ordinary ones
  * (1.5^0.75) in a block of 16, at lane (pair mod 16), so a special lane
- * the AVX-512 float path took for ordinary would show. */
+ * a float path (AVX2's 8 lanes, AVX-512's 16) took for ordinary would
+ * show. */
 static void test_pow_special(void **state)
 {
     (void)state;
