@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Tables and polynomial constants of pow f32's AVX-512 float lanes.
+"""Tables and polynomial constants of pow f32's float lanes (AVX-512, AVX2).
 
 Usage: /usr/bin/python3 scripts/pow_f32_tables.py
 
@@ -12,6 +12,8 @@ if one fails:
 - the Fast2Sum condition of the log2: |pf_th| > |r| / ln 2 wherever c != 1
   and the exponent is 0;
 - 2^(j/32) = pf_eh (1 + pf_rl) within 2^-47 relative;
+- the AVX2 row's packing of pf_c and pf_th in one word (pf_c's bits
+  0..16 clear, pf_th 2^-16 times an integer in [0, 2^16]);
 and prints the relative error of each fit (mpmath, 200 bits).
 Needs numpy and mpmath (Debian python3-numpy, python3-mpmath).
 """
@@ -115,6 +117,13 @@ for j in range(32):
           "pf_eh (1 + pf_rl), entry %d" % j)
     EH.append(eh)
     RL.append(rl)
+# the AVX2 row packs pf_c and pf_th in one 32-bit word (pg_tabs_init):
+# c's bits 0..16 clear, pf_th 2^-16 times an integer in [0, 2^16]
+for i in range(32):
+    cb = int(np.array([C[i]], dtype=np.float32).view(np.uint32)[0])
+    check(cb & 0x1ffff == 0, "pf_c's bits 0..16, entry %d" % i)
+    check(TH[i] * 2 ** 16 == int(TH[i] * 2 ** 16) and
+          0 <= TH[i] * 2 ** 16 <= 2 ** 16, "pf_th's word, entry %d" % i)
 for name, v in (("pf_c", C), ("pf_th", TH), ("pf_tl", TL), ("pf_eh", EH),
                 ("pf_rl", RL)):
     print(table(name, v))
@@ -146,6 +155,13 @@ P = fit(lambda f: (mp.power(2, f) - 1) / f if f else mp.log(2), -fm, fm, 2)
 err = max(abs((1 + t * horner(P, t) - mp.power(2, t)) / mp.power(2, t))
           for t in (mp.mpf(x) for x in np.linspace(-fm, fm, 4001)))
 report("P (pf_exp2)", P, err)
+# the AVX2 row's exp2 (pg_exp2): 8 entries (pf_eh, pf_rl at 4j: 2^(j/8)),
+# 2^f - 1 = f P8(f), |f| <= 1/16 + 2^-20
+fm8 = 1 / 16 + 2 ** -20
+P8 = fit(lambda f: (mp.power(2, f) - 1) / f if f else mp.log(2), -fm8, fm8, 3)
+err = max(abs((1 + t * horner(P8, t) - mp.power(2, t)) / mp.power(2, t))
+          for t in (mp.mpf(x) for x in np.linspace(-fm8, fm8, 4001)))
+report("P8 (pg_exp2)", P8, err)
 ilh = f32(float(IL))
 print("/* 1/ln 2 = %s + %s */" % (cfloat(ilh), cfloat(f32(float(IL - ilh)))))
 sys.exit(1 if bad else 0)

@@ -2,8 +2,8 @@
  * the checks, broadcasting and threads), for inclusion by pow_avx2.c and
  * pow_avx512.c only, each built with its level's flags.
  *
- * The AVX2 row (and the AVX-512 row for a vector its float lanes do
- * not take, see below) computes a^b in double lanes as 2^(b log2 |a|),
+ * A vector the float lanes (below) do not take, at either level, is
+ * computed in double lanes as 2^(b log2 |a|),
  * rounded to float once.  log2 (pw_log2): a = 2^e z, a 16-entry table (by
  * vpermt2pd on AVX-512, a gather on AVX2) of c ~ 1/z and log2 c,
  * r = z c - 1 with |r| <= 0.039, log2(1 + r) by a degree-7 polynomial
@@ -41,16 +41,34 @@
  * 2^-28.4) ~ 0.93 ulp of a^b.  Else the full log2 ((r - r^2/2)/ln 2
  * with exact products by fma and Fast2Sums, r^3 G(r) by a degree-3 fit;
  * within 2^-32.8 relative) for |y| <= 124: y within 124 2^-32.8 + 2^-28
- * = 2^-25.5, the float within ~0.80 ulp.  Stated bound 1 ulp (the AVX2
- * row keeps 0.5 + 2^-9), checked by pow_ulp's sweeps (every base of
+ * = 2^-25.5, the float within ~0.80 ulp.  Stated bound 1 ulp at both
+ * levels, checked by pow_ulp's sweeps (every base of
  * [0.75, 1.5), alternately at |y| near 124 .. 8.5 (full log2) and 8 ..
- * 2^-10 (short log2); 2^b for every 1031st b; worst seen 0.62 ulp).  A
- * vector with any other lane (a <= 0, not finite, |y| > 124: results
+ * 2^-10 (short log2); 2^b for every 1031st b; worst seen 0.62 ulp,
+ * AVX2 0.64 ulp).  A vector with any other lane (a <= 0, not finite, |y| > 124: results
  * that are special, subnormal or near overflow) runs the double path
  * below for all its lanes.  (1.14 ms -> 657 us at 1024x1024, tbench ab
  * of release builds of main and of this, one run, 1 thread; add 438 us.
  * scripts/op_limits.py's run after it: 577 us, NumPy 803 us, PyTorch
  * 5.22 ms, add 435 us.)
+ * AVX2 runs the same method in 8 float lanes (pg_*), with what AVX2
+ * lacks done by other means: a = 2^e z by integer operations on bits(a)
+ * (so a vector with a lane that is not a positive normal float, a <
+ * 2^-126 included, takes the double path); 32-entry tables by four
+ * vpermd and masks of the index's bits 3 and 4 (pg_lut32); pf_c and
+ * pf_th in one table word (pg_tabs_init), so the log2 reads two tables;
+ * 2^(k >> 3) by an integer add into the exponent field; and an exp2 of
+ * 8 entries (2^(j/8): pf_eh, pf_rl at 4j, one vpermps each) with P8 of
+ * degree 3 for |f| <= 1/16 + 2^-20 (fitted, 2^-31.5 relative): fewer
+ * vector instructions (this machine's AVX2 loop is bound by them), at
+ * the price of 2^f's error before its rounding, as a worst-case sum:
+ * P8's fit 2^-31.5, t's rounding (|t| <= 0.044) 2^-29, p's last
+ * rounding times |f| 2^-29, the dropped rl f P 2^-29.5, the fma into rl
+ * 2^-31, f's rounding 2^-31.5: below 2^-27.3; the float within 0.5 +
+ * 2^24 (ln 2 2^-24.9 + 2^-27.3) ~ 0.97 ulp (short log2), ~0.85 ulp
+ * (full); stated bound 1 ulp as AVX-512's (pow_ulp's worst: 0.64).
+ * (AVX2 row: 2.32 ms -> 1.56 ms at 1024x1024, tbench ab of release
+ * builds of main and of this, one run, 1 thread; see docs/perf-data/pow4.)
  * Special values as C99/IEEE pow (powf, the portable row): a^(+-0) = 1
  * and 1^b = 1 even for NaN; (-1)^(+-inf) = 1; otherwise NaN in gives
  * NaN; a finite negative a with a non-integer b gives NaN; a negative a
@@ -213,8 +231,7 @@ static inline rd pw_pow(rd a, rd b)
     return pw_pow_full(a, b);
 }
 
-#if RS_W == 8
-/* ---- AVX-512: 16 float lanes (see the header comment) ---- */
+/* ---- the float lanes' tables (both rows; see the header comment) ---- */
 
 /* log2: a = 2^e z, z in [0.75, 1.5) (vgetmantps), 32 intervals by the
  * low 5 bits of bits(z) >> 18: [1 + i/32, 1 + (i + 1)/32) for i < 16,
@@ -273,6 +290,9 @@ static const float pf_rl[32] = {
     0x1.67a1cap-28f, -0x1.348e56p-25f, 0x1.a3b5e4p-28f, -0x1.0b7ec8p-25f,
     -0x1.f9c304p-27f, -0x1.e4c886p-26f, -0x1.6961b4p-28f, -0x1.b5151ep-28f,
     -0x1.a5217cp-28f, -0x1.ab7132p-26f, 0x1.61428ep-28f, -0x1.2ad5f8p-27f};
+
+#if RS_W == 8
+/* ---- AVX-512: 16 float lanes (see the header comment) ---- */
 
 /* tab[i & 31] (pf_eh, pf_rl: 2^(j/32) = pf_eh (1 + pf_rl), within
  * 2^-47 relative) */
@@ -480,6 +500,231 @@ static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
     }
 }
 #else
+/* ---- AVX2: 8 float lanes, pf_'s method without vgetmantps, vgetexpps
+ * and vscalefps (see the header comment) ---- */
+
+/* tab[i & 31] from x, tab's four rows of 8 XORed (bit patterns) as
+ * pg_xtab makes them, by four vpermd (each takes i's low 3 bits) and
+ * masks of i's bits 3 and 4: x0 ^ (m3 & x1) ^ (m4 & x2) ^ (m3 m4 & x3)
+ * is row (m3 + 2 m4).  (Two levels of vblendvps, 3 uops each on this
+ * machine's cores, and one vgatherdps a table measured no faster.) */
+typedef struct {
+    __m256i x[4];
+} pg_tab;
+
+static inline void pg_xtab(const void *tab, pg_tab *t)
+{
+    const __m256i *v = tab;
+    __m256i r0 = _mm256_loadu_si256(v), r1 = _mm256_loadu_si256(v + 1);
+    __m256i r2 = _mm256_loadu_si256(v + 2), r3 = _mm256_loadu_si256(v + 3);
+    t->x[0] = r0;
+    t->x[1] = _mm256_xor_si256(r0, r1);
+    t->x[2] = _mm256_xor_si256(r0, r2);
+    t->x[3] = _mm256_xor_si256(_mm256_xor_si256(r0, r1),
+                               _mm256_xor_si256(r2, r3));
+}
+
+/* the tables pg_ looks up, made once a call */
+typedef struct {
+    pg_tab cth, tl;
+    __m256 eh8, rl8;
+} pg_tabs;
+
+/* 2^(j/8) = eh (1 + rl) for j = 0..7: pf_eh, pf_rl at 4j */
+static inline __m256 pg_tab8(const float *t)
+{
+    return _mm256_setr_ps(t[0], t[4], t[8], t[12], t[16], t[20], t[24], t[28]);
+}
+
+static inline void pg_tabs_init(pg_tabs *t)
+{
+    /* pf_c's bits 0..16 are clear (at most 7 significant bits), pf_th
+     * is 2^-16 times an integer in [0, 2^16]: both in one word, c's bits
+     * above 16 and pf_th 2^16 below (scripts/pow_f32_tables.py checks
+     * both) */
+    uint32_t cth[32];
+    for (int i = 0; i < 32; i++) {
+        uint32_t u;
+        memcpy(&u, &pf_c[i], sizeof u);
+        cth[i] = (u & 0xfffe0000u) | (uint32_t)(pf_th[i] * 0x1p16f);
+    }
+    pg_xtab(cth, &t->cth);
+    pg_xtab(pf_tl, &t->tl);
+    t->eh8 = pg_tab8(pf_eh);
+    t->rl8 = pg_tab8(pf_rl);
+}
+
+static inline __m256 pg_lut32(const pg_tab *t, __m256i i)
+{
+    const __m256i m3 = _mm256_srai_epi32(_mm256_slli_epi32(i, 28), 31);
+    const __m256i m4 = _mm256_srai_epi32(_mm256_slli_epi32(i, 27), 31);
+    __m256i v = _mm256_permutevar8x32_epi32(t->x[0], i);
+    v = _mm256_xor_si256(v, _mm256_and_si256(
+                                m3, _mm256_permutevar8x32_epi32(t->x[1], i)));
+    v = _mm256_xor_si256(v, _mm256_and_si256(
+                                m4, _mm256_permutevar8x32_epi32(t->x[2], i)));
+    v = _mm256_xor_si256(v, _mm256_and_si256(
+                                _mm256_and_si256(m3, m4),
+                                _mm256_permutevar8x32_epi32(t->x[3], i)));
+    return _mm256_castsi256_ps(v);
+}
+
+/* pf_reduce for a positive normal finite a (other lanes: unspecified;
+ * pg_pow8 screens them): u = bits(a) - bits(0.75), z = 2^-(u >> 23) a
+ * in [0.75, 1.5) as (u & 0x7fffff) + bits(0.75), as vgetmantps gives
+ * it, and vgetexpps's floor(log2 a) from bits(a)'s exponent field. */
+static inline __m256 pg_reduce(const pg_tabs *T, __m256 a, __m256 *h,
+                                __m256i *i)
+{
+    const __m256i ia = _mm256_castps_si256(a);
+    const __m256i b75 = _mm256_set1_epi32(0x3f400000);
+    __m256i u = _mm256_sub_epi32(ia, b75);
+    __m256 z = _mm256_castsi256_ps(_mm256_add_epi32(
+        _mm256_and_si256(u, _mm256_set1_epi32(0x7fffff)), b75));
+    __m256 ge = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(ia, 23),
+                                                    _mm256_set1_epi32(127)));
+    *i = _mm256_srli_epi32(_mm256_castps_si256(z), 18);
+    __m256i x = _mm256_castps_si256(pg_lut32(&T->cth, *i));
+    __m256 c = _mm256_castsi256_ps(
+        _mm256_and_si256(x, _mm256_set1_epi32((int)0xfffe0000u)));
+    __m256 th = _mm256_cvtepi32_ps(_mm256_and_si256(x, _mm256_set1_epi32(0x1ffff)));
+    *h = _mm256_fmadd_ps(th, _mm256_set1_ps(0x1p-16f), ge); /* exact */
+    return _mm256_fmsub_ps(z, c, _mm256_set1_ps(1.0f));
+}
+
+/* pf_log2_full on 8 lanes */
+static inline void pg_log2_full(const pg_tabs *T, __m256 a, __m256 *shp,
+                                __m256 *llp)
+{
+    const __m256 ilh = _mm256_set1_ps(0x1.715476p+0f);
+    const __m256 ill = _mm256_set1_ps(0x1.4ae0cp-26f);
+    __m256 h;
+    __m256i i;
+    __m256 r = pg_reduce(T, a, &h, &i);
+    const __m256 half = _mm256_set1_ps(0.5f);
+    __m256 sq = _mm256_mul_ps(r, r);
+    __m256 sl = _mm256_fmsub_ps(r, r, sq);
+    __m256 vh = _mm256_fnmadd_ps(half, sq, r);
+    __m256 vl = _mm256_fnmadd_ps(half, sq, _mm256_sub_ps(r, vh));
+    __m256 uh = _mm256_mul_ps(vh, ilh);
+    __m256 ul = _mm256_fmsub_ps(vh, ilh, uh);
+    ul = _mm256_fmadd_ps(vl, ilh, ul);
+    ul = _mm256_fmadd_ps(vh, ill, ul);
+    ul = _mm256_fmadd_ps(sl, _mm256_set1_ps(-0x1.715476p-1f), ul);
+    __m256 sh = _mm256_add_ps(h, uh);
+    __m256 s2 = _mm256_sub_ps(uh, _mm256_sub_ps(sh, h));
+    __m256 g = _mm256_set1_ps(-0x1.ece42p-3f);
+    g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(0x1.27ab92p-2f));
+    g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(-0x1.715472p-2f));
+    g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(0x1.ec709cp-2f));
+    __m256 ll = _mm256_add_ps(_mm256_add_ps(ul, pg_lut32(&T->tl, i)), s2);
+    *llp = _mm256_fmadd_ps(_mm256_mul_ps(sq, r), g, ll);
+    *shp = sh;
+}
+
+/* pf_log2_short on 8 lanes */
+static inline void pg_log2_short(const pg_tabs *T, __m256 a, __m256 *shp,
+                                 __m256 *llp)
+{
+    const __m256 ilh = _mm256_set1_ps(0x1.715476p+0f);
+    __m256 h;
+    __m256i i;
+    __m256 r = pg_reduce(T, a, &h, &i);
+    __m256 uh = _mm256_mul_ps(r, ilh);
+    __m256 ul = _mm256_fmsub_ps(r, ilh, uh);
+    __m256 sh = _mm256_add_ps(h, uh);
+    __m256 s2 = _mm256_sub_ps(uh, _mm256_sub_ps(sh, h));
+    __m256 q = _mm256_set1_ps(-0x1.ecfb3ep-3f);
+    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.27b8c6p-2f));
+    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(-0x1.71547p-2f));
+    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.ec709ap-2f));
+    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(-0x1.715476p-1f));
+    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.4ae0cp-26f));
+    __m256 ll = _mm256_add_ps(_mm256_add_ps(pg_lut32(&T->tl, i), ul), s2);
+    *llp = _mm256_fmadd_ps(r, q, ll);
+    *shp = sh;
+}
+
+#define PF_Y1 8.0f
+#define PF_Y2 124.0f
+
+/* pf_exp2 on 8 lanes with 8-entry tables (one vpermps each): k =
+ * round(8 ys), f = y - k/8 (|f| <= 1/16 + 2^-20), 2^f - 1 = f P8(f),
+ * P8 of degree 3 (fitted: 2^f within 2^-31.5 relative); the lanes' mask
+ * (every bit set: all 8 ok) also requires a positive normal finite a
+ * (pg_reduce's domain).  2^(k >> 3) goes into s's exponent field by an
+ * integer add: s in [1 - 2^-24, 2) and |k >> 3| <= 124 keep the result
+ * normal, so it is exact. */
+static inline __m256 pg_exp2(const pg_tabs *T, __m256 a, __m256 b, __m256 sh,
+                             __m256 ll, float lim, int *ok)
+{
+    const __m256 M = _mm256_set1_ps(0x1.8p23f);
+    __m256 ys = _mm256_fmadd_ps(b, sh, _mm256_mul_ps(b, ll));
+    __m256 ay = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), ys);
+    __m256 m = _mm256_cmp_ps(ay, _mm256_set1_ps(lim), _CMP_LE_OQ);
+    m = _mm256_and_ps(m, _mm256_cmp_ps(a, _mm256_set1_ps(0x1p-126f), _CMP_GE_OQ));
+    m = _mm256_and_ps(m, _mm256_cmp_ps(a, _mm256_set1_ps(INFINITY), _CMP_LT_OQ));
+    *ok = _mm256_movemask_ps(m);
+    /* kd = 0x1.8p23 + k (its low 3 bits: k & 7); nk = -k/8 (exact) */
+    __m256 kd = _mm256_fmadd_ps(ys, _mm256_set1_ps(8.0f), M);
+    __m256 nk = _mm256_fmadd_ps(kd, _mm256_set1_ps(-0.125f),
+                                _mm256_set1_ps(0x1.8p20f));
+    __m256 f = _mm256_fmadd_ps(b, ll, _mm256_fmadd_ps(b, sh, nk));
+    __m256 p = _mm256_set1_ps(0x1.3b3106p-7f);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0x1.c6bb7ap-5f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0x1.ebfbep-3f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0x1.62e43p-1f));
+    __m256i kb = _mm256_castps_si256(kd);
+    __m256 t = _mm256_fmadd_ps(p, f, _mm256_permutevar8x32_ps(T->rl8, kb));
+    __m256 eh = _mm256_permutevar8x32_ps(T->eh8, kb);
+    __m256 s = _mm256_fmadd_ps(t, eh, eh);
+    /* bits(kd) = bits(0x1.8p23) + k, bits(0x1.8p23)'s low 3 bits clear:
+     * with the low 3 cleared, shifted by 20, (k >> 3) << 23 mod 2^32 */
+    __m256i e = _mm256_slli_epi32(_mm256_and_si256(kb, _mm256_set1_epi32(~7)),
+                                  20);
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(s), e));
+}
+
+static inline __m256 pg_pow8(const pg_tabs *T, __m256 a, __m256 b, int *ok)
+{
+    __m256 sh, ll;
+    pg_log2_full(T, a, &sh, &ll);
+    return pg_exp2(T, a, b, sh, ll, PF_Y2, ok);
+}
+
+static inline __m256 pg_pow8s(const pg_tabs *T, __m256 a, __m256 b,
+                              int *ok)
+{
+    __m256 sh, ll;
+    pg_log2_short(T, a, &sh, &ll);
+    return pg_exp2(T, a, b, sh, ll, PF_Y1, ok);
+}
+
+/* pw_pow on 8 float lanes, in two halves of doubles */
+static inline __m256 pg_pow_slow(__m256 a, __m256 b)
+{
+    rd a0 = _mm256_cvtps_pd(_mm256_castps256_ps128(a));
+    rd a1 = _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1));
+    rd b0 = _mm256_cvtps_pd(_mm256_castps256_ps128(b));
+    rd b1 = _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1));
+    return _mm256_set_m128(_mm256_cvtpd_ps(pw_pow(a1, b1)),
+                           _mm256_cvtpd_ps(pw_pow(a0, b0)));
+}
+
+static inline __m256 pg_pow_long(const pg_tabs *T, __m256 a, __m256 b)
+{
+    int ok;
+    __m256 r = pg_pow8(T, a, b, &ok);
+    return ok == 0xff ? r : pg_pow_slow(a, b);
+}
+
+static inline __m256 pg_pow(const pg_tabs *T, __m256 a, __m256 b)
+{
+    int ok;
+    __m256 r = pg_pow8s(T, a, b, &ok);
+    return ok == 0xff ? r : pg_pow_long(T, a, b);
+}
+
 /* o[i] = a[i sa]^b[i sb], sa and sb 0 or 1 */
 static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
                        int64_t sb, void *op, int64_t n)
@@ -489,33 +734,42 @@ static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
     int64_t i = 0;
     if (n <= 0)
         return;
-    const rd a0 = rs_d1((double)a[0]), b0 = rs_d1((double)b[0]);
+    const __m256 a0 = _mm256_set1_ps(a[0]), b0 = _mm256_set1_ps(b[0]);
+    pg_tabs T;
+    pg_tabs_init(&T);
     /* two vectors a step: their fast paths run side by side */
-    for (; i + 2 * RS_W <= n; i += 2 * RS_W) {
-        rd va = sa ? rs_loadf(a + i) : a0, wa = sa ? rs_loadf(a + i + RS_W) : a0;
-        rd vb = sb ? rs_loadf(b + i) : b0, wb = sb ? rs_loadf(b + i + RS_W) : b0;
-        rd y0 = rs_mul(vb, pw_log2(va)), y1 = rs_mul(wb, pw_log2(wa));
-        if (pw_fast(va, y0) && pw_fast(wa, y1)) {
-            rs_storef(o + i, pw_exp2(y0));
-            rs_storef(o + i + RS_W, pw_exp2(y1));
-        } else {
-            rs_storef(o + i, pw_pow(va, vb));
-            rs_storef(o + i + RS_W, pw_pow(wa, wb));
+    for (; i + 16 <= n; i += 16) {
+        __m256 va = sa ? _mm256_loadu_ps(a + i) : a0;
+        __m256 vb = sb ? _mm256_loadu_ps(b + i) : b0;
+        __m256 wa = sa ? _mm256_loadu_ps(a + i + 8) : a0;
+        __m256 wb = sb ? _mm256_loadu_ps(b + i + 8) : b0;
+        int k0, k1;
+        __m256 r0 = pg_pow8s(&T, va, vb, &k0),
+               r1 = pg_pow8s(&T, wa, wb, &k1);
+        if ((k0 & k1) != 0xff) {
+            if (k0 != 0xff)
+                r0 = pg_pow_long(&T, va, vb);
+            if (k1 != 0xff)
+                r1 = pg_pow_long(&T, wa, wb);
         }
+        _mm256_storeu_ps(o + i, r0);
+        _mm256_storeu_ps(o + i + 8, r1);
     }
-    for (; i + RS_W <= n; i += RS_W) {
-        rd va = sa ? rs_loadf(a + i) : a0;
-        rd vb = sb ? rs_loadf(b + i) : b0;
-        rs_storef(o + i, pw_pow(va, vb));
+    for (; i + 8 <= n; i += 8) {
+        __m256 va = sa ? _mm256_loadu_ps(a + i) : a0;
+        __m256 vb = sb ? _mm256_loadu_ps(b + i) : b0;
+        _mm256_storeu_ps(o + i, pg_pow(&T, va, vb));
     }
     if (i < n) {
-        float ta[RS_W] = {0}, tb[RS_W] = {0}, to[RS_W];
+        float ta[8], tb[8], to[8];
         const int64_t w = n - i;
+        for (int l = 0; l < 8; l++)
+            ta[l] = tb[l] = 1.0f;
         for (int64_t l = 0; l < w; l++) {
             ta[l] = a[(i + l) * sa];
             tb[l] = b[(i + l) * sb];
         }
-        rs_storef(to, pw_pow(rs_loadf(ta), rs_loadf(tb)));
+        _mm256_storeu_ps(to, pg_pow(&T, _mm256_loadu_ps(ta), _mm256_loadu_ps(tb)));
         memcpy(o + i, to, (size_t)w * sizeof *o);
     }
 }
