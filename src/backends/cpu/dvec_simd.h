@@ -187,4 +187,53 @@ static inline ri rs_ctr(uint64_t key, uint64_t i0, uint64_t step)
 }
 #endif
 
+/* ---- shared by both levels ------------------------------------------- */
+
+/* tab[i & 15] for 64-bit lane indices i (one vpermt2pd on AVX-512, a
+ * gather on AVX2) */
+static inline rd rs_lut16(const double *tab, ri i)
+{
+#if RS_W == 8
+    return _mm512_permutex2var_pd(_mm512_loadu_pd(tab), i,
+                                  _mm512_loadu_pd(tab + 8));
+#else
+    return _mm256_i64gather_pd(tab, rs_iand(i, rs_i1(15)), 8);
+#endif
+}
+
+/* The table reduction of a logarithm (pow's log2, rand_normal's
+ * -2 log): a positive normal double t = 2^e z with z in
+ * [RS_LOG_OFF, 2 RS_LOG_OFF) (RS_LOG_OFF = 0x1.6ap-1), cut into 16
+ * intervals by the top 4 fraction bits of the bits of t minus those of
+ * RS_LOG_OFF: *i the interval (its low 4 bits; rs_lut16 takes it as it
+ * is), *e the exponent as a double and *r = z c_i - 1 by one fused
+ * rounding, where c_i is 1 / the interval's midpoint rounded to double
+ * and exactly 1 for the interval [0.98828125, 1.0390625) around 1 (so
+ * arguments next to 1 cancel nothing); |r| <= 0x1.4p-5.  For z of at
+ * most 24 significant bits (a float's value) z c_i is exact before the
+ * rounding.  The callers' tables of log c_i are indexed by *i. */
+#define RS_LOG_OFF UINT64_C(0x3fe6a00000000000)
+static inline void rs_log_reduce(rd t, rd *e, rd *r, ri *i)
+{
+    static const double invc[16] = {
+        0x1.623fa77016240p+0, 0x1.5390948f40febp+0, 0x1.460cbc7f5cf9ap+0,
+        0x1.3991c2c187f63p+0, 0x1.2e025c04b8097p+0, 0x1.23456789abcdfp+0,
+        0x1.19453808ca29cp+0, 0x1.0fef010fef011p+0, 0x1.073260a47f7c6p+0,
+        1.0,                  0x1.de5d6e3f8868ap-1, 0x1.c3f8f01c3f8f0p-1,
+        0x1.ac5701ac5701bp-1, 0x1.970e4f80cb872p-1, 0x1.83c977ab2beddp-1,
+        0x1.724287f46debcp-1,
+    };
+    ri b = rs_iadd(rs_asi(t), rs_i1((uint64_t)0 - RS_LOG_OFF));
+    *i = rs_isrl(b, 48);
+#if RS_W == 8
+    *e = _mm512_cvtepi64_pd(_mm512_srai_epi64(b, 52));
+#else /* no 64-bit arithmetic shift: (b + 2^63) >> 52 is e + 2048 */
+    *e = rs_sub(rs_cvt52(rs_isrl(rs_ixor(b, rs_i1(UINT64_C(1) << 63)), 52)),
+                rs_d1(2048.0));
+#endif
+    rd z = rs_asd(rs_iadd(rs_iand(b, rs_i1(0x000fffffffffffffu)),
+                          rs_i1(RS_LOG_OFF)));
+    *r = rs_fma(z, rs_lut16(invc, *i), rs_d1(-1.0));
+}
+
 #endif

@@ -87,31 +87,8 @@
 #include "kreg.h"
 #include "ops_simd.h"
 
-/* tab[i & 15] for 64-bit lane indices i */
-static inline rd pw_lut16(const double *tab, ri i)
-{
-#if RS_W == 8
-    return _mm512_permutex2var_pd(_mm512_loadu_pd(tab), i,
-                                  _mm512_loadu_pd(tab + 8));
-#else
-    return _mm256_i64gather_pd(tab, rs_iand(i, rs_i1(15)), 8);
-#endif
-}
-
-/* log2: a = 2^e z, z in [PW_OFF, 2 PW_OFF) (PW_OFF = 0x1.6ap-1), cut into
- * 16 intervals by the top 4 fraction bits of a - PW_OFF; interval i has
- * c_i (pw_invc: 1 / its midpoint, and exactly 1 for the interval
- * [0.98828125, 1.0390625) around 1, so bases next to 1 cancel nothing)
- * and -log2 c_i (pw_logc, rounded to double).  r = z c_i - 1 (one
- * fused rounding), |r| <= 0x1.4p-5. */
-#define PW_OFF UINT64_C(0x3fe6a00000000000)
-static const double pw_invc[16] = {
-    0x1.623fa77016240p+0, 0x1.5390948f40febp+0, 0x1.460cbc7f5cf9ap+0,
-    0x1.3991c2c187f63p+0, 0x1.2e025c04b8097p+0, 0x1.23456789abcdfp+0,
-    0x1.19453808ca29cp+0, 0x1.0fef010fef011p+0, 0x1.073260a47f7c6p+0,
-    0x1.0000000000000p+0, 0x1.de5d6e3f8868ap-1, 0x1.c3f8f01c3f8f0p-1,
-    0x1.ac5701ac5701bp-1, 0x1.970e4f80cb872p-1, 0x1.83c977ab2beddp-1,
-    0x1.724287f46debcp-1};
+/* log2: rs_log_reduce (dvec_simd.h) gives a = 2^e z, the interval i
+ * and r = z c_i - 1; pw_logc holds -log2 c_i, rounded to double. */
 static const double pw_logc[16] = {
     -0x1.dfdd89d586e2cp-2, -0x1.a152f142981b5p-2, -0x1.6552b49986277p-2,
     -0x1.2baa0c34be1ebp-2, -0x1.e857d3d361368p-3, -0x1.7d60496cfbb4cp-3,
@@ -135,19 +112,9 @@ static const double pw_exp2t[16] = {
  * arithmetic). */
 static inline rd pw_log2(rd a)
 {
-    ri t = rs_iadd(rs_asi(a), rs_i1((uint64_t)0 - PW_OFF));
-    ri i = rs_isrl(t, 48);
-    /* e = t >> 52 (arithmetic); AVX2 has no such shift: (t + 2^63) >> 52
-     * is e + 2048 */
-#if RS_W == 8
-    rd e = _mm512_cvtepi64_pd(_mm512_srai_epi64(t, 52));
-#else
-    rd e = rs_sub(rs_cvt52(rs_isrl(rs_ixor(t, rs_i1(UINT64_C(1) << 63)), 52)),
-                  rs_d1(2048.0));
-#endif
-    rd z = rs_asd(rs_iadd(rs_iand(t, rs_i1(0x000fffffffffffffu)),
-                          rs_i1(PW_OFF)));
-    rd r = rs_fma(z, pw_lut16(pw_invc, i), rs_d1(-1.0));
+    rd e, r;
+    ri i;
+    rs_log_reduce(a, &e, &r, &i);
     rd q = rs_d1(0x1.9a47ce940a49bp-3);
     q = rs_fma(q, r, rs_d1(-0x1.ed013b99d1440p-3));
     q = rs_fma(q, r, rs_d1(0x1.2778d7b80844fp-2));
@@ -155,7 +122,7 @@ static inline rd pw_log2(rd a)
     q = rs_fma(q, r, rs_d1(0x1.ec709d967f877p-2));
     q = rs_fma(q, r, rs_d1(-0x1.71547652dc875p-1));
     q = rs_fma(q, r, rs_d1(0x1.71547652b852bp+0));
-    return rs_fma(q, r, rs_add(e, pw_lut16(pw_logc, i)));
+    return rs_fma(q, r, rs_add(e, rs_lut16(pw_logc, i)));
 }
 
 /* 2^y for |y| <= 320 (NaN: unspecified, the caller selects):
@@ -178,7 +145,7 @@ static inline rd pw_exp2(rd y)
      * (2^51 and the bits above 52 leave the word); the sum is that mod
      * 2^64, a normal double */
     ri kb = rs_asi(kd);
-    ri s = rs_iadd(rs_asi(pw_lut16(pw_exp2t, kb)),
+    ri s = rs_iadd(rs_asi(rs_lut16(pw_exp2t, kb)),
                    rs_isll(rs_iand(kb, rs_i1(~UINT64_C(15))), 48));
     return rs_mul(p, rs_asd(s));
 }

@@ -209,18 +209,6 @@ static void rs_arange_f64(void *op, int64_t b, int64_t e, uint64_t key,
 
 /* ---- rand_normal f32 ---------------------------------------------------- */
 
-/* tab[i & 15] for 64-bit lane indices i (one vpermt2pd on AVX-512, a
- * gather on AVX2) */
-static inline rd rs_lut16(const double *tab, ri i)
-{
-#if RS_W == 8
-    return _mm512_permutex2var_pd(_mm512_loadu_pd(tab), i,
-                                  _mm512_loadu_pd(tab + 8));
-#else
-    return _mm256_i64gather_pd(tab, rs_iand(i, rs_i1(15)), 8);
-#endif
-}
-
 /* a b - c, one rounding */
 static inline rd rs_fms(rd a, rd b, rd c)
 {
@@ -232,11 +220,10 @@ static inline rd rs_fms(rd a, rd b, rd c)
 }
 
 /* -2 log t for t in [2^-24, 1] (any positive normal t), without a
- * division: t = 2^e z with z in [RS_OFF, 2 RS_OFF) (RS_OFF = 0x1.6ap-1),
- * cut into 16 intervals by the top 4 fraction bits of the bits of t minus
- * those of RS_OFF; interval i has c_i (rs_invc: 1 / its midpoint rounded
- * to double, and exactly 1 for the interval [0.98828125, 1.0390625)
- * around 1) and 2 log c_i (rs_l2c, correctly rounded), so
+ * division: rs_log_reduce (dvec_simd.h) gives t = 2^e z, the interval i
+ * of its 16 and r = z c_i - 1 (c_i exactly 1 for the interval
+ * [0.98828125, 1.0390625) around 1); rs_l2c holds 2 log c_i (correctly
+ * rounded), so
  *   -2 log t = -2 e log 2 + 2 log c_i - 2 log(1 + r),  r = z c_i - 1,
  * r by one fused rounding (z has at most 24 significant bits, so z c_i is
  * exact before it), |r| <= 0x1.4p-5.  -2 log(1 + r) by its Taylor
@@ -248,15 +235,6 @@ static inline rd rs_fms(rd a, rd b, rd c)
  * e log 2, the fused sums) stay within about 2^-51 of the result.  The
  * test's exhaustive check (rand_vmath): within 2^-49 of -2 log t by libm
  * on every t = 1 - k 2^-24. */
-#define RS_OFF UINT64_C(0x3fe6a00000000000)
-static const double rs_invc[16] = {
-    0x1.623fa77016240p+0, 0x1.5390948f40febp+0, 0x1.460cbc7f5cf9ap+0,
-    0x1.3991c2c187f63p+0, 0x1.2e025c04b8097p+0, 0x1.23456789abcdfp+0,
-    0x1.19453808ca29cp+0, 0x1.0fef010fef011p+0, 0x1.073260a47f7c6p+0,
-    1.0,                  0x1.de5d6e3f8868ap-1, 0x1.c3f8f01c3f8f0p-1,
-    0x1.ac5701ac5701bp-1, 0x1.970e4f80cb872p-1, 0x1.83c977ab2beddp-1,
-    0x1.724287f46debcp-1,
-};
 static const double rs_l2c[16] = {
     0x1.4c9e09e172c3dp-1,  0x1.214456d0eb8d5p-1,  0x1.ef5ade4dcffe5p-2,
     0x1.9f6c407089663p-2,  0x1.527e5e4a1b58dp-2,  0x1.08598b59e3a07p-2,
@@ -267,17 +245,9 @@ static const double rs_l2c[16] = {
 };
 static inline rd rs_nlog2(rd t)
 {
-    ri b = rs_iadd(rs_asi(t), rs_i1((uint64_t)0 - RS_OFF));
-    ri i = rs_isrl(b, 48);
-#if RS_W == 8
-    rd e = _mm512_cvtepi64_pd(_mm512_srai_epi64(b, 52));
-#else /* (b + 2^63) >> 52 is e + 2048 */
-    rd e = rs_sub(rs_cvt52(rs_isrl(rs_ixor(b, rs_i1(UINT64_C(1) << 63)), 52)),
-                  rs_d1(2048.0));
-#endif
-    rd z = rs_asd(rs_iadd(rs_iand(b, rs_i1(0x000fffffffffffffu)),
-                          rs_i1(RS_OFF)));
-    rd r = rs_fma(z, rs_lut16(rs_invc, i), rs_d1(-1.0));
+    rd e, r;
+    ri i;
+    rs_log_reduce(t, &e, &r, &i);
     rd s = rs_mul(r, r);
     rd po = rs_fma(rs_d1(-2.0 / 9), s, rs_d1(-2.0 / 7));
     po = rs_fma(po, s, rs_d1(-2.0 / 5));
