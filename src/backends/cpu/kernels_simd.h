@@ -529,7 +529,7 @@ static void ks_sum_f32_rows(const void *px, int64_t R, int64_t ld,
 {
     const float *x = px;
     const int64_t L = VS_LANES, wv = w - w % VS_LANES, rem = w - wv;
-    float part[TB_CPU_COL_TILE];
+    float part[TB_CPU_SUM_COL_TILE];
     for (int64_t r0 = 0; r0 < R; r0 += TB_CPU_SUM_COL_ROWS) {
         const int64_t re =
             R - r0 < TB_CPU_SUM_COL_ROWS ? R : r0 + TB_CPU_SUM_COL_ROWS;
