@@ -622,17 +622,24 @@ static void test_kernel_sum(void **state)
                 gb_free(&gx);
             }
             /* columns: R rows of w columns, row stride ld > w */
-            /* 1031: above KS_SUM_STRIP_ROWS, the row-by-row form */
+            /* 1031: above KS_SUM_STRIP_ROWS, the row-by-row form;
+             * widths beyond TB_CPU_COL_TILE up to TB_CPU_SUM_COL_TILE
+             * (a whole row per tile) with a few row counts only */
             static const int64_t Rs[] = {1, 7, 64, 65, 200, 1031};
-            static const int64_t ws[] = {0, 1, 7, 17, 64, 65, 300, 1024};
+            static const int64_t ws[] = {0,    1,    7,    17,
+                                         64,   65,   300,  1024,
+                                         4099, TB_CPU_SUM_COL_TILE};
             for (size_t ri = 0; ri < sizeof Rs / sizeof Rs[0]; ri++)
                 for (size_t wi = 0; wi < sizeof ws / sizeof ws[0]; wi++) {
                     const int64_t R = Rs[ri], w = ws[wi], ld = w + 3;
+                    if (w > TB_CPU_COL_TILE && R != 7 && R != 65 &&
+                        R != 1031)
+                        continue;
                     rng_seed((uint64_t)(dt * 1000 + ri * 10 + wi));
                     gbuf gx;
                     void *x = gb_new(&gx, (size_t)(R * ld) * es, misalign(t));
                     fill(x, t, R * ld, false);
-                    double acc[TB_CPU_COL_TILE + 1];
+                    double acc[TB_CPU_SUM_COL_TILE + 1];
                     for (int64_t j = 0; j <= w; j++)
                         acc[j] = 0.25; /* added to, not overwritten */
                     tab[l].sum[dt].cols(x, R, ld, w, acc);

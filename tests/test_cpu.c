@@ -337,6 +337,11 @@ static int cases_for(tb_op_id id, tcase *c)
              .pn = {"axis"},
              .pv = {-1},
              .no_defaults = true},
+            /* column tiles wider than TB_CPU_COL_TILE (sums only): a
+             * whole row per tile down the rows (R > 1024), and a row
+             * wider than TB_CPU_SUM_COL_TILE in two tiles */
+            CP(S(2, 1030, 2500), "axis", 0),
+            CP(S(2, 3, 8200), "axis", 0),
         };
         TAKE(t);
         break;

@@ -109,7 +109,8 @@ static bool cpu_spin(bool (*pred)(void *), void *p)
 
 /* Column tiles for reductions / log_softmax over a non-last axis: the
  * per-column accumulators live on the stack (no allocation in a kernel).
- * Tiles are at most TB_CPU_COL_TILE wide (fewer passes over the rows),
+ * Tiles are at most TB_CPU_COL_TILE wide (TB_CPU_SUM_COL_TILE for sum
+ * and mean: 96 KiB of a worker's stack; fewer passes over the rows),
  * and narrower when that gives each thread a tile (cpu_col_tile). */
 #define CPU_COL_TILE_MIN 64
 /* Transpose (R == 1): a job item is a block of CPU_TR_COLS input columns
@@ -741,17 +742,23 @@ static int cpu_param_int(const tb_params *p, int idx, int64_t def,
     return 0;
 }
 
-/* Column tile width for `outer` slabs of `inner` columns: TB_CPU_COL_TILE,
- * halved (down to CPU_COL_TILE_MIN) while there are fewer tiles than
- * threads. */
-static void cpu_col_tile(const cpu_ctx *c, int64_t outer, int64_t inner,
-                         int64_t *tile, int64_t *ntiles)
+/* Column tile width for `outer` slabs of `inner` columns: `widest`
+ * (TB_CPU_COL_TILE, or TB_CPU_SUM_COL_TILE for the sums), halved (down
+ * to CPU_COL_TILE_MIN) while there are fewer tiles than threads. */
+static void cpu_col_tile_w(const cpu_ctx *c, int64_t outer, int64_t inner,
+                           int64_t widest, int64_t *tile, int64_t *ntiles)
 {
-    int64_t w = TB_CPU_COL_TILE;
+    int64_t w = widest;
     while (w > CPU_COL_TILE_MIN && outer * ((inner + w - 1) / w) < c->threads)
         w /= 2;
     *tile = w;
     *ntiles = (inner + w - 1) / w;
+}
+
+static void cpu_col_tile(const cpu_ctx *c, int64_t outer, int64_t inner,
+                         int64_t *tile, int64_t *ntiles)
+{
+    cpu_col_tile_w(c, outer, inner, TB_CPU_COL_TILE, tile, ntiles);
 }
 
 static void cpu_store(void *o, tb_dtype dt, int64_t i, double v)
@@ -1063,7 +1070,7 @@ static void cpu_red_cols_task(void *argp, int part, int nparts)
     cpu_red_job *j = argp;
     int64_t b, e;
     cpu_span(j->outer * j->ntiles, part, nparts, &b, &e);
-    double acc[TB_CPU_COL_TILE];
+    double acc[TB_CPU_SUM_COL_TILE];
     for (int64_t it = b; it < e; it++) {
         int64_t o = it / j->ntiles;
         int64_t j0 = (it % j->ntiles) * j->tile;
@@ -1136,7 +1143,8 @@ static int cpu_reduce(void *ctx, const tb_tensor *in, tb_tensor *out,
         cpu_pool_run(c->pool, cpu_parts(c, n, j.outer), cpu_red_rows_task,
                      &j);
     } else {
-        cpu_col_tile(c, j.outer, j.inner, &j.tile, &j.ntiles);
+        cpu_col_tile_w(c, j.outer, j.inner, TB_CPU_SUM_COL_TILE, &j.tile,
+                       &j.ntiles);
         cpu_pool_run(c->pool, cpu_parts(c, n, j.outer * j.ntiles),
                      cpu_red_cols_task, &j);
     }

@@ -180,7 +180,7 @@ C_RELU_LOOP(relu_f64, double)
                                           double *restrict acc)           \
     {                                                                     \
         enum { RB = TB_CPU_SUM_COL_ROWS };                                \
-        T part[TB_CPU_COL_TILE];                                          \
+        T part[TB_CPU_SUM_COL_TILE];                                      \
         for (int64_t r0 = 0; r0 < R; r0 += RB) {                          \
             int64_t re = R - r0 < RB ? R : r0 + RB;                       \
             for (int64_t j = 0; j < w; j++)                               \
