@@ -1353,8 +1353,9 @@ static int cpu_matmul_gemm(cpu_ctx *c, const tb_tensor *a,
 #endif
 
 /* The level of the matrix product code level lv runs for dt: the native
- * GEMM's (lv itself) or the row loops'. */
-static int cpu_mm_isa(const cpu_ctx *c, tb_dtype dt, int lv)
+ * GEMM's (lv itself) or the row loops'.  Read only by CPU_SLOT_AT's
+ * assertion, so unused where NDEBUG (release builds). */
+__attribute__((unused)) static int cpu_mm_isa(const cpu_ctx *c, tb_dtype dt, int lv)
 {
 #if TB_CPU_HAVE_GEMM
     if (cpu_use_gemm(lv))
