@@ -42,7 +42,14 @@ static const char *const vm_names[TB_VM_COUNT] = {
  * 4.5 (a fit of log(erfc(z)/t) + z^2 in t = 1/(1 + z/2), a division and
  * an exp of a double-float sum) to 3.5 with less than half the time
  * (x exp(-x^2/2) G(x) with G a polynomial on three pieces, no
- * division; see vmath_simd.h).
+ * division; see vmath_simd.h).  gelu_tanh kept its 3.5 with about 17%
+ * less time (tbench ab, release, 1M f32, 1 thread: 535 -> 442 us; then
+ * vscalefps for the scaling, 430 -> 408 us): a form for |x| <= 4 that
+ * gets v's double-float tail from one FMA's exact rounding error
+ * (Sterbenz) and skips the range checks (vs_gelu_tanh_small); its
+ * maximum, every 7th pattern, is the wide form's 3.198 at -1.838;
+ * --vmath-exhaustive (every float, debugoptimized build, 2026-11-25)
+ * finds 3.404 at -2.978, inside 3.5 and the same as before this form.
  * The C versions round a double result once: 0.5 ulp plus the double
  * evaluation's ~2^-29 ulp, stated as 0.501.  tests/test_checkasm.c
  * proves the bounds on its default sweep (every 1031st pattern plus
