@@ -13,10 +13,10 @@ set xrange [0.0208333:5073.29]
 set terminal pngcairo size 900,544 font 'sans,9' noenhanced
 set output 'roofline-cpu.png'
 plot 'roofline-cpu.dat' using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'cases (162)', \
-     (x * 119.713902 < 37.4536004 ? x * 119.713902 : 37.4536004) with lines lw 1.5 dt 1 lc rgb '#444444' title 'roof: L2 119.7 GB/s, scalar 37.45 GFLOP/s, 1 thread(s)', \
-     (x * 238.635198 < 73.2319337 ? x * 238.635198 : 73.2319337) with lines lw 1.5 dt 2 lc rgb '#444444' title 'roof: L2 238.6 GB/s, scalar 73.23 GFLOP/s, 2 thread(s)', \
-     (x * 119.713902 < 227.906478 ? x * 119.713902 : 227.906478) with lines lw 1.5 dt 3 lc rgb '#444444' title 'roof: L2 119.7 GB/s, avx512 227.9 GFLOP/s, 1 thread(s)', \
-     (x * 238.635198 < 431.69853 ? x * 238.635198 : 431.69853) with lines lw 1.5 dt 4 lc rgb '#444444' title 'roof: L2 238.6 GB/s, avx512 431.7 GFLOP/s, 2 thread(s)', \
-     (x * 29.080427 < 37.4536004 ? x * 29.080427 : 37.4536004) with lines lw 1.5 dt 5 lc rgb '#444444' title 'roof: L3 29.08 GB/s, scalar 37.45 GFLOP/s, 1 thread(s)', \
-     (x * 59.605227 < 73.2319337 ? x * 59.605227 : 73.2319337) with lines lw 1.5 dt 6 lc rgb '#444444' title 'roof: L3 59.61 GB/s, scalar 73.23 GFLOP/s, 2 thread(s)'
+     (x * 104.078447 < 31.4039156 ? x * 104.078447 : 31.4039156) with lines lw 1.5 dt 1 lc rgb '#444444' title 'roof: L2 104.1 GB/s, scalar 31.4 GFLOP/s, 1 thread(s)', \
+     (x * 204.039451 < 63.7951377 ? x * 204.039451 : 63.7951377) with lines lw 1.5 dt 2 lc rgb '#444444' title 'roof: L2 204 GB/s, scalar 63.8 GFLOP/s, 2 thread(s)', \
+     (x * 104.078447 < 183.64995 ? x * 104.078447 : 183.64995) with lines lw 1.5 dt 3 lc rgb '#444444' title 'roof: L2 104.1 GB/s, avx512 183.6 GFLOP/s, 1 thread(s)', \
+     (x * 204.039451 < 351.032797 ? x * 204.039451 : 351.032797) with lines lw 1.5 dt 4 lc rgb '#444444' title 'roof: L2 204 GB/s, avx512 351 GFLOP/s, 2 thread(s)', \
+     (x * 23.9610541 < 31.4039156 ? x * 23.9610541 : 31.4039156) with lines lw 1.5 dt 5 lc rgb '#444444' title 'roof: L3 23.96 GB/s, scalar 31.4 GFLOP/s, 1 thread(s)', \
+     (x * 53.9386041 < 63.7951377 ? x * 53.9386041 : 63.7951377) with lines lw 1.5 dt 6 lc rgb '#444444' title 'roof: L3 53.94 GB/s, scalar 63.8 GFLOP/s, 2 thread(s)'
 set output

@@ -24,10 +24,10 @@ plot 'throughput-relu-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#
      'throughput-relu-f32.dat' index 9 using 1:2 with linespoints lw 2 lc rgb '#7f7f7f' dt 3 pt 9 title 'torch[threads=1,form=out]', \
      'throughput-relu-f32.dat' index 10 using 1:2 with linespoints lw 2 lc rgb '#393b79' dt 3 pt 9 title 'torch[threads=2,form=alloc]', \
      'throughput-relu-f32.dat' index 11 using 1:2 with linespoints lw 2 lc rgb '#637939' dt 3 pt 9 title 'torch[threads=2,form=out]', \
-     178.933507 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 178.9', \
-     91.8798857 with lines dt 3 lw 1.5 lc rgb '#999999' title 'copy bandwidth L2, 1 thread: 91.88', \
-     57.7143709 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 57.71', \
-     27.0054493 with lines dt 4 lw 1.5 lc rgb '#999999' title 'copy bandwidth L3, 1 thread: 27.01', \
-     26.3497525 with lines dt 2 lw 1.5 lc rgb '#444444' title 'copy bandwidth DRAM, 2 threads: 26.35', \
-     13.7307131 with lines dt 2 lw 1.5 lc rgb '#999999' title 'copy bandwidth DRAM, 1 thread: 13.73'
+     154.792407 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 154.8', \
+     78.7630127 with lines dt 3 lw 1.5 lc rgb '#999999' title 'copy bandwidth L2, 1 thread: 78.76', \
+     53.779743 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 53.78', \
+     26.3949229 with lines dt 2 lw 1.5 lc rgb '#444444' title 'copy bandwidth DRAM, 2 threads: 26.39', \
+     18.8303013 with lines dt 4 lw 1.5 lc rgb '#999999' title 'copy bandwidth L3, 1 thread: 18.83', \
+     13.5415882 with lines dt 2 lw 1.5 lc rgb '#999999' title 'copy bandwidth DRAM, 1 thread: 13.54'
 set output
