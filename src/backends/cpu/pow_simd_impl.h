@@ -84,6 +84,7 @@
 
 #include "../../ops/op.h"
 #include "dvec_simd.h"
+#include "vmath_simd.h"
 #include "kreg.h"
 #include "ops_simd.h"
 
@@ -258,6 +259,58 @@ static const float pf_rl[32] = {
     -0x1.f9c304p-27f, -0x1.e4c886p-26f, -0x1.6961b4p-28f, -0x1.b5151ep-28f,
     -0x1.a5217cp-28f, -0x1.ab7132p-26f, 0x1.61428ep-28f, -0x1.2ad5f8p-27f};
 
+/* The float-pair log2 after a level's table reduction (pf_reduce,
+ * pg_reduce): a = 2^e z, r = z c_i - 1 exactly, h = e + the high part
+ * of -log2 c_i and tl its low part (looked up by the caller), written
+ * once over vmath_simd.h's vf for both levels.  Full form: pf_log2_full
+ * says what it computes and how well; short form: pf_log2_short. */
+static inline void pv_log2_full(vf r, vf h, vf tl, vf *shp, vf *llp)
+{
+    const vf ilh = v_set1(0x1.715476p+0f);
+    const vf ill = v_set1(0x1.4ae0cp-26f);
+    /* r - r^2/2 = vh + vl - sl/2 (sq + sl = r^2 exactly; vl, the
+     * rounding error of vh, exactly: r - vh is exact by Sterbenz) */
+    const vf half = v_set1(0.5f);
+    vf sq = v_mul(r, r);
+    vf sl = v_fms(r, r, sq);
+    vf vh = v_fnma(half, sq, r);
+    vf vl = v_fnma(half, sq, v_sub(r, vh));
+    /* times 1/ln 2: uh + ul */
+    vf uh = v_mul(vh, ilh);
+    vf ul = v_fms(vh, ilh, uh);
+    ul = v_fma(vl, ilh, ul);
+    ul = v_fma(vh, ill, ul);
+    ul = v_fma(sl, v_set1(-0x1.715476p-1f), ul);
+    /* h + uh = sh + s2 (Fast2Sum: |h| > |uh| or h = 0) */
+    vf sh = v_add(h, uh);
+    vf s2 = v_sub(uh, v_sub(sh, h));
+    vf g = v_set1(-0x1.ece42p-3f);
+    g = v_fma(g, r, v_set1(0x1.27ab92p-2f));
+    g = v_fma(g, r, v_set1(-0x1.715472p-2f));
+    g = v_fma(g, r, v_set1(0x1.ec709cp-2f));
+    vf ll = v_add(v_add(ul, tl), s2);
+    *llp = v_fma(v_mul(sq, r), g, ll);
+    *shp = sh;
+}
+
+static inline void pv_log2_short(vf r, vf h, vf tl, vf *shp, vf *llp)
+{
+    const vf ilh = v_set1(0x1.715476p+0f);
+    vf uh = v_mul(r, ilh);
+    vf ul = v_fms(r, ilh, uh);
+    vf sh = v_add(h, uh);
+    vf s2 = v_sub(uh, v_sub(sh, h));
+    vf q = v_set1(-0x1.ecfb3ep-3f);
+    q = v_fma(q, r, v_set1(0x1.27b8c6p-2f));
+    q = v_fma(q, r, v_set1(-0x1.71547p-2f));
+    q = v_fma(q, r, v_set1(0x1.ec709ap-2f));
+    q = v_fma(q, r, v_set1(-0x1.715476p-1f));
+    q = v_fma(q, r, v_set1(0x1.4ae0cp-26f));
+    vf ll = v_add(v_add(tl, ul), s2);
+    *llp = v_fma(r, q, ll); /* r (ILL + r Q(r)) */
+    *shp = sh;
+}
+
 #if RS_W == 8
 /* ---- AVX-512: 16 float lanes (see the header comment) ---- */
 
@@ -296,34 +349,10 @@ static inline __m512 pf_reduce(__m512 a, __m512 *h, __m512i *i)
  * error wrt log2(1 + r) below 2^-35) */
 static inline void pf_log2_full(__m512 a, __m512 *shp, __m512 *llp)
 {
-    const __m512 ilh = _mm512_set1_ps(0x1.715476p+0f);
-    const __m512 ill = _mm512_set1_ps(0x1.4ae0cp-26f);
     __m512 h;
     __m512i i;
     __m512 r = pf_reduce(a, &h, &i);
-    /* r - r^2/2 = vh + vl - sl/2 (sq + sl = r^2 exactly; vl, the
-     * rounding error of vh, exactly: r - vh is exact by Sterbenz) */
-    const __m512 half = _mm512_set1_ps(0.5f);
-    __m512 sq = _mm512_mul_ps(r, r);
-    __m512 sl = _mm512_fmsub_ps(r, r, sq);
-    __m512 vh = _mm512_fnmadd_ps(half, sq, r);
-    __m512 vl = _mm512_fnmadd_ps(half, sq, _mm512_sub_ps(r, vh));
-    /* times 1/ln 2: uh + ul */
-    __m512 uh = _mm512_mul_ps(vh, ilh);
-    __m512 ul = _mm512_fmsub_ps(vh, ilh, uh);
-    ul = _mm512_fmadd_ps(vl, ilh, ul);
-    ul = _mm512_fmadd_ps(vh, ill, ul);
-    ul = _mm512_fmadd_ps(sl, _mm512_set1_ps(-0x1.715476p-1f), ul);
-    /* h + uh = sh + s2 (Fast2Sum: |h| > |uh| or h = 0) */
-    __m512 sh = _mm512_add_ps(h, uh);
-    __m512 s2 = _mm512_sub_ps(uh, _mm512_sub_ps(sh, h));
-    __m512 g = _mm512_set1_ps(-0x1.ece42p-3f);
-    g = _mm512_fmadd_ps(g, r, _mm512_set1_ps(0x1.27ab92p-2f));
-    g = _mm512_fmadd_ps(g, r, _mm512_set1_ps(-0x1.715472p-2f));
-    g = _mm512_fmadd_ps(g, r, _mm512_set1_ps(0x1.ec709cp-2f));
-    __m512 ll = _mm512_add_ps(_mm512_add_ps(ul, pf_lut32(pf_tl, i)), s2);
-    *llp = _mm512_fmadd_ps(_mm512_mul_ps(sq, r), g, ll);
-    *shp = sh;
+    pv_log2_full(r, h, pf_lut32(pf_tl, i), shp, llp);
 }
 
 /* log2 a = *sh + *ll, within about 2^-28.2 relative (PF_Y1: for
@@ -332,23 +361,10 @@ static inline void pf_log2_full(__m512 a, __m512 *shp, __m512 *llp)
  * log2(1 + r) below 2^-32) */
 static inline void pf_log2_short(__m512 a, __m512 *shp, __m512 *llp)
 {
-    const __m512 ilh = _mm512_set1_ps(0x1.715476p+0f);
     __m512 h;
     __m512i i;
     __m512 r = pf_reduce(a, &h, &i);
-    __m512 uh = _mm512_mul_ps(r, ilh);
-    __m512 ul = _mm512_fmsub_ps(r, ilh, uh);
-    __m512 sh = _mm512_add_ps(h, uh);
-    __m512 s2 = _mm512_sub_ps(uh, _mm512_sub_ps(sh, h));
-    __m512 q = _mm512_set1_ps(-0x1.ecfb3ep-3f);
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0x1.27b8c6p-2f));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(-0x1.71547p-2f));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0x1.ec709ap-2f));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(-0x1.715476p-1f));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0x1.4ae0cp-26f));
-    __m512 ll = _mm512_add_ps(_mm512_add_ps(pf_lut32(pf_tl, i), ul), s2);
-    *llp = _mm512_fmadd_ps(r, q, ll); /* r (ILL + r Q(r)) */
-    *shp = sh;
+    pv_log2_short(r, h, pf_lut32(pf_tl, i), shp, llp);
 }
 
 #define PF_Y1 8.0f
@@ -563,53 +579,20 @@ static inline __m256 pg_reduce(const pg_tabs *T, __m256 a, __m256 *h,
 static inline void pg_log2_full(const pg_tabs *T, __m256 a, __m256 *shp,
                                 __m256 *llp)
 {
-    const __m256 ilh = _mm256_set1_ps(0x1.715476p+0f);
-    const __m256 ill = _mm256_set1_ps(0x1.4ae0cp-26f);
     __m256 h;
     __m256i i;
     __m256 r = pg_reduce(T, a, &h, &i);
-    const __m256 half = _mm256_set1_ps(0.5f);
-    __m256 sq = _mm256_mul_ps(r, r);
-    __m256 sl = _mm256_fmsub_ps(r, r, sq);
-    __m256 vh = _mm256_fnmadd_ps(half, sq, r);
-    __m256 vl = _mm256_fnmadd_ps(half, sq, _mm256_sub_ps(r, vh));
-    __m256 uh = _mm256_mul_ps(vh, ilh);
-    __m256 ul = _mm256_fmsub_ps(vh, ilh, uh);
-    ul = _mm256_fmadd_ps(vl, ilh, ul);
-    ul = _mm256_fmadd_ps(vh, ill, ul);
-    ul = _mm256_fmadd_ps(sl, _mm256_set1_ps(-0x1.715476p-1f), ul);
-    __m256 sh = _mm256_add_ps(h, uh);
-    __m256 s2 = _mm256_sub_ps(uh, _mm256_sub_ps(sh, h));
-    __m256 g = _mm256_set1_ps(-0x1.ece42p-3f);
-    g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(0x1.27ab92p-2f));
-    g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(-0x1.715472p-2f));
-    g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(0x1.ec709cp-2f));
-    __m256 ll = _mm256_add_ps(_mm256_add_ps(ul, pg_lut32(&T->tl, i)), s2);
-    *llp = _mm256_fmadd_ps(_mm256_mul_ps(sq, r), g, ll);
-    *shp = sh;
+    pv_log2_full(r, h, pg_lut32(&T->tl, i), shp, llp);
 }
 
 /* pf_log2_short on 8 lanes */
 static inline void pg_log2_short(const pg_tabs *T, __m256 a, __m256 *shp,
                                  __m256 *llp)
 {
-    const __m256 ilh = _mm256_set1_ps(0x1.715476p+0f);
     __m256 h;
     __m256i i;
     __m256 r = pg_reduce(T, a, &h, &i);
-    __m256 uh = _mm256_mul_ps(r, ilh);
-    __m256 ul = _mm256_fmsub_ps(r, ilh, uh);
-    __m256 sh = _mm256_add_ps(h, uh);
-    __m256 s2 = _mm256_sub_ps(uh, _mm256_sub_ps(sh, h));
-    __m256 q = _mm256_set1_ps(-0x1.ecfb3ep-3f);
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.27b8c6p-2f));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(-0x1.71547p-2f));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.ec709ap-2f));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(-0x1.715476p-1f));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.4ae0cp-26f));
-    __m256 ll = _mm256_add_ps(_mm256_add_ps(pg_lut32(&T->tl, i), ul), s2);
-    *llp = _mm256_fmadd_ps(r, q, ll);
-    *shp = sh;
+    pv_log2_short(r, h, pg_lut32(&T->tl, i), shp, llp);
 }
 
 #define PF_Y1 8.0f
