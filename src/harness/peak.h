@@ -51,6 +51,9 @@
 /* DRAM working set as a multiple of the L3 size, summed over all L3
  * instances (--quick: half). */
 #define TB_PEAK_DRAM_L3_MULT 8
+/* The L3 working set per thread, in L2 sizes (at most half the L3 over
+ * all threads). */
+#define TB_PEAK_L3_L2_MULT 4
 /* DRAM working set when the cache sizes are unknown. */
 #define TB_PEAK_DRAM_FALLBACK_BYTES (256u << 20)
 
