@@ -14,14 +14,14 @@ set xrange [0.3:8.7]
 set bmargin 14
 set xlabel 'case (numbered below)'
 set xtics 1
-set label 2 '1: log_softmax_unfused[axis=-1]/256x1000/f32/cpu[isa=scalar,threads=2]' at screen 0.02, screen 0.2036 font ',8' noenhanced
-set label 3 '2: sum[keepdim=0]/1000000/f32/cpu[isa=scalar,threads=2]' at screen 0.02, screen 0.1796 font ',8' noenhanced
-set label 4 '3: add/100000,100000/f32/cpu[isa=scalar,threads=1]' at screen 0.02, screen 0.1557 font ',8' noenhanced
-set label 5 '4: matmul/128x128,128x128/f32/cpu[isa=auto,threads=2]' at screen 0.02, screen 0.1317 font ',8' noenhanced
-set label 6 '5: add/100000,100000/f32/cpu[isa=auto,threads=1]' at screen 0.02, screen 0.1078 font ',8' noenhanced
-set label 7 '6: log_softmax_unfused[axis=-1]/256x1000/f32/cpu[isa=auto,threads=2]' at screen 0.02, screen 0.0838 font ',8' noenhanced
-set label 8 '7: matmul/64x64,64x64/f32/cpu[isa=scalar,threads=2]' at screen 0.02, screen 0.0599 font ',8' noenhanced
-set label 9 '8: exp/1000000/f32/cpu[isa=auto,threads=2]' at screen 0.02, screen 0.0359 font ',8' noenhanced
+set label 2 '1: exp/1000000/f32/cpu[isa=scalar,threads=2]' at screen 0.02, screen 0.2036 font ',8' noenhanced
+set label 3 '2: linear_unfused/256x256,256x256,256/f32/cpu[isa=scalar,threads=2]' at screen 0.02, screen 0.1796 font ',8' noenhanced
+set label 4 '3: matmul/128x128,128x128/f32/cpu[isa=auto,threads=2]' at screen 0.02, screen 0.1557 font ',8' noenhanced
+set label 5 '4: sum[keepdim=0]/1000000/f32/cpu[isa=auto,threads=2]' at screen 0.02, screen 0.1317 font ',8' noenhanced
+set label 6 '5: matmul/128x128,128x128/f32/cpu[isa=scalar,threads=2]' at screen 0.02, screen 0.1078 font ',8' noenhanced
+set label 7 '6: zeros/4000000/f32/cpu[isa=auto,threads=2]' at screen 0.02, screen 0.0838 font ',8' noenhanced
+set label 8 '7: log_softmax_unfused[axis=-1]/256x1000/f32/cpu[isa=auto,threads=2]' at screen 0.02, screen 0.0599 font ',8' noenhanced
+set label 9 '8: matmul/64x64,64x64/f32/cpu[isa=scalar,threads=1]' at screen 0.02, screen 0.0359 font ',8' noenhanced
 set label 1 'box: quartiles; whiskers: 1.5 IQR; points: outliers' at screen 0.02, screen 0.2275 font ',8'
 set terminal pngcairo size 900,668 font 'sans,9' noenhanced
 set output 'noise.png'

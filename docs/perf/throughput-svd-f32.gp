@@ -18,10 +18,10 @@ plot 'throughput-svd-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1
      'throughput-svd-f32.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'cpu[isa=auto,threads=2]', \
      'throughput-svd-f32.dat' index 4 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 7 title 'blas[threads=1]', \
      'throughput-svd-f32.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 1 pt 7 title 'blas[threads=2]', \
-     351.032797 with lines dt 3 lw 1.5 lc rgb '#444444' title 'FMA peak avx512 f32, 2 threads: 351', \
-     188.954495 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 189', \
-     183.64995 with lines dt 3 lw 1.5 lc rgb '#999999' title 'FMA peak avx512 f32, 1 thread: 183.6', \
-     95.0193095 with lines dt 4 lw 1.5 lc rgb '#999999' title 'FMA peak avx2 f32, 1 thread: 95.02', \
-     63.7951377 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 63.8', \
-     31.4039156 with lines dt 2 lw 1.5 lc rgb '#999999' title 'FMA peak scalar f32, 1 thread: 31.4'
+     340.989486 with lines dt 3 lw 1.5 lc rgb '#444444' title 'FMA peak avx512 f32, 2 threads: 341', \
+     176.536729 with lines dt 3 lw 1.5 lc rgb '#999999' title 'FMA peak avx512 f32, 1 thread: 176.5', \
+     174.461229 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 174.5', \
+     90.0119735 with lines dt 4 lw 1.5 lc rgb '#999999' title 'FMA peak avx2 f32, 1 thread: 90.01', \
+     58.3409043 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 58.34', \
+     29.8370652 with lines dt 2 lw 1.5 lc rgb '#999999' title 'FMA peak scalar f32, 1 thread: 29.84'
 set output
