@@ -164,12 +164,11 @@ static void rs_uniform_f64(void *op, int64_t b, int64_t e, uint64_t key,
 /* ---- arange ------------------------------------------------------------- */
 
 /* As create.c's cr_arange: (T)(start + (double)i * step), the product
- * and the sum rounded separately; i as a double is exact (i < 2^53). */
-static void rs_arange_f32(void *op, int64_t b, int64_t e, uint64_t key,
-                          double start, double step)
+ * and the sum rounded separately; i as a double is exact (i < 2^53).
+ * f32: each double rounded to float once. */
+static inline void rs_arange(void *op, int f32, int64_t b, int64_t e,
+                             double start, double step)
 {
-    (void)key;
-    float *o = op;
     const rd vs = rs_d1(start), vst = rs_d1(step), w = rs_d1(RS_W);
     int64_t i = b;
     if (e - b >= RS_W) {
@@ -178,33 +177,35 @@ static void rs_arange_f32(void *op, int64_t b, int64_t e, uint64_t key,
             k0[l] = (double)(b + l);
         rd k = rs_loadd(k0);
         for (; i + RS_W <= e; i += RS_W) {
-            rs_storef(o + i, rs_add(vs, rs_mul(k, vst)));
+            rd v = rs_add(vs, rs_mul(k, vst));
+            if (f32)
+                rs_storef((float *)op + i, v);
+            else
+                rs_stored((double *)op + i, v);
             k = rs_add(k, w);
         }
     }
-    for (; i < e; i++)
-        o[i] = (float)(start + (double)i * step);
+    for (; i < e; i++) {
+        double v = start + (double)i * step;
+        if (f32)
+            ((float *)op)[i] = (float)v;
+        else
+            ((double *)op)[i] = v;
+    }
+}
+
+static void rs_arange_f32(void *op, int64_t b, int64_t e, uint64_t key,
+                          double start, double step)
+{
+    (void)key;
+    rs_arange(op, 1, b, e, start, step);
 }
 
 static void rs_arange_f64(void *op, int64_t b, int64_t e, uint64_t key,
                           double start, double step)
 {
     (void)key;
-    double *o = op;
-    const rd vs = rs_d1(start), vst = rs_d1(step), w = rs_d1(RS_W);
-    int64_t i = b;
-    if (e - b >= RS_W) {
-        double k0[RS_W];
-        for (int l = 0; l < RS_W; l++)
-            k0[l] = (double)(b + l);
-        rd k = rs_loadd(k0);
-        for (; i + RS_W <= e; i += RS_W) {
-            rs_stored(o + i, rs_add(vs, rs_mul(k, vst)));
-            k = rs_add(k, w);
-        }
-    }
-    for (; i < e; i++)
-        o[i] = start + (double)i * step;
+    rs_arange(op, 0, b, e, start, step);
 }
 
 /* ---- rand_normal f32 ---------------------------------------------------- */
