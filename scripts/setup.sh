@@ -8,7 +8,7 @@ set -eu
 PKGS="gcc libc6-dev pkg-config meson ninja-build git
 libcjson-dev libcsv-dev libcmocka-dev libopenblas-dev liblapacke-dev
 gnuplot-nox python3 python3-jsonschema python3-numpy python3-scipy valgrind
-libbenchmark-tools libblis-dev clang libclang-rt-14-dev
+libbenchmark-tools libblis-dev clang libclang-rt-14-dev llvm
 slurmctld slurmd slurm-client munge python3-mpmath"
 
 missing=""

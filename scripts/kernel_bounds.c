@@ -1,0 +1,85 @@
+/*
+ * The fast paths of the CPU kernel rows whose compute bound
+ * scripts/kernel_bounds.py states (docs/perf-data/compute-bounds.json),
+ * as loops for llvm-mca.  Not part of tbench: the script compiles this
+ * file twice, with the release flags of the AVX-512 and of the AVX2
+ * sources (build/compile_commands.json), to assembly, and hands each
+ * marked region to llvm-mca.
+ *
+ * Each loop is the row's own driver step, calling the same inline
+ * functions the shipped rows call (vmath_simd.h, ops_simd_impl.h,
+ * pow_simd_impl.h): two vectors per step as VS_ARRAY, XS_UNARY_LOOP and
+ * pw_pow_f32 do, the range checks and their branches included.  The
+ * script follows, from each region's start, the shortest path to its end:
+ * the step where every lane takes the fast form, which is the path every
+ * vector of the benchmark's inputs takes (ops' default domain [-1, 1];
+ * pow's bases [0.1, 2] and exponents [-2, 2], so |b log2 a| <= 6.7 and
+ * pow's short log2).
+ *
+ * KB_UNARY(ROW, EXPR) / KB_BINARY(ROW, EXPR): ROW is the kernel row's
+ * name without its _f32_ISA suffix; EXPR computes the result from the
+ * vector a (and b).
+ */
+#include "isa.h"
+#include "ops_simd_impl.h"
+#include "pow_simd_impl.h"
+
+#define KB_STR(s) #s
+#define KB_BEGIN(ROW) __asm volatile("# LLVM-MCA-BEGIN " KB_STR(ROW))
+#define KB_END(ROW) __asm volatile("# LLVM-MCA-END " KB_STR(ROW))
+
+#define KB_UNARY(ROW, EXPR)                                               \
+    void kb_##ROW(const float *x, float *y, long n);                      \
+    void kb_##ROW(const float *x, float *y, long n)                       \
+    {                                                                     \
+        const vf k0 = v_set1(1.0f), k1 = v_set1(20.0f);                   \
+        (void)k0;                                                         \
+        (void)k1;                                                         \
+        for (long i = 0; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {      \
+            KB_BEGIN(ROW);                                                \
+            vf a = v_load(x + i);                                         \
+            v_store(y + i, EXPR);                                         \
+            a = v_load(x + i + VS_LANES);                                 \
+            v_store(y + i + VS_LANES, EXPR);                              \
+            KB_END(ROW);                                                  \
+        }                                                                 \
+    }
+
+#define KB_BINARY(ROW, SETUP, EXPR)                                       \
+    void kb_##ROW(const float *x, const float *z, float *y, long n);      \
+    void kb_##ROW(const float *x, const float *z, float *y, long n)       \
+    {                                                                     \
+        SETUP;                                                            \
+        for (long i = 0; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {      \
+            KB_BEGIN(ROW);                                                \
+            vf a = v_load(x + i), b = v_load(z + i);                      \
+            v_store(y + i, EXPR);                                         \
+            a = v_load(x + i + VS_LANES);                                 \
+            b = v_load(z + i + VS_LANES);                                 \
+            v_store(y + i + VS_LANES, EXPR);                              \
+            KB_END(ROW);                                                  \
+        }                                                                 \
+    }
+
+/* tb_vmath rows (VS_ARRAY2) */
+KB_UNARY(exp, vs_exp(a))
+KB_UNARY(log, vs_log(a))
+KB_UNARY(tanh, vs_tanh(a))
+KB_UNARY(sigmoid, vs_sigmoid(a))
+KB_UNARY(silu, vs_silu(a))
+KB_UNARY(gelu, vs_gelu_erf(a))
+KB_UNARY(gelu_tanh, vs_gelu_tanh(a))
+/* ops_simd.h rows (XS_UNARY_LOOP; softplus at beta 1, the default) */
+KB_UNARY(softplus, xs_softplus1_f(a, k0, k1))
+KB_UNARY(sqrt, xs_sqrt_f(a, k0, k1))
+/* rsqrt is left out: llvm-mca 14's Ice Lake model puts vrcp14ps on the
+ * divider for as long as a vsqrtps, which makes its step 44 cycles where
+ * this machine runs it in ~27 (0.86 cycles/element at 4096 elements):
+ * a "bound" above the measured time is no bound.  Its row is held to
+ * its memory bound only. */
+/* pow_simd_impl.h's row (pw_pow_f32, both operands contiguous) */
+#ifdef __AVX512F__
+KB_BINARY(pow, (void)0, pf_pow(a, b))
+#else
+KB_BINARY(pow, pg_tabs T; pg_tabs_init(&T), pg_pow(&T, a, b))
+#endif

@@ -1,0 +1,338 @@
+#!/usr/bin/env python3
+"""State the compute bounds of CPU kernel rows with llvm-mca.
+
+Usage:
+    scripts/kernel_bounds.py [--build DIR] [--mcpu CPU] [-o FILE] [--print]
+
+For every loop of scripts/kernel_bounds.c (the fast path of a kernel row:
+exp, log, tanh, sigmoid, silu, gelu, gelu_tanh, softplus, sqrt, pow), at both SIMD levels:
+
+1. compiles scripts/kernel_bounds.c to assembly with the flags DIR's
+   build gives the level's own source (DIR/compile_commands.json, the
+   entries of vmath_avx512.c and vmath_avx2.c; DIR should be a release
+   build, as the table's rows are: default `build`);
+2. in each loop function kb_ROW, follows from the region's start marker
+   the shortest path to its end marker (0-1 search over the assembly's
+   jumps: each instruction costs 1): the step where every lane takes the
+   fast form, which is what the benchmark's inputs take (the .c file's
+   header says why);
+3. hands those instructions to llvm-mca (-mcpu, default icelake-server:
+   the port model of this project's AVX-512 Xeons, two 512-bit ports
+   p0/p5, three 256-bit ones) and reads its "Block RThroughput": the
+   cycles one step needs on the model's ports when nothing but port
+   pressure limits it, a lower bound on the step's time;
+4. writes ROW_f32_avx512 and ROW_f32_avx2 entries of the compute-bounds
+   file (-o, default docs/perf-data/compute-bounds.json): cycles per
+   element = the step's cycles / its elements, and a one-line derivation
+   (tool, model, instructions, uops, the two busiest ports).  Entries the
+   script does not produce (stated by hand: the rand rows) are kept as
+   they are.  --print writes the entries to stdout instead.
+
+scripts/op_limits.py holds each such row to max(memory bound, elements x
+cycles / the measured core clock).  The loop control (one add, one
+compare and branch) is left out of the region, which only lowers the
+bound.  Zen 4 runs 512-bit operations on 256-bit halves: there the
+icelake-server figure is a stricter bound than the machine's.
+
+Exit status: 0 done; 1 a tool failed (the compiler, llvm-mca) or its
+output was not understood; 2 bad arguments or input (one line naming the
+file and the place).
+"""
+import argparse
+import heapq
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOURCE = os.path.join(ROOT, "scripts", "kernel_bounds.c")
+BOUNDS = os.path.join(ROOT, "docs", "perf-data", "compute-bounds.json")
+SCHEMA = "tbench.compute_bounds/1"
+# level name -> (the source whose flags are used, float lanes per vector)
+LEVELS = {"avx512": ("vmath_avx512.c", 16), "avx2": ("vmath_avx2.c", 8)}
+STEP_VECTORS = 2  # vectors per loop step (kernel_bounds.c's KB_UNARY)
+
+
+def die(msg, code=2):
+    print(f"kernel_bounds: {msg}", file=sys.stderr)
+    sys.exit(code)
+
+
+# ---- compiler flags ----------------------------------------------------------
+
+def level_flags(build, source):
+    """The -I/-D/-O/-m/-f/-std flags of `source`'s compile command in
+    build/compile_commands.json, -I paths made absolute."""
+    path = os.path.join(build, "compile_commands.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            cmds = json.load(f)
+    except OSError as e:
+        die(f"{path}: cannot read: {e.strerror} (configure the build with "
+            "meson first)")
+    except ValueError as e:
+        die(f"{path}: not JSON: {e}")
+    if not isinstance(cmds, list):
+        die(f"{path}: expected a list of compile commands")
+    for i, c in enumerate(cmds):
+        if not isinstance(c, dict) or not isinstance(c.get("file"), str):
+            die(f"{path}: entry {i}: expected an object with 'file'")
+        if os.path.basename(c["file"]) != source:
+            continue
+        if not isinstance(c.get("command"), str) or \
+                not isinstance(c.get("directory"), str):
+            die(f"{path}: entry {i} ({source}): expected 'command' and "
+                "'directory' strings")
+        argv = shlex.split(c["command"])
+        out, skip = [], False
+        for a in argv[1:]:
+            if skip:
+                skip = False
+                continue
+            if a in ("-o", "-MQ", "-MF", "-c"):
+                skip = True
+                continue
+            if a.startswith("-I"):
+                out.append("-I" + os.path.join(c["directory"], a[2:]))
+            elif a.startswith(("-D", "-O", "-m", "-std=")) or \
+                    (a.startswith("-f") and "diagnostics" not in a):
+                out.append(a)
+        return argv[0], out
+    die(f"{path}: no compile command for {source} (a build without the "
+        "SIMD levels, or not a tbench build)")
+
+
+# ---- assembly: the shortest path through a region --------------------------
+
+LABEL = re.compile(r"^([.\w$]+):")
+MARK = re.compile(r"^\s*#\s*LLVM-MCA-(BEGIN|END)\s+(\S+)")
+
+
+def parse_function(asm, name):
+    """The items of function `name` in gcc's AT&T output: ("label", L),
+    ("begin", R), ("end", R) or ("ins", text)."""
+    items, inside = [], False
+    for line in asm.splitlines():
+        if not inside:
+            inside = line.startswith(name + ":")
+            continue
+        if re.match(r"^\s*\.size\s+" + re.escape(name) + r"\b", line):
+            return items
+        m = MARK.match(line)
+        if m:
+            items.append((m.group(1).lower(), m.group(2)))
+            continue
+        m = LABEL.match(line)
+        if m:
+            items.append(("label", m.group(1)))
+            continue
+        s = line.strip()
+        if not s or s.startswith(("#", ".")):
+            continue  # comments, #APP, directives
+        items.append(("ins", s))
+    raise ValueError(f"function {name} not found or not closed by .size")
+
+
+def shortest_region(items, region):
+    """The instructions on the shortest path from a ("begin", region)
+    item to an ("end", region) one, in order.  Jumps: jmp L goes to L
+    only, jCC L to L or the next item; ret and ud2 end a path."""
+    labels = {it[1]: i for i, it in enumerate(items) if it[0] == "label"}
+    starts = [i for i, it in enumerate(items) if it == ("begin", region)]
+    if not starts:
+        raise ValueError(f"no LLVM-MCA-BEGIN {region}")
+
+    def succ(i):
+        kind, text = items[i]
+        if kind != "ins":
+            return [i + 1]
+        op = text.split()[0]
+        if op in ("ret", "ud2") or op.startswith("ret"):
+            return []
+        if op.startswith("j"):
+            tgt = text.split()[-1]
+            if tgt not in labels:
+                raise ValueError(f"jump to an unknown label: {text}")
+            return [labels[tgt]] if op == "jmp" else [i + 1, labels[tgt]]
+        return [i + 1]
+
+    dist = {s: 0 for s in starts}
+    prev = {}
+    heap = [(0, s) for s in starts]
+    while heap:
+        d, i = heapq.heappop(heap)
+        if d > dist.get(i, 1 << 60) or i >= len(items):
+            continue
+        if items[i] == ("end", region):
+            path = []
+            j = i
+            while j in prev:
+                j = prev[j]
+                if items[j][0] == "ins":
+                    path.append(items[j][1])
+            return path[::-1]
+        w = 1 if items[i][0] == "ins" else 0
+        for k in succ(i):
+            if d + w < dist.get(k, 1 << 60):
+                dist[k] = d + w
+                prev[k] = i
+                heapq.heappush(heap, (d + w, k))
+    raise ValueError(f"no path from LLVM-MCA-BEGIN {region} to its END")
+
+
+# ---- llvm-mca ---------------------------------------------------------------
+
+def mca(tool, mcpu, ins):
+    """llvm-mca's figures for the instructions: (block reciprocal
+    throughput, instructions, uops, [(pressure, port)] busiest first)."""
+    text = "".join("\t" + s + "\n" for s in ins)
+    r = subprocess.run([tool, f"-mcpu={mcpu}", "-iterations=100"],
+                       input=text, capture_output=True, text=True)
+    if r.returncode != 0:
+        die(f"{tool} -mcpu={mcpu} failed: "
+            f"{(r.stderr.strip().splitlines() or ['?'])[0]}", 1)
+    out = r.stdout
+
+    def num(key):
+        m = re.search(r"^" + re.escape(key) + r":\s+([\d.]+)", out, re.M)
+        if not m:
+            die(f"{tool}: no '{key}' in its output", 1)
+        return float(m.group(1))
+
+    rthr = num("Block RThroughput")
+    n_ins, uops = num("Instructions"), num("Total uOps")
+    # "[2]   - ICXPort0" lines name the columns of the pressure table
+    names = dict(re.findall(r"^\[(\d+)\]\s+-\s+(\S+)", out, re.M))
+    m = re.search(r"Resource pressure per iteration:\n(.*)\n(.*)\n", out)
+    ports = []
+    if m:
+        heads = re.findall(r"\[(\d+)\]", m.group(1))
+        vals = m.group(2).split()
+        for h, v in zip(heads, vals):
+            if v != "-":
+                ports.append((float(v), names.get(h, h)))
+        ports.sort(reverse=True)
+    return rthr, n_ins / 100, uops / 100, ports
+
+
+def mca_version(tool):
+    r = subprocess.run([tool, "--version"], capture_output=True, text=True)
+    m = re.search(r"LLVM version ([\d.]+)", r.stdout + r.stderr)
+    return m.group(1) if m else "?"
+
+
+def port_name(p):
+    """ICXPort05 -> p05, SKXDivider -> divider"""
+    m = re.match(r"^[A-Z]+Port(\w+)$", p)
+    return "p" + m.group(1) if m else p.lower()
+
+
+def rows_of(asm):
+    return sorted(set(re.findall(r"LLVM-MCA-BEGIN\s+(\w+)", asm)))
+
+
+def derive(build, mcpu, tool):
+    ver = mca_version(tool)
+    entries = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for level, (src, lanes) in LEVELS.items():
+            cc, flags = level_flags(build, src)
+            out = os.path.join(tmp, f"kb_{level}.s")
+            cmd = [cc, *flags, "-w", "-S", "-o", out, SOURCE]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                die(f"compiling {SOURCE} for {level} failed: "
+                    f"{(r.stderr.strip().splitlines() or ['?'])[0]}", 1)
+            with open(out, encoding="utf-8") as f:
+                asm = f.read()
+            for row in rows_of(asm):
+                try:
+                    ins = shortest_region(parse_function(asm, "kb_" + row),
+                                          row)
+                except ValueError as e:
+                    die(f"{SOURCE} ({level}): kb_{row}: {e}", 1)
+                rthr, n_ins, uops, ports = mca(tool, mcpu, ins)
+                elems = STEP_VECTORS * lanes
+                busiest = ", ".join(f"{port_name(p)} {v:g}"
+                                    for v, p in ports[:2])
+                entries.append({
+                    "impl": f"{row}_f32_{level}",
+                    "cycles_per_element": round(rthr / elems, 4),
+                    "derivation": (
+                        f"llvm-mca {ver} -mcpu={mcpu} (scripts/"
+                        f"kernel_bounds.py): kb_{row}'s step of "
+                        f"{STEP_VECTORS} x {lanes} elements, every lane on "
+                        f"the fast path, release flags: {n_ins:g} "
+                        f"instructions, {uops:g} uops, block reciprocal "
+                        f"throughput {rthr:g} cycles (busiest: {busiest})"),
+                })
+    return entries
+
+
+def merge(path, entries):
+    """path's document with `entries` replacing the entries of the same
+    impl (or appended); other entries kept in their order."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError as e:
+        die(f"{path}: cannot read: {e.strerror}")
+    except ValueError as e:
+        die(f"{path}: not JSON: {e}")
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or \
+            not isinstance(doc.get("bounds"), list):
+        die(f"{path}: not a compute bounds file (expected an object with "
+            f"schema \"{SCHEMA}\" and a bounds list)")
+    new = {e["impl"]: e for e in entries}
+    kept = []
+    for i, e in enumerate(doc["bounds"]):
+        if not isinstance(e, dict) or not isinstance(e.get("impl"), str):
+            die(f"{path}: bounds[{i}]: expected an object with an impl")
+        if e["impl"] not in new:
+            kept.append(e)
+    doc["bounds"] = kept + entries
+    return doc
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description="State compute bounds of CPU kernel rows with llvm-mca "
+                    "(see the header of this script).")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"),
+                    help="the meson build whose flags are used (default: "
+                         "build, the release build)")
+    ap.add_argument("--mcpu", default="icelake-server",
+                    help="llvm-mca's CPU model (default icelake-server)")
+    ap.add_argument("--llvm-mca", default="llvm-mca", dest="tool",
+                    help="the llvm-mca program (default: llvm-mca on PATH)")
+    ap.add_argument("-o", "--output", default=BOUNDS,
+                    help="the compute-bounds file to update (default "
+                         "docs/perf-data/compute-bounds.json)")
+    ap.add_argument("--print", action="store_true",
+                    help="print the entries instead of writing the file")
+    a = ap.parse_args()
+    if not a.print:
+        merge(a.output, [])  # a bad file stops here, before any work
+    entries = derive(a.build, a.mcpu, a.tool)
+    if not entries:
+        die(f"{SOURCE}: no LLVM-MCA-BEGIN region", 1)
+    if a.print:
+        json.dump(entries, sys.stdout, indent=1)
+        print()
+        return 0
+    doc = merge(a.output, entries)
+    tmp = a.output + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, a.output)
+    print(f"kernel_bounds: {len(entries)} rows written to {a.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

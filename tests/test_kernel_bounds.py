@@ -1,0 +1,222 @@
+#!/usr/bin/python3
+"""Tests of scripts/kernel_bounds.py (stated compute bounds of CPU kernel
+rows by llvm-mca), printed as TAP.
+
+Usage: test_kernel_bounds.py BUILD_DIR   (run from the repository root)
+
+The path search on hand-written assembly (the short path through a
+region whose fall-through is the long one, jumps back, ret, a missing
+end marker, a jump to an unknown label), the merge into a bounds file
+(hand-stated entries kept, generated ones replaced) and its failure
+paths (one line naming the file, exit 2), and, where llvm-mca and the
+build's SIMD sources are there, a derivation with BUILD_DIR's flags:
+every loop of scripts/kernel_bounds.c at both levels gives a positive
+bound, and the committed docs/perf-data/compute-bounds.json states every
+one of those rows with a figure within 15% of this build's (the release
+build the file comes from compiles at -O3, this one may not: the
+figures agreed within 11% when this was written).  A kernel changed
+without `scripts/kernel_bounds.py` run again fails the last check once
+its step changes by more than that.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from tap import case, expect, run as run_cases
+
+BUILD = os.path.abspath(sys.argv[1])
+SCRIPT = os.path.abspath("scripts/kernel_bounds.py")
+BOUNDS = os.path.abspath("docs/perf-data/compute-bounds.json")
+TMP = tempfile.mkdtemp(prefix="tbench-kbounds-")
+
+sys.path.insert(0, os.path.abspath("scripts"))
+import kernel_bounds as kb  # noqa: E402
+
+# A region whose fall-through (the check failed) is long and whose
+# jump target (every lane fast) is short, as gcc lays out vs_tanh.
+ASM = """\
+\t.text
+\t.globl\tkb_t
+\t.type\tkb_t, @function
+kb_t:
+.LFB1:
+\t.cfi_startproc
+\ttestq\t%rdx, %rdx
+\tjle\t.L2
+.L3:
+#APP
+# 12 "k.c" 1
+\t# LLVM-MCA-BEGIN t
+# 0 "" 2
+#NO_APP
+\tvmovups\t(%rdi,%rax,4), %zmm0
+\tvcmpps\t$25, %zmm1, %zmm0, %k1
+\tkortestw\t%k1, %k1
+\tjc\t.L5
+\tvaddps\t%zmm0, %zmm0, %zmm2
+\tvaddps\t%zmm2, %zmm0, %zmm2
+\tvaddps\t%zmm2, %zmm0, %zmm2
+\tvdivps\t%zmm2, %zmm0, %zmm0
+\tjmp\t.L6
+.L5:
+\tvmulps\t%zmm0, %zmm0, %zmm0
+.L6:
+\tvmovups\t%zmm0, (%rsi,%rax,4)
+#APP
+\t# LLVM-MCA-END t
+#NO_APP
+\taddq\t$16, %rax
+\tcmpq\t%rax, %rdx
+\tjg\t.L3
+.L2:
+\tret
+\t.cfi_endproc
+\t.size\tkb_t, .-kb_t
+"""
+
+
+@case("the shortest path takes the jump to the short form")
+def _short():
+    ins = kb.shortest_region(kb.parse_function(ASM, "kb_t"), "t")
+    want = ["vmovups\t(%rdi,%rax,4), %zmm0",
+            "vcmpps\t$25, %zmm1, %zmm0, %k1", "kortestw\t%k1, %k1",
+            "jc\t.L5", "vmulps\t%zmm0, %zmm0, %zmm0",
+            "vmovups\t%zmm0, (%rsi,%rax,4)"]
+    expect(ins == want, f"path {ins}")
+
+
+@case("the fall-through is taken when it is the shorter path")
+def _fall():
+    asm = ASM.replace("\tvmulps\t%zmm0, %zmm0, %zmm0\n",
+                      "\tvmulps\t%zmm0, %zmm0, %zmm0\n" * 9)
+    ins = kb.shortest_region(kb.parse_function(asm, "kb_t"), "t")
+    expect(len(ins) == 10 and ins[4].startswith("vaddps") and
+           ins[-2] == "jmp\t.L6" and "vmulps\t%zmm0, %zmm0, %zmm0"
+           not in ins, f"path {ins}")
+
+
+@case("a region without its end, a jump to an unknown label, a missing "
+      "function: ValueError")
+def _bad():
+    for asm, fn, what in (
+            (ASM.replace("\t# LLVM-MCA-END t\n", ""), "kb_t", "no path"),
+            (ASM.replace("jc\t.L5", "jc\t.L99"), "kb_t", "unknown label"),
+            (ASM, "kb_u", "not found"),
+            (ASM, "kb_t", "no LLVM-MCA-BEGIN")):
+        try:
+            kb.shortest_region(kb.parse_function(asm, fn),
+                               "u" if what.startswith("no LLVM") else "t")
+        except ValueError as e:
+            expect(what in str(e), f"{what}: got '{e}'")
+        else:
+            raise AssertionError(f"{what}: no error")
+
+
+@case("ret ends a path: a region left only by ret has no path")
+def _ret():
+    asm = ASM.replace("\tjc\t.L5\n", "\tret\n").replace(
+        "\tjmp\t.L6\n", "\tret\n")
+    try:
+        kb.shortest_region(kb.parse_function(asm, "kb_t"), "t")
+    except ValueError as e:
+        expect("no path" in str(e), str(e))
+    else:
+        raise AssertionError("a path through ret")
+
+
+def write(name, doc):
+    p = os.path.join(TMP, name)
+    with open(p, "w", encoding="utf-8") as f:
+        f.write(doc if isinstance(doc, str) else json.dumps(doc))
+    return p
+
+
+@case("merge keeps hand-stated entries and replaces generated ones")
+def _merge():
+    p = write("b.json", {"schema": kb.SCHEMA, "about": "x", "bounds": [
+        {"impl": "rand_normal_f32_avx512", "cycles_per_element": 3.16,
+         "derivation": "by hand"},
+        {"impl": "exp_f32_avx512", "cycles_per_element": 9.0,
+         "derivation": "old"}]})
+    new = [{"impl": "exp_f32_avx512", "cycles_per_element": 0.5,
+            "derivation": "mca"},
+           {"impl": "log_f32_avx512", "cycles_per_element": 0.9,
+            "derivation": "mca"}]
+    doc = kb.merge(p, new)
+    got = [(e["impl"], e["cycles_per_element"]) for e in doc["bounds"]]
+    expect(got == [("rand_normal_f32_avx512", 3.16),
+                   ("exp_f32_avx512", 0.5), ("log_f32_avx512", 0.9)],
+           f"merged {got}")
+    expect(doc["about"] == "x", "about lost")
+
+
+@case("a bad bounds file or build: one line naming it, exit 2")
+def _bad_files():
+    cases = [
+        (["-o", write("nj.json", "{")], "nj.json: not JSON"),
+        (["-o", write("ns.json", {"schema": "x", "bounds": []})],
+         "not a compute bounds file"),
+        (["-o", os.path.join(TMP, "absent.json")], "cannot read"),
+        (["--build", os.path.join(TMP, "nobuild"), "--print"],
+         "compile_commands.json: cannot read"),
+    ]
+    write("compile_commands.json", "[]")
+    cases.append((["--build", TMP, "--print"],
+                  "no compile command for vmath_avx512.c"))
+    for args, want in cases:
+        if args[0] == "-o":
+            args = ["--build", "/nonexistent"] + args
+        r = subprocess.run([sys.executable, SCRIPT, *args],
+                           capture_output=True, text=True)
+        lines = r.stderr.strip().splitlines()
+        expect(r.returncode == 2 and len(lines) == 1 and want in lines[0],
+               f"{args}: rc {r.returncode}, stderr {r.stderr!r}")
+
+
+def derivable():
+    if shutil.which("llvm-mca") is None:
+        return "SKIP llvm-mca is not installed"
+    try:
+        with open(os.path.join(BUILD, "compile_commands.json")) as f:
+            cmds = json.load(f)
+    except (OSError, ValueError):
+        return "SKIP no compile_commands.json in the build"
+    names = {os.path.basename(c.get("file", "")) for c in cmds}
+    if not {"vmath_avx512.c", "vmath_avx2.c"} <= names:
+        return "SKIP the build has no SIMD sources"
+    return None
+
+
+@case("every loop at both levels gets a bound; the committed file states "
+      "each within 15% of this build's")
+def _derive():
+    why = derivable()
+    if why:
+        return why
+    r = subprocess.run([sys.executable, SCRIPT, "--build", BUILD,
+                        "--print"], capture_output=True, text=True)
+    expect(r.returncode == 0, f"rc {r.returncode}: {r.stderr}")
+    got = {e["impl"]: e for e in json.loads(r.stdout)}
+    with open("scripts/kernel_bounds.c", encoding="utf-8") as f:
+        rows = set(re.findall(r"^KB_(?:UNARY|BINARY)\((\w+),", f.read(),
+                              re.M))
+    want = {f"{x}_f32_{lv}" for x in rows for lv in kb.LEVELS}
+    expect(set(got) == want, f"rows {sorted(set(got) ^ want)}")
+    with open(BOUNDS, encoding="utf-8") as f:
+        stated = {e["impl"]: e for e in json.load(f)["bounds"]}
+    for impl, e in sorted(got.items()):
+        c = e["cycles_per_element"]
+        expect(c > 0 and "llvm-mca" in e["derivation"], f"{impl}: {e}")
+        expect(impl in stated, f"{impl}: not in {BOUNDS} (run "
+               "scripts/kernel_bounds.py on the release build)")
+        s = stated[impl]["cycles_per_element"]
+        expect(abs(s - c) <= 0.15 * c, f"{impl}: stated {s} cycles/elem, "
+               f"this build's step gives {c}: the kernel changed; run "
+               "scripts/kernel_bounds.py on the release build")
+
+
+sys.exit(run_cases(lambda failed: shutil.rmtree(TMP, ignore_errors=True)))
