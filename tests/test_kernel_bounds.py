@@ -14,7 +14,8 @@ every loop of scripts/kernel_bounds.c at both levels gives a positive
 bound, and the committed docs/perf-data/compute-bounds.json states every
 one of those rows with a figure within 15% of this build's (the release
 build the file comes from compiles at -O3, this one may not: the
-figures agreed within 11% when this was written).  A kernel changed
+figures agreed within 11% when this was written; an unoptimized or
+sanitized build skips that comparison).  A kernel changed
 without `scripts/kernel_bounds.py` run again fails the last check once
 its step changes by more than that.
 """
@@ -208,9 +209,16 @@ def _derive():
     expect(set(got) == want, f"rows {sorted(set(got) ^ want)}")
     with open(BOUNDS, encoding="utf-8") as f:
         stated = {e["impl"]: e for e in json.load(f)["bounds"]}
+    # an unoptimized or sanitized build's code says nothing of the
+    # release build's: only the shape of its figures is checked
+    _, flags = kb.level_flags(BUILD, "vmath_avx512.c")
+    optimized = any(f in ("-O2", "-O3") for f in flags) and \
+        not any(f.startswith("-fsanitize") for f in flags)
     for impl, e in sorted(got.items()):
         c = e["cycles_per_element"]
         expect(c > 0 and "llvm-mca" in e["derivation"], f"{impl}: {e}")
+        if not optimized:
+            continue
         expect(impl in stated, f"{impl}: not in {BOUNDS} (run "
                "scripts/kernel_bounds.py on the release build)")
         s = stated[impl]["cycles_per_element"]
