@@ -300,7 +300,8 @@ def peak_cache(env, gb_s, clock=True):
     (clock) whose core clock is CLOCK_GHZ."""
     key = {"cpu_model": env["cpu"]["model"],
            "logical_cpus": env["cpu"]["logical_cpus"],
-           "tbench_version": env["build"]["tbench_version"]}
+           "tbench_version": env["build"]["tbench_version"],
+           "method": 2}  # peak.h's TB_PEAK_METHOD
     bw = [{"kernel": k, "level": lv, "threads": t,
            "working_set_bytes": 1 << 20, "best_gb_s": gb_s,
            "median_gb_s": gb_s, "worst_gb_s": gb_s, "spread": 0.0}

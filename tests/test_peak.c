@@ -360,6 +360,22 @@ static void test_cache_roundtrip(void **state)
     assert_true(tb_peaks_key_match(mine, key));
     assert_false(tb_peaks_key_match(other, key));
     assert_false(tb_peaks_key_match(NULL, key));
+    /* the key carries the method; an entry cached before it had one
+     * (method 1) or by another method does not match */
+    assert_true(num(key, "method") == TB_PEAK_METHOD);
+    cJSON *old = cJSON_Duplicate(mine, true);
+    cJSON *okeyd = cJSON_GetObjectItemCaseSensitive(old, "key");
+    cJSON_DeleteItemFromObjectCaseSensitive(okeyd, "method");
+    assert_false(tb_peaks_key_match(old, key));
+    cJSON_AddItemToObject(okeyd, "method", cJSON_CreateString("2"));
+    assert_false(tb_peaks_key_match(old, key));
+    cJSON_ReplaceItemInObjectCaseSensitive(
+        okeyd, "method", cJSON_CreateNumber(TB_PEAK_METHOD + 1));
+    assert_false(tb_peaks_key_match(old, key));
+    cJSON_ReplaceItemInObjectCaseSensitive(
+        okeyd, "method", cJSON_CreateNumber(TB_PEAK_METHOD));
+    assert_true(tb_peaks_key_match(old, key));
+    cJSON_Delete(old);
 
     /* A quick measurement never replaces a full one... */
     cJSON *quick = keyed(true, true, 3);

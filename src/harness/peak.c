@@ -858,6 +858,7 @@ static cJSON *pk_key_from_env(const cJSON *env)
                                                   : "unknown");
     cJSON_AddNumberToObject(key, "logical_cpus", tb_env_ncpus());
     cJSON_AddStringToObject(key, "tbench_version", TB_VERSION);
+    cJSON_AddNumberToObject(key, "method", TB_PEAK_METHOD);
     return key;
 }
 
@@ -882,7 +883,12 @@ bool tb_peaks_key_match(const cJSON *peaks, const cJSON *key)
         if (!a || !b || !cJSON_Compare(a, b, true))
             return false;
     }
-    return true;
+    /* method: absent in entries cached before it existed, which is 1 */
+    const cJSON *ma = cJSON_GetObjectItemCaseSensitive(k, "method");
+    const cJSON *mb = cJSON_GetObjectItemCaseSensitive(key, "method");
+    double va = cJSON_IsNumber(ma) ? ma->valuedouble : ma ? -1 : 1;
+    double vb = cJSON_IsNumber(mb) ? mb->valuedouble : mb ? -1 : 1;
+    return va == vb && va >= 1;
 }
 
 /* One level of the "levels" array. */
