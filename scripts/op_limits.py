@@ -61,6 +61,10 @@ element, the time per element here and at 4096 elements.  Flags:
          CI is often the wider on a busy machine) in a majority of the
          rounds.
 
+A warning above the table when the run's own copy (or global sum) took
+under 0.9x its memory bound: the peaks understate the machine (measured
+while something else ran), so every memory bound is too generous.
+
 Exit status: 0 done (flags are findings, not failures); 1 a case failed
 its check or did not run in tbench or a peer; 2 bad arguments or input
 (a malformed bounds file: one line naming it and the place), a tool that
@@ -545,6 +549,26 @@ def build_rows(rounds, bounds, plan, max_ratio):
     return rows
 
 
+def bounds_warning(rows):
+    """A line when the run's own copy (or global sum) beat its memory
+    bound by more than 10%: then the peaks understate the machine (they
+    were measured while something else ran) and every memory bound is too
+    generous; None otherwise."""
+    for r in rows:
+        if r["ratio"] is None or not (r["bound"] or "").startswith(
+                "memory"):
+            continue
+        if r["op"] == "copy" or (r["op"] == "sum" and
+                                 "axis" not in r["params"]):
+            if r["ratio"] < 0.9:
+                return (f"the run's own {r['op']} took {r['ratio']:.2f}x "
+                        f"its bound ({r['bound']}): the peaks understate "
+                        "this machine (measured under load?), so every "
+                        "memory bound here is too generous; run `tbench "
+                        "peak` again on a quiet machine")
+    return None
+
+
 def fmt_vs(r):
     if r["vs_best_peer"] is None:
         return "-"
@@ -587,6 +611,8 @@ def markdown(rows, meta, max_ratio):
            "reductions), a check of the bound that needs no peaks.", ""]
     if meta.get("peaks_warning"):
         out += [f"**Warning**: {meta['peaks_warning']}", ""]
+    if meta.get("bounds_warning"):
+        out += [f"**Warning**: {meta['bounds_warning']}", ""]
     if meta.get("clock_note"):
         out += [f"**Note**: {meta['clock_note']}", ""]
     out += ["| case | category | shapes | backend | impl | time | "
@@ -724,6 +750,7 @@ def render(d, max_ratio, command):
         else "none (no bounds)",
         "peaks_warning": (" ".join(pk.get("notes") or []) or None)
         if pk else None,
+        "bounds_warning": bounds_warning(rows),
     }
     files = {"results": [os.path.join(round_paths("", r)[0], "results.json")
                          for r in range(1, plan["rounds"] + 1)],

@@ -522,9 +522,21 @@ def check_tiny(d, md, expect_bound_flags, nr):
                "the above-bound line is missing")
         expect("**Warning**: fixture note: measured under load" in md,
                "the peaks' note is not shown")
+        expect("the peaks understate" not in md and
+               lim["meta"]["bounds_warning"] is None,
+               "bounds warning at tiny bounds")
     else:
         expect(not flagged, f"flagged at a huge bound: {sorted(flagged)}")
-        expect("**Warning**" not in md, "a warning without a note")
+        # no peaks note; but the run's copy beat its (huge) bound
+        cp = next(r for r in lim["rows"] if r["op"] == "copy" or (
+            r["op"] == "sum" and "axis" not in r["params"]))
+        want = (f"**Warning**: the run's own {cp['op']} took "
+                f"{cp['ratio']:.2f}x its bound ({cp['bound']})")
+        expect(md.count("**Warning**") == 1 and want in md and
+               "run `tbench peak` again on a quiet machine" in md and
+               lim["meta"]["bounds_warning"] in md,
+               "the bounds warning at huge bounds: "
+               f"{[x for x in md.splitlines() if 'Warning' in x]}")
 
 
 @case("tiny run with peaks, 2 rounds: times, bounds, peers and flags")
