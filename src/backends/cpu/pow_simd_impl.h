@@ -496,6 +496,23 @@ static inline void pf_stage_exp(const float *a, int64_t sa, const float *b,
     _mm512_storeu_ps(o + i + 16, r1);
 }
 
+/* Software prefetch of a and b 4 KB ahead (the lines of the step 64
+ * steps on), into L1: at 1024x1024 (12 MB, past the L2) the loop ran
+ * well behind its memory bound with the hardware prefetchers alone
+ * (tbench ab, 1 thread, load ~4: 540 -> 507 us 2 KB ahead, 4 KB a
+ * further 5% faster; 8 KB, one line of each pair, or prefetchw of o no
+ * better; in cache no change).  Addresses by integer arithmetic: they may lie past the
+ * arrays (a prefetch does not fault), and with sa or sb 0 they repeat
+ * a[0]'s line. */
+static inline void pf_prefetch(const float *a, const float *b)
+{
+    const uintptr_t ua = (uintptr_t)a + 4096, ub = (uintptr_t)b + 4096;
+    _mm_prefetch((const char *)ua, _MM_HINT_T0);
+    _mm_prefetch((const char *)(ua + 64), _MM_HINT_T0);
+    _mm_prefetch((const char *)ub, _MM_HINT_T0);
+    _mm_prefetch((const char *)(ub + 64), _MM_HINT_T0);
+}
+
 /* o[i] = a[i sa]^b[i sb], sa and sb 0 or 1.  Two vectors a step, the
  * loop software-pipelined: step k's log2 (pf_stage_log) and step k - 1's
  * exp2 (pf_stage_exp) in one iteration, so the exp2's inputs are ready
@@ -524,6 +541,7 @@ static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
         pf_blk s, t;
         pf_stage_log(a, sa, b, sb, a0, b0, 0, &s);
         for (i = 32; i + 32 <= n; i += 32) {
+            pf_prefetch(a + i * sa, b + i * sb);
             pf_stage_log(a, sa, b, sb, a0, b0, i, &t);
             pf_stage_exp(a, sa, b, sb, i - 32, &s, o);
             s = t;
