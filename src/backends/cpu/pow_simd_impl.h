@@ -466,9 +466,10 @@ static inline void pf_stage_log(const float *a, int64_t sa, const float *b,
 }
 
 /* pf_stage_exp's rare case (a lane off the short log2's fast path):
- * both vectors again by pf_pow, stored at o + i.  Out of line, so the
- * loop keeps its tables and constants in registers (a call on its hot
- * path would clobber them). */
+ * both vectors again by pf_pow, stored at o + i.  Out of line on the
+ * cold branch: inlined (pf_pow_long per vector), its register needs
+ * made the loop spill its carried state, 6% slower at 64x64 (tbench ab,
+ * one run). */
 __attribute__((noinline)) static void pf_step_slow(const float *a, int64_t sa,
                                                    const float *b, int64_t sb,
                                                    int64_t i, float *o)
@@ -496,14 +497,14 @@ static inline void pf_stage_exp(const float *a, int64_t sa, const float *b,
     _mm512_storeu_ps(o + i + 16, r1);
 }
 
-/* Software prefetch of a and b 4 KB ahead (the lines of the step 64
+/* Software prefetch of a and b 4 KB ahead (the lines of the step 32
  * steps on), into L1: at 1024x1024 (12 MB, past the L2) the loop ran
  * well behind its memory bound with the hardware prefetchers alone
  * (tbench ab, 1 thread, load ~4: 540 -> 507 us 2 KB ahead, 4 KB a
  * further 5% faster; 8 KB, one line of each pair, or prefetchw of o no
- * better; in cache no change).  Addresses by integer arithmetic: they may lie past the
- * arrays (a prefetch does not fault), and with sa or sb 0 they repeat
- * a[0]'s line. */
+ * better; in cache no change).  Addresses by integer arithmetic: they
+ * may lie past the arrays (a prefetch does not fault); with sa or sb 0
+ * the same address every step. */
 static inline void pf_prefetch(const float *a, const float *b)
 {
     const uintptr_t ua = (uintptr_t)a + 4096, ub = (uintptr_t)b + 4096;
