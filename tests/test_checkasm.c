@@ -35,7 +35,8 @@
  *     rand_normal f32's vector log/cos/sin against libm on all 2^24
  *     inputs of the f32 stream (rand_simd.h).
  *     pow_*: pow f32's SIMD rows, special values bit for bit powf's,
- *     and their ulp bound on six families of inputs (pow_simd_impl.h).
+ *     and their ulp bound on six families of inputs (pow_simd_impl.h),
+ *     and at every size to 300 with slow lanes along the loop.
  *     permute_tiled: permute's tiled path against the reference.
  *     f64_ulp: exp and log f64's SIMD rows against long double libm
  *     (f64_simd_impl.h); op_exp and op_log run them in f64 too;
@@ -2851,6 +2852,58 @@ static void test_pow_ulp(void **state)
     free(a);
 }
 
+/* The rows' loops at every size 0..300 (software-pipelined steps of 2
+ * vectors, the single vectors and the masked tail after them), one float
+ * off alignment, canary-guarded: every element within the bound (or the
+ * special value) of libm's double pow, nothing written outside the
+ * output.  Inputs in the op's domain, with a lane every 29th element that
+ * sends its vector off the short log2's path (a negative base to an
+ * integer power, |y| > 8, a subnormal result, a zero base), so the slow
+ * step comes at every position of the pipeline. */
+static void test_pow_sizes(void **state)
+{
+    (void)state;
+    enum { NMAX = 300 };
+    static const float sp[4][2] = {
+        {-1.5f, 3.0f}, {0.9f, 60.0f}, {1e-20f, 7.0f}, {0.0f, 2.0f}};
+    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++) {
+        pw_fn fn = pw_level(lv);
+        assert_non_null(fn);
+        int bad = 0;
+        for (int n = 0; n <= NMAX; n++) {
+            gbuf ga, gb, go;
+            const size_t nb = (size_t)n * sizeof(float);
+            float *a = gb_new(&ga, nb, sizeof(float));
+            float *b = gb_new(&gb, nb, sizeof(float));
+            float *o = gb_new(&go, nb, sizeof(float));
+            rng_seed(0x9051 + (uint64_t)n);
+            for (int k = 0; k < n; k++) {
+                a[k] = (float)rng_uniform(0.1, 2);
+                b[k] = (float)rng_uniform(-2, 2);
+                if ((k + 3 * n) % 29 == 0) {
+                    a[k] = sp[(k + n) % 4][0];
+                    b[k] = sp[(k + n) % 4][1];
+                }
+            }
+            fn(a, b, o, n);
+            for (int k = 0; k < n; k++) {
+                double e = ulp_error(o[k], pow((double)a[k], (double)b[k]));
+                if (!(e <= pw_bound(lv)) && bad++ < 5)
+                    print_error("pow %s n=%d: %a ^ %a = %a (%g ulp)\n",
+                                tb_cpu_isa_name(lv), n, (double)a[k],
+                                (double)b[k], (double)o[k], e);
+            }
+            if (!gb_intact(&go) && bad++ < 5)
+                print_error("pow %s n=%d: wrote outside the output\n",
+                            tb_cpu_isa_name(lv), n);
+            gb_free(&ga);
+            gb_free(&gb);
+            gb_free(&go);
+        }
+        assert_int_equal(bad, 0);
+    }
+}
+
 /* ---- permute's tiled path (ops_ext.c) ---- */
 
 /* Every permutation of 3-D shapes and the common ones of 4-D (NCHW <->
@@ -3353,6 +3406,7 @@ int main(int argc, char **argv)
         OPT(pow),
         T(pow_special),
         T(pow_ulp),
+        T(pow_sizes),
         T(permute_tiled),
         T(f64_ulp),
         T(xs_reduce_special_f64),
