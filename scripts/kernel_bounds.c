@@ -9,16 +9,18 @@
  * Each loop is the row's own driver step, calling the same inline
  * functions the shipped rows call (vmath_simd.h, ops_simd_impl.h,
  * pow_simd_impl.h): two vectors per step as VS_ARRAY, XS_UNARY_LOOP and
- * pw_pow_f32 do, the range checks and their branches included.  The
+ * pw_pow_f32 do (pow's step: one block's log2 with the previous one's
+ * exp2), the range checks and their branches included.  The
  * script follows, from each region's start, the shortest path to its end:
  * the step where every lane takes the fast form, which is the path every
  * vector of the benchmark's inputs takes (ops' default domain [-1, 1];
  * pow's bases [0.1, 2] and exponents [-2, 2], so |b log2 a| <= 6.7 and
  * pow's short log2).
  *
- * KB_UNARY(ROW, EXPR) / KB_BINARY(ROW, EXPR): ROW is the kernel row's
- * name without its _f32_ISA suffix; EXPR computes the result from the
- * vector a (and b).
+ * KB_UNARY(ROW, EXPR): ROW is the kernel row's name without its _f32_ISA
+ * suffix; EXPR computes the result from the vector a.  A row whose loop
+ * is not that shape (pow's is software-pipelined) writes its kb_ROW by
+ * hand, the step between KB_BEGIN(ROW) and KB_END(ROW).
  */
 #include "isa.h"
 #include "ops_simd_impl.h"
@@ -45,22 +47,6 @@
         }                                                                 \
     }
 
-#define KB_BINARY(ROW, SETUP, EXPR)                                       \
-    void kb_##ROW(const float *x, const float *z, float *y, long n);      \
-    void kb_##ROW(const float *x, const float *z, float *y, long n)       \
-    {                                                                     \
-        SETUP;                                                            \
-        for (long i = 0; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {      \
-            KB_BEGIN(ROW);                                                \
-            vf a = v_load(x + i), b = v_load(z + i);                      \
-            v_store(y + i, EXPR);                                         \
-            a = v_load(x + i + VS_LANES);                                 \
-            b = v_load(z + i + VS_LANES);                                 \
-            v_store(y + i + VS_LANES, EXPR);                              \
-            KB_END(ROW);                                                  \
-        }                                                                 \
-    }
-
 /* tb_vmath rows (VS_ARRAY2) */
 KB_UNARY(exp, vs_exp(a))
 KB_UNARY(log, vs_log(a))
@@ -79,7 +65,38 @@ KB_UNARY(sqrt, xs_sqrt_f(a, k0, k1))
  * its memory bound only. */
 /* pow_simd_impl.h's row (pw_pow_f32, both operands contiguous) */
 #ifdef __AVX512F__
-KB_BINARY(pow, (void)0, pf_pow(a, b))
+/* pw_pow_f32's software-pipelined loop: step k's log2 with step k - 1's
+ * exp2 (the prologue and epilogue outside the region) */
+void kb_pow(const float *x, const float *z, float *y, long n);
+void kb_pow(const float *x, const float *z, float *y, long n)
+{
+    const __m512 a0 = _mm512_set1_ps(1.0f);
+    pf_blk s, t;
+    pf_stage_log(x, 1, z, 1, a0, a0, 0, &s);
+    for (long i = 32; i + 32 <= n; i += 32) {
+        KB_BEGIN(pow);
+        pf_prefetch(x + i, z + i);
+        pf_stage_log(x, 1, z, 1, a0, a0, i, &t);
+        pf_stage_exp(x, 1, z, 1, i - 32, &s, y);
+        s = t;
+        KB_END(pow);
+    }
+}
 #else
-KB_BINARY(pow, pg_tabs T; pg_tabs_init(&T), pg_pow(&T, a, b))
+void kb_pow(const float *x, const float *z, float *y, long n);
+void kb_pow(const float *x, const float *z, float *y, long n)
+{
+    const __m256 a0 = _mm256_set1_ps(1.0f);
+    pg_tabs T;
+    pg_tabs_init(&T);
+    pg_blk s, t;
+    pg_stage_log(&T, x, 1, z, 1, a0, a0, 0, &s);
+    for (long i = 16; i + 16 <= n; i += 16) {
+        KB_BEGIN(pow);
+        pg_stage_log(&T, x, 1, z, 1, a0, a0, i, &t);
+        pg_stage_exp(&T, x, 1, z, 1, i - 16, &s, y);
+        s = t;
+        KB_END(pow);
+    }
+}
 #endif
