@@ -132,8 +132,12 @@ def same_build():
 
 @case("--duet and --estimator median run too")
 def duet():
+    # two copies of one build: the threshold keeps a busy machine's
+    # noise (+8% at 6 blocks seen in one run) from a "regressed" verdict;
+    # this case checks that the modes run, not the verdict
     r = tbench("ab", OLD, NEW, path("two.json"), "--blocks", "6", "-q",
-               "--duet", "--estimator", "median", "-f", "add*")
+               "--duet", "--estimator", "median", "-f", "add*",
+               "--threshold", "50")
     expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}{r.stdout}")
     expect("1 cases:" in r.stdout, r.stdout)
 
