@@ -19,16 +19,20 @@
  *   tanh:    g (1 - t^2) = g 4e / (1 + e)^2, e = exp(-2|x|) (sech^2 x,
  *            again without the cancellation of 1 - t^2);
  *   gelu:    g (Phi(x) + x phi(x)), phi(x) = exp(-x^2/2) / sqrt(2 pi):
- *            with Phi(-a) = exp(-a^2/2) G(a) (a = |x|, vmath's G of the
- *            forward gelu) both terms share one exp: g s for x < 0,
- *            g (1 - s) for x >= 0, s = exp(-x^2/2) (G(a) - a / sqrt(2
- *            pi)) (bw_gelu_f); +-inf give g and 0, the limits.  (It
- *            computed exp twice, G once and divided by x where any lane
- *            had |x| >= 0.7: 2.5x a read and write of its bytes.)
+ *            g s for x < 0, g (1 - s) for x >= 0, s = Phi(-a) - a
+ *            phi(a) (a = |x|): for a <= 3 by vmath's table polynomials
+ *            (vs_gelu_dpc), beyond with Phi(-a) = exp(-a^2/2) G(a) (G of
+ *            the forward gelu's tail) so that both terms share one exp,
+ *            s = exp(-x^2/2) (G(a) - a / sqrt(2 pi)) (bw_gelu_f); +-inf
+ *            give g and 0, the limits.  (It computed exp twice, G once
+ *            and divided by x where any lane had |x| >= 0.7: 2.5x a
+ *            read and write of its bytes; then one exp and G, degree 13,
+ *            for every lane.)
  * Accuracy (g = 1, tests/test_checkasm.c bw_act_sweep over a dense sweep
  * of float bit patterns against the derivative in double): sigmoid and
  * tanh within 8 ulp (5.5 measured), gelu within 4 ulp of |Phi| + |x phi|
- * (2.92 measured over every float, at x = -0.023), AVX2 and AVX-512
+ * (2.431 measured over every float, at x = -3.224, the exp form; the
+ * tables' for |x| <= 3: 1.262 at -2.978), AVX2 and AVX-512
  * bit for bit; far inside the ops' tolerance (f32: rtol 1e-5, atol
  * 1e-6), which op_*_backward (every level and thread count, against the
  * double reference) and tests/test_backward.c (PyTorch vectors and
@@ -65,28 +69,20 @@ static inline vf bw_sigmoid_f(vf g, vf x) { return bw_sech2(g, x, 1, 1); }
 
 static inline vf bw_tanh_f(vf g, vf x) { return bw_sech2(g, x, 2, 4); }
 
-/* gelu'(x) with a = |x|, E = exp(-x^2/2), c = 1/sqrt(2 pi) and
- * vmath's G (Phi(-a) = E G(a), vs_gelu_g_core / vs_gelu_g_tail):
- *   s = E (G(a) - c a);   x < 0 (and -0): s,   x >= 0: 1 - s
- * (Phi(x) + x phi(x) = E G - c a E for x < 0, 1 - E G + c a E for
- * x >= 0): one exp and one G per lane.  E as in vs_gelu_erf_core (head
- * -sq/2 reduced, tail added to r, d exp(r) = d + (d r) q).  x is
- * clamped to [-15, 15] (there |s| < 2^-159: -0 and 1, the limits;
- * +-inf give them too), G's argument to 14.5 (its range; beyond, |s| <
- * 2^-149, the least subnormal, and G is 0.5% of d).  The scaling is the exact
- * exponent addition where every lane has a <= 3 (n in [-7, 0]), else
- * v_scale (one rounding, into the subnormals near x = -13): both agree
- * wherever both apply, so the result does not depend on the lane's
- * neighbours. */
-static inline vf bw_gelu_f(vf g, vf x)
+/* s = gelu'(-a) = Phi(-a) - a phi(a) for a = |x| > 3 (other lanes:
+ * garbage; NaN stays NaN), with E = exp(-x^2/2), c = 1/sqrt(2 pi) and
+ * vmath's G (Phi(-a) = E G(a), vs_gelu_g_tail): s = E (G(a) - c a).
+ * E as vs_gelu_erf_tail computes it (head -sq/2 reduced, tail added to
+ * r, d exp(r) = d + (d r) q).  x is clamped to [-15, 15] (there |s| <
+ * 2^-159: -0 and 1 in bw_gelu_f, the limits; +-inf give them too), G's
+ * argument to 14.5 (its range; beyond, |s| < 2^-149, the least
+ * subnormal, and G is 0.5% of d).  The scaling is v_scale (one
+ * rounding, into the subnormals near x = -13). */
+static inline vf bw_gelu_s_tail(vf x)
 {
     vf xc = v_clamp(x, -15.0f, 15.0f);
     vf a = v_abs(xc);
-    vm fast = v_le(a, v_set1(VS_GELU_FAST));
-    int all = m_all(fast);
-    vf gg = vs_gelu_g_core(a);
-    if (!all)
-        gg = v_sel(fast, gg, vs_gelu_g_tail(v_min(a, v_set1(14.5f))));
+    vf gg = vs_gelu_g_tail(v_min(a, v_set1(14.5f)));
     vf d = v_fnma(v_set1(0.3989422804014327f), a, gg);
     vf sq = v_mul(xc, xc);
     vf sql = v_fms(xc, xc, sq);
@@ -94,9 +90,28 @@ static inline vf bw_gelu_f(vf g, vf x)
     vf r = vs_exp_reduce(v_mul(sq, v_set1(-0.5f)), &k, &n);
     r = v_fma(sql, v_set1(-0.5f), r);
     vf q = v_fma(vs_exp_u6(r), r, v_set1(1.0f));
-    vf p = v_fma(v_mul(d, r), q, d);
-    vf s = all ? v_ldexp_k(p, k) : v_scale(p, n);
-    vf dv = v_mul(g, v_sel(v_sign_m(xc), s, v_sub(v_set1(1.0f), s)));
+    return v_scale(v_fma(v_mul(d, r), q, d), n);
+}
+
+/* gelu'(x) = Phi(x) + x phi(x): with a = |x| and s = gelu'(-a) =
+ * Phi(-a) - a phi(a),
+ *   x < 0 (and -0): s,   x >= 0: 1 - s
+ * (Phi(x) = 1 - Phi(-a) and x phi(x) = a phi(a) for x >= 0).  s: for
+ * a <= 3 the table polynomials vs_gelu_dpc (vmath_simd.h: 1.20 * 2^-24
+ * of Phi(-a) + a phi(a) as evaluated), no exp; else bw_gelu_s_tail.  A
+ * vector with every lane inside takes only the tables; in the others
+ * each lane takes its own form, so the result does not depend on the
+ * lane's neighbours. */
+static inline vf bw_gelu_f(vf g, vf x)
+{
+    vf a = v_abs(x);
+    vs_idx j;
+    vf u = vs_gelu_piece(a, &j);
+    vf s = vs_gelu_poly6(vs_gelu_dpc, j, u);
+    vm fast = v_le(a, v_set1(VS_GELU_FAST));
+    if (!m_all(fast))
+        s = v_sel(fast, s, bw_gelu_s_tail(x));
+    vf dv = v_mul(g, v_sel(v_sign_m(x), s, v_sub(v_set1(1.0f), s)));
     return v_sel(v_unord(x, x), x, dv);
 }
 

@@ -151,6 +151,17 @@ static inline void v_store_n(float *p, vf a, int64_t r)
 }
 static inline float v_hsum(vf a) { return _mm512_reduce_add_ps(a); }
 static inline float v_hmax(vf a) { return _mm512_reduce_max_ps(a); }
+/* Per-lane indices into an 8-entry table (v_lookup8). */
+typedef __m512i vs_idx;
+/* trunc(a) as the index, for 0 <= a < 8 (other lanes: any index). */
+static inline vs_idx v_trunc_idx(vf a) { return _mm512_cvttps_epi32(a); }
+/* t[j] per lane (one vpermps; the table's 8 floats are loop-invariant,
+ * so the compiler keeps them in registers). */
+static inline vf v_lookup8(const float *t, vs_idx j)
+{
+    return _mm512_permutexvar_ps(
+        j, _mm512_zextps256_ps512(_mm256_loadu_ps(t)));
+}
 
 #elif defined(__AVX2__) && defined(__FMA__)
 /* ---- AVX2 + FMA helpers ----------------------------------------------- */
@@ -278,6 +289,12 @@ static inline float v_hsum(vf a)
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+}
+typedef __m256i vs_idx;
+static inline vs_idx v_trunc_idx(vf a) { return _mm256_cvttps_epi32(a); }
+static inline vf v_lookup8(const float *t, vs_idx j)
+{
+    return _mm256_permutevar8x32_ps(_mm256_loadu_ps(t), j);
 }
 static inline float v_hmax(vf a)
 {
@@ -643,61 +660,126 @@ static inline __attribute__((always_inline)) vf vs_gelu_tanh(vf x)
 #define VS_GELU_FAST 3.0f
 
 /*
- * gelu, erf form, for |x| <= VS_GELU_FAST only (other lanes: garbage),
- * without a division or a double-float sum.  With a = |x|,
- *   Phi(-a) = exp(-a^2/2) G(a),  G(a) = erfcx(a / sqrt(2)) / 2,
- * G smooth, from 0.5 down to 0.12 on [0, 3]: one polynomial in
- * u = a - 1.5 of degree 13 (our relative-error minimax fit, Lawson's
- * algorithm on 6000 Chebyshev points, rounded to float: 9.2e-10 in
- * double, 1.9 * 2^-24 as evaluated in float).  exp's argument is
- * -x^2/2 exactly: the head -sq/2 is reduced as in vs_exp_reduce and the
- * tail -(x^2 - sq)/2 (one FMA) added to r; n stays in [-7, 0], so the
- * scaling is exact (v_ldexp_nk).  Then, with
- * xs = x Phi(-a) (exact scaling last):
- *   x <  0 (and -0): xs,   x >= 0: x - xs  (|xs| <= x / 2: no
- * cancellation), chosen by x's sign bit, so -0 gives -0.
- * vs_gelu_g_core is G (gelu_backward's rows use it too, bwd_simd_impl.h).
+ * Phi(-a) = erfc(a / sqrt(2)) / 2 for a in [0, 3] on 8 pieces, piece
+ * j = trunc(a * 2.666f) (a = 3 gives 7.998: piece 7), Phi(-a) =
+ * P_j(a - c_j) with P_j of degree 6: vs_gelu_pc[k][j] is its
+ * coefficient of u^k, vs_gelu_ctr[j] = c_j.  c_0 = 0; the other c_j are
+ * within 0.006 of their piece's midpoint, chosen so that Phi(-c_j) is
+ * nearly a float (P_j(0) rounds with almost no error), and a - c_j is
+ * exact (Sterbenz: c_j / 2 <= a <= 2 c_j on the piece).  Our
+ * relative-error minimax fits (scripts/gelu_erf_tables.py, which prints
+ * these tables and checks them): at most 9.8e-9 (2^-26.6, piece 7) with
+ * the float coefficients in double, 1.52 * 2^-24 as evaluated in float
+ * (Horner, one rounding per FMA).  vs_gelu_dpc is the same for
+ * gelu'(-a) = Phi(-a) - a phi(a) (phi the normal density; gelu_backward,
+ * bwd_simd_impl.h), fitted for error relative to Phi(-a) + a phi(a)
+ * (its bound's unit; it crosses 0 near a = 0.75): at most 3.2e-8
+ * (2^-24.9, piece 5) in double, 1.20 * 2^-24 in float.
+ * The lookups are vpermps (v_lookup8):
+ * 8 entries, the width of one AVX2 register, so both ISAs run the same
+ * operations.
  */
-static inline vf vs_gelu_g_core(vf a)
+static _Alignas(32) const float vs_gelu_ctr[8] = {
+    0.000000000e+00f, 5.586101413e-01f, 9.419723153e-01f, 1.307562113e+00f,
+    1.690929055e+00f, 2.062339306e+00f, 2.436019421e+00f, 2.813321829e+00f};
+static _Alignas(32) const float vs_gelu_pc[7][8] = {
+    {5.000000000e-01f, 2.882139087e-01f, 1.731034070e-01f,
+     9.551093727e-02f, 4.542517662e-02f, 1.958772168e-02f,
+     7.424943615e-03f, 2.451627515e-03f},
+    {-3.989423215e-01f, -3.413110077e-01f, -2.559957504e-01f,
+     -1.696873158e-01f, -9.550668299e-02f, -4.756965488e-02f,
+     -2.052659541e-02f, -7.624958176e-03f},
+    {1.938902415e-06f, 9.532989562e-02f, 1.205704585e-01f,
+     1.109383330e-01f, 8.074751496e-02f, 4.905238748e-02f,
+     2.500159852e-02f, 1.072573476e-02f},
+    {6.645967811e-02f, 3.913458809e-02f, 4.808954895e-03f,
+     -2.007092722e-02f, -2.959471196e-02f, -2.579262853e-02f,
+     -1.688061841e-02f, -8.787618950e-03f},
+    {2.253503771e-04f, -2.135361917e-02f, -2.122803219e-02f,
+     -1.192681491e-02f, -9.475151310e-04f, 5.122327711e-03f,
+     6.112742703e-03f, 4.392587114e-03f},
+    {-1.081766654e-02f, -3.482292639e-03f, 3.228442511e-03f,
+     6.083958317e-03f, 4.743203986e-03f, 1.762637752e-03f,
+     -4.304670147e-04f, -1.144760754e-03f},
+    {1.577468240e-03f, 3.163002199e-03f, 2.327526687e-03f,
+     2.208528167e-04f, -1.200819388e-03f, -1.269747620e-03f,
+     -6.216389593e-04f, -4.071994408e-05f},
+};
+static _Alignas(32) const float vs_gelu_dpc[7][8] = {
+    {5.000000000e-01f, 9.755411744e-02f, -6.803749502e-02f,
+     -1.263657659e-01f, -1.160698459e-01f, -7.851704955e-02f,
+     -4.257824272e-02f, -1.899983548e-02f},
+    {-7.978847623e-01f, -5.761175156e-01f, -2.848434448e-01f,
+     -4.925705492e-02f, 8.206326514e-02f, 1.071860194e-01f,
+     8.075553924e-02f, 4.509995133e-02f},
+    {1.042559325e-05f, 3.515733778e-01f, 3.752970994e-01f,
+     2.540806234e-01f, 9.211314470e-02f, -1.242036652e-02f,
+     -4.835834354e-02f, -4.198861122e-02f},
+    {2.657816112e-01f, 1.088239700e-01f, -6.074627116e-02f,
+     -1.426736563e-01f, -1.247864813e-01f, -6.091325730e-02f,
+     -7.953001186e-03f, 1.428401843e-02f},
+    {1.431983663e-03f, -1.165697351e-01f, -9.063121676e-02f,
+     -1.959226280e-02f, 3.552479669e-02f, 4.358923808e-02f,
+     2.515608259e-02f, 5.720104091e-03f},
+    {-6.563918293e-02f, -1.027118508e-02f, 3.241702542e-02f,
+     3.854597360e-02f, 1.624310389e-02f, -5.190053023e-03f,
+     -1.188216265e-02f, -7.659492549e-03f},
+    {1.169142034e-02f, 2.390638553e-02f, 1.053102594e-02f,
+     -4.962426145e-03f, -1.203306578e-02f, -4.194122273e-03f,
+     -1.525263360e-04f, 3.012226662e-03f},
+};
+
+/* The piece j of a in [0, 3] and u = a - c_j (exact). */
+static inline vf vs_gelu_piece(vf a, vs_idx *j)
 {
-    vf u = v_sub(a, v_set1(1.5f));
-    vf g = v_fma(v_set1(-2.683906075e-08f), u, v_set1(1.310489068e-07f));
-    g = v_fma(g, u, v_set1(-3.777869892e-07f));
-    g = v_fma(g, u, v_set1(1.535832553e-06f));
-    g = v_fma(g, u, v_set1(-6.845579719e-06f));
-    g = v_fma(g, u, v_set1(2.715435767e-05f));
-    g = v_fma(g, u, v_set1(-1.019480260e-04f));
-    g = v_fma(g, u, v_set1(3.683223622e-04f));
-    g = v_fma(g, u, v_set1(-1.266278210e-03f));
-    g = v_fma(g, u, v_set1(4.110406619e-03f));
-    g = v_fma(g, u, v_set1(-1.249699574e-02f));
-    g = v_fma(g, u, v_set1(3.518686444e-02f));
-    g = v_fma(g, u, v_set1(-9.027127922e-02f));
-    return v_fma(g, u, v_set1(2.057806700e-01f));
+    *j = v_trunc_idx(v_mul(a, v_set1(2.666f)));
+    return v_sub(a, v_lookup8(vs_gelu_ctr, *j));
 }
 
+/* P_j(u) = sum of t[k][j] u^k, k = 0..6, by Horner (one FMA a step). */
+static inline vf vs_gelu_poly6(const float (*t)[8], vs_idx j, vf u)
+{
+    vf p = v_fma(v_lookup8(t[6], j), u, v_lookup8(t[5], j));
+    p = v_fma(p, u, v_lookup8(t[4], j));
+    p = v_fma(p, u, v_lookup8(t[3], j));
+    p = v_fma(p, u, v_lookup8(t[2], j));
+    p = v_fma(p, u, v_lookup8(t[1], j));
+    return v_fma(p, u, v_lookup8(t[0], j));
+}
+
+/*
+ * gelu, erf form, for |x| <= VS_GELU_FAST only (other lanes: garbage),
+ * without an exp, a division or a double-float sum: with a = |x| and
+ * xs = x Phi(-a) (P_j above, one rounding more),
+ *   x <  0 (and -0): xs,   x >= 0: x - xs  (|xs| <= x / 2: no
+ * cancellation), chosen by x's sign bit, so -0 gives -0.  Error: for
+ * x < 0, Phi(-a)'s 1.52 * 2^-24 plus the product's half ulp; for
+ * x > 0 less (xs is at most half the result); measured over every
+ * float with |x| <= 3: 1.760 ulp (x = -1.859).  23 instructions per
+ * vector (8 lookups, 6 FMAs) where the form below (exp(-x^2/2) G(a),
+ * G of degree 13 on [0, 3]) took 40: llvm-mca -mcpu=icelake-server
+ * 18.5 -> 9.0 cycles per 16 elements.
+ */
 static inline vf vs_gelu_erf_core(vf x)
 {
-    vf g = vs_gelu_g_core(v_abs(x));
-    vf sq = v_mul(x, x);
-    vf sql = v_fms(x, x, sq);
-    vf k, n;
-    vf r = vs_exp_reduce(v_mul(sq, v_set1(-0.5f)), &k, &n);
-    r = v_fma(sql, v_set1(-0.5f), r);
-    /* x G exp(r) = xg + (xg r) q, exp(r) = 1 + r q (vs_exp_poly6): one
-     * rounding fewer than x * (G * exp(r)) */
-    vf xg = v_mul(x, g);
-    vf q = v_fma(vs_exp_u6(r), r, v_set1(1.0f));
-    vf xs = v_ldexp_nk(v_fma(v_mul(xg, r), q, xg), n, k); /* x Phi(-a) */
-    return v_signsel_sub(x, x, xs);
+    vs_idx j;
+    vf u = vs_gelu_piece(v_abs(x), &j);
+    vf p = vs_gelu_poly6(vs_gelu_pc, j, u);
+    return v_signsel_sub(x, x, v_mul(x, p));
 }
 
 /*
  * gelu, erf form, for |x| > VS_GELU_FAST (other lanes: garbage; NaN
- * stays NaN): the core's form with G on two more pieces, a in [3, 7]
- * and [7, 14.5], each a polynomial of degree 10 in u = a - 5 and
- * a - 10.75 (fitted as the core's: 5.9e-9 and 6.6e-9 in double, 1.8 and
- * 1.2 * 2^-24 in float), the lane's piece picked.  x
+ * stays NaN), with a = |x|: Phi(-a) = exp(-a^2/2) G(a), G(a) =
+ * erfcx(a / sqrt(2)) / 2 smooth, on two pieces, a in [3, 7] and
+ * [7, 14.5], each a polynomial of degree 10 in u = a - 5 and a - 10.75
+ * (our relative-error minimax fits, Lawson's algorithm on Chebyshev
+ * points: 5.9e-9 and 6.6e-9 in double, 1.8 and 1.2 * 2^-24 in float),
+ * the lane's piece picked.  exp's argument is -x^2/2 exactly: the head
+ * -sq/2 is reduced as in vs_exp_reduce and the tail -(x^2 - sq)/2 (one
+ * FMA) added to r; x G exp(r) = xg + (xg r) q, exp(r) = 1 + r q
+ * (vs_exp_poly6), then, with xs = x Phi(-a), x < 0: xs, x >= 0:
+ * x - xs as in the core.  x
  * is clamped to [-14.5, 14.5]: below, x Phi(x) rounds to -0 (from
  * -14.23 on); above 7, Phi(-a) < 2^-39 and x - xs is x.  exp(-a^2/2)
  * reaches 2^-152 here, so xs is scaled last by v_scale (one rounding,
