@@ -63,7 +63,9 @@ element, the time per element here and at 4096 elements.  Flags:
 
 A warning above the table when the run's own copy (or global sum) took
 under 0.9x its memory bound: the peaks understate the machine (measured
-while something else ran), so every memory bound is too generous.
+while something else ran), so every memory bound is too generous; and
+one naming each row with a stated bound that ran under 0.95x of it (in
+cache or at its size): a bound the machine beats is wrong for it.
 
 Exit status: 0 done (flags are findings, not failures); 1 a case failed
 its check or did not run in tbench or a peer; 2 bad arguments or input
@@ -569,6 +571,29 @@ def bounds_warning(rows):
     return None
 
 
+def stated_warning(rows):
+    """A line naming the rows that ran, at the in-cache size or at the
+    row's own, under 0.95x their stated compute bound: a bound the
+    machine beats is wrong for it (a mis-modelled instruction, a clock
+    that ran faster than measured); None when there is none."""
+    bad = []
+    for r in rows:
+        s = r.get("stated") or {}
+        per = s.get("ns_per_element")
+        if not per:
+            continue
+        got = [x for x in (s.get("in_cache_ns_per_element"),
+                           s.get("ns_per_element_here")) if x]
+        if got and min(got) < 0.95 * per:
+            bad.append(f"{r['impl']} ({min(got) / per:.2f}x)")
+    if not bad:
+        return None
+    return ("ran faster than its stated compute bound allows: " +
+            ", ".join(bad) + ": that bound is wrong for this machine "
+            "(docs/perf-data/compute-bounds.json; a mis-modelled "
+            "instruction or a clock faster than peaks.clock)")
+
+
 def fmt_vs(r):
     if r["vs_best_peer"] is None:
         return "-"
@@ -613,6 +638,8 @@ def markdown(rows, meta, max_ratio):
         out += [f"**Warning**: {meta['peaks_warning']}", ""]
     if meta.get("bounds_warning"):
         out += [f"**Warning**: {meta['bounds_warning']}", ""]
+    if meta.get("stated_warning"):
+        out += [f"**Warning**: {meta['stated_warning']}", ""]
     if meta.get("clock_note"):
         out += [f"**Note**: {meta['clock_note']}", ""]
     out += ["| case | category | shapes | backend | impl | time | "
@@ -751,6 +778,7 @@ def render(d, max_ratio, command):
         "peaks_warning": (" ".join(pk.get("notes") or []) or None)
         if pk else None,
         "bounds_warning": bounds_warning(rows),
+        "stated_warning": stated_warning(rows),
     }
     files = {"results": [os.path.join(round_paths("", r)[0], "results.json")
                          for r in range(1, plan["rounds"] + 1)],

@@ -532,11 +532,17 @@ def check_tiny(d, md, expect_bound_flags, nr):
             r["op"] == "sum" and "axis" not in r["params"]))
         want = (f"**Warning**: the run's own {cp['op']} took "
                 f"{cp['ratio']:.2f}x its bound ({cp['bound']})")
-        expect(md.count("**Warning**") == 1 and want in md and
+        expect(md.count("**Warning**") == 2 and want in md and
                "run `tbench peak` again on a quiet machine" in md and
                lim["meta"]["bounds_warning"] in md,
                "the bounds warning at huge bounds: "
                f"{[x for x in md.splitlines() if 'Warning' in x]}")
+    # the fixture's stated bound (far above any time) is beaten: named
+    sw = lim["meta"]["stated_warning"] or ""
+    expect(sw.startswith("ran faster than its stated compute bound "
+                         "allows: ") and
+           all(i in sw for i in STATE["rand_impl"]) and
+           f"**Warning**: {sw}" in md, f"stated warning: {sw!r}")
 
 
 @case("tiny run with peaks, 2 rounds: times, bounds, peers and flags")
