@@ -20,14 +20,19 @@ Issue 18's "Done when" table from ONE invocation:
    bound (below) also runs at 4096 elements: in cache, the kernel's own
    throughput.  Backends: quick.json's, at 1 thread, the cpu backend at
    isa=auto.  measure.max_time_s is cut from quick.json's 0.5 s to
-   0.15 s per case (--max-time) so that 3 rounds take ~4 minutes on 2
+   0.15 s per case (--max-time) so that 4 rounds take ~4 minutes on 2
    busy CPUs (~5 without the cut);
-2. --rounds R (default 3) rounds, each
+2. --rounds R (default 4) rounds, each (the order of a. and b. is
+   reversed in the even rounds: T P, P T, T P, P T, so that a drift of
+   the machine's speed during the run favours neither side; one run
+   whose load fell by half over its minutes had the peers faster in
+   every round on max, min, maximum and minimum, 1.04-1.12x, where the
+   run just before it had them level)
    a. `tbench run DIR/config.json -o DIR/run` (round r > 1: DIR/run-r),
       round 1 with `--peaks` (the peaks give every case its roofline,
       docs/FORMAT.md "roofline", and the core clock; `--peaks cached`
       uses the cached ones instead of measuring),
-   b. then scripts/compare_numpy.py on the same config, 1 thread, both
+   b. scripts/compare_numpy.py on the same config, 1 thread, both
       forms (allocating and out=), into DIR/peers.json (DIR/peers-r.json;
       after round 1 on DIR/peers-config.json, the entries of the ops the
       peers have),
@@ -610,8 +615,9 @@ def markdown(rows, meta, max_ratio):
            f"{meta['tbench_version']}, commit {meta['git_commit']}, build "
            f"{meta['build_type']}; load average {meta['loadavg']}; peaks "
            f"{meta['peaks']}; {meta['time_note']}).  {nr} round"
-           f"{'s' if nr > 1 else ''}, each tbench on every case and then "
-           "the peers on the same config, so both sides see the same "
+           f"{'s' if nr > 1 else ''}, each tbench on every case and the "
+           "peers on the same config, tbench first in the odd rounds and "
+           "the peers first in the even ones, so both sides see the same "
            "phases of the machine.  Time: the median over the rounds of "
            "each round's median per call, 1 thread.  Bound: the roofline's "
            "attainable time (docs/FORMAT.md, roofline): the "
@@ -838,10 +844,12 @@ def main():
     ap.add_argument("--max-time", default=None,
                     help="measure.max_time_s of every case in each round "
                          f"(default {ROUND_MAX_TIME_S:g} s: quick.json's "
-                         "0.5 s cut so that 3 rounds take ~4 minutes)")
-    ap.add_argument("--rounds", default="3",
-                    help="rounds, each tbench on every case and then the "
-                         "peers (default 3; 1 to 20)")
+                         "0.5 s cut so that 4 rounds take ~4 minutes)")
+    ap.add_argument("--rounds", default="4",
+                    help="rounds, each tbench on every case and the "
+                         "peers, tbench first in the odd rounds, the "
+                         "peers first in the even ones (default 4; 1 to "
+                         "20)")
     ap.add_argument("--bounds", default=BOUNDS_FILE,
                     help="the stated compute bounds (default "
                          "docs/perf-data/compute-bounds.json; 'none': "
@@ -944,18 +952,29 @@ def main():
     ppath = cpath   # the peers' config: after round 1, their ops only
     for r in range(1, nr + 1):
         rdir, pp = round_paths(d, r)
-        rc |= run_tool([tb, "run", cpath, "-o", rdir, "-q"] +
-                       (["--peaks"] if a.peaks == "measure" and r == 1
-                        else []), f"tbench run (round {r} of {nr})")
-        if os.path.exists(pp):
-            os.remove(pp)
-        if not peers:
-            continue
-        rc |= run_tool(["/usr/bin/python3",
-                        os.path.join(ROOT, "scripts", "compare_numpy.py"),
-                        ppath, "-o", pp, "--tbench", tb, "--threads", "1",
-                        "--backends", ",".join(peers)],
-                       f"compare_numpy.py (round {r} of {nr})")
+
+        def tbench_side():
+            return run_tool([tb, "run", cpath, "-o", rdir, "-q"] +
+                            (["--peaks"] if a.peaks == "measure" and r == 1
+                             else []), f"tbench run (round {r} of {nr})")
+
+        def peers_side():
+            if os.path.exists(pp):
+                os.remove(pp)
+            if not peers:
+                return 0
+            return run_tool(["/usr/bin/python3",
+                             os.path.join(ROOT, "scripts",
+                                          "compare_numpy.py"),
+                             ppath, "-o", pp, "--tbench", tb, "--threads",
+                             "1", "--backends", ",".join(peers)],
+                            f"compare_numpy.py (round {r} of {nr})")
+        # odd rounds tbench first, even rounds the peers first (T P, P T,
+        # T P, P T): a drift of the machine's speed during the run favours
+        # neither side
+        for side in ((tbench_side, peers_side) if r % 2 else
+                     (peers_side, tbench_side)):
+            rc |= side()
         if r == 1 and nr > 1 and os.path.exists(pp):
             ppath = peers_config(d, cfg, pp)
     md, bad = render(d, mr, command)

@@ -561,6 +561,14 @@ def t_tiny_peaks():
                    env={"TBENCH_PEAK_CACHE": cache})
         expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}")
         check_tiny(d, p.stdout, flags, 2)
+        # round 1 tbench first, round 2 the peers first (each side's
+        # file is written when that side ends)
+        mt = {f: os.stat(os.path.join(d, f)).st_mtime_ns for f in
+              ("run/results.json", "peers.json", "run-2/results.json",
+               "peers-2.json")}
+        expect(mt["run/results.json"] < mt["peers.json"] <
+               mt["peers-2.json"] < mt["run-2/results.json"],
+               f"the sides' order: {sorted(mt, key=mt.get)}")
         # --from renders the same table from the files
         q = script(["--from", d])
         expect(q.returncode == 0, f"--from exit {q.returncode}: {q.stderr}")
