@@ -41,6 +41,27 @@ static void test_counts_and_alignment(void **state)
     assert_int_equal(b.live_bytes, a.live_bytes);
 }
 
+/* Large blocks start on a huge-page boundary (+ the header) and are
+ * usable and counted at their requested size. */
+static void test_large_aligned(void **state)
+{
+    (void)state;
+    tb_alloc_stats a, b;
+    tb_alloc_stats_read(&a);
+    const size_t n = TB_HUGE_MIN + 12345;
+    unsigned char *p = tb_alloc(n);
+    assert_non_null(p);
+    assert_int_equal(((uintptr_t)p - TB_ALIGN) % TB_HUGE_ALIGN, 0);
+    memset(p, 0x5a, n);
+    assert_int_equal(p[n - 1], 0x5a);
+    tb_alloc_stats_read(&b);
+    assert_int_equal(b.bytes - a.bytes, n);
+    assert_int_equal(b.live_bytes - a.live_bytes, n);
+    tb_free(p);
+    tb_alloc_stats_read(&b);
+    assert_int_equal(b.live_bytes, a.live_bytes);
+}
+
 static void test_peak(void **state)
 {
     (void)state;
@@ -177,6 +198,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_and_alignment),
+        cmocka_unit_test(test_large_aligned),
         cmocka_unit_test(test_peak),
         cmocka_unit_test(test_huge_fails),
         cmocka_unit_test(test_fault_injection),

@@ -752,6 +752,20 @@ cJSON *tb_env_capture(void)
     unsigned long long avail = tb_env_mem_available();
     json_add_num(mem, "total_bytes", total > 0, (double)total);
     json_add_num(mem, "available_bytes", avail > 0, (double)avail);
+    /* the bracketed word of "always [madvise] never": whether tensors
+     * of 4 MiB and more, which ask for huge pages (ops/alloc.c), get
+     * them */
+    char thp[TB_ENV_STR_MAX];
+    const char *thp_mode = NULL;
+    if (read_first_line("/sys/kernel/mm/transparent_hugepage/enabled", thp,
+                        sizeof thp) == 0) {
+        char *l = strchr(thp, '['), *r = l ? strchr(l, ']') : NULL;
+        if (r) {
+            *r = '\0';
+            thp_mode = l + 1;
+        }
+    }
+    json_add_str(mem, "transparent_hugepage", thp_mode);
     json_add(env, "memory", mem);
 
     struct utsname un;

@@ -9,6 +9,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
 
 #define TB_SLOTS 256
 
@@ -56,9 +60,18 @@ void *tb_alloc(size_t size)
     /* No object may exceed PTRDIFF_MAX bytes. */
     if (body < size || body > (size_t)PTRDIFF_MAX - TB_ALIGN)
         return NULL;
-    unsigned char *base = aligned_alloc(TB_ALIGN, TB_ALIGN + body);
+    const int huge = body >= TB_HUGE_MIN;
+    size_t total = TB_ALIGN + body;
+    if (huge) /* aligned_alloc wants a multiple of the alignment */
+        total = (total + TB_HUGE_ALIGN - 1) & ~(TB_HUGE_ALIGN - 1);
+    unsigned char *base =
+        aligned_alloc(huge ? TB_HUGE_ALIGN : TB_ALIGN, total);
     if (!base)
         return NULL;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (huge)
+        (void)madvise(base, total, MADV_HUGEPAGE);
+#endif
     memcpy(base, &size, sizeof size);
 
     tb_slot *s = slot_get();
