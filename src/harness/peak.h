@@ -38,8 +38,9 @@
 /* The measuring method's version, part of the cache key (key.method): a
  * cached entry measured by another method (or before the key had one:
  * method 1) is measured again.  2: the L3 working set capped at 4x the
- * L2 per thread (06f1763). */
-#define TB_PEAK_METHOD 2
+ * L2 per thread (06f1763).  3: sets of 4 MiB and more on huge pages
+ * where THP allows, as tensors are (ops/alloc.h). */
+#define TB_PEAK_METHOD 3
 /* Where the cache lives: the file TB_PEAK_CACHE_ENV names, else
  * $XDG_CACHE_HOME/tbench/peak-cache.json, else
  * $HOME/.cache/tbench/peak-cache.json (one cache per user and machine,
