@@ -13,10 +13,10 @@ set xrange [0.0208333:5073.29]
 set terminal pngcairo size 900,544 font 'sans,9' noenhanced
 set output 'roofline-cpu.png'
 plot 'roofline-cpu.dat' using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'cases (162)', \
-     (x * 95.3754959 < 29.8370652 ? x * 95.3754959 : 29.8370652) with lines lw 1.5 dt 1 lc rgb '#444444' title 'roof: L2 95.38 GB/s, scalar 29.84 GFLOP/s, 1 thread(s)', \
-     (x * 174.969643 < 58.3409043 ? x * 174.969643 : 58.3409043) with lines lw 1.5 dt 2 lc rgb '#444444' title 'roof: L2 175 GB/s, scalar 58.34 GFLOP/s, 2 thread(s)', \
-     (x * 95.3754959 < 176.536729 ? x * 95.3754959 : 176.536729) with lines lw 1.5 dt 3 lc rgb '#444444' title 'roof: L2 95.38 GB/s, avx512 176.5 GFLOP/s, 1 thread(s)', \
-     (x * 174.969643 < 340.989486 ? x * 174.969643 : 340.989486) with lines lw 1.5 dt 4 lc rgb '#444444' title 'roof: L2 175 GB/s, avx512 341 GFLOP/s, 2 thread(s)', \
-     (x * 27.5201663 < 29.8370652 ? x * 27.5201663 : 29.8370652) with lines lw 1.5 dt 5 lc rgb '#444444' title 'roof: L3 27.52 GB/s, scalar 29.84 GFLOP/s, 1 thread(s)', \
-     (x * 55.9838233 < 58.3409043 ? x * 55.9838233 : 58.3409043) with lines lw 1.5 dt 6 lc rgb '#444444' title 'roof: L3 55.98 GB/s, scalar 58.34 GFLOP/s, 2 thread(s)'
+     (x * 101.781758 < 29.117064 ? x * 101.781758 : 29.117064) with lines lw 1.5 dt 1 lc rgb '#444444' title 'roof: L2 101.8 GB/s, scalar 29.12 GFLOP/s, 1 thread(s)', \
+     (x * 57.0749841 < 62.2777567 ? x * 57.0749841 : 62.2777567) with lines lw 1.5 dt 2 lc rgb '#444444' title 'roof: L2 57.07 GB/s, scalar 62.28 GFLOP/s, 2 thread(s)', \
+     (x * 101.781758 < 175.441349 ? x * 101.781758 : 175.441349) with lines lw 1.5 dt 3 lc rgb '#444444' title 'roof: L2 101.8 GB/s, avx512 175.4 GFLOP/s, 1 thread(s)', \
+     (x * 57.0749841 < 299.511863 ? x * 57.0749841 : 299.511863) with lines lw 1.5 dt 4 lc rgb '#444444' title 'roof: L2 57.07 GB/s, avx512 299.5 GFLOP/s, 2 thread(s)', \
+     (x * 28.6855704 < 29.117064 ? x * 28.6855704 : 29.117064) with lines lw 1.5 dt 5 lc rgb '#444444' title 'roof: L3 28.69 GB/s, scalar 29.12 GFLOP/s, 1 thread(s)', \
+     (x * 57.0780931 < 62.2777567 ? x * 57.0780931 : 62.2777567) with lines lw 1.5 dt 6 lc rgb '#444444' title 'roof: L3 57.08 GB/s, scalar 62.28 GFLOP/s, 2 thread(s)'
 set output

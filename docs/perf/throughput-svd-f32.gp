@@ -18,10 +18,10 @@ plot 'throughput-svd-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1
      'throughput-svd-f32.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'cpu[isa=auto,threads=2]', \
      'throughput-svd-f32.dat' index 4 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 7 title 'blas[threads=1]', \
      'throughput-svd-f32.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 1 pt 7 title 'blas[threads=2]', \
-     340.989486 with lines dt 3 lw 1.5 lc rgb '#444444' title 'FMA peak avx512 f32, 2 threads: 341', \
-     176.536729 with lines dt 3 lw 1.5 lc rgb '#999999' title 'FMA peak avx512 f32, 1 thread: 176.5', \
-     174.461229 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 174.5', \
-     90.0119735 with lines dt 4 lw 1.5 lc rgb '#999999' title 'FMA peak avx2 f32, 1 thread: 90.01', \
-     58.3409043 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 58.34', \
-     29.8370652 with lines dt 2 lw 1.5 lc rgb '#999999' title 'FMA peak scalar f32, 1 thread: 29.84'
+     299.511863 with lines dt 3 lw 1.5 lc rgb '#444444' title 'FMA peak avx512 f32, 2 threads: 299.5', \
+     188.876392 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 188.9', \
+     175.441349 with lines dt 3 lw 1.5 lc rgb '#999999' title 'FMA peak avx512 f32, 1 thread: 175.4', \
+     94.5619522 with lines dt 4 lw 1.5 lc rgb '#999999' title 'FMA peak avx2 f32, 1 thread: 94.56', \
+     62.2777567 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 62.28', \
+     29.117064 with lines dt 2 lw 1.5 lc rgb '#999999' title 'FMA peak scalar f32, 1 thread: 29.12'
 set output
