@@ -106,7 +106,7 @@ static inline vf bw_gelu_f(vf g, vf x)
 {
     vf a = v_abs(x);
     vs_idx j;
-    vf u = vs_gelu_piece(a, &j);
+    vf u = vs_gelu_piece(a, vs_gelu_ctr, &j);
     vf s = vs_gelu_poly6(vs_gelu_dpc, j, u);
     vm fast = v_le(a, v_set1(VS_GELU_FAST));
     if (!m_all(fast))

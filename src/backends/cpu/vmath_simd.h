@@ -719,11 +719,12 @@ static _Alignas(32) const float vs_gelu_dpc[7][8] = {
      -1.525263360e-04f, 3.012226662e-03f},
 };
 
-/* The piece j of a in [0, 3] and u = a - c_j (exact). */
-static inline vf vs_gelu_piece(vf a, vs_idx *j)
+/* The piece j of a in [0, 3] and u = a - c_j (exact), c_j = ctr[j]
+ * (vs_gelu_ctr, or vs_gelu_tanh_ctr below). */
+static inline vf vs_gelu_piece(vf a, const float *ctr, vs_idx *j)
 {
     *j = v_trunc_idx(v_mul(a, v_set1(2.666f)));
-    return v_sub(a, v_lookup8(vs_gelu_ctr, *j));
+    return v_sub(a, v_lookup8(ctr, *j));
 }
 
 /* P_j(u) = sum of t[k][j] u^k, k = 0..6, by Horner (one FMA a step). */
@@ -753,7 +754,7 @@ static inline vf vs_gelu_poly6(const float (*t)[8], vs_idx j, vf u)
 static inline vf vs_gelu_erf_core(vf x)
 {
     vs_idx j;
-    vf u = vs_gelu_piece(v_abs(x), &j);
+    vf u = vs_gelu_piece(v_abs(x), vs_gelu_ctr, &j);
     vf p = vs_gelu_poly6(vs_gelu_pc, j, u);
     return v_signsel_sub(x, x, v_mul(x, p));
 }
@@ -875,14 +876,6 @@ static _Alignas(32) const float vs_gelu_tanh_pc[7][8] = {
      -5.676059518e-04f, -7.870008994e-05f},
 };
 
-/* The piece j of a in [0, 3] and u = a - c_j (exact), for
- * vs_gelu_tanh_pc. */
-static inline vf vs_gelu_tanh_piece(vf a, vs_idx *j)
-{
-    *j = v_trunc_idx(v_mul(a, v_set1(2.666f)));
-    return v_sub(a, v_lookup8(vs_gelu_tanh_ctr, *j));
-}
-
 /*
  * gelu, tanh form, for |x| <= VS_GELU_TANH_FAST only (other lanes:
  * garbage), without an exp, a division or v's double-float: with
@@ -901,7 +894,7 @@ static inline vf vs_gelu_tanh_piece(vf a, vs_idx *j)
 static inline vf vs_gelu_tanh_core(vf x)
 {
     vs_idx j;
-    vf u = vs_gelu_tanh_piece(v_abs(x), &j);
+    vf u = vs_gelu_piece(v_abs(x), vs_gelu_tanh_ctr, &j);
     vf p = vs_gelu_poly6(vs_gelu_tanh_pc, j, u);
     return v_signsel_sub(x, x, v_mul(x, p));
 }
