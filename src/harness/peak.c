@@ -58,7 +58,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -655,17 +654,10 @@ static void pk_bw_body(pk_team *t, int tid)
 {
     pk_bw_job *j = t->arg;
     size_t bytes = pk_bw_block_bytes(j->ws_per_thread);
-    /* as the tensors of ops/alloc.c: a large set on huge pages where
-     * the kernel's THP mode allows (the bounds must be what the cases'
-     * own buffers can reach) */
-    const int huge = bytes >= TB_HUGE_MIN;
-    if (huge)
-        bytes = (bytes + TB_HUGE_ALIGN - 1) & ~(TB_HUGE_ALIGN - 1);
-    char *mem = aligned_alloc(huge ? TB_HUGE_ALIGN : PK_PAGE, bytes);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (mem && huge)
-        (void)madvise(mem, bytes, MADV_HUGEPAGE);
-#endif
+    /* as the tensors: a large set on huge pages where the kernel's THP
+     * mode allows (the bounds must be what the cases' own buffers can
+     * reach) */
+    char *mem = tb_alloc_pages(PK_PAGE, &bytes);
     if (mem) {
         /* First touch by the thread that will use the data. */
         double *d = (double *)mem;

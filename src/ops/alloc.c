@@ -52,6 +52,19 @@ static int inject_failure(void)
     return 0;
 }
 
+void *tb_alloc_pages(size_t align, size_t *bytes)
+{
+    const int huge = *bytes >= TB_HUGE_MIN;
+    if (huge) /* aligned_alloc wants a multiple of the alignment */
+        *bytes = (*bytes + TB_HUGE_ALIGN - 1) & ~(TB_HUGE_ALIGN - 1);
+    void *p = aligned_alloc(huge ? TB_HUGE_ALIGN : align, *bytes);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (p && huge)
+        (void)madvise(p, *bytes, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
 void *tb_alloc(size_t size)
 {
     if (inject_failure())
@@ -60,18 +73,10 @@ void *tb_alloc(size_t size)
     /* No object may exceed PTRDIFF_MAX bytes. */
     if (body < size || body > (size_t)PTRDIFF_MAX - TB_ALIGN)
         return NULL;
-    const int huge = body >= TB_HUGE_MIN;
     size_t total = TB_ALIGN + body;
-    if (huge) /* aligned_alloc wants a multiple of the alignment */
-        total = (total + TB_HUGE_ALIGN - 1) & ~(TB_HUGE_ALIGN - 1);
-    unsigned char *base =
-        aligned_alloc(huge ? TB_HUGE_ALIGN : TB_ALIGN, total);
+    unsigned char *base = tb_alloc_pages(TB_ALIGN, &total);
     if (!base)
         return NULL;
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (huge)
-        (void)madvise(base, total, MADV_HUGEPAGE);
-#endif
     memcpy(base, &size, sizeof size);
 
     tb_slot *s = slot_get();

@@ -37,6 +37,13 @@ typedef struct tb_alloc_stats {
  * non-NULL pointer that must still be freed.  NULL on failure. */
 void *tb_alloc(size_t size);
 
+/* Untracked memory for large buffers (tb_alloc's blocks, the peak's
+ * bandwidth sets): *bytes (a multiple of align, align a power of two)
+ * aligned to align, or, from TB_HUGE_MIN bytes on, *bytes rounded up to
+ * a multiple of TB_HUGE_ALIGN, aligned to it and advised MADV_HUGEPAGE.
+ * Freed by free().  NULL on failure. */
+void *tb_alloc_pages(size_t align, size_t *bytes);
+
 /* Free memory from tb_alloc(); NULL is accepted. */
 void tb_free(void *p);
 

@@ -25,8 +25,8 @@
  *
  * A vector whose lanes all have a positive finite a and |b log2 a| <= 320
  * skips the special-value selects (they would keep every lane).
- * AVX-512 first tries 16 float lanes (pf_exp2 after pf_log2_short or
- * pf_log2_full): a = 2^e z, a 32-entry table (vpermt2ps) of c ~ 1/z
+ * AVX-512 first tries 16 float lanes (pf_exp2 after pf_log2's short or
+ * full form): a = 2^e z, a 32-entry table (vpermt2ps) of c ~ 1/z
  * chosen so r = z c - 1 is exact, log2 a as a float pair, y = b log2 a
  * as a float pair, 2^y by a 32-entry table of float pairs and a degree-2
  * fit, its last fma being the result's one rounding.  2^y's error
@@ -264,8 +264,8 @@ static const float pf_rl[32] = {
 /* The float-pair log2 after a level's table reduction (pf_reduce,
  * pg_reduce): a = 2^e z, r = z c_i - 1 exactly, h = e + the high part
  * of -log2 c_i and tl its low part (looked up by the caller), written
- * once over vmath_simd.h's vf for both levels.  Full form: pf_log2_full
- * says what it computes and how well; short form: pf_log2_short. */
+ * once over vmath_simd.h's vf for both levels.  pf_log2 says
+ * what each form computes and how well. */
 static inline void pv_log2_full(vf r, vf h, vf tl, vf *shp, vf *llp)
 {
     const vf ilh = v_set1(0x1.715476p+0f);
@@ -324,7 +324,7 @@ static inline __m512 pf_lut32(const float *tab, __m512i i)
                                   _mm512_loadu_ps(tab + 16));
 }
 
-/* The float lanes' a^b: pf_reduce, then pf_log2_short or pf_log2_full
+/* The float lanes' a^b: pf_reduce, then pf_log2's short or full form
  * (log2 a as a float pair sh + ll), then pf_exp2: y = b (sh + ll),
  * k = round(32 y) (from an approximate y), f = y - k/32 as (b sh -
  * k/32) + b ll, each sum rounded once by an fma (|f| <= 1/64 + 2^-20),
@@ -345,28 +345,24 @@ static inline __m512 pf_reduce(__m512 a, __m512 *h, __m512i *i)
     return _mm512_fmsub_ps(z, pf_lut32(pf_c, *i), _mm512_set1_ps(1.0f));
 }
 
-/* log2 a = *sh + *ll, within about 2^-32.8 relative (PF_Y2: for
- * |b log2 a| up to 124): h + (r - r^2/2)/ln 2 + r^3 G(r), the first two
- * terms as float pairs, G of degree 3 (fitted, the cubic term's relative
- * error wrt log2(1 + r) below 2^-35) */
-static inline void pf_log2_full(__m512 a, __m512 *shp, __m512 *llp)
+/* log2 a = *sh + *ll; full (a constant) picks the form:
+ *   full:  within about 2^-32.8 relative (PF_Y2: for |b log2 a| up to
+ *          124): h + (r - r^2/2)/ln 2 + r^3 G(r), the first two terms as
+ *          float pairs, G of degree 3 (fitted, the cubic term's relative
+ *          error wrt log2(1 + r) below 2^-35);
+ *   short: within about 2^-28.2 relative (PF_Y1: for |b log2 a| up to
+ *          8): r/ln 2 as an exact pair, the rest r^2 Q(r) in plain float,
+ *          Q of degree 4 (fitted, relative error wrt log2(1 + r) below
+ *          2^-32). */
+static inline void pf_log2(__m512 a, int full, __m512 *shp, __m512 *llp)
 {
     __m512 h;
     __m512i i;
     __m512 r = pf_reduce(a, &h, &i);
-    pv_log2_full(r, h, pf_lut32(pf_tl, i), shp, llp);
-}
-
-/* log2 a = *sh + *ll, within about 2^-28.2 relative (PF_Y1: for
- * |b log2 a| up to 8): r/ln 2 as an exact pair, the rest
- * r^2 Q(r) in plain float, Q of degree 4 (fitted, relative error wrt
- * log2(1 + r) below 2^-32) */
-static inline void pf_log2_short(__m512 a, __m512 *shp, __m512 *llp)
-{
-    __m512 h;
-    __m512i i;
-    __m512 r = pf_reduce(a, &h, &i);
-    pv_log2_short(r, h, pf_lut32(pf_tl, i), shp, llp);
+    if (full)
+        pv_log2_full(r, h, pf_lut32(pf_tl, i), shp, llp);
+    else
+        pv_log2_short(r, h, pf_lut32(pf_tl, i), shp, llp);
 }
 
 #define PF_Y1 8.0f
@@ -403,18 +399,13 @@ static inline __m512 pf_exp2(__m512 b, __m512 sh, __m512 ll, float lim,
     return _mm512_scalef_ps(s, pk);
 }
 
-static inline __m512 pf_pow16(__m512 a, __m512 b, __mmask16 *ok)
+/* a^b on 16 float lanes by pf_log2's full or short form (full: a
+ * constant) and pf_exp2 with that form's limit; *ok: the lanes done */
+static inline __m512 pf_pow16(__m512 a, __m512 b, int full, __mmask16 *ok)
 {
     __m512 sh, ll;
-    pf_log2_full(a, &sh, &ll);
-    return pf_exp2(b, sh, ll, PF_Y2, ok);
-}
-
-static inline __m512 pf_pow16s(__m512 a, __m512 b, __mmask16 *ok)
-{
-    __m512 sh, ll;
-    pf_log2_short(a, &sh, &ll);
-    return pf_exp2(b, sh, ll, PF_Y1, ok);
+    pf_log2(a, full, &sh, &ll);
+    return pf_exp2(b, sh, ll, full ? PF_Y2 : PF_Y1, ok);
 }
 
 /* pw_pow_full on 16 float lanes, in two halves of doubles */
@@ -433,7 +424,7 @@ static inline __m512 pf_pow_slow(__m512 a, __m512 b)
 static inline __m512 pf_pow_long(__m512 a, __m512 b)
 {
     __mmask16 ok;
-    __m512 r = pf_pow16(a, b, &ok);
+    __m512 r = pf_pow16(a, b, 1, &ok);
     return ok == 0xffff ? r : pf_pow_slow(a, b);
 }
 
@@ -441,14 +432,15 @@ static inline __m512 pf_pow_long(__m512 a, __m512 b)
 static inline __m512 pf_pow(__m512 a, __m512 b)
 {
     __mmask16 ok;
-    __m512 r = pf_pow16s(a, b, &ok);
+    __m512 r = pf_pow16(a, b, 0, &ok);
     return ok == 0xffff ? r : pf_pow_long(a, b);
 }
 
 /* pw_pow_f32's step in two stages (see its comment): the log2 of two
  * vectors, then their exp2, the check and the store.  The stages compute
- * exactly pf_pow16s's operations, so the results are those of
- * pf_pow16s (or, where a lane fails its check, pf_pow_long) per vector. */
+ * exactly pf_pow16's short-form operations, so the results are those
+ * of pf_pow16 (or, where a lane fails its check, pf_pow_long) per
+ * vector. */
 typedef struct {
     __m512 b0, sh0, ll0, b1, sh1, ll1;
 } pf_blk;
@@ -461,8 +453,8 @@ static inline void pf_stage_log(const float *a, int64_t sa, const float *b,
     __m512 wa = sa ? _mm512_loadu_ps(a + i + 16) : a0;
     s->b0 = sb ? _mm512_loadu_ps(b + i) : b0;
     s->b1 = sb ? _mm512_loadu_ps(b + i + 16) : b0;
-    pf_log2_short(va, &s->sh0, &s->ll0);
-    pf_log2_short(wa, &s->sh1, &s->ll1);
+    pf_log2(va, 0, &s->sh0, &s->ll0);
+    pf_log2(wa, 0, &s->sh1, &s->ll1);
 }
 
 /* pf_stage_exp's rare case (a lane off the short log2's fast path):
@@ -654,24 +646,17 @@ static inline __m256 pg_reduce(const pg_tabs *T, __m256 a, __m256 *h,
     return _mm256_fmsub_ps(z, c, _mm256_set1_ps(1.0f));
 }
 
-/* pf_log2_full on 8 lanes */
-static inline void pg_log2_full(const pg_tabs *T, __m256 a, __m256 *shp,
-                                __m256 *llp)
+/* pf_log2 on 8 lanes */
+static inline void pg_log2(const pg_tabs *T, __m256 a, int full,
+                           __m256 *shp, __m256 *llp)
 {
     __m256 h;
     __m256i i;
     __m256 r = pg_reduce(T, a, &h, &i);
-    pv_log2_full(r, h, pg_lut32(&T->tl, i), shp, llp);
-}
-
-/* pf_log2_short on 8 lanes */
-static inline void pg_log2_short(const pg_tabs *T, __m256 a, __m256 *shp,
-                                 __m256 *llp)
-{
-    __m256 h;
-    __m256i i;
-    __m256 r = pg_reduce(T, a, &h, &i);
-    pv_log2_short(r, h, pg_lut32(&T->tl, i), shp, llp);
+    if (full)
+        pv_log2_full(r, h, pg_lut32(&T->tl, i), shp, llp);
+    else
+        pv_log2_short(r, h, pg_lut32(&T->tl, i), shp, llp);
 }
 
 #define PF_Y1 8.0f
@@ -714,19 +699,13 @@ static inline __m256 pg_exp2(const pg_tabs *T, __m256 a, __m256 b, __m256 sh,
     return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(s), e));
 }
 
-static inline __m256 pg_pow8(const pg_tabs *T, __m256 a, __m256 b, int *ok)
+/* pf_pow16 on 8 lanes */
+static inline __m256 pg_pow8(const pg_tabs *T, __m256 a, __m256 b, int full,
+                             int *ok)
 {
     __m256 sh, ll;
-    pg_log2_full(T, a, &sh, &ll);
-    return pg_exp2(T, a, b, sh, ll, PF_Y2, ok);
-}
-
-static inline __m256 pg_pow8s(const pg_tabs *T, __m256 a, __m256 b,
-                              int *ok)
-{
-    __m256 sh, ll;
-    pg_log2_short(T, a, &sh, &ll);
-    return pg_exp2(T, a, b, sh, ll, PF_Y1, ok);
+    pg_log2(T, a, full, &sh, &ll);
+    return pg_exp2(T, a, b, sh, ll, full ? PF_Y2 : PF_Y1, ok);
 }
 
 /* pw_pow on 8 float lanes, in two halves of doubles */
@@ -743,21 +722,21 @@ static inline __m256 pg_pow_slow(__m256 a, __m256 b)
 static inline __m256 pg_pow_long(const pg_tabs *T, __m256 a, __m256 b)
 {
     int ok;
-    __m256 r = pg_pow8(T, a, b, &ok);
+    __m256 r = pg_pow8(T, a, b, 1, &ok);
     return ok == 0xff ? r : pg_pow_slow(a, b);
 }
 
 static inline __m256 pg_pow(const pg_tabs *T, __m256 a, __m256 b)
 {
     int ok;
-    __m256 r = pg_pow8s(T, a, b, &ok);
+    __m256 r = pg_pow8(T, a, b, 0, &ok);
     return ok == 0xff ? r : pg_pow_long(T, a, b);
 }
 
 /* pw_pow_f32's step in two stages, as AVX-512's (pf_blk): the log2 of
  * two vectors, then their exp2, the check and the store; the results are
- * pg_pow8s's (or, where a lane fails its check, pg_pow_long's) per
- * vector. */
+ * pg_pow8's short form's (or, where a lane fails its check,
+ * pg_pow_long's) per vector. */
 typedef struct {
     __m256 a0, b0, sh0, ll0, a1, b1, sh1, ll1;
 } pg_blk;
@@ -770,8 +749,8 @@ static inline void pg_stage_log(const pg_tabs *T, const float *a, int64_t sa,
     s->a1 = sa ? _mm256_loadu_ps(a + i + 8) : a0;
     s->b0 = sb ? _mm256_loadu_ps(b + i) : b0;
     s->b1 = sb ? _mm256_loadu_ps(b + i + 8) : b0;
-    pg_log2_short(T, s->a0, &s->sh0, &s->ll0);
-    pg_log2_short(T, s->a1, &s->sh1, &s->ll1);
+    pg_log2(T, s->a0, 0, &s->sh0, &s->ll0);
+    pg_log2(T, s->a1, 0, &s->sh1, &s->ll1);
 }
 
 /* pg_stage_exp's rare case: both vectors again by pg_pow, stored at
