@@ -28,12 +28,14 @@ EXPORT void fake_cupti_memcpy(uint8_t copy_kind, uint64_t bytes);
 EXPORT void fake_cupti_memory(int alloc, uint64_t bytes);
 EXPORT void fake_cupti_memset(uint64_t bytes);
 EXPORT uint64_t fake_cupti_enabled(void);
+EXPORT int fake_cupti_finalized(void);
 
 static CUpti_BuffersCallbackRequestFunc requested;
 static CUpti_BuffersCallbackCompleteFunc completed;
 static uint64_t enabled; /* bit per CUpti_ActivityKind (all < 64) */
 static uint8_t pending[MAX_RECORDS][STRIDE];
 static int n_pending;
+static int finalized; /* cuptiFinalize calls */
 
 static const char *mode(void)
 {
@@ -95,6 +97,11 @@ EXPORT uint64_t fake_cupti_enabled(void)
     return enabled;
 }
 
+EXPORT int fake_cupti_finalized(void)
+{
+    return finalized;
+}
+
 /* ---- CUPTI ------------------------------------------------------------- */
 
 EXPORT CUptiResult cuptiGetVersion(uint32_t *version)
@@ -144,6 +151,8 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
     (void)flag;
     int at = 0;
+    if (n_pending && !requested)
+        return CUPTI_ERROR_INVALID_OPERATION; /* no callbacks registered */
     while (at < n_pending) {
         uint8_t *buf = NULL;
         size_t size = 0, max_records = 0;
@@ -178,5 +187,17 @@ EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buf, size_t valid,
     if (next + STRIDE > valid)
         return CUPTI_ERROR_MAX_LIMIT_REACHED;
     *record = (CUpti_Activity *)(buf + next);
+    return CUPTI_SUCCESS;
+}
+
+/* Detach: as the real one, everything is forgotten, the buffer
+ * callbacks too (a client must register them again). */
+EXPORT CUptiResult cuptiFinalize(void)
+{
+    finalized++;
+    requested = NULL;
+    completed = NULL;
+    enabled = 0;
+    n_pending = 0;
     return CUPTI_SUCCESS;
 }

@@ -46,12 +46,16 @@ void cu_blas_release(cu_ctx *c)
     c->blas = NULL;
 }
 
-static int blas_err(cublasStatus_t s)
+/* A cuBLAS status as a TB_E* code, its name on stderr (as cu_err). */
+static int blas_err_at(cublasStatus_t s, int line)
 {
     if (s == CUBLAS_STATUS_SUCCESS)
         return 0;
+    fprintf(stderr, "tbench-cuda: %s:%d: %s: %s (status %d)\n", __FILE__,
+            line, cublasGetStatusName(s), cublasGetStatusString(s), (int)s);
     return s == CUBLAS_STATUS_ALLOC_FAILED ? TB_ENOMEM : TB_EIO;
 }
+#define blas_err(s) blas_err_at((s), __LINE__)
 
 static int blas_get(cu_ctx *c, cu_blas **out)
 {
@@ -110,7 +114,8 @@ static cublasStatus_t gemm_rm(cublasHandle_t h, int64_t batch, int64_t M,
     const float one = 1;
     return cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)N,
                                      (int)M, (int)K, &one, B, (int)N, sb, A,
-                                     (int)K, sa, &beta, C, (int)N, sc,
+                                     (int)(K > 0 ? K : 1), sa, &beta, C, (int)N,
+                                     sc,
                                      (int)batch);
 }
 
@@ -122,7 +127,8 @@ static cublasStatus_t gemm_rm(cublasHandle_t h, int64_t batch, int64_t M,
     const double one = 1;
     return cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)N,
                                      (int)M, (int)K, &one, B, (int)N, sb, A,
-                                     (int)K, sa, &beta, C, (int)N, sc,
+                                     (int)(K > 0 ? K : 1), sa, &beta, C, (int)N,
+                                     sc,
                                      (int)batch);
 }
 
@@ -146,7 +152,7 @@ static int run_gemm(cu_ctx *c, int64_t batch, int64_t M, int64_t N,
     int rc = blas_get(c, &b);
     if (rc)
         return rc;
-    /* ld >= 1 even for a zero dim */
+    /* ld >= max(1, rows): gemm_rm passes max(K, 1) for A's */
     cublasStatus_t s = gemm_rm(b->h, batch, M, N, K, A, sa, B, sb, beta, C,
                                sc);
     c->launches.fetch_add(1, std::memory_order_relaxed);

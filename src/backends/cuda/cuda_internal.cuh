@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <utility>
 
@@ -50,13 +51,50 @@ struct cu_ctx {
 
 /* A cudart error as a TB_E* code: allocation failures are TB_ENOMEM,
  * every other failure of queued work TB_EIO (the harness then records
- * the case as an error with that text). */
-static inline int cu_err(cudaError_t e)
+ * the case as an error).  The CUDA error's name and text go to stderr
+ * with the call site (the run's log keeps them; TB_EIO alone says only
+ * "I/O error").  An error that leaves the context unusable (an illegal
+ * address, a failed or timed-out launch, a device assert: every later
+ * call of this process fails with it) aborts the process: in a worker
+ * the harness records the case as `crashed` (SIGABRT) and starts a
+ * clean worker with a new context for the next case, instead of failing
+ * every case that follows. */
+static inline bool cu_err_sticky(cudaError_t e)
+{
+    switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorContextIsDestroyed:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static inline int cu_err_at(cudaError_t e, const char *file, int line)
 {
     if (e == cudaSuccess)
         return 0;
+    fprintf(stderr, "tbench-cuda: %s:%d: %s: %s (error %d)\n", file, line,
+            cudaGetErrorName(e), cudaGetErrorString(e), (int)e);
+    if (cu_err_sticky(e)) {
+        fprintf(stderr, "tbench-cuda: the CUDA context is unusable after "
+                        "%s; aborting this process\n",
+                cudaGetErrorName(e));
+        fflush(stderr);
+        abort();
+    }
     return e == cudaErrorMemoryAllocation ? TB_ENOMEM : TB_EIO;
 }
+#define cu_err(e) cu_err_at((e), __FILE__, __LINE__)
 
 /* Make `device` current on this thread (allocations and launches go
  * to the current device; a worker may hold instances of two devices).
@@ -88,8 +126,10 @@ static int cu_launch(cu_ctx *c, void (*kernel)(KArgs...), int64_t blocks,
         return rc;
     kernel<<<(unsigned)blocks, (unsigned)threads, smem, c->stream>>>(
         std::forward<Args>(args)...);
-    c->launches.fetch_add(1, std::memory_order_relaxed);
-    return cu_err(cudaGetLastError());
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) /* a refused launch queued nothing */
+        c->launches.fetch_add(1, std::memory_order_relaxed);
+    return cu_err(e);
 }
 
 /* ---- tensors and parameters (no calls into tbench) -------------------- */

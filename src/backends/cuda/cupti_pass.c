@@ -12,6 +12,17 @@
 #define TB_CUPTI_DIRS ""
 #endif
 
+#define TB_STR_(x) #x
+#define TB_STR(x) TB_STR_(x)
+/* CUPTI_API_VERSION is MAJOR * 10000 + MINOR * 100 + UPDATE; the
+ * library's soname carries the major (libcupti.so.13).  As a literal
+ * for the name: */
+#if CUPTI_API_VERSION / 10000 == 13
+#define TB_CUPTI_MAJOR 13
+#else
+#error "cupti_pass.c: set TB_CUPTI_MAJOR for this CUPTI_API_VERSION"
+#endif
+
 /* Activity buffers: CUPTI asks for them and hands them back full. */
 #define BUF_SIZE (8u << 20)
 #define BUF_ALIGN 8
@@ -28,6 +39,7 @@ typedef struct {
     CUptiResult (*disable)(CUpti_ActivityKind);
     CUptiResult (*flush_all)(uint32_t);
     CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
+    CUptiResult (*finalize)(void); /* NULL: this libcupti cannot detach */
     tb_cupti_next_fn next;
     bool registered;
 } cupti_api;
@@ -65,7 +77,26 @@ static void *open_one(const char *path)
 
 /* Load libcupti once per process: $TBENCH_CUPTI_LIB alone when set,
  * else the library path, else the build's CUPTI folders (TB_CUPTI_DIRS,
- * ':'-separated). */
+ * ':'-separated); in each place the runtime package's versioned name
+ * (libcupti.so.13 for CUPTI 13.x) first, then the development name
+ * libcupti.so, which only the -dev package installs. */
+static void *open_in(const char *dir, size_t dlen)
+{
+    static const char *const names[] = {
+        "libcupti.so." TB_STR(TB_CUPTI_MAJOR), "libcupti.so"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        char path[1024];
+        if (dlen)
+            snprintf(path, sizeof path, "%.*s/%s", (int)dlen, dir, names[k]);
+        else
+            snprintf(path, sizeof path, "%s", names[k]);
+        void *h = open_one(path);
+        if (h)
+            return h;
+    }
+    return NULL;
+}
+
 static bool load(void)
 {
     if (api.tried)
@@ -76,13 +107,12 @@ static bool load(void)
     if (env && *env) {
         h = open_one(env);
     } else {
-        h = open_one("libcupti.so");
+        h = open_in("", 0);
         const char *d = TB_CUPTI_DIRS;
         while (!h && *d) {
             size_t n = strcspn(d, ":");
-            char path[1024];
-            snprintf(path, sizeof path, "%.*s/libcupti.so", (int)n, d);
-            h = open_one(path);
+            if (n)
+                h = open_in(d, n);
             d += n + (d[n] == ':');
         }
     }
@@ -111,6 +141,7 @@ static bool load(void)
     SYM(dropped, "cuptiActivityGetNumDroppedRecords");
     SYM(next, "cuptiActivityGetNextRecord");
 #undef SYM
+    *(void **)&api.finalize = dlsym(h, "cuptiFinalize");
     api.ok = true;
     return true;
 }
@@ -200,6 +231,23 @@ void tb_cupti_to_counts(const tb_cupti_tally *t, uint64_t iters,
     out->kernels_unlisted = (double)t->kernels_unlisted / k;
 }
 
+/* Detach CUPTI once the pass is over: disabled activity kinds still
+ * leave its driver hooks in place, and every later sample of the
+ * persistent worker would pay for them (PyTorch measured 10-20% on
+ * launch-bound work, pytorch/pytorch#144455).  cuptiFinalize is safe
+ * here: the device was synchronized and the buffers flushed on this,
+ * the only thread of the worker that calls CUDA (cupti_activity.h).  The
+ * next pass registers the callbacks again.  TBENCH_CUPTI_DETACH=0 keeps
+ * CUPTI attached (to measure what detaching saves). */
+static void detach(void)
+{
+    const char *env = getenv("TBENCH_CUPTI_DETACH");
+    if (!api.finalize || (env && !strcmp(env, "0")))
+        return;
+    if (api.finalize() == CUPTI_SUCCESS)
+        api.registered = false;
+}
+
 int tb_cupti_count(const tb_cupti_pass *p, tb_count_run_fn run, void *arg,
                    uint64_t iters, tb_dev_counts *out)
 {
@@ -257,6 +305,8 @@ int tb_cupti_count(const tb_cupti_pass *p, tb_count_run_fn run, void *arg,
         api.disable(kinds[i]);
     if (on == N_KINDS)
         cr = api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (on > 0) /* CUPTI took hooks: release them (none when refused) */
+        detach();
     if (on < N_KINDS)
         return 0; /* refused: the reason is set */
     if (rc) {

@@ -4,6 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The record structs below are those of CUPTI 13.0 (Kernel10, Memcpy6,
+ * Memset4, Memory4); 13.1 brought Kernel11, and a build against other
+ * headers would read the records with the wrong offsets: refuse it here
+ * rather than at run time. */
+#if CUPTI_API_VERSION / 100 != 1300
+#error "cupti_tally.c reads CUPTI 13.0's record layouts: port it to this CUPTI (cupti_activity.h's CONCURRENT_KERNEL, MEMCPY, MEMSET and MEMORY2 records)"
+#endif
+
 void tb_cupti_tally_reset(tb_cupti_tally *t)
 {
     memset(t, 0, sizeof *t);
@@ -100,6 +108,15 @@ int tb_cupti_tally_buffer(tb_cupti_tally *t, tb_cupti_next_fn next,
 
 bool tb_cupti_layout_ok(uint32_t runtime_version, char *why, size_t len)
 {
+    if (runtime_version == 130000) {
+        /* fixed in 13.0 Update 1 (API 130001): NVIDIA's CUPTI release
+         * notes, and every pass disables that kind */
+        snprintf(why, len,
+                 "CUPTI 13.0 (API 130000) may deadlock in "
+                 "cuptiActivityDisable(CONCURRENT_KERNEL); use CUDA 13.0 "
+                 "Update 1 or newer");
+        return false;
+    }
     if (runtime_version / 100 == CUPTI_API_VERSION / 100)
         return true;
     snprintf(why, len,

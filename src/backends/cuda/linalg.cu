@@ -43,12 +43,17 @@ void cu_solver_release(cu_ctx *c)
     c->solver = NULL;
 }
 
-static int solver_err(cusolverStatus_t s)
+/* A cuSOLVER status as a TB_E* code, its number on stderr (cuSOLVER
+ * has no status-name function). */
+static int solver_err_at(cusolverStatus_t s, int line)
 {
     if (s == CUSOLVER_STATUS_SUCCESS)
         return 0;
+    fprintf(stderr, "tbench-cuda: %s:%d: cuSOLVER status %d\n", __FILE__,
+            line, (int)s);
     return s == CUSOLVER_STATUS_ALLOC_FAILED ? TB_ENOMEM : TB_EIO;
 }
+#define solver_err(s) solver_err_at((s), __LINE__)
 
 static int solver_get(cu_ctx *c, cu_solver **out)
 {
