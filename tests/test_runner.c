@@ -309,6 +309,44 @@ static void test_check_rules(void **state)
     tb_tensor_destroy(&ref);
 }
 
+/* softmax along rows of 4097 (review WL3): the outputs are about 1/4097
+ * each, so an error of 20% of a value must fail, as log_softmax's would;
+ * with atol*sqrt(4097) it passed. */
+static void test_check_softmax_long_rows(void **state)
+{
+    (void)state;
+    const tb_op *sm = tb_op_find("softmax"), *lsm = tb_op_find("log_softmax");
+    assert_non_null(sm);
+    assert_non_null(lsm);
+    double len = 4097;
+    assert_true(tb_check_terms(sm, len) == 1 / len);
+    assert_true(tb_check_terms(lsm, len) == len);
+    assert_true(tb_check_terms(sm, 1) == 1);
+    tb_tensor got, ref;
+    tb_shape s = {1, {4097}};
+    tb_check ck;
+    assert_int_equal(tb_tensor_create(&got, TB_F32, &s), 0);
+    assert_int_equal(tb_tensor_create(&ref, TB_F64, &s), 0);
+    double *r = ref.data;
+    float *g = got.data;
+    for (int i = 0; i < 4097; i++) {
+        r[i] = 1.0 / len;
+        g[i] = (float)(r[i] * (1 + 3e-7)); /* a few ulp: passes */
+    }
+    tb_tol tol = sm->tol[TB_F32];
+    tb_check_outputs(&got, &ref, 1, tol, tb_check_terms(sm, len), &ck);
+    assert_true(ck.passed);
+    g[7] = (float)(r[7] * 1.2);
+    tb_check_outputs(&got, &ref, 1, tol, tb_check_terms(sm, len), &ck);
+    assert_false(ck.passed);
+    assert_int_equal(ck.first_bad, 7);
+    /* the tolerance it replaced let the same error through */
+    tb_check_outputs(&got, &ref, 1, tol, len, &ck);
+    assert_true(ck.passed);
+    tb_tensor_destroy(&got);
+    tb_tensor_destroy(&ref);
+}
+
 /* The projection check catches one wrong element of a big product and
  * accepts the exact one. */
 static void test_check_projection(void **state)
@@ -769,6 +807,7 @@ int main(void)
         cmocka_unit_test(test_unsupported_and_unavailable),
         cmocka_unit_test(test_interrupt_stops_sampling),
         cmocka_unit_test(test_check_rules),
+        cmocka_unit_test(test_check_softmax_long_rows),
         cmocka_unit_test(test_check_projection),
         cmocka_unit_test(test_alloc_outputs),
         cmocka_unit_test(test_inplace),

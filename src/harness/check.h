@@ -21,9 +21,16 @@ typedef struct tb_check {
 
 /* Compare got[i] (host tensors, dtype of the case) with ref[i] (f64) for
  * i < n_out: element passes when |got-ref| <= atol*sqrt(reduce_len) +
- * rtol*|ref|, when both are NaN, or when both are the same infinity. */
+ * rtol*|ref|, when both are NaN, or when both are the same infinity.
+ * reduce_len <= 0 counts as 1; below 1 it narrows atol (softmax passes
+ * 1/len: TB_CHECK_DISTRIBUTION). */
 void tb_check_outputs(const tb_tensor *got, const tb_tensor *ref, int n_out,
                       tb_tol tol, double reduce_len, tb_check *out);
+
+/* The reduce_len to pass tb_check_outputs for a case of op whose model
+ * says reduce_len: the same, or 1/reduce_len for TB_CHECK_DISTRIBUTION
+ * (softmax: an output is about 1/len, so the tolerance shrinks). */
+double tb_check_terms(const tb_op *op, double reduce_len);
 
 /* Matmuls above this many FLOPs are checked by projection: the full
  * double-precision reference costs O(M*N*K) and takes minutes at 4096. */

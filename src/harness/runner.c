@@ -839,7 +839,8 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
                                    &res->check);
         else
             tb_check_outputs(b->host_out, b->ref_out, c->op->n_out,
-                             c->op->tol[c->dtype], c->reduce_len,
+                             c->op->tol[c->dtype],
+                             tb_check_terms(c->op, c->reduce_len),
                              &res->check);
     }
     res->checked = true;

@@ -1393,6 +1393,7 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .params = params_axis, .shape = shape_axis_same,
         .flops = flops_log_softmax, .bytes = bytes_io,
         .reduce_len = rlen_axis, .tol = TOL_ACC,
+        .check = TB_CHECK_DISTRIBUTION,
         .doc = "exp(x - max) / sum(exp(x - max)) along an axis"},
     [TB_OP_permute] = {OP_ID(permute),
         .category = TB_CAT_LAYOUT, .n_in = 1, .n_out = 1,

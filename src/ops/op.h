@@ -154,6 +154,11 @@ typedef enum {
     /* svd/qr/eigh: values, reconstruction, orthonormality (check.h),
      * since the vectors are not unique */
     TB_CHECK_FACTORIZATION,
+    /* every element within the tolerance, its absolute part divided by
+     * sqrt(reduce_len) instead of multiplied: the outputs along the axis
+     * sum to 1 (softmax), so each is about 1/len, and a tolerance that
+     * grew with len would pass errors larger than the values */
+    TB_CHECK_DISTRIBUTION,
 } tb_check_kind;
 
 typedef struct tb_op {
