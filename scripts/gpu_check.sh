@@ -1,411 +1,462 @@
 #!/bin/sh
 # gpu_check.sh: build tbench with the CUDA module on a machine with an
-# NVIDIA GPU, check every CUDA kernel against the reference, and leave
-# everything in one folder to hand back.
+# NVIDIA GPU, check every CUDA kernel, and say in one file what passed.
 #
 # Usage (from the repository root):
-#   scripts/gpu_check.sh [OUTDIR]
-# OUTDIR defaults to results/gpu-check-HOST-YYYYmmdd-HHMMSS.  It receives
-#   build.log        meson + ninja output
-#   nvidia-smi.txt   the GPU and driver (nvidia-smi -q), when present
-#   list.txt         `tbench list` (cuda available? its archs)
-#   check/           `tbench run configs/gpu-check.json` results
-#                    (results.json, results.csv): every kernel of the
-#                    module (element-wise, activations, reductions,
-#                    softmax, layout, creation, add_relu, optimizers,
-#                    pooling, cuBLAS matmul/linear/conv2d) at sizes 1,
-#                    7, 513, 4097 and with broadcasting, f32 and f64,
-#                    each checked against the double reference before
-#                    it is timed
-#   gpu/             `tbench run configs/gpu.json` results: the seeds'
-#                    tables on cpu, blas and cuda (long on a small CPU;
-#                    GPU_JSON=0 skips it, GPU_JSON=cuda runs only the
-#                    cuda cases)
-#   alloc/           `tbench run configs/gpu-alloc.json`: the allocating
-#                    forms on cuda with pool=false and pool=true (skipped
-#                    with GPU_JSON=0)
-#   tests.log        `meson test` output, when cmocka was found
-#   summary.txt      case counts per status and every case not ok
-#   l2/, l2.txt      `tbench run configs/gpu-l2.json` (cuda with l2=warm
-#                    and l2=cold) and its assertions: cold cases are one
-#                    prepared call per sample, add on 1M f32 is not
-#                    faster cold than warm, every ok cuda case of every
-#                    run has its clock record (gpu_clock); cases timed
-#                    while the GPU throttled are listed
-#   peaks.json, peak.txt  `tbench peak`: the GPU's measured bandwidth
-#                    (copy/read/triad) and FMA (f32/f64) beside the
-#                    vendor figures; fails when a figure is missing or
-#                    above 1.15 x its vendor figure
-#   counts.txt       the CUPTI count assertions (issue 12), one line each:
-#                    add: 1 launch, 0 memcpys, 0 device allocs per
-#                    iteration (resident buffers); add with "alloc": 1
-#                    device alloc and 1 free; log_softmax: 1 launch;
-#                    copy_h2d/d2h/d2d: 1 copy of the tensor's bytes in
-#                    that direction, no launch; add with "transfers": 2
-#                    h2d and 1 d2h copies, 1 launch; the module's count
-#                    of device allocations equal to CUPTI's (pool=false;
-#                    pool=true shows both); add alloc on the pool: 1;
-#                    log_softmax_unfused: 6 launches (SKIP while the
-#                    module lacks a step's kernel: unsupported); any ok
-#                    cuda case with "cupti": null fails with its reason
-# Exit status: 0 when every cuda case of its runs is ok or unsupported
-# and every count assertion holds, 1 when a case failed its check or errored (or
-# cuda is unavailable) or a count is wrong or missing, 2 when the build
-# failed.
+#   scripts/gpu_check.sh --first [OUTDIR]   first contact, at most ~4 min
+#   scripts/gpu_check.sh --full [OUTDIR]    the rest, at most ~6 min
+#   scripts/gpu_check.sh [OUTDIR]           both, one after the other
+# OUTDIR defaults to results/gpu-MODE-HOST-YYYYmmdd-HHMMSS.  Its
+# summary.txt has one line per assertion, PASS, FAIL, SKIP or INFO, the
+# check and its figure, and a TIME line per step; the folders beside it
+# hold every log and result file.  With GPU_CHECK_PACK=DIR the folder is
+# also packed as DIR/MODE.tgz (the .npy files left out) with
+# DIR/MODE-summary.txt beside it: two files, under the device tool's
+# limits on what comes back.
 #
-# Needs: nvcc (CUDA 13: /usr/local/cuda, or CUDA_HOME) with the
-# toolkit's cuBLAS and cuSOLVER (the module links libcublas and
-# libcusolver from CUDA_HOME/lib64), the NVIDIA driver, gcc, meson (>= 0.63) and ninja (pip install meson ninja works),
-# pkg-config, python3, and the Debian packages libcjson-dev and
-# libcsv-dev (with their runtime packages libcjson1 and libcsv3);
-# libopenblas-dev, liblapacke-dev, libcmocka-dev and python3-jsonschema
-# are optional.
+# --first (a 16-core H100/H200; seconds, measured on none yet: estimates)
+#   preflight   ~2 s   tools and versions, the offline bundle when the
+#                      system lacks meson, ninja, cJSON or libcsv
+#   build      ~60 s   release, -Dgpu_archs = this GPU's only, -j cores
+#   probe       ~3 s   `tbench list`: cuda available?  If not, every GPU
+#                      step below is SKIP and the exit status is 3
+#   check      ~60 s   configs/gpu-check.json on cuda (pool=false): every
+#                      kernel against the double reference; then from its
+#                      results: every case ok (`unsupported` fails too),
+#                      CUPTI's kernel launches = the module's counter for
+#                      every case that calls no library, CUPTI = module
+#                      device allocations, the copy/transfer/alloc forms'
+#                      exact counts, the kernel names of 14 dispatch
+#                      paths, event time vs host time vs CUPTI kernel
+#                      time, an NVML clock record per case
+#   then, at once (~90 s, the slowest of the three):
+#     torch           every ok case again through `tbench exec` (.npy)
+#                     and its output compared with PyTorch's on the GPU
+#                     in float64, within the case's tolerance
+#     sanitizer       configs/gpu-sanitize.json under compute-sanitizer
+#                     --tool memcheck (SKIP when it is not installed)
+#     big             add of 2^31 + 7 f32 elements (26 GB on the GPU):
+#                     64-bit indexing, checked against the reference
+#   total      ~3.5 min
+# --full (reuses the build; ~5 min)
+#   peaks      ~15 s   `tbench peak --quick`: bandwidth and FMA between
+#                      50% and 115% of the vendor figures
+#   pool       ~50 s   gpu-check.json with pool=true: cases and counts
+#   alloc      ~15 s   configs/gpu-alloc.json on cuda
+#   l2         ~20 s   configs/gpu-l2.json, and its warm cases again with
+#                      one call per sample: add 1M cold >= 1.1 x warm
+#   gpu       ~120 s   configs/gpu.json on cuda: cases, counts, times,
+#                      rooflines (<= 1.05 above 256 MiB), transfers
+#                      (pinned vs pageable vs the PCIe link), clocks
+#   torch-time ~30 s   the same cases timed through PyTorch CUDA
+#   detach     ~10 s   configs/gpu-detach.json with CUPTI detached after
+#                      its counting pass and attached
+#                      (TBENCH_CUPTI_DETACH=0): rounds after the pass
+#                      within 3% of the round before it
+#   ptx        ~20 s   CUDA_FORCE_PTX_JIT=1 on add, sum, softmax: the
+#                      compute_XX PTX that newer GPUs JIT-compile
+#   determinism ~10 s  sum, max, argmax, var twice: bitwise equal
+#   nsys               NVTX ranges and kernels under Nsight Systems when
+#                      nsys is on PATH, else SKIP
 #
-# A machine without a package registry: on a Debian 12 machine that has
-# one, fetch the .deb files (no root needed) and copy them over:
-#     apt-get download libcjson-dev libcjson1 libcsv-dev libcsv3
-# then point DEBS at their folder:
-#     DEBS=/path/to/debs scripts/gpu_check.sh
-# Each .deb is unpacked with `dpkg -x` into OUTDIR/sysroot (nothing is
-# installed), its pkg-config files are moved there, and the build and
-# the run use it.  With root, `dpkg -i *.deb` installs them instead.
+# Exit status: 0 every assertion passed; 1 some FAIL (see summary.txt);
+# 2 the preflight or the build failed; 3 no GPU: nothing was checked on
+# a GPU (the build and the probe ran).
 #
-# Environment: CUDA_HOME (toolkit root), GPU_ARCHS (e.g. "90" or
-# "80,90"; default: the build's default, sm_75..sm_90 plus PTX),
-# DEBS (folder of .deb files), BUILD (build folder, default build-gpu),
-# GPU_JSON (1: configs/gpu.json on every backend, the default; cuda:
-# its cuda cases only; 0: skip it and configs/gpu-alloc.json).
-set -eu
+# Needs: sh, python3 (standard library; PyTorch with CUDA for the torch
+# steps), gcc and g++, nvcc of CUDA 13.0 Update 1 or newer 13.0 (CUPTI
+# record layouts, cupti_tally.c) with cuBLAS, cuSOLVER and CUPTI, the
+# NVIDIA driver, meson >= 0.63, ninja, cJSON and libcsv.  A machine that
+# reaches no package registry gets meson, ninja, cJSON and libcsv from
+# the offline bundle that scripts/gpu_bundle.sh fetches on a Debian 12
+# machine into .gpu-bundle/ (GPU_BUNDLE=DIR elsewhere): wheels installed
+# with pip --no-index into a private folder, .deb files unpacked without
+# dpkg (scripts/gpu_check.py extract-debs).  Nothing is installed on the
+# system.
+#
+# Environment: CUDA_HOME (toolkit root, default /usr/local/cuda),
+# GPU_ARCHS (e.g. "90"; default: the GPU's compute capability from
+# nvidia-smi, else 90), BUILD (build folder, default build-gpu),
+# GPU_BUNDLE, GPU_BUNDLE_FORCE=1 (use the bundle even where the system
+# has what it holds: to test it), PYTHON (default python3),
+# GPU_CHECK_PACK.
+set -u
+
+mode=all
+case "${1:-}" in
+--first) mode=first; shift ;;
+--full) mode=full; shift ;;
+-h|--help) sed -n '2,/^set -u/p' "$0" | sed 's/^# \{0,1\}//;/^set -u/d'
+           exit 0 ;;
+-*) echo "gpu_check: unknown option '$1' (--first, --full)" >&2; exit 2 ;;
+esac
+if [ "$mode" = all ]; then
+    "$0" --first ${1:+"$1-first"}; a=$?
+    "$0" --full ${1:+"$1-full"}; b=$?
+    [ "$a" -eq 3 ] && exit 3
+    [ "$a" -ge "$b" ] && exit "$a"
+    exit "$b"
+fi
 
 host=$(hostname 2>/dev/null || echo host)
-out=${1:-results/gpu-check-$host-$(date +%Y%m%d-%H%M%S)}
+out=${1:-results/gpu-$mode-$host-$(date +%Y%m%d-%H%M%S)}
 build=${BUILD:-build-gpu}
 cuda=${CUDA_HOME:-/usr/local/cuda}
-mkdir -p "$out"
+bundle=${GPU_BUNDLE:-.gpu-bundle}
+py=${PYTHON:-python3}
+here=$(cd "$(dirname "$0")" && pwd)
+jobs=$(nproc 2>/dev/null || echo 4)
+mkdir -p "$out" || exit 2
 out=$(cd "$out" && pwd)
-echo "gpu_check: results go to $out"
+summary=$out/summary.txt
+: > "$summary"
+t0=$(date +%s)
+step_t=$t0
+step_name=
 
-if [ -n "${DEBS:-}" ]; then
-    root=$out/sysroot
-    mkdir -p "$root"
-    for d in "$DEBS"/*.deb; do
-        dpkg -x "$d" "$root"
-    done
-    for pc in "$root"/usr/lib/*/pkgconfig/*.pc "$root"/usr/share/pkgconfig/*.pc; do
-        [ -f "$pc" ] && sed -i "s|^prefix=/usr|prefix=$root/usr|" "$pc"
-    done
-    libdir=$root/usr/lib
-    for d in "$root"/usr/lib/*-linux-gnu; do
-        [ -d "$d" ] && libdir=$d && break
-    done
-    PKG_CONFIG_PATH=$libdir/pkgconfig:$root/usr/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
-    LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-    export PKG_CONFIG_PATH LD_LIBRARY_PATH
-    extra="-Dc_args=-I$root/usr/include -Dc_link_args=-L$libdir"
-else
-    extra=
+say() { echo "$*" | tee -a "$summary"; }
+step() {
+    now=$(date +%s)
+    [ -n "$step_name" ] && say "TIME $step_name $((now - step_t)) s"
+    step_name=$1
+    step_t=$now
+    echo "gpu_check: $1" >&2
+}
+# checks: gpu_check.py CHECK ARGS, its lines into the summary
+checks() { "$py" "$here/gpu_check.py" "$@" | tee -a "$summary"; }
+pack() {
+    [ -n "$step_name" ] && step end
+    nf=$(grep -c '^FAIL' "$summary")
+    np=$(grep -c '^PASS' "$summary")
+    say "TOTAL $mode: $np passed, $nf failed, $(($(date +%s) - t0)) s"
+    if [ -n "${GPU_CHECK_PACK:-}" ]; then
+        mkdir -p "$GPU_CHECK_PACK"
+        cp "$summary" "$GPU_CHECK_PACK/$mode-summary.txt"
+        tar czf "$GPU_CHECK_PACK/$mode.tgz" --exclude='*.npy' --exclude=tools \
+            -C "$(dirname "$out")" "$(basename "$out")"
+    fi
+}
+finish() { # $1: exit status when nothing failed
+    pack
+    if grep -q '^FAIL' "$summary"; then exit 1; fi
+    exit "$1"
+}
+
+# ---- preflight ---------------------------------------------------------
+step preflight
+tools=$out/tools
+missing=
+for t in gcc g++ "$py" tar timeout; do
+    command -v "$t" >/dev/null 2>&1 || missing="$missing $t"
+done
+[ -x "$cuda/bin/nvcc" ] || missing="$missing $cuda/bin/nvcc"
+if [ -n "$missing" ]; then
+    say "FAIL preflight: missing:$missing"
+    finish 2
 fi
-
-archs=
-if [ -n "${GPU_ARCHS:-}" ]; then
-    archs="-Dgpu_archs=$GPU_ARCHS"
-fi
-
-# Tests only when cmocka is there (a GPU box often lacks it).
-tests=disabled
-if pkg-config --exists cmocka 2>/dev/null; then
-    tests=enabled
-fi
-
-if command -v nvidia-smi >/dev/null 2>&1; then
-    nvidia-smi -q > "$out/nvidia-smi.txt" 2>&1 || true
-fi
-
-echo "gpu_check: building in $build"
-# shellcheck disable=SC2086  # $extra and $archs are word lists
-if ! { if [ -d "$build" ]; then
-           meson setup --reconfigure "$build" -Dbuildtype=release \
-               -Dcuda=enabled -Dcudatoolkit="$cuda" -Dtests=$tests \
-               $archs $extra
-       else
-           meson setup "$build" -Dbuildtype=release -Dcuda=enabled \
-               -Dcudatoolkit="$cuda" -Dtests=$tests $archs $extra
-       fi && ninja -C "$build"; } > "$out/build.log" 2>&1; then
-    tail -n 30 "$out/build.log"
-    echo "gpu_check: build failed (see $out/build.log)"
-    exit 2
-fi
-
-"$build/tbench" list > "$out/list.txt" 2>&1 || true
-grep -A1 '^  cuda' "$out/list.txt" || true
-
-# GPU peaks (tbench peak), first, into a cache of this folder that
-# every run below reads (their cases get rooflines against them):
-# measured, every figure > 0, and each at most 1.15 x its vendor figure
-# where that is known (a measured rate above the hardware's is a
-# counting bug).
-TBENCH_PEAK_CACHE="$out/peak-cache.json"
-export TBENCH_PEAK_CACHE
-pk=0
-"$build/tbench" peak --json \
-    -o "$out/peaks.json" > "$out/peak.log" 2>&1 || pk=$?
-python3 - "$out/peaks.json" > "$out/peak.txt" <<'EOF' || pk=1
-import json, sys
-try:
-    g = json.load(open(sys.argv[1], encoding="utf-8")).get("gpu") or {}
-except (OSError, ValueError) as e:
-    print(f"FAIL no peaks: {e}")
-    sys.exit(1)
-if not g.get("available"):
-    print(f"FAIL GPU peaks unavailable: {g.get('reason')}")
-    sys.exit(1)
-bad = 0
-d = g["device"]
-print(f"GPU {d['name']} (cc {d['compute_capability']}, {d['sm_count']} "
-      f"SMs), arrays {(g.get('array_bytes') or 0) / 2**20:.0f} MiB")
-for e, unit, key in [(e, "GB/s", "gb_s") for e in g["bandwidth"]] + \
-                    [(e, "GFLOP/s", "gflop_s") for e in g["flops"]]:
-    best, ven = e[f"best_{key}"], e[f"vendor_{key}"]
-    ok = best > 0 and (ven is None or best <= 1.15 * ven)
-    bad += not ok
-    name = e.get("kernel") or e.get("dtype")
-    print(f"{'ok  ' if ok else 'FAIL'} {name}: best {best:.1f} {unit}, "
-          f"median {e[f'median_{key}'] or 0:.1f}, vendor "
-          f"{'-' if ven is None else f'{ven:.1f}'}"
-          f"{'' if not ven else f' ({best / ven:.0%} of it)'}")
-if len(g["bandwidth"]) != 3 or len(g["flops"]) != 2:
-    bad += 1
-    print(f"FAIL missing figures: {g.get('reason')}")
-print(f"peaks: {bad} failed")
-sys.exit(1 if bad else 0)
-EOF
-cat "$out/peak.txt"
-
-status=0
-"$build/tbench" run configs/gpu-check.json -o "$out/check" -q \
-    > "$out/check.log" 2>&1 || status=$?
-
-gpu_status=0
-case ${GPU_JSON:-1} in
-0) ;;
-cuda) "$build/tbench" run configs/gpu.json -b cuda -o "$out/gpu" -q \
-          > "$out/gpu.log" 2>&1 || gpu_status=$? ;;
-*) "$build/tbench" run configs/gpu.json -o "$out/gpu" -q \
-       > "$out/gpu.log" 2>&1 || gpu_status=$? ;;
-esac
-
-# the allocating forms on both cuda allocators (axis pool)
-alloc_status=0
-if [ "${GPU_JSON:-1}" != 0 ]; then
-    "$build/tbench" run configs/gpu-alloc.json -o "$out/alloc" -q \
-        > "$out/alloc.log" 2>&1 || alloc_status=$?
-fi
-
-if [ "$tests" = enabled ]; then
-    meson test -C "$build" --print-errorlogs > "$out/tests.log" 2>&1 || \
-        echo "gpu_check: some tests failed (see $out/tests.log)"
-fi
-
-python3 - "$out/check/results.json" "$out/gpu/results.json" \
-    "$out/alloc/results.json" > "$out/summary.txt" <<'EOF'
-import collections, json, os, sys
-for path in sys.argv[1:]:
-    name = os.path.basename(os.path.dirname(path))
-    try:
-        doc = json.load(open(path, encoding="utf-8"))
-    except OSError as e:
-        print(f"{name}: no results: {e}")
-        continue
-    cases = [c for c in doc["cases"] if c["backend"] == "cuda"]
-    n = collections.Counter(c["status"] for c in cases)
-    print(f"cuda cases ({name}):",
-          ", ".join(f"{k} {v}" for k, v in sorted(n.items())))
-    shown = set()
-    for c in cases:
-        if c["status"] == "unavailable":  # one reason for all: say it once
-            if "unavailable" not in shown:
-                print("unavailable", c["id"], "and the rest:", c["message"])
-            shown.add("unavailable")
-        elif c["status"] not in ("ok", "unsupported"):
-            print(c["status"], c["id"], c.get("message", ""))
-EOF
-cat "$out/summary.txt"
-
-# The CUPTI counts (issue 12): only meaningful on a GPU, so only here.
-counts=0
-python3 - "$out/check/results.json" > "$out/counts.txt" <<'EOF' || counts=1
-import json, sys
-try:
-    doc = json.load(open(sys.argv[1], encoding="utf-8"))
-except OSError as e:
-    print(f"FAIL no results: {e}")
-    sys.exit(1)
-bad = 0
-
-
-def check(c, what, got, want):
-    global bad
-    ok = got == want
-    bad += not ok
-    print(f"{'ok  ' if ok else 'FAIL'} {c['id']}: {what} {got:g}, want "
-          f"{want:g}")
-
-
-seen = set()
-for c in doc["cases"]:
-    if c["backend"] != "cuda" or c["status"] != "ok":
-        if c["backend"] == "cuda" and c["op"] == "log_softmax_unfused":
-            print(f"SKIP {c['id']}: {c['status']}: {c.get('message')}")
-        continue
-    cu = c.get("cupti")
-    if cu is None:
-        bad += 1
-        print(f"FAIL {c['id']}: cupti not measured: "
-              f"{c.get('cupti_reason')}")
-        continue
-    copies = sum(d["count"] for d in cu["memcpy"].values())
-    op, alloc = c["op"], c.get("alloc_outputs", False)
-    pool = c.get("backend_params", {}).get("pool") == "true"
-    tr = c.get("transfers", False)
-    # the module's own count of allocations against CUPTI's MEMORY2
-    # records: equal with cudaMalloc; with the pool (cudaMallocAsync)
-    # shown only, as what CUPTI reports for pool allocations has not yet
-    # been seen on a GPU
-    mine = c["counters"]["device_allocs"]
-    if pool:
-        print(f"info {c['id']}: device allocs: module {mine:g}, "
-              f"CUPTI {cu['device_allocs']:g}")
-    else:
-        check(c, "device allocs (module = CUPTI)", mine, cu["device_allocs"])
-    if op in ("copy_h2d", "copy_d2h", "copy_d2d"):
-        way = {"copy_h2d": "h2d", "copy_d2h": "d2h", "copy_d2d": "d2d"}[op]
-        n = 1
-        for d in c["shapes"][0]:
-            n *= d
-        nb = n * (4 if c["dtype"] == "f32" else 8)
-        check(c, "kernel launches", cu["kernel_launches"], 0)
-        check(c, f"{way} memcpys", cu["memcpy"][way]["count"], 1)
-        check(c, f"{way} bytes", cu["memcpy"][way]["bytes"], nb)
-        check(c, "memcpys", copies, 1)
-        seen.add(op)
-        continue
-    if tr:
-        if op == "add":
-            check(c, "kernel launches", cu["kernel_launches"], 1)
-            check(c, "h2d memcpys", cu["memcpy"]["h2d"]["count"], 2)
-            check(c, "d2h memcpys", cu["memcpy"]["d2h"]["count"], 1)
-            check(c, "device allocs", mine, 1 if alloc else 0)
-            seen.add("add@transfers")
-        continue
-    if op == "add" and alloc and pool:
-        check(c, "device allocs (module)", mine, 1)
-        seen.add("add@alloc+pool")
-        continue
-    if op == "add" and not alloc:
-        check(c, "kernel launches", cu["kernel_launches"], 1)
-        check(c, "memcpys", copies, 0)
-        check(c, "device allocs", cu["device_allocs"], 0)
-    elif op == "add":
-        check(c, "kernel launches", cu["kernel_launches"], 1)
-        check(c, "device allocs", cu["device_allocs"], 1)
-        check(c, "device frees", cu["device_frees"], 1)
-    elif op == "log_softmax":
-        check(c, "kernel launches", cu["kernel_launches"], 1)
-    elif op == "log_softmax_unfused":
-        check(c, "kernel launches", cu["kernel_launches"], 6)
-    else:
-        continue
-    seen.add(op + ("@alloc" if alloc else ""))
-for want in ("add", "add@alloc", "log_softmax", "copy_h2d", "copy_d2h",
-             "copy_d2d", "add@transfers", "add@alloc+pool"):
-    if want not in seen:
-        bad += 1
-        print(f"FAIL no ok cuda case of {want} to check the counts on")
-print(f"counts: {bad} failed")
-sys.exit(1 if bad else 0)
-EOF
-cat "$out/counts.txt"
-
-# Warm and cold L2 (configs/gpu-l2.json, axis l2) and the clock record
-# (gpu_clock): every cold case is one prepared call per sample; add on
-# 1M elements (fits the L2) is not faster cold than warm on the device;
-# every ok cuda case of every run has its clock record (NVML present),
-# and a case timed while the GPU throttled is listed (not a failure:
-# the figures of such a case are low, run it again).
-l2=0
-"$build/tbench" run configs/gpu-l2.json -o "$out/l2" -q \
-    > "$out/l2.log" 2>&1 || l2=$?
-python3 - "$out/l2/results.json" "$out/check/results.json" \
-    "$out/gpu/results.json" > "$out/l2.txt" <<'EOF' || l2=1
-import json, sys
-bad = 0
-docs, l2doc = [], None
-for i, p in enumerate(sys.argv[1:]):
-    try:
-        docs.append(json.load(open(p, encoding="utf-8")))
-        l2doc = docs[0] if i == 0 else l2doc
-    except OSError as e:
-        print(f"{'FAIL' if i == 0 else 'SKIP'} no results: {e}")
-        bad += i == 0
-if l2doc:
-    dev = {}
-    for c in l2doc["cases"]:
-        if c["status"] != "ok":
-            bad += 1
-            print(f"FAIL {c['id']}: {c['status']}: {c.get('message')}")
-            continue
-        l2 = c["backend_params"].get("l2")
-        tm, st = c["timing"], c["stats"]
-        if l2 == "cold" and not (tm.get("prepared_samples") and
-                                 st["iters_per_sample"] == 1):
-            bad += 1
-            print(f"FAIL {c['id']}: cold but not one prepared call per "
-                  f"sample")
-        if tm.get("device"):
-            dev[(c["op"], c["shapes"][0][0], l2)] = tm["device"]["median_ns"]
-    w = dev.get(("add", 1048576, "warm"))
-    k = dev.get(("add", 1048576, "cold"))
-    if w is None or k is None:
-        bad += 1
-        print("FAIL no device time of add 1M warm and cold")
-    else:
-        ok = k >= w
-        bad += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} add 1M f32 device median: warm "
-              f"{w:.0f} ns, cold {k:.0f} ns (cold/warm {k / w:.2f})")
-    for op, n in (("add", 16777216), ("sum", 4194304)):
-        a, b = dev.get((op, n, "warm")), dev.get((op, n, "cold"))
-        if a is not None and b is not None:
-            print(f"info {op} {n} f32 device median: warm {a:.0f} ns, "
-                  f"cold {b:.0f} ns")
-for d in docs:
-    for c in d["cases"]:
-        if c["backend"] != "cuda" or c["status"] != "ok":
-            continue
-        k = c.get("gpu_clock")
-        if not k or not k["available"]:
-            bad += 1
-            print(f"FAIL {c['id']}: no clock record: "
-                  f"{k['reason'] if k else 'gpu_clock null'}")
-        elif k["throttled"]:
-            print(f"THROTTLED {c['id']}: SM {k['sm_mhz_min']}-"
-                  f"{k['sm_mhz_max']} MHz: "
-                  f"{', '.join(k['throttle_reasons'])}")
-print(f"l2/clocks: {bad} failed")
-sys.exit(1 if bad else 0)
-EOF
-cat "$out/l2.txt"
-
-if [ "$counts" -eq 0 ] && [ "$l2" -eq 0 ] && [ "$pk" -eq 0 ] &&
-   grep -q '^cuda cases (check):' "$out/summary.txt" &&
-   ! grep -Eq '^(failed-check|error|crashed|timeout|unavailable|skipped) ' \
-       "$out/summary.txt" && [ "$status" -eq 0 ] && [ "$gpu_status" -eq 0 ] &&
-   [ "$alloc_status" -eq 0 ]
+# meson and ninja: the system's, else the bundle's wheels
+meson_ok() {
+    v=$(meson --version 2>/dev/null) || return 1
+    "$py" -c "import sys; v=tuple(int(x) for x in '$v'.split('.')[:2]); \
+sys.exit(0 if v >= (0, 63) else 1)"
+}
+force=${GPU_BUNDLE_FORCE:-0}
+if [ "$force" = 1 ] || ! meson_ok || ! command -v ninja >/dev/null 2>&1
 then
-    echo "gpu_check: every CUDA kernel passed its check and its counts"
-    exit 0
+    if ls "$bundle"/wheels/*.whl >/dev/null 2>&1; then
+        "$py" -m pip install -q --no-index --no-deps --no-compile \
+            --target "$tools/site" "$bundle"/wheels/*.whl \
+            > "$out/pip.log" 2>&1
+        PATH=$tools/site/bin:$PATH
+        PYTHONPATH=$tools/site${PYTHONPATH:+:$PYTHONPATH}
+        export PATH PYTHONPATH
+    fi
 fi
-echo "gpu_check: failures (tbench run exit $status, gpu.json exit" \
-     "$gpu_status, gpu-alloc.json exit $alloc_status; see" \
-     "$out/summary.txt)"
-exit 1
+if ! meson_ok || ! command -v ninja >/dev/null 2>&1; then
+    say "FAIL preflight: meson >= 0.63 and ninja are needed (have:" \
+        "meson $(meson --version 2>/dev/null || echo none), ninja" \
+        "$(ninja --version 2>/dev/null || echo none)); carry" \
+        "scripts/gpu_bundle.sh's $bundle"
+    finish 2
+fi
+# cJSON and libcsv: the system's, else the bundle's .deb files
+extra=
+if [ "$force" = 1 ] ||
+   ! { [ -f /usr/include/cjson/cJSON.h ] && [ -f /usr/include/csv.h ]; }; then
+    if ls "$bundle"/debs/*.deb >/dev/null 2>&1; then
+        root=$tools/sysroot
+        "$py" "$here/gpu_check.py" extract-debs "$bundle/debs" "$root" \
+            > "$out/debs.log" 2>&1 || { say "FAIL preflight: unpacking" \
+            "$bundle/debs (see debs.log)"; finish 2; }
+        libdir=$root/usr/lib
+        for d in "$root"/usr/lib/*-linux-gnu; do
+            [ -d "$d" ] && libdir=$d && break
+        done
+        PKG_CONFIG_PATH=$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+        LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+        export PKG_CONFIG_PATH LD_LIBRARY_PATH
+        extra="-Dc_args=-I$root/usr/include -Dc_link_args=-L$libdir"
+        say "INFO preflight: cJSON and libcsv from $bundle/debs"
+    else
+        say "FAIL preflight: cJSON and libcsv headers are missing" \
+            "(/usr/include/cjson/cJSON.h, /usr/include/csv.h); carry" \
+            "scripts/gpu_bundle.sh's $bundle"
+        finish 2
+    fi
+fi
+# CUDA 13.0 Update 1+: CUPTI's record layouts (cupti_tally.c) and the
+# cuptiActivityDisable deadlock of 13.0 GA (review WF4, WF5)
+cupti_v=$(sed -n 's/^#define CUPTI_API_VERSION \([0-9]*\).*/\1/p' \
+    "$cuda/include/cupti_version.h" 2>/dev/null)
+nvcc_v=$("$cuda/bin/nvcc" --version | sed -n 's/.*release \([0-9.]*\),.*/\1/p')
+say "INFO preflight: nvcc $nvcc_v, CUPTI API ${cupti_v:-none}," \
+    "libcupti: $(cd "$cuda/lib64" 2>/dev/null && ls libcupti.so* 2>/dev/null |
+    tr '\n' ' ')"
+case "$cupti_v" in
+1300[0-9][0-9])
+    if [ "$cupti_v" -lt 130001 ]; then
+        say "FAIL preflight: CUPTI $cupti_v is 13.0 GA, whose" \
+            "cuptiActivityDisable may deadlock: use 13.0 Update 1"
+        finish 2
+    fi ;;
+*)  say "FAIL preflight: this tbench reads CUPTI 13.0's record layouts;" \
+        "the toolkit has CUPTI API '${cupti_v:-none}'"
+    finish 2 ;;
+esac
+gpu=
+if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi -q > "$out/nvidia-smi.txt" 2>&1
+    gpu=$(nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total,pcie.link.gen.max,pcie.link.width.max \
+        --format=csv,noheader 2>/dev/null | head -n 1)
+fi
+say "INFO preflight: GPU: ${gpu:-none (no nvidia-smi or no device)}"
+tv=$("$py" -c 'import torch; print(torch.__version__,
+"with CUDA" if torch.cuda.is_available() else "without CUDA")' 2>/dev/null)
+say "INFO preflight: PyTorch ${tv:-none}"
+sanitizer=$(command -v compute-sanitizer 2>/dev/null ||
+    ls "$cuda/bin/compute-sanitizer" 2>/dev/null)
+say "INFO preflight: compute-sanitizer ${sanitizer:-none}," \
+    "nsys $(command -v nsys 2>/dev/null || echo none)," \
+    "meson $(meson --version), ninja $(ninja --version), gcc" \
+    "$(gcc -dumpfullversion), $jobs cores"
+
+# ---- build -------------------------------------------------------------
+step build
+archs=${GPU_ARCHS:-}
+if [ -z "$archs" ] && [ -n "$gpu" ]; then
+    archs=$(echo "$gpu" | cut -d, -f2 | tr -d ' .')
+fi
+archs=${archs:-90}
+setup=setup
+[ -d "$build" ] && setup="setup --reconfigure"
+# shellcheck disable=SC2086  # $setup and $extra are word lists
+if ! { meson $setup "$build" -Dbuildtype=release -Dcuda=enabled \
+           -Dcudatoolkit="$cuda" -Dtests=disabled -Dgpu_archs="$archs" \
+           $extra && ninja -C "$build" -j "$jobs"; } > "$out/build.log" 2>&1
+then
+    tail -n 30 "$out/build.log"
+    say "FAIL build: see build.log"
+    finish 2
+fi
+if ! grep -Eq 'CUPTI *: *(YES|True|true)' "$out/build.log"; then
+    say "FAIL build: CUPTI not found: the counting pass would be missing"
+    finish 2
+fi
+say "PASS build: sm_$archs, $(grep -E 'cuda module *:' "$out/build.log" |
+    sed 's/^ *//')"
+tb=$build/tbench
+TBENCH_PEAK_CACHE=$build/peak-cache.json
+export TBENCH_PEAK_CACHE
+
+# ---- probe -------------------------------------------------------------
+step probe
+"$tb" list > "$out/list.txt" 2>&1
+cu=$(grep -A1 '^  cuda ' "$out/list.txt" | head -n 2 | tr -s ' ' | tr '\n' ' ')
+if ! grep -q '^  cuda *available' "$out/list.txt"; then
+    say "INFO probe: $cu"
+    say "SKIP every GPU check: NO GPU here: nothing was checked on a GPU"
+    pack
+    echo "gpu_check: NO GPU: the build and the probe ran; nothing was" \
+        "checked on a GPU" >&2
+    exit 3
+fi
+say "PASS probe: $cu"
+
+if [ "$mode" = first ]; then
+    # ---- check: every kernel of gpu-check.json -----------------------------
+    step check
+    timeout 300 "$tb" run configs/gpu-check.json -b cuda \
+        --exclude '*pool=true*' -o "$out/check" -q > "$out/check.log" 2>&1
+    say "INFO check: tbench run exit $?"
+    checks cases "$out/check/results.json" check
+    checks counts "$out/check/results.json" check
+    checks dispatch "$out/check/results.json" check
+    checks timing "$out/check/results.json" check
+    checks clocks "$out/check/results.json" check
+
+    # ---- torch, sanitizer and the big case at once ----------------------
+    step torch+sanitizer+big
+    timeout 200 "$tb" run --op add --shape 2147483655 -d f32 -b cuda \
+        --min-samples 3 --max-time 0.5 --timeout 180 -o "$out/big" -q \
+        > "$out/big.log" 2>&1 &
+    big_pid=$!
+    if [ -n "$sanitizer" ]; then
+        (
+            timeout 200 "$sanitizer" --tool memcheck --error-exitcode 9 \
+                --print-limit 50 "$tb" run configs/gpu-sanitize.json \
+                --no-isolate -o "$out/sanitize" -q \
+                > "$out/sanitize.log" 2>&1
+            echo $? > "$out/sanitize.rc"
+        ) &
+        san_pid=$!
+    fi
+    ex=$out/torch-exec
+    mkdir -p "$ex"
+    TB=$tb EX=$ex
+    export TB EX
+    "$py" "$here/gpu_torch.py" plan "$out/check/results.json" \
+        > "$out/torch-plan.txt" 2> "$out/torch.log"
+    awk '{print NR, $0}' "$out/torch-plan.txt" |
+        timeout 200 xargs -P "$jobs" -L 1 sh -c '
+            p=$3; [ "$p" = - ] && p=
+            "$TB" exec "$1" -s "$2" ${p:+-p "$p"} -d "$4" --seed "$5" \
+                -b cuda -o "$EX/$0" > /dev/null 2> "$EX/$0.err" ||
+                echo "exec $0 ($1 $2 $3 $4): exit $?: $(head -c 300 "$EX/$0.err")"
+        ' >> "$out/torch.log" 2>&1 &
+    wait $!
+    n_exec=$(wc -l < "$out/torch-plan.txt")
+    n_fail=$(grep -c '^exec ' "$out/torch.log")
+    if [ "$n_exec" -gt 0 ]; then
+        say "$([ "$n_fail" -eq 0 ] && echo PASS || echo FAIL) torch:" \
+            "tbench exec -b cuda: $((n_exec - n_fail)) of $n_exec ran" \
+            "$(grep -m1 '^exec ' "$out/torch.log")"
+        # shellcheck disable=SC2046  # one argument per exec folder
+        "$py" "$here/gpu_torch.py" compare $(ls -d "$ex"/*/ 2>/dev/null) \
+            2>> "$out/torch.log" | tee -a "$summary"
+        find "$ex" -name '*.npy' -delete
+    else
+        say "FAIL torch: no ok cuda case to compare"
+    fi
+    if [ -n "$sanitizer" ]; then
+        wait "$san_pid"
+        rc=$(cat "$out/sanitize.rc" 2>/dev/null || echo none)
+        errs=$(grep -m1 'ERROR SUMMARY' "$out/sanitize.log")
+        if [ "$rc" = 0 ]; then
+            say "PASS sanitizer: memcheck on configs/gpu-sanitize.json:" \
+                "${errs:-no errors}"
+        else
+            say "FAIL sanitizer: memcheck exit $rc: ${errs:-see" \
+                "sanitize.log}: $(grep -m1 'Invalid\|ERROR' \
+                "$out/sanitize.log")"
+        fi
+        checks cases "$out/sanitize/results.json" sanitizer
+    else
+        say "SKIP sanitizer: compute-sanitizer is not installed"
+    fi
+    wait "$big_pid"
+    if [ -f "$out/big/results.json" ]; then
+        checks big "$out/big/results.json"
+    else
+        say "FAIL 64-bit indices: add of 2^31 + 7 elements: no results:" \
+            "$(tail -n 2 "$out/big.log" | tr '\n' ' ')"
+    fi
+    finish 0
+fi
+
+# ---- --full --------------------------------------------------------------
+step peaks
+timeout 120 "$tb" peak --quick --json -o "$out/peaks.json" \
+    > "$out/peak.log" 2>&1
+checks peaks "$out/peaks.json"
+
+step gpu
+timeout 300 "$tb" run configs/gpu.json -b cuda --max-time 0.5 -o "$out/gpu" -q \
+    > "$out/gpu.log" 2>&1
+checks cases "$out/gpu/results.json" gpu
+checks counts "$out/gpu/results.json" gpu
+checks timing "$out/gpu/results.json" gpu
+checks clocks "$out/gpu/results.json" gpu
+checks roofline "$out/gpu/results.json" gpu
+link=$(echo "$gpu" | awk -F, '{g=$5+0; w=$6+0;
+    r = g>=5 ? 3.938 : g==4 ? 1.969 : g==3 ? 0.985 : 0;
+    if (r*w > 0) printf "%.1f", r*w}')
+checks transfers "$out/gpu/results.json" "$link"
+
+step torch-time
+if timeout 180 "$py" "$here/gpu_torch.py" time "$out/gpu/results.json" \
+    "$out/torch-times.json" > "$out/torch-times.txt" 2>&1; then
+    say "INFO torch-time: $(grep -c us "$out/torch-times.txt") cases" \
+        "timed through PyTorch CUDA (torch-times.txt)"
+else
+    say "FAIL torch-time: $(tail -n 1 "$out/torch-times.txt")"
+fi
+
+step detach
+timeout 120 "$tb" run configs/gpu-detach.json -o "$out/detach" -q \
+    > "$out/detach.log" 2>&1
+TBENCH_CUPTI_DETACH=0 timeout 120 "$tb" run configs/gpu-detach.json \
+    -o "$out/attached" -q > "$out/attached.log" 2>&1
+checks detach "$out/detach/results.json" "$out/attached/results.json"
+
+step pool
+timeout 300 "$tb" run configs/gpu-check.json -b cuda --filter '*pool=true*' \
+    -o "$out/pool" -q > "$out/pool.log" 2>&1
+checks cases "$out/pool/results.json" pool
+checks counts "$out/pool/results.json" pool
+
+step alloc
+timeout 120 "$tb" run configs/gpu-alloc.json -b cuda -o "$out/alloc" -q \
+    > "$out/alloc.log" 2>&1
+checks cases "$out/alloc/results.json" alloc
+checks counts "$out/alloc/results.json" alloc
+
+step l2
+timeout 120 "$tb" run configs/gpu-l2.json -o "$out/l2" -q \
+    > "$out/l2.log" 2>&1
+timeout 120 "$tb" run configs/gpu-l2.json --filter '*l2=warm*' \
+    --sample-ms 0.001 -o "$out/l2-single" -q > "$out/l2-single.log" 2>&1
+checks l2 "$out/l2/results.json" "$out/l2-single/results.json"
+
+step ptx
+CUDA_FORCE_PTX_JIT=1 timeout 180 "$tb" run configs/gpu-check.json -b cuda \
+    --filter 'add/*' --filter 'sum*' --filter 'softmax*' \
+    --exclude '*pool=true*' --exclude '*/f64/*' -o "$out/ptx" -q \
+    > "$out/ptx.log" 2>&1
+checks cases "$out/ptx/results.json" ptx
+
+step determinism
+for run in a b; do
+    mkdir -p "$out/det/$run"
+    i=0
+    while read -r op shape params; do
+        i=$((i + 1))
+        set --
+        [ "$params" != - ] && set -- -p "$params"
+        timeout 60 "$tb" exec "$op" -s "$shape" "$@" -b cuda \
+            -o "$out/det/$run/$i" >> "$out/det.log" 2>&1
+    done <<EOF
+sum 1048577 -
+max 4194304 -
+argmax 3x300001 axis=-1
+var 4194304 correction=0
+EOF
+done
+checks same "$out/det/a" "$out/det/b"
+find "$out/det" -name '*.npy' -delete
+
+step nsys
+if command -v nsys >/dev/null 2>&1; then
+    timeout 120 nsys profile -t cuda,nvtx -o "$out/nsys" --force-overwrite \
+        true --stats=true "$tb" run configs/gpu-detach.json -o \
+        "$out/nsys-run" -q > "$out/nsys.log" 2>&1
+    if grep -q 'tbench' "$out/nsys.log" && grep -qi 'k_binary_same' \
+        "$out/nsys.log"; then
+        say "PASS nsys: NVTX domain tbench and the kernels in its report"
+    else
+        say "FAIL nsys: NVTX ranges or kernels missing (see nsys.log)"
+    fi
+    rm -f "$out"/nsys.nsys-rep "$out"/nsys.sqlite
+else
+    say "SKIP nsys: not on PATH"
+fi
+finish 0
