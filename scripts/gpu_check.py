@@ -111,9 +111,10 @@ def check_cases(path, label):
 
 # ---- CUPTI counts ----------------------------------------------------------
 
-def check_counts(path, label):
+def check_counts(path, label, require_all=False):
     """CUPTI's view of one iteration against the module's own counters
-    and the fixed expectations of the copy, transfer and alloc forms."""
+    and the fixed expectations of the copy, transfer and alloc forms
+    (require_all: each form must be there, as in gpu-check.json)."""
     doc = load(path)
     if doc is None:
         return
@@ -192,14 +193,14 @@ def check_counts(path, label):
             expect(c, "memcpys in all", copies, 1)
             seen.add(op)
         elif op == "add" and c.get("transfers") and c["dtype"] == "f32" \
-                and c["shapes"] == [[4097]]:
+                and c["shapes"] == [[4097], [4097]]:
             expect(c, "kernel launches", cu["kernel_launches"], 1)
             expect(c, "h2d memcpys", cu["memcpy"]["h2d"]["count"], 2)
             expect(c, "d2h memcpys", cu["memcpy"]["d2h"]["count"], 1)
             seen.add("add@transfers" + ("+alloc" if c.get("alloc_outputs")
                                         else ""))
         elif op == "add" and not c.get("transfers") and \
-                c["shapes"] == [[4097]] and c["dtype"] == "f32":
+                c["shapes"] == [[4097], [4097]] and c["dtype"] == "f32":
             expect(c, "kernel launches", cu["kernel_launches"], 1)
             expect(c, "memcpys", copies, 0)
             if c.get("alloc_outputs"):
@@ -229,6 +230,8 @@ def check_counts(path, label):
             expect(c, "memsets (zeros is cudaMemsetAsync)", cu["memsets"], 1)
             expect(c, "kernel launches", cu["kernel_launches"], 0)
             seen.add(op)
+    if not require_all:
+        return
     for want in ("add", "add@alloc", "log_softmax", "log_softmax_unfused",
                  "copy_h2d", "copy_d2h", "copy_d2d", "add@transfers",
                  "zeros"):
@@ -241,11 +244,11 @@ def check_counts(path, label):
 
 DISPATCH = [
     # op, input shapes, params, what CUPTI's kernel names must contain
-    ("add", [[4097], [4097]], {}, ["k_binary_same"]),
+    ("add", [[4097], [4097]], {}, ["k_binary_vec"]),
     ("add", [[7, 1], [1, 513]], {}, ["k_binary_bcast"]),
     ("add_relu", [[4097], [4097]], {}, ["k_add_relu_same"]),
     ("add_relu", [[7, 1], [1, 513]], {}, ["k_add_relu_bcast"]),
-    ("relu", [[4097]], {}, ["k_unary"]),
+    ("relu", [[4097]], {}, ["k_unary_vec"]),
     ("transpose", [[7, 513]], {}, ["k_transpose_tiled"]),
     ("permute", [[2, 3, 5, 7]], {"p0": 1, "p1": 0, "p2": 3, "p3": 2},
      ["k_permute_gather"]),
@@ -487,10 +490,12 @@ def check_l2(path, single_path):
 # ---- CUPTI detach (review WL1) ------------------------------------------
 
 def check_detach(path_on, path_off):
-    """Round medians of launch-bound cases before (round 0) and after
-    (rounds 1, 2) the counting pass: with CUPTI detached after the pass
-    the later rounds are within 3% of the first; attached
-    (TBENCH_CUPTI_DETACH=0) shown for comparison."""
+    """Round medians of launch-bound tbench cases before (round 0) and
+    after (rounds 1, 2) the counting pass, CUPTI detached after the pass
+    and attached (TBENCH_CUPTI_DETACH=0): shown, not judged.  On the
+    first GPU (an H200) the rounds of one case differed by up to 20%
+    either way in both modes, more than any CUPTI cost: the judgement is
+    cupti_overhead's, which alternates the states within one process."""
     on, off = load(path_on), load(path_off)
     if on is None or off is None:
         return
@@ -500,19 +505,35 @@ def check_detach(path_on, path_off):
                 line("FAIL", f"cupti {tag}: {c['id']}", c["status"])
                 continue
             r = c["stats"]["round_medians_ns"]
-            if len(r) < 2:
-                line("FAIL", f"cupti {tag}: {c['id']}", "one round only")
-                continue
-            after = sorted(r[1:])[len(r[1:]) // 2]
-            ratio = after / r[0]
-            fig = (f"round medians {', '.join(f'{x:.0f}' for x in r)} ns; "
-                   f"after/before the count pass {ratio:.3f}")
-            if tag == "detached":
-                line("PASS" if ratio <= 1.03 else "FAIL",
-                     f"cupti detached: {c['id']}: no cost after the pass "
-                     f"(<= 1.03)", fig)
-            else:
-                line("INFO", f"cupti attached: {c['id']}", fig)
+            after = sorted(r[1:])[len(r[1:]) // 2] if len(r) > 1 else r[0]
+            line("INFO", f"cupti {tag}: {c['id']}",
+                 f"round medians {', '.join(f'{x:.0f}' for x in r)} ns; "
+                 f"after/before the count pass {after / r[0]:.3f}")
+
+
+def check_cupti_overhead(path):
+    """tests/gpu/cupti_overhead.cu's last line: launches with CUPTI
+    detached (cuptiFinalize after a counting pass) within 3% of launches
+    before CUPTI was loaded; what the attached state cost, shown."""
+    try:
+        last = [ln for ln in open(path, encoding="utf-8")
+                if ln.startswith("cupti_overhead ")][-1]
+    except (OSError, IndexError) as e:
+        line("FAIL", "cupti overhead", f"no result in {path}: {e}")
+        return
+    f = dict(kv.split("=") for kv in last.split()[1:])
+    dn, ad = float(f["detached_over_never"]), float(f["attached_over_detached"])
+    line("PASS" if dn <= 1.03 else "FAIL",
+         "cupti overhead: launches after cuptiFinalize as fast as before "
+         "CUPTI was loaded (<= 1.03)",
+         f"detached {float(f['detached_ns']):.0f} ns, never "
+         f"{float(f['never_ns']):.0f} ns per launch: {dn:.3f} (median of "
+         f"{f['reps']} repetitions of {f['launches']} launches)")
+    line("INFO", "cupti overhead: attached (kinds disabled, not finalized) "
+         "against detached",
+         f"{float(f['attached_ns']):.0f} ns vs "
+         f"{float(f['detached_ns']):.0f} ns per launch: {ad:.3f} (paired "
+         f"median): what detaching saves each later launch")
 
 
 # ---- transfers ---------------------------------------------------------------
@@ -643,7 +664,8 @@ def extract_debs(debdir, root):
 def main(argv):
     checks = {
         "cases": lambda a: check_cases(a[0], a[1]),
-        "counts": lambda a: check_counts(a[0], a[1]),
+        "counts": lambda a: check_counts(a[0], a[1], len(a) > 2 and
+                                         a[2] == "--require-all"),
         "dispatch": lambda a: check_dispatch(a[0], a[1]),
         "timing": lambda a: check_timing(a[0], a[1]),
         "clocks": lambda a: check_clocks(a[0], a[1]),
@@ -651,6 +673,7 @@ def main(argv):
         "peaks": lambda a: check_peaks(a[0]),
         "l2": lambda a: check_l2(a[0], a[1]),
         "detach": lambda a: check_detach(a[0], a[1]),
+        "cupti-overhead": lambda a: check_cupti_overhead(a[0]),
         "transfers": lambda a: check_transfers(
             a[0], float(a[1]) if len(a) > 1 and a[1] else 0.0),
         "same": lambda a: check_same_outputs(a[0], a[1]),

@@ -49,10 +49,12 @@
 #                      rooflines (<= 1.05 above 256 MiB), transfers
 #                      (pinned vs pageable vs the PCIe link), clocks
 #   torch-time ~30 s   the same cases timed through PyTorch CUDA
-#   detach     ~10 s   configs/gpu-detach.json with CUPTI detached after
-#                      its counting pass and attached
-#                      (TBENCH_CUPTI_DETACH=0): rounds after the pass
-#                      within 3% of the round before it
+#   detach     ~15 s   tests/gpu/cupti_overhead.cu: launches after
+#                      cuptiFinalize within 3% of launches before CUPTI
+#                      was loaded (the states alternated in one process),
+#                      and what an attached CUPTI costs; the rounds of
+#                      configs/gpu-detach.json before and after the
+#                      counting pass, detached and attached, shown
 #   ptx        ~20 s   CUDA_FORCE_PTX_JIT=1 on add, sum, softmax: the
 #                      compute_XX PTX that newer GPUs JIT-compile
 #   determinism ~10 s  sum, max, argmax, var twice: bitwise equal
@@ -77,7 +79,9 @@
 # Environment: CUDA_HOME (toolkit root, default /usr/local/cuda),
 # GPU_ARCHS (e.g. "90"; default: the GPU's compute capability from
 # nvidia-smi, else 90), BUILD (build folder, default build-gpu),
-# GPU_BUNDLE, GPU_BUNDLE_FORCE=1 (use the bundle even where the system
+# GPU_TORCH_PER_OP=N (the torch step on the first N cases of each op and
+# dtype only: 758 `tbench exec` processes took 165 s on an H200; 0, the
+# default, all), GPU_BUNDLE, GPU_BUNDLE_FORCE=1 (use the bundle even where the system
 # has what it holds: to test it), PYTHON (default python3),
 # GPU_CHECK_PACK.
 set -u
@@ -289,7 +293,7 @@ if [ "$mode" = first ]; then
         --exclude '*pool=true*' -o "$out/check" -q > "$out/check.log" 2>&1
     say "INFO check: tbench run exit $?"
     checks cases "$out/check/results.json" check
-    checks counts "$out/check/results.json" check
+    checks counts "$out/check/results.json" check --require-all
     checks dispatch "$out/check/results.json" check
     checks timing "$out/check/results.json" check
     checks clocks "$out/check/results.json" check
@@ -315,7 +319,8 @@ if [ "$mode" = first ]; then
     TB=$tb EX=$ex
     export TB EX
     "$py" "$here/gpu_torch.py" plan "$out/check/results.json" \
-        > "$out/torch-plan.txt" 2> "$out/torch.log"
+        --per-op "${GPU_TORCH_PER_OP:-0}" > "$out/torch-plan.txt" \
+        2> "$out/torch.log"
     awk '{print NR, $0}' "$out/torch-plan.txt" |
         timeout 200 xargs -P "$jobs" -L 1 sh -c '
             p=$3; [ "$p" = - ] && p=
@@ -397,6 +402,14 @@ timeout 120 "$tb" run configs/gpu-detach.json -o "$out/detach" -q \
 TBENCH_CUPTI_DETACH=0 timeout 120 "$tb" run configs/gpu-detach.json \
     -o "$out/attached" -q > "$out/attached.log" 2>&1
 checks detach "$out/detach/results.json" "$out/attached/results.json"
+if "$cuda/bin/nvcc" -O2 -std=c++17 -arch="sm_$archs" -I"$cuda/include" \
+       -o "$out/cupti_overhead" tests/gpu/cupti_overhead.cu \
+       -L"$cuda/lib64" -lcupti -Xlinker -rpath="$cuda/lib64" \
+       > "$out/cupti_overhead.log" 2>&1; then
+    timeout 60 "$out/cupti_overhead" >> "$out/cupti_overhead.log" 2>&1
+fi
+checks cupti-overhead "$out/cupti_overhead.log"
+rm -f "$out/cupti_overhead"
 
 step pool
 timeout 300 "$tb" run configs/gpu-check.json -b cuda --filter '*pool=true*' \

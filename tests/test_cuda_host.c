@@ -62,6 +62,42 @@ static void test_blocks_1d(void **state)
     free(seen);
 }
 
+/* The vectorized loops (vectors of `width`, then the tail one by one),
+ * thread by thread: every element exactly once. */
+static void test_vec_split(void **state)
+{
+    (void)state;
+    const int64_t widths[] = {2, 4};
+    const int64_t blocks_sz[] = {1, 32, 256};
+    const int64_t caps[] = {1, 3, 64};
+    unsigned char *seen = malloc(4097);
+    assert_non_null(seen);
+    for (size_t w = 0; w < NELEM(widths); w++)
+        for (size_t a = 0; a < NELEM(blocks_sz); a++)
+            for (size_t b = 0; b < NELEM(caps); b++)
+                for (int64_t n = 0; n <= 4097; n += n < 20 ? 1 : 509) {
+                    int64_t W = widths[w], blk = blocks_sz[a];
+                    int64_t nv = tb_cu_vec_count(n, W);
+                    assert_int_equal(nv, n / W);
+                    int64_t work = tb_cu_vec_work(n, W);
+                    assert_true(work >= 1 && work >= nv &&
+                                work >= n - nv * W);
+                    int64_t g = tb_cu_blocks_1d(work, blk, caps[b]);
+                    int64_t step = g * blk;
+                    memset(seen, 0, 4097);
+                    for (int64_t tid = 0; tid < step; tid++) {
+                        for (int64_t v = tid; v < nv; v += step)
+                            for (int64_t k = 0; k < W; k++)
+                                seen[v * W + k]++;
+                        for (int64_t i = nv * W + tid; i < n; i += step)
+                            seen[i]++;
+                    }
+                    for (int64_t i = 0; i < n; i++)
+                        assert_int_equal(seen[i], 1);
+                }
+    free(seen);
+}
+
 /* ---- broadcasting ------------------------------------------------------- */
 
 typedef struct {
@@ -366,6 +402,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_blocks_1d),
+        cmocka_unit_test(test_vec_split),
         cmocka_unit_test(test_broadcast),
         cmocka_unit_test(test_broadcast_errors),
         cmocka_unit_test(test_reduce_view),

@@ -45,6 +45,27 @@ TB_GEOM_FN int64_t tb_cu_blocks_1d(int64_t n, int64_t block,
     return b < 1 ? 1 : b;
 }
 
+/* Vectorized element-wise launches: 16-byte loads and stores (4 floats
+ * or 2 doubles, `width`) carry four times the bytes per memory operation
+ * of a scalar loop, which a grid capped at a few waves needs to keep
+ * device memory busy (add on 16M f32 ran at 70% of the copy peak of an
+ * H200 with the scalar loop).  Vector v covers elements
+ * [v*width, (v+1)*width) for v < tb_cu_vec_count(n, width); the tail
+ * [count*width, n) goes element by element.  The launch's blocks come
+ * from tb_cu_vec_work(n, width), the larger of the two loops' lengths,
+ * never 0.  Every element is visited exactly once (test_cuda_host). */
+TB_GEOM_FN int64_t tb_cu_vec_count(int64_t n, int64_t width)
+{
+    return n > 0 && width > 0 ? n / width : 0;
+}
+
+TB_GEOM_FN int64_t tb_cu_vec_work(int64_t n, int64_t width)
+{
+    int64_t v = tb_cu_vec_count(n, width);
+    int64_t tail = n - v * width;
+    return v > tail ? v : (tail > 0 ? tail : 1);
+}
+
 /* ---- broadcasting ------------------------------------------------------ */
 
 /* Output element i of a binary op reads a[off_a] and b[off_b].  Dims are
