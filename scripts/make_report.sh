@@ -16,6 +16,14 @@
 #   OUT       where the result files go (default docs/perf-data, committed
 #             next to docs/PERFORMANCE.md so its figures can be traced):
 #             results.json (both configs), numpy.json, torch-training.json
+#   GPU       the GPU results (default docs/perf-data/gpu): one folder per
+#             device, from scripts/gpu_check.sh on a real GPU, committed
+#             (docs/perf-data/gpu/NVIDIA-H200/README.md); their section,
+#             written by scripts/gpu_report.py, ends the report ("No GPU
+#             results yet" without one)
+#   RENDER_ONLY=1  measure nothing: write docs/PERFORMANCE.md and its
+#             charts again from the result files already in OUT and GPU
+#             (after a change to the report, or new GPU results)
 #
 # PyTorch is optional: without Debian's python3-torch its cases are
 # reported as unavailable, with the reason.
@@ -43,23 +51,35 @@ ok_or_failed_case() {
     fi
 }
 
-"$TBENCH" peak >/dev/null
-# Only the files this script writes: $OUT also keeps other measurements
-# that the docs cite (op-limits/ from scripts/op_limits.py, bwd/).
-mkdir -p "$OUT"
-rm -f "$OUT/results.json" "$OUT/results.csv" "$OUT/numpy.json" \
-    "$OUT/torch-training.json"
-# one run of both configs: the report reads one result file
-ok_or_failed_case "$TBENCH" run "$CONFIG" $TRAINING -o "$OUT" -q
-ok_or_failed_case /usr/bin/python3 scripts/compare_numpy.py "$CONFIG" \
-    -o "$OUT/numpy.json" --tbench "$TBENCH"
-set -- --with "$OUT/numpy.json"
-if [ -n "$TRAINING" ]; then
-    ok_or_failed_case /usr/bin/python3 scripts/compare_torch_training.py \
-        "$TRAINING" -o "$OUT/torch-training.json" --tbench "$TBENCH"
-    set -- "$@" --with "$OUT/torch-training.json"
+GPU=${GPU:-docs/perf-data/gpu}
+if [ "${RENDER_ONLY:-0}" != 1 ]; then
+    "$TBENCH" peak >/dev/null
+    # Only the files this script writes: $OUT also keeps other
+    # measurements that the docs cite (op-limits/ from
+    # scripts/op_limits.py, bwd/, gpu/).
+    mkdir -p "$OUT"
+    rm -f "$OUT/results.json" "$OUT/results.csv" "$OUT/numpy.json" \
+        "$OUT/torch-training.json"
+    # one run of both configs: the report reads one result file
+    ok_or_failed_case "$TBENCH" run "$CONFIG" $TRAINING -o "$OUT" -q
+    ok_or_failed_case /usr/bin/python3 scripts/compare_numpy.py "$CONFIG" \
+        -o "$OUT/numpy.json" --tbench "$TBENCH"
+    if [ -n "$TRAINING" ]; then
+        ok_or_failed_case /usr/bin/python3 \
+            scripts/compare_torch_training.py "$TRAINING" \
+            -o "$OUT/torch-training.json" --tbench "$TBENCH"
+    fi
 fi
+set --
+for f in "$OUT/numpy.json" "$OUT/torch-training.json"; do
+    [ -f "$f" ] && set -- "$@" --with "$f"
+done
+gpu_md=$(mktemp)
+trap 'rm -f "$gpu_md"' EXIT
+/usr/bin/python3 scripts/gpu_report.py "$GPU" --cpu "$OUT/results.json" \
+    > "$gpu_md"
 rm -rf docs/perf
 "$TBENCH" report "$OUT/results.json" "$@" \
     -o docs/PERFORMANCE.md --generated-by "sh scripts/make_report.sh"
+cat "$gpu_md" >> docs/PERFORMANCE.md
 rm -f docs/perf/gnuplot.log   # gnuplot's warnings; not part of the docs
