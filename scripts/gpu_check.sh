@@ -14,50 +14,50 @@
 # DIR/MODE-summary.txt beside it: two files, under the device tool's
 # limits on what comes back.
 #
-# --first (a 16-core H100/H200; seconds, measured on none yet: estimates)
-#   preflight   ~2 s   tools and versions, the offline bundle when the
+# --first (seconds measured on a 16-core H200 machine, 2026-11-27)
+#   preflight    5 s   tools and versions, the offline bundle when the
 #                      system lacks meson, ninja, cJSON or libcsv
-#   build      ~60 s   release, -Dgpu_archs = this GPU's only, -j cores
-#   probe       ~3 s   `tbench list`: cuda available?  If not, every GPU
+#   build       15 s   release, -Dgpu_archs = this GPU's only, -j cores
+#   probe        1 s   `tbench list`: cuda available?  If not, every GPU
 #                      step below is SKIP and the exit status is 3
-#   check      ~60 s   configs/gpu-check.json on cuda (pool=false): every
-#                      kernel against the double reference; then from its
-#                      results: every case ok (`unsupported` fails too),
-#                      CUPTI's kernel launches = the module's counter for
-#                      every case that calls no library, CUPTI = module
-#                      device allocations, the copy/transfer/alloc forms'
-#                      exact counts, the kernel names of 14 dispatch
-#                      paths, event time vs host time vs CUPTI kernel
-#                      time, an NVML clock record per case
-#   then, at once (~90 s, the slowest of the three):
-#     torch           every ok case again through `tbench exec` (.npy)
-#                     and its output compared with PyTorch's on the GPU
-#                     in float64, within the case's tolerance
-#     sanitizer       configs/gpu-sanitize.json under compute-sanitizer
+#   check       18 s   configs/gpu-check.json on cuda (pool=false, 774
+#                      cases): every kernel against the double reference;
+#                      then from its results: every case ok (`unsupported`
+#                      fails too), CUPTI's kernel launches = the module's
+#                      counter for every case that calls no library,
+#                      CUPTI = module device allocations, the copy/
+#                      transfer/alloc forms' exact counts, the kernel
+#                      names of 14 dispatch paths, event time vs host time
+#                      vs CUPTI kernel time, an NVML clock record per case
+#   then, at once (the slowest of the three):
+#     torch     71 s  every ok case again through `tbench exec` (.npy)
+#     (165 s for all  and its output compared with PyTorch's on the GPU
+#      758 cases)     in float64, within the case's tolerance
+#     sanitizer  8 s  configs/gpu-sanitize.json under compute-sanitizer
 #                     --tool memcheck (SKIP when it is not installed)
-#     big             add of 2^31 + 7 f32 elements (26 GB on the GPU):
+#     big       50 s  add of 2^31 + 7 f32 elements (26 GB on the GPU):
 #                     64-bit indexing, checked against the reference
-#   total      ~3.5 min
-# --full (reuses the build; ~5 min)
-#   peaks      ~15 s   `tbench peak --quick`: bandwidth and FMA between
+#   total      111 s  (with GPU_TORCH_PER_OP=2; 202 s with every case)
+# --full (reuses the build; 149 s)
+#   peaks       14 s   `tbench peak --quick`: bandwidth and FMA between
 #                      50% and 115% of the vendor figures
-#   pool       ~50 s   gpu-check.json with pool=true: cases and counts
-#   alloc      ~15 s   configs/gpu-alloc.json on cuda
-#   l2         ~20 s   configs/gpu-l2.json, and its warm cases again with
-#                      one call per sample: add 1M cold >= 1.1 x warm
-#   gpu       ~120 s   configs/gpu.json on cuda: cases, counts, times,
+#   gpu         55 s   configs/gpu.json on cuda: cases, counts, times,
 #                      rooflines (<= 1.05 above 256 MiB), transfers
 #                      (pinned vs pageable vs the PCIe link), clocks
-#   torch-time ~30 s   the same cases timed through PyTorch CUDA
-#   detach     ~15 s   tests/gpu/cupti_overhead.cu: launches after
+#   torch-time  17 s   the same cases timed through PyTorch CUDA
+#   detach       6 s   tests/gpu/cupti_overhead.cu: launches after
 #                      cuptiFinalize within 3% of launches before CUPTI
 #                      was loaded (the states alternated in one process),
 #                      and what an attached CUPTI costs; the rounds of
 #                      configs/gpu-detach.json before and after the
 #                      counting pass, detached and attached, shown
-#   ptx        ~20 s   CUDA_FORCE_PTX_JIT=1 on add, sum, softmax: the
+#   pool        22 s   gpu-check.json with pool=true: cases and counts
+#   alloc       11 s   configs/gpu-alloc.json on cuda
+#   l2           4 s   configs/gpu-l2.json, and its warm cases again with
+#                      one call per sample: add 1M cold >= 1.1 x warm
+#   ptx          6 s   CUDA_FORCE_PTX_JIT=1 on add, sum, softmax: the
 #                      compute_XX PTX that newer GPUs JIT-compile
-#   determinism ~10 s  sum, max, argmax, var twice: bitwise equal
+#   determinism  5 s   sum, max, argmax, var twice: bitwise equal
 #   nsys               NVTX ranges and kernels under Nsight Systems when
 #                      nsys is on PATH, else SKIP
 #
