@@ -7,10 +7,13 @@ Issue 33, item 1 (reliability review D1): every atomic write went
 through "<target>.tmp.<pid>", opened without O_EXCL or O_NOFOLLOW, so
 anyone able to create files in an output folder could plant a symlink
 under that name (for a span of pids) and have tbench overwrite a victim
-file, or create one through a dangling link.  Each case here plants, in the child between fork and
+file, or create one through a dangling link; `report` wrote its charts
+with fopen straight into DIR/perf, following links planted at the
+charts' names.  Each case here plants, in the child between fork and
 exec (so the pid is tbench's own), symlinks to a victim file at the old
 temporary names for pids around tbench's, dangling links among them,
-links at a spread of names of the new form (TARGET.tmp.XXXXXX); then it
+links at a spread of names of the new form (TARGET.tmp.XXXXXX,
+DIR.tmp-XXXXXX) and, for report, at the chart files' own names; then it
 runs `run -o`, `run --save-baseline`, `compare -o`, `report -o` and
 `merge -o` and checks that the victim keeps its bytes, nothing was
 created through a dangling link, the links at temporary names are still
@@ -187,16 +190,93 @@ def t_compare():
     expect(json.dumps(doc).count("add/") >= 2, "compare JSON without cases")
 
 
-@case("report -o: a link at r.md.tmp.PID is not followed")
+def chart_names():
+    """The chart files a plain report of the run writes (learned from a
+    report into a folder nobody touched)."""
+    d = fresh("rep-clean")
+    tb(["report", STATE["run"], "-o", os.path.join(d, "r.md")])
+    return sorted(os.listdir(os.path.join(d, "perf")))
+
+
+@case("report -o: no link followed at r.md.tmp.PID, perf.tmp-XXXXXX or "
+      "at the chart files' own names (perf/*.gp, .dat, .png, gnuplot.log)")
 def t_report():
+    names = chart_names()
+    expect(any(n.endswith(".gp") for n in names), f"charts: {names}")
     reset_victim()
     d = fresh("rep")
-    md = os.path.join(d, "r.md")
-    tb(["report", STATE["run"], "-o", md], Plants([md]))
+    md, perf = os.path.join(d, "r.md"), os.path.join(d, "perf")
+    os.makedirs(perf)
+    exact = [os.path.join(perf, n) for n in names]
+    tb(["report", STATE["run"], "-o", md],
+       Plants([md], folders=[perf], exact=exact))
     regular(md)
     with open(md) as f:
         text = f.read()
     expect("add" in text and "perf/" in text, f"r.md: {text[:200]!r}")
+    for n in names:
+        regular(os.path.join(perf, n))
+        if n.endswith((".gp", ".dat", ".png")):
+            expect(os.path.getsize(os.path.join(perf, n)) > 0, f"{n} empty")
+    left = [n for n in os.listdir(d) if ".tmp-" in n and
+            not os.path.islink(os.path.join(d, n))]
+    expect(not left, f"temporary folders left: {left}")
+
+
+@case("report: a chart folder that is a symlink to a folder is followed "
+      "(as before): the charts go into the folder it points to")
+def t_report_linked_folder():
+    d = fresh("rep-linked")
+    for real, keep in (("real", True), ("empty", False)):
+        os.makedirs(os.path.join(d, real))
+        if keep:
+            with open(os.path.join(d, real, "mine.txt"), "w") as f:
+                f.write("keep")
+        perf = os.path.join(d, "perf")
+        if os.path.lexists(perf):
+            os.unlink(perf)
+        os.symlink(real, perf)
+        tb(["report", STATE["run"], "-o", os.path.join(d, "r.md")])
+        expect(os.path.islink(perf), "the chart folder's link was replaced")
+        names = os.listdir(os.path.join(d, real))
+        expect(any(n.endswith(".gp") for n in names) and
+               (not keep or "mine.txt" in names), f"{real}: {names}")
+
+
+@case("report and plot: the chart folder is private (0700) while gnuplot "
+      "writes in it, then as mkdir makes it; files as a plain create")
+def t_private():
+    gp = shutil.which("gnuplot")
+    if not gp:
+        return "SKIP gnuplot not found"
+    log = path("modes.log")
+    wrap = path("gnuplot-wrap.sh")
+    with open(wrap, "w") as f:
+        f.write(f"#!/bin/sh\nstat -c %a . >> '{log}'\nexec '{gp}' \"$@\"\n")
+    os.chmod(wrap, 0o755)
+    um = os.umask(0o022)
+    os.umask(um)
+    env = dict(os.environ, TBENCH_GNUPLOT=wrap)
+    d = fresh("private")
+    for args, out in ((["report", STATE["run"], "-o", os.path.join(d, "r.md")],
+                       os.path.join(d, "perf")),
+                      (["plot", STATE["run"], "-o", os.path.join(d, "pl")],
+                       os.path.join(d, "pl"))):
+        if os.path.exists(log):
+            os.unlink(log)
+        p = subprocess.run([TBENCH, *args], capture_output=True, text=True,
+                           timeout=300, env=env)
+        expect(p.returncode == 0, f"{args[0]}: exit {p.returncode}: "
+               f"{p.stderr}")
+        with open(log) as f:
+            modes = set(f.read().split())
+        expect(modes == {"700"}, f"{args[0]}: gnuplot ran in a folder of "
+               f"mode {modes}")
+        mode = os.stat(out).st_mode & 0o777
+        expect(mode == 0o777 & ~um, f"{out}: mode {oct(mode)}")
+        for n in os.listdir(out):
+            m = os.stat(os.path.join(out, n)).st_mode & 0o777
+            expect(m == 0o644 & ~um, f"{n}: mode {oct(m)}")
 
 
 @case("merge -o: a link at OUT.tmp.PID is not followed")

@@ -115,6 +115,21 @@ fail:
     return TB_EIO;
 }
 
+FILE *tb_fopen_write(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+                            O_CLOEXEC, 0644);
+    if (fd < 0)
+        return NULL;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
 int tb_mkdir_p(const char *dir, char *err, size_t errlen)
 {
     char buf[PATH_MAX];
