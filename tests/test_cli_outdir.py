@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Output folders of exec -o and plot -o are all or nothing, printed as TAP.
+"""Output folders of exec -o, plot -o and report's charts are all or
+nothing, printed as TAP.
 
 Usage: test_cli_outdir.py PATH/TO/tbench   (run from the repository root)
 
@@ -75,6 +76,28 @@ def t_exec_full():
 @case("plot -o on a full disk: fails, no folder and no temporary folder")
 def t_plot_full():
     check_full_disk(plot_args, 1000, "plot")
+
+
+@case("report's charts on a full disk: fails, no chart folder, no "
+      "temporary folder, no report (they were left half written)")
+def t_report_full():
+    parent = tempfile.mkdtemp(dir=TMP)
+    md = os.path.join(parent, "r.md")
+    perf = os.path.join(parent, "perf")
+    p = run(["report", os.path.join(DATA, "mixed.json"), "-o", md], 1000)
+    expect(p.returncode == 1, f"exit {p.returncode}: {p.stderr}")
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    expect(len(lines) == 1 and
+           lines[0].startswith(f"tbench: report: charts: {perf}/"),
+           f"report: {p.stderr!r}")
+    expect(sorted(os.listdir(parent)) == [], f"left {os.listdir(parent)}")
+    # without the limit: the report and its charts
+    p = run(["report", os.path.join(DATA, "mixed.json"), "-o", md])
+    expect(p.returncode == 0, p.stderr)
+    expect(os.path.isfile(md) and any(n.endswith(".gp")
+                                      for n in os.listdir(perf)),
+           f"{os.listdir(parent)}")
+    expect(leftovers(parent) == [], f"left {leftovers(parent)}")
 
 
 @case("exec -o and plot -o: a new folder, and a folder with files")

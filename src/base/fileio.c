@@ -4,26 +4,78 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
+#include "rng.h"
+
+/* Six characters of [A-Za-z0-9] from the kernel's random source (or,
+ * where that fails, from the clock, the pid and a counter): the tail of a
+ * temporary name that nobody can know in advance. */
+static void temp_suffix(char out[7])
+{
+    static const char abc[] = "abcdefghijklmnopqrstuvwxyz"
+                              "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static atomic_uint_fast64_t calls;
+    uint64_t r;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        r = tb_splitmix64_mix((uint64_t)ts.tv_sec * 1000000000u +
+                              (uint64_t)ts.tv_nsec) ^
+            tb_splitmix64_mix(((uint64_t)getpid() << 32) ^
+                              atomic_fetch_add(&calls, 1));
+    }
+    for (int i = 0; i < 6; i++, r /= 62)
+        out[i] = abc[r % 62];
+    out[6] = '\0';
+}
+
+/* Create and open for writing a new file "<path>.tmp.XXXXXX" (XXXXXX
+ * random), its name in tmp.  O_CREAT|O_EXCL|O_NOFOLLOW: a name that
+ * exists, a symlink planted there included, is never opened; another
+ * name is tried.  The mode is what a plain create gives (0644 & ~umask,
+ * or the folder's default ACL); the process umask is not touched.
+ * Returns the fd, or -1 with errno set and tmp empty. */
+static int open_temp_beside(const char *path, char *tmp, size_t tmplen)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        char sfx[7];
+        temp_suffix(sfx);
+        if (snprintf(tmp, tmplen, "%s.tmp.%s", path, sfx) >= (int)tmplen) {
+            errno = ENAMETOOLONG;
+            break;
+        }
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+                               O_CLOEXEC, 0644);
+        if (fd >= 0)
+            return fd;
+        if (errno != EEXIST)
+            break;
+    }
+    tmp[0] = '\0';
+    return -1;
+}
 
 int tb_write_atomic(const char *path, const void *data, size_t len,
                     char *err, size_t errlen)
 {
     char tmp[PATH_MAX], dirbuf[PATH_MAX];
-    snprintf(dirbuf, sizeof dirbuf, "%s", path);
-    const char *dir = dirname(dirbuf);
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >=
-        (int)sizeof tmp) {
+    if (snprintf(dirbuf, sizeof dirbuf, "%s", path) >= (int)sizeof dirbuf ||
+        strlen(path) + sizeof ".tmp.XXXXXX" > sizeof tmp) {
         snprintf(err, errlen, "%s: path too long", path);
         return TB_EIO;
     }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const char *dir = dirname(dirbuf);
+    int fd = open_temp_beside(path, tmp, sizeof tmp);
     if (fd < 0)
         goto fail;
     const char *p = data;
@@ -44,6 +96,7 @@ int tb_write_atomic(const char *path, const void *data, size_t len,
         fd = -1;
         goto fail_fd;
     }
+    /* rename replaces a symlink at path itself, never what it points to */
     if (rename(tmp, path) != 0)
         goto fail;
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -57,8 +110,24 @@ fail_fd:
         close(fd);
 fail:
     snprintf(err, errlen, "%s: %s", path, strerror(errno));
-    unlink(tmp);
+    if (tmp[0])
+        unlink(tmp);
     return TB_EIO;
+}
+
+FILE *tb_fopen_write(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+                            O_CLOEXEC, 0644);
+    if (fd < 0)
+        return NULL;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
 }
 
 int tb_mkdir_p(const char *dir, char *err, size_t errlen)

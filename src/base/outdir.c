@@ -44,14 +44,9 @@ int tb_outdir_begin(tb_outdir *d, const char *target, char *err,
         d->tmp[0] = '\0';
         return TB_EIO;
     }
-    /* mkdtemp makes it 0700; the folder should be as mkdir makes it */
-    mode_t um = umask(0);
-    umask(um);
-    if (chmod(d->tmp, 0777 & ~um) != 0) {
-        snprintf(err, errlen, "%s: %s", d->tmp, strerror(errno));
-        tb_outdir_discard(d);
-        return TB_EIO;
-    }
+    /* mkdtemp makes it 0700: it stays private while it is written (no
+     * one else can plant a file or a symlink in it); it gets mkdir's mode
+     * at the commit */
     return 0;
 }
 
@@ -77,17 +72,27 @@ void tb_outdir_discard(tb_outdir *d)
 
 int tb_outdir_commit(tb_outdir *d, char *err, size_t errlen)
 {
+    /* the folder as mkdir makes it, 0777 & ~umask, once it is complete */
+    mode_t um = umask(0);
+    umask(um);
+    if (chmod(d->tmp, 0777 & ~um) != 0) {
+        snprintf(err, errlen, "%s: %s", d->tmp, strerror(errno));
+        tb_outdir_discard(d);
+        return TB_EIO;
+    }
     if (rename(d->tmp, d->target) == 0) {
         d->tmp[0] = '\0';
         return 0;
     }
-    if (errno != ENOTEMPTY && errno != EEXIST) {
+    /* ENOTDIR: the target is a symlink (to a folder, begin checked) */
+    if (errno != ENOTEMPTY && errno != EEXIST && errno != ENOTDIR) {
         snprintf(err, errlen, "%s: cannot rename %s to it: %s", d->target,
                  d->tmp, strerror(errno));
         tb_outdir_discard(d);
         return TB_EIO;
     }
-    /* the target folder has files: move the new ones in */
+    /* the target folder has files: move the new ones in (rename
+     * replaces a symlink planted at a name, never follows it) */
     DIR *dir = opendir(d->tmp);
     if (!dir) {
         snprintf(err, errlen, "%s: %s", d->tmp, strerror(errno));

@@ -1,7 +1,9 @@
-/* Output folders written all or nothing (exec -o, plot -o): the files go
- * to a temporary folder next to the target, which replaces the target at
- * the end; on failure (a full disk, a write error) it is removed and the
- * target is as it was. */
+/* Output folders written all or nothing (exec -o, plot -o, report's
+ * charts): the files go to a temporary folder next to the target, which
+ * replaces the target at the end; on failure (a full disk, a write error)
+ * it is removed and the target is as it was.  The temporary folder comes
+ * from mkdtemp and stays private (0700) until the commit, so nobody else
+ * can plant a file or a symlink where its files are written. */
 #ifndef TB_BASE_OUTDIR_H
 #define TB_BASE_OUTDIR_H
 
@@ -19,10 +21,12 @@ typedef struct tb_outdir {
 int tb_outdir_begin(tb_outdir *d, const char *target, char *err,
                     size_t errlen);
 
-/* Move the files into place: the temporary folder is renamed to the
- * target; when the target is a folder that already has files, each new
- * file is renamed into it (replacing one of the same name; a rename
- * needs no free space).  On failure the temporary folder is removed.
+/* Move the files into place: the temporary folder gets mkdir's mode
+ * (0777 & ~umask) and is renamed to the target; when the target is a
+ * folder that already has files, or a symlink to a folder, each new file
+ * is renamed into it (replacing one of the same name, or a symlink there,
+ * not what it points to; a rename needs no free space).  On failure the
+ * temporary folder is removed.
  * 0 or TB_EIO with the reason in err. */
 int tb_outdir_commit(tb_outdir *d, char *err, size_t errlen);
 

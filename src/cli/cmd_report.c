@@ -384,6 +384,7 @@ int tb_cmd_report(int argc, char **argv)
     tb_chart_list charts = {0};
     tb_cmp cmp = {0};
     char err[1024], *md = NULL;
+    tb_outdir od = {.tmp = ""};
     if (!s) {
         fprintf(stderr, "tbench: out of memory\n");
         return EXIT_USAGE;
@@ -412,11 +413,26 @@ int tb_cmd_report(int argc, char **argv)
     }
     const char *rel = o.charts ? o.charts : "perf";
     snprintf(chart_dir, sizeof chart_dir, "%s/%s", dir, rel);
+    /* charts go to a private CHARTS.tmp-XXXXXX folder, moved into
+     * CHARTS after the .md is written: nothing else can plant a file or
+     * symlink where they are written, and a failed write (a full disk)
+     * leaves the report and its charts as they were */
     if (!o.no_charts && count_ok(s) > 0) {
-        tb_plot_opts po = {chart_dir, true, false, true, o.n_noisy,
+        if (tb_outdir_begin(&od, chart_dir, err, sizeof err)) {
+            fprintf(stderr, "tbench: report: charts: %s\n", err);
+            rc = EXIT_CASES;
+            goto out;
+        }
+        tb_plot_opts po = {od.tmp, true, false, true, o.n_noisy,
                            o.baseline ? &cmp : NULL};
         if (tb_plot_write(s, &po, &charts, err, sizeof err)) {
-            fprintf(stderr, "tbench: report: charts: %s\n", err);
+            /* a message that names the temporary folder names CHARTS */
+            size_t tl = strlen(od.tmp);
+            if (!strncmp(err, od.tmp, tl))
+                fprintf(stderr, "tbench: report: charts: %s%s\n",
+                        od.target, err + tl);
+            else
+                fprintf(stderr, "tbench: report: charts: %s\n", err);
             rc = EXIT_CASES;
             goto out;
         }
@@ -434,6 +450,11 @@ int tb_cmd_report(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
+    if (od.tmp[0] && tb_outdir_commit(&od, err, sizeof err)) {
+        fprintf(stderr, "tbench: report: charts: %s\n", err);
+        rc = EXIT_CASES;
+        goto out;
+    }
     int rendered = 0;
     for (int i = 0; i < charts.n; i++)
         rendered += charts.v[i].rendered;
@@ -444,6 +465,7 @@ int tb_cmd_report(int argc, char **argv)
     printf("\n");
     rc = render_note(&charts, chart_dir);
 out:
+    tb_outdir_discard(&od); /* nothing left after a commit */
     tb_cmp_free(&cmp);
     free(md);
     tb_chart_list_free(&charts);

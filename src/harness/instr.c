@@ -279,8 +279,10 @@ static int run_child(const tb_case *c, int source,
         goto out;
     }
     if (pid == 0) {
-        int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        /* new files in our own mkdtemp folder: O_EXCL|O_NOFOLLOW, as
+         * nothing can be there already */
+        int o = open(outp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+        int e = open(errp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
         int in = open("/dev/null", O_RDONLY);
         if (o < 0 || e < 0 || in < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0 ||
             dup2(in, 0) < 0)

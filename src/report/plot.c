@@ -113,7 +113,7 @@ static FILE *open_out(pctx *x, const char *name, const char *ext)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.%s", x->o->dir, name, ext);
-    FILE *f = fopen(path, "w");
+    FILE *f = tb_fopen_write(path);
     if (!f)
         snprintf(x->err, x->errlen, "%s: %s", path, strerror(errno));
     return f;
@@ -1297,7 +1297,8 @@ static void render(pctx *x, int first)
     }
     char logp[4096];
     snprintf(logp, sizeof logp, "%s/gnuplot.log", x->o->dir);
-    int fd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int fd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW |
+                            O_CLOEXEC, 0644);
     for (int i = first; i < l->n; i++) {
         char script[256];
         snprintf(script, sizeof script, "%s.gp", l->v[i].name);

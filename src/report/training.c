@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "../base/fileio.h"
 
 /* Hook calls per pass of a model step: one per op of the tape (models.c:
  * the MLP's linear, linear, matmul, add, log_softmax, nll_loss; the CNN's
@@ -703,7 +704,7 @@ int tb_training_chart_write(const tb_rset *s, const tb_plot_opts *o,
         return 0;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.dat", o->dir, TB_TRAINING_CHART);
-    FILE *d = fopen(path, "w");
+    FILE *d = tb_fopen_write(path);
     if (!d) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return TB_EIO;
@@ -725,7 +726,7 @@ int tb_training_chart_write(const tb_rset *s, const tb_plot_opts *o,
         return TB_EIO;
     }
     snprintf(path, sizeof path, "%s/%s.gp", o->dir, TB_TRAINING_CHART);
-    FILE *f = fopen(path, "w");
+    FILE *f = tb_fopen_write(path);
     if (!f) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return TB_EIO;
