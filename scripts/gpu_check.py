@@ -609,6 +609,75 @@ def check_big(path):
         line("PASS" if ok else "FAIL", f"64-bit indices: {c['id']}", fig)
 
 
+def smi_fields(path):
+    """The first GPU's facts in `nvidia-smi -q`'s text."""
+    out, section, sub = {}, None, None
+    for ln in open(path, encoding="utf-8", errors="replace"):
+        if not ln.strip():
+            continue
+        indent = len(ln) - len(ln.lstrip())
+        key, sep, val = ln.strip().partition(":")
+        key, val = key.strip(), val.strip()
+        if indent == 0:
+            section = None
+        if not sep or (not val and indent <= 8):
+            if indent == 4:
+                section, sub = key, None
+            elif indent == 8:
+                sub = key
+            continue
+        if key in ("Driver Version", "CUDA Version") and indent == 0:
+            out[key] = val
+        elif indent == 4 and key in ("Product Name", "GPU UUID",
+                                     "Persistence Mode") and key not in out:
+            out[key] = val
+        elif section == "FB Memory Usage" and key == "Total":
+            out.setdefault("FB Total", val)
+        elif section == "Max Clocks" and key in ("SM", "Memory"):
+            out.setdefault(f"Max {key}", val)
+    return out
+
+
+def check_env(results, smi):
+    """The run's env.gpu (NVML through tbench) against `nvidia-smi -q`
+    on the same machine: name, UUID, driver and CUDA versions, memory,
+    maximum clocks, persistence (review's missing check 12)."""
+    doc = load(results)
+    if doc is None:
+        return
+    try:
+        f = smi_fields(smi)
+    except OSError as e:
+        line("FAIL", "env vs nvidia-smi", f"cannot read {smi}: {e}")
+        return
+    g = (doc.get("env") or {}).get("gpu") or {}
+    if not g.get("available") or not g.get("devices"):
+        line("FAIL", "env vs nvidia-smi", f"env.gpu unavailable: "
+             f"{g.get('reason')}")
+        return
+    d = g["devices"][0]
+    mib = d["memory_total_bytes"] / 2**20
+    pairs = [
+        ("name", d["name"], f.get("Product Name")),
+        ("uuid", d["uuid"], f.get("GPU UUID")),
+        ("driver", g["driver_version"], f.get("Driver Version")),
+        ("CUDA driver version", g["cuda_driver_version"],
+         f.get("CUDA Version")),
+        ("memory (MiB)", f"{mib:.0f}",
+         (f.get("FB Total") or "").replace(" MiB", "")),
+        ("max SM clock (MHz)", str(d["clocks_mhz"]["sm_max"]),
+         (f.get("Max SM") or "").replace(" MHz", "")),
+        ("max memory clock (MHz)", str(d["clocks_mhz"]["mem_max"]),
+         (f.get("Max Memory") or "").replace(" MHz", "")),
+        ("persistence", "Enabled" if d["persistence"] else "Disabled",
+         f.get("Persistence Mode")),
+    ]
+    for what, mine, theirs in pairs:
+        ok = theirs is not None and str(mine) == str(theirs)
+        line("PASS" if ok else "FAIL", f"env vs nvidia-smi: {what}",
+             f"tbench {mine}, nvidia-smi {theirs}")
+
+
 def extract_debs(debdir, root):
     """Unpack every .deb of debdir under root as `dpkg -x` would (a .deb
     is an ar archive whose data.tar.* holds the files), without dpkg,
@@ -678,6 +747,7 @@ def main(argv):
             a[0], float(a[1]) if len(a) > 1 and a[1] else 0.0),
         "same": lambda a: check_same_outputs(a[0], a[1]),
         "big": lambda a: check_big(a[0]),
+        "env": lambda a: check_env(a[0], a[1]),
     }
     if len(argv) == 4 and argv[1] == "extract-debs":
         return extract_debs(argv[2], os.path.abspath(argv[3]))

@@ -28,7 +28,8 @@
 #                      CUPTI = module device allocations, the copy/
 #                      transfer/alloc forms' exact counts, the kernel
 #                      names of 14 dispatch paths, event time vs host time
-#                      vs CUPTI kernel time, an NVML clock record per case
+#                      vs CUPTI kernel time, an NVML clock record per case,
+#                      env.gpu (NVML) against nvidia-smi -q
 #   then, at once (the slowest of the three):
 #     torch     71 s  every ok case again through `tbench exec` (.npy)
 #     (165 s for all  and its output compared with PyTorch's on the GPU
@@ -297,6 +298,7 @@ if [ "$mode" = first ]; then
     checks dispatch "$out/check/results.json" check
     checks timing "$out/check/results.json" check
     checks clocks "$out/check/results.json" check
+    checks env "$out/check/results.json" "$out/nvidia-smi.txt"
 
     # ---- torch, sanitizer and the big case at once ----------------------
     step torch+sanitizer+big

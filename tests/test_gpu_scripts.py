@@ -147,6 +147,18 @@ def _():
     fails(out, "cuptiFinalize")
 
 
+@case("env: env.gpu against nvidia-smi -q; another GPU's UUID fails")
+def _():
+    smi = os.path.join(H200, "nvidia-smi.txt")
+    passes(*check("env", os.path.join(H200, "gpu.json"), smi))
+    d = doc("gpu.json")
+    d["env"]["gpu"]["devices"][0]["uuid"] = "GPU-00000000-0000-0000-0000-0"
+    d["env"]["gpu"]["devices"][0]["clocks_mhz"]["sm_max"] = 1410
+    rc, out = check("env", write("env.json", d), smi)
+    expect(rc == 1, f"exit {rc}")
+    fails(out, "uuid", "max SM clock")
+
+
 @case("extract-debs: a .deb unpacked without dpkg, its .pc paths moved")
 def _():
     debs = os.path.join(TMP, "debs")

@@ -457,6 +457,10 @@ static void cu_free(void *ctx, tb_tensor *t)
     const cu_ctx *c = (const cu_ctx *)(t->backend_ctx ? t->backend_ctx
                                                       : ctx);
     if (t->owns && t->data) {
+        /* the tensor's device (review M6: with several GPUs the current
+         * one may be another instance's) */
+        if (c)
+            cu_use_device(c->device);
         if (c && c->use_pool)
             cudaFreeAsync(t->data, c->stream); /* back to the pool */
         else
