@@ -17,8 +17,8 @@
 #             next to docs/PERFORMANCE.md so its figures can be traced):
 #             results.json (both configs), numpy.json, torch-training.json
 #
-# PyTorch is optional: without Debian's python3-torch its cases are
-# reported as unavailable, with the reason.
+# Needs `sh scripts/setup.sh --tests` (NumPy, and PyTorch: python3-torch;
+# without PyTorch its cases are reported as unavailable, with the reason).
 set -eu
 cd "$(dirname "$0")/.."
 TBENCH=${TBENCH:-build/tbench}
