@@ -51,6 +51,9 @@ tests  slurmctld           scripts/slurm (tests/test_slurm.py)
 tests  slurmd              scripts/slurm (tests/test_slurm.py)
 tests  slurm-client        sbatch, sinfo (scripts/slurm)
 tests  munge               munged (tests/test_slurm.py)
+tests  procps              pgrep (scripts/soak.sh)
+tests  bc                  scripts/soak.sh
+tests  debootstrap         scripts/fresh_check.sh
 '
 
 want_tests=0
