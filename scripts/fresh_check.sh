@@ -52,7 +52,7 @@ dir=$(cd "$dir" && pwd)
 root=$dir/root
 
 # The file systems mounted under $root, innermost last (unmounted in
-# reverse order).
+# reverse order, each with what was mounted under it).
 MOUNTS="proc sys dev dev/pts dev/shm"
 
 mounted_under() { # what of /proc/mounts lies under $root
@@ -73,7 +73,8 @@ cleanup() {
     for m in $MOUNTS; do rev="$m $rev"; done
     for m in $rev; do
         if mounted_under | grep -qx "$root/$m"; then
-            umount "$root/$m" 2>/dev/null || umount -l "$root/$m" || true
+            umount -R "$root/$m" 2>/dev/null || umount -R -l "$root/$m" ||
+                true
         fi
     done
 }
@@ -96,10 +97,22 @@ trap 'exit 129' HUP
 
 T0=$(date +%s)
 step_start=$T0
-step() { # NAME: print the wall time since the last step
+step() { # NAME [NOTE]: print the wall time since the last step
     now=$(date +%s)
-    printf 'fresh_check: %-34s %5d s\n' "$1" "$((now - step_start))"
+    printf 'fresh_check: %-34s %5d s%s\n' "$1" "$((now - step_start))" \
+        "${2:+ ($2)}"
     step_start=$now
+}
+
+apt_secs() { # the seconds apt-get install has run in the root so far
+    log=$root/var/log/apt/history.log
+    if [ ! -f "$log" ]; then
+        echo 0
+        return
+    fi
+    sed -n 's/^\(Start\|End\)-Date: //p' "$log" |
+        while read -r d t; do date -d "$d $t" +%s; done | paste - - |
+        { s=0; while read -r a b; do s=$((s + b - a)); done; echo "$s"; }
 }
 
 cleanup
@@ -123,7 +136,11 @@ chmod 755 "$root/usr/sbin/policy-rc.d"
 step "debootstrap"
 
 mount -t proc proc "$root/proc"
-mount -t sysfs sysfs "$root/sys"
+# /sys with the host's cgroup mounts under it, as on a booted machine
+# (slurmd needs /sys/fs/cgroup); rslave: unmounting them here leaves the
+# host's alone.
+mount --rbind /sys "$root/sys"
+mount --make-rslave "$root/sys"
 mount --bind /dev "$root/dev"
 mount --bind /dev/pts "$root/dev/pts"
 mount -t tmpfs -o mode=1777 tmpfs "$root/dev/shm"
@@ -151,8 +168,10 @@ inroot() { # COMMAND LOG: run COMMAND in /tbench inside the root
 status=0
 echo "fresh_check: README command 1: $cmd1"
 rc=0
+a0=$(apt_secs)
 inroot "$cmd1" "$dir/cmd1.log" || rc=$?
-step "README command 1 (exit $rc)"
+a1=$(apt_secs)
+step "README command 1 (exit $rc)" "apt-get install $((a1 - a0)) s"
 if [ "$rc" -ne 0 ]; then
     tail -n 20 "$dir/cmd1.log"
     status=1
@@ -161,7 +180,8 @@ fi
 echo "fresh_check: README command 2: $cmd2"
 rc=0
 inroot "$cmd2" "$dir/cmd2.log" || rc=$?
-step "README command 2 (exit $rc)"
+a2=$(apt_secs)
+step "README command 2 (exit $rc)" "apt-get install $((a2 - a1)) s"
 count=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$dir/cmd2.log" |
     tail -n 1 || true)
 echo "fresh_check: count line: ${count:-(none)}"
