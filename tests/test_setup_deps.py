@@ -758,6 +758,16 @@ def state():
     return STATE
 
 
+def hint(kind, name):
+    """A Debian package that may hold a module that is not installed."""
+    if kind != "module" or not shutil.which("apt-cache", path=SYSPATH):
+        return ""
+    pk = "python3-" + name.lower().replace("_", "-")
+    r = subprocess.run(["apt-cache", "show", "--no-all-versions", pk],
+                       capture_output=True, text=True)
+    return f" (Debian has {pk})" if r.returncode == 0 and r.stdout else ""
+
+
 def check(kind, main_only=False):
     s = state()
     uses = (s["main"] if main_only else s["uses"])[kind]
@@ -769,7 +779,8 @@ def check(kind, main_only=False):
         path = s["res"][(kind, name)]
         if path is None:
             bad.append(f"{kind} {name} (used by {src}): not found here; "
-                       f"is its package in {where}, and installed?")
+                       f"is its package in {where}, and installed?"
+                       f"{hint(kind, name)}")
             continue
         pk = s["own"].get(path, [])
         if not pk:
