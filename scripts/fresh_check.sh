@@ -95,8 +95,6 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
-T0=$(date +%s)
-step_start=$T0
 step() { # NAME [NOTE]: print the wall time since the last step
     now=$(date +%s)
     printf 'fresh_check: %-34s %5d s%s\n' "$1" "$((now - step_start))" \
@@ -116,7 +114,11 @@ apt_secs() { # the seconds apt-get install has run in the root so far
 }
 
 cleanup
-[ ! -e "$root" ] || remove_root || exit 2
+if [ -e "$root" ]; then   # a kept root of an earlier run: not timed
+    remove_root || exit 2
+fi
+T0=$(date +%s)
+step_start=$T0
 echo "fresh_check: debootstrap bookworm (minbase) from $MIRROR into $root"
 if ! debootstrap --variant=minbase bookworm "$root" "$MIRROR" \
         > "$dir/debootstrap.log" 2>&1; then
