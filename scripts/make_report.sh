@@ -25,8 +25,8 @@
 #             charts again from the result files already in OUT and GPU
 #             (after a change to the report, or new GPU results)
 #
-# PyTorch is optional: without Debian's python3-torch its cases are
-# reported as unavailable, with the reason.
+# Needs `sh scripts/setup.sh --tests` (NumPy, and PyTorch: python3-torch;
+# without PyTorch its cases are reported as unavailable, with the reason).
 set -eu
 cd "$(dirname "$0")/.."
 TBENCH=${TBENCH:-build/tbench}

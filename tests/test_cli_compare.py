@@ -570,7 +570,7 @@ def t_export_gbench_rounds():
     # test on the repetitions
     if not os.path.exists(GBENCH_COMPARE):
         raise SystemExit(f"{GBENCH_COMPARE} missing: scripts/setup.sh "
-                         "installs libbenchmark-tools")
+                         "--tests installs libbenchmark-tools")
     ga = os.path.join(TMP, "gb_a.json")
     gb = os.path.join(TMP, "gb_b.json")
     expect_exit(run("export", a, "--format", "gbench", "-o", ga), 0)

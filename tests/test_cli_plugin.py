@@ -413,7 +413,7 @@ def t_blis():
     mult = subprocess.run(["cc", "-print-multiarch"], capture_output=True,
                           text=True).stdout.strip()
     if not os.path.exists(f"/usr/include/{mult}/blis-openmp/blis.h"):
-        return "SKIP libblis-dev is not installed (scripts/setup.sh)"
+        return "SKIP libblis-dev is not installed (scripts/setup.sh --tests)"
     so = build_example("blis")
     b = listing(so)
     expect(b["blis"]["available"] is True, f"{b['blis']}")

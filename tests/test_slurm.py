@@ -20,9 +20,9 @@ then:
 
 At the end the daemons are stopped by their PIDs.  The whole test is
 skipped, with the reason, only when the daemons cannot start: not root,
-the Slurm or munge programs missing (scripts/setup.sh installs them), or
-a daemon that exits or a node that is not idle within 30 s (the reason
-quotes its log).
+the Slurm or munge programs missing (scripts/setup.sh --tests installs
+them), or a daemon that exits or a node that is not idle within 30 s (the
+reason quotes its log).
 """
 import json
 import os
@@ -74,7 +74,8 @@ def start_cluster():
     for prog in ("munged", "slurmctld", "slurmd", "sbatch", "sinfo",
                  "setpriv"):
         if not shutil.which(prog):
-            return f"{prog} not installed (scripts/setup.sh installs it)"
+            return (f"{prog} not installed (scripts/setup.sh --tests "
+                    "installs it)")
     d = TMP
     log = os.path.join(d, "log")
     os.makedirs(log)
