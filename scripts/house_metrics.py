@@ -113,8 +113,12 @@ def circles():
 
 
 def duplicates():
-    p = subprocess.run(["duplicates", "--repo", SRC, "--most", "200",
-                        "--seconds", "300"], capture_output=True, text=True)
+    try:
+        p = subprocess.run(["duplicates", "--repo", SRC, "--most", "200",
+                            "--seconds", "300"], capture_output=True,
+                           text=True)
+    except OSError:
+        return None
     rows = [ln for ln in p.stdout.splitlines() if re.match(r"^D\d+ ", ln)]
     real = [ln for ln in rows if "boilerplate" not in ln]
     more = re.search(r"\(\+(\d+) more pairs\)", p.stdout)
@@ -136,7 +140,12 @@ def main(argv):
             for x in items:
                 print(f"  {x}")
     if "--no-duplicates" not in argv:
-        real, rows, more, text = duplicates()
+        d = duplicates()
+        if d is None:
+            print("duplicates' pairs: not counted (the `duplicates` tool "
+                  "of the development workplace is not on PATH)")
+            return 0
+        real, rows, more, text = d
         print(f"duplicates' pairs (not boilerplate): {len(real)} of "
               f"{len(rows)} listed" + (f" (+{more} not listed)" if more
                                        else ""))

@@ -54,6 +54,7 @@ tests  munge               munged (tests/test_slurm.py)
 tests  procps              pgrep (scripts/soak.sh)
 tests  bc                  scripts/soak.sh
 tests  debootstrap         scripts/fresh_check.sh
+tests  universal-ctags     function lengths (scripts/house_metrics.py)
 '
 
 want_tests=0

@@ -69,6 +69,9 @@ NOT_DEBIAN = {
     "cuda_runtime.h": "CUDA toolkit", "cublas_v2.h": "CUDA toolkit",
     "cusolverDn.h": "CUDA toolkit", "cupti.h": "CUDA toolkit",
     "nvtx3/nvToolsExt.h": "CUDA toolkit",
+    # this workplace's own tool (scripts/house_metrics.py counts its
+    # pairs when it is there and says so when it is not)
+    "duplicates": "the development workplace's tool library",
     # the project's own
     "tbench": "this project (build/tbench)",
     "tbench/plugin.h": "this project (include/)",
