@@ -51,9 +51,6 @@ struct option;
  * '--filter'?"), and a hint; returns EXIT_USAGE. */
 int tb_opt_error(const char *cmd, int c, char **argv,
                  const struct option *longopts);
-/* The name among names[0..n) closest to word when it is close enough to
- * be a typo of it, else NULL. */
-const char *tb_closest(const char *word, const char *const *names, int n);
 /* "tbench: <fmt with arg>" + a hint on stderr; returns EXIT_USAGE. */
 int tb_usage_error(const char *fmt, const char *arg);
 /* 0 when the environment variables that change a run are unset or well

@@ -8,6 +8,7 @@
 #include "../backends/cpu/isa.h"
 #include "../backends/plugin.h"
 #include "../base/error.h"
+#include "../base/suggest.h"
 #include "../ops/calib.h"
 #include "../harness/runner.h"
 #include <cjson/cJSON.h>

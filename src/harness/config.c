@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "../base/suggest.h"
 
 #define CFG_MAX_OPS 1024           /* entries in "ops" */
 #define CFG_MAX_FILE (16u << 20)   /* bytes in a config file */
@@ -1036,42 +1037,16 @@ static int parse_params(parser *P, const cJSON *v, const char *kp,
     return 0;
 }
 
-/* Edit distance between a and b (both shorter than 64 bytes, else a large
- * number), for "did you mean" hints. */
-static int edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la >= 64 || lb >= 64)
-        return 1 << 20;
-    int prev[64], cur[64];
-    for (size_t j = 0; j <= lb; j++)
-        prev[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        cur[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-            int del = prev[j] + 1, ins = cur[j - 1] + 1;
-            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-        }
-        memcpy(prev, cur, (lb + 1) * sizeof prev[0]);
-    }
-    return prev[lb];
-}
-
-/* The op name closest to s when it is a likely typo (distance <= 2). */
+/* The op name closest to s when it is a likely typo (at most 2 edits,
+ * base/suggest.h). */
 static const char *closest_op(const char *s)
 {
-    const char *best = NULL;
-    int bd = 3;
+    const char *names[TB_OP_COUNT];
     for (int i = 0; i < TB_OP_COUNT; i++) {
         const tb_op *k = tb_op_get((tb_op_id)i);
-        int d = k ? edit_distance(s, k->name) : bd;
-        if (d < bd) {
-            bd = d;
-            best = k->name;
-        }
+        names[i] = k ? k->name : NULL;
     }
-    return best;
+    return tb_closest_within(s, names, TB_OP_COUNT, 2);
 }
 
 /* An op entry's "transfers": true, false or a list of both (as
