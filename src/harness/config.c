@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "../base/fileio.h"
 #include "../base/suggest.h"
 
 #define CFG_MAX_OPS 1024           /* entries in "ops" */
@@ -1553,44 +1554,20 @@ int tb_config_load(const char *path, tb_config *cfg, char *err,
     tb_config_defaults(cfg);
     if (!path)
         return fail_at(&P, TB_EINVAL, 0, 0, "", "no config file given");
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return fail_at(&P, TB_EIO, 0, 0, "", "cannot open: %s",
-                       strerror(errno));
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    int rc = 0;
-    while (buf) {
-        if (len == cap) {
-            if (cap >= CFG_MAX_FILE) {
-                rc = fail_at(&P, TB_EIO, 0, 0, "",
-                             "file is too large (%u MiB or more)",
-                             CFG_MAX_FILE >> 20);
-                break;
-            }
-            char *nb = realloc(buf, 2 * cap);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = fail_at(&P, TB_EIO, 0, 0, "", "cannot read: %s",
-                             strerror(errno));
-            break;
-        }
-    }
-    fclose(f);
-    if (!buf)
+    char *buf = NULL;
+    size_t len = 0;
+    tb_read_fail why;
+    int rc = tb_read_file_max(path, CFG_MAX_FILE - 1, 0, &buf, &len, &why);
+    if (rc == TB_EIO)
+        return fail_at(&P, TB_EIO, 0, 0, "", "cannot %s: %s",
+                       why.opening ? "open" : "read", strerror(why.errnum));
+    if (rc == TB_ERANGE)
+        return fail_at(&P, TB_EIO, 0, 0, "",
+                       "file is too large (%u MiB or more)",
+                       CFG_MAX_FILE >> 20);
+    if (rc)
         return fail_at(&P, TB_ENOMEM, 0, 0, "", "out of memory");
-    if (rc == 0)
-        rc = tb_config_parse(buf, len, path, cfg, err, errlen);
+    rc = tb_config_parse(buf, len, path, cfg, err, errlen);
     free(buf);
     return rc;
 }
