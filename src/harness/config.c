@@ -1,11 +1,9 @@
 /* Benchmark configuration parser: JSON with comments -> tb_config.
  *
- * Pipeline: validate UTF-8, blank out comments (every comment byte becomes
- * a space, newlines are kept, so offsets and line:column are those of the
- * original text), parse with cJSON, then walk the text once alongside the
- * cJSON tree to learn where every key and value starts (cJSON keeps no
- * positions).  The semantic pass then checks keys, types and ranges and
- * fills the tb_config; its first error is reported as one line:
+ * The text level (UTF-8, comments, syntax, where every key and value
+ * starts) is jsonc.c's.  The semantic pass here then checks keys, types
+ * and ranges and fills the tb_config; its first error is reported as one
+ * line:
  *
  *     PATH:LINE:COL: KEYPATH: what is wrong
  *
@@ -24,6 +22,7 @@
 #include "../base/error.h"
 #include "../base/fileio.h"
 #include "../base/suggest.h"
+#include "jsonc.h"
 
 #define CFG_MAX_OPS 1024           /* entries in "ops" */
 #define CFG_MAX_FILE (16u << 20)   /* bytes in a config file */
@@ -40,244 +39,19 @@
 #endif
 
 /* ---------------------------------------------------------------------
- * Positions
- * ------------------------------------------------------------------- */
-
-/* Where one cJSON node's key (objects only) and value start. */
-typedef struct pos_ent {
-    const cJSON *node;
-    size_t off; /* byte offset of the value */
-    int key_line, key_col; /* 0 when the node has no key */
-    int line, col;
-} pos_ent;
-
-typedef struct walker {
-    const unsigned char *s;    /* comment-stripped text (what cJSON saw) */
-    const unsigned char *orig; /* original text, for column counting */
-    size_t len, i;
-    int line, col;
-    pos_ent *e;
-    size_t n, cap;
-    bool ok;
-    size_t bad_num; /* offset of the first non-RFC 8259 number, or len */
-    size_t bad_nul; /* offset of the first string with \u0000, or len */
-} walker;
-
-/* Columns count code points, not bytes, so they match what an editor
- * shows for non-ASCII text; a tab counts as one column. */
-static void w_adv(walker *w)
-{
-    unsigned char c = w->orig[w->i++];
-    if (c == '\n') {
-        w->line++;
-        w->col = 1;
-    } else if ((c & 0xC0) != 0x80) {
-        w->col++;
-    }
-}
-
-/* cJSON treats every byte <= 32 as white space; so must we. */
-static void w_ws(walker *w)
-{
-    while (w->i < w->len && w->s[w->i] <= 32)
-        w_adv(w);
-}
-
-static int w_peek(const walker *w)
-{
-    return w->i < w->len ? w->s[w->i] : -1;
-}
-
-/* Same scan as cJSON's parse_string: a backslash skips the next byte.
- * cJSON decodes \u0000 into a NUL that silently ends the C string
- * ("a\u0000b" would be read as "a"): note where the first such string
- * starts so that the parse refuses it. */
-static void w_string(walker *w)
-{
-    size_t start = w->i;
-    w_adv(w); /* opening quote */
-    while (w->i < w->len && w->s[w->i] != '"') {
-        if (w->s[w->i] == '\\' && w->i + 1 < w->len) {
-            if (w->s[w->i + 1] == 'u' && w->i + 5 < w->len &&
-                memcmp(w->s + w->i + 2, "0000", 4) == 0 &&
-                w->bad_nul == w->len)
-                w->bad_nul = start;
-            w_adv(w);
-        }
-        w_adv(w);
-    }
-    if (w->i < w->len)
-        w_adv(w);
-}
-
-/* Is s[0..n) a number as RFC 8259 writes it:
- * -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?  cJSON hands anything
- * strtod takes to it, so "01", "-01" and "1." would pass unnoticed. */
-static bool rfc_number(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    if (i < n && s[i] == '-')
-        i++;
-    if (i >= n || s[i] < '0' || s[i] > '9')
-        return false;
-    if (s[i] == '0') {
-        i++;
-    } else {
-        while (i < n && s[i] >= '0' && s[i] <= '9')
-            i++;
-    }
-    if (i < n && s[i] == '.') {
-        size_t d = ++i;
-        while (i < n && s[i] >= '0' && s[i] <= '9')
-            i++;
-        if (i == d)
-            return false;
-    }
-    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        if (i < n && (s[i] == '+' || s[i] == '-'))
-            i++;
-        size_t d = i;
-        while (i < n && s[i] >= '0' && s[i] <= '9')
-            i++;
-        if (i == d)
-            return false;
-    }
-    return i == n;
-}
-
-static void w_add(walker *w, const cJSON *node, int kl, int kc)
-{
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? 2 * w->cap : 64;
-        pos_ent *e = realloc(w->e, cap * sizeof(*e));
-        if (!e) {
-            w->ok = false;
-            return;
-        }
-        w->e = e;
-        w->cap = cap;
-    }
-    w->e[w->n++] = (pos_ent){node, w->i, kl, kc, w->line, w->col};
-}
-
-/* Walks one value of the text that cJSON has already accepted, in step
- * with `node`.  Any mismatch (which would be a bug) just stops recording:
- * messages then lack a position but are otherwise unaffected.  Recursion
- * depth is bounded by cJSON's nesting limit. */
-static void w_value(walker *w, const cJSON *node, int kl, int kc)
-{
-    w_ws(w);
-    if (!w->ok || w->i >= w->len) {
-        w->ok = false;
-        return;
-    }
-    w_add(w, node, kl, kc);
-    int c = w_peek(w);
-    if (c == '{' || c == '[') {
-        bool obj = c == '{';
-        if (obj != (bool)cJSON_IsObject(node) ||
-            !obj != (bool)cJSON_IsArray(node)) {
-            w->ok = false;
-            return;
-        }
-        w_adv(w);
-        for (const cJSON *ch = node->child; ch && w->ok; ch = ch->next) {
-            w_ws(w);
-            if (ch != node->child) {
-                if (w_peek(w) != ',') {
-                    w->ok = false;
-                    return;
-                }
-                w_adv(w);
-                w_ws(w);
-            }
-            int l = 0, k = 0;
-            if (obj) {
-                if (w_peek(w) != '"') {
-                    w->ok = false;
-                    return;
-                }
-                l = w->line;
-                k = w->col;
-                w_string(w);
-                w_ws(w);
-                if (w_peek(w) != ':') {
-                    w->ok = false;
-                    return;
-                }
-                w_adv(w);
-            }
-            w_value(w, ch, l, k);
-        }
-        w_ws(w);
-        if (w_peek(w) != (obj ? '}' : ']')) {
-            w->ok = false;
-            return;
-        }
-        w_adv(w);
-    } else if (c == '"') {
-        w_string(w);
-    } else {
-        size_t start = w->i;
-        while (w->i < w->len && w->s[w->i] > 32 && w->s[w->i] != ',' &&
-               w->s[w->i] != ']' && w->s[w->i] != '}')
-            w_adv(w);
-        if (cJSON_IsNumber(node) && w->bad_num == w->len &&
-            !rfc_number(w->s + start, w->i - start))
-            w->bad_num = start;
-    }
-}
-
-static int pos_cmp(const void *a, const void *b)
-{
-    const pos_ent *x = a, *y = b;
-    if ((uintptr_t)x->node != (uintptr_t)y->node)
-        return (uintptr_t)x->node < (uintptr_t)y->node ? -1 : 1;
-    return 0;
-}
-
-/* Line and column (1-based) of byte offset off. */
-static void line_col(const char *s, size_t off, int *line, int *col)
-{
-    int l = 1, c = 1;
-    size_t i = 0;
-    if (off >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0)
-        i = 3; /* a byte order mark takes no column */
-    for (; i < off; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == '\n') {
-            l++;
-            c = 1;
-        } else if ((ch & 0xC0) != 0x80) {
-            c++;
-        }
-    }
-    *line = l;
-    *col = c;
-}
-
-/* ---------------------------------------------------------------------
  * Parser state and messages
  * ------------------------------------------------------------------- */
 
 typedef struct parser {
     const char *path;
-    const char *orig;  /* original text */
-    char *text;        /* comment-stripped copy */
-    size_t len;
-    pos_ent *pos;      /* sorted by node */
-    size_t npos;
+    const tb_jsonc *doc; /* the parsed text, with positions */
     char *err;
     size_t errlen;
 } parser;
 
-static const pos_ent *pos_find(const parser *P, const cJSON *node)
+static const tb_jsonc_pos *pos_find(const parser *P, const cJSON *node)
 {
-    if (!P->pos || !node)
-        return NULL;
-    pos_ent key = {.node = node};
-    return bsearch(&key, P->pos, P->npos, sizeof(key), pos_cmp);
+    return tb_jsonc_find(P->doc, node);
 }
 
 /* Messages are one line: control bytes (from the file name, from key
@@ -331,7 +105,7 @@ static int fail(parser *P, const cJSON *node, bool at_key, const char *kp,
                 const char *fmt, ...)
 {
     int line = 0, col = 0;
-    const pos_ent *e = pos_find(P, node);
+    const tb_jsonc_pos *e = pos_find(P, node);
     if (e) {
         line = at_key && e->key_line ? e->key_line : e->line;
         col = at_key && e->key_line ? e->key_col : e->col;
@@ -346,7 +120,7 @@ static int fail(parser *P, const cJSON *node, bool at_key, const char *kp,
 static void node_pos(const parser *P, const cJSON *node, int *line,
                      int *col)
 {
-    const pos_ent *e = pos_find(P, node);
+    const tb_jsonc_pos *e = pos_find(P, node);
     *line = e ? e->line : 0;
     *col = e ? e->col : 0;
 }
@@ -545,14 +319,14 @@ static int parse_seed(parser *P, const cJSON *v, uint64_t *seed)
         return 0;
     }
     /* Above 2^53 a double is not exact: read the digits themselves. */
-    const pos_ent *e = pos_find(P, v);
+    const tb_jsonc_pos *e = pos_find(P, v);
     if (e) {
-        const char *s = P->text + e->off;
+        const char *s = P->doc->text + e->off;
         size_t n = 0;
-        while (e->off + n < P->len && s[n] >= '0' && s[n] <= '9')
+        while (e->off + n < P->doc->len && s[n] >= '0' && s[n] <= '9')
             n++;
         if (n > 0 && n < 21 &&
-            (e->off + n == P->len ||
+            (e->off + n == P->doc->len ||
              (s[n] != '.' && s[n] != 'e' && s[n] != 'E'))) {
             char digits[24];
             memcpy(digits, s, n);
@@ -835,7 +609,7 @@ static int parse_backend(parser *P, const cJSON *v, const char *kp,
                 return fail(P, ch, true, ckp,
                             "axis name contains a control character");
         memcpy(ax->name, an, al + 1);
-        const pos_ent *e = pos_find(P, ch);
+        const tb_jsonc_pos *e = pos_find(P, ch);
         if (e && e->key_line) {
             ax->line = e->key_line;
             ax->col = e->key_col;
@@ -1280,120 +1054,6 @@ static int parse_root(parser *P, const cJSON *root, tb_config *cfg)
     return parse_ops(P, v, cfg);
 }
 
-/* ---------------------------------------------------------------------
- * Text level: UTF-8, comments, syntax
- * ------------------------------------------------------------------- */
-
-/* Offset of the first byte that is not valid UTF-8 (or is NUL), or len. */
-static size_t utf8_check(const unsigned char *s, size_t len)
-{
-    size_t i = 0;
-    while (i < len) {
-        unsigned char c = s[i];
-        size_t n;
-        unsigned char lo = 0x80, hi = 0xBF;
-        if (c == 0)
-            return i;
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if (c >= 0xC2 && c <= 0xDF) {
-            n = 1;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            n = 2;
-            if (c == 0xE0)
-                lo = 0xA0; /* overlong */
-            if (c == 0xED)
-                hi = 0x9F; /* surrogates */
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            n = 3;
-            if (c == 0xF0)
-                lo = 0x90;
-            if (c == 0xF4)
-                hi = 0x8F;
-        } else {
-            return i;
-        }
-        if (i + n >= len)
-            return i;
-        if (s[i + 1] < lo || s[i + 1] > hi)
-            return i;
-        for (size_t k = 2; k <= n; k++)
-            if (s[i + k] < 0x80 || s[i + k] > 0xBF)
-                return i;
-        i += n + 1;
-    }
-    return len;
-}
-
-/* Blanks out // and block comments in place, keeping newlines, and never
- * inside strings.  Returns false with *bad = offset of an unterminated
- * block comment. */
-static bool strip_comments(char *s, size_t len, size_t *bad)
-{
-    size_t i = 0;
-    while (i < len) {
-        if (s[i] == '"') {
-            i++;
-            while (i < len && s[i] != '"') {
-                if (s[i] == '\\' && i + 1 < len)
-                    i++;
-                i++;
-            }
-            i++;
-        } else if (s[i] == '/' && i + 1 < len && s[i + 1] == '/') {
-            while (i < len && s[i] != '\n')
-                s[i++] = ' ';
-        } else if (s[i] == '/' && i + 1 < len && s[i + 1] == '*') {
-            size_t start = i;
-            s[i] = s[i + 1] = ' ';
-            i += 2;
-            while (i < len && !(s[i] == '*' && i + 1 < len && s[i + 1] == '/')) {
-                if (s[i] != '\n')
-                    s[i] = ' ';
-                i++;
-            }
-            if (i >= len) {
-                *bad = start;
-                return false;
-            }
-            s[i] = s[i + 1] = ' ';
-            i += 2;
-        } else {
-            i++;
-        }
-    }
-    return true;
-}
-
-static int syntax_error(parser *P, size_t off)
-{
-    int line, col;
-    if (off > P->len)
-        off = P->len;
-    line_col(P->orig, off, &line, &col);
-    size_t rest = off;
-    while (rest < P->len && (unsigned char)P->text[rest] <= 32)
-        rest++;
-    if (rest >= P->len)
-        return fail_at(P, TB_EPARSE, line, col, "",
-                       "syntax error: unexpected end of input");
-    char near[24];
-    size_t n = 0;
-    while (n < 20 && off + n < P->len && P->orig[off + n] != '\n' &&
-           P->orig[off + n] != '\r')
-        n++;
-    /* Do not cut a UTF-8 sequence in two. */
-    while (n > 0 && off + n < P->len &&
-           ((unsigned char)P->orig[off + n] & 0xC0) == 0x80)
-        n--;
-    memcpy(near, P->orig + off, n);
-    near[n] = '\0';
-    return fail_at(P, TB_EPARSE, line, col, "", "syntax error near '%s'",
-                   near);
-}
-
 void tb_config_defaults(tb_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -1429,8 +1089,7 @@ int tb_config_parse(const char *text, size_t len, const char *path,
                     tb_config *cfg, char *err, size_t errlen)
 {
     parser P = {.path = path ? path : "<config>", .err = err,
-                .errlen = errlen, .orig = text, .len = len};
-    int rc;
+                .errlen = errlen};
     if (err && errlen)
         err[0] = '\0';
     if (!cfg)
@@ -1441,102 +1100,22 @@ int tb_config_parse(const char *text, size_t len, const char *path,
     if (!text && len)
         return fail_at(&P, TB_EINVAL, 0, 0, "", "no text");
     if (!text)
-        text = P.orig = "";
-
+        text = "";
     cfg->text = malloc(len + 1);
-    P.text = malloc(len + 1);
-    if (!cfg->text || !P.text) {
-        rc = fail_at(&P, TB_ENOMEM, 0, 0, "", "out of memory");
-        goto out;
-    }
+    if (!cfg->text)
+        return fail_at(&P, TB_ENOMEM, 0, 0, "", "out of memory");
     memcpy(cfg->text, text, len);
     cfg->text[len] = '\0';
-    memcpy(P.text, text, len);
-    P.text[len] = '\0';
-
-    size_t bad = utf8_check((const unsigned char *)text, len);
-    if (bad < len) {
-        int line, col;
-        line_col(text, bad, &line, &col);
-        rc = fail_at(&P, TB_EPARSE, line, col, "",
-                     text[bad] ? "invalid UTF-8 (byte 0x%02x)"
-                               : "NUL byte (0x%02x) in the text",
-                     (unsigned char)text[bad]);
-        goto out;
-    }
-    if (!strip_comments(P.text, len, &bad)) {
-        int line, col;
-        line_col(text, bad, &line, &col);
-        rc = fail_at(&P, TB_EPARSE, line, col, "",
-                     "syntax error: unterminated /* comment");
-        goto out;
-    }
-    size_t first = 0;
-    while (first < len && (unsigned char)P.text[first] <= 32)
-        first++;
-    if (first == len) {
-        rc = fail_at(&P, TB_EPARSE, 0, 0, "",
-                     "empty config (expected a JSON object)");
-        goto out;
-    }
-
-    /* The length given to cJSON includes the terminating NUL (the text
-     * has no other): at a premature end cJSON then points at the end,
-     * not at the last byte. */
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(P.text, len + 1, &end, false);
-    if (!root) {
-        rc = syntax_error(&P, end ? (size_t)(end - P.text) : 0);
-        goto out;
-    }
-    size_t off = (size_t)(end - P.text);
-    while (off < len && (unsigned char)P.text[off] <= 32)
-        off++;
-    if (off < len) {
-        cJSON_Delete(root);
-        rc = syntax_error(&P, off);
-        goto out;
-    }
-
-    walker w = {.s = (const unsigned char *)P.text,
-                .orig = (const unsigned char *)text, .len = len,
-                .line = 1, .col = 1, .ok = true, .bad_num = len,
-                .bad_nul = len};
-    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
-        w.i = 3; /* cJSON skips a byte order mark; it has no column */
-    w_value(&w, root, 0, 0);
-    qsort(w.e, w.n, sizeof(*w.e), pos_cmp);
-    P.pos = w.e;
-    P.npos = w.n;
-
-    if (w.bad_num < len || w.bad_nul < len) {
-        bool num = w.bad_num < w.bad_nul;
-        size_t at = num ? w.bad_num : w.bad_nul, n = 0;
-        int line, col;
-        char tok[24];
-        while (n < 20 && at + n < len && (unsigned char)P.text[at + n] > 32 &&
-               !strchr(",]}", P.text[at + n]))
-            n++;
-        memcpy(tok, P.text + at, n);
-        tok[n] = '\0';
-        line_col(text, at, &line, &col);
-        if (num)
-            rc = fail_at(&P, TB_EPARSE, line, col, "",
-                         "syntax error: '%s' is not a JSON number (RFC "
-                         "8259: no leading zeros, no '+', digits on both "
-                         "sides of '.')", tok);
-        else
-            rc = fail_at(&P, TB_EPARSE, line, col, "",
-                         "a string contains \\u0000 (a NUL character), "
-                         "which no name or value may contain");
+    tb_jsonc doc;
+    tb_jsonc_error e;
+    int rc = tb_jsonc_parse(text, len, "config", &doc, &e);
+    if (rc) {
+        fail_at(&P, rc, e.line, e.col, "", "%s", e.msg);
     } else {
-        rc = parse_root(&P, root, cfg);
+        P.doc = &doc;
+        rc = parse_root(&P, doc.root, cfg);
+        tb_jsonc_free(&doc);
     }
-    cJSON_Delete(root);
-    free(w.e);
-    P.pos = NULL;
-out:
-    free(P.text);
     if (rc)
         tb_config_free(cfg);
     return rc;
