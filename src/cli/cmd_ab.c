@@ -56,10 +56,10 @@ int tb_cmd_worker(int argc, char **argv)
         tb_xworker_hello((int)fd);
         fprintf(stderr, "tbench: worker: protocol %ld is not spoken by this "
                 "build (it speaks %d)\n", proto, TB_XW_PROTOCOL);
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     tb_workers_catch_stop(on_ab_signal);
-    return tb_xworker_serve((int)fd, &ab_stop) ? EXIT_CASES : EXIT_OKAY;
+    return tb_xworker_serve((int)fd, &ab_stop) ? TB_EXIT_CASES : TB_EXIT_OKAY;
 }
 
 /* ---- tbench ab ------------------------------------------------------------ */
@@ -84,7 +84,7 @@ static int side_start(side *s, const char *config)
 }
 
 /* With -o: the worker writes the results of its block b (the cases it
- * measured) as DIR/old|new/block-NN/results.json. 0 or EXIT_CASES. */
+ * measured) as DIR/old|new/block-NN/results.json. 0 or TB_EXIT_CASES. */
 static int side_finish(side *s, int which, const char *outdir, int b)
 {
     char path[4200], err[1024];
@@ -95,7 +95,7 @@ static int side_finish(side *s, int which, const char *outdir, int b)
     if (tb_xw_finish(s->w, path, err, sizeof err)) {
         fprintf(stderr, "tbench: ab: %s: writing %s: %s\n", s->name, path,
                 err);
-        return EXIT_CASES;
+        return TB_EXIT_CASES;
     }
     return 0;
 }
@@ -204,7 +204,7 @@ int tb_cmd_ab(int argc, char **argv)
                                       "not '%s'", optarg);
             break;
         case 'q': quiet = true; break;
-        case 'h': tb_cmd_usage(stdout, "ab"); return EXIT_OKAY;
+        case 'h': tb_cmd_usage(stdout, "ab"); return TB_EXIT_OKAY;
         default: return tb_opt_error("ab", c, argv, longopts);
         }
     }
@@ -220,33 +220,33 @@ int tb_cmd_ab(int argc, char **argv)
     tb_plan plan = {0};
     tb_ab_case *cases = NULL;
     double *store = NULL;
-    int rc = EXIT_OKAY;
+    int rc = TB_EXIT_OKAY;
     if (tb_config_load(config, &cfg, err, sizeof err)) {
         fprintf(stderr, "tbench: %s\n", err);
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     if (tb_plan_build(&cfg, 1, &popts, &plan, err, sizeof err)) {
         fprintf(stderr, "tbench: %s\n", err);
         tb_config_free(&cfg);
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     if (plan.n == 0) {
         fprintf(stderr, "tbench: ab: no case to run%s\n",
                 popts.n_filters || popts.n_excludes
                     ? " (no case id is selected by the --filter and "
                       "--exclude patterns)" : "");
-        rc = EXIT_USAGE;
+        rc = TB_EXIT_USAGE;
         goto out;
     }
     if (outdir && tb_mkdir_p(outdir, err, sizeof err)) {
         fprintf(stderr, "tbench: ab: -o: %s\n", err);
-        rc = EXIT_USAGE;
+        rc = TB_EXIT_USAGE;
         goto out;
     }
     tb_workers_catch_stop(on_ab_signal);
     for (int s = 0; s < 2; s++)
         if (side_start(&sides[s], config)) {
-            rc = EXIT_USAGE;
+            rc = TB_EXIT_USAGE;
             goto out;
         }
     cases = calloc((size_t)plan.n, sizeof *cases);
@@ -255,7 +255,7 @@ int tb_cmd_ab(int argc, char **argv)
     if (!cases || !store || !order) {
         free(order);
         fprintf(stderr, "tbench: out of memory\n");
-        rc = EXIT_CASES;
+        rc = TB_EXIT_CASES;
         goto out;
     }
     for (int k = 0; k < plan.n; k++) {
@@ -282,14 +282,14 @@ int tb_cmd_ab(int argc, char **argv)
         for (int s = 0; s < 2 && b > 0; s++) {
             if (side_finish(&sides[s], s, outdir, b - 1)) {
                 free(order);
-                rc = EXIT_CASES;
+                rc = TB_EXIT_CASES;
                 goto out;
             }
             tb_xw_stop(sides[s].w);
             sides[s].w = NULL;
             if (side_start(&sides[s], config)) {
                 free(order);
-                rc = EXIT_USAGE;
+                rc = TB_EXIT_USAGE;
                 goto out;
             }
         }
@@ -340,7 +340,7 @@ int tb_cmd_ab(int argc, char **argv)
                     sides[s].w = NULL;
                     if (side_start(&sides[s], config)) {
                         free(order);
-                        rc = EXIT_USAGE;
+                        rc = TB_EXIT_USAGE;
                         goto out;
                     }
                 }
@@ -352,7 +352,7 @@ int tb_cmd_ab(int argc, char **argv)
         fprintf(stderr, "\r\033[K");
     for (int s = 0; s < 2 && !ab_stop; s++)
         if (side_finish(&sides[s], s, outdir, blocks - 1)) {
-            rc = EXIT_CASES;
+            rc = TB_EXIT_CASES;
             goto out;
         }
     if (ab_stop) {
@@ -364,7 +364,7 @@ int tb_cmd_ab(int argc, char **argv)
     }
     if (tb_ab_analyze(cases, (size_t)plan.n, &o)) {
         fprintf(stderr, "tbench: ab: out of memory\n");
-        rc = EXIT_CASES;
+        rc = TB_EXIT_CASES;
         goto out;
     }
     tb_ab_print(stdout, cases, (size_t)plan.n, &o);
@@ -400,7 +400,7 @@ int tb_cmd_ab(int argc, char **argv)
             fprintf(stderr, "tbench: ab: writing %s: %s\n", path,
                     text ? err : "out of memory");
             free(text);
-            rc = EXIT_CASES;
+            rc = TB_EXIT_CASES;
             goto out;
         }
         free(text);
@@ -409,7 +409,7 @@ int tb_cmd_ab(int argc, char **argv)
     }
     if (tb_ab_count(cases, (size_t)plan.n, TB_AB_REGRESSED) ||
         tb_ab_count(cases, (size_t)plan.n, TB_AB_ERROR))
-        rc = EXIT_CASES;
+        rc = TB_EXIT_CASES;
 out:
     for (int s = 0; s < 2; s++)
         tb_xw_stop(sides[s].w);

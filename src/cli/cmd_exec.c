@@ -211,7 +211,7 @@ int tb_cmd_exec(int argc, char **argv)
         case 'b': backend = optarg; break;
         case 'S': seed_s = optarg; break;
         case 'o': outdir = optarg; break;
-        case 'h': tb_cmd_usage(stdout, "exec"); return EXIT_OKAY;
+        case 'h': tb_cmd_usage(stdout, "exec"); return TB_EXIT_OKAY;
         default:
             return tb_opt_error("exec", c, argv, longopts);
         }
@@ -219,7 +219,7 @@ int tb_cmd_exec(int argc, char **argv)
     if (optind != argc - 1)
         return tb_usage_error("exec: give exactly one OP%s", "");
     if (tb_env_check())
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     const char *opname = argv[optind];
     char err[1024];
     /* the files go to DIR.tmp-XXXXXX, renamed to DIR at the end: a
@@ -242,7 +242,7 @@ int tb_cmd_exec(int argc, char **argv)
         fprintf(stderr, "tbench: exec: --input: %s takes %d input%s, got %d "
                 "file%s\n", op->name, op->n_in, op->n_in == 1 ? "" : "s",
                 n_inputs, n_inputs == 1 ? "" : "s");
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     /* Given inputs: shapes from the files; the dtype too unless --dtype
      * names it (then every file must have it). */
@@ -253,7 +253,7 @@ int tb_cmd_exec(int argc, char **argv)
         char why[512];
         if (tb_npy_read(inputs[i], &given[i], why, sizeof why)) {
             fprintf(stderr, "tbench: exec: --input: %s\n", why);
-            return given_free(given, n_inputs, EXIT_USAGE);
+            return given_free(given, n_inputs, TB_EXIT_USAGE);
         }
         if (i == 0 && !dtype)
             dt = given[0].dtype;
@@ -267,7 +267,7 @@ int tb_cmd_exec(int argc, char **argv)
                     "is %s (--dtype, or the first file, sets it)\n",
                     inputs[i], tb_dtype_name(given[i].dtype),
                     tb_dtype_name(dt));
-            return given_free(given, n_inputs, EXIT_USAGE);
+            return given_free(given, n_inputs, TB_EXIT_USAGE);
         }
     }
     /* Factorizations of non-finite matrices have no meaning (LAPACK's
@@ -281,7 +281,7 @@ int tb_cmd_exec(int argc, char **argv)
             fprintf(stderr, "tbench: exec: --input: %s: element %lld is "
                     "%g; %s needs finite values\n", inputs[i],
                     (long long)k, v, op->name);
-            return given_free(given, n_inputs, EXIT_USAGE);
+            return given_free(given, n_inputs, TB_EXIT_USAGE);
         }
     }
     if (n_inputs && shape) {
@@ -296,7 +296,7 @@ int tb_cmd_exec(int argc, char **argv)
         if (!same) {
             fprintf(stderr, "tbench: exec: --shape %s does not match the "
                     "--input files (%s)\n", shape, gshape);
-            return given_free(given, n_inputs, EXIT_USAGE);
+            return given_free(given, n_inputs, TB_EXIT_USAGE);
         }
     }
     if (n_inputs)
@@ -326,14 +326,14 @@ int tb_cmd_exec(int argc, char **argv)
     tb_cfg_op *co = calloc(1, sizeof *co);
     if (!co) {
         fprintf(stderr, "tbench: out of memory\n");
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     cfg.ops = co;
     cfg.n_ops = 1;
     co->op = op;
     co->n_shapes = 1;
     co->n_paramsets = 1;
-    int rc = EXIT_USAGE;
+    int rc = TB_EXIT_USAGE;
     tb_plan plan = {0};
     tb_runner *runner = NULL;
     exec_ctx x = {0};
@@ -388,7 +388,7 @@ int tb_cmd_exec(int argc, char **argv)
         fprintf(stderr, "tbench: exec: -o: %s\n", err);
         goto out;
     }
-    rc = EXIT_CASES;
+    rc = TB_EXIT_CASES;
     if (tb_runner_create(&runner, NULL)) {
         fprintf(stderr, "tbench: out of memory\n");
         goto out;
@@ -463,7 +463,7 @@ int tb_cmd_exec(int argc, char **argv)
            res.impl ? res.impl : "?", outdir);
     if (res.status == TB_STATUS_FAILED_CHECK)
         fprintf(stderr, "tbench: exec: check failed: %s\n", res.message);
-    rc = res.status == TB_STATUS_OK ? EXIT_OKAY : EXIT_CASES;
+    rc = res.status == TB_STATUS_OK ? TB_EXIT_OKAY : TB_EXIT_CASES;
 out:
     tb_outdir_discard(&od); /* nothing left after a commit */
     given_free(given, n_inputs, rc);

@@ -112,8 +112,8 @@ static void print_summary(FILE *f, const tb_result *res, int started,
     if (started < n)
         fprintf(f, "%s%d not run", sep, n - started);
     const char *why =
-        rc == EXIT_OKAY ? "every case ran or was unavailable/unsupported"
-        : rc == EXIT_CASES ? "a case failed its check, errored, crashed or "
+        rc == TB_EXIT_OKAY ? "every case ran or was unavailable/unsupported"
+        : rc == TB_EXIT_CASES ? "a case failed its check, errored, crashed or "
                              "timed out, or results could not be written"
         : rc > 128 ? "stopped by a signal; finished cases are saved"
                    : "see the message above";
@@ -211,7 +211,7 @@ typedef struct baselines {
 
 /* A baseline name is a file name, never a path: 1-100 characters from
  * A-Z a-z 0-9 . _ -, not starting with '.' (so no "..", no hidden
- * files).  Prints the error; 0 or EXIT_USAGE. */
+ * files).  Prints the error; 0 or TB_EXIT_USAGE. */
 static int baseline_name_ok(const char *opt, const char *name)
 {
     size_t len = strlen(name);
@@ -227,7 +227,7 @@ static int baseline_name_ok(const char *opt, const char *name)
         return 0;
     fprintf(stderr, "tbench: %s: invalid baseline name '%.120s': it %s\n",
             opt, name, why);
-    return EXIT_USAGE;
+    return TB_EXIT_USAGE;
 }
 
 static void baseline_path(const char *name, char *buf, size_t len)
@@ -236,19 +236,19 @@ static void baseline_path(const char *name, char *buf, size_t len)
 }
 
 /* Before anything runs: valid names, the --save-baseline file free (or
- * --force), every --baseline file loadable.  0 or EXIT_USAGE. */
+ * --force), every --baseline file loadable.  0 or TB_EXIT_USAGE. */
 static int baselines_prepare(baselines *b)
 {
     char path[512], err[1024];
     struct stat st;
     if (b->save) {
         if (baseline_name_ok("--save-baseline", b->save))
-            return EXIT_USAGE;
+            return TB_EXIT_USAGE;
         baseline_path(b->save, path, sizeof path);
         if (!b->force && stat(path, &st) == 0) {
             fprintf(stderr, "tbench: --save-baseline: %s exists; add --force "
                     "to replace it\n", path);
-            return EXIT_USAGE;
+            return TB_EXIT_USAGE;
         }
     } else if (b->force) {
         return tb_usage_error("run: --force is only for --save-baseline%s",
@@ -256,17 +256,17 @@ static int baselines_prepare(baselines *b)
     }
     for (int i = 0; i < b->n; i++) {
         if (baseline_name_ok("--baseline", b->names[i]))
-            return EXIT_USAGE;
+            return TB_EXIT_USAGE;
         baseline_path(b->names[i], path, sizeof path);
         if (tb_resfile_load(path, &b->files[i], err, sizeof err)) {
             fprintf(stderr, "tbench: --baseline: %s\n", err);
-            return EXIT_USAGE;
+            return TB_EXIT_USAGE;
         }
     }
     return 0;
 }
 
-/* Every baseline must share a case id with the plan.  0 or EXIT_USAGE. */
+/* Every baseline must share a case id with the plan.  0 or TB_EXIT_USAGE. */
 static int baselines_match_plan(const baselines *b, const tb_plan *plan)
 {
     for (int i = 0; i < b->n; i++) {
@@ -277,7 +277,7 @@ static int baselines_match_plan(const baselines *b, const tb_plan *plan)
             fprintf(stderr, "tbench: --baseline: %s: no case id in common "
                     "with this run (a different matrix?)\n",
                     b->files[i]->path);
-            return EXIT_USAGE;
+            return TB_EXIT_USAGE;
         }
     }
     return 0;
@@ -300,7 +300,7 @@ static int baselines_finish(baselines *b, const cJSON *doc,
             tb_compare(b->files, b->n, &run, 1, &o, &cmp, err, sizeof err)) {
             fprintf(stderr, "tbench: --baseline: %s\n", err);
             tb_resfile_free(run);
-            return rc > 128 ? rc : EXIT_CASES;
+            return rc > 128 ? rc : TB_EXIT_CASES;
         }
         printf("\ncomparison with baseline");
         for (int i = 0; i < b->n; i++)
@@ -316,14 +316,14 @@ static int baselines_finish(baselines *b, const cJSON *doc,
             fprintf(stderr, "tbench: writing %s: %s\n", path,
                     !text ? "out of memory" : !fits ? "path too long" : err);
             if (rc <= 128)
-                rc = EXIT_CASES;
+                rc = TB_EXIT_CASES;
         } else {
             printf("comparison: %s\n", path);
         }
         free(text);
         cJSON_Delete(j);
         if (cmp.failed && rc <= 128)
-            rc = EXIT_CASES;
+            rc = TB_EXIT_CASES;
         tb_cmp_free(&cmp);
         tb_resfile_free(run);
     }
@@ -338,16 +338,16 @@ static int baselines_finish(baselines *b, const cJSON *doc,
         baseline_path(b->save, path, sizeof path);
         if (!text) {
             fprintf(stderr, "tbench: --save-baseline: out of memory\n");
-            rc = EXIT_CASES;
+            rc = TB_EXIT_CASES;
         } else if (!b->force && stat(path, &st) == 0) {
             fprintf(stderr, "tbench: --save-baseline: %s appeared during the "
                     "run; not replaced (add --force)\n", path);
-            rc = EXIT_CASES;
+            rc = TB_EXIT_CASES;
         } else if (tb_mkdir_p(BASELINE_DIR, err, sizeof err) ||
                    tb_write_atomic(path, text, strlen(text), err,
                                    sizeof err)) {
             fprintf(stderr, "tbench: --save-baseline: %s\n", err);
-            rc = EXIT_CASES;
+            rc = TB_EXIT_CASES;
         } else {
             printf("baseline: %s\n", path);
         }
@@ -456,11 +456,11 @@ int tb_cmd_run(int argc, char **argv)
             char why[160];
             if (tb_shard_parse(optarg, &shard, why, sizeof why)) {
                 fprintf(stderr, "tbench: --shard: %s\n", why);
-                return EXIT_USAGE;
+                return TB_EXIT_USAGE;
             }
             break;
         }
-        case 'h': tb_cmd_usage(stdout, "run"); return EXIT_OKAY;
+        case 'h': tb_cmd_usage(stdout, "run"); return TB_EXIT_OKAY;
         default:
             return tb_opt_error("run", c, argv, longopts);
         }
@@ -484,7 +484,7 @@ int tb_cmd_run(int argc, char **argv)
                            "list')", opts.backend);
 
     if (tb_env_check())
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
 
     int brc = baselines_prepare(&bl);
     if (brc) {
@@ -493,7 +493,7 @@ int tb_cmd_run(int argc, char **argv)
     }
 
     char err[1024];
-    int rc = EXIT_OKAY;
+    int rc = TB_EXIT_OKAY;
     tb_config *cfgs = calloc((size_t)ncfg, sizeof *cfgs);
     tb_plan plan = {0};
     tb_workers *workers = NULL;
@@ -504,7 +504,7 @@ int tb_cmd_run(int argc, char **argv)
     if (!cfgs) {
         fprintf(stderr, "tbench: out of memory\n");
         baselines_free(&bl);
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     for (int i = 0; i < ncfg; i++) {
         if ((quick.op ? tb_run_quick_config(&quick, &cfgs[i], err, sizeof err)
@@ -512,13 +512,13 @@ int tb_cmd_run(int argc, char **argv)
                                        sizeof err)) ||
             tb_run_overrides_apply(&ovr, &cfgs[i], err, sizeof err)) {
             fprintf(stderr, "tbench: %s\n", err);
-            rc = EXIT_USAGE;
+            rc = TB_EXIT_USAGE;
             goto out;
         }
     }
     if (tb_plan_build(cfgs, ncfg, &opts, &plan, err, sizeof err)) {
         fprintf(stderr, "tbench: %s\n", err);
-        rc = EXIT_USAGE;
+        rc = TB_EXIT_USAGE;
         goto out;
     }
     if (plan.n == 0) {
@@ -526,7 +526,7 @@ int tb_cmd_run(int argc, char **argv)
                 opts.n_filters || opts.n_excludes
                     ? " (no case id is selected by the --filter and "
                       "--exclude patterns)" : "");
-        rc = EXIT_USAGE;
+        rc = TB_EXIT_USAGE;
         goto out;
     }
     if (list_cases) { /* the plan, one id per line; nothing runs */
@@ -539,14 +539,14 @@ int tb_cmd_run(int argc, char **argv)
         fprintf(stderr, "tbench: --shard %d/%d: the plan has only %d "
                 "case%s; use at most %d shards\n", shard.index, shard.count,
                 plan.n, plan.n == 1 ? "" : "s", plan.n);
-        rc = EXIT_USAGE;
+        rc = TB_EXIT_USAGE;
         goto out;
     }
     if (shard.count) {
         int whole = plan.n;
         if (tb_shard_select(&plan, &shard, &shard_info)) {
             fprintf(stderr, "tbench: out of memory\n");
-            rc = EXIT_USAGE;
+            rc = TB_EXIT_USAGE;
             goto out;
         }
         if (!quiet)
@@ -554,7 +554,7 @@ int tb_cmd_run(int argc, char **argv)
                     "cases\n", shard.index, shard.count, plan.n, whole);
     }
     if (baselines_match_plan(&bl, &plan)) {
-        rc = EXIT_USAGE;
+        rc = TB_EXIT_USAGE;
         goto out;
     }
 
@@ -565,7 +565,7 @@ int tb_cmd_run(int argc, char **argv)
     }
     if (tb_mkdir_p(outdir, err, sizeof err)) {
         fprintf(stderr, "tbench: -o: %s\n", err);
-        rc = EXIT_USAGE;
+        rc = TB_EXIT_USAGE;
         goto out;
     }
 
@@ -580,7 +580,7 @@ int tb_cmd_run(int argc, char **argv)
         tb_results_set_nvtx(doc, tb_trace_enabled()) ||
         (shard_info && tb_results_set_shard(doc, shard_info))) {
         fprintf(stderr, "tbench: out of memory\n");
-        rc = EXIT_CASES;
+        rc = TB_EXIT_CASES;
         goto out;
     }
     shard_info = NULL; /* the document has it */
@@ -600,7 +600,7 @@ int tb_cmd_run(int argc, char **argv)
     recs = calloc((size_t)plan.n, sizeof *recs);
     if (!res || !dirty || !recs) {
         fprintf(stderr, "tbench: out of memory\n");
-        rc = EXIT_CASES;
+        rc = TB_EXIT_CASES;
         goto out;
     }
     int rounds = 1, started = 0, done = 0, total = 0;
@@ -642,7 +642,7 @@ int tb_cmd_run(int argc, char **argv)
                 res[i].status == TB_STATUS_ERROR ||
                 res[i].status == TB_STATUS_CRASHED ||
                 res[i].status == TB_STATUS_TIMEOUT)
-                rc = EXIT_CASES;
+                rc = TB_EXIT_CASES;
             if ((round == 0 || round == rounds - 1 ||
                  i == plan.n - 1) && write_due(&pace) &&
                 paced_write(&pace, doc, recs, &plan, res, dirty, started,
@@ -650,7 +650,7 @@ int tb_cmd_run(int argc, char **argv)
                 if (show)
                     fprintf(stderr, "\r\033[K");
                 fprintf(stderr, "tbench: writing results: %s\n", err);
-                rc = EXIT_CASES;
+                rc = TB_EXIT_CASES;
                 goto out;
             }
         }
@@ -685,7 +685,7 @@ int tb_cmd_run(int argc, char **argv)
     if (write_results(doc, recs, &plan, res, dirty, started, !interrupted,
                       outdir, NULL, err, sizeof err)) {
         fprintf(stderr, "tbench: writing results: %s\n", err);
-        rc = EXIT_CASES;
+        rc = TB_EXIT_CASES;
         goto out;
     }
     bool color = tb_term_color(STDOUT_FILENO);

@@ -181,26 +181,26 @@ int tb_cmd_selftest(int argc, char **argv)
                 return v != floor(v) ? tb_usage_error(
                            "selftest: --runs: expected an integer, got '%s'",
                            optarg)
-                                     : EXIT_USAGE;
+                                     : TB_EXIT_USAGE;
             opts.runs = (int)v;
             break;
         case 'a':
             if (num_arg("--alpha", optarg, 1e-12, 0.5, &opts.alpha))
-                return EXIT_USAGE;
+                return TB_EXIT_USAGE;
             break;
         case 'p':
             if (num_arg("--power", optarg, 0.01, 0.999999, &opts.power))
-                return EXIT_USAGE;
+                return TB_EXIT_USAGE;
             break;
         case 'w':
             if (num_arg("--work", optarg, 1, 1e9, &v) || v != floor(v))
                 return v != floor(v) ? tb_usage_error(
                            "selftest: --work: expected an integer, got '%s'",
                            optarg)
-                                     : EXIT_USAGE;
+                                     : TB_EXIT_USAGE;
             opts.work_n = (int64_t)v;
             break;
-        case 'h': tb_cmd_usage(stdout, "selftest"); return EXIT_OKAY;
+        case 'h': tb_cmd_usage(stdout, "selftest"); return TB_EXIT_OKAY;
         default: return tb_opt_error("selftest", c, argv, longopts);
         }
     }
@@ -215,20 +215,20 @@ int tb_cmd_selftest(int argc, char **argv)
     tb_selftest st;
     if (tb_selftest_run(&opts, &st, err, sizeof err)) {
         fprintf(stderr, "tbench: %s\n", err);
-        return EXIT_CASES;
+        return TB_EXIT_CASES;
     }
     cJSON *doc = selftest_json(&st);
     char *text = doc ? cJSON_Print(doc) : NULL;
     cJSON_Delete(doc);
     if (!text) {
         fprintf(stderr, "tbench: out of memory\n");
-        return EXIT_CASES;
+        return TB_EXIT_CASES;
     }
-    rc = EXIT_OKAY;
+    rc = TB_EXIT_OKAY;
     if (outfile &&
         tb_write_atomic(outfile, text, strlen(text), err, sizeof err)) {
         fprintf(stderr, "tbench: -o: %s\n", err);
-        rc = EXIT_CASES;
+        rc = TB_EXIT_CASES;
     }
     if (json)
         puts(text);

@@ -22,7 +22,7 @@ int tb_opt_error(const char *cmd, int c, char **argv,
     if (c == ':') {
         fprintf(stderr, "tbench: %s: option '%s' needs a value\n"
                 "Try 'tbench help %s'.\n", cmd, arg, cmd);
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     const char *suggest = NULL;
     if (arg && !strncmp(arg, "--", 2) && longopts) {
@@ -41,5 +41,5 @@ int tb_opt_error(const char *cmd, int c, char **argv,
     else
         fprintf(stderr, "tbench: %s: unknown option '%s'\nTry 'tbench help "
                 "%s'.\n", cmd, arg ? arg : "?", cmd);
-    return EXIT_USAGE;
+    return TB_EXIT_USAGE;
 }
