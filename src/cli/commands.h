@@ -51,6 +51,8 @@ struct option;
  * '--filter'?"), and a hint; returns TB_EXIT_USAGE. */
 int tb_opt_error(const char *cmd, int c, char **argv,
                  const struct option *longopts);
+/* The helpers below are cli_util.c's (tb_opt_error: opts.c). */
+
 /* "tbench: <fmt with arg>" + a hint on stderr; returns TB_EXIT_USAGE. */
 int tb_usage_error(const char *fmt, const char *arg);
 /* 0 when the environment variables that change a run are unset or well
@@ -59,5 +61,21 @@ int tb_usage_error(const char *fmt, const char *arg);
  * and what is wrong and returns TB_EXIT_USAGE.  run and exec call it before
  * anything runs. */
 int tb_env_check(void);
+
+/* The --filter and --exclude patterns of a command (run, ab): the
+ * arrays a tb_plan_opts points to. */
+#define TB_PATTERNS_MAX 64
+typedef struct tb_cli_patterns {
+    const char *filters[TB_PATTERNS_MAX];
+    const char *excludes[TB_PATTERNS_MAX];
+} tb_cli_patterns;
+
+struct tb_plan_opts;
+/* Option c ('f' --filter, 'x' --exclude) of command cmd with value arg:
+ * append arg to p's patterns and count it in o (whose arrays become
+ * p's).  0, or TB_EXIT_USAGE after the message (more than
+ * TB_PATTERNS_MAX of a kind). */
+int tb_opt_pattern(const char *cmd, int c, const char *arg,
+                   tb_cli_patterns *p, struct tb_plan_opts *o);
 
 #endif

@@ -5,12 +5,9 @@
 #include <string.h>
 
 #include "../backends/backend.h"
-#include "../backends/cpu/isa.h"
 #include "../backends/plugin.h"
 #include "../base/error.h"
 #include "../base/suggest.h"
-#include "../ops/calib.h"
-#include "../harness/runner.h"
 #include <cjson/cJSON.h>
 #include "commands.h"
 #include "tb_commit.h"
@@ -336,38 +333,6 @@ void tb_usage(FILE *f)
           "       cases finished so far are in the results\n"
           "\nConfig format: docs/CONFIG.md.  Result format: docs/FORMAT.md.\n",
           f);
-}
-
-int tb_env_check(void)
-{
-    const char *spec = getenv("TBENCH_FAULT");
-    char err[512];
-    if (spec && tb_runner_fault_check(spec, err, sizeof err)) {
-        fprintf(stderr, "tbench: %s\n", err);
-        return TB_EXIT_USAGE;
-    }
-    const char *isa = tb_cpu_isa_env_error();
-    if (isa) {
-        fprintf(stderr, "tbench: TBENCH_ISA: expected scalar, avx2, avx512 "
-                        "or auto, got '%s'\n", isa);
-        return TB_EXIT_USAGE;
-    }
-    const char *scale = tb_calib_scale_env_error();
-    if (scale) {
-        fprintf(stderr, "tbench: TBENCH_CALIB_SCALE: expected a number in "
-                        "(0, 1000] (calib_work's work factor), got '%s'\n",
-                scale);
-        return TB_EXIT_USAGE;
-    }
-    return 0;
-}
-
-int tb_usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "tbench: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry 'tbench --help'.\n");
-    return TB_EXIT_USAGE;
 }
 
 /* ---- list ---------------------------------------------------------------- */
