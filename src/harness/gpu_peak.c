@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../base/error.h"
+#include "../base/fdio.h"
 
 /* Longest the measuring child may take (a full measurement: seconds). */
 #define GPU_PEAK_TIMEOUT_S 300
@@ -23,21 +24,6 @@ typedef struct {
     char err[256];
     tb_dev_peaks d;
 } peak_msg;
-
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
 
 /* In the child: an instance with every axis at its default, then the
  * slot. */
@@ -92,7 +78,7 @@ cJSON *tb_gpu_peaks_measure(const tb_backend *be, int reps, double rep_s)
         peak_msg *m = calloc(1, sizeof *m);
         if (m) {
             measure_here(be, reps, rep_s, m);
-            write_all(fd[1], m, sizeof *m);
+            tb_fd_write_all(fd[1], m, sizeof *m);
         }
         _exit(0); /* no atexit handlers: they belong to the parent */
     }
