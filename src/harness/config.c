@@ -824,31 +824,33 @@ static const char *closest_op(const char *s)
     return tb_closest_within(s, names, TB_OP_COUNT, 2);
 }
 
-/* An op entry's "transfers": true, false or a list of both (as
- * "alloc"); absent: false (data resident on the backend). */
-static int parse_transfers(parser *P, const cJSON *v, const char *kp,
-                           tb_cfg_op *o)
+/* An op entry's "alloc" or "transfers" (key): true, false or a list of
+ * both, each listed value a case of its own (out[1]: true, out[0]:
+ * false); absent: false only.  no_true (or NULL): an op to which true
+ * does not apply ("alloc" of an op that writes into its inputs). */
+static int parse_bool_set(parser *P, const cJSON *v, const char *kp,
+                          const char *key, bool out[2], const tb_op *no_true)
 {
     char got[64], ckp[CFG_KP];
-    o->transfers[0] = true;
-    o->transfers[1] = false;
-    const cJSON *tr = cJSON_GetObjectItemCaseSensitive(v, "transfers");
-    if (!tr)
+    out[0] = true;
+    out[1] = false;
+    const cJSON *set = cJSON_GetObjectItemCaseSensitive(v, key);
+    if (!set)
         return 0;
-    kp_key(ckp, kp, "transfers");
-    o->transfers[0] = false;
-    const cJSON *one = tr;
+    kp_key(ckp, kp, key);
+    out[0] = false;
+    const cJSON *one = set;
     int k = 0;
-    if (cJSON_IsArray(tr)) {
-        if (!tr->child)
-            return fail(P, tr, false, ckp,
+    if (cJSON_IsArray(set)) {
+        if (!set->child)
+            return fail(P, set, false, ckp,
                         "expected true, false or a list of them, got an "
                         "empty list");
-        one = tr->child;
+        one = set->child;
     }
-    for (; one; one = cJSON_IsArray(tr) ? one->next : NULL, k++) {
+    for (; one; one = cJSON_IsArray(set) ? one->next : NULL, k++) {
         char ekp[CFG_KP];
-        if (cJSON_IsArray(tr))
+        if (cJSON_IsArray(set))
             kp_idx(ekp, ckp, k);
         else
             snprintf(ekp, sizeof ekp, "%s", ckp);
@@ -856,10 +858,15 @@ static int parse_transfers(parser *P, const cJSON *v, const char *kp,
             return fail(P, one, false, ekp, "expected true or false, got %s",
                         describe(one, got, sizeof(got)));
         bool on = cJSON_IsTrue(one);
-        if (o->transfers[on])
+        if (out[on])
             return fail(P, one, false, ekp, "%s is listed twice",
                         on ? "true" : "false");
-        o->transfers[on] = true;
+        if (on && no_true)
+            return fail(P, one, false, ekp,
+                        "%s writes its results into its inputs; "
+                        "\"%s\": true does not apply to it",
+                        no_true->name, key);
+        out[on] = true;
     }
     return 0;
 }
@@ -938,43 +945,12 @@ static int parse_op(parser *P, const cJSON *v, const char *kp, tb_cfg_op *o)
         o->has_dtypes = true;
     }
 
-    o->alloc[0] = true; /* default: outputs allocated once (out=) */
-    const cJSON *al = cJSON_GetObjectItemCaseSensitive(v, "alloc");
-    if (al) {
-        kp_key(ckp, kp, "alloc");
-        o->alloc[0] = false;
-        const cJSON *one = al;
-        int k = 0;
-        if (cJSON_IsArray(al)) {
-            if (!al->child)
-                return fail(P, al, false, ckp,
-                            "expected true, false or a list of them, got "
-                            "an empty list");
-            one = al->child;
-        }
-        for (; one; one = cJSON_IsArray(al) ? one->next : NULL, k++) {
-            char ekp[CFG_KP];
-            if (cJSON_IsArray(al))
-                kp_idx(ekp, ckp, k);
-            else
-                snprintf(ekp, sizeof ekp, "%s", ckp);
-            if (!cJSON_IsBool(one))
-                return fail(P, one, false, ekp,
-                            "expected true or false, got %s",
-                            describe(one, got, sizeof(got)));
-            bool on = cJSON_IsTrue(one);
-            if (o->alloc[on])
-                return fail(P, one, false, ekp, "%s is listed twice",
-                            on ? "true" : "false");
-            if (on && op->alias)
-                return fail(P, one, false, ekp,
-                            "%s writes its results into its inputs; "
-                            "\"alloc\": true does not apply to it",
-                            op->name);
-            o->alloc[on] = true;
-        }
-    }
-    return parse_transfers(P, v, kp, o);
+    /* default: outputs allocated once (out=), data resident on the
+     * backend */
+    rc = parse_bool_set(P, v, kp, "alloc", o->alloc,
+                        op->alias ? op : NULL);
+    return rc ? rc : parse_bool_set(P, v, kp, "transfers", o->transfers,
+                                    NULL);
 }
 
 static int parse_ops(parser *P, const cJSON *v, tb_config *cfg)
