@@ -266,6 +266,32 @@ static void fig(char *b, size_t n, double v)
         snprintf(b, n, "-");
 }
 
+/* The table of g[key] under its header (head, best_head, "median",
+ * "vendor"): a row per entry, named by its label_key, with its best_UNIT,
+ * median_UNIT and vendor_UNIT figures. */
+static void print_rows(FILE *f, const cJSON *g, const char *key,
+                       const char *label_key, const char *unit,
+                       const char *head, const char *best_head)
+{
+    char kb[32], km[32], kv[32];
+    snprintf(kb, sizeof kb, "best_%s", unit);
+    snprintf(km, sizeof km, "median_%s", unit);
+    snprintf(kv, sizeof kv, "vendor_%s", unit);
+    fprintf(f, "%-12s %12s %12s %12s\n", head, best_head, "median",
+            "vendor");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(g, key))
+    {
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, label_key);
+        char a[32], b[32], c[32];
+        fig(a, sizeof a, num(e, kb));
+        fig(b, sizeof b, num(e, km));
+        fig(c, sizeof c, num(e, kv));
+        fprintf(f, "%-12s %12s %12s %12s\n",
+                cJSON_IsString(k) ? k->valuestring : "?", a, b, c);
+    }
+}
+
 void tb_gpu_peaks_print(FILE *f, const cJSON *g)
 {
     if (!cJSON_IsObject(g))
@@ -287,31 +313,9 @@ void tb_gpu_peaks_print(FILE *f, const cJSON *g)
             name, cJSON_IsString(dn) ? dn->valuestring : "?",
             cJSON_IsString(cc) ? cc->valuestring : "?", num(d, "sm_count"),
             num(g, "repetitions"));
-    fprintf(f, "%-12s %12s %12s %12s\n", "bandwidth", "best GB/s",
-            "median", "vendor");
-    const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(g, "bandwidth"))
-    {
-        const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kernel");
-        char a[32], b[32], c[32];
-        fig(a, sizeof a, num(e, "best_gb_s"));
-        fig(b, sizeof b, num(e, "median_gb_s"));
-        fig(c, sizeof c, num(e, "vendor_gb_s"));
-        fprintf(f, "%-12s %12s %12s %12s\n",
-                cJSON_IsString(k) ? k->valuestring : "?", a, b, c);
-    }
-    fprintf(f, "%-12s %12s %12s %12s\n", "FMA", "best GFLOP/s", "median",
-            "vendor");
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(g, "flops"))
-    {
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "dtype");
-        char a[32], b[32], c[32];
-        fig(a, sizeof a, num(e, "best_gflop_s"));
-        fig(b, sizeof b, num(e, "median_gflop_s"));
-        fig(c, sizeof c, num(e, "vendor_gflop_s"));
-        fprintf(f, "%-12s %12s %12s %12s\n",
-                cJSON_IsString(t) ? t->valuestring : "?", a, b, c);
-    }
+    print_rows(f, g, "bandwidth", "kernel", "gb_s", "bandwidth",
+               "best GB/s");
+    print_rows(f, g, "flops", "dtype", "gflop_s", "FMA", "best GFLOP/s");
     if (cJSON_IsString(why))
         fprintf(f, "note: %s\n", why->valuestring);
 }

@@ -71,19 +71,30 @@ static double clock_step(void)
     return (double)best;
 }
 
+/* The settings of a calibration config that differ between the two. */
+typedef struct calib_cfg {
+    const char *name;
+    int warmup_ms;
+    int min_samples, max_samples, rounds;
+    double max_time_s;
+} calib_cfg;
+
 /* The plan of one calibration config: f32 on cpu, seed 1, warm-up of
- * warmup_ms and 2 calls at least, its "measure" object and its "ops"
- * entry (JSON text). */
-static int plan_of(const char *name, int warmup_ms, const char *measure,
-                   const char *ops, tb_plan *plan, char *err, size_t len)
+ * k->warmup_ms and 2 calls at least, samples of 1 ms to a CI of 1% within
+ * k's limits, and one "ops" entry (JSON text). */
+static int plan_of(const calib_cfg *k, const char *ops, tb_plan *plan,
+                   char *err, size_t len)
 {
     char text[2048];
     snprintf(text, sizeof text,
              "{\"name\": \"%s\", \"seed\": 1,"
              " \"warmup\": {\"min_time_ms\": %d, \"min_iters\": 2},"
-             " \"measure\": %s,"
+             " \"measure\": {\"sample_time_ms\": 1, \"min_samples\": %d,"
+             " \"max_samples\": %d, \"ci_target\": 0.01,"
+             " \"max_time_s\": %.6g, \"rounds\": %d},"
              " \"dtypes\": [\"f32\"], \"backends\": [\"cpu\"],"
-             " \"ops\": [%s]}", name, warmup_ms, measure, ops);
+             " \"ops\": [%s]}", k->name, k->warmup_ms, k->min_samples,
+             k->max_samples, k->max_time_s, k->rounds, ops);
     tb_config cfg;
     int rc = tb_config_parse(text, strlen(text), "(selftest)", &cfg, err,
                              len);
@@ -123,18 +134,17 @@ static int median_of(tb_runner *r, const tb_case *c, double *med,
 static int spin_points(tb_runner *r, const tb_selftest_opts *o,
                        tb_selftest *st, char *err, size_t len)
 {
-    char measure[256], ops[512];
-    snprintf(measure, sizeof measure,
-             "{\"sample_time_ms\": 1, \"min_samples\": 10,"
-             " \"max_samples\": 1000, \"ci_target\": 0.01,"
-             " \"max_time_s\": %.6g}", o->max_time_s);
+    char ops[512];
     snprintf(ops, sizeof ops,
              "{\"op\": \"calib_spin\", \"shapes\": [[1]],"
              " \"params\": [{\"ns\": 0}, {\"ns\": %.0f}, {\"ns\": %.0f},"
              " {\"ns\": %.0f}, {\"ns\": %.0f}]}",
              spin_ns[0], spin_ns[1], spin_ns[2], spin_ns[3]);
+    calib_cfg cc = {.name = "selftest-spin", .warmup_ms = 10,
+                    .min_samples = 10, .max_samples = 1000, .rounds = 1,
+                    .max_time_s = o->max_time_s};
     tb_plan plan;
-    int rc = plan_of("selftest-spin", 10, measure, ops, &plan, err, len);
+    int rc = plan_of(&cc, ops, &plan, err, len);
     if (rc)
         return rc;
     if (plan.n != TB_SELFTEST_NSPIN + 1) {
@@ -172,17 +182,16 @@ static int spin_points(tb_runner *r, const tb_selftest_opts *o,
 static int mde_part(tb_runner *r, const tb_selftest_opts *o,
                     tb_selftest *st, char *err, size_t len)
 {
-    char measure[256], ops[256];
-    snprintf(measure, sizeof measure,
-             "{\"sample_time_ms\": 1, \"min_samples\": %d,"
-             " \"max_samples\": %d, \"ci_target\": 0.01,"
-             " \"max_time_s\": %.6g, \"rounds\": %d}",
-             10 * o->runs, 100 * o->runs, 0.2 * o->runs, o->runs);
+    char ops[256];
     snprintf(ops, sizeof ops,
              "{\"op\": \"calib_work\", \"shapes\": [[%lld]]}",
              (long long)o->work_n);
+    calib_cfg cc = {.name = "selftest-work", .warmup_ms = 20,
+                    .min_samples = 10 * o->runs,
+                    .max_samples = 100 * o->runs, .rounds = o->runs,
+                    .max_time_s = 0.2 * o->runs};
     tb_plan plan;
-    int rc = plan_of("selftest-work", 20, measure, ops, &plan, err, len);
+    int rc = plan_of(&cc, ops, &plan, err, len);
     if (rc)
         return rc;
     tb_result res;
