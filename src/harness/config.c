@@ -344,29 +344,73 @@ static int parse_seed(parser *P, const cJSON *v, uint64_t *seed)
                 describe(v, got, sizeof(got)));
 }
 
+/* A number key of "warmup" or "measure": its range (want says it in
+ * words), and where it goes: *d (divided by per, when set: ms -> s), or
+ * *i (integers). */
+typedef struct num_key {
+    const char *key;
+    const char *want;
+    double lo, hi;
+    double per;
+    double *d;
+    int *i;
+} num_key;
+
+/* Read the keys k[0..n) of section (an object, whose keys are checked)
+ * that obj has, in order.  0 or the first error. */
+static int get_keys(parser *P, const cJSON *obj, const char *section,
+                    const num_key *k, int n)
+{
+    for (int j = 0; j < n; j++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, k[j].key);
+        char kp[CFG_KP];
+        double d;
+        if (!v)
+            continue;
+        kp_key(kp, section, k[j].key);
+        int rc = k[j].i ? get_int(P, v, kp, k[j].want, (int)k[j].lo,
+                                  (int)k[j].hi, k[j].i)
+                        : get_number(P, v, kp, k[j].want, k[j].lo, k[j].hi,
+                                     false, &d);
+        if (rc)
+            return rc;
+        if (k[j].d)
+            *k[j].d = k[j].per ? d / k[j].per : d;
+    }
+    return 0;
+}
+
 static int parse_warmup(parser *P, const cJSON *obj, tb_cfg_warmup *w)
 {
     static const char *const keys[] = {"min_time_ms", "min_iters", NULL};
     int rc = check_object(P, obj, "warmup", keys);
     if (rc)
         return rc;
-    const cJSON *v;
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "min_time_ms"))) {
-        double ms;
-        rc = get_number(P, v, "warmup.min_time_ms",
-                        "a number of milliseconds in [0, 3600000]", 0,
-                        3600000, false, &ms);
-        if (rc)
-            return rc;
-        w->min_time_s = ms / 1000.0;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "min_iters"))) {
-        rc = get_int(P, v, "warmup.min_iters",
-                     "an integer in [1, 1000000000]", 1, CFG_MAX_ITERS,
-                     &w->min_iters);
-        if (rc)
-            return rc;
-    }
+    const num_key k[] = {
+        {.key = "min_time_ms", .d = &w->min_time_s, .per = 1000.0,
+         .want = "a number of milliseconds in [0, 3600000]", .lo = 0,
+         .hi = 3600000},
+        {.key = "min_iters", .i = &w->min_iters,
+         .want = "an integer in [1, 1000000000]", .lo = 1,
+         .hi = CFG_MAX_ITERS},
+    };
+    return get_keys(P, obj, "warmup", k, 2);
+}
+
+/* measure.instructions: a source's name. */
+static int parse_instr_source(parser *P, const cJSON *v, int *out)
+{
+    static const char *const src[] = {"none", "perf", "callgrind", "auto"};
+    char got[64];
+    int k = -1;
+    for (int i = 0; cJSON_IsString(v) && i < 4; i++)
+        if (!strcmp(v->valuestring, src[i]))
+            k = i;
+    if (k < 0)
+        return fail(P, v, false, "measure.instructions",
+                    "expected \"none\", \"perf\", \"callgrind\" or "
+                    "\"auto\", got %s", describe(v, got, sizeof(got)));
+    *out = k;
     return 0;
 }
 
@@ -380,32 +424,34 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
     int rc = check_object(P, obj, "measure", keys);
     if (rc)
         return rc;
-    const cJSON *v;
-    double d;
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "sample_time_ms"))) {
-        rc = get_number(P, v, "measure.sample_time_ms",
-                        "a number of milliseconds > 0 and <= 60000",
-                        DBL_MIN, 60000, false, &d);
-        if (rc)
-            return rc;
-        m->sample_time_s = d / 1000.0;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "min_samples"))) {
-        rc = get_int(P, v, "measure.min_samples",
-                     "an integer in [3, 10000000]", 3, CFG_MAX_SAMPLES,
-                     &m->min_samples);
-        if (rc)
-            return rc;
-    }
-    const cJSON *maxv = cJSON_GetObjectItemCaseSensitive(obj, "max_samples");
-    if (maxv) {
-        rc = get_int(P, maxv, "measure.max_samples",
-                     "an integer in [3, 10000000]", 3, CFG_MAX_SAMPLES,
-                     &m->max_samples);
-        if (rc)
-            return rc;
-    }
+    /* in the order they are checked: samples (and their order), then the
+     * rest; the first error is the one reported */
+    const num_key k[] = {
+        {.key = "sample_time_ms", .d = &m->sample_time_s, .per = 1000.0,
+         .lo = DBL_MIN, .hi = 60000,
+         .want = "a number of milliseconds > 0 and <= 60000"},
+        {.key = "min_samples", .i = &m->min_samples, .lo = 3,
+         .hi = CFG_MAX_SAMPLES, .want = "an integer in [3, 10000000]"},
+        {.key = "max_samples", .i = &m->max_samples, .lo = 3,
+         .hi = CFG_MAX_SAMPLES, .want = "an integer in [3, 10000000]"},
+        {.key = "ci_target", .d = &m->ci_target, .lo = DBL_MIN,
+         .hi = nextafter(1.0, 0.0),
+         .want = "a number > 0 and < 1 (e.g. 0.02 for 2%)"},
+        {.key = "rounds", .i = &m->rounds, .lo = 1,
+         .hi = TB_CFG_MAX_ROUNDS,
+         .want = "an integer in [1, " TB_STR(TB_CFG_MAX_ROUNDS) "]"},
+        {.key = "max_time_s", .d = &m->max_time_s, .lo = DBL_MIN,
+         .hi = 86400, .want = "a number of seconds > 0 and <= 86400"},
+        {.key = "timeout_s", .d = &m->timeout_s, .lo = DBL_MIN,
+         .hi = 86400, .want = "a number of seconds > 0 and <= 86400"},
+        {.key = "instructions_iters", .i = &m->instructions_iters,
+         .lo = 1, .hi = 1000000, .want = "an integer in [1, 1000000]"},
+    };
+    if ((rc = get_keys(P, obj, "measure", k, 3)))
+        return rc;
     if (m->max_samples < m->min_samples) {
+        const cJSON *maxv = cJSON_GetObjectItemCaseSensitive(obj,
+                                                             "max_samples");
         const cJSON *at = maxv ? maxv
                                : cJSON_GetObjectItemCaseSensitive(
                                      obj, "min_samples");
@@ -414,56 +460,12 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
                     "max_samples (%d) must be >= min_samples (%d)",
                     m->max_samples, m->min_samples);
     }
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "ci_target"))) {
-        rc = get_number(P, v, "measure.ci_target",
-                        "a number > 0 and < 1 (e.g. 0.02 for 2%)", DBL_MIN,
-                        nextafter(1.0, 0.0), false, &m->ci_target);
-        if (rc)
-            return rc;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "rounds"))) {
-        rc = get_int(P, v, "measure.rounds",
-                     "an integer in [1, " TB_STR(TB_CFG_MAX_ROUNDS) "]", 1,
-                     TB_CFG_MAX_ROUNDS, &m->rounds);
-        if (rc)
-            return rc;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "max_time_s"))) {
-        rc = get_number(P, v, "measure.max_time_s",
-                        "a number of seconds > 0 and <= 86400", DBL_MIN,
-                        86400, false, &m->max_time_s);
-        if (rc)
-            return rc;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "timeout_s"))) {
-        rc = get_number(P, v, "measure.timeout_s",
-                        "a number of seconds > 0 and <= 86400", DBL_MIN,
-                        86400, false, &m->timeout_s);
-        if (rc)
-            return rc;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "instructions"))) {
-        static const char *const src[] = {"none", "perf", "callgrind",
-                                          "auto"};
-        char got[64];
-        int k = -1;
-        for (int i = 0; cJSON_IsString(v) && i < 4; i++)
-            if (!strcmp(v->valuestring, src[i]))
-                k = i;
-        if (k < 0)
-            return fail(P, v, false, "measure.instructions",
-                        "expected \"none\", \"perf\", \"callgrind\" or "
-                        "\"auto\", got %s", describe(v, got, sizeof(got)));
-        m->instructions = k;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "instructions_iters"))) {
-        rc = get_int(P, v, "measure.instructions_iters",
-                     "an integer in [1, 1000000]", 1, 1000000,
-                     &m->instructions_iters);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    if ((rc = get_keys(P, obj, "measure", k + 3, 4)))
+        return rc;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "instructions");
+    if (v && (rc = parse_instr_source(P, v, &m->instructions)))
+        return rc;
+    return get_keys(P, obj, "measure", k + 7, 1);
 }
 
 static int dtype_one(parser *P, const cJSON *v, const char *kp, bool *out)
