@@ -206,6 +206,7 @@ static int ab_option(ab_args *a, int c, char **argv)
  * printed, or a usage error). */
 static bool ab_parse(int argc, char **argv, ab_args *a, int *rc)
 {
+    *rc = 0;
     memset(a, 0, sizeof *a);
     a->run.blocks = AB_BLOCKS_DEFAULT;
     a->run.seed = 1;

@@ -149,6 +149,7 @@ static bool exec_parse(int argc, char **argv, exec_args *a, int *rc)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    *rc = 0;
     memset(a, 0, sizeof *a);
     a->params = "";
     a->backend = "cpu";

@@ -431,6 +431,7 @@ static int run_option(run_args *a, int c, char **argv)
  * printed, or a usage error). */
 static bool run_parse(int argc, char **argv, run_args *a, int *rc)
 {
+    *rc = 0;
     memset(a, 0, sizeof *a);
     a->isolate = true;
     a->opts.filters = a->pats.filters;
