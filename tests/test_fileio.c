@@ -9,6 +9,9 @@
  * victim keeps its bytes, the links are left as they were, the target is
  * a regular file with the new bytes, its mode is 0644 & ~umask, and no
  * temporary file is left, after success and after each kind of failure.
+ * The whole-file reader (tb_read_file_max) is checked at sizes around
+ * its limit and its buffer's growth, with and without TB_READ_NO_NUL,
+ * and on the failures whose reasons callers word themselves.
  * `--filter GLOB` runs only the matching tests. */
 #include <dirent.h>
 #include <errno.h>
@@ -332,6 +335,82 @@ static void test_failures_leave_nothing(void **state)
     assert_no_leftovers(x);
 }
 
+/* n bytes of 'a', with a NUL at nul_at when nul_at < n. */
+static void put_bytes(const char *path, size_t n, size_t nul_at)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(fputc(i == nul_at ? 0 : 'a', f) != EOF, 1);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Sizes 0, 1, 7 and those around the 4096-byte first buffer and its
+ * doublings, each read whole below the limit and refused above it. */
+static void test_read_sizes_and_limit(void **state)
+{
+    fx *x = *state;
+    static const size_t sizes[] = {0, 1, 7, 4094, 4095, 4096, 4097, 8191,
+                                   8192, 16385, 70001};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        put_bytes(x->target, n, SIZE_MAX);
+        char *data = NULL;
+        size_t len = 99;
+        tb_read_fail why;
+        assert_int_equal(tb_read_file_max(x->target, n, 0, &data, &len,
+                                          &why), 0);
+        assert_int_equal(len, n);
+        assert_int_equal(data[n], '\0');
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(data[i], 'a');
+        free(data);
+        if (n == 0)
+            continue;
+        data = NULL;
+        assert_int_equal(tb_read_file_max(x->target, n - 1, 0, &data, &len,
+                                          &why), TB_ERANGE);
+        assert_null(data);
+    }
+}
+
+static void test_read_nul_and_failures(void **state)
+{
+    fx *x = *state;
+    char *data = NULL;
+    size_t len = 0;
+    tb_read_fail why;
+    put_bytes(x->target, 5000, 4500);
+    assert_int_equal(tb_read_file_max(x->target, SIZE_MAX - 1,
+                                      TB_READ_NO_NUL, &data, &len, &why),
+                     TB_EPARSE);
+    assert_int_equal(why.nul_at, 4500);
+    assert_null(data);
+    assert_int_equal(tb_read_file_max(x->target, SIZE_MAX - 1, 0, &data,
+                                      &len, NULL), 0);
+    assert_int_equal(len, 5000);
+    free(data);
+    data = NULL;
+    char missing[1300];
+    snprintf(missing, sizeof missing, "%s/none", x->dir);
+    assert_int_equal(tb_read_file_max(missing, 10, 0, &data, &len, &why),
+                     TB_EIO);
+    assert_true(why.opening);
+    assert_int_equal(why.errnum, ENOENT);
+    assert_int_equal(tb_read_file_max(x->dir, 10, 0, &data, &len, &why),
+                     TB_EIO); /* a folder opens, then cannot be read */
+    assert_false(why.opening);
+    assert_int_equal(why.errnum, EISDIR);
+    assert_null(data);
+    char err[1400];
+    assert_int_equal(tb_read_file(missing, &data, &len, err, sizeof err),
+                     TB_EIO);
+    assert_non_null(strstr(err, "No such file"));
+    assert_int_equal(tb_read_file(x->dir, &data, &len, err, sizeof err),
+                     TB_EIO);
+    assert_non_null(strstr(err, ": read error"));
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -344,6 +423,10 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_target_is_symlink, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_failures_leave_nothing, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_read_sizes_and_limit, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_read_nul_and_failures, setup,
                                         teardown),
     };
     for (int i = 1; i + 1 < argc; i++)

@@ -752,18 +752,18 @@ int tb_usage_error(const char *fmt, const char *arg)
     fprintf(stderr, "tbench: ");
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\n");
-    return EXIT_USAGE;
+    return TB_EXIT_USAGE;
 }
 
 static void test_cmd_usage(void **state)
 {
     (void)state;
     char *a1[] = {"peak", "--bogus", NULL};
-    assert_int_equal(tb_cmd_peak(2, a1), EXIT_USAGE);
+    assert_int_equal(tb_cmd_peak(2, a1), TB_EXIT_USAGE);
     char *a2[] = {"peak", "-o", NULL};
-    assert_int_equal(tb_cmd_peak(2, a2), EXIT_USAGE);
+    assert_int_equal(tb_cmd_peak(2, a2), TB_EXIT_USAGE);
     char *a3[] = {"peak", "extra", NULL};
-    assert_int_equal(tb_cmd_peak(2, a3), EXIT_USAGE);
+    assert_int_equal(tb_cmd_peak(2, a3), TB_EXIT_USAGE);
     /* the option errors are printed by tb_opt_error (opts.c); the stray
      * argument goes through tb_usage_error */
     assert_int_equal(usage_errors, 1);

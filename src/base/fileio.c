@@ -158,43 +158,80 @@ int tb_mkdir_p(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-int tb_read_file(const char *path, char **data, size_t *len, char *err,
-                 size_t errlen)
+int tb_read_file_max(const char *path, size_t max_bytes, unsigned flags,
+                     char **data, size_t *len, tb_read_fail *why)
 {
+    tb_read_fail w = {0};
+    int rc = 0;
+    size_t cap = 4096, n = 0;
+    char *buf = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return TB_EIO;
+        w.errnum = errno;
+        w.opening = true;
+        rc = TB_EIO;
+        goto out;
     }
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
+    buf = malloc(cap);
     while (buf) {
-        n += fread(buf + n, 1, cap - n - 1, f);
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        const char *z = flags & TB_READ_NO_NUL ? memchr(buf + n, '\0', got)
+                                               : NULL;
+        if (z) {
+            w.nul_at = (size_t)(z - buf);
+            rc = TB_EPARSE;
+            break;
+        }
+        n += got;
         if (ferror(f)) {
-            snprintf(err, errlen, "%s: read error", path);
-            free(buf);
-            fclose(f);
-            return TB_EIO;
+            w.errnum = errno;
+            rc = TB_EIO;
+            break;
+        }
+        if (n > max_bytes) {
+            rc = TB_ERANGE;
+            break;
         }
         if (feof(f))
             break;
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
+        if (n + 1 == cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
         }
-        buf = nb;
-        cap *= 2;
     }
     fclose(f);
-    if (!buf) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        return TB_ENOMEM;
+    if (!buf)
+        rc = TB_ENOMEM;
+out:
+    if (why)
+        *why = w;
+    if (rc) {
+        free(buf);
+        return rc;
     }
     buf[n] = '\0';
     *data = buf;
     if (len)
         *len = n;
     return 0;
+}
+
+int tb_read_file(const char *path, char **data, size_t *len, char *err,
+                 size_t errlen)
+{
+    tb_read_fail why;
+    int rc = tb_read_file_max(path, SIZE_MAX - 1, 0, data, len, &why);
+    if (rc == TB_EIO && why.opening)
+        snprintf(err, errlen, "%s: %s", path, strerror(why.errnum));
+    else if (rc == TB_EIO)
+        snprintf(err, errlen, "%s: read error", path);
+    else if (rc)
+        snprintf(err, errlen, "%s: out of memory", path);
+    return rc;
 }

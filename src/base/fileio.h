@@ -1,7 +1,8 @@
-/* File helpers for result writing: atomic replace and mkdir -p. */
+/* File helpers: atomic replace, mkdir -p and the whole-file reader. */
 #ifndef TB_BASE_FILEIO_H
 #define TB_BASE_FILEIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -26,8 +27,30 @@ FILE *tb_fopen_write(const char *path);
 /* Create dir and its parents (like mkdir -p).  0 or TB_EIO. */
 int tb_mkdir_p(const char *dir, char *err, size_t errlen);
 
-/* Read a whole file into a NUL-terminated heap buffer (caller frees).
- * 0, TB_EIO or TB_ENOMEM with the reason in err. */
+/* tb_read_file_max's flags. */
+#define TB_READ_NO_NUL 1u /* a NUL byte in the file is an error */
+
+/* Why tb_read_file_max failed, for the caller's own message. */
+typedef struct tb_read_fail {
+    int errnum;    /* TB_EIO: errno of the failed open or read */
+    bool opening;  /* TB_EIO: the open failed (else a read) */
+    size_t nul_at; /* TB_EPARSE: offset of the first NUL byte */
+} tb_read_fail;
+
+/* The one whole-file reader: path's bytes into a NUL-terminated heap
+ * buffer *data (caller frees) of *len bytes (len may be NULL).  A file
+ * of more than max_bytes bytes is refused as soon as that many have been
+ * read.  Returns 0; TB_EIO (the open or a read failed), TB_ERANGE (too
+ * large), TB_EPARSE (flags has TB_READ_NO_NUL and the file holds a NUL
+ * byte) or TB_ENOMEM; then *data is untouched and *why (may be NULL)
+ * says more.  Each caller words its own message.  (Still to move here:
+ * report/resultsio.c's reader, a copy of this loop with TB_READ_NO_NUL
+ * and TB_RES_MAX_BYTES.) */
+int tb_read_file_max(const char *path, size_t max_bytes, unsigned flags,
+                     char **data, size_t *len, tb_read_fail *why);
+
+/* tb_read_file_max without a limit or flags, and with the message
+ * ("PATH: reason") in err.  0, TB_EIO or TB_ENOMEM. */
 int tb_read_file(const char *path, char **data, size_t *len, char *err,
                  size_t errlen);
 

@@ -54,7 +54,7 @@ static bool parse_num(const char *s, bool pct, double *out)
  * with getopt_long like every command ("--x=v", "-oFILE", "--" ends the
  * options).  The files keep their order around --vs (getopt's "-" mode
  * hands positionals back in place).  Returns 0, -1 after --help, or
- * EXIT_USAGE after printing the message. */
+ * TB_EXIT_USAGE after printing the message. */
 static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
 {
     static const struct option longopts[] = {
@@ -74,7 +74,7 @@ static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
     c->files = calloc((size_t)argc, sizeof *c->files);
     if (!c->files) {
         fprintf(stderr, "tbench: out of memory\n");
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     int o;
     opterr = 0;
@@ -103,7 +103,7 @@ static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
             fprintf(stderr, "tbench: %s: option '%s' is not an option of "
                     "this command\nTry 'tbench help %s'.\n", c->cmd,
                     argv[optind - 1], c->cmd);
-            return EXIT_USAGE;
+            return TB_EXIT_USAGE;
         }
         switch (bit) {
         case OPT_VS:
@@ -164,23 +164,23 @@ static int load_all(const char *const *files, int n, tb_resfile **out)
             fprintf(stderr, "tbench: %s\n", err);
             for (int j = 0; j < i; j++)
                 tb_resfile_free(out[j]);
-            return EXIT_USAGE;
+            return TB_EXIT_USAGE;
         }
     }
     return 0;
 }
 
-/* Write text to -o FILE (atomically) or stdout.  0 or EXIT_USAGE. */
+/* Write text to -o FILE (atomically) or stdout.  0 or TB_EXIT_USAGE. */
 static int emit(const char *output, const char *text, size_t len)
 {
     if (!output) {
         fwrite(text, 1, len, stdout);
-        return fflush(stdout) ? EXIT_USAGE : 0;
+        return fflush(stdout) ? TB_EXIT_USAGE : 0;
     }
     char err[1024];
     if (tb_write_atomic(output, text, len, err, sizeof err)) {
         fprintf(stderr, "tbench: -o: %s\n", err);
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     return 0;
 }
@@ -190,7 +190,7 @@ static int emit_json(const char *output, cJSON *doc)
     char *s = doc ? cJSON_Print(doc) : NULL;
     if (!s) {
         fprintf(stderr, "tbench: out of memory\n");
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     size_t l = strlen(s);
     s[l] = '\n'; /* replaces the NUL; emit gets the length */
@@ -224,7 +224,7 @@ int tb_cmd_compare(int argc, char **argv)
     int nf = c.n_old + c.n_new;
     if (rc) {
         free(c.files);
-        return rc < 0 ? EXIT_OKAY : rc;
+        return rc < 0 ? TB_EXIT_OKAY : rc;
     }
     tb_cmp_opts o;
     tb_cmp_opts_default(&o);
@@ -262,7 +262,7 @@ int tb_cmd_compare(int argc, char **argv)
             fprintf(stderr, "tbench: out of memory\n");
         free(files);
         free(c.files);
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     tb_cmp cmp;
     char err[1024];
@@ -284,14 +284,14 @@ int tb_cmd_compare(int argc, char **argv)
                                         i < c.n_old ? old_be : comma + 1,
                                         err, sizeof err)) {
                 fprintf(stderr, "tbench: %s\n", err);
-                rc = EXIT_USAGE;
+                rc = TB_EXIT_USAGE;
                 goto out;
             }
     }
     if (tb_compare(files, c.n_old, files + c.n_old, c.n_new, &o, &cmp, err,
                    sizeof err)) {
         fprintf(stderr, "tbench: %s\n", err);
-        rc = EXIT_USAGE;
+        rc = TB_EXIT_USAGE;
         goto out;
     }
     if (fmt == 2) {
@@ -304,7 +304,7 @@ int tb_cmd_compare(int argc, char **argv)
         FILE *m = open_memstream(&buf, &len);
         if (!m) {
             fprintf(stderr, "tbench: out of memory\n");
-            rc = EXIT_USAGE;
+            rc = TB_EXIT_USAGE;
         } else {
             tb_cmp_print(m, &cmp, fmt == 1);
             fclose(m);
@@ -313,7 +313,7 @@ int tb_cmd_compare(int argc, char **argv)
         }
     }
     if (!rc && cmp.failed)
-        rc = EXIT_CASES;
+        rc = TB_EXIT_CASES;
     tb_cmp_free(&cmp);
 out:
     for (int i = 0; i < nf; i++)
@@ -332,7 +332,7 @@ int tb_cmd_history(int argc, char **argv)
     int nf = c.n_old;
     if (rc) {
         free(c.files);
-        return rc < 0 ? EXIT_OKAY : rc;
+        return rc < 0 ? TB_EXIT_OKAY : rc;
     }
     tb_hist_opts o;
     tb_hist_opts_default(&o);
@@ -357,13 +357,13 @@ int tb_cmd_history(int argc, char **argv)
             fprintf(stderr, "tbench: out of memory\n");
         free(files);
         free(c.files);
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     tb_history h;
     char err[1024];
     if (tb_history_build(files, nf, &o, &h, err, sizeof err)) {
         fprintf(stderr, "tbench: %s\n", err);
-        rc = EXIT_USAGE;
+        rc = TB_EXIT_USAGE;
         goto out;
     }
     if (fmt == 2) {
@@ -376,7 +376,7 @@ int tb_cmd_history(int argc, char **argv)
         FILE *m = open_memstream(&buf, &len);
         if (!m) {
             fprintf(stderr, "tbench: out of memory\n");
-            rc = EXIT_USAGE;
+            rc = TB_EXIT_USAGE;
         } else {
             tb_history_print(m, &h, fmt == 1);
             fclose(m);
@@ -399,7 +399,7 @@ int tb_cmd_export(int argc, char **argv)
     int rc = parse_cli(argc, argv, OPT_FORMAT | OPT_OUTPUT, &c);
     if (rc) {
         free(c.files);
-        return rc < 0 ? EXIT_OKAY : rc;
+        return rc < 0 ? TB_EXIT_OKAY : rc;
     }
     tb_export_format fmt = TB_EXPORT_GBENCH;
     if (c.n_old != 1)
@@ -420,7 +420,7 @@ int tb_cmd_export(int argc, char **argv)
     if (tb_resfile_load(c.files[0], &f, err, sizeof err)) {
         fprintf(stderr, "tbench: %s\n", err);
         free(c.files);
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     cJSON *doc = tb_export(f, fmt);
     if (doc && fmt != TB_EXPORT_GBENCH && cJSON_GetArraySize(doc) == 0) {
@@ -432,7 +432,7 @@ int tb_cmd_export(int argc, char **argv)
         cJSON_Delete(doc);
         tb_resfile_free(f);
         free(c.files);
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     rc = emit_json(c.output, doc);
     cJSON_Delete(doc);

@@ -60,10 +60,10 @@ int tb_cmd_instr_count(int argc, char **argv)
     tb_plan plan = {0};
     if (!cfgs) {
         printf("tbench-instr/1 error out of memory\n");
-        return EXIT_CASES;
+        return TB_EXIT_CASES;
     }
     int loaded = 0;
-    rc = EXIT_CASES;
+    rc = TB_EXIT_CASES;
     for (; loaded < ncfg; loaded++)
         if (tb_config_load(argv[optind + loaded], &cfgs[loaded], err,
                            sizeof err)) {
@@ -86,7 +86,7 @@ int tb_cmd_instr_count(int argc, char **argv)
         goto out;
     }
     if (tb_instr_child(cs, source, (uint64_t)k, stdout) == 0)
-        rc = EXIT_OKAY;
+        rc = TB_EXIT_OKAY;
 out:
     fflush(stdout);
     tb_plan_free(&plan);

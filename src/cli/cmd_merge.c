@@ -15,7 +15,7 @@
 #include "commands.h"
 
 /* Where -o OUT goes: OUT/results.json when OUT is a folder or ends in
- * '/' (created), else OUT itself.  0 or EXIT_USAGE (printed). */
+ * '/' (created), else OUT itself.  0 or TB_EXIT_USAGE (printed). */
 static int out_path(const char *out, char *buf, size_t len)
 {
     struct stat st;
@@ -25,12 +25,12 @@ static int out_path(const char *out, char *buf, size_t len)
     char err[1024];
     if (dir && tb_mkdir_p(out, err, sizeof err)) {
         fprintf(stderr, "tbench: merge: -o: %s\n", err);
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     if (snprintf(buf, len, dir ? "%s%sresults.json" : "%s%s", out,
                  dir ? (out[l - 1] == '/' ? "" : "/") : "") >= (int)len) {
         fprintf(stderr, "tbench: merge: -o: path too long\n");
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     return 0;
 }
@@ -52,7 +52,7 @@ int tb_cmd_merge(int argc, char **argv)
         switch (c) {
         case 'o': out = optarg; break;
         case 'M': mo.allow_mixed_hosts = true; break;
-        case 'h': tb_cmd_usage(stdout, "merge"); return EXIT_OKAY;
+        case 'h': tb_cmd_usage(stdout, "merge"); return TB_EXIT_OKAY;
         default:
             return tb_opt_error("merge", c, argv, longopts);
         }
@@ -64,17 +64,17 @@ int tb_cmd_merge(int argc, char **argv)
         return tb_usage_error("merge: -o OUT is required%s", "");
     char path[4096 + 16];
     if (out_path(out, path, sizeof path))
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
 
     char err[2048];
-    int rc = EXIT_USAGE;
+    int rc = TB_EXIT_USAGE;
     tb_resfile **f = calloc((size_t)n, sizeof *f);
     cJSON *doc = NULL;
     char *text = NULL;
     tb_resfile *check = NULL;
     if (!f) {
         fprintf(stderr, "tbench: out of memory\n");
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     char real_out[PATH_MAX], real_in[PATH_MAX];
     bool out_exists = realpath(path, real_out) != NULL;
@@ -110,7 +110,7 @@ int tb_cmd_merge(int argc, char **argv)
         goto out;
     }
     printf("merged %d shards, %d cases: %s\n", n, check->n, path);
-    rc = EXIT_OKAY;
+    rc = TB_EXIT_OKAY;
 out:
     tb_resfile_free(check);
     free(text);

@@ -34,7 +34,7 @@ int tb_cmd_peak(int argc, char **argv)
         case 'j': json = true; break;
         case 'o': outfile = optarg; break;
         case 'Q': opts.quick = true; break;
-        case 'h': tb_cmd_usage(stdout, "peak"); return EXIT_OKAY;
+        case 'h': tb_cmd_usage(stdout, "peak"); return TB_EXIT_OKAY;
         default:
             return tb_opt_error("peak", c, argv, longopts);
         }
@@ -53,9 +53,9 @@ int tb_cmd_peak(int argc, char **argv)
     cJSON *peaks = NULL;
     if (tb_peaks_measure(&opts, &peaks, err, sizeof err)) {
         fprintf(stderr, "tbench: %s\n", err);
-        return EXIT_CASES;
+        return TB_EXIT_CASES;
     }
-    int rc = EXIT_OKAY;
+    int rc = TB_EXIT_OKAY;
     if (tb_peak_cache_store(cache, peaks, err, sizeof err)) {
         fprintf(stderr, "tbench: warning: peaks not cached: %s\n", err);
         cache = NULL;
@@ -67,12 +67,12 @@ int tb_cmd_peak(int argc, char **argv)
     if (!text) {
         fprintf(stderr, "tbench: out of memory\n");
         cJSON_Delete(peaks);
-        return EXIT_CASES;
+        return TB_EXIT_CASES;
     }
     if (outfile &&
         tb_write_atomic(outfile, text, strlen(text), err, sizeof err)) {
         fprintf(stderr, "tbench: -o: %s\n", err);
-        rc = EXIT_CASES;
+        rc = TB_EXIT_CASES;
     }
     if (json) {
         puts(text);

@@ -102,7 +102,7 @@ static int parse(int argc, char **argv, bool report, opts *o)
             fprintf(stderr, "tbench: %s: option '%s' is not an option of "
                             "this command\nTry 'tbench help %s'.\n",
                     cmd, argv[optind - 1], cmd);
-            return EXIT_USAGE;
+            return TB_EXIT_USAGE;
         }
         switch (c) {
         case 'o': o->out = optarg; break;
@@ -143,25 +143,25 @@ static int parse(int argc, char **argv, bool report, opts *o)
         case O_CHARTS: o->charts = optarg; break;
         case O_NO_CHARTS: o->no_charts = true; break;
         case O_GENERATED_BY: o->generated_by = optarg; break;
-        case 'h': tb_cmd_usage(stdout, cmd); return EXIT_OKAY;
+        case 'h': tb_cmd_usage(stdout, cmd); return TB_EXIT_OKAY;
         default: return tb_opt_error(cmd, c, argv, longopts);
         }
     }
     if (!o->out) {
         fprintf(stderr, "tbench: %s: -o %s is required\nTry 'tbench "
                         "--help'.\n", cmd, report ? "FILE" : "DIR");
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     if (optind >= argc) {
         fprintf(stderr, "tbench: %s: no result file given\nTry 'tbench "
                         "--help'.\n", cmd);
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     if (report && argc - optind > 1) {
         fprintf(stderr, "tbench: report: one result file expected, got %d "
                         "(use --with for side-by-side files)\nTry 'tbench "
                         "--help'.\n", argc - optind);
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     if (o->charts && (o->charts[0] == '/' || strstr(o->charts, ".."))) {
         return tb_usage_error("--charts: '%s' must be a folder inside the "
@@ -183,14 +183,14 @@ static int load_extra(tb_rset *s, const opts *o, tb_cmp *cmp)
     for (int i = 0; i < o->n_with; i++)
         if (tb_rset_load(s, o->with[i], TB_ROLE_WITH, err, sizeof err)) {
             fprintf(stderr, "tbench: %s\n", err);
-            return EXIT_USAGE;
+            return TB_EXIT_USAGE;
         }
     if (!o->baseline)
         return 0;
     if (tb_rset_load(s, o->baseline, TB_ROLE_BASELINE, err, sizeof err) ||
         tb_rset_compare(s, o->threshold, cmp, err, sizeof err)) {
         fprintf(stderr, "tbench: %s\n", err);
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     return 0;
 }
@@ -247,7 +247,7 @@ static int count_ok(const tb_rset *s)
 static int render_note(const tb_chart_list *l, const char *dir)
 {
     if (l->n == 0)
-        return EXIT_OKAY;
+        return TB_EXIT_OKAY;
     if (l->gnuplot_missing) {
         fprintf(stderr,
                 "tbench: note: gnuplot not found (install gnuplot-nox, or "
@@ -255,15 +255,15 @@ static int render_note(const tb_chart_list *l, const char *dir)
                 "scripts and their data are in %s; render them later with: "
                 "cd %s && for f in *.gp; do gnuplot \"$f\"; done\n",
                 l->n, dir, dir);
-        return EXIT_OKAY;
+        return TB_EXIT_OKAY;
     }
     if (l->n_failed) {
         fprintf(stderr, "tbench: gnuplot could not render %d of %d "
                         "chart(s); its messages are in %s/gnuplot.log\n",
                 l->n_failed, l->n, dir);
-        return EXIT_CASES;
+        return TB_EXIT_CASES;
     }
-    return EXIT_OKAY;
+    return TB_EXIT_OKAY;
 }
 
 int tb_cmd_plot(int argc, char **argv)
@@ -279,15 +279,15 @@ int tb_cmd_plot(int argc, char **argv)
     tb_outdir od = {.tmp = ""};
     if (!s) {
         fprintf(stderr, "tbench: out of memory\n");
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     int nfiles = argc - optind;
     char **files = argv + optind;
-    rc = EXIT_OKAY;
+    rc = TB_EXIT_OKAY;
     for (int i = 0; i < nfiles; i++)
         if (tb_rset_load(s, files[i], TB_ROLE_MAIN, err, sizeof err)) {
             fprintf(stderr, "tbench: %s\n", err);
-            rc = EXIT_USAGE;
+            rc = TB_EXIT_USAGE;
             goto out;
         }
     /* several files of one matrix: a history, the last one the newest */
@@ -310,7 +310,7 @@ int tb_cmd_plot(int argc, char **argv)
      * write (a full disk) leaves no half-written DIR */
     if (tb_outdir_begin(&od, o.out, err, sizeof err)) {
         fprintf(stderr, "tbench: plot: -o: %s\n", err);
-        rc = EXIT_CASES;
+        rc = TB_EXIT_CASES;
         goto out;
     }
     tb_plot_opts po = {od.tmp, o.png, o.svg, o.render, o.n_noisy,
@@ -322,12 +322,12 @@ int tb_cmd_plot(int argc, char **argv)
             fprintf(stderr, "tbench: plot: %s%s\n", od.target, err + tl);
         else
             fprintf(stderr, "tbench: plot: %s\n", err);
-        rc = EXIT_CASES;
+        rc = TB_EXIT_CASES;
         goto out;
     }
     if (tb_outdir_commit(&od, err, sizeof err)) {
         fprintf(stderr, "tbench: plot: -o: %s\n", err);
-        rc = EXIT_CASES;
+        rc = TB_EXIT_CASES;
         goto out;
     }
     if (charts.n == 0)
@@ -387,12 +387,12 @@ int tb_cmd_report(int argc, char **argv)
     tb_outdir od = {.tmp = ""};
     if (!s) {
         fprintf(stderr, "tbench: out of memory\n");
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
-    rc = EXIT_OKAY;
+    rc = TB_EXIT_OKAY;
     if (tb_rset_load(s, argv[optind], TB_ROLE_MAIN, err, sizeof err)) {
         fprintf(stderr, "tbench: %s\n", err);
-        rc = EXIT_USAGE;
+        rc = TB_EXIT_USAGE;
         goto out;
     }
     rc = load_extra(s, &o, &cmp);
@@ -408,7 +408,7 @@ int tb_cmd_report(int argc, char **argv)
         snprintf(dir, sizeof dir, ".");
     if (tb_mkdir_p(dir, err, sizeof err)) {
         fprintf(stderr, "tbench: -o: %s\n", err);
-        rc = EXIT_USAGE;
+        rc = TB_EXIT_USAGE;
         goto out;
     }
     const char *rel = o.charts ? o.charts : "perf";
@@ -420,7 +420,7 @@ int tb_cmd_report(int argc, char **argv)
     if (!o.no_charts && count_ok(s) > 0) {
         if (tb_outdir_begin(&od, chart_dir, err, sizeof err)) {
             fprintf(stderr, "tbench: report: charts: %s\n", err);
-            rc = EXIT_CASES;
+            rc = TB_EXIT_CASES;
             goto out;
         }
         tb_plot_opts po = {od.tmp, true, false, true, o.n_noisy,
@@ -433,7 +433,7 @@ int tb_cmd_report(int argc, char **argv)
                         od.target, err + tl);
             else
                 fprintf(stderr, "tbench: report: charts: %s\n", err);
-            rc = EXIT_CASES;
+            rc = TB_EXIT_CASES;
             goto out;
         }
     }
@@ -442,17 +442,17 @@ int tb_cmd_report(int argc, char **argv)
                          o.baseline ? &cmp : NULL, 3, o.n_noisy};
     if (tb_report_markdown(s, &ro, &md)) {
         fprintf(stderr, "tbench: report: out of memory\n");
-        rc = EXIT_CASES;
+        rc = TB_EXIT_CASES;
         goto out;
     }
     if (tb_write_atomic(o.out, md, strlen(md), err, sizeof err)) {
         fprintf(stderr, "tbench: -o: %s\n", err);
-        rc = EXIT_USAGE;
+        rc = TB_EXIT_USAGE;
         goto out;
     }
     if (od.tmp[0] && tb_outdir_commit(&od, err, sizeof err)) {
         fprintf(stderr, "tbench: report: charts: %s\n", err);
-        rc = EXIT_CASES;
+        rc = TB_EXIT_CASES;
         goto out;
     }
     int rendered = 0;

@@ -1,6 +1,7 @@
 /* tbench selftest: the harness's accuracy on this machine and the
  * smallest change it can detect here (src/harness/selftest.h has the
- * method and the formulas); a table or JSON (docs/FORMAT.md). */
+ * method, the formulas and the document); printed as a table or JSON
+ * (docs/FORMAT.md). */
 #include <getopt.h>
 #include <math.h>
 #include <stdbool.h>
@@ -13,69 +14,6 @@
 #include "../base/fileio.h"
 #include "../harness/selftest.h"
 #include "commands.h"
-
-static void add_num(cJSON *o, const char *k, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, k, v);
-    else
-        cJSON_AddNullToObject(o, k);
-}
-
-static cJSON *selftest_json(const tb_selftest *st)
-{
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "schema", "tbench.selftest/1");
-    cJSON *clk = cJSON_AddObjectToObject(doc, "clock");
-    cJSON_AddStringToObject(clk, "source", "CLOCK_MONOTONIC");
-    add_num(clk, "resolution_ns", st->clock_res_ns);
-    add_num(clk, "step_ns", st->clock_step_ns);
-    add_num(clk, "read_cost_ns", st->clock_cost_ns);
-    add_num(clk, "overhead_subtracted_ns", st->overhead_ns);
-    add_num(doc, "spin0_ns", st->spin0_ns);
-    cJSON *sp = cJSON_AddArrayToObject(doc, "spin");
-    for (int i = 0; i < TB_SELFTEST_NSPIN; i++) {
-        const tb_selftest_point *p = &st->spin[i];
-        cJSON *o = cJSON_CreateObject();
-        add_num(o, "true_ns", p->true_ns);
-        add_num(o, "measured_ns", p->measured_ns);
-        add_num(o, "net_ns", p->net_ns);
-        add_num(o, "error_ns", p->err_ns);
-        add_num(o, "rel_error", p->rel_err);
-        add_num(o, "bound_ns", p->bound_ns);
-        cJSON_AddBoolToObject(o, "within_bound", p->within);
-        cJSON_AddNumberToObject(o, "iters_per_sample",
-                                (double)p->iters_per_sample);
-        cJSON_AddNumberToObject(o, "samples", (double)p->n_samples);
-        cJSON_AddItemToArray(sp, o);
-    }
-    if (!st->runs) {
-        cJSON_AddNullToObject(doc, "mde");
-        return doc;
-    }
-    cJSON *m = cJSON_AddObjectToObject(doc, "mde");
-    cJSON_AddStringToObject(m, "op", "calib_work");
-    cJSON_AddNumberToObject(m, "n", (double)st->work_n);
-    cJSON_AddNumberToObject(m, "runs", st->runs);
-    cJSON_AddItemToObject(m, "round_medians_ns",
-                          cJSON_CreateDoubleArray(st->work_round_medians_ns,
-                                                  st->runs));
-    add_num(m, "median_ns", st->work_median_ns);
-    add_num(m, "cv", st->work_cv);
-    add_num(m, "alpha", st->alpha);
-    add_num(m, "power", st->power);
-    add_num(m, "z_alpha", st->z_alpha);
-    add_num(m, "z_power", st->z_power);
-    cJSON *per = cJSON_AddArrayToObject(m, "per_side");
-    for (int i = 0; i < TB_SELFTEST_NMDE; i++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "runs_per_side", st->mde_runs[i]);
-        add_num(o, "mde_rel", st->mde_rel[i]);
-        add_num(o, "mde_ns", st->mde_ns[i]);
-        cJSON_AddItemToArray(per, o);
-    }
-    return doc;
-}
 
 static void fmt_ns(char *buf, size_t len, double ns)
 {
@@ -132,6 +70,8 @@ static void selftest_print(FILE *f, const tb_selftest *st)
     }
 }
 
+/* Option opt's value s, a number in [lo, hi], into *out.  0, or
+ * TB_EXIT_USAGE after the message. */
 static int num_arg(const char *opt, const char *s, double lo, double hi,
                    double *out)
 {
@@ -140,10 +80,24 @@ static int num_arg(const char *opt, const char *s, double lo, double hi,
     if (end == s || *end || !(v >= lo && v <= hi)) {
         fprintf(stderr, "tbench: selftest: %s: expected a number in "
                         "[%g, %g], got '%s'\n", opt, lo, hi, s);
-        return -1;
+        return TB_EXIT_USAGE;
     }
     *out = v;
     return 0;
+}
+
+/* num_arg for an integer. */
+static int int_arg(const char *opt, const char *s, double lo, double hi,
+                   double *out)
+{
+    int rc = num_arg(opt, s, lo, hi, out);
+    if (!rc && *out != floor(*out)) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "selftest: %s: expected an integer, got "
+                 "'%%s'", opt);
+        return tb_usage_error(msg, s);
+    }
+    return rc;
 }
 
 int tb_cmd_selftest(int argc, char **argv)
@@ -176,31 +130,24 @@ int tb_cmd_selftest(int argc, char **argv)
             opts.max_time_s = 0.2;
             break;
         case 'r':
-            if (num_arg("--runs", optarg, 3, TB_SELFTEST_MAX_RUNS, &v) ||
-                v != floor(v))
-                return v != floor(v) ? tb_usage_error(
-                           "selftest: --runs: expected an integer, got '%s'",
-                           optarg)
-                                     : EXIT_USAGE;
+            if (int_arg("--runs", optarg, 3, TB_SELFTEST_MAX_RUNS, &v))
+                return TB_EXIT_USAGE;
             opts.runs = (int)v;
             break;
         case 'a':
             if (num_arg("--alpha", optarg, 1e-12, 0.5, &opts.alpha))
-                return EXIT_USAGE;
+                return TB_EXIT_USAGE;
             break;
         case 'p':
             if (num_arg("--power", optarg, 0.01, 0.999999, &opts.power))
-                return EXIT_USAGE;
+                return TB_EXIT_USAGE;
             break;
         case 'w':
-            if (num_arg("--work", optarg, 1, 1e9, &v) || v != floor(v))
-                return v != floor(v) ? tb_usage_error(
-                           "selftest: --work: expected an integer, got '%s'",
-                           optarg)
-                                     : EXIT_USAGE;
+            if (int_arg("--work", optarg, 1, 1e9, &v))
+                return TB_EXIT_USAGE;
             opts.work_n = (int64_t)v;
             break;
-        case 'h': tb_cmd_usage(stdout, "selftest"); return EXIT_OKAY;
+        case 'h': tb_cmd_usage(stdout, "selftest"); return TB_EXIT_OKAY;
         default: return tb_opt_error("selftest", c, argv, longopts);
         }
     }
@@ -215,20 +162,20 @@ int tb_cmd_selftest(int argc, char **argv)
     tb_selftest st;
     if (tb_selftest_run(&opts, &st, err, sizeof err)) {
         fprintf(stderr, "tbench: %s\n", err);
-        return EXIT_CASES;
+        return TB_EXIT_CASES;
     }
-    cJSON *doc = selftest_json(&st);
+    cJSON *doc = tb_selftest_json(&st);
     char *text = doc ? cJSON_Print(doc) : NULL;
     cJSON_Delete(doc);
     if (!text) {
         fprintf(stderr, "tbench: out of memory\n");
-        return EXIT_CASES;
+        return TB_EXIT_CASES;
     }
-    rc = EXIT_OKAY;
+    rc = TB_EXIT_OKAY;
     if (outfile &&
         tb_write_atomic(outfile, text, strlen(text), err, sizeof err)) {
         fprintf(stderr, "tbench: -o: %s\n", err);
-        rc = EXIT_CASES;
+        rc = TB_EXIT_CASES;
     }
     if (json)
         puts(text);

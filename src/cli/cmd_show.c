@@ -207,7 +207,7 @@ int tb_cmd_show(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'j': json = true; break;
-        case 'h': tb_cmd_usage(stdout, "show"); return EXIT_OKAY;
+        case 'h': tb_cmd_usage(stdout, "show"); return TB_EXIT_OKAY;
         default: return tb_opt_error("show", opt, argv, longopts);
         }
     }
@@ -234,7 +234,7 @@ int tb_cmd_show(int argc, char **argv)
     char err[1024];
     if (tb_resfile_load(file, &f, err, sizeof err)) {
         fprintf(stderr, "tbench: %s\n", err);
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     int shown = 0;
     cJSON *out = json ? cJSON_CreateArray() : NULL;
@@ -257,12 +257,12 @@ int tb_cmd_show(int argc, char **argv)
         free(s);
     }
     cJSON_Delete(out);
-    int rc = EXIT_OKAY;
+    int rc = TB_EXIT_OKAY;
     if (!shown) {
         fprintf(stderr, "tbench: %s: no case id matches '%s' (%d cases; "
                         "ids as `tbench run` prints them, or a glob)\n",
                 f->path, pattern, f->n);
-        rc = EXIT_USAGE;
+        rc = TB_EXIT_USAGE;
     }
     tb_resfile_free(f);
     return rc;

@@ -6,11 +6,11 @@
 #include <stdio.h>
 
 enum {
-    EXIT_OKAY = 0,  /* success */
-    EXIT_CASES = 1, /* run: a case failed its check or errored */
-    EXIT_USAGE = 2, /* usage or input error; nothing written */
-    EXIT_INTR = 130 /* interrupted (SIGINT; run: 128 + the signal); finished
-                     * cases are kept */
+    TB_EXIT_OKAY = 0,  /* success */
+    TB_EXIT_CASES = 1, /* run: a case failed its check or errored */
+    TB_EXIT_USAGE = 2, /* usage or input error; nothing written */
+    TB_EXIT_INTR = 130 /* interrupted (SIGINT; run: 128 + the signal);
+                        * finished cases are kept */
 };
 
 typedef struct tb_command {
@@ -48,19 +48,34 @@ struct option;
 /* After getopt_long returned ':' (a value is missing) or '?' (an unknown
  * option), with opterr = 0: print one line naming the option, with the
  * closest of longopts when it looks like a typo ("did you mean
- * '--filter'?"), and a hint; returns EXIT_USAGE. */
+ * '--filter'?"), and a hint; returns TB_EXIT_USAGE. */
 int tb_opt_error(const char *cmd, int c, char **argv,
                  const struct option *longopts);
-/* The name among names[0..n) closest to word when it is close enough to
- * be a typo of it, else NULL. */
-const char *tb_closest(const char *word, const char *const *names, int n);
-/* "tbench: <fmt with arg>" + a hint on stderr; returns EXIT_USAGE. */
+/* The helpers below are cli_util.c's (tb_opt_error: opts.c). */
+
+/* "tbench: <fmt with arg>" + a hint on stderr; returns TB_EXIT_USAGE. */
 int tb_usage_error(const char *fmt, const char *arg);
 /* 0 when the environment variables that change a run are unset or well
  * formed: TBENCH_FAULT (src/harness/runner.h), TBENCH_ISA (scalar,
  * avx2, avx512 or auto) and TBENCH_CALIB_SCALE (src/ops/calib.h); otherwise prints one line naming the variable
- * and what is wrong and returns EXIT_USAGE.  run and exec call it before
+ * and what is wrong and returns TB_EXIT_USAGE.  run and exec call it before
  * anything runs. */
 int tb_env_check(void);
+
+/* The --filter and --exclude patterns of a command (run, ab): the
+ * arrays a tb_plan_opts points to. */
+#define TB_PATTERNS_MAX 64
+typedef struct tb_cli_patterns {
+    const char *filters[TB_PATTERNS_MAX];
+    const char *excludes[TB_PATTERNS_MAX];
+} tb_cli_patterns;
+
+struct tb_plan_opts;
+/* Option c ('f' --filter, 'x' --exclude) of command cmd with value arg:
+ * append arg to p's patterns and count it in o (whose arrays become
+ * p's).  0, or TB_EXIT_USAGE after the message (more than
+ * TB_PATTERNS_MAX of a kind). */
+int tb_opt_pattern(const char *cmd, int c, const char *arg,
+                   tb_cli_patterns *p, struct tb_plan_opts *o);
 
 #endif

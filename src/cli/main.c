@@ -5,11 +5,9 @@
 #include <string.h>
 
 #include "../backends/backend.h"
-#include "../backends/cpu/isa.h"
 #include "../backends/plugin.h"
 #include "../base/error.h"
-#include "../ops/calib.h"
-#include "../harness/runner.h"
+#include "../base/suggest.h"
 #include <cjson/cJSON.h>
 #include "commands.h"
 #include "tb_commit.h"
@@ -337,38 +335,6 @@ void tb_usage(FILE *f)
           f);
 }
 
-int tb_env_check(void)
-{
-    const char *spec = getenv("TBENCH_FAULT");
-    char err[512];
-    if (spec && tb_runner_fault_check(spec, err, sizeof err)) {
-        fprintf(stderr, "tbench: %s\n", err);
-        return EXIT_USAGE;
-    }
-    const char *isa = tb_cpu_isa_env_error();
-    if (isa) {
-        fprintf(stderr, "tbench: TBENCH_ISA: expected scalar, avx2, avx512 "
-                        "or auto, got '%s'\n", isa);
-        return EXIT_USAGE;
-    }
-    const char *scale = tb_calib_scale_env_error();
-    if (scale) {
-        fprintf(stderr, "tbench: TBENCH_CALIB_SCALE: expected a number in "
-                        "(0, 1000] (calib_work's work factor), got '%s'\n",
-                scale);
-        return EXIT_USAGE;
-    }
-    return 0;
-}
-
-int tb_usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "tbench: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry 'tbench --help'.\n");
-    return EXIT_USAGE;
-}
-
 /* ---- list ---------------------------------------------------------------- */
 
 static const char *param_kind(tb_param_kind k)
@@ -532,7 +498,7 @@ int tb_cmd_list(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
-        case 'h': tb_cmd_usage(stdout, "list"); return EXIT_OKAY;
+        case 'h': tb_cmd_usage(stdout, "list"); return TB_EXIT_OKAY;
         default: return tb_opt_error("list", c, argv, longopts);
         }
     }
@@ -547,18 +513,18 @@ int tb_cmd_list(int argc, char **argv)
         list_text(doc);
     }
     cJSON_Delete(doc);
-    return EXIT_OKAY;
+    return TB_EXIT_OKAY;
 }
 
 /* Plugins for run, list and exec: TBENCH_PLUGIN_PATH's, then each
  * --plugin PATH[:LABEL] (or --plugin=...) in order; the options are
- * taken out of argv.  Returns 0 or EXIT_USAGE after the message. */
+ * taken out of argv.  Returns 0 or TB_EXIT_USAGE after the message. */
 static int load_plugins(int *argc, char **argv)
 {
     char err[1024];
     if (tb_plugin_add_path(getenv("TBENCH_PLUGIN_PATH"), err, sizeof err)) {
         fprintf(stderr, "tbench: %s\n", err);
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     int k = 2;
     for (int i = 2; i < *argc; i++) {
@@ -576,7 +542,7 @@ static int load_plugins(int *argc, char **argv)
         }
         if (tb_plugin_add(spec, err, sizeof err)) {
             fprintf(stderr, "tbench: %s\n", err);
-            return EXIT_USAGE;
+            return TB_EXIT_USAGE;
         }
     }
     argv[k] = NULL;
@@ -588,7 +554,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         tb_usage(stderr);
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     const char *cmd = argv[1];
     size_t ncmd = sizeof commands / sizeof commands[0];
@@ -596,18 +562,18 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < ncmd; i++)
             if (!strcmp(argv[2], commands[i].name)) {
                 tb_cmd_usage(stdout, argv[2]);
-                return EXIT_OKAY;
+                return TB_EXIT_OKAY;
             }
         cmd = argv[2]; /* an unknown command: said below */
     } else if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") ||
                !strcmp(cmd, "help")) {
         tb_usage(stdout);
-        return EXIT_OKAY;
+        return TB_EXIT_OKAY;
     }
     if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
         printf("tbench %s (commit %s, %s build)\n", TB_VERSION, TB_GIT_COMMIT,
                TB_BUILD_TYPE);
-        return EXIT_OKAY;
+        return TB_EXIT_OKAY;
     }
     if (!strcmp(cmd, "__instr-count")) /* run's counting process */
         return tb_cmd_instr_count(argc - 1, argv + 1);
@@ -629,7 +595,7 @@ int main(int argc, char **argv)
     if (near) {
         fprintf(stderr, "tbench: unknown command '%s'; did you mean '%s'?\n"
                 "Try 'tbench --help'.\n", cmd, near);
-        return EXIT_USAGE;
+        return TB_EXIT_USAGE;
     }
     return tb_usage_error("unknown command '%s'", cmd);
 }

@@ -28,7 +28,8 @@ static bool put(char *buf, size_t cap, size_t *len, const char *s)
 
 /* "64x128,128x32" -> "[[64,128],[128,32]]" (one shape per input);
  * "1024x1024" -> "[1024,1024]" (one shape for every input, as in a
- * config).  Dims are digits; the parser checks their values. */
+ * config).  Dims are digits; the parser checks their values.  0, or
+ * TB_EINVAL with the message (as the other two below). */
 static int shapes_json(const char *s, char *out, size_t cap, char *err,
                        size_t errlen)
 {
@@ -39,7 +40,7 @@ static int shapes_json(const char *s, char *out, size_t cap, char *err,
         snprintf(err, errlen, "--shape: '%.80s': expected dims joined by "
                  "'x', one shape per input joined by ',' (e.g. 1024x1024 "
                  "or 64x128,128x32)", s);
-        return -1;
+        return TB_EINVAL;
     }
     if (many)
         ok = put(out, cap, &len, "[");
@@ -51,7 +52,7 @@ static int shapes_json(const char *s, char *out, size_t cap, char *err,
             if (d == 0 || d > 19) {
                 snprintf(err, errlen, "--shape: '%.80s': %s dim", s,
                          d ? "too long a" : "an empty");
-                return -1;
+                return TB_EINVAL;
             }
             char dim[24];
             snprintf(dim, sizeof dim, "%s%.*s", k ? "," : "", (int)d, p + k);
@@ -71,7 +72,7 @@ static int shapes_json(const char *s, char *out, size_t cap, char *err,
         ok = put(out, cap, &len, "]");
     if (!ok) {
         snprintf(err, errlen, "--shape: '%.80s': too long", s);
-        return -1;
+        return TB_EINVAL;
     }
     return 0;
 }
@@ -102,26 +103,26 @@ static int params_json(const char *s, char *out, size_t cap, char *err,
         if (n == 0 || n >= sizeof tok) {
             snprintf(err, errlen, "--params: '%.80s': %s entry", s,
                      n ? "too long an" : "empty");
-            return -1;
+            return TB_EINVAL;
         }
         memcpy(tok, p, n);
         tok[n] = 0;
         char *eq = strchr(tok, '=');
         if (!eq || eq == tok || !eq[1]) {
             snprintf(err, errlen, "--params: '%s': expected KEY=VALUE", tok);
-            return -1;
+            return TB_EINVAL;
         }
         *eq = 0;
         if (strspn(tok, "abcdefghijklmnopqrstuvwxyz0123456789_") !=
             strlen(tok)) {
             snprintf(err, errlen, "--params: '%s': not a parameter name",
                      tok);
-            return -1;
+            return TB_EINVAL;
         }
         if (!json_scalar(eq + 1)) {
             snprintf(err, errlen, "--params: %s: '%s' is not a number, true "
                      "or false", tok, eq + 1);
-            return -1;
+            return TB_EINVAL;
         }
         char item[160];
         snprintf(item, sizeof item, "%s\"%s\":%s", i ? "," : "", tok, eq + 1);
@@ -132,7 +133,7 @@ static int params_json(const char *s, char *out, size_t cap, char *err,
     }
     if (!(ok && put(out, cap, &len, "}"))) {
         snprintf(err, errlen, "--params: too long");
-        return -1;
+        return TB_EINVAL;
     }
     return 0;
 }
@@ -147,7 +148,7 @@ static int dtypes_json(const char *s, char *out, size_t cap, char *err,
                    strlen(s)) {
         snprintf(err, errlen, "--dtype: '%.80s': expected names such as f32 "
                  "or f32,f64", s);
-        return -1;
+        return TB_EINVAL;
     }
     const char *p = s;
     for (int i = 0; *p; i++) {
@@ -155,12 +156,12 @@ static int dtypes_json(const char *s, char *out, size_t cap, char *err,
         char item[64];
         if (n == 0 || n > 16) {
             snprintf(err, errlen, "--dtype: '%.80s': bad name", s);
-            return -1;
+            return TB_EINVAL;
         }
         snprintf(item, sizeof item, "%s\"%.*s\"", i ? "," : "", (int)n, p);
         if (!put(out, cap, &len, item)) {
             snprintf(err, errlen, "--dtype: too long");
-            return -1;
+            return TB_EINVAL;
         }
         p += n;
         if (*p)

@@ -1,11 +1,9 @@
 /* Benchmark configuration parser: JSON with comments -> tb_config.
  *
- * Pipeline: validate UTF-8, blank out comments (every comment byte becomes
- * a space, newlines are kept, so offsets and line:column are those of the
- * original text), parse with cJSON, then walk the text once alongside the
- * cJSON tree to learn where every key and value starts (cJSON keeps no
- * positions).  The semantic pass then checks keys, types and ranges and
- * fills the tb_config; its first error is reported as one line:
+ * The text level (UTF-8, comments, syntax, where every key and value
+ * starts) is jsonc.c's.  The semantic pass here then checks keys, types
+ * and ranges and fills the tb_config; its first error is reported as one
+ * line:
  *
  *     PATH:LINE:COL: KEYPATH: what is wrong
  *
@@ -22,6 +20,9 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "../base/fileio.h"
+#include "../base/suggest.h"
+#include "jsonc.h"
 
 #define CFG_MAX_OPS 1024           /* entries in "ops" */
 #define CFG_MAX_FILE (16u << 20)   /* bytes in a config file */
@@ -38,244 +39,19 @@
 #endif
 
 /* ---------------------------------------------------------------------
- * Positions
- * ------------------------------------------------------------------- */
-
-/* Where one cJSON node's key (objects only) and value start. */
-typedef struct pos_ent {
-    const cJSON *node;
-    size_t off; /* byte offset of the value */
-    int key_line, key_col; /* 0 when the node has no key */
-    int line, col;
-} pos_ent;
-
-typedef struct walker {
-    const unsigned char *s;    /* comment-stripped text (what cJSON saw) */
-    const unsigned char *orig; /* original text, for column counting */
-    size_t len, i;
-    int line, col;
-    pos_ent *e;
-    size_t n, cap;
-    bool ok;
-    size_t bad_num; /* offset of the first non-RFC 8259 number, or len */
-    size_t bad_nul; /* offset of the first string with \u0000, or len */
-} walker;
-
-/* Columns count code points, not bytes, so they match what an editor
- * shows for non-ASCII text; a tab counts as one column. */
-static void w_adv(walker *w)
-{
-    unsigned char c = w->orig[w->i++];
-    if (c == '\n') {
-        w->line++;
-        w->col = 1;
-    } else if ((c & 0xC0) != 0x80) {
-        w->col++;
-    }
-}
-
-/* cJSON treats every byte <= 32 as white space; so must we. */
-static void w_ws(walker *w)
-{
-    while (w->i < w->len && w->s[w->i] <= 32)
-        w_adv(w);
-}
-
-static int w_peek(const walker *w)
-{
-    return w->i < w->len ? w->s[w->i] : -1;
-}
-
-/* Same scan as cJSON's parse_string: a backslash skips the next byte.
- * cJSON decodes \u0000 into a NUL that silently ends the C string
- * ("a\u0000b" would be read as "a"): note where the first such string
- * starts so that the parse refuses it. */
-static void w_string(walker *w)
-{
-    size_t start = w->i;
-    w_adv(w); /* opening quote */
-    while (w->i < w->len && w->s[w->i] != '"') {
-        if (w->s[w->i] == '\\' && w->i + 1 < w->len) {
-            if (w->s[w->i + 1] == 'u' && w->i + 5 < w->len &&
-                memcmp(w->s + w->i + 2, "0000", 4) == 0 &&
-                w->bad_nul == w->len)
-                w->bad_nul = start;
-            w_adv(w);
-        }
-        w_adv(w);
-    }
-    if (w->i < w->len)
-        w_adv(w);
-}
-
-/* Is s[0..n) a number as RFC 8259 writes it:
- * -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?  cJSON hands anything
- * strtod takes to it, so "01", "-01" and "1." would pass unnoticed. */
-static bool rfc_number(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    if (i < n && s[i] == '-')
-        i++;
-    if (i >= n || s[i] < '0' || s[i] > '9')
-        return false;
-    if (s[i] == '0') {
-        i++;
-    } else {
-        while (i < n && s[i] >= '0' && s[i] <= '9')
-            i++;
-    }
-    if (i < n && s[i] == '.') {
-        size_t d = ++i;
-        while (i < n && s[i] >= '0' && s[i] <= '9')
-            i++;
-        if (i == d)
-            return false;
-    }
-    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        if (i < n && (s[i] == '+' || s[i] == '-'))
-            i++;
-        size_t d = i;
-        while (i < n && s[i] >= '0' && s[i] <= '9')
-            i++;
-        if (i == d)
-            return false;
-    }
-    return i == n;
-}
-
-static void w_add(walker *w, const cJSON *node, int kl, int kc)
-{
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? 2 * w->cap : 64;
-        pos_ent *e = realloc(w->e, cap * sizeof(*e));
-        if (!e) {
-            w->ok = false;
-            return;
-        }
-        w->e = e;
-        w->cap = cap;
-    }
-    w->e[w->n++] = (pos_ent){node, w->i, kl, kc, w->line, w->col};
-}
-
-/* Walks one value of the text that cJSON has already accepted, in step
- * with `node`.  Any mismatch (which would be a bug) just stops recording:
- * messages then lack a position but are otherwise unaffected.  Recursion
- * depth is bounded by cJSON's nesting limit. */
-static void w_value(walker *w, const cJSON *node, int kl, int kc)
-{
-    w_ws(w);
-    if (!w->ok || w->i >= w->len) {
-        w->ok = false;
-        return;
-    }
-    w_add(w, node, kl, kc);
-    int c = w_peek(w);
-    if (c == '{' || c == '[') {
-        bool obj = c == '{';
-        if (obj != (bool)cJSON_IsObject(node) ||
-            !obj != (bool)cJSON_IsArray(node)) {
-            w->ok = false;
-            return;
-        }
-        w_adv(w);
-        for (const cJSON *ch = node->child; ch && w->ok; ch = ch->next) {
-            w_ws(w);
-            if (ch != node->child) {
-                if (w_peek(w) != ',') {
-                    w->ok = false;
-                    return;
-                }
-                w_adv(w);
-                w_ws(w);
-            }
-            int l = 0, k = 0;
-            if (obj) {
-                if (w_peek(w) != '"') {
-                    w->ok = false;
-                    return;
-                }
-                l = w->line;
-                k = w->col;
-                w_string(w);
-                w_ws(w);
-                if (w_peek(w) != ':') {
-                    w->ok = false;
-                    return;
-                }
-                w_adv(w);
-            }
-            w_value(w, ch, l, k);
-        }
-        w_ws(w);
-        if (w_peek(w) != (obj ? '}' : ']')) {
-            w->ok = false;
-            return;
-        }
-        w_adv(w);
-    } else if (c == '"') {
-        w_string(w);
-    } else {
-        size_t start = w->i;
-        while (w->i < w->len && w->s[w->i] > 32 && w->s[w->i] != ',' &&
-               w->s[w->i] != ']' && w->s[w->i] != '}')
-            w_adv(w);
-        if (cJSON_IsNumber(node) && w->bad_num == w->len &&
-            !rfc_number(w->s + start, w->i - start))
-            w->bad_num = start;
-    }
-}
-
-static int pos_cmp(const void *a, const void *b)
-{
-    const pos_ent *x = a, *y = b;
-    if ((uintptr_t)x->node != (uintptr_t)y->node)
-        return (uintptr_t)x->node < (uintptr_t)y->node ? -1 : 1;
-    return 0;
-}
-
-/* Line and column (1-based) of byte offset off. */
-static void line_col(const char *s, size_t off, int *line, int *col)
-{
-    int l = 1, c = 1;
-    size_t i = 0;
-    if (off >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0)
-        i = 3; /* a byte order mark takes no column */
-    for (; i < off; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == '\n') {
-            l++;
-            c = 1;
-        } else if ((ch & 0xC0) != 0x80) {
-            c++;
-        }
-    }
-    *line = l;
-    *col = c;
-}
-
-/* ---------------------------------------------------------------------
  * Parser state and messages
  * ------------------------------------------------------------------- */
 
 typedef struct parser {
     const char *path;
-    const char *orig;  /* original text */
-    char *text;        /* comment-stripped copy */
-    size_t len;
-    pos_ent *pos;      /* sorted by node */
-    size_t npos;
+    const tb_jsonc *doc; /* the parsed text, with positions */
     char *err;
     size_t errlen;
 } parser;
 
-static const pos_ent *pos_find(const parser *P, const cJSON *node)
+static const tb_jsonc_pos *pos_find(const parser *P, const cJSON *node)
 {
-    if (!P->pos || !node)
-        return NULL;
-    pos_ent key = {.node = node};
-    return bsearch(&key, P->pos, P->npos, sizeof(key), pos_cmp);
+    return tb_jsonc_find(P->doc, node);
 }
 
 /* Messages are one line: control bytes (from the file name, from key
@@ -329,7 +105,7 @@ static int fail(parser *P, const cJSON *node, bool at_key, const char *kp,
                 const char *fmt, ...)
 {
     int line = 0, col = 0;
-    const pos_ent *e = pos_find(P, node);
+    const tb_jsonc_pos *e = pos_find(P, node);
     if (e) {
         line = at_key && e->key_line ? e->key_line : e->line;
         col = at_key && e->key_line ? e->key_col : e->col;
@@ -344,7 +120,7 @@ static int fail(parser *P, const cJSON *node, bool at_key, const char *kp,
 static void node_pos(const parser *P, const cJSON *node, int *line,
                      int *col)
 {
-    const pos_ent *e = pos_find(P, node);
+    const tb_jsonc_pos *e = pos_find(P, node);
     *line = e ? e->line : 0;
     *col = e ? e->col : 0;
 }
@@ -543,14 +319,14 @@ static int parse_seed(parser *P, const cJSON *v, uint64_t *seed)
         return 0;
     }
     /* Above 2^53 a double is not exact: read the digits themselves. */
-    const pos_ent *e = pos_find(P, v);
+    const tb_jsonc_pos *e = pos_find(P, v);
     if (e) {
-        const char *s = P->text + e->off;
+        const char *s = P->doc->text + e->off;
         size_t n = 0;
-        while (e->off + n < P->len && s[n] >= '0' && s[n] <= '9')
+        while (e->off + n < P->doc->len && s[n] >= '0' && s[n] <= '9')
             n++;
         if (n > 0 && n < 21 &&
-            (e->off + n == P->len ||
+            (e->off + n == P->doc->len ||
              (s[n] != '.' && s[n] != 'e' && s[n] != 'E'))) {
             char digits[24];
             memcpy(digits, s, n);
@@ -568,29 +344,73 @@ static int parse_seed(parser *P, const cJSON *v, uint64_t *seed)
                 describe(v, got, sizeof(got)));
 }
 
+/* A number key of "warmup" or "measure": its range (want says it in
+ * words), and where it goes: *d (divided by per, when set: ms -> s), or
+ * *i (integers). */
+typedef struct num_key {
+    const char *key;
+    const char *want;
+    double lo, hi;
+    double per;
+    double *d;
+    int *i;
+} num_key;
+
+/* Read the keys k[0..n) of section (an object, whose keys are checked)
+ * that obj has, in order.  0 or the first error. */
+static int get_keys(parser *P, const cJSON *obj, const char *section,
+                    const num_key *k, int n)
+{
+    for (int j = 0; j < n; j++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, k[j].key);
+        char kp[CFG_KP];
+        double d;
+        if (!v)
+            continue;
+        kp_key(kp, section, k[j].key);
+        int rc = k[j].i ? get_int(P, v, kp, k[j].want, (int)k[j].lo,
+                                  (int)k[j].hi, k[j].i)
+                        : get_number(P, v, kp, k[j].want, k[j].lo, k[j].hi,
+                                     false, &d);
+        if (rc)
+            return rc;
+        if (k[j].d)
+            *k[j].d = k[j].per ? d / k[j].per : d;
+    }
+    return 0;
+}
+
 static int parse_warmup(parser *P, const cJSON *obj, tb_cfg_warmup *w)
 {
     static const char *const keys[] = {"min_time_ms", "min_iters", NULL};
     int rc = check_object(P, obj, "warmup", keys);
     if (rc)
         return rc;
-    const cJSON *v;
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "min_time_ms"))) {
-        double ms;
-        rc = get_number(P, v, "warmup.min_time_ms",
-                        "a number of milliseconds in [0, 3600000]", 0,
-                        3600000, false, &ms);
-        if (rc)
-            return rc;
-        w->min_time_s = ms / 1000.0;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "min_iters"))) {
-        rc = get_int(P, v, "warmup.min_iters",
-                     "an integer in [1, 1000000000]", 1, CFG_MAX_ITERS,
-                     &w->min_iters);
-        if (rc)
-            return rc;
-    }
+    const num_key k[] = {
+        {.key = "min_time_ms", .d = &w->min_time_s, .per = 1000.0,
+         .want = "a number of milliseconds in [0, 3600000]", .lo = 0,
+         .hi = 3600000},
+        {.key = "min_iters", .i = &w->min_iters,
+         .want = "an integer in [1, 1000000000]", .lo = 1,
+         .hi = CFG_MAX_ITERS},
+    };
+    return get_keys(P, obj, "warmup", k, 2);
+}
+
+/* measure.instructions: a source's name. */
+static int parse_instr_source(parser *P, const cJSON *v, int *out)
+{
+    static const char *const src[] = {"none", "perf", "callgrind", "auto"};
+    char got[64];
+    int k = -1;
+    for (int i = 0; cJSON_IsString(v) && i < 4; i++)
+        if (!strcmp(v->valuestring, src[i]))
+            k = i;
+    if (k < 0)
+        return fail(P, v, false, "measure.instructions",
+                    "expected \"none\", \"perf\", \"callgrind\" or "
+                    "\"auto\", got %s", describe(v, got, sizeof(got)));
+    *out = k;
     return 0;
 }
 
@@ -604,32 +424,34 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
     int rc = check_object(P, obj, "measure", keys);
     if (rc)
         return rc;
-    const cJSON *v;
-    double d;
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "sample_time_ms"))) {
-        rc = get_number(P, v, "measure.sample_time_ms",
-                        "a number of milliseconds > 0 and <= 60000",
-                        DBL_MIN, 60000, false, &d);
-        if (rc)
-            return rc;
-        m->sample_time_s = d / 1000.0;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "min_samples"))) {
-        rc = get_int(P, v, "measure.min_samples",
-                     "an integer in [3, 10000000]", 3, CFG_MAX_SAMPLES,
-                     &m->min_samples);
-        if (rc)
-            return rc;
-    }
-    const cJSON *maxv = cJSON_GetObjectItemCaseSensitive(obj, "max_samples");
-    if (maxv) {
-        rc = get_int(P, maxv, "measure.max_samples",
-                     "an integer in [3, 10000000]", 3, CFG_MAX_SAMPLES,
-                     &m->max_samples);
-        if (rc)
-            return rc;
-    }
+    /* in the order they are checked: samples (and their order), then the
+     * rest; the first error is the one reported */
+    const num_key k[] = {
+        {.key = "sample_time_ms", .d = &m->sample_time_s, .per = 1000.0,
+         .lo = DBL_MIN, .hi = 60000,
+         .want = "a number of milliseconds > 0 and <= 60000"},
+        {.key = "min_samples", .i = &m->min_samples, .lo = 3,
+         .hi = CFG_MAX_SAMPLES, .want = "an integer in [3, 10000000]"},
+        {.key = "max_samples", .i = &m->max_samples, .lo = 3,
+         .hi = CFG_MAX_SAMPLES, .want = "an integer in [3, 10000000]"},
+        {.key = "ci_target", .d = &m->ci_target, .lo = DBL_MIN,
+         .hi = nextafter(1.0, 0.0),
+         .want = "a number > 0 and < 1 (e.g. 0.02 for 2%)"},
+        {.key = "rounds", .i = &m->rounds, .lo = 1,
+         .hi = TB_CFG_MAX_ROUNDS,
+         .want = "an integer in [1, " TB_STR(TB_CFG_MAX_ROUNDS) "]"},
+        {.key = "max_time_s", .d = &m->max_time_s, .lo = DBL_MIN,
+         .hi = 86400, .want = "a number of seconds > 0 and <= 86400"},
+        {.key = "timeout_s", .d = &m->timeout_s, .lo = DBL_MIN,
+         .hi = 86400, .want = "a number of seconds > 0 and <= 86400"},
+        {.key = "instructions_iters", .i = &m->instructions_iters,
+         .lo = 1, .hi = 1000000, .want = "an integer in [1, 1000000]"},
+    };
+    if ((rc = get_keys(P, obj, "measure", k, 3)))
+        return rc;
     if (m->max_samples < m->min_samples) {
+        const cJSON *maxv = cJSON_GetObjectItemCaseSensitive(obj,
+                                                             "max_samples");
         const cJSON *at = maxv ? maxv
                                : cJSON_GetObjectItemCaseSensitive(
                                      obj, "min_samples");
@@ -638,56 +460,12 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
                     "max_samples (%d) must be >= min_samples (%d)",
                     m->max_samples, m->min_samples);
     }
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "ci_target"))) {
-        rc = get_number(P, v, "measure.ci_target",
-                        "a number > 0 and < 1 (e.g. 0.02 for 2%)", DBL_MIN,
-                        nextafter(1.0, 0.0), false, &m->ci_target);
-        if (rc)
-            return rc;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "rounds"))) {
-        rc = get_int(P, v, "measure.rounds",
-                     "an integer in [1, " TB_STR(TB_CFG_MAX_ROUNDS) "]", 1,
-                     TB_CFG_MAX_ROUNDS, &m->rounds);
-        if (rc)
-            return rc;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "max_time_s"))) {
-        rc = get_number(P, v, "measure.max_time_s",
-                        "a number of seconds > 0 and <= 86400", DBL_MIN,
-                        86400, false, &m->max_time_s);
-        if (rc)
-            return rc;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "timeout_s"))) {
-        rc = get_number(P, v, "measure.timeout_s",
-                        "a number of seconds > 0 and <= 86400", DBL_MIN,
-                        86400, false, &m->timeout_s);
-        if (rc)
-            return rc;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "instructions"))) {
-        static const char *const src[] = {"none", "perf", "callgrind",
-                                          "auto"};
-        char got[64];
-        int k = -1;
-        for (int i = 0; cJSON_IsString(v) && i < 4; i++)
-            if (!strcmp(v->valuestring, src[i]))
-                k = i;
-        if (k < 0)
-            return fail(P, v, false, "measure.instructions",
-                        "expected \"none\", \"perf\", \"callgrind\" or "
-                        "\"auto\", got %s", describe(v, got, sizeof(got)));
-        m->instructions = k;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "instructions_iters"))) {
-        rc = get_int(P, v, "measure.instructions_iters",
-                     "an integer in [1, 1000000]", 1, 1000000,
-                     &m->instructions_iters);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    if ((rc = get_keys(P, obj, "measure", k + 3, 4)))
+        return rc;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "instructions");
+    if (v && (rc = parse_instr_source(P, v, &m->instructions)))
+        return rc;
+    return get_keys(P, obj, "measure", k + 7, 1);
 }
 
 static int dtype_one(parser *P, const cJSON *v, const char *kp, bool *out)
@@ -833,7 +611,7 @@ static int parse_backend(parser *P, const cJSON *v, const char *kp,
                 return fail(P, ch, true, ckp,
                             "axis name contains a control character");
         memcpy(ax->name, an, al + 1);
-        const pos_ent *e = pos_find(P, ch);
+        const tb_jsonc_pos *e = pos_find(P, ch);
         if (e && e->key_line) {
             ax->line = e->key_line;
             ax->col = e->key_col;
@@ -1036,69 +814,45 @@ static int parse_params(parser *P, const cJSON *v, const char *kp,
     return 0;
 }
 
-/* Edit distance between a and b (both shorter than 64 bytes, else a large
- * number), for "did you mean" hints. */
-static int edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la >= 64 || lb >= 64)
-        return 1 << 20;
-    int prev[64], cur[64];
-    for (size_t j = 0; j <= lb; j++)
-        prev[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        cur[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-            int del = prev[j] + 1, ins = cur[j - 1] + 1;
-            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-        }
-        memcpy(prev, cur, (lb + 1) * sizeof prev[0]);
-    }
-    return prev[lb];
-}
-
-/* The op name closest to s when it is a likely typo (distance <= 2). */
+/* The op name closest to s when it is a likely typo (at most 2 edits,
+ * base/suggest.h). */
 static const char *closest_op(const char *s)
 {
-    const char *best = NULL;
-    int bd = 3;
+    const char *names[TB_OP_COUNT];
     for (int i = 0; i < TB_OP_COUNT; i++) {
         const tb_op *k = tb_op_get((tb_op_id)i);
-        int d = k ? edit_distance(s, k->name) : bd;
-        if (d < bd) {
-            bd = d;
-            best = k->name;
-        }
+        names[i] = k ? k->name : NULL;
     }
-    return best;
+    return tb_closest_within(s, names, TB_OP_COUNT, 2);
 }
 
-/* An op entry's "transfers": true, false or a list of both (as
- * "alloc"); absent: false (data resident on the backend). */
-static int parse_transfers(parser *P, const cJSON *v, const char *kp,
-                           tb_cfg_op *o)
+/* An op entry's "alloc" or "transfers" (key): true, false or a list of
+ * both, each listed value a case of its own (out[1]: true, out[0]:
+ * false); absent: false only.  no_true (or NULL): an op to which true
+ * does not apply ("alloc" of an op that writes into its inputs). */
+static int parse_bool_set(parser *P, const cJSON *v, const char *kp,
+                          const char *key, bool out[2], const tb_op *no_true)
 {
     char got[64], ckp[CFG_KP];
-    o->transfers[0] = true;
-    o->transfers[1] = false;
-    const cJSON *tr = cJSON_GetObjectItemCaseSensitive(v, "transfers");
-    if (!tr)
+    out[0] = true;
+    out[1] = false;
+    const cJSON *set = cJSON_GetObjectItemCaseSensitive(v, key);
+    if (!set)
         return 0;
-    kp_key(ckp, kp, "transfers");
-    o->transfers[0] = false;
-    const cJSON *one = tr;
+    kp_key(ckp, kp, key);
+    out[0] = false;
+    const cJSON *one = set;
     int k = 0;
-    if (cJSON_IsArray(tr)) {
-        if (!tr->child)
-            return fail(P, tr, false, ckp,
+    if (cJSON_IsArray(set)) {
+        if (!set->child)
+            return fail(P, set, false, ckp,
                         "expected true, false or a list of them, got an "
                         "empty list");
-        one = tr->child;
+        one = set->child;
     }
-    for (; one; one = cJSON_IsArray(tr) ? one->next : NULL, k++) {
+    for (; one; one = cJSON_IsArray(set) ? one->next : NULL, k++) {
         char ekp[CFG_KP];
-        if (cJSON_IsArray(tr))
+        if (cJSON_IsArray(set))
             kp_idx(ekp, ckp, k);
         else
             snprintf(ekp, sizeof ekp, "%s", ckp);
@@ -1106,10 +860,15 @@ static int parse_transfers(parser *P, const cJSON *v, const char *kp,
             return fail(P, one, false, ekp, "expected true or false, got %s",
                         describe(one, got, sizeof(got)));
         bool on = cJSON_IsTrue(one);
-        if (o->transfers[on])
+        if (out[on])
             return fail(P, one, false, ekp, "%s is listed twice",
                         on ? "true" : "false");
-        o->transfers[on] = true;
+        if (on && no_true)
+            return fail(P, one, false, ekp,
+                        "%s writes its results into its inputs; "
+                        "\"%s\": true does not apply to it",
+                        no_true->name, key);
+        out[on] = true;
     }
     return 0;
 }
@@ -1188,43 +947,12 @@ static int parse_op(parser *P, const cJSON *v, const char *kp, tb_cfg_op *o)
         o->has_dtypes = true;
     }
 
-    o->alloc[0] = true; /* default: outputs allocated once (out=) */
-    const cJSON *al = cJSON_GetObjectItemCaseSensitive(v, "alloc");
-    if (al) {
-        kp_key(ckp, kp, "alloc");
-        o->alloc[0] = false;
-        const cJSON *one = al;
-        int k = 0;
-        if (cJSON_IsArray(al)) {
-            if (!al->child)
-                return fail(P, al, false, ckp,
-                            "expected true, false or a list of them, got "
-                            "an empty list");
-            one = al->child;
-        }
-        for (; one; one = cJSON_IsArray(al) ? one->next : NULL, k++) {
-            char ekp[CFG_KP];
-            if (cJSON_IsArray(al))
-                kp_idx(ekp, ckp, k);
-            else
-                snprintf(ekp, sizeof ekp, "%s", ckp);
-            if (!cJSON_IsBool(one))
-                return fail(P, one, false, ekp,
-                            "expected true or false, got %s",
-                            describe(one, got, sizeof(got)));
-            bool on = cJSON_IsTrue(one);
-            if (o->alloc[on])
-                return fail(P, one, false, ekp, "%s is listed twice",
-                            on ? "true" : "false");
-            if (on && op->alias)
-                return fail(P, one, false, ekp,
-                            "%s writes its results into its inputs; "
-                            "\"alloc\": true does not apply to it",
-                            op->name);
-            o->alloc[on] = true;
-        }
-    }
-    return parse_transfers(P, v, kp, o);
+    /* default: outputs allocated once (out=), data resident on the
+     * backend */
+    rc = parse_bool_set(P, v, kp, "alloc", o->alloc,
+                        op->alias ? op : NULL);
+    return rc ? rc : parse_bool_set(P, v, kp, "transfers", o->transfers,
+                                    NULL);
 }
 
 static int parse_ops(parser *P, const cJSON *v, tb_config *cfg)
@@ -1304,120 +1032,6 @@ static int parse_root(parser *P, const cJSON *root, tb_config *cfg)
     return parse_ops(P, v, cfg);
 }
 
-/* ---------------------------------------------------------------------
- * Text level: UTF-8, comments, syntax
- * ------------------------------------------------------------------- */
-
-/* Offset of the first byte that is not valid UTF-8 (or is NUL), or len. */
-static size_t utf8_check(const unsigned char *s, size_t len)
-{
-    size_t i = 0;
-    while (i < len) {
-        unsigned char c = s[i];
-        size_t n;
-        unsigned char lo = 0x80, hi = 0xBF;
-        if (c == 0)
-            return i;
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if (c >= 0xC2 && c <= 0xDF) {
-            n = 1;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            n = 2;
-            if (c == 0xE0)
-                lo = 0xA0; /* overlong */
-            if (c == 0xED)
-                hi = 0x9F; /* surrogates */
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            n = 3;
-            if (c == 0xF0)
-                lo = 0x90;
-            if (c == 0xF4)
-                hi = 0x8F;
-        } else {
-            return i;
-        }
-        if (i + n >= len)
-            return i;
-        if (s[i + 1] < lo || s[i + 1] > hi)
-            return i;
-        for (size_t k = 2; k <= n; k++)
-            if (s[i + k] < 0x80 || s[i + k] > 0xBF)
-                return i;
-        i += n + 1;
-    }
-    return len;
-}
-
-/* Blanks out // and block comments in place, keeping newlines, and never
- * inside strings.  Returns false with *bad = offset of an unterminated
- * block comment. */
-static bool strip_comments(char *s, size_t len, size_t *bad)
-{
-    size_t i = 0;
-    while (i < len) {
-        if (s[i] == '"') {
-            i++;
-            while (i < len && s[i] != '"') {
-                if (s[i] == '\\' && i + 1 < len)
-                    i++;
-                i++;
-            }
-            i++;
-        } else if (s[i] == '/' && i + 1 < len && s[i + 1] == '/') {
-            while (i < len && s[i] != '\n')
-                s[i++] = ' ';
-        } else if (s[i] == '/' && i + 1 < len && s[i + 1] == '*') {
-            size_t start = i;
-            s[i] = s[i + 1] = ' ';
-            i += 2;
-            while (i < len && !(s[i] == '*' && i + 1 < len && s[i + 1] == '/')) {
-                if (s[i] != '\n')
-                    s[i] = ' ';
-                i++;
-            }
-            if (i >= len) {
-                *bad = start;
-                return false;
-            }
-            s[i] = s[i + 1] = ' ';
-            i += 2;
-        } else {
-            i++;
-        }
-    }
-    return true;
-}
-
-static int syntax_error(parser *P, size_t off)
-{
-    int line, col;
-    if (off > P->len)
-        off = P->len;
-    line_col(P->orig, off, &line, &col);
-    size_t rest = off;
-    while (rest < P->len && (unsigned char)P->text[rest] <= 32)
-        rest++;
-    if (rest >= P->len)
-        return fail_at(P, TB_EPARSE, line, col, "",
-                       "syntax error: unexpected end of input");
-    char near[24];
-    size_t n = 0;
-    while (n < 20 && off + n < P->len && P->orig[off + n] != '\n' &&
-           P->orig[off + n] != '\r')
-        n++;
-    /* Do not cut a UTF-8 sequence in two. */
-    while (n > 0 && off + n < P->len &&
-           ((unsigned char)P->orig[off + n] & 0xC0) == 0x80)
-        n--;
-    memcpy(near, P->orig + off, n);
-    near[n] = '\0';
-    return fail_at(P, TB_EPARSE, line, col, "", "syntax error near '%s'",
-                   near);
-}
-
 void tb_config_defaults(tb_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -1453,8 +1067,7 @@ int tb_config_parse(const char *text, size_t len, const char *path,
                     tb_config *cfg, char *err, size_t errlen)
 {
     parser P = {.path = path ? path : "<config>", .err = err,
-                .errlen = errlen, .orig = text, .len = len};
-    int rc;
+                .errlen = errlen};
     if (err && errlen)
         err[0] = '\0';
     if (!cfg)
@@ -1465,102 +1078,22 @@ int tb_config_parse(const char *text, size_t len, const char *path,
     if (!text && len)
         return fail_at(&P, TB_EINVAL, 0, 0, "", "no text");
     if (!text)
-        text = P.orig = "";
-
+        text = "";
     cfg->text = malloc(len + 1);
-    P.text = malloc(len + 1);
-    if (!cfg->text || !P.text) {
-        rc = fail_at(&P, TB_ENOMEM, 0, 0, "", "out of memory");
-        goto out;
-    }
+    if (!cfg->text)
+        return fail_at(&P, TB_ENOMEM, 0, 0, "", "out of memory");
     memcpy(cfg->text, text, len);
     cfg->text[len] = '\0';
-    memcpy(P.text, text, len);
-    P.text[len] = '\0';
-
-    size_t bad = utf8_check((const unsigned char *)text, len);
-    if (bad < len) {
-        int line, col;
-        line_col(text, bad, &line, &col);
-        rc = fail_at(&P, TB_EPARSE, line, col, "",
-                     text[bad] ? "invalid UTF-8 (byte 0x%02x)"
-                               : "NUL byte (0x%02x) in the text",
-                     (unsigned char)text[bad]);
-        goto out;
-    }
-    if (!strip_comments(P.text, len, &bad)) {
-        int line, col;
-        line_col(text, bad, &line, &col);
-        rc = fail_at(&P, TB_EPARSE, line, col, "",
-                     "syntax error: unterminated /* comment");
-        goto out;
-    }
-    size_t first = 0;
-    while (first < len && (unsigned char)P.text[first] <= 32)
-        first++;
-    if (first == len) {
-        rc = fail_at(&P, TB_EPARSE, 0, 0, "",
-                     "empty config (expected a JSON object)");
-        goto out;
-    }
-
-    /* The length given to cJSON includes the terminating NUL (the text
-     * has no other): at a premature end cJSON then points at the end,
-     * not at the last byte. */
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(P.text, len + 1, &end, false);
-    if (!root) {
-        rc = syntax_error(&P, end ? (size_t)(end - P.text) : 0);
-        goto out;
-    }
-    size_t off = (size_t)(end - P.text);
-    while (off < len && (unsigned char)P.text[off] <= 32)
-        off++;
-    if (off < len) {
-        cJSON_Delete(root);
-        rc = syntax_error(&P, off);
-        goto out;
-    }
-
-    walker w = {.s = (const unsigned char *)P.text,
-                .orig = (const unsigned char *)text, .len = len,
-                .line = 1, .col = 1, .ok = true, .bad_num = len,
-                .bad_nul = len};
-    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
-        w.i = 3; /* cJSON skips a byte order mark; it has no column */
-    w_value(&w, root, 0, 0);
-    qsort(w.e, w.n, sizeof(*w.e), pos_cmp);
-    P.pos = w.e;
-    P.npos = w.n;
-
-    if (w.bad_num < len || w.bad_nul < len) {
-        bool num = w.bad_num < w.bad_nul;
-        size_t at = num ? w.bad_num : w.bad_nul, n = 0;
-        int line, col;
-        char tok[24];
-        while (n < 20 && at + n < len && (unsigned char)P.text[at + n] > 32 &&
-               !strchr(",]}", P.text[at + n]))
-            n++;
-        memcpy(tok, P.text + at, n);
-        tok[n] = '\0';
-        line_col(text, at, &line, &col);
-        if (num)
-            rc = fail_at(&P, TB_EPARSE, line, col, "",
-                         "syntax error: '%s' is not a JSON number (RFC "
-                         "8259: no leading zeros, no '+', digits on both "
-                         "sides of '.')", tok);
-        else
-            rc = fail_at(&P, TB_EPARSE, line, col, "",
-                         "a string contains \\u0000 (a NUL character), "
-                         "which no name or value may contain");
+    tb_jsonc doc;
+    tb_jsonc_error e;
+    int rc = tb_jsonc_parse(text, len, "config", &doc, &e);
+    if (rc) {
+        fail_at(&P, rc, e.line, e.col, "", "%s", e.msg);
     } else {
-        rc = parse_root(&P, root, cfg);
+        P.doc = &doc;
+        rc = parse_root(&P, doc.root, cfg);
+        tb_jsonc_free(&doc);
     }
-    cJSON_Delete(root);
-    free(w.e);
-    P.pos = NULL;
-out:
-    free(P.text);
     if (rc)
         tb_config_free(cfg);
     return rc;
@@ -1578,44 +1111,20 @@ int tb_config_load(const char *path, tb_config *cfg, char *err,
     tb_config_defaults(cfg);
     if (!path)
         return fail_at(&P, TB_EINVAL, 0, 0, "", "no config file given");
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return fail_at(&P, TB_EIO, 0, 0, "", "cannot open: %s",
-                       strerror(errno));
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    int rc = 0;
-    while (buf) {
-        if (len == cap) {
-            if (cap >= CFG_MAX_FILE) {
-                rc = fail_at(&P, TB_EIO, 0, 0, "",
-                             "file is too large (%u MiB or more)",
-                             CFG_MAX_FILE >> 20);
-                break;
-            }
-            char *nb = realloc(buf, 2 * cap);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = fail_at(&P, TB_EIO, 0, 0, "", "cannot read: %s",
-                             strerror(errno));
-            break;
-        }
-    }
-    fclose(f);
-    if (!buf)
+    char *buf = NULL;
+    size_t len = 0;
+    tb_read_fail why;
+    int rc = tb_read_file_max(path, CFG_MAX_FILE - 1, 0, &buf, &len, &why);
+    if (rc == TB_EIO)
+        return fail_at(&P, TB_EIO, 0, 0, "", "cannot %s: %s",
+                       why.opening ? "open" : "read", strerror(why.errnum));
+    if (rc == TB_ERANGE)
+        return fail_at(&P, TB_EIO, 0, 0, "",
+                       "file is too large (%u MiB or more)",
+                       CFG_MAX_FILE >> 20);
+    if (rc)
         return fail_at(&P, TB_ENOMEM, 0, 0, "", "out of memory");
-    if (rc == 0)
-        rc = tb_config_parse(buf, len, path, cfg, err, errlen);
+    rc = tb_config_parse(buf, len, path, cfg, err, errlen);
     free(buf);
     return rc;
 }

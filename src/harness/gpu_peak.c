@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../base/error.h"
+#include "../base/fdio.h"
 
 /* Longest the measuring child may take (a full measurement: seconds). */
 #define GPU_PEAK_TIMEOUT_S 300
@@ -23,21 +24,6 @@ typedef struct {
     char err[256];
     tb_dev_peaks d;
 } peak_msg;
-
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
 
 /* In the child: an instance with every axis at its default, then the
  * slot. */
@@ -92,7 +78,7 @@ cJSON *tb_gpu_peaks_measure(const tb_backend *be, int reps, double rep_s)
         peak_msg *m = calloc(1, sizeof *m);
         if (m) {
             measure_here(be, reps, rep_s, m);
-            write_all(fd[1], m, sizeof *m);
+            tb_fd_write_all(fd[1], m, sizeof *m);
         }
         _exit(0); /* no atexit handlers: they belong to the parent */
     }
@@ -280,6 +266,32 @@ static void fig(char *b, size_t n, double v)
         snprintf(b, n, "-");
 }
 
+/* The table of g[key] under its header (head, best_head, "median",
+ * "vendor"): a row per entry, named by its label_key, with its best_UNIT,
+ * median_UNIT and vendor_UNIT figures. */
+static void print_rows(FILE *f, const cJSON *g, const char *key,
+                       const char *label_key, const char *unit,
+                       const char *head, const char *best_head)
+{
+    char kb[32], km[32], kv[32];
+    snprintf(kb, sizeof kb, "best_%s", unit);
+    snprintf(km, sizeof km, "median_%s", unit);
+    snprintf(kv, sizeof kv, "vendor_%s", unit);
+    fprintf(f, "%-12s %12s %12s %12s\n", head, best_head, "median",
+            "vendor");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(g, key))
+    {
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, label_key);
+        char a[32], b[32], c[32];
+        fig(a, sizeof a, num(e, kb));
+        fig(b, sizeof b, num(e, km));
+        fig(c, sizeof c, num(e, kv));
+        fprintf(f, "%-12s %12s %12s %12s\n",
+                cJSON_IsString(k) ? k->valuestring : "?", a, b, c);
+    }
+}
+
 void tb_gpu_peaks_print(FILE *f, const cJSON *g)
 {
     if (!cJSON_IsObject(g))
@@ -301,31 +313,9 @@ void tb_gpu_peaks_print(FILE *f, const cJSON *g)
             name, cJSON_IsString(dn) ? dn->valuestring : "?",
             cJSON_IsString(cc) ? cc->valuestring : "?", num(d, "sm_count"),
             num(g, "repetitions"));
-    fprintf(f, "%-12s %12s %12s %12s\n", "bandwidth", "best GB/s",
-            "median", "vendor");
-    const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(g, "bandwidth"))
-    {
-        const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kernel");
-        char a[32], b[32], c[32];
-        fig(a, sizeof a, num(e, "best_gb_s"));
-        fig(b, sizeof b, num(e, "median_gb_s"));
-        fig(c, sizeof c, num(e, "vendor_gb_s"));
-        fprintf(f, "%-12s %12s %12s %12s\n",
-                cJSON_IsString(k) ? k->valuestring : "?", a, b, c);
-    }
-    fprintf(f, "%-12s %12s %12s %12s\n", "FMA", "best GFLOP/s", "median",
-            "vendor");
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(g, "flops"))
-    {
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "dtype");
-        char a[32], b[32], c[32];
-        fig(a, sizeof a, num(e, "best_gflop_s"));
-        fig(b, sizeof b, num(e, "median_gflop_s"));
-        fig(c, sizeof c, num(e, "vendor_gflop_s"));
-        fprintf(f, "%-12s %12s %12s %12s\n",
-                cJSON_IsString(t) ? t->valuestring : "?", a, b, c);
-    }
+    print_rows(f, g, "bandwidth", "kernel", "gb_s", "bandwidth",
+               "best GB/s");
+    print_rows(f, g, "flops", "dtype", "gflop_s", "FMA", "best GFLOP/s");
     if (cJSON_IsString(why))
         fprintf(f, "note: %s\n", why->valuestring);
 }

@@ -73,7 +73,8 @@ const char *tb_phase_name(tb_phase p)
 
 static const char *const fault_names[] = {"segv", "abort", "hang", "exit"};
 
-/* Parse spec into f[0..max); returns the count, or -1 with err set. */
+/* Parse spec into f[0..max); returns the count, or TB_EINVAL with err
+ * set. */
 static int faults_parse(const char *spec, fault *f, int max, char *err,
                         size_t errlen)
 {
@@ -86,7 +87,7 @@ static int faults_parse(const char *spec, fault *f, int max, char *err,
         int glob_at = 0;
         if (len >= sizeof rule) {
             snprintf(err, errlen, "TBENCH_FAULT: rule %d is too long", n + 1);
-            return -1;
+            return TB_EINVAL;
         }
         memcpy(rule, p, len);
         rule[len] = '\0';
@@ -95,13 +96,13 @@ static int faults_parse(const char *spec, fault *f, int max, char *err,
             continue;
         if (n == max) {
             snprintf(err, errlen, "TBENCH_FAULT: more than %d rules", max);
-            return -1;
+            return TB_EINVAL;
         }
         if (sscanf(rule, "%15[a-z]:%15[a-z]:%n", kind, phase, &glob_at) != 2 ||
             !glob_at || !rule[glob_at]) {
             snprintf(err, errlen, "TBENCH_FAULT: '%.80s' is not "
                      "KIND:PHASE:GLOB", rule);
-            return -1;
+            return TB_EINVAL;
         }
         int k = -1;
         for (int i = 0; i < 4; i++)
@@ -115,7 +116,7 @@ static int faults_parse(const char *spec, fault *f, int max, char *err,
             snprintf(err, errlen, "TBENCH_FAULT: '%.80s': %s", rule,
                      k < 0 ? "KIND is segv, abort, hang or exit"
                            : "PHASE is check, warmup or sampling");
-            return -1;
+            return TB_EINVAL;
         }
         f[n].kind = (fault_kind)k;
         f[n].phase = ph;
@@ -128,8 +129,8 @@ static int faults_parse(const char *spec, fault *f, int max, char *err,
 int tb_runner_fault_check(const char *spec, char *err, size_t errlen)
 {
     fault f[MAX_FAULTS];
-    return faults_parse(spec, f, MAX_FAULTS, err, errlen) < 0 ? TB_EINVAL
-                                                               : 0;
+    int n = faults_parse(spec, f, MAX_FAULTS, err, errlen);
+    return n < 0 ? n : 0;
 }
 
 /* Die (or hang) as a buggy kernel would. */
@@ -506,14 +507,11 @@ static void counters_merge(tb_result *res, const tb_counters *k,
     res->counted_iters += iters;
 }
 
-/* Warm up, then sample round `round` of `rounds`.  Each round gets
- * max_time_s / rounds and max_samples / rounds; round 0 also stops once
- * the CI of the median is under the target (after ceil(min_samples /
- * rounds) samples) and chooses the batch size; later rounds take as many
- * samples as round 0 did, time allowing, and the last one goes on until
- * the CI of all samples is under the target. */
-static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
-                   const tb_case *c, tb_result *res, int round, int rounds)
+/* The warm-up of a round (warmup.min_iters calls and min_time_s at
+ * least); in round 0 also the batch size (iterations per sample) and the
+ * sample arrays.  0 or an error. */
+static int warm_up(tb_runner *r, const buffers *b, tb_kernel_fn fn,
+                   const tb_case *c, tb_result *res, int round)
 {
     const tb_cfg_warmup *w = &c->warmup;
     const tb_cfg_measure *m = &c->measure;
@@ -573,6 +571,24 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
     }
     res->warmup_iters += iters;
     res->warmup_ns += (double)(tb_now_ns() - t0);
+    return 0;
+}
+
+/* Warm up, then sample round `round` of `rounds`.  Each round gets
+ * max_time_s / rounds and max_samples / rounds; round 0 also stops once
+ * the CI of the median is under the target (after ceil(min_samples /
+ * rounds) samples) and chooses the batch size; later rounds take as many
+ * samples as round 0 did, time allowing, and the last one goes on until
+ * the CI of all samples is under the target. */
+static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
+                   const tb_case *c, tb_result *res, int round, int rounds)
+{
+    const tb_cfg_measure *m = &c->measure;
+    int wrc = warm_up(r, b, fn, c, res, round);
+    if (wrc)
+        return wrc;
+    uint64_t kk = res->iters_per_sample;
+    double ns = 0;
 
     /* Round 0 samples as a single-pass run would, within its share of
      * the limits; every later round then takes as many samples as round
@@ -742,10 +758,15 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
     b->kctx = in->ctx;
     char err[256];
     tb_kernel_fn fn;
-    if (c->op->n_steps) { /* an unfused composition */
-        int rc = tb_composite_create(c->backend, in->ctx, c->op, c->dtype,
-                                     c->in, &c->params, &b->comp, err,
-                                     sizeof err);
+    /* an unfused composition, or a model step (a workload) */
+    bool comp = c->op->n_steps, wl = c->op->category == TB_CAT_WORKLOAD;
+    if (comp || wl) {
+        int rc = comp ? tb_composite_create(c->backend, in->ctx, c->op,
+                                            c->dtype, c->in, &c->params,
+                                            &b->comp, err, sizeof err)
+                      : tb_workload_create(c->backend, in->ctx, c->op,
+                                           c->dtype, c->in, &c->params,
+                                           &b->wl, err, sizeof err);
         if (rc) {
             set_error(res,
                       rc == TB_EUNSUPPORTED ? TB_STATUS_UNSUPPORTED
@@ -753,26 +774,11 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
                       "%s", err);
             return false;
         }
-        fn = tb_composite_run;
-        b->kctx = b->comp;
+        fn = comp ? tb_composite_run : tb_workload_run;
+        b->kctx = comp ? (void *)b->comp : (void *)b->wl;
         snprintf(res->impl_buf, sizeof res->impl_buf, "%s",
-                 tb_composite_impl(b->comp));
-        res->impl = res->impl_buf;
-    } else if (c->op->category == TB_CAT_WORKLOAD) { /* a model step */
-        int rc = tb_workload_create(c->backend, in->ctx, c->op, c->dtype,
-                                    c->in, &c->params, &b->wl, err,
-                                    sizeof err);
-        if (rc) {
-            set_error(res,
-                      rc == TB_EUNSUPPORTED ? TB_STATUS_UNSUPPORTED
-                                            : TB_STATUS_ERROR,
-                      "%s", err);
-            return false;
-        }
-        fn = tb_workload_run;
-        b->kctx = b->wl;
-        snprintf(res->impl_buf, sizeof res->impl_buf, "%s",
-                 tb_workload_impl(b->wl));
+                 comp ? tb_composite_impl(b->comp)
+                      : tb_workload_impl(b->wl));
         res->impl = res->impl_buf;
     } else {
         fn = c->backend->kernel(in->ctx, c->op, c->dtype, &c->params,

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "../base/clock.h"
 #include "../base/error.h"
 #include "../base/stats.h"
@@ -69,9 +71,30 @@ static double clock_step(void)
     return (double)best;
 }
 
-/* The plan of one calibration config (JSON text). */
-static int plan_of(const char *text, tb_plan *plan, char *err, size_t len)
+/* The settings of a calibration config that differ between the two. */
+typedef struct calib_cfg {
+    const char *name;
+    int warmup_ms;
+    int min_samples, max_samples, rounds;
+    double max_time_s;
+} calib_cfg;
+
+/* The plan of one calibration config: f32 on cpu, seed 1, warm-up of
+ * k->warmup_ms and 2 calls at least, samples of 1 ms to a CI of 1% within
+ * k's limits, and one "ops" entry (JSON text). */
+static int plan_of(const calib_cfg *k, const char *ops, tb_plan *plan,
+                   char *err, size_t len)
 {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"name\": \"%s\", \"seed\": 1,"
+             " \"warmup\": {\"min_time_ms\": %d, \"min_iters\": 2},"
+             " \"measure\": {\"sample_time_ms\": 1, \"min_samples\": %d,"
+             " \"max_samples\": %d, \"ci_target\": 0.01,"
+             " \"max_time_s\": %.6g, \"rounds\": %d},"
+             " \"dtypes\": [\"f32\"], \"backends\": [\"cpu\"],"
+             " \"ops\": [%s]}", k->name, k->warmup_ms, k->min_samples,
+             k->max_samples, k->max_time_s, k->rounds, ops);
     tb_config cfg;
     int rc = tb_config_parse(text, strlen(text), "(selftest)", &cfg, err,
                              len);
@@ -111,20 +134,17 @@ static int median_of(tb_runner *r, const tb_case *c, double *med,
 static int spin_points(tb_runner *r, const tb_selftest_opts *o,
                        tb_selftest *st, char *err, size_t len)
 {
-    char text[1024];
-    snprintf(text, sizeof text,
-             "{\"name\": \"selftest-spin\", \"seed\": 1,"
-             " \"warmup\": {\"min_time_ms\": 10, \"min_iters\": 2},"
-             " \"measure\": {\"sample_time_ms\": 1, \"min_samples\": 10,"
-             " \"max_samples\": 1000, \"ci_target\": 0.01,"
-             " \"max_time_s\": %.6g},"
-             " \"dtypes\": [\"f32\"], \"backends\": [\"cpu\"],"
-             " \"ops\": [{\"op\": \"calib_spin\", \"shapes\": [[1]],"
+    char ops[512];
+    snprintf(ops, sizeof ops,
+             "{\"op\": \"calib_spin\", \"shapes\": [[1]],"
              " \"params\": [{\"ns\": 0}, {\"ns\": %.0f}, {\"ns\": %.0f},"
-             " {\"ns\": %.0f}, {\"ns\": %.0f}]}]}",
-             o->max_time_s, spin_ns[0], spin_ns[1], spin_ns[2], spin_ns[3]);
+             " {\"ns\": %.0f}, {\"ns\": %.0f}]}",
+             spin_ns[0], spin_ns[1], spin_ns[2], spin_ns[3]);
+    calib_cfg cc = {.name = "selftest-spin", .warmup_ms = 10,
+                    .min_samples = 10, .max_samples = 1000, .rounds = 1,
+                    .max_time_s = o->max_time_s};
     tb_plan plan;
-    int rc = plan_of(text, &plan, err, len);
+    int rc = plan_of(&cc, ops, &plan, err, len);
     if (rc)
         return rc;
     if (plan.n != TB_SELFTEST_NSPIN + 1) {
@@ -162,19 +182,16 @@ static int spin_points(tb_runner *r, const tb_selftest_opts *o,
 static int mde_part(tb_runner *r, const tb_selftest_opts *o,
                     tb_selftest *st, char *err, size_t len)
 {
-    char text[1024];
-    snprintf(text, sizeof text,
-             "{\"name\": \"selftest-work\", \"seed\": 1,"
-             " \"warmup\": {\"min_time_ms\": 20, \"min_iters\": 2},"
-             " \"measure\": {\"sample_time_ms\": 1, \"min_samples\": %d,"
-             " \"max_samples\": %d, \"ci_target\": 0.01,"
-             " \"max_time_s\": %.6g, \"rounds\": %d},"
-             " \"dtypes\": [\"f32\"], \"backends\": [\"cpu\"],"
-             " \"ops\": [{\"op\": \"calib_work\", \"shapes\": [[%lld]]}]}",
-             10 * o->runs, 100 * o->runs, 0.2 * o->runs, o->runs,
+    char ops[256];
+    snprintf(ops, sizeof ops,
+             "{\"op\": \"calib_work\", \"shapes\": [[%lld]]}",
              (long long)o->work_n);
+    calib_cfg cc = {.name = "selftest-work", .warmup_ms = 20,
+                    .min_samples = 10 * o->runs,
+                    .max_samples = 100 * o->runs, .rounds = o->runs,
+                    .max_time_s = 0.2 * o->runs};
     tb_plan plan;
-    int rc = plan_of(text, &plan, err, len);
+    int rc = plan_of(&cc, ops, &plan, err, len);
     if (rc)
         return rc;
     tb_result res;
@@ -245,4 +262,70 @@ int tb_selftest_run(const tb_selftest_opts *o, tb_selftest *st, char *err,
         rc = mde_part(r, o, st, err, errlen);
     tb_runner_destroy(r);
     return rc;
+}
+
+/* ---- the document --------------------------------------------------------- */
+
+/* v, or null when it is not finite. */
+static void add_num(cJSON *o, const char *k, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, k, v);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+cJSON *tb_selftest_json(const tb_selftest *st)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "schema", "tbench.selftest/1");
+    cJSON *clk = cJSON_AddObjectToObject(doc, "clock");
+    cJSON_AddStringToObject(clk, "source", "CLOCK_MONOTONIC");
+    add_num(clk, "resolution_ns", st->clock_res_ns);
+    add_num(clk, "step_ns", st->clock_step_ns);
+    add_num(clk, "read_cost_ns", st->clock_cost_ns);
+    add_num(clk, "overhead_subtracted_ns", st->overhead_ns);
+    add_num(doc, "spin0_ns", st->spin0_ns);
+    cJSON *sp = cJSON_AddArrayToObject(doc, "spin");
+    for (int i = 0; i < TB_SELFTEST_NSPIN; i++) {
+        const tb_selftest_point *p = &st->spin[i];
+        cJSON *o = cJSON_CreateObject();
+        add_num(o, "true_ns", p->true_ns);
+        add_num(o, "measured_ns", p->measured_ns);
+        add_num(o, "net_ns", p->net_ns);
+        add_num(o, "error_ns", p->err_ns);
+        add_num(o, "rel_error", p->rel_err);
+        add_num(o, "bound_ns", p->bound_ns);
+        cJSON_AddBoolToObject(o, "within_bound", p->within);
+        cJSON_AddNumberToObject(o, "iters_per_sample",
+                                (double)p->iters_per_sample);
+        cJSON_AddNumberToObject(o, "samples", (double)p->n_samples);
+        cJSON_AddItemToArray(sp, o);
+    }
+    if (!st->runs) {
+        cJSON_AddNullToObject(doc, "mde");
+        return doc;
+    }
+    cJSON *m = cJSON_AddObjectToObject(doc, "mde");
+    cJSON_AddStringToObject(m, "op", "calib_work");
+    cJSON_AddNumberToObject(m, "n", (double)st->work_n);
+    cJSON_AddNumberToObject(m, "runs", st->runs);
+    cJSON_AddItemToObject(m, "round_medians_ns",
+                          cJSON_CreateDoubleArray(st->work_round_medians_ns,
+                                                  st->runs));
+    add_num(m, "median_ns", st->work_median_ns);
+    add_num(m, "cv", st->work_cv);
+    add_num(m, "alpha", st->alpha);
+    add_num(m, "power", st->power);
+    add_num(m, "z_alpha", st->z_alpha);
+    add_num(m, "z_power", st->z_power);
+    cJSON *per = cJSON_AddArrayToObject(m, "per_side");
+    for (int i = 0; i < TB_SELFTEST_NMDE; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "runs_per_side", st->mde_runs[i]);
+        add_num(o, "mde_rel", st->mde_rel[i]);
+        add_num(o, "mde_ns", st->mde_ns[i]);
+        cJSON_AddItemToArray(per, o);
+    }
+    return doc;
 }

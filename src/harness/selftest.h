@@ -35,6 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #define TB_SELFTEST_NSPIN 4
 #define TB_SELFTEST_MAX_RUNS 64
 #define TB_SELFTEST_NMDE 2
@@ -86,6 +88,10 @@ typedef struct tb_selftest {
  * cpu backend, a calibration case that did not run). */
 int tb_selftest_run(const tb_selftest_opts *o, tb_selftest *st, char *err,
                     size_t errlen);
+
+/* The "tbench.selftest/1" document of st (docs/FORMAT.md); figures that
+ * are not finite are null.  NULL on allocation failure. */
+cJSON *tb_selftest_json(const tb_selftest *st);
 
 /* The standard normal quantile z(p) for 0 < p < 1 (NaN outside). */
 double tb_normal_quantile(double p);

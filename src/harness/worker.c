@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../base/error.h"
+#include "../base/fdio.h"
 #include "timer.h"
 
 #define WIRE_MAGIC UINT32_C(0x31777462) /* "btw1" */
@@ -46,40 +47,8 @@ struct tb_workers {
 
 /* ---- I/O ---------------------------------------------------------------- */
 
-/* Write all of p; 0, or -1 (the peer is gone or another error). */
-static int send_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-/* Read exactly n bytes; 1 done, 0 end of file before any byte, -1 end of
- * file inside the message or an error. */
-static int recv_all(int fd, void *p, size_t n)
-{
-    char *c = p;
-    size_t got = 0;
-    while (got < n) {
-        ssize_t k = read(fd, c + got, n - got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return got == 0 && k == 0 ? 0 : -1;
-        got += (size_t)k;
-    }
-    return 1;
-}
-
-/* Send a header, a result by value (if res) and its samples. */
+/* Send a header, a result by value (if res) and its samples.  0, or
+ * TB_EIO (the peer is gone). */
 static int send_msg(int fd, int index, int round, int rounds,
                     const tb_result *res)
 {
@@ -92,54 +61,56 @@ static int send_msg(int fd, int index, int round, int rounds,
         .has_result = res != NULL,
         .has_device = res && res->samples_ns && res->device_ns,
     };
-    if (send_all(fd, &h, sizeof h))
-        return -1;
-    if (res && (send_all(fd, res, sizeof *res) ||
-                send_all(fd, res->samples_ns,
+    if (tb_fd_send_all(fd, &h, sizeof h))
+        return TB_EIO;
+    if (res && (tb_fd_send_all(fd, res, sizeof *res) ||
+                tb_fd_send_all(fd, res->samples_ns,
                          (size_t)h.n_samples * sizeof(double))))
-        return -1;
-    if (h.has_device && send_all(fd, res->device_ns,
+        return TB_EIO;
+    if (h.has_device && tb_fd_send_all(fd, res->device_ns,
                                  (size_t)h.n_samples * sizeof(double)))
-        return -1;
+        return TB_EIO;
     return 0;
 }
 
 /* Receive the result part of a message whose header is h into *res:
  * the struct, then the samples into a fresh array of at least cap
- * entries (the runner fills up to max_samples).  1 ok, -1 broken. */
+ * entries (the runner fills up to max_samples).  1 ok; TB_EIO (the
+ * message is cut or malformed) or TB_ENOMEM. */
 static int recv_result(int fd, const wire_hdr *h, size_t cap,
                        tb_result *res)
 {
     memset(res, 0, sizeof *res);
     if (!h->has_result)
         return 1;
-    if (recv_all(fd, res, sizeof *res) != 1)
-        return -1;
+    if (tb_fd_recv_all(fd, res, sizeof *res) != 1)
+        return TB_EIO;
     res->samples_ns = NULL;
     res->device_ns = NULL;
     if (h->n_samples > SIZE_MAX / sizeof(double) / 2)
-        return -1;
+        return TB_EIO;
     size_t n = (size_t)h->n_samples;
     if (n > res->n_samples)
-        return -1;
+        return TB_EIO;
     if (n || res->n_samples) {
         size_t want = cap > n ? cap : n;
         res->samples_ns = malloc((want ? want : 1) * sizeof(double));
         if (!res->samples_ns)
-            return -1;
-        if (recv_all(fd, res->samples_ns, n * sizeof(double)) != 1) {
+            return TB_ENOMEM;
+        if (tb_fd_recv_all(fd, res->samples_ns, n * sizeof(double)) != 1) {
             free(res->samples_ns);
             res->samples_ns = NULL;
-            return -1;
+            return TB_EIO;
         }
         if (h->has_device) {
             res->device_ns = malloc((want ? want : 1) * sizeof(double));
             if (!res->device_ns ||
-                recv_all(fd, res->device_ns, n * sizeof(double)) != 1) {
+                tb_fd_recv_all(fd, res->device_ns, n * sizeof(double)) != 1) {
+                int rc = res->device_ns ? TB_EIO : TB_ENOMEM;
                 free(res->device_ns);
                 free(res->samples_ns);
                 res->device_ns = res->samples_ns = NULL;
-                return -1;
+                return rc;
             }
         }
     }
@@ -189,7 +160,7 @@ static void worker_main(tb_workers *w, int fd)
     for (;;) {
         wire_hdr h;
         tb_result res;
-        int rc = recv_all(fd, &h, sizeof h);
+        int rc = tb_fd_recv_all(fd, &h, sizeof h);
         if (rc != 1 || h.magic != WIRE_MAGIC || h.index < 0 ||
             h.index >= w->plan->n)
             break;
@@ -408,9 +379,9 @@ tb_work_outcome tb_workers_round(tb_workers *w, int i, int round,
     }
     wire_hdr h;
     tb_result got;
-    int rc = recv_all(w->fd, &h, sizeof h);
+    int rc = tb_fd_recv_all(w->fd, &h, sizeof h);
     if (rc == 1 && (h.magic != WIRE_MAGIC || h.index != i))
-        rc = -1;
+        rc = TB_EIO;
     if (rc == 1)
         rc = recv_result(w->fd, &h, (size_t)c->measure.max_samples, &got);
     if (rc != 1) { /* the worker died (or spoke nonsense) */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../base/error.h"
+#include "../base/fdio.h"
 #include "../base/fileio.h"
 #include "config.h"
 #include "env.h"
@@ -52,63 +53,34 @@ typedef struct {
 
 /* ---- I/O ---------------------------------------------------------------- */
 
-static int send_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-/* 1 done, 0 end of file before any byte, -1 error or a cut message. */
-static int recv_all(int fd, void *p, size_t n)
-{
-    char *c = p;
-    size_t got = 0;
-    while (got < n) {
-        ssize_t k = read(fd, c + got, n - got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return got == 0 && k == 0 ? 0 : -1;
-        got += (size_t)k;
-    }
-    return 1;
-}
-
 static int send_msg(int fd, uint32_t kind, int a, int b, int c,
                     const void *payload, size_t len)
 {
     xhdr h = {.magic = XW_MAGIC, .kind = kind, .a = a, .b = b, .c = c,
               .len = len};
-    if (send_all(fd, &h, sizeof h) || (len && send_all(fd, payload, len)))
-        return -1;
+    if (tb_fd_send_all(fd, &h, sizeof h) ||
+        (len && tb_fd_send_all(fd, payload, len)))
+        return TB_EIO;
     return 0;
 }
 
 /* Receive a message; its payload (NUL-terminated, *payload freed by the
- * caller) when it has one.  1 ok, 0 end of file, -1 broken. */
+ * caller) when it has one.  1 ok, 0 end of file, TB_EIO (broken) or
+ * TB_ENOMEM. */
 static int recv_msg(int fd, xhdr *h, char **payload)
 {
     *payload = NULL;
-    int rc = recv_all(fd, h, sizeof *h);
+    int rc = tb_fd_recv_all(fd, h, sizeof *h);
     if (rc != 1)
         return rc;
     if (h->magic != XW_MAGIC || h->len > XW_MAX_PAYLOAD)
-        return -1;
+        return TB_EIO;
     char *p = malloc((size_t)h->len + 1);
     if (!p)
-        return -1;
-    if (h->len && recv_all(fd, p, (size_t)h->len) != 1) {
+        return TB_ENOMEM;
+    if (h->len && tb_fd_recv_all(fd, p, (size_t)h->len) != 1) {
         free(p);
-        return -1;
+        return TB_EIO;
     }
     p[h->len] = '\0';
     *payload = p;
@@ -200,8 +172,9 @@ static int serve_run(int fd, served *s, const xhdr *h, const char *id,
                  "this build's plan of the config has no case '%.400s'", id);
         return send_msg(fd, K_RES, 0, 0, 0, &out, sizeof out);
     }
-    if (!s->runner && tb_runner_create(&s->runner, stop))
-        return -1;
+    int rc;
+    if (!s->runner && (rc = tb_runner_create(&s->runner, stop)))
+        return rc;
     pin_to(h->c);
     const tb_case *c = &s->plan.cases[i];
     tb_result *r = &s->res[i];
@@ -284,7 +257,7 @@ int tb_xworker_serve(int fd, volatile sig_atomic_t *stop)
         case K_LOAD: sent = serve_load(fd, &s, p); break;
         case K_RUN: sent = serve_run(fd, &s, &h, p, stop); break;
         case K_FINISH: sent = serve_finish(fd, &s, p); break;
-        default: sent = -1; break;
+        default: sent = TB_EINVAL; break;
         }
         free(p);
         if (sent) {

@@ -45,7 +45,8 @@
  * (a set flag ends the sampling of the block, "interrupted"). */
 int tb_xworker_serve(int fd, volatile sig_atomic_t *stop);
 
-/* Send the HELLO of this build (protocol TB_XW_PROTOCOL) on fd; 0 or -1.
+/* Send the HELLO of this build (protocol TB_XW_PROTOCOL) on fd; 0 or
+ * TB_EIO.
  * For `worker --protocol V` with a V this build does not speak. */
 int tb_xworker_hello(int fd);
 

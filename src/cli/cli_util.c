@@ -1,0 +1,62 @@
+/* Helpers every command shares: usage errors, the environment check made
+ * before anything runs, and the --filter/--exclude patterns of run and
+ * ab (declared in commands.h).  Kept out of main.c so that no command
+ * file and main.c call each other. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../backends/cpu/isa.h"
+#include "../harness/plan.h"
+#include "../harness/runner.h"
+#include "../ops/calib.h"
+#include "commands.h"
+
+int tb_env_check(void)
+{
+    const char *spec = getenv("TBENCH_FAULT");
+    char err[512];
+    if (spec && tb_runner_fault_check(spec, err, sizeof err)) {
+        fprintf(stderr, "tbench: %s\n", err);
+        return TB_EXIT_USAGE;
+    }
+    const char *isa = tb_cpu_isa_env_error();
+    if (isa) {
+        fprintf(stderr, "tbench: TBENCH_ISA: expected scalar, avx2, avx512 "
+                        "or auto, got '%s'\n", isa);
+        return TB_EXIT_USAGE;
+    }
+    const char *scale = tb_calib_scale_env_error();
+    if (scale) {
+        fprintf(stderr, "tbench: TBENCH_CALIB_SCALE: expected a number in "
+                        "(0, 1000] (calib_work's work factor), got '%s'\n",
+                scale);
+        return TB_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int tb_usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "tbench: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'tbench --help'.\n");
+    return TB_EXIT_USAGE;
+}
+
+int tb_opt_pattern(const char *cmd, int c, const char *arg,
+                   tb_cli_patterns *p, tb_plan_opts *o)
+{
+    bool filter = c == 'f';
+    const char **v = filter ? p->filters : p->excludes;
+    int *n = filter ? &o->n_filters : &o->n_excludes;
+    o->filters = p->filters;
+    o->excludes = p->excludes;
+    if (*n == TB_PATTERNS_MAX) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "%s: at most %d --%s options", cmd,
+                 TB_PATTERNS_MAX, filter ? "filter" : "exclude");
+        return tb_usage_error("%s", msg);
+    }
+    v[(*n)++] = arg;
+    return 0;
+}

@@ -1,0 +1,58 @@
+/* JSON with comments, with positions: the text level of the config
+ * parser (config.c).
+ *
+ * The text must be UTF-8 without NUL bytes; // and block comments are
+ * blanked out (offsets, lines and columns stay those of the original
+ * text); cJSON parses the rest; one walk of the text beside the cJSON
+ * tree then records where every key and value starts, since cJSON keeps
+ * no positions.  What cJSON would take but RFC 8259 does not is refused:
+ * numbers such as 01, -01 or 1., and strings holding \u0000 (which
+ * cJSON would silently cut).  Lines and columns are 1-based; columns
+ * count code points, a tab counts one, a byte order mark none. */
+#ifndef TB_HARNESS_JSONC_H
+#define TB_HARNESS_JSONC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+/* Where one node's key (members of objects only) and value start. */
+typedef struct tb_jsonc_pos {
+    const cJSON *node;
+    size_t off;            /* byte offset of the value */
+    int key_line, key_col; /* 0 when the node has no key */
+    int line, col;
+} tb_jsonc_pos;
+
+/* A parsed document: owns root, text and pos. */
+typedef struct tb_jsonc {
+    cJSON *root;
+    char *text;        /* the comment-stripped text, NUL-terminated */
+    size_t len;        /* its bytes, as the original's */
+    tb_jsonc_pos *pos; /* one per node, sorted by node */
+    size_t npos;
+} tb_jsonc;
+
+/* Why a text was refused. */
+typedef struct tb_jsonc_error {
+    int line, col; /* 0 when the error has no place */
+    char msg[256]; /* "syntax error near '...'", without the place */
+} tb_jsonc_error;
+
+/* Parse text[0..len).  what names the document in the one message that
+ * has no place ("empty config (expected a JSON object)").  0 with *doc
+ * filled (free it with tb_jsonc_free); or TB_EPARSE (the text is not
+ * such a JSON document) or TB_ENOMEM, with *e filled and *doc empty. */
+int tb_jsonc_parse(const char *text, size_t len, const char *what,
+                   tb_jsonc *doc, tb_jsonc_error *e);
+
+/* Free what doc owns and empty it.  Accepts NULL and an empty doc. */
+void tb_jsonc_free(tb_jsonc *doc);
+
+/* The position of node in doc, or NULL when not known (a node of
+ * another document, or a walk that lost step, which would be a bug:
+ * messages then lack a place but are otherwise unaffected). */
+const tb_jsonc_pos *tb_jsonc_find(const tb_jsonc *doc, const cJSON *node);
+
+#endif
