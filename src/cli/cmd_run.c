@@ -586,8 +586,7 @@ int tb_cmd_run(int argc, char **argv)
     shard_info = NULL; /* the document has it */
     const cJSON *warn;
     bool ecolor = tb_term_color(STDERR_FILENO);
-    cJSON_ArrayForEach(warn, cJSON_GetObjectItem(
-                                 cJSON_GetObjectItem(doc, "env"), "warnings"))
+    cJSON_ArrayForEach(warn, tb_results_warnings(doc))
         if (!quiet && cJSON_IsString(warn))
             fprintf(stderr, "tbench: %swarning:%s %s\n",
                     ecolor ? TB_TERM_YELLOW : "", ecolor ? TB_TERM_RESET : "",

@@ -309,10 +309,10 @@ static cJSON *build(const shard *sh, int n, int total, const int *owner,
              cJSON_AddNumberToObject(o, "index", sh[k].index) &&
              cJSON_AddNumberToObject(o, "count", sh[k].count) &&
              cJSON_AddStringToObject(o, "file", f->path) &&
-             cJSON_AddItemToObject(o, "host", tb_json_str_or_null(f->hostname)) &&
+             cJSON_AddItemToObject(o, "host", tb_cjson_str_or_null(f->hostname)) &&
              cJSON_AddItemToObject(o, "cpu_model",
-                                   tb_json_str_or_null(f->cpu_model)) &&
-             cJSON_AddItemToObject(o, "date", tb_json_str_or_null(f->date)) &&
+                                   tb_cjson_str_or_null(f->cpu_model)) &&
+             cJSON_AddItemToObject(o, "date", tb_cjson_str_or_null(f->date)) &&
              cJSON_AddNumberToObject(o, "cases", f->n);
     }
     ok = ok && cJSON_AddNumberToObject(mg, "plan_cases", total) &&
