@@ -27,19 +27,6 @@ const char *tb_resfile_resolve(const char *arg, char *buf, size_t len)
     return buf;
 }
 
-int tb_res_fail(char *err, size_t errlen, const char *path, int code,
-                const char *fmt, ...)
-{
-    int k = snprintf(err, errlen, "%s: ", path);
-    if (k >= 0 && (size_t)k < errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err + k, errlen - (size_t)k, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 /* Line and column (1-based) of offset off in text. */
 static void line_col(const char *text, size_t off, int *line, int *col)
 {
@@ -114,37 +101,6 @@ static bool ends_open(const char *text, size_t len)
         }
     }
     return in_str || depth > 0;
-}
-
-const cJSON *tb_res_nonfinite(const cJSON *v, char *buf, size_t len,
-                              size_t at)
-{
-    if (cJSON_IsNumber(v))
-        return isfinite(v->valuedouble) ? NULL : v;
-    if (!cJSON_IsArray(v) && !cJSON_IsObject(v))
-        return NULL;
-    int i = 0;
-    const cJSON *ch;
-    cJSON_ArrayForEach(ch, v)
-    {
-        int k = 0;
-        if (at < len) {
-            if (cJSON_IsObject(v))
-                k = snprintf(buf + at, len - at, "%s%.60s", at ? "." : "",
-                             ch->string ? ch->string : "");
-            else
-                k = snprintf(buf + at, len - at, "[%d]", i);
-        }
-        size_t next = k > 0 ? at + (size_t)k : at;
-        const cJSON *bad = tb_res_nonfinite(ch, buf, len,
-                                            next < len ? next : len);
-        if (bad)
-            return bad;
-        if (at < len)
-            buf[at] = '\0';
-        i++;
-    }
-    return NULL;
 }
 
 /* Read path into a NUL-terminated heap buffer, refusing files over
