@@ -175,7 +175,8 @@ typedef struct tb_resenv {
     int n_isa_items; /* cpu.isa's length, strings or not */
     int n_isa;
     const char *const *isa; /* its strings */
-    int n_caches;           /* cpu.caches, one per item */
+    bool has_caches;        /* cpu.caches is an array */
+    int n_caches;           /* its items, one each */
     const tb_res_cache *caches;
     bool has_governor;      /* cpu.governor present (null: not readable) */
     const char *governor;   /* a string, else NULL */
@@ -183,8 +184,8 @@ typedef struct tb_resenv {
     double memory_total, memory_available;
     bool has_os;
     const char *os_name, *os_kernel, *os_machine;
-    int n_loadavg; /* loadavg's length (its first 3 below, 0 unless a
-                      number) */
+    int n_loadavg; /* loadavg's length, -1 when not an array (its first
+                      3 below, 0 for an item that is not a number) */
     double loadavg[3];
     bool has_clock;
     const char *clock_source;
@@ -246,6 +247,7 @@ typedef struct tb_resfile {
     const char *date, *hostname, *git_commit, *cpu_model; /* or NULL */
     tb_resenv env;
     tb_respeaks peaks;
+    bool has_config; /* "config" is an array */
     int n_config;
     const tb_res_config *config;
     bool has_summary; /* an object: its members in file order */

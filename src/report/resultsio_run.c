@@ -31,7 +31,8 @@ static bool load_cpu(tb_resfile *f, const cJSON *cpu)
         return false;
     const cJSON *ca = cJSON_GetObjectItemCaseSensitive(cpu,
                                                        TB_RES_KEY(caches));
-    int n = cJSON_IsArray(ca) ? cJSON_GetArraySize(ca) : 0;
+    e->has_caches = cJSON_IsArray(ca);
+    int n = e->has_caches ? cJSON_GetArraySize(ca) : 0;
     tb_res_cache *v = n ? tb_res_alloc(f, (size_t)n * sizeof *v) : NULL;
     if (n && !v)
         return false;
@@ -111,7 +112,7 @@ static bool load_env(tb_resfile *f)
     e->os_machine = tb_res_str(os, TB_RES_KEY(machine));
     const cJSON *la = cJSON_GetObjectItemCaseSensitive(env,
                                                        TB_RES_KEY(loadavg));
-    e->n_loadavg = cJSON_IsArray(la) ? cJSON_GetArraySize(la) : 0;
+    e->n_loadavg = cJSON_IsArray(la) ? cJSON_GetArraySize(la) : -1;
     for (int i = 0; i < 3 && i < e->n_loadavg; i++) {
         const cJSON *v = cJSON_GetArrayItem(la, i);
         e->loadavg[i] = cJSON_IsNumber(v) ? v->valuedouble : 0;
@@ -199,7 +200,8 @@ static bool load_config(tb_resfile *f)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(f->doc,
                                                       TB_RES_KEY(config));
-    int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
+    f->has_config = cJSON_IsArray(a);
+    int n = f->has_config ? cJSON_GetArraySize(a) : 0;
     tb_res_config *v = n ? tb_res_alloc(f, (size_t)n * sizeof *v) : NULL;
     if (n && !v)
         return false;
