@@ -133,6 +133,49 @@ static void gp_outputs(FILE *f, const tb_plot_opts *o, const char *name,
     fprintf(f, "set output\n");
 }
 
+/* Start NAME.gp once NAME.dat is written: close d, open the script and
+ * write its head.  NULL (*rc the error, its message in x->err) when
+ * either fails. */
+static FILE *script_open(pctx *x, FILE *d, const char *name,
+                         const char *title, int *rc)
+{
+    *rc = close_out(x, d, name, "dat");
+    if (*rc)
+        return NULL;
+    FILE *f = open_out(x, name, "gp");
+    if (!f) {
+        *rc = TB_EIO;
+        return NULL;
+    }
+    tb_gp_head(f, name, title);
+    return f;
+}
+
+/* The plot commands of script f, gathered in memory (gp_outputs writes
+ * them once per format): a stream into *body, or NULL (f closed) when
+ * out of memory. */
+static FILE *body_open(pctx *x, FILE *f, char **body, size_t *len)
+{
+    *body = NULL;
+    FILE *m = open_memstream(body, len);
+    if (!m) {
+        fclose(f);
+        snprintf(x->err, x->errlen, "out of memory");
+    }
+    return m;
+}
+
+/* Close the body m, write it to every requested format at w x h, and
+ * close script f. */
+static int script_close(pctx *x, FILE *f, FILE *m, char **body,
+                        const char *name, int w, int h)
+{
+    fclose(m);
+    gp_outputs(f, x->o, name, *body, w, h);
+    free(*body);
+    return close_out(x, f, name, "gp");
+}
+
 /* ---- grouping helpers ---------------------------------------------------- */
 
 static bool inm(const tb_rcase *c, unsigned mask)
@@ -509,14 +552,11 @@ static int vs_size_gp(pctx *x, const vs_size *v)
                    "set offsets graph 0.05, graph 0.05, graph 0.1, 0\n",
                 v->flops ? "GFLOP/s (FLOPs of the cost model / median)"
                          : "GB/s (bytes of the cost model / median)");
-    char *body = NULL;
-    size_t blen = 0;
-    FILE *m = open_memstream(&body, &blen);
-    if (!m) {
-        fclose(f);
-        snprintf(x->err, x->errlen, "out of memory");
+    char *body;
+    size_t blen;
+    FILE *m = body_open(x, f, &body, &blen);
+    if (!m)
         return TB_ENOMEM;
-    }
     fprintf(m, "plot ");
     for (int k = 0; k < v->ns; k++) {
         char t[600], st[96];
@@ -532,10 +572,8 @@ static int vs_size_gp(pctx *x, const vs_size *v)
     if (!time)
         vs_size_peaks(s, v, m);
     fprintf(m, "\n");
-    fclose(m);
-    gp_outputs(f, x->o, v->name, body, W, H + key_height(v->ns + 2));
-    free(body);
-    return close_out(x, f, v->name, "gp");
+    return script_close(x, f, m, &body, v->name, W,
+                        H + key_height(v->ns + 2));
 }
 
 /* Time (kind TIME) or throughput (THROUGHPUT) vs size for the op/dtype
@@ -627,25 +665,20 @@ static int chart_roofline(pctx *x, int g)
         dat_str(d, c->id);
         fprintf(d, "\n");
     }
-    int rc = close_out(x, d, name, "dat");
-    if (rc)
-        return rc;
-    FILE *f = open_out(x, name, "gp");
+    int rc;
+    FILE *f = script_open(x, d, name, title, &rc);
     if (!f)
-        return TB_EIO;
-    tb_gp_head(f, name, title);
+        return rc;
     fprintf(f, "set logscale xy\nset format x '%%g'\n"
                "set xlabel 'arithmetic intensity (FLOPs / byte of the cost "
                "model)'\nset ylabel 'GFLOP/s'\nset samples 400\n"
                "set xrange [%.6g:%.6g]\n",
             lo / 4, hi * 4);
-    char *body = NULL;
-    size_t blen = 0;
-    FILE *m = open_memstream(&body, &blen);
-    if (!m) {
-        fclose(f);
+    char *body;
+    size_t blen;
+    FILE *m = body_open(x, f, &body, &blen);
+    if (!m)
         return TB_ENOMEM;
-    }
     fprintf(m, "plot '%s.dat' using 1:2 with points pt 7 ps 0.8 lc rgb "
                "'#1f77b4' title 'cases (%d)'",
             name, npts);
@@ -656,10 +689,7 @@ static int chart_roofline(pctx *x, int g)
         tb_gp_str(m, rf[k].label);
     }
     fprintf(m, "\n");
-    fclose(m);
-    gp_outputs(f, x->o, name, body, W, H + key_height(nr + 1));
-    free(body);
-    rc = close_out(x, f, name, "gp");
+    rc = script_close(x, f, m, &body, name, W, H + key_height(nr + 1));
     if (rc)
         return rc;
     return chart_add(x->out, TB_CHART_ROOFLINE, be, name, title) ? 0
@@ -701,13 +731,10 @@ static int chart_bars(pctx *x, int g)
         fprintf(d, " %.9g %.9g %.9g\n", c->median * 1e-9, c->ci_lo * 1e-9,
                 c->ci_hi * 1e-9);
     }
-    int rc = close_out(x, d, name, "dat");
-    if (rc)
-        return rc;
-    FILE *f = open_out(x, name, "gp");
+    int rc;
+    FILE *f = script_open(x, d, name, title, &rc);
     if (!f)
-        return TB_EIO;
-    tb_gp_head(f, name, title);
+        return rc;
     fprintf(f, "unset key\nset style fill solid 0.6 border -1\n"
                "set boxwidth 0.6\nset yrange [0:*]\n"
                "set format y '%%.0s %%cs'\nset ylabel 'time per call'\n"
@@ -819,26 +846,21 @@ static int chart_speedup(pctx *x, int g)
         }
         fprintf(d, "\n");
     }
-    int rc = close_out(x, d, name, "dat");
-    if (rc)
-        return rc;
-    FILE *f = open_out(x, name, "gp");
+    int rc;
+    FILE *f = script_open(x, d, name, title, &rc);
     if (!f)
-        return TB_EIO;
-    tb_gp_head(f, name, title);
+        return rc;
     fprintf(f, "set datafile missing '?'\nset style data histograms\n"
                "set style histogram clustered gap 1\n"
                "set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
                "set yrange [0:*]\nset xtics rotate by -30 noenhanced\n"
                "set xlabel 'shapes'\n"
                "set ylabel 'speedup (reference median / median)'\n");
-    char *body = NULL;
-    size_t blen = 0;
-    FILE *m = open_memstream(&body, &blen);
-    if (!m) {
-        fclose(f);
+    char *body;
+    size_t blen;
+    FILE *m = body_open(x, f, &body, &blen);
+    if (!m)
         return TB_ENOMEM;
-    }
     for (int k = 0; k < nc; k++) {
         if (k == 0)
             fprintf(m, "plot '%s.dat' using 2:xtic(1) title ", name);
@@ -848,10 +870,7 @@ static int chart_speedup(pctx *x, int g)
     }
     fprintf(m, ", \\\n     1 with lines dt 2 lc 'black' title 'reference "
                "(1x)'\n");
-    fclose(m);
-    gp_outputs(f, x->o, name, body, W, H);
-    free(body);
-    rc = close_out(x, f, name, "gp");
+    rc = script_close(x, f, m, &body, name, W, H);
     if (rc)
         return rc;
     char group[160];
@@ -907,15 +926,9 @@ static int chart_change(pctx *x)
         dat_str(d, c->id);
         fprintf(d, "\n");
     }
-    rc = close_out(x, d, name, "dat");
-    if (rc)
+    FILE *f = script_open(x, d, name, title, &rc);
+    if (!f)
         goto out;
-    FILE *f = open_out(x, name, "gp");
-    if (!f) {
-        rc = TB_EIO;
-        goto out;
-    }
-    tb_gp_head(f, name, title);
     fprintf(f, "set key outside top center horizontal\n"
                "set offsets graph 0.05, graph 0.05, 0, 0\n"
                "set style fill solid 0.8 border -1\n"
@@ -974,15 +987,9 @@ static int chart_noise(pctx *x)
         for (int i = 0; i < c->n; i++)
             fprintf(d, "%.6g\n", c->samples[i] / c->median);
     }
-    rc = close_out(x, d, name, "dat");
-    if (rc)
+    FILE *f = script_open(x, d, name, title, &rc);
+    if (!f)
         goto out;
-    FILE *f = open_out(x, name, "gp");
-    if (!f) {
-        rc = TB_EIO;
-        goto out;
-    }
-    tb_gp_head(f, name, title);
     fprintf(f, "set style fill solid 0.4 border -1\n"
                "set style boxplot outliers pointtype 7\n"
                "set pointsize 0.4\nset boxwidth 0.6\nunset key\n"
@@ -1125,13 +1132,10 @@ static int chart_history(pctx *x, int g, const int *runs, int nr,
     if (ncp)
         fprintf(d, "\n\n# change points\n%s", cps);
     free(cps);
-    int rc = close_out(x, d, name, "dat");
-    if (rc)
-        return rc;
-    FILE *f = open_out(x, name, "gp");
+    int rc;
+    FILE *f = script_open(x, d, name, title, &rc);
     if (!f)
-        return TB_EIO;
-    tb_gp_head(f, name, title);
+        return rc;
     fprintf(f, "set key below vertical\nset logscale y\n"
                "set ylabel 'median time per call (%s)'\nset xlabel 'run'\n"
                "set xrange [0.5:%d.5]\nset xtics rotate by -30 font ',8' (",
@@ -1144,13 +1148,11 @@ static int chart_history(pctx *x, int g, const int *runs, int nr,
         fprintf(f, " %d", r + 1);
     }
     fprintf(f, ")\n");
-    char *body = NULL;
-    size_t blen = 0;
-    FILE *m = open_memstream(&body, &blen);
-    if (!m) {
-        fclose(f);
+    char *body;
+    size_t blen;
+    FILE *m = body_open(x, f, &body, &blen);
+    if (!m)
         return TB_ENOMEM;
-    }
     for (int k = 0; k < ni; k++) {
         fprintf(m, "%s'%s.dat' index %d using 1:2:3:4 with yerrorlines lw 2 "
                    "pt 7 title ",
@@ -1165,10 +1167,7 @@ static int chart_history(pctx *x, int g, const int *runs, int nr,
                    "ps 3 lw 2 lc 'red' title 'change point'",
                 name, ni);
     fprintf(m, "\n");
-    fclose(m);
-    gp_outputs(f, x->o, name, body, W, H + 18 * ni);
-    free(body);
-    rc = close_out(x, f, name, "gp");
+    rc = script_close(x, f, m, &body, name, W, H + 18 * ni);
     if (rc)
         return rc;
     char group[160];

@@ -176,7 +176,8 @@ void tb_rpt_baseline(const tb_rpt *x)
            k->id,
            tb_report_fmt_time(k->old_median, k->old_median, m1, sizeof m1),
            tb_report_fmt_time(k->new_median, k->old_median, m2, sizeof m2),
-           tb_md_pct(k->change, ch, sizeof ch), tb_md_pct(k->ci_lo, l, sizeof l),
+           tb_md_pct(k->change, ch, sizeof ch),
+           tb_md_pct(k->ci_lo, l, sizeof l),
            tb_md_pct(k->ci_hi, h, sizeof h), p, fl, em, v, em);
     }
     const char *commit = cmp->old_files[0]->git_commit;

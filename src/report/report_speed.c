@@ -487,14 +487,16 @@ void tb_rpt_speedups(const tb_rpt *x)
           "called wins.\n\n");
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
-        if (!c->ok || !tb_rpt_in(c, mask) || tb_rpt_seen_before(s, i, mask, F_SERIES, true))
+        if (!c->ok || !tb_rpt_in(c, mask) ||
+            tb_rpt_seen_before(s, i, mask, F_SERIES, true))
             continue;
         guideline(x, i);
     }
     sb(b, "\n");
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
-        if (!c->ok || !tb_rpt_in(c, mask) || tb_rpt_seen_before(s, i, mask, F_OPDT, true))
+        if (!c->ok || !tb_rpt_in(c, mask) ||
+            tb_rpt_seen_before(s, i, mask, F_OPDT, true))
             continue;
         char g[160];
         snprintf(g, sizeof g, "%s/%s", c->op, c->dtype);

@@ -256,7 +256,9 @@ void tb_rpt_fused(const tb_rpt *x)
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         char keys[3][600];
-        int nk = c->ok && tb_rpt_in(c, M_MAIN | M_WITH) ? unfused_keys(c, keys) : 0;
+        int nk = c->ok && tb_rpt_in(c, M_MAIN | M_WITH)
+                     ? unfused_keys(c, keys)
+                     : 0;
         const tb_rcase *part[3];
         double sum = 0;
         int k = 0;
@@ -333,14 +335,15 @@ void tb_rpt_scaling(const tb_rpt *x)
     tb_strbuf rows = {0};
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
-        if (!c->ok || !tb_rpt_in(c, M_MAIN) || tb_rpt_seen_before(s, i, M_MAIN, F_SERIES,
-                                                     true))
+        if (!c->ok || !tb_rpt_in(c, M_MAIN) ||
+            tb_rpt_seen_before(s, i, M_MAIN, F_SERIES, true))
             continue;
         int *v;
         int n = tb_rpt_collect_sorted(s, i, M_MAIN, F_SERIES, &v);
         for (int k = 1; k < n; k++) {
             const tb_rcase *a = &s->cases[v[k - 1]], *z = &s->cases[v[k]];
-            double rw = tb_rpt_work(z) / tb_rpt_work(a), rt = z->median / a->median;
+            double rw = tb_rpt_work(z) / tb_rpt_work(a);
+            double rt = z->median / a->median;
             if (!(rw > 1) || !(a->median > 0))
                 continue;
             pairs++;

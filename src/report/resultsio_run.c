@@ -26,8 +26,9 @@ static bool load_cpu(tb_resfile *f, const cJSON *cpu)
                                                         TB_RES_KEY(governor));
     e->has_governor = gov != NULL;
     e->governor = cJSON_IsString(gov) ? gov->valuestring : NULL;
-    if (!tb_res_strings(f, cJSON_GetObjectItemCaseSensitive(cpu, TB_RES_KEY(isa)),
-                 &e->isa, &e->n_isa, &e->n_isa_items))
+    if (!tb_res_strings(f,
+                        cJSON_GetObjectItemCaseSensitive(cpu, TB_RES_KEY(isa)),
+                        &e->isa, &e->n_isa, &e->n_isa_items))
         return false;
     const cJSON *ca = cJSON_GetObjectItemCaseSensitive(cpu,
                                                        TB_RES_KEY(caches));
