@@ -397,7 +397,7 @@ static void guideline(const tb_rpt *x, int i)
     tb_md_num(lo, a, sizeof a);
     tb_md_num(hi, z, sizeof z);
     /* first index from which it is significantly faster at every larger
-     * size (compare's test) */
+     * size (compare's verdict) */
     int from = m, n_same = 0, n_slow = 0;
     while (from > 0 && sg[from - 1] > 0)
         from--;
@@ -405,30 +405,30 @@ static void guideline(const tb_rpt *x, int i)
         n_same += sg[k] == 0;
         n_slow += sg[k] < 0;
     }
+    char range[80];
+    snprintf(range, sizeof range, m == 1 || !strcmp(a, z) ? "%sx" : "%s-%sx",
+             a, z);
     sb(x->b, "- %s %s, %s vs %s: ", c0->opp, c0->dtype, c0->variant,
        ref0->variant);
     if (n_same == m)
-        sb(x->b, "no significant difference at %s (%s-%sx): either "
-                 "will do.\n",
-           m == 1 ? "the one measured size" : "any measured size", a, z);
-    else if (from == 0 && m == 1)
-        sb(x->b, "faster at the one measured size (%sx).\n",
-           tb_md_num(lo, a, sizeof a));
-    else if (from == 0 && !strcmp(a, z))
-        sb(x->b, "faster at every measured size (%sx).\n", a);
+        sb(x->b, "no significant difference at %s (%s): this run cannot "
+                 "tell them apart.\n",
+           m == 1 ? "the one measured size" : "any measured size", range);
     else if (from == 0)
-        sb(x->b, "faster at every measured size (%s-%sx).\n", a, z);
-    else if (m == 1)
-        sb(x->b, "slower at the one measured size (%sx): use %s.\n",
-           tb_md_num(lo, a, sizeof a), ref0->variant);
+        sb(x->b, "faster at %s (%s).\n",
+           m == 1 ? "the one measured size" : "every measured size", range);
     else if (n_slow == m)
-        sb(x->b, "slower at every measured size (%s-%sx): use %s.\n",
-           tb_md_num(lo, a, sizeof a), tb_md_num(hi, z, sizeof z),
+        sb(x->b, "slower at %s (%s): use %s.\n",
+           m == 1 ? "the one measured size" : "every measured size", range,
            ref0->variant);
+    else if (n_slow + n_same == m)
+        sb(x->b, "slower at some sizes, no significant difference at the "
+                 "others (%s): use %s.\n",
+           range, ref0->variant);
     else if (from == m)
         sb(x->b, "no consistent winner: significantly faster at some sizes, "
-                 "not at the largest (%s-%sx).\n",
-           tb_md_num(lo, a, sizeof a), tb_md_num(hi, z, sizeof z));
+                 "not at the largest (%s).\n",
+           range);
     else
         sb(x->b, "crossover between %s (%sx) and %s (%sx): use %s below "
                  "%.0f elements and %s from there on.\n",
