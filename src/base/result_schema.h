@@ -98,7 +98,7 @@ enum {
 
 /* The member name k ("median_ns"): a string constant, usable in static
  * initializers; a name missing from TB_RES_KEYS is a compile error. */
-#define TB_RES_KEY(k) (#k + 0 * TB_RES_K_##k)
+#define TB_RES_KEY(k) (&(#k)[0 * TB_RES_K_##k])
 
 /* ---- case statuses ----------------------------------------------------- */
 
