@@ -1,13 +1,16 @@
 /* Loading result files (schema "tbench.results/1", docs/FORMAT.md): the
- * one loader behind compare, history, export, `run --baseline`, plot and
- * report, so every command accepts and rejects the same files with the
- * same messages.
+ * one loader behind compare, history, export, merge, show, `run`'s table
+ * and `run --baseline`, plot and report, so every command accepts and
+ * rejects the same files with the same messages.
  *
- * A loaded file keeps its cJSON document; the case records below point
- * into it, with the fields those commands need looked up and checked
- * once, so that the statistics code never meets a missing or mistyped
- * value.  Every problem is reported as one line "FILE: what" (the file
- * as the user named it, then where in it and what is wrong). */
+ * The loader is the only reader of a result file's JSON (its names come
+ * from base/result_schema.h): it checks the document once and returns
+ * typed records, a tb_rescase per case and the run's env, peaks, config,
+ * summary and shard in tb_resfile, so that no renderer reads a key and
+ * no statistics code meets a missing or mistyped value.  The strings
+ * point into the kept document; arrays live in the file's arena.  Every
+ * problem is reported as one line "FILE: what" (the file as the user
+ * named it, then where in it and what is wrong). */
 #ifndef TB_REPORT_RESULTSIO_H
 #define TB_REPORT_RESULTSIO_H
 
