@@ -10,7 +10,8 @@ Usage: house_metrics.py [--list] [--no-duplicates]   (from the repository root)
                               (cJSON_GetObjectItem*, cJSON_HasObjectItem,
                               jget, tb_json_*) in the code that consumes
                               result files: src/report/ and src/cli/,
-                              except the one loader (report/resultsio.c);
+                              except the one loader (report/resultsio*.c:
+                              resultsio.c and its parts _case, _json, _run);
                               the writer (harness/results.c) and the
                               config parser are not consumers
   circles of files            pairs of .c files of one folder that each
@@ -28,7 +29,8 @@ SRC = "src"
 EXTS = (".c", ".h", ".cu", ".cuh", ".inc")
 KEY_READ = re.compile(r"\b(cJSON_GetObjectItem(CaseSensitive)?|"
                       r"cJSON_HasObjectItem|jget|tb_json_[a-z_]+)\s*\(")
-LOADER = {os.path.join("src", "report", "resultsio.c")}
+LOADER = {os.path.join("src", "report", f"resultsio{part}.c")
+          for part in ("", "_case", "_json", "_run")}
 
 
 def files(exts=EXTS):

@@ -36,13 +36,15 @@ static const char *tmp_file(const char *text)
     return path;
 }
 
-/* A case record; med is its median (3 samples, all med). */
-#define CASE(id, backend, bp, status, med)                                  \
+/* A case record of add on shapes shp (its inputs', JSON); med is its
+ * median (3 samples, all med).  The id is spelled as tbench spells the
+ * fields (the report takes the id's parts from the fields). */
+#define CASE(id, shp, backend, bp, status, med)                             \
     "{\"id\":\"" id "\",\"op\":\"add\",\"category\":\"elementwise\","      \
     "\"dtype\":\"f32\",\"backend\":\"" backend "\",\"backend_params\":" bp \
     ",\"status\":\"" status "\",\"message\":null,"                          \
     "\"model\":{\"flops\":10,\"bytes\":120,\"items\":10,\"reduce_len\":1},"  \
-    "\"out_shapes\":[[10]],"                                                 \
+    "\"shapes\":" shp ",\"out_shapes\":[[10]],"                             \
     "\"stats\":{\"median_ns\":" #med ",\"ci_low_ns\":" #med                 \
     ",\"ci_high_ns\":" #med ",\"ci_rel\":0,\"mad_ns\":0,\"n\":3,"           \
     "\"min_ns\":" #med ",\"mean_ns\":" #med ",\"samples_ns\":[" #med ","    \
@@ -50,10 +52,15 @@ static const char *tmp_file(const char *text)
     "\"iters_per_sample\":1,\"stop_reason\":\"ci_target\"}}"
 
 /* A case that did not run, with a message. */
-#define NOT_RUN(id, status, msg)                                            \
+#define NOT_RUN(id, shp, bp, status, msg)                                   \
     "{\"id\":\"" id "\",\"op\":\"add\",\"category\":\"elementwise\","      \
-    "\"dtype\":\"f32\",\"backend\":\"cpu\",\"backend_params\":{},"           \
+    "\"dtype\":\"f32\",\"backend\":\"cpu\",\"backend_params\":" bp        \
+    ",\"shapes\":" shp ","                                                 \
     "\"status\":\"" status "\",\"message\":\"" msg "\",\"stats\":null}"
+
+/* backend_params bp of a case whose data started and ended on the host
+ * (its id ends in @transfers). */
+#define TRANSFERS(bp) bp ",\"transfers\":true"
 
 #define DOC(cases)                                                          \
     "{\"schema\":\"tbench.results/1\",\"complete\":true,\"env\":{},"        \
@@ -65,9 +72,11 @@ static void test_load_ok(void **state)
     tb_rset s = {0};
     char err[512] = "";
     const char *p = tmp_file(DOC(
-        CASE("add/10,10/f32/cpu[threads=1]", "cpu", "{\"threads\":\"1\"}",
+        CASE("add/10,10/f32/cpu[threads=1]", "[[10],[10]]", "cpu",
+             "{\"threads\":\"1\"}",
              "ok", 100) ","
-        CASE("add/10,10/f32/cpu[threads=2]", "cpu", "{\"threads\":\"2\"}",
+        CASE("add/10,10/f32/cpu[threads=2]", "[[10],[10]]", "cpu",
+             "{\"threads\":\"2\"}",
              "ok", 60)));
     assert_int_equal(tb_rset_load(&s, p, TB_ROLE_MAIN, err, sizeof err), 0);
     unlink(p);
@@ -105,10 +114,10 @@ static void test_load_errors(void **state)
          TB_EINVAL},
         {DOC("{\"id\":\"x\",\"status\":\"skipped\"}"),
          "cases[0] (x): no \"op\" string", TB_EINVAL},
-        {DOC(CASE("a/1/f32/cpu", "cpu", "{}", "ok", 1e999)),
+        {DOC(CASE("a/1/f32/cpu", "[[1]]", "cpu", "{}", "ok", 1e999)),
          "stats.median_ns: expected a finite number, got inf", TB_EINVAL},
-        {DOC(CASE("a/1/f32/cpu", "cpu", "{}", "ok", 1) ","
-             NOT_RUN("b/1/f32/cpu", "exploded", "?")),
+        {DOC(CASE("a/1/f32/cpu", "[[1]]", "cpu", "{}", "ok", 1) ","
+             NOT_RUN("b/1/f32/cpu", "[[1]]", "{}", "exploded", "?")),
          "cases[1] (b/1/f32/cpu): unknown status \"exploded\"", TB_EINVAL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -139,17 +148,18 @@ static void test_load_errors(void **state)
     assert_non_null(strstr(err, "/nonexistent/r.json"));
 }
 
-/* An id that is not OP/SHAPES/DTYPE/BACKEND (compare accepts any unique
- * id) stands for itself. */
+/* The id's parts come from the record's fields, whatever the id (compare
+ * accepts any unique id). */
 static void test_plain_id(void **state)
 {
     (void)state;
     tb_rset s = {0};
     char err[512];
-    const char *p = tmp_file(DOC(CASE("plain", "cpu", "{}", "ok", 5)));
+    const char *p =
+        tmp_file(DOC(CASE("plain", "[[10],[10]]", "cpu", "{}", "ok", 5)));
     assert_int_equal(tb_rset_load(&s, p, TB_ROLE_MAIN, err, sizeof err), 0);
     unlink(p);
-    assert_string_equal(s.cases[0].key, "plain");
+    assert_string_equal(s.cases[0].key, "add/10,10/f32");
     assert_string_equal(s.cases[0].opp, "add");
     assert_string_equal(s.cases[0].variant, "cpu");
     tb_rset_free(&s);
@@ -163,11 +173,14 @@ static void test_crashed_timeout(void **state)
     tb_rset s = {0};
     char err[512];
     const char *p = tmp_file(DOC(
-        CASE("add/10,10/f32/cpu[threads=1]", "cpu", "{\"threads\":\"1\"}",
+        CASE("add/10,10/f32/cpu[threads=1]", "[[10],[10]]", "cpu",
+             "{\"threads\":\"1\"}",
              "ok", 100) ","
-        NOT_RUN("add/10,10/f32/cpu[threads=2]", "crashed",
+        NOT_RUN("add/10,10/f32/cpu[threads=2]", "[[10],[10]]",
+                "{\"threads\":\"2\"}", "crashed",
                 "signal 11 (SIGSEGV) during sampling") ","
-        NOT_RUN("add/20,20/f32/cpu[threads=2]", "timeout",
+        NOT_RUN("add/20,20/f32/cpu[threads=2]", "[[20],[20]]",
+                "{\"threads\":\"2\"}", "timeout",
                 "killed after the case's time limit of 30 s")));
     assert_int_equal(tb_rset_load(&s, p, TB_ROLE_MAIN, err, sizeof err), 0);
     unlink(p);
@@ -190,14 +203,28 @@ static void test_crashed_timeout(void **state)
     tb_rset_free(&s);
 }
 
-static tb_rcase rc_of(const char *backend, const char *bp_json)
+/* A case of backend with the axes of bp_json ({"name": "value"}), as
+ * the loader types it; r, ax and text hold what it points to. */
+static tb_rcase rc_of(const char *backend, const char *bp_json,
+                      tb_rescase *r, tb_res_axis *ax, char (*text)[2][32])
 {
     tb_rcase c;
     memset(&c, 0, sizeof c);
-    c.backend = backend;
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddItemToObject(j, "backend_params", cJSON_Parse(bp_json));
-    c.j = j;
+    memset(r, 0, sizeof *r);
+    c.backend = r->backend = backend;
+    cJSON *j = cJSON_Parse(bp_json);
+    const cJSON *v;
+    cJSON_ArrayForEach(v, j)
+    {
+        snprintf(text[r->n_axes][0], 32, "%s", v->string);
+        snprintf(text[r->n_axes][1], 32, "%s", v->valuestring);
+        ax[r->n_axes] = (tb_res_axis){text[r->n_axes][0],
+                                      text[r->n_axes][1]};
+        r->n_axes++;
+    }
+    cJSON_Delete(j);
+    r->axes = ax;
+    c.rc = r;
     return c;
 }
 
@@ -218,9 +245,11 @@ static void test_reference_rule(void **state)
         {"numpy", "{\"threads\":\"1\",\"form\":\"out\"}", -1},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-        tb_rcase c = rc_of(t[i].backend, t[i].bp);
+        tb_rescase r;
+        tb_res_axis ax[4];
+        char text[4][2][32];
+        tb_rcase c = rc_of(t[i].backend, t[i].bp, &r, ax, text);
         assert_int_equal(tb_rcase_ref_score(&c), t[i].score);
-        cJSON_Delete((cJSON *)c.j);
     }
 }
 
@@ -320,10 +349,12 @@ static void test_baseline_mismatch(void **state)
     (void)state;
     tb_rset s = {0};
     char err[512];
-    const char *p = tmp_file(DOC(CASE("a/1/f32/cpu", "cpu", "{}", "ok", 5)));
+    const char *p =
+        tmp_file(DOC(CASE("a/1/f32/cpu", "[[1]]", "cpu", "{}", "ok", 5)));
     char p1[64];
     snprintf(p1, sizeof p1, "%s", p);
-    const char *q = tmp_file(DOC(CASE("b/1/f32/cpu", "cpu", "{}", "ok", 5)));
+    const char *q =
+        tmp_file(DOC(CASE("b/1/f32/cpu", "[[1]]", "cpu", "{}", "ok", 5)));
     assert_int_equal(tb_rset_load(&s, p1, TB_ROLE_MAIN, err, sizeof err), 0);
     assert_int_equal(tb_rset_load(&s, q, TB_ROLE_BASELINE, err, sizeof err),
                      0);
@@ -347,7 +378,8 @@ static void test_markdown_single(void **state)
     tb_rset s = {0};
     char err[512];
     const char *p = tmp_file(DOC(
-        CASE("add/10,10/f32/cpu[threads=1]", "cpu", "{\"threads\":\"1\"}",
+        CASE("add/10,10/f32/cpu[threads=1]", "[[10],[10]]", "cpu",
+             "{\"threads\":\"1\"}",
              "ok", 100)));
     assert_int_equal(tb_rset_load(&s, p, TB_ROLE_MAIN, err, sizeof err), 0);
     unlink(p);
@@ -394,12 +426,13 @@ static void test_transfers_split(void **state)
     tb_rset s = {0};
     char err[512];
     const char *p = tmp_file(DOC(
-        CASE("add/10/f32/cpu[isa=scalar,threads=1]", "cpu",
+        CASE("add/10/f32/cpu[isa=scalar,threads=1]", "[[10]]", "cpu",
              "{\"isa\":\"scalar\",\"threads\":\"1\"}", "ok", 1000) ","
-        CASE("add/10/f32/cuda[device=0,pool=false]", "cuda",
+        CASE("add/10/f32/cuda[device=0,pool=false]", "[[10]]", "cuda",
              "{\"device\":\"0\",\"pool\":\"false\"}", "ok", 100) ","
-        CASE("add/10/f32/cuda[device=0,pool=false]@transfers", "cuda",
-             "{\"device\":\"0\",\"pool\":\"false\"}", "ok", 400)));
+        CASE("add/10/f32/cuda[device=0,pool=false]@transfers", "[[10]]",
+             "cuda", TRANSFERS("{\"device\":\"0\",\"pool\":\"false\"}"),
+             "ok", 400)));
     assert_int_equal(tb_rset_load(&s, p, TB_ROLE_MAIN, err, sizeof err), 0);
     unlink(p);
     tb_report_opts o = {"tbench report x", NULL, "perf", NULL, NULL, 3, 8};
@@ -421,10 +454,11 @@ static void test_transfers_split(void **state)
     /* without the resident twin: no table */
     tb_rset s2 = {0};
     p = tmp_file(DOC(
-        CASE("add/10/f32/cpu[isa=scalar,threads=1]", "cpu",
+        CASE("add/10/f32/cpu[isa=scalar,threads=1]", "[[10]]", "cpu",
              "{\"isa\":\"scalar\",\"threads\":\"1\"}", "ok", 1000) ","
-        CASE("add/10/f32/cuda[device=0,pool=true]@transfers", "cuda",
-             "{\"device\":\"0\",\"pool\":\"true\"}", "ok", 400)));
+        CASE("add/10/f32/cuda[device=0,pool=true]@transfers", "[[10]]",
+             "cuda", TRANSFERS("{\"device\":\"0\",\"pool\":\"true\"}"),
+             "ok", 400)));
     assert_int_equal(tb_rset_load(&s2, p, TB_ROLE_MAIN, err, sizeof err), 0);
     unlink(p);
     assert_int_equal(tb_report_markdown(&s2, &o, &md), 0);

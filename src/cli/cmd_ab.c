@@ -13,6 +13,7 @@
 
 #include "../base/error.h"
 #include "../base/fileio.h"
+#include "../base/result_schema.h"
 #include "../harness/ab_run.h"
 #include "../harness/config.h"
 #include "../harness/plan.h"
@@ -71,12 +72,10 @@ static void record(tb_ab_case *c, int which, int b, const tb_xw_block *r,
     double *v = which ? c->new_ns : c->old_ns;
     if (c->failed)
         return;
-    if (r->status_name[0] == '\0' || strcmp(r->status_name, "ok") ||
+    if (tb_res_status_parse(r->status_name) != TB_RES_STATUS_OK ||
         !((use_min ? r->min_ns : r->median_ns) > 0)) {
         c->failed = true;
-        c->skipped = !strcmp(r->status_name, "unsupported") ||
-                     !strcmp(r->status_name, "unavailable") ||
-                     !strcmp(r->status_name, "skipped");
+        c->skipped = tb_res_status_kind_of(r->status_name) == TB_RES_NOT_RUN;
         snprintf(c->message, sizeof c->message, "%s build, block %d: %s%s%s",
                  which ? "new" : "old", b + 1,
                  r->status_name[0] ? r->status_name : "error",

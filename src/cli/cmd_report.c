@@ -200,14 +200,12 @@ static int load_extra(tb_rset *s, const opts *o, tb_cmp *cmp)
 static void matrix_sig(const tb_rset *s, int d, char *buf, size_t len)
 {
     size_t u = 0;
-    const cJSON *cf;
+    const tb_resfile *f = s->docs[d].file;
     buf[0] = '\0';
-    cJSON_ArrayForEach(cf, cJSON_GetObjectItem(s->docs[d].file->doc, "config"))
-    {
-        const cJSON *n = cJSON_GetObjectItem(cf, "name");
-        if (cJSON_IsString(n) && u < len)
-            u += (size_t)snprintf(buf + u, len - u, "%s,", n->valuestring);
-    }
+    for (int i = 0; i < f->n_config; i++)
+        if (f->config[i].name && u < len)
+            u += (size_t)snprintf(buf + u, len - u, "%s,",
+                                  f->config[i].name);
     if (u < len)
         u += (size_t)snprintf(buf + u, len - u, "|");
     /* backends in sorted order, each once */

@@ -130,45 +130,36 @@ static void print_cupti(const tb_rescase *c)
         printf("cupti: not measured: %s\n", c->cupti_reason);
         return;
     }
-    const cJSON *cu = c->cupti;
+    const tb_res_cupti *cu = &c->cupti;
     printf("cupti (per iteration, counted over %.0f iterations):\n",
-           tb_json_num(cu, "iterations"));
-    printf("  %-28s %g\n", "kernel launches",
-           tb_json_num(cu, "kernel_launches"));
-    const cJSON *mc = cJSON_GetObjectItemCaseSensitive(cu, "memcpy");
-    static const char *const dirs[] = {"h2d", "d2h", "d2d", "other"};
-    for (int i = 0; i < 4; i++) {
-        const cJSON *d = cJSON_GetObjectItemCaseSensitive(mc, dirs[i]);
+           cu->iterations);
+    printf("  %-28s %g\n", "kernel launches", cu->kernel_launches);
+    for (int i = 0; i < TB_RES_NDIRS; i++) {
         char key[40];
-        snprintf(key, sizeof key, "memcpy %s", dirs[i]);
-        printf("  %-28s %g (%g bytes)\n", key, tb_json_num(d, "count"),
-               tb_json_num(d, "bytes"));
+        snprintf(key, sizeof key, "memcpy %s", tb_res_dir_name(i));
+        printf("  %-28s %g (%g bytes)\n", key, cu->memcpy_count[i],
+               cu->memcpy_bytes[i]);
     }
-    printf("  %-28s %g (%g bytes)\n", "memsets", tb_json_num(cu, "memsets"),
-           tb_json_num(cu, "memset_bytes"));
-    printf("  %-28s %g (%g bytes)\n", "device allocs",
-           tb_json_num(cu, "device_allocs"),
-           tb_json_num(cu, "device_alloc_bytes"));
-    printf("  %-28s %g (%g bytes)\n", "device frees",
-           tb_json_num(cu, "device_frees"),
-           tb_json_num(cu, "device_free_bytes"));
-    const cJSON *ks = cJSON_GetObjectItemCaseSensitive(cu, "kernels");
+    printf("  %-28s %g (%g bytes)\n", "memsets", cu->memsets,
+           cu->memset_bytes);
+    printf("  %-28s %g (%g bytes)\n", "device allocs", cu->device_allocs,
+           cu->device_alloc_bytes);
+    printf("  %-28s %g (%g bytes)\n", "device frees", cu->device_frees,
+           cu->device_free_bytes);
     printf("  kernel breakdown:\n");
-    if (!cJSON_GetArraySize(ks))
+    if (!cu->n_kernels)
         printf("    (no kernel)\n");
     else
         printf("    %8s  %12s  %s\n", "launches", "device time", "kernel");
-    const cJSON *k;
-    cJSON_ArrayForEach(k, ks)
-    {
+    for (int i = 0; i < cu->n_kernels; i++) {
+        const tb_res_kernel *k = &cu->kernels[i];
         char t[32];
-        printf("    %8g  %12s  %s\n", tb_json_num(k, "count"),
-               tb_fmt_ns(tb_json_num(k, "device_ns"), t, sizeof t),
-               tb_json_str(k, "name"));
+        printf("    %8g  %12s  %s\n", k->count,
+               tb_fmt_ns(k->device_ns, t, sizeof t), k->name);
     }
-    double un = tb_json_num(cu, "kernels_unlisted");
-    if (un > 0)
-        printf("    %8g  %12s  (kernels beyond the 32 listed)\n", un, "");
+    if (cu->kernels_unlisted > 0)
+        printf("    %8g  %12s  (kernels beyond the 32 listed)\n",
+               cu->kernels_unlisted, "");
 }
 
 static void print_case(const tb_rescase *c)
@@ -177,8 +168,9 @@ static void print_case(const tb_rescase *c)
     const cJSON *v;
     cJSON_ArrayForEach(v, c->json)
     {
-        if (!v->string || !strcmp(v->string, "cupti") ||
-            !strcmp(v->string, "cupti_reason") || !strcmp(v->string, "id"))
+        if (!v->string || !strcmp(v->string, TB_RES_KEY(cupti)) ||
+            !strcmp(v->string, TB_RES_KEY(cupti_reason)) ||
+            !strcmp(v->string, TB_RES_KEY(id)))
             continue;
         if (cJSON_IsObject(v)) {
             printf("%s:\n", v->string);

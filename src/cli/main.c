@@ -435,51 +435,44 @@ static cJSON *list_json(void)
     return doc;
 }
 
-static void list_text(const cJSON *doc)
+/* `tbench list` as text, from the op table and the backends (each
+ * probed, with its axes when available); --json has the same facts. */
+static void list_text(void)
 {
-    const cJSON *o, *p, *b, *a, *v;
     printf("ops (all in f32 and f64):\n");
-    cJSON_ArrayForEach(o, cJSON_GetObjectItem(doc, "ops"))
-    {
-        printf("  %-19s %-11s %d in  ",
-               cJSON_GetObjectItem(o, "name")->valuestring,
-               cJSON_GetObjectItem(o, "category")->valuestring,
-               cJSON_GetObjectItem(o, "inputs")->valueint);
+    for (int i = 0; i < TB_OP_COUNT; i++) {
+        const tb_op *op = tb_op_get((tb_op_id)i);
+        printf("  %-19s %-11s %d in  ", op->name,
+               tb_op_category_name(op->category), op->n_in);
         int first = 1;
-        cJSON_ArrayForEach(p, cJSON_GetObjectItem(o, "params"))
-        {
-            const cJSON *def = cJSON_GetObjectItem(p, "default");
-            if (cJSON_IsNull(def))
-                printf("%s%s=(none)", first ? "" : " ",
-                       cJSON_GetObjectItem(p, "name")->valuestring);
+        for (int p = 0; p < op->n_params; p++) {
+            const tb_param_spec *s = &op->params[p];
+            if (s->optional)
+                printf("%s%s=(none)", first ? "" : " ", s->name);
             else
-                printf("%s%s=%g", first ? "" : " ",
-                       cJSON_GetObjectItem(p, "name")->valuestring,
-                       def->valuedouble);
+                printf("%s%s=%g", first ? "" : " ", s->name, s->def);
             first = 0;
         }
-        printf("%s  %s\n", first ? "-" : "",
-               cJSON_GetObjectItem(o, "doc")->valuestring);
+        printf("%s  %s\n", first ? "-" : "", op->doc);
     }
     printf("\nbackends:\n");
-    cJSON_ArrayForEach(b, cJSON_GetObjectItem(doc, "backends"))
-    {
-        bool ok = cJSON_IsTrue(cJSON_GetObjectItem(b, "available"));
-        printf("  %-8s %s", cJSON_GetObjectItem(b, "name")->valuestring,
-               ok ? "available" : "unavailable: ");
+    int n;
+    const tb_backend *const *list = tb_backend_list(&n);
+    for (int i = 0; i < n; i++) {
+        char reason[256] = "";
+        bool ok = list[i]->probe(reason, sizeof reason) == 0;
+        printf("  %-8s %s", list[i]->name, ok ? "available" : "unavailable: ");
         if (!ok)
-            printf("%s", cJSON_GetObjectItem(b, "reason")->valuestring);
+            printf("%s", reason);
         printf("\n");
-        printf("           %s\n",
-               cJSON_GetObjectItem(b, "doc")->valuestring);
-        cJSON_ArrayForEach(a, cJSON_GetObjectItem(b, "axes"))
-        {
-            printf("           axis %s:",
-                   cJSON_GetObjectItem(a, "name")->valuestring);
-            cJSON_ArrayForEach(v, cJSON_GetObjectItem(a, "values"))
-                printf(" %s", v->valuestring);
-            printf("  (default %s)\n",
-                   cJSON_GetObjectItem(a, "default")->valuestring);
+        printf("           %s\n", list[i]->doc);
+        tb_axis axes[TB_MAX_AXES];
+        int na = ok ? list[i]->axes(axes, TB_MAX_AXES) : 0;
+        for (int a = 0; a < na; a++) {
+            printf("           axis %s:", axes[a].name);
+            for (int v = 0; v < axes[a].n_values; v++)
+                printf(" %s", axes[a].values[v]);
+            printf("  (default %s)\n", axes[a].values[axes[a].def]);
         }
     }
 }
@@ -504,14 +497,14 @@ int tb_cmd_list(int argc, char **argv)
     }
     if (optind < argc)
         return tb_usage_error("list: unexpected argument '%s'", argv[optind]);
-    cJSON *doc = list_json();
-    if (json) {
-        char *s = cJSON_Print(doc);
-        puts(s);
-        free(s);
-    } else {
-        list_text(doc);
+    if (!json) {
+        list_text();
+        return TB_EXIT_OKAY;
     }
+    cJSON *doc = list_json();
+    char *s = cJSON_Print(doc);
+    puts(s);
+    free(s);
     cJSON_Delete(doc);
     return TB_EXIT_OKAY;
 }

@@ -6,6 +6,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "../base/result_schema.h"
+
 int tb_term_width(int fd)
 {
     struct winsize ws;
@@ -30,20 +32,11 @@ bool tb_term_color(int fd)
 
 const char *tb_term_status_color(const char *w)
 {
-    static const char *const red[] = {"failed-check", "error", "crashed",
-                                      "timeout", "regressed", "failure",
-                                      "counters", "removed", NULL};
-    static const char *const yellow[] = {"unsupported", "unavailable",
-                                         "skipped", "status-changed", NULL};
-    static const char *const green[] = {"ok", "improved", "fixed", NULL};
-    for (int i = 0; red[i]; i++)
-        if (!strcmp(w, red[i]))
-            return "\033[31m";
-    for (int i = 0; yellow[i]; i++)
-        if (!strcmp(w, yellow[i]))
-            return TB_TERM_YELLOW;
-    for (int i = 0; green[i]; i++)
-        if (!strcmp(w, green[i]))
-            return "\033[32m";
+    switch (tb_res_word_tone(w)) {
+    case TB_RES_BAD: return "\033[31m";
+    case TB_RES_WARN: return TB_TERM_YELLOW;
+    case TB_RES_GOOD: return "\033[32m";
+    case TB_RES_PLAIN: break;
+    }
     return "";
 }

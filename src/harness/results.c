@@ -12,6 +12,11 @@
 #include "gpu_peak.h"
 #include "../base/error.h"
 #include "../base/fileio.h"
+#include "../base/result_schema.h"
+#include "../base/strbuf.h"
+
+_Static_assert((int)TB_DEV_NDIR == (int)TB_RES_NDIRS,
+               "cupti.memcpy has one member per tb_dev_counts direction");
 
 static cJSON *shape_json(const tb_shape *s)
 {
@@ -24,17 +29,18 @@ static cJSON *shape_json(const tb_shape *s)
 static cJSON *measure_json(const tb_config *c)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON *w = cJSON_AddObjectToObject(o, "warmup");
-    cJSON_AddNumberToObject(w, "min_time_s", c->warmup.min_time_s);
-    cJSON_AddNumberToObject(w, "min_iters", c->warmup.min_iters);
-    cJSON *m = cJSON_AddObjectToObject(o, "measure");
-    cJSON_AddNumberToObject(m, "sample_time_s", c->measure.sample_time_s);
-    cJSON_AddNumberToObject(m, "min_samples", c->measure.min_samples);
-    cJSON_AddNumberToObject(m, "max_samples", c->measure.max_samples);
-    cJSON_AddNumberToObject(m, "ci_target", c->measure.ci_target);
-    cJSON_AddNumberToObject(m, "max_time_s", c->measure.max_time_s);
-    cJSON_AddNumberToObject(m, "rounds", c->measure.rounds);
-    cJSON_AddNumberToObject(m, "timeout_s", c->measure.timeout_s);
+    cJSON *w = cJSON_AddObjectToObject(o, TB_RES_KEY(warmup));
+    cJSON_AddNumberToObject(w, TB_RES_KEY(min_time_s), c->warmup.min_time_s);
+    cJSON_AddNumberToObject(w, TB_RES_KEY(min_iters), c->warmup.min_iters);
+    cJSON *m = cJSON_AddObjectToObject(o, TB_RES_KEY(measure));
+    cJSON_AddNumberToObject(m, TB_RES_KEY(sample_time_s),
+                            c->measure.sample_time_s);
+    cJSON_AddNumberToObject(m, TB_RES_KEY(min_samples), c->measure.min_samples);
+    cJSON_AddNumberToObject(m, TB_RES_KEY(max_samples), c->measure.max_samples);
+    cJSON_AddNumberToObject(m, TB_RES_KEY(ci_target), c->measure.ci_target);
+    cJSON_AddNumberToObject(m, TB_RES_KEY(max_time_s), c->measure.max_time_s);
+    cJSON_AddNumberToObject(m, TB_RES_KEY(rounds), c->measure.rounds);
+    cJSON_AddNumberToObject(m, TB_RES_KEY(timeout_s), c->measure.timeout_s);
     return o;
 }
 
@@ -46,28 +52,29 @@ cJSON *tb_results_new(cJSON *env, const tb_config *cfgs, int n_cfgs,
         cJSON_Delete(env);
         return NULL;
     }
-    cJSON_AddStringToObject(doc, "schema", TB_RESULTS_SCHEMA);
-    cJSON_AddBoolToObject(doc, "complete", false);
-    cJSON_AddItemToObject(doc, "env", env ? env : cJSON_CreateNull());
-    cJSON_AddNullToObject(doc, "peaks");
-    cJSON *t = cJSON_AddObjectToObject(doc, "timer");
-    cJSON_AddStringToObject(t, "source", "CLOCK_MONOTONIC");
-    cJSON_AddNumberToObject(t, "overhead_ns", timer_overhead_ns);
-    cJSON *cf = cJSON_AddArrayToObject(doc, "config");
+    cJSON_AddStringToObject(doc, TB_RES_KEY(schema), TB_RES_SCHEMA);
+    cJSON_AddBoolToObject(doc, TB_RES_KEY(complete), false);
+    cJSON_AddItemToObject(doc, TB_RES_KEY(env), env ? env : cJSON_CreateNull());
+    cJSON_AddNullToObject(doc, TB_RES_KEY(peaks));
+    cJSON *t = cJSON_AddObjectToObject(doc, TB_RES_KEY(timer));
+    cJSON_AddStringToObject(t, TB_RES_KEY(source), "CLOCK_MONOTONIC");
+    cJSON_AddNumberToObject(t, TB_RES_KEY(overhead_ns), timer_overhead_ns);
+    cJSON *cf = cJSON_AddArrayToObject(doc, TB_RES_KEY(config));
     for (int i = 0; i < n_cfgs; i++) {
         cJSON *c = measure_json(&cfgs[i]);
-        cJSON_AddStringToObject(c, "path", cfgs[i].path);
-        cJSON_AddStringToObject(c, "name", cfgs[i].name);
+        cJSON_AddStringToObject(c, TB_RES_KEY(path), cfgs[i].path);
+        cJSON_AddStringToObject(c, TB_RES_KEY(name), cfgs[i].name);
         /* a JSON integer, digit for digit: a double would round seeds
          * above 2^53 */
         char sd[24];
         snprintf(sd, sizeof sd, "%llu", (unsigned long long)cfgs[i].seed);
-        cJSON_AddRawToObject(c, "seed", sd);
-        cJSON_AddStringToObject(c, "text", cfgs[i].text ? cfgs[i].text : "");
+        cJSON_AddRawToObject(c, TB_RES_KEY(seed), sd);
+        cJSON_AddStringToObject(c, TB_RES_KEY(text),
+                                cfgs[i].text ? cfgs[i].text : "");
         cJSON_AddItemToArray(cf, c);
     }
-    cJSON_AddObjectToObject(doc, "summary");
-    cJSON_AddArrayToObject(doc, "cases");
+    cJSON_AddObjectToObject(doc, TB_RES_KEY(summary));
+    cJSON_AddArrayToObject(doc, TB_RES_KEY(cases));
     return doc;
 }
 
@@ -81,9 +88,9 @@ int tb_results_set_peaks(cJSON *doc, cJSON *peaks)
     cJSON *v = peaks ? peaks : cJSON_CreateNull();
     if (!v)
         return TB_ENOMEM;
-    if (cJSON_GetObjectItemCaseSensitive(doc, "peaks")
-            ? !cJSON_ReplaceItemInObjectCaseSensitive(doc, "peaks", v)
-            : !cJSON_AddItemToObject(doc, "peaks", v)) {
+    if (cJSON_GetObjectItemCaseSensitive(doc, TB_RES_KEY(peaks))
+            ? !cJSON_ReplaceItemInObjectCaseSensitive(doc, TB_RES_KEY(peaks), v)
+            : !cJSON_AddItemToObject(doc, TB_RES_KEY(peaks), v)) {
         cJSON_Delete(v);
         return TB_ENOMEM;
     }
@@ -97,7 +104,8 @@ int tb_results_set_peaks(cJSON *doc, cJSON *peaks)
 static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
                             const tb_result *r)
 {
-    const cJSON *peaks = cJSON_GetObjectItemCaseSensitive(doc, "peaks");
+    const cJSON *peaks = cJSON_GetObjectItemCaseSensitive(doc,
+                                                          TB_RES_KEY(peaks));
     tb_roofline_in in = {
         .flops = c->flops,
         .bytes = c->bytes,
@@ -108,9 +116,9 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
         .bw_kernel = tb_roofline_bw_kernel(c->op),
     };
     for (int i = 0; i < c->n_axes; i++) {
-        if (!strcmp(c->axis_name[i], "threads"))
+        if (!strcmp(c->axis_name[i], TB_RES_KEY(threads)))
             in.threads = atoi(c->axis_value[i]);
-        else if (!strcmp(c->axis_name[i], "isa"))
+        else if (!strcmp(c->axis_name[i], TB_RES_KEY(isa)))
             in.isa = c->axis_value[i];
     }
     tb_roofline rl;
@@ -138,37 +146,39 @@ static void add_cupti(cJSON *o, const tb_result *r)
         else
             snprintf(why, sizeof why, "%s",
                      d->reason[0] ? d->reason : "not counted");
-        cJSON_AddNullToObject(o, "cupti");
-        cJSON_AddStringToObject(o, "cupti_reason", why);
+        cJSON_AddNullToObject(o, TB_RES_KEY(cupti));
+        cJSON_AddStringToObject(o, TB_RES_KEY(cupti_reason), why);
         return;
     }
-    static const char *const dirs[TB_DEV_NDIR] = {"h2d", "d2h", "d2d",
-                                                  "other"};
-    cJSON *cu = cJSON_AddObjectToObject(o, "cupti");
-    cJSON_AddNumberToObject(cu, "iterations", (double)d->iters);
-    cJSON_AddNumberToObject(cu, "kernel_launches", d->kernel_launches);
-    cJSON *mc = cJSON_AddObjectToObject(cu, "memcpy");
+    cJSON *cu = cJSON_AddObjectToObject(o, TB_RES_KEY(cupti));
+    cJSON_AddNumberToObject(cu, TB_RES_KEY(iterations), (double)d->iters);
+    cJSON_AddNumberToObject(cu, TB_RES_KEY(kernel_launches),
+                            d->kernel_launches);
+    cJSON *mc = cJSON_AddObjectToObject(cu, TB_RES_KEY(memcpy));
     for (int i = 0; mc && i < TB_DEV_NDIR; i++) {
-        cJSON *m = cJSON_AddObjectToObject(mc, dirs[i]);
-        cJSON_AddNumberToObject(m, "count", d->memcpy_count[i]);
-        cJSON_AddNumberToObject(m, "bytes", d->memcpy_bytes[i]);
+        cJSON *m = cJSON_AddObjectToObject(mc, tb_res_dir_name(i));
+        cJSON_AddNumberToObject(m, TB_RES_KEY(count), d->memcpy_count[i]);
+        cJSON_AddNumberToObject(m, TB_RES_KEY(bytes), d->memcpy_bytes[i]);
     }
-    cJSON_AddNumberToObject(cu, "memsets", d->memsets);
-    cJSON_AddNumberToObject(cu, "memset_bytes", d->memset_bytes);
-    cJSON_AddNumberToObject(cu, "device_allocs", d->device_allocs);
-    cJSON_AddNumberToObject(cu, "device_alloc_bytes", d->device_alloc_bytes);
-    cJSON_AddNumberToObject(cu, "device_frees", d->device_frees);
-    cJSON_AddNumberToObject(cu, "device_free_bytes", d->device_free_bytes);
-    cJSON *ks = cJSON_AddArrayToObject(cu, "kernels");
+    cJSON_AddNumberToObject(cu, TB_RES_KEY(memsets), d->memsets);
+    cJSON_AddNumberToObject(cu, TB_RES_KEY(memset_bytes), d->memset_bytes);
+    cJSON_AddNumberToObject(cu, TB_RES_KEY(device_allocs), d->device_allocs);
+    cJSON_AddNumberToObject(cu, TB_RES_KEY(device_alloc_bytes),
+                            d->device_alloc_bytes);
+    cJSON_AddNumberToObject(cu, TB_RES_KEY(device_frees), d->device_frees);
+    cJSON_AddNumberToObject(cu, TB_RES_KEY(device_free_bytes),
+                            d->device_free_bytes);
+    cJSON *ks = cJSON_AddArrayToObject(cu, TB_RES_KEY(kernels));
     for (int i = 0; ks && i < d->n_kernels; i++) {
         cJSON *k = cJSON_CreateObject();
         cJSON_AddItemToArray(ks, k);
-        cJSON_AddStringToObject(k, "name", d->kernel[i].name);
-        cJSON_AddNumberToObject(k, "count", d->kernel[i].count);
-        cJSON_AddNumberToObject(k, "device_ns", d->kernel[i].ns);
+        cJSON_AddStringToObject(k, TB_RES_KEY(name), d->kernel[i].name);
+        cJSON_AddNumberToObject(k, TB_RES_KEY(count), d->kernel[i].count);
+        cJSON_AddNumberToObject(k, TB_RES_KEY(device_ns), d->kernel[i].ns);
     }
-    cJSON_AddNumberToObject(cu, "kernels_unlisted", d->kernels_unlisted);
-    cJSON_AddNullToObject(o, "cupti_reason");
+    cJSON_AddNumberToObject(cu, TB_RES_KEY(kernels_unlisted),
+                            d->kernels_unlisted);
+    cJSON_AddNullToObject(o, TB_RES_KEY(cupti_reason));
 }
 
 /* measure.instructions (instr.h): null when not asked for; else the
@@ -181,20 +191,20 @@ static cJSON *instr_json(const tb_case *c, const tb_result *r)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    cJSON_AddStringToObject(o, "requested",
+    cJSON_AddStringToObject(o, TB_RES_KEY(requested),
                             tb_instr_source_name(c->measure.instructions));
-    cJSON_AddItemToObject(o, "per_iter",
+    cJSON_AddItemToObject(o, TB_RES_KEY(per_iter),
                           num_or_null(r->instructions, r->instr_ok));
-    cJSON_AddItemToObject(o, "source",
+    cJSON_AddItemToObject(o, TB_RES_KEY(source),
                           r->instr_ok ? cJSON_CreateString(r->instr_source)
                                       : cJSON_CreateNull());
-    cJSON_AddItemToObject(o, "isa",
+    cJSON_AddItemToObject(o, TB_RES_KEY(isa),
                           r->instr_ok && r->instr_isa[0]
                               ? cJSON_CreateString(r->instr_isa)
                               : cJSON_CreateNull());
-    cJSON_AddItemToObject(o, "iters",
+    cJSON_AddItemToObject(o, TB_RES_KEY(iters),
                           num_or_null((double)r->instr_iters, r->instr_ok));
-    cJSON_AddItemToObject(o, "reason",
+    cJSON_AddItemToObject(o, TB_RES_KEY(reason),
                           r->instr_reason[0]
                               ? cJSON_CreateString(r->instr_reason)
                               : cJSON_CreateNull());
@@ -222,38 +232,187 @@ static cJSON *device_json(const tb_result *r)
     double med = tb_quantile_sorted(d, n, 0.5);
     double wmed = tb_quantile_sorted(w, n, 0.5);
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "source", "backend device timer");
-    cJSON_AddNumberToObject(o, "median_ns", med);
-    cJSON_AddNumberToObject(o, "min_ns", d[0]);
-    cJSON_AddNumberToObject(o, "max_ns", d[n - 1]);
-    cJSON_AddNumberToObject(o, "overhead_ns", wmed - med);
-    cJSON_AddItemToObject(o, "samples_ns",
+    cJSON_AddStringToObject(o, TB_RES_KEY(source), "backend device timer");
+    cJSON_AddNumberToObject(o, TB_RES_KEY(median_ns), med);
+    cJSON_AddNumberToObject(o, TB_RES_KEY(min_ns), d[0]);
+    cJSON_AddNumberToObject(o, TB_RES_KEY(max_ns), d[n - 1]);
+    cJSON_AddNumberToObject(o, TB_RES_KEY(overhead_ns), wmed - med);
+    cJSON_AddItemToObject(o, TB_RES_KEY(samples_ns),
                           cJSON_CreateDoubleArray(r->device_ns, (int)n));
     free(d);
     free(w);
     return o;
 }
 
-static cJSON *case_record(const cJSON *doc, const tb_case *c,
-                          const tb_result *r)
+/* model: the op table's cost model of the case. */
+static void add_model(cJSON *o, const tb_case *c)
 {
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return NULL;
-    cJSON_AddStringToObject(o, "id", c->id);
-    cJSON_AddStringToObject(o, "op", c->op->name);
-    cJSON_AddStringToObject(o, "category",
+    cJSON *md = cJSON_AddObjectToObject(o, TB_RES_KEY(model));
+    cJSON_AddNumberToObject(md, TB_RES_KEY(flops), c->flops);
+    cJSON_AddNumberToObject(md, TB_RES_KEY(bytes), c->bytes);
+    cJSON_AddNumberToObject(md, TB_RES_KEY(items), c->items);
+    cJSON_AddNumberToObject(md, TB_RES_KEY(reduce_len), c->reduce_len);
+}
+
+/* check: the correctness check against the reference, or null. */
+static void add_check(cJSON *o, const tb_result *r)
+{
+    if (!r->checked) {
+        cJSON_AddNullToObject(o, TB_RES_KEY(check));
+        return;
+    }
+    cJSON *ck = cJSON_AddObjectToObject(o, TB_RES_KEY(check));
+    cJSON_AddBoolToObject(ck, TB_RES_KEY(passed), r->check.passed);
+    cJSON_AddStringToObject(ck, TB_RES_KEY(method), r->check.method);
+    cJSON_AddNumberToObject(ck, TB_RES_KEY(max_abs_err),
+                            r->check.max_abs_err);
+    cJSON_AddNumberToObject(ck, TB_RES_KEY(max_rel_err),
+                            r->check.max_rel_err);
+    cJSON_AddNumberToObject(ck, TB_RES_KEY(rtol), r->check.rtol);
+    cJSON_AddNumberToObject(ck, TB_RES_KEY(atol), r->check.atol);
+    cJSON_AddNumberToObject(ck, TB_RES_KEY(n_bad), (double)r->check.n_bad);
+}
+
+/* stats: the samples' statistics of a timed case. */
+static void add_stats(cJSON *o, const tb_result *r)
+{
+    const tb_stats *s = &r->stats;
+    cJSON *st = cJSON_AddObjectToObject(o, TB_RES_KEY(stats));
+    cJSON_AddNumberToObject(st, TB_RES_KEY(n), (double)s->n);
+    cJSON_AddNumberToObject(st, TB_RES_KEY(iters_per_sample),
+                            (double)r->iters_per_sample);
+    cJSON_AddNumberToObject(st, TB_RES_KEY(min_ns), s->min);
+    cJSON_AddNumberToObject(st, TB_RES_KEY(max_ns), s->max);
+    cJSON_AddNumberToObject(st, TB_RES_KEY(median_ns), s->median);
+    cJSON_AddNumberToObject(st, TB_RES_KEY(mean_ns), s->mean);
+    cJSON_AddNumberToObject(st, TB_RES_KEY(stddev_ns), s->stddev);
+    cJSON_AddNumberToObject(st, TB_RES_KEY(mad_ns), s->mad);
+    cJSON_AddNumberToObject(st, TB_RES_KEY(p5_ns), s->p5);
+    cJSON_AddNumberToObject(st, TB_RES_KEY(p95_ns), s->p95);
+    cJSON_AddNumberToObject(st, TB_RES_KEY(ci_low_ns), s->ci_low);
+    cJSON_AddNumberToObject(st, TB_RES_KEY(ci_high_ns), s->ci_high);
+    cJSON_AddNumberToObject(st, TB_RES_KEY(ci_rel),
+                            s->median > 0
+                                ? (s->ci_high - s->ci_low) / s->median
+                                : 0);
+    cJSON *ol = cJSON_AddObjectToObject(st, TB_RES_KEY(outliers));
+    cJSON_AddNumberToObject(ol, TB_RES_KEY(low_mild), s->outliers.low_mild);
+    cJSON_AddNumberToObject(ol, TB_RES_KEY(low_severe),
+                            s->outliers.low_severe);
+    cJSON_AddNumberToObject(ol, TB_RES_KEY(high_mild),
+                            s->outliers.high_mild);
+    cJSON_AddNumberToObject(ol, TB_RES_KEY(high_severe),
+                            s->outliers.high_severe);
+    cJSON_AddStringToObject(st, TB_RES_KEY(stop_reason), r->stop_reason);
+    cJSON_AddNumberToObject(st, TB_RES_KEY(rounds), r->rounds);
+    cJSON_AddItemToObject(st, TB_RES_KEY(round_medians_ns),
+                          cJSON_CreateDoubleArray(r->round_medians_ns,
+                                                  r->rounds));
+    cJSON_AddItemToObject(st, TB_RES_KEY(samples_ns),
+                          cJSON_CreateDoubleArray(r->samples_ns,
+                                                  (int)r->n_samples));
+}
+
+/* throughput: the cost model over the median. */
+static void add_throughput(cJSON *o, const tb_case *c, const tb_result *r)
+{
+    cJSON *tp = cJSON_AddObjectToObject(o, TB_RES_KEY(throughput));
+    cJSON_AddItemToObject(tp, TB_RES_KEY(gb_s),
+                          num_or_null(r->gb_s, c->bytes > 0));
+    cJSON_AddItemToObject(tp, TB_RES_KEY(gflop_s),
+                          num_or_null(r->gflop_s, c->flops > 0));
+    cJSON_AddNumberToObject(tp, TB_RES_KEY(items_s), r->items_s);
+    /* An optimizer call is one step of the whole parameter vector. */
+    cJSON_AddItemToObject(
+        tp, TB_RES_KEY(steps_s),
+        num_or_null(r->stats.median > 0 ? 1e9 / r->stats.median : 0,
+                    c->op->category == TB_CAT_OPTIMIZER &&
+                        r->stats.median > 0));
+}
+
+/* counters: per iteration, in the schema's order (TB_RES_COUNTERS). */
+static void add_counters(cJSON *o, const tb_result *r)
+{
+    const tb_counters *k = &r->counters;
+    const double v[TB_RES_NCOUNTERS_ALL] = {
+        [TB_RES_CTR_KERNEL_LAUNCHES] = k->kernel_launches,
+        [TB_RES_CTR_MEMCPY_COUNT] = k->memcpy_count,
+        [TB_RES_CTR_MEMCPY_BYTES] = k->memcpy_bytes,
+        [TB_RES_CTR_ALLOCS] = k->allocs,
+        [TB_RES_CTR_ALLOC_BYTES] = k->alloc_bytes,
+        [TB_RES_CTR_DEVICE_ALLOCS] = k->device_allocs,
+        [TB_RES_CTR_DEVICE_ALLOC_BYTES] = k->device_alloc_bytes,
+        [TB_RES_CTR_PEAK_BYTES] = (double)k->peak_bytes,
+        [TB_RES_CTR_PEAK_EXTRA_BYTES] = (double)k->peak_extra_bytes,
+        [TB_RES_CTR_MINOR_FAULTS] = k->minor_faults,
+        [TB_RES_CTR_MAJOR_FAULTS] = k->major_faults,
+        [TB_RES_CTR_VOL_CTX_SWITCHES] = k->vol_ctx_switches,
+        [TB_RES_CTR_INVOL_CTX_SWITCHES] = k->invol_ctx_switches,
+    };
+    cJSON *ct = cJSON_AddObjectToObject(o, TB_RES_KEY(counters));
+    for (int i = 0; i < TB_RES_NCOUNTERS_ALL; i++)
+        cJSON_AddNumberToObject(ct, tb_res_counter_name(i), v[i]);
+}
+
+/* timing: the phases' wall times and the device timer's figures. */
+static void add_timing(cJSON *o, const tb_result *r)
+{
+    cJSON *tm = cJSON_AddObjectToObject(o, TB_RES_KEY(timing));
+    cJSON_AddNumberToObject(tm, TB_RES_KEY(timer_overhead_ns),
+                            r->timer_overhead_ns);
+    cJSON_AddNumberToObject(tm, TB_RES_KEY(warmup_iters),
+                            (double)r->warmup_iters);
+    cJSON_AddNumberToObject(tm, TB_RES_KEY(warmup_ns), r->warmup_ns);
+    cJSON_AddNumberToObject(tm, TB_RES_KEY(sampling_ns), r->sampling_ns);
+    cJSON_AddItemToObject(tm, TB_RES_KEY(device), device_json(r));
+    cJSON_AddBoolToObject(tm, TB_RES_KEY(prepared_samples), r->prepped);
+}
+
+/* Where it ran: the machine, and the shard of a sharded run (the
+ * document's "shard", tb_results_set_shard), so that the records of a
+ * merged file still say it. */
+static void add_where(cJSON *o, const cJSON *doc, const tb_case *c)
+{
+    const cJSON *env = cJSON_GetObjectItemCaseSensitive(doc,
+                                                        TB_RES_KEY(env));
+    const cJSON *host = cJSON_GetObjectItemCaseSensitive(
+        env, TB_RES_KEY(hostname));
+    cJSON_AddItemToObject(o, TB_RES_KEY(host),
+                          cJSON_IsString(host)
+                              ? cJSON_CreateString(host->valuestring)
+                              : cJSON_CreateNull());
+    const cJSON *sd = cJSON_GetObjectItemCaseSensitive(doc,
+                                                       TB_RES_KEY(shard));
+    if (!cJSON_IsObject(sd)) {
+        cJSON_AddNullToObject(o, TB_RES_KEY(shard));
+        return;
+    }
+    cJSON *s = cJSON_AddObjectToObject(o, TB_RES_KEY(shard));
+    cJSON_AddItemToObject(s, TB_RES_KEY(index), cJSON_Duplicate(
+        cJSON_GetObjectItemCaseSensitive(sd, TB_RES_KEY(index)), 1));
+    cJSON_AddItemToObject(s, TB_RES_KEY(count), cJSON_Duplicate(
+        cJSON_GetObjectItemCaseSensitive(sd, TB_RES_KEY(count)), 1));
+    cJSON_AddNumberToObject(s, TB_RES_KEY(plan_index), c->plan_index);
+}
+
+/* What the case is: id, op, dtype, forms, shapes, params, backend and
+ * its axes. */
+static void add_identity(cJSON *o, const tb_case *c)
+{
+    cJSON_AddStringToObject(o, TB_RES_KEY(id), c->id);
+    cJSON_AddStringToObject(o, TB_RES_KEY(op), c->op->name);
+    cJSON_AddStringToObject(o, TB_RES_KEY(category),
                             tb_op_category_name(c->op->category));
-    cJSON_AddStringToObject(o, "dtype", tb_dtype_name(c->dtype));
-    cJSON_AddBoolToObject(o, "alloc_outputs", c->alloc_outputs);
-    cJSON_AddBoolToObject(o, "transfers", c->transfers);
-    cJSON *sh = cJSON_AddArrayToObject(o, "shapes");
+    cJSON_AddStringToObject(o, TB_RES_KEY(dtype), tb_dtype_name(c->dtype));
+    cJSON_AddBoolToObject(o, TB_RES_KEY(alloc_outputs), c->alloc_outputs);
+    cJSON_AddBoolToObject(o, TB_RES_KEY(transfers), c->transfers);
+    cJSON *sh = cJSON_AddArrayToObject(o, TB_RES_KEY(shapes));
     for (int i = 0; i < c->n_in; i++)
         cJSON_AddItemToArray(sh, shape_json(&c->in[i]));
-    cJSON *osh = cJSON_AddArrayToObject(o, "out_shapes");
+    cJSON *osh = cJSON_AddArrayToObject(o, TB_RES_KEY(out_shapes));
     for (int i = 0; i < c->op->n_out; i++)
         cJSON_AddItemToArray(osh, shape_json(&c->out[i]));
-    cJSON *pr = cJSON_AddObjectToObject(o, "params");
+    cJSON *pr = cJSON_AddObjectToObject(o, TB_RES_KEY(params));
     for (int i = 0; i < c->op->n_params; i++) {
         if (!tb_params_has(&c->params, i))
             continue;
@@ -263,150 +422,59 @@ static cJSON *case_record(const cJSON *doc, const tb_case *c,
         else
             cJSON_AddNumberToObject(pr, s->name, c->params.v[i]);
     }
-    cJSON_AddStringToObject(o, "backend", c->backend->name);
-    cJSON *bp = cJSON_AddObjectToObject(o, "backend_params");
+    cJSON_AddStringToObject(o, TB_RES_KEY(backend), c->backend->name);
+    cJSON *bp = cJSON_AddObjectToObject(o, TB_RES_KEY(backend_params));
     for (int i = 0; i < c->n_axes; i++)
         cJSON_AddStringToObject(bp, c->axis_name[i], c->axis_value[i]);
-    cJSON_AddItemToObject(o, "impl", r->impl ? cJSON_CreateString(r->impl)
-                                             : cJSON_CreateNull());
-    cJSON_AddStringToObject(o, "status", tb_status_name(r->status));
-    cJSON_AddItemToObject(o, "message", r->message[0]
-                                            ? cJSON_CreateString(r->message)
-                                            : cJSON_CreateNull());
-    cJSON *md = cJSON_AddObjectToObject(o, "model");
-    cJSON_AddNumberToObject(md, "flops", c->flops);
-    cJSON_AddNumberToObject(md, "bytes", c->bytes);
-    cJSON_AddNumberToObject(md, "items", c->items);
-    cJSON_AddNumberToObject(md, "reduce_len", c->reduce_len);
+}
 
-    if (r->checked) {
-        cJSON *ck = cJSON_AddObjectToObject(o, "check");
-        cJSON_AddBoolToObject(ck, "passed", r->check.passed);
-        cJSON_AddStringToObject(ck, "method", r->check.method);
-        cJSON_AddNumberToObject(ck, "max_abs_err", r->check.max_abs_err);
-        cJSON_AddNumberToObject(ck, "max_rel_err", r->check.max_rel_err);
-        cJSON_AddNumberToObject(ck, "rtol", r->check.rtol);
-        cJSON_AddNumberToObject(ck, "atol", r->check.atol);
-        cJSON_AddNumberToObject(ck, "n_bad", (double)r->check.n_bad);
+/* The case record of docs/FORMAT.md ("A case"), members in its order. */
+static cJSON *case_record(const cJSON *doc, const tb_case *c,
+                          const tb_result *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    add_identity(o, c);
+    cJSON_AddItemToObject(o, TB_RES_KEY(impl),
+                          r->impl ? cJSON_CreateString(r->impl)
+                                  : cJSON_CreateNull());
+    cJSON_AddStringToObject(o, TB_RES_KEY(status), tb_status_name(r->status));
+    cJSON_AddItemToObject(o, TB_RES_KEY(message),
+                          r->message[0] ? cJSON_CreateString(r->message)
+                                        : cJSON_CreateNull());
+    add_model(o, c);
+    add_check(o, r);
+    if (r->status == TB_STATUS_OK) {
+        add_stats(o, r);
+        add_throughput(o, c, r);
+        add_counters(o, r);
+        add_timing(o, r);
     } else {
-        cJSON_AddNullToObject(o, "check");
+        cJSON_AddNullToObject(o, TB_RES_KEY(stats));
+        cJSON_AddNullToObject(o, TB_RES_KEY(throughput));
+        cJSON_AddNullToObject(o, TB_RES_KEY(counters));
+        cJSON_AddNullToObject(o, TB_RES_KEY(timing));
     }
-
-    bool timed = r->status == TB_STATUS_OK;
-    if (timed) {
-        const tb_stats *s = &r->stats;
-        cJSON *st = cJSON_AddObjectToObject(o, "stats");
-        cJSON_AddNumberToObject(st, "n", (double)s->n);
-        cJSON_AddNumberToObject(st, "iters_per_sample",
-                                (double)r->iters_per_sample);
-        cJSON_AddNumberToObject(st, "min_ns", s->min);
-        cJSON_AddNumberToObject(st, "max_ns", s->max);
-        cJSON_AddNumberToObject(st, "median_ns", s->median);
-        cJSON_AddNumberToObject(st, "mean_ns", s->mean);
-        cJSON_AddNumberToObject(st, "stddev_ns", s->stddev);
-        cJSON_AddNumberToObject(st, "mad_ns", s->mad);
-        cJSON_AddNumberToObject(st, "p5_ns", s->p5);
-        cJSON_AddNumberToObject(st, "p95_ns", s->p95);
-        cJSON_AddNumberToObject(st, "ci_low_ns", s->ci_low);
-        cJSON_AddNumberToObject(st, "ci_high_ns", s->ci_high);
-        cJSON_AddNumberToObject(st, "ci_rel",
-                                s->median > 0
-                                    ? (s->ci_high - s->ci_low) / s->median
-                                    : 0);
-        cJSON *ol = cJSON_AddObjectToObject(st, "outliers");
-        cJSON_AddNumberToObject(ol, "low_mild", s->outliers.low_mild);
-        cJSON_AddNumberToObject(ol, "low_severe", s->outliers.low_severe);
-        cJSON_AddNumberToObject(ol, "high_mild", s->outliers.high_mild);
-        cJSON_AddNumberToObject(ol, "high_severe", s->outliers.high_severe);
-        cJSON_AddStringToObject(st, "stop_reason", r->stop_reason);
-        cJSON_AddNumberToObject(st, "rounds", r->rounds);
-        cJSON_AddItemToObject(st, "round_medians_ns",
-                              cJSON_CreateDoubleArray(r->round_medians_ns,
-                                                      r->rounds));
-        cJSON_AddItemToObject(st, "samples_ns",
-                              cJSON_CreateDoubleArray(r->samples_ns,
-                                                      (int)r->n_samples));
-
-        cJSON *tp = cJSON_AddObjectToObject(o, "throughput");
-        cJSON_AddItemToObject(tp, "gb_s", num_or_null(r->gb_s, c->bytes > 0));
-        cJSON_AddItemToObject(tp, "gflop_s",
-                              num_or_null(r->gflop_s, c->flops > 0));
-        cJSON_AddNumberToObject(tp, "items_s", r->items_s);
-        /* An optimizer call is one step of the whole parameter vector. */
-        cJSON_AddItemToObject(
-            tp, "steps_s",
-            num_or_null(r->stats.median > 0 ? 1e9 / r->stats.median : 0,
-                        c->op->category == TB_CAT_OPTIMIZER &&
-                            r->stats.median > 0));
-
-        const tb_counters *k = &r->counters;
-        cJSON *ct = cJSON_AddObjectToObject(o, "counters");
-        cJSON_AddNumberToObject(ct, "kernel_launches", k->kernel_launches);
-        cJSON_AddNumberToObject(ct, "memcpy_count", k->memcpy_count);
-        cJSON_AddNumberToObject(ct, "memcpy_bytes", k->memcpy_bytes);
-        cJSON_AddNumberToObject(ct, "allocs", k->allocs);
-        cJSON_AddNumberToObject(ct, "alloc_bytes", k->alloc_bytes);
-        cJSON_AddNumberToObject(ct, "device_allocs", k->device_allocs);
-        cJSON_AddNumberToObject(ct, "device_alloc_bytes",
-                                k->device_alloc_bytes);
-        cJSON_AddNumberToObject(ct, "peak_bytes", (double)k->peak_bytes);
-        cJSON_AddNumberToObject(ct, "peak_extra_bytes",
-                                (double)k->peak_extra_bytes);
-        cJSON_AddNumberToObject(ct, "minor_faults", k->minor_faults);
-        cJSON_AddNumberToObject(ct, "major_faults", k->major_faults);
-        cJSON_AddNumberToObject(ct, "vol_ctx_switches", k->vol_ctx_switches);
-        cJSON_AddNumberToObject(ct, "invol_ctx_switches",
-                                k->invol_ctx_switches);
-
-        cJSON *tm = cJSON_AddObjectToObject(o, "timing");
-        cJSON_AddNumberToObject(tm, "timer_overhead_ns", r->timer_overhead_ns);
-        cJSON_AddNumberToObject(tm, "warmup_iters", (double)r->warmup_iters);
-        cJSON_AddNumberToObject(tm, "warmup_ns", r->warmup_ns);
-        cJSON_AddNumberToObject(tm, "sampling_ns", r->sampling_ns);
-        cJSON_AddItemToObject(tm, "device", device_json(r));
-        cJSON_AddBoolToObject(tm, "prepared_samples", r->prepped);
-    } else {
-        cJSON_AddNullToObject(o, "stats");
-        cJSON_AddNullToObject(o, "throughput");
-        cJSON_AddNullToObject(o, "counters");
-        cJSON_AddNullToObject(o, "timing");
-    }
-    cJSON_AddItemToObject(o, "roofline", roofline_json(doc, c, r));
+    cJSON_AddItemToObject(o, TB_RES_KEY(roofline), roofline_json(doc, c, r));
     add_cupti(o, r);
-    cJSON_AddItemToObject(o, "instructions", instr_json(c, r));
-    /* Where it ran: the machine, and the shard of a sharded run (the
-     * document's "shard", tb_results_set_shard), so that the records of
-     * a merged file still say it. */
-    const cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, "env");
-    const cJSON *host = cJSON_GetObjectItemCaseSensitive(env, "hostname");
-    cJSON_AddItemToObject(o, "host", cJSON_IsString(host)
-                                         ? cJSON_CreateString(host->valuestring)
-                                         : cJSON_CreateNull());
-    const cJSON *sd = cJSON_GetObjectItemCaseSensitive(doc, "shard");
-    if (cJSON_IsObject(sd)) {
-        cJSON *s = cJSON_AddObjectToObject(o, "shard");
-        cJSON_AddItemToObject(s, "index", cJSON_Duplicate(
-            cJSON_GetObjectItemCaseSensitive(sd, "index"), 1));
-        cJSON_AddItemToObject(s, "count", cJSON_Duplicate(
-            cJSON_GetObjectItemCaseSensitive(sd, "count"), 1));
-        cJSON_AddNumberToObject(s, "plan_index", c->plan_index);
-    } else {
-        cJSON_AddNullToObject(o, "shard");
-    }
-    cJSON_AddItemToObject(o, "gpu_clock", tb_gpu_clock_json(&r->clock));
+    cJSON_AddItemToObject(o, TB_RES_KEY(instructions), instr_json(c, r));
+    add_where(o, doc, c);
+    cJSON_AddItemToObject(o, TB_RES_KEY(gpu_clock),
+                          tb_gpu_clock_json(&r->clock));
     return o;
 }
 
 int tb_results_add_case(cJSON *doc, const tb_case *c, const tb_result *r)
 {
-    cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
+    cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, TB_RES_KEY(cases));
     return tb_results_set_case(doc, cJSON_GetArraySize(cases), c, r);
 }
 
 int tb_results_set_case(cJSON *doc, int index, const tb_case *c,
                         const tb_result *r)
 {
-    cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
+    cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, TB_RES_KEY(cases));
     int n = cJSON_GetArraySize(cases);
     if (index < 0 || index > n)
         return TB_EINVAL;
@@ -432,70 +500,45 @@ static int set_member(cJSON *doc, const char *key, cJSON *v)
 
 int tb_results_set_isolation(cJSON *doc, const char *mode)
 {
-    return set_member(doc, "isolation", cJSON_CreateString(mode));
+    return set_member(doc, TB_RES_KEY(isolation), cJSON_CreateString(mode));
 }
 
 int tb_results_set_nvtx(cJSON *doc, bool on)
 {
-    return set_member(doc, "nvtx", cJSON_CreateBool(on));
+    return set_member(doc, TB_RES_KEY(nvtx), cJSON_CreateBool(on));
 }
 
 int tb_results_finish(cJSON *doc, bool complete)
 {
-    cJSON_ReplaceItemInObjectCaseSensitive(doc, "complete",
+    cJSON_ReplaceItemInObjectCaseSensitive(doc, TB_RES_KEY(complete),
                                            cJSON_CreateBool(complete));
     cJSON *sum = cJSON_CreateObject();
     if (!sum)
         return TB_ENOMEM;
-    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
-    cJSON_AddNumberToObject(sum, "cases", cJSON_GetArraySize(cases));
-    for (int s = TB_STATUS_OK; s <= TB_STATUS_TIMEOUT; s++) {
-        int n = 0;
-        const cJSON *c;
-        cJSON_ArrayForEach(c, cases)
-        {
-            const cJSON *st = cJSON_GetObjectItemCaseSensitive(c, "status");
-            if (cJSON_IsString(st) &&
-                !strcmp(st->valuestring, tb_status_name((tb_status)s)))
-                n++;
-        }
-        cJSON_AddNumberToObject(sum, tb_status_name((tb_status)s), n);
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc,
+                                                          TB_RES_KEY(cases));
+    int n[TB_RES_NSTATUSES] = {0};
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+    {
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(c,
+                                                           TB_RES_KEY(status));
+        int k = cJSON_IsString(st) ? tb_res_status_parse(st->valuestring)
+                                   : -1;
+        if (k >= 0)
+            n[k]++;
     }
-    cJSON_ReplaceItemInObjectCaseSensitive(doc, "summary", sum);
+    cJSON_AddNumberToObject(sum, TB_RES_KEY(cases), cJSON_GetArraySize(cases));
+    for (int s = 0; s < TB_RES_NSTATUSES; s++)
+        cJSON_AddNumberToObject(sum, tb_res_status_name(s), n[s]);
+    cJSON_ReplaceItemInObjectCaseSensitive(doc, TB_RES_KEY(summary), sum);
     return 0;
 }
 
 /* ---- CSV ---------------------------------------------------------------- */
 
-typedef struct {
-    char *buf;
-    size_t len, cap;
-    bool oom;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *nb = realloc(b->buf, cap);
-        if (!nb) {
-            b->oom = true;
-            return;
-        }
-        b->buf = nb;
-        b->cap = cap;
-    }
-    memcpy(b->buf + b->len, s, n);
-    b->len += n;
-    b->buf[b->len] = '\0';
-}
-
 /* One CSV field, quoted by libcsv, preceded by a comma unless first. */
-static void field(sbuf *b, bool first, const char *s)
+static void field(tb_strbuf *b, bool first, const char *s)
 {
     size_t n = strlen(s);
     char small[512];
@@ -507,44 +550,57 @@ static void field(sbuf *b, bool first, const char *s)
     }
     csv_write(q, need, s, n);
     if (!first)
-        sb_put(b, ",", 1);
-    sb_put(b, q, need);
+        tb_strbuf_put(b, ",", 1);
+    tb_strbuf_put(b, q, need);
     if (q != small)
         free(q);
 }
 
-static const char *const csv_cols[] = {
-    "id", "op", "dtype", "shapes", "params", "backend", "backend_params",
-    "impl", "status", "n", "iters_per_sample", "min_ns", "median_ns",
-    "mean_ns", "stddev_ns", "mad_ns", "p5_ns", "p95_ns", "ci_low_ns",
-    "ci_high_ns", "stop_reason", "gb_s", "gflop_s", "items_s",
-    "kernel_launches", "allocs", "alloc_bytes", "peak_bytes",
-    "minor_faults", "major_faults", "vol_ctx_switches",
-    "invol_ctx_switches", "max_abs_err", "max_rel_err", "message",
-    "instructions",
+/* The columns (docs/FORMAT.md, "results.csv"): each the member of its
+ * name in the case's object `in` (NULL: of the case itself), or the
+ * member `key` of `in` when the column is named after the object. */
+static const struct {
+    const char *col, *in, *key;
+} csv_cols[] = {
+    {TB_RES_KEY(id), NULL, NULL},
+    {TB_RES_KEY(op), NULL, NULL},
+    {TB_RES_KEY(dtype), NULL, NULL},
+    {TB_RES_KEY(shapes), NULL, NULL},
+    {TB_RES_KEY(params), NULL, NULL},
+    {TB_RES_KEY(backend), NULL, NULL},
+    {TB_RES_KEY(backend_params), NULL, NULL},
+    {TB_RES_KEY(impl), NULL, NULL},
+    {TB_RES_KEY(status), NULL, NULL},
+    {TB_RES_KEY(n), TB_RES_KEY(stats), NULL},
+    {TB_RES_KEY(iters_per_sample), TB_RES_KEY(stats), NULL},
+    {TB_RES_KEY(min_ns), TB_RES_KEY(stats), NULL},
+    {TB_RES_KEY(median_ns), TB_RES_KEY(stats), NULL},
+    {TB_RES_KEY(mean_ns), TB_RES_KEY(stats), NULL},
+    {TB_RES_KEY(stddev_ns), TB_RES_KEY(stats), NULL},
+    {TB_RES_KEY(mad_ns), TB_RES_KEY(stats), NULL},
+    {TB_RES_KEY(p5_ns), TB_RES_KEY(stats), NULL},
+    {TB_RES_KEY(p95_ns), TB_RES_KEY(stats), NULL},
+    {TB_RES_KEY(ci_low_ns), TB_RES_KEY(stats), NULL},
+    {TB_RES_KEY(ci_high_ns), TB_RES_KEY(stats), NULL},
+    {TB_RES_KEY(stop_reason), TB_RES_KEY(stats), NULL},
+    {TB_RES_KEY(gb_s), TB_RES_KEY(throughput), NULL},
+    {TB_RES_KEY(gflop_s), TB_RES_KEY(throughput), NULL},
+    {TB_RES_KEY(items_s), TB_RES_KEY(throughput), NULL},
+    {TB_RES_KEY(kernel_launches), TB_RES_KEY(counters), NULL},
+    {TB_RES_KEY(allocs), TB_RES_KEY(counters), NULL},
+    {TB_RES_KEY(alloc_bytes), TB_RES_KEY(counters), NULL},
+    {TB_RES_KEY(peak_bytes), TB_RES_KEY(counters), NULL},
+    {TB_RES_KEY(minor_faults), TB_RES_KEY(counters), NULL},
+    {TB_RES_KEY(major_faults), TB_RES_KEY(counters), NULL},
+    {TB_RES_KEY(vol_ctx_switches), TB_RES_KEY(counters), NULL},
+    {TB_RES_KEY(invol_ctx_switches), TB_RES_KEY(counters), NULL},
+    {TB_RES_KEY(max_abs_err), TB_RES_KEY(check), NULL},
+    {TB_RES_KEY(max_rel_err), TB_RES_KEY(check), NULL},
+    {TB_RES_KEY(message), NULL, NULL},
+    /* the count only */
+    {TB_RES_KEY(instructions), TB_RES_KEY(instructions),
+     TB_RES_KEY(per_iter)},
 };
-
-/* Where each column lives in a case record: "" = the case itself. */
-static const char *col_parent(const char *col)
-{
-    static const char *const stats[] = {
-        "n", "iters_per_sample", "min_ns", "median_ns", "mean_ns",
-        "stddev_ns", "mad_ns", "p5_ns", "p95_ns", "ci_low_ns", "ci_high_ns",
-        "stop_reason"};
-    for (size_t i = 0; i < sizeof stats / sizeof stats[0]; i++)
-        if (!strcmp(col, stats[i]))
-            return "stats";
-    if (!strcmp(col, "gb_s") || !strcmp(col, "gflop_s") ||
-        !strcmp(col, "items_s"))
-        return "throughput";
-    if (!strcmp(col, "max_abs_err") || !strcmp(col, "max_rel_err"))
-        return "check";
-    if (!strcmp(col, "kernel_launches") || !strcmp(col, "allocs") ||
-        !strcmp(col, "alloc_bytes") || !strcmp(col, "peak_bytes") ||
-        strstr(col, "faults") || strstr(col, "ctx_switches"))
-        return "counters";
-    return "";
-}
 
 /* Compact text of a JSON value for a CSV cell ("" for null/absent). */
 static void cell(const cJSON *v, char *out, size_t len)
@@ -569,35 +625,32 @@ static void cell(const cJSON *v, char *out, size_t len)
 
 int tb_results_csv(const cJSON *doc, char **out)
 {
-    sbuf b = {0};
+    tb_strbuf b = {0};
     size_t ncol = sizeof csv_cols / sizeof csv_cols[0];
     for (size_t i = 0; i < ncol; i++)
-        field(&b, i == 0, csv_cols[i]);
-    sb_put(&b, "\n", 1);
+        field(&b, i == 0, csv_cols[i].col);
+    tb_strbuf_put(&b, "\n", 1);
     const cJSON *c;
-    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc,
+                                                          TB_RES_KEY(cases));
     char text[2048];
     cJSON_ArrayForEach(c, cases)
     {
         for (size_t i = 0; i < ncol; i++) {
-            const char *par = col_parent(csv_cols[i]);
             const cJSON *from =
-                par[0] ? cJSON_GetObjectItemCaseSensitive(c, par) : c;
-            const cJSON *v =
-                cJSON_GetObjectItemCaseSensitive(from, csv_cols[i]);
-            if (!strcmp(csv_cols[i], "instructions")) /* the count only */
-                v = cJSON_GetObjectItemCaseSensitive(v, "per_iter");
-            cell(v, text, sizeof text);
+                csv_cols[i].in
+                    ? cJSON_GetObjectItemCaseSensitive(c, csv_cols[i].in)
+                    : c;
+            const char *key = csv_cols[i].key ? csv_cols[i].key
+                                              : csv_cols[i].col;
+            cell(cJSON_GetObjectItemCaseSensitive(from, key), text,
+                 sizeof text);
             field(&b, i == 0, text);
         }
-        sb_put(&b, "\n", 1);
+        tb_strbuf_put(&b, "\n", 1);
     }
-    if (b.oom) {
-        free(b.buf);
-        return TB_ENOMEM;
-    }
-    *out = b.buf;
-    return 0;
+    *out = tb_strbuf_take(&b);
+    return *out ? 0 : TB_ENOMEM;
 }
 
 int tb_results_write(const cJSON *doc, const char *dir, char *err,
@@ -623,15 +676,24 @@ out:
     return rc;
 }
 
+const cJSON *tb_results_warnings(const cJSON *doc)
+{
+    const cJSON *env = cJSON_GetObjectItemCaseSensitive(doc,
+                                                        TB_RES_KEY(env));
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(env,
+                                                      TB_RES_KEY(warnings));
+    return cJSON_IsArray(w) ? w : NULL;
+}
+
 int tb_results_set_shard(cJSON *doc, cJSON *shard)
 {
-    return set_member(doc, "shard", shard);
+    return set_member(doc, TB_RES_KEY(shard), shard);
 }
 
 int tb_results_put_case(cJSON *doc, cJSON **slot, const tb_case *c,
                         const tb_result *r)
 {
-    cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
+    cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, TB_RES_KEY(cases));
     cJSON *o = case_record(doc, c, r);
     if (!o)
         return TB_ENOMEM;

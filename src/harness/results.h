@@ -1,7 +1,8 @@
 /* The result document (schema "tbench.results/1", docs/FORMAT.md) and
- * its CSV summary.  The runner's structs go in; JSON and CSV text come
- * out.  The CSV is derived from the JSON document, never from the run,
- * so the two cannot disagree. */
+ * its CSV summary: the writer, which spells every member with the
+ * schema's names (base/result_schema.h).  The runner's structs go in;
+ * JSON and CSV text come out.  The CSV is derived from the JSON
+ * document, never from the run, so the two cannot disagree. */
 #ifndef TB_HARNESS_RESULTS_H
 #define TB_HARNESS_RESULTS_H
 
@@ -11,8 +12,7 @@
 #include "config.h"
 #include "plan.h"
 #include "runner.h"
-
-#define TB_RESULTS_SCHEMA "tbench.results/1"
+#include "../base/result_schema.h"
 
 /* New document with env (taken over), "peaks": null, the configs and an
  * empty cases array.  NULL on allocation failure. */
@@ -59,6 +59,10 @@ int tb_results_csv(const cJSON *doc, char **out);
 /* Write DIR/results.json and DIR/results.csv, each atomically. */
 int tb_results_write(const cJSON *doc, const char *dir, char *err,
                      size_t errlen);
+
+/* The document's env.warnings: an array of sentences on what makes this
+ * machine noisy (env.h), or NULL when it has none. */
+const cJSON *tb_results_warnings(const cJSON *doc);
 
 /* Set the document's "shard" (taken over on success) to the object of
  * tb_shard_select for a `run --shard I/N`.  Cases added afterwards

@@ -13,6 +13,7 @@
 #include "../backends/composite.h"
 #include "../backends/workload.h"
 #include "../base/error.h"
+#include "../base/result_schema.h"
 #include "timer.h"
 #include "trace.h"
 
@@ -52,13 +53,15 @@ struct tb_runner {
     instance inst[MAX_INSTANCES];
 };
 
+/* tb_status is the schema's status list, in its order. */
+#define TB_STATUS_IS_SCHEMA(e, n, k)                                     \
+    _Static_assert((int)TB_STATUS_##e == (int)TB_RES_STATUS_##e, n);
+TB_RES_STATUSES(TB_STATUS_IS_SCHEMA)
+#undef TB_STATUS_IS_SCHEMA
+
 const char *tb_status_name(tb_status s)
 {
-    static const char *const names[] = {
-        "ok",    "unsupported", "unavailable", "failed-check",
-        "error", "skipped",     "crashed",     "timeout",
-    };
-    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+    return tb_res_status_name((int)s);
 }
 
 const char *tb_phase_name(tb_phase p)

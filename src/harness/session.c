@@ -136,9 +136,7 @@ static int open_run(run *r, const tb_config *cfgs, int ncfg)
         return TB_ENOMEM;
     }
     const cJSON *warn;
-    cJSON_ArrayForEach(warn, cJSON_GetObjectItem(
-                                 cJSON_GetObjectItem(s->doc, "env"),
-                                 "warnings"))
+    cJSON_ArrayForEach(warn, tb_results_warnings(s->doc))
         if (r->sink->warning && cJSON_IsString(warn))
             r->sink->warning(r->sink->ctx, NULL, warn->valuestring);
     tb_results_set_peaks(s->doc, tb_peaks_for_run(o->measure_peaks,

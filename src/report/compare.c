@@ -487,11 +487,15 @@ int tb_cmp_parse_fail_on(const char *s, unsigned *bits)
 
 /* ---- the comparison ----------------------------------------------------- */
 
+static bool is_ok(const char *status)
+{
+    return tb_res_status_parse(status) == TB_RES_STATUS_OK;
+}
+
 /* Statuses that mean "did not run here" rather than "failed". */
 static bool status_not_run(const char *s)
 {
-    return !strcmp(s, "unsupported") || !strcmp(s, "unavailable") ||
-           !strcmp(s, "skipped");
+    return tb_res_status_kind_of(s) == TB_RES_NOT_RUN;
 }
 
 /* A side's status for a case: "ok" when every run that has it is ok,
@@ -504,7 +508,7 @@ static void side_status(const tb_rescase *const *rc, int k,
     *message = NULL;
     *impl = NULL;
     for (int j = 0; j < k; j++) {
-        if (!*status || !strcmp(*status, "ok")) {
+        if (!*status || is_ok(*status)) {
             *status = rc[j]->status;
             *message = rc[j]->message;
         }
@@ -863,8 +867,8 @@ int tb_compare(tb_resfile *const *old, int k_old, tb_resfile *const *nw,
             continue;
         }
         c->presence = TB_CMP_BOTH;
-        bool ook = !strcmp(c->old_status, "ok");
-        bool nok = !strcmp(c->new_status, "ok");
+        bool ook = is_ok(c->old_status);
+        bool nok = is_ok(c->new_status);
         if (!strcmp(c->old_status, c->new_status))
             c->schg = TB_SCHG_SAME;
         else if (nok)
@@ -907,6 +911,30 @@ oom:
     return TB_ENOMEM;
 }
 
+int tb_cmp_pair(const tb_rescase *old, const tb_rescase *nw,
+                const tb_cmp_opts *opts, tb_cmp_case *out)
+{
+    memset(out, 0, sizeof *out);
+    out->id = nw->id;
+    out->presence = TB_CMP_BOTH;
+    out->old_status = old->status;
+    out->new_status = nw->status;
+    out->k_old = out->k_new = 1;
+    out->time = TB_TIME_NA;
+    out->bytes = nw->bytes;
+    out->flops = nw->flops;
+    out->items = nw->items;
+    for (int k = 0; k < TB_RES_NCOUNTERS; k++)
+        out->ctr_old[k] = out->ctr_new[k] = NAN;
+    for (int k = 0; k < TB_RES_NCUPTI; k++)
+        out->cu_old[k] = out->cu_new[k] = NAN;
+    out->instr_old = out->instr_new = out->instr_change = NAN;
+    out->floor_between = NAN;
+    if (!old->timed || !nw->timed)
+        return 0;
+    return compare_timed(out, &old, 1, &nw, 1, opts);
+}
+
 void tb_cmp_free(tb_cmp *c)
 {
     if (!c)
@@ -918,22 +946,25 @@ void tb_cmp_free(tb_cmp *c)
 
 const char *tb_cmp_case_verdict(const tb_cmp_case *c)
 {
+#define V(e) tb_res_verdict_name(TB_RES_VERDICT_##e)
     if (c->presence == TB_CMP_ADDED)
-        return "added";
+        return V(ADDED);
     if (c->presence == TB_CMP_REMOVED)
-        return "removed";
+        return V(REMOVED);
     switch (c->schg) {
-    case TB_SCHG_FAILURE: return "failure";
-    case TB_SCHG_FIXED: return "fixed";
-    case TB_SCHG_CHANGED: return "status-changed";
+    case TB_SCHG_FAILURE: return V(FAILURE);
+    case TB_SCHG_FIXED: return V(FIXED);
+    case TB_SCHG_CHANGED: return V(STATUS_CHANGED);
     case TB_SCHG_SAME: break;
     }
     switch (c->time) {
-    case TB_TIME_REGRESSED: return "regressed";
-    case TB_TIME_IMPROVED: return "improved";
-    case TB_TIME_UNCHANGED: return c->ctr_regressed ? "counters" : "unchanged";
+    case TB_TIME_REGRESSED: return V(REGRESSED);
+    case TB_TIME_IMPROVED: return V(IMPROVED);
+    case TB_TIME_UNCHANGED: return c->ctr_regressed ? V(COUNTERS)
+                                                    : V(UNCHANGED);
     case TB_TIME_NA: break;
     }
+#undef V
     return c->old_status; /* the same status on both sides */
 }
 
@@ -990,7 +1021,9 @@ bool tb_cmp_case_impl_changed(const tb_cmp_case *k)
            strcmp(k->old_impl, k->new_impl) != 0;
 }
 
-void tb_cmp_print(FILE *f, const tb_cmp *c, bool md)
+/* The head (the two sides, the options) and the table of the cases
+ * timed on both sides. */
+static void print_table(FILE *f, const tb_cmp *c, bool md)
 {
     char a[4096], b[4096], fo[64];
     side_label(c->old_files, c->k_old, md, a, sizeof a);
@@ -1040,114 +1073,114 @@ void tb_cmp_print(FILE *f, const tb_cmp *c, bool md)
             fprintf(f, "%-*s  %10s %10s %7s %17s %7s %6s  %s%s\n", w, k->id,
                     om, nm, ch, ci, p, fl, tb_cmp_case_verdict(k), kc);
     }
-    const char *item = md ? "- " : "  ";
+}
+
+/* The start of a list item, "ID" (in backticks for Markdown), under a
+ * heading printed before the first item (*hdr false). */
+static void print_item(FILE *f, bool md, bool *hdr, const char *heading,
+                       const char *id)
+{
+    if (!*hdr)
+        fprintf(f, "\n%s\n%s", heading, md ? "\n" : "");
+    *hdr = true;
+    fprintf(f, "%s%s%s%s", md ? "- " : "  ", md ? "`" : "", id,
+            md ? "`" : "");
+}
+
+/* Exact counters, CUPTI counts and instructions that changed. */
+static void print_counters(FILE *f, const tb_cmp *c, bool md)
+{
+    static const char *const head = "counters (per iteration):";
     bool hdr = false;
+    char x[32], y[32];
     for (int i = 0; i < c->n; i++) {
         const tb_cmp_case *k = &c->cases[i];
-        for (int j = 0; j < TB_RES_NCOUNTERS; j++) {
-            if (!k->ctr_dir[j])
+        for (int j = 0; j < TB_RES_NCOUNTERS + TB_RES_NCUPTI; j++) {
+            bool cu = j >= TB_RES_NCOUNTERS;
+            int jj = cu ? j - TB_RES_NCOUNTERS : j;
+            int dir = cu ? k->cu_dir[jj] : k->ctr_dir[jj];
+            if (!dir)
                 continue;
-            if (!hdr)
-                fprintf(f, "\ncounters (per iteration):\n%s", md ? "\n" : "");
-            hdr = true;
-            char x[32], y[32];
-            fmt_ctr(k->ctr_old[j], x, sizeof x);
-            fmt_ctr(k->ctr_new[j], y, sizeof y);
-            fprintf(f, "%s%s%s%s: %s %s -> %s (%s)\n", item, md ? "`" : "",
-                    k->id, md ? "`" : "", tb_res_counter_name(j), x, y,
-                    k->ctr_dir[j] > 0 ? "counter regression"
-                                      : "counter improvement");
+            print_item(f, md, &hdr, head, k->id);
+            fmt_ctr(cu ? k->cu_old[jj] : k->ctr_old[jj], x, sizeof x);
+            fmt_ctr(cu ? k->cu_new[jj] : k->ctr_new[jj], y, sizeof y);
+            fprintf(f, ": %s %s -> %s (%s)\n",
+                    cu ? tb_res_cupti_name(jj) : tb_res_counter_name(jj), x,
+                    y, dir > 0 ? "counter regression"
+                               : "counter improvement");
         }
-        for (int j = 0; j < TB_RES_NCUPTI; j++) {
-            if (!k->cu_dir[j])
-                continue;
-            if (!hdr)
-                fprintf(f, "\ncounters (per iteration):\n%s", md ? "\n" : "");
-            hdr = true;
-            char x[32], y[32];
-            fmt_ctr(k->cu_old[j], x, sizeof x);
-            fmt_ctr(k->cu_new[j], y, sizeof y);
-            fprintf(f, "%s%s%s%s: %s %s -> %s (%s)\n", item, md ? "`" : "",
-                    k->id, md ? "`" : "", tb_res_cupti_name(j), x, y,
-                    k->cu_dir[j] > 0 ? "counter regression"
-                                     : "counter improvement");
-        }
-        if (k->instr_dir || k->instr_note) {
-            if (!hdr)
-                fprintf(f, "\ncounters (per iteration):\n%s", md ? "\n" : "");
-            hdr = true;
-            if (k->instr_dir)
-                fprintf(f, "%s%s%s%s: instructions %.10g -> %.10g (%+.3f%%, "
-                        "threshold %.3g%%, %s%s%s: %s)\n", item,
-                        md ? "`" : "", k->id, md ? "`" : "", k->instr_old,
-                        k->instr_new, 100 * k->instr_change,
-                        100 * c->opts.instr_threshold, k->instr_source,
-                        k->instr_isa ? " " : "",
-                        k->instr_isa ? k->instr_isa : "",
-                        k->instr_dir > 0 ? "counter regression"
-                                         : "counter improvement");
-            else
-                fprintf(f, "%s%s%s%s: instructions %.10g -> %.10g not "
-                        "compared: %s\n", item, md ? "`" : "", k->id,
-                        md ? "`" : "", k->instr_old, k->instr_new,
-                        k->instr_note);
-        }
-    }
-    hdr = false;
-    for (int i = 0; i < c->n; i++) {
-        const tb_cmp_case *k = &c->cases[i];
-        if (!k->cu_na[0])
+        if (!k->instr_dir && !k->instr_note)
             continue;
-        if (!hdr)
-            fprintf(f, "\nCUPTI counts not compared:\n%s", md ? "\n" : "");
-        hdr = true;
-        fprintf(f, "%s%s%s%s: %s\n", item, md ? "`" : "", k->id,
-                md ? "`" : "", k->cu_na);
+        print_item(f, md, &hdr, head, k->id);
+        if (k->instr_dir)
+            fprintf(f, ": instructions %.10g -> %.10g (%+.3f%%, threshold "
+                    "%.3g%%, %s%s%s: %s)\n", k->instr_old, k->instr_new,
+                    100 * k->instr_change, 100 * c->opts.instr_threshold,
+                    k->instr_source, k->instr_isa ? " " : "",
+                    k->instr_isa ? k->instr_isa : "",
+                    k->instr_dir > 0 ? "counter regression"
+                                     : "counter improvement");
+        else
+            fprintf(f, ": instructions %.10g -> %.10g not compared: %s\n",
+                    k->instr_old, k->instr_new, k->instr_note);
     }
+}
+
+/* CUPTI counts not compared, kernel changes, status changes, and the
+ * cases of one side only. */
+static void print_changes(FILE *f, const tb_cmp *c, bool md)
+{
+    bool hdr = false;
+    for (int i = 0; i < c->n; i++)
+        if (c->cases[i].cu_na[0]) {
+            print_item(f, md, &hdr, "CUPTI counts not compared:",
+                       c->cases[i].id);
+            fprintf(f, ": %s\n", c->cases[i].cu_na);
+        }
     hdr = false;
     for (int i = 0; i < c->n; i++) {
         const tb_cmp_case *k = &c->cases[i];
         if (!tb_cmp_case_impl_changed(k))
             continue;
-        if (!hdr)
-            fprintf(f, "\nkernel changes (the two sides ran different code, "
-                    "e.g. another SIMD level: TBENCH_ISA, env.cpu.isa_used):"
-                    "\n%s", md ? "\n" : "");
-        hdr = true;
-        fprintf(f, "%s%s%s%s: %s -> %s\n", item, md ? "`" : "", k->id,
-                md ? "`" : "", k->old_impl, k->new_impl);
+        print_item(f, md, &hdr, "kernel changes (the two sides ran "
+                   "different code, e.g. another SIMD level: TBENCH_ISA, "
+                   "env.cpu.isa_used):", k->id);
+        fprintf(f, ": %s -> %s\n", k->old_impl, k->new_impl);
     }
     hdr = false;
     for (int i = 0; i < c->n; i++) {
         const tb_cmp_case *k = &c->cases[i];
         if (k->presence != TB_CMP_BOTH || k->schg == TB_SCHG_SAME)
             continue;
-        if (!hdr)
-            fprintf(f, "\nstatus changes:\n%s", md ? "\n" : "");
-        hdr = true;
-        const char *msg = strcmp(k->new_status, "ok") ? k->new_message
-                                                       : NULL;
-        fprintf(f, "%s%s%s%s: %s -> %s (%s)%s%s\n", item, md ? "`" : "",
-                k->id, md ? "`" : "", k->old_status, k->new_status,
+        print_item(f, md, &hdr, "status changes:", k->id);
+        const char *msg = tb_res_status_parse(k->new_status) !=
+                                  TB_RES_STATUS_OK
+                              ? k->new_message
+                              : NULL;
+        fprintf(f, ": %s -> %s (%s)%s%s\n", k->old_status, k->new_status,
                 tb_cmp_case_verdict(k), msg ? ": " : "", msg ? msg : "");
     }
     for (int pass = 0; pass < 2; pass++) {
         tb_cmp_presence want = pass ? TB_CMP_ADDED : TB_CMP_REMOVED;
+        char head[64];
+        snprintf(head, sizeof head, "%s (only in the %s file%s):",
+                 pass ? "added" : "removed", pass ? "new" : "old",
+                 (pass ? c->k_new : c->k_old) > 1 ? "s" : "");
         hdr = false;
         for (int i = 0; i < c->n; i++) {
             const tb_cmp_case *k = &c->cases[i];
             if (k->presence != want)
                 continue;
-            if (!hdr)
-                fprintf(f, "\n%s (only in the %s file%s):\n%s",
-                        pass ? "added" : "removed", pass ? "new" : "old",
-                        (pass ? c->k_new : c->k_old) > 1 ? "s" : "",
-                        md ? "\n" : "");
-            hdr = true;
-            fprintf(f, "%s%s%s%s (%s)\n", item, md ? "`" : "", k->id,
-                    md ? "`" : "", pass ? k->new_status : k->old_status);
+            print_item(f, md, &hdr, head, k->id);
+            fprintf(f, " (%s)\n", pass ? k->new_status : k->old_status);
         }
     }
+}
+
+/* The summary line, the result and the notes on what the verdicts can
+ * and cannot tell. */
+static void print_summary(FILE *f, const tb_cmp *c, bool md)
+{
     int other = c->n_common - c->n_timed;
     fprintf(f, "\n%s%d cases compared: %d regressed, %d improved, %d "
             "unchanged, %d not timed on both sides; %d counter "
@@ -1209,7 +1242,15 @@ void tb_cmp_print(FILE *f, const tb_cmp *c, bool md)
                 cn ? cn : "?");
 }
 
-/* ---- JSON ----------------------------------------------------------------- */
+void tb_cmp_print(FILE *f, const tb_cmp *c, bool md)
+{
+    print_table(f, c, md);
+    print_counters(f, c, md);
+    print_changes(f, c, md);
+    print_summary(f, c, md);
+}
+
+/* ---- JSON --------------------------------------------------------------- */
 
 static cJSON *side_json(tb_resfile *const *f, int k)
 {
@@ -1218,9 +1259,11 @@ static cJSON *side_json(tb_resfile *const *f, int k)
     for (int j = 0; j < k; j++) {
         cJSON *e = cJSON_CreateObject();
         cJSON_AddStringToObject(e, "path", f[j]->path);
-        cJSON_AddItemToObject(e, "date", tb_json_str_or_null(f[j]->date));
-        cJSON_AddItemToObject(e, "git_commit", tb_json_str_or_null(f[j]->git_commit));
-        cJSON_AddItemToObject(e, "hostname", tb_json_str_or_null(f[j]->hostname));
+        cJSON_AddItemToObject(e, "date", tb_cjson_str_or_null(f[j]->date));
+        cJSON_AddItemToObject(e, "git_commit",
+                              tb_cjson_str_or_null(f[j]->git_commit));
+        cJSON_AddItemToObject(e, "hostname",
+                              tb_cjson_str_or_null(f[j]->hostname));
         cJSON_AddBoolToObject(e, "complete", f[j]->complete);
         cJSON_AddItemToArray(a, e);
     }
@@ -1233,24 +1276,43 @@ static double rate(double amount, double ns, double scale)
     return isfinite(amount) && amount > 0 ? amount / ns * scale : NAN;
 }
 
+/* A counter's verdict word by its direction: +1 grew. */
+static const char *dir_word(int dir)
+{
+    return tb_res_verdict_name(dir > 0   ? TB_RES_VERDICT_REGRESSED
+                               : dir < 0 ? TB_RES_VERDICT_IMPROVED
+                                         : TB_RES_VERDICT_UNCHANGED);
+}
+
+/* {old, new, verdict} of one exact count. */
+static cJSON *count_json(double old, double nw, const char *verdict)
+{
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddItemToObject(e, "old", tb_cjson_num_or_null(old));
+    cJSON_AddItemToObject(e, "new", tb_cjson_num_or_null(nw));
+    cJSON_AddStringToObject(e, "verdict", verdict);
+    return e;
+}
+
 static cJSON *case_json(const tb_cmp_case *k, double threshold)
 {
     static const char *const presence[] = {"both", "added", "removed"};
     static const char *const schg[] = {"same", "failure", "fixed",
                                        "changed"};
-    static const char *const tv[] = {"n/a", "unchanged", "regressed",
-                                      "improved"};
+    const char *tv[] = {"n/a", tb_res_verdict_name(TB_RES_VERDICT_UNCHANGED),
+                        tb_res_verdict_name(TB_RES_VERDICT_REGRESSED),
+                        tb_res_verdict_name(TB_RES_VERDICT_IMPROVED)};
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", k->id);
     cJSON_AddStringToObject(o, "verdict", tb_cmp_case_verdict(k));
     cJSON_AddStringToObject(o, "presence", presence[k->presence]);
-    cJSON_AddItemToObject(o, "old_status", tb_json_str_or_null(k->old_status));
-    cJSON_AddItemToObject(o, "new_status", tb_json_str_or_null(k->new_status));
+    cJSON_AddItemToObject(o, "old_status", tb_cjson_str_or_null(k->old_status));
+    cJSON_AddItemToObject(o, "new_status", tb_cjson_str_or_null(k->new_status));
     cJSON_AddStringToObject(o, "status_change", k->presence == TB_CMP_BOTH
                                                     ? schg[k->schg]
                                                     : presence[k->presence]);
-    cJSON_AddItemToObject(o, "old_impl", tb_json_str_or_null(k->old_impl));
-    cJSON_AddItemToObject(o, "new_impl", tb_json_str_or_null(k->new_impl));
+    cJSON_AddItemToObject(o, "old_impl", tb_cjson_str_or_null(k->old_impl));
+    cJSON_AddItemToObject(o, "new_impl", tb_cjson_str_or_null(k->new_impl));
     cJSON_AddBoolToObject(o, "impl_changed", tb_cmp_case_impl_changed(k));
     cJSON_AddNumberToObject(o, "old_runs", k->k_old);
     cJSON_AddNumberToObject(o, "new_runs", k->k_new);
@@ -1276,8 +1338,9 @@ static cJSON *case_json(const tb_cmp_case *k, double threshold)
     cJSON *fl = cJSON_AddObjectToObject(t, "floor_parts");
     cJSON_AddNumberToObject(fl, "threshold", threshold);
     cJSON_AddNumberToObject(fl, "within_run", k->floor_within);
-    cJSON_AddItemToObject(fl, "between_runs", tb_json_num_or_null(k->floor_between));
-    cJSON_AddItemToObject(t, "run_sd", tb_json_num_or_null(k->run_sd));
+    cJSON_AddItemToObject(fl, "between_runs",
+                          tb_cjson_num_or_null(k->floor_between));
+    cJSON_AddItemToObject(t, "run_sd", tb_cjson_num_or_null(k->run_sd));
     cJSON_AddNumberToObject(t, "run_df", k->run_df);
 
     cJSON *tp = cJSON_AddObjectToObject(o, "throughput");
@@ -1286,9 +1349,9 @@ static cJSON *case_json(const tb_cmp_case *k, double threshold)
     double sc[] = {1, 1, 1e9};
     for (int i = 0; i < 3; i++) {
         cJSON *r = cJSON_CreateArray();
-        cJSON_AddItemToArray(r, tb_json_num_or_null(rate(amt[i], k->old_median,
+        cJSON_AddItemToArray(r, tb_cjson_num_or_null(rate(amt[i], k->old_median,
                                                  sc[i])));
-        cJSON_AddItemToArray(r, tb_json_num_or_null(rate(amt[i], k->new_median,
+        cJSON_AddItemToArray(r, tb_cjson_num_or_null(rate(amt[i], k->new_median,
                                                  sc[i])));
         cJSON_AddItemToObject(tp, rn[i], r);
     }
@@ -1298,45 +1361,34 @@ static cJSON *case_json(const tb_cmp_case *k, double threshold)
     for (int j = 0; j < TB_RES_NCOUNTERS; j++) {
         if (isnan(k->ctr_old[j]) && isnan(k->ctr_new[j]))
             continue;
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddItemToObject(e, "old", tb_json_num_or_null(k->ctr_old[j]));
-        cJSON_AddItemToObject(e, "new", tb_json_num_or_null(k->ctr_new[j]));
-        cJSON_AddStringToObject(e, "verdict", k->ctr_dir[j] > 0 ? "regressed"
-                                              : k->ctr_dir[j] < 0
-                                                  ? "improved"
-                                                  : "unchanged");
-        cJSON_AddItemToObject(ct, tb_res_counter_name(j), e);
+        cJSON_AddItemToObject(ct, tb_res_counter_name(j),
+                              count_json(k->ctr_old[j], k->ctr_new[j],
+                                         dir_word(k->ctr_dir[j])));
     }
     for (int j = 0; j < TB_RES_NCUPTI; j++) {
         if (isnan(k->cu_old[j]) && isnan(k->cu_new[j]))
             continue;
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddItemToObject(e, "old", tb_json_num_or_null(k->cu_old[j]));
-        cJSON_AddItemToObject(e, "new", tb_json_num_or_null(k->cu_new[j]));
-        cJSON_AddStringToObject(e, "verdict",
-                                k->cu_na[0]       ? "not-compared"
-                                : k->cu_dir[j] > 0 ? "regressed"
-                                : k->cu_dir[j] < 0 ? "improved"
-                                                   : "unchanged");
-        cJSON_AddItemToObject(ct, tb_res_cupti_name(j), e);
+        cJSON_AddItemToObject(ct, tb_res_cupti_name(j),
+                              count_json(k->cu_old[j], k->cu_new[j],
+                                         k->cu_na[0] ? "not-compared"
+                                                     : dir_word(k->cu_dir[j])));
     }
     cJSON_AddItemToObject(o, "cupti_no_verdict",
-                          tb_json_str_or_null(k->cu_na[0] ? k->cu_na
+                          tb_cjson_str_or_null(k->cu_na[0] ? k->cu_na
                                                           : NULL));
     if (!isnan(k->instr_old) || !isnan(k->instr_new)) {
         cJSON *e = cJSON_CreateObject();
-        cJSON_AddItemToObject(e, "old", tb_json_num_or_null(k->instr_old));
-        cJSON_AddItemToObject(e, "new", tb_json_num_or_null(k->instr_new));
+        cJSON_AddItemToObject(e, "old", tb_cjson_num_or_null(k->instr_old));
+        cJSON_AddItemToObject(e, "new", tb_cjson_num_or_null(k->instr_new));
         cJSON_AddItemToObject(e, "change",
-                              tb_json_num_or_null(k->instr_change));
+                              tb_cjson_num_or_null(k->instr_change));
         cJSON_AddItemToObject(e, "source",
-                              tb_json_str_or_null(k->instr_source));
-        cJSON_AddItemToObject(e, "isa", tb_json_str_or_null(k->instr_isa));
+                              tb_cjson_str_or_null(k->instr_source));
+        cJSON_AddItemToObject(e, "isa", tb_cjson_str_or_null(k->instr_isa));
         cJSON_AddStringToObject(e, "verdict",
-                                k->instr_dir > 0   ? "regressed"
-                                : k->instr_dir < 0 ? "improved"
-                                : k->instr_note    ? "not-compared"
-                                                   : "unchanged");
+                                !k->instr_dir && k->instr_note
+                                    ? "not-compared"
+                                    : dir_word(k->instr_dir));
         cJSON_AddItemToObject(ct, "instructions", e);
     }
     return o;
@@ -1376,15 +1428,15 @@ cJSON *tb_cmp_json(const tb_cmp *c)
     cJSON_AddNumberToObject(s, "added", c->n_added);
     cJSON_AddNumberToObject(s, "removed", c->n_removed);
     cJSON_AddBoolToObject(s, "failed", c->failed);
+    /* cJSON reports allocation failures only by missing members: the
+     * last one added must be there */
     cJSON *cases = cJSON_AddArrayToObject(doc, "cases");
-    for (int i = 0; i < c->n; i++)
-        cJSON_AddItemToArray(cases,
-                             case_json(&c->cases[i], c->opts.threshold));
-    /* cJSON reports allocation failures only by missing members; check the
-     * last thing added. */
-    if (!cJSON_GetObjectItem(doc, "cases")) {
+    if (!cases) {
         cJSON_Delete(doc);
         return NULL;
     }
+    for (int i = 0; i < c->n; i++)
+        cJSON_AddItemToArray(cases,
+                             case_json(&c->cases[i], c->opts.threshold));
     return doc;
 }

@@ -199,6 +199,15 @@ int tb_compare(tb_resfile *const *old, int k_old, tb_resfile *const *nw,
                size_t errlen);
 void tb_cmp_free(tb_cmp *c);
 
+/* One pair of cases, one run a side, judged as tb_compare judges a case
+ * that ran on both sides (the rules above): old against nw, whatever
+ * their ids (two backends of one case, two thread counts).  out->time
+ * is TB_TIME_NA unless both ran ("ok"); out->id is nw's.  The one
+ * verdict of a pair for every renderer (report, run's slow-threads
+ * note).  0 or TB_ENOMEM. */
+int tb_cmp_pair(const tb_rescase *old, const tb_rescase *nw,
+                const tb_cmp_opts *opts, tb_cmp_case *out);
+
 /* "regressed", "improved", "unchanged", "failure", "fixed",
  * "status-changed", "counters", "added", "removed" or the shared status
  * ("unavailable"...): one word per case for tables. */

@@ -22,31 +22,6 @@ int tb_export_parse_format(const char *s, tb_export_format *fmt)
     return 0;
 }
 
-static const cJSON *member(const cJSON *o, const char *path)
-{
-    /* "a.b.c" */
-    char key[64];
-    while (o && *path) {
-        size_t l = strcspn(path, ".");
-        if (l >= sizeof key)
-            return NULL;
-        memcpy(key, path, l);
-        key[l] = '\0';
-        o = cJSON_GetObjectItemCaseSensitive(o, key);
-        path += l + (path[l] == '.');
-    }
-    return o;
-}
-
-/* Copy member `path` of src (if present and not null) as `name`. */
-static void copy_member(cJSON *dst, const char *name, const cJSON *src,
-                        const char *path)
-{
-    const cJSON *v = member(src, path);
-    if (v && !cJSON_IsNull(v))
-        cJSON_AddItemToObject(dst, name, cJSON_Duplicate(v, true));
-}
-
 /* Number of CPUs in a Linux cpulist such as "0-3,8,10-11"; 0 if none. */
 static int cpulist_count(const char *s)
 {
@@ -70,41 +45,58 @@ static int cpulist_count(const char *s)
 
 /* ---- gbench ----------------------------------------------------------- */
 
+/* Google Benchmark's "caches" from env.cpu.caches. */
+static cJSON *gbench_caches(const tb_resenv *e)
+{
+    cJSON *out = cJSON_CreateArray();
+    for (int i = 0; out && i < e->n_caches; i++) {
+        const tb_res_cache *ca = &e->caches[i];
+        cJSON *o = cJSON_CreateObject();
+        if (ca->type)
+            cJSON_AddStringToObject(o, "type", ca->type);
+        if (!isnan(ca->level))
+            cJSON_AddNumberToObject(o, "level", ca->level);
+        if (!isnan(ca->size_bytes))
+            cJSON_AddNumberToObject(o, "size", ca->size_bytes);
+        if (ca->shared_cpus)
+            cJSON_AddNumberToObject(o, "num_sharing",
+                                    cpulist_count(ca->shared_cpus));
+        cJSON_AddItemToArray(out, o);
+    }
+    return out;
+}
+
+/* Google Benchmark's "context" from the run's env: each field only when
+ * the run recorded it. */
 static cJSON *gbench_context(const tb_resfile *f)
 {
-    const cJSON *env = cJSON_GetObjectItemCaseSensitive(f->doc, "env");
+    const tb_resenv *e = &f->env;
     cJSON *c = cJSON_CreateObject();
-    copy_member(c, "date", env, "date");
-    copy_member(c, "host_name", env, "hostname");
+    if (e->date)
+        cJSON_AddStringToObject(c, "date", e->date);
+    if (e->hostname)
+        cJSON_AddStringToObject(c, "host_name", e->hostname);
     cJSON_AddStringToObject(c, "executable", "tbench");
-    copy_member(c, "num_cpus", env, "cpu.logical_cpus");
-    const cJSON *mhz = member(env, "cpu.mhz");
-    if (cJSON_IsNumber(mhz))
-        cJSON_AddNumberToObject(c, "mhz_per_cpu", floor(mhz->valuedouble));
-    const cJSON *gov = member(env, "cpu.governor");
-    if (cJSON_IsString(gov))
+    if (!isnan(e->logical_cpus))
+        cJSON_AddNumberToObject(c, "num_cpus", e->logical_cpus);
+    if (!isnan(e->mhz))
+        cJSON_AddNumberToObject(c, "mhz_per_cpu", floor(e->mhz));
+    if (e->governor)
         cJSON_AddBoolToObject(c, "cpu_scaling_enabled",
-                              strcmp(gov->valuestring, "performance") != 0);
-    const cJSON *caches = member(env, "cpu.caches"), *ca;
-    if (cJSON_IsArray(caches)) {
-        cJSON *out = cJSON_AddArrayToObject(c, "caches");
-        cJSON_ArrayForEach(ca, caches)
-        {
-            cJSON *e = cJSON_CreateObject();
-            copy_member(e, "type", ca, "type");
-            copy_member(e, "level", ca, "level");
-            copy_member(e, "size", ca, "size_bytes");
-            const cJSON *sh = member(ca, "shared_cpus");
-            if (cJSON_IsString(sh))
-                cJSON_AddNumberToObject(e, "num_sharing",
-                                        cpulist_count(sh->valuestring));
-            cJSON_AddItemToArray(out, e);
-        }
+                              strcmp(e->governor, "performance") != 0);
+    if (e->has_caches)
+        cJSON_AddItemToObject(c, "caches", gbench_caches(e));
+    if (e->n_loadavg >= 0) {
+        cJSON *la = cJSON_AddArrayToObject(c, "load_avg");
+        for (int i = 0; la && i < e->n_loadavg && i < 3; i++)
+            cJSON_AddItemToArray(la, cJSON_CreateNumber(e->loadavg[i]));
     }
-    copy_member(c, "load_avg", env, "loadavg");
-    copy_member(c, "library_build_type", env, "build.build_type");
-    copy_member(c, "tbench_version", env, "build.tbench_version");
-    copy_member(c, "tbench_git_commit", env, "build.git_commit");
+    if (e->build_type)
+        cJSON_AddStringToObject(c, "library_build_type", e->build_type);
+    if (e->tbench_version)
+        cJSON_AddStringToObject(c, "tbench_version", e->tbench_version);
+    if (e->git_commit)
+        cJSON_AddStringToObject(c, "tbench_git_commit", e->git_commit);
     return c;
 }
 
@@ -118,23 +110,14 @@ static int family_of(const char **ops, int *n, const char *op)
     return (*n)++;
 }
 
-/* The fields every gbench entry has besides name and family: run_name,
- * run_type, repetitions, repetition_index (none for an aggregate, r < 0)
- * and threads. */
-static void gbench_common(cJSON *e, const char *run_type, int reps, int r,
-                          int threads)
+/* The fields every gbench entry has besides name and family: run_name
+ * (the case id, also for an aggregate, whose name is ID_AGG), run_type,
+ * repetitions, repetition_index (none for an aggregate, r < 0) and
+ * threads. */
+static void gbench_common(cJSON *e, const char *id, const char *run_type,
+                          int reps, int r, int threads)
 {
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
-    /* an aggregate's run_name is the case id, its name id_AGG */
-    const char *n = cJSON_IsString(name) ? name->valuestring : "";
-    char run_name[1100];
-    snprintf(run_name, sizeof run_name, "%s", n);
-    if (r < 0) {
-        char *u = strrchr(run_name, '_');
-        if (u)
-            *u = '\0';
-    }
-    cJSON_AddStringToObject(e, "run_name", run_name);
+    cJSON_AddStringToObject(e, "run_name", id);
     cJSON_AddStringToObject(e, "run_type", run_type);
     cJSON_AddNumberToObject(e, "repetitions", reps);
     if (r >= 0)
@@ -205,15 +188,13 @@ static cJSON *gbench(const tb_resfile *f)
     int nfam = 0;
     for (int i = 0; i < f->n; i++) {
         const tb_rescase *c = &f->cases[i];
-        const cJSON *op = cJSON_GetObjectItemCaseSensitive(c->json, "op");
-        int fam = family_of(fams, &nfam,
-                            cJSON_IsString(op) ? op->valuestring : c->id);
+        int fam = family_of(fams, &nfam, c->op);
         cJSON *b = cJSON_CreateObject();
         cJSON_AddStringToObject(b, "name", c->id);
         cJSON_AddNumberToObject(b, "family_index", fam);
         cJSON_AddNumberToObject(b, "per_family_instance_index", inst[fam]++);
-        const cJSON *th = member(c->json, "backend_params.threads");
-        int threads = cJSON_IsString(th) ? atoi(th->valuestring) : 1;
+        const char *th = tb_rescase_axis(c, "threads");
+        int threads = th ? atoi(th) : 1;
         if (threads < 1)
             threads = 1;
         if (!c->timed) {
@@ -224,7 +205,7 @@ static cJSON *gbench(const tb_resfile *f)
             char msg[1024];
             snprintf(msg, sizeof msg, "%s%s%s", c->status,
                      c->message ? ": " : "", c->message ? c->message : "");
-            gbench_common(b, "iteration", 1, 0, threads);
+            gbench_common(b, c->id, "iteration", 1, 0, threads);
             cJSON_AddBoolToObject(b, "error_occurred", true);
             cJSON_AddStringToObject(b, "error_message", msg);
             cJSON_AddNumberToObject(b, "iterations", 0);
@@ -249,7 +230,7 @@ static cJSON *gbench(const tb_resfile *f)
                 cJSON_AddNumberToObject(e, "per_family_instance_index",
                                         inst[fam] - 1);
             }
-            gbench_common(e, "iteration", reps, r, threads);
+            gbench_common(e, c->id, "iteration", reps, r, threads);
             double t = reps > 1 ? c->round_medians_ns[r] : c->median_ns;
             /* tbench keeps each round's median, not its sample count:
              * iterations (all timed calls) is given for a one-repetition
@@ -275,7 +256,7 @@ static cJSON *gbench(const tb_resfile *f)
                 cJSON_AddNumberToObject(e, "family_index", fam);
                 cJSON_AddNumberToObject(e, "per_family_instance_index",
                                         inst[fam] - 1);
-                gbench_common(e, "aggregate", reps, -1, threads);
+                gbench_common(e, c->id, "aggregate", reps, -1, threads);
                 cJSON_AddStringToObject(e, "aggregate_name", agg[a]);
                 cJSON_AddStringToObject(e, "aggregate_unit",
                                         a == 3 ? "percentage" : "time");

@@ -341,9 +341,10 @@ cJSON *tb_history_json(const tb_history *h)
         cJSON *e = cJSON_CreateObject();
         cJSON_AddNumberToObject(e, "index", j);
         cJSON_AddStringToObject(e, "path", r->path);
-        cJSON_AddItemToObject(e, "date", tb_json_str_or_null(r->date));
-        cJSON_AddItemToObject(e, "git_commit", tb_json_str_or_null(r->git_commit));
-        cJSON_AddItemToObject(e, "hostname", tb_json_str_or_null(r->hostname));
+        cJSON_AddItemToObject(e, "date", tb_cjson_str_or_null(r->date));
+        cJSON_AddItemToObject(e, "git_commit",
+                              tb_cjson_str_or_null(r->git_commit));
+        cJSON_AddItemToObject(e, "hostname", tb_cjson_str_or_null(r->hostname));
         cJSON_AddBoolToObject(e, "complete", r->complete);
         cJSON_AddItemToArray(runs, e);
     }
@@ -359,13 +360,17 @@ cJSON *tb_history_json(const tb_history *h)
         for (int j = 0; j < h->k; j++) {
             const tb_rescase *r = c->rc[j];
             bool t = r && r->timed;
-            cJSON_AddItemToArray(st, tb_json_str_or_null(r ? r->status : NULL));
-            cJSON_AddItemToArray(md, tb_json_num_or_null(t ? r->median_ns : NAN));
-            cJSON_AddItemToArray(lo, tb_json_num_or_null(t ? r->ci_low_ns : NAN));
-            cJSON_AddItemToArray(hi, tb_json_num_or_null(t ? r->ci_high_ns : NAN));
+            cJSON_AddItemToArray(st,
+                                 tb_cjson_str_or_null(r ? r->status : NULL));
+            cJSON_AddItemToArray(md,
+                                 tb_cjson_num_or_null(t ? r->median_ns : NAN));
+            cJSON_AddItemToArray(lo,
+                                 tb_cjson_num_or_null(t ? r->ci_low_ns : NAN));
+            cJSON_AddItemToArray(hi,
+                                 tb_cjson_num_or_null(t ? r->ci_high_ns : NAN));
         }
         cJSON_AddItemToObject(e, "noise",
-                              tb_json_num_or_null(c->n_ok ? c->sigma : NAN));
+                              tb_cjson_num_or_null(c->n_ok ? c->sigma : NAN));
         cJSON *segs = cJSON_AddArrayToObject(e, "segments");
         for (int s = 0; s < c->n_seg; s++) {
             cJSON *g = cJSON_CreateObject();

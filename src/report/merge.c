@@ -1,6 +1,7 @@
 /* Merging shard result files: see merge.h. */
 #include "merge.h"
 
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -29,27 +30,25 @@ typedef struct {
     const char *host, *cpu; /* or NULL */
 } shard;
 
-/* Member k of o as a whole number in [lo, hi], or -1. */
-static int int_member(const cJSON *o, const char *k, int lo, int hi)
+/* v as a whole number in [lo, hi], or -1. */
+static int whole(double v, int lo, int hi)
 {
-    double v = tb_json_num(o, k);
     return isfinite(v) && v == floor(v) && v >= lo && v <= hi ? (int)v : -1;
 }
 
 static int read_shard(const tb_resfile *f, shard *s, char *err,
                       size_t errlen)
 {
-    const cJSON *o = cJSON_GetObjectItemCaseSensitive(f->doc, "shard");
     s->f = f;
-    if (!cJSON_IsObject(o))
+    if (!f->has_shard)
         return refuse(err, errlen, "%s: not a shard's result file (no "
                       "\"shard\" object: it was not made by run --shard "
                       "I/N)", f->path);
-    s->count = int_member(o, "count", 1, 100000);
-    s->index = int_member(o, "index", 1, s->count < 1 ? 1 : s->count);
-    s->cases = int_member(o, "cases", 0, INT32_MAX);
-    s->plan_cases = int_member(o, "plan_cases", 1, INT32_MAX);
-    s->digest = tb_json_str(o, "plan_digest");
+    s->count = whole(f->shard_count, 1, 100000);
+    s->index = whole(f->shard_index, 1, s->count < 1 ? 1 : s->count);
+    s->cases = whole(f->shard_cases, 0, INT32_MAX);
+    s->plan_cases = whole(f->shard_plan_cases, 1, INT32_MAX);
+    s->digest = f->shard_plan_digest;
     if (s->count < 1 || s->index < 1 || s->cases < 0 || s->plan_cases < 1 ||
         !s->digest)
         return refuse(err, errlen, "%s: \"shard\": expected whole numbers "
@@ -74,54 +73,35 @@ static uint64_t fnv(const char *s)
     return h;
 }
 
-/* Do the two documents' "config" arrays hold the same configs (name,
- * seed and text; the path may differ between machines)?  On a
- * difference, describes it in why. */
-static bool same_config(const cJSON *a, const cJSON *b, char *why,
-                        size_t len)
+/* The same seed: two numbers equal to a double's precision (a seed is
+ * a JSON integer, exact up to 2^64-1, which a double rounds). */
+static bool same_seed(double a, double b)
 {
-    const cJSON *ca = cJSON_GetObjectItemCaseSensitive(a, "config");
-    const cJSON *cb = cJSON_GetObjectItemCaseSensitive(b, "config");
-    int na = cJSON_GetArraySize(ca), nb = cJSON_GetArraySize(cb);
-    if (!cJSON_IsArray(ca) || !cJSON_IsArray(cb) || na != nb) {
-        snprintf(why, len, "%d config file(s) against %d", nb, na);
+    return isfinite(a) && isfinite(b) &&
+           fabs(a - b) <= fmax(fabs(a), fabs(b)) * DBL_EPSILON;
+}
+
+/* Do the two files' "config" arrays hold the same configs (name, seed
+ * and text; the path may differ between machines)?  On a difference,
+ * describes it in why. */
+static bool same_config(const tb_resfile *a, const tb_resfile *b,
+                        char *why, size_t len)
+{
+    if (!a->has_config || !b->has_config || a->n_config != b->n_config) {
+        snprintf(why, len, "%d config file(s) against %d", b->n_config,
+                 a->n_config);
         return false;
     }
-    for (int i = 0; i < na; i++) {
-        const cJSON *x = cJSON_GetArrayItem(ca, i);
-        const cJSON *y = cJSON_GetArrayItem(cb, i);
-        const char *tx = tb_json_str(x, "text"), *ty = tb_json_str(y, "text");
-        if (!tx || !ty || strcmp(tx, ty) ||
-            !same_str(tb_json_str(x, "name"), tb_json_str(y, "name")) ||
-            !cJSON_Compare(cJSON_GetObjectItemCaseSensitive(x, "seed"),
-                           cJSON_GetObjectItemCaseSensitive(y, "seed"), 1)) {
+    for (int i = 0; i < a->n_config; i++) {
+        const tb_res_config *x = &a->config[i], *y = &b->config[i];
+        if (!x->text || !y->text || strcmp(x->text, y->text) ||
+            !same_str(x->name, y->name) || !same_seed(x->seed, y->seed)) {
             snprintf(why, len, "config[%d] text digest %016" PRIx64
-                     " against %016" PRIx64, i, fnv(ty), fnv(tx));
+                     " against %016" PRIx64, i, fnv(y->text), fnv(x->text));
             return false;
         }
     }
     return true;
-}
-
-/* The first member of env.build that differs between a and b, or NULL
- * when the builds are the same. */
-static const char *build_diff(const cJSON *a, const cJSON *b)
-{
-    const cJSON *ba = cJSON_GetObjectItem(
-        cJSON_GetObjectItemCaseSensitive(a, "env"), "build");
-    const cJSON *bb = cJSON_GetObjectItem(
-        cJSON_GetObjectItemCaseSensitive(b, "env"), "build");
-    if (!cJSON_IsObject(ba) || !cJSON_IsObject(bb))
-        return cJSON_IsObject(ba) || cJSON_IsObject(bb) ? "env.build" : NULL;
-    const cJSON *m;
-    cJSON_ArrayForEach(m, ba)
-    {
-        if (!cJSON_Compare(m, cJSON_GetObjectItemCaseSensitive(bb, m->string),
-                           1))
-            return m->string;
-    }
-    return cJSON_GetArraySize(ba) == cJSON_GetArraySize(bb) ? NULL
-                                                             : "env.build";
 }
 
 static const char *orq(const char *s)
@@ -139,14 +119,14 @@ static int check_pair(const shard *s0, const shard *s, bool mixed_ok,
         return refuse(err, errlen, "%s: shard %d/%d, but %s is shard %d/%d: "
                       "not shards of one run", p, s->index, s->count, p0,
                       s0->index, s0->count);
-    if (!same_config(s0->f->doc, s->f->doc, why, sizeof why))
+    if (!same_config(s0->f, s->f, why, sizeof why))
         return refuse(err, errlen, "%s: shard %d/%d ran another config "
                       "than %s (%s)", p, s->index, s->count, p0, why);
     if (!same_str(s->f->git_commit, s0->f->git_commit))
         return refuse(err, errlen, "%s: shard %d/%d ran tbench commit %s, "
                       "%s ran %s", p, s->index, s->count,
                       orq(s->f->git_commit), p0, orq(s0->f->git_commit));
-    const char *bd = build_diff(s0->f->doc, s->f->doc);
+    const char *bd = tb_resfile_build_diff(s0->f, s->f);
     if (bd)
         return refuse(err, errlen, "%s: shard %d/%d ran another build of "
                       "tbench than %s (env.build.%s differs)", p, s->index,
@@ -191,11 +171,10 @@ static int check_tags(const shard *s, int *slot, char *err, size_t errlen)
 {
     const tb_resfile *f = s->f;
     for (int i = 0; i < f->n; i++) {
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(f->cases[i].json,
-                                                          "shard");
-        int pi = int_member(t, "plan_index", 0, s->plan_cases - 1);
-        if (int_member(t, "index", 1, 100000) != s->index ||
-            int_member(t, "count", 1, 100000) != s->count || pi < 0)
+        const tb_res_fields *t = &f->cases[i].f;
+        int pi = whole(t->shard_plan_index, 0, s->plan_cases - 1);
+        if (whole(t->shard_index, 1, 100000) != s->index ||
+            whole(t->shard_count, 1, 100000) != s->count || pi < 0)
             return refuse(err, errlen, "%s: cases[%d] (%s): \"shard\": "
                           "expected index %d, count %d and a plan_index "
                           "below %d", f->path, i, f->cases[i].id, s->index,
@@ -259,20 +238,16 @@ static int cmp_shard(const void *pa, const void *pb)
  * keys). */
 static cJSON *sum_summaries(const shard *sh, int n)
 {
-    const cJSON *s0 = cJSON_GetObjectItemCaseSensitive(sh[0].f->doc,
-                                                       "summary");
+    const tb_resfile *f0 = sh[0].f;
     cJSON *out = cJSON_CreateObject();
-    const cJSON *m;
-    cJSON_ArrayForEach(m, s0)
-    {
+    for (int i = 0; out && i < f0->n_summary; i++) {
+        const char *name = f0->summary[i].name;
         double t = 0;
         for (int k = 0; k < n; k++) {
-            double v = tb_json_num(cJSON_GetObjectItemCaseSensitive(
-                                       sh[k].f->doc, "summary"),
-                                   m->string);
+            double v = tb_resfile_summary(sh[k].f, name);
             t += isfinite(v) ? v : 0;
         }
-        if (!cJSON_AddNumberToObject(out, m->string, t)) {
+        if (!cJSON_AddNumberToObject(out, name, t)) {
             cJSON_Delete(out);
             return NULL;
         }
@@ -280,59 +255,76 @@ static cJSON *sum_summaries(const shard *sh, int n)
     return out;
 }
 
-/* The merged document: see merge.h. */
+/* The "merge" object (docs/FORMAT.md, "merge"): each shard's index,
+ * count, file, host, CPU, date and cases, the plan's cases and digest,
+ * and whether the hosts were mixed.  NULL when out of memory. */
+static cJSON *merge_json(const shard *sh, int n, int total, bool mixed)
+{
+    cJSON *mg = cJSON_CreateObject();
+    cJSON *list = cJSON_AddArrayToObject(mg, TB_RES_KEY(shards));
+    bool ok = mg && list;
+    for (int k = 0; ok && k < n; k++) {
+        const tb_resfile *f = sh[k].f;
+        cJSON *o = cJSON_CreateObject();
+        ok = o && cJSON_AddItemToArray(list, o) &&
+             cJSON_AddNumberToObject(o, TB_RES_KEY(index), sh[k].index) &&
+             cJSON_AddNumberToObject(o, TB_RES_KEY(count), sh[k].count) &&
+             cJSON_AddStringToObject(o, TB_RES_KEY(file), f->path) &&
+             cJSON_AddItemToObject(o, TB_RES_KEY(host),
+                                   tb_cjson_str_or_null(f->hostname)) &&
+             cJSON_AddItemToObject(o, TB_RES_KEY(cpu_model),
+                                   tb_cjson_str_or_null(f->cpu_model)) &&
+             cJSON_AddItemToObject(o, TB_RES_KEY(date),
+                                   tb_cjson_str_or_null(f->date)) &&
+             cJSON_AddNumberToObject(o, TB_RES_KEY(cases), f->n);
+    }
+    ok = ok && cJSON_AddNumberToObject(mg, TB_RES_KEY(plan_cases), total) &&
+         cJSON_AddStringToObject(mg, TB_RES_KEY(plan_digest),
+                                 sh[0].digest) &&
+         cJSON_AddBoolToObject(mg, TB_RES_KEY(mixed_hosts), mixed);
+    if (!ok) {
+        cJSON_Delete(mg);
+        return NULL;
+    }
+    return mg;
+}
+
+/* The merged document (merge.h): the first shard's, with the records of
+ * every shard in plan order, the summed summary, no "shard", the peaks
+ * only when every shard had the same, and "merge". */
 static cJSON *build(const shard *sh, int n, int total, const int *owner,
                     const int *slot, bool mixed)
 {
     cJSON *doc = cJSON_Duplicate(sh[0].f->doc, 1);
     cJSON *cases = cJSON_CreateArray();
     cJSON *sum = sum_summaries(sh, n);
-    cJSON *mg = cJSON_CreateObject();
-    cJSON *list = cJSON_AddArrayToObject(mg, "shards");
-    bool ok = doc && cases && sum && mg && list;
+    cJSON *mg = merge_json(sh, n, total, mixed);
+    bool ok = doc && cases && sum && mg;
     for (int i = 0; ok && i < total; i++) {
         cJSON *c = cJSON_Duplicate(sh[owner[i]].f->cases[slot[i]].json, 1);
         ok = c && cJSON_AddItemToArray(cases, c);
     }
     /* The peaks describe one machine: kept only when every shard had the
      * same (the rooflines in the records are each shard's own). */
-    const cJSON *p0 = cJSON_GetObjectItemCaseSensitive(sh[0].f->doc, "peaks");
     bool same_peaks = true;
     for (int k = 1; k < n; k++)
-        same_peaks = same_peaks &&
-                     cJSON_Compare(p0, cJSON_GetObjectItemCaseSensitive(
-                                           sh[k].f->doc, "peaks"), 1);
-    for (int k = 0; ok && k < n; k++) {
-        const tb_resfile *f = sh[k].f;
-        cJSON *o = cJSON_CreateObject();
-        ok = o && cJSON_AddItemToArray(list, o) &&
-             cJSON_AddNumberToObject(o, "index", sh[k].index) &&
-             cJSON_AddNumberToObject(o, "count", sh[k].count) &&
-             cJSON_AddStringToObject(o, "file", f->path) &&
-             cJSON_AddItemToObject(o, "host", tb_json_str_or_null(f->hostname)) &&
-             cJSON_AddItemToObject(o, "cpu_model",
-                                   tb_json_str_or_null(f->cpu_model)) &&
-             cJSON_AddItemToObject(o, "date", tb_json_str_or_null(f->date)) &&
-             cJSON_AddNumberToObject(o, "cases", f->n);
-    }
-    ok = ok && cJSON_AddNumberToObject(mg, "plan_cases", total) &&
-         cJSON_AddStringToObject(mg, "plan_digest", sh[0].digest) &&
-         cJSON_AddBoolToObject(mg, "mixed_hosts", mixed);
+        same_peaks = same_peaks && tb_resfile_same_peaks(sh[0].f, sh[k].f);
     if (ok) {
-        cJSON_DeleteItemFromObjectCaseSensitive(doc, "shard");
-        cJSON_ReplaceItemInObjectCaseSensitive(doc, "complete",
+        cJSON_DeleteItemFromObjectCaseSensitive(doc, TB_RES_KEY(shard));
+        cJSON_ReplaceItemInObjectCaseSensitive(doc, TB_RES_KEY(complete),
                                                cJSON_CreateTrue());
         if (!same_peaks)
-            cJSON_ReplaceItemInObjectCaseSensitive(doc, "peaks",
+            cJSON_ReplaceItemInObjectCaseSensitive(doc, TB_RES_KEY(peaks),
                                                    cJSON_CreateNull());
-        ok = cJSON_ReplaceItemInObjectCaseSensitive(doc, "summary", sum);
+        ok = cJSON_ReplaceItemInObjectCaseSensitive(doc, TB_RES_KEY(summary),
+                                                    sum);
         if (ok)
             sum = NULL;
-        ok = ok && cJSON_ReplaceItemInObjectCaseSensitive(doc, "cases",
-                                                          cases);
+        ok = ok && cJSON_ReplaceItemInObjectCaseSensitive(
+                       doc, TB_RES_KEY(cases), cases);
         if (ok)
             cases = NULL;
-        ok = ok && cJSON_AddItemToObject(doc, "merge", mg);
+        ok = ok && cJSON_AddItemToObject(doc, TB_RES_KEY(merge), mg);
         if (ok)
             mg = NULL;
     }

@@ -17,6 +17,7 @@
 
 #include "../base/error.h"
 #include "../base/fileio.h"
+#include "gpscript.h"
 #include "history.h"
 #include "training.h"
 
@@ -26,8 +27,8 @@
 #define W 900           /* image size in pixels */
 #define H 480
 
-#define M_MAIN (1u << TB_ROLE_MAIN)
-#define M_WITH (1u << TB_ROLE_WITH)
+#define M_MAIN TB_RSET_MASK(TB_ROLE_MAIN)
+#define M_WITH TB_RSET_MASK(TB_ROLE_WITH)
 
 /* Bar colours of the change chart by compare's time verdict. */
 static const char *const colour[] = {
@@ -87,19 +88,6 @@ static void safe_name(char *dst, size_t len, const char *s)
     dst[o] = '\0';
 }
 
-/* s as a gnuplot single-quoted string ('' stands for one quote). */
-static void gp_str(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'')
-            fputc('\'', f);
-        if (*s != '\n')
-            fputc(*s, f);
-    }
-    fputc('\'', f);
-}
-
 /* s as a double-quoted data-file field (no quotes or newlines inside). */
 static void dat_str(FILE *f, const char *s)
 {
@@ -111,41 +99,16 @@ static void dat_str(FILE *f, const char *s)
 
 static FILE *open_out(pctx *x, const char *name, const char *ext)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s.%s", x->o->dir, name, ext);
-    FILE *f = tb_fopen_write(path);
-    if (!f)
-        snprintf(x->err, x->errlen, "%s: %s", path, strerror(errno));
-    return f;
+    return tb_gp_open(x->o->dir, name, ext, x->err, x->errlen);
 }
 
 static int close_out(pctx *x, FILE *f, const char *name, const char *ext)
 {
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        snprintf(x->err, x->errlen, "%s/%s.%s: write error", x->o->dir, name,
-                 ext);
-        return TB_EIO;
-    }
-    return 0;
+    return tb_gp_close(f, x->o->dir, name, ext, x->err, x->errlen);
 }
 
-/* The script's common head: title, key outside the data, fonts. */
-static void gp_head(FILE *f, const char *name, const char *title)
-{
-    fprintf(f, "# tbench plot: %s\n# Render it again: cd to this folder, "
-               "then: gnuplot %s.gp\n",
-            title, name);
-    fprintf(f, "set encoding utf8\nset title ");
-    gp_str(f, title);
-    /* the key goes below the plot, in two columns, so the data keep the
-     * chart's full width (key_height says how much taller that makes
-     * the image) */
-    fprintf(f, " noenhanced\nset key below left horizontal maxcols 2 "
-               "maxrows 40 noenhanced\nset grid\n");
-}
-
-/* Extra image height for a key of n entries below the plot. */
+/* Extra image height for a key of n entries below the plot (tb_gp_head
+ * puts it there, in two columns). */
 static int key_height(int n)
 {
     return 16 * ((n + 1) / 2);
@@ -168,6 +131,49 @@ static void gp_outputs(FILE *f, const tb_plot_opts *o, const char *name,
                 w, h, name, first ? body : "replot\n");
     }
     fprintf(f, "set output\n");
+}
+
+/* Start NAME.gp once NAME.dat is written: close d, open the script and
+ * write its head.  NULL (*rc the error, its message in x->err) when
+ * either fails. */
+static FILE *script_open(pctx *x, FILE *d, const char *name,
+                         const char *title, int *rc)
+{
+    *rc = close_out(x, d, name, "dat");
+    if (*rc)
+        return NULL;
+    FILE *f = open_out(x, name, "gp");
+    if (!f) {
+        *rc = TB_EIO;
+        return NULL;
+    }
+    tb_gp_head(f, name, title);
+    return f;
+}
+
+/* The plot commands of script f, gathered in memory (gp_outputs writes
+ * them once per format): a stream into *body, or NULL (f closed) when
+ * out of memory. */
+static FILE *body_open(pctx *x, FILE *f, char **body, size_t *len)
+{
+    *body = NULL;
+    FILE *m = open_memstream(body, len);
+    if (!m) {
+        fclose(f);
+        snprintf(x->err, x->errlen, "out of memory");
+    }
+    return m;
+}
+
+/* Close the body m, write it to every requested format at w x h, and
+ * close script f. */
+static int script_close(pctx *x, FILE *f, FILE *m, char **body,
+                        const char *name, int w, int h)
+{
+    fclose(m);
+    gp_outputs(f, x->o, name, *body, w, h);
+    free(*body);
+    return close_out(x, f, name, "gp");
 }
 
 /* ---- grouping helpers ---------------------------------------------------- */
@@ -328,44 +334,37 @@ static int peaks_pick(const tb_rset *s, bool flops, const char *dtype,
                       const int *threads, int nt, const char *kernel,
                       peak *out)
 {
-    const cJSON *pk = NULL;
-    for (int d = 0; d < s->n_docs && !pk; d++)
-        if (s->docs[d].role == TB_ROLE_MAIN)
-            pk = cJSON_GetObjectItemCaseSensitive(s->docs[d].file->doc, "peaks");
-    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(
-        pk, flops ? "flops" : "bandwidth");
+    int md = tb_rset_first(s, TB_ROLE_MAIN);
+    const tb_respeaks *pk = md >= 0 ? &s->docs[md].file->peaks : NULL;
+    int n = !pk ? 0 : flops ? pk->n_flops : pk->n_bandwidth;
     int m = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, arr)
-    {
-        double t = tb_json_num(e, "threads");
-        double v = tb_json_num(e, flops ? "best_gflop_s" : "best_gb_s");
-        const cJSON *k = cJSON_GetObjectItemCaseSensitive(
-            e, flops ? "dtype" : "kernel");
-        const cJSON *l = cJSON_GetObjectItemCaseSensitive(
-            e, flops ? "isa" : "level");
-        if (!(v > 0) || isnan(t) || !cJSON_IsString(k) || !cJSON_IsString(l) ||
-            strcmp(k->valuestring, flops ? dtype : kernel) ||
+    for (int i = 0; i < n; i++) {
+        const tb_res_peak *e = flops ? &pk->flops[i] : &pk->bandwidth[i];
+        double t = e->threads, v = e->best;
+        const char *k = flops ? e->dtype : e->kernel;
+        const char *l = flops ? e->isa : e->level;
+        if (!(v > 0) || isnan(t) || !k || !l ||
+            strcmp(k, flops ? dtype : kernel) ||
             (nt && !has_int(threads, nt, (int)t)))
             continue;
         peak p;
         if (flops)
             snprintf(p.label, sizeof p.label, "FMA peak %s %s, %.0f thread%s",
-                     l->valuestring, dtype, t, t == 1 ? "" : "s");
+                     l, dtype, t, t == 1 ? "" : "s");
         else
             snprintf(p.label, sizeof p.label, "%s bandwidth %s, %.0f thread%s",
-                     kernel, l->valuestring, t, t == 1 ? "" : "s");
+                     kernel, l, t, t == 1 ? "" : "s");
         p.v = v;
         static const char *const kinds[] = {"L2", "L3", "DRAM", "scalar",
                                             "avx2", "avx512"};
         static const int dts[] = {3, 4, 2, 2, 4, 3};
         p.dt = 5;
-        for (int i = 0; i < 6; i++)
-            if (!strcmp(l->valuestring, kinds[i]))
-                p.dt = dts[i];
+        for (int j = 0; j < 6; j++)
+            if (!strcmp(l, kinds[j]))
+                p.dt = dts[j];
         p.most = true;
-        for (int i = 0; i < nt; i++)
-            p.most = p.most && threads[i] <= (int)t;
+        for (int j = 0; j < nt; j++)
+            p.most = p.most && threads[j] <= (int)t;
         /* keep the MAX_PEAKS largest, sorted descending */
         int pos = m;
         while (pos > 0 && out[pos - 1].v < v)
@@ -381,8 +380,6 @@ static int peaks_pick(const tb_rset *s, bool flops, const char *dtype,
     return m;
 }
 
-/* Time (kind TIME) or throughput (THROUGHPUT) vs size for the op/dtype
- * group of case g. */
 /* The x tick label of a case: MxNxK for matmul-like ops (batch dims,
  * when any, are left out: the label names the GEMM), else its shapes. */
 static void x_label(const tb_rcase *c, bool mnk, char *buf, size_t len)
@@ -390,189 +387,210 @@ static void x_label(const tb_rcase *c, bool mnk, char *buf, size_t len)
     snprintf(buf, len, "%s", c->shapes);
     if (!mnk)
         return;
-    const cJSON *in = cJSON_GetObjectItemCaseSensitive(c->j, "shapes");
-    const cJSON *out = cJSON_GetObjectItemCaseSensitive(c->j, "out_shapes");
-    const cJSON *a = cJSON_GetArrayItem(in, 0), *o = cJSON_GetArrayItem(out, 0);
-    int na = cJSON_GetArraySize(a), no = cJSON_GetArraySize(o);
-    if (na < 1 || no < 2)
+    const tb_rescase *r = c->rc;
+    const tb_res_shape *a = r->n_shapes ? &r->shapes[0] : NULL;
+    const tb_res_shape *o = r->n_out_shapes ? &r->out_shapes[0] : NULL;
+    if (!a || !o || a->ndim < 1 || o->ndim < 2)
         return;
-    const cJSON *mi = cJSON_GetArrayItem(o, no - 2),
-                *ni = cJSON_GetArrayItem(o, no - 1),
-                *ki = cJSON_GetArrayItem(a, na - 1);
-    double m = cJSON_IsNumber(mi) ? mi->valuedouble : 0,
-           n = cJSON_IsNumber(ni) ? ni->valuedouble : 0,
-           k = cJSON_IsNumber(ki) ? ki->valuedouble : 0;
+    double m = o->dim[o->ndim - 2], n = o->dim[o->ndim - 1],
+           k = a->dim[a->ndim - 1];
     if (m > 0 && n > 0 && k > 0)
         snprintf(buf, len, "%.0fx%.0fx%.0f", m, n, k);
 }
 
-static int chart_vs_size(pctx *x, int g, tb_chart_kind kind)
-{
-    const tb_rset *s = x->s;
-    const tb_rcase *gc = &s->cases[g];
-    int sv[MAX_SERIES];
-    int ns = group_series(s, g, M_MAIN | M_WITH, sv, MAX_SERIES);
-    bool params = group_multi_params(s, sv, ns);
+/* A time or throughput chart of one op and dtype: its series, what the
+ * axes show, its file name and title. */
+typedef struct {
+    tb_chart_kind kind;
+    const tb_rcase *gc; /* the group's first case */
+    int sv[MAX_SERIES], ns;
+    bool params; /* series differ in their parameters */
+    bool flops;  /* GFLOP/s, else GB/s */
+    bool mnk;    /* the x axis says M x N x K */
+    char name[192], title[256];
+} vs_size;
 
+/* The chart of case g's group, or false when there is none: no series
+ * has two sizes, or (throughput) the model has no rate. */
+static bool vs_size_plan(const tb_rset *s, int g, tb_chart_kind kind,
+                         vs_size *v)
+{
+    v->kind = kind;
+    v->gc = &s->cases[g];
+    v->ns = group_series(s, g, M_MAIN | M_WITH, v->sv, MAX_SERIES);
+    v->params = group_multi_params(s, v->sv, v->ns);
     /* a line needs two sizes: no chart when no series has them */
     int pts[512], most = 0;
-    for (int k = 0; k < ns; k++) {
-        int np = series_points(s, sv[k], pts, 512);
+    for (int k = 0; k < v->ns; k++) {
+        int np = series_points(s, v->sv[k], pts, 512);
         most = np > most ? np : most;
     }
     if (most < 2)
-        return 0;
-
+        return false;
     /* throughput metric: GFLOP/s for compute-heavy ops (>= 1 FLOP per
      * byte of the cost model at the largest size), else GB/s */
-    bool flops = false;
-    double maxv = 0;
-    for (int k = 0; k < ns; k++) {
-        int np = series_points(s, sv[k], pts, 512);
+    v->flops = false;
+    for (int k = 0; k < v->ns; k++) {
+        int np = series_points(s, v->sv[k], pts, 512);
         for (int p = 0; p < np; p++) {
             const tb_rcase *c = &s->cases[pts[p]];
             if (c->flops > 0 && c->bytes > 0 && c->flops >= c->bytes)
-                flops = true;
+                v->flops = true;
         }
     }
-    for (int k = 0; k < ns; k++) {
-        int np = series_points(s, sv[k], pts, 512);
+    double maxv = 0;
+    for (int k = 0; k < v->ns; k++) {
+        int np = series_points(s, v->sv[k], pts, 512);
         for (int p = 0; p < np; p++) {
             const tb_rcase *c = &s->cases[pts[p]];
-            double v = kind == TB_CHART_TIME ? c->ci_hi
-                       : flops               ? c->gflop_s
+            double y = kind == TB_CHART_TIME ? c->ci_hi
+                       : v->flops            ? c->gflop_s
                                              : c->gb_s;
-            if (v > maxv)
-                maxv = v;
+            if (y > maxv)
+                maxv = y;
         }
     }
     if (kind == TB_CHART_THROUGHPUT && !(maxv > 0))
-        return 0; /* no rate in the model (e.g. 0 bytes) */
-
-    char name[192], base[160], title[256];
+        return false; /* no rate in the model (e.g. 0 bytes) */
+    const tb_rcase *gc = v->gc;
+    char base[160];
     safe_name(base, sizeof base, gc->op);
-    snprintf(name, sizeof name, "%s-%s-%s",
+    snprintf(v->name, sizeof v->name, "%s-%s-%s",
              kind == TB_CHART_TIME ? "time" : "throughput", base, gc->dtype);
     /* matmul-like ops: the x axis says M x N x K (from the output's
      * last two dims and the first input's last one), not elements */
-    bool mnk = gc->category && !strcmp(gc->category, "matmul");
+    v->mnk = gc->category && !strcmp(gc->category, "matmul");
     if (kind == TB_CHART_TIME)
-        snprintf(title, sizeof title,
+        snprintf(v->title, sizeof v->title,
                  "%s (%s): time per call vs size (median, 95%% CI)", gc->op,
                  gc->dtype);
     else
-        snprintf(title, sizeof title, "%s (%s): %s vs size", gc->op,
-                 gc->dtype, flops ? "GFLOP/s" : "GB/s");
+        snprintf(v->title, sizeof v->title, "%s (%s): %s vs size", gc->op,
+                 gc->dtype, v->flops ? "GFLOP/s" : "GB/s");
+    return true;
+}
 
-    FILE *d = open_out(x, name, "dat");
+/* NAME.dat: a block per series, a line per size. */
+static int vs_size_dat(pctx *x, const vs_size *v)
+{
+    const tb_rset *s = x->s;
+    FILE *d = open_out(x, v->name, "dat");
     if (!d)
         return TB_EIO;
-    int block = 0;
-    for (int k = 0; k < ns; k++) {
+    int pts[512];
+    for (int k = 0; k < v->ns; k++) {
         char t[600];
-        series_title(s, sv[k], params, t, sizeof t);
-        fprintf(d, "%s# %s\n", block ? "\n\n" : "", t);
-        int np = series_points(s, sv[k], pts, 512);
+        series_title(s, v->sv[k], v->params, t, sizeof t);
+        fprintf(d, "%s# %s\n", k ? "\n\n" : "", t);
+        int np = series_points(s, v->sv[k], pts, 512);
         for (int p = 0; p < np; p++) {
             const tb_rcase *c = &s->cases[pts[p]];
             char xl[300];
-            x_label(c, mnk, xl, sizeof xl);
+            x_label(c, v->mnk, xl, sizeof xl);
             /* times in seconds, so gnuplot's SI format prints "10 µs" */
-            if (kind == TB_CHART_TIME)
+            if (v->kind == TB_CHART_TIME)
                 fprintf(d, "%.9g %.9g %.9g %.9g \"%s\" # %s\n", c->items,
                         c->median * 1e-9, c->ci_lo * 1e-9, c->ci_hi * 1e-9,
                         xl, c->shapes);
             else
                 fprintf(d, "%.9g %.9g \"%s\" # %s\n", c->items,
-                        flops ? c->gflop_s : c->gb_s, xl, c->shapes);
+                        v->flops ? c->gflop_s : c->gb_s, xl, c->shapes);
         }
-        block++;
     }
-    int rc = close_out(x, d, name, "dat");
-    if (rc)
-        return rc;
+    return close_out(x, d, v->name, "dat");
+}
 
-    FILE *f = open_out(x, name, "gp");
+/* The peak lines of a throughput chart: the MAIN document's peaks for
+ * the thread counts of the tbench series and the bandwidth kernel of
+ * their roofline. */
+static void vs_size_peaks(const tb_rset *s, const vs_size *v, FILE *m)
+{
+    int thr[MAX_SERIES], nt = 0;
+    const char *kernel = NULL;
+    for (int k = 0; k < v->ns; k++) {
+        const tb_rcase *c = &s->cases[v->sv[k]];
+        const char *t = tb_rescase_axis(c->rc, "threads");
+        if (c->role == TB_ROLE_MAIN && t && !has_int(thr, nt, atoi(t)))
+            thr[nt++] = atoi(t);
+        if (!kernel)
+            kernel = c->rc->f.roofline_bw_kernel;
+    }
+    peak pk[MAX_PEAKS];
+    int npk = peaks_pick(s, v->flops, v->gc->dtype, thr, nt,
+                         kernel ? kernel : "copy", pk);
+    for (int k = 0; k < npk; k++) {
+        char t[1200];
+        snprintf(t, sizeof t, "%s: %.4g", pk[k].label, pk[k].v);
+        fprintf(m, ", \\\n     %.9g with lines dt %d lw 1.5 lc rgb "
+                   "'%s' title ",
+                pk[k].v, pk[k].dt, pk[k].most ? "#444444" : "#999999");
+        tb_gp_str(m, t);
+    }
+}
+
+/* NAME.gp: the axes, then a line per series (and the peaks). */
+static int vs_size_gp(pctx *x, const vs_size *v)
+{
+    const tb_rset *s = x->s;
+    bool time = v->kind == TB_CHART_TIME;
+    FILE *f = open_out(x, v->name, "gp");
     if (!f)
         return TB_EIO;
-    gp_head(f, name, title);
-    if (mnk)
+    tb_gp_head(f, v->name, v->title);
+    if (v->mnk)
         fprintf(f, "set xlabel 'M x N x K'\nset logscale x\n"
                    "set xtics rotate by -30\n");
     else
         fprintf(f, "set xlabel 'size (elements of the largest tensor)'\n"
                    "set logscale x\nset format x '%%.0s%%c'\n");
-    if (kind == TB_CHART_TIME)
+    if (time)
         fprintf(f, "set ylabel 'time per call'\nset logscale y\n"
                    "set format y '%%.0s %%cs'\n"
                    "set offsets graph 0.05, graph 0.05, 0, 0\n");
     else
         fprintf(f, "set ylabel '%s'\nset yrange [0:*]\n"
                    "set offsets graph 0.05, graph 0.05, graph 0.1, 0\n",
-                flops ? "GFLOP/s (FLOPs of the cost model / median)"
-                      : "GB/s (bytes of the cost model / median)");
-    char *body = NULL;
-    size_t blen = 0;
-    FILE *m = open_memstream(&body, &blen);
-    if (!m) {
-        fclose(f);
-        snprintf(x->err, x->errlen, "out of memory");
+                v->flops ? "GFLOP/s (FLOPs of the cost model / median)"
+                         : "GB/s (bytes of the cost model / median)");
+    char *body;
+    size_t blen;
+    FILE *m = body_open(x, f, &body, &blen);
+    if (!m)
         return TB_ENOMEM;
-    }
     fprintf(m, "plot ");
-    for (int k = 0; k < ns; k++) {
-        char t[600];
-        series_title(s, sv[k], params, t, sizeof t);
-        char st[96];
-        series_style(s, sv, k, st, sizeof st);
+    for (int k = 0; k < v->ns; k++) {
+        char t[600], st[96];
+        series_title(s, v->sv[k], v->params, t, sizeof t);
+        series_style(s, v->sv, k, st, sizeof st);
         fprintf(m, "%s'%s.dat' index %d using 1:2%s%s with %s lw 2 %s "
                    "title ",
-                k ? ", \\\n     " : "", name, k,
-                kind == TB_CHART_TIME ? ":3:4" : "",
-                !mnk ? "" : kind == TB_CHART_TIME ? ":xtic(5)" : ":xtic(3)",
-                kind == TB_CHART_TIME ? "yerrorlines" : "linespoints", st);
-        gp_str(m, t);
+                k ? ", \\\n     " : "", v->name, k, time ? ":3:4" : "",
+                !v->mnk ? "" : time ? ":xtic(5)" : ":xtic(3)",
+                time ? "yerrorlines" : "linespoints", st);
+        tb_gp_str(m, t);
     }
-    if (kind == TB_CHART_THROUGHPUT) {
-        /* thread counts and bandwidth kernel of the tbench series */
-        int thr[MAX_SERIES], nt = 0;
-        const char *kernel = NULL;
-        for (int k = 0; k < ns; k++) {
-            const tb_rcase *c = &s->cases[sv[k]];
-            const cJSON *t = cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetObjectItemCaseSensitive(c->j, "backend_params"),
-                "threads");
-            if (c->role == TB_ROLE_MAIN && cJSON_IsString(t) &&
-                !has_int(thr, nt, atoi(t->valuestring)))
-                thr[nt++] = atoi(t->valuestring);
-            const cJSON *bk = cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetObjectItemCaseSensitive(c->j, "roofline"),
-                "bw_kernel");
-            if (!kernel && cJSON_IsString(bk))
-                kernel = bk->valuestring;
-        }
-        peak pk[MAX_PEAKS];
-        int npk = peaks_pick(s, flops, gc->dtype, thr, nt,
-                             kernel ? kernel : "copy", pk);
-        for (int k = 0; k < npk; k++) {
-            char t[1200];
-            snprintf(t, sizeof t, "%s: %.4g", pk[k].label, pk[k].v);
-            fprintf(m, ", \\\n     %.9g with lines dt %d lw 1.5 lc rgb "
-                       "'%s' title ",
-                    pk[k].v, pk[k].dt, pk[k].most ? "#444444" : "#999999");
-            gp_str(m, t);
-        }
-    }
+    if (!time)
+        vs_size_peaks(s, v, m);
     fprintf(m, "\n");
-    fclose(m);
-    gp_outputs(f, x->o, name, body, W, H + key_height(ns + 2));
-    free(body);
-    rc = close_out(x, f, name, "gp");
+    return script_close(x, f, m, &body, v->name, W,
+                        H + key_height(v->ns + 2));
+}
+
+/* Time (kind TIME) or throughput (THROUGHPUT) vs size for the op/dtype
+ * group of case g. */
+static int chart_vs_size(pctx *x, int g, tb_chart_kind kind)
+{
+    vs_size v;
+    if (!vs_size_plan(x->s, g, kind, &v))
+        return 0;
+    int rc = vs_size_dat(x, &v);
+    if (!rc)
+        rc = vs_size_gp(x, &v);
     if (rc)
         return rc;
     char group[160];
-    snprintf(group, sizeof group, "%s/%s", gc->op, gc->dtype);
-    return chart_add(x->out, kind, group, name, title) ? 0 : TB_ENOMEM;
+    snprintf(group, sizeof group, "%s/%s", v.gc->op, v.gc->dtype);
+    return chart_add(x->out, kind, group, v.name, v.title) ? 0 : TB_ENOMEM;
 }
 
 /* ---- roofline per backend -------------------------------------------------------- */
@@ -587,6 +605,16 @@ typedef struct {
  * arithmetic intensity (FLOPs / bytes of the cost model) and its
  * GFLOP/s, under the roofs min(peak, bandwidth x intensity) of the
  * bandwidths and peaks those cases were held against. */
+/* Is c an ok MAIN case of backend be with a roofline to draw: FLOPs,
+ * bytes and GFLOP/s, and the bandwidth and peak it was held against? */
+static bool on_roofline(const tb_rcase *c, const char *be)
+{
+    return c->ok && c->role == TB_ROLE_MAIN && !strcmp(c->backend, be) &&
+           c->flops > 0 && c->bytes > 0 && c->gflop_s > 0 &&
+           c->rc->f.roofline_bandwidth_gb_s > 0 &&
+           c->rc->f.roofline_peak_gflop_s > 0;
+}
+
 static int chart_roofline(pctx *x, int g)
 {
     const tb_rset *s = x->s;
@@ -596,15 +624,10 @@ static int chart_roofline(pctx *x, int g)
     double lo = INFINITY, hi = 0;
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
-        const cJSON *r = cJSON_GetObjectItemCaseSensitive(c->j, "roofline");
-        if (!c->ok || c->role != TB_ROLE_MAIN || strcmp(c->backend, be) ||
-            !cJSON_IsObject(r) || !(c->flops > 0) || !(c->bytes > 0) ||
-            !(c->gflop_s > 0))
+        if (!on_roofline(c, be))
             continue;
-        double bw = tb_json_num(r, "bandwidth_gb_s"),
-               pk = tb_json_num(r, "peak_gflop_s");
-        if (!(bw > 0) || !(pk > 0))
-            continue;
+        const tb_res_fields *r = &c->rc->f;
+        double bw = r->roofline_bandwidth_gb_s, pk = r->roofline_peak_gflop_s;
         npts++;
         double ai = c->flops / c->bytes;
         lo = ai < lo ? ai : lo;
@@ -613,14 +636,13 @@ static int chart_roofline(pctx *x, int g)
         for (int k = 0; k < nr && !dup; k++)
             dup = rf[k].bw == bw && rf[k].peak == pk;
         if (!dup && nr < MAX_PEAKS) {
-            const char *lv = tb_json_str(r, "level");
-            const char *isa = tb_json_str(r, "isa");
+            const char *lv = r->roofline_level, *isa = r->roofline_isa;
             rf[nr].bw = bw;
             rf[nr].peak = pk;
             snprintf(rf[nr].label, sizeof rf[nr].label,
                      "roof: %s %.4g GB/s, %s %.4g GFLOP/s, %.0f thread(s)",
                      lv ? lv : "?", bw, isa ? isa : "?", pk,
-                     tb_json_num(r, "threads"));
+                     r->roofline_threads);
             nr++;
         }
     }
@@ -637,35 +659,26 @@ static int chart_roofline(pctx *x, int g)
     fprintf(d, "# FLOPs/byte | GFLOP/s | case\n");
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
-        const cJSON *r = cJSON_GetObjectItemCaseSensitive(c->j, "roofline");
-        if (!c->ok || c->role != TB_ROLE_MAIN || strcmp(c->backend, be) ||
-            !cJSON_IsObject(r) || !(c->flops > 0) || !(c->bytes > 0) ||
-            !(c->gflop_s > 0) || !(tb_json_num(r, "bandwidth_gb_s") > 0) ||
-            !(tb_json_num(r, "peak_gflop_s") > 0))
+        if (!on_roofline(c, be))
             continue;
         fprintf(d, "%.9g %.9g ", c->flops / c->bytes, c->gflop_s);
         dat_str(d, c->id);
         fprintf(d, "\n");
     }
-    int rc = close_out(x, d, name, "dat");
-    if (rc)
-        return rc;
-    FILE *f = open_out(x, name, "gp");
+    int rc;
+    FILE *f = script_open(x, d, name, title, &rc);
     if (!f)
-        return TB_EIO;
-    gp_head(f, name, title);
+        return rc;
     fprintf(f, "set logscale xy\nset format x '%%g'\n"
                "set xlabel 'arithmetic intensity (FLOPs / byte of the cost "
                "model)'\nset ylabel 'GFLOP/s'\nset samples 400\n"
                "set xrange [%.6g:%.6g]\n",
             lo / 4, hi * 4);
-    char *body = NULL;
-    size_t blen = 0;
-    FILE *m = open_memstream(&body, &blen);
-    if (!m) {
-        fclose(f);
+    char *body;
+    size_t blen;
+    FILE *m = body_open(x, f, &body, &blen);
+    if (!m)
         return TB_ENOMEM;
-    }
     fprintf(m, "plot '%s.dat' using 1:2 with points pt 7 ps 0.8 lc rgb "
                "'#1f77b4' title 'cases (%d)'",
             name, npts);
@@ -673,13 +686,10 @@ static int chart_roofline(pctx *x, int g)
         fprintf(m, ", \\\n     (x * %.9g < %.9g ? x * %.9g : %.9g) with lines "
                    "lw 1.5 dt %d lc rgb '#444444' title ",
                 rf[k].bw, rf[k].peak, rf[k].bw, rf[k].peak, k + 1);
-        gp_str(m, rf[k].label);
+        tb_gp_str(m, rf[k].label);
     }
     fprintf(m, "\n");
-    fclose(m);
-    gp_outputs(f, x->o, name, body, W, H + key_height(nr + 1));
-    free(body);
-    rc = close_out(x, f, name, "gp");
+    rc = script_close(x, f, m, &body, name, W, H + key_height(nr + 1));
     if (rc)
         return rc;
     return chart_add(x->out, TB_CHART_ROOFLINE, be, name, title) ? 0
@@ -721,13 +731,10 @@ static int chart_bars(pctx *x, int g)
         fprintf(d, " %.9g %.9g %.9g\n", c->median * 1e-9, c->ci_lo * 1e-9,
                 c->ci_hi * 1e-9);
     }
-    int rc = close_out(x, d, name, "dat");
-    if (rc)
-        return rc;
-    FILE *f = open_out(x, name, "gp");
+    int rc;
+    FILE *f = script_open(x, d, name, title, &rc);
     if (!f)
-        return TB_EIO;
-    gp_head(f, name, title);
+        return rc;
     fprintf(f, "unset key\nset style fill solid 0.6 border -1\n"
                "set boxwidth 0.6\nset yrange [0:*]\n"
                "set format y '%%.0s %%cs'\nset ylabel 'time per call'\n"
@@ -839,39 +846,31 @@ static int chart_speedup(pctx *x, int g)
         }
         fprintf(d, "\n");
     }
-    int rc = close_out(x, d, name, "dat");
-    if (rc)
-        return rc;
-    FILE *f = open_out(x, name, "gp");
+    int rc;
+    FILE *f = script_open(x, d, name, title, &rc);
     if (!f)
-        return TB_EIO;
-    gp_head(f, name, title);
+        return rc;
     fprintf(f, "set datafile missing '?'\nset style data histograms\n"
                "set style histogram clustered gap 1\n"
                "set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
                "set yrange [0:*]\nset xtics rotate by -30 noenhanced\n"
                "set xlabel 'shapes'\n"
                "set ylabel 'speedup (reference median / median)'\n");
-    char *body = NULL;
-    size_t blen = 0;
-    FILE *m = open_memstream(&body, &blen);
-    if (!m) {
-        fclose(f);
+    char *body;
+    size_t blen;
+    FILE *m = body_open(x, f, &body, &blen);
+    if (!m)
         return TB_ENOMEM;
-    }
     for (int k = 0; k < nc; k++) {
         if (k == 0)
             fprintf(m, "plot '%s.dat' using 2:xtic(1) title ", name);
         else
             fprintf(m, ", \\\n     '' using %d title ", k + 2);
-        gp_str(m, s->cases[cols[k]].variant);
+        tb_gp_str(m, s->cases[cols[k]].variant);
     }
     fprintf(m, ", \\\n     1 with lines dt 2 lc 'black' title 'reference "
                "(1x)'\n");
-    fclose(m);
-    gp_outputs(f, x->o, name, body, W, H);
-    free(body);
-    rc = close_out(x, f, name, "gp");
+    rc = script_close(x, f, m, &body, name, W, H);
     if (rc)
         return rc;
     char group[160];
@@ -927,15 +926,9 @@ static int chart_change(pctx *x)
         dat_str(d, c->id);
         fprintf(d, "\n");
     }
-    rc = close_out(x, d, name, "dat");
-    if (rc)
+    FILE *f = script_open(x, d, name, title, &rc);
+    if (!f)
         goto out;
-    FILE *f = open_out(x, name, "gp");
-    if (!f) {
-        rc = TB_EIO;
-        goto out;
-    }
-    gp_head(f, name, title);
     fprintf(f, "set key outside top center horizontal\n"
                "set offsets graph 0.05, graph 0.05, 0, 0\n"
                "set style fill solid 0.8 border -1\n"
@@ -971,27 +964,10 @@ out:
 static int chart_noise(pctx *x)
 {
     const tb_rset *s = x->s;
-    int want = x->o->n_noisy > 0 ? x->o->n_noisy : 8;
-    int *idx = malloc((size_t)(s->n ? s->n : 1) * sizeof *idx);
-    int n = 0;
-    if (!idx)
+    int *idx;
+    int n = tb_rset_noisiest(s, x->o->n_noisy, &idx);
+    if (n < 0)
         return TB_ENOMEM;
-    for (int i = 0; i < s->n; i++) {
-        const tb_rcase *c = &s->cases[i];
-        if (c->ok && c->role == TB_ROLE_MAIN && c->n > 0)
-            idx[n++] = i;
-    }
-    for (int a = 1; a < n; a++) { /* descending MAD / median, stable */
-        int v = idx[a], b = a - 1;
-        double kv = s->cases[v].mad / s->cases[v].median;
-        while (b >= 0 && s->cases[idx[b]].mad / s->cases[idx[b]].median < kv) {
-            idx[b + 1] = idx[b];
-            b--;
-        }
-        idx[b + 1] = v;
-    }
-    if (n > want)
-        n = want;
     int rc = 0;
     if (n == 0)
         goto out;
@@ -1011,15 +987,9 @@ static int chart_noise(pctx *x)
         for (int i = 0; i < c->n; i++)
             fprintf(d, "%.6g\n", c->samples[i] / c->median);
     }
-    rc = close_out(x, d, name, "dat");
-    if (rc)
+    FILE *f = script_open(x, d, name, title, &rc);
+    if (!f)
         goto out;
-    FILE *f = open_out(x, name, "gp");
-    if (!f) {
-        rc = TB_EIO;
-        goto out;
-    }
-    gp_head(f, name, title);
     fprintf(f, "set style fill solid 0.4 border -1\n"
                "set style boxplot outliers pointtype 7\n"
                "set pointsize 0.4\nset boxwidth 0.6\nunset key\n"
@@ -1034,7 +1004,7 @@ static int chart_noise(pctx *x)
         char t[1100];
         snprintf(t, sizeof t, "%d: %s", k + 1, c->id);
         fprintf(f, "set label %d ", k + 2);
-        gp_str(f, t);
+        tb_gp_str(f, t);
         fprintf(f, " at screen 0.02, screen %.4f font ',8' noenhanced\n",
                 (double)(16 * (n - k) + 8) / (H + 60 + 16 * n));
     }
@@ -1074,13 +1044,9 @@ static int history_runs(const tb_rset *s, int *runs)
 
 static void run_label(const tb_rset *s, int d, int k, char *buf, size_t len)
 {
-    const cJSON *env = cJSON_GetObjectItemCaseSensitive(s->docs[d].file->doc, "env");
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(env, "build");
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(b, "git_commit");
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(env, "date");
-    snprintf(buf, len, "%d: %.10s %.12s", k + 1,
-             cJSON_IsString(t) ? t->valuestring : "",
-             cJSON_IsString(c) ? c->valuestring : "");
+    const tb_resfile *f = s->docs[d].file;
+    snprintf(buf, len, "%d: %.10s %.12s", k + 1, f->date ? f->date : "",
+             f->git_commit ? f->git_commit : "");
 }
 
 static const tb_rcase *case_in_doc(const tb_rset *s, int d, const char *id)
@@ -1166,13 +1132,10 @@ static int chart_history(pctx *x, int g, const int *runs, int nr,
     if (ncp)
         fprintf(d, "\n\n# change points\n%s", cps);
     free(cps);
-    int rc = close_out(x, d, name, "dat");
-    if (rc)
-        return rc;
-    FILE *f = open_out(x, name, "gp");
+    int rc;
+    FILE *f = script_open(x, d, name, title, &rc);
     if (!f)
-        return TB_EIO;
-    gp_head(f, name, title);
+        return rc;
     fprintf(f, "set key below vertical\nset logscale y\n"
                "set ylabel 'median time per call (%s)'\nset xlabel 'run'\n"
                "set xrange [0.5:%d.5]\nset xtics rotate by -30 font ',8' (",
@@ -1181,17 +1144,15 @@ static int chart_history(pctx *x, int g, const int *runs, int nr,
         char l[128];
         run_label(s, runs[r], r, l, sizeof l);
         fprintf(f, "%s", r ? ", " : "");
-        gp_str(f, l);
+        tb_gp_str(f, l);
         fprintf(f, " %d", r + 1);
     }
     fprintf(f, ")\n");
-    char *body = NULL;
-    size_t blen = 0;
-    FILE *m = open_memstream(&body, &blen);
-    if (!m) {
-        fclose(f);
+    char *body;
+    size_t blen;
+    FILE *m = body_open(x, f, &body, &blen);
+    if (!m)
         return TB_ENOMEM;
-    }
     for (int k = 0; k < ni; k++) {
         fprintf(m, "%s'%s.dat' index %d using 1:2:3:4 with yerrorlines lw 2 "
                    "pt 7 title ",
@@ -1199,17 +1160,14 @@ static int chart_history(pctx *x, int g, const int *runs, int nr,
         char t[1100];
         snprintf(t, sizeof t, "%s %s %s", s->cases[ids[k]].opp,
                  s->cases[ids[k]].shapes, s->cases[ids[k]].variant);
-        gp_str(m, t);
+        tb_gp_str(m, t);
     }
     if (ncp)
         fprintf(m, ", \\\n     '%s.dat' index %d using 1:2 with points pt 6 "
                    "ps 3 lw 2 lc 'red' title 'change point'",
                 name, ni);
     fprintf(m, "\n");
-    fclose(m);
-    gp_outputs(f, x->o, name, body, W, H + 18 * ni);
-    free(body);
-    rc = close_out(x, f, name, "gp");
+    rc = script_close(x, f, m, &body, name, W, H + 18 * ni);
     if (rc)
         return rc;
     char group[160];

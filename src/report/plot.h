@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "report.h"
+#include "rset.h"
 
 typedef enum {
     TB_CHART_TIME,       /* per op and dtype with 2+ sizes: time vs size,

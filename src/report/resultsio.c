@@ -1,5 +1,5 @@
 /* Loading and checking result files: see resultsio.h. */
-#include "resultsio.h"
+#include "resultsio_impl.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,27 +12,7 @@
 #include "../base/error.h"
 #include "../base/fileio.h"
 
-#define SCHEMA "tbench.results/1"
-
-const char *tb_res_counter_name(int k)
-{
-    static const char *const names[] = {
-#define TB_RES_CTR_NAME(e, s) s,
-        TB_RES_COUNTERS(TB_RES_CTR_NAME)
-#undef TB_RES_CTR_NAME
-    };
-    return k >= 0 && k < TB_RES_NCOUNTERS ? names[k] : "?";
-}
-
-const char *tb_res_cupti_name(int k)
-{
-    static const char *const names[] = {
-#define TB_RES_CUPTI_NAME(e, s) s,
-        TB_RES_CUPTI_COUNTERS(TB_RES_CUPTI_NAME)
-#undef TB_RES_CUPTI_NAME
-    };
-    return k >= 0 && k < TB_RES_NCUPTI ? names[k] : "?";
-}
+#define SCHEMA TB_RES_SCHEMA
 
 const char *tb_resfile_resolve(const char *arg, char *buf, size_t len)
 {
@@ -45,20 +25,6 @@ const char *tb_resfile_resolve(const char *arg, char *buf, size_t len)
         snprintf(buf, len, "%s", arg);
     }
     return buf;
-}
-
-/* err = "PATH: " + printf(fmt, ...). Returns code. */
-static int fail(char *err, size_t errlen, const char *path, int code,
-                const char *fmt, ...)
-{
-    int k = snprintf(err, errlen, "%s: ", path);
-    if (k >= 0 && (size_t)k < errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err + k, errlen - (size_t)k, fmt, ap);
-        va_end(ap);
-    }
-    return code;
 }
 
 /* Line and column (1-based) of offset off in text. */
@@ -78,15 +44,7 @@ static void line_col(const char *text, size_t off, int *line, int *col)
 
 bool tb_res_status_known(const char *s)
 {
-    static const char *const names[] = {
-#define TB_RES_STATUS_NAME(e, n) n,
-        TB_RES_STATUSES(TB_RES_STATUS_NAME)
-#undef TB_RES_STATUS_NAME
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(s, names[i]))
-            return true;
-    return false;
+    return tb_res_status_parse(s) >= 0;
 }
 
 double tb_json_num(const cJSON *o, const char *key)
@@ -102,296 +60,14 @@ const char *tb_json_str(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-cJSON *tb_json_num_or_null(double v)
+cJSON *tb_cjson_num_or_null(double v)
 {
     return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
 }
 
-cJSON *tb_json_str_or_null(const char *s)
+cJSON *tb_cjson_str_or_null(const char *s)
 {
     return s ? cJSON_CreateString(s) : cJSON_CreateNull();
-}
-
-/* Member k of o must be absent, null or a finite number: *out = value or
- * NAN.  Returns false when it is something else. */
-static bool opt_num(const cJSON *o, const char *k, double *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    *out = NAN;
-    if (!v || cJSON_IsNull(v))
-        return true;
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-        return false;
-    *out = v->valuedouble;
-    return true;
-}
-
-/* Member k of o is absent, null or of the type `is` accepts. */
-static bool opt_is(const cJSON *o, const char *k,
-                   cJSON_bool (*is)(const cJSON *const))
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return !v || cJSON_IsNull(v) || is(v);
-}
-
-/* Check and extract the timing part of an "ok" record. */
-static int load_timed(tb_rescase *c, int idx, const char *path, char *err,
-                      size_t errlen)
-{
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(c->json, "stats");
-    if (!cJSON_IsObject(st))
-        return fail(err, errlen, path, TB_EINVAL,
-                    "cases[%d] (%s): status is ok but stats is missing",
-                    idx, c->id);
-    static const char *const need[] = {"n", "iters_per_sample", "median_ns",
-                                       "ci_low_ns", "ci_high_ns", "min_ns",
-                                       "mean_ns"};
-    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(st, need[i]);
-        if (cJSON_IsNumber(v) && !isfinite(v->valuedouble))
-            return fail(err, errlen, path, TB_EINVAL,
-                        "cases[%d] (%s): stats.%s: expected a finite "
-                        "number, got %g", idx, c->id, need[i],
-                        v->valuedouble);
-        if (!cJSON_IsNumber(v))
-            return fail(err, errlen, path, TB_EINVAL,
-                        "cases[%d] (%s): stats.%s: expected a number", idx,
-                        c->id, need[i]);
-    }
-    double n = tb_json_num(st, "n");
-    c->iters_per_sample = tb_json_num(st, "iters_per_sample");
-    c->median_ns = tb_json_num(st, "median_ns");
-    c->ci_low_ns = tb_json_num(st, "ci_low_ns");
-    c->ci_high_ns = tb_json_num(st, "ci_high_ns");
-    c->min_ns = tb_json_num(st, "min_ns");
-    c->mean_ns = tb_json_num(st, "mean_ns");
-    if (n < 1 || n != floor(n) || n > 1e9)
-        return fail(err, errlen, path, TB_EINVAL,
-                    "cases[%d] (%s): stats.n: expected an integer >= 1, "
-                    "got %g", idx, c->id, n);
-    if (c->iters_per_sample < 1)
-        return fail(err, errlen, path, TB_EINVAL,
-                    "cases[%d] (%s): stats.iters_per_sample: expected >= 1",
-                    idx, c->id);
-    if (!(c->median_ns > 0))
-        return fail(err, errlen, path, TB_EINVAL,
-                    "cases[%d] (%s): stats.median_ns: expected a positive "
-                    "number, got %g", idx, c->id, c->median_ns);
-    if (!(c->ci_low_ns <= c->median_ns && c->median_ns <= c->ci_high_ns))
-        return fail(err, errlen, path, TB_EINVAL,
-                    "cases[%d] (%s): stats: median_ns is outside "
-                    "[ci_low_ns, ci_high_ns]", idx, c->id);
-    static const char *const nonneg[] = {"ci_low_ns", "min_ns", "mean_ns"};
-    for (size_t i = 0; i < sizeof nonneg / sizeof nonneg[0]; i++)
-        if (tb_json_num(st, nonneg[i]) < 0)
-            return fail(err, errlen, path, TB_EINVAL,
-                        "cases[%d] (%s): stats.%s: expected a number >= 0, "
-                        "got %g", idx, c->id, nonneg[i],
-                        tb_json_num(st, nonneg[i]));
-    c->ci_rel = (c->ci_high_ns - c->ci_low_ns) / c->median_ns;
-    if (!isfinite(c->ci_rel))
-        return fail(err, errlen, path, TB_EINVAL,
-                    "cases[%d] (%s): stats: the CI [ci_low_ns, ci_high_ns] "
-                    "is not finite relative to median_ns", idx, c->id);
-    /* optional display fields of report and plot */
-    static const char *const opt[] = {"max_ns", "stddev_ns", "mad_ns",
-                                      "p5_ns", "p95_ns", "ci_rel"};
-    for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++) {
-        double d;
-        if (!opt_num(st, opt[i], &d))
-            return fail(err, errlen, path, TB_EINVAL,
-                        "cases[%d] (%s): stats.%s: expected a number or "
-                        "null", idx, c->id, opt[i]);
-    }
-    if (!opt_is(st, "stop_reason", cJSON_IsString))
-        return fail(err, errlen, path, TB_EINVAL,
-                    "cases[%d] (%s): stats.stop_reason: expected a string "
-                    "or null", idx, c->id);
-    if (!opt_is(st, "outliers", cJSON_IsObject))
-        return fail(err, errlen, path, TB_EINVAL,
-                    "cases[%d] (%s): stats.outliers: expected an object "
-                    "or null", idx, c->id);
-
-    const cJSON *sa = cJSON_GetObjectItemCaseSensitive(st, "samples_ns");
-    if (!cJSON_IsArray(sa))
-        return fail(err, errlen, path, TB_EINVAL,
-                    "cases[%d] (%s): stats.samples_ns: expected an array",
-                    idx, c->id);
-    int ns = cJSON_GetArraySize(sa);
-    if ((double)ns != n)
-        return fail(err, errlen, path, TB_EINVAL,
-                    "cases[%d] (%s): stats.n is %g but samples_ns has %d "
-                    "values", idx, c->id, n, ns);
-    c->n = (size_t)ns;
-    c->samples_ns = malloc(c->n * sizeof *c->samples_ns);
-    if (!c->samples_ns)
-        return fail(err, errlen, path, TB_ENOMEM, "out of memory");
-    const cJSON *v;
-    size_t i = 0;
-    cJSON_ArrayForEach(v, sa)
-    {
-        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-            return fail(err, errlen, path, TB_EINVAL,
-                        "cases[%d] (%s): stats.samples_ns[%zu]: expected a "
-                        "number", idx, c->id, i);
-        c->samples_ns[i++] = v->valuedouble;
-    }
-
-    /* optional: the median of each round (measure.rounds) */
-    const cJSON *rm = cJSON_GetObjectItemCaseSensitive(st,
-                                                       "round_medians_ns");
-    if (rm && !cJSON_IsNull(rm)) {
-        int nr = cJSON_GetArraySize(rm);
-        if (!cJSON_IsArray(rm) || nr < 1)
-            return fail(err, errlen, path, TB_EINVAL,
-                        "cases[%d] (%s): stats.round_medians_ns: expected a "
-                        "non-empty array", idx, c->id);
-        c->round_medians_ns = malloc((size_t)nr * sizeof(double));
-        if (!c->round_medians_ns)
-            return fail(err, errlen, path, TB_ENOMEM, "out of memory");
-        cJSON_ArrayForEach(v, rm)
-        {
-            if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) ||
-                !isfinite(v->valuedouble))
-                return fail(err, errlen, path, TB_EINVAL,
-                            "cases[%d] (%s): stats.round_medians_ns[%d]: "
-                            "expected a positive number", idx, c->id,
-                            c->n_rounds);
-            c->round_medians_ns[c->n_rounds++] = v->valuedouble;
-        }
-    }
-
-    const cJSON *tp = cJSON_GetObjectItemCaseSensitive(c->json, "throughput");
-    c->gb_s = c->gflop_s = c->items_s = NAN;
-    if (tp && !cJSON_IsNull(tp)) {
-        if (!cJSON_IsObject(tp) || !opt_num(tp, "gb_s", &c->gb_s) ||
-            !opt_num(tp, "gflop_s", &c->gflop_s) ||
-            !opt_num(tp, "items_s", &c->items_s))
-            return fail(err, errlen, path, TB_EINVAL,
-                        "cases[%d] (%s): throughput: expected an object of "
-                        "numbers or nulls", idx, c->id);
-    }
-    const cJSON *ct = cJSON_GetObjectItemCaseSensitive(c->json, "counters");
-    if (ct && !cJSON_IsNull(ct)) {
-        if (!cJSON_IsObject(ct))
-            return fail(err, errlen, path, TB_EINVAL,
-                        "cases[%d] (%s): counters: expected an object", idx,
-                        c->id);
-        for (int k = 0; k < TB_RES_NCOUNTERS; k++)
-            if (!opt_num(ct, tb_res_counter_name(k), &c->counters[k]))
-                return fail(err, errlen, path, TB_EINVAL,
-                            "cases[%d] (%s): counters.%s: expected a number",
-                            idx, c->id, tb_res_counter_name(k));
-    }
-    const cJSON *in = cJSON_GetObjectItemCaseSensitive(c->json,
-                                                       "instructions");
-    if (in && !cJSON_IsNull(in)) {
-        const cJSON *src = cJSON_GetObjectItemCaseSensitive(in, "source");
-        const cJSON *isa = cJSON_GetObjectItemCaseSensitive(in, "isa");
-        if (!cJSON_IsObject(in) ||
-            !opt_num(in, "per_iter", &c->instructions) ||
-            c->instructions < 0 ||
-            (src && !cJSON_IsNull(src) && !cJSON_IsString(src)) ||
-            (isa && !cJSON_IsNull(isa) && !cJSON_IsString(isa)))
-            return fail(err, errlen, path, TB_EINVAL,
-                        "cases[%d] (%s): instructions: expected an object "
-                        "with per_iter a number >= 0 or null, source and "
-                        "isa strings or null", idx, c->id);
-        c->instr_source = cJSON_IsString(src) ? src->valuestring : NULL;
-        c->instr_isa = cJSON_IsString(isa) ? isa->valuestring : NULL;
-        if (!isnan(c->instructions) && !c->instr_source)
-            return fail(err, errlen, path, TB_EINVAL,
-                        "cases[%d] (%s): instructions: a per_iter count "
-                        "needs its source", idx, c->id);
-    }
-    c->timed = true;
-    return 0;
-}
-
-/* Member k of o as a finite number >= 0 into *out; false otherwise. */
-static bool nonneg(const cJSON *o, const char *k, double *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
-        v->valuedouble < 0)
-        return false;
-    *out = v->valuedouble;
-    return true;
-}
-
-/* Check "cupti" and "cupti_reason" of any record (see resultsio.h). */
-static int load_cupti(tb_rescase *c, int idx, const char *path, char *err,
-                      size_t errlen)
-{
-#define BAD(...)                                                          \
-    fail(err, errlen, path, TB_EINVAL, "cases[%d] (%s): cupti" __VA_ARGS__)
-    for (int k = 0; k < TB_RES_NCUPTI; k++)
-        c->cupti_ctr[k] = NAN;
-    const cJSON *cu = cJSON_GetObjectItemCaseSensitive(c->json, "cupti");
-    const cJSON *why = cJSON_GetObjectItemCaseSensitive(c->json,
-                                                        "cupti_reason");
-    if (why && !cJSON_IsNull(why) && !cJSON_IsString(why))
-        return BAD("_reason: expected a string or null", idx, c->id);
-    if (!cu)
-        return 0;
-    if (cJSON_IsNull(cu)) {
-        if (!cJSON_IsString(why) || !why->valuestring[0])
-            return BAD(" is null but cupti_reason is not a non-empty "
-                       "string saying why", idx, c->id);
-        c->cupti_state = TB_RES_CUPTI_NULL;
-        c->cupti_reason = why->valuestring;
-        return 0;
-    }
-    if (!cJSON_IsObject(cu))
-        return BAD(": expected an object or null", idx, c->id);
-    double v, iters;
-    if (!nonneg(cu, "iterations", &iters) || iters < 1 ||
-        iters != floor(iters))
-        return BAD(".iterations: expected an integer >= 1", idx, c->id);
-    static const char *const nums[] = {
-        "kernel_launches", "memsets", "memset_bytes", "device_allocs",
-        "device_alloc_bytes", "device_frees", "device_free_bytes",
-        "kernels_unlisted"};
-    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
-        if (!nonneg(cu, nums[i], &v))
-            return BAD(".%s: expected a number >= 0", idx, c->id, nums[i]);
-    const cJSON *mc = cJSON_GetObjectItemCaseSensitive(cu, "memcpy");
-    if (!cJSON_IsObject(mc))
-        return BAD(".memcpy: expected an object", idx, c->id);
-    static const char *const dirs[] = {"h2d", "d2h", "d2d", "other"};
-    double copies = 0;
-    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
-        const cJSON *d = cJSON_GetObjectItemCaseSensitive(mc, dirs[i]);
-        if (!cJSON_IsObject(d) || !nonneg(d, "bytes", &v) ||
-            !nonneg(d, "count", &v))
-            return BAD(".memcpy.%s: expected {\"count\", \"bytes\"} "
-                       "numbers >= 0", idx, c->id, dirs[i]);
-        copies += v;
-    }
-    const cJSON *ks = cJSON_GetObjectItemCaseSensitive(cu, "kernels");
-    if (!cJSON_IsArray(ks))
-        return BAD(".kernels: expected an array", idx, c->id);
-    const cJSON *k;
-    int ki = 0;
-    cJSON_ArrayForEach(k, ks)
-    {
-        const char *name = tb_json_str(k, "name");
-        if (!cJSON_IsObject(k) || !name || !name[0] ||
-            !nonneg(k, "count", &v) || !nonneg(k, "device_ns", &v))
-            return BAD(".kernels[%d]: expected {\"name\": non-empty "
-                       "string, \"count\", \"device_ns\": numbers >= 0}",
-                       idx, c->id, ki);
-        ki++;
-    }
-#undef BAD
-    c->cupti_state = TB_RES_CUPTI_VALID;
-    c->cupti = cu;
-    c->cupti_ctr[TB_RES_CUPTI_LAUNCHES] = tb_json_num(cu, "kernel_launches");
-    c->cupti_ctr[TB_RES_CUPTI_MEMCPYS] = copies;
-    c->cupti_ctr[TB_RES_CUPTI_MEMSETS] = tb_json_num(cu, "memsets");
-    c->cupti_ctr[TB_RES_CUPTI_DEVICE_ALLOCS] = tb_json_num(cu,
-                                                          "device_allocs");
-    return 0;
 }
 
 /* qsort_r comparator: case indices by id. */
@@ -427,90 +103,6 @@ static bool ends_open(const char *text, size_t len)
     return in_str || depth > 0;
 }
 
-/* The first number in v (depth-first) that is not finite, or NULL; its
- * path goes to buf.  cJSON reads 1e999 as infinity, which no command can
- * compute with and no JSON writer can write back. */
-static const cJSON *nonfinite(const cJSON *v, char *buf, size_t len,
-                              size_t at)
-{
-    if (cJSON_IsNumber(v))
-        return isfinite(v->valuedouble) ? NULL : v;
-    if (!cJSON_IsArray(v) && !cJSON_IsObject(v))
-        return NULL;
-    int i = 0;
-    const cJSON *ch;
-    cJSON_ArrayForEach(ch, v)
-    {
-        int k = 0;
-        if (at < len) {
-            if (cJSON_IsObject(v))
-                k = snprintf(buf + at, len - at, "%s%.60s", at ? "." : "",
-                             ch->string ? ch->string : "");
-            else
-                k = snprintf(buf + at, len - at, "[%d]", i);
-        }
-        size_t next = k > 0 ? at + (size_t)k : at;
-        const cJSON *bad = nonfinite(ch, buf, len, next < len ? next : len);
-        if (bad)
-            return bad;
-        if (at < len)
-            buf[at] = '\0';
-        i++;
-    }
-    return NULL;
-}
-
-/* Every member of o is a string. */
-static bool all_strings(const cJSON *o)
-{
-    const cJSON *v;
-    cJSON_ArrayForEach(v, o)
-        if (!cJSON_IsString(v))
-            return false;
-    return true;
-}
-
-/* a is a list of lists of numbers (a list of shapes). */
-static bool shape_list(const cJSON *a)
-{
-    const cJSON *s, *d;
-    if (!cJSON_IsArray(a))
-        return false;
-    cJSON_ArrayForEach(s, a)
-    {
-        if (!cJSON_IsArray(s))
-            return false;
-        cJSON_ArrayForEach(d, s)
-            if (!cJSON_IsNumber(d))
-                return false;
-    }
-    return true;
-}
-
-/* The members of a case record that report, plot and export read,
- * beyond what every command needs: of the documented type when present
- * and not null.  Returns the name of the first bad one, or NULL. */
-static const char *case_shape_error(const cJSON *cj)
-{
-    static const char *const objs[] = {"params", "model", "check", "timing",
-                                       "roofline", "backend_params"};
-    for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++)
-        if (!opt_is(cj, objs[i], cJSON_IsObject))
-            return objs[i];
-    const cJSON *bp = cJSON_GetObjectItemCaseSensitive(cj, "backend_params");
-    if (cJSON_IsObject(bp) && !all_strings(bp))
-        return "backend_params";
-    static const char *const lists[] = {"shapes", "out_shapes"};
-    for (size_t i = 0; i < 2; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(cj, lists[i]);
-        if (v && !cJSON_IsNull(v) && !shape_list(v))
-            return lists[i];
-    }
-    if (!opt_is(cj, "category", cJSON_IsString))
-        return "category";
-    return NULL;
-}
-
 /* Read path into a NUL-terminated heap buffer, refusing files over
  * TB_RES_MAX_BYTES (by size before reading, when it is a regular file)
  * and stopping at the first NUL byte (no result file has one; this is
@@ -522,12 +114,13 @@ static int read_limited(const char *path, char **data, size_t *len,
     *len = 0;
     FILE *fp = fopen(path, "rb");
     if (!fp)
-        return fail(err, errlen, path, TB_EIO, "%s", strerror(errno));
+        return tb_res_fail(err, errlen, path, TB_EIO, "%s",
+                           strerror(errno));
     struct stat st;
     if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) &&
         (unsigned long long)st.st_size > TB_RES_MAX_BYTES) {
         fclose(fp);
-        return fail(err, errlen, path, TB_EIO,
+        return tb_res_fail(err, errlen, path, TB_EIO,
                     "too large (%llu bytes; a result file is at most %zu "
                     "MiB)", (unsigned long long)st.st_size,
                     TB_RES_MAX_BYTES >> 20);
@@ -540,19 +133,19 @@ static int read_limited(const char *path, char **data, size_t *len,
         const char *z = memchr(buf + n, '\0', got);
         n += got;
         if (z) {
-            rc = fail(err, errlen, path, TB_EPARSE,
+            rc = tb_res_fail(err, errlen, path, TB_EPARSE,
                       "corrupt: contains a NUL byte at offset %zu",
                       (size_t)(z - buf));
             break;
         }
         if (ferror(fp)) {
-            rc = fail(err, errlen, path, TB_EIO, "read error");
+            rc = tb_res_fail(err, errlen, path, TB_EIO, "read error");
             break;
         }
         if (feof(fp))
             break;
         if (n > TB_RES_MAX_BYTES) {
-            rc = fail(err, errlen, path, TB_EIO,
+            rc = tb_res_fail(err, errlen, path, TB_EIO,
                       "too large (more than %zu MiB; a result file is at "
                       "most that)", TB_RES_MAX_BYTES >> 20);
             break;
@@ -570,7 +163,7 @@ static int read_limited(const char *path, char **data, size_t *len,
     }
     fclose(fp);
     if (!buf)
-        return fail(err, errlen, path, TB_ENOMEM, "out of memory");
+        return tb_res_fail(err, errlen, path, TB_ENOMEM, "out of memory");
     if (rc) {
         free(buf);
         return rc;
@@ -586,14 +179,14 @@ static int parse(tb_resfile *f, const char *text, size_t len, char *err,
                  size_t errlen)
 {
     if (memchr(text, '\0', len))
-        return fail(err, errlen, f->path, TB_EPARSE,
+        return tb_res_fail(err, errlen, f->path, TB_EPARSE,
                     "corrupt: contains a NUL byte at offset %zu",
                     (size_t)((const char *)memchr(text, '\0', len) - text));
     size_t start = 0;
     while (start < len && strchr(" \t\r\n", text[start]))
         start++;
     if (start == len)
-        return fail(err, errlen, f->path, TB_EPARSE,
+        return tb_res_fail(err, errlen, f->path, TB_EPARSE,
                     len ? "only white space, not a result file"
                         : "empty file, not a result file");
     /* text[len] is a NUL; cJSON wants it counted */
@@ -603,12 +196,12 @@ static int parse(tb_resfile *f, const char *text, size_t len, char *err,
         return 0;
     size_t off = end && end >= text ? (size_t)(end - text) : 0;
     if (off >= len || ends_open(text, len))
-        return fail(err, errlen, f->path, TB_EPARSE,
+        return tb_res_fail(err, errlen, f->path, TB_EPARSE,
                     "truncated: the JSON ends after %zu bytes before the "
                     "document is complete", len);
     int line, col;
     line_col(text, off, &line, &col);
-    return fail(err, errlen, f->path, TB_EPARSE,
+    return tb_res_fail(err, errlen, f->path, TB_EPARSE,
                 "corrupt: not valid JSON at line %d, column %d", line, col);
 }
 
@@ -628,6 +221,89 @@ int tb_resfile_load(const char *arg, tb_resfile **out, char *err,
     return rc;
 }
 
+/* The document's top level: an object of finite numbers (outside
+ * "cases", whose records are checked one by one so that the message
+ * names the case) with the schema, a "cases" array, objects or nulls
+ * for env, peaks, summary and timer and an array for config. */
+static int check_top(tb_resfile *f, char *err, size_t errlen)
+{
+    const char *path = f->path;
+    int rc = TB_EINVAL;
+    if (!cJSON_IsObject(f->doc))
+        return tb_res_fail(err, errlen, path, rc, "not a tbench result file "
+                           "(the JSON is not an object)");
+    const cJSON *top;
+    cJSON_ArrayForEach(top, f->doc)
+    {
+        char where[256];
+        snprintf(where, sizeof where, "%.60s", top->string);
+        const cJSON *inf = strcmp(top->string, TB_RES_KEY(cases))
+                               ? tb_res_nonfinite(top, where, sizeof where,
+                                                  strlen(where))
+                               : NULL;
+        if (inf)
+            return tb_res_fail(err, errlen, path, rc, "%s: expected a finite "
+                               "number, got %g (too large for a double)",
+                               where, inf->valuedouble);
+    }
+    const char *schema = tb_json_str(f->doc, TB_RES_KEY(schema));
+    if (!schema)
+        return tb_res_fail(err, errlen, path, rc, "not a tbench result file "
+                           "(no \"schema\" string; expected \"%s\")", SCHEMA);
+    if (strcmp(schema, SCHEMA))
+        return tb_res_fail(err, errlen, path, rc, "schema is \"%.100s\", "
+                           "expected \"%s\"", schema, SCHEMA);
+    if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(f->doc,
+                                                        TB_RES_KEY(cases))))
+        return tb_res_fail(err, errlen, path, rc, "\"cases\": expected an "
+                           "array");
+    static const char *const tops[] = {TB_RES_KEY(env), TB_RES_KEY(peaks),
+                                       TB_RES_KEY(summary),
+                                       TB_RES_KEY(timer)};
+    for (size_t k = 0; k < sizeof tops / sizeof tops[0]; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(f->doc, tops[k]);
+        if (v && !cJSON_IsNull(v) && !cJSON_IsObject(v))
+            return tb_res_fail(err, errlen, path, rc, "\"%s\": expected an "
+                               "object or null", tops[k]);
+    }
+    const cJSON *cf = cJSON_GetObjectItemCaseSensitive(f->doc,
+                                                       TB_RES_KEY(config));
+    if (cf && !cJSON_IsNull(cf) && !cJSON_IsArray(cf))
+        return tb_res_fail(err, errlen, path, rc, "\"config\": expected an "
+                           "array");
+    return 0;
+}
+
+/* Every case record, checked and typed, then no id twice. */
+static int load_cases(tb_resfile *f, char *err, size_t errlen)
+{
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(f->doc,
+                                                          TB_RES_KEY(cases));
+    int n = cJSON_GetArraySize(cases);
+    f->cases = calloc((size_t)(n ? n : 1), sizeof *f->cases);
+    f->by_id = calloc((size_t)(n ? n : 1), sizeof *f->by_id);
+    if (!f->cases || !f->by_id)
+        return tb_res_fail(err, errlen, f->path, TB_ENOMEM, "out of memory");
+    const cJSON *cj;
+    cJSON_ArrayForEach(cj, cases)
+    {
+        int i = f->n++;
+        int rc = tb_res_load_case(f, &f->cases[i], cj, i, err, errlen);
+        if (rc)
+            return rc;
+        f->by_id[i] = i;
+    }
+    qsort_r(f->by_id, (size_t)f->n, sizeof *f->by_id, cmp_by_id, f);
+    for (int i = 1; i < f->n; i++) {
+        int a = f->by_id[i - 1], b = f->by_id[i];
+        if (!strcmp(f->cases[a].id, f->cases[b].id))
+            return tb_res_fail(err, errlen, f->path, TB_EINVAL, "cases[%d]: "
+                               "id '%s' already used by cases[%d]",
+                               a > b ? a : b, f->cases[a].id, a < b ? a : b);
+    }
+    return 0;
+}
+
 int tb_resfile_from_text(const char *path, const char *text, size_t len,
                          tb_resfile **out, char *err, size_t errlen)
 {
@@ -636,164 +312,35 @@ int tb_resfile_from_text(const char *path, const char *text, size_t len,
     int rc;
     if (!f || !(f->path = strdup(path))) {
         free(f);
-        return fail(err, errlen, path, TB_ENOMEM, "out of memory");
+        return tb_res_fail(err, errlen, path, TB_ENOMEM, "out of memory");
     }
-    if (len > TB_RES_MAX_BYTES) {
-        rc = fail(err, errlen, path, TB_EIO, "too large (%zu bytes; a "
-                  "result file is at most %zu MiB)", len,
-                  TB_RES_MAX_BYTES >> 20);
-        goto bad;
-    }
-    if ((rc = parse(f, text, len, err, errlen)))
-        goto bad;
-
-    rc = TB_EINVAL;
-    if (!cJSON_IsObject(f->doc)) {
-        fail(err, errlen, path, rc, "not a tbench result file (the JSON "
-             "is not an object)");
-        goto bad;
-    }
-    /* numbers outside "cases" (those are checked record by record, so
-     * that the message names the case) */
-    const cJSON *top;
-    cJSON_ArrayForEach(top, f->doc)
-    {
-        char where[256];
-        snprintf(where, sizeof where, "%.60s", top->string);
-        const cJSON *inf = strcmp(top->string, "cases")
-                               ? nonfinite(top, where, sizeof where,
-                                           strlen(where))
-                               : NULL;
-        if (inf) {
-            fail(err, errlen, path, rc, "%s: expected a finite number, got "
-                 "%g (too large for a double)", where, inf->valuedouble);
-            goto bad;
-        }
-    }
-    const char *schema = tb_json_str(f->doc, "schema");
-    if (!schema) {
-        fail(err, errlen, path, rc, "not a tbench result file (no "
-             "\"schema\" string; expected \"%s\")", SCHEMA);
-        goto bad;
-    }
-    if (strcmp(schema, SCHEMA)) {
-        fail(err, errlen, path, rc, "schema is \"%.100s\", expected \"%s\"",
-             schema, SCHEMA);
-        goto bad;
-    }
-    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(f->doc, "cases");
-    if (!cJSON_IsArray(cases)) {
-        fail(err, errlen, path, rc, "\"cases\": expected an array");
-        goto bad;
-    }
-    f->complete = cJSON_IsTrue(cJSON_GetObjectItem(f->doc, "complete"));
-    static const char *const tops[] = {"env", "peaks", "summary", "timer"};
-    for (size_t k = 0; k < sizeof tops / sizeof tops[0]; k++) {
-        if (!opt_is(f->doc, tops[k], cJSON_IsObject)) {
-            fail(err, errlen, path, rc, "\"%s\": expected an object or "
-                 "null", tops[k]);
-            goto bad;
-        }
-    }
-    if (!opt_is(f->doc, "config", cJSON_IsArray)) {
-        fail(err, errlen, path, rc, "\"config\": expected an array");
-        goto bad;
-    }
-    const cJSON *env = cJSON_GetObjectItemCaseSensitive(f->doc, "env");
-    f->date = tb_json_str(env, "date");
-    f->hostname = tb_json_str(env, "hostname");
-    f->git_commit = tb_json_str(cJSON_GetObjectItem(env, "build"),
-                                "git_commit");
-    f->cpu_model = tb_json_str(cJSON_GetObjectItem(env, "cpu"), "model");
-
-    int n = cJSON_GetArraySize(cases);
-    f->cases = calloc((size_t)(n ? n : 1), sizeof *f->cases);
-    f->by_id = calloc((size_t)(n ? n : 1), sizeof *f->by_id);
-    if (!f->cases || !f->by_id) {
-        rc = fail(err, errlen, path, TB_ENOMEM, "out of memory");
-        goto bad;
-    }
-    const cJSON *cj;
-    cJSON_ArrayForEach(cj, cases)
-    {
-        int i = f->n;
-        tb_rescase *c = &f->cases[i];
-        f->n++;
-        c->json = cj;
-        for (int k = 0; k < TB_RES_NCOUNTERS; k++)
-            c->counters[k] = NAN;
-        c->bytes = c->flops = c->items = NAN;
-        c->gb_s = c->gflop_s = c->items_s = NAN;
-        c->instructions = NAN;
-        if (!cJSON_IsObject(cj)) {
-            fail(err, errlen, path, rc, "cases[%d]: expected an object", i);
-            goto bad;
-        }
-        c->id = tb_json_str(cj, "id");
-        if (!c->id || !c->id[0]) {
-            fail(err, errlen, path, rc, "cases[%d]: no \"id\" string", i);
-            goto bad;
-        }
-        static const char *const need[] = {"op", "dtype", "backend",
-                                           "status"};
-        const char **dst[] = {&c->op, &c->dtype, &c->backend, &c->status};
-        for (size_t k = 0; k < sizeof need / sizeof need[0]; k++) {
-            *dst[k] = tb_json_str(cj, need[k]);
-            if (!*dst[k] || !*dst[k][0]) {
-                fail(err, errlen, path, rc, "cases[%d] (%s): no \"%s\" "
-                     "string", i, c->id, need[k]);
-                goto bad;
-            }
-        }
-        if (!tb_res_status_known(c->status)) {
-#define TB_RES_STATUS_WORD(e, n) " " n
-            fail(err, errlen, path, rc, "cases[%d] (%s): unknown status "
-                 "\"%.40s\" (expected one of:" TB_RES_STATUSES(
-                     TB_RES_STATUS_WORD) ")", i, c->id, c->status);
-#undef TB_RES_STATUS_WORD
-            goto bad;
-        }
-        char where[256] = "";
-        const cJSON *inf = nonfinite(cj, where, sizeof where, 0);
-        if (inf) {
-            fail(err, errlen, path, rc, "cases[%d] (%s): %s: expected a "
-                 "finite number, got %g (too large for a double)", i, c->id,
-                 where, inf->valuedouble);
-            goto bad;
-        }
-        const char *bad_member = case_shape_error(cj);
-        if (bad_member) {
-            fail(err, errlen, path, rc, "cases[%d] (%s): %s: not of the "
-                 "type docs/FORMAT.md gives", i, c->id, bad_member);
-            goto bad;
-        }
-        c->message = tb_json_str(cj, "message");
-        c->impl = tb_json_str(cj, "impl");
-        const cJSON *md = cJSON_GetObjectItemCaseSensitive(cj, "model");
-        c->bytes = tb_json_num(md, "bytes");
-        c->flops = tb_json_num(md, "flops");
-        c->items = tb_json_num(md, "items");
-        if (!strcmp(c->status, "ok") &&
-            (rc = load_timed(c, i, path, err, errlen)))
-            goto bad;
-        if ((rc = load_cupti(c, i, path, err, errlen)))
-            goto bad;
-        rc = TB_EINVAL;
-        f->by_id[i] = i;
-    }
-    qsort_r(f->by_id, (size_t)f->n, sizeof *f->by_id, cmp_by_id, f);
-    for (int i = 1; i < f->n; i++) {
-        int a = f->by_id[i - 1], b = f->by_id[i];
-        if (!strcmp(f->cases[a].id, f->cases[b].id)) {
-            fail(err, errlen, path, rc, "cases[%d]: id '%s' already used by "
-                 "cases[%d]", a > b ? a : b, f->cases[a].id, a < b ? a : b);
-            goto bad;
-        }
+    if (len > TB_RES_MAX_BYTES)
+        rc = tb_res_fail(err, errlen, path, TB_EIO, "too large (%zu bytes; "
+                         "a result file is at most %zu MiB)", len,
+                         TB_RES_MAX_BYTES >> 20);
+    else if (!(rc = parse(f, text, len, err, errlen)) &&
+             !(rc = check_top(f, err, errlen)) &&
+             (rc = tb_res_load_run(f)))
+        tb_res_fail(err, errlen, path, rc, "out of memory");
+    if (!rc)
+        rc = load_cases(f, err, errlen);
+    if (rc) {
+        tb_resfile_free(f);
+        return rc;
     }
     *out = f;
     return 0;
-bad:
-    tb_resfile_free(f);
+}
+
+int tb_resfile_from_doc(const char *path, const cJSON *doc,
+                        tb_resfile **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    char *text = cJSON_PrintUnformatted(doc);
+    if (!text)
+        return tb_res_fail(err, errlen, path, TB_ENOMEM, "out of memory");
+    int rc = tb_resfile_from_text(path, text, strlen(text), out, err, errlen);
+    free(text);
     return rc;
 }
 
@@ -807,6 +354,7 @@ void tb_resfile_free(tb_resfile *f)
     }
     free(f->cases);
     free(f->by_id);
+    tb_res_arena_free(f);
     cJSON_Delete(f->doc);
     free(f->path);
     free(f);
@@ -925,7 +473,7 @@ int tb_resfile_pick_backend(tb_resfile *f, const char *name, char *err,
     }
     f->n = k;
     if (!k)
-        return fail(err, errlen, f->path, TB_EINVAL,
+        return tb_res_fail(err, errlen, f->path, TB_EINVAL,
                     "no case ran on backend '%s'", name);
     for (int i = 0; i < k; i++)
         f->by_id[i] = i;

@@ -1,13 +1,16 @@
 /* Loading result files (schema "tbench.results/1", docs/FORMAT.md): the
- * one loader behind compare, history, export, `run --baseline`, plot and
- * report, so every command accepts and rejects the same files with the
- * same messages.
+ * one loader behind compare, history, export, merge, show, `run`'s table
+ * and `run --baseline`, plot and report, so every command accepts and
+ * rejects the same files with the same messages.
  *
- * A loaded file keeps its cJSON document; the case records below point
- * into it, with the fields those commands need looked up and checked
- * once, so that the statistics code never meets a missing or mistyped
- * value.  Every problem is reported as one line "FILE: what" (the file
- * as the user named it, then where in it and what is wrong). */
+ * The loader is the only reader of a result file's JSON (its names come
+ * from base/result_schema.h): it checks the document once and returns
+ * typed records, a tb_rescase per case and the run's env, peaks, config,
+ * summary and shard in tb_resfile, so that no renderer reads a key and
+ * no statistics code meets a missing or mistyped value.  The strings
+ * point into the kept document; arrays live in the file's arena.  Every
+ * problem is reported as one line "FILE: what" (the file as the user
+ * named it, then where in it and what is wrong). */
 #ifndef TB_REPORT_RESULTSIO_H
 #define TB_REPORT_RESULTSIO_H
 
@@ -16,91 +19,102 @@
 
 #include <cjson/cJSON.h>
 
-/* The exact per-iteration counters that compare treats as regressions
- * when they grow (docs/FORMAT.md, "counters"), in this order. */
-#define TB_RES_COUNTERS(X)                                               \
-    X(KERNEL_LAUNCHES, "kernel_launches")                                \
-    X(MEMCPY_COUNT, "memcpy_count")                                      \
-    X(MEMCPY_BYTES, "memcpy_bytes")                                      \
-    X(ALLOCS, "allocs")                                                  \
-    X(ALLOC_BYTES, "alloc_bytes")                                        \
-    X(DEVICE_ALLOCS, "device_allocs")                                    \
-    X(DEVICE_ALLOC_BYTES, "device_alloc_bytes")
-
-typedef enum {
-#define TB_RES_CTR_ENUM(e, s) TB_RES_CTR_##e,
-    TB_RES_COUNTERS(TB_RES_CTR_ENUM)
-#undef TB_RES_CTR_ENUM
-        TB_RES_NCOUNTERS
-} tb_res_counter;
-
-/* Name of counter k as in the result file ("kernel_launches"). */
-const char *tb_res_counter_name(int k);
-
-/* The exact per-iteration CUPTI counts that compare treats as
- * regressions when they grow (docs/FORMAT.md, "cupti"), in this order:
- * name as compare prints it, then the path in the cupti object ("memcpys"
- * is the sum of memcpy.{h2d,d2h,d2d,other}.count). */
-#define TB_RES_CUPTI_COUNTERS(X)                                         \
-    X(LAUNCHES, "cupti.kernel_launches")                                 \
-    X(MEMCPYS, "cupti.memcpys")                                          \
-    X(MEMSETS, "cupti.memsets")                                          \
-    X(DEVICE_ALLOCS, "cupti.device_allocs")
-
-typedef enum {
-#define TB_RES_CUPTI_ENUM(e, s) TB_RES_CUPTI_##e,
-    TB_RES_CUPTI_COUNTERS(TB_RES_CUPTI_ENUM)
-#undef TB_RES_CUPTI_ENUM
-        TB_RES_NCUPTI
-} tb_res_cupti_counter;
-
-/* Name of CUPTI counter k ("cupti.kernel_launches"). */
-const char *tb_res_cupti_name(int k);
+#include "../base/result_schema.h"
 
 /* What a case record says about its CUPTI counts. */
 typedef enum {
     TB_RES_CUPTI_ABSENT, /* no "cupti" member (a file older than it) */
     TB_RES_CUPTI_NULL,   /* "cupti": null; cupti_reason says why */
-    TB_RES_CUPTI_VALID,  /* an object, checked; cupti_ctr is valid */
+    TB_RES_CUPTI_VALID,  /* an object, checked; cupti and cupti_ctr valid */
 } tb_res_cupti_state;
-
-/* The case statuses of docs/FORMAT.md.  Only "ok" is timed; the others
- * carry a message saying why ("crashed": the worker died, naming the
- * signal and the phase; "timeout": the worker passed the time limit). */
-#define TB_RES_STATUSES(X)                                               \
-    X(OK, "ok")                                                          \
-    X(UNSUPPORTED, "unsupported")                                        \
-    X(UNAVAILABLE, "unavailable")                                        \
-    X(FAILED_CHECK, "failed-check")                                      \
-    X(ERROR, "error")                                                    \
-    X(CRASHED, "crashed")                                                \
-    X(TIMEOUT, "timeout")                                                \
-    X(SKIPPED, "skipped")
 
 /* Is s one of TB_RES_STATUSES? */
 bool tb_res_status_known(const char *s);
 
 /* Member key of o as a finite number; NAN when o is not an object, the
- * member is absent or null, not a number or not finite. */
+ * member is absent or null, not a number or not finite.  For JSON that
+ * is not a result file (compare's own output, in its tests). */
 double tb_json_num(const cJSON *o, const char *key);
 
-/* Member key of o as a string, or NULL. */
+/* Member key of o as a string, or NULL (as tb_json_num). */
 const char *tb_json_str(const cJSON *o, const char *key);
 
 /* v as a JSON number, or null when it is not finite (NAN: not
  * available); s as a JSON string, or null when NULL.  NULL on allocation
- * failure.  For the JSON that compare and history write. */
-cJSON *tb_json_num_or_null(double v);
-cJSON *tb_json_str_or_null(const char *s);
+ * failure.  For the JSON that compare, history, merge and ab write. */
+cJSON *tb_cjson_num_or_null(double v);
+cJSON *tb_cjson_str_or_null(const char *s);
 
-/* One case record of a loaded file.  Strings point into the document. */
+/* A shape as recorded (shapes, out_shapes): ndim sizes. */
+typedef struct tb_res_shape {
+    int ndim;
+    const double *dim;
+} tb_res_shape;
+
+/* An op parameter (a bool as 0 or 1) or a backend axis, as recorded. */
+typedef struct tb_res_param {
+    const char *name;
+    double value;
+} tb_res_param;
+
+typedef struct tb_res_axis {
+    const char *name, *value;
+} tb_res_axis;
+
+/* One kernel of cupti.kernels. */
+typedef struct tb_res_kernel {
+    const char *name;
+    double count, device_ns;
+} tb_res_kernel;
+
+/* A checked "cupti" object (docs/FORMAT.md), per iteration. */
+typedef struct tb_res_cupti {
+    double iterations;
+#define TB_RES_CUPTI_NUM_DECL(k) double k;
+    TB_RES_CUPTI_NUMS(TB_RES_CUPTI_NUM_DECL)
+#undef TB_RES_CUPTI_NUM_DECL
+    double memcpy_count[TB_RES_NDIRS], memcpy_bytes[TB_RES_NDIRS];
+    int n_kernels;
+    const tb_res_kernel *kernels;
+} tb_res_cupti;
+
+/* The scalars of TB_RES_CASE_FIELDS (base/result_schema.h), read
+ * without a check of their own: f.OBJECT_KEY, e.g. f.check_n_bad (NAN,
+ * NULL or false when absent, null or of another type). */
+#define TB_RES_FIELD_num double
+#define TB_RES_FIELD_str const char *
+#define TB_RES_FIELD_flag bool
+typedef struct tb_res_fields {
+#define TB_RES_FIELD_DECL(o, k, t) TB_RES_FIELD_##t o##_##k;
+    TB_RES_CASE_FIELDS(TB_RES_FIELD_DECL)
+#undef TB_RES_FIELD_DECL
+} tb_res_fields;
+
+/* One case record of a loaded file, typed: every renderer reads these
+ * fields, never the JSON.  Strings and arrays belong to the file (freed
+ * with it). */
 typedef struct tb_rescase {
-    const cJSON *json; /* the whole record */
+    const cJSON *json; /* the record, for `show --json` and merge's copy */
     const char *id;
     const char *op, *dtype, *backend; /* non-empty */
-    const char *status;  /* one of TB_RES_STATUSES */
-    const char *message; /* NULL when null */
-    const char *impl;    /* NULL when null */
+    const char *category; /* NULL when absent */
+    const char *status;   /* one of TB_RES_STATUSES */
+    tb_res_status st;     /* the same, as a number */
+    const char *message;  /* NULL when null */
+    const char *impl;     /* NULL when null */
+    const char *host;     /* NULL when absent or null */
+    bool alloc_outputs, transfers; /* the forms (false when absent) */
+    /* The parts of the id, from the fields (docs/FORMAT.md, "A case": a
+     * case with no input shapes names its first output shape): key is
+     * OPP/SHAPES/DTYPE, what cases of several backends share; opp is
+     * OP[@alloc][PARAMS]; variant BACKEND[AXES][@transfers]. */
+    const char *key, *opp, *shapes_text, *variant;
+    int n_shapes, n_out_shapes;
+    const tb_res_shape *shapes, *out_shapes;
+    int n_params; /* in file order */
+    const tb_res_param *params;
+    int n_axes; /* backend_params, in file order */
+    const tb_res_axis *axes;
     bool timed;          /* status "ok": every field below is valid */
     size_t n;            /* samples */
     double *samples_ns;  /* n per-iteration times (heap, owned) */
@@ -110,32 +124,160 @@ typedef struct tb_rescase {
     double median_ns, ci_low_ns, ci_high_ns, ci_rel, min_ns, mean_ns;
     double bytes, flops, items; /* the cost model (NAN if absent) */
     double gb_s, gflop_s, items_s;         /* NAN when null */
-    double counters[TB_RES_NCOUNTERS];     /* NAN when absent */
+    bool has_counters;                     /* "counters" is an object */
+    double counters[TB_RES_NCOUNTERS_ALL]; /* NAN when absent */
     tb_res_cupti_state cupti_state;
-    const char *cupti_reason;  /* NULL: VALID or ABSENT */
-    const cJSON *cupti;        /* the checked object when VALID */
+    const char *cupti_reason;        /* NULL: VALID or ABSENT */
+    tb_res_cupti cupti;              /* valid when VALID */
     double cupti_ctr[TB_RES_NCUPTI]; /* NAN unless VALID */
     /* instructions per iteration (docs/FORMAT.md, "Instruction counts"):
      * NAN when the record has none (not asked for, or null); then the
      * source ("perf", "callgrind") and the ISA that ran, or NULL. */
     double instructions;
     const char *instr_source, *instr_isa;
+    int n_throttle_reasons; /* gpu_clock.throttle_reasons (strings) */
+    const char *const *throttle_reasons;
+    tb_res_fields f;
 } tb_rescase;
+
+/* Parameter `name` of c, or def when it has none. */
+double tb_rescase_param(const tb_rescase *c, const char *name, double def);
+
+/* Value of c's backend axis `name`, or NULL when it has none. */
+const char *tb_rescase_axis(const tb_rescase *c, const char *name);
+
+/* ---- the run: env, peaks, config, summary, shard ------------------------ */
+
+typedef struct tb_res_cache {
+    double level, size_bytes;
+    const char *type, *shared_cpus; /* or NULL */
+} tb_res_cache;
+
+typedef struct tb_res_plugin {
+    const char *name, *path; /* or NULL */
+} tb_res_plugin;
+
+/* A named number: a summary count, a python_overhead figure. */
+typedef struct tb_res_count {
+    const char *name;
+    double value; /* NAN when not a number */
+} tb_res_count;
+
+/* "env" (docs/FORMAT.md): every field NULL, NAN or false (has_*) when
+ * the file lacks it.  build, libraries and json are shown member by
+ * member as recorded (the report's tables), so they stay JSON. */
+typedef struct tb_resenv {
+    const cJSON *json; /* the env object, or NULL */
+    const char *date, *hostname, *command;
+    const cJSON *build; /* object or NULL */
+    const char *git_commit, *build_type, *c_args, *sanitize,
+        *tbench_version;
+    bool has_cpu;
+    const char *cpu_model, *cpu_vendor;
+    double logical_cpus, physical_cores, mhz;
+    int n_isa_items; /* cpu.isa's length, strings or not */
+    int n_isa;
+    const char *const *isa; /* its strings */
+    bool has_caches;        /* cpu.caches is an array */
+    int n_caches;           /* its items, one each */
+    const tb_res_cache *caches;
+    bool has_governor;      /* cpu.governor present (null: not readable) */
+    const char *governor;   /* a string, else NULL */
+    bool has_memory;
+    double memory_total, memory_available;
+    bool has_os;
+    const char *os_name, *os_kernel, *os_machine;
+    int n_loadavg; /* loadavg's length, -1 when not an array (its first
+                      3 below, 0 for an item that is not a number) */
+    double loadavg[3];
+    bool has_clock;
+    const char *clock_source;
+    double clock_resolution_ns;
+    const cJSON *libraries; /* object or NULL */
+    int n_warning_items;    /* warnings' length */
+    int n_warnings;
+    const char *const *warnings; /* its strings */
+    int n_plugins;
+    const tb_res_plugin *plugins;
+    bool has_python_overhead;
+    const char *python_overhead_method;
+    int n_python_overhead; /* its numbers, in order */
+    const tb_res_count *python_overhead;
+} tb_resenv;
+
+/* One bandwidth or FMA figure of "peaks" (or of peaks.gpu). */
+typedef struct tb_res_peak {
+    const char *kernel, *level; /* bandwidth: kernel and level */
+    const char *isa, *dtype;    /* flops: ISA and dtype */
+    double threads, working_set_bytes;
+    double best, median, vendor; /* GB/s or GFLOP/s */
+} tb_res_peak;
+
+/* "peaks" (docs/FORMAT.md, "peaks"). */
+typedef struct tb_respeaks {
+    bool present; /* an object */
+    bool quick;
+    const char *date;
+    double load_avg_1m;
+    int n_bandwidth, n_flops;
+    const tb_res_peak *bandwidth, *flops;
+    bool has_gpu; /* peaks.gpu is an object */
+    bool gpu_available;
+    const char *gpu_backend, *gpu_reason, *gpu_name, *gpu_cc;
+    double gpu_sm_count;
+    int n_gpu_bandwidth, n_gpu_flops;
+    const tb_res_peak *gpu_bandwidth, *gpu_flops;
+} tb_respeaks;
+
+/* One entry of "config". */
+typedef struct tb_res_config {
+    const char *path, *name, *text; /* or NULL */
+    double seed; /* NAN when not a number */
+} tb_res_config;
 
 /* The largest result file the loader reads: a run of 10M samples per
  * case (measure.max_samples' limit) is about 200 MB of JSON, and the
  * parsed document takes about three times the file's size. */
 #define TB_RES_MAX_BYTES ((size_t)1 << 30)
 
+typedef struct tb_res_arena tb_res_arena;
+
 typedef struct tb_resfile {
     char *path;   /* the file actually read (DIR/results.json for a DIR) */
     cJSON *doc;   /* the whole document */
-    bool complete;
+    bool complete;   /* "complete": true */
+    bool incomplete; /* "complete": false (a run cut short) */
     const char *date, *hostname, *git_commit, *cpu_model; /* or NULL */
+    tb_resenv env;
+    tb_respeaks peaks;
+    bool has_config; /* "config" is an array */
+    int n_config;
+    const tb_res_config *config;
+    bool has_summary; /* an object: its members in file order */
+    int n_summary;
+    const tb_res_count *summary;
+    /* "shard" of a shard's run (run --shard I/N): numbers NAN unless
+     * numbers, digest NULL unless a string */
+    bool has_shard;
+    double shard_index, shard_count, shard_cases, shard_plan_cases;
+    const char *shard_plan_digest;
     int n;
     tb_rescase *cases; /* in file order */
     int *by_id;        /* indices of cases sorted by id (for lookups) */
+    tb_res_arena *arena; /* the typed fields' strings and arrays */
 } tb_resfile;
+
+/* Summary member `name` of f ("cases", a status name), NAN when it has
+ * none. */
+double tb_resfile_summary(const tb_resfile *f, const char *name);
+
+/* The first member of env.build that differs between a and b (or
+ * "env.build" when one has no build, or they have other members), NULL
+ * when the builds are the same. */
+const char *tb_resfile_build_diff(const tb_resfile *a, const tb_resfile *b);
+
+/* Do a and b have the same "peaks" (member for member)? */
+bool tb_resfile_same_peaks(const tb_resfile *a, const tb_resfile *b);
 
 /* Load and check the result file at path (a file, or a run folder that
  * holds results.json).  Checks: readable, at most TB_RES_MAX_BYTES (a
@@ -173,10 +315,22 @@ int tb_resfile_load(const char *path, tb_resfile **out, char *err,
 int tb_resfile_from_text(const char *path, const char *text, size_t len,
                          tb_resfile **out, char *err, size_t errlen);
 
+/* The same checks on a document being written (`tbench run`'s, before
+ * or after it reaches the disk): exactly the text the writer would
+ * write, loaded as the file would be.  path names it in messages. */
+int tb_resfile_from_doc(const char *path, const cJSON *doc,
+                        tb_resfile **out, char *err, size_t errlen);
+
 void tb_resfile_free(tb_resfile *f); /* accepts NULL */
 
 /* The case with this id, or NULL.  O(log n). */
 const tb_rescase *tb_resfile_find(const tb_resfile *f, const char *id);
+
+/* The case of f that runs c with one thread (the same key, backend,
+ * forms and axes, but the axis threads = 1), or NULL: c has no threads
+ * axis of a number above 1, or f has no such case. */
+const tb_rescase *tb_resfile_one_thread(const tb_resfile *f,
+                                        const tb_rescase *c);
 
 /* The case ids of files f[0..k), each once, in order of first
  * appearance (file by file, each in its own order).  *ids is a heap

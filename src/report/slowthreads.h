@@ -6,14 +6,15 @@
 #include <stdio.h>
 #include <cjson/cJSON.h>
 
-/* For every case of a result document whose backend ran with threads=N
- * (N > 1) and that is significantly slower than the same id with
- * threads=1 (compare's test: Mann-Whitney p below compare's alpha and
- * the median beyond its threshold), print one line to f:
+/* For every case of a result document (read through the loader's
+ * checks, tb_resfile_from_doc) whose backend ran with threads=N (N > 1)
+ * and that `tbench compare` would call regressed against the same case
+ * with threads=1 (tb_cmp_pair, compare.h), print one line to f:
  *   note: ID is 2.00x slower than with threads=1 (context switches per
  *   call, voluntary V vs V1, involuntary I vs I1)
  * (one line each; the context switches usually explain it: a thread
- * waiting for a core).  Returns the number of lines printed. */
+ * waiting for a core).  Returns the number of lines printed (0 when
+ * the document does not load). */
 int tb_note_slow_threads(FILE *f, const cJSON *doc);
 
 #endif

@@ -19,13 +19,6 @@ char *tb_fmt_ns(double ns, char *buf, size_t len)
     return buf;
 }
 
-/* Member k of o as a string, "" when it is not one. */
-static const char *str(const cJSON *o, const char *k)
-{
-    const char *v = tb_json_str(o, k);
-    return v ? v : "";
-}
-
 static void fmt_rate(double v, char *buf, size_t len)
 {
     if (isnan(v))
@@ -66,11 +59,31 @@ void tb_table_print(FILE *f, const cJSON *doc)
     tb_table_print_styled(f, doc, NULL);
 }
 
+/* The width of the id column: the longest id that fits idmax (ids
+ * shortened to idmax when shorten and not linemax), at least 4. */
+static int id_width(const tb_resfile *r, bool shorten, int idmax,
+                    int linemax)
+{
+    int w = 4;
+    for (int i = 0; i < r->n; i++) {
+        int l = (int)strlen(r->cases[i].id);
+        if (shorten && !linemax && l > idmax)
+            l = idmax;
+        if (l > w && l <= idmax)
+            w = l;
+    }
+    return w;
+}
+
 void tb_table_print_styled(FILE *f, const cJSON *doc,
                            const tb_table_style *sty)
 {
-    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
-    const cJSON *c;
+    tb_resfile *r;
+    char err[512];
+    if (tb_resfile_from_doc("results.json", doc, &r, err, sizeof err)) {
+        fprintf(f, "no table: %s\n", err);
+        return;
+    }
     int idmax = TABLE_ID_MAX, linemax = 0;
     bool shorten = sty && sty->width > 0;
     if (shorten) {
@@ -83,23 +96,13 @@ void tb_table_print_styled(FILE *f, const cJSON *doc,
             linemax = sty->width - 1;
         }
     }
-    int w = 4;
-    cJSON_ArrayForEach(c, cases)
-    {
-        int l = (int)strlen(str(c, "id"));
-        if (shorten && !linemax && l > idmax)
-            l = idmax;
-        if (l > w && l <= idmax)
-            w = l;
-    }
+    int w = id_width(r, shorten, idmax, linemax);
     fprintf(f, "%-*s  %-12s %10s %7s %9s %9s %10s %7s  %s\n", w, "case",
             "status", "median", "ci", "GB/s", "GFLOP/s", "samples",
             "kern/it", "stop");
-    cJSON_ArrayForEach(c, cases)
-    {
-        const cJSON *st = cJSON_GetObjectItemCaseSensitive(c, "stats");
-        const char *status = str(c, "status");
-        const char *id = str(c, "id");
+    for (int i = 0; i < r->n; i++) {
+        const tb_rescase *c = &r->cases[i];
+        const char *id = c->id;
         char shortid[256];
         if (shorten)
             id = tb_shorten_middle(id, linemax ? linemax : idmax, shortid,
@@ -108,27 +111,26 @@ void tb_table_print_styled(FILE *f, const cJSON *doc,
             fprintf(f, "%s\n", id);
             id = "";
         }
-        const char *on = sty && sty->color ? sty->color(status) : "";
+        const char *on = sty && sty->color ? sty->color(c->status) : "";
         const char *off = on && *on ? "\033[0m" : "";
         if (!on)
             on = "";
-        if (!cJSON_IsObject(st)) {
-            const char *msg = str(c, "message");
-            fprintf(f, "%-*s  %s%-12s%s %s\n", w, id, on, status, off, msg);
+        if (!c->timed) {
+            fprintf(f, "%-*s  %s%-12s%s %s\n", w, id, on, c->status, off,
+                    c->message ? c->message : "");
             continue;
         }
-        const cJSON *tp = cJSON_GetObjectItemCaseSensitive(c, "throughput");
-        const cJSON *ct = cJSON_GetObjectItemCaseSensitive(c, "counters");
         char med[32], gb[32], gf[32], ci[32], smp[32];
-        double m = tb_json_num(st, "median_ns");
-        tb_fmt_ns(m, med, sizeof med);
-        snprintf(ci, sizeof ci, "%.1f%%", 100 * tb_json_num(st, "ci_rel"));
-        fmt_rate(tb_json_num(tp, "gb_s"), gb, sizeof gb);
-        fmt_rate(tb_json_num(tp, "gflop_s"), gf, sizeof gf);
-        snprintf(smp, sizeof smp, "%.0fx%.0f", tb_json_num(st, "n"),
-                 tb_json_num(st, "iters_per_sample"));
+        tb_fmt_ns(c->median_ns, med, sizeof med);
+        snprintf(ci, sizeof ci, "%.1f%%", 100 * c->ci_rel);
+        fmt_rate(c->gb_s, gb, sizeof gb);
+        fmt_rate(c->gflop_s, gf, sizeof gf);
+        snprintf(smp, sizeof smp, "%.0fx%.0f", (double)c->n,
+                 c->iters_per_sample);
         fprintf(f, "%-*s  %s%-12s%s %10s %7s %9s %9s %10s %7.2f  %s\n", w,
-                id, on, status, off, med, ci, gb, gf, smp,
-                tb_json_num(ct, "kernel_launches"), str(st, "stop_reason"));
+                id, on, c->status, off, med, ci, gb, gf, smp,
+                c->counters[TB_RES_CTR_KERNEL_LAUNCHES],
+                c->f.stats_stop_reason ? c->f.stats_stop_reason : "");
     }
+    tb_resfile_free(r);
 }

@@ -1,7 +1,6 @@
 /* The report's training sections and step-rate chart (training.h). */
 #include "training.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,7 +8,9 @@
 #include <string.h>
 
 #include "../base/error.h"
-#include "../base/fileio.h"
+#include "../base/strbuf.h"
+#include "gpscript.h"
+#include "mdtext.h"
 
 /* Hook calls per pass of a model step: one per op of the tape (models.c:
  * the MLP's linear, linear, matmul, add, log_softmax, nll_loss; the CNN's
@@ -18,48 +19,12 @@
 #define MLP_OPS 6
 #define CNN_OPS 10
 
-#define M_MAIN (1u << TB_ROLE_MAIN)
-#define M_WITH (1u << TB_ROLE_WITH)
+#define M_MAIN TB_RSET_MASK(TB_ROLE_MAIN)
+#define M_WITH TB_RSET_MASK(TB_ROLE_WITH)
+
+#define sb tb_strbuf_add
 
 /* ---- text ------------------------------------------------------------------ */
-
-typedef struct {
-    char *p;
-    size_t n, cap;
-    bool oom;
-} tbuf;
-
-static void tb_add(tbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void tb_add(tbuf *b, const char *fmt, ...)
-{
-    if (b->oom)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (k < 0) {
-        b->oom = true;
-        return;
-    }
-    if (b->n + (size_t)k + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->n + (size_t)k + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->n, (size_t)k + 1, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)k;
-}
 
 /* A time, or "-" when NAN. */
 static const char *t_time(double ns, char *buf, size_t len)
@@ -115,36 +80,25 @@ static const char *t_bytes(double v, char *buf, size_t len)
 
 /* ---- cases ------------------------------------------------------------------ */
 
-static const cJSON *jget(const cJSON *o, const char *key)
-{
-    return cJSON_GetObjectItemCaseSensitive(o, key);
-}
-
 /* A parameter of c (a bool as 0/1), def when absent. */
 static double param(const tb_rcase *c, const char *name, double def)
 {
-    const cJSON *v = jget(jget(c->j, "params"), name);
-    if (cJSON_IsNumber(v))
-        return v->valuedouble;
-    if (cJSON_IsBool(v))
-        return cJSON_IsTrue(v) ? 1 : 0;
-    return def;
+    return tb_rescase_param(c->rc, name, def);
 }
 
 /* The first dimension of the first input (the batch), 0 when none. */
 static long batch_of(const tb_rcase *c)
 {
-    const cJSON *s0 = cJSON_GetArrayItem(jget(c->j, "shapes"), 0);
-    const cJSON *d0 = cJSON_GetArrayItem(s0, 0);
-    return cJSON_IsNumber(d0) ? (long)d0->valuedouble : 0;
+    const tb_rescase *r = c->rc;
+    return r->n_shapes && r->shapes[0].ndim ? (long)r->shapes[0].dim[0] : 0;
 }
 
 /* Elements of the first input. */
 static double numel_of(const tb_rcase *c)
 {
-    const cJSON *s0 = cJSON_GetArrayItem(jget(c->j, "shapes"), 0), *d;
     double n = 1;
-    cJSON_ArrayForEach(d, s0) n *= cJSON_IsNumber(d) ? d->valuedouble : 0;
+    for (int i = 0; c->rc->n_shapes && i < c->rc->shapes[0].ndim; i++)
+        n *= c->rc->shapes[0].dim[i];
     return n;
 }
 
@@ -195,26 +149,19 @@ static const tb_rcase *find_like(const tb_rset *s, const tb_rcase *c,
             strcmp(d->variant, c->variant))
             continue;
         bool match = true;
-        const cJSON *p;
-        cJSON_ArrayForEach(p, jget(c->j, "params"))
-        {
-            double want = param(c, p->string, NAN);
+        for (int j = 0; j < c->rc->n_params; j++) {
+            const char *pn = c->rc->params[j].name;
+            double want = param(c, pn, NAN);
             for (int k = 0; k < n; k++)
-                if (!strcmp(names[k], p->string))
+                if (!strcmp(names[k], pn))
                     want = vals[k];
-            if (param(d, p->string, NAN) != want)
+            if (param(d, pn, NAN) != want)
                 match = false;
         }
         if (match)
             return d;
     }
     return NULL;
-}
-
-static const char *threads_of(const tb_rcase *c)
-{
-    const char *t = tb_json_str(jget(c->j, "backend_params"), "threads");
-    return t ? t : "";
 }
 
 /* The PyTorch (WITH) case of c's key: the one with c's thread count,
@@ -228,7 +175,7 @@ static const tb_rcase *peer_of(const tb_rset *s, const tb_rcase *c)
         const tb_rcase *d = &s->cases[i];
         if (!d->ok || d->role != TB_ROLE_WITH || strcmp(d->key, c->key))
             continue;
-        if (!strcmp(threads_of(d), threads_of(c)))
+        if (!strcmp(tb_rcase_threads(d), tb_rcase_threads(c)))
             return d;
         if (!any)
             any = d;
@@ -241,10 +188,9 @@ static double med(const tb_rcase *c)
     return c ? c->median : NAN;
 }
 
-static double counter(const tb_rcase *c, const char *name)
+static double counter(const tb_rcase *c, int k)
 {
-    const cJSON *v = c && c->counters ? jget(c->counters, name) : NULL;
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    return tb_rcase_counter(c, k);
 }
 
 /* Has an earlier ok case of mask (index < i, and pred true when given)
@@ -297,7 +243,7 @@ static bool hook_case(const tb_rcase *c)
     return is_train(c) && param(c, "phase", 2) <= 1;
 }
 
-static void sec_hooks(const tb_rset *s, tbuf *b)
+static void sec_hooks(const tb_rset *s, tb_strbuf *b)
 {
     bool head = false;
     for (int i = 0; i < s->n; i++) {
@@ -317,7 +263,7 @@ static void sec_hooks(const tb_rset *s, tbuf *b)
         if (!f0 || !fb0 || !hooked)
             continue;
         if (!head) {
-            tb_add(b,
+            sb(b,
                    "## Hooks\n\n"
                    "The model's training step (`*_train_step`) with no hook "
                    "and with hooks on every op of the tape: 1 a forward "
@@ -367,7 +313,7 @@ static void sec_hooks(const tb_rset *s, tbuf *b)
                                            : NAN;
             char a[32], bb[32], d[32], e[32], g[32], k[32], l[32], m[32],
                 n[32], o[32], q[32];
-            tb_add(b,
+            sb(b,
                    "| %s | %s/%s | %d | %s | %s | %s | %s | %s | %s | %s | "
                    "%s | %s | %s | %s |\n",
                    c->variant, c->op, c->shapes, h,
@@ -382,7 +328,7 @@ static void sec_hooks(const tb_rset *s, tbuf *b)
         }
     }
     if (head)
-        tb_add(b, "\n");
+        sb(b, "\n");
 }
 
 /* ---- API layers ---------------------------------------------------------------- */
@@ -404,7 +350,7 @@ static bool api_case(const tb_rcase *c)
     return is_op(c, "api_add") && param(c, "pool", 0) == 0;
 }
 
-static void sec_api(const tb_rset *s, tbuf *b)
+static void sec_api(const tb_rset *s, tb_strbuf *b)
 {
     /* groups in order of backend, then size */
     int *g = malloc((size_t)(s->n + 1) * sizeof *g);
@@ -439,7 +385,7 @@ static void sec_api(const tb_rset *s, tbuf *b)
             continue;
         const tb_rcase *praw = peer_of(s, raw);
         if (!head) {
-            tb_add(b,
+            sb(b,
                    "## API layers\n\n"
                    "The same add called four ways (`api_add`): layer 0 "
                    "the raw kernel (looked up once), 1 through the op "
@@ -468,7 +414,7 @@ static void sec_api(const tb_rset *s, tbuf *b)
             double over = med(l) - med(raw);
             double pover = pl && praw ? med(pl) - med(praw) : NAN;
             char a[32], bb[32], d[32], e[32], f[32], h[32];
-            tb_add(b, "| %s | %.0f | %d %s | %s | %s | %s | %s | %s | %s |\n",
+            sb(b, "| %s | %.0f | %d %s | %s | %s | %s | %s | %s | %s |\n",
                    c->variant, numel_of(c), layer, layer_name[layer],
                    t_time(med(l), a, sizeof a), t_diff(over, bb, sizeof bb),
                    t_pct(over / med(raw), d, sizeof d),
@@ -479,7 +425,7 @@ static void sec_api(const tb_rset *s, tbuf *b)
     }
     free(g);
     if (head)
-        tb_add(b, "\n");
+        sb(b, "\n");
 }
 
 /* ---- step rates ------------------------------------------------------------------ */
@@ -527,7 +473,7 @@ static int series_cases(const tb_rset *s, int i, int *v, int max)
 }
 
 static void sec_rates(const tb_rset *s, const tb_chart_list *charts,
-                      const char *chart_dir, tbuf *b)
+                      const char *chart_dir, tb_strbuf *b)
 {
     bool head = false;
     int v[64];
@@ -539,7 +485,7 @@ static void sec_rates(const tb_rset *s, const tb_chart_list *charts,
                 seen_if(s, i, M_MAIN, series_key, rate_case))
                 continue;
             if (!head) {
-                tb_add(b,
+                sb(b,
                        "## Training and inference steps by batch\n\n"
                        "The MLP (784-256-128-10) and the CNN (conv 1->16, "
                        "max-pool, conv 16->32, max-pool, linear -> 10) on "
@@ -562,7 +508,7 @@ static void sec_rates(const tb_rset *s, const tb_chart_list *charts,
                 const tb_rcase *p = peer_of(s, r);
                 long B = batch_of(r);
                 char a[32], bb[32], d[32], e[32], f[32], g[32], h[32];
-                tb_add(b, "| %s | %s | %ld | %s | %s | %s | %s | %s | %s | "
+                sb(b, "| %s | %s | %ld | %s | %s | %s | %s | %s | %s | "
                           "%s |\n",
                        r->op, r->variant, B, t_time(med(r), a, sizeof a),
                        t_num(1e9 / med(r), bb, sizeof bb),
@@ -575,17 +521,17 @@ static void sec_rates(const tb_rset *s, const tb_chart_list *charts,
         }
     if (!head)
         return;
-    tb_add(b, "\n");
+    sb(b, "\n");
     for (int i = 0; charts && i < charts->n; i++)
         if (charts->v[i].rendered &&
             !strcmp(charts->v[i].name, TB_TRAINING_CHART))
-            tb_add(b, "![%s](%s/%s.png)\n\n", charts->v[i].title,
+            sb(b, "![%s](%s/%s.png)\n\n", charts->v[i].title,
                    chart_dir ? chart_dir : ".", charts->v[i].name);
 }
 
 /* ---- memory pool --------------------------------------------------------------------- */
 
-static void sec_pool(const tb_rset *s, tbuf *b)
+static void sec_pool(const tb_rset *s, tb_strbuf *b)
 {
     bool head = false;
     for (int i = 0; i < s->n; i++) {
@@ -598,7 +544,7 @@ static void sec_pool(const tb_rset *s, tbuf *b)
         if (!off)
             continue;
         if (!head) {
-            tb_add(b,
+            sb(b,
                    "## Memory pool\n\n"
                    "The same case with tensor memory from the caching pool "
                    "(`pool=1`: size classes, blocks kept for reuse across "
@@ -628,58 +574,40 @@ static void sec_pool(const tb_rset *s, tbuf *b)
                      (int)(pp - off->opp), off->opp, pp + 6);
         else
             snprintf(name, sizeof name, "%s", off->opp);
-        double da = counter(off, "device_allocs");
-        double db = counter(on, "device_allocs");
-        tb_add(b,
+        double da = counter(off, TB_RES_CTR_DEVICE_ALLOCS);
+        double db = counter(on, TB_RES_CTR_DEVICE_ALLOCS);
+        sb(b,
                "| %s/%s | %s | %s | %s | %sx | %s | %s | %s | %s | %s | %s "
                "| %s | %s | %s |\n",
                name, off->shapes, on->variant,
                t_time(med(off), a, sizeof a), t_time(med(on), bb, sizeof bb),
                t_num(med(off) / med(on), d, sizeof d), t_num(da, e, sizeof e),
                t_num(db, f, sizeof f), t_num(da - db, g, sizeof g),
-               t_bytes(counter(off, "device_alloc_bytes"), h, sizeof h),
-               t_bytes(counter(on, "device_alloc_bytes"), k, sizeof k),
-               t_num(counter(off, "minor_faults"), l, sizeof l),
-               t_num(counter(on, "minor_faults"), m, sizeof m),
-               t_bytes(counter(off, "peak_extra_bytes"), n, sizeof n),
-               t_bytes(counter(on, "peak_extra_bytes"), o, sizeof o));
+               t_bytes(counter(off, TB_RES_CTR_DEVICE_ALLOC_BYTES), h,
+                       sizeof h),
+               t_bytes(counter(on, TB_RES_CTR_DEVICE_ALLOC_BYTES), k, sizeof k),
+               t_num(counter(off, TB_RES_CTR_MINOR_FAULTS), l, sizeof l),
+               t_num(counter(on, TB_RES_CTR_MINOR_FAULTS), m, sizeof m),
+               t_bytes(counter(off, TB_RES_CTR_PEAK_EXTRA_BYTES), n, sizeof n),
+               t_bytes(counter(on, TB_RES_CTR_PEAK_EXTRA_BYTES), o, sizeof o));
     }
     if (head)
-        tb_add(b, "\n");
+        sb(b, "\n");
 }
 
 int tb_report_training(const tb_rset *s, const tb_chart_list *charts,
                        const char *chart_dir, char **md)
 {
-    tbuf b = {0};
-    *md = NULL;
-    tb_add(&b, "%s", "");
+    tb_strbuf b = {0};
     sec_hooks(s, &b);
     sec_api(s, &b);
     sec_rates(s, charts, chart_dir, &b);
     sec_pool(s, &b);
-    if (b.oom) {
-        free(b.p);
-        return TB_ENOMEM;
-    }
-    *md = b.p;
-    return 0;
+    *md = tb_strbuf_take(&b);
+    return *md ? 0 : TB_ENOMEM;
 }
 
 /* ---- the chart --------------------------------------------------------------------------- */
-
-/* s as a gnuplot single-quoted string. */
-static void gp_str(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'')
-            fputc('\'', f);
-        if (*s != '\n')
-            fputc(*s, f);
-    }
-    fputc('\'', f);
-}
 
 static void series_title(const tb_rcase *c, char *buf, size_t len)
 {
@@ -702,13 +630,10 @@ int tb_training_chart_write(const tb_rset *s, const tb_plot_opts *o,
     }
     if (ns == 0)
         return 0;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s.dat", o->dir, TB_TRAINING_CHART);
-    FILE *d = tb_fopen_write(path);
-    if (!d) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    const char *name = TB_TRAINING_CHART;
+    FILE *d = tb_gp_open(o->dir, name, "dat", err, errlen);
+    if (!d)
         return TB_EIO;
-    }
     for (int k = 0; k < ns; k++) {
         char t[600];
         series_title(&s->cases[sv[k]], t, sizeof t);
@@ -720,26 +645,14 @@ int tb_training_chart_write(const tb_rset *s, const tb_plot_opts *o,
                     1e9 * (double)batch_of(c) / c->median, c->shapes);
         }
     }
-    int bad = ferror(d);
-    if (fclose(d) != 0 || bad) {
-        snprintf(err, errlen, "%s: write error", path);
+    int rc = tb_gp_close(d, o->dir, name, "dat", err, errlen);
+    if (rc)
+        return rc;
+    FILE *f = tb_gp_open(o->dir, name, "gp", err, errlen);
+    if (!f)
         return TB_EIO;
-    }
-    snprintf(path, sizeof path, "%s/%s.gp", o->dir, TB_TRAINING_CHART);
-    FILE *f = tb_fopen_write(path);
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return TB_EIO;
-    }
-    const char *name = TB_TRAINING_CHART;
-    fprintf(f, "# tbench plot: %s\n# Render it again: cd to this folder, "
-               "then: gnuplot %s.gp\n",
-            TB_TRAINING_CHART_TITLE, name);
-    fprintf(f, "set encoding utf8\nset title ");
-    gp_str(f, TB_TRAINING_CHART_TITLE);
-    fprintf(f, " noenhanced\nset key below left horizontal maxcols 2 "
-               "maxrows 40 noenhanced\nset grid\n"
-               "set xlabel 'batch (samples per step)'\nset logscale x 2\n"
+    tb_gp_head(f, name, TB_TRAINING_CHART_TITLE);
+    fprintf(f, "set xlabel 'batch (samples per step)'\nset logscale x 2\n"
                "set ylabel 'samples/s (batch / median)'\nset logscale y\n"
                "set format y '%%.0s%%c'\n"
                "set offsets graph 0.05, graph 0.05, 0, 0\n");
@@ -765,16 +678,12 @@ int tb_training_chart_write(const tb_rset *s, const tb_plot_opts *o,
                        "dt %d title ",
                     k ? ", \\\n     " : "", name, k,
                     c->role == TB_ROLE_WITH ? 2 : 1);
-            gp_str(f, t);
+            tb_gp_str(f, t);
         }
         fprintf(f, "\n");
     }
     fprintf(f, "set output\n");
-    bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        snprintf(err, errlen, "%s: write error", path);
-        return TB_EIO;
-    }
-    *made = true;
-    return 0;
+    rc = tb_gp_close(f, o->dir, name, "gp", err, errlen);
+    *made = rc == 0;
+    return rc;
 }

@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "plot.h"
-#include "report.h"
+#include "rset.h"
 
 /* Markdown of the sections that have data (none: *md = ""), each
  * starting with "## ".  The step-rate section links the chart of

@@ -1,0 +1,34 @@
+/* A growing text buffer: append with printf formats or raw bytes, then
+ * take the heap string.  An allocation failure sets `oom` and makes
+ * every later append a no-op, so a caller checks once at the end. */
+#ifndef TB_BASE_STRBUF_H
+#define TB_BASE_STRBUF_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct tb_strbuf {
+    char *p;    /* NUL-terminated text, or NULL before the first append */
+    size_t n;   /* bytes of text */
+    size_t cap; /* bytes allocated */
+    bool oom;   /* an append failed: the text is incomplete */
+} tb_strbuf;    /* zero-initialise before use */
+
+/* Append printf(fmt, ...). */
+void tb_strbuf_add(tb_strbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void tb_strbuf_vadd(tb_strbuf *b, const char *fmt, va_list ap);
+
+/* Append the n bytes at s. */
+void tb_strbuf_put(tb_strbuf *b, const char *s, size_t n);
+
+/* The text as a heap string the caller frees ("" when nothing was
+ * appended), leaving b empty; NULL (and b freed) after an allocation
+ * failure. */
+char *tb_strbuf_take(tb_strbuf *b);
+
+/* Free the text; b is empty again.  Accepts an empty buffer. */
+void tb_strbuf_free(tb_strbuf *b);
+
+#endif

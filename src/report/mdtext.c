@@ -1,0 +1,90 @@
+/* The report's number and cell formats (mdtext.h). */
+#include "mdtext.h"
+
+#include <math.h>
+#include <stdio.h>
+
+char *tb_report_fmt_time(double ns, double scale, char *buf, size_t len)
+{
+    static const char *const units[] = {"ns", "us", "ms", "s"};
+    int u = 0;
+    double div = 1;
+    while (u < 3 && fabs(scale) >= 1000 * div) {
+        div *= 1000;
+        u++;
+    }
+    double v = ns / div;
+    int prec = fabs(v) >= 100 ? 0 : fabs(v) >= 10 ? 1 : 2;
+    snprintf(buf, len, "%.*f %s", prec, v, units[u]);
+    return buf;
+}
+
+char *tb_md_num(double v, char *buf, size_t len)
+{
+    double a = fabs(v);
+    if (isnan(v))
+        snprintf(buf, len, "n/a");
+    else if (a >= 100 || a == 0 || (a < 1e15 && v == floor(v)))
+        snprintf(buf, len, "%.0f", v);
+    else if (a >= 10)
+        snprintf(buf, len, "%.1f", v);
+    else if (a >= 1)
+        snprintf(buf, len, "%.2f", v);
+    else if (a >= 0.001)
+        snprintf(buf, len, "%.3g", v);
+    else
+        snprintf(buf, len, "%.2e", v);
+    return buf;
+}
+
+char *tb_md_rate(double v, char *buf, size_t len)
+{
+    static const char *const pfx[] = {"", "k", "M", "G", "T"};
+    int p = 0;
+    while (p < 4 && fabs(v) >= 1000) {
+        v /= 1000;
+        p++;
+    }
+    char n[32];
+    snprintf(buf, len, "%s%s", tb_md_num(v, n, sizeof n), pfx[p]);
+    return buf;
+}
+
+char *tb_md_bytes(double v, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (u < 4 && fabs(v) >= 1024) {
+        v /= 1024;
+        u++;
+    }
+    char n[32];
+    snprintf(buf, len, "%s %s", tb_md_num(v, n, sizeof n), units[u]);
+    return buf;
+}
+
+char *tb_md_pct(double frac, char *buf, size_t len)
+{
+    snprintf(buf, len, "%+.1f%%", 100 * frac);
+    return buf;
+}
+
+const char *tb_md_cell(const char *s, char *buf, size_t len)
+{
+    size_t o = 0;
+    for (; s && *s && o + 3 < len; s++) {
+        char ch = *s;
+        if (ch == '|') {
+            buf[o++] = '\\';
+            buf[o++] = '|';
+        } else if (ch == '\n' || ch == '\r' || ch == '\t') {
+            buf[o++] = ' ';
+        } else if (ch == '`') {
+            buf[o++] = '\'';
+        } else {
+            buf[o++] = ch;
+        }
+    }
+    buf[o] = '\0';
+    return buf;
+}

@@ -1,0 +1,172 @@
+/* What the report's sections share (report_impl.h): grouping cases,
+ * compare's verdict on a pair, the charts to link. */
+#include "report_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+
+/* ---- grouping cases ------------------------------------------------------ */
+
+double tb_rpt_work(const tb_rcase *c)
+{
+    if (c->flops > 0)
+        return c->flops;
+    if (c->bytes > 0)
+        return c->bytes;
+    return c->items > 0 ? c->items : 0;
+}
+
+void tb_rpt_column_label(const tb_rcase *c, char *buf, size_t len)
+{
+    size_t u = (size_t)snprintf(buf, len, "%s", c->backend);
+    bool first = true;
+    for (int i = 0; i < c->rc->n_axes; i++) {
+        const tb_res_axis *a = &c->rc->axes[i];
+        if (!strcmp(a->name, "threads") || u >= len)
+            continue;
+        u += (size_t)snprintf(buf + u, len - u, "%s%s=%s", first ? "[" : ",",
+                              a->name, a->value);
+        first = false;
+    }
+    if (!first && u < len)
+        snprintf(buf + u, len - u, "]");
+}
+
+static void field(const tb_rcase *c, int f, char *buf, size_t len)
+{
+    switch (f) {
+    case F_KEY: snprintf(buf, len, "%s", c->key); break;
+    case F_OPDT: snprintf(buf, len, "%s/%s", c->op, c->dtype); break;
+    case F_SERIES:
+        snprintf(buf, len, "%d|%s/%s/%s", c->doc, c->opp, c->dtype,
+                 c->variant);
+        break;
+    case F_CAT: snprintf(buf, len, "%s", c->category); break;
+    case F_OPVAR: /* NumPy/PyTorch: thread counts share a row */
+        if (c->role == TB_ROLE_WITH) {
+            char l[128];
+            tb_rpt_column_label(c, l, sizeof l);
+            snprintf(buf, len, "%d|%s/%s", c->doc, c->op, l);
+        } else {
+            snprintf(buf, len, "%d|%s/%s", c->doc, c->op, c->variant);
+        }
+        break;
+    default: snprintf(buf, len, "%d|%s", c->doc, c->variant); break;
+    }
+}
+
+bool tb_rpt_seen_before(const tb_rset *s, int i, unsigned mask, int f,
+                        bool ok_only)
+{
+    char a[800], b[800];
+    field(&s->cases[i], f, a, sizeof a);
+    for (int k = 0; k < i; k++) {
+        const tb_rcase *c = &s->cases[k];
+        if (!tb_rpt_in(c, mask) || (ok_only && !c->ok))
+            continue;
+        field(c, f, b, sizeof b);
+        if (!strcmp(a, b))
+            return true;
+    }
+    return false;
+}
+
+bool tb_rpt_same(const tb_rcase *a, const tb_rcase *b, int f)
+{
+    char x[800], y[800];
+    field(a, f, x, sizeof x);
+    field(b, f, y, sizeof y);
+    return !strcmp(x, y);
+}
+
+int tb_rpt_collect_sorted(const tb_rset *s, int i, unsigned mask, int f,
+                          int **out)
+{
+    int *v = malloc((size_t)s->n * sizeof *v);
+    int n = 0;
+    if (!v) {
+        *out = NULL;
+        return 0;
+    }
+    for (int k = 0; k < s->n; k++) {
+        const tb_rcase *c = &s->cases[k];
+        if (c->ok && tb_rpt_in(c, mask) && tb_rpt_same(c, &s->cases[i], f))
+            v[n++] = k;
+    }
+    for (int a = 1; a < n; a++) { /* insertion sort: stable, n small */
+        int x = v[a], b = a - 1;
+        while (b >= 0 &&
+               tb_rpt_work(&s->cases[v[b]]) > tb_rpt_work(&s->cases[x])) {
+            v[b + 1] = v[b];
+            b--;
+        }
+        v[b + 1] = x;
+    }
+    *out = v;
+    return n;
+}
+
+const tb_rcase *tb_rpt_find_key(const tb_rset *s, const tb_rcase *c,
+                                const char *key)
+{
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *d = &s->cases[i];
+        if (d->ok && d->doc == c->doc && !strcmp(d->variant, c->variant) &&
+            !strcmp(d->key, key))
+            return d;
+    }
+    return NULL;
+}
+
+/* ---- compare's verdict on a pair ----------------------------------------- */
+
+int tb_rpt_versus(const tb_rcase *a, const tb_rcase *b, double *p)
+{
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp_case v;
+    *p = NAN;
+    if (!a->ok || !b->ok || tb_cmp_pair(b->rc, a->rc, &o, &v) ||
+        v.time == TB_TIME_NA)
+        return 0;
+    *p = v.p;
+    return v.time == TB_TIME_IMPROVED    ? 1
+           : v.time == TB_TIME_REGRESSED ? -1
+                                         : 0;
+}
+
+int tb_rpt_vs_ref(const tb_rpt *x, const tb_rcase *c, const tb_rcase *ref)
+{
+    ptrdiff_t i = c - x->s->cases;
+    double p;
+    if (!x->vs_ref)
+        return tb_rpt_versus(c, ref, &p);
+    if (x->vs_ref[i] == 2)
+        x->vs_ref[i] = (signed char)tb_rpt_versus(c, ref, &p);
+    return x->vs_ref[i];
+}
+
+/* ---- charts ---------------------------------------------------------------- */
+
+const tb_chart *tb_rpt_chart(const tb_rpt *x, tb_chart_kind kind,
+                             const char *group)
+{
+    const tb_chart_list *l = x->o->charts;
+    for (int i = 0; l && i < l->n; i++)
+        if (l->v[i].kind == kind && l->v[i].rendered &&
+            (!group || !strcmp(l->v[i].group, group)))
+            return &l->v[i];
+    return NULL;
+}
+
+void tb_rpt_chart_link(const tb_rpt *x, const tb_chart *ch)
+{
+    if (!ch)
+        return;
+    sb(x->b, "![%s](%s/%s.png)\n\n", ch->title,
+       x->o->chart_dir ? x->o->chart_dir : ".", ch->name);
+}
