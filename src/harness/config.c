@@ -364,7 +364,7 @@ static int get_keys(parser *P, const cJSON *obj, const char *section,
     for (int j = 0; j < n; j++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, k[j].key);
         char kp[CFG_KP];
-        double d;
+        double d = 0; /* set by get_number; read only then */
         if (!v)
             continue;
         kp_key(kp, section, k[j].key);

@@ -69,7 +69,7 @@ static void *open_one(const char *path)
     if (!h) {
         size_t used = strlen(api.why);
         const char *e = dlerror();
-        snprintf(api.why + used, sizeof api.why - used, "%s%s",
+        snprintf(api.why + used, sizeof api.why - used, "%s%.200s",
                  used ? "; " : "", e ? e : path);
     }
     return h;
