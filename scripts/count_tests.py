@@ -6,7 +6,8 @@ Usage: count_tests.py BUILDDIR...
 Every TAP line 'ok' / 'not ok' is one case.  A test program that failed
 without reporting a failed case (a crash, a sanitizer abort, a timeout)
 counts as one more failure, and so does a build dir without a test log
-(its build failed).  Exit status 1 if anything failed.  Standard library
+(its build failed).  Every failed case is named on stderr, so the
+last lines of a CI log say what failed.  Exit status 1 if anything failed.  Standard library
 only, so any python3 works.
 """
 import json
@@ -25,7 +26,10 @@ for d in sys.argv[1:]:
     for t in lines:
         out = t.get("stdout") or ""
         ok = len(re.findall(r"^ok\b", out, re.M))
-        bad = len(re.findall(r"^not ok\b", out, re.M))
+        nots = re.findall(r"^not ok\b.*$", out, re.M)
+        bad = len(nots)
+        for line in nots:
+            print(f"{d}: {t.get('name')}: {line[:200]}", file=sys.stderr)
         if t.get("result") not in ("OK", "EXPECTEDFAIL", "SKIP") and bad == 0:
             print(f"{d}: {t.get('name')}: {t.get('result')}",
                   file=sys.stderr)
