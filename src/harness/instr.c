@@ -16,7 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../backends/cpu/isa.h"
 #include "../base/error.h"
 #include "../base/fileio.h"
 #include "tb_config.h"
@@ -106,20 +105,18 @@ static void cg_off(void *arg)
 #endif
 }
 
-/* The cpu ISA level a case of the cpu backend runs at: its `isa` axis
- * ("auto": the highest allowed) within the cap in force; "-" for a
- * backend without that axis. */
+/* The SIMD level a case runs at, as its backend reports it (the cpu
+ * backend: its isa axis, "auto" resolved, within the cap in force); "-"
+ * for a backend that reports none. */
 static const char *case_isa(const tb_case *c)
 {
-    for (int i = 0; i < c->n_axes; i++)
-        if (!strcmp(c->axis_name[i], "isa")) {
-            int lvl = tb_cpu_isa_max();
-            int want = tb_cpu_isa_parse(c->axis_value[i]);
-            if (want >= 0 && want < lvl)
-                lvl = want;
-            return tb_cpu_isa_name(lvl);
-        }
-    return "-";
+    const char *values[TB_MAX_AXES];
+    for (int i = 0; i < c->n_axes && i < TB_MAX_AXES; i++)
+        values[i] = c->axis_value[i];
+    tb_backend_host h;
+    if (tb_backend_host_info(c->backend, values, &h) || !h.isa)
+        return "-";
+    return h.isa;
 }
 
 static int paranoid(void)
@@ -268,9 +265,10 @@ static int run_child(const tb_case *c, int source,
 
     /* Under valgrind: no AVX-512 (valgrind cannot run it); a lower cap
      * the user asked for stays. */
-    const char *isa_env = getenv("TBENCH_ISA");
-    bool cap = cg && (!isa_env || !*isa_env || !strcmp(isa_env, "auto") ||
-                      tb_cpu_isa_parse(isa_env) > TB_ISA_AVX2);
+    tb_backend_host h;
+    tb_backend_host_info(tb_backend_host_cpu(), NULL, &h);
+    bool cap = cg && (!h.isa_cap || (!h.isa_cap_error &&
+                                     strcmp(h.isa_cap, "avx512") == 0));
 
     int rc = -1;
     pid_t pid = fork();

@@ -599,6 +599,31 @@ static int cpu_parse_isa(const char *v, char *err, size_t errlen)
     return isa;
 }
 
+/* The threads value v: an integer 1..N in decimal; -1 with a one-line
+ * reason in err otherwise. */
+static int cpu_parse_threads(const char *v, char *err, size_t errlen)
+{
+    int max = cpu_max_threads();
+    if (!v) {
+        if (err && errlen)
+            snprintf(err, errlen, "cpu: threads: no value given");
+        return -1;
+    }
+    char *end = NULL;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (v[0] < '0' || v[0] > '9' || errno || *end != '\0' || n < 1 ||
+        n > max) {
+        if (err && errlen)
+            snprintf(err, errlen,
+                     "cpu: threads=\"%s\": expected an integer from 1 to "
+                     "%d (online CPUs)",
+                     v, max);
+        return -1;
+    }
+    return (int)n;
+}
+
 /* values[0]: the isa value (see cpu_axes); values[1]: the threads value,
  * an integer 1..N in decimal. */
 static int cpu_create(const char *const *values, void **ctx, char *err,
@@ -612,29 +637,13 @@ static int cpu_create(const char *const *values, void **ctx, char *err,
     int isa = cpu_parse_isa(values ? values[0] : NULL, err, errlen);
     if (isa < 0)
         return TB_EPARAM;
-    int max = cpu_max_threads();
-    const char *v = values ? values[1] : NULL;
-    if (!v) {
-        if (err && errlen)
-            snprintf(err, errlen, "cpu: threads: no value given");
+    int n = cpu_parse_threads(values ? values[1] : NULL, err, errlen);
+    if (n < 0)
         return TB_EPARAM;
-    }
-    char *end = NULL;
-    errno = 0;
-    long n = strtol(v, &end, 10);
-    if (v[0] < '0' || v[0] > '9' || errno || *end != '\0' || n < 1 ||
-        n > max) {
-        if (err && errlen)
-            snprintf(err, errlen,
-                     "cpu: threads=\"%s\": expected an integer from 1 to "
-                     "%d (online CPUs)",
-                     v, max);
-        return TB_EPARAM;
-    }
     cpu_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return TB_ENOMEM;
-    c->threads = (int)n;
+    c->threads = n;
     c->mem.owner = &tb_backend_cpu;
     c->isa = tb_cpu_kernels_fill(&c->k[isa], isa);
     for (int l = TB_ISA_SCALAR; l <= c->isa; l++) {
@@ -667,6 +676,28 @@ static void cpu_counters(void *ctx, tb_backend_counters *out)
     out->kernel_launches =
         atomic_load_explicit(&c->kernel_launches, memory_order_relaxed);
     tb_hostmem_counters(&c->mem, out);
+}
+
+/* The `host` slot: the level an instance of these values runs (the
+ * isa axis resolved within the cap, as cpu_create resolves it), or the
+ * best allowed one; TBENCH_ISA as isa.c reads it. */
+static int cpu_host(const char *const *values, tb_backend_host *out)
+{
+    memset(out, 0, sizeof *out);
+    const char *env = tb_cpu_isa_env();
+    out->isa_cap = env && strcmp(env, "auto") != 0 ? env : NULL;
+    out->isa_cap_error = tb_cpu_isa_env_error();
+    out->isa = tb_cpu_isa_name(cpu_isa_levels() - 1);
+    out->threads = 1;
+    if (!values)
+        return 0;
+    int isa = cpu_parse_isa(values[0], NULL, 0);
+    int n = cpu_parse_threads(values[1], NULL, 0);
+    if (isa < 0 || n < 0)
+        return TB_EPARAM;
+    out->isa = tb_cpu_isa_name(isa);
+    out->threads = n;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2125,4 +2156,5 @@ const tb_backend tb_backend_cpu = {
     .sync = cpu_sync,
     .kernel = cpu_kernel,
     .counters = cpu_counters,
+    .host = cpu_host,
 };
