@@ -22,16 +22,16 @@
  *    L3 (its size x the number of L3 instances) over all threads (4x with
  *    quick), at most a quarter of the available memory.  Arrays are offset by a few cache lines from one
  *    another so that they do not alias in 4 KiB-page bits.
- *  - FMA peak: PK_NACC independent accumulator chains per thread, all in
+ *  - FMA peak: TB_PEAK_NACC independent accumulator chains per thread, all in
  *    registers, acc = acc * m + c.  12 chains cover 4-cycle FMA latency
  *    on 2 FMA pipes with room to spare.  Levels: "scalar" is the
  *    portable build's baseline (GCC vector extensions at the default
  *    target: 128-bit SSE2 on x86-64, a separate multiply and add, which
  *    is the most that portable C can be compiled to); "avx2" is 256-bit
- *    FMA; "avx512" is 512-bit FMA.  Each ISA's loop is compiled with a
- *    function-level target attribute and only called when
- *    __builtin_cpu_supports says the CPU (and OS) has it, so the rest of
- *    the program stays portable.
+ *    FMA; "avx512" is 512-bit FMA.  The loops of every level live in the
+ *    cpu backend (backends/cpu/peak_loops.h: each built with its level's
+ *    flags only, handed out only where the backend's ISA detector says
+ *    the CPU and the OS run them), so this file stays portable.
  *  - Core clock: one thread (pinned) runs a single chain of dependent
  *    integer adds, PK_CLOCK_CHAIN per loop iteration, each add reading
  *    the result of the one before.  An add has 1 cycle of latency on
@@ -62,13 +62,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define PK_X86 1
-#else
-#define PK_X86 0
-#endif
-
+#include "../backends/cpu/peak_loops.h"
+#include "../base/clock.h"
 #include "../base/error.h"
 #include "../base/stats.h"
 #include "../base/fileio.h"
@@ -77,12 +72,10 @@
 #include "gpu_peak.h"
 #include "tb_config.h"
 
-/* Independent accumulator chains per thread in the FMA loops. */
-#define PK_NACC 12
 /* Iterations of the FMA loop in a calibration repetition. */
 #define PK_FMA_CAL_ITERS 20000L
 /* Array elements are a multiple of this (the widest unrolled step). */
-#define PK_ELEM_STEP 64
+#define PK_ELEM_STEP TB_PEAK_ELEM_STEP
 /* Gap between a thread's arrays: 5 cache lines, so that arrays do not
  * start at the same offset within a 4 KiB page. */
 #define PK_ARRAY_GAP 320
@@ -97,333 +90,16 @@
 
 static double pk_now_ns(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+    return (double)tb_clock_ns();
 }
 
-/* ---- ISA ------------------------------------------------------------- */
+/* ---- the loops (backends/cpu/peak_loops.h) ----------------------------- */
 
-enum { PK_SCALAR, PK_AVX2, PK_AVX512, PK_NISA };
-static const char *const pk_isa_names[PK_NISA] = {"scalar", "avx2",
-                                                  "avx512"};
-
-static bool pk_has_isa(int isa)
-{
-#if PK_X86
-    __builtin_cpu_init();
-    if (isa == PK_AVX2)
-        return __builtin_cpu_supports("avx2") &&
-               __builtin_cpu_supports("fma");
-    if (isa == PK_AVX512)
-        return __builtin_cpu_supports("avx512f");
-#endif
-    return isa == PK_SCALAR;
-}
-
-/* ---- bandwidth kernels ------------------------------------------------ */
-
-/* a, b, c: arrays of n doubles (n a multiple of PK_ELEM_STEP, 64-byte
- * aligned).  copy: a = b; add: a = b + c; triad: a = b + s * c;
- * read: returns the sum of a.  The others return a[0] so that no store
- * is provably dead. */
-typedef double (*pk_bw_fn)(double *restrict a, const double *restrict b,
-                           const double *restrict c, size_t n, double s);
-
-enum { PK_COPY, PK_ADD, PK_TRIAD, PK_READ, PK_NBW };
-static const char *const pk_bw_names[PK_NBW] = {"copy", "add", "triad",
-                                                "read"};
-static const int pk_bw_arrays[PK_NBW] = {2, 3, 3, 1};
-
-static double bw_copy_scalar(double *restrict a, const double *restrict b,
-                             const double *restrict c, size_t n, double s)
-{
-    (void)c, (void)s;
-    for (size_t i = 0; i < n; i++)
-        a[i] = b[i];
-    return a[0];
-}
-
-static double bw_add_scalar(double *restrict a, const double *restrict b,
-                            const double *restrict c, size_t n, double s)
-{
-    (void)s;
-    for (size_t i = 0; i < n; i++)
-        a[i] = b[i] + c[i];
-    return a[0];
-}
-
-static double bw_triad_scalar(double *restrict a, const double *restrict b,
-                              const double *restrict c, size_t n, double s)
-{
-    for (size_t i = 0; i < n; i++)
-        a[i] = b[i] + s * c[i];
-    return a[0];
-}
-
-static double bw_read_scalar(double *restrict a, const double *restrict b,
-                             const double *restrict c, size_t n, double s)
-{
-    (void)b, (void)c, (void)s;
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
-    for (size_t i = 0; i < n; i += 8) {
-        s0 += a[i];
-        s1 += a[i + 1];
-        s2 += a[i + 2];
-        s3 += a[i + 3];
-        s4 += a[i + 4];
-        s5 += a[i + 5];
-        s6 += a[i + 6];
-        s7 += a[i + 7];
-    }
-    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
-}
-
-#if PK_X86
-#define PK_AVX2_FN __attribute__((target("avx2,fma")))
-#define PK_AVX512_FN __attribute__((target("avx512f")))
-
-PK_AVX2_FN static double bw_copy_avx2(double *restrict a,
-                                      const double *restrict b,
-                                      const double *restrict c, size_t n,
-                                      double s)
-{
-    (void)c, (void)s;
-    for (size_t i = 0; i < n; i += 16) {
-        __m256d v0 = _mm256_load_pd(b + i), v1 = _mm256_load_pd(b + i + 4);
-        __m256d v2 = _mm256_load_pd(b + i + 8);
-        __m256d v3 = _mm256_load_pd(b + i + 12);
-        _mm256_store_pd(a + i, v0);
-        _mm256_store_pd(a + i + 4, v1);
-        _mm256_store_pd(a + i + 8, v2);
-        _mm256_store_pd(a + i + 12, v3);
-    }
-    return a[0];
-}
-
-PK_AVX2_FN static double bw_add_avx2(double *restrict a,
-                                     const double *restrict b,
-                                     const double *restrict c, size_t n,
-                                     double s)
-{
-    (void)s;
-    for (size_t i = 0; i < n; i += 16)
-        for (size_t j = i; j < i + 16; j += 4)
-            _mm256_store_pd(a + j, _mm256_add_pd(_mm256_load_pd(b + j),
-                                                 _mm256_load_pd(c + j)));
-    return a[0];
-}
-
-PK_AVX2_FN static double bw_triad_avx2(double *restrict a,
-                                       const double *restrict b,
-                                       const double *restrict c, size_t n,
-                                       double s)
-{
-    const __m256d vs = _mm256_set1_pd(s);
-    for (size_t i = 0; i < n; i += 16)
-        for (size_t j = i; j < i + 16; j += 4)
-            _mm256_store_pd(a + j,
-                            _mm256_fmadd_pd(vs, _mm256_load_pd(c + j),
-                                            _mm256_load_pd(b + j)));
-    return a[0];
-}
-
-PK_AVX2_FN static double bw_read_avx2(double *restrict a,
-                                      const double *restrict b,
-                                      const double *restrict c, size_t n,
-                                      double s)
-{
-    (void)b, (void)c, (void)s;
-    __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0, s4 = s0,
-            s5 = s0, s6 = s0, s7 = s0;
-    for (size_t i = 0; i < n; i += 32) {
-        s0 = _mm256_add_pd(s0, _mm256_load_pd(a + i));
-        s1 = _mm256_add_pd(s1, _mm256_load_pd(a + i + 4));
-        s2 = _mm256_add_pd(s2, _mm256_load_pd(a + i + 8));
-        s3 = _mm256_add_pd(s3, _mm256_load_pd(a + i + 12));
-        s4 = _mm256_add_pd(s4, _mm256_load_pd(a + i + 16));
-        s5 = _mm256_add_pd(s5, _mm256_load_pd(a + i + 20));
-        s6 = _mm256_add_pd(s6, _mm256_load_pd(a + i + 24));
-        s7 = _mm256_add_pd(s7, _mm256_load_pd(a + i + 28));
-    }
-    __m256d t = _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(s0, s1),
-                                            _mm256_add_pd(s2, s3)),
-                              _mm256_add_pd(_mm256_add_pd(s4, s5),
-                                            _mm256_add_pd(s6, s7)));
-    double r[4];
-    _mm256_storeu_pd(r, t);
-    return (r[0] + r[1]) + (r[2] + r[3]);
-}
-
-PK_AVX512_FN static double bw_copy_avx512(double *restrict a,
-                                          const double *restrict b,
-                                          const double *restrict c,
-                                          size_t n, double s)
-{
-    (void)c, (void)s;
-    for (size_t i = 0; i < n; i += 32) {
-        __m512d v0 = _mm512_load_pd(b + i), v1 = _mm512_load_pd(b + i + 8);
-        __m512d v2 = _mm512_load_pd(b + i + 16);
-        __m512d v3 = _mm512_load_pd(b + i + 24);
-        _mm512_store_pd(a + i, v0);
-        _mm512_store_pd(a + i + 8, v1);
-        _mm512_store_pd(a + i + 16, v2);
-        _mm512_store_pd(a + i + 24, v3);
-    }
-    return a[0];
-}
-
-PK_AVX512_FN static double bw_add_avx512(double *restrict a,
-                                         const double *restrict b,
-                                         const double *restrict c,
-                                         size_t n, double s)
-{
-    (void)s;
-    for (size_t i = 0; i < n; i += 32)
-        for (size_t j = i; j < i + 32; j += 8)
-            _mm512_store_pd(a + j, _mm512_add_pd(_mm512_load_pd(b + j),
-                                                 _mm512_load_pd(c + j)));
-    return a[0];
-}
-
-PK_AVX512_FN static double bw_triad_avx512(double *restrict a,
-                                           const double *restrict b,
-                                           const double *restrict c,
-                                           size_t n, double s)
-{
-    const __m512d vs = _mm512_set1_pd(s);
-    for (size_t i = 0; i < n; i += 32)
-        for (size_t j = i; j < i + 32; j += 8)
-            _mm512_store_pd(a + j,
-                            _mm512_fmadd_pd(vs, _mm512_load_pd(c + j),
-                                            _mm512_load_pd(b + j)));
-    return a[0];
-}
-
-PK_AVX512_FN static double bw_read_avx512(double *restrict a,
-                                          const double *restrict b,
-                                          const double *restrict c,
-                                          size_t n, double s)
-{
-    (void)b, (void)c, (void)s;
-    __m512d s0 = _mm512_setzero_pd(), s1 = s0, s2 = s0, s3 = s0, s4 = s0,
-            s5 = s0, s6 = s0, s7 = s0;
-    for (size_t i = 0; i < n; i += 64) {
-        s0 = _mm512_add_pd(s0, _mm512_load_pd(a + i));
-        s1 = _mm512_add_pd(s1, _mm512_load_pd(a + i + 8));
-        s2 = _mm512_add_pd(s2, _mm512_load_pd(a + i + 16));
-        s3 = _mm512_add_pd(s3, _mm512_load_pd(a + i + 24));
-        s4 = _mm512_add_pd(s4, _mm512_load_pd(a + i + 32));
-        s5 = _mm512_add_pd(s5, _mm512_load_pd(a + i + 40));
-        s6 = _mm512_add_pd(s6, _mm512_load_pd(a + i + 48));
-        s7 = _mm512_add_pd(s7, _mm512_load_pd(a + i + 56));
-    }
-    __m512d t = _mm512_add_pd(_mm512_add_pd(_mm512_add_pd(s0, s1),
-                                            _mm512_add_pd(s2, s3)),
-                              _mm512_add_pd(_mm512_add_pd(s4, s5),
-                                            _mm512_add_pd(s6, s7)));
-    double r[8];
-    _mm512_storeu_pd(r, t);
-    return ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-}
-#endif /* PK_X86 */
-
-/* The bandwidth kernels of one ISA level (NULL entries: not compiled). */
-static const pk_bw_fn pk_bw_table[PK_NISA][PK_NBW] = {
-    {bw_copy_scalar, bw_add_scalar, bw_triad_scalar, bw_read_scalar},
-#if PK_X86
-    {bw_copy_avx2, bw_add_avx2, bw_triad_avx2, bw_read_avx2},
-    {bw_copy_avx512, bw_add_avx512, bw_triad_avx512, bw_read_avx512},
-#endif
-};
-
-/* ---- FMA kernels ------------------------------------------------------ */
-
-/* Runs `iters` iterations of PK_NACC independent acc = acc * m + c chains
- * and returns the sum of the accumulators (so nothing is dead code).
- * m and c are run-time values (read from volatile objects by the caller)
- * because with compile-time constants a compiler may prove the chain
- * stationary and fold the loop away (GCC 12 does, for f32).  m < 1 and c
- * small keep every value near 1: no overflow, no denormal. */
-typedef double (*pk_fma_fn)(long iters, double m, double c);
+static const char *const pk_bw_names[TB_PEAK_NBW] = {"copy", "add",
+                                                     "triad", "read"};
+static const int pk_bw_arrays[TB_PEAK_NBW] = {2, 3, 3, 1};
 
 static volatile double pk_fma_m = 0.9999999, pk_fma_c = 1e-7;
-#define PK_REP12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-_Static_assert(PK_NACC == 12, "PK_REP12 expands PK_NACC chains");
-
-/* One FMA loop: V is the vector type, E its element type, SET1(x)
- * broadcasts; PK_STEP_OP(a, m, c), defined around each use, computes
- * a * m + c. */
-#define PK_FMA_LOOP(NAME, ATTR, V, E, SET1)                                \
-    ATTR static double NAME(long iters, double mul, double add)           \
-    {                                                                     \
-        const V m = SET1(mul), c = SET1(add);                             \
-        PK_REP12(PK_FMA_DECL_##V)                                         \
-        for (long it = 0; it < iters; it++) {                             \
-            PK_REP12(PK_FMA_STEP)                                         \
-        }                                                                 \
-        V t = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) +         \
-              ((a8 + a9) + (a10 + a11));                                  \
-        E r[sizeof(V) / sizeof(E)];                                       \
-        memcpy(r, &t, sizeof r);                                          \
-        double sum = 0;                                                   \
-        for (size_t i = 0; i < sizeof(V) / sizeof(E); i++)                \
-            sum += (double)r[i];                                          \
-        return sum;                                                       \
-    }
-#define PK_FMA_STEP(i) a##i = PK_STEP_OP(a##i, m, c);
-
-typedef double pk_v2d __attribute__((vector_size(16)));
-typedef float pk_v4f __attribute__((vector_size(16)));
-#define PK_SET_V2D(x) ((pk_v2d){(x), (x)})
-#define PK_SET_V4F(x)                                                     \
-    ((pk_v4f){(float)(x), (float)(x), (float)(x), (float)(x)})
-#define PK_MULADD(a, m, c) ((a) * (m) + (c))
-#define PK_FMA_DECL_pk_v2d(i) pk_v2d a##i = PK_SET_V2D(1.0 + (i) * 1e-3);
-#define PK_FMA_DECL_pk_v4f(i) pk_v4f a##i = PK_SET_V4F(1.0 + (i) * 1e-3);
-
-#define PK_STEP_OP PK_MULADD
-PK_FMA_LOOP(fma_f64_scalar, , pk_v2d, double, PK_SET_V2D)
-PK_FMA_LOOP(fma_f32_scalar, , pk_v4f, float, PK_SET_V4F)
-#undef PK_STEP_OP
-
-#if PK_X86
-#define PK_SET256D(x) _mm256_set1_pd(x)
-#define PK_SET256S(x) _mm256_set1_ps((float)(x))
-#define PK_SET512D(x) _mm512_set1_pd(x)
-#define PK_SET512S(x) _mm512_set1_ps((float)(x))
-#define PK_FMA_DECL___m256d(i) __m256d a##i = PK_SET256D(1.0 + (i) * 1e-3);
-#define PK_FMA_DECL___m256(i) __m256 a##i = PK_SET256S(1.0 + (i) * 1e-3);
-#define PK_FMA_DECL___m512d(i) __m512d a##i = PK_SET512D(1.0 + (i) * 1e-3);
-#define PK_FMA_DECL___m512(i) __m512 a##i = PK_SET512S(1.0 + (i) * 1e-3);
-
-#define PK_STEP_OP _mm256_fmadd_pd
-PK_FMA_LOOP(fma_f64_avx2, PK_AVX2_FN, __m256d, double, PK_SET256D)
-#undef PK_STEP_OP
-#define PK_STEP_OP _mm256_fmadd_ps
-PK_FMA_LOOP(fma_f32_avx2, PK_AVX2_FN, __m256, float, PK_SET256S)
-#undef PK_STEP_OP
-#define PK_STEP_OP _mm512_fmadd_pd
-PK_FMA_LOOP(fma_f64_avx512, PK_AVX512_FN, __m512d, double, PK_SET512D)
-#undef PK_STEP_OP
-#define PK_STEP_OP _mm512_fmadd_ps
-PK_FMA_LOOP(fma_f32_avx512, PK_AVX512_FN, __m512, float, PK_SET512S)
-#undef PK_STEP_OP
-#endif
-
-typedef struct pk_fma_entry {
-    pk_fma_fn fn;
-    double flops_per_iter; /* PK_NACC chains x lanes x 2 */
-} pk_fma_entry;
-
-/* [isa][dtype]; NULL fn: not compiled for this architecture. */
-static const pk_fma_entry pk_fma_table[PK_NISA][TB_DTYPE_COUNT] = {
-    {{fma_f32_scalar, PK_NACC * 4 * 2}, {fma_f64_scalar, PK_NACC * 2 * 2}},
-#if PK_X86
-    {{fma_f32_avx2, PK_NACC * 8 * 2}, {fma_f64_avx2, PK_NACC * 4 * 2}},
-    {{fma_f32_avx512, PK_NACC * 16 * 2}, {fma_f64_avx512, PK_NACC * 8 * 2}},
-#endif
-};
 
 /* ---- core clock ------------------------------------------------------- */
 
@@ -603,14 +279,14 @@ static void pk_repeat(pk_team *t, int tid, int reps, double rep_time_ns,
 /* ---- bandwidth measurement ------------------------------------------- */
 
 typedef struct pk_bw_job {
-    const pk_bw_fn *fns;  /* PK_NBW kernels of the chosen ISA */
+    const tb_peak_bw_fn *fns; /* the kernels of the chosen level */
     size_t ws_per_thread; /* bytes of arrays per thread */
     int reps;
     double rep_time_ns;
     long passes;
     /* per kernel: elements per array, and the rates (thread 0) */
-    size_t n[PK_NBW];
-    double *rates[PK_NBW];
+    size_t n[TB_PEAK_NBW];
+    double *rates[TB_PEAK_NBW];
     /* what the current kernel's work() uses, per thread */
     int kernel;
     char **mem; /* [team size] */
@@ -669,7 +345,7 @@ static void pk_bw_body(pk_team *t, int tid)
     j->mem[tid] = mem;
     pthread_barrier_wait(&t->bar);
     if (!atomic_load(&t->failed)) {
-        for (int k = 0; k < PK_NBW; k++) {
+        for (int k = 0; k < TB_PEAK_NBW; k++) {
             if (tid == 0)
                 j->kernel = k;
             pthread_barrier_wait(&t->bar); /* kernel published */
@@ -686,7 +362,7 @@ static void pk_bw_body(pk_team *t, int tid)
 
 typedef struct pk_fma_job {
     int nfig;
-    pk_fma_fn fns[PK_MAX_FIGS];
+    tb_peak_fma_fn fns[PK_MAX_FIGS];
     double flops_per_iter[PK_MAX_FIGS];
     double *rates[PK_MAX_FIGS];
     int fig; /* the current figure, set by thread 0 between barriers */
@@ -916,22 +592,24 @@ static int pk_measure_fma(cJSON *flops, int threads, const int *cpus,
                           bool *pinned, FILE *progress)
 {
     pk_fma_job j = {.reps = reps, .rep_time_ns = rep_time_ns};
-    int isa_of[PK_MAX_FIGS], dt_of[PK_MAX_FIGS];
+    const char *isa_of[PK_MAX_FIGS];
+    int dt_of[PK_MAX_FIGS];
     double *store = calloc((size_t)PK_MAX_FIGS * (size_t)reps,
                            sizeof *store);
     if (!store)
         return TB_ENOMEM;
-    for (int isa = 0; isa < PK_NISA; isa++)
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
-            if (pk_has_isa(isa) && pk_fma_table[isa][dt].fn &&
-                j.nfig < PK_MAX_FIGS) {
-                j.fns[j.nfig] = pk_fma_table[isa][dt].fn;
-                j.flops_per_iter[j.nfig] = pk_fma_table[isa][dt].flops_per_iter;
+    for (int lv = 0; lv < TB_PEAK_LEVELS; lv++) {
+        const tb_peak_loops *L = tb_cpu_peak_loops(lv);
+        for (int dt = 0; L && dt < TB_DTYPE_COUNT; dt++)
+            if (L->fma[dt] && j.nfig < PK_MAX_FIGS) {
+                j.fns[j.nfig] = L->fma[dt];
+                j.flops_per_iter[j.nfig] = L->fma_flops_per_iter[dt];
                 j.rates[j.nfig] = store + (size_t)j.nfig * (size_t)reps;
-                isa_of[j.nfig] = isa;
+                isa_of[j.nfig] = L->isa;
                 dt_of[j.nfig] = dt;
                 j.nfig++;
             }
+    }
     pk_team t = {.n = threads, .cpus = cpus, .ncpus = ncpus,
                  .body = pk_fma_body, .arg = &j};
     int rc = pk_team_run(&t);
@@ -943,13 +621,13 @@ static int pk_measure_fma(cJSON *flops, int threads, const int *cpus,
                     threads > 1 ? "s" : "");
         for (int f = 0; f < j.nfig; f++) {
             cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "isa", pk_isa_names[isa_of[f]]);
+            cJSON_AddStringToObject(o, "isa", isa_of[f]);
             cJSON_AddStringToObject(o, "dtype", tb_dtype_name(dt_of[f]));
             cJSON_AddNumberToObject(o, "threads", threads);
-            cJSON_AddNumberToObject(o, "accumulators", PK_NACC);
+            cJSON_AddNumberToObject(o, "accumulators", TB_PEAK_NACC);
             pk_add_figure(o, "gflop_s", j.rates[f], reps);
             if (progress)
-                fprintf(progress, " %s/%s %.1f", pk_isa_names[isa_of[f]],
+                fprintf(progress, " %s/%s %.1f", isa_of[f],
                         tb_dtype_name(dt_of[f]),
                         j.rates[f][reps - 1]);
             cJSON_AddItemToArray(flops, o);
@@ -1011,22 +689,23 @@ static int pk_measure_clock(cJSON *p, const int *cpus, int ncpus,
 /* Measure the four bandwidth kernels at one level for `threads` threads
  * (ws_per_thread bytes each) into the bandwidth array. */
 static int pk_measure_bw(cJSON *bw, const char *level, size_t ws_per_thread,
-                         int threads, const int *cpus, int ncpus, int isa,
+                         int threads, const int *cpus, int ncpus,
+                         const tb_peak_loops *loops,
                          int reps, double rep_time_ns, bool *pinned,
                          FILE *progress)
 {
-    pk_bw_job j = {.fns = pk_bw_table[isa],
+    pk_bw_job j = {.fns = loops->bw,
                    .ws_per_thread = ws_per_thread,
                    .reps = reps,
                    .rep_time_ns = rep_time_ns};
-    double *store = calloc((size_t)PK_NBW * (size_t)reps, sizeof *store);
+    double *store = calloc((size_t)TB_PEAK_NBW * (size_t)reps, sizeof *store);
     j.mem = calloc((size_t)threads, sizeof *j.mem);
     if (!store || !j.mem) {
         free(store);
         free(j.mem);
         return TB_ENOMEM;
     }
-    for (int k = 0; k < PK_NBW; k++) {
+    for (int k = 0; k < TB_PEAK_NBW; k++) {
         j.n[k] = pk_bw_elems(k, ws_per_thread);
         j.rates[k] = store + (size_t)k * (size_t)reps;
     }
@@ -1041,7 +720,7 @@ static int pk_measure_bw(cJSON *bw, const char *level, size_t ws_per_thread,
         if (progress)
             fprintf(progress, "peak: %s, %d thread%s:", level, threads,
                     threads > 1 ? "s" : "");
-        for (int k = 0; k < PK_NBW; k++) {
+        for (int k = 0; k < TB_PEAK_NBW; k++) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "kernel", pk_bw_names[k]);
             cJSON_AddStringToObject(o, "level", level);
@@ -1145,12 +824,11 @@ int tb_peaks_measure(const tb_peak_opts *o, cJSON **out, char *err,
         nmax = o->max_threads;
     int counts[PK_MAX_COUNTS];
     int ncounts = pk_thread_counts(nmax, counts);
-    int bw_isa = PK_SCALAR;
-    for (int isa = PK_NISA - 1; isa > PK_SCALAR; isa--)
-        if (pk_has_isa(isa) && pk_bw_table[isa][0]) {
-            bw_isa = isa;
-            break;
-        }
+    /* the widest level the CPU runs */
+    const tb_peak_loops *bw_loops = tb_cpu_peak_loops(0);
+    for (int lv = 1; lv < TB_PEAK_LEVELS; lv++)
+        if (tb_cpu_peak_loops(lv))
+            bw_loops = tb_cpu_peak_loops(lv);
 
     cJSON *p = cJSON_CreateObject();
     char date[32];
@@ -1185,7 +863,7 @@ int tb_peaks_measure(const tb_peak_opts *o, cJSON **out, char *err,
                                     (double)(l2 * TB_PEAK_L3_L2_MULT));
     }
     pk_add_level(levels, "DRAM", 0, false, dram);
-    cJSON_AddStringToObject(p, "bandwidth_isa", pk_isa_names[bw_isa]);
+    cJSON_AddStringToObject(p, "bandwidth_isa", bw_loops->isa);
     cJSON *bw = cJSON_AddArrayToObject(p, "bandwidth");
     cJSON *flops = cJSON_AddArrayToObject(p, "flops");
     if (!key || !levels || !bw || !flops || !notes) {
@@ -1221,7 +899,7 @@ int tb_peaks_measure(const tb_peak_opts *o, cJSON **out, char *err,
             if (cJSON_IsNumber(pmax) && per > (size_t)pmax->valuedouble)
                 per = (size_t)pmax->valuedouble;
             rc = pk_measure_bw(bw, name, per, counts[i], cpus,
-                               pinned ? ncpus : 0, bw_isa, reps, rep_ns,
+                               pinned ? ncpus : 0, bw_loops, reps, rep_ns,
                                &pinned, o->progress);
             if (rc == TB_ENOMEM)
                 snprintf(msg, sizeof msg,
@@ -1569,12 +1247,12 @@ void tb_peaks_print(FILE *f, const cJSON *p)
         cJSON_ArrayForEach(tc, counts)
         {
             int t = (int)tc->valuedouble;
-            char cells[PK_NBW][32], ws[32] = "-";
-            for (int k = 0; k < PK_NBW; k++) {
+            char cells[TB_PEAK_NBW][32], ws[32] = "-";
+            for (int k = 0; k < TB_PEAK_NBW; k++) {
                 const cJSON *e = pk_find(bw, "kernel", pk_bw_names[k],
                                          "level", name, t);
                 pk_fmt_fig(e, "gb_s", cells[k], sizeof cells[k]);
-                if (e && k == PK_TRIAD)
+                if (e && k == TB_PEAK_TRIAD)
                     pk_fmt_bytes(pk_num(e, "working_set_bytes"), ws,
                                  sizeof ws);
             }
@@ -1584,23 +1262,36 @@ void tb_peaks_print(FILE *f, const cJSON *p)
     }
     fprintf(f, "\nFMA peak, GFLOP/s (%d independent chains per thread; "
                "scalar = the portable baseline build)\n",
-            PK_NACC);
+            TB_PEAK_NACC);
     fprintf(f, "%-7s %7s  %-15s %-15s\n", "isa", "threads", "f32", "f64");
-    for (int isa = 0; isa < PK_NISA; isa++) {
+    /* the levels in the order of their first figure (lowest first, as
+     * tb_peaks_measure adds them) */
+    const cJSON *first;
+    cJSON_ArrayForEach(first, fl)
+    {
+        const char *isa = pk_str(first, "isa");
+        const cJSON *prev;
+        bool seen = !isa;
+        cJSON_ArrayForEach(prev, fl)
+        {
+            if (prev == first || seen)
+                break;
+            const char *pi = pk_str(prev, "isa");
+            seen = pi && !strcmp(pi, isa);
+        }
+        if (seen)
+            continue;
         cJSON_ArrayForEach(tc, counts)
         {
             int t = (int)tc->valuedouble;
-            const cJSON *e32 = pk_find(fl, "isa", pk_isa_names[isa], "dtype",
-                                       "f32", t);
-            const cJSON *e64 = pk_find(fl, "isa", pk_isa_names[isa], "dtype",
-                                       "f64", t);
+            const cJSON *e32 = pk_find(fl, "isa", isa, "dtype", "f32", t);
+            const cJSON *e64 = pk_find(fl, "isa", isa, "dtype", "f64", t);
             if (!e32 && !e64)
                 continue;
             char c32[32], c64[32];
             pk_fmt_fig(e32, "gflop_s", c32, sizeof c32);
             pk_fmt_fig(e64, "gflop_s", c64, sizeof c64);
-            fprintf(f, "%-7s %7d  %-15s %-15s\n", pk_isa_names[isa], t, c32,
-                    c64);
+            fprintf(f, "%-7s %7d  %-15s %-15s\n", isa, t, c32, c64);
         }
     }
     const cJSON *clk = cJSON_GetObjectItemCaseSensitive(p, "clock");
