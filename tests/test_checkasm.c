@@ -73,7 +73,7 @@
 #include "backends/backend.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernels.h"
-#include "backends/cpu/ops_ext.h"
+#include "backends/cpu/kreg.h"
 #include "backends/cpu/ops_simd.h"
 #include "backends/cpu/rand_simd.h"
 #include "backends/cpu/vmath.h"
@@ -1973,7 +1973,7 @@ static void test_xs_special(void **state)
             tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, &p, &impl);
             assert_non_null(fn);
             assert_int_equal(fn(ctx, in, &got, &p), 0);
-            tb_kernel_fn pf = tb_cpu_ext_kernel(op, TB_F32, &p, NULL);
+            tb_kernel_fn pf = tb_cpu_krow_c(op->id, TB_F32)->fn;
             assert_non_null(pf);
             assert_int_equal(pf(NULL, in, &base, &p), 0);
             const float *g = got.data, *w = base.data, *x = in[0].data;
@@ -2170,7 +2170,7 @@ static void xs_reduce_special(tb_dtype dt)
                             assert_non_null(fn);
                             assert_int_equal(fn(ctx, &in, &got, &p), 0);
                             tb_kernel_fn pf =
-                                tb_cpu_ext_kernel(op, dt, &p, NULL);
+                                tb_cpu_krow_c(op->id, dt)->fn;
                             assert_int_equal(pf(NULL, &in, &base, &p), 0);
                             int bad = 0;
                             for (int64_t k = 0; k < tb_tensor_numel(&got);
@@ -2282,7 +2282,7 @@ static void test_xs_argmax_blocks(void **state)
                     tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, &p, &impl);
                     assert_non_null(fn);
                     assert_int_equal(fn(ctx, &in, &got, &p), 0);
-                    tb_kernel_fn pf = tb_cpu_ext_kernel(op, TB_F32, &p, NULL);
+                    tb_kernel_fn pf = tb_cpu_krow_c(op->id, TB_F32)->fn;
                     assert_int_equal(pf(NULL, &in, &base, &p), 0);
                     int bad = 0;
                     for (int64_t k = 0; k < tb_tensor_numel(&got); k++) {

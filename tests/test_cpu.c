@@ -864,27 +864,27 @@ static void test_registry_lower_row(void **state)
     size_t n;
     const tb_cpu_krow *real = tb_cpu_krows(&n);
     const tb_cpu_krow *scal =
-        tb_cpu_krow_find(real, n, TB_OP_exp, TB_F32, TB_ISA_SCALAR, 0);
+        tb_cpu_krow_find(real, n, TB_OP_exp, TB_F32, TB_ISA_SCALAR);
     const tb_cpu_krow *best =
-        tb_cpu_krow_find(real, n, TB_OP_mul, TB_F32, top, 0);
+        tb_cpu_krow_find(real, n, TB_OP_mul, TB_F32, top);
     assert_non_null(scal);
     assert_non_null(best);
     assert_string_equal(scal->name, "exp_f32_scalar");
     /* A caller's table: mul at the top level, exp only at scalar. */
     const tb_cpu_krow rows[] = {*best, *scal};
     const tb_cpu_krow *r =
-        tb_cpu_krow_find(rows, 2, TB_OP_exp, TB_F32, top, 0);
+        tb_cpu_krow_find(rows, 2, TB_OP_exp, TB_F32, top);
     assert_ptr_equal(r, &rows[1]);
     assert_ptr_equal(r->fn, scal->fn);
     assert_string_equal(r->name, scal->name);
     /* Nothing for a dtype, an op or a level the table lacks. */
-    assert_null(tb_cpu_krow_find(rows, 2, TB_OP_exp, TB_F64, top, 0));
-    assert_null(tb_cpu_krow_find(rows, 2, TB_OP_add, TB_F32, top, 0));
+    assert_null(tb_cpu_krow_find(rows, 2, TB_OP_exp, TB_F64, top));
+    assert_null(tb_cpu_krow_find(rows, 2, TB_OP_add, TB_F32, top));
     if (best->min_isa > TB_ISA_SCALAR)
         assert_null(tb_cpu_krow_find(rows, 2, TB_OP_mul, TB_F32,
-                                     best->min_isa - 1, 0));
-    assert_null(tb_cpu_krow_find(rows, 2, TB_OP_exp, TB_F32, top,
-                                 TB_CPU_KROW_PORTABLE));
+                                     best->min_isa - 1));
+    /* The C row of a pair: the one of level scalar. */
+    assert_ptr_equal(tb_cpu_krow_c(TB_OP_exp, TB_F32), scal);
     /* Run the scalar row on an instance of the top level. */
     cur_isa = "auto";
     void *ctx = cpu_new(1);
@@ -907,7 +907,7 @@ static void test_registry_lower_row(void **state)
     tb_kernel_fn fn =
         B->kernel(ctx, tb_op_get(TB_OP_exp), TB_F32, NULL, &impl);
     const tb_cpu_krow *e =
-        tb_cpu_krow_find(real, n, TB_OP_exp, TB_F32, top, 0);
+        tb_cpu_krow_find(real, n, TB_OP_exp, TB_F32, top);
     assert_ptr_equal(fn, e->fn);
     assert_string_equal(impl, e->name);
     assert_int_equal(e->min_isa, top);

@@ -148,7 +148,7 @@ static int bwk_transpose_k(void *ctx, tb_dtype dt, const void *src,
     const tb_cpu_krow *rows = tb_cpu_krows(&n);
     const tb_op *op = tb_op_get(TB_OP_transpose);
     const tb_cpu_krow *r =
-        tb_cpu_krow_find(rows, n, TB_OP_transpose, dt, tb_cpu_isa(ctx), 0);
+        tb_cpu_krow_find(rows, n, TB_OP_transpose, dt, tb_cpu_isa(ctx));
     if (!r) {
         bwk_transpose(src, dst, R, C, tb_dtype_size(dt));
         return 0;
@@ -172,7 +172,7 @@ static int bwk_gemm(void *ctx, tb_dtype dt, const void *a, const void *b,
     size_t n;
     const tb_cpu_krow *rows = tb_cpu_krows(&n);
     const tb_cpu_krow *r =
-        tb_cpu_krow_find(rows, n, TB_OP_matmul, dt, tb_cpu_isa(ctx), 0);
+        tb_cpu_krow_find(rows, n, TB_OP_matmul, dt, tb_cpu_isa(ctx));
     if (!r)
         return TB_EUNSUPPORTED;
     tb_tensor t[3];

@@ -2132,7 +2132,7 @@ static tb_kernel_fn cpu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
     size_t n;
     const tb_cpu_krow *rows = tb_cpu_krows(&n);
     const tb_cpu_krow *r =
-        tb_cpu_krow_find(rows, n, op->id, dt, tb_cpu_isa(ctx), 0);
+        tb_cpu_krow_find(rows, n, op->id, dt, tb_cpu_isa(ctx));
     if (!r)
         return NULL;
     if (impl)

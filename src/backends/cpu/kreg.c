@@ -16,10 +16,6 @@
     {.op = TB_OP_##op_, .dtype = TB_CPU_DT_##dt_,                         \
      .min_isa = TB_CPU_LV_##sfx, .fn = TB_CPU_KFN(op_, dt_, sfx),         \
      .name = name_},
-#define KROW_P(op_, dt_, sfx)                                             \
-    {.op = TB_OP_##op_, .dtype = TB_CPU_DT_##dt_,                         \
-     .min_isa = TB_CPU_LV_##sfx, .fn = TB_CPU_KFN(op_, dt_, sfx),         \
-     .name = #op_ "_" #dt_ "_" #sfx, .flags = TB_CPU_KROW_PORTABLE},
 
 static const tb_cpu_krow cpu_krows[] = {
     TB_CPU_ROWS_CPU_AVX512(KROW, KROW_N)
@@ -36,7 +32,7 @@ static const tb_cpu_krow cpu_krows[] = {
     TB_CPU_ROWS_OPTIM_SCALAR(KROW)
     TB_CPU_ROWS_CREATE(KROW)
     TB_CPU_ROWS_LINALG(KROW)
-    TB_CPU_ROWS_EXT(KROW_P)
+    TB_CPU_ROWS_EXT(KROW)
     TB_CPU_ROWS_CALIB(KROW)
     TB_CPU_ROWS_BACKWARD(KROW)
 };
@@ -49,12 +45,17 @@ const tb_cpu_krow *tb_cpu_krows(size_t *n)
 }
 
 const tb_cpu_krow *tb_cpu_krow_find(const tb_cpu_krow *rows, size_t n,
-                                    tb_op_id op, tb_dtype dt, int isa,
-                                    unsigned need)
+                                    tb_op_id op, tb_dtype dt, int isa)
 {
     for (size_t i = 0; rows && i < n; i++)
         if (rows[i].op == op && rows[i].dtype == dt &&
-            rows[i].min_isa <= isa && (rows[i].flags & need) == need)
+            rows[i].min_isa <= isa)
             return &rows[i];
     return NULL;
+}
+
+const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt)
+{
+    return tb_cpu_krow_find(cpu_krows, sizeof cpu_krows / sizeof cpu_krows[0],
+                            op, dt, TB_ISA_SCALAR);
 }

@@ -38,21 +38,20 @@ typedef struct tb_cpu_krow {
     int min_isa;      /* TB_ISA_*: the level the code needs (and runs) */
     tb_kernel_fn fn;  /* called with the cpu instance as ctx */
     const char *name; /* the impl name recorded for it */
-    unsigned flags;   /* TB_CPU_KROW_* */
 } tb_cpu_krow;
 
-/* A row of ops_ext.c: the portable baseline of an op (the reference
- * layer: a faster row of the same op may come before it). */
-#define TB_CPU_KROW_PORTABLE 1u
-
-/* The first row of rows[0..n) for (op, dt) with min_isa <= isa and
- * (flags & need) == need, or NULL.  rows best first. */
+/* The first row of rows[0..n) for (op, dt) with min_isa <= isa, or
+ * NULL.  The rows of one (op, dt) come best first. */
 const tb_cpu_krow *tb_cpu_krow_find(const tb_cpu_krow *rows, size_t n,
-                                    tb_op_id op, tb_dtype dt, int isa,
-                                    unsigned need);
+                                    tb_op_id op, tb_dtype dt, int isa);
 
 /* The backend's table (static storage) and its row count. */
 const tb_cpu_krow *tb_cpu_krows(size_t *n);
+
+/* The portable C row of (op, dt): the one row of level TB_ISA_SCALAR,
+ * which every SIMD row of the pair is checked against; NULL when the
+ * backend lacks the pair. */
+const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 
 /* Level of a name suffix. */
 #define TB_CPU_LV_avx512 TB_ISA_AVX512
@@ -151,23 +150,19 @@ const tb_cpu_krow *tb_cpu_krows(size_t *n);
 #define TB_CPU_ROWS_LINALG(X)                                             \
     TB_CPU_ROWS_2(X, svd) TB_CPU_ROWS_2(X, qr) TB_CPU_ROWS_2(X, eigh)
 
-/* ---- ops_ext.c: the portable baseline (TB_CPU_KROW_PORTABLE) ---- */
+/* ---- ops_ext.c: portable, both dtypes (f64 only where cpu.c has the
+ * f32 row) ---- */
 #define TB_CPU_ROWS_EXT(X)                                                \
-    TB_CPU_ROWS_2(X, neg) TB_CPU_ROWS_2(X, abs) TB_CPU_ROWS_2(X, exp)     \
-    TB_CPU_ROWS_2(X, log) TB_CPU_ROWS_2(X, sqrt) TB_CPU_ROWS_2(X, rsqrt)  \
-    TB_CPU_ROWS_2(X, leaky_relu) TB_CPU_ROWS_2(X, sigmoid)                \
-    TB_CPU_ROWS_2(X, tanh) TB_CPU_ROWS_2(X, gelu)                         \
-    TB_CPU_ROWS_2(X, gelu_tanh) TB_CPU_ROWS_2(X, silu)                    \
+    TB_CPU_ROWS_2(X, neg) TB_CPU_ROWS_2(X, abs) X(exp, f64, c)            \
+    X(log, f64, c) TB_CPU_ROWS_2(X, sqrt) TB_CPU_ROWS_2(X, rsqrt)         \
+    TB_CPU_ROWS_2(X, leaky_relu) X(sigmoid, f64, c) X(tanh, f64, c)       \
+    X(gelu, f64, c) X(gelu_tanh, f64, c) X(silu, f64, c)                  \
     TB_CPU_ROWS_2(X, softplus) TB_CPU_ROWS_2(X, pow)                      \
     TB_CPU_ROWS_2(X, maximum) TB_CPU_ROWS_2(X, minimum)                   \
     TB_CPU_ROWS_2(X, add_scalar) TB_CPU_ROWS_2(X, sub_scalar)             \
     TB_CPU_ROWS_2(X, mul_scalar) TB_CPU_ROWS_2(X, div_scalar)             \
     TB_CPU_ROWS_2(X, max) TB_CPU_ROWS_2(X, min) TB_CPU_ROWS_2(X, argmax)  \
-    TB_CPU_ROWS_2(X, var) TB_CPU_ROWS_2(X, softmax)                       \
-    TB_CPU_ROWS_2(X, permute) TB_CPU_ROWS_2(X, add_relu)                  \
-    TB_CPU_ROWS_2(X, linear) TB_CPU_ROWS_2(X, conv2d)                     \
-    TB_CPU_ROWS_2(X, conv2d_nobias) TB_CPU_ROWS_2(X, max_pool2d)          \
-    TB_CPU_ROWS_2(X, avg_pool2d)
+    TB_CPU_ROWS_2(X, var) TB_CPU_ROWS_2(X, permute)
 
 /* ---- calib.c: the calibration ops, portable ---- */
 #define TB_CPU_ROWS_CALIB(X)                                              \

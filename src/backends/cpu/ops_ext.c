@@ -198,16 +198,6 @@ static inline double stable_sigmoid_f64(double x)
     {                                                                     \
         T s = a + b, m = a <= b ? a : b;                                  \
         return ((a != a) | (b != b)) ? s : m;                             \
-    }                                                                     \
-    /* relu(a + b): NaN passes, -0.0 and negatives give +0.  Written as \
-     * two selects, not nested ?:, so gcc emits no branch: random signs  \
-     * mispredicted half the time cost ~6 ns per element.               \
-     */                                                                   \
-    static inline T add_relu_##SFX(T a, T b)                              \
-    {                                                                     \
-        T s = a + b;                                                      \
-        T r = s > 0 ? s : (T)0;                                           \
-        return s != s ? s : r;                                            \
     }
 
 #define POW_f32 powf
@@ -644,98 +634,6 @@ static int ext_reduce(void *ctx, const tb_tensor *in, tb_tensor *out,
     return 0;
 }
 
-/* softmax along param 0 "axis" (default -1): max in T, exp in T (float
- * libm for f32), the sum in double, then one multiply by its inverse.
- * The cpu backend itself now runs the softmax of kernels.h (the C
- * version there has these numerics; the SIMD levels share log_softmax's
- * online max / sum), so this one is reached only through
- * tb_cpu_ext_kernel, where tests/test_oracle.c checks it directly. */
-#define EXT_SOFTMAX_LANE(T, SFX, EXP)                                     \
-    static void softmax_lane_##SFX(const T *x, T *o, int64_t len,         \
-                                   int64_t step)                          \
-    {                                                                     \
-        T m = x[0];                                                       \
-        for (int64_t j = 1; j < len; j++)                                 \
-            if (x[j * step] > m || x[j * step] != x[j * step])            \
-                m = x[j * step];                                          \
-        double s = 0;                                                     \
-        for (int64_t j = 0; j < len; j++) {                               \
-            T e = EXP(x[j * step] - m);                                   \
-            o[j * step] = e;                                              \
-            s += (double)e;                                               \
-        }                                                                 \
-        const T inv = (T)(1.0 / s);                                       \
-        for (int64_t j = 0; j < len; j++)                                 \
-            o[j * step] *= inv;                                           \
-    }
-
-EXT_SOFTMAX_LANE(float, f32, expf)
-EXT_SOFTMAX_LANE(double, f64, exp)
-
-/* w <= EXT_COLS adjacent lanes of a non-last axis at once (see
- * EXT_REDUCE_COLS); per lane the same operations as softmax_lane. */
-#define EXT_SOFTMAX_COLS(T, SFX, EXP)                                     \
-    static void softmax_cols_##SFX(const T *x, T *o, int64_t len,         \
-                                   int64_t step, int64_t w)               \
-    {                                                                     \
-        T m[EXT_COLS];                                                    \
-        double s[EXT_COLS];                                               \
-        for (int64_t t = 0; t < w; t++) {                                 \
-            m[t] = x[t];                                                  \
-            s[t] = 0;                                                     \
-        }                                                                 \
-        for (int64_t j = 1; j < len; j++)                                 \
-            for (int64_t t = 0; t < w; t++) {                             \
-                T v = x[j * step + t];                                    \
-                if (v > m[t] || v != v)                                   \
-                    m[t] = v;                                             \
-            }                                                             \
-        for (int64_t j = 0; j < len; j++)                                 \
-            for (int64_t t = 0; t < w; t++) {                             \
-                T e = EXP(x[j * step + t] - m[t]);                        \
-                o[j * step + t] = e;                                      \
-                s[t] += (double)e;                                        \
-            }                                                             \
-        for (int64_t t = 0; t < w; t++)                                   \
-            m[t] = (T)(1.0 / s[t]); /* now the inverse sum */             \
-        for (int64_t j = 0; j < len; j++)                                 \
-            for (int64_t t = 0; t < w; t++)                               \
-                o[j * step + t] *= m[t];                                  \
-    }
-
-EXT_SOFTMAX_COLS(float, f32, expf)
-EXT_SOFTMAX_COLS(double, f64, exp)
-
-static int ext_softmax(void *ctx, const tb_tensor *in, tb_tensor *out,
-                       const tb_params *p, tb_dtype dt)
-{
-    int rc = ext_begin(ctx, TB_OP_softmax, dt, in, out, p);
-    if (rc)
-        return rc;
-    ext_lanes l = ext_lanes_of(&in[0], p, false,
-                               tb_op_get(TB_OP_softmax)->params[0].def);
-    for (int64_t o = 0; o < l.outer; o++)
-        for (int64_t i = 0; i < l.inner; i += EXT_COLS) {
-            int64_t base = o * l.len * l.inner + i;
-            int64_t w = l.inner - i < EXT_COLS ? l.inner - i : EXT_COLS;
-            if (l.inner == 1 && dt == TB_F32)
-                softmax_lane_f32((const float *)in[0].data + base,
-                                 (float *)out->data + base, l.len, 1);
-            else if (l.inner == 1)
-                softmax_lane_f64((const double *)in[0].data + base,
-                                 (double *)out->data + base, l.len, 1);
-            else if (dt == TB_F32)
-                softmax_cols_f32((const float *)in[0].data + base,
-                                 (float *)out->data + base, l.len, l.inner,
-                                 w);
-            else
-                softmax_cols_f64((const double *)in[0].data + base,
-                                 (double *)out->data + base, l.len, l.inner,
-                                 w);
-        }
-    return 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* permute                                                              */
 /* ------------------------------------------------------------------ */
@@ -870,203 +768,6 @@ int tb_cpu_ext_permute_f32(void *ctx, const tb_tensor *in, tb_tensor *out,
 }
 
 /* ------------------------------------------------------------------ */
-/* linear, conv2d, pooling                                              */
-/* ------------------------------------------------------------------ */
-
-/* relu(x @ W + b), x [M,K], W [K,N], b [N]: each output row starts as b,
- * takes x[m,k] * W[k,:] for k in order (unit-stride inner loop), then
- * relu, in one pass over the row. */
-#define EXT_LINEAR(T, SFX)                                                \
-    static void linear_##SFX(const T *restrict x, const T *restrict w,    \
-                             const T *restrict b, T *restrict o,          \
-                             int64_t M, int64_t K, int64_t N)             \
-    {                                                                     \
-        for (int64_t m = 0; m < M; m++) {                                 \
-            T *restrict row = o + m * N;                                  \
-            for (int64_t n = 0; n < N; n++)                               \
-                row[n] = b[n];                                            \
-            for (int64_t k = 0; k < K; k++) {                             \
-                const T a = x[m * K + k];                                 \
-                const T *restrict wr = w + k * N;                         \
-                for (int64_t n = 0; n < N; n++)                           \
-                    row[n] += a * wr[n];                                  \
-            }                                                             \
-            for (int64_t n = 0; n < N; n++)                               \
-                row[n] = row[n] > 0 ? row[n]                              \
-                                    : (row[n] != row[n] ? row[n] : (T)0); \
-        }                                                                 \
-    }
-
-EXT_LINEAR(float, f32)
-EXT_LINEAR(double, f64)
-
-static int ext_linear(void *ctx, const tb_tensor *in, tb_tensor *out,
-                      const tb_params *p, tb_dtype dt)
-{
-    int rc = ext_begin(ctx, TB_OP_linear, dt, in, out, p);
-    if (rc)
-        return rc;
-    int64_t M = in[0].shape[0], K = in[0].shape[1], N = in[1].shape[1];
-    if (dt == TB_F32)
-        linear_f32(in[0].data, in[1].data, in[2].data, out->data, M, K, N);
-    else
-        linear_f64(in[0].data, in[1].data, in[2].data, out->data, M, K, N);
-    return 0;
-}
-
-/* First and one-past-last output index o in [0, n_out) whose input
- * index o*s - pad + t lies in [0, n_in). */
-static void ext_valid_range(int64_t n_in, int64_t n_out, int64_t s,
-                            int64_t pad, int64_t t, int64_t *lo, int64_t *hi)
-{
-    int64_t a = pad - t; /* o*s >= a */
-    int64_t first = a <= 0 ? 0 : (a + s - 1) / s;
-    int64_t b = n_in - 1 + pad - t; /* o*s <= b */
-    int64_t last = b < 0 ? -1 : b / s;
-    *lo = first;
-    *hi = last + 1 < n_out ? last + 1 : n_out;
-    if (*hi < *lo)
-        *hi = *lo;
-}
-
-/* conv2d: per (n, oc) output plane: start from the bias (or 0), then for
- * every (c, kh, kw) tap add w * the input row it reads, over the output
- * columns whose tap is inside the input (no per-element branch). */
-#define EXT_CONV2D(T, SFX)                                                \
-    static void conv2d_##SFX(const T *restrict x, const T *restrict w,    \
-                             const T *restrict b, T *restrict o,          \
-                             const int64_t *xs, const int64_t *ws,        \
-                             int64_t OH, int64_t OW, int64_t s,           \
-                             int64_t pad, int64_t dil)                    \
-    {                                                                     \
-        const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];         \
-        const int64_t O = ws[0], KH = ws[2], KW = ws[3];                  \
-        for (int64_t n = 0; n < N; n++)                                   \
-            for (int64_t oc = 0; oc < O; oc++) {                          \
-                T *restrict op = o + (n * O + oc) * OH * OW;              \
-                for (int64_t i = 0; i < OH * OW; i++)                     \
-                    op[i] = b ? b[oc] : (T)0;                             \
-                for (int64_t c = 0; c < C; c++) {                         \
-                    const T *xp = x + (n * C + c) * H * W;                \
-                    for (int64_t kh = 0; kh < KH; kh++) {                 \
-                        int64_t h0, h1;                                   \
-                        ext_valid_range(H, OH, s, pad, kh * dil, &h0,     \
-                                        &h1);                             \
-                        for (int64_t kw = 0; kw < KW; kw++) {             \
-                            const T wv =                                  \
-                                w[((oc * C + c) * KH + kh) * KW + kw];    \
-                            int64_t w0, w1;                               \
-                            ext_valid_range(W, OW, s, pad, kw * dil, &w0, \
-                                            &w1);                         \
-                            const int64_t dw = kw * dil - pad;            \
-                            for (int64_t oh = h0; oh < h1; oh++) {        \
-                                const T *xr =                             \
-                                    xp + (oh * s - pad + kh * dil) * W;   \
-                                T *restrict orow = op + oh * OW;          \
-                                for (int64_t ow = w0; ow < w1; ow++)      \
-                                    orow[ow] += wv * xr[ow * s + dw];     \
-                            }                                             \
-                        }                                                 \
-                    }                                                     \
-                }                                                         \
-            }                                                             \
-    }
-
-EXT_CONV2D(float, f32)
-EXT_CONV2D(double, f64)
-
-/* conv2d params: 0 stride, 1 padding, 2 dilation. */
-static int ext_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
-                      const tb_params *p, tb_op_id id, tb_dtype dt)
-{
-    int rc = ext_begin(ctx, id, dt, in, out, p);
-    if (rc)
-        return rc;
-    int64_t s = (int64_t)ext_param(p, id, 0);
-    int64_t pad = (int64_t)ext_param(p, id, 1);
-    int64_t dil = (int64_t)ext_param(p, id, 2);
-    const void *b = id == TB_OP_conv2d ? in[2].data : NULL;
-    if (dt == TB_F32)
-        conv2d_f32(in[0].data, in[1].data, b, out->data, in[0].shape,
-                   in[1].shape, out->shape[2], out->shape[3], s, pad, dil);
-    else
-        conv2d_f64(in[0].data, in[1].data, b, out->data, in[0].shape,
-                   in[1].shape, out->shape[2], out->shape[3], s, pad, dil);
-    return 0;
-}
-
-/* Pooling over k x k windows clipped to the input: max (NaN propagates;
- * padding never wins) or the in-bounds sum over k*k (padding counts as
- * zeros, PyTorch's count_include_pad=True).  REDUCE(acc, v) folds one
- * element in; FINISH(acc) gives the output. */
-#define EXT_POOL2D(NAME, T, INIT, REDUCE, FINISH)                         \
-    static void NAME(const T *restrict x, T *restrict o,                  \
-                     const int64_t *xs, int64_t OH, int64_t OW, int64_t k, \
-                     int64_t s, int64_t pad)                              \
-    {                                                                     \
-        const int64_t H = xs[2], W = xs[3];                               \
-        const int64_t planes = xs[0] * xs[1];                             \
-        const T inv = (T)1 / (T)(k * k);                                  \
-        (void)inv;                                                        \
-        for (int64_t pl = 0; pl < planes; pl++) {                         \
-            const T *xp = x + pl * H * W;                                 \
-            T *op = o + pl * OH * OW;                                     \
-            for (int64_t oh = 0; oh < OH; oh++) {                         \
-                int64_t h0 = oh * s - pad, h1 = h0 + k;                   \
-                h0 = h0 < 0 ? 0 : h0;                                     \
-                h1 = h1 > H ? H : h1;                                     \
-                for (int64_t ow = 0; ow < OW; ow++) {                     \
-                    int64_t w0 = ow * s - pad, w1 = w0 + k;               \
-                    w0 = w0 < 0 ? 0 : w0;                                 \
-                    w1 = w1 > W ? W : w1;                                 \
-                    T acc = INIT;                                         \
-                    for (int64_t h = h0; h < h1; h++)                     \
-                        for (int64_t c = w0; c < w1; c++) {               \
-                            const T v = xp[h * W + c];                    \
-                            REDUCE;                                       \
-                        }                                                 \
-                    op[oh * OW + ow] = FINISH;                            \
-                }                                                         \
-            }                                                             \
-        }                                                                 \
-    }
-
-/* max: starts from the first in-bounds element; a NaN element replaces
- * acc (v != v), and once acc is NaN no v compares greater, so it stays. */
-EXT_POOL2D(max_pool2d_f32, float, xp[h0 * W + w0],
-           if (v > acc || v != v) acc = v, acc)
-EXT_POOL2D(max_pool2d_f64, double, xp[h0 * W + w0],
-           if (v > acc || v != v) acc = v, acc)
-EXT_POOL2D(avg_pool2d_f32, float, 0.0f, acc += v, acc * inv)
-EXT_POOL2D(avg_pool2d_f64, double, 0.0, acc += v, acc * inv)
-
-/* Pool params: 0 kernel, 1 stride (optional: = kernel), 2 padding. */
-static int ext_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
-                      const tb_params *p, tb_op_id id, tb_dtype dt)
-{
-    int rc = ext_begin(ctx, id, dt, in, out, p);
-    if (rc)
-        return rc;
-    int64_t k = (int64_t)ext_param(p, id, 0);
-    int64_t s = p && tb_params_has(p, 1) ? (int64_t)p->v[1] : k;
-    int64_t pad = (int64_t)ext_param(p, id, 2);
-    const int64_t OH = out->shape[2], OW = out->shape[3];
-    if (id == TB_OP_max_pool2d && dt == TB_F32)
-        max_pool2d_f32(in[0].data, out->data, in[0].shape, OH, OW, k, s,
-                       pad);
-    else if (id == TB_OP_max_pool2d)
-        max_pool2d_f64(in[0].data, out->data, in[0].shape, OH, OW, k, s,
-                       pad);
-    else if (dt == TB_F32)
-        avg_pool2d_f32(in[0].data, out->data, in[0].shape, OH, OW, k, s,
-                       pad);
-    else
-        avg_pool2d_f64(in[0].data, out->data, in[0].shape, OH, OW, k, s,
-                       pad);
-    return 0;
-}
-
-/* ------------------------------------------------------------------ */
 /* Kernels and the table                                                */
 /* ------------------------------------------------------------------ */
 
@@ -1079,6 +780,17 @@ static int ext_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
         return ext_unary(ctx, in, out, p, TB_OP_##NAME, TB_F32,           \
                          NAME##_f32_loop, NK);                            \
     }                                                                     \
+    int tb_cpu_k_##NAME##_f64_c(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
+    {                                                                     \
+        return ext_unary(ctx, in, out, p, TB_OP_##NAME, TB_F64,           \
+                         NAME##_f64_loop, NK);                            \
+    }
+
+/* The f64 row only: the f32 row of these ops is the element-wise driver's
+ * (cpu.c over vmath.h), the one portable C version per op and dtype. */
+#define EXT_K_UNARY_F64(NAME, NK)                                         \
+    EXT_UNARY_LOOP(NAME, double, f64)                                     \
     int tb_cpu_k_##NAME##_f64_c(void *ctx, const tb_tensor *in,           \
                                 tb_tensor *out, const tb_params *p)       \
     {                                                                     \
@@ -1143,16 +855,16 @@ static int ext_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
 
 EXT_K_UNARY(neg, 0)
 EXT_K_UNARY(abs, 0)
-EXT_K_UNARY(exp, 0)
-EXT_K_UNARY(log, 0)
+EXT_K_UNARY_F64(exp, 0)
+EXT_K_UNARY_F64(log, 0)
 EXT_K_UNARY(sqrt, 0)
 EXT_K_UNARY(rsqrt, 0)
 EXT_K_UNARY(leaky_relu, 1)
-EXT_K_UNARY(sigmoid, 0)
-EXT_K_UNARY(tanh, 0)
-EXT_K_UNARY(gelu, 0)
-EXT_K_UNARY(gelu_tanh, 0)
-EXT_K_UNARY(silu, 0)
+EXT_K_UNARY_F64(sigmoid, 0)
+EXT_K_UNARY_F64(tanh, 0)
+EXT_K_UNARY_F64(gelu, 0)
+EXT_K_UNARY_F64(gelu_tanh, 0)
+EXT_K_UNARY_F64(silu, 0)
 EXT_K_UNARY(softplus, 2)
 EXT_K_UNARY(add_scalar, 1)
 EXT_K_UNARY(sub_scalar, 1)
@@ -1161,46 +873,9 @@ EXT_K_UNARY(div_scalar, 1)
 EXT_K_BINARY(pow)
 EXT_K_BINARY(maximum)
 EXT_K_BINARY(minimum)
-EXT_K_BINARY(add_relu)
 EXT_K_REDUCE(max)
 EXT_K_REDUCE(min)
 EXT_K_REDUCE(argmax)
 EXT_K_REDUCE(var)
-EXT_K_CALL(softmax, ext_softmax(ctx, in, out, p, TB_F32),
-           ext_softmax(ctx, in, out, p, TB_F64))
 EXT_K_CALL(permute, ext_permute(ctx, in, out, p, TB_F32),
            ext_permute(ctx, in, out, p, TB_F64))
-EXT_K_CALL(linear, ext_linear(ctx, in, out, p, TB_F32),
-           ext_linear(ctx, in, out, p, TB_F64))
-EXT_K_CALL(conv2d, ext_conv2d(ctx, in, out, p, TB_OP_conv2d, TB_F32),
-           ext_conv2d(ctx, in, out, p, TB_OP_conv2d, TB_F64))
-EXT_K_CALL(conv2d_nobias,
-           ext_conv2d(ctx, in, out, p, TB_OP_conv2d_nobias, TB_F32),
-           ext_conv2d(ctx, in, out, p, TB_OP_conv2d_nobias, TB_F64))
-EXT_K_CALL(max_pool2d, ext_pool2d(ctx, in, out, p, TB_OP_max_pool2d, TB_F32),
-           ext_pool2d(ctx, in, out, p, TB_OP_max_pool2d, TB_F64))
-EXT_K_CALL(avg_pool2d, ext_pool2d(ctx, in, out, p, TB_OP_avg_pool2d, TB_F32),
-           ext_pool2d(ctx, in, out, p, TB_OP_avg_pool2d, TB_F64))
-
-/* This file's rows are the portable baseline of the one registry
- * (kreg.h, TB_CPU_KROW_PORTABLE). */
-tb_kernel_fn tb_cpu_ext_kernel(const tb_op *op, tb_dtype dt,
-                               const tb_params *p, const char **impl)
-{
-    (void)p;
-    if (impl)
-        *impl = NULL;
-    if (!op || (unsigned)op->id >= TB_OP_COUNT ||
-        (unsigned)dt >= TB_DTYPE_COUNT)
-        return NULL;
-    size_t n;
-    const tb_cpu_krow *rows = tb_cpu_krows(&n);
-    const tb_cpu_krow *r = tb_cpu_krow_find(rows, n, op->id, dt,
-                                            TB_ISA_SCALAR,
-                                            TB_CPU_KROW_PORTABLE);
-    if (!r)
-        return NULL;
-    if (impl)
-        *impl = r->name;
-    return r->fn;
-}

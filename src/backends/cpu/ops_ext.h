@@ -23,10 +23,6 @@
 
 #include "../backend.h"
 
-/* Kernel for (op, dt) from this file, or NULL for an op or dtype it does
- * not implement (the cpu backend's own ops included).  *impl (if impl is
- * not NULL) is set to the implementation's name, "<op>_<dtype>_c", or to
- * NULL.  p is not needed for the choice and may be NULL. */
 /* The checks every portable kernel makes before it runs (count the launch,
  * operand dtypes and layouts, output shapes from the op's shape rule):
  * 0 or a TB_E* code.  Shared with the SIMD rows of ops_simd.c. */
@@ -34,9 +30,6 @@ int tb_cpu_ext_begin(void *ctx, tb_op_id id, tb_dtype dt,
                      const tb_tensor *in, tb_tensor *out, const tb_params *p);
 /* Parameter idx of op id: p's value if set, else the schema default. */
 double tb_cpu_ext_param(const tb_params *p, tb_op_id id, int idx);
-
-tb_kernel_fn tb_cpu_ext_kernel(const tb_op *op, tb_dtype dt,
-                               const tb_params *p, const char **impl);
 
 /* permute's plane transposer: o[i * ostq + j] = x[i + j * is] for i < ni,
  * j < nj (bit copies). */
