@@ -916,7 +916,9 @@ static void test_registry_lower_row(void **state)
     B->destroy(ctx);
 }
 
-/* Every row names its own level; the table is best first; for every op,
+/* Every row names its own level; the rows of one (op, dtype) stand
+ * together, best first, and end with its one C row (the tier ladder:
+ * one portable C row per op and dtype, tb_cpu_krow_c); for every op,
  * dtype and level the backend hands out the fn and name of one row, of
  * a level at or below the instance's, and no better row exists. */
 static void test_registry_rows(void **state)
@@ -931,8 +933,19 @@ static void test_registry_rows(void **state)
                         tb_cpu_isa_name(rows[i].min_isa));
         assert_true(name_has_level(rows[i].name, rows[i].min_isa));
         assert_non_null(rows[i].fn);
-        if (i > 0)
-            assert_true(rows[i].min_isa <= rows[i - 1].min_isa);
+        const bool same = i > 0 && rows[i].op == rows[i - 1].op &&
+                          rows[i].dtype == rows[i - 1].dtype;
+        if (same)
+            assert_true(rows[i].min_isa < rows[i - 1].min_isa);
+        else if (i > 0) /* the previous pair ended with its C row */
+            assert_int_equal(rows[i - 1].min_isa, TB_ISA_SCALAR);
+        for (size_t j = 0; j + 1 < i && !same; j++)
+            if (rows[j].op == rows[i].op && rows[j].dtype == rows[i].dtype)
+                fail_msg("%s: its pair's rows are not together",
+                         rows[i].name);
+        if (rows[i].min_isa == TB_ISA_SCALAR)
+            assert_ptr_equal(tb_cpu_krow_c(rows[i].op, rows[i].dtype),
+                             &rows[i]);
 #if TB_CPU_HAVE_GEMM
         if (strncmp(rows[i].name, "gemm_", 5) == 0)
             assert_string_equal(rows[i].name,
@@ -971,6 +984,7 @@ static void test_registry_rows(void **state)
             }
         }
         /* An entry point above the instance's level refuses to run. */
+        assert_int_equal(rows[n - 1].min_isa, TB_ISA_SCALAR);
         for (size_t i = 0; i < n; i++)
             if (rows[i].min_isa > lv) {
                 assert_int_equal(rows[i].fn(ctx, NULL, NULL, NULL),

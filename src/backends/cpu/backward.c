@@ -414,9 +414,14 @@ static int bwk_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
         BWK_BODY(f64, double);
 }
 
-#define BWK_ENTRY(op, dt, sfx)                                            \
-    int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
-                                tb_tensor *out, const tb_params *p)       \
+/* The entry points of the backward family's C rows (kreg.h; its SIMD
+ * rows are bwd_simd_impl.h's). */
+#define BWK_ENTRY(op, dt, sfx, c) BWK_ENTRY_##sfx(op, dt)
+#define BWK_ENTRY_avx512(op, dt)
+#define BWK_ENTRY_avx2(op, dt)
+#define BWK_ENTRY_c(op, dt)                                               \
+    int TB_CPU_KFN(op, dt, c)(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
     {                                                                     \
         return bwk_run(ctx, TB_OP_##op, TB_CPU_DT_##dt, in, out, p);      \
     }

@@ -6,8 +6,8 @@
  * windows; bwd_simd.h's drivers) and of permute (register-transposed
  * tiles under ops_ext.c's loops).  For inclusion by bwd_avx2.c and
  * bwd_avx512.c only, each built with its level's flags; everything here
- * is static except the entry points BW_ENTRIES(SFX, LV) defines (kreg.h's
- * TB_CPU_ROWS_BW_ list).  The element-wise rows' driver is ops_simd.c's
+ * is static except the entry points BW_ENTRIES(SFX, LV) defines (rows of
+ * kreg.h's backward and layout families).  The element-wise rows' driver is ops_simd.c's
  * tb_cpu_xs_binary (a = g, b = x, equal shapes under the ops' shape
  * rule, split over the threads).
  *

@@ -2097,10 +2097,19 @@ CPU_RUN(avg_pool2d, cpu_pool2d(ctx, in, out, p, dt, false, lv))
         return cpu_run_##op(ctx, in, out, p, TB_CPU_DT_##dt,              \
                             TB_CPU_LV_##sfx);                             \
     }
-#define CPU_ENTRY_N(op, dt, sfx, name) CPU_ENTRY(op, dt, sfx)
-TB_CPU_ROWS_CPU_AVX512(CPU_ENTRY, CPU_ENTRY_N)
-TB_CPU_ROWS_CPU_AVX2(CPU_ENTRY, CPU_ENTRY_N)
-TB_CPU_ROWS_CPU_SCALAR(CPU_ENTRY, CPU_ENTRY_N)
+/* This file's rows: the pairs of the families below whose C row is a
+ * driver's (suffix scalar). */
+#define CPU_DEF(op, dt, sfx, c) CPU_DEF_##c(op, dt, sfx)
+#define CPU_DEF_scalar(op, dt, sfx) CPU_ENTRY(op, dt, sfx)
+#define CPU_DEF_c(op, dt, sfx)
+#define CPU_DEF_N(op, dt, sfx, c, name) CPU_DEF(op, dt, sfx, c)
+TB_CPU_ROWS_ARITH(CPU_DEF)
+TB_CPU_ROWS_MATH(CPU_DEF)
+TB_CPU_ROWS_REDUCE(CPU_DEF)
+TB_CPU_ROWS_SOFTMAX(CPU_DEF)
+TB_CPU_ROWS_LAYOUT(CPU_DEF)
+TB_CPU_ROWS_MATMUL(CPU_DEF, CPU_DEF_N)
+TB_CPU_ROWS_CONV(CPU_DEF)
 
 /* The registry row for the instance's level (kreg.c: best first, so the
  * best level at or below it that has the op); with a NULL instance, the

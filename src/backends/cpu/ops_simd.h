@@ -6,7 +6,9 @@
  * portable (operand checks, parameters, broadcasting and the thread
  * split); the inner loops live in ops_simd_impl.h, compiled once per ISA
  * level by ops_avx2.c and ops_avx512.c with that level's flags only.  An
- * entry point of level L (kreg.h, TB_CPU_ROWS_XS_*) hands its own
+ * entry point of level L (kreg.h's table: the SIMD rows of softplus,
+ * sqrt, rsqrt, leaky_relu in the math family, maximum and minimum in
+ * arithmetic, max, min, argmax and var in the reductions) hands its own
  * level's loop to the driver here, so the recorded impl name is always
  * the code that ran.
  *

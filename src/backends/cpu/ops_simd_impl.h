@@ -3,7 +3,7 @@
  * ops_avx512.c only (each built with its level's flags).  Everything
  * here is static: no function built with one ISA's flags can be picked
  * by the linker for another's callers.  XS_ENTRIES(SFX, LV) defines
- * level LV's entry points (kreg.h's TB_CPU_ROWS_XS_ list). */
+ * level LV's entry points (their rows are in kreg.h's table). */
 #ifndef TB_BACKENDS_CPU_OPS_SIMD_IMPL_H
 #define TB_BACKENDS_CPU_OPS_SIMD_IMPL_H
 

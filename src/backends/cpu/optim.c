@@ -277,9 +277,9 @@ static int optim_run(void *ctx, tb_op_id id, tb_dtype dt,
     return 0;
 }
 
-/* The entry points of optim.c's registry rows (kreg.h), one per op,
- * dtype and level. */
-#define OPTIM_ENTRY(op, dt, sfx)                                          \
+/* The entry points of the optimizer family's rows (kreg.h), one per op,
+ * dtype and level: every row of the family is this file's. */
+#define OPTIM_ENTRY(op, dt, sfx, c)                                       \
     int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
                                 tb_tensor *out, const tb_params *p)       \
     {                                                                     \
@@ -288,6 +288,4 @@ static int optim_run(void *ctx, tb_op_id id, tb_dtype dt,
         return optim_run(ctx, TB_OP_##op, TB_CPU_DT_##dt, in, out, p,     \
                          TB_CPU_LV_##sfx);                                \
     }
-TB_CPU_ROWS_OPTIM_AVX512(OPTIM_ENTRY)
-TB_CPU_ROWS_OPTIM_AVX2(OPTIM_ENTRY)
-TB_CPU_ROWS_OPTIM_SCALAR(OPTIM_ENTRY)
+TB_CPU_ROWS_OPTIM(OPTIM_ENTRY)
