@@ -1538,7 +1538,7 @@ static void test_op(void **state)
     for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
         if (op_is_vmath(id) && dt != TB_F32 && id != TB_OP_exp &&
             id != TB_OP_log)
-            continue; /* f64 runs the portable ops_ext.c kernels (exp
+            continue; /* f64 runs the portable math_c.c rows (exp
                          and log: f64_simd_impl.h's rows) */
         for (int iv = 0; iv < ax[0].n_values; iv++)
             for (int tv = 0; tv < ax[1].n_values; tv++) {
@@ -1925,7 +1925,7 @@ static const xs_case xs_cases[] = {
 
 /* Every isa value, 1 thread: every special (all pairs of them for the
  * binary ops) then 29 random values (an odd tail), f32.  The exact ops
- * against the portable row (ops_ext.c) bit for bit, softplus against
+ * against the portable row (math_c.c) bit for bit, softplus against
  * its double definition. */
 static void test_xs_special(void **state)
 {
@@ -2904,7 +2904,7 @@ static void test_pow_sizes(void **state)
     }
 }
 
-/* ---- permute's tiled path (ops_ext.c) ---- */
+/* ---- permute's tiled path (permute_c.c) ---- */
 
 /* Every permutation of 3-D shapes and the common ones of 4-D (NCHW <->
  * NHWC, the (1, 2) and (0, 1) swaps, the reversal, and the (2, 3)

@@ -405,7 +405,7 @@ static int cases_for(tb_op_id id, tcase *c)
         TAKE(t);
         break;
     }
-    default: /* ops this file's kernels do not cover (ops_ext.c) */
+    default: /* ops this file's kernels do not cover (math_c.c...) */
         break;
     }
     return n;
@@ -767,7 +767,7 @@ static void test_memory_errors(void **state)
 
 /* Implementation names: "<op>_<dtype>_<isa>" where isa is the instance's
  * level or a lower one (a level without its own version of an op runs
- * the next lower one); at isa=scalar always "_scalar".  Ops of ops_ext.c
+ * the next lower one); at isa=scalar always "_scalar".  Ops of math_c.c, reduce_c.c
  * name themselves. */
 static const tb_op_id own_ops[] = {
     TB_OP_add,       TB_OP_sub,  TB_OP_mul,    TB_OP_div,

@@ -72,25 +72,11 @@ static int bwk_begin(void *ctx, const tb_op *op, tb_dtype dt,
                      const tb_tensor *in, tb_tensor *out, const tb_params *p,
                      tb_shape *ish, tb_params *full)
 {
-    tb_cpu_count_launch(ctx);
-    if (!in || !out)
-        return TB_EINVAL;
-    tb_shape osh[TB_MAX_OUTPUTS];
-    int rc;
-    for (int i = 0; i < op->n_in; i++) {
-        if ((rc = tb_tensor_check_operand(&in[i], dt, 1)))
-            return rc;
-        ish[i] = tb_tensor_shape(&in[i]);
-    }
-    if ((rc = tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0)))
+    int rc = tb_cpu_begin_op(ctx, op->id, dt, in, out, p);
+    if (rc)
         return rc;
-    for (int i = 0; i < op->n_out; i++) {
-        if (tb_tensor_check_operand(&out[i], dt, 0))
-            return TB_EINVAL;
-        tb_shape got = tb_tensor_shape(&out[i]);
-        if (!tb_shape_equal(&got, &osh[i]))
-            return TB_ESHAPE;
-    }
+    for (int i = 0; i < op->n_in; i++)
+        ish[i] = tb_tensor_shape(&in[i]);
     *full = p ? *p : (tb_params){0};
     tb_params_defaults(op, full);
     return 0;

@@ -122,7 +122,7 @@ DX_LOOP(exp)
 DX_LOOP(log)
 #undef DX_LOOP
 
-/* ---- var f64: ops_ext.c's two passes in vector partial sums ---------- */
+/* ---- var f64: reduce_c.c's two passes in vector partial sums ---------- */
 
 static inline double dx_hsum(rd a)
 {
@@ -203,7 +203,7 @@ static void dx_var_cols(const double *x, double *o, int64_t len,
         o[t] = (d2[t] - d[t] * d[t] / (double)len) / (double)(len - corr);
 }
 
-/* ---- max, min, argmax f64: ops_ext.c's scan rules ---------------------- */
+/* ---- max, min, argmax f64: reduce_c.c's scan rules ---------------------- */
 
 /* The first j < len with x[j] == v (v not NaN); len if none. */
 static inline int64_t dx_find(const double *x, int64_t len, double v)
@@ -219,7 +219,7 @@ static inline int64_t dx_find(const double *x, int64_t len, double v)
     return len;
 }
 
-/* A contiguous lane (len >= 1) as ops_ext.c scans it: m = x[0], then m
+/* A contiguous lane (len >= 1) as reduce_c.c scans it: m = x[0], then m
  * = x[j] where x[j] OP m or x[j] is NaN; max/min thus end on the last NaN
  * of a lane that has one, argmax (arg) on the first maximum or the first
  * NaN (its index to *at).  Vector form as ops_simd_impl.h's f32 one: two

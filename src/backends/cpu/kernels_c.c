@@ -275,10 +275,9 @@ C_LSM_LOOPS(f64, double, exp)
 
 /* ---- softmax ------------------------------------------------------------ */
 
-/* softmax of contiguous rows and of a tile of w columns: the numerics of
- * ops_ext.c's portable softmax (max in T, e = exp(x - max) in T written
- * to the output, the sum in double, then one multiply by the rounded
- * inverse), three passes.  Reads element i before writing it (in
+/* softmax of contiguous rows and of a tile of w columns (max in T, e =
+ * exp(x - max) in T written to the output, the sum in double, then one
+ * multiply by the rounded inverse), three passes.  Reads element i before writing it (in
  * place is safe). */
 #define C_SM_LOOPS(SFX, T, EXP)                                           \
     static void sm_##SFX##_rows(const void *px, void *po, int64_t rows,   \

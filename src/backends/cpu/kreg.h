@@ -28,7 +28,7 @@
  * The table: X(op, dt, sfx, c) with op an op name (tb_op_id TB_OP_<op>),
  * dt f32 or f64, sfx the name's level suffix (avx512, avx2, or for the C
  * row scalar or c) and c the suffix of the pair's C row: scalar for the
- * pairs of the cpu drivers (cpu.c over the inner-loop tables of
+ * pairs of the cpu drivers (drv_*.c over the inner-loop tables of
  * kernels.h and vmath.h) and of optim.c, c for the other portable files.
  * A file that serves whole pairs defines its entry points from the table
  * (a driver: the rows whose c is scalar); the per-ISA files of the other
@@ -120,9 +120,10 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 
 /* ---- the table, by family ----------------------------------------- */
 
-/* Element-wise arithmetic: add..div and the fused add_relu (cpu.c
- * over kernels.h, broadcasting), the scalar forms (ops_ext.c), maximum
- * and minimum (ops_simd.h), pow (pow_simd_impl.h over ops_ext.c). */
+/* Element-wise arithmetic: add..div and the fused add_relu (drv_ew.c
+ * over kernels.h, broadcasting), the scalar forms (math_c.c), maximum
+ * and minimum (ops_simd.h over math_c.c), pow (pow_simd_impl.h over
+ * math_c.c). */
 #define TB_CPU_ROWS_ARITH(X)                                              \
     TB_CPU_LADDER2(X, add, scalar) TB_CPU_LADDER2(X, sub, scalar)         \
     TB_CPU_LADDER2(X, mul, scalar) TB_CPU_LADDER2(X, div, scalar)         \
@@ -134,9 +135,9 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER(X, pow, f32, c) X(pow, f64, c, c)
 
 /* Element-wise math and activations: relu and the f32 exp, log, tanh,
- * sigmoid, gelu, gelu_tanh and silu (cpu.c over kernels.h and
+ * sigmoid, gelu, gelu_tanh and silu (drv_ew.c over kernels.h and
  * vmath.h), exp and log f64 (f64_simd_impl.h), sqrt, rsqrt, leaky_relu
- * and softplus f32 (ops_simd.h); every other C row is ops_ext.c's. */
+ * and softplus f32 (ops_simd.h); every other C row is math_c.c's. */
 #define TB_CPU_ROWS_MATH(X)                                               \
     TB_CPU_C2(X, neg) TB_CPU_C2(X, abs)                                   \
     TB_CPU_LADDER(X, exp, f32, scalar) TB_CPU_LADDER(X, exp, f64, c)      \
@@ -152,23 +153,23 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER(X, silu, f32, scalar) X(silu, f64, c, c)                \
     TB_CPU_LADDER(X, softplus, f32, c) X(softplus, f64, c, c)
 
-/* Reductions: sum and mean (cpu.c over kernels.h); max, min,
+/* Reductions: sum and mean (drv_reduce.c over kernels.h); max, min,
  * argmax and var (ops_simd.h for f32, f64_simd_impl.h for f64, over
- * ops_ext.c). */
+ * reduce_c.c). */
 #define TB_CPU_ROWS_REDUCE(X)                                             \
     TB_CPU_LADDER2(X, sum, scalar) TB_CPU_LADDER2(X, mean, scalar)        \
     TB_CPU_LADDER2(X, max, c) TB_CPU_LADDER2(X, min, c)                   \
     TB_CPU_LADDER2(X, argmax, c) TB_CPU_LADDER2(X, var, c)
 
-/* log_softmax and softmax (cpu.c over kernels.h). */
+/* log_softmax and softmax (drv_reduce.c over kernels.h). */
 #define TB_CPU_ROWS_SOFTMAX(X)                                            \
     TB_CPU_LADDER(X, log_softmax, f32, scalar)                            \
     X(log_softmax, f64, scalar, scalar)                                   \
     TB_CPU_LADDER(X, softmax, f32, scalar)                                \
     X(softmax, f64, scalar, scalar)
 
-/* Layout: transpose (cpu.c over kernels.h; f64 has no AVX-512
- * row), permute (bwd_simd_impl.h's tiles over ops_ext.c). */
+/* Layout: transpose (drv_layout.c over kernels.h; f64 has no AVX-512
+ * row), permute (bwd_simd_impl.h's tiles over permute_c.c). */
 #define TB_CPU_ROWS_LAYOUT(X)                                             \
     TB_CPU_LADDER(X, transpose, f32, scalar)                              \
     TB_CPU_AVX2(X, transpose, f64, scalar)                                \
@@ -176,7 +177,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER(X, permute, f32, c) X(permute, f64, c, c)
 
 /* Matrix products: matmul and linear, through the native GEMM at the
- * SIMD levels (cpu.c). */
+ * SIMD levels (drv_matmul.c). */
 #define TB_CPU_ROWS_MATMUL(X, XN)                                         \
     TB_CPU_GEMM_MM512(XN, f32, "gemm_f32_avx512_12x32")                   \
     TB_CPU_GEMM_MM2(XN, f32, "gemm_f32_avx2_6x16")                        \
@@ -187,7 +188,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_GEMM_C(X, linear, f32) TB_CPU_GEMM_C(X, linear, f64)
 
 /* NCHW convolution (im2col and the native GEMM at the SIMD levels) and
- * pooling (over kernels.h): cpu.c. */
+ * pooling (over kernels.h): drv_conv.c. */
 #define TB_CPU_ROWS_CONV(X)                                               \
     TB_CPU_GEMM_C(X, conv2d, f32) TB_CPU_GEMM_C(X, conv2d, f64)           \
     TB_CPU_GEMM_C(X, conv2d_nobias, f32)                                  \

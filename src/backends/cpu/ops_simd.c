@@ -8,7 +8,6 @@
 #include "../../ops/op.h"
 #include "../../ops/tensor.h"
 #include "cpu_internal.h"
-#include "ops_ext.h"
 
 static int64_t xs_numel(const tb_tensor *t)
 {
@@ -18,17 +17,17 @@ static int64_t xs_numel(const tb_tensor *t)
     return n;
 }
 
-/* As ops_ext.c's ext_begin: the level, the launch, every operand and the
+/* The level, then tb_cpu_begin_op: the launch, every operand and the
  * output's shape under op id's rule. */
 static int xs_begin(void *ctx, int lv, tb_op_id id, tb_dtype dt,
                     const tb_tensor *in, tb_tensor *out, const tb_params *p)
 {
     if (ctx && tb_cpu_isa(ctx) < lv)
         return TB_EUNSUPPORTED;
-    return tb_cpu_ext_begin(ctx, id, dt, in, out, p);
+    return tb_cpu_begin_op(ctx, id, dt, in, out, p);
 }
 
-#define xs_param tb_cpu_ext_param
+#define xs_param tb_cpu_param
 
 typedef struct xs_job {
     tb_cpu_xs_unary_fn un;

@@ -1,6 +1,8 @@
-/* SIMD rows (AVX2, AVX-512) for ops whose baseline is ops_ext.c (issue
- * 18): softplus, sqrt, rsqrt, leaky_relu, maximum, minimum, max, min,
- * argmax and var in f32.
+/* SIMD rows (AVX2, AVX-512) of softplus, sqrt, rsqrt, leaky_relu,
+ * maximum, minimum, max, min, argmax and var in f32 over their C rows
+ * (math_c.c, reduce_c.c), with their portable drivers; the f64
+ * reductions (f64_simd_impl.h) and pow f32 (pow_simd_impl.h) use the
+ * same drivers.
  *
  * Split like the rest of the backend: this header and ops_simd.c are
  * portable (operand checks, parameters, broadcasting and the thread
@@ -60,7 +62,7 @@ int tb_cpu_xs_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
                      const tb_params *p, tb_cpu_xs_binary_fn fn);
 
 /* Reductions max, min, argmax and var (f32; argmax's index as a
- * float): the input as [outer, len, inner] lanes (ops_ext.c's layout:
+ * float): the input as [outer, len, inner] lanes (reduce_c.c's layout:
  * param 0 "axis", absent: one lane of every element; var's param 2 is
  * its correction, corr).  lane: a contiguous lane (inner 1); cols: w <=
  * TB_CPU_XS_COLS adjacent lanes of a non-last axis, lane t reading x[j

@@ -65,7 +65,7 @@ static inline vf xs_sqrt_f(vf x, vf k0, vf k1)
     return xs_sqrt(x);
 }
 
-/* (T)1 / sqrt(x): two correctly rounded operations, as ops_ext.c.
+/* (T)1 / sqrt(x): two correctly rounded operations, as math_c.c.
  * AVX-512: the division, which cost as much as the memory traffic
  * (1M f32: sqrt alone ~300 us, with the division ~470 us), becomes a
  * reciprocal estimate (rcp14, relative error < 2^-14) and two
@@ -103,7 +103,7 @@ static inline vf xs_rsqrt_f(vf x, vf k0, vf k1)
     return v_div(v_set1(1.0f), s);
 }
 
-/* x > 0 ? x : alpha x (NaN: alpha NaN, a NaN, as ops_ext.c). */
+/* x > 0 ? x : alpha x (NaN: alpha NaN, a NaN, as math_c.c). */
 static inline vf xs_leaky_relu_f(vf x, vf k0, vf k1)
 {
     (void)k1;
@@ -203,7 +203,7 @@ static inline vf xs_softplusb_f(vf x, vf beta, vf thr)
 }
 
 /* NaN in either operand gives a + b (a NaN), else the larger/smaller
- * (a on ties: a >= b, a <= b), bit for bit ops_ext.c's. */
+ * (a on ties: a >= b, a <= b), bit for bit math_c.c's. */
 static inline vf xs_maximum_f(vf a, vf b)
 {
     vf m = v_sel(v_le(b, a), a, b);
@@ -432,7 +432,7 @@ static inline int64_t xs_find(const float *x, int64_t len, float v)
     return len;
 }
 
-/* The portable scan of ops_ext.c for a short lane: m = x[0], then
+/* The portable scan of reduce_c.c for a short lane: m = x[0], then
  * m = x[j] where x[j] OP m or x[j] is NaN (argmax: stop at the first
  * NaN), its index to *at. */
 static inline float xs_extreme_short(const float *x, int64_t len,
@@ -591,7 +591,7 @@ static inline int64_t xs_argmax_vec(const float *x, int64_t len, float *val)
     return at;
 }
 
-/* A contiguous lane (len >= 1) as ops_ext.c scans it: m = x[0], then m
+/* A contiguous lane (len >= 1) as reduce_c.c scans it: m = x[0], then m
  * = x[j] where x[j] OP m or x[j] is NaN; for max/min that ends on the
  * last NaN of a lane that has one, for argmax (arg) on the first
  * maximum or the first NaN, whose index goes to *at.  Short lanes by the
