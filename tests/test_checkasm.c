@@ -1335,7 +1335,7 @@ static int op_cases(tb_op_id id, ocase *c)
         ADDP(S(2, 4, 2100), "axis", 1);
         ADDP(S(2, 300, 301), "axis", 0);
         ADDP(S(2, 3, 70), "axis", -1);
-        /* more lanes than one cols call takes (TB_CPU_XS_COLS32),
+        /* more lanes than one cols call takes (TB_CPU_SIMD_COLS32),
          * an odd row count; argmax's lane blocks (XS_ARG_BLOCK) */
         ADDP(S(2, 5, 4100), "axis", 0);
         ADDP(S(2, 2, 140000), "axis", 1);

@@ -8,7 +8,7 @@
  * bwd_avx512.c only, each built with its level's flags; everything here
  * is static except the entry points BW_ENTRIES(SFX, LV) defines (rows of
  * kreg.h's backward and layout families).  The element-wise rows' driver is ops_simd.c's
- * tb_cpu_xs_binary (a = g, b = x, equal shapes under the ops' shape
+ * tb_cpu_simd_binary (a = g, b = x, equal shapes under the ops' shape
  * rule, split over the threads).
  *
  * Formulas (x the forward input, g the incoming gradient):
@@ -149,8 +149,8 @@ static inline vf bw_gelu_f(vf g, vf x)
                                               tb_tensor *out,             \
                                               const tb_params *p)         \
     {                                                                     \
-        return tb_cpu_xs_binary(ctx, LV, TB_OP_##NAME##_backward, TB_F32, \
-                                in, out, p, bw_##NAME##_loop_##SFX);      \
+        return tb_cpu_simd_binary(ctx, LV, TB_OP_##NAME##_backward, TB_F32, \
+                                  in, out, p, bw_##NAME##_loop_##SFX);    \
     }
 
 /* ---- log_softmax_backward (bwd_simd.h): dx = g - exp(y) sum(g) ------ */
@@ -420,7 +420,7 @@ static void bw_perm_tile(const float *x, float *o, int64_t ni, int64_t nj,
     {                                                                     \
         if (ctx && tb_cpu_isa(ctx) < LV)                                  \
             return TB_EUNSUPPORTED;                                       \
-        return tb_cpu_permute_f32(ctx, in, out, p, bw_perm_tile);     \
+        return tb_cpu_permute_f32(ctx, in, out, p, bw_perm_tile);         \
     }
 
 #define BW_ENTRIES(SFX, LV)                                               \

@@ -168,12 +168,12 @@ static double dx_var_lane(const double *x, int64_t len, int64_t corr)
     return (d2 - d * d / (double)len) / (double)(len - corr);
 }
 
-/* w <= TB_CPU_XS_COLS adjacent lanes, row by row, the partial sums in
+/* w <= TB_CPU_SIMD_COLS adjacent lanes, row by row, the partial sums in
  * arrays on the stack. */
 static void dx_var_cols(const double *x, double *o, int64_t len,
                         int64_t step, int64_t w, int64_t corr)
 {
-    double s[TB_CPU_XS_COLS], d[TB_CPU_XS_COLS], d2[TB_CPU_XS_COLS];
+    double s[TB_CPU_SIMD_COLS], d[TB_CPU_SIMD_COLS], d2[TB_CPU_SIMD_COLS];
     for (int64_t t = 0; t < w; t++)
         s[t] = d[t] = d2[t] = 0;
     const int64_t wv = w - w % RS_W;
@@ -280,7 +280,7 @@ static inline double dx_extreme_lane(const double *x, int64_t len,
     return r;
 }
 
-/* w <= TB_CPU_XS_COLS lanes of a non-last axis, row by row, running
+/* w <= TB_CPU_SIMD_COLS lanes of a non-last axis, row by row, running
  * extremes and argmax's indices (as doubles, exact) on the stack.  The
  * portable update per lane: max/min take v where v OP m or v is NaN;
  * argmax where v > m or (v is NaN and m is not). */
@@ -288,7 +288,7 @@ static inline void dx_extreme_cols(const double *x, double *o, int64_t len,
                                    int64_t step, int64_t w, int is_max,
                                    int arg)
 {
-    double m[TB_CPU_XS_COLS], at[TB_CPU_XS_COLS];
+    double m[TB_CPU_SIMD_COLS], at[TB_CPU_SIMD_COLS];
     for (int64_t t = 0; t < w; t++) {
         m[t] = x[t];
         at[t] = 0;
@@ -348,15 +348,15 @@ DX_RED(argmax, 1, 1)
     int TB_CPU_KFN(NAME, f64, SFX)(void *ctx, const tb_tensor *in,        \
                                    tb_tensor *out, const tb_params *p)    \
     {                                                                     \
-        return tb_cpu_xs_unary(ctx, LV, TB_OP_##NAME, TB_F64, in, out, p, \
-                               8, dx_##NAME##_f64);                       \
+        return tb_cpu_simd_unary(ctx, LV, TB_OP_##NAME, TB_F64, in, out, p, \
+                                 8, dx_##NAME##_f64);                     \
     }
 #define DX_RED_ENTRY(NAME, SFX, LV)                                       \
     int TB_CPU_KFN(NAME, f64, SFX)(void *ctx, const tb_tensor *in,        \
                                    tb_tensor *out, const tb_params *p)    \
     {                                                                     \
-        return tb_cpu_xs_reduce64(ctx, LV, TB_OP_##NAME, in, out, p,      \
-                                  dx_##NAME##_lane, dx_##NAME##_cols);    \
+        return tb_cpu_simd_reduce64(ctx, LV, TB_OP_##NAME, in, out, p,    \
+                                    dx_##NAME##_lane, dx_##NAME##_cols);  \
     }
 #define DX_ENTRIES(SFX, LV)                                               \
     DX_ENTRY(exp, SFX, LV)                                                \
@@ -367,8 +367,8 @@ DX_RED(argmax, 1, 1)
     int TB_CPU_KFN(var, f64, SFX)(void *ctx, const tb_tensor *in,         \
                                   tb_tensor *out, const tb_params *p)     \
     {                                                                     \
-        return tb_cpu_xs_reduce64(ctx, LV, TB_OP_var, in, out, p,         \
-                                  dx_var_lane, dx_var_cols);              \
+        return tb_cpu_simd_reduce64(ctx, LV, TB_OP_var, in, out, p,       \
+                                    dx_var_lane, dx_var_cols);            \
     }                                                                     \
     void DX_CAT(tb_cpu_exp_f64_, SFX)(const double *x, double *o,         \
                                       int64_t n)                          \

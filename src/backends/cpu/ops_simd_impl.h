@@ -296,16 +296,16 @@ static inline vf xs_minimum_f(vf a, vf b)
     int TB_CPU_KFN(NAME, f32, SFX)(void *ctx, const tb_tensor *in,        \
                                    tb_tensor *out, const tb_params *p)    \
     {                                                                     \
-        return tb_cpu_xs_unary(ctx, LV, TB_OP_##NAME, TB_F32, in, out, p, \
-                               XS_W_##NAME, xs_##NAME##_loop_##SFX);      \
+        return tb_cpu_simd_unary(ctx, LV, TB_OP_##NAME, TB_F32, in, out, p, \
+                                 XS_W_##NAME, xs_##NAME##_loop_##SFX);    \
     }
 #define XS_BINARY_ENTRY(NAME, SFX, LV)                                    \
     XS_BINARY_LOOP(NAME, SFX)                                             \
     int TB_CPU_KFN(NAME, f32, SFX)(void *ctx, const tb_tensor *in,        \
                                    tb_tensor *out, const tb_params *p)    \
     {                                                                     \
-        return tb_cpu_xs_binary(ctx, LV, TB_OP_##NAME, TB_F32, in, out,   \
-                                p, xs_##NAME##_loop_##SFX);               \
+        return tb_cpu_simd_binary(ctx, LV, TB_OP_##NAME, TB_F32, in, out, \
+                                  p, xs_##NAME##_loop_##SFX);             \
     }
 
 /* XS_BINARY_LOOP's values for contiguous a and b (sa = sb = 1), o's
@@ -337,9 +337,9 @@ static inline vf xs_minimum_f(vf a, vf b)
     int TB_CPU_KFN(NAME, f32, SFX)(void *ctx, const tb_tensor *in,        \
                                    tb_tensor *out, const tb_params *p)    \
     {                                                                     \
-        return tb_cpu_xs_binary_nt(ctx, LV, TB_OP_##NAME, TB_F32, in,     \
-                                   out, p, xs_##NAME##_loop_##SFX,        \
-                                   xs_##NAME##_nt_##SFX);                 \
+        return tb_cpu_simd_binary_nt(ctx, LV, TB_OP_##NAME, TB_F32, in,   \
+                                     out, p, xs_##NAME##_loop_##SFX,      \
+                                     xs_##NAME##_nt_##SFX);               \
     }
 
 
@@ -639,7 +639,7 @@ static inline vf xs_cols_upd(vf v, vf m, vf *a, vf jv, int is_max, int arg)
     return v_sel(up, v, m);
 }
 
-/* w <= TB_CPU_XS_COLS32 lanes of a non-last axis, two rows per pass
+/* w <= TB_CPU_SIMD_COLS32 lanes of a non-last axis, two rows per pass
  * (each row's w values are adjacent: a sequential read of every row,
  * as the hardware prefetcher likes, even from DRAM), the running
  * extremes and argmax's indices in arrays on the stack (L1, read and
@@ -649,8 +649,8 @@ static inline void xs_extreme_cols(const float *x, float *o, int64_t len,
                                    int64_t step, int64_t w, int is_max,
                                    int arg)
 {
-    float m[TB_CPU_XS_COLS32];
-    int32_t at[TB_CPU_XS_COLS32];
+    float m[TB_CPU_SIMD_COLS32];
+    int32_t at[TB_CPU_SIMD_COLS32];
     const int64_t wv = w - w % VS_LANES, r = w - wv;
     for (int64_t t = 0; t < w; t += VS_LANES) {
         v_store_n(m + t, v_load_n(x + t, w - t), w - t);
@@ -725,9 +725,9 @@ static inline void xs_extreme_cols(const float *x, float *o, int64_t len,
     int TB_CPU_KFN(NAME, f32, SFX)(void *ctx, const tb_tensor *in,        \
                                    tb_tensor *out, const tb_params *p)    \
     {                                                                     \
-        return tb_cpu_xs_reduce(ctx, LV, TB_OP_##NAME, in, out, p,        \
-                                xs_##NAME##_lane_##SFX,                   \
-                                xs_##NAME##_cols_##SFX);                  \
+        return tb_cpu_simd_reduce(ctx, LV, TB_OP_##NAME, in, out, p,      \
+                                  xs_##NAME##_lane_##SFX,                 \
+                                  xs_##NAME##_cols_##SFX);                \
     }
 
 /* ---- var: two passes in double (ops_simd.h) -------------------------- */
@@ -940,7 +940,7 @@ static void xs_var_cols(const float *x, float *o, int64_t len,
 {
     for (; w >= 2 * XS_DL; w -= 2 * XS_DL, x += 2 * XS_DL, o += 2 * XS_DL)
         xs_var_cols2(x, o, len, step, corr);
-    double s[TB_CPU_XS_COLS], d[TB_CPU_XS_COLS], d2[TB_CPU_XS_COLS];
+    double s[TB_CPU_SIMD_COLS], d[TB_CPU_SIMD_COLS], d2[TB_CPU_SIMD_COLS];
     const int64_t wv = w - w % XS_DL;
     for (int64_t t = 0; t < w; t++)
         s[t] = d[t] = d2[t] = 0;
@@ -976,8 +976,8 @@ static void xs_var_cols(const float *x, float *o, int64_t len,
     int TB_CPU_KFN(var, f32, SFX)(void *ctx, const tb_tensor *in,         \
                                   tb_tensor *out, const tb_params *p)     \
     {                                                                     \
-        return tb_cpu_xs_reduce(ctx, LV, TB_OP_var, in, out, p,           \
-                                xs_var_lane, xs_var_cols);                \
+        return tb_cpu_simd_reduce(ctx, LV, TB_OP_var, in, out, p,         \
+                                  xs_var_lane, xs_var_cols);              \
     }
 
 #define XS_ENTRIES(SFX, LV)                                               \
