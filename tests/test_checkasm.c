@@ -1,35 +1,40 @@
 /* checkasm-style tests of the cpu backend's SIMD dispatch (model: dav1d
- * tests/checkasm): every kernel at every ISA level this machine has.
+ * tests/checkasm): every row of the kernel table at every ISA level this
+ * machine has.  One program in parts (tests/checkasm/):
  *
- *  1. isa_*: detection, the mask that lowers the level (what TBENCH_ISA
- *     and the isa axis use), TBENCH_ISA itself (checked in a child
- *     process, since the level is read once per process), and that a
- *     table filled for a level really holds that level's code.
- *  2. kernel_*: the inner loops of each table (kernels.h) called
- *     directly at every level, on sizes 0, 1, 7, 15, 17, 513 and a few
- *     beyond the 1024-value blocks, with inputs and outputs offset from
- *     an aligned tracked buffer (4 bytes for f32, 8 for f64: a double
- *     must stay 8-byte aligned in C) and canary bytes before and after
- *     every buffer.  Element-wise ops must match the portable C version
- *     bit for bit (both are correctly rounded IEEE operations; add_relu,
- *     one rounded add then relu, is also checked at every level against
- *     its definition, special values included); sums and
+ *  1. isa_* (here): detection, the mask that lowers the level (what
+ *     TBENCH_ISA and the isa axis use), TBENCH_ISA itself (checked in a
+ *     child process, since the level is read once per process), and that
+ *     a table filled for a level really holds that level's code.
+ *  2. kernel_* (kernels.c): the inner loops of each table (kernels.h)
+ *     called directly at every level, on sizes 0, 1, 7, 15, 17, 513 and
+ *     a few beyond the 1024-value blocks, with inputs and outputs offset
+ *     from an aligned tracked buffer (4 bytes for f32, 8 for f64: a
+ *     double must stay 8-byte aligned in C) and canary bytes before and
+ *     after every buffer.  Element-wise ops must match the portable C
+ *     version bit for bit (both are correctly rounded IEEE operations;
+ *     add_relu, one rounded add then relu, is also checked at every
+ *     level against its definition, special values included); sums and
  *     log_softmax are checked against a double-precision oracle with a
  *     stated bound.
- *  3. op_*: every op the cpu backend runs itself, through the backend
- *     interface, at every isa value (levels and auto) and every thread
- *     count, on misaligned canary-guarded tensors, against the reference
- *     kernel (op->ref) with the op's tolerance (exact where the op is
- *     exact or correctly rounded).  Zero-size tensors are covered in 2
- *     (the op table rejects 0-dims).
- *  4. vmath_*: the f32 math functions (vmath.h) against libm in double
+ *  3. op_* (rows.c): the kernel table walked.  One test per op with
+ *     rows in tb_cpu_krows(), made from the table at start-up (no list
+ *     to keep): its family's cases (those the op's shape rule accepts),
+ *     at every isa value (levels and auto) and every thread count, on
+ *     misaligned canary-guarded tensors, the row the ladder gives for the
+ *     level against the reference and against the pair's C row.
+ *     Zero-size tensors are covered in 2 (the op table rejects 0-dims).
+ *  4. vmath_* (vmath.c): the f32 math functions (vmath.h) against libm in double
  *     over a dense strided sweep of all 2^32 bit patterns (every 1031st,
  *     by default, plus 2^18 random inputs in [-30, 30]; --vmath-stride N
  *     changes the stride, --vmath-exhaustive checks every float), each
  *     level against its documented ULP bound; AVX2 and AVX-512 must agree
  *     bit for bit, and so must the exp core's fast and general paths;
  *     special values; sizes, misalignment, canaries and in-place calls.
- *  6. rand_*: the random creation ops and arange at every isa value and
+ *  5. xs_* (simd_rows.c): ops_simd.h's rows on special values bit for
+ *     bit the C row, softplus's ulp sweep, the reductions' NaN and
+ *     signed-zero rules and argmax's lane blocks.
+ *  6. rand_* (rand_pow.c): the random creation ops and arange at every isa value and
  *     thread count, odd sizes, misaligned canary-guarded outputs, bit
  *     for bit the reference (rand.h's stream); and the error bound of
  *     rand_normal f32's vector log/cos/sin against libm on all 2^24
@@ -42,7 +47,7 @@
  *     (f64_simd_impl.h); op_exp and op_log run them in f64 too;
  *     xs_reduce_special_f64: the f64 max/min/argmax rows' NaN and
  *     signed-zero rules against the portable row.
- *  6. bw_act_sweep: the SIMD rows of sigmoid/tanh/gelu_backward
+ *  7. bw_act_sweep (simd_rows.c): the SIMD rows of sigmoid/tanh/gelu_backward
  *     (bwd_simd_impl.h) over the same sweep with g = 1 against the
  *     derivative in double, each against its stated ulp bound, AVX2 and
  *     AVX-512 bit for bit.
@@ -243,8 +248,6 @@ static void test_isa_env(void **state)
 
 
 #define T(name) cmocka_unit_test_setup_teardown(test_##name, setup, teardown)
-#define OPT(name)                                                         \
-    {"op_" #name, test_op, setup, teardown, (void *)(intptr_t)TB_OP_##name}
 #define VMT(F, name)                                                      \
     {"vmath_ulp_" name, test_vmath_ulp, setup, teardown,                  \
      (void *)(intptr_t)(F)}
@@ -281,7 +284,7 @@ static bool parse_u64(const char *s, uint64_t *v)
 
 int main(int argc, char **argv)
 {
-    const struct CMUnitTest tests[] = {
+    static const struct CMUnitTest fixed[] = {
         T(isa_detect),
         T(isa_mask),
         T(isa_env),
@@ -297,13 +300,6 @@ int main(int argc, char **argv)
         T(kernel_transpose_nt),
         T(kernel_pool),
         T(kernel_zero),
-        OPT(add), OPT(sub), OPT(mul), OPT(div), OPT(relu), OPT(sum),
-        OPT(mean), OPT(log_softmax), OPT(softmax), OPT(transpose),
-        OPT(matmul), OPT(add_relu), OPT(linear), OPT(conv2d),
-        OPT(conv2d_nobias),
-        OPT(max_pool2d), OPT(avg_pool2d),
-        OPT(exp), OPT(log), OPT(tanh), OPT(sigmoid), OPT(gelu),
-        OPT(gelu_tanh), OPT(silu),
         VMT(TB_VM_EXP, "exp"),
         VMT(TB_VM_LOG, "log"),
         VMT(TB_VM_TANH, "tanh"),
@@ -314,26 +310,19 @@ int main(int argc, char **argv)
         T(vmath_special),
         T(vmath_paths),
         T(vmath_edges),
-        OPT(softplus), OPT(sqrt), OPT(rsqrt), OPT(leaky_relu),
-        OPT(maximum), OPT(minimum),
         T(xs_special),
         T(xs_softplus_ulp),
-        OPT(max), OPT(min), OPT(argmax), OPT(var),
         T(xs_reduce_special),
         T(rand_ops),
         T(rand_vmath),
-        OPT(pow),
         T(pow_special),
         T(pow_ulp),
         T(pow_sizes),
         T(permute_tiled),
         T(f64_ulp),
         T(xs_reduce_special_f64),
-        OPT(relu_backward), OPT(sigmoid_backward), OPT(tanh_backward),
-        OPT(gelu_backward), OPT(log_softmax_backward),
         T(bw_act_sweep),
         T(rand_decide),
-        OPT(max_pool2d_backward), OPT(avg_pool2d_backward),
         T(bw_pool_special),
         T(xs_argmax_blocks),
     };
@@ -359,6 +348,13 @@ int main(int argc, char **argv)
            "sweep stride %llu\n",
            (unsigned long long)seed, tb_cpu_isa_name(n_levels() - 1),
            (unsigned long long)vm_stride);
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    /* the fixed tests, then one per op of the kernel table */
+    enum { MAX_TESTS = 256 };
+    static struct CMUnitTest tests[MAX_TESTS];
+    const int nf = (int)(sizeof fixed / sizeof fixed[0]);
+    memcpy(tests, fixed, sizeof fixed);
+    const int n = nf + checkasm_op_tests(tests + nf, MAX_TESTS - nf);
+    return _cmocka_run_group_tests("test_checkasm", tests, (size_t)n, NULL,
+                                   NULL);
 }
 

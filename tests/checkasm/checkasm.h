@@ -78,8 +78,12 @@ void test_kernel_transpose(void **state);
 void test_kernel_transpose_nt(void **state);
 void test_kernel_pool(void **state);
 void test_kernel_zero(void **state);
-/* rows.c */
+/* rows.c: the test of one op (state: its tb_op_id); fill t with one
+ * test per op that has rows in the cpu backend's table, and return how
+ * many (at most max). */
+struct CMUnitTest;
 void test_op(void **state);
+int checkasm_op_tests(struct CMUnitTest *t, int max);
 /* vmath.c */
 void test_vmath_ulp(void **state);
 void test_vmath_special(void **state);
