@@ -1,6 +1,7 @@
-/* Measured machine peaks (memory bandwidth, FMA FLOP/s), their cache and
- * the roofline arithmetic.  See peak.h for the contract and
- * docs/FORMAT.md ("peaks", "roofline") for the JSON.
+/* Measured machine peaks (memory bandwidth, FMA FLOP/s, the core clock).
+ * See peak.h for the contract and docs/FORMAT.md ("peaks") for the JSON;
+ * the cache is peak_cache.c's, the tables peak_table.c's, the roofline
+ * roofline.c's.
  *
  * Method.
  *  - A figure is measured by a team of T pinned threads (thread i on the
@@ -70,6 +71,7 @@
 #include "../ops/alloc.h"
 #include "env.h"
 #include "gpu_peak.h"
+#include "peak_json.h"
 #include "tb_config.h"
 
 /* Iterations of the FMA loop in a calibration repetition. */
@@ -95,8 +97,11 @@ static double pk_now_ns(void)
 
 /* ---- the loops (backends/cpu/peak_loops.h) ----------------------------- */
 
-static const char *const pk_bw_names[TB_PEAK_NBW] = {"copy", "add",
-                                                     "triad", "read"};
+_Static_assert((int)PK_NBW == (int)TB_PEAK_NBW &&
+                   (int)PK_COPY == (int)TB_PEAK_COPY &&
+                   (int)PK_TRIAD == (int)TB_PEAK_TRIAD &&
+                   (int)PK_READ == (int)TB_PEAK_READ,
+               "peak_json.h's kernel names follow peak_loops.h's loops");
 static const int pk_bw_arrays[TB_PEAK_NBW] = {2, 3, 3, 1};
 
 static volatile double pk_fma_m = 0.9999999, pk_fma_c = 1e-7;
@@ -639,8 +644,6 @@ static int pk_measure_fma(cJSON *flops, int threads, const int *cpus,
     return rc;
 }
 
-static double pk_num(const cJSON *o, const char *key);
-
 /* One untimed warm-up pass, one calibration pass (the best of 3, as
  * an interrupted one runs slow), then PK_CLOCK_REPS repetitions of
  * ~PK_CLOCK_REP_NS each. */
@@ -742,8 +745,6 @@ static int pk_measure_bw(cJSON *bw, const char *level, size_t ws_per_thread,
     return rc;
 }
 
-static const char *pk_str(const cJSON *o, const char *key);
-
 /* The 1-minute load average, or -1 when /proc/loadavg is unreadable. */
 static double pk_load_avg_1m(void)
 {
@@ -755,6 +756,189 @@ static double pk_load_avg_1m(void)
         fclose(f);
     }
     return v;
+}
+
+/* What a measurement measures: repetitions, working sets, the CPUs and
+ * thread counts, and the notes that go with the figures. */
+typedef struct pk_plan {
+    int reps;
+    double rep_time_s;
+    size_t l2, l3, dram; /* cache sizes; the DRAM working set */
+    int cpus[CPU_SETSIZE];
+    int ncpus; /* CPUs this process may use (0: unknown) */
+    int counts[PK_MAX_COUNTS];
+    int ncounts;
+    double load; /* the 1-minute load average (-1: unknown) */
+    cJSON *notes;
+} pk_plan;
+
+/* Fill pl from the options and the environment capture env: sizes
+ * (overrides first, then sysfs), the DRAM set (a multiple of every L3
+ * together, at most a quarter of the available memory), the thread
+ * counts, and a note for each guess or limit. */
+static void pk_plan_make(const tb_peak_opts *o, const cJSON *env,
+                         pk_plan *pl)
+{
+    pl->reps = o->reps ? o->reps : o->quick ? TB_PEAK_QUICK_REPS
+                                            : TB_PEAK_REPS;
+    pl->rep_time_s = o->rep_time_s > 0 ? o->rep_time_s
+                     : o->quick        ? TB_PEAK_QUICK_REP_TIME_S
+                                       : TB_PEAK_REP_TIME_S;
+    pl->l2 = o->l2_bytes ? o->l2_bytes : pk_cache_size(env, 2);
+    pl->l3 = o->l3_bytes ? o->l3_bytes : pk_cache_size(env, 3);
+    pl->dram = o->dram_bytes;
+    pl->notes = cJSON_CreateArray();
+    char note[256];
+    /* Several L3s (one per CCX or socket) hold their sum together: the
+     * DRAM set must exceed all of them. */
+    size_t l3_all =
+        pl->l3 * (size_t)(o->l3_bytes ? 1 : pk_cache_instances(env, 3));
+    if (!pl->dram)
+        pl->dram = pl->l3 ? l3_all * (o->quick ? TB_PEAK_DRAM_L3_MULT / 2
+                                               : TB_PEAK_DRAM_L3_MULT)
+                          : TB_PEAK_DRAM_FALLBACK_BYTES;
+    if (!pl->l3 && !o->dram_bytes) {
+        snprintf(note, sizeof note,
+                 "L3 size unknown: DRAM working set fixed at %zu MiB",
+                 pl->dram >> 20);
+        cJSON_AddItemToArray(pl->notes, cJSON_CreateString(note));
+    }
+    unsigned long long avail = tb_env_mem_available();
+    if (avail && pl->dram > avail / 4) {
+        pl->dram = (size_t)(avail / 4);
+        snprintf(note, sizeof note,
+                 "DRAM working set limited to a quarter of the available "
+                 "memory (%zu MiB)",
+                 pl->dram >> 20);
+        cJSON_AddItemToArray(pl->notes, cJSON_CreateString(note));
+    }
+    pl->ncpus = pk_allowed_cpus(pl->cpus, CPU_SETSIZE);
+    int nmax = pl->ncpus > 0 ? pl->ncpus : tb_env_ncpus();
+    /* Peaks measured while other processes run are low, and every
+     * roofline fraction computed from them too high: say so in the
+     * entry, which run repeats when it uses the cached figures. */
+    pl->load = pk_load_avg_1m();
+    if (pl->load > 0.5 * (nmax > 0 ? nmax : 1)) {
+        snprintf(note, sizeof note,
+                 "measured while the 1-minute load average was %.2f on %d "
+                 "logical CPUs: other processes competed, so these figures "
+                 "may be low; measure again on a quiet machine",
+                 pl->load, nmax);
+        cJSON_AddItemToArray(pl->notes, cJSON_CreateString(note));
+    }
+    if (o->max_threads > 0 && nmax > o->max_threads)
+        nmax = o->max_threads;
+    pl->ncounts = pk_thread_counts(nmax, pl->counts);
+}
+
+/* The peaks object before any figure: schema, key, date, settings and
+ * the working-set levels (NULL on allocation failure). */
+static cJSON *pk_doc_new(const tb_peak_opts *o, const pk_plan *pl,
+                         const cJSON *env, const tb_peak_loops *bw_loops)
+{
+    cJSON *p = cJSON_CreateObject();
+    char date[32];
+    pk_utc_now(date, sizeof date);
+    cJSON_AddStringToObject(p, "schema", TB_PEAKS_SCHEMA);
+    cJSON *key = pk_key_from_env(env);
+    if (key && !cJSON_AddItemToObject(p, "key", key)) {
+        cJSON_Delete(key);
+        key = NULL;
+    }
+    cJSON_AddStringToObject(p, "date", date);
+    cJSON_AddBoolToObject(p, "quick", o->quick);
+    cJSON_AddNumberToObject(p, "repetitions", pl->reps);
+    cJSON_AddNumberToObject(p, "min_rep_time_s", pl->rep_time_s);
+    cJSON_AddItemToObject(p, "threads",
+                          cJSON_CreateIntArray(pl->counts, pl->ncounts));
+    cJSON *levels = cJSON_AddArrayToObject(p, "levels");
+    if (pl->l2)
+        pk_add_level(levels, "L2", pl->l2, true, pl->l2 / 2);
+    if (pl->l3) {
+        pk_add_level(levels, "L3", pl->l3, false, pl->l3 / 2);
+        /* Just past the L2 (TB_PEAK_L3_L2_MULT x its size per thread),
+         * where the L3 gives its best bandwidth: on a large L3 shared
+         * with other cores or tenants, half of it runs far slower than
+         * the sets a case of a few L2 sizes moves, and a bound must be
+         * the fastest the level allows. */
+        if (pl->l2)
+            cJSON_AddNumberToObject(
+                cJSON_GetArrayItem(levels, cJSON_GetArraySize(levels) - 1),
+                "per_thread_max_bytes",
+                (double)(pl->l2 * TB_PEAK_L3_L2_MULT));
+    }
+    pk_add_level(levels, "DRAM", 0, false, pl->dram);
+    cJSON_AddStringToObject(p, "bandwidth_isa", bw_loops->isa);
+    cJSON *bw = cJSON_AddArrayToObject(p, "bandwidth");
+    cJSON *flops = cJSON_AddArrayToObject(p, "flops");
+    if (!key || !levels || !bw || !flops) {
+        cJSON_Delete(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* Every figure of p: the core clock, the FMA peaks at every thread
+ * count, the bandwidth kernels at every level and thread count.  0, or
+ * a TB_E* code with the reason in msg ("" when it is the threads). */
+static int pk_measure_all(cJSON *p, const pk_plan *pl,
+                          const tb_peak_loops *bw_loops, bool *pinned,
+                          FILE *progress, char *msg, size_t msglen)
+{
+    const double rep_ns = pl->rep_time_s * 1e9;
+    cJSON *flops = cJSON_GetObjectItemCaseSensitive(p, "flops");
+    cJSON *bw = cJSON_GetObjectItemCaseSensitive(p, "bandwidth");
+    int rc = pk_measure_clock(p, pl->cpus, *pinned ? pl->ncpus : 0, pinned,
+                              progress);
+    for (int i = 0; i < pl->ncounts && !rc; i++)
+        rc = pk_measure_fma(flops, pl->counts[i], pl->cpus,
+                            *pinned ? pl->ncpus : 0, pl->reps, rep_ns,
+                            pinned, progress);
+    const cJSON *lv;
+    cJSON_ArrayForEach(lv, cJSON_GetObjectItemCaseSensitive(p, "levels"))
+    {
+        if (rc)
+            break;
+        const char *name =
+            cJSON_GetObjectItemCaseSensitive(lv, "name")->valuestring;
+        bool per_thread = cJSON_IsTrue(
+            cJSON_GetObjectItemCaseSensitive(lv, "per_thread"));
+        double ws = cJSON_GetObjectItemCaseSensitive(lv, "working_set_bytes")
+                        ->valuedouble;
+        const cJSON *pmax =
+            cJSON_GetObjectItemCaseSensitive(lv, "per_thread_max_bytes");
+        for (int i = 0; i < pl->ncounts && !rc; i++) {
+            size_t per = per_thread ? (size_t)ws
+                                    : (size_t)(ws / pl->counts[i]);
+            if (cJSON_IsNumber(pmax) && per > (size_t)pmax->valuedouble)
+                per = (size_t)pmax->valuedouble;
+            rc = pk_measure_bw(bw, name, per, pl->counts[i], pl->cpus,
+                               *pinned ? pl->ncpus : 0, bw_loops, pl->reps,
+                               rep_ns, pinned, progress);
+            if (rc == TB_ENOMEM)
+                snprintf(msg, msglen,
+                         "peak: cannot allocate the %s working set "
+                         "(%.0f MiB) on %d threads",
+                         name, (double)per * pl->counts[i] / 1048576.0,
+                         pl->counts[i]);
+        }
+    }
+    return rc;
+}
+
+/* The GPU's peaks, by the first backend that measures device peaks. */
+static cJSON *pk_gpu(int reps, double rep_time_s, FILE *progress)
+{
+    const tb_backend *gpu_be = NULL;
+    int n_be = 0;
+    const tb_backend *const *bes = tb_backend_list(&n_be);
+    for (int i = 0; i < n_be && !gpu_be; i++)
+        if (bes[i]->peak)
+            gpu_be = bes[i];
+    if (progress)
+        fprintf(progress, "peak: GPU (%s)\n",
+                gpu_be ? gpu_be->name : "no GPU backend");
+    return tb_gpu_peaks_measure(gpu_be, reps, rep_time_s);
 }
 
 int tb_peaks_measure(const tb_peak_opts *o, cJSON **out, char *err,
@@ -770,666 +954,43 @@ int tb_peaks_measure(const tb_peak_opts *o, cJSON **out, char *err,
         return TB_EINVAL;
     }
     const double t_start = pk_now_ns();
-    int reps = o->reps ? o->reps : o->quick ? TB_PEAK_QUICK_REPS
-                                            : TB_PEAK_REPS;
-    double rep_time_s = o->rep_time_s > 0 ? o->rep_time_s
-                        : o->quick        ? TB_PEAK_QUICK_REP_TIME_S
-                                          : TB_PEAK_REP_TIME_S;
-
+    pk_plan pl;
     cJSON *env = tb_env_capture();
-    size_t l2 = o->l2_bytes ? o->l2_bytes : pk_cache_size(env, 2);
-    size_t l3 = o->l3_bytes ? o->l3_bytes : pk_cache_size(env, 3);
-    size_t dram = o->dram_bytes;
-    cJSON *notes = cJSON_CreateArray();
-    char note[256];
-    /* Several L3s (one per CCX or socket) hold their sum together: the
-     * DRAM set must exceed all of them. */
-    size_t l3_all = l3 * (size_t)(o->l3_bytes ? 1 : pk_cache_instances(env, 3));
-    if (!dram)
-        dram = l3 ? l3_all * (o->quick ? TB_PEAK_DRAM_L3_MULT / 2
-                                       : TB_PEAK_DRAM_L3_MULT)
-                  : TB_PEAK_DRAM_FALLBACK_BYTES;
-    if (!l3 && !o->dram_bytes) {
-        snprintf(note, sizeof note,
-                 "L3 size unknown: DRAM working set fixed at %zu MiB",
-                 dram >> 20);
-        cJSON_AddItemToArray(notes, cJSON_CreateString(note));
-    }
-    unsigned long long avail = tb_env_mem_available();
-    if (avail && dram > avail / 4) {
-        dram = (size_t)(avail / 4);
-        snprintf(note, sizeof note,
-                 "DRAM working set limited to a quarter of the available "
-                 "memory (%zu MiB)",
-                 dram >> 20);
-        cJSON_AddItemToArray(notes, cJSON_CreateString(note));
-    }
-
-    int cpus[CPU_SETSIZE];
-    int ncpus = pk_allowed_cpus(cpus, CPU_SETSIZE);
-    int nmax = ncpus > 0 ? ncpus : tb_env_ncpus();
-    /* Peaks measured while other processes run are low, and every
-     * roofline fraction computed from them too high: say so in the
-     * entry, which run repeats when it uses the cached figures. */
-    double load = pk_load_avg_1m();
-    if (load > 0.5 * (nmax > 0 ? nmax : 1)) {
-        snprintf(note, sizeof note,
-                 "measured while the 1-minute load average was %.2f on %d "
-                 "logical CPUs: other processes competed, so these figures "
-                 "may be low; measure again on a quiet machine",
-                 load, nmax);
-        cJSON_AddItemToArray(notes, cJSON_CreateString(note));
-    }
-    if (o->max_threads > 0 && nmax > o->max_threads)
-        nmax = o->max_threads;
-    int counts[PK_MAX_COUNTS];
-    int ncounts = pk_thread_counts(nmax, counts);
+    pk_plan_make(o, env, &pl);
     /* the widest level the CPU runs */
     const tb_peak_loops *bw_loops = tb_cpu_peak_loops(0);
     for (int lv = 1; lv < TB_PEAK_LEVELS; lv++)
         if (tb_cpu_peak_loops(lv))
             bw_loops = tb_cpu_peak_loops(lv);
-
-    cJSON *p = cJSON_CreateObject();
-    char date[32];
-    pk_utc_now(date, sizeof date);
-    cJSON_AddStringToObject(p, "schema", TB_PEAKS_SCHEMA);
-    cJSON *key = pk_key_from_env(env);
-    if (key && !cJSON_AddItemToObject(p, "key", key)) {
-        cJSON_Delete(key);
-        key = NULL;
-    }
+    cJSON *p = pk_doc_new(o, &pl, env, bw_loops);
     cJSON_Delete(env);
-    cJSON_AddStringToObject(p, "date", date);
-    cJSON_AddBoolToObject(p, "quick", o->quick);
-    cJSON_AddNumberToObject(p, "repetitions", reps);
-    cJSON_AddNumberToObject(p, "min_rep_time_s", rep_time_s);
-    cJSON_AddItemToObject(p, "threads", cJSON_CreateIntArray(counts,
-                                                             ncounts));
-    cJSON *levels = cJSON_AddArrayToObject(p, "levels");
-    if (l2)
-        pk_add_level(levels, "L2", l2, true, l2 / 2);
-    if (l3) {
-        pk_add_level(levels, "L3", l3, false, l3 / 2);
-        /* Just past the L2 (TB_PEAK_L3_L2_MULT x its size per thread),
-         * where the L3 gives its best bandwidth: on a large L3 shared
-         * with other cores or tenants, half of it runs far slower than
-         * the sets a case of a few L2 sizes moves, and a bound must be
-         * the fastest the level allows. */
-        if (l2)
-            cJSON_AddNumberToObject(cJSON_GetArrayItem(
-                                        levels, cJSON_GetArraySize(levels) - 1),
-                                    "per_thread_max_bytes",
-                                    (double)(l2 * TB_PEAK_L3_L2_MULT));
-    }
-    pk_add_level(levels, "DRAM", 0, false, dram);
-    cJSON_AddStringToObject(p, "bandwidth_isa", bw_loops->isa);
-    cJSON *bw = cJSON_AddArrayToObject(p, "bandwidth");
-    cJSON *flops = cJSON_AddArrayToObject(p, "flops");
-    if (!key || !levels || !bw || !flops || !notes) {
+    if (!p || !pl.notes) {
         cJSON_Delete(p);
-        cJSON_Delete(notes);
+        cJSON_Delete(pl.notes);
         snprintf(err, errlen, "peak: out of memory");
         return TB_ENOMEM;
     }
-
-    bool pinned = ncpus > 0;
-    const double rep_ns = rep_time_s * 1e9;
+    bool pinned = pl.ncpus > 0;
     char msg[256] = "";
-    int rc = 0;
-    rc = pk_measure_clock(p, cpus, pinned ? ncpus : 0, &pinned,
-                          o->progress);
-    for (int i = 0; i < ncounts && !rc; i++)
-        rc = pk_measure_fma(flops, counts[i], cpus, pinned ? ncpus : 0, reps,
-                            rep_ns, &pinned, o->progress);
-    const cJSON *lv;
-    cJSON_ArrayForEach(lv, levels)
-    {
-        const char *name =
-            cJSON_GetObjectItemCaseSensitive(lv, "name")->valuestring;
-        bool per_thread = cJSON_IsTrue(
-            cJSON_GetObjectItemCaseSensitive(lv, "per_thread"));
-        double ws = cJSON_GetObjectItemCaseSensitive(lv, "working_set_bytes")
-                        ->valuedouble;
-        const cJSON *pmax =
-            cJSON_GetObjectItemCaseSensitive(lv, "per_thread_max_bytes");
-        for (int i = 0; i < ncounts && !rc; i++) {
-            size_t per = per_thread ? (size_t)ws
-                                    : (size_t)(ws / counts[i]);
-            if (cJSON_IsNumber(pmax) && per > (size_t)pmax->valuedouble)
-                per = (size_t)pmax->valuedouble;
-            rc = pk_measure_bw(bw, name, per, counts[i], cpus,
-                               pinned ? ncpus : 0, bw_loops, reps, rep_ns,
-                               &pinned, o->progress);
-            if (rc == TB_ENOMEM)
-                snprintf(msg, sizeof msg,
-                         "peak: cannot allocate the %s working set "
-                         "(%.0f MiB) on %d threads",
-                         name, (double)per * counts[i] / 1048576.0,
-                         counts[i]);
-        }
-        if (rc)
-            break;
-    }
+    int rc = pk_measure_all(p, &pl, bw_loops, &pinned, o->progress, msg,
+                            sizeof msg);
     if (rc) {
         snprintf(err, errlen, "%s",
                  msg[0] ? msg : "peak: cannot start the measuring threads");
         cJSON_Delete(p);
-        cJSON_Delete(notes);
+        cJSON_Delete(pl.notes);
         return rc;
     }
     cJSON_AddBoolToObject(p, "pinned", pinned);
-    if (load >= 0)
-        cJSON_AddNumberToObject(p, "load_avg_1m", load);
+    if (pl.load >= 0)
+        cJSON_AddNumberToObject(p, "load_avg_1m", pl.load);
     else
         cJSON_AddNullToObject(p, "load_avg_1m");
-    cJSON_AddItemToObject(p, "notes", notes);
-    /* the GPU's, by the first backend that measures device peaks */
-    const tb_backend *gpu_be = NULL;
-    int n_be = 0;
-    const tb_backend *const *bes = tb_backend_list(&n_be);
-    for (int i = 0; i < n_be && !gpu_be; i++)
-        if (bes[i]->peak)
-            gpu_be = bes[i];
-    if (o->progress)
-        fprintf(o->progress, "peak: GPU (%s)\n",
-                gpu_be ? gpu_be->name : "no GPU backend");
+    cJSON_AddItemToObject(p, "notes", pl.notes);
     cJSON_AddItemToObject(p, "gpu",
-                          tb_gpu_peaks_measure(gpu_be, reps, rep_time_s));
+                          pk_gpu(pl.reps, pl.rep_time_s, o->progress));
     cJSON_AddNumberToObject(p, "duration_s",
                             (pk_now_ns() - t_start) * 1e-9);
     *out = p;
     return 0;
-}
-
-/* ---- cache ------------------------------------------------------------ */
-
-const char *tb_peak_cache_path(void)
-{
-    static char buf[4096];
-    const char *e = getenv(TB_PEAK_CACHE_ENV);
-    if (e && e[0])
-        return e;
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    /* XDG base directories: a relative XDG_CACHE_HOME is to be ignored */
-    if (xdg && xdg[0] == '/' &&
-        snprintf(buf, sizeof buf, "%s/tbench/peak-cache.json", xdg) <
-            (int)sizeof buf)
-        return buf;
-    if (home && home[0] == '/' &&
-        snprintf(buf, sizeof buf, "%s/.cache/tbench/peak-cache.json", home) <
-            (int)sizeof buf)
-        return buf;
-    return TB_PEAK_CACHE_DEFAULT;
-}
-
-/* The parts of a peaks object that the roofline and the table read. */
-static bool pk_peaks_wellformed(const cJSON *p)
-{
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(p, "schema");
-    return cJSON_IsObject(p) && cJSON_IsString(s) &&
-           !strcmp(s->valuestring, TB_PEAKS_SCHEMA) &&
-           cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(p, "key")) &&
-           cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(p, "levels")) &&
-           cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(p, "bandwidth")) &&
-           cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(p, "flops"));
-}
-
-/* Read and parse the cache file.  0 (*doc set), TB_ENOTFOUND (no file),
- * TB_EIO, TB_ENOMEM or TB_EPARSE (not a peak cache). */
-static int pk_cache_read(const char *path, cJSON **doc, char *err,
-                         size_t errlen)
-{
-    *doc = NULL;
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        if (errno == ENOENT)
-            return TB_ENOTFOUND;
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return TB_EIO;
-    }
-    char *text = NULL;
-    size_t len = 0;
-    int rc = tb_read_file(path, &text, &len, err, errlen);
-    if (rc)
-        return rc;
-    cJSON *d = cJSON_ParseWithLength(text, len);
-    free(text);
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(d, "schema");
-    if (!d || !cJSON_IsString(s) ||
-        strcmp(s->valuestring, TB_PEAK_CACHE_SCHEMA) ||
-        !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(d, "entries"))) {
-        cJSON_Delete(d);
-        snprintf(err, errlen, "%s: not a tbench peak cache (schema \"%s\")",
-                 path, TB_PEAK_CACHE_SCHEMA);
-        return TB_EPARSE;
-    }
-    *doc = d;
-    return 0;
-}
-
-int tb_peak_cache_load(const char *path, const cJSON *key, cJSON **peaks,
-                       char *err, size_t errlen)
-{
-    *peaks = NULL;
-    cJSON *doc;
-    int rc = pk_cache_read(path, &doc, err, errlen);
-    if (rc)
-        return rc;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "entries"))
-    {
-        if (!tb_peaks_key_match(e, key))
-            continue;
-        if (!pk_peaks_wellformed(e)) {
-            snprintf(err, errlen, "%s: the entry for this machine is "
-                                  "malformed; rerun 'tbench peak'",
-                     path);
-            rc = TB_EPARSE;
-        } else if (!(*peaks = cJSON_Duplicate(e, true))) {
-            snprintf(err, errlen, "%s: out of memory", path);
-            rc = TB_ENOMEM;
-        }
-        break;
-    }
-    cJSON_Delete(doc);
-    if (!rc && !*peaks)
-        rc = TB_ENOTFOUND;
-    return rc;
-}
-
-int tb_peak_cache_store(const char *path, const cJSON *peaks, char *err,
-                        size_t errlen)
-{
-    const cJSON *key = cJSON_GetObjectItemCaseSensitive(peaks, "key");
-    if (err && errlen)
-        err[0] = '\0';
-    if (!pk_peaks_wellformed(peaks)) {
-        snprintf(err, errlen, "%s: not storing malformed peaks", path);
-        return TB_EINVAL;
-    }
-    cJSON *doc = NULL;
-    char ignored[256];
-    if (pk_cache_read(path, &doc, ignored, sizeof ignored)) {
-        /* Absent, unreadable or corrupt: start a new cache. */
-        doc = cJSON_CreateObject();
-        if (doc) {
-            cJSON_AddStringToObject(doc, "schema", TB_PEAK_CACHE_SCHEMA);
-            cJSON_AddArrayToObject(doc, "entries");
-        }
-    }
-    cJSON *entries = cJSON_GetObjectItemCaseSensitive(doc, "entries");
-    cJSON *copy = cJSON_Duplicate(peaks, true);
-    if (!doc || !entries || !copy) {
-        cJSON_Delete(doc);
-        cJSON_Delete(copy);
-        snprintf(err, errlen, "%s: out of memory", path);
-        return TB_ENOMEM;
-    }
-    int idx = 0;
-    bool replaced = false;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, entries)
-    {
-        if (tb_peaks_key_match(e, key)) {
-            bool old_full = !cJSON_IsTrue(
-                cJSON_GetObjectItemCaseSensitive(e, "quick"));
-            bool new_quick =
-                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(peaks, "quick"));
-            if (old_full && new_quick && pk_peaks_wellformed(e)) {
-                const char *when = pk_str(e, "date");
-                snprintf(err, errlen,
-                         "%s keeps its full measurement of %s over this "
-                         "--quick one (run 'tbench peak' to replace it)",
-                         path, when ? when : "an earlier date");
-                cJSON_Delete(copy); /* keep the full measurement */
-                cJSON_Delete(doc);
-                return 0;
-            }
-            cJSON_ReplaceItemInArray(entries, idx, copy);
-            replaced = true;
-            break;
-        }
-        idx++;
-    }
-    if (!replaced)
-        cJSON_AddItemToArray(entries, copy);
-
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    int rc = 0;
-    if (slash && slash != dir) {
-        *slash = '\0';
-        rc = tb_mkdir_p(dir, err, errlen);
-    }
-    char *text = rc ? NULL : cJSON_Print(doc);
-    if (!rc && !text) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        rc = TB_ENOMEM;
-    }
-    if (!rc)
-        rc = tb_write_atomic(path, text, strlen(text), err, errlen);
-    free(text);
-    cJSON_Delete(doc);
-    return rc;
-}
-
-cJSON *tb_peaks_for_run(bool measure, bool quiet)
-{
-    char err[1024] = "";
-    const char *path = tb_peak_cache_path();
-    cJSON *peaks = NULL;
-    if (measure) {
-        if (!quiet)
-            fprintf(stderr, "tbench: measuring the machine peaks "
-                            "(--peaks; a few seconds)\n");
-        tb_peak_opts o = {0};
-        if (tb_peaks_measure(&o, &peaks, err, sizeof err)) {
-            fprintf(stderr, "tbench: warning: %s; no roofline fractions\n",
-                    err);
-            return NULL;
-        }
-        if (tb_peak_cache_store(path, peaks, err, sizeof err) && !quiet)
-            fprintf(stderr, "tbench: warning: peaks not cached: %s\n", err);
-        return peaks;
-    }
-    cJSON *key = tb_peaks_key();
-    int rc = key ? tb_peak_cache_load(path, key, &peaks, err, sizeof err)
-                 : TB_ENOMEM;
-    cJSON_Delete(key);
-    if (rc == TB_ENOTFOUND && !quiet)
-        fprintf(stderr,
-                "tbench: note: no measured peaks for this machine in %s, "
-                "so no roofline fractions (run 'tbench peak' once, or "
-                "'tbench run --peaks')\n",
-                path);
-    else if (rc && rc != TB_ENOTFOUND && !quiet)
-        fprintf(stderr, "tbench: warning: %s; no roofline fractions\n",
-                err[0] ? err : tb_strerror(rc));
-    const cJSON *n;
-    cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(peaks, "notes"))
-        if (!quiet && cJSON_IsString(n) &&
-            strstr(n->valuestring, "load average"))
-            fprintf(stderr,
-                    "tbench: warning: the cached peaks in %s (%s) were %s; "
-                    "roofline fractions may be too high\n",
-                    path, pk_str(peaks, "date") ? pk_str(peaks, "date") : "?",
-                    n->valuestring);
-    return peaks;
-}
-
-/* ---- table ------------------------------------------------------------ */
-
-static double pk_num(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-static const char *pk_str(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static void pk_fmt_bytes(double b, char *buf, size_t len)
-{
-    if (b >= 1 << 30)
-        snprintf(buf, len, "%.1f GiB", b / (1 << 30));
-    else if (b >= 1 << 20)
-        snprintf(buf, len, "%.1f MiB", b / (1 << 20));
-    else
-        snprintf(buf, len, "%.0f KiB", b / 1024);
-}
-
-/* "123.4 (5%)" or "-" for a missing figure. */
-static void pk_fmt_fig(const cJSON *e, const char *unit, char *buf,
-                       size_t len)
-{
-    char key[32];
-    snprintf(key, sizeof key, "best_%s", unit);
-    double best = pk_num(e, key), spread = pk_num(e, "spread");
-    if (!e || isnan(best))
-        snprintf(buf, len, "-");
-    else
-        snprintf(buf, len, "%.1f (%.0f%%)", best, 100 * spread);
-}
-
-static const cJSON *pk_find(const cJSON *arr, const char *k1,
-                            const char *v1, const char *k2, const char *v2,
-                            int threads)
-{
-    const cJSON *e;
-    cJSON_ArrayForEach(e, arr)
-    {
-        const char *a = pk_str(e, k1), *b = pk_str(e, k2);
-        if (a && b && !strcmp(a, v1) && !strcmp(b, v2) &&
-            pk_num(e, "threads") == threads)
-            return e;
-    }
-    return NULL;
-}
-
-void tb_peaks_print(FILE *f, const cJSON *p)
-{
-    if (!pk_peaks_wellformed(p)) {
-        fprintf(f, "(no valid peaks)\n");
-        return;
-    }
-    const cJSON *key = cJSON_GetObjectItemCaseSensitive(p, "key");
-    const cJSON *counts = cJSON_GetObjectItemCaseSensitive(p, "threads");
-    const cJSON *bw = cJSON_GetObjectItemCaseSensitive(p, "bandwidth");
-    const cJSON *fl = cJSON_GetObjectItemCaseSensitive(p, "flops");
-    const char *model = pk_str(key, "cpu_model");
-    const char *date = pk_str(p, "date");
-    const char *bw_isa = pk_str(p, "bandwidth_isa");
-    fprintf(f, "machine peaks: %s, %.0f logical CPUs, measured %s%s\n",
-            model ? model : "?", pk_num(key, "logical_cpus"),
-            date ? date : "?",
-            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "quick"))
-                ? " (--quick)"
-                : "");
-    fprintf(f, "each figure: best of %.0f repetitions of at least %.0f ms "
-               "(spread) = (best - worst) / best\n\n",
-            pk_num(p, "repetitions"), pk_num(p, "min_rep_time_s") * 1e3);
-    fprintf(f, "memory bandwidth, GB/s (%s kernels; bytes read + written, "
-               "as STREAM counts them)\n",
-            bw_isa ? bw_isa : "?");
-    fprintf(f, "%-5s %7s %12s  %-13s %-13s %-13s %-13s\n", "level",
-            "threads", "working set", "copy", "add", "triad", "read");
-    const cJSON *lv, *tc;
-    cJSON_ArrayForEach(lv, cJSON_GetObjectItemCaseSensitive(p, "levels"))
-    {
-        const char *name = pk_str(lv, "name");
-        if (!name)
-            continue;
-        cJSON_ArrayForEach(tc, counts)
-        {
-            int t = (int)tc->valuedouble;
-            char cells[TB_PEAK_NBW][32], ws[32] = "-";
-            for (int k = 0; k < TB_PEAK_NBW; k++) {
-                const cJSON *e = pk_find(bw, "kernel", pk_bw_names[k],
-                                         "level", name, t);
-                pk_fmt_fig(e, "gb_s", cells[k], sizeof cells[k]);
-                if (e && k == TB_PEAK_TRIAD)
-                    pk_fmt_bytes(pk_num(e, "working_set_bytes"), ws,
-                                 sizeof ws);
-            }
-            fprintf(f, "%-5s %7d %12s  %-13s %-13s %-13s %-13s\n", name, t,
-                    ws, cells[0], cells[1], cells[2], cells[3]);
-        }
-    }
-    fprintf(f, "\nFMA peak, GFLOP/s (%d independent chains per thread; "
-               "scalar = the portable baseline build)\n",
-            TB_PEAK_NACC);
-    fprintf(f, "%-7s %7s  %-15s %-15s\n", "isa", "threads", "f32", "f64");
-    /* the levels in the order of their first figure (lowest first, as
-     * tb_peaks_measure adds them) */
-    const cJSON *first;
-    cJSON_ArrayForEach(first, fl)
-    {
-        const char *isa = pk_str(first, "isa");
-        const cJSON *prev;
-        bool seen = !isa;
-        cJSON_ArrayForEach(prev, fl)
-        {
-            if (prev == first || seen)
-                break;
-            const char *pi = pk_str(prev, "isa");
-            seen = pi && !strcmp(pi, isa);
-        }
-        if (seen)
-            continue;
-        cJSON_ArrayForEach(tc, counts)
-        {
-            int t = (int)tc->valuedouble;
-            const cJSON *e32 = pk_find(fl, "isa", isa, "dtype", "f32", t);
-            const cJSON *e64 = pk_find(fl, "isa", isa, "dtype", "f64", t);
-            if (!e32 && !e64)
-                continue;
-            char c32[32], c64[32];
-            pk_fmt_fig(e32, "gflop_s", c32, sizeof c32);
-            pk_fmt_fig(e64, "gflop_s", c64, sizeof c64);
-            fprintf(f, "%-7s %7d  %-15s %-15s\n", isa, t, c32, c64);
-        }
-    }
-    const cJSON *clk = cJSON_GetObjectItemCaseSensitive(p, "clock");
-    if (!isnan(pk_num(clk, "median_ghz")))
-        fprintf(f, "\ncore clock, GHz (a chain of dependent integer adds, "
-                   "1 thread): median %.2f, best %.2f (%.0f%%)\n",
-                pk_num(clk, "median_ghz"), pk_num(clk, "best_ghz"),
-                100 * pk_num(clk, "spread"));
-    const cJSON *n;
-    cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(p, "notes"))
-        if (cJSON_IsString(n))
-            fprintf(f, "note: %s\n", n->valuestring);
-    if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(p, "pinned")))
-        fprintf(f, "note: threads could not be pinned to CPUs\n");
-    tb_gpu_peaks_print(f, cJSON_GetObjectItemCaseSensitive(p, "gpu"));
-}
-
-/* ---- roofline --------------------------------------------------------- */
-
-const char *tb_peaks_level(const cJSON *peaks, double bytes, int threads)
-{
-    const cJSON *levels = cJSON_GetObjectItemCaseSensitive(peaks, "levels");
-    const cJSON *lv;
-    const char *last = NULL;
-    if (threads < 1)
-        threads = 1;
-    cJSON_ArrayForEach(lv, levels)
-    {
-        const char *name = pk_str(lv, "name");
-        if (!name)
-            continue;
-        last = name;
-        double cap = pk_num(lv, "capacity_bytes");
-        if (isnan(cap))
-            continue; /* no capacity: only as the last resort (DRAM) */
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(lv, "per_thread")))
-            cap *= threads;
-        if (bytes <= cap)
-            return name;
-    }
-    return last;
-}
-
-const char *tb_roofline_bw_kernel(const tb_op *op)
-{
-    if (!op)
-        return "copy";
-    if (op->category == TB_CAT_REDUCTION)
-        return "read";
-    return op->n_in >= 2 ? "add" : "copy";
-}
-
-int tb_roofline_compute(const cJSON *peaks, const tb_roofline_in *in,
-                        tb_roofline *out)
-{
-    memset(out, 0, sizeof *out);
-    if (!in || !pk_peaks_wellformed(peaks) || !(in->time_ns > 0) ||
-        !(in->flops >= 0) || !(in->bytes >= 0) || !in->bw_kernel ||
-        (unsigned)in->dtype >= TB_DTYPE_COUNT)
-        return TB_EINVAL;
-    const int threads = in->threads < 1 ? 1 : in->threads;
-    out->threads = threads;
-    snprintf(out->bw_kernel, sizeof out->bw_kernel, "%s", in->bw_kernel);
-    const char *level = tb_peaks_level(peaks, in->bytes, threads);
-    if (!level)
-        return TB_EINVAL;
-    snprintf(out->level, sizeof out->level, "%s", level);
-
-    double t_mem = 0, t_flop = 0;
-    if (in->bytes > 0) {
-        const cJSON *e = pk_find(
-            cJSON_GetObjectItemCaseSensitive(peaks, "bandwidth"), "kernel",
-            in->bw_kernel, "level", level, threads);
-        double bw = pk_num(e, "best_gb_s");
-        if (!e || !(bw > 0))
-            return TB_ENOTFOUND;
-        out->bandwidth_gb_s = bw;
-        t_mem = in->bytes / bw; /* GB/s = bytes per ns */
-    }
-    if (in->flops > 0) {
-        const char *dt = tb_dtype_name(in->dtype);
-        const bool any = !in->isa || !strcmp(in->isa, "auto");
-        const cJSON *e, *best = NULL;
-        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(peaks, "flops"))
-        {
-            const char *isa = pk_str(e, "isa"), *d = pk_str(e, "dtype");
-            if (!isa || !d || strcmp(d, dt) ||
-                pk_num(e, "threads") != threads ||
-                (!any && strcmp(isa, in->isa)) ||
-                !(pk_num(e, "best_gflop_s") > 0))
-                continue;
-            if (!best ||
-                pk_num(e, "best_gflop_s") > pk_num(best, "best_gflop_s"))
-                best = e;
-        }
-        if (!best)
-            return TB_ENOTFOUND;
-        out->peak_gflop_s = pk_num(best, "best_gflop_s");
-        snprintf(out->isa, sizeof out->isa, "%s", pk_str(best, "isa"));
-        t_flop = in->flops / out->peak_gflop_s; /* GFLOP/s = FLOP per ns */
-    }
-    if (!(t_mem > 0) && !(t_flop > 0))
-        return TB_EINVAL; /* nothing to bound: no bytes, no FLOPs */
-    out->memory_bound = t_mem >= t_flop;
-    out->min_time_ns = out->memory_bound ? t_mem : t_flop;
-    out->attainable_gflop_s = in->flops / out->min_time_ns;
-    out->attainable_gb_s = in->bytes / out->min_time_ns;
-    out->fraction = out->min_time_ns / in->time_ns;
-    return 0;
-}
-
-cJSON *tb_roofline_json(const tb_roofline *r)
-{
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return NULL;
-    cJSON_AddStringToObject(o, "level", r->level);
-    cJSON_AddNumberToObject(o, "threads", r->threads);
-    cJSON_AddStringToObject(o, "bw_kernel", r->bw_kernel);
-    cJSON_AddNumberToObject(o, "bandwidth_gb_s", r->bandwidth_gb_s);
-    if (r->isa[0]) {
-        cJSON_AddStringToObject(o, "isa", r->isa);
-        cJSON_AddNumberToObject(o, "peak_gflop_s", r->peak_gflop_s);
-        cJSON_AddNumberToObject(o, "attainable_gflop_s",
-                                r->attainable_gflop_s);
-    } else {
-        cJSON_AddNullToObject(o, "isa");
-        cJSON_AddNullToObject(o, "peak_gflop_s");
-        cJSON_AddNullToObject(o, "attainable_gflop_s");
-    }
-    cJSON_AddNumberToObject(o, "attainable_gb_s", r->attainable_gb_s);
-    cJSON_AddStringToObject(o, "bound", r->memory_bound ? "memory"
-                                                        : "compute");
-    cJSON_AddNumberToObject(o, "min_time_ns", r->min_time_ns);
-    cJSON_AddNumberToObject(o, "fraction", r->fraction);
-    if (cJSON_GetArraySize(o) != 11) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
 }
