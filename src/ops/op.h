@@ -191,6 +191,10 @@ typedef struct tb_op {
     const tb_step *steps;
     tb_canon_fn canon; /* (optional) see tb_canon_fn */
     tb_check_kind check;
+    /* Element-wise ops (their FLOP model is tb_flops_elem): the FLOPs of
+     * one output element, every arithmetic operation, comparison and
+     * libm call of the op's formula counted as one; 0 means 1. */
+    double elem_flops;
 } tb_op;
 
 /* Shapes an op takes from a config or the command line: one per input,

@@ -55,40 +55,15 @@ double tb_flops_log_softmax(const tb_op *op, const tb_shape *in,
     return 5.0 * op_numel_d(&in[0]);
 }
 
-/* Element-wise ops: FLOPs per output element, counting every arithmetic
- * operation, comparison and libm call of the op's defining formula as
- * one (transcendentals are far dearer than an add, so items/s is the
- * fairer figure for them):
- *   neg, abs, exp, log, sqrt, tanh, pow, maximum, minimum, the scalar
- *   forms: 1; rsqrt 1/sqrt(x): 2; leaky_relu (compare, mul) and add_relu
- *   (add, compare): 2; sigmoid 1/(1+exp(-x)): 4; silu x*sigmoid(x): 5;
- *   gelu 0.5*x*(1+erf(x/sqrt2)): 5; gelu_tanh 0.5*x*(1+tanh(c*(x+
- *   0.044715*x^3))): 9; softplus (mul, compare, exp, log1p, div): 5. */
+/* Element-wise ops: the row's FLOPs per output element (elem_flops,
+ * counting every arithmetic operation, comparison and libm call of the
+ * op's defining formula as one: transcendentals are far dearer than an
+ * add, so items/s is the fairer figure for them) times the outputs. */
 double tb_flops_elem(const tb_op *op, const tb_shape *in, const tb_shape *out,
                      const tb_params *p, tb_dtype dt)
 {
     (void)in, (void)p, (void)dt;
-    double per = 1;
-    switch (op->id) {
-    case TB_OP_rsqrt:
-    case TB_OP_leaky_relu:
-    case TB_OP_add_relu:
-        per = 2;
-        break;
-    case TB_OP_sigmoid:
-        per = 4;
-        break;
-    case TB_OP_silu:
-    case TB_OP_gelu:
-    case TB_OP_softplus:
-        per = 5;
-        break;
-    case TB_OP_gelu_tanh:
-        per = 9;
-        break;
-    default:
-        break;
-    }
+    const double per = op->elem_flops > 0 ? op->elem_flops : 1;
     return per * op_numel_d(&out[0]);
 }
 

@@ -42,6 +42,7 @@
 
 #include "../backend.h"
 #include "backends/cpu/cpu_config.h"
+#include "ew_defs.h"
 #include "isa.h"
 
 typedef struct tb_cpu_krow {
@@ -134,10 +135,16 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER(X, minimum, f32, c) X(minimum, f64, c, c)               \
     TB_CPU_LADDER(X, pow, f32, c) X(pow, f64, c, c)
 
+/* The rows of an op written once (ew_defs.h): its SIMD rows and its C
+ * row in f32, its C row in f64. */
+#define TB_CPU_EW_ROWS(op, w, expr, X)                                    \
+    TB_CPU_LADDER(X, op, f32, c) X(op, f64, c, c)
+
 /* Element-wise math and activations: relu and the f32 exp, log, tanh,
  * sigmoid, gelu, gelu_tanh and silu (drv_ew.c over kernels.h and
  * vmath.h), exp and log f64 (f64_simd_impl.h), sqrt, rsqrt, leaky_relu
- * and softplus f32 (ops_simd.h); every other C row is math_c.c's. */
+ * and softplus f32 (ops_simd.h), the ops written once (ew_defs.h);
+ * every other C row is math_c.c's. */
 #define TB_CPU_ROWS_MATH(X)                                               \
     TB_CPU_C2(X, neg) TB_CPU_C2(X, abs)                                   \
     TB_CPU_LADDER(X, exp, f32, scalar) TB_CPU_LADDER(X, exp, f64, c)      \
@@ -151,7 +158,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER(X, gelu, f32, scalar) X(gelu, f64, c, c)                \
     TB_CPU_LADDER(X, gelu_tanh, f32, scalar) X(gelu_tanh, f64, c, c)      \
     TB_CPU_LADDER(X, silu, f32, scalar) X(silu, f64, c, c)                \
-    TB_CPU_LADDER(X, softplus, f32, c) X(softplus, f64, c, c)
+    TB_CPU_LADDER(X, softplus, f32, c) X(softplus, f64, c, c)             \
+    TB_CPU_EW_OPS(TB_CPU_EW_ROWS, X)
 
 /* Reductions: sum and mean (drv_reduce.c over kernels.h); max, min,
  * argmax and var (ops_simd.h for f32, f64_simd_impl.h for f64, over

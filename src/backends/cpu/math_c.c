@@ -22,6 +22,7 @@
 #include "../../ops/op.h"
 #include "../../ops/tensor.h"
 #include "cpu_internal.h"
+#include "ew_defs.h"
 #include "kreg.h"
 
 /* ------------------------------------------------------------------ */
@@ -317,6 +318,37 @@ static int ext_binary(void *ctx, const tb_tensor *in, tb_tensor *out,
                           NAME##_f64_loop);                               \
     }
 
+
+/* The ops written once (ew_defs.h): their element functions in each
+ * dtype, then their rows as the other unary ops'. */
+#define ADD(a, b) ((a) + (b))
+#define SUB(a, b) ((a) - (b))
+#define MUL(a, b) ((a) * (b))
+#define DIV(a, b) ((a) / (b))
+#undef MAX
+#undef MIN
+#define MAX(a, b) ((a) < (b) ? (b) : (a))
+#define MIN(a, b) ((b) < (a) ? (b) : (a))
+#define K(c) ((T)(c))
+#define EW_ELEM_T(NAME, EXPR, T_, SFX)                                    \
+    static inline T_ NAME##_##SFX(T_ x, const T_ *k)                      \
+    {                                                                     \
+        typedef T_ T;                                                     \
+        (void)k;                                                          \
+        return EXPR;                                                      \
+    }
+#define EW_ROWS(NAME, W, EXPR, ...)                                       \
+    EW_ELEM_T(NAME, EXPR, float, f32)                                     \
+    EW_ELEM_T(NAME, EXPR, double, f64)                                    \
+    EXT_K_UNARY(NAME, 0)
+TB_CPU_EW_OPS(EW_ROWS, ~)
+#undef ADD
+#undef SUB
+#undef MUL
+#undef DIV
+#undef MAX
+#undef MIN
+#undef K
 
 EXT_K_UNARY(neg, 0)
 EXT_K_UNARY(abs, 0)

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ew_defs.h"
 #include "kreg.h"
 #include "ops_simd.h"
 #include "vmath_simd.h"
@@ -215,6 +216,33 @@ static inline vf xs_minimum_f(vf a, vf b)
     vf m = v_sel(v_le(a, b), a, b);
     return v_sel(v_unord(a, b), v_add(a, b), m);
 }
+
+/* The ops written once (ew_defs.h), on vectors: x86's max and min give
+ * their second operand when either is NaN, so MAX(a, b) (a < b ? b : a)
+ * is v_max(b, a), and MIN alike. */
+#define ADD(a, b) v_add(a, b)
+#define SUB(a, b) v_sub(a, b)
+#define MUL(a, b) v_mul(a, b)
+#define DIV(a, b) v_div(a, b)
+#undef MAX
+#undef MIN
+#define MAX(a, b) v_max(b, a)
+#define MIN(a, b) v_min(b, a)
+#define K(c) v_set1((float)(c))
+#define XS_EW_F(NAME, W, EXPR, ...)                                       \
+    static inline vf xs_##NAME##_f(vf x, vf k0, vf k1)                    \
+    {                                                                     \
+        (void)k0, (void)k1;                                               \
+        return EXPR;                                                      \
+    }
+TB_CPU_EW_OPS(XS_EW_F, ~)
+#undef ADD
+#undef SUB
+#undef MUL
+#undef DIV
+#undef MAX
+#undef MIN
+#undef K
 
 /* ---- loops ---------------------------------------------------------- */
 
@@ -980,6 +1008,16 @@ static void xs_var_cols(const float *x, float *o, int64_t len,
                                   xs_var_lane, xs_var_cols);              \
     }
 
+/* An op written once: its loop and its entry point of level LV. */
+#define XS_EW_ENTRY(NAME, W, EXPR, SFX, LV)                               \
+    XS_UNARY_LOOP(NAME, SFX)                                              \
+    int TB_CPU_KFN(NAME, f32, SFX)(void *ctx, const tb_tensor *in,        \
+                                   tb_tensor *out, const tb_params *p)    \
+    {                                                                     \
+        return tb_cpu_simd_unary(ctx, LV, TB_OP_##NAME, TB_F32, in, out,  \
+                                 p, W, xs_##NAME##_loop_##SFX);           \
+    }
+
 #define XS_ENTRIES(SFX, LV)                                               \
     XS_UNARY_ENTRY(softplus, SFX, LV)                                     \
     XS_UNARY_ENTRY(sqrt, SFX, LV)                                         \
@@ -990,6 +1028,7 @@ static void xs_var_cols(const float *x, float *o, int64_t len,
     XS_RED_ENTRY(max, 1, 0, SFX, LV)                                      \
     XS_RED_ENTRY(min, 0, 0, SFX, LV)                                      \
     XS_RED_ENTRY(argmax, 1, 1, SFX, LV)                                   \
-    XS_VAR_ENTRY(SFX, LV)
+    XS_VAR_ENTRY(SFX, LV)                                                 \
+    TB_CPU_EW_OPS(XS_EW_ENTRY, SFX, LV)
 
 #endif /* TB_BACKENDS_CPU_OPS_SIMD_IMPL_H */
