@@ -490,6 +490,11 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .flops = tb_flops_elem,
         .bytes = tb_bytes_io, .tol = TOL_MATH, .elem_flops = 5,
         .doc = "log1p(exp(beta*x))/beta, x where beta*x > threshold (PyTorch)"},
+    [TB_OP_hardswish] = {OP_ID(hardswish),
+        .category = TB_CAT_ACTIVATION, .n_in = 1, .n_out = 1,
+        .shape = tb_rule_same, .flops = tb_flops_elem, .bytes = tb_bytes_io,
+        .tol = TOL_MATH, .elem_flops = 5,
+        .doc = "x*relu6(x+3)/6 = x*min(max(x+3, 0), 6)/6 (PyTorch)"},
 
     /* binary with broadcasting */
     [TB_OP_pow] = {OP_ID(pow),

@@ -90,7 +90,7 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(transpose) X(log_softmax)                                           \
     X(neg) X(abs) X(exp) X(log) X(sqrt) X(rsqrt)                          \
     X(leaky_relu) X(sigmoid) X(tanh) X(gelu) X(gelu_tanh) X(silu)         \
-    X(softplus)                                                           \
+    X(softplus) X(hardswish)                                              \
     X(pow) X(maximum) X(minimum)                                          \
     X(add_scalar) X(sub_scalar) X(mul_scalar) X(div_scalar)               \
     X(max) X(min) X(argmax) X(var)                                        \

@@ -20,6 +20,8 @@
 #ifndef TB_BACKENDS_CPU_EW_DEFS_H
 #define TB_BACKENDS_CPU_EW_DEFS_H
 
-#define TB_CPU_EW_OPS(X, ...)
+#define TB_CPU_EW_OPS(X, ...)                                             \
+    X(hardswish, 1, DIV(MUL(x, MIN(MAX(ADD(x, K(3)), K(0)), K(6))), K(6)), \
+      __VA_ARGS__)
 
 #endif
