@@ -22,7 +22,8 @@ Where the expected values come from (all independent of tbench's C code):
 
 - NumPy float64 for the ops NumPy has: neg, abs, exp, log, sqrt, rsqrt
   (1/np.sqrt), tanh, leaky_relu (np.where), pow, maximum, minimum, the
-  scalar forms, max, min, argmax, var (np.var with ddof), softmax (the
+  scalar forms, hardswish (x * relu6(x + 3) / 6), max, min, argmax, var
+  (np.var with ddof), softmax (the
   max-shifted formula), permute (np.transpose), add_relu, linear
   (np.matmul), conv2d and the pools (direct NumPy loops over windows).
 - mpmath at 40 significant digits, rounded to float64, for sigmoid, silu,
@@ -30,7 +31,7 @@ Where the expected values come from (all independent of tbench's C code):
   in the tails (1 + erf(x) cancels for negative x).  These are exact to
   the last bit, so they also hold the C reference kernels to 1e-12.
 - PyTorch (float64) cross-checks sigmoid, tanh, gelu (both forms), silu,
-  softplus, exp, log, rsqrt, pow, maximum, minimum, softmax, var, argmax
+  softplus, hardswish, exp, log, rsqrt, pow, maximum, minimum, softmax, var, argmax
   along an axis, permute, linear, conv2d, conv2d_nobias, max_pool2d and
   avg_pool2d (count_include_pad=True): NumPy (or mpmath) and PyTorch must
   agree (1e-12 relative, 1e-15 absolute for PyTorch's cancelling tails)
@@ -216,6 +217,8 @@ def oracle(op, ins, P):
             return mp_map(lambda v: v * mp_sigmoid(v), x)
         if op == "softplus":
             return softplus_np(x, P["beta"], P["threshold"])
+        if op == "hardswish":
+            return x * np.minimum(np.maximum(x + 3.0, 0.0), 6.0) / 6.0
         if op == "add_scalar":
             return x + P["scalar"]
         if op == "sub_scalar":
@@ -276,6 +279,8 @@ def torch_check(op, ins, P):
         return F.silu(x)
     if op == "softplus":
         return F.softplus(x, beta=P["beta"], threshold=P["threshold"])
+    if op == "hardswish":
+        return F.hardswish(x)
     if op == "exp":
         return torch.exp(x)
     if op == "log":
@@ -628,6 +633,19 @@ for dt in BOTH:
     for xs, p in POOL:
         case("max_pool2d", dt, [X(dt, xs)], p)
         case("avg_pool2d", dt, [X(dt, xs)], p)
+
+# -- hardswish (after every other case, so that theirs keep their random
+# inputs): odd sizes in [-6, 6] (both corners of relu6 inside), and a
+# sweep through the corners, signed zeros and large values
+HARDSWISH_WIDE = np.concatenate([np.linspace(-8, 8, 65),
+                                 [-3.0, 3.0, -0.0, 0.0, 1e-30, -1e30,
+                                  1e30, -2.9999999, 2.9999999]])
+for dt in BOTH:
+    case("hardswish", dt, [X(dt, [7], -6.0, 6.0)])
+    case("hardswish", dt, [X(dt, [3, 5], -6.0, 6.0)])
+    case("hardswish", dt, [HARDSWISH_WIDE], note="_wide")
+case("hardswish", "f32", [X("f32", [513], -6.0, 6.0)])
+case("hardswish", "f64", [X("f64", [1], -6.0, 6.0)])
 
 
 # ---- emit -------------------------------------------------------------------

@@ -405,7 +405,7 @@ static int cases_for(tb_op_id id, tcase *c)
         TAKE(t);
         break;
     }
-    default: /* ops this file's kernels do not cover (ops_ext.c) */
+    default: /* ops this file's kernels do not cover (math_c.c...) */
         break;
     }
     return n;
@@ -767,7 +767,7 @@ static void test_memory_errors(void **state)
 
 /* Implementation names: "<op>_<dtype>_<isa>" where isa is the instance's
  * level or a lower one (a level without its own version of an op runs
- * the next lower one); at isa=scalar always "_scalar".  Ops of ops_ext.c
+ * the next lower one); at isa=scalar always "_scalar".  Ops of math_c.c, reduce_c.c
  * name themselves. */
 static const tb_op_id own_ops[] = {
     TB_OP_add,       TB_OP_sub,  TB_OP_mul,    TB_OP_div,
@@ -864,27 +864,27 @@ static void test_registry_lower_row(void **state)
     size_t n;
     const tb_cpu_krow *real = tb_cpu_krows(&n);
     const tb_cpu_krow *scal =
-        tb_cpu_krow_find(real, n, TB_OP_exp, TB_F32, TB_ISA_SCALAR, 0);
+        tb_cpu_krow_find(real, n, TB_OP_exp, TB_F32, TB_ISA_SCALAR);
     const tb_cpu_krow *best =
-        tb_cpu_krow_find(real, n, TB_OP_mul, TB_F32, top, 0);
+        tb_cpu_krow_find(real, n, TB_OP_mul, TB_F32, top);
     assert_non_null(scal);
     assert_non_null(best);
     assert_string_equal(scal->name, "exp_f32_scalar");
     /* A caller's table: mul at the top level, exp only at scalar. */
     const tb_cpu_krow rows[] = {*best, *scal};
     const tb_cpu_krow *r =
-        tb_cpu_krow_find(rows, 2, TB_OP_exp, TB_F32, top, 0);
+        tb_cpu_krow_find(rows, 2, TB_OP_exp, TB_F32, top);
     assert_ptr_equal(r, &rows[1]);
     assert_ptr_equal(r->fn, scal->fn);
     assert_string_equal(r->name, scal->name);
     /* Nothing for a dtype, an op or a level the table lacks. */
-    assert_null(tb_cpu_krow_find(rows, 2, TB_OP_exp, TB_F64, top, 0));
-    assert_null(tb_cpu_krow_find(rows, 2, TB_OP_add, TB_F32, top, 0));
+    assert_null(tb_cpu_krow_find(rows, 2, TB_OP_exp, TB_F64, top));
+    assert_null(tb_cpu_krow_find(rows, 2, TB_OP_add, TB_F32, top));
     if (best->min_isa > TB_ISA_SCALAR)
         assert_null(tb_cpu_krow_find(rows, 2, TB_OP_mul, TB_F32,
-                                     best->min_isa - 1, 0));
-    assert_null(tb_cpu_krow_find(rows, 2, TB_OP_exp, TB_F32, top,
-                                 TB_CPU_KROW_PORTABLE));
+                                     best->min_isa - 1));
+    /* The C row of a pair: the one of level scalar. */
+    assert_ptr_equal(tb_cpu_krow_c(TB_OP_exp, TB_F32), scal);
     /* Run the scalar row on an instance of the top level. */
     cur_isa = "auto";
     void *ctx = cpu_new(1);
@@ -907,7 +907,7 @@ static void test_registry_lower_row(void **state)
     tb_kernel_fn fn =
         B->kernel(ctx, tb_op_get(TB_OP_exp), TB_F32, NULL, &impl);
     const tb_cpu_krow *e =
-        tb_cpu_krow_find(real, n, TB_OP_exp, TB_F32, top, 0);
+        tb_cpu_krow_find(real, n, TB_OP_exp, TB_F32, top);
     assert_ptr_equal(fn, e->fn);
     assert_string_equal(impl, e->name);
     assert_int_equal(e->min_isa, top);
@@ -916,7 +916,9 @@ static void test_registry_lower_row(void **state)
     B->destroy(ctx);
 }
 
-/* Every row names its own level; the table is best first; for every op,
+/* Every row names its own level; the rows of one (op, dtype) stand
+ * together, best first, and end with its one C row (the tier ladder:
+ * one portable C row per op and dtype, tb_cpu_krow_c); for every op,
  * dtype and level the backend hands out the fn and name of one row, of
  * a level at or below the instance's, and no better row exists. */
 static void test_registry_rows(void **state)
@@ -931,8 +933,19 @@ static void test_registry_rows(void **state)
                         tb_cpu_isa_name(rows[i].min_isa));
         assert_true(name_has_level(rows[i].name, rows[i].min_isa));
         assert_non_null(rows[i].fn);
-        if (i > 0)
-            assert_true(rows[i].min_isa <= rows[i - 1].min_isa);
+        const bool same = i > 0 && rows[i].op == rows[i - 1].op &&
+                          rows[i].dtype == rows[i - 1].dtype;
+        if (same)
+            assert_true(rows[i].min_isa < rows[i - 1].min_isa);
+        else if (i > 0) /* the previous pair ended with its C row */
+            assert_int_equal(rows[i - 1].min_isa, TB_ISA_SCALAR);
+        for (size_t j = 0; j + 1 < i && !same; j++)
+            if (rows[j].op == rows[i].op && rows[j].dtype == rows[i].dtype)
+                fail_msg("%s: its pair's rows are not together",
+                         rows[i].name);
+        if (rows[i].min_isa == TB_ISA_SCALAR)
+            assert_ptr_equal(tb_cpu_krow_c(rows[i].op, rows[i].dtype),
+                             &rows[i]);
 #if TB_CPU_HAVE_GEMM
         if (strncmp(rows[i].name, "gemm_", 5) == 0)
             assert_string_equal(rows[i].name,
@@ -971,6 +984,7 @@ static void test_registry_rows(void **state)
             }
         }
         /* An entry point above the instance's level refuses to run. */
+        assert_int_equal(rows[n - 1].min_isa, TB_ISA_SCALAR);
         for (size_t i = 0; i < n; i++)
             if (rows[i].min_isa > lv) {
                 assert_int_equal(rows[i].fn(ctx, NULL, NULL, NULL),

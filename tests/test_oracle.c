@@ -10,17 +10,17 @@
  *         must be relatively accurate however small) and 1e-12 for ops
  *         that sum (var, softmax, linear, conv2d, avg_pool2d: NumPy sums
  *         in another order, which matters where a sum cancels);
- *       - ops_ext.c's kernel, and the cpu backend's kernel found through
- *         its own lookup if that is a different one (otherwise the lookup
- *         tests the hook from cpu.c into ops_ext.c), must match it within
- *         the op's tolerance from the op table, the same
+ *       - the op's portable C row (kreg.h's tb_cpu_krow_c: the one row
+ *         of level scalar per op and dtype), and the cpu backend's kernel
+ *         found through its own lookup if that is a different one, must
+ *         match it within the op's tolerance from the op table, the same
  *         check the harness applies: |got - want| <= atol sqrt(reduce_len)
  *         + rtol |want|, with want rounded to the case dtype first (so an
  *         f32 result that overflows is inf, one that underflows is 0 or
  *         subnormal), NaN only against NaN, inf only against itself; and
  *         each call must count exactly one kernel launch.
- *  2. coverage: every new op has vectors in both dtypes and a cpu kernel
- *     named <op>_<dtype>_c; every vector names a known op.
+ *  2. coverage: every new op has vectors in both dtypes and a C row
+ *     (named <op>_<dtype>_c or _scalar); every vector names a known op.
  *  3. special_*: inf, NaN, -0.0, huge and tiny inputs for exp, log, tanh,
  *     sigmoid (and gelu, silu, softplus, rsqrt), reference and cpu kernel,
  *     both dtypes, with hand-written expectations (signs of zeros too).
@@ -50,7 +50,7 @@
 #include "testutil.h"
 
 #include "backends/backend.h"
-#include "backends/cpu/ops_ext.h"
+#include "backends/cpu/kreg.h"
 #include "harness/config.h"
 #include "harness/plan.h"
 #include "ops/alloc.h"
@@ -211,32 +211,33 @@ static uint64_t launches(void *ctx)
     return c.kernel_launches;
 }
 
-/* ops_ext.c's kernel for (op, dt), named <op>_<dtype>_c. */
-static tb_kernel_fn ext_kernel(const tb_op *op, tb_dtype dt,
-                               const tb_params *p)
+/* The portable C row of (op, dt) (kreg.h), named <op>_<dtype>_c or
+ * <op>_<dtype>_scalar. */
+static tb_kernel_fn c_kernel(const tb_op *op, tb_dtype dt)
 {
-    const char *impl = NULL;
-    tb_kernel_fn fn = tb_cpu_ext_kernel(op, dt, p, &impl);
-    if (!fn)
-        fail_msg("%s %s: ops_ext.c has no kernel", op->name,
+    const tb_cpu_krow *r = tb_cpu_krow_c(op->id, dt);
+    if (!r)
+        fail_msg("%s %s: the cpu backend has no C row", op->name,
                  tb_dtype_name(dt));
-    char want[64];
-    snprintf(want, sizeof want, "%s_%s_c", op->name, tb_dtype_name(dt));
-    assert_non_null(impl);
-    assert_string_equal(impl, want);
-    return fn;
+    char want_c[64], want_s[64];
+    snprintf(want_c, sizeof want_c, "%s_%s_c", op->name, tb_dtype_name(dt));
+    snprintf(want_s, sizeof want_s, "%s_%s_scalar", op->name,
+             tb_dtype_name(dt));
+    if (strcmp(r->name, want_c) && strcmp(r->name, want_s))
+        fail_msg("%s %s: C row named %s", op->name, tb_dtype_name(dt),
+                 r->name);
+    return r->fn;
 }
 
-/* The cpu backend's kernel for (op, dt) through its own lookup: ops_ext.c's
- * (through the hook in cpu.c) unless the backend has its own. */
+/* The cpu backend's kernel for (op, dt) through its own lookup: the best
+ * row of the instance's level. */
 static tb_kernel_fn backend_kernel(void *ctx, const tb_op *op, tb_dtype dt,
                                    const tb_params *p)
 {
     const char *impl = NULL;
     tb_kernel_fn fn = B->kernel(ctx, op, dt, p, &impl);
     if (!fn || !impl)
-        fail_msg("%s %s: the cpu backend has no kernel (is the hook to "
-                 "tb_cpu_ext_kernel in cpu.c?)", op->name,
+        fail_msg("%s %s: the cpu backend has no kernel", op->name,
                  tb_dtype_name(dt));
     return fn;
 }
@@ -343,8 +344,8 @@ static void vector_case(void *ctx, const ov_case *c)
         destroy_all(ref, op->n_out);
     }
 
-    /* The cpu kernels (ops_ext.c's, and the backend's if it has its
-     * own), with the harness's tolerance. */
+    /* The cpu kernels (the C row, and the backend's best if it is
+     * another), with the harness's tolerance. */
     tb_params pd = p;
     tb_params_defaults(op, &pd);
     tb_shape ish[TB_MAX_INPUTS], osh[TB_MAX_OUTPUTS];
@@ -352,10 +353,10 @@ static void vector_case(void *ctx, const ov_case *c)
         ish[i] = tb_tensor_shape(&in[i]);
     infer(op, in, &pd, osh);
     double rlen = op->reduce_len ? op->reduce_len(op, ish, osh, &pd, dt) : 1;
-    tb_kernel_fn fns[2] = {ext_kernel(op, dt, &p),
+    tb_kernel_fn fns[2] = {c_kernel(op, dt),
                            backend_kernel(ctx, op, dt, &p)};
     for (int f = 0; f < (fns[1] != fns[0] ? 2 : 1); f++) {
-        const char *who = f ? "cpu backend" : "ops_ext";
+        const char *who = f ? "cpu backend" : "C row";
         int rc = run_cpu(ctx, fns[f], op, dt, in, &p, got);
         if (rc)
             fail_msg("%s: %s kernel returned %s", c->name, who,
@@ -418,11 +419,8 @@ static void test_coverage(void **state)
                                 "unknown");
         if (tested_elsewhere(op))
             continue;
-        if (is_base_op(op->name)) {
-            /* ops_ext.c leaves the backend's own ops alone */
-            assert_null(tb_cpu_ext_kernel(op, TB_F32, NULL, NULL));
+        if (is_base_op(op->name))
             continue;
-        }
         n_new++;
         int seen[TB_DTYPE_COUNT] = {0};
         for (int i = 0; i < OV_N_CASES; i++)
@@ -435,16 +433,16 @@ static void test_coverage(void **state)
             if (!seen[d])
                 fail_msg("%s: no %s oracle vectors", op->name,
                          tb_dtype_name((tb_dtype)d));
-            ext_kernel(op, (tb_dtype)d, NULL);
+            c_kernel(op, (tb_dtype)d);
             backend_kernel(ctx, op, (tb_dtype)d, NULL);
         }
-        /* unknown dtype: NULL and no name */
+        /* unknown dtype: no row, and the backend hands out nothing */
+        assert_null(tb_cpu_krow_c(op->id, TB_DTYPE_COUNT));
         const char *impl = "stale";
-        assert_null(tb_cpu_ext_kernel(op, TB_DTYPE_COUNT, NULL, &impl));
+        assert_null(B->kernel(ctx, op, TB_DTYPE_COUNT, NULL, &impl));
         assert_null(impl);
     }
     B->destroy(ctx);
-    assert_null(tb_cpu_ext_kernel(NULL, TB_F32, NULL, NULL));
     print_message("# %d new ops, %d oracle vectors\n", n_new, OV_N_CASES);
     assert_true(n_new >= 32);
 }
@@ -487,7 +485,10 @@ static void expect_special(const char *what, int i, double got, double want)
  * kernel, both dtypes, and compares with want(dt, i). */
 typedef double (*special_want)(tb_dtype dt, int i, double x);
 
-static void special_run(const char *name, special_want want)
+/* want_cpu: the C row's value where it differs from the reference's
+ * (NULL: none differs). */
+static void special_run_cpu(const char *name, special_want want,
+                            special_want want_cpu)
 {
     const tb_op *op = op_find(name);
     void *ctx = cpu_new();
@@ -503,7 +504,7 @@ static void special_run(const char *name, special_want want)
         memset(&p, 0, sizeof p);
         assert_int_equal(run_ref(op, &x, &p, &r), 0);
         assert_int_equal(
-            run_cpu(ctx, ext_kernel(op, dt, &p), op, dt, &x, &p, &g), 0);
+            run_cpu(ctx, c_kernel(op, dt), op, dt, &x, &p, &g), 0);
         for (int i = 0; i < NSPEC; i++) {
             char what[64];
             double w = want(dt, i, v[i]);
@@ -512,6 +513,8 @@ static void special_run(const char *name, special_want want)
             expect_special(what, i, ((double *)r.data)[i], w);
             snprintf(what, sizeof what, "%s %s cpu", name,
                      tb_dtype_name(dt));
+            if (want_cpu)
+                w = want_cpu(dt, i, v[i]);
             expect_special(what, i, tb_tensor_get(&g, i),
                            dt == TB_F32 ? (double)(float)w : w);
         }
@@ -520,6 +523,11 @@ static void special_run(const char *name, special_want want)
         tb_tensor_destroy(&x);
     }
     B->destroy(ctx);
+}
+
+static void special_run(const char *name, special_want want)
+{
+    special_run_cpu(name, want, NULL);
 }
 
 /* Index: 0 NaN, 1 +inf, 2 -inf, 3 -0, 4 +0, 5 huge, 6 -huge, 7 tiny,
@@ -618,16 +626,29 @@ static void test_special_sigmoid(void **state)
     special_run("sigmoid", want_sigmoid);
 }
 
+/* The f32 C row of gelu and silu is vmath.h's portable tier, which
+ * states x -> -0 at -inf (its limit) where the formula gives -inf * 0;
+ * the f64 row keeps the formula's NaN. */
+static double want_gelu_cpu(tb_dtype dt, int i, double x)
+{
+    return dt == TB_F32 && i == 2 ? -0.0 : want_gelu(dt, i, x);
+}
+
+static double want_silu_cpu(tb_dtype dt, int i, double x)
+{
+    return dt == TB_F32 && i == 2 ? -0.0 : want_silu(dt, i, x);
+}
+
 static void test_special_gelu(void **state)
 {
     (void)state;
-    special_run("gelu", want_gelu);
+    special_run_cpu("gelu", want_gelu, want_gelu_cpu);
 }
 
 static void test_special_silu(void **state)
 {
     (void)state;
-    special_run("silu", want_silu);
+    special_run_cpu("silu", want_silu, want_silu_cpu);
 }
 
 static void test_special_softplus(void **state)
@@ -702,7 +723,7 @@ static void test_reduce_contig(void **state)
                     tb_params p;
                     memset(&p, 0, sizeof p);
                     tb_tensor g;
-                    assert_int_equal(run_cpu(ctx, ext_kernel(op, dt, &p), op,
+                    assert_int_equal(run_cpu(ctx, c_kernel(op, dt), op,
                                              dt, &x, &p, &g),
                                      0);
                     double got = tb_tensor_get(&g, 0);
@@ -756,7 +777,7 @@ static void test_special_nan(void **state)
             memset(&p, 0, sizeof p);
             assert_int_equal(run_ref(op, &x, &p, &r), 0);
             assert_int_equal(
-                run_cpu(ctx, ext_kernel(op, dt, &p), op, dt, &x, &p, &g),
+                run_cpu(ctx, c_kernel(op, dt), op, dt, &x, &p, &g),
                 0);
             char what[64];
             snprintf(what, sizeof what, "nan case %zu (%s %s) ref", k,
@@ -785,7 +806,7 @@ static void test_special_nan(void **state)
         tb_params p;
         memset(&p, 0, sizeof p);
         assert_int_equal(run_ref(op, in, &p, &r), 0);
-        assert_int_equal(run_cpu(ctx, ext_kernel(op, TB_F32, &p), op,
+        assert_int_equal(run_cpu(ctx, c_kernel(op, TB_F32), op,
                                  TB_F32, in, &p, &g),
                          0);
         assert_true(isnan(((double *)r.data)[0]));
@@ -807,7 +828,7 @@ static void test_special_nan(void **state)
         tb_params p;
         memset(&p, 0, sizeof p);
         assert_int_equal(run_ref(op, &x, &p, &r), 0);
-        assert_int_equal(run_cpu(ctx, ext_kernel(op, TB_F64, &p), op,
+        assert_int_equal(run_cpu(ctx, c_kernel(op, TB_F64), op,
                                  TB_F64, &x, &p, &g),
                          0);
         assert_true(isnan(((double *)r.data)[0]) &&
@@ -1267,7 +1288,7 @@ static void test_kernel_errors(void **state)
 
     /* wrong output shape, dtype; a strided (non-contiguous) input */
     const tb_op *ex = op_find("exp");
-    tb_kernel_fn fn = ext_kernel(ex, TB_F32, &p);
+    tb_kernel_fn fn = c_kernel(ex, TB_F32);
     tensor_new(&o, TB_F32, SHAPE(4, 3));
     assert_int_equal(fn(ctx, &a, &o, &p), TB_ESHAPE);
     tb_tensor_destroy(&o);
@@ -1284,17 +1305,18 @@ static void test_kernel_errors(void **state)
     tensor_new(&b, TB_F32, SHAPE(5, 4));
     tensor_new(&o, TB_F32, SHAPE(3, 4));
     tb_tensor ab[2] = {a, b};
-    fn = ext_kernel(op_find("maximum"), TB_F32, &p);
+    fn = c_kernel(op_find("maximum"), TB_F32);
     assert_int_equal(fn(ctx, ab, &o, &p), TB_ESHAPE);
     const tb_op *pm = op_find("permute");
     tb_params bad = {.set = 3u, .v = {0, 0}};
-    fn = ext_kernel(pm, TB_F32, &bad);
+    fn = c_kernel(pm, TB_F32);
     assert_int_equal(fn(ctx, &a, &o, &bad), TB_EPARAM);
     tb_tensor_destroy(&o);
 
-    /* a NULL ctx is allowed (nothing is counted); NULL operands are not */
+    /* a NULL ctx is allowed by the rows of ops_ext.c (nothing is
+     * counted); NULL operands are not */
     tensor_new(&o, TB_F32, SHAPE(3, 4));
-    fn = ext_kernel(ex, TB_F32, &p);
+    fn = c_kernel(op_find("neg"), TB_F32);
     assert_int_equal(fn(NULL, &a, &o, &p), 0);
     assert_int_equal(fn(ctx, NULL, &o, &p), TB_EINVAL);
     assert_int_equal(fn(ctx, &a, NULL, &p), TB_EINVAL);

@@ -100,6 +100,25 @@ typedef struct tb_dev_peaks {
     char why[256]; /* why a figure is missing; "" when none is */
 } tb_dev_peaks;
 
+/* What the kernels of a host CPU backend run at (the `host` slot): the
+ * one way the harness learns the cpu backend's SIMD level and its cap,
+ * without its private headers. */
+typedef struct tb_backend_host {
+    /* The SIMD level of the kernels ("scalar", "avx2", "avx512"): for
+     * axis values, what an instance created with them runs (an "auto"
+     * level resolved); for none, the best level this CPU, OS and build
+     * allow under the cap. */
+    const char *isa;
+    /* Threads a kernel call uses (1 for no axis values). */
+    int threads;
+    /* The cap on the level as the process environment sets it
+     * (TBENCH_ISA), verbatim: NULL when unset, empty or "auto". */
+    const char *isa_cap;
+    /* isa_cap when it names no level: instances refuse to start; else
+     * NULL. */
+    const char *isa_cap_error;
+} tb_backend_host;
+
 /* Runs `iters` calls of the case being counted; 0 or a TB_E* code. */
 typedef int (*tb_count_run_fn)(void *arg, uint64_t iters);
 
@@ -178,11 +197,20 @@ typedef struct tb_backend {
      * repetitions of at least rep_s seconds each, and fill *out with
      * them and the vendor figures.  0, or a TB_E* code with out->why. */
     int (*peak)(void *ctx, int reps, double rep_s, tb_dev_peaks *out);
+    /* (optional) Host CPU backends (cpu): fill *out for an instance of
+     * axis values `values` (one per axis, in axes() order), or for the
+     * process when values is NULL.  Needs no instance; callable in any
+     * process.  0, or TB_EPARAM for values create() would refuse. */
+    int (*host)(const char *const *values, tb_backend_host *out);
 } tb_backend;
 
 /* All compiled-in backends and module slots, in a fixed order. */
 const tb_backend *const *tb_backend_list(int *n);
 const tb_backend *tb_backend_find(const char *name);
+
+/* The first backend with a `host` slot (the cpu backend): the one that
+ * describes the host CPU's kernels. */
+const tb_backend *tb_backend_host_cpu(void);
 
 /* Wrappers that supply defaults for optional slots. */
 int tb_backend_sync(const tb_backend *b, void *ctx);
@@ -200,5 +228,9 @@ int tb_backend_sample_prep(const tb_backend *b, void *ctx);
 /* b->device_pci, or TB_EUNSUPPORTED for a backend without one. */
 int tb_backend_device_pci(const tb_backend *b, void *ctx, char *buf,
                           size_t len);
+/* b->host, or TB_EUNSUPPORTED (*out zeroed) for a backend without one
+ * (b NULL included). */
+int tb_backend_host_info(const tb_backend *b, const char *const *values,
+                         tb_backend_host *out);
 
 #endif

@@ -43,6 +43,16 @@ const tb_backend *tb_backend_find(const char *name)
     return NULL;
 }
 
+const tb_backend *tb_backend_host_cpu(void)
+{
+    int n;
+    const tb_backend *const *list = tb_backend_list(&n);
+    for (int i = 0; i < n; i++)
+        if (list[i]->host)
+            return list[i];
+    return NULL;
+}
+
 int tb_backend_sync(const tb_backend *b, void *ctx)
 {
     return b->sync ? b->sync(ctx) : 0;
@@ -91,4 +101,13 @@ int tb_backend_device_pci(const tb_backend *b, void *ctx, char *buf,
     if (!b->device_pci || !buf || !len)
         return TB_EUNSUPPORTED;
     return b->device_pci(ctx, buf, len);
+}
+
+int tb_backend_host_info(const tb_backend *b, const char *const *values,
+                         tb_backend_host *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!b || !b->host)
+        return TB_EUNSUPPORTED;
+    return b->host(values, out);
 }

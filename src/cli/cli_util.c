@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../backends/cpu/isa.h"
+#include "../backends/backend.h"
 #include "../harness/plan.h"
 #include "../harness/runner.h"
 #include "../ops/calib.h"
@@ -19,7 +19,9 @@ int tb_env_check(void)
         fprintf(stderr, "tbench: %s\n", err);
         return TB_EXIT_USAGE;
     }
-    const char *isa = tb_cpu_isa_env_error();
+    tb_backend_host host;
+    tb_backend_host_info(tb_backend_host_cpu(), NULL, &host);
+    const char *isa = host.isa_cap_error;
     if (isa) {
         fprintf(stderr, "tbench: TBENCH_ISA: expected scalar, avx2, avx512 "
                         "or auto, got '%s'\n", isa);

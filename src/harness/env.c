@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../backends/cpu/isa.h"
+#include "../backends/backend.h"
 #include "ops/calib.h"
 #include "../backends/plugin.h"
 #include "tb_commit.h"
@@ -479,12 +479,10 @@ static cJSON *capture_cpu(const cpuinfo_facts *ci, long ncpus,
     /* The SIMD level the cpu backend's kernels may use, and the
      * TBENCH_ISA cap that lowered it (null: none), so a capped run is
      * told apart from an uncapped one without reading case ids. */
-    const char *cap = getenv("TBENCH_ISA");
-    if (cap && *cap && strcmp(cap, "auto") != 0)
-        json_add_str(cpu, "isa_cap", cap);
-    else
-        cJSON_AddNullToObject(cpu, "isa_cap");
-    json_add_str(cpu, "isa_used", tb_cpu_isa_name(tb_cpu_isa_max()));
+    tb_backend_host host;
+    tb_backend_host_info(tb_backend_host_cpu(), NULL, &host);
+    json_add_str(cpu, "isa_cap", host.isa_cap);
+    json_add_str(cpu, "isa_used", host.isa);
 
     json_add_num(cpu, "logical_cpus", ncpus >= 1, (double)ncpus);
     json_add_num(cpu, "physical_cores", ci->physical_cores > 0,

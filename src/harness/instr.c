@@ -16,7 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../backends/cpu/isa.h"
 #include "../base/error.h"
 #include "../base/fileio.h"
 #include "tb_config.h"
@@ -106,20 +105,18 @@ static void cg_off(void *arg)
 #endif
 }
 
-/* The cpu ISA level a case of the cpu backend runs at: its `isa` axis
- * ("auto": the highest allowed) within the cap in force; "-" for a
- * backend without that axis. */
+/* The SIMD level a case runs at, as its backend reports it (the cpu
+ * backend: its isa axis, "auto" resolved, within the cap in force); "-"
+ * for a backend that reports none. */
 static const char *case_isa(const tb_case *c)
 {
-    for (int i = 0; i < c->n_axes; i++)
-        if (!strcmp(c->axis_name[i], "isa")) {
-            int lvl = tb_cpu_isa_max();
-            int want = tb_cpu_isa_parse(c->axis_value[i]);
-            if (want >= 0 && want < lvl)
-                lvl = want;
-            return tb_cpu_isa_name(lvl);
-        }
-    return "-";
+    const char *values[TB_MAX_AXES];
+    for (int i = 0; i < c->n_axes && i < TB_MAX_AXES; i++)
+        values[i] = c->axis_value[i];
+    tb_backend_host h;
+    if (tb_backend_host_info(c->backend, values, &h) || !h.isa)
+        return "-";
+    return h.isa;
 }
 
 static int paranoid(void)
@@ -208,6 +205,185 @@ int tb_instr_child(const tb_case *c, int source, uint64_t k, FILE *out)
 
 /* ---- parent side --------------------------------------------------- */
 
+/* The counting process's scratch folder and files. */
+typedef struct child_files {
+    char dir[4096];
+    char out[4200], err[4200], cg[4200], cgopt[4300], iters[32];
+} child_files;
+
+/* A new mkdtemp folder under $TMPDIR (else /tmp) and the names of the
+ * files in it.  0, or -1 with the reason. */
+static int child_files_make(const tb_case *c, child_files *f, char *reason,
+                            size_t rlen)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(f->dir, sizeof f->dir, "%s/tbench-instr-XXXXXX",
+             tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(f->dir)) {
+        snprintf(reason, rlen, "scratch folder %.160s: %s", f->dir,
+                 strerror(errno));
+        return -1;
+    }
+    snprintf(f->out, sizeof f->out, "%s/out.txt", f->dir);
+    snprintf(f->err, sizeof f->err, "%s/err.txt", f->dir);
+    snprintf(f->cg, sizeof f->cg, "%s/callgrind.out", f->dir);
+    snprintf(f->cgopt, sizeof f->cgopt, "--callgrind-out-file=%s", f->cg);
+    snprintf(f->iters, sizeof f->iters, "%d", c->measure.instructions_iters);
+    return 0;
+}
+
+static void child_files_remove(const child_files *f)
+{
+    unlink(f->out);
+    unlink(f->err);
+    unlink(f->cg);
+    rmdir(f->dir);
+}
+
+/* argv of `tbench __instr-count` for c (under valgrind for callgrind);
+ * argv must hold 32 + 64 pointers. */
+static void child_argv(const tb_case *c, int source, const char *self,
+                       const child_files *f, const char *const *cfg_paths,
+                       int ncfg, const char *backend, const char **argv)
+{
+    int n = 0;
+    if (source == TB_INSTR_CALLGRIND) {
+        argv[n++] = "valgrind";
+        argv[n++] = "--tool=callgrind";
+        argv[n++] = "--collect-atstart=no";
+        argv[n++] = "--instr-atstart=no";
+        argv[n++] = "-q";
+        argv[n++] = f->cgopt;
+    }
+    argv[n++] = self;
+    argv[n++] = "__instr-count";
+    argv[n++] = "--id";
+    argv[n++] = c->id;
+    argv[n++] = "--source";
+    argv[n++] = tb_instr_source_name(source);
+    argv[n++] = "--iters";
+    argv[n++] = f->iters;
+    if (backend) {
+        argv[n++] = "--backend";
+        argv[n++] = backend;
+    }
+    for (int i = 0; i < ncfg && i < 64; i++)
+        argv[n++] = cfg_paths[i];
+    argv[n] = NULL;
+}
+
+/* Fork and exec argv with stdout and stderr into f's files; under
+ * valgrind with the cpu backend capped at AVX2 (valgrind cannot run
+ * AVX-512; a lower cap the user asked for stays).  Waits within the
+ * case's timeout.  0 with the wait status in *status, or -1 with the
+ * reason. */
+static int child_run(const tb_case *c, int source, const char **argv,
+                     const child_files *f, int *status, char *reason,
+                     size_t rlen)
+{
+    tb_backend_host h;
+    tb_backend_host_info(tb_backend_host_cpu(), NULL, &h);
+    const bool cap = source == TB_INSTR_CALLGRIND &&
+                     (!h.isa_cap || (!h.isa_cap_error &&
+                                     strcmp(h.isa_cap, "avx512") == 0));
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(reason, rlen, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        /* new files in our own mkdtemp folder: O_EXCL|O_NOFOLLOW, as
+         * nothing can be there already */
+        int o = open(f->out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+        int e = open(f->err, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+        int in = open("/dev/null", O_RDONLY);
+        if (o < 0 || e < 0 || in < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0 ||
+            dup2(in, 0) < 0)
+            _exit(126);
+        if (cap)
+            setenv("TBENCH_ISA", "avx2", 1);
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    double limit = c->measure.timeout_s;
+    struct timespec t0, now, nap = {0, 5000000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        pid_t w = waitpid(pid, status, WNOHANG);
+        if (w == pid)
+            return 0;
+        if (w < 0 && errno != EINTR) {
+            snprintf(reason, rlen, "waitpid: %s", strerror(errno));
+            return -1;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((double)(now.tv_sec - t0.tv_sec) +
+                1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > limit) {
+            kill(pid, SIGKILL);
+            waitpid(pid, status, 0);
+            snprintf(reason, rlen, "%s: no count within measure.timeout_s "
+                                   "(%g s); killed",
+                     tb_instr_source_name(source), limit);
+            return -1;
+        }
+        nanosleep(&nap, NULL);
+    }
+}
+
+/* The child's answer "ok COUNT IMPL ISA" from its stdout (its stderr's
+ * first line in the reason when it said nothing).  0, or -1 with the
+ * reason. */
+static int child_answer(int source, const char *argv0, int status,
+                        const child_files *f, char *count, char *isa,
+                        char *reason, size_t rlen)
+{
+    const bool cg = source == TB_INSTR_CALLGRIND;
+    char *text = NULL, ferr[256];
+    size_t len = 0;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+        snprintf(reason, rlen, "%s: cannot run %s%s",
+                 tb_instr_source_name(source), argv0,
+                 cg ? " (install valgrind: apt-get install valgrind)" : "");
+        return -1;
+    }
+    if (tb_read_file(f->out, &text, &len, ferr, sizeof ferr) || !len) {
+        free(text);
+        text = NULL;
+        if (!tb_read_file(f->err, &text, &len, ferr, sizeof ferr) && len) {
+            char *nl = strchr(text, '\n');
+            if (nl)
+                *nl = '\0';
+        }
+        snprintf(reason, rlen, "%s: the counting process %s %d and said "
+                               "nothing%s%.160s",
+                 tb_instr_source_name(source),
+                 WIFSIGNALED(status) ? "died of signal" : "exited with",
+                 WIFSIGNALED(status) ? WTERMSIG(status)
+                                     : WEXITSTATUS(status),
+                 text && *text ? "; stderr: " : "", text ? text : "");
+        free(text);
+        return -1;
+    }
+    char *nl = strchr(text, '\n');
+    if (nl)
+        *nl = '\0';
+    const bool ours = !strncmp(text, PROTO " ", sizeof PROTO);
+    const char *body = ours ? text + sizeof PROTO : text;
+    char impl[160];
+    int rc = -1;
+    if (ours && !strncmp(body, "error ", 6))
+        snprintf(reason, rlen, "%s: %.200s", tb_instr_source_name(source),
+                 body + 6);
+    else if (!ours ||
+             sscanf(body, "ok %31s %159s %15s", count, impl, isa) != 3)
+        snprintf(reason, rlen, "%s: unexpected answer '%.120s'",
+                 tb_instr_source_name(source), body);
+    else
+        rc = 0;
+    free(text);
+    return rc;
+}
+
 /* Run `tbench __instr-count` for c with `source` (under valgrind for
  * callgrind) in a scratch folder; fill res on success, else reason. */
 static int run_child(const tb_case *c, int source,
@@ -223,154 +399,21 @@ static int run_child(const tb_case *c, int source,
         return -1;
     }
     self[sl] = '\0';
-    const char *tmp = getenv("TMPDIR");
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/tbench-instr-XXXXXX",
-             tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        snprintf(reason, rlen, "scratch folder %.160s: %s", dir,
-                 strerror(errno));
+    child_files f;
+    if (child_files_make(c, &f, reason, rlen))
         return -1;
-    }
-    char outp[4200], errp[4200], cgp[4200], cgopt[4300], iters[32];
-    snprintf(outp, sizeof outp, "%s/out.txt", dir);
-    snprintf(errp, sizeof errp, "%s/err.txt", dir);
-    snprintf(cgp, sizeof cgp, "%s/callgrind.out", dir);
-    snprintf(cgopt, sizeof cgopt, "--callgrind-out-file=%s", cgp);
-    snprintf(iters, sizeof iters, "%d", c->measure.instructions_iters);
-
     const char *argv[32 + 64];
-    int n = 0;
-    bool cg = source == TB_INSTR_CALLGRIND;
-    if (cg) {
-        argv[n++] = "valgrind";
-        argv[n++] = "--tool=callgrind";
-        argv[n++] = "--collect-atstart=no";
-        argv[n++] = "--instr-atstart=no";
-        argv[n++] = "-q";
-        argv[n++] = cgopt;
-    }
-    argv[n++] = self;
-    argv[n++] = "__instr-count";
-    argv[n++] = "--id";
-    argv[n++] = c->id;
-    argv[n++] = "--source";
-    argv[n++] = tb_instr_source_name(source);
-    argv[n++] = "--iters";
-    argv[n++] = iters;
-    if (backend) {
-        argv[n++] = "--backend";
-        argv[n++] = backend;
-    }
-    for (int i = 0; i < ncfg && i < 64; i++)
-        argv[n++] = cfg_paths[i];
-    argv[n] = NULL;
-
-    /* Under valgrind: no AVX-512 (valgrind cannot run it); a lower cap
-     * the user asked for stays. */
-    const char *isa_env = getenv("TBENCH_ISA");
-    bool cap = cg && (!isa_env || !*isa_env || !strcmp(isa_env, "auto") ||
-                      tb_cpu_isa_parse(isa_env) > TB_ISA_AVX2);
-
-    int rc = -1;
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(reason, rlen, "fork: %s", strerror(errno));
+    child_argv(c, source, self, &f, cfg_paths, ncfg, backend, argv);
+    int status = 0, rc = -1;
+    char count[32], isa[16];
+    if (child_run(c, source, argv, &f, &status, reason, rlen) ||
+        child_answer(source, argv[0], status, &f, count, isa, reason, rlen))
         goto out;
-    }
-    if (pid == 0) {
-        /* new files in our own mkdtemp folder: O_EXCL|O_NOFOLLOW, as
-         * nothing can be there already */
-        int o = open(outp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
-        int e = open(errp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
-        int in = open("/dev/null", O_RDONLY);
-        if (o < 0 || e < 0 || in < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0 ||
-            dup2(in, 0) < 0)
-            _exit(126);
-        if (cap)
-            setenv("TBENCH_ISA", "avx2", 1);
-        execvp(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    /* Wait, within the case's timeout. */
-    double limit = c->measure.timeout_s;
-    struct timespec t0, now, nap = {0, 5000000};
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    int status = 0;
-    for (;;) {
-        pid_t w = waitpid(pid, &status, WNOHANG);
-        if (w == pid)
-            break;
-        if (w < 0 && errno != EINTR) {
-            snprintf(reason, rlen, "waitpid: %s", strerror(errno));
-            goto out;
-        }
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if ((double)(now.tv_sec - t0.tv_sec) +
-                1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > limit) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            snprintf(reason, rlen, "%s: no count within measure.timeout_s "
-                                   "(%g s); killed",
-                     tb_instr_source_name(source), limit);
-            goto out;
-        }
-        nanosleep(&nap, NULL);
-    }
-    char *text = NULL, ferr[256];
-    size_t len = 0;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-        snprintf(reason, rlen, "%s: cannot run %s%s",
-                 tb_instr_source_name(source), argv[0],
-                 cg ? " (install valgrind: apt-get install valgrind)" : "");
-        goto out;
-    }
-    if (tb_read_file(outp, &text, &len, ferr, sizeof ferr) || !len) {
-        free(text);
-        text = NULL;
-        if (!tb_read_file(errp, &text, &len, ferr, sizeof ferr) && len) {
-            char *nl = strchr(text, '\n');
-            if (nl)
-                *nl = '\0';
-        }
-        snprintf(reason, rlen, "%s: the counting process %s %d and said "
-                               "nothing%s%.160s",
-                 tb_instr_source_name(source),
-                 WIFSIGNALED(status) ? "died of signal" : "exited with",
-                 WIFSIGNALED(status) ? WTERMSIG(status)
-                                     : WEXITSTATUS(status),
-                 text && *text ? "; stderr: " : "", text ? text : "");
-        free(text);
-        goto out;
-    }
-    char *nl = strchr(text, '\n');
-    if (nl)
-        *nl = '\0';
-    const char *body = text;
-    if (strncmp(body, PROTO " ", sizeof PROTO)) {
-        snprintf(reason, rlen, "%s: unexpected answer '%.120s'",
-                 tb_instr_source_name(source), body);
-        free(text);
-        goto out;
-    }
-    body += sizeof PROTO;
-    if (!strncmp(body, "error ", 6)) {
-        snprintf(reason, rlen, "%s: %.200s", tb_instr_source_name(source),
-                 body + 6);
-        free(text);
-        goto out;
-    }
-    char count[32], impl[160], isa[16];
-    if (sscanf(body, "ok %31s %159s %15s", count, impl, isa) != 3) {
-        snprintf(reason, rlen, "%s: unexpected answer '%.120s'",
-                 tb_instr_source_name(source), body);
-        free(text);
-        goto out;
-    }
-    free(text);
     double total;
-    if (cg) {
-        if (tb_read_file(cgp, &text, &len, ferr, sizeof ferr)) {
+    if (source == TB_INSTR_CALLGRIND) {
+        char *text = NULL, ferr[256];
+        size_t len = 0;
+        if (tb_read_file(f.cg, &text, &len, ferr, sizeof ferr)) {
             snprintf(reason, rlen, "callgrind: no output file: %.200s", ferr);
             goto out;
         }
@@ -393,10 +436,7 @@ static int run_child(const tb_case *c, int source,
              strcmp(isa, "-") ? isa : "");
     rc = 0;
 out:
-    unlink(outp);
-    unlink(errp);
-    unlink(cgp);
-    rmdir(dir);
+    child_files_remove(&f);
     return rc;
 }
 

@@ -1,6 +1,7 @@
-/* Measured machine peaks (memory bandwidth, FMA FLOP/s), their cache and
- * the roofline arithmetic.  See peak.h for the contract and
- * docs/FORMAT.md ("peaks", "roofline") for the JSON.
+/* Measured machine peaks (memory bandwidth, FMA FLOP/s, the core clock).
+ * See peak.h for the contract and docs/FORMAT.md ("peaks") for the JSON;
+ * the cache is peak_cache.c's, the tables peak_table.c's, the roofline
+ * roofline.c's.
  *
  * Method.
  *  - A figure is measured by a team of T pinned threads (thread i on the
@@ -22,16 +23,16 @@
  *    L3 (its size x the number of L3 instances) over all threads (4x with
  *    quick), at most a quarter of the available memory.  Arrays are offset by a few cache lines from one
  *    another so that they do not alias in 4 KiB-page bits.
- *  - FMA peak: PK_NACC independent accumulator chains per thread, all in
+ *  - FMA peak: TB_PEAK_NACC independent accumulator chains per thread, all in
  *    registers, acc = acc * m + c.  12 chains cover 4-cycle FMA latency
  *    on 2 FMA pipes with room to spare.  Levels: "scalar" is the
  *    portable build's baseline (GCC vector extensions at the default
  *    target: 128-bit SSE2 on x86-64, a separate multiply and add, which
  *    is the most that portable C can be compiled to); "avx2" is 256-bit
- *    FMA; "avx512" is 512-bit FMA.  Each ISA's loop is compiled with a
- *    function-level target attribute and only called when
- *    __builtin_cpu_supports says the CPU (and OS) has it, so the rest of
- *    the program stays portable.
+ *    FMA; "avx512" is 512-bit FMA.  The loops of every level live in the
+ *    cpu backend (backends/cpu/peak_loops.h: each built with its level's
+ *    flags only, handed out only where the backend's ISA detector says
+ *    the CPU and the OS run them), so this file stays portable.
  *  - Core clock: one thread (pinned) runs a single chain of dependent
  *    integer adds, PK_CLOCK_CHAIN per loop iteration, each add reading
  *    the result of the one before.  An add has 1 cycle of latency on
@@ -62,27 +63,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define PK_X86 1
-#else
-#define PK_X86 0
-#endif
-
+#include "../backends/cpu/peak_loops.h"
+#include "../base/clock.h"
 #include "../base/error.h"
 #include "../base/stats.h"
 #include "../base/fileio.h"
 #include "../ops/alloc.h"
 #include "env.h"
 #include "gpu_peak.h"
+#include "peak_json.h"
 #include "tb_config.h"
 
-/* Independent accumulator chains per thread in the FMA loops. */
-#define PK_NACC 12
 /* Iterations of the FMA loop in a calibration repetition. */
 #define PK_FMA_CAL_ITERS 20000L
 /* Array elements are a multiple of this (the widest unrolled step). */
-#define PK_ELEM_STEP 64
+#define PK_ELEM_STEP TB_PEAK_ELEM_STEP
 /* Gap between a thread's arrays: 5 cache lines, so that arrays do not
  * start at the same offset within a 4 KiB page. */
 #define PK_ARRAY_GAP 320
@@ -97,333 +92,19 @@
 
 static double pk_now_ns(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+    return (double)tb_clock_ns();
 }
 
-/* ---- ISA ------------------------------------------------------------- */
+/* ---- the loops (backends/cpu/peak_loops.h) ----------------------------- */
 
-enum { PK_SCALAR, PK_AVX2, PK_AVX512, PK_NISA };
-static const char *const pk_isa_names[PK_NISA] = {"scalar", "avx2",
-                                                  "avx512"};
-
-static bool pk_has_isa(int isa)
-{
-#if PK_X86
-    __builtin_cpu_init();
-    if (isa == PK_AVX2)
-        return __builtin_cpu_supports("avx2") &&
-               __builtin_cpu_supports("fma");
-    if (isa == PK_AVX512)
-        return __builtin_cpu_supports("avx512f");
-#endif
-    return isa == PK_SCALAR;
-}
-
-/* ---- bandwidth kernels ------------------------------------------------ */
-
-/* a, b, c: arrays of n doubles (n a multiple of PK_ELEM_STEP, 64-byte
- * aligned).  copy: a = b; add: a = b + c; triad: a = b + s * c;
- * read: returns the sum of a.  The others return a[0] so that no store
- * is provably dead. */
-typedef double (*pk_bw_fn)(double *restrict a, const double *restrict b,
-                           const double *restrict c, size_t n, double s);
-
-enum { PK_COPY, PK_ADD, PK_TRIAD, PK_READ, PK_NBW };
-static const char *const pk_bw_names[PK_NBW] = {"copy", "add", "triad",
-                                                "read"};
-static const int pk_bw_arrays[PK_NBW] = {2, 3, 3, 1};
-
-static double bw_copy_scalar(double *restrict a, const double *restrict b,
-                             const double *restrict c, size_t n, double s)
-{
-    (void)c, (void)s;
-    for (size_t i = 0; i < n; i++)
-        a[i] = b[i];
-    return a[0];
-}
-
-static double bw_add_scalar(double *restrict a, const double *restrict b,
-                            const double *restrict c, size_t n, double s)
-{
-    (void)s;
-    for (size_t i = 0; i < n; i++)
-        a[i] = b[i] + c[i];
-    return a[0];
-}
-
-static double bw_triad_scalar(double *restrict a, const double *restrict b,
-                              const double *restrict c, size_t n, double s)
-{
-    for (size_t i = 0; i < n; i++)
-        a[i] = b[i] + s * c[i];
-    return a[0];
-}
-
-static double bw_read_scalar(double *restrict a, const double *restrict b,
-                             const double *restrict c, size_t n, double s)
-{
-    (void)b, (void)c, (void)s;
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
-    for (size_t i = 0; i < n; i += 8) {
-        s0 += a[i];
-        s1 += a[i + 1];
-        s2 += a[i + 2];
-        s3 += a[i + 3];
-        s4 += a[i + 4];
-        s5 += a[i + 5];
-        s6 += a[i + 6];
-        s7 += a[i + 7];
-    }
-    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
-}
-
-#if PK_X86
-#define PK_AVX2_FN __attribute__((target("avx2,fma")))
-#define PK_AVX512_FN __attribute__((target("avx512f")))
-
-PK_AVX2_FN static double bw_copy_avx2(double *restrict a,
-                                      const double *restrict b,
-                                      const double *restrict c, size_t n,
-                                      double s)
-{
-    (void)c, (void)s;
-    for (size_t i = 0; i < n; i += 16) {
-        __m256d v0 = _mm256_load_pd(b + i), v1 = _mm256_load_pd(b + i + 4);
-        __m256d v2 = _mm256_load_pd(b + i + 8);
-        __m256d v3 = _mm256_load_pd(b + i + 12);
-        _mm256_store_pd(a + i, v0);
-        _mm256_store_pd(a + i + 4, v1);
-        _mm256_store_pd(a + i + 8, v2);
-        _mm256_store_pd(a + i + 12, v3);
-    }
-    return a[0];
-}
-
-PK_AVX2_FN static double bw_add_avx2(double *restrict a,
-                                     const double *restrict b,
-                                     const double *restrict c, size_t n,
-                                     double s)
-{
-    (void)s;
-    for (size_t i = 0; i < n; i += 16)
-        for (size_t j = i; j < i + 16; j += 4)
-            _mm256_store_pd(a + j, _mm256_add_pd(_mm256_load_pd(b + j),
-                                                 _mm256_load_pd(c + j)));
-    return a[0];
-}
-
-PK_AVX2_FN static double bw_triad_avx2(double *restrict a,
-                                       const double *restrict b,
-                                       const double *restrict c, size_t n,
-                                       double s)
-{
-    const __m256d vs = _mm256_set1_pd(s);
-    for (size_t i = 0; i < n; i += 16)
-        for (size_t j = i; j < i + 16; j += 4)
-            _mm256_store_pd(a + j,
-                            _mm256_fmadd_pd(vs, _mm256_load_pd(c + j),
-                                            _mm256_load_pd(b + j)));
-    return a[0];
-}
-
-PK_AVX2_FN static double bw_read_avx2(double *restrict a,
-                                      const double *restrict b,
-                                      const double *restrict c, size_t n,
-                                      double s)
-{
-    (void)b, (void)c, (void)s;
-    __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0, s4 = s0,
-            s5 = s0, s6 = s0, s7 = s0;
-    for (size_t i = 0; i < n; i += 32) {
-        s0 = _mm256_add_pd(s0, _mm256_load_pd(a + i));
-        s1 = _mm256_add_pd(s1, _mm256_load_pd(a + i + 4));
-        s2 = _mm256_add_pd(s2, _mm256_load_pd(a + i + 8));
-        s3 = _mm256_add_pd(s3, _mm256_load_pd(a + i + 12));
-        s4 = _mm256_add_pd(s4, _mm256_load_pd(a + i + 16));
-        s5 = _mm256_add_pd(s5, _mm256_load_pd(a + i + 20));
-        s6 = _mm256_add_pd(s6, _mm256_load_pd(a + i + 24));
-        s7 = _mm256_add_pd(s7, _mm256_load_pd(a + i + 28));
-    }
-    __m256d t = _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(s0, s1),
-                                            _mm256_add_pd(s2, s3)),
-                              _mm256_add_pd(_mm256_add_pd(s4, s5),
-                                            _mm256_add_pd(s6, s7)));
-    double r[4];
-    _mm256_storeu_pd(r, t);
-    return (r[0] + r[1]) + (r[2] + r[3]);
-}
-
-PK_AVX512_FN static double bw_copy_avx512(double *restrict a,
-                                          const double *restrict b,
-                                          const double *restrict c,
-                                          size_t n, double s)
-{
-    (void)c, (void)s;
-    for (size_t i = 0; i < n; i += 32) {
-        __m512d v0 = _mm512_load_pd(b + i), v1 = _mm512_load_pd(b + i + 8);
-        __m512d v2 = _mm512_load_pd(b + i + 16);
-        __m512d v3 = _mm512_load_pd(b + i + 24);
-        _mm512_store_pd(a + i, v0);
-        _mm512_store_pd(a + i + 8, v1);
-        _mm512_store_pd(a + i + 16, v2);
-        _mm512_store_pd(a + i + 24, v3);
-    }
-    return a[0];
-}
-
-PK_AVX512_FN static double bw_add_avx512(double *restrict a,
-                                         const double *restrict b,
-                                         const double *restrict c,
-                                         size_t n, double s)
-{
-    (void)s;
-    for (size_t i = 0; i < n; i += 32)
-        for (size_t j = i; j < i + 32; j += 8)
-            _mm512_store_pd(a + j, _mm512_add_pd(_mm512_load_pd(b + j),
-                                                 _mm512_load_pd(c + j)));
-    return a[0];
-}
-
-PK_AVX512_FN static double bw_triad_avx512(double *restrict a,
-                                           const double *restrict b,
-                                           const double *restrict c,
-                                           size_t n, double s)
-{
-    const __m512d vs = _mm512_set1_pd(s);
-    for (size_t i = 0; i < n; i += 32)
-        for (size_t j = i; j < i + 32; j += 8)
-            _mm512_store_pd(a + j,
-                            _mm512_fmadd_pd(vs, _mm512_load_pd(c + j),
-                                            _mm512_load_pd(b + j)));
-    return a[0];
-}
-
-PK_AVX512_FN static double bw_read_avx512(double *restrict a,
-                                          const double *restrict b,
-                                          const double *restrict c,
-                                          size_t n, double s)
-{
-    (void)b, (void)c, (void)s;
-    __m512d s0 = _mm512_setzero_pd(), s1 = s0, s2 = s0, s3 = s0, s4 = s0,
-            s5 = s0, s6 = s0, s7 = s0;
-    for (size_t i = 0; i < n; i += 64) {
-        s0 = _mm512_add_pd(s0, _mm512_load_pd(a + i));
-        s1 = _mm512_add_pd(s1, _mm512_load_pd(a + i + 8));
-        s2 = _mm512_add_pd(s2, _mm512_load_pd(a + i + 16));
-        s3 = _mm512_add_pd(s3, _mm512_load_pd(a + i + 24));
-        s4 = _mm512_add_pd(s4, _mm512_load_pd(a + i + 32));
-        s5 = _mm512_add_pd(s5, _mm512_load_pd(a + i + 40));
-        s6 = _mm512_add_pd(s6, _mm512_load_pd(a + i + 48));
-        s7 = _mm512_add_pd(s7, _mm512_load_pd(a + i + 56));
-    }
-    __m512d t = _mm512_add_pd(_mm512_add_pd(_mm512_add_pd(s0, s1),
-                                            _mm512_add_pd(s2, s3)),
-                              _mm512_add_pd(_mm512_add_pd(s4, s5),
-                                            _mm512_add_pd(s6, s7)));
-    double r[8];
-    _mm512_storeu_pd(r, t);
-    return ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-}
-#endif /* PK_X86 */
-
-/* The bandwidth kernels of one ISA level (NULL entries: not compiled). */
-static const pk_bw_fn pk_bw_table[PK_NISA][PK_NBW] = {
-    {bw_copy_scalar, bw_add_scalar, bw_triad_scalar, bw_read_scalar},
-#if PK_X86
-    {bw_copy_avx2, bw_add_avx2, bw_triad_avx2, bw_read_avx2},
-    {bw_copy_avx512, bw_add_avx512, bw_triad_avx512, bw_read_avx512},
-#endif
-};
-
-/* ---- FMA kernels ------------------------------------------------------ */
-
-/* Runs `iters` iterations of PK_NACC independent acc = acc * m + c chains
- * and returns the sum of the accumulators (so nothing is dead code).
- * m and c are run-time values (read from volatile objects by the caller)
- * because with compile-time constants a compiler may prove the chain
- * stationary and fold the loop away (GCC 12 does, for f32).  m < 1 and c
- * small keep every value near 1: no overflow, no denormal. */
-typedef double (*pk_fma_fn)(long iters, double m, double c);
+_Static_assert((int)PK_NBW == (int)TB_PEAK_NBW &&
+                   (int)PK_COPY == (int)TB_PEAK_COPY &&
+                   (int)PK_TRIAD == (int)TB_PEAK_TRIAD &&
+                   (int)PK_READ == (int)TB_PEAK_READ,
+               "peak_json.h's kernel names follow peak_loops.h's loops");
+static const int pk_bw_arrays[TB_PEAK_NBW] = {2, 3, 3, 1};
 
 static volatile double pk_fma_m = 0.9999999, pk_fma_c = 1e-7;
-#define PK_REP12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-_Static_assert(PK_NACC == 12, "PK_REP12 expands PK_NACC chains");
-
-/* One FMA loop: V is the vector type, E its element type, SET1(x)
- * broadcasts; PK_STEP_OP(a, m, c), defined around each use, computes
- * a * m + c. */
-#define PK_FMA_LOOP(NAME, ATTR, V, E, SET1)                                \
-    ATTR static double NAME(long iters, double mul, double add)           \
-    {                                                                     \
-        const V m = SET1(mul), c = SET1(add);                             \
-        PK_REP12(PK_FMA_DECL_##V)                                         \
-        for (long it = 0; it < iters; it++) {                             \
-            PK_REP12(PK_FMA_STEP)                                         \
-        }                                                                 \
-        V t = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) +         \
-              ((a8 + a9) + (a10 + a11));                                  \
-        E r[sizeof(V) / sizeof(E)];                                       \
-        memcpy(r, &t, sizeof r);                                          \
-        double sum = 0;                                                   \
-        for (size_t i = 0; i < sizeof(V) / sizeof(E); i++)                \
-            sum += (double)r[i];                                          \
-        return sum;                                                       \
-    }
-#define PK_FMA_STEP(i) a##i = PK_STEP_OP(a##i, m, c);
-
-typedef double pk_v2d __attribute__((vector_size(16)));
-typedef float pk_v4f __attribute__((vector_size(16)));
-#define PK_SET_V2D(x) ((pk_v2d){(x), (x)})
-#define PK_SET_V4F(x)                                                     \
-    ((pk_v4f){(float)(x), (float)(x), (float)(x), (float)(x)})
-#define PK_MULADD(a, m, c) ((a) * (m) + (c))
-#define PK_FMA_DECL_pk_v2d(i) pk_v2d a##i = PK_SET_V2D(1.0 + (i) * 1e-3);
-#define PK_FMA_DECL_pk_v4f(i) pk_v4f a##i = PK_SET_V4F(1.0 + (i) * 1e-3);
-
-#define PK_STEP_OP PK_MULADD
-PK_FMA_LOOP(fma_f64_scalar, , pk_v2d, double, PK_SET_V2D)
-PK_FMA_LOOP(fma_f32_scalar, , pk_v4f, float, PK_SET_V4F)
-#undef PK_STEP_OP
-
-#if PK_X86
-#define PK_SET256D(x) _mm256_set1_pd(x)
-#define PK_SET256S(x) _mm256_set1_ps((float)(x))
-#define PK_SET512D(x) _mm512_set1_pd(x)
-#define PK_SET512S(x) _mm512_set1_ps((float)(x))
-#define PK_FMA_DECL___m256d(i) __m256d a##i = PK_SET256D(1.0 + (i) * 1e-3);
-#define PK_FMA_DECL___m256(i) __m256 a##i = PK_SET256S(1.0 + (i) * 1e-3);
-#define PK_FMA_DECL___m512d(i) __m512d a##i = PK_SET512D(1.0 + (i) * 1e-3);
-#define PK_FMA_DECL___m512(i) __m512 a##i = PK_SET512S(1.0 + (i) * 1e-3);
-
-#define PK_STEP_OP _mm256_fmadd_pd
-PK_FMA_LOOP(fma_f64_avx2, PK_AVX2_FN, __m256d, double, PK_SET256D)
-#undef PK_STEP_OP
-#define PK_STEP_OP _mm256_fmadd_ps
-PK_FMA_LOOP(fma_f32_avx2, PK_AVX2_FN, __m256, float, PK_SET256S)
-#undef PK_STEP_OP
-#define PK_STEP_OP _mm512_fmadd_pd
-PK_FMA_LOOP(fma_f64_avx512, PK_AVX512_FN, __m512d, double, PK_SET512D)
-#undef PK_STEP_OP
-#define PK_STEP_OP _mm512_fmadd_ps
-PK_FMA_LOOP(fma_f32_avx512, PK_AVX512_FN, __m512, float, PK_SET512S)
-#undef PK_STEP_OP
-#endif
-
-typedef struct pk_fma_entry {
-    pk_fma_fn fn;
-    double flops_per_iter; /* PK_NACC chains x lanes x 2 */
-} pk_fma_entry;
-
-/* [isa][dtype]; NULL fn: not compiled for this architecture. */
-static const pk_fma_entry pk_fma_table[PK_NISA][TB_DTYPE_COUNT] = {
-    {{fma_f32_scalar, PK_NACC * 4 * 2}, {fma_f64_scalar, PK_NACC * 2 * 2}},
-#if PK_X86
-    {{fma_f32_avx2, PK_NACC * 8 * 2}, {fma_f64_avx2, PK_NACC * 4 * 2}},
-    {{fma_f32_avx512, PK_NACC * 16 * 2}, {fma_f64_avx512, PK_NACC * 8 * 2}},
-#endif
-};
 
 /* ---- core clock ------------------------------------------------------- */
 
@@ -621,14 +302,14 @@ static void pk_repeat(pk_team *t, int tid, int reps, double rep_time_ns,
 /* ---- bandwidth measurement ------------------------------------------- */
 
 typedef struct pk_bw_job {
-    const pk_bw_fn *fns;  /* PK_NBW kernels of the chosen ISA */
+    const tb_peak_bw_fn *fns; /* the kernels of the chosen level */
     size_t ws_per_thread; /* bytes of arrays per thread */
     int reps;
     double rep_time_ns;
     long passes;
     /* per kernel: elements per array, and the rates (thread 0) */
-    size_t n[PK_NBW];
-    double *rates[PK_NBW];
+    size_t n[TB_PEAK_NBW];
+    double *rates[TB_PEAK_NBW];
     /* what the current kernel's work() uses, per thread */
     int kernel;
     char **mem; /* [team size] */
@@ -687,7 +368,7 @@ static void pk_bw_body(pk_team *t, int tid)
     j->mem[tid] = mem;
     pthread_barrier_wait(&t->bar);
     if (!atomic_load(&t->failed)) {
-        for (int k = 0; k < PK_NBW; k++) {
+        for (int k = 0; k < TB_PEAK_NBW; k++) {
             if (tid == 0)
                 j->kernel = k;
             pthread_barrier_wait(&t->bar); /* kernel published */
@@ -704,7 +385,7 @@ static void pk_bw_body(pk_team *t, int tid)
 
 typedef struct pk_fma_job {
     int nfig;
-    pk_fma_fn fns[PK_MAX_FIGS];
+    tb_peak_fma_fn fns[PK_MAX_FIGS];
     double flops_per_iter[PK_MAX_FIGS];
     double *rates[PK_MAX_FIGS];
     int fig; /* the current figure, set by thread 0 between barriers */
@@ -934,22 +615,24 @@ static int pk_measure_fma(cJSON *flops, int threads, const int *cpus,
                           bool *pinned, FILE *progress)
 {
     pk_fma_job j = {.reps = reps, .rep_time_ns = rep_time_ns};
-    int isa_of[PK_MAX_FIGS], dt_of[PK_MAX_FIGS];
+    const char *isa_of[PK_MAX_FIGS];
+    int dt_of[PK_MAX_FIGS];
     double *store = calloc((size_t)PK_MAX_FIGS * (size_t)reps,
                            sizeof *store);
     if (!store)
         return TB_ENOMEM;
-    for (int isa = 0; isa < PK_NISA; isa++)
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
-            if (pk_has_isa(isa) && pk_fma_table[isa][dt].fn &&
-                j.nfig < PK_MAX_FIGS) {
-                j.fns[j.nfig] = pk_fma_table[isa][dt].fn;
-                j.flops_per_iter[j.nfig] = pk_fma_table[isa][dt].flops_per_iter;
+    for (int lv = 0; lv < TB_PEAK_LEVELS; lv++) {
+        const tb_peak_loops *L = tb_cpu_peak_loops(lv);
+        for (int dt = 0; L && dt < TB_DTYPE_COUNT; dt++)
+            if (L->fma[dt] && j.nfig < PK_MAX_FIGS) {
+                j.fns[j.nfig] = L->fma[dt];
+                j.flops_per_iter[j.nfig] = L->fma_flops_per_iter[dt];
                 j.rates[j.nfig] = store + (size_t)j.nfig * (size_t)reps;
-                isa_of[j.nfig] = isa;
+                isa_of[j.nfig] = L->isa;
                 dt_of[j.nfig] = dt;
                 j.nfig++;
             }
+    }
     pk_team t = {.n = threads, .cpus = cpus, .ncpus = ncpus,
                  .body = pk_fma_body, .arg = &j};
     int rc = pk_team_run(&t);
@@ -961,13 +644,13 @@ static int pk_measure_fma(cJSON *flops, int threads, const int *cpus,
                     threads > 1 ? "s" : "");
         for (int f = 0; f < j.nfig; f++) {
             cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "isa", pk_isa_names[isa_of[f]]);
+            cJSON_AddStringToObject(o, "isa", isa_of[f]);
             cJSON_AddStringToObject(o, "dtype", tb_dtype_name(dt_of[f]));
             cJSON_AddNumberToObject(o, "threads", threads);
-            cJSON_AddNumberToObject(o, "accumulators", PK_NACC);
+            cJSON_AddNumberToObject(o, "accumulators", TB_PEAK_NACC);
             pk_add_figure(o, "gflop_s", j.rates[f], reps);
             if (progress)
-                fprintf(progress, " %s/%s %.1f", pk_isa_names[isa_of[f]],
+                fprintf(progress, " %s/%s %.1f", isa_of[f],
                         tb_dtype_name(dt_of[f]),
                         j.rates[f][reps - 1]);
             cJSON_AddItemToArray(flops, o);
@@ -978,8 +661,6 @@ static int pk_measure_fma(cJSON *flops, int threads, const int *cpus,
     free(store);
     return rc;
 }
-
-static double pk_num(const cJSON *o, const char *key);
 
 /* One untimed warm-up pass, one calibration pass (the best of 3, as
  * an interrupted one runs slow), then PK_CLOCK_REPS repetitions of
@@ -1029,22 +710,23 @@ static int pk_measure_clock(cJSON *p, const int *cpus, int ncpus,
 /* Measure the four bandwidth kernels at one level for `threads` threads
  * (ws_per_thread bytes each) into the bandwidth array. */
 static int pk_measure_bw(cJSON *bw, const char *level, size_t ws_per_thread,
-                         int threads, const int *cpus, int ncpus, int isa,
+                         int threads, const int *cpus, int ncpus,
+                         const tb_peak_loops *loops,
                          int reps, double rep_time_ns, bool *pinned,
                          FILE *progress)
 {
-    pk_bw_job j = {.fns = pk_bw_table[isa],
+    pk_bw_job j = {.fns = loops->bw,
                    .ws_per_thread = ws_per_thread,
                    .reps = reps,
                    .rep_time_ns = rep_time_ns};
-    double *store = calloc((size_t)PK_NBW * (size_t)reps, sizeof *store);
+    double *store = calloc((size_t)TB_PEAK_NBW * (size_t)reps, sizeof *store);
     j.mem = calloc((size_t)threads, sizeof *j.mem);
     if (!store || !j.mem) {
         free(store);
         free(j.mem);
         return TB_ENOMEM;
     }
-    for (int k = 0; k < PK_NBW; k++) {
+    for (int k = 0; k < TB_PEAK_NBW; k++) {
         j.n[k] = pk_bw_elems(k, ws_per_thread);
         j.rates[k] = store + (size_t)k * (size_t)reps;
     }
@@ -1059,7 +741,7 @@ static int pk_measure_bw(cJSON *bw, const char *level, size_t ws_per_thread,
         if (progress)
             fprintf(progress, "peak: %s, %d thread%s:", level, threads,
                     threads > 1 ? "s" : "");
-        for (int k = 0; k < PK_NBW; k++) {
+        for (int k = 0; k < TB_PEAK_NBW; k++) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "kernel", pk_bw_names[k]);
             cJSON_AddStringToObject(o, "level", level);
@@ -1081,8 +763,6 @@ static int pk_measure_bw(cJSON *bw, const char *level, size_t ws_per_thread,
     return rc;
 }
 
-static const char *pk_str(const cJSON *o, const char *key);
-
 /* The 1-minute load average, or -1 when /proc/loadavg is unreadable. */
 static double pk_load_avg_1m(void)
 {
@@ -1094,6 +774,189 @@ static double pk_load_avg_1m(void)
         fclose(f);
     }
     return v;
+}
+
+/* What a measurement measures: repetitions, working sets, the CPUs and
+ * thread counts, and the notes that go with the figures. */
+typedef struct pk_plan {
+    int reps;
+    double rep_time_s;
+    size_t l2, l3, dram; /* cache sizes; the DRAM working set */
+    int cpus[CPU_SETSIZE];
+    int ncpus; /* CPUs this process may use (0: unknown) */
+    int counts[PK_MAX_COUNTS];
+    int ncounts;
+    double load; /* the 1-minute load average (-1: unknown) */
+    cJSON *notes;
+} pk_plan;
+
+/* Fill pl from the options and the environment capture env: sizes
+ * (overrides first, then sysfs), the DRAM set (a multiple of every L3
+ * together, at most a quarter of the available memory), the thread
+ * counts, and a note for each guess or limit. */
+static void pk_plan_make(const tb_peak_opts *o, const cJSON *env,
+                         pk_plan *pl)
+{
+    pl->reps = o->reps ? o->reps : o->quick ? TB_PEAK_QUICK_REPS
+                                            : TB_PEAK_REPS;
+    pl->rep_time_s = o->rep_time_s > 0 ? o->rep_time_s
+                     : o->quick        ? TB_PEAK_QUICK_REP_TIME_S
+                                       : TB_PEAK_REP_TIME_S;
+    pl->l2 = o->l2_bytes ? o->l2_bytes : pk_cache_size(env, 2);
+    pl->l3 = o->l3_bytes ? o->l3_bytes : pk_cache_size(env, 3);
+    pl->dram = o->dram_bytes;
+    pl->notes = cJSON_CreateArray();
+    char note[256];
+    /* Several L3s (one per CCX or socket) hold their sum together: the
+     * DRAM set must exceed all of them. */
+    size_t l3_all =
+        pl->l3 * (size_t)(o->l3_bytes ? 1 : pk_cache_instances(env, 3));
+    if (!pl->dram)
+        pl->dram = pl->l3 ? l3_all * (o->quick ? TB_PEAK_DRAM_L3_MULT / 2
+                                               : TB_PEAK_DRAM_L3_MULT)
+                          : TB_PEAK_DRAM_FALLBACK_BYTES;
+    if (!pl->l3 && !o->dram_bytes) {
+        snprintf(note, sizeof note,
+                 "L3 size unknown: DRAM working set fixed at %zu MiB",
+                 pl->dram >> 20);
+        cJSON_AddItemToArray(pl->notes, cJSON_CreateString(note));
+    }
+    unsigned long long avail = tb_env_mem_available();
+    if (avail && pl->dram > avail / 4) {
+        pl->dram = (size_t)(avail / 4);
+        snprintf(note, sizeof note,
+                 "DRAM working set limited to a quarter of the available "
+                 "memory (%zu MiB)",
+                 pl->dram >> 20);
+        cJSON_AddItemToArray(pl->notes, cJSON_CreateString(note));
+    }
+    pl->ncpus = pk_allowed_cpus(pl->cpus, CPU_SETSIZE);
+    int nmax = pl->ncpus > 0 ? pl->ncpus : tb_env_ncpus();
+    /* Peaks measured while other processes run are low, and every
+     * roofline fraction computed from them too high: say so in the
+     * entry, which run repeats when it uses the cached figures. */
+    pl->load = pk_load_avg_1m();
+    if (pl->load > 0.5 * (nmax > 0 ? nmax : 1)) {
+        snprintf(note, sizeof note,
+                 "measured while the 1-minute load average was %.2f on %d "
+                 "logical CPUs: other processes competed, so these figures "
+                 "may be low; measure again on a quiet machine",
+                 pl->load, nmax);
+        cJSON_AddItemToArray(pl->notes, cJSON_CreateString(note));
+    }
+    if (o->max_threads > 0 && nmax > o->max_threads)
+        nmax = o->max_threads;
+    pl->ncounts = pk_thread_counts(nmax, pl->counts);
+}
+
+/* The peaks object before any figure: schema, key, date, settings and
+ * the working-set levels (NULL on allocation failure). */
+static cJSON *pk_doc_new(const tb_peak_opts *o, const pk_plan *pl,
+                         const cJSON *env, const tb_peak_loops *bw_loops)
+{
+    cJSON *p = cJSON_CreateObject();
+    char date[32];
+    pk_utc_now(date, sizeof date);
+    cJSON_AddStringToObject(p, "schema", TB_PEAKS_SCHEMA);
+    cJSON *key = pk_key_from_env(env);
+    if (key && !cJSON_AddItemToObject(p, "key", key)) {
+        cJSON_Delete(key);
+        key = NULL;
+    }
+    cJSON_AddStringToObject(p, "date", date);
+    cJSON_AddBoolToObject(p, "quick", o->quick);
+    cJSON_AddNumberToObject(p, "repetitions", pl->reps);
+    cJSON_AddNumberToObject(p, "min_rep_time_s", pl->rep_time_s);
+    cJSON_AddItemToObject(p, "threads",
+                          cJSON_CreateIntArray(pl->counts, pl->ncounts));
+    cJSON *levels = cJSON_AddArrayToObject(p, "levels");
+    if (pl->l2)
+        pk_add_level(levels, "L2", pl->l2, true, pl->l2 / 2);
+    if (pl->l3) {
+        pk_add_level(levels, "L3", pl->l3, false, pl->l3 / 2);
+        /* Just past the L2 (TB_PEAK_L3_L2_MULT x its size per thread),
+         * where the L3 gives its best bandwidth: on a large L3 shared
+         * with other cores or tenants, half of it runs far slower than
+         * the sets a case of a few L2 sizes moves, and a bound must be
+         * the fastest the level allows. */
+        if (pl->l2)
+            cJSON_AddNumberToObject(
+                cJSON_GetArrayItem(levels, cJSON_GetArraySize(levels) - 1),
+                "per_thread_max_bytes",
+                (double)(pl->l2 * TB_PEAK_L3_L2_MULT));
+    }
+    pk_add_level(levels, "DRAM", 0, false, pl->dram);
+    cJSON_AddStringToObject(p, "bandwidth_isa", bw_loops->isa);
+    cJSON *bw = cJSON_AddArrayToObject(p, "bandwidth");
+    cJSON *flops = cJSON_AddArrayToObject(p, "flops");
+    if (!key || !levels || !bw || !flops) {
+        cJSON_Delete(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* Every figure of p: the core clock, the FMA peaks at every thread
+ * count, the bandwidth kernels at every level and thread count.  0, or
+ * a TB_E* code with the reason in msg ("" when it is the threads). */
+static int pk_measure_all(cJSON *p, const pk_plan *pl,
+                          const tb_peak_loops *bw_loops, bool *pinned,
+                          FILE *progress, char *msg, size_t msglen)
+{
+    const double rep_ns = pl->rep_time_s * 1e9;
+    cJSON *flops = cJSON_GetObjectItemCaseSensitive(p, "flops");
+    cJSON *bw = cJSON_GetObjectItemCaseSensitive(p, "bandwidth");
+    int rc = pk_measure_clock(p, pl->cpus, *pinned ? pl->ncpus : 0, pinned,
+                              progress);
+    for (int i = 0; i < pl->ncounts && !rc; i++)
+        rc = pk_measure_fma(flops, pl->counts[i], pl->cpus,
+                            *pinned ? pl->ncpus : 0, pl->reps, rep_ns,
+                            pinned, progress);
+    const cJSON *lv;
+    cJSON_ArrayForEach(lv, cJSON_GetObjectItemCaseSensitive(p, "levels"))
+    {
+        if (rc)
+            break;
+        const char *name =
+            cJSON_GetObjectItemCaseSensitive(lv, "name")->valuestring;
+        bool per_thread = cJSON_IsTrue(
+            cJSON_GetObjectItemCaseSensitive(lv, "per_thread"));
+        double ws = cJSON_GetObjectItemCaseSensitive(lv, "working_set_bytes")
+                        ->valuedouble;
+        const cJSON *pmax =
+            cJSON_GetObjectItemCaseSensitive(lv, "per_thread_max_bytes");
+        for (int i = 0; i < pl->ncounts && !rc; i++) {
+            size_t per = per_thread ? (size_t)ws
+                                    : (size_t)(ws / pl->counts[i]);
+            if (cJSON_IsNumber(pmax) && per > (size_t)pmax->valuedouble)
+                per = (size_t)pmax->valuedouble;
+            rc = pk_measure_bw(bw, name, per, pl->counts[i], pl->cpus,
+                               *pinned ? pl->ncpus : 0, bw_loops, pl->reps,
+                               rep_ns, pinned, progress);
+            if (rc == TB_ENOMEM)
+                snprintf(msg, msglen,
+                         "peak: cannot allocate the %s working set "
+                         "(%.0f MiB) on %d threads",
+                         name, (double)per * pl->counts[i] / 1048576.0,
+                         pl->counts[i]);
+        }
+    }
+    return rc;
+}
+
+/* The GPU's peaks, by the first backend that measures device peaks. */
+static cJSON *pk_gpu(int reps, double rep_time_s, FILE *progress)
+{
+    const tb_backend *gpu_be = NULL;
+    int n_be = 0;
+    const tb_backend *const *bes = tb_backend_list(&n_be);
+    for (int i = 0; i < n_be && !gpu_be; i++)
+        if (bes[i]->peak)
+            gpu_be = bes[i];
+    if (progress)
+        fprintf(progress, "peak: GPU (%s)\n",
+                gpu_be ? gpu_be->name : "no GPU backend");
+    return tb_gpu_peaks_measure(gpu_be, reps, rep_time_s);
 }
 
 int tb_peaks_measure(const tb_peak_opts *o, cJSON **out, char *err,
@@ -1109,654 +972,43 @@ int tb_peaks_measure(const tb_peak_opts *o, cJSON **out, char *err,
         return TB_EINVAL;
     }
     const double t_start = pk_now_ns();
-    int reps = o->reps ? o->reps : o->quick ? TB_PEAK_QUICK_REPS
-                                            : TB_PEAK_REPS;
-    double rep_time_s = o->rep_time_s > 0 ? o->rep_time_s
-                        : o->quick        ? TB_PEAK_QUICK_REP_TIME_S
-                                          : TB_PEAK_REP_TIME_S;
-
+    pk_plan pl;
     cJSON *env = tb_env_capture();
-    size_t l2 = o->l2_bytes ? o->l2_bytes : pk_cache_size(env, 2);
-    size_t l3 = o->l3_bytes ? o->l3_bytes : pk_cache_size(env, 3);
-    size_t dram = o->dram_bytes;
-    cJSON *notes = cJSON_CreateArray();
-    char note[256];
-    /* Several L3s (one per CCX or socket) hold their sum together: the
-     * DRAM set must exceed all of them. */
-    size_t l3_all = l3 * (size_t)(o->l3_bytes ? 1 : pk_cache_instances(env, 3));
-    if (!dram)
-        dram = l3 ? l3_all * (o->quick ? TB_PEAK_DRAM_L3_MULT / 2
-                                       : TB_PEAK_DRAM_L3_MULT)
-                  : TB_PEAK_DRAM_FALLBACK_BYTES;
-    if (!l3 && !o->dram_bytes) {
-        snprintf(note, sizeof note,
-                 "L3 size unknown: DRAM working set fixed at %zu MiB",
-                 dram >> 20);
-        cJSON_AddItemToArray(notes, cJSON_CreateString(note));
-    }
-    unsigned long long avail = tb_env_mem_available();
-    if (avail && dram > avail / 4) {
-        dram = (size_t)(avail / 4);
-        snprintf(note, sizeof note,
-                 "DRAM working set limited to a quarter of the available "
-                 "memory (%zu MiB)",
-                 dram >> 20);
-        cJSON_AddItemToArray(notes, cJSON_CreateString(note));
-    }
-
-    int cpus[CPU_SETSIZE];
-    int ncpus = pk_allowed_cpus(cpus, CPU_SETSIZE);
-    int nmax = ncpus > 0 ? ncpus : tb_env_ncpus();
-    /* Peaks measured while other processes run are low, and every
-     * roofline fraction computed from them too high: say so in the
-     * entry, which run repeats when it uses the cached figures. */
-    double load = pk_load_avg_1m();
-    if (load > 0.5 * (nmax > 0 ? nmax : 1)) {
-        snprintf(note, sizeof note,
-                 "measured while the 1-minute load average was %.2f on %d "
-                 "logical CPUs: other processes competed, so these figures "
-                 "may be low; measure again on a quiet machine",
-                 load, nmax);
-        cJSON_AddItemToArray(notes, cJSON_CreateString(note));
-    }
-    if (o->max_threads > 0 && nmax > o->max_threads)
-        nmax = o->max_threads;
-    int counts[PK_MAX_COUNTS];
-    int ncounts = pk_thread_counts(nmax, counts);
-    int bw_isa = PK_SCALAR;
-    for (int isa = PK_NISA - 1; isa > PK_SCALAR; isa--)
-        if (pk_has_isa(isa) && pk_bw_table[isa][0]) {
-            bw_isa = isa;
-            break;
-        }
-
-    cJSON *p = cJSON_CreateObject();
-    char date[32];
-    pk_utc_now(date, sizeof date);
-    cJSON_AddStringToObject(p, "schema", TB_PEAKS_SCHEMA);
-    cJSON *key = pk_key_from_env(env);
-    if (key && !cJSON_AddItemToObject(p, "key", key)) {
-        cJSON_Delete(key);
-        key = NULL;
-    }
+    pk_plan_make(o, env, &pl);
+    /* the widest level the CPU runs */
+    const tb_peak_loops *bw_loops = tb_cpu_peak_loops(0);
+    for (int lv = 1; lv < TB_PEAK_LEVELS; lv++)
+        if (tb_cpu_peak_loops(lv))
+            bw_loops = tb_cpu_peak_loops(lv);
+    cJSON *p = pk_doc_new(o, &pl, env, bw_loops);
     cJSON_Delete(env);
-    cJSON_AddStringToObject(p, "date", date);
-    cJSON_AddBoolToObject(p, "quick", o->quick);
-    cJSON_AddNumberToObject(p, "repetitions", reps);
-    cJSON_AddNumberToObject(p, "min_rep_time_s", rep_time_s);
-    cJSON_AddItemToObject(p, "threads", cJSON_CreateIntArray(counts,
-                                                             ncounts));
-    cJSON *levels = cJSON_AddArrayToObject(p, "levels");
-    if (l2)
-        pk_add_level(levels, "L2", l2, true, l2 / 2);
-    if (l3) {
-        pk_add_level(levels, "L3", l3, false, l3 / 2);
-        /* Just past the L2 (TB_PEAK_L3_L2_MULT x its size per thread),
-         * where the L3 gives its best bandwidth: on a large L3 shared
-         * with other cores or tenants, half of it runs far slower than
-         * the sets a case of a few L2 sizes moves, and a bound must be
-         * the fastest the level allows. */
-        if (l2)
-            cJSON_AddNumberToObject(cJSON_GetArrayItem(
-                                        levels, cJSON_GetArraySize(levels) - 1),
-                                    "per_thread_max_bytes",
-                                    (double)(l2 * TB_PEAK_L3_L2_MULT));
-    }
-    pk_add_level(levels, "DRAM", 0, false, dram);
-    cJSON_AddStringToObject(p, "bandwidth_isa", pk_isa_names[bw_isa]);
-    cJSON *bw = cJSON_AddArrayToObject(p, "bandwidth");
-    cJSON *flops = cJSON_AddArrayToObject(p, "flops");
-    if (!key || !levels || !bw || !flops || !notes) {
+    if (!p || !pl.notes) {
         cJSON_Delete(p);
-        cJSON_Delete(notes);
+        cJSON_Delete(pl.notes);
         snprintf(err, errlen, "peak: out of memory");
         return TB_ENOMEM;
     }
-
-    bool pinned = ncpus > 0;
-    const double rep_ns = rep_time_s * 1e9;
+    bool pinned = pl.ncpus > 0;
     char msg[256] = "";
-    int rc = 0;
-    rc = pk_measure_clock(p, cpus, pinned ? ncpus : 0, &pinned,
-                          o->progress);
-    for (int i = 0; i < ncounts && !rc; i++)
-        rc = pk_measure_fma(flops, counts[i], cpus, pinned ? ncpus : 0, reps,
-                            rep_ns, &pinned, o->progress);
-    const cJSON *lv;
-    cJSON_ArrayForEach(lv, levels)
-    {
-        const char *name =
-            cJSON_GetObjectItemCaseSensitive(lv, "name")->valuestring;
-        bool per_thread = cJSON_IsTrue(
-            cJSON_GetObjectItemCaseSensitive(lv, "per_thread"));
-        double ws = cJSON_GetObjectItemCaseSensitive(lv, "working_set_bytes")
-                        ->valuedouble;
-        const cJSON *pmax =
-            cJSON_GetObjectItemCaseSensitive(lv, "per_thread_max_bytes");
-        for (int i = 0; i < ncounts && !rc; i++) {
-            size_t per = per_thread ? (size_t)ws
-                                    : (size_t)(ws / counts[i]);
-            if (cJSON_IsNumber(pmax) && per > (size_t)pmax->valuedouble)
-                per = (size_t)pmax->valuedouble;
-            rc = pk_measure_bw(bw, name, per, counts[i], cpus,
-                               pinned ? ncpus : 0, bw_isa, reps, rep_ns,
-                               &pinned, o->progress);
-            if (rc == TB_ENOMEM)
-                snprintf(msg, sizeof msg,
-                         "peak: cannot allocate the %s working set "
-                         "(%.0f MiB) on %d threads",
-                         name, (double)per * counts[i] / 1048576.0,
-                         counts[i]);
-        }
-        if (rc)
-            break;
-    }
+    int rc = pk_measure_all(p, &pl, bw_loops, &pinned, o->progress, msg,
+                            sizeof msg);
     if (rc) {
         snprintf(err, errlen, "%s",
                  msg[0] ? msg : "peak: cannot start the measuring threads");
         cJSON_Delete(p);
-        cJSON_Delete(notes);
+        cJSON_Delete(pl.notes);
         return rc;
     }
     cJSON_AddBoolToObject(p, "pinned", pinned);
-    if (load >= 0)
-        cJSON_AddNumberToObject(p, "load_avg_1m", load);
+    if (pl.load >= 0)
+        cJSON_AddNumberToObject(p, "load_avg_1m", pl.load);
     else
         cJSON_AddNullToObject(p, "load_avg_1m");
-    cJSON_AddItemToObject(p, "notes", notes);
-    /* the GPU's, by the first backend that measures device peaks */
-    const tb_backend *gpu_be = NULL;
-    int n_be = 0;
-    const tb_backend *const *bes = tb_backend_list(&n_be);
-    for (int i = 0; i < n_be && !gpu_be; i++)
-        if (bes[i]->peak)
-            gpu_be = bes[i];
-    if (o->progress)
-        fprintf(o->progress, "peak: GPU (%s)\n",
-                gpu_be ? gpu_be->name : "no GPU backend");
+    cJSON_AddItemToObject(p, "notes", pl.notes);
     cJSON_AddItemToObject(p, "gpu",
-                          tb_gpu_peaks_measure(gpu_be, reps, rep_time_s));
+                          pk_gpu(pl.reps, pl.rep_time_s, o->progress));
     cJSON_AddNumberToObject(p, "duration_s",
                             (pk_now_ns() - t_start) * 1e-9);
     *out = p;
     return 0;
-}
-
-/* ---- cache ------------------------------------------------------------ */
-
-const char *tb_peak_cache_path(void)
-{
-    static char buf[4096];
-    const char *e = getenv(TB_PEAK_CACHE_ENV);
-    if (e && e[0])
-        return e;
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    /* XDG base directories: a relative XDG_CACHE_HOME is to be ignored */
-    if (xdg && xdg[0] == '/' &&
-        snprintf(buf, sizeof buf, "%s/tbench/peak-cache.json", xdg) <
-            (int)sizeof buf)
-        return buf;
-    if (home && home[0] == '/' &&
-        snprintf(buf, sizeof buf, "%s/.cache/tbench/peak-cache.json", home) <
-            (int)sizeof buf)
-        return buf;
-    return TB_PEAK_CACHE_DEFAULT;
-}
-
-/* The parts of a peaks object that the roofline and the table read. */
-static bool pk_peaks_wellformed(const cJSON *p)
-{
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(p, "schema");
-    return cJSON_IsObject(p) && cJSON_IsString(s) &&
-           !strcmp(s->valuestring, TB_PEAKS_SCHEMA) &&
-           cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(p, "key")) &&
-           cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(p, "levels")) &&
-           cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(p, "bandwidth")) &&
-           cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(p, "flops"));
-}
-
-/* Read and parse the cache file.  0 (*doc set), TB_ENOTFOUND (no file),
- * TB_EIO, TB_ENOMEM or TB_EPARSE (not a peak cache). */
-static int pk_cache_read(const char *path, cJSON **doc, char *err,
-                         size_t errlen)
-{
-    *doc = NULL;
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        if (errno == ENOENT)
-            return TB_ENOTFOUND;
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return TB_EIO;
-    }
-    char *text = NULL;
-    size_t len = 0;
-    int rc = tb_read_file(path, &text, &len, err, errlen);
-    if (rc)
-        return rc;
-    cJSON *d = cJSON_ParseWithLength(text, len);
-    free(text);
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(d, "schema");
-    if (!d || !cJSON_IsString(s) ||
-        strcmp(s->valuestring, TB_PEAK_CACHE_SCHEMA) ||
-        !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(d, "entries"))) {
-        cJSON_Delete(d);
-        snprintf(err, errlen, "%s: not a tbench peak cache (schema \"%s\")",
-                 path, TB_PEAK_CACHE_SCHEMA);
-        return TB_EPARSE;
-    }
-    *doc = d;
-    return 0;
-}
-
-int tb_peak_cache_load(const char *path, const cJSON *key, cJSON **peaks,
-                       char *err, size_t errlen)
-{
-    *peaks = NULL;
-    cJSON *doc;
-    int rc = pk_cache_read(path, &doc, err, errlen);
-    if (rc)
-        return rc;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "entries"))
-    {
-        if (!tb_peaks_key_match(e, key))
-            continue;
-        if (!pk_peaks_wellformed(e)) {
-            snprintf(err, errlen, "%s: the entry for this machine is "
-                                  "malformed; rerun 'tbench peak'",
-                     path);
-            rc = TB_EPARSE;
-        } else if (!(*peaks = cJSON_Duplicate(e, true))) {
-            snprintf(err, errlen, "%s: out of memory", path);
-            rc = TB_ENOMEM;
-        }
-        break;
-    }
-    cJSON_Delete(doc);
-    if (!rc && !*peaks)
-        rc = TB_ENOTFOUND;
-    return rc;
-}
-
-int tb_peak_cache_store(const char *path, const cJSON *peaks, char *err,
-                        size_t errlen)
-{
-    const cJSON *key = cJSON_GetObjectItemCaseSensitive(peaks, "key");
-    if (err && errlen)
-        err[0] = '\0';
-    if (!pk_peaks_wellformed(peaks)) {
-        snprintf(err, errlen, "%s: not storing malformed peaks", path);
-        return TB_EINVAL;
-    }
-    cJSON *doc = NULL;
-    char ignored[256];
-    if (pk_cache_read(path, &doc, ignored, sizeof ignored)) {
-        /* Absent, unreadable or corrupt: start a new cache. */
-        doc = cJSON_CreateObject();
-        if (doc) {
-            cJSON_AddStringToObject(doc, "schema", TB_PEAK_CACHE_SCHEMA);
-            cJSON_AddArrayToObject(doc, "entries");
-        }
-    }
-    cJSON *entries = cJSON_GetObjectItemCaseSensitive(doc, "entries");
-    cJSON *copy = cJSON_Duplicate(peaks, true);
-    if (!doc || !entries || !copy) {
-        cJSON_Delete(doc);
-        cJSON_Delete(copy);
-        snprintf(err, errlen, "%s: out of memory", path);
-        return TB_ENOMEM;
-    }
-    int idx = 0;
-    bool replaced = false;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, entries)
-    {
-        if (tb_peaks_key_match(e, key)) {
-            bool old_full = !cJSON_IsTrue(
-                cJSON_GetObjectItemCaseSensitive(e, "quick"));
-            bool new_quick =
-                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(peaks, "quick"));
-            if (old_full && new_quick && pk_peaks_wellformed(e)) {
-                const char *when = pk_str(e, "date");
-                snprintf(err, errlen,
-                         "%s keeps its full measurement of %s over this "
-                         "--quick one (run 'tbench peak' to replace it)",
-                         path, when ? when : "an earlier date");
-                cJSON_Delete(copy); /* keep the full measurement */
-                cJSON_Delete(doc);
-                return 0;
-            }
-            cJSON_ReplaceItemInArray(entries, idx, copy);
-            replaced = true;
-            break;
-        }
-        idx++;
-    }
-    if (!replaced)
-        cJSON_AddItemToArray(entries, copy);
-
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    int rc = 0;
-    if (slash && slash != dir) {
-        *slash = '\0';
-        rc = tb_mkdir_p(dir, err, errlen);
-    }
-    char *text = rc ? NULL : cJSON_Print(doc);
-    if (!rc && !text) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        rc = TB_ENOMEM;
-    }
-    if (!rc)
-        rc = tb_write_atomic(path, text, strlen(text), err, errlen);
-    free(text);
-    cJSON_Delete(doc);
-    return rc;
-}
-
-cJSON *tb_peaks_for_run(bool measure, bool quiet)
-{
-    char err[1024] = "";
-    const char *path = tb_peak_cache_path();
-    cJSON *peaks = NULL;
-    if (measure) {
-        if (!quiet)
-            fprintf(stderr, "tbench: measuring the machine peaks "
-                            "(--peaks; a few seconds)\n");
-        tb_peak_opts o = {0};
-        if (tb_peaks_measure(&o, &peaks, err, sizeof err)) {
-            fprintf(stderr, "tbench: warning: %s; no roofline fractions\n",
-                    err);
-            return NULL;
-        }
-        if (tb_peak_cache_store(path, peaks, err, sizeof err) && !quiet)
-            fprintf(stderr, "tbench: warning: peaks not cached: %s\n", err);
-        return peaks;
-    }
-    cJSON *key = tb_peaks_key();
-    int rc = key ? tb_peak_cache_load(path, key, &peaks, err, sizeof err)
-                 : TB_ENOMEM;
-    cJSON_Delete(key);
-    if (rc == TB_ENOTFOUND && !quiet)
-        fprintf(stderr,
-                "tbench: note: no measured peaks for this machine in %s, "
-                "so no roofline fractions (run 'tbench peak' once, or "
-                "'tbench run --peaks')\n",
-                path);
-    else if (rc && rc != TB_ENOTFOUND && !quiet)
-        fprintf(stderr, "tbench: warning: %s; no roofline fractions\n",
-                err[0] ? err : tb_strerror(rc));
-    const cJSON *n;
-    cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(peaks, "notes"))
-        if (!quiet && cJSON_IsString(n) &&
-            strstr(n->valuestring, "load average"))
-            fprintf(stderr,
-                    "tbench: warning: the cached peaks in %s (%s) were %s; "
-                    "roofline fractions may be too high\n",
-                    path, pk_str(peaks, "date") ? pk_str(peaks, "date") : "?",
-                    n->valuestring);
-    return peaks;
-}
-
-/* ---- table ------------------------------------------------------------ */
-
-static double pk_num(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-static const char *pk_str(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static void pk_fmt_bytes(double b, char *buf, size_t len)
-{
-    if (b >= 1 << 30)
-        snprintf(buf, len, "%.1f GiB", b / (1 << 30));
-    else if (b >= 1 << 20)
-        snprintf(buf, len, "%.1f MiB", b / (1 << 20));
-    else
-        snprintf(buf, len, "%.0f KiB", b / 1024);
-}
-
-/* "123.4 (5%)" or "-" for a missing figure. */
-static void pk_fmt_fig(const cJSON *e, const char *unit, char *buf,
-                       size_t len)
-{
-    char key[32];
-    snprintf(key, sizeof key, "best_%s", unit);
-    double best = pk_num(e, key), spread = pk_num(e, "spread");
-    if (!e || isnan(best))
-        snprintf(buf, len, "-");
-    else
-        snprintf(buf, len, "%.1f (%.0f%%)", best, 100 * spread);
-}
-
-static const cJSON *pk_find(const cJSON *arr, const char *k1,
-                            const char *v1, const char *k2, const char *v2,
-                            int threads)
-{
-    const cJSON *e;
-    cJSON_ArrayForEach(e, arr)
-    {
-        const char *a = pk_str(e, k1), *b = pk_str(e, k2);
-        if (a && b && !strcmp(a, v1) && !strcmp(b, v2) &&
-            pk_num(e, "threads") == threads)
-            return e;
-    }
-    return NULL;
-}
-
-void tb_peaks_print(FILE *f, const cJSON *p)
-{
-    if (!pk_peaks_wellformed(p)) {
-        fprintf(f, "(no valid peaks)\n");
-        return;
-    }
-    const cJSON *key = cJSON_GetObjectItemCaseSensitive(p, "key");
-    const cJSON *counts = cJSON_GetObjectItemCaseSensitive(p, "threads");
-    const cJSON *bw = cJSON_GetObjectItemCaseSensitive(p, "bandwidth");
-    const cJSON *fl = cJSON_GetObjectItemCaseSensitive(p, "flops");
-    const char *model = pk_str(key, "cpu_model");
-    const char *date = pk_str(p, "date");
-    const char *bw_isa = pk_str(p, "bandwidth_isa");
-    fprintf(f, "machine peaks: %s, %.0f logical CPUs, measured %s%s\n",
-            model ? model : "?", pk_num(key, "logical_cpus"),
-            date ? date : "?",
-            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "quick"))
-                ? " (--quick)"
-                : "");
-    fprintf(f, "each figure: best of %.0f repetitions of at least %.0f ms "
-               "(spread) = (best - worst) / best\n\n",
-            pk_num(p, "repetitions"), pk_num(p, "min_rep_time_s") * 1e3);
-    fprintf(f, "memory bandwidth, GB/s (%s kernels; bytes read + written, "
-               "as STREAM counts them)\n",
-            bw_isa ? bw_isa : "?");
-    fprintf(f, "%-5s %7s %12s  %-13s %-13s %-13s %-13s\n", "level",
-            "threads", "working set", "copy", "add", "triad", "read");
-    const cJSON *lv, *tc;
-    cJSON_ArrayForEach(lv, cJSON_GetObjectItemCaseSensitive(p, "levels"))
-    {
-        const char *name = pk_str(lv, "name");
-        if (!name)
-            continue;
-        cJSON_ArrayForEach(tc, counts)
-        {
-            int t = (int)tc->valuedouble;
-            char cells[PK_NBW][32], ws[32] = "-";
-            for (int k = 0; k < PK_NBW; k++) {
-                const cJSON *e = pk_find(bw, "kernel", pk_bw_names[k],
-                                         "level", name, t);
-                pk_fmt_fig(e, "gb_s", cells[k], sizeof cells[k]);
-                if (e && k == PK_TRIAD)
-                    pk_fmt_bytes(pk_num(e, "working_set_bytes"), ws,
-                                 sizeof ws);
-            }
-            fprintf(f, "%-5s %7d %12s  %-13s %-13s %-13s %-13s\n", name, t,
-                    ws, cells[0], cells[1], cells[2], cells[3]);
-        }
-    }
-    fprintf(f, "\nFMA peak, GFLOP/s (%d independent chains per thread; "
-               "scalar = the portable baseline build)\n",
-            PK_NACC);
-    fprintf(f, "%-7s %7s  %-15s %-15s\n", "isa", "threads", "f32", "f64");
-    for (int isa = 0; isa < PK_NISA; isa++) {
-        cJSON_ArrayForEach(tc, counts)
-        {
-            int t = (int)tc->valuedouble;
-            const cJSON *e32 = pk_find(fl, "isa", pk_isa_names[isa], "dtype",
-                                       "f32", t);
-            const cJSON *e64 = pk_find(fl, "isa", pk_isa_names[isa], "dtype",
-                                       "f64", t);
-            if (!e32 && !e64)
-                continue;
-            char c32[32], c64[32];
-            pk_fmt_fig(e32, "gflop_s", c32, sizeof c32);
-            pk_fmt_fig(e64, "gflop_s", c64, sizeof c64);
-            fprintf(f, "%-7s %7d  %-15s %-15s\n", pk_isa_names[isa], t, c32,
-                    c64);
-        }
-    }
-    const cJSON *clk = cJSON_GetObjectItemCaseSensitive(p, "clock");
-    if (!isnan(pk_num(clk, "median_ghz")))
-        fprintf(f, "\ncore clock, GHz (a chain of dependent integer adds, "
-                   "1 thread): median %.2f, best %.2f (%.0f%%)\n",
-                pk_num(clk, "median_ghz"), pk_num(clk, "best_ghz"),
-                100 * pk_num(clk, "spread"));
-    const cJSON *n;
-    cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(p, "notes"))
-        if (cJSON_IsString(n))
-            fprintf(f, "note: %s\n", n->valuestring);
-    if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(p, "pinned")))
-        fprintf(f, "note: threads could not be pinned to CPUs\n");
-    tb_gpu_peaks_print(f, cJSON_GetObjectItemCaseSensitive(p, "gpu"));
-}
-
-/* ---- roofline --------------------------------------------------------- */
-
-const char *tb_peaks_level(const cJSON *peaks, double bytes, int threads)
-{
-    const cJSON *levels = cJSON_GetObjectItemCaseSensitive(peaks, "levels");
-    const cJSON *lv;
-    const char *last = NULL;
-    if (threads < 1)
-        threads = 1;
-    cJSON_ArrayForEach(lv, levels)
-    {
-        const char *name = pk_str(lv, "name");
-        if (!name)
-            continue;
-        last = name;
-        double cap = pk_num(lv, "capacity_bytes");
-        if (isnan(cap))
-            continue; /* no capacity: only as the last resort (DRAM) */
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(lv, "per_thread")))
-            cap *= threads;
-        if (bytes <= cap)
-            return name;
-    }
-    return last;
-}
-
-const char *tb_roofline_bw_kernel(const tb_op *op)
-{
-    if (!op)
-        return "copy";
-    if (op->category == TB_CAT_REDUCTION)
-        return "read";
-    return op->n_in >= 2 ? "add" : "copy";
-}
-
-int tb_roofline_compute(const cJSON *peaks, const tb_roofline_in *in,
-                        tb_roofline *out)
-{
-    memset(out, 0, sizeof *out);
-    if (!in || !pk_peaks_wellformed(peaks) || !(in->time_ns > 0) ||
-        !(in->flops >= 0) || !(in->bytes >= 0) || !in->bw_kernel ||
-        (unsigned)in->dtype >= TB_DTYPE_COUNT)
-        return TB_EINVAL;
-    const int threads = in->threads < 1 ? 1 : in->threads;
-    out->threads = threads;
-    snprintf(out->bw_kernel, sizeof out->bw_kernel, "%s", in->bw_kernel);
-    const char *level = tb_peaks_level(peaks, in->bytes, threads);
-    if (!level)
-        return TB_EINVAL;
-    snprintf(out->level, sizeof out->level, "%s", level);
-
-    double t_mem = 0, t_flop = 0;
-    if (in->bytes > 0) {
-        const cJSON *e = pk_find(
-            cJSON_GetObjectItemCaseSensitive(peaks, "bandwidth"), "kernel",
-            in->bw_kernel, "level", level, threads);
-        double bw = pk_num(e, "best_gb_s");
-        if (!e || !(bw > 0))
-            return TB_ENOTFOUND;
-        out->bandwidth_gb_s = bw;
-        t_mem = in->bytes / bw; /* GB/s = bytes per ns */
-    }
-    if (in->flops > 0) {
-        const char *dt = tb_dtype_name(in->dtype);
-        const bool any = !in->isa || !strcmp(in->isa, "auto");
-        const cJSON *e, *best = NULL;
-        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(peaks, "flops"))
-        {
-            const char *isa = pk_str(e, "isa"), *d = pk_str(e, "dtype");
-            if (!isa || !d || strcmp(d, dt) ||
-                pk_num(e, "threads") != threads ||
-                (!any && strcmp(isa, in->isa)) ||
-                !(pk_num(e, "best_gflop_s") > 0))
-                continue;
-            if (!best ||
-                pk_num(e, "best_gflop_s") > pk_num(best, "best_gflop_s"))
-                best = e;
-        }
-        if (!best)
-            return TB_ENOTFOUND;
-        out->peak_gflop_s = pk_num(best, "best_gflop_s");
-        snprintf(out->isa, sizeof out->isa, "%s", pk_str(best, "isa"));
-        t_flop = in->flops / out->peak_gflop_s; /* GFLOP/s = FLOP per ns */
-    }
-    if (!(t_mem > 0) && !(t_flop > 0))
-        return TB_EINVAL; /* nothing to bound: no bytes, no FLOPs */
-    out->memory_bound = t_mem >= t_flop;
-    out->min_time_ns = out->memory_bound ? t_mem : t_flop;
-    out->attainable_gflop_s = in->flops / out->min_time_ns;
-    out->attainable_gb_s = in->bytes / out->min_time_ns;
-    out->fraction = out->min_time_ns / in->time_ns;
-    return 0;
-}
-
-cJSON *tb_roofline_json(const tb_roofline *r)
-{
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return NULL;
-    cJSON_AddStringToObject(o, "level", r->level);
-    cJSON_AddNumberToObject(o, "threads", r->threads);
-    cJSON_AddStringToObject(o, "bw_kernel", r->bw_kernel);
-    cJSON_AddNumberToObject(o, "bandwidth_gb_s", r->bandwidth_gb_s);
-    if (r->isa[0]) {
-        cJSON_AddStringToObject(o, "isa", r->isa);
-        cJSON_AddNumberToObject(o, "peak_gflop_s", r->peak_gflop_s);
-        cJSON_AddNumberToObject(o, "attainable_gflop_s",
-                                r->attainable_gflop_s);
-    } else {
-        cJSON_AddNullToObject(o, "isa");
-        cJSON_AddNullToObject(o, "peak_gflop_s");
-        cJSON_AddNullToObject(o, "attainable_gflop_s");
-    }
-    cJSON_AddNumberToObject(o, "attainable_gb_s", r->attainable_gb_s);
-    cJSON_AddStringToObject(o, "bound", r->memory_bound ? "memory"
-                                                        : "compute");
-    cJSON_AddNumberToObject(o, "min_time_ns", r->min_time_ns);
-    cJSON_AddNumberToObject(o, "fraction", r->fraction);
-    if (cJSON_GetArraySize(o) != 11) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
 }

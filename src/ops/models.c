@@ -10,11 +10,6 @@
 #include "../base/rng.h"
 #include "ref.h"
 
-#define MLP_H1 256
-#define MLP_H2 128
-#define N_CLASSES 10
-#define CNN_C1 16
-#define CNN_C2 32
 #define MAX_PARAMS 6
 
 struct tb_model {
@@ -27,53 +22,6 @@ struct tb_model {
     int target;
     int64_t hook_calls;
 };
-
-/* CNN sizes from the input: conv 3x3 (valid), pool 2 (floor). */
-static void cnn_dims(const tb_shape *x, int64_t *h1, int64_t *w1,
-                     int64_t *h2, int64_t *w2, int64_t *flat)
-{
-    *h1 = x->dim[2] - 2, *w1 = x->dim[3] - 2;       /* conv1 */
-    *h2 = *h1 / 2 - 2, *w2 = *w1 / 2 - 2;           /* pool, conv2 */
-    *flat = CNN_C2 * (*h2 / 2) * (*w2 / 2);         /* pool, flatten */
-}
-
-int tb_model_check_shape(tb_model_kind kind, const tb_shape *x, char *err,
-                         size_t len)
-{
-    char sx[96];
-    tb_shape_format(x, sx, sizeof sx);
-    if (kind == TB_MODEL_MLP) {
-        if (x->ndim != 2) {
-            if (err)
-                snprintf(err, len, "expects a batch [B, K] (MLP K-256-128-"
-                         "10), got %s", sx);
-            return TB_ESHAPE;
-        }
-        return 0;
-    }
-    if (x->ndim != 4 || x->dim[1] != 1 || x->dim[2] < 10 || x->dim[3] < 10) {
-        if (err)
-            snprintf(err, len, "expects a batch [B, 1, H, W] with H, W >= "
-                     "10 (e.g. 28x28), got %s", sx);
-        return TB_ESHAPE;
-    }
-    return 0;
-}
-
-double tb_model_forward_flops(tb_model_kind kind, const tb_shape *x)
-{
-    double B = (double)x->dim[0];
-    if (kind == TB_MODEL_MLP)
-        return 2 * B *
-               ((double)x->dim[1] * MLP_H1 + MLP_H1 * MLP_H2 +
-                MLP_H2 * N_CLASSES);
-    int64_t h1, w1, h2, w2, flat;
-    cnn_dims(x, &h1, &w1, &h2, &w2, &flat);
-    return 2 * B *
-           ((double)(CNN_C1 * h1 * w1 * 9) +
-            (double)(CNN_C2 * h2 * w2 * CNN_C1 * 9) +
-            (double)flat * N_CLASSES);
-}
 
 static void count_hook(void *user, tb_ag_hook_kind kind, const tb_op *op,
                        int node, const tb_tensor *in, int n_in,
@@ -139,7 +87,7 @@ int tb_model_create(const tb_ag_exec *ex, tb_dtype dt,
         ps[5] = (tb_shape){1, {N_CLASSES}}, fan[5] = MLP_H2;
     } else {
         int64_t h1, w1, h2, w2, flat;
-        cnn_dims(&cfg->x, &h1, &w1, &h2, &w2, &flat);
+        tb_model_cnn_dims(&cfg->x, &h1, &w1, &h2, &w2, &flat);
         ps[0] = (tb_shape){4, {CNN_C1, 1, 3, 3}}, fan[0] = 9;
         ps[1] = (tb_shape){1, {CNN_C1}}, fan[1] = 9;
         ps[2] = (tb_shape){4, {CNN_C2, CNN_C1, 3, 3}}, fan[2] = CNN_C1 * 9;
@@ -203,7 +151,7 @@ static int forward(tb_model *m, int x, int *logp, int *loss)
             return rc;
     } else {
         int64_t h1, w1, h2, w2, flat;
-        cnn_dims(&m->cfg.x, &h1, &w1, &h2, &w2, &flat);
+        tb_model_cnn_dims(&m->cfg.x, &h1, &w1, &h2, &w2, &flat);
         tb_shape fs = {2, {m->cfg.x.dim[0], flat}};
         if ((rc = ap(m, TB_OP_conv2d, h, w[0], w[1], &h)) ||
             (rc = ap(m, TB_OP_relu, h, -1, -1, &h)) ||

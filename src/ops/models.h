@@ -17,11 +17,10 @@
 #include <stdint.h>
 
 #include "autograd.h"
+#include "model_shape.h"
 #include "op.h"
 
 #define TB_MODEL_SEED UINT64_C(0x6d6f64656c14)
-
-typedef enum { TB_MODEL_MLP, TB_MODEL_CNN } tb_model_kind;
 
 /* What one call does: the forward pass only (recorded on the tape, then
  * cleared); forward and backward; or a full training step. */
@@ -43,11 +42,8 @@ typedef struct tb_model_cfg {
 
 typedef struct tb_model tb_model;
 
-/* Shape rule of a model's input: 0, or TB_ESHAPE with the reason. */
-int tb_model_check_shape(tb_model_kind kind, const tb_shape *x, char *err,
-                         size_t len);
-/* FLOPs of one forward pass (multiply-adds count 2). */
-double tb_model_forward_flops(tb_model_kind kind, const tb_shape *x);
+/* (tb_model_kind, tb_model_check_shape, tb_model_forward_flops:
+ * model_shape.h) */
 
 /* Builds the parameters (exec needs upload). */
 int tb_model_create(const tb_ag_exec *ex, tb_dtype dt,

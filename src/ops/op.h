@@ -90,7 +90,7 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(transpose) X(log_softmax)                                           \
     X(neg) X(abs) X(exp) X(log) X(sqrt) X(rsqrt)                          \
     X(leaky_relu) X(sigmoid) X(tanh) X(gelu) X(gelu_tanh) X(silu)         \
-    X(softplus)                                                           \
+    X(softplus) X(hardswish)                                              \
     X(pow) X(maximum) X(minimum)                                          \
     X(add_scalar) X(sub_scalar) X(mul_scalar) X(div_scalar)               \
     X(max) X(min) X(argmax) X(var)                                        \
@@ -191,6 +191,10 @@ typedef struct tb_op {
     const tb_step *steps;
     tb_canon_fn canon; /* (optional) see tb_canon_fn */
     tb_check_kind check;
+    /* Element-wise ops (their FLOP model is tb_flops_elem): the FLOPs of
+     * one output element, every arithmetic operation, comparison and
+     * libm call of the op's formula counted as one; 0 means 1. */
+    double elem_flops;
 } tb_op;
 
 /* Shapes an op takes from a config or the command line: one per input,

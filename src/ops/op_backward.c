@@ -3,24 +3,11 @@
 
 #include <math.h>
 #include <stdbool.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../base/error.h"
-
-static int bw_fail(char *err, size_t len, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int bw_fail(char *err, size_t len, int code, const char *fmt, ...)
-{
-    if (err && len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, len, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
+#include "op_rules.h"
 
 /* The forward op whose gradient op computes. */
 static tb_op_id bw_forward(tb_op_id id)
@@ -56,15 +43,15 @@ static int bw_check_g(const tb_op *op, const tb_shape *g, const tb_shape *fin,
     char ferr[256] = "";
     int rc = tb_op_infer(f, fin, n, p, fout, ferr, sizeof ferr);
     if (rc)
-        return bw_fail(err, len, rc, "%s: forward %s", op->name, ferr);
+        return tb_op_fail(err, len, rc, "%s: forward %s", op->name, ferr);
     /* A scalar output's gradient comes as [1] (inputs have >= 1 dim). */
     bool scalar_g = fout[0].ndim == 0 && g->ndim == 1 && g->dim[0] == 1;
     if (!scalar_g && !tb_shape_equal(g, &fout[0])) {
         char sg[96], sf[96];
-        return bw_fail(err, len, TB_ESHAPE,
-                       "%s: gradient %s does not match the %s output %s",
-                       op->name, tb_shape_format(g, sg, sizeof sg), f->name,
-                       tb_shape_format(&fout[0], sf, sizeof sf));
+        return tb_op_fail(err, len, TB_ESHAPE,
+                          "%s: gradient %s does not match the %s output %s",
+                          op->name, tb_shape_format(g, sg, sizeof sg), f->name,
+                          tb_shape_format(&fout[0], sf, sizeof sf));
     }
     return 0;
 }
@@ -125,11 +112,11 @@ int tb_bw_shape_linear(const tb_op *op, const tb_shape *in,
         return rc;
     if (!tb_shape_equal(&in[3], &in[0])) {
         char sy[96], sg[96];
-        return bw_fail(err, len, TB_ESHAPE,
-                       "%s: forward output y %s does not match the gradient "
-                       "%s",
-                       op->name, tb_shape_format(&in[3], sy, sizeof sy),
-                       tb_shape_format(&in[0], sg, sizeof sg));
+        return tb_op_fail(err, len, TB_ESHAPE,
+                          "%s: forward output y %s does not match the gradient "
+                          "%s",
+                          op->name, tb_shape_format(&in[3], sy, sizeof sy),
+                          tb_shape_format(&in[0], sg, sizeof sg));
     }
     out[0] = in[1];
     out[1] = in[2];
@@ -143,11 +130,11 @@ int tb_bw_shape_nll(const tb_op *op, const tb_shape *in, const tb_params *p,
     (void)p;
     char sl[96], st[96];
     if (in[0].ndim != 2 || in[1].ndim != 1 || in[1].dim[0] != in[0].dim[0])
-        return bw_fail(err, len, TB_ESHAPE,
-                       "%s: expects log-probabilities [N, C] and targets "
-                       "[N]; got %s and %s",
-                       op->name, tb_shape_format(&in[0], sl, sizeof sl),
-                       tb_shape_format(&in[1], st, sizeof st));
+        return tb_op_fail(err, len, TB_ESHAPE,
+                          "%s: expects log-probabilities [N, C] and targets "
+                          "[N]; got %s and %s",
+                          op->name, tb_shape_format(&in[0], sl, sizeof sl),
+                          tb_shape_format(&in[1], st, sizeof st));
     out[0].ndim = 0;
     return 0;
 }

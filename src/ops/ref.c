@@ -726,6 +726,15 @@ static double u_softplus(double x, const double *k)
     return z > k[1] ? x : log1p(exp(z)) / k[0];
 }
 
+/* PyTorch's hardswish: x * min(max(x + 3, 0), 6) / 6 (a NaN stays). */
+static double u_hardswish(double x, const double *k)
+{
+    (void)k;
+    double r = x + 3;
+    r = r < 0 ? 0 : r > 6 ? 6 : r;
+    return x * r / 6;
+}
+
 static double u_add_scalar(double x, const double *k)
 {
     return x + k[0];
@@ -791,6 +800,7 @@ REF_UNARY(gelu, 0)
 REF_UNARY(gelu_tanh, 0)
 REF_UNARY(silu, 0)
 REF_UNARY(softplus, 2)
+REF_UNARY(hardswish, 0)
 REF_UNARY(add_scalar, 1)
 REF_UNARY(sub_scalar, 1)
 REF_UNARY(mul_scalar, 1)

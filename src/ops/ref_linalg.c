@@ -5,10 +5,10 @@
  *   - qr: Householder QR (sec. 5.2.2), thin Q accumulated backwards;
  *   - eigh: cyclic Jacobi (sec. 8.5.2) on the symmetric matrix built from
  *     the lower triangle, eigenvectors accumulated from the rotations;
- *   - svd: one-sided Jacobi (Hestenes; sec. 8.6.3): rotate column pairs
- *     of A (of A^T when m < n, so the worked matrix is tall) until all
- *     are orthogonal to sqrt(rows) * eps relative to their norms; the
- *     column norms are the singular values.
+ *   - svd: Householder QR of A (of A^T when m < n, so the worked matrix
+ *     is tall), then the two-sided (Kogbetliantz) Jacobi SVD of its
+ *     square triangle (sec. 8.6.3); not the one-sided Jacobi of the cpu
+ *     backend's kernel, so that a fault of that method shows up.
  * Jacobi methods are slow (O(n^3) per sweep, ~6-10 sweeps) but simple
  * and at least as accurate as QR-based LAPACK drivers (Demmel & Veselic
  * 1992), which is what a reference needs; they are never timed.
@@ -90,27 +90,18 @@ static void jacobi_rot(double app, double aqq, double apq, double *c,
 
 /* ---- qr ----------------------------------------------------------------- */
 
-int tb_ref_qr(const tb_tensor *in, tb_tensor *out, const tb_params *p)
+/* Householder QR (Golub & Van Loan sec. 5.2.2) of the m x n row-major
+ * matrix a (overwritten): q (m x k) and r (k x n), row-major, k =
+ * min(m, n), Q thin, accumulated backwards.  0 or TB_ENOMEM. */
+static int householder_qr(double *a, int64_t m, int64_t n, double *q,
+                          double *r)
 {
-    (void)p;
-    double *a;
-    int64_t m, n;
-    int rc = load_matrix(&in[0], &a, &m, &n);
-    if (rc)
-        return rc;
-    int64_t k = m < n ? m : n;
-    if ((rc = check_out(&out[0], 2, m, k)) ||
-        (rc = check_out(&out[1], 2, k, n))) {
-        tb_free(a);
-        return rc;
-    }
+    const int64_t k = m < n ? m : n;
     /* v[j]: Householder vector j in rows j..m-1 (m x k, row-major);
      * beta[j] = 2 / (v^T v), 0 for an identity reflector. */
     double *v = tb_alloc((size_t)(m * k + k) * sizeof *v);
-    if (!v) {
-        tb_free(a);
+    if (!v)
         return TB_ENOMEM;
-    }
     double *beta = v + m * k;
     memset(v, 0, (size_t)(m * k) * sizeof *v);
     for (int64_t j = 0; j < k; j++) {
@@ -137,7 +128,6 @@ int tb_ref_qr(const tb_tensor *in, tb_tensor *out, const tb_params *p)
                 a[i * n + c] -= d * v[i * k + j];
         }
     }
-    double *q = out[0].data, *r = out[1].data;
     for (int64_t i = 0; i < k; i++)
         for (int64_t c = 0; c < n; c++)
             r[i * n + c] = c >= i ? a[i * n + c] : 0;
@@ -155,8 +145,23 @@ int tb_ref_qr(const tb_tensor *in, tb_tensor *out, const tb_params *p)
                 q[i * k + c] -= d * v[i * k + j];
         }
     tb_free(v);
-    tb_free(a);
     return 0;
+}
+
+int tb_ref_qr(const tb_tensor *in, tb_tensor *out, const tb_params *p)
+{
+    (void)p;
+    double *a;
+    int64_t m, n;
+    int rc = load_matrix(&in[0], &a, &m, &n);
+    if (rc)
+        return rc;
+    int64_t k = m < n ? m : n;
+    if (!(rc = check_out(&out[0], 2, m, k)) &&
+        !(rc = check_out(&out[1], 2, k, n)))
+        rc = householder_qr(a, m, n, out[0].data, out[1].data);
+    tb_free(a);
+    return rc;
 }
 
 /* ---- eigh --------------------------------------------------------------- */
@@ -261,45 +266,95 @@ int tb_ref_eigh(const tb_tensor *in, tb_tensor *out, const tb_params *p)
 
 /* ---- svd ---------------------------------------------------------------- */
 
-/* Columns of u (rows x cols, row-major) whose `ok` flag is 0 are replaced
- * by unit vectors orthogonal to every other column: the first basis
- * vector e_i that keeps more than half its length after two passes of
- * Gram-Schmidt (one such exists while fewer than `rows` columns are
- * set).  For singular vectors of zero singular values, which a rotation
- * method leaves as zero columns. */
-static void complete_basis(double *u, int64_t rows, int64_t cols,
-                           unsigned char *ok, double *tmp)
+/* Rows p, q of the n-column row-major t, and columns p, q of the
+ * row-major n x n matrix u (u accumulates the transposes of the row
+ * rotations), rotated by (c, s): row_p <- c row_p + s row_q, row_q <- -s
+ * row_p + c row_q; alike for the columns of u. */
+static void rot_rows(double *t, double *u, int64_t n, int64_t p, int64_t q,
+                     double c, double s)
 {
-    for (int64_t j = 0; j < cols; j++) {
-        if (ok[j])
-            continue;
-        for (int64_t e = 0; e < rows; e++) {
-            for (int64_t i = 0; i < rows; i++)
-                tmp[i] = i == e;
-            for (int pass = 0; pass < 2; pass++)
-                for (int64_t c = 0; c < cols; c++) {
-                    if (!ok[c])
-                        continue;
-                    double d = 0;
-                    for (int64_t i = 0; i < rows; i++)
-                        d += u[i * cols + c] * tmp[i];
-                    for (int64_t i = 0; i < rows; i++)
-                        tmp[i] -= d * u[i * cols + c];
-                }
-            double nn = 0;
-            for (int64_t i = 0; i < rows; i++)
-                nn += tmp[i] * tmp[i];
-            if (nn > 0.25) {
-                nn = sqrt(nn);
-                for (int64_t i = 0; i < rows; i++)
-                    u[i * cols + j] = tmp[i] / nn;
-                ok[j] = 1;
-                break;
-            }
-        }
+    for (int64_t j = 0; j < n; j++) {
+        double x = t[p * n + j], y = t[q * n + j];
+        t[p * n + j] = c * x + s * y;
+        t[q * n + j] = -s * x + c * y;
+        x = u[j * n + p], y = u[j * n + q];
+        u[j * n + p] = c * x + s * y;
+        u[j * n + q] = -s * x + c * y;
     }
 }
 
+/* Columns p, q of the n x n row-major t and v rotated by (c, s): col_p
+ * <- c col_p - s col_q, col_q <- s col_p + c col_q. */
+static void rot_cols(double *t, double *v, int64_t n, int64_t p, int64_t q,
+                     double c, double s)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double x = t[i * n + p], y = t[i * n + q];
+        t[i * n + p] = c * x - s * y;
+        t[i * n + q] = s * x + c * y;
+        x = v[i * n + p], y = v[i * n + q];
+        v[i * n + p] = c * x - s * y;
+        v[i * n + q] = s * x + c * y;
+    }
+}
+
+/* Two-sided (Kogbetliantz) Jacobi SVD of the square n x n row-major t
+ * (overwritten by its diagonal form): t = U diag V^T with u, v n x n
+ * orthogonal.  Each pair (p, q) with an off-diagonal entry above tol
+ * times the geometric mean of its diagonal gets the 2x2 SVD of its
+ * block: a rotation of the rows that makes the block symmetric, then the
+ * symmetric Jacobi rotation (jacobi_rot) on both sides.  Entries below
+ * eps^2 ||T||_F count as zero (rounding noise where the diagonal is 0:
+ * a rank-deficient T).  0 or TB_ECONVERGE. */
+static int jacobi2_svd(double *t, double *u, double *v, int64_t n)
+{
+    double fro = 0;
+    for (int64_t i = 0; i < n * n; i++)
+        fro = hypot(fro, t[i]);
+    for (int64_t i = 0; i < n * n; i++)
+        u[i] = v[i] = i % (n + 1) == 0;
+    const double tol = DBL_EPSILON * sqrt((double)n);
+    const double noise = DBL_EPSILON * DBL_EPSILON * fro + DBL_MIN;
+    for (int sweep = 0; sweep < MAX_SWEEPS; sweep++) {
+        int64_t rotated = 0;
+        for (int64_t p = 0; p < n - 1; p++)
+            for (int64_t q = p + 1; q < n; q++) {
+                const double app = t[p * n + p], aqq = t[q * n + q];
+                const double apq = t[p * n + q], aqp = t[q * n + p];
+                const double bound =
+                    fmax(tol * sqrt(fabs(app) * fabs(aqq)), noise);
+                if (fabs(apq) <= bound && fabs(aqp) <= bound)
+                    continue;
+                rotated++;
+                /* symmetrise: rows by phi, tan phi = (aqp - apq) /
+                 * (app + aqq) */
+                const double phi = atan2(aqp - apq, app + aqq);
+                const double cs = cos(phi), sn = sin(phi);
+                rot_rows(t, u, n, p, q, cs, sn);
+                /* diagonalise the symmetric block on both sides */
+                const double sym = t[p * n + q];
+                if (sym != 0) {
+                    double c, s;
+                    jacobi_rot(t[p * n + p], t[q * n + q], sym, &c, &s);
+                    rot_rows(t, u, n, p, q, c, -s);
+                    rot_cols(t, v, n, p, q, c, s);
+                }
+                t[p * n + q] = t[q * n + p] = 0;
+            }
+        if (!rotated)
+            return 0;
+    }
+    return TB_ECONVERGE;
+}
+
+/* svd by an algorithm of its own, so that it can catch the cpu
+ * backend's kernel (a one-sided Jacobi, backends/cpu/linalg.c): the
+ * worked matrix W (A, or A^T when m < n, so that it is tall) is reduced
+ * by Householder QR to its square triangle R, whose two-sided Jacobi SVD
+ * gives the singular values and R = Ur S Vr^T; W's left vectors are Q
+ * Ur, its right ones Vr (orthonormal whatever the rank: no basis to
+ * complete).  Relative accuracy as one-sided Jacobi's on the QR-reduced
+ * matrix (Demmel & Veselic 1992). */
 int tb_ref_svd(const tb_tensor *in, tb_tensor *out, const tb_params *p)
 {
     (void)p;
@@ -308,137 +363,82 @@ int tb_ref_svd(const tb_tensor *in, tb_tensor *out, const tb_params *p)
     int rc = load_matrix(&in[0], &a, &m, &n);
     if (rc)
         return rc;
-    int64_t k = m < n ? m : n;
+    const int64_t k = m < n ? m : n;
     if ((rc = check_out(&out[0], 2, m, k)) ||
         (rc = check_out(&out[1], 1, k, 0)) ||
         (rc = check_out(&out[2], 2, k, n))) {
         tb_free(a);
         return rc;
     }
-    /* The worked matrix W is tall: R x C (R >= C = k), column-major so a
-     * column pair is two contiguous runs.  W = A, or A^T when m < n. */
     const bool tall = m >= n;
     const int64_t R = tall ? m : n, C = k;
-    size_t words = (size_t)(R * C + C * C + C + R);
-    double *w = tb_alloc(words * sizeof *w + (size_t)C);
+    /* w: W (R x C); q: its Q (R x C); t: its R (C x C); ur, vr: the
+     * square SVD's factors; perm: the columns by descending value */
+    size_t words = (size_t)(2 * R * C + 3 * C * C + C);
+    double *w = tb_alloc(words * sizeof *w);
     if (!w) {
         tb_free(a);
         return TB_ENOMEM;
     }
-    double *v = w + R * C, *sig = v + C * C, *tmp = sig + C;
-    unsigned char *ok = (unsigned char *)(tmp + R);
+    double *q = w + R * C, *t = q + R * C, *ur = t + C * C, *vr = ur + C * C;
+    int64_t *perm = (int64_t *)(vr + C * C);
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
             if (tall)
-                w[j * R + i] = a[i * n + j];
+                w[i * C + j] = a[i * n + j];
             else
-                w[i * R + j] = a[i * n + j];
+                w[j * C + i] = a[i * n + j];
         }
-    for (int64_t i = 0; i < C * C; i++)
-        v[i] = i % (C + 1) == 0;
-    /* Orthogonal to this relative level, the columns give singular
-     * vectors as accurate as their rounding allows (LAPACK's dgesvj uses
-     * the same sqrt(rows) * eps). */
-    const double tol = DBL_EPSILON * sqrt((double)R);
-    /* Columns below tol * ||A||_F are rounding noise (rank-deficient A):
-     * never rotated (the relative test cannot be met on noise), zero
-     * singular values below. */
-    double fro = 0;
-    for (int64_t i = 0; i < R * C; i++)
-        fro = hypot(fro, w[i]);
-    const double floor2 = (tol * fro) * (tol * fro);
-    int sweep;
-    for (sweep = 0; sweep < MAX_SWEEPS; sweep++) {
-        int64_t rotated = 0;
-        for (int64_t i = 0; i < C - 1; i++)
-            for (int64_t j = i + 1; j < C; j++) {
-                double *wi = w + i * R, *wj = w + j * R;
-                double al = 0, be = 0, ga = 0;
-                for (int64_t r = 0; r < R; r++) {
-                    al += wi[r] * wi[r];
-                    be += wj[r] * wj[r];
-                    ga += wi[r] * wj[r];
-                }
-                if (fabs(ga) <= tol * sqrt(al) * sqrt(be) ||
-                    al <= floor2 || be <= floor2)
-                    continue; /* also every pair with a zero column */
-                rotated++;
-                double c, s;
-                jacobi_rot(al, be, ga, &c, &s);
-                for (int64_t r = 0; r < R; r++) {
-                    double x = wi[r], y = wj[r];
-                    wi[r] = c * x - s * y;
-                    wj[r] = s * x + c * y;
-                }
-                double *vi = v + i * C, *vj = v + j * C;
-                for (int64_t r = 0; r < C; r++) {
-                    double x = vi[r], y = vj[r];
-                    vi[r] = c * x - s * y;
-                    vj[r] = s * x + c * y;
-                }
-            }
-        if (!rotated)
-            break;
-    }
-    if (sweep == MAX_SWEEPS) {
+    if (!(rc = householder_qr(w, R, C, q, t)))
+        rc = jacobi2_svd(t, ur, vr, C);
+    if (rc) {
         tb_free(w);
         tb_free(a);
-        return TB_ECONVERGE;
+        return rc;
     }
+    /* values |t_jj| (a negative one flips its left vector), descending */
     for (int64_t j = 0; j < C; j++) {
-        double s = 0;
-        for (int64_t r = 0; r < R; r++)
-            s = hypot(s, w[j * R + r]);
-        sig[j] = s * s <= floor2 ? 0 : s; /* noise: a zero value */
-    }
-    /* Descending order: the output column c is worked column perm[c],
-     * kept in `a` (free now: W holds the matrix). */
-    int64_t *perm = (int64_t *)a;
-    for (int64_t j = 0; j < C; j++)
+        if (t[j * C + j] < 0) {
+            t[j * C + j] = -t[j * C + j];
+            for (int64_t i = 0; i < C; i++)
+                ur[i * C + j] = -ur[i * C + j];
+        }
         perm[j] = j;
+    }
     for (int64_t i = 0; i < C; i++) {
         int64_t best = i;
         for (int64_t j = i + 1; j < C; j++)
-            if (sig[perm[j]] > sig[perm[best]])
+            if (t[perm[j] * C + perm[j]] > t[perm[best] * C + perm[best]])
                 best = j;
-        int64_t t = perm[i];
+        int64_t x = perm[i];
         perm[i] = perm[best];
-        perm[best] = t;
+        perm[best] = x;
     }
-    /* Left vectors of W: its normalised columns, an R x C row-major
-     * matrix in `lw` (the U output if tall, else the Vt output's
-     * transpose, built in tmp-space below). */
+    /* W's left vectors L = Q Ur (R x C, into w), right ones Vr.  Tall
+     * (W = A): U = L, Vt = Vr^T.  Wide (W = A^T, A = Vr S L^T): U = Vr,
+     * Vt = L^T. */
     double *uo = out[0].data, *so = out[1].data, *vto = out[2].data;
-    double *lw = tall ? uo : tb_alloc((size_t)(R * C) * sizeof *lw);
-    if (!lw) {
-        tb_free(w);
-        tb_free(a);
-        return TB_ENOMEM;
-    }
+    for (int64_t i = 0; i < R; i++)
+        for (int64_t c = 0; c < C; c++) {
+            double d = 0;
+            for (int64_t j = 0; j < C; j++)
+                d += q[i * C + j] * ur[j * C + perm[c]];
+            w[i * C + c] = d;
+        }
     for (int64_t c = 0; c < C; c++) {
-        int64_t j = perm[c];
-        so[c] = sig[j];
-        ok[c] = sig[j] > 0;
-        for (int64_t r = 0; r < R; r++)
-            lw[r * C + c] = ok[c] ? w[j * R + r] / sig[j] : 0;
-    }
-    complete_basis(lw, R, C, ok, tmp);
-    /* W = LW S RW^T with RW = V (C x C, columns v + j*C).  Tall: U = LW,
-     * Vt = RW^T.  Wide (W = A^T): A = RW S LW^T, U = RW, Vt = LW^T. */
-    for (int64_t c = 0; c < C; c++) {
-        const double *vc = v + perm[c] * C;
+        so[c] = t[perm[c] * C + perm[c]];
         for (int64_t r = 0; r < C; r++) {
             if (tall)
-                vto[c * n + r] = vc[r];
+                vto[c * n + r] = vr[r * C + perm[c]];
             else
-                uo[r * k + c] = vc[r];
+                uo[r * k + c] = vr[r * C + perm[c]];
         }
-    }
-    if (!tall) {
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t r = 0; r < R; r++)
-                vto[c * n + r] = lw[r * C + c];
-        tb_free(lw);
+        for (int64_t r = 0; r < R; r++) {
+            if (tall)
+                uo[r * k + c] = w[r * C + c];
+            else
+                vto[c * n + r] = w[r * C + c];
+        }
     }
     tb_free(w);
     tb_free(a);

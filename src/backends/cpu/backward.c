@@ -72,25 +72,11 @@ static int bwk_begin(void *ctx, const tb_op *op, tb_dtype dt,
                      const tb_tensor *in, tb_tensor *out, const tb_params *p,
                      tb_shape *ish, tb_params *full)
 {
-    tb_cpu_count_launch(ctx);
-    if (!in || !out)
-        return TB_EINVAL;
-    tb_shape osh[TB_MAX_OUTPUTS];
-    int rc;
-    for (int i = 0; i < op->n_in; i++) {
-        if ((rc = tb_tensor_check_operand(&in[i], dt, 1)))
-            return rc;
-        ish[i] = tb_tensor_shape(&in[i]);
-    }
-    if ((rc = tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0)))
+    int rc = tb_cpu_begin_op(ctx, op->id, dt, in, out, p);
+    if (rc)
         return rc;
-    for (int i = 0; i < op->n_out; i++) {
-        if (tb_tensor_check_operand(&out[i], dt, 0))
-            return TB_EINVAL;
-        tb_shape got = tb_tensor_shape(&out[i]);
-        if (!tb_shape_equal(&got, &osh[i]))
-            return TB_ESHAPE;
-    }
+    for (int i = 0; i < op->n_in; i++)
+        ish[i] = tb_tensor_shape(&in[i]);
     *full = p ? *p : (tb_params){0};
     tb_params_defaults(op, full);
     return 0;
@@ -148,7 +134,7 @@ static int bwk_transpose_k(void *ctx, tb_dtype dt, const void *src,
     const tb_cpu_krow *rows = tb_cpu_krows(&n);
     const tb_op *op = tb_op_get(TB_OP_transpose);
     const tb_cpu_krow *r =
-        tb_cpu_krow_find(rows, n, TB_OP_transpose, dt, tb_cpu_isa(ctx), 0);
+        tb_cpu_krow_find(rows, n, TB_OP_transpose, dt, tb_cpu_isa(ctx));
     if (!r) {
         bwk_transpose(src, dst, R, C, tb_dtype_size(dt));
         return 0;
@@ -172,7 +158,7 @@ static int bwk_gemm(void *ctx, tb_dtype dt, const void *a, const void *b,
     size_t n;
     const tb_cpu_krow *rows = tb_cpu_krows(&n);
     const tb_cpu_krow *r =
-        tb_cpu_krow_find(rows, n, TB_OP_matmul, dt, tb_cpu_isa(ctx), 0);
+        tb_cpu_krow_find(rows, n, TB_OP_matmul, dt, tb_cpu_isa(ctx));
     if (!r)
         return TB_EUNSUPPORTED;
     tb_tensor t[3];
@@ -414,9 +400,14 @@ static int bwk_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
         BWK_BODY(f64, double);
 }
 
-#define BWK_ENTRY(op, dt, sfx)                                            \
-    int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
-                                tb_tensor *out, const tb_params *p)       \
+/* The entry points of the backward family's C rows (kreg.h; its SIMD
+ * rows are bwd_simd_impl.h's). */
+#define BWK_ENTRY(op, dt, sfx, c) BWK_ENTRY_##sfx(op, dt)
+#define BWK_ENTRY_avx512(op, dt)
+#define BWK_ENTRY_avx2(op, dt)
+#define BWK_ENTRY_c(op, dt)                                               \
+    int TB_CPU_KFN(op, dt, c)(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
     {                                                                     \
         return bwk_run(ctx, TB_OP_##op, TB_CPU_DT_##dt, in, out, p);      \
     }

@@ -7,7 +7,6 @@
 #include "../../ops/op.h"
 #include "../../ops/tensor.h"
 #include "cpu_internal.h"
-#include "ops_ext.h"
 
 typedef struct bw_lsm_job {
     tb_cpu_bw_lsm_fn fn;
@@ -30,12 +29,12 @@ int tb_cpu_bw_lsm(void *ctx, int lv, const tb_tensor *in, tb_tensor *out,
 {
     if (ctx && tb_cpu_isa(ctx) < lv)
         return TB_EUNSUPPORTED;
-    int rc = tb_cpu_ext_begin(ctx, TB_OP_log_softmax_backward, TB_F32, in,
-                              out, p);
+    int rc = tb_cpu_begin_op(ctx, TB_OP_log_softmax_backward, TB_F32, in,
+                             out, p);
     if (rc)
         return rc;
     int ax = 0;
-    tb_axis_norm((int64_t)tb_cpu_ext_param(p, TB_OP_log_softmax_backward, 0),
+    tb_axis_norm((int64_t)tb_cpu_param(p, TB_OP_log_softmax_backward, 0),
                  in[0].ndim, &ax);
     bw_lsm_job j = {.fn = fn, .g = in[0].data, .y = in[1].data,
                     .dx = out->data, .outer = 1, .len = in[0].shape[ax],
@@ -88,12 +87,12 @@ int tb_cpu_bw_max_pool(void *ctx, int lv, const tb_tensor *in,
     if (ctx && tb_cpu_isa(ctx) < lv)
         return TB_EUNSUPPORTED;
     const tb_op_id id = TB_OP_max_pool2d_backward;
-    int rc = tb_cpu_ext_begin(ctx, id, TB_F32, in, out, p);
+    int rc = tb_cpu_begin_op(ctx, id, TB_F32, in, out, p);
     if (rc)
         return rc;
-    const int64_t k = (int64_t)tb_cpu_ext_param(p, id, 0);
+    const int64_t k = (int64_t)tb_cpu_param(p, id, 0);
     const int64_t st = p && tb_params_has(p, 1) ? (int64_t)p->v[1] : k;
-    const int64_t pad = (int64_t)tb_cpu_ext_param(p, id, 2);
+    const int64_t pad = (int64_t)tb_cpu_param(p, id, 2);
     bw_mp_job j = {.fn = fn, .g = in[0].data, .x = in[1].data,
                    .dx = out->data, .NC = in[1].shape[0] * in[1].shape[1],
                    .H = in[1].shape[2], .W = in[1].shape[3],

@@ -4,11 +4,11 @@
  * expf/tanhf/erfcf per element, 43-88x a copy of their bytes at 1M
  * elements); then of log_softmax_backward and max_pool2d_backward (2x2
  * windows; bwd_simd.h's drivers) and of permute (register-transposed
- * tiles under ops_ext.c's loops).  For inclusion by bwd_avx2.c and
+ * tiles under permute_c.c's loops).  For inclusion by bwd_avx2.c and
  * bwd_avx512.c only, each built with its level's flags; everything here
- * is static except the entry points BW_ENTRIES(SFX, LV) defines (kreg.h's
- * TB_CPU_ROWS_BW_ list).  The element-wise rows' driver is ops_simd.c's
- * tb_cpu_xs_binary (a = g, b = x, equal shapes under the ops' shape
+ * is static except the entry points BW_ENTRIES(SFX, LV) defines (rows of
+ * kreg.h's backward and layout families).  The element-wise rows' driver is ops_simd.c's
+ * tb_cpu_simd_binary (a = g, b = x, equal shapes under the ops' shape
  * rule, split over the threads).
  *
  * Formulas (x the forward input, g the incoming gradient):
@@ -47,7 +47,7 @@
 #include "bwd_simd.h"
 #include "cpu_internal.h"
 #include "kreg.h"
-#include "ops_ext.h"
+#include "permute_c.h"
 #include "ops_simd.h"
 #include "vmath_simd.h"
 #include "vtranspose_simd.h"
@@ -149,8 +149,8 @@ static inline vf bw_gelu_f(vf g, vf x)
                                               tb_tensor *out,             \
                                               const tb_params *p)         \
     {                                                                     \
-        return tb_cpu_xs_binary(ctx, LV, TB_OP_##NAME##_backward, TB_F32, \
-                                in, out, p, bw_##NAME##_loop_##SFX);      \
+        return tb_cpu_simd_binary(ctx, LV, TB_OP_##NAME##_backward, TB_F32, \
+                                  in, out, p, bw_##NAME##_loop_##SFX);    \
     }
 
 /* ---- log_softmax_backward (bwd_simd.h): dx = g - exp(y) sum(g) ------ */
@@ -375,7 +375,7 @@ static void bw_mp2_row(const float *g, const float *x0, const float *x1,
         return tb_cpu_bw_max_pool(ctx, LV, in, out, p, bw_mp2_row);       \
     }
 
-/* ---- permute f32: planes by register-transposed tiles (ops_ext.h) --- */
+/* ---- permute f32: planes by register-transposed tiles (permute_c.h) --- */
 
 /* tb_cpu_perm_tile_fn: o[i * ostq + j] = x[i + j * is] in VS_LANES x
  * VS_LANES tiles, each read as VS_LANES vectors (input lines along i),
@@ -420,7 +420,7 @@ static void bw_perm_tile(const float *x, float *o, int64_t ni, int64_t nj,
     {                                                                     \
         if (ctx && tb_cpu_isa(ctx) < LV)                                  \
             return TB_EUNSUPPORTED;                                       \
-        return tb_cpu_ext_permute_f32(ctx, in, out, p, bw_perm_tile);     \
+        return tb_cpu_permute_f32(ctx, in, out, p, bw_perm_tile);         \
     }
 
 #define BW_ENTRIES(SFX, LV)                                               \

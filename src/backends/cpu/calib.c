@@ -66,7 +66,7 @@ static int cb_run(void *ctx, tb_op_id id, tb_dtype dt, tb_tensor *out,
     return 0;
 }
 
-#define CB_ENTRY(op, dt, sfx)                                             \
+#define CB_ENTRY(op, dt, sfx, c)                                          \
     int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
                                 tb_tensor *out, const tb_params *p)       \
     {                                                                     \

@@ -1,16 +1,21 @@
-/* What kernel files outside cpu.c may use of a cpu backend instance.
+/* What kernel files outside the drivers (drv.h) may use of a cpu backend
+ * instance.
  *
- * Kernels in create.c, optim.c and linalg.c (and their per-ISA files) are
- * called with the instance as ctx, like cpu.c's own.  They ask it for the
- * ISA level it was created for, count their launches (tb_cpu_count_launch,
- * the one counter), and split work over its thread pool.  Which entry
- * point runs, and its name, come from the registry (kreg.h). */
+ * Kernels in create.c, optim.c, linalg.c, math_c.c, reduce_c.c,
+ * permute_c.c, backward.c (and
+ * their per-ISA files) are called with the instance as ctx, like the
+ * drivers' own.  They ask it for the ISA level it was created for, count
+ * their launches (tb_cpu_count_launch, the one counter), check their
+ * operands (tb_cpu_begin_op) and split work over its thread pool.  Which
+ * entry point runs, and its name, come from the registry (kreg.h). */
 #ifndef TB_BACKENDS_CPU_CPU_INTERNAL_H
 #define TB_BACKENDS_CPU_CPU_INTERNAL_H
 
 #include <stdint.h>
 
+#include "../../ops/op.h"
 #include "../backend.h"
+#include "pool.h"
 
 /* The instance's ISA level (TB_ISA_SCALAR/AVX2/AVX512, isa.h); with a
  * NULL ctx, TB_ISA_SCALAR. */
@@ -18,7 +23,24 @@ int tb_cpu_isa(const void *ctx);
 /* Add one to the instance's kernel-launch counter (NULL: nothing). */
 void tb_cpu_count_launch(void *ctx);
 
-typedef void (*tb_cpu_task_fn)(void *arg, int part, int nparts);
+/* The checks of an entry point that serves op id under its shape rule:
+ * every input of dtype dt, contiguous, dims >= 1; the output shapes the
+ * rule gives for these inputs and parameters (so no kernel indexes past
+ * a buffer); every output contiguous, of dtype dt.  0, or TB_EINVAL,
+ * TB_ESHAPE, TB_EPARAM. */
+int tb_cpu_check_op(tb_op_id id, tb_dtype dt, const tb_tensor *in,
+                    const tb_tensor *out, const tb_params *p);
+/* The prologue of the portable rows and of their SIMD rows outside the
+ * drivers (math_c.c, reduce_c.c, permute_c.c, ops_simd.c, backward.c): count the launch, then
+ * tb_cpu_check_op.  A NULL ctx counts nothing. */
+int tb_cpu_begin_op(void *ctx, tb_op_id id, tb_dtype dt,
+                    const tb_tensor *in, tb_tensor *out, const tb_params *p);
+
+/* Parameter idx of op id: p's value if set, else the schema default.
+ * Only for non-optional parameters (the shape rule validated the
+ * value). */
+double tb_cpu_param(const tb_params *p, tb_op_id id, int idx);
+
 /* Run fn(arg, part, nparts) for every part of a job of `work` elements
  * in `items` independent pieces: on the calling thread alone below the
  * backend's work threshold or with threads=1, else split over the pool.

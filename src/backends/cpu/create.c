@@ -294,10 +294,14 @@ int tb_cpu_create_rand(void *ctx, int lv, tb_op_id id, tb_dtype dt,
 
 /* ---- kernels and lookup ------------------------------------------------- */
 
-/* The entry points of create.c's registry rows (kreg.h). */
-#define CR_ENTRY(op, dt, sfx)                                             \
-    int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
-                                tb_tensor *out, const tb_params *p)       \
+/* The entry points of the creation family's C rows (kreg.h; its SIMD
+ * rows are rand_simd.h's). */
+#define CR_ENTRY(op, dt, sfx, c) CR_ENTRY_##sfx(op, dt)
+#define CR_ENTRY_avx512(op, dt)
+#define CR_ENTRY_avx2(op, dt)
+#define CR_ENTRY_c(op, dt)                                                \
+    int TB_CPU_KFN(op, dt, c)(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
     {                                                                     \
         return cr_run(ctx, TB_OP_##op, TB_CPU_DT_##dt, in, out, p);       \
     }

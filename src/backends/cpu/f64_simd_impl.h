@@ -122,7 +122,7 @@ DX_LOOP(exp)
 DX_LOOP(log)
 #undef DX_LOOP
 
-/* ---- var f64: ops_ext.c's two passes in vector partial sums ---------- */
+/* ---- var f64: reduce_c.c's two passes in vector partial sums ---------- */
 
 static inline double dx_hsum(rd a)
 {
@@ -168,12 +168,12 @@ static double dx_var_lane(const double *x, int64_t len, int64_t corr)
     return (d2 - d * d / (double)len) / (double)(len - corr);
 }
 
-/* w <= TB_CPU_XS_COLS adjacent lanes, row by row, the partial sums in
+/* w <= TB_CPU_SIMD_COLS adjacent lanes, row by row, the partial sums in
  * arrays on the stack. */
 static void dx_var_cols(const double *x, double *o, int64_t len,
                         int64_t step, int64_t w, int64_t corr)
 {
-    double s[TB_CPU_XS_COLS], d[TB_CPU_XS_COLS], d2[TB_CPU_XS_COLS];
+    double s[TB_CPU_SIMD_COLS], d[TB_CPU_SIMD_COLS], d2[TB_CPU_SIMD_COLS];
     for (int64_t t = 0; t < w; t++)
         s[t] = d[t] = d2[t] = 0;
     const int64_t wv = w - w % RS_W;
@@ -203,7 +203,7 @@ static void dx_var_cols(const double *x, double *o, int64_t len,
         o[t] = (d2[t] - d[t] * d[t] / (double)len) / (double)(len - corr);
 }
 
-/* ---- max, min, argmax f64: ops_ext.c's scan rules ---------------------- */
+/* ---- max, min, argmax f64: reduce_c.c's scan rules ---------------------- */
 
 /* The first j < len with x[j] == v (v not NaN); len if none. */
 static inline int64_t dx_find(const double *x, int64_t len, double v)
@@ -219,7 +219,7 @@ static inline int64_t dx_find(const double *x, int64_t len, double v)
     return len;
 }
 
-/* A contiguous lane (len >= 1) as ops_ext.c scans it: m = x[0], then m
+/* A contiguous lane (len >= 1) as reduce_c.c scans it: m = x[0], then m
  * = x[j] where x[j] OP m or x[j] is NaN; max/min thus end on the last NaN
  * of a lane that has one, argmax (arg) on the first maximum or the first
  * NaN (its index to *at).  Vector form as ops_simd_impl.h's f32 one: two
@@ -280,7 +280,7 @@ static inline double dx_extreme_lane(const double *x, int64_t len,
     return r;
 }
 
-/* w <= TB_CPU_XS_COLS lanes of a non-last axis, row by row, running
+/* w <= TB_CPU_SIMD_COLS lanes of a non-last axis, row by row, running
  * extremes and argmax's indices (as doubles, exact) on the stack.  The
  * portable update per lane: max/min take v where v OP m or v is NaN;
  * argmax where v > m or (v is NaN and m is not). */
@@ -288,7 +288,7 @@ static inline void dx_extreme_cols(const double *x, double *o, int64_t len,
                                    int64_t step, int64_t w, int is_max,
                                    int arg)
 {
-    double m[TB_CPU_XS_COLS], at[TB_CPU_XS_COLS];
+    double m[TB_CPU_SIMD_COLS], at[TB_CPU_SIMD_COLS];
     for (int64_t t = 0; t < w; t++) {
         m[t] = x[t];
         at[t] = 0;
@@ -348,15 +348,15 @@ DX_RED(argmax, 1, 1)
     int TB_CPU_KFN(NAME, f64, SFX)(void *ctx, const tb_tensor *in,        \
                                    tb_tensor *out, const tb_params *p)    \
     {                                                                     \
-        return tb_cpu_xs_unary(ctx, LV, TB_OP_##NAME, TB_F64, in, out, p, \
-                               8, dx_##NAME##_f64);                       \
+        return tb_cpu_simd_unary(ctx, LV, TB_OP_##NAME, TB_F64, in, out, p, \
+                                 8, dx_##NAME##_f64);                     \
     }
 #define DX_RED_ENTRY(NAME, SFX, LV)                                       \
     int TB_CPU_KFN(NAME, f64, SFX)(void *ctx, const tb_tensor *in,        \
                                    tb_tensor *out, const tb_params *p)    \
     {                                                                     \
-        return tb_cpu_xs_reduce64(ctx, LV, TB_OP_##NAME, in, out, p,      \
-                                  dx_##NAME##_lane, dx_##NAME##_cols);    \
+        return tb_cpu_simd_reduce64(ctx, LV, TB_OP_##NAME, in, out, p,    \
+                                    dx_##NAME##_lane, dx_##NAME##_cols);  \
     }
 #define DX_ENTRIES(SFX, LV)                                               \
     DX_ENTRY(exp, SFX, LV)                                                \
@@ -367,8 +367,8 @@ DX_RED(argmax, 1, 1)
     int TB_CPU_KFN(var, f64, SFX)(void *ctx, const tb_tensor *in,         \
                                   tb_tensor *out, const tb_params *p)     \
     {                                                                     \
-        return tb_cpu_xs_reduce64(ctx, LV, TB_OP_var, in, out, p,         \
-                                  dx_var_lane, dx_var_cols);              \
+        return tb_cpu_simd_reduce64(ctx, LV, TB_OP_var, in, out, p,       \
+                                    dx_var_lane, dx_var_cols);            \
     }                                                                     \
     void DX_CAT(tb_cpu_exp_f64_, SFX)(const double *x, double *o,         \
                                       int64_t n)                          \

@@ -68,14 +68,23 @@ unsigned tb_cpu_isa_flags(void)
     return flags;
 }
 
+/* -1: not computed yet.  Racing first calls compute the same values, so
+ * relaxed atomics suffice (no lock, no pthread_once in a hot lookup). */
+static _Atomic int isa_detected = -1;
+static _Atomic int isa_env_cap = -1;
+static _Atomic int isa_mask = TB_ISA_COUNT - 1;
+
 int tb_cpu_isa_detect(void)
 {
+    int v = atomic_load_explicit(&isa_detected, memory_order_relaxed);
+    if (v >= 0)
+        return v;
     unsigned f = tb_cpu_isa_flags();
-    if (f & TB_CPU_FLAG_AVX512)
-        return TB_ISA_AVX512;
-    if (f & TB_CPU_FLAG_AVX2)
-        return TB_ISA_AVX2;
-    return TB_ISA_SCALAR;
+    v = f & TB_CPU_FLAG_AVX512 ? TB_ISA_AVX512
+        : f & TB_CPU_FLAG_AVX2 ? TB_ISA_AVX2
+                               : TB_ISA_SCALAR;
+    atomic_store_explicit(&isa_detected, v, memory_order_relaxed);
+    return v;
 }
 
 int tb_cpu_isa_parse(const char *name)
@@ -93,11 +102,11 @@ const char *tb_cpu_isa_name(int isa)
     return isa >= 0 && isa < TB_ISA_COUNT ? isa_names[isa] : "?";
 }
 
-/* -1: not computed yet.  Racing first calls compute the same values, so
- * relaxed atomics suffice (no lock, no pthread_once in a hot lookup). */
-static _Atomic int isa_detected = -1;
-static _Atomic int isa_env_cap = -1;
-static _Atomic int isa_mask = TB_ISA_COUNT - 1;
+const char *tb_cpu_isa_env(void)
+{
+    const char *s = getenv("TBENCH_ISA");
+    return s && *s ? s : NULL;
+}
 
 /* TBENCH_ISA as a cap: unset, empty or "auto" -> no cap; a bad value is
  * reported by tb_cpu_isa_env_error() and also caps nothing. */
@@ -106,9 +115,9 @@ static int isa_env_level(void)
     int v = atomic_load_explicit(&isa_env_cap, memory_order_relaxed);
     if (v >= 0)
         return v;
-    const char *s = getenv("TBENCH_ISA");
+    const char *s = tb_cpu_isa_env();
     v = TB_ISA_COUNT - 1;
-    if (s && *s && strcmp(s, "auto") != 0) {
+    if (s && strcmp(s, "auto") != 0) {
         int p = tb_cpu_isa_parse(s);
         if (p >= 0)
             v = p;
@@ -119,25 +128,15 @@ static int isa_env_level(void)
 
 const char *tb_cpu_isa_env_error(void)
 {
-    const char *s = getenv("TBENCH_ISA");
-    if (!s || !*s || strcmp(s, "auto") == 0 || tb_cpu_isa_parse(s) >= 0)
+    const char *s = tb_cpu_isa_env();
+    if (!s || strcmp(s, "auto") == 0 || tb_cpu_isa_parse(s) >= 0)
         return NULL;
     return s;
 }
 
-static int isa_detected_level(void)
-{
-    int v = atomic_load_explicit(&isa_detected, memory_order_relaxed);
-    if (v < 0) {
-        v = tb_cpu_isa_detect();
-        atomic_store_explicit(&isa_detected, v, memory_order_relaxed);
-    }
-    return v;
-}
-
 int tb_cpu_isa_max(void)
 {
-    int v = isa_detected_level();
+    int v = tb_cpu_isa_detect();
     int e = isa_env_level();
     int m = atomic_load_explicit(&isa_mask, memory_order_relaxed);
     if (e < v)

@@ -33,9 +33,10 @@ enum tb_cpu_isa_flag {
 };
 
 /*
- * Detect the CPU's best level, ignoring TBENCH_ISA and any mask.
- * Pure query (cpuid/xgetbv each call, cheap); on non-x86 returns
- * TB_ISA_SCALAR.
+ * Detect the CPU's best level, ignoring TBENCH_ISA and any mask.  Read
+ * once (cpuid and xgetbv may trap to the hypervisor in a VM) and cached
+ * for the process; on non-x86 TB_ISA_SCALAR.  The one detector of
+ * tbench: the kernels, the native GEMM and the peak loops all ask it.
  */
 int tb_cpu_isa_detect(void);
 
@@ -69,6 +70,13 @@ int tb_cpu_isa_parse(const char *name);
 
 /* Lower-case name of a level ("scalar", "avx2", "avx512"; "?" if bad). */
 const char *tb_cpu_isa_name(int isa);
+
+/*
+ * TBENCH_ISA as the environment holds it (owned by the environment), or
+ * NULL when unset or empty.  The one place tbench reads the variable;
+ * the rest of the program learns it through the backend's `host` slot.
+ */
+const char *tb_cpu_isa_env(void);
 
 /*
  * Did TBENCH_ISA hold a value we could not parse? Returns the bad string

@@ -33,6 +33,12 @@
  * (measured 2-3x slower than 8 for these scalar loops). */
 #define C_TR_TILE 8
 
+/* Ends each macro below that defines functions at file scope, so that
+ * a use of it takes a semicolon as a declaration does (and a tool that
+ * reads C without expanding macros, ctags, sees a declaration and not
+ * the header of one function spanning the file). */
+#define C_END _Static_assert(1, "")
+
 /* ---- element-wise binary ops ------------------------------------------ */
 
 #define C_BINARY_LOOPS(NAME, OP, T)                                       \
@@ -69,16 +75,17 @@
                           int64_t n)                                      \
     {                                                                     \
         NAME##_vs_t(a, *(const T *)b, o, n);                              \
-    }
+    }                                                                     \
+    C_END
 
-C_BINARY_LOOPS(add_f32, +, float)
-C_BINARY_LOOPS(add_f64, +, double)
-C_BINARY_LOOPS(sub_f32, -, float)
-C_BINARY_LOOPS(sub_f64, -, double)
-C_BINARY_LOOPS(mul_f32, *, float)
-C_BINARY_LOOPS(mul_f64, *, double)
-C_BINARY_LOOPS(div_f32, /, float)
-C_BINARY_LOOPS(div_f64, /, double)
+C_BINARY_LOOPS(add_f32, +, float);
+C_BINARY_LOOPS(add_f64, +, double);
+C_BINARY_LOOPS(sub_f32, -, float);
+C_BINARY_LOOPS(sub_f64, -, double);
+C_BINARY_LOOPS(mul_f32, *, float);
+C_BINARY_LOOPS(mul_f64, *, double);
+C_BINARY_LOOPS(div_f32, /, float);
+C_BINARY_LOOPS(div_f64, /, double);
 
 /* ---- add_relu ------------------------------------------------------------ */
 
@@ -119,10 +126,11 @@ C_BINARY_LOOPS(div_f64, /, double)
                                     void *o, int64_t n)                   \
     {                                                                     \
         add_relu_##SFX##_bc_t(a, *(const T *)b, o, n);                    \
-    }
+    }                                                                     \
+    C_END
 
-C_ADD_RELU_LOOPS(f32, float)
-C_ADD_RELU_LOOPS(f64, double)
+C_ADD_RELU_LOOPS(f32, float);
+C_ADD_RELU_LOOPS(f64, double);
 
 /* ---- relu -------------------------------------------------------------- */
 
@@ -138,10 +146,11 @@ C_ADD_RELU_LOOPS(f64, double)
     static void NAME(const void *x, void *o, int64_t n)                   \
     {                                                                     \
         NAME##_t(x, o, n);                                                \
-    }
+    }                                                                     \
+    C_END
 
-C_RELU_LOOP(relu_f32, float)
-C_RELU_LOOP(relu_f64, double)
+C_RELU_LOOP(relu_f32, float);
+C_RELU_LOOP(relu_f64, double);
 
 /* ---- sums -------------------------------------------------------------- */
 
@@ -196,10 +205,11 @@ C_RELU_LOOP(relu_f64, double)
                                  int64_t w, double *acc)                  \
     {                                                                     \
         sum_##SFX##_cols_t(x, R, ld, w, acc);                             \
-    }
+    }                                                                     \
+    C_END
 
-C_SUM_LOOPS(f32, float)
-C_SUM_LOOPS(f64, double)
+C_SUM_LOOPS(f32, float);
+C_SUM_LOOPS(f64, double);
 
 /* ---- log_softmax ------------------------------------------------------- */
 
@@ -268,17 +278,17 @@ C_SUM_LOOPS(f64, double)
                                  int64_t ld, int64_t w)                   \
     {                                                                     \
         lsm_##SFX##_cols_t(x, o, R, ld, w);                               \
-    }
+    }                                                                     \
+    C_END
 
-C_LSM_LOOPS(f32, float, expf)
-C_LSM_LOOPS(f64, double, exp)
+C_LSM_LOOPS(f32, float, expf);
+C_LSM_LOOPS(f64, double, exp);
 
 /* ---- softmax ------------------------------------------------------------ */
 
-/* softmax of contiguous rows and of a tile of w columns: the numerics of
- * ops_ext.c's portable softmax (max in T, e = exp(x - max) in T written
- * to the output, the sum in double, then one multiply by the rounded
- * inverse), three passes.  Reads element i before writing it (in
+/* softmax of contiguous rows and of a tile of w columns (max in T, e =
+ * exp(x - max) in T written to the output, the sum in double, then one
+ * multiply by the rounded inverse), three passes.  Reads element i before writing it (in
  * place is safe). */
 #define C_SM_LOOPS(SFX, T, EXP)                                           \
     static void sm_##SFX##_rows(const void *px, void *po, int64_t rows,   \
@@ -326,10 +336,11 @@ C_LSM_LOOPS(f64, double, exp)
         for (int64_t r = 0; r < R; r++)                                   \
             for (int64_t j = 0; j < w; j++)                               \
                 o[r * ld + j] *= m[j];                                    \
-    }
+    }                                                                     \
+    C_END
 
-C_SM_LOOPS(f32, float, expf)
-C_SM_LOOPS(f64, double, exp)
+C_SM_LOOPS(f32, float, expf);
+C_SM_LOOPS(f64, double, exp);
 
 /* ---- matmul ------------------------------------------------------------ */
 
@@ -379,10 +390,11 @@ C_SM_LOOPS(f64, double, exp)
                                 int64_t N)                                \
     {                                                                     \
         mm_##SFX##_rows_t(a, b, c, i0, i1, K, N);                         \
-    }
+    }                                                                     \
+    C_END
 
-C_MM_LOOPS(f32, float)
-C_MM_LOOPS(f64, double)
+C_MM_LOOPS(f32, float);
+C_MM_LOOPS(f64, double);
 
 /* ---- transpose --------------------------------------------------------- */
 
@@ -400,10 +412,11 @@ C_MM_LOOPS(f64, double)
                                  int64_t old, int64_t ni, int64_t nj)     \
     {                                                                     \
         tr_##SFX##_block_t(in, ild, out, old, ni, nj);                    \
-    }
+    }                                                                     \
+    C_END
 
-C_TR_LOOPS(u32, uint32_t)
-C_TR_LOOPS(u64, uint64_t)
+C_TR_LOOPS(u32, uint32_t);
+C_TR_LOOPS(u64, uint64_t);
 
 /* ---- pooling ----------------------------------------------------------- */
 
@@ -453,10 +466,11 @@ C_TR_LOOPS(u64, uint64_t)
                                const tb_cpu_pool_geom *g)                 \
     {                                                                     \
         pool_##SFX##_t(x, o, planes, g, 0);                               \
-    }
+    }                                                                     \
+    C_END
 
-C_POOL_LOOPS(f32, float)
-C_POOL_LOOPS(f64, double)
+C_POOL_LOOPS(f32, float);
+C_POOL_LOOPS(f64, double);
 
 /* ---- table ------------------------------------------------------------- */
 

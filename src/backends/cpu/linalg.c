@@ -86,7 +86,7 @@ static int linalg_operands(tb_op_id id, tb_dtype dt, const tb_tensor *in,
 #undef LINALG_FN
 
 /* The entry points of linalg.c's registry rows (kreg.h). */
-#define LINALG_ENTRY(op, dt, sfx)                                         \
+#define LINALG_ENTRY(op, dt, sfx, c)                                      \
     int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
                                 tb_tensor *out, const tb_params *p)       \
     {                                                                     \

@@ -8,7 +8,6 @@
 #include "../../ops/op.h"
 #include "../../ops/tensor.h"
 #include "cpu_internal.h"
-#include "ops_ext.h"
 
 static int64_t xs_numel(const tb_tensor *t)
 {
@@ -18,21 +17,21 @@ static int64_t xs_numel(const tb_tensor *t)
     return n;
 }
 
-/* As ops_ext.c's ext_begin: the level, the launch, every operand and the
+/* The level, then tb_cpu_begin_op: the launch, every operand and the
  * output's shape under op id's rule. */
 static int xs_begin(void *ctx, int lv, tb_op_id id, tb_dtype dt,
                     const tb_tensor *in, tb_tensor *out, const tb_params *p)
 {
     if (ctx && tb_cpu_isa(ctx) < lv)
         return TB_EUNSUPPORTED;
-    return tb_cpu_ext_begin(ctx, id, dt, in, out, p);
+    return tb_cpu_begin_op(ctx, id, dt, in, out, p);
 }
 
-#define xs_param tb_cpu_ext_param
+#define xs_param tb_cpu_param
 
 typedef struct xs_job {
-    tb_cpu_xs_unary_fn un;
-    tb_cpu_xs_binary_fn bin;
+    tb_cpu_simd_unary_fn un;
+    tb_cpu_simd_binary_fn bin;
     const char *a, *b;
     char *o;
     size_t esz;
@@ -51,9 +50,9 @@ static void xs_unary_task(void *argp, int part, int nparts)
               j->k);
 }
 
-int tb_cpu_xs_unary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
-                    const tb_tensor *in, tb_tensor *out, const tb_params *p,
-                    int64_t weight, tb_cpu_xs_unary_fn fn)
+int tb_cpu_simd_unary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                      const tb_tensor *in, tb_tensor *out, const tb_params *p,
+                      int64_t weight, tb_cpu_simd_unary_fn fn)
 {
     int rc = xs_begin(ctx, lv, id, dt, in, out, p);
     if (rc)
@@ -93,15 +92,15 @@ static void xs_bcast_strides(const tb_tensor *t, int nd, int64_t *st)
 }
 
 /* Working set (bytes of the inputs and the output) from which
- * tb_cpu_xs_binary_nt writes with streaming stores: cpu.c's
+ * tb_cpu_simd_binary_nt writes with streaming stores: cpu.c's
  * CPU_EW_NT_BYTES, the threshold of add's vv_nt. */
 #define XS_NT_BYTES (64.0 * 1024 * 1024)
 
-/* tb_cpu_xs_binary; fn_nt (or NULL) for equal shapes from XS_NT_BYTES. */
+/* tb_cpu_simd_binary; fn_nt (or NULL) for equal shapes from XS_NT_BYTES. */
 static int xs_binary_run(void *ctx, int lv, tb_op_id id, tb_dtype dt,
                          const tb_tensor *in, tb_tensor *out,
-                         const tb_params *p, tb_cpu_xs_binary_fn fn,
-                         tb_cpu_xs_binary_fn fn_nt)
+                         const tb_params *p, tb_cpu_simd_binary_fn fn,
+                         tb_cpu_simd_binary_fn fn_nt)
 {
     int rc = xs_begin(ctx, lv, id, dt, in, out, p);
     if (rc)
@@ -142,25 +141,25 @@ static int xs_binary_run(void *ctx, int lv, tb_op_id id, tb_dtype dt,
     return 0;
 }
 
-int tb_cpu_xs_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
-                     const tb_tensor *in, tb_tensor *out,
-                     const tb_params *p, tb_cpu_xs_binary_fn fn)
+int tb_cpu_simd_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                       const tb_tensor *in, tb_tensor *out,
+                       const tb_params *p, tb_cpu_simd_binary_fn fn)
 {
     return xs_binary_run(ctx, lv, id, dt, in, out, p, fn, NULL);
 }
 
 /* A reduction over one axis (or all elements) of an f32 or f64 tensor:
  * the lane function for a contiguous lane, the column function for
- * TB_CPU_XS_COLS lanes strided by `inner`; exactly one pair is set. */
+ * TB_CPU_SIMD_COLS lanes strided by `inner`; exactly one pair is set. */
 typedef struct xs_red_job {
-    tb_cpu_xs_lane_fn lane;
-    tb_cpu_xs_cols_fn cols;
-    tb_cpu_xs_lane64_fn lane64;
-    tb_cpu_xs_cols64_fn cols64;
+    tb_cpu_simd_lane_fn lane;
+    tb_cpu_simd_cols_fn cols;
+    tb_cpu_simd_lane64_fn lane64;
+    tb_cpu_simd_cols64_fn cols64;
     const void *x;
     void *o;
     int64_t outer, len, inner, corr;
-    int64_t cw; /* lanes per cols call: TB_CPU_XS_COLS or _COLS32 */
+    int64_t cw; /* lanes per cols call: TB_CPU_SIMD_COLS or _COLS32 */
 } xs_red_job;
 
 static void xs_red_task(void *argp, int part, int nparts)
@@ -225,29 +224,29 @@ static int xs_reduce_run(void *ctx, int lv, tb_op_id id, tb_dtype dt,
     return 0;
 }
 
-int tb_cpu_xs_reduce(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
-                     tb_tensor *out, const tb_params *p,
-                     tb_cpu_xs_lane_fn lane, tb_cpu_xs_cols_fn cols)
+int tb_cpu_simd_reduce(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
+                       tb_tensor *out, const tb_params *p,
+                       tb_cpu_simd_lane_fn lane, tb_cpu_simd_cols_fn cols)
 {
     xs_red_job j = {.lane = lane, .cols = cols,
-                    .cw = id == TB_OP_var ? TB_CPU_XS_COLS
-                                          : TB_CPU_XS_COLS32};
+                    .cw = id == TB_OP_var ? TB_CPU_SIMD_COLS
+                                          : TB_CPU_SIMD_COLS32};
     return xs_reduce_run(ctx, lv, id, TB_F32, in, out, p, &j);
 }
 
-/* tb_cpu_xs_reduce on doubles (f64_simd_impl.h's reduction rows). */
-int tb_cpu_xs_reduce64(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
-                       tb_tensor *out, const tb_params *p,
-                       tb_cpu_xs_lane64_fn lane, tb_cpu_xs_cols64_fn cols)
+/* tb_cpu_simd_reduce on doubles (f64_simd_impl.h's reduction rows). */
+int tb_cpu_simd_reduce64(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
+                         tb_tensor *out, const tb_params *p,
+                         tb_cpu_simd_lane64_fn lane, tb_cpu_simd_cols64_fn cols)
 {
-    xs_red_job j = {.lane64 = lane, .cols64 = cols, .cw = TB_CPU_XS_COLS};
+    xs_red_job j = {.lane64 = lane, .cols64 = cols, .cw = TB_CPU_SIMD_COLS};
     return xs_reduce_run(ctx, lv, id, TB_F64, in, out, p, &j);
 }
 
-int tb_cpu_xs_binary_nt(void *ctx, int lv, tb_op_id id, tb_dtype dt,
-                        const tb_tensor *in, tb_tensor *out,
-                        const tb_params *p, tb_cpu_xs_binary_fn fn,
-                        tb_cpu_xs_binary_fn fn_nt)
+int tb_cpu_simd_binary_nt(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                          const tb_tensor *in, tb_tensor *out,
+                          const tb_params *p, tb_cpu_simd_binary_fn fn,
+                          tb_cpu_simd_binary_fn fn_nt)
 {
     return xs_binary_run(ctx, lv, id, dt, in, out, p, fn, fn_nt);
 }

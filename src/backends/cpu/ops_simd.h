@@ -1,12 +1,16 @@
-/* SIMD rows (AVX2, AVX-512) for ops whose baseline is ops_ext.c (issue
- * 18): softplus, sqrt, rsqrt, leaky_relu, maximum, minimum, max, min,
- * argmax and var in f32.
+/* SIMD rows (AVX2, AVX-512) of softplus, sqrt, rsqrt, leaky_relu,
+ * maximum, minimum, max, min, argmax and var in f32 over their C rows
+ * (math_c.c, reduce_c.c), with their portable drivers; the f64
+ * reductions (f64_simd_impl.h) and pow f32 (pow_simd_impl.h) use the
+ * same drivers.
  *
  * Split like the rest of the backend: this header and ops_simd.c are
  * portable (operand checks, parameters, broadcasting and the thread
  * split); the inner loops live in ops_simd_impl.h, compiled once per ISA
  * level by ops_avx2.c and ops_avx512.c with that level's flags only.  An
- * entry point of level L (kreg.h, TB_CPU_ROWS_XS_*) hands its own
+ * entry point of level L (kreg.h's table: the SIMD rows of softplus,
+ * sqrt, rsqrt, leaky_relu in the math family, maximum and minimum in
+ * arithmetic, max, min, argmax and var in the reductions) hands its own
  * level's loop to the driver here, so the recorded impl name is always
  * the code that ran.
  *
@@ -37,12 +41,12 @@
 #include "../backend.h"
 
 /* o[i] = f(x[i]) for i < n; k: the op's float parameters (double). */
-typedef void (*tb_cpu_xs_unary_fn)(const void *x, void *o, int64_t n,
-                                   const double *k);
+typedef void (*tb_cpu_simd_unary_fn)(const void *x, void *o, int64_t n,
+                                     const double *k);
 /* o[i] = f(a[i * sa], b[i * sb]) for i < n, sa and sb 0 or 1. */
-typedef void (*tb_cpu_xs_binary_fn)(const void *a, int64_t sa,
-                                    const void *b, int64_t sb, void *o,
-                                    int64_t n);
+typedef void (*tb_cpu_simd_binary_fn)(const void *a, int64_t sa,
+                                      const void *b, int64_t sb, void *o,
+                                      int64_t n);
 
 /* Entry-point bodies: TB_EUNSUPPORTED when the instance is below level
  * lv; else count the launch, check the operands against op id's shape
@@ -50,18 +54,18 @@ typedef void (*tb_cpu_xs_binary_fn)(const void *a, int64_t sa,
  * `weight` element operations per element deciding whether it is worth
  * it; binary: equal shapes split over the threads, broadcasts row by
  * row through an odometer). */
-int tb_cpu_xs_unary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
-                    const tb_tensor *in, tb_tensor *out, const tb_params *p,
-                    int64_t weight, tb_cpu_xs_unary_fn fn);
-int tb_cpu_xs_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
-                     const tb_tensor *in, tb_tensor *out,
-                     const tb_params *p, tb_cpu_xs_binary_fn fn);
+int tb_cpu_simd_unary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                      const tb_tensor *in, tb_tensor *out, const tb_params *p,
+                      int64_t weight, tb_cpu_simd_unary_fn fn);
+int tb_cpu_simd_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                       const tb_tensor *in, tb_tensor *out,
+                       const tb_params *p, tb_cpu_simd_binary_fn fn);
 
 /* Reductions max, min, argmax and var (f32; argmax's index as a
- * float): the input as [outer, len, inner] lanes (ops_ext.c's layout:
+ * float): the input as [outer, len, inner] lanes (reduce_c.c's layout:
  * param 0 "axis", absent: one lane of every element; var's param 2 is
  * its correction, corr).  lane: a contiguous lane (inner 1); cols: w <=
- * TB_CPU_XS_COLS adjacent lanes of a non-last axis, lane t reading x[j
+ * TB_CPU_SIMD_COLS adjacent lanes of a non-last axis, lane t reading x[j
  * * step + t].  max/min/argmax give exactly the portable kernels'
  * values (the first NaN of a lane or the first maximum; argmax: its
  * first index); var is the same two-pass form in double (mean, then
@@ -73,40 +77,41 @@ int tb_cpu_xs_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
  * contiguous lane in one vector pass (argmax keeps per-lane indices,
  * max/min check NaNs once per lane; a lane with a NaN, or max/min's zero
  * extreme, is scanned again), a non-last axis row by row, every row read
- * from start to end (up to TB_CPU_XS_COLS32 lanes per call for max, min
- * and argmax, TB_CPU_XS_COLS for var). */
-#define TB_CPU_XS_COLS 256
+ * from start to end (up to TB_CPU_SIMD_COLS32 lanes per call for max, min
+ * and argmax, TB_CPU_SIMD_COLS for var). */
+#define TB_CPU_SIMD_COLS 256
 /* max, min and argmax f32's cols take up to this many lanes (their
  * running values and indices, 16 KiB each, stay in L1 while every row
  * is read from start to end). */
-#define TB_CPU_XS_COLS32 4096
-typedef float (*tb_cpu_xs_lane_fn)(const float *x, int64_t len,
-                                   int64_t corr);
-typedef void (*tb_cpu_xs_cols_fn)(const float *x, float *o, int64_t len,
-                                  int64_t step, int64_t w, int64_t corr);
-int tb_cpu_xs_reduce(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
-                     tb_tensor *out, const tb_params *p,
-                     tb_cpu_xs_lane_fn lane, tb_cpu_xs_cols_fn cols);
+#define TB_CPU_SIMD_COLS32 4096
+typedef float (*tb_cpu_simd_lane_fn)(const float *x, int64_t len,
+                                     int64_t corr);
+typedef void (*tb_cpu_simd_cols_fn)(const float *x, float *o, int64_t len,
+                                    int64_t step, int64_t w, int64_t corr);
+int tb_cpu_simd_reduce(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
+                       tb_tensor *out, const tb_params *p,
+                       tb_cpu_simd_lane_fn lane, tb_cpu_simd_cols_fn cols);
 
 /* The same for f64 (f64_simd_impl.h's max, min, argmax and var rows):
  * lane and cols as above on doubles. */
-typedef double (*tb_cpu_xs_lane64_fn)(const double *x, int64_t len,
-                                      int64_t corr);
-typedef void (*tb_cpu_xs_cols64_fn)(const double *x, double *o, int64_t len,
-                                    int64_t step, int64_t w, int64_t corr);
-int tb_cpu_xs_reduce64(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
-                       tb_tensor *out, const tb_params *p,
-                       tb_cpu_xs_lane64_fn lane, tb_cpu_xs_cols64_fn cols);
+typedef double (*tb_cpu_simd_lane64_fn)(const double *x, int64_t len,
+                                        int64_t corr);
+typedef void (*tb_cpu_simd_cols64_fn)(const double *x, double *o, int64_t len,
+                                      int64_t step, int64_t w, int64_t corr);
+int tb_cpu_simd_reduce64(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
+                         tb_tensor *out, const tb_params *p,
+                         tb_cpu_simd_lane64_fn lane,
+                         tb_cpu_simd_cols64_fn cols);
 
-/* tb_cpu_xs_binary with fn_nt in place of fn where both inputs have the
+/* tb_cpu_simd_binary with fn_nt in place of fn where both inputs have the
  * output's element count and the three tensors hold at least 64 MiB
  * (cpu.c's streaming-store threshold): fn_nt gives fn's values, the
  * output's whole 64-byte lines written with streaming stores, then a
  * store fence (maximum and minimum). */
-int tb_cpu_xs_binary_nt(void *ctx, int lv, tb_op_id id, tb_dtype dt,
-                        const tb_tensor *in, tb_tensor *out,
-                        const tb_params *p, tb_cpu_xs_binary_fn fn,
-                        tb_cpu_xs_binary_fn fn_nt);
+int tb_cpu_simd_binary_nt(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                          const tb_tensor *in, tb_tensor *out,
+                          const tb_params *p, tb_cpu_simd_binary_fn fn,
+                          tb_cpu_simd_binary_fn fn_nt);
 
 /* pow f32's SIMD rows (pow_simd_impl.h), called directly by the sweep
  * test: o[i] = a[i]^b[i], i < n.  Call only where the level runs. */

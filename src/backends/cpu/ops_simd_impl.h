@@ -3,7 +3,7 @@
  * ops_avx512.c only (each built with its level's flags).  Everything
  * here is static: no function built with one ISA's flags can be picked
  * by the linker for another's callers.  XS_ENTRIES(SFX, LV) defines
- * level LV's entry points (kreg.h's TB_CPU_ROWS_XS_ list). */
+ * level LV's entry points (their rows are in kreg.h's table). */
 #ifndef TB_BACKENDS_CPU_OPS_SIMD_IMPL_H
 #define TB_BACKENDS_CPU_OPS_SIMD_IMPL_H
 
@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ew_defs.h"
 #include "kreg.h"
 #include "ops_simd.h"
 #include "vmath_simd.h"
@@ -65,7 +66,7 @@ static inline vf xs_sqrt_f(vf x, vf k0, vf k1)
     return xs_sqrt(x);
 }
 
-/* (T)1 / sqrt(x): two correctly rounded operations, as ops_ext.c.
+/* (T)1 / sqrt(x): two correctly rounded operations, as math_c.c.
  * AVX-512: the division, which cost as much as the memory traffic
  * (1M f32: sqrt alone ~300 us, with the division ~470 us), becomes a
  * reciprocal estimate (rcp14, relative error < 2^-14) and two
@@ -103,7 +104,7 @@ static inline vf xs_rsqrt_f(vf x, vf k0, vf k1)
     return v_div(v_set1(1.0f), s);
 }
 
-/* x > 0 ? x : alpha x (NaN: alpha NaN, a NaN, as ops_ext.c). */
+/* x > 0 ? x : alpha x (NaN: alpha NaN, a NaN, as math_c.c). */
 static inline vf xs_leaky_relu_f(vf x, vf k0, vf k1)
 {
     (void)k1;
@@ -203,7 +204,7 @@ static inline vf xs_softplusb_f(vf x, vf beta, vf thr)
 }
 
 /* NaN in either operand gives a + b (a NaN), else the larger/smaller
- * (a on ties: a >= b, a <= b), bit for bit ops_ext.c's. */
+ * (a on ties: a >= b, a <= b), bit for bit math_c.c's. */
 static inline vf xs_maximum_f(vf a, vf b)
 {
     vf m = v_sel(v_le(b, a), a, b);
@@ -215,6 +216,33 @@ static inline vf xs_minimum_f(vf a, vf b)
     vf m = v_sel(v_le(a, b), a, b);
     return v_sel(v_unord(a, b), v_add(a, b), m);
 }
+
+/* The ops written once (ew_defs.h), on vectors: x86's max and min give
+ * their second operand when either is NaN, so MAX(a, b) (a < b ? b : a)
+ * is v_max(b, a), and MIN alike. */
+#define ADD(a, b) v_add(a, b)
+#define SUB(a, b) v_sub(a, b)
+#define MUL(a, b) v_mul(a, b)
+#define DIV(a, b) v_div(a, b)
+#undef MAX
+#undef MIN
+#define MAX(a, b) v_max(b, a)
+#define MIN(a, b) v_min(b, a)
+#define K(c) v_set1((float)(c))
+#define XS_EW_F(NAME, W, EXPR, ...)                                       \
+    static inline vf xs_##NAME##_f(vf x, vf k0, vf k1)                    \
+    {                                                                     \
+        (void)k0, (void)k1;                                               \
+        return EXPR;                                                      \
+    }
+TB_CPU_EW_OPS(XS_EW_F, ~)
+#undef ADD
+#undef SUB
+#undef MUL
+#undef DIV
+#undef MAX
+#undef MIN
+#undef K
 
 /* ---- loops ---------------------------------------------------------- */
 
@@ -296,16 +324,16 @@ static inline vf xs_minimum_f(vf a, vf b)
     int TB_CPU_KFN(NAME, f32, SFX)(void *ctx, const tb_tensor *in,        \
                                    tb_tensor *out, const tb_params *p)    \
     {                                                                     \
-        return tb_cpu_xs_unary(ctx, LV, TB_OP_##NAME, TB_F32, in, out, p, \
-                               XS_W_##NAME, xs_##NAME##_loop_##SFX);      \
+        return tb_cpu_simd_unary(ctx, LV, TB_OP_##NAME, TB_F32, in, out, p, \
+                                 XS_W_##NAME, xs_##NAME##_loop_##SFX);    \
     }
 #define XS_BINARY_ENTRY(NAME, SFX, LV)                                    \
     XS_BINARY_LOOP(NAME, SFX)                                             \
     int TB_CPU_KFN(NAME, f32, SFX)(void *ctx, const tb_tensor *in,        \
                                    tb_tensor *out, const tb_params *p)    \
     {                                                                     \
-        return tb_cpu_xs_binary(ctx, LV, TB_OP_##NAME, TB_F32, in, out,   \
-                                p, xs_##NAME##_loop_##SFX);               \
+        return tb_cpu_simd_binary(ctx, LV, TB_OP_##NAME, TB_F32, in, out, \
+                                  p, xs_##NAME##_loop_##SFX);             \
     }
 
 /* XS_BINARY_LOOP's values for contiguous a and b (sa = sb = 1), o's
@@ -337,9 +365,9 @@ static inline vf xs_minimum_f(vf a, vf b)
     int TB_CPU_KFN(NAME, f32, SFX)(void *ctx, const tb_tensor *in,        \
                                    tb_tensor *out, const tb_params *p)    \
     {                                                                     \
-        return tb_cpu_xs_binary_nt(ctx, LV, TB_OP_##NAME, TB_F32, in,     \
-                                   out, p, xs_##NAME##_loop_##SFX,        \
-                                   xs_##NAME##_nt_##SFX);                 \
+        return tb_cpu_simd_binary_nt(ctx, LV, TB_OP_##NAME, TB_F32, in,   \
+                                     out, p, xs_##NAME##_loop_##SFX,      \
+                                     xs_##NAME##_nt_##SFX);               \
     }
 
 
@@ -432,7 +460,7 @@ static inline int64_t xs_find(const float *x, int64_t len, float v)
     return len;
 }
 
-/* The portable scan of ops_ext.c for a short lane: m = x[0], then
+/* The portable scan of reduce_c.c for a short lane: m = x[0], then
  * m = x[j] where x[j] OP m or x[j] is NaN (argmax: stop at the first
  * NaN), its index to *at. */
 static inline float xs_extreme_short(const float *x, int64_t len,
@@ -591,7 +619,7 @@ static inline int64_t xs_argmax_vec(const float *x, int64_t len, float *val)
     return at;
 }
 
-/* A contiguous lane (len >= 1) as ops_ext.c scans it: m = x[0], then m
+/* A contiguous lane (len >= 1) as reduce_c.c scans it: m = x[0], then m
  * = x[j] where x[j] OP m or x[j] is NaN; for max/min that ends on the
  * last NaN of a lane that has one, for argmax (arg) on the first
  * maximum or the first NaN, whose index goes to *at.  Short lanes by the
@@ -639,7 +667,7 @@ static inline vf xs_cols_upd(vf v, vf m, vf *a, vf jv, int is_max, int arg)
     return v_sel(up, v, m);
 }
 
-/* w <= TB_CPU_XS_COLS32 lanes of a non-last axis, two rows per pass
+/* w <= TB_CPU_SIMD_COLS32 lanes of a non-last axis, two rows per pass
  * (each row's w values are adjacent: a sequential read of every row,
  * as the hardware prefetcher likes, even from DRAM), the running
  * extremes and argmax's indices in arrays on the stack (L1, read and
@@ -649,8 +677,8 @@ static inline void xs_extreme_cols(const float *x, float *o, int64_t len,
                                    int64_t step, int64_t w, int is_max,
                                    int arg)
 {
-    float m[TB_CPU_XS_COLS32];
-    int32_t at[TB_CPU_XS_COLS32];
+    float m[TB_CPU_SIMD_COLS32];
+    int32_t at[TB_CPU_SIMD_COLS32];
     const int64_t wv = w - w % VS_LANES, r = w - wv;
     for (int64_t t = 0; t < w; t += VS_LANES) {
         v_store_n(m + t, v_load_n(x + t, w - t), w - t);
@@ -725,9 +753,9 @@ static inline void xs_extreme_cols(const float *x, float *o, int64_t len,
     int TB_CPU_KFN(NAME, f32, SFX)(void *ctx, const tb_tensor *in,        \
                                    tb_tensor *out, const tb_params *p)    \
     {                                                                     \
-        return tb_cpu_xs_reduce(ctx, LV, TB_OP_##NAME, in, out, p,        \
-                                xs_##NAME##_lane_##SFX,                   \
-                                xs_##NAME##_cols_##SFX);                  \
+        return tb_cpu_simd_reduce(ctx, LV, TB_OP_##NAME, in, out, p,      \
+                                  xs_##NAME##_lane_##SFX,                 \
+                                  xs_##NAME##_cols_##SFX);                \
     }
 
 /* ---- var: two passes in double (ops_simd.h) -------------------------- */
@@ -940,7 +968,7 @@ static void xs_var_cols(const float *x, float *o, int64_t len,
 {
     for (; w >= 2 * XS_DL; w -= 2 * XS_DL, x += 2 * XS_DL, o += 2 * XS_DL)
         xs_var_cols2(x, o, len, step, corr);
-    double s[TB_CPU_XS_COLS], d[TB_CPU_XS_COLS], d2[TB_CPU_XS_COLS];
+    double s[TB_CPU_SIMD_COLS], d[TB_CPU_SIMD_COLS], d2[TB_CPU_SIMD_COLS];
     const int64_t wv = w - w % XS_DL;
     for (int64_t t = 0; t < w; t++)
         s[t] = d[t] = d2[t] = 0;
@@ -976,8 +1004,18 @@ static void xs_var_cols(const float *x, float *o, int64_t len,
     int TB_CPU_KFN(var, f32, SFX)(void *ctx, const tb_tensor *in,         \
                                   tb_tensor *out, const tb_params *p)     \
     {                                                                     \
-        return tb_cpu_xs_reduce(ctx, LV, TB_OP_var, in, out, p,           \
-                                xs_var_lane, xs_var_cols);                \
+        return tb_cpu_simd_reduce(ctx, LV, TB_OP_var, in, out, p,         \
+                                  xs_var_lane, xs_var_cols);              \
+    }
+
+/* An op written once: its loop and its entry point of level LV. */
+#define XS_EW_ENTRY(NAME, W, EXPR, SFX, LV)                               \
+    XS_UNARY_LOOP(NAME, SFX)                                              \
+    int TB_CPU_KFN(NAME, f32, SFX)(void *ctx, const tb_tensor *in,        \
+                                   tb_tensor *out, const tb_params *p)    \
+    {                                                                     \
+        return tb_cpu_simd_unary(ctx, LV, TB_OP_##NAME, TB_F32, in, out,  \
+                                 p, W, xs_##NAME##_loop_##SFX);           \
     }
 
 #define XS_ENTRIES(SFX, LV)                                               \
@@ -990,6 +1028,7 @@ static void xs_var_cols(const float *x, float *o, int64_t len,
     XS_RED_ENTRY(max, 1, 0, SFX, LV)                                      \
     XS_RED_ENTRY(min, 0, 0, SFX, LV)                                      \
     XS_RED_ENTRY(argmax, 1, 1, SFX, LV)                                   \
-    XS_VAR_ENTRY(SFX, LV)
+    XS_VAR_ENTRY(SFX, LV)                                                 \
+    TB_CPU_EW_OPS(XS_EW_ENTRY, SFX, LV)
 
 #endif /* TB_BACKENDS_CPU_OPS_SIMD_IMPL_H */

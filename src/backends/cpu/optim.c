@@ -100,27 +100,14 @@ static bool overlap(const void *a, const void *b, size_t n)
 }
 
 /* Every operand of dtype dt, contiguous, of the shapes the op's rule
- * gives; every output either exactly an input's buffer or disjoint from
- * every operand.  Returns the element count in *n. */
+ * gives (tb_cpu_check_op); every output either exactly an input's buffer
+ * or disjoint from every operand.  Returns the element count in *n. */
 static int check(const tb_op *op, tb_dtype dt, const tb_tensor *in,
                  const tb_tensor *out, const tb_params *p, int64_t *n)
 {
-    tb_shape ish[TB_MAX_INPUTS], osh[TB_MAX_OUTPUTS];
-    int rc;
-    for (int i = 0; i < op->n_in; i++) {
-        if ((rc = tb_tensor_check_operand(&in[i], dt, 1)))
-            return rc;
-        ish[i] = tb_tensor_shape(&in[i]);
-    }
-    if ((rc = tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0)))
+    int rc = tb_cpu_check_op(op->id, dt, in, out, p);
+    if (rc)
         return rc;
-    for (int o = 0; o < op->n_out; o++) {
-        if ((rc = tb_tensor_check_operand(&out[o], dt, 1)))
-            return rc;
-        tb_shape got = tb_tensor_shape(&out[o]);
-        if (!tb_shape_equal(&got, &osh[o]))
-            return TB_ESHAPE;
-    }
     *n = tb_tensor_numel(&in[0]);
     size_t bytes = (size_t)*n * tb_dtype_size(dt);
     for (int o = 0; o < op->n_out; o++) {
@@ -277,9 +264,9 @@ static int optim_run(void *ctx, tb_op_id id, tb_dtype dt,
     return 0;
 }
 
-/* The entry points of optim.c's registry rows (kreg.h), one per op,
- * dtype and level. */
-#define OPTIM_ENTRY(op, dt, sfx)                                          \
+/* The entry points of the optimizer family's rows (kreg.h), one per op,
+ * dtype and level: every row of the family is this file's. */
+#define OPTIM_ENTRY(op, dt, sfx, c)                                       \
     int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
                                 tb_tensor *out, const tb_params *p)       \
     {                                                                     \
@@ -288,6 +275,4 @@ static int optim_run(void *ctx, tb_op_id id, tb_dtype dt,
         return optim_run(ctx, TB_OP_##op, TB_CPU_DT_##dt, in, out, p,     \
                          TB_CPU_LV_##sfx);                                \
     }
-TB_CPU_ROWS_OPTIM_AVX512(OPTIM_ENTRY)
-TB_CPU_ROWS_OPTIM_AVX2(OPTIM_ENTRY)
-TB_CPU_ROWS_OPTIM_SCALAR(OPTIM_ENTRY)
+TB_CPU_ROWS_OPTIM(OPTIM_ENTRY)

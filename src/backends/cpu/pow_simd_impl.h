@@ -837,8 +837,8 @@ static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
     int TB_CPU_KFN(pow, f32, SFX)(void *ctx, const tb_tensor *in,         \
                                   tb_tensor *out, const tb_params *p)     \
     {                                                                     \
-        return tb_cpu_xs_binary(ctx, LV, TB_OP_pow, TB_F32, in, out, p,   \
-                                pw_pow_f32);                              \
+        return tb_cpu_simd_binary(ctx, LV, TB_OP_pow, TB_F32, in, out, p, \
+                                  pw_pow_f32);                            \
     }                                                                     \
     void PW_CAT(tb_cpu_pow_f32_, SFX)(const float *a, const float *b,     \
                                       float *o, int64_t n)                \

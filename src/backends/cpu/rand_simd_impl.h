@@ -1,8 +1,8 @@
 /* The chunk loops of the SIMD random rows (rand_simd.h), for inclusion
  * by rand_avx2.c and rand_avx512.c only, each built with its level's
  * flags and -ffp-contract=off.  Everything here is static except the
- * entry points RS_ENTRIES(SFX, LV) defines (kreg.h's TB_CPU_ROWS_RAND_
- * list) and the test hook tb_cpu_rand_vmath_<SFX>. */
+ * entry points RS_ENTRIES(SFX, LV) defines (rows of kreg.h's creation
+ * family) and the test hook tb_cpu_rand_vmath_<SFX>. */
 #ifndef TB_BACKENDS_CPU_RAND_SIMD_IMPL_H
 #define TB_BACKENDS_CPU_RAND_SIMD_IMPL_H
 

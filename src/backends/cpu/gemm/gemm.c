@@ -30,24 +30,15 @@
 
 /* ---- ISA ------------------------------------------------------------ */
 
-/* The CPU's level, detected once (cpuid can trap to the hypervisor in a
- * VM, so not per call).  -1 until first use; racing first calls store
- * the same value. */
-static _Atomic int gemm_cpu_isa = -1;
-
-/* 0 when `isa` is a known level that is built in and runs on this CPU. */
+/* 0 when `isa` is a known level that is built in and runs on this CPU
+ * (isa.c's detector, which reads the CPU once per process). */
 static int gemm_isa_check(int isa)
 {
     if (isa < TB_ISA_SCALAR || isa > TB_ISA_AVX512)
         return TB_EUNSUPPORTED;
     if (isa == TB_ISA_SCALAR)
         return 0;
-    int have = atomic_load_explicit(&gemm_cpu_isa, memory_order_relaxed);
-    if (have < 0) {
-        have = tb_cpu_isa_detect();
-        atomic_store_explicit(&gemm_cpu_isa, have, memory_order_relaxed);
-    }
-    return isa <= have ? 0 : TB_EUNSUPPORTED;
+    return isa <= tb_cpu_isa_detect() ? 0 : TB_EUNSUPPORTED;
 }
 
 /* ---- argument checks ------------------------------------------------ */

@@ -1,0 +1,322 @@
+/* The cpu backend's NCHW window drivers: conv2d and conv2d_nobias
+ * (im2col, then the native GEMM at the SIMD levels or the portable row
+ * loops), max_pool2d and avg_pool2d (the instance's pooling loops,
+ * kernels.h); their rows are kreg.h's conv family. */
+#include <string.h>
+
+#include "../../ops/alloc.h"
+#include "drv.h"
+
+/* im2col of one image x [C, H, W] into col [R = C*KH*KW, P = OH*OW]:
+ * col[(ci*KH + kh)*KW + kw][oh*OW + ow] = x[ci][ih][iw] with ih = oh*s -
+ * pad + kh*dil, iw likewise, and 0 where that is outside the image (the
+ * blas backend's layout).  The in-bounds ow range of a tap is computed
+ * once per (kw, tap), so the inner loop has no branch; stride 1 rows are
+ * contiguous runs. */
+#define CPU_IM2COL(SFX, T)                                                \
+    static void cpu_im2col_##SFX(const T *restrict x, T *restrict col,    \
+                                 const cpu_conv_geom *g)                  \
+    {                                                                     \
+        for (int64_t ci = 0; ci < g->C; ci++)                             \
+            for (int64_t kh = 0; kh < g->KH; kh++)                        \
+                for (int64_t kw = 0; kw < g->KW; kw++) {                  \
+                    T *dst = col + ((ci * g->KH + kh) * g->KW + kw) *     \
+                                       g->OH * g->OW;                     \
+                    int64_t w0, w1;                                       \
+                    cpu_conv_range(g->W, g->OW, g->s, g->pad,             \
+                                   kw * g->dil, &w0, &w1);                \
+                    const int64_t dw = kw * g->dil - g->pad;              \
+                    for (int64_t oh = 0; oh < g->OH; oh++) {              \
+                        T *d = dst + oh * g->OW;                          \
+                        const int64_t ih = oh * g->s - g->pad + kh * g->dil; \
+                        if (ih < 0 || ih >= g->H || w0 >= w1) {           \
+                            for (int64_t ow = 0; ow < g->OW; ow++)        \
+                                d[ow] = 0;                                \
+                            continue;                                     \
+                        }                                                 \
+                        const T *xr = x + (ci * g->H + ih) * g->W;        \
+                        for (int64_t ow = 0; ow < w0; ow++)               \
+                            d[ow] = 0;                                    \
+                        if (g->s == 1)                                    \
+                            memcpy(d + w0, xr + w0 + dw,                  \
+                                   (size_t)(w1 - w0) * sizeof(T));        \
+                        else                                              \
+                            for (int64_t ow = w0; ow < w1; ow++)          \
+                                d[ow] = xr[ow * g->s + dw];               \
+                        for (int64_t ow = w1; ow < g->OW; ow++)           \
+                            d[ow] = 0;                                    \
+                    }                                                     \
+                }                                                         \
+    }
+
+typedef struct cpu_conv_geom {
+    int64_t C, H, W, KH, KW, OH, OW, s, pad, dil;
+} cpu_conv_geom;
+
+/* [*lo, *hi): the output indices o < n_out whose input index o*s - pad
+ * + t lies in [0, n_in) (empty: lo == hi). */
+static void cpu_conv_range(int64_t n_in, int64_t n_out, int64_t s,
+                           int64_t pad, int64_t t, int64_t *lo, int64_t *hi)
+{
+    int64_t a = pad - t; /* o*s >= a */
+    int64_t first = a <= 0 ? 0 : (a + s - 1) / s;
+    int64_t b = n_in - 1 + pad - t; /* o*s <= b */
+    int64_t last = b < 0 ? -1 : b / s;
+    *lo = first < n_out ? first : n_out;
+    *hi = last + 1 < n_out ? last + 1 : n_out;
+    if (*hi < *lo)
+        *hi = *lo;
+}
+
+CPU_IM2COL(f32, float)
+CPU_IM2COL(f64, double)
+
+typedef struct cpu_conv_job {
+    tb_cpu_ctx *c;
+    tb_dtype dt;
+    int lv; /* the level whose loops (or GEMM) run */
+    size_t esz;
+    const char *x, *w, *bias; /* bias: NULL for conv2d_nobias */
+    char *o;
+    char *col;    /* one R x P buffer per part */
+    int64_t N, O, R, P;
+    cpu_conv_geom g;
+    int rc[TB_MAX_AXIS_VALUES]; /* per part */
+} cpu_conv_job;
+
+/* Images [lo, hi) with column buffer col: im2col, out[n] = W [O, R] x
+ * col [R, P] (the native GEMM at the SIMD levels with `threads` threads
+ * over par, the portable matmul rows at the scalar level), then the
+ * bias of each output channel over its row. */
+static int cpu_conv_images(const cpu_conv_job *j, char *col, int64_t lo,
+                           int64_t hi, int threads,
+                           const tb_gemm_parallel *par)
+{
+    const size_t es = j->esz;
+    const int64_t chw = j->g.C * j->g.H * j->g.W;
+    (void)threads;
+    (void)par;
+    for (int64_t n = lo; n < hi; n++) {
+        const char *xn = j->x + (size_t)(n * chw) * es;
+        char *on = j->o + (size_t)(n * j->O * j->P) * es;
+        if (j->dt == TB_F32)
+            cpu_im2col_f32((const float *)xn, (float *)col, &j->g);
+        else
+            cpu_im2col_f64((const double *)xn, (double *)col, &j->g);
+#if TB_CPU_HAVE_GEMM
+        if (cpu_use_gemm(j->lv)) {
+            int rc = j->dt == TB_F32
+                         ? tb_gemm_f32_ex(j->lv, j->O, j->P, j->R,
+                                          (const float *)j->w, j->R,
+                                          (const float *)col, j->P,
+                                          (float *)on, j->P, threads, par)
+                         : tb_gemm_f64_ex(j->lv, j->O, j->P, j->R,
+                                          (const double *)j->w, j->R,
+                                          (const double *)col, j->P,
+                                          (double *)on, j->P, threads, par);
+            if (rc)
+                return rc;
+        } else
+#endif
+        {
+            j->c->k[j->lv].mm[j->dt].rows(j->w, col, on, 0, j->O, j->R,
+                                          j->P);
+        }
+        if (!j->bias)
+            continue;
+        for (int64_t oc = 0; oc < j->O; oc++) {
+            if (j->dt == TB_F32) {
+                float *restrict r = (float *)on + oc * j->P;
+                const float b = ((const float *)j->bias)[oc];
+                for (int64_t q = 0; q < j->P; q++)
+                    r[q] += b;
+            } else {
+                double *restrict r = (double *)on + oc * j->P;
+                const double b = ((const double *)j->bias)[oc];
+                for (int64_t q = 0; q < j->P; q++)
+                    r[q] += b;
+            }
+        }
+    }
+    return 0;
+}
+
+static void cpu_conv_task(void *argp, int part, int nparts)
+{
+    cpu_conv_job *j = argp;
+    int64_t b, e;
+    cpu_span(j->N, part, nparts, &b, &e);
+    char *col = j->col + (size_t)part * (size_t)(j->R * j->P) * j->esz;
+    j->rc[part] = cpu_conv_images(j, col, b, e, 1, NULL);
+}
+
+/* conv2d (with_bias) / conv2d_nobias of x [N, C, H, W] and w [O, C, KH,
+ * KW] (+ b [O]), params 0 stride, 1 padding, 2 dilation; the output must
+ * have the shape the op's rule gives.  Many images: the images are split
+ * over the threads, each part with its own column buffer and a
+ * one-thread GEMM per image; few: one image after another, each GEMM
+ * split over the pool.  One tracked allocation per call (the column
+ * buffers, parts x C*KH*KW x OH*OW elements). */
+static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p, tb_dtype dt, bool with_bias,
+                      int lv)
+{
+    const int n_in = with_bias ? 3 : 2;
+    int rc = cpu_begin(ctx, dt, in, n_in, out);
+    if (rc)
+        return rc;
+    tb_cpu_ctx *c = ctx;
+    const tb_op *op =
+        tb_op_get(with_bias ? TB_OP_conv2d : TB_OP_conv2d_nobias);
+    tb_shape ish[3];
+    for (int i = 0; i < n_in; i++)
+        ish[i] = tb_tensor_shape(&in[i]);
+    tb_params q;
+    if (p)
+        q = *p;
+    else
+        memset(&q, 0, sizeof q);
+    tb_params_defaults(op, &q);
+    int64_t st, pad, dil;
+    if ((rc = cpu_param_int(&q, 0, 1, NULL, &st)) ||
+        (rc = cpu_param_int(&q, 1, 0, NULL, &pad)) ||
+        (rc = cpu_param_int(&q, 2, 1, NULL, &dil)))
+        return rc;
+    if (st < 1 || pad < 0 || dil < 1)
+        return TB_EPARAM;
+    tb_shape osh;
+    if ((rc = tb_op_infer(op, ish, n_in, &q, &osh, NULL, 0)))
+        return rc;
+    tb_shape got = tb_tensor_shape(out);
+    if (!tb_shape_equal(&got, &osh))
+        return TB_ESHAPE;
+    const tb_tensor *x = &in[0], *w = &in[1];
+    CPU_SLOT_AT(cpu_mm_isa(c, dt, lv), lv);
+    cpu_conv_job j = {
+        .c = c,
+        .dt = dt,
+        .lv = lv,
+        .esz = tb_dtype_size(dt),
+        .x = x->data,
+        .w = w->data,
+        .bias = with_bias ? in[2].data : NULL,
+        .o = out->data,
+        .N = x->shape[0],
+        .O = w->shape[0],
+        .R = x->shape[1] * w->shape[2] * w->shape[3],
+        .P = osh.dim[2] * osh.dim[3],
+        .g = {x->shape[1], x->shape[2], x->shape[3], w->shape[2],
+              w->shape[3], osh.dim[2], osh.dim[3], st, pad, dil},
+    };
+    if (j.N == 0 || j.O == 0 || j.P == 0)
+        return 0;
+    const int64_t macs = j.N * j.O * j.P * j.R;
+    int parts = cpu_parts(c, macs + j.N * j.R * j.P, j.N);
+    /* One big image per part would leave each GEMM unsplit: below the
+     * GEMM's own threading threshold only the image split helps, above
+     * it with fewer images than threads the GEMM splits better. */
+#if TB_CPU_HAVE_GEMM
+    if (j.N < c->threads && j.O * j.P * j.R >= TB_GEMM_PAR_MIN_MACS)
+        parts = 1;
+#endif
+    j.col = tb_alloc((size_t)parts * (size_t)(j.R * j.P) * j.esz);
+    if (!j.col)
+        return TB_ENOMEM;
+    if (parts > 1) {
+        parts = cpu_pool_run(c->pool, parts, cpu_conv_task, &j);
+        rc = 0;
+        for (int i = 0; i < parts && !rc; i++)
+            rc = j.rc[i];
+    } else {
+#if TB_CPU_HAVE_GEMM
+        const tb_gemm_parallel par = {cpu_gemm_par_run, c};
+        rc = cpu_conv_images(&j, j.col, 0, j.N, c->threads,
+                             c->threads > 1 ? &par : NULL);
+#else
+        rc = cpu_conv_images(&j, j.col, 0, j.N, 1, NULL);
+#endif
+    }
+    tb_free(j.col);
+    return rc;
+}
+
+/* ---- max_pool2d / avg_pool2d ---- */
+
+typedef struct cpu_pool2d_job {
+    tb_cpu_pool_fn fn;
+    size_t esz;
+    const char *x;
+    char *o;
+    int64_t planes; /* N * C */
+    tb_cpu_pool_geom g;
+} cpu_pool2d_job;
+
+static void cpu_pool2d_task(void *argp, int part, int nparts)
+{
+    const cpu_pool2d_job *j = argp;
+    int64_t b, e;
+    cpu_span(j->planes, part, nparts, &b, &e);
+    if (e > b)
+        j->fn(j->x + (size_t)(b * j->g.H * j->g.W) * j->esz,
+              j->o + (size_t)(b * j->g.OH * j->g.OW) * j->esz, e - b, &j->g);
+}
+
+/* Pooling of x [N, C, H, W] over params 0 kernel, 1 stride (absent: =
+ * kernel), 2 padding; the output must have the shape the op's rule
+ * gives.  The N * C planes are split over the threads. */
+static int cpu_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p, tb_dtype dt, bool is_max,
+                      int lv)
+{
+    int rc = cpu_begin(ctx, dt, in, 1, out);
+    if (rc)
+        return rc;
+    tb_cpu_ctx *c = ctx;
+    const tb_op *op = tb_op_get(is_max ? TB_OP_max_pool2d : TB_OP_avg_pool2d);
+    int64_t k, s, pad;
+    if ((rc = cpu_param_int(p, 0, (int64_t)op->params[0].def, NULL, &k)) ||
+        (rc = cpu_param_int(p, 1, k, NULL, &s)) ||
+        (rc = cpu_param_int(p, 2, (int64_t)op->params[2].def, NULL, &pad)))
+        return rc;
+    if (k < 1 || s < 1 || pad < 0 || k > (INT64_C(1) << 20) ||
+        s > (INT64_C(1) << 20) || 2 * pad > k)
+        return TB_EPARAM;
+    const tb_tensor *x = &in[0];
+    if (x->ndim != 4 || out->ndim != 4)
+        return TB_ESHAPE;
+    tb_shape ish = tb_tensor_shape(x), osh;
+    if ((rc = tb_op_infer(op, &ish, 1, p, &osh, NULL, 0)))
+        return rc;
+    tb_shape got = tb_tensor_shape(out);
+    if (!tb_shape_equal(&got, &osh))
+        return TB_ESHAPE;
+    const tb_cpu_pool_geom g = {x->shape[2], x->shape[3], osh.dim[2],
+                                osh.dim[3], k, s, pad};
+    CPU_SLOT_AT(c->k[lv].pool[dt].isa, lv);
+    cpu_pool2d_job j = {
+        .fn = is_max ? c->k[lv].pool[dt].max : c->k[lv].pool[dt].avg,
+        .esz = tb_dtype_size(dt),
+        .x = x->data,
+        .o = out->data,
+        .planes = x->shape[0] * x->shape[1],
+        .g = g,
+    };
+    if (g.W >= TB_CPU_POOL_SIMD_MAX_W) {
+        /* beyond the SIMD versions' int32 lane offsets */
+        tb_cpu_kernels kc;
+        tb_cpu_kernels_init_c(&kc);
+        j.fn = is_max ? kc.pool[dt].max : kc.pool[dt].avg;
+    }
+    const int64_t work = cpu_numel(x) + j.planes * g.OH * g.OW * k * k / 4;
+    cpu_pool_run(c->pool, cpu_parts(c, work, j.planes), cpu_pool2d_task, &j);
+    return 0;
+}
+
+/* ---- entry points ---- */
+
+CPU_RUN(conv2d, cpu_conv2d(ctx, in, out, p, dt, true, lv))
+CPU_RUN(conv2d_nobias, cpu_conv2d(ctx, in, out, p, dt, false, lv))
+CPU_RUN(max_pool2d, cpu_pool2d(ctx, in, out, p, dt, true, lv))
+CPU_RUN(avg_pool2d, cpu_pool2d(ctx, in, out, p, dt, false, lv))
+
+TB_CPU_ROWS_CONV(CPU_DEF)

@@ -1,0 +1,168 @@
+/* The cpu backend's transpose driver: a materialised swap of two dims
+ * (params dim0, dim1) of a contiguous tensor, by register tiles of the
+ * instance's tables (kernels.h), runs of memcpy, or one copy; its rows
+ * are the driver pairs of kreg.h's layout family. */
+#include <string.h>
+
+#include "drv.h"
+
+/* Transpose (R == 1): a job item is a block of CPU_TR_COLS input columns
+ * (output rows) over all input rows, moved tr.tile (8) rows at a time
+ * (8x8 register tiles at the SIMD levels).  The block is narrow on
+ * purpose: with a power-of-two row pitch every output row of the block
+ * maps to the same few cache sets (4 L2 sets x 16 ways on a 1 MiB L2 at
+ * a 16 KiB pitch), so the lines one 8-row strip half-fills stay cached
+ * for the next strip only if the block has at most ~48 rows; blocks of
+ * whole rows (the first version) thrashed L2 and the TLB and ran at a
+ * quarter of the copy bandwidth (4096x4096 f32). */
+#define CPU_TR_COLS 32
+#define CPU_TR_ROWS 256
+/* Transposes whose output is at least this large (well beyond a 16-32
+ * MiB L3, so the output would be evicted before anyone reads it) write
+ * it with non-temporal stores where the level has them. */
+#define CPU_TR_NT_BYTES (32.0 * 1024 * 1024)
+
+/* Swapping dims a < b of a contiguous input viewed as [P, SA, Q, SB, R]
+ * gives the output [P, SB, Q, SA, R]. */
+typedef struct cpu_tr_job {
+    tb_cpu_tr_fn fn;
+    size_t esz;
+    const char *x;
+    char *o;
+    int64_t P, SA, Q, SB, R;
+    int64_t tile; /* input rows per fn call */
+    int64_t ncb;  /* blocks of CPU_TR_COLS columns (SB) when R == 1 */
+    bool nt;      /* fn may use non-temporal stores */
+    int64_t n;   /* elements, for the plain-copy case */
+} cpu_tr_job;
+
+/* R == 1: (p, q) is an SA x SB transpose with leading dims Q*SB (input)
+ * and Q*SA (output); item (p, q, t) moves input rows [8t, 8t + 8). */
+static void cpu_tr_2d_task(void *argp, int part, int nparts)
+{
+    const cpu_tr_job *j = argp;
+    int64_t b, e;
+    const int64_t nrb = (j->SA + CPU_TR_ROWS - 1) / CPU_TR_ROWS;
+    cpu_span(j->P * j->Q * nrb * j->ncb, part, nparts, &b, &e);
+    const int64_t ild = j->Q * j->SB, old = j->Q * j->SA;
+    for (int64_t it = b; it < e; it++) {
+        int64_t cb = it % j->ncb, rest = it / j->ncb;
+        int64_t rb = rest % nrb, pq = rest / nrb;
+        int64_t q = pq % j->Q, p = pq / j->Q;
+        int64_t j0 = cb * CPU_TR_COLS;
+        int64_t nj = j->SB - j0 < CPU_TR_COLS ? j->SB - j0 : CPU_TR_COLS;
+        int64_t i1 = (rb + 1) * CPU_TR_ROWS < j->SA ? (rb + 1) * CPU_TR_ROWS
+                                                    : j->SA;
+        for (int64_t i0 = rb * CPU_TR_ROWS; i0 < i1; i0 += j->tile) {
+            int64_t ni = i1 - i0 < j->tile ? i1 - i0 : j->tile;
+            int64_t ioff = (p * j->SA + i0) * ild + q * j->SB + j0;
+            int64_t ooff = (p * j->SB + j0) * old + q * j->SA + i0;
+            j->fn(j->x + (size_t)ioff * j->esz, ild,
+                  j->o + (size_t)ooff * j->esz, old, ni, nj);
+        }
+    }
+    /* Non-temporal stores are weakly ordered: make them visible before
+     * the part reports done. */
+    if (j->nt)
+        atomic_thread_fence(memory_order_seq_cst);
+}
+
+/* R > 1: item (p, jj, q) fills SA contiguous runs of R elements. */
+static void cpu_tr_runs_task(void *argp, int part, int nparts)
+{
+    const cpu_tr_job *j = argp;
+    int64_t b, e;
+    cpu_span(j->P * j->SB * j->Q, part, nparts, &b, &e);
+    const size_t run = (size_t)j->R * j->esz;
+    for (int64_t it = b; it < e; it++) {
+        int64_t q = it % j->Q, pj = it / j->Q;
+        int64_t jj = pj % j->SB, p = pj / j->SB;
+        char *o = j->o + (size_t)(it * j->SA * j->R) * j->esz;
+        for (int64_t i = 0; i < j->SA; i++) {
+            int64_t ioff = (((p * j->SA + i) * j->Q + q) * j->SB + jj) * j->R;
+            memcpy(o + (size_t)i * run, j->x + (size_t)ioff * j->esz, run);
+        }
+    }
+}
+
+static void cpu_copy_task(void *argp, int part, int nparts)
+{
+    const cpu_tr_job *j = argp;
+    int64_t b, e;
+    cpu_span_aligned(j->n, 16, part, nparts, &b, &e);
+    if (e > b)
+        memcpy(j->o + (size_t)b * j->esz, j->x + (size_t)b * j->esz,
+               (size_t)(e - b) * j->esz);
+}
+
+/* Materialised transpose of params dim0 (default -2) and dim1 (-1). */
+static int cpu_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
+                         const tb_params *p, tb_dtype dt, int lv)
+{
+    int rc = cpu_begin(ctx, dt, in, 1, out);
+    if (rc)
+        return rc;
+    tb_cpu_ctx *c = ctx;
+    const tb_tensor *x = &in[0];
+    int64_t d0, d1;
+    int a, b;
+    if ((rc = cpu_param_int(p, 0, -2, NULL, &d0)) ||
+        (rc = cpu_param_int(p, 1, -1, NULL, &d1)))
+        return rc;
+    if (tb_axis_norm(d0, x->ndim, &a) || tb_axis_norm(d1, x->ndim, &b))
+        return TB_EPARAM;
+    if (a > b) {
+        int t = a;
+        a = b;
+        b = t;
+    }
+    if (out->ndim != x->ndim)
+        return TB_ESHAPE;
+    for (int d = 0; d < x->ndim; d++) {
+        int sd = d == a ? b : d == b ? a : d;
+        if (out->shape[d] != x->shape[sd])
+            return TB_ESHAPE;
+    }
+    CPU_SLOT_AT(c->k[lv].tr[dt].isa, lv);
+    cpu_tr_job j = {
+        .fn = c->k[lv].tr[dt].block,
+        .tile = c->k[lv].tr[dt].tile,
+        .esz = tb_dtype_size(dt),
+        .x = x->data,
+        .o = out->data,
+        .P = cpu_prod(x->shape, 0, a),
+        .SA = x->shape[a],
+        .Q = cpu_prod(x->shape, a + 1, b),
+        .SB = x->shape[b],
+        .R = cpu_prod(x->shape, b + 1, x->ndim),
+        .n = cpu_numel(x),
+    };
+    if (j.n == 0)
+        return 0;
+    if (a == b || j.SA == 1 || j.SB == 1) {
+        /* Same element order: a plain copy. */
+        cpu_pool_run(c->pool, cpu_parts(c, j.n, (j.n + 15) / 16),
+                     cpu_copy_task, &j);
+    } else if (j.R == 1) {
+        j.ncb = (j.SB + CPU_TR_COLS - 1) / CPU_TR_COLS;
+        if ((double)j.n * (double)j.esz >= CPU_TR_NT_BYTES) {
+            j.fn = c->k[lv].tr[dt].block_nt;
+            j.nt = true;
+        }
+        cpu_pool_run(c->pool,
+                     cpu_parts(c, j.n,
+                               j.P * j.Q * j.ncb *
+                                   ((j.SA + CPU_TR_ROWS - 1) / CPU_TR_ROWS)),
+                     cpu_tr_2d_task, &j);
+    } else {
+        cpu_pool_run(c->pool, cpu_parts(c, j.n, j.P * j.SB * j.Q),
+                     cpu_tr_runs_task, &j);
+    }
+    return 0;
+}
+
+/* ---- entry points ---- */
+
+CPU_RUN(transpose, cpu_transpose(ctx, in, out, p, dt, lv))
+
+TB_CPU_ROWS_LAYOUT(CPU_DEF)

@@ -1,0 +1,250 @@
+/* The cpu backend's matrix-product drivers: matmul ([..., M, K] x
+ * [..., K, N], equal batch dims) and linear (relu(x @ W + b) in one
+ * launch); the native GEMM (gemm/gemm.h) at the avx2 and avx512 levels,
+ * the portable row loops of kernels_c.c at the scalar level.  Their rows
+ * are kreg.h's matmul family. */
+#include <string.h>
+
+#include "drv.h"
+
+typedef struct cpu_mm_job {
+    tb_cpu_mm_fn fn;
+    size_t esz;
+    const char *a, *b;
+    char *c;
+    int64_t M, K, N;
+    int64_t rows; /* batch * M: the output rows split over parts */
+} cpu_mm_job;
+
+static void cpu_mm_task(void *argp, int part, int nparts)
+{
+    const cpu_mm_job *j = argp;
+    int64_t r, e;
+    cpu_span(j->rows, part, nparts, &r, &e);
+    while (r < e) {
+        int64_t bi = r / j->M, i0 = r % j->M;
+        int64_t i1 = j->M - i0 < e - r ? j->M : i0 + (e - r);
+        j->fn(j->a + (size_t)(bi * j->M * j->K) * j->esz,
+              j->b + (size_t)(bi * j->K * j->N) * j->esz,
+              j->c + (size_t)(bi * j->M * j->N) * j->esz, i0, i1, j->K,
+              j->N);
+        r += i1 - i0;
+    }
+}
+
+#if TB_CPU_HAVE_GEMM
+typedef struct cpu_gemm_job {
+    const tb_cpu_ctx *c;
+    tb_dtype dt;
+    int lv; /* the level whose GEMM runs */
+    const char *a, *b;
+    char *o;
+    int64_t M, K, N, batch;
+    int rc[TB_MAX_AXIS_VALUES]; /* per part */
+} cpu_gemm_job;
+
+/* Batches [lo, hi), each a whole GEMM with `threads` threads over par. */
+static int cpu_gemm_batches(const cpu_gemm_job *j, int64_t lo, int64_t hi,
+                            int threads, const tb_gemm_parallel *par)
+{
+    const size_t es = tb_dtype_size(j->dt);
+    for (int64_t bi = lo; bi < hi; bi++) {
+        const char *a = j->a + (size_t)(bi * j->M * j->K) * es;
+        const char *b = j->b + (size_t)(bi * j->K * j->N) * es;
+        char *o = j->o + (size_t)(bi * j->M * j->N) * es;
+        int rc = j->dt == TB_F32
+                     ? tb_gemm_f32_ex(j->lv, j->M, j->N, j->K,
+                                      (const float *)a, j->K,
+                                      (const float *)b, j->N, (float *)o,
+                                      j->N, threads, par)
+                     : tb_gemm_f64_ex(j->lv, j->M, j->N, j->K,
+                                      (const double *)a, j->K,
+                                      (const double *)b, j->N, (double *)o,
+                                      j->N, threads, par);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static void cpu_gemm_batch_task(void *argp, int part, int nparts)
+{
+    cpu_gemm_job *j = argp;
+    int64_t b, e;
+    cpu_span(j->batch, part, nparts, &b, &e);
+    j->rc[part] = cpu_gemm_batches(j, b, e, 1, NULL);
+}
+
+/* Small matrices in a batch: one thread per batch slice; otherwise one
+ * batch after the other, each split by the GEMM over the pool. */
+static int cpu_matmul_gemm(tb_cpu_ctx *c, const tb_tensor *a,
+                           const tb_tensor *b, tb_tensor *out, tb_dtype dt,
+                           int64_t batch, int64_t M, int64_t K, int64_t N,
+                           int lv)
+{
+    cpu_gemm_job j = {.c = c, .dt = dt, .lv = lv, .a = a->data, .b = b->data,
+                      .o = out->data, .M = M, .K = K, .N = N,
+                      .batch = batch};
+    if (batch > 1 && c->threads > 1 && M * N * K < TB_GEMM_PAR_MIN_MACS) {
+        int parts = cpu_parts(c, batch * M * N * K, batch);
+        parts = cpu_pool_run(c->pool, parts, cpu_gemm_batch_task, &j);
+        for (int i = 0; i < parts; i++)
+            if (j.rc[i])
+                return j.rc[i];
+        return 0;
+    }
+    const tb_gemm_parallel par = {cpu_gemm_par_run, c};
+    return cpu_gemm_batches(&j, 0, batch, c->threads,
+                            c->threads > 1 ? &par : NULL);
+}
+#endif
+
+/* [..., M, K] x [..., K, N] -> [..., M, N] with equal batch dims. */
+static int cpu_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
+                      tb_dtype dt, int lv)
+{
+    int rc = cpu_begin(ctx, dt, in, 2, out);
+    if (rc)
+        return rc;
+    tb_cpu_ctx *c = ctx;
+    const tb_tensor *a = &in[0], *b = &in[1];
+    const int nd = a->ndim;
+    if (nd < 2 || b->ndim != nd || out->ndim != nd)
+        return TB_ESHAPE;
+    for (int d = 0; d < nd - 2; d++)
+        if (b->shape[d] != a->shape[d] || out->shape[d] != a->shape[d])
+            return TB_ESHAPE;
+    const int64_t M = a->shape[nd - 2], K = a->shape[nd - 1];
+    const int64_t N = b->shape[nd - 1];
+    if (b->shape[nd - 2] != K || out->shape[nd - 2] != M ||
+        out->shape[nd - 1] != N)
+        return TB_ESHAPE;
+    CPU_SLOT_AT(cpu_mm_isa(c, dt, lv), lv);
+    cpu_mm_job j = {
+        .fn = c->k[lv].mm[dt].rows,
+        .esz = tb_dtype_size(dt),
+        .a = a->data,
+        .b = b->data,
+        .c = out->data,
+        .M = M,
+        .K = K,
+        .N = N,
+        .rows = cpu_prod(a->shape, 0, nd - 2) * M,
+    };
+    if (j.rows == 0 || N == 0)
+        return 0;
+#if TB_CPU_HAVE_GEMM
+    if (cpu_use_gemm(lv))
+        return cpu_matmul_gemm(c, a, b, out, dt, j.rows / M, M, K, N, lv);
+#endif
+    cpu_pool_run(c->pool, cpu_parts(c, j.rows * K * N, j.rows), cpu_mm_task,
+                 &j);
+    return 0;
+}
+
+/* ---- linear: relu(x @ W + b) ---- */
+
+/* Rows [r0, r1) of out [M, N]: out += b (broadcast over rows), then relu
+ * (x <= 0, -0 included, gives +0; NaN is kept), the same two rounded
+ * steps as the unfused add and relu. */
+static void cpu_bias_relu_rows(tb_dtype dt, void *out, const void *bias,
+                               int64_t r0, int64_t r1, int64_t N)
+{
+    for (int64_t r = r0; r < r1; r++) {
+        if (dt == TB_F32) {
+            float *restrict o = (float *)out + r * N;
+            const float *restrict b = bias;
+            for (int64_t q = 0; q < N; q++) {
+                const float v = o[q] + b[q];
+                o[q] = v <= 0 ? 0.0f : v;
+            }
+        } else {
+            double *restrict o = (double *)out + r * N;
+            const double *restrict b = bias;
+            for (int64_t q = 0; q < N; q++) {
+                const double v = o[q] + b[q];
+                o[q] = v <= 0 ? 0.0 : v;
+            }
+        }
+    }
+}
+
+typedef struct cpu_lin_job {
+    cpu_mm_job mm; /* rows == M */
+    tb_dtype dt;
+    const void *bias;
+} cpu_lin_job;
+
+/* The portable level: each part multiplies its rows, then adds the bias
+ * and applies relu to them (the part's own rows, fresh in its caches). */
+static void cpu_lin_task(void *argp, int part, int nparts)
+{
+    const cpu_lin_job *j = argp;
+    int64_t r, e;
+    cpu_span(j->mm.rows, part, nparts, &r, &e);
+    if (r >= e)
+        return;
+    j->mm.fn(j->mm.a, j->mm.b, j->mm.c, r, e, j->mm.K, j->mm.N);
+    cpu_bias_relu_rows(j->dt, j->mm.c, j->bias, r, e, j->mm.N);
+}
+
+/* linear (x [M, K], W [K, N], b [N] -> [M, N]) in one launch.  At the
+ * avx2 / avx512 levels the native GEMM runs with its fused epilogue
+ * (gemm.h, tb_gemm_*_ep): bias and relu are applied to each micro-tile
+ * as soon as its sums are complete, while it is in L1, so the output is
+ * written once and no intermediate exists.  The scalar level splits the
+ * rows over the threads: the portable matmul rows, then bias and relu
+ * on the same rows.  Results equal matmul, then add, then relu (bit for
+ * bit at a given level). */
+static int cpu_linear(void *ctx, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p, tb_dtype dt, int lv)
+{
+    int rc = cpu_begin(ctx, dt, in, 3, out);
+    if (rc)
+        return rc;
+    tb_cpu_ctx *c = ctx;
+    const tb_op *op = tb_op_get(TB_OP_linear);
+    tb_shape ish[3] = {tb_tensor_shape(&in[0]), tb_tensor_shape(&in[1]),
+                       tb_tensor_shape(&in[2])};
+    tb_shape osh;
+    if ((rc = tb_op_infer(op, ish, 3, p, &osh, NULL, 0)))
+        return rc;
+    tb_shape got = tb_tensor_shape(out);
+    if (!tb_shape_equal(&got, &osh))
+        return TB_ESHAPE;
+    const int64_t M = in[0].shape[0], K = in[0].shape[1];
+    const int64_t N = in[1].shape[1];
+    if (M == 0 || N == 0)
+        return 0;
+#if TB_CPU_HAVE_GEMM
+    if (cpu_use_gemm(lv)) {
+        const tb_gemm_parallel par = {cpu_gemm_par_run, c};
+        const tb_gemm_parallel *pp = c->threads > 1 ? &par : NULL;
+        if (dt == TB_F32)
+            return tb_gemm_f32_ep(lv, M, N, K, in[0].data, K,
+                                  in[1].data, N, out->data, N, c->threads,
+                                  pp, in[2].data, 1);
+        return tb_gemm_f64_ep(lv, M, N, K, in[0].data, K, in[1].data,
+                              N, out->data, N, c->threads, pp, in[2].data,
+                              1);
+    }
+#endif
+    CPU_SLOT_AT(c->k[lv].mm[dt].isa, lv);
+    cpu_lin_job j = {
+        .mm = {.fn = c->k[lv].mm[dt].rows, .esz = tb_dtype_size(dt),
+               .a = in[0].data, .b = in[1].data, .c = out->data, .M = M,
+               .K = K, .N = N, .rows = M},
+        .dt = dt,
+        .bias = in[2].data,
+    };
+    cpu_pool_run(c->pool, cpu_parts(c, M * K * N + M * N, M), cpu_lin_task,
+                 &j);
+    return 0;
+}
+
+/* ---- entry points ---- */
+
+CPU_RUN(matmul, cpu_matmul(ctx, in, out, dt, lv))
+CPU_RUN(linear, cpu_linear(ctx, in, out, p, dt, lv))
+
+TB_CPU_ROWS_MATMUL(CPU_DEF, CPU_DEF_N)

@@ -1,0 +1,238 @@
+/* The cpu backend's reduction drivers: sum and mean (over all elements
+ * or one axis) and log_softmax / softmax (over one axis); their rows are
+ * the driver pairs of kreg.h's reduction and softmax families.  The
+ * input is viewed as [outer, R, inner]; contiguous rows (inner 1) and
+ * column tiles of a non-last axis are split over the threads; the inner
+ * loops are the instance's tables (kernels.h). */
+#include <string.h>
+
+#include "drv.h"
+
+/* Column tiles for reductions / log_softmax over a non-last axis: the
+ * per-column accumulators live on the stack (no allocation in a kernel).
+ * Tiles are at most TB_CPU_COL_TILE wide (TB_CPU_SUM_COL_TILE for sum
+ * and mean: 96 KiB of a worker's stack; fewer passes over the rows),
+ * and narrower when that gives each thread a tile (cpu_col_tile). */
+#define CPU_COL_TILE_MIN 64
+
+/* Column tile width for `outer` slabs of `inner` columns: `widest`
+ * (TB_CPU_COL_TILE, or TB_CPU_SUM_COL_TILE for the sums), halved (down
+ * to CPU_COL_TILE_MIN) while there are fewer tiles than threads. */
+static void cpu_col_tile_w(const tb_cpu_ctx *c, int64_t outer, int64_t inner,
+                           int64_t widest, int64_t *tile, int64_t *ntiles)
+{
+    int64_t w = widest;
+    while (w > CPU_COL_TILE_MIN && outer * ((inner + w - 1) / w) < c->threads)
+        w /= 2;
+    *tile = w;
+    *ntiles = (inner + w - 1) / w;
+}
+
+static void cpu_col_tile(const tb_cpu_ctx *c, int64_t outer, int64_t inner,
+                         int64_t *tile, int64_t *ntiles)
+{
+    cpu_col_tile_w(c, outer, inner, TB_CPU_COL_TILE, tile, ntiles);
+}
+
+/* The input viewed as [outer, R, inner]; the output as [outer, inner]. */
+typedef struct cpu_red_job {
+    tb_cpu_sum_fn row;
+    tb_cpu_sumcols_fn cols;
+    tb_dtype dt;
+    size_t esz;
+    const char *x;
+    void *o;
+    int64_t outer, R, inner, tile, ntiles;
+    double scale; /* 1 for sum, 1/R for mean */
+    double partial[TB_MAX_AXIS_VALUES]; /* global sum: one per part */
+} cpu_red_job;
+
+static void cpu_red_global_task(void *argp, int part, int nparts)
+{
+    cpu_red_job *j = argp;
+    int64_t b, e;
+    cpu_span_aligned(j->R, TB_CPU_SUM_BLOCK, part, nparts, &b, &e);
+    j->partial[part] = e > b ? j->row(j->x + b * j->esz, e - b) : 0.0;
+}
+
+static void cpu_red_rows_task(void *argp, int part, int nparts)
+{
+    cpu_red_job *j = argp;
+    int64_t b, e;
+    cpu_span(j->outer, part, nparts, &b, &e);
+    for (int64_t o = b; o < e; o++)
+        cpu_store(j->o, j->dt, o,
+                  j->row(j->x + o * j->R * j->esz, j->R) * j->scale);
+}
+
+static void cpu_red_cols_task(void *argp, int part, int nparts)
+{
+    cpu_red_job *j = argp;
+    int64_t b, e;
+    cpu_span(j->outer * j->ntiles, part, nparts, &b, &e);
+    double acc[TB_CPU_SUM_COL_TILE];
+    for (int64_t it = b; it < e; it++) {
+        int64_t o = it / j->ntiles;
+        int64_t j0 = (it % j->ntiles) * j->tile;
+        int64_t w = j->inner - j0 < j->tile ? j->inner - j0 : j->tile;
+        for (int64_t q = 0; q < w; q++)
+            acc[q] = 0;
+        j->cols(j->x + (o * j->R * j->inner + j0) * j->esz, j->R,
+                   j->inner, w, acc);
+        for (int64_t q = 0; q < w; q++)
+            cpu_store(j->o, j->dt, o * j->inner + j0 + q, acc[q] * j->scale);
+    }
+}
+
+/* sum (mean=false) or mean over param 0 "axis" (absent: all elements).
+ * keepdim only changes the output's shape, so only its size is checked. */
+static int cpu_reduce(void *ctx, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p, tb_dtype dt, bool mean, int lv)
+{
+    int rc = cpu_begin(ctx, dt, in, 1, out);
+    if (rc)
+        return rc;
+    tb_cpu_ctx *c = ctx;
+    const tb_tensor *x = &in[0];
+    bool has_axis;
+    int64_t axis;
+    if ((rc = cpu_param_int(p, 0, 0, &has_axis, &axis)))
+        return rc;
+    cpu_red_job j;
+    memset(&j, 0, sizeof j);
+    CPU_SLOT_AT(c->k[lv].sum[dt].isa, lv);
+    j.row = c->k[lv].sum[dt].row;
+    j.cols = c->k[lv].sum[dt].cols;
+    j.dt = dt;
+    j.esz = tb_dtype_size(dt);
+    j.x = x->data;
+    j.o = out->data;
+    const int64_t n = cpu_numel(x);
+    if (!has_axis) {
+        if (cpu_numel(out) != 1)
+            return TB_ESHAPE;
+        j.R = n;
+        int parts =
+            cpu_parts(c, n, (n + TB_CPU_SUM_BLOCK - 1) / TB_CPU_SUM_BLOCK);
+        parts = cpu_pool_run(c->pool, parts, cpu_red_global_task, &j);
+        /* Fixed order: the result depends on the thread count only. */
+        double s = 0;
+        for (int i = 0; i < parts; i++)
+            s += j.partial[i];
+        cpu_store(j.o, dt, 0, mean ? s / (double)n : s);
+        return 0;
+    }
+    int ax;
+    if (tb_axis_norm(axis, x->ndim, &ax))
+        return TB_EPARAM;
+    j.R = x->shape[ax];
+    j.outer = cpu_prod(x->shape, 0, ax);
+    j.inner = cpu_prod(x->shape, ax + 1, x->ndim);
+    if (cpu_numel(out) != j.outer * j.inner)
+        return TB_ESHAPE;
+    if (j.outer * j.inner == 0)
+        return 0;
+    j.scale = mean ? 1.0 / (double)j.R : 1.0;
+    if (j.inner == 1) {
+        cpu_pool_run(c->pool, cpu_parts(c, n, j.outer), cpu_red_rows_task,
+                     &j);
+    } else {
+        cpu_col_tile_w(c, j.outer, j.inner, TB_CPU_SUM_COL_TILE, &j.tile,
+                       &j.ntiles);
+        cpu_pool_run(c->pool, cpu_parts(c, n, j.outer * j.ntiles),
+                     cpu_red_cols_task, &j);
+    }
+    return 0;
+}
+
+/* ---- log_softmax ---- */
+
+typedef struct cpu_lsm_job {
+    tb_cpu_lsm_rows_fn rows;
+    tb_cpu_lsm_cols_fn cols;
+    size_t esz;
+    const char *x;
+    char *o;
+    int64_t outer, R, inner, tile, ntiles;
+} cpu_lsm_job;
+
+static void cpu_lsm_rows_task(void *argp, int part, int nparts)
+{
+    const cpu_lsm_job *j = argp;
+    int64_t b, e;
+    cpu_span(j->outer, part, nparts, &b, &e);
+    if (e > b) {
+        size_t off = (size_t)(b * j->R) * j->esz;
+        j->rows(j->x + off, j->o + off, e - b, j->R);
+    }
+}
+
+static void cpu_lsm_cols_task(void *argp, int part, int nparts)
+{
+    const cpu_lsm_job *j = argp;
+    int64_t b, e;
+    cpu_span(j->outer * j->ntiles, part, nparts, &b, &e);
+    for (int64_t it = b; it < e; it++) {
+        int64_t o = it / j->ntiles;
+        int64_t j0 = (it % j->ntiles) * j->tile;
+        int64_t w = j->inner - j0 < j->tile ? j->inner - j0 : j->tile;
+        size_t off = (size_t)(o * j->R * j->inner + j0) * j->esz;
+        j->cols(j->x + off, j->o + off, j->R, j->inner, w);
+    }
+}
+
+/* log_softmax (soft false) or softmax (soft true) over param 0 "axis"
+ * (default -1): one driver, the two ops' kernels share their online
+ * max / sum (kernels_simd.h). */
+static int cpu_log_softmax(void *ctx, const tb_tensor *in, tb_tensor *out,
+                           const tb_params *p, tb_dtype dt, bool soft,
+                           int lv)
+{
+    int rc = cpu_begin(ctx, dt, in, 1, out);
+    if (rc)
+        return rc;
+    tb_cpu_ctx *c = ctx;
+    const tb_tensor *x = &in[0];
+    if (!tb_hostmem_same_shape(x, out))
+        return TB_ESHAPE;
+    int64_t axis;
+    int ax;
+    if ((rc = cpu_param_int(p, 0, -1, NULL, &axis)))
+        return rc;
+    if (tb_axis_norm(axis, x->ndim, &ax))
+        return TB_EPARAM;
+    CPU_SLOT_AT(soft ? c->k[lv].sm[dt].isa : c->k[lv].lsm[dt].isa, lv);
+    cpu_lsm_job j = {
+        .rows = soft ? c->k[lv].sm[dt].rows : c->k[lv].lsm[dt].rows,
+        .cols = soft ? c->k[lv].sm[dt].cols : c->k[lv].lsm[dt].cols,
+        .esz = tb_dtype_size(dt),
+        .x = x->data,
+        .o = out->data,
+        .outer = cpu_prod(x->shape, 0, ax),
+        .R = x->shape[ax],
+        .inner = cpu_prod(x->shape, ax + 1, x->ndim),
+    };
+    const int64_t n = cpu_numel(x);
+    if (n == 0)
+        return 0;
+    const int64_t work = n * CPU_EXP_WEIGHT;
+    if (j.inner == 1) {
+        cpu_pool_run(c->pool, cpu_parts(c, work, j.outer),
+                     cpu_lsm_rows_task, &j);
+    } else {
+        cpu_col_tile(c, j.outer, j.inner, &j.tile, &j.ntiles);
+        cpu_pool_run(c->pool, cpu_parts(c, work, j.outer * j.ntiles),
+                     cpu_lsm_cols_task, &j);
+    }
+    return 0;
+}
+
+/* ---- entry points ---- */
+
+CPU_RUN(sum, cpu_reduce(ctx, in, out, p, dt, false, lv))
+CPU_RUN(mean, cpu_reduce(ctx, in, out, p, dt, true, lv))
+CPU_RUN(log_softmax, cpu_log_softmax(ctx, in, out, p, dt, false, lv))
+CPU_RUN(softmax, cpu_log_softmax(ctx, in, out, p, dt, true, lv))
+
+TB_CPU_ROWS_REDUCE(CPU_DEF)
+TB_CPU_ROWS_SOFTMAX(CPU_DEF)

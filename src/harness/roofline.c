@@ -1,0 +1,135 @@
+/* The roofline of a case against the measured peaks: attainable time =
+ * max(FLOPs / peak FLOP/s, bytes / bandwidth of its working-set level),
+ * fraction = attainable / measured.  See peak.h. */
+#include "peak.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../base/error.h"
+#include "peak_json.h"
+
+const char *tb_peaks_level(const cJSON *peaks, double bytes, int threads)
+{
+    const cJSON *levels = cJSON_GetObjectItemCaseSensitive(peaks, "levels");
+    const cJSON *lv;
+    const char *last = NULL;
+    if (threads < 1)
+        threads = 1;
+    cJSON_ArrayForEach(lv, levels)
+    {
+        const char *name = pk_str(lv, "name");
+        if (!name)
+            continue;
+        last = name;
+        double cap = pk_num(lv, "capacity_bytes");
+        if (isnan(cap))
+            continue; /* no capacity: only as the last resort (DRAM) */
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(lv, "per_thread")))
+            cap *= threads;
+        if (bytes <= cap)
+            return name;
+    }
+    return last;
+}
+
+const char *tb_roofline_bw_kernel(const tb_op *op)
+{
+    if (!op)
+        return "copy";
+    if (op->category == TB_CAT_REDUCTION)
+        return "read";
+    return op->n_in >= 2 ? "add" : "copy";
+}
+
+int tb_roofline_compute(const cJSON *peaks, const tb_roofline_in *in,
+                        tb_roofline *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!in || !pk_peaks_wellformed(peaks) || !(in->time_ns > 0) ||
+        !(in->flops >= 0) || !(in->bytes >= 0) || !in->bw_kernel ||
+        (unsigned)in->dtype >= TB_DTYPE_COUNT)
+        return TB_EINVAL;
+    const int threads = in->threads < 1 ? 1 : in->threads;
+    out->threads = threads;
+    snprintf(out->bw_kernel, sizeof out->bw_kernel, "%s", in->bw_kernel);
+    const char *level = tb_peaks_level(peaks, in->bytes, threads);
+    if (!level)
+        return TB_EINVAL;
+    snprintf(out->level, sizeof out->level, "%s", level);
+
+    double t_mem = 0, t_flop = 0;
+    if (in->bytes > 0) {
+        const cJSON *e = pk_find(
+            cJSON_GetObjectItemCaseSensitive(peaks, "bandwidth"), "kernel",
+            in->bw_kernel, "level", level, threads);
+        double bw = pk_num(e, "best_gb_s");
+        if (!e || !(bw > 0))
+            return TB_ENOTFOUND;
+        out->bandwidth_gb_s = bw;
+        t_mem = in->bytes / bw; /* GB/s = bytes per ns */
+    }
+    if (in->flops > 0) {
+        const char *dt = tb_dtype_name(in->dtype);
+        const bool any = !in->isa || !strcmp(in->isa, "auto");
+        const cJSON *e, *best = NULL;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(peaks, "flops"))
+        {
+            const char *isa = pk_str(e, "isa"), *d = pk_str(e, "dtype");
+            if (!isa || !d || strcmp(d, dt) ||
+                pk_num(e, "threads") != threads ||
+                (!any && strcmp(isa, in->isa)) ||
+                !(pk_num(e, "best_gflop_s") > 0))
+                continue;
+            if (!best ||
+                pk_num(e, "best_gflop_s") > pk_num(best, "best_gflop_s"))
+                best = e;
+        }
+        if (!best)
+            return TB_ENOTFOUND;
+        out->peak_gflop_s = pk_num(best, "best_gflop_s");
+        snprintf(out->isa, sizeof out->isa, "%s", pk_str(best, "isa"));
+        t_flop = in->flops / out->peak_gflop_s; /* GFLOP/s = FLOP per ns */
+    }
+    if (!(t_mem > 0) && !(t_flop > 0))
+        return TB_EINVAL; /* nothing to bound: no bytes, no FLOPs */
+    out->memory_bound = t_mem >= t_flop;
+    out->min_time_ns = out->memory_bound ? t_mem : t_flop;
+    out->attainable_gflop_s = in->flops / out->min_time_ns;
+    out->attainable_gb_s = in->bytes / out->min_time_ns;
+    out->fraction = out->min_time_ns / in->time_ns;
+    return 0;
+}
+
+cJSON *tb_roofline_json(const tb_roofline *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "level", r->level);
+    cJSON_AddNumberToObject(o, "threads", r->threads);
+    cJSON_AddStringToObject(o, "bw_kernel", r->bw_kernel);
+    cJSON_AddNumberToObject(o, "bandwidth_gb_s", r->bandwidth_gb_s);
+    if (r->isa[0]) {
+        cJSON_AddStringToObject(o, "isa", r->isa);
+        cJSON_AddNumberToObject(o, "peak_gflop_s", r->peak_gflop_s);
+        cJSON_AddNumberToObject(o, "attainable_gflop_s",
+                                r->attainable_gflop_s);
+    } else {
+        cJSON_AddNullToObject(o, "isa");
+        cJSON_AddNullToObject(o, "peak_gflop_s");
+        cJSON_AddNullToObject(o, "attainable_gflop_s");
+    }
+    cJSON_AddNumberToObject(o, "attainable_gb_s", r->attainable_gb_s);
+    cJSON_AddStringToObject(o, "bound", r->memory_bound ? "memory"
+                                                        : "compute");
+    cJSON_AddNumberToObject(o, "min_time_ns", r->min_time_ns);
+    cJSON_AddNumberToObject(o, "fraction", r->fraction);
+    if (cJSON_GetArraySize(o) != 11) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+

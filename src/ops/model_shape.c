@@ -1,0 +1,56 @@
+/* The models' geometry: their input shape rule and FLOP count, which
+ * the op table's workload rows need (op.c) without the models
+ * themselves (models.c builds them on the tape).  See model_shape.h. */
+#include "model_shape.h"
+
+#include <stdio.h>
+
+#include "../base/error.h"
+
+/* CNN sizes from the input: conv 3x3 (valid), pool 2 (floor). */
+void tb_model_cnn_dims(const tb_shape *x, int64_t *h1, int64_t *w1,
+                       int64_t *h2, int64_t *w2, int64_t *flat)
+{
+    *h1 = x->dim[2] - 2, *w1 = x->dim[3] - 2;       /* conv1 */
+    *h2 = *h1 / 2 - 2, *w2 = *w1 / 2 - 2;           /* pool, conv2 */
+    *flat = CNN_C2 * (*h2 / 2) * (*w2 / 2);         /* pool, flatten */
+}
+
+int tb_model_check_shape(tb_model_kind kind, const tb_shape *x, char *err,
+                         size_t len)
+{
+    char sx[96];
+    tb_shape_format(x, sx, sizeof sx);
+    if (kind == TB_MODEL_MLP) {
+        if (x->ndim != 2) {
+            if (err)
+                snprintf(err, len, "expects a batch [B, K] (MLP K-256-128-"
+                         "10), got %s", sx);
+            return TB_ESHAPE;
+        }
+        return 0;
+    }
+    if (x->ndim != 4 || x->dim[1] != 1 || x->dim[2] < 10 || x->dim[3] < 10) {
+        if (err)
+            snprintf(err, len, "expects a batch [B, 1, H, W] with H, W >= "
+                     "10 (e.g. 28x28), got %s", sx);
+        return TB_ESHAPE;
+    }
+    return 0;
+}
+
+double tb_model_forward_flops(tb_model_kind kind, const tb_shape *x)
+{
+    double B = (double)x->dim[0];
+    if (kind == TB_MODEL_MLP)
+        return 2 * B *
+               ((double)x->dim[1] * MLP_H1 + MLP_H1 * MLP_H2 +
+                MLP_H2 * N_CLASSES);
+    int64_t h1, w1, h2, w2, flat;
+    tb_model_cnn_dims(x, &h1, &w1, &h2, &w2, &flat);
+    return 2 * B *
+           ((double)(CNN_C1 * h1 * w1 * 9) +
+            (double)(CNN_C2 * h2 * w2 * CNN_C1 * 9) +
+            (double)flat * N_CLASSES);
+}
+

@@ -1,0 +1,235 @@
+/* The cost models of the op table: FLOPs, bytes moved and the number of
+ * terms summed into an output element (the tolerance's reduce_len).
+ * See op.h and op_rules.h. */
+#include "op.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../base/error.h"
+#include "op_rules.h"
+
+/* One FLOP per output element. */
+double tb_flops_per_out(const tb_op *op, const tb_shape *in,
+                        const tb_shape *out, const tb_params *p, tb_dtype dt)
+{
+    (void)op, (void)in, (void)p, (void)dt;
+    return op_numel_d(&out[0]);
+}
+
+/* Reductions: one add per input element (+1 divide per output for mean). */
+double tb_flops_reduce(const tb_op *op, const tb_shape *in,
+                       const tb_shape *out, const tb_params *p, tb_dtype dt)
+{
+    (void)p, (void)dt;
+    return op_numel_d(&in[0]) +
+           (op->id == TB_OP_mean ? op_numel_d(&out[0]) : 0);
+}
+
+double tb_flops_matmul(const tb_op *op, const tb_shape *in,
+                       const tb_shape *out, const tb_params *p, tb_dtype dt)
+{
+    (void)op, (void)p, (void)dt;
+    return 2.0 * op_numel_d(&out[0]) * (double)in[0].dim[in[0].ndim - 1];
+}
+
+double tb_flops_zero(const tb_op *op, const tb_shape *in, const tb_shape *out,
+                     const tb_params *p, tb_dtype dt)
+{
+    (void)op, (void)in, (void)out, (void)p, (void)dt;
+    return 0;
+}
+
+/* log_softmax: per element a compare (max), a subtract, an exp and an
+ * add (sum), then a subtract of the log-sum: 5 counted operations.
+ * softmax likewise, with a divide by the sum in place of the last
+ * subtract. */
+double tb_flops_log_softmax(const tb_op *op, const tb_shape *in,
+                            const tb_shape *out, const tb_params *p,
+                            tb_dtype dt)
+{
+    (void)op, (void)out, (void)p, (void)dt;
+    return 5.0 * op_numel_d(&in[0]);
+}
+
+/* Element-wise ops: the row's FLOPs per output element (elem_flops,
+ * counting every arithmetic operation, comparison and libm call of the
+ * op's defining formula as one: transcendentals are far dearer than an
+ * add, so items/s is the fairer figure for them) times the outputs. */
+double tb_flops_elem(const tb_op *op, const tb_shape *in, const tb_shape *out,
+                     const tb_params *p, tb_dtype dt)
+{
+    (void)in, (void)p, (void)dt;
+    const double per = op->elem_flops > 0 ? op->elem_flops : 1;
+    return per * op_numel_d(&out[0]);
+}
+
+/* var: the mean (an add per element), then a subtract, a multiply and an
+ * add per element, and a divide per output. */
+double tb_flops_var(const tb_op *op, const tb_shape *in, const tb_shape *out,
+                    const tb_params *p, tb_dtype dt)
+{
+    (void)op, (void)p, (void)dt;
+    return 4.0 * op_numel_d(&in[0]) + op_numel_d(&out[0]);
+}
+
+/* linear: a multiply-add per (m, k, n), then a bias add and a relu per
+ * output. */
+double tb_flops_linear(const tb_op *op, const tb_shape *in,
+                       const tb_shape *out, const tb_params *p, tb_dtype dt)
+{
+    (void)op, (void)p, (void)dt;
+    return 2.0 * op_numel_d(&out[0]) * (double)in[0].dim[1] +
+           2.0 * op_numel_d(&out[0]);
+}
+
+/* conv2d: a multiply-add per output and (c, kh, kw), the padded taps
+ * included (as the usual 2*N*O*OH*OW*C*KH*KW figure), plus the bias add. */
+double tb_flops_conv2d(const tb_op *op, const tb_shape *in,
+                       const tb_shape *out, const tb_params *p, tb_dtype dt)
+{
+    (void)p, (void)dt;
+    double taps =
+        (double)in[1].dim[1] * (double)in[1].dim[2] * (double)in[1].dim[3];
+    return op_numel_d(&out[0]) * (2.0 * taps + (op->n_in == 3 ? 1 : 0));
+}
+
+/* Pooling: a compare (max) or add (avg) per output and window tap, plus
+ * a divide per output for avg. */
+double tb_flops_pool2d(const tb_op *op, const tb_shape *in,
+                       const tb_shape *out, const tb_params *p, tb_dtype dt)
+{
+    (void)in, (void)dt;
+    double k = p->v[0];
+    return op_numel_d(&out[0]) *
+           (k * k + (op->id == TB_OP_avg_pool2d ? 1 : 0));
+}
+
+/* Minimum traffic: every input read once, every output written once. */
+double tb_bytes_io(const tb_op *op, const tb_shape *in, const tb_shape *out,
+                   const tb_params *p, tb_dtype dt)
+{
+    (void)p;
+    double n = 0;
+    for (int i = 0; i < op->n_in; i++)
+        n += op_numel_d(&in[i]);
+    for (int i = 0; i < op->n_out; i++)
+        n += op_numel_d(&out[i]);
+    return n * op_dtype_bytes(dt);
+}
+
+double tb_rlen_reduce(const tb_op *op, const tb_shape *in, const tb_shape *out,
+                      const tb_params *p, tb_dtype dt)
+{
+    (void)op, (void)p, (void)dt;
+    return op_numel_d(&in[0]) / op_numel_d(&out[0]);
+}
+
+double tb_rlen_matmul(const tb_op *op, const tb_shape *in, const tb_shape *out,
+                      const tb_params *p, tb_dtype dt)
+{
+    (void)op, (void)out, (void)p, (void)dt;
+    return (double)in[0].dim[in[0].ndim - 1];
+}
+
+double tb_rlen_axis(const tb_op *op, const tb_shape *in, const tb_shape *out,
+                    const tb_params *p, tb_dtype dt)
+{
+    (void)out, (void)dt;
+    int ax = 0;
+    double axis = tb_params_has(p, 0) ? p->v[0] : op->params[0].def;
+    if (tb_axis_norm((int64_t)axis, in[0].ndim, &ax))
+        return 1;
+    return (double)in[0].dim[ax];
+}
+
+/* conv2d: C*KH*KW products (+ the bias) summed into each output. */
+double tb_rlen_conv2d(const tb_op *op, const tb_shape *in, const tb_shape *out,
+                      const tb_params *p, tb_dtype dt)
+{
+    (void)out, (void)p, (void)dt;
+    return (double)in[1].dim[1] * (double)in[1].dim[2] * (double)in[1].dim[3] +
+           (op->n_in == 3 ? 1 : 0);
+}
+
+/* avg_pool2d: kernel^2 terms per output. */
+double tb_rlen_pool2d(const tb_op *op, const tb_shape *in, const tb_shape *out,
+                      const tb_params *p, tb_dtype dt)
+{
+    (void)op, (void)in, (void)out, (void)dt;
+    return p->v[0] * p->v[0];
+}
+
+/* Optimizer steps: floating-point operations per parameter, counted
+ * from the update formulas in their PyTorch form (weight decay, when
+ * nonzero, adds 2; divisions and square roots count 1 each). */
+double tb_flops_optim(const tb_op *op, const tb_shape *in, const tb_shape *out,
+                      const tb_params *p, tb_dtype dt)
+{
+    (void)out, (void)p, (void)dt;
+    double per;
+    switch (op->id) {
+    case TB_OP_sgd:
+        per = 2;
+        break; /* p -= lr*g */
+    case TB_OP_sgd_momentum:
+        per = 6;
+        break; /* buf, nesterov, p */
+    case TB_OP_adagrad:
+        per = 6;
+        break; /* sum += g*g; p -= .. */
+    case TB_OP_adamax:
+        per = 9;
+        break; /* m, u = max(..), p */
+    case TB_OP_adam:
+        per = 12;
+        break; /* m, v, sqrt, div, p */
+    case TB_OP_adamw:
+        per = 14;
+        break; /* adam + decoupled decay */
+    case TB_OP_nadam:
+        per = 15;
+        break;
+    default:
+        per = 14;
+        break; /* radam, rectified */
+    }
+    return per * op_numel_d(&in[0]);
+}
+
+/* Linear algebra: the textbook operation counts (Golub & Van Loan,
+ * Matrix Computations, 4th ed., sec. 5.2 and 8.3 and the table of
+ * 8.6.3), a convention for GFLOP/s, not what a given LAPACK performs:
+ * qr (Householder, thin Q, m >= n): 4mn^2 - 4n^3/3; svd (thin, R-SVD):
+ * 6mn^2 + 11n^3; eigh (symmetric QR with eigenvectors): 9n^3.  For
+ * m < n, m and n swap. */
+double tb_flops_linalg(const tb_op *op, const tb_shape *in,
+                       const tb_shape *out, const tb_params *p, tb_dtype dt)
+{
+    (void)out, (void)p, (void)dt;
+    double m = (double)in[0].dim[0], n = (double)in[0].dim[1];
+    if (m < n) {
+        double t = m;
+        m = n;
+        n = t;
+    }
+    switch (op->id) {
+    case TB_OP_qr:
+        return 4 * m * n * n - 4 * n * n * n / 3;
+    case TB_OP_svd:
+        return 6 * m * n * n + 11 * n * n * n;
+    default:
+        return 9 * n * n * n;
+    }
+}
+
+/* svd/qr/eigh: errors grow with the matrix size. */
+double tb_rlen_linalg(const tb_op *op, const tb_shape *in, const tb_shape *out,
+                      const tb_params *p, tb_dtype dt)
+{
+    (void)op, (void)out, (void)p, (void)dt;
+    return (double)(in[0].dim[0] > in[0].dim[1] ? in[0].dim[0] : in[0].dim[1]);
+}

@@ -1,0 +1,720 @@
+/* checkasm, parts 5 and 7: ops_simd.h's rows and the backward ops' SIMD
+ * rows: see test_checkasm.c. */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../testutil.h"
+
+#include "backends/backend.h"
+#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels.h"
+#include "backends/cpu/kreg.h"
+#include "backends/cpu/ops_simd.h"
+#include "backends/cpu/rand_simd.h"
+#include "backends/cpu/vmath.h"
+#include "ops/alloc.h"
+#include "base/error.h"
+#include "ops/op.h"
+#include "ops/rand.h"
+#include "ops/tensor.h"
+
+#include "checkasm.h"
+
+/* ========================================================================= */
+/* 5. ops_simd.h's rows: special values, softplus's ulp sweep                */
+/* ========================================================================= */
+
+/* Specials and edges: NaN, infinities, signed zeros, subnormals, the
+ * extremes, softplus's threshold (20) and the exp tails where exp(-|z|)
+ * underflows (z ~ -87.3 to the subnormals, ~ -103.97 to 0), e < 2^-24
+ * (z < -16.6, 1 + e rounds to 1). */
+static const float xs_spec[] = {
+    NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, FLT_MIN, -FLT_MIN,
+    0x1p-149f, -0x1p-149f, 0x1.8p-130f, FLT_MAX, -FLT_MAX, 1.0f, -1.0f,
+    20.0f, 0x1.400002p+4f, 0x1.3ffffep+4f, -16.5f, -16.7f, -17.0f, -87.0f,
+    -87.5f, -90.0f, -103.0f, -103.9f, -104.0f, -110.0f, 88.8f, 1e-8f,
+    -1e-8f, 0.5f, -0.5f, 3.0f, 1e30f, -1e30f,
+};
+#define XS_NSPEC ((int)(sizeof xs_spec / sizeof xs_spec[0]))
+
+/* The documented bound of softplus's SIMD rows (ops_simd.h) in ulp, for
+ * results of at least FLT_MIN in magnitude; below, within FLT_MIN. */
+#define XS_SOFTPLUS_ULP 4.0
+
+static double xs_softplus_ref(float xf, float beta, float thr)
+{
+    const double z = (double)beta * xf;
+    return z > thr ? (double)xf : log1p(exp(z)) / beta;
+}
+
+/* got vs the portable row's value: the same bits, or both NaN. */
+static bool xs_same_bits(float got, float want)
+{
+    if (isnan(got) || isnan(want))
+        return isnan(got) && isnan(want);
+    return memcmp(&got, &want, sizeof got) == 0;
+}
+
+/* Softplus got vs the double reference: XS_SOFTPLUS_ULP for normal
+ * results, FLT_MIN absolute below, NaN for NaN, infinities exact. */
+static bool xs_softplus_ok(float got, double want)
+{
+    if (fabs(want) < FLT_MIN && !isnan(want))
+        return fabs(got - want) <= FLT_MIN;
+    return ulp_error(got, want) <= XS_SOFTPLUS_ULP;
+}
+
+typedef struct xs_case {
+    tb_op_id id;
+    const char *pn[2];
+    double pv[2];
+} xs_case;
+
+static const xs_case xs_cases[] = {
+    {TB_OP_softplus, {NULL, NULL}, {0, 0}},
+    {TB_OP_softplus, {"beta", "threshold"}, {2, 3}},
+    {TB_OP_softplus, {"beta", "threshold"}, {0.5, -1}},
+    {TB_OP_sqrt, {NULL, NULL}, {0, 0}},
+    {TB_OP_rsqrt, {NULL, NULL}, {0, 0}},
+    {TB_OP_leaky_relu, {NULL, NULL}, {0, 0}},
+    {TB_OP_leaky_relu, {"alpha", NULL}, {-2, 0}},
+    {TB_OP_maximum, {NULL, NULL}, {0, 0}},
+    {TB_OP_minimum, {NULL, NULL}, {0, 0}},
+};
+
+/* Every isa value, 1 thread: every special (all pairs of them for the
+ * binary ops) then 29 random values (an odd tail), f32.  The exact ops
+ * against the portable row (math_c.c) bit for bit, softplus against
+ * its double definition. */
+void test_xs_special(void **state)
+{
+    (void)state;
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    for (int iv = 0; iv < ax[0].n_values; iv++) {
+        const char *vals[2] = {ax[0].values[iv], ax[1].values[0]};
+        void *ctx = NULL;
+        char err[256];
+        assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+        for (size_t ci = 0; ci < sizeof xs_cases / sizeof xs_cases[0];
+             ci++) {
+            const xs_case *xc = &xs_cases[ci];
+            const tb_op *op = tb_op_get(xc->id);
+            tb_params p = {0};
+            for (int i = 0; i < 2; i++)
+                if (xc->pn[i])
+                    assert_int_equal(tb_params_set(op, &p, xc->pn[i],
+                                                   xc->pv[i], err,
+                                                   sizeof err),
+                                     0);
+            tb_params_defaults(op, &p);
+            const bool bin = op->n_in == 2;
+            const int64_t n =
+                bin ? XS_NSPEC * XS_NSPEC + 29 : XS_NSPEC + 29;
+            tb_shape sh = S(1, (int)n);
+            tb_tensor in[2], got, base;
+            for (int i = 0; i < op->n_in; i++)
+                assert_int_equal(tb_tensor_create(&in[i], TB_F32, &sh), 0);
+            assert_int_equal(tb_tensor_create(&got, TB_F32, &sh), 0);
+            assert_int_equal(tb_tensor_create(&base, TB_F32, &sh), 0);
+            rng_seed(77 + ci);
+            for (int64_t k = 0; k < n; k++)
+                for (int i = 0; i < op->n_in; i++) {
+                    float *d = in[i].data;
+                    if (k >= n - 29)
+                        d[k] = (float)rng_uniform(-3, 3);
+                    else if (!bin)
+                        d[k] = xs_spec[k];
+                    else
+                        d[k] = xs_spec[i == 0 ? k / XS_NSPEC : k % XS_NSPEC];
+                }
+            const char *impl = NULL;
+            tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, &p, &impl);
+            assert_non_null(fn);
+            assert_int_equal(fn(ctx, in, &got, &p), 0);
+            tb_kernel_fn pf = tb_cpu_krow_c(op->id, TB_F32)->fn;
+            assert_non_null(pf);
+            assert_int_equal(pf(NULL, in, &base, &p), 0);
+            const float *g = got.data, *w = base.data, *x = in[0].data;
+            const float beta = (float)p.v[0], thr = (float)p.v[1];
+            int bad = 0;
+            for (int64_t k = 0; k < n; k++) {
+                bool ok = xc->id == TB_OP_softplus
+                              ? xs_softplus_ok(
+                                    g[k], xs_softplus_ref(x[k], beta, thr))
+                              : xs_same_bits(g[k], w[k]);
+                if (!ok && bad++ < 3)
+                    print_error("%s case %zu isa=%s impl %s: [%lld] x=%a "
+                                "got %a portable %a\n",
+                                op->name, ci, vals[0], impl, (long long)k,
+                                (double)x[k], (double)g[k], (double)w[k]);
+            }
+            for (int i = 0; i < op->n_in; i++)
+                tb_tensor_destroy(&in[i]);
+            tb_tensor_destroy(&got);
+            tb_tensor_destroy(&base);
+            assert_int_equal(bad, 0);
+        }
+        B->destroy(ctx);
+    }
+}
+
+/* softplus (beta 1, threshold 20; then beta 2, threshold 3) at every
+ * isa value over vmath's sweep (every vm_stride-th float, 2^18 random
+ * ones in [-30, 30]): the worst error printed, XS_SOFTPLUS_ULP held. */
+void test_xs_softplus_ulp(void **state)
+{
+    (void)state;
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    const tb_op *op = tb_op_get(TB_OP_softplus);
+    static const double pv[2][2] = {{1, 20}, {2, 3}};
+    for (int iv = 0; iv < ax[0].n_values; iv++)
+        for (int pc = 0; pc < 2; pc++) {
+            const char *vals[2] = {ax[0].values[iv], ax[1].values[0]};
+            void *ctx = NULL;
+            char err[256];
+            assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+            tb_params p = {0};
+            assert_int_equal(tb_params_set(op, &p, "beta", pv[pc][0], err,
+                                           sizeof err),
+                             0);
+            assert_int_equal(tb_params_set(op, &p, "threshold", pv[pc][1],
+                                           err, sizeof err),
+                             0);
+            const char *impl = NULL;
+            tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, &p, &impl);
+            assert_non_null(fn);
+            tb_shape sh = S(1, VM_CHUNK);
+            tb_tensor in, out;
+            assert_int_equal(tb_tensor_create(&in, TB_F32, &sh), 0);
+            assert_int_equal(tb_tensor_create(&out, TB_F32, &sh), 0);
+            rng_seed(2000 + (uint64_t)pc);
+            uint64_t pos = 0, bad = 0;
+            double worst = 0;
+            float wx = 0;
+            int k;
+            while ((k = vm_inputs(&pos, in.data)) > 0) {
+                if (k < VM_CHUNK)
+                    for (int i = k; i < VM_CHUNK; i++)
+                        ((float *)in.data)[i] = 0;
+                assert_int_equal(fn(ctx, &in, &out, &p), 0);
+                const float *x = in.data, *y = out.data;
+                for (int i = 0; i < k; i++) {
+                    double want =
+                        xs_softplus_ref(x[i], (float)pv[pc][0],
+                                        (float)pv[pc][1]);
+                    if (!xs_softplus_ok(y[i], want) && bad++ < 3)
+                        print_error("softplus isa=%s beta=%g: x=%a got %a "
+                                    "want %a\n",
+                                    vals[0], pv[pc][0], (double)x[i],
+                                    (double)y[i], want);
+                    if (fabs(want) >= FLT_MIN) {
+                        double e = ulp_error(y[i], want);
+                        if (e > worst) {
+                            worst = e;
+                            wx = x[i];
+                        }
+                    }
+                }
+            }
+            printf("# softplus %-6s (%s) beta=%g: max %.3f ulp at x=%a, "
+                   "bound %.1f\n",
+                   vals[0], impl, pv[pc][0], worst, (double)wx,
+                   XS_SOFTPLUS_ULP);
+            tb_tensor_destroy(&in);
+            tb_tensor_destroy(&out);
+            B->destroy(ctx);
+            assert_int_equal(bad, 0);
+        }
+}
+
+/* max, min, argmax (ops_simd.h's reduction rows) at every isa value and
+ * thread count on lanes with NaNs (none, first, middle, last, two,
+ * several in one lane), infinities and signed-zero ties (either sign
+ * first, or random signs as the maximum), contiguous (no axis, the last axis)
+ * and strided (axis 0): the portable row's values exactly (== for
+ * values, so -0 and +0 tie: the portable rows themselves do not keep the
+ * first zero's sign; NaN for NaN), argmax's index exactly; dt f32 (the
+ * rows of ops_simd.h) or f64 (f64_simd_impl.h's). */
+static void xs_reduce_special(tb_dtype dt)
+{
+    static const int lens[] = {1, 5, 63, 64, 65, 200, 1031};
+    static const tb_op_id ids[] = {TB_OP_max, TB_OP_min, TB_OP_argmax};
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    for (int iv = 0; iv < ax[0].n_values; iv++)
+        for (int tv = 0; tv < ax[1].n_values && tv < 2; tv++) {
+            const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
+            void *ctx = NULL;
+            char err[256];
+            assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+            for (int li = 0; li < 7; li++)
+                for (int pat = 0; pat < 10; pat++)
+                    for (int ai = 0; ai < 3; ai++)
+                        for (int oi = 0; oi < 3; oi++) {
+                            const tb_op *op = tb_op_get(ids[oi]);
+                            const int len = lens[li];
+                            /* ai 0: [len]; 1: [3, len] axis 1; 2: [len, 19]
+                             * axis 0 (19 lanes: whole vectors and a
+                             * tail) */
+                            tb_shape sh = ai == 0   ? S(1, len)
+                                          : ai == 1 ? S(2, 3, len)
+                                                    : S(2, len, 19);
+                            tb_params p = {0};
+                            if (ai)
+                                assert_int_equal(
+                                    tb_params_set(op, &p, "axis",
+                                                  ai == 1 ? 1 : 0, err,
+                                                  sizeof err),
+                                    0);
+                            tb_params_defaults(op, &p);
+                            tb_shape os;
+                            assert_int_equal(
+                                tb_op_infer(op, &sh, 1, &p, &os, err,
+                                            sizeof err),
+                                0);
+                            tb_tensor in, got, base;
+                            assert_int_equal(
+                                tb_tensor_create(&in, dt, &sh), 0);
+                            assert_int_equal(
+                                tb_tensor_create(&got, dt, &os), 0);
+                            assert_int_equal(
+                                tb_tensor_create(&base, dt, &os), 0);
+                            const int64_t n = tb_tensor_numel(&in);
+                            rng_seed((uint64_t)(li * 64 + pat));
+                            for (int64_t k = 0; k < n; k++) {
+                                /* few distinct values: ties */
+                                double r = rng_uniform(0, 8);
+                                tb_tensor_set(
+                                    &in, k,
+                                    r < 1     ? -0.0
+                                    : r < 2   ? 0.0
+                                    : r < 2.2 ? INFINITY
+                                    : r < 2.4 ? -INFINITY
+                                              : (double)(int)(r * 2) - 9);
+                            }
+                            if (pat == 1 || pat == 5)
+                                tb_tensor_set(&in, 0, NAN);
+                            if (pat == 2 || pat == 5)
+                                tb_tensor_set(&in, n / 2, -NAN);
+                            if (pat == 3)
+                                tb_tensor_set(&in, n - 1, NAN);
+                            if (pat == 4)
+                                for (int64_t k = 0; k < n; k++)
+                                    tb_tensor_set(&in, k,
+                                                  k % 2 ? 0.0 : -0.0);
+                            if (pat == 6)
+                                for (int64_t k = 0; k < n; k++)
+                                    tb_tensor_set(&in, k, -INFINITY);
+                            if (pat == 7) /* NaNs sharing a lane */
+                                for (int64_t k = 0; k < n;
+                                     k += 19 * (len / 2 + 1))
+                                    tb_tensor_set(&in, k, k ? -NAN : NAN);
+                            if (pat == 8)
+                                for (int64_t k = 0; k < n; k++)
+                                    tb_tensor_set(&in, k,
+                                                  k % 2 ? -0.0 : 0.0);
+                            if (pat == 9) /* maxima: zeros of both signs */
+                                for (int64_t k = 0; k < n; k++) {
+                                    uint64_t r = rng_next() % 3;
+                                    tb_tensor_set(&in, k,
+                                                  r == 0   ? -1.0
+                                                  : r == 1 ? -0.0
+                                                           : 0.0);
+                                }
+                            const char *impl = NULL;
+                            tb_kernel_fn fn =
+                                B->kernel(ctx, op, dt, &p, &impl);
+                            assert_non_null(fn);
+                            assert_int_equal(fn(ctx, &in, &got, &p), 0);
+                            tb_kernel_fn pf =
+                                tb_cpu_krow_c(op->id, dt)->fn;
+                            assert_int_equal(pf(NULL, &in, &base, &p), 0);
+                            int bad = 0;
+                            for (int64_t k = 0; k < tb_tensor_numel(&got);
+                                 k++) {
+                                const double gk = tb_tensor_get(&got, k);
+                                const double wk = tb_tensor_get(&base, k);
+                                bool ok = isnan(wk) ? isnan(gk) : gk == wk;
+                                if (!ok && bad++ < 3)
+                                    print_error(
+                                        "%s_%s isa=%s threads=%s len %d "
+                                        "pattern %d shape %d impl %s: "
+                                        "[%lld] got %a portable %a\n",
+                                        op->name, tb_dtype_name(dt), vals[0],
+                                        vals[1], len,
+                                        pat, ai, impl, (long long)k,
+                                        gk, wk);
+                            }
+                            tb_tensor_destroy(&in);
+                            tb_tensor_destroy(&got);
+                            tb_tensor_destroy(&base);
+                            assert_int_equal(bad, 0);
+                        }
+            B->destroy(ctx);
+        }
+}
+
+void test_xs_reduce_special(void **state)
+{
+    (void)state;
+    xs_reduce_special(TB_F32);
+}
+
+/* argmax f32 over lanes longer than one block of the SIMD rows'
+ * one-pass scan (XS_ARG_BLOCK, 2^16 elements, ops_simd_impl.h), at every
+ * isa value and thread count: the maximum tied in a later block (the
+ * first wins), a larger one in the short last block, a NaN in a later
+ * block after the maximum, zeros of both signs as the maximum in several
+ * blocks, every value equal; contiguous (no axis, and axis 1 of 2
+ * lanes): the portable row's index exactly. */
+void test_xs_argmax_blocks(void **state)
+{
+    (void)state;
+    const int64_t len = 3 * 65536 + 37;
+    const tb_op *op = tb_op_get(TB_OP_argmax);
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    for (int iv = 0; iv < ax[0].n_values; iv++)
+        for (int tv = 0; tv < ax[1].n_values && tv < 2; tv++) {
+            const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
+            void *ctx = NULL;
+            char err[256];
+            assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+            for (int pat = 0; pat < 6; pat++)
+                for (int ai = 0; ai < 2; ai++) {
+                    tb_shape sh = ai ? S(2, 2, len) : S(1, len);
+                    tb_params p = {0};
+                    if (ai)
+                        assert_int_equal(tb_params_set(op, &p, "axis", 1,
+                                                       err, sizeof err),
+                                         0);
+                    tb_params_defaults(op, &p);
+                    tb_shape os;
+                    assert_int_equal(
+                        tb_op_infer(op, &sh, 1, &p, &os, err, sizeof err), 0);
+                    tb_tensor in, got, base;
+                    assert_int_equal(tb_tensor_create(&in, TB_F32, &sh), 0);
+                    assert_int_equal(tb_tensor_create(&got, TB_F32, &os), 0);
+                    assert_int_equal(tb_tensor_create(&base, TB_F32, &os),
+                                     0);
+                    const int64_t n = tb_tensor_numel(&in);
+                    float *x = in.data;
+                    rng_seed((uint64_t)(100 + pat));
+                    for (int64_t k = 0; k < n; k++)
+                        x[k] = (float)rng_uniform(-1, 1);
+                    for (int64_t l = 0; l < n; l += len) {
+                        float *y = x + l;
+                        switch (pat) {
+                        case 0: /* tie: blocks 0 and 2 */
+                            y[70000 - 65536] = 5.0f;
+                            y[2 * 65536 + 11] = 5.0f;
+                            break;
+                        case 1: /* larger in the short last block */
+                            y[1000] = 5.0f;
+                            y[3 * 65536 + 20] = 6.0f;
+                            break;
+                        case 2: /* NaN in a later block */
+                            y[10] = 7.0f;
+                            y[65536 + 3] = NAN;
+                            y[2 * 65536 + 5] = -NAN;
+                            break;
+                        case 3: /* zeros as the maximum */
+                            for (int64_t k = 0; k < len; k++)
+                                y[k] = -fabsf(y[k]) - 1.0f;
+                            y[65536 + 40] = -0.0f;
+                            y[2 * 65536 + 7] = 0.0f;
+                            y[5] = -1.0f;
+                            break;
+                        case 4: /* all equal */
+                            for (int64_t k = 0; k < len; k++)
+                                y[k] = 2.0f;
+                            break;
+                        default: /* increasing: every block improves */
+                            for (int64_t k = 0; k < len; k++)
+                                y[k] = (float)k;
+                            break;
+                        }
+                    }
+                    const char *impl = NULL;
+                    tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, &p, &impl);
+                    assert_non_null(fn);
+                    assert_int_equal(fn(ctx, &in, &got, &p), 0);
+                    tb_kernel_fn pf = tb_cpu_krow_c(op->id, TB_F32)->fn;
+                    assert_int_equal(pf(NULL, &in, &base, &p), 0);
+                    int bad = 0;
+                    for (int64_t k = 0; k < tb_tensor_numel(&got); k++) {
+                        const double gk = tb_tensor_get(&got, k);
+                        const double wk = tb_tensor_get(&base, k);
+                        if (gk != wk && bad++ < 3)
+                            print_error("argmax isa=%s threads=%s pattern "
+                                        "%d shape %d impl %s: [%lld] got "
+                                        "%.0f portable %.0f\n",
+                                        vals[0], vals[1], pat, ai, impl,
+                                        (long long)k, gk, wk);
+                    }
+                    tb_tensor_destroy(&in);
+                    tb_tensor_destroy(&got);
+                    tb_tensor_destroy(&base);
+                    assert_int_equal(bad, 0);
+                }
+            B->destroy(ctx);
+        }
+}
+
+/* The same for f64 (f64_simd_impl.h's rows). */
+void test_xs_reduce_special_f64(void **state)
+{
+    (void)state;
+    xs_reduce_special(TB_F64);
+}
+
+/* ========================================================================= */
+/* 6. The SIMD rows of the element-wise backward ops: accuracy, agreement    */
+/* ========================================================================= */
+
+/* The bounds of bwd_simd_impl.h's rows with g = 1 (the derivative
+ * itself), in ulp of the result for sigmoid and tanh (normal results;
+ * below FLT_MIN the error must stay under FLT_MIN) and for gelu in ulp of
+ * |Phi(x)| + |x phi(x)| (its result crosses 0 at x ~ -0.75, where a
+ * relative bound means nothing).  Measured maxima are printed: with
+ * --vmath-stride 97 5.53, 5.32 ulp, the default stride 4.88, 4.93; with
+ * --vmath-exhaustive (every float) 5.53, 5.53.  gelu (table polynomials
+ * for |x| <= 3, vmath_simd.h's vs_gelu_dpc; the exp form beyond): the
+ * default stride 2.107 (x = -3.22), --vmath-exhaustive 2.431
+ * (x = -3.224; |x| <= 3 alone: 1.262 at -2.978).
+ * AVX2 and AVX-512 must agree bit for bit (vmath's exp and gelu do). */
+#define BW_SIGMOID_ULP 8.0
+#define BW_TANH_ULP 8.0
+#define BW_GELU_ULP 4.0
+
+static double ulp_of(double a)
+{
+    int e;
+    a = fabs(a);
+    if (a < 0x1p-126)
+        return 0x1p-149;
+    frexp(a, &e);
+    return ldexp(1.0, e - 24);
+}
+
+/* Derivative of op (sigmoid, tanh or gelu _backward) at x in double;
+ * *scale: the magnitude its error is measured against. */
+static double bw_ref(tb_op_id id, float xf, double *scale)
+{
+    const double x = xf, a = fabs(x);
+    double r;
+    if (isnan(x)) {
+        r = NAN;
+    } else if (id == TB_OP_sigmoid_backward) {
+        double e = exp(-a);
+        r = e / ((1 + e) * (1 + e));
+    } else if (id == TB_OP_tanh_backward) {
+        double e = exp(-2 * a);
+        r = 4 * e / ((1 + e) * (1 + e));
+    } else if (isinf(x)) {
+        r = x > 0 ? 1 : 0;
+    } else {
+        double cdf = 0.5 * erfc(-x / sqrt(2.0));
+        double xpdf = x * exp(-0.5 * x * x) / sqrt(2 * M_PI);
+        *scale = fabs(cdf) + fabs(xpdf);
+        return cdf + xpdf;
+    }
+    *scale = fabs(r);
+    return r;
+}
+
+void test_bw_act_sweep(void **state)
+{
+    (void)state;
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    static const tb_op_id ids[3] = {TB_OP_sigmoid_backward,
+                                    TB_OP_tanh_backward,
+                                    TB_OP_gelu_backward};
+    static const double bound[3] = {BW_SIGMOID_ULP, BW_TANH_ULP,
+                                    BW_GELU_ULP};
+    tb_shape sh = S(1, VM_CHUNK);
+    tb_tensor in[2], out[TB_ISA_COUNT];
+    assert_int_equal(tb_tensor_create(&in[0], TB_F32, &sh), 0);
+    assert_int_equal(tb_tensor_create(&in[1], TB_F32, &sh), 0);
+    for (int i = 0; i < VM_CHUNK; i++)
+        ((float *)in[0].data)[i] = 1.0f;
+    for (int oi = 0; oi < 3; oi++) {
+        const tb_op *op = tb_op_get(ids[oi]);
+        /* the SIMD levels: every isa value but scalar and auto */
+        void *ctx[TB_ISA_COUNT];
+        tb_kernel_fn fn[TB_ISA_COUNT];
+        const char *name[TB_ISA_COUNT], *impl[TB_ISA_COUNT];
+        int nl = 0;
+        for (int iv = 0; iv < ax[0].n_values && nl < TB_ISA_COUNT; iv++) {
+            const char *v = ax[0].values[iv];
+            if (strcmp(v, "scalar") == 0 || strcmp(v, "auto") == 0)
+                continue;
+            const char *vals[2] = {v, ax[1].values[0]};
+            char err[256];
+            assert_int_equal(B->create(vals, &ctx[nl], err, sizeof err), 0);
+            fn[nl] = B->kernel(ctx[nl], op, TB_F32, NULL, &impl[nl]);
+            assert_non_null(fn[nl]);
+            assert_null(strstr(impl[nl], "_c")); /* a SIMD row */
+            name[nl] = v;
+            assert_int_equal(tb_tensor_create(&out[nl], TB_F32, &sh), 0);
+            nl++;
+        }
+        rng_seed(3000 + (uint64_t)oi);
+        uint64_t pos = 0, bad = 0;
+        double worst[TB_ISA_COUNT] = {0};
+        float wx[TB_ISA_COUNT] = {0};
+        int k;
+        while ((k = vm_inputs(&pos, in[1].data)) > 0) {
+            for (int i = k; i < VM_CHUNK; i++)
+                ((float *)in[1].data)[i] = 0;
+            for (int l = 0; l < nl; l++)
+                assert_int_equal(fn[l](ctx[l], in, &out[l], NULL), 0);
+            const float *x = in[1].data;
+            for (int l = 0; l < nl; l++) {
+                const float *y = out[l].data, *y0 = out[0].data;
+                for (int i = 0; i < k; i++) {
+                    double sc = 0, want = bw_ref(ids[oi], x[i], &sc);
+                    bool ok;
+                    double e = 0;
+                    if (isnan(want)) {
+                        ok = isnan(y[i]);
+                    } else if (sc < FLT_MIN) {
+                        ok = fabs(y[i] - want) <= FLT_MIN;
+                    } else {
+                        e = fabs(y[i] - want) / ulp_of(sc);
+                        ok = e <= bound[oi];
+                    }
+                    /* the levels agree bit for bit */
+                    ok = ok && memcmp(&y[i], &y0[i], sizeof(float)) == 0;
+                    if (e > worst[l]) {
+                        worst[l] = e;
+                        wx[l] = x[i];
+                    }
+                    if (!ok && bad++ < 3)
+                        print_error("%s isa=%s: x=%a got %a (%s: %a) want "
+                                    "%a\n",
+                                    op->name, name[l], (double)x[i],
+                                    (double)y[i], name[0], (double)y0[i],
+                                    want);
+                }
+            }
+        }
+        for (int l = 0; l < nl; l++) {
+            printf("# %s %-6s (%s): max %.3f ulp at x=%a, bound %.1f\n",
+                   op->name, name[l], impl[l], worst[l], (double)wx[l],
+                   bound[oi]);
+            tb_tensor_destroy(&out[l]);
+            B->destroy(ctx[l]);
+        }
+        assert_int_equal(bad, 0);
+    }
+    tb_tensor_destroy(&in[0]);
+    tb_tensor_destroy(&in[1]);
+}
+
+/* ---- max_pool2d_backward's SIMD rows: ties, NaN, signed zeros ---- */
+
+/* max_pool2d_backward f32 with 2x2 windows (bwd_simd_impl.h's rows) on x
+ * drawn from {-inf, -1, -0, +0, 1, +inf, NaN} (windows of equal maxima,
+ * NaN winners, +-0 ties) and g with -0 among uniform values, at every
+ * SIMD level and thread count: bit for bit the portable row's output (the
+ * level scalar), which test_backward checks against the reference;
+ * misaligned canary-guarded operands. */
+void test_bw_pool_special(void **state)
+{
+    (void)state;
+    static const float xs[] = {-INFINITY, -1.0f, -0.0f, 0.0f,
+                               1.0f,      INFINITY, NAN};
+    static const int sh[][4] = {{2, 3, 9, 37}, {1, 2, 6, 64},
+                                {1, 1, 4, 34}, {3, 1, 5, 5}};
+    const tb_op *op = tb_op_get(TB_OP_max_pool2d_backward);
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    char err[256];
+    tb_params p = {0};
+    assert_int_equal(tb_params_set(op, &p, "kernel", 2, err, sizeof err), 0);
+    tb_params_defaults(op, &p);
+    rng_seed(4100);
+    for (size_t q = 0; q < sizeof sh / sizeof sh[0]; q++) {
+        tb_shape is[2] = {S(4, sh[q][0], sh[q][1], sh[q][2] / 2,
+                            sh[q][3] / 2),
+                          S(4, sh[q][0], sh[q][1], sh[q][2], sh[q][3])};
+        gbuf gi[2], gr;
+        tb_tensor in[2], ref;
+        for (int i = 0; i < 2; i++) {
+            tb_tensor_init(&in[i], TB_F32, &is[i]);
+            in[i].data = gb_new(&gi[i], tb_tensor_nbytes(&in[i]), 4);
+        }
+        float *g = in[0].data, *x = in[1].data;
+        for (int64_t k = 0; k < tb_tensor_numel(&in[0]); k++)
+            g[k] = (rng_next() & 7) == 0 ? -0.0f
+                                         : (float)rng_uniform(-2, 2);
+        for (int64_t k = 0; k < tb_tensor_numel(&in[1]); k++)
+            x[k] = xs[rng_next() % (sizeof xs / sizeof xs[0])];
+        tb_tensor_init(&ref, TB_F32, &is[1]);
+        ref.data = gb_new(&gr, tb_tensor_nbytes(&ref), 4);
+        const char *sv[2] = {"scalar", "1"};
+        void *sctx = NULL;
+        assert_int_equal(B->create(sv, &sctx, err, sizeof err), 0);
+        const char *impl = NULL;
+        tb_kernel_fn fn = B->kernel(sctx, op, TB_F32, &p, &impl);
+        assert_non_null(fn);
+        assert_non_null(strstr(impl, "_c"));
+        assert_int_equal(fn(sctx, in, &ref, &p), 0);
+        B->destroy(sctx);
+        for (int iv = 0; iv < ax[0].n_values; iv++)
+            for (int tv = 0; tv < ax[1].n_values; tv++) {
+                const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
+                if (strcmp(vals[0], "scalar") == 0)
+                    continue;
+                void *ctx = NULL;
+                assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+                fn = B->kernel(ctx, op, TB_F32, &p, &impl);
+                assert_non_null(fn);
+                assert_null(strstr(impl, "_c")); /* a SIMD row */
+                gbuf go;
+                tb_tensor out;
+                tb_tensor_init(&out, TB_F32, &is[1]);
+                out.data = gb_new(&go, tb_tensor_nbytes(&out), 4);
+                assert_int_equal(fn(ctx, in, &out, &p), 0);
+                int64_t bad = 0;
+                for (int64_t k = 0; k < tb_tensor_numel(&out); k++)
+                    if (memcmp((float *)out.data + k, (float *)ref.data + k,
+                               sizeof(float)) != 0 &&
+                        bad++ < 3)
+                        print_error("%s isa=%s threads=%s shape %zu [%lld]: "
+                                    "got %a want %a\n",
+                                    impl, vals[0], vals[1], q, (long long)k,
+                                    (double)((float *)out.data)[k],
+                                    (double)((float *)ref.data)[k]);
+                const bool intact = gb_intact(&go);
+                gb_free(&go);
+                B->destroy(ctx);
+                assert_true(intact);
+                assert_int_equal(bad, 0);
+            }
+        const bool intact =
+            gb_intact(&gi[0]) && gb_intact(&gi[1]) && gb_intact(&gr);
+        gb_free(&gi[0]);
+        gb_free(&gi[1]);
+        gb_free(&gr);
+        assert_true(intact);
+    }
+}
+
