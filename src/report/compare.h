@@ -192,7 +192,8 @@ typedef struct tb_cmp {
 /* Compare k_old >= 1 old runs with k_new >= 1 new runs.  Every file must
  * share at least one case id with the other side (else TB_EINVAL and
  * "FILE: no case id in common with OTHER (a different matrix?)" in
- * err).  The files must outlive *out.  Returns 0, TB_EINVAL or
+ * err).  The arrays old and nw and their files must outlive *out (it
+ * keeps their addresses).  Returns 0, TB_EINVAL or
  * TB_ENOMEM; free with tb_cmp_free. */
 int tb_compare(tb_resfile *const *old, int k_old, tb_resfile *const *nw,
                int k_new, const tb_cmp_opts *opts, tb_cmp *out, char *err,

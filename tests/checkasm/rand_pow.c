@@ -219,7 +219,7 @@ void test_rand_vmath(void **state)
                 es = e > es || isnan(e) ? e : es;
             }
         }
-        print_message("rand vmath %s: -2 log 2^%.2f, sqrt 2^%.2f "
+        print_message("# rand vmath %s: -2 log 2^%.2f, sqrt 2^%.2f "
                       "(relative), cos 2^%.2f, sin 2^%.2f (absolute)\n",
                       tb_cpu_isa_name(lv), log2(el > 0 || isnan(el) ? el : 1e-300),
                       log2(er > 0 || isnan(er) ? er : 1e-300),
@@ -357,7 +357,7 @@ void test_rand_decide(void **state)
                                 tb_cpu_isa_name(lv), v[i], err[i],
                                 (double)f[i], pts[k], (double)(float)pts[k]);
         }
-        print_message("rand decide %s: %lld of %d accepted\n",
+        print_message("# rand decide %s: %lld of %d accepted\n",
                       tb_cpu_isa_name(lv), (long long)acc, N);
         assert_int_equal(bad, 0);
     }
@@ -567,7 +567,7 @@ void test_pow_ulp(void **state)
             }
         }
         pw_worst(fn, a, b, o, n, &worst, &wa, &wb);
-        print_message("pow %s: worst %.6f ulp at %a ^ %a (bound %g)\n",
+        print_message("# pow %s: worst %.6f ulp at %a ^ %a (bound %g)\n",
                       tb_cpu_isa_name(lv), worst, (double)wa, (double)wb,
                       pw_bound(lv));
         assert_true(worst <= pw_bound(lv));
@@ -801,7 +801,7 @@ void test_f64_ulp(void **state)
                     }
                 }
             }
-            print_message("%s f64 %s: worst %.3f ulp at %a\n",
+            print_message("# %s f64 %s: worst %.3f ulp at %a\n",
                           f ? "log" : "exp", tb_cpu_isa_name(lv), worst, wx);
             assert_true(worst <= (f ? 3.0 : 2.0));
         }
