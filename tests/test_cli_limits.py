@@ -309,7 +309,7 @@ def peak_cache(env, gb_s, clock=True):
     bw = [{"kernel": k, "level": lv, "threads": t,
            "working_set_bytes": 1 << 20, "best_gb_s": gb_s,
            "median_gb_s": gb_s, "worst_gb_s": gb_s, "spread": 0.0}
-          for k in ("copy", "add", "triad", "read")
+          for k in ("copy", "add", "triad", "read", "update")
           for lv in ("L2", "L3", "DRAM") for t in (1, 2)]
     fl = [{"isa": i, "dtype": d, "threads": t, "accumulators": 12,
            "best_gflop_s": gb_s, "median_gflop_s": gb_s,

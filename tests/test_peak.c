@@ -36,6 +36,7 @@
 #include <cmocka.h>
 
 #include "backends/backend.h"
+#include "backends/cpu/peak_loops.h"
 #include "cli/commands.h"
 #include "harness/peak.h"
 #include "harness/plan.h"
@@ -103,7 +104,8 @@ static const char fixed_peaks[] =
     "\"best_gb_s\":25},"
     "{\"kernel\":\"copy\",\"level\":\"L3\",\"threads\":1,\"best_gb_s\":40},"
     "{\"kernel\":\"add\",\"level\":\"L2\",\"threads\":2,\"best_gb_s\":200},"
-    "{\"kernel\":\"add\",\"level\":\"L3\",\"threads\":2,\"best_gb_s\":80}],"
+    "{\"kernel\":\"add\",\"level\":\"L3\",\"threads\":2,\"best_gb_s\":80},"
+    "{\"kernel\":\"copy\",\"level\":\"L3\",\"threads\":2,\"best_gb_s\":30}],"
     "\"flops\":["
     "{\"isa\":\"scalar\",\"dtype\":\"f32\",\"threads\":1,"
     "\"best_gflop_s\":10},"
@@ -114,7 +116,9 @@ static const char fixed_peaks[] =
     "{\"isa\":\"avx512\",\"dtype\":\"f64\",\"threads\":1,"
     "\"best_gflop_s\":100},"
     "{\"isa\":\"avx512\",\"dtype\":\"f32\",\"threads\":2,"
-    "\"best_gflop_s\":400}],"
+    "\"best_gflop_s\":400},"
+    "{\"isa\":\"avx2\",\"dtype\":\"f32\",\"threads\":2,"
+    "\"best_gflop_s\":50}],"
     "\"pinned\":true,\"notes\":[],\"duration_s\":1}";
 
 static cJSON *fixed(void)
@@ -163,6 +167,7 @@ static void test_measure_structure(void **state)
     tb_peak_opts o = {.reps = 2,
                       .rep_time_s = 0.001,
                       .max_threads = 2,
+                      .l1_bytes = 16 << 10,
                       .l2_bytes = 64 << 10,
                       .l3_bytes = 1 << 20,
                       .dram_bytes = 4 << 20};
@@ -194,33 +199,33 @@ static void test_measure_structure(void **state)
     for (int i = 0; i < nth; i++)
         assert_true(cJSON_GetArrayItem(th, i)->valuedouble == i + 1);
 
-    /* Levels: the overrides, L2 per thread. */
+    /* Levels: the overrides, L1 and L2 per thread. */
     const cJSON *lv = get(p, "levels");
-    assert_int_equal(cJSON_GetArraySize(lv), 3);
-    const char *names[3] = {"L2", "L3", "DRAM"};
-    const double cap[3] = {64 << 10, 1 << 20, NAN};
-    const double ws[3] = {32 << 10, 512 << 10, 4 << 20};
-    for (int i = 0; i < 3; i++) {
+    assert_int_equal(cJSON_GetArraySize(lv), 4);
+    const char *names[4] = {"L1", "L2", "L3", "DRAM"};
+    const double cap[4] = {16 << 10, 64 << 10, 1 << 20, NAN};
+    const double ws[4] = {8 << 10, 32 << 10, 512 << 10, 4 << 20};
+    for (int i = 0; i < 4; i++) {
         const cJSON *l = cJSON_GetArrayItem(lv, i);
         assert_string_equal(str(l, "name"), names[i]);
         if (isnan(cap[i]))
             assert_true(cJSON_IsNull(get(l, "capacity_bytes")));
         else
             assert_true(num(l, "capacity_bytes") == cap[i]);
-        assert_true(cJSON_IsTrue(get(l, "per_thread")) == (i == 0));
+        assert_true(cJSON_IsTrue(get(l, "per_thread")) == (i <= 1));
         assert_true(num(l, "working_set_bytes") == ws[i]);
     }
 
-    /* Bandwidth: 4 kernels x 3 levels x thread counts, all sane. */
+    /* Bandwidth: 5 kernels x 4 levels x thread counts, all sane. */
     const char *bw_isa = str(p, "bandwidth_isa");
     assert_true(cpu_has_isa(bw_isa));
     const cJSON *bw = get(p, "bandwidth");
-    assert_int_equal(cJSON_GetArraySize(bw), 4 * 3 * nth);
-    const char *kernels[4] = {"copy", "add", "triad", "read"};
-    const int arrays[4] = {2, 3, 3, 1};
-    for (int l = 0; l < 3; l++)
+    assert_int_equal(cJSON_GetArraySize(bw), 5 * 4 * nth);
+    const char *kernels[5] = {"copy", "add", "triad", "read", "update"};
+    const int arrays[5] = {2, 3, 3, 1, 2};
+    for (int l = 0; l < 4; l++)
         for (int t = 1; t <= nth; t++)
-            for (int k = 0; k < 4; k++) {
+            for (int k = 0; k < 5; k++) {
                 const cJSON *e, *found = NULL;
                 cJSON_ArrayForEach(e, bw)
                 {
@@ -233,13 +238,13 @@ static void test_measure_structure(void **state)
                 }
                 assert_non_null(found);
                 check_figure(found, "gb_s");
-                /* The working set: the level's (per thread for L2; for
-                 * L3 at most 4x the L2 per thread: 256 KiB, so 1 thread
-                 * uses 256 KiB, 2 or more the level's 512 KiB), rounded
-                 * down to whole 64-element array steps. */
-                double want = l == 0 ? ws[0] * t : ws[l];
-                if (l == 1 && want / t > 4 * cap[0])
-                    want = 4 * cap[0] * t;
+                /* The working set: the level's (per thread for L1 and
+                 * L2; for L3 at most 4x the L2 per thread: 256 KiB, so 1
+                 * thread uses 256 KiB, 2 or more the level's 512 KiB),
+                 * rounded down to whole 64-element array steps. */
+                double want = l <= 1 ? ws[l] * t : ws[l];
+                if (l == 2 && want / t > 4 * cap[1])
+                    want = 4 * cap[1] * t;
                 double got = num(found, "working_set_bytes");
                 assert_true(got <= want);
                 assert_true(got > want - t * arrays[k] * 64 * 8);
@@ -489,6 +494,57 @@ static void test_cache_path_env(void **state)
         setenv(TB_PEAK_CACHE_ENV, keep, 1);
 }
 
+/* ---- 2b. the bandwidth loops compute what they say ------------------------ */
+
+/* Every level's five kernels against their formulas, on values whose
+ * sums and products are exact in double (so any order agrees). */
+static void test_bw_loops(void **state)
+{
+    (void)state;
+    enum { N = 4 * TB_PEAK_ELEM_STEP };
+    double *a = aligned_alloc(64, N * sizeof *a);
+    double *b = aligned_alloc(64, N * sizeof *b);
+    double *c = aligned_alloc(64, N * sizeof *c);
+    assert_true(a && b && c);
+    int levels = 0;
+    for (int lv = 0; lv < TB_PEAK_LEVELS; lv++) {
+        const tb_peak_loops *L = tb_cpu_peak_loops(lv);
+        if (!L)
+            continue;
+        levels++;
+        for (int k = 0; k < TB_PEAK_NBW; k++) {
+            for (int i = 0; i < N; i++) {
+                a[i] = 2 + (i & 3);
+                b[i] = 0.5 * i;
+                c[i] = 1 + 0.25 * i;
+            }
+            double r = L->bw[k](a, b, c, N, 3.0);
+            double sum = 0;
+            for (int i = 0; i < N; i++) {
+                double a0 = 2 + (i & 3), want;
+                switch (k) {
+                case TB_PEAK_COPY: want = b[i]; break;
+                case TB_PEAK_ADD: want = b[i] + c[i]; break;
+                case TB_PEAK_TRIAD: want = b[i] + 3.0 * c[i]; break;
+                case TB_PEAK_UPDATE: want = 3.0 * b[i] - a0; break;
+                default: want = a0; sum += a0; break; /* read */
+                }
+                if (a[i] != want)
+                    fail_msg("%s kernel %d: a[%d] = %g, want %g", L->isa, k,
+                             i, a[i], want);
+            }
+            if (k == TB_PEAK_READ)
+                assert_true(r == sum);
+            else
+                assert_true(r == a[0]);
+        }
+    }
+    assert_true(levels >= 1); /* the portable level always runs */
+    free(a);
+    free(b);
+    free(c);
+}
+
 /* ---- 3. roofline arithmetic ---------------------------------------------- */
 
 static void test_level_selection(void **state)
@@ -517,6 +573,11 @@ static void test_level_selection(void **state)
                         "add");
     assert_string_equal(tb_roofline_bw_kernel(tb_op_get(TB_OP_relu)),
                         "copy");
+    /* in place: an input written, no third array */
+    assert_string_equal(tb_roofline_bw_kernel(tb_op_get(TB_OP_add_)),
+                        "update");
+    assert_string_equal(tb_roofline_bw_kernel(tb_op_get(TB_OP_sgd)),
+                        "update");
     assert_string_equal(tb_roofline_bw_kernel(tb_op_get(TB_OP_transpose)),
                         "copy");
 }
@@ -573,10 +634,36 @@ static void test_roofline_fixed(void **state)
     assert_string_equal(r.level, "L2");
     assert_true(near(r.bandwidth_gb_s, 200));
     assert_true(near(r.fraction, 0.5));
+    assert_int_equal(r.bandwidth_threads, 2);
     /* No FLOPs: no ISA, memory-bound, attainable FLOP/s 0. */
     assert_string_equal(r.isa, "");
+    assert_int_equal(r.peak_threads, 0);
     assert_true(r.memory_bound);
     assert_true(r.attainable_gflop_s == 0);
+
+    /* Roofs are monotone in threads: the 2-thread L3 copy figure (30
+     * GB/s) is below the 1-thread one (40), so a 2-thread case is held to
+     * 40, which one of its threads alone reached; likewise avx2's f32 FMA
+     * (50 at 2 threads, 100 at 1). */
+    in = (tb_roofline_in){.flops = 0, .bytes = 8e6, .time_ns = 8e6 / 20,
+                          .dtype = TB_F32, .threads = 2,
+                          .bw_kernel = "copy"};
+    assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+    assert_string_equal(r.level, "L3");
+    assert_true(near(r.bandwidth_gb_s, 40));
+    assert_int_equal(r.bandwidth_threads, 1);
+    assert_true(near(r.fraction, 0.5));
+    in = (tb_roofline_in){.flops = 1e9, .bytes = 1e3, .time_ns = 1e9 / 50,
+                          .dtype = TB_F32, .threads = 2, .isa = "avx2",
+                          .bw_kernel = "add"};
+    assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+    assert_true(near(r.peak_gflop_s, 100));
+    assert_int_equal(r.peak_threads, 1);
+    assert_true(near(r.fraction, 0.5));
+    /* ... and a 1-thread case never borrows the 2-thread figure. */
+    in.threads = 1;
+    assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+    assert_true(near(r.peak_gflop_s, 100));
 
     /* A DRAM-sized reduction reads at 25 GB/s. */
     in = (tb_roofline_in){.flops = 64e6, .bytes = 256e6, .time_ns = 20e6,
@@ -634,7 +721,9 @@ static void test_roofline_json(void **state)
     assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
     cJSON *o = tb_roofline_json(&r);
     assert_non_null(o);
-    assert_int_equal(cJSON_GetArraySize(o), 11);
+    assert_int_equal(cJSON_GetArraySize(o), 13);
+    assert_true(num(o, "bandwidth_threads") == 1);
+    assert_true(num(o, "peak_threads") == 1);
     assert_string_equal(str(o, "level"), "L3");
     assert_true(num(o, "threads") == 1);
     assert_string_equal(str(o, "bw_kernel"), "add");
@@ -798,6 +887,7 @@ int main(int argc, char **argv)
         T(measure_invalid),
         T(cache_roundtrip),
         T(cache_path_env),
+        T(bw_loops),
         T(level_selection),
         T(roofline_fixed),
         T(roofline_json),

@@ -223,8 +223,11 @@ int tb_gpu_roofline(const cJSON *peaks, const tb_roofline_in *in,
     if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "available")))
         return TB_ENOTFOUND;
     /* the GPU kernel with the case's access pattern: two inputs and an
-     * output are triad's */
-    const char *k = !strcmp(in->bw_kernel, "add") ? "triad" : in->bw_kernel;
+     * output are triad's (an input written in place too) */
+    const char *k = !strcmp(in->bw_kernel, "add") ||
+                            !strcmp(in->bw_kernel, "update")
+                        ? "triad"
+                        : in->bw_kernel;
     snprintf(out->bw_kernel, sizeof out->bw_kernel, "%s", k);
     snprintf(out->level, sizeof out->level, "GPU");
     out->threads = 1;
@@ -236,6 +239,7 @@ int tb_gpu_roofline(const cJSON *peaks, const tb_roofline_in *in,
         if (!(bw > 0))
             return TB_ENOTFOUND;
         out->bandwidth_gb_s = bw;
+        out->bandwidth_threads = 1; /* the device's figure */
         t_mem = in->bytes / bw;
     }
     if (in->flops > 0) {
@@ -245,6 +249,7 @@ int tb_gpu_roofline(const cJSON *peaks, const tb_roofline_in *in,
         if (!(pk > 0))
             return TB_ENOTFOUND;
         out->peak_gflop_s = pk;
+        out->peak_threads = 1;
         snprintf(out->isa, sizeof out->isa, "gpu");
         t_flop = in->flops / pk;
     }

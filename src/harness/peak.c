@@ -17,12 +17,13 @@
  *    and the op table's byte model do: each array read or written once
  *    per pass (write-allocate traffic is not counted).  Kernels use the
  *    widest vector ISA the CPU has, with ordinary (cached) stores, as
- *    tbench's own kernels do.  Working sets: L2 = half the L2 size per
- *    thread; L3 = 4x the L2 size per thread (just past the L2), at most
- *    half the L3 size over all threads; DRAM = 8x the total
- *    L3 (its size x the number of L3 instances) over all threads (4x with
- *    quick), at most a quarter of the available memory.  Arrays are offset by a few cache lines from one
- *    another so that they do not alias in 4 KiB-page bits.
+ *    tbench's own kernels do.  Working sets: L1 = half the L1 data cache
+ *    per thread; L2 = half the L2 size per thread; L3 = 4x the L2 size
+ *    per thread (just past the L2), at most half the L3 size over all
+ *    threads; DRAM = 8x the total L3 (its size x the number of L3
+ *    instances) over all threads (4x with quick), at most a quarter of
+ *    the available memory.  Arrays are offset by a few cache lines from
+ *    one another so that they do not alias in 4 KiB-page bits.
  *  - FMA peak: TB_PEAK_NACC independent accumulator chains per thread, all in
  *    registers, acc = acc * m + c.  12 chains cover 4-cycle FMA latency
  *    on 2 FMA pipes with room to spare.  Levels: "scalar" is the
@@ -100,9 +101,13 @@ static double pk_now_ns(void)
 _Static_assert((int)PK_NBW == (int)TB_PEAK_NBW &&
                    (int)PK_COPY == (int)TB_PEAK_COPY &&
                    (int)PK_TRIAD == (int)TB_PEAK_TRIAD &&
-                   (int)PK_READ == (int)TB_PEAK_READ,
+                   (int)PK_READ == (int)TB_PEAK_READ &&
+                   (int)PK_UPDATE == (int)TB_PEAK_UPDATE,
                "peak_json.h's kernel names follow peak_loops.h's loops");
-static const int pk_bw_arrays[TB_PEAK_NBW] = {2, 3, 3, 1};
+/* Arrays a kernel uses, and the arrays' worth of bytes it moves per
+ * element (update reads a and b and writes a: 2 arrays, 3 moved). */
+static const int pk_bw_arrays[TB_PEAK_NBW] = {2, 3, 3, 1, 2};
+static const int pk_bw_moved[TB_PEAK_NBW] = {2, 3, 3, 1, 3};
 
 static volatile double pk_fma_m = 0.9999999, pk_fma_c = 1e-7;
 
@@ -372,7 +377,7 @@ static void pk_bw_body(pk_team *t, int tid)
             if (tid == 0)
                 j->kernel = k;
             pthread_barrier_wait(&t->bar); /* kernel published */
-            double per_pass = (double)t->n * (double)pk_bw_arrays[k] *
+            double per_pass = (double)t->n * (double)pk_bw_moved[k] *
                               (double)j->n[k] * sizeof(double);
             pk_repeat(t, tid, j->reps, j->rep_time_ns, &j->passes,
                       pk_bw_work, j, per_pass, j->rates[k]);
@@ -781,7 +786,7 @@ static double pk_load_avg_1m(void)
 typedef struct pk_plan {
     int reps;
     double rep_time_s;
-    size_t l2, l3, dram; /* cache sizes; the DRAM working set */
+    size_t l1, l2, l3, dram; /* cache sizes; the DRAM working set */
     int cpus[CPU_SETSIZE];
     int ncpus; /* CPUs this process may use (0: unknown) */
     int counts[PK_MAX_COUNTS];
@@ -802,6 +807,7 @@ static void pk_plan_make(const tb_peak_opts *o, const cJSON *env,
     pl->rep_time_s = o->rep_time_s > 0 ? o->rep_time_s
                      : o->quick        ? TB_PEAK_QUICK_REP_TIME_S
                                        : TB_PEAK_REP_TIME_S;
+    pl->l1 = o->l1_bytes ? o->l1_bytes : pk_cache_size(env, 1);
     pl->l2 = o->l2_bytes ? o->l2_bytes : pk_cache_size(env, 2);
     pl->l3 = o->l3_bytes ? o->l3_bytes : pk_cache_size(env, 3);
     pl->dram = o->dram_bytes;
@@ -870,6 +876,8 @@ static cJSON *pk_doc_new(const tb_peak_opts *o, const pk_plan *pl,
     cJSON_AddItemToObject(p, "threads",
                           cJSON_CreateIntArray(pl->counts, pl->ncounts));
     cJSON *levels = cJSON_AddArrayToObject(p, "levels");
+    if (pl->l1)
+        pk_add_level(levels, "L1", pl->l1, true, pl->l1 / 2);
     if (pl->l2)
         pk_add_level(levels, "L2", pl->l2, true, pl->l2 / 2);
     if (pl->l3) {

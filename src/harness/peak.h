@@ -39,8 +39,10 @@
  * cached entry measured by another method (or before the key had one:
  * method 1) is measured again.  2: the L3 working set capped at 4x the
  * L2 per thread (06f1763).  3: sets of 4 MiB and more on huge pages
- * where THP allows, as tensors are (ops/alloc.h). */
-#define TB_PEAK_METHOD 3
+ * where THP allows, as tensors are (ops/alloc.h).  4: an L1 level (half
+ * the L1 data cache per thread), so that a case whose working set fits
+ * the L1 is no longer held to the L2's bandwidth. */
+#define TB_PEAK_METHOD 4
 /* Where the cache lives: the file TB_PEAK_CACHE_ENV names, else
  * $XDG_CACHE_HOME/tbench/peak-cache.json, else
  * $HOME/.cache/tbench/peak-cache.json (one cache per user and machine,
@@ -69,9 +71,9 @@ typedef struct tb_peak_opts {
     double rep_time_s; /* minimum time of one repetition; 0: default */
     int max_threads;   /* 0: every CPU this process may run on */
     /* Overrides in bytes (tests); 0: from sysfs via the environment
-     * capture.  l2/l3 are the cache sizes (the working sets are half of
-     * them), dram the total DRAM working set. */
-    size_t l2_bytes, l3_bytes, dram_bytes;
+     * capture.  l1 (data), l2 and l3 are the cache sizes (the working
+     * sets are half of them), dram the total DRAM working set. */
+    size_t l1_bytes, l2_bytes, l3_bytes, dram_bytes;
     FILE *progress; /* one line per figure group, or NULL */
 } tb_peak_opts;
 
@@ -126,7 +128,7 @@ typedef struct tb_roofline_in {
     tb_dtype dtype;
     int threads;     /* the case's thread count (1 without such axis) */
     const char *isa; /* the case's ISA; NULL or "auto": the best measured */
-    const char *bw_kernel; /* "copy", "add", "triad" or "read" */
+    const char *bw_kernel; /* "copy", "add", "triad", "read", "update" */
 } tb_roofline_in;
 
 typedef struct tb_roofline {
@@ -134,9 +136,15 @@ typedef struct tb_roofline {
     char isa[16];        /* ISA of peak_gflop_s ("" when flops == 0) */
     char bw_kernel[8];
     int threads;
-    double bandwidth_gb_s; /* best measured (kernel, level, threads) */
-    double peak_gflop_s;   /* best measured (isa, dtype, threads); 0 when
-                              flops == 0 */
+    /* The roofs are monotone in threads: t threads can do at least what
+     * fewer threads did (the others idle), so each roof is the best
+     * figure measured at any count up to the case's (that count measured
+     * too); *_threads says which count gave it. */
+    double bandwidth_gb_s; /* best measured (kernel, level, <= threads) */
+    int bandwidth_threads;
+    double peak_gflop_s;   /* best measured (isa, dtype, <= threads); 0
+                              when flops == 0 */
+    int peak_threads;      /* 0 when flops == 0 */
     double min_time_ns;    /* max(flops / peak, bytes / bandwidth) */
     double attainable_gflop_s; /* flops / min_time (0 when flops == 0) */
     double attainable_gb_s;    /* bytes / min_time */
@@ -144,14 +152,16 @@ typedef struct tb_roofline {
     bool memory_bound;         /* the bytes term is the larger */
 } tb_roofline;
 
-/* The level ("L2", "L3", "DRAM") of a working set of `bytes` run on
+/* The level ("L1", "L2", "L3", "DRAM") of a working set of `bytes` run on
  * `threads` threads: the first level of peaks' "levels" whose capacity
  * holds it (a per-thread cache counts threads times), else the last
  * level.  NULL if peaks has no levels. */
 const char *tb_peaks_level(const cJSON *peaks, double bytes, int threads);
 
 /* The bandwidth kernel whose access pattern matches op: "read" for
- * reductions, "add" for ops with two or more inputs, else "copy". */
+ * reductions, "update" for ops that write an input (in-place ops,
+ * optimizers), "add" for other ops with two or more inputs, else
+ * "copy". */
 const char *tb_roofline_bw_kernel(const tb_op *op);
 
 /* Roofline of one case.  Returns 0, TB_ENOTFOUND (peaks has no figure

@@ -14,9 +14,9 @@
 
 /* The bandwidth kernels of "bandwidth" entries ("kernel"), in the order
  * of the cpu backend's loops (peak_loops.h: TB_PEAK_COPY..TB_PEAK_READ). */
-enum { PK_COPY, PK_ADD, PK_TRIAD, PK_READ, PK_NBW };
+enum { PK_COPY, PK_ADD, PK_TRIAD, PK_READ, PK_UPDATE, PK_NBW };
 static const char *const pk_bw_names[PK_NBW] = {"copy", "add", "triad",
-                                                "read"};
+                                                "read", "update"};
 
 /* The parts of a peaks object that the roofline and the table read. */
 static inline bool pk_peaks_wellformed(const cJSON *p)

@@ -58,8 +58,9 @@ void tb_peaks_print(FILE *f, const cJSON *p)
     fprintf(f, "memory bandwidth, GB/s (%s kernels; bytes read + written, "
                "as STREAM counts them)\n",
             bw_isa ? bw_isa : "?");
-    fprintf(f, "%-5s %7s %12s  %-13s %-13s %-13s %-13s\n", "level",
-            "threads", "working set", "copy", "add", "triad", "read");
+    fprintf(f, "%-5s %7s %12s  %-13s %-13s %-13s %-13s %-13s\n", "level",
+            "threads", "working set", "copy", "add", "triad", "read",
+            "update");
     const cJSON *lv, *tc;
     cJSON_ArrayForEach(lv, cJSON_GetObjectItemCaseSensitive(p, "levels"))
     {
@@ -78,8 +79,9 @@ void tb_peaks_print(FILE *f, const cJSON *p)
                     pk_fmt_bytes(pk_num(e, "working_set_bytes"), ws,
                                  sizeof ws);
             }
-            fprintf(f, "%-5s %7d %12s  %-13s %-13s %-13s %-13s\n", name, t,
-                    ws, cells[0], cells[1], cells[2], cells[3]);
+            fprintf(f, "%-5s %7d %12s  %-13s %-13s %-13s %-13s %-13s\n",
+                    name, t, ws, cells[0], cells[1], cells[2], cells[3],
+                    cells[4]);
         }
     }
     /* chains per thread: every entry's "accumulators" (one loop shape) */

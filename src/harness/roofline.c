@@ -40,6 +40,9 @@ const char *tb_roofline_bw_kernel(const tb_op *op)
         return "copy";
     if (op->category == TB_CAT_REDUCTION)
         return "read";
+    /* writes an input: no third array to allocate on write */
+    if (op->category == TB_CAT_INPLACE || op->category == TB_CAT_OPTIMIZER)
+        return "update";
     return op->n_in >= 2 ? "add" : "copy";
 }
 
@@ -61,34 +64,47 @@ int tb_roofline_compute(const cJSON *peaks, const tb_roofline_in *in,
 
     double t_mem = 0, t_flop = 0;
     if (in->bytes > 0) {
-        const cJSON *e = pk_find(
-            cJSON_GetObjectItemCaseSensitive(peaks, "bandwidth"), "kernel",
-            in->bw_kernel, "level", level, threads);
-        double bw = pk_num(e, "best_gb_s");
-        if (!e || !(bw > 0))
+        const cJSON *bws = cJSON_GetObjectItemCaseSensitive(peaks,
+                                                            "bandwidth");
+        /* this count measured, then the best of it and every fewer */
+        const cJSON *e = pk_find(bws, "kernel", in->bw_kernel, "level",
+                                 level, threads);
+        if (!e || !(pk_num(e, "best_gb_s") > 0))
             return TB_ENOTFOUND;
-        out->bandwidth_gb_s = bw;
-        t_mem = in->bytes / bw; /* GB/s = bytes per ns */
+        cJSON_ArrayForEach(e, bws)
+        {
+            const char *k = pk_str(e, "kernel"), *l = pk_str(e, "level");
+            double t = pk_num(e, "threads"), bw = pk_num(e, "best_gb_s");
+            if (!k || !l || strcmp(k, in->bw_kernel) || strcmp(l, level) ||
+                !(t >= 1 && t <= threads) || !(bw > out->bandwidth_gb_s))
+                continue;
+            out->bandwidth_gb_s = bw;
+            out->bandwidth_threads = (int)t;
+        }
+        t_mem = in->bytes / out->bandwidth_gb_s; /* GB/s = bytes per ns */
     }
     if (in->flops > 0) {
         const char *dt = tb_dtype_name(in->dtype);
         const bool any = !in->isa || !strcmp(in->isa, "auto");
         const cJSON *e, *best = NULL;
+        bool measured = false; /* a figure at this very count */
         cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(peaks, "flops"))
         {
             const char *isa = pk_str(e, "isa"), *d = pk_str(e, "dtype");
-            if (!isa || !d || strcmp(d, dt) ||
-                pk_num(e, "threads") != threads ||
+            double t = pk_num(e, "threads");
+            if (!isa || !d || strcmp(d, dt) || !(t >= 1 && t <= threads) ||
                 (!any && strcmp(isa, in->isa)) ||
                 !(pk_num(e, "best_gflop_s") > 0))
                 continue;
+            measured = measured || t == threads;
             if (!best ||
                 pk_num(e, "best_gflop_s") > pk_num(best, "best_gflop_s"))
                 best = e;
         }
-        if (!best)
+        if (!best || !measured)
             return TB_ENOTFOUND;
         out->peak_gflop_s = pk_num(best, "best_gflop_s");
+        out->peak_threads = (int)pk_num(best, "threads");
         snprintf(out->isa, sizeof out->isa, "%s", pk_str(best, "isa"));
         t_flop = in->flops / out->peak_gflop_s; /* GFLOP/s = FLOP per ns */
     }
@@ -111,14 +127,20 @@ cJSON *tb_roofline_json(const tb_roofline *r)
     cJSON_AddNumberToObject(o, "threads", r->threads);
     cJSON_AddStringToObject(o, "bw_kernel", r->bw_kernel);
     cJSON_AddNumberToObject(o, "bandwidth_gb_s", r->bandwidth_gb_s);
+    if (r->bandwidth_threads)
+        cJSON_AddNumberToObject(o, "bandwidth_threads", r->bandwidth_threads);
+    else
+        cJSON_AddNullToObject(o, "bandwidth_threads");
     if (r->isa[0]) {
         cJSON_AddStringToObject(o, "isa", r->isa);
         cJSON_AddNumberToObject(o, "peak_gflop_s", r->peak_gflop_s);
+        cJSON_AddNumberToObject(o, "peak_threads", r->peak_threads);
         cJSON_AddNumberToObject(o, "attainable_gflop_s",
                                 r->attainable_gflop_s);
     } else {
         cJSON_AddNullToObject(o, "isa");
         cJSON_AddNullToObject(o, "peak_gflop_s");
+        cJSON_AddNullToObject(o, "peak_threads");
         cJSON_AddNullToObject(o, "attainable_gflop_s");
     }
     cJSON_AddNumberToObject(o, "attainable_gb_s", r->attainable_gb_s);
@@ -126,7 +148,7 @@ cJSON *tb_roofline_json(const tb_roofline *r)
                                                         : "compute");
     cJSON_AddNumberToObject(o, "min_time_ns", r->min_time_ns);
     cJSON_AddNumberToObject(o, "fraction", r->fraction);
-    if (cJSON_GetArraySize(o) != 11) {
+    if (cJSON_GetArraySize(o) != 13) {
         cJSON_Delete(o);
         return NULL;
     }

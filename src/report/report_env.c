@@ -395,6 +395,100 @@ void tb_rpt_environment(const tb_rpt *x)
     }
 }
 
+/* The L1 data cache of the run's CPU (env.cpu.caches), or NAN. */
+static double l1d_bytes(const tb_resfile *f)
+{
+    double best = NAN;
+    for (int i = 0; i < f->env.n_caches; i++) {
+        const tb_res_cache *k = &f->env.caches[i];
+        if (k->level != 1 || isnan(k->size_bytes) ||
+            (k->type && !strcmp(k->type, "Instruction")))
+            continue;
+        if (isnan(best) || k->size_bytes > best)
+            best = k->size_bytes;
+    }
+    return best;
+}
+
+/* Do the run's peaks hold a bandwidth figure for level? */
+static bool peaks_have_level(const tb_resfile *f, const char *level)
+{
+    for (int i = 0; i < f->peaks.n_bandwidth; i++)
+        if (f->peaks.bandwidth[i].level &&
+            !strcmp(f->peaks.bandwidth[i].level, level))
+            return true;
+    return false;
+}
+
+/* A memory-bound case held to its thread count's figure where fewer
+ * threads measured more (a roof from before roofs were monotone in
+ * threads): says so in buf. */
+static bool fewer_threads_faster(const tb_resfile *f, const tb_rescase *r,
+                                 char *buf, size_t len)
+{
+    const char *k = r->f.roofline_bw_kernel, *l = r->f.roofline_level;
+    double used = r->f.roofline_bandwidth_gb_s, t = r->f.roofline_threads;
+    if (!k || !l || isnan(used) || isnan(t) ||
+        (r->f.roofline_bound && strcmp(r->f.roofline_bound, "memory")))
+        return false;
+    const tb_res_peak *best = NULL;
+    for (int i = 0; i < f->peaks.n_bandwidth; i++) {
+        const tb_res_peak *e = &f->peaks.bandwidth[i];
+        if (e->kernel && e->level && !strcmp(e->kernel, k) &&
+            !strcmp(e->level, l) && e->threads < t && e->best > used &&
+            (!best || e->best > best->best))
+            best = e;
+    }
+    if (!best)
+        return false;
+    snprintf(buf, len,
+             "held to the %.0f-thread %s figure (%.1f GB/s), below the "
+             "%.0f-thread one (%.1f GB/s): a roof from before roofs were "
+             "monotone in threads",
+             t, l, used, best->threads, best->best);
+    return true;
+}
+
+const char *tb_rpt_over_roof_cause(const tb_rpt *x, const tb_rcase *c,
+                                   char *buf, size_t len)
+{
+    const tb_resfile *f = tb_rpt_main(x);
+    const tb_rescase *r = c->rc;
+    double bytes = r->f.roofline_attainable_gb_s * r->f.roofline_min_time_ns;
+    double threads = isnan(r->f.roofline_threads) ? 1 : r->f.roofline_threads;
+    double l1 = l1d_bytes(f);
+    const char *level = r->f.roofline_level ? r->f.roofline_level : "";
+    double load = f->peaks.load_avg_1m, cpus = f->env.logical_cpus;
+    if (strcmp(level, "L1") && strcmp(level, "GPU") &&
+        !peaks_have_level(f, "L1") && bytes > 0 && !isnan(l1) &&
+        bytes <= l1 * threads)
+        snprintf(buf, len,
+                 "no L1 roof in these peaks (measured before tbench "
+                 "measured one); its %.0f KiB fit the L1 (%.0f KiB a "
+                 "thread) but are held to the %s's bandwidth",
+                 bytes / 1024, l1 / 1024, level);
+    else if (fewer_threads_faster(f, r, buf, len))
+        ;
+    else if (r->category &&
+             (!strcmp(r->category, "inplace") ||
+              !strcmp(r->category, "optimizer")) &&
+             r->f.roofline_bw_kernel &&
+             !strcmp(r->f.roofline_bw_kernel, "add"))
+        snprintf(buf, len,
+                 "held to the add kernel, which writes a third array "
+                 "(write-allocate traffic), while this op writes an input "
+                 "in place (peaks from before the update kernel)");
+    else if (!isnan(load) && !isnan(cpus) && load > cpus / 2)
+        snprintf(buf, len,
+                 "peaks measured under load (1-minute load average %.2f "
+                 "on %.0f CPUs), so the roof is low",
+                 load, cpus);
+    else
+        snprintf(buf, len, "no measured cause: the roof or the op's cost "
+                           "model is wrong here");
+    return buf;
+}
+
 /* Why a case can run faster than its roofline allows, from what the
  * run recorded: peaks measured under load, or a working set that fits a
  * faster level than the one the fraction assumed (virtual machines
@@ -404,7 +498,8 @@ void tb_rpt_over_peak_note(const tb_rpt *x, int over)
     const tb_resfile *f = tb_rpt_main(x);
     double load = f->peaks.load_avg_1m, cpus = f->env.logical_cpus;
     sb(x->b, "%d case%s above 100%% of %s roofline: a measurement cannot "
-             "beat what the hardware allows, so the roof was too low.",
+             "beat what the hardware allows, so the roof was too low; each "
+             "such row says the cause the run's records show.",
        over, over == 1 ? " runs" : "s run", over == 1 ? "its" : "their");
     if (!isnan(load) && !isnan(cpus) && load > cpus / 2)
         sb(x->b, " The peaks were measured while the 1-minute load average "
@@ -412,8 +507,7 @@ void tb_rpt_over_peak_note(const tb_rpt *x, int over)
                  "they are low; run `tbench peak` again on a quiet machine.",
            load, cpus);
     sb(x->b, " The fraction holds the case to the bandwidth of the cache "
-             "level its working set should fit (`roofline.level`), from the "
-             "cache sizes the CPU reports; a virtual machine's reported "
-             "sizes are often not the hardware's, and a working set that "
-             "stays in a faster level than that beats the roof.\n\n");
+             "level its working set fits (`roofline.level`, from the cache "
+             "sizes the CPU reports), at the best figure measured at its "
+             "thread count or fewer (`roofline.bandwidth_threads`).\n\n");
 }

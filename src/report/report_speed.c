@@ -267,7 +267,9 @@ static void table_row(const tb_rpt *x, const columns *k, const tb_rcase *c,
         if (isnan(f))
             sb(b, " |");
         else if (f > 1) {
-            sb(b, " %.0f%% (above 100%%: see below) |", 100 * f);
+            char why[256];
+            sb(b, " %.0f%% (**above the roof**: %s) |", 100 * f,
+               tb_rpt_over_roof_cause(x, c, why, sizeof why));
             (*over)++;
         } else
             sb(b, " %.0f%% |", 100 * f);

@@ -43,6 +43,19 @@ static double bw_triad_avx2(double *restrict a, const double *restrict b,
     return a[0];
 }
 
+static double bw_update_avx2(double *restrict a, const double *restrict b,
+                             const double *restrict c, size_t n, double s)
+{
+    (void)c;
+    const __m256d vs = _mm256_set1_pd(s);
+    for (size_t i = 0; i < n; i += 16)
+        for (size_t j = i; j < i + 16; j += 4)
+            _mm256_store_pd(a + j,
+                            _mm256_fmsub_pd(vs, _mm256_load_pd(b + j),
+                                            _mm256_load_pd(a + j)));
+    return a[0];
+}
+
 static double bw_read_avx2(double *restrict a, const double *restrict b,
                            const double *restrict c, size_t n, double s)
 {
@@ -81,7 +94,8 @@ PK_FMA_LOOP(fma_f32_avx2, __m256, float, PK_SET256S)
 
 const tb_peak_loops tb_cpu_peak_loops_avx2 = {
     .isa = "avx2",
-    .bw = {bw_copy_avx2, bw_add_avx2, bw_triad_avx2, bw_read_avx2},
+    .bw = {bw_copy_avx2, bw_add_avx2, bw_triad_avx2, bw_read_avx2,
+           bw_update_avx2},
     .fma = {[TB_F32] = fma_f32_avx2, [TB_F64] = fma_f64_avx2},
     .fma_flops_per_iter = {[TB_F32] = TB_PEAK_NACC * 8 * 2,
                            [TB_F64] = TB_PEAK_NACC * 4 * 2},

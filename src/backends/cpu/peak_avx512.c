@@ -43,6 +43,19 @@ static double bw_triad_avx512(double *restrict a, const double *restrict b,
     return a[0];
 }
 
+static double bw_update_avx512(double *restrict a, const double *restrict b,
+                               const double *restrict c, size_t n, double s)
+{
+    (void)c;
+    const __m512d vs = _mm512_set1_pd(s);
+    for (size_t i = 0; i < n; i += 32)
+        for (size_t j = i; j < i + 32; j += 8)
+            _mm512_store_pd(a + j,
+                            _mm512_fmsub_pd(vs, _mm512_load_pd(b + j),
+                                            _mm512_load_pd(a + j)));
+    return a[0];
+}
+
 static double bw_read_avx512(double *restrict a, const double *restrict b,
                              const double *restrict c, size_t n, double s)
 {
@@ -80,7 +93,8 @@ PK_FMA_LOOP(fma_f32_avx512, __m512, float, PK_SET512S)
 
 const tb_peak_loops tb_cpu_peak_loops_avx512 = {
     .isa = "avx512",
-    .bw = {bw_copy_avx512, bw_add_avx512, bw_triad_avx512, bw_read_avx512},
+    .bw = {bw_copy_avx512, bw_add_avx512, bw_triad_avx512, bw_read_avx512,
+           bw_update_avx512},
     .fma = {[TB_F32] = fma_f32_avx512, [TB_F64] = fma_f64_avx512},
     .fma_flops_per_iter = {[TB_F32] = TB_PEAK_NACC * 16 * 2,
                            [TB_F64] = TB_PEAK_NACC * 8 * 2},

@@ -36,6 +36,15 @@ static double bw_triad_scalar(double *restrict a, const double *restrict b,
     return a[0];
 }
 
+static double bw_update_scalar(double *restrict a, const double *restrict b,
+                               const double *restrict c, size_t n, double s)
+{
+    (void)c;
+    for (size_t i = 0; i < n; i++)
+        a[i] = s * b[i] - a[i];
+    return a[0];
+}
+
 static double bw_read_scalar(double *restrict a, const double *restrict b,
                              const double *restrict c, size_t n, double s)
 {
@@ -67,7 +76,8 @@ PK_FMA_LOOP(fma_f32_scalar, pk_v4f, float, PK_SET_V4F)
 
 static const tb_peak_loops peak_scalar = {
     .isa = "scalar",
-    .bw = {bw_copy_scalar, bw_add_scalar, bw_triad_scalar, bw_read_scalar},
+    .bw = {bw_copy_scalar, bw_add_scalar, bw_triad_scalar, bw_read_scalar,
+           bw_update_scalar},
     .fma = {[TB_F32] = fma_f32_scalar, [TB_F64] = fma_f64_scalar},
     .fma_flops_per_iter = {[TB_F32] = TB_PEAK_NACC * 4 * 2,
                            [TB_F64] = TB_PEAK_NACC * 2 * 2},

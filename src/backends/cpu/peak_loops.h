@@ -26,12 +26,21 @@
 
 /* a, b, c: arrays of n doubles (n a multiple of TB_PEAK_ELEM_STEP,
  * 64-byte aligned).  copy: a = b; add: a = b + c; triad: a = b + s * c;
- * read: returns the sum of a.  The others return a[0] so that no store
- * is provably dead. */
+ * read: returns the sum of a; update: a = s * b - a, in place, as the
+ * in-place ops and optimizers write an input (no third array, so no
+ * write-allocate of one; the values alternate, never grow).  The others
+ * return a[0] so that no store is provably dead. */
 typedef double (*tb_peak_bw_fn)(double *restrict a, const double *restrict b,
                                 const double *restrict c, size_t n,
                                 double s);
-enum { TB_PEAK_COPY, TB_PEAK_ADD, TB_PEAK_TRIAD, TB_PEAK_READ, TB_PEAK_NBW };
+enum {
+    TB_PEAK_COPY,
+    TB_PEAK_ADD,
+    TB_PEAK_TRIAD,
+    TB_PEAK_READ,
+    TB_PEAK_UPDATE,
+    TB_PEAK_NBW
+};
 
 /* Runs `iters` iterations of TB_PEAK_NACC independent acc = acc * m + c
  * chains and returns the sum of the accumulators (so nothing is dead
