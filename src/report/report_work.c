@@ -300,8 +300,10 @@ void tb_rpt_fused(const tb_rpt *x)
 
 /* ---- scaling anomalies --------------------------------------------------- */
 
-/* "minor_faults 0 → 12, invol_ctx_switches 0 → 0.5" for the counters
- * that can explain a slow size, where either side is not zero. */
+/* What can explain a slow size, from the records: the working set
+ * crossing a measured cache level ("working set L2 → L3", from the two
+ * cases' roofline levels), then "minor_faults 0 → 12, invol_ctx_switches
+ * 0 → 0.5" for the counters that rose. */
 static void recorded_causes(const tb_rcase *a, const tb_rcase *z, char *buf,
                             size_t len)
 {
@@ -310,11 +312,14 @@ static void recorded_causes(const tb_rcase *a, const tb_rcase *z, char *buf,
         TB_RES_CTR_VOL_CTX_SWITCHES, TB_RES_CTR_INVOL_CTX_SWITCHES};
     size_t u = 0;
     buf[0] = '\0';
+    const char *la = a->rc->f.roofline_level, *lz = z->rc->f.roofline_level;
+    if (la && lz && strcmp(la, lz))
+        u += (size_t)snprintf(buf, len, "working set %s → %s", la, lz);
     for (size_t k = 0; k < sizeof ctr / sizeof ctr[0]; k++) {
         double va = tb_rcase_counter(a, ctr[k]),
                vz = tb_rcase_counter(z, ctr[k]);
-        if ((isnan(va) || va == 0) && (isnan(vz) || vz == 0))
-            continue;
+        if (isnan(vz) || !(vz > (isnan(va) ? 0 : va)))
+            continue; /* did not rise */
         char fa[32], fz[32];
         if (u < len)
             u += (size_t)snprintf(buf + u, len - u, "%s%s %s → %s",
@@ -323,7 +328,7 @@ static void recorded_causes(const tb_rcase *a, const tb_rcase *z, char *buf,
                                   tb_md_num(vz, fz, sizeof fz));
     }
     if (!u)
-        snprintf(buf, len, "none of them recorded");
+        snprintf(buf, len, "no cache level crossed, no counter rose");
 }
 
 void tb_rpt_scaling(const tb_rpt *x)
@@ -369,11 +374,12 @@ void tb_rpt_scaling(const tb_rpt *x)
              "Between consecutive measured sizes of the same op, parameters, "
              "dtype and backend, a case is flagged when its time grows more "
              "than %s times faster than its work (FLOPs, else bytes of the "
-             "cost model). Next to it, what the run recorded per call that "
-             "can explain it: page faults, context switches (voluntary: the "
-             "thread waited; involuntary: it was preempted) and CPU "
-             "migrations, at the smaller size → the larger, where either is "
-             "not zero.\n\n",
+             "cost model). Next to it, what the run recorded that can "
+             "explain it: the working set crossing a measured cache level "
+             "(the two cases' `roofline.level`), and the page faults and "
+             "context switches per call (voluntary: the thread waited; "
+             "involuntary: it was preempted) that rose, at the smaller "
+             "size → the larger.\n\n",
        tb_md_num(lim, l, sizeof l));
     if (flagged)
         sb(x->b, "| Op | Dtype | Backend | From | To | Work grew | Time grew "
