@@ -238,6 +238,33 @@ def near(cell, want, what):
                                    f"{want:.6g}")
 
 
+def ovh(cell, want, what):
+    """An overhead cell: "FIGURE (LO to HI)" with its CI, which must hold
+    the figure and not 0, or "within noise (±X)", whose bound must hold
+    the figure (the point lies in a CI that holds 0); "-" for None."""
+    if want is None:
+        expect(cell == "-", f"{what}: '{cell}', want '-'")
+        return
+    m = re.fullmatch(r"within noise \(±(.+)\)", cell)
+    if m:
+        x = num(m.group(1))
+        expect(x is not None and x > 0 and abs(want) <= x * 1.01 + 1e-12,
+               f"{what}: '{cell}' but the medians give {want:.6g}")
+        return
+    m = re.fullmatch(r"(\S+(?: \S+)?) \((.+) to (.+)\)", cell)
+    expect(m, f"{what}: no CI in '{cell}'")
+    near(m.group(1), want, what)
+    unit = re.sub(r"[-+0-9.]", "", m.group(1)).strip()
+    lo = num(m.group(2) if re.search(r"[a-z%]", m.group(2))
+             else m.group(2) + unit)
+    hi = num(m.group(3) if re.search(r"[a-z%]", m.group(3))
+             else m.group(3) + unit)
+    got = num(m.group(1))
+    tol = 0.01 * abs(got) + 1e-12  # 3 significant digits each
+    expect(lo - tol <= got <= hi + tol and (lo > 0 or hi < 0),
+           f"{what}: CI of '{cell}'")
+
+
 def by(doc):
     return {key(c["id"]) + "|" + c["backend"] + "|" +
             json.dumps(c["backend_params"], sort_keys=True): c
@@ -291,12 +318,12 @@ def t_hooks():
             near(r[3], med(f), "forward")
             near(r[4], med(fb) - med(f), "backward")
             near(r[5], med(fb), "fwd+bwd")
-            near(r[6], med(fh) / med(f0) - 1 if h and fh else None,
-                 "overhead forward")
-            near(r[7], med(fb) / med(fb0) - 1 if h else None,
-                 "overhead fwd+bwd")
-            near(r[8], (med(fb) - med(fb0)) / calls if h else None,
-                 "per hook call")
+            ovh(r[6], med(fh) / med(f0) - 1 if h and fh else None,
+                "overhead forward")
+            ovh(r[7], med(fb) / med(fb0) - 1 if h else None,
+                "overhead fwd+bwd")
+            ovh(r[8], (med(fb) - med(fb0)) / calls if h else None,
+                "per hook call")
             pf = find(torch, "mlp_train_step", "4x784", None, phase=0,
                       hooks=h & 1, **base)
             pfb = find(torch, "mlp_train_step", "4x784", None, phase=1,
@@ -306,10 +333,10 @@ def t_hooks():
             near(r[9], med(pf), "torch forward")
             near(r[10], med(pfb) - med(pf), "torch backward")
             near(r[11], med(pfb), "torch fwd+bwd")
-            near(r[12], med(pfb) / med(pfb0) - 1 if h else None,
-                 "torch overhead")
-            near(r[13], (med(pfb) - med(pfb0)) / calls if h else None,
-                 "torch per hook call")
+            ovh(r[12], med(pfb) / med(pfb0) - 1 if h else None,
+                "torch overhead")
+            ovh(r[13], (med(pfb) - med(pfb0)) / calls if h else None,
+                "torch per hook call")
     expect(len(rows) == n, f"{len(rows)} rows, want {n}")
 
 
@@ -333,11 +360,14 @@ def t_api():
                 r = row[0]
                 n += 1
                 near(r[3], med(c), "per call")
-                near(r[4], med(c) - med(raw), "over raw")
-                near(r[5], (med(c) - med(raw)) / med(raw), "over raw %")
                 near(r[6], med(p), "torch per call")
-                near(r[7], med(p) - med(praw), "torch over")
-                near(r[8], (med(p) - med(praw)) / med(praw), "torch over %")
+                if layer == 0:  # the baseline itself
+                    expect(r[4] == r[5] == r[7] == r[8] == "-", str(r))
+                    continue
+                ovh(r[4], med(c) - med(raw), "over raw")
+                ovh(r[5], (med(c) - med(raw)) / med(raw), "over raw %")
+                ovh(r[7], med(p) - med(praw), "torch over")
+                ovh(r[8], (med(p) - med(praw)) / med(praw), "torch over %")
     # backends in name order, sizes ascending within each
     order = [(r[0], int(r[1])) for r in rows]
     expect(order == sorted(order), f"row order {order}")

@@ -9,6 +9,7 @@
 
 #include "../base/error.h"
 #include "../base/strbuf.h"
+#include "compare.h"
 #include "gpscript.h"
 #include "mdtext.h"
 
@@ -34,22 +35,67 @@ static const char *t_time(double ns, char *buf, size_t len)
     return tb_report_fmt_time(ns, ns, buf, len);
 }
 
-/* A signed time difference in ns ("+1.23 us"), or "-". */
-static const char *t_diff(double ns, char *buf, size_t len)
+/* The change from case a to case b by compare's one test (tb_cmp_pair):
+ * *d = b/a - 1 with its 95% CI [*lo, *hi]; false (all NAN) when either
+ * is missing or not timed. */
+static bool pair_change(const tb_rcase *a, const tb_rcase *b, double *d,
+                        double *lo, double *hi)
 {
-    if (isnan(ns))
+    *d = *lo = *hi = NAN;
+    if (!a || !b || !a->ok || !b->ok)
+        return false;
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp_case v;
+    if (tb_cmp_pair(a->rc, b->rc, &o, &v) || v.time == TB_TIME_NA ||
+        isnan(v.change) || isnan(v.ci_lo) || isnan(v.ci_hi))
+        return false;
+    *d = v.change;
+    *lo = v.ci_lo;
+    *hi = v.ci_hi;
+    return true;
+}
+
+/* An overhead of b over a as a fraction with its CI ("+5.2% (+3.1 to
+ * +7.0)"), or "within noise (±2.1%)" when the CI holds 0: noise is never
+ * printed as a cost (or a negative one). */
+static const char *t_ovh_pct(const tb_rcase *a, const tb_rcase *b,
+                             char *buf, size_t len)
+{
+    double d, lo, hi;
+    if (!pair_change(a, b, &d, &lo, &hi))
         return "-";
-    char m[24];
-    tb_report_fmt_time(fabs(ns), fabs(ns), m, sizeof m);
-    snprintf(buf, len, "%s%s", ns < 0 ? "-" : "+", m);
+    if (lo <= 0 && hi >= 0)
+        snprintf(buf, len, "within noise (±%.1f%%)",
+                 100 * fmax(-lo, hi));
+    else
+        snprintf(buf, len, "%+.1f%% (%+.1f to %+.1f)", 100 * d, 100 * lo,
+                 100 * hi);
     return buf;
 }
 
-static const char *t_pct(double frac, char *buf, size_t len)
+/* The same as a time per unit: (b - a) / units, with its CI, from a's
+ * median ("+1.23 us (0.9 to 1.5 us)", "within noise (±40 ns)"). */
+static const char *t_ovh_time(const tb_rcase *a, const tb_rcase *b,
+                              double units, char *buf, size_t len)
 {
-    if (isnan(frac))
+    double d, lo, hi;
+    if (!pair_change(a, b, &d, &lo, &hi) || !(units > 0))
         return "-";
-    snprintf(buf, len, "%+.1f%%", 100 * frac);
+    double base = a->median / units;
+    char m[24], l[24], h[24];
+    if (lo <= 0 && hi >= 0) {
+        double w = base * fmax(-lo, hi);
+        snprintf(buf, len, "within noise (±%s)",
+                 tb_report_fmt_time(w, w, m, sizeof m));
+        return buf;
+    }
+    double v = base * d, vl = base * lo, vh = base * hi;
+    tb_report_fmt_time(fabs(v), fabs(v), m, sizeof m);
+    tb_report_fmt_time(fabs(vl), fabs(v), l, sizeof l);
+    tb_report_fmt_time(fabs(vh), fabs(v), h, sizeof h);
+    snprintf(buf, len, "%s%s (%s%s to %s%s)", v < 0 ? "-" : "+", m,
+             vl < 0 ? "-" : "", l, vh < 0 ? "-" : "", h);
     return buf;
 }
 
@@ -277,7 +323,10 @@ static void sec_hooks(const tb_rset *s, tb_strbuf *b)
                    "the forward (phase 0) and of forward+backward (phase "
                    "1); per hook call = (phase 1 with the hooks - phase 1 "
                    "without) / hook calls per step, which are one per op "
-                   "and pass (%d ops for the MLP, %d for the CNN). "
+                   "and pass (%d ops for the MLP, %d for the CNN). Each "
+                   "overhead has the 95%% CI of compare's test on the two "
+                   "cases' samples; \"within noise (±x)\" when it holds 0, "
+                   "so noise never reads as a cost. "
                    "PyTorch: the same steps from the `--with` file, each "
                    "op a module with `register_forward_hook` / "
                    "`register_full_backward_hook`.\n\n"
@@ -305,26 +354,23 @@ static void sec_hooks(const tb_rset *s, tb_strbuf *b)
             const tb_rcase *pf = f ? peer_of(s, f) : NULL;
             const tb_rcase *pfb = peer_of(s, fb);
             int calls = ops_per_pass(c) * (((h & 1) != 0) + ((h & 2) != 0));
-            double ov_f = h && fh ? med(fh) / med(f0) - 1 : NAN;
-            double ov_fb = h && fb ? med(fb) / med(fb0) - 1 : NAN;
-            double per = h && fb ? (med(fb) - med(fb0)) / calls : NAN;
-            double pov = h && pfb && pfb0 ? med(pfb) / med(pfb0) - 1 : NAN;
-            double pper = h && pfb && pfb0 ? (med(pfb) - med(pfb0)) / calls
-                                           : NAN;
-            char a[32], bb[32], d[32], e[32], g[32], k[32], l[32], m[32],
-                n[32], o[32], q[32];
+            char a[32], bb[32], d[32], e[64], g[64], k[96], l[32], m[32],
+                n[32], o[64], q[96];
             sb(b,
                    "| %s | %s/%s | %d | %s | %s | %s | %s | %s | %s | %s | "
                    "%s | %s | %s | %s |\n",
                    c->variant, c->op, c->shapes, h,
                    t_time(med(f), a, sizeof a),
                    t_time(f && fb ? med(fb) - med(f) : NAN, bb, sizeof bb),
-                   t_time(med(fb), d, sizeof d), t_pct(ov_f, e, sizeof e),
-                   t_pct(ov_fb, g, sizeof g), t_diff(per, k, sizeof k),
+                   t_time(med(fb), d, sizeof d),
+                   h ? t_ovh_pct(f0, fh, e, sizeof e) : "-",
+                   h ? t_ovh_pct(fb0, fb, g, sizeof g) : "-",
+                   h ? t_ovh_time(fb0, fb, calls, k, sizeof k) : "-",
                    t_time(med(pf), l, sizeof l),
                    t_time(pf && pfb ? med(pfb) - med(pf) : NAN, m, sizeof m),
-                   t_time(med(pfb), n, sizeof n), t_pct(pov, o, sizeof o),
-                   t_diff(pper, q, sizeof q));
+                   t_time(med(pfb), n, sizeof n),
+                   h ? t_ovh_pct(pfb0, pfb, o, sizeof o) : "-",
+                   h ? t_ovh_time(pfb0, pfb, calls, q, sizeof q) : "-");
         }
     }
     if (head)
@@ -394,7 +440,11 @@ static void sec_api(const tb_rset *s, tb_strbuf *b)
                    "rule, an allocated result, the kernel, the result "
                    "freed), 3 that API with a forward hook registered. "
                    "Per call = median; over the raw kernel = per call - "
-                   "layer 0's, in ns and as a fraction of layer 0's. "
+                   "layer 0's, in ns and as a fraction of layer 0's, with "
+                   "the 95%% CI of compare's test (`tbench compare`'s "
+                   "bootstrap of the two cases' samples); \"within noise "
+                   "(±x)\" when that CI holds 0, so noise never reads as "
+                   "a cost. "
                    "PyTorch's layers (from the `--with` file): 0 %s, 1 "
                    "%s, 2 %s, 3 %s; its cost is over its own layer 0.\n\n"
                    "| Backend | Elements | Layer | Per call | Over raw | "
@@ -411,16 +461,15 @@ static void sec_api(const tb_rset *s, tb_strbuf *b)
             if (!l)
                 continue;
             const tb_rcase *pl = peer_of(s, l);
-            double over = med(l) - med(raw);
-            double pover = pl && praw ? med(pl) - med(praw) : NAN;
-            char a[32], bb[32], d[32], e[32], f[32], h[32];
+            char a[32], bb[96], d[64], e[32], f[96], h[64];
             sb(b, "| %s | %.0f | %d %s | %s | %s | %s | %s | %s | %s |\n",
                    c->variant, numel_of(c), layer, layer_name[layer],
-                   t_time(med(l), a, sizeof a), t_diff(over, bb, sizeof bb),
-                   t_pct(over / med(raw), d, sizeof d),
+                   t_time(med(l), a, sizeof a),
+                   layer ? t_ovh_time(raw, l, 1, bb, sizeof bb) : "-",
+                   layer ? t_ovh_pct(raw, l, d, sizeof d) : "-",
                    t_time(med(pl), e, sizeof e),
-                   t_diff(pover, f, sizeof f),
-                   t_pct(pl && praw ? pover / med(praw) : NAN, h, sizeof h));
+                   layer ? t_ovh_time(praw, pl, 1, f, sizeof f) : "-",
+                   layer ? t_ovh_pct(praw, pl, h, sizeof h) : "-");
         }
     }
     free(g);
