@@ -95,9 +95,13 @@ def same_build():
     for c in doc["cases"]:
         # an A/A never finds a change; whether it can say "unchanged"
         # depends on how quiet the machine was (the MDE)
-        want = "unchanged" if c["mde"] is not None and c["mde"] <= 0.1 \
-            else "inconclusive"
-        expect(c["verdict"] == want, f"{c['id']}: {c['verdict']} {c['mde']}")
+        v, mde = c["verdict"], c["mde"]
+        expect(v in ("unchanged", "inconclusive"), f"{c['id']}: {v}")
+        if v == "unchanged":    # only with the CI and MDE inside 10%
+            expect(mde is not None and mde <= 0.1 and
+                   c["ci_low"] >= 1 / 1.1 - 1 and c["ci_high"] <= 0.1, f"{c}")
+        if mde is None or mde > 0.1:
+            expect(v == "inconclusive", f"{c['id']}: {v} with MDE {mde}")
         expect(c["blocks"] == 12, c["blocks"])
         o, n = c["old_block_ns"], c["new_block_ns"]
         expect(len(o) == 12 and len(n) == 12, "12 block medians a side")
