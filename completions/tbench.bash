@@ -9,19 +9,19 @@ _tbench() {
     fi
     cmd="${COMP_WORDS[1]}"
     case "$cmd" in
-        run) opts="--backend --baseline --ci-target --dtype --exclude --filter --force --list-cases --max-samples --max-time --min-samples --no-isolate --no-nvtx --op --output --params --peaks --plugin --quiet --rounds --sample-ms --save-baseline --shape --shard --timeout --warmup-iters --warmup-ms -b -d -f -o -p -q -s -x" ;;
+        run) opts="--allow-missing --backend --baseline --ci-target --dtype --exclude --filter --force --list-cases --max-mde --max-samples --max-time --min-samples --no-isolate --no-nvtx --op --output --params --peaks --plugin --quiet --rounds --sample-ms --save-baseline --shape --shard --timeout --warmup-iters --warmup-ms -b -d -f -o -p -q -s -x" ;;
         list) opts="--json --plugin" ;;
         exec) opts="--backend --dtype --input --output --params --plugin --seed --shape -b -d -i -o -p -s" ;;
         peak) opts="--json --output --quick -o" ;;
         plot) opts="--baseline --format --no-render --noisy --output --threshold --with -b -o -w" ;;
         report) opts="--baseline --charts --generated-by --no-charts --noisy --output --threshold --with -b -o -w" ;;
-        compare) opts="--alpha --backends --fail-on --format --instr-threshold --output --threshold --vs -o" ;;
-        history) opts="--format --output --penalty --threshold -o" ;;
+        compare) opts="--allow-missing --alpha --backends --fail-on --format --instr-threshold --max-mde --output --threshold --vs -o" ;;
+        history) opts="--alpha --format --output --penalty --threshold -o" ;;
         export) opts="--format --output -o" ;;
         show) opts="--filter --json" ;;
         selftest) opts="--alpha --json --output --power --quick --runs --work -o" ;;
         merge) opts="--allow-mixed-hosts --output -o" ;;
-        ab) opts="--alpha --blocks --duet --estimator --exclude --fd --filter --output --protocol --quiet --seed --threshold -f -o -q -x" ;;
+        ab) opts="--alpha --blocks --duet --estimator --exclude --fd --filter --max-mde --output --protocol --quiet --seed --threshold -f -o -q -x" ;;
         worker) opts="--fd --protocol" ;;
         help) COMPREPLY=($(compgen -W "run list exec peak plot report compare history export show selftest merge ab worker help" -- "$cur")); return ;;
         *) opts="" ;;

@@ -286,13 +286,18 @@ static void test_verdicts(void **state)
     tb_ab_opts o;
     tb_ab_opts_default(&o);
     assert_int_equal(tb_ab_analyze(c, 5, &o), 0);
-    assert_int_equal(c[0].verdict, TB_AB_SAME);
+    /* no shift, +-0.5% noise, 20 blocks: CI and MDE inside the 0.5%
+     * threshold */
+    assert_true(c[0].mde <= o.threshold);
+    assert_int_equal(c[0].verdict, TB_AB_UNCHANGED);
     assert_int_equal(c[1].verdict, TB_AB_REGRESSED);
     assert_int_equal(c[2].verdict, TB_AB_IMPROVED);
     assert_int_equal(c[3].verdict, TB_AB_ERROR);
-    /* significant but under the 0.5% threshold */
+    /* significant but under the 0.5% threshold, CI and MDE inside it:
+     * unchanged (an equivalence test) */
     assert_true(c[4].p_holm < o.alpha);
-    assert_int_equal(c[4].verdict, TB_AB_SAME);
+    assert_true(c[4].ci_high <= o.threshold && c[4].mde <= o.threshold);
+    assert_int_equal(c[4].verdict, TB_AB_UNCHANGED);
     assert_true(fabs(c[1].change - 0.05) < 0.01);
     assert_true(c[1].ci_low > 0 && c[1].ci_high < 0.1);
     assert_true(c[2].ci_high < 0);
@@ -312,12 +317,27 @@ static void test_verdicts(void **state)
             ->valueint,
         1);
     cJSON_Delete(j);
-    /* too few blocks for alpha/m: no verdict can be reached, MDE none */
+    /* too few blocks for alpha/m: no verdict can be reached, MDE none:
+     * inconclusive, never "same" (ux review D5), and --max-mde fails it */
     fill(&c[0], "short", 6, 0.2, 0.01, 6, buf[0]);
     fill(&c[1], "short2", 6, 0.2, 0.01, 7, buf[1]);
     assert_int_equal(tb_ab_analyze(c, 2, &o), 0);
-    assert_int_equal(c[0].verdict, TB_AB_SAME);
+    assert_int_equal(c[0].verdict, TB_AB_INCONCLUSIVE);
     assert_true(isinf(c[0].mde));
+    assert_int_equal(tb_ab_unresolved(c, 2, &o), 0); /* no limit */
+    o.max_mde = 0.05;
+    assert_int_equal(tb_ab_unresolved(c, 2, &o), 2);
+    /* no shift, +-10% noise: the blocks cannot resolve 0.5% */
+    o.max_mde = INFINITY;
+    fill(&c[0], "noisy", 20, 0, 0.2, 9, buf[0]);
+    assert_int_equal(tb_ab_analyze(c, 1, &o), 0);
+    assert_true(c[0].mde > o.threshold);
+    assert_int_equal(c[0].verdict, TB_AB_INCONCLUSIVE);
+    o.max_mde = 0.05;
+    fill(&c[0], "quiet", 20, 0, 0.0001, 8, buf[0]);
+    assert_int_equal(tb_ab_analyze(c, 1, &o), 0);
+    assert_int_equal(c[0].verdict, TB_AB_UNCHANGED);
+    assert_int_equal(tb_ab_unresolved(c, 1, &o), 0);
 }
 
 int main(void)

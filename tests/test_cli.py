@@ -423,7 +423,7 @@ def t_parser():
             (["list", "--jsno"], "did you mean '--json'?"),
             (["run", cfg, "-qZ"], "run: unknown option '-Z'"),
             (["run", cfg, "--zzzzzz"], "run: unknown option '--zzzzzz'\n"),
-            (["history", "--alpha=0.1", res], "not an option of this command")]:
+            (["history", "--fail-on=time", res], "not an option of this command")]:
         p = run(*args)
         expect(p.returncode == 2 and msg in p.stderr,
                f"{args}: {p.returncode} {p.stderr}")

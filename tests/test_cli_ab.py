@@ -73,7 +73,7 @@ shutil.copy(TBENCH, OLD)
 shutil.copy(TBENCH, NEW)
 
 
-@case("same build twice: exit 0, both cases 'same', files written")
+@case("same build twice: exit 0, no change found (unchanged or inconclusive), files written")
 def same_build():
     out = path("out")
     # --threshold 10: two copies of one build differ by a few percent
@@ -90,10 +90,18 @@ def same_build():
     expect("Sanitizer" not in r.stderr and "runtime error" not in r.stderr,
            r.stderr)
     doc = json.load(open(os.path.join(out, "ab.json"), encoding="utf-8"))
-    expect(doc["schema"] == "tbench.ab/1", doc.get("schema"))
+    expect(doc["schema"] == "tbench.ab/2", doc.get("schema"))
     expect(len(doc["cases"]) == 2, f"{len(doc['cases'])} cases")
     for c in doc["cases"]:
-        expect(c["verdict"] == "same", f"{c['id']}: {c['verdict']}")
+        # an A/A never finds a change; whether it can say "unchanged"
+        # depends on how quiet the machine was (the MDE)
+        v, mde = c["verdict"], c["mde"]
+        expect(v in ("unchanged", "inconclusive"), f"{c['id']}: {v}")
+        if v == "unchanged":    # only with the CI and MDE inside 10%
+            expect(mde is not None and mde <= 0.1 and
+                   c["ci_low"] >= 1 / 1.1 - 1 and c["ci_high"] <= 0.1, f"{c}")
+        if mde is None or mde > 0.1:
+            expect(v == "inconclusive", f"{c['id']}: {v} with MDE {mde}")
         expect(c["blocks"] == 12, c["blocks"])
         o, n = c["old_block_ns"], c["new_block_ns"]
         expect(len(o) == 12 and len(n) == 12, "12 block medians a side")
@@ -126,8 +134,9 @@ def same_build():
             got = c[f"{s}_block_ns"][4]
             want = rc["stats"]["min_ns"]
             expect(abs(got - want) <= 1e-9 * want, f"{got} vs {want}")
-    expect("same" in r.stdout and "2 cases: 0 regressed" in r.stdout,
-           r.stdout)
+    expect("2 cases: 0 regressed, 0 improved" in r.stdout, r.stdout)
+    expect(doc["summary"]["unchanged"] + doc["summary"]["inconclusive"] == 2,
+           doc["summary"])
 
 
 @case("--duet and --estimator median run too")
@@ -140,6 +149,18 @@ def duet():
                "--threshold", "50")
     expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}{r.stdout}")
     expect("1 cases:" in r.stdout, r.stdout)
+
+
+@case("--max-mde: a case the blocks cannot resolve that finely fails")
+def max_mde():
+    # the MDE is never below the threshold (0.5%), so 0.01% cannot be met
+    r = tbench("ab", OLD, NEW, path("two.json"), "--blocks", "6", "-q",
+               "-f", "add*", "--max-mde", "0.01")
+    expect(r.returncode == 1, f"exit {r.returncode}: {r.stderr}{r.stdout}")
+    expect("1 case cannot be judged at --max-mde 0.01%" in r.stdout,
+           r.stdout)
+    r = tbench("ab", OLD, NEW, path("two.json"), "-q", "--max-mde", "0")
+    expect(r.returncode == 2 and "--max-mde" in r.stderr, r.stderr)
 
 
 def refused(exe, where, want):

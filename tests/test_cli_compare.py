@@ -167,7 +167,8 @@ def t_identical():
                f"{c['id']}: {c['time']}")
     p = run("compare", a, b)
     expect_exit(p, 0)
-    expect("summary: 4 cases compared: 0 regressed" in p.stdout, p.stdout)
+    expect("summary: 0 regressed, 0 improved, 4 unchanged, 0 inconclusive, "
+           "0 missing (4 cases compared" in p.stdout, p.stdout)
 
 
 @case("a run capped by TBENCH_ISA: env records it, compare says kernel changed")
@@ -285,11 +286,16 @@ def t_status():
     p = run("compare", a, b)
     expect("ok -> failed-check (failure): max_rel_err" in p.stdout, p.stdout)
     expect_exit(run("compare", a, b, "--fail-on", "time,counters"), 0)
+    # ok -> unavailable is missing (--allow-missing lets it pass), ok ->
+    # failed-check is broken (nothing lets it pass but --fail-on)
+    expect(doc["summary"]["missing"] == 1, f"{doc['summary']}")
+    expect_exit(run("compare", a, b, "--allow-missing"), 1)
     # the other way round it is fixed, which never fails
     expect_exit(run("compare", b, a), 0)
 
 
-@case("cases only in one file are listed as added and removed")
+@case("cases only in one file are listed as added and removed; the "
+      "vanished one fails the gate unless --allow-missing")
 def t_added_removed():
     def rename(doc):
         doc["cases"][3]["id"] = "log_softmax/renamed"
@@ -297,12 +303,27 @@ def t_added_removed():
     a = synth("base.json", seed=1)
     b = synth("renamed.json", seed=1, edit=rename)
     rc, doc = compare_json(a, b)
-    expect(rc == 0, f"exit {rc}")
-    expect(doc["summary"]["added"] == 1 and doc["summary"]["removed"] == 1,
+    expect(rc == 1, f"exit {rc}: a case of the baseline vanished")
+    expect(doc["summary"]["added"] == 1 and doc["summary"]["removed"] == 1
+           and doc["summary"]["missing"] == 1 and doc["summary"]["failed"],
            f"{doc['summary']}")
     p = run("compare", a, b)
     expect("added (only in the new file):" in p.stdout and
            "log_softmax/renamed" in p.stdout, p.stdout)
+    expect("3 unchanged, 0 inconclusive, 1 missing" in p.stdout, p.stdout)
+    rc, doc = compare_json(a, b, "--allow-missing")
+    expect(rc == 0 and doc["options"]["allow_missing"], f"exit {rc}")
+    expect_exit(run("compare", a, b, "--fail-on", "time"), 0)
+    # a case that ran and now does not run (unsupported) is missing too
+    def unsupported(doc):
+        doc["cases"][0].update(status="unavailable", message="gone",
+                               stats=None, throughput=None, counters=None,
+                               timing=None, check=None)
+    rc, doc = compare_json(a, synth("unsup2.json", seed=1, edit=unsupported))
+    expect(rc == 1 and doc["summary"]["missing"] == 1, f"{doc['summary']}")
+    rc, doc = compare_json(a, synth("unsup3.json", seed=1, edit=unsupported),
+                           "--allow-missing")
+    expect(rc == 0, f"exit {rc}: {doc['summary']}")
 
 
 # scipy.stats.t.ppf(0.995, 2), pasted so the test does not need SciPy

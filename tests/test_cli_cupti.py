@@ -334,7 +334,10 @@ def t_compare_null_side():
     p = run("compare", old, new, "--format", "json")
     cmp = {c["id"]: c for c in json.loads(p.stdout)["cases"]}
     c = cmp[ids(doc)["add"]]
-    expect(c["verdict"] == "unchanged", c["verdict"])
+    # the same timings on both sides: no time change found (unchanged,
+    # or inconclusive when the run's own noise is above the threshold),
+    # and no counter verdict
+    expect(c["verdict"] in ("unchanged", "inconclusive"), c["verdict"])
     expect(c["cupti_no_verdict"].startswith("no CUPTI verdict: not measured "
                                             "in the new run: CUPTI refused"),
            c["cupti_no_verdict"])

@@ -536,7 +536,8 @@ static void test_not_significant(void **state)
 {
     (void)state;
     /* 3 samples a side: even complete separation gives exact p = 2/20,
-     * above alpha = 0.01, so a clear 10% shift stays "unchanged" */
+     * above alpha = 0.01, so a clear 10% shift is not called; nor is it
+     * "unchanged" (its CI reaches past the threshold): inconclusive */
     static const double x[] = {1000, 1001, 1002}, y[] = {1100, 1101, 1102};
     spec s1 = {"c", NULL, x, 3, 1, 0}, s2 = {"c", NULL, y, 3, 1, 0};
     tb_resfile *a = load_doc(make_doc(&s1, 1), "old.json");
@@ -547,7 +548,8 @@ static void test_not_significant(void **state)
     const tb_cmp_case *k = compare2(a, b, &o, &c);
     assert_true(k->change > k->floor);
     assert_close(k->p, 0.1, 1e-12);
-    assert_int_equal(k->time, TB_TIME_UNCHANGED);
+    assert_int_equal(k->time, TB_TIME_INCONCLUSIVE);
+    assert_string_equal(tb_cmp_case_verdict(k), "inconclusive");
     tb_cmp_free(&c);
     /* at alpha 0.2 the same data is a regression */
     o.alpha = 0.2;
@@ -593,7 +595,10 @@ static void test_within_run_floor(void **state)
     assert_close(k->floor_within, want, 1e-12);
     assert_true(k->floor_within > 0.06);
     assert_close(k->floor, want, 1e-12);
-    assert_int_equal(k->time, TB_TIME_UNCHANGED);
+    assert_close(k->mde, want, 1e-12);
+    /* the floor (what the runs can resolve) is above the threshold: the
+     * data cannot tell, never "unchanged" */
+    assert_int_equal(k->time, TB_TIME_INCONCLUSIVE);
     tb_cmp_free(&c);
     tb_resfile_free(a);
     tb_resfile_free(b);
@@ -654,8 +659,9 @@ static void test_between_run_floor(void **state)
     assert_close(k->floor, want, 1e-9);
     assert_close(k->old_median, old[2]->cases[0].median_ns, 1e-12);
     assert_int_equal(k->k_old, 3);
-    /* +2.5% is within what the runs' spread allows */
-    assert_int_equal(k->time, TB_TIME_UNCHANGED);
+    /* +2.5% is within what the runs' spread allows: not a regression,
+     * and with a floor above 2% not "unchanged" either */
+    assert_int_equal(k->time, TB_TIME_INCONCLUSIVE);
     tb_cmp_free(&c);
     /* +9.5% is beyond it */
     assert_int_equal(tb_compare(old, 3, &n2, 1, &o, &c, err, sizeof err), 0);
@@ -714,8 +720,10 @@ static void test_round_floor(void **state)
     /* t.ppf(0.995, 4) = 4.604094871415897 (scipy.stats.t) */
     assert_close(k->floor_between,
                  expm1(4.604094871415897 * sd * sqrt(2.0 / 3)), 1e-9);
-    /* +3% with 0.1% noise inside each run: within the rounds' spread */
-    assert_int_equal(k->time, TB_TIME_UNCHANGED);
+    /* +3% with 0.1% noise inside each run: within the rounds' spread,
+     * which is wider than the threshold: inconclusive */
+    assert_true(k->mde > o.threshold);
+    assert_int_equal(k->time, TB_TIME_INCONCLUSIVE);
     tb_cmp_free(&c);
     tb_resfile_free(a);
     tb_resfile_free(b);
@@ -1260,6 +1268,225 @@ static void test_history(void **state)
     }
 }
 
+/* ---- the four verdicts: the ux review's reproducers (D5) ------------------ */
+
+/* One case "c": n samples around base with relative noise rel, and, when
+ * nr > 0, round medians (a run measured in rounds). */
+static tb_resfile *mk_run(const char *name, double base, double rel,
+                          size_t n, const double *rounds, int nr,
+                          uint64_t seed)
+{
+    double *x = samples(n, base, rel, seed);
+    spec sp = {"c", NULL, x, n, 1, 0};
+    cJSON *doc = make_doc(&sp, 1);
+    if (nr > 0) {
+        cJSON *st = cJSON_GetObjectItem(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cases"), 0),
+            "stats");
+        cJSON_AddItemToObject(st, "round_medians_ns",
+                              cJSON_CreateDoubleArray(rounds, nr));
+    }
+    free(x);
+    return load_doc(doc, name);
+}
+
+/* compare's verdict on a pair and history's steps on the same two files. */
+static void verdict_and_steps(tb_resfile *a, tb_resfile *b,
+                              tb_time_verdict *v, int *steps, double *step)
+{
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    *v = compare2(a, b, &o, &c)->time;
+    tb_cmp_free(&c);
+    tb_resfile *f[2] = {a, b};
+    tb_hist_opts ho;
+    tb_hist_opts_default(&ho);
+    tb_history h;
+    char err[256];
+    assert_int_equal(tb_history_build(f, 2, &ho, &h, err, sizeof err), 0);
+    *steps = h.cases[0].n_steps;
+    *step = *steps ? h.cases[0].steps[0].change : NAN;
+    if (*steps)
+        assert_int_equal(h.cases[0].steps[0].verdict, (int)*v);
+    tb_history_free(&h);
+}
+
+/* A floor of tens of thousands of percent (round medians 3.6x apart, 2
+ * rounds a side): compare called identical medians "unchanged"; no change
+ * could have been seen, so it is inconclusive. */
+static void test_huge_floor_inconclusive(void **state)
+{
+    (void)state;
+    const double ro[2] = {1000, 3600}, rn[2] = {3600, 1000};
+    tb_resfile *a = mk_run("a.json", 1000, 0.01, 50, ro, 2, 1);
+    tb_resfile *b = mk_run("b.json", 1000, 0.01, 50, rn, 2, 2);
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    const tb_cmp_case *k = compare2(a, b, &o, &c);
+    assert_true(k->floor > 100); /* above 10,000% */
+    assert_true(fabs(k->change) < 0.02);
+    assert_int_equal(k->time, TB_TIME_INCONCLUSIVE);
+    assert_string_equal(tb_cmp_case_verdict(k), "inconclusive");
+    assert_int_equal(c.n_inconclusive, 1);
+    assert_int_equal(c.n_unchanged, 0);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    /* --max-mde: a case that cannot be judged at 10% fails the gate */
+    o.max_mde = 0.10;
+    k = compare2(a, b, &o, &c);
+    assert_true(k->unresolved);
+    assert_int_equal(c.n_unresolved, 1);
+    assert_true(c.failed);
+    tb_cmp_free(&c);
+    /* and a quiet pair passes it */
+    tb_resfile *q1 = one_case("q1.json", 1000, 0.001, 1, 1);
+    tb_resfile *q2 = one_case("q2.json", 1000, 0.001, 2, 1);
+    k = compare2(q1, q2, &o, &c);
+    assert_int_equal(k->time, TB_TIME_UNCHANGED);
+    assert_false(k->unresolved);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    tb_resfile_free(q1);
+    tb_resfile_free(q2);
+    tb_resfile_free(a);
+    tb_resfile_free(b);
+}
+
+/* -64% with p ~ 1e-8 and a CI far below 0: on main compare said
+ * "unchanged" (its round floor was above 178%) while history on the same
+ * two files reported a -64% step.  Now: where the runs' own rounds say
+ * the machine moved by more than that, inconclusive, and history reports
+ * no step; where they do not, improved, and history's step agrees. */
+static void test_big_drop_never_unchanged(void **state)
+{
+    (void)state;
+    /* rounds 4x apart on each side: the between-round floor is huge */
+    const double ro[2] = {1000, 4000}, rn[2] = {360, 1440};
+    tb_resfile *a = mk_run("a.json", 1000, 0.3, 40, ro, 2, 11);
+    tb_resfile *b = mk_run("b.json", 360, 0.3, 40, rn, 2, 12);
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp c;
+    const tb_cmp_case *k = compare2(a, b, &o, &c);
+    print_message("# noisy rounds: change %+.1f%% CI [%+.1f%%, %+.1f%%] "
+                  "p %.2g floor %.0f%%\n", 100 * k->change, 100 * k->ci_lo,
+                  100 * k->ci_hi, k->p, 100 * k->floor);
+    assert_true(k->change < -0.55 && k->change > -0.75);
+    assert_true(k->ci_hi < 0 && k->p < 1e-6);
+    assert_true(k->floor > 1 / (1 + k->change) - 1); /* beyond the drop */
+    assert_int_not_equal(k->time, TB_TIME_UNCHANGED);
+    assert_int_equal(k->time, TB_TIME_INCONCLUSIVE);
+    tb_cmp_free(&c);
+    tb_time_verdict v;
+    int steps;
+    double step;
+    verdict_and_steps(a, b, &v, &steps, &step);
+    assert_int_equal(v, TB_TIME_INCONCLUSIVE);
+    assert_int_equal(steps, 0); /* history agrees: no step it can call */
+    tb_resfile_free(a);
+    tb_resfile_free(b);
+
+    /* the same drop from runs whose rounds agree: improved, and history
+     * reports the same step */
+    const double qo[2] = {1000, 1010}, qn[2] = {360, 362};
+    a = mk_run("a.json", 1000, 0.3, 40, qo, 2, 11);
+    b = mk_run("b.json", 360, 0.3, 40, qn, 2, 12);
+    verdict_and_steps(a, b, &v, &steps, &step);
+    assert_int_equal(v, TB_TIME_IMPROVED);
+    assert_int_equal(steps, 1);
+    assert_true(step < -0.55 && step > -0.75);
+    tb_resfile_free(a);
+    tb_resfile_free(b);
+}
+
+/* history's steps and compare's verdicts agree on any pair of runs: a
+ * grid of shifts, within-run noise and round spreads, each pair judged by
+ * both (a step iff regressed or improved, in its direction). */
+static void test_history_agrees_with_compare(void **state)
+{
+    (void)state;
+    static const double shift[] = {-0.64, -0.2, -0.05, -0.025, -0.01, 0,
+                                   0.01, 0.025, 0.05, 0.2, 1.5};
+    static const double noise[] = {0.001, 0.02, 0.15};
+    static const double spread[] = {0, 0.002, 0.05, 1.0};
+    int seen[TB_RES_NVERDICTS + 1] = {0};
+    uint64_t seed = 500;
+    for (size_t i = 0; i < NELEM(shift); i++)
+        for (size_t j = 0; j < NELEM(noise); j++)
+            for (size_t r = 0; r < NELEM(spread); r++) {
+                double nb = 1000 * (1 + shift[i]);
+                double ro[2] = {1000, 1000 * (1 + spread[r])};
+                double rn[2] = {nb * (1 + spread[r]), nb};
+                int nr = spread[r] > 0 ? 2 : 0;
+                tb_resfile *a = mk_run("a.json", 1000, noise[j], 30, ro, nr,
+                                       seed++);
+                tb_resfile *b = mk_run("b.json", nb, noise[j], 30, rn, nr,
+                                       seed++);
+                tb_time_verdict v;
+                int steps;
+                double step;
+                verdict_and_steps(a, b, &v, &steps, &step);
+                seen[v]++;
+                bool dir = v == TB_TIME_REGRESSED || v == TB_TIME_IMPROVED;
+                if (steps != (dir ? 1 : 0) ||
+                    (dir && (step > 0) != (v == TB_TIME_REGRESSED)))
+                    fail_msg("shift %g noise %g spread %g: compare '%s', "
+                             "history %d step(s) %g", shift[i], noise[j],
+                             spread[r], tb_res_verdict_name(v), steps,
+                             step);
+                tb_resfile_free(a);
+                tb_resfile_free(b);
+            }
+    /* the grid holds every verdict, so the test can tell them apart */
+    assert_true(seen[TB_TIME_REGRESSED] && seen[TB_TIME_IMPROVED] &&
+                seen[TB_TIME_UNCHANGED] && seen[TB_TIME_INCONCLUSIVE]);
+}
+
+/* The one function's rules on hand-made figures. */
+static void test_verdict_judge(void **state)
+{
+    (void)state;
+    tb_verdict_in in = {.change = 0.1, .ci_low = 0.05, .ci_high = 0.15,
+                        .p = 1e-9, .alpha = 0.01, .threshold = 0.02,
+                        .floor = 0.02, .mde = 0.01};
+    assert_int_equal(tb_verdict_judge(&in), TB_RES_VERDICT_REGRESSED);
+    in.floor = 0.2; /* the change is inside the noise floor */
+    assert_int_equal(tb_verdict_judge(&in), TB_RES_VERDICT_INCONCLUSIVE);
+    in = (tb_verdict_in){.change = -0.64, .ci_low = -0.70, .ci_high = -0.13,
+                         .p = 2e-8, .alpha = 0.01, .threshold = 0.02,
+                         .floor = 0.02, .mde = 0.02};
+    assert_int_equal(tb_verdict_judge(&in), TB_RES_VERDICT_IMPROVED);
+    in.mde = INFINITY; /* a detection never needs the MDE */
+    assert_int_equal(tb_verdict_judge(&in), TB_RES_VERDICT_IMPROVED);
+    in.floor = 8936.84; /* 893,684%: the drop is inside the floor */
+    assert_int_equal(tb_verdict_judge(&in), TB_RES_VERDICT_INCONCLUSIVE);
+    /* equivalence: the whole CI inside +-T and mde <= T */
+    in = (tb_verdict_in){.change = 0.001, .ci_low = -0.015, .ci_high = 0.018,
+                         .p = 0.5, .alpha = 0.01, .threshold = 0.02,
+                         .floor = 0.02, .mde = 0.015};
+    assert_int_equal(tb_verdict_judge(&in), TB_RES_VERDICT_UNCHANGED);
+    in.ci_high = 0.021; /* the CI spans +T */
+    assert_int_equal(tb_verdict_judge(&in), TB_RES_VERDICT_INCONCLUSIVE);
+    in.ci_high = 0.018;
+    in.mde = 0.03; /* a change of T could not have been seen */
+    assert_int_equal(tb_verdict_judge(&in), TB_RES_VERDICT_INCONCLUSIVE);
+    in.mde = INFINITY; /* ab's "MDE none" */
+    assert_int_equal(tb_verdict_judge(&in), TB_RES_VERDICT_INCONCLUSIVE);
+    in.mde = NAN;
+    assert_int_equal(tb_verdict_judge(&in), TB_RES_VERDICT_INCONCLUSIVE);
+    /* the band is symmetric in ratio: 1/1.02 - 1 = -1.96% */
+    in = (tb_verdict_in){.change = 0, .ci_low = -0.0197, .ci_high = 0.0,
+                         .p = 1, .alpha = 0.01, .threshold = 0.02,
+                         .floor = 0.02, .mde = 0};
+    assert_int_equal(tb_verdict_judge(&in), TB_RES_VERDICT_INCONCLUSIVE);
+    in.ci_low = -0.0195;
+    assert_int_equal(tb_verdict_judge(&in), TB_RES_VERDICT_UNCHANGED);
+    assert_string_equal(tb_res_verdict_name(TB_RES_VERDICT_INCONCLUSIVE),
+                        "inconclusive");
+}
+
 /* ---- export --------------------------------------------------------------- */
 
 static void test_export(void **state)
@@ -1560,6 +1787,10 @@ int main(void)
         cmocka_unit_test(test_changepoints),
         cmocka_unit_test(test_boot_median_distribution),
         cmocka_unit_test(test_history),
+        cmocka_unit_test(test_huge_floor_inconclusive),
+        cmocka_unit_test(test_big_drop_never_unchanged),
+        cmocka_unit_test(test_history_agrees_with_compare),
+        cmocka_unit_test(test_verdict_judge),
         cmocka_unit_test(test_export),
         cmocka_unit_test(test_load_cupti),
         cmocka_unit_test(test_cupti_regression),

@@ -282,13 +282,15 @@ typedef enum {
     TB_RES_BAD,
 } tb_res_tone;
 
-/* The one-word verdicts of a case in `tbench compare` and the report
- * (docs/FORMAT.md, "compare"); a case whose status is the same on both
- * sides and not ok gets that status instead. */
+/* The one-word verdicts of a case in `tbench compare`, `ab`, `history`
+ * and the report (docs/FORMAT.md, "Verdicts"): the first four are the
+ * verdicts of a change (base/verdict.h); a case whose status is the same
+ * on both sides and not ok gets that status instead. */
 #define TB_RES_VERDICTS(X)                                               \
     X(REGRESSED, "regressed", TB_RES_BAD)                                \
     X(IMPROVED, "improved", TB_RES_GOOD)                                 \
     X(UNCHANGED, "unchanged", TB_RES_PLAIN)                              \
+    X(INCONCLUSIVE, "inconclusive", TB_RES_WARN)                         \
     X(FAILURE, "failure", TB_RES_BAD)                                    \
     X(FIXED, "fixed", TB_RES_GOOD)                                       \
     X(STATUS_CHANGED, "status-changed", TB_RES_WARN)                     \
@@ -308,7 +310,7 @@ const char *tb_res_verdict_name(int v);
 
 /* The tone of a status or verdict word (TB_RES_PLAIN for any other
  * word): ok, improved and fixed are good; the statuses that did not
- * run and status-changed warnings; failed statuses, regressed, failure,
+ * run, status-changed and inconclusive warnings; failed statuses, regressed, failure,
  * counters and removed bad. */
 tb_res_tone tb_res_word_tone(const char *word);
 

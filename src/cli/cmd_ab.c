@@ -142,6 +142,7 @@ static const struct option ab_longopts[] = {
     {"duet", no_argument, NULL, 'D'},
     {"alpha", required_argument, NULL, 'a'},
     {"threshold", required_argument, NULL, 't'},
+    {"max-mde", required_argument, NULL, 'M'},
     {"seed", required_argument, NULL, 's'},
     {"estimator", required_argument, NULL, 'E'},
     {"quiet", no_argument, NULL, 'q'},
@@ -178,6 +179,13 @@ static int ab_option(ab_args *a, int c, char **argv)
         if (*end || !(a->judge.threshold >= 0 && a->judge.threshold < 10))
             return tb_usage_error("ab: --threshold must be a percentage "
                                   "from 0 to 1000, not '%s'", optarg);
+        break;
+    case 'M':
+        a->judge.max_mde = strtod(optarg, &end) / 100;
+        if (*end || !*optarg || !(a->judge.max_mde > 0 &&
+                                  a->judge.max_mde <= 10))
+            return tb_usage_error("ab: --max-mde must be a percentage "
+                                  "above 0, up to 1000, not '%s'", optarg);
         break;
     case 's': {
         unsigned long long v = strtoull(optarg, &end, 10);
@@ -317,7 +325,8 @@ static int ab_measure(ab_args *a, const tb_plan *plan)
         tb_ab_print(stdout, cases, (size_t)n, &a->judge);
         rc = a->run.outdir ? write_ab_json(a, cases, n, &out) : 0;
         if (!rc && (tb_ab_count(cases, (size_t)n, TB_AB_REGRESSED) ||
-                    tb_ab_count(cases, (size_t)n, TB_AB_ERROR)))
+                    tb_ab_count(cases, (size_t)n, TB_AB_ERROR) ||
+                    tb_ab_unresolved(cases, (size_t)n, &a->judge)))
             rc = TB_EXIT_CASES;
     }
 out:

@@ -24,6 +24,8 @@ typedef struct cli {
     const char *backends; /* compare --backends OLD,NEW */
     double threshold, alpha, penalty;
     double instr_threshold;
+    double max_mde;     /* compare --max-mde, fraction; NAN: not given */
+    bool allow_missing; /* compare --allow-missing */
     bool vs_seen;
     int n_old, n_new;   /* positionals before and after --vs */
     const char **files; /* every positional, old ones first */
@@ -31,7 +33,8 @@ typedef struct cli {
 
 enum { OPT_THRESHOLD = 1, OPT_ALPHA = 2, OPT_FORMAT = 4, OPT_FAILON = 8,
        OPT_PENALTY = 16, OPT_OUTPUT = 32, OPT_VS = 64,
-       OPT_INSTR_THRESHOLD = 128, OPT_BACKENDS = 256 };
+       OPT_INSTR_THRESHOLD = 128, OPT_BACKENDS = 256, OPT_MAX_MDE = 512,
+       OPT_ALLOW_MISSING = 1024 };
 
 /* A number from an option value: digits, optionally ending in '%' when
  * pct is set.  false when malformed. */
@@ -66,6 +69,8 @@ static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
         {"instr-threshold", required_argument, NULL,
          1000 + OPT_INSTR_THRESHOLD},
         {"backends", required_argument, NULL, 1000 + OPT_BACKENDS},
+        {"max-mde", required_argument, NULL, 1000 + OPT_MAX_MDE},
+        {"allow-missing", no_argument, NULL, 1000 + OPT_ALLOW_MISSING},
         {"output", required_argument, NULL, 'o'},
         {"vs", no_argument, NULL, 1000 + OPT_VS},
         {"help", no_argument, NULL, 'h'},
@@ -126,6 +131,14 @@ static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
                                       val);
             c->instr_threshold /= 100;
             break;
+        case OPT_MAX_MDE:
+            if (!parse_num(val, true, &c->max_mde) || !(c->max_mde > 0) ||
+                c->max_mde > 1000)
+                return tb_usage_error("--max-mde: expected a percentage "
+                                      "above 0, up to 1000, got '%s'", val);
+            c->max_mde /= 100;
+            break;
+        case OPT_ALLOW_MISSING: c->allow_missing = true; break;
         case OPT_ALPHA:
             if (!parse_num(val, false, &c->alpha) || !(c->alpha > 0) ||
                 !(c->alpha < 1))
@@ -214,11 +227,11 @@ static int text_format(const char *f)
 int tb_cmd_compare(int argc, char **argv)
 {
     cli c = {.cmd = "compare", .threshold = NAN, .alpha = NAN,
-             .instr_threshold = NAN};
+             .instr_threshold = NAN, .max_mde = NAN};
     int rc = parse_cli(argc, argv,
                        OPT_THRESHOLD | OPT_ALPHA | OPT_FORMAT | OPT_FAILON |
                            OPT_OUTPUT | OPT_VS | OPT_INSTR_THRESHOLD |
-                               OPT_BACKENDS,
+                           OPT_BACKENDS | OPT_MAX_MDE | OPT_ALLOW_MISSING,
                        &c);
     tb_resfile **files = NULL;
     int nf = c.n_old + c.n_new;
@@ -234,6 +247,9 @@ int tb_cmd_compare(int argc, char **argv)
         o.alpha = c.alpha;
     if (!isnan(c.instr_threshold))
         o.instr_threshold = c.instr_threshold;
+    if (!isnan(c.max_mde))
+        o.max_mde = c.max_mde;
+    o.allow_missing = c.allow_missing;
     int fmt = text_format(c.format);
     if (fmt < 0)
         rc = tb_usage_error("compare: --format: expected text, md or json, "
@@ -325,9 +341,11 @@ out:
 
 int tb_cmd_history(int argc, char **argv)
 {
-    cli c = {.cmd = "history", .threshold = NAN, .penalty = NAN};
+    cli c = {.cmd = "history", .threshold = NAN, .penalty = NAN,
+             .alpha = NAN};
     int rc = parse_cli(argc, argv,
-                       OPT_THRESHOLD | OPT_PENALTY | OPT_FORMAT | OPT_OUTPUT,
+                       OPT_THRESHOLD | OPT_PENALTY | OPT_ALPHA | OPT_FORMAT |
+                           OPT_OUTPUT,
                        &c);
     int nf = c.n_old;
     if (rc) {
@@ -340,6 +358,8 @@ int tb_cmd_history(int argc, char **argv)
         o.threshold = c.threshold;
     if (!isnan(c.penalty))
         o.penalty = c.penalty;
+    if (!isnan(c.alpha))
+        o.alpha = c.alpha;
     int fmt = text_format(c.format);
     if (fmt < 0)
         rc = tb_usage_error("history: --format: expected text, md or json, "

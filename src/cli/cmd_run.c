@@ -172,6 +172,8 @@ static void ui_warning(void *ctx, const char *id, const char *text)
 typedef struct baselines {
     const char *save; /* --save-baseline NAME, or NULL */
     bool force;
+    bool allow_missing; /* --allow-missing: compare's */
+    double max_mde;     /* --max-mde PCT as a fraction; 0: not given */
     int n; /* --baseline NAME, repeatable */
     const char *names[BASELINES_MAX];
     tb_resfile *files[BASELINES_MAX];
@@ -264,6 +266,9 @@ static int baselines_finish(baselines *b, const cJSON *doc,
         tb_cmp cmp;
         tb_cmp_opts o;
         tb_cmp_opts_default(&o);
+        o.allow_missing = b->allow_missing;
+        if (b->max_mde > 0)
+            o.max_mde = b->max_mde;
         if (tb_resfile_load(outdir, &run, err, sizeof err) ||
             tb_compare(b->files, b->n, &run, 1, &o, &cmp, err, sizeof err)) {
             fprintf(stderr, "tbench: --baseline: %s\n", err);
@@ -359,6 +364,8 @@ static const struct option run_longopts[] = {
     {"save-baseline", required_argument, NULL, 'S'},
     {"baseline", required_argument, NULL, 'B'},
     {"force", no_argument, NULL, 'F'},
+    {"allow-missing", no_argument, NULL, 'M'},
+    {"max-mde", required_argument, NULL, 'm'},
     {"peaks", no_argument, NULL, 'P'},
     {"no-isolate", no_argument, NULL, 'I'},
     {"no-nvtx", no_argument, NULL, 'N'},
@@ -406,6 +413,16 @@ static int run_option(run_args *a, int c, char **argv)
     case 'q': a->quiet = true; break;
     case 'S': a->bl.save = optarg; break;
     case 'F': a->bl.force = true; break;
+    case 'M': a->bl.allow_missing = true; break;
+    case 'm': {
+        char *end;
+        double v = strtod(optarg, &end);
+        if (end == optarg || *end || !(v > 0 && v <= 1000))
+            return tb_usage_error("run: --max-mde: expected a percentage "
+                                  "above 0, up to 1000, got '%s'", optarg);
+        a->bl.max_mde = v / 100;
+        break;
+    }
     case 'B':
         if (a->bl.n == BASELINES_MAX)
             return tb_usage_error("run: at most 16 --baseline options%s",

@@ -13,9 +13,10 @@
 const char *tb_ab_verdict_name(tb_ab_verdict v)
 {
     switch (v) {
-    case TB_AB_SAME: return "same";
-    case TB_AB_IMPROVED: return "improved";
-    case TB_AB_REGRESSED: return "regressed";
+    case TB_AB_REGRESSED:
+    case TB_AB_IMPROVED:
+    case TB_AB_UNCHANGED:
+    case TB_AB_INCONCLUSIVE: return tb_res_verdict_name((int)v);
     case TB_AB_ERROR: return "error";
     case TB_AB_SKIPPED: return "skipped";
     }
@@ -26,6 +27,7 @@ void tb_ab_opts_default(tb_ab_opts *o)
 {
     o->alpha = 0.05;
     o->threshold = 0.005;
+    o->max_mde = INFINITY;
     o->seed = UINT64_C(0xab7e57ab);
 }
 
@@ -84,7 +86,7 @@ static int analyze_one(tb_ab_case *c, const tb_ab_opts *o, double *d,
         return rc;
     c->p = w.p;
     c->exact = w.exact;
-    c->verdict = TB_AB_SAME;
+    c->verdict = TB_AB_INCONCLUSIVE;
     return 0;
 }
 
@@ -126,18 +128,27 @@ int tb_ab_analyze(tb_ab_case *cases, size_t m, const tb_ab_opts *o)
             break;
         }
         c->mde = mde > o->threshold ? mde : o->threshold;
-        bool sig = c->p_holm < o->alpha;
-        if (sig && c->change > o->threshold && c->ci_low > 0)
-            c->verdict = TB_AB_REGRESSED;
-        else if (sig && c->change < -o->threshold / (1 + o->threshold) &&
-                 c->ci_high < 0)
-            c->verdict = TB_AB_IMPROVED;
+        c->verdict = (tb_ab_verdict)tb_verdict_judge(&(tb_verdict_in){
+            .change = c->change, .ci_low = c->ci_low,
+            .ci_high = c->ci_high, .p = c->p_holm, .alpha = o->alpha,
+            .threshold = o->threshold, .floor = o->threshold,
+            .mde = c->mde});
     }
     free(d);
     free(tmp);
     free(p);
     free(idx);
     return rc;
+}
+
+size_t tb_ab_unresolved(const tb_ab_case *cases, size_t m,
+                        const tb_ab_opts *o)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < m; i++)
+        k += tb_verdict_is_change((int)cases[i].verdict) &&
+             !(cases[i].mde <= o->max_mde);
+    return k;
 }
 
 size_t tb_ab_count(const tb_ab_case *cases, size_t m, tb_ab_verdict v)
@@ -182,7 +193,7 @@ void tb_ab_print(FILE *f, const tb_ab_case *cases, size_t m,
         if (isfinite(c->mde))
             snprintf(mde, sizeof mde, "%.2f%%", 100 * c->mde);
         else
-            snprintf(mde, sizeof mde, "none");
+            snprintf(mde, sizeof mde, "none"); /* inconclusive */
         fprintf(f, "%-52s %10s %10s %+7.2f%% %18s %9.2g %7s  %s\n", c->id, a,
                 b, 100 * c->change, ci, c->p_holm, mde,
                 tb_ab_verdict_name(c->verdict));
@@ -203,16 +214,26 @@ void tb_ab_print(FILE *f, const tb_ab_case *cases, size_t m,
     }
     free(v);
     fprintf(f,
-            "%zu cases: %zu regressed, %zu improved, %zu same, %zu error, "
-            "%zu skipped; "
+            "%zu cases: %zu regressed, %zu improved, %zu unchanged, %zu "
+            "inconclusive, %zu error, %zu skipped; "
             "median MDE %s (alpha %g over the cases, Holm; threshold "
             "%.2f%%)\n",
             m, tb_ab_count(cases, m, TB_AB_REGRESSED),
             tb_ab_count(cases, m, TB_AB_IMPROVED),
-            tb_ab_count(cases, m, TB_AB_SAME),
+            tb_ab_count(cases, m, TB_AB_UNCHANGED),
+            tb_ab_count(cases, m, TB_AB_INCONCLUSIVE),
             tb_ab_count(cases, m, TB_AB_ERROR),
             tb_ab_count(cases, m, TB_AB_SKIPPED), med, o->alpha,
             100 * o->threshold);
+    if (tb_ab_count(cases, m, TB_AB_INCONCLUSIVE))
+        fprintf(f, "inconclusive: the blocks cannot tell a change of %.2f%% "
+                "from none (the CI spans +-threshold, or the MDE is above "
+                "it); more blocks narrow both\n", 100 * o->threshold);
+    size_t un = tb_ab_unresolved(cases, m, o);
+    if (un)
+        fprintf(f, "%zu case%s cannot be judged at --max-mde %.2f%% (MDE "
+                "above it): FAIL\n", un, un == 1 ? "" : "s",
+                100 * o->max_mde);
 }
 
 /* A finite number, or null. */
@@ -276,6 +297,7 @@ cJSON *tb_ab_json(const tb_ab_case *cases, size_t m, const tb_ab_opts *o,
     cJSON_AddItemToObject(doc, "builds", builds);
     cJSON_AddNumberToObject(settings, "alpha", o->alpha);
     cJSON_AddNumberToObject(settings, "threshold", o->threshold);
+    cJSON_AddItemToObject(settings, "max_mde", num(o->max_mde));
     cJSON_AddItemToObject(doc, "settings", settings);
     for (size_t k = 0; k < m; k++) {
         cJSON *c = case_json(&cases[k]);
@@ -292,8 +314,13 @@ cJSON *tb_ab_json(const tb_ab_case *cases, size_t m, const tb_ab_opts *o,
                             (double)tb_ab_count(cases, m, TB_AB_REGRESSED));
     cJSON_AddNumberToObject(sum, "improved",
                             (double)tb_ab_count(cases, m, TB_AB_IMPROVED));
-    cJSON_AddNumberToObject(sum, "same",
-                            (double)tb_ab_count(cases, m, TB_AB_SAME));
+    cJSON_AddNumberToObject(sum, "unchanged",
+                            (double)tb_ab_count(cases, m, TB_AB_UNCHANGED));
+    cJSON_AddNumberToObject(sum, "inconclusive",
+                            (double)tb_ab_count(cases, m,
+                                                TB_AB_INCONCLUSIVE));
+    cJSON_AddNumberToObject(sum, "unresolved",
+                            (double)tb_ab_unresolved(cases, m, o));
     cJSON_AddNumberToObject(sum, "error",
                             (double)tb_ab_count(cases, m, TB_AB_ERROR));
     cJSON_AddNumberToObject(sum, "skipped",

@@ -12,9 +12,13 @@
  *   - mde = expm1(tb_ab_mde_boot(d, n, alpha / m, 0.8,
  *     TB_AB_POWER_RESAMPLES)), raised to the threshold: the smallest
  *     change this case could call, here, now, given its own blocks;
- *   - regressed when p_holm < alpha, change > threshold and the CI lies
- *     above 0; improved when p_holm < alpha, change < -threshold/(1 +
- *     threshold) and the CI lies below 0; otherwise same.
+ *   - the verdict of base/verdict.h (tb_verdict_judge with p_holm, floor
+ *     = threshold and the mde above): regressed when p_holm < alpha,
+ *     change > threshold and the CI lies above 0; improved when p_holm <
+ *     alpha, change < -threshold/(1 + threshold) and the CI lies below
+ *     0; unchanged only when the CI lies inside +-threshold and mde <=
+ *     threshold; otherwise inconclusive (mde "none" is always
+ *     inconclusive unless a change is found).
  * A case that is not ok in every block on both sides is "error" (a
  * status failure, like compare's), with the first message, unless the
  * case was unsupported, unavailable or skipped: "skipped", not a failure. */
@@ -28,15 +32,19 @@
 
 #include <cjson/cJSON.h>
 
-#define TB_AB_SCHEMA "tbench.ab/1"
+#include "../base/verdict.h"
+
+#define TB_AB_SCHEMA "tbench.ab/2"
 #define TB_AB_RESAMPLES 4000
 #define TB_AB_POWER_RESAMPLES 200
 
+/* base/verdict.h's four verdicts of a change, then ab's own words. */
 typedef enum {
-    TB_AB_SAME,
-    TB_AB_IMPROVED,
-    TB_AB_REGRESSED,
-    TB_AB_ERROR,
+    TB_AB_REGRESSED = TB_RES_VERDICT_REGRESSED,
+    TB_AB_IMPROVED = TB_RES_VERDICT_IMPROVED,
+    TB_AB_UNCHANGED = TB_RES_VERDICT_UNCHANGED,
+    TB_AB_INCONCLUSIVE = TB_RES_VERDICT_INCONCLUSIVE,
+    TB_AB_ERROR = TB_RES_NVERDICTS,
     TB_AB_SKIPPED, /* unsupported, unavailable or skipped on a side */
 } tb_ab_verdict;
 
@@ -62,6 +70,8 @@ typedef struct tb_ab_case {
 typedef struct tb_ab_opts {
     double alpha;     /* family-wise, over the cases (default 0.05) */
     double threshold; /* smallest change that can count (default 0.005) */
+    double max_mde;   /* --max-mde: a judged case with a larger mde is
+                         unresolved and fails (INFINITY: no limit) */
     uint64_t seed;
 } tb_ab_opts;
 
@@ -70,6 +80,10 @@ void tb_ab_opts_default(tb_ab_opts *o);
 /* Analyse cases[0..m).  Returns 0, TB_EINVAL or TB_ENOMEM. */
 int tb_ab_analyze(tb_ab_case *cases, size_t m, const tb_ab_opts *o);
 
+/* The number of judged cases whose mde is above o->max_mde. */
+size_t tb_ab_unresolved(const tb_ab_case *cases, size_t m,
+                        const tb_ab_opts *o);
+
 /* The number of cases with verdict v. */
 size_t tb_ab_count(const tb_ab_case *cases, size_t m, tb_ab_verdict v);
 
@@ -77,7 +91,7 @@ size_t tb_ab_count(const tb_ab_case *cases, size_t m, tb_ab_verdict v);
 void tb_ab_print(FILE *f, const tb_ab_case *cases, size_t m,
                  const tb_ab_opts *o);
 
-/* The "tbench.ab/1" document (docs/FORMAT.md); builds names the two
+/* The "tbench.ab/2" document (docs/FORMAT.md); builds names the two
  * executables and what they said they are: {"old": {...}, "new":
  * {...}} (taken over).  NULL on allocation failure. */
 cJSON *tb_ab_json(const tb_ab_case *cases, size_t m, const tb_ab_opts *o,

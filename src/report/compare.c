@@ -456,6 +456,8 @@ void tb_cmp_opts_default(tb_cmp_opts *o)
     o->resamples = 2000;
     o->seed = UINT64_C(0x7b5eedc0ffee);
     o->instr_threshold = 0.001;
+    o->max_mde = INFINITY;
+    o->allow_missing = false;
 }
 
 int tb_cmp_parse_fail_on(const char *s, unsigned *bits)
@@ -638,9 +640,8 @@ static int compare_timed(tb_cmp_case *c, const tb_rescase *const *ro,
     }
     c->floor_within = within;
     c->floor_between = between;
-    c->floor = fmax(o->threshold, within);
-    if (!isnan(between))
-        c->floor = fmax(c->floor, between);
+    c->mde = isnan(between) ? within : fmax(within, between);
+    c->floor = fmax(o->threshold, c->mde);
     c->change = c->new_median / c->old_median - 1;
 
     double lo, hi;
@@ -671,14 +672,10 @@ static int compare_timed(tb_cmp_case *c, const tb_rescase *const *ro,
     c->n_old = nx;
     c->n_new = ny;
 
-    bool sig = c->p < o->alpha;
-    double ratio = c->new_median / c->old_median;
-    if (sig && c->change > c->floor && c->ci_lo > 0)
-        c->time = TB_TIME_REGRESSED;
-    else if (sig && ratio < 1 / (1 + c->floor) && c->ci_hi < 0)
-        c->time = TB_TIME_IMPROVED;
-    else
-        c->time = TB_TIME_UNCHANGED;
+    c->time = (tb_time_verdict)tb_verdict_judge(&(tb_verdict_in){
+        .change = c->change, .ci_low = c->ci_lo, .ci_high = c->ci_hi,
+        .p = c->p, .alpha = o->alpha, .threshold = o->threshold,
+        .floor = c->floor, .mde = c->mde});
 
     /* Counters are exact; take each side's largest, so a run that does
      * more work is never hidden by another run of the same side. */
@@ -771,7 +768,7 @@ static void compare_cupti(tb_cmp_case *c, const tb_rescase *const *ro,
     }
 }
 
-static void count_case(tb_cmp *out, const tb_cmp_case *c)
+static void count_case(tb_cmp *out, tb_cmp_case *c)
 {
     if (c->presence == TB_CMP_ADDED) {
         out->n_added++;
@@ -779,8 +776,16 @@ static void count_case(tb_cmp *out, const tb_cmp_case *c)
     }
     if (c->presence == TB_CMP_REMOVED) {
         out->n_removed++;
+        c->missing = true;
+        out->n_missing++;
         return;
     }
+    /* ran and no longer runs here: missing rather than broken */
+    c->missing = c->schg == TB_SCHG_FAILURE && is_ok(c->old_status) &&
+                 status_not_run(c->new_status);
+    out->n_missing += c->missing;
+    c->unresolved = c->time != TB_TIME_NA && !(c->mde <= out->opts.max_mde);
+    out->n_unresolved += c->unresolved;
     out->n_common++;
     out->n_failures += c->schg == TB_SCHG_FAILURE;
     out->n_fixed += c->schg == TB_SCHG_FIXED;
@@ -790,6 +795,7 @@ static void count_case(tb_cmp *out, const tb_cmp_case *c)
     out->n_regressed += c->time == TB_TIME_REGRESSED;
     out->n_improved += c->time == TB_TIME_IMPROVED;
     out->n_unchanged += c->time == TB_TIME_UNCHANGED;
+    out->n_inconclusive += c->time == TB_TIME_INCONCLUSIVE;
     out->n_ctr_regressed += c->ctr_regressed;
     out->n_ctr_improved += c->ctr_improved;
 }
@@ -892,10 +898,15 @@ int tb_compare(tb_resfile *const *old, int k_old, tb_resfile *const *nw,
         }
         count_case(out, c);
     }
+    /* status failures that are missing cases pass with allow_missing */
+    int vanished = out->n_missing - out->n_removed;
+    int broken = out->n_failures - vanished;
     out->failed = ((opts->fail_on & TB_FAIL_TIME) && out->n_regressed) ||
                   ((opts->fail_on & TB_FAIL_COUNTERS) &&
                    out->n_ctr_regressed) ||
-                  ((opts->fail_on & TB_FAIL_STATUS) && out->n_failures);
+                  ((opts->fail_on & TB_FAIL_STATUS) &&
+                   (broken || (!opts->allow_missing && out->n_missing))) ||
+                  out->n_unresolved;
     free(all);
     free(ids);
     free(ro);
@@ -911,15 +922,17 @@ oom:
     return TB_ENOMEM;
 }
 
-int tb_cmp_pair(const tb_rescase *old, const tb_rescase *nw,
-                const tb_cmp_opts *opts, tb_cmp_case *out)
+/* A case of one pair of sides, before anything is compared. */
+static void pair_init(tb_cmp_case *out, const tb_rescase *old,
+                      const tb_rescase *nw, int ko, int kn)
 {
     memset(out, 0, sizeof *out);
     out->id = nw->id;
     out->presence = TB_CMP_BOTH;
     out->old_status = old->status;
     out->new_status = nw->status;
-    out->k_old = out->k_new = 1;
+    out->k_old = ko;
+    out->k_new = kn;
     out->time = TB_TIME_NA;
     out->bytes = nw->bytes;
     out->flops = nw->flops;
@@ -930,9 +943,23 @@ int tb_cmp_pair(const tb_rescase *old, const tb_rescase *nw,
         out->cu_old[k] = out->cu_new[k] = NAN;
     out->instr_old = out->instr_new = out->instr_change = NAN;
     out->floor_between = NAN;
+}
+
+int tb_cmp_pair(const tb_rescase *old, const tb_rescase *nw,
+                const tb_cmp_opts *opts, tb_cmp_case *out)
+{
+    pair_init(out, old, nw, 1, 1);
     if (!old->timed || !nw->timed)
         return 0;
     return compare_timed(out, &old, 1, &nw, 1, opts);
+}
+
+int tb_cmp_runs(const tb_rescase *const *old, int ko,
+                const tb_rescase *const *nw, int kn, const tb_cmp_opts *opts,
+                tb_cmp_case *out)
+{
+    pair_init(out, old[0], nw[0], ko, kn);
+    return compare_timed(out, old, ko, nw, kn, opts);
 }
 
 void tb_cmp_free(tb_cmp *c)
@@ -962,6 +989,8 @@ const char *tb_cmp_case_verdict(const tb_cmp_case *c)
     case TB_TIME_IMPROVED: return V(IMPROVED);
     case TB_TIME_UNCHANGED: return c->ctr_regressed ? V(COUNTERS)
                                                     : V(UNCHANGED);
+    case TB_TIME_INCONCLUSIVE: return c->ctr_regressed ? V(COUNTERS)
+                                                       : V(INCONCLUSIVE);
     case TB_TIME_NA: break;
     }
 #undef V
@@ -1062,7 +1091,10 @@ static void print_table(FILE *f, const tb_cmp *c, bool md)
         fmt_pct(k->ci_hi, hi, sizeof hi);
         snprintf(ci, sizeof ci, "[%s, %s]", lo, hi);
         fmt_p(k->p, p, sizeof p);
-        snprintf(fl, sizeof fl, "%.1f%%", 100 * k->floor);
+        if (k->floor < 10)
+            snprintf(fl, sizeof fl, "%.1f%%", 100 * k->floor);
+        else
+            snprintf(fl, sizeof fl, ">999%%");
         const char *kc = tb_cmp_case_impl_changed(k) ? " (kernel changed)"
                                                      : "";
         if (md)
@@ -1182,16 +1214,34 @@ static void print_changes(FILE *f, const tb_cmp *c, bool md)
 static void print_summary(FILE *f, const tb_cmp *c, bool md)
 {
     int other = c->n_common - c->n_timed;
-    fprintf(f, "\n%s%d cases compared: %d regressed, %d improved, %d "
-            "unchanged, %d not timed on both sides; %d counter "
-            "regression%s; %d status failure%s; %d added, %d removed\n",
-            md ? "**Summary:** " : "summary: ", c->n_common, c->n_regressed,
-            c->n_improved, c->n_unchanged, other, c->n_ctr_regressed,
+    fprintf(f, "\n%s%d regressed, %d improved, %d unchanged, %d "
+            "inconclusive, %d missing (%d cases compared, %d not timed on "
+            "both sides); %d counter regression%s; %d status failure%s; "
+            "%d added, %d removed\n",
+            md ? "**Summary:** " : "summary: ", c->n_regressed,
+            c->n_improved, c->n_unchanged, c->n_inconclusive, c->n_missing,
+            c->n_common, other, c->n_ctr_regressed,
             c->n_ctr_regressed == 1 ? "" : "s", c->n_failures,
             c->n_failures == 1 ? "" : "s", c->n_added, c->n_removed);
+    if (c->n_unresolved)
+        fprintf(f, "%s%d case%s cannot be judged at --max-mde %g%%: the "
+                "smallest change %s can resolve is larger (column floor)\n",
+                md ? "\n" : "", c->n_unresolved,
+                c->n_unresolved == 1 ? "" : "s", 100 * c->opts.max_mde,
+                c->n_unresolved == 1 ? "it" : "they");
+    if (c->n_missing && c->opts.allow_missing)
+        fprintf(f, "%s%d missing case%s allowed (--allow-missing)\n",
+                md ? "\n" : "", c->n_missing, c->n_missing == 1 ? "" : "s");
     fprintf(f, "%sresult: %s\n", md ? "\n" : "",
-            c->failed ? "FAIL (regressions of a kind in --fail-on)"
+            c->failed ? "FAIL (a regression of a kind in --fail-on, a "
+                        "missing case or a case beyond --max-mde)"
                       : "pass");
+    if (c->n_inconclusive)
+        fprintf(f, "%snote: inconclusive: the data cannot tell a change of "
+                "%g%% from none (the 95%% CI spans +-threshold, or the noise "
+                "floor is above it); more runs per side, or a quieter "
+                "machine, narrow it.\n",
+                md ? "\n" : "", 100 * c->opts.threshold);
     if (c->k_old == 1 && c->k_new == 1 && c->n_timed)
         fprintf(f, "%snote: one run per side, so the noise floor holds "
                 "only each run's own (within-run) noise.  Medians of "
@@ -1299,9 +1349,6 @@ static cJSON *case_json(const tb_cmp_case *k, double threshold)
     static const char *const presence[] = {"both", "added", "removed"};
     static const char *const schg[] = {"same", "failure", "fixed",
                                        "changed"};
-    const char *tv[] = {"n/a", tb_res_verdict_name(TB_RES_VERDICT_UNCHANGED),
-                        tb_res_verdict_name(TB_RES_VERDICT_REGRESSED),
-                        tb_res_verdict_name(TB_RES_VERDICT_IMPROVED)};
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", k->id);
     cJSON_AddStringToObject(o, "verdict", tb_cmp_case_verdict(k));
@@ -1316,6 +1363,7 @@ static cJSON *case_json(const tb_cmp_case *k, double threshold)
     cJSON_AddBoolToObject(o, "impl_changed", tb_cmp_case_impl_changed(k));
     cJSON_AddNumberToObject(o, "old_runs", k->k_old);
     cJSON_AddNumberToObject(o, "new_runs", k->k_new);
+    cJSON_AddBoolToObject(o, "missing", k->missing);
     if (k->time == TB_TIME_NA) {
         cJSON_AddNullToObject(o, "time");
         cJSON_AddNullToObject(o, "throughput");
@@ -1323,7 +1371,7 @@ static cJSON *case_json(const tb_cmp_case *k, double threshold)
         return o;
     }
     cJSON *t = cJSON_AddObjectToObject(o, "time");
-    cJSON_AddStringToObject(t, "verdict", tv[k->time]);
+    cJSON_AddStringToObject(t, "verdict", tb_res_verdict_name(k->time));
     cJSON_AddNumberToObject(t, "old_median_ns", k->old_median);
     cJSON_AddNumberToObject(t, "new_median_ns", k->new_median);
     cJSON_AddNumberToObject(t, "change", k->change);
@@ -1335,6 +1383,7 @@ static cJSON *case_json(const tb_cmp_case *k, double threshold)
     cJSON_AddNumberToObject(t, "old_samples", (double)k->n_old);
     cJSON_AddNumberToObject(t, "new_samples", (double)k->n_new);
     cJSON_AddNumberToObject(t, "floor", k->floor);
+    cJSON_AddNumberToObject(t, "mde", k->mde);
     cJSON *fl = cJSON_AddObjectToObject(t, "floor_parts");
     cJSON_AddNumberToObject(fl, "threshold", threshold);
     cJSON_AddNumberToObject(fl, "within_run", k->floor_within);
@@ -1414,12 +1463,20 @@ cJSON *tb_cmp_json(const tb_cmp *c)
     if (c->opts.fail_on & TB_FAIL_STATUS)
         cJSON_AddItemToArray(fo, cJSON_CreateString("status"));
     cJSON_AddNumberToObject(op, "resamples", c->opts.resamples);
+    cJSON_AddItemToObject(op, "max_mde",
+                          tb_cjson_num_or_null(isfinite(c->opts.max_mde)
+                                                   ? c->opts.max_mde
+                                                   : NAN));
+    cJSON_AddBoolToObject(op, "allow_missing", c->opts.allow_missing);
     cJSON *s = cJSON_AddObjectToObject(doc, "summary");
     cJSON_AddNumberToObject(s, "compared", c->n_common);
     cJSON_AddNumberToObject(s, "timed", c->n_timed);
     cJSON_AddNumberToObject(s, "regressed", c->n_regressed);
     cJSON_AddNumberToObject(s, "improved", c->n_improved);
     cJSON_AddNumberToObject(s, "unchanged", c->n_unchanged);
+    cJSON_AddNumberToObject(s, "inconclusive", c->n_inconclusive);
+    cJSON_AddNumberToObject(s, "missing", c->n_missing);
+    cJSON_AddNumberToObject(s, "unresolved", c->n_unresolved);
     cJSON_AddNumberToObject(s, "counter_regressions", c->n_ctr_regressed);
     cJSON_AddNumberToObject(s, "counter_improvements", c->n_ctr_improved);
     cJSON_AddNumberToObject(s, "status_failures", c->n_failures);

@@ -17,9 +17,14 @@
  *     smallest change a two-sample t test on the log run medians (pooled
  *     variance of the sides with 2+ runs) calls significant at alpha,
  *     expm1(t(1 - alpha/2, df) s sqrt(1/k_old + 1/k_new));
- *   - regressed when change > floor, p < alpha and the CI lies above 0;
- *     improved when new/old < 1/(1 + floor), p < alpha and the CI lies
- *     below 0; otherwise unchanged.
+ *   - mde, the smallest change the comparison can resolve: the floor's
+ *     noise parts (within-run, between-run) without the threshold;
+ *   - the verdict of base/verdict.h (tb_verdict_judge, floor and mde
+ *     as above): regressed when change > floor, p < alpha and the CI
+ *     lies above 0; improved when new/old < 1/(1 + floor), p < alpha
+ *     and the CI lies below 0; unchanged only when the CI lies inside
+ *     +-threshold and mde <= threshold (an equivalence test); otherwise
+ *     inconclusive.
  * Exact per-iteration counters (resultsio.h) that grow are counter
  * regressions, and so are the CUPTI counts (kernel launches, memcpys,
  * memsets, device allocations) when both sides measured them (when only
@@ -27,7 +32,10 @@
  * instructions per iteration that grow by more than opts.instr_threshold
  * (counted by the same source at the same ISA on both sides); a case
  * that ran (ok) and no longer does, or that newly
- * fails, is a status failure. */
+ * fails, is a status failure.  A case of the old side that is absent
+ * from the new one, or that ran (ok) and now does not run there
+ * (unsupported, unavailable, skipped), is missing: it fails the gate
+ * (with the status kind) unless opts.allow_missing. */
 #ifndef TB_REPORT_COMPARE_H
 #define TB_REPORT_COMPARE_H
 
@@ -38,6 +46,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../base/verdict.h"
 #include "resultsio.h"
 
 #define TB_COMPARE_SCHEMA "tbench.compare/1"
@@ -108,6 +117,12 @@ typedef struct tb_cmp_opts {
     /* instructions per iteration: a change beyond this fraction (0.001 =
      * 0.1%) either way is a counter regression or improvement */
     double instr_threshold;
+    /* the gate's resolution: a case timed on both sides whose mde is
+     * above this fraction fails (INFINITY: no limit; --max-mde) */
+    double max_mde;
+    /* missing cases (absent from the new side, or no longer run) do not
+     * fail (--allow-missing) */
+    bool allow_missing;
 } tb_cmp_opts;
 
 void tb_cmp_opts_default(tb_cmp_opts *o);
@@ -118,11 +133,13 @@ int tb_cmp_parse_fail_on(const char *s, unsigned *bits);
 
 typedef enum { TB_CMP_BOTH, TB_CMP_ADDED, TB_CMP_REMOVED } tb_cmp_presence;
 
+/* The time verdict: one of base/verdict.h's four, or not compared. */
 typedef enum {
-    TB_TIME_NA, /* not ok on both sides: not compared */
-    TB_TIME_UNCHANGED,
-    TB_TIME_REGRESSED,
-    TB_TIME_IMPROVED,
+    TB_TIME_REGRESSED = TB_RES_VERDICT_REGRESSED,
+    TB_TIME_IMPROVED = TB_RES_VERDICT_IMPROVED,
+    TB_TIME_UNCHANGED = TB_RES_VERDICT_UNCHANGED,
+    TB_TIME_INCONCLUSIVE = TB_RES_VERDICT_INCONCLUSIVE,
+    TB_TIME_NA = TB_RES_NVERDICTS, /* not ok on both sides: not compared */
 } tb_time_verdict;
 
 typedef enum {
@@ -149,6 +166,9 @@ typedef struct tb_cmp_case {
     size_t n_old, n_new; /* pooled samples */
     double floor, floor_within, floor_between; /* fractions; between NAN
                                                   with one run per side */
+    double mde;     /* max(floor_within, floor_between): the resolution */
+    bool unresolved; /* timed and mde > opts.max_mde */
+    bool missing;    /* removed, or ran (ok) and no longer runs */
     double run_sd; /* pooled sd of ln(run median), NAN with one run each */
     int run_df;    /* its degrees of freedom (0 with one run each) */
     double bytes, flops, items; /* the cost model, for throughput */
@@ -184,9 +204,14 @@ typedef struct tb_cmp {
     int n;
     tb_cmp_case *cases; /* old side's order, then cases only in new */
     int n_common, n_timed, n_regressed, n_improved, n_unchanged;
+    int n_inconclusive;
     int n_ctr_regressed, n_ctr_improved, n_failures, n_fixed, n_changed;
     int n_added, n_removed;
-    bool failed; /* a regression of a kind in opts.fail_on */
+    int n_missing;    /* removed + ran and no longer runs */
+    int n_unresolved; /* timed with mde > opts.max_mde */
+    /* a regression of a kind in opts.fail_on (a missing case counts as a
+     * status failure unless opts.allow_missing), or an unresolved case */
+    bool failed;
 } tb_cmp;
 
 /* Compare k_old >= 1 old runs with k_new >= 1 new runs.  Every file must
@@ -209,7 +234,16 @@ void tb_cmp_free(tb_cmp *c);
 int tb_cmp_pair(const tb_rescase *old, const tb_rescase *nw,
                 const tb_cmp_opts *opts, tb_cmp_case *out);
 
-/* "regressed", "improved", "unchanged", "failure", "fixed",
+/* One run or several a side of one case: the old runs' records against
+ * the new runs' (ko, kn >= 1, every one ok), judged as tb_compare judges
+ * a case on both sides; out->id is nw[0]'s.  history's steps (the runs
+ * before a step against the runs after it) use it, so that history and
+ * compare agree.  0 or TB_ENOMEM. */
+int tb_cmp_runs(const tb_rescase *const *old, int ko,
+                const tb_rescase *const *nw, int kn, const tb_cmp_opts *opts,
+                tb_cmp_case *out);
+
+/* "regressed", "improved", "unchanged", "inconclusive", "failure", "fixed",
  * "status-changed", "counters", "added", "removed" or the shared status
  * ("unavailable"...): one word per case for tables. */
 const char *tb_cmp_case_verdict(const tb_cmp_case *c);

@@ -8,12 +8,68 @@
 
 #include "../base/error.h"
 #include "../base/stats.h"
+#include "compare.h"
 #include "table.h"
 
 void tb_hist_opts_default(tb_hist_opts *o)
 {
     o->threshold = 0.02;
     o->penalty = 4.0;
+    o->alpha = 0.01;
+}
+
+/* Compare's verdict on the ok runs idx[a..b) against idx[b..e) of c. */
+static int judge_step(const tb_hist_case *c, const int *idx, int a, int b,
+                      int e, const tb_hist_opts *o, tb_cmp_case *v,
+                      const tb_rescase **buf)
+{
+    tb_cmp_opts co;
+    tb_cmp_opts_default(&co);
+    co.threshold = o->threshold;
+    co.alpha = o->alpha;
+    for (int i = a; i < e; i++)
+        buf[i - a] = c->rc[idx[i]];
+    return tb_cmp_runs(buf, b - a, buf + (b - a), e - b, &co, v);
+}
+
+/* Keep only the boundaries of starts[0..nseg) that compare's verdict
+ * calls a step (regressed or improved), merging the others, the one with
+ * the largest p first.  verdicts[s], p[s], lo[s], hi[s] get boundary s's
+ * verdict.  Returns the number of segments left, or a negative TB_E*. */
+static int confirm_steps(const tb_hist_case *c, const int *idx, int m,
+                         int *starts, int nseg, const tb_hist_opts *o,
+                         tb_cmp_case *v)
+{
+    const tb_rescase **buf = malloc((size_t)m * sizeof *buf);
+    if (!buf)
+        return TB_ENOMEM;
+    for (;;) {
+        int worst = -1;
+        double worst_p = -1;
+        for (int s = 1; s < nseg; s++) {
+            int e = s + 1 < nseg ? starts[s + 1] : m;
+            int rc = judge_step(c, idx, starts[s - 1], starts[s], e, o,
+                                &v[s], buf);
+            if (rc) {
+                free(buf);
+                return rc;
+            }
+            bool step = v[s].time == TB_TIME_REGRESSED ||
+                        v[s].time == TB_TIME_IMPROVED;
+            double p = isnan(v[s].p) ? 2 : v[s].p;
+            if (!step && p > worst_p) {
+                worst = s;
+                worst_p = p;
+            }
+        }
+        if (worst < 0)
+            break;
+        memmove(&starts[worst], &starts[worst + 1],
+                (size_t)(nseg - worst - 1) * sizeof *starts);
+        nseg--;
+    }
+    free(buf);
+    return nseg;
 }
 
 /* Median of v[0..n) (n >= 1) using scratch (n doubles). */
@@ -133,6 +189,7 @@ static int build_case(tb_hist_case *c, tb_resfile *const *files, int k,
                       const tb_hist_opts *o)
 {
     int rc = TB_ENOMEM;
+    tb_cmp_case *v = NULL; /* each boundary's verdict */
     double *y = malloc((size_t)k * 3 * sizeof *y);
     int *idx = malloc((size_t)k * 2 * sizeof *idx);
     c->rc = calloc((size_t)k, sizeof *c->rc);
@@ -168,10 +225,27 @@ static int build_case(tb_hist_case *c, tb_resfile *const *files, int k,
     }
     c->sigma = sigma;
     double beta = o->penalty * sigma * sigma * fmax(1.0, log((double)m));
-    int nseg = tb_changepoints(y, m, beta, log1p(o->threshold), starts);
+    int nseg;
+    if (m == 2) { /* no series to fit: the one question is the pair */
+        starts[0] = 0;
+        starts[1] = 1;
+        nseg = 2;
+    } else {
+        nseg = tb_changepoints(y, m, beta, log1p(o->threshold), starts);
+    }
     if (nseg < 0) {
         rc = nseg;
         goto out;
+    }
+    if (nseg > 1) {
+        v = malloc((size_t)nseg * sizeof *v);
+        if (!v)
+            goto out;
+        nseg = confirm_steps(c, idx, m, starts, nseg, o, v);
+        if (nseg < 0) {
+            rc = nseg;
+            goto out;
+        }
     }
     c->seg_first = malloc((size_t)nseg * sizeof *c->seg_first);
     c->seg_last = malloc((size_t)nseg * sizeof *c->seg_last);
@@ -193,12 +267,17 @@ static int build_case(tb_hist_case *c, tb_resfile *const *files, int k,
             st->before_ns = c->seg_median[s - 1];
             st->after_ns = c->seg_median[s];
             st->change = st->after_ns / st->before_ns - 1;
+            st->verdict = (int)v[s].time;
+            st->p = v[s].p;
+            st->ci_low = v[s].ci_lo;
+            st->ci_high = v[s].ci_hi;
         }
     }
     rc = 0;
 out:
     free(y);
     free(idx);
+    free(v);
     return rc;
 }
 
@@ -335,6 +414,7 @@ cJSON *tb_history_json(const tb_history *h)
     cJSON *op = cJSON_AddObjectToObject(doc, "options");
     cJSON_AddNumberToObject(op, "threshold", h->opts.threshold);
     cJSON_AddNumberToObject(op, "penalty", h->opts.penalty);
+    cJSON_AddNumberToObject(op, "alpha", h->opts.alpha);
     cJSON *runs = cJSON_AddArrayToObject(doc, "runs");
     for (int j = 0; j < h->k; j++) {
         const tb_resfile *r = h->files[j];
@@ -390,6 +470,11 @@ cJSON *tb_history_json(const tb_history *h)
             cJSON_AddNumberToObject(g, "change", p->change);
             cJSON_AddStringToObject(g, "kind", p->change > 0 ? "regression"
                                                              : "improvement");
+            cJSON_AddStringToObject(g, "verdict",
+                                    tb_res_verdict_name(p->verdict));
+            cJSON_AddNumberToObject(g, "p_value", p->p);
+            cJSON_AddNumberToObject(g, "ci_low", p->ci_low);
+            cJSON_AddNumberToObject(g, "ci_high", p->ci_high);
             cJSON_AddItemToArray(steps, g);
         }
         cJSON_AddItemToArray(cases, e);

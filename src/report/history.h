@@ -8,7 +8,14 @@
  * beta = penalty * sigma^2 * max(1, ln n), where sigma is the larger of
  * the series' own noise (1.4826 * MAD of consecutive differences /
  * sqrt 2) and the runs' within-run noise (median ci_rel / 3.92).  Steps
- * smaller than the threshold are then merged away, smallest first. */
+ * smaller than the threshold are then merged away, smallest first.
+ * With two ok runs the one candidate step is between them.  Every
+ * candidate step is then judged by compare's verdict (tb_cmp_runs: the
+ * runs of the segment before against the runs of the segment after,
+ * base/verdict.h): a step that is not regressed or improved is merged
+ * away (the one with the largest p first, then the rest judged again),
+ * so every step history reports is one `tbench compare` calls on those
+ * runs, and on two files history and compare agree. */
 #ifndef TB_REPORT_HISTORY_H
 #define TB_REPORT_HISTORY_H
 
@@ -24,6 +31,7 @@
 typedef struct tb_hist_opts {
     double threshold; /* smallest step reported, fraction (0.02) */
     double penalty;   /* beta = penalty * sigma^2 * max(1, ln n) (4) */
+    double alpha;     /* the steps' verdict: compare's --alpha (0.01) */
 } tb_hist_opts;
 
 void tb_hist_opts_default(tb_hist_opts *o);
@@ -43,6 +51,10 @@ typedef struct tb_hist_step {
     double before_ns; /* median of the segment before and after */
     double after_ns;
     double change; /* after / before - 1 */
+    /* compare's verdict on the runs before against the runs after:
+     * TB_RES_VERDICT_REGRESSED or _IMPROVED, with its p and CI */
+    int verdict;
+    double p, ci_low, ci_high;
 } tb_hist_step;
 
 typedef struct tb_hist_case {

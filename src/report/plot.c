@@ -34,6 +34,7 @@
 static const char *const colour[] = {
     [TB_TIME_NA] = "#7f7f7f",
     [TB_TIME_UNCHANGED] = "#7f7f7f",
+    [TB_TIME_INCONCLUSIVE] = "#ff7f0e",
     [TB_TIME_REGRESSED] = "#d62728",
     [TB_TIME_IMPROVED] = "#2ca02c",
 };
@@ -946,10 +947,12 @@ static int chart_change(pctx *x)
              "with boxxyerror lc rgb variable notitle, \\\n"
              "     NaN with boxes lc rgb '%s' title 'regressed', \\\n"
              "     NaN with boxes lc rgb '%s' title 'improved', \\\n"
+             "     NaN with boxes lc rgb '%s' title 'inconclusive', \\\n"
              "     NaN with boxes lc rgb '%s' title 'unchanged (tbench "
              "compare, threshold %g%%)'\n",
              name, colour[TB_TIME_REGRESSED], colour[TB_TIME_IMPROVED],
-             colour[TB_TIME_UNCHANGED], 100 * thr);
+             colour[TB_TIME_INCONCLUSIVE], colour[TB_TIME_UNCHANGED],
+             100 * thr);
     gp_outputs(f, x->o, name, body, W, 120 + 18 * n);
     rc = close_out(x, f, name, "gp");
     if (!rc && !chart_add(x->out, TB_CHART_CHANGE, "", name, title))

@@ -128,7 +128,9 @@ void tb_rpt_not_run(const tb_rpt *x)
 static bool verdict_bad(const tb_cmp_case *k)
 {
     return k->time == TB_TIME_REGRESSED || k->schg == TB_SCHG_FAILURE ||
-           (k->time == TB_TIME_UNCHANGED && k->ctr_regressed);
+           (k->time != TB_TIME_NA && k->time != TB_TIME_IMPROVED &&
+            k->ctr_regressed) ||
+           k->missing;
 }
 
 /* A side of a case in the baseline table: its median, or its status. */
@@ -171,7 +173,10 @@ void tb_rpt_baseline(const tb_rpt *x)
             snprintf(p, sizeof p, "%.0e", k->p);
         else
             snprintf(p, sizeof p, "%.3f", k->p);
-        snprintf(fl, sizeof fl, "%.1f%%", 100 * k->floor);
+        if (k->floor < 10)
+            snprintf(fl, sizeof fl, "%.1f%%", 100 * k->floor);
+        else
+            snprintf(fl, sizeof fl, ">999%%");
         sb(&rows, "| `%s` | %s | %s | %s | %s … %s | %s | %s | %s%s%s |\n",
            k->id,
            tb_report_fmt_time(k->old_median, k->old_median, m1, sizeof m1),
@@ -191,16 +196,22 @@ void tb_rpt_baseline(const tb_rpt *x)
           "samples; the floor is the largest of the threshold (%s%%) and "
           "the runs' own noise. Regressed (improved) only when the change "
           "is beyond the floor, p < %g and the CI lies above (below) 0; "
+          "unchanged only when the whole CI lies within +-%s%% and the "
+          "noise floor is no larger than the threshold (a change of %s%% "
+          "would have been seen); inconclusive otherwise (the data cannot "
+          "tell); "
           "`failure` when a case that ran no longer does or newly fails "
           "(`failed-check`, `error`, `crashed`, `timeout`); `counters` "
           "when an exact per-iteration counter grew.\n\n",
        cmp->old_files[0]->path, commit ? " (commit " : "",
        commit ? commit : "", commit ? ")" : "", cmp->old_files[0]->path,
-       cmp->new_files[0]->path, t, t, cmp->opts.alpha);
-    sb(b, "%d regressed, %d improved, %d unchanged; %d status failure%s, "
+       cmp->new_files[0]->path, t, t, cmp->opts.alpha, t, t);
+    sb(b, "%d regressed, %d improved, %d unchanged, %d inconclusive, %d "
+          "missing; %d status failure%s, "
           "%d counter regression%s; %d case%s only in the current run, %d "
           "only in the baseline.\n\n",
-       cmp->n_regressed, cmp->n_improved, cmp->n_unchanged, cmp->n_failures,
+       cmp->n_regressed, cmp->n_improved, cmp->n_unchanged,
+       cmp->n_inconclusive, cmp->n_missing, cmp->n_failures,
        cmp->n_failures == 1 ? "" : "s", cmp->n_ctr_regressed,
        cmp->n_ctr_regressed == 1 ? "" : "s", cmp->n_added,
        cmp->n_added == 1 ? "" : "s", cmp->n_removed);
