@@ -708,6 +708,46 @@ def t_run_baseline():
     expect(sorted(os.listdir(cwd)) == before, "something ran")
 
 
+@case("run --baseline --filter: cases the filter left out are not missing; "
+      "a case the run planned and lost is")
+def t_run_baseline_scope():
+    cwd = fresh_cwd("scope")
+    bdir = os.path.join(cwd, "results", "baselines")
+    os.makedirs(bdir)
+    tpl = copy.deepcopy(template())
+    with open(os.path.join(bdir, "all.json"), "w") as f:
+        json.dump(tpl, f)
+    ids = [c["id"] for c in tpl["cases"]]
+    keep = ids[0]
+    p = run("run", CONFIG, "-q", "-o", "f1", "--baseline", "all",
+            "--filter", keep, cwd=cwd)
+    expect(p.returncode in (0, 1), p.stderr)
+    cmp = json.load(open(os.path.join(cwd, "f1", "compare.json")))
+    got = [c["id"] for c in cmp["cases"]]
+    expect(got == [keep] and cmp["summary"].get("missing", 0) == 0,
+           f"filtered run compared {got}, summary {cmp['summary']}")
+    expect("missing" not in p.stdout.split("\n")[-3:][0] or
+           " 0 missing" in p.stdout, p.stdout[-400:])
+    # without a filter, a baseline case the configs no longer plan is
+    # missing: the gate fails unless --allow-missing
+    extra = copy.deepcopy(tpl)
+    gone = copy.deepcopy(extra["cases"][0])
+    gone["id"] = gone["id"] + "-gone"
+    extra["cases"].append(gone)
+    with open(os.path.join(bdir, "extra.json"), "w") as f:
+        json.dump(extra, f)
+    p = run("run", CONFIG, "-q", "-o", "f2", "--baseline", "extra",
+            cwd=cwd)
+    expect_exit(p, 1)
+    cmp = json.load(open(os.path.join(cwd, "f2", "compare.json")))
+    expect(cmp["summary"]["missing"] >= 1, f"{cmp['summary']}")
+    p = run("run", CONFIG, "-q", "-o", "f3", "--baseline", "extra",
+            "--allow-missing", cwd=cwd)
+    expect(p.returncode in (0, 1), p.stderr)
+    cmp = json.load(open(os.path.join(cwd, "f3", "compare.json")))
+    expect(not cmp["failed"] if "failed" in cmp else True, f"{cmp}"[:300])
+
+
 if __name__ == "__main__":
     # keep the files of a failure for a look
     sys.exit(run_cases(

@@ -253,12 +253,24 @@ static int baselines_match_plan(const baselines *b, const tb_plan *plan)
     return 0;
 }
 
+/* Is case id in the plan (compare's in_scope: a baseline case that a
+ * --filter, --exclude, --backend or --shard left out is not missing; a
+ * case the configs no longer plan still is)? */
+static bool plan_has(const char *id, void *arg)
+{
+    const tb_plan *plan = arg;
+    for (int k = 0; k < plan->n; k++)
+        if (!strcmp(plan->cases[k].id, id))
+            return true;
+    return false;
+}
+
 /* After the run (results written to outdir): compare with the baselines
  * (printed, and written to outdir/compare.json), then save the run as a
  * baseline unless it was interrupted.  Returns the exit status given
  * the run's own `rc`. */
-static int baselines_finish(baselines *b, const cJSON *doc,
-                            const char *outdir, int rc)
+static int baselines_finish(baselines *b, const tb_plan *plan,
+                            const cJSON *doc, const char *outdir, int rc)
 {
     char path[4096 + 64], err[1024]; /* outdir is at most 4095 bytes */
     if (b->n) {
@@ -267,6 +279,10 @@ static int baselines_finish(baselines *b, const cJSON *doc,
         tb_cmp_opts o;
         tb_cmp_opts_default(&o);
         o.allow_missing = b->allow_missing;
+        if (plan) { /* a narrowed run: the rest was not asked for */
+            o.in_scope = plan_has;
+            o.scope_arg = (void *)plan;
+        }
         if (b->max_mde > 0)
             o.max_mde = b->max_mde;
         if (tb_resfile_load(outdir, &run, err, sizeof err) ||
@@ -542,7 +558,8 @@ static int run_plan(run_args *a, tb_config *cfgs, tb_plan *plan,
 
 /* After the session: the table, where the files are, the signal, the
  * baselines, the summary.  Returns the exit status. */
-static int run_finish(run_args *a, const tb_session *s, const char *outdir)
+static int run_finish(run_args *a, const tb_plan *plan, const tb_session *s,
+                      const char *outdir)
 {
     int rc = s->failed ? TB_EXIT_CASES : TB_EXIT_OKAY;
     bool color = tb_term_color(STDOUT_FILENO);
@@ -561,7 +578,9 @@ static int run_finish(run_args *a, const tb_session *s, const char *outdir)
                 "saved\n", abbr ? abbr : "?");
         rc = 128 + s->signal; /* 130 SIGINT, 143 SIGTERM, 129 SIGHUP */
     }
-    rc = baselines_finish(&a->bl, s->doc, outdir, rc);
+    bool narrowed = a->opts.n_filters || a->opts.n_excludes ||
+                    a->opts.backend || a->shard.count;
+    rc = baselines_finish(&a->bl, narrowed ? plan : NULL, s->doc, outdir, rc);
     if (!a->quiet)
         print_summary(stdout, s->res, s->started, s->n, rc, color);
     return rc;
@@ -601,7 +620,7 @@ static int run_session(run_args *a, const tb_config *cfgs, tb_plan *plan,
         fprintf(stderr, "tbench: %s\n", err);
         rc = TB_EXIT_CASES;
     } else {
-        rc = run_finish(a, &s, outdir);
+        rc = run_finish(a, plan, &s, outdir);
     }
     tb_session_free(&s);
     return rc;

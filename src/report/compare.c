@@ -450,6 +450,7 @@ out:
 
 void tb_cmp_opts_default(tb_cmp_opts *o)
 {
+    *o = (tb_cmp_opts){0}; /* every slot a later version adds, off */
     o->threshold = 0.02;
     o->alpha = 0.01;
     o->fail_on = TB_FAIL_ALL;
@@ -457,7 +458,6 @@ void tb_cmp_opts_default(tb_cmp_opts *o)
     o->seed = UINT64_C(0x7b5eedc0ffee);
     o->instr_threshold = 0.001;
     o->max_mde = INFINITY;
-    o->allow_missing = false;
 }
 
 int tb_cmp_parse_fail_on(const char *s, unsigned *bits)
@@ -842,6 +842,13 @@ int tb_compare(tb_resfile *const *old, int k_old, tb_resfile *const *nw,
     if (!out->cases)
         goto oom;
     for (int i = 0; i < u; i++) {
+        if (opts->in_scope && !opts->in_scope(ids[i], opts->scope_arg)) {
+            bool in_new = false;
+            for (int j = 0; j < k_new && !in_new; j++)
+                in_new = tb_resfile_find(nw[j], ids[i]) != NULL;
+            if (!in_new)
+                continue; /* not asked for by the new side's plan */
+        }
         tb_cmp_case *c = &out->cases[out->n++];
         c->id = ids[i];
         c->bytes = c->flops = c->items = NAN;

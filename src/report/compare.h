@@ -123,6 +123,13 @@ typedef struct tb_cmp_opts {
     /* missing cases (absent from the new side, or no longer run) do not
      * fail (--allow-missing) */
     bool allow_missing;
+    /* (optional) The cases the new side set out to run (`run --filter`,
+     * `--exclude`, `--shard`: its plan): a case only on the old side for
+     * which in_scope(id, scope_arg) is false was not asked for, so it is
+     * left out of the comparison rather than counted missing.  NULL:
+     * every case is in scope. */
+    bool (*in_scope)(const char *id, void *scope_arg);
+    void *scope_arg;
 } tb_cmp_opts;
 
 void tb_cmp_opts_default(tb_cmp_opts *o);
