@@ -262,11 +262,14 @@ static int isa_report(void)
     return 0;
 }
 
+/* --part I/N (1-based): the whole program by default */
+static uint64_t part_i = 1, part_n = 1;
+
 static int usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s [--filter PATTERN] [--seed N] [--vmath-stride N] "
-            "[--vmath-exhaustive]\n",
+            "usage: %s [--filter PATTERN] [--part I/N] [--seed N] "
+            "[--vmath-stride N] [--vmath-exhaustive]\n",
             argv0);
     return 2;
 }
@@ -331,6 +334,16 @@ int main(int argc, char **argv)
             return isa_report();
         } else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {
             cmocka_set_test_filter(argv[++i]);
+        } else if (strcmp(argv[i], "--part") == 0 && i + 1 < argc) {
+            /* tests i with i % N == I - 1: meson runs the parts side by
+             * side, each under its own timeout */
+            char *slash = strchr(argv[++i], '/');
+            if (!slash)
+                return usage(argv[0]);
+            *slash = '\0';
+            if (!parse_u64(argv[i], &part_i) || !parse_u64(slash + 1, &part_n) ||
+                part_n < 1 || part_i < 1 || part_i > part_n)
+                return usage(argv[0]);
         } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
             if (!parse_u64(argv[++i], &seed))
                 return usage(argv[0]);
@@ -353,7 +366,12 @@ int main(int argc, char **argv)
     static struct CMUnitTest tests[MAX_TESTS];
     const int nf = (int)(sizeof fixed / sizeof fixed[0]);
     memcpy(tests, fixed, sizeof fixed);
-    const int n = nf + checkasm_op_tests(tests + nf, MAX_TESTS - nf);
+    int n = nf + checkasm_op_tests(tests + nf, MAX_TESTS - nf);
+    int kept = 0;
+    for (int t = 0; t < n; t++)
+        if ((uint64_t)t % part_n == part_i - 1)
+            tests[kept++] = tests[t];
+    n = kept;
     return _cmocka_run_group_tests("test_checkasm", tests, (size_t)n, NULL,
                                    NULL);
 }
