@@ -19,7 +19,7 @@
 #include "backend.h"
 
 /* Most plugins one process holds (--plugin and TBENCH_PLUGIN_PATH). */
-#define TB_MAX_PLUGINS 16
+#define TB_MAX_PLUGINS TB_MAX_REGISTERED
 
 /* dlopen path (RTLD_NOW | RTLD_LOCAL) and dlsym sym.  On success 0 with
  * *handle and *fn set.  Otherwise TB_EUNAVAILABLE with dlopen's message,

@@ -405,18 +405,19 @@ static cJSON *list_json(void)
     const tb_backend *const *list = tb_backend_list(&n);
     for (int i = 0; i < n; i++) {
         char reason[256] = "";
-        bool ok = list[i]->probe(reason, sizeof reason) == 0;
+        const tb_backend *be = list[i];
+        bool ok = tb_backend_probe(&be, reason, sizeof reason) == 0;
         cJSON *b = cJSON_CreateObject();
-        cJSON_AddStringToObject(b, "name", list[i]->name);
+        cJSON_AddStringToObject(b, "name", be->name);
         cJSON_AddBoolToObject(b, "available", ok);
         if (ok)
             cJSON_AddNullToObject(b, "reason");
         else
             cJSON_AddStringToObject(b, "reason", reason);
-        cJSON_AddStringToObject(b, "doc", list[i]->doc);
+        cJSON_AddStringToObject(b, "doc", be->doc);
         cJSON *ax = cJSON_AddArrayToObject(b, "axes");
         tb_axis axes[TB_MAX_AXES];
-        int na = ok ? list[i]->axes(axes, TB_MAX_AXES) : 0;
+        int na = ok ? be->axes(be, axes, TB_MAX_AXES) : 0;
         for (int a = 0; a < na; a++) {
             cJSON *aj = cJSON_CreateObject();
             cJSON_AddStringToObject(aj, "name", axes[a].name);
@@ -460,14 +461,15 @@ static void list_text(void)
     const tb_backend *const *list = tb_backend_list(&n);
     for (int i = 0; i < n; i++) {
         char reason[256] = "";
-        bool ok = list[i]->probe(reason, sizeof reason) == 0;
-        printf("  %-8s %s", list[i]->name, ok ? "available" : "unavailable: ");
+        const tb_backend *be = list[i];
+        bool ok = tb_backend_probe(&be, reason, sizeof reason) == 0;
+        printf("  %-8s %s", be->name, ok ? "available" : "unavailable: ");
         if (!ok)
             printf("%s", reason);
         printf("\n");
-        printf("           %s\n", list[i]->doc);
+        printf("           %s\n", be->doc);
         tb_axis axes[TB_MAX_AXES];
-        int na = ok ? list[i]->axes(axes, TB_MAX_AXES) : 0;
+        int na = ok ? be->axes(be, axes, TB_MAX_AXES) : 0;
         for (int a = 0; a < na; a++) {
             printf("           axis %s:", axes[a].name);
             for (int v = 0; v < axes[a].n_values; v++)
