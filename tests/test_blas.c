@@ -293,8 +293,8 @@ static void test_matmul_k0(void **state)
             tb_tensor_set(&h, k, NAN);
         assert_int_equal(B->upload(ctx, &o, &h), 0);
         tb_tensor in[2] = {a, b};
-        tb_kernel_fn fn =
-            B->kernel(ctx, tb_op_get(TB_OP_matmul), (tb_dtype)dt, NULL, NULL).fn;
+        tb_kernel_fn fn = B->kernel(ctx, tb_op_get(TB_OP_matmul),
+                                    (tb_dtype)dt, NULL, NULL).fn;
         assert_non_null(fn);
         assert_int_equal(fn(ctx, in, &o, NULL), 0);
         assert_int_equal(B->download(ctx, &h, &o), 0);

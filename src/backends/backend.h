@@ -12,11 +12,15 @@
  * so the interface has alloc/upload/download/sync from the start.  The
  * harness creates one instance per combination of the backend's parameter
  * axes (e.g. threads=1, threads=2), looks kernels up by (op, dtype,
- * params) and times them.  kernel() returning NULL means "unsupported":
- * it is reported as such, never silently replaced by another backend.
+ * params) and times them.  kernel() returning a NULL fn means
+ * "unsupported": it is reported as such, never silently replaced by
+ * another backend.
  *
  * A backend knows nothing about the harness. Slots marked (optional) may
- * be NULL; the tb_backend_* wrappers in registry.c supply the defaults. */
+ * be NULL; the tb_backend_* wrappers in registry.c supply the defaults.
+ * A run-time module's placeholder (module.c) fills only name, doc,
+ * device_memory, probe, axes and create until its probe has loaded the
+ * module and the registry lists the module's own backend instead. */
 #ifndef TB_BACKENDS_BACKEND_H
 #define TB_BACKENDS_BACKEND_H
 
