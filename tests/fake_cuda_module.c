@@ -26,15 +26,17 @@ typedef struct {
 
 static const tb_backend *fk_self(void);
 
-static int fk_probe(char *r, size_t n)
+static int fk_probe(const tb_backend *self, char *r, size_t n)
 {
+    (void)self;
     if (r && n)
         r[0] = '\0';
     return 0;
 }
 
-static int fk_axes(tb_axis *out, int max)
+static int fk_axes(const tb_backend *self, tb_axis *out, int max)
 {
+    (void)self;
     if (max < 2)
         return 0;
     memset(out, 0, 2 * sizeof *out);
@@ -50,8 +52,10 @@ static int fk_axes(tb_axis *out, int max)
     return 2;
 }
 
-static int fk_create(const char *const *v, void **ctx, char *e, size_t n)
+static int fk_create(const tb_backend *self, const char *const *v,
+                     void **ctx, char *e, size_t n)
 {
+    (void)self;
     fk_ctx *c = calloc(1, sizeof *c);
     if (!c) {
         snprintf(e, n, "out of memory");
@@ -122,14 +126,14 @@ static int fk_add(void *ctx, const tb_tensor *in, tb_tensor *out,
     return 0;
 }
 
-static tb_kernel_fn fk_kernel(void *ctx, const tb_op *op, tb_dtype dt,
-                              const tb_params *p, const char **impl)
+static tb_kernel fk_kernel(void *ctx, const tb_op *op, tb_dtype dt,
+                           const tb_params *p, const char **impl)
 {
-    (void)ctx, (void)p;
+    (void)p;
     if (op->id != TB_OP_add || dt != TB_F32)
-        return NULL;
+        return (tb_kernel){NULL, NULL};
     *impl = "add_f32_fakecuda";
-    return fk_add;
+    return (tb_kernel){fk_add, ctx};
 }
 
 static int fk_timer_start(void *ctx)
@@ -208,6 +212,7 @@ static const tb_backend fk_backend = {
     .sample_prep = fk_sample_prep,
     .device_pci = fk_pci,
     .peak = fk_peak,
+    .device_memory = true,
 };
 
 static const tb_backend *fk_self(void) { return &fk_backend; }

@@ -91,7 +91,7 @@ static const tb_ag_exec ref_exec = {ref_run, ref_alloc, ref_free, NULL,
 static int cpu_run(void *ctx, const tb_op *op, const tb_tensor *in,
                    tb_tensor *out, const tb_params *p)
 {
-    tb_kernel_fn fn = B->kernel(ctx, op, out[0].dtype, p, NULL);
+    tb_kernel_fn fn = B->kernel(ctx, op, out[0].dtype, p, NULL).fn;
     if (!fn)
         return TB_EUNSUPPORTED;
     return fn(ctx, in, out, p);
@@ -115,7 +115,7 @@ static void *cpu_new(void)
     const char *vals[2] = {"auto", "1"};
     void *ctx = NULL;
     char err[256];
-    assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+    assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
     return ctx;
 }
 

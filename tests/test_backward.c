@@ -91,7 +91,7 @@ static void *cpu_new(void)
     const char *vals[2] = {"auto", "1"};
     void *ctx = NULL;
     char err[256];
-    assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+    assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
     return ctx;
 }
 
@@ -147,7 +147,7 @@ static void run_vector(const agv_case *c, void *ctx, tb_dtype dt, bool ref)
         assert_int_equal(op->ref(in, out, &p), 0);
     } else {
         const char *impl = NULL;
-        tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl);
+        tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl).fn;
         assert_non_null(fn);
         assert_int_equal(fn(ctx, in, out, &p), 0);
     }
@@ -345,7 +345,7 @@ static void test_bad_targets(void **state)
                                  0);
                 assert_int_equal(tb_tensor_create(&ref, TB_F64, &os), 0);
                 tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, NULL,
-                                            NULL);
+                                            NULL).fn;
                 assert_non_null(fn);
                 assert_int_equal(fn(ctx, in, &out, NULL), TB_EINVAL);
                 assert_int_equal(op->ref(in, &ref, NULL), TB_EINVAL);
@@ -377,7 +377,7 @@ static void test_coverage(void **state)
             fail_msg("%s: %d vector cases (need 2 or more)", op->name, seen);
         for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
             const char *impl = NULL;
-            if (!B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl))
+            if (!B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl).fn)
                 fail_msg("%s %s: no cpu kernel", op->name,
                          tb_dtype_name((tb_dtype)dt));
         }
@@ -427,7 +427,7 @@ static void check_against_ref(const char *opname, const tb_shape *is,
         const char *vals[2] = {"auto", threads[th]};
         void *ctx = NULL;
         char err[256];
-        assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+        assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
         for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
             tb_tensor in[4], out[3];
             for (int i = 0; i < op->n_in; i++) {
@@ -440,7 +440,7 @@ static void check_against_ref(const char *opname, const tb_shape *is,
             for (int o = 0; o < op->n_out; o++)
                 assert_int_equal(
                     tb_tensor_create(&out[o], (tb_dtype)dt, &osh[o]), 0);
-            tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, p, NULL);
+            tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, p, NULL).fn;
             assert_non_null(fn);
             assert_int_equal(fn(ctx, in, out, p), 0);
             double rlen = op->reduce_len ? op->reduce_len(op, is, osh, &full,
@@ -644,7 +644,7 @@ static void test_binary_paths(void **state)
                 }
                 const char *impl = NULL;
                 tb_kernel_fn fn =
-                    B->kernel(ctx, op, (tb_dtype)dt, &p, &impl);
+                    B->kernel(ctx, op, (tb_dtype)dt, &p, &impl).fn;
                 assert_non_null(fn);
                 assert_int_equal(fn(ctx, in, out, &p), 0);
                 assert_int_equal(op->ref(in, ref, &p), 0);

@@ -94,7 +94,7 @@ static void *blas_new(int threads)
     snprintf(v, sizeof v, "%d", threads);
     const char *vals[1] = {v};
     void *ctx = NULL;
-    int rc = B->create(vals, &ctx, err, sizeof err);
+    int rc = B->create(B, vals, &ctx, err, sizeof err);
     if (rc)
         print_error("create threads=%d: %s\n", threads, err);
     assert_int_equal(rc, 0);
@@ -180,7 +180,7 @@ static void mm_run(void *ctx, int threads, tb_dtype dt, const mm_case *mc,
     assert_int_equal(tb_tensor_create(&ref, TB_F64, &oshape), 0);
 
     const char *impl = NULL;
-    tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl);
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl).fn;
     assert_non_null(fn);
     assert_string_equal(impl, dt == TB_F32 ? "cblas_sgemm" : "cblas_dgemm");
     int64_t batch = 1;
@@ -293,8 +293,8 @@ static void test_matmul_k0(void **state)
             tb_tensor_set(&h, k, NAN);
         assert_int_equal(B->upload(ctx, &o, &h), 0);
         tb_tensor in[2] = {a, b};
-        tb_kernel_fn fn =
-            B->kernel(ctx, tb_op_get(TB_OP_matmul), (tb_dtype)dt, NULL, NULL);
+        tb_kernel_fn fn = B->kernel(ctx, tb_op_get(TB_OP_matmul),
+                                    (tb_dtype)dt, NULL, NULL).fn;
         assert_non_null(fn);
         assert_int_equal(fn(ctx, in, &o, NULL), 0);
         assert_int_equal(B->download(ctx, &h, &o), 0);
@@ -314,11 +314,11 @@ static void test_probe_axes(void **state)
 {
     (void)state;
     char reason[128] = "x";
-    assert_int_equal(B->probe(reason, sizeof reason), 0);
+    assert_int_equal(B->probe(B, reason, sizeof reason), 0);
     assert_string_equal(reason, "");
     assert_string_equal(B->name, "blas");
     tb_axis ax[TB_MAX_AXES];
-    assert_int_equal(B->axes(ax, TB_MAX_AXES), 1);
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 1);
     assert_string_equal(ax[0].name, "threads");
     assert_int_equal(ax[0].n_values, expected_max_threads());
     for (int i = 0; i < ax[0].n_values; i++) {
@@ -327,7 +327,7 @@ static void test_probe_axes(void **state)
         assert_string_equal(ax[0].values[i], want);
     }
     assert_string_equal(ax[0].values[ax[0].def], "1");
-    assert_int_equal(B->axes(ax, 0), 0);
+    assert_int_equal(B->axes(B, ax, 0), 0);
     assert_ptr_equal(tb_backend_find("blas"), B);
 }
 
@@ -341,15 +341,15 @@ static void test_create_bad_threads(void **state)
         char err[256] = "";
         void *ctx = (void *)1;
         const char *vals[1] = {bad[i]};
-        assert_int_equal(B->create(vals, &ctx, err, sizeof err), TB_EPARAM);
+        assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), TB_EPARAM);
         assert_null(ctx);
         assert_non_null(strstr(err, "blas: threads"));
     }
     char err[256] = "";
     void *ctx = NULL;
-    assert_int_equal(B->create(NULL, &ctx, err, sizeof err), TB_EPARAM);
+    assert_int_equal(B->create(B, NULL, &ctx, err, sizeof err), TB_EPARAM);
     const char *one[1] = {"1"};
-    assert_int_equal(B->create(one, NULL, err, sizeof err), TB_EINVAL);
+    assert_int_equal(B->create(B, one, NULL, err, sizeof err), TB_EINVAL);
 }
 
 /* linear and conv2d (im2col + GEMM) against the reference kernel, within
@@ -381,7 +381,7 @@ static void op_vs_ref(void *ctx, tb_op_id id, tb_dtype dt, const tb_shape *in,
     assert_int_equal(tb_tensor_create(&hout, dt, &oshape), 0);
     assert_int_equal(tb_tensor_create(&ref, TB_F64, &oshape), 0);
     const char *impl = NULL;
-    tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl);
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl).fn;
     assert_non_null(fn);
     uint64_t l0 = counters(ctx).kernel_launches;
     assert_int_equal(fn(ctx, d, &dout, &p), 0);
@@ -441,7 +441,7 @@ static void test_kernel_lookup(void **state)
         const tb_op *op = tb_op_get((tb_op_id)id);
         for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
             const char *impl = "unset";
-            tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl);
+            tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl).fn;
             if (id == TB_OP_matmul || id == TB_OP_linear ||
                 id == TB_OP_conv2d || id == TB_OP_conv2d_nobias ||
                 (TB_HAVE_LAPACKE && op->category == TB_CAT_LINALG)) {
@@ -454,9 +454,9 @@ static void test_kernel_lookup(void **state)
             }
         }
     }
-    assert_null(B->kernel(ctx, NULL, TB_F32, NULL, NULL));
+    assert_null(B->kernel(ctx, NULL, TB_F32, NULL, NULL).fn);
     assert_null(B->kernel(ctx, tb_op_get(TB_OP_matmul), TB_DTYPE_COUNT, NULL,
-                          NULL));
+                          NULL).fn);
     B->destroy(ctx);
 }
 
@@ -511,7 +511,7 @@ static void test_kernel_errors(void **state)
     (void)state;
     void *ctx = blas_new(1);
     const tb_op *op = tb_op_get(TB_OP_matmul);
-    tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, NULL, NULL);
+    tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, NULL, NULL).fn;
     tb_shape sa = S(2, 4, 3), sb = S(2, 3, 2), so = S(2, 4, 2),
              bad = S(2, 4, 3);
     tb_tensor t[2], o, ob, o64;

@@ -32,7 +32,7 @@ static void *instance(void)
     const char *vals[2] = {"auto", "1"};
     void *ctx = NULL;
     char err[256] = "";
-    if (B->create(vals, &ctx, err, sizeof err))
+    if (B->create(B, vals, &ctx, err, sizeof err))
         fail_msg("cpu create: %s", err);
     return ctx;
 }
@@ -141,7 +141,7 @@ static void run_work(void *ctx, tb_dtype dt, int64_t n, double *got)
 {
     const tb_op *op = tb_op_find("calib_work");
     const char *impl = NULL;
-    tb_kernel_fn fn = B->kernel(ctx, op, dt, NULL, &impl);
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, NULL, &impl).fn;
     assert_non_null(fn);
     assert_string_equal(impl, dt == TB_F32 ? "calib_work_f32_c"
                                            : "calib_work_f64_c");
@@ -225,7 +225,7 @@ static void test_spin(void **state)
     void *ctx = instance();
     const tb_op *op = tb_op_find("calib_spin");
     for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
-        tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, NULL, NULL);
+        tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, NULL, NULL).fn;
         assert_non_null(fn);
         tb_shape sh = SHAPE(1);
         tb_tensor out;

@@ -148,17 +148,17 @@ static void test_isa_mask(void **state)
             assert_int_equal(vm.isa[f], m);
         /* The backend offers scalar..m and auto = m. */
         tb_axis ax[TB_MAX_AXES];
-        assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+        assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
         assert_int_equal(ax[0].n_values, m + 2);
         assert_string_equal(ax[0].values[m], tb_cpu_isa_name(m));
         assert_string_equal(ax[0].values[m + 1], "auto");
         const char *vals[2] = {"auto", "1"};
         void *ctx = NULL;
         char err[256];
-        assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+        assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
         const char *impl = NULL;
         assert_non_null(
-            B->kernel(ctx, tb_op_get(TB_OP_add), TB_F32, NULL, &impl));
+            B->kernel(ctx, tb_op_get(TB_OP_add), TB_F32, NULL, &impl).fn);
         char want[64];
         snprintf(want, sizeof want, "add_f32_%s", tb_cpu_isa_name(m));
         assert_string_equal(impl, want);
@@ -167,7 +167,7 @@ static void test_isa_mask(void **state)
         if (m < top) {
             vals[0] = tb_cpu_isa_name(m + 1);
             ctx = (void *)&ctx;
-            assert_int_equal(B->create(vals, &ctx, err, sizeof err),
+            assert_int_equal(B->create(B, vals, &ctx, err, sizeof err),
                              TB_EPARAM);
             assert_null(ctx);
             assert_non_null(strstr(err, "not usable"));

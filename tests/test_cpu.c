@@ -91,7 +91,7 @@ static double rng_uniform(double lo, double hi)
 static int max_threads(void)
 {
     tb_axis ax[TB_MAX_AXES];
-    int n = B->axes(ax, TB_MAX_AXES);
+    int n = B->axes(B, ax, TB_MAX_AXES);
     assert_int_equal(n, 2);
     return ax[1].n_values;
 }
@@ -100,7 +100,7 @@ static int max_threads(void)
 static int isa_levels(void)
 {
     tb_axis ax[TB_MAX_AXES];
-    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
     return ax[0].n_values - 1;
 }
 
@@ -113,7 +113,7 @@ static void *cpu_new(int threads)
     snprintf(v, sizeof v, "%d", threads);
     const char *vals[2] = {cur_isa, v};
     void *ctx = NULL;
-    int rc = B->create(vals, &ctx, err, sizeof err);
+    int rc = B->create(B, vals, &ctx, err, sizeof err);
     if (rc)
         print_error("create isa=%s threads=%d: %s\n", cur_isa, threads, err);
     assert_int_equal(rc, 0);
@@ -194,7 +194,7 @@ static void run_case(void *ctx, int threads, const tb_op *op, tb_dtype dt,
     assert_int_equal(tb_tensor_create(&ref, TB_F64, &oshape), 0);
 
     const char *impl = NULL;
-    tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl);
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl).fn;
     assert_non_null(fn);
     assert_non_null(impl);
     uint64_t l0 = launches(ctx);
@@ -467,7 +467,7 @@ static void relu_special(void)
         dev_from_host(ctx, &d, &h);
         tb_tensor_init(&dout, (tb_dtype)dt, &s);
         assert_int_equal(B->alloc(ctx, &dout), 0);
-        tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, NULL, NULL);
+        tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, NULL, NULL).fn;
         assert_non_null(fn);
         assert_int_equal(fn(ctx, &d, &dout, NULL), 0);
         assert_int_equal(tb_tensor_create(&hout, (tb_dtype)dt, &s), 0);
@@ -518,7 +518,7 @@ static void log_softmax_special(void)
         dev_from_host(ctx, &d, &h);
         tb_tensor_init(&dout, (tb_dtype)dt, &s);
         assert_int_equal(B->alloc(ctx, &dout), 0);
-        tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, &p, NULL);
+        tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, &p, NULL).fn;
         assert_int_equal(fn(ctx, &d, &dout, &p), 0);
         assert_int_equal(tb_tensor_create(&hout, (tb_dtype)dt, &s), 0);
         assert_int_equal(tb_tensor_create(&ref, TB_F64, &s), 0);
@@ -558,13 +558,13 @@ static void test_probe_axes(void **state)
 {
     (void)state;
     char reason[64] = "x";
-    assert_int_equal(B->probe(reason, sizeof reason), 0);
+    assert_int_equal(B->probe(B, reason, sizeof reason), 0);
     assert_string_equal(B->name, "cpu");
     tb_axis ax[TB_MAX_AXES];
-    assert_int_equal(B->axes(ax, 0), 0);
-    assert_int_equal(B->axes(ax, 1), 1); /* isa only */
+    assert_int_equal(B->axes(B, ax, 0), 0);
+    assert_int_equal(B->axes(B, ax, 1), 1); /* isa only */
     assert_string_equal(ax[0].name, "isa");
-    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
     /* isa: scalar, then the levels this machine has, then auto (def). */
     assert_string_equal(ax[0].name, "isa");
     assert_non_null(ax[0].doc);
@@ -591,7 +591,7 @@ static void test_probe_axes(void **state)
             const char *vals[2] = {ax[0].values[k], ax[1].values[i]};
             void *ctx = NULL;
             char err[128];
-            assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+            assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
             assert_int_equal(B->sync(ctx), 0);
             B->destroy(ctx);
         }
@@ -609,7 +609,7 @@ static void test_create_bad_threads(void **state)
         const char *vals[2] = {"auto", bad[i]};
         void *ctx = (void *)&ctx;
         char err[256] = "";
-        int rc = B->create(vals, &ctx, err, sizeof err);
+        int rc = B->create(B, vals, &ctx, err, sizeof err);
         if (rc != TB_EPARAM)
             print_error("threads=\"%s\": rc %d\n", bad[i], rc);
         assert_int_equal(rc, TB_EPARAM);
@@ -619,7 +619,7 @@ static void test_create_bad_threads(void **state)
     }
     void *ctx = NULL;
     char err[64];
-    assert_int_equal(B->create(NULL, &ctx, err, sizeof err), TB_EPARAM);
+    assert_int_equal(B->create(B, NULL, &ctx, err, sizeof err), TB_EPARAM);
     assert_null(ctx);
 }
 
@@ -638,7 +638,7 @@ static void test_create_bad_isa(void **state)
         const char *vals[2] = {v, "1"};
         void *ctx = (void *)&ctx;
         char err[256] = "";
-        int rc = B->create(vals, &ctx, err, sizeof err);
+        int rc = B->create(B, vals, &ctx, err, sizeof err);
         if (rc != TB_EPARAM)
             print_error("isa=\"%s\": rc %d\n", v, rc);
         assert_int_equal(rc, TB_EPARAM);
@@ -687,7 +687,7 @@ static void test_counters(void **state)
     for (int k = 0; k < 3; k++) {
         tb_params p = {0};
         tb_params_defaults(ops[k], &p);
-        tb_kernel_fn fn = B->kernel(ctx, ops[k], TB_F32, &p, NULL);
+        tb_kernel_fn fn = B->kernel(ctx, ops[k], TB_F32, &p, NULL).fn;
         uint64_t before = launches(ctx);
         for (int it = 0; it < 10; it++)
             assert_int_equal(fn(ctx, in2, &dout, &p), 0);
@@ -697,7 +697,7 @@ static void test_counters(void **state)
     tb_tensor wrong = dout;
     wrong.dtype = TB_F64;
     uint64_t before = launches(ctx);
-    tb_kernel_fn fn = B->kernel(ctx, ops[0], TB_F32, NULL, NULL);
+    tb_kernel_fn fn = B->kernel(ctx, ops[0], TB_F32, NULL, NULL).fn;
     assert_int_equal(fn(ctx, &d, &wrong, NULL), TB_EINVAL);
     assert_int_equal(launches(ctx) - before, 1);
 
@@ -789,7 +789,7 @@ static void test_kernel_lookup(void **state)
             for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
                 const char *impl = NULL;
                 tb_kernel_fn fn =
-                    B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl);
+                    B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl).fn;
                 assert_non_null(fn);
                 assert_non_null(impl);
                 if (strncmp(impl, "gemm_", 5) == 0) {
@@ -823,15 +823,15 @@ static void test_kernel_lookup(void **state)
         const tb_op *op = tb_op_get((tb_op_id)id);
         /* Unsupported dtype: NULL, and impl is cleared. */
         const char *impl = "stale";
-        assert_null(B->kernel(ctx, op, TB_DTYPE_COUNT, NULL, &impl));
+        assert_null(B->kernel(ctx, op, TB_DTYPE_COUNT, NULL, &impl).fn);
         assert_null(impl);
-        assert_null(B->kernel(ctx, op, (tb_dtype)-1, NULL, NULL));
+        assert_null(B->kernel(ctx, op, (tb_dtype)-1, NULL, NULL).fn);
     }
     /* Unknown op (e.g. from a newer op table) and NULL op. */
     tb_op fake = *tb_op_get(TB_OP_add);
     fake.id = TB_OP_COUNT;
-    assert_null(B->kernel(ctx, &fake, TB_F32, NULL, NULL));
-    assert_null(B->kernel(ctx, NULL, TB_F32, NULL, NULL));
+    assert_null(B->kernel(ctx, &fake, TB_F32, NULL, NULL).fn);
+    assert_null(B->kernel(ctx, NULL, TB_F32, NULL, NULL).fn);
     B->destroy(ctx);
 }
 
@@ -905,7 +905,7 @@ static void test_registry_lower_row(void **state)
     /* The registry's own choice at the top level is the top row. */
     const char *impl = NULL;
     tb_kernel_fn fn =
-        B->kernel(ctx, tb_op_get(TB_OP_exp), TB_F32, NULL, &impl);
+        B->kernel(ctx, tb_op_get(TB_OP_exp), TB_F32, NULL, &impl).fn;
     const tb_cpu_krow *e =
         tb_cpu_krow_find(real, n, TB_OP_exp, TB_F32, top);
     assert_ptr_equal(fn, e->fn);
@@ -961,7 +961,7 @@ static void test_registry_rows(void **state)
             for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
                 const char *impl = NULL;
                 tb_kernel_fn fn =
-                    B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl);
+                    B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl).fn;
                 if (!fn) {
                     assert_null(impl);
                     continue;
@@ -1015,7 +1015,7 @@ static void test_kernel_errors(void **state)
     tb_params p = {0};
 
     const tb_op *add = tb_op_get(TB_OP_add);
-    tb_kernel_fn f = B->kernel(ctx, add, TB_F32, NULL, NULL);
+    tb_kernel_fn f = B->kernel(ctx, add, TB_F32, NULL, NULL).fn;
     assert_int_equal(f(ctx, in, &o, NULL), TB_ESHAPE);   /* 3x4 + 3x5 */
     assert_int_equal(f(NULL, in, &o, NULL), TB_EINVAL);
     assert_int_equal(f(ctx, NULL, &o, NULL), TB_EINVAL);
@@ -1046,7 +1046,7 @@ static void test_kernel_errors(void **state)
     in[0] = a;
 
     const tb_op *mm = tb_op_get(TB_OP_matmul);
-    f = B->kernel(ctx, mm, TB_F32, NULL, NULL);
+    f = B->kernel(ctx, mm, TB_F32, NULL, NULL).fn;
     in[1] = b;
     assert_int_equal(f(ctx, in, &o, NULL), TB_ESHAPE);   /* 3x4 @ 3x5 */
     tb_tensor v3 = a;
@@ -1057,7 +1057,7 @@ static void test_kernel_errors(void **state)
     assert_int_equal(f(ctx, in, &o, NULL), TB_ESHAPE);   /* 1-D */
 
     const tb_op *sum = tb_op_get(TB_OP_sum);
-    f = B->kernel(ctx, sum, TB_F32, NULL, NULL);
+    f = B->kernel(ctx, sum, TB_F32, NULL, NULL).fn;
     assert_int_equal(tb_params_set(sum, &p, "axis", 1, NULL, 0), 0);
     assert_int_equal(f(ctx, &a, &o, &p), TB_ESHAPE);     /* out 12 != 3 */
     p.v[0] = 5; /* bypass tb_params_set's bounds */
@@ -1070,12 +1070,12 @@ static void test_kernel_errors(void **state)
     assert_int_equal(f(ctx, &a, &o, &p), TB_ESHAPE);     /* global: 1 out */
 
     const tb_op *tr = tb_op_get(TB_OP_transpose);
-    f = B->kernel(ctx, tr, TB_F32, NULL, NULL);
+    f = B->kernel(ctx, tr, TB_F32, NULL, NULL).fn;
     assert_int_equal(f(ctx, &a, &o, NULL), TB_ESHAPE);   /* 3x4 -> 3x4 */
     assert_int_equal(f(ctx, &v3, &v3, NULL), TB_EPARAM); /* dim -2 of 1-D */
 
     const tb_op *ls = tb_op_get(TB_OP_log_softmax);
-    f = B->kernel(ctx, ls, TB_F32, NULL, NULL);
+    f = B->kernel(ctx, ls, TB_F32, NULL, NULL).fn;
     assert_int_equal(f(ctx, &a, &b, NULL), TB_ESHAPE);
     p = (tb_params){0};
     assert_int_equal(tb_params_set(ls, &p, "axis", 1, NULL, 0), 0);
@@ -1083,7 +1083,7 @@ static void test_kernel_errors(void **state)
     assert_int_equal(f(ctx, &a, &o, &p), TB_EPARAM);
 
     const tb_op *relu = tb_op_get(TB_OP_relu);
-    f = B->kernel(ctx, relu, TB_F32, NULL, NULL);
+    f = B->kernel(ctx, relu, TB_F32, NULL, NULL).fn;
     assert_int_equal(f(ctx, &a, &b, NULL), TB_ESHAPE);
 
     /* Nothing was written to o by the failed calls. */
@@ -1118,7 +1118,7 @@ static void test_sum_deterministic(void **state)
         assert_int_equal(tb_tensor_create(&ho, (tb_dtype)dt, &so), 0);
         tb_params p = {0};
         tb_params_defaults(op, &p);
-        tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, &p, NULL);
+        tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, &p, NULL).fn;
         unsigned char first[8], again[8];
         size_t es = tb_dtype_size((tb_dtype)dt);
         for (int run = 0; run < 20; run++) {
@@ -1187,9 +1187,9 @@ static void test_pool_stress(void **state)
     assert_int_equal(tb_tensor_create(&hfirst, TB_F64, &s), 0);
     tb_tensor in[2] = {d, d};
     tb_kernel_fn add = B->kernel(ctx, tb_op_get(TB_OP_add), TB_F64, NULL,
-                                 NULL);
+                                 NULL).fn;
     tb_kernel_fn lsm = B->kernel(ctx, tb_op_get(TB_OP_log_softmax), TB_F64,
-                                 NULL, NULL);
+                                 NULL, NULL).fn;
     uint64_t l0 = launches(ctx);
     for (int it = 0; it < 300; it++) {
         assert_int_equal(add(ctx, in, &o1, NULL), 0);
@@ -1240,9 +1240,9 @@ static void test_fork_child(void **state)
     assert_int_equal(B->alloc(ctx, &os), 0);
     tb_tensor in[2] = {d, d};
     tb_kernel_fn add = B->kernel(ctx, tb_op_get(TB_OP_add), TB_F64, NULL,
-                                 NULL);
+                                 NULL).fn;
     tb_kernel_fn sum = B->kernel(ctx, tb_op_get(TB_OP_sum), TB_F64, NULL,
-                                 NULL);
+                                 NULL).fn;
     assert_int_equal(add(ctx, in, &o, NULL), 0); /* workers are running */
     fflush(NULL);
     pid_t pid = fork();
@@ -1311,7 +1311,7 @@ int main(int argc, char **argv)
         }
     }
     tb_axis ax[TB_MAX_AXES];
-    int nax = B->axes(ax, TB_MAX_AXES);
+    int nax = B->axes(B, ax, TB_MAX_AXES);
     printf("# test_cpu: isa levels %d (best %s), threads 1 and %d, input "
            "seed 0x%016llx\n",
            nax > 0 ? ax[0].n_values - 1 : 0,

@@ -67,13 +67,13 @@ static const tb_backend *const B = &tb_backend_cpu;
 static void *instance(int threads)
 {
     tb_axis ax[TB_MAX_AXES];
-    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
     if (threads > ax[1].n_values)
         threads = ax[1].n_values;
     const char *vals[2] = {"auto", ax[1].values[threads - 1]};
     void *ctx = NULL;
     char err[256] = "";
-    int rc = B->create(vals, &ctx, err, sizeof err);
+    int rc = B->create(B, vals, &ctx, err, sizeof err);
     if (rc)
         fail_msg("cpu create: %s", err);
     return ctx;
@@ -125,7 +125,7 @@ static int run_kernel(void *ctx, const tb_op *op, tb_dtype dt,
     for (int64_t i = 0; i < tb_tensor_numel(out); i++)
         tb_tensor_set(out, i, NAN);
     const char *impl = NULL;
-    tb_kernel_fn fn = B->kernel(ctx, op, dt, p, &impl);
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, p, &impl).fn;
     assert_non_null(fn);
     assert_non_null(impl);
     uint64_t l0 = launches(ctx);
@@ -570,7 +570,7 @@ static void test_coverage(void **state)
             const char *impl = NULL;
             tb_params p = {0};
             tb_params_defaults(op, &p);
-            assert_non_null(B->kernel(ctx, op, (tb_dtype)dt, &p, &impl));
+            assert_non_null(B->kernel(ctx, op, (tb_dtype)dt, &p, &impl).fn);
             /* create.c's portable row, or a SIMD row (rand_simd.h) */
             char want[64];
             int len = snprintf(want, sizeof want, "%s_%s_", op->name,
@@ -598,9 +598,9 @@ static void test_bad_operands(void **state)
     const tb_op *copy = tb_op_get(TB_OP_copy);
     tb_params p = {0};
     tb_params_defaults(arange, &p);
-    tb_kernel_fn fz = B->kernel(ctx, zeros, TB_F32, &p, NULL);
-    tb_kernel_fn fa = B->kernel(ctx, arange, TB_F32, &p, NULL);
-    tb_kernel_fn fc = B->kernel(ctx, copy, TB_F32, &p, NULL);
+    tb_kernel_fn fz = B->kernel(ctx, zeros, TB_F32, &p, NULL).fn;
+    tb_kernel_fn fa = B->kernel(ctx, arange, TB_F32, &p, NULL).fn;
+    tb_kernel_fn fc = B->kernel(ctx, copy, TB_F32, &p, NULL).fn;
     assert_non_null(fz);
     assert_non_null(fa);
     assert_non_null(fc);

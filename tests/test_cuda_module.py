@@ -210,18 +210,20 @@ def t_create_axes():
     lib.tb_module_backend.restype = ctypes.c_void_p
     be = lib.tb_module_backend()
     expect(be, "tb_module_backend returned NULL")
-    # struct tb_backend: name, doc, probe, axes, create, ... (backend.h)
-    slots = (ctypes.c_void_p * 5).from_address(be)
-    create = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
+    # struct tb_backend: name, doc, data, probe, axes, create, ...
+    # (backend.h); create(self, values, ctx, err, errlen)
+    slots = (ctypes.c_void_p * 6).from_address(be)
+    create = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p,
+                              ctypes.POINTER(ctypes.c_char_p),
                               ctypes.POINTER(ctypes.c_void_p),
-                              ctypes.c_char_p, ctypes.c_size_t)(slots[4])
+                              ctypes.c_char_p, ctypes.c_size_t)(slots[5])
 
     def call(*vals):
         vals = vals + ("warm",)  # axis 2, l2 (read only after the device)
         arr = (ctypes.c_char_p * 3)(*[v.encode() for v in vals])
         ctx = ctypes.c_void_p(1)
         err = ctypes.create_string_buffer(256)
-        rc = create(arr, ctypes.byref(ctx), err, 256)
+        rc = create(be, arr, ctypes.byref(ctx), err, 256)
         return rc, err.value.decode(), ctx.value
 
     for bad in ("maybe", "1", "True", ""):

@@ -32,9 +32,10 @@ typedef struct {
 
 static dev_ctx dev_state;
 
-static int dev_create(const char *const *v, void **ctx, char *e, size_t n)
+static int dev_create(const tb_backend *self, const char *const *v,
+                      void **ctx, char *e, size_t n)
 {
-    (void)v, (void)e, (void)n;
+    (void)self, (void)v, (void)e, (void)n;
     *ctx = &dev_state;
     return 0;
 }
@@ -50,14 +51,14 @@ static int dev_add(void *ctx, const tb_tensor *in, tb_tensor *out,
     f->launches++;
     return 0;
 }
-static tb_kernel_fn dev_kernel(void *ctx, const tb_op *op, tb_dtype dt,
-                               const tb_params *p, const char **impl)
+static tb_kernel dev_kernel(void *ctx, const tb_op *op, tb_dtype dt,
+                            const tb_params *p, const char **impl)
 {
-    (void)ctx, (void)p;
+    (void)p;
     if (op->id != TB_OP_add || dt != TB_F32)
-        return NULL;
+        return (tb_kernel){NULL, NULL};
     *impl = "dev_add";
-    return dev_add;
+    return (tb_kernel){dev_add, ctx};
 }
 static int dev_timer_start(void *ctx)
 {

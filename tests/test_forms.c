@@ -150,7 +150,7 @@ static void run_inplace_case(void *ctx, const char *isa, int threads,
     assert_int_equal(op->ref(saved, &ref_own, &p), 0);
 
     const char *impl = NULL;
-    tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl);
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl).fn;
     assert_non_null(fn);
     assert_non_null(impl);
     tb_tensor out = in[0]; /* the same buffer: out[0].data == in[0].data */
@@ -184,7 +184,7 @@ static void test_inplace(void **state)
     const int nc = inplace_cases(op->id, c);
     assert_true(nc > 0);
     tb_axis ax[TB_MAX_AXES];
-    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
     const int nt = ax[1].n_values < 2 ? ax[1].n_values : 2;
     for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
         for (int iv = 0; iv < ax[0].n_values; iv++)
@@ -192,7 +192,7 @@ static void test_inplace(void **state)
                 const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
                 void *ctx = NULL;
                 char err[256] = "";
-                assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+                assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
                 for (int i = 0; i < nc; i++)
                     run_inplace_case(ctx, vals[0], tv + 1, op, (tb_dtype)dt,
                                      &c[i]);
@@ -359,7 +359,7 @@ static void test_unfused(void **state)
     assert_true(nc > 0);
     assert_true(op->n_steps >= 2);
     tb_axis ax[TB_MAX_AXES];
-    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
     const int nt = ax[1].n_values < 2 ? ax[1].n_values : 2;
     for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
         for (int iv = 0; iv < ax[0].n_values; iv++)
@@ -367,7 +367,7 @@ static void test_unfused(void **state)
                 const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
                 void *ctx = NULL;
                 char err[256] = "";
-                assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+                assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
                 for (int i = 0; i < nc; i++)
                     run_unfused_case(ctx, vals[0], tv + 1, op, (tb_dtype)dt,
                                      &c[i]);
@@ -376,13 +376,13 @@ static void test_unfused(void **state)
 }
 
 /* A cpu backend that has no exp kernel. */
-static tb_kernel_fn no_exp_kernel(void *ctx, const tb_op *op, tb_dtype dt,
-                                  const tb_params *p, const char **impl)
+static tb_kernel no_exp_kernel(void *ctx, const tb_op *op, tb_dtype dt,
+                               const tb_params *p, const char **impl)
 {
     if (op && op->id == TB_OP_exp) {
         if (impl)
             *impl = NULL;
-        return NULL;
+        return (tb_kernel){NULL, NULL};
     }
     return tb_backend_cpu.kernel(ctx, op, dt, p, impl);
 }
@@ -396,7 +396,7 @@ static void test_unfused_missing_kernel(void **state)
     const char *vals[2] = {"auto", "1"};
     void *ctx = NULL;
     char err[256] = "";
-    assert_int_equal(fake.create(vals, &ctx, err, sizeof err), 0);
+    assert_int_equal(fake.create(&fake, vals, &ctx, err, sizeof err), 0);
     const tb_op *op = tb_op_get(TB_OP_log_softmax_unfused);
     tb_shape in[1] = {SHAPE(4, 5)};
     tb_params p = {0};

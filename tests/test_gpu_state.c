@@ -46,14 +46,16 @@ typedef struct {
 
 static gs_ctx gs;
 
-static int gs_probe_none(char *r, size_t n)
+static int gs_probe_none(const tb_backend *self, char *r, size_t n)
 {
+    (void)self;
     snprintf(r, n, "no CUDA device: cudaGetDeviceCount found 0 devices");
     return TB_EUNAVAILABLE;
 }
-static int gs_create(const char *const *v, void **ctx, char *e, size_t n)
+static int gs_create(const tb_backend *self, const char *const *v,
+                     void **ctx, char *e, size_t n)
 {
-    (void)v, (void)e, (void)n;
+    (void)self, (void)v, (void)e, (void)n;
     *ctx = &gs;
     return 0;
 }
@@ -70,14 +72,14 @@ static int gs_add(void *ctx, const tb_tensor *in, tb_tensor *out,
     f->cold = false;
     return 0;
 }
-static tb_kernel_fn gs_kernel(void *ctx, const tb_op *op, tb_dtype dt,
-                              const tb_params *p, const char **impl)
+static tb_kernel gs_kernel(void *ctx, const tb_op *op, tb_dtype dt,
+                           const tb_params *p, const char **impl)
 {
-    (void)ctx, (void)p;
+    (void)p;
     if (op->id != TB_OP_add || dt != TB_F32)
-        return NULL;
+        return (tb_kernel){NULL, NULL};
     *impl = "gs_add";
-    return gs_add;
+    return (tb_kernel){gs_add, ctx};
 }
 static int gs_timer_start(void *ctx)
 {

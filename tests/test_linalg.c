@@ -142,7 +142,7 @@ static void destroy_all(tb_tensor *t, int n)
 static void *backend_new(const tb_backend *be, int threads)
 {
     tb_axis ax[TB_MAX_AXES];
-    int n = be->axes(ax, TB_MAX_AXES);
+    int n = be->axes(be, ax, TB_MAX_AXES);
     const char *vals[TB_MAX_AXES];
     char tv[16];
     snprintf(tv, sizeof tv, "%d", threads);
@@ -152,7 +152,7 @@ static void *backend_new(const tb_backend *be, int threads)
                       : ax[i].values[ax[i].def];
     void *ctx = NULL;
     char err[256] = "";
-    int rc = be->create(vals, &ctx, err, sizeof err);
+    int rc = be->create(be, vals, &ctx, err, sizeof err);
     if (rc)
         fail_msg("%s create: %s", be->name, err);
     return ctx;
@@ -163,7 +163,7 @@ static void *backend_new(const tb_backend *be, int threads)
 static int max_threads(const tb_backend *be)
 {
     tb_axis ax[TB_MAX_AXES];
-    int n = be->axes(ax, TB_MAX_AXES);
+    int n = be->axes(be, ax, TB_MAX_AXES);
     for (int i = 0; i < n; i++)
         if (strcmp(ax[i].name, "threads") == 0)
             return ax[i].n_values;
@@ -291,7 +291,7 @@ static void kernels_vs_oracle(const tb_backend *be, int threads,
         tb_params p;
         memset(&p, 0, sizeof p);
         const char *impl = NULL;
-        tb_kernel_fn fn = be->kernel(ctx, op, dt, &p, &impl);
+        tb_kernel_fn fn = be->kernel(ctx, op, dt, &p, &impl).fn;
         if (!fn)
             fail_msg("%s: %s has no kernel", c->name, be->name);
         char want_impl[64];
@@ -392,7 +392,7 @@ static int compute(const impl_t *im, const tb_op *op, const tb_tensor *a,
     }
     outputs_new(op, a->dtype, m, n, out);
     void *ctx = backend_new(im->be, 0);
-    tb_kernel_fn fn = im->be->kernel(ctx, op, a->dtype, NULL, NULL);
+    tb_kernel_fn fn = im->be->kernel(ctx, op, a->dtype, NULL, NULL).fn;
     assert_non_null(fn);
     uint64_t nl = 0;
     int rc = run_kernel(im->be, ctx, fn, op, a, out, &nl);
@@ -707,14 +707,14 @@ static void test_coverage(void **state)
                          op->name, tb_dtype_name((tb_dtype)dt), found);
             const char *impl = NULL;
             assert_non_null(
-                tb_backend_cpu.kernel(cpu, op, (tb_dtype)dt, NULL, &impl));
+                tb_backend_cpu.kernel(cpu, op, (tb_dtype)dt, NULL, &impl).fn);
             char want[64];
             snprintf(want, sizeof want, "%s_%s_c", op->name,
                      tb_dtype_name((tb_dtype)dt));
             assert_string_equal(impl, want);
 #if TB_HAVE_LAPACKE
             assert_non_null(
-                tb_backend_blas.kernel(blas, op, (tb_dtype)dt, NULL, NULL));
+                tb_backend_blas.kernel(blas, op, (tb_dtype)dt, NULL, NULL).fn);
 #endif
         }
     }
@@ -801,7 +801,7 @@ static void test_kernel_errors(void **state)
         for (size_t ii = 1; ii < sizeof impls / sizeof impls[0]; ii++) {
             const tb_backend *be = impls[ii].be;
             void *ctx = backend_new(be, 0);
-            tb_kernel_fn fn = be->kernel(ctx, op, TB_F32, NULL, NULL);
+            tb_kernel_fn fn = be->kernel(ctx, op, TB_F32, NULL, NULL).fn;
             assert_non_null(fn);
             tb_tensor a, out[TB_MAX_OUTPUTS];
             /* f64 operands to the f32 kernel */

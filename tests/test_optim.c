@@ -121,7 +121,7 @@ static void *cpu_create(int isa, int threads)
     const char *vals[2] = {tb_cpu_isa_name(isa), threads == 1 ? "1" : "2"};
     void *ctx = NULL;
     char err[256];
-    assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+    assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
     return ctx;
 }
 
@@ -187,7 +187,7 @@ static void cpu_vector_case(void *ctx, int isa, const optv_case *c,
     tb_dtype dt = dtype_of(c->dtype);
     tb_params p = case_params(op, c);
     const char *impl = NULL;
-    tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl);
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl).fn;
     assert_non_null(fn);
     char want_impl[64];
     snprintf(want_impl, sizeof want_impl, "%s_%s_%s", c->op, c->dtype,
@@ -382,7 +382,7 @@ static void random_case(void *ctx, const tb_op *op, tb_dtype dt, int64_t n,
             memset(out[o].data, 0xff, nb);
         }
     }
-    tb_kernel_fn fn = B->kernel(ctx, op, dt, p, NULL);
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, p, NULL).fn;
     assert_non_null(fn);
     uint64_t l0 = launches(ctx);
     int rc = fn(ctx, in, out, p);
@@ -495,7 +495,7 @@ static void test_coverage(void **state)
                 fail_msg("%s %s: %d vector cases", op->name,
                          tb_dtype_name((tb_dtype)dt), have);
             const char *impl = NULL;
-            if (!B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl))
+            if (!B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl).fn)
                 fail_msg("%s %s: no cpu kernel", op->name,
                          tb_dtype_name((tb_dtype)dt));
             assert_non_null(impl);
@@ -528,7 +528,7 @@ static void test_bad_operands(void **state)
     tb_params p;
     memset(&p, 0, sizeof p);
     tb_params_defaults(op, &p);
-    tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, &p, NULL);
+    tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, &p, NULL).fn;
     assert_non_null(fn);
 
     enum { N = 24 };

@@ -192,13 +192,13 @@ static int run_ref(const tb_op *op, const tb_tensor *in, const tb_params *p,
 static void *cpu_new(void)
 {
     tb_axis ax[TB_MAX_AXES];
-    int n = B->axes(ax, TB_MAX_AXES);
+    int n = B->axes(B, ax, TB_MAX_AXES);
     const char *vals[TB_MAX_AXES];
     for (int i = 0; i < n; i++)
         vals[i] = ax[i].values[ax[i].def];
     void *ctx = NULL;
     char err[256] = "";
-    int rc = B->create(vals, &ctx, err, sizeof err);
+    int rc = B->create(B, vals, &ctx, err, sizeof err);
     if (rc)
         fail_msg("cpu create: %s", err);
     return ctx;
@@ -235,7 +235,7 @@ static tb_kernel_fn backend_kernel(void *ctx, const tb_op *op, tb_dtype dt,
                                    const tb_params *p)
 {
     const char *impl = NULL;
-    tb_kernel_fn fn = B->kernel(ctx, op, dt, p, &impl);
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, p, &impl).fn;
     if (!fn || !impl)
         fail_msg("%s %s: the cpu backend has no kernel", op->name,
                  tb_dtype_name(dt));
@@ -439,7 +439,7 @@ static void test_coverage(void **state)
         /* unknown dtype: no row, and the backend hands out nothing */
         assert_null(tb_cpu_krow_c(op->id, TB_DTYPE_COUNT));
         const char *impl = "stale";
-        assert_null(B->kernel(ctx, op, TB_DTYPE_COUNT, NULL, &impl));
+        assert_null(B->kernel(ctx, op, TB_DTYPE_COUNT, NULL, &impl).fn);
         assert_null(impl);
     }
     B->destroy(ctx);

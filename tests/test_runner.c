@@ -31,9 +31,10 @@ typedef struct {
 
 static fake_ctx fake_state;
 
-static int fake_create(const char *const *v, void **ctx, char *e, size_t n)
+static int fake_create(const tb_backend *self, const char *const *v,
+                       void **ctx, char *e, size_t n)
 {
-    (void)v, (void)e, (void)n;
+    (void)self, (void)v, (void)e, (void)n;
     *ctx = &fake_state;
     return 0;
 }
@@ -66,21 +67,21 @@ static int fake_relu(void *ctx, const tb_tensor *in, tb_tensor *out,
     return 0;
 }
 /* add (and add_: fake_add reads a[i] before writing o[i]) and relu. */
-static tb_kernel_fn fake_kernel(void *ctx, const tb_op *op, tb_dtype dt,
-                                const tb_params *p, const char **impl)
+static tb_kernel fake_kernel(void *ctx, const tb_op *op, tb_dtype dt,
+                             const tb_params *p, const char **impl)
 {
-    (void)ctx, (void)p;
+    (void)p;
     if (dt != TB_F32)
-        return NULL;
+        return (tb_kernel){NULL, NULL};
     if (op->id == TB_OP_add || op->id == TB_OP_add_) {
         *impl = "fake_add";
-        return fake_add;
+        return (tb_kernel){fake_add, ctx};
     }
     if (op->id == TB_OP_relu) {
         *impl = "fake_relu";
-        return fake_relu;
+        return (tb_kernel){fake_relu, ctx};
     }
-    return NULL;
+    return (tb_kernel){NULL, NULL};
 }
 static void fake_counters(void *ctx, tb_backend_counters *out)
 {
@@ -787,7 +788,8 @@ static void test_plan_unavailable_backend(void **state)
     const char *text = "{\"name\":\"t\",\"backends\":[\"cpu\",\"cuda\"],"
                        "\"ops\":[{\"op\":\"relu\",\"shapes\":[[16]]}]}";
     char reason[256];
-    if (tb_backend_find("cuda")->probe(reason, sizeof reason) == 0)
+    const tb_backend *cuda = tb_backend_find("cuda");
+    if (tb_backend_probe(&cuda, reason, sizeof reason) == 0)
         skip(); /* a machine with the module and a GPU */
     assert_int_equal(plan_from(text, &plan, err, sizeof err, &cfg, NULL), 0);
     assert_int_equal(plan.n, 2);

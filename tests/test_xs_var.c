@@ -82,7 +82,7 @@ static void test_var_oracle(void **state)
     static const int lens[] = {2, 100, 255, 256, 257, 4095, 4096, 4097,
                                8192 + 300, 50003};
     tb_axis ax[TB_MAX_AXES];
-    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
     const tb_op *op = tb_op_get(TB_OP_var);
     double worst = 0;
     for (int iv = 0; iv < ax[0].n_values; iv++)
@@ -90,7 +90,7 @@ static void test_var_oracle(void **state)
             const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
             void *ctx = NULL;
             char err[256];
-            assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+            assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
             for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
                 for (int pat = 0; pat < N_PAT; pat++)
                     for (int rows = 1; rows <= 3; rows += 2)
@@ -126,7 +126,7 @@ static void test_var_oracle(void **state)
                                          (size_t)r);
                             const char *impl = NULL;
                             tb_kernel_fn fn =
-                                B->kernel(ctx, op, TB_F32, &p, &impl);
+                                B->kernel(ctx, op, TB_F32, &p, &impl).fn;
                             assert_non_null(fn);
                             assert_int_equal(fn(ctx, &in, &got, &p), 0);
                             const float *g = got.data;

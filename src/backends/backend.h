@@ -1,14 +1,26 @@
-/* Backend interface: a struct of function pointers, like a driver.
+/* Backend interface: an object, like ggml's ggml_backend_i: a table of
+ * function pointers plus the backend's own data in one struct.
+ *
+ * Every slot that needs no instance (probe, axes, create, host, env)
+ * takes the backend itself as `self`, so one set of functions can serve
+ * many backends (each plugin is a tb_backend whose `data` is its plugin
+ * record); every slot of an instance takes the instance's ctx, which
+ * create made.  A kernel is handed out with the context to call it with
+ * (tb_kernel), so a backend needs no per-kernel trampolines.
  *
  * A backend owns the memory its kernels read and write (host or device),
  * so the interface has alloc/upload/download/sync from the start.  The
  * harness creates one instance per combination of the backend's parameter
  * axes (e.g. threads=1, threads=2), looks kernels up by (op, dtype,
- * params) and times them.  kernel() returning NULL means "unsupported":
- * it is reported as such, never silently replaced by another backend.
+ * params) and times them.  kernel() returning a NULL fn means
+ * "unsupported": it is reported as such, never silently replaced by
+ * another backend.
  *
  * A backend knows nothing about the harness. Slots marked (optional) may
- * be NULL; the tb_backend_* wrappers in registry.c supply the defaults. */
+ * be NULL; the tb_backend_* wrappers in registry.c supply the defaults.
+ * A run-time module's placeholder (module.c) fills only name, doc,
+ * device_memory, probe, axes and create until its probe has loaded the
+ * module and the registry lists the module's own backend instead. */
 #ifndef TB_BACKENDS_BACKEND_H
 #define TB_BACKENDS_BACKEND_H
 
@@ -122,26 +134,69 @@ typedef struct tb_backend_host {
 /* Runs `iters` calls of the case being counted; 0 or a TB_E* code. */
 typedef int (*tb_count_run_fn)(void *arg, uint64_t iters);
 
-/* A kernel: computes out[0..n_out) from in[0..n_in) with parameters p.
- * Tensors live in the backend's memory.  Returns 0 or a TB_E* code. */
+/* A kernel function: computes out[0..n_out) from in[0..n_in) with
+ * parameters p.  Tensors live in the backend's memory.  Returns 0 or a
+ * TB_E* code. */
 typedef int (*tb_kernel_fn)(void *ctx, const tb_tensor *in, tb_tensor *out,
                             const tb_params *p);
 
-typedef struct tb_backend {
+/* A kernel as lookup hands it out: call fn(ctx, ...).  ctx is what the
+ * backend chose (the built-in backends: the instance; a plugin instance:
+ * a record of its own that lives until the instance is destroyed), so a
+ * caller never passes the instance itself.  fn NULL: unsupported. */
+typedef struct tb_kernel {
+    tb_kernel_fn fn;
+    void *ctx;
+} tb_kernel;
+
+static inline int tb_kernel_call(const tb_kernel *k, const tb_tensor *in,
+                                 tb_tensor *out, const tb_params *p)
+{
+    return k->fn(k->ctx, in, out, p);
+}
+
+/* What a backend says about its environment (the `env` slot): one member
+ * of the result's env object, `key`, holding the fields in order (a
+ * string NULL or "" is written null), and an optional warning for
+ * env.warnings.  The strings must live until the next call of the slot. */
+#define TB_BACKEND_ENV_FIELDS 8
+
+typedef struct tb_backend_env_field {
+    const char *key;
+    bool is_num; /* num, else str */
+    const char *str;
+    double num;
+} tb_backend_env_field;
+
+typedef struct tb_backend_env {
+    const char *key; /* NULL: nothing to say */
+    int n_fields;
+    tb_backend_env_field field[TB_BACKEND_ENV_FIELDS];
+    char warning[512]; /* "" for none */
+} tb_backend_env;
+
+typedef struct tb_backend tb_backend;
+
+struct tb_backend {
     const char *name;
     const char *doc;
+    /* The backend's own data (a plugin: its plugin record); NULL for
+     * the built-in backends.  Only the backend's slots read it. */
+    void *data;
 
     /* Is this backend usable on this machine?  0 if so; otherwise
-     * TB_EUNAVAILABLE with a reason such as "no CUDA driver". */
-    int (*probe)(char *reason, size_t len);
+     * TB_EUNAVAILABLE with a reason such as "no CUDA driver".  Probing a
+     * placeholder of a run-time module loads the module: find the
+     * backend again afterwards (tb_backend_probe does). */
+    int (*probe)(const tb_backend *self, char *reason, size_t len);
 
     /* Fill the axes this backend offers on this machine; returns count. */
-    int (*axes)(tb_axis *out, int max);
+    int (*axes)(const tb_backend *self, tb_axis *out, int max);
 
     /* Create an instance for one choice per axis (values[i] is a value of
      * axis i, in the order axes() returned them). */
-    int (*create)(const char *const *values, void **ctx, char *err,
-                  size_t errlen);
+    int (*create)(const tb_backend *self, const char *const *values,
+                  void **ctx, char *err, size_t errlen);
     void (*destroy)(void *ctx);
 
     /* Memory: t's header (dtype, shape, strides) is filled by the caller;
@@ -153,10 +208,11 @@ typedef struct tb_backend {
     int (*download)(void *ctx, tb_tensor *dst, const tb_tensor *src);
     int (*sync)(void *ctx); /* (optional) wait for queued work */
 
-    /* Kernel for (op, dtype, params) or NULL if unsupported.  *impl names
-     * the implementation that will run (e.g. "add_f32_scalar"). */
-    tb_kernel_fn (*kernel)(void *ctx, const tb_op *op, tb_dtype dt,
-                           const tb_params *p, const char **impl);
+    /* Kernel for (op, dtype, params), or {NULL, NULL} if unsupported.
+     * *impl names the implementation that will run (e.g.
+     * "add_f32_scalar").  The kernel stays valid until destroy. */
+    tb_kernel (*kernel)(void *ctx, const tb_op *op, tb_dtype dt,
+                        const tb_params *p, const char **impl);
 
     /* (optional) Cumulative counters since create. */
     void (*counters)(void *ctx, tb_backend_counters *out);
@@ -201,12 +257,39 @@ typedef struct tb_backend {
      * axis values `values` (one per axis, in axes() order), or for the
      * process when values is NULL.  Needs no instance; callable in any
      * process.  0, or TB_EPARAM for values create() would refuse. */
-    int (*host)(const char *const *values, tb_backend_host *out);
-} tb_backend;
+    int (*host)(const tb_backend *self, const char *const *values,
+                tb_backend_host *out);
+    /* (optional) Describe the backend's environment for the result's
+     * env object (the blas backend: OpenBLAS's configuration, core type
+     * and threads, and a warning when its kernels are older than the
+     * CPU).  cpu_flags: the CPU's ISA flags as env.cpu.isa records them
+     * (NULL-terminated), or NULL when they are unknown.  Needs no
+     * instance.  0 with out->key NULL when there is nothing to say. */
+    int (*env)(const tb_backend *self, const char *const *cpu_flags,
+               tb_backend_env *out);
+};
 
-/* All compiled-in backends and module slots, in a fixed order. */
+/* Most backends registered at run time (plugins) after the built-in
+ * ones. */
+#define TB_MAX_REGISTERED 16
+
+/* All backends in a fixed order: the built-in ones (a run-time module
+ * by its placeholder until it is loaded, then by its own backend), then
+ * the registered ones in registration order. */
 const tb_backend *const *tb_backend_list(int *n);
 const tb_backend *tb_backend_find(const char *name);
+
+/* List b after the backends registered before it.  0, or TB_EINVAL when
+ * TB_MAX_REGISTERED are registered.  b must outlive the process's use of
+ * the registry.  The caller checks that its name is free. */
+int tb_backend_register(const tb_backend *b);
+/* A run-time module has loaded: list `loaded` where `placeholder` was. */
+void tb_backend_replace(const tb_backend *placeholder,
+                        const tb_backend *loaded);
+
+/* (*b)->probe, then *b found again: a module's placeholder becomes the
+ * module's own backend once the probe has loaded it. */
+int tb_backend_probe(const tb_backend **b, char *reason, size_t len);
 
 /* The first backend with a `host` slot (the cpu backend): the one that
  * describes the host CPU's kernels. */
@@ -232,5 +315,9 @@ int tb_backend_device_pci(const tb_backend *b, void *ctx, char *buf,
  * (b NULL included). */
 int tb_backend_host_info(const tb_backend *b, const char *const *values,
                          tb_backend_host *out);
+/* b->env, or 0 with out->key NULL (*out zeroed first) for a backend
+ * without one. */
+int tb_backend_env_info(const tb_backend *b, const char *const *cpu_flags,
+                        tb_backend_env *out);
 
 #endif

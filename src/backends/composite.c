@@ -10,7 +10,7 @@
 
 typedef struct {
     const tb_op *op;
-    tb_kernel_fn fn;
+    tb_kernel k;
     tb_params params;
     int8_t src[TB_MAX_INPUTS]; /* >= 0: an input; < 0: TB_STEP_TMP(k) */
     int8_t dst;                /* temporary, or -1: the output */
@@ -99,8 +99,8 @@ int tb_composite_create(const tb_backend *be, void *ctx, const tb_op *op,
         if (st->out >= 0)
             c->tmp_shape[st->out] = osh[0];
         const char *impl = NULL;
-        r->fn = be->kernel(ctx, r->op, dt, &r->params, &impl);
-        if (!r->fn) {
+        r->k = be->kernel(ctx, r->op, dt, &r->params, &impl);
+        if (!r->k.fn) {
             snprintf(err, errlen,
                      "the backend has no kernel for step %d (%s)", s + 1,
                      r->op->name);
@@ -154,7 +154,7 @@ int tb_composite_run(void *comp, const tb_tensor *in, tb_tensor *out,
             live[r->dst] = true;
             dst = &tmp[r->dst];
         }
-        rc = r->fn(c->ctx, ins, dst, &r->params);
+        rc = tb_kernel_call(&r->k, ins, dst, &r->params);
         for (int k = 0; k < r->n_free; k++) {
             int t = r->last_use_of[k];
             c->be->free(c->ctx, &tmp[t]);

@@ -26,7 +26,7 @@ void tb_composite_destroy(tb_composite *c);
 /* "add_f32_avx512+relu_f32_avx512": the steps' implementations. */
 const char *tb_composite_impl(const tb_composite *c);
 
-/* A tb_kernel_fn: call it with the composite as ctx. */
+/* A tb_kernel_fn: the kernel {tb_composite_run, the composite}. */
 int tb_composite_run(void *comp, const tb_tensor *in, tb_tensor *out,
                      const tb_params *p);
 

@@ -1,14 +1,15 @@
 /* Plugins: shared objects built against include/tbench/plugin.h, each
  * adapted to a tb_backend (see plugin.h).
  *
- * The tb_backend slots probe, axes and create carry no pointer to their
- * backend, so each plugin index gets its own small functions (SLOT_FNS
- * below).  A kernel gets only the instance, so an instance keeps the
- * plugin kernels it handed out in a ring of KSLOTS entries and returns
- * trampoline i for entry i; the harness uses a kernel only within one
- * case (an unfused composition: at most TB_MAX_STEPS kernels), far fewer
- * than KSLOTS.  tb_tensor and tb_params are passed to the plugin as they
- * are: their layout is the ABI's (checked by the static assertions). */
+ * Every plugin is a tb_backend with the same slot functions below and
+ * its plugin record as `data`: probe, axes and create find the plugin
+ * through `self`, the instance slots through the instance.  A kernel is
+ * handed out as {pl_call, record}: the instance keeps one record per
+ * plugin kernel it handed out (the plugin's function and the instance),
+ * in a growable array freed at destroy, so any number of kernels stay
+ * valid while the instance lives.  tb_tensor and tb_params are passed to
+ * the plugin as they are: their layout is the ABI's (checked by the
+ * static assertions). */
 #include "plugin.h"
 
 #include <dirent.h>
@@ -81,8 +82,6 @@ int tb_dl_entry(const char *path, const char *sym, void **handle,
     return 0;
 }
 
-#define KSLOTS 32
-
 typedef struct plugin {
     char name[32];
     char path[PATH_MAX];
@@ -95,13 +94,23 @@ typedef struct plugin {
     tb_backend be;
 } plugin;
 
+struct instance;
+
+/* A kernel handed out: the context pl_call gets. */
+typedef struct kernel_rec {
+    struct instance *in;
+    tbp_kernel_fn fn;
+} kernel_rec;
+
 typedef struct instance {
     plugin *pl;
     void *pctx;
     tb_hostmem mem;             /* host memory (plugins without alloc) */
     _Atomic uint64_t launches;  /* kernel calls (plugins w/o counters) */
-    tbp_kernel_fn k[KSLOTS];
-    int next;
+    kernel_rec **k;             /* one per plugin kernel handed out; each
+                                   its own block, so that it stays put
+                                   when the array grows */
+    int n_k, cap_k;
 } instance;
 
 static plugin plugins[TB_MAX_PLUGINS];
@@ -123,8 +132,9 @@ static int map_rc(int rc)
 
 /* ---- slots shared by every plugin (they receive the instance) ----- */
 
-static int pl_probe(plugin *pl, char *reason, size_t len)
+static int pl_probe(const tb_backend *self, char *reason, size_t len)
 {
+    plugin *pl = self->data;
     if (pl->why[0]) {
         snprintf(reason, len, "%s", pl->why);
         return TB_EUNAVAILABLE;
@@ -167,8 +177,9 @@ static int pl_probe(plugin *pl, char *reason, size_t len)
     return 0;
 }
 
-static int pl_axes(plugin *pl, tb_axis *out, int max)
+static int pl_axes(const tb_backend *self, tb_axis *out, int max)
 {
+    const plugin *pl = self->data;
     if (pl->why[0] || !pl->tab.axes)
         return 0;
     tbp_axis ax[TBP_MAX_AXES];
@@ -188,9 +199,10 @@ static int pl_axes(plugin *pl, tb_axis *out, int max)
     return n;
 }
 
-static int pl_create(plugin *pl, const char *const *values, void **ctx,
-                     char *err, size_t len)
+static int pl_create(const tb_backend *self, const char *const *values,
+                     void **ctx, char *err, size_t len)
 {
+    plugin *pl = self->data;
     if (pl->why[0]) {
         snprintf(err, len, "%s: %s", pl->name, pl->why);
         return TB_EUNAVAILABLE;
@@ -201,7 +213,7 @@ static int pl_create(plugin *pl, const char *const *values, void **ctx,
         return TB_ENOMEM;
     }
     in->pl = pl;
-    in->mem.owner = &pl->be;
+    in->mem.owner = self;
     /* as many values as axes: probe counted them (in this process or
      * before the fork); ask again if create comes first */
     int n_axes = pl->n_axes;
@@ -228,7 +240,12 @@ static int pl_create(plugin *pl, const char *const *values, void **ctx,
 static void pl_destroy(void *ctx)
 {
     instance *in = ctx;
+    if (!in)
+        return;
     in->pl->tab.destroy(in->pctx);
+    for (int i = 0; i < in->n_k; i++)
+        free(in->k[i]);
+    free(in->k);
     free(in);
 }
 
@@ -310,30 +327,46 @@ static void pl_counters(void *ctx, tb_backend_counters *out)
         tb_hostmem_counters(&in->mem, out);
 }
 
-/* Kernel trampolines: trampoline i calls the instance's kernel i. */
-#define KCALL(i)                                                         \
-    static int kern_##i(void *ctx, const tb_tensor *x, tb_tensor *y,     \
-                        const tb_params *p)                              \
-    {                                                                    \
-        instance *in = ctx;                                              \
-        atomic_fetch_add_explicit(&in->launches, 1,                      \
-                                  memory_order_relaxed);                 \
-        int rc = in->k[i](in->pctx, (const tbp_tensor *)x,               \
-                          (tbp_tensor *)y, (const tbp_params *)p);       \
-        return rc ? map_rc(rc) : 0;                                      \
-    }
-#define KLIST(X)                                                         \
-    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12)  \
-    X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23)    \
-    X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
-KLIST(KCALL)
-#define KREF(i) kern_##i,
-static const tb_kernel_fn trampolines[KSLOTS] = {KLIST(KREF)};
-#undef KREF
-_Static_assert(KSLOTS == 32, "one KCALL per slot");
+/* A plugin kernel as tbench calls it: the record's function with the
+ * instance's context. */
+static int pl_call(void *kctx, const tb_tensor *x, tb_tensor *y,
+                   const tb_params *p)
+{
+    const kernel_rec *r = kctx;
+    atomic_fetch_add_explicit(&r->in->launches, 1, memory_order_relaxed);
+    int rc = r->fn(r->in->pctx, (const tbp_tensor *)x, (tbp_tensor *)y,
+                   (const tbp_params *)p);
+    return rc ? map_rc(rc) : 0;
+}
 
-static tb_kernel_fn pl_kernel(void *ctx, const tb_op *op, tb_dtype dt,
-                              const tb_params *p, const char **impl)
+/* The instance's record of fn, made on first use; NULL when out of
+ * memory. */
+static kernel_rec *kernel_record(instance *in, tbp_kernel_fn fn)
+{
+    for (int i = 0; i < in->n_k; i++)
+        if (in->k[i]->fn == fn)
+            return in->k[i];
+    if (in->n_k == in->cap_k) {
+        int cap = in->cap_k ? 2 * in->cap_k : 8;
+        kernel_rec **k = realloc(in->k, (size_t)cap * sizeof *k);
+        if (!k)
+            return NULL;
+        in->k = k;
+        in->cap_k = cap;
+    }
+    kernel_rec *r = malloc(sizeof *r);
+    if (!r)
+        return NULL;
+    r->in = in;
+    r->fn = fn;
+    in->k[in->n_k++] = r;
+    return r;
+}
+
+/* The plugin's kernel, as {pl_call, its record}; {NULL, NULL} when the
+ * plugin has none (or no memory is left for the record). */
+static tb_kernel pl_kernel(void *ctx, const tb_op *op, tb_dtype dt,
+                           const tb_params *p, const char **impl)
 {
     instance *in = ctx;
     tbp_op d;
@@ -348,54 +381,13 @@ static tb_kernel_fn pl_kernel(void *ctx, const tb_op *op, tb_dtype dt,
     const char *name = NULL;
     tbp_kernel_fn fn = in->pl->tab.kernel(in->pctx, &d, tb_dtype_name(dt),
                                           (const tbp_params *)p, &name);
-    if (!fn)
-        return NULL;
+    kernel_rec *r = fn ? kernel_record(in, fn) : NULL;
+    if (!r)
+        return (tb_kernel){NULL, NULL};
     if (impl)
         *impl = name ? name : op->name;
-    int slot = -1;
-    for (int i = 0; i < KSLOTS && slot < 0; i++)
-        if (in->k[i] == fn)
-            slot = i;
-    if (slot < 0) {
-        slot = in->next;
-        in->next = (in->next + 1) % KSLOTS;
-        in->k[slot] = fn;
-    }
-    return trampolines[slot];
+    return (tb_kernel){pl_call, r};
 }
-
-/* probe, axes and create for plugin i. */
-#define SLOT_FNS(i)                                                      \
-    static int probe_##i(char *r, size_t n)                              \
-    {                                                                    \
-        return pl_probe(&plugins[i], r, n);                              \
-    }                                                                    \
-    static int axes_##i(tb_axis *o, int m)                               \
-    {                                                                    \
-        return pl_axes(&plugins[i], o, m);                               \
-    }                                                                    \
-    static int create_##i(const char *const *v, void **c, char *e,       \
-                          size_t n)                                      \
-    {                                                                    \
-        return pl_create(&plugins[i], v, c, e, n);                       \
-    }
-SLOT_FNS(0) SLOT_FNS(1) SLOT_FNS(2) SLOT_FNS(3) SLOT_FNS(4) SLOT_FNS(5)
-SLOT_FNS(6) SLOT_FNS(7) SLOT_FNS(8) SLOT_FNS(9) SLOT_FNS(10) SLOT_FNS(11)
-SLOT_FNS(12) SLOT_FNS(13) SLOT_FNS(14) SLOT_FNS(15)
-_Static_assert(TB_MAX_PLUGINS == 16, "one SLOT_FNS per plugin");
-
-static const struct {
-    int (*probe)(char *, size_t);
-    int (*axes)(tb_axis *, int);
-    int (*create)(const char *const *, void **, char *, size_t);
-} slot_fns[TB_MAX_PLUGINS] = {
-#define SLOT_REF(i) {probe_##i, axes_##i, create_##i},
-    SLOT_REF(0) SLOT_REF(1) SLOT_REF(2) SLOT_REF(3) SLOT_REF(4)
-    SLOT_REF(5) SLOT_REF(6) SLOT_REF(7) SLOT_REF(8) SLOT_REF(9)
-    SLOT_REF(10) SLOT_REF(11) SLOT_REF(12) SLOT_REF(13) SLOT_REF(14)
-    SLOT_REF(15)
-#undef SLOT_REF
-};
 
 /* ---- loading ------------------------------------------------------ */
 
@@ -578,9 +570,10 @@ int tb_plugin_add(const char *spec, char *err, size_t len)
     pl->be = (tb_backend){
         .name = pl->name,
         .doc = pl->doc,
-        .probe = slot_fns[n_plugins].probe,
-        .axes = slot_fns[n_plugins].axes,
-        .create = slot_fns[n_plugins].create,
+        .data = pl,
+        .probe = pl_probe,
+        .axes = pl_axes,
+        .create = pl_create,
         .destroy = pl_destroy,
         .alloc = pl_alloc,
         .free = pl_free,
@@ -590,6 +583,13 @@ int tb_plugin_add(const char *spec, char *err, size_t len)
         .kernel = pl_kernel,
         .counters = pl_counters,
     };
+    if (tb_backend_register(&pl->be)) {
+        snprintf(err, len, "--plugin %.512s: the registry is full", spec);
+        if (pl->handle)
+            dlclose(pl->handle);
+        memset(pl, 0, sizeof *pl);
+        return TB_EINVAL;
+    }
     n_plugins++;
     return 0;
 }
@@ -673,12 +673,10 @@ const tb_backend *tb_plugin_backend(int i)
     return i >= 0 && i < n_plugins ? &plugins[i].be : NULL;
 }
 
+/* b's plugin record, or NULL when b is no plugin. */
 static const plugin *find(const tb_backend *b)
 {
-    for (int i = 0; i < n_plugins; i++)
-        if (b == &plugins[i].be)
-            return &plugins[i];
-    return NULL;
+    return b && b->probe == pl_probe ? b->data : NULL;
 }
 
 const char *tb_plugin_path(const tb_backend *b)

@@ -1,9 +1,10 @@
 /* Loading plugins (include/tbench/plugin.h) and shared objects.
  *
  * A plugin is a shared object built against the public ABI; the adapter
- * in plugin.c wraps each loaded one in a tb_backend, so the registry
- * lists it after the built-in backends and the harness runs it like any
- * other.  A plugin that cannot be used (not loadable, no entry point,
+ * in plugin.c makes each loaded one a tb_backend (one set of slot
+ * functions for all, the plugin record as `data`) and registers it, so
+ * the registry lists it after the built-in backends and the harness runs
+ * it like any other.  A plugin that cannot be used (not loadable, no entry point,
  * another ABI version, a malformed table) is still registered, as a
  * backend whose probe fails with that reason: `list` shows it and its
  * cases are `unavailable`.
@@ -19,7 +20,7 @@
 #include "backend.h"
 
 /* Most plugins one process holds (--plugin and TBENCH_PLUGIN_PATH). */
-#define TB_MAX_PLUGINS 16
+#define TB_MAX_PLUGINS TB_MAX_REGISTERED
 
 /* dlopen path (RTLD_NOW | RTLD_LOCAL) and dlsym sym.  On success 0 with
  * *handle and *fn set.  Otherwise TB_EUNAVAILABLE with dlopen's message,

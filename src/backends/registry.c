@@ -1,8 +1,9 @@
 /* The list of backends tbench knows, in a fixed order.  Compiled-in
- * backends come first; module slots (loaded at run time) after; then
- * the plugins loaded by this process (plugin.h), in load order. */
+ * backends come first (a run-time module by its placeholder until the
+ * module loads, then by the module's own backend); then the backends
+ * registered at run time (plugins, plugin.c), in registration order.
+ * The registry calls no other file: plugins and modules tell it. */
 #include "backend.h"
-#include "plugin.h"
 #include "../base/error.h"
 
 #include <stdio.h>
@@ -11,24 +12,34 @@
 extern const tb_backend tb_backend_cpu;
 /* Always listed: built without OpenBLAS it reports itself unavailable. */
 extern const tb_backend tb_backend_blas;
+/* The placeholder of the CUDA module (module.c). */
 extern const tb_backend tb_backend_cuda;
 
-static const tb_backend *const backends[] = {
+#define N_BUILTIN 3
+
+/* As compiled in, and as listed now (a loaded module in place of its
+ * placeholder). */
+static const tb_backend *const compiled[N_BUILTIN] = {
     &tb_backend_cpu,
     &tb_backend_blas,
     &tb_backend_cuda,
 };
-
-#define N_BUILTIN (sizeof backends / sizeof backends[0])
+static const tb_backend *builtin[N_BUILTIN] = {
+    &tb_backend_cpu,
+    &tb_backend_blas,
+    &tb_backend_cuda,
+};
+static const tb_backend *registered[TB_MAX_REGISTERED];
+static int n_registered;
 
 const tb_backend *const *tb_backend_list(int *n)
 {
-    static const tb_backend *all[N_BUILTIN + TB_MAX_PLUGINS];
+    static const tb_backend *all[N_BUILTIN + TB_MAX_REGISTERED];
     int k = 0;
-    for (size_t i = 0; i < N_BUILTIN; i++)
-        all[k++] = backends[i];
-    for (int i = 0; i < tb_plugin_count(); i++)
-        all[k++] = tb_plugin_backend(i);
+    for (int i = 0; i < N_BUILTIN; i++)
+        all[k++] = builtin[i];
+    for (int i = 0; i < n_registered; i++)
+        all[k++] = registered[i];
     *n = k;
     return all;
 }
@@ -41,6 +52,32 @@ const tb_backend *tb_backend_find(const char *name)
         if (strcmp(list[i]->name, name) == 0)
             return list[i];
     return NULL;
+}
+
+int tb_backend_register(const tb_backend *b)
+{
+    if (!b || n_registered == TB_MAX_REGISTERED)
+        return TB_EINVAL;
+    registered[n_registered++] = b;
+    return 0;
+}
+
+void tb_backend_replace(const tb_backend *placeholder,
+                        const tb_backend *loaded)
+{
+    for (int i = 0; loaded && i < N_BUILTIN; i++)
+        if (builtin[i] == placeholder)
+            builtin[i] = loaded;
+}
+
+int tb_backend_probe(const tb_backend **b, char *reason, size_t len)
+{
+    const tb_backend *was = *b;
+    int rc = was->probe(was, reason, len);
+    for (int i = 0; i < N_BUILTIN; i++)
+        if (compiled[i] == was)
+            *b = builtin[i];
+    return rc;
 }
 
 const tb_backend *tb_backend_host_cpu(void)
@@ -109,5 +146,14 @@ int tb_backend_host_info(const tb_backend *b, const char *const *values,
     memset(out, 0, sizeof *out);
     if (!b || !b->host)
         return TB_EUNSUPPORTED;
-    return b->host(values, out);
+    return b->host(b, values, out);
+}
+
+int tb_backend_env_info(const tb_backend *b, const char *const *cpu_flags,
+                        tb_backend_env *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!b || !b->env)
+        return 0;
+    return b->env(b, cpu_flags, out);
 }

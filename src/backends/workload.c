@@ -28,7 +28,7 @@ struct tb_workload {
     int layer;
     bool filled;
     int64_t api_hook_calls;
-    tb_kernel_fn fn[TB_OP_COUNT];
+    tb_kernel k[TB_OP_COUNT]; /* each called with its own ctx */
     tb_pool *pool; /* parameter pool = 1 */
     char impl[1024];
 };
@@ -37,10 +37,10 @@ static int wl_run(void *user, const tb_op *op, const tb_tensor *in,
                   tb_tensor *out, const tb_params *p)
 {
     tb_workload *w = user;
-    tb_kernel_fn fn = w->fn[op->id];
-    if (!fn)
+    const tb_kernel *k = &w->k[op->id];
+    if (!k->fn)
         return TB_EUNSUPPORTED;
-    return fn(w->use_fb[op->id] ? w->fb_ctx : w->ctx, in, out, p);
+    return tb_kernel_call(k, in, out, p);
 }
 
 static int wl_be_alloc(void *user, tb_tensor *t)
@@ -118,12 +118,12 @@ static int wl_fallback(tb_workload *w)
     if (!cpu)
         return TB_EUNSUPPORTED;
     tb_axis ax[TB_MAX_AXES];
-    int n = cpu->axes(ax, TB_MAX_AXES);
+    int n = cpu->axes(cpu, ax, TB_MAX_AXES);
     const char *vals[TB_MAX_AXES];
     for (int i = 0; i < n; i++)
         vals[i] = ax[i].values[ax[i].def];
     char err[256];
-    if (cpu->create(vals, &w->fb_ctx, err, sizeof err))
+    if (cpu->create(cpu, vals, &w->fb_ctx, err, sizeof err))
         return TB_EUNSUPPORTED;
     w->fb = cpu;
     return 0;
@@ -148,10 +148,10 @@ static int api_create(tb_workload *w, const tb_params *full, char *err,
     const tb_op *add = tb_op_get(TB_OP_add);
     const char *impl = NULL;
     w->layer = (int)full->v[0];
-    w->fn[TB_OP_add] = w->be->kernel(w->ctx, add, w->dt, NULL, &impl);
-    w->fn[TB_OP_copy] =
+    w->k[TB_OP_add] = w->be->kernel(w->ctx, add, w->dt, NULL, &impl);
+    w->k[TB_OP_copy] =
         w->be->kernel(w->ctx, tb_op_get(TB_OP_copy), w->dt, NULL, NULL);
-    if (!w->fn[TB_OP_add] || !w->fn[TB_OP_copy]) {
+    if (!w->k[TB_OP_add].fn || !w->k[TB_OP_copy].fn) {
         if (err && errlen)
             snprintf(err, errlen, "api_add: the backend has no %s kernel "
                      "for add or copy", tb_dtype_name(w->dt));
@@ -177,10 +177,10 @@ static int api_run(tb_workload *w, const tb_tensor *in, tb_tensor *out,
     const tb_op *add = tb_op_get(TB_OP_add);
     switch (w->layer) {
     case 0:
-        return w->fn[TB_OP_add](w->ctx, in, out, p);
+        return tb_kernel_call(&w->k[TB_OP_add], in, out, p);
     case 1: {
-        tb_kernel_fn fn = w->be->kernel(w->ctx, add, w->dt, p, NULL);
-        return fn ? fn(w->ctx, in, out, p) : TB_EUNSUPPORTED;
+        tb_kernel k = w->be->kernel(w->ctx, add, w->dt, p, NULL);
+        return k.fn ? tb_kernel_call(&k, in, out, p) : TB_EUNSUPPORTED;
     }
     default: {
         int v[2], r = -1;
@@ -193,8 +193,8 @@ static int api_run(tb_workload *w, const tb_tensor *in, tb_tensor *out,
          * every later call frees its result as a temporary */
         if (rc == 0 && !w->filled) {
             tb_params none = {0};
-            rc = w->fn[TB_OP_copy](w->ctx, tb_ag_value(w->api, r), out,
-                                   &none);
+            rc = tb_kernel_call(&w->k[TB_OP_copy], tb_ag_value(w->api, r),
+                                out, &none);
             w->filled = rc == 0;
         }
         tb_ag_clear(w->api);
@@ -254,12 +254,12 @@ int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
             continue;
         const tb_op *k = tb_op_get(wl_ops[i]);
         const char *impl = NULL;
-        w->fn[k->id] = be->kernel(ctx, k, dt, NULL, &impl);
-        if (!w->fn[k->id] && wl_fallback(w) == 0) {
-            w->fn[k->id] = w->fb->kernel(w->fb_ctx, k, dt, NULL, &impl);
-            w->use_fb[k->id] = w->fn[k->id] != NULL;
+        w->k[k->id] = be->kernel(ctx, k, dt, NULL, &impl);
+        if (!w->k[k->id].fn && wl_fallback(w) == 0) {
+            w->k[k->id] = w->fb->kernel(w->fb_ctx, k, dt, NULL, &impl);
+            w->use_fb[k->id] = w->k[k->id].fn != NULL;
         }
-        if (!w->fn[k->id]) {
+        if (!w->k[k->id].fn) {
             if (err && errlen)
                 snprintf(err, errlen,
                          "%s: the backend has no %s kernel for %s (the "

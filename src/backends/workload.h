@@ -26,8 +26,8 @@ void tb_workload_destroy(tb_workload *w);
 /* "tape(cpu: linear_f32_avx2, ...)": the implementations in use. */
 const char *tb_workload_impl(const tb_workload *w);
 
-/* A tb_kernel_fn: call it with the workload as ctx; in[0] the batch,
- * out[0] the loss [1] or the log-probabilities. */
+/* A tb_kernel_fn: the kernel {tb_workload_run, the workload}; in[0]
+ * the batch, out[0] the loss [1] or the log-probabilities. */
 int tb_workload_run(void *w, const tb_tensor *in, tb_tensor *out,
                     const tb_params *p);
 

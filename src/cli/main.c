@@ -363,6 +363,24 @@ void tb_usage(FILE *f)
 
 /* ---- list ---------------------------------------------------------------- */
 
+/* What `list` says of one backend: b probed (a module's placeholder
+ * becomes the module's backend) and, when available, its axes. */
+typedef struct listed {
+    const tb_backend *be;
+    bool ok;
+    char reason[256];
+    int n_axes;
+    tb_axis axes[TB_MAX_AXES];
+} listed;
+
+static void list_probe(const tb_backend *b, listed *l)
+{
+    l->be = b;
+    l->reason[0] = '\0';
+    l->ok = tb_backend_probe(&l->be, l->reason, sizeof l->reason) == 0;
+    l->n_axes = l->ok ? l->be->axes(l->be, l->axes, TB_MAX_AXES) : 0;
+}
+
 static const char *param_kind(tb_param_kind k)
 {
     return k == TB_PARAM_INT ? "int" : k == TB_PARAM_BOOL ? "bool" : "float";
@@ -430,19 +448,19 @@ static cJSON *list_json(void)
     int n;
     const tb_backend *const *list = tb_backend_list(&n);
     for (int i = 0; i < n; i++) {
-        char reason[256] = "";
-        bool ok = list[i]->probe(reason, sizeof reason) == 0;
+        listed l;
+        list_probe(list[i], &l);
         cJSON *b = cJSON_CreateObject();
-        cJSON_AddStringToObject(b, "name", list[i]->name);
-        cJSON_AddBoolToObject(b, "available", ok);
-        if (ok)
+        cJSON_AddStringToObject(b, "name", l.be->name);
+        cJSON_AddBoolToObject(b, "available", l.ok);
+        if (l.ok)
             cJSON_AddNullToObject(b, "reason");
         else
-            cJSON_AddStringToObject(b, "reason", reason);
-        cJSON_AddStringToObject(b, "doc", list[i]->doc);
+            cJSON_AddStringToObject(b, "reason", l.reason);
+        cJSON_AddStringToObject(b, "doc", l.be->doc);
         cJSON *ax = cJSON_AddArrayToObject(b, "axes");
-        tb_axis axes[TB_MAX_AXES];
-        int na = ok ? list[i]->axes(axes, TB_MAX_AXES) : 0;
+        const tb_axis *axes = l.axes;
+        int na = l.n_axes;
         for (int a = 0; a < na; a++) {
             cJSON *aj = cJSON_CreateObject();
             cJSON_AddStringToObject(aj, "name", axes[a].name);
@@ -485,15 +503,16 @@ static void list_text(void)
     int n;
     const tb_backend *const *list = tb_backend_list(&n);
     for (int i = 0; i < n; i++) {
-        char reason[256] = "";
-        bool ok = list[i]->probe(reason, sizeof reason) == 0;
-        printf("  %-8s %s", list[i]->name, ok ? "available" : "unavailable: ");
-        if (!ok)
-            printf("%s", reason);
+        listed l;
+        list_probe(list[i], &l);
+        printf("  %-8s %s", l.be->name,
+               l.ok ? "available" : "unavailable: ");
+        if (!l.ok)
+            printf("%s", l.reason);
         printf("\n");
-        printf("           %s\n", list[i]->doc);
-        tb_axis axes[TB_MAX_AXES];
-        int na = ok ? list[i]->axes(axes, TB_MAX_AXES) : 0;
+        printf("           %s\n", l.be->doc);
+        const tb_axis *axes = l.axes;
+        int na = l.n_axes;
         for (int a = 0; a < na; a++) {
             printf("           axis %s:", axes[a].name);
             for (int v = 0; v < axes[a].n_values; v++)

@@ -24,11 +24,6 @@
 #include "tb_config.h"
 #include "env_gpu.h"
 
-#if HAVE_OPENBLAS
-#include <cblas.h>
-#include <strings.h>
-#endif
-
 #define TB_ENV_LINE_MAX 16384 /* cpuinfo "flags" lines run ~2 KiB */
 #define TB_ENV_STR_MAX 256
 #define TB_ENV_MAX_CORES 4096 /* (physical id, core id) pairs tracked */
@@ -617,93 +612,41 @@ static cJSON *capture_warnings(const cpuinfo_facts *ci, long ncpus,
     return w;
 }
 
-#if HAVE_OPENBLAS
-/* ---- OpenBLAS ---- */
-
-static int cpu_has(const cpuinfo_facts *ci, const char *flag)
+/* What each backend says about its environment (its `env` slot: the
+ * blas backend's env.openblas), after env.warnings: a member of env per
+ * backend that has something to say, and its warning appended to
+ * env.warnings.  The backends judge against the ISA flags env.cpu.isa
+ * records. */
+static void capture_backends(cJSON *env, const cpuinfo_facts *ci)
 {
+    const char *flags[TB_ENV_NISA + 1];
+    size_t nf = 0;
     for (size_t i = 0; i < TB_ENV_NISA; i++)
-        if (strcmp(isa_names[i], flag) == 0)
-            return ci->isa[i];
-    return 0;
+        if (ci->isa[i])
+            flags[nf++] = isa_names[i];
+    flags[nf] = NULL;
+    int n;
+    const tb_backend *const *list = tb_backend_list(&n);
+    for (int i = 0; i < n; i++) {
+        tb_backend_env be;
+        if (tb_backend_env_info(list[i], ci->have_flags ? flags : NULL,
+                                &be) || !be.key)
+            continue;
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            return;
+        for (int f = 0; f < be.n_fields && f < TB_BACKEND_ENV_FIELDS; f++) {
+            if (be.field[f].is_num)
+                cJSON_AddNumberToObject(o, be.field[f].key, be.field[f].num);
+            else
+                json_add_str(o, be.field[f].key, be.field[f].str);
+        }
+        json_add(env, be.key, o);
+        if (be.warning[0])
+            add_warning(cJSON_GetObjectItemCaseSensitive(env, "warnings"),
+                        be.warning);
+    }
 }
-
-/* Vector ISA rank: 3 AVX-512 (F, BW, DQ, VL: what OpenBLAS's SkylakeX
- * kernels use), 2 AVX2 + FMA, 1 AVX, 0 older or unknown. */
-static const char *const isa_rank_names[] = {"SSE", "AVX", "AVX2",
-                                             "AVX-512"};
-
-static int cpu_isa_rank(const cpuinfo_facts *ci)
-{
-    if (cpu_has(ci, "avx512f") && cpu_has(ci, "avx512bw") &&
-        cpu_has(ci, "avx512dq") && cpu_has(ci, "avx512vl"))
-        return 3;
-    if (cpu_has(ci, "avx2") && cpu_has(ci, "fma"))
-        return 2;
-    return cpu_has(ci, "avx") ? 1 : 0;
-}
-
-/* Rank of the kernels of an OpenBLAS (0.3.21, DYNAMIC_ARCH x86-64) core
- * name, as openblas_get_corename() spells it; 0 for the pre-AVX cores
- * (Prescott, Core2, Nehalem, Barcelona, ...) and unknown names. */
-static int openblas_core_rank(const char *core)
-{
-    static const char *const r3[] = {"SkylakeX", "Cooperlake",
-                                     "SapphireRapids"};
-    static const char *const r2[] = {"Haswell", "Zen", "Excavator"};
-    static const char *const r1[] = {"Sandybridge", "Bulldozer",
-                                     "Piledriver", "Steamroller"};
-    for (size_t i = 0; core && i < sizeof r3 / sizeof r3[0]; i++)
-        if (strcasecmp(core, r3[i]) == 0)
-            return 3;
-    for (size_t i = 0; core && i < sizeof r2 / sizeof r2[0]; i++)
-        if (strcasecmp(core, r2[i]) == 0)
-            return 2;
-    for (size_t i = 0; core && i < sizeof r1 / sizeof r1[0]; i++)
-        if (strcasecmp(core, r1[i]) == 0)
-            return 1;
-    return 0;
-}
-
-/* env.openblas: what OpenBLAS reports about itself, and a warning in
- * env.warnings when the kernels it picked are older than this CPU's
- * ISA (Debian's 0.3.21 falls back to e.g. Haswell or Prescott kernels
- * on CPUs it does not recognise, several times slower). */
-static void capture_openblas(cJSON *env, const cpuinfo_facts *ci)
-{
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return;
-    const char *config = openblas_get_config();
-    const char *core = openblas_get_corename();
-    const char *forced = getenv("OPENBLAS_CORETYPE");
-    int core_rank = openblas_core_rank(core);
-    json_add_str(o, "config", config);
-    json_add_str(o, "corename", core);
-    cJSON_AddStringToObject(o, "core_isa", isa_rank_names[core_rank]);
-    /* The default before any call; the blas backend's threads axis sets
-     * it before every call. */
-    cJSON_AddNumberToObject(o, "num_threads", openblas_get_num_threads());
-    json_add_str(o, "coretype_env", forced);
-    json_add(env, "openblas", o);
-
-    int cpu_rank = ci->have_flags ? cpu_isa_rank(ci) : 0;
-    if (core_rank >= cpu_rank)
-        return;
-    static const char *const suggest[] = {NULL, "Sandybridge", "Haswell",
-                                          "SkylakeX"};
-    char msg[512];
-    snprintf(msg, sizeof msg,
-             "OpenBLAS uses its '%s' kernels (%s), older than this CPU's "
-             "%s: BLAS calls run well below what the hardware can do. "
-             "Set OPENBLAS_CORETYPE=%s in the environment to select the "
-             "%s kernels.",
-             core ? core : "unknown", isa_rank_names[core_rank],
-             isa_rank_names[cpu_rank], suggest[cpu_rank],
-             isa_rank_names[cpu_rank]);
-    add_warning(cJSON_GetObjectItemCaseSensitive(env, "warnings"), msg);
-}
-#endif /* HAVE_OPENBLAS */
 
 /* The plugins this process loaded (src/backends/plugin.h), in load
  * order: backend name, file, the plugin's version string (null when it
@@ -813,9 +756,7 @@ cJSON *tb_env_capture(void)
 
     json_add(env, "warnings",
              capture_warnings(&ci, ncpus, gov, have_load, load[0]));
-#if HAVE_OPENBLAS
-    capture_openblas(env, &ci);
-#endif
+    capture_backends(env, &ci);
     /* calib_work's work factor (src/ops/calib.h): 1 unless an injected
      * slowdown is being measured */
     cJSON_AddNumberToObject(env, "calib_scale", tb_calib_scale());

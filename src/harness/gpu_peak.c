@@ -32,12 +32,12 @@ static void measure_here(const tb_backend *be, int reps, double rep_s,
 {
     tb_axis ax[TB_MAX_AXES];
     memset(ax, 0, sizeof ax);
-    int n = be->axes ? be->axes(ax, TB_MAX_AXES) : 0;
+    int n = be->axes ? be->axes(be, ax, TB_MAX_AXES) : 0;
     const char *vals[TB_MAX_AXES] = {NULL};
     for (int i = 0; i < n && i < TB_MAX_AXES; i++)
         vals[i] = ax[i].n_values > 0 ? ax[i].values[ax[i].def] : NULL;
     void *ctx = NULL;
-    m->rc = be->create(vals, &ctx, m->err, sizeof m->err);
+    m->rc = be->create(be, vals, &ctx, m->err, sizeof m->err);
     if (m->rc)
         return;
     m->rc = be->peak(ctx, reps, rep_s, &m->d);
@@ -52,7 +52,7 @@ cJSON *tb_gpu_peaks_measure(const tb_backend *be, int reps, double rep_s)
     if (!be)
         return tb_gpu_peaks_json("cuda", TB_EUNAVAILABLE, NULL,
                                  "no GPU backend in this build");
-    if (be->probe(reason, sizeof reason))
+    if (tb_backend_probe(&be, reason, sizeof reason))
         return tb_gpu_peaks_json(be->name, TB_EUNAVAILABLE, NULL, reason);
     if (!be->peak)
         return tb_gpu_peaks_json(be->name, TB_EUNSUPPORTED, NULL,

@@ -952,14 +952,15 @@ static int pk_measure_all(cJSON *p, const pk_plan *pl,
     return rc;
 }
 
-/* The GPU's peaks, by the first backend that measures device peaks. */
+/* The GPU's peaks, by the first backend with device memory (a module's
+ * placeholder included: the probe loads it). */
 static cJSON *pk_gpu(int reps, double rep_time_s, FILE *progress)
 {
     const tb_backend *gpu_be = NULL;
     int n_be = 0;
     const tb_backend *const *bes = tb_backend_list(&n_be);
     for (int i = 0; i < n_be && !gpu_be; i++)
-        if (bes[i]->peak)
+        if (bes[i]->device_memory)
             gpu_be = bes[i];
     if (progress)
         fprintf(progress, "peak: GPU (%s)\n",

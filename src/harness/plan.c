@@ -102,9 +102,11 @@ static int resolve_backend(const tb_config *cfg, int bi,
                  cb->name, names);
         return TB_EINVAL;
     }
-    r->available = r->be->probe(r->reason, sizeof r->reason) == 0;
+    /* the probe may load a module: r->be is then the module's backend */
+    r->available =
+        tb_backend_probe(&r->be, r->reason, sizeof r->reason) == 0;
     if (r->available)
-        r->n_axes = r->be->axes(r->axes, TB_MAX_AXES);
+        r->n_axes = r->be->axes(r->be, r->axes, TB_MAX_AXES);
     for (int a = 0; a < r->n_axes; a++) {
         r->n_sel[a] = 1;
         r->sel[a][0] = r->axes[a].def;

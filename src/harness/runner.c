@@ -259,7 +259,8 @@ static instance *get_instance(tb_runner *r, const tb_case *c)
     const char *vals[TB_MAX_AXES];
     for (int i = 0; i < c->n_axes; i++)
         vals[i] = c->axis_value[i];
-    in->rc = c->backend->create(vals, &in->ctx, in->err, sizeof in->err);
+    in->rc = c->backend->create(c->backend, vals, &in->ctx, in->err,
+                                sizeof in->err);
     return in;
 }
 
@@ -286,7 +287,7 @@ static void fill_input(tb_tensor *t, const tb_op *op, int idx, tb_rng *rng)
 typedef struct {
     const tb_backend *be;
     void *ctx;
-    void *kctx;         /* what the kernel is called with: ctx or comp */
+    void *kctx; /* what fn is called with: the tb_kernel's ctx, comp or wl */
     tb_composite *comp; /* unfused compositions */
     tb_workload *wl;    /* workload ops */
     tb_tensor host_in[TB_MAX_INPUTS], dev_in[TB_MAX_INPUTS];
@@ -758,7 +759,6 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
     }
     b->be = c->backend;
     b->ctx = in->ctx;
-    b->kctx = in->ctx;
     char err[256];
     tb_kernel_fn fn;
     /* an unfused composition, or a model step (a workload) */
@@ -784,8 +784,10 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
                       : tb_workload_impl(b->wl));
         res->impl = res->impl_buf;
     } else {
-        fn = c->backend->kernel(in->ctx, c->op, c->dtype, &c->params,
-                                &res->impl);
+        tb_kernel k = c->backend->kernel(in->ctx, c->op, c->dtype,
+                                         &c->params, &res->impl);
+        fn = k.fn;
+        b->kctx = k.ctx;
     }
     if (r->watch && res->impl)
         snprintf(r->watch->impl, sizeof r->watch->impl, "%s", res->impl);

@@ -90,13 +90,13 @@ void test_rand_ops(void **state)
 {
     (void)state;
     tb_axis ax[TB_MAX_AXES];
-    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
     for (int iv = 0; iv < ax[0].n_values; iv++)
         for (int tv = 0; tv < ax[1].n_values; tv++) {
             const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
             void *ctx = NULL;
             char err[256];
-            assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+            assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
             const bool simd = strcmp(vals[0], "avx2") == 0 ||
                               strcmp(vals[0], "avx512") == 0;
             for (size_t k = 0; k < sizeof rs_cases / sizeof rs_cases[0];
@@ -133,7 +133,7 @@ void test_rand_ops(void **state)
                                          0);
                         tb_tensor_init(&hdr, d, &os);
                         const char *impl = NULL;
-                        tb_kernel_fn fn = B->kernel(ctx, op, d, &p, &impl);
+                        tb_kernel_fn fn = B->kernel(ctx, op, d, &p, &impl).fn;
                         assert_non_null(fn);
                         assert_non_null(impl);
                         assert_int_equal(fn(ctx, NULL, &out, &p), 0);
@@ -649,7 +649,7 @@ static void permute_tiled_on(const char *const vals[2])
     const tb_op *op = tb_op_get(TB_OP_permute);
     void *ctx = NULL;
     char err[256];
-    assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+    assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
     const int n3 = (int)(sizeof s3 / sizeof s3[0]) * 6;
     const int n4 = (int)(sizeof p4 / sizeof p4[0]) *
                    (int)(sizeof s4 / sizeof s4[0]);
@@ -679,7 +679,7 @@ static void permute_tiled_on(const char *const vals[2])
             out.data = gb_new(&go, tb_tensor_nbytes(&out), misalign(d));
             assert_int_equal(tb_tensor_create(&ref, TB_F64, &os), 0);
             const char *impl = NULL;
-            tb_kernel_fn fn = B->kernel(ctx, op, d, &p, &impl);
+            tb_kernel_fn fn = B->kernel(ctx, op, d, &p, &impl).fn;
             assert_non_null(fn);
             assert_int_equal(fn(ctx, &in, &out, &p), 0);
             assert_int_equal(op->ref(&in, &ref, &p), 0);
@@ -709,7 +709,7 @@ void test_permute_tiled(void **state)
 {
     (void)state;
     tb_axis ax[TB_MAX_AXES];
-    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
     for (int iv = 0; iv < ax[0].n_values; iv++)
         for (int tv = 0; tv < ax[1].n_values; tv++) {
             const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};

@@ -664,7 +664,7 @@ static void run_case(void *ctx, const char *isa, int threads,
     const tb_cpu_krow *want =
         tb_cpu_krow_find(rows, n, op->id, dt, tb_cpu_isa(ctx));
     const char *impl = NULL;
-    tb_kernel_fn fn = B->kernel(ctx, op, dt, &pc->p, &impl);
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, &pc->p, &impl).fn;
     assert_non_null(want);
     assert_ptr_equal(fn, want->fn);
     assert_ptr_equal(impl, want->name);
@@ -700,7 +700,7 @@ static void *instance(const char *isa, const char *threads)
     const char *vals[2] = {isa, threads};
     void *ctx = NULL;
     char err[256];
-    if (B->create(vals, &ctx, err, sizeof err))
+    if (B->create(B, vals, &ctx, err, sizeof err))
         fail_msg("cpu create isa=%s threads=%s: %s", isa, threads, err);
     return ctx;
 }
@@ -742,7 +742,7 @@ void test_op(void **state)
         fail_msg("%s: none of its family's %d cases fits its shape rule",
                  op->name, all.n);
     tb_axis ax[TB_MAX_AXES];
-    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
     void *cctx = instance("scalar", "1");
     for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
         if (!tb_cpu_krow_c(op->id, (tb_dtype)dt))

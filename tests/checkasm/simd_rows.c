@@ -103,12 +103,12 @@ void test_xs_special(void **state)
 {
     (void)state;
     tb_axis ax[TB_MAX_AXES];
-    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
     for (int iv = 0; iv < ax[0].n_values; iv++) {
         const char *vals[2] = {ax[0].values[iv], ax[1].values[0]};
         void *ctx = NULL;
         char err[256];
-        assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+        assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
         for (size_t ci = 0; ci < sizeof xs_cases / sizeof xs_cases[0];
              ci++) {
             const xs_case *xc = &xs_cases[ci];
@@ -142,7 +142,7 @@ void test_xs_special(void **state)
                         d[k] = xs_spec[i == 0 ? k / XS_NSPEC : k % XS_NSPEC];
                 }
             const char *impl = NULL;
-            tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, &p, &impl);
+            tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, &p, &impl).fn;
             assert_non_null(fn);
             assert_int_equal(fn(ctx, in, &got, &p), 0);
             tb_kernel_fn pf = tb_cpu_krow_c(op->id, TB_F32)->fn;
@@ -179,7 +179,7 @@ void test_xs_softplus_ulp(void **state)
 {
     (void)state;
     tb_axis ax[TB_MAX_AXES];
-    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
     const tb_op *op = tb_op_get(TB_OP_softplus);
     static const double pv[2][2] = {{1, 20}, {2, 3}};
     for (int iv = 0; iv < ax[0].n_values; iv++)
@@ -187,7 +187,7 @@ void test_xs_softplus_ulp(void **state)
             const char *vals[2] = {ax[0].values[iv], ax[1].values[0]};
             void *ctx = NULL;
             char err[256];
-            assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+            assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
             tb_params p = {0};
             assert_int_equal(tb_params_set(op, &p, "beta", pv[pc][0], err,
                                            sizeof err),
@@ -196,7 +196,7 @@ void test_xs_softplus_ulp(void **state)
                                            err, sizeof err),
                              0);
             const char *impl = NULL;
-            tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, &p, &impl);
+            tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, &p, &impl).fn;
             assert_non_null(fn);
             tb_shape sh = S(1, VM_CHUNK);
             tb_tensor in, out;
@@ -255,13 +255,13 @@ static void xs_reduce_special(tb_dtype dt)
     static const int lens[] = {1, 5, 63, 64, 65, 200, 1031};
     static const tb_op_id ids[] = {TB_OP_max, TB_OP_min, TB_OP_argmax};
     tb_axis ax[TB_MAX_AXES];
-    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
     for (int iv = 0; iv < ax[0].n_values; iv++)
         for (int tv = 0; tv < ax[1].n_values && tv < 2; tv++) {
             const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
             void *ctx = NULL;
             char err[256];
-            assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+            assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
             for (int li = 0; li < 7; li++)
                 for (int pat = 0; pat < 10; pat++)
                     for (int ai = 0; ai < 3; ai++)
@@ -338,7 +338,7 @@ static void xs_reduce_special(tb_dtype dt)
                                 }
                             const char *impl = NULL;
                             tb_kernel_fn fn =
-                                B->kernel(ctx, op, dt, &p, &impl);
+                                B->kernel(ctx, op, dt, &p, &impl).fn;
                             assert_non_null(fn);
                             assert_int_equal(fn(ctx, &in, &got, &p), 0);
                             tb_kernel_fn pf =
@@ -388,13 +388,13 @@ void test_xs_argmax_blocks(void **state)
     const int64_t len = 3 * 65536 + 37;
     const tb_op *op = tb_op_get(TB_OP_argmax);
     tb_axis ax[TB_MAX_AXES];
-    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
     for (int iv = 0; iv < ax[0].n_values; iv++)
         for (int tv = 0; tv < ax[1].n_values && tv < 2; tv++) {
             const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
             void *ctx = NULL;
             char err[256];
-            assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
+            assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
             for (int pat = 0; pat < 6; pat++)
                 for (int ai = 0; ai < 2; ai++) {
                     tb_shape sh = ai ? S(2, 2, len) : S(1, len);
@@ -451,7 +451,7 @@ void test_xs_argmax_blocks(void **state)
                         }
                     }
                     const char *impl = NULL;
-                    tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, &p, &impl);
+                    tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, &p, &impl).fn;
                     assert_non_null(fn);
                     assert_int_equal(fn(ctx, &in, &got, &p), 0);
                     tb_kernel_fn pf = tb_cpu_krow_c(op->id, TB_F32)->fn;
@@ -542,7 +542,7 @@ void test_bw_act_sweep(void **state)
 {
     (void)state;
     tb_axis ax[TB_MAX_AXES];
-    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
     static const tb_op_id ids[3] = {TB_OP_sigmoid_backward,
                                     TB_OP_tanh_backward,
                                     TB_OP_gelu_backward};
@@ -567,8 +567,8 @@ void test_bw_act_sweep(void **state)
                 continue;
             const char *vals[2] = {v, ax[1].values[0]};
             char err[256];
-            assert_int_equal(B->create(vals, &ctx[nl], err, sizeof err), 0);
-            fn[nl] = B->kernel(ctx[nl], op, TB_F32, NULL, &impl[nl]);
+            assert_int_equal(B->create(B, vals, &ctx[nl], err, sizeof err), 0);
+            fn[nl] = B->kernel(ctx[nl], op, TB_F32, NULL, &impl[nl]).fn;
             assert_non_null(fn[nl]);
             assert_null(strstr(impl[nl], "_c")); /* a SIMD row */
             name[nl] = v;
@@ -645,7 +645,7 @@ void test_bw_pool_special(void **state)
                                 {1, 1, 4, 34}, {3, 1, 5, 5}};
     const tb_op *op = tb_op_get(TB_OP_max_pool2d_backward);
     tb_axis ax[TB_MAX_AXES];
-    assert_int_equal(B->axes(ax, TB_MAX_AXES), 2);
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
     char err[256];
     tb_params p = {0};
     assert_int_equal(tb_params_set(op, &p, "kernel", 2, err, sizeof err), 0);
@@ -671,9 +671,9 @@ void test_bw_pool_special(void **state)
         ref.data = gb_new(&gr, tb_tensor_nbytes(&ref), 4);
         const char *sv[2] = {"scalar", "1"};
         void *sctx = NULL;
-        assert_int_equal(B->create(sv, &sctx, err, sizeof err), 0);
+        assert_int_equal(B->create(B, sv, &sctx, err, sizeof err), 0);
         const char *impl = NULL;
-        tb_kernel_fn fn = B->kernel(sctx, op, TB_F32, &p, &impl);
+        tb_kernel_fn fn = B->kernel(sctx, op, TB_F32, &p, &impl).fn;
         assert_non_null(fn);
         assert_non_null(strstr(impl, "_c"));
         assert_int_equal(fn(sctx, in, &ref, &p), 0);
@@ -684,8 +684,8 @@ void test_bw_pool_special(void **state)
                 if (strcmp(vals[0], "scalar") == 0)
                     continue;
                 void *ctx = NULL;
-                assert_int_equal(B->create(vals, &ctx, err, sizeof err), 0);
-                fn = B->kernel(ctx, op, TB_F32, &p, &impl);
+                assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
+                fn = B->kernel(ctx, op, TB_F32, &p, &impl).fn;
                 assert_non_null(fn);
                 assert_null(strstr(impl, "_c")); /* a SIMD row */
                 gbuf go;

@@ -10,7 +10,11 @@
  *   PROBE     probe fails with a reason
  *   NOKERNEL  the required kernel slot is NULL
  *   BUILTIN   declares the name "cpu"
- *   AXES      an axis "mode" with values a, b; create fails for b */
+ *   AXES      an axis "mode" with values a, b; create fails for b
+ *   MANY      as GOOD, and f32 add with parameter 0 set to i (0..39)
+ *             gives mark_i instead, 40 distinct functions that each
+ *             write i to out[0][0]: tests/test_plugin.c holds them all
+ *             at once */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +153,25 @@ static int fix_sync(void *ctx)
 ADD(float, f32)
 ADD(double, f64)
 
+#ifdef FIX_MANY
+#define MARK(i)                                                          \
+    static int mark_##i(void *ctx, const tbp_tensor *in, tbp_tensor *out, \
+                        const tbp_params *p)                             \
+    {                                                                    \
+        (void)ctx, (void)in, (void)p;                                    \
+        *(float *)out[0].data = (float)(i);                              \
+        return TBP_OK;                                                   \
+    }
+#define MARKS(X)                                                         \
+    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12)  \
+    X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23)    \
+    X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31) X(32) X(33) X(34)   \
+    X(35) X(36) X(37) X(38) X(39)
+MARKS(MARK)
+#define MARK_REF(i) mark_##i,
+static const tbp_kernel_fn marks[] = {MARKS(MARK_REF)};
+#endif
+
 #ifdef FIX_NOKERNEL
 __attribute__((unused))
 #endif
@@ -160,6 +183,13 @@ static tbp_kernel_fn fix_kernel(void *ctx, const tbp_op *op,
     (void)p;
     if (strcmp(op->name, "add") || op->n_in != 2 || op->n_out != 1)
         return NULL;
+#ifdef FIX_MANY
+    if (p && (p->set & 1u) && !strcmp(dtype, "f32") && p->v[0] >= 0 &&
+        p->v[0] < (double)(sizeof marks / sizeof marks[0])) {
+        *impl = "fixture_mark";
+        return marks[(int)p->v[0]];
+    }
+#endif
     *impl = "fixture_add";
     return !strcmp(dtype, "f32") ? add_f32
            : !strcmp(dtype, "f64") ? add_f64

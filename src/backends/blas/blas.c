@@ -48,6 +48,7 @@
 #include "../../ops/tensor.h"
 #include "../backend.h"
 #include "../hostmem.h"
+#include "blas_env.h"
 #include "tb_config.h"
 
 #if HAVE_OPENBLAS
@@ -92,15 +93,17 @@ static int blas_max_threads(void)
     return (int)n;
 }
 
-static int blas_probe(char *reason, size_t len)
+static int blas_probe(const tb_backend *self, char *reason, size_t len)
 {
+    (void)self;
     if (reason && len)
         reason[0] = '\0';
     return 0;
 }
 
-static int blas_axes(tb_axis *out, int max)
+static int blas_axes(const tb_backend *self, tb_axis *out, int max)
 {
+    (void)self;
     if (!out || max < 1)
         return 0;
     memset(&out[0], 0, sizeof out[0]);
@@ -115,8 +118,8 @@ static int blas_axes(tb_axis *out, int max)
 }
 
 /* values[0]: the threads value, an integer 1..N in decimal. */
-static int blas_create(const char *const *values, void **ctx, char *err,
-                       size_t errlen)
+static int blas_create(const tb_backend *self, const char *const *values,
+                       void **ctx, char *err, size_t errlen)
 {
     if (err && errlen)
         err[0] = '\0';
@@ -146,7 +149,7 @@ static int blas_create(const char *const *values, void **ctx, char *err,
     if (!c)
         return TB_ENOMEM;
     c->threads = (int)n;
-    c->mem.owner = &tb_backend_blas;
+    c->mem.owner = self;
     *ctx = c;
     return 0;
 }
@@ -658,22 +661,22 @@ static const blas_kentry blas_kernels[TB_OP_COUNT][TB_DTYPE_COUNT] = {
 #endif
 };
 
-static tb_kernel_fn blas_kernel(void *ctx, const tb_op *op, tb_dtype dt,
-                                const tb_params *p, const char **impl)
+/* A row of the table, called with the instance. */
+static tb_kernel blas_kernel(void *ctx, const tb_op *op, tb_dtype dt,
+                             const tb_params *p, const char **impl)
 {
-    (void)ctx;
     (void)p;
     if (impl)
         *impl = NULL;
     if (!op || (unsigned)op->id >= TB_OP_COUNT ||
         (unsigned)dt >= TB_DTYPE_COUNT)
-        return NULL;
+        return (tb_kernel){NULL, NULL};
     const blas_kentry *e = &blas_kernels[op->id][dt];
     if (!e->fn)
-        return NULL;
+        return (tb_kernel){NULL, NULL};
     if (impl)
         *impl = e->name;
-    return e->fn;
+    return (tb_kernel){e->fn, ctx};
 }
 
 const tb_backend tb_backend_blas = {
@@ -692,13 +695,15 @@ const tb_backend tb_backend_blas = {
     .sync = blas_sync,
     .kernel = blas_kernel,
     .counters = blas_counters,
+    .env = tb_blas_env,
 };
 
 #else /* !HAVE_OPENBLAS */
 
 /* Built without OpenBLAS: listed, never available, never instantiated. */
-static int blas_probe(char *reason, size_t len)
+static int blas_probe(const tb_backend *self, char *reason, size_t len)
 {
+    (void)self;
     if (reason && len)
         snprintf(reason, len,
                  "tbench was built without OpenBLAS (install "
@@ -706,20 +711,21 @@ static int blas_probe(char *reason, size_t len)
     return TB_EUNAVAILABLE;
 }
 
-static int blas_axes(tb_axis *out, int max)
+static int blas_axes(const tb_backend *self, tb_axis *out, int max)
 {
+    (void)self;
     (void)out;
     (void)max;
     return 0;
 }
 
-static int blas_create(const char *const *values, void **ctx, char *err,
-                       size_t errlen)
+static int blas_create(const tb_backend *self, const char *const *values,
+                       void **ctx, char *err, size_t errlen)
 {
     (void)values;
     if (ctx)
         *ctx = NULL;
-    return blas_probe(err, errlen);
+    return blas_probe(self, err, errlen);
 }
 
 static void blas_destroy(void *ctx)
@@ -748,8 +754,8 @@ static int blas_none_copy(void *ctx, tb_tensor *dst, const tb_tensor *src)
     return TB_EUNAVAILABLE;
 }
 
-static tb_kernel_fn blas_kernel(void *ctx, const tb_op *op, tb_dtype dt,
-                                const tb_params *p, const char **impl)
+static tb_kernel blas_kernel(void *ctx, const tb_op *op, tb_dtype dt,
+                             const tb_params *p, const char **impl)
 {
     (void)ctx;
     (void)op;
@@ -757,7 +763,7 @@ static tb_kernel_fn blas_kernel(void *ctx, const tb_op *op, tb_dtype dt,
     (void)p;
     if (impl)
         *impl = NULL;
-    return NULL;
+    return (tb_kernel){NULL, NULL};
 }
 
 const tb_backend tb_backend_blas = {

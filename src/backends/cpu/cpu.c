@@ -119,8 +119,9 @@ static const char *const cpu_thread_names[32] = {
     "23", "24", "25", "26", "27", "28", "29", "30", "31", "32",
 };
 
-static int cpu_probe(char *reason, size_t len)
+static int cpu_probe(const tb_backend *self, char *reason, size_t len)
 {
+    (void)self;
     if (reason && len)
         reason[0] = '\0';
     return 0;
@@ -138,8 +139,9 @@ static int cpu_isa_levels(void)
     return max + 1;
 }
 
-static int cpu_axes(tb_axis *out, int max)
+static int cpu_axes(const tb_backend *self, tb_axis *out, int max)
 {
+    (void)self;
     if (!out || max < 1)
         return 0;
     memset(&out[0], 0, sizeof out[0]);
@@ -244,9 +246,10 @@ static int cpu_parse_threads(const char *v, char *err, size_t errlen)
 
 /* values[0]: the isa value (see cpu_axes); values[1]: the threads value,
  * an integer 1..N in decimal. */
-static int cpu_create(const char *const *values, void **ctx, char *err,
-                      size_t errlen)
+static int cpu_create(const tb_backend *self, const char *const *values,
+                      void **ctx, char *err, size_t errlen)
 {
+    (void)self;
     if (err && errlen)
         err[0] = '\0';
     if (!ctx)
@@ -262,7 +265,7 @@ static int cpu_create(const char *const *values, void **ctx, char *err,
     if (!c)
         return TB_ENOMEM;
     c->threads = n;
-    c->mem.owner = &tb_backend_cpu;
+    c->mem.owner = self;
     c->isa = tb_cpu_kernels_fill(&c->k[isa], isa);
     for (int l = TB_ISA_SCALAR; l <= c->isa; l++) {
         tb_cpu_kernels_fill(&c->k[l], l);
@@ -299,8 +302,10 @@ static void cpu_counters(void *ctx, tb_backend_counters *out)
 /* The `host` slot: the level an instance of these values runs (the
  * isa axis resolved within the cap, as cpu_create resolves it), or the
  * best allowed one; TBENCH_ISA as isa.c reads it. */
-static int cpu_host(const char *const *values, tb_backend_host *out)
+static int cpu_host(const tb_backend *self, const char *const *values,
+                    tb_backend_host *out)
 {
+    (void)self;
     memset(out, 0, sizeof *out);
     const char *env = tb_cpu_isa_env();
     out->isa_cap = env && strcmp(env, "auto") != 0 ? env : NULL;
@@ -355,15 +360,15 @@ static int cpu_sync(void *ctx)
 /* The registry row for the instance's level (kreg.c: best first, so the
  * best level at or below it that has the op); with a NULL instance, the
  * portable one.  fn and *impl come from that one row. */
-static tb_kernel_fn cpu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
-                               const tb_params *p, const char **impl)
+static tb_kernel cpu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
+                            const tb_params *p, const char **impl)
 {
     (void)p; /* no choice depends on the parameters yet */
     if (impl)
         *impl = NULL;
     if (!op || (unsigned)op->id >= TB_OP_COUNT ||
         (unsigned)dt >= TB_DTYPE_COUNT)
-        return NULL;
+        return (tb_kernel){NULL, NULL};
     /* In-place forms run the kernel of their op: every kernel here reads
      * element i of its inputs before it writes element i of its output,
      * so an output that is also the first input is safe (test_cpu). */
@@ -376,7 +381,7 @@ static tb_kernel_fn cpu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
      * memory means nothing here: pinned=true is unsupported. */
     if (op->category == TB_CAT_TRANSFER) {
         if (op->n_params && p && tb_params_has(p, 0) && p->v[0] != 0)
-            return NULL;
+            return (tb_kernel){NULL, NULL};
         op = tb_op_get(op->base);
     }
     size_t n;
@@ -384,10 +389,10 @@ static tb_kernel_fn cpu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
     const tb_cpu_krow *r =
         tb_cpu_krow_find(rows, n, op->id, dt, tb_cpu_isa(ctx));
     if (!r)
-        return NULL;
+        return (tb_kernel){NULL, NULL};
     if (impl)
         *impl = r->name;
-    return r->fn;
+    return (tb_kernel){r->fn, ctx};
 }
 
 const tb_backend tb_backend_cpu = {

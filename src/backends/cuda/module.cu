@@ -201,8 +201,9 @@ static void probe_fork(probe_msg *m)
     }
 }
 
-static int cu_probe(char *reason, size_t len)
+static int cu_probe(const tb_backend *self, char *reason, size_t len)
 {
+    (void)self;
     if (!probe_done) {
         probe_fork(&probe_cached);
         probe_done = true;
@@ -220,9 +221,9 @@ static const char *const cu_device_names[TB_MAX_AXIS_VALUES] = {
     "22", "23", "24", "25", "26", "27", "28", "29", "30", "31",
 };
 
-static int cu_axes(tb_axis *out, int max)
+static int cu_axes(const tb_backend *self, tb_axis *out, int max)
 {
-    if (!out || max < 1 || cu_probe(NULL, 0))
+    if (!out || max < 1 || cu_probe(self, NULL, 0))
         return 0;
     memset(&out[0], 0, sizeof out[0]);
     out[0].name = "device";
@@ -289,9 +290,10 @@ static void cu_destroy(void *ctx)
     delete c;
 }
 
-static int cu_create(const char *const *values, void **ctx, char *err,
-                     size_t len)
+static int cu_create(const tb_backend *self, const char *const *values,
+                     void **ctx, char *err, size_t len)
 {
+    (void)self;
     if (err && len)
         err[0] = '\0';
     if (!ctx)
@@ -551,10 +553,10 @@ static int cu_timer_stop(void *ctx, double *ns)
 
 /* ---- kernels ---------------------------------------------------------------- */
 
-static tb_kernel_fn cu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
-                              const tb_params *p, const char **impl)
+/* The fn of a kernel; cu_kernel hands it out with the instance. */
+static tb_kernel_fn cu_kernel_fn(void *ctx, const tb_op *op, tb_dtype dt,
+                                 const char **impl)
 {
-    (void)p; /* every supported op takes every parameter value */
     if (impl)
         *impl = NULL;
     if (!op || (unsigned)op->id >= TB_OP_COUNT ||
@@ -574,13 +576,24 @@ static tb_kernel_fn cu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
     return fn;
 }
 
+static tb_kernel cu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
+                           const tb_params *p, const char **impl)
+{
+    (void)p; /* every supported op takes every parameter value */
+    tb_kernel k;
+    k.fn = cu_kernel_fn(ctx, op, dt, impl);
+    k.ctx = k.fn ? ctx : NULL;
+    return k;
+}
+
 static tb_backend cu_make_backend(void)
 {
     tb_backend b;
     memset(&b, 0, sizeof b);
     b.name = "cuda";
-    b.doc = "CUDA kernels (module tbench-cuda.so, built for " TB_GPU_ARCHS
-            ")";
+    /* the registry's placeholder says the same (module.c) */
+    b.doc = "CUDA kernels (run-time loaded module tbench-cuda.so, built "
+            "for " TB_GPU_ARCHS ")";
     b.probe = cu_probe;
     b.axes = cu_axes;
     b.create = cu_create;
@@ -598,6 +611,7 @@ static tb_backend cu_make_backend(void)
     b.sample_prep = cu_sample_prep;
     b.device_pci = cu_device_pci;
     b.peak = cu_peak;
+    b.device_memory = true;
     return b;
 }
 
