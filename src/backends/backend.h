@@ -177,6 +177,9 @@ typedef struct tb_backend_env {
 
 typedef struct tb_backend tb_backend;
 
+/* When this layout changes, rename the CUDA module's entry point
+ * (tb_module_backend_N: module.c, cuda/module.cu, cuda/exports.map) in
+ * the same commit, so that a module of another build is refused. */
 struct tb_backend {
     const char *name;
     const char *doc;
