@@ -234,6 +234,75 @@ def t_scaling_causes():
            "no crossing named where the levels differ")
 
 
+def check_guidelines(md, docs):
+    """Every guideline sentence against the Summary and the records: a
+    range's ends are sizes whose Summary row names the same fastest and
+    the same verdict, and that fastest has the lowest median among the
+    records of its op, shapes and dtype."""
+    summ = {}
+    for _, head, rows in tables(md):
+        if not head.startswith("| Op | Shapes | Dtype | Fastest |"):
+            continue
+        for r in rows:
+            c = cells(r)
+            if len(c) >= 8:
+                summ[(c[0], c[1], c[2])] = (c[3], c[7])
+    meds = {}
+    for doc in docs:
+        for c in doc["cases"]:
+            if c.get("status") != "ok":
+                continue
+            k = c["id"].rsplit("/", 1)[0]
+            meds.setdefault(k, []).append((c["stats"]["median_ns"], c["id"]))
+    sec = md.split("### Selection guidelines (measured)", 1)
+    expect(len(sec) == 2, "no guidelines")
+    bullets = [l for l in sec[1].split("\n## ")[0].split("\n")
+               if l.startswith("- ")]
+    expect(bullets, "no guideline")
+    n = 0
+    for b in bullets:
+        m = re.fullmatch(r"- (\S+) (\w+): (.*)\.", b)
+        expect(m, f"guideline: {b}")
+        opp, dt = m.group(1), m.group(2)
+        for seg in re.split(r"; (?=at )", m.group(3)):
+            sm = re.fullmatch(r"at (\S+?)(?: to (\S+?))?: (.*)", seg)
+            expect(sm, f"segment: {seg}")
+            for shapes in filter(None, (sm.group(1), sm.group(2))):
+                row = summ.get((opp, shapes, dt))
+                expect(row, f"{opp} {shapes} {dt}: no Summary row")
+                fastest, winner = row
+                what = sm.group(3)
+                if what.startswith("use "):
+                    expect(what.startswith(f"use {fastest} ") and
+                           winner.startswith("yes"),
+                           f"{b}: Summary says {row}")
+                    ids = sorted(meds[f"{opp}/{shapes}/{dt}"])
+                    expect(ids[0][1].endswith("/" + fastest),
+                           f"{opp} {shapes}: fastest record {ids[0]}")
+                elif "inconclusive" in what:
+                    expect(winner.startswith("no winner (inconclusive)"),
+                           f"{b}: Summary says {row}")
+                else:
+                    expect("equal within the threshold" in what and
+                           winner.startswith("no winner (equal"),
+                           f"{b}: Summary says {row}")
+                n += 1
+    return n
+
+
+@case("report: every selection guideline agrees with the Summary and the "
+      "records (committed data)")
+def t_guidelines_committed():
+    src = os.path.abspath("docs/perf-data/results.json")
+    npy = os.path.abspath("docs/perf-data/numpy.json")
+    d = tempfile.mkdtemp(prefix="guide-", dir=TMP)
+    p = run(["report", src, "--with", npy, "--no-charts", "-o", "r.md"], d)
+    expect(p.returncode == 0, p.stderr)
+    md = open(os.path.join(d, "r.md"), encoding="utf-8").read()
+    n = check_guidelines(md, [json.load(open(src)), json.load(open(npy))])
+    expect(n >= 10, f"only {n} sizes checked")
+
+
 @case("report names a winner or a crossover only where compare's test finds one")
 def t_no_winner():
     d = workdir("tie", "mixed.json")
@@ -261,10 +330,11 @@ def t_no_winner():
             if cells(r)[0] == "add"]
     expect(len(rows) == 3 and all(cells(r)[7].startswith("no winner")
                                   for r in rows), f"{rows}")
-    expect("add f32, cpu[threads=2] vs cpu[threads=1]: no significant "
-           "difference at any measured size" in md, "guideline")
-    expect("crossover between" not in md.split("Selection guidelines")[1]
-           .split("\n## ")[0], "a crossover inside the noise")
+    guide = md.split("Selection guidelines")[1].split("\n## ")[0]
+    add = [l for l in guide.split("\n") if l.startswith("- add f32:")]
+    expect(len(add) == 1 and "use " not in add[0] and
+           add[0].startswith("- add f32: at 1000,1000 to 1000000,1000000: "
+                             "no winner: "), f"guideline: {add}")
 
 
 @case("report has its sections, no empty table, no empty section")
@@ -307,9 +377,15 @@ def t_numbers():
            if r.startswith("| add | 100000,100000 |")]
     expect(len(row) == 1, f"speedup rows: {row}")
     expect(cells(row[0])[6] == f"{sp:.2f}x", f"{row[0]} vs {sp:.3f}")
-    # the crossover of add: slower at 1000, faster from 100000 on
-    expect("crossover between 1000,1000 (0.167x) and 100000,100000 (1.33x)"
+    # the crossover of add: threads=1 wins at 1000, threads=2 from 100000
+    # on (the guideline names the best variant at each size, and the
+    # ratio to the next: 6x, then 1.33-1.67x)
+    expect("- add f32: at 1000,1000: use cpu[threads=1] (6x faster than the "
+           "next, cpu[threads=2]); at 100000,100000 to 1000000,1000000: use "
+           "cpu[threads=2] (1.33-1.67x faster than the next, cpu[threads=1])."
            in md, "add crossover missing")
+    n = check_guidelines(md, [load("mixed.json"), load("numpy.json")])
+    expect(n >= 5, f"{n} guideline sizes checked")
     # scaling anomaly: relu 1e5 -> 1e6, 10x work, 50x time
     r5 = med("relu/100000/f32/cpu[threads=1]")
     r6 = med("relu/1000000/f32/cpu[threads=1]")

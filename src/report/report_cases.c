@@ -46,6 +46,7 @@ static void field(const tb_rcase *c, int f, char *buf, size_t len)
                  c->variant);
         break;
     case F_CAT: snprintf(buf, len, "%s", c->category); break;
+    case F_OPPDT: snprintf(buf, len, "%s/%s", c->opp, c->dtype); break;
     case F_OPVAR: /* NumPy/PyTorch: thread counts share a row */
         if (c->role == TB_ROLE_WITH) {
             char l[128];
@@ -137,6 +138,19 @@ int tb_rpt_versus(const tb_rcase *a, const tb_rcase *b, double *p)
     return v.time == TB_TIME_IMPROVED    ? 1
            : v.time == TB_TIME_REGRESSED ? -1
                                          : 0;
+}
+
+int tb_rpt_versus_verdict(const tb_rcase *a, const tb_rcase *b, double *p)
+{
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    tb_cmp_case v;
+    *p = NAN;
+    if (!a->ok || !b->ok || tb_cmp_pair(b->rc, a->rc, &o, &v) ||
+        v.time == TB_TIME_NA)
+        return TB_TIME_NA;
+    *p = v.p;
+    return (int)v.time;
 }
 
 int tb_rpt_vs_ref(const tb_rpt *x, const tb_rcase *c, const tb_rcase *ref)

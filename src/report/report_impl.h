@@ -55,8 +55,9 @@ void tb_rpt_column_label(const tb_rcase *c, char *buf, size_t len);
 
 /* What groups cases: the key; op and dtype; a series (document, op and
  * params, dtype, variant); the category; op and variant (NumPy and
- * PyTorch: thread counts share a row); document and variant. */
-enum { F_KEY, F_OPDT, F_SERIES, F_CAT, F_OPVAR, F_VARIANT };
+ * PyTorch: thread counts share a row); document and variant; op with
+ * its params and dtype (every variant). */
+enum { F_KEY, F_OPDT, F_SERIES, F_CAT, F_OPVAR, F_VARIANT, F_OPPDT };
 
 /* Do a and b have the same field f? */
 bool tb_rpt_same(const tb_rcase *a, const tb_rcase *b, int f);
@@ -79,6 +80,11 @@ const tb_rcase *tb_rpt_find_key(const tb_rset *s, const tb_rcase *c,
  * is faster (improved), -1 slower (regressed), 0 neither; *p gets the
  * p-value (NAN when not tested). */
 int tb_rpt_versus(const tb_rcase *a, const tb_rcase *b, double *p);
+
+/* The same pair's verdict word: TB_TIME_IMPROVED (a faster),
+ * _REGRESSED, _UNCHANGED (equal within the threshold), _INCONCLUSIVE,
+ * or TB_TIME_NA (not tested). */
+int tb_rpt_versus_verdict(const tb_rcase *a, const tb_rcase *b, double *p);
 
 /* tb_rpt_versus(c, its reference ref), computed once per case. */
 int tb_rpt_vs_ref(const tb_rpt *x, const tb_rcase *c, const tb_rcase *ref);

@@ -31,6 +31,36 @@ static const char *fmt_p(double p, char *buf, size_t len)
 
 /* ---- summary: fastest per op and size ------------------------------------ */
 
+/* The fastest ok case of key among the roles of mask, and the next
+ * fastest (NULL when only one ran): the Summary's and the selection
+ * guidelines' one choice. */
+static void best_of_key(const tb_rset *s, const char *key, unsigned mask,
+                        const tb_rcase **best, const tb_rcase **next)
+{
+    *best = *next = NULL;
+    for (int k = 0; k < s->n; k++) {
+        const tb_rcase *d = &s->cases[k];
+        if (!d->ok || !tb_rpt_in(d, mask) || strcmp(d->key, key))
+            continue;
+        if (!*best || d->median < (*best)->median) {
+            *next = *best;
+            *best = d;
+        } else if (!*next || d->median < (*next)->median) {
+            *next = d;
+        }
+    }
+}
+
+/* The Summary's "Winner" cell for compare's verdict of the fastest
+ * against the next (tb_rpt_versus_verdict). */
+static const char *winner_word(int v)
+{
+    return v == TB_TIME_IMPROVED       ? "yes"
+           : v == TB_TIME_UNCHANGED    ? "no winner (equal within the threshold)"
+           : v == TB_TIME_INCONCLUSIVE ? "no winner (inconclusive)"
+                                       : "no winner (not tested)";
+}
+
 void tb_rpt_summary(const tb_rpt *x)
 {
     const tb_rset *s = x->s;
@@ -57,7 +87,8 @@ void tb_rpt_summary(const tb_rpt *x)
                "(ratio of medians). \"Winner\" says whether the fastest "
                "beats the next by the verdict `tbench compare` gives the "
                "pair (" COMPARE_TEST "); where it does not, there is no "
-               "winner: the difference is within the noise of this run."
+               "winner, and the cell says why: the two are equal within "
+               "the threshold, or the run cannot tell (inconclusive)."
              : "");
     sb(b, "| Op | Shapes | Dtype | Fastest | Median |%s\n"
           "|---|---|---|---|---|%s\n",
@@ -68,18 +99,8 @@ void tb_rpt_summary(const tb_rpt *x)
         if (!c->ok || !tb_rpt_in(c, mask) ||
             tb_rpt_seen_before(s, i, mask, F_KEY, true))
             continue;
-        const tb_rcase *best = NULL, *next = NULL;
-        for (int k = 0; k < s->n; k++) {
-            const tb_rcase *d = &s->cases[k];
-            if (!d->ok || !tb_rpt_in(d, mask) || strcmp(d->key, c->key))
-                continue;
-            if (!best || d->median < best->median) {
-                next = best;
-                best = d;
-            } else if (!next || d->median < next->median) {
-                next = d;
-            }
-        }
+        const tb_rcase *best, *next;
+        best_of_key(s, c->key, mask, &best, &next);
         char m[32], nm[32], r[32];
         sb(b, "| %s | %s | %s | %s | %s |", c->opp, c->shapes, c->dtype,
            best->variant, tb_report_fmt_time(best->median, best->median, m,
@@ -88,12 +109,12 @@ void tb_rpt_summary(const tb_rpt *x)
             if (next) {
                 double p;
                 char pt[32];
-                int sig = tb_rpt_versus(best, next, &p);
+                int v = tb_rpt_versus_verdict(best, next, &p);
                 sb(b, " %s (%s) | %sx | %s (%s) |", next->variant,
                    tb_report_fmt_time(next->median, next->median, nm,
                                       sizeof nm),
                    tb_md_num(next->median / best->median, r, sizeof r),
-                   sig > 0 ? "yes" : "no winner", fmt_p(p, pt, sizeof pt));
+                   winner_word(v), fmt_p(p, pt, sizeof pt));
             } else {
                 sb(b, " only one backend ran | | |");
             }
@@ -366,77 +387,94 @@ static double speedup(const tb_rpt *x, const tb_rcase *ref,
     return ref->median / c->median;
 }
 
-static void guideline(const tb_rpt *x, int i)
+/* One size's outcome for the guidelines: the winner (NULL: none), the
+ * next fastest and compare's verdict of the one against the other. */
+typedef struct {
+    const tb_rcase *best, *next;
+    int verdict;
+} g_size;
+
+/* The same outcome at two neighbouring sizes (one run of sizes)? */
+static bool g_same(const g_size *a, const g_size *b)
+{
+    bool wa = a->verdict == TB_TIME_IMPROVED,
+         wb = b->verdict == TB_TIME_IMPROVED;
+    if (wa != wb)
+        return false;
+    return wa ? !strcmp(a->best->variant, b->best->variant)
+              : a->verdict == b->verdict;
+}
+
+/* The guideline of case i's op (with params) and dtype: over its
+ * measured sizes in order of work, the fastest variant of each size
+ * (the Summary's choice, best_of_key) where compare's test finds it
+ * faster than the next fastest, else "no winner" and why; consecutive
+ * sizes with the same outcome are one range. */
+static void guideline(const tb_rpt *x, int i, unsigned mask)
 {
     const tb_rset *s = x->s;
     int *v;
-    int n = tb_rpt_collect_sorted(s, i, M_MAIN, F_SERIES, &v);
-    double sp[256];
-    int sg[256];
-    const tb_rcase *cs[256];
-    const tb_rcase *ref0 = NULL;
+    int n = tb_rpt_collect_sorted(s, i, mask, F_OPPDT, &v);
+    g_size *g = calloc((size_t)(n ? n : 1), sizeof *g);
     int m = 0;
-    for (int k = 0; k < n && m < 256; k++) {
+    for (int k = 0; g && k < n; k++) {
         const tb_rcase *c = &s->cases[v[k]];
-        const tb_rcase *ref = tb_rset_reference(s, c->key, M_MAIN);
-        if (!ref || ref == c)
+        bool seen = false;
+        for (int j = 0; j < m && !seen; j++)
+            seen = !strcmp(g[j].best->key, c->key);
+        if (seen)
             continue;
-        cs[m] = c;
-        sp[m] = speedup(x, ref, c, &sg[m]);
-        m++;
-        ref0 = ref;
+        const tb_rcase *best, *next;
+        best_of_key(s, c->key, mask, &best, &next);
+        if (!next)
+            continue; /* one variant: nothing to choose */
+        double p;
+        g[m++] = (g_size){best, next, tb_rpt_versus_verdict(best, next, &p)};
     }
     free(v);
-    if (m == 0)
+    if (m == 0) {
+        free(g);
         return;
-    const tb_rcase *c0 = cs[0];
-    char a[32], z[32];
-    double lo = sp[0], hi = sp[0];
-    for (int k = 1; k < m; k++) {
-        lo = sp[k] < lo ? sp[k] : lo;
-        hi = sp[k] > hi ? sp[k] : hi;
     }
-    tb_md_num(lo, a, sizeof a);
-    tb_md_num(hi, z, sizeof z);
-    /* first index from which it is significantly faster at every larger
-     * size (compare's verdict) */
-    int from = m, n_same = 0, n_slow = 0;
-    while (from > 0 && sg[from - 1] > 0)
-        from--;
-    for (int k = 0; k < m; k++) {
-        n_same += sg[k] == 0;
-        n_slow += sg[k] < 0;
+    sb(x->b, "- %s %s:", s->cases[i].opp, s->cases[i].dtype);
+    for (int a = 0; a < m;) {
+        int z = a;
+        while (z + 1 < m && g_same(&g[a], &g[z + 1]))
+            z++;
+        char lo[32], hi[32];
+        double rlo = INFINITY, rhi = 0;
+        for (int k = a; k <= z; k++) {
+            double r = g[k].next->median / g[k].best->median;
+            rlo = r < rlo ? r : rlo;
+            rhi = r > rhi ? r : rhi;
+        }
+        tb_md_num(rlo, lo, sizeof lo);
+        tb_md_num(rhi, hi, sizeof hi);
+        char range[96];
+        snprintf(range, sizeof range, strcmp(lo, hi) ? "%s-%sx" : "%sx", lo,
+                 hi);
+        bool one_next = true; /* the same runner-up over the range */
+        for (int k = a + 1; k <= z; k++)
+            one_next = one_next &&
+                       !strcmp(g[k].next->variant, g[a].next->variant);
+        sb(x->b, "%s at %s%s%s: ", a ? ";" : "", g[a].best->shapes,
+           a == z ? "" : " to ", a == z ? "" : g[z].best->shapes);
+        if (g[a].verdict == TB_TIME_IMPROVED)
+            sb(x->b, "use %s (%s faster than the next%s%s)",
+               g[a].best->variant, range, one_next ? ", " : "",
+               one_next ? g[a].next->variant : "");
+        else if (g[a].verdict == TB_TIME_UNCHANGED)
+            sb(x->b, "no winner: the fastest two are equal within the "
+                     "threshold (%s)",
+               range);
+        else
+            sb(x->b, "no winner: inconclusive, this run cannot tell the "
+                     "fastest two apart (%s)",
+               range);
+        a = z + 1;
     }
-    char range[80];
-    snprintf(range, sizeof range, m == 1 || !strcmp(a, z) ? "%sx" : "%s-%sx",
-             a, z);
-    sb(x->b, "- %s %s, %s vs %s: ", c0->opp, c0->dtype, c0->variant,
-       ref0->variant);
-    if (n_same == m)
-        sb(x->b, "no significant difference at %s (%s): this run cannot "
-                 "tell them apart.\n",
-           m == 1 ? "the one measured size" : "any measured size", range);
-    else if (from == 0)
-        sb(x->b, "faster at %s (%s).\n",
-           m == 1 ? "the one measured size" : "every measured size", range);
-    else if (n_slow == m)
-        sb(x->b, "slower at %s (%s): use %s.\n",
-           m == 1 ? "the one measured size" : "every measured size", range,
-           ref0->variant);
-    else if (n_slow + n_same == m)
-        sb(x->b, "slower at some sizes, no significant difference at the "
-                 "others (%s): use %s.\n",
-           range, ref0->variant);
-    else if (from == m)
-        sb(x->b, "no consistent winner: significantly faster at some sizes, "
-                 "not at the largest (%s).\n",
-           range);
-    else
-        sb(x->b, "crossover between %s (%sx) and %s (%sx): use %s below "
-                 "%.0f elements and %s from there on.\n",
-           cs[from - 1]->shapes, tb_md_num(sp[from - 1], a, sizeof a),
-           cs[from]->shapes, tb_md_num(sp[from], z, sizeof z), ref0->variant,
-           cs[from]->items, cs[from]->variant);
+    sb(x->b, ".\n");
+    free(g);
 }
 
 void tb_rpt_speedups(const tb_rpt *x)
@@ -482,17 +520,19 @@ void tb_rpt_speedups(const tb_rpt *x)
            sig > 0 ? "faster" : sig < 0 ? "slower" : "no");
     }
     sb(b, "\n### Selection guidelines (measured)\n\n"
-          "Per op and backend, over the measured sizes in order of work; a "
-          "crossover is the size from which the backend is significantly "
-          "faster than the reference (the test above) at every larger "
-          "measured size. Differences the test does not find are not "
-          "called wins.\n\n");
+          "Per op and dtype, over the measured sizes in order of work: the "
+          "fastest variant of each size (the Summary's) where the verdict "
+          "of `tbench compare` finds it faster than the next fastest; "
+          "otherwise no winner, and why: the two are equal within the "
+          "threshold, or the run cannot tell them apart (inconclusive). "
+          "Consecutive sizes with the same outcome form one range; the "
+          "ratio is the next fastest's median over the winner's.\n\n");
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
-        if (!c->ok || !tb_rpt_in(c, mask) ||
-            tb_rpt_seen_before(s, i, mask, F_SERIES, true))
+        if (!c->ok || !tb_rpt_in(c, M_MAIN | M_WITH) ||
+            tb_rpt_seen_before(s, i, M_MAIN | M_WITH, F_OPPDT, true))
             continue;
-        guideline(x, i);
+        guideline(x, i, M_MAIN | M_WITH);
     }
     sb(b, "\n");
     for (int i = 0; i < s->n; i++) {
@@ -554,9 +594,9 @@ void tb_rpt_transfers(const tb_rpt *x)
           "the host; ids ending in `@transfers`). Speedups are against the "
           "reference backend above; transfer cost is the difference of "
           "the two medians as a share of the time with transfers. The "
-          "selection guidelines above give each variant's crossover: the "
-          "`@transfers` line says from which size the device wins when "
-          "the data lives on the host.\n\n"
+          "selection guidelines above name the fastest variant at each "
+          "size: the `@transfers` op's line says from which size the "
+          "device wins when the data lives on the host.\n\n"
           "| Op | Shapes | Dtype | Backend | Resident | Speedup | "
           "With transfers | Speedup | Transfer cost |\n"
           "|---|---|---|---|---|---|---|---|---|\n");
