@@ -236,13 +236,7 @@ static inline vf xs_minimum_f(vf a, vf b)
         return EXPR;                                                      \
     }
 TB_CPU_EW_OPS(XS_EW_F, ~)
-#undef ADD
-#undef SUB
-#undef MUL
-#undef DIV
-#undef MAX
-#undef MIN
-#undef K
+#include "ew_undef.h"
 
 /* ---- loops ---------------------------------------------------------- */
 
