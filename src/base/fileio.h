@@ -43,9 +43,8 @@ typedef struct tb_read_fail {
  * read.  Returns 0; TB_EIO (the open or a read failed), TB_ERANGE (too
  * large), TB_EPARSE (flags has TB_READ_NO_NUL and the file holds a NUL
  * byte) or TB_ENOMEM; then *data is untouched and *why (may be NULL)
- * says more.  Each caller words its own message.  (Still to move here:
- * report/resultsio.c's reader, a copy of this loop with TB_READ_NO_NUL
- * and TB_RES_MAX_BYTES.) */
+ * says more.  Each caller words its own message (report/resultsio.c's
+ * reader: TB_READ_NO_NUL and TB_RES_MAX_BYTES). */
 int tb_read_file_max(const char *path, size_t max_bytes, unsigned flags,
                      char **data, size_t *len, tb_read_fail *why);
 

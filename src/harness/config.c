@@ -565,6 +565,45 @@ static int parse_axis(parser *P, const cJSON *v, const char *kp,
     return 0;
 }
 
+/* The size *n of list v at kp: a list ("expected EXPECTED, got ..."),
+ * not empty (the message EMPTY), at most `most` items ("too many MANY
+ * (n, at most most)"). */
+static int list_size(parser *P, const cJSON *v, const char *kp,
+                     const char *expected, const char *empty,
+                     const char *many, int most, int *n)
+{
+    char got[64];
+    if (!cJSON_IsArray(v))
+        return fail(P, v, false, kp, "expected %s, got %s", expected,
+                    describe(v, got, sizeof(got)));
+    *n = cJSON_GetArraySize(v);
+    if (*n == 0)
+        return fail(P, v, false, kp, "%s", empty);
+    if (*n > most)
+        return fail(P, v, false, kp, "too many %s (%d, at most %d)", many,
+                    *n, most);
+    return 0;
+}
+
+/* Item i of a list, at key path kp (kp[i]), into the array ctx says. */
+typedef int (*cfg_item_fn)(parser *P, const cJSON *e, const char *kp,
+                           void *ctx, int i);
+
+/* fn on every item of list v at kp, in order; the first error. */
+static int parse_items(parser *P, const cJSON *v, const char *kp,
+                       cfg_item_fn fn, void *ctx)
+{
+    char ckp[CFG_KP];
+    int i = 0;
+    for (const cJSON *e = v->child; e; e = e->next, i++) {
+        kp_idx(ckp, kp, i);
+        int rc = fn(P, e, ckp, ctx, i);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static int parse_backend(parser *P, const cJSON *v, const char *kp,
                          tb_cfg_backend *b)
 {
@@ -624,29 +663,27 @@ static int parse_backend(parser *P, const cJSON *v, const char *kp,
     return 0;
 }
 
+static int backend_item(parser *P, const cJSON *e, const char *kp,
+                        void *ctx, int i)
+{
+    tb_config *cfg = ctx;
+    return parse_backend(P, e, kp, &cfg->backends[i]);
+}
+
 static int parse_backends(parser *P, const cJSON *v, tb_config *cfg)
 {
-    char ckp[CFG_KP];
     cfg->n_backends = 0;
     memset(cfg->backends, 0, sizeof(cfg->backends));
     if (!cJSON_IsArray(v)) {
         cfg->n_backends = 1;
         return parse_backend(P, v, "backends", &cfg->backends[0]);
     }
-    int n = cJSON_GetArraySize(v);
-    if (n == 0)
-        return fail(P, v, false, "backends", "expected at least one backend");
-    if (n > TB_CFG_MAX_BACKENDS)
-        return fail(P, v, false, "backends",
-                    "too many backends (%d, at most %d)", n,
-                    TB_CFG_MAX_BACKENDS);
-    int i = 0;
-    for (const cJSON *e = v->child; e; e = e->next, i++) {
-        kp_idx(ckp, "backends", i);
-        int rc = parse_backend(P, e, ckp, &cfg->backends[i]);
-        if (rc)
-            return rc;
-    }
+    int n;
+    int rc = list_size(P, v, "backends", "a list of backends",
+                       "expected at least one backend", "backends",
+                       TB_CFG_MAX_BACKENDS, &n);
+    if (rc || (rc = parse_items(P, v, "backends", backend_item, cfg)))
+        return rc;
     cfg->n_backends = n;
     return 0;
 }
@@ -655,25 +692,21 @@ static int parse_backends(parser *P, const cJSON *v, tb_config *cfg)
 static int parse_shape(parser *P, const cJSON *v, const char *kp,
                        tb_shape *s)
 {
-    char got[64], ckp[CFG_KP];
-    if (!cJSON_IsArray(v))
-        return fail(P, v, false, kp, "expected a shape (a list of dims), "
-                    "got %s", describe(v, got, sizeof(got)));
-    int n = cJSON_GetArraySize(v);
-    if (n == 0)
-        return fail(P, v, false, kp, "empty shape (a shape needs at least "
-                    "one dim)");
-    if (n > TB_MAX_DIMS)
-        return fail(P, v, false, kp, "too many dims (%d, at most %d)", n,
-                    TB_MAX_DIMS);
+    char ckp[CFG_KP];
+    int n;
+    int rc = list_size(P, v, kp, "a shape (a list of dims)",
+                       "empty shape (a shape needs at least one dim)",
+                       "dims", TB_MAX_DIMS, &n);
+    if (rc)
+        return rc;
     double numel = 1;
     int i = 0;
     memset(s, 0, sizeof(*s));
     for (const cJSON *e = v->child; e; e = e->next, i++) {
         double d;
         kp_idx(ckp, kp, i);
-        int rc = get_number(P, e, ckp, "a positive integer", 1,
-                            CFG_MAX_ELEMS, true, &d);
+        rc = get_number(P, e, ckp, "a positive integer", 1, CFG_MAX_ELEMS,
+                        true, &d);
         if (rc)
             return rc;
         s->dim[i] = (int64_t)d;
@@ -686,6 +719,13 @@ static int parse_shape(parser *P, const cJSON *v, const char *kp,
     return 0;
 }
 
+static int shape_item(parser *P, const cJSON *e, const char *kp, void *ctx,
+                      int i)
+{
+    tb_cfg_shapes *sh = ctx;
+    return parse_shape(P, e, kp, &sh->in[i]);
+}
+
 /* One entry of "shapes": a shape for every input, or a list of shapes,
  * one per input.  A single shape is also copied into in[1..op->n_in) so
  * that readers may index in[] by input either way; n_in says which form
@@ -693,7 +733,7 @@ static int parse_shape(parser *P, const cJSON *v, const char *kp,
 static int parse_shape_entry(parser *P, const cJSON *v, const char *kp,
                              const tb_op *op, tb_cfg_shapes *sh)
 {
-    char got[64], ckp[CFG_KP];
+    char got[64];
     node_pos(P, v, &sh->line, &sh->col);
     if (!cJSON_IsArray(v))
         return fail(P, v, false, kp,
@@ -726,13 +766,9 @@ static int parse_shape_entry(parser *P, const cJSON *v, const char *kp,
     if (n > TB_MAX_INPUTS) /* an op table bug; never index past in[] */
         return fail(P, v, false, kp, "too many shapes (at most %d)",
                     TB_MAX_INPUTS);
-    int i = 0;
-    for (const cJSON *e = v->child; e; e = e->next, i++) {
-        kp_idx(ckp, kp, i);
-        int rc = parse_shape(P, e, ckp, &sh->in[i]);
-        if (rc)
-            return rc;
-    }
+    int rc = parse_items(P, v, kp, shape_item, sh);
+    if (rc)
+        return rc;
     sh->n_in = n;
     return 0;
 }
@@ -785,31 +821,35 @@ static int parse_paramset(parser *P, const cJSON *v, const char *kp,
     return 0;
 }
 
+/* parse_items' context for the parameter sets of o, an op of table row
+ * op. */
+typedef struct paramsets_ctx {
+    const tb_op *op;
+    tb_cfg_op *o;
+} paramsets_ctx;
+
+static int paramset_item(parser *P, const cJSON *e, const char *kp,
+                         void *ctx, int i)
+{
+    paramsets_ctx *c = ctx;
+    return parse_paramset(P, e, kp, c->op, &c->o->paramsets[i]);
+}
+
 static int parse_params(parser *P, const cJSON *v, const char *kp,
                         const tb_op *op, tb_cfg_op *o)
 {
-    char got[64], ckp[CFG_KP];
     if (cJSON_IsObject(v)) {
         o->n_paramsets = 1;
         return parse_paramset(P, v, kp, op, &o->paramsets[0]);
     }
-    if (!cJSON_IsArray(v))
-        return fail(P, v, false, kp, "expected a parameter object or a list "
-                    "of them, got %s", describe(v, got, sizeof(got)));
-    int n = cJSON_GetArraySize(v);
-    if (n == 0)
-        return fail(P, v, false, kp, "expected at least one parameter set "
-                    "(use {} for the defaults)");
-    if (n > TB_CFG_MAX_PARAMSETS)
-        return fail(P, v, false, kp, "too many parameter sets (%d, at most "
-                    "%d)", n, TB_CFG_MAX_PARAMSETS);
-    int i = 0;
-    for (const cJSON *e = v->child; e; e = e->next, i++) {
-        kp_idx(ckp, kp, i);
-        int rc = parse_paramset(P, e, ckp, op, &o->paramsets[i]);
-        if (rc)
-            return rc;
-    }
+    int n;
+    paramsets_ctx c = {op, o};
+    int rc = list_size(P, v, kp, "a parameter object or a list of them",
+                       "expected at least one parameter set (use {} for the "
+                       "defaults)",
+                       "parameter sets", TB_CFG_MAX_PARAMSETS, &n);
+    if (rc || (rc = parse_items(P, v, kp, paramset_item, &c)))
+        return rc;
     o->n_paramsets = n;
     return 0;
 }
@@ -955,30 +995,28 @@ static int parse_op(parser *P, const cJSON *v, const char *kp, tb_cfg_op *o)
                                     NULL);
 }
 
+/* cfg->n_ops counts the ops parsed so far (tb_config_free's bound). */
+static int op_item(parser *P, const cJSON *e, const char *kp, void *ctx,
+                   int i)
+{
+    tb_config *cfg = ctx;
+    int rc = parse_op(P, e, kp, &cfg->ops[i]);
+    if (!rc)
+        cfg->n_ops = i + 1;
+    return rc;
+}
+
 static int parse_ops(parser *P, const cJSON *v, tb_config *cfg)
 {
-    char got[64], ckp[CFG_KP];
-    if (!cJSON_IsArray(v))
-        return fail(P, v, false, "ops", "expected a list of ops, got %s",
-                    describe(v, got, sizeof(got)));
-    int n = cJSON_GetArraySize(v);
-    if (n == 0)
-        return fail(P, v, false, "ops", "expected at least one op");
-    if (n > CFG_MAX_OPS)
-        return fail(P, v, false, "ops", "too many ops (%d, at most %d)", n,
-                    CFG_MAX_OPS);
+    int n;
+    int rc = list_size(P, v, "ops", "a list of ops",
+                       "expected at least one op", "ops", CFG_MAX_OPS, &n);
+    if (rc)
+        return rc;
     cfg->ops = calloc((size_t)n, sizeof(*cfg->ops));
     if (!cfg->ops)
         return fail_at(P, TB_ENOMEM, 0, 0, "ops", "out of memory");
-    int i = 0;
-    for (const cJSON *e = v->child; e; e = e->next, i++) {
-        kp_idx(ckp, "ops", i);
-        int rc = parse_op(P, e, ckp, &cfg->ops[i]);
-        if (rc)
-            return rc;
-        cfg->n_ops = i + 1;
-    }
-    return 0;
+    return parse_items(P, v, "ops", op_item, cfg);
 }
 
 static int parse_root(parser *P, const cJSON *root, tb_config *cfg)
@@ -1063,16 +1101,28 @@ void tb_config_free(tb_config *cfg)
     cfg->text = NULL;
 }
 
-int tb_config_parse(const char *text, size_t len, const char *path,
-                    tb_config *cfg, char *err, size_t errlen)
+/* The start of tb_config_parse and tb_config_load: the parser of path,
+ * err emptied, cfg (not NULL) set to the defaults. */
+static int config_begin(parser *P, const char *path, tb_config *cfg,
+                        char *err, size_t errlen)
 {
-    parser P = {.path = path ? path : "<config>", .err = err,
-                .errlen = errlen};
+    *P = (parser){.path = path ? path : "<config>", .err = err,
+                  .errlen = errlen};
     if (err && errlen)
         err[0] = '\0';
     if (!cfg)
-        return fail_at(&P, TB_EINVAL, 0, 0, "", "no config to fill");
+        return fail_at(P, TB_EINVAL, 0, 0, "", "no config to fill");
     tb_config_defaults(cfg);
+    return 0;
+}
+
+int tb_config_parse(const char *text, size_t len, const char *path,
+                    tb_config *cfg, char *err, size_t errlen)
+{
+    parser P;
+    int rc = config_begin(&P, path, cfg, err, errlen);
+    if (rc)
+        return rc;
     if (path)
         snprintf(cfg->path, sizeof(cfg->path), "%s", path);
     if (!text && len)
@@ -1086,7 +1136,7 @@ int tb_config_parse(const char *text, size_t len, const char *path,
     cfg->text[len] = '\0';
     tb_jsonc doc;
     tb_jsonc_error e;
-    int rc = tb_jsonc_parse(text, len, "config", &doc, &e);
+    rc = tb_jsonc_parse(text, len, "config", &doc, &e);
     if (rc) {
         fail_at(&P, rc, e.line, e.col, "", "%s", e.msg);
     } else {
@@ -1102,19 +1152,16 @@ int tb_config_parse(const char *text, size_t len, const char *path,
 int tb_config_load(const char *path, tb_config *cfg, char *err,
                    size_t errlen)
 {
-    parser P = {.path = path ? path : "<config>", .err = err,
-                .errlen = errlen};
-    if (err && errlen)
-        err[0] = '\0';
-    if (!cfg)
-        return fail_at(&P, TB_EINVAL, 0, 0, "", "no config to fill");
-    tb_config_defaults(cfg);
+    parser P;
+    int rc = config_begin(&P, path, cfg, err, errlen);
+    if (rc)
+        return rc;
     if (!path)
         return fail_at(&P, TB_EINVAL, 0, 0, "", "no config file given");
     char *buf = NULL;
     size_t len = 0;
     tb_read_fail why;
-    int rc = tb_read_file_max(path, CFG_MAX_FILE - 1, 0, &buf, &len, &why);
+    rc = tb_read_file_max(path, CFG_MAX_FILE - 1, 0, &buf, &len, &why);
     if (rc == TB_EIO)
         return fail_at(&P, TB_EIO, 0, 0, "", "cannot %s: %s",
                        why.opening ? "open" : "read", strerror(why.errnum));

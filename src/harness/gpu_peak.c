@@ -253,14 +253,7 @@ int tb_gpu_roofline(const cJSON *peaks, const tb_roofline_in *in,
         snprintf(out->isa, sizeof out->isa, "gpu");
         t_flop = in->flops / pk;
     }
-    if (!(t_mem > 0) && !(t_flop > 0))
-        return TB_EINVAL;
-    out->memory_bound = t_mem >= t_flop;
-    out->min_time_ns = out->memory_bound ? t_mem : t_flop;
-    out->attainable_gflop_s = in->flops / out->min_time_ns;
-    out->attainable_gb_s = in->bytes / out->min_time_ns;
-    out->fraction = out->min_time_ns / in->time_ns;
-    return 0;
+    return tb_roofline_bound(in, t_mem, t_flop, out);
 }
 
 static void fig(char *b, size_t n, double v)

@@ -169,6 +169,12 @@ const char *tb_roofline_bw_kernel(const tb_op *op);
  * input or peaks). */
 int tb_roofline_compute(const cJSON *peaks, const tb_roofline_in *in,
                         tb_roofline *out);
+/* The end of tb_roofline_compute and of tb_gpu_roofline: out's bound
+ * from the memory and compute times (ns; 0 where the case has no bytes
+ * or no FLOPs): memory_bound, min_time_ns, attainable rates, fraction.
+ * TB_EINVAL when neither is positive (nothing to bound), else 0. */
+int tb_roofline_bound(const tb_roofline_in *in, double t_mem, double t_flop,
+                      tb_roofline *out);
 /* The roofline as a results.json "roofline" object (docs/FORMAT.md).
  * NULL on allocation failure. */
 cJSON *tb_roofline_json(const tb_roofline *r);

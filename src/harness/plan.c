@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "../base/grow.h"
 #include "env.h"
 
 /* FNV-1a, to mix the case id into the input seed: inputs depend on what
@@ -49,14 +50,11 @@ static int push(builder *b, const tb_case *c)
     for (int i = 0; i < b->plan->n; i++)
         if (strcmp(b->plan->cases[i].id, c->id) == 0)
             return 0; /* the same case named twice runs once */
-    if (b->plan->n == b->cap) {
-        int cap = b->cap ? 2 * b->cap : 64;
-        tb_case *nc = realloc(b->plan->cases, (size_t)cap * sizeof *nc);
-        if (!nc)
-            return TB_ENOMEM;
-        b->plan->cases = nc;
-        b->cap = cap;
-    }
+    tb_case *nc = tb_grow(b->plan->cases, &b->cap, b->plan->n, sizeof *nc,
+                          64);
+    if (!nc)
+        return TB_ENOMEM;
+    b->plan->cases = nc;
     b->plan->cases[b->plan->n++] = *c;
     return 0;
 }

@@ -108,6 +108,12 @@ int tb_roofline_compute(const cJSON *peaks, const tb_roofline_in *in,
         snprintf(out->isa, sizeof out->isa, "%s", pk_str(best, "isa"));
         t_flop = in->flops / out->peak_gflop_s; /* GFLOP/s = FLOP per ns */
     }
+    return tb_roofline_bound(in, t_mem, t_flop, out);
+}
+
+int tb_roofline_bound(const tb_roofline_in *in, double t_mem, double t_flop,
+                      tb_roofline *out)
+{
     if (!(t_mem > 0) && !(t_flop > 0))
         return TB_EINVAL; /* nothing to bound: no bytes, no FLOPs */
     out->memory_bound = t_mem >= t_flop;

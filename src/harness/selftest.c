@@ -2,6 +2,7 @@
 #include "selftest.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,10 +83,19 @@ typedef struct calib_cfg {
 /* The plan of one calibration config: f32 on cpu, seed 1, warm-up of
  * k->warmup_ms and 2 calls at least, samples of 1 ms to a CI of 1% within
  * k's limits, and one "ops" entry (JSON text). */
-static int plan_of(const calib_cfg *k, const char *ops, tb_plan *plan,
-                   char *err, size_t len)
+/* The plan of one calibration config k whose "ops" list is ops_fmt's
+ * printf text. */
+static int plan_of(const calib_cfg *k, tb_plan *plan, char *err, size_t len,
+                   const char *ops_fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int plan_of(const calib_cfg *k, tb_plan *plan, char *err, size_t len,
+                   const char *ops_fmt, ...)
 {
-    char text[2048];
+    char ops[512], text[2048];
+    va_list ap;
+    va_start(ap, ops_fmt);
+    vsnprintf(ops, sizeof ops, ops_fmt, ap);
+    va_end(ap);
     snprintf(text, sizeof text,
              "{\"name\": \"%s\", \"seed\": 1,"
              " \"warmup\": {\"min_time_ms\": %d, \"min_iters\": 2},"
@@ -134,17 +144,15 @@ static int median_of(tb_runner *r, const tb_case *c, double *med,
 static int spin_points(tb_runner *r, const tb_selftest_opts *o,
                        tb_selftest *st, char *err, size_t len)
 {
-    char ops[512];
-    snprintf(ops, sizeof ops,
-             "{\"op\": \"calib_spin\", \"shapes\": [[1]],"
-             " \"params\": [{\"ns\": 0}, {\"ns\": %.0f}, {\"ns\": %.0f},"
-             " {\"ns\": %.0f}, {\"ns\": %.0f}]}",
-             spin_ns[0], spin_ns[1], spin_ns[2], spin_ns[3]);
     calib_cfg cc = {.name = "selftest-spin", .warmup_ms = 10,
                     .min_samples = 10, .max_samples = 1000, .rounds = 1,
                     .max_time_s = o->max_time_s};
     tb_plan plan;
-    int rc = plan_of(&cc, ops, &plan, err, len);
+    int rc = plan_of(&cc, &plan, err, len,
+                     "{\"op\": \"calib_spin\", \"shapes\": [[1]],"
+                     " \"params\": [{\"ns\": 0}, {\"ns\": %.0f},"
+                     " {\"ns\": %.0f}, {\"ns\": %.0f}, {\"ns\": %.0f}]}",
+                     spin_ns[0], spin_ns[1], spin_ns[2], spin_ns[3]);
     if (rc)
         return rc;
     if (plan.n != TB_SELFTEST_NSPIN + 1) {
@@ -182,16 +190,14 @@ static int spin_points(tb_runner *r, const tb_selftest_opts *o,
 static int mde_part(tb_runner *r, const tb_selftest_opts *o,
                     tb_selftest *st, char *err, size_t len)
 {
-    char ops[256];
-    snprintf(ops, sizeof ops,
-             "{\"op\": \"calib_work\", \"shapes\": [[%lld]]}",
-             (long long)o->work_n);
     calib_cfg cc = {.name = "selftest-work", .warmup_ms = 20,
                     .min_samples = 10 * o->runs,
                     .max_samples = 100 * o->runs, .rounds = o->runs,
                     .max_time_s = 0.2 * o->runs};
     tb_plan plan;
-    int rc = plan_of(&cc, ops, &plan, err, len);
+    int rc = plan_of(&cc, &plan, err, len,
+                     "{\"op\": \"calib_work\", \"shapes\": [[%lld]]}",
+                     (long long)o->work_n);
     if (rc)
         return rc;
     tb_result res;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "../base/grow.h"
 
 #define AG_MAX_HOOKS 16
 
@@ -114,14 +115,11 @@ static int ag_new_var_(tb_ag *ag, const tb_shape *s, bool alloc, int *var)
     while (i < ag->n_vars && ag->vars[i].live)
         i++;
     if (i == ag->n_vars) {
-        if (ag->n_vars == ag->cap_vars) {
-            int cap = ag->cap_vars ? 2 * ag->cap_vars : 32;
-            ag_var *v = realloc(ag->vars, (size_t)cap * sizeof *v);
-            if (!v)
-                return TB_ENOMEM;
-            ag->vars = v;
-            ag->cap_vars = cap;
-        }
+        ag_var *v = tb_grow(ag->vars, &ag->cap_vars, ag->n_vars, sizeof *v,
+                            32);
+        if (!v)
+            return TB_ENOMEM;
+        ag->vars = v;
         ag->n_vars++;
     }
     ag_var *v = &ag->vars[i];
@@ -191,14 +189,11 @@ static void ag_hooks(tb_ag *ag, tb_ag_hook_kind kind, const tb_op *op,
 
 static int ag_push_node(tb_ag *ag)
 {
-    if (ag->n_nodes == ag->cap_nodes) {
-        int cap = ag->cap_nodes ? 2 * ag->cap_nodes : 32;
-        ag_node *n = realloc(ag->nodes, (size_t)cap * sizeof *n);
-        if (!n)
-            return -1;
-        ag->nodes = n;
-        ag->cap_nodes = cap;
-    }
+    ag_node *n = tb_grow(ag->nodes, &ag->cap_nodes, ag->n_nodes, sizeof *n,
+                         32);
+    if (!n)
+        return -1;
+    ag->nodes = n;
     memset(&ag->nodes[ag->n_nodes], 0, sizeof ag->nodes[0]);
     return ag->n_nodes++;
 }

@@ -816,16 +816,16 @@ static const tb_op op_table[TB_OP_COUNT] = {
         BW_ROW(2, 1, tb_bw_shape_act, TOL_BW_EW),
         .doc = "gelu (erf form) gradient: g, x -> g * (Phi(x) + x*phi(x))"},
     [TB_OP_log_softmax_backward] = {OP_ID(log_softmax_backward),
-        BW_ROW(2, 1, tb_bw_shape_log_softmax, TOL_ACC), .n_params = 1,
+        BW_ROW(2, 1, tb_bw_shape_act, TOL_ACC), .n_params = 1,
         .params = params_axis, .domain = domain_bw_log_softmax,
         .doc = "log_softmax gradient: g, y (the forward output) -> g - "
                "exp(y) * sum(g) along the axis"},
     [TB_OP_sum_backward] = {OP_ID(sum_backward),
-        BW_ROW(2, 1, tb_bw_shape_reduce, TOL_EW), .n_params = 2,
+        BW_ROW(2, 1, tb_bw_shape_act, TOL_EW), .n_params = 2,
         .params = params_reduce,
         .doc = "sum gradient: g, x -> g broadcast to x's shape"},
     [TB_OP_mean_backward] = {OP_ID(mean_backward),
-        BW_ROW(2, 1, tb_bw_shape_reduce, TOL_EW), .n_params = 2,
+        BW_ROW(2, 1, tb_bw_shape_act, TOL_EW), .n_params = 2,
         .params = params_reduce,
         .doc = "mean gradient: g, x -> g / n broadcast to x's shape"},
     [TB_OP_add_backward] = {OP_ID(add_backward),
@@ -846,7 +846,7 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .doc = "div gradient: g, a, b -> g/b, -g*a/b^2 reduced to a's and "
                "b's shapes"},
     [TB_OP_matmul_backward] = {OP_ID(matmul_backward),
-        BW_ROW(3, 2, tb_bw_shape_matmul, TOL_ACC),
+        BW_ROW(3, 2, tb_bw_shape_binary, TOL_ACC),
         .doc = "matmul gradient: g, a, b -> g @ b^T, a^T @ g"},
     [TB_OP_linear_backward] = {OP_ID(linear_backward),
         BW_ROW(4, 3, tb_bw_shape_linear, TOL_ACC),
@@ -864,12 +864,12 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .doc = "nll_loss gradient: g (scalar), logp, target -> dlogp, -g/N "
                "at each row's target"},
     [TB_OP_max_pool2d_backward] = {OP_ID(max_pool2d_backward),
-        BW_ROW(2, 1, tb_bw_shape_pool2d, TOL_ACC), .n_params = 3,
+        BW_ROW(2, 1, tb_bw_shape_act, TOL_ACC), .n_params = 3,
         .params = params_pool,
         .doc = "max_pool2d gradient: g, x -> dx, g routed to the first "
                "largest element of each window"},
     [TB_OP_avg_pool2d_backward] = {OP_ID(avg_pool2d_backward),
-        BW_ROW(2, 1, tb_bw_shape_pool2d, TOL_ACC), .n_params = 3,
+        BW_ROW(2, 1, tb_bw_shape_act, TOL_ACC), .n_params = 3,
         .params = params_pool,
         .doc = "avg_pool2d gradient: g, x -> dx, g/kernel^2 spread over "
                "each window"},

@@ -56,47 +56,32 @@ static int bw_check_g(const tb_op *op, const tb_shape *g, const tb_shape *fin,
     return 0;
 }
 
-int tb_bw_shape_act(const tb_op *op, const tb_shape *in, const tb_params *p,
-                    tb_shape *out, char *err, size_t len)
+/* The rule of most backward ops: g checked against the forward rule of
+ * the n_fwd forward inputs in[1..n_fwd], and the gradients of the first
+ * n_out of them, of their shapes. */
+static int bw_grads(const tb_op *op, const tb_shape *in, const tb_params *p,
+                    tb_shape *out, char *err, size_t len, int n_fwd,
+                    int n_out)
 {
-    int rc = bw_check_g(op, &in[0], &in[1], 1, p, err, len);
+    int rc = bw_check_g(op, &in[0], &in[1], n_fwd, p, err, len);
     if (rc)
         return rc;
-    out[0] = in[1];
+    for (int i = 0; i < n_out; i++)
+        out[i] = in[1 + i];
     return 0;
 }
 
-int tb_bw_shape_log_softmax(const tb_op *op, const tb_shape *in,
-                            const tb_params *p, tb_shape *out, char *err,
-                            size_t len)
+int tb_bw_shape_act(const tb_op *op, const tb_shape *in, const tb_params *p,
+                    tb_shape *out, char *err, size_t len)
 {
-    return tb_bw_shape_act(op, in, p, out, err, len);
-}
-
-int tb_bw_shape_reduce(const tb_op *op, const tb_shape *in,
-                       const tb_params *p, tb_shape *out, char *err,
-                       size_t len)
-{
-    return tb_bw_shape_act(op, in, p, out, err, len);
+    return bw_grads(op, in, p, out, err, len, 1, 1);
 }
 
 int tb_bw_shape_binary(const tb_op *op, const tb_shape *in,
                        const tb_params *p, tb_shape *out, char *err,
                        size_t len)
 {
-    int rc = bw_check_g(op, &in[0], &in[1], 2, p, err, len);
-    if (rc)
-        return rc;
-    out[0] = in[1];
-    out[1] = in[2];
-    return 0;
-}
-
-int tb_bw_shape_matmul(const tb_op *op, const tb_shape *in,
-                       const tb_params *p, tb_shape *out, char *err,
-                       size_t len)
-{
-    return tb_bw_shape_binary(op, in, p, out, err, len);
+    return bw_grads(op, in, p, out, err, len, 2, 2);
 }
 
 int tb_bw_shape_linear(const tb_op *op, const tb_shape *in,
@@ -143,29 +128,16 @@ int tb_bw_shape_nll_backward(const tb_op *op, const tb_shape *in,
                              const tb_params *p, tb_shape *out, char *err,
                              size_t len)
 {
-    int rc = bw_check_g(op, &in[0], &in[1], 2, p, err, len);
-    if (rc)
-        return rc;
-    out[0] = in[1];
-    return 0;
-}
-
-int tb_bw_shape_pool2d(const tb_op *op, const tb_shape *in,
-                       const tb_params *p, tb_shape *out, char *err,
-                       size_t len)
-{
-    return tb_bw_shape_act(op, in, p, out, err, len);
+    return bw_grads(op, in, p, out, err, len, 2, 1);
 }
 
 int tb_bw_shape_conv2d(const tb_op *op, const tb_shape *in,
                        const tb_params *p, tb_shape *out, char *err,
                        size_t len)
 {
-    int rc = bw_check_g(op, &in[0], &in[1], 2, p, err, len);
+    int rc = bw_grads(op, in, p, out, err, len, 2, 2);
     if (rc)
         return rc;
-    out[0] = in[1];
-    out[1] = in[2];
     out[2].ndim = 1;
     out[2].dim[0] = in[2].dim[0];
     return 0;

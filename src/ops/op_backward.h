@@ -19,23 +19,15 @@
 
 #include "op.h"
 
-/* g, x -> dx (activations: g and x of one shape). */
+/* g, x -> dx: the activations (g and x of one shape),
+ * log_softmax_backward (g, y; axis as log_softmax), sum/mean_backward
+ * (axis, keepdim as sum) and max/avg_pool2d_backward (pool
+ * parameters). */
 int tb_bw_shape_act(const tb_op *op, const tb_shape *in, const tb_params *p,
                     tb_shape *out, char *err, size_t len);
-/* log_softmax_backward: g, y -> dx (axis as log_softmax). */
-int tb_bw_shape_log_softmax(const tb_op *op, const tb_shape *in,
-                            const tb_params *p, tb_shape *out, char *err,
-                            size_t len);
-/* sum/mean_backward: g, x -> dx (axis, keepdim as sum). */
-int tb_bw_shape_reduce(const tb_op *op, const tb_shape *in,
-                       const tb_params *p, tb_shape *out, char *err,
-                       size_t len);
-/* add/sub/mul/div_backward: g, a, b -> da, db (NumPy broadcasting). */
+/* g, a, b -> da, db: add/sub/mul/div_backward (NumPy broadcasting) and
+ * matmul_backward. */
 int tb_bw_shape_binary(const tb_op *op, const tb_shape *in,
-                       const tb_params *p, tb_shape *out, char *err,
-                       size_t len);
-/* matmul_backward: g, a, b -> da, db. */
-int tb_bw_shape_matmul(const tb_op *op, const tb_shape *in,
                        const tb_params *p, tb_shape *out, char *err,
                        size_t len);
 /* linear_backward: g, x, W, y -> dx, dW, db (y = relu(x@W+b)). */
@@ -49,10 +41,6 @@ int tb_bw_shape_nll(const tb_op *op, const tb_shape *in, const tb_params *p,
 int tb_bw_shape_nll_backward(const tb_op *op, const tb_shape *in,
                              const tb_params *p, tb_shape *out, char *err,
                              size_t len);
-/* max/avg_pool2d_backward: g, x -> dx (pool parameters). */
-int tb_bw_shape_pool2d(const tb_op *op, const tb_shape *in,
-                       const tb_params *p, tb_shape *out, char *err,
-                       size_t len);
 /* conv2d_backward: g, x, w -> dx, dw, db (conv parameters). */
 int tb_bw_shape_conv2d(const tb_op *op, const tb_shape *in,
                        const tb_params *p, tb_shape *out, char *err,

@@ -23,77 +23,26 @@ static inline double op_dtype_bytes(tb_dtype dt)
     return (double)tb_dtype_size(dt);
 }
 
+/* The function types of op.h's tb_shape_fn and tb_cost_fn, to declare
+ * the table's rules and models by. */
+typedef int tb_shape_rule(const tb_op *op, const tb_shape *in,
+                          const tb_params *p, tb_shape *out, char *err,
+                          size_t len);
+typedef double tb_cost_model(const tb_op *op, const tb_shape *in,
+                             const tb_shape *out, const tb_params *p,
+                             tb_dtype dt);
+
 /* ---- shape rules (op_shape.c; tb_shape_fn) ---- */
-int tb_rule_broadcast(const tb_op *op, const tb_shape *in, const tb_params *p,
-                      tb_shape *out, char *err, size_t len);
-int tb_rule_same(const tb_op *op, const tb_shape *in, const tb_params *p,
-                 tb_shape *out, char *err, size_t len);
-int tb_rule_reduce(const tb_op *op, const tb_shape *in, const tb_params *p,
-                   tb_shape *out, char *err, size_t len);
-int tb_rule_matmul(const tb_op *op, const tb_shape *in, const tb_params *p,
-                   tb_shape *out, char *err, size_t len);
-int tb_rule_transpose(const tb_op *op, const tb_shape *in, const tb_params *p,
-                      tb_shape *out, char *err, size_t len);
-int tb_rule_axis_same(const tb_op *op, const tb_shape *in, const tb_params *p,
-                      tb_shape *out, char *err, size_t len);
-int tb_rule_reduce_ext(const tb_op *op, const tb_shape *in, const tb_params *p,
-                       tb_shape *out, char *err, size_t len);
-int tb_rule_permute(const tb_op *op, const tb_shape *in, const tb_params *p,
-                    tb_shape *out, char *err, size_t len);
-int tb_rule_linear(const tb_op *op, const tb_shape *in, const tb_params *p,
-                   tb_shape *out, char *err, size_t len);
-int tb_rule_conv2d(const tb_op *op, const tb_shape *in, const tb_params *p,
-                   tb_shape *out, char *err, size_t len);
-int tb_rule_pool2d(const tb_op *op, const tb_shape *in, const tb_params *p,
-                   tb_shape *out, char *err, size_t len);
-int tb_rule_create(const tb_op *op, const tb_shape *in, const tb_params *p,
-                   tb_shape *out, char *err, size_t len);
-int tb_rule_inplace(const tb_op *op, const tb_shape *in, const tb_params *p,
-                    tb_shape *out, char *err, size_t len);
-int tb_rule_optim(const tb_op *op, const tb_shape *in, const tb_params *p,
-                  tb_shape *out, char *err, size_t len);
-int tb_rule_linalg(const tb_op *op, const tb_shape *in, const tb_params *p,
-                   tb_shape *out, char *err, size_t len);
+tb_shape_rule tb_rule_broadcast, tb_rule_same, tb_rule_reduce, tb_rule_matmul,
+    tb_rule_transpose, tb_rule_axis_same, tb_rule_reduce_ext, tb_rule_permute,
+    tb_rule_linear, tb_rule_conv2d, tb_rule_pool2d, tb_rule_create,
+    tb_rule_inplace, tb_rule_optim, tb_rule_linalg;
 
 /* ---- cost models (op_cost.c; tb_cost_fn) ---- */
-double tb_flops_per_out(const tb_op *op, const tb_shape *in,
-                        const tb_shape *out, const tb_params *p, tb_dtype dt);
-double tb_flops_reduce(const tb_op *op, const tb_shape *in,
-                       const tb_shape *out, const tb_params *p, tb_dtype dt);
-double tb_flops_matmul(const tb_op *op, const tb_shape *in,
-                       const tb_shape *out, const tb_params *p, tb_dtype dt);
-double tb_flops_zero(const tb_op *op, const tb_shape *in, const tb_shape *out,
-                     const tb_params *p, tb_dtype dt);
-double tb_flops_log_softmax(const tb_op *op, const tb_shape *in,
-                            const tb_shape *out, const tb_params *p,
-                            tb_dtype dt);
-double tb_flops_elem(const tb_op *op, const tb_shape *in, const tb_shape *out,
-                     const tb_params *p, tb_dtype dt);
-double tb_flops_var(const tb_op *op, const tb_shape *in, const tb_shape *out,
-                    const tb_params *p, tb_dtype dt);
-double tb_flops_linear(const tb_op *op, const tb_shape *in,
-                       const tb_shape *out, const tb_params *p, tb_dtype dt);
-double tb_flops_conv2d(const tb_op *op, const tb_shape *in,
-                       const tb_shape *out, const tb_params *p, tb_dtype dt);
-double tb_flops_pool2d(const tb_op *op, const tb_shape *in,
-                       const tb_shape *out, const tb_params *p, tb_dtype dt);
-double tb_bytes_io(const tb_op *op, const tb_shape *in, const tb_shape *out,
-                   const tb_params *p, tb_dtype dt);
-double tb_rlen_reduce(const tb_op *op, const tb_shape *in, const tb_shape *out,
-                      const tb_params *p, tb_dtype dt);
-double tb_rlen_matmul(const tb_op *op, const tb_shape *in, const tb_shape *out,
-                      const tb_params *p, tb_dtype dt);
-double tb_rlen_axis(const tb_op *op, const tb_shape *in, const tb_shape *out,
-                    const tb_params *p, tb_dtype dt);
-double tb_rlen_conv2d(const tb_op *op, const tb_shape *in, const tb_shape *out,
-                      const tb_params *p, tb_dtype dt);
-double tb_rlen_pool2d(const tb_op *op, const tb_shape *in, const tb_shape *out,
-                      const tb_params *p, tb_dtype dt);
-double tb_flops_optim(const tb_op *op, const tb_shape *in, const tb_shape *out,
-                      const tb_params *p, tb_dtype dt);
-double tb_flops_linalg(const tb_op *op, const tb_shape *in,
-                       const tb_shape *out, const tb_params *p, tb_dtype dt);
-double tb_rlen_linalg(const tb_op *op, const tb_shape *in, const tb_shape *out,
-                      const tb_params *p, tb_dtype dt);
+tb_cost_model tb_flops_per_out, tb_flops_reduce, tb_flops_matmul,
+    tb_flops_zero, tb_flops_log_softmax, tb_flops_elem, tb_flops_var,
+    tb_flops_linear, tb_flops_conv2d, tb_flops_pool2d, tb_bytes_io,
+    tb_rlen_reduce, tb_rlen_matmul, tb_rlen_axis, tb_rlen_conv2d,
+    tb_rlen_pool2d, tb_flops_optim, tb_flops_linalg, tb_rlen_linalg;
 
 #endif

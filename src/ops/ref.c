@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "ksum.h"
 
 /* ---- element access ----------------------------------------------------- */
 
@@ -76,29 +77,6 @@ static int check_out(const tb_tensor *t, int ndim, const int64_t *shape)
     if (stride > 0 && !t->data)
         return TB_EINVAL;
     return 0;
-}
-
-/* ---- compensated summation ---------------------------------------------- */
-
-typedef struct ksum {
-    double s, c;
-} ksum;
-
-static inline void ksum_add(ksum *k, double x)
-{
-    double t = k->s + x;
-    if (fabs(k->s) >= fabs(x))
-        k->c += (k->s - t) + x;
-    else
-        k->c += (x - t) + k->s;
-    k->s = t;
-}
-
-/* Once the running sum is inf or NaN it stays so and the compensation
- * term is meaningless (inf - inf), so the plain sum is the answer. */
-static inline double ksum_get(const ksum *k)
-{
-    return isfinite(k->s) ? k->s + k->c : k->s;
 }
 
 /* ---- the odometer ------------------------------------------------------- */
@@ -360,10 +338,10 @@ static int reduce(const tb_tensor *in, tb_tensor *out, const tb_params *p,
         walk w;
         int64_t n = walk_init(&w, x->ndim, x->shape, 1);
         memcpy(w.stride[0], x->strides, sizeof x->strides);
-        ksum k = {0, 0};
+        tb_ksum k = {0, 0};
         for (int64_t i = 0; i < n; i++, walk_next(&w))
-            ksum_add(&k, load(x, w.off[0]));
-        o[0] = mean ? ksum_get(&k) / (double)n : ksum_get(&k);
+            tb_ksum_add(&k, load(x, w.off[0]));
+        o[0] = mean ? tb_ksum_get(&k) / (double)n : tb_ksum_get(&k);
         return 0;
     }
 
@@ -388,10 +366,10 @@ static int reduce(const tb_tensor *in, tb_tensor *out, const tb_params *p,
     int64_t n = walk_init(&w, x->ndim, outer, 1);
     memcpy(w.stride[0], x->strides, sizeof x->strides);
     for (int64_t i = 0; i < n; i++, walk_next(&w)) {
-        ksum k = {0, 0};
+        tb_ksum k = {0, 0};
         for (int64_t j = 0; j < len; j++)
-            ksum_add(&k, load(x, w.off[0] + j * step));
-        o[i] = mean ? ksum_get(&k) / (double)len : ksum_get(&k);
+            tb_ksum_add(&k, load(x, w.off[0] + j * step));
+        o[i] = mean ? tb_ksum_get(&k) / (double)len : tb_ksum_get(&k);
     }
     return 0;
 }
@@ -450,11 +428,11 @@ int tb_ref_matmul(const tb_tensor *in, tb_tensor *out, const tb_params *p)
     for (int64_t bi = 0; bi < nbatch; bi++, walk_next(&w)) {
         for (int64_t m = 0; m < M; m++) {
             for (int64_t n = 0; n < N; n++) {
-                ksum k = {0, 0};
+                tb_ksum k = {0, 0};
                 for (int64_t kk = 0; kk < K; kk++)
-                    ksum_add(&k, load(a, w.off[0] + m * am + kk * ak) *
-                                     load(b, w.off[1] + kk * bk + n * bn));
-                o[w.off[2] + m * N + n] = ksum_get(&k);
+                    tb_ksum_add(&k, load(a, w.off[0] + m * am + kk * ak) *
+                                        load(b, w.off[1] + kk * bk + n * bn));
+                o[w.off[2] + m * N + n] = tb_ksum_get(&k);
             }
         }
     }
@@ -539,14 +517,14 @@ static int softmax_lanes(const tb_tensor *in, tb_tensor *out,
             if (v > mx)
                 mx = v;
         }
-        ksum k = {0, 0};
+        tb_ksum k = {0, 0};
         for (int64_t j = 0; j < len; j++) {
             double e = exp(load(x, w.off[0] + j * step) - mx);
             if (!take_log)
                 o[w.off[1] + j * ostep] = e;
-            ksum_add(&k, e);
+            tb_ksum_add(&k, e);
         }
-        double sum = ksum_get(&k);
+        double sum = tb_ksum_get(&k);
         if (take_log) {
             double lse = log(sum);
             for (int64_t j = 0; j < len; j++)
@@ -898,20 +876,20 @@ static int lane_var(lane *l, const tb_params *p, tb_op_id id, double *res)
         return rc;
     if (corr < 0 || l->len <= corr)
         return TB_EPARAM;
-    ksum s = {0, 0};
+    tb_ksum s = {0, 0};
     lane_rewind(l);
     for (int64_t j = 0; j < l->len; j++)
-        ksum_add(&s, lane_next(l));
-    double mean = ksum_get(&s) / (double)l->len;
-    ksum d = {0, 0}, d2 = {0, 0};
+        tb_ksum_add(&s, lane_next(l));
+    double mean = tb_ksum_get(&s) / (double)l->len;
+    tb_ksum d = {0, 0}, d2 = {0, 0};
     lane_rewind(l);
     for (int64_t j = 0; j < l->len; j++) {
         double t = lane_next(l) - mean;
-        ksum_add(&d, t);
-        ksum_add(&d2, t * t);
+        tb_ksum_add(&d, t);
+        tb_ksum_add(&d2, t * t);
     }
-    double c = ksum_get(&d);
-    *res = (ksum_get(&d2) - c * c / (double)l->len) /
+    double c = tb_ksum_get(&d);
+    *res = (tb_ksum_get(&d2) - c * c / (double)l->len) /
            (double)(l->len - corr);
     return 0;
 }
@@ -1063,13 +1041,14 @@ int tb_ref_linear(const tb_tensor *in, tb_tensor *out, const tb_params *p)
     double *o = out[0].data;
     for (int64_t m = 0; m < M; m++) {
         for (int64_t n = 0; n < N; n++) {
-            ksum k = {0, 0};
+            tb_ksum k = {0, 0};
             for (int64_t kk = 0; kk < K; kk++)
-                ksum_add(&k, load(x, m * x->strides[0] + kk * x->strides[1]) *
-                                 load(wt, kk * wt->strides[0] +
-                                              n * wt->strides[1]));
-            ksum_add(&k, load(b, n * b->strides[0]));
-            o[m * N + n] = relu_d(ksum_get(&k));
+                tb_ksum_add(&k,
+                            load(x, m * x->strides[0] + kk * x->strides[1]) *
+                                load(wt, kk * wt->strides[0] +
+                                             n * wt->strides[1]));
+            tb_ksum_add(&k, load(b, n * b->strides[0]));
+            o[m * N + n] = relu_d(tb_ksum_get(&k));
         }
     }
     return 0;
@@ -1119,7 +1098,7 @@ static int conv2d(const tb_tensor *in, tb_tensor *out, const tb_params *p,
         for (int64_t oc = 0; oc < O; oc++)
             for (int64_t oh = 0; oh < OH; oh++)
                 for (int64_t ow = 0; ow < OW; ow++) {
-                    ksum k = {0, 0};
+                    tb_ksum k = {0, 0};
                     for (int64_t c = 0; c < C; c++)
                         for (int64_t i = 0; i < KH; i++) {
                             int64_t ih = oh * s - pad + i * dil;
@@ -1129,17 +1108,17 @@ static int conv2d(const tb_tensor *in, tb_tensor *out, const tb_params *p,
                                 int64_t iw = ow * s - pad + j * dil;
                                 if (iw < 0 || iw >= W)
                                     continue;
-                                ksum_add(&k,
-                                         load(x, n * xs[0] + c * xs[1] +
-                                                     ih * xs[2] + iw * xs[3]) *
-                                             load(wt, oc * ws[0] + c * ws[1] +
-                                                          i * ws[2] +
-                                                          j * ws[3]));
+                                tb_ksum_add(
+                                    &k, load(x, n * xs[0] + c * xs[1] +
+                                                    ih * xs[2] + iw * xs[3]) *
+                                            load(wt, oc * ws[0] + c * ws[1] +
+                                                         i * ws[2] +
+                                                         j * ws[3]));
                             }
                         }
                     if (b)
-                        ksum_add(&k, load(b, oc * b->strides[0]));
-                    o[((n * O + oc) * OH + oh) * OW + ow] = ksum_get(&k);
+                        tb_ksum_add(&k, load(b, oc * b->strides[0]));
+                    o[((n * O + oc) * OH + oh) * OW + ow] = tb_ksum_get(&k);
                 }
     return 0;
 }
@@ -1196,7 +1175,7 @@ static int pool2d(const tb_tensor *in, tb_tensor *out, const tb_params *p,
             for (int64_t oh = 0; oh < OH; oh++)
                 for (int64_t ow = 0; ow < OW; ow++) {
                     double m = -INFINITY;
-                    ksum acc = {0, 0};
+                    tb_ksum acc = {0, 0};
                     for (int64_t i = 0; i < k; i++) {
                         int64_t ih = oh * s - pad + i;
                         if (ih < 0 || ih >= H)
@@ -1210,11 +1189,11 @@ static int pool2d(const tb_tensor *in, tb_tensor *out, const tb_params *p,
                             if (is_max)
                                 m = nan_max(m, v);
                             else
-                                ksum_add(&acc, v);
+                                tb_ksum_add(&acc, v);
                         }
                     }
                     o[((n * C + c) * OH + oh) * OW + ow] =
-                        is_max ? m : ksum_get(&acc) / (double)(k * k);
+                        is_max ? m : tb_ksum_get(&acc) / (double)(k * k);
                 }
     return 0;
 }

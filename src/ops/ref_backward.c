@@ -14,27 +14,9 @@
 
 #include "../base/error.h"
 #include "alloc.h"
+#include "ksum.h"
 #include "op_backward.h"
 #include "ref.h"
-
-typedef struct bw_ksum {
-    double s, c;
-} bw_ksum;
-
-static inline void bw_add(bw_ksum *k, double x)
-{
-    double t = k->s + x;
-    if (fabs(k->s) >= fabs(x))
-        k->c += (k->s - t) + x;
-    else
-        k->c += (x - t) + k->s;
-    k->s = t;
-}
-
-static inline double bw_get(const bw_ksum *k)
-{
-    return isfinite(k->s) ? k->s + k->c : k->s;
-}
 
 /* The operands of one call: inputs as contiguous doubles, one
  * compensated accumulator per output element, the shapes and the
@@ -43,7 +25,7 @@ typedef struct bw_io {
     const tb_op *op;
     tb_shape in[TB_MAX_INPUTS], out[TB_MAX_OUTPUTS];
     double *x[TB_MAX_INPUTS];
-    bw_ksum *acc[TB_MAX_OUTPUTS];
+    tb_ksum *acc[TB_MAX_OUTPUTS];
     tb_params p;
 } bw_io;
 
@@ -96,10 +78,10 @@ static int bw_begin(bw_io *io, tb_op_id id, const tb_tensor *in,
     }
     for (int i = 0; i < op->n_out; i++) {
         int64_t n = tb_shape_numel(&io->out[i]);
-        io->acc[i] = tb_alloc((size_t)n * sizeof(bw_ksum));
+        io->acc[i] = tb_alloc((size_t)n * sizeof(tb_ksum));
         if (!io->acc[i])
             return bw_free(io), TB_ENOMEM;
-        memset(io->acc[i], 0, (size_t)n * sizeof(bw_ksum));
+        memset(io->acc[i], 0, (size_t)n * sizeof(tb_ksum));
     }
     return 0;
 }
@@ -111,7 +93,7 @@ static int bw_end(bw_io *io, tb_tensor *out, int rc)
         int64_t n = tb_shape_numel(&io->out[i]);
         double *d = out[i].data;
         for (int64_t k = 0; k < n; k++)
-            d[k] = bw_get(&io->acc[i][k]);
+            d[k] = tb_ksum_get(&io->acc[i][k]);
     }
     bw_free(io);
     return rc;
@@ -161,7 +143,7 @@ static int act(tb_op_id id, const tb_tensor *in, tb_tensor *out,
         return rc;
     int64_t n = tb_shape_numel(&io.out[0]);
     for (int64_t i = 0; i < n; i++)
-        bw_add(&io.acc[0][i], act_grad(id, io.x[0][i], io.x[1][i]));
+        tb_ksum_add(&io.acc[0][i], act_grad(id, io.x[0][i], io.x[1][i]));
     return bw_end(&io, out, 0);
 }
 
@@ -217,15 +199,15 @@ int tb_ref_log_softmax_backward(const tb_tensor *in, tb_tensor *out,
     const double *g = io.x[0], *y = io.x[1];
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
-            bw_ksum s = {0, 0};
+            tb_ksum s = {0, 0};
             int64_t base = o * len * inner + i;
             for (int64_t k = 0; k < len; k++)
-                bw_add(&s, g[base + k * inner]);
-            double sg = bw_get(&s);
+                tb_ksum_add(&s, g[base + k * inner]);
+            double sg = tb_ksum_get(&s);
             for (int64_t k = 0; k < len; k++) {
                 int64_t j = base + k * inner;
-                bw_add(&io.acc[0][j], g[j]);
-                bw_add(&io.acc[0][j], -exp(y[j]) * sg);
+                tb_ksum_add(&io.acc[0][j], g[j]);
+                tb_ksum_add(&io.acc[0][j], -exp(y[j]) * sg);
             }
         }
     return bw_end(&io, out, 0);
@@ -250,8 +232,8 @@ static int reduce_bw(tb_op_id id, const tb_tensor *in, tb_tensor *out,
     for (int64_t o = 0; o < outer; o++)
         for (int64_t k = 0; k < len; k++)
             for (int64_t i = 0; i < inner; i++)
-                bw_add(&io.acc[0][(o * len + k) * inner + i],
-                       io.x[0][o * inner + i] * scale);
+                tb_ksum_add(&io.acc[0][(o * len + k) * inner + i],
+                            io.x[0][o * inner + i] * scale);
     return bw_end(&io, out, 0);
 }
 
@@ -269,19 +251,6 @@ int tb_ref_mean_backward(const tb_tensor *in, tb_tensor *out,
 
 /* ---- broadcasting binary ops -------------------------------------------- */
 
-/* Contiguous strides of s read as nd dims (leading 1s), 0 along every
- * dim of size 1 (a broadcast dim). */
-static void bcast_strides(const tb_shape *s, int nd, int64_t *st)
-{
-    int64_t acc = 1;
-    for (int d = nd - 1; d >= 0; d--) {
-        int sd = s->ndim - nd + d;
-        int64_t dim = sd >= 0 ? s->dim[sd] : 1;
-        st[d] = dim == 1 ? 0 : acc;
-        acc *= dim;
-    }
-}
-
 static int binary_bw(tb_op_id id, const tb_tensor *in, tb_tensor *out,
                      const tb_params *p)
 {
@@ -292,28 +261,28 @@ static int binary_bw(tb_op_id id, const tb_tensor *in, tb_tensor *out,
     const tb_shape *gs = &io.in[0];
     int nd = gs->ndim;
     int64_t sa[TB_MAX_DIMS], sb[TB_MAX_DIMS], idx[TB_MAX_DIMS] = {0};
-    bcast_strides(&io.in[1], nd, sa);
-    bcast_strides(&io.in[2], nd, sb);
+    tb_shape_bcast_strides(&io.in[1], nd, sa);
+    tb_shape_bcast_strides(&io.in[2], nd, sb);
     int64_t n = tb_shape_numel(gs), oa = 0, ob = 0;
     const double *g = io.x[0], *a = io.x[1], *b = io.x[2];
     for (int64_t i = 0; i < n; i++) {
         double gv = g[i], av = a[oa], bv = b[ob];
         switch (id) {
         case TB_OP_add_backward:
-            bw_add(&io.acc[0][oa], gv);
-            bw_add(&io.acc[1][ob], gv);
+            tb_ksum_add(&io.acc[0][oa], gv);
+            tb_ksum_add(&io.acc[1][ob], gv);
             break;
         case TB_OP_sub_backward:
-            bw_add(&io.acc[0][oa], gv);
-            bw_add(&io.acc[1][ob], -gv);
+            tb_ksum_add(&io.acc[0][oa], gv);
+            tb_ksum_add(&io.acc[1][ob], -gv);
             break;
         case TB_OP_mul_backward:
-            bw_add(&io.acc[0][oa], gv * bv);
-            bw_add(&io.acc[1][ob], gv * av);
+            tb_ksum_add(&io.acc[0][oa], gv * bv);
+            tb_ksum_add(&io.acc[1][ob], gv * av);
             break;
         default: /* div */
-            bw_add(&io.acc[0][oa], gv / bv);
-            bw_add(&io.acc[1][ob], -gv * av / (bv * bv));
+            tb_ksum_add(&io.acc[0][oa], gv / bv);
+            tb_ksum_add(&io.acc[1][ob], -gv * av / (bv * bv));
             break;
         }
         for (int d = nd - 1; d >= 0; d--) {
@@ -356,7 +325,7 @@ int tb_ref_div_backward(const tb_tensor *in, tb_tensor *out,
 /* da[M,K] += g[M,N] @ b[K,N]^T and db[K,N] += a[M,K]^T @ g, g masked
  * where y (if given) is not positive. */
 static void product_bw(const double *g, const double *y, const double *a,
-                       const double *b, bw_ksum *da, bw_ksum *db, int64_t M,
+                       const double *b, tb_ksum *da, tb_ksum *db, int64_t M,
                        int64_t K, int64_t N)
 {
     for (int64_t i = 0; i < M; i++)
@@ -365,8 +334,8 @@ static void product_bw(const double *g, const double *y, const double *a,
                 double gv = g[i * N + j];
                 if (y && !(y[i * N + j] > 0))
                     gv = 0;
-                bw_add(&da[i * K + k], gv * b[k * N + j]);
-                bw_add(&db[k * N + j], a[i * K + k] * gv);
+                tb_ksum_add(&da[i * K + k], gv * b[k * N + j]);
+                tb_ksum_add(&db[k * N + j], a[i * K + k] * gv);
             }
 }
 
@@ -401,7 +370,7 @@ int tb_ref_linear_backward(const tb_tensor *in, tb_tensor *out,
     for (int64_t i = 0; i < M; i++)
         for (int64_t j = 0; j < N; j++)
             if (io.x[3][i * N + j] > 0)
-                bw_add(&io.acc[2][j], io.x[0][i * N + j]);
+                tb_ksum_add(&io.acc[2][j], io.x[0][i * N + j]);
     return bw_end(&io, out, 0);
 }
 
@@ -414,14 +383,14 @@ int tb_ref_nll_loss(const tb_tensor *in, tb_tensor *out, const tb_params *p)
     if (rc)
         return rc;
     int64_t N = io.in[0].dim[0], C = io.in[0].dim[1];
-    bw_ksum s = {0, 0};
+    tb_ksum s = {0, 0};
     for (int64_t i = 0; i < N && rc == 0; i++) {
         int64_t c = 0;
         rc = tb_bw_class(io.x[1][i], C, &c);
         if (rc == 0)
-            bw_add(&s, -io.x[0][i * C + c]);
+            tb_ksum_add(&s, -io.x[0][i * C + c]);
     }
-    bw_add(&io.acc[0][0], bw_get(&s) / (double)N);
+    tb_ksum_add(&io.acc[0][0], tb_ksum_get(&s) / (double)N);
     return bw_end(&io, out, rc);
 }
 
@@ -437,7 +406,7 @@ int tb_ref_nll_loss_backward(const tb_tensor *in, tb_tensor *out,
         int64_t c = 0;
         rc = tb_bw_class(io.x[2][i], C, &c);
         if (rc == 0)
-            bw_add(&io.acc[0][i * C + c], -io.x[0][0] / (double)N);
+            tb_ksum_add(&io.acc[0][i * C + c], -io.x[0][0] / (double)N);
     }
     return bw_end(&io, out, rc);
 }
@@ -471,7 +440,7 @@ static int pool_bw(tb_op_id id, const tb_tensor *in, tb_tensor *out,
                             continue;
                         int64_t j = (nc * H + ih) * W + iw;
                         if (id == TB_OP_avg_pool2d_backward) {
-                            bw_add(&io.acc[0][j], gv / (double)(k * k));
+                            tb_ksum_add(&io.acc[0][j], gv / (double)(k * k));
                             continue;
                         }
                         double v = io.x[1][j];
@@ -480,7 +449,7 @@ static int pool_bw(tb_op_id id, const tb_tensor *in, tb_tensor *out,
                             best = j, bv = v;
                     }
                 if (id == TB_OP_max_pool2d_backward && best >= 0)
-                    bw_add(&io.acc[0][best], gv);
+                    tb_ksum_add(&io.acc[0][best], gv);
             }
     return bw_end(&io, out, 0);
 }
@@ -516,7 +485,7 @@ int tb_ref_conv2d_backward(const tb_tensor *in, tb_tensor *out,
             for (int64_t oh = 0; oh < OH; oh++)
                 for (int64_t ow = 0; ow < OW; ow++) {
                     double gv = g[((n * O + o) * OH + oh) * OW + ow];
-                    bw_add(&io.acc[2][o], gv);
+                    tb_ksum_add(&io.acc[2][o], gv);
                     for (int64_t c = 0; c < C; c++)
                         for (int64_t kh = 0; kh < KH; kh++)
                             for (int64_t kw = 0; kw < KW; kw++) {
@@ -526,8 +495,8 @@ int tb_ref_conv2d_backward(const tb_tensor *in, tb_tensor *out,
                                     continue;
                                 int64_t xi = ((n * C + c) * H + ih) * W + iw;
                                 int64_t wi = ((o * C + c) * KH + kh) * KW + kw;
-                                bw_add(&io.acc[0][xi], gv * w[wi]);
-                                bw_add(&io.acc[1][wi], gv * x[xi]);
+                                tb_ksum_add(&io.acc[0][xi], gv * w[wi]);
+                                tb_ksum_add(&io.acc[1][wi], gv * x[xi]);
                             }
                 }
     return bw_end(&io, out, 0);

@@ -103,43 +103,49 @@ int tb_ref_arange(const tb_tensor *in, tb_tensor *out, const tb_params *p)
     return 0;
 }
 
-int tb_ref_rand_uniform(const tb_tensor *in, tb_tensor *out,
-                        const tb_params *p)
+/* Element i of random op id (rand_uniform: ab = low, high; rand_normal:
+ * mean, sd) of the stream `key` in dtype dt. */
+static double rand_value(tb_op_id id, tb_dtype dt, uint64_t key, int64_t i,
+                         const double ab[2])
+{
+    if (id == TB_OP_rand_uniform)
+        return dt == TB_F32
+                   ? tb_rand_uniform_f32(key, (uint64_t)i, ab[0], ab[1])
+                   : tb_rand_uniform_f64(key, (uint64_t)i, ab[0], ab[1]);
+    double z[2];
+    tb_rand_normal_pair(key, (uint64_t)i / 2, dt == TB_F32, z);
+    return ab[0] + ab[1] * z[i & 1];
+}
+
+/* The random ops: parameters 0 and 1 rounded to the dtype, the stream's
+ * key from parameter 2 (the seed), every element from rand_value. */
+static int rand_fill(const tb_tensor *in, tb_tensor *out,
+                     const tb_params *p, tb_op_id id)
 {
     tb_dtype dt;
     int rc = case_dtype(in, &dt);
     if (rc || (rc = out_ok(out)))
         return rc;
-    double low = to_dtype(param(p, TB_OP_rand_uniform, 0), dt);
-    double high = to_dtype(param(p, TB_OP_rand_uniform, 1), dt);
-    uint64_t key = tb_rand_key(tb_rand_seed(param(p, TB_OP_rand_uniform, 2)));
+    const double ab[2] = {to_dtype(param(p, id, 0), dt),
+                          to_dtype(param(p, id, 1), dt)};
+    uint64_t key = tb_rand_key(tb_rand_seed(param(p, id, 2)));
     double *o = out->data;
     int64_t n = tb_tensor_numel(out);
     for (int64_t i = 0; i < n; i++)
-        o[i] = dt == TB_F32
-                   ? tb_rand_uniform_f32(key, (uint64_t)i, low, high)
-                   : tb_rand_uniform_f64(key, (uint64_t)i, low, high);
+        o[i] = rand_value(id, dt, key, i, ab);
     return 0;
+}
+
+int tb_ref_rand_uniform(const tb_tensor *in, tb_tensor *out,
+                        const tb_params *p)
+{
+    return rand_fill(in, out, p, TB_OP_rand_uniform);
 }
 
 int tb_ref_rand_normal(const tb_tensor *in, tb_tensor *out,
                        const tb_params *p)
 {
-    tb_dtype dt;
-    int rc = case_dtype(in, &dt);
-    if (rc || (rc = out_ok(out)))
-        return rc;
-    double mean = to_dtype(param(p, TB_OP_rand_normal, 0), dt);
-    double sd = to_dtype(param(p, TB_OP_rand_normal, 1), dt);
-    uint64_t key = tb_rand_key(tb_rand_seed(param(p, TB_OP_rand_normal, 2)));
-    double *o = out->data;
-    int64_t n = tb_tensor_numel(out);
-    for (int64_t i = 0; i < n; i++) {
-        double z[2];
-        tb_rand_normal_pair(key, (uint64_t)i / 2, dt == TB_F32, z);
-        o[i] = mean + sd * z[i & 1];
-    }
-    return 0;
+    return rand_fill(in, out, p, TB_OP_rand_normal);
 }
 
 /* Any dtype and strides in; the values, in row-major order. */

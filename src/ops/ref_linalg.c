@@ -72,6 +72,22 @@ static int load_matrix(const tb_tensor *a, double **out, int64_t *m,
     return 0;
 }
 
+/* The frame of the entry points: in[0] loaded as a row-major double
+ * matrix a (m x n), body's code returned, a freed after it. */
+typedef int (*linalg_body)(double *a, int64_t m, int64_t n, tb_tensor *out);
+static int with_matrix(const tb_tensor *in, tb_tensor *out,
+                       linalg_body body)
+{
+    double *a;
+    int64_t m, n;
+    int rc = load_matrix(&in[0], &a, &m, &n);
+    if (rc)
+        return rc;
+    rc = body(a, m, n, out);
+    tb_free(a);
+    return rc;
+}
+
 /* The Jacobi rotation (c, s) that zeroes the off-diagonal of the 2x2
  * symmetric [[app, apq], [apq, aqq]] (apq != 0), the smaller of the two
  * angles: t = sign(tau) / (|tau| + sqrt(1 + tau^2)). */
@@ -89,6 +105,19 @@ static void jacobi_rot(double app, double aqq, double apq, double *c,
 }
 
 /* ---- qr ----------------------------------------------------------------- */
+
+/* Column c of y (rows j..m-1, row stride ld) <- (I - beta v v^T) y,
+ * v the reflector in column j of the m x k array v, rows j..m-1. */
+static void reflect(const double *v, int64_t k, int64_t j, int64_t m,
+                    double beta, double *y, int64_t ld, int64_t c)
+{
+    double d = 0;
+    for (int64_t i = j; i < m; i++)
+        d += v[i * k + j] * y[i * ld + c];
+    d *= beta;
+    for (int64_t i = j; i < m; i++)
+        y[i * ld + c] -= d * v[i * k + j];
+}
 
 /* Householder QR (Golub & Van Loan sec. 5.2.2) of the m x n row-major
  * matrix a (overwritten): q (m x k) and r (k x n), row-major, k =
@@ -119,14 +148,8 @@ static int householder_qr(double *a, int64_t m, int64_t n, double *q,
         for (int64_t i = j; i < m; i++)
             vv += v[i * k + j] * v[i * k + j];
         beta[j] = vv > 0 ? 2 / vv : 0;
-        for (int64_t c = j; c < n; c++) { /* A <- (I - beta v v^T) A */
-            double d = 0;
-            for (int64_t i = j; i < m; i++)
-                d += v[i * k + j] * a[i * n + c];
-            d *= beta[j];
-            for (int64_t i = j; i < m; i++)
-                a[i * n + c] -= d * v[i * k + j];
-        }
+        for (int64_t c = j; c < n; c++) /* A <- (I - beta v v^T) A */
+            reflect(v, k, j, m, beta[j], a, n, c);
     }
     for (int64_t i = 0; i < k; i++)
         for (int64_t c = 0; c < n; c++)
@@ -136,58 +159,41 @@ static int householder_qr(double *a, int64_t m, int64_t n, double *q,
         for (int64_t c = 0; c < k; c++)
             q[i * k + c] = i == c;
     for (int64_t j = k - 1; j >= 0; j--)
-        for (int64_t c = 0; c < k; c++) {
-            double d = 0;
-            for (int64_t i = j; i < m; i++)
-                d += v[i * k + j] * q[i * k + c];
-            d *= beta[j];
-            for (int64_t i = j; i < m; i++)
-                q[i * k + c] -= d * v[i * k + j];
-        }
+        for (int64_t c = 0; c < k; c++)
+            reflect(v, k, j, m, beta[j], q, k, c);
     tb_free(v);
     return 0;
+}
+
+static int qr_of(double *a, int64_t m, int64_t n, tb_tensor *out)
+{
+    int64_t k = m < n ? m : n;
+    int rc;
+    if (!(rc = check_out(&out[0], 2, m, k)) &&
+        !(rc = check_out(&out[1], 2, k, n)))
+        rc = householder_qr(a, m, n, out[0].data, out[1].data);
+    return rc;
 }
 
 int tb_ref_qr(const tb_tensor *in, tb_tensor *out, const tb_params *p)
 {
     (void)p;
-    double *a;
-    int64_t m, n;
-    int rc = load_matrix(&in[0], &a, &m, &n);
-    if (rc)
-        return rc;
-    int64_t k = m < n ? m : n;
-    if (!(rc = check_out(&out[0], 2, m, k)) &&
-        !(rc = check_out(&out[1], 2, k, n)))
-        rc = householder_qr(a, m, n, out[0].data, out[1].data);
-    tb_free(a);
-    return rc;
+    return with_matrix(in, out, qr_of);
 }
 
 /* ---- eigh --------------------------------------------------------------- */
 
-int tb_ref_eigh(const tb_tensor *in, tb_tensor *out, const tb_params *p)
+static int eigh_of(double *a, int64_t m, int64_t n, tb_tensor *out)
 {
-    (void)p;
-    double *a;
-    int64_t m, n;
-    int rc = load_matrix(&in[0], &a, &m, &n);
-    if (rc)
-        return rc;
-    if (m != n) {
-        tb_free(a);
+    int rc;
+    if (m != n)
         return TB_ESHAPE;
-    }
     if ((rc = check_out(&out[0], 1, n, 0)) ||
-        (rc = check_out(&out[1], 2, n, n))) {
-        tb_free(a);
+        (rc = check_out(&out[1], 2, n, n)))
         return rc;
-    }
     double *v = tb_alloc((size_t)(n * n) * sizeof *v);
-    if (!v) {
-        tb_free(a);
+    if (!v)
         return TB_ENOMEM;
-    }
     /* The lower triangle defines the matrix, as LAPACK's UPLO = 'L'. */
     double norm = 0;
     for (int64_t i = 0; i < n; i++)
@@ -234,7 +240,6 @@ int tb_ref_eigh(const tb_tensor *in, tb_tensor *out, const tb_params *p)
     }
     if (sweep == MAX_SWEEPS) {
         tb_free(v);
-        tb_free(a);
         return TB_ECONVERGE;
     }
     /* Ascending by selection: stable enough (first of equal values). */
@@ -260,8 +265,13 @@ int tb_ref_eigh(const tb_tensor *in, tb_tensor *out, const tb_params *p)
         for (int64_t c = 0; c < n; c++)
             vo[r * n + c] = v[r * n + perm[c]];
     tb_free(v);
-    tb_free(a);
     return 0;
+}
+
+int tb_ref_eigh(const tb_tensor *in, tb_tensor *out, const tb_params *p)
+{
+    (void)p;
+    return with_matrix(in, out, eigh_of);
 }
 
 /* ---- svd ---------------------------------------------------------------- */
@@ -355,31 +365,22 @@ static int jacobi2_svd(double *t, double *u, double *v, int64_t n)
  * Ur, its right ones Vr (orthonormal whatever the rank: no basis to
  * complete).  Relative accuracy as one-sided Jacobi's on the QR-reduced
  * matrix (Demmel & Veselic 1992). */
-int tb_ref_svd(const tb_tensor *in, tb_tensor *out, const tb_params *p)
+static int svd_of(double *a, int64_t m, int64_t n, tb_tensor *out)
 {
-    (void)p;
-    double *a;
-    int64_t m, n;
-    int rc = load_matrix(&in[0], &a, &m, &n);
-    if (rc)
-        return rc;
+    int rc;
     const int64_t k = m < n ? m : n;
     if ((rc = check_out(&out[0], 2, m, k)) ||
         (rc = check_out(&out[1], 1, k, 0)) ||
-        (rc = check_out(&out[2], 2, k, n))) {
-        tb_free(a);
+        (rc = check_out(&out[2], 2, k, n)))
         return rc;
-    }
     const bool tall = m >= n;
     const int64_t R = tall ? m : n, C = k;
     /* w: W (R x C); q: its Q (R x C); t: its R (C x C); ur, vr: the
      * square SVD's factors; perm: the columns by descending value */
     size_t words = (size_t)(2 * R * C + 3 * C * C + C);
     double *w = tb_alloc(words * sizeof *w);
-    if (!w) {
-        tb_free(a);
+    if (!w)
         return TB_ENOMEM;
-    }
     double *q = w + R * C, *t = q + R * C, *ur = t + C * C, *vr = ur + C * C;
     int64_t *perm = (int64_t *)(vr + C * C);
     for (int64_t i = 0; i < m; i++)
@@ -393,7 +394,6 @@ int tb_ref_svd(const tb_tensor *in, tb_tensor *out, const tb_params *p)
         rc = jacobi2_svd(t, ur, vr, C);
     if (rc) {
         tb_free(w);
-        tb_free(a);
         return rc;
     }
     /* values |t_jj| (a negative one flips its left vector), descending */
@@ -441,8 +441,13 @@ int tb_ref_svd(const tb_tensor *in, tb_tensor *out, const tb_params *p)
         }
     }
     tb_free(w);
-    tb_free(a);
     return 0;
+}
+
+int tb_ref_svd(const tb_tensor *in, tb_tensor *out, const tb_params *p)
+{
+    (void)p;
+    return with_matrix(in, out, svd_of);
 }
 
 /* ---- sign conventions ------------------------------------------------ */

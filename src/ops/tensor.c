@@ -37,6 +37,17 @@ int64_t tb_shape_numel(const tb_shape *s)
     return n;
 }
 
+void tb_shape_bcast_strides(const tb_shape *s, int nd, int64_t *st)
+{
+    int64_t acc = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        int sd = s->ndim - nd + d;
+        int64_t dim = sd >= 0 ? s->dim[sd] : 1;
+        st[d] = dim == 1 ? 0 : acc;
+        acc *= dim;
+    }
+}
+
 bool tb_shape_equal(const tb_shape *a, const tb_shape *b)
 {
     if (a->ndim != b->ndim)

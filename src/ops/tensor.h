@@ -44,6 +44,10 @@ int64_t tb_shape_numel(const tb_shape *s);
 bool tb_shape_equal(const tb_shape *a, const tb_shape *b);
 /* Writes "256x256" (or "scalar" for ndim 0) into buf; returns buf. */
 char *tb_shape_format(const tb_shape *s, char *buf, size_t len);
+/* Broadcast strides: st[0..nd) are the contiguous strides (in elements)
+ * of s read as nd >= s->ndim dims (leading 1s), 0 along every dim of
+ * size 1 (a broadcast dim). */
+void tb_shape_bcast_strides(const tb_shape *s, int nd, int64_t *st);
 
 /* Fill t's header for a contiguous tensor of the given shape, no data. */
 void tb_tensor_init(tb_tensor *t, tb_dtype dt, const tb_shape *s);

@@ -37,30 +37,39 @@ char *tb_md_num(double v, char *buf, size_t len)
     return buf;
 }
 
+double tb_md_scale(double v, double base, int most, int *unit)
+{
+    int u = 0;
+    while (u < most && fabs(v) >= base) {
+        v /= base;
+        u++;
+    }
+    *unit = u;
+    return v;
+}
+
+/* v in units[u] (each base times the one before; u from tb_md_scale,
+ * at most `most`): tb_md_num's digits, sep, the unit. */
+static char *md_units(double v, double base, const char *const *units,
+                      int most, const char *sep, char *buf, size_t len)
+{
+    int u;
+    v = tb_md_scale(v, base, most, &u);
+    char n[32];
+    snprintf(buf, len, "%s%s%s", tb_md_num(v, n, sizeof n), sep, units[u]);
+    return buf;
+}
+
 char *tb_md_rate(double v, char *buf, size_t len)
 {
     static const char *const pfx[] = {"", "k", "M", "G", "T"};
-    int p = 0;
-    while (p < 4 && fabs(v) >= 1000) {
-        v /= 1000;
-        p++;
-    }
-    char n[32];
-    snprintf(buf, len, "%s%s", tb_md_num(v, n, sizeof n), pfx[p]);
-    return buf;
+    return md_units(v, 1000, pfx, 4, "", buf, len);
 }
 
 char *tb_md_bytes(double v, char *buf, size_t len)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (u < 4 && fabs(v) >= 1024) {
-        v /= 1024;
-        u++;
-    }
-    char n[32];
-    snprintf(buf, len, "%s %s", tb_md_num(v, n, sizeof n), units[u]);
-    return buf;
+    return md_units(v, 1024, units, 4, " ", buf, len);
 }
 
 char *tb_md_pct(double frac, char *buf, size_t len)

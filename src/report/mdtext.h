@@ -15,6 +15,10 @@ char *tb_report_fmt_time(double ns, double scale, char *buf, size_t len);
  * ("n/a" for NAN).  Returns buf. */
 char *tb_md_num(double v, char *buf, size_t len);
 
+/* v divided by base while |v| >= base, at most `most` times; *unit
+ * says how many (the index of the unit's prefix). */
+double tb_md_scale(double v, double base, int most, int *unit);
+
 /* A large rate with an SI prefix: "12.1G" (items/s, steps/s). */
 char *tb_md_rate(double v, char *buf, size_t len);
 

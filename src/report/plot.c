@@ -17,6 +17,7 @@
 
 #include "../base/error.h"
 #include "../base/fileio.h"
+#include "../base/grow.h"
 #include "gpscript.h"
 #include "history.h"
 #include "training.h"
@@ -59,14 +60,10 @@ static tb_chart *chart_add(tb_chart_list *l, tb_chart_kind kind,
                            const char *group, const char *name,
                            const char *title)
 {
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 32;
-        tb_chart *v = realloc(l->v, (size_t)cap * sizeof *v);
-        if (!v)
-            return NULL;
-        l->v = v;
-        l->cap = cap;
-    }
+    tb_chart *v = tb_grow(l->v, &l->cap, l->n, sizeof *v, 32);
+    if (!v)
+        return NULL;
+    l->v = v;
     tb_chart *c = &l->v[l->n++];
     memset(c, 0, sizeof *c);
     c->kind = kind;

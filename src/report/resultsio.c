@@ -47,17 +47,15 @@ bool tb_res_status_known(const char *s)
     return tb_res_status_parse(s) >= 0;
 }
 
+/* The loader's own member reads (resultsio_json.c), for other JSON. */
 double tb_json_num(const cJSON *o, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble
-                                                         : NAN;
+    return tb_res_num(o, key);
 }
 
 const char *tb_json_str(const cJSON *o, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
+    return tb_res_str(o, key);
 }
 
 cJSON *tb_cjson_num_or_null(double v)
@@ -112,66 +110,35 @@ static int read_limited(const char *path, char **data, size_t *len,
 {
     *data = NULL;
     *len = 0;
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return tb_res_fail(err, errlen, path, TB_EIO, "%s",
-                           strerror(errno));
     struct stat st;
-    if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) &&
-        (unsigned long long)st.st_size > TB_RES_MAX_BYTES) {
-        fclose(fp);
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+        (unsigned long long)st.st_size > TB_RES_MAX_BYTES)
         return tb_res_fail(err, errlen, path, TB_EIO,
                     "too large (%llu bytes; a result file is at most %zu "
                     "MiB)", (unsigned long long)st.st_size,
                     TB_RES_MAX_BYTES >> 20);
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    int rc = 0;
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n - 1, fp);
-        const char *z = memchr(buf + n, '\0', got);
-        n += got;
-        if (z) {
-            rc = tb_res_fail(err, errlen, path, TB_EPARSE,
-                      "corrupt: contains a NUL byte at offset %zu",
-                      (size_t)(z - buf));
-            break;
-        }
-        if (ferror(fp)) {
-            rc = tb_res_fail(err, errlen, path, TB_EIO, "read error");
-            break;
-        }
-        if (feof(fp))
-            break;
-        if (n > TB_RES_MAX_BYTES) {
-            rc = tb_res_fail(err, errlen, path, TB_EIO,
-                      "too large (more than %zu MiB; a result file is at "
-                      "most that)", TB_RES_MAX_BYTES >> 20);
-            break;
-        }
-        if (n + 1 == cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    fclose(fp);
-    if (!buf)
+    tb_read_fail why;
+    int rc = tb_read_file_max(path, TB_RES_MAX_BYTES, TB_READ_NO_NUL, data,
+                              len, &why);
+    switch (rc) {
+    case 0:
+        return 0;
+    case TB_EIO:
+        return why.opening ? tb_res_fail(err, errlen, path, TB_EIO, "%s",
+                                         strerror(why.errnum))
+                           : tb_res_fail(err, errlen, path, TB_EIO,
+                                         "read error");
+    case TB_EPARSE:
+        return tb_res_fail(err, errlen, path, TB_EPARSE,
+                    "corrupt: contains a NUL byte at offset %zu",
+                    why.nul_at);
+    case TB_ERANGE:
+        return tb_res_fail(err, errlen, path, TB_EIO,
+                    "too large (more than %zu MiB; a result file is at "
+                    "most that)", TB_RES_MAX_BYTES >> 20);
+    default:
         return tb_res_fail(err, errlen, path, TB_ENOMEM, "out of memory");
-    if (rc) {
-        free(buf);
-        return rc;
     }
-    buf[n] = '\0';
-    *data = buf;
-    *len = n;
-    return 0;
 }
 
 /* Parse text into f->doc with a precise message on failure. */

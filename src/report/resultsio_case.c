@@ -59,6 +59,13 @@ static int check_stats(tb_resfile *f, tb_rescase *c, const cJSON *st,
         TB_RES_KEY(median_ns), TB_RES_KEY(ci_low_ns),
         TB_RES_KEY(ci_high_ns), TB_RES_KEY(min_ns),
         TB_RES_KEY(mean_ns)};
+    /* where each of need goes */
+    double *const to[] = {n,          &c->iters_per_sample,
+                          &c->median_ns, &c->ci_low_ns,
+                          &c->ci_high_ns, &c->min_ns,
+                          &c->mean_ns};
+    _Static_assert(sizeof need / sizeof need[0] == sizeof to / sizeof to[0],
+                   "one destination per required number");
     for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(st, need[i]);
         if (cJSON_IsNumber(v) && !isfinite(v->valuedouble))
@@ -68,14 +75,8 @@ static int check_stats(tb_resfile *f, tb_rescase *c, const cJSON *st,
         if (!cJSON_IsNumber(v))
             return BAD("cases[%d] (%s): stats.%s: expected a number", idx,
                        c->id, need[i]);
+        *to[i] = v->valuedouble;
     }
-    *n = tb_res_num(st, TB_RES_KEY(n));
-    c->iters_per_sample = tb_res_num(st, TB_RES_KEY(iters_per_sample));
-    c->median_ns = tb_res_num(st, TB_RES_KEY(median_ns));
-    c->ci_low_ns = tb_res_num(st, TB_RES_KEY(ci_low_ns));
-    c->ci_high_ns = tb_res_num(st, TB_RES_KEY(ci_high_ns));
-    c->min_ns = tb_res_num(st, TB_RES_KEY(min_ns));
-    c->mean_ns = tb_res_num(st, TB_RES_KEY(mean_ns));
     if (*n < 1 || *n != floor(*n) || *n > 1e9)
         return BAD("cases[%d] (%s): stats.n: expected an integer >= 1, "
                    "got %g", idx, c->id, *n);

@@ -114,11 +114,8 @@ static const char *t_bytes(double v, char *buf, size_t len)
     static const char *const units[] = {"B", "KiB", "MiB", "GiB"};
     if (isnan(v))
         return "-";
-    int u = 0;
-    while (u < 3 && fabs(v) >= 1024) {
-        v /= 1024;
-        u++;
-    }
+    int u;
+    v = tb_md_scale(v, 1024, 3, &u);
     char n[24];
     snprintf(buf, len, "%s %s", t_num(v, n, sizeof n), units[u]);
     return buf;

@@ -34,13 +34,6 @@
 #define TANH tanhf
 #define ERFC erfcf
 #include "backward_impl.inc"
-#undef T
-#undef TI
-#undef F
-#undef EXP
-#undef FABS
-#undef TANH
-#undef ERFC
 
 #define T double
 #define TI int64_t
@@ -50,13 +43,6 @@
 #define TANH tanh
 #define ERFC erfc
 #include "backward_impl.inc"
-#undef T
-#undef TI
-#undef F
-#undef EXP
-#undef FABS
-#undef TANH
-#undef ERFC
 
 void tb_cpu_bw_pool_f32(bool is_max, const float *g, const float *x,
                         float *dx, int64_t NC, int64_t H, int64_t W,
@@ -91,17 +77,6 @@ static void bwk_split(const tb_shape *s, int ax, int64_t *outer,
     *len = s->dim[ax];
     for (int d = ax + 1; d < s->ndim; d++)
         *inner *= s->dim[d];
-}
-
-static void bwk_bstrides(const tb_shape *s, int nd, int64_t *st)
-{
-    int64_t acc = 1;
-    for (int d = nd - 1; d >= 0; d--) {
-        int sd = s->ndim - nd + d;
-        int64_t dim = sd >= 0 ? s->dim[sd] : 1;
-        st[d] = dim == 1 ? 0 : acc;
-        acc *= dim;
-    }
 }
 
 /* dst [C, R] = src [R, C]^T, elements of esz (4 or 8) bytes, in 32x32
@@ -315,8 +290,8 @@ BWK_CONV_GEMM(f64, double)
         case TB_OP_mul_backward:                                          \
         case TB_OP_div_backward: {                                        \
             int64_t sa[TB_MAX_DIMS], sb[TB_MAX_DIMS];                     \
-            bwk_bstrides(&ish[1], ish[0].ndim, sa);                       \
-            bwk_bstrides(&ish[2], ish[0].ndim, sb);                       \
+            tb_shape_bcast_strides(&ish[1], ish[0].ndim, sa);             \
+            tb_shape_bcast_strides(&ish[2], ish[0].ndim, sb);             \
             bwk_binary_##SFX(op->id, &ish[0], x0, x1, x2, sa, sb, y0, y1, \
                              tb_shape_numel(&ish[1]),                     \
                              tb_shape_numel(&ish[2]));                    \

@@ -120,10 +120,7 @@ static inline vf bw_gelu_f(vf g, vf x)
                                        const void *bv, int64_t sb,        \
                                        void *ov, int64_t n)               \
     {                                                                     \
-        const float *a = av, *b = bv;                                     \
-        float *o = ov;                                                    \
-        const vf a0 = v_set1(a[0]), b0 = v_set1(b[0]);                    \
-        int64_t i = 0;                                                    \
+        VS_BIN_BEGIN;                                                     \
         for (; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {                \
             vf y0 = bw_##NAME##_f(sa ? v_load(a + i) : a0,                \
                                   sb ? v_load(b + i) : b0);               \
@@ -132,14 +129,7 @@ static inline vf bw_gelu_f(vf g, vf x)
             v_store(o + i, y0);                                           \
             v_store(o + i + VS_LANES, y1);                                \
         }                                                                 \
-        for (; i + VS_LANES <= n; i += VS_LANES)                          \
-            v_store(o + i, bw_##NAME##_f(sa ? v_load(a + i) : a0,         \
-                                         sb ? v_load(b + i) : b0));       \
-        if (i < n)                                                        \
-            v_store_n(o + i,                                              \
-                      bw_##NAME##_f(sa ? v_load_n(a + i, n - i) : a0,     \
-                                    sb ? v_load_n(b + i, n - i) : b0),    \
-                      n - i);                                             \
+        VS_BIN_FINISH(bw_##NAME##_f);                                     \
     }
 
 #define BW_ENTRY(NAME, SFX, LV)                                           \

@@ -52,4 +52,15 @@ void tb_cpu_parallel(void *ctx, int64_t work, int64_t items,
 void tb_cpu_span(int64_t n, int64_t align, int part, int nparts,
                  int64_t *b, int64_t *e);
 
+/* o[i] = f(a[i * sa], b[i * sb]) for i < n, sa and sb 0 or 1. */
+typedef void (*tb_cpu_binary_row_fn)(const void *a, int64_t sa,
+                                     const void *b, int64_t sb, void *o,
+                                     int64_t n);
+/* The broadcasting binary walk of math_c.c's and ops_simd.c's rows:
+ * in[0] and in[1] contiguous, of esz-byte elements, broadcast to out
+ * (the caller checked it); one fn call per row of out's last dim, an
+ * odometer walks the rest.  Single-threaded. */
+void tb_cpu_bcast_rows(const tb_tensor *in, tb_tensor *out, size_t esz,
+                       tb_cpu_binary_row_fn fn);
+
 #endif

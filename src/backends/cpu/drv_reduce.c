@@ -34,15 +34,31 @@ static void cpu_col_tile(const tb_cpu_ctx *c, int64_t outer, int64_t inner,
     cpu_col_tile_w(c, outer, inner, TB_CPU_COL_TILE, tile, ntiles);
 }
 
-/* The input viewed as [outer, R, inner]; the output as [outer, inner]. */
+/* The input (esz-byte elements from x) viewed as [outer, R, inner],
+ * the output (at o) as [outer, inner]; a non-last axis is split in
+ * column tiles of `tile` columns, ntiles a slab. */
+typedef struct cpu_axis_view {
+    size_t esz;
+    const char *x;
+    char *o;
+    int64_t outer, R, inner, tile, ntiles;
+} cpu_axis_view;
+
+/* Column tile `it` (0 <= it < outer * ntiles) of v: its slab *o, its
+ * first column *j0 and its width *w. */
+static inline void cpu_tile_at(const cpu_axis_view *v, int64_t it,
+                               int64_t *o, int64_t *j0, int64_t *w)
+{
+    *o = it / v->ntiles;
+    *j0 = (it % v->ntiles) * v->tile;
+    *w = v->inner - *j0 < v->tile ? v->inner - *j0 : v->tile;
+}
+
 typedef struct cpu_red_job {
     tb_cpu_sum_fn row;
     tb_cpu_sumcols_fn cols;
     tb_dtype dt;
-    size_t esz;
-    const char *x;
-    void *o;
-    int64_t outer, R, inner, tile, ntiles;
+    cpu_axis_view v;
     double scale; /* 1 for sum, 1/R for mean */
     double partial[TB_MAX_AXIS_VALUES]; /* global sum: one per part */
 } cpu_red_job;
@@ -51,36 +67,36 @@ static void cpu_red_global_task(void *argp, int part, int nparts)
 {
     cpu_red_job *j = argp;
     int64_t b, e;
-    cpu_span_aligned(j->R, TB_CPU_SUM_BLOCK, part, nparts, &b, &e);
-    j->partial[part] = e > b ? j->row(j->x + b * j->esz, e - b) : 0.0;
+    cpu_span_aligned(j->v.R, TB_CPU_SUM_BLOCK, part, nparts, &b, &e);
+    j->partial[part] = e > b ? j->row(j->v.x + b * j->v.esz, e - b) : 0.0;
 }
 
 static void cpu_red_rows_task(void *argp, int part, int nparts)
 {
     cpu_red_job *j = argp;
     int64_t b, e;
-    cpu_span(j->outer, part, nparts, &b, &e);
+    cpu_span(j->v.outer, part, nparts, &b, &e);
     for (int64_t o = b; o < e; o++)
-        cpu_store(j->o, j->dt, o,
-                  j->row(j->x + o * j->R * j->esz, j->R) * j->scale);
+        cpu_store(j->v.o, j->dt, o,
+                  j->row(j->v.x + o * j->v.R * j->v.esz, j->v.R) * j->scale);
 }
 
 static void cpu_red_cols_task(void *argp, int part, int nparts)
 {
     cpu_red_job *j = argp;
+    const cpu_axis_view *v = &j->v;
     int64_t b, e;
-    cpu_span(j->outer * j->ntiles, part, nparts, &b, &e);
+    cpu_span(v->outer * v->ntiles, part, nparts, &b, &e);
     double acc[TB_CPU_SUM_COL_TILE];
     for (int64_t it = b; it < e; it++) {
-        int64_t o = it / j->ntiles;
-        int64_t j0 = (it % j->ntiles) * j->tile;
-        int64_t w = j->inner - j0 < j->tile ? j->inner - j0 : j->tile;
+        int64_t o, j0, w;
+        cpu_tile_at(v, it, &o, &j0, &w);
         for (int64_t q = 0; q < w; q++)
             acc[q] = 0;
-        j->cols(j->x + (o * j->R * j->inner + j0) * j->esz, j->R,
-                   j->inner, w, acc);
+        j->cols(v->x + (o * v->R * v->inner + j0) * v->esz, v->R, v->inner,
+                w, acc);
         for (int64_t q = 0; q < w; q++)
-            cpu_store(j->o, j->dt, o * j->inner + j0 + q, acc[q] * j->scale);
+            cpu_store(v->o, j->dt, o * v->inner + j0 + q, acc[q] * j->scale);
     }
 }
 
@@ -104,14 +120,14 @@ static int cpu_reduce(void *ctx, const tb_tensor *in, tb_tensor *out,
     j.row = c->k[lv].sum[dt].row;
     j.cols = c->k[lv].sum[dt].cols;
     j.dt = dt;
-    j.esz = tb_dtype_size(dt);
-    j.x = x->data;
-    j.o = out->data;
+    j.v.esz = tb_dtype_size(dt);
+    j.v.x = x->data;
+    j.v.o = out->data;
     const int64_t n = cpu_numel(x);
     if (!has_axis) {
         if (cpu_numel(out) != 1)
             return TB_ESHAPE;
-        j.R = n;
+        j.v.R = n;
         int parts =
             cpu_parts(c, n, (n + TB_CPU_SUM_BLOCK - 1) / TB_CPU_SUM_BLOCK);
         parts = cpu_pool_run(c->pool, parts, cpu_red_global_task, &j);
@@ -119,27 +135,27 @@ static int cpu_reduce(void *ctx, const tb_tensor *in, tb_tensor *out,
         double s = 0;
         for (int i = 0; i < parts; i++)
             s += j.partial[i];
-        cpu_store(j.o, dt, 0, mean ? s / (double)n : s);
+        cpu_store(j.v.o, dt, 0, mean ? s / (double)n : s);
         return 0;
     }
     int ax;
     if (tb_axis_norm(axis, x->ndim, &ax))
         return TB_EPARAM;
-    j.R = x->shape[ax];
-    j.outer = cpu_prod(x->shape, 0, ax);
-    j.inner = cpu_prod(x->shape, ax + 1, x->ndim);
-    if (cpu_numel(out) != j.outer * j.inner)
+    j.v.R = x->shape[ax];
+    j.v.outer = cpu_prod(x->shape, 0, ax);
+    j.v.inner = cpu_prod(x->shape, ax + 1, x->ndim);
+    if (cpu_numel(out) != j.v.outer * j.v.inner)
         return TB_ESHAPE;
-    if (j.outer * j.inner == 0)
+    if (j.v.outer * j.v.inner == 0)
         return 0;
-    j.scale = mean ? 1.0 / (double)j.R : 1.0;
-    if (j.inner == 1) {
-        cpu_pool_run(c->pool, cpu_parts(c, n, j.outer), cpu_red_rows_task,
+    j.scale = mean ? 1.0 / (double)j.v.R : 1.0;
+    if (j.v.inner == 1) {
+        cpu_pool_run(c->pool, cpu_parts(c, n, j.v.outer), cpu_red_rows_task,
                      &j);
     } else {
-        cpu_col_tile_w(c, j.outer, j.inner, TB_CPU_SUM_COL_TILE, &j.tile,
-                       &j.ntiles);
-        cpu_pool_run(c->pool, cpu_parts(c, n, j.outer * j.ntiles),
+        cpu_col_tile_w(c, j.v.outer, j.v.inner, TB_CPU_SUM_COL_TILE, &j.v.tile,
+                       &j.v.ntiles);
+        cpu_pool_run(c->pool, cpu_parts(c, n, j.v.outer * j.v.ntiles),
                      cpu_red_cols_task, &j);
     }
     return 0;
@@ -150,34 +166,31 @@ static int cpu_reduce(void *ctx, const tb_tensor *in, tb_tensor *out,
 typedef struct cpu_lsm_job {
     tb_cpu_lsm_rows_fn rows;
     tb_cpu_lsm_cols_fn cols;
-    size_t esz;
-    const char *x;
-    char *o;
-    int64_t outer, R, inner, tile, ntiles;
+    cpu_axis_view v;
 } cpu_lsm_job;
 
 static void cpu_lsm_rows_task(void *argp, int part, int nparts)
 {
     const cpu_lsm_job *j = argp;
     int64_t b, e;
-    cpu_span(j->outer, part, nparts, &b, &e);
+    cpu_span(j->v.outer, part, nparts, &b, &e);
     if (e > b) {
-        size_t off = (size_t)(b * j->R) * j->esz;
-        j->rows(j->x + off, j->o + off, e - b, j->R);
+        size_t off = (size_t)(b * j->v.R) * j->v.esz;
+        j->rows(j->v.x + off, j->v.o + off, e - b, j->v.R);
     }
 }
 
 static void cpu_lsm_cols_task(void *argp, int part, int nparts)
 {
     const cpu_lsm_job *j = argp;
+    const cpu_axis_view *v = &j->v;
     int64_t b, e;
-    cpu_span(j->outer * j->ntiles, part, nparts, &b, &e);
+    cpu_span(v->outer * v->ntiles, part, nparts, &b, &e);
     for (int64_t it = b; it < e; it++) {
-        int64_t o = it / j->ntiles;
-        int64_t j0 = (it % j->ntiles) * j->tile;
-        int64_t w = j->inner - j0 < j->tile ? j->inner - j0 : j->tile;
-        size_t off = (size_t)(o * j->R * j->inner + j0) * j->esz;
-        j->cols(j->x + off, j->o + off, j->R, j->inner, w);
+        int64_t o, j0, w;
+        cpu_tile_at(v, it, &o, &j0, &w);
+        size_t off = (size_t)(o * v->R * v->inner + j0) * v->esz;
+        j->cols(v->x + off, v->o + off, v->R, v->inner, w);
     }
 }
 
@@ -205,23 +218,23 @@ static int cpu_log_softmax(void *ctx, const tb_tensor *in, tb_tensor *out,
     cpu_lsm_job j = {
         .rows = soft ? c->k[lv].sm[dt].rows : c->k[lv].lsm[dt].rows,
         .cols = soft ? c->k[lv].sm[dt].cols : c->k[lv].lsm[dt].cols,
-        .esz = tb_dtype_size(dt),
-        .x = x->data,
-        .o = out->data,
-        .outer = cpu_prod(x->shape, 0, ax),
-        .R = x->shape[ax],
-        .inner = cpu_prod(x->shape, ax + 1, x->ndim),
+        .v = {.esz = tb_dtype_size(dt),
+              .x = x->data,
+              .o = out->data,
+              .outer = cpu_prod(x->shape, 0, ax),
+              .R = x->shape[ax],
+              .inner = cpu_prod(x->shape, ax + 1, x->ndim)},
     };
     const int64_t n = cpu_numel(x);
     if (n == 0)
         return 0;
     const int64_t work = n * CPU_EXP_WEIGHT;
-    if (j.inner == 1) {
-        cpu_pool_run(c->pool, cpu_parts(c, work, j.outer),
+    if (j.v.inner == 1) {
+        cpu_pool_run(c->pool, cpu_parts(c, work, j.v.outer),
                      cpu_lsm_rows_task, &j);
     } else {
-        cpu_col_tile(c, j.outer, j.inner, &j.tile, &j.ntiles);
-        cpu_pool_run(c->pool, cpu_parts(c, work, j.outer * j.ntiles),
+        cpu_col_tile(c, j.v.outer, j.v.inner, &j.v.tile, &j.v.ntiles);
+        cpu_pool_run(c->pool, cpu_parts(c, work, j.v.outer * j.v.ntiles),
                      cpu_lsm_cols_task, &j);
     }
     return 0;

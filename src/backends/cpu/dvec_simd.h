@@ -16,28 +16,17 @@
 typedef __m512d rd;
 typedef __m512i ri;
 typedef __mmask8 rmask;
+#define RS_I(name) _mm512_##name /* an intrinsic on whole vectors */
+#define RS_H(name) _mm256_##name /* on their float halves */
 static inline ri rs_i1(uint64_t v) { return _mm512_set1_epi64((long long)v); }
-static inline ri rs_iadd(ri a, ri b) { return _mm512_add_epi64(a, b); }
 static inline ri rs_ixor(ri a, ri b) { return _mm512_xor_si512(a, b); }
 static inline ri rs_iand(ri a, ri b) { return _mm512_and_si512(a, b); }
 static inline ri rs_ior(ri a, ri b) { return _mm512_or_si512(a, b); }
-#define rs_isrl(a, k) _mm512_srli_epi64(a, k)
-#define rs_isll(a, k) _mm512_slli_epi64(a, k)
 static inline ri rs_imulc(ri a, uint64_t c)
 {
     return _mm512_mullo_epi64(a, rs_i1(c));
 }
-static inline rd rs_d1(double v) { return _mm512_set1_pd(v); }
-static inline rd rs_add(rd a, rd b) { return _mm512_add_pd(a, b); }
-static inline rd rs_sub(rd a, rd b) { return _mm512_sub_pd(a, b); }
-static inline rd rs_mul(rd a, rd b) { return _mm512_mul_pd(a, b); }
-static inline rd rs_div(rd a, rd b) { return _mm512_div_pd(a, b); }
-static inline rd rs_fma(rd a, rd b, rd c) { return _mm512_fmadd_pd(a, b, c); }
-static inline rd rs_sqrt(rd a) { return _mm512_sqrt_pd(a); }
 static inline rd rs_abs(rd a) { return _mm512_abs_pd(a); }
-static inline rd rs_min(rd a, rd b) { return _mm512_min_pd(a, b); }
-static inline rd rs_max(rd a, rd b) { return _mm512_max_pd(a, b); }
-static inline rd rs_dxor(rd a, rd b) { return _mm512_xor_pd(a, b); }
 static inline rd rs_round(rd a) { return _mm512_roundscale_pd(a, 0x08); }
 static inline rd rs_asd(ri a) { return _mm512_castsi512_pd(a); }
 static inline ri rs_asi(rd a) { return _mm512_castpd_si512(a); }
@@ -56,18 +45,6 @@ static inline unsigned rs_bits(rmask m) { return (unsigned)m; }
 static inline rd rs_sel(rmask m, rd a, rd b) { return _mm512_mask_blend_pd(m, b, a); }
 /* lanes where (a & 1) != 0 */
 static inline rmask rs_odd(ri a) { return _mm512_test_epi64_mask(a, rs_i1(1)); }
-static inline rd rs_loadd(const double *p) { return _mm512_loadu_pd(p); }
-static inline rd rs_loadf(const float *p)
-{
-    return _mm512_cvtps_pd(_mm256_loadu_ps(p));
-}
-static inline void rs_stored(double *p, rd a) { _mm512_storeu_pd(p, a); }
-/* the lanes rounded to float and back */
-static inline rd rs_f32rt(rd a) { return _mm512_cvtps_pd(_mm512_cvtpd_ps(a)); }
-static inline void rs_storef(float *p, rd a)
-{
-    _mm256_storeu_ps(p, _mm512_cvtpd_ps(a));
-}
 /* p[2l] = a[l], p[2l + 1] = b[l], rounded to float */
 static inline void rs_storef2(float *p, rd a, rd b)
 {
@@ -94,13 +71,12 @@ static inline ri rs_ctr(uint64_t key, uint64_t i0, uint64_t step)
 typedef __m256d rd;
 typedef __m256i ri;
 typedef __m256d rmask; /* all-ones lanes */
+#define RS_I(name) _mm256_##name
+#define RS_H(name) _mm_##name
 static inline ri rs_i1(uint64_t v) { return _mm256_set1_epi64x((long long)v); }
-static inline ri rs_iadd(ri a, ri b) { return _mm256_add_epi64(a, b); }
 static inline ri rs_ixor(ri a, ri b) { return _mm256_xor_si256(a, b); }
 static inline ri rs_iand(ri a, ri b) { return _mm256_and_si256(a, b); }
 static inline ri rs_ior(ri a, ri b) { return _mm256_or_si256(a, b); }
-#define rs_isrl(a, k) _mm256_srli_epi64(a, k)
-#define rs_isll(a, k) _mm256_slli_epi64(a, k)
 /* a c mod 2^64: lo(a) lo(c) + (lo(a) hi(c) + hi(a) lo(c)) 2^32 */
 static inline ri rs_imulc(ri a, uint64_t c)
 {
@@ -110,20 +86,10 @@ static inline ri rs_imulc(ri a, uint64_t c)
                             _mm256_mul_epu32(_mm256_srli_epi64(a, 32), cl));
     return _mm256_add_epi64(ll, _mm256_slli_epi64(x, 32));
 }
-static inline rd rs_d1(double v) { return _mm256_set1_pd(v); }
-static inline rd rs_add(rd a, rd b) { return _mm256_add_pd(a, b); }
-static inline rd rs_sub(rd a, rd b) { return _mm256_sub_pd(a, b); }
-static inline rd rs_mul(rd a, rd b) { return _mm256_mul_pd(a, b); }
-static inline rd rs_div(rd a, rd b) { return _mm256_div_pd(a, b); }
-static inline rd rs_fma(rd a, rd b, rd c) { return _mm256_fmadd_pd(a, b, c); }
-static inline rd rs_sqrt(rd a) { return _mm256_sqrt_pd(a); }
 static inline rd rs_abs(rd a)
 {
     return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a);
 }
-static inline rd rs_min(rd a, rd b) { return _mm256_min_pd(a, b); }
-static inline rd rs_max(rd a, rd b) { return _mm256_max_pd(a, b); }
-static inline rd rs_dxor(rd a, rd b) { return _mm256_xor_pd(a, b); }
 static inline rd rs_round(rd a)
 {
     return _mm256_round_pd(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -160,17 +126,6 @@ static inline rmask rs_odd(ri a)
     return _mm256_castsi256_pd(
         _mm256_cmpeq_epi64(_mm256_and_si256(a, rs_i1(1)), rs_i1(1)));
 }
-static inline rd rs_loadd(const double *p) { return _mm256_loadu_pd(p); }
-static inline rd rs_loadf(const float *p)
-{
-    return _mm256_cvtps_pd(_mm_loadu_ps(p));
-}
-static inline void rs_stored(double *p, rd a) { _mm256_storeu_pd(p, a); }
-static inline rd rs_f32rt(rd a) { return _mm256_cvtps_pd(_mm256_cvtpd_ps(a)); }
-static inline void rs_storef(float *p, rd a)
-{
-    _mm_storeu_ps(p, _mm256_cvtpd_ps(a));
-}
 static inline void rs_storef2(float *p, rd a, rd b)
 {
     __m128 x = _mm256_cvtpd_ps(a), y = _mm256_cvtpd_ps(b);
@@ -186,6 +141,34 @@ static inline ri rs_ctr(uint64_t key, uint64_t i0, uint64_t step)
                              (long long)(key + (i0 + 1) * g));
 }
 #endif
+
+/* ---- the same at both levels but for the width ------------------------ */
+
+static inline ri rs_iadd(ri a, ri b) { return RS_I(add_epi64)(a, b); }
+#define rs_isrl(a, k) RS_I(srli_epi64)(a, k)
+#define rs_isll(a, k) RS_I(slli_epi64)(a, k)
+static inline rd rs_d1(double v) { return RS_I(set1_pd)(v); }
+static inline rd rs_add(rd a, rd b) { return RS_I(add_pd)(a, b); }
+static inline rd rs_sub(rd a, rd b) { return RS_I(sub_pd)(a, b); }
+static inline rd rs_mul(rd a, rd b) { return RS_I(mul_pd)(a, b); }
+static inline rd rs_div(rd a, rd b) { return RS_I(div_pd)(a, b); }
+static inline rd rs_fma(rd a, rd b, rd c) { return RS_I(fmadd_pd)(a, b, c); }
+static inline rd rs_sqrt(rd a) { return RS_I(sqrt_pd)(a); }
+static inline rd rs_min(rd a, rd b) { return RS_I(min_pd)(a, b); }
+static inline rd rs_max(rd a, rd b) { return RS_I(max_pd)(a, b); }
+static inline rd rs_dxor(rd a, rd b) { return RS_I(xor_pd)(a, b); }
+static inline rd rs_loadd(const double *p) { return RS_I(loadu_pd)(p); }
+static inline rd rs_loadf(const float *p)
+{
+    return RS_I(cvtps_pd)(RS_H(loadu_ps)(p));
+}
+static inline void rs_stored(double *p, rd a) { RS_I(storeu_pd)(p, a); }
+/* the lanes rounded to float and back */
+static inline rd rs_f32rt(rd a) { return RS_I(cvtps_pd)(RS_I(cvtpd_ps)(a)); }
+static inline void rs_storef(float *p, rd a)
+{
+    RS_H(storeu_ps)(p, RS_I(cvtpd_ps)(a));
+}
 
 /* ---- shared by both levels ------------------------------------------- */
 

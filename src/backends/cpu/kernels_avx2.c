@@ -70,45 +70,33 @@ static inline void tr_u64_4x4(const double *in, int64_t ild, double *out,
 
 /* Floating-point loads and stores move bits unchanged (no arithmetic),
  * so NaN payloads survive, like the C version's integer copies. */
-static void tr_u32_block(const void *pin, int64_t ild, void *pout,
-                         int64_t old, int64_t ni, int64_t nj)
-{
-    const float *in = pin;
-    float *out = pout;
-    int64_t j = 0;
-    if (ni == TR_TILE)
-        for (; j + 8 <= nj; j += 8)
-            tr_u32_8x8(in + j, ild, out + j * old, old);
-    for (; j < nj; j++)
-        for (int64_t i = 0; i < ni; i++)
-            out[j * old + i] = in[i * ild + j];
-}
-
-static void tr_u64_block(const void *pin, int64_t ild, void *pout,
-                         int64_t old, int64_t ni, int64_t nj)
-{
-    const double *in = pin;
-    double *out = pout;
-    int64_t j = 0;
-    if (ni == TR_TILE)
-        for (; j + 4 <= nj; j += 4) {
-            tr_u64_4x4(in + j, ild, out + j * old, old);
-            tr_u64_4x4(in + 4 * ild + j, ild, out + j * old + 4, old);
-        }
-    for (; j < nj; j++)
-        for (int64_t i = 0; i < ni; i++)
-            out[j * old + i] = in[i * ild + j];
-}
+/* NAME: a block of T in full-width steps of STEP columns (FULL, on
+ * in + j and out + j * old) when it has TR_TILE rows, then the columns
+ * left one by one. */
+#define TR_BLOCK(NAME, T, STEP, FULL)                                     \
+    static void NAME(const void *pin, int64_t ild, void *pout,            \
+                     int64_t old, int64_t ni, int64_t nj)                 \
+    {                                                                     \
+        const T *in = pin;                                                \
+        T *out = pout;                                                    \
+        int64_t j = 0;                                                    \
+        if (ni == TR_TILE)                                                \
+            for (; j + (STEP) <= nj; j += (STEP)) {                       \
+                FULL;                                                     \
+            }                                                             \
+        for (; j < nj; j++)                                               \
+            for (int64_t i = 0; i < ni; i++)                              \
+                out[j * old + i] = in[i * ild + j];                       \
+    }
+TR_BLOCK(tr_u32_block, float, 8, tr_u32_8x8(in + j, ild, out + j * old, old))
+TR_BLOCK(tr_u64_block, double, 4,
+         tr_u64_4x4(in + j, ild, out + j * old, old);
+         tr_u64_4x4(in + 4 * ild + j, ild, out + j * old + 4, old))
 
 void tb_cpu_kernels_init_avx2(tb_cpu_kernels *k)
 {
     KS_INSTALL(k, avx2, TB_ISA_AVX2);
-    k->tr[TB_F32].block = tr_u32_block;
-    k->tr[TB_F64].block = tr_u64_block;
-    k->tr[TB_F32].block_nt = tr_u32_block;
-    k->tr[TB_F64].block_nt = tr_u64_block;
-    for (int d = 0; d < TB_DTYPE_COUNT; d++) {
-        k->tr[d].tile = TR_TILE;
-        k->tr[d].isa = TB_ISA_AVX2;
-    }
+    /* no streaming stores: the block kernels serve as block_nt too */
+    ks_set_tr(k, TB_F32, tr_u32_block, tr_u32_block, TR_TILE, TB_ISA_AVX2);
+    ks_set_tr(k, TB_F64, tr_u64_block, tr_u64_block, TR_TILE, TB_ISA_AVX2);
 }

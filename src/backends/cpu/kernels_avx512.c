@@ -69,8 +69,6 @@ static void tr_u32_block_nt(const void *in, int64_t ild, void *out,
 void tb_cpu_kernels_init_avx512(tb_cpu_kernels *k)
 {
     KS_INSTALL(k, avx512, TB_ISA_AVX512);
-    k->tr[TB_F32].block = tr_u32_block;
-    k->tr[TB_F32].block_nt = tr_u32_block_nt;
-    k->tr[TB_F32].tile = TR_TILE;
-    k->tr[TB_F32].isa = TB_ISA_AVX512;
+    ks_set_tr(k, TB_F32, tr_u32_block, tr_u32_block_nt, TR_TILE,
+              TB_ISA_AVX512);
 }

@@ -1108,4 +1108,16 @@ static void ks_avg_pool_f32(const void *x, void *o, int64_t planes,
         (k)->pool[TB_F32].isa = (ISA);                                    \
     } while (0)
 
+/* The transpose row of dtype dt: block and block_nt, tile input rows a
+ * call, at level isa. */
+static inline void ks_set_tr(tb_cpu_kernels *k, tb_dtype dt,
+                             tb_cpu_tr_fn block, tb_cpu_tr_fn block_nt,
+                             int tile, int isa)
+{
+    k->tr[dt].block = block;
+    k->tr[dt].block_nt = block_nt;
+    k->tr[dt].tile = tile;
+    k->tr[dt].isa = isa;
+}
+
 #endif /* TB_BACKENDS_CPU_KERNELS_SIMD_H */

@@ -197,11 +197,6 @@ static int ext_unary(void *ctx, const tb_tensor *in, tb_tensor *out,
 /* Broadcasting binary driver                                           */
 /* ------------------------------------------------------------------ */
 
-/* o[i] = f(a[i*sa], b[i*sb]) for i < n (sa, sb are 0 or 1 for a
- * broadcast or a contiguous operand). */
-typedef void (*ext_binary_loop)(const void *a, int64_t sa, const void *b,
-                                int64_t sb, void *o, int64_t n);
-
 #define EXT_BINARY_LOOP(NAME, T, SFX)                                     \
     static void NAME##_##SFX##_loop(const void *av, int64_t sa,           \
                                     const void *bv, int64_t sb, void *ov, \
@@ -219,45 +214,23 @@ typedef void (*ext_binary_loop)(const void *a, int64_t sa, const void *b,
         }                                                                 \
     }
 
-/* Strides (in elements) of contiguous t read as the broadcast output
- * shape of nd dims: trailing dims aligned, 0 where t has size 1. */
-static void ext_bcast_strides(const tb_tensor *t, int nd, int64_t *st)
+void tb_cpu_bcast_rows(const tb_tensor *in, tb_tensor *out, size_t esz,
+                       tb_cpu_binary_row_fn fn)
 {
-    int64_t s = 1;
-    for (int d = nd - 1; d >= 0; d--) {
-        int j = d - (nd - t->ndim);
-        if (j < 0 || t->shape[j] == 1) {
-            st[d] = 0;
-        } else {
-            st[d] = s;
-        }
-        if (j >= 0)
-            s *= t->shape[j];
-    }
-}
-
-/* Broadcasting (ext_begin checked that the shapes broadcast to out): the
- * output's last dim is one loop call; an odometer walks the rest. */
-static int ext_binary(void *ctx, const tb_tensor *in, tb_tensor *out,
-                      const tb_params *p, tb_op_id id, tb_dtype dt,
-                      ext_binary_loop loop)
-{
-    int rc = tb_cpu_begin_op(ctx, id, dt, in, out, p);
-    if (rc)
-        return rc;
     const int nd = out->ndim;
-    const size_t esz = tb_dtype_size(dt);
     int64_t sa[TB_MAX_DIMS] = {0}, sb[TB_MAX_DIMS] = {0};
-    ext_bcast_strides(&in[0], nd, sa);
-    ext_bcast_strides(&in[1], nd, sb);
+    tb_shape sh = tb_tensor_shape(&in[0]);
+    tb_shape_bcast_strides(&sh, nd, sa);
+    sh = tb_tensor_shape(&in[1]);
+    tb_shape_bcast_strides(&sh, nd, sb);
     const int64_t inner = out->shape[nd - 1];
-    const int64_t rows = tb_tensor_numel(out) / inner;
+    const int64_t rows = inner ? tb_tensor_numel(out) / inner : 0;
     int64_t idx[TB_MAX_DIMS] = {0}, oa = 0, ob = 0;
     const char *a = in[0].data, *b = in[1].data;
     char *o = out->data;
     for (int64_t r = 0; r < rows; r++) {
-        loop(a + (size_t)oa * esz, sa[nd - 1], b + (size_t)ob * esz,
-             sb[nd - 1], o + (size_t)(r * inner) * esz, inner);
+        fn(a + (size_t)oa * esz, sa[nd - 1], b + (size_t)ob * esz,
+           sb[nd - 1], o + (size_t)(r * inner) * esz, inner);
         for (int d = nd - 2; d >= 0; d--) {
             oa += sa[d];
             ob += sb[d];
@@ -268,6 +241,17 @@ static int ext_binary(void *ctx, const tb_tensor *in, tb_tensor *out,
             idx[d] = 0;
         }
     }
+}
+
+/* Broadcasting (ext_begin checked that the shapes broadcast to out). */
+static int ext_binary(void *ctx, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p, tb_op_id id, tb_dtype dt,
+                      tb_cpu_binary_row_fn loop)
+{
+    int rc = tb_cpu_begin_op(ctx, id, dt, in, out, p);
+    if (rc)
+        return rc;
+    tb_cpu_bcast_rows(in, out, tb_dtype_size(dt), loop);
     return 0;
 }
 
@@ -342,13 +326,7 @@ static int ext_binary(void *ctx, const tb_tensor *in, tb_tensor *out,
     EW_ELEM_T(NAME, EXPR, double, f64)                                    \
     EXT_K_UNARY(NAME, 0)
 TB_CPU_EW_OPS(EW_ROWS, ~)
-#undef ADD
-#undef SUB
-#undef MUL
-#undef DIV
-#undef MAX
-#undef MIN
-#undef K
+#include "ew_undef.h"
 
 EXT_K_UNARY(neg, 0)
 EXT_K_UNARY(abs, 0)

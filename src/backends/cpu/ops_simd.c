@@ -78,19 +78,6 @@ static void xs_binary_task(void *argp, int part, int nparts)
                j->o + (size_t)b * j->esz, e - b);
 }
 
-/* Strides (in elements) of contiguous t read as the broadcast output
- * shape of nd dims: trailing dims aligned, 0 where t has size 1. */
-static void xs_bcast_strides(const tb_tensor *t, int nd, int64_t *st)
-{
-    int64_t s = 1;
-    for (int d = nd - 1; d >= 0; d--) {
-        int jd = d - (nd - t->ndim);
-        st[d] = jd < 0 || t->shape[jd] == 1 ? 0 : s;
-        if (jd >= 0)
-            s *= t->shape[jd];
-    }
-}
-
 /* Working set (bytes of the inputs and the output) from which
  * tb_cpu_simd_binary_nt writes with streaming stores: cpu.c's
  * CPU_EW_NT_BYTES, the threshold of add's vv_nt. */
@@ -116,28 +103,7 @@ static int xs_binary_run(void *ctx, int lv, tb_op_id id, tb_dtype dt,
             tb_cpu_parallel(ctx, n, (n + 15) / 16, xs_binary_task, &j);
         return 0;
     }
-    const int nd = out->ndim;
-    int64_t sa[TB_MAX_DIMS] = {0}, sb[TB_MAX_DIMS] = {0};
-    xs_bcast_strides(&in[0], nd, sa);
-    xs_bcast_strides(&in[1], nd, sb);
-    const int64_t inner = out->shape[nd - 1];
-    const int64_t rows = inner ? n / inner : 0;
-    int64_t idx[TB_MAX_DIMS] = {0}, oa = 0, ob = 0;
-    const char *a = in[0].data, *b = in[1].data;
-    char *o = out->data;
-    for (int64_t r = 0; r < rows; r++) {
-        fn(a + (size_t)oa * esz, sa[nd - 1], b + (size_t)ob * esz,
-           sb[nd - 1], o + (size_t)(r * inner) * esz, inner);
-        for (int d = nd - 2; d >= 0; d--) {
-            oa += sa[d];
-            ob += sb[d];
-            if (++idx[d] < out->shape[d])
-                break;
-            oa -= sa[d] * out->shape[d];
-            ob -= sb[d] * out->shape[d];
-            idx[d] = 0;
-        }
-    }
+    tb_cpu_bcast_rows(in, out, esz, fn);
     return 0;
 }
 

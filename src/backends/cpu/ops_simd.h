@@ -84,24 +84,24 @@ int tb_cpu_simd_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
  * running values and indices, 16 KiB each, stay in L1 while every row
  * is read from start to end). */
 #define TB_CPU_SIMD_COLS32 4096
-typedef float (*tb_cpu_simd_lane_fn)(const float *x, int64_t len,
-                                     int64_t corr);
-typedef void (*tb_cpu_simd_cols_fn)(const float *x, float *o, int64_t len,
-                                    int64_t step, int64_t w, int64_t corr);
-int tb_cpu_simd_reduce(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
-                       tb_tensor *out, const tb_params *p,
-                       tb_cpu_simd_lane_fn lane, tb_cpu_simd_cols_fn cols);
-
-/* The same for f64 (f64_simd_impl.h's max, min, argmax and var rows):
- * lane and cols as above on doubles. */
-typedef double (*tb_cpu_simd_lane64_fn)(const double *x, int64_t len,
-                                        int64_t corr);
-typedef void (*tb_cpu_simd_cols64_fn)(const double *x, double *o, int64_t len,
-                                      int64_t step, int64_t w, int64_t corr);
-int tb_cpu_simd_reduce64(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
-                         tb_tensor *out, const tb_params *p,
-                         tb_cpu_simd_lane64_fn lane,
-                         tb_cpu_simd_cols64_fn cols);
+/* The function types of the rows and the driver, for element type T:
+ * (S empty, float) tb_cpu_simd_lane_fn, tb_cpu_simd_cols_fn and
+ * tb_cpu_simd_reduce; (S 64, double: f64_simd_impl.h's max, min, argmax
+ * and var rows) tb_cpu_simd_lane64_fn, tb_cpu_simd_cols64_fn and
+ * tb_cpu_simd_reduce64. */
+#define TB_CPU_SIMD_REDUCE_API(S, T)                                      \
+    typedef T (*tb_cpu_simd_lane##S##_fn)(const T *x, int64_t len,        \
+                                          int64_t corr);                  \
+    typedef void (*tb_cpu_simd_cols##S##_fn)(const T *x, T *o,            \
+                                             int64_t len, int64_t step,   \
+                                             int64_t w, int64_t corr);    \
+    int tb_cpu_simd_reduce##S(void *ctx, int lv, tb_op_id id,             \
+                              const tb_tensor *in, tb_tensor *out,        \
+                              const tb_params *p,                         \
+                              tb_cpu_simd_lane##S##_fn lane,              \
+                              tb_cpu_simd_cols##S##_fn cols);
+TB_CPU_SIMD_REDUCE_API(, float)
+TB_CPU_SIMD_REDUCE_API(64, double)
 
 /* tb_cpu_simd_binary with fn_nt in place of fn where both inputs have the
  * output's element count and the three tensors hold at least 64 MiB

@@ -236,13 +236,7 @@ static inline vf xs_minimum_f(vf a, vf b)
         return EXPR;                                                      \
     }
 TB_CPU_EW_OPS(XS_EW_F, ~)
-#undef ADD
-#undef SUB
-#undef MUL
-#undef DIV
-#undef MAX
-#undef MIN
-#undef K
+#include "ew_undef.h"
 
 /* ---- loops ---------------------------------------------------------- */
 
@@ -275,23 +269,13 @@ TB_CPU_EW_OPS(XS_EW_F, ~)
                                        const void *bv, int64_t sb,        \
                                        void *ov, int64_t n)               \
     {                                                                     \
-        const float *a = av, *b = bv;                                     \
-        float *o = ov;                                                    \
-        const vf a0 = v_set1(a[0]), b0 = v_set1(b[0]);                    \
-        int64_t i = 0;                                                    \
+        VS_BIN_BEGIN;                                                     \
         if (sa && sb) /* both contiguous: four vectors per iteration */   \
             for (; i + 4 * VS_LANES <= n; i += 4 * VS_LANES)              \
                 for (int u = 0; u < 4 * VS_LANES; u += VS_LANES)          \
                     v_store(o + i + u, xs_##NAME##_f(v_load(a + i + u),   \
                                                      v_load(b + i + u))); \
-        for (; i + VS_LANES <= n; i += VS_LANES)                          \
-            v_store(o + i, xs_##NAME##_f(sa ? v_load(a + i) : a0,         \
-                                         sb ? v_load(b + i) : b0));       \
-        if (i < n)                                                        \
-            v_store_n(o + i,                                              \
-                      xs_##NAME##_f(sa ? v_load_n(a + i, n - i) : a0,     \
-                                    sb ? v_load_n(b + i, n - i) : b0),    \
-                      n - i);                                             \
+        VS_BIN_FINISH(xs_##NAME##_f);                                     \
     }
 
 /* Element operations per element, for the thread split (a vector exp

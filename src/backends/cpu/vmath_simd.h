@@ -322,6 +322,31 @@ static inline vf v_clamp(vf x, float lo, float hi)
     return v_max(v_set1(lo), v_min(v_set1(hi), x));
 }
 
+/* The frame of a binary loop o[i] = F(a[i sa], b[i sb]) over floats
+ * (sa, sb: 1, or 0 for one value broadcast), for the loops of
+ * ops_simd_impl.h and bwd_simd_impl.h, inside a function of
+ * (const void *av, int64_t sa, const void *bv, int64_t sb, void *ov,
+ * int64_t n): VS_BIN_BEGIN declares a, b, o, the broadcast vectors a0
+ * and b0 and the index i; after the caller's unrolled part,
+ * VS_BIN_FINISH(F) does whole vectors from i, then a masked tail that
+ * touches no byte past a[n), b[n), o[n). */
+#define VS_BIN_BEGIN                                                      \
+    const float *a = av, *b = bv;                                         \
+    float *o = ov;                                                        \
+    const vf a0 = v_set1(a[0]), b0 = v_set1(b[0]);                        \
+    int64_t i = 0
+#define VS_BIN_FINISH(F)                                                  \
+    do {                                                                  \
+        for (; i + VS_LANES <= n; i += VS_LANES)                          \
+            v_store(o + i, F(sa ? v_load(a + i) : a0,                     \
+                             sb ? v_load(b + i) : b0));                   \
+        if (i < n)                                                        \
+            v_store_n(o + i,                                              \
+                      F(sa ? v_load_n(a + i, n - i) : a0,                 \
+                        sb ? v_load_n(b + i, n - i) : b0),                \
+                      n - i);                                             \
+    } while (0)
+
 /* ---- exp ---------------------------------------------------------------- */
 
 /* Argument range kept by the exp core's general path: exp(-120) * 2^9

@@ -168,8 +168,7 @@ static int kf_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
     (void)p;
     cu_ctx *c = (cu_ctx *)ctx;
     const tb_dtype dt = cu_dt<T>();
-    if (!c || !in || !out || !cu_operand_ok(&in[0], dt) ||
-        !cu_operand_ok(&in[1], dt) || !cu_operand_ok(&out[0], dt))
+    if (!cu_args_ok(c, in, 2, out, dt))
         return TB_EINVAL;
     const tb_tensor *a = &in[0], *b = &in[1];
     int nd = a->ndim;
@@ -211,9 +210,7 @@ static int kf_linear(void *ctx, const tb_tensor *in, tb_tensor *out,
     (void)p;
     cu_ctx *c = (cu_ctx *)ctx;
     const tb_dtype dt = cu_dt<T>();
-    if (!c || !in || !out || !cu_operand_ok(&in[0], dt) ||
-        !cu_operand_ok(&in[1], dt) || !cu_operand_ok(&in[2], dt) ||
-        !cu_operand_ok(&out[0], dt))
+    if (!cu_args_ok(c, in, 3, out, dt))
         return TB_EINVAL;
     const tb_tensor *x = &in[0], *w = &in[1], *bias = &in[2];
     if (x->ndim != 2 || w->ndim != 2 || bias->ndim != 1 ||
@@ -276,9 +273,7 @@ static int kf_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
 {
     cu_ctx *c = (cu_ctx *)ctx;
     const tb_dtype dt = cu_dt<T>();
-    if (!c || !in || !out || !cu_operand_ok(&in[0], dt) ||
-        !cu_operand_ok(&in[1], dt) || (BIAS && !cu_operand_ok(&in[2], dt)) ||
-        !cu_operand_ok(&out[0], dt))
+    if (!cu_args_ok(c, in, BIAS ? 3 : 2, out, dt))
         return TB_EINVAL;
     const tb_tensor *x = &in[0], *w = &in[1];
     if (x->ndim != 4 || w->ndim != 4 || out[0].ndim != 4 ||

@@ -73,61 +73,34 @@ static int cu_count_copy(cu_ctx *c, size_t nb, cudaError_t e)
     return cu_err(e);
 }
 
-template <typename T>
-static int kf_zeros(void *ctx, const tb_tensor *in, tb_tensor *out,
-                    const tb_params *p)
+/* zeros, ones and full (OP): zeros is a memset (all-zero bytes are +0.0
+ * in both dtypes; a memset is no kernel: CUPTI records it as a MEMSET,
+ * not a launch, seen on an H200), the others the fill kernel with 1 or
+ * the parameter. */
+template <typename T, tb_op_id OP>
+static int kf_fill(void *ctx, const tb_tensor *in, tb_tensor *out,
+                   const tb_params *p)
 {
     (void)in;
-    (void)p;
     cu_ctx *c = (cu_ctx *)ctx;
+    double v = OP == TB_OP_ones ? 1 : 0;
     if (!c || !create_out_ok<T>(out))
         return TB_EINVAL;
-    size_t nb = (size_t)cu_numel(&out[0]) * sizeof(T);
-    if (!nb)
-        return 0;
-    int rc = cu_use_device(c->device);
-    if (rc)
-        return rc;
-    /* all-zero bytes are +0.0 in both dtypes; a memset is no kernel
-     * (CUPTI records it as a MEMSET, not a launch: seen on an H200) */
-    return cu_err(cudaMemsetAsync(out[0].data, 0, nb, c->stream));
-}
-
-template <typename T>
-static int run_fill(cu_ctx *c, tb_tensor *out, T v)
-{
+    if (OP == TB_OP_full && (cu_param(p, 0, &v) || !std::isfinite(v)))
+        return TB_EPARAM;
     int64_t n = cu_numel(&out[0]);
     if (n == 0)
         return 0;
+    if (OP == TB_OP_zeros) {
+        int rc = cu_use_device(c->device);
+        if (rc)
+            return rc;
+        return cu_err(cudaMemsetAsync(out[0].data, 0, (size_t)n * sizeof(T),
+                                      c->stream));
+    }
     return cu_launch(c, k_fill<T>, tb_cu_blocks_1d(n, TB_CU_BLOCK,
                                                    c->max_blocks),
-                     TB_CU_BLOCK, 0, (T *)out[0].data, n, v);
-}
-
-template <typename T>
-static int kf_ones(void *ctx, const tb_tensor *in, tb_tensor *out,
-                   const tb_params *p)
-{
-    (void)in;
-    (void)p;
-    cu_ctx *c = (cu_ctx *)ctx;
-    if (!c || !create_out_ok<T>(out))
-        return TB_EINVAL;
-    return run_fill<T>(c, out, T(1));
-}
-
-template <typename T>
-static int kf_full(void *ctx, const tb_tensor *in, tb_tensor *out,
-                   const tb_params *p)
-{
-    (void)in;
-    cu_ctx *c = (cu_ctx *)ctx;
-    double v;
-    if (!c || !create_out_ok<T>(out))
-        return TB_EINVAL;
-    if (cu_param(p, 0, &v) || !std::isfinite(v))
-        return TB_EPARAM;
-    return run_fill<T>(c, out, (T)v);
+                     TB_CU_BLOCK, 0, (T *)out[0].data, n, (T)v);
 }
 
 template <typename T>
@@ -171,47 +144,32 @@ static int rand_params(const tb_params *p, double *a, double *b,
     return 0;
 }
 
-template <typename T>
-static int kf_rand_uniform(void *ctx, const tb_tensor *in, tb_tensor *out,
-                           const tb_params *p)
+/* rand_uniform (a, b = low, high) and rand_normal (NORMAL: mean, sd;
+ * a thread draws a pair of values). */
+template <typename T, bool NORMAL>
+static int kf_rand(void *ctx, const tb_tensor *in, tb_tensor *out,
+                   const tb_params *p)
 {
     (void)in;
     cu_ctx *c = (cu_ctx *)ctx;
-    double lo, hi;
+    double a, b;
     uint64_t key;
     if (!c || !create_out_ok<T>(out))
         return TB_EINVAL;
-    int rc = rand_params<T>(p, &lo, &hi, &key);
+    int rc = rand_params<T>(p, &a, &b, &key);
     if (rc)
         return rc;
     int64_t n = cu_numel(&out[0]);
     if (n == 0)
         return 0;
+    if (NORMAL)
+        return cu_launch(c, k_rand_normal<T>,
+                         tb_cu_blocks_1d((n + 1) / 2, TB_CU_BLOCK,
+                                         c->max_blocks),
+                         TB_CU_BLOCK, 0, (T *)out[0].data, n, key, a, b);
     return cu_launch(c, k_rand_uniform<T>,
                      tb_cu_blocks_1d(n, TB_CU_BLOCK, c->max_blocks),
-                     TB_CU_BLOCK, 0, (T *)out[0].data, n, key, lo, hi);
-}
-
-template <typename T>
-static int kf_rand_normal(void *ctx, const tb_tensor *in, tb_tensor *out,
-                          const tb_params *p)
-{
-    (void)in;
-    cu_ctx *c = (cu_ctx *)ctx;
-    double mean, sd;
-    uint64_t key;
-    if (!c || !create_out_ok<T>(out))
-        return TB_EINVAL;
-    int rc = rand_params<T>(p, &mean, &sd, &key);
-    if (rc)
-        return rc;
-    int64_t n = cu_numel(&out[0]);
-    if (n == 0)
-        return 0;
-    return cu_launch(c, k_rand_normal<T>,
-                     tb_cu_blocks_1d((n + 1) / 2, TB_CU_BLOCK,
-                                     c->max_blocks),
-                     TB_CU_BLOCK, 0, (T *)out[0].data, n, key, mean, sd);
+                     TB_CU_BLOCK, 0, (T *)out[0].data, n, key, a, b);
 }
 
 template <typename T>
@@ -238,12 +196,16 @@ static int kf_copy(void *ctx, const tb_tensor *in, tb_tensor *out,
 }
 
 static const cu_ext_entry cu_create[] = {
-    CU_EXT_ROW(zeros, kf_zeros<float>, kf_zeros<double>)
-    CU_EXT_ROW(ones, kf_ones<float>, kf_ones<double>)
-    CU_EXT_ROW(full, kf_full<float>, kf_full<double>)
+    /* the kernels parenthesized: their template arguments hold commas */
+    CU_EXT_ROW(zeros, (kf_fill<float, TB_OP_zeros>),
+               (kf_fill<double, TB_OP_zeros>))
+    CU_EXT_ROW(ones, (kf_fill<float, TB_OP_ones>),
+               (kf_fill<double, TB_OP_ones>))
+    CU_EXT_ROW(full, (kf_fill<float, TB_OP_full>),
+               (kf_fill<double, TB_OP_full>))
     CU_EXT_ROW(arange, kf_arange<float>, kf_arange<double>)
-    CU_EXT_ROW(rand_uniform, kf_rand_uniform<float>, kf_rand_uniform<double>)
-    CU_EXT_ROW(rand_normal, kf_rand_normal<float>, kf_rand_normal<double>)
+    CU_EXT_ROW(rand_uniform, (kf_rand<float, false>), (kf_rand<double, false>))
+    CU_EXT_ROW(rand_normal, (kf_rand<float, true>), (kf_rand<double, true>))
     CU_EXT_ROW(copy, kf_copy<float>, kf_copy<double>)
 };
 

@@ -170,6 +170,42 @@ static inline bool cu_operand_ok(const tb_tensor *t, tb_dtype dt)
     return cu_contiguous(t);
 }
 
+/* The first check of a kernel: an instance, both operand arrays, and
+ * in[0..n_in) and out[0] well-formed contiguous tensors of dtype dt. */
+static inline bool cu_args_ok(const cu_ctx *c, const tb_tensor *in,
+                              int n_in, const tb_tensor *out, tb_dtype dt)
+{
+    if (!c || !in || !out || !cu_operand_ok(&out[0], dt))
+        return false;
+    for (int i = 0; i < n_in; i++)
+        if (!cu_operand_ok(&in[i], dt))
+            return false;
+    return true;
+}
+
+/* The start of a broadcasting binary kernel: the operand checks
+ * (TB_EINVAL), in[0] and in[1] broadcast (*bc their plan) to out[0]'s
+ * shape (else TB_ESHAPE), and out[0]'s element count in *n.  0 when the
+ * kernel may run. */
+static inline int cu_binary_begin(const cu_ctx *c, const tb_tensor *in,
+                                  const tb_tensor *out, tb_dtype dt,
+                                  tb_bcast *bc, int64_t *n)
+{
+    if (!cu_args_ok(c, in, 2, out, dt))
+        return TB_EINVAL;
+    int64_t oshape[TB_MAX_DIMS];
+    int ond = 0;
+    if (tb_bcast_init(bc, in[0].shape, in[0].ndim, in[1].shape, in[1].ndim,
+                      oshape, &ond) ||
+        out[0].ndim != ond)
+        return TB_ESHAPE;
+    for (int d = 0; d < ond; d++)
+        if (out[0].shape[d] != oshape[d])
+            return TB_ESHAPE;
+    *n = cu_numel(&out[0]);
+    return 0;
+}
+
 static inline bool cu_same_shape(const tb_tensor *a, const tb_tensor *b)
 {
     if (a->ndim != b->ndim)

@@ -39,23 +39,11 @@ static int kf_add_relu(void *ctx, const tb_tensor *in, tb_tensor *out,
 {
     (void)p;
     cu_ctx *c = (cu_ctx *)ctx;
-    const tb_dtype dt = cu_dt<T>();
-    if (!c || !in || !out || !cu_operand_ok(&in[0], dt) ||
-        !cu_operand_ok(&in[1], dt) || !cu_operand_ok(&out[0], dt))
-        return TB_EINVAL;
     tb_bcast bc;
-    int64_t oshape[TB_MAX_DIMS];
-    int ond = 0;
-    if (tb_bcast_init(&bc, in[0].shape, in[0].ndim, in[1].shape, in[1].ndim,
-                      oshape, &ond) ||
-        out[0].ndim != ond)
-        return TB_ESHAPE;
-    for (int d = 0; d < ond; d++)
-        if (out[0].shape[d] != oshape[d])
-            return TB_ESHAPE;
-    int64_t n = cu_numel(&out[0]);
-    if (n == 0)
-        return 0;
+    int64_t n;
+    int rc = cu_binary_begin(c, in, out, cu_dt<T>(), &bc, &n);
+    if (rc || n == 0)
+        return rc;
     int64_t blocks = tb_cu_blocks_1d(n, TB_CU_BLOCK, c->max_blocks);
     const T *a = (const T *)in[0].data, *b = (const T *)in[1].data;
     T *o = (T *)out[0].data;

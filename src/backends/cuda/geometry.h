@@ -215,6 +215,26 @@ typedef struct tb_reduce_item {
     int64_t start, count, stride, out_index;
 } tb_reduce_item;
 
+/* Cut an axis of len elements into about `want` chunks, at most `most`
+ * (so each is long enough) and `fit` (so the partials fit), at least 1:
+ * *chunk_len >= 1 and the *chunks (>= 1) of it that cover len, none
+ * empty; an empty axis is one empty chunk (sum 0).  The split of
+ * tb_reduce_plan_make and of lanes_plan.h's tb_lane_plan_make. */
+TB_GEOM_FN void tb_chunks_split(int64_t len, int64_t want, int64_t most,
+                                int64_t fit, int64_t *chunk_len,
+                                int64_t *chunks)
+{
+    int64_t c = want;
+    if (c > most)
+        c = most;
+    if (c > fit)
+        c = fit;
+    if (c < 1)
+        c = 1;
+    *chunk_len = len > 0 ? (len + c - 1) / c : 1;
+    *chunks = len > 0 ? (len + *chunk_len - 1) / *chunk_len : 1;
+}
+
 /* Plan one pass over [outer, len, inner] (all >= 1).  target_threads:
  * threads that fill the device (SMs x resident threads per SM);
  * max_partials: scratch elements for partials (0: never split, as
@@ -240,16 +260,7 @@ TB_GEOM_FN tb_reduce_plan tb_reduce_plan_make(int64_t outer, int64_t len,
     int64_t per = (int64_t)p.group * TB_REDUCE_MIN_ITEMS;
     int64_t most = (len + per - 1) / per; /* chunks of >= MIN per thread */
     int64_t fit = max_partials / lines;   /* partials that fit */
-    int64_t chunks = want;
-    if (chunks > most)
-        chunks = most;
-    if (chunks > fit)
-        chunks = fit;
-    if (chunks < 1)
-        chunks = 1;
-    p.chunk_len = len > 0 ? (len + chunks - 1) / chunks : 1;
-    /* none empty; an empty axis is one empty chunk (sum 0) */
-    p.chunks = len > 0 ? (len + p.chunk_len - 1) / p.chunk_len : 1;
+    tb_chunks_split(len, want, most, fit, &p.chunk_len, &p.chunks);
     p.items = lines * p.chunks;
     int64_t per_block = p.cols ? p.block : p.block / p.group;
     p.blocks = tb_cu_blocks_1d(p.items, per_block, max_blocks);

@@ -261,8 +261,7 @@ static int kf_lanes(void *ctx, const tb_tensor *in, tb_tensor *out,
 {
     cu_ctx *c = (cu_ctx *)ctx;
     const tb_dtype dt = cu_dt<T>();
-    if (!c || !in || !out || !cu_operand_ok(&in[0], dt) ||
-        !cu_operand_ok(&out[0], dt))
+    if (!cu_args_ok(c, in, 1, out, dt))
         return TB_EINVAL;
     const tb_tensor *x = &in[0];
     int64_t keep, corr = 0;

@@ -51,15 +51,7 @@ TB_GEOM_FN tb_lane_plan tb_lane_plan_make(int64_t lanes, int64_t len,
     int64_t per = (int64_t)block * TB_LANE_MIN_PER_THREAD;
     int64_t most = (len + per - 1) / per;
     int64_t fit = lanes > 0 ? max_partials / lanes : 0;
-    int64_t chunks = want;
-    if (chunks > most)
-        chunks = most;
-    if (chunks > fit)
-        chunks = fit;
-    if (chunks < 1)
-        chunks = 1;
-    p.chunk_len = len > 0 ? (len + chunks - 1) / chunks : 1;
-    p.chunks = len > 0 ? (len + p.chunk_len - 1) / p.chunk_len : 1;
+    tb_chunks_split(len, want, most, fit, &p.chunk_len, &p.chunks);
     p.items = lanes * p.chunks;
     return p;
 }

@@ -103,8 +103,7 @@ static int kf_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
                         const tb_params *p)
 {
     cu_ctx *c = (cu_ctx *)ctx;
-    if (!c || !in || !out || !cu_operand_ok(&in[0], cu_dt<T>()) ||
-        !cu_operand_ok(&out[0], cu_dt<T>()))
+    if (!cu_args_ok(c, in, 1, out, cu_dt<T>()))
         return TB_EINVAL;
     int64_t d0, d1;
     int perm[TB_MAX_DIMS];
@@ -120,8 +119,7 @@ static int kf_permute(void *ctx, const tb_tensor *in, tb_tensor *out,
                       const tb_params *p)
 {
     cu_ctx *c = (cu_ctx *)ctx;
-    if (!c || !in || !out || !p || !cu_operand_ok(&in[0], cu_dt<T>()) ||
-        !cu_operand_ok(&out[0], cu_dt<T>()))
+    if (!p || !cu_args_ok(c, in, 1, out, cu_dt<T>()))
         return TB_EINVAL;
     int perm[TB_MAX_DIMS];
     if (tb_cu_perm_params(p->set, p->v, in[0].ndim, perm))

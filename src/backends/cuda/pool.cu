@@ -44,8 +44,7 @@ static int kf_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
 {
     cu_ctx *c = (cu_ctx *)ctx;
     const tb_dtype dt = cu_dt<T>();
-    if (!c || !in || !out || !cu_operand_ok(&in[0], dt) ||
-        !cu_operand_ok(&out[0], dt))
+    if (!cu_args_ok(c, in, 1, out, dt))
         return TB_EINVAL;
     if (in[0].ndim != 4 || out[0].ndim != 4)
         return TB_ESHAPE;

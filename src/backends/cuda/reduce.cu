@@ -156,8 +156,7 @@ static int run_sum(void *ctx, const tb_tensor *in, tb_tensor *out,
 {
     cu_ctx *c = (cu_ctx *)ctx;
     const tb_dtype dt = sizeof(T) == sizeof(double) ? TB_F64 : TB_F32;
-    if (!c || !in || !out || !cu_operand_ok(&in[0], dt) ||
-        !cu_operand_ok(&out[0], dt))
+    if (!cu_args_ok(c, in, 1, out, dt))
         return TB_EINVAL;
     int ax, rc;
     if ((rc = cu_axis(p, in[0].ndim, true, &ax)))
@@ -281,8 +280,7 @@ static int run_softmax(void *ctx, const tb_tensor *in, tb_tensor *out,
 {
     cu_ctx *c = (cu_ctx *)ctx;
     const tb_dtype dt = sizeof(T) == sizeof(double) ? TB_F64 : TB_F32;
-    if (!c || !in || !out || !cu_operand_ok(&in[0], dt) ||
-        !cu_operand_ok(&out[0], dt))
+    if (!cu_args_ok(c, in, 1, out, dt))
         return TB_EINVAL;
     if (!cu_same_shape(&in[0], &out[0]))
         return TB_ESHAPE;

@@ -142,19 +142,12 @@ static int memcpy_on(cu_ctx *c, void *dst, const void *src, size_t nb,
     return 0;
 }
 
-template <typename T>
-static int k_copy_h2d(void *ctx, const tb_tensor *in, tb_tensor *out,
-                      const tb_params *p)
+/* h2d's body: the staging buffer refilled from the device input when
+ * it holds other bytes (untimed: see the top), then the timed copy. */
+static int stage_h2d(cu_ctx *c, const tb_tensor *in, tb_tensor *out,
+                     size_t nb, cu_stage *s)
 {
-    cu_ctx *c = (cu_ctx *)ctx;
-    size_t nb;
-    bool pinned;
-    cu_stage *s;
     int rc;
-    if ((rc = copy_args(in, out, cu_dt<T>(), &nb)) ||
-        (rc = copy_pinned(p, &pinned)) || (rc = cu_use_device(c->device)) ||
-        (rc = stage_get(c, nb, pinned, &s)))
-        return rc;
     if (s->filled_from != in[0].data) { /* untimed: see the top */
         if ((rc = memcpy_on(c, s->host, in[0].data, nb,
                             cudaMemcpyDeviceToHost)) ||
@@ -165,19 +158,12 @@ static int k_copy_h2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     return memcpy_on(c, out[0].data, s->host, nb, cudaMemcpyHostToDevice);
 }
 
-template <typename T>
-static int k_copy_d2h(void *ctx, const tb_tensor *in, tb_tensor *out,
-                      const tb_params *p)
+/* d2h's body: the timed copy into the staging buffer, then, on a checked
+ * call, its bytes back to the device output (untimed). */
+static int stage_d2h(cu_ctx *c, const tb_tensor *in, tb_tensor *out,
+                     size_t nb, cu_stage *s)
 {
-    cu_ctx *c = (cu_ctx *)ctx;
-    size_t nb;
-    bool pinned;
-    cu_stage *s;
     int rc;
-    if ((rc = copy_args(in, out, cu_dt<T>(), &nb)) ||
-        (rc = copy_pinned(p, &pinned)) || (rc = cu_use_device(c->device)) ||
-        (rc = stage_get(c, nb, pinned, &s)))
-        return rc;
     s->filled_from = NULL; /* its bytes are no longer an h2d source */
     if ((rc = memcpy_on(c, s->host, in[0].data, nb,
                         cudaMemcpyDeviceToHost)))
@@ -190,6 +176,25 @@ static int k_copy_d2h(void *ctx, const tb_tensor *in, tb_tensor *out,
         s->verify = false;
     }
     return 0;
+}
+
+/* copy_h2d (H2D) and copy_d2h through the staging buffer: the operands,
+ * the pinned parameter, the instance's device current, the buffer for
+ * nb bytes of that kind, then the direction's body. */
+template <typename T, bool H2D>
+static int k_copy_staged(void *ctx, const tb_tensor *in, tb_tensor *out,
+                         const tb_params *p)
+{
+    cu_ctx *c = (cu_ctx *)ctx;
+    size_t nb;
+    bool pinned;
+    cu_stage *s;
+    int rc;
+    if ((rc = copy_args(in, out, cu_dt<T>(), &nb)) ||
+        (rc = copy_pinned(p, &pinned)) || (rc = cu_use_device(c->device)) ||
+        (rc = stage_get(c, nb, pinned, &s)))
+        return rc;
+    return H2D ? stage_h2d(c, in, out, nb, s) : stage_d2h(c, in, out, nb, s);
 }
 
 template <typename T>
@@ -207,12 +212,16 @@ static int k_copy_d2d(void *ctx, const tb_tensor *in, tb_tensor *out,
                      cudaMemcpyDeviceToDevice);
 }
 
-#define CU_XFER_ROW(op)                                                   \
-    {TB_OP_##op, {k_##op<float>, k_##op<double>},                        \
-     {#op "_f32_cuda", #op "_f64_cuda"}},
+/* k32 and k64 parenthesized: a template's argument list has commas */
+#define CU_XFER_ROW(op, k32, k64)                                         \
+    {TB_OP_##op, {k32, k64}, {#op "_f32_cuda", #op "_f64_cuda"}},
 
 static const cu_ext_entry transfer_table[] = {
-    CU_XFER_ROW(copy_h2d) CU_XFER_ROW(copy_d2h) CU_XFER_ROW(copy_d2d)};
+    CU_XFER_ROW(copy_h2d, (k_copy_staged<float, true>),
+                (k_copy_staged<double, true>))
+    CU_XFER_ROW(copy_d2h, (k_copy_staged<float, false>),
+                (k_copy_staged<double, false>))
+    CU_XFER_ROW(copy_d2d, k_copy_d2d<float>, k_copy_d2d<double>)};
 
 tb_kernel_fn cu_transfer_kernel(cu_ctx *c, tb_op_id id, tb_dtype dt,
                                 const char **impl)

@@ -1,0 +1,93 @@
+/* The SIMD levels' optimizer-step loops, written once for optim_avx2.c
+ * and optim_avx512.c (each built with only its level's -m flags; see
+ * meson.build): the template of optim_simd.h over 256-bit vectors (8 f32
+ * / 4 f64 lanes) under AVX2's flags, 512-bit (16 / 8) under AVX-512's,
+ * and the level's entry points tb_optim_f32_<level> and
+ * tb_optim_f64_<level>.  optim.c finishes the tail of each part with its
+ * portable loop, so no masked accesses are needed here. */
+#ifndef TB_BACKENDS_CPU_OPTIM_SIMD_IMPL_H
+#define TB_BACKENDS_CPU_OPTIM_SIMD_IMPL_H
+
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "optim_simd.h"
+
+#ifdef __AVX512F__
+typedef __m512 opt_vs;
+typedef __m512d opt_vd;
+#define OPT_I(name) _mm512_##name
+#define OPT_ENTRY(dt) tb_optim_##dt##_avx512
+/* |x|: clear the sign bit. */
+static inline opt_vs abs_ps(opt_vs x) { return _mm512_abs_ps(x); }
+static inline opt_vd abs_pd(opt_vd x) { return _mm512_abs_pd(x); }
+#else
+typedef __m256 opt_vs;
+typedef __m256d opt_vd;
+#define OPT_I(name) _mm256_##name
+#define OPT_ENTRY(dt) tb_optim_##dt##_avx2
+/* |x|: clear the sign bit. */
+static inline opt_vs abs_ps(opt_vs x)
+{
+    return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+}
+static inline opt_vd abs_pd(opt_vd x)
+{
+    return _mm256_andnot_pd(_mm256_set1_pd(-0.0), x);
+}
+#endif
+
+static inline opt_vs sqrt_ps(opt_vs x) { return OPT_I(sqrt_ps)(x); }
+static inline opt_vd sqrt_pd(opt_vd x) { return OPT_I(sqrt_pd)(x); }
+static inline opt_vs fma_ps(opt_vs a, opt_vs b, opt_vs c)
+{
+    return OPT_I(fmadd_ps)(a, b, c);
+}
+static inline opt_vd fma_pd(opt_vd a, opt_vd b, opt_vd c)
+{
+    return OPT_I(fmadd_pd)(a, b, c);
+}
+/* a > b ? a : b per lane (b where either is NaN). */
+static inline opt_vs max_ps(opt_vs a, opt_vs b)
+{
+    return OPT_I(max_ps)(a, b);
+}
+static inline opt_vd max_pd(opt_vd a, opt_vd b)
+{
+    return OPT_I(max_pd)(a, b);
+}
+
+/* A scalar second operand of OPT_FMA is broadcast ((vt){0} + b). */
+#define OPT_SQRT(x) sqrt_ps(x)
+#define OPT_FMA(a, b, c) fma_ps((a), (opt_vs){0} + (b), (c))
+#define OPT_MAX(a, b) max_ps((a), (b))
+#define OPT_ABS(x) abs_ps(x)
+#define OPT_ET float
+#define OPT_VT opt_vs
+#define OPT_NAME loops_f32
+#include "optim_simd.h"
+#undef OPT_SQRT
+#undef OPT_FMA
+#undef OPT_MAX
+#undef OPT_ABS
+
+#define OPT_SQRT(x) sqrt_pd(x)
+#define OPT_FMA(a, b, c) fma_pd((a), (opt_vd){0} + (b), (c))
+#define OPT_MAX(a, b) max_pd((a), (b))
+#define OPT_ABS(x) abs_pd(x)
+#define OPT_ET double
+#define OPT_VT opt_vd
+#define OPT_NAME loops_f64
+#include "optim_simd.h"
+
+int64_t OPT_ENTRY(f32)(const tb_optim_job *j, int64_t b, int64_t e)
+{
+    return loops_f32(j, b, e);
+}
+
+int64_t OPT_ENTRY(f64)(const tb_optim_job *j, int64_t b, int64_t e)
+{
+    return loops_f64(j, b, e);
+}
+
+#endif
