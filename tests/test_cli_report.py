@@ -261,10 +261,13 @@ def check_guidelines(md, docs):
     expect(bullets, "no guideline")
     n = 0
     for b in bullets:
-        m = re.fullmatch(r"- (\S+) (\w+): (.*)\.", b)
+        m = re.fullmatch(r"- (\S+) (\w+)(, data starting on the host)?: "
+                         r"(.*)\.", b)
         expect(m, f"guideline: {b}")
+        if m.group(3):
+            continue  # the @transfers view: not the Summary's
         opp, dt = m.group(1), m.group(2)
-        for seg in re.split(r"; (?=at )", m.group(3)):
+        for seg in re.split(r"; (?=at )", m.group(4)):
             sm = re.fullmatch(r"at (\S+?)(?: to (\S+?))?: (.*)", seg)
             expect(sm, f"segment: {seg}")
             for shapes in filter(None, (sm.group(1), sm.group(2))):

@@ -31,16 +31,44 @@ static const char *fmt_p(double p, char *buf, size_t len)
 
 /* ---- summary: fastest per op and size ------------------------------------ */
 
-/* The fastest ok case of key among the roles of mask, and the next
- * fastest (NULL when only one ran): the Summary's and the selection
- * guidelines' one choice. */
+/* Does case c (data resident) have an @transfers twin that ran: the
+ * same document, key and variant with "@transfers"? */
+static bool has_transfers_twin(const tb_rset *s, const tb_rcase *c)
+{
+    size_t n = strlen(c->variant);
+    for (int k = 0; k < s->n; k++) {
+        const tb_rcase *d = &s->cases[k];
+        if (d->ok && d->rc->transfers && d->doc == c->doc &&
+            !strcmp(d->key, c->key) && !strncmp(d->variant, c->variant, n) &&
+            !strcmp(d->variant + n, "@transfers"))
+            return true;
+    }
+    return false;
+}
+
+/* Is case d one of the competitors of a view: resident (transfers
+ * false: every case whose data stays where its backend keeps it, no
+ * @transfers case) or host (true: the data starts and ends on the
+ * host: the @transfers cases and the cases of backends without them)? */
+static bool in_view(const tb_rset *s, const tb_rcase *d, bool transfers)
+{
+    if (!transfers)
+        return !d->rc->transfers;
+    return d->rc->transfers || !has_transfers_twin(s, d);
+}
+
+/* The fastest ok case of key among the roles of mask in a view, and the
+ * next fastest (NULL when only one ran): the Summary's (resident view)
+ * and the selection guidelines' one choice. */
 static void best_of_key(const tb_rset *s, const char *key, unsigned mask,
-                        const tb_rcase **best, const tb_rcase **next)
+                        bool transfers, const tb_rcase **best,
+                        const tb_rcase **next)
 {
     *best = *next = NULL;
     for (int k = 0; k < s->n; k++) {
         const tb_rcase *d = &s->cases[k];
-        if (!d->ok || !tb_rpt_in(d, mask) || strcmp(d->key, key))
+        if (!d->ok || !tb_rpt_in(d, mask) || strcmp(d->key, key) ||
+            !in_view(s, d, transfers))
             continue;
         if (!*best || d->median < (*best)->median) {
             *next = *best;
@@ -100,7 +128,7 @@ void tb_rpt_summary(const tb_rpt *x)
             tb_rpt_seen_before(s, i, mask, F_KEY, true))
             continue;
         const tb_rcase *best, *next;
-        best_of_key(s, c->key, mask, &best, &next);
+        best_of_key(s, c->key, mask, false, &best, &next);
         char m[32], nm[32], r[32];
         sb(b, "| %s | %s | %s | %s | %s |", c->opp, c->shapes, c->dtype,
            best->variant, tb_report_fmt_time(best->median, best->median, m,
@@ -410,7 +438,7 @@ static bool g_same(const g_size *a, const g_size *b)
  * (the Summary's choice, best_of_key) where compare's test finds it
  * faster than the next fastest, else "no winner" and why; consecutive
  * sizes with the same outcome are one range. */
-static void guideline(const tb_rpt *x, int i, unsigned mask)
+static void guideline(const tb_rpt *x, int i, unsigned mask, bool transfers)
 {
     const tb_rset *s = x->s;
     int *v;
@@ -419,13 +447,15 @@ static void guideline(const tb_rpt *x, int i, unsigned mask)
     int m = 0;
     for (int k = 0; g && k < n; k++) {
         const tb_rcase *c = &s->cases[v[k]];
+        if (!in_view(s, c, transfers))
+            continue;
         bool seen = false;
         for (int j = 0; j < m && !seen; j++)
             seen = !strcmp(g[j].best->key, c->key);
         if (seen)
             continue;
         const tb_rcase *best, *next;
-        best_of_key(s, c->key, mask, &best, &next);
+        best_of_key(s, c->key, mask, transfers, &best, &next);
         if (!next)
             continue; /* one variant: nothing to choose */
         double p;
@@ -436,7 +466,8 @@ static void guideline(const tb_rpt *x, int i, unsigned mask)
         free(g);
         return;
     }
-    sb(x->b, "- %s %s:", s->cases[i].opp, s->cases[i].dtype);
+    sb(x->b, "- %s %s%s:", s->cases[i].opp, s->cases[i].dtype,
+       transfers ? ", data starting on the host" : "");
     for (int a = 0; a < m;) {
         int z = a;
         while (z + 1 < m && g_same(&g[a], &g[z + 1]))
@@ -526,13 +557,22 @@ void tb_rpt_speedups(const tb_rpt *x)
           "otherwise no winner, and why: the two are equal within the "
           "threshold, or the run cannot tell them apart (inconclusive). "
           "Consecutive sizes with the same outcome form one range; the "
-          "ratio is the next fastest's median over the winner's.\n\n");
+          "ratio is the next fastest's median over the winner's. A device "
+          "backend's `@transfers` cases get a line of their own (\"data "
+          "starting on the host\"), against the backends that keep their "
+          "data on the host.\n\n");
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !tb_rpt_in(c, M_MAIN | M_WITH) ||
             tb_rpt_seen_before(s, i, M_MAIN | M_WITH, F_OPPDT, true))
             continue;
-        guideline(x, i, M_MAIN | M_WITH);
+        guideline(x, i, M_MAIN | M_WITH, false);
+        bool any_transfers = false;
+        for (int k = 0; k < s->n && !any_transfers; k++)
+            any_transfers = s->cases[k].ok && s->cases[k].rc->transfers &&
+                            tb_rpt_same(&s->cases[k], c, F_OPPDT);
+        if (any_transfers)
+            guideline(x, i, M_MAIN | M_WITH, true);
     }
     sb(b, "\n");
     for (int i = 0; i < s->n; i++) {
