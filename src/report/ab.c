@@ -310,21 +310,22 @@ cJSON *tb_ab_json(const tb_ab_case *cases, size_t m, const tb_ab_opts *o,
         cJSON_AddItemToArray(arr, c);
     }
     cJSON_AddItemToObject(doc, "cases", arr);
-    cJSON_AddNumberToObject(sum, "regressed",
-                            (double)tb_ab_count(cases, m, TB_AB_REGRESSED));
-    cJSON_AddNumberToObject(sum, "improved",
-                            (double)tb_ab_count(cases, m, TB_AB_IMPROVED));
-    cJSON_AddNumberToObject(sum, "unchanged",
-                            (double)tb_ab_count(cases, m, TB_AB_UNCHANGED));
-    cJSON_AddNumberToObject(sum, "inconclusive",
-                            (double)tb_ab_count(cases, m,
-                                                TB_AB_INCONCLUSIVE));
-    cJSON_AddNumberToObject(sum, "unresolved",
-                            (double)tb_ab_unresolved(cases, m, o));
-    cJSON_AddNumberToObject(sum, "error",
-                            (double)tb_ab_count(cases, m, TB_AB_ERROR));
-    cJSON_AddNumberToObject(sum, "skipped",
-                            (double)tb_ab_count(cases, m, TB_AB_SKIPPED));
+    static const struct {
+        const char *name;
+        int verdict; /* -1: unresolved */
+    } counts[] = {{"regressed", TB_AB_REGRESSED},
+                  {"improved", TB_AB_IMPROVED},
+                  {"unchanged", TB_AB_UNCHANGED},
+                  {"inconclusive", TB_AB_INCONCLUSIVE},
+                  {"unresolved", -1},
+                  {"error", TB_AB_ERROR},
+                  {"skipped", TB_AB_SKIPPED}};
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++)
+        cJSON_AddNumberToObject(
+            sum, counts[k].name,
+            (double)(counts[k].verdict < 0
+                         ? tb_ab_unresolved(cases, m, o)
+                         : tb_ab_count(cases, m, counts[k].verdict)));
     cJSON_AddItemToObject(doc, "summary", sum);
     return doc;
 }

@@ -65,36 +65,23 @@ static double bw_copy(double *restrict a, const double *restrict b,
     return a[0];
 }
 
-static double bw_add(double *restrict a, const double *restrict b,
-                     const double *restrict c, size_t n, double s)
-{
-    (void)s;
-    for (size_t i = 0; i < n; i += 4 * PK_W)
-        for (size_t j = i; j < i + 4 * PK_W; j += PK_W)
-            PK_STORE(a + j, PK_ADD(PK_LOAD(b + j), PK_LOAD(c + j)));
-    return a[0];
-}
-
-static double bw_triad(double *restrict a, const double *restrict b,
-                       const double *restrict c, size_t n, double s)
-{
-    const PK_VD vs = PK_SET1D(s);
-    for (size_t i = 0; i < n; i += 4 * PK_W)
-        for (size_t j = i; j < i + 4 * PK_W; j += PK_W)
-            PK_STORE(a + j, PK_FMADD_PD(vs, PK_LOAD(c + j), PK_LOAD(b + j)));
-    return a[0];
-}
-
-static double bw_update(double *restrict a, const double *restrict b,
-                        const double *restrict c, size_t n, double s)
-{
-    (void)c;
-    const PK_VD vs = PK_SET1D(s);
-    for (size_t i = 0; i < n; i += 4 * PK_W)
-        for (size_t j = i; j < i + 4 * PK_W; j += PK_W)
-            PK_STORE(a + j, PK_FMSUB_PD(vs, PK_LOAD(b + j), PK_LOAD(a + j)));
-    return a[0];
-}
+/* A streaming kernel: a[j] = EXPR for every vector j, 4 W doubles an
+ * iteration (add, triad and the in-place update; s broadcast as vs). */
+#define PK_BW_STREAM(name, EXPR)                                          \
+    static double name(double *restrict a, const double *restrict b,     \
+                       const double *restrict c, size_t n, double s)     \
+    {                                                                    \
+        const PK_VD vs = PK_SET1D(s);                                    \
+        (void)a, (void)b, (void)c, (void)vs;                             \
+        for (size_t i = 0; i < n; i += 4 * PK_W)                         \
+            for (size_t j = i; j < i + 4 * PK_W; j += PK_W)              \
+                PK_STORE(a + j, EXPR);                                   \
+        return a[0];                                                     \
+    }
+PK_BW_STREAM(bw_add, PK_ADD(PK_LOAD(b + j), PK_LOAD(c + j)))
+PK_BW_STREAM(bw_triad, PK_FMADD_PD(vs, PK_LOAD(c + j), PK_LOAD(b + j)))
+PK_BW_STREAM(bw_update, PK_FMSUB_PD(vs, PK_LOAD(b + j), PK_LOAD(a + j)))
+#undef PK_BW_STREAM
 
 static double bw_read(double *restrict a, const double *restrict b,
                       const double *restrict c, size_t n, double s)
