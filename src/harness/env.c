@@ -55,13 +55,6 @@ static void json_add_str(cJSON *obj, const char *key, const char *s)
         cJSON_AddNullToObject(obj, key);
 }
 
-static void json_add_num(cJSON *obj, const char *key, int ok, double v)
-{
-    if (ok)
-        cJSON_AddNumberToObject(obj, key, v);
-    else
-        cJSON_AddNullToObject(obj, key);
-}
 
 /* ---- file reading helpers ---- */
 
@@ -344,7 +337,7 @@ static cJSON *read_caches(void)
         snprintf(path, sizeof path, "%s/index%d/level", base, i);
         int ok = read_first_line(path, buf, sizeof buf) == 0 &&
                  sscanf(buf, "%ld", &level) == 1;
-        json_add_num(c, "level", ok, (double)level);
+        tb_env_add_num(c, "level", ok, (double)level);
 
         snprintf(path, sizeof path, "%s/index%d/type", base, i);
         ok = read_first_line(path, buf, sizeof buf) == 0;
@@ -354,7 +347,7 @@ static cJSON *read_caches(void)
         snprintf(path, sizeof path, "%s/index%d/size", base, i);
         ok = read_first_line(path, buf, sizeof buf) == 0 &&
              parse_size(buf, &size) == 0;
-        json_add_num(c, "size_bytes", ok, (double)size);
+        tb_env_add_num(c, "size_bytes", ok, (double)size);
 
         /* The kernel's list syntax, e.g. "0-1,64-65". */
         snprintf(path, sizeof path, "%s/index%d/shared_cpu_list", base, i);
@@ -479,13 +472,13 @@ static cJSON *capture_cpu(const cpuinfo_facts *ci, long ncpus,
     json_add_str(cpu, "isa_cap", host.isa_cap);
     json_add_str(cpu, "isa_used", host.isa);
 
-    json_add_num(cpu, "logical_cpus", ncpus >= 1, (double)ncpus);
-    json_add_num(cpu, "physical_cores", ci->physical_cores > 0,
+    tb_env_add_num(cpu, "logical_cpus", ncpus >= 1, (double)ncpus);
+    tb_env_add_num(cpu, "physical_cores", ci->physical_cores > 0,
                  (double)ci->physical_cores);
     /* "cpu MHz" of the first processor exactly as /proc/cpuinfo reports
      * it: nominal (TSC) on most VMs, a momentary reading on bare metal
      * with frequency scaling.  Not a measured clock rate. */
-    json_add_num(cpu, "mhz", ci->have_mhz, ci->mhz);
+    tb_env_add_num(cpu, "mhz", ci->have_mhz, ci->mhz);
 
     cJSON *caches = read_caches();
     if (caches)
@@ -691,8 +684,8 @@ cJSON *tb_env_capture(void)
     cJSON *mem = cJSON_CreateObject();
     unsigned long long total = tb_env_mem_total();
     unsigned long long avail = tb_env_mem_available();
-    json_add_num(mem, "total_bytes", total > 0, (double)total);
-    json_add_num(mem, "available_bytes", avail > 0, (double)avail);
+    tb_env_add_num(mem, "total_bytes", total > 0, (double)total);
+    tb_env_add_num(mem, "available_bytes", avail > 0, (double)avail);
     /* the bracketed word of "always [madvise] never": whether tensors
      * of 4 MiB and more, which ask for huge pages (ops/alloc.c), get
      * them */
@@ -750,7 +743,7 @@ cJSON *tb_env_capture(void)
     struct timespec res = {0, 0};
     int have_res = clock_getres(CLOCK_MONOTONIC, &res) == 0;
     cJSON_AddStringToObject(clk, "source", "CLOCK_MONOTONIC");
-    json_add_num(clk, "resolution_ns", have_res,
+    tb_env_add_num(clk, "resolution_ns", have_res,
                  (double)res.tv_sec * 1e9 + (double)res.tv_nsec);
     json_add(env, "clock", clk);
 

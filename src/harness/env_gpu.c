@@ -75,13 +75,6 @@ static void add_str(cJSON *o, const char *k, int ok, const char *v)
         cJSON_AddNullToObject(o, k);
 }
 
-static void add_num(cJSON *o, const char *k, int ok, double v)
-{
-    if (ok)
-        cJSON_AddNumberToObject(o, k, v);
-    else
-        cJSON_AddNullToObject(o, k);
-}
 
 static void add_bool(cJSON *o, const char *k, int ok, int v)
 {
@@ -106,14 +99,14 @@ static cJSON *device_json(const nvml_api *a, unsigned i, nvml_dev d)
     add_str(o, "compute_capability", have_cc, buf);
     unsigned cores = 0;
     int have_cores = a->cores && a->cores(d, &cores) == 0;
-    add_num(o, "cuda_cores", have_cores, cores);
+    tb_env_add_num(o, "cuda_cores", have_cores, cores);
     int per = have_cc ? tb_env_cores_per_sm(maj, min) : 0;
-    add_num(o, "sm_count",
+    tb_env_add_num(o, "sm_count",
             have_cores && per > 0 && cores % (unsigned)per == 0,
             per > 0 ? cores / (unsigned)per : 0);
     nvml_memory m = {0, 0, 0};
     int have_mem = a->memory && a->memory(d, &m) == 0;
-    add_num(o, "memory_total_bytes", have_mem, (double)m.total);
+    tb_env_add_num(o, "memory_total_bytes", have_mem, (double)m.total);
     /* each query before the add that reads its value (the order in
      * which a call's arguments are evaluated is unspecified) */
     cJSON *ck = cJSON_AddObjectToObject(o, "clocks_mhz");
@@ -125,7 +118,7 @@ static cJSON *device_json(const nvml_api *a, unsigned i, nvml_dev d)
         nvml_ret (*q)(nvml_dev, int, unsigned *) =
             k < 2 ? a->clock : a->max_clock;
         int ok = q && q(d, type, &v) == 0;
-        add_num(ck, clk_name[k], ok, v);
+        tb_env_add_num(ck, clk_name[k], ok, v);
     }
     int cur = 0, pend = 0;
     int ok = a->ecc && a->ecc(d, &cur, &pend) == 0;

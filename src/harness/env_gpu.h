@@ -18,4 +18,14 @@ cJSON *tb_env_gpu(void);
  * no SM count for a whole GPU). */
 int tb_env_cores_per_sm(int major, int minor);
 
+/* o[k] = v, or null when !ok: env's and env.gpu's one rule for a
+ * figure that could not be read. */
+static inline void tb_env_add_num(cJSON *o, const char *k, int ok, double v)
+{
+    if (ok)
+        cJSON_AddNumberToObject(o, k, v);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
 #endif
