@@ -212,6 +212,40 @@ static int emit_json(const char *output, cJSON *doc)
     return rc;
 }
 
+/* What compare and history print, in one signature. */
+typedef void (*print_fn)(FILE *f, const void *what, bool markdown);
+
+static void print_cmp(FILE *f, const void *c, bool md)
+{
+    tb_cmp_print(f, c, md);
+}
+
+static void print_history(FILE *f, const void *h, bool md)
+{
+    tb_history_print(f, h, md);
+}
+
+/* The text or Markdown form of what (print), or its JSON (doc, for fmt
+ * 2), through emit.  0 or TB_EXIT_USAGE. */
+static int emit_form(const char *output, int fmt, print_fn print,
+                     const void *what, cJSON *doc)
+{
+    if (fmt == 2)
+        return emit_json(output, doc);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) {
+        fprintf(stderr, "tbench: out of memory\n");
+        return TB_EXIT_USAGE;
+    }
+    print(m, what, fmt == 1);
+    fclose(m);
+    int rc = emit(output, buf, len);
+    free(buf);
+    return rc;
+}
+
 /* 0 text, 1 markdown, 2 json; -1 for anything else. */
 static int text_format(const char *f)
 {
@@ -310,24 +344,9 @@ int tb_cmd_compare(int argc, char **argv)
         rc = TB_EXIT_USAGE;
         goto out;
     }
-    if (fmt == 2) {
-        cJSON *doc = tb_cmp_json(&cmp);
-        rc = emit_json(c.output, doc);
-        cJSON_Delete(doc);
-    } else {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&buf, &len);
-        if (!m) {
-            fprintf(stderr, "tbench: out of memory\n");
-            rc = TB_EXIT_USAGE;
-        } else {
-            tb_cmp_print(m, &cmp, fmt == 1);
-            fclose(m);
-            rc = emit(c.output, buf, len);
-            free(buf);
-        }
-    }
+    cJSON *doc = fmt == 2 ? tb_cmp_json(&cmp) : NULL;
+    rc = emit_form(c.output, fmt, print_cmp, &cmp, doc);
+    cJSON_Delete(doc);
     if (!rc && cmp.failed)
         rc = TB_EXIT_CASES;
     tb_cmp_free(&cmp);
@@ -386,24 +405,9 @@ int tb_cmd_history(int argc, char **argv)
         rc = TB_EXIT_USAGE;
         goto out;
     }
-    if (fmt == 2) {
-        cJSON *doc = tb_history_json(&h);
-        rc = emit_json(c.output, doc);
-        cJSON_Delete(doc);
-    } else {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&buf, &len);
-        if (!m) {
-            fprintf(stderr, "tbench: out of memory\n");
-            rc = TB_EXIT_USAGE;
-        } else {
-            tb_history_print(m, &h, fmt == 1);
-            fclose(m);
-            rc = emit(c.output, buf, len);
-            free(buf);
-        }
-    }
+    cJSON *doc = fmt == 2 ? tb_history_json(&h) : NULL;
+    rc = emit_form(c.output, fmt, print_history, &h, doc);
+    cJSON_Delete(doc);
     tb_history_free(&h);
 out:
     for (int i = 0; i < nf; i++)
