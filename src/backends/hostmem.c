@@ -100,3 +100,46 @@ void tb_hostmem_counters(tb_hostmem *m, tb_backend_counters *out)
     out->device_alloc_bytes =
         atomic_load_explicit(&m->device_alloc_bytes, memory_order_relaxed);
 }
+
+/* ---- the slots (an instance that begins with its tb_hostmem) ---------- */
+
+int tb_hostmem_slot_alloc(void *ctx, tb_tensor *t)
+{
+    return ctx ? tb_hostmem_alloc((tb_hostmem *)ctx, ctx, t) : TB_EINVAL;
+}
+
+void tb_hostmem_slot_free(void *ctx, tb_tensor *t)
+{
+    if (ctx)
+        tb_hostmem_free((const tb_hostmem *)ctx, t);
+}
+
+int tb_hostmem_slot_upload(void *ctx, tb_tensor *dst, const tb_tensor *src)
+{
+    return ctx ? tb_hostmem_upload((tb_hostmem *)ctx, dst, src) : TB_EINVAL;
+}
+
+int tb_hostmem_slot_download(void *ctx, tb_tensor *dst, const tb_tensor *src)
+{
+    return ctx ? tb_hostmem_download((tb_hostmem *)ctx, dst, src)
+               : TB_EINVAL;
+}
+
+int tb_hostmem_slot_sync(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+void tb_hostmem_slot_counters(void *ctx, tb_backend_counters *out)
+{
+    if (!out)
+        return;
+    memset(out, 0, sizeof *out);
+    if (!ctx)
+        return;
+    tb_hostmem *m = ctx;
+    out->kernel_launches =
+        atomic_load_explicit(&m->kernel_launches, memory_order_relaxed);
+    tb_hostmem_counters(m, out);
+}

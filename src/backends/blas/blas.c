@@ -32,6 +32,7 @@
  * so a config that names it reports "unavailable" with the reason
  * instead of failing as an unknown backend. */
 #include <errno.h>
+#include <stddef.h>
 #include <limits.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -66,10 +67,10 @@ extern const tb_backend tb_backend_blas;
 _Static_assert(TB_MAX_AXIS_VALUES <= 32, "blas: thread value names");
 
 typedef struct blas_ctx {
+    tb_hostmem mem; /* first: the tb_hostmem_slot_* slots (hostmem.h) */
     int threads;
-    _Atomic uint64_t kernel_launches;
-    tb_hostmem mem; /* tensors, transfers and their counters */
 } blas_ctx;
+_Static_assert(offsetof(blas_ctx, mem) == 0, "hostmem slots");
 
 static const char *const blas_thread_names[32] = {
     "1",  "2",  "3",  "4",  "5",  "6",  "7",  "8",  "9",  "10", "11",
@@ -159,51 +160,10 @@ static void blas_destroy(void *ctx)
     free(ctx);
 }
 
-static void blas_counters(void *ctx, tb_backend_counters *out)
-{
-    blas_ctx *c = ctx;
-    if (!out)
-        return;
-    memset(out, 0, sizeof *out);
-    if (!c)
-        return;
-    out->kernel_launches =
-        atomic_load_explicit(&c->kernel_launches, memory_order_relaxed);
-    tb_hostmem_counters(&c->mem, out);
-}
 
 /* ---- memory ---------------------------------------------------------- */
 
 
-static int blas_alloc(void *ctx, tb_tensor *t)
-{
-    return ctx ? tb_hostmem_alloc(&((blas_ctx *)ctx)->mem, ctx, t)
-               : TB_EINVAL;
-}
-
-static void blas_free(void *ctx, tb_tensor *t)
-{
-    if (ctx)
-        tb_hostmem_free(&((blas_ctx *)ctx)->mem, t);
-}
-
-static int blas_upload(void *ctx, tb_tensor *dst, const tb_tensor *src)
-{
-    return ctx ? tb_hostmem_upload(&((blas_ctx *)ctx)->mem, dst, src)
-               : TB_EINVAL;
-}
-
-static int blas_download(void *ctx, tb_tensor *dst, const tb_tensor *src)
-{
-    return ctx ? tb_hostmem_download(&((blas_ctx *)ctx)->mem, dst, src)
-               : TB_EINVAL;
-}
-
-static int blas_sync(void *ctx)
-{
-    (void)ctx; /* CBLAS calls return when the result is written */
-    return 0;
-}
 
 /* ---- matmul ---------------------------------------------------------- */
 
@@ -253,8 +213,7 @@ static int blas_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
                         1.0f, pa + i * M * K, k, pb + i * K * N, n, 0.0f,
                         pc + i * M * N, n);
-            atomic_fetch_add_explicit(&c->kernel_launches, 1,
-                                      memory_order_relaxed);
+            tb_hostmem_launch(&c->mem);
         }
     } else {
         const double *pa = a->data, *pb = b->data;
@@ -263,8 +222,7 @@ static int blas_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
             cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
                         1.0, pa + i * M * K, k, pb + i * K * N, n, 0.0,
                         pc + i * M * N, n);
-            atomic_fetch_add_explicit(&c->kernel_launches, 1,
-                                      memory_order_relaxed);
+            tb_hostmem_launch(&c->mem);
         }
     }
     return 0;
@@ -332,8 +290,7 @@ static int blas_check_all(blas_ctx *c, const tb_tensor *in, int n_in,
              (int)K, 1, x->data, (int)K, w->data, (int)N, 1, o, (int)N);  \
         for (int64_t i = 0; i < M * N; i++)                               \
             o[i] = o[i] > 0 ? o[i] : (o[i] != o[i] ? o[i] : 0);           \
-        atomic_fetch_add_explicit(&c->kernel_launches, 1,                 \
-                                  memory_order_relaxed);                  \
+        tb_hostmem_launch(&c->mem);                                       \
         return 0;                                                         \
     }                                                                     \
                                                                           \
@@ -390,8 +347,7 @@ static int blas_check_all(blas_ctx *c, const tb_tensor *in, int n_in,
             GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)O,       \
                  (int)P, (int)R, 1, w->data, (int)R, col, (int)P, 1, on,  \
                  (int)P);                                                 \
-            atomic_fetch_add_explicit(&c->kernel_launches, 1,             \
-                                      memory_order_relaxed);              \
+            tb_hostmem_launch(&c->mem);                                   \
         }                                                                 \
         tb_free(col);                                                     \
         return 0;                                                         \
@@ -511,8 +467,7 @@ static int blas_linalg_operands(blas_ctx *c, const tb_op *op,
             info = LAPACKE_##P##gesdd_work(                               \
                 LAPACK_COL_MAJOR, 'S', n, m, a, n, out[1].data,           \
                 out[2].data, n, out[0].data, k, work, lwork, iwork);      \
-            atomic_fetch_add_explicit(&c->kernel_launches, 1,             \
-                                      memory_order_relaxed);              \
+            tb_hostmem_launch(&c->mem);                                   \
         }                                                                 \
         tb_free(a);                                                       \
         return finite ? blas_lapack_rc(info) : TB_ENUMERIC;               \
@@ -571,8 +526,7 @@ static int blas_linalg_operands(blas_ctx *c, const tb_op *op,
             for (lapack_int i = 0; i < m; i++)                            \
                 for (lapack_int j = 0; j < k; j++)                        \
                     qo[(size_t)i * k + j] = a[(size_t)j * m + i];         \
-        atomic_fetch_add_explicit(&c->kernel_launches, 1,                 \
-                                  memory_order_relaxed);                  \
+        tb_hostmem_launch(&c->mem);                                       \
         tb_free(a);                                                       \
         return blas_lapack_rc(info);                                      \
     }                                                                     \
@@ -624,8 +578,7 @@ static int blas_linalg_operands(blas_ctx *c, const tb_op *op,
             for (lapack_int i = 0; i < n; i++)                            \
                 for (lapack_int j = 0; j < n; j++)                        \
                     vo[(size_t)i * n + j] = a[(size_t)j * n + i];         \
-        atomic_fetch_add_explicit(&c->kernel_launches, 1,                 \
-                                  memory_order_relaxed);                  \
+        tb_hostmem_launch(&c->mem);                                       \
         tb_free(a);                                                       \
         return blas_lapack_rc(info);                                      \
     }
@@ -688,13 +641,8 @@ const tb_backend tb_backend_blas = {
     .axes = blas_axes,
     .create = blas_create,
     .destroy = blas_destroy,
-    .alloc = blas_alloc,
-    .free = blas_free,
-    .upload = blas_upload,
-    .download = blas_download,
-    .sync = blas_sync,
+    TB_HOSTMEM_SLOTS,
     .kernel = blas_kernel,
-    .counters = blas_counters,
     .env = tb_blas_env,
 };
 

@@ -28,6 +28,7 @@
  * would share its pool and are not supported.  Counters are atomics, so
  * counters() may be read from any thread. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,18 +287,6 @@ static int cpu_create(const tb_backend *self, const char *const *values,
     return 0;
 }
 
-static void cpu_counters(void *ctx, tb_backend_counters *out)
-{
-    tb_cpu_ctx *c = ctx;
-    if (!out)
-        return;
-    memset(out, 0, sizeof *out);
-    if (!c)
-        return;
-    out->kernel_launches =
-        atomic_load_explicit(&c->kernel_launches, memory_order_relaxed);
-    tb_hostmem_counters(&c->mem, out);
-}
 
 /* The `host` slot: the level an instance of these values runs (the
  * isa axis resolved within the cap, as cpu_create resolves it), or the
@@ -325,35 +314,8 @@ static int cpu_host(const tb_backend *self, const char *const *values,
 
 /* ---- memory ---- */
 
-static int cpu_alloc(void *ctx, tb_tensor *t)
-{
-    return ctx ? tb_hostmem_alloc(&((tb_cpu_ctx *)ctx)->mem, ctx, t)
-               : TB_EINVAL;
-}
+_Static_assert(offsetof(tb_cpu_ctx, mem) == 0, "hostmem slots");
 
-static void cpu_free(void *ctx, tb_tensor *t)
-{
-    if (ctx)
-        tb_hostmem_free(&((tb_cpu_ctx *)ctx)->mem, t);
-}
-
-static int cpu_upload(void *ctx, tb_tensor *dst, const tb_tensor *src)
-{
-    return ctx ? tb_hostmem_upload(&((tb_cpu_ctx *)ctx)->mem, dst, src)
-               : TB_EINVAL;
-}
-
-static int cpu_download(void *ctx, tb_tensor *dst, const tb_tensor *src)
-{
-    return ctx ? tb_hostmem_download(&((tb_cpu_ctx *)ctx)->mem, dst, src)
-               : TB_EINVAL;
-}
-
-static int cpu_sync(void *ctx)
-{
-    (void)ctx; /* kernels are synchronous */
-    return 0;
-}
 
 /* ---- lookup ---- */
 
@@ -404,12 +366,7 @@ const tb_backend tb_backend_cpu = {
     .axes = cpu_axes,
     .create = cpu_create,
     .destroy = cpu_destroy,
-    .alloc = cpu_alloc,
-    .free = cpu_free,
-    .upload = cpu_upload,
-    .download = cpu_download,
-    .sync = cpu_sync,
+    TB_HOSTMEM_SLOTS,
     .kernel = cpu_kernel,
-    .counters = cpu_counters,
     .host = cpu_host,
 };

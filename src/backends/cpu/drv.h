@@ -55,6 +55,7 @@
 /* ---- the instance ------------------------------------------------ */
 
 typedef struct tb_cpu_ctx {
+    tb_hostmem mem; /* first: the tb_hostmem_slot_* slots (hostmem.h) */
     int threads;
     int isa; /* the highest level in k (auto resolved) */
     /* Inner loops of every level up to isa, each exactly that level's
@@ -63,8 +64,6 @@ typedef struct tb_cpu_ctx {
     tb_cpu_kernels k[TB_ISA_COUNT];
     tb_vmath vm[TB_ISA_COUNT]; /* f32 exp, log, tanh, sigmoid, gelu... */
     tb_cpu_pool *pool; /* NULL when threads == 1 */
-    _Atomic uint64_t kernel_launches;
-    tb_hostmem mem; /* tensors, transfers and their counters */
 } tb_cpu_ctx;
 
 /* How many parts to split `work` (in elements or multiply-adds) over,
@@ -79,7 +78,7 @@ static inline int cpu_parts(const tb_cpu_ctx *c, int64_t work,
 
 static inline void cpu_count_launch(tb_cpu_ctx *c)
 {
-    atomic_fetch_add_explicit(&c->kernel_launches, 1, memory_order_relaxed);
+    tb_hostmem_launch(&c->mem);
 }
 
 static inline int cpu_pool_run(tb_cpu_pool *pool, int nparts,
