@@ -48,34 +48,39 @@ static inline double stable_sigmoid_f64(double x)
     return e / (1.0 + e);
 }
 
+/* Every row's scalar functions, for both dtypes; f32 no longer has a C
+ * row for some of them (vmath's are the f32 rows), so they may be
+ * unused there (clang warns where gcc does not). */
+#define EXT_FN static inline __attribute__((unused))
+
 /* k: the op's float parameters, converted to the dtype. */
 #define EXT_ELEM(T, SFX, SQRT, EXP, LOG, TANH, ERFC, LOG1P, FABS)          \
-    static inline T neg_##SFX(T x, const T *k)                            \
+    EXT_FN T neg_##SFX(T x, const T *k)                                   \
     {                                                                     \
         (void)k;                                                          \
         return -x;                                                        \
     }                                                                     \
-    static inline T abs_##SFX(T x, const T *k)                            \
+    EXT_FN T abs_##SFX(T x, const T *k)                                   \
     {                                                                     \
         (void)k;                                                          \
         return FABS(x);                                                   \
     }                                                                     \
-    static inline T exp_##SFX(T x, const T *k)                            \
+    EXT_FN T exp_##SFX(T x, const T *k)                                   \
     {                                                                     \
         (void)k;                                                          \
         return EXP(x);                                                    \
     }                                                                     \
-    static inline T log_##SFX(T x, const T *k)                            \
+    EXT_FN T log_##SFX(T x, const T *k)                                   \
     {                                                                     \
         (void)k;                                                          \
         return LOG(x);                                                    \
     }                                                                     \
-    static inline T sqrt_##SFX(T x, const T *k)                           \
+    EXT_FN T sqrt_##SFX(T x, const T *k)                                  \
     {                                                                     \
         (void)k;                                                          \
         return SQRT(x);                                                   \
     }                                                                     \
-    static inline T rsqrt_##SFX(T x, const T *k)                          \
+    EXT_FN T rsqrt_##SFX(T x, const T *k)                                 \
     {                                                                     \
         (void)k;                                                          \
         return (T)1 / SQRT(x);                                            \
@@ -83,72 +88,72 @@ static inline double stable_sigmoid_f64(double x)
     /* the product is computed whatever the sign: a multiply only on   \
      * one side of ?: may trap, so gcc would keep a branch (mispredicted \
      * on random signs) instead of a vector select */                    \
-    static inline T leaky_relu_##SFX(T x, const T *k)                     \
+    EXT_FN T leaky_relu_##SFX(T x, const T *k)                            \
     {                                                                     \
         T y = k[0] * x;                                                   \
         return x > 0 ? x : y;                                             \
     }                                                                     \
-    static inline T sigmoid_##SFX(T x, const T *k)                        \
+    EXT_FN T sigmoid_##SFX(T x, const T *k)                               \
     {                                                                     \
         (void)k;                                                          \
         return stable_sigmoid_##SFX(x);                                       \
     }                                                                     \
-    static inline T tanh_##SFX(T x, const T *k)                           \
+    EXT_FN T tanh_##SFX(T x, const T *k)                                  \
     {                                                                     \
         (void)k;                                                          \
         return TANH(x);                                                   \
     }                                                                     \
-    static inline T gelu_##SFX(T x, const T *k)                           \
+    EXT_FN T gelu_##SFX(T x, const T *k)                                  \
     {                                                                     \
         (void)k;                                                          \
         return (T)0.5 * x * ERFC(-x * (T)M_SQRT1_2);                      \
     }                                                                     \
-    static inline T gelu_tanh_##SFX(T x, const T *k)                      \
+    EXT_FN T gelu_tanh_##SFX(T x, const T *k)                             \
     {                                                                     \
         (void)k;                                                          \
         const T c = (T)0.7978845608028654; /* sqrt(2/pi) */               \
         T u = c * (x + (T)0.044715 * x * x * x);                          \
         return x * stable_sigmoid_##SFX((T)2 * u);                            \
     }                                                                     \
-    static inline T silu_##SFX(T x, const T *k)                           \
+    EXT_FN T silu_##SFX(T x, const T *k)                                  \
     {                                                                     \
         (void)k;                                                          \
         return x * stable_sigmoid_##SFX(x);                                   \
     }                                                                     \
-    static inline T softplus_##SFX(T x, const T *k)                       \
+    EXT_FN T softplus_##SFX(T x, const T *k)                              \
     {                                                                     \
         T z = k[0] * x;                                                   \
         return z > k[1] ? x : LOG1P(EXP(z)) / k[0];                       \
     }                                                                     \
-    static inline T add_scalar_##SFX(T x, const T *k)                     \
+    EXT_FN T add_scalar_##SFX(T x, const T *k)                            \
     {                                                                     \
         return x + k[0];                                                  \
     }                                                                     \
-    static inline T sub_scalar_##SFX(T x, const T *k)                     \
+    EXT_FN T sub_scalar_##SFX(T x, const T *k)                            \
     {                                                                     \
         return x - k[0];                                                  \
     }                                                                     \
-    static inline T mul_scalar_##SFX(T x, const T *k)                     \
+    EXT_FN T mul_scalar_##SFX(T x, const T *k)                            \
     {                                                                     \
         return x * k[0];                                                  \
     }                                                                     \
-    static inline T div_scalar_##SFX(T x, const T *k)                     \
+    EXT_FN T div_scalar_##SFX(T x, const T *k)                            \
     {                                                                     \
         return x / k[0];                                                  \
     }                                                                     \
     /* binary */                                                          \
-    static inline T pow_##SFX(T a, T b)                                   \
+    EXT_FN T pow_##SFX(T a, T b)                                          \
     {                                                                     \
         return POW_##SFX(a, b);                                           \
     }                                                                     \
     /* NaN in either operand gives NaN (a + b is then NaN); every value \
      * computed, then selected with | (not ||), so no branch */          \
-    static inline T maximum_##SFX(T a, T b)                               \
+    EXT_FN T maximum_##SFX(T a, T b)                                      \
     {                                                                     \
         T s = a + b, m = a >= b ? a : b;                                  \
         return ((a != a) | (b != b)) ? s : m;                             \
     }                                                                     \
-    static inline T minimum_##SFX(T a, T b)                               \
+    EXT_FN T minimum_##SFX(T a, T b)                                      \
     {                                                                     \
         T s = a + b, m = a <= b ? a : b;                                  \
         return ((a != a) | (b != b)) ? s : m;                             \
