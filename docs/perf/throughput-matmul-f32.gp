@@ -26,10 +26,8 @@ plot 'throughput-matmul-f32.dat' index 0 using 1:2:xtic(3) with linespoints lw 2
      'throughput-matmul-f32.dat' index 11 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#637939' dt 3 pt 9 title 'torch[threads=1,form=out]', \
      'throughput-matmul-f32.dat' index 12 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#1f77b4' dt 3 pt 9 title 'torch[threads=2,form=alloc]', \
      'throughput-matmul-f32.dat' index 13 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#d62728' dt 3 pt 9 title 'torch[threads=2,form=out]', \
-     299.511863 with lines dt 3 lw 1.5 lc rgb '#444444' title 'FMA peak avx512 f32, 2 threads: 299.5', \
-     188.876392 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 188.9', \
-     175.441349 with lines dt 3 lw 1.5 lc rgb '#999999' title 'FMA peak avx512 f32, 1 thread: 175.4', \
-     94.5619522 with lines dt 4 lw 1.5 lc rgb '#999999' title 'FMA peak avx2 f32, 1 thread: 94.56', \
-     62.2777567 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 62.28', \
-     29.117064 with lines dt 2 lw 1.5 lc rgb '#999999' title 'FMA peak scalar f32, 1 thread: 29.12'
+     199.9149 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 199.9', \
+     100.968196 with lines dt 4 lw 1.5 lc rgb '#999999' title 'FMA peak avx2 f32, 1 thread: 101', \
+     88.7543752 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 88.75', \
+     49.1050696 with lines dt 2 lw 1.5 lc rgb '#999999' title 'FMA peak scalar f32, 1 thread: 49.11'
 set output

@@ -449,6 +449,33 @@ static bool fewer_threads_faster(const tb_resfile *f, const tb_rescase *r,
     return true;
 }
 
+/* A case held to the DRAM roof with a working set well below the set
+ * that roof was measured on (and above the L3 the CPU reports): part of
+ * it stays in a cache larger than the reported one (a virtual machine's
+ * sysfs, or caches of other cores).  Says so in buf. */
+static bool below_dram_set(const tb_resfile *f, const tb_rescase *r,
+                           double bytes, char *buf, size_t len)
+{
+    const char *k = r->f.roofline_bw_kernel, *l = r->f.roofline_level;
+    double t = r->f.roofline_bandwidth_threads;
+    if (!k || !l || strcmp(l, "DRAM") || !(bytes > 0) || isnan(t))
+        return false;
+    for (int i = 0; i < f->peaks.n_bandwidth; i++) {
+        const tb_res_peak *e = &f->peaks.bandwidth[i];
+        if (!e->kernel || !e->level || strcmp(e->kernel, k) ||
+            strcmp(e->level, "DRAM") || e->threads != t ||
+            !(bytes < e->working_set_bytes / 2))
+            continue;
+        snprintf(buf, len,
+                 "its %.0f MiB are held to the DRAM roof, measured on "
+                 "%.0f MiB: above the L3 the CPU reports, but part of "
+                 "them stays in a larger cache",
+                 bytes / 1048576, e->working_set_bytes / 1048576);
+        return true;
+    }
+    return false;
+}
+
 const char *tb_rpt_over_roof_cause(const tb_rpt *x, const tb_rcase *c,
                                    char *buf, size_t len)
 {
@@ -478,6 +505,8 @@ const char *tb_rpt_over_roof_cause(const tb_rpt *x, const tb_rcase *c,
                  "held to the add kernel, which writes a third array "
                  "(write-allocate traffic), while this op writes an input "
                  "in place (peaks from before the update kernel)");
+    else if (below_dram_set(f, r, bytes, buf, len))
+        ;
     else if (!isnan(load) && !isnan(cpus) && load > cpus / 2)
         snprintf(buf, len,
                  "peaks measured under load (1-minute load average %.2f "

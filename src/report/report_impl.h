@@ -103,8 +103,9 @@ const char *tb_rpt_value_text(const cJSON *v, char *buf, size_t len);
 void tb_rpt_over_peak_note(const tb_rpt *x, int over);
 /* Why case c runs above 100% of its roofline, from the run's records: a
  * working set that fits the L1 in peaks without an L1 level, a roof
- * below a fewer-thread figure, an in-place op held to the add kernel,
- * peaks measured under load, else "no measured cause".  Writes buf. */
+ * below a fewer-thread figure, an in-place op held to the add kernel, a
+ * DRAM-level set far below the DRAM roof's, peaks measured under load,
+ * else "no measured cause".  Writes buf. */
 const char *tb_rpt_over_roof_cause(const tb_rpt *x, const tb_rcase *c,
                                    char *buf, size_t len);
 
