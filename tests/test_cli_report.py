@@ -189,8 +189,8 @@ def t_over_roof_causes():
     doc = json.load(open(src))
     want = sum(1 for c in doc["cases"] if c.get("status") == "ok" and
                (c.get("roofline") or {}).get("fraction", 0) > 1.005)
-    expect(over >= 1 and over >= want - 2, f"{over} rows above 100%, "
-           f"{want} cases in the data")
+    expect(over >= want - 2, f"{over} rows above 100%, {want} cases in "
+           "the data")
     # a case held to a 2-thread figure below the 1-thread one says so
     # (only where the committed peaks have such a pair)
     pairs = {}
@@ -213,25 +213,27 @@ def t_scaling_causes():
     sec = md.split("## Scaling anomalies", 1)
     expect(len(sec) == 2, "no scaling section")
     doc = json.load(open(src))
-    level = {(c["op"], c["dtype"], json.dumps(c.get("backend_params")),
-              json.dumps(c["shapes"])): (c.get("roofline") or {}).get("level")
+    level = {c["id"]: (c.get("roofline") or {}).get("level")
              for c in doc["cases"]}
     rows = [l for l in sec[1].split("\n## ")[0].split("\n")
             if l.startswith("| ") and not l.startswith("| Op ")]
-    expect(rows, "no anomaly rows in the committed data")
     for r in rows:
-        why = r.rstrip(" |").rsplit("| ", 1)[1]
+        c = cells(r)
+        opp, dt, var, a, z, why = c[0], c[1], c[2], c[3], c[4], c[7]
+
         def num(t):
             mult = {"k": 1e3, "M": 1e6, "G": 1e9}.get(t[-1], 1)
             return float(t[:-1] if mult != 1 else t) * mult
-        for a, b in re.findall(r"_(?:faults|switches) ([^\s,]+) → ([^\s,]+)",
+        for x, y in re.findall(r"_(?:faults|switches) ([^\s,]+) → ([^\s,]+)",
                                why):
-            expect(num(b) > num(a), f"a counter that did not rise: {r}")
-        crossed = re.search(r"working set (\w+) → (\w+)", why)
-        if crossed:
-            expect(crossed.group(1) != crossed.group(2), r)
-    expect(any("working set L" in r for r in rows),
-           "no crossing named where the levels differ")
+            expect(num(y) > num(x), f"a counter that did not rise: {r}")
+        la = level.get(f"{opp}/{a}/{dt}/{var}")
+        lz = level.get(f"{opp}/{z}/{dt}/{var}")
+        if la and lz and la != lz:
+            expect(f"working set {la} → {lz}" in why, f"crossing not named: "
+                                                       f"{r}")
+        else:
+            expect("working set" not in why, f"a crossing named: {r}")
 
 
 def check_guidelines(md, docs):
