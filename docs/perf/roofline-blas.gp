@@ -13,10 +13,10 @@ set xrange [0.888889:5073.29]
 set terminal pngcairo size 900,544 font 'sans,9' noenhanced
 set output 'roofline-blas.png'
 plot 'roofline-blas.dat' using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'cases (49)', \
-     (x * 98.4454922 < 100.968196 ? x * 98.4454922 : 100.968196) with lines lw 1.5 dt 1 lc rgb '#444444' title 'roof: L2 98.45 GB/s, avx2 101 GFLOP/s, 1 thread(s)', \
-     (x * 182.170832 < 199.9149 ? x * 182.170832 : 199.9149) with lines lw 1.5 dt 2 lc rgb '#444444' title 'roof: L1 182.2 GB/s, avx2 199.9 GFLOP/s, 2 thread(s)', \
-     (x * 170.883111 < 199.9149 ? x * 170.883111 : 199.9149) with lines lw 1.5 dt 3 lc rgb '#444444' title 'roof: L2 170.9 GB/s, avx2 199.9 GFLOP/s, 2 thread(s)', \
-     (x * 75.8455434 < 100.968196 ? x * 75.8455434 : 100.968196) with lines lw 1.5 dt 4 lc rgb '#444444' title 'roof: L3 75.85 GB/s, avx2 101 GFLOP/s, 1 thread(s)', \
-     (x * 163.070253 < 100.968196 ? x * 163.070253 : 100.968196) with lines lw 1.5 dt 5 lc rgb '#444444' title 'roof: L1 163.1 GB/s, avx2 101 GFLOP/s, 1 thread(s)', \
-     (x * 256.631158 < 199.9149 ? x * 256.631158 : 199.9149) with lines lw 1.5 dt 6 lc rgb '#444444' title 'roof: L1 256.6 GB/s, avx2 199.9 GFLOP/s, 2 thread(s)'
+     (x * 101.354687 < 101.858972 ? x * 101.354687 : 101.858972) with lines lw 1.5 dt 1 lc rgb '#444444' title 'roof: L2 101.4 GB/s, avx2 101.9 GFLOP/s, 1 thread(s)', \
+     (x * 313.703867 < 196.773628 ? x * 313.703867 : 196.773628) with lines lw 1.5 dt 2 lc rgb '#444444' title 'roof: L1 313.7 GB/s, avx2 196.8 GFLOP/s, 2 thread(s)', \
+     (x * 167.115884 < 196.773628 ? x * 167.115884 : 196.773628) with lines lw 1.5 dt 3 lc rgb '#444444' title 'roof: L2 167.1 GB/s, avx2 196.8 GFLOP/s, 2 thread(s)', \
+     (x * 71.7723079 < 101.858972 ? x * 71.7723079 : 101.858972) with lines lw 1.5 dt 4 lc rgb '#444444' title 'roof: L3 71.77 GB/s, avx2 101.9 GFLOP/s, 1 thread(s)', \
+     (x * 185.497969 < 101.858972 ? x * 185.497969 : 101.858972) with lines lw 1.5 dt 5 lc rgb '#444444' title 'roof: L1 185.5 GB/s, avx2 101.9 GFLOP/s, 1 thread(s)', \
+     (x * 287.082843 < 196.773628 ? x * 287.082843 : 196.773628) with lines lw 1.5 dt 6 lc rgb '#444444' title 'roof: L1 287.1 GB/s, avx2 196.8 GFLOP/s, 2 thread(s)'
 set output

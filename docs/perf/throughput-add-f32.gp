@@ -28,10 +28,10 @@ plot 'throughput-add-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1
      'throughput-add-f32.dat' index 13 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 3 pt 9 title 'add torch[threads=1,form=out]', \
      'throughput-add-f32.dat' index 14 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 3 pt 9 title 'add torch[threads=2,form=alloc]', \
      'throughput-add-f32.dat' index 15 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 3 pt 9 title 'add torch[threads=2,form=out]', \
-     182.170832 with lines dt 5 lw 1.5 lc rgb '#999999' title 'add bandwidth L1, 1 thread: 182.2', \
-     170.883111 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 2 threads: 170.9', \
-     147.844643 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 2 threads: 147.8', \
-     131.451495 with lines dt 5 lw 1.5 lc rgb '#444444' title 'add bandwidth L1, 2 threads: 131.5', \
-     98.4454922 with lines dt 3 lw 1.5 lc rgb '#999999' title 'add bandwidth L2, 1 thread: 98.45', \
-     75.8455434 with lines dt 4 lw 1.5 lc rgb '#999999' title 'add bandwidth L3, 1 thread: 75.85'
+     313.703867 with lines dt 5 lw 1.5 lc rgb '#444444' title 'add bandwidth L1, 2 threads: 313.7', \
+     210.695759 with lines dt 5 lw 1.5 lc rgb '#999999' title 'add bandwidth L1, 1 thread: 210.7', \
+     167.115884 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 2 threads: 167.1', \
+     144.732654 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 2 threads: 144.7', \
+     101.354687 with lines dt 3 lw 1.5 lc rgb '#999999' title 'add bandwidth L2, 1 thread: 101.4', \
+     71.7723079 with lines dt 4 lw 1.5 lc rgb '#999999' title 'add bandwidth L3, 1 thread: 71.77'
 set output

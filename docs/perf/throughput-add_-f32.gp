@@ -16,10 +16,10 @@ plot 'throughput-add_-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#
      'throughput-add_-f32.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 title 'cpu[isa=scalar,threads=2]', \
      'throughput-add_-f32.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 7 title 'cpu[isa=auto,threads=1]', \
      'throughput-add_-f32.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'cpu[isa=auto,threads=2]', \
-     256.06726 with lines dt 3 lw 1.5 lc rgb '#444444' title 'update bandwidth L2, 2 threads: 256.1', \
-     226.720712 with lines dt 4 lw 1.5 lc rgb '#444444' title 'update bandwidth L3, 2 threads: 226.7', \
-     204.937438 with lines dt 5 lw 1.5 lc rgb '#444444' title 'update bandwidth L1, 2 threads: 204.9', \
-     200.486089 with lines dt 5 lw 1.5 lc rgb '#999999' title 'update bandwidth L1, 1 thread: 200.5', \
-     128.142374 with lines dt 3 lw 1.5 lc rgb '#999999' title 'update bandwidth L2, 1 thread: 128.1', \
-     112.533635 with lines dt 4 lw 1.5 lc rgb '#999999' title 'update bandwidth L3, 1 thread: 112.5'
+     299.592043 with lines dt 5 lw 1.5 lc rgb '#444444' title 'update bandwidth L1, 2 threads: 299.6', \
+     231.471475 with lines dt 3 lw 1.5 lc rgb '#444444' title 'update bandwidth L2, 2 threads: 231.5', \
+     226.618533 with lines dt 4 lw 1.5 lc rgb '#444444' title 'update bandwidth L3, 2 threads: 226.6', \
+     204.515728 with lines dt 5 lw 1.5 lc rgb '#999999' title 'update bandwidth L1, 1 thread: 204.5', \
+     153.014382 with lines dt 3 lw 1.5 lc rgb '#999999' title 'update bandwidth L2, 1 thread: 153', \
+     116.798147 with lines dt 4 lw 1.5 lc rgb '#999999' title 'update bandwidth L3, 1 thread: 116.8'
 set output

@@ -21,8 +21,8 @@ plot 'throughput-api_add-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb
      'throughput-api_add-f32.dat' index 6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 5 title 'api_add[layer=1,pool=0] torch[threads=1]', \
      'throughput-api_add-f32.dat' index 7 using 1:2 with linespoints lw 2 lc rgb '#e377c2' dt 2 pt 5 title 'api_add[layer=2,pool=0] torch[threads=1]', \
      'throughput-api_add-f32.dat' index 8 using 1:2 with linespoints lw 2 lc rgb '#bcbd22' dt 2 pt 5 title 'api_add[layer=3,pool=0] torch[threads=1]', \
-     182.170832 with lines dt 5 lw 1.5 lc rgb '#444444' title 'add bandwidth L1, 1 thread: 182.2', \
-     98.4454922 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 1 thread: 98.45', \
-     75.8455434 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 1 thread: 75.85', \
-     23.3965816 with lines dt 2 lw 1.5 lc rgb '#444444' title 'add bandwidth DRAM, 1 thread: 23.4'
+     210.695759 with lines dt 5 lw 1.5 lc rgb '#444444' title 'add bandwidth L1, 1 thread: 210.7', \
+     101.354687 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 1 thread: 101.4', \
+     71.7723079 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 1 thread: 71.77', \
+     24.5123931 with lines dt 2 lw 1.5 lc rgb '#444444' title 'add bandwidth DRAM, 1 thread: 24.51'
 set output

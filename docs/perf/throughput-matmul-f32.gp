@@ -26,8 +26,8 @@ plot 'throughput-matmul-f32.dat' index 0 using 1:2:xtic(3) with linespoints lw 2
      'throughput-matmul-f32.dat' index 11 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#637939' dt 3 pt 9 title 'torch[threads=1,form=out]', \
      'throughput-matmul-f32.dat' index 12 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#1f77b4' dt 3 pt 9 title 'torch[threads=2,form=alloc]', \
      'throughput-matmul-f32.dat' index 13 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#d62728' dt 3 pt 9 title 'torch[threads=2,form=out]', \
-     199.9149 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 199.9', \
-     100.968196 with lines dt 4 lw 1.5 lc rgb '#999999' title 'FMA peak avx2 f32, 1 thread: 101', \
-     88.7543752 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 88.75', \
-     49.1050696 with lines dt 2 lw 1.5 lc rgb '#999999' title 'FMA peak scalar f32, 1 thread: 49.11'
+     196.773628 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 196.8', \
+     101.858972 with lines dt 4 lw 1.5 lc rgb '#999999' title 'FMA peak avx2 f32, 1 thread: 101.9', \
+     99.0064973 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 99.01', \
+     47.6712432 with lines dt 2 lw 1.5 lc rgb '#999999' title 'FMA peak scalar f32, 1 thread: 47.67'
 set output

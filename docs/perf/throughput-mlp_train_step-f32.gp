@@ -35,6 +35,6 @@ plot 'throughput-mlp_train_step-f32.dat' index 0 using 1:2 with linespoints lw 2
      'throughput-mlp_train_step-f32.dat' index 20 using 1:2 with linespoints lw 2 lc rgb '#bcbd22' dt 2 pt 5 title 'mlp_train_step[phase=1,hooks=2,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
      'throughput-mlp_train_step-f32.dat' index 21 using 1:2 with linespoints lw 2 lc rgb '#7f7f7f' dt 2 pt 5 title 'mlp_train_step[phase=1,hooks=3,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
      'throughput-mlp_train_step-f32.dat' index 22 using 1:2 with linespoints lw 2 lc rgb '#393b79' dt 2 pt 5 title 'mlp_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
-     100.968196 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 1 thread: 101', \
-     49.1050696 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 1 thread: 49.11'
+     101.858972 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 1 thread: 101.9', \
+     47.6712432 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 1 thread: 47.67'
 set output

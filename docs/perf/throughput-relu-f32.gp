@@ -24,10 +24,10 @@ plot 'throughput-relu-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#
      'throughput-relu-f32.dat' index 9 using 1:2 with linespoints lw 2 lc rgb '#7f7f7f' dt 3 pt 9 title 'torch[threads=1,form=out]', \
      'throughput-relu-f32.dat' index 10 using 1:2 with linespoints lw 2 lc rgb '#393b79' dt 3 pt 9 title 'torch[threads=2,form=alloc]', \
      'throughput-relu-f32.dat' index 11 using 1:2 with linespoints lw 2 lc rgb '#637939' dt 3 pt 9 title 'torch[threads=2,form=out]', \
-     256.631158 with lines dt 5 lw 1.5 lc rgb '#444444' title 'copy bandwidth L1, 2 threads: 256.6', \
-     163.070253 with lines dt 5 lw 1.5 lc rgb '#999999' title 'copy bandwidth L1, 1 thread: 163.1', \
-     162.594092 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 162.6', \
-     140.535999 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 140.5', \
-     94.6460727 with lines dt 3 lw 1.5 lc rgb '#999999' title 'copy bandwidth L2, 1 thread: 94.65', \
-     69.4765776 with lines dt 4 lw 1.5 lc rgb '#999999' title 'copy bandwidth L3, 1 thread: 69.48'
+     287.082843 with lines dt 5 lw 1.5 lc rgb '#444444' title 'copy bandwidth L1, 2 threads: 287.1', \
+     185.497969 with lines dt 5 lw 1.5 lc rgb '#999999' title 'copy bandwidth L1, 1 thread: 185.5', \
+     158.173218 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 158.2', \
+     134.074069 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 134.1', \
+     92.9466461 with lines dt 3 lw 1.5 lc rgb '#999999' title 'copy bandwidth L2, 1 thread: 92.95', \
+     68.4796372 with lines dt 4 lw 1.5 lc rgb '#999999' title 'copy bandwidth L3, 1 thread: 68.48'
 set output
