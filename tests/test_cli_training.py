@@ -462,7 +462,18 @@ def t_pool():
         a, b = off["counters"], on["counters"]
         near(r[2], med(off), "off")
         near(r[3], med(on), "on")
-        near(r[4], med(off) / med(on), "speedup")
+        sp = re.fullmatch(r"within noise \(1 ±(\S+)x\)|(\S+)x \((\S+) to "
+                          r"(\S+)\)", r[4])
+        expect(sp, f"speedup without its CI: '{r[4]}'")
+        want = med(off) / med(on)
+        if sp.group(1):  # the CI of the change holds 0
+            expect(abs(want - 1) <= float(sp.group(1)) * 1.01 + 1e-9,
+                   f"'{r[4]}' but the medians give {want:.4g}")
+        else:
+            got, lo, hi = (float(sp.group(k)) for k in (2, 3, 4))
+            expect(abs(got - want) <= 0.006 * want and
+                   lo - 0.01 * got <= got <= hi + 0.01 * got and
+                   (lo > 1 or hi < 1), f"speedup '{r[4]}', want {want:.4g}")
         near(r[5], a["device_allocs"], "allocs off")
         near(r[6], b["device_allocs"], "allocs on")
         near(r[7], a["device_allocs"] - b["device_allocs"], "hits")

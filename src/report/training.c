@@ -99,6 +99,22 @@ static const char *t_ovh_time(const tb_rcase *a, const tb_rcase *b,
     return buf;
 }
 
+/* b's median / a's (the pool table: off / on) with the CI of compare's
+ * test of b against a ("1.23x (1.10 to 1.35)"), or "within noise (1
+ * ±0.03x)" when the CI of the change holds 0. */
+static const char *t_speedup(const tb_rcase *a, const tb_rcase *b,
+                             char *buf, size_t len)
+{
+    double d, lo, hi; /* b / a - 1 */
+    if (!pair_change(a, b, &d, &lo, &hi))
+        return "-";
+    if (lo <= 0 && hi >= 0)
+        snprintf(buf, len, "within noise (1 ±%.2fx)", fmax(-lo, hi));
+    else
+        snprintf(buf, len, "%.3gx (%.3g to %.3g)", 1 + d, 1 + lo, 1 + hi);
+    return buf;
+}
+
 /* 3 significant digits (at least the units). */
 static const char *t_num(double v, char *buf, size_t len)
 {
@@ -603,7 +619,9 @@ static void sec_pool(const tb_rset *s, tb_strbuf *b)
                    "(`peak_extra_bytes`). Pool hits per step = backend "
                    "allocations without the pool - with it (the step asks "
                    "for the same tensors either way). Speedup = median "
-                   "off / median on.\n\n"
+                   "off / median on, with the 95%% CI of compare's test on "
+                   "the two cases' samples (\"within noise\" when it holds "
+                   "1).\n\n"
                    "| Case | Backend | Pool off | Pool on | Speedup | "
                    "Backend allocs off | on | Pool hits | Bytes off | on | "
                    "Page faults off | on | Peak extra off | on |\n"
@@ -611,7 +629,7 @@ static void sec_pool(const tb_rset *s, tb_strbuf *b)
                    "---|\n");
             head = true;
         }
-        char a[32], bb[32], d[32], e[32], f[32], g[32], h[32], k[32],
+        char a[32], bb[32], d[64], e[32], f[32], g[32], h[32], k[32],
             l[32], m[32], n[32], o[32], name[300];
         /* the pair's OP[PARAMS] with pool=0/1 */
         const char *pp = strstr(off->opp, "pool=0");
@@ -623,11 +641,11 @@ static void sec_pool(const tb_rset *s, tb_strbuf *b)
         double da = counter(off, TB_RES_CTR_DEVICE_ALLOCS);
         double db = counter(on, TB_RES_CTR_DEVICE_ALLOCS);
         sb(b,
-               "| %s/%s | %s | %s | %s | %sx | %s | %s | %s | %s | %s | %s "
+               "| %s/%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
                "| %s | %s | %s |\n",
                name, off->shapes, on->variant,
                t_time(med(off), a, sizeof a), t_time(med(on), bb, sizeof bb),
-               t_num(med(off) / med(on), d, sizeof d), t_num(da, e, sizeof e),
+               t_speedup(on, off, d, sizeof d), t_num(da, e, sizeof e),
                t_num(db, f, sizeof f), t_num(da - db, g, sizeof g),
                t_bytes(counter(off, TB_RES_CTR_DEVICE_ALLOC_BYTES), h,
                        sizeof h),
