@@ -337,13 +337,13 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--part") == 0 && i + 1 < argc) {
             /* tests i with i % N == I - 1: meson runs the parts side by
              * side, each under its own timeout */
-            char *slash = strchr(argv[++i], '/');
-            if (!slash)
+            unsigned long long pi, pn;
+            char extra;
+            if (sscanf(argv[++i], "%llu/%llu%c", &pi, &pn, &extra) != 2 ||
+                pn < 1 || pi < 1 || pi > pn)
                 return usage(argv[0]);
-            *slash = '\0';
-            if (!parse_u64(argv[i], &part_i) || !parse_u64(slash + 1, &part_n) ||
-                part_n < 1 || part_i < 1 || part_i > part_n)
-                return usage(argv[0]);
+            part_i = pi;
+            part_n = pn;
         } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
             if (!parse_u64(argv[++i], &seed))
                 return usage(argv[0]);

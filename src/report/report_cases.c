@@ -127,17 +127,8 @@ const tb_rcase *tb_rpt_find_key(const tb_rset *s, const tb_rcase *c,
 
 int tb_rpt_versus(const tb_rcase *a, const tb_rcase *b, double *p)
 {
-    tb_cmp_opts o;
-    tb_cmp_opts_default(&o);
-    tb_cmp_case v;
-    *p = NAN;
-    if (!a->ok || !b->ok || tb_cmp_pair(b->rc, a->rc, &o, &v) ||
-        v.time == TB_TIME_NA)
-        return 0;
-    *p = v.p;
-    return v.time == TB_TIME_IMPROVED    ? 1
-           : v.time == TB_TIME_REGRESSED ? -1
-                                         : 0;
+    int v = tb_rpt_versus_verdict(a, b, p);
+    return v == TB_TIME_IMPROVED ? 1 : v == TB_TIME_REGRESSED ? -1 : 0;
 }
 
 int tb_rpt_versus_verdict(const tb_rcase *a, const tb_rcase *b, double *p)

@@ -31,18 +31,39 @@ static const char *fmt_p(double p, char *buf, size_t len)
 
 /* ---- summary: fastest per op and size ------------------------------------ */
 
-/* Does case c (data resident) have an @transfers twin that ran: the
- * same document, key and variant with "@transfers"? */
+/* A case whose data started and ended on the host (config "transfers";
+ * its variant ends in "@transfers"). */
+static bool is_transfers(const tb_rcase *c)
+{
+    return c->rc->transfers;
+}
+
+/* Are d (data resident on the device) and t (data starting on the host)
+ * one case run both ways: ok, the same document and key, t's variant
+ * d's with "@transfers"? */
+static bool twins(const tb_rcase *d, const tb_rcase *t)
+{
+    size_t n = strlen(t->variant) - strlen("@transfers");
+    return d->ok && t->ok && !is_transfers(d) && is_transfers(t) &&
+           d->doc == t->doc && !strcmp(d->key, t->key) &&
+           strlen(d->variant) == n && !strncmp(d->variant, t->variant, n);
+}
+
+/* The resident twin of a transfers case t, or NULL. */
+static const tb_rcase *resident_twin(const tb_rset *s, const tb_rcase *t)
+{
+    for (int i = 0; i < s->n; i++)
+        if (twins(&s->cases[i], t))
+            return &s->cases[i];
+    return NULL;
+}
+
+/* Does the resident case c have an @transfers twin that ran? */
 static bool has_transfers_twin(const tb_rset *s, const tb_rcase *c)
 {
-    size_t n = strlen(c->variant);
-    for (int k = 0; k < s->n; k++) {
-        const tb_rcase *d = &s->cases[k];
-        if (d->ok && d->rc->transfers && d->doc == c->doc &&
-            !strcmp(d->key, c->key) && !strncmp(d->variant, c->variant, n) &&
-            !strcmp(d->variant + n, "@transfers"))
+    for (int i = 0; i < s->n; i++)
+        if (twins(c, &s->cases[i]))
             return true;
-    }
     return false;
 }
 
@@ -587,29 +608,6 @@ void tb_rpt_speedups(const tb_rpt *x)
 }
 
 /* ---- with and without transfers ------------------------------------------ */
-
-/* A case whose data started and ended on the host (config "transfers";
- * its variant ends in "@transfers"). */
-static bool is_transfers(const tb_rcase *c)
-{
-    return c->rc->transfers;
-}
-
-/* The resident twin of a transfers case t: the ok case of t's document
- * with t's key, backend and axes whose data stayed on the device (its
- * variant is t's without "@transfers"), or NULL. */
-static const tb_rcase *resident_twin(const tb_rset *s, const tb_rcase *t)
-{
-    size_t n = strlen(t->variant) - strlen("@transfers");
-    for (int i = 0; i < s->n; i++) {
-        const tb_rcase *d = &s->cases[i];
-        if (d->ok && !is_transfers(d) && d->doc == t->doc &&
-            !strcmp(d->key, t->key) && strlen(d->variant) == n &&
-            !strncmp(d->variant, t->variant, n))
-            return d;
-    }
-    return NULL;
-}
 
 /* The crossover section split by the transfers axis: per op, shape and
  * device variant, the resident time and the time with the data starting
