@@ -159,9 +159,9 @@ static void test_run_ok_and_counters(void **state)
     assert_true(res.iters_per_sample >= 1);
     assert_non_null(res.stop_reason);
     /* counters are exact per iteration: 1 launch, 2 allocs of 64 B */
-    assert_true(res.counters.kernel_launches == 1.0);
-    assert_true(res.counters.allocs == 2.0);
-    assert_true(res.counters.alloc_bytes == 128.0);
+    assert_true(res.counters.v[TB_RES_CTR_KERNEL_LAUNCHES] == 1.0);
+    assert_true(res.counters.v[TB_RES_CTR_ALLOCS] == 2.0);
+    assert_true(res.counters.v[TB_RES_CTR_ALLOC_BYTES] == 128.0);
     /* statistics are consistent with the samples */
     assert_true(res.stats.min <= res.stats.median);
     assert_true(res.stats.median <= res.stats.max);
@@ -201,8 +201,8 @@ static void test_rounds(void **state)
     }
     tb_runner_summarize(&c, &res);
     assert_true(res.stats.n == res.n_samples);
-    assert_true(res.counters.kernel_launches == 1.0);
-    assert_true(res.counters.allocs == 1.0);
+    assert_true(res.counters.v[TB_RES_CTR_KERNEL_LAUNCHES] == 1.0);
+    assert_true(res.counters.v[TB_RES_CTR_ALLOCS] == 1.0);
     assert_true(res.counted_iters == res.n_samples * res.iters_per_sample);
     tb_result_free(&res);
 
@@ -505,9 +505,9 @@ static void test_alloc_outputs(void **state)
     tb_alloc_stats_read(&after);
     assert_int_equal(res.status, TB_STATUS_OK);
     assert_true(res.check.passed);
-    assert_true(res.counters.allocs == 1.0);
-    assert_true(res.counters.alloc_bytes == 4000.0);
-    assert_true(res.counters.kernel_launches == 1.0);
+    assert_true(res.counters.v[TB_RES_CTR_ALLOCS] == 1.0);
+    assert_true(res.counters.v[TB_RES_CTR_ALLOC_BYTES] == 4000.0);
+    assert_true(res.counters.v[TB_RES_CTR_KERNEL_LAUNCHES] == 1.0);
     assert_true(after.live_bytes == before.live_bytes);
     tb_result_free(&res);
 
@@ -515,7 +515,7 @@ static void test_alloc_outputs(void **state)
     c.alloc_outputs = false;
     tb_runner_run(r, &c, &res);
     assert_int_equal(res.status, TB_STATUS_OK);
-    assert_true(res.counters.allocs == 0.0);
+    assert_true(res.counters.v[TB_RES_CTR_ALLOCS] == 0.0);
     tb_result_free(&res);
 
     /* a wrong result is still caught in the allocating form */
@@ -541,7 +541,7 @@ static void test_inplace(void **state)
     assert_int_equal(res.status, TB_STATUS_OK);
     assert_string_equal(res.impl, "fake_add");
     assert_true(res.check.passed);
-    assert_true(res.counters.allocs == 0.0);
+    assert_true(res.counters.v[TB_RES_CTR_ALLOCS] == 0.0);
     tb_result_free(&res);
     fake_state.bug = 1;
     tb_runner_run(r, &c, &res);
@@ -565,9 +565,9 @@ static void test_unfused(void **state)
     assert_int_equal(res.status, TB_STATUS_OK);
     assert_string_equal(res.impl, "fake_add+fake_relu");
     assert_true(res.check.passed);
-    assert_true(res.counters.kernel_launches == 2.0);
-    assert_true(res.counters.allocs == 1.0);
-    assert_true(res.counters.alloc_bytes == 2000.0);
+    assert_true(res.counters.v[TB_RES_CTR_KERNEL_LAUNCHES] == 2.0);
+    assert_true(res.counters.v[TB_RES_CTR_ALLOCS] == 1.0);
+    assert_true(res.counters.v[TB_RES_CTR_ALLOC_BYTES] == 2000.0);
     tb_result_free(&res);
 
     fake_state.bug = 1; /* the add step is wrong: the whole is */

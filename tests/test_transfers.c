@@ -327,13 +327,13 @@ static void run_one(tb_op_id id, bool transfers, bool alloc)
     assert_true(res.checked && res.check.passed);
     /* per call: n_in uploads and n_out downloads, or none */
     double want = transfers ? c.op->n_in + c.op->n_out : 0;
-    assert_true(res.counters.memcpy_count == want);
+    assert_true(res.counters.v[TB_RES_CTR_MEMCPY_COUNT] == want);
     double nb = 0;
     for (int i = 0; transfers && i < c.op->n_in; i++)
         nb += 7 * 513 * 4;
     for (int i = 0; transfers && i < c.op->n_out; i++)
         nb += 7 * 513 * 4;
-    assert_true(res.counters.memcpy_bytes == nb);
+    assert_true(res.counters.v[TB_RES_CTR_MEMCPY_BYTES] == nb);
     /* at least the checked call and the samples went through them */
     if (transfers) {
         assert_true(n_up >= c.op->n_in * (1 + (int)res.n_samples));

@@ -5,45 +5,65 @@
 
 #define COUNT(a) ((int)(sizeof a / sizeof a[0]))
 
-static const char *const status_names[] = {
-#define TB_RES_STATUS_NAME(e, s, k) s,
-    TB_RES_STATUSES(TB_RES_STATUS_NAME)
-#undef TB_RES_STATUS_NAME
+/* A word of the vocabulary and what it means: a status's kind, a
+ * verdict's tone. */
+typedef struct {
+    const char *name;
+    int what;
+} word;
+
+static const word statuses[] = {
+#define TB_RES_STATUS_WORD(e, s, k) {s, k},
+    TB_RES_STATUSES(TB_RES_STATUS_WORD)
+#undef TB_RES_STATUS_WORD
 };
 
-static const tb_res_status_kind status_kinds[] = {
-#define TB_RES_STATUS_KIND(e, s, k) k,
-    TB_RES_STATUSES(TB_RES_STATUS_KIND)
-#undef TB_RES_STATUS_KIND
+static const word verdicts[] = {
+#define TB_RES_VERDICT_WORD(e, s, t) {s, t},
+    TB_RES_VERDICTS(TB_RES_VERDICT_WORD)
+#undef TB_RES_VERDICT_WORD
 };
+
+/* The index of name in words[0..n-1], -1 when absent. */
+static int find(const word *words, int n, const char *name)
+{
+    for (int i = 0; name && i < n; i++)
+        if (!strcmp(name, words[i].name))
+            return i;
+    return -1;
+}
 
 const char *tb_res_status_name(int s)
 {
-    return s >= 0 && s < COUNT(status_names) ? status_names[s] : "?";
+    return s >= 0 && s < COUNT(statuses) ? statuses[s].name : "?";
 }
 
 int tb_res_status_parse(const char *s)
 {
-    for (int i = 0; s && i < COUNT(status_names); i++)
-        if (!strcmp(s, status_names[i]))
-            return i;
-    return -1;
+    return find(statuses, COUNT(statuses), s);
 }
 
 tb_res_status_kind tb_res_status_kind_of(const char *s)
 {
     int k = tb_res_status_parse(s);
-    return k < 0 ? TB_RES_FAILED : status_kinds[k];
+    return k < 0 ? TB_RES_FAILED : (tb_res_status_kind)statuses[k].what;
+}
+
+const tb_res_counter_info *tb_res_counter_of(int k)
+{
+    static const tb_res_counter_info info[] = {
+#define TB_RES_CTR_INFO(e, k, m, u, s, t, c)                              \
+    {TB_RES_KEY(k), TB_RES_##m, TB_RES_##u, TB_RES_##s, t, c},
+        TB_RES_COUNTERS(TB_RES_CTR_INFO)
+#undef TB_RES_CTR_INFO
+    };
+    return k >= 0 && k < COUNT(info) ? &info[k] : NULL;
 }
 
 const char *tb_res_counter_name(int k)
 {
-    static const char *const names[] = {
-#define TB_RES_CTR_NAME(e, k) TB_RES_KEY(k),
-        TB_RES_COUNTERS(TB_RES_CTR_NAME)
-#undef TB_RES_CTR_NAME
-    };
-    return k >= 0 && k < COUNT(names) ? names[k] : "?";
+    const tb_res_counter_info *i = tb_res_counter_of(k);
+    return i ? i->name : "?";
 }
 
 const char *tb_res_dir_name(int d)
@@ -66,34 +86,21 @@ const char *tb_res_cupti_name(int k)
     return k >= 0 && k < COUNT(names) ? names[k] : "?";
 }
 
-static const char *const verdict_names[] = {
-#define TB_RES_VERDICT_NAME(e, s, t) s,
-    TB_RES_VERDICTS(TB_RES_VERDICT_NAME)
-#undef TB_RES_VERDICT_NAME
-};
-
 const char *tb_res_verdict_name(int v)
 {
-    return v >= 0 && v < COUNT(verdict_names) ? verdict_names[v] : "?";
+    return v >= 0 && v < COUNT(verdicts) ? verdicts[v].name : "?";
 }
 
-tb_res_tone tb_res_word_tone(const char *word)
+tb_res_tone tb_res_word_tone(const char *name)
 {
-    static const tb_res_tone verdict_tones[] = {
-#define TB_RES_VERDICT_TONE(e, s, t) t,
-        TB_RES_VERDICTS(TB_RES_VERDICT_TONE)
-#undef TB_RES_VERDICT_TONE
-    };
     static const tb_res_tone kind_tone[] = {
         [TB_RES_RAN] = TB_RES_GOOD,
         [TB_RES_NOT_RUN] = TB_RES_WARN,
         [TB_RES_FAILED] = TB_RES_BAD,
     };
-    int s = tb_res_status_parse(word);
+    int s = tb_res_status_parse(name);
     if (s >= 0)
-        return kind_tone[status_kinds[s]];
-    for (int v = 0; word && v < COUNT(verdict_names); v++)
-        if (!strcmp(word, verdict_names[v]))
-            return verdict_tones[v];
-    return TB_RES_PLAIN;
+        return kind_tone[statuses[s].what];
+    int v = find(verdicts, COUNT(verdicts), name);
+    return v >= 0 ? (tb_res_tone)verdicts[v].what : TB_RES_PLAIN;
 }

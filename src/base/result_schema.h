@@ -147,36 +147,75 @@ tb_res_status_kind tb_res_status_kind_of(const char *s);
 
 /* ---- counters ---------------------------------------------------------- */
 
-/* The per-iteration counters ("counters", docs/FORMAT.md) in the order
- * the writer writes them.  The exact ones come first: compare treats a
- * growth of any of them as a regression; the others vary from run to
- * run (memory high-water marks, faults, context switches). */
+/* The per-iteration counters ("counters", docs/FORMAT.md), in the order
+ * the writer writes them, with everything the code above the schema
+ * needs to know about each, so that a new counter is a row here and its
+ * measurement in harness/probe.c (and its line in docs/FORMAT.md):
+ *
+ *   X(ENUM, key, MERGE, UNIT, SHOWN, TITLE, CSV)
+ *     MERGE  how the rounds of a case combine: MEAN (the per-iteration
+ *            average over every counted iteration) or MAX (a high-water
+ *            mark: the largest round's)
+ *     UNIT   COUNT or BYTES: how the report prints it
+ *     SHOWN  where the report's per-op counters table ("Kernel launches
+ *            and allocations per op") shows it: MAIN (a column, in this
+ *            order), DEV (a column after those, only when some case
+ *            moved data to or allocated on a device) or NONE
+ *     TITLE  that column's heading
+ *     CSV    1: a column of the CSV export (docs/FORMAT.md, "CSV")
+ *
+ * The exact ones come first: they count the same every run, so compare
+ * (and ab, history, the report's comparisons) treats a growth of any of
+ * them as a regression and prints every change of one; the others vary
+ * from run to run (memory high-water marks, faults, context switches). */
 #define TB_RES_EXACT_COUNTERS(X)                                         \
-    X(KERNEL_LAUNCHES, kernel_launches)                                  \
-    X(MEMCPY_COUNT, memcpy_count)                                        \
-    X(MEMCPY_BYTES, memcpy_bytes)                                        \
-    X(ALLOCS, allocs)                                                    \
-    X(ALLOC_BYTES, alloc_bytes)                                          \
-    X(DEVICE_ALLOCS, device_allocs)                                      \
-    X(DEVICE_ALLOC_BYTES, device_alloc_bytes)
+    X(KERNEL_LAUNCHES, kernel_launches, MEAN, COUNT, MAIN,               \
+      "Kernel launches", 1)                                              \
+    X(MEMCPY_COUNT, memcpy_count, MEAN, COUNT, DEV, "Copies", 0)         \
+    X(MEMCPY_BYTES, memcpy_bytes, MEAN, BYTES, NONE, "", 0)              \
+    X(ALLOCS, allocs, MEAN, COUNT, MAIN, "Allocations", 1)               \
+    X(ALLOC_BYTES, alloc_bytes, MEAN, BYTES, MAIN, "Allocated bytes", 1) \
+    X(DEVICE_ALLOCS, device_allocs, MEAN, COUNT, DEV,                    \
+      "Device allocations", 0)                                           \
+    X(DEVICE_ALLOC_BYTES, device_alloc_bytes, MEAN, BYTES, NONE, "", 0)
 #define TB_RES_OTHER_COUNTERS(X)                                         \
-    X(PEAK_BYTES, peak_bytes)                                            \
-    X(PEAK_EXTRA_BYTES, peak_extra_bytes)                                \
-    X(MINOR_FAULTS, minor_faults)                                        \
-    X(MAJOR_FAULTS, major_faults)                                        \
-    X(VOL_CTX_SWITCHES, vol_ctx_switches)                                \
-    X(INVOL_CTX_SWITCHES, invol_ctx_switches)
+    X(PEAK_BYTES, peak_bytes, MAX, BYTES, NONE, "", 1)                   \
+    X(PEAK_EXTRA_BYTES, peak_extra_bytes, MAX, BYTES, MAIN,              \
+      "Peak extra", 0)                                                   \
+    X(MINOR_FAULTS, minor_faults, MEAN, COUNT, NONE, "", 1)              \
+    X(MAJOR_FAULTS, major_faults, MEAN, COUNT, NONE, "", 1)              \
+    X(VOL_CTX_SWITCHES, vol_ctx_switches, MEAN, COUNT, NONE, "", 1)      \
+    X(INVOL_CTX_SWITCHES, invol_ctx_switches, MEAN, COUNT, NONE, "", 1)
 #define TB_RES_COUNTERS(X) TB_RES_EXACT_COUNTERS(X) TB_RES_OTHER_COUNTERS(X)
 
 typedef enum {
-#define TB_RES_CTR_ENUM(e, k) TB_RES_CTR_##e,
+#define TB_RES_CTR_ENUM(e, k, m, u, s, t, c) TB_RES_CTR_##e,
     TB_RES_COUNTERS(TB_RES_CTR_ENUM)
 #undef TB_RES_CTR_ENUM
         TB_RES_NCOUNTERS_ALL
 } tb_res_counter;
 
-/* The exact counters are TB_RES_CTR_KERNEL_LAUNCHES .. this - 1. */
-#define TB_RES_NCOUNTERS (TB_RES_CTR_DEVICE_ALLOC_BYTES + 1)
+/* The exact counters are 0 .. TB_RES_NCOUNTERS - 1. */
+enum {
+#define TB_RES_CTR_ONE(e, k, m, u, s, t, c) +1
+    TB_RES_NCOUNTERS = 0 TB_RES_EXACT_COUNTERS(TB_RES_CTR_ONE)
+#undef TB_RES_CTR_ONE
+};
+
+typedef enum { TB_RES_MEAN, TB_RES_MAX } tb_res_merge;
+typedef enum { TB_RES_COUNT, TB_RES_BYTES } tb_res_unit;
+typedef enum { TB_RES_NONE, TB_RES_MAIN, TB_RES_DEV } tb_res_shown;
+
+/* What the schema says of counter k (TB_RES_CTR_*); NULL out of range. */
+typedef struct tb_res_counter_info {
+    const char *name; /* as in the file: "kernel_launches" */
+    tb_res_merge merge;
+    tb_res_unit unit;
+    tb_res_shown shown;
+    const char *title; /* the report's column heading ("" for NONE) */
+    bool csv;
+} tb_res_counter_info;
+const tb_res_counter_info *tb_res_counter_of(int k);
 
 /* Name of counter k as in the file ("kernel_launches"), "?" out of
  * range. */

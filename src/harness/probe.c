@@ -18,27 +18,28 @@ void tb_probe_take(tb_probe_snap *s, const tb_backend *b, void *ctx)
     }
 }
 
+/* Each counter of the schema (TB_RES_COUNTERS) from the two snapshots:
+ * a new counter's measurement goes here. */
 void tb_probe_diff(const tb_probe_snap *a, const tb_probe_snap *b,
                    uint64_t iters, tb_counters *out)
 {
     double n = iters ? (double)iters : 1.0;
+    double *v = out->v;
     memset(out, 0, sizeof *out);
-    out->kernel_launches =
-        (double)(b->be.kernel_launches - a->be.kernel_launches) / n;
-    out->memcpy_count = (double)(b->be.memcpy_count - a->be.memcpy_count) / n;
-    out->memcpy_bytes = (double)(b->be.memcpy_bytes - a->be.memcpy_bytes) / n;
-    out->device_allocs =
-        (double)(b->be.device_allocs - a->be.device_allocs) / n;
-    out->device_alloc_bytes =
-        (double)(b->be.device_alloc_bytes - a->be.device_alloc_bytes) / n;
-    out->allocs = (double)(b->alloc.allocs - a->alloc.allocs) / n;
-    out->alloc_bytes = (double)(b->alloc.bytes - a->alloc.bytes) / n;
-    out->minor_faults = (double)(b->minflt - a->minflt) / n;
-    out->major_faults = (double)(b->majflt - a->majflt) / n;
-    out->vol_ctx_switches = (double)(b->nvcsw - a->nvcsw) / n;
-    out->invol_ctx_switches = (double)(b->nivcsw - a->nivcsw) / n;
-    out->peak_bytes = b->alloc.peak_bytes;
-    out->peak_extra_bytes = b->alloc.peak_bytes - a->alloc.live_bytes;
-    if (out->peak_extra_bytes < 0)
-        out->peak_extra_bytes = 0;
+#define PER_ITER(f) ((double)(b->f - a->f) / n)
+    v[TB_RES_CTR_KERNEL_LAUNCHES] = PER_ITER(be.kernel_launches);
+    v[TB_RES_CTR_MEMCPY_COUNT] = PER_ITER(be.memcpy_count);
+    v[TB_RES_CTR_MEMCPY_BYTES] = PER_ITER(be.memcpy_bytes);
+    v[TB_RES_CTR_DEVICE_ALLOCS] = PER_ITER(be.device_allocs);
+    v[TB_RES_CTR_DEVICE_ALLOC_BYTES] = PER_ITER(be.device_alloc_bytes);
+    v[TB_RES_CTR_ALLOCS] = PER_ITER(alloc.allocs);
+    v[TB_RES_CTR_ALLOC_BYTES] = PER_ITER(alloc.bytes);
+    v[TB_RES_CTR_MINOR_FAULTS] = PER_ITER(minflt);
+    v[TB_RES_CTR_MAJOR_FAULTS] = PER_ITER(majflt);
+    v[TB_RES_CTR_VOL_CTX_SWITCHES] = PER_ITER(nvcsw);
+    v[TB_RES_CTR_INVOL_CTX_SWITCHES] = PER_ITER(nivcsw);
+#undef PER_ITER
+    v[TB_RES_CTR_PEAK_BYTES] = (double)b->alloc.peak_bytes;
+    int64_t extra = b->alloc.peak_bytes - a->alloc.live_bytes;
+    v[TB_RES_CTR_PEAK_EXTRA_BYTES] = extra > 0 ? (double)extra : 0;
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "../backends/backend.h"
+#include "../base/result_schema.h"
 #include "../ops/alloc.h"
 
 typedef struct tb_probe_snap {
@@ -14,14 +15,10 @@ typedef struct tb_probe_snap {
     long minflt, majflt, nvcsw, nivcsw; /* getrusage(RUSAGE_SELF) */
 } tb_probe_snap;
 
-/* Per-iteration counters (documented in docs/FORMAT.md, "counters"). */
+/* Per-iteration counters, indexed by TB_RES_CTR_* (base/result_schema.h,
+ * documented in docs/FORMAT.md, "counters"). */
 typedef struct tb_counters {
-    double kernel_launches, memcpy_count, memcpy_bytes;
-    double allocs, alloc_bytes, device_allocs, device_alloc_bytes;
-    double minor_faults, major_faults, vol_ctx_switches,
-        invol_ctx_switches;
-    int64_t peak_bytes;       /* live tracked bytes, high-water mark */
-    int64_t peak_extra_bytes; /* peak above the live bytes at the start */
+    double v[TB_RES_NCOUNTERS_ALL];
 } tb_counters;
 
 void tb_probe_take(tb_probe_snap *s, const tb_backend *b, void *ctx);

@@ -333,25 +333,10 @@ static void add_throughput(cJSON *o, const tb_case *c, const tb_result *r)
 /* counters: per iteration, in the schema's order (TB_RES_COUNTERS). */
 static void add_counters(cJSON *o, const tb_result *r)
 {
-    const tb_counters *k = &r->counters;
-    const double v[TB_RES_NCOUNTERS_ALL] = {
-        [TB_RES_CTR_KERNEL_LAUNCHES] = k->kernel_launches,
-        [TB_RES_CTR_MEMCPY_COUNT] = k->memcpy_count,
-        [TB_RES_CTR_MEMCPY_BYTES] = k->memcpy_bytes,
-        [TB_RES_CTR_ALLOCS] = k->allocs,
-        [TB_RES_CTR_ALLOC_BYTES] = k->alloc_bytes,
-        [TB_RES_CTR_DEVICE_ALLOCS] = k->device_allocs,
-        [TB_RES_CTR_DEVICE_ALLOC_BYTES] = k->device_alloc_bytes,
-        [TB_RES_CTR_PEAK_BYTES] = (double)k->peak_bytes,
-        [TB_RES_CTR_PEAK_EXTRA_BYTES] = (double)k->peak_extra_bytes,
-        [TB_RES_CTR_MINOR_FAULTS] = k->minor_faults,
-        [TB_RES_CTR_MAJOR_FAULTS] = k->major_faults,
-        [TB_RES_CTR_VOL_CTX_SWITCHES] = k->vol_ctx_switches,
-        [TB_RES_CTR_INVOL_CTX_SWITCHES] = k->invol_ctx_switches,
-    };
     cJSON *ct = cJSON_AddObjectToObject(o, TB_RES_KEY(counters));
     for (int i = 0; i < TB_RES_NCOUNTERS_ALL; i++)
-        cJSON_AddNumberToObject(ct, tb_res_counter_name(i), v[i]);
+        cJSON_AddNumberToObject(ct, tb_res_counter_name(i),
+                                r->counters.v[i]);
 }
 
 /* timing: the phases' wall times and the device timer's figures. */
@@ -586,14 +571,14 @@ static const struct {
     {TB_RES_KEY(gb_s), TB_RES_KEY(throughput), NULL},
     {TB_RES_KEY(gflop_s), TB_RES_KEY(throughput), NULL},
     {TB_RES_KEY(items_s), TB_RES_KEY(throughput), NULL},
-    {TB_RES_KEY(kernel_launches), TB_RES_KEY(counters), NULL},
-    {TB_RES_KEY(allocs), TB_RES_KEY(counters), NULL},
-    {TB_RES_KEY(alloc_bytes), TB_RES_KEY(counters), NULL},
-    {TB_RES_KEY(peak_bytes), TB_RES_KEY(counters), NULL},
-    {TB_RES_KEY(minor_faults), TB_RES_KEY(counters), NULL},
-    {TB_RES_KEY(major_faults), TB_RES_KEY(counters), NULL},
-    {TB_RES_KEY(vol_ctx_switches), TB_RES_KEY(counters), NULL},
-    {TB_RES_KEY(invol_ctx_switches), TB_RES_KEY(counters), NULL},
+/* the counters the schema marks for CSV */
+#define CSV_CTR_1(k) {TB_RES_KEY(k), TB_RES_KEY(counters), NULL},
+#define CSV_CTR_0(k)
+#define CSV_CTR(e, k, m, u, s, t, c) CSV_CTR_##c(k)
+    TB_RES_COUNTERS(CSV_CTR)
+#undef CSV_CTR
+#undef CSV_CTR_0
+#undef CSV_CTR_1
     {TB_RES_KEY(max_abs_err), TB_RES_KEY(check), NULL},
     {TB_RES_KEY(max_rel_err), TB_RES_KEY(check), NULL},
     {TB_RES_KEY(message), NULL, NULL},

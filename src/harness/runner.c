@@ -491,23 +491,12 @@ static void counters_merge(tb_result *res, const tb_counters *k,
     double w0 = (double)res->counted_iters, w1 = (double)iters;
     double w = w0 + w1 > 0 ? w0 + w1 : 1;
     tb_counters *a = &res->counters;
-#define MERGE(f) a->f = (a->f * w0 + k->f * w1) / w
-    MERGE(kernel_launches);
-    MERGE(memcpy_count);
-    MERGE(memcpy_bytes);
-    MERGE(allocs);
-    MERGE(alloc_bytes);
-    MERGE(device_allocs);
-    MERGE(device_alloc_bytes);
-    MERGE(minor_faults);
-    MERGE(major_faults);
-    MERGE(vol_ctx_switches);
-    MERGE(invol_ctx_switches);
-#undef MERGE
-    if (k->peak_bytes > a->peak_bytes)
-        a->peak_bytes = k->peak_bytes;
-    if (k->peak_extra_bytes > a->peak_extra_bytes)
-        a->peak_extra_bytes = k->peak_extra_bytes;
+    for (int i = 0; i < TB_RES_NCOUNTERS_ALL; i++) {
+        if (tb_res_counter_of(i)->merge == TB_RES_MAX)
+            a->v[i] = fmax(a->v[i], k->v[i]);
+        else
+            a->v[i] = (a->v[i] * w0 + k->v[i] * w1) / w;
+    }
     res->counted_iters += iters;
 }
 

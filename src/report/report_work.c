@@ -47,6 +47,19 @@ static const char *range_text(const range *r, bool bytes, char *buf,
     return buf;
 }
 
+/* The columns of the counters table: the schema's MAIN counters, then
+ * its DEV ones when dev (TB_RES_COUNTERS). */
+static int counter_columns(bool dev, int *col)
+{
+    int n = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < TB_RES_NCOUNTERS_ALL; k++)
+            if (tb_res_counter_of(k)->shown ==
+                (pass ? TB_RES_DEV : TB_RES_MAIN) && (!pass || dev))
+                col[n++] = k;
+    return n;
+}
+
 void tb_rpt_counters(const tb_rpt *x)
 {
     const tb_rset *s = x->s;
@@ -57,11 +70,14 @@ void tb_rpt_counters(const tb_rpt *x)
         if (!c->ok || !tb_rpt_in(c, mask) || !c->counters)
             continue;
         any = true;
-        dev = dev || tb_rcase_counter(c, TB_RES_CTR_MEMCPY_COUNT) > 0 ||
-              tb_rcase_counter(c, TB_RES_CTR_DEVICE_ALLOCS) > 0;
+        for (int k = 0; k < TB_RES_NCOUNTERS_ALL; k++)
+            dev = dev || (tb_res_counter_of(k)->shown == TB_RES_DEV &&
+                          tb_rcase_counter(c, k) > 0);
     }
     if (!any)
         return;
+    int col[TB_RES_NCOUNTERS_ALL];
+    int ncol = counter_columns(dev, col);
     tb_strbuf *b = x->b;
     sb(b, "## Kernel launches and allocations per op\n\n"
           "Per call (iteration), counted over the whole sampling phase; a "
@@ -70,41 +86,37 @@ void tb_rpt_counters(const tb_rpt *x)
           "launches are what the backend counted (for the Python libraries: "
           "library calls per iteration); allocations come from the tracked "
           "allocator; peak extra is what the op held at its peak beyond its "
-          "inputs and outputs.\n\n"
-          "| Op | Backend | Kernel launches | Allocations | Allocated bytes | "
-          "Peak extra |%s\n|---|---|---|---|---|---|%s\n",
-       dev ? " Copies | Device allocations |" : "", dev ? "---|---|" : "");
+          "inputs and outputs.\n\n| Op | Backend |");
+    for (int j = 0; j < ncol; j++)
+        sb(b, " %s |", tb_res_counter_of(col[j])->title);
+    sb(b, "\n|---|---|");
+    for (int j = 0; j < ncol; j++)
+        sb(b, "---|");
+    sb(b, "\n");
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !tb_rpt_in(c, mask) || !c->counters ||
             tb_rpt_seen_before(s, i, mask, F_OPVAR, true))
             continue;
-        range r[6];
+        range r[TB_RES_NCOUNTERS_ALL];
         memset(r, 0, sizeof r);
         for (int k = i; k < s->n; k++) {
             const tb_rcase *d = &s->cases[k];
             if (!d->ok || !d->counters || !tb_rpt_same(c, d, F_OPVAR))
                 continue;
-            range_add(&r[0], tb_rcase_counter(d, TB_RES_CTR_KERNEL_LAUNCHES));
-            range_add(&r[1], tb_rcase_counter(d, TB_RES_CTR_ALLOCS));
-            range_add(&r[2], tb_rcase_counter(d, TB_RES_CTR_ALLOC_BYTES));
-            range_add(&r[3], tb_rcase_counter(d, TB_RES_CTR_PEAK_EXTRA_BYTES));
-            range_add(&r[4], tb_rcase_counter(d, TB_RES_CTR_MEMCPY_COUNT));
-            range_add(&r[5], tb_rcase_counter(d, TB_RES_CTR_DEVICE_ALLOCS));
+            for (int j = 0; j < ncol; j++)
+                range_add(&r[j], tb_rcase_counter(d, col[j]));
         }
-        char t[6][80], lab[256];
+        char t[80], lab[256];
         if (c->role == TB_ROLE_WITH)
             tb_rpt_column_label(c, lab, sizeof lab);
         else
             snprintf(lab, sizeof lab, "%s", c->variant);
-        sb(b, "| %s | %s | %s | %s | %s | %s |", c->op, lab,
-           range_text(&r[0], false, t[0], sizeof t[0]),
-           range_text(&r[1], false, t[1], sizeof t[1]),
-           range_text(&r[2], true, t[2], sizeof t[2]),
-           range_text(&r[3], true, t[3], sizeof t[3]));
-        if (dev)
-            sb(b, " %s | %s |", range_text(&r[4], false, t[4], sizeof t[4]),
-               range_text(&r[5], false, t[5], sizeof t[5]));
+        sb(b, "| %s | %s |", c->op, lab);
+        for (int j = 0; j < ncol; j++)
+            sb(b, " %s |",
+               range_text(&r[j], tb_res_counter_of(col[j])->unit ==
+                                     TB_RES_BYTES, t, sizeof t));
         sb(b, "\n");
     }
     sb(b, "\n");
