@@ -211,6 +211,26 @@ C_RELU_LOOP(relu_f64, double);
 C_SUM_LOOPS(f32, float);
 C_SUM_LOOPS(f64, double);
 
+/* The first pass of a softmax over a tile of w columns (stride ld
+ * between rows): each column's max into m, its sum s zeroed. */
+#define C_COLMAX(SFX, T)                                                  \
+    static inline void colmax_##SFX(const T *restrict x, int64_t R,       \
+                                    int64_t ld, int64_t w, T *m,          \
+                                    double *s)                            \
+    {                                                                     \
+        for (int64_t j = 0; j < w; j++) {                                 \
+            m[j] = x[j];                                                  \
+            s[j] = 0;                                                     \
+        }                                                                 \
+        for (int64_t r = 1; r < R; r++)                                   \
+            for (int64_t j = 0; j < w; j++)                               \
+                m[j] = x[r * ld + j] > m[j] ? x[r * ld + j] : m[j];       \
+    }                                                                     \
+    C_END
+
+C_COLMAX(f32, float);
+C_COLMAX(f64, double);
+
 /* ---- log_softmax ------------------------------------------------------- */
 
 /* log_softmax of contiguous rows and of a tile of w columns (stride ld
@@ -258,13 +278,7 @@ C_SUM_LOOPS(f64, double);
         T m[TB_CPU_COL_TILE];                                             \
         double s[TB_CPU_COL_TILE];                                        \
         T ls[TB_CPU_COL_TILE];                                            \
-        for (int64_t j = 0; j < w; j++) {                                 \
-            m[j] = x[j];                                                  \
-            s[j] = 0;                                                     \
-        }                                                                 \
-        for (int64_t r = 1; r < R; r++)                                   \
-            for (int64_t j = 0; j < w; j++)                               \
-                m[j] = x[r * ld + j] > m[j] ? x[r * ld + j] : m[j];       \
+        colmax_##SFX(x, R, ld, w, m, s);                                  \
         for (int64_t r = 0; r < R; r++)                                   \
             for (int64_t j = 0; j < w; j++)                               \
                 s[j] += EXP(x[r * ld + j] - m[j]);                        \
@@ -318,13 +332,7 @@ C_LSM_LOOPS(f64, double, exp);
         T *o = po;                                                        \
         T m[TB_CPU_COL_TILE];                                             \
         double s[TB_CPU_COL_TILE];                                        \
-        for (int64_t j = 0; j < w; j++) {                                 \
-            m[j] = x[j];                                                  \
-            s[j] = 0;                                                     \
-        }                                                                 \
-        for (int64_t r = 1; r < R; r++)                                   \
-            for (int64_t j = 0; j < w; j++)                               \
-                m[j] = x[r * ld + j] > m[j] ? x[r * ld + j] : m[j];       \
+        colmax_##SFX(x, R, ld, w, m, s);                                  \
         for (int64_t r = 0; r < R; r++)                                   \
             for (int64_t j = 0; j < w; j++) {                             \
                 T e = EXP(x[r * ld + j] - m[j]);                          \
