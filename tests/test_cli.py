@@ -78,6 +78,13 @@ def t_run():
     jsonschema.validate(doc, SCHEMA)
     expect(doc["complete"] is True, "run not complete")
     cases = doc["cases"]
+    # every counter written is documented: the schema lets counters newer
+    # than its list through as numbers >= 0, FORMAT.md must name each
+    fmt = open("docs/FORMAT.md", encoding="utf-8").read()
+    sect = fmt[fmt.index("### `counters`"):]
+    sect = sect[:sect.index("\n### ", 1)]
+    for k in cases[0]["counters"]:
+        expect(f"`{k}`" in sect, f"counter {k} missing from docs/FORMAT.md")
     # 2 add shapes + 2 sum paramsets + matmul + log_softmax = 6, x 2
     # dtypes x 2 backends
     expect(len(cases) == 24, f"{len(cases)} cases")

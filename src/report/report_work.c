@@ -48,14 +48,16 @@ static const char *range_text(const range *r, bool bytes, char *buf,
 }
 
 /* The columns of the counters table: the schema's MAIN counters, then
- * its DEV ones when dev (TB_RES_COUNTERS). */
-static int counter_columns(bool dev, int *col)
+ * its DEV ones when dev (TB_RES_COUNTERS); only those some case
+ * recorded (a file from an older build lacks a newer counter). */
+static int counter_columns(const bool *seen, bool dev, int *col)
 {
     int n = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int k = 0; k < TB_RES_NCOUNTERS_ALL; k++)
             if (tb_res_counter_of(k)->shown ==
-                (pass ? TB_RES_DEV : TB_RES_MAIN) && (!pass || dev))
+                    (pass ? TB_RES_DEV : TB_RES_MAIN) &&
+                (!pass || dev) && seen[k])
                 col[n++] = k;
     return n;
 }
@@ -64,20 +66,22 @@ void tb_rpt_counters(const tb_rpt *x)
 {
     const tb_rset *s = x->s;
     unsigned mask = M_MAIN | M_WITH;
-    bool any = false, dev = false;
+    bool any = false, dev = false, seen[TB_RES_NCOUNTERS_ALL] = {false};
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !tb_rpt_in(c, mask) || !c->counters)
             continue;
         any = true;
-        for (int k = 0; k < TB_RES_NCOUNTERS_ALL; k++)
-            dev = dev || (tb_res_counter_of(k)->shown == TB_RES_DEV &&
-                          tb_rcase_counter(c, k) > 0);
+        for (int k = 0; k < TB_RES_NCOUNTERS_ALL; k++) {
+            double v = tb_rcase_counter(c, k);
+            seen[k] = seen[k] || !isnan(v);
+            dev = dev || (tb_res_counter_of(k)->shown == TB_RES_DEV && v > 0);
+        }
     }
     if (!any)
         return;
     int col[TB_RES_NCOUNTERS_ALL];
-    int ncol = counter_columns(dev, col);
+    int ncol = counter_columns(seen, dev, col);
     tb_strbuf *b = x->b;
     sb(b, "## Kernel launches and allocations per op\n\n"
           "Per call (iteration), counted over the whole sampling phase; a "
