@@ -158,10 +158,12 @@ static void test_run_ok_and_counters(void **state)
     assert_true(res.n_samples <= 200);
     assert_true(res.iters_per_sample >= 1);
     assert_non_null(res.stop_reason);
-    /* counters are exact per iteration: 1 launch, 2 allocs of 64 B */
+    /* counters are exact per iteration: 1 launch, 2 allocs of 64 B, each
+     * freed in the call */
     assert_true(res.counters.v[TB_RES_CTR_KERNEL_LAUNCHES] == 1.0);
     assert_true(res.counters.v[TB_RES_CTR_ALLOCS] == 2.0);
     assert_true(res.counters.v[TB_RES_CTR_ALLOC_BYTES] == 128.0);
+    assert_true(res.counters.v[TB_RES_CTR_FREES] == 2.0);
     /* statistics are consistent with the samples */
     assert_true(res.stats.min <= res.stats.median);
     assert_true(res.stats.median <= res.stats.max);

@@ -10,7 +10,9 @@
  * in TB_RES_KEYS when the name is new), the writer's fill in
  * harness/results.c, and the renderer that shows it; the loader reads
  * the row by itself (tb_rescase.f, resultsio.h).  docs/FORMAT.md and
- * docs/results.schema.json describe it. */
+ * docs/results.schema.json describe it.  A new counter costs less: its
+ * row in TB_RES_COUNTERS (below), its measurement in harness/probe.c
+ * and its line in docs/FORMAT.md; compare and the report show it. */
 #ifndef TB_BASE_RESULT_SCHEMA_H
 #define TB_BASE_RESULT_SCHEMA_H
 
@@ -55,8 +57,8 @@
     X(gb_s) X(gflop_s) X(items_s) X(steps_s)                             \
     /* counters */                                                       \
     X(kernel_launches) X(memcpy_count) X(memcpy_bytes) X(allocs)         \
-    X(alloc_bytes) X(device_allocs) X(device_alloc_bytes) X(peak_bytes)  \
-    X(peak_extra_bytes) X(minor_faults) X(major_faults)                  \
+    X(alloc_bytes) X(frees) X(device_allocs) X(device_alloc_bytes)      \
+    X(peak_bytes) X(peak_extra_bytes) X(minor_faults) X(major_faults)    \
     X(vol_ctx_switches) X(invol_ctx_switches)                            \
     /* timing */                                                         \
     X(timer_overhead_ns) X(warmup_iters) X(warmup_ns) X(sampling_ns)     \
@@ -175,6 +177,7 @@ tb_res_status_kind tb_res_status_kind_of(const char *s);
     X(MEMCPY_BYTES, memcpy_bytes, MEAN, BYTES, NONE, "", 0)              \
     X(ALLOCS, allocs, MEAN, COUNT, MAIN, "Allocations", 1)               \
     X(ALLOC_BYTES, alloc_bytes, MEAN, BYTES, MAIN, "Allocated bytes", 1) \
+    X(FREES, frees, MEAN, COUNT, MAIN, "Frees", 0)                       \
     X(DEVICE_ALLOCS, device_allocs, MEAN, COUNT, DEV,                    \
       "Device allocations", 0)                                           \
     X(DEVICE_ALLOC_BYTES, device_alloc_bytes, MEAN, BYTES, NONE, "", 0)

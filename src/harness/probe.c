@@ -34,6 +34,7 @@ void tb_probe_diff(const tb_probe_snap *a, const tb_probe_snap *b,
     v[TB_RES_CTR_DEVICE_ALLOC_BYTES] = PER_ITER(be.device_alloc_bytes);
     v[TB_RES_CTR_ALLOCS] = PER_ITER(alloc.allocs);
     v[TB_RES_CTR_ALLOC_BYTES] = PER_ITER(alloc.bytes);
+    v[TB_RES_CTR_FREES] = PER_ITER(alloc.frees);
     v[TB_RES_CTR_MINOR_FAULTS] = PER_ITER(minflt);
     v[TB_RES_CTR_MAJOR_FAULTS] = PER_ITER(majflt);
     v[TB_RES_CTR_VOL_CTX_SWITCHES] = PER_ITER(nvcsw);
