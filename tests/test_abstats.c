@@ -340,6 +340,86 @@ static void test_verdicts(void **state)
     assert_int_equal(tb_ab_unresolved(c, 1, &o), 0);
 }
 
+/* Sequential looks (ab.h): look k spends alpha / (k (k + 1)); a case is
+ * judged with p / share in Holm, its CI at 1 - 0.05 share; tb_ab_look
+ * stops each case for its reason. */
+static void test_sequential(void **state)
+{
+    (void)state;
+    assert_true(fabs(tb_ab_look_share(1) - 0.5) < 1e-15);
+    assert_true(fabs(tb_ab_look_share(2) - 1.0 / 6) < 1e-15);
+    assert_true(tb_ab_look_share(0) == 1);
+    static double buf[4][2 * 200];
+    tb_ab_case c[4];
+    fill(&c[0], "slower", 200, 0.05, 0.01, 11, buf[0]);
+    fill(&c[1], "quiet", 200, 0, 0.0001, 12, buf[1]);
+    fill(&c[2], "noisy", 200, 0, 0.3, 13, buf[2]);
+    fill(&c[3], "failed", 200, 0, 0.01, 14, buf[3]);
+    c[3].failed = true;
+    tb_ab_opts o;
+    tb_ab_opts_default(&o);
+    o.sequential = true;
+    int rc = 0;
+    /* look 1 after 12 blocks: the shift is decided, the quiet case
+     * reaches a 2% target, the noisy one stays open */
+    assert_int_equal(tb_ab_look(c, 4, &o, 1, 12, 0.02, NULL, &rc), 1);
+    assert_int_equal(rc, 0);
+    assert_string_equal(c[0].stop, "decided");
+    assert_int_equal(c[0].verdict, TB_AB_REGRESSED);
+    assert_string_equal(c[1].stop, "target");
+    assert_null(c[2].stop);
+    assert_string_equal(c[3].stop, "error");
+    assert_true(fabs(c[0].ci_level - (1 - 0.05 / 2)) < 1e-12);
+    /* one p per judged case, each divided by its look's share */
+    for (int k = 0; k < 3; k++)
+        assert_true(c[k].p_holm >= fmin(1, c[k].p * 2) * (1 - 1e-12));
+    /* look 3 ends the run (the budget): the open case stops there with
+     * its blocks and level; the stopped ones keep theirs */
+    assert_int_equal(tb_ab_look(c, 4, &o, 3, 40, 0.02, "budget", &rc), 0);
+    assert_string_equal(c[2].stop, "budget");
+    assert_int_equal(c[2].n, 40);
+    assert_int_equal(c[2].look, 3);
+    assert_int_equal(c[0].n, 12);
+    assert_int_equal(c[0].look, 1);
+    assert_true(fabs(c[2].ci_level - (1 - 0.05 / 12)) < 1e-12);
+    assert_int_equal(c[2].verdict, TB_AB_INCONCLUSIVE);
+
+    /* Peeking at no change: A/A runs looked at after 12, 18, 27 and 40
+     * blocks, each stopped at the first look that calls a change (the
+     * rule most likely to find a false one).  With the looks' shares the
+     * false-change rate stays at alpha (0.05; the bound allows 3 binomial
+     * sigmas over 300 runs); judging every look at the full alpha (a
+     * fixed design's p, share 1) finds more. */
+    static const int looks[4] = {12, 18, 27, 40};
+    int false_seq = 0, false_naive = 0;
+    const int runs = 300;
+    o.power_resamples = 0; /* a change needs no MDE: faster */
+    o.threshold = 0;       /* any change counts: peeking shows most */
+    for (int r = 0; r < runs; r++) {
+        for (int naive = 0; naive < 2; naive++) {
+            tb_ab_case one;
+            fill(&one, "aa", 40, 0, 0.02, 1000 + (uint64_t)r, buf[0]);
+            o.sequential = !naive;
+            bool found = false;
+            for (int l = 0; l < 4 && !found; l++) {
+                one.n = looks[l];
+                one.look = l + 1;
+                assert_int_equal(tb_ab_analyze(&one, 1, &o), 0);
+                found = one.verdict == TB_AB_REGRESSED ||
+                        one.verdict == TB_AB_IMPROVED;
+            }
+            if (found)
+                *(naive ? &false_naive : &false_seq) += 1;
+        }
+    }
+    double sigma = sqrt(0.05 * 0.95 / runs);
+    assert_true((double)false_seq / runs <= 0.05 + 3 * sigma);
+    print_message("false changes in %d A/A runs, 4 looks: %d with the "
+                  "looks' shares, %d at the full alpha\n", runs, false_seq,
+                  false_naive);
+    assert_true(false_naive > false_seq);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_mde),
         cmocka_unit_test(test_mde_boot),
         cmocka_unit_test(test_verdicts),
+        cmocka_unit_test(test_sequential),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -172,6 +172,84 @@ def refused(exe, where, want):
     expect(r.stdout == "", f"nothing on stdout: {r.stdout!r}")
 
 
+CALIB = """{
+  "name": "calib",
+  "warmup": {"min_time_ms": 1, "min_iters": 2},
+  "measure": {"sample_time_ms": 0.5, "min_samples": 5, "max_samples": 200,
+              "ci_target": 0.01, "max_time_s": 0.6, "timeout_s": 30},
+  "ops": [{"op": "calib_work", "shapes": [[100000]]}]
+}
+"""
+with open(path("calib.json"), "w", encoding="utf-8") as f:
+    f.write(CALIB)
+
+
+def scaled(scale):
+    """NEW as a build whose calib_work does `scale` times the work: the
+    same binary, TBENCH_CALIB_SCALE set (docs/CONFIG.md, calib_work)."""
+    return write_exe(f"scaled-{scale}", "#!/bin/sh\nTBENCH_CALIB_SCALE="
+                     f"{scale} exec {TBENCH} \"$@\"\n")
+
+
+def check_looks(doc, alpha=0.05):
+    seq = doc["settings"]["sequential_run"]
+    expect(doc["settings"]["sequential"] is True, doc["settings"])
+    looks = seq["looks"]
+    expect(len(looks) >= 1, "no look")
+    for k, l in enumerate(looks, 1):
+        expect(l["look"] == k, l)
+        expect(abs(l["alpha"] - alpha / (k * (k + 1))) < 1e-12, l)
+    for a, b in zip(looks, looks[1:]):
+        expect(a["blocks"] < b["blocks"] and a["elapsed_s"] <= b["elapsed_s"],
+               looks)
+    for c in doc["cases"]:
+        k = c["look"]
+        expect(1 <= k <= len(looks), c)
+        expect(c["blocks"] == looks[k - 1]["blocks"], c)
+        expect(len(c["old_block_ns"]) == c["blocks"], "blocks stored")
+        expect(c["stop"] in ("target", "decided", "budget", "max-blocks",
+                             "error"), c["stop"])
+        if c["verdict"] not in ("error", "skipped"):
+            expect(abs(c["ci_level"] - (1 - 0.05 / (k * (k + 1)))) < 1e-12, c)
+            expect(c["p_holm"] >= min(1, c["p"] * k * (k + 1)) * (1 - 1e-9),
+                   c)
+    m = doc["settings"]["machine"]
+    expect(m["cpus"] >= 1 and m["seconds"] > 0, m)
+    return looks
+
+
+@case("sequential: an injected +5% is regressed and stops 'decided'; the looks in ab.json")
+def sequential_injected():
+    out = path("seq5")
+    r = tbench("ab", OLD, scaled("1.05"), path("calib.json"), "--blocks",
+               "8", "--target-mde", "1", "--budget", "60s", "-q", "-o", out)
+    expect(r.returncode == 1, f"exit {r.returncode}: {r.stderr}{r.stdout}")
+    doc = json.load(open(os.path.join(out, "ab.json"), encoding="utf-8"))
+    check_looks(doc)
+    c = doc["cases"][0]
+    expect(c["verdict"] == "regressed" and c["stop"] == "decided", c)
+    expect(0.03 < c["change"] < 0.07, c["change"])
+    expect("sequential: target MDE 1.00%" in r.stdout, r.stdout)
+    expect("machine during the blocks" in r.stdout, r.stdout)
+
+
+@case("sequential A/A: exit 0, no change found, every case stopped for a reason")
+def sequential_aa():
+    out = path("seqaa")
+    # --threshold 10 as in same_build: an A/A never finds a change there
+    r = tbench("ab", OLD, NEW, path("two.json"), "--blocks", "6",
+               "--threshold", "10", "--target-mde", "10", "--budget", "20s",
+               "--max-blocks", "14", "-q", "-o", out)
+    expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}{r.stdout}")
+    doc = json.load(open(os.path.join(out, "ab.json"), encoding="utf-8"))
+    looks = check_looks(doc)
+    expect(looks[-1]["blocks"] <= 14, looks)
+    for c in doc["cases"]:
+        expect(c["verdict"] in ("unchanged", "inconclusive"), c)
+        if c["stop"] == "target":
+            expect(c["mde"] <= 0.1, c)
+
+
 @case("a script that is not tbench is refused (exit 2, one line)")
 def not_tbench():
     exe = write_exe("not-tbench", "#!/bin/sh\nexit 0\n")
@@ -203,7 +281,16 @@ def usage():
                        (["ab", OLD, NEW, path("two.json"), "--blocks", "3"],
                         "--blocks"),
                        (["ab", OLD, NEW, path("missing.json")],
-                        "missing.json")):
+                        "missing.json"),
+                       (["ab", OLD, NEW, path("two.json"), "--budget", "5m"],
+                        "give --target-mde too"),
+                       (["ab", OLD, NEW, path("two.json"), "--target-mde",
+                         "0.1"], "below the threshold"),
+                       (["ab", OLD, NEW, path("two.json"), "--target-mde",
+                         "1", "--budget", "5 min"], "--budget"),
+                       (["ab", OLD, NEW, path("two.json"), "--target-mde",
+                         "1", "--max-blocks", "10", "--blocks", "12"],
+                        "--max-blocks")):
         r = tbench(*args)
         expect(r.returncode == 2, f"{args}: exit {r.returncode}")
         expect(want in r.stderr, f"{args}: {r.stderr}")

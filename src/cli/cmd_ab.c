@@ -16,7 +16,9 @@
 #include "../base/result_schema.h"
 #include "../harness/ab_run.h"
 #include "../harness/config.h"
+#include "../harness/noise.h"
 #include "../harness/plan.h"
+#include "../harness/timer.h"
 #include "../harness/worker.h"
 #include "../harness/xworker.h"
 #include "../report/ab.h"
@@ -85,13 +87,31 @@ static void record(tb_ab_case *c, int which, int b, const tb_xw_block *r,
     v[b] = use_min ? r->min_ns : r->median_ns;
 }
 
+/* One look of a sequential run: when, and how many cases were open. */
+typedef struct ab_look {
+    int blocks;
+    double elapsed_s;
+    int open;       /* cases still open after it */
+    double mde_max; /* the largest MDE among the judged cases */
+} ab_look;
+
+#define AB_MAX_LOOKS 64
+
 /* The scheduler's sink (harness/ab_run.h): each block into the case's
- * values, the builds' names and the progress line on the terminal. */
+ * values, the builds' names and the progress line on the terminal; in a
+ * sequential run (--target-mde), the looks. */
 typedef struct ab_ui {
     tb_ab_case *cases;
+    int n;
     bool use_min; /* --estimator min (else median) */
     bool quiet;
     bool show; /* the progress line: not quiet and stderr a terminal */
+    /* sequential */
+    const tb_ab_opts *judge;
+    double target, budget_s; /* MDE target (ratio), seconds (INF: none) */
+    int max_blocks, next_look, nlooks, rc;
+    uint64_t t0;
+    ab_look looks[AB_MAX_LOOKS];
 } ab_ui;
 
 static bool ui_block(void *ctx, int k, int side, int b,
@@ -100,6 +120,55 @@ static bool ui_block(void *ctx, int k, int side, int b,
     ab_ui *u = ctx;
     record(&u->cases[k], side, b, r, u->use_min);
     return !u->cases[k].failed;
+}
+
+/* A look after b blocks (final_why: the run ends here).  false when no
+ * case is open any more or the look failed (u->rc). */
+static bool ui_look(ab_ui *u, int b, bool *done, const char *final_why)
+{
+    int k = u->nlooks + 1;
+    int open = tb_ab_look(u->cases, (size_t)u->n, u->judge, k, b,
+                          u->target, final_why, &u->rc);
+    if (open < 0)
+        return false;
+    ab_look *l = &u->looks[u->nlooks++];
+    l->blocks = b;
+    l->elapsed_s = (double)(tb_now_ns() - u->t0) / 1e9;
+    l->open = open;
+    l->mde_max = 0;
+    for (int i = 0; i < u->n; i++) {
+        const tb_ab_case *c = &u->cases[i];
+        if (c->stop)
+            done[i] = true; /* no more blocks */
+        if (c->verdict != TB_AB_ERROR && c->verdict != TB_AB_SKIPPED &&
+            !(c->mde <= l->mde_max))
+            l->mde_max = c->mde;
+    }
+    if (u->show)
+        fprintf(stderr, "\r\033[Klook %d after %d blocks (%.0f s): %d of %d "
+                "cases open, largest MDE %.2f%%\n", k, b, l->elapsed_s, open,
+                u->n, 100 * l->mde_max);
+    return open > 0;
+}
+
+/* After block b (harness/ab_run.h's `more`): a look at the scheduled
+ * block counts (--blocks, then x1.5 each), and a last one when the next
+ * block would pass the budget or the block limit is reached. */
+static bool ui_more(void *ctx, int b, bool *done)
+{
+    ab_ui *u = ctx;
+    double elapsed = (double)(tb_now_ns() - u->t0) / 1e9;
+    bool out_of_time = elapsed + elapsed / b > u->budget_s;
+    const char *final_why = b >= u->max_blocks ? "max-blocks"
+                            : out_of_time      ? "budget"
+                                               : NULL;
+    if (u->nlooks + 1 >= AB_MAX_LOOKS)
+        final_why = "max-blocks";
+    if (b < u->next_look && !final_why)
+        return true;
+    bool open = ui_look(u, b, done, final_why);
+    u->next_look = b + (b + 1) / 2;
+    return open && !final_why;
 }
 
 static void ui_started(void *ctx, const char *old_build,
@@ -132,7 +201,27 @@ typedef struct ab_args {
     tb_plan_opts popts; /* --filter, --exclude */
     tb_cli_patterns pats;
     bool quiet, use_min;
+    double target_mde; /* --target-mde as a ratio; NAN: a fixed design */
+    double budget_s;   /* --budget; INFINITY: none */
+    int max_blocks;    /* --max-blocks */
 } ab_args;
+
+#define AB_MAX_BLOCKS_DEFAULT 400
+#define AB_MAX_BLOCKS_LIMIT 10000
+
+/* A duration: a number of seconds, or a number with the unit s, m or h
+ * ("90", "90s", "15m", "1.5h").  false when it is none. */
+static bool parse_duration(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    double unit = !strcmp(end, "") || !strcmp(end, "s") ? 1
+                  : !strcmp(end, "m")                   ? 60
+                  : !strcmp(end, "h")                   ? 3600
+                                                        : NAN;
+    *out = v * unit;
+    return end != s && isfinite(*out) && *out > 0;
+}
 
 static const struct option ab_longopts[] = {
     {"output", required_argument, NULL, 'o'},
@@ -145,6 +234,9 @@ static const struct option ab_longopts[] = {
     {"max-mde", required_argument, NULL, 'M'},
     {"seed", required_argument, NULL, 's'},
     {"estimator", required_argument, NULL, 'E'},
+    {"target-mde", required_argument, NULL, 'T'},
+    {"budget", required_argument, NULL, 'B'},
+    {"max-blocks", required_argument, NULL, 'N'},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -202,6 +294,25 @@ static int ab_option(ab_args *a, int c, char **argv)
                                   "not '%s'", optarg);
         a->use_min = !strcmp(optarg, "min");
         break;
+    case 'T':
+        a->target_mde = strtod(optarg, &end) / 100;
+        if (*end || !*optarg || !(a->target_mde > 0 && a->target_mde <= 10))
+            return tb_usage_error("ab: --target-mde must be a percentage "
+                                  "above 0, up to 1000, not '%s'", optarg);
+        break;
+    case 'B':
+        if (!parse_duration(optarg, &a->budget_s))
+            return tb_usage_error("ab: --budget must be a duration (90, "
+                                  "90s, 15m, 1.5h), not '%s'", optarg);
+        break;
+    case 'N': {
+        long v = strtol(optarg, &end, 10);
+        if (*end || v < 6 || v > AB_MAX_BLOCKS_LIMIT)
+            return tb_usage_error("ab: --max-blocks must be an integer "
+                                  "from 6 to 10000, not '%s'", optarg);
+        a->max_blocks = (int)v;
+        break;
+    }
     case 'q': a->quiet = true; break;
     case 'h': tb_cmd_usage(stdout, "ab"); return TB_EXIT_OKAY;
     default: return tb_opt_error("ab", c, argv, ab_longopts);
@@ -219,6 +330,8 @@ static bool ab_parse(int argc, char **argv, ab_args *a, int *rc)
     a->run.seed = 1;
     a->run.stop = &ab_stop;
     a->use_min = true;
+    a->target_mde = NAN;
+    a->budget_s = INFINITY;
     tb_ab_opts_default(&a->judge);
     a->popts.filters = a->pats.filters;
     a->popts.excludes = a->pats.excludes;
@@ -234,16 +347,113 @@ static bool ab_parse(int argc, char **argv, ab_args *a, int *rc)
                              "executables and a config)%s", "");
         return false;
     }
+    if (isnan(a->target_mde) && (isfinite(a->budget_s) || a->max_blocks)) {
+        *rc = tb_usage_error("ab: --budget and --max-blocks bound a "
+                             "sequential run: give --target-mde too%s", "");
+        return false;
+    }
+    if (!isnan(a->target_mde)) {
+        char why[160];
+        if (!a->max_blocks)
+            a->max_blocks = AB_MAX_BLOCKS_DEFAULT;
+        if (a->target_mde < a->judge.threshold)
+            snprintf(why, sizeof why, "--target-mde %g%% is below the "
+                     "threshold, %g%%: an MDE is never below it",
+                     100 * a->target_mde, 100 * a->judge.threshold);
+        else if (a->max_blocks < a->run.blocks)
+            snprintf(why, sizeof why, "--max-blocks %d is below --blocks %d",
+                     a->max_blocks, a->run.blocks);
+        else
+            why[0] = '\0';
+        if (why[0]) {
+            *rc = tb_usage_error("ab: %s", why);
+            return false;
+        }
+        a->judge.sequential = true;
+        a->run.max_blocks = a->max_blocks;
+    }
     a->run.exe[0] = argv[optind];
     a->run.exe[1] = argv[optind + 1];
     a->run.config = argv[optind + 2];
     return true;
 }
 
+/* After the table of a sequential run: how each case stopped, the looks,
+ * and where timing could not reach the target, the exact gate. */
+static void print_sequential(FILE *f, const ab_args *a, const ab_ui *u)
+{
+    static const char *const whys[] = {"target", "decided", "budget",
+                                       "max-blocks", "error"};
+    fprintf(f, "sequential: target MDE %.2f%%, %d look%s", 100 * a->target_mde,
+            u->nlooks, u->nlooks == 1 ? "" : "s");
+    for (int w = 0; w < 5; w++) {
+        int k = 0;
+        for (int i = 0; i < u->n; i++)
+            k += u->cases[i].stop && !strcmp(u->cases[i].stop, whys[w]);
+        if (k)
+            fprintf(f, "; %s %d", whys[w], k);
+    }
+    fprintf(f, " (alpha %g spread over the looks: look k spends alpha / "
+            "(k (k + 1)))\n", a->judge.alpha);
+    for (int l = 0; l < u->nlooks; l++)
+        fprintf(f, "  look %d: %d blocks, %.0f s, %d case%s open, largest "
+                "MDE %.2f%%\n", l + 1, u->looks[l].blocks,
+                u->looks[l].elapsed_s, u->looks[l].open,
+                u->looks[l].open == 1 ? "" : "s",
+                100 * u->looks[l].mde_max);
+    int short_of = 0;
+    for (int i = 0; i < u->n; i++)
+        short_of += u->cases[i].stop &&
+                    (!strcmp(u->cases[i].stop, "budget") ||
+                     !strcmp(u->cases[i].stop, "max-blocks"));
+    if (short_of)
+        fprintf(f, "%d case%s did not reach the target MDE: timing cannot "
+                "judge %s at %.2f%% on this machine now.  Gate on exact "
+                "counts instead: run both builds with measure.instructions "
+                "(docs/CONFIG.md) and 'tbench compare' them (a change of "
+                "the instructions per iteration beyond --instr-threshold, "
+                "0.1%%, fails)\n", short_of, short_of == 1 ? "" : "s",
+                short_of == 1 ? "it" : "them", 100 * a->target_mde);
+}
+
+/* The "sequential" object of ab.json: the target, the limits, the looks. */
+static cJSON *sequential_json(const ab_args *a, const ab_ui *u)
+{
+    cJSON *o = cJSON_CreateObject(), *looks = cJSON_CreateArray();
+    if (!o || !looks) {
+        cJSON_Delete(o);
+        cJSON_Delete(looks);
+        return NULL;
+    }
+    cJSON_AddNumberToObject(o, "target_mde", a->target_mde);
+    if (isfinite(a->budget_s))
+        cJSON_AddNumberToObject(o, "budget_s", a->budget_s);
+    else
+        cJSON_AddNullToObject(o, "budget_s");
+    cJSON_AddNumberToObject(o, "max_blocks", a->max_blocks);
+    cJSON_AddStringToObject(o, "spending", "alpha / (k (k + 1))");
+    for (int l = 0; l < u->nlooks; l++) {
+        cJSON *j = cJSON_CreateObject();
+        if (!j)
+            break;
+        cJSON_AddNumberToObject(j, "look", l + 1);
+        cJSON_AddNumberToObject(j, "blocks", u->looks[l].blocks);
+        cJSON_AddNumberToObject(j, "elapsed_s", u->looks[l].elapsed_s);
+        cJSON_AddNumberToObject(j, "alpha",
+                                a->judge.alpha * tb_ab_look_share(l + 1));
+        cJSON_AddNumberToObject(j, "open", u->looks[l].open);
+        cJSON_AddNumberToObject(j, "mde_max", u->looks[l].mde_max);
+        cJSON_AddItemToArray(looks, j);
+    }
+    cJSON_AddItemToObject(o, "looks", looks);
+    return o;
+}
+
 /* DIR/ab.json: the verdicts, the builds and the settings.  0 or
  * TB_EXIT_CASES after the message. */
 static int write_ab_json(const ab_args *a, const tb_ab_case *cases, int n,
-                         const tb_ab_run_out *out)
+                         const tb_ab_run_out *out, const ab_ui *u,
+                         const tb_noise *noise)
 {
     char path[4200], err[1024];
     const tb_ab_run_opts *r = &a->run;
@@ -267,6 +477,11 @@ static int write_ab_json(const ab_args *a, const tb_ab_case *cases, int n,
         cJSON_AddNumberToObject(settings, "seed", (double)r->seed);
         cJSON_AddStringToObject(settings, "estimator",
                                 a->use_min ? "min" : "median");
+        cJSON_AddNumberToObject(settings, "blocks_run", out->blocks);
+        if (a->judge.sequential)
+            cJSON_AddItemToObject(settings, "sequential_run",
+                                  sequential_json(a, u));
+        cJSON_AddItemToObject(settings, "machine", tb_noise_json(noise));
     }
     cJSON *doc = tb_ab_json(cases, (size_t)n, &a->judge, builds, settings);
     char *text = doc ? cJSON_Print(doc) : NULL;
@@ -290,7 +505,8 @@ static int write_ab_json(const ab_args *a, const tb_ab_case *cases, int n,
  * exit status. */
 static int ab_measure(ab_args *a, const tb_plan *plan)
 {
-    int n = plan->n, blocks = a->run.blocks;
+    int n = plan->n;
+    int blocks = a->judge.sequential ? a->max_blocks : a->run.blocks;
     tb_ab_case *cases = calloc((size_t)n, sizeof *cases);
     double *store = calloc((size_t)n * 2 * (size_t)blocks, sizeof *store);
     int rc = TB_EXIT_CASES;
@@ -304,13 +520,23 @@ static int ab_measure(ab_args *a, const tb_plan *plan)
         cases[k].new_ns = cases[k].old_ns + blocks;
         cases[k].n = blocks;
     }
-    ab_ui ui = {.cases = cases, .use_min = a->use_min, .quiet = a->quiet,
-                .show = !a->quiet && isatty(STDERR_FILENO)};
+    ab_ui ui = {.cases = cases, .n = n, .use_min = a->use_min,
+                .quiet = a->quiet,
+                .show = !a->quiet && isatty(STDERR_FILENO),
+                .judge = &a->judge, .target = a->target_mde,
+                .budget_s = a->budget_s, .max_blocks = a->max_blocks,
+                .next_look = a->run.blocks, .t0 = tb_now_ns()};
     tb_ab_run_sink sink = {.ctx = &ui, .block = ui_block,
-                           .started = ui_started, .progress = ui_progress};
+                           .started = ui_started, .progress = ui_progress,
+                           .more = a->judge.sequential ? ui_more : NULL};
     tb_ab_run_out out;
     char err[1200];
+    tb_noise_snap snap0, snap1;
+    tb_noise_take(&snap0);
     int erc = tb_ab_run(plan, &a->run, &sink, &out, err, sizeof err);
+    tb_noise_take(&snap1);
+    tb_noise noise;
+    tb_noise_diff(&snap0, &snap1, &noise);
     if (erc) {
         fprintf(stderr, "tbench: %s\n", err);
         rc = erc == TB_EINVAL ? TB_EXIT_USAGE : TB_EXIT_CASES;
@@ -319,11 +545,16 @@ static int ab_measure(ab_args *a, const tb_plan *plan)
         fprintf(stderr, "tbench: ab: stopped by SIG%s; nothing judged\n",
                 abbr ? abbr : "?");
         rc = 128 + out.signal;
-    } else if (tb_ab_analyze(cases, (size_t)n, &a->judge)) {
+    } else if (ui.rc || (!a->judge.sequential &&
+                         tb_ab_analyze(cases, (size_t)n, &a->judge))) {
         fprintf(stderr, "tbench: ab: out of memory\n");
     } else {
         tb_ab_print(stdout, cases, (size_t)n, &a->judge);
-        rc = a->run.outdir ? write_ab_json(a, cases, n, &out) : 0;
+        if (a->judge.sequential)
+            print_sequential(stdout, a, &ui);
+        tb_noise_print(stdout, "machine during the blocks", &noise);
+        rc = a->run.outdir ? write_ab_json(a, cases, n, &out, &ui, &noise)
+                           : 0;
         if (!rc && (tb_ab_count(cases, (size_t)n, TB_AB_REGRESSED) ||
                     tb_ab_count(cases, (size_t)n, TB_AB_ERROR) ||
                     tb_ab_unresolved(cases, (size_t)n, &a->judge)))

@@ -25,6 +25,7 @@ typedef struct ab {
     tb_rng rng;
     volatile sig_atomic_t *stop;
     volatile sig_atomic_t never; /* *stop when the caller gave none */
+    int max; /* blocks at most */
     char *err;
     size_t errlen;
 } ab;
@@ -75,7 +76,7 @@ static int side_restart(ab *a, int s)
 static void measure_pair(ab *a, int k, int b, tb_xw_block r[2])
 {
     const tb_case *pc = &a->plan->cases[k];
-    int blocks = a->o->blocks;
+    int blocks = a->o->blocks; /* the share of each block (ab_run.h) */
     int first = (int)tb_rng_below(&a->rng, 2);
     if (a->o->duet) {
         for (int s = 0; s < 2; s++)
@@ -121,7 +122,7 @@ static int run_block(ab *a, int b)
         if (a->done[k])
             continue;
         if (a->sink->progress)
-            a->sink->progress(a->sink->ctx, b, a->o->blocks, q, plan->n,
+            a->sink->progress(a->sink->ctx, b, a->max, q, plan->n,
                               plan->cases[k].id);
         tb_xw_block r[2];
         measure_pair(a, k, b, r);
@@ -166,14 +167,22 @@ int tb_ab_run(const tb_plan *plan, const tb_ab_run_opts *o,
     if (sink->started)
         sink->started(sink->ctx, out->build[0], out->build[1]);
     tb_rng_seed(&a.rng, o->seed);
-    for (int b = 0; b < o->blocks && !*a.stop && !rc; b++)
-        rc = run_block(&a, b);
+    a.max = sink->more && o->max_blocks > o->blocks ? o->max_blocks
+                                                     : o->blocks;
+    int b = 0;
+    while (b < a.max && !*a.stop && !rc) {
+        rc = run_block(&a, b++);
+        if (!rc && sink->more && !*a.stop &&
+            !sink->more(sink->ctx, b, a.done))
+            break;
+    }
+    out->blocks = b;
     if (rc)
         goto out;
     if (sink->progress)
-        sink->progress(sink->ctx, o->blocks, o->blocks, 0, plan->n, NULL);
+        sink->progress(sink->ctx, b, a.max, 0, plan->n, NULL);
     for (int s = 0; s < 2 && !*a.stop && !rc; s++)
-        rc = side_finish(&a, s, o->blocks - 1);
+        rc = side_finish(&a, s, b - 1);
     out->signal = *a.stop;
 out:
     for (int s = 0; s < 2; s++)

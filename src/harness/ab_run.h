@@ -27,7 +27,11 @@
 typedef struct tb_ab_run_opts {
     const char *exe[2]; /* the OLD and NEW tbench executables */
     const char *config; /* the config both builds load (plan is its plan) */
-    int blocks;         /* blocks per case (6..64) */
+    int blocks;         /* blocks per case (6..64); each block samples
+                           for a 1/blocks share of the case's measure
+                           limits, as a round of that many would */
+    int max_blocks;     /* with the sink's `more`: blocks at most (>=
+                           blocks); 0: blocks */
     bool duet;          /* both builds at once, pinned to CPUs 0 and 1 */
     uint64_t seed;      /* of the order of the cases and the builds */
     /* NULL, or a folder: each worker writes the results of its block b as
@@ -49,6 +53,11 @@ typedef struct tb_ab_run_sink {
     /* Both builds answered: what each says it is (optional). */
     void (*started)(void *ctx, const char *old_build,
                     const char *new_build);
+    /* After every block, b blocks done (optional): false ends the run
+     * there (the sink has what it needs, or its budget is spent); it
+     * may mark cases in done[0..plan n) as finished, and later blocks
+     * skip them. */
+    bool (*more)(void *ctx, int b, bool *done);
     /* Case q (0-based, of n, in this block's order) of block b is about
      * to run (optional); id NULL: the blocks are over (clear the line). */
     void (*progress)(void *ctx, int b, int blocks, int q, int n,
@@ -57,6 +66,7 @@ typedef struct tb_ab_run_sink {
 
 typedef struct tb_ab_run_out {
     char build[2][256]; /* what the old and new build said they are */
+    int blocks;         /* blocks run */
     int signal;         /* *stop when the blocks were stopped, else 0 */
 } tb_ab_run_out;
 

@@ -29,6 +29,20 @@ void tb_ab_opts_default(tb_ab_opts *o)
     o->threshold = 0.005;
     o->max_mde = INFINITY;
     o->seed = UINT64_C(0xab7e57ab);
+    o->sequential = false;
+    o->power_resamples = TB_AB_POWER_RESAMPLES;
+}
+
+double tb_ab_look_share(int k)
+{
+    return k >= 1 ? 1.0 / ((double)k * (double)(k + 1)) : 1.0;
+}
+
+/* The share of alpha case c spends (tb_ab_look_share of its look in a
+ * sequential design, else 1). */
+static double share_of(const tb_ab_case *c, const tb_ab_opts *o)
+{
+    return o->sequential ? tb_ab_look_share(c->look) : 1.0;
 }
 
 /* FNV-1a of an id: each case's bootstrap gets its own stream. */
@@ -51,7 +65,7 @@ static int analyze_one(tb_ab_case *c, const tb_ab_opts *o, double *d,
                        double *tmp)
 {
     size_t n = (size_t)c->n;
-    c->change = c->ci_low = c->ci_high = NAN;
+    c->change = c->ci_low = c->ci_high = c->ci_level = NAN;
     c->p = c->p_holm = NAN;
     c->mde = INFINITY;
     c->old_median_ns = c->new_median_ns = NAN;
@@ -74,8 +88,9 @@ static int analyze_one(tb_ab_case *c, const tb_ab_opts *o, double *d,
     c->old_median_ns = median_of(c->old_ns, n, tmp);
     c->new_median_ns = median_of(c->new_ns, n, tmp);
     c->change = expm1(median_of(d, n, tmp));
-    double lo, hi;
-    int rc = tb_ab_bootstrap_median(d, n, TB_AB_RESAMPLES, 0.95,
+    double lo, hi, share = share_of(c, o);
+    c->ci_level = 1 - 0.05 * share;
+    int rc = tb_ab_bootstrap_median(d, n, TB_AB_RESAMPLES, c->ci_level,
                                     o->seed ^ hash_id(c->id), &lo, &hi);
     if (rc)
         return rc;
@@ -108,7 +123,8 @@ int tb_ab_analyze(tb_ab_case *cases, size_t m, const tb_ab_opts *o)
         rc = analyze_one(&cases[k], o, d, tmp);
         if (!rc && cases[k].verdict != TB_AB_ERROR &&
             cases[k].verdict != TB_AB_SKIPPED) {
-            p[np] = cases[k].p;
+            /* p' of the case's look (ab.h): valid whatever stopped it */
+            p[np] = fmin(1, cases[k].p / share_of(&cases[k], o));
             idx[np++] = k;
         }
     }
@@ -120,9 +136,12 @@ int tb_ab_analyze(tb_ab_case *cases, size_t m, const tb_ab_opts *o)
         c->p_holm = p[j];
         for (size_t i = 0; i < n; i++)
             d[i] = log(c->new_ns[i] / c->old_ns[i]);
-        double mde = expm1(tb_ab_mde_boot(d, n, o->alpha / (double)np, 0.8,
-                                          TB_AB_POWER_RESAMPLES,
-                                          o->seed ^ hash_id(c->id) ^ 1));
+        double mde = o->power_resamples < 1
+                         ? INFINITY
+                         : expm1(tb_ab_mde_boot(
+                               d, n, o->alpha * share_of(c, o) / (double)np,
+                               0.8, o->power_resamples,
+                               o->seed ^ hash_id(c->id) ^ 1));
         if (isnan(mde)) {
             rc = TB_ENOMEM;
             break;
@@ -139,6 +158,36 @@ int tb_ab_analyze(tb_ab_case *cases, size_t m, const tb_ab_opts *o)
     free(p);
     free(idx);
     return rc;
+}
+
+int tb_ab_look(tb_ab_case *cases, size_t m, const tb_ab_opts *o, int k,
+               int blocks, double target, const char *final_why, int *rc)
+{
+    for (size_t i = 0; i < m; i++)
+        if (!cases[i].stop) {
+            cases[i].n = blocks;
+            cases[i].look = k;
+        }
+    if ((*rc = tb_ab_analyze(cases, m, o)))
+        return -1;
+    int open = 0;
+    for (size_t i = 0; i < m; i++) {
+        tb_ab_case *c = &cases[i];
+        if (c->stop)
+            continue;
+        if (c->verdict == TB_AB_ERROR || c->verdict == TB_AB_SKIPPED)
+            c->stop = "error";
+        else if (c->verdict == TB_AB_REGRESSED ||
+                 c->verdict == TB_AB_IMPROVED)
+            c->stop = "decided";
+        else if (c->mde <= target)
+            c->stop = "target";
+        else if (final_why)
+            c->stop = final_why;
+        else
+            open++;
+    }
+    return open;
 }
 
 size_t tb_ab_unresolved(const tb_ab_case *cases, size_t m,
@@ -177,7 +226,9 @@ void tb_ab_print(FILE *f, const tb_ab_case *cases, size_t m,
                  const tb_ab_opts *o)
 {
     fprintf(f, "%-52s %10s %10s %8s %18s %9s %7s  %s\n", "case", "old", "new",
-            "change", "95% CI", "p(Holm)", "MDE", "verdict");
+            "change", o->sequential ? "CI (at its look)" : "95% CI",
+            "p(Holm)", "MDE", o->sequential ? "verdict (blocks, stop)"
+                                            : "verdict");
     for (size_t k = 0; k < m; k++) {
         const tb_ab_case *c = &cases[k];
         if (c->verdict == TB_AB_ERROR || c->verdict == TB_AB_SKIPPED) {
@@ -194,9 +245,12 @@ void tb_ab_print(FILE *f, const tb_ab_case *cases, size_t m,
             snprintf(mde, sizeof mde, "%.2f%%", 100 * c->mde);
         else
             snprintf(mde, sizeof mde, "none"); /* inconclusive */
-        fprintf(f, "%-52s %10s %10s %+7.2f%% %18s %9.2g %7s  %s\n", c->id, a,
+        fprintf(f, "%-52s %10s %10s %+7.2f%% %18s %9.2g %7s  %s", c->id, a,
                 b, 100 * c->change, ci, c->p_holm, mde,
                 tb_ab_verdict_name(c->verdict));
+        if (o->sequential)
+            fprintf(f, " (%d, %s)", c->n, c->stop ? c->stop : "-");
+        fputc('\n', f);
     }
     size_t nm = 0;
     double *v = malloc((m ? m : 1) * sizeof *v);
@@ -271,6 +325,9 @@ static cJSON *case_json(const tb_ab_case *c)
     else
         cJSON_AddStringToObject(j, "test", c->exact ? "exact" : "normal");
     cJSON_AddItemToObject(j, "mde", num(c->mde));
+    cJSON_AddItemToObject(j, "ci_level", num(c->ci_level));
+    cJSON_AddNumberToObject(j, "look", c->look);
+    cJSON_AddStringToObject(j, "stop", c->stop ? c->stop : "fixed");
     for (int i = 0; i < c->n; i++) {
         cJSON_AddItemToArray(o, num(c->old_ns[i]));
         cJSON_AddItemToArray(w, num(c->new_ns[i]));
@@ -298,6 +355,7 @@ cJSON *tb_ab_json(const tb_ab_case *cases, size_t m, const tb_ab_opts *o,
     cJSON_AddNumberToObject(settings, "alpha", o->alpha);
     cJSON_AddNumberToObject(settings, "threshold", o->threshold);
     cJSON_AddItemToObject(settings, "max_mde", num(o->max_mde));
+    cJSON_AddBoolToObject(settings, "sequential", o->sequential);
     cJSON_AddItemToObject(doc, "settings", settings);
     for (size_t k = 0; k < m; k++) {
         cJSON *c = case_json(&cases[k]);

@@ -21,7 +21,17 @@
  *     inconclusive unless a change is found).
  * A case that is not ok in every block on both sides is "error" (a
  * status failure, like compare's), with the first message, unless the
- * case was unsupported, unavailable or skipped: "skipped", not a failure. */
+ * case was unsupported, unavailable or skipped: "skipped", not a failure.
+ *
+ * Sequential (adaptive) A/B, o->sequential: the blocks are looked at
+ * several times and a case stops at a look of its own (c->look, 1-based).
+ * Look k spends alpha_k = alpha / (k (k + 1)) of the level (the sum over
+ * every k is alpha: a Bonferroni split over the looks, valid whatever
+ * rule stopped the case).  A case that stopped at look k is judged with
+ * p' = min(1, p / s_k), s_k = 1 / (k (k + 1)), in Holm's adjustment over
+ * the cases (P(p' <= t) <= sum_k t s_k = t under no change, so the
+ * family-wise level stays alpha), its MDE at level alpha_k / m, and its
+ * CI at level 1 - 0.05 s_k (97.5% at look 1, 99.17% at look 2...). */
 #ifndef TB_REPORT_AB_H
 #define TB_REPORT_AB_H
 
@@ -65,6 +75,12 @@ typedef struct tb_ab_case {
     double old_median_ns, new_median_ns;
     bool exact;
     tb_ab_verdict verdict;
+    /* sequential: the look the case stopped at (1-based; 0 in a fixed
+     * design) and why ("target", "decided", "budget", "max-blocks",
+     * "error"; "fixed" in a fixed design) */
+    int look;
+    const char *stop;
+    double ci_level; /* of ci_low..ci_high (analysis) */
 } tb_ab_case;
 
 typedef struct tb_ab_opts {
@@ -73,12 +89,30 @@ typedef struct tb_ab_opts {
     double max_mde;   /* --max-mde: a judged case with a larger mde is
                          unresolved and fails (INFINITY: no limit) */
     uint64_t seed;
+    bool sequential; /* judge each case at its look (above) */
+    int power_resamples; /* of the MDE (TB_AB_POWER_RESAMPLES); 0: no
+                            MDE (INFINITY), so no case is unchanged */
 } tb_ab_opts;
+
+/* The share of alpha that look k (>= 1) spends: 1 / (k (k + 1)); 1 for
+ * k = 0 (a fixed design). */
+double tb_ab_look_share(int k);
 
 void tb_ab_opts_default(tb_ab_opts *o);
 
 /* Analyse cases[0..m).  Returns 0, TB_EINVAL or TB_ENOMEM. */
 int tb_ab_analyze(tb_ab_case *cases, size_t m, const tb_ab_opts *o);
+
+/* Look k (1-based) of a sequential A/B (o->sequential) after `blocks`
+ * blocks: every open case (stop NULL) gets n = blocks and look = k, then
+ * all cases are analysed (a stopped case keeps its n and look).  An open
+ * case stops: "error" (failed or skipped), "decided" (regressed or
+ * improved at its look), "target" (its MDE at most target); then, when
+ * final_why is not NULL (the budget or the block limit ends the run
+ * here), every case still open stops with final_why.  Returns the
+ * number of cases still open, or -1 after TB_ENOMEM/TB_EINVAL in *rc. */
+int tb_ab_look(tb_ab_case *cases, size_t m, const tb_ab_opts *o, int k,
+               int blocks, double target, const char *final_why, int *rc);
 
 /* The number of judged cases whose mde is above o->max_mde. */
 size_t tb_ab_unresolved(const tb_ab_case *cases, size_t m,
