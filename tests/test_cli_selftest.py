@@ -144,7 +144,29 @@ def _():
                f"m={ps['runs_per_side']}: {ps['mde_rel']} vs {want}")
         expect(math.isclose(ps["mde_ns"], want * m["median_ns"],
                             rel_tol=1e-9), "mde_ns")
+    # noise sources: the core clock before each round, the machine
+    # meanwhile, and the sources named by the documented rules
+    ns = m["noise"]
+    g = np.array(ns["clock_ghz"])
+    expect(len(g) == 5 and (g > 0.2).all() and (g < 10).all(), str(ns))
+    expect(math.isclose(ns["clock_cv"], g.std(ddof=1) / g.mean(),
+                        rel_tol=1e-9), str(ns))
+    mach = ns["machine"]
+    expect(mach["cpus"] >= 1 and mach["seconds"] > 0, str(mach))
+    want = []
+    if mach["steal"] is not None and mach["steal"] >= 0.01:
+        want.append("steal")
+    if mach["other_cpus"] is not None and mach["other_cpus"] >= 0.25:
+        want.append("other processes")
+    if ns["clock_cv"] >= 0.01:
+        want.append("core clock CV")
+    if max(mach["load_start"], mach["load_end"]) > mach["cpus"]:
+        want.append("load average")
+    got = [x.split(" ")[0] for x in ns["named"].split(", ") if x]
+    expect(got == [w.split(" ")[0] for w in want], f"{ns['named']} vs {want}")
     p = tb(["selftest", "--quick"])
+    expect("noise sources: core clock" in p.stdout and "named: " in p.stdout,
+           p.stdout)
     expect(p.returncode == 0 and "minimum detectable effect" in p.stdout
            and "clock" in p.stdout, p.stdout + p.stderr)
 

@@ -60,6 +60,15 @@ static void selftest_print(FILE *f, const tb_selftest *st)
     fprintf(f, "\nminimum detectable effect: calib_work [%lld] in %d "
                "rounds, median %s, CV of the round medians %.3f%%\n",
             (long long)st->work_n, st->runs, a, 100 * st->work_cv);
+    fprintf(f, "noise sources: core clock %.2f GHz before each round, CV "
+               "%.2f%%; ", st->clock_ghz_median, 100 * st->clock_cv);
+    tb_noise_print(f, "the machine during the rounds", &st->noise);
+    fprintf(f, "named: %s\n",
+            st->named[0] ? st->named
+                         : "none (no steal, other load or clock change "
+                           "seen: what remains is the machine's own "
+                           "variation, e.g. memory placement, the "
+                           "hypervisor, caches)");
     fprintf(f, "MDE(m) = (z(1-alpha/2) + z(power)) * CV * sqrt(2/m), "
                "alpha %g, power %g:\n", st->alpha, st->power);
     for (int i = 0; i < TB_SELFTEST_NMDE; i++) {

@@ -686,6 +686,18 @@ static void pk_clock_body(pk_team *t, int tid)
         j->rates[r] = pk_clock_rate(n);
 }
 
+double tb_peak_core_ghz(double ns)
+{
+    double best = 0;
+    for (int i = 0; i < 3; i++) {
+        double r = pk_clock_rate(PK_CLOCK_CAL_ITERS);
+        best = r > best ? r : best;
+    }
+    double iters = ns * best / PK_CLOCK_CHAIN;
+    return pk_clock_rate(iters < 1 ? 1 : iters > 1e9 ? 1000000000L
+                                                     : (long)iters);
+}
+
 /* Measure the core clock (1 thread) into p's "clock" object. */
 static int pk_measure_clock(cJSON *p, const int *cpus, int ncpus,
                             bool *pinned, FILE *progress)

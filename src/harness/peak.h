@@ -82,6 +82,11 @@ typedef struct tb_peak_opts {
  * working sets could not be allocated) or TB_EINVAL, with a one-line
  * reason in err.  Takes seconds (about 5 s by default on 2 CPUs, under
  * 1 s with quick). */
+/* The core clock now, in GHz: one chain of dependent adds on the calling
+ * thread for about `ns` nanoseconds of its CPU time (the method of the
+ * peaks' "clock", one repetition). */
+double tb_peak_core_ghz(double ns);
+
 int tb_peaks_measure(const tb_peak_opts *o, cJSON **out, char *err,
                      size_t errlen);
 

@@ -13,6 +13,7 @@
 #include "../base/error.h"
 #include "../base/stats.h"
 #include "config.h"
+#include "peak.h"
 #include "plan.h"
 #include "runner.h"
 #include "timer.h"
@@ -187,6 +188,61 @@ static int spin_points(tb_runner *r, const tb_selftest_opts *o,
     return rc;
 }
 
+/* Mean and CV (sample standard deviation / mean) of x[0..n). */
+static double cv_of(const double *x, int n, double *mean)
+{
+    double sum = 0, ss = 0;
+    for (int k = 0; k < n; k++)
+        sum += x[k];
+    *mean = sum / n;
+    for (int k = 0; k < n; k++)
+        ss += (x[k] - *mean) * (x[k] - *mean);
+    return n > 1 && *mean > 0 ? sqrt(ss / (n - 1)) / *mean : NAN;
+}
+
+/* Append ", " (after the first) and the formatted text to buf at *u. */
+__attribute__((format(printf, 4, 5))) static void
+name_add(char *buf, size_t len, size_t *u, const char *fmt, ...)
+{
+    if (*u + 2 >= len)
+        return;
+    if (*u)
+        *u += (size_t)snprintf(buf + *u, len - *u, ", ");
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf + *u, len - *u, fmt, ap);
+    va_end(ap);
+    *u = k < 0 ? *u : *u + (size_t)k < len ? *u + (size_t)k : len - 1;
+}
+
+/* The clock's median and CV, and the sources that pass their rules
+ * (docs/FORMAT.md, "selftest"): steal >= 1% of CPU time, other processes
+ * >= 0.25 CPUs, the core clock's CV >= 1% over the rounds, a load
+ * average above the CPUs (at the start or the end). */
+static void noise_sources(tb_selftest *st)
+{
+    double mean, sorted[TB_SELFTEST_MAX_RUNS];
+    st->clock_cv = cv_of(st->clock_ghz, st->runs, &mean);
+    memcpy(sorted, st->clock_ghz, (size_t)st->runs * sizeof sorted[0]);
+    qsort(sorted, (size_t)st->runs, sizeof sorted[0], tb_cmp_double);
+    st->clock_ghz_median = tb_quantile_sorted(sorted, (size_t)st->runs, 0.5);
+    const tb_noise *n = &st->noise;
+    size_t u = 0;
+    st->named[0] = '\0';
+    if (n->steal >= 0.01)
+        name_add(st->named, sizeof st->named, &u, "steal %.1f%%",
+                 100 * n->steal);
+    if (n->other_cpus >= 0.25)
+        name_add(st->named, sizeof st->named, &u,
+                 "other processes %.2f CPUs", n->other_cpus);
+    if (st->clock_cv >= 0.01)
+        name_add(st->named, sizeof st->named, &u, "core clock CV %.1f%%",
+                 100 * st->clock_cv);
+    if (fmax(n->load_start, n->load_end) > n->cpus)
+        name_add(st->named, sizeof st->named, &u, "load average %.2f",
+                 fmax(n->load_start, n->load_end));
+}
+
 static int mde_part(tb_runner *r, const tb_selftest_opts *o,
                     tb_selftest *st, char *err, size_t len)
 {
@@ -202,8 +258,14 @@ static int mde_part(tb_runner *r, const tb_selftest_opts *o,
         return rc;
     tb_result res;
     memset(&res, 0, sizeof res);
-    for (int k = 0; k < o->runs && res.status == TB_STATUS_OK; k++)
+    tb_noise_snap n0, n1;
+    tb_noise_take(&n0);
+    for (int k = 0; k < o->runs && res.status == TB_STATUS_OK; k++) {
+        st->clock_ghz[k] = tb_peak_core_ghz(2e6);
         tb_runner_round(r, &plan.cases[0], k, o->runs, &res);
+    }
+    tb_noise_take(&n1);
+    tb_noise_diff(&n0, &n1, &st->noise);
     if (res.status != TB_STATUS_OK || res.rounds != o->runs) {
         rc = case_failed(&plan.cases[0], &res, err, len);
         tb_result_free(&res);
@@ -234,6 +296,7 @@ static int mde_part(tb_runner *r, const tb_selftest_opts *o,
                                          o->power);
         st->mde_ns[i] = st->mde_rel[i] * st->work_median_ns;
     }
+    noise_sources(st);
     tb_result_free(&res);
     tb_plan_free(&plan);
     return 0;
@@ -325,6 +388,13 @@ cJSON *tb_selftest_json(const tb_selftest *st)
     add_num(m, "power", st->power);
     add_num(m, "z_alpha", st->z_alpha);
     add_num(m, "z_power", st->z_power);
+    cJSON *ns = cJSON_AddObjectToObject(m, "noise");
+    cJSON_AddItemToObject(ns, "clock_ghz",
+                          cJSON_CreateDoubleArray(st->clock_ghz, st->runs));
+    add_num(ns, "clock_ghz_median", st->clock_ghz_median);
+    add_num(ns, "clock_cv", st->clock_cv);
+    cJSON_AddItemToObject(ns, "machine", tb_noise_json(&st->noise));
+    cJSON_AddStringToObject(ns, "named", st->named);
     cJSON *per = cJSON_AddArrayToObject(m, "per_side");
     for (int i = 0; i < TB_SELFTEST_NMDE; i++) {
         cJSON *o = cJSON_CreateObject();

@@ -12,6 +12,9 @@
  *    point the measured median, the net time (measured minus the 0 ns
  *    call), its error against the time spun, and the bound the clock
  *    allows on that error (below).
+ * 4. Noise sources (with 3.): the core clock before every round, and the
+ *    load average, steal and other processes' CPU time over the rounds;
+ *    each that passes its rule is named beside the CV.
  * 3. Minimum detectable effect: calib_work measured in `runs` rounds; the
  *    coefficient of variation (CV) of the round medians is the
  *    run-to-run noise, and the smallest relative change that a two-sided
@@ -36,6 +39,8 @@
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
+
+#include "noise.h"
 
 #define TB_SELFTEST_NSPIN 4
 #define TB_SELFTEST_MAX_RUNS 64
@@ -81,6 +86,14 @@ typedef struct tb_selftest {
     int mde_runs[TB_SELFTEST_NMDE]; /* m: 1 and 5 runs per side */
     double mde_rel[TB_SELFTEST_NMDE];
     double mde_ns[TB_SELFTEST_NMDE];
+    /* Noise sources it can see (runs > 0): the core clock before each
+     * round (tb_peak_core_ghz, 2 ms), its median and CV; the machine
+     * during the rounds (harness/noise.h); and the sources named, by
+     * the rules of docs/FORMAT.md ("selftest"), "" when none is. */
+    double clock_ghz[TB_SELFTEST_MAX_RUNS];
+    double clock_ghz_median, clock_cv;
+    tb_noise noise;
+    char named[256];
 } tb_selftest;
 
 /* Run the selftest with the clock installed now (tb_clock_ns).  Returns
