@@ -382,23 +382,26 @@ def stats_of(np, samples, k, stop, seed):
 
 def python_overhead(np, torch, warm, meas, overhead):
     """Per-call cost of the Python layer: a no-op call, and a 1-element add
-    into a preallocated output, timed like any case."""
+    into a preallocated output, timed like any case; each median with the
+    95% bootstrap CI of the cases' (ci_ns: {name: [low, high]})."""
     out = {"method": "median per call, timed like a case (a Python loop "
-                     "calling it, clock-pair cost subtracted)"}
+                     "calling it, clock-pair cost subtracted)", "ci_ns": {}}
+
+    def put(name, fn, seed):
+        samples = measure(np, fn, warm, meas, overhead, seed)[0]
+        out[name] = float(np.median(samples))
+        out["ci_ns"][name] = list(median_ci(np, samples, seed))
 
     def noop():
         return None
-    out["python_noop_call_ns"] = float(np.median(
-        measure(np, noop, warm, meas, overhead, 1)[0]))
+    put("python_noop_call_ns", noop, 1)
     a = np.ones(1, np.float32)
     o = np.empty(1, np.float32)
-    out["numpy_add_1_element_out_ns"] = float(np.median(measure(
-        np, lambda: np.add(a, a, out=o), warm, meas, overhead, 2)[0]))
+    put("numpy_add_1_element_out_ns", lambda: np.add(a, a, out=o), 2)
     if torch is not None:
         ta, to = torch.ones(1), torch.empty(1)
-        out["torch_add_1_element_out_ns"] = float(np.median(measure(
-            np, lambda: torch.add(ta, ta, out=to), warm, meas, overhead,
-            3)[0]))
+        put("torch_add_1_element_out_ns",
+            lambda: torch.add(ta, ta, out=to), 3)
     return out
 
 

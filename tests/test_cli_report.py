@@ -308,6 +308,42 @@ def t_guidelines_committed():
     expect(n >= 10, f"only {n} sizes checked")
 
 
+@case("report: the Python layer's per-call figures with their CIs; one "
+      "above the library's fastest case is called out (ux review D13)")
+def t_python_overhead():
+    src = os.path.abspath("docs/perf-data/results.json")
+    npy = json.load(open("docs/perf-data/numpy.json", encoding="utf-8"))
+    d = tempfile.mkdtemp(prefix="pyov-", dir=TMP)
+    fastest = min(c["stats"]["median_ns"] for c in npy["cases"]
+                  if c["status"] == "ok" and c["backend"] == "numpy" and
+                  "form=out" in c["id"])
+    ov = npy["env"]["python_overhead"]
+    ov["numpy_add_1_element_out_ns"] = 2 * fastest
+    ov["ci_ns"] = {"numpy_add_1_element_out_ns": [1.5 * fastest,
+                                                   2.5 * fastest],
+                   "python_noop_call_ns": [30.0, 45.0]}
+    with open(os.path.join(d, "numpy.json"), "w", encoding="utf-8") as f:
+        json.dump(npy, f)
+    p = run(["report", src, "--with", "numpy.json", "--no-charts", "-o",
+             "r.md"], d)
+    expect(p.returncode == 0, p.stderr)
+    md = open(os.path.join(d, "r.md"), encoding="utf-8").read()
+    expect("| Call | Median | 95% CI |" in md, "no CI column")
+    expect(re.search(r"\| python noop call \| [0-9.]+ ns \| 30(\.0)? ns – "
+                     r"45(\.0)? ns \|", md), "noop CI not printed")
+    expect("| torch add 1 element out |" in md and
+           "not recorded (an older script)" in md, "torch without a CI")
+    expect("The numpy 1-element call" in md and
+           "took longer than the whole" in md, "contradiction not said")
+    expect("The torch 1-element call" not in md, "torch wrongly flagged")
+    # the committed data: figures below the fastest cases, no such note
+    p = run(["report", src, "--with", os.path.abspath(
+        "docs/perf-data/numpy.json"), "--no-charts", "-o", "c.md"], d)
+    md = open(os.path.join(d, "c.md"), encoding="utf-8").read()
+    expect(p.returncode == 0 and "took longer than the whole" not in md,
+           "committed data flagged")
+
+
 @case("report names a winner or a crossover only where compare's test finds one")
 def t_no_winner():
     d = workdir("tie", "mixed.json")

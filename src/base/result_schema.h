@@ -84,7 +84,8 @@
     X(memory) X(total_bytes) X(available_bytes) X(os) X(kernel)          \
     X(machine) X(hostname) X(date) X(loadavg) X(clock) X(resolution_ns)  \
     X(libraries) X(build) X(warnings) X(command) X(plugins)              \
-    X(python_overhead) X(tbench_version) X(git_commit) X(build_type)     \
+    X(python_overhead) X(ci_ns) X(tbench_version) X(git_commit)         \
+    X(build_type)                                                        \
     X(c_args) X(sanitize)                                                \
     /* peaks */                                                          \
     X(quick) X(load_avg_1m) X(bandwidth) X(working_set_bytes)            \

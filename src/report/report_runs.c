@@ -232,6 +232,74 @@ typedef struct {
     int n;
 } columns;
 
+/* The fastest ok case of doc d whose backend is lib with the axis
+ * form=out, or NULL. */
+static const tb_rcase *fastest_out(const tb_rset *s, int d, const char *lib)
+{
+    const tb_rcase *best = NULL;
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *c = &s->cases[i];
+        if (c->doc == d && c->ok && !strcmp(c->backend, lib) &&
+            strstr(c->variant, "form=out") &&
+            (!best || c->median < best->median))
+            best = c;
+    }
+    return best;
+}
+
+/* The Python layer's per-call figures of WITH document d, each with its
+ * CI; a 1-element figure whose CI lies above the fastest case of the
+ * same library and form is said to be so (issue 27: a per-call cost
+ * above a whole 1,000-element add can only mean two phases of the
+ * machine). */
+static void python_overhead(const tb_rpt *x, int d, const tb_resenv *e)
+{
+    tb_strbuf *b = x->b;
+    const char *m = e->python_overhead_method;
+    sb(b, "\nPer-call overhead of the Python layer, measured by the "
+          "script%s%s%s; the library times below include it, which "
+          "matters at small sizes:\n\n| Call | Median | 95%% CI |\n"
+          "|---|---|---|\n",
+       m ? " (" : "", m ? m : "", m ? ")" : "");
+    for (int i = 0; i < e->n_python_overhead; i++) {
+        const tb_res_figure *v = &e->python_overhead[i];
+        char ms[32], lo[32], hi[32], name[128];
+        snprintf(name, sizeof name, "%s", v->name);
+        size_t nl = strlen(name);
+        if (nl > 3 && !strcmp(name + nl - 3, "_ns"))
+            name[nl - 3] = '\0';
+        for (char *q = name; *q; q++)
+            if (*q == '_')
+                *q = ' ';
+        tb_report_fmt_time(v->value, v->value, ms, sizeof ms);
+        if (isnan(v->lo))
+            sb(b, "| %s | %s | not recorded (an older script) |\n", name,
+               ms);
+        else
+            sb(b, "| %s | %s | %s – %s |\n", name, ms,
+               tb_report_fmt_time(v->lo, v->value, lo, sizeof lo),
+               tb_report_fmt_time(v->hi, v->value, hi, sizeof hi));
+    }
+    for (int i = 0; i < e->n_python_overhead; i++) {
+        const tb_res_figure *v = &e->python_overhead[i];
+        const char *lib = !strncmp(v->name, "numpy_", 6)   ? "numpy"
+                          : !strncmp(v->name, "torch_", 6) ? "torch"
+                                                           : NULL;
+        const tb_rcase *c = lib ? fastest_out(x->s, d, lib) : NULL;
+        double low = isnan(v->lo) ? v->value : v->lo;
+        if (!c || !(low > c->median))
+            continue;
+        char a[32], z[32];
+        sb(b, "\nThe %s 1-element call (%s%s) took longer than the whole "
+              "`%s` (%s), its fastest case of the same form: the two were "
+              "timed in different phases of the machine, so neither sets a "
+              "floor for the other.\n",
+           lib, tb_report_fmt_time(v->value, v->value, a, sizeof a),
+           isnan(v->lo) ? "" : ", CI above it", c->id,
+           tb_report_fmt_time(c->median, c->median, z, sizeof z));
+    }
+}
+
 /* Where each WITH file comes from: its path, its libraries and the
  * Python layer's own per-call overhead the script measured. */
 static void with_sources(const tb_rpt *x)
@@ -259,26 +327,8 @@ static void with_sources(const tb_rpt *x)
             sb(b, ")");
         }
         sb(b, ".\n");
-        if (e->has_python_overhead) {
-            const char *m = e->python_overhead_method;
-            sb(b, "\nPer-call overhead of the Python layer, measured by the "
-                  "script%s%s%s; the library times below include it, which "
-                  "matters at small sizes:\n\n| Call | Median |\n|---|---|\n",
-               m ? " (" : "", m ? m : "", m ? ")" : "");
-            for (int i = 0; i < e->n_python_overhead; i++) {
-                const tb_res_count *v = &e->python_overhead[i];
-                char ms[32], name[128];
-                snprintf(name, sizeof name, "%s", v->name);
-                size_t nl = strlen(name);
-                if (nl > 3 && !strcmp(name + nl - 3, "_ns"))
-                    name[nl - 3] = '\0';
-                for (char *q = name; *q; q++)
-                    if (*q == '_')
-                        *q = ' ';
-                sb(b, "| %s | %s |\n", name,
-                   tb_report_fmt_time(v->value, v->value, ms, sizeof ms));
-            }
-        }
+        if (e->has_python_overhead)
+            python_overhead(x, d, e);
         sb(b, "\n");
     }
 }

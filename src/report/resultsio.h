@@ -157,11 +157,18 @@ typedef struct tb_res_plugin {
     const char *name, *path; /* or NULL */
 } tb_res_plugin;
 
-/* A named number: a summary count, a python_overhead figure. */
+/* A named number: a summary count. */
 typedef struct tb_res_count {
     const char *name;
     double value; /* NAN when not a number */
 } tb_res_count;
+
+/* A python_overhead figure: its median and 95% CI (NAN when the file
+ * has none: an older compare_numpy.py). */
+typedef struct tb_res_figure {
+    const char *name;
+    double value, lo, hi;
+} tb_res_figure;
 
 /* "env" (docs/FORMAT.md): every field NULL, NAN or false (has_*) when
  * the file lacks it.  build, libraries and json are shown member by
@@ -202,7 +209,7 @@ typedef struct tb_resenv {
     bool has_python_overhead;
     const char *python_overhead_method;
     int n_python_overhead; /* its numbers, in order */
-    const tb_res_count *python_overhead;
+    const tb_res_figure *python_overhead;
 } tb_resenv;
 
 /* One bandwidth or FMA figure of "peaks" (or of peaks.gpu). */

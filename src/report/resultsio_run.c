@@ -52,7 +52,7 @@ static bool load_cpu(tb_resfile *f, const cJSON *cpu)
 }
 
 /* The number members of env.python_overhead (scripts/compare_numpy.py),
- * in order. */
+ * in order, each with its CI from ci_ns when the file has one. */
 static bool load_overhead(tb_resfile *f, const cJSON *ov)
 {
     tb_resenv *e = &f->env;
@@ -60,15 +60,26 @@ static bool load_overhead(tb_resfile *f, const cJSON *ov)
         return true;
     e->has_python_overhead = true;
     e->python_overhead_method = tb_res_str(ov, TB_RES_KEY(method));
+    const cJSON *ci = cJSON_GetObjectItemCaseSensitive(ov, TB_RES_KEY(ci_ns));
     int n = cJSON_GetArraySize(ov);
-    tb_res_count *v = n ? tb_res_alloc(f, (size_t)n * sizeof *v) : NULL;
+    tb_res_figure *v = n ? tb_res_alloc(f, (size_t)n * sizeof *v) : NULL;
     if (n && !v)
         return false;
     const cJSON *m;
     cJSON_ArrayForEach(m, ov)
-        if (cJSON_IsNumber(m))
-            v[e->n_python_overhead++] = (tb_res_count){m->string,
-                                                       m->valuedouble};
+    {
+        if (!cJSON_IsNumber(m))
+            continue;
+        const cJSON *b = cJSON_IsObject(ci) ? cJSON_GetObjectItemCaseSensitive(
+                                                  ci, m->string)
+                                            : NULL;
+        const cJSON *lo = cJSON_GetArrayItem(b, 0), *hi = cJSON_GetArrayItem(b, 1);
+        bool has = cJSON_IsArray(b) && cJSON_GetArraySize(b) == 2 &&
+                   cJSON_IsNumber(lo) && cJSON_IsNumber(hi);
+        v[e->n_python_overhead++] = (tb_res_figure){
+            m->string, m->valuedouble, has ? lo->valuedouble : NAN,
+            has ? hi->valuedouble : NAN};
+    }
     e->python_overhead = v;
     return true;
 }
