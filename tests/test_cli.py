@@ -11,6 +11,7 @@ results.csv.  Needs Debian's python3-jsonschema: run with /usr/bin/python3.
 import csv
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -122,6 +123,49 @@ def t_run():
            "no table on stdout")
     expect(not [f for f in os.listdir(out) if ".tmp." in f],
            "temporary files left")
+
+
+@case("env records what changes the run: variables, CPU affinity, the "
+      "module's source (reliability review D15, D6)")
+def t_env_process():
+    cfg = write("tiny1.json", TINY)
+    out = os.path.join(TMP, "envp")
+    env = dict(os.environ, OMP_NUM_THREADS="3", MALLOC_ARENA_MAX="2",
+               GLIBC_TUNABLES="glibc.malloc.check=0")
+    p = subprocess.run([TBENCH, "run", cfg, "-o", out, "-f", "add*", "-q"],
+                       capture_output=True, text=True, env=env,
+                       preexec_fn=lambda: os.sched_setaffinity(0, {0}))
+    expect(p.returncode == 0, p.stderr)
+    doc = json.load(open(os.path.join(out, "results.json")))
+    jsonschema.validate(doc, SCHEMA)
+    pr = doc["env"]["process"]
+    v = pr["variables"]
+    expect(v.get("OMP_NUM_THREADS") == "3" and
+           v.get("MALLOC_ARENA_MAX") == "2" and
+           v.get("GLIBC_TUNABLES") == "glibc.malloc.check=0", str(v))
+    expect("PATH" not in v and "HOME" not in v, "unrelated variables kept")
+    expect(pr["affinity"] == "0" and pr["affinity_cpus"] == 1, str(pr))
+    w = doc["env"]["warnings"]
+    expect(any("GLIBC_TUNABLES is set" in x for x in w), str(w))
+    if os.cpu_count() > 1:
+        expect(any("may run on 1 of the" in x for x in w), str(w))
+    # an executable outside the build tree (installed, or a copy) never
+    # loads modules from the build tree; the build's own one does
+    copy = os.path.join(TMP, "tbench-copy")
+    shutil.copy(TBENCH, copy)
+    lists = {}
+    for exe in (TBENCH, copy):
+        p = subprocess.run([exe, "list", "--json"], capture_output=True,
+                           text=True)
+        lists[exe] = {b["name"]: b for b in json.loads(p.stdout)["backends"]}
+    why = lists[copy]["cuda"].get("reason") or ""
+    build_dir = os.path.dirname(TBENCH)
+    expect(build_dir not in why, f"the copy looked in the build tree: {why}")
+    own = lists[TBENCH]["cuda"].get("reason") or ""
+    if "not built" not in own:     # a build with the CUDA module
+        expect("could not be loaded" not in own,
+               f"the build's own tbench did not load its module: {own}")
+        expect("could not be loaded" in why, why)
 
 
 @case("run writes under results/ when -o is absent")

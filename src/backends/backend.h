@@ -290,6 +290,12 @@ int tb_backend_register(const tb_backend *b);
 void tb_backend_replace(const tb_backend *placeholder,
                         const tb_backend *loaded);
 
+/* The file run-time module `name` ("cuda") was loaded from, and in
+ * *from (may be NULL) why that folder: "TBENCH_MODULE_DIR", "build tree"
+ * (only the build's own tbench looks there) or "install prefix"; NULL
+ * when it has not loaded (src/backends/module.c). */
+const char *tb_module_loaded(const char *name, const char **from);
+
 /* (*b)->probe, then *b found again: a module's placeholder becomes the
  * module's own backend once the probe has loaded it. */
 int tb_backend_probe(const tb_backend **b, char *reason, size_t len);

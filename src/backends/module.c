@@ -14,6 +14,7 @@
  * that cannot be loaded is unavailable with dlopen's reason; a loaded
  * one answers the probe itself (src/backends/cuda/module.cu). */
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,34 @@
 typedef const tb_backend *(*tb_module_entry)(void);
 
 static const tb_backend *cuda_impl;
+static char cuda_path[PATH_MAX];   /* the file it came from */
+static const char *cuda_from = ""; /* why that folder (module_source) */
+
+/* Is this process the build tree's own tbench (TB_BUILD_DIR/tbench)?
+ * Only then may it load modules from the build tree: an installed
+ * binary, or a copy, must not run whatever a build folder holds now (a
+ * folder that may since have been removed and re-created by someone
+ * else, or rebuilt at another commit). */
+static bool in_build_tree(void)
+{
+    char exe[PATH_MAX], dir[PATH_MAX];
+    if (!realpath("/proc/self/exe", exe) || !realpath(TB_BUILD_DIR, dir))
+        return false;
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return false;
+    *slash = '\0';
+    return !strcmp(exe, dir) && !strcmp(slash + 1, "tbench");
+}
+
+const char *tb_module_loaded(const char *name, const char **from)
+{
+    if (strcmp(name, "cuda") || !cuda_impl)
+        return NULL;
+    if (from)
+        *from = cuda_from;
+    return cuda_path;
+}
 
 /* Try dir/file; on success set *out.  Appends the dlerror to why.
  * The dlopen and dlsym are plugin.c's, shared with plugins. */
@@ -63,11 +92,22 @@ static int cuda_probe(const tb_backend *self, char *reason, size_t len)
         return TB_EUNAVAILABLE;
     }
     char why[1024] = "";
+    /* TBENCH_MODULE_DIR (explicit, and recorded in env.modules), the
+     * build tree for the build's own executable only, the install
+     * prefix */
     const char *env = getenv("TBENCH_MODULE_DIR");
-    const char *dirs[] = {env, TB_BUILD_MODULE_DIR "/cuda", TB_MODULE_DIR};
+    const struct {
+        const char *dir, *from;
+    } dirs[] = {{env && *env ? env : NULL, "TBENCH_MODULE_DIR"},
+                {in_build_tree() ? TB_BUILD_MODULE_DIR "/cuda" : NULL,
+                 "build tree"},
+                {TB_MODULE_DIR, "install prefix"}};
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
-        if (dirs[i] && !module_open(dirs[i], "tbench-cuda.so", &cuda_impl,
-                                    why, sizeof why)) {
+        if (dirs[i].dir && !module_open(dirs[i].dir, "tbench-cuda.so",
+                                        &cuda_impl, why, sizeof why)) {
+            snprintf(cuda_path, sizeof cuda_path, "%s/tbench-cuda.so",
+                     dirs[i].dir);
+            cuda_from = dirs[i].from;
             tb_backend_replace(self, cuda_impl);
             return cuda_impl->probe(cuda_impl, reason, len);
         }

@@ -661,6 +661,24 @@ static cJSON *capture_plugins(void)
     return arr;
 }
 
+/* The run-time modules loaded: {"cuda": {"path", "from"}} or
+ * {"cuda": null} (src/backends/module.c). */
+static cJSON *capture_modules(void)
+{
+    cJSON *o = cJSON_CreateObject();
+    const char *from = NULL, *path = tb_module_loaded("cuda", &from);
+    cJSON *m = path ? cJSON_CreateObject() : cJSON_CreateNull();
+    if (path && m) {
+        cJSON_AddStringToObject(m, "path", path);
+        cJSON_AddStringToObject(m, "from", from);
+    }
+    if (o)
+        json_add(o, "cuda", m);
+    else
+        cJSON_Delete(m);
+    return o;
+}
+
 cJSON *tb_env_capture(void)
 {
     cJSON *env = cJSON_CreateObject();
@@ -738,6 +756,9 @@ cJSON *tb_env_capture(void)
     json_add(env, "build", capture_build());
     json_add(env, "libraries", capture_libraries());
     json_add(env, "plugins", capture_plugins());
+    json_add(env, "modules", capture_modules());
+    cJSON *process = tb_env_process();
+    json_add(env, "process", process);
 
     cJSON *clk = cJSON_CreateObject();
     struct timespec res = {0, 0};
@@ -747,8 +768,10 @@ cJSON *tb_env_capture(void)
                  (double)res.tv_sec * 1e9 + (double)res.tv_nsec);
     json_add(env, "clock", clk);
 
-    json_add(env, "warnings",
-             capture_warnings(&ci, ncpus, gov, have_load, load[0]));
+    cJSON *warnings = capture_warnings(&ci, ncpus, gov, have_load, load[0]);
+    if (warnings && process)
+        tb_env_process_warnings(process, warnings);
+    json_add(env, "warnings", warnings);
     capture_backends(env, &ci);
     /* calib_work's work factor (src/ops/calib.h): 1 unless an injected
      * slowdown is being measured */

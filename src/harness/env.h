@@ -18,4 +18,14 @@ int tb_env_ncpus(void);
 unsigned long long tb_env_mem_total(void);
 unsigned long long tb_env_mem_available(void);
 
+/* env.process (docs/FORMAT.md): the environment variables that change
+ * what runs (LD_PRELOAD, GLIBC_TUNABLES, OMP_*, MALLOC_*, OPENBLAS_*,
+ * TBENCH_*...), the CPU affinity and the cgroup's CPU quota.  NULL on
+ * allocation failure. */
+cJSON *tb_env_process(void);
+/* Warnings about process (tb_env_process's object) into warnings: an
+ * affinity or a quota below the online CPUs, LD_PRELOAD or
+ * GLIBC_TUNABLES set. */
+void tb_env_process_warnings(const cJSON *process, cJSON *warnings);
+
 #endif
