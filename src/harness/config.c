@@ -22,7 +22,7 @@
 #include "../base/error.h"
 #include "../base/fileio.h"
 #include "../base/suggest.h"
-#include "jsonc.h"
+#include "../base/jsonc.h"
 
 #define CFG_MAX_OPS 1024           /* entries in "ops" */
 #define CFG_MAX_FILE (16u << 20)   /* bytes in a config file */

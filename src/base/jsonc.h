@@ -1,5 +1,5 @@
-/* JSON with comments, with positions: the text level of the config
- * parser (config.c).
+/* JSON with comments, with positions: the text level of the files a
+ * person writes (the configs: harness/config.c).
  *
  * The text must be UTF-8 without NUL bytes; // and block comments are
  * blanked out (offsets, lines and columns stay those of the original
@@ -9,8 +9,8 @@
  * numbers such as 01, -01 or 1., and strings holding \u0000 (which
  * cJSON would silently cut).  Lines and columns are 1-based; columns
  * count code points, a tab counts one, a byte order mark none. */
-#ifndef TB_HARNESS_JSONC_H
-#define TB_HARNESS_JSONC_H
+#ifndef TB_BASE_JSONC_H
+#define TB_BASE_JSONC_H
 
 #include <stdbool.h>
 #include <stddef.h>

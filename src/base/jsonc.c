@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/error.h"
+#include "error.h"
 
 #if defined(__GNUC__)
 #define JSONC_PRINTF(f, a) __attribute__((format(printf, f, a)))
