@@ -12,6 +12,7 @@
 #ifndef TB_BASE_JSONC_H
 #define TB_BASE_JSONC_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -54,5 +55,33 @@ void tb_jsonc_free(tb_jsonc *doc);
  * another document, or a walk that lost step, which would be a bug:
  * messages then lack a place but are otherwise unaffected). */
 const tb_jsonc_pos *tb_jsonc_find(const tb_jsonc *doc, const cJSON *node);
+
+/* ---- messages: the words of every reader of such a document ----------- */
+
+/* Where node starts in doc: at its key (at_key, when it is a member) or
+ * at its value.  0, 0 when not known. */
+void tb_jsonc_where(const tb_jsonc *doc, const cJSON *node, bool at_key,
+                    int *line, int *col);
+
+/* The one-line message "PATH:LINE:COL: KEYPATH: what" in err[0..errlen)
+ * (no ":LINE:COL" when line is 0, no "KEYPATH: " when kp is NULL or
+ * empty), cut to fit; control bytes (of the file's name, of key names
+ * cJSON decoded) become '?', a tab a space.  err NULL or errlen 0:
+ * nothing is written. */
+void tb_jsonc_vmessage(char *err, size_t errlen, const char *path,
+                       int line, int col, const char *kp, const char *fmt,
+                       va_list ap);
+
+/* v as the shortest decimal text that reads back as v ("3", "0.1"). */
+void tb_jsonc_number(double v, char *buf, size_t n);
+
+/* s, cut to fit buf[0..n) (n > 4) and then ending in "...".  Returns
+ * buf. */
+const char *tb_jsonc_shorten(const char *s, char *buf, size_t n);
+
+/* What a message says a value is after "got ": a number as written, a
+ * string in quotes (cut to 40 bytes), true, false, null, "a list", "an
+ * object".  Returns buf. */
+const char *tb_jsonc_describe(const cJSON *v, char *buf, size_t n);
 
 #endif
