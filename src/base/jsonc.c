@@ -571,3 +571,45 @@ const char *tb_jsonc_describe(const cJSON *v, char *buf, size_t n)
         snprintf(buf, n, "an invalid value");
     return buf;
 }
+
+static bool key_in(const char *key, const char *const *keys)
+{
+    for (; *keys; keys++)
+        if (strcmp(key, *keys) == 0)
+            return true;
+    return false;
+}
+
+int tb_jsonc_check_keys(const cJSON *obj, const char *const *keys, bool top,
+                        const cJSON **at, char *msg, size_t n)
+{
+    char tmp[48];
+    const char *what = top ? "top-level key" : "key";
+    *at = NULL;
+    for (const cJSON *ch = obj->child; ch; ch = ch->next) {
+        const char *k = ch->string ? ch->string : "";
+        *at = ch;
+        if (keys && !key_in(k, keys)) {
+            char list[256];
+            size_t l = 0;
+            list[0] = '\0';
+            for (const char *const *q = keys; *q && l < sizeof(list); q++) {
+                int r = snprintf(list + l, sizeof(list) - l, "%s%s",
+                                 q == keys ? "" : ", ", *q);
+                if (r < 0)
+                    break;
+                l += (size_t)r;
+            }
+            snprintf(msg, n, "unknown %s '%s' (expected one of: %s)", what,
+                     tb_jsonc_shorten(k, tmp, 40), list);
+            return TB_EINVAL;
+        }
+        for (const cJSON *d = obj->child; d != ch; d = d->next)
+            if (d->string && strcmp(d->string, k) == 0) {
+                snprintf(msg, n, "duplicate %s '%s'", what,
+                         tb_jsonc_shorten(k, tmp, 40));
+                return TB_EINVAL;
+            }
+    }
+    return 0;
+}

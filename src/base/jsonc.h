@@ -79,6 +79,15 @@ void tb_jsonc_number(double v, char *buf, size_t n);
  * buf. */
 const char *tb_jsonc_shorten(const char *s, char *buf, size_t n);
 
+/* The keys of the object obj: each one of keys (NULL-terminated; NULL:
+ * any key) and none twice.  0, or TB_EINVAL with *at the member to
+ * blame (a message belongs at its key) and msg[0..n) "unknown key 'K'
+ * (expected one of: A, B)" or "duplicate key 'K'" ("top-level key" when
+ * top).  Quadratic in the keys: bound their number first when keys is
+ * NULL. */
+int tb_jsonc_check_keys(const cJSON *obj, const char *const *keys, bool top,
+                        const cJSON **at, char *msg, size_t n);
+
 /* What a message says a value is after "got ": a number as written, a
  * string in quotes (cut to 40 bytes), true, false, null, "a list", "an
  * object".  Returns buf. */

@@ -114,21 +114,13 @@ static void kp_idx(char *buf, const char *parent, int i)
  * Generic checks
  * ------------------------------------------------------------------- */
 
-static bool key_in(const char *key, const char *const *keys)
-{
-    for (; *keys; keys++)
-        if (strcmp(key, *keys) == 0)
-            return true;
-    return false;
-}
-
 /* obj must be an object whose keys are all in `keys` (NULL-terminated;
  * keys == NULL accepts any key) and appear once.  kp is obj's key path,
  * "" for the top level. */
 static int check_object(parser *P, const cJSON *obj, const char *kp,
                         const char *const *keys)
 {
-    char got[64], tmp[48];
+    char got[64], msg[400];
     if (!cJSON_IsObject(obj))
         return fail(P, obj, false, kp, "expected an object, got %s",
                     tb_jsonc_describe(obj, got, sizeof(got)));
@@ -138,37 +130,9 @@ static int check_object(parser *P, const cJSON *obj, const char *kp,
     if (!keys && nkeys > CFG_MAX_FREE_KEYS)
         return fail(P, obj, false, kp, "too many keys (%d, at most %d)",
                     nkeys, CFG_MAX_FREE_KEYS);
-    for (const cJSON *ch = obj->child; ch; ch = ch->next) {
-        const char *k = ch->string ? ch->string : "";
-        if (keys && !key_in(k, keys)) {
-            char list[256];
-            size_t n = 0;
-            list[0] = '\0';
-            for (const char *const *q = keys; *q && n < sizeof(list); q++) {
-                int r = snprintf(list + n, sizeof(list) - n, "%s%s",
-                                 q == keys ? "" : ", ", *q);
-                if (r < 0)
-                    break;
-                n += (size_t)r;
-            }
-            if (*kp)
-                return fail(P, ch, true, kp,
-                            "unknown key '%s' (expected one of: %s)",
-                            tb_jsonc_shorten(k, tmp, 40), list);
-            return fail(P, ch, true, "",
-                        "unknown top-level key '%s' (expected one of: %s)",
-                        tb_jsonc_shorten(k, tmp, 40), list);
-        }
-        for (const cJSON *d = obj->child; d != ch; d = d->next) {
-            if (d->string && strcmp(d->string, k) == 0) {
-                if (*kp)
-                    return fail(P, ch, true, kp, "duplicate key '%s'",
-                                tb_jsonc_shorten(k, tmp, 40));
-                return fail(P, ch, true, "", "duplicate top-level key '%s'",
-                            tb_jsonc_shorten(k, tmp, 40));
-            }
-        }
-    }
+    const cJSON *at;
+    if (tb_jsonc_check_keys(obj, keys, !*kp, &at, msg, sizeof msg))
+        return fail(P, at, true, kp, "%s", msg);
     return 0;
 }
 
