@@ -122,6 +122,9 @@ static void test_parse_errors(void **state)
     bad_file("{\"targets\": []}", TB_EINVAL,
              "t.json:1:13: targets: expected a list of 1 to 4096 targets, "
              "got an empty list");
+    bad_file("{\"targets\": \"all\"}", TB_EINVAL,
+             "t.json:1:13: targets: expected a list of 1 to 4096 targets, "
+             "got \"all\"");
     bad_file("{\"targets\": [{\"op\": \"add\"}]}", TB_EINVAL,
              "t.json:1:14: targets[0]: no bound: give one of \"max_time\", "
              "\"max_ratio_to\" or \"max_bound_ratio\"");

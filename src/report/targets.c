@@ -277,11 +277,15 @@ static int parse_root(parser *P, const cJSON *root, tb_targets *out)
         return fail(P, root, false, "", "no \"targets\" (a list of "
                     "targets, docs/CONFIG.md)");
     int n = cJSON_GetArraySize(list);
+    if (cJSON_IsArray(list) && n > TB_TARGETS_MAX)
+        snprintf(got, sizeof got, "%d", n);
+    else if (cJSON_IsArray(list))
+        snprintf(got, sizeof got, "an empty list");
+    else
+        tb_jsonc_describe(list, got, sizeof got);
     if (!cJSON_IsArray(list) || n == 0 || n > TB_TARGETS_MAX)
         return fail(P, list, false, "targets", "expected a list of 1 to %d "
-                    "targets, got %s", TB_TARGETS_MAX,
-                    cJSON_IsArray(list) ? (n ? "more" : "an empty list")
-                    : tb_jsonc_describe(list, got, sizeof got));
+                    "targets, got %s", TB_TARGETS_MAX, got);
     if (!(out->t = calloc((size_t)n, sizeof *out->t)))
         return fail_at(P, TB_ENOMEM, 0, 0, "", "out of memory");
     int i = 0;
