@@ -1,5 +1,6 @@
 /* JSON with comments, with positions: the text level of the files a
- * person writes (the configs: harness/config.c).
+ * person writes, the configs (harness/config.c) and the targets files
+ * (report/targets.c), and the words of their messages.
  *
  * The text must be UTF-8 without NUL bytes; // and block comments are
  * blanked out (offsets, lines and columns stay those of the original
