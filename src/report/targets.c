@@ -276,16 +276,17 @@ static int parse_root(parser *P, const cJSON *root, tb_targets *out)
     if (!list)
         return fail(P, root, false, "", "no \"targets\" (a list of "
                     "targets, docs/CONFIG.md)");
-    int n = cJSON_GetArraySize(list);
-    if (cJSON_IsArray(list) && n > TB_TARGETS_MAX)
-        snprintf(got, sizeof got, "%d", n);
-    else if (cJSON_IsArray(list))
-        snprintf(got, sizeof got, "an empty list");
-    else
-        tb_jsonc_describe(list, got, sizeof got);
-    if (!cJSON_IsArray(list) || n == 0 || n > TB_TARGETS_MAX)
+    int n = cJSON_IsArray(list) ? cJSON_GetArraySize(list) : -1;
+    if (n < 1 || n > TB_TARGETS_MAX) {
+        if (n < 0)
+            tb_jsonc_describe(list, got, sizeof got);
+        else if (n == 0)
+            snprintf(got, sizeof got, "an empty list");
+        else
+            snprintf(got, sizeof got, "%d", n);
         return fail(P, list, false, "targets", "expected a list of 1 to %d "
                     "targets, got %s", TB_TARGETS_MAX, got);
+    }
     if (!(out->t = calloc((size_t)n, sizeof *out->t)))
         return fail_at(P, TB_ENOMEM, 0, 0, "", "out of memory");
     int i = 0;
