@@ -4,7 +4,7 @@ _tbench() {
     local cur cmd opts
     cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "run list exec peak plot report compare history export show selftest merge ab worker help --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "run list exec peak plot report compare history export targets show selftest merge ab worker help --help --version" -- "$cur"))
         return
     fi
     cmd="${COMP_WORDS[1]}"
@@ -18,12 +18,13 @@ _tbench() {
         compare) opts="--allow-missing --alpha --backends --fail-on --format --instr-threshold --max-mde --output --threshold --vs -o" ;;
         history) opts="--alpha --format --output --penalty --threshold -o" ;;
         export) opts="--format --output -o" ;;
+        targets) opts="--allow-missing --format --strict --targets --with -t -w" ;;
         show) opts="--filter --json" ;;
         selftest) opts="--alpha --json --output --power --quick --runs --work -o" ;;
         merge) opts="--allow-mixed-hosts --output -o" ;;
         ab) opts="--alpha --blocks --budget --duet --estimator --exclude --fd --filter --max-blocks --max-mde --output --protocol --quiet --seed --target-mde --threshold -f -o -q -x" ;;
         worker) opts="--fd --protocol" ;;
-        help) COMPREPLY=($(compgen -W "run list exec peak plot report compare history export show selftest merge ab worker help" -- "$cur")); return ;;
+        help) COMPREPLY=($(compgen -W "run list exec peak plot report compare history export targets show selftest merge ab worker help" -- "$cur")); return ;;
         *) opts="" ;;
     esac
     if [[ "$cur" == -* ]]; then

@@ -20,7 +20,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "../harness/plan.h"
+#include "../base/idmatch.h"
 #include "../report/resultsio.h"
 #include "../report/table.h"
 #include "commands.h"

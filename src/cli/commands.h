@@ -37,6 +37,7 @@ int tb_cmd_selftest(int argc, char **argv);
  * (cmd_instr.c); dispatched by main, not in the command table. */
 int tb_cmd_instr_count(int argc, char **argv);
 int tb_cmd_merge(int argc, char **argv);
+int tb_cmd_targets(int argc, char **argv);
 
 /* Print the whole --help text (generated from the command table). */
 void tb_usage(FILE *f);

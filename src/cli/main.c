@@ -234,6 +234,32 @@ static const tb_command commands[] = {
      "    -o, --output FILE     write to FILE instead of stdout\n"
      "    exit 0 ok, 2 usage or input error\n",
      tb_cmd_export},
+    {"targets", "RESULTS -t FILE [--with PEER]... [options]",
+     "hold the cases of a result file (FILE, or a run folder) to the\n"
+     "    performance targets of a targets file (docs/CONFIG.md, Targets\n"
+     "    files): per case or op a time budget (max_time), a ratio to a\n"
+     "    peer's time (max_ratio_to: the fastest case of backend PEER, e.g.\n"
+     "    numpy or torch, with the same op, params, shapes and dtype in a\n"
+     "    --with file, at the same thread count) or a ratio to the case's\n"
+     "    roofline bound (max_bound_ratio).  A check is met when the upper\n"
+     "    end of the quantity's 95% CI is at or below the limit, missed\n"
+     "    when its lower end is above it, inconclusive otherwise (CIs: the\n"
+     "    median's as recorded; a peer ratio's by compare's pair test); a\n"
+     "    case or peer that did not run, or a case without a bound, is\n"
+     "    missing\n"
+     "    -t, --targets FILE    the targets file (required)\n"
+     "    -w, --with PEER       a result file of the peers (e.g.\n"
+     "                          scripts/compare_numpy.py's); repeatable\n"
+     "        --strict          inconclusive checks fail too\n"
+     "        --allow-missing   missing checks do not fail\n"
+     "        --format F        text (default: a table, then the summary)\n"
+     "                          or json (tbench.targets/1, docs/FORMAT.md)\n"
+     "    summary: N met, N missed, N inconclusive, N missing, N unmatched\n"
+     "    exit 0 every check met or inconclusive, 1 a check missed, a\n"
+     "    target matched no case, a check missing (unless --allow-missing)\n"
+     "    or inconclusive (with --strict), 2 usage or input error (a bad\n"
+     "    targets file: FILE:LINE:COL: what)\n",
+     tb_cmd_targets},
     {"show", "CASE [RESULTS] [--json]",
      "everything a result file records about the cases whose id matches\n"
      "    CASE (as run --filter matches: an id as printed, or a glob):\n"
@@ -364,6 +390,7 @@ void tb_usage(FILE *f)
           "       crashed or timed out,\n"
           "       or a --baseline comparison found a regression;\n"
           "       compare: a regression (see compare above)\n"
+          "       targets: a target missed (see targets above)\n"
           "  2    usage or input error: nothing was run, no result was written\n"
           "  129, 130, 143  run stopped by SIGHUP, SIGINT or SIGTERM: the\n"
           "       cases finished so far are in the results\n"

@@ -22,7 +22,7 @@
 #include "../base/error.h"
 #include "../base/fileio.h"
 #include "../base/suggest.h"
-#include "jsonc.h"
+#include "../base/jsonc.h"
 
 #define CFG_MAX_OPS 1024           /* entries in "ops" */
 #define CFG_MAX_FILE (16u << 20)   /* bytes in a config file */
@@ -54,37 +54,11 @@ static const tb_jsonc_pos *pos_find(const parser *P, const cJSON *node)
     return tb_jsonc_find(P->doc, node);
 }
 
-/* Messages are one line: control bytes (from the file name, from key
- * names decoded by cJSON, from another module's text) become '?'. */
-static void msg_clean(char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s < 32 || *s == 127)
-            *s = *s == '\t' ? ' ' : '?';
-}
-
 CFG_PRINTF(6, 0)
 static int vfail_at(parser *P, int code, int line, int col, const char *kp,
                     const char *fmt, va_list ap)
 {
-    if (!P->err || P->errlen == 0)
-        return code;
-    size_t n = 0;
-    int r;
-    if (line > 0)
-        r = snprintf(P->err, P->errlen, "%s:%d:%d: ", P->path, line, col);
-    else
-        r = snprintf(P->err, P->errlen, "%s: ", P->path);
-    if (r > 0)
-        n = (size_t)r < P->errlen ? (size_t)r : P->errlen - 1;
-    if (kp && *kp && n + 1 < P->errlen) {
-        r = snprintf(P->err + n, P->errlen - n, "%s: ", kp);
-        if (r > 0)
-            n += (size_t)r < P->errlen - n ? (size_t)r : P->errlen - n - 1;
-    }
-    if (n + 1 < P->errlen)
-        vsnprintf(P->err + n, P->errlen - n, fmt, ap);
-    msg_clean(P->err);
+    tb_jsonc_vmessage(P->err, P->errlen, P->path, line, col, kp, fmt, ap);
     return code;
 }
 
@@ -104,12 +78,8 @@ CFG_PRINTF(5, 6)
 static int fail(parser *P, const cJSON *node, bool at_key, const char *kp,
                 const char *fmt, ...)
 {
-    int line = 0, col = 0;
-    const tb_jsonc_pos *e = pos_find(P, node);
-    if (e) {
-        line = at_key && e->key_line ? e->key_line : e->line;
-        col = at_key && e->key_line ? e->key_col : e->col;
-    }
+    int line, col;
+    tb_jsonc_where(P->doc, node, at_key, &line, &col);
     va_list ap;
     va_start(ap, fmt);
     vfail_at(P, TB_EINVAL, line, col, kp, fmt, ap);
@@ -120,63 +90,14 @@ static int fail(parser *P, const cJSON *node, bool at_key, const char *kp,
 static void node_pos(const parser *P, const cJSON *node, int *line,
                      int *col)
 {
-    const tb_jsonc_pos *e = pos_find(P, node);
-    *line = e ? e->line : 0;
-    *col = e ? e->col : 0;
-}
-
-/* A user string shortened for a message. */
-static const char *shorten(const char *s, char *buf, size_t n)
-{
-    size_t l = strlen(s);
-    if (l < n) {
-        memcpy(buf, s, l + 1);
-    } else {
-        memcpy(buf, s, n - 4);
-        memcpy(buf + n - 4, "...", 4);
-    }
-    return buf;
-}
-
-static void fmt_number(double v, char *buf, size_t n)
-{
-    if (v == floor(v) && fabs(v) < 1e15) {
-        snprintf(buf, n, "%.0f", v);
-    } else {
-        snprintf(buf, n, "%.15g", v);
-        if (strtod(buf, NULL) != v)
-            snprintf(buf, n, "%.17g", v);
-    }
-}
-
-/* "got ..." text for a value of the wrong type or range. */
-static const char *describe(const cJSON *v, char *buf, size_t n)
-{
-    char tmp[48];
-    if (cJSON_IsNumber(v))
-        fmt_number(v->valuedouble, buf, n);
-    else if (cJSON_IsString(v))
-        snprintf(buf, n, "\"%s\"", shorten(v->valuestring, tmp, 40));
-    else if (cJSON_IsTrue(v))
-        snprintf(buf, n, "true");
-    else if (cJSON_IsFalse(v))
-        snprintf(buf, n, "false");
-    else if (cJSON_IsNull(v))
-        snprintf(buf, n, "null");
-    else if (cJSON_IsArray(v))
-        snprintf(buf, n, "a list");
-    else if (cJSON_IsObject(v))
-        snprintf(buf, n, "an object");
-    else
-        snprintf(buf, n, "an invalid value");
-    return buf;
+    tb_jsonc_where(P->doc, node, false, line, col);
 }
 
 /* Key paths longer than CFG_KP are cut; they only appear in messages. */
 static void kp_key(char *buf, const char *parent, const char *key)
 {
     char tmp[48];
-    shorten(key, tmp, 40);
+    tb_jsonc_shorten(key, tmp, 40);
     int r = parent && *parent ? snprintf(buf, CFG_KP, "%s.%s", parent, tmp)
                               : snprintf(buf, CFG_KP, "%s", tmp);
     if (r >= CFG_KP)
@@ -193,61 +114,25 @@ static void kp_idx(char *buf, const char *parent, int i)
  * Generic checks
  * ------------------------------------------------------------------- */
 
-static bool key_in(const char *key, const char *const *keys)
-{
-    for (; *keys; keys++)
-        if (strcmp(key, *keys) == 0)
-            return true;
-    return false;
-}
-
 /* obj must be an object whose keys are all in `keys` (NULL-terminated;
  * keys == NULL accepts any key) and appear once.  kp is obj's key path,
  * "" for the top level. */
 static int check_object(parser *P, const cJSON *obj, const char *kp,
                         const char *const *keys)
 {
-    char got[64], tmp[48];
+    char got[64], msg[400];
     if (!cJSON_IsObject(obj))
         return fail(P, obj, false, kp, "expected an object, got %s",
-                    describe(obj, got, sizeof(got)));
+                    tb_jsonc_describe(obj, got, sizeof(got)));
     /* Free-form objects (parameters, backend axes) are small; the bound
      * keeps the quadratic duplicate check cheap on hostile input. */
     int nkeys = cJSON_GetArraySize(obj);
     if (!keys && nkeys > CFG_MAX_FREE_KEYS)
         return fail(P, obj, false, kp, "too many keys (%d, at most %d)",
                     nkeys, CFG_MAX_FREE_KEYS);
-    for (const cJSON *ch = obj->child; ch; ch = ch->next) {
-        const char *k = ch->string ? ch->string : "";
-        if (keys && !key_in(k, keys)) {
-            char list[256];
-            size_t n = 0;
-            list[0] = '\0';
-            for (const char *const *q = keys; *q && n < sizeof(list); q++) {
-                int r = snprintf(list + n, sizeof(list) - n, "%s%s",
-                                 q == keys ? "" : ", ", *q);
-                if (r < 0)
-                    break;
-                n += (size_t)r;
-            }
-            if (*kp)
-                return fail(P, ch, true, kp,
-                            "unknown key '%s' (expected one of: %s)",
-                            shorten(k, tmp, 40), list);
-            return fail(P, ch, true, "",
-                        "unknown top-level key '%s' (expected one of: %s)",
-                        shorten(k, tmp, 40), list);
-        }
-        for (const cJSON *d = obj->child; d != ch; d = d->next) {
-            if (d->string && strcmp(d->string, k) == 0) {
-                if (*kp)
-                    return fail(P, ch, true, kp, "duplicate key '%s'",
-                                shorten(k, tmp, 40));
-                return fail(P, ch, true, "", "duplicate top-level key '%s'",
-                            shorten(k, tmp, 40));
-            }
-        }
-    }
+    const cJSON *at;
+    if (tb_jsonc_check_keys(obj, keys, !*kp, &at, msg, sizeof msg))
+        return fail(P, at, true, kp, "%s", msg);
     return 0;
 }
 
@@ -263,7 +148,7 @@ static int get_number(parser *P, const cJSON *v, const char *kp,
         v->valuedouble < lo || v->valuedouble > hi ||
         (integer && v->valuedouble != floor(v->valuedouble)))
         return fail(P, v, false, kp, "expected %s, got %s", want,
-                    describe(v, got, sizeof(got)));
+                    tb_jsonc_describe(v, got, sizeof(got)));
     *out = v->valuedouble;
     return 0;
 }
@@ -285,7 +170,7 @@ static int get_string(parser *P, const cJSON *v, const char *kp,
     char got[64];
     if (!cJSON_IsString(v))
         return fail(P, v, false, kp, "expected %s (a string), got %s", what,
-                    describe(v, got, sizeof(got)));
+                    tb_jsonc_describe(v, got, sizeof(got)));
     const char *s = v->valuestring;
     size_t l = strlen(s);
     if (l == 0)
@@ -313,7 +198,7 @@ static int parse_seed(parser *P, const cJSON *v, uint64_t *seed)
         v->valuedouble < 0 || v->valuedouble != floor(v->valuedouble) ||
         v->valuedouble > 18446744073709551616.0)
         return fail(P, v, false, "seed", "expected %s, got %s", want,
-                    describe(v, got, sizeof(got)));
+                    tb_jsonc_describe(v, got, sizeof(got)));
     if (v->valuedouble < CFG_MAX_ELEMS) {
         *seed = (uint64_t)v->valuedouble;
         return 0;
@@ -341,7 +226,7 @@ static int parse_seed(parser *P, const cJSON *v, uint64_t *seed)
     }
     return fail(P, v, false, "seed",
                 "expected %s written as plain digits, got %s", want,
-                describe(v, got, sizeof(got)));
+                tb_jsonc_describe(v, got, sizeof(got)));
 }
 
 /* A number key of "warmup" or "measure": its range (want says it in
@@ -409,7 +294,7 @@ static int parse_instr_source(parser *P, const cJSON *v, int *out)
     if (k < 0)
         return fail(P, v, false, "measure.instructions",
                     "expected \"none\", \"perf\", \"callgrind\" or "
-                    "\"auto\", got %s", describe(v, got, sizeof(got)));
+                    "\"auto\", got %s", tb_jsonc_describe(v, got, sizeof(got)));
     *out = k;
     return 0;
 }
@@ -473,7 +358,7 @@ static int dtype_one(parser *P, const cJSON *v, const char *kp, bool *out)
     char got[64], names[64] = "";
     if (!cJSON_IsString(v))
         return fail(P, v, false, kp, "expected a dtype name, got %s",
-                    describe(v, got, sizeof(got)));
+                    tb_jsonc_describe(v, got, sizeof(got)));
     tb_dtype dt;
     if (tb_dtype_parse(v->valuestring, &dt) != 0 ||
         (unsigned)dt >= TB_DTYPE_COUNT) {
@@ -487,7 +372,7 @@ static int dtype_one(parser *P, const cJSON *v, const char *kp, bool *out)
             n += (size_t)r;
         }
         return fail(P, v, false, kp, "unknown dtype %s (known: %s)",
-                    describe(v, got, sizeof(got)), names);
+                    tb_jsonc_describe(v, got, sizeof(got)), names);
     }
     out[dt] = true;
     return 0;
@@ -518,7 +403,7 @@ static int axis_value(parser *P, const cJSON *v, const char *kp, char *out)
 {
     char got[64];
     if (cJSON_IsNumber(v) && isfinite(v->valuedouble)) {
-        fmt_number(v->valuedouble, out, 32);
+        tb_jsonc_number(v->valuedouble, out, 32);
         return 0;
     }
     if (cJSON_IsString(v))
@@ -530,7 +415,7 @@ static int axis_value(parser *P, const cJSON *v, const char *kp, char *out)
     return fail(P, v, false, kp,
                 "expected an axis value (a number, a string, true or "
                 "false), got %s",
-                describe(v, got, sizeof(got)));
+                tb_jsonc_describe(v, got, sizeof(got)));
 }
 
 static int parse_axis(parser *P, const cJSON *v, const char *kp,
@@ -559,7 +444,7 @@ static int parse_axis(parser *P, const cJSON *v, const char *kp,
         for (int j = 0; j < i; j++)
             if (strcmp(ax->values[j], ax->values[i]) == 0)
                 return fail(P, e, false, ckp, "duplicate value '%s'",
-                            shorten(ax->values[i], tmp, 40));
+                            tb_jsonc_shorten(ax->values[i], tmp, 40));
     }
     ax->n_values = n;
     return 0;
@@ -575,7 +460,7 @@ static int list_size(parser *P, const cJSON *v, const char *kp,
     char got[64];
     if (!cJSON_IsArray(v))
         return fail(P, v, false, kp, "expected %s, got %s", expected,
-                    describe(v, got, sizeof(got)));
+                    tb_jsonc_describe(v, got, sizeof(got)));
     *n = cJSON_GetArraySize(v);
     if (*n == 0)
         return fail(P, v, false, kp, "%s", empty);
@@ -616,7 +501,7 @@ static int parse_backend(parser *P, const cJSON *v, const char *kp,
         return fail(P, v, false, kp,
                     "expected a backend name or an object "
                     "{\"name\": ..., AXIS: VALUES}, got %s",
-                    describe(v, got, sizeof(got)));
+                    tb_jsonc_describe(v, got, sizeof(got)));
     int rc = check_object(P, v, kp, NULL);
     if (rc)
         return rc;
@@ -739,7 +624,7 @@ static int parse_shape_entry(parser *P, const cJSON *v, const char *kp,
         return fail(P, v, false, kp,
                     "expected a shape (a list of dims) or a list of shapes "
                     "(one per input), got %s%s",
-                    describe(v, got, sizeof(got)),
+                    tb_jsonc_describe(v, got, sizeof(got)),
                     cJSON_IsNumber(v) ? " (\"shapes\" is a list of shapes: "
                                         "write [[256, 256]], not [256, 256])"
                                       : "");
@@ -789,7 +674,7 @@ static int parse_paramset(parser *P, const cJSON *v, const char *kp,
         if (idx >= 0 && cJSON_IsBool(ch)) {
             if (op->params[idx].kind != TB_PARAM_BOOL)
                 return fail(P, ch, false, ckp, "expected a number, got %s",
-                            describe(ch, got, sizeof(got)));
+                            tb_jsonc_describe(ch, got, sizeof(got)));
             d = cJSON_IsTrue(ch) ? 1 : 0;
         } else if (idx >= 0 && (!cJSON_IsNumber(ch) ||
                                 !isfinite(ch->valuedouble) ||
@@ -798,7 +683,7 @@ static int parse_paramset(parser *P, const cJSON *v, const char *kp,
                         op->params[idx].kind == TB_PARAM_BOOL
                             ? "true or false"
                             : "a number",
-                        describe(ch, got, sizeof(got)));
+                        tb_jsonc_describe(ch, got, sizeof(got)));
         } else {
             d = cJSON_IsNumber(ch) ? ch->valuedouble : 0;
         }
@@ -898,7 +783,7 @@ static int parse_bool_set(parser *P, const cJSON *v, const char *kp,
             snprintf(ekp, sizeof ekp, "%s", ckp);
         if (!cJSON_IsBool(one))
             return fail(P, one, false, ekp, "expected true or false, got %s",
-                        describe(one, got, sizeof(got)));
+                        tb_jsonc_describe(one, got, sizeof(got)));
         bool on = cJSON_IsTrue(one);
         if (out[on])
             return fail(P, one, false, ekp, "%s is listed twice",
@@ -930,7 +815,7 @@ static int parse_op(parser *P, const cJSON *v, const char *kp, tb_cfg_op *o)
     kp_key(ckp, kp, "op");
     if (!cJSON_IsString(name))
         return fail(P, name, false, ckp, "expected an op name, got %s",
-                    describe(name, got, sizeof(got)));
+                    tb_jsonc_describe(name, got, sizeof(got)));
     const tb_op *op = tb_op_find(name->valuestring);
     if (!op) {
         const char *near = closest_op(name->valuestring);
@@ -939,7 +824,8 @@ static int parse_op(parser *P, const cJSON *v, const char *kp, tb_cfg_op *o)
             snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
         return fail(P, name, false, ckp,
                     "unknown op %s (%s'tbench list' shows all %d ops)",
-                    describe(name, got, sizeof(got)), hint, TB_OP_COUNT);
+                    tb_jsonc_describe(name, got, sizeof(got)), hint,
+                    TB_OP_COUNT);
     }
     o->op = op;
 
@@ -949,7 +835,7 @@ static int parse_op(parser *P, const cJSON *v, const char *kp, tb_cfg_op *o)
         return fail(P, v, false, kp, "missing required key 'shapes'");
     if (!cJSON_IsArray(shapes))
         return fail(P, shapes, false, ckp, "expected a list of shapes, got %s",
-                    describe(shapes, got, sizeof(got)));
+                    tb_jsonc_describe(shapes, got, sizeof(got)));
     int n = cJSON_GetArraySize(shapes);
     if (n == 0)
         return fail(P, shapes, false, ckp, "expected at least one shape");
@@ -1030,7 +916,7 @@ static int parse_root(parser *P, const cJSON *root, tb_config *cfg)
     if (!cJSON_IsObject(root))
         return fail(P, root, false, "",
                     "expected a JSON object at the top level, got %s",
-                    describe(root, got, sizeof(got)));
+                    tb_jsonc_describe(root, got, sizeof(got)));
     int rc = check_object(P, root, "", keys);
     if (rc)
         return rc;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "../backends/backend.h"
+#include "../base/idmatch.h"
 #include "config.h"
 
 typedef struct tb_case {
@@ -63,13 +64,6 @@ typedef struct tb_plan_opts {
     int n_excludes;
     const char *backend; /* run only on this backend, or NULL */
 } tb_plan_opts;
-
-/* Does case id match pattern?  Yes when it is the id itself, or when it
- * matches as an fnmatch() glob in which '[' and ']' stand for themselves
- * (ids contain them: "add/7x13,7x13/f32/cpu[isa=auto,threads=1]"), so
- * an id pasted as printed selects its case; '*' and '?' are wildcards
- * and a backslash quotes the next character. */
-bool tb_case_id_match(const char *pattern, const char *id);
 
 /* Build the plan from n configs.  Returns 0, or TB_EINVAL/TB_ESHAPE/
  * TB_ENOMEM with a one-line "FILE: KEYPATH: what" message in err. */

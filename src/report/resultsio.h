@@ -1,7 +1,7 @@
 /* Loading result files (schema "tbench.results/1", docs/FORMAT.md): the
- * one loader behind compare, history, export, merge, show, `run`'s table
- * and `run --baseline`, plot and report, so every command accepts and
- * rejects the same files with the same messages.
+ * one loader behind compare, history, export, merge, show, targets,
+ * `run`'s table and `run --baseline`, plot and report, so every command
+ * accepts and rejects the same files with the same messages.
  *
  * The loader is the only reader of a result file's JSON (its names come
  * from base/result_schema.h): it checks the document once and returns

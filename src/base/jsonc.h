@@ -1,5 +1,6 @@
-/* JSON with comments, with positions: the text level of the config
- * parser (config.c).
+/* JSON with comments, with positions: the text level of the files a
+ * person writes, the configs (harness/config.c) and the targets files
+ * (report/targets.c), and the words of their messages.
  *
  * The text must be UTF-8 without NUL bytes; // and block comments are
  * blanked out (offsets, lines and columns stay those of the original
@@ -9,9 +10,10 @@
  * numbers such as 01, -01 or 1., and strings holding \u0000 (which
  * cJSON would silently cut).  Lines and columns are 1-based; columns
  * count code points, a tab counts one, a byte order mark none. */
-#ifndef TB_HARNESS_JSONC_H
-#define TB_HARNESS_JSONC_H
+#ifndef TB_BASE_JSONC_H
+#define TB_BASE_JSONC_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -54,5 +56,42 @@ void tb_jsonc_free(tb_jsonc *doc);
  * another document, or a walk that lost step, which would be a bug:
  * messages then lack a place but are otherwise unaffected). */
 const tb_jsonc_pos *tb_jsonc_find(const tb_jsonc *doc, const cJSON *node);
+
+/* ---- messages: the words of every reader of such a document ----------- */
+
+/* Where node starts in doc: at its key (at_key, when it is a member) or
+ * at its value.  0, 0 when not known. */
+void tb_jsonc_where(const tb_jsonc *doc, const cJSON *node, bool at_key,
+                    int *line, int *col);
+
+/* The one-line message "PATH:LINE:COL: KEYPATH: what" in err[0..errlen)
+ * (no ":LINE:COL" when line is 0, no "KEYPATH: " when kp is NULL or
+ * empty), cut to fit; control bytes (of the file's name, of key names
+ * cJSON decoded) become '?', a tab a space.  err NULL or errlen 0:
+ * nothing is written. */
+void tb_jsonc_vmessage(char *err, size_t errlen, const char *path,
+                       int line, int col, const char *kp, const char *fmt,
+                       va_list ap);
+
+/* v as the shortest decimal text that reads back as v ("3", "0.1"). */
+void tb_jsonc_number(double v, char *buf, size_t n);
+
+/* s, cut to fit buf[0..n) (n > 4) and then ending in "...".  Returns
+ * buf. */
+const char *tb_jsonc_shorten(const char *s, char *buf, size_t n);
+
+/* The keys of the object obj: each one of keys (NULL-terminated; NULL:
+ * any key) and none twice.  0, or TB_EINVAL with *at the member to
+ * blame (a message belongs at its key) and msg[0..n) "unknown key 'K'
+ * (expected one of: A, B)" or "duplicate key 'K'" ("top-level key" when
+ * top).  Quadratic in the keys: bound their number first when keys is
+ * NULL. */
+int tb_jsonc_check_keys(const cJSON *obj, const char *const *keys, bool top,
+                        const cJSON **at, char *msg, size_t n);
+
+/* What a message says a value is after "got ": a number as written, a
+ * string in quotes (cut to 40 bytes), true, false, null, "a list", "an
+ * object".  Returns buf. */
+const char *tb_jsonc_describe(const cJSON *v, char *buf, size_t n);
 
 #endif

@@ -7,13 +7,14 @@
  * positions). */
 #include "jsonc.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/error.h"
+#include "error.h"
 
 #if defined(__GNUC__)
 #define JSONC_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -482,4 +483,133 @@ const tb_jsonc_pos *tb_jsonc_find(const tb_jsonc *doc, const cJSON *node)
         return NULL;
     tb_jsonc_pos key = {.node = node};
     return bsearch(&key, doc->pos, doc->npos, sizeof(key), pos_cmp);
+}
+
+/* ---------------------------------------------------------------------
+ * Messages
+ * ------------------------------------------------------------------- */
+
+void tb_jsonc_where(const tb_jsonc *doc, const cJSON *node, bool at_key,
+                    int *line, int *col)
+{
+    const tb_jsonc_pos *e = tb_jsonc_find(doc, node);
+    *line = *col = 0;
+    if (e) {
+        *line = at_key && e->key_line ? e->key_line : e->line;
+        *col = at_key && e->key_line ? e->key_col : e->col;
+    }
+}
+
+void tb_jsonc_vmessage(char *err, size_t errlen, const char *path,
+                       int line, int col, const char *kp, const char *fmt,
+                       va_list ap)
+{
+    if (!err || errlen == 0)
+        return;
+    size_t n = 0;
+    int r;
+    if (line > 0)
+        r = snprintf(err, errlen, "%s:%d:%d: ", path, line, col);
+    else
+        r = snprintf(err, errlen, "%s: ", path);
+    if (r > 0)
+        n = (size_t)r < errlen ? (size_t)r : errlen - 1;
+    if (kp && *kp && n + 1 < errlen) {
+        r = snprintf(err + n, errlen - n, "%s: ", kp);
+        if (r > 0)
+            n += (size_t)r < errlen - n ? (size_t)r : errlen - n - 1;
+    }
+    if (n + 1 < errlen)
+        vsnprintf(err + n, errlen - n, fmt, ap);
+    for (char *s = err; *s; s++) /* one line */
+        if ((unsigned char)*s < 32 || *s == 127)
+            *s = *s == '\t' ? ' ' : '?';
+}
+
+void tb_jsonc_number(double v, char *buf, size_t n)
+{
+    if (v == floor(v) && fabs(v) < 1e15) {
+        snprintf(buf, n, "%.0f", v);
+    } else {
+        snprintf(buf, n, "%.15g", v);
+        if (strtod(buf, NULL) != v)
+            snprintf(buf, n, "%.17g", v);
+    }
+}
+
+const char *tb_jsonc_shorten(const char *s, char *buf, size_t n)
+{
+    size_t l = strlen(s);
+    if (l < n) {
+        memcpy(buf, s, l + 1);
+    } else {
+        memcpy(buf, s, n - 4);
+        memcpy(buf + n - 4, "...", 4);
+    }
+    return buf;
+}
+
+const char *tb_jsonc_describe(const cJSON *v, char *buf, size_t n)
+{
+    char tmp[48];
+    if (cJSON_IsNumber(v))
+        tb_jsonc_number(v->valuedouble, buf, n);
+    else if (cJSON_IsString(v))
+        snprintf(buf, n, "\"%s\"",
+                 tb_jsonc_shorten(v->valuestring, tmp, 40));
+    else if (cJSON_IsTrue(v))
+        snprintf(buf, n, "true");
+    else if (cJSON_IsFalse(v))
+        snprintf(buf, n, "false");
+    else if (cJSON_IsNull(v))
+        snprintf(buf, n, "null");
+    else if (cJSON_IsArray(v))
+        snprintf(buf, n, "a list");
+    else if (cJSON_IsObject(v))
+        snprintf(buf, n, "an object");
+    else
+        snprintf(buf, n, "an invalid value");
+    return buf;
+}
+
+static bool key_in(const char *key, const char *const *keys)
+{
+    for (; *keys; keys++)
+        if (strcmp(key, *keys) == 0)
+            return true;
+    return false;
+}
+
+int tb_jsonc_check_keys(const cJSON *obj, const char *const *keys, bool top,
+                        const cJSON **at, char *msg, size_t n)
+{
+    char tmp[48];
+    const char *what = top ? "top-level key" : "key";
+    *at = NULL;
+    for (const cJSON *ch = obj->child; ch; ch = ch->next) {
+        const char *k = ch->string ? ch->string : "";
+        *at = ch;
+        if (keys && !key_in(k, keys)) {
+            char list[256];
+            size_t l = 0;
+            list[0] = '\0';
+            for (const char *const *q = keys; *q && l < sizeof(list); q++) {
+                int r = snprintf(list + l, sizeof(list) - l, "%s%s",
+                                 q == keys ? "" : ", ", *q);
+                if (r < 0)
+                    break;
+                l += (size_t)r;
+            }
+            snprintf(msg, n, "unknown %s '%s' (expected one of: %s)", what,
+                     tb_jsonc_shorten(k, tmp, 40), list);
+            return TB_EINVAL;
+        }
+        for (const cJSON *d = obj->child; d != ch; d = d->next)
+            if (d->string && strcmp(d->string, k) == 0) {
+                snprintf(msg, n, "duplicate %s '%s'", what,
+                         tb_jsonc_shorten(k, tmp, 40));
+                return TB_EINVAL;
+            }
+    }
+    return 0;
 }
