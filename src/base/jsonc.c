@@ -526,6 +526,19 @@ void tb_jsonc_vmessage(char *err, size_t errlen, const char *path,
             *s = *s == '\t' ? ' ' : '?';
 }
 
+int tb_jsonc_fail(const tb_jsonc *doc, const cJSON *node, bool at_key,
+                  const char *path, char *err, size_t errlen,
+                  const char *kp, const char *fmt, ...)
+{
+    int line, col;
+    tb_jsonc_where(doc, node, at_key, &line, &col);
+    va_list ap;
+    va_start(ap, fmt);
+    tb_jsonc_vmessage(err, errlen, path, line, col, kp, fmt, ap);
+    va_end(ap);
+    return TB_EINVAL;
+}
+
 void tb_jsonc_number(double v, char *buf, size_t n)
 {
     if (v == floor(v) && fabs(v) < 1e15) {

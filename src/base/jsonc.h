@@ -73,6 +73,15 @@ void tb_jsonc_vmessage(char *err, size_t errlen, const char *path,
                        int line, int col, const char *kp, const char *fmt,
                        va_list ap);
 
+/* tb_jsonc_where of node, then the message of tb_jsonc_vmessage there:
+ * a reader's "this node is wrong" in one call.  Returns TB_EINVAL. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 8, 9)))
+#endif
+int tb_jsonc_fail(const tb_jsonc *doc, const cJSON *node, bool at_key,
+                  const char *path, char *err, size_t errlen,
+                  const char *kp, const char *fmt, ...);
+
 /* v as the shortest decimal text that reads back as v ("3", "0.1"). */
 void tb_jsonc_number(double v, char *buf, size_t n);
 

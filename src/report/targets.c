@@ -49,18 +49,9 @@ static int fail_at(parser *P, int code, int line, int col, const char *kp,
 }
 
 /* TB_EINVAL at node's value, or at its key (at_key). */
-TGT_PRINTF(5, 6)
-static int fail(parser *P, const cJSON *node, bool at_key, const char *kp,
-                const char *fmt, ...)
-{
-    int line, col;
-    tb_jsonc_where(P->doc, node, at_key, &line, &col);
-    va_list ap;
-    va_start(ap, fmt);
-    tb_jsonc_vmessage(P->err, P->errlen, P->path, line, col, kp, fmt, ap);
-    va_end(ap);
-    return TB_EINVAL;
-}
+#define fail(P, node, at_key, kp, ...)                                    \
+    tb_jsonc_fail((P)->doc, node, at_key, (P)->path, (P)->err,            \
+                  (P)->errlen, kp, __VA_ARGS__)
 
 /* buf = parent.key, cut with "..." when longer than TGT_KP (messages
  * only). */
