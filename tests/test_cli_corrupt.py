@@ -95,6 +95,40 @@ def t_good():
                 os.remove(path)
 
 
+@case("control characters in a result file never reach the terminal or "
+      "the report (reliability review D14)")
+def t_escapes():
+    d = json.load(open(GOOD, encoding="utf-8"))
+    c = next(x for x in d["cases"] if x["status"] == "ok")
+    c["id"] += "\u001b]0;PWNED\u0007\u001b[2J"
+    c["message"] = "ok\r\u001b[32mall 83 cases passed\u001b[0m"
+    c["impl"] = "k\u001b[2J\n\u0001"
+    esc = os.path.join(TMP, "esc.json")
+    with open(esc, "w", encoding="utf-8") as f:
+        json.dump(d, f)
+    outs = []
+    for args in (["show", "*", "esc.json"], ["show", "*", "esc.json",
+                                              "--json"],
+                 ["compare", "esc.json", "esc.json"],
+                 ["compare", "esc.json", "esc.json", "--format", "md"],
+                 ["export", "esc.json", "--format", "gbench"]):
+        p = run(args)
+        expect(p.returncode in (0, 1), f"{args}: exit {p.returncode}: "
+               f"{p.stderr}")
+        outs.append((args, p.stdout + p.stderr))
+    p = run(["report", "esc.json", "-o", "esc.md", "--no-charts"])
+    expect(p.returncode == 0, p.stderr)
+    outs.append((["report"], open(os.path.join(TMP, "esc.md"),
+                                  encoding="utf-8").read()))
+    for args, text in outs:
+        bad = [ch for ch in text if ord(ch) < 0x20 and ch not in "\n\t"
+               or ord(ch) == 0x7f]
+        expect(not bad, f"{' '.join(args)}: {len(bad)} control characters "
+               f"({sorted(set(map(ord, bad)))})")
+    expect("PWNED" in outs[0][1], "the id is still shown, made harmless")
+    os.remove(os.path.join(TMP, "esc.md"))
+
+
 @case("compare /dev/zero fails at once with one line (no endless read)")
 def t_dev_zero():
     t = time.monotonic()

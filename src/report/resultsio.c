@@ -141,6 +141,32 @@ static int read_limited(const char *path, char **data, size_t *len,
     }
 }
 
+/* Control bytes of s (C0 and DEL; but tab and newline when lines) become
+ * '?': a result file from elsewhere must not reach a terminal or a
+ * report with escape sequences in its ids, messages or impl names (it
+ * could set the window title, clear the screen or forge lines with a
+ * carriage return). */
+static void clean(char *s, bool lines)
+{
+    for (; s && *s; s++)
+        if (((unsigned char)*s < 0x20 || *s == 0x7f) &&
+            !(lines && (*s == '\n' || *s == '\t')))
+            *s = '?';
+}
+
+/* clean() every key and string of the tree at n; the recorded config
+ * texts (member "text") keep their lines. */
+static void clean_tree(cJSON *n)
+{
+    for (; n; n = n->next) {
+        clean(n->string, false);
+        if (cJSON_IsString(n))
+            clean(n->valuestring,
+                  n->string && !strcmp(n->string, TB_RES_KEY(text)));
+        clean_tree(n->child);
+    }
+}
+
 /* Parse text into f->doc with a precise message on failure. */
 static int parse(tb_resfile *f, const char *text, size_t len, char *err,
                  size_t errlen)
@@ -159,8 +185,10 @@ static int parse(tb_resfile *f, const char *text, size_t len, char *err,
     /* text[len] is a NUL; cJSON wants it counted */
     const char *end = NULL;
     f->doc = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
-    if (f->doc)
+    if (f->doc) {
+        clean_tree(f->doc);
         return 0;
+    }
     size_t off = end && end >= text ? (size_t)(end - text) : 0;
     if (off >= len || ends_open(text, len))
         return tb_res_fail(err, errlen, f->path, TB_EPARSE,
