@@ -100,6 +100,30 @@ def t_report_full():
     expect(leftovers(parent) == [], f"left {leftovers(parent)}")
 
 
+@case("past RLIMIT_FSIZE with SIGXFSZ at its default (death): export and "
+      "run fail with one line and leave no temporary file (review D9)")
+def t_sigxfsz():
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+    d = tempfile.mkdtemp(dir=TMP)
+    src = os.path.join(DATA, "mixed.json")
+    for args, target in ((["export", src, "--format", "gbench", "-o",
+                           os.path.join(d, "x.json")], d),
+                         (["run", "--op", "add", "--shape", "64", "-o",
+                           os.path.join(d, "r"), "-q"],
+                          os.path.join(d, "r"))):
+        p = subprocess.run([TBENCH, *args], capture_output=True, text=True,
+                           preexec_fn=limit, timeout=120)
+        expect(p.returncode in (1, 2), f"{args[0]}: exit {p.returncode} "
+               f"(killed by a signal?): {p.stderr!r}")
+        lines = [l for l in p.stderr.splitlines() if l.startswith("tbench")]
+        expect(lines and "File too large" in lines[-1], f"{p.stderr!r}")
+        left = [n for n in os.listdir(target) if ".tmp" in n] \
+            if os.path.isdir(target) else []
+        expect(left == [], f"{args[0]}: left {left}")
+
+
 @case("exec -o and plot -o: a new folder, and a folder with files")
 def t_ok():
     parent = tempfile.mkdtemp(dir=TMP)

@@ -1,5 +1,6 @@
 /* tbench command line: the command table, list, --help, --version. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -627,6 +628,10 @@ static int load_plugins(int *argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* Past RLIMIT_FSIZE a write fails with EFBIG, which every writer
+     * reports and cleans up after, instead of SIGXFSZ killing tbench
+     * with its temporary file left behind (exec'd workers inherit it). */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         tb_usage(stderr);
         return TB_EXIT_USAGE;
