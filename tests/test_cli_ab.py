@@ -250,6 +250,34 @@ def sequential_aa():
             expect(c["mde"] <= 0.1, c)
 
 
+@case("a block's results that cannot be written: the blocks so far are "
+      "judged, ab.json says why it stopped, exit 3 (review D12)")
+def broken_write():
+    out = path("broken")
+    os.makedirs(os.path.join(out, "new"))
+    # block-03 of NEW cannot be a folder: its worker's write fails
+    open(os.path.join(out, "new", "block-03"), "w").close()
+    r = tbench("ab", OLD, NEW, path("two.json"), "--blocks", "8", "-q",
+               "--threshold", "10", "-o", out)
+    expect(r.returncode == 3, f"exit {r.returncode}: {r.stderr}{r.stdout}")
+    expect("stopped after 3 blocks" in r.stderr, r.stderr)
+    doc = json.load(open(os.path.join(out, "ab.json"), encoding="utf-8"))
+    st = doc["settings"]
+    expect(st["blocks_run"] == 3 and "block-03" in (st["stopped"] or ""),
+           st)
+    for c in doc["cases"]:
+        expect(c["blocks"] == 3 and len(c["old_block_ns"]) == 3, c)
+        expect(c["verdict"] in ("unchanged", "inconclusive"), c["verdict"])
+    r = tbench("ab", OLD, NEW, path("two.json"), "--blocks", "6", "-q",
+               "-f", "add*", "--seed", "18446744073709551615", "-o",
+               path("seed"))
+    text = open(os.path.join(path("seed"), "ab.json"),
+                encoding="utf-8").read()
+    expect('"seed":\t18446744073709551615' in text or
+           '"seed": 18446744073709551615' in text,
+           "seed not written digit for digit")
+
+
 @case("a script that is not tbench is refused (exit 2, one line)")
 def not_tbench():
     exe = write_exe("not-tbench", "#!/bin/sh\nexit 0\n")
@@ -282,6 +310,8 @@ def usage():
                         "--blocks"),
                        (["ab", OLD, NEW, path("missing.json")],
                         "missing.json"),
+                       (["ab", OLD, NEW, path("two.json"), "--seed", "-1"],
+                        "--seed"),
                        (["ab", OLD, NEW, path("two.json"), "--budget", "5m"],
                         "give --target-mde too"),
                        (["ab", OLD, NEW, path("two.json"), "--target-mde",

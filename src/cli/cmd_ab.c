@@ -281,7 +281,7 @@ static int ab_option(ab_args *a, int c, char **argv)
         break;
     case 's': {
         unsigned long long v = strtoull(optarg, &end, 10);
-        if (*end || !*optarg)
+        if (*end || !*optarg || *optarg == '-' || *optarg == '+')
             return tb_usage_error("ab: --seed must be an integer, not "
                                   "'%s'", optarg);
         a->run.seed = v;
@@ -453,7 +453,7 @@ static cJSON *sequential_json(const ab_args *a, const ab_ui *u)
  * TB_EXIT_CASES after the message. */
 static int write_ab_json(const ab_args *a, const tb_ab_case *cases, int n,
                          const tb_ab_run_out *out, const ab_ui *u,
-                         const tb_noise *noise)
+                         const tb_noise *noise, const char *broken)
 {
     char path[4200], err[1024];
     const tb_ab_run_opts *r = &a->run;
@@ -474,10 +474,16 @@ static int write_ab_json(const ab_args *a, const tb_ab_case *cases, int n,
         cJSON_AddNumberToObject(settings, "blocks", r->blocks);
         cJSON_AddStringToObject(settings, "order",
                                 r->duet ? "duet" : "rmit");
-        cJSON_AddNumberToObject(settings, "seed", (double)r->seed);
+        char seed[32]; /* digit for digit: a double loses above 2^53 */
+        snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
+        cJSON_AddRawToObject(settings, "seed", seed);
         cJSON_AddStringToObject(settings, "estimator",
                                 a->use_min ? "min" : "median");
         cJSON_AddNumberToObject(settings, "blocks_run", out->blocks);
+        if (broken)
+            cJSON_AddStringToObject(settings, "stopped", broken);
+        else
+            cJSON_AddNullToObject(settings, "stopped");
         if (a->judge.sequential)
             cJSON_AddItemToObject(settings, "sequential_run",
                                   sequential_json(a, u));
@@ -498,6 +504,51 @@ static int write_ab_json(const ab_args *a, const tb_ab_case *cases, int n,
                "%s/new/block-*\n", r->outdir, r->outdir, r->outdir);
     }
     free(text);
+    return rc;
+}
+
+/* The verdicts of the blocks measured (out->blocks of them; broken: why
+ * the run stopped before its end, or NULL), printed and written.
+ * Returns the exit status. */
+static int ab_judge(const ab_args *a, ab_ui *u, const tb_ab_run_out *out,
+                    const tb_noise *noise, const char *broken)
+{
+    tb_ab_case *cases = u->cases;
+    size_t n = (size_t)u->n;
+    if (broken && a->judge.sequential) {
+        /* the cases still open stop here, at one more look */
+        bool *scratch = calloc(n ? n : 1, sizeof *scratch);
+        if (!scratch)
+            u->rc = TB_ENOMEM;
+        else if (u->nlooks == 0 ||
+                 u->looks[u->nlooks - 1].blocks < out->blocks)
+            ui_look(u, out->blocks, scratch, "error");
+        free(scratch);
+        for (size_t k = 0; k < n; k++)
+            if (!cases[k].stop)
+                cases[k].stop = "error";
+    } else if (broken) {
+        for (size_t k = 0; k < n; k++)
+            cases[k].n = out->blocks;
+    }
+    if (u->rc || ((!a->judge.sequential || broken) &&
+                  tb_ab_analyze(cases, n, &a->judge))) {
+        fprintf(stderr, "tbench: ab: out of memory\n");
+        return TB_EXIT_CASES;
+    }
+    tb_ab_print(stdout, cases, n, &a->judge);
+    if (a->judge.sequential)
+        print_sequential(stdout, a, u);
+    tb_noise_print(stdout, "machine during the blocks", noise);
+    int rc = a->run.outdir ? write_ab_json(a, cases, (int)n, out, u, noise,
+                                           broken)
+                           : 0;
+    if (!rc && broken)
+        rc = TB_EXIT_BROKEN;
+    if (!rc && (tb_ab_count(cases, n, TB_AB_REGRESSED) ||
+                tb_ab_count(cases, n, TB_AB_ERROR) ||
+                tb_ab_unresolved(cases, n, &a->judge)))
+        rc = TB_EXIT_CASES;
     return rc;
 }
 
@@ -537,7 +588,7 @@ static int ab_measure(ab_args *a, const tb_plan *plan)
     tb_noise_take(&snap1);
     tb_noise noise;
     tb_noise_diff(&snap0, &snap1, &noise);
-    if (erc) {
+    if (erc && !out.blocks) { /* nothing measured: nothing to judge */
         fprintf(stderr, "tbench: %s\n", err);
         rc = erc == TB_EINVAL ? TB_EXIT_USAGE : TB_EXIT_CASES;
     } else if (out.signal) {
@@ -545,20 +596,13 @@ static int ab_measure(ab_args *a, const tb_plan *plan)
         fprintf(stderr, "tbench: ab: stopped by SIG%s; nothing judged\n",
                 abbr ? abbr : "?");
         rc = 128 + out.signal;
-    } else if (ui.rc || (!a->judge.sequential &&
-                         tb_ab_analyze(cases, (size_t)n, &a->judge))) {
-        fprintf(stderr, "tbench: ab: out of memory\n");
     } else {
-        tb_ab_print(stdout, cases, (size_t)n, &a->judge);
-        if (a->judge.sequential)
-            print_sequential(stdout, a, &ui);
-        tb_noise_print(stdout, "machine during the blocks", &noise);
-        rc = a->run.outdir ? write_ab_json(a, cases, n, &out, &ui, &noise)
-                           : 0;
-        if (!rc && (tb_ab_count(cases, (size_t)n, TB_AB_REGRESSED) ||
-                    tb_ab_count(cases, (size_t)n, TB_AB_ERROR) ||
-                    tb_ab_unresolved(cases, (size_t)n, &a->judge)))
-            rc = TB_EXIT_CASES;
+        if (erc)
+            fprintf(stderr, "tbench: %s\ntbench: ab: stopped after %d "
+                    "block%s: those are judged below (exit %d: no verdict "
+                    "of the change)\n", err, out.blocks,
+                    out.blocks == 1 ? "" : "s", TB_EXIT_BROKEN);
+        rc = ab_judge(a, &ui, &out, &noise, erc ? err : NULL);
     }
 out:
     free(cases);

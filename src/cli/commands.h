@@ -9,6 +9,9 @@ enum {
     TB_EXIT_OKAY = 0,  /* success */
     TB_EXIT_CASES = 1, /* run: a case failed its check or errored */
     TB_EXIT_USAGE = 2, /* usage or input error; nothing written */
+    TB_EXIT_BROKEN = 3, /* ab: stopped early by a worker or a write that
+                           failed: the blocks so far are judged and
+                           written, but it is no verdict of the change */
     TB_EXIT_INTR = 130 /* interrupted (SIGINT; run: 128 + the signal);
                         * finished cases are kept */
 };

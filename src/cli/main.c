@@ -348,8 +348,9 @@ static const tb_command commands[] = {
      "                          each block, DIR/old|new/block-NN/results.json\n"
      "    -q, --quiet           no progress and no build lines\n"
      "    exit 0 no regression, 1 a case regressed or failed on a side (or\n"
-     "    is beyond --max-mde), 2\n"
-     "    usage or input error (bad config, refused build)\n",
+     "    is beyond --max-mde), 2 usage or input error (bad config,\n"
+     "    refused build), 3 stopped early by a worker or a write that\n"
+     "    failed (the blocks so far are judged; no verdict of the change)\n",
      tb_cmd_ab},
     {"worker", "--protocol V --fd N",
      "internal: the worker that 'ab' starts in each build; serves protocol\n"

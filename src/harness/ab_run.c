@@ -171,9 +171,11 @@ int tb_ab_run(const tb_plan *plan, const tb_ab_run_opts *o,
                                                      : o->blocks;
     int b = 0;
     while (b < a.max && !*a.stop && !rc) {
-        rc = run_block(&a, b++);
-        if (!rc && sink->more && !*a.stop &&
-            !sink->more(sink->ctx, b, a.done))
+        /* a block that fails part way does not count */
+        if ((rc = run_block(&a, b)))
+            break;
+        b++;
+        if (sink->more && !*a.stop && !sink->more(sink->ctx, b, a.done))
             break;
     }
     out->blocks = b;

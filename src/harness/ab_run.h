@@ -66,7 +66,8 @@ typedef struct tb_ab_run_sink {
 
 typedef struct tb_ab_run_out {
     char build[2][256]; /* what the old and new build said they are */
-    int blocks;         /* blocks run */
+    int blocks;         /* blocks run to the end (also when an error
+                           stopped the next one) */
     int signal;         /* *stop when the blocks were stopped, else 0 */
 } tb_ab_run_out;
 
@@ -74,9 +75,11 @@ typedef struct tb_ab_run_out {
  * on both builds, handing each block to the sink.  Returns 0 (stopped by
  * *stop or not: out->signal); TB_EINVAL when a build cannot be started
  * or refuses the config (not a tbench that speaks protocol 1, a config
- * it cannot load: nothing can be judged); TB_EIO when a worker could not
+ * it cannot load; when out->blocks is 0 nothing can be judged, else a
+ * replacement worker failed to start); TB_EIO when a worker could not
  * write its block's results; TB_ENOMEM.  err: a one-line message
- * ("ab: NEW: ..."). */
+ * ("ab: NEW: ...").  out->blocks is set on every return: the blocks
+ * measured to the end before the error. */
 int tb_ab_run(const tb_plan *plan, const tb_ab_run_opts *o,
               const tb_ab_run_sink *sink, tb_ab_run_out *out, char *err,
               size_t errlen);
