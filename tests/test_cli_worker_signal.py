@@ -11,9 +11,12 @@ every later case in full, `complete` is true and the exit status 1
 (src/harness/worker.h).  One killed between cases costs no case: a fresh
 worker takes the next, exit 0, and tbench warns.  A signal to tbench, or
 to its whole process group as a terminal's Ctrl-C sends it, still stops
-the run: exit 128 + N, `complete` false, no case `crashed`.  Every file
-validates against docs/results.schema.json.  Needs Debian's
-python3-jsonschema: run with /usr/bin/python3.
+the run: exit 128 + N, `complete` false, no case `crashed`.  `tbench
+ab`'s exec'd workers: one killed alone makes its case an `error` on that
+side, naming the signal; a Ctrl-C to ab's group stops it (130, nothing
+judged) at once.  Every file validates against
+docs/results.schema.json.  Needs Debian's python3-jsonschema: run with
+/usr/bin/python3.
 """
 import json
 import os
@@ -49,6 +52,16 @@ CONFIG = """{
 }
 """ % (N_SAMPLES, N_SAMPLES)
 N_CASES = 5
+
+AB_CONFIG = """{
+  "name": "wsigab",
+  "warmup": {"min_time_ms": 1, "min_iters": 2},
+  "measure": {"sample_time_ms": 10, "min_samples": 30, "max_samples": 30,
+              "ci_target": 0.0001, "max_time_s": 120, "timeout_s": 120},
+  "ops": [{"op": "add", "shapes": [[4096]]},
+          {"op": "relu", "shapes": [[4096]]}]
+}
+"""
 
 
 def write(name, text):
@@ -226,6 +239,63 @@ def t_both_sigterm():
     expect(doc["complete"] is False, "complete should be false")
     for c in doc["cases"]:
         expect(c["status"] == "ok", f"{c['id']}: {c['status']}")
+
+
+def start_ab(name, group=False):
+    """tbench ab TBENCH TBENCH on AB_CONFIG, 6 blocks, -o DIR, once the
+    second block's workers have loaded the config: (process, folder)."""
+    cfg = write("ab.json", AB_CONFIG)
+    out = os.path.join(TMP, name)
+    proc = subprocess.Popen([TBENCH, "ab", TBENCH, TBENCH, cfg, "--blocks",
+                             "6", "-q", "--threshold", "50", "-o", out],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=group)
+    # block 1 is written when block 2 starts; its fresh workers then load
+    # the config, and one of them measures a case
+    deadline = time.time() + 60
+    while time.time() < deadline and not os.path.exists(
+            os.path.join(out, "new", "block-01", "results.json")):
+        time.sleep(0.02)
+    time.sleep(0.3)
+    return proc, out
+
+
+@case("ab: SIGTERM to one build's exec'd worker alone: that case is an "
+      "error naming SIGTERM, the other is judged, exit 1")
+def t_ab_worker_sigterm():
+    proc, out = start_ab("ab-term")
+    worker = busy_child(proc.pid, time.time() + 30)
+    expect(worker is not None, "no worker measuring")
+    os.kill(worker, signal.SIGTERM)
+    sout, err = proc.communicate(timeout=300)
+    expect(proc.returncode == 1, f"exit {proc.returncode}: {err}{sout}")
+    with open(os.path.join(out, "ab.json"), encoding="utf-8") as f:
+        doc = json.load(f)
+    bad = [c for c in doc["cases"] if c["verdict"] == "error"]
+    expect(len(bad) == 1, f"verdicts {[c['verdict'] for c in doc['cases']]}")
+    expect("SIGTERM" in (bad[0]["message"] or ""), bad[0]["message"])
+    good = [c for c in doc["cases"] if c is not bad[0]][0]
+    expect(len(good["old_block_ns"]) == 6 and len(good["new_block_ns"]) == 6,
+           f"{good}")
+
+
+@case("ab: SIGINT to its process group (Ctrl-C): exit 130 at once, nothing "
+      "judged, no worker left")
+def t_ab_group_sigint():
+    proc, out = start_ab("ab-int", group=True)
+    workers = children(proc.pid)
+    t0 = time.time()
+    os.killpg(proc.pid, signal.SIGINT)
+    sout, err = proc.communicate(timeout=120)
+    expect(proc.returncode == 130, f"exit {proc.returncode}: {err}{sout}")
+    expect(time.time() - t0 < 10, f"took {time.time() - t0:.1f} s")
+    expect("nothing judged" in err, err)
+    expect(not os.path.exists(os.path.join(out, "ab.json")), "ab.json")
+    deadline = time.time() + 10
+    while any(state(w) not in ("Z", None) for w in workers) and \
+            time.time() < deadline:
+        time.sleep(0.05)
+    expect(all(state(w) in ("Z", None) for w in workers), "a worker lives")
 
 
 def cleanup(failed):
