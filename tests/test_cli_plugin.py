@@ -13,7 +13,9 @@ plugin's matmul is also compared with NumPy on the exec files.  The
 fixtures (tests/plugins/fixture.c, built by meson) give each documented
 status: wrong ABI, no entry point, failing probe, NULL required slot,
 wrong results (failed-check), a crash in a kernel (crashed), a name
-taken by a built-in backend (usage error).  Needs python3-jsonschema and
+taken by a built-in backend (usage error), a constructor, entry point or
+probe that crashes, exits or hangs (unavailable after the trial load in
+a child process; tbench lives on).  Needs python3-jsonschema and
 python3-numpy: run with /usr/bin/python3.
 """
 import glob
@@ -318,6 +320,46 @@ def t_unavailable():
         expect(c["status"] == "unavailable" and
                want[c["backend"]] in c["message"],
                f"{c['id']}: {c['status']} {c['message']}")
+
+
+@case("a plugin whose constructor, entry point or probe crashes, exits or "
+      "hangs is unavailable with the reason: tbench lives on, a run of "
+      "its cases exits 0 with the cpu cases ok")
+def t_trial():
+    want = {
+        "ctorcrash": "was killed by SIGSEGV (Segmentation fault) during "
+                     "dlopen (its constructors)",
+        "entrycrash": "was killed by SIGSEGV (Segmentation fault) during "
+                      "tbench_plugin()",
+        "probecrash": "was killed by SIGSEGV (Segmentation fault) during "
+                      "probe",
+        "probeexit": "exited with status 0 during probe",
+        "probehang": "did not finish within 10 s (killed) during probe",
+    }
+    b = listing(*(fixture(k) + ":" + k for k in want))
+    for name, what in want.items():
+        expect(name in b, f"{name} not listed: {list(b)}")
+        expect(b[name]["available"] is False and
+               "its trial load in a child process " + what in
+               b[name]["reason"], f"{name}: {b[name]}")
+    cfg = config("trial.json", ["cpu", "probecrash", "ctorcrash"],
+                 [{"op": "add", "shapes": [[4]]}])
+    out = os.path.join(TMP, "trial")
+    p = tb(["run", cfg, "-q", "-o", out, "--plugin",
+            fixture("probecrash") + ":probecrash", "--plugin",
+            fixture("ctorcrash") + ":ctorcrash"])
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    doc = load(out)
+    expect([(x["name"], x["loaded"]) for x in doc["env"]["plugins"]] ==
+           [("probecrash", False), ("ctorcrash", False)],
+           f"{doc['env']['plugins']}")
+    for c in doc["cases"]:
+        if c["backend"] == "cpu":
+            expect(c["status"] == "ok", f"{c['id']}: {c['status']}")
+        else:
+            expect(c["status"] == "unavailable" and
+                   want[c["backend"]] in c["message"],
+                   f"{c['id']}: {c['status']} {c['message']}")
 
 
 @case("axes: a config sweeps a plugin's axis; a refused create is an "

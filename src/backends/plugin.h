@@ -7,7 +7,10 @@
  * it like any other.  A plugin that cannot be used (not loadable, no entry point,
  * another ABI version, a malformed table) is still registered, as a
  * backend whose probe fails with that reason: `list` shows it and its
- * cases are `unavailable`.
+ * cases are `unavailable`.  So is one whose trial load crashed, hung or
+ * exited: each plugin is first loaded in a child process that runs its
+ * constructors, entry point, probe and axes (10 s at most), and only a
+ * plugin that came through is loaded into this process.
  *
  * Plugins are loaded by the CLI before anything else runs (before the
  * workers fork) and stay loaded until exit. */
