@@ -449,6 +449,38 @@ def t_path():
            f"exit {p.returncode}: {p.stderr}")
 
 
+@case("who may change the plugins: a relative TBENCH_PLUGIN_PATH entry "
+      "and a folder writable by every user are refused (exit 2); a file "
+      "writable by every user, or in such a folder without the sticky "
+      "bit, is unavailable with the reason")
+def t_path_safety():
+    d = os.path.join(TMP, "pdir2")
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(fixture("good"), os.path.join(d, "good.so"))
+    p = subprocess.run([TBENCH, "list"], capture_output=True, text=True,
+                       cwd=TMP, env=dict(os.environ,
+                                         TBENCH_PLUGIN_PATH="pdir2"))
+    expect(p.returncode == 2 and "pdir2 is a relative path" in p.stderr,
+           f"relative: exit {p.returncode}: {p.stderr}")
+    for mode in (0o777, 0o1777):
+        os.chmod(d, mode)
+        p = tb(["list"], env={"TBENCH_PLUGIN_PATH": d})
+        expect(p.returncode == 2 and "is writable by every user" in p.stderr,
+               f"folder {mode:o}: exit {p.returncode}: {p.stderr}")
+    # a file of ours in a sticky folder (as /tmp): loaded
+    b = listing(os.path.join(d, "good.so") + ":sticky")
+    expect(b["sticky"]["available"] is True, f"{b['sticky']}")
+    os.chmod(d, 0o777)  # anyone may replace the file
+    b = listing(os.path.join(d, "good.so") + ":open")
+    expect(b["open"]["available"] is False and "without the sticky bit"
+           in b["open"]["reason"], f"{b['open']}")
+    os.chmod(d, 0o755)
+    os.chmod(os.path.join(d, "good.so"), 0o666)  # anyone may change it
+    b = listing(os.path.join(d, "good.so") + ":w")
+    expect(b["w"]["available"] is False and "is writable by every user "
+           "(mode 0666)" in b["w"]["reason"], f"{b['w']}")
+
+
 @case("examples/plugins/blis builds out of tree; its matmul, batched "
       "matmul and linear pass the reference check at 1 and 2 threads")
 def t_blis():

@@ -621,6 +621,49 @@ static int trial_load(const char *open_path, char *why, size_t len)
     return TB_EUNAVAILABLE;
 }
 
+/* ---- who may change the code tbench loads ---------------------------- */
+
+/* Is path a plugin file anyone could change?  A file writable by every
+ * user, or one in a folder writable by every user without the sticky
+ * bit (anyone may replace it there): why says so and true.  A file that
+ * does not exist passes (dlopen says what is wrong). */
+static bool open_to_all(const char *path, char *why, size_t len)
+{
+    struct stat st;
+    char msg[768]; /* why may share an object with path: write here */
+    if (stat(path, &st))
+        return false;
+    if (st.st_mode & S_IWOTH) {
+        snprintf(msg, sizeof msg,
+                 "%.512s is writable by every user (mode %04o): anyone "
+                 "could change the code tbench would run; not loaded "
+                 "(chmod o-w it)",
+                 path, (unsigned)(st.st_mode & 07777));
+        snprintf(why, len, "%s", msg);
+        return true;
+    }
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 1;
+    if (slash && n == 0)
+        n = 1; /* "/x.so": the root */
+    if (n >= sizeof dir)
+        return false;
+    memcpy(dir, slash ? path : ".", n);
+    dir[n] = '\0';
+    if (stat(dir, &st) == 0 && (st.st_mode & S_IWOTH) &&
+        !(st.st_mode & S_ISVTX)) {
+        snprintf(msg, sizeof msg,
+                 "its folder %.512s is writable by every user without the "
+                 "sticky bit (mode %04o): anyone could replace the file; "
+                 "not loaded",
+                 dir, (unsigned)(st.st_mode & 07777));
+        snprintf(why, len, "%s", msg);
+        return true;
+    }
+    return false;
+}
+
 /* A name for a plugin that did not load: its file name without
  * directories and ".so", cut to 31 of [A-Za-z0-9_-] ('_' for others). */
 static void stem_name(const char *path, char *out, size_t len)
@@ -683,7 +726,8 @@ int tb_plugin_add(const char *spec, char *err, size_t len)
              strchr(pl->path, '/') ? "" : "./", pl->path);
     void *entry = NULL;
     const tbp_plugin *t = NULL;
-    if (trial_load(open_path, pl->why, sizeof pl->why) == 0 &&
+    if (!open_to_all(pl->path, pl->why, sizeof pl->why) &&
+        trial_load(open_path, pl->why, sizeof pl->why) == 0 &&
         tb_dl_entry(open_path, TBP_ENTRY_NAME, &pl->handle, &entry,
                     pl->why, sizeof pl->why) == 0) {
         t = ((tbp_entry_fn)(uintptr_t)entry)();
@@ -809,9 +853,26 @@ int tb_plugin_add_path(const char *list, char *err, size_t len)
             path[n] = '\0';
             struct stat st;
             int rc;
+            if (path[0] != '/') {
+                /* it would load the *.so of whatever folder tbench
+                 * happens to run in */
+                snprintf(err, len,
+                         "TBENCH_PLUGIN_PATH: %.512s is a relative path, "
+                         "resolved against the current folder; give an "
+                         "absolute one", path);
+                return TB_EINVAL;
+            }
             if (stat(path, &st)) {
                 snprintf(err, len, "TBENCH_PLUGIN_PATH: no such file or "
                                    "directory: %.512s", path);
+                return TB_EINVAL;
+            }
+            if (S_ISDIR(st.st_mode) && (st.st_mode & S_IWOTH)) {
+                snprintf(err, len,
+                         "TBENCH_PLUGIN_PATH: %.512s is writable by every "
+                         "user (mode %04o): anyone could add a plugin that "
+                         "tbench would load; refused (chmod o-w it)",
+                         path, (unsigned)(st.st_mode & 07777));
                 return TB_EINVAL;
             }
             if (S_ISDIR(st.st_mode))
