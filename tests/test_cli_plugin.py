@@ -13,7 +13,9 @@ plugin's matmul is also compared with NumPy on the exec files.  The
 fixtures (tests/plugins/fixture.c, built by meson) give each documented
 status: wrong ABI, no entry point, failing probe, NULL required slot,
 wrong results (failed-check), a crash in a kernel (crashed), a name
-taken by a built-in backend (usage error).  Needs python3-jsonschema and
+taken by a built-in backend (usage error), a constructor, entry point or
+probe that crashes, exits or hangs (unavailable after the trial load in
+a child process; tbench lives on).  Needs python3-jsonschema and
 python3-numpy: run with /usr/bin/python3.
 """
 import glob
@@ -320,6 +322,46 @@ def t_unavailable():
                f"{c['id']}: {c['status']} {c['message']}")
 
 
+@case("a plugin whose constructor, entry point or probe crashes, exits or "
+      "hangs is unavailable with the reason: tbench lives on, a run of "
+      "its cases exits 0 with the cpu cases ok")
+def t_trial():
+    want = {
+        "ctorcrash": "was killed by SIGSEGV (Segmentation fault) during "
+                     "dlopen (its constructors)",
+        "entrycrash": "was killed by SIGSEGV (Segmentation fault) during "
+                      "tbench_plugin()",
+        "probecrash": "was killed by SIGSEGV (Segmentation fault) during "
+                      "probe",
+        "probeexit": "exited with status 0 during probe",
+        "probehang": "did not finish within 10 s (killed) during probe",
+    }
+    b = listing(*(fixture(k) + ":" + k for k in want))
+    for name, what in want.items():
+        expect(name in b, f"{name} not listed: {list(b)}")
+        expect(b[name]["available"] is False and
+               "its trial load in a child process " + what in
+               b[name]["reason"], f"{name}: {b[name]}")
+    cfg = config("trial.json", ["cpu", "probecrash", "ctorcrash"],
+                 [{"op": "add", "shapes": [[4]]}])
+    out = os.path.join(TMP, "trial")
+    p = tb(["run", cfg, "-q", "-o", out, "--plugin",
+            fixture("probecrash") + ":probecrash", "--plugin",
+            fixture("ctorcrash") + ":ctorcrash"])
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    doc = load(out)
+    expect([(x["name"], x["loaded"]) for x in doc["env"]["plugins"]] ==
+           [("probecrash", False), ("ctorcrash", False)],
+           f"{doc['env']['plugins']}")
+    for c in doc["cases"]:
+        if c["backend"] == "cpu":
+            expect(c["status"] == "ok", f"{c['id']}: {c['status']}")
+        else:
+            expect(c["status"] == "unavailable" and
+                   want[c["backend"]] in c["message"],
+                   f"{c['id']}: {c['status']} {c['message']}")
+
+
 @case("axes: a config sweeps a plugin's axis; a refused create is an "
       "error case naming the plugin's reason")
 def t_axes():
@@ -405,6 +447,38 @@ def t_path():
     p = tb(["list"], env={"TBENCH_PLUGIN_PATH": os.path.join(TMP, "none")})
     expect(p.returncode == 2 and "TBENCH_PLUGIN_PATH" in p.stderr,
            f"exit {p.returncode}: {p.stderr}")
+
+
+@case("who may change the plugins: a relative TBENCH_PLUGIN_PATH entry "
+      "and a folder writable by every user are refused (exit 2); a file "
+      "writable by every user, or in such a folder without the sticky "
+      "bit, is unavailable with the reason")
+def t_path_safety():
+    d = os.path.join(TMP, "pdir2")
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(fixture("good"), os.path.join(d, "good.so"))
+    p = subprocess.run([TBENCH, "list"], capture_output=True, text=True,
+                       cwd=TMP, env=dict(os.environ,
+                                         TBENCH_PLUGIN_PATH="pdir2"))
+    expect(p.returncode == 2 and "pdir2 is a relative path" in p.stderr,
+           f"relative: exit {p.returncode}: {p.stderr}")
+    for mode in (0o777, 0o1777):
+        os.chmod(d, mode)
+        p = tb(["list"], env={"TBENCH_PLUGIN_PATH": d})
+        expect(p.returncode == 2 and "is writable by every user" in p.stderr,
+               f"folder {mode:o}: exit {p.returncode}: {p.stderr}")
+    # a file of ours in a sticky folder (as /tmp): loaded
+    b = listing(os.path.join(d, "good.so") + ":sticky")
+    expect(b["sticky"]["available"] is True, f"{b['sticky']}")
+    os.chmod(d, 0o777)  # anyone may replace the file
+    b = listing(os.path.join(d, "good.so") + ":open")
+    expect(b["open"]["available"] is False and "without the sticky bit"
+           in b["open"]["reason"], f"{b['open']}")
+    os.chmod(d, 0o755)
+    os.chmod(os.path.join(d, "good.so"), 0o666)  # anyone may change it
+    b = listing(os.path.join(d, "good.so") + ":w")
+    expect(b["w"]["available"] is False and "is writable by every user "
+           "(mode 0666)" in b["w"]["reason"], f"{b['w']}")
 
 
 @case("examples/plugins/blis builds out of tree; its matmul, batched "

@@ -22,9 +22,11 @@
  *    when it fails; tbench prints it next to the plugin's name.
  *  - tbench calls a plugin from one thread at a time.  probe, axes and
  *    the load happen in the tbench process before it forks its worker
- *    processes; create and everything after it happen in a worker.  So
- *    probe must not create device contexts or threads (do that in
- *    create).
+ *    processes (and once before that in a short-lived trial process, so
+ *    that a plugin that crashes, hangs or exits there is unavailable
+ *    instead of fatal); create and everything after it happen in a
+ *    worker.  So probe must not create device contexts or threads (do
+ *    that in create).
  *  - Slots marked (optional) may be NULL; the text says what tbench
  *    does instead.
  *

@@ -14,14 +14,22 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <tbench/plugin.h>
 
@@ -460,6 +468,202 @@ static bool table_ok(const tbp_plugin *t, tbp_plugin *copy, char *why,
     return true;
 }
 
+/* ---- the trial load: the plugin's first run, in a child -------------- */
+
+/* How long a trial may take: its constructors, entry point, probe and
+ * axes together (a probe that looks for a device may take a while). */
+#define TRIAL_TIMEOUT_S 10.0
+
+/* What the trial child is doing, one byte on the pipe as it starts. */
+static const struct {
+    char code;
+    const char *what;
+} trial_steps[] = {
+    {'c', "dlopen (its constructors)"},
+    {'e', TBP_ENTRY_NAME "()"},
+    {'p', "probe"},
+    {'a', "axes"},
+};
+
+static void trial_step(int fd, char code)
+{
+    while (write(fd, &code, 1) < 0 && errno == EINTR)
+        ;
+}
+
+/* The trial child: the steps tbench takes with the plugin in its own
+ * process (load, entry point, table check, probe, axes), each announced
+ * on fd, then 'd' (done: none of them crashed, hung or exited; whether
+ * they succeeded is the real load's to say).  Never returns. */
+static void trial_child(const char *open_path, int fd)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    dup2(STDERR_FILENO, STDOUT_FILENO); /* keep `list --json` clean */
+    char why[768] = "";
+    void *h = NULL, *entry = NULL;
+    tbp_plugin tab;
+    trial_step(fd, 'c');
+    if (tb_dl_entry(open_path, TBP_ENTRY_NAME, &h, &entry, why,
+                    sizeof why) == 0) {
+        trial_step(fd, 'e');
+        const tbp_plugin *t = ((tbp_entry_fn)(uintptr_t)entry)();
+        if (t && table_ok(t, &tab, why, sizeof why)) {
+            char r[256] = "";
+            trial_step(fd, 'p');
+            if (tab.probe(r, sizeof r) == 0 && tab.axes) {
+                tbp_axis ax[TBP_MAX_AXES];
+                memset(ax, 0, sizeof ax);
+                trial_step(fd, 'a');
+                tab.axes(ax, TBP_MAX_AXES);
+            }
+        }
+    }
+    trial_step(fd, 'd');
+    _exit(0); /* no destructors, no atexit handlers of tbench's */
+}
+
+static double trial_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Wait for the trial child pid to say 'd' on fd, to die, or to pass
+ * TRIAL_TIMEOUT_S; the last step it announced in *step.  1 done, 0 it
+ * ended without 'd' (its wait status in *st), -1 time out.  The child's
+ * exit is polled too: a process it forked may hold the pipe open. */
+static int trial_wait(pid_t pid, int fd, char *step, int *st)
+{
+    double deadline = trial_now_s() + TRIAL_TIMEOUT_S;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int k = poll(&p, 1, 50);
+        char c;
+        ssize_t n = k > 0 ? read(fd, &c, 1) : 0;
+        if (n == 1 && c == 'd')
+            return 1;
+        if (n == 1) {
+            *step = c;
+            continue;
+        }
+        pid_t w = waitpid(pid, st, WNOHANG);
+        if (w == pid) {
+            while (read(fd, &c, 1) == 1) /* what it said before dying */
+                if (c == 'd')
+                    return 1;
+                else
+                    *step = c;
+            return 0;
+        }
+        if (w < 0 && errno != EINTR)
+            return 0;
+        if (trial_now_s() >= deadline)
+            return -1;
+    }
+}
+
+/* Load the plugin at open_path first in a child process and run what
+ * tbench would run of it in its own process (constructors, entry point,
+ * probe, axes).  0 when none of it crashed, hung or exited: tbench then
+ * loads it itself.  Otherwise TB_EUNAVAILABLE with the reason in why
+ * (the signal or exit status, or the time limit, and the step), and
+ * tbench never loads the plugin: its crash cannot kill tbench. */
+static int trial_load(const char *open_path, char *why, size_t len)
+{
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC))
+        return 0; /* no trial possible: load as before */
+    /* never blocks on a pipe that a process the plugin forked holds */
+    fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+    fflush(NULL); /* nothing buffered is written twice */
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(pfd[0]);
+        close(pfd[1]);
+        return 0;
+    }
+    if (pid == 0) {
+        close(pfd[0]);
+        trial_child(open_path, pfd[1]);
+    }
+    close(pfd[1]);
+    char step = 'c';
+    int st = 0;
+    int r = trial_wait(pid, pfd[0], &step, &st);
+    close(pfd[0]);
+    if (r != 0) {
+        kill(pid, SIGKILL);
+        while (waitpid(pid, r < 0 ? &st : NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    if (r == 1)
+        return 0;
+    const char *what = "loading";
+    for (size_t i = 0; i < sizeof trial_steps / sizeof trial_steps[0]; i++)
+        if (trial_steps[i].code == step)
+            what = trial_steps[i].what;
+    char how[160];
+    if (r < 0)
+        snprintf(how, sizeof how, "did not finish within %g s (killed)",
+                 TRIAL_TIMEOUT_S);
+    else if (WIFSIGNALED(st) && sigabbrev_np(WTERMSIG(st)))
+        snprintf(how, sizeof how, "was killed by SIG%s (%s)",
+                 sigabbrev_np(WTERMSIG(st)), sigdescr_np(WTERMSIG(st)));
+    else if (WIFEXITED(st))
+        snprintf(how, sizeof how, "exited with status %d",
+                 WEXITSTATUS(st));
+    else
+        snprintf(how, sizeof how, "was lost");
+    snprintf(why, len,
+             "its trial load in a child process %s during %s; not loaded",
+             how, what);
+    return TB_EUNAVAILABLE;
+}
+
+/* ---- who may change the code tbench loads ---------------------------- */
+
+/* Is path a plugin file anyone could change?  A file writable by every
+ * user, or one in a folder writable by every user without the sticky
+ * bit (anyone may replace it there): why says so and true.  A file that
+ * does not exist passes (dlopen says what is wrong). */
+static bool open_to_all(const char *path, char *why, size_t len)
+{
+    struct stat st;
+    char msg[768]; /* why may share an object with path: write here */
+    if (stat(path, &st))
+        return false;
+    if (st.st_mode & S_IWOTH) {
+        snprintf(msg, sizeof msg,
+                 "%.512s is writable by every user (mode %04o): anyone "
+                 "could change the code tbench would run; not loaded "
+                 "(chmod o-w it)",
+                 path, (unsigned)(st.st_mode & 07777));
+        snprintf(why, len, "%s", msg);
+        return true;
+    }
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 1;
+    if (slash && n == 0)
+        n = 1; /* "/x.so": the root */
+    if (n >= sizeof dir)
+        return false;
+    memcpy(dir, slash ? path : ".", n);
+    dir[n] = '\0';
+    if (stat(dir, &st) == 0 && (st.st_mode & S_IWOTH) &&
+        !(st.st_mode & S_ISVTX)) {
+        snprintf(msg, sizeof msg,
+                 "its folder %.512s is writable by every user without the "
+                 "sticky bit (mode %04o): anyone could replace the file; "
+                 "not loaded",
+                 dir, (unsigned)(st.st_mode & 07777));
+        snprintf(why, len, "%s", msg);
+        return true;
+    }
+    return false;
+}
+
 /* A name for a plugin that did not load: its file name without
  * directories and ".so", cut to 31 of [A-Za-z0-9_-] ('_' for others). */
 static void stem_name(const char *path, char *out, size_t len)
@@ -522,7 +726,9 @@ int tb_plugin_add(const char *spec, char *err, size_t len)
              strchr(pl->path, '/') ? "" : "./", pl->path);
     void *entry = NULL;
     const tbp_plugin *t = NULL;
-    if (tb_dl_entry(open_path, TBP_ENTRY_NAME, &pl->handle, &entry,
+    if (!open_to_all(pl->path, pl->why, sizeof pl->why) &&
+        trial_load(open_path, pl->why, sizeof pl->why) == 0 &&
+        tb_dl_entry(open_path, TBP_ENTRY_NAME, &pl->handle, &entry,
                     pl->why, sizeof pl->why) == 0) {
         t = ((tbp_entry_fn)(uintptr_t)entry)();
         if (!t)
@@ -647,9 +853,26 @@ int tb_plugin_add_path(const char *list, char *err, size_t len)
             path[n] = '\0';
             struct stat st;
             int rc;
+            if (path[0] != '/') {
+                /* it would load the *.so of whatever folder tbench
+                 * happens to run in */
+                snprintf(err, len,
+                         "TBENCH_PLUGIN_PATH: %.512s is a relative path, "
+                         "resolved against the current folder; give an "
+                         "absolute one", path);
+                return TB_EINVAL;
+            }
             if (stat(path, &st)) {
                 snprintf(err, len, "TBENCH_PLUGIN_PATH: no such file or "
                                    "directory: %.512s", path);
+                return TB_EINVAL;
+            }
+            if (S_ISDIR(st.st_mode) && (st.st_mode & S_IWOTH)) {
+                snprintf(err, len,
+                         "TBENCH_PLUGIN_PATH: %.512s is writable by every "
+                         "user (mode %04o): anyone could add a plugin that "
+                         "tbench would load; refused (chmod o-w it)",
+                         path, (unsigned)(st.st_mode & 07777));
                 return TB_EINVAL;
             }
             if (S_ISDIR(st.st_mode))

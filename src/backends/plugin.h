@@ -7,7 +7,12 @@
  * it like any other.  A plugin that cannot be used (not loadable, no entry point,
  * another ABI version, a malformed table) is still registered, as a
  * backend whose probe fails with that reason: `list` shows it and its
- * cases are `unavailable`.
+ * cases are `unavailable`.  So is one whose trial load crashed, hung or
+ * exited: each plugin is first loaded in a child process that runs its
+ * constructors, entry point, probe and axes (10 s at most), and only a
+ * plugin that came through is loaded into this process.  A file anyone
+ * could change (writable by every user, or in a folder writable by every
+ * user without the sticky bit) is unavailable and never opened.
  *
  * Plugins are loaded by the CLI before anything else runs (before the
  * workers fork) and stay loaded until exit. */
@@ -42,7 +47,8 @@ int tb_plugin_add(const char *spec, char *err, size_t len);
  * loaded as by tb_plugin_add (no label); a directory contributes its
  * *.so files in name order.  Empty entries are skipped.  Returns 0 or
  * the first error of tb_plugin_add (or TB_EINVAL for an entry that
- * does not exist), with err "TBENCH_PLUGIN_PATH: ...". */
+ * does not exist, is relative, or is a folder writable by every user),
+ * with err "TBENCH_PLUGIN_PATH: ...". */
 int tb_plugin_add_path(const char *list, char *err, size_t len);
 
 /* Registered plugins, in load order. */

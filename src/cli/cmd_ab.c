@@ -61,8 +61,8 @@ int tb_cmd_worker(int argc, char **argv)
                 "build (it speaks %d)\n", proto, TB_XW_PROTOCOL);
         return TB_EXIT_USAGE;
     }
-    tb_workers_catch_stop(on_ab_signal);
-    return tb_xworker_serve((int)fd, &ab_stop) ? TB_EXIT_CASES : TB_EXIT_OKAY;
+    tb_xworker_default_signals();
+    return tb_xworker_serve((int)fd) ? TB_EXIT_CASES : TB_EXIT_OKAY;
 }
 
 /* ---- tbench ab ------------------------------------------------------------ */

@@ -160,7 +160,8 @@ static void ui_warning(void *ctx, const char *id, const char *text)
         fprintf(stderr, "%stbench: %swarning:%s %s: %s\n",
                 u->show ? "\r\033[K" : "", on, off, id, text);
     else
-        fprintf(stderr, "tbench: %swarning:%s %s\n", on, off, text);
+        fprintf(stderr, "%stbench: %swarning:%s %s\n",
+                u->show ? "\r\033[K" : "", on, off, text);
 }
 
 /* ---- baselines: --save-baseline, --baseline, --force ------------------- */

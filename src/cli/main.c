@@ -67,8 +67,9 @@ static const tb_command commands[] = {
      "                          peaks are used when present\n"
      "        --no-isolate      run the cases in this process (debugging);\n"
      "                          by default each case runs in a worker process,\n"
-     "                          so a crash or a hang (measure.timeout_s) is\n"
-     "                          recorded as status crashed or timeout\n"
+     "                          so a crash, a signal that kills the worker or\n"
+     "                          a hang (measure.timeout_s) is recorded as\n"
+     "                          status crashed or timeout\n"
      "        --no-nvtx         emit no NVTX ranges (by default the run,\n"
      "                          each case and its phases are ranges in the\n"
      "                          NVTX domain 'tbench', for Nsight Systems)\n"
@@ -78,7 +79,9 @@ static const tb_command commands[] = {
      "                          (two builds of one plugin side by side);\n"
      "                          repeatable; also for list and exec.\n"
      "                          $TBENCH_PLUGIN_PATH: ':'-separated plugin\n"
-     "                          files and folders (their *.so), loaded first\n"
+     "                          files and folders (their *.so; absolute\n"
+     "                          paths, folders not writable by all), loaded\n"
+     "                          first\n"
      "        --shard I/N       run only shard I of N (1 <= I <= N): a\n"
      "                          deterministic slice of the plan balanced by\n"
      "                          estimated cost (docs/CONFIG.md, Shards);\n"
@@ -395,7 +398,8 @@ void tb_usage(FILE *f)
           "       targets: a target missed (see targets above)\n"
           "  2    usage or input error: nothing was run, no result was written\n"
           "  129, 130, 143  run stopped by SIGHUP, SIGINT or SIGTERM: the\n"
-          "       cases finished so far are in the results\n"
+          "       cases finished so far are in the results (a signal that\n"
+          "       kills a worker process alone crashes its case: exit 1)\n"
           "\nConfig format: docs/CONFIG.md.  Result format: docs/FORMAT.md.\n",
           f);
 }

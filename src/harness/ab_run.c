@@ -72,26 +72,41 @@ static int side_restart(ab *a, int s)
     return side_start(a, s);
 }
 
+/* RUN case id (block b) on side s.  A worker found dead (killed
+ * between cases, before it began this one) is replaced and asked again:
+ * no case lost anything.  0, or TB_EIO (a second failure; a replacement
+ * that would not start leaves its reason in a->err and the side's
+ * worker NULL, which run_block then reports). */
+static int send_run(ab *a, int s, const char *id, int b, int cpu)
+{
+    int blocks = a->o->blocks; /* the share of each block (ab_run.h) */
+    if (!tb_xw_send_run(a->sides[s].w, id, b, blocks, cpu))
+        return 0;
+    if (side_restart(a, s))
+        return TB_EIO;
+    return tb_xw_send_run(a->sides[s].w, id, b, blocks, cpu);
+}
+
 /* Plan case k in block b on both builds, into r[0] (old) and r[1]. */
 static void measure_pair(ab *a, int k, int b, tb_xw_block r[2])
 {
     const tb_case *pc = &a->plan->cases[k];
-    int blocks = a->o->blocks; /* the share of each block (ab_run.h) */
     int first = (int)tb_rng_below(&a->rng, 2);
     if (a->o->duet) {
         for (int s = 0; s < 2; s++)
-            if (tb_xw_send_run(a->sides[s].w, pc->id, b, blocks,
-                               (s + b) % 2))
+            if (send_run(a, s, pc->id, b, (s + b) % 2))
                 memset(&r[s], 0, sizeof r[s]);
         for (int s = 0; s < 2; s++)
-            tb_xw_recv_run(a->sides[s].w, pc->measure.timeout_s, &r[s]);
+            tb_xw_recv_run(a->sides[s].w, pc->measure.timeout_s, a->stop,
+                           &r[s]);
         return;
     }
     for (int t = 0; t < 2; t++) {
         int s = t ? 1 - first : first;
         memset(&r[s], 0, sizeof r[s]);
-        if (!tb_xw_send_run(a->sides[s].w, pc->id, b, blocks, -1))
-            tb_xw_recv_run(a->sides[s].w, pc->measure.timeout_s, &r[s]);
+        if (!send_run(a, s, pc->id, b, -1))
+            tb_xw_recv_run(a->sides[s].w, pc->measure.timeout_s, a->stop,
+                           &r[s]);
         else
             snprintf(r[s].message, sizeof r[s].message,
                      "the worker is gone");
@@ -126,6 +141,8 @@ static int run_block(ab *a, int b)
                               plan->cases[k].id);
         tb_xw_block r[2];
         measure_pair(a, k, b, r);
+        if (*a->stop)
+            break; /* its workers were killed mid-block: nothing judged */
         for (int s = 0; s < 2; s++) {
             if (!a->sink->block(a->sink->ctx, k, s, b, &r[s]))
                 a->done[k] = true;

@@ -11,7 +11,9 @@
  * per block, so what a process fixes for its life (memory layout, page
  * placement, the CPU it lands on) varies from block to block as noise
  * instead of biasing every block of one build alike; a worker that dies
- * or hangs is replaced for the cases that follow.  The order comes from
+ * or hangs (killed by a signal of its own too) is replaced for the cases
+ * that follow, its case failed on that side; one found dead before it
+ * began a case (killed between cases) is replaced and asked again.  The order comes from
  * the seed alone, so a run can be repeated. */
 #ifndef TB_HARNESS_AB_RUN_H
 #define TB_HARNESS_AB_RUN_H
@@ -38,7 +40,9 @@ typedef struct tb_ab_run_opts {
      * OUTDIR/old|new/block-NN/results.json (NN = b + 1). */
     const char *outdir;
     /* The caller's stop flag (set by its signal handler to the signal),
-     * or NULL.  A set flag ends the block loop; nothing more is written. */
+     * or NULL.  A set flag ends the block loop: the workers measuring are
+     * killed, their blocks never reach the sink, and nothing more is
+     * written. */
     volatile sig_atomic_t *stop;
 } tb_ab_run_opts;
 

@@ -194,8 +194,12 @@ static int run_rounds(run *r)
             p.id = cs->id;
             p.elapsed_s = tb_now_ns() * 1e-9 - t_start;
             progress(r, &p);
-            if (tb_workers_round(r->workers, i, round, cs->measure.rounds,
-                                 &r->s->res[i]) == TB_WORK_INTERRUPTED)
+            tb_work_outcome wo = tb_workers_round(
+                r->workers, i, round, cs->measure.rounds, &r->s->res[i]);
+            const char *lost = tb_workers_note(r->workers);
+            if (lost && r->sink->warning)
+                r->sink->warning(r->sink->ctx, NULL, lost);
+            if (wo == TB_WORK_INTERRUPTED)
                 break; /* killed mid-case: res[i] as before the round */
             p.done++;
             round_done(r, i, round);

@@ -82,8 +82,9 @@ typedef struct tb_session_sink {
     /* Where the run is (optional). */
     void (*progress)(void *ctx, const tb_session_progress *p);
     /* A warning (optional): about the environment (id NULL; before the
-     * peaks and the first case), or about case id once its last round
-     * has run (the GPU throttled during it). */
+     * peaks and the first case), about a worker that died between cases
+     * and was replaced (id NULL; tb_workers_note), or about case id once
+     * its last round has run (the GPU throttled during it). */
     void (*warning)(void *ctx, const char *id, const char *text);
 } tb_session_sink;
 

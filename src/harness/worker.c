@@ -34,6 +34,15 @@ typedef struct {
     int32_t has_device; /* n_samples device times follow the samples */
 } wire_hdr;
 
+/* The memory the parent shares with its workers (mmap). */
+typedef struct shared {
+    tb_runner_watch_area watch; /* what the worker is doing */
+    /* The parent's word: end the case at its next sample.  The worker's
+     * runner polls it as its stop flag; no signal carries it, so a
+     * signal that reaches the worker alone is never taken for it. */
+    volatile sig_atomic_t stop;
+} shared;
+
 struct tb_workers {
     const tb_plan *plan;
     bool isolate;
@@ -41,8 +50,11 @@ struct tb_workers {
     tb_runner *local; /* in-process mode */
     pid_t pid;        /* the live worker, or 0 */
     pid_t parent;
-    int fd;                       /* the parent's end of the socket */
-    tb_runner_watch_area *watch; /* shared with the workers (mmap) */
+    int fd;      /* the parent's end of the socket */
+    shared *shm; /* shared with the workers */
+    /* A worker that died between cases, for tb_workers_note ("": none);
+     * note_out: what the last call handed out. */
+    char note[256], note_out[256];
 };
 
 /* ---- I/O ---------------------------------------------------------------- */
@@ -124,14 +136,6 @@ static int recv_result(int fd, const wire_hdr *h, size_t cap,
 
 /* ---- the worker process ------------------------------------------------- */
 
-static volatile sig_atomic_t worker_stop;
-
-static void on_worker_signal(int sig)
-{
-    (void)sig;
-    worker_stop = 1;
-}
-
 void tb_workers_catch_stop(void (*fn)(int))
 {
     struct sigaction sa;
@@ -142,6 +146,29 @@ void tb_workers_catch_stop(void (*fn)(int))
     sigaction(SIGHUP, &sa, NULL);
 }
 
+/* The worker leaves tbench's process group, so that what a terminal
+ * sends the whole foreground group (Ctrl-C: SIGINT; a hang-up) reaches
+ * tbench alone, which passes the stop on through shared->stop (one that
+ * lands between the fork and setpgid runs the handler inherited from
+ * tbench, which only sets the child's copy of tbench's flag).  The stop
+ * signals get their default action back: a signal sent to the worker
+ * alone kills it, and its case is `crashed` with that signal.  It
+ * ignores SIGTTOU and SIGTTIN: in a background group, a write to the
+ * terminal under `stty tostop` would stop it. */
+static void leave_group(void)
+{
+    setpgid(0, 0);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGTTOU, &sa, NULL);
+    sigaction(SIGTTIN, &sa, NULL);
+}
+
 /* The worker's life: serve requests until the socket closes.  Never
  * returns; _exit() skips the parent's atexit handlers and stdio buffers,
  * which belong to the parent. */
@@ -150,13 +177,12 @@ static void worker_main(tb_workers *w, int fd)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != w->parent) /* the parent died before prctl */
         _exit(0);
-    tb_workers_catch_stop(on_worker_signal);
-    worker_stop = 0;
+    leave_group();
 
     tb_runner *r = NULL;
-    if (tb_runner_create(&r, &worker_stop))
+    if (tb_runner_create(&r, &w->shm->stop))
         _exit(125);
-    tb_runner_watch(r, w->watch);
+    tb_runner_watch(r, &w->shm->watch);
     for (;;) {
         wire_hdr h;
         tb_result res;
@@ -188,8 +214,9 @@ static int spawn(tb_workers *w)
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
         return TB_EIO;
-    w->watch->phase = TB_PHASE_IDLE;
-    w->watch->impl[0] = '\0';
+    w->shm->watch.phase = TB_PHASE_IDLE;
+    w->shm->watch.impl[0] = '\0';
+    w->shm->stop = 0;
     fflush(NULL); /* nothing buffered is written twice */
     pid_t pid = fork();
     if (pid < 0) {
@@ -234,7 +261,7 @@ static wait_result wait_reply(tb_workers *w, double timeout_s)
     double deadline = now_s() + timeout_s, stop_deadline = 0;
     for (;;) {
         if (w->stop && *w->stop && stop_deadline == 0) {
-            kill(w->pid, SIGTERM);
+            w->shm->stop = 1;
             stop_deadline = now_s() + STOP_GRACE_S;
         }
         struct pollfd p = {.fd = w->fd, .events = POLLIN};
@@ -251,25 +278,57 @@ static wait_result wait_reply(tb_workers *w, double timeout_s)
     }
 }
 
-/* res becomes `crashed` with what the wait status st says. */
-static void set_crashed(tb_result *res, int st, tb_phase ph)
+/* What the wait status st says became of a worker: "killed by SIGTERM
+ * (Terminated)", "exited with status 3" or "lost". */
+static void describe_death(int st, char *buf, size_t len)
 {
-    res->status = TB_STATUS_CRASHED;
     if (WIFSIGNALED(st)) {
         int sig = WTERMSIG(st);
         const char *abbr = sigabbrev_np(sig), *what = sigdescr_np(sig);
-        snprintf(res->message, sizeof res->message,
-                 "worker killed by SIG%s (%s) during %s",
-                 abbr ? abbr : "?", what ? what : "unknown signal",
-                 tb_phase_name(ph));
+        snprintf(buf, len, "killed by SIG%s (%s)", abbr ? abbr : "?",
+                 what ? what : "unknown signal");
     } else if (WIFEXITED(st)) {
-        snprintf(res->message, sizeof res->message,
-                 "worker exited with status %d during %s", WEXITSTATUS(st),
-                 tb_phase_name(ph));
+        snprintf(buf, len, "exited with status %d", WEXITSTATUS(st));
     } else {
-        snprintf(res->message, sizeof res->message,
-                 "worker lost during %s", tb_phase_name(ph));
+        snprintf(buf, len, "lost");
     }
+}
+
+/* res becomes `crashed` with what the wait status st says. */
+static void set_crashed(tb_result *res, int st, tb_phase ph)
+{
+    char how[128];
+    describe_death(st, how, sizeof how);
+    res->status = TB_STATUS_CRASHED;
+    snprintf(res->message, sizeof res->message, "worker %s during %s", how,
+             tb_phase_name(ph));
+}
+
+/* The worker died before it started a case (wait status st): no case
+ * lost anything, a fresh worker takes the request; w->note says so. */
+static void note_lost(tb_workers *w, int st)
+{
+    char how[128];
+    describe_death(st, how, sizeof how);
+    snprintf(w->note, sizeof w->note,
+             "the worker process was %s between cases; a fresh one took "
+             "over and no case was affected",
+             how);
+}
+
+/* Did the worker die of a stop signal that tbench got too (`pkill
+ * tbench` signals both by pid)?  Then the run is being stopped, not the
+ * case crashing: the case is left unfinished, as one whose worker is
+ * killed after the grace period.  When tbench was signalled first, its
+ * handler has run before it can see the worker gone; a worker killed
+ * alone an instant before tbench is signalled is recorded `crashed`,
+ * which it was. */
+static bool stopped_too(const tb_workers *w, int st)
+{
+    if (!w->stop || !*w->stop || !WIFSIGNALED(st))
+        return false;
+    int sig = WTERMSIG(st);
+    return sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
 }
 
 int tb_workers_create(tb_workers **out, const tb_plan *plan, bool isolate,
@@ -292,13 +351,13 @@ int tb_workers_create(tb_workers **out, const tb_plan *plan, bool isolate,
         *out = w;
         return 0;
     }
-    void *page = mmap(NULL, sizeof *w->watch, PROT_READ | PROT_WRITE,
+    void *page = mmap(NULL, sizeof *w->shm, PROT_READ | PROT_WRITE,
                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (page == MAP_FAILED) {
         free(w);
         return TB_ENOMEM;
     }
-    w->watch = page;
+    w->shm = page;
     *out = w;
     return 0;
 }
@@ -311,8 +370,8 @@ void tb_workers_destroy(tb_workers *w)
         int st;
         reap(w, false, &st);
     }
-    if (w->watch)
-        munmap(w->watch, sizeof *w->watch);
+    if (w->shm)
+        munmap(w->shm, sizeof *w->shm);
     tb_runner_destroy(w->local);
     free(w);
 }
@@ -320,6 +379,91 @@ void tb_workers_destroy(tb_workers *w)
 const char *tb_workers_mode(const tb_workers *w)
 {
     return w->isolate ? "process" : "none";
+}
+
+const char *tb_workers_note(tb_workers *w)
+{
+    if (!w->note[0])
+        return NULL;
+    memcpy(w->note_out, w->note, sizeof w->note_out);
+    w->note[0] = '\0';
+    return w->note_out;
+}
+
+/* Send case i's request, starting a worker if there is none; one found
+ * dead (it died between cases) is replaced once.  0, or TB_EIO with the
+ * case an error in res. */
+static int send_request(tb_workers *w, int i, int round, int rounds,
+                        tb_result *res)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (!w->pid && spawn(w)) {
+            res->status = TB_STATUS_ERROR;
+            snprintf(res->message, sizeof res->message,
+                     "cannot start a worker process: %s", strerror(errno));
+            return TB_EIO;
+        }
+        if (!send_msg(w->fd, i, round, rounds, round ? res : NULL))
+            return 0;
+        int st;
+        reap(w, true, &st);
+        note_lost(w, st);
+    }
+    res->status = TB_STATUS_ERROR;
+    snprintf(res->message, sizeof res->message,
+             "cannot send the case to a worker process");
+    return TB_EIO;
+}
+
+typedef enum {
+    REPLY_OK,      /* res holds the round's result */
+    REPLY_TIMEOUT, /* res is `timeout`; the worker was killed */
+    REPLY_STOPPED, /* killed after the stop's grace period */
+    REPLY_DIED,    /* the worker died (or spoke nonsense): reaped, its
+                    * wait status in *st, its phase in *ph */
+} reply_result;
+
+/* Wait for the worker's reply to case i and read it into res. */
+static reply_result get_reply(tb_workers *w, const tb_case *c, int i,
+                              tb_result *res, int *st, tb_phase *ph)
+{
+    wait_result wr = wait_reply(w, c->measure.timeout_s);
+    *ph = (tb_phase)w->shm->watch.phase;
+    /* The kernel that was running, for a crash or a timeout. */
+    if (w->shm->watch.impl[0]) {
+        memcpy(res->impl_buf, w->shm->watch.impl, sizeof res->impl_buf);
+        res->impl_buf[sizeof res->impl_buf - 1] = '\0';
+        res->impl = res->impl_buf;
+    }
+    if (wr == WAIT_TIMEOUT) {
+        reap(w, true, st);
+        res->status = TB_STATUS_TIMEOUT;
+        snprintf(res->message, sizeof res->message,
+                 "no result after %g s (measure.timeout_s) during %s; worker "
+                 "killed",
+                 c->measure.timeout_s, tb_phase_name(*ph));
+        return REPLY_TIMEOUT;
+    }
+    if (wr == WAIT_STOPPED) {
+        reap(w, true, st);
+        return REPLY_STOPPED;
+    }
+    wire_hdr h;
+    tb_result got;
+    int rc = tb_fd_recv_all(w->fd, &h, sizeof h);
+    if (rc == 1 && (h.magic != WIRE_MAGIC || h.index != i))
+        rc = TB_EIO;
+    if (rc == 1)
+        rc = recv_result(w->fd, &h, (size_t)c->measure.max_samples, &got);
+    if (rc != 1) {
+        reap(w, true, st);
+        return REPLY_DIED;
+    }
+    tb_result_free(res);
+    *res = got;
+    if (res->impl) /* got.impl points into got */
+        res->impl = res->impl_buf;
+    return REPLY_OK;
 }
 
 tb_work_outcome tb_workers_round(tb_workers *w, int i, int round,
@@ -332,66 +476,30 @@ tb_work_outcome tb_workers_round(tb_workers *w, int i, int round,
         tb_runner_round(w->local, c, round, rounds, res);
         return TB_WORK_DONE;
     }
-    /* A worker that died between requests (it should not) is replaced
-     * once; a second failure is the case's. */
-    int sent = -1;
-    for (int attempt = 0; attempt < 2 && sent; attempt++) {
-        if (!w->pid && spawn(w)) {
-            res->status = TB_STATUS_ERROR;
-            snprintf(res->message, sizeof res->message,
-                     "cannot start a worker process: %s", strerror(errno));
+    /* A worker that dies before it starts the case (idle: killed between
+     * cases by an out-of-memory killer or an admin) is replaced once and
+     * the request sent again; a second death is the case's. */
+    for (int attempt = 0;; attempt++) {
+        if (send_request(w, i, round, rounds, res))
             return TB_WORK_DONE;
+        int st;
+        tb_phase ph;
+        switch (get_reply(w, c, i, res, &st, &ph)) {
+        case REPLY_OK:
+        case REPLY_TIMEOUT:
+            return TB_WORK_DONE;
+        case REPLY_STOPPED:
+            return TB_WORK_INTERRUPTED;
+        case REPLY_DIED:
+            break;
         }
-        sent = send_msg(w->fd, i, round, rounds, round ? res : NULL);
-        if (sent) {
-            int st;
-            reap(w, true, &st);
+        if (stopped_too(w, st))
+            return TB_WORK_INTERRUPTED;
+        if (ph == TB_PHASE_IDLE && attempt == 0) {
+            note_lost(w, st);
+            continue;
         }
-    }
-    if (sent) {
-        res->status = TB_STATUS_ERROR;
-        snprintf(res->message, sizeof res->message,
-                 "cannot send the case to a worker process");
-        return TB_WORK_DONE;
-    }
-
-    wait_result wr = wait_reply(w, c->measure.timeout_s);
-    tb_phase ph = (tb_phase)w->watch->phase;
-    /* The kernel that was running, for a crash or a timeout. */
-    if (w->watch->impl[0]) {
-        memcpy(res->impl_buf, w->watch->impl, sizeof res->impl_buf);
-        res->impl_buf[sizeof res->impl_buf - 1] = '\0';
-        res->impl = res->impl_buf;
-    }
-    int st;
-    if (wr == WAIT_TIMEOUT) {
-        reap(w, true, &st);
-        res->status = TB_STATUS_TIMEOUT;
-        snprintf(res->message, sizeof res->message,
-                 "no result after %g s (measure.timeout_s) during %s; worker "
-                 "killed",
-                 c->measure.timeout_s, tb_phase_name(ph));
-        return TB_WORK_DONE;
-    }
-    if (wr == WAIT_STOPPED) {
-        reap(w, true, &st);
-        return TB_WORK_INTERRUPTED;
-    }
-    wire_hdr h;
-    tb_result got;
-    int rc = tb_fd_recv_all(w->fd, &h, sizeof h);
-    if (rc == 1 && (h.magic != WIRE_MAGIC || h.index != i))
-        rc = TB_EIO;
-    if (rc == 1)
-        rc = recv_result(w->fd, &h, (size_t)c->measure.max_samples, &got);
-    if (rc != 1) { /* the worker died (or spoke nonsense) */
-        reap(w, true, &st);
         set_crashed(res, st, ph);
         return TB_WORK_DONE;
     }
-    tb_result_free(res);
-    *res = got;
-    if (res->impl) /* got.impl points into got */
-        res->impl = res->impl_buf;
-    return TB_WORK_DONE;
 }

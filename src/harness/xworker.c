@@ -157,8 +157,7 @@ static void pin_to(int cpu)
     sched_setaffinity(0, sizeof set, &set); /* best effort */
 }
 
-static int serve_run(int fd, served *s, const xhdr *h, const char *id,
-                     volatile sig_atomic_t *stop)
+static int serve_run(int fd, served *s, const xhdr *h, const char *id)
 {
     xres out;
     memset(&out, 0, sizeof out);
@@ -173,7 +172,7 @@ static int serve_run(int fd, served *s, const xhdr *h, const char *id,
         return send_msg(fd, K_RES, 0, 0, 0, &out, sizeof out);
     }
     int rc;
-    if (!s->runner && (rc = tb_runner_create(&s->runner, stop)))
+    if (!s->runner && (rc = tb_runner_create(&s->runner, NULL)))
         return rc;
     pin_to(h->c);
     const tb_case *c = &s->plan.cases[i];
@@ -237,7 +236,20 @@ oom:
     return reply_err(fd, "out of memory");
 }
 
-int tb_xworker_serve(int fd, volatile sig_atomic_t *stop)
+/* The default action for the stop signals (an ignored one stays ignored
+ * across exec), so that one sent to a worker alone kills it: its block
+ * is `crashed` with that signal, never a silent early end. */
+void tb_xworker_default_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+int tb_xworker_serve(int fd)
 {
     served s;
     memset(&s, 0, sizeof s);
@@ -255,7 +267,7 @@ int tb_xworker_serve(int fd, volatile sig_atomic_t *stop)
         int sent;
         switch (h.kind) {
         case K_LOAD: sent = serve_load(fd, &s, p); break;
-        case K_RUN: sent = serve_run(fd, &s, &h, p, stop); break;
+        case K_RUN: sent = serve_run(fd, &s, &h, p); break;
         case K_FINISH: sent = serve_finish(fd, &s, p); break;
         default: sent = TB_EINVAL; break;
         }
@@ -288,6 +300,7 @@ int tb_xw_alive(const tb_xw *w)
     return w && w->pid > 0;
 }
 
+
 static void reap(tb_xw *w, bool kill_it, int *st)
 {
     *st = 0;
@@ -303,11 +316,15 @@ static void reap(tb_xw *w, bool kill_it, int *st)
     w->pid = 0;
 }
 
-/* Wait for a message to read: 1 ready, 0 timeout. */
-static int wait_readable(int fd, double timeout_s)
+/* Wait for a message to read: 1 ready, 0 timeout, -1 *stop was set
+ * (stop may be NULL). */
+static int wait_readable(int fd, double timeout_s,
+                         volatile sig_atomic_t *stop)
 {
     double deadline = (double)tb_now_ns() * 1e-9 + timeout_s;
     for (;;) {
+        if (stop && *stop)
+            return -1;
         struct pollfd p = {.fd = fd, .events = POLLIN};
         int k = poll(&p, 1, POLL_SLICE_MS);
         if (k > 0 || (k < 0 && errno != EINTR))
@@ -319,11 +336,17 @@ static int wait_readable(int fd, double timeout_s)
 
 static void describe_exit(int st, char *buf, size_t len)
 {
-    if (WIFEXITED(st))
+    if (WIFEXITED(st)) {
         snprintf(buf, len, "it exited with status %d", WEXITSTATUS(st));
-    else if (WIFSIGNALED(st))
-        snprintf(buf, len, "it was killed by signal %d", WTERMSIG(st));
-    else
+    } else if (WIFSIGNALED(st)) {
+        const char *abbr = sigabbrev_np(WTERMSIG(st));
+        const char *what = sigdescr_np(WTERMSIG(st));
+        if (abbr)
+            snprintf(buf, len, "it was killed by SIG%s (%s)", abbr,
+                     what ? what : "unknown signal");
+        else
+            snprintf(buf, len, "it was killed by signal %d", WTERMSIG(st));
+    } else
         snprintf(buf, len, "it was lost");
 }
 
@@ -359,6 +382,14 @@ int tb_xw_start(tb_xw **out, const char *exe, char *err, size_t errlen)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(0);
+        /* A process group of its own, as run's workers (worker.h): a
+         * terminal's Ctrl-C reaches the driver alone, which kills the
+         * workers when it stops; a signal sent to the worker alone is
+         * its block's crash.  SIGTTOU ignored: in a background group a
+         * write to the terminal under `stty tostop` would stop it. */
+        setpgid(0, 0);
+        signal(SIGTTOU, SIG_IGN);
+        signal(SIGTTIN, SIG_IGN);
         /* The child's end survives exec; its stdout is the driver's
          * stderr, so nothing it prints can mix into the driver's table. */
         int fl = fcntl(sv[1], F_GETFD);
@@ -380,7 +411,7 @@ int tb_xw_start(tb_xw **out, const char *exe, char *err, size_t errlen)
     char *p = NULL;
     int st, k = 0;
     char why[160];
-    if (!wait_readable(w->fd, HELLO_TIMEOUT_S)) {
+    if (wait_readable(w->fd, HELLO_TIMEOUT_S, NULL) != 1) {
         reap(w, true, &st);
         snprintf(err, errlen,
                  "%s: refused: no worker hello within %g s (not a tbench "
@@ -425,7 +456,7 @@ static int wait_ok(tb_xw *w, double timeout_s, const char *what, char *err,
     xhdr h;
     char *p = NULL;
     int st;
-    if (!wait_readable(w->fd, timeout_s)) {
+    if (wait_readable(w->fd, timeout_s, NULL) != 1) {
         reap(w, true, &st);
         snprintf(err, errlen, "%s: no answer within %g s", what, timeout_s);
         return TB_EIO;
@@ -460,22 +491,30 @@ int tb_xw_load(tb_xw *w, const char *config, char *err, size_t errlen)
 
 int tb_xw_send_run(tb_xw *w, const char *id, int block, int blocks, int cpu)
 {
-    if (w->pid <= 0 ||
+    if (!w || w->pid <= 0 ||
         send_msg(w->fd, K_RUN, block, blocks, cpu, id, strlen(id)))
         return TB_EIO;
     return 0;
 }
 
-int tb_xw_recv_run(tb_xw *w, double timeout_s, tb_xw_block *out)
+int tb_xw_recv_run(tb_xw *w, double timeout_s, volatile sig_atomic_t *stop,
+                   tb_xw_block *out)
 {
     memset(out, 0, sizeof *out);
     int st;
-    if (w->pid <= 0) {
+    if (!w || w->pid <= 0) {
         snprintf(out->status_name, sizeof out->status_name, "crashed");
         snprintf(out->message, sizeof out->message, "the worker is gone");
         return TB_EIO;
     }
-    if (!wait_readable(w->fd, timeout_s)) {
+    int k = wait_readable(w->fd, timeout_s, stop);
+    if (k < 0) {
+        reap(w, true, &st);
+        snprintf(out->message, sizeof out->message,
+                 "stopped before the block ended; worker killed");
+        return TB_EIO;
+    }
+    if (k == 0) {
         reap(w, true, &st);
         snprintf(out->status_name, sizeof out->status_name, "timeout");
         snprintf(out->message, sizeof out->message,
@@ -485,7 +524,7 @@ int tb_xw_recv_run(tb_xw *w, double timeout_s, tb_xw_block *out)
     }
     xhdr h;
     char *p = NULL;
-    int k = recv_msg(w->fd, &h, &p);
+    k = recv_msg(w->fd, &h, &p);
     if (k != 1 || h.kind != K_RES || h.len != sizeof(xres)) {
         free(p);
         reap(w, true, &st);

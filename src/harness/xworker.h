@@ -30,7 +30,10 @@
  *                     (its own build's format); answer OK or ERR.
  *
  * The worker exits when the socket closes, and dies with the driver
- * (PR_SET_PDEATHSIG). */
+ * (PR_SET_PDEATHSIG).  It runs in a process group of its own, so a
+ * terminal's Ctrl-C reaches the driver alone; a stopped driver kills its
+ * workers, and a signal that kills a worker alone makes the block it was
+ * running `crashed`, naming the signal. */
 #ifndef TB_HARNESS_XWORKER_H
 #define TB_HARNESS_XWORKER_H
 
@@ -41,9 +44,16 @@
 #define TB_XW_PROTOCOL 1
 
 /* The worker side: serve the driver on fd until it closes.  Returns 0,
- * or 1 when the connection broke.  stop: the process's stop-signal flag
- * (a set flag ends the sampling of the block, "interrupted"). */
-int tb_xworker_serve(int fd, volatile sig_atomic_t *stop);
+ * or 1 when the connection broke.  The worker heeds no stop signal: the
+ * driver kills it when it stops, and a signal that reaches the worker
+ * alone kills it, so its block is `crashed` (see
+ * tb_xworker_default_signals), never cut short in silence. */
+int tb_xworker_serve(int fd);
+
+/* Give SIGINT, SIGTERM and SIGHUP their default action in the worker
+ * (one ignored where the driver was started stays ignored across exec).
+ * Call before tb_xworker_serve. */
+void tb_xworker_default_signals(void);
 
 /* Send the HELLO of this build (protocol TB_XW_PROTOCOL) on fd; 0 or
  * TB_EIO.
@@ -75,14 +85,17 @@ const char *tb_xw_build(const tb_xw *w);
 /* LOAD config; 0, or TB_EINVAL with the worker's error in err. */
 int tb_xw_load(tb_xw *w, const char *config, char *err, size_t errlen);
 
-/* Send RUN; 0 or TB_EIO (the worker is gone). */
+/* Send RUN; 0 or TB_EIO (the worker is gone; also when w is NULL). */
 int tb_xw_send_run(tb_xw *w, const char *id, int block, int blocks, int cpu);
 
 /* Wait at most timeout_s for the RES of the RUN sent.  0 with *out
  * filled; or TB_EIO with out->status_name "crashed" or "timeout" and a
- * message: the worker died, or was killed for the timeout, and is gone
- * (tb_xw_alive is false; start and load a new one). */
-int tb_xw_recv_run(tb_xw *w, double timeout_s, tb_xw_block *out);
+ * message: the worker died (the signal that killed it named), or was
+ * killed for the timeout, and is gone (tb_xw_alive is false; start and
+ * load a new one).  stop (may be NULL): once *stop is set the worker is
+ * killed at once, TB_EIO with status_name "" (the block is not over). */
+int tb_xw_recv_run(tb_xw *w, double timeout_s, volatile sig_atomic_t *stop,
+                   tb_xw_block *out);
 
 /* FINISH into dir; 0, or TB_EIO/TB_EINVAL with the reason in err. */
 int tb_xw_finish(tb_xw *w, const char *dir, char *err, size_t errlen);

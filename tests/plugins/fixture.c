@@ -11,15 +11,36 @@
  *   NOKERNEL  the required kernel slot is NULL
  *   BUILTIN   declares the name "cpu"
  *   AXES      an axis "mode" with values a, b; create fails for b
+ *   CTORCRASH, ENTRYCRASH, PROBECRASH  die of SIGSEGV in a constructor,
+ *             in tbench_plugin() or in probe: tbench's trial load in a
+ *             child process makes them unavailable, tbench lives on
+ *   PROBEEXIT probe calls exit(0); PROBEHANG probe never returns
  *   MANY      as GOOD, and f32 add with parameter 0 set to i (0..39)
  *             gives mark_i instead, 40 distinct functions that each
  *             write i to out[0][0]: tests/test_plugin.c holds them all
  *             at once */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <tbench/plugin.h>
+
+/* Death by SIGSEGV, by the default action (not a sanitizer's handler),
+ * so the signal is the same in every build. */
+#if defined(FIX_CTORCRASH) || defined(FIX_ENTRYCRASH) || \
+    defined(FIX_PROBECRASH)
+static void segv(void)
+{
+    signal(SIGSEGV, SIG_DFL);
+    raise(SIGSEGV);
+}
+#endif
+
+#ifdef FIX_CTORCRASH
+__attribute__((constructor)) static void fix_ctor(void) { segv(); }
+#endif
 
 typedef struct fix {
     tbp_counters c;
@@ -28,6 +49,16 @@ typedef struct fix {
 
 static int fix_probe(char *reason, size_t len)
 {
+#ifdef FIX_PROBECRASH
+    segv();
+#endif
+#ifdef FIX_PROBEEXIT
+    exit(0);
+#endif
+#ifdef FIX_PROBEHANG
+    for (;;)
+        pause();
+#endif
 #ifdef FIX_PROBE
     snprintf(reason, len, "fixture: no such device");
     return TBP_EUNAVAILABLE;
@@ -239,5 +270,8 @@ TBP_EXPORT const tbp_plugin *tbench_plugin(void);
 TBP_EXPORT const tbp_plugin *tbench_plugin(void)
 #endif
 {
+#ifdef FIX_ENTRYCRASH
+    segv();
+#endif
     return &plugin;
 }
