@@ -291,23 +291,19 @@ static void pl_free(void *ctx, tb_tensor *t)
     t->owns = false;
 }
 
-static int pl_upload(void *ctx, tb_tensor *dst, const tb_tensor *src)
-{
-    instance *in = ctx;
-    if (in->pl->host_memory)
-        return tb_hostmem_upload(&in->mem, dst, src);
-    return map_rc(in->pl->tab.upload(in->pctx, (tbp_tensor *)dst,
-                                     (const tbp_tensor *)src));
-}
-
-static int pl_download(void *ctx, tb_tensor *dst, const tb_tensor *src)
-{
-    instance *in = ctx;
-    if (in->pl->host_memory)
-        return tb_hostmem_download(&in->mem, dst, src);
-    return map_rc(in->pl->tab.download(in->pctx, (tbp_tensor *)dst,
-                                       (const tbp_tensor *)src));
-}
+/* pl_upload and pl_download: host memory's copy, or the plugin's. */
+#define PL_COPY(DIR)                                                      \
+    static int pl_##DIR(void *ctx, tb_tensor *dst, const tb_tensor *src)  \
+    {                                                                     \
+        instance *in = ctx;                                               \
+        if (in->pl->host_memory)                                          \
+            return tb_hostmem_##DIR(&in->mem, dst, src);                  \
+        return map_rc(in->pl->tab.DIR(in->pctx, (tbp_tensor *)dst,        \
+                                      (const tbp_tensor *)src));          \
+    }
+PL_COPY(upload)
+PL_COPY(download)
+#undef PL_COPY
 
 static int pl_sync(void *ctx)
 {
@@ -623,6 +619,18 @@ static int trial_load(const char *open_path, char *why, size_t len)
 
 /* ---- who may change the code tbench loads ---------------------------- */
 
+/* why = "WHATNAME is writable by every userHOW (mode M)TAIL"; true. */
+static bool refused(char *why, size_t len, const char *what,
+                    const char *name, const char *how, mode_t mode,
+                    const char *tail)
+{
+    char msg[768]; /* why may share an object with name: write here */
+    snprintf(msg, sizeof msg, "%s%.512s is writable by every user%s (mode "
+             "%04o)%s", what, name, how, (unsigned)(mode & 07777), tail);
+    snprintf(why, len, "%s", msg);
+    return true;
+}
+
 /* Is path a plugin file anyone could change?  A file writable by every
  * user, or one in a folder writable by every user without the sticky
  * bit (anyone may replace it there): why says so and true.  A file that
@@ -630,18 +638,12 @@ static int trial_load(const char *open_path, char *why, size_t len)
 static bool open_to_all(const char *path, char *why, size_t len)
 {
     struct stat st;
-    char msg[768]; /* why may share an object with path: write here */
     if (stat(path, &st))
         return false;
-    if (st.st_mode & S_IWOTH) {
-        snprintf(msg, sizeof msg,
-                 "%.512s is writable by every user (mode %04o): anyone "
-                 "could change the code tbench would run; not loaded "
-                 "(chmod o-w it)",
-                 path, (unsigned)(st.st_mode & 07777));
-        snprintf(why, len, "%s", msg);
-        return true;
-    }
+    if (st.st_mode & S_IWOTH)
+        return refused(why, len, "", path, "", st.st_mode,
+                       ": anyone could change the code tbench would run; "
+                       "not loaded (chmod o-w it)");
     char dir[PATH_MAX];
     const char *slash = strrchr(path, '/');
     size_t n = slash ? (size_t)(slash - path) : 1;
@@ -652,15 +654,10 @@ static bool open_to_all(const char *path, char *why, size_t len)
     memcpy(dir, slash ? path : ".", n);
     dir[n] = '\0';
     if (stat(dir, &st) == 0 && (st.st_mode & S_IWOTH) &&
-        !(st.st_mode & S_ISVTX)) {
-        snprintf(msg, sizeof msg,
-                 "its folder %.512s is writable by every user without the "
-                 "sticky bit (mode %04o): anyone could replace the file; "
-                 "not loaded",
-                 dir, (unsigned)(st.st_mode & 07777));
-        snprintf(why, len, "%s", msg);
-        return true;
-    }
+        !(st.st_mode & S_ISVTX))
+        return refused(why, len, "its folder ", dir,
+                       " without the sticky bit", st.st_mode,
+                       ": anyone could replace the file; not loaded");
     return false;
 }
 

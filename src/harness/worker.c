@@ -158,15 +158,9 @@ void tb_workers_catch_stop(void (*fn)(int))
 static void leave_group(void)
 {
     setpgid(0, 0);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sa.sa_handler = SIG_IGN;
-    sigaction(SIGTTOU, &sa, NULL);
-    sigaction(SIGTTIN, &sa, NULL);
+    tb_workers_catch_stop(SIG_DFL);
+    signal(SIGTTOU, SIG_IGN);
+    signal(SIGTTIN, SIG_IGN);
 }
 
 /* The worker's life: serve requests until the socket closes.  Never

@@ -81,7 +81,8 @@ tb_work_outcome tb_workers_round(tb_workers *w, int i, int round,
 const char *tb_workers_note(tb_workers *w);
 
 /* Install fn as the handler of SIGINT, SIGTERM and SIGHUP, the signals
- * that stop a run, in tbench (never in a worker: see above). */
+ * that stop a run, in tbench (never in a worker: see above); SIG_DFL
+ * gives them their default action back (the workers do). */
 void tb_workers_catch_stop(void (*fn)(int));
 
 /* Did w fork workers ("process") or run cases in process ("none")? */

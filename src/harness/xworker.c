@@ -24,6 +24,7 @@
 #include "results.h"
 #include "runner.h"
 #include "timer.h"
+#include "worker.h"
 #include "tb_commit.h"
 #include "tb_config.h"
 
@@ -241,12 +242,7 @@ oom:
  * is `crashed` with that signal, never a silent early end. */
 void tb_xworker_default_signals(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    tb_workers_catch_stop(SIG_DFL);
 }
 
 int tb_xworker_serve(int fd)
