@@ -153,6 +153,28 @@ def verdicts(doc):
 # ---- compare: verdicts ---------------------------------------------------
 
 
+@case("inconclusive verdicts come with the machine the runs recorded "
+      "(load average, CPUs, warnings of each side)")
+def t_machine_note():
+    def loaded(load):
+        def edit(doc):
+            doc["env"]["loadavg"] = [load, load, load]
+            doc["env"]["warnings"] = [f"load {load} noted"]
+        return edit
+    a = synth("noisy-a.json", noise=0.3, seed=11, edit=loaded(0.25))
+    b = synth("noisy-b.json", noise=0.3, seed=12, edit=loaded(7.5))
+    p = run("compare", a, b)
+    expect("inconclusive" in p.stdout, p.stdout)
+    line = [l for l in p.stdout.splitlines() if "machine at the runs" in l]
+    expect(len(line) == 1, p.stdout)
+    expect("OLD: load average 0.25" in line[0] and
+           "NEW: load average 7.50" in line[0] and
+           "(first: load 7.5 noted)" in line[0], line)
+    a = synth("quiet-a.json", seed=1)
+    p = run("compare", a, a)
+    expect("machine at the runs" not in p.stdout, "note without cause")
+
+
 @case("identical samples compare as unchanged, exit 0")
 def t_identical():
     a = synth("same-a.json", seed=1)

@@ -1126,6 +1126,41 @@ static void print_item(FILE *f, bool md, bool *hdr, const char *heading,
             md ? "`" : "");
 }
 
+/* One side's machine as its files recorded it (env): the highest
+ * 1-minute load average at a run's start, the CPUs, the warnings. */
+static void print_side_machine(FILE *f, const char *side,
+                               tb_resfile *const *files, int k)
+{
+    double load = NAN, cpus = NAN;
+    int warnings = 0;
+    const char *first = NULL;
+    for (int j = 0; j < k; j++) {
+        const tb_resenv *e = &files[j]->env;
+        if (e->n_loadavg > 0 && !(e->loadavg[0] <= load))
+            load = e->loadavg[0];
+        cpus = e->logical_cpus;
+        warnings += e->n_warnings;
+        if (!first && e->n_warnings)
+            first = e->warnings[0];
+    }
+    fprintf(f, "%s: load average %.2f at the start on %.0f CPUs, %d "
+            "warning%s%s%.160s%s", side, load, cpus, warnings,
+            warnings == 1 ? "" : "s", first ? " (first: " : "",
+            first ? first : "", first ? ")" : "");
+}
+
+/* The noise sources the files recorded, beside inconclusive verdicts:
+ * a floor wider than the threshold is often the machine's. */
+static void print_machines(FILE *f, const tb_cmp *c, bool md)
+{
+    fprintf(f, "%snote: the machine at the runs (env): ", md ? "\n" : "");
+    print_side_machine(f, "OLD", c->old_files, c->k_old);
+    fprintf(f, "; ");
+    print_side_machine(f, "NEW", c->new_files, c->k_new);
+    fprintf(f, ".  'tbench selftest' names this machine's noise sources "
+            "now (clock, steal, other processes, load)\n");
+}
+
 /* Exact counters, CUPTI counts and instructions that changed. */
 static void print_counters(FILE *f, const tb_cmp *c, bool md)
 {
@@ -1249,6 +1284,8 @@ static void print_summary(FILE *f, const tb_cmp *c, bool md)
                 "floor is above it); more runs per side, or a quieter "
                 "machine, narrow it.\n",
                 md ? "\n" : "", 100 * c->opts.threshold);
+    if (c->n_inconclusive)
+        print_machines(f, c, md);
     if (c->k_old == 1 && c->k_new == 1 && c->n_timed)
         fprintf(f, "%snote: one run per side, so the noise floor holds "
                 "only each run's own (within-run) noise.  Medians of "
