@@ -11,6 +11,7 @@ results.csv.  Needs Debian's python3-jsonschema: run with /usr/bin/python3.
 import csv
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -273,6 +274,15 @@ def t_bad_cli():
     expect_usage_error(run("list", "--yaml"), "--yaml")
     p = subprocess.run([TBENCH], capture_output=True, text=True)
     expect(p.returncode == 2, "no args")
+    # alone: a short overview, a line per command (not the full help)
+    lines = p.stderr.splitlines()
+    expect(len(lines) <= 22, f"{len(lines)} lines")
+    full = run("--help").stdout
+    cmds = re.findall(r"^  ([a-z]+) ", full, re.M)
+    for c in set(cmds) - {"help", "worker"}:
+        expect(any(l.startswith(f"  {c} ") for l in lines),
+               f"{c} missing from the overview")
+    expect(not any(l.startswith("  worker") for l in lines), "worker shown")
 
 
 @case("--help and --version")

@@ -376,6 +376,43 @@ void tb_cmd_usage(FILE *f, const char *cmd)
     tb_usage(f);
 }
 
+/* `tbench` alone: a line per command (the first of its help), then
+ * where the rest is.  The internal worker command is not listed. */
+static void tb_overview(FILE *f)
+{
+    static const char *const brief[][2] = {
+        {"run", "measure every case of a config (or one --op)"},
+        {"list", "the ops, and the backends of this machine"},
+        {"exec", "compute one op once, inputs and output as .npy"},
+        {"peak", "this machine's bandwidth and FLOP/s roofs"},
+        {"plot", "gnuplot charts of result files"},
+        {"report", "a Markdown performance report of result files"},
+        {"compare", "old against new, case by case, with verdicts"},
+        {"history", "medians over many runs, and where they stepped"},
+        {"export", "a result file for CI dashboards (gbench, bmf, gab)"},
+        {"targets", "hold a result file to performance targets"},
+        {"show", "everything recorded about some cases"},
+        {"selftest", "the harness's accuracy and noise on this machine"},
+        {"merge", "join the shards of one run"},
+        {"ab", "paired A/B of two tbench builds"},
+    };
+    fputs("usage: tbench <command> [options]   (tbench --help: everything)"
+          "\n\n", f);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        const char *h = commands[i].help, *b = NULL;
+        if (!strcmp(commands[i].name, "worker"))
+            continue; /* internal: ab's */
+        for (size_t k = 0; k < sizeof brief / sizeof brief[0]; k++)
+            if (!strcmp(brief[k][0], commands[i].name))
+                b = brief[k][1];
+        fprintf(f, "  %-9s %.*s\n", commands[i].name,
+                b ? (int)strlen(b) : (int)strcspn(h, "\n"), b ? b : h);
+    }
+    fputs("\nstart with: tbench run configs/quick.json; then tbench report "
+          "results/<run>\noptions of one command: tbench help COMMAND\n",
+          f);
+}
+
 void tb_usage(FILE *f)
 {
     fputs("usage: tbench <command> [options]\n\n"
@@ -638,7 +675,7 @@ int main(int argc, char **argv)
      * with its temporary file left behind (exec'd workers inherit it). */
     signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
-        tb_usage(stderr);
+        tb_overview(stderr);
         return TB_EXIT_USAGE;
     }
     const char *cmd = argv[1];
