@@ -414,7 +414,7 @@ static void test_sequential(void **state)
     }
     double sigma = sqrt(0.05 * 0.95 / runs);
     assert_true((double)false_seq / runs <= 0.05 + 3 * sigma);
-    print_message("false changes in %d A/A runs, 4 looks: %d with the "
+    print_message("# false changes in %d A/A runs, 4 looks: %d with the "
                   "looks' shares, %d at the full alpha\n", runs, false_seq,
                   false_naive);
     assert_true(false_naive > false_seq);

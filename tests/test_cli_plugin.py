@@ -328,7 +328,7 @@ def t_unavailable():
 def t_trial():
     want = {
         "ctorcrash": "was killed by SIGSEGV (Segmentation fault) during "
-                     "dlopen (its constructors)",
+                     "the load (dlopen: its constructors)",
         "entrycrash": "was killed by SIGSEGV (Segmentation fault) during "
                       "tbench_plugin()",
         "probecrash": "was killed by SIGSEGV (Segmentation fault) during "

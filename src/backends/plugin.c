@@ -475,7 +475,7 @@ static const struct {
     char code;
     const char *what;
 } trial_steps[] = {
-    {'c', "dlopen (its constructors)"},
+    {'c', "the load (dlopen: its constructors)"},
     {'e', TBP_ENTRY_NAME "()"},
     {'p', "probe"},
     {'a', "axes"},

@@ -62,3 +62,12 @@ int tb_opt_pattern(const char *cmd, int c, const char *arg,
     v[(*n)++] = arg;
     return 0;
 }
+
+void tb_fmt_clock(double s, char *buf, size_t len)
+{
+    long t = s > 0 && s < 1e7 ? (long)(s + 0.5) : 0;
+    if (t >= 3600)
+        snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else
+        snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
+}

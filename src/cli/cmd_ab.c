@@ -22,6 +22,8 @@
 #include "../harness/worker.h"
 #include "../harness/xworker.h"
 #include "../report/ab.h"
+#include "../report/table.h"
+#include "term.h"
 #include "commands.h"
 
 #define AB_BLOCKS_DEFAULT 20
@@ -186,11 +188,28 @@ static void ui_progress(void *ctx, int b, int blocks, int q, int n,
     const ab_ui *u = ctx;
     if (!u->show)
         return;
-    if (id)
-        fprintf(stderr, "\r\033[Kblock %d/%d [%d/%d] %s", b + 1, blocks,
-                q + 1, n, id);
-    else
+    if (!id) {
         fprintf(stderr, "\r\033[K");
+        fflush(stderr);
+        return;
+    }
+    /* the time left: to the end, or in a sequential run to the next
+     * look, at the mean time per case-block so far */
+    int end = u->judge->sequential ? u->next_look : blocks;
+    double done = (double)b * n + q;
+    double el = (double)(tb_now_ns() - u->t0) / 1e9;
+    char head[160], e[32], left[32], sid[512];
+    tb_fmt_clock(el, e, sizeof e);
+    if (done > 0)
+        tb_fmt_clock(el / done * ((double)end * n - done), left, sizeof left);
+    else
+        snprintf(left, sizeof left, "?");
+    snprintf(head, sizeof head, "block %d/%d [%d/%d] %s, ~%s %s  ", b + 1,
+             end, q + 1, n, e, left,
+             u->judge->sequential ? "to the look" : "left");
+    int room = tb_term_width(STDERR_FILENO) - 1 - (int)strlen(head);
+    tb_shorten_middle(id, room, sid, sizeof sid);
+    fprintf(stderr, "\r\033[K%s%s", head, sid);
     fflush(stderr);
 }
 

@@ -52,15 +52,6 @@ static void default_outdir(const tb_config *cfg, char *buf, size_t len)
         snprintf(buf, len, "results/%s-%s-%d", stamp, cfg->name, i);
 }
 
-/* "1:05" or "1:02:03" */
-static void fmt_clock(double s, char *buf, size_t len)
-{
-    long t = s > 0 && s < 1e7 ? (long)(s + 0.5) : 0;
-    if (t >= 3600)
-        snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-    else
-        snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
-}
 
 /* The progress line on a terminal: position, elapsed time, an estimate
  * of the time left (the mean time of the case-rounds done so far times
@@ -70,9 +61,9 @@ static void progress(int round, int rounds, int i, int n, const char *id,
                      double elapsed_s, int done, int total)
 {
     char head[128], el[32], left[32], sid[512];
-    fmt_clock(elapsed_s, el, sizeof el);
+    tb_fmt_clock(elapsed_s, el, sizeof el);
     if (done > 0) {
-        fmt_clock(elapsed_s / done * (total - done), left, sizeof left);
+        tb_fmt_clock(elapsed_s / done * (total - done), left, sizeof left);
     } else {
         snprintf(left, sizeof left, "?");
     }

@@ -59,6 +59,9 @@ int tb_opt_error(const char *cmd, int c, char **argv,
 
 /* "tbench: <fmt with arg>" + a hint on stderr; returns TB_EXIT_USAGE. */
 int tb_usage_error(const char *fmt, const char *arg);
+
+/* s seconds as "1:05" or "1:02:03" (progress lines). */
+void tb_fmt_clock(double s, char *buf, size_t len);
 /* 0 when the environment variables that change a run are unset or well
  * formed: TBENCH_FAULT (src/harness/runner.h), TBENCH_ISA (scalar,
  * avx2, avx512 or auto) and TBENCH_CALIB_SCALE (src/ops/calib.h); otherwise prints one line naming the variable
