@@ -1,0 +1,501 @@
+"""The audit of the report's speed sections: the Summary, the category
+tables and their roofline fractions, the speedups over the reference
+and the selection guidelines (scripts/audit_report.py)."""
+import re
+
+from audit_core import (NUM, Case, method_texts, row_name, rows_of, show)
+
+
+# ---- compare's test in the sections' text -----------------------------------
+
+def check_test_text(a, sec):
+    """The method paragraph that states compare's test: its alpha and
+    threshold must be compare's (the options of its JSON output)."""
+    for t in sec.texts:
+        m = re.search(r"p below ([0-9.]+), a ratio of medians beyond the "
+                      r"noise floor \(the ([0-9.]+)% threshold", t.text)
+        if not m:
+            continue
+        t.done = True
+        w = f"{sec.path}, line {t.line}"
+        opts = a.oracle.options
+        a.fig(w, "alpha", m.group(1), opts.get("alpha", 0.01))
+        a.fig(w, "threshold", m.group(2) + "%", opts.get("threshold", 0.02),
+              "pct")
+
+
+def fastest_two(cands):
+    """The fastest case and the next (None when one ran); file order
+    breaks ties, as the report's text says nothing else."""
+    s = sorted(cands, key=lambda c: c.median)
+    return s[0], (s[1] if len(s) > 1 else None)
+
+
+def check_p(a, where, text, p):
+    """A printed p-value: 'p < 0.0001', 'p = 0.0019' or 'not tested'."""
+    if text == "not tested":
+        return a.claim(where, "p", text, "not tested" if p is None else
+                       f"p = {p:.2g}")
+    m = re.fullmatch(r"p (<|=) (\S+)", text)
+    if not m or p is None:
+        return a.word(where, "p", text, "none" if p is None else f"{p:.2g}")
+    if m.group(1) == "<":
+        a.figures += 1
+        if not p < float(m.group(2)):
+            a.bad(where, "p", text, show(p))
+    else:
+        a.fig(where, "p", m.group(2), p)
+
+
+WINNER = {"improved": "yes",
+          "unchanged": "no winner (equal within the threshold)",
+          "inconclusive": "no winner (inconclusive)",
+          "not tested": "no winner (not tested)"}
+
+
+def check_summary(a, sec):
+    check_test_text(a, sec)
+    method_texts(a, sec, "For each op, shape and dtype")
+    keys = []
+    for c in a.data.ok():
+        if c.key not in keys:
+            keys.append(c.key)
+    seen = []
+    for t in sec.tables:
+        for ln, row in t.rows:
+            w = row_name(sec, ln, row, 3)
+            key = "/".join(row[:3])
+            seen.append(key)
+            cands = [c for c in a.data.by_key(key) if not c.transfers]
+            if not cands:
+                a.word(w, "case", key, "no ok case of this op, shapes and "
+                       "dtype")
+                continue
+            best, nxt = fastest_two(cands)
+            a.word(w, "fastest", row[3], best.variant)
+            a.fig(w, "median", row[4], best.median, "time")
+            if len(row) < 8:
+                continue
+            if nxt is None:
+                a.claim(w, "next", row[5], "only one backend ran")
+                continue
+            m = re.fullmatch(r"(\S+) \((.*)\)", row[5])
+            a.word(w, "next", m.group(1) if m else row[5], nxt.variant)
+            if m:
+                a.fig(w, "next median", m.group(2), nxt.median, "time")
+            a.fig(w, "next is slower by", row[6], nxt.median / best.median,
+                  "x")
+            v = a.verdict(nxt, best)
+            m = re.fullmatch(r"(.*) \((not tested|p [<=] \S+)\)", row[7])
+            a.claim(w, "winner", m.group(1) if m else row[7],
+                    WINNER.get(v["verdict"], f"compare: {v['verdict']}"))
+            if m:
+                check_p(a, w, m.group(2), v.get("p_value"))
+        t.done = set(range(len(t.rows)))
+    for k in keys:
+        if k not in seen:
+            a.bad(sec.path, "row", "(none)", f"a row for {k}")
+
+
+# ---- category tables and the roofline ---------------------------------------
+
+CATEGORY_SECTIONS = {
+    "Element-wise": "elementwise",
+    "Activations": "activation",
+    "Reductions": "reduction",
+    "Matrix multiplication": "matmul,gemm,bmm",
+    "Transpose and layout": "layout,transpose",
+    "NN ops: softmax, convolution, pooling, normalization":
+        "softmax,conv,convolution,pool,pooling,norm,normalization,nn,loss,"
+        "attention",
+    "Fused ops": "fused,unfused",
+    "Creation": "creation",
+    "In-place forms": "inplace",
+    "Optimizers": "optimizer,optim",
+    "Linear algebra": "linalg,lapack,decomposition,solve",
+    "API overhead": "overhead,api",
+    "Backward ops (gradients)": "backward",
+    "Training workloads: model steps, hooks, API layers, pool": "workload",
+}
+
+
+def section_of(category):
+    for title, cats in CATEGORY_SECTIONS.items():
+        if category in cats.split(","):
+            return title
+    return f"Other ops: {category}"
+
+
+def fits_level(data, nbytes, threads):
+    """The cache level a working set fits: the first of the run's levels
+    (peaks.levels, from the cache sizes the CPU reports) whose capacity,
+    times the threads for a per-thread level, holds it; else DRAM."""
+    for lv in data.peaks.get("levels") or []:
+        cap = lv.get("capacity_bytes")
+        if cap and nbytes <= cap * (threads if lv.get("per_thread") else 1):
+            return lv["name"]
+    return "DRAM"
+
+
+def roof(data, c):
+    """The attainable time of case c from the run's measured peaks: the
+    bytes over the best bandwidth of its kernel (roofline.bw_kernel) at
+    the level its working set fits, at its thread count or fewer; the
+    FLOPs over the best FMA rate of the ISA it ran at and its dtype at
+    its thread count or fewer; the larger of the two.  Returns {time,
+    bound ('memory' or 'compute'), level, isa, kernel} or None."""
+    r = c.rec.get("roofline")
+    if not r or not c.ok:
+        return None
+    thr = int(c.axes.get("threads", 1))
+    isa = c.axes.get("isa", "auto")
+    if isa == "auto":
+        isa = ((data.main.get("env") or {}).get("cpu") or {}).get(
+            "isa_used")
+    level = fits_level(data, c.bytes, thr)
+    bws = [e["best_gb_s"] for e in data.peaks.get("bandwidth") or []
+           if e["kernel"] == r.get("bw_kernel") and e["level"] == level and
+           e["threads"] <= thr]
+    fls = [e["best_gflop_s"] for e in data.peaks.get("flops") or []
+           if e["isa"] == isa and e["dtype"] == c.dtype and
+           e["threads"] <= thr]
+    tb = c.bytes / max(bws) if bws and c.bytes else 0
+    tf = c.flops / max(fls) if fls and c.flops else 0
+    if not tb and not tf:
+        return None
+    return {"time": max(tb, tf), "bound": "compute" if tf > tb else "memory",
+            "level": level, "isa": isa, "kernel": r.get("bw_kernel")}
+
+
+def l3_bytes(env):
+    return max([x["size_bytes"] for x in (env.get("cpu") or {}).get(
+        "caches") or [] if x.get("level") == 3] or [0])
+
+
+def check_cause(a, w, c, text):
+    """The cause a row gives for a fraction above 100%: its figures must
+    be the records' and its condition must hold."""
+    env, pk = a.data.main.get("env") or {}, a.data.peaks
+    r = c.rec.get("roofline") or {}
+    cpus = (env.get("cpu") or {}).get("logical_cpus")
+    a.sentences += 1
+    m = re.fullmatch(rf"its ({NUM}) MiB are held to the DRAM roof, measured "
+                     rf"on ({NUM}) MiB: above the L3 the CPU reports, but part"
+                     r" of them stays in a larger cache", text)
+    if m:
+        ws = [e["working_set_bytes"] for e in pk.get("bandwidth") or []
+              if e["kernel"] == r.get("bw_kernel") and e["level"] == "DRAM"
+              and e["threads"] == r.get("bandwidth_threads")]
+        a.fig(w, "working set (MiB)", m.group(1), c.bytes / 2 ** 20)
+        a.fig(w, "DRAM roof's set (MiB)", m.group(2),
+              ws[0] / 2 ** 20 if ws else None)
+        if not (r.get("level") == "DRAM" and ws and c.bytes < ws[0] / 2 and
+                c.bytes > l3_bytes(env)):
+            a.bad(w, "cause", text, "its condition does not hold")
+        return
+    m = re.fullmatch(rf"peaks measured under load \(1-minute load average "
+                     rf"({NUM}) on (\d+) CPUs\), so the roof is low", text)
+    if m:
+        load = pk.get("load_avg_1m")
+        a.fig(w, "load average", m.group(1), load)
+        a.fig(w, "CPUs", m.group(2), cpus)
+        if not (load is not None and cpus and load > cpus / 2):
+            a.bad(w, "cause", text, "load not above half the CPUs")
+        return
+    m = re.fullmatch(rf"held to the (\d+)-thread (\w+) figure \(({NUM}) GB/s\)"
+                     rf", below the (\d+)-thread one \(({NUM}) GB/s\): a roof "
+                     r"from before roofs were monotone in threads", text)
+    if m:
+        a.fig(w, "roof used", m.group(3), r.get("bandwidth_gb_s"))
+        fewer = [e["best_gb_s"] for e in pk.get("bandwidth") or []
+                 if e["kernel"] == r.get("bw_kernel") and
+                 e["level"] == r.get("level") and
+                 e["threads"] == int(m.group(4))]
+        a.fig(w, "fewer threads' figure", m.group(5),
+              fewer[0] if fewer else None)
+        return
+    if text.startswith("held to the add kernel, which writes a third array"):
+        if not (c.category in ("inplace", "optimizer") and
+                r.get("bw_kernel") == "add"):
+            a.bad(w, "cause", text, "not an in-place op held to add")
+        return
+    m = re.fullmatch(r"no L1 roof in these peaks \(measured before tbench "
+                     rf"measured one\); its ({NUM}) KiB fit the L1 \(({NUM}) "
+                     r"KiB a thread\) but are held to the (\w+)'s bandwidth",
+                     text)
+    if m:
+        a.fig(w, "working set (KiB)", m.group(1), c.bytes / 1024)
+        l1 = [x["size_bytes"] for x in (env.get("cpu") or {}).get("caches")
+              or [] if x.get("level") == 1 and x.get("type") == "Data"]
+        a.fig(w, "L1 (KiB)", m.group(2), l1[0] / 1024 if l1 else None)
+        if any(lv.get("name") == "L1" for lv in pk.get("levels") or []):
+            a.bad(w, "cause", text, "the peaks have an L1 level")
+        return
+    a.bad(w, "roofline fraction above 100%", text, "a measured cause")
+
+
+def check_fraction(a, w, c, cell, rf):
+    """'Of peak': the case's fraction of its roofline, flagged with a
+    cause when above 100%."""
+    m = re.fullmatch(rf"({NUM}%)(?: \(\*\*above the roof\*\*: (.*)\))?", cell)
+    true = rf["time"] / c.median if rf else None
+    if not m:
+        return a.fig(w, "of peak", cell, true, "pct")
+    a.fig(w, "of peak", m.group(1), true, "pct")
+    stored = (c.rec.get("roofline") or {}).get("fraction")
+    if true is not None and stored is not None and \
+            abs(stored - true) > 1e-6 * true:
+        a.bad(w, "roofline.fraction", show(stored, "pct"),
+              f"{show(true, 'pct')} (min_time_ns / median_ns)")
+    if true is not None and true > 1 and not m.group(2):
+        a.bad(w, "fraction above 100% without a cause", cell,
+              "a flagged cause in the row")
+    if m.group(2):
+        a.claim(w, "above the roof", "flagged",
+                "flagged" if true is not None and true > 1 else
+                "not above 100%")
+        check_cause(a, w, c, m.group(2))
+    return bool(m.group(2))
+
+
+def check_bound(a, w, c, cell, rf):
+    m = re.fullmatch(rf"({NUM})x of (.*) \((.*)\)", cell)
+    if not rf or not m:
+        return a.word(w, "time / bound", cell, "a bound" if rf else "")
+    a.fig(w, "time / bound", m.group(1), c.median / rf["time"])
+    a.fig(w, "bound", m.group(2), rf["time"], "time")
+    a.word(w, "what bounds it", m.group(3),
+           f"{rf['isa']} FMA" if rf["bound"] == "compute" else
+           f"{rf['kernel']}, {rf['level']}")
+
+
+def rate_cell(a, w, what, cell, work):
+    if not work:
+        return a.word(w, what, cell, "")
+    a.fig(w, what, cell, work)
+
+
+def check_category_row(a, sec, ln, row, t):
+    """One row of a category table; returns whether it was flagged above
+    the roof."""
+    w = row_name(sec, ln, row)
+    col = {h: row[i] for i, h in enumerate(t.header) if i < len(row)}
+    cid = "/".join(row[:4])
+    c = next((x for x in a.data.ok("main") if x.id == cid), None)
+    if c is None:
+        a.word(w, "case", cid, "no ok case with this id")
+        return False
+    a.seen_rows.setdefault(c.id, []).append(sec.title)
+    if sec.title != section_of(c.category):
+        a.word(w, "section", sec.title, section_of(c.category))
+    a.fig(w, "median", col["Median"], c.median, "time")
+    lo, _, hi = col["95% CI"].partition(" – ")
+    a.fig(w, "CI low", lo, c.stats.get("ci_low_ns"), "time")
+    a.fig(w, "CI high", hi, c.stats.get("ci_high_ns"), "time")
+    if "Steps/s" in col:
+        a.fig(w, "steps/s", col["Steps/s"], 1e9 / c.median, "rate")
+    if "GB/s" in col:
+        rate_cell(a, w, "GB/s", col["GB/s"], c.bytes / c.median)
+    if "GFLOP/s" in col:
+        rate_cell(a, w, "GFLOP/s", col["GFLOP/s"], c.flops / c.median)
+    rf = roof(a.data, c)
+    flagged = False
+    if "Of peak" in col:
+        if rf:
+            flagged = check_fraction(a, w, c, col["Of peak"], rf)
+        else:
+            a.word(w, "of peak", col["Of peak"], "")
+    if "Time / bound" in col:
+        check_bound(a, w, c, col["Time / bound"], rf)
+    n, _, it = col["Samples"].partition(" x ")
+    a.fig(w, "samples", n, c.stats.get("n"))
+    a.fig(w, "iterations per sample", it, c.stats.get("iters_per_sample"))
+    a.word(w, "stopped by", col["Stopped by"], c.stats.get("stop_reason"))
+    return flagged
+
+
+def check_over_note(a, sec, over):
+    env = a.data.main.get("env") or {}
+    load = a.data.peaks.get("load_avg_1m")
+    cpus = (env.get("cpu") or {}).get("logical_cpus")
+    notes = [t for t in sec.texts
+             if re.match(r"\d+ cases? runs? above 100% of", t.text)]
+    if over and not notes:
+        a.bad(sec.path, "note", "(none)", f"{over} cases above 100%")
+    for t in notes:
+        t.done = True
+        w = f"{sec.path}, line {t.line}"
+        a.fig(w, "cases above 100%", t.text.split(" ")[0], over)
+        m = re.search(rf"load average was ({NUM}) on (\d+) logical CPUs",
+                      t.text)
+        a.claim(w, "peaks measured under load", bool(m),
+                load is not None and bool(cpus) and load > cpus / 2)
+        if m:
+            a.fig(w, "load average", m.group(1), load)
+            a.fig(w, "CPUs", m.group(2), cpus)
+
+
+def check_category(a, sec):
+    method_texts(a, sec, "Median time per call with its 95%")
+    over = 0
+    for t in sec.tables:
+        for i, (ln, row) in enumerate(t.rows):
+            t.done.add(i)
+            over += check_category_row(a, sec, ln, row, t)
+    check_over_note(a, sec, over)
+
+
+def check_category_rows_complete(a):
+    for c in a.data.ok("main"):
+        got = a.seen_rows.get(c.id, [])
+        if len(got) != 1:
+            a.bad("category tables", c.id, f"{len(got)} rows",
+                  f"one row, in {section_of(c.category)}")
+
+
+# ---- speedups and the selection guidelines ----------------------------------
+
+def ref_score(c):
+    """How well c fits as the reference: cpu with isa=scalar at one
+    thread, else cpu with isa=scalar, else cpu at one thread."""
+    if c.backend != "cpu":
+        return -1
+    scalar = c.axes.get("isa") == "scalar"
+    one = str(c.axes.get("threads", "1")) == "1"
+    return 3 if scalar and one else 2 if scalar else 1 if one else -1
+
+
+def reference(data, key):
+    best = None
+    for c in data.by_key(key, "main"):
+        if ref_score(c) >= 0 and (best is None or
+                                  ref_score(c) > ref_score(best)):
+            best = c
+    return best
+
+
+SIGNIFICANT = {"improved": "faster", "regressed": "slower",
+               "unchanged": "no", "inconclusive": "no"}
+
+
+def check_speedups(a, sec):
+    check_test_text(a, sec)
+    method_texts(a, sec, "Speedup = median time of the reference")
+    want = [c for c in a.data.ok("main")
+            if reference(a.data, c.key) not in (None, c)]
+    seen = set()
+    for t in sec.tables:
+        for ln, row, (med, ref, sp, sig) in rows_of(
+                t, "Median", "Reference", "Speedup", "Significant"):
+            w = row_name(sec, ln, row)
+            cid = "/".join(row[:4])
+            c = next((x for x in want if x.id == cid), None)
+            if c is None:
+                a.word(w, "case", cid, "an ok case with a reference")
+                continue
+            seen.add(cid)
+            r = reference(a.data, c.key)
+            a.fig(w, "median", med, c.median, "time")
+            m = re.fullmatch(r"(\S+) \((.*)\)", ref)
+            a.word(w, "reference", m.group(1) if m else ref, r.variant)
+            if m:
+                a.fig(w, "reference median", m.group(2), r.median, "time")
+            a.fig(w, "speedup", sp, r.median / c.median, "x")
+            v = a.verdict(r, c)["verdict"]
+            a.claim(w, "significant", sig,
+                    SIGNIFICANT.get(v, f"compare: {v}"))
+    for c in want:
+        if c.id not in seen:
+            a.bad(sec.path, "row", "(none)", f"a row for {c.id}")
+
+
+def guideline_sizes(a, opp, dtype):
+    """The sizes of opp and dtype in order of work, each with its
+    fastest case, the next and compare's verdict of the one against the
+    other (sizes where one variant ran are left out)."""
+    cs = sorted((c for c in a.data.ok() if c.opp == opp and
+                 c.dtype == dtype and not c.transfers), key=Case.work)
+    out, keys = [], []
+    for c in cs:
+        if c.key in keys:
+            continue
+        keys.append(c.key)
+        best, nxt = fastest_two([d for d in a.data.by_key(c.key)
+                                 if not d.transfers])
+        if nxt is not None:
+            out.append((best, nxt, a.verdict(nxt, best)["verdict"]))
+    return out
+
+
+def guideline_runs(sizes):
+    """Consecutive sizes with one outcome: the same winner, or the same
+    verdict without one."""
+    runs = []
+    for g in sizes:
+        last = runs[-1][-1] if runs else None
+        same = last is not None and (
+            (g[2] == "improved") == (last[2] == "improved")) and (
+            g[0].variant == last[0].variant if g[2] == "improved"
+            else g[2] == last[2])
+        if same:
+            runs[-1].append(g)
+        else:
+            runs.append([g])
+    return runs
+
+
+def segment_want(run):
+    """A run's guideline segment with its ratio as R, and the ratios."""
+    first, last = run[0], run[-1]
+    at = f"at {first[0].shapes}" + (f" to {last[0].shapes}"
+                                    if len(run) > 1 else "")
+    ratios = [g[1].median / g[0].median for g in run]
+    if first[2] == "improved":
+        nexts = {g[1].variant for g in run}
+        tail = f", {first[1].variant}" if len(nexts) == 1 else ""
+        what = f"use {first[0].variant} (R faster than the next{tail})"
+    elif first[2] == "unchanged":
+        what = "no winner: the fastest two are equal within the threshold (R)"
+    elif first[2] == "inconclusive":
+        what = ("no winner: inconclusive, this run cannot tell the fastest "
+                "two apart (R)")
+    else:
+        what = f"(compare: {first[2]}) (R)"
+    return f"{at}: {what}", min(ratios), max(ratios)
+
+
+def check_guideline(a, sec, t):
+    w = f"{sec.path}, line {t.line}"
+    m = re.fullmatch(r"(\S+) (\w+)(, data starting on the host)?: (.*)\.",
+                     t.text)
+    if not m or m.group(3):
+        return      # the @transfers view: not checked (listed)
+    t.done = True
+    runs = guideline_runs(guideline_sizes(a, m.group(1), m.group(2)))
+    segs = re.split(r"; (?=at )", m.group(4))
+    a.fig(w, "ranges of sizes", str(len(segs)), len(runs))
+    for seg, run in zip(segs, runs):
+        want, lo, hi = segment_want(run)
+        r = re.search(rf"\(({NUM})(?:-({NUM}))?x", seg)
+        if not r:
+            a.claim(w, "guideline", seg, want)
+            continue
+        a.claim(w, "guideline", seg[:r.start()] + "(R" + seg[r.end() - 1:]
+                .replace("x", "", 1), want)
+        a.fig(w, "ratio (lowest)", r.group(1), lo)
+        a.fig(w, "ratio (highest)", r.group(2) or r.group(1), hi)
+    a.used_guides.add((m.group(1), m.group(2)))
+
+
+def check_guidelines(a, sec):
+    method_texts(a, sec, "Per op and dtype, over the measured sizes")
+    a.used_guides = set()
+    for t in sec.texts:
+        if t.kind == "bullet":
+            check_guideline(a, sec, t)
+    for c in a.data.ok():
+        k = (c.opp, c.dtype)
+        if k not in a.used_guides and len(guideline_sizes(a, *k)):
+            a.used_guides.add(k)
+            a.bad(sec.path, "guideline", "(none)", f"a line for {k[0]} "
+                  f"{k[1]}")

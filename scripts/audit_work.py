@@ -1,0 +1,374 @@
+"""The audit of the per-op counters, fused against unfused, scaling
+anomalies, more threads slower, and the side-by-side NumPy and PyTorch
+table (scripts/audit_report.py)."""
+import re
+
+from audit_core import (NUM, Case, method_texts, row_name, rows_of,
+                        texts_starting)
+from audit_speed import fastest_two
+
+
+# ---- counters, fused ops, scaling, threads ----------------------------------
+
+# The per-op counters table's columns: title -> (counter, bytes?, shown
+# only when some case moved data to or allocated on a device).
+COUNTER_COLUMNS = {
+    "Kernel launches": ("kernel_launches", False, False),
+    "Allocations": ("allocs", False, False),
+    "Allocated bytes": ("alloc_bytes", True, False),
+    "Frees": ("frees", False, False),
+    "Peak extra": ("peak_extra_bytes", True, False),
+    "Copies": ("memcpy_count", False, True),
+    "Device allocations": ("device_allocs", False, True),
+}
+
+
+def check_range(a, w, what, cell, values, kind):
+    """A counter range 'lo – hi' (or one figure) over values."""
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return a.word(w, what, cell, "")
+    lo, _, hi = cell.partition(" – ")
+    a.fig(w, f"{what} (lowest)", lo, min(vals), kind)
+    a.fig(w, f"{what} (highest)", hi or lo, max(vals), kind)
+
+
+def counter_groups(data):
+    """The rows of the counters table: (document, op, label) in order of
+    first appearance, over the ok cases that recorded counters."""
+    groups = {}
+    for c in data.ok():
+        if c.rec.get("counters") is None:
+            continue
+        lab = c.label() if c.role == "with" else c.variant
+        groups.setdefault((c.doc, c.op, lab), []).append(c)
+    return list(groups.items())
+
+
+def check_counters(a, sec):
+    method_texts(a, sec, "Per call (iteration), counted over")
+    groups = counter_groups(a.data)
+    cases = [c for _, cs in groups for c in cs]
+    dev = any((c.counter(k) or 0) > 0 for c in cases
+              for k, _, d in COUNTER_COLUMNS.values() if d)
+    for t in sec.tables:
+        cols = t.header[2:]
+        for title, (k, _, d) in COUNTER_COLUMNS.items():
+            shown = (dev if d else True) and \
+                any(c.counter(k) is not None for c in cases)
+            a.claim(f"{sec.path}, line {t.line}", f"column {title}",
+                    title in cols, shown)
+        a.fig(f"{sec.path}, line {t.line}", "rows", str(len(t.rows)),
+              len(groups))
+        for i, ((ln, row), (g, cs)) in enumerate(zip(t.rows, groups)):
+            t.done.add(i)
+            w = row_name(sec, ln, row, 2)
+            a.word(w, "op", row[0], g[1])
+            a.word(w, "backend", row[1], g[2])
+            for j, title in enumerate(cols):
+                if title not in COUNTER_COLUMNS:
+                    t.done.discard(i)
+                    continue
+                k, isbytes, _ = COUNTER_COLUMNS[title]
+                check_range(a, w, title, row[2 + j],
+                            [c.counter(k) for c in cs],
+                            "bytes" if isbytes else "num")
+
+
+def unfused_of(data, c):
+    """The *_unfused composition of fused case c (same document and
+    variant), or None."""
+    key = c.key.replace(c.op, c.op + "_unfused", 1)
+    return next((u for u in data.ok() if u.key == key and u.doc == c.doc
+                 and u.variant == c.variant and u.category == "unfused"),
+                None)
+
+
+def launches_saved(f, u):
+    for c in (f, u):
+        if not c.rec.get("cupti"):
+            return ("not measured: " + (c.rec.get("cupti_reason") or
+                                        "the result file has no CUPTI "
+                                        "counts"), None, None)
+    lf = f.rec["cupti"].get("kernel_launches")
+    lu = u.rec["cupti"].get("kernel_launches")
+    return None, lu - lf, lu
+
+
+def check_fused_units(a, sec, t):
+    pairs = [(c, unfused_of(a.data, c)) for c in a.data.ok()]
+    pairs = [p for p in pairs if p[1]]
+    pairs.sort(key=lambda p: a.data.cases.index(p[1]))
+    a.fig(f"{sec.path}, line {t.line}", "rows", str(len(t.rows)),
+          len(pairs))
+    for i, ((ln, row), (c, u)) in enumerate(zip(t.rows, pairs)):
+        t.done.add(i)
+        w = row_name(sec, ln, row)
+        a.word(w, "case", "/".join(row[:4]), c.id)
+        a.fig(w, "fused", row[4], c.median, "time")
+        a.fig(w, "unfused", row[5], u.median, "time")
+        for col, k in ((6, "kernel_launches"), (7, "allocs")):
+            got = row[col].split(" / ")
+            for g, x in zip(got, (c, u)):
+                v = x.counter(k)
+                if v is None:
+                    a.word(w, k, g, "-")
+                else:
+                    a.fig(w, k, g, v)
+        a.fig(w, "fused speedup", row[8], u.median / c.median, "x")
+        why, saved, of = launches_saved(c, u)
+        if why:
+            a.word(w, "launches saved", row[9], why)
+        else:
+            m = re.match(rf"({NUM}) of ({NUM})", row[9])
+            a.fig(w, "launches saved", m.group(1) if m else row[9], saved)
+            a.fig(w, "launches", m.group(2) if m else row[9], of)
+
+
+def parts_of(data, c):
+    """The cases a fused case replaces (add_relu = add + relu, linear =
+    matmul + add + relu), same document and variant; None when one is
+    missing or the op has no known split."""
+    out = "x".join(str(d) for d in (c.rec.get("out_shapes") or [[]])[0])
+    if c.op == "add_relu":
+        keys = [f"add/{c.shapes}", f"relu/{out}"]
+    elif c.op == "linear" and "," in c.shapes:
+        head, last = c.shapes.rsplit(",", 1)
+        keys = [f"matmul/{head}", f"add/{out},{last}", f"relu/{out}"]
+    else:
+        return None
+    parts = []
+    for k in keys:
+        p = next((d for d in data.ok() if d.key == f"{k}/{c.dtype}" and
+                  d.doc == c.doc and d.variant == c.variant), None)
+        if p is None:
+            return None
+        parts.append(p)
+    return parts
+
+
+def check_fused_parts(a, sec, t):
+    rows = [(c, parts_of(a.data, c)) for c in a.data.ok()]
+    rows = [r for r in rows if r[1]]
+    a.fig(f"{sec.path}, line {t.line}", "rows", str(len(t.rows)), len(rows))
+    for i, ((ln, row), (c, parts)) in enumerate(zip(t.rows, rows)):
+        t.done.add(i)
+        w = row_name(sec, ln, row)
+        a.word(w, "case", "/".join(row[:4]), c.id)
+        total = sum(p.median for p in parts)
+        a.fig(w, "fused", row[4], c.median, "time")
+        a.fig(w, "unfused", row[5], total, "time")
+        got = row[6].split(" + ")
+        a.fig(w, "unfused ops", str(len(got)), len(parts))
+        for g, p in zip(got, parts):
+            op, _, tm = g.partition(" ")
+            a.word(w, "unfused op", op, p.op)
+            a.fig(w, f"{p.op} median", tm, p.median, "time")
+        a.fig(w, "fused speedup", row[7], total / c.median, "x")
+
+
+def check_fused(a, sec):
+    method_texts(a, sec, "A fused op against")
+    for t in sec.tables:
+        if "Launches (fused / unfused)" in t.header:
+            check_fused_units(a, sec, t)
+        elif "Unfused ops" in t.header:
+            check_fused_parts(a, sec, t)
+
+
+def series(data, role="main"):
+    """Cases of one document, op with parameters, dtype and variant, in
+    order of work."""
+    out = {}
+    for c in data.ok(role):
+        out.setdefault((c.doc, c.opp, c.dtype, c.variant), []).append(c)
+    return [sorted(v, key=Case.work) for v in out.values()]
+
+
+def check_scaling(a, sec):
+    lim = 3.0
+    for t in texts_starting(sec, "Between consecutive measured sizes"):
+        a.method(t)
+        m = re.search(rf"more than ({NUM}) times faster", t.text)
+        lim = float(m.group(1)) if m else lim
+    pairs, worst, flagged = 0, 0.0, []
+    for s in series(a.data):
+        for x, z in zip(s, s[1:]):
+            rw, rt = z.work() / x.work() if x.work() else 0, \
+                z.median / x.median
+            if not rw > 1 or not x.median > 0:
+                continue
+            pairs += 1
+            worst = max(worst, rt / rw)
+            if rt > lim * rw:
+                flagged.append((x, z, rw, rt))
+    for t in texts_starting(sec, "None of the "):
+        t.done = True
+        w = f"{sec.path}, line {t.line}"
+        m = re.fullmatch(rf"None of the (\d+) pairs of consecutive sizes: "
+                         rf"time grew at most ({NUM})x as fast as work\.",
+                         t.text)
+        a.claim(w, "no anomaly", "none", "none" if not flagged else
+                f"{len(flagged)} anomalies")
+        if not m:
+            a.word(w, "sentence", t.text, "None of the N pairs of "
+                   "consecutive sizes: time grew at most Wx as fast as work.")
+            continue
+        a.fig(w, "pairs", m.group(1), pairs)
+        a.fig(w, "worst time / work", m.group(2), worst)
+    for t in sec.tables:
+        a.fig(f"{sec.path}, line {t.line}", "anomalies", str(len(t.rows)),
+              len(flagged))
+        for i, ((ln, row), (x, z, rw, rt)) in enumerate(zip(t.rows,
+                                                           flagged)):
+            t.done.add(i)
+            w = row_name(sec, ln, row)
+            a.word(w, "series", " | ".join(row[:5]), " | ".join(
+                (x.opp, x.dtype, x.variant, x.shapes, z.shapes)))
+            a.fig(w, "work grew", row[5], rw, "x")
+            a.fig(w, "time grew", row[6], rt, "x")
+            a.claim(w, "flagged", "flagged", "flagged")
+
+
+def one_thread(data, c):
+    """The case c runs with threads=1: same document, key, backend,
+    transfers and axes but threads."""
+    t = c.axes.get("threads")
+    if t is None or not str(t).isdigit() or str(t) == "1":
+        return None
+    want = dict(c.axes, threads="1")
+    return next((d for d in data.ok(c.role) if d.doc == c.doc and
+                 d.key == c.key and d.backend == c.backend and
+                 d.transfers == c.transfers and
+                 list(d.axes) == list(want) and
+                 all(str(d.axes[k]) == str(v) for k, v in want.items())),
+                None)
+
+
+def slow_thread_cases(a):
+    out = []
+    for c in a.data.ok("main"):
+        one = one_thread(a.data, c)
+        if one and a.verdict(one, c)["verdict"] == "regressed":
+            out.append((c, one))
+    return out
+
+
+def check_threads(a, sec):
+    method_texts(a, sec, "Cases that ran significantly slower")
+    want = slow_thread_cases(a)
+    a.slow_threads_checked = True
+    for t in sec.tables:
+        a.claim(f"{sec.path}, line {t.line}", "cases slower with threads",
+                str(len(t.rows)), str(len(want)))
+        for i, ((ln, row), (c, one)) in enumerate(zip(t.rows, want)):
+            t.done.add(i)
+            w = row_name(sec, ln, row)
+            a.word(w, "case", "/".join(row[:4]), c.id)
+            a.fig(w, "1 thread", row[4], one.median, "time")
+            a.fig(w, "this", row[5], c.median, "time")
+            a.fig(w, "slower by", row[6], c.median / one.median, "x")
+            for col, k in ((7, "vol_ctx_switches"),
+                           (8, "invol_ctx_switches")):
+                x, _, y = row[col].partition(" → ")
+                a.fig(w, f"{k} (1 thread)", x, one.counter(k))
+                a.fig(w, f"{k} (this)", y, c.counter(k))
+
+
+# ---- side by side with NumPy and PyTorch ------------------------------------
+
+def fastest_tbench(data, c):
+    """The fastest MAIN case of c's key run with c's thread count (or
+    without a threads axis), else the fastest at any count."""
+    cands = data.by_key(c.key, "main")
+    same = [d for d in cands if "threads" not in d.axes or
+            str(d.axes["threads"]) == c.threads()]
+    pool = same or cands
+    return fastest_two(pool)[0] if pool else None
+
+
+def with_sources(a, sec):
+    for t in texts_starting(sec, "From `"):
+        w = f"{sec.path}, line {t.line}"
+        m = re.fullmatch(r"From `([^`]+)`(?: \((.*)\))?\.", t.text)
+        if not m or m.group(1) not in a.data.paths[1:]:
+            continue
+        t.done = True
+        libs = a.data.docs[a.data.paths.index(m.group(1))].get(
+            "env", {}).get("libraries") or {}
+        a.word(w, "libraries", m.group(2) or "", ", ".join(
+            f"{k} {v}" for k, v in libs.items() if v is not None))
+    for t in texts_starting(sec, "Per-call overhead of the Python layer"):
+        a.method(t)
+    for t in sec.texts:
+        m = re.fullmatch(r"`(\S+)` is unavailable: (.*)", t.text)
+        if t.kind != "bullet" or not m:
+            continue
+        t.done = True
+        msg = next((c.rec.get("message") for c in a.data.cases
+                    if c.role == "with" and c.status == "unavailable" and
+                    c.backend == m.group(1)), None)
+        a.word(f"{sec.path}, line {t.line}", "unavailable", m.group(2),
+               msg or "an unavailable --with backend")
+
+
+def check_overhead_table(a, sec, t):
+    ovh = {}
+    for d in a.data.docs[1:]:
+        for k, v in ((d.get("env") or {}).get("python_overhead")
+                     or {}).items():
+            if k.endswith("_ns"):
+                ovh[k[:-3].replace("_", " ")] = v
+    for ln, row, (call, med) in rows_of(t, "Call", "Median"):
+        a.fig(row_name(sec, ln, row, 1), call, med, ovh.get(call), "time")
+
+
+def with_rows(data):
+    rows, seen = [], set()
+    for c in data.ok("with"):
+        if (c.key, c.threads()) not in seen:
+            seen.add((c.key, c.threads()))
+            rows.append(c)
+    return rows
+
+
+def check_with_table(a, sec, t):
+    labels = []
+    for c in a.data.ok("with"):
+        if c.label() not in labels:
+            labels.append(c.label())
+    cols = t.header[6:-1]
+    a.claim(f"{sec.path}, line {t.line}", "columns", " | ".join(cols),
+            " | ".join(labels))
+    want = [(c, fastest_tbench(a.data, c)) for c in with_rows(a.data)]
+    want = [x for x in want if x[1]]
+    a.fig(f"{sec.path}, line {t.line}", "rows", str(len(t.rows)), len(want))
+    for i, ((ln, row), (c, tb)) in enumerate(zip(t.rows, want)):
+        t.done.add(i)
+        w = row_name(sec, ln, row)
+        a.word(w, "case", " | ".join(row[:4]), " | ".join(
+            (c.opp, c.shapes, c.dtype, c.threads() or "-")))
+        a.word(w, "tbench", row[4], tb.variant)
+        a.fig(w, "tbench median", row[5], tb.median, "time")
+        meds = []
+        for j, lab in enumerate(cols):
+            d = next((x for x in a.data.by_key(c.key, "with")
+                      if x.threads() == c.threads() and x.label() == lab),
+                     None)
+            if d is None:
+                a.word(w, lab, row[6 + j], "")
+            else:
+                meds.append(d.median)
+                a.fig(w, lab, row[6 + j], d.median, "time")
+        a.fig(w, "tbench speedup", row[-1],
+              min(meds) / tb.median if meds else None, "x")
+
+
+def check_with(a, sec):
+    with_sources(a, sec)
+    method_texts(a, sec, "Each row pairs a thread count")
+    for t in sec.tables:
+        if t.header == ["Call", "Median"]:
+            check_overhead_table(a, sec, t)
+        elif "tbench speedup" in t.header:
+            check_with_table(a, sec, t)
