@@ -4,7 +4,7 @@ of docs/PERFORMANCE.md, derived again from the result files it was made
 from, and any disagreement named.
 
 Usage: audit_report.py [--report FILE] [--tbench EXE] [--root DIR]
-                       [--verbose]
+                       [--verbose] [--tap]
 
   --report   the report (default docs/PERFORMANCE.md); the result files
              are those its first line names (`tbench report MAIN --with
@@ -13,7 +13,9 @@ Usage: audit_report.py [--report FILE] [--tbench EXE] [--root DIR]
   --tbench   the tbench executable whose `compare` gives the verdicts
              (default build/tbench)
   --root     the repository root (default: this script's parent folder)
-  --verbose  list every table row and paragraph the audit did not check
+  --verbose  list every table row and paragraph the audit did not check,
+             and what it checked in each section
+  --tap      print as one TAP test (`meson test audit-report`)
 
 Independent of the report's code: the Markdown is parsed, and each
 figure is computed from the JSON records (medians, ratios of two
@@ -171,12 +173,14 @@ def report_files(md):
 
 def parse_args(argv):
     opts = {"report": "docs/PERFORMANCE.md", "tbench": "build/tbench",
-            "root": ROOT, "verbose": False}
+            "root": ROOT, "verbose": False, "tap": False}
     i = 0
     while i < len(argv):
         k = argv[i]
         if k in ("-v", "--verbose"):
             opts["verbose"] = True
+        elif k == "--tap":
+            opts["tap"] = True
         elif k in ("--report", "--tbench", "--root") and i + 1 < len(argv):
             opts[k[2:]] = argv[i + 1]
             i += 1
@@ -189,48 +193,55 @@ def parse_args(argv):
     return opts
 
 
+def run_audit(o):
+    """Both passes over the report: the first asks compare for the pairs
+    it needs, the second checks with compare's verdicts."""
+    root = os.path.abspath(o["root"])
+    rep = os.path.join(root, o["report"])
+    tbench = os.path.join(root, o["tbench"])
+    if not os.access(tbench, os.X_OK):
+        raise InputError(f"{tbench}: not an executable (build it, or give "
+                         "--tbench)")
+    try:
+        with open(rep, encoding="utf-8") as f:
+            md = f.read()
+    except OSError as e:
+        raise InputError(f"{rep}: {e}")
+    main_path, withs = report_files(md)
+    data = Data(root, main_path, withs)
+    oracle = Oracle(tbench, data.main)
+    a = Audit(data, oracle, root)
+    audit_pass(a, parse_markdown(md))
+    oracle.judge()
+    secs = parse_markdown(md)
+    audit_pass(a, secs)
+    return a, secs
+
+
 def main(argv):
     try:
         o = parse_args(argv)
-        root = os.path.abspath(o["root"])
-        rep = os.path.join(root, o["report"])
-        tbench = os.path.join(root, o["tbench"])
-        if not os.access(tbench, os.X_OK):
-            raise InputError(f"{tbench}: not an executable (build it, or "
-                             "give --tbench)")
-        try:
-            with open(rep, encoding="utf-8") as f:
-                md = f.read()
-        except OSError as e:
-            raise InputError(f"{rep}: {e}")
-        main_path, withs = report_files(md)
-        data = Data(root, main_path, withs)
-        oracle = Oracle(tbench, data.main)
-        secs = parse_markdown(md)
-        a = Audit(data, oracle, root)
-        audit_pass(a, secs)          # asks compare for the pairs it needs
-        oracle.judge()
-        for s in secs:               # and again, with compare's verdicts
-            for t in s.tables:
-                t.done = set()
-            for t in s.texts:
-                t.done = False
-        audit_pass(a, secs)
+        a, secs = run_audit(o)
     except InputError as e:
         print(f"audit_report.py: {e}", file=sys.stderr)
         return 2
-    for m in a.mismatches:
-        print(f"mismatch: {m}")
     left = unchecked(secs)
+    lines = [f"mismatch: {m}" for m in a.mismatches]
     if o["verbose"]:
-        for path, (f, s) in a.per_section.items():
-            print(f"checked: [{path}] {f} figures, {s} sentences")
-        for ln, path, text in left:
-            print(f"unchecked: line {ln} [{path}] {text[:160]}")
-    print(f"audit: {a.figures} figures and {a.sentences} sentences checked, "
-          f"{len(a.mismatches)} mismatches")
-    print(f"audit: {len(left)} rows and paragraphs not checked"
-          f"{' (--verbose lists them)' if left and not o['verbose'] else ''}")
+        lines += [f"checked: [{path}] {f} figures, {s} sentences"
+                  for path, (f, s) in a.per_section.items()]
+        lines += [f"unchecked: line {ln} [{path}] {text[:160]}"
+                  for ln, path, text in left]
+    total = (f"audit: {a.figures} figures and {a.sentences} sentences "
+             f"checked, {len(a.mismatches)} mismatches")
+    hint = " (--verbose lists them)" if left and not o["verbose"] else ""
+    lines += [total,
+              f"audit: {len(left)} rows and paragraphs not checked{hint}"]
+    if o["tap"]:
+        lines = ["1..1"] + [f"# {x}" for x in lines] + [
+            f"{'not ok' if a.mismatches else 'ok'} 1 - {o['report']} "
+            f"agrees with its result files ({total[7:]})"]
+    print("\n".join(lines))
     return 1 if a.mismatches else 0
 
 
