@@ -7,9 +7,25 @@ from audit_core import NUM, method_texts, row_name, time_cell
 
 # ---- training: hooks, API layers, steps by batch, pool ----------------------
 
+def within_noise(a, w, what, cell, v):
+    """Does the cell say "within noise" exactly when compare's verdict on
+    the pair is neither regressed nor improved?  Returns (agrees, the
+    noise the cell must print then: the larger of compare's noise floor
+    and the CI's reach, or None where compare calls a change)."""
+    called = v["verdict"] in ("regressed", "improved")
+    said = "within noise" if cell.startswith("within noise") else "a change"
+    want = "a change" if called else "within noise"
+    a.sentences += 1
+    if said != want:
+        a.bad(w, what, cell, f"{want} (compare: {v['verdict']})")
+    noise = None if called else max(v.get("floor") or 0, -v["ci_low"],
+                                     v["ci_high"])
+    return said == want, noise
+
+
 def change_cell(a, w, what, cell, old, new, unit=None):
     """A change of new over old with compare's CI: '+5.2% (+3.1 to
-    +7.0)', or 'within noise (±2.1%)' when the CI holds 0; unit (a
+    +7.0)' where compare calls it, else 'within noise (±2.1%)'; unit (a
     time, ns) prints it as time per unit of old's median instead."""
     if old is None or new is None:
         return a.word(w, what, cell, "-")
@@ -18,13 +34,13 @@ def change_cell(a, w, what, cell, old, new, unit=None):
     if d is None or lo is None:
         return a.word(w, what, cell, "-")     # not tested
     base = old.median / unit if unit else 1
-    noise = lo <= 0 <= hi
-    a.claim(w, f"{what}: within noise", cell.startswith("within noise"),
-            noise)
-    if noise:
+    agree, noise = within_noise(a, w, what, cell, v)
+    if not agree:
+        return
+    if noise is not None:
         m = re.search(r"±(.*?)(x?)\)$", cell)
         a.fig(w, f"{what}: noise", m.group(1) if m else cell,
-              base * max(-lo, hi), "time" if unit else "pct")
+              base * noise, "time" if unit else "pct")
         return
     m = re.fullmatch(r"([+-]?)(.*?) \((-?)(.*) to (-?)(.*)\)", cell)
     if not m:
@@ -204,21 +220,22 @@ def check_rates(a, sec):
 
 
 def speedup_cell(a, w, cell, on, off):
-    """Median off / median on with compare's CI of off against on, or
-    'within noise (1 ±x)'."""
+    """Median off / median on with compare's CI of off against on where
+    compare calls it, else 'within noise (1 ±x)'."""
     v = a.verdict(on, off)
     d, lo, hi = v.get("change"), v.get("ci_low"), v.get("ci_high")
     if d is None or lo is None:
         return a.word(w, "speedup", cell, "-")   # not tested
-    noise = lo <= 0 <= hi
-    a.claim(w, "speedup: within noise", cell.startswith("within noise"),
-            noise)
-    m = re.fullmatch(rf"within noise \(1 ±({NUM})x\)", cell) if noise \
-        else re.fullmatch(rf"({NUM})x \(({NUM}) to ({NUM})\)", cell)
+    agree, noise = within_noise(a, w, "speedup", cell, v)
+    if not agree:
+        return
+    m = re.fullmatch(rf"within noise \(1 ±({NUM})x\)", cell) \
+        if noise is not None else \
+        re.fullmatch(rf"({NUM})x \(({NUM}) to ({NUM})\)", cell)
     if not m:
         return a.word(w, "speedup", cell, "a speedup with its CI")
-    if noise:
-        return a.fig(w, "speedup noise", m.group(1), max(-lo, hi))
+    if noise is not None:
+        return a.fig(w, "speedup noise", m.group(1), noise)
     a.fig(w, "speedup", m.group(1), off.median / on.median)
     a.fig(w, "speedup CI low", m.group(2), 1 + lo)
     a.fig(w, "speedup CI high", m.group(3), 1 + hi)

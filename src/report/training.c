@@ -36,12 +36,18 @@ static const char *t_time(double ns, char *buf, size_t len)
 }
 
 /* The change from case a to case b by compare's one test (tb_cmp_pair):
- * *d = b/a - 1 with its 95% CI [*lo, *hi]; false (all NAN) when either
- * is missing or not timed. */
-static bool pair_change(const tb_rcase *a, const tb_rcase *b, double *d,
-                        double *lo, double *hi)
+ * d = b/a - 1 with its 95% CI [lo, hi]; noise, when compare's verdict
+ * on the pair is neither regressed nor improved (the run cannot tell the
+ * change from noise, or finds none), is the largest change it cannot
+ * tell apart: the larger of compare's noise floor (the threshold, or the
+ * runs' own noise when larger) and the CI's reach; 0 when compare
+ * calls the change.  false when either case is missing or not timed. */
+typedef struct {
+    double d, lo, hi, noise;
+} change;
+
+static bool pair_change(const tb_rcase *a, const tb_rcase *b, change *c)
 {
-    *d = *lo = *hi = NAN;
     if (!a || !b || !a->ok || !b->ok)
         return false;
     tb_cmp_opts o;
@@ -50,27 +56,27 @@ static bool pair_change(const tb_rcase *a, const tb_rcase *b, double *d,
     if (tb_cmp_pair(a->rc, b->rc, &o, &v) || v.time == TB_TIME_NA ||
         isnan(v.change) || isnan(v.ci_lo) || isnan(v.ci_hi))
         return false;
-    *d = v.change;
-    *lo = v.ci_lo;
-    *hi = v.ci_hi;
+    bool called = v.time == TB_TIME_REGRESSED || v.time == TB_TIME_IMPROVED;
+    *c = (change){.d = v.change, .lo = v.ci_lo, .hi = v.ci_hi,
+                  .noise = called ? 0
+                                  : fmax(v.floor, fmax(-v.ci_lo, v.ci_hi))};
     return true;
 }
 
 /* An overhead of b over a as a fraction with its CI ("+5.2% (+3.1 to
- * +7.0)"), or "within noise (±2.1%)" when the CI holds 0: noise is never
- * printed as a cost (or a negative one). */
+ * +7.0)") when compare calls it, else "within noise (±2.1%)": noise is
+ * never printed as a cost (or a negative one). */
 static const char *t_ovh_pct(const tb_rcase *a, const tb_rcase *b,
                              char *buf, size_t len)
 {
-    double d, lo, hi;
-    if (!pair_change(a, b, &d, &lo, &hi))
+    change c;
+    if (!pair_change(a, b, &c))
         return "-";
-    if (lo <= 0 && hi >= 0)
-        snprintf(buf, len, "within noise (±%.1f%%)",
-                 100 * fmax(-lo, hi));
+    if (c.noise > 0)
+        snprintf(buf, len, "within noise (±%.1f%%)", 100 * c.noise);
     else
-        snprintf(buf, len, "%+.1f%% (%+.1f to %+.1f)", 100 * d, 100 * lo,
-                 100 * hi);
+        snprintf(buf, len, "%+.1f%% (%+.1f to %+.1f)", 100 * c.d,
+                 100 * c.lo, 100 * c.hi);
     return buf;
 }
 
@@ -79,18 +85,18 @@ static const char *t_ovh_pct(const tb_rcase *a, const tb_rcase *b,
 static const char *t_ovh_time(const tb_rcase *a, const tb_rcase *b,
                               double units, char *buf, size_t len)
 {
-    double d, lo, hi;
-    if (!pair_change(a, b, &d, &lo, &hi) || !(units > 0))
+    change c;
+    if (!pair_change(a, b, &c) || !(units > 0))
         return "-";
     double base = a->median / units;
     char m[24], l[24], h[24];
-    if (lo <= 0 && hi >= 0) {
-        double w = base * fmax(-lo, hi);
+    if (c.noise > 0) {
+        double w = base * c.noise;
         snprintf(buf, len, "within noise (±%s)",
                  tb_report_fmt_time(w, w, m, sizeof m));
         return buf;
     }
-    double v = base * d, vl = base * lo, vh = base * hi;
+    double v = base * c.d, vl = base * c.lo, vh = base * c.hi;
     tb_report_fmt_time(fabs(v), fabs(v), m, sizeof m);
     tb_report_fmt_time(fabs(vl), fabs(v), l, sizeof l);
     tb_report_fmt_time(fabs(vh), fabs(v), h, sizeof h);
@@ -100,18 +106,19 @@ static const char *t_ovh_time(const tb_rcase *a, const tb_rcase *b,
 }
 
 /* b's median / a's (the pool table: off / on) with the CI of compare's
- * test of b against a ("1.23x (1.10 to 1.35)"), or "within noise (1
- * ±0.03x)" when the CI of the change holds 0. */
+ * test of b against a ("1.23x (1.10 to 1.35)") when compare calls it,
+ * else "within noise (1 ±0.03x)". */
 static const char *t_speedup(const tb_rcase *a, const tb_rcase *b,
                              char *buf, size_t len)
 {
-    double d, lo, hi; /* b / a - 1 */
-    if (!pair_change(a, b, &d, &lo, &hi))
+    change c; /* b / a - 1 */
+    if (!pair_change(a, b, &c))
         return "-";
-    if (lo <= 0 && hi >= 0)
-        snprintf(buf, len, "within noise (1 ±%.2fx)", fmax(-lo, hi));
+    if (c.noise > 0)
+        snprintf(buf, len, "within noise (1 ±%.2fx)", c.noise);
     else
-        snprintf(buf, len, "%.3gx (%.3g to %.3g)", 1 + d, 1 + lo, 1 + hi);
+        snprintf(buf, len, "%.3gx (%.3g to %.3g)", 1 + c.d, 1 + c.lo,
+                 1 + c.hi);
     return buf;
 }
 
@@ -337,9 +344,13 @@ static void sec_hooks(const tb_rset *s, tb_strbuf *b)
                    "1); per hook call = (phase 1 with the hooks - phase 1 "
                    "without) / hook calls per step, which are one per op "
                    "and pass (%d ops for the MLP, %d for the CNN). Each "
-                   "overhead has the 95%% CI of compare's test on the two "
-                   "cases' samples; \"within noise (±x)\" when it holds 0, "
-                   "so noise never reads as a cost. "
+                   "overhead is compare's verdict on the two cases "
+                   "(`tbench compare`'s test on their samples): the change "
+                   "with its 95%% CI where compare calls it regressed or "
+                   "improved, else \"within noise (±x)\", x the largest "
+                   "change the run cannot tell from noise (compare's noise "
+                   "floor, or the CI's reach when larger), so noise never "
+                   "reads as a cost. "
                    "PyTorch: the same steps from the `--with` file, each "
                    "op a module with `register_forward_hook` / "
                    "`register_full_backward_hook`.\n\n"
@@ -454,10 +465,12 @@ static void sec_api(const tb_rset *s, tb_strbuf *b)
                    "freed), 3 that API with a forward hook registered. "
                    "Per call = median; over the raw kernel = per call - "
                    "layer 0's, in ns and as a fraction of layer 0's, with "
-                   "the 95%% CI of compare's test (`tbench compare`'s "
-                   "bootstrap of the two cases' samples); \"within noise "
-                   "(±x)\" when that CI holds 0, so noise never reads as "
-                   "a cost. "
+                   "the 95%% CI of `tbench compare`'s bootstrap of the two "
+                   "cases' samples where compare's verdict on them is "
+                   "regressed or improved; else \"within noise (±x)\", x "
+                   "the largest change the run cannot tell from noise "
+                   "(compare's noise floor, or the CI's reach when larger), "
+                   "so noise never reads as a cost. "
                    "PyTorch's layers (from the `--with` file): 0 %s, 1 "
                    "%s, 2 %s, 3 %s; its cost is over its own layer 0.\n\n"
                    "| Backend | Elements | Layer | Per call | Over raw | "
@@ -620,8 +633,10 @@ static void sec_pool(const tb_rset *s, tb_strbuf *b)
                    "allocations without the pool - with it (the step asks "
                    "for the same tensors either way). Speedup = median "
                    "off / median on, with the 95%% CI of compare's test on "
-                   "the two cases' samples (\"within noise\" when it holds "
-                   "1).\n\n"
+                   "the two cases' samples where its verdict is regressed "
+                   "or improved, else \"within noise (1 ±x)\" (x: "
+                   "compare's noise floor, or the CI's reach when "
+                   "larger).\n\n"
                    "| Case | Backend | Pool off | Pool on | Speedup | "
                    "Backend allocs off | on | Pool hits | Bytes off | on | "
                    "Page faults off | on | Peak extra off | on |\n"
