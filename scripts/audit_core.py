@@ -106,7 +106,7 @@ class Text:
 
     def __init__(self, line, text, kind):
         self.line, self.text, self.kind = line, text, kind
-        self.done = False
+        self.done = self.method = False
 
 
 class Section:
@@ -408,7 +408,7 @@ class Audit:
             self.bad(where, what, printed, repr(expected))
 
     def method(self, text_item):
-        text_item.done = True
+        text_item.done = text_item.method = True
 
     def verdict(self, old, new):
         """compare's time object of new against old, or a stand-in

@@ -370,6 +370,5 @@ def check_gpu(a, sec):
     if part:
         method_texts(a, sec, "CUPTI's kernel launches per call",
                      "Host time per call: resident", "`add` allocating",
-                     "Device time per call: warm",
-                     "The cases this report's run shares")
+                     "Device time per call: warm")
         part(a, sec, g)

@@ -14,7 +14,8 @@ Usage: audit_report.py [--report FILE] [--tbench EXE] [--root DIR]
              (default build/tbench)
   --root     the repository root (default: this script's parent folder)
   --verbose  list every table row and paragraph the audit did not check,
-             and what it checked in each section
+             the paragraphs it read as method text, and what it checked in
+             each section
   --tap      print as one TAP test (`meson test audit-report`)
 
 Independent of the report's code: the Markdown is parsed, and each
@@ -230,13 +231,17 @@ def main(argv):
     if o["verbose"]:
         lines += [f"checked: [{path}] {f} figures, {s} sentences"
                   for path, (f, s) in a.per_section.items()]
+        lines += [f"method: line {t.line} [{s.path}] {t.text[:100]}"
+                  for s in secs for t in s.texts if t.method]
         lines += [f"unchecked: line {ln} [{path}] {text[:160]}"
                   for ln, path, text in left]
     total = (f"audit: {a.figures} figures and {a.sentences} sentences "
              f"checked, {len(a.mismatches)} mismatches")
     hint = " (--verbose lists them)" if left and not o["verbose"] else ""
+    method = sum(t.method for s in secs for t in s.texts)
     lines += [total,
-              f"audit: {len(left)} rows and paragraphs not checked{hint}"]
+              f"audit: {len(left)} rows and paragraphs not checked{hint}; "
+              f"{method} paragraphs state the method, not results"]
     if o["tap"]:
         lines = ["1..1"] + [f"# {x}" for x in lines] + [
             f"{'not ok' if a.mismatches else 'ok'} 1 - {o['report']} "

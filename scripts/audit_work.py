@@ -57,7 +57,8 @@ def check_counters(a, sec):
             shown = (dev if d else True) and \
                 any(c.counter(k) is not None for c in cases)
             a.claim(f"{sec.path}, line {t.line}", f"column {title}",
-                    title in cols, shown)
+                    "shown" if title in cols else "absent",
+                    "shown" if shown else "absent")
         a.fig(f"{sec.path}, line {t.line}", "rows", str(len(t.rows)),
               len(groups))
         for i, ((ln, row), (g, cs)) in enumerate(zip(t.rows, groups)):
@@ -299,7 +300,14 @@ def with_sources(a, sec):
         a.word(w, "libraries", m.group(2) or "", ", ".join(
             f"{k} {v}" for k, v in libs.items() if v is not None))
     for t in texts_starting(sec, "Per-call overhead of the Python layer"):
-        a.method(t)
+        t.done = True
+        m = re.match(r"Per-call overhead of the Python layer, measured by "
+                     r"the script \((.*)\); the library times", t.text)
+        how = [(d.get("env") or {}).get("python_overhead") or {}
+               for d in a.data.docs[1:]]
+        a.word(f"{sec.path}, line {t.line}", "how it was measured",
+               m.group(1) if m else t.text,
+               next((h.get("method") for h in how if h.get("method")), None))
     for t in sec.texts:
         m = re.fullmatch(r"`(\S+)` is unavailable: (.*)", t.text)
         if t.kind != "bullet" or not m:
