@@ -245,7 +245,8 @@ def main(argv):
     if o["tap"]:
         lines = ["1..1"] + [f"# {x}" for x in lines] + [
             f"{'not ok' if a.mismatches else 'ok'} 1 - {o['report']} "
-            f"agrees with its result files ({total[7:]})"]
+            f"agrees with its result files ({total[7:]}; {len(left)} "
+            "rows and paragraphs not checked)"]
     print("\n".join(lines))
     return 1 if a.mismatches else 0
 
