@@ -63,9 +63,15 @@ def gpu_checks(a, sec, g):
                                     ("skipped", sk, "SKIP")):
                 a.fig(w, what, cell, sum(x.startswith(pre) for x in lines))
             tot = [x for x in lines if x.startswith("TOTAL ")]
-            m = re.search(r"(\d+) s$", tot[-1] if tot else "")
+            m = re.search(r"(\d+) passed, (\d+) failed, (\d+) s$",
+                          tot[-1] if tot else "")
             a.fig(w, "time", tm.replace(" s", ""),
+                  int(m.group(3)) if m else None)
+            # the run's own tally agrees with its PASS and FAIL lines
+            a.fig(w, "passed (its TOTAL line)", ps,
                   int(m.group(1)) if m else None)
+            a.fig(w, "failed (its TOTAL line)", fl,
+                  int(m.group(2)) if m else None)
     first = g.summary("first") or []
     for t in sec.texts:
         if t.kind != "bullet":
