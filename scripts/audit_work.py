@@ -3,8 +3,7 @@ anomalies, more threads slower, and the side-by-side NumPy and PyTorch
 table (scripts/audit_report.py)."""
 import re
 
-from audit_core import (NUM, Case, method_texts, row_name, rows_of,
-                        texts_starting)
+from audit_core import NUM, Case, method_texts, row_name, texts_starting
 from audit_speed import fastest_two
 
 
@@ -320,15 +319,69 @@ def with_sources(a, sec):
                msg or "an unavailable --with backend")
 
 
+def python_overhead(a):
+    """The Python layer's per-call figures of the --with files: name ->
+    (document, value, [lo, hi] or None), from env.python_overhead (its
+    *_ns members, their CIs in ci_ns)."""
+    out = {}
+    for i, d in enumerate(a.data.docs[1:], 1):
+        ov = (d.get("env") or {}).get("python_overhead") or {}
+        for k, v in ov.items():
+            if k.endswith("_ns") and isinstance(v, (int, float)):
+                out[k[:-3]] = (i, v, (ov.get("ci_ns") or {}).get(k))
+    return out
+
+
 def check_overhead_table(a, sec, t):
-    ovh = {}
-    for d in a.data.docs[1:]:
-        for k, v in ((d.get("env") or {}).get("python_overhead")
-                     or {}).items():
-            if k.endswith("_ns"):
-                ovh[k[:-3].replace("_", " ")] = v
-    for ln, row, (call, med) in rows_of(t, "Call", "Median"):
-        a.fig(row_name(sec, ln, row, 1), call, med, ovh.get(call), "time")
+    ovh = python_overhead(a)
+    for i, (ln, row) in enumerate(t.rows):
+        t.done.add(i)
+        w = row_name(sec, ln, row, 1)
+        fig = ovh.get(row[0].replace(" ", "_"))
+        if fig is None:
+            a.word(w, "call", row[0], "a figure of env.python_overhead")
+            continue
+        a.fig(w, "median", row[1], fig[1], "time")
+        if len(row) < 3:
+            continue
+        if not fig[2]:
+            a.word(w, "95% CI", row[2], "not recorded (an older script)")
+            continue
+        lo, _, hi = row[2].partition(" – ")
+        a.fig(w, "CI low", lo, fig[2][0], "time")
+        a.fig(w, "CI high", hi, fig[2][1], "time")
+
+
+def check_overhead_notes(a, sec):
+    """A library's 1-element call said to take longer than its fastest
+    whole case of form=out exactly when its CI's low end (else its
+    figure) lies above that case's median."""
+    said = {}
+    for t in sec.texts:
+        m = re.fullmatch(rf"The (\w+) 1-element call \(({NUM} \w+)(, CI "
+                         rf"above it)?\) took longer than the whole `(\S+)` "
+                         rf"\(({NUM} \w+)\), its fastest case of the same "
+                         r"form: .*", t.text)
+        if m:
+            t.done = True
+            said[m.group(1)] = (t, m)
+    for name, (doc, v, ci) in python_overhead(a).items():
+        lib = name.split("_")[0]
+        outs = [c for c in a.data.ok("with") if c.doc == doc and
+                c.backend == lib and "form=out" in c.variant]
+        if lib not in ("numpy", "torch") or not outs:
+            continue
+        best = fastest_two(outs)[0]
+        above = (ci[0] if ci else v) > best.median
+        t, m = said.get(lib, (None, None))
+        a.claim(sec.path, f"{lib}'s 1-element call above its fastest case",
+                "said" if m else "not said", "said" if above else "not said")
+        if m:
+            w = f"{sec.path}, line {t.line}"
+            a.fig(w, "1-element call", m.group(2), v, "time")
+            a.word(w, "fastest case", m.group(4), best.id)
+            a.fig(w, "its median", m.group(5), best.median, "time")
+            a.claim(w, "CI above it", bool(m.group(3)), bool(ci))
 
 
 def with_rows(data):
@@ -375,8 +428,9 @@ def check_with_table(a, sec, t):
 def check_with(a, sec):
     with_sources(a, sec)
     method_texts(a, sec, "Each row pairs a thread count")
+    check_overhead_notes(a, sec)
     for t in sec.tables:
-        if t.header == ["Call", "Median"]:
+        if t.header[:2] == ["Call", "Median"]:
             check_overhead_table(a, sec, t)
         elif "tbench speedup" in t.header:
             check_with_table(a, sec, t)
