@@ -234,6 +234,29 @@ const tb_rcase *tb_rset_reference(const tb_rset *s, const char *key,
     return best;
 }
 
+/* MAD / median of case i: the noisiest's order. */
+static double noise(const tb_rset *s, int i)
+{
+    return s->cases[i].mad / s->cases[i].median;
+}
+
+/* Insert case v into the first n (< cap) of top, kept by descending
+ * noise, after its equals: the order a stable sort gives.  The new count
+ * (at most cap). */
+static int keep_top(const tb_rset *s, int *top, int n, int cap, int v)
+{
+    int b = n;
+    while (b > 0 && noise(s, top[b - 1]) < noise(s, v))
+        b--;
+    if (b >= cap)
+        return n;
+    if (n == cap)
+        n--;
+    memmove(top + b + 1, top + b, (size_t)(n - b) * sizeof *top);
+    top[b] = v;
+    return n + 1;
+}
+
 int tb_rset_noisiest(const tb_rset *s, int want, int **out)
 {
     int *idx = malloc((size_t)(s->n ? s->n : 1) * sizeof *idx);
@@ -243,13 +266,22 @@ int tb_rset_noisiest(const tb_rset *s, int want, int **out)
         return -1;
     if (want <= 0)
         want = 8;
+    bool unordered = false; /* a NaN (no MAD recorded) */
     for (int i = 0; i < s->n; i++)
-        if (s->cases[i].ok && s->cases[i].role == TB_ROLE_MAIN)
+        if (s->cases[i].ok && s->cases[i].role == TB_ROLE_MAIN) {
             idx[n++] = i;
-    for (int a = 1; a < n; a++) { /* descending MAD / median, stable */
-        int v = idx[a], b = a - 1;
-        double kv = s->cases[v].mad / s->cases[v].median;
-        while (b >= 0 && s->cases[idx[b]].mad / s->cases[idx[b]].median < kv) {
+            unordered = unordered || isnan(noise(s, i));
+        }
+    if (!unordered) { /* the first want in O(cases * want) */
+        int k = 0;
+        for (int a = 0; a < n; a++)
+            k = keep_top(s, idx, k, want, idx[a]);
+        n = k;
+    }
+    for (int a = 1; unordered && a < n; a++) { /* the order of a NaN's */
+        int v = idx[a], b = a - 1;          /* neighbours as before */
+        double kv = noise(s, v);
+        while (b >= 0 && noise(s, idx[b]) < kv) {
             idx[b + 1] = idx[b];
             b--;
         }
