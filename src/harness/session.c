@@ -43,6 +43,7 @@ typedef struct run {
     tb_result **res; /* each started case's result until it settles */
     bool *last;    /* the case's last round ran */
     bool counted;  /* the instruction pass is over */
+    int prefix;    /* cases [0, prefix) have a record (record_now) */
     write_pace pace;
     volatile sig_atomic_t *stop;
     volatile sig_atomic_t never; /* *stop when the caller gave none */
@@ -82,6 +83,37 @@ static void settle(run *r, int i)
         drop_result(r, i);
 }
 
+/* Build case i's record from its result (stop reason "interrupted" while
+ * rounds remain: see write_results) and settle it.  0 or TB_ENOMEM. */
+static int build_record(run *r, int i)
+{
+    const tb_case *cs = &r->plan->cases[i];
+    tb_runner_summarize(cs, r->res[i]);
+    tb_result res = *r->res[i]; /* shallow: the record is built from it */
+    if (res.status == TB_STATUS_OK && res.rounds < cs->measure.rounds)
+        res.stop_reason = "interrupted";
+    if (tb_results_put_case(r->s->doc, &r->recs[i], cs, &res)) {
+        snprintf(r->err, r->errlen, "writing results: out of memory");
+        return TB_ENOMEM;
+    }
+    r->dirty[i] = false;
+    settle(r, i);
+    return 0;
+}
+
+/* Case i's last round ran: build its record now rather than at the next
+ * write, so that its result is freed now (the writes are paced further
+ * apart as the document grows: results kept until then would add up to a
+ * share of all cases).  The cases before it that have no record yet get
+ * theirs first: records stay in plan order.  0 or TB_ENOMEM. */
+static int record_now(run *r, int i)
+{
+    for (; r->prefix <= i; r->prefix++)
+        if (!r->recs[r->prefix] && build_record(r, r->prefix))
+            return TB_ENOMEM;
+    return r->dirty[i] ? build_record(r, i) : 0;
+}
+
 /* Bring the document's records of the first `started` cases up to date
  * (only those marked dirty are summarised and rebuilt, so a write costs
  * the same whatever the number of cases before it), then hand the
@@ -95,24 +127,10 @@ static void settle(run *r, int i)
  * rebuilt, with its real reason, when its last round has run. */
 static int write_results(run *r, bool complete, uint64_t *write_ns)
 {
-    const tb_plan *plan = r->plan;
     tb_session *s = r->s;
-    for (int i = 0; i < s->started; i++) {
-        if (!r->dirty[i])
-            continue;
-        tb_runner_summarize(&plan->cases[i], r->res[i]);
-        tb_result res = *r->res[i]; /* shallow: the record is built from it */
-        if (res.status == TB_STATUS_OK &&
-            res.rounds < plan->cases[i].measure.rounds)
-            res.stop_reason = "interrupted";
-        if (tb_results_put_case(s->doc, &r->recs[i], &plan->cases[i],
-                                &res)) {
-            snprintf(r->err, r->errlen, "writing results: out of memory");
+    for (int i = 0; i < s->started; i++)
+        if (r->dirty[i] && build_record(r, i))
             return TB_ENOMEM;
-        }
-        r->dirty[i] = false;
-        settle(r, i);
-    }
     uint64_t t0 = tb_now_ns();
     if (tb_results_finish(s->doc, complete)) {
         snprintf(r->err, r->errlen, "writing results: out of memory");
@@ -226,6 +244,7 @@ static int run_rounds(run *r)
             if (!r->res[i] && !(r->res[i] = calloc(1, sizeof *r->res[i]))) {
                 snprintf(r->err, r->errlen, "out of memory");
                 rc = TB_ENOMEM;
+                progress_end(r);
                 break;
             }
             tb_work_outcome wo = tb_workers_round(
@@ -237,9 +256,11 @@ static int run_rounds(run *r)
                 break; /* killed mid-case: res[i] as before the round */
             p.done++;
             round_done(r, i, round);
-            if ((round == 0 || round == p.rounds - 1 ||
-                 i == plan->n - 1) && write_due(&r->pace) &&
-                (rc = paced_write(r))) {
+            if ((r->last[i] && cs->measure.instructions == TB_INSTR_NONE &&
+                 (rc = record_now(r, i))) ||
+                ((round == 0 || round == p.rounds - 1 ||
+                  i == plan->n - 1) && write_due(&r->pace) &&
+                 (rc = paced_write(r)))) {
                 progress_end(r);
                 break;
             }
