@@ -25,7 +25,8 @@
 # seconds, peak RSS in MB (GNU time's %M: the largest process of the
 # command, the tbench parent for `run`), the result file's size and the
 # 1-minute load average when the command started (2 other engineers'
-# builds share the machine: state it with the figures).
+# builds share the machine: state it with the figures).  The figures
+# and what they show: docs/ARCHITECTURE.md, "Scale".
 set -eu
 
 TB=build/tbench
