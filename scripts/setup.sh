@@ -55,6 +55,7 @@ tests  procps              pgrep (scripts/soak.sh)
 tests  bc                  scripts/soak.sh
 tests  debootstrap         scripts/fresh_check.sh
 tests  universal-ctags     function lengths (scripts/house_metrics.py)
+tests  time                /usr/bin/time: wall time and peak RSS (scripts/scale_bench.sh)
 '
 
 want_tests=0

@@ -147,8 +147,8 @@ static void assert_all_ok(const tb_plan *plan, const tb_session *s,
         assert_string_equal(rec_str(rec, "id"), plan->cases[i].id);
         assert_string_equal(rec_str(rec, "status"), "ok");
         assert_string_not_equal(stop_reason(rec), "interrupted");
-        assert_int_equal(s->res[i].status, TB_STATUS_OK);
-        assert_int_equal(s->res[i].rounds, plan->cases[i].measure.rounds);
+        assert_int_equal(s->sum[i].status, TB_STATUS_OK);
+        assert_int_equal(s->sum[i].rounds, plan->cases[i].measure.rounds);
         i++;
     }
     assert_int_equal(c->counts, 0); /* no case asks for instructions */
@@ -260,9 +260,9 @@ static void test_crash_is_recorded(void **state)
     assert_int_equal(rc, 0);
     assert_true(s.failed);
     assert_int_equal(s.started, 3);
-    assert_int_equal(s.res[0].status, TB_STATUS_OK);
-    assert_int_equal(s.res[1].status, TB_STATUS_CRASHED);
-    assert_int_equal(s.res[2].status, TB_STATUS_OK);
+    assert_int_equal(s.sum[0].status, TB_STATUS_OK);
+    assert_int_equal(s.sum[1].status, TB_STATUS_CRASHED);
+    assert_int_equal(s.sum[2].status, TB_STATUS_OK);
     const cJSON *rec = cJSON_GetArrayItem(cJSON_GetObjectItem(c.last,
                                                               "cases"), 1);
     assert_string_equal(rec_str(rec, "status"), "crashed");

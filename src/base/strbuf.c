@@ -2,6 +2,7 @@
 #include "strbuf.h"
 
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,4 +79,12 @@ void tb_strbuf_free(tb_strbuf *b)
 {
     free(b->p);
     *b = (tb_strbuf){0};
+}
+
+size_t tb_str_hash(const char *s)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return (size_t)h;
 }

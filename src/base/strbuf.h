@@ -31,4 +31,7 @@ char *tb_strbuf_take(tb_strbuf *b);
 /* Free the text; b is empty again.  Accepts an empty buffer. */
 void tb_strbuf_free(tb_strbuf *b);
 
+/* A hash of the string s (FNV-1a) for the hash tables of the readers. */
+size_t tb_str_hash(const char *s);
+
 #endif

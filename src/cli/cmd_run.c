@@ -79,7 +79,7 @@ static void progress(int round, int rounds, int i, int n, const char *id,
 }
 
 /* "summary: 81 cases: 80 ok, 1 failed-check; exit 1 (...)" */
-static void print_summary(FILE *f, const tb_result *res, int started,
+static void print_summary(FILE *f, const tb_case_sum *res, int started,
                           int n, int rc, bool color)
 {
     int count[TB_STATUS_TIMEOUT + 1] = {0};
@@ -574,7 +574,7 @@ static int run_finish(run_args *a, const tb_plan *plan, const tb_session *s,
                     a->opts.backend || a->shard.count;
     rc = baselines_finish(&a->bl, narrowed ? plan : NULL, s->doc, outdir, rc);
     if (!a->quiet)
-        print_summary(stdout, s->res, s->started, s->n, rc, color);
+        print_summary(stdout, s->sum, s->started, s->n, rc, color);
     return rc;
 }
 

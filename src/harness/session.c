@@ -40,6 +40,10 @@ typedef struct run {
     tb_workers *workers;
     bool *dirty;   /* a case's record must be rebuilt before a write */
     cJSON **recs;  /* each case's record in the document, or NULL */
+    tb_result **res; /* each started case's result until it settles */
+    bool *last;    /* the case's last round ran */
+    bool counted;  /* the instruction pass is over */
+    int prefix;    /* cases [0, prefix) have a record (record_now) */
     write_pace pace;
     volatile sig_atomic_t *stop;
     volatile sig_atomic_t never; /* *stop when the caller gave none */
@@ -59,6 +63,57 @@ static void progress_end(const run *r)
     progress(r, &p);
 }
 
+static void drop_result(run *r, int i)
+{
+    if (r->res[i])
+        tb_result_free(r->res[i]);
+    free(r->res[i]);
+    r->res[i] = NULL;
+}
+
+/* Free case i's result once its record holds everything the run will
+ * learn of it: its last round ran, its record is built (not dirty) and
+ * no instruction count is still to come.  A later write keeps the
+ * record as built. */
+static void settle(run *r, int i)
+{
+    if (r->last[i] && !r->dirty[i] &&
+        (r->plan->cases[i].measure.instructions == TB_INSTR_NONE ||
+         r->counted))
+        drop_result(r, i);
+}
+
+/* Build case i's record from its result (stop reason "interrupted" while
+ * rounds remain: see write_results) and settle it.  0 or TB_ENOMEM. */
+static int build_record(run *r, int i)
+{
+    const tb_case *cs = &r->plan->cases[i];
+    tb_runner_summarize(cs, r->res[i]);
+    tb_result res = *r->res[i]; /* shallow: the record is built from it */
+    if (res.status == TB_STATUS_OK && res.rounds < cs->measure.rounds)
+        res.stop_reason = "interrupted";
+    if (tb_results_put_case(r->s->doc, &r->recs[i], cs, &res)) {
+        snprintf(r->err, r->errlen, "writing results: out of memory");
+        return TB_ENOMEM;
+    }
+    r->dirty[i] = false;
+    settle(r, i);
+    return 0;
+}
+
+/* Case i's last round ran: build its record now rather than at the next
+ * write, so that its result is freed now (the writes are paced further
+ * apart as the document grows: results kept until then would add up to a
+ * share of all cases).  The cases before it that have no record yet get
+ * theirs first: records stay in plan order.  0 or TB_ENOMEM. */
+static int record_now(run *r, int i)
+{
+    for (; r->prefix <= i; r->prefix++)
+        if (!r->recs[r->prefix] && build_record(r, r->prefix))
+            return TB_ENOMEM;
+    return r->dirty[i] ? build_record(r, i) : 0;
+}
+
 /* Bring the document's records of the first `started` cases up to date
  * (only those marked dirty are summarised and rebuilt, so a write costs
  * the same whatever the number of cases before it), then hand the
@@ -72,23 +127,10 @@ static void progress_end(const run *r)
  * rebuilt, with its real reason, when its last round has run. */
 static int write_results(run *r, bool complete, uint64_t *write_ns)
 {
-    const tb_plan *plan = r->plan;
     tb_session *s = r->s;
-    for (int i = 0; i < s->started; i++) {
-        if (!r->dirty[i])
-            continue;
-        tb_runner_summarize(&plan->cases[i], &s->res[i]);
-        tb_result res = s->res[i]; /* shallow: the record is built from it */
-        if (res.status == TB_STATUS_OK &&
-            res.rounds < plan->cases[i].measure.rounds)
-            res.stop_reason = "interrupted";
-        if (tb_results_put_case(s->doc, &r->recs[i], &plan->cases[i],
-                                &res)) {
-            snprintf(r->err, r->errlen, "writing results: out of memory");
+    for (int i = 0; i < s->started; i++)
+        if (r->dirty[i] && build_record(r, i))
             return TB_ENOMEM;
-        }
-        r->dirty[i] = false;
-    }
     uint64_t t0 = tb_now_ns();
     if (tb_results_finish(s->doc, complete)) {
         snprintf(r->err, r->errlen, "writing results: out of memory");
@@ -142,18 +184,23 @@ static int open_run(run *r, const tb_config *cfgs, int ncfg)
     tb_results_set_peaks(s->doc, tb_peaks_for_run(o->measure_peaks,
                                                   o->quiet));
     int n = r->plan->n;
-    s->res = calloc((size_t)n, sizeof *s->res);
+    s->sum = calloc((size_t)n, sizeof *s->sum);
     r->dirty = calloc((size_t)n, sizeof *r->dirty);
     r->recs = calloc((size_t)n, sizeof *r->recs);
-    return s->res && r->dirty && r->recs ? 0 : TB_ENOMEM;
+    r->res = calloc((size_t)n, sizeof *r->res);
+    r->last = calloc((size_t)n, sizeof *r->last);
+    return s->sum && r->dirty && r->recs && r->res && r->last ? 0
+                                                             : TB_ENOMEM;
 }
 
 /* After case i's round: its flags, its warning, the run's failure. */
 static void round_done(run *r, int i, int round)
 {
     const tb_case *cs = &r->plan->cases[i];
-    tb_result *res = &r->s->res[i];
+    tb_result *res = r->res[i];
     r->dirty[i] = true;
+    r->last[i] = round == cs->measure.rounds - 1;
+    r->s->sum[i] = (tb_case_sum){res->status, res->rounds};
     if (round == 0)
         r->s->started = i + 1;
     char thr[512];
@@ -194,8 +241,14 @@ static int run_rounds(run *r)
             p.id = cs->id;
             p.elapsed_s = tb_now_ns() * 1e-9 - t_start;
             progress(r, &p);
+            if (!r->res[i] && !(r->res[i] = calloc(1, sizeof *r->res[i]))) {
+                snprintf(r->err, r->errlen, "out of memory");
+                rc = TB_ENOMEM;
+                progress_end(r);
+                break;
+            }
             tb_work_outcome wo = tb_workers_round(
-                r->workers, i, round, cs->measure.rounds, &r->s->res[i]);
+                r->workers, i, round, cs->measure.rounds, r->res[i]);
             const char *lost = tb_workers_note(r->workers);
             if (lost && r->sink->warning)
                 r->sink->warning(r->sink->ctx, NULL, lost);
@@ -203,9 +256,11 @@ static int run_rounds(run *r)
                 break; /* killed mid-case: res[i] as before the round */
             p.done++;
             round_done(r, i, round);
-            if ((round == 0 || round == p.rounds - 1 ||
-                 i == plan->n - 1) && write_due(&r->pace) &&
-                (rc = paced_write(r))) {
+            if ((r->last[i] && cs->measure.instructions == TB_INSTR_NONE &&
+                 (rc = record_now(r, i))) ||
+                ((round == 0 || round == p.rounds - 1 ||
+                  i == plan->n - 1) && write_due(&r->pace) &&
+                 (rc = paced_write(r)))) {
                 progress_end(r);
                 break;
             }
@@ -223,16 +278,17 @@ static void count_instructions(run *r)
     tb_session *s = r->s;
     for (int i = 0; !*r->stop && i < s->started; i++) {
         const tb_case *cs = &plan->cases[i];
-        if (cs->measure.instructions == TB_INSTR_NONE ||
-            s->res[i].status != TB_STATUS_OK)
+        if (cs->measure.instructions == TB_INSTR_NONE || !r->res[i] ||
+            r->res[i]->status != TB_STATUS_OK)
             continue;
         tb_session_progress p = {.step = TB_SESSION_COUNT, .index = i,
                                  .n = plan->n, .id = cs->id};
         progress(r, &p);
         tb_instr_count(cs, r->o->cfg_paths, r->o->n_cfg_paths,
-                       r->o->backend, &s->res[i]);
+                       r->o->backend, r->res[i]);
         r->dirty[i] = true;
     }
+    r->counted = true;
     progress_end(r);
 }
 
@@ -255,15 +311,19 @@ int tb_session_run(const tb_plan *plan, const tb_config *cfgs, int ncfg,
     count_instructions(&r);
     /* a case cut short before its last round says so */
     for (int i = 0; *r.stop && i < s->started; i++)
-        if (s->res[i].status == TB_STATUS_OK &&
-            s->res[i].rounds < plan->cases[i].measure.rounds) {
-            s->res[i].stop_reason = "interrupted";
+        if (r.res[i] && r.res[i]->status == TB_STATUS_OK &&
+            r.res[i]->rounds < plan->cases[i].measure.rounds) {
+            r.res[i]->stop_reason = "interrupted";
             r.dirty[i] = true;
         }
     rc = write_results(&r, !*r.stop, NULL);
     s->signal = *r.stop;
 out:
     tb_workers_destroy(r.workers);
+    for (int i = 0; r.res && i < plan->n; i++)
+        drop_result(&r, i);
+    free(r.res);
+    free(r.last);
     free(r.dirty);
     free(r.recs);
     return rc;
@@ -274,8 +334,6 @@ void tb_session_free(tb_session *s)
     if (!s)
         return;
     cJSON_Delete(s->doc);
-    for (int i = 0; s->res && i < s->n; i++)
-        tb_result_free(&s->res[i]);
-    free(s->res);
+    free(s->sum);
     memset(s, 0, sizeof *s);
 }

@@ -88,12 +88,21 @@ typedef struct tb_session_sink {
     void (*warning)(void *ctx, const char *id, const char *text);
 } tb_session_sink;
 
+/* What a session keeps of a case after its record is in the document:
+ * the full tb_result (11 KB and the samples) is freed once the case's
+ * last round ran and its record was built, so a run's memory does not
+ * grow by a result per case. */
+typedef struct tb_case_sum {
+    tb_status status;
+    int rounds; /* rounds measured */
+} tb_case_sum;
+
 /* A session's outcome.  tb_session_free frees it. */
 typedef struct tb_session {
-    cJSON *doc;     /* the result document as last written */
-    tb_result *res; /* one per plan case */
-    int n;          /* plan cases */
-    int started;    /* cases whose first round ran: res[0..started) */
+    cJSON *doc;       /* the result document as last written */
+    tb_case_sum *sum; /* one per plan case, as its record says */
+    int n;            /* plan cases */
+    int started;      /* cases whose first round ran: sum[0..started) */
     bool failed;    /* a case failed its check, errored, crashed or timed
                      * out */
     int signal;     /* *stop when the run was stopped, else 0 */

@@ -48,14 +48,20 @@ int tb_report_markdown(const tb_rset *s, const tb_report_opts *o, char **md)
 {
     *md = NULL;
     tb_strbuf b = {0};
-    tb_rpt x = {s, o, &b, tb_rset_first(s, TB_ROLE_MAIN),
-                tb_rset_first(s, TB_ROLE_BASELINE), NULL};
+    tb_rpt x = {.s = s, .o = o, .b = &b,
+                .main_doc = tb_rset_first(s, TB_ROLE_MAIN),
+                .base_doc = tb_rset_first(s, TB_ROLE_BASELINE)};
     if (x.main_doc < 0)
         return TB_EINVAL;
     x.vs_ref = malloc((size_t)(s->n ? s->n : 1));
     if (!x.vs_ref)
         return TB_ENOMEM;
     memset(x.vs_ref, 2, (size_t)(s->n ? s->n : 1));
+    if (tb_rpt_group_fields(&x)) {
+        tb_rpt_ungroup(&x);
+        free(x.vs_ref);
+        return TB_ENOMEM;
+    }
     head(&x);
     tb_rpt_reproduce(&x);
     tb_rpt_build(&x);
@@ -74,6 +80,7 @@ int tb_report_markdown(const tb_rset *s, const tb_report_opts *o, char **md)
     tb_rpt_noise(&x);
     tb_rpt_not_run(&x);
     free(x.vs_ref);
+    tb_rpt_ungroup(&x);
     /* one trailing newline */
     while (!b.oom && b.n > 1 && b.p[b.n - 1] == '\n' && b.p[b.n - 2] == '\n')
         b.p[--b.n] = '\0';

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/error.h"
+#include "../base/strbuf.h"
 #include "compare.h"
 
 /* ---- grouping cases ------------------------------------------------------ */
@@ -60,22 +62,6 @@ static void field(const tb_rcase *c, int f, char *buf, size_t len)
     }
 }
 
-bool tb_rpt_seen_before(const tb_rset *s, int i, unsigned mask, int f,
-                        bool ok_only)
-{
-    char a[800], b[800];
-    field(&s->cases[i], f, a, sizeof a);
-    for (int k = 0; k < i; k++) {
-        const tb_rcase *c = &s->cases[k];
-        if (!tb_rpt_in(c, mask) || (ok_only && !c->ok))
-            continue;
-        field(c, f, b, sizeof b);
-        if (!strcmp(a, b))
-            return true;
-    }
-    return false;
-}
-
 bool tb_rpt_same(const tb_rcase *a, const tb_rcase *b, int f)
 {
     char x[800], y[800];
@@ -84,29 +70,120 @@ bool tb_rpt_same(const tb_rcase *a, const tb_rcase *b, int f)
     return !strcmp(x, y);
 }
 
-int tb_rpt_collect_sorted(const tb_rset *s, int i, unsigned mask, int f,
+/* Group the cases by field f: x->same[f], x->same_next[f] (allocated by
+ * the caller).  slots: a power of two >= 2 * cases, scratch. */
+static void group_field(tb_rpt *x, int f, int *slots, size_t n_slots,
+                        size_t *hash)
+{
+    const tb_rset *s = x->s;
+    int *same = x->same[f], *next = x->same_next[f];
+    char a[800], b[800];
+    memset(slots, 0xff, n_slots * sizeof *slots); /* all -1 */
+    for (int i = 0; i < s->n; i++) {
+        field(&s->cases[i], f, a, sizeof a);
+        hash[i] = tb_str_hash(a);
+        size_t k = hash[i] & (n_slots - 1);
+        for (; slots[k] >= 0; k = (k + 1) & (n_slots - 1)) {
+            if (hash[slots[k]] != hash[i])
+                continue;
+            field(&s->cases[slots[k]], f, b, sizeof b);
+            if (!strcmp(a, b))
+                break;
+        }
+        next[i] = -1;
+        if (slots[k] < 0) { /* the first of its group; slots[k]: the last */
+            same[i] = i;
+        } else {
+            same[i] = same[slots[k]];
+            next[slots[k]] = i;
+        }
+        slots[k] = i;
+    }
+}
+
+int tb_rpt_group_fields(tb_rpt *x)
+{
+    size_t n = (size_t)(x->s->n ? x->s->n : 1), n_slots = 16;
+    while (n_slots < 2 * n)
+        n_slots *= 2;
+    int *slots = malloc(n_slots * sizeof *slots);
+    size_t *hash = malloc(n * sizeof *hash);
+    int rc = slots && hash ? 0 : TB_ENOMEM;
+    for (int f = 0; f < F_COUNT && !rc; f++) {
+        x->same[f] = malloc(n * sizeof *x->same[f]);
+        x->same_next[f] = malloc(n * sizeof *x->same_next[f]);
+        if (!x->same[f] || !x->same_next[f])
+            rc = TB_ENOMEM;
+        else
+            group_field(x, f, slots, n_slots, hash);
+    }
+    free(slots);
+    free(hash);
+    return rc;
+}
+
+void tb_rpt_ungroup(tb_rpt *x)
+{
+    for (int f = 0; f < F_COUNT; f++) {
+        free(x->same[f]);
+        free(x->same_next[f]);
+        x->same[f] = x->same_next[f] = NULL;
+    }
+}
+
+bool tb_rpt_seen_before(const tb_rpt *x, int i, unsigned mask, int f,
+                        bool ok_only)
+{
+    const tb_rset *s = x->s;
+    for (int k = x->same[f][i]; k >= 0 && k < i; k = x->same_next[f][k]) {
+        const tb_rcase *c = &s->cases[k];
+        if (tb_rpt_in(c, mask) && (!ok_only || c->ok))
+            return true;
+    }
+    return false;
+}
+
+/* qsort's order of (work, index) pairs: by work, then file order. */
+typedef struct work_at {
+    double work;
+    int k;
+} work_at;
+
+static int by_work(const void *pa, const void *pb)
+{
+    const work_at *a = pa, *b = pb;
+    if (a->work != b->work)
+        return a->work > b->work ? 1 : -1;
+    return (a->k > b->k) - (a->k < b->k);
+}
+
+int tb_rpt_collect_sorted(const tb_rpt *x, int i, unsigned mask, int f,
                           int **out)
 {
-    int *v = malloc((size_t)s->n * sizeof *v);
+    const tb_rset *s = x->s;
     int n = 0;
-    if (!v) {
-        *out = NULL;
+    for (int k = x->same[f][i]; k >= 0; k = x->same_next[f][k])
+        n++;
+    work_at *w = malloc((size_t)(n ? n : 1) * sizeof *w);
+    int *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    *out = NULL;
+    if (!w || !v) {
+        free(w);
+        free(v);
         return 0;
     }
-    for (int k = 0; k < s->n; k++) {
+    n = 0;
+    for (int k = x->same[f][i]; k >= 0; k = x->same_next[f][k]) {
         const tb_rcase *c = &s->cases[k];
-        if (c->ok && tb_rpt_in(c, mask) && tb_rpt_same(c, &s->cases[i], f))
-            v[n++] = k;
+        if (c->ok && tb_rpt_in(c, mask))
+            w[n++] = (work_at){tb_rpt_work(c), k};
     }
-    for (int a = 1; a < n; a++) { /* insertion sort: stable, n small */
-        int x = v[a], b = a - 1;
-        while (b >= 0 &&
-               tb_rpt_work(&s->cases[v[b]]) > tb_rpt_work(&s->cases[x])) {
-            v[b + 1] = v[b];
-            b--;
-        }
-        v[b + 1] = x;
-    }
+    /* work is never NaN (tb_rpt_work): a total order, as stable as the
+     * insertion sort this replaces */
+    qsort(w, (size_t)n, sizeof *w, by_work);
+    for (int k = 0; k < n; k++)
+        v[k] = w[k].k;
+    free(w);
     *out = v;
     return n;
 }
@@ -114,10 +191,9 @@ int tb_rpt_collect_sorted(const tb_rset *s, int i, unsigned mask, int f,
 const tb_rcase *tb_rpt_find_key(const tb_rset *s, const tb_rcase *c,
                                 const char *key)
 {
-    for (int i = 0; i < s->n; i++) {
+    for (int i = tb_rset_key_first(s, key); i >= 0; i = s->key_next[i]) {
         const tb_rcase *d = &s->cases[i];
-        if (d->ok && d->doc == c->doc && !strcmp(d->variant, c->variant) &&
-            !strcmp(d->key, key))
+        if (d->ok && d->doc == c->doc && !strcmp(d->variant, c->variant))
             return d;
     }
     return NULL;

@@ -19,6 +19,13 @@
 
 /* What every section reads: the set, the options, the text so far, the
  * MAIN document and the BASELINE one (-1 when none). */
+/* What groups cases: the key; op and dtype; a series (document, op and
+ * params, dtype, variant); the category; op and variant (NumPy and
+ * PyTorch: thread counts share a row); document and variant; op with
+ * its params and dtype (every variant). */
+enum { F_KEY, F_OPDT, F_SERIES, F_CAT, F_OPVAR, F_VARIANT, F_OPPDT,
+       F_COUNT };
+
 typedef struct tb_rpt {
     const tb_rset *s;
     const tb_report_opts *o;
@@ -26,6 +33,12 @@ typedef struct tb_rpt {
     int main_doc;
     int base_doc;
     signed char *vs_ref; /* per case, tb_rpt_vs_ref's verdict, 2: not yet */
+    /* Per field f (F_*), the cases grouped by their value of f, so that a
+     * section finds a case's group in the group's size, not in all cases
+     * (tb_rpt_group_fields): same[f][i] is the first case with case i's
+     * value, same_next[f][i] the next one after i, -1 after the last. */
+    int *same[F_COUNT];
+    int *same_next[F_COUNT];
 } tb_rpt;
 
 #define sb tb_strbuf_add
@@ -53,23 +66,23 @@ double tb_rpt_work(const tb_rcase *c);
  * ("numpy[form=out]"). */
 void tb_rpt_column_label(const tb_rcase *c, char *buf, size_t len);
 
-/* What groups cases: the key; op and dtype; a series (document, op and
- * params, dtype, variant); the category; op and variant (NumPy and
- * PyTorch: thread counts share a row); document and variant; op with
- * its params and dtype (every variant). */
-enum { F_KEY, F_OPDT, F_SERIES, F_CAT, F_OPVAR, F_VARIANT, F_OPPDT };
 
 /* Do a and b have the same field f? */
 bool tb_rpt_same(const tb_rcase *a, const tb_rcase *b, int f);
 
+/* Fill x->same and x->same_next for every field: 0 or TB_ENOMEM.  Free
+ * them with tb_rpt_ungroup (also after a failure). */
+int tb_rpt_group_fields(tb_rpt *x);
+void tb_rpt_ungroup(tb_rpt *x);
+
 /* Is there an earlier case (index < i) of mask (ok ones only when
  * ok_only) with case i's field f? */
-bool tb_rpt_seen_before(const tb_rset *s, int i, unsigned mask, int f,
+bool tb_rpt_seen_before(const tb_rpt *x, int i, unsigned mask, int f,
                         bool ok_only);
 
 /* Indices of the ok cases of mask with case i's field f, sorted by
  * work (then file order).  Returns the count; *out is heap. */
-int tb_rpt_collect_sorted(const tb_rset *s, int i, unsigned mask, int f,
+int tb_rpt_collect_sorted(const tb_rpt *x, int i, unsigned mask, int f,
                           int **out);
 
 /* The ok case of c's document and variant with this key, or NULL. */

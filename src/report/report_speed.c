@@ -52,7 +52,7 @@ static bool twins(const tb_rcase *d, const tb_rcase *t)
 /* The resident twin of a transfers case t, or NULL. */
 static const tb_rcase *resident_twin(const tb_rset *s, const tb_rcase *t)
 {
-    for (int i = 0; i < s->n; i++)
+    for (int i = tb_rset_key_first(s, t->key); i >= 0; i = s->key_next[i])
         if (twins(&s->cases[i], t))
             return &s->cases[i];
     return NULL;
@@ -61,7 +61,7 @@ static const tb_rcase *resident_twin(const tb_rset *s, const tb_rcase *t)
 /* Does the resident case c have an @transfers twin that ran? */
 static bool has_transfers_twin(const tb_rset *s, const tb_rcase *c)
 {
-    for (int i = 0; i < s->n; i++)
+    for (int i = tb_rset_key_first(s, c->key); i >= 0; i = s->key_next[i])
         if (twins(c, &s->cases[i]))
             return true;
     return false;
@@ -86,10 +86,9 @@ static void best_of_key(const tb_rset *s, const char *key, unsigned mask,
                         const tb_rcase **next)
 {
     *best = *next = NULL;
-    for (int k = 0; k < s->n; k++) {
+    for (int k = tb_rset_key_first(s, key); k >= 0; k = s->key_next[k]) {
         const tb_rcase *d = &s->cases[k];
-        if (!d->ok || !tb_rpt_in(d, mask) || strcmp(d->key, key) ||
-            !in_view(s, d, transfers))
+        if (!d->ok || !tb_rpt_in(d, mask) || !in_view(s, d, transfers))
             continue;
         if (!*best || d->median < (*best)->median) {
             *next = *best;
@@ -120,10 +119,10 @@ void tb_rpt_summary(const tb_rpt *x)
         if (!c->ok || !tb_rpt_in(c, mask))
             continue;
         any = true;
-        for (int k = 0; k < s->n && !multi; k++)
+        for (int k = tb_rset_key_first(s, c->key); k >= 0 && !multi;
+             k = s->key_next[k])
             multi = k != i && s->cases[k].ok &&
-                    tb_rpt_in(&s->cases[k], mask) &&
-                    !strcmp(s->cases[k].key, c->key);
+                    tb_rpt_in(&s->cases[k], mask);
     }
     if (!any)
         return;
@@ -146,7 +145,7 @@ void tb_rpt_summary(const tb_rpt *x)
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !tb_rpt_in(c, mask) ||
-            tb_rpt_seen_before(s, i, mask, F_KEY, true))
+            tb_rpt_seen_before(x, i, mask, F_KEY, true))
             continue;
         const tb_rcase *best, *next;
         best_of_key(s, c->key, mask, false, &best, &next);
@@ -399,7 +398,7 @@ static void category_table(const tb_rpt *x, int sect, const char *cat,
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!in_table(c, sect, cat) ||
-            tb_rpt_seen_before(s, i, M_MAIN, F_OPDT, true))
+            tb_rpt_seen_before(x, i, M_MAIN, F_OPDT, true))
             continue;
         char g[160];
         snprintf(g, sizeof g, "%s/%s", c->op, c->dtype);
@@ -417,7 +416,7 @@ void tb_rpt_categories(const tb_rpt *x)
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !tb_rpt_in(c, M_MAIN) ||
             section_of(c->category) >= 0 ||
-            tb_rpt_seen_before(s, i, M_MAIN, F_CAT, true))
+            tb_rpt_seen_before(x, i, M_MAIN, F_CAT, true))
             continue;
         char t[200];
         snprintf(t, sizeof t, "Other ops: %s", c->category);
@@ -463,7 +462,7 @@ static void guideline(const tb_rpt *x, int i, unsigned mask, bool transfers)
 {
     const tb_rset *s = x->s;
     int *v;
-    int n = tb_rpt_collect_sorted(s, i, mask, F_OPPDT, &v);
+    int n = tb_rpt_collect_sorted(x, i, mask, F_OPPDT, &v);
     g_size *g = calloc((size_t)(n ? n : 1), sizeof *g);
     int m = 0;
     for (int k = 0; g && k < n; k++) {
@@ -585,13 +584,13 @@ void tb_rpt_speedups(const tb_rpt *x)
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !tb_rpt_in(c, M_MAIN | M_WITH) ||
-            tb_rpt_seen_before(s, i, M_MAIN | M_WITH, F_OPPDT, true))
+            tb_rpt_seen_before(x, i, M_MAIN | M_WITH, F_OPPDT, true))
             continue;
         guideline(x, i, M_MAIN | M_WITH, false);
         bool any_transfers = false;
-        for (int k = 0; k < s->n && !any_transfers; k++)
-            any_transfers = s->cases[k].ok && s->cases[k].rc->transfers &&
-                            tb_rpt_same(&s->cases[k], c, F_OPPDT);
+        for (int k = x->same[F_OPPDT][i]; k >= 0 && !any_transfers;
+             k = x->same_next[F_OPPDT][k])
+            any_transfers = s->cases[k].ok && s->cases[k].rc->transfers;
         if (any_transfers)
             guideline(x, i, M_MAIN | M_WITH, true);
     }
@@ -599,7 +598,7 @@ void tb_rpt_speedups(const tb_rpt *x)
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !tb_rpt_in(c, mask) ||
-            tb_rpt_seen_before(s, i, mask, F_OPDT, true))
+            tb_rpt_seen_before(x, i, mask, F_OPDT, true))
             continue;
         char g[160];
         snprintf(g, sizeof g, "%s/%s", c->op, c->dtype);
@@ -641,10 +640,10 @@ void tb_rpt_transfers(const tb_rpt *x)
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !tb_rpt_in(c, M_MAIN) || !is_transfers(c) ||
-            tb_rpt_seen_before(s, i, M_MAIN, F_SERIES, true))
+            tb_rpt_seen_before(x, i, M_MAIN, F_SERIES, true))
             continue;
         int *v;
-        int n = tb_rpt_collect_sorted(s, i, M_MAIN, F_SERIES, &v);
+        int n = tb_rpt_collect_sorted(x, i, M_MAIN, F_SERIES, &v);
         for (int k = 0; k < n; k++) {
             const tb_rcase *t = &s->cases[v[k]];
             const tb_rcase *r = resident_twin(s, t);

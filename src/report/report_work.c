@@ -100,13 +100,13 @@ void tb_rpt_counters(const tb_rpt *x)
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !tb_rpt_in(c, mask) || !c->counters ||
-            tb_rpt_seen_before(s, i, mask, F_OPVAR, true))
+            tb_rpt_seen_before(x, i, mask, F_OPVAR, true))
             continue;
         range r[TB_RES_NCOUNTERS_ALL];
         memset(r, 0, sizeof r);
-        for (int k = i; k < s->n; k++) {
+        for (int k = i; k >= 0; k = x->same_next[F_OPVAR][k]) {
             const tb_rcase *d = &s->cases[k];
-            if (!d->ok || !d->counters || !tb_rpt_same(c, d, F_OPVAR))
+            if (!d->ok || !d->counters)
                 continue;
             for (int j = 0; j < ncol; j++)
                 range_add(&r[j], tb_rcase_counter(d, col[j]));
@@ -357,10 +357,10 @@ void tb_rpt_scaling(const tb_rpt *x)
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !tb_rpt_in(c, M_MAIN) ||
-            tb_rpt_seen_before(s, i, M_MAIN, F_SERIES, true))
+            tb_rpt_seen_before(x, i, M_MAIN, F_SERIES, true))
             continue;
         int *v;
-        int n = tb_rpt_collect_sorted(s, i, M_MAIN, F_SERIES, &v);
+        int n = tb_rpt_collect_sorted(x, i, M_MAIN, F_SERIES, &v);
         for (int k = 1; k < n; k++) {
             const tb_rcase *a = &s->cases[v[k - 1]], *z = &s->cases[v[k]];
             double rw = tb_rpt_work(z) / tb_rpt_work(a);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "../base/strbuf.h"
 
 /* c from the loader's checked record r: nothing here can fail; the
  * optional display fields (MAD, p5, p95, stop reason) are NAN/NULL when
@@ -56,6 +57,53 @@ static void derive_case(tb_rcase *c, const tb_rescase *r)
     c->stop_reason = r->f.stats_stop_reason;
 }
 
+/* The slot of key in s->key_slots: the one holding its first case, or the
+ * empty one where it goes. */
+static size_t key_slot(const tb_rset *s, const char *key)
+{
+    size_t m = s->n_slots - 1, i = tb_str_hash(key) & m;
+    while (s->key_slots[i] >= 0 && strcmp(s->cases[s->key_slots[i]].key, key))
+        i = (i + 1) & m;
+    return i;
+}
+
+/* (Re)build the key index over all s->n cases.  0 or TB_ENOMEM (the old
+ * index freed, s->n_slots 0: lookups then find nothing). */
+static int index_keys(tb_rset *s)
+{
+    free(s->key_next);
+    free(s->key_slots);
+    s->n_slots = 0;
+    size_t slots = 16;
+    while (slots < 2 * (size_t)s->n)
+        slots *= 2;
+    s->key_next = malloc((size_t)(s->n ? s->n : 1) * sizeof *s->key_next);
+    s->key_slots = malloc(slots * sizeof *s->key_slots);
+    int *last = malloc(slots * sizeof *last); /* per slot: its last case */
+    if (!s->key_next || !s->key_slots || !last) {
+        free(last);
+        return TB_ENOMEM;
+    }
+    s->n_slots = slots;
+    memset(s->key_slots, 0xff, slots * sizeof *s->key_slots); /* all -1 */
+    for (int i = 0; i < s->n; i++) {
+        size_t k = key_slot(s, s->cases[i].key);
+        s->key_next[i] = -1;
+        if (s->key_slots[k] < 0)
+            s->key_slots[k] = i;
+        else
+            s->key_next[last[k]] = i;
+        last[k] = i;
+    }
+    free(last);
+    return 0;
+}
+
+int tb_rset_key_first(const tb_rset *s, const char *key)
+{
+    return s->n_slots ? s->key_slots[key_slot(s, key)] : -1;
+}
+
 int tb_rset_load(tb_rset *s, const char *path, tb_role role, char *err,
                  size_t errlen)
 {
@@ -87,10 +135,15 @@ int tb_rset_load(tb_rset *s, const char *path, tb_role role, char *err,
         c->doc = s->n_docs;
         c->role = role;
     }
-    s->n += f->n;
     s->docs[s->n_docs].file = f;
     s->docs[s->n_docs].role = role;
+    s->docs[s->n_docs].first = s->n;
+    s->n += f->n;
     s->n_docs++;
+    if (index_keys(s)) {
+        snprintf(err, errlen, "%s: out of memory", f->path);
+        return TB_ENOMEM;
+    }
     return 0;
 }
 
@@ -101,6 +154,8 @@ void tb_rset_free(tb_rset *s)
     for (int i = 0; i < s->n_docs; i++)
         tb_resfile_free(s->docs[i].file);
     free(s->cases);
+    free(s->key_next);
+    free(s->key_slots);
     memset(s, 0, sizeof *s);
 }
 
@@ -121,10 +176,7 @@ const tb_rcase *tb_rset_case_of(const tb_rset *s, int doc,
     const tb_resfile *f = s->docs[doc].file;
     if (!r || r < f->cases || r >= f->cases + f->n)
         return NULL;
-    for (int i = 0; i < s->n; i++) /* a document's cases are together */
-        if (s->cases[i].doc == doc)
-            return &s->cases[i + (r - f->cases)];
-    return NULL;
+    return &s->cases[s->docs[doc].first + (r - f->cases)];
 }
 
 int tb_rset_first(const tb_rset *s, tb_role r)
@@ -169,9 +221,9 @@ const tb_rcase *tb_rset_reference(const tb_rset *s, const char *key,
 {
     const tb_rcase *best = NULL;
     int best_score = -1;
-    for (int i = 0; i < s->n; i++) {
+    for (int i = tb_rset_key_first(s, key); i >= 0; i = s->key_next[i]) {
         const tb_rcase *c = &s->cases[i];
-        if (!c->ok || !(mask & TB_RSET_MASK(c->role)) || strcmp(c->key, key))
+        if (!c->ok || !(mask & TB_RSET_MASK(c->role)))
             continue;
         int sc = tb_rcase_ref_score(c);
         if (sc > best_score) {
@@ -180,6 +232,29 @@ const tb_rcase *tb_rset_reference(const tb_rset *s, const char *key,
         }
     }
     return best;
+}
+
+/* MAD / median of case i: the noisiest's order. */
+static double noise(const tb_rset *s, int i)
+{
+    return s->cases[i].mad / s->cases[i].median;
+}
+
+/* Insert case v into the first n (< cap) of top, kept by descending
+ * noise, after its equals: the order a stable sort gives.  The new count
+ * (at most cap). */
+static int keep_top(const tb_rset *s, int *top, int n, int cap, int v)
+{
+    int b = n;
+    while (b > 0 && noise(s, top[b - 1]) < noise(s, v))
+        b--;
+    if (b >= cap)
+        return n;
+    if (n == cap)
+        n--;
+    memmove(top + b + 1, top + b, (size_t)(n - b) * sizeof *top);
+    top[b] = v;
+    return n + 1;
 }
 
 int tb_rset_noisiest(const tb_rset *s, int want, int **out)
@@ -191,13 +266,22 @@ int tb_rset_noisiest(const tb_rset *s, int want, int **out)
         return -1;
     if (want <= 0)
         want = 8;
+    bool unordered = false; /* a NaN (no MAD recorded) */
     for (int i = 0; i < s->n; i++)
-        if (s->cases[i].ok && s->cases[i].role == TB_ROLE_MAIN)
+        if (s->cases[i].ok && s->cases[i].role == TB_ROLE_MAIN) {
             idx[n++] = i;
-    for (int a = 1; a < n; a++) { /* descending MAD / median, stable */
-        int v = idx[a], b = a - 1;
-        double kv = s->cases[v].mad / s->cases[v].median;
-        while (b >= 0 && s->cases[idx[b]].mad / s->cases[idx[b]].median < kv) {
+            unordered = unordered || isnan(noise(s, i));
+        }
+    if (!unordered) { /* the first want in O(cases * want) */
+        int k = 0;
+        for (int a = 0; a < n; a++)
+            k = keep_top(s, idx, k, want, idx[a]);
+        n = k;
+    }
+    for (int a = 1; unordered && a < n; a++) { /* the order of a NaN's */
+        int v = idx[a], b = a - 1;          /* neighbours as before */
+        double kv = noise(s, v);
+        while (b >= 0 && noise(s, idx[b]) < kv) {
             idx[b + 1] = idx[b];
             b--;
         }

@@ -53,6 +53,7 @@ typedef struct tb_rcase {
 typedef struct tb_rdoc {
     tb_resfile *file; /* owned: path (as read), doc, checked records */
     tb_role role;
+    int first;        /* index into tb_rset.cases of its first case */
 } tb_rdoc;
 
 typedef struct tb_rset {
@@ -60,6 +61,14 @@ typedef struct tb_rset {
     tb_rdoc docs[TB_RSET_MAX_DOCS];
     int n, cap;
     tb_rcase *cases; /* documents' cases in load order, each in file order */
+    /* The key index, rebuilt by every load so that a lookup by key costs
+     * the cases of that key, not all cases: key_next[i] is the next case
+     * after i (in s->cases order) with the same key, -1 after the last;
+     * key_slots (a power of two, open addressing) hold the first case of
+     * each key, -1 when empty. */
+    int *key_next;
+    int *key_slots;
+    size_t n_slots;
 } tb_rset;
 
 /* Load the result file at path (or PATH/results.json when path is a run
@@ -90,6 +99,11 @@ int tb_rcase_ref_score(const tb_rcase *c);
  * 1 << role), or NULL. */
 const tb_rcase *tb_rset_reference(const tb_rset *s, const char *key,
                                   unsigned mask);
+
+/* The first case (index into s->cases) whose key is key, -1 when none;
+ * the next ones: s->key_next[i].  For loops over the cases of one key:
+ *   for (int k = tb_rset_key_first(s, key); k >= 0; k = s->key_next[k]) */
+int tb_rset_key_first(const tb_rset *s, const char *key);
 
 /* The case of document doc that is its file's record r, or NULL. */
 const tb_rcase *tb_rset_case_of(const tb_rset *s, int doc,
