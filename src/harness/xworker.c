@@ -302,8 +302,10 @@ static void reap(tb_xw *w, bool kill_it, int *st)
     *st = 0;
     if (w->pid <= 0)
         return;
-    if (kill_it)
+    if (kill_it) { /* its group too: what the build forked (worker.c) */
+        kill(-w->pid, SIGKILL);
         kill(w->pid, SIGKILL);
+    }
     if (w->fd >= 0)
         close(w->fd);
     w->fd = -1;
