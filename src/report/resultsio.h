@@ -240,6 +240,9 @@ typedef struct tb_respeaks {
 typedef struct tb_res_config {
     const char *path, *name, *text; /* or NULL */
     double seed; /* NAN when not a number */
+    /* the effective settings the cases ran with (overrides included):
+     * the file's "warmup" and "measure" objects, or NULL */
+    const cJSON *warmup, *measure;
 } tb_res_config;
 
 /* The largest result file the loader reads: a run of 10M samples per
