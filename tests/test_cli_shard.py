@@ -232,6 +232,24 @@ def edited(i, name, fn):
     return dump(doc, os.path.join(name, "results.json"))
 
 
+@case("--list-cases --shard I/N prints that shard's cases, in plan order")
+def _():
+    whole = tb("run", CFG, "--list-cases")
+    expect(whole.returncode == 0, whole.stderr)
+    ids = whole.stdout.split()
+    got = []
+    for i in range(1, N + 1):
+        p = tb("run", CFG, "--list-cases", "--shard", f"{i}/{N}")
+        expect(p.returncode == 0, p.stderr)
+        mine = p.stdout.split()
+        recorded = [c["id"] for c in shard_doc(i)["cases"]]
+        expect(mine == recorded, f"shard {i}/{N} lists {mine}, "
+               f"ran {recorded}")
+        got += mine
+    expect(sorted(got) == sorted(ids) and len(ids) > len(mine),
+           "the shards' lists are not a partition of the plan")
+
+
 @case("merge refuses a missing shard, naming it")
 def _():
     p = merge("s1", "s3", "-o", "x1.json")
