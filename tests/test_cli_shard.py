@@ -198,11 +198,19 @@ def _():
                    f"{c['id']} changed by the merge")
 
 
-@case("merge -o DIR/ writes DIR/results.json; every command reads it")
+@case("merge -o DIR/ writes DIR/results.json (no DIR when refused), -o "
+      "NEW/SUB/FILE creates its folders; every command reads it")
 def _():
+    p = merge("s1", "s3", "-o", "mdir/")
+    expect(p.returncode == 2 and not os.path.exists(path("mdir")),
+           "a refused merge -o DIR/ left DIR")
     p = merge("s1", "s2", "s3", "-o", "mdir/")
     expect(p.returncode == 0, p.stderr)
     expect(os.path.exists(path("mdir", "results.json")), "no mdir/results.json")
+    # missing folders of -o FILE are created, as run and report do
+    p = merge("s1", "s2", "s3", "-o", "new/sub/m.json")
+    expect(p.returncode == 0 and os.path.exists(path("new", "sub", "m.json")),
+           f"merge -o new/sub/m.json: {p.returncode} {p.stderr}")
     p = tb("compare", "full", "mdir")
     expect(p.returncode in (0, 1), f"compare: {p.returncode} {p.stderr}")
     expect("regressed" in p.stdout or "no change" in p.stdout or
