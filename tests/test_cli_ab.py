@@ -303,6 +303,17 @@ def worker_refuses():
            in r.stderr, r.stderr)
 
 
+@case("worker --fd that is no open socket: exit 2 with one line (D17)")
+def worker_bad_fd():
+    for fd in ("999", "0", "1"):
+        r = subprocess.run([TBENCH, "worker", "--protocol", "1", "--fd",
+                            fd], capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=60)
+        expect(r.returncode == 2 and
+               f"--fd {fd} is not an open socket" in r.stderr,
+               f"--fd {fd}: exit {r.returncode}: {r.stderr}")
+
+
 @case("usage errors exit 2: missing args, bad --blocks, bad config")
 def usage():
     for args, want in ((["ab", OLD, NEW], "expected OLD NEW CONFIG"),
