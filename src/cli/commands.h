@@ -3,6 +3,7 @@
 #ifndef TB_CLI_COMMANDS_H
 #define TB_CLI_COMMANDS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 enum {
@@ -59,6 +60,12 @@ int tb_opt_error(const char *cmd, int c, char **argv,
 
 /* "tbench: <fmt with arg>" + a hint on stderr; returns TB_EXIT_USAGE. */
 int tb_usage_error(const char *fmt, const char *arg);
+
+/* -o PATH of command cmd, checked before any work (peak and selftest
+ * measure for seconds first; plot): with folder, PATH must be a folder
+ * or not exist; else PATH's folder must exist.  0, or TB_EXIT_USAGE
+ * after one line.  (opts.c) */
+int tb_out_check(const char *cmd, const char *path, bool folder);
 /* 0 when the environment variables that change a run are unset or well
  * formed: TBENCH_FAULT (src/harness/runner.h), TBENCH_ISA (scalar,
  * avx2, avx512 or auto) and TBENCH_CALIB_SCALE (src/ops/calib.h); otherwise prints one line naming the variable
