@@ -251,17 +251,6 @@ static void reap(tb_workers *w, bool kill_it, int *st)
     w->pid = 0;
 }
 
-/* Has the worker died?  Looked at without reaping it (WNOWAIT), so
- * that reap() still finds its status and its group. */
-static bool worker_dead(const tb_workers *w)
-{
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
-    return waitid(P_PID, (id_t)w->pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
-               0 &&
-           si.si_pid == w->pid;
-}
-
 static double now_s(void)
 {
     return (double)tb_now_ns() * 1e-9;
@@ -287,7 +276,7 @@ static wait_result wait_reply(tb_workers *w, double timeout_s)
             return WAIT_READY;
         if (k < 0 && errno != EINTR)
             return WAIT_READY; /* let the read report it */
-        if (worker_dead(w))
+        if (tb_child_ended(w->pid))
             return WAIT_DIED;
         double t = now_s();
         if (t >= deadline)
