@@ -5,8 +5,9 @@
  *             name "fixture"
  *   WRONG     add off by one: every case fails its check
  *   CRASH     add writes through a NULL pointer: the worker dies
- *   FORKCRASH as CRASH, after forking a child that sleeps holding the
- *             worker's descriptors (a library's helper process)
+ *   FORKCRASH forks a child that sleeps holding the worker's
+ *             descriptors (a library's helper process), then dies of
+ *             SIGSEGV (default action) in add
  *   ABI       declares ABI major 2
  *   NOENTRY   exports no tbench_plugin
  *   PROBE     probe fails with a reason
@@ -32,7 +33,7 @@
 /* Death by SIGSEGV, by the default action (not a sanitizer's handler),
  * so the signal is the same in every build. */
 #if defined(FIX_CTORCRASH) || defined(FIX_ENTRYCRASH) || \
-    defined(FIX_PROBECRASH)
+    defined(FIX_PROBECRASH) || defined(FIX_FORKCRASH)
 static void segv(void)
 {
     signal(SIGSEGV, SIG_DFL);
@@ -157,11 +158,14 @@ static int fix_sync(void *ctx)
  * where nothing does. */
 static void fork_sleeper(void)
 {
+#ifdef FIX_FORKCRASH
     if (fork() == 0) {
         alarm(60);
         for (;;)
             pause();
     }
+    segv(); /* the default action: SIGSEGV under a sanitizer too */
+#endif
 }
 
 #define ADD(T, S)                                                         \
