@@ -16,10 +16,12 @@ import json
 import math
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 
 from tap import case, expect, run as run_cases
 
@@ -301,6 +303,56 @@ def worker_refuses():
     expect(r.returncode == 2, f"exit {r.returncode}")
     expect("protocol 7 is not spoken by this build (it speaks 1)"
            in r.stderr, r.stderr)
+
+
+def sleepers(mark):
+    """Pids of the `sleep MARK` processes."""
+    want = f"sleep\0{mark}\0".encode()
+    pids = []
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                if f.read() == want:
+                    pids.append(int(d))
+        except OSError:
+            pass
+    return pids
+
+
+@case("a build whose worker forked a helper and then crashed: the case "
+      "is an error naming the signal at once, and the helper is gone (D8)")
+def fork_then_crash():
+    mark = "1171"
+    exe = write_exe("fork-crash", f"#!/bin/sh\nsleep {mark} &\n"
+                    f"TBENCH_FAULT='segv:warmup:relu/*' exec {TBENCH} \"$@\"\n")
+    t0 = time.monotonic()
+    r = tbench("ab", OLD, exe, path("two.json"), "--blocks", "6", "-q",
+               "-o", path("ab-fork"))
+    wall = time.monotonic() - t0
+    left = sleepers(mark)
+    for p in left:
+        os.kill(p, signal.SIGKILL)
+    expect(r.returncode == 1, f"exit {r.returncode}: {r.stderr}")
+    doc = json.load(open(os.path.join(path("ab-fork"), "ab.json"),
+                         encoding="utf-8"))
+    relu = [c for c in doc["cases"] if c["id"].startswith("relu/")][0]
+    msg = relu.get("message") or ""
+    expect(relu["verdict"] == "error" and
+           ("signal 11" in msg or "SIGSEGV" in msg), f"relu: {relu}")
+    expect(wall < 25, f"ab took {wall:.0f} s: the crash waited for "
+           "measure.timeout_s (30 s)")
+    expect(not left, f"helpers left running: {left}")
+
+
+@case("worker --fd that is no open socket: exit 2 with one line (D17)")
+def worker_bad_fd():
+    for fd in ("999", "0", "1"):
+        r = subprocess.run([TBENCH, "worker", "--protocol", "1", "--fd",
+                            fd], capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=60)
+        expect(r.returncode == 2 and
+               f"--fd {fd} is not an open socket" in r.stderr,
+               f"--fd {fd}: exit {r.returncode}: {r.stderr}")
 
 
 @case("usage errors exit 2: missing args, bad --blocks, bad config")

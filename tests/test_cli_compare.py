@@ -565,6 +565,13 @@ def t_export():
         expect_error(run("export", none, "--format", fmt),
                      "no case with status ok", fmt)
     expect_exit(run("export", none, "--format", "gbench"), 0)
+    # a file with no case at all: every format refuses (D17: gbench wrote
+    # an empty list, exit 0)
+    empty = synth("no-case.json", seed=1, edit=lambda d: (
+        d.__setitem__("cases", []), d["summary"].update(cases=0, ok=0)))
+    for fmt in ("gbench", "bmf", "gab"):
+        expect_error(run("export", empty, "--format", fmt),
+                     "nothing to export", fmt)
 
 
 GBENCH_COMPARE = "/usr/share/benchmark/compare.py"  # libbenchmark-tools

@@ -133,6 +133,11 @@ BAD = [
     (["zeros", "--shape", "4,4"], "one shape"),
     (["add_", "--shape", "4,3x4"], "first input"),
     (["adam", "--shape", "8,8,8,7"], "differs from param"),
+    # reliability review D17: read as 4 before
+    (["relu", "--shape", "4x"], "expected dims like 64x128"),
+    (["relu", "--shape", "+4"], "dims must be positive integers"),
+    (["relu", "--shape", " 4"], "dims must be positive integers"),
+    (["sum", "--shape", "4x4", "-p", "axis=0,axis=1"], "axis is given twice"),
 ]
 
 def expect_refused(argv, needle, out):

@@ -155,6 +155,28 @@ def t_ok():
     expect(open(path).read() == "x", "file changed")
 
 
+@case("peak -o and selftest -o into a missing folder, plot -o onto a file: "
+      "exit 2 with one line before any work (D17: exit 1, after seconds "
+      "of measuring for peak and selftest)")
+def t_bad_out_early():
+    gone = os.path.join(TMP, "no-such-folder")
+    afile = os.path.join(TMP, "a-file")
+    with open(afile, "w", encoding="utf-8") as f:
+        f.write("x")
+    for args, want in (
+            (["peak", "--quick", "-o", os.path.join(gone, "p.json")],
+             "no folder " + gone),
+            (["selftest", "-o", os.path.join(gone, "s.json")],
+             "no folder " + gone),
+            (plot_args(afile), "exists and is not a folder")):
+        p = run(args)
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        expect(p.returncode == 2 and len(lines) == 1 and want in lines[0],
+               f"{args[0]}: exit {p.returncode}: {p.stderr}")
+        expect(not os.path.exists(gone), f"{args[0]}: made {gone}")
+    expect(open(afile).read() == "x", "plot changed the file")
+
+
 def _umask():
     m = os.umask(0)
     os.umask(m)

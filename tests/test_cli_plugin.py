@@ -288,18 +288,20 @@ def t_devmem():
 
 
 @case("unusable plugins are unavailable with the reason: wrong ABI, no "
-      "entry point, failing probe, NULL slot, missing file")
+      "entry point, failing probe, NULL slot, a file that is no library")
 def t_unavailable():
-    missing = os.path.join(TMP, "nope.so")
+    notlib = os.path.join(TMP, "notlib.so")
+    with open(notlib, "w", encoding="utf-8") as f:
+        f.write("not an ELF file\n")
     b = listing(fixture("abi") + ":abi", fixture("noentry"),
                 fixture("probe") + ":probe", fixture("nokernel") + ":nok",
-                missing)
+                notlib)
     want = {
         "abi": "built for plugin ABI 2.0; this tbench has ABI 1.0",
         "fixture_noentry": "no tbench_plugin",
         "probe": "probe failed: fixture: no such device",
         "nok": "required slot 'kernel' is NULL",
-        "nope": "cannot open shared object file",
+        "notlib": "notlib.so",
     }
     for name, what in want.items():
         expect(name in b, f"{name} not listed: {list(b)}")
@@ -320,6 +322,22 @@ def t_unavailable():
         expect(c["status"] == "unavailable" and
                want[c["backend"]] in c["message"],
                f"{c['id']}: {c['status']} {c['message']}")
+
+
+@case("--plugin with a path that does not exist is a usage error (exit 2, "
+      "one line naming it) for list, run and exec")
+def t_missing():
+    missing = os.path.join(TMP, "nope.so")
+    cfg = config("miss.json", ["cpu"], [{"op": "add", "shapes": [[4]]}])
+    out = os.path.join(TMP, "miss")
+    for args in (["list"], ["run", cfg, "-q", "-o", out],
+                 ["exec", "add", "-s", "4,4", "-o", out]):
+        p = tb(args + ["--plugin", missing + ":m"])
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        expect(p.returncode == 2 and len(lines) == 1 and
+               f"--plugin {missing}: no such file" in lines[0],
+               f"{args[0]}: exit {p.returncode}: {p.stderr}")
+        expect(not os.path.exists(out), f"{args[0]}: wrote {out}")
 
 
 @case("a plugin whose constructor, entry point or probe crashes, exits or "

@@ -198,11 +198,19 @@ def _():
                    f"{c['id']} changed by the merge")
 
 
-@case("merge -o DIR/ writes DIR/results.json; every command reads it")
+@case("merge -o DIR/ writes DIR/results.json (no DIR when refused), -o "
+      "NEW/SUB/FILE creates its folders; every command reads it")
 def _():
+    p = merge("s1", "s3", "-o", "mdir/")
+    expect(p.returncode == 2 and not os.path.exists(path("mdir")),
+           "a refused merge -o DIR/ left DIR")
     p = merge("s1", "s2", "s3", "-o", "mdir/")
     expect(p.returncode == 0, p.stderr)
     expect(os.path.exists(path("mdir", "results.json")), "no mdir/results.json")
+    # missing folders of -o FILE are created, as run and report do
+    p = merge("s1", "s2", "s3", "-o", "new/sub/m.json")
+    expect(p.returncode == 0 and os.path.exists(path("new", "sub", "m.json")),
+           f"merge -o new/sub/m.json: {p.returncode} {p.stderr}")
     p = tb("compare", "full", "mdir")
     expect(p.returncode in (0, 1), f"compare: {p.returncode} {p.stderr}")
     expect("regressed" in p.stdout or "no change" in p.stdout or
@@ -230,6 +238,24 @@ def edited(i, name, fn):
     doc = shard_doc(i)
     fn(doc)
     return dump(doc, os.path.join(name, "results.json"))
+
+
+@case("--list-cases --shard I/N prints that shard's cases, in plan order")
+def _():
+    whole = tb("run", CFG, "--list-cases")
+    expect(whole.returncode == 0, whole.stderr)
+    ids = whole.stdout.split()
+    got = []
+    for i in range(1, N + 1):
+        p = tb("run", CFG, "--list-cases", "--shard", f"{i}/{N}")
+        expect(p.returncode == 0, p.stderr)
+        mine = p.stdout.split()
+        recorded = [c["id"] for c in shard_doc(i)["cases"]]
+        expect(mine == recorded, f"shard {i}/{N} lists {mine}, "
+               f"ran {recorded}")
+        got += mine
+    expect(sorted(got) == sorted(ids) and len(ids) > len(mine),
+           "the shards' lists are not a partition of the plan")
 
 
 @case("merge refuses a missing shard, naming it")
@@ -300,10 +326,70 @@ def _():
     extra = copy.deepcopy(shard_doc(1)["cases"][0])
 
     def dup(d):
-        d["cases"][0]["id"] = extra["id"]
+        extra["shard"] = d["cases"][0]["shard"]
+        d["cases"][0] = extra
     p = merge("s1", edited(2, "dupcase", dup), "s3", "-o", "x7.json")
     expect_refusal(p, f"'{extra['id']}'", "recorded twice",
                    out=path("x7.json"))
+
+
+@case("merge refuses a record of another config (the ids in plan order "
+      "must give the plan_digest), a renamed id and a record whose fields "
+      "contradict its id")
+def _():
+    other = write_text("other.json", """{"name": "other",
+      "warmup": {"min_time_ms": 1, "min_iters": 1},
+      "measure": {"sample_time_ms": 0.2, "min_samples": 3,
+                  "max_samples": 10, "max_time_s": 0.02},
+      "ops": [{"op": "neg", "shapes": [[17]]}]}""")
+    p = tb("run", other, "-q", "-o", "other")
+    expect(p.returncode == 0, p.stderr)
+    foreign = load(path("other", "results.json"))["cases"][0]
+
+    def swap(d):
+        foreign["shard"] = d["cases"][0]["shard"]
+        d["cases"][0] = foreign
+    p = merge("s1", edited(2, "foreign", swap), "s3", "-o", "x9.json")
+    expect_refusal(p, "not one of the plan's cases", out=path("x9.json"))
+
+    def rename(d):
+        d["cases"][0]["id"] += "-renamed"
+    p = merge("s1", edited(2, "renamed", rename), "s3", "-o", "x9.json")
+    expect_refusal(p, "-renamed", "the id does not spell the record",
+                   out=path("x9.json"))
+
+    def dtype(d):
+        c = d["cases"][0]
+        c["dtype"] = "f64" if c["dtype"] == "f32" else "f32"
+    p = merge("s1", edited(2, "dtype", dtype), "s3", "-o", "x9.json")
+    expect_refusal(p, "the id does not spell the record",
+                   out=path("x9.json"))
+
+
+@case("merge counts the summary from the records, never copies a shard's")
+def _():
+    def lie(d):
+        d["summary"]["ok"] += 100
+        d["summary"]["cases"] += 100
+    p = merge("s1", edited(2, "lying", lie), "s3", "-o", "x10.json")
+    expect(p.returncode == 0, p.stderr)
+    m = load(path("x10.json"))
+    jsonschema.validate(m, SCHEMA)
+    want = {"cases": len(m["cases"])}
+    for c in m["cases"]:
+        want[c["status"]] = want.get(c["status"], 0) + 1
+    got = {k: v for k, v in m["summary"].items() if v or k == "cases"}
+    expect(got == want, f"summary {m['summary']}, records say {want}")
+
+
+@case("merge refuses shards run with other measure overrides")
+def _():
+    p = tb("run", CFG, "-q", "--shard", "3/3", "--rounds", "1", "-o",
+           "s3-rounds")
+    expect(p.returncode == 0, p.stderr)
+    p = merge("s1", "s2", "s3-rounds", "-o", "x11.json")
+    expect_refusal(p, "shard 3/3 ran another config", "measure",
+                   out=path("x11.json"))
 
 
 @case("merge refuses mixed hosts unless --allow-mixed-hosts; each case "

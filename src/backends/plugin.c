@@ -715,6 +715,15 @@ int tb_plugin_add(const char *spec, char *err, size_t len)
     }
     memcpy(pl->path, spec, plen);
     pl->path[plen] = '\0';
+    /* A mistyped path is the user's error, as a missing
+     * TBENCH_PLUGIN_PATH entry is; a file that exists but does not load
+     * is the plugin's (unavailable, below). */
+    struct stat st;
+    if (stat(pl->path, &st)) {
+        snprintf(err, len, "--plugin %.512s: %s", pl->path,
+                 errno == ENOENT ? "no such file" : strerror(errno));
+        return TB_EINVAL;
+    }
 
     /* dlopen takes a name without '/' from the library path: keep what
      * the user named a file. */

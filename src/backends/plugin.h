@@ -38,7 +38,8 @@ int tb_dl_entry(const char *path, const char *sym, void **handle,
 /* Load and register the plugin named by spec: "PATH" or "PATH:LABEL"
  * (LABEL: 1-31 of [A-Za-z0-9_-], then the plugin's backend name).  A
  * plugin that cannot be used is registered unavailable.  Returns 0, or
- * TB_EINVAL with one line in err when spec is malformed, the limit is
+ * TB_EINVAL with one line in err when spec is malformed, its PATH does
+ * not exist (or cannot be looked at), the limit is
  * reached or the backend name is taken (by a built-in backend or an
  * earlier plugin: give one a label). */
 int tb_plugin_add(const char *spec, char *err, size_t len);

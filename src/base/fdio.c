@@ -2,9 +2,12 @@
 #include "fdio.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -49,4 +52,13 @@ int tb_fd_recv_all(int fd, void *p, size_t n)
         got += (size_t)k;
     }
     return 1;
+}
+
+bool tb_child_ended(pid_t pid)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    return pid > 0 &&
+           waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           si.si_pid == pid;
 }

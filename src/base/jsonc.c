@@ -236,9 +236,9 @@ static void line_col(const char *s, size_t off, int *line, int *col)
  * Text level: UTF-8, comments
  * ------------------------------------------------------------------- */
 
-/* Offset of the first byte that is not valid UTF-8 (or is NUL), or len. */
-static size_t utf8_check(const unsigned char *s, size_t len)
+size_t tb_utf8_check(const char *text, size_t len)
 {
+    const unsigned char *s = (const unsigned char *)text;
     size_t i = 0;
     while (i < len) {
         unsigned char c = s[i];
@@ -394,7 +394,7 @@ static int check_text(const char *text, char *s, size_t len,
                       const char *what, tb_jsonc_error *e)
 {
     int line, col;
-    size_t bad = utf8_check((const unsigned char *)text, len);
+    size_t bad = tb_utf8_check(text, len);
     if (bad < len) {
         line_col(text, bad, &line, &col);
         return fail(e, TB_EPARSE, line, col,

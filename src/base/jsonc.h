@@ -42,6 +42,12 @@ typedef struct tb_jsonc_error {
     char msg[256]; /* "syntax error near '...'", without the place */
 } tb_jsonc_error;
 
+/* Offset of the first byte of text[0..len) that is not valid UTF-8
+ * (overlong forms, surrogates and code points past U+10FFFF are not) or
+ * is NUL; len when there is none.  The config reader's and the result
+ * loader's one check. */
+size_t tb_utf8_check(const char *text, size_t len);
+
 /* Parse text[0..len).  what names the document in the one message that
  * has no place ("empty config (expected a JSON object)").  0 with *doc
  * filled (free it with tb_jsonc_free); or TB_EPARSE (the text is not

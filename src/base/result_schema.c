@@ -43,6 +43,31 @@ int tb_res_status_parse(const char *s)
     return find(statuses, COUNT(statuses), s);
 }
 
+cJSON *tb_res_summary_of(const cJSON *cases)
+{
+    int n[TB_RES_NSTATUSES] = {0};
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+    {
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(c,
+                                                           TB_RES_KEY(status));
+        int k = cJSON_IsString(st) ? tb_res_status_parse(st->valuestring)
+                                   : -1;
+        if (k >= 0)
+            n[k]++;
+    }
+    cJSON *sum = cJSON_CreateObject();
+    bool ok = sum && cJSON_AddNumberToObject(sum, TB_RES_KEY(cases),
+                                             cJSON_GetArraySize(cases));
+    for (int s = 0; ok && s < TB_RES_NSTATUSES; s++)
+        ok = cJSON_AddNumberToObject(sum, tb_res_status_name(s), n[s]);
+    if (!ok) {
+        cJSON_Delete(sum);
+        return NULL;
+    }
+    return sum;
+}
+
 tb_res_status_kind tb_res_status_kind_of(const char *s)
 {
     int k = tb_res_status_parse(s);

@@ -18,6 +18,8 @@
 
 #include <stdbool.h>
 
+#include <cjson/cJSON.h>
+
 #define TB_RES_SCHEMA "tbench.results/1"
 
 /* ---- member names ------------------------------------------------------ */
@@ -137,6 +139,12 @@ const char *tb_res_status_name(int s);
 
 /* The status named s, or -1 when s is none of TB_RES_STATUSES. */
 int tb_res_status_parse(const char *s);
+
+/* A result file's "summary" object counted from its "cases" array (the
+ * writer's, and merge's, which never copies a shard's): "cases", then
+ * one count per status in TB_RES_STATUSES order.  NULL when out of
+ * memory; the caller owns it. */
+cJSON *tb_res_summary_of(const cJSON *cases);
 
 /* The kind of the status named s; TB_RES_FAILED for an unknown name. */
 tb_res_status_kind tb_res_status_kind_of(const char *s);

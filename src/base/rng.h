@@ -28,6 +28,18 @@ static inline uint64_t tb_splitmix64_next(uint64_t *state)
     return tb_splitmix64_mix(*state);
 }
 
+#define TB_FNV1A_BASIS UINT64_C(14695981039346656037)
+
+/* FNV-1a (64 bits) of the string s (NULL: none) continued from h; start
+ * from TB_FNV1A_BASIS.  The digest of a plan's case ids (harness/shard.h,
+ * checked again by merge) and of config texts in merge's messages. */
+static inline uint64_t tb_fnv1a(uint64_t h, const char *s)
+{
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+    return h;
+}
+
 /* Deterministic PRNG (xoshiro256**, Blackman and Vigna 2018). */
 typedef struct tb_rng {
     uint64_t s[4];

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../base/error.h"
@@ -62,6 +63,13 @@ int tb_cmd_worker(int argc, char **argv)
         fprintf(stderr, "tbench: worker: protocol %ld is not spoken by this "
                 "build (it speaks %d)\n", proto, TB_XW_PROTOCOL);
         return TB_EXIT_USAGE;
+    }
+    struct stat st;
+    if (fstat((int)fd, &st) || !S_ISSOCK(st.st_mode)) {
+        char n[24];
+        snprintf(n, sizeof n, "%ld", fd);
+        return tb_usage_error("worker: --fd %s is not an open socket (the "
+                              "worker is started by 'tbench ab')", n);
     }
     tb_xworker_default_signals();
     return tb_xworker_serve((int)fd) ? TB_EXIT_CASES : TB_EXIT_OKAY;

@@ -447,12 +447,15 @@ int tb_cmd_export(int argc, char **argv)
         return TB_EXIT_USAGE;
     }
     cJSON *doc = tb_export(f, fmt);
-    if (doc && fmt != TB_EXPORT_GBENCH && cJSON_GetArraySize(doc) == 0) {
-        /* bmf and gab hold measured values only; an empty upload would
-         * read as a run that measured nothing, not as an error */
-        fprintf(stderr, "tbench: export: %s: no case with status ok, so "
-                "nothing to export as %s (the file has %d case%s)\n",
-                c.files[0], c.format, f->n, f->n == 1 ? "" : "s");
+    /* bmf and gab hold measured values only, gbench an entry per case
+     * (errors too); an empty upload would read as a run that
+     * measured nothing, not as an error */
+    int entries = fmt == TB_EXPORT_GBENCH ? f->n : cJSON_GetArraySize(doc);
+    if (doc && entries == 0) {
+        fprintf(stderr, "tbench: export: %s: no case%s, so nothing to "
+                "export as %s (the file has %d case%s)\n", c.files[0],
+                fmt == TB_EXPORT_GBENCH ? "" : " with status ok",
+                c.format, f->n, f->n == 1 ? "" : "s");
         cJSON_Delete(doc);
         tb_resfile_free(f);
         free(c.files);

@@ -38,15 +38,17 @@ static int parse_one_shape(const char *s, tb_shape *out, char *err,
             snprintf(err, len, "more than %d dims", TB_MAX_DIMS);
             return TB_EINVAL;
         }
-        char *end;
+        char *end = (char *)p;
         errno = 0;
-        long long v = strtoll(p, &end, 10);
+        long long v = 0; /* digits only: strtoll takes a sign and spaces */
+        if (*p >= '0' && *p <= '9')
+            v = strtoll(p, &end, 10);
         if (end == p || errno || v <= 0 || v > (1LL << 53)) {
             snprintf(err, len, "'%s': dims must be positive integers", s);
             return TB_EINVAL;
         }
         out->dim[out->ndim++] = v;
-        if (*end == 'x')
+        if (*end == 'x' && end[1])
             end++;
         else if (*end) {
             snprintf(err, len, "'%s': expected dims like 64x128", s);
@@ -95,6 +97,9 @@ static int parse_params(const tb_op *op, const char *s, tb_params *p,
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", s);
     char *save = NULL;
+    const char *seen[64]; /* the names so far: one value each, as a
+                           * config's "params" object has */
+    int n_seen = 0;
     for (char *tok = strtok_r(buf, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
@@ -103,6 +108,13 @@ static int parse_params(const tb_op *op, const char *s, tb_params *p,
             return TB_EINVAL;
         }
         *eq = '\0';
+        for (int i = 0; i < n_seen; i++)
+            if (!strcmp(seen[i], tok)) {
+                snprintf(err, len, "%s is given twice", tok);
+                return TB_EINVAL;
+            }
+        if (n_seen < (int)(sizeof seen / sizeof seen[0]))
+            seen[n_seen++] = tok;
         const char *vs = eq + 1;
         double v;
         char *end;

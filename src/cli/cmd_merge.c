@@ -15,18 +15,13 @@
 #include "commands.h"
 
 /* Where -o OUT goes: OUT/results.json when OUT is a folder or ends in
- * '/' (created), else OUT itself.  0 or TB_EXIT_USAGE (printed). */
+ * '/', else OUT itself.  0 or TB_EXIT_USAGE (printed). */
 static int out_path(const char *out, char *buf, size_t len)
 {
     struct stat st;
     size_t l = strlen(out);
     bool dir = (l && out[l - 1] == '/') ||
                (stat(out, &st) == 0 && S_ISDIR(st.st_mode));
-    char err[1024];
-    if (dir && tb_mkdir_p(out, err, sizeof err)) {
-        fprintf(stderr, "tbench: merge: -o: %s\n", err);
-        return TB_EXIT_USAGE;
-    }
     if (snprintf(buf, len, dir ? "%s%sresults.json" : "%s%s", out,
                  dir ? (out[l - 1] == '/' ? "" : "/") : "") >= (int)len) {
         fprintf(stderr, "tbench: merge: -o: path too long\n");
@@ -104,6 +99,18 @@ int tb_cmd_merge(int argc, char **argv)
         fprintf(stderr, "tbench: merge: the merged document does not load: "
                 "%s\n", err);
         goto out;
+    }
+    /* the folders of -o, created once the merge holds (as run and
+     * report create theirs); a refused merge writes nothing */
+    char dir[sizeof path];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = '\0';
+        if (tb_mkdir_p(dir, err, sizeof err)) {
+            fprintf(stderr, "tbench: merge: -o: %s\n", err);
+            goto out;
+        }
     }
     if (tb_write_atomic(path, text, strlen(text), err, sizeof err)) {
         fprintf(stderr, "tbench: merge: %s\n", err);

@@ -41,6 +41,8 @@ int tb_cmd_peak(int argc, char **argv)
     }
     if (optind < argc)
         return tb_usage_error("peak: unexpected argument '%s'", argv[optind]);
+    if (outfile && tb_out_check("peak", outfile, false))
+        return TB_EXIT_USAGE;
 
     char err[1024];
     const char *cache = tb_peak_cache_path();

@@ -270,6 +270,8 @@ int tb_cmd_plot(int argc, char **argv)
     int rc = parse(argc, argv, false, &o);
     if (rc >= 0)
         return rc;
+    if (tb_out_check("plot", o.out, true))
+        return TB_EXIT_USAGE;
     tb_rset *s = calloc(1, sizeof *s);
     tb_chart_list charts = {0};
     tb_cmp cmp = {0};

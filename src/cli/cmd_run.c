@@ -521,13 +521,6 @@ static int run_plan(run_args *a, tb_config *cfgs, tb_plan *plan,
                       "--exclude patterns)" : "");
         return TB_EXIT_USAGE;
     }
-    if (a->list_cases) { /* the plan, one id per line; nothing runs */
-        for (int i = 0; i < plan->n; i++)
-            printf("%s\n", plan->cases[i].id);
-        fprintf(stderr, "%d case%s\n", plan->n, plan->n == 1 ? "" : "s");
-        *listed = true;
-        return 0;
-    }
     const tb_shard *sh = &a->shard;
     if (sh->count > plan->n) {
         fprintf(stderr, "tbench: --shard %d/%d: the plan has only %d "
@@ -541,9 +534,18 @@ static int run_plan(run_args *a, tb_config *cfgs, tb_plan *plan,
             fprintf(stderr, "tbench: out of memory\n");
             return TB_EXIT_USAGE;
         }
-        if (!a->quiet)
+        if (!a->quiet && !a->list_cases)
             fprintf(stderr, "tbench: shard %d/%d: %d of the plan's %d "
                     "cases\n", sh->index, sh->count, plan->n, whole);
+    }
+    /* the plan (this shard's cases with --shard), one id per line;
+     * nothing runs */
+    if (a->list_cases) {
+        for (int i = 0; i < plan->n; i++)
+            printf("%s\n", plan->cases[i].id);
+        fprintf(stderr, "%d case%s\n", plan->n, plan->n == 1 ? "" : "s");
+        *listed = true;
+        return 0;
     }
     return baselines_match_plan(&a->bl, plan) ? TB_EXIT_USAGE : 0;
 }

@@ -163,6 +163,8 @@ int tb_cmd_selftest(int argc, char **argv)
     if (optind < argc)
         return tb_usage_error("selftest: unexpected argument '%s'",
                               argv[optind]);
+    if (outfile && tb_out_check("selftest", outfile, false))
+        return TB_EXIT_USAGE;
     int rc = tb_env_check();
     if (rc)
         return rc;

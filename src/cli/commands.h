@@ -3,6 +3,7 @@
 #ifndef TB_CLI_COMMANDS_H
 #define TB_CLI_COMMANDS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 enum {
@@ -62,6 +63,13 @@ int tb_usage_error(const char *fmt, const char *arg);
 
 /* s seconds as "1:05" or "1:02:03" (progress lines). */
 void tb_fmt_clock(double s, char *buf, size_t len);
+
+/* -o PATH of command cmd, checked before any work (peak and selftest
+ * measure for seconds first; plot): with folder, PATH must be a folder
+ * or not exist; else PATH's folder must exist.  0, or TB_EXIT_USAGE
+ * after one line.  (opts.c) */
+int tb_out_check(const char *cmd, const char *path, bool folder);
+
 /* 0 when the environment variables that change a run are unset or well
  * formed: TBENCH_FAULT (src/harness/runner.h), TBENCH_ISA (scalar,
  * avx2, avx512 or auto) and TBENCH_CALIB_SCALE (src/ops/calib.h); otherwise prints one line naming the variable

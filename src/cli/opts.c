@@ -1,8 +1,9 @@
 /* Shared command-line handling: option errors with a suggestion ("did
- * you mean", src/base/suggest.h). */
+ * you mean", src/base/suggest.h), and the early check of -o paths. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../base/suggest.h"
 #include "commands.h"
@@ -42,4 +43,27 @@ int tb_opt_error(const char *cmd, int c, char **argv,
         fprintf(stderr, "tbench: %s: unknown option '%s'\nTry 'tbench help "
                 "%s'.\n", cmd, arg ? arg : "?", cmd);
     return TB_EXIT_USAGE;
+}
+
+int tb_out_check(const char *cmd, const char *path, bool folder)
+{
+    struct stat st;
+    if (folder) {
+        if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "tbench: %s: -o %s: exists and is not a "
+                    "folder\n", cmd, path);
+            return TB_EXIT_USAGE;
+        }
+        return 0;
+    }
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1,
+             slash ? (slash == path ? "/" : path) : ".");
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "tbench: %s: -o %s: no folder %s\n", cmd, path,
+                dir);
+        return TB_EXIT_USAGE;
+    }
+    return 0;
 }

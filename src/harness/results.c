@@ -497,25 +497,10 @@ int tb_results_finish(cJSON *doc, bool complete)
 {
     cJSON_ReplaceItemInObjectCaseSensitive(doc, TB_RES_KEY(complete),
                                            cJSON_CreateBool(complete));
-    cJSON *sum = cJSON_CreateObject();
+    cJSON *sum = tb_res_summary_of(
+        cJSON_GetObjectItemCaseSensitive(doc, TB_RES_KEY(cases)));
     if (!sum)
         return TB_ENOMEM;
-    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc,
-                                                          TB_RES_KEY(cases));
-    int n[TB_RES_NSTATUSES] = {0};
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cases)
-    {
-        const cJSON *st = cJSON_GetObjectItemCaseSensitive(c,
-                                                           TB_RES_KEY(status));
-        int k = cJSON_IsString(st) ? tb_res_status_parse(st->valuestring)
-                                   : -1;
-        if (k >= 0)
-            n[k]++;
-    }
-    cJSON_AddNumberToObject(sum, TB_RES_KEY(cases), cJSON_GetArraySize(cases));
-    for (int s = 0; s < TB_RES_NSTATUSES; s++)
-        cJSON_AddNumberToObject(sum, tb_res_status_name(s), n[s]);
     cJSON_ReplaceItemInObjectCaseSensitive(doc, TB_RES_KEY(summary), sum);
     return 0;
 }

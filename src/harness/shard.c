@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "../base/rng.h"
 
 int tb_shard_parse(const char *s, tb_shard *out, char *err, size_t errlen)
 {
@@ -149,12 +150,9 @@ int tb_shard_assign(const tb_plan *plan, int count, int *shard_of)
 
 void tb_plan_digest(const tb_plan *plan, char *buf, size_t len)
 {
-    uint64_t h = 14695981039346656037ull;
-    for (int i = 0; i < plan->n; i++) {
-        for (const char *s = plan->cases[i].id; *s; s++)
-            h = (h ^ (unsigned char)*s) * 1099511628211ull;
-        h = (h ^ '\n') * 1099511628211ull;
-    }
+    uint64_t h = TB_FNV1A_BASIS;
+    for (int i = 0; i < plan->n; i++)
+        h = tb_fnv1a(tb_fnv1a(h, plan->cases[i].id), "\n");
     snprintf(buf, len, "%016" PRIx64, h);
 }
 

@@ -223,21 +223,31 @@ static int spawn(tb_workers *w)
         worker_main(w, sv[1]);
     }
     close(sv[1]);
+    /* The worker's own group (leave_group), made here too so that a
+     * kill of the group right after the fork reaches it. */
+    setpgid(pid, pid);
     w->pid = pid;
     w->fd = sv[0];
     return 0;
 }
 
-/* Kill (if asked) and reap the worker; its wait status in *st. */
+/* Kill (if asked) and reap the worker; its wait status in *st.  Its
+ * process group goes too: a child that a kernel forked (a library's
+ * helper) dies with it instead of outliving tbench.  The group is
+ * killed before the worker is reaped, while the worker (or its zombie)
+ * keeps the group's id from being reused. */
 static void reap(tb_workers *w, bool kill_it, int *st)
 {
-    if (kill_it)
-        kill(w->pid, SIGKILL);
+    if (kill_it) {
+        kill(-w->pid, SIGKILL);
+        kill(w->pid, SIGKILL); /* in case it is not its group's leader */
+    }
     close(w->fd);
     w->fd = -1;
     *st = 0;
     while (waitpid(w->pid, st, 0) < 0 && errno == EINTR)
         ;
+    kill(-w->pid, SIGKILL); /* what a worker that exited left behind */
     w->pid = 0;
 }
 
@@ -246,10 +256,12 @@ static double now_s(void)
     return (double)tb_now_ns() * 1e-9;
 }
 
-typedef enum { WAIT_READY, WAIT_TIMEOUT, WAIT_STOPPED } wait_result;
+typedef enum { WAIT_READY, WAIT_DIED, WAIT_TIMEOUT, WAIT_STOPPED } wait_result;
 
 /* Wait until the worker's answer (or end of file) can be read, the
- * case's time limit passes, or a stop signal's grace period ends. */
+ * worker dies, the case's time limit passes, or a stop signal's grace
+ * period ends.  A dead worker is seen by itself: its end of file may
+ * never come while a child it forked holds the socket open. */
 static wait_result wait_reply(tb_workers *w, double timeout_s)
 {
     double deadline = now_s() + timeout_s, stop_deadline = 0;
@@ -264,6 +276,8 @@ static wait_result wait_reply(tb_workers *w, double timeout_s)
             return WAIT_READY;
         if (k < 0 && errno != EINTR)
             return WAIT_READY; /* let the read report it */
+        if (tb_child_ended(w->pid))
+            return WAIT_DIED;
         double t = now_s();
         if (t >= deadline)
             return WAIT_TIMEOUT;
@@ -441,6 +455,10 @@ static reply_result get_reply(tb_workers *w, const tb_case *c, int i,
     if (wr == WAIT_STOPPED) {
         reap(w, true, st);
         return REPLY_STOPPED;
+    }
+    if (wr == WAIT_DIED) {
+        reap(w, true, st);
+        return REPLY_DIED;
     }
     wire_hdr h;
     tb_result got;

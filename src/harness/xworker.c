@@ -302,29 +302,40 @@ static void reap(tb_xw *w, bool kill_it, int *st)
     *st = 0;
     if (w->pid <= 0)
         return;
-    if (kill_it)
+    if (kill_it) { /* its group too: what the build forked (worker.c) */
+        kill(-w->pid, SIGKILL);
         kill(w->pid, SIGKILL);
+    }
     if (w->fd >= 0)
         close(w->fd);
     w->fd = -1;
     while (waitpid(w->pid, st, 0) < 0 && errno == EINTR)
         ;
+    kill(-w->pid, SIGKILL); /* what a worker that exited left behind */
     w->pid = 0;
 }
 
-/* Wait for a message to read: 1 ready, 0 timeout, -1 *stop was set
+/* Wait for a message to read: 1 ready (or the worker ended: the read
+ * reports it), 0 timeout, -1 *stop was set
  * (stop may be NULL). */
-static int wait_readable(int fd, double timeout_s,
+static int wait_readable(const tb_xw *w, double timeout_s,
                          volatile sig_atomic_t *stop)
 {
     double deadline = (double)tb_now_ns() * 1e-9 + timeout_s;
     for (;;) {
         if (stop && *stop)
             return -1;
-        struct pollfd p = {.fd = fd, .events = POLLIN};
+        struct pollfd p = {.fd = w->fd, .events = POLLIN};
         int k = poll(&p, 1, POLL_SLICE_MS);
         if (k > 0 || (k < 0 && errno != EINTR))
             return 1;
+        if (tb_child_ended(w->pid)) {
+            /* a child it forked may hold the socket: its group goes, the
+             * read then meets end of file, and reap() still finds the
+             * worker's own status (worker.c) */
+            kill(-w->pid, SIGKILL);
+            return 1;
+        }
         if ((double)tb_now_ns() * 1e-9 >= deadline)
             return 0;
     }
@@ -407,7 +418,7 @@ int tb_xw_start(tb_xw **out, const char *exe, char *err, size_t errlen)
     char *p = NULL;
     int st, k = 0;
     char why[160];
-    if (wait_readable(w->fd, HELLO_TIMEOUT_S, NULL) != 1) {
+    if (wait_readable(w, HELLO_TIMEOUT_S, NULL) != 1) {
         reap(w, true, &st);
         snprintf(err, errlen,
                  "%s: refused: no worker hello within %g s (not a tbench "
@@ -452,7 +463,7 @@ static int wait_ok(tb_xw *w, double timeout_s, const char *what, char *err,
     xhdr h;
     char *p = NULL;
     int st;
-    if (wait_readable(w->fd, timeout_s, NULL) != 1) {
+    if (wait_readable(w, timeout_s, NULL) != 1) {
         reap(w, true, &st);
         snprintf(err, errlen, "%s: no answer within %g s", what, timeout_s);
         return TB_EIO;
@@ -503,7 +514,7 @@ int tb_xw_recv_run(tb_xw *w, double timeout_s, volatile sig_atomic_t *stop,
         snprintf(out->message, sizeof out->message, "the worker is gone");
         return TB_EIO;
     }
-    int k = wait_readable(w->fd, timeout_s, stop);
+    int k = wait_readable(w, timeout_s, stop);
     if (k < 0) {
         reap(w, true, &st);
         snprintf(out->message, sizeof out->message,
@@ -568,6 +579,8 @@ void tb_xw_stop(tb_xw *w)
         for (int i = 0; i < 50; i++) {
             pid_t k = waitpid(w->pid, &st, WNOHANG);
             if (k == w->pid || (k < 0 && errno != EINTR)) {
+                if (k == w->pid) /* what it forked and left */
+                    kill(-w->pid, SIGKILL);
                 w->pid = 0;
                 break;
             }

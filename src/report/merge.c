@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "../base/rng.h"
 
 /* err = printf(fmt, ...).  Returns TB_EINVAL. */
 static int refuse(char *err, size_t errlen, const char *fmt, ...)
@@ -67,10 +68,15 @@ static bool same_str(const char *a, const char *b)
 /* FNV-1a 64 of s, for messages about config texts. */
 static uint64_t fnv(const char *s)
 {
-    uint64_t h = 14695981039346656037ull;
-    for (; s && *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    return tb_fnv1a(TB_FNV1A_BASIS, s);
+}
+
+/* Do the effective settings objects a and b (warmup or measure: the
+ * config's with run's command-line overrides) agree?  Both absent
+ * agree (files from before they were recorded). */
+static bool same_settings(const cJSON *a, const cJSON *b)
+{
+    return (!a && !b) || (a && b && cJSON_Compare(a, b, true));
 }
 
 /* The same seed: two numbers equal to a double's precision (a seed is
@@ -97,7 +103,18 @@ static bool same_config(const tb_resfile *a, const tb_resfile *b,
         if (!x->text || !y->text || strcmp(x->text, y->text) ||
             !same_str(x->name, y->name) || !same_seed(x->seed, y->seed)) {
             snprintf(why, len, "config[%d] text digest %016" PRIx64
-                     " against %016" PRIx64, i, fnv(y->text), fnv(x->text));
+                     " against %016" PRIx64 "%s", i, fnv(y->text),
+                     fnv(x->text),
+                     same_seed(x->seed, y->seed) ? "" : ", another seed");
+            return false;
+        }
+        bool w = same_settings(x->warmup, y->warmup);
+        if (!w || !same_settings(x->measure, y->measure)) {
+            snprintf(why, len, "config[%d].%s differs: another --%s "
+                     "override?", i, w ? "measure" : "warmup",
+                     w ? "max-time, --rounds, --min-samples or other "
+                         "measure"
+                       : "warmup-iters or other warm-up");
             return false;
         }
     }
@@ -164,6 +181,14 @@ static int check_finished(const shard *s, char *err, size_t errlen)
     return 0;
 }
 
+/* Is c's id the one its fields spell (KEY/VARIANT, resultsio.h)? */
+static bool id_fits(const tb_rescase *c)
+{
+    size_t k = strlen(c->key);
+    return !strncmp(c->id, c->key, k) && c->id[k] == '/' &&
+           !strcmp(c->id + k + 1, c->variant);
+}
+
 /* Every case record of shard s is tagged with this shard and a
  * plan_index in range, not taken within the shard: slot[plan_index] =
  * the record's index (slot: plan_cases entries, -1 when free). */
@@ -183,6 +208,11 @@ static int check_tags(const shard *s, int *slot, char *err, size_t errlen)
             return refuse(err, errlen, "%s: cases[%d] (%s): plan_index %d "
                           "is taken by another case", f->path, i,
                           f->cases[i].id, pi);
+        if (!id_fits(&f->cases[i]))
+            return refuse(err, errlen, "%s: cases[%d] (%s): the id does not "
+                          "spell the record's op, params, shapes, dtype and "
+                          "backend (%s/%s)", f->path, i, f->cases[i].id,
+                          f->cases[i].key, f->cases[i].variant);
         slot[pi] = i;
     }
     return 0;
@@ -228,31 +258,30 @@ static int check_ids(const shard *sh, int n, char *err, size_t errlen)
     return rc;
 }
 
+/* The records, in plan order, are the plan the shards claim: the
+ * digest of their ids (tb_plan_digest's rule, harness/shard.h) is the
+ * shards' plan_digest.  A record replaced by a case of another config,
+ * or an id edited, changes it. */
+static int check_digest(const shard *sh, int total, const int *owner,
+                        const int *slot, char *err, size_t errlen)
+{
+    uint64_t h = TB_FNV1A_BASIS;
+    for (int i = 0; i < total; i++)
+        h = tb_fnv1a(tb_fnv1a(h, sh[owner[i]].f->cases[slot[i]].id), "\n");
+    char got[17];
+    snprintf(got, sizeof got, "%016" PRIx64, h);
+    if (!strcmp(got, sh[0].digest))
+        return 0;
+    return refuse(err, errlen, "the shards' case ids in plan order have "
+                  "digest %s, their plan_digest is %s: a record is not one "
+                  "of the plan's cases (an id edited, or a case of another "
+                  "run)", got, sh[0].digest);
+}
+
 static int cmp_shard(const void *pa, const void *pb)
 {
     const shard *a = pa, *b = pb;
     return (a->index > b->index) - (a->index < b->index);
-}
-
-/* Sum of the shards' summary counts, key by key (the first shard's
- * keys). */
-static cJSON *sum_summaries(const shard *sh, int n)
-{
-    const tb_resfile *f0 = sh[0].f;
-    cJSON *out = cJSON_CreateObject();
-    for (int i = 0; out && i < f0->n_summary; i++) {
-        const char *name = f0->summary[i].name;
-        double t = 0;
-        for (int k = 0; k < n; k++) {
-            double v = tb_resfile_summary(sh[k].f, name);
-            t += isfinite(v) ? v : 0;
-        }
-        if (!cJSON_AddNumberToObject(out, name, t)) {
-            cJSON_Delete(out);
-            return NULL;
-        }
-    }
-    return out;
 }
 
 /* The "merge" object (docs/FORMAT.md, "merge"): each shard's index,
@@ -290,20 +319,22 @@ static cJSON *merge_json(const shard *sh, int n, int total, bool mixed)
 }
 
 /* The merged document (merge.h): the first shard's, with the records of
- * every shard in plan order, the summed summary, no "shard", the peaks
- * only when every shard had the same, and "merge". */
+ * every shard in plan order, the summary counted from those records
+ * (never copied from the shards), no "shard", the peaks only when every
+ * shard had the same, and "merge". */
 static cJSON *build(const shard *sh, int n, int total, const int *owner,
                     const int *slot, bool mixed)
 {
     cJSON *doc = cJSON_Duplicate(sh[0].f->doc, 1);
     cJSON *cases = cJSON_CreateArray();
-    cJSON *sum = sum_summaries(sh, n);
     cJSON *mg = merge_json(sh, n, total, mixed);
-    bool ok = doc && cases && sum && mg;
+    bool ok = doc && cases && mg;
     for (int i = 0; ok && i < total; i++) {
         cJSON *c = cJSON_Duplicate(sh[owner[i]].f->cases[slot[i]].json, 1);
         ok = c && cJSON_AddItemToArray(cases, c);
     }
+    cJSON *sum = ok ? tb_res_summary_of(cases) : NULL;
+    ok = ok && sum;
     /* The peaks describe one machine: kept only when every shard had the
      * same (the rooflines in the records are each shard's own). */
     bool same_peaks = true;
@@ -311,11 +342,11 @@ static cJSON *build(const shard *sh, int n, int total, const int *owner,
         same_peaks = same_peaks && tb_resfile_same_peaks(sh[0].f, sh[k].f);
     if (ok) {
         cJSON_DeleteItemFromObjectCaseSensitive(doc, TB_RES_KEY(shard));
-        cJSON_ReplaceItemInObjectCaseSensitive(doc, TB_RES_KEY(complete),
-                                               cJSON_CreateTrue());
         if (!same_peaks)
             cJSON_ReplaceItemInObjectCaseSensitive(doc, TB_RES_KEY(peaks),
                                                    cJSON_CreateNull());
+        cJSON_ReplaceItemInObjectCaseSensitive(doc, TB_RES_KEY(complete),
+                                               cJSON_CreateTrue());
         ok = cJSON_ReplaceItemInObjectCaseSensitive(doc, TB_RES_KEY(summary),
                                                     sum);
         if (ok)
@@ -424,6 +455,8 @@ int tb_merge(tb_resfile *const *f, int n, const tb_merge_opts *o,
                         total);
             goto out;
         }
+    if ((rc = check_digest(sh, total, owner, slot, err, errlen)))
+        goto out;
     *out = build(sh, n, total, owner, slot, mixed);
     rc = *out ? 0 : TB_ENOMEM;
     if (rc)

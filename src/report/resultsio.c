@@ -11,6 +11,7 @@
 
 #include "../base/error.h"
 #include "../base/fileio.h"
+#include "../base/jsonc.h"
 
 #define SCHEMA TB_RES_SCHEMA
 
@@ -175,6 +176,14 @@ static int parse(tb_resfile *f, const char *text, size_t len, char *err,
         return tb_res_fail(err, errlen, f->path, TB_EPARSE,
                     "corrupt: contains a NUL byte at offset %zu",
                     (size_t)((const char *)memchr(text, '\0', len) - text));
+    size_t bad = tb_utf8_check(text, len);
+    if (bad < len) {
+        int line, col;
+        line_col(text, bad, &line, &col);
+        return tb_res_fail(err, errlen, f->path, TB_EPARSE,
+                    "corrupt: invalid UTF-8 (byte 0x%02x) at line %d, "
+                    "column %d", (unsigned char)text[bad], line, col);
+    }
     size_t start = 0;
     while (start < len && strchr(" \t\r\n", text[start]))
         start++;
@@ -261,6 +270,11 @@ static int check_top(tb_resfile *f, char *err, size_t errlen)
             return tb_res_fail(err, errlen, path, rc, "\"%s\": expected an "
                                "object or null", tops[k]);
     }
+    const cJSON *cm = cJSON_GetObjectItemCaseSensitive(f->doc,
+                                                       TB_RES_KEY(complete));
+    if (cm && !cJSON_IsBool(cm))
+        return tb_res_fail(err, errlen, path, rc, "\"complete\": expected "
+                           "true or false");
     const cJSON *cf = cJSON_GetObjectItemCaseSensitive(f->doc,
                                                        TB_RES_KEY(config));
     if (cf && !cJSON_IsNull(cf) && !cJSON_IsArray(cf))

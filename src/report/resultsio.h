@@ -240,6 +240,9 @@ typedef struct tb_respeaks {
 typedef struct tb_res_config {
     const char *path, *name, *text; /* or NULL */
     double seed; /* NAN when not a number */
+    /* the effective settings the cases ran with (overrides included):
+     * the file's "warmup" and "measure" objects, or NULL */
+    const cJSON *warmup, *measure;
 } tb_res_config;
 
 /* The largest result file the loader reads: a run of 10M samples per
@@ -290,13 +293,16 @@ bool tb_resfile_same_peaks(const tb_resfile *a, const tb_resfile *b);
  * holds results.json).  Checks: readable, at most TB_RES_MAX_BYTES (a
  * larger regular file is refused before it is read; a stream stops at
  * the limit or at its first NUL byte, so /dev/zero fails at once),
- * complete JSON in which every number is finite (1e999 overflows to
- * infinity), an object with
- * "schema" == "tbench.results/1", a "cases" array whose records are
+ * valid UTF-8, complete JSON in which every number is finite (1e999
+ * overflows to infinity), an object with
+ * "schema" == "tbench.results/1", "complete" a bool when present, a
+ * "cases" array whose records are
  * objects with a unique non-empty string id, non-empty op, dtype and
- * backend strings and a known status (TB_RES_STATUSES), and for "ok"
+ * backend strings and a known status (TB_RES_STATUSES), stats null or
+ * absent unless "ok", model flops, bytes and items >= 0, and for "ok"
  * records a stats object with finite numbers n >= 1 (as many finite
- * samples_ns values), positive median_ns, ci_low_ns <= median_ns <=
+ * samples_ns values >= 0, median_ns within their range), positive
+ * median_ns, ci_low_ns <= median_ns <=
  * ci_high_ns, ci_low_ns, min_ns and mean_ns >= 0, iters_per_sample >= 1,
  * a finite ci_rel, and numbers (or nulls) in throughput, counters and
  * the optional stats (max_ns, stddev_ns, mad_ns, p5_ns, p95_ns, ci_rel,

@@ -149,11 +149,23 @@ static int load_samples(tb_resfile *f, tb_rescase *c, const cJSON *st,
     size_t i = 0;
     cJSON_ArrayForEach(v, sa)
     {
-        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+            v->valuedouble < 0)
             return BAD("cases[%d] (%s): stats.samples_ns[%zu]: expected a "
-                       "number", idx, c->id, i);
+                       "number >= 0", idx, c->id, i);
         c->samples_ns[i++] = v->valuedouble;
     }
+    /* The median of the samples lies between the smallest and the
+     * largest (all samples 0 under a positive median_ns: made up). */
+    double lo = INFINITY, hi = 0;
+    for (size_t k = 0; k < c->n; k++) {
+        lo = fmin(lo, c->samples_ns[k]);
+        hi = fmax(hi, c->samples_ns[k]);
+    }
+    if (c->median_ns < lo * (1 - 1e-9) || c->median_ns > hi * (1 + 1e-9))
+        return BAD("cases[%d] (%s): stats.median_ns %g is outside the "
+                   "samples' range [%g, %g]", idx, c->id, c->median_ns, lo,
+                   hi);
     const cJSON *rm = cJSON_GetObjectItemCaseSensitive(
         st, TB_RES_KEY(round_medians_ns));
     if (!rm || cJSON_IsNull(rm))
@@ -636,6 +648,26 @@ static bool load_typed(tb_resfile *f, tb_rescase *c, const cJSON *cj)
            load_params(f, c, cj) && compose_id_parts(f, c);
 }
 
+/* What the schema says of any record beyond types: a case that did not
+ * run to the end (any status but ok) has no stats, and the cost model's
+ * counts are >= 0. */
+static int check_untimed(tb_resfile *f, const tb_rescase *c,
+                         const cJSON *cj, int idx, char *err, size_t errlen)
+{
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(cj, TB_RES_KEY(stats));
+    if (c->st != TB_RES_STATUS_OK && st && !cJSON_IsNull(st))
+        return BAD("cases[%d] (%s): status is %s but stats is not null",
+                   idx, c->id, c->status);
+    const double m[] = {c->flops, c->bytes, c->items};
+    static const char *const m_key[] = {TB_RES_KEY(flops), TB_RES_KEY(bytes),
+                                        TB_RES_KEY(items)};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (m[i] < 0)
+            return BAD("cases[%d] (%s): model.%s: expected a number >= 0, "
+                       "got %g", idx, c->id, m_key[i], m[i]);
+    return 0;
+}
+
 int tb_res_load_case(tb_resfile *f, tb_rescase *c, const cJSON *cj, int idx,
                      char *err, size_t errlen)
 {
@@ -664,6 +696,8 @@ int tb_res_load_case(tb_resfile *f, tb_rescase *c, const cJSON *cj, int idx,
                    "gives", idx, c->id, bad_member);
     if (!load_typed(f, c, cj))
         return tb_res_fail(err, errlen, f->path, TB_ENOMEM, "out of memory");
+    if ((rc = check_untimed(f, c, cj, idx, err, errlen)))
+        return rc;
     if (c->st == TB_RES_STATUS_OK &&
         (rc = load_timed(f, c, cj, idx, err, errlen)))
         return rc;

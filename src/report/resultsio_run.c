@@ -224,6 +224,8 @@ static bool load_config(tb_resfile *f)
             .name = tb_res_str(c, TB_RES_KEY(name)),
             .text = tb_res_str(c, TB_RES_KEY(text)),
             .seed = tb_res_num(c, TB_RES_KEY(seed)),
+            .warmup = tb_res_obj(c, TB_RES_KEY(warmup)),
+            .measure = tb_res_obj(c, TB_RES_KEY(measure)),
         };
     f->config = v;
     return true;

@@ -5,6 +5,9 @@
  *             name "fixture"
  *   WRONG     add off by one: every case fails its check
  *   CRASH     add writes through a NULL pointer: the worker dies
+ *   FORKCRASH forks a child that sleeps holding the worker's
+ *             descriptors (a library's helper process), then dies of
+ *             SIGSEGV (default action) in add
  *   ABI       declares ABI major 2
  *   NOENTRY   exports no tbench_plugin
  *   PROBE     probe fails with a reason
@@ -30,7 +33,7 @@
 /* Death by SIGSEGV, by the default action (not a sanitizer's handler),
  * so the signal is the same in every build. */
 #if defined(FIX_CTORCRASH) || defined(FIX_ENTRYCRASH) || \
-    defined(FIX_PROBECRASH)
+    defined(FIX_PROBECRASH) || defined(FIX_FORKCRASH)
 static void segv(void)
 {
     signal(SIGSEGV, SIG_DFL);
@@ -150,6 +153,21 @@ static int fix_sync(void *ctx)
     return TBP_OK;
 }
 
+/* A child without exec: it inherits the worker's socket and outlives
+ * the worker unless something kills its process group; alarm() ends it
+ * where nothing does. */
+static void fork_sleeper(void)
+{
+#ifdef FIX_FORKCRASH
+    if (fork() == 0) {
+        alarm(60);
+        for (;;)
+            pause();
+    }
+    segv(); /* the default action: SIGSEGV under a sanitizer too */
+#endif
+}
+
 #define ADD(T, S)                                                         \
     static int add_##S(void *ctx, const tbp_tensor *in, tbp_tensor *out,  \
                        const tbp_params *p)                               \
@@ -163,6 +181,8 @@ static int fix_sync(void *ctx)
             nbytes(&in[1]) != nbytes(&out[0]))                            \
             return TBP_EUNSUPPORTED;                                      \
         if (CRASH) {                                                      \
+            if (FORK)                                                     \
+                fork_sleeper();                                           \
             T *volatile bad = NULL; /* opaque to the optimizer */         \
             c = bad;                                                      \
         }                                                                 \
@@ -171,10 +191,15 @@ static int fix_sync(void *ctx)
         f->c.kernel_launches += 2; /* as if two device kernels */         \
         return TBP_OK;                                                    \
     }
-#ifdef FIX_CRASH
+#if defined(FIX_CRASH) || defined(FIX_FORKCRASH)
 #define CRASH 1
 #else
 #define CRASH 0
+#endif
+#ifdef FIX_FORKCRASH
+#define FORK 1
+#else
+#define FORK 0
 #endif
 #ifdef FIX_WRONG
 #define WRONG 1

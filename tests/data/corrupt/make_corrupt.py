@@ -130,11 +130,35 @@ inf("p95-inf.json", "p95_ns",
 inf("env-inf.json", "env.memory.total_bytes",
     "env.memory.total_bytes: expected a finite number, got inf")
 
+# what docs/results.schema.json forbids beyond types (reliability
+# review D11: files every reader accepted)
+edit("sample-negative.json", C0 + "stats.samples_ns[0]: expected a number "
+     ">= 0", lambda d: d["cases"][0]["stats"]["samples_ns"].__setitem__(
+         0, -1e9))
+edit("samples-zero.json", C0 + "stats.median_ns ", lambda d: d["cases"][0][
+    "stats"].__setitem__("samples_ns", [0] * d["cases"][0]["stats"]["n"]))
+edit("crashed-stats.json", C0 + "status is crashed but stats is not null",
+     lambda d: (setc("status", "crashed")(d),
+                setc("message", "worker killed by SIGSEGV (Segmentation "
+                     "fault) during sampling")(d)))
+edit("complete-string.json", '"complete": expected true or false',
+     lambda d: d.__setitem__("complete", "yes"))
+edit("model-negative.json", C0 + "model.flops: expected a number >= 0",
+     setc("model.flops", -1000))
+edit("model-bytes-negative.json", C0 + "model.bytes: expected a number >= 0",
+     setc("model.bytes", -1))
+# a byte that is not UTF-8 in an id (written through surrogateescape)
+edit("id-utf8.json", "corrupt: invalid UTF-8 (byte 0xff) at line 1",
+     setc("id", ID0 + "\udcff"))
+out["id-utf8.json"] = (out["id-utf8.json"][0].replace("\\udcff", "\udcff"),
+                       out["id-utf8.json"][1])
+
 for name in os.listdir(HERE):
     if name.endswith(".json") and name != "expect.json":
         os.remove(os.path.join(HERE, name))
 for name, (body, _) in out.items():
-    with open(os.path.join(HERE, name), "w", encoding="utf-8") as f:
+    with open(os.path.join(HERE, name), "w", encoding="utf-8",
+              errors="surrogateescape") as f:
         f.write(body)
 with open(os.path.join(HERE, "expect.json"), "w", encoding="utf-8") as f:
     json.dump({k: w for k, (_, w) in sorted(out.items())}, f, indent=1)
