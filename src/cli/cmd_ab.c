@@ -169,11 +169,11 @@ static bool ui_more(void *ctx, int b, bool *done)
     ab_ui *u = ctx;
     double elapsed = (double)(tb_now_ns() - u->t0) / 1e9;
     bool out_of_time = elapsed + elapsed / b > u->budget_s;
-    const char *final_why = b >= u->max_blocks ? "max-blocks"
-                            : out_of_time      ? "budget"
+    const char *final_why = b >= u->max_blocks ? TB_AB_STOP_MAX_BLOCKS
+                            : out_of_time      ? TB_AB_STOP_BUDGET
                                                : NULL;
     if (u->nlooks + 1 >= AB_MAX_LOOKS)
-        final_why = "max-blocks";
+        final_why = TB_AB_STOP_MAX_BLOCKS;
     if (b < u->next_look && !final_why)
         return true;
     bool open = ui_look(u, b, done, final_why);
@@ -409,8 +409,9 @@ static bool ab_parse(int argc, char **argv, ab_args *a, int *rc)
  * and where timing could not reach the target, the exact gate. */
 static void print_sequential(FILE *f, const ab_args *a, const ab_ui *u)
 {
-    static const char *const whys[] = {"target", "decided", "budget",
-                                       "max-blocks", "error"};
+    static const char *const whys[] = {
+        TB_AB_STOP_TARGET, TB_AB_STOP_DECIDED, TB_AB_STOP_BUDGET,
+        TB_AB_STOP_MAX_BLOCKS, TB_AB_STOP_ERROR};
     fprintf(f, "sequential: target MDE %.2f%%, %d look%s", 100 * a->target_mde,
             u->nlooks, u->nlooks == 1 ? "" : "s");
     for (int w = 0; w < 5; w++) {
@@ -431,8 +432,8 @@ static void print_sequential(FILE *f, const ab_args *a, const ab_ui *u)
     int short_of = 0;
     for (int i = 0; i < u->n; i++)
         short_of += u->cases[i].stop &&
-                    (!strcmp(u->cases[i].stop, "budget") ||
-                     !strcmp(u->cases[i].stop, "max-blocks"));
+                    (!strcmp(u->cases[i].stop, TB_AB_STOP_BUDGET) ||
+                     !strcmp(u->cases[i].stop, TB_AB_STOP_MAX_BLOCKS));
     if (short_of)
         fprintf(f, "%d case%s did not reach the target MDE: timing cannot "
                 "judge %s at %.2f%% on this machine now.  Gate on exact "
@@ -549,11 +550,11 @@ static int ab_judge(const ab_args *a, ab_ui *u, const tb_ab_run_out *out,
             u->rc = TB_ENOMEM;
         else if (u->nlooks == 0 ||
                  u->looks[u->nlooks - 1].blocks < out->blocks)
-            ui_look(u, out->blocks, scratch, "error");
+            ui_look(u, out->blocks, scratch, TB_AB_STOP_ERROR);
         free(scratch);
         for (size_t k = 0; k < n; k++)
             if (!cases[k].stop)
-                cases[k].stop = "error";
+                cases[k].stop = TB_AB_STOP_ERROR;
     } else if (broken) {
         for (size_t k = 0; k < n; k++)
             cases[k].n = out->blocks;

@@ -18,6 +18,9 @@ int tb_env_ncpus(void);
 unsigned long long tb_env_mem_total(void);
 unsigned long long tb_env_mem_available(void);
 
+/* The 1-minute load average now, NAN when /proc/loadavg is unreadable. */
+double tb_env_load1(void);
+
 /* env.process (docs/FORMAT.md): the environment variables that change
  * what runs (LD_PRELOAD, GLIBC_TUNABLES, OMP_*, MALLOC_*, OPENBLAS_*,
  * TBENCH_*...), the CPU affinity and the cgroup's CPU quota.  NULL on

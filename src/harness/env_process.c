@@ -108,6 +108,18 @@ static double cgroup_cpus(char *line, size_t len)
     return strtod(quota, NULL) / period;
 }
 
+double tb_env_load1(void)
+{
+    double v = NAN;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &v) != 1)
+            v = NAN;
+        fclose(f);
+    }
+    return v;
+}
+
 cJSON *tb_env_process(void)
 {
     cJSON *o = cJSON_CreateObject();

@@ -28,16 +28,10 @@ static double own_cpu_s(void)
 void tb_noise_take(tb_noise_snap *s)
 {
     memset(s, 0, sizeof *s);
-    s->load1 = NAN;
+    s->load1 = tb_env_load1();
     s->wall_s = (double)tb_now_ns() / 1e9;
     s->own_s = own_cpu_s();
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &s->load1) != 1)
-            s->load1 = NAN;
-        fclose(f);
-    }
-    f = fopen("/proc/stat", "r");
+    FILE *f = fopen("/proc/stat", "r");
     if (!f)
         return;
     /* cpu  user nice system idle iowait irq softirq steal guest gn */

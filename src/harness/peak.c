@@ -670,23 +670,9 @@ static int pk_measure_fma(cJSON *flops, int threads, const int *cpus,
 /* One untimed warm-up pass, one calibration pass (the best of 3, as
  * an interrupted one runs slow), then PK_CLOCK_REPS repetitions of
  * ~PK_CLOCK_REP_NS each. */
-static void pk_clock_body(pk_team *t, int tid)
-{
-    (void)tid;
-    pk_clock_job *j = t->arg;
-    pk_clock_rate(PK_CLOCK_CAL_ITERS);
-    double best = 0;
-    for (int i = 0; i < 3; i++) {
-        double r = pk_clock_rate(PK_CLOCK_CAL_ITERS);
-        best = r > best ? r : best;
-    }
-    double iters = PK_CLOCK_REP_NS * best / PK_CLOCK_CHAIN;
-    long n = iters < 1 ? 1 : iters > 1e9 ? 1000000000L : (long)iters;
-    for (int r = 0; r < PK_CLOCK_REPS; r++)
-        j->rates[r] = pk_clock_rate(n);
-}
-
-double tb_peak_core_ghz(double ns)
+/* Loop iterations of the clock chain that last about ns: from the best
+ * of 3 calibration passes (an interrupted one runs slow). */
+static long pk_clock_iters(double ns)
 {
     double best = 0;
     for (int i = 0; i < 3; i++) {
@@ -694,8 +680,22 @@ double tb_peak_core_ghz(double ns)
         best = r > best ? r : best;
     }
     double iters = ns * best / PK_CLOCK_CHAIN;
-    return pk_clock_rate(iters < 1 ? 1 : iters > 1e9 ? 1000000000L
-                                                     : (long)iters);
+    return iters < 1 ? 1 : iters > 1e9 ? 1000000000L : (long)iters;
+}
+
+static void pk_clock_body(pk_team *t, int tid)
+{
+    (void)tid;
+    pk_clock_job *j = t->arg;
+    pk_clock_rate(PK_CLOCK_CAL_ITERS);
+    long n = pk_clock_iters(PK_CLOCK_REP_NS);
+    for (int r = 0; r < PK_CLOCK_REPS; r++)
+        j->rates[r] = pk_clock_rate(n);
+}
+
+double tb_peak_core_ghz(double ns)
+{
+    return pk_clock_rate(pk_clock_iters(ns));
 }
 
 /* Measure the core clock (1 thread) into p's "clock" object. */
@@ -780,19 +780,6 @@ static int pk_measure_bw(cJSON *bw, const char *level, size_t ws_per_thread,
     return rc;
 }
 
-/* The 1-minute load average, or -1 when /proc/loadavg is unreadable. */
-static double pk_load_avg_1m(void)
-{
-    double v = -1;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &v) != 1)
-            v = -1;
-        fclose(f);
-    }
-    return v;
-}
-
 /* What a measurement measures: repetitions, working sets, the CPUs and
  * thread counts, and the notes that go with the figures. */
 typedef struct pk_plan {
@@ -853,7 +840,9 @@ static void pk_plan_make(const tb_peak_opts *o, const cJSON *env,
     /* Peaks measured while other processes run are low, and every
      * roofline fraction computed from them too high: say so in the
      * entry, which run repeats when it uses the cached figures. */
-    pl->load = pk_load_avg_1m();
+    pl->load = tb_env_load1();
+    if (isnan(pl->load))
+        pl->load = -1; /* unreadable */
     if (pl->load > 0.5 * (nmax > 0 ? nmax : 1)) {
         snprintf(note, sizeof note,
                  "measured while the 1-minute load average was %.2f on %d "

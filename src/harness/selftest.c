@@ -188,16 +188,19 @@ static int spin_points(tb_runner *r, const tb_selftest_opts *o,
     return rc;
 }
 
-/* Mean and CV (sample standard deviation / mean) of x[0..n). */
-static double cv_of(const double *x, int n, double *mean)
+/* The median of x[0..n) (n <= TB_SELFTEST_MAX_RUNS), and in *cv their
+ * CV (sample standard deviation / mean; NAN for n < 2 or mean <= 0). */
+static double median_cv(const double *x, int n, double *cv)
 {
-    double sum = 0, ss = 0;
+    double sum = 0, ss = 0, sorted[TB_SELFTEST_MAX_RUNS];
     for (int k = 0; k < n; k++)
-        sum += x[k];
-    *mean = sum / n;
+        sum += sorted[k] = x[k];
+    double mean = sum / n;
     for (int k = 0; k < n; k++)
-        ss += (x[k] - *mean) * (x[k] - *mean);
-    return n > 1 && *mean > 0 ? sqrt(ss / (n - 1)) / *mean : NAN;
+        ss += (x[k] - mean) * (x[k] - mean);
+    *cv = n > 1 && mean > 0 ? sqrt(ss / (n - 1)) / mean : NAN;
+    qsort(sorted, (size_t)n, sizeof sorted[0], tb_cmp_double);
+    return tb_quantile_sorted(sorted, (size_t)n, 0.5);
 }
 
 /* Append ", " (after the first) and the formatted text to buf at *u. */
@@ -221,11 +224,7 @@ name_add(char *buf, size_t len, size_t *u, const char *fmt, ...)
  * average above the CPUs (at the start or the end). */
 static void noise_sources(tb_selftest *st)
 {
-    double mean, sorted[TB_SELFTEST_MAX_RUNS];
-    st->clock_cv = cv_of(st->clock_ghz, st->runs, &mean);
-    memcpy(sorted, st->clock_ghz, (size_t)st->runs * sizeof sorted[0]);
-    qsort(sorted, (size_t)st->runs, sizeof sorted[0], tb_cmp_double);
-    st->clock_ghz_median = tb_quantile_sorted(sorted, (size_t)st->runs, 0.5);
+    st->clock_ghz_median = median_cv(st->clock_ghz, st->runs, &st->clock_cv);
     const tb_noise *n = &st->noise;
     size_t u = 0;
     st->named[0] = '\0';
@@ -274,18 +273,10 @@ static int mde_part(tb_runner *r, const tb_selftest_opts *o,
     }
     st->runs = o->runs;
     st->work_n = o->work_n;
-    double sum = 0, ss = 0, sorted[TB_SELFTEST_MAX_RUNS];
-    for (int k = 0; k < o->runs; k++) {
-        st->work_round_medians_ns[k] = res.round_medians_ns[k];
-        sorted[k] = res.round_medians_ns[k];
-        sum += sorted[k];
-    }
-    double mean = sum / o->runs;
     for (int k = 0; k < o->runs; k++)
-        ss += (sorted[k] - mean) * (sorted[k] - mean);
-    qsort(sorted, (size_t)o->runs, sizeof sorted[0], tb_cmp_double);
-    st->work_median_ns = tb_quantile_sorted(sorted, (size_t)o->runs, 0.5);
-    st->work_cv = mean > 0 ? sqrt(ss / (o->runs - 1)) / mean : NAN;
+        st->work_round_medians_ns[k] = res.round_medians_ns[k];
+    st->work_median_ns =
+        median_cv(st->work_round_medians_ns, o->runs, &st->work_cv);
     st->alpha = o->alpha;
     st->power = o->power;
     st->z_alpha = tb_normal_quantile(1 - o->alpha / 2);

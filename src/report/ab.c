@@ -176,12 +176,12 @@ int tb_ab_look(tb_ab_case *cases, size_t m, const tb_ab_opts *o, int k,
         if (c->stop)
             continue;
         if (c->verdict == TB_AB_ERROR || c->verdict == TB_AB_SKIPPED)
-            c->stop = "error";
+            c->stop = TB_AB_STOP_ERROR;
         else if (c->verdict == TB_AB_REGRESSED ||
                  c->verdict == TB_AB_IMPROVED)
-            c->stop = "decided";
+            c->stop = TB_AB_STOP_DECIDED;
         else if (c->mde <= target)
-            c->stop = "target";
+            c->stop = TB_AB_STOP_TARGET;
         else if (final_why)
             c->stop = final_why;
         else

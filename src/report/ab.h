@@ -60,6 +60,14 @@ typedef enum {
 
 const char *tb_ab_verdict_name(tb_ab_verdict v);
 
+/* Why a case of a sequential run stopped (tb_ab_case.stop): the words
+ * of ab.json's "stop" ("fixed" in a fixed design). */
+#define TB_AB_STOP_TARGET "target"         /* its MDE reached the target */
+#define TB_AB_STOP_DECIDED "decided"       /* regressed or improved */
+#define TB_AB_STOP_BUDGET "budget"         /* --budget spent */
+#define TB_AB_STOP_MAX_BLOCKS "max-blocks" /* --max-blocks reached */
+#define TB_AB_STOP_ERROR "error"           /* failed, or the run broke */
+
 /* One case: the input (id, blocks, status) and the analysis. */
 typedef struct tb_ab_case {
     char id[512];
@@ -76,8 +84,7 @@ typedef struct tb_ab_case {
     bool exact;
     tb_ab_verdict verdict;
     /* sequential: the look the case stopped at (1-based; 0 in a fixed
-     * design) and why ("target", "decided", "budget", "max-blocks",
-     * "error"; "fixed" in a fixed design) */
+     * design) and why (a TB_AB_STOP_* word; NULL in a fixed design) */
     int look;
     const char *stop;
     double ci_level; /* of ci_low..ci_high (analysis) */
