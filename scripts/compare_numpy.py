@@ -196,7 +196,7 @@ def model_of(spec, ex, dtype):
     ins = [i["shape"] for i in ex["inputs"]]
     outs = [o["shape"] for o in ex["outputs"]]
     nin, nout = [numel(s) for s in ins], [numel(s) for s in outs]
-    size = 4 if dtype == "f32" else 8
+    size = {"f32": 4, "f64": 8, "bf16": 2, "f16": 2}[dtype]
     p = ex.get("params", {})
     cat = spec["category"]
     rl = 1.0
@@ -577,10 +577,21 @@ def impl_for(op, lib, mod, np, form, x, o, p):
     return None
 
 
-def check(np, got, ref, rtol, atol):
-    """tbench's element rule (docs/FORMAT.md, check)."""
+def torch_tensor(np, torch, a):
+    """A tensor of what tbench exec wrote: float arrays as they are, bf16
+    (a structured uint16 field named bf16: docs/FORMAT.md) from its bits."""
+    if a.dtype.names == ("bf16",):
+        bits = np.ascontiguousarray(a["bf16"]).view(np.int16)
+        return torch.from_numpy(bits.copy()).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
+def check(np, got, ref, rtol, atol, tiny=0.0):
+    """tbench's element rule (docs/FORMAT.md, check); tiny: the dtype's
+    subnormal spacing, which a rounded result may be off by (f16)."""
     g = np.asarray(got, dtype=np.float64).reshape(-1)
     r = np.asarray(ref, dtype=np.float64).reshape(-1)
+    atol = atol + tiny
     if g.shape != r.shape:
         return {"passed": False, "max_abs_err": 0.0, "max_rel_err": 0.0,
                 "rtol": rtol, "atol": atol, "n_bad": int(r.size),
@@ -648,12 +659,20 @@ def run_case(np, lib, mod, form, threads, c, warm, meas, overhead):
         "check": None, "stats": None, "throughput": None, "counters": None,
         "timing": None,
     }
-    npdt = np.float32 if c["dtype"] == "f32" else np.float64
+    dt = c["dtype"]
+    if dt == "bf16" and lib == "numpy":
+        rec["status"] = "unsupported"
+        rec["message"] = "NumPy has no bfloat16 dtype"
+        return rec
+    npdt = {"f32": np.float32, "f64": np.float64, "f16": np.float16,
+            "bf16": np.float32}[dt]
     x = [np.load(f) for f in c["inputs"]]
     o = [np.empty(s, npdt) for s in c["out_shapes"]]
     if lib == "torch":
-        x = [mod.from_numpy(a) for a in x]
+        x = [torch_tensor(np, mod, a) for a in x]
         o = [mod.from_numpy(a) for a in o]
+        if dt == "bf16":
+            o = [a.to(mod.bfloat16) for a in o]
     got = impl_for(c["op"], lib, mod, np, form, x, o, c["params"])
     if got is None:
         rec["status"] = "unsupported"
@@ -665,15 +684,19 @@ def run_case(np, lib, mod, form, threads, c, warm, meas, overhead):
     try:
         r = fn()
     except Exception as e:  # noqa: BLE001 - report any library failure
-        rec["status"] = "error"
+        # PyTorch 1.13 lacks many CPU kernels in float16 ("... not
+        # implemented for 'Half'"): the library has no such kernel
+        rec["status"] = ("unsupported" if "not implemented for" in str(e)
+                         else "error")
         rec["message"] = f"{lib} raised {type(e).__name__}: {e}"
         return rec
     if form == "out":
         r = o[0]
     if lib == "torch":
-        r = r.numpy()
+        r = r.float().numpy() if dt in ("bf16", "f16") else r.numpy()
     ref = np.load(c["reference"][0])
-    chk, msg = check(np, r, ref, c["rtol"], c["atol"])
+    chk, msg = check(np, r, ref, c["rtol"], c["atol"],
+                     2.0 ** -24 if dt == "f16" else 0.0)
     rec["check"] = chk
     if not chk["passed"]:
         rec["status"] = "failed-check"

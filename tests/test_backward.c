@@ -333,7 +333,7 @@ static void test_bad_targets(void **state)
             agv_shape gs = {1, {1}}, ls = {2, {2, 5}}, ts = {1, {2}};
             const double g[1] = {1}, lp[10] = {0};
             const double t[2] = {0, bad[b]};
-            for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+            for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
                 tb_tensor in[3], out, ref;
                 int k = 0;
                 if (which)
@@ -375,7 +375,7 @@ static void test_coverage(void **state)
             seen += strcmp(agv_cases[k].op, op->name) == 0;
         if (seen < 2)
             fail_msg("%s: %d vector cases (need 2 or more)", op->name, seen);
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
             const char *impl = NULL;
             if (!B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl).fn)
                 fail_msg("%s %s: no cpu kernel", op->name,
@@ -428,7 +428,7 @@ static void check_against_ref(const char *opname, const tb_shape *is,
         void *ctx = NULL;
         char err[256];
         assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
             tb_tensor in[4], out[3];
             for (int i = 0; i < op->n_in; i++) {
                 assert_int_equal(
@@ -601,7 +601,7 @@ static void test_binary_paths(void **state)
         const tb_op *op = tb_op_find(ops[oi]);
         assert_non_null(op);
         for (size_t si = 0; si < sizeof sh / sizeof sh[0]; si++)
-            for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+            for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
                 tb_shape ab[2];
                 for (int j = 0; j < 2; j++) {
                     ab[j].ndim = sh[si][j][0];

@@ -279,7 +279,7 @@ static void test_matmul_k0(void **state)
 {
     (void)state;
     void *ctx = blas_new(1);
-    for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+    for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
         tb_tensor a, b, o, h;
         tb_shape sa = S(3, 2, 3, 0), sb = S(3, 2, 0, 4), so = S(3, 2, 3, 4);
         tb_tensor_init(&a, (tb_dtype)dt, &sa);
@@ -415,7 +415,7 @@ static void test_linear_conv2d(void **state)
     (void)state;
     for (int t = 1; t <= threads_hi(); t++) {
         void *ctx = blas_new(t);
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
             tb_shape lin[3] = {S(2, 7, 13), S(2, 13, 5), S(1, 5)};
             op_vs_ref(ctx, TB_OP_linear, (tb_dtype)dt, lin, NULL, 0, 1);
             tb_shape lin2[3] = {S(2, 65, 33), S(2, 33, 17), S(1, 17)};
@@ -439,7 +439,7 @@ static void test_kernel_lookup(void **state)
     void *ctx = blas_new(1);
     for (int id = 0; id < TB_OP_COUNT; id++) {
         const tb_op *op = tb_op_get((tb_op_id)id);
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
             const char *impl = "unset";
             tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl).fn;
             if (id == TB_OP_matmul || id == TB_OP_linear ||

@@ -170,7 +170,7 @@ static void test_work_vectors(void **state)
         set_scale(vecs[v].scale);
         assert_int_equal(tb_calib_steps(vecs[v].n, tb_calib_scale()),
                          vecs[v].steps);
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
             double got[8];
             run_work(ctx, (tb_dtype)dt, vecs[v].n, got);
             for (int64_t i = 0; i < vecs[v].n; i++)
@@ -196,7 +196,7 @@ static void test_work_vectors(void **state)
         set_scale(big[v].scale);
         double *got = malloc((size_t)big[v].n * sizeof *got);
         assert_non_null(got);
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
             run_work(ctx, (tb_dtype)dt, big[v].n, got);
             double sum = 0;
             for (int64_t i = 0; i < big[v].n; i++)
@@ -224,7 +224,7 @@ static void test_spin(void **state)
     (void)state;
     void *ctx = instance();
     const tb_op *op = tb_op_find("calib_spin");
-    for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+    for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
         tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, NULL, NULL).fn;
         assert_non_null(fn);
         tb_shape sh = SHAPE(1);

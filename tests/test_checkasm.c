@@ -136,7 +136,7 @@ static void test_isa_mask(void **state)
         assert_int_equal(tb_cpu_kernels_fill(&k, TB_ISA_AVX512), m);
         assert_int_equal(tb_vmath_fill(&vm, TB_ISA_AVX512), m);
         /* nothing above the mask was installed */
-        for (int d = 0; d < TB_DTYPE_COUNT; d++) {
+        for (int d = 0; d < TB_DTYPE_FULL_COUNT; d++) {
             for (int b = 0; b < TB_CPU_NBIN; b++)
                 assert_true(k.bin[b][d].isa <= m);
             assert_true(k.relu[d].isa <= m && k.sum[d].isa <= m &&

@@ -22,6 +22,7 @@ import time
 from tap import case, expect, run as run_cases
 
 import jsonschema
+import numpy as np
 
 TBENCH = os.path.abspath(sys.argv[1])
 SCHEMA = json.load(open("docs/results.schema.json", encoding="utf-8"))
@@ -233,8 +234,8 @@ BAD = {
                     "opz"),
     "unknown op": ('{"name":"x","ops":[{"op":"frobnicate","shapes":[[4]]}]}',
                    "frobnicate"),
-    "unknown dtype": ('{"name":"x","dtypes":["f16"],'
-                      '"ops":[{"op":"add","shapes":[[4]]}]}', "f16"),
+    "unknown dtype": ('{"name":"x","dtypes":["f8"],'
+                      '"ops":[{"op":"add","shapes":[[4]]}]}', "f8"),
     "unknown backend": ('{"name":"x","backends":["tpu"],'
                         '"ops":[{"op":"add","shapes":[[4]]}]}', "tpu"),
     "empty shape": ('{"name":"x","ops":[{"op":"add","shapes":[[]]}]}',
@@ -305,7 +306,20 @@ def t_list():
     for name in ("add", "sub", "mul", "div", "relu", "sum", "mean", "matmul",
                  "transpose", "log_softmax"):
         expect(name in ops, f"{name} missing")
-        expect(ops[name]["dtypes"] == ["f32", "f64"], "dtypes")
+        expect(ops[name]["dtypes"] == ["f32", "f64", "bf16", "f16"],
+               f"{name} dtypes {ops[name]['dtypes']}")
+    # 16-bit floats: not the integer-index ops, factorizations,
+    # calibration, optimizers (mixed precision) or model steps
+    for name, o in ops.items():
+        full = (o["category"] in ("linalg", "calibration", "optimizer",
+                                  "workload")
+                or name in ("argmax", "nll_loss", "nll_loss_backward"))
+        want = ["f32", "f64"] if full else ["f32", "f64", "bf16", "f16"]
+        expect(o["dtypes"] == want, f"{name} dtypes {o['dtypes']}")
+        expect(o["tolerance"]["bf16"]["rtol"] in (0, 2**-7 * 1, 2**-7 * 2,
+                                                   2**-7 * 4, 2**-7 * 16,
+                                                   2**-7 * 64),
+               f"{name} bf16 rtol in units of 2^-7")
     expect([p["name"] for p in ops["sum"]["params"]] == ["axis", "keepdim"],
            "sum params")
     be = {b["name"]: b for b in doc["backends"]}
@@ -339,6 +353,60 @@ def t_interrupt():
     jsonschema.validate(doc, SCHEMA)
     expect(doc["complete"] is False, "complete should be false")
     expect(1 <= len(doc["cases"]) < 24, f"{len(doc['cases'])} cases")
+
+
+@case("bf16/f16: configs/half.json, every case checked or unsupported "
+      "with the reason; results valid; .npy round trip")
+def t_half():
+    out = os.path.join(TMP, "half")
+    p = run("run", "configs/half.json", "-o", out, "-q")
+    expect(p.returncode == 0, p.stderr)
+    doc = json.load(open(os.path.join(out, "results.json")))
+    jsonschema.validate(doc, SCHEMA)
+    lp = json.loads(run("list", "--json").stdout)
+    defined = {o["name"]: o["dtypes"] for o in lp["ops"]}
+    n_ok = 0
+    for c in doc["cases"]:
+        dt, op = c["dtype"], c["op"]
+        expect(dt in ("bf16", "f16"), c["id"])
+        if dt in defined[op]:
+            expect(c["status"] == "ok", f'{c["id"]}: {c["status"]} '
+                                        f'{c.get("message")}')
+            expect(c["check"]["passed"] and
+                   c["impl"].startswith(f"{op}_{dt}_") or
+                   c["category"] in ("unfused", "transfer", "inplace"),
+                   f'{c["id"]}: impl {c["impl"]}')
+            n_ok += 1
+        else:
+            expect(c["status"] == "unsupported" and
+                   f"{op} in {dt}: " in c["message"], c["id"])
+    expect(n_ok >= 150, f"{n_ok} cases ran")
+    # the CSV and the show table carry the dtype
+    csv = open(os.path.join(out, "results.csv")).read()
+    expect("/bf16/" in csv and "/f16/" in csv, "csv")
+    # exec: a bf16 case's .npy files load in NumPy, and feed exec again
+    ex = os.path.join(TMP, "half_exec")
+    p = run("exec", "mul", "--shape", "3x5", "-d", "bf16", "-o", ex)
+    expect(p.returncode == 0, p.stderr)
+    a = np.load(os.path.join(ex, "input0.npy"))
+    expect(a.dtype.names == ("bf16",) and a.shape == (3, 5), str(a.dtype))
+    ex2 = os.path.join(TMP, "half_exec2")
+    p = run("exec", "mul", "-i", os.path.join(ex, "input0.npy"), "-i",
+            os.path.join(ex, "input1.npy"), "-o", ex2)
+    expect(p.returncode == 0 and "/bf16/" in p.stdout, p.stdout + p.stderr)
+    o1 = np.load(os.path.join(ex, "output0.npy"))
+    o2 = np.load(os.path.join(ex2, "output0.npy"))
+    expect((o1 == o2).all(), "same inputs, same bf16 bits")
+    h = os.path.join(TMP, "h16.npy")
+    np.save(h, np.linspace(-2, 2, 12, dtype=np.float16).reshape(3, 4))
+    ex3 = os.path.join(TMP, "half_exec3")
+    p = run("exec", "tanh", "-i", h, "-o", ex3)
+    expect(p.returncode == 0 and "/f16/" in p.stdout, p.stdout + p.stderr)
+    got = np.load(os.path.join(ex3, "output0.npy"))
+    want = np.tanh(np.load(h).astype(np.float32)).astype(np.float16)
+    expect(got.dtype == np.float16 and
+           (np.abs(got.astype(np.float64) - want) <=
+            2.0 ** -10 * np.abs(want)).all(), f"{got} vs {want}")
 
 
 @case("run --op: one case without a config; --list-cases; overrides")

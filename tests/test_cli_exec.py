@@ -125,7 +125,7 @@ BAD = [
     (["sum", "--shape", "4x5", "--params", "axis=2"], "out of range"),
     (["sum", "--shape", "4x5", "--params", "colour=2"], "colour"),
     (["matmul", "--shape", "2x3,4x5"], "inner dims"),
-    (["add", "--shape", "4", "--dtype", "f16"], "f16"),
+    (["add", "--shape", "4", "--dtype", "f8"], "f8"),
     (["add", "--shape", "4", "--backend", "tpu"], "tpu"),
     (["add", "--shape", "4"], "-o DIR"),
     (["add", "--shape", "4", "--seed", "-1"], "seed"),

@@ -139,7 +139,7 @@ static int count_cases(const tb_config *cfg)
         const tb_cfg_op *o = &cfg->ops[i];
         const bool *dt = o->has_dtypes ? o->dtypes : cfg->dtypes;
         int ndt = 0;
-        for (int d = 0; d < TB_DTYPE_COUNT; d++)
+        for (int d = 0; d < TB_DTYPE_FULL_COUNT; d++)
             ndt += dt[d];
         cases += o->n_shapes * o->n_paramsets * ndt;
     }
@@ -645,9 +645,9 @@ static void test_unknown_op(void **state)
 static void test_dtypes(void **state)
 {
     (void)state;
-    expect_fail(with_top("\"dtypes\": [\"f32\", \"f16\"]"), TB_EINVAL,
-                "t.json:1:33: dtypes[1]: unknown dtype \"f16\" (known: f32, "
-                "f64)");
+    expect_fail(with_top("\"dtypes\": [\"f32\", \"f8\"]"), TB_EINVAL,
+                "t.json:1:33: dtypes[1]: unknown dtype \"f8\" (known: f32, "
+                "f64, bf16, f16)");
     expect_fail(with_top("\"dtypes\": []"), TB_EINVAL,
                 "t.json:1:25: dtypes: expected at least one dtype");
     expect_fail(with_top("\"dtypes\": [32]"), TB_EINVAL,

@@ -458,7 +458,7 @@ static void relu_special(void)
     const double v[] = {NAN, -0.0, 0.0, -1.5, 2.5, INFINITY, -INFINITY,
                         1e-310, -1e-310};
     const int n = (int)(sizeof v / sizeof v[0]);
-    for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+    for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
         tb_shape s = S(1, n);
         tb_tensor h, d, dout, hout;
         assert_int_equal(tb_tensor_create(&h, (tb_dtype)dt, &s), 0);
@@ -509,7 +509,7 @@ static void log_softmax_special(void)
     };
     tb_params p = {0};
     tb_params_defaults(op, &p);
-    for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+    for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
         tb_shape s = S(2, ROWS, R);
         tb_tensor h, d, dout, hout, ref;
         assert_int_equal(tb_tensor_create(&h, (tb_dtype)dt, &s), 0);
@@ -786,7 +786,7 @@ static void test_kernel_lookup(void **state)
         int top = -1;
         for (size_t i = 0; i < sizeof own_ops / sizeof own_ops[0]; i++) {
             const tb_op *op = tb_op_get(own_ops[i]);
-            for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+            for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
                 const char *impl = NULL;
                 tb_kernel_fn fn =
                     B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl).fn;
@@ -958,7 +958,7 @@ static void test_registry_rows(void **state)
         void *ctx = cpu_new(1);
         for (int id = 0; id < TB_OP_COUNT; id++) {
             const tb_op *op = tb_op_get((tb_op_id)id);
-            for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+            for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
                 const char *impl = NULL;
                 tb_kernel_fn fn =
                     B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl).fn;
@@ -1105,7 +1105,7 @@ static void test_sum_deterministic(void **state)
     (void)state;
     const tb_op *op = tb_op_get(TB_OP_sum);
     void *ctx = cpu_new(max_threads());
-    for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+    for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
         tb_shape s = S(1, 1000003), so = S(0);
         tb_tensor h, d, o, ho;
         assert_int_equal(tb_tensor_create(&h, (tb_dtype)dt, &s), 0);

@@ -293,7 +293,7 @@ static void test_rand_vs_ref(void **state)
             const tb_op *op = tb_op_get(rcases[k].op);
             tb_params p =
                 rparams(op, rcases[k].a, rcases[k].b, rcases[k].seed);
-            for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+            for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
                 for (size_t si = 0; si < sizeof shapes / sizeof shapes[0];
                      si++) {
                     tb_tensor out, ref;
@@ -337,7 +337,7 @@ static void test_rand_split_invariance(void **state)
     for (size_t k = 0; k < sizeof rcases / sizeof rcases[0]; k++) {
         const tb_op *op = tb_op_get(rcases[k].op);
         tb_params p = rparams(op, rcases[k].a, rcases[k].b, rcases[k].seed);
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
             const size_t es = tb_dtype_size((tb_dtype)dt);
             const tb_shape s1 = SHAPE(n), s2 = SHAPE(7, (n + 6) / 7);
             tb_tensor a, b, c, small, mid;
@@ -419,7 +419,7 @@ static void test_rand_statistics(void **state)
         /* Var of the sample variance: (mu4 - sigma^4) / n, with mu4 =
          * 1/80 (uniform on [0, 1)) or 3 (standard normal). */
         const double mu4 = u ? 1.0 / 80 : 3.0;
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
             for (int seed = 0; seed < 2; seed++) {
                 tb_params p = rparams(op, a, b, seed ? 20240611 : 0);
                 tb_tensor out;
@@ -503,7 +503,7 @@ static void test_rand_normal_is_box_muller(void **state)
     const tb_shape s = SHAPE(100000);
     const tb_op *un = tb_op_get(TB_OP_rand_uniform);
     const tb_op *nm = tb_op_get(TB_OP_rand_normal);
-    for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+    for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
         /* f32 outputs carry float rounding: relative 1e-6 bounds */
         const double tol = dt == TB_F32 ? 2e-6 : 1e-12;
         tb_params pu = rparams(un, 0, 1, 99), pn = rparams(nm, 0, 1, 99);
@@ -555,7 +555,7 @@ static void test_coverage(void **state)
         if (op->category != TB_CAT_CREATION)
             continue;
         n_creation++;
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
             int cases = 0;
             for (size_t i = 0; i < NCASES; i++)
                 cases += !strcmp(cv_cases[i].op, op->name) &&

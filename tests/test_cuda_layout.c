@@ -546,7 +546,7 @@ static void test_rand_vs_reference(void **state)
     (void)state;
     static const int64_t sizes[] = {1, 7, 513, 4097};
     for (size_t s = 0; s < NELEM(sizes); s++)
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
             check_rand_ref(TB_OP_rand_uniform, (tb_dtype)dt, sizes[s], -2,
                            0.3, 7);
             check_rand_ref(TB_OP_rand_normal, (tb_dtype)dt, sizes[s], 0.5,

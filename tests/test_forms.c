@@ -186,7 +186,7 @@ static void test_inplace(void **state)
     tb_axis ax[TB_MAX_AXES];
     assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
     const int nt = ax[1].n_values < 2 ? ax[1].n_values : 2;
-    for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+    for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
         for (int iv = 0; iv < ax[0].n_values; iv++)
             for (int tv = 0; tv < nt; tv++) {
                 const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
@@ -361,7 +361,7 @@ static void test_unfused(void **state)
     tb_axis ax[TB_MAX_AXES];
     assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
     const int nt = ax[1].n_values < 2 ? ax[1].n_values : 2;
-    for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+    for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
         for (int iv = 0; iv < ax[0].n_values; iv++)
             for (int tv = 0; tv < nt; tv++) {
                 const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};

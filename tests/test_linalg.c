@@ -578,7 +578,7 @@ static void test_lower_triangle(void **state)
 {
     (void)state;
     const tb_op *op = op_named("eigh");
-    for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+    for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
         for (size_t ii = 0; ii < sizeof impls / sizeof impls[0]; ii++) {
             const int64_t n = 9;
             tb_tensor a, b, oa[2], ob[2];
@@ -672,7 +672,7 @@ static void canon_case(const tb_op *op, tb_dtype dt, int64_t m, int64_t n)
 static void test_canon(void **state)
 {
     (void)state;
-    for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+    for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
         canon_case(op_named("svd"), (tb_dtype)dt, 8, 5);
         canon_case(op_named("svd"), (tb_dtype)dt, 5, 8);
         canon_case(op_named("qr"), (tb_dtype)dt, 8, 5);
@@ -697,7 +697,7 @@ static void test_coverage(void **state)
             continue;
         n_linalg++;
         assert_non_null(op->canon);
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
             int found = 0;
             for (size_t ci = 0; ci < LV_N_CASES; ci++)
                 found += strcmp(lv_cases[ci].op, op->name) == 0 &&
@@ -737,7 +737,7 @@ static void test_nonfinite(void **state)
     const double bad_values[] = {NAN, INFINITY};
     for (size_t oi = 0; oi < 3; oi++) {
         const tb_op *op = op_named(ops[oi]);
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
             for (size_t bi = 0; bi < 2; bi++)
                 for (size_t ii = 0; ii < sizeof impls / sizeof impls[0];
                      ii++) {
@@ -845,7 +845,7 @@ static void test_factorization_check(void **state)
         for (int j = 0; j < 5; j++)
             x[i * 5 + j] = (i + 1.0) * (j + 1.0); /* v v^T, rank 1 */
     static const char *const names[] = {"svd", "qr", "eigh"};
-    for (int d = 0; d < TB_DTYPE_COUNT; d++)
+    for (int d = 0; d < TB_DTYPE_FULL_COUNT; d++)
         for (int o = 0; o < 3; o++)
             for (size_t im = 1; im < sizeof impls / sizeof impls[0]; im++) {
                 const tb_op *op = op_named(names[o]);

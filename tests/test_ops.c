@@ -380,7 +380,7 @@ static void test_strided_stride0(void **state)
     static const char *const ops[] = {"add", "sub", "mul", "div", "matmul",
                                       "relu", "sum", "log_softmax",
                                       "transpose"};
-    for (int d = 0; d < TB_DTYPE_COUNT; d++) {
+    for (int d = 0; d < TB_DTYPE_FULL_COUNT; d++) {
         tb_dtype dt = (tb_dtype)d;
         tb_tensor col, row, vcol, vrow, ccol, crow;
         tensor_new(&col, dt, SHAPE(5));
@@ -690,7 +690,7 @@ static void test_special_relu(void **state)
     (void)state;
     const double v[] = {-0.0, NAN, -INFINITY, INFINITY, -1e-300, 1e-300,
                         0.0, -1.5};
-    for (int d = 0; d < TB_DTYPE_COUNT; d++) {
+    for (int d = 0; d < TB_DTYPE_FULL_COUNT; d++) {
         tb_tensor out;
         run_1d("relu", (tb_dtype)d, v, 8, NULL, 0, &out);
         const double *o = out.data;
@@ -712,7 +712,7 @@ static void test_special_log_softmax(void **state)
 {
     (void)state;
     const double l2 = log(2.0);
-    for (int d = 0; d < TB_DTYPE_COUNT; d++) {
+    for (int d = 0; d < TB_DTYPE_FULL_COUNT; d++) {
         tb_dtype dt = (tb_dtype)d;
         tb_tensor out;
         const double *o;

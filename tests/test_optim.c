@@ -443,7 +443,7 @@ static void test_cpu_random(void **state)
                     continue;
                 pset ps[8];
                 int np = psets(op->id, ps);
-                for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+                for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
                     for (int k = 0; k < ns; k++) {
                         /* every parameter set at the big sizes, one in
                          * turn at the small ones */
@@ -486,7 +486,7 @@ static void test_coverage(void **state)
             continue;
         n_opt++;
         assert_non_null(op->alias);
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
             int have = 0;
             for (size_t k = 0; k < OPTV_N_CASES; k++)
                 have += strcmp(optv_cases[k].op, op->name) == 0 &&

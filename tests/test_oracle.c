@@ -429,7 +429,7 @@ static void test_coverage(void **state)
                 assert_int_equal(tb_dtype_parse(ov_cases[i].dtype, &dt), 0);
                 seen[dt]++;
             }
-        for (int d = 0; d < TB_DTYPE_COUNT; d++) {
+        for (int d = 0; d < TB_DTYPE_FULL_COUNT; d++) {
             if (!seen[d])
                 fail_msg("%s: no %s oracle vectors", op->name,
                          tb_dtype_name((tb_dtype)d));
@@ -492,7 +492,7 @@ static void special_run_cpu(const char *name, special_want want,
 {
     const tb_op *op = op_find(name);
     void *ctx = cpu_new();
-    for (int d = 0; d < TB_DTYPE_COUNT; d++) {
+    for (int d = 0; d < TB_DTYPE_FULL_COUNT; d++) {
         tb_dtype dt = (tb_dtype)d;
         double v[NSPEC];
         special_inputs(dt, v);
@@ -679,7 +679,7 @@ static void test_reduce_contig(void **state)
     for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
         int n = lens[li];
         for (int kind = 0; kind < 7; kind++) {
-            for (int d = 0; d < TB_DTYPE_COUNT; d++) {
+            for (int d = 0; d < TB_DTYPE_FULL_COUNT; d++) {
                 tb_dtype dt = (tb_dtype)d;
                 tb_tensor x;
                 tensor_new(&x, dt, SHAPE(n));
@@ -767,7 +767,7 @@ static void test_special_nan(void **state)
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const tb_op *op = op_find(cases[k].op);
-        for (int d = 0; d < TB_DTYPE_COUNT; d++) {
+        for (int d = 0; d < TB_DTYPE_FULL_COUNT; d++) {
             tb_dtype dt = (tb_dtype)d;
             tb_tensor x, r, g;
             tensor_new(&x, dt, SHAPE(4));
@@ -954,7 +954,7 @@ static void test_strided_stride0(void **state)
     static const char *const ops[] = {"neg", "sigmoid", "max", "argmax",
                                       "var", "softmax", "permute",
                                       "mul_scalar"};
-    for (int d = 0; d < TB_DTYPE_COUNT; d++) {
+    for (int d = 0; d < TB_DTYPE_FULL_COUNT; d++) {
         tb_dtype dt = (tb_dtype)d;
         tb_tensor col, v, c;
         tensor_new(&col, dt, SHAPE(5));

@@ -123,7 +123,7 @@ static void test_op_rows(void **state)
         assert_int_equal(op->n_in, 1);
         assert_int_equal(op->n_out, 1);
         assert_null(op->alias);
-        for (int d = 0; d < TB_DTYPE_COUNT; d++) {
+        for (int d = 0; d < TB_DTYPE_FULL_COUNT; d++) {
             assert_true(op->tol[d].rtol == 0 && op->tol[d].atol == 0);
             tb_shape in = {2, {3, 1000}}, out;
             char err[128];
@@ -164,7 +164,7 @@ static void test_refs(void **state)
     const tb_op_id ids[] = {TB_OP_copy_h2d, TB_OP_copy_d2h, TB_OP_copy_d2d};
     for (size_t i = 0; i < NELEM(ids); i++)
         for (size_t k = 1; k < NELEM(odd_sizes); k++)
-            for (int d = 0; d < TB_DTYPE_COUNT; d++) {
+            for (int d = 0; d < TB_DTYPE_FULL_COUNT; d++) {
                 const tb_op *op = tb_op_get(ids[i]);
                 tb_shape s = {1, {odd_sizes[k]}};
                 tb_tensor in, out;

@@ -373,6 +373,10 @@ static tb_kernel pl_kernel(void *ctx, const tb_op *op, tb_dtype dt,
                            const tb_params *p, const char **impl)
 {
     instance *in = ctx;
+    /* ABI 1 knows f32 and f64 tensors: a plugin built against it is never
+     * handed 16-bit elements it might read as floats */
+    if (tb_dtype_is_half(dt))
+        return (tb_kernel){NULL, NULL};
     tbp_op d;
     memset(&d, 0, sizeof d);
     d.name = op->name;

@@ -214,7 +214,7 @@ static bool exec_parse(int argc, char **argv, exec_args *a, int *rc)
         *rc = tb_usage_error("exec: -o DIR is required%s", "");
     else if (a->dtype && tb_dtype_parse(a->dtype, &a->dt))
         *rc = tb_usage_error("exec: --dtype: unknown dtype '%s' (f32, "
-                             "f64)", a->dtype);
+                             "f64, bf16, f16)", a->dtype);
     else
         *rc = 0;
     if (*rc)

@@ -26,7 +26,8 @@ static const tb_command commands[] = {
      "    -s, --shape S         its shapes, e.g. 1024x1024 (all inputs) or\n"
      "                          64x128,128x32 (one per input)\n"
      "    -p, --params K=V,...  its parameters, e.g. axis=0,keepdim=true\n"
-     "    -d, --dtype D,...     its dtypes (default f32), e.g. f32,f64\n"
+     "    -d, --dtype D,...     its dtypes (default f32): f32, f64, bf16,\n"
+     "                          f16, e.g. f32,bf16\n"
      "                          (backend: --backend, default cpu; the config\n"
      "                          written for it is kept in results.json)\n"
      "        --list-cases      print the id of every case the run would\n"
@@ -99,11 +100,13 @@ static const tb_command commands[] = {
      "    files + exec.json\n"
      "    -s, --shape S         e.g. 256x256 (all inputs) or 64x128,128x32;\n"
      "                          a creation op (zeros...): the output's shape\n"
-     "    -i, --input FILE      a float32/float64 .npy array for the next\n"
+     "    -i, --input FILE      a .npy array (float32, float64, float16 or\n"
+     "                          bf16 as docs/FORMAT.md says) for the next\n"
      "                          input, once per input, in order (shapes and\n"
      "                          dtype then come from the files)\n"
      "    -p, --params K=V,...  e.g. axis=0,keepdim=true\n"
-     "    -d, --dtype f32|f64   (default f32, or the --input files' dtype)\n"
+     "    -d, --dtype DT        f32, f64, bf16 or f16 (default f32, or the\n"
+     "                          --input files' dtype)\n"
      "    -b, --backend NAME    (default cpu, default axis values)\n"
      "        --plugin PATH[:LABEL]  load a plugin (see run)\n"
      "        --seed N          config seed, as in a run (default 42)\n"
@@ -499,8 +502,9 @@ static cJSON *list_json(void)
                 stj, cJSON_CreateString(tb_op_get(op->steps[k].op)->name));
         cJSON *dt = cJSON_AddArrayToObject(o, "dtypes");
         for (int d = 0; d < TB_DTYPE_COUNT; d++)
-            cJSON_AddItemToArray(dt,
-                                 cJSON_CreateString(tb_dtype_name(d)));
+            if (!tb_op_dtype_reason(op, (tb_dtype)d))
+                cJSON_AddItemToArray(dt,
+                                     cJSON_CreateString(tb_dtype_name(d)));
         cJSON *ps = cJSON_AddArrayToObject(o, "params");
         for (int p = 0; p < op->n_params; p++) {
             const tb_param_spec *s = &op->params[p];
@@ -565,11 +569,12 @@ static cJSON *list_json(void)
  * probed, with its axes when available); --json has the same facts. */
 static void list_text(void)
 {
-    printf("ops (all in f32 and f64):\n");
+    printf("ops (all in f32 and f64; +16: also in bf16 and f16):\n");
     for (int i = 0; i < TB_OP_COUNT; i++) {
         const tb_op *op = tb_op_get((tb_op_id)i);
-        printf("  %-19s %-11s %d in  ", op->name,
-               tb_op_category_name(op->category), op->n_in);
+        printf("  %-19s %-11s %-3s %d in  ", op->name,
+               tb_op_category_name(op->category),
+               tb_op_dtype_reason(op, TB_BF16) ? "" : "+16", op->n_in);
         int first = 1;
         for (int p = 0; p < op->n_params; p++) {
             const tb_param_spec *s = &op->params[p];

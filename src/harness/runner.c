@@ -277,10 +277,15 @@ static void fill_input(tb_tensor *t, const tb_op *op, int idx, tb_rng *rng)
         float *p = t->data;
         for (int64_t i = 0; i < n; i++)
             p[i] = (float)(lo + (hi - lo) * tb_rng_uniform(rng));
-    } else {
+    } else if (t->dtype == TB_F64) {
         double *p = t->data;
         for (int64_t i = 0; i < n; i++)
             p[i] = lo + (hi - lo) * tb_rng_uniform(rng);
+    } else {
+        /* bf16, f16: the draw rounded once to the dtype (a draw at the
+         * domain's edge may round onto it) */
+        for (int64_t i = 0; i < n; i++)
+            tb_tensor_store(t, i, lo + (hi - lo) * tb_rng_uniform(rng));
     }
 }
 
@@ -740,6 +745,14 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
         set_error(res, TB_STATUS_UNAVAILABLE, "%s", c->unavailable_reason);
         return false;
     }
+    const char *undefined = tb_op_dtype_reason(c->op, c->dtype);
+    if (undefined) {
+        char why[sizeof res->message];
+        snprintf(why, sizeof why, "%s in %s: %s", c->op->name,
+                 tb_dtype_name(c->dtype), undefined);
+        set_error(res, TB_STATUS_UNSUPPORTED, "%s", why);
+        return false;
+    }
     set_phase(r, c, TB_PHASE_SETUP);
     instance *in = get_instance(r, c);
     if (in->rc) {
@@ -781,9 +794,15 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
     if (r->watch && res->impl)
         snprintf(r->watch->impl, sizeof r->watch->impl, "%s", res->impl);
     if (!fn) {
-        set_error(res, TB_STATUS_UNSUPPORTED, "%s",
-                  "the backend has no kernel for this op, dtype and "
-                  "parameters");
+        const char *half = tb_dtype_is_half(c->dtype)
+                               ? tb_backend_half_reason(c->backend)
+                               : NULL;
+        if (half)
+            set_error(res, TB_STATUS_UNSUPPORTED, "%s", half);
+        else
+            set_error(res, TB_STATUS_UNSUPPORTED, "%s",
+                      "the backend has no kernel for this op, dtype and "
+                      "parameters");
         return false;
     }
     *fnp = fn;

@@ -19,6 +19,20 @@
 /* The header is "\x93NUMPY" 1 0, a little-endian uint16 length, then a
  * Python dict literal padded with spaces and ended by '\n' so that the
  * data starts at a multiple of 64 bytes. */
+const char *tb_npy_descr(tb_dtype dt)
+{
+    switch (dt) {
+    case TB_F64:
+        return "'<f8'";
+    case TB_F16:
+        return "'<f2'";
+    case TB_BF16:
+        return TB_NPY_BF16_DESCR;
+    default:
+        return "'<f4'";
+    }
+}
+
 int tb_npy_encode(const tb_tensor *t, char **buf, size_t *len)
 {
     char dict[512], dims[400] = "";
@@ -30,9 +44,9 @@ int tb_npy_encode(const tb_tensor *t, char **buf, size_t *len)
     if (t->ndim > 1 && u > 0 && u < sizeof dims)
         dims[u - 1] = '\0'; /* (2, 3) not (2, 3,) ; (4,) keeps its comma */
     int dl = snprintf(dict, sizeof dict,
-                      "{'descr': '<%s', 'fortran_order': False, "
+                      "{'descr': %s, 'fortran_order': False, "
                       "'shape': (%s), }",
-                      t->dtype == TB_F64 ? "f8" : "f4", dims);
+                      tb_npy_descr(t->dtype), dims);
     size_t pre = 10, hlen = (size_t)dl + 1;
     size_t total_hdr = (pre + hlen + 63) / 64 * 64;
     hlen = total_hdr - pre;
@@ -56,6 +70,11 @@ int tb_npy_encode(const tb_tensor *t, char **buf, size_t *len)
             if (t->dtype == TB_F32) {
                 float f = (float)v;
                 memcpy(d + i * 4, &f, 4);
+            } else if (tb_dtype_is_half(t->dtype)) {
+                /* exact: v is a value of the dtype */
+                uint16_t h = t->dtype == TB_BF16 ? tb_f32_to_bf16((float)v)
+                                                 : tb_f32_to_f16((float)v);
+                memcpy(d + i * 2, &h, 2);
             } else {
                 memcpy(d + i * 8, &v, 8);
             }
@@ -249,7 +268,18 @@ int tb_npy_parse_header(const char *h, size_t len, tb_dtype *dt,
         c.i++;
         h_ws(&c);
         if (k == 0) {
-            if (!h_string(&c, descr, sizeof descr)) {
+            /* tbench's bf16: a structured dtype of one uint16 field named
+             * bf16, the raw bits, exactly as numpy.save writes it */
+            const size_t bl = strlen(TB_NPY_BF16_DESCR);
+            if (c.i < c.n && h[c.i] == '[') {
+                if (c.n - c.i < bl || memcmp(h + c.i, TB_NPY_BF16_DESCR, bl)) {
+                    *why = "descr is a structured dtype other than "
+                           "[('bf16', '<u2')]";
+                    return TB_EPARSE;
+                }
+                c.i += bl;
+                snprintf(descr, sizeof descr, "%s", TB_NPY_BF16_FIELDS);
+            } else if (!h_string(&c, descr, sizeof descr)) {
                 *why = "descr is not a string";
                 return TB_EPARSE;
             }
@@ -290,8 +320,13 @@ int tb_npy_parse_header(const char *h, size_t len, tb_dtype *dt,
         *dt = TB_F32;
     } else if (!strcmp(descr, "<f8") || !strcmp(descr, "=f8")) {
         *dt = TB_F64;
+    } else if (!strcmp(descr, "<f2") || !strcmp(descr, "=f2")) {
+        *dt = TB_F16;
+    } else if (!strcmp(descr, TB_NPY_BF16_FIELDS)) {
+        *dt = TB_BF16;
     } else {
-        *why = "dtype is not little-endian float32 or float64";
+        *why = "dtype is not little-endian float32, float64, float16 or "
+               "tbench's bf16 ([('bf16', '<u2')])";
         return TB_EPARSE;
     }
     if (fortran) {

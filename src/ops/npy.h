@@ -7,6 +7,17 @@
 
 #include "tensor.h"
 
+/* bf16 has no NumPy dtype: tbench writes its raw bits as a structured
+ * dtype of one little-endian uint16 field named "bf16" (numpy.load reads
+ * it; a['bf16'].astype('<u4') << 16, viewed as float32, is the value).
+ * TB_NPY_BF16_DESCR is the descr as the header holds it,
+ * TB_NPY_BF16_FIELDS the reader's name for it. */
+#define TB_NPY_BF16_DESCR "[('bf16', '<u2')]"
+#define TB_NPY_BF16_FIELDS "bf16-fields"
+/* The header's descr value for dt, quotes included: '<f4', '<f8', '<f2'
+ * or TB_NPY_BF16_DESCR. */
+const char *tb_npy_descr(tb_dtype dt);
+
 /* Serialize host tensor t (any strides; written in row-major order) as
  * a complete .npy file image.  Caller frees *buf.  0 or TB_ENOMEM. */
 int tb_npy_encode(const tb_tensor *t, char **buf, size_t *len);
@@ -21,13 +32,15 @@ int tb_npy_write(const char *path, const tb_tensor *t, char *err,
  * the keys 'descr', 'fortran_order' and 'shape' (quoted either way, in
  * any order, each once, an optional trailing comma), string values with
  * backslash escapes, True/False, and a tuple of integers.  On success
- * *dt is TB_F32 or TB_F64 and *sh the shape (1 to TB_MAX_DIMS dims of
+ * *dt is TB_F32, TB_F64, TB_F16 ('<f2') or TB_BF16 (TB_NPY_BF16_DESCR)
+ * and *sh the shape (1 to TB_MAX_DIMS dims of
  * 1..2^40 elements in all).  Otherwise TB_EPARSE with *why a constant
  * sentence. */
 int tb_npy_parse_header(const char *h, size_t len, tb_dtype *dt,
                         tb_shape *sh, const char **why);
 
-/* Read a .npy file written by numpy.save (float32 or float64, C order,
+/* Read a .npy file written by numpy.save (float32, float64, float16 or
+ * tbench's bf16, C order,
  * little-endian, 1 to 8 positive dims) into a new tracked tensor.  0, or
  * TB_EIO/TB_EPARSE/TB_ENOMEM with "PATH: what" in err.  The caller
  * destroys *out. */

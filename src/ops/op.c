@@ -209,15 +209,36 @@ static const tb_step steps_log_softmax[] = {
 
 /* ---- the table ----------------------------------------------------------- */
 
-/* Tolerances: |got - ref| <= atol * sqrt(reduce_len) + rtol * |ref|.
+/* Tolerances: |got - ref| <= atol * sqrt(reduce_len) + rtol * |ref|,
+ * one {rtol, atol} per dtype: f32, f64, bf16, f16.
  * f32 element-wise results are one rounding from the exact value
  * (half an ulp = 6e-8 relative); reductions and matmul accumulate
- * rounding that grows with the number of terms. */
-#define TOL_EW {{1e-6, 1e-7}, {1e-14, 1e-15}}
-#define TOL_ACC {{1e-5, 2e-6}, {1e-12, 1e-13}}
+ * rounding that grows with the number of terms.
+ *
+ * bf16 and f16 (the reference reads the same rounded inputs): a kernel
+ * computes in f32 and rounds each result once to the dtype, an error of
+ * at most half the dtype's epsilon relative to the result, plus the f32
+ * computation's own (2^-16 or 2^-13 of that for one operation; for a
+ * sum, f32's accumulation error, whose absolute part the f32 atol already
+ * bounds).  So rtol is stated in units of the dtype's epsilon (LOWP(k):
+ * k * 2^-7 and k * 2^-10, 2k times the worst rounding), never borrowed
+ * from f32, and atol is the f32 computation's. */
+#define EPS_BF16 0x1p-7
+#define EPS_F16 0x1p-10
+#define LOWP(k, atol_bf16, atol_f16)                                     \
+    {(k) * EPS_BF16, atol_bf16}, { (k) * EPS_F16, atol_f16 }
+#define TOL_EW {{1e-6, 1e-7}, {1e-14, 1e-15}, LOWP(1, 1e-7, 1e-7)}
+#define TOL_ACC {{1e-5, 2e-6}, {1e-12, 1e-13}, LOWP(1, 2e-6, 2e-6)}
+/* An eager framework's composition of a fused op rounds every
+ * intermediate to the dtype: a few roundings, which a cancellation
+ * (t + b near 0 in linear's t = x @ W; u = t + b) turns into absolute
+ * error of the intermediate's size. */
+#define TOL_EW_STEPS {{1e-6, 1e-7}, {1e-14, 1e-15}, LOWP(2, 1e-7, 1e-7)}
+#define TOL_ACC_STEPS                                                     \
+    {{1e-5, 2e-6}, {1e-12, 1e-13}, LOWP(4, EPS_BF16, EPS_F16)}
 /* Exact: the result is one of the inputs (or an index), or an exact
  * operation on one (neg, abs). */
-#define TOL_EXACT {{0, 0}, {0, 0}}
+#define TOL_EXACT {{0, 0}, {0, 0}, {0, 0}, {0, 0}}
 /* Element-wise math on exact inputs: one correctly rounded operation or
  * a libm call of at most a few ulp (glibc's expf/logf/tanhf/powf are
  * under 2 ulp), or a short chain of them whose rounding errors are not
@@ -225,28 +246,34 @@ static const tb_step steps_log_softmax[] = {
  * is 8 ulp at worst (2^-23 relative per ulp) for f32, 1e-14 ~45 ulp for
  * f64.  atol is the smallest normal number: results in the subnormal
  * range may be flushed to zero (FTZ, as SIMD kernels often run) or
- * computed as 1/(1+inf) = 0, but any normal result must be accurate. */
-#define TOL_MATH {{1e-6, FLT_MIN}, {1e-14, DBL_MIN}}
+ * computed as 1/(1+inf) = 0, but any normal result must be accurate.
+ * f16's subnormals are spaced 2^-24 apart: a result rounded there is
+ * within 2^-25 absolute. */
+#define TOL_MATH                                                          \
+    {{1e-6, FLT_MIN}, {1e-14, DBL_MIN}, LOWP(1, FLT_MIN, 0x1p-24)}
 /* gelu and gelu_tanh as most libraries compute them, 0.5*x*(1+erf(.))
  * and 0.5*x*(1+tanh(.)), cancel for negative x: the absolute error is
  * about |x|/2 times half an ulp of 1, i.e. up to ~1.6e-7 in f32 (at
  * x ~ -5.5, beyond which the result rounds to 0) and ~4.4e-16 in f64 (at
  * x ~ -8).  Stable forms (erfc, x*sigmoid(2u)) meet rtol alone. */
-#define TOL_GELU {{1e-6, 2e-7}, {1e-14, 1e-15}}
+#define TOL_GELU {{1e-6, 2e-7}, {1e-14, 1e-15}, LOWP(1, 2e-7, 2e-7)}
 /* Optimizer steps: a short chain of roundings (a square root and a
  * division for the Adam family) on values of order 1. */
-#define TOL_OPT {{1e-5, 1e-6}, {1e-13, 1e-14}}
+#define TOL_OPT {{1e-5, 1e-6}, {1e-13, 1e-14}, LOWP(1, 1e-6, 1e-6)}
 /* rand_normal: Box-Muller's log and cos of the same uniform draws. */
-#define TOL_RAND_NORMAL {{1e-5, 1e-6}, {1e-13, 1e-14}}
+#define TOL_RAND_NORMAL {{1e-5, 1e-6}, {1e-13, 1e-14}, LOWP(1, 1e-6, 1e-6)}
 /* svd/qr/eigh on well-conditioned random matrices (entries in [-1, 1]):
  * backward-stable algorithms, errors ~ n * eps * cond; vectors compared
- * after tb_canon_* fixed their signs. */
-#define TOL_LINALG {{2e-3, 2e-4}, {1e-9, 1e-10}}
+ * after tb_canon_* fixed their signs.  No backend factorizes in bf16 or
+ * f16 (PyTorch does not either): n * eps * cond stated for them anyway,
+ * n ~ 64. */
+#define TOL_LINALG                                                        \
+    {{2e-3, 2e-4}, {1e-9, 1e-10}, LOWP(64, EPS_BF16, EPS_F16)}
 
 /* Backward ops: a gradient is a short chain of roundings per term
  * (sigmoid' = g*s*(1-s), gelu' = g*(Phi + x*phi)), sums scale atol with
  * their length (tb_bw_reduce_len). */
-#define TOL_BW_EW {{1e-5, 1e-6}, {1e-13, 1e-14}}
+#define TOL_BW_EW {{1e-5, 1e-6}, {1e-13, 1e-14}, LOWP(1, 1e-6, 1e-6)}
 #define BW_ROW(nin, nout, shape_fn, tol_)                                 \
     .category = TB_CAT_BACKWARD, .n_in = nin, .n_out = nout,              \
     .shape = shape_fn, .flops = tb_bw_flops, .bytes = tb_bytes_io,        \
@@ -335,8 +362,9 @@ static const tb_param_spec params_infer_step[] = {
     P_POOL,
 };
 /* A loss or log-probabilities after ~10 chained kernels with sums over
- * up to K = 784 terms. */
-#define TOL_WORKLOAD {{1e-4, 1e-5}, {1e-10, 1e-12}}
+ * up to K = 784 terms (in bf16 and f16: ~10 roundings of the dtype). */
+#define TOL_WORKLOAD                                                      \
+    {{1e-4, 1e-5}, {1e-10, 1e-12}, LOWP(16, EPS_BF16, EPS_F16)}
 #define WL_ROW(nparams, params_)                                          \
     .category = TB_CAT_WORKLOAD, .n_in = 1, .n_out = 1,                   \
     .n_params = nparams, .params = params_, .shape = shape_workload,      \
@@ -770,20 +798,20 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .category = TB_CAT_UNFUSED, .n_in = 2, .n_out = 1,
         .shape = tb_rule_broadcast, .flops = tb_flops_elem,
         .bytes = tb_bytes_io,
-        .tol = TOL_EW, .n_steps = NSTEPS(steps_add_relu),
+        .tol = TOL_EW_STEPS, .n_steps = NSTEPS(steps_add_relu),
         .steps = steps_add_relu,
         .doc = "add_relu as two kernels: t = a + b; relu(t)"},
     [TB_OP_linear_unfused] = {OP_ID(linear_unfused),
         .category = TB_CAT_UNFUSED, .n_in = 3, .n_out = 1,
         .shape = tb_rule_linear, .flops = tb_flops_linear, .bytes = tb_bytes_io,
-        .reduce_len = tb_rlen_matmul, .tol = TOL_ACC,
+        .reduce_len = tb_rlen_matmul, .tol = TOL_ACC_STEPS,
         .n_steps = NSTEPS(steps_linear), .steps = steps_linear,
         .doc = "linear as three kernels: t = x @ W; u = t + b; relu(u)"},
     [TB_OP_log_softmax_unfused] = {OP_ID(log_softmax_unfused),
         .category = TB_CAT_UNFUSED, .n_in = 1, .n_out = 1, .n_params = 1,
         .params = params_axis, .shape = tb_rule_axis_same,
         .flops = tb_flops_log_softmax, .bytes = tb_bytes_io,
-        .reduce_len = tb_rlen_axis, .tol = TOL_ACC,
+        .reduce_len = tb_rlen_axis, .tol = TOL_ACC_STEPS,
         .n_steps = NSTEPS(steps_log_softmax), .steps = steps_log_softmax,
         .doc = "log_softmax as six kernels: max, sub, exp, sum, log, sub"},
 
@@ -932,6 +960,35 @@ const tb_op *tb_op_find(const char *name)
     for (int i = 0; name && i < TB_OP_COUNT; i++)
         if (strcmp(op_table[i].name, name) == 0)
             return &op_table[i];
+    return NULL;
+}
+
+const char *tb_op_dtype_reason(const tb_op *op, tb_dtype dt)
+{
+    if (!op || (unsigned)dt >= TB_DTYPE_COUNT)
+        return "not a dtype";
+    if (!tb_dtype_is_half(dt))
+        return NULL;
+    switch (op->category) {
+    case TB_CAT_LINALG:
+        return "factorizations are defined in f32 and f64 only (LAPACK "
+               "and PyTorch have none in bf16 or f16)";
+    case TB_CAT_CALIB:
+        return "calibration ops run in f32 and f64 only";
+    case TB_CAT_OPTIMIZER:
+        return "an optimizer step in bf16/f16 keeps f32 state beside its "
+               "16-bit parameters (PyTorch's mixed precision), and a case "
+               "has one dtype: not yet defined";
+    case TB_CAT_WORKLOAD:
+        return "model steps in bf16/f16 are not yet defined (their loss "
+               "is nll_loss, and their optimizer step mixed precision)";
+    default:
+        break;
+    }
+    if (op->id == TB_OP_argmax || op->id == TB_OP_nll_loss ||
+        op->id == TB_OP_nll_loss_backward)
+        return "its class indices are integers, which bf16 holds exactly "
+               "only up to 256 (f16: 2048): defined in f32 and f64 only";
     return NULL;
 }
 

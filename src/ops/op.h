@@ -205,6 +205,10 @@ static inline int tb_op_n_shapes(const tb_op *op)
 }
 
 const tb_op *tb_op_get(tb_op_id id);
+/* Is op defined in dtype dt?  Every op is in f32 and f64; bf16 and f16
+ * are defined for the ops PyTorch computes in them on the CPU, with its
+ * numerics (ops/half.h).  NULL when it is, else why not (one line). */
+const char *tb_op_dtype_reason(const tb_op *op, tb_dtype dt);
 /* Lookup by name; NULL if unknown. */
 const tb_op *tb_op_find(const char *name);
 const char *tb_op_category_name(tb_op_category c);

@@ -33,12 +33,10 @@
 
 /* ---- element access ----------------------------------------------------- */
 
-/* Element at offset off (in elements) of a host f32/f64 tensor. */
+/* Element at offset off (in elements) of a host tensor. */
 static inline double load(const tb_tensor *t, int64_t off)
 {
-    if (t->dtype == TB_F32)
-        return (double)((const float *)t->data)[off];
-    return ((const double *)t->data)[off];
+    return tb_tensor_load(t, off);
 }
 
 /* Input must be a host tensor of a known dtype with sane dims. */
@@ -567,7 +565,7 @@ static int param_float(const tb_params *p, tb_op_id id, int idx, double *v)
  * hold it (see ref.h). */
 static double as_dtype(tb_dtype dt, double v)
 {
-    return dt == TB_F32 ? (double)(float)v : v;
+    return tb_dtype_round(dt, v);
 }
 
 /* ---- binary: pow, maximum, minimum, add_relu ------------------------------ */

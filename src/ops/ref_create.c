@@ -49,10 +49,7 @@ static double param(const tb_params *p, tb_op_id id, int idx)
  * vectorizer drops the truncation), which would skip the rounding. */
 static double to_dtype(double v, tb_dtype dt)
 {
-    if (dt != TB_F32)
-        return v;
-    volatile float f = (float)v;
-    return (double)f;
+    return tb_dtype_round(dt, v);
 }
 
 static int fill(const tb_tensor *in, tb_tensor *out, double v)
@@ -63,7 +60,7 @@ static int fill(const tb_tensor *in, tb_tensor *out, double v)
         return rc;
     double *o = out->data;
     int64_t n = tb_tensor_numel(out);
-    v = to_dtype(v, dt);
+    v = tb_dtype_round(dt, v); /* exact: the value as the dtype holds it */
     for (int64_t i = 0; i < n; i++)
         o[i] = v;
     return 0;
@@ -109,11 +106,12 @@ static double rand_value(tb_op_id id, tb_dtype dt, uint64_t key, int64_t i,
                          const double ab[2])
 {
     if (id == TB_OP_rand_uniform)
-        return dt == TB_F32
+        return tb_dtype_compute(dt) == TB_F32
                    ? tb_rand_uniform_f32(key, (uint64_t)i, ab[0], ab[1])
                    : tb_rand_uniform_f64(key, (uint64_t)i, ab[0], ab[1]);
     double z[2];
-    tb_rand_normal_pair(key, (uint64_t)i / 2, dt == TB_F32, z);
+    tb_rand_normal_pair(key, (uint64_t)i / 2,
+                        tb_dtype_compute(dt) == TB_F32, z);
     return ab[0] + ab[1] * z[i & 1];
 }
 

@@ -44,9 +44,7 @@ static double load(const tb_tensor *t, int64_t i)
         off += (i % t->shape[d]) * t->strides[d];
         i /= t->shape[d];
     }
-    if (t->dtype == TB_F32)
-        return (double)((const float *)t->data)[off];
-    return ((const double *)t->data)[off];
+    return tb_tensor_load(t, off);
 }
 
 /* Every input a host f32/f64 tensor of in[0]'s shape with data; every

@@ -6,17 +6,27 @@
 #include "alloc.h"
 #include "../base/error.h"
 
-static const char *const dtype_names[TB_DTYPE_COUNT] = {"f32", "f64"};
+/* Per dtype: name, bytes, epsilon (spacing at 1), subnormal spacing. */
+static const struct {
+    const char *name;
+    size_t size;
+    double eps, tiny;
+} dtype_info[TB_DTYPE_COUNT] = {
+    [TB_F32] = {"f32", sizeof(float), 0x1p-23, 0x1p-149},
+    [TB_F64] = {"f64", sizeof(double), 0x1p-52, 0x1p-1074},
+    [TB_BF16] = {"bf16", sizeof(uint16_t), 0x1p-7, 0x1p-133},
+    [TB_F16] = {"f16", sizeof(uint16_t), 0x1p-10, 0x1p-24},
+};
 
 const char *tb_dtype_name(tb_dtype dt)
 {
-    return (unsigned)dt < TB_DTYPE_COUNT ? dtype_names[dt] : NULL;
+    return (unsigned)dt < TB_DTYPE_COUNT ? dtype_info[dt].name : NULL;
 }
 
 int tb_dtype_parse(const char *name, tb_dtype *out)
 {
     for (int i = 0; i < TB_DTYPE_COUNT; i++) {
-        if (name && strcmp(name, dtype_names[i]) == 0) {
+        if (name && strcmp(name, dtype_info[i].name) == 0) {
             *out = (tb_dtype)i;
             return 0;
         }
@@ -26,7 +36,36 @@ int tb_dtype_parse(const char *name, tb_dtype *out)
 
 size_t tb_dtype_size(tb_dtype dt)
 {
-    return dt == TB_F64 ? sizeof(double) : sizeof(float);
+    return (unsigned)dt < TB_DTYPE_COUNT ? dtype_info[dt].size : 0;
+}
+
+double tb_dtype_eps(tb_dtype dt)
+{
+    return dtype_info[(unsigned)dt < TB_DTYPE_COUNT ? dt : TB_F32].eps;
+}
+
+double tb_dtype_tiny(tb_dtype dt)
+{
+    return dtype_info[(unsigned)dt < TB_DTYPE_COUNT ? dt : TB_F32].tiny;
+}
+
+tb_dtype tb_dtype_compute(tb_dtype dt)
+{
+    return dt == TB_F64 ? TB_F64 : TB_F32;
+}
+
+double tb_dtype_round(tb_dtype dt, double v)
+{
+    /* Through volatile: GCC 12 at -O2 may fold a (double)(float) round
+     * trip away (see ref_optim.c). */
+    if (dt == TB_F64 || (unsigned)dt >= TB_DTYPE_COUNT)
+        return v;
+    volatile float f = (float)v;
+    if (dt == TB_BF16)
+        return tb_bf16_to_f32(tb_f32_to_bf16(f));
+    if (dt == TB_F16)
+        return tb_f16_to_f32(tb_f32_to_f16(f));
+    return f;
 }
 
 int64_t tb_shape_numel(const tb_shape *s)
@@ -199,17 +238,10 @@ static int64_t flat_offset(const tb_tensor *t, int64_t flat)
 
 double tb_tensor_get(const tb_tensor *t, int64_t flat)
 {
-    int64_t off = flat_offset(t, flat);
-    if (t->dtype == TB_F32)
-        return ((const float *)t->data)[off];
-    return ((const double *)t->data)[off];
+    return tb_tensor_load(t, flat_offset(t, flat));
 }
 
 void tb_tensor_set(tb_tensor *t, int64_t flat, double v)
 {
-    int64_t off = flat_offset(t, flat);
-    if (t->dtype == TB_F32)
-        ((float *)t->data)[off] = (float)v;
-    else
-        ((double *)t->data)[off] = v;
+    tb_tensor_store(t, flat_offset(t, flat), v);
 }

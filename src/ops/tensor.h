@@ -11,9 +11,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "half.h"
+
 #define TB_MAX_DIMS 8
 
-typedef enum { TB_F32 = 0, TB_F64 = 1, TB_DTYPE_COUNT } tb_dtype;
+/* The element types.  The codes are fixed (results and the plugin ABI
+ * carry them): new ones are added at the end.  bf16 and f16 are storage
+ * formats: ops read them, compute in f32 and round each result once
+ * (PyTorch's numerics on the CPU; half.h). */
+typedef enum {
+    TB_F32 = 0,
+    TB_F64 = 1,
+    TB_BF16 = 2,
+    TB_F16 = 3,
+    TB_DTYPE_COUNT
+} tb_dtype;
+/* f32 and f64 (codes 0 and 1): the dtypes every op is defined in. */
+#define TB_DTYPE_FULL_COUNT 2
 
 struct tb_backend;
 
@@ -33,11 +47,30 @@ typedef struct tb_tensor {
     bool owns;
 } tb_tensor;
 
-/* "f32" / "f64"; NULL for an invalid value. */
+/* "f32", "f64", "bf16", "f16"; NULL for an invalid value. */
 const char *tb_dtype_name(tb_dtype dt);
 /* Parse a dtype name; returns 0 or TB_EDTYPE. */
 int tb_dtype_parse(const char *name, tb_dtype *out);
+/* Bytes per element (0 for an invalid value). */
 size_t tb_dtype_size(tb_dtype dt);
+/* Machine epsilon, the spacing of the dtype's values at 1: 2^-23, 2^-52,
+ * 2^-7, 2^-10.  Tolerances of the 16-bit dtypes are stated in it. */
+double tb_dtype_eps(tb_dtype dt);
+/* The spacing of the dtype's subnormal numbers (its smallest positive
+ * value): 2^-149, 2^-1074 (0 would do: it underflows nothing here), 2^-133,
+ * 2^-24.  A result rounded into that range is off by up to this much. */
+double tb_dtype_tiny(tb_dtype dt);
+/* The dtype a kernel computes in: f32 for f32, bf16 and f16; f64 for
+ * f64.  Constants (an op's scalar parameter) are held in it. */
+tb_dtype tb_dtype_compute(tb_dtype dt);
+/* bf16 or f16. */
+static inline int tb_dtype_is_half(tb_dtype dt)
+{
+    return dt == TB_BF16 || dt == TB_F16;
+}
+/* v as an element of dtype dt holds it: rounded to f32 (f32), to f32 then
+ * to the 16-bit format (bf16, f16), unchanged (f64). */
+double tb_dtype_round(tb_dtype dt, double v);
 
 /* Number of elements; 1 for ndim 0. */
 int64_t tb_shape_numel(const tb_shape *s);
@@ -78,5 +111,39 @@ int tb_tensor_transpose_view(const tb_tensor *t, int a, int b,
  * Used by reference kernels and checks, never by timed code. */
 double tb_tensor_get(const tb_tensor *t, int64_t flat);
 void tb_tensor_set(tb_tensor *t, int64_t flat, double v);
+
+/* Element at offset off (in elements, strides already applied) of a host
+ * tensor of any dtype, widened exactly to double. */
+static inline double tb_tensor_load(const tb_tensor *t, int64_t off)
+{
+    switch (t->dtype) {
+    case TB_F32:
+        return ((const float *)t->data)[off];
+    case TB_BF16:
+        return tb_bf16_to_f32(((const uint16_t *)t->data)[off]);
+    case TB_F16:
+        return tb_f16_to_f32(((const uint16_t *)t->data)[off]);
+    default:
+        return ((const double *)t->data)[off];
+    }
+}
+
+/* Store v at offset off, rounded as tb_dtype_round does. */
+static inline void tb_tensor_store(tb_tensor *t, int64_t off, double v)
+{
+    switch (t->dtype) {
+    case TB_F32:
+        ((float *)t->data)[off] = (float)v;
+        break;
+    case TB_BF16:
+        ((uint16_t *)t->data)[off] = tb_f32_to_bf16((float)v);
+        break;
+    case TB_F16:
+        ((uint16_t *)t->data)[off] = tb_f32_to_f16((float)v);
+        break;
+    default:
+        ((double *)t->data)[off] = v;
+    }
+}
 
 #endif

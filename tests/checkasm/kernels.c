@@ -65,7 +65,7 @@ void test_kernel_binary(void **state)
     const int nl = tables();
     for (int l = 0; l < nl; l++)
         for (int op = 0; op < TB_CPU_NBIN; op++)
-            for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+            for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
                 for (int si = 0; si < N_SIZES; si++)
                     for (int form = 0; form < 4; form++) {
                         const int64_t n = sizes[si];
@@ -131,7 +131,7 @@ void test_kernel_add_relu(void **state)
     (void)state;
     const int nl = tables();
     for (int l = 0; l < nl; l++)
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
             for (int si = 0; si < N_SIZES; si++)
                 for (int form = 0; form < 4; form++) {
                     const tb_dtype t = (tb_dtype)dt;
@@ -191,7 +191,7 @@ void test_kernel_relu(void **state)
     (void)state;
     const int nl = tables();
     for (int l = 0; l < nl; l++)
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
             for (int si = 0; si < 2 * N_SIZES; si++) {
                 const bool nt = si >= N_SIZES;
                 const int64_t n = sizes[si % N_SIZES];
@@ -239,7 +239,7 @@ void test_kernel_sum(void **state)
     (void)state;
     const int nl = tables();
     for (int l = 0; l < nl; l++)
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
             const tb_dtype t = (tb_dtype)dt;
             const size_t es = tb_dtype_size(t);
             for (int si = 0; si < N_SIZES; si++) {
@@ -327,7 +327,7 @@ static void check_log_softmax(bool soft)
     const int nl = tables();
     const tb_op *op = tb_op_get(soft ? TB_OP_softmax : TB_OP_log_softmax);
     for (int l = 0; l < nl; l++)
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
             const tb_dtype t = (tb_dtype)dt;
             const size_t es = tb_dtype_size(t);
             const tb_tol tol = op->tol[t];
@@ -498,7 +498,7 @@ void test_kernel_transpose(void **state)
     (void)state;
     const int nl = tables();
     for (int l = 0; l < nl; l++)
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
             const tb_dtype t = (tb_dtype)dt;
             const size_t es = tb_dtype_size(t);
             const int tile = tab[l].tr[dt].tile;
@@ -540,7 +540,7 @@ void test_kernel_transpose_nt(void **state)
     (void)state;
     const int nl = tables();
     for (int l = 0; l < nl; l++)
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
             const tb_dtype t = (tb_dtype)dt;
             const size_t es = tb_dtype_size(t);
             const int tile = tab[l].tr[dt].tile;
@@ -595,7 +595,7 @@ void test_kernel_pool(void **state)
         {6, 70, 3, 5, 1},
     };
     for (int l = 0; l < nl; l++)
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
             for (size_t gi = 0; gi < sizeof geo / sizeof geo[0]; gi++)
                 for (int64_t planes = 1; planes <= 3; planes++)
                     for (int is_max = 0; is_max < 2; is_max++) {
@@ -695,7 +695,7 @@ void test_kernel_zero(void **state)
     (void)state;
     const int nl = tables();
     for (int l = 0; l < nl; l++)
-        for (int dt = 0; dt < TB_DTYPE_COUNT; dt++) {
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
             const tb_dtype t = (tb_dtype)dt;
             gbuf ga, gb, go;
             void *a = gb_new(&ga, 0, misalign(t));

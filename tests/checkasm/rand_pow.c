@@ -119,7 +119,7 @@ void test_rand_ops(void **state)
                                                    err, sizeof err),
                                      0);
                 tb_params_defaults(op, &p);
-                for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+                for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
                     for (size_t si = 0;
                          si < sizeof rs_sizes / sizeof rs_sizes[0]; si++) {
                         const tb_dtype d = (tb_dtype)dt;
@@ -653,7 +653,7 @@ static void permute_tiled_on(const char *const vals[2])
     const int n3 = (int)(sizeof s3 / sizeof s3[0]) * 6;
     const int n4 = (int)(sizeof p4 / sizeof p4[0]) *
                    (int)(sizeof s4 / sizeof s4[0]);
-    for (int dt = 0; dt < TB_DTYPE_COUNT; dt++)
+    for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
         for (int c = 0; c < n3 + n4; c++) {
             const bool four = c >= n3;
             const int nd = four ? 4 : 3;

@@ -54,6 +54,11 @@ void tb_cpu_count_launch(void *ctx)
         cpu_count_launch(ctx);
 }
 
+void *tb_cpu_serial(void *ctx)
+{
+    return ctx ? ((tb_cpu_ctx *)ctx)->serial : NULL;
+}
+
 void tb_cpu_parallel(void *ctx, int64_t work, int64_t items,
                      tb_cpu_task_fn fn, void *arg)
 {
@@ -176,6 +181,7 @@ static void cpu_destroy(void *ctx)
     if (!c)
         return;
     tb_cpu_pool_destroy(c->pool);
+    free(c->serial);
     free(c);
 }
 
@@ -272,6 +278,16 @@ static int cpu_create(const tb_backend *self, const char *const *values,
         tb_cpu_kernels_fill(&c->k[l], l);
         tb_vmath_fill(&c->vm[l], l);
     }
+    c->serial = calloc(1, sizeof *c->serial);
+    if (!c->serial) {
+        free(c);
+        return TB_ENOMEM;
+    }
+    memcpy(c->serial->k, c->k, sizeof c->k);
+    memcpy(c->serial->vm, c->vm, sizeof c->vm);
+    c->serial->threads = 1;
+    c->serial->isa = c->isa;
+    c->serial->mem.owner = self;
     if (c->threads > 1) {
         int rc = tb_cpu_pool_create(c->threads - 1, &c->pool);
         if (rc) {
@@ -279,6 +295,7 @@ static int cpu_create(const tb_backend *self, const char *const *values,
                 snprintf(err, errlen,
                          "cpu: threads=%d: cannot start worker threads",
                          c->threads);
+            free(c->serial);
             free(c);
             return rc;
         }

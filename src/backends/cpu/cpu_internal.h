@@ -41,6 +41,10 @@ int tb_cpu_begin_op(void *ctx, tb_op_id id, tb_dtype dt,
  * value). */
 double tb_cpu_param(const tb_params *p, tb_op_id id, int idx);
 
+/* The instance's single-threaded twin (drv.h), for kernels called from
+ * inside one of its parallel parts; NULL for NULL. */
+void *tb_cpu_serial(void *ctx);
+
 /* Run fn(arg, part, nparts) for every part of a job of `work` elements
  * in `items` independent pieces: on the calling thread alone below the
  * backend's work threshold or with threads=1, else split over the pool.

@@ -64,6 +64,11 @@ typedef struct tb_cpu_ctx {
     tb_cpu_kernels k[TB_ISA_COUNT];
     tb_vmath vm[TB_ISA_COUNT]; /* f32 exp, log, tanh, sigmoid, gelu... */
     tb_cpu_pool *pool; /* NULL when threads == 1 */
+    /* A single-threaded twin (same level and inner loops, no pool, its
+     * own counters) for the f32 calls a bf16/f16 row makes from inside
+     * its own parts (half.c): they neither split again nor count as
+     * launches of this instance.  NULL in the twin itself. */
+    struct tb_cpu_ctx *serial;
 } tb_cpu_ctx;
 
 /* How many parts to split `work` (in elements or multiply-adds) over,

@@ -48,6 +48,7 @@ unsigned tb_cpu_isa_flags(void)
     /* AVX needs OSXSAVE (bit 27) before xgetbv may even be executed. */
     const int osxsave = (ecx1 >> 27) & 1;
     const int avx = (ecx1 >> 28) & 1, fma = (ecx1 >> 12) & 1;
+    const int f16c = (ecx1 >> 29) & 1; /* the bf16/f16 rows' conversions */
     if (!osxsave || !avx || max_leaf < 7)
         return flags;
     const uint64_t xcr0 = isa_xcr0();
@@ -56,7 +57,7 @@ unsigned tb_cpu_isa_flags(void)
         return flags;
     __cpuid_count(7, 0, a, b, c, d);
     const unsigned ebx7 = b;
-    if (fma && (ebx7 & (1u << 5)))
+    if (fma && f16c && (ebx7 & (1u << 5)))
         flags |= TB_CPU_FLAG_AVX2;
     /* Opmask (5), ZMM_Hi256 (6) and Hi16_ZMM (7) state as well. */
     const unsigned need512 = (1u << 16) | (1u << 17) | (1u << 30) |

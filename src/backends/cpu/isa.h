@@ -28,7 +28,7 @@ enum tb_cpu_isa {
 /* Raw feature bits, reported by tb_cpu_isa_flags(). */
 enum tb_cpu_isa_flag {
     TB_CPU_FLAG_SSE41 = 1u << 0,
-    TB_CPU_FLAG_AVX2 = 1u << 1,     /* AVX2 and FMA and OS YMM support */
+    TB_CPU_FLAG_AVX2 = 1u << 1,     /* AVX2, FMA, F16C and OS YMM support */
     TB_CPU_FLAG_AVX512 = 1u << 2,   /* F+BW+DQ+VL and OS ZMM support */
 };
 

@@ -26,7 +26,7 @@
  * link, a definition without a row fails -Werror=missing-prototypes.
  *
  * The table: X(op, dt, sfx, c) with op an op name (tb_op_id TB_OP_<op>),
- * dt f32 or f64, sfx the name's level suffix (avx512, avx2, or for the C
+ * dt f32, f64, bf16 or f16, sfx the name's level suffix (avx512, avx2, or for the C
  * row scalar or c) and c the suffix of the pair's C row: scalar for the
  * pairs of the cpu drivers (drv_*.c over the inner-loop tables of
  * kernels.h and vmath.h) and of optim.c, c for the other portable files.
@@ -73,6 +73,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 #define TB_CPU_LV_c TB_ISA_SCALAR
 #define TB_CPU_DT_f32 TB_F32
 #define TB_CPU_DT_f64 TB_F64
+#define TB_CPU_DT_bf16 TB_BF16
+#define TB_CPU_DT_f16 TB_F16
 /* The entry point of a row. */
 #define TB_CPU_KFN(op, dt, sfx) tb_cpu_k_##op##_##dt##_##sfx
 
@@ -248,6 +250,65 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     X(max_pool2d_backward, f64, c, c)                                     \
     TB_CPU_C2(X, avg_pool2d_backward) TB_CPU_C2(X, conv2d_backward)
 
+/* bf16 and f16 (half.c): a row of level L widens its inputs to f32
+ * with level L's conversions (F16C and AVX2 integer code at avx2,
+ * ops/half.h's portable C at c), runs the op's f32 row of level L (the
+ * best one at or below it) and rounds each result once to the dtype:
+ * PyTorch's CPU numerics (compute in f32, accumulate in f32, round
+ * once).  Element-wise ops run block by block in L1-sized f32 scratch, so
+ * memory sees only the 16-bit tensors; the others widen whole tensors.
+ * No AVX-512 rows yet (nothing here could test them): an AVX-512
+ * instance runs the avx2 rows.  Not here: argmax and nll_loss (integer
+ * indices a 16-bit float cannot hold past 256 or 2048), the
+ * factorizations (PyTorch has none in these dtypes), the optimizers
+ * (their mixed form keeps f32 state beside bf16 parameters: a case has
+ * one dtype today), calibration. */
+#define TB_CPU_HALF(op, X)                                                \
+    TB_CPU_AVX2(X, op, bf16, c) X(op, bf16, c, c)                         \
+    TB_CPU_AVX2(X, op, f16, c) X(op, f16, c, c)
+#define TB_CPU_HALF_EW(op, w, expr, X) TB_CPU_HALF(op, X)
+/* by family, as above */
+#define TB_CPU_HALF_ARITH(X)                                              \
+    TB_CPU_HALF(add, X) TB_CPU_HALF(sub, X) TB_CPU_HALF(mul, X)           \
+    TB_CPU_HALF(div, X) TB_CPU_HALF(add_relu, X)                          \
+    TB_CPU_HALF(add_scalar, X) TB_CPU_HALF(sub_scalar, X)                 \
+    TB_CPU_HALF(mul_scalar, X) TB_CPU_HALF(div_scalar, X)                 \
+    TB_CPU_HALF(maximum, X) TB_CPU_HALF(minimum, X) TB_CPU_HALF(pow, X)
+#define TB_CPU_HALF_MATH(X)                                               \
+    TB_CPU_HALF(neg, X) TB_CPU_HALF(abs, X) TB_CPU_HALF(exp, X)           \
+    TB_CPU_HALF(log, X) TB_CPU_HALF(sqrt, X) TB_CPU_HALF(rsqrt, X)        \
+    TB_CPU_HALF(relu, X) TB_CPU_HALF(leaky_relu, X)                       \
+    TB_CPU_HALF(sigmoid, X) TB_CPU_HALF(tanh, X) TB_CPU_HALF(gelu, X)     \
+    TB_CPU_HALF(gelu_tanh, X) TB_CPU_HALF(silu, X)                        \
+    TB_CPU_HALF(softplus, X) TB_CPU_EW_OPS(TB_CPU_HALF_EW, X)
+/* reductions, softmax, layout, matrix products, conv, creation */
+#define TB_CPU_HALF_SHAPED(X)                                             \
+    TB_CPU_HALF(sum, X) TB_CPU_HALF(mean, X) TB_CPU_HALF(max, X)          \
+    TB_CPU_HALF(min, X) TB_CPU_HALF(var, X) TB_CPU_HALF(softmax, X)       \
+    TB_CPU_HALF(log_softmax, X) TB_CPU_HALF(transpose, X)                 \
+    TB_CPU_HALF(permute, X) TB_CPU_HALF(matmul, X)                        \
+    TB_CPU_HALF(linear, X) TB_CPU_HALF(conv2d, X)
+#define TB_CPU_HALF_MAKE(X)                                               \
+    TB_CPU_HALF(conv2d_nobias, X) TB_CPU_HALF(max_pool2d, X)              \
+    TB_CPU_HALF(avg_pool2d, X) TB_CPU_HALF(zeros, X) TB_CPU_HALF(ones, X) \
+    TB_CPU_HALF(full, X) TB_CPU_HALF(arange, X)                           \
+    TB_CPU_HALF(rand_uniform, X) TB_CPU_HALF(rand_normal, X)              \
+    TB_CPU_HALF(copy, X)
+/* backward */
+#define TB_CPU_HALF_BACKWARD(X)                                           \
+    TB_CPU_HALF(relu_backward, X) TB_CPU_HALF(sigmoid_backward, X)        \
+    TB_CPU_HALF(tanh_backward, X) TB_CPU_HALF(gelu_backward, X)           \
+    TB_CPU_HALF(log_softmax_backward, X) TB_CPU_HALF(sum_backward, X)     \
+    TB_CPU_HALF(mean_backward, X) TB_CPU_HALF(add_backward, X)
+#define TB_CPU_HALF_BACKWARD2(X)                                          \
+    TB_CPU_HALF(sub_backward, X) TB_CPU_HALF(mul_backward, X)             \
+    TB_CPU_HALF(div_backward, X) TB_CPU_HALF(matmul_backward, X)          \
+    TB_CPU_HALF(linear_backward, X) TB_CPU_HALF(max_pool2d_backward, X)   \
+    TB_CPU_HALF(avg_pool2d_backward, X) TB_CPU_HALF(conv2d_backward, X)
+#define TB_CPU_ROWS_HALF(X)                                               \
+    TB_CPU_HALF_ARITH(X) TB_CPU_HALF_MATH(X) TB_CPU_HALF_SHAPED(X)        \
+    TB_CPU_HALF_MAKE(X) TB_CPU_HALF_BACKWARD(X) TB_CPU_HALF_BACKWARD2(X)
+
 /* Every row: X for a row named "<op>_<dt>_<sfx>", XN for one with its
  * own name. */
 #define TB_CPU_KROWS(X, XN)                                               \
@@ -255,7 +316,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_ROWS_SOFTMAX(X) TB_CPU_ROWS_LAYOUT(X)                          \
     TB_CPU_ROWS_MATMUL(X, XN) TB_CPU_ROWS_CONV(X)                         \
     TB_CPU_ROWS_CREATE(X) TB_CPU_ROWS_OPTIM(X) TB_CPU_ROWS_LINALG(X)      \
-    TB_CPU_ROWS_CALIB(X) TB_CPU_ROWS_BACKWARD(X)
+    TB_CPU_ROWS_CALIB(X) TB_CPU_ROWS_BACKWARD(X) TB_CPU_ROWS_HALF(X)
 
 /* Prototypes of every entry point. */
 #define TB_CPU_KDECL(op, dt, sfx, c)                                      \

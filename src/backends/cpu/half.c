@@ -1,0 +1,238 @@
+/* The cpu backend's bf16 and f16 rows (kreg.h's TB_CPU_ROWS_HALF).
+ *
+ * A row of level L is the op's f32 row of level L between level L's
+ * conversions: inputs widened to f32 (exactly), the f32 kernel, each
+ * result rounded once to the dtype.  That is PyTorch's CPU arithmetic for
+ * these dtypes (its kernels load bf16/f16 vectors, compute in float and
+ * accumulate reductions and dot products in float), so the values are
+ * those of a framework user's bf16 model, and the f32 kernels' speed is
+ * reused.
+ *
+ * Element-wise ops (categories elementwise and activation, and add_relu,
+ * with every input of the output's shape) run in blocks of HALF_BLOCK
+ * elements whose f32 copies stay in L1/L2: memory sees the 16-bit
+ * tensors only (half the bytes of f32).  The blocks are split over the
+ * instance's threads; each block's f32 call runs on the instance's
+ * single-threaded twin (drv.h), so it neither splits again nor counts:
+ * the row counts one launch.  Every other op widens whole tensors into
+ * f32 scratch from the tracked allocator (counted in allocs), runs the
+ * f32 row once on the instance and narrows its outputs. */
+#include <string.h>
+
+#include "../../base/error.h"
+#include "../../ops/alloc.h"
+#include "cpu_internal.h"
+#include "half_cvt.h"
+#include "isa.h"
+#include "kreg.h"
+
+/* Elements per block: 3 f32 blocks (two inputs, one output) are 48 KiB */
+#define HALF_BLOCK 4096
+
+static void widen_c(const uint16_t *src, float *dst, int64_t n,
+                    float (*cv)(uint16_t))
+{
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = cv(src[i]);
+}
+
+static void widen_bf16_c(const uint16_t *src, float *dst, int64_t n)
+{
+    widen_c(src, dst, n, tb_bf16_to_f32);
+}
+
+static void widen_f16_c(const uint16_t *src, float *dst, int64_t n)
+{
+    widen_c(src, dst, n, tb_f16_to_f32);
+}
+
+static void narrow_bf16_c(const float *src, uint16_t *dst, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = tb_f32_to_bf16(src[i]);
+}
+
+static void narrow_f16_c(const float *src, uint16_t *dst, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = tb_f32_to_f16(src[i]);
+}
+
+tb_cpu_half_cvt tb_cpu_half_cvt_get(tb_dtype dt, int isa)
+{
+#if TB_CPU_HAVE_AVX2
+    if (isa == TB_ISA_AVX2)
+        return tb_cpu_half_cvt_avx2(dt);
+#endif
+    if (isa != TB_ISA_SCALAR)
+        return (tb_cpu_half_cvt){0, 0};
+    if (dt == TB_BF16)
+        return (tb_cpu_half_cvt){widen_bf16_c, narrow_bf16_c};
+    if (dt == TB_F16)
+        return (tb_cpu_half_cvt){widen_f16_c, narrow_f16_c};
+    return (tb_cpu_half_cvt){0, 0};
+}
+
+/* Element-wise: every input of the output's shape, one output. */
+static bool half_blockwise(const tb_op *op, const tb_tensor *in,
+                           const tb_tensor *out)
+{
+    if (op->n_out != 1 || op->n_in > 2 ||
+        (op->category != TB_CAT_ELEMENTWISE &&
+         op->category != TB_CAT_ACTIVATION && op->id != TB_OP_add_relu))
+        return false;
+    tb_shape os = tb_tensor_shape(&out[0]);
+    for (int i = 0; i < op->n_in; i++) {
+        tb_shape s = tb_tensor_shape(&in[i]);
+        if (!tb_shape_equal(&s, &os))
+            return false;
+    }
+    return true;
+}
+
+typedef struct {
+    void *serial;
+    tb_kernel_fn f32;
+    tb_cpu_half_cvt cv;
+    int n_in;
+    const tb_tensor *in;
+    tb_tensor *out;
+    const tb_params *p;
+    int64_t n;
+    int rc[TB_MAX_AXIS_VALUES];
+} half_job;
+
+static void half_block_part(void *arg, int part, int nparts)
+{
+    half_job *j = arg;
+    int64_t nb = (j->n + HALF_BLOCK - 1) / HALF_BLOCK, b0, b1;
+    tb_cpu_span(nb, 1, part, nparts, &b0, &b1);
+    float buf[3][HALF_BLOCK];
+    tb_tensor tin[2], tout;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t off = b * HALF_BLOCK;
+        int64_t len = j->n - off < HALF_BLOCK ? j->n - off : HALF_BLOCK;
+        tb_shape s = {1, {len}};
+        for (int i = 0; i < j->n_in; i++) {
+            tb_tensor_init(&tin[i], TB_F32, &s);
+            tin[i].data = buf[i];
+            j->cv.widen((const uint16_t *)j->in[i].data + off, buf[i], len);
+        }
+        tb_tensor_init(&tout, TB_F32, &s);
+        tout.data = buf[2];
+        int rc = j->f32(j->serial, tin, &tout, j->p);
+        if (rc) {
+            j->rc[part] = rc;
+            return;
+        }
+        j->cv.narrow(buf[2], (uint16_t *)j->out[0].data + off, len);
+    }
+}
+
+static int half_blocks(void *ctx, const tb_op *op, tb_kernel_fn f32,
+                       tb_cpu_half_cvt cv, const tb_tensor *in,
+                       tb_tensor *out, const tb_params *p)
+{
+    half_job j = {.serial = tb_cpu_serial(ctx), .f32 = f32, .cv = cv,
+                  .n_in = op->n_in, .in = in, .out = out, .p = p,
+                  .n = tb_tensor_numel(&out[0])};
+    if (!j.serial)
+        return TB_EINVAL;
+    tb_cpu_count_launch(ctx);
+    int64_t nb = (j.n + HALF_BLOCK - 1) / HALF_BLOCK;
+    tb_cpu_parallel(ctx, j.n, nb, half_block_part, &j);
+    for (int i = 0; i < TB_MAX_AXIS_VALUES; i++)
+        if (j.rc[i])
+            return j.rc[i];
+    return 0;
+}
+
+/* t: an f32 twin of 16-bit tensor h (same shape), data from the tracked
+ * allocator (at least one element). */
+static int half_scratch(const tb_tensor *h, tb_tensor *t)
+{
+    tb_shape s = tb_tensor_shape(h);
+    tb_tensor_init(t, TB_F32, &s);
+    size_t bytes = tb_tensor_nbytes(t);
+    t->data = tb_alloc(bytes ? bytes : sizeof(float));
+    if (!t->data)
+        return TB_ENOMEM;
+    t->owns = true;
+    return 0;
+}
+
+static int half_whole(void *ctx, const tb_op *op, tb_kernel_fn f32,
+                      tb_cpu_half_cvt cv, const tb_tensor *in,
+                      tb_tensor *out, const tb_params *p)
+{
+    tb_tensor fin[TB_MAX_INPUTS], fout[TB_MAX_OUTPUTS];
+    memset(fin, 0, sizeof fin);
+    memset(fout, 0, sizeof fout);
+    int rc = 0;
+    for (int i = 0; i < op->n_in && !rc; i++)
+        if (!(rc = half_scratch(&in[i], &fin[i])))
+            cv.widen(in[i].data, fin[i].data, tb_tensor_numel(&in[i]));
+    for (int o = 0; o < op->n_out && !rc; o++) {
+        if (op->alias && op->alias[o] >= 0) {
+            fout[o] = fin[op->alias[o]];
+            fout[o].owns = false;
+        } else {
+            rc = half_scratch(&out[o], &fout[o]);
+        }
+    }
+    if (!rc)
+        rc = f32(ctx, fin, fout, p);
+    for (int o = 0; o < op->n_out && !rc; o++)
+        cv.narrow(fout[o].data, out[o].data, tb_tensor_numel(&out[o]));
+    for (int i = 0; i < op->n_in; i++)
+        tb_tensor_destroy(&fin[i]);
+    for (int o = 0; o < op->n_out; o++)
+        tb_tensor_destroy(&fout[o]);
+    return rc;
+}
+
+/* The row of (id, dt) at level isa. */
+static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
+                    const tb_tensor *in, tb_tensor *out, const tb_params *p)
+{
+    if (!ctx)
+        return TB_EINVAL;
+    const tb_op *op = tb_op_get(id);
+    /* Creation ops take their shape from the case, not from inputs: the
+     * output checked here, its shape by the f32 row on the scratch. */
+    int rc = op->n_in == 0 ? (out ? tb_tensor_check_operand(out, dt, 1)
+                                  : TB_EINVAL)
+                           : tb_cpu_check_op(id, dt, in, out, p);
+    if (rc)
+        return rc;
+    size_t n;
+    const tb_cpu_krow *rows = tb_cpu_krows(&n);
+    const tb_cpu_krow *r = tb_cpu_krow_find(rows, n, id, TB_F32, isa);
+    tb_cpu_half_cvt cv = tb_cpu_half_cvt_get(dt, isa);
+    if (!r || !cv.widen || isa > tb_cpu_isa(ctx))
+        return TB_EINVAL;
+    /* A constant (add_scalar's scalar, leaky_relu's alpha, full's value)
+     * is held in the dtype, as PyTorch holds a Python scalar it applies
+     * to a bf16/f16 tensor (and tbench holds one in f32 for f32). */
+    tb_params q = p ? *p : (tb_params){0};
+    for (int i = 0; i < op->n_params; i++) {
+        const tb_param_spec *s = &op->params[i];
+        if (s->kind != TB_PARAM_FLOAT || (s->optional && !(q.set >> i & 1)))
+            continue;
+        q.v[i] = tb_dtype_round(dt, (q.set >> i & 1) ? q.v[i] : s->def);
+        q.set |= 1u << i;
+    }
+    const tb_params *pp = &q;
+    if (half_blockwise(op, in, out))
+        return half_blocks(ctx, op, r->fn, cv, in, out, pp);
+    return half_whole(ctx, op, r->fn, cv, in, out, pp);
+}
+
+#define HALF_DEF(op, dt, sfx, c)                                          \
+    int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
+    {                                                                     \
+        return half_run(ctx, TB_OP_##op, TB_CPU_DT_##dt, TB_CPU_LV_##sfx, \
+                        in, out, p);                                      \
+    }
+TB_CPU_ROWS_HALF(HALF_DEF)
