@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "backends/cpu/half_cvt.h"
+#include "backends/cpu/cpu_config.h"
 #include "backends/cpu/isa.h"
 #include "base/error.h"
 #include "ops/half.h"
@@ -266,6 +267,72 @@ static void test_levels(void **state)
     free(n2);
 }
 
+/* The avx2 level's fused loops against widen + the f32 operation in C +
+ * narrow, on every 16-bit pattern as a (NaN, infinities, -0, subnormals)
+ * against random b, and every tail length. */
+static float op_c(tb_op_id op, float a, float b)
+{
+    switch (op) {
+    case TB_OP_add: return a + b;
+    case TB_OP_sub: return a - b;
+    case TB_OP_mul: return a * b;
+    case TB_OP_div: return a / b;
+    case TB_OP_add_relu: a = a + b; /* fall through */
+    case TB_OP_relu: return a > 0 || a != a ? a : 0.0f;
+    default: return NAN;
+    }
+}
+
+static void test_fused(void **state)
+{
+    (void)state;
+#if TB_CPU_HAVE_AVX2
+    if (tb_cpu_isa_max() < TB_ISA_AVX2) {
+        print_message("# no avx2 here: fused loops not run\n");
+        return;
+    }
+    static const tb_op_id ops[] = {TB_OP_add, TB_OP_sub, TB_OP_mul,
+                                   TB_OP_div, TB_OP_add_relu, TB_OP_relu};
+    static uint16_t a[65536 + 40], b[65536 + 40], o[65536 + 40];
+    uint64_t seed = 0xf05ed;
+    for (int i = 0; i < 65536 + 40; i++) {
+        a[i] = (uint16_t)i;
+        b[i] = (uint16_t)splitmix64_next(&seed);
+    }
+    const tb_dtype dts[2] = {TB_BF16, TB_F16};
+    for (int di = 0; di < 2; di++)
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+            tb_dtype dt = dts[di];
+            tb_cpu_half_fused_fn fn = tb_cpu_half_fused_avx2(ops[k], dt);
+            assert_non_null(fn);
+            for (int len = 65536; len >= 65536 - 40; len--) {
+                memset(o, 0x5a, sizeof o);
+                fn(a, b, o, len);
+                for (int i = 0; i < len; i++) {
+                    float x = dt == TB_F16 ? tb_f16_to_f32(a[i])
+                                           : tb_bf16_to_f32(a[i]);
+                    float y = dt == TB_F16 ? tb_f16_to_f32(b[i])
+                                           : tb_bf16_to_f32(b[i]);
+                    float r = op_c(ops[k], x, y);
+                    uint16_t want = dt == TB_F16 ? tb_f32_to_f16(r)
+                                                 : tb_f32_to_bf16(r);
+                    if (!same16(dt, o[i], want))
+                        fail_msg("%s %s(%04x, %04x): %04x, want %04x",
+                                 tb_dtype_name(dt), tb_op_get(ops[k])->name,
+                                 a[i], b[i], o[i], want);
+                }
+                assert_int_equal(o[len], 0x5a5a);
+                if (len < 65536 - 2) /* the tails: a few suffice */
+                    len -= 5;
+            }
+        }
+    assert_null(tb_cpu_half_fused_avx2(TB_OP_exp, TB_BF16));
+    assert_null(tb_cpu_half_fused_avx2(TB_OP_add, TB_F32));
+#else
+    print_message("# built without avx2: no fused loops\n");
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_narrow_boundaries),
         cmocka_unit_test(test_dtype_facts),
         cmocka_unit_test(test_levels),
+        cmocka_unit_test(test_fused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

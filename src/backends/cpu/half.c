@@ -8,7 +8,10 @@
  * those of a framework user's bf16 model, and the f32 kernels' speed is
  * reused.
  *
- * Element-wise ops (categories elementwise and activation, and add_relu,
+ * The simplest element-wise ops (add, sub, mul, div, add_relu, relu with
+ * same-shape operands) have fused loops at avx2 (half_avx2.c): load,
+ * widen, the f32 operation and narrow in registers, the same bits.
+ * Other element-wise ops (categories elementwise and activation, and add_relu,
  * with every input of the output's shape) run in blocks of HALF_BLOCK
  * elements whose f32 copies stay in L1/L2: memory sees the 16-bit
  * tensors only (half the bytes of f32).  The blocks are split over the
@@ -129,6 +132,32 @@ static void half_block_part(void *arg, int part, int nparts)
     }
 }
 
+/* The fused loops (half_cvt.h): each part its span of the elements. */
+typedef struct {
+    tb_cpu_half_fused_fn fn;
+    const uint16_t *a, *b;
+    uint16_t *o;
+    int64_t n;
+} fused_job;
+
+static void half_fused_part(void *arg, int part, int nparts)
+{
+    fused_job *j = arg;
+    int64_t b0, b1;
+    tb_cpu_span(j->n, 64, part, nparts, &b0, &b1);
+    j->fn(j->a + b0, j->b ? j->b + b0 : NULL, j->o + b0, b1 - b0);
+}
+
+static int half_fused(void *ctx, const tb_op *op, tb_cpu_half_fused_fn fn,
+                      const tb_tensor *in, tb_tensor *out)
+{
+    fused_job j = {fn, in[0].data, op->n_in > 1 ? in[1].data : NULL,
+                   out[0].data, tb_tensor_numel(&out[0])};
+    tb_cpu_count_launch(ctx);
+    tb_cpu_parallel(ctx, j.n, (j.n + 63) / 64, half_fused_part, &j);
+    return 0;
+}
+
 static int half_blocks(void *ctx, const tb_op *op, tb_kernel_fn f32,
                        tb_cpu_half_cvt cv, const tb_tensor *in,
                        tb_tensor *out, const tb_params *p)
@@ -205,11 +234,20 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
                            : tb_cpu_check_op(id, dt, in, out, p);
     if (rc)
         return rc;
+    if (isa > tb_cpu_isa(ctx))
+        return TB_EINVAL;
+#if TB_CPU_HAVE_AVX2
+    /* the fused loops first: no f32 row, no scratch, no lookup */
+    tb_cpu_half_fused_fn fused =
+        isa == TB_ISA_AVX2 ? tb_cpu_half_fused_avx2(id, dt) : NULL;
+    if (fused && half_blockwise(op, in, out))
+        return half_fused(ctx, op, fused, in, out);
+#endif
     size_t n;
     const tb_cpu_krow *rows = tb_cpu_krows(&n);
     const tb_cpu_krow *r = tb_cpu_krow_find(rows, n, id, TB_F32, isa);
     tb_cpu_half_cvt cv = tb_cpu_half_cvt_get(dt, isa);
-    if (!r || !cv.widen || isa > tb_cpu_isa(ctx))
+    if (!r || !cv.widen)
         return TB_EINVAL;
     /* A constant (add_scalar's scalar, leaky_relu's alpha, full's value)
      * is held in the dtype, as PyTorch holds a Python scalar it applies
