@@ -50,9 +50,10 @@ from audit_speed import (CATEGORY_SECTIONS, check_category,
 from audit_training import (check_api, check_hooks, check_pool,
                             check_rates, hook_groups, hook_rows,
                             rate_series)
-from audit_work import (check_counters, check_fused, check_scaling,
-                        check_threads, check_with, counter_groups, parts_of,
-                        series, slow_thread_cases, unfused_of)
+from audit_work import (check_counters, check_dtypes, check_fused,
+                        check_scaling, check_threads, check_with,
+                        counter_groups, dtype_groups, parts_of, series,
+                        slow_thread_cases, unfused_of)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -71,6 +72,7 @@ CHECKERS = {
     "Selection guidelines (measured)": check_guidelines,
     "Kernel launches and allocations per op": check_counters,
     "Fused vs unfused": check_fused,
+    "Dtypes side by side": check_dtypes,
     "Scaling anomalies": check_scaling,
     "More threads, slower": check_threads,
     "Side by side with NumPy and PyTorch": check_with,
@@ -129,6 +131,7 @@ def required_sections(a):
         ("Kernel launches and allocations per op", bool(counter_groups(d))),
         ("Fused vs unfused", any(unfused_of(d, c) or parts_of(d, c)
                                  for c in ok)),
+        ("Dtypes side by side", bool(dtype_groups(d))),
         ("Scaling anomalies", any(len(s) > 1 for s in series(d))),
         ("More threads, slower", bool(slow_thread_cases(a))),
         ("Side by side with NumPy and PyTorch", len(d.docs) > 1),

@@ -434,3 +434,50 @@ def check_with(a, sec):
             check_overhead_table(a, sec, t)
         elif "tbench speedup" in t.header:
             check_with_table(a, sec, t)
+
+
+# ---- dtypes side by side ------------------------------------------------------
+
+DTYPE_ORDER = ("f32", "f64", "bf16", "f16")
+
+
+def dtype_groups(data):
+    """Per main ok f32 case (file order) with the same op, shapes and
+    variant measured in another dtype: its cases, f32 first."""
+    out = []
+    for c in data.ok("main"):
+        if c.dtype != "f32":
+            continue
+        g = [c]
+        for dt in DTYPE_ORDER[1:]:
+            d = next((x for x in data.ok("main")
+                      if x.opp == c.opp and x.shapes == c.shapes and
+                      x.dtype == dt and x.doc == c.doc and
+                      x.variant == c.variant), None)
+            if d:
+                g.append(d)
+        if len(g) > 1:
+            out.append(g)
+    return out
+
+
+def check_dtypes(a, sec):
+    method_texts(a, sec, "Each op and shape measured in f32")
+    rows = [(g[0], r) for g in dtype_groups(a.data) for r in g]
+    t = sec.tables[0]
+    a.fig(f"{sec.path}, line {t.line}", "rows", str(len(t.rows)), len(rows))
+    for i, ((ln, row), (c, r)) in enumerate(zip(t.rows, rows)):
+        t.done.add(i)
+        w = row_name(sec, ln, row)
+        first = r is c
+        a.word(w, "case", "/".join(row[:3]),
+               "/".join((c.opp, c.shapes, c.variant)) if first else "//")
+        a.word(w, "dtype", row[3], r.dtype)
+        a.fig(w, "median", row[4], r.median, "time")
+        a.fig(w, "vs f32", row[5], c.median / r.median)
+        chk = r.rec.get("check") or {}
+        if chk.get("method") == "full" and \
+                chk.get("max_rel_err") is not None:
+            a.fig(w, "max rel. error", row[6], chk["max_rel_err"])
+        else:
+            a.word(w, "max rel. error", row[6], "-")

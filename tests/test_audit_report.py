@@ -181,6 +181,37 @@ def t_unknown():
                      out), out[-800:])
 
 
+@case("dtypes side by side (bf16/f16 beside f32): audited; a speedup "
+      "altered, an error altered or the section removed: exit 1, named")
+def t_dtypes():
+    md = os.path.join(TMP, "half.md")
+    p = subprocess.run([TBENCH, "report",
+                        "docs/perf-data/half/run/results.json", "-o", md],
+                       capture_output=True, text=True, timeout=300, cwd=ROOT)
+    expect(p.returncode == 0, p.stderr)
+    rc, out, err = audit(md)
+    expect(rc == 0 and "0 mismatches" in out, out + err)
+    with open(md, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    title = "## Dtypes side by side"
+    rows = table_rows(lines, title)
+    expect(len(rows) == 27, f"{len(rows)} rows")
+    bf = next(k for k in rows if cells(lines[k])[3] == "bf16")
+    broken = list(lines)
+    broken[bf] = set_cell(broken[bf], 5, "3.5")
+    f16 = next(k for k in rows if cells(lines[k])[3] == "f16")
+    broken[f16] = set_cell(broken[f16], 6, "0.5")
+    rc, out, err = audit(write("half-broken.md", "\n".join(broken)))
+    expect(rc == 1 and "Dtypes side by side" in out and "vs f32" in out and
+           "max rel. error" in out, out + err)
+    start = lines.index(title)
+    end = next(i for i in range(start + 1, len(lines))
+               if lines[i].startswith("## "))
+    gone = lines[:start] + lines[end:]
+    rc, out, err = audit(write("half-gone.md", "\n".join(gone)))
+    expect(rc == 1 and "Dtypes side by side" in out, out + err)
+
+
 @case("usage and input errors exit 2 with one line")
 def t_errors():
     rc, out, err = audit(os.path.join(TMP, "none.md"))

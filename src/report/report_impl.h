@@ -129,6 +129,7 @@ void tb_rpt_environment(const tb_rpt *x);
 void tb_rpt_summary(const tb_rpt *x);
 void tb_rpt_categories(const tb_rpt *x);
 void tb_rpt_speedups(const tb_rpt *x);
+void tb_rpt_dtypes(const tb_rpt *x);
 void tb_rpt_transfers(const tb_rpt *x);
 void tb_rpt_counters(const tb_rpt *x);
 void tb_rpt_fused(const tb_rpt *x);

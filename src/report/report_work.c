@@ -465,3 +465,69 @@ void tb_rpt_threads(const tb_rpt *x)
     free(rows.p);
 }
 
+
+/* ---- dtypes side by side ------------------------------------------------- */
+
+/* The MAIN case of c's op, shapes and variant in dtype dt, or NULL. */
+static const tb_rcase *in_dtype(const tb_rpt *x, const tb_rcase *c,
+                                const char *dt)
+{
+    char key[600];
+    snprintf(key, sizeof key, "%s/%s/%s", c->opp, c->shapes, dt);
+    const tb_rcase *d = tb_rpt_find_key(x->s, c, key);
+    return d && tb_rpt_in(d, M_MAIN) ? d : NULL;
+}
+
+void tb_rpt_dtypes(const tb_rpt *x)
+{
+    static const char *const other[] = {"f64", "bf16", "f16"};
+    const tb_rset *s = x->s;
+    bool header = false;
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *c = &s->cases[i], *d[3];
+        if (!c->ok || !tb_rpt_in(c, M_MAIN) || strcmp(c->dtype, "f32"))
+            continue;
+        int n = 0;
+        for (int k = 0; k < 3; k++)
+            n += (d[k] = in_dtype(x, c, other[k])) != NULL;
+        if (!n)
+            continue;
+        if (!header) {
+            sb(x->b, "## Dtypes side by side\n\n"
+                     "Each op and shape measured in f32 and another dtype "
+                     "on the same backend: the median time per dtype, the "
+                     "speedup over f32 (f32's time / this time: above 1 "
+                     "is faster) and the largest relative error the check "
+                     "found against the double-precision reference "
+                     "(|got - ref| / |ref| over the elements, so a result "
+                     "rounded to 0 near 0 counts 1; `-` when the check "
+                     "projected, a big matmul, or recorded none).  bf16 and f16 are "
+                     "storage formats computed in f32 and rounded once: "
+                     "their errors are about half their epsilon (2^-8 = "
+                     "0.0039, 2^-11 = 0.00049) by design, their tolerances "
+                     "stated in it.\n\n"
+                     "| Op | Shapes | Backend | Dtype | Median | vs f32 | "
+                     "Max rel. error |\n"
+                     "|---|---|---|---|---|---|---|\n");
+            header = true;
+        }
+        const tb_rcase *row[4] = {c, d[0], d[1], d[2]};
+        for (int k = 0; k < 4; k++) {
+            const tb_rcase *r = row[k];
+            if (!r)
+                continue;
+            char t[32], v[32], e[32];
+            const char *how = r->rc->f.check_method;
+            double err = how && !strcmp(how, "full")
+                             ? r->rc->f.check_max_rel_err
+                             : NAN;
+            sb(x->b, "| %s | %s | %s | %s | %s | %s | %s |\n",
+               k ? "" : c->opp, k ? "" : c->shapes, k ? "" : c->variant,
+               r->dtype, tb_report_fmt_time(r->median, r->median, t, sizeof t),
+               k ? tb_md_num(c->median / r->median, v, sizeof v) : "1",
+               err == err ? (snprintf(e, sizeof e, "%.2g", err), e) : "-");
+        }
+    }
+    if (header)
+        sb(x->b, "\n");
+}

@@ -29,7 +29,9 @@
 #include "isa.h"
 #include "kreg.h"
 
-/* Elements per block: 3 f32 blocks (two inputs, one output) are 48 KiB */
+/* Elements per block: 3 f32 blocks (two inputs, one output) are 48 KiB.
+ * (16384 ran exp and gelu no faster: the conversions, not the calls,
+ * cost the time.) */
 #define HALF_BLOCK 4096
 
 static void widen_c(const uint16_t *src, float *dst, int64_t n,
