@@ -315,6 +315,8 @@ def t_list():
                                   "workload")
                 or name in ("argmax", "nll_loss", "nll_loss_backward"))
         want = ["f32", "f64"] if full else ["f32", "f64", "bf16", "f16"]
+        if name == "matmul_int8":  # quantizes f32 inputs
+            want = ["f32"]
         expect(o["dtypes"] == want, f"{name} dtypes {o['dtypes']}")
         expect(o["tolerance"]["bf16"]["rtol"] in (0, 2**-7 * 1, 2**-7 * 2,
                                                    2**-7 * 4, 2**-7 * 16,
@@ -407,6 +409,43 @@ def t_half():
     expect(got.dtype == np.float16 and
            (np.abs(got.astype(np.float64) - want) <=
             2.0 ** -10 * np.abs(want)).all(), f"{got} vs {want}")
+
+
+@case("matmul_int8: exec's output equals NumPy's int64 GEMM of the same "
+      "quantization bit for bit, at isa=scalar and auto; f64 unsupported")
+def t_int8():
+    def quant(x, s, z, lo, hi):
+        q = np.rint(x.astype(np.float32) / np.float32(s)) + np.float32(z)
+        return np.clip(q, lo, hi).astype(np.int64)
+    for isa in ("scalar", "auto"):
+        for shape, params in (("37x101,101x45", "a_scale=0.01,a_zero=100,"
+                               "b_scale=0.02"),
+                              ("5x64,64x16", "a_zero=128")):
+            d = os.path.join(TMP, f"int8_{isa}_{shape.replace(',', '_')}")
+            env = dict(os.environ, TBENCH_ISA=isa)
+            p = subprocess.run([TBENCH, "exec", "matmul_int8", "--shape",
+                                shape, "-p", params, "-o", d],
+                               capture_output=True, text=True, env=env,
+                               timeout=120)
+            expect(p.returncode == 0 and "matmul_int8_f32_" in p.stdout,
+                   p.stdout + p.stderr)
+            a = np.load(os.path.join(d, "input0.npy"))
+            b = np.load(os.path.join(d, "input1.npy"))
+            kv = dict(x.split("=") for x in params.split(","))
+            sa = np.float32(float(kv.get("a_scale", 0.0078125)))
+            sb = np.float32(float(kv.get("b_scale", 0.0078125)))
+            za = int(kv.get("a_zero", 128))
+            acc = (quant(a, sa, za, 0, 255) - za) @ quant(b, sb, 0, -128, 127)
+            want = acc.astype(np.int32).astype(np.float32) * \
+                np.float32(sa * sb)
+            got = np.load(os.path.join(d, "output0.npy"))
+            expect(got.dtype == np.float32 and
+                   (got.view(np.uint32) == want.view(np.uint32)).all(),
+                   f"{isa} {shape}: {np.abs(got - want).max()}")
+    p = run("exec", "matmul_int8", "--shape", "4x4,4x4", "-d", "f64", "-o",
+            os.path.join(TMP, "int8_f64"))
+    expect(p.returncode != 0 or "unsupported" in p.stdout + p.stderr,
+           p.stdout + p.stderr)
 
 
 @case("run --op: one case without a config; --list-cases; overrides")

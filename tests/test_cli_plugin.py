@@ -242,6 +242,33 @@ def t_wrong():
                f"{c['id']}: {c['status']}")
 
 
+@case("ABI 1.1: a 1.1 plugin is asked for bf16 (its add checked ok; f16, "
+      "no kernel, unsupported); a plugin built for 1.0 is never asked for "
+      "bf16/f16 (unsupported with the reason), its f32 still runs")
+def t_abi11():
+    cfg = config("abi11.json", ["new", "old"], [
+        {"op": "add", "shapes": [[64]], "dtypes": ["f32", "bf16", "f16"]}])
+    out = os.path.join(TMP, "abi11")
+    p = tb(["run", cfg, "-q", "-o", out, "--plugin",
+            fixture("good") + ":new", "--plugin", fixture("old10") + ":old"])
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    by = {(c["backend"], c["dtype"]): c for c in load(out)["cases"]}
+    for who in ("new", "old"):
+        c = by[(who, "f32")]
+        expect(c["status"] == "ok", f"{c['id']}: {c['status']}")
+    c = by[("new", "bf16")]
+    expect(c["status"] == "ok" and c["check"]["passed"] and
+           c["impl"] == "fixture_add", f"{c['id']}: {c['status']} "
+                                       f"{c.get('message')}")
+    c = by[("new", "f16")]
+    expect(c["status"] == "unsupported" and
+           "no kernel" in c["message"], f"{c['id']}: {c['message']}")
+    for dt in ("bf16", "f16"):
+        c = by[("old", dt)]
+        expect(c["status"] == "unsupported" and "ABI 1.0" in c["message"]
+               and "1.1" in c["message"], f"{c['id']}: {c['message']}")
+
+
 @case("a crash inside a plugin kernel is a crashed case; the next case "
       "(another plugin) still runs")
 def t_crash():
@@ -297,7 +324,7 @@ def t_unavailable():
                 fixture("probe") + ":probe", fixture("nokernel") + ":nok",
                 notlib)
     want = {
-        "abi": "built for plugin ABI 2.0; this tbench has ABI 1.0",
+        "abi": "built for plugin ABI 2.0; this tbench has ABI 1.1",
         "fixture_noentry": "no tbench_plugin",
         "probe": "probe failed: fixture: no such device",
         "nok": "required slot 'kernel' is NULL",

@@ -41,7 +41,10 @@
  * name and the meaning and order of its inputs, outputs and parameters;
  * new ops may appear in any version (a plugin simply never sees them).
  *
- * History: 1.0  first version. */
+ * History: 1.0  first version.
+ *          1.1  dtypes bf16 and f16 (TBP_BF16, TBP_F16; names "bf16",
+ *               "f16"): offered only to plugins built for 1.1 or later,
+ *               so a 1.0 plugin is never handed 16-bit elements. */
 #ifndef TBENCH_PLUGIN_H
 #define TBENCH_PLUGIN_H
 
@@ -53,7 +56,7 @@ extern "C" {
 #endif
 
 #define TBP_ABI_MAJOR 1
-#define TBP_ABI_MINOR 0
+#define TBP_ABI_MINOR 1
 /* The version a plugin stores in tbp_plugin.abi_version. */
 #define TBP_ABI_VERSION ((uint32_t)TBP_ABI_MAJOR << 16 | TBP_ABI_MINOR)
 
@@ -72,12 +75,19 @@ extern "C" {
 #define TBP_ENUMERIC (-6)     /* numerical failure (did not converge) */
 #define TBP_EFAIL (-7)        /* any other failure */
 
-/* Element types.  In a tensor the code is stable: 0 f32, 1 f64.  In
- * kernel lookup the dtype is given by its name, "f32" or "f64"; a
- * future dtype gets a new name and code and is never offered to a
- * plugin that returns no kernel for it. */
+/* Element types.  In a tensor the code is stable: 0 f32, 1 f64, 2 bf16,
+ * 3 f16.  In kernel lookup the dtype is given by its name, "f32", "f64",
+ * "bf16" or "f16"; a future dtype gets a new name and code and is never
+ * offered to a plugin that returns no kernel for it, nor to one built
+ * for an ABI before it.  bf16 (since 1.1) is the upper 16 bits of an f32
+ * (8 exponent, 7 significand bits); f16 (since 1.1) IEEE 754 binary16;
+ * both stored as uint16_t, and tbench checks their results as PyTorch
+ * computes them: in f32, each result rounded once to nearest even
+ * (tolerances in units of the dtype's epsilon, `tbench list --json`). */
 #define TBP_F32 0
 #define TBP_F64 1
+#define TBP_BF16 2 /* since ABI 1.1 */
+#define TBP_F16 3  /* since ABI 1.1 */
 
 #define TBP_MAX_DIMS 8
 #define TBP_MAX_INPUTS 4
@@ -93,7 +103,7 @@ extern "C" {
  * reserved fields belong to tbench: a plugin neither reads nor writes
  * them. */
 typedef struct tbp_tensor {
-    int32_t dtype; /* TBP_F32 or TBP_F64 */
+    int32_t dtype; /* TBP_F32, TBP_F64, TBP_BF16 or TBP_F16 */
     int32_t ndim;  /* 0..TBP_MAX_DIMS; 0 is a scalar (one element) */
     int64_t shape[TBP_MAX_DIMS];
     int64_t strides[TBP_MAX_DIMS];
@@ -210,7 +220,8 @@ typedef struct tbp_plugin {
     /* (optional) Wait for all queued work.  NULL: work is synchronous. */
     int (*sync)(void *ctx);
 
-    /* The kernel for op, dtype ("f32", "f64") and parameters, or NULL if
+    /* The kernel for op, dtype ("f32", "f64"; since 1.1 "bf16", "f16")
+     * and parameters, or NULL if
      * unsupported (the case is reported `unsupported`; tbench never
      * substitutes another kernel).  *impl may be set to a name for the
      * code that runs ("add_f32_avx2"), valid while the plugin is

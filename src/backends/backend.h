@@ -280,9 +280,6 @@ struct tb_backend {
  * by its placeholder until it is loaded, then by its own backend), then
  * the registered ones in registration order. */
 const tb_backend *const *tb_backend_list(int *n);
-/* Why backend b has no bf16/f16 kernel for an op the cpu backend runs in
- * them (one line), or NULL when b may have some (the cpu backend). */
-const char *tb_backend_half_reason(const tb_backend *b);
 const tb_backend *tb_backend_find(const char *name);
 
 /* List b after the backends registered before it.  0, or TB_EINVAL when

@@ -39,7 +39,9 @@
 
 /* The ABI's tensor and parameter layouts are tbench's own. */
 _Static_assert(sizeof(tb_dtype) == sizeof(int32_t), "dtype size");
-_Static_assert(TB_F32 == TBP_F32 && TB_F64 == TBP_F64, "dtype codes");
+_Static_assert(TB_F32 == TBP_F32 && TB_F64 == TBP_F64 &&
+                   TB_BF16 == TBP_BF16 && TB_F16 == TBP_F16,
+               "dtype codes");
 _Static_assert(TB_MAX_DIMS == TBP_MAX_DIMS, "max dims");
 _Static_assert(sizeof(tb_tensor) == sizeof(tbp_tensor), "tensor size");
 _Static_assert(offsetof(tb_tensor, ndim) == offsetof(tbp_tensor, ndim),
@@ -369,13 +371,22 @@ static kernel_rec *kernel_record(instance *in, tbp_kernel_fn fn)
 
 /* The plugin's kernel, as {pl_call, its record}; {NULL, NULL} when the
  * plugin has none (or no memory is left for the record). */
+const char *tb_plugin_half_reason(const tb_backend *b)
+{
+    const plugin *pl = b ? b->data : NULL;
+    if (!pl || (pl->tab.abi_version & 0xffff) >= 1)
+        return NULL;
+    return "plugin built for ABI 1.0: bf16 and f16 came in 1.1 (rebuild "
+           "it against this tbench's tbench/plugin.h to offer them)";
+}
+
 static tb_kernel pl_kernel(void *ctx, const tb_op *op, tb_dtype dt,
                            const tb_params *p, const char **impl)
 {
     instance *in = ctx;
-    /* ABI 1 knows f32 and f64 tensors: a plugin built against it is never
-     * handed 16-bit elements it might read as floats */
-    if (tb_dtype_is_half(dt))
+    /* bf16/f16 came in ABI 1.1: a plugin built for 1.0 is never handed
+     * 16-bit elements it might read as floats */
+    if (tb_dtype_is_half(dt) && (in->pl->tab.abi_version & 0xffff) < 1)
         return (tb_kernel){NULL, NULL};
     tbp_op d;
     memset(&d, 0, sizeof d);

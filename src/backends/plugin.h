@@ -58,6 +58,9 @@ const tb_backend *tb_plugin_backend(int i);
 /* The file a plugin backend came from, and its version string (NULL
  * when it has none or was not loaded); NULL path if b is no plugin. */
 const char *tb_plugin_path(const tb_backend *b);
+/* Why plugin backend b is never asked for bf16/f16 kernels (built for
+ * ABI 1.0, before them), or NULL (b may offer them; not a plugin). */
+const char *tb_plugin_half_reason(const tb_backend *b);
 const char *tb_plugin_version(const tb_backend *b);
 /* Did b's shared object load with a valid table?  (Its probe may still
  * fail.)  false for a backend that is no plugin. */

@@ -44,22 +44,6 @@ const tb_backend *const *tb_backend_list(int *n)
     return all;
 }
 
-const char *tb_backend_half_reason(const tb_backend *b)
-{
-    if (!b || strcmp(b->name, "cpu") == 0)
-        return NULL;
-    if (strcmp(b->name, "blas") == 0)
-        return "blas: OpenBLAS has no bf16/f16 routine for this op (0.3.21, "
-               "Debian 12's, exports no sbgemm); the cpu backend runs it";
-    if (strcmp(b->name, "cuda") == 0)
-        return "cuda: the module has no bf16/f16 kernels yet (they are "
-               "proven only where a GPU runs them); the cpu backend runs "
-               "it";
-    if (b->data) /* a plugin */
-        return "plugin ABI 1 carries f32 and f64 tensors only";
-    return NULL;
-}
-
 const tb_backend *tb_backend_find(const char *name)
 {
     int n;

@@ -207,6 +207,16 @@ static const tb_step steps_log_softmax[] = {
 };
 #define NSTEPS(a) (int)(sizeof a / sizeof a[0])
 
+/* matmul_int8: scales of 1/128 map inputs in [-1, 1] onto the u8 and
+ * s8 ranges (a: 0..255 around 128; b: -128..127, the top clamped). */
+static const tb_param_spec params_int8[] = {
+    {"a_scale", TB_PARAM_FLOAT, false, 0.0078125, 1e-30, 1e30,
+     "a's quantization step (as f32)"},
+    {"a_zero", TB_PARAM_INT, false, 128, 0, 255, "a's zero point (u8)"},
+    {"b_scale", TB_PARAM_FLOAT, false, 0.0078125, 1e-30, 1e30,
+     "b's quantization step (as f32); b's zero point is 0"},
+};
+
 /* ---- the table ----------------------------------------------------------- */
 
 /* Tolerances: |got - ref| <= atol * sqrt(reduce_len) + rtol * |ref|,
@@ -621,6 +631,16 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .doc = "relu(x @ W + b): x [M,K], W [K,N], b [N] (fused matmul, add, "
                "relu)"},
 
+    [TB_OP_matmul_int8] = {OP_ID(matmul_int8),
+        .category = TB_CAT_MATMUL, .n_in = 2, .n_out = 1, .n_params = 3,
+        .params = params_int8, .shape = tb_rule_matmul_int8,
+        .flops = tb_flops_matmul, .bytes = tb_bytes_io,
+        .reduce_len = tb_rlen_matmul, .tol = TOL_EXACT,
+        .doc = "int8 GEMM of f32 inputs: a [M,K] quantized to u8 (a_scale, "
+               "a_zero), b [K,N] to s8 (b_scale, zero 0), exact int32 sums, "
+               "dequantized to f32 (ops/quant.h); checked exactly; FLOPs: "
+               "2 per multiply-add"},
+
     /* convolution and pooling, NCHW */
     [TB_OP_conv2d] = {OP_ID(conv2d),
         .category = TB_CAT_CONV, .n_in = 3, .n_out = 1, .n_params = 3,
@@ -967,6 +987,10 @@ const char *tb_op_dtype_reason(const tb_op *op, tb_dtype dt)
 {
     if (!op || (unsigned)dt >= TB_DTYPE_COUNT)
         return "not a dtype";
+    if (op->id == TB_OP_matmul_int8)
+        return dt == TB_F32 ? NULL
+                            : "an int8 GEMM quantizes f32 inputs: defined "
+                              "in f32 only";
     if (!tb_dtype_is_half(dt))
         return NULL;
     switch (op->category) {

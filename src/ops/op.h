@@ -94,7 +94,7 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(pow) X(maximum) X(minimum)                                          \
     X(add_scalar) X(sub_scalar) X(mul_scalar) X(div_scalar)               \
     X(max) X(min) X(argmax) X(var)                                        \
-    X(softmax) X(permute) X(add_relu) X(linear)                           \
+    X(softmax) X(permute) X(add_relu) X(linear) X(matmul_int8)            \
     X(conv2d) X(conv2d_nobias) X(max_pool2d) X(avg_pool2d)                \
     X(zeros) X(ones) X(full) X(arange) X(rand_uniform) X(rand_normal)     \
     X(copy)                                                               \
@@ -205,9 +205,10 @@ static inline int tb_op_n_shapes(const tb_op *op)
 }
 
 const tb_op *tb_op_get(tb_op_id id);
-/* Is op defined in dtype dt?  Every op is in f32 and f64; bf16 and f16
- * are defined for the ops PyTorch computes in them on the CPU, with its
- * numerics (ops/half.h).  NULL when it is, else why not (one line). */
+/* Is op defined in dtype dt?  Every op is in f32, and in f64 but
+ * matmul_int8 (it quantizes f32 inputs); bf16 and f16 are defined for
+ * the ops PyTorch computes in them on the CPU, with its numerics
+ * (ops/half.h).  NULL when it is, else why not (one line). */
 const char *tb_op_dtype_reason(const tb_op *op, tb_dtype dt);
 /* Lookup by name; NULL if unknown. */
 const tb_op *tb_op_find(const char *name);

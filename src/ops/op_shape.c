@@ -10,6 +10,7 @@
 
 #include "../base/error.h"
 #include "op_rules.h"
+#include "quant.h"
 
 int tb_rule_broadcast(const tb_op *op, const tb_shape *in, const tb_params *p,
                       tb_shape *out, char *err, size_t len)
@@ -68,6 +69,23 @@ int tb_rule_reduce(const tb_op *op, const tb_shape *in, const tb_params *p,
             out->dim[out->ndim++] = 1;
     }
     return 0;
+}
+
+/* matmul's rule on 2-D inputs, K within the int32 sums' limit. */
+int tb_rule_matmul_int8(const tb_op *op, const tb_shape *in,
+                        const tb_params *p, tb_shape *out, char *err,
+                        size_t len)
+{
+    if (in[0].ndim != 2 || in[1].ndim != 2)
+        return tb_op_fail(err, len, TB_ESHAPE,
+                          "%s: inputs must have 2 dims (no batches), got "
+                          "%d and %d", op->name, in[0].ndim, in[1].ndim);
+    if (in[0].dim[1] > TB_QUANT_MAX_K)
+        return tb_op_fail(err, len, TB_ESHAPE,
+                          "%s: K = %lld is above %d, where the int32 sums "
+                          "could overflow", op->name,
+                          (long long)in[0].dim[1], TB_QUANT_MAX_K);
+    return tb_rule_matmul(op, in, p, out, err, len);
 }
 
 int tb_rule_matmul(const tb_op *op, const tb_shape *in, const tb_params *p,

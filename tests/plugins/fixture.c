@@ -110,7 +110,9 @@ static void fix_destroy(void *ctx) { free(ctx); }
 
 static size_t nbytes(const tbp_tensor *t)
 {
-    size_t n = t->dtype == TBP_F64 ? 8 : 4;
+    size_t n = t->dtype == TBP_F64                                 ? 8
+               : t->dtype == TBP_BF16 || t->dtype == TBP_F16 ? 2
+                                                              : 4;
     for (int d = 0; d < t->ndim; d++)
         n *= (size_t)t->shape[d];
     return n;
@@ -209,6 +211,35 @@ static void fork_sleeper(void)
 ADD(float, f32)
 ADD(double, f64)
 
+/* bf16 (ABI 1.1): widen, add in f32, round to nearest even once */
+static float bf16_f(uint16_t h)
+{
+    uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+__attribute__((unused)) static int add_bf16(void *ctx, const tbp_tensor *in,
+                                            tbp_tensor *out,
+                                            const tbp_params *p)
+{
+    (void)ctx, (void)p;
+    const uint16_t *a = in[0].data, *b = in[1].data;
+    uint16_t *c = out[0].data;
+    size_t n = nbytes(&out[0]) / 2;
+    if (nbytes(&in[0]) != nbytes(&out[0]) ||
+        nbytes(&in[1]) != nbytes(&out[0]))
+        return TBP_EUNSUPPORTED;
+    for (size_t i = 0; i < n; i++) {
+        float s = bf16_f(a[i]) + bf16_f(b[i]);
+        uint32_t x;
+        memcpy(&x, &s, sizeof x);
+        c[i] = (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+    }
+    return TBP_OK;
+}
+
 #ifdef FIX_MANY
 #define MARK(i)                                                          \
     static int mark_##i(void *ctx, const tbp_tensor *in, tbp_tensor *out, \
@@ -247,9 +278,17 @@ static tbp_kernel_fn fix_kernel(void *ctx, const tbp_op *op,
     }
 #endif
     *impl = "fixture_add";
-    return !strcmp(dtype, "f32") ? add_f32
-           : !strcmp(dtype, "f64") ? add_f64
-                                   : NULL;
+#ifdef FIX_OLD10
+    /* built for ABI 1.0 and careless: any other name gets the f32
+     * kernel, which tbench must never ask for (it would read bf16 as
+     * floats) */
+    return !strcmp(dtype, "f64") ? add_f64 : add_f32;
+#else
+    return !strcmp(dtype, "f32")    ? add_f32
+           : !strcmp(dtype, "f64")  ? add_f64
+           : !strcmp(dtype, "bf16") ? add_bf16
+                                    : NULL;
+#endif
 }
 
 static void fix_counters(void *ctx, tbp_counters *out)
@@ -260,6 +299,10 @@ static void fix_counters(void *ctx, tbp_counters *out)
 static const tbp_plugin plugin = {
 #ifdef FIX_ABI
     (uint32_t)2 << 16, sizeof(tbp_plugin), sizeof(tbp_tensor),
+    sizeof(tbp_params),
+#elif defined(FIX_OLD10)
+    /* a plugin built against ABI 1.0's header (same layout) */
+    (uint32_t)1 << 16, sizeof(tbp_plugin), sizeof(tbp_tensor),
     sizeof(tbp_params),
 #else
     TBP_PLUGIN_HEADER,

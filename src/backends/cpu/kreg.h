@@ -187,7 +187,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER(X, permute, f32, c) X(permute, f64, c, c)
 
 /* Matrix products: matmul and linear, through the native GEMM at the
- * SIMD levels (drv_matmul.c). */
+ * SIMD levels (drv_matmul.c); matmul_int8 (qgemm.c, its avx2 kernel
+ * qgemm_avx2.c; f32 only: it quantizes f32 inputs). */
 #define TB_CPU_ROWS_MATMUL(X, XN)                                         \
     TB_CPU_GEMM_MM512(XN, f32, "gemm_f32_avx512_12x32")                   \
     TB_CPU_GEMM_MM2(XN, f32, "gemm_f32_avx2_6x16")                        \
@@ -195,7 +196,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_GEMM_MM512(XN, f64, "gemm_f64_avx512_12x16")                   \
     TB_CPU_GEMM_MM2(XN, f64, "gemm_f64_avx2_6x8")                         \
     X(matmul, f64, scalar, scalar)                                        \
-    TB_CPU_GEMM_C(X, linear, f32) TB_CPU_GEMM_C(X, linear, f64)
+    TB_CPU_GEMM_C(X, linear, f32) TB_CPU_GEMM_C(X, linear, f64)           \
+    TB_CPU_AVX2(X, matmul_int8, f32, c) X(matmul_int8, f32, c, c)
 
 /* NCHW convolution (im2col and the native GEMM at the SIMD levels) and
  * pooling (over kernels.h): drv_conv.c. */

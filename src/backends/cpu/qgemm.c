@@ -1,0 +1,143 @@
+/* matmul_int8 on the cpu backend (ops/quant.h defines the values).
+ *
+ * The C row quantizes a (u8, minus its zero point) and b (s8, stored
+ * transposed), then sums each output's int32 products along K and
+ * dequantizes.  The avx2 row packs both as s16 pairs (qgemm.h) and runs
+ * a 4 x 16 micro-kernel of vpmaddwd (qgemm_avx2.c): the same exact sums,
+ * so both match the reference bit for bit.  Rows are split over the
+ * instance's threads. */
+#include <string.h>
+
+#include "../../base/error.h"
+#include "../../ops/alloc.h"
+#include "../../ops/quant.h"
+#include "cpu_internal.h"
+#include "isa.h"
+#include "kreg.h"
+#include "qgemm.h"
+
+typedef struct {
+    int64_t M, N, K;
+    int32_t za;
+    float sa, sb;
+} qshape;
+
+static int q_begin(void *ctx, const tb_tensor *in, tb_tensor *out,
+                   const tb_params *p, qshape *q)
+{
+    int rc = tb_cpu_begin_op(ctx, TB_OP_matmul_int8, TB_F32, in, out, p);
+    if (rc)
+        return rc;
+    q->M = in[0].shape[0];
+    q->K = in[0].shape[1];
+    q->N = in[1].shape[1];
+    q->sa = (float)tb_cpu_param(p, TB_OP_matmul_int8, 0);
+    q->za = (int32_t)tb_cpu_param(p, TB_OP_matmul_int8, 1);
+    q->sb = (float)tb_cpu_param(p, TB_OP_matmul_int8, 2);
+    return 0;
+}
+
+/* ---- the C row ---- */
+
+typedef struct {
+    const qshape *q;
+    const int16_t *a;  /* [M][K], qa - za */
+    const int8_t *bt;  /* [N][K], qb transposed */
+    float *out;
+} c_job;
+
+static void c_part(void *arg, int part, int nparts)
+{
+    const c_job *j = arg;
+    const qshape *q = j->q;
+    int64_t m0, m1;
+    tb_cpu_span(q->M, 1, part, nparts, &m0, &m1);
+    for (int64_t i = m0; i < m1; i++)
+        for (int64_t n = 0; n < q->N; n++) {
+            const int16_t *a = j->a + i * q->K;
+            const int8_t *b = j->bt + n * q->K;
+            int32_t acc = 0;
+            for (int64_t k = 0; k < q->K; k++)
+                acc += (int32_t)a[k] * b[k];
+            j->out[i * q->N + n] = tb_quant_out(acc, q->sa, q->sb);
+        }
+}
+
+int TB_CPU_KFN(matmul_int8, f32, c)(void *ctx, const tb_tensor *in,
+                                    tb_tensor *out, const tb_params *p)
+{
+    qshape q;
+    int rc = q_begin(ctx, in, out, p, &q);
+    if (rc)
+        return rc;
+    int16_t *a = tb_alloc((size_t)(q.M * q.K) * sizeof *a);
+    int8_t *bt = tb_alloc((size_t)(q.N * q.K));
+    if (!a || !bt) {
+        tb_free(a);
+        tb_free(bt);
+        return TB_ENOMEM;
+    }
+    const float *x = in[0].data, *y = in[1].data;
+    for (int64_t i = 0; i < q.M * q.K; i++)
+        a[i] = (int16_t)(tb_quant_u8(x[i], q.sa, q.za) - q.za);
+    for (int64_t k = 0; k < q.K; k++)
+        for (int64_t n = 0; n < q.N; n++)
+            bt[n * q.K + k] = tb_quant_s8(y[k * q.N + n], q.sb);
+    c_job j = {&q, a, bt, out[0].data};
+    tb_cpu_parallel(ctx, q.M * q.N * q.K, q.M, c_part, &j);
+    tb_free(a);
+    tb_free(bt);
+    return 0;
+}
+
+/* ---- the avx2 row: packing here, the micro-kernel in qgemm_avx2.c ---- */
+
+#if TB_CPU_HAVE_AVX2
+typedef struct {
+    const tb_qgemm_args *g;
+} v_job;
+
+static void v_part(void *arg, int part, int nparts)
+{
+    const v_job *j = arg;
+    int64_t m0, m1;
+    tb_cpu_span(j->g->M, 4, part, nparts, &m0, &m1);
+    tb_qgemm_rows_avx2(j->g, m0, m1);
+}
+
+int TB_CPU_KFN(matmul_int8, f32, avx2)(void *ctx, const tb_tensor *in,
+                                       tb_tensor *out, const tb_params *p)
+{
+    qshape q;
+    int rc = q_begin(ctx, in, out, p, &q);
+    if (rc)
+        return rc;
+    const int64_t K2 = (q.K + 1) / 2, NP = (q.N + 15) / 16;
+    int16_t *ap = tb_alloc((size_t)(q.M * 2 * K2) * sizeof *ap);
+    int16_t *bp = tb_alloc((size_t)(NP * K2 * 32) * sizeof *bp);
+    if (!ap || !bp) {
+        tb_free(ap);
+        tb_free(bp);
+        return TB_ENOMEM;
+    }
+    const float *x = in[0].data, *y = in[1].data;
+    for (int64_t i = 0; i < q.M; i++) {
+        int16_t *r = ap + i * 2 * K2;
+        for (int64_t k = 0; k < q.K; k++)
+            r[k] = (int16_t)(tb_quant_u8(x[i * q.K + k], q.sa, q.za) - q.za);
+        if (q.K & 1)
+            r[q.K] = 0;
+    }
+    memset(bp, 0, (size_t)(NP * K2 * 32) * sizeof *bp);
+    for (int64_t k = 0; k < q.K; k++)
+        for (int64_t n = 0; n < q.N; n++)
+            bp[((n / 16) * K2 + k / 2) * 32 + 2 * (n % 16) + (k & 1)] =
+                tb_quant_s8(y[k * q.N + n], q.sb);
+    tb_qgemm_args g = {ap, bp, q.M, q.N, K2, q.sa, q.sb, out[0].data};
+    v_job j = {&g};
+    tb_cpu_parallel(ctx, q.M * q.N * q.K, (q.M + 3) / 4, v_part, &j);
+    tb_free(ap);
+    tb_free(bp);
+    return 0;
+}
+#endif
