@@ -151,12 +151,16 @@ static int resolve_backend(const tb_config *cfg, int bi,
  * and the f64 reference outputs. */
 static size_t case_mem(const tb_case *c)
 {
-    double es = (double)tb_dtype_size(c->dtype), n = 0, o = 0;
+    double n = 0, o = 0, ob = 0; /* elements; n and ob in bytes */
     for (int i = 0; i < c->op->n_in; i++)
-        n += (double)tb_shape_numel(&c->in[i]);
-    for (int i = 0; i < c->op->n_out; i++)
+        n += (double)tb_shape_numel(&c->in[i]) *
+             (double)tb_dtype_size(tb_op_in_dtype(c->op, i, c->dtype));
+    for (int i = 0; i < c->op->n_out; i++) {
         o += (double)tb_shape_numel(&c->out[i]);
-    double b = 2 * (n + o) * es + o * 8;
+        ob += (double)tb_shape_numel(&c->out[i]) *
+              (double)tb_dtype_size(tb_op_out_dtype(c->op, i, c->dtype));
+    }
+    double b = 2 * (n + ob) + o * 8;
     return b > 1.8e19 ? SIZE_MAX : (size_t)b;
 }
 

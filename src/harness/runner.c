@@ -330,14 +330,16 @@ static int buffers_make(buffers *b, const tb_case *c, char *err, size_t len)
     if (c->op->n_in == 0)
         tb_tensor_init(&b->host_in[0], c->dtype, &c->out[0]);
     for (int i = 0; i < c->op->n_in; i++) {
-        if (tb_tensor_create(&b->host_in[i], c->dtype, &c->in[i]))
+        if (tb_tensor_create(&b->host_in[i],
+                             tb_op_in_dtype(c->op, i, c->dtype), &c->in[i]))
             goto nomem;
         if (c->given_in)
             memcpy(b->host_in[i].data, c->given_in[i].data,
                    tb_tensor_nbytes(&b->host_in[i]));
         else
             fill_input(&b->host_in[i], c->op, i, &rng);
-        tb_tensor_init(&b->dev_in[i], c->dtype, &c->in[i]);
+        tb_tensor_init(&b->dev_in[i], tb_op_in_dtype(c->op, i, c->dtype),
+                       &c->in[i]);
         if (b->be->alloc(b->ctx, &b->dev_in[i]))
             goto nomem;
         b->dev_in_ok[i] = true;
@@ -349,7 +351,8 @@ static int buffers_make(buffers *b, const tb_case *c, char *err, size_t len)
         }
     }
     for (int i = 0; i < c->op->n_out; i++) {
-        if (tb_tensor_create(&b->host_out[i], c->dtype, &c->out[i]) ||
+        if (tb_tensor_create(&b->host_out[i],
+                             tb_op_out_dtype(c->op, i, c->dtype), &c->out[i]) ||
             tb_tensor_create(&b->ref_out[i], TB_F64, &c->out[i]))
             goto nomem;
         /* An output written into an input (in-place ops, optimizer
@@ -358,7 +361,8 @@ static int buffers_make(buffers *b, const tb_case *c, char *err, size_t len)
             b->dev_out[i] = b->dev_in[c->op->alias[i]];
             continue;
         }
-        tb_tensor_init(&b->dev_out[i], c->dtype, &c->out[i]);
+        tb_tensor_init(&b->dev_out[i], tb_op_out_dtype(c->op, i, c->dtype),
+                       &c->out[i]);
         if (c->alloc_outputs)
             continue; /* allocated by every call (run_batch) */
         if (b->be->alloc(b->ctx, &b->dev_out[i]))

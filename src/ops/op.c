@@ -745,52 +745,57 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .category = TB_CAT_OPTIMIZER, .n_in = 2, .n_out = 1, .n_params = 2,
         .params = params_sgd, .shape = tb_rule_optim, .flops = tb_flops_optim,
         .bytes = tb_bytes_io, .tol = TOL_OPT, .alias = alias_first,
-        .doc = "p -= lr*(g + wd*p); inputs p, g"},
+        .doc = "p -= lr*(g + wd*p); inputs p, g"
+               "; bf16/f16: p, g 16-bit, state f32"},
     [TB_OP_sgd_momentum] = {OP_ID(sgd_momentum),
         .category = TB_CAT_OPTIMIZER, .n_in = 3, .n_out = 2, .n_params = 5,
         .params = params_sgd_momentum, .shape = tb_rule_optim,
         .flops = tb_flops_optim, .bytes = tb_bytes_io, .tol = TOL_OPT,
         .alias = alias_p_buf,
         .doc = "PyTorch SGD with momentum (optionally Nesterov); inputs p, g, "
-               "buf; outputs p, buf"},
+               "buf; outputs p, buf; bf16/f16: p, g 16-bit, state f32"},
     [TB_OP_adam] = {OP_ID(adam),
         .category = TB_CAT_OPTIMIZER, .n_in = 4, .n_out = 3, .n_params = 6,
         .params = params_adam, .domain = domain_optim_mv,
         .shape = tb_rule_optim, .flops = tb_flops_optim, .bytes = tb_bytes_io,
         .tol = TOL_OPT, .alias = alias_p_m_v,
-        .doc = "PyTorch Adam; inputs p, g, m, v; outputs p, m, v"},
+        .doc = "PyTorch Adam; inputs p, g, m, v; outputs p, m, v"
+               "; bf16/f16: p, g 16-bit, state f32"},
     [TB_OP_adamw] = {OP_ID(adamw),
         .category = TB_CAT_OPTIMIZER, .n_in = 4, .n_out = 3, .n_params = 6,
         .params = params_adamw, .domain = domain_optim_mv,
         .shape = tb_rule_optim, .flops = tb_flops_optim, .bytes = tb_bytes_io,
         .tol = TOL_OPT, .alias = alias_p_m_v,
         .doc = "PyTorch AdamW (decoupled weight decay); inputs p, g, m, v; "
-               "outputs p, m, v"},
+               "outputs p, m, v; bf16/f16: p, g 16-bit, state f32"},
     [TB_OP_adagrad] = {OP_ID(adagrad),
         .category = TB_CAT_OPTIMIZER, .n_in = 3, .n_out = 2, .n_params = 5,
         .params = params_adagrad, .domain = domain_optim_sum,
         .shape = tb_rule_optim, .flops = tb_flops_optim, .bytes = tb_bytes_io,
         .tol = TOL_OPT, .alias = alias_p_buf,
-        .doc = "PyTorch Adagrad; inputs p, g, sum; outputs p, sum"},
+        .doc = "PyTorch Adagrad; inputs p, g, sum; outputs p, sum"
+               "; bf16/f16: p, g 16-bit, state f32"},
     [TB_OP_adamax] = {OP_ID(adamax),
         .category = TB_CAT_OPTIMIZER, .n_in = 4, .n_out = 3, .n_params = 6,
         .params = params_adamax, .domain = domain_optim_mv,
         .shape = tb_rule_optim, .flops = tb_flops_optim, .bytes = tb_bytes_io,
         .tol = TOL_OPT, .alias = alias_p_m_v,
-        .doc = "PyTorch Adamax; inputs p, g, m, u; outputs p, m, u"},
+        .doc = "PyTorch Adamax; inputs p, g, m, u; outputs p, m, u"
+               "; bf16/f16: p, g 16-bit, state f32"},
     [TB_OP_nadam] = {OP_ID(nadam),
         .category = TB_CAT_OPTIMIZER, .n_in = 4, .n_out = 3, .n_params = 7,
         .params = params_nadam, .domain = domain_optim_mv,
         .shape = tb_rule_optim, .flops = tb_flops_optim, .bytes = tb_bytes_io,
         .tol = TOL_OPT, .alias = alias_p_m_v,
         .doc = "PyTorch NAdam (mu product from the step number); inputs p, g, "
-               "m, v; outputs p, m, v"},
+               "m, v; outputs p, m, v; bf16/f16: p, g 16-bit, state f32"},
     [TB_OP_radam] = {OP_ID(radam),
         .category = TB_CAT_OPTIMIZER, .n_in = 4, .n_out = 3, .n_params = 6,
         .params = params_radam, .domain = domain_optim_mv,
         .shape = tb_rule_optim, .flops = tb_flops_optim, .bytes = tb_bytes_io,
         .tol = TOL_OPT, .alias = alias_p_m_v,
-        .doc = "PyTorch RAdam; inputs p, g, m, v; outputs p, m, v"},
+        .doc = "PyTorch RAdam; inputs p, g, m, v; outputs p, m, v"
+               "; bf16/f16: p, g 16-bit, state f32"},
 
     /* linear algebra (LAPACK semantics) */
     [TB_OP_svd] = {OP_ID(svd),
@@ -983,6 +988,21 @@ const tb_op *tb_op_find(const char *name)
     return NULL;
 }
 
+tb_dtype tb_op_in_dtype(const tb_op *op, int i, tb_dtype dt)
+{
+    return op && op->category == TB_CAT_OPTIMIZER && i >= 2 &&
+                   tb_dtype_is_half(dt)
+               ? TB_F32
+               : dt;
+}
+
+tb_dtype tb_op_out_dtype(const tb_op *op, int o, tb_dtype dt)
+{
+    return op && op->alias && op->alias[o] >= 0
+               ? tb_op_in_dtype(op, op->alias[o], dt)
+               : dt;
+}
+
 const char *tb_op_dtype_reason(const tb_op *op, tb_dtype dt)
 {
     if (!op || (unsigned)dt >= TB_DTYPE_COUNT)
@@ -999,10 +1019,6 @@ const char *tb_op_dtype_reason(const tb_op *op, tb_dtype dt)
                "and PyTorch have none in bf16 or f16)";
     case TB_CAT_CALIB:
         return "calibration ops run in f32 and f64 only";
-    case TB_CAT_OPTIMIZER:
-        return "an optimizer step in bf16/f16 keeps f32 state beside its "
-               "16-bit parameters (PyTorch's mixed precision), and a case "
-               "has one dtype: not yet defined";
     case TB_CAT_WORKLOAD:
         return "model steps in bf16/f16 are not yet defined (their loss "
                "is nll_loss, and their optimizer step mixed precision)";

@@ -210,6 +210,12 @@ const tb_op *tb_op_get(tb_op_id id);
  * the ops PyTorch computes in them on the CPU, with its numerics
  * (ops/half.h).  NULL when it is, else why not (one line). */
 const char *tb_op_dtype_reason(const tb_op *op, tb_dtype dt);
+/* The dtype of input i (tb_op_out_dtype: output o) in a case of dtype
+ * dt: dt, except an optimizer's state (the inputs after p and g, and the
+ * outputs that overwrite them) in a bf16/f16 case, which is f32: the
+ * mixed-precision form (16-bit parameters and gradients, f32 state). */
+tb_dtype tb_op_in_dtype(const tb_op *op, int i, tb_dtype dt);
+tb_dtype tb_op_out_dtype(const tb_op *op, int o, tb_dtype dt);
 /* Lookup by name; NULL if unknown. */
 const tb_op *tb_op_find(const char *name);
 const char *tb_op_category_name(tb_op_category c);

@@ -113,12 +113,13 @@ double tb_bytes_io(const tb_op *op, const tb_shape *in, const tb_shape *out,
                    const tb_params *p, tb_dtype dt)
 {
     (void)p;
-    double n = 0;
+    double n = 0; /* bytes: an optimizer's f32 state in a 16-bit case */
     for (int i = 0; i < op->n_in; i++)
-        n += op_numel_d(&in[i]);
+        n += op_numel_d(&in[i]) * op_dtype_bytes(tb_op_in_dtype(op, i, dt));
     for (int i = 0; i < op->n_out; i++)
-        n += op_numel_d(&out[i]);
-    return n * op_dtype_bytes(dt);
+        n += op_numel_d(&out[i]) *
+             op_dtype_bytes(tb_op_out_dtype(op, i, dt));
+    return n;
 }
 
 double tb_rlen_reduce(const tb_op *op, const tb_shape *in, const tb_shape *out,

@@ -509,7 +509,8 @@ static void outputs_new(const tb_op *op, tb_dtype dt, const tb_shape *os,
                         tb_tensor *out)
 {
     for (int i = 0; i < op->n_out; i++)
-        assert_int_equal(tb_tensor_create(&out[i], dt, &os[i]), 0);
+        assert_int_equal(
+            tb_tensor_create(&out[i], tb_op_out_dtype(op, i, dt), &os[i]), 0);
 }
 
 static void outputs_free(const tb_op *op, tb_tensor *t)
@@ -543,12 +544,12 @@ static void run_start(run *r, void *ctx, tb_kernel_fn fn, const tb_op *op,
     const size_t off = misalign(dt);
     for (int i = 0; i < pc->n_in; i++) {
         tb_shape s = tb_tensor_shape(&pc->in[i]);
-        tb_tensor_init(&r->in[i], dt, &s);
+        tb_tensor_init(&r->in[i], pc->in[i].dtype, &s);
         r->in[i].data = gb_new(&r->gi[i], tb_tensor_nbytes(&r->in[i]), off);
         memcpy(r->in[i].data, pc->in[i].data, tb_tensor_nbytes(&r->in[i]));
     }
     for (int i = 0; i < op->n_out; i++) {
-        tb_tensor_init(&r->out[i], dt, &pc->os[i]);
+        tb_tensor_init(&r->out[i], tb_op_out_dtype(op, i, dt), &pc->os[i]);
         if (op->alias && op->alias[i] >= 0)
             r->out[i].data = r->in[op->alias[i]].data;
         else
@@ -588,7 +589,8 @@ static tb_check check_against(const tb_op *op, tb_dtype dt, const prep *pc,
     tb_tensor g[TB_MAX_OUTPUTS], w[TB_MAX_OUTPUTS];
     for (int i = 0; i < op->n_out; i++) {
         tb_shape s = tb_tensor_shape(&got[i]);
-        assert_int_equal(tb_tensor_create(&g[i], dt, &s), 0);
+        assert_int_equal(
+            tb_tensor_create(&g[i], tb_op_out_dtype(op, i, dt), &s), 0);
         memcpy(g[i].data, got[i].data, tb_tensor_nbytes(&got[i]));
         to_f64(&want[i], &w[i]);
     }
@@ -616,7 +618,10 @@ static void prep_case(void *cctx, const tb_op *op, tb_dtype dt,
     pc->n_in = op->n_in;
     rng_seed(salt);
     for (int i = 0; i < op->n_in; i++) {
-        assert_int_equal(tb_tensor_create(&pc->in[i], dt, &oc->sh[i]), 0);
+        assert_int_equal(tb_tensor_create(&pc->in[i],
+                                          tb_op_in_dtype(op, i, dt),
+                                          &oc->sh[i]),
+                         0);
         const tb_domain d = domain_of(op, i);
         for (int64_t k = 0; k < tb_tensor_numel(&pc->in[i]); k++)
             tb_tensor_set(&pc->in[i], k, rng_uniform(d.lo, d.hi));

@@ -79,14 +79,15 @@ int tb_cpu_check_op(tb_op_id id, tb_dtype dt, const tb_tensor *in,
     tb_shape ish[TB_MAX_INPUTS], osh[TB_MAX_OUTPUTS];
     int rc;
     for (int i = 0; i < op->n_in; i++) {
-        if ((rc = tb_tensor_check_operand(&in[i], dt, 1)))
+        if ((rc = tb_tensor_check_operand(&in[i], tb_op_in_dtype(op, i, dt),
+                                          1)))
             return rc;
         ish[i] = tb_tensor_shape(&in[i]);
     }
     if ((rc = tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0)))
         return rc;
     for (int i = 0; i < op->n_out; i++) {
-        if (tb_tensor_check_operand(&out[i], dt, 0))
+        if (tb_tensor_check_operand(&out[i], tb_op_out_dtype(op, i, dt), 0))
             return TB_EINVAL;
         tb_shape got = tb_tensor_shape(&out[i]);
         if (!tb_shape_equal(&got, &osh[i]))

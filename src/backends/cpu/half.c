@@ -11,6 +11,9 @@
  * The simplest element-wise ops (add, sub, mul, div, add_relu, relu with
  * same-shape operands) have fused loops at avx2 (half_avx2.c): load,
  * widen, the f32 operation and narrow in registers, the same bits.
+ * Optimizer steps take the mixed-precision form (ops/op.h's
+ * tb_op_in_dtype): 16-bit p and g widened, the f32 state updated in
+ * place by the f32 row, p rounded once; their hyperparameters stay f32.
  * Other element-wise ops (categories elementwise and activation, and add_relu,
  * with every input of the output's shape) run in blocks of HALF_BLOCK
  * elements whose f32 copies stay in L1/L2: memory sees the 16-bit
@@ -200,11 +203,20 @@ static int half_whole(void *ctx, const tb_op *op, tb_kernel_fn f32,
     memset(fin, 0, sizeof fin);
     memset(fout, 0, sizeof fout);
     int rc = 0;
-    for (int i = 0; i < op->n_in && !rc; i++)
-        if (!(rc = half_scratch(&in[i], &fin[i])))
+    /* f32 operands (an optimizer's state) are used in place */
+    for (int i = 0; i < op->n_in && !rc; i++) {
+        if (in[i].dtype == TB_F32) {
+            fin[i] = in[i];
+            fin[i].owns = false;
+        } else if (!(rc = half_scratch(&in[i], &fin[i]))) {
             cv.widen(in[i].data, fin[i].data, tb_tensor_numel(&in[i]));
+        }
+    }
     for (int o = 0; o < op->n_out && !rc; o++) {
-        if (op->alias && op->alias[o] >= 0) {
+        if (out[o].dtype == TB_F32) {
+            fout[o] = out[o];
+            fout[o].owns = false;
+        } else if (op->alias && op->alias[o] >= 0) {
             fout[o] = fin[op->alias[o]];
             fout[o].owns = false;
         } else {
@@ -214,7 +226,8 @@ static int half_whole(void *ctx, const tb_op *op, tb_kernel_fn f32,
     if (!rc)
         rc = f32(ctx, fin, fout, p);
     for (int o = 0; o < op->n_out && !rc; o++)
-        cv.narrow(fout[o].data, out[o].data, tb_tensor_numel(&out[o]));
+        if (out[o].dtype != TB_F32)
+            cv.narrow(fout[o].data, out[o].data, tb_tensor_numel(&out[o]));
     for (int i = 0; i < op->n_in; i++)
         tb_tensor_destroy(&fin[i]);
     for (int o = 0; o < op->n_out; o++)
@@ -255,7 +268,9 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
      * is held in the dtype, as PyTorch holds a Python scalar it applies
      * to a bf16/f16 tensor (and tbench holds one in f32 for f32). */
     tb_params q = p ? *p : (tb_params){0};
-    for (int i = 0; i < op->n_params; i++) {
+    /* (an optimizer's hyperparameters are no tensor constants: f32) */
+    for (int i = 0; op->category != TB_CAT_OPTIMIZER && i < op->n_params;
+         i++) {
         const tb_param_spec *s = &op->params[i];
         if (s->kind != TB_PARAM_FLOAT || (s->optional && !(q.set >> i & 1)))
             continue;

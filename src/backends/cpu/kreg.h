@@ -262,9 +262,9 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
  * No AVX-512 rows yet (nothing here could test them): an AVX-512
  * instance runs the avx2 rows.  Not here: argmax and nll_loss (integer
  * indices a 16-bit float cannot hold past 256 or 2048), the
- * factorizations (PyTorch has none in these dtypes), the optimizers
- * (their mixed form keeps f32 state beside bf16 parameters: a case has
- * one dtype today), calibration. */
+ * factorizations (PyTorch has none in these dtypes), calibration.  The
+ * optimizers take the mixed-precision form: 16-bit parameters and
+ * gradients, f32 state (ops/op.h's tb_op_in_dtype), updated in place. */
 #define TB_CPU_HALF(op, X)                                                \
     TB_CPU_AVX2(X, op, bf16, c) X(op, bf16, c, c)                         \
     TB_CPU_AVX2(X, op, f16, c) X(op, f16, c, c)
@@ -307,9 +307,15 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_HALF(div_backward, X) TB_CPU_HALF(matmul_backward, X)          \
     TB_CPU_HALF(linear_backward, X) TB_CPU_HALF(max_pool2d_backward, X)   \
     TB_CPU_HALF(avg_pool2d_backward, X) TB_CPU_HALF(conv2d_backward, X)
+/* optimizer steps: 16-bit p and g, f32 state (tb_op_in_dtype) */
+#define TB_CPU_HALF_OPTIM(X)                                              \
+    TB_CPU_HALF(sgd, X) TB_CPU_HALF(sgd_momentum, X) TB_CPU_HALF(adam, X) \
+    TB_CPU_HALF(adamw, X) TB_CPU_HALF(adagrad, X) TB_CPU_HALF(adamax, X)  \
+    TB_CPU_HALF(nadam, X) TB_CPU_HALF(radam, X)
 #define TB_CPU_ROWS_HALF(X)                                               \
     TB_CPU_HALF_ARITH(X) TB_CPU_HALF_MATH(X) TB_CPU_HALF_SHAPED(X)        \
-    TB_CPU_HALF_MAKE(X) TB_CPU_HALF_BACKWARD(X) TB_CPU_HALF_BACKWARD2(X)
+    TB_CPU_HALF_MAKE(X) TB_CPU_HALF_BACKWARD(X) TB_CPU_HALF_BACKWARD2(X)  \
+    TB_CPU_HALF_OPTIM(X)
 
 /* Every row: X for a row named "<op>_<dt>_<sfx>", XN for one with its
  * own name. */
