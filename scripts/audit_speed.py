@@ -156,15 +156,22 @@ def roof(data, c):
     bws = [e["best_gb_s"] for e in data.peaks.get("bandwidth") or []
            if e["kernel"] == r.get("bw_kernel") and e["level"] == level and
            e["threads"] <= thr]
+    # a 16-bit case on a CPU without 16-bit arithmetic: f32's FMA rate
+    cpu_isa = ((data.main.get("env") or {}).get("cpu") or {}).get("isa")
+    pdt = c.dtype
+    if c.dtype in ("bf16", "f16") and isinstance(cpu_isa, list) and \
+            not {"avx512_bf16", "avx512_fp16", "amx_bf16"} & set(cpu_isa):
+        pdt = "f32"
     fls = [e["best_gflop_s"] for e in data.peaks.get("flops") or []
-           if e["isa"] == isa and e["dtype"] == c.dtype and
+           if e["isa"] == isa and e["dtype"] == pdt and
            e["threads"] <= thr]
     tb = c.bytes / max(bws) if bws and c.bytes else 0
     tf = c.flops / max(fls) if fls and c.flops else 0
     if not tb and not tf:
         return None
     return {"time": max(tb, tf), "bound": "compute" if tf > tb else "memory",
-            "level": level, "isa": isa, "kernel": r.get("bw_kernel")}
+            "level": level, "isa": isa, "kernel": r.get("bw_kernel"),
+            "peak_dtype": pdt if pdt != c.dtype else None}
 
 
 def l3_bytes(env):
@@ -265,7 +272,9 @@ def check_bound(a, w, c, cell, rf):
     a.fig(w, "time / bound", m.group(1), c.median / rf["time"])
     a.fig(w, "bound", m.group(2), rf["time"], "time")
     a.word(w, "what bounds it", m.group(3),
-           f"{rf['isa']} FMA" if rf["bound"] == "compute" else
+           f"{rf['isa']} FMA" + (f", {rf['peak_dtype']}"
+                                 if rf.get("peak_dtype") else "")
+           if rf["bound"] == "compute" else
            f"{rf['kernel']}, {rf['level']}")
 
 

@@ -447,6 +447,21 @@ def t_int8():
            p.stdout + p.stderr)
 
 
+@case("show with a result file where the CASE goes: exit 2, saying the "
+      "case comes first; with both, the case is shown")
+def t_show_order():
+    out = os.path.join(TMP, "show_order")
+    p = run("run", "--op", "relu", "-s", "64", "--max-time", "0.02",
+            "--warmup-ms", "1", "-o", out, "-q")
+    expect(p.returncode == 0, p.stderr)
+    res = os.path.join(out, "results.json")
+    for arg in (res, out):
+        p = run("show", arg)
+        expect_usage_error(p, "show: '" + arg + "'", "the case comes first")
+    p = run("show", "relu*", res)
+    expect(p.returncode == 0 and "relu/64/f32" in p.stdout, p.stdout + p.stderr)
+
+
 @case("run --op: one case without a config; --list-cases; overrides")
 def t_quick():
     p = run("run", "--op", "matmul", "--shape", "5x7,7x3", "--dtype",

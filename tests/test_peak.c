@@ -721,7 +721,8 @@ static void test_roofline_json(void **state)
     assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
     cJSON *o = tb_roofline_json(&r);
     assert_non_null(o);
-    assert_int_equal(cJSON_GetArraySize(o), 13);
+    assert_int_equal(cJSON_GetArraySize(o), 14);
+    assert_string_equal(str(o, "peak_dtype"), "f32");
     assert_true(num(o, "bandwidth_threads") == 1);
     assert_true(num(o, "peak_threads") == 1);
     assert_string_equal(str(o, "level"), "L3");
@@ -742,11 +743,19 @@ static void test_roofline_json(void **state)
     assert_true(cJSON_IsNull(get(o, "isa")));
     assert_true(cJSON_IsNull(get(o, "peak_gflop_s")));
     assert_true(cJSON_IsNull(get(o, "attainable_gflop_s")));
+    assert_true(cJSON_IsNull(get(o, "peak_dtype")));
     cJSON_Delete(o);
+    /* a 16-bit dtype has no FMA figure of its own in the peaks: no roof
+     * (results.c holds it to f32's where the CPU lacks 16-bit units) */
+    in.flops = 1e6;
+    in.dtype = TB_BF16;
+    assert_int_equal(tb_roofline_compute(p, &in, &r), TB_ENOTFOUND);
     cJSON_Delete(p);
 }
 
 /* ---- 4. results.json ----------------------------------------------------- */
+
+static tb_dtype results_dtype = TB_F32; /* of the next results_case */
 
 static void results_case(cJSON *doc, const tb_backend *be, int n_axes,
                          const char *threads, tb_status status,
@@ -756,7 +765,7 @@ static void results_case(cJSON *doc, const tb_backend *be, int n_axes,
     memset(&c, 0, sizeof c);
     snprintf(c.id, sizeof c.id, "add/test");
     c.op = tb_op_get(TB_OP_add);
-    c.dtype = TB_F32;
+    c.dtype = results_dtype;
     c.n_in = 2;
     c.in[0] = c.in[1] = c.out[0] = (tb_shape){.ndim = 1, .dim = {1000000}};
     c.backend = be;
@@ -814,6 +823,26 @@ static void test_results_roofline(void **state)
     for (int i = 3; i < 6; i++)
         assert_true(
             cJSON_IsNull(get(cJSON_GetArrayItem(cases, i), "roofline")));
+    /* bf16: held to f32's FMA peak on a CPU without 16-bit units (the
+     * env's cpu.isa says which), no roof with them or unknown */
+    static const char *const envs[] = {
+        "{\"cpu\": {\"isa\": [\"avx2\", \"fma\", \"f16c\"]}}",
+        "{\"cpu\": {\"isa\": [\"avx512f\", \"amx_bf16\"]}}",
+        "{\"cpu\": {\"isa\": null}}"};
+    results_dtype = TB_BF16;
+    for (int k = 0; k < 3; k++) {
+        cJSON_ReplaceItemInObjectCaseSensitive(doc, "env",
+                                               cJSON_Parse(envs[k]));
+        results_case(doc, &tb_backend_cpu, 1, "1", TB_STATUS_OK, 480e3);
+        rl = get(cJSON_GetArrayItem(cases, 6 + k), "roofline");
+        if (k == 0) {
+            assert_string_equal(str(rl, "peak_dtype"), "f32");
+            assert_true(near(num(rl, "peak_gflop_s"), 200));
+        } else {
+            assert_true(cJSON_IsNull(rl));
+        }
+    }
+    results_dtype = TB_F32;
     assert_int_equal(tb_results_set_peaks(doc, NULL), 0);
     assert_true(cJSON_IsNull(get(doc, "peaks")));
     cJSON_Delete(doc);

@@ -67,7 +67,7 @@
     X(device) X(prepared_samples)                                        \
     /* roofline */                                                       \
     X(level) X(threads) X(bw_kernel) X(bandwidth_gb_s) X(isa)            \
-    X(bandwidth_threads) X(peak_threads)                                 \
+    X(bandwidth_threads) X(peak_threads) X(peak_dtype)                   \
     X(peak_gflop_s) X(attainable_gflop_s) X(attainable_gb_s) X(bound)    \
     X(min_time_ns) X(fraction)                                           \
     /* cupti */                                                          \
@@ -310,7 +310,7 @@ const char *tb_res_cupti_name(int k);
     X(roofline, bw_kernel, str) X(roofline, bandwidth_gb_s, num)         \
     X(roofline, bandwidth_threads, num)                                  \
     X(roofline, isa, str) X(roofline, peak_gflop_s, num)                 \
-    X(roofline, peak_threads, num)                                       \
+    X(roofline, peak_threads, num) X(roofline, peak_dtype, str)          \
     X(roofline, attainable_gflop_s, num)                                 \
     X(roofline, attainable_gb_s, num) X(roofline, bound, str)            \
     X(roofline, min_time_ns, num) X(roofline, fraction, num)             \

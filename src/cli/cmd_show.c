@@ -215,6 +215,13 @@ int tb_cmd_show(int argc, char **argv)
     if (!pattern)
         return tb_usage_error("show: expected a CASE id or glob%s", "");
     char newest[PATH_MAX];
+    struct stat st;
+    /* `tbench show results/run/results.json`: a file where the case goes */
+    if (!file && stat(pattern, &st) == 0)
+        return tb_usage_error("show: '%s' is a file or folder, not a CASE: "
+                              "the case comes first (tbench show 'matmul*' "
+                              "RESULTS; '*' shows every case)",
+                              pattern);
     if (!file) {
         if (newest_run(newest, sizeof newest))
             return tb_usage_error("show: no RESULTS given and no run folder "

@@ -132,6 +132,7 @@ static const char *const isa_names[] = {
     "sse4_1",   "sse4_2",      "avx",         "avx2",     "fma",
     "f16c",     "avx512f",     "avx512bw",    "avx512dq", "avx512vl",
     "avx512cd", "avx512_bf16", "avx512_vnni", "amx_tile",
+    "avx512_fp16", "amx_bf16", "amx_int8",
 };
 #define TB_ENV_NISA (sizeof isa_names / sizeof isa_names[0])
 

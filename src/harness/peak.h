@@ -139,6 +139,9 @@ typedef struct tb_roofline_in {
 typedef struct tb_roofline {
     char level[8];       /* working-set level of the case's bytes */
     char isa[16];        /* ISA of peak_gflop_s ("" when flops == 0) */
+    char peak_dtype[8];  /* dtype of peak_gflop_s ("" when flops == 0):
+                            the case's, or f32 for a 16-bit case on a CPU
+                            without 16-bit arithmetic (results.c) */
     char bw_kernel[8];
     int threads;
     /* The roofs are monotone in threads: t threads can do at least what

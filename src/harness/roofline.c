@@ -106,6 +106,7 @@ int tb_roofline_compute(const cJSON *peaks, const tb_roofline_in *in,
         out->peak_gflop_s = pk_num(best, "best_gflop_s");
         out->peak_threads = (int)pk_num(best, "threads");
         snprintf(out->isa, sizeof out->isa, "%s", pk_str(best, "isa"));
+        snprintf(out->peak_dtype, sizeof out->peak_dtype, "%s", dt);
         t_flop = in->flops / out->peak_gflop_s; /* GFLOP/s = FLOP per ns */
     }
     return tb_roofline_bound(in, t_mem, t_flop, out);
@@ -143,18 +144,23 @@ cJSON *tb_roofline_json(const tb_roofline *r)
         cJSON_AddNumberToObject(o, "peak_threads", r->peak_threads);
         cJSON_AddNumberToObject(o, "attainable_gflop_s",
                                 r->attainable_gflop_s);
+        if (r->peak_dtype[0])
+            cJSON_AddStringToObject(o, "peak_dtype", r->peak_dtype);
+        else
+            cJSON_AddNullToObject(o, "peak_dtype");
     } else {
         cJSON_AddNullToObject(o, "isa");
         cJSON_AddNullToObject(o, "peak_gflop_s");
         cJSON_AddNullToObject(o, "peak_threads");
         cJSON_AddNullToObject(o, "attainable_gflop_s");
+        cJSON_AddNullToObject(o, "peak_dtype");
     }
     cJSON_AddNumberToObject(o, "attainable_gb_s", r->attainable_gb_s);
     cJSON_AddStringToObject(o, "bound", r->memory_bound ? "memory"
                                                         : "compute");
     cJSON_AddNumberToObject(o, "min_time_ns", r->min_time_ns);
     cJSON_AddNumberToObject(o, "fraction", r->fraction);
-    if (cJSON_GetArraySize(o) != 13) {
+    if (cJSON_GetArraySize(o) != 14) {
         cJSON_Delete(o);
         return NULL;
     }

@@ -242,8 +242,16 @@ static double case_bound(const tb_rcase *c, char *what, size_t len)
     if (isnan(t) || t <= 0)
         return NAN;
     if (r->roofline_bound && !strcmp(r->roofline_bound, "compute"))
-        snprintf(what, len, "%s FMA",
-                 r->roofline_isa ? r->roofline_isa : "?");
+        snprintf(what, len, "%s FMA%s%s",
+                 r->roofline_isa ? r->roofline_isa : "?",
+                 r->roofline_peak_dtype &&
+                         strcmp(r->roofline_peak_dtype, c->dtype)
+                     ? ", "
+                     : "",
+                 r->roofline_peak_dtype &&
+                         strcmp(r->roofline_peak_dtype, c->dtype)
+                     ? r->roofline_peak_dtype
+                     : "");
     else
         snprintf(what, len, "%s, %s",
                  r->roofline_bw_kernel ? r->roofline_bw_kernel : "?",
