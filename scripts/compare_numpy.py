@@ -736,7 +736,8 @@ def run_case(np, lib, mod, form, threads, c, warm, meas, overhead):
 
 ISA_FLAGS = ["sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f",
              "avx512bw", "avx512dq", "avx512vl", "avx512cd", "avx512_bf16",
-             "avx512_vnni", "amx_tile"]
+             "avx512_vnni", "amx_tile", "avx512_fp16", "amx_bf16",
+             "amx_int8"]
 
 
 def read(path, default=None):
