@@ -562,6 +562,27 @@ def impl_for(op, lib, mod, np, form, x, o, p):
                 np.maximum(o[0], 0, out=o[0])
             return g, 2, "add(out=), maximum(out=)"
         return (lambda: np.maximum(x[0] + x[1], 0)), 2, "maximum(a + b, 0)"
+    if op in ("layer_norm", "rms_norm") and not out:
+        eps = p.get("eps", 1e-5 if op == "layer_norm" else 1e-6)
+        d = x[0].shape[-1]
+        if t and op == "layer_norm":
+            import torch.nn.functional as F
+            return (lambda: F.layer_norm(x[0], (d,), x[1], x[2], eps)), 1, \
+                "layer_norm"
+        if t:  # PyTorch 1.13 has no rms_norm: its eager composition
+            return (lambda: x[0] * mod.rsqrt(
+                (x[0] * x[0]).mean(-1, keepdim=True) + eps) * x[1]), 6, \
+                "x * rsqrt(mean(x * x) + eps) * w"
+        if op == "layer_norm":
+            def ln():
+                m = x[0].mean(-1, keepdims=True)
+                c = x[0] - m
+                return c / np.sqrt((c * c).mean(-1, keepdims=True) + eps) * \
+                    x[1] + x[2]
+            return ln, 8, "(x - mean) / sqrt(var + eps) * w + b"
+        return (lambda: x[0] / np.sqrt((x[0] * x[0]).mean(-1, keepdims=True)
+                                       + eps) * x[1]), 6, \
+            "x / sqrt(mean(x * x) + eps) * w"
     if op in ("gelu", "gelu_tanh", "silu") and t:
         import torch.nn.functional as F
         if op == "silu":

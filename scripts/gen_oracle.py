@@ -88,7 +88,7 @@ def param_as_dtype(v, dtype):
 
 
 # Float parameters that act on values: rounded to the case dtype.
-VALUE_PARAMS = {"scalar", "alpha", "beta", "threshold"}
+VALUE_PARAMS = {"scalar", "alpha", "beta", "threshold", "eps"}
 
 
 # ---- oracles --------------------------------------------------------------
@@ -191,6 +191,13 @@ def oracle(op, ins, P):
     (defaults filled, value parameters already rounded)."""
     x = ins[0]
     with np.errstate(all="ignore"):
+        if op == "layer_norm":
+            m = x.mean(axis=-1, keepdims=True)
+            v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+            return (x - m) / np.sqrt(v + P["eps"]) * ins[1] + ins[2]
+        if op == "rms_norm":
+            ms = (x * x).mean(axis=-1, keepdims=True)
+            return x / np.sqrt(ms + P["eps"]) * ins[1]
         if op == "neg":
             return -x
         if op == "abs":
@@ -267,6 +274,11 @@ def torch_check(op, ins, P):
     direct equivalent worth checking."""
     t = [torch.from_numpy(np.ascontiguousarray(a)) for a in ins]
     x = t[0]
+    if op == "layer_norm":
+        return F.layer_norm(x, (x.shape[-1],), t[1], t[2], P["eps"])
+    if op == "rms_norm":  # PyTorch 1.13 has no rms_norm: its ops
+        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + P["eps"]) \
+            * t[1]
     if op == "sigmoid":
         return torch.sigmoid(x)
     if op == "tanh":
@@ -351,6 +363,8 @@ def agree(a, b, rtol, atol):
 # ---- parameter schemas (defaults, as in src/ops/op.c) ---------------------
 
 DEFAULTS = {
+    "layer_norm": {"eps": 1e-5},
+    "rms_norm": {"eps": 1e-6},
     "leaky_relu": {"alpha": 0.01},
     "softplus": {"beta": 1.0, "threshold": 20.0},
     "add_scalar": {"scalar": 1.0},
@@ -369,7 +383,7 @@ DEFAULTS = {
 }
 
 N_IN = {"pow": 2, "maximum": 2, "minimum": 2, "add_relu": 2, "linear": 3,
-        "conv2d": 3, "conv2d_nobias": 2}
+        "conv2d": 3, "conv2d_nobias": 2, "layer_norm": 3, "rms_norm": 2}
 
 # ---- the cases ------------------------------------------------------------
 
@@ -646,6 +660,21 @@ for dt in BOTH:
     case("hardswish", dt, [HARDSWISH_WIDE], note="_wide")
 case("hardswish", "f32", [X("f32", [513], -6.0, 6.0)])
 case("hardswish", "f64", [X("f64", [1], -6.0, 6.0)])
+
+# -- layer_norm and rms_norm (issue 30; after the rest, so that their
+# cases keep their inputs): one element per row, odd widths, 3-D, a wide
+# row, a non-default eps, rows far from zero mean
+NORM = [([1, 1], {}), ([7, 13], {}), ([3, 4, 33], {}), ([2, 513], {}),
+        ([5, 8], {"eps": 0.25})]
+for dt in BOTH:
+    for xs, p in NORM:
+        d = xs[-1]
+        case("layer_norm", dt, [X(dt, xs, tag="n"), X(dt, [d], tag="nw"),
+                                X(dt, [d], tag="nb")], p)
+        case("rms_norm", dt, [X(dt, xs, tag="n"), X(dt, [d], tag="nw")], p)
+    case("layer_norm", dt, [X(dt, [4, 16], 3.0, 5.0, tag="n"),
+                            X(dt, [16], tag="nw"), X(dt, [16], tag="nb")],
+         note="_offset")
 
 
 # ---- emit -------------------------------------------------------------------

@@ -207,6 +207,17 @@ static const tb_step steps_log_softmax[] = {
 };
 #define NSTEPS(a) (int)(sizeof a / sizeof a[0])
 
+/* layer_norm and rms_norm: PyTorch's defaults (nn.LayerNorm's 1e-5;
+ * nn.RMSNorm's default is the dtype's epsilon, 1e-6 is the common
+ * explicit choice). */
+static const tb_param_spec params_layer_norm[] = {
+    {"eps", TB_PARAM_FLOAT, false, 1e-5, 0, 1, "added to the variance"},
+};
+static const tb_param_spec params_rms_norm[] = {
+    {"eps", TB_PARAM_FLOAT, false, 1e-6, 0, 1,
+     "added to the mean square"},
+};
+
 /* matmul_int8: scales of 1/128 map inputs in [-1, 1] onto the u8 and
  * s8 ranges (a: 0..255 around 128; b: -128..127, the top clamped). */
 static const tb_param_spec params_int8[] = {
@@ -641,6 +652,22 @@ static const tb_op op_table[TB_OP_COUNT] = {
                "dequantized to f32 (ops/quant.h); checked exactly; FLOPs: "
                "2 per multiply-add"},
 
+    /* normalization over the last dim */
+    [TB_OP_layer_norm] = {OP_ID(layer_norm),
+        .category = TB_CAT_NORM, .n_in = 3, .n_out = 1, .n_params = 1,
+        .params = params_layer_norm, .shape = tb_rule_norm,
+        .flops = tb_flops_elem, .bytes = tb_bytes_io,
+        .reduce_len = tb_rlen_lastdim, .tol = TOL_ACC, .elem_flops = 8,
+        .doc = "(x - mean) / sqrt(var + eps) * w + b over x's last dim D "
+               "(biased var, PyTorch's F.layer_norm); w, b [D]"},
+    [TB_OP_rms_norm] = {OP_ID(rms_norm),
+        .category = TB_CAT_NORM, .n_in = 2, .n_out = 1, .n_params = 1,
+        .params = params_rms_norm, .shape = tb_rule_norm,
+        .flops = tb_flops_elem, .bytes = tb_bytes_io,
+        .reduce_len = tb_rlen_lastdim, .tol = TOL_ACC, .elem_flops = 4,
+        .doc = "x / sqrt(mean(x^2) + eps) * w over x's last dim D "
+               "(PyTorch's nn.RMSNorm); w [D]"},
+
     /* convolution and pooling, NCHW */
     [TB_OP_conv2d] = {OP_ID(conv2d),
         .category = TB_CAT_CONV, .n_in = 3, .n_out = 1, .n_params = 3,
@@ -1052,6 +1079,7 @@ const char *tb_op_category_name(tb_op_category c)
     case TB_CAT_BACKWARD: return "backward";
     case TB_CAT_WORKLOAD: return "workload";
     case TB_CAT_TRANSFER: return "transfer";
+    case TB_CAT_NORM: return "normalization";
     }
     return "unknown";
 }

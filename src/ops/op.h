@@ -37,6 +37,7 @@ typedef enum {
     TB_CAT_BACKWARD,  /* gradient of a differentiable op (op_backward.h) */
     TB_CAT_WORKLOAD,  /* a model step on the tape autograd (models.h) */
     TB_CAT_TRANSFER,  /* a copy between host and device memory */
+    TB_CAT_NORM,      /* normalization over the last dim (layer, RMS) */
 } tb_op_category;
 
 typedef enum { TB_PARAM_INT, TB_PARAM_FLOAT, TB_PARAM_BOOL } tb_param_kind;
@@ -96,6 +97,7 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(max) X(min) X(argmax) X(var)                                        \
     X(softmax) X(permute) X(add_relu) X(linear) X(matmul_int8)            \
     X(conv2d) X(conv2d_nobias) X(max_pool2d) X(avg_pool2d)                \
+    X(layer_norm) X(rms_norm)                                             \
     X(zeros) X(ones) X(full) X(arange) X(rand_uniform) X(rand_normal)     \
     X(copy)                                                               \
     X(add_) X(sub_) X(mul_) X(div_) X(relu_)                              \

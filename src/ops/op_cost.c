@@ -129,6 +129,13 @@ double tb_rlen_reduce(const tb_op *op, const tb_shape *in, const tb_shape *out,
     return op_numel_d(&in[0]) / op_numel_d(&out[0]);
 }
 
+double tb_rlen_lastdim(const tb_op *op, const tb_shape *in,
+                       const tb_shape *out, const tb_params *p, tb_dtype dt)
+{
+    (void)op, (void)out, (void)p, (void)dt;
+    return in[0].ndim ? (double)in[0].dim[in[0].ndim - 1] : 1;
+}
+
 double tb_rlen_matmul(const tb_op *op, const tb_shape *in, const tb_shape *out,
                       const tb_params *p, tb_dtype dt)
 {

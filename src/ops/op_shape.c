@@ -71,6 +71,29 @@ int tb_rule_reduce(const tb_op *op, const tb_shape *in, const tb_params *p,
     return 0;
 }
 
+/* layer_norm / rms_norm: x [..., D]; every other input (weight, bias) a
+ * vector of D; the output x's shape. */
+int tb_rule_norm(const tb_op *op, const tb_shape *in, const tb_params *p,
+                 tb_shape *out, char *err, size_t len)
+{
+    (void)p;
+    const tb_shape *x = &in[0];
+    if (x->ndim < 1)
+        return tb_op_fail(err, len, TB_ESHAPE,
+                          "%s: x needs at least 1 dim", op->name);
+    const int64_t D = x->dim[x->ndim - 1];
+    for (int i = 1; i < op->n_in; i++)
+        if (in[i].ndim != 1 || in[i].dim[0] != D) {
+            char s[96];
+            tb_shape_format(&in[i], s, sizeof s);
+            return tb_op_fail(err, len, TB_ESHAPE,
+                              "%s: input %d must be [%lld] (x's last dim), "
+                              "got %s", op->name, i, (long long)D, s);
+        }
+    *out = *x;
+    return 0;
+}
+
 /* matmul's rule on 2-D inputs, K within the int32 sums' limit. */
 int tb_rule_matmul_int8(const tb_op *op, const tb_shape *in,
                         const tb_params *p, tb_shape *out, char *err,

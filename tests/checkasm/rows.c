@@ -204,6 +204,25 @@ static void fam_softmax(const tb_op *op, cases *cs)
     oc_p(cs_add(cs, 1, S(2, 200, 300)), "axis", 0);
 }
 
+/* Normalization over the last dim: widths below, at and past the vector
+ * widths, rows enough to split over the threads, a 3-D x, eps. */
+static void fam_norm(const tb_op *op, cases *cs)
+{
+    static const int rd[][2] = {{1, 1}, {7, 13}, {3, 17}, {5, 513},
+                                {4096, 10}, {33, 300}};
+    for (size_t i = 0; i < sizeof rd / sizeof rd[0]; i++) {
+        const int r = rd[i][0], d = rd[i][1];
+        if (op->n_in == 3)
+            cs_add(cs, 3, S(2, r, d), S(1, d), S(1, d));
+        else
+            cs_add(cs, 2, S(2, r, d), S(1, d));
+    }
+    if (op->n_in == 3)
+        oc_p(cs_add(cs, 3, S(3, 2, 3, 33), S(1, 33), S(1, 33)), "eps", 0.5);
+    else
+        oc_p(cs_add(cs, 2, S(3, 2, 3, 33), S(1, 33)), "eps", 0.5);
+}
+
 /* Layout: transpose's dim pairs (last two, others, one of size 1) and
  * permutes that keep or move the contiguous dim (tiled planes). */
 static void fam_layout(const tb_op *op, cases *cs)
@@ -431,6 +450,8 @@ static family_fn family_of(const tb_op *op)
         return fam_matmul;
     case TB_CAT_CONV:
         return fam_conv;
+    case TB_CAT_NORM:
+        return fam_norm;
     case TB_CAT_CREATION:
     case TB_CAT_CALIB:
         return fam_create;

@@ -210,6 +210,9 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER(X, avg_pool2d, f32, scalar)                             \
     X(avg_pool2d, f64, scalar, scalar)
 
+/* Normalization over the last dim (norm_c.c). */
+#define TB_CPU_ROWS_NORM(X) TB_CPU_C2(X, layer_norm) TB_CPU_C2(X, rms_norm)
+
 /* Creation (create.c; the SIMD rows of arange and the random ops:
  * rand_simd.h). */
 #define TB_CPU_ROWS_CREATE(X)                                             \
@@ -315,7 +318,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 #define TB_CPU_ROWS_HALF(X)                                               \
     TB_CPU_HALF_ARITH(X) TB_CPU_HALF_MATH(X) TB_CPU_HALF_SHAPED(X)        \
     TB_CPU_HALF_MAKE(X) TB_CPU_HALF_BACKWARD(X) TB_CPU_HALF_BACKWARD2(X)  \
-    TB_CPU_HALF_OPTIM(X)
+    TB_CPU_HALF_OPTIM(X) TB_CPU_HALF(layer_norm, X) TB_CPU_HALF(rms_norm, X)
 
 /* Every row: X for a row named "<op>_<dt>_<sfx>", XN for one with its
  * own name. */
@@ -324,7 +327,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_ROWS_SOFTMAX(X) TB_CPU_ROWS_LAYOUT(X)                          \
     TB_CPU_ROWS_MATMUL(X, XN) TB_CPU_ROWS_CONV(X)                         \
     TB_CPU_ROWS_CREATE(X) TB_CPU_ROWS_OPTIM(X) TB_CPU_ROWS_LINALG(X)      \
-    TB_CPU_ROWS_CALIB(X) TB_CPU_ROWS_BACKWARD(X) TB_CPU_ROWS_HALF(X)
+    TB_CPU_ROWS_CALIB(X) TB_CPU_ROWS_BACKWARD(X) TB_CPU_ROWS_NORM(X)      \
+    TB_CPU_ROWS_HALF(X)
 
 /* Prototypes of every entry point. */
 #define TB_CPU_KDECL(op, dt, sfx, c)                                      \
