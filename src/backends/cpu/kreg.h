@@ -210,8 +210,10 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER(X, avg_pool2d, f32, scalar)                             \
     X(avg_pool2d, f64, scalar, scalar)
 
-/* Normalization over the last dim (norm_c.c). */
-#define TB_CPU_ROWS_NORM(X) TB_CPU_C2(X, layer_norm) TB_CPU_C2(X, rms_norm)
+/* Normalization over the last dim (norm_c.c; f32 at avx2: norm_avx2.c). */
+#define TB_CPU_ROWS_NORM(X)                                               \
+    TB_CPU_AVX2(X, layer_norm, f32, c) TB_CPU_C2(X, layer_norm)           \
+    TB_CPU_AVX2(X, rms_norm, f32, c) TB_CPU_C2(X, rms_norm)
 
 /* Creation (create.c; the SIMD rows of arange and the random ops:
  * rand_simd.h). */
