@@ -9,6 +9,8 @@
 #include "../../base/error.h"
 #include "cpu_internal.h"
 #include "kreg.h"
+#include "vmath.h"
+#include "vmath_simd.h" /* v_hsum */
 
 typedef struct {
     const tb_tensor *in;
@@ -17,15 +19,6 @@ typedef struct {
     float eps;
     bool rms;
 } norm_job;
-
-static inline float hsum(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v),
-                          _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 /* sum of x[k] - c (c = 0: of x), or of its squares */
 static float row_sum(const float *x, int64_t D, float c, bool sq)
@@ -43,7 +36,7 @@ static float row_sum(const float *x, int64_t D, float c, bool sq)
         __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + k), vc);
         a[0] = sq ? _mm256_fmadd_ps(d, d, a[0]) : _mm256_add_ps(a[0], d);
     }
-    float s = hsum(_mm256_add_ps(_mm256_add_ps(a[0], a[1]),
+    float s = v_hsum(_mm256_add_ps(_mm256_add_ps(a[0], a[1]),
                                  _mm256_add_ps(a[2], a[3])));
     for (; k < D; k++)
         s += sq ? (x[k] - c) * (x[k] - c) : x[k] - c;
@@ -65,12 +58,12 @@ static void norm_part(void *arg, int part, int nparts)
         const float mean = j->rms ? 0.0f : row_sum(xr, D, 0, false) / (float)D;
         const float ss = row_sum(xr, D, mean, true);
         const float inv = 1.0f / (float)sqrt((double)(ss / (float)D + j->eps));
-        const __m256 vm = _mm256_set1_ps(mean), vi = _mm256_set1_ps(inv);
+        const __m256 vmean = _mm256_set1_ps(mean), vinv = _mm256_set1_ps(inv);
         int64_t k = 0;
         for (; k + 8 <= D; k += 8) {
-            __m256 y = _mm256_mul_ps(
-                _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + k), vm), vi),
-                _mm256_loadu_ps(w + k));
+            __m256 c = _mm256_sub_ps(_mm256_loadu_ps(xr + k), vmean);
+            __m256 y = _mm256_mul_ps(_mm256_mul_ps(c, vinv),
+                                     _mm256_loadu_ps(w + k));
             if (b)
                 y = _mm256_add_ps(y, _mm256_loadu_ps(b + k));
             _mm256_storeu_ps(orow + k, y);
