@@ -774,29 +774,36 @@ void test_op(void **state)
         if (!tb_cpu_krow_c(op->id, (tb_dtype)dt))
             continue;
         print_rows(op, (tb_dtype)dt, fit.n);
+        /* bf16/f16 rows are their level's conversions around the f32
+         * rows tested above: every other case (and every big one), each
+         * level at one thread, and auto (the best) at the other thread
+         * counts, not every pair: under ASan the full cross doubled the
+         * program's time */
+        const bool half = tb_dtype_is_half((tb_dtype)dt);
+#define HALF_SKIP(ci) (half && (ci) % 2 && !fit.c[ci].big)
         static prep pc[MAXC];
         for (int ci = 0; ci < fit.n; ci++)
-            prep_case(cctx, op, (tb_dtype)dt, &fit.c[ci],
-                      (uint64_t)op->id * 1000003u + (uint64_t)dt * 101u +
-                          (uint64_t)ci,
-                      &pc[ci]);
-        /* bf16/f16 rows are their level's conversions around the f32
-         * rows tested above: each level at one thread, and auto (the
-         * best) at the other thread counts, not every pair */
-        const bool half = tb_dtype_is_half((tb_dtype)dt);
+            if (!HALF_SKIP(ci))
+                prep_case(cctx, op, (tb_dtype)dt, &fit.c[ci],
+                          (uint64_t)op->id * 1000003u +
+                              (uint64_t)dt * 101u + (uint64_t)ci,
+                          &pc[ci]);
         for (int iv = 0; iv < ax[0].n_values; iv++)
             for (int tv = 0; tv < ax[1].n_values; tv++) {
                 if (half && (tv > 0) != !strcmp(ax[0].values[iv], "auto"))
                     continue;
                 void *ctx = instance(ax[0].values[iv], ax[1].values[tv]);
                 for (int ci = 0; ci < fit.n; ci++)
-                    if (!fit.c[ci].big || tb_cpu_isa(ctx) > TB_ISA_SCALAR)
+                    if (!HALF_SKIP(ci) &&
+                        (!fit.c[ci].big || tb_cpu_isa(ctx) > TB_ISA_SCALAR))
                         run_case(ctx, ax[0].values[iv], tv + 1, op,
                                  (tb_dtype)dt, &pc[ci], ci);
                 B->destroy(ctx);
             }
         for (int ci = 0; ci < fit.n; ci++)
-            prep_free(op, &pc[ci]);
+            if (!HALF_SKIP(ci))
+                prep_free(op, &pc[ci]);
+#undef HALF_SKIP
     }
     B->destroy(cctx);
 }
