@@ -23,6 +23,7 @@
  * the row counts one launch.  Every other op widens whole tensors into
  * f32 scratch from the tracked allocator (counted in allocs), runs the
  * f32 row once on the instance and narrows its outputs. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "../../base/error.h"
@@ -235,6 +236,23 @@ static int half_whole(void *ctx, const tb_op *op, tb_kernel_fn f32,
     return rc;
 }
 
+/* The f32 row of op id at level isa, looked up once (the table is
+ * static; every call of a 16-bit row is timed, and the lookup scans the
+ * whole table).  Racing first calls store the same pointer. */
+static const tb_cpu_krow *f32_row(tb_op_id id, int isa)
+{
+    static _Atomic(const tb_cpu_krow *) cache[TB_OP_COUNT][TB_ISA_COUNT];
+    const tb_cpu_krow *r =
+        atomic_load_explicit(&cache[id][isa], memory_order_relaxed);
+    if (!r) {
+        size_t n;
+        const tb_cpu_krow *rows = tb_cpu_krows(&n);
+        r = tb_cpu_krow_find(rows, n, id, TB_F32, isa);
+        atomic_store_explicit(&cache[id][isa], r, memory_order_relaxed);
+    }
+    return r;
+}
+
 /* The row of (id, dt) at level isa. */
 static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
                     const tb_tensor *in, tb_tensor *out, const tb_params *p)
@@ -258,9 +276,7 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
     if (fused && half_blockwise(op, in, out))
         return half_fused(ctx, op, fused, in, out);
 #endif
-    size_t n;
-    const tb_cpu_krow *rows = tb_cpu_krows(&n);
-    const tb_cpu_krow *r = tb_cpu_krow_find(rows, n, id, TB_F32, isa);
+    const tb_cpu_krow *r = f32_row(id, isa);
     tb_cpu_half_cvt cv = tb_cpu_half_cvt_get(dt, isa);
     if (!r || !cv.widen)
         return TB_EINVAL;
