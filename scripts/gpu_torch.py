@@ -145,6 +145,11 @@ def torch_of(op, x, p, torch, F):
         return [torch.softmax(x[0], p.get("axis", -1))]
     if op in ("log_softmax", "log_softmax_unfused"):
         return [torch.log_softmax(x[0], p.get("axis", -1))]
+    if op == "layer_norm":
+        return [F.layer_norm(x[0], (x[0].shape[-1],), x[1], x[2], p["eps"])]
+    if op == "rms_norm":  # no F.rms_norm before PyTorch 2.4: its formula
+        return [x[0] * torch.rsqrt((x[0] * x[0]).mean(-1, keepdim=True)
+                                   + p["eps"]) * x[1]]
     if op == "transpose":
         return [x[0].transpose(p["dim0"], p["dim1"]).contiguous()]
     if op == "permute":

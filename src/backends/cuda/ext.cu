@@ -1,5 +1,5 @@
 /* The kernel tables of layout.cu, create.cu, fused.cu, optim.cu, pool.cu,
- * blas.cu, linalg.cu and lanes.cu, asked in turn by cu_kernel
+ * blas.cu, linalg.cu, lanes.cu and norm.cu, asked in turn by cu_kernel
  * (module.cu). */
 #include "kernels_ext.cuh"
 
@@ -20,5 +20,7 @@ tb_kernel_fn cu_ext_kernel(tb_op_id id, tb_dtype dt, const char **impl)
         fn = cu_linalg_kernel(id, dt, impl);
     if (!fn)
         fn = cu_lanes_kernel(id, dt, impl);
+    if (!fn)
+        fn = cu_norm_kernel(id, dt, impl);
     return fn;
 }

@@ -59,6 +59,7 @@ tb_kernel_fn cu_pool_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 tb_kernel_fn cu_blas_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 tb_kernel_fn cu_linalg_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 tb_kernel_fn cu_lanes_kernel(tb_op_id id, tb_dtype dt, const char **impl);
+tb_kernel_fn cu_norm_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 
 /* Every table above in turn (ext.cu). */
 tb_kernel_fn cu_ext_kernel(tb_op_id id, tb_dtype dt, const char **impl);
