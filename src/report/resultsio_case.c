@@ -394,6 +394,89 @@ static bool shape_list(const cJSON *a)
     return true;
 }
 
+/* Is v one of the strings of set (NULL-terminated)? */
+static bool str_in(const cJSON *v, const char *const *set)
+{
+    if (!cJSON_IsString(v))
+        return false;
+    for (; *set; set++)
+        if (!strcmp(v->valuestring, *set))
+            return true;
+    return false;
+}
+
+/* A roofline object as docs/results.schema.json's $defs/roofline gives
+ * it: every required member there and of its type and range, the
+ * optional ones absent, null or so, nothing else.  Returns the name of
+ * the first bad member, or NULL. */
+static const char *roofline_error(const cJSON *r)
+{
+    enum { R_NUM_POS, R_NUM_NONNEG, R_INT_POS, R_STR, R_ENUM };
+    static const char *const levels[] = {"L1", "L2", "L3", "DRAM", "GPU",
+                                         NULL};
+    static const char *const kernels[] = {"copy", "add", "triad", "read",
+                                          "update", NULL};
+    static const char *const bounds[] = {"memory", "compute", NULL};
+    static const char *const dtypes[] = {"f32", "f64", "bf16", "f16",
+                                         NULL};
+    static const struct {
+        const char *key;
+        int kind;
+        bool required, nullable;
+        const char *const *set;
+    } m[] = {
+        {TB_RES_KEY(level), R_ENUM, true, false, levels},
+        {TB_RES_KEY(threads), R_INT_POS, true, false, NULL},
+        {TB_RES_KEY(bw_kernel), R_ENUM, true, false, kernels},
+        {TB_RES_KEY(bandwidth_gb_s), R_NUM_NONNEG, true, false, NULL},
+        {TB_RES_KEY(bandwidth_threads), R_INT_POS, false, true, NULL},
+        {TB_RES_KEY(isa), R_STR, true, true, NULL},
+        {TB_RES_KEY(peak_gflop_s), R_NUM_POS, true, true, NULL},
+        {TB_RES_KEY(peak_threads), R_INT_POS, false, true, NULL},
+        {TB_RES_KEY(peak_dtype), R_ENUM, false, true, dtypes},
+        {TB_RES_KEY(attainable_gflop_s), R_NUM_NONNEG, true, true, NULL},
+        {TB_RES_KEY(attainable_gb_s), R_NUM_NONNEG, true, false, NULL},
+        {TB_RES_KEY(bound), R_ENUM, true, false, bounds},
+        {TB_RES_KEY(min_time_ns), R_NUM_POS, true, false, NULL},
+        {TB_RES_KEY(fraction), R_NUM_POS, true, false, NULL},
+    };
+    const size_t n = sizeof m / sizeof m[0];
+    const cJSON *v;
+    cJSON_ArrayForEach(v, r)
+    {
+        size_t i = 0;
+        while (i < n && strcmp(v->string, m[i].key))
+            i++;
+        if (i == n)
+            return v->string; /* not a member of the schema's object */
+    }
+    for (size_t i = 0; i < n; i++) {
+        v = cJSON_GetObjectItemCaseSensitive(r, m[i].key);
+        if (!v) {
+            if (m[i].required)
+                return m[i].key;
+            continue;
+        }
+        if (cJSON_IsNull(v)) {
+            if (!m[i].nullable)
+                return m[i].key;
+            continue;
+        }
+        double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+        bool ok;
+        switch (m[i].kind) {
+        case R_NUM_POS: ok = isfinite(d) && d > 0; break;
+        case R_NUM_NONNEG: ok = isfinite(d) && d >= 0; break;
+        case R_INT_POS: ok = isfinite(d) && d >= 1 && d == floor(d); break;
+        case R_STR: ok = cJSON_IsString(v); break;
+        default: ok = str_in(v, m[i].set); break;
+        }
+        if (!ok)
+            return m[i].key;
+    }
+    return NULL;
+}
+
 /* The members of a case record that report, plot and export read,
  * beyond what every command needs: of the documented type when present
  * and not null.  Returns the name of the first bad one, or NULL. */
@@ -694,6 +777,11 @@ int tb_res_load_case(tb_resfile *f, tb_rescase *c, const cJSON *cj, int idx,
     if (bad_member)
         return BAD("cases[%d] (%s): %s: not of the type docs/FORMAT.md "
                    "gives", idx, c->id, bad_member);
+    const cJSON *rf = tb_res_obj(cj, TB_RES_KEY(roofline));
+    if (rf && (bad_member = roofline_error(rf)))
+        return BAD("cases[%d] (%s): roofline.%s: missing, unknown, or not "
+                   "of the type or range docs/results.schema.json gives",
+                   idx, c->id, bad_member);
     if (!load_typed(f, c, cj))
         return tb_res_fail(err, errlen, f->path, TB_ENOMEM, "out of memory");
     if ((rc = check_untimed(f, c, cj, idx, err, errlen)))

@@ -7,6 +7,9 @@ expect.json maps each file to the start of the message every command
 must print after "tbench: FILE: ".  The files are committed; run this
 script again (from the repository root) only to change them.  They are
 also seeds of the result-loader fuzzer (tests/fuzz/meson.build).
+mixed.json has changed since most of them were written, so running it
+rewrites them too: commit only the new files (and expect.json), keep the
+others as committed.
 """
 import copy
 import json
