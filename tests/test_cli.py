@@ -555,6 +555,21 @@ def t_terminal():
         expect(len(seg) < 80, f"progress line of {len(seg)} columns: {seg}")
         expect(re.match(r"round \d/2 \[\d/\d\] \d+:\d\d, ~(\?|\d+:\d\d) "
                         r"left  ", seg), seg)
+    # the table: a case a line within the 80 columns, ids whose shared
+    # tail is said once, a legend under it
+    lines = [seg for seg in re.split(r"[\r\n]", plain) if seg.strip()]
+    head = [i for i, l in enumerate(lines) if l.startswith("case ")]
+    expect(len(head) == 1, f"no table header: {plain[-1500:]}")
+    h = head[0]
+    expect(lines[h - 1].endswith("every case id ends in "
+                                 "/cpu[isa=auto,threads=1]"), lines[h - 1])
+    rows = lines[h + 1:h + 5]
+    expect(all(re.match(r"add/\S+/f(32|64) +ok +\d", r) for r in rows),
+           f"not a case a line: {rows}")
+    for l in [lines[h - 1], lines[h]] + rows + [lines[h + 5]]:
+        expect(len(l) < 80, f"table line of {len(l)} columns: {l}")
+    expect(lines[h + 5].startswith("median: time of one call"),
+           lines[h + 5])
     expect("\x1b[32mok" in out, "no colour on a terminal")
     expect("summary: 4 cases: \x1b[32m4 ok\x1b[0m; exit 0" in out,
            out[-500:])

@@ -27,10 +27,6 @@ static void fmt_rate(double v, char *buf, size_t len)
         snprintf(buf, len, "%.*f", v >= 100 ? 1 : v >= 1 ? 2 : 3, v);
 }
 
-/* Ids longer than this get a line of their own (optimizer steps name
- * all their parameters), so the columns stay readable. */
-#define TABLE_ID_MAX 72
-
 const char *tb_shorten_middle(const char *s, int max, char *buf, size_t len)
 {
     size_t n = strlen(s);
@@ -51,28 +47,41 @@ const char *tb_shorten_middle(const char *s, int max, char *buf, size_t len)
     return buf;
 }
 
-/* Columns of a table line besides the id. */
-#define TABLE_REST 88
+/* The columns after the id (docs/FORMAT.md, "The run table"): status
+ * (as wide as the widest status word of the table, at least 6), then
+ * median, ci, GB/s, GFLOP/s and samples. */
+#define TABLE_NUMS 44 /* "  " before the status, " %8s %6s %7s %7s %9s" */
 
 void tb_table_print(FILE *f, const cJSON *doc)
 {
     tb_table_print_styled(f, doc, NULL);
 }
 
-/* The width of the id column: the longest id that fits idmax (ids
- * shortened to idmax when shorten and not linemax), at least 4. */
-static int id_width(const tb_resfile *r, bool shorten, int idmax,
-                    int linemax)
+/* The "/"-separated tail every id of r shares when there are at least
+ * two cases (e.g. "/f32/cpu[isa=auto,threads=1]"): its length, 0 when
+ * none.  Never the whole of an id. */
+static size_t common_tail(const tb_resfile *r)
 {
-    int w = 4;
-    for (int i = 0; i < r->n; i++) {
-        int l = (int)strlen(r->cases[i].id);
-        if (shorten && !linemax && l > idmax)
-            l = idmax;
-        if (l > w && l <= idmax)
-            w = l;
+    if (r->n < 2)
+        return 0;
+    const char *a = r->cases[0].id;
+    size_t la = strlen(a), best = 0;
+    for (size_t k = la; k-- > 1;) {
+        if (a[k] != '/')
+            continue;
+        const char *t = a + k;
+        size_t lt = la - k;
+        bool all = true;
+        for (int i = 1; i < r->n && all; i++) {
+            const char *b = r->cases[i].id;
+            size_t lb = strlen(b);
+            all = lb > lt && !strcmp(b + lb - lt, t);
+        }
+        if (!all)
+            break;
+        best = lt;
     }
-    return w;
+    return best;
 }
 
 void tb_table_print_styled(FILE *f, const cJSON *doc,
@@ -84,40 +93,55 @@ void tb_table_print_styled(FILE *f, const cJSON *doc,
         fprintf(f, "no table: %s\n", err);
         return;
     }
-    int idmax = TABLE_ID_MAX, linemax = 0;
-    bool shorten = sty && sty->width > 0;
-    if (shorten) {
-        /* ids shortened to what is left of the line; on a terminal too
-         * narrow for that to stay readable (40), every id gets a line of
-         * its own, shortened to the terminal's width */
-        idmax = sty->width - TABLE_REST;
-        if (idmax < 40) {
-            idmax = 4;
-            linemax = sty->width - 1;
-        }
+    const bool fit = sty && sty->width > 0;
+    int sw = 6; /* the status column */
+    for (int i = 0; i < r->n; i++) {
+        int l = (int)strlen(r->cases[i].status);
+        if (r->cases[i].timed && l > sw)
+            sw = l;
     }
-    int w = id_width(r, shorten, idmax, linemax);
-    fprintf(f, "%-*s  %-12s %10s %7s %9s %9s %10s %7s  %s\n", w, "case",
-            "status", "median", "ci", "GB/s", "GFLOP/s", "samples",
-            "kern/it", "stop");
+    /* On a terminal: the tail all ids share is said once above the
+     * table, and ids longer than what the line leaves are shortened in
+     * the middle (never below 16), so every case is one line. */
+    size_t tail = fit ? common_tail(r) : 0;
+    int w = 4;
+    for (int i = 0; i < r->n; i++) {
+        int l = (int)(strlen(r->cases[i].id) - tail);
+        if (l > w)
+            w = l;
+    }
+    if (fit) {
+        int room = sty->width - 1 - TABLE_NUMS - sw;
+        if (room < 16)
+            room = 16;
+        if (w > room)
+            w = room;
+    }
+    if (tail)
+        fprintf(f, "every case id ends in %s\n",
+                r->cases[0].id + strlen(r->cases[0].id) - tail);
+    fprintf(f, "%-*s  %-*s %8s %6s %7s %7s %9s\n", w, "case", sw, "status",
+            "median", "ci", "GB/s", "GFLOP/s", "samples");
     for (int i = 0; i < r->n; i++) {
         const tb_rescase *c = &r->cases[i];
-        const char *id = c->id;
-        char shortid[256];
-        if (shorten)
-            id = tb_shorten_middle(id, linemax ? linemax : idmax, shortid,
-                                   sizeof shortid);
-        if ((int)strlen(id) > w) { /* whole, on a line of its own */
-            fprintf(f, "%s\n", id);
-            id = "";
-        }
+        char idbuf[512], shortid[256];
+        snprintf(idbuf, sizeof idbuf, "%.*s",
+                 (int)(strlen(c->id) - tail), c->id);
+        const char *id = idbuf;
+        if (fit)
+            id = tb_shorten_middle(idbuf, w, shortid, sizeof shortid);
         const char *on = sty && sty->color ? sty->color(c->status) : "";
         const char *off = on && *on ? "\033[0m" : "";
         if (!on)
             on = "";
         if (!c->timed) {
-            fprintf(f, "%-*s  %s%-12s%s %s\n", w, id, on, c->status, off,
-                    c->message ? c->message : "");
+            char msg[512];
+            const char *m = c->message ? c->message : "";
+            if (fit) /* what the line leaves, shortened in the middle */
+                m = tb_shorten_middle(m, sty->width - 4 - w -
+                                      (int)strlen(c->status),
+                                      msg, sizeof msg);
+            fprintf(f, "%-*s  %s%s%s %s\n", w, id, on, c->status, off, m);
             continue;
         }
         char med[32], gb[32], gf[32], ci[32], smp[32];
@@ -127,10 +151,11 @@ void tb_table_print_styled(FILE *f, const cJSON *doc,
         fmt_rate(c->gflop_s, gf, sizeof gf);
         snprintf(smp, sizeof smp, "%.0fx%.0f", (double)c->n,
                  c->iters_per_sample);
-        fprintf(f, "%-*s  %s%-12s%s %10s %7s %9s %9s %10s %7.2f  %s\n", w,
-                id, on, c->status, off, med, ci, gb, gf, smp,
-                c->counters[TB_RES_CTR_KERNEL_LAUNCHES],
-                c->f.stats_stop_reason ? c->f.stats_stop_reason : "");
+        fprintf(f, "%-*s  %s%-*s%s %8s %6s %7s %7s %9s\n", w, id, on, sw,
+                c->status, off, med, ci, gb, gf, smp);
     }
+    if (fit && r->n)
+        fprintf(f, "median: time of one call; ci: its 95%% CI's width, %% "
+                "of it; samples: n x calls\n");
     tb_resfile_free(r);
 }

@@ -15,8 +15,9 @@ void tb_table_print(FILE *f, const cJSON *doc);
 
 /* How a table is laid out for a terminal. */
 typedef struct tb_table_style {
-    /* Fit lines in this many columns by shortening ids in the middle
-     * (0: ids in full; an id longer than 72 then gets its own line). */
+    /* Fit each case on one line of this many columns: the id tail all
+     * cases share said once above, ids shortened in the middle, a legend
+     * under the table (0: ids in full, no legend). */
     int width;
     /* Escape sequence that colours a status word ("" or NULL: none);
      * NULL function: no colour.  Reset with "\033[0m". */
