@@ -113,10 +113,25 @@ def t_run():
     expect(s["cases"] == 24 and s["ok"] == 12 and s["unavailable"] == 12,
            f"summary {s}")
     with open(os.path.join(out, "results.csv"), newline="") as f:
+        first = f.readline()
         rows = list(csv.DictReader(f))
+    b = doc["env"]["build"]
+    expect(first == f"# tbench {b['tbench_version']}, commit "
+           f"{b['git_commit']}, host {doc['env']['hostname']}, "
+           f"{doc['env']['date']}; every other figure: results.json\n",
+           f"csv provenance line {first!r}")
     expect(len(rows) == len(cases), "csv rows")
     for r, c in zip(rows, cases):
         expect(r["id"] == c["id"] and r["status"] == c["status"], "csv id")
+        n = 1
+        for d in c["shapes"][0]:
+            n *= d
+        bp = c["backend_params"]
+        expect(int(r["size"]) == n and r["isa"] == bp.get("isa", "") and
+               r["threads"] == (bp["threads"] if bp.get("threads", "auto")
+                                != "auto" else ""),
+               f"csv size/threads/isa {r['size']} {r['threads']} "
+               f"{r['isa']} of {c['id']}")
         if c["stats"]:
             expect(abs(float(r["median_ns"]) - c["stats"]["median_ns"])
                    <= 1e-9 * c["stats"]["median_ns"] + 1e-6,

@@ -53,6 +53,7 @@ def run(cfg, out, scale=None):
     doc = json.load(open(os.path.join(out, "results.json")))
     jsonschema.validate(doc, SCHEMA)
     with open(os.path.join(out, "results.csv"), newline="") as f:
+        expect(f.readline().startswith("# tbench "), "csv provenance line")
         rows = {r["id"]: r for r in csv.DictReader(f)}
     for c in doc["cases"]:  # the CSV column is the JSON's per_iter
         v = (c["instructions"] or {}).get("per_iter")

@@ -161,7 +161,8 @@ def t_run():
     regular(csv)
     with open(csv) as f:
         rows = f.read().splitlines()
-    expect(len(rows) == 3 and all(i in "\n".join(rows) for i in ok),
+    expect(len(rows) == 4 and rows[0].startswith("# tbench ") and
+           all(i in "\n".join(rows) for i in ok),
            f"results.csv: {rows[:3]}")
 
 

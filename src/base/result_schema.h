@@ -70,6 +70,8 @@
     X(bandwidth_threads) X(peak_threads) X(peak_dtype)                   \
     X(peak_gflop_s) X(attainable_gflop_s) X(attainable_gb_s) X(bound)    \
     X(min_time_ns) X(fraction)                                           \
+    /* results.csv's computed column (threads, isa: above) */            \
+    X(size)                                                              \
     /* cupti */                                                          \
     X(iterations) X(memcpy) X(h2d) X(d2h) X(d2d) X(other) X(memsets)     \
     X(memset_bytes) X(device_frees) X(device_free_bytes) X(kernels)      \

@@ -1,6 +1,7 @@
 #include "results.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -618,12 +619,77 @@ static void cell(const cJSON *v, char *out, size_t len)
     }
 }
 
+/* The columns computed from a record, after csv_cols: the elements of
+ * the first input, and the backend's threads and isa axes (threads as a
+ * number; both empty when the backend has no such axis). */
+static const char *const csv_more[] = {TB_RES_KEY(size), TB_RES_KEY(threads),
+                                       TB_RES_KEY(isa)};
+
+static void csv_computed(const cJSON *c, size_t i, char *text, size_t len)
+{
+    text[0] = '\0';
+    if (i == 0) {
+        const cJSON *sh = cJSON_GetArrayItem(
+            cJSON_GetObjectItemCaseSensitive(c, TB_RES_KEY(shapes)), 0);
+        const cJSON *d;
+        double n = 1;
+        bool any = cJSON_IsArray(sh);
+        cJSON_ArrayForEach(d, sh) n *= cJSON_IsNumber(d) ? d->valuedouble
+                                                         : NAN;
+        if (any && isfinite(n))
+            snprintf(text, len, "%.17g", n);
+        return;
+    }
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(c, TB_RES_KEY(backend_params)),
+        csv_more[i]);
+    if (!cJSON_IsString(v))
+        return;
+    if (i == 1) { /* a whole number, or empty ("auto" has no count) */
+        char *end;
+        long t = strtol(v->valuestring, &end, 10);
+        if (end != v->valuestring && !*end && t > 0)
+            snprintf(text, len, "%ld", t);
+        return;
+    }
+    snprintf(text, len, "%s", v->valuestring);
+}
+
+/* The first line: "# tbench VERSION, commit C, host H, DATE", from the
+ * document's env (any control character as '?'). */
+static void csv_provenance(tb_strbuf *b, const cJSON *doc)
+{
+    const cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, TB_RES_KEY(env));
+    const cJSON *bd = cJSON_GetObjectItemCaseSensitive(env, TB_RES_KEY(build));
+    const char *ver = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(bd, TB_RES_KEY(tbench_version)));
+    const char *git = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(bd, TB_RES_KEY(git_commit)));
+    const char *host = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(env, TB_RES_KEY(hostname)));
+    const char *date = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(env, TB_RES_KEY(date)));
+    char line[512];
+    snprintf(line, sizeof line, "# tbench %.40s, commit %.64s, host %.128s, "
+             "%.40s; every other figure: results.json\n",
+             ver ? ver : "?", git ? git : "?", host ? host : "?",
+             date ? date : "?");
+    for (char *p = line; p[1]; p++) /* the final newline stays */
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+    tb_strbuf_put(b, line, strlen(line));
+}
+
 int tb_results_csv(const cJSON *doc, char **out)
 {
     tb_strbuf b = {0};
     size_t ncol = sizeof csv_cols / sizeof csv_cols[0];
+    size_t nmore = sizeof csv_more / sizeof csv_more[0];
+    csv_provenance(&b, doc);
     for (size_t i = 0; i < ncol; i++)
         field(&b, i == 0, csv_cols[i].col);
+    for (size_t i = 0; i < nmore; i++)
+        field(&b, false, csv_more[i]);
     tb_strbuf_put(&b, "\n", 1);
     const cJSON *c;
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc,
@@ -641,6 +707,10 @@ int tb_results_csv(const cJSON *doc, char **out)
             cell(cJSON_GetObjectItemCaseSensitive(from, key), text,
                  sizeof text);
             field(&b, i == 0, text);
+        }
+        for (size_t i = 0; i < nmore; i++) {
+            csv_computed(c, i, text, sizeof text);
+            field(&b, false, text);
         }
         tb_strbuf_put(&b, "\n", 1);
     }
