@@ -527,6 +527,62 @@ def t_quick():
         expect(not os.path.exists(os.path.join(TMP, "never")), "wrote")
 
 
+@case("sweeps from the command line: repeated --shape and -b, axes in the "
+      "id's syntax, -b lists; -o - writes results.json to stdout alone")
+def t_sweep():
+    p = run("run", "--op", "add", "--shape", "1000", "--shape", "7x13",
+            "-b", "cpu[threads=1,2;isa=scalar,avx2]", "-d", "f32,f64",
+            "--list-cases")
+    want = [f"add/{s}/{d}/cpu[isa={i},threads={t}]"
+            for s in ("1000,1000", "7x13,7x13") for d in ("f32", "f64")
+            for i in ("scalar", "avx2") for t in ("1", "2")]
+    expect(p.returncode == 0 and p.stdout.splitlines() == want,
+           p.stdout + p.stderr)
+    for bs in (["-b", "cpu,blas"], ["-b", "cpu", "-b", "blas"]):
+        p = run("run", "--op", "matmul", "-s", "8x8", *bs, "--list-cases")
+        expect(p.stdout.splitlines() ==
+               ["matmul/8x8,8x8/f32/cpu[isa=auto,threads=1]",
+                "matmul/8x8,8x8/f32/blas[threads=1]"], f"{bs}: {p.stdout}")
+    cfg = write("sweep.json", TINY)
+    p = run("run", cfg, "-b", "cpu,blas", "-f", "add/7x13*", "--list-cases")
+    expect(p.returncode == 0 and sorted({l.split("/")[-1].split("[")[0]
+                                         for l in p.stdout.split()}) ==
+           ["blas", "cpu"], p.stdout + p.stderr)
+    for args, msg in [
+            ([cfg, "-b", "cpu[isa=avx2]"], "axes only with --op"),
+            (["--op", "add", "-s", "4", "-b", "cpu[threads=1,"],
+             "is not NAME or NAME[AXIS=V,V;AXIS=V]"),
+            (["--op", "add", "-s", "4", "-b", "cpu[]"], "is not NAME"),
+            (["--op", "add", "-s", "4", "-b", "nosuch"],
+             "unknown backend 'nosuch'"),
+            (["--op", "add", "-s", "4", "-o", "-", "--save-baseline", "x"],
+             "-o - writes results.json to stdout")]:
+        p = run("run", *args)
+        expect(p.returncode == 2 and msg in p.stderr,
+               f"{args}: {p.returncode} {p.stderr}")
+    tmp = os.path.join(TMP, "stdout-tmp")
+    os.makedirs(tmp)
+    env = dict(os.environ, TMPDIR=tmp)
+    q = subprocess.run([TBENCH, "run", "--op", "relu", "-s", "64", "-s",
+                        "65", "--max-time", "0.02", "--warmup-ms", "1",
+                        "-o", "-"], capture_output=True, text=True,
+                       cwd=TMP, env=env, timeout=300)
+    expect(q.returncode == 0, q.stderr)
+    doc = json.loads(q.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    expect([c["id"].split("/")[1] for c in doc["cases"]] == ["64", "65"],
+           str([c["id"] for c in doc["cases"]]))
+    expect("summary: 2 cases" in q.stderr and "results:" not in q.stderr,
+           q.stderr)
+    expect(not os.path.exists(os.path.join(TMP, "-")), "made a folder '-'")
+    expect(os.listdir(tmp) == [], f"left in TMPDIR: {os.listdir(tmp)}")
+    # the recorded config reproduces the whole sweep
+    again = write("sweep-again.json", doc["config"][0]["text"])
+    p = run("run", again, "--list-cases")
+    expect(p.stdout.split() == [c["id"] for c in doc["cases"]],
+           p.stdout + p.stderr)
+
+
 def run_pty(args, cols=80, env_extra=None):
     """Run tbench with stdout and stderr on a terminal of `cols` columns;
     returns (exit status, everything it wrote)."""

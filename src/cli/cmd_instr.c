@@ -70,7 +70,7 @@ int tb_cmd_instr_count(int argc, char **argv)
             printf("tbench-instr/1 error %s\n", err);
             goto out;
         }
-    tb_plan_opts opts = {.backend = backend};
+    tb_plan_opts opts = {.backends = &backend, .n_backends = backend != NULL};
     if (tb_plan_build(cfgs, ncfg, &opts, &plan, err, sizeof err)) {
         printf("tbench-instr/1 error %s\n", err);
         goto out;

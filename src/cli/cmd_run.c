@@ -2,6 +2,8 @@
  * src/harness/session.h) -> the table, the baselines and the exit status
  * (commands.h).  What the user sees of a run comes through the session's
  * sink below: the progress line, warnings, the result files. */
+#include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -357,6 +359,12 @@ typedef struct run_args {
     tb_run_overrides ovr;  /* --rounds, --max-time ... */
     baselines bl;
     tb_plan_opts opts;     /* --filter, --exclude, --backend */
+    /* --backend's specs (NAME or NAME[AXIS=V,...]) and their names */
+    char bspec[TB_PLAN_MAX_BACKENDS][TB_RUN_SPEC_LEN];
+    char bname[TB_PLAN_MAX_BACKENDS][TB_RUN_SPEC_LEN];
+    const char *bspecs[TB_PLAN_MAX_BACKENDS], *bnames[TB_PLAN_MAX_BACKENDS];
+    int nb;
+    bool to_stdout;        /* -o -: results.json on stdout */
     tb_cli_patterns pats;
     tb_shard shard;        /* --shard I/N; count 0: the whole plan */
     char **cfg_paths;      /* the config files (argv's tail) */
@@ -411,13 +419,21 @@ static int run_option(run_args *a, int c, char **argv)
     switch (c) {
     case 'L': a->list_cases = true; break;
     case 'O': a->quick.op = optarg; break;
-    case 's': a->quick.shape = optarg; break;
+    case 's':
+        if (a->quick.n_shapes == TB_RUN_MAX_SHAPES)
+            return tb_usage_error("run: at most 16 --shape options%s", "");
+        a->quick.shapes[a->quick.n_shapes++] = optarg;
+        break;
     case 'p': a->quick.params = optarg; break;
     case 'd': a->quick.dtype = optarg; break;
     case 'o': a->outdir = optarg; break;
     case 'f':
     case 'x': return tb_opt_pattern("run", c, optarg, &a->pats, &a->opts);
-    case 'b': a->opts.backend = optarg; break;
+    case 'b':
+        if (tb_run_backend_split(optarg, a->bspec, a->bname, &a->nb,
+                                 TB_PLAN_MAX_BACKENDS, why, sizeof why))
+            return tb_usage_error("run: %s", why);
+        break;
     case 'q': a->quiet = true; break;
     case 'S': a->bl.save = optarg; break;
     case 'F': a->bl.force = true; break;
@@ -475,21 +491,42 @@ static bool run_parse(int argc, char **argv, run_args *a, int *rc)
         *rc = tb_usage_error("run: --op runs one case without a config "
                              "file; got a config file too ('%s')",
                              argv[optind]);
-    else if (!q->op && (q->shape || q->params || q->dtype))
+    else if (!q->op && (q->n_shapes || q->params || q->dtype))
         *rc = tb_usage_error("run: --shape, --params and --dtype describe "
                              "the case of --op; %s", "give --op NAME");
     if (*rc)
         return false;
-    if (q->op) {
-        a->quick.backend = a->opts.backend;
-        a->ncfg = 1;
+    for (int i = 0; i < a->nb; i++) {
+        a->bspecs[i] = a->bspec[i];
+        a->bnames[i] = a->bname[i];
+        if (!tb_backend_find(a->bname[i]))
+            *rc = tb_usage_error("--backend: unknown backend '%s' (see "
+                                 "'tbench list')", a->bname[i]);
+        else if (!q->op && strcmp(a->bspec[i], a->bname[i]))
+            *rc = tb_usage_error("run: --backend '%s': axes only with --op "
+                                 "(a config file gives them in its "
+                                 "\"backends\")", a->bspec[i]);
+        if (*rc)
+            return false;
     }
-    if (a->ncfg <= 0)
+    if (q->op) { /* the backends are the config's own */
+        a->quick.backends = a->bspecs;
+        a->quick.n_backends = a->nb;
+        a->ncfg = 1;
+    } else {
+        a->opts.backends = a->bnames;
+        a->opts.n_backends = a->nb;
+    }
+    if (a->outdir && !strcmp(a->outdir, "-")) {
+        a->to_stdout = true;
+        if (a->bl.n || a->bl.save)
+            *rc = tb_usage_error("run: -o - writes results.json to stdout; "
+                                 "%s", "--baseline and --save-baseline need "
+                                 "an output folder");
+    }
+    if (!*rc && a->ncfg <= 0)
         *rc = tb_usage_error("run: no config file given (or --op NAME "
                              "--shape S for one case)%s", "");
-    else if (a->opts.backend && !tb_backend_find(a->opts.backend))
-        *rc = tb_usage_error("--backend: unknown backend '%s' (see "
-                             "'tbench list')", a->opts.backend);
     return *rc == 0;
 }
 
@@ -556,16 +593,19 @@ static int run_finish(run_args *a, const tb_plan *plan, const tb_session *s,
                       const char *outdir)
 {
     int rc = s->failed ? TB_EXIT_CASES : TB_EXIT_OKAY;
-    bool color = tb_term_color(STDOUT_FILENO);
+    /* with -o -, stdout is results.json's alone */
+    FILE *out = a->to_stdout ? stderr : stdout;
+    bool color = tb_term_color(fileno(out));
     if (!a->quiet) {
         tb_table_style sty = {
-            .width = isatty(STDOUT_FILENO) ? tb_term_width(STDOUT_FILENO)
-                                           : 0,
+            .width = isatty(fileno(out)) ? tb_term_width(fileno(out)) : 0,
             .color = color ? tb_term_status_color : NULL};
-        tb_table_print_styled(stdout, s->doc, &sty);
-        tb_note_slow_threads(stdout, s->doc);
+        tb_table_print_styled(out, s->doc, &sty);
+        tb_note_slow_threads(out, s->doc);
     }
-    printf("results: %s/results.json, %s/results.csv\n", outdir, outdir);
+    if (!a->to_stdout)
+        printf("results: %s/results.json, %s/results.csv\n", outdir,
+               outdir);
     if (s->signal) {
         const char *abbr = sigabbrev_np(s->signal);
         fprintf(stderr, "tbench: stopped by SIG%s; finished cases are "
@@ -573,11 +613,43 @@ static int run_finish(run_args *a, const tb_plan *plan, const tb_session *s,
         rc = 128 + s->signal; /* 130 SIGINT, 143 SIGTERM, 129 SIGHUP */
     }
     bool narrowed = a->opts.n_filters || a->opts.n_excludes ||
-                    a->opts.backend || a->shard.count;
+                    a->opts.n_backends || a->shard.count;
     rc = baselines_finish(&a->bl, narrowed ? plan : NULL, s->doc, outdir, rc);
     if (!a->quiet)
-        print_summary(stdout, s->sum, s->started, s->n, rc, color);
+        print_summary(out, s->sum, s->started, s->n, rc, color);
     return rc;
+}
+
+/* -o -: dir's results.json to stdout, then dir (the private folder of
+ * run_session) removed with what the run wrote there.  0, or -1 after a
+ * message. */
+static int stdout_results(const char *dir)
+{
+    char path[4200], err[1024];
+    char *data = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    int rc = tb_read_file(path, &data, &len, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "tbench: -o -: %s\n", err);
+    else if (fwrite(data, 1, len, stdout) != len || fflush(stdout)) {
+        fprintf(stderr, "tbench: -o -: writing to stdout: %s\n",
+                strerror(errno));
+        rc = -1;
+    }
+    free(data);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) <
+                (int)sizeof path)
+                unlink(path);
+        }
+    if (d)
+        closedir(d);
+    rmdir(dir);
+    return rc ? -1 : 0;
 }
 
 /* The output folder (made), the session, its outcome.  Returns the exit
@@ -587,11 +659,22 @@ static int run_session(run_args *a, const tb_config *cfgs, tb_plan *plan,
 {
     char err[1024], dirbuf[4096];
     const char *outdir = a->outdir;
-    if (!outdir) {
+    if (a->to_stdout) { /* a private folder, results.json then to stdout */
+        const char *t = getenv("TMPDIR");
+        snprintf(dirbuf, sizeof dirbuf, "%s/tbench-stdout-XXXXXX",
+                 t && t[0] == '/' && strlen(t) < 4000 ? t : "/tmp");
+        if (!mkdtemp(dirbuf)) {
+            cJSON_Delete(shard_info);
+            fprintf(stderr, "tbench: -o -: cannot make a folder '%s': %s\n",
+                    dirbuf, strerror(errno));
+            return TB_EXIT_USAGE;
+        }
+        outdir = dirbuf;
+    } else if (!outdir) {
         default_outdir(&cfgs[0], dirbuf, sizeof dirbuf);
         outdir = dirbuf;
     }
-    if (tb_mkdir_p(outdir, err, sizeof err)) {
+    if (!a->to_stdout && tb_mkdir_p(outdir, err, sizeof err)) {
         cJSON_Delete(shard_info);
         fprintf(stderr, "tbench: -o: %s\n", err);
         return TB_EXIT_USAGE;
@@ -605,7 +688,7 @@ static int run_session(run_args *a, const tb_config *cfgs, tb_plan *plan,
     tb_session_opts o = {.isolate = a->isolate, .measure_peaks = a->peaks,
                          .quiet = a->quiet, .stop = &interrupted,
                          .cfg_paths = (const char *const *)a->cfg_paths,
-                         .n_cfg_paths = a->ncfg, .backend = a->opts.backend,
+                         .n_cfg_paths = a->ncfg,
                          .shard = shard_info};
     tb_session s;
     int rc;
@@ -617,6 +700,8 @@ static int run_session(run_args *a, const tb_config *cfgs, tb_plan *plan,
         rc = run_finish(a, plan, &s, outdir);
     }
     tb_session_free(&s);
+    if (a->to_stdout && stdout_results(outdir) && rc == TB_EXIT_OKAY)
+        rc = TB_EXIT_CASES;
     return rc;
 }
 

@@ -170,45 +170,156 @@ static int dtypes_json(const char *s, char *out, size_t cap, char *err,
     return 0;
 }
 
+int tb_run_backend_split(const char *arg, char (*spec)[TB_RUN_SPEC_LEN],
+                         char (*name)[TB_RUN_SPEC_LEN], int *n, int max,
+                         char *err, size_t errlen)
+{
+    static const char namech[] = "abcdefghijklmnopqrstuvwxyz0123456789_-";
+    const char *p = arg;
+    do {
+        size_t len = 0;
+        int depth = 0;
+        while (p[len] && (depth || p[len] != ',')) {
+            depth += p[len] == '[' ? 1 : p[len] == ']' ? -1 : 0;
+            len++;
+        }
+        size_t nl = strspn(p, namech);
+        bool ok = len > 0 && nl > 0 && len < TB_RUN_SPEC_LEN &&
+                  (nl == len || (p[nl] == '[' && p[len - 1] == ']' &&
+                                 len > nl + 2));
+        /* inside the brackets: AXIS=V[,V...] joined by ';' */
+        for (size_t k = nl + 1; ok && nl < len && k < len - 1;) {
+            size_t an = strspn(p + k, namech);
+            ok = an > 0 && p[k + an] == '=';
+            k += an + 1;
+            for (bool more = true; ok && more;) {
+                size_t vn = strspn(p + k, "abcdefghijklmnopqrstuvwxyzABCDEF"
+                                          "GHIJKLMNOPQRSTUVWXYZ0123456789_.-");
+                ok = vn > 0;
+                k += vn;
+                more = k < len - 1 && p[k] == ',';
+                k += more;
+            }
+            if (ok && k < len - 1)
+                ok = p[k] == ';' && k + 1 < len - 1;
+            k += ok;
+        }
+        if (!ok) {
+            snprintf(err, errlen, "--backend: '%.*s' is not NAME or "
+                     "NAME[AXIS=V,V;AXIS=V] (e.g. cpu or "
+                     "'cpu[threads=1,2;isa=avx2]')", (int)(len < 120 ? len
+                                                                   : 120),
+                     p);
+            return TB_EINVAL;
+        }
+        if (*n == max) {
+            snprintf(err, errlen, "--backend: at most %d backends", max);
+            return TB_EINVAL;
+        }
+        snprintf(spec[*n], TB_RUN_SPEC_LEN, "%.*s", (int)len, p);
+        snprintf(name[*n], TB_RUN_SPEC_LEN, "%.*s", (int)nl, p);
+        (*n)++;
+        p += len;
+    } while (*p++ == ',');
+    return 0;
+}
+
+/* A backend spec (checked by tb_run_backend_split) as a config's
+ * backends entry: "cpu" -> "cpu"; "cpu[threads=1,2;isa=avx2]" ->
+ * {"name": "cpu", "threads": ["1", "2"], "isa": ["avx2"]}. */
+static bool backend_json(const char *spec, char *out, size_t cap,
+                         size_t *len)
+{
+    size_t nl = strcspn(spec, "[");
+    char item[TB_RUN_SPEC_LEN + 16];
+    snprintf(item, sizeof item, spec[nl] ? "{\"name\": \"%.*s\"" : "\"%.*s\"",
+             (int)nl, spec);
+    bool ok = put(out, cap, len, item);
+    for (const char *p = spec + nl; ok && (*p == '[' || *p == ';');) {
+        p++;
+        size_t an = strcspn(p, "=");
+        snprintf(item, sizeof item, ", \"%.*s\": [", (int)an, p);
+        ok = put(out, cap, len, item);
+        p += an + 1;
+        for (int i = 0; ok; i++) {
+            size_t vn = strcspn(p, ",;]");
+            snprintf(item, sizeof item, "%s\"%.*s\"", i ? ", " : "", (int)vn,
+                     p);
+            ok = put(out, cap, len, item);
+            p += vn;
+            if (*p != ',')
+                break;
+            p++;
+        }
+        ok = ok && put(out, cap, len, "]");
+        if (*p == ']')
+            ok = ok && put(out, cap, len, "}");
+    }
+    return ok;
+}
+
 int tb_run_quick_config(const tb_run_quick *q, tb_config *cfg, char *err,
                         size_t errlen)
 {
-    char shapes[2048], params[1024], dtypes[256], text[4096];
+    char shapes[8192], params[1024], dtypes[256], backends[4096];
+    char cmd[4096], text[16384];
     if (strspn(q->op, "abcdefghijklmnopqrstuvwxyz0123456789_") !=
             strlen(q->op) || !*q->op) {
         snprintf(err, errlen, "--op: '%.80s' is not an op name (see 'tbench "
                  "list')", q->op);
         return TB_EINVAL;
     }
-    if (!q->shape) {
+    if (!q->n_shapes) {
         snprintf(err, errlen, "--op %s: --shape is required (e.g. --shape "
                  "1024x1024)", q->op);
         return TB_EINVAL;
     }
-    if (q->backend && strspn(q->backend, "abcdefghijklmnopqrstuvwxyz0123456"
-                             "789_-") != strlen(q->backend)) {
-        snprintf(err, errlen, "--backend: '%.80s' is not a backend name",
-                 q->backend);
+    size_t sl = 0, bl = 0, cl = 0;
+    bool ok = put(cmd, sizeof cmd, &cl, "tbench run --op ") &&
+              put(cmd, sizeof cmd, &cl, q->op);
+    shapes[0] = 0;
+    for (int i = 0; i < q->n_shapes; i++) {
+        char one[2048];
+        if (shapes_json(q->shapes[i], one, sizeof one, err, errlen))
+            return TB_EINVAL;
+        ok = ok && put(shapes, sizeof shapes, &sl, i ? ", " : "") &&
+             put(shapes, sizeof shapes, &sl, one) &&
+             put(cmd, sizeof cmd, &cl, " --shape ") &&
+             put(cmd, sizeof cmd, &cl, q->shapes[i]);
+    }
+    backends[0] = 0;
+    for (int i = 0; i < q->n_backends; i++)
+        ok = ok && put(backends, sizeof backends, &bl, i ? ", " : "") &&
+             backend_json(q->backends[i], backends, sizeof backends, &bl) &&
+             put(cmd, sizeof cmd, &cl, " --backend '") &&
+             put(cmd, sizeof cmd, &cl, q->backends[i]) &&
+             put(cmd, sizeof cmd, &cl, "'");
+    if (!q->n_backends)
+        ok = ok && put(backends, sizeof backends, &bl, "\"cpu\"");
+    if (q->params)
+        ok = ok && put(cmd, sizeof cmd, &cl, " --params ") &&
+             put(cmd, sizeof cmd, &cl, q->params);
+    if (q->dtype)
+        ok = ok && put(cmd, sizeof cmd, &cl, " --dtype ") &&
+             put(cmd, sizeof cmd, &cl, q->dtype);
+    if (!ok) {
+        snprintf(err, errlen, "--op: the cases are too many to describe");
         return TB_EINVAL;
     }
-    if (shapes_json(q->shape, shapes, sizeof shapes, err, errlen) ||
-        params_json(q->params ? q->params : "", params, sizeof params, err,
+    if (params_json(q->params ? q->params : "", params, sizeof params, err,
                     errlen) ||
         dtypes_json(q->dtype ? q->dtype : "f32", dtypes, sizeof dtypes, err,
                     errlen))
         return TB_EINVAL;
     int n = snprintf(text, sizeof text,
-                     "// written by: tbench run --op %s --shape %s%s%s%s%s\n"
+                     "// written by: %s\n"
                      "{\n  \"name\": \"%s\",\n  \"dtypes\": [%s],\n"
-                     "  \"backends\": [\"%s\"],\n"
+                     "  \"backends\": [%s],\n"
                      "  \"ops\": [{\"op\": \"%s\", \"shapes\": [%s], "
                      "\"params\": %s}]\n}\n",
-                     q->op, q->shape, q->params ? " --params " : "",
-                     q->params ? q->params : "", q->dtype ? " --dtype " : "",
-                     q->dtype ? q->dtype : "", q->op, dtypes,
-                     q->backend ? q->backend : "cpu", q->op, shapes, params);
+                     cmd, q->op, dtypes, backends, q->op, shapes, params);
     if (n < 0 || (size_t)n >= sizeof text) {
-        snprintf(err, errlen, "--op: the case is too long to describe");
+        snprintf(err, errlen, "--op: the cases are too many to describe");
         return TB_EINVAL;
     }
     return tb_config_parse(text, (size_t)n, "command line (--op)", cfg, err,

@@ -9,15 +9,33 @@
 
 #include "../harness/config.h"
 
-/* --op NAME --shape S [--params K=V,...] [--dtype D,...] [--backend B] */
+#define TB_RUN_MAX_SHAPES 16 /* cmd_run.c's message says 16 */
+
+/* --op NAME --shape S [--shape S ...] [--params K=V,...] [--dtype D,...]
+ * [--backend B ...] */
 typedef struct tb_run_quick {
-    const char *op, *shape, *params, *dtype, *backend;
+    const char *op, *params, *dtype;
+    const char *shapes[TB_RUN_MAX_SHAPES];
+    int n_shapes;
+    const char *const *backends; /* specs (tb_run_backend_split), or none */
+    int n_backends;
 } tb_run_quick;
 
-/* Write the config text of the one-op matrix q describes (backend cpu
- * unless given, dtype f32 unless given) and parse it into cfg, whose
- * config[].text then reproduces the run.  0, or an error code with a
+/* A --backend value: backend specs joined by ',' outside brackets, each
+ * NAME or NAME[AXIS=V,V;AXIS=V] (the axes in the case id's own syntax,
+ * several values per axis, e.g. "cpu[threads=1,2;isa=avx2,avx512]").
+ * Appends each spec to spec[*n] and its name alone to name[*n] (both of
+ * TB_RUN_SPEC_LEN bytes), at most max in all.  0, or TB_EINVAL with a
  * one-line message. */
+#define TB_RUN_SPEC_LEN 256
+int tb_run_backend_split(const char *arg, char (*spec)[TB_RUN_SPEC_LEN],
+                         char (*name)[TB_RUN_SPEC_LEN], int *n, int max,
+                         char *err, size_t errlen);
+
+/* Write the config text of the matrix q describes (one op; its shapes,
+ * dtypes, backends: cpu unless given, f32 unless given) and parse it into
+ * cfg, whose config[].text then reproduces the run.  0, or an error code
+ * with a one-line message. */
 int tb_run_quick_config(const tb_run_quick *q, tb_config *cfg, char *err,
                         size_t errlen);
 

@@ -206,10 +206,20 @@ static int plan_config(builder *b, const tb_config *cfg,
                        const tb_plan_opts *opts, char *err, size_t len)
 {
     char pos[32];
-    resolved res[TB_CFG_MAX_BACKENDS + 1];
-    int nres = 0;
+    resolved res[TB_CFG_MAX_BACKENDS + TB_PLAN_MAX_BACKENDS];
+    int nres = 0, nb = opts->n_backends;
+    if (nb < 0 || nb > TB_PLAN_MAX_BACKENDS) {
+        snprintf(err, len, "--backend: at most %d backends",
+                 TB_PLAN_MAX_BACKENDS);
+        return TB_EINVAL;
+    }
+    bool listed[TB_PLAN_MAX_BACKENDS] = {false};
     for (int i = 0; i < cfg->n_backends; i++) {
-        if (opts->backend && strcmp(opts->backend, cfg->backends[i].name))
+        bool keep = nb == 0;
+        for (int k = 0; k < nb; k++)
+            if (!strcmp(opts->backends[k], cfg->backends[i].name))
+                keep = listed[k] = true;
+        if (!keep)
             continue;
         int rc = resolve_backend(cfg, i, &cfg->backends[i], &res[nres],
                                  err, len);
@@ -217,14 +227,19 @@ static int plan_config(builder *b, const tb_config *cfg,
             return rc;
         nres++;
     }
-    if (opts->backend && nres == 0) {
+    for (int k = 0; k < nb; k++) { /* named, not in this config */
+        bool dup = false;
+        for (int j = 0; j < k; j++)
+            dup |= !strcmp(opts->backends[j], opts->backends[k]);
+        if (listed[k] || dup)
+            continue;
         tb_cfg_backend only;
         memset(&only, 0, sizeof only);
-        snprintf(only.name, sizeof only.name, "%s", opts->backend);
+        snprintf(only.name, sizeof only.name, "%s", opts->backends[k]);
         int rc = resolve_backend(cfg, 0, &only, &res[nres], err, len);
         if (rc) {
             snprintf(err, len, "--backend: unknown backend '%s'",
-                     opts->backend);
+                     opts->backends[k]);
             return rc;
         }
         nres++;

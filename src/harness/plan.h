@@ -62,8 +62,14 @@ typedef struct tb_plan_opts {
     int n_filters;
     const char *const *excludes;
     int n_excludes;
-    const char *backend; /* run only on this backend, or NULL */
+    /* Run only on these backends (n_backends 0: every backend of the
+     * configs): a config's entry of that name with its axes, or, when a
+     * config lists no such backend, the backend with its default axis
+     * values.  At most TB_PLAN_MAX_BACKENDS names. */
+    const char *const *backends;
+    int n_backends;
 } tb_plan_opts;
+#define TB_PLAN_MAX_BACKENDS 8
 
 /* Build the plan from n configs.  Returns 0, or TB_EINVAL/TB_ESHAPE/
  * TB_ENOMEM with a one-line "FILE: KEYPATH: what" message in err. */

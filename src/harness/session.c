@@ -285,7 +285,7 @@ static void count_instructions(run *r)
                                  .n = plan->n, .id = cs->id};
         progress(r, &p);
         tb_instr_count(cs, r->o->cfg_paths, r->o->n_cfg_paths,
-                       r->o->backend, r->res[i]);
+                       cs->backend->name, r->res[i]);
         r->dirty[i] = true;
     }
     r->counted = true;

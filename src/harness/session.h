@@ -46,11 +46,10 @@ typedef struct tb_session_opts {
      * (tb_workers_catch_stop); NULL: the run is never stopped. */
     volatile sig_atomic_t *stop;
     /* What the counting process of measure.instructions rebuilds the
-     * plan from (instr.h): the config files and the plan's backend
-     * option (may be NULL). */
+     * plan from (instr.h): the config files (with the case's own backend
+     * as its --backend). */
     const char *const *cfg_paths;
     int n_cfg_paths;
-    const char *backend;
     /* tb_shard_select's object for a `run --shard I/N` (taken over, also
      * on failure), or NULL. */
     cJSON *shard;
