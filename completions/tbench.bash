@@ -22,7 +22,7 @@ _tbench() {
         show) opts="--filter --json" ;;
         selftest) opts="--alpha --json --output --power --quick --runs --work -o" ;;
         merge) opts="--allow-mixed-hosts --output -o" ;;
-        ab) opts="--alpha --blocks --budget --duet --estimator --exclude --fd --filter --max-blocks --max-mde --output --protocol --quiet --seed --target-mde --threshold -f -o -q -x" ;;
+        ab) opts="--alpha --blocks --budget --duet --estimator --exclude --fd --filter --format --max-blocks --max-mde --output --protocol --quiet --seed --target-mde --threshold -f -o -q -x" ;;
         worker) opts="--fd --protocol" ;;
         help) COMPREPLY=($(compgen -W "run list exec peak plot report compare history export targets show selftest merge ab worker help" -- "$cur")); return ;;
         *) opts="" ;;

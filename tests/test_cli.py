@@ -642,6 +642,13 @@ def t_terminal():
     expect(lines[h + 5].startswith("median: time of one call"),
            lines[h + 5])
     expect("\x1b[32mok" in out, "no colour on a terminal")
+    # compare's verdicts are coloured on a terminal too, never in a pipe
+    cmp = ["compare", "tests/data/report/baseline.json",
+           "tests/data/report/mixed.json"]
+    rc, cout = run_pty(cmp)
+    expect("\x1b[33minconclusive\x1b[0m" in cout, cout[-800:])
+    p = run(*cmp)
+    expect("inconclusive" in p.stdout and "\x1b" not in p.stdout, p.stdout)
     expect("summary: 4 cases: \x1b[32m4 ok\x1b[0m; exit 0" in out,
            out[-500:])
     rc, out = run_pty(args, env_extra={"NO_COLOR": "1"})

@@ -141,6 +141,59 @@ def same_build():
            doc["summary"])
 
 
+def readme_ab_step():
+    """The shell text of README's GitHub Actions step that runs ab."""
+    text = open("README.md", encoding="utf-8").read()
+    start = text.index("      - shell: bash")
+    body = text[start:text.index("      - uses:", start)]
+    run = body[body.index("run: |") + len("run: |"):]
+    return "\n".join(l[10:] for l in run.splitlines() if l.strip())
+
+
+@case("README's GitHub Actions step, run as the job runs it: Markdown in "
+      "$GITHUB_STEP_SUMMARY, the job fails on a regression; --format json")
+def gh_summary():
+    cfg = path("calib.json")
+    with open(cfg, "w", encoding="utf-8") as f:
+        f.write(CONFIG.replace('{"op": "add", "shapes": [[4096]]}, '
+                               '{"op": "relu", "shapes": [[4096]]}',
+                               '{"op": "calib_work", "shapes": [[20000]]}'))
+    slow = write_exe("slow-tbench", "#!/bin/sh\nTBENCH_CALIB_SCALE=1.5 "
+                     f"exec {TBENCH} \"$@\"\n")
+    step = readme_ab_step()
+    expect("--format md" in step and "GITHUB_STEP_SUMMARY" in step, step)
+    for new, rc, head in ((NEW, 0, "### tbench ab: no regression"),
+                          (slow, 1, "### tbench ab: FAIL")):
+        out, summary = path(f"gh-{rc}"), path(f"summary-{rc}.md")
+        open(summary, "w").close()
+        script = (step.replace("head/build/tbench ab", TBENCH + " ab")
+                  .replace("base/build/tbench", OLD)
+                  .replace("head/build/tbench", new)
+                  .replace("head/configs/quick.json", cfg)
+                  .replace("-o ab", f"-o {out} -q --blocks 8 "
+                           "--threshold 10"))
+        r = subprocess.run(["bash", "--noprofile", "--norc", "-eo",
+                            "pipefail", "-c", script], capture_output=True,
+                           text=True, timeout=300,
+                           env=dict(os.environ, GITHUB_STEP_SUMMARY=summary))
+        expect(r.returncode == rc, f"exit {r.returncode}, want {rc}: "
+               f"{r.stderr}")
+        md = open(summary, encoding="utf-8").read()
+        expect(md.startswith(head + "\n") and md == r.stdout, md)
+        expect("| case | old | new | change | 95% CI |" in md, md)
+        if rc:
+            expect("| **regressed** |" in md, md)
+        expect(os.path.exists(os.path.join(out, "ab.json")), "no ab.json")
+    r = tbench("ab", OLD, NEW, path("two.json"), "--blocks", "6", "-q",
+               "-f", "add*", "--threshold", "50", "--format", "json")
+    expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+    doc = json.loads(r.stdout)
+    expect(doc["schema"] == "tbench.ab/2" and len(doc["cases"]) == 1, doc)
+    r = tbench("ab", OLD, NEW, path("two.json"), "--format", "html")
+    expect(r.returncode == 2 and "--format is text, md or json" in r.stderr,
+           r.stderr)
+
+
 @case("--duet and --estimator median run too")
 def duet():
     # two copies of one build: the threshold keeps a busy machine's

@@ -231,6 +231,7 @@ typedef struct ab_args {
     double target_mde; /* --target-mde as a ratio; NAN: a fixed design */
     double budget_s;   /* --budget; INFINITY: none */
     int max_blocks;    /* --max-blocks */
+    int format;        /* --format: 0 text, 1 md, 2 json (on stdout) */
 } ab_args;
 
 #define AB_MAX_BLOCKS_DEFAULT 400
@@ -265,6 +266,7 @@ static const struct option ab_longopts[] = {
     {"budget", required_argument, NULL, 'B'},
     {"max-blocks", required_argument, NULL, 'N'},
     {"quiet", no_argument, NULL, 'q'},
+    {"format", required_argument, NULL, 'F'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -341,6 +343,14 @@ static int ab_option(ab_args *a, int c, char **argv)
         break;
     }
     case 'q': a->quiet = true; break;
+    case 'F':
+        a->format = !strcmp(optarg, "text") ? 0
+                    : !strcmp(optarg, "md") ? 1
+                    : !strcmp(optarg, "json") ? 2 : -1;
+        if (a->format < 0)
+            return tb_usage_error("ab: --format is text, md or json, not "
+                                  "'%s'", optarg);
+        break;
     case 'h': tb_cmd_usage(stdout, "ab"); return TB_EXIT_OKAY;
     default: return tb_opt_error("ab", c, argv, ab_longopts);
     }
@@ -520,6 +530,15 @@ static int write_ab_json(const ab_args *a, const tb_ab_case *cases, int n,
     cJSON *doc = tb_ab_json(cases, (size_t)n, &a->judge, builds, settings);
     char *text = doc ? cJSON_Print(doc) : NULL;
     cJSON_Delete(doc);
+    if (a->format == 2 && text) /* --format json: the same document */
+        printf("%s\n", text);
+    if (!r->outdir) {
+        int rc = text && !fflush(stdout) ? 0 : TB_EXIT_CASES;
+        if (!text)
+            fprintf(stderr, "tbench: ab: out of memory\n");
+        free(text);
+        return rc;
+    }
     snprintf(path, sizeof path, "%s/ab.json", r->outdir);
     int rc = 0;
     if (!text ||
@@ -527,9 +546,10 @@ static int write_ab_json(const ab_args *a, const tb_ab_case *cases, int n,
         fprintf(stderr, "tbench: ab: writing %s: %s\n", path,
                 text ? err : "out of memory");
         rc = TB_EXIT_CASES;
-    } else {
-        printf("ab: %s/ab.json; each block's results: %s/old/block-*, "
-               "%s/new/block-*\n", r->outdir, r->outdir, r->outdir);
+    } else { /* with --format md or json stdout is that alone */
+        fprintf(a->format ? stderr : stdout, "ab: %s/ab.json; each block's "
+                "results: %s/old/block-*, %s/new/block-*\n", r->outdir,
+                r->outdir, r->outdir);
     }
     free(text);
     return rc;
@@ -564,13 +584,19 @@ static int ab_judge(const ab_args *a, ab_ui *u, const tb_ab_run_out *out,
         fprintf(stderr, "tbench: ab: out of memory\n");
         return TB_EXIT_CASES;
     }
-    tb_ab_print(stdout, cases, n, &a->judge);
-    if (a->judge.sequential)
-        print_sequential(stdout, a, u);
-    tb_noise_print(stdout, "machine during the blocks", noise);
-    int rc = a->run.outdir ? write_ab_json(a, cases, (int)n, out, u, noise,
-                                           broken)
-                           : 0;
+    if (a->format == 0) {
+        tb_ab_print(stdout, cases, n, &a->judge,
+                    tb_term_color(STDOUT_FILENO) ? tb_term_status_color
+                                                 : NULL);
+        if (a->judge.sequential)
+            print_sequential(stdout, a, u);
+        tb_noise_print(stdout, "machine during the blocks", noise);
+    } else if (a->format == 1) {
+        tb_ab_print_md(stdout, cases, n, &a->judge, broken);
+    }
+    int rc = a->run.outdir || a->format == 2
+                 ? write_ab_json(a, cases, (int)n, out, u, noise, broken)
+                 : 0;
     if (!rc && broken)
         rc = TB_EXIT_BROKEN;
     if (!rc && (tb_ab_count(cases, n, TB_AB_REGRESSED) ||

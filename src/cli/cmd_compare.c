@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../base/error.h"
 #include "../report/compare.h"
@@ -16,6 +17,7 @@
 #include "../report/history.h"
 #include "../report/resultsio.h"
 #include "commands.h"
+#include "term.h"
 
 /* Options shared by the three commands; each command accepts a subset. */
 typedef struct cli {
@@ -215,9 +217,12 @@ static int emit_json(const char *output, cJSON *doc)
 /* What compare and history print, in one signature. */
 typedef void (*print_fn)(FILE *f, const void *what, bool markdown);
 
+/* The verdicts' colours: set when the text goes to a terminal. */
+static const char *(*verdict_color)(const char *word);
+
 static void print_cmp(FILE *f, const void *c, bool md)
 {
-    tb_cmp_print(f, c, md);
+    tb_cmp_print(f, c, md, verdict_color);
 }
 
 static void print_history(FILE *f, const void *h, bool md)
@@ -345,6 +350,8 @@ int tb_cmd_compare(int argc, char **argv)
         goto out;
     }
     cJSON *doc = fmt == 2 ? tb_cmp_json(&cmp) : NULL;
+    if (!c.output && tb_term_color(STDOUT_FILENO))
+        verdict_color = tb_term_status_color;
     rc = emit_form(c.output, fmt, print_cmp, &cmp, doc);
     cJSON_Delete(doc);
     if (!rc && cmp.failed)

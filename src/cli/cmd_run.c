@@ -289,7 +289,9 @@ static int baselines_finish(baselines *b, const tb_plan *plan,
         for (int i = 0; i < b->n; i++)
             printf("%s %s", i ? "," : "", b->names[i]);
         printf(":\n");
-        tb_cmp_print(stdout, &cmp, false);
+        tb_cmp_print(stdout, &cmp, false,
+                     tb_term_color(STDOUT_FILENO) ? tb_term_status_color
+                                                  : NULL);
         cJSON *j = tb_cmp_json(&cmp);
         char *text = j ? cJSON_Print(j) : NULL;
         bool fits = snprintf(path, sizeof path, "%s/compare.json",

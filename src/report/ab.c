@@ -223,7 +223,7 @@ static void fmt_time(char *buf, size_t len, double ns)
 }
 
 void tb_ab_print(FILE *f, const tb_ab_case *cases, size_t m,
-                 const tb_ab_opts *o)
+                 const tb_ab_opts *o, const char *(*color)(const char *))
 {
     fprintf(f, "%-52s %10s %10s %8s %18s %9s %7s  %s\n", "case", "old", "new",
             "change", o->sequential ? "CI (at its look)" : "95% CI",
@@ -245,9 +245,11 @@ void tb_ab_print(FILE *f, const tb_ab_case *cases, size_t m,
             snprintf(mde, sizeof mde, "%.2f%%", 100 * c->mde);
         else
             snprintf(mde, sizeof mde, "none"); /* inconclusive */
-        fprintf(f, "%-52s %10s %10s %+7.2f%% %18s %9.2g %7s  %s", c->id, a,
-                b, 100 * c->change, ci, c->p_holm, mde,
-                tb_ab_verdict_name(c->verdict));
+        const char *v = tb_ab_verdict_name(c->verdict);
+        const char *on = color ? color(v) : "";
+        fprintf(f, "%-52s %10s %10s %+7.2f%% %18s %9.2g %7s  %s%s%s", c->id,
+                a, b, 100 * c->change, ci, c->p_holm, mde, on, v,
+                *on ? "\033[0m" : "");
         if (o->sequential)
             fprintf(f, " (%d, %s)", c->n, c->stop ? c->stop : "-");
         fputc('\n', f);
@@ -286,6 +288,70 @@ void tb_ab_print(FILE *f, const tb_ab_case *cases, size_t m,
     size_t un = tb_ab_unresolved(cases, m, o);
     if (un)
         fprintf(f, "%zu case%s cannot be judged at --max-mde %.2f%% (MDE "
+                "above it): FAIL\n", un, un == 1 ? "" : "s",
+                100 * o->max_mde);
+}
+
+/* Changes first (regressed, then improved), then the rest in order. */
+static int md_rank(const tb_ab_case *c)
+{
+    return c->verdict == TB_AB_REGRESSED ? 0
+           : c->verdict == TB_AB_IMPROVED ? 1
+           : c->verdict == TB_AB_ERROR    ? 2
+                                          : 3;
+}
+
+void tb_ab_print_md(FILE *f, const tb_ab_case *cases, size_t m,
+                    const tb_ab_opts *o, const char *stopped)
+{
+    size_t reg = tb_ab_count(cases, m, TB_AB_REGRESSED);
+    size_t err = tb_ab_count(cases, m, TB_AB_ERROR);
+    size_t un = tb_ab_unresolved(cases, m, o);
+    fprintf(f, "### tbench ab: %s\n\n",
+            stopped ? "stopped early, no verdict of the change"
+            : reg || err || un ? "FAIL"
+                               : "no regression");
+    if (stopped)
+        fprintf(f, "The blocks stopped early: %s.\n\n", stopped);
+    fprintf(f, "%zu cases: **%zu regressed**, %zu improved, %zu unchanged, "
+            "%zu inconclusive, %zu error, %zu skipped (alpha %g over the "
+            "cases, Holm; threshold %.2f%%).\n\n",
+            m, reg, tb_ab_count(cases, m, TB_AB_IMPROVED),
+            tb_ab_count(cases, m, TB_AB_UNCHANGED),
+            tb_ab_count(cases, m, TB_AB_INCONCLUSIVE), err,
+            tb_ab_count(cases, m, TB_AB_SKIPPED), o->alpha,
+            100 * o->threshold);
+    fprintf(f, "| case | old | new | change | 95%% CI | p(Holm) | MDE | "
+            "verdict |\n|---|--:|--:|--:|--:|--:|--:|---|\n");
+    for (int rank = 0; rank < 4; rank++)
+        for (size_t k = 0; k < m; k++) {
+            const tb_ab_case *c = &cases[k];
+            if (md_rank(c) != rank)
+                continue;
+            const char *v = tb_ab_verdict_name(c->verdict);
+            if (c->verdict == TB_AB_ERROR || c->verdict == TB_AB_SKIPPED) {
+                fprintf(f, "| `%s` | | | | | | | %s: %s |\n", c->id, v,
+                        c->message);
+                continue;
+            }
+            char a[32], b[32], mde[16];
+            fmt_time(a, sizeof a, c->old_median_ns);
+            fmt_time(b, sizeof b, c->new_median_ns);
+            if (isfinite(c->mde))
+                snprintf(mde, sizeof mde, "%.2f%%", 100 * c->mde);
+            else
+                snprintf(mde, sizeof mde, "none");
+            fprintf(f, "| `%s` | %s | %s | %+.2f%% | [%+.2f%%, %+.2f%%] | "
+                    "%.2g | %s | %s%s%s |\n", c->id, a, b, 100 * c->change,
+                    100 * c->ci_low, 100 * c->ci_high, c->p_holm, mde,
+                    rank < 2 ? "**" : "", v, rank < 2 ? "**" : "");
+        }
+    if (tb_ab_count(cases, m, TB_AB_INCONCLUSIVE))
+        fprintf(f, "\ninconclusive: the blocks cannot tell a change of "
+                "%.2f%% from none; more blocks narrow the CI and the MDE.\n",
+                100 * o->threshold);
+    if (un)
+        fprintf(f, "\n%zu case%s cannot be judged at --max-mde %.2f%% (MDE "
                 "above it): FAIL\n", un, un == 1 ? "" : "s",
                 100 * o->max_mde);
 }

@@ -128,9 +128,18 @@ size_t tb_ab_unresolved(const tb_ab_case *cases, size_t m,
 /* The number of cases with verdict v. */
 size_t tb_ab_count(const tb_ab_case *cases, size_t m, tb_ab_verdict v);
 
-/* The table (one line per case and a summary). */
+/* The table (one line per case and a summary).  color (NULL: none)
+ * gives the escape that starts a verdict word ("" for none; ended by
+ * "\033[0m"). */
 void tb_ab_print(FILE *f, const tb_ab_case *cases, size_t m,
-                 const tb_ab_opts *o);
+                 const tb_ab_opts *o, const char *(*color)(const char *));
+
+/* The same as Markdown, for a pull request's page or
+ * $GITHUB_STEP_SUMMARY: a heading with the outcome, the counts, a table
+ * of the cases (changes first), the notes.  stopped: why the blocks
+ * ended early, or NULL. */
+void tb_ab_print_md(FILE *f, const tb_ab_case *cases, size_t m,
+                    const tb_ab_opts *o, const char *stopped);
 
 /* The "tbench.ab/2" document (docs/FORMAT.md); builds names the two
  * executables and what they said they are: {"old": {...}, "new":

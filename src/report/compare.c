@@ -1059,7 +1059,8 @@ bool tb_cmp_case_impl_changed(const tb_cmp_case *k)
 
 /* The head (the two sides, the options) and the table of the cases
  * timed on both sides. */
-static void print_table(FILE *f, const tb_cmp *c, bool md)
+static void print_table(FILE *f, const tb_cmp *c, bool md,
+                        const char *(*color)(const char *))
 {
     char a[4096], b[4096], fo[64];
     side_label(c->old_files, c->k_old, md, a, sizeof a);
@@ -1108,9 +1109,13 @@ static void print_table(FILE *f, const tb_cmp *c, bool md)
             fprintf(f, "| `%s` | %s | %s | %s | %s | %s | %s | %s%s |\n",
                     k->id, om, nm, ch, ci, p, fl, tb_cmp_case_verdict(k),
                     kc);
-        else
-            fprintf(f, "%-*s  %10s %10s %7s %17s %7s %6s  %s%s\n", w, k->id,
-                    om, nm, ch, ci, p, fl, tb_cmp_case_verdict(k), kc);
+        else {
+            const char *v = tb_cmp_case_verdict(k);
+            const char *on = color ? color(v) : "";
+            fprintf(f, "%-*s  %10s %10s %7s %17s %7s %6s  %s%s%s%s\n", w,
+                    k->id, om, nm, ch, ci, p, fl, on, v, *on ? "\033[0m" : "",
+                    kc);
+        }
     }
 }
 
@@ -1336,9 +1341,10 @@ static void print_summary(FILE *f, const tb_cmp *c, bool md)
                 cn ? cn : "?");
 }
 
-void tb_cmp_print(FILE *f, const tb_cmp *c, bool md)
+void tb_cmp_print(FILE *f, const tb_cmp *c, bool md,
+                  const char *(*color)(const char *word))
 {
-    print_table(f, c, md);
+    print_table(f, c, md, md ? NULL : color);
     print_counters(f, c, md);
     print_changes(f, c, md);
     print_summary(f, c, md);

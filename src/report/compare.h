@@ -259,8 +259,11 @@ bool tb_cmp_case_impl_changed(const tb_cmp_case *c);
 
 /* Human-readable report: a table, then counter and status changes,
  * added and removed cases, a summary line and notes.  markdown selects
- * Markdown tables and lists instead of aligned text. */
-void tb_cmp_print(FILE *f, const tb_cmp *c, bool markdown);
+ * Markdown tables and lists instead of aligned text.  color (text only;
+ * NULL: none) gives the escape that starts a verdict word in the
+ * table ("" for none; ended by "\033[0m"). */
+void tb_cmp_print(FILE *f, const tb_cmp *c, bool markdown,
+                  const char *(*color)(const char *word));
 
 /* The JSON form (schema "tbench.compare/1", docs/FORMAT.md); NULL on
  * allocation failure.  Caller frees with cJSON_Delete. */
