@@ -722,6 +722,46 @@ def t_cli_docs():
                        text=True)
     expect(p.stdout.split("\n")[:2] == ["--list-cases", "compare"],
            p.stdout + p.stderr)
+    # every option completed for a command is one that command accepts
+    # (its own getopt table: tbench __options), the internal worker is
+    # not offered, and values complete: dtypes, formats, case ids
+    def comp(*words):
+        w = " ".join(f"'{x}'" for x in words)
+        script = (f"source completions/tbench.bash; COMP_WORDS=({TBENCH} {w}"
+                  f"); COMP_CWORD={len(words)}; _tbench; "
+                  "printf '%s\\n' \"${COMPREPLY[@]}\"")
+        r = subprocess.run(["bash", "-c", script], capture_output=True,
+                           text=True)
+        return [l for l in r.stdout.split("\n") if l]
+    expect("worker" not in comp(""), comp(""))
+    for cmd in ("run", "list", "exec", "peak", "plot", "report", "compare",
+                "history", "export", "targets", "show", "selftest",
+                "merge", "ab"):
+        offered = comp(cmd, "-")
+        expect(len(offered) >= 2, f"{cmd}: {offered}")
+        decl = {l.split()[1]: l.split()[3] for l in
+                run("__options").stdout.splitlines()
+                if l.split()[0] == cmd}
+        for o in offered:
+            if not o.startswith("--") or o == "--help":
+                continue
+            args = [cmd, o] + (["x"] if decl.get(o, "-") != "-" else []) \
+                + ["--help"]
+            if o == "--plugin":
+                continue  # loaded before the command parses (main.c)
+            r = run(*args)
+            expect("unknown option" not in r.stderr and
+                   "not an option of this command" not in r.stderr,
+                   f"completion offers {cmd} {o}: {r.stderr}")
+    expect("--fd" not in comp("ab", "--") and
+           "--filter" not in comp("show", "--"), "options the commands "
+           "reject")
+    expect(comp("run", "--dtype", "") == ["f32", "f64", "bf16", "f16"],
+           comp("run", "--dtype", ""))
+    expect(comp("compare", "--format", "") == ["text", "md", "json"],
+           comp("compare", "--format", ""))
+    ids = comp("run", "configs/quick.json", "-f", "add/")
+    expect("add/256x256,256x256/f32/cpu[isa=auto,threads=1]" in ids, ids)
 @case("a seed above 2^53 is stored digit for digit (run and exec)")
 def t_big_seed():
     big = 2**64 - 1

@@ -270,6 +270,7 @@ static const struct option ab_longopts[] = {
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
+const tb_cmd_opts tb_opts_ab = {ab_longopts, ":o:f:x:n:qh", NULL};
 
 /* One option c (its value: optarg) into a.  0, or the exit status
  * (after the message): --help, a bad value. */
@@ -375,7 +376,7 @@ static bool ab_parse(int argc, char **argv, ab_args *a, int *rc)
     int c;
     opterr = 0;
     optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((c = getopt_long(argc, argv, ":o:f:x:n:qh", ab_longopts,
+    while ((c = getopt_long(argc, argv, tb_opts_ab.shorts, ab_longopts,
                             NULL)) != -1)
         if ((*rc = ab_option(a, c, argv)) || c == 'h')
             return false;

@@ -38,6 +38,51 @@ enum { OPT_THRESHOLD = 1, OPT_ALPHA = 2, OPT_FORMAT = 4, OPT_FAILON = 8,
        OPT_INSTR_THRESHOLD = 128, OPT_BACKENDS = 256, OPT_MAX_MDE = 512,
        OPT_ALLOW_MISSING = 1024 };
 
+/* The options of compare, history and export: one table, each command
+ * taking the part its mask says. */
+#define COMPARE_TAKES                                                     \
+    (OPT_THRESHOLD | OPT_ALPHA | OPT_FORMAT | OPT_FAILON | OPT_OUTPUT |  \
+     OPT_VS | OPT_INSTR_THRESHOLD | OPT_BACKENDS | OPT_MAX_MDE |          \
+     OPT_ALLOW_MISSING)
+#define HISTORY_TAKES                                                     \
+    (OPT_THRESHOLD | OPT_PENALTY | OPT_ALPHA | OPT_FORMAT | OPT_OUTPUT)
+#define EXPORT_TAKES (OPT_FORMAT | OPT_OUTPUT)
+static const struct option longopts[] = {
+    {"threshold", required_argument, NULL, 1000 + OPT_THRESHOLD},
+    {"alpha", required_argument, NULL, 1000 + OPT_ALPHA},
+    {"format", required_argument, NULL, 1000 + OPT_FORMAT},
+    {"fail-on", required_argument, NULL, 1000 + OPT_FAILON},
+    {"penalty", required_argument, NULL, 1000 + OPT_PENALTY},
+    {"instr-threshold", required_argument, NULL,
+     1000 + OPT_INSTR_THRESHOLD},
+    {"backends", required_argument, NULL, 1000 + OPT_BACKENDS},
+    {"max-mde", required_argument, NULL, 1000 + OPT_MAX_MDE},
+    {"allow-missing", no_argument, NULL, 1000 + OPT_ALLOW_MISSING},
+    {"output", required_argument, NULL, 'o'},
+    {"vs", no_argument, NULL, 1000 + OPT_VS},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* Does cmd (compare, history or export) take the option named name? */
+static bool takes(const char *cmd, const char *name)
+{
+    unsigned mask = !strcmp(cmd, "compare")   ? COMPARE_TAKES
+                    : !strcmp(cmd, "history") ? HISTORY_TAKES
+                                              : EXPORT_TAKES;
+    for (const struct option *o = longopts; o->name; o++)
+        if (!strcmp(o->name, name)) {
+            unsigned bit = o->val == 'o'   ? OPT_OUTPUT
+                           : o->val >= 1000 ? (unsigned)(o->val - 1000)
+                                            : 0;
+            return o->val == 'h' || (bit & mask);
+        }
+    return false;
+}
+const tb_cmd_opts tb_opts_compare = {longopts, "-:o:h", takes};
+const tb_cmd_opts tb_opts_history = {longopts, "-:o:h", takes};
+const tb_cmd_opts tb_opts_export = {longopts, "-:o:h", takes};
+
 /* A number from an option value: digits, optionally ending in '%' when
  * pct is set.  false when malformed. */
 static bool parse_num(const char *s, bool pct, double *out)
@@ -62,22 +107,6 @@ static bool parse_num(const char *s, bool pct, double *out)
  * TB_EXIT_USAGE after printing the message. */
 static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
 {
-    static const struct option longopts[] = {
-        {"threshold", required_argument, NULL, 1000 + OPT_THRESHOLD},
-        {"alpha", required_argument, NULL, 1000 + OPT_ALPHA},
-        {"format", required_argument, NULL, 1000 + OPT_FORMAT},
-        {"fail-on", required_argument, NULL, 1000 + OPT_FAILON},
-        {"penalty", required_argument, NULL, 1000 + OPT_PENALTY},
-        {"instr-threshold", required_argument, NULL,
-         1000 + OPT_INSTR_THRESHOLD},
-        {"backends", required_argument, NULL, 1000 + OPT_BACKENDS},
-        {"max-mde", required_argument, NULL, 1000 + OPT_MAX_MDE},
-        {"allow-missing", no_argument, NULL, 1000 + OPT_ALLOW_MISSING},
-        {"output", required_argument, NULL, 'o'},
-        {"vs", no_argument, NULL, 1000 + OPT_VS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     c->files = calloc((size_t)argc, sizeof *c->files);
     if (!c->files) {
         fprintf(stderr, "tbench: out of memory\n");
@@ -86,7 +115,8 @@ static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
     int o;
     opterr = 0;
     optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((o = getopt_long(argc, argv, "-:o:h", longopts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, tb_opts_compare.shorts, longopts,
+                            NULL)) != -1) {
         const char *val = optarg;
         /* long options return 1000 + their bit: getopt's "-" mode
          * returns 1 for a positional */
@@ -267,11 +297,7 @@ int tb_cmd_compare(int argc, char **argv)
 {
     cli c = {.cmd = "compare", .threshold = NAN, .alpha = NAN,
              .instr_threshold = NAN, .max_mde = NAN};
-    int rc = parse_cli(argc, argv,
-                       OPT_THRESHOLD | OPT_ALPHA | OPT_FORMAT | OPT_FAILON |
-                           OPT_OUTPUT | OPT_VS | OPT_INSTR_THRESHOLD |
-                           OPT_BACKENDS | OPT_MAX_MDE | OPT_ALLOW_MISSING,
-                       &c);
+    int rc = parse_cli(argc, argv, COMPARE_TAKES, &c);
     tb_resfile **files = NULL;
     int nf = c.n_old + c.n_new;
     if (rc) {
@@ -369,10 +395,7 @@ int tb_cmd_history(int argc, char **argv)
 {
     cli c = {.cmd = "history", .threshold = NAN, .penalty = NAN,
              .alpha = NAN};
-    int rc = parse_cli(argc, argv,
-                       OPT_THRESHOLD | OPT_PENALTY | OPT_ALPHA | OPT_FORMAT |
-                           OPT_OUTPUT,
-                       &c);
+    int rc = parse_cli(argc, argv, HISTORY_TAKES, &c);
     int nf = c.n_old;
     if (rc) {
         free(c.files);
@@ -427,7 +450,7 @@ out:
 int tb_cmd_export(int argc, char **argv)
 {
     cli c = {.cmd = "export"};
-    int rc = parse_cli(argc, argv, OPT_FORMAT | OPT_OUTPUT, &c);
+    int rc = parse_cli(argc, argv, EXPORT_TAKES, &c);
     if (rc) {
         free(c.files);
         return rc < 0 ? TB_EXIT_OKAY : rc;

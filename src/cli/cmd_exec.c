@@ -136,6 +136,20 @@ static int parse_params(const tb_op *op, const char *s, tb_params *p,
     return 0;
 }
 
+/* The options `exec` parses (and `tbench __options` lists). */
+static const struct option longopts[] = {
+    {"shape", required_argument, NULL, 's'},
+    {"params", required_argument, NULL, 'p'},
+    {"dtype", required_argument, NULL, 'd'},
+    {"backend", required_argument, NULL, 'b'},
+    {"seed", required_argument, NULL, 'S'},
+    {"output", required_argument, NULL, 'o'},
+    {"input", required_argument, NULL, 'i'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+const tb_cmd_opts tb_opts_exec = {longopts, ":s:p:d:b:S:o:i:h", NULL};
+
 /* What the command line asks for. */
 typedef struct exec_args {
     const char *shape, *params, *dtype, *backend, *outdir, *seed_s;
@@ -150,17 +164,6 @@ typedef struct exec_args {
  * (help printed, or a usage error). */
 static bool exec_parse(int argc, char **argv, exec_args *a, int *rc)
 {
-    static const struct option longopts[] = {
-        {"shape", required_argument, NULL, 's'},
-        {"params", required_argument, NULL, 'p'},
-        {"dtype", required_argument, NULL, 'd'},
-        {"backend", required_argument, NULL, 'b'},
-        {"seed", required_argument, NULL, 'S'},
-        {"output", required_argument, NULL, 'o'},
-        {"input", required_argument, NULL, 'i'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     *rc = 0;
     memset(a, 0, sizeof *a);
     a->params = "";
@@ -170,7 +173,7 @@ static bool exec_parse(int argc, char **argv, exec_args *a, int *rc)
     int c;
     opterr = 0;
     optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((c = getopt_long(argc, argv, ":s:p:d:b:S:o:i:h", longopts,
+    while ((c = getopt_long(argc, argv, tb_opts_exec.shorts, longopts,
                             NULL)) != -1) {
         switch (c) {
         case 's': a->shape = optarg; break;

@@ -30,20 +30,24 @@ static int out_path(const char *out, char *buf, size_t len)
     return 0;
 }
 
+/* The options `merge` parses (and `tbench __options` lists). */
+static const struct option longopts[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"allow-mixed-hosts", no_argument, NULL, 'M'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+const tb_cmd_opts tb_opts_merge = {longopts, ":o:h", NULL};
+
 int tb_cmd_merge(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"allow-mixed-hosts", no_argument, NULL, 'M'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *out = NULL;
     tb_merge_opts mo = {0};
     int c;
     opterr = 0;
     optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, tb_opts_merge.shorts,
+                            longopts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'M': mo.allow_mixed_hosts = true; break;

@@ -14,22 +14,26 @@
 #include "commands.h"
 #include "../harness/peak.h"
 
+
+/* The options `peak` parses (and `tbench __options` lists). */
+static const struct option longopts[] = {
+    {"json", no_argument, NULL, 'j'},
+    {"output", required_argument, NULL, 'o'},
+    {"quick", no_argument, NULL, 'Q'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+const tb_cmd_opts tb_opts_peak = {longopts, ":o:h", NULL};
 int tb_cmd_peak(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"output", required_argument, NULL, 'o'},
-        {"quick", no_argument, NULL, 'Q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     bool json = false;
     const char *outfile = NULL;
     tb_peak_opts opts = {0};
     int c;
     opterr = 0;
     optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, tb_opts_peak.shorts,
+                            longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
         case 'o': outfile = optarg; break;

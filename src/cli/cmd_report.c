@@ -59,24 +59,45 @@ static double parse_num(const char *s, double lo, double hi)
     return v;
 }
 
+/* The options of plot and report: one table; each command refuses the
+ * other's own (plot_only, report_only). */
+static const struct option longopts[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"baseline", required_argument, NULL, 'b'},
+    {"with", required_argument, NULL, 'w'},
+    {"format", required_argument, NULL, O_FORMAT},
+    {"noisy", required_argument, NULL, O_NOISY},
+    {"threshold", required_argument, NULL, O_THRESHOLD},
+    {"no-render", no_argument, NULL, O_NO_RENDER},
+    {"charts", required_argument, NULL, O_CHARTS},
+    {"no-charts", no_argument, NULL, O_NO_CHARTS},
+    {"generated-by", required_argument, NULL, O_GENERATED_BY},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static bool plot_only(int c) { return c == O_FORMAT || c == O_NO_RENDER; }
+static bool report_only(int c)
+{
+    return c == O_CHARTS || c == O_NO_CHARTS || c == O_GENERATED_BY;
+}
+
+/* Does cmd (plot or report) take the option named name? */
+static bool takes(const char *cmd, const char *name)
+{
+    bool report = !strcmp(cmd, "report");
+    for (const struct option *o = longopts; o->name; o++)
+        if (!strcmp(o->name, name))
+            return report ? !plot_only(o->val) : !report_only(o->val);
+    return false;
+}
+const tb_cmd_opts tb_opts_plot = {longopts, ":o:b:w:h", takes};
+const tb_cmd_opts tb_opts_report = {longopts, ":o:b:w:h", takes};
+
 /* Parse argv (argv[0] is the command).  Returns -1 when parsing went
  * fine and the command should go on, else the exit status. */
 static int parse(int argc, char **argv, bool report, opts *o)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"baseline", required_argument, NULL, 'b'},
-        {"with", required_argument, NULL, 'w'},
-        {"format", required_argument, NULL, O_FORMAT},
-        {"noisy", required_argument, NULL, O_NOISY},
-        {"threshold", required_argument, NULL, O_THRESHOLD},
-        {"no-render", no_argument, NULL, O_NO_RENDER},
-        {"charts", required_argument, NULL, O_CHARTS},
-        {"no-charts", no_argument, NULL, O_NO_CHARTS},
-        {"generated-by", required_argument, NULL, O_GENERATED_BY},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *cmd = argv[0];
     memset(o, 0, sizeof *o);
     o->png = true;
@@ -93,12 +114,10 @@ static int parse(int argc, char **argv, bool report, opts *o)
      * in one process (the CLI fuzzer) does not resume inside the previous
      * call's argv (a use after free the fuzzer found) */
     optind = 0;
-    while ((c = getopt_long(argc, argv, ":o:b:w:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, tb_opts_report.shorts, longopts,
+                            NULL)) != -1) {
         /* options that belong to the other command are errors */
-        bool plot_only = c == O_FORMAT || c == O_NO_RENDER;
-        bool report_only = c == O_CHARTS || c == O_NO_CHARTS ||
-                           c == O_GENERATED_BY;
-        if ((report && plot_only) || (!report && report_only)) {
+        if ((report && plot_only(c)) || (!report && report_only(c))) {
             fprintf(stderr, "tbench: %s: option '%s' is not an option of "
                             "this command\nTry 'tbench help %s'.\n",
                     cmd, argv[optind - 1], cmd);

@@ -406,6 +406,7 @@ static const struct option run_longopts[] = {
     {"shard", required_argument, NULL, 'D'},
     {NULL, 0, NULL, 0},
 };
+const tb_cmd_opts tb_opts_run = {run_longopts, ":o:f:x:b:qhs:p:d:", NULL};
 
 /* One option c (its value: optarg) into a.  0, or the exit status
  * (after the message): --help, a bad value. */
@@ -482,7 +483,7 @@ static bool run_parse(int argc, char **argv, run_args *a, int *rc)
     int c;
     opterr = 0;
     optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((c = getopt_long(argc, argv, ":o:f:x:b:qhs:p:d:", run_longopts,
+    while ((c = getopt_long(argc, argv, tb_opts_run.shorts, run_longopts,
                             NULL)) != -1)
         if ((*rc = run_option(a, c, argv)) || c == 'h')
             return false;

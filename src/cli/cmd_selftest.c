@@ -109,19 +109,22 @@ static int int_arg(const char *opt, const char *s, double lo, double hi,
     return rc;
 }
 
+/* The options `selftest` parses (and `tbench __options` lists). */
+static const struct option longopts[] = {
+    {"json", no_argument, NULL, 'j'},
+    {"output", required_argument, NULL, 'o'},
+    {"quick", no_argument, NULL, 'Q'},
+    {"runs", required_argument, NULL, 'r'},
+    {"alpha", required_argument, NULL, 'a'},
+    {"power", required_argument, NULL, 'p'},
+    {"work", required_argument, NULL, 'w'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+const tb_cmd_opts tb_opts_selftest = {longopts, ":o:h", NULL};
+
 int tb_cmd_selftest(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"output", required_argument, NULL, 'o'},
-        {"quick", no_argument, NULL, 'Q'},
-        {"runs", required_argument, NULL, 'r'},
-        {"alpha", required_argument, NULL, 'a'},
-        {"power", required_argument, NULL, 'p'},
-        {"work", required_argument, NULL, 'w'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     bool json = false;
     const char *outfile = NULL;
     tb_selftest_opts opts;
@@ -130,7 +133,8 @@ int tb_cmd_selftest(int argc, char **argv)
     int c;
     opterr = 0;
     optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, tb_opts_selftest.shorts,
+                            longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
         case 'o': outfile = optarg; break;

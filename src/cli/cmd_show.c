@@ -184,19 +184,23 @@ static void print_case(const tb_rescase *c)
     print_cupti(c);
 }
 
+/* The options `show` parses (and `tbench __options` lists). */
+static const struct option longopts[] = {
+    {"json", no_argument, NULL, 'j'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+const tb_cmd_opts tb_opts_show = {longopts, ":h", NULL};
+
 int tb_cmd_show(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *pattern = NULL, *file = NULL;
     bool json = false;
     int opt;
     opterr = 0;
     optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, tb_opts_show.shorts,
+                            longopts, NULL)) != -1) {
         switch (opt) {
         case 'j': json = true; break;
         case 'h': tb_cmd_usage(stdout, "show"); return TB_EXIT_OKAY;

@@ -17,6 +17,18 @@
 #include "commands.h"
 #include "term.h"
 
+
+/* The options `targets` parses (and `tbench __options` lists). */
+static const struct option longopts[] = {
+    {"targets", required_argument, NULL, 't'},
+    {"with", required_argument, NULL, 'w'},
+    {"strict", no_argument, NULL, 'S'},
+    {"allow-missing", no_argument, NULL, 'M'},
+    {"format", required_argument, NULL, 'F'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+const tb_cmd_opts tb_opts_targets = {longopts, ":t:w:h", NULL};
 typedef struct cli {
     const char *targets;   /* -t FILE */
     const char *results;   /* the one positional */
@@ -29,19 +41,11 @@ typedef struct cli {
 /* argv -> c.  0, -1 after --help, or TB_EXIT_USAGE after the message. */
 static int parse_cli(int argc, char **argv, cli *c)
 {
-    static const struct option longopts[] = {
-        {"targets", required_argument, NULL, 't'},
-        {"with", required_argument, NULL, 'w'},
-        {"strict", no_argument, NULL, 'S'},
-        {"allow-missing", no_argument, NULL, 'M'},
-        {"format", required_argument, NULL, 'F'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     int o, npos = 0;
     opterr = 0;
     optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((o = getopt_long(argc, argv, ":t:w:h", longopts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, tb_opts_targets.shorts,
+                            longopts, NULL)) != -1) {
         switch (o) {
         case 't': c->targets = optarg; break;
         case 'w': c->with[c->n_with++] = optarg; break;

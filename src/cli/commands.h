@@ -17,11 +17,29 @@ enum {
                         * finished cases are kept */
 };
 
+struct option;
+/* The options a command's parser takes, as it declares them: its
+ * getopt_long table and optstring, and for the commands that share one
+ * table (compare/history/export, plot/report) which entries are theirs
+ * (NULL: all).  `tbench __options` prints them, and the shell
+ * completions are generated from that (scripts/gen_cli_docs.py). */
+typedef struct tb_cmd_opts {
+    const struct option *longopts;
+    const char *shorts;
+    bool (*takes)(const char *cmd, const char *name);
+} tb_cmd_opts;
+
+extern const tb_cmd_opts tb_opts_run, tb_opts_list, tb_opts_exec,
+    tb_opts_peak, tb_opts_plot, tb_opts_report, tb_opts_compare,
+    tb_opts_history, tb_opts_export, tb_opts_targets, tb_opts_show,
+    tb_opts_selftest, tb_opts_merge, tb_opts_ab;
+
 typedef struct tb_command {
     const char *name;
     const char *synopsis;
     const char *help; /* lines indented by 4, each ending in \n */
     int (*fn)(int argc, char **argv);
+    const tb_cmd_opts *opts; /* NULL: internal (worker), not completed */
 } tb_command;
 
 int tb_cmd_run(int argc, char **argv);

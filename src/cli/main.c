@@ -100,11 +100,11 @@ static const tb_command commands[] = {
      "                          deterministic slice of the plan balanced by\n"
      "                          estimated cost (docs/CONFIG.md, Shards);\n"
      "                          join the N result files with merge\n",
-     tb_cmd_run},
+     tb_cmd_run, &tb_opts_run},
     {"list", "[--json] [--plugin PATH[:LABEL]]...",
      "ops (arity, dtypes, parameters) and backends (availability with\n"
      "    reason, parameter axes), plugins included\n",
-     tb_cmd_list},
+     tb_cmd_list, &tb_opts_list},
     {"exec", "OP (--shape S | --input FILE...) -o DIR [options]",
      "compute OP once on run's deterministic inputs (or on .npy files) and\n"
      "    write every input, output and f64 reference output as NumPy .npy\n"
@@ -126,7 +126,7 @@ static const tb_command commands[] = {
      "                          failure leaves no partial DIR)\n"
      "    exit 0 ok, 1 failed its check (files still written) or the\n"
      "    kernel failed on these inputs (e.g. did not converge), 2 bad input\n",
-     tb_cmd_exec},
+     tb_cmd_exec, &tb_opts_exec},
     {"peak", "[--json] [-o FILE] [--quick]",
      "measure memory bandwidth (copy/add/triad/read/update at L1, L2,\n"
      "    L3 and DRAM working sets, 1..N threads), FMA FLOP/s per ISA and\n"
@@ -143,7 +143,7 @@ static const tb_command commands[] = {
      "                          4x L3 instead of 8x: a few seconds, most of\n"
      "                          it touching the DRAM set's pages (whose size\n"
      "                          follows the L3 the CPU reports)\n",
-     tb_cmd_peak},
+     tb_cmd_peak, &tb_opts_peak},
     {"plot", "RESULTS... -o DIR [options]",
      "gnuplot charts (NAME.gp + NAME.dat, rendered to PNG/SVG) of result\n"
      "    files: time and throughput vs size per op (M x N x K for\n"
@@ -164,7 +164,7 @@ static const tb_command commands[] = {
      "        --no-render       write scripts and data only\n"
      "    gnuplot: $TBENCH_GNUPLOT, else gnuplot on PATH; when missing the\n"
      "    scripts are kept and the exit status is 0\n",
-     tb_cmd_plot},
+     tb_cmd_plot, &tb_opts_plot},
     {"report", "RESULTS -o FILE.md [options]",
      "Markdown performance report (docs/PERFORMANCE.md) with PNG charts\n"
      "    in a folder next to it; every number comes from the files\n"
@@ -181,7 +181,7 @@ static const tb_command commands[] = {
      "                          (default 2)\n"
      "    the baseline section's verdicts are `tbench compare BASELINE\n"
      "    RESULTS`'s\n",
-     tb_cmd_report},
+     tb_cmd_report, &tb_opts_report},
     {"compare", "OLD NEW [options]  |  OLD... --vs NEW... [options]",
      "compare result files (FILE, or a run folder with results.json) case\n"
      "    by case, joined by id: old and new median, change with a 95%\n"
@@ -232,7 +232,7 @@ static const tb_command commands[] = {
      "    inconclusive cases never fail), 1 regressions, missing cases or\n"
      "    cases beyond --max-mde found, 2 usage or input error (unreadable,\n"
      "    corrupt, truncated or wrong-schema file, no case id in common)\n",
-     tb_cmd_compare},
+     tb_cmd_compare, &tb_opts_compare},
     {"history", "FILE... [options]",
      "per case the medians over runs of one matrix (oldest first) and the\n"
      "    runs where a step happened: penalized piecewise-constant fit of the\n"
@@ -245,7 +245,7 @@ static const tb_command commands[] = {
      "        --format F        text (default), md or json (chart data)\n"
      "    -o, --output FILE     write to FILE instead of stdout\n"
      "    exit 0 ok, 2 usage or input error\n",
-     tb_cmd_history},
+     tb_cmd_history, &tb_opts_history},
     {"export", "FILE --format gbench|bmf|gab [-o FILE]",
      "convert a result file for CI dashboards: gbench (Google Benchmark\n"
      "    JSON), bmf (Bencher Metric Format), gab (github-action-benchmark\n"
@@ -253,7 +253,7 @@ static const tb_command commands[] = {
      "        --format F        gbench, bmf or gab (required)\n"
      "    -o, --output FILE     write to FILE instead of stdout\n"
      "    exit 0 ok, 2 usage or input error\n",
-     tb_cmd_export},
+     tb_cmd_export, &tb_opts_export},
     {"targets", "RESULTS -t FILE [--with PEER]... [options]",
      "hold the cases of a result file (FILE, or a run folder) to the\n"
      "    performance targets of a targets file (docs/CONFIG.md, Targets\n"
@@ -279,7 +279,7 @@ static const tb_command commands[] = {
      "    target matched no case, a check missing (unless --allow-missing)\n"
      "    or inconclusive (with --strict), 2 usage or input error (a bad\n"
      "    targets file: FILE:LINE:COL: what)\n",
-     tb_cmd_targets},
+     tb_cmd_targets, &tb_opts_targets},
     {"show", "CASE [RESULTS] [--json]",
      "everything a result file records about the cases whose id matches\n"
      "    CASE (as run --filter matches: an id as printed, or a glob):\n"
@@ -289,7 +289,7 @@ static const tb_command commands[] = {
      "    newest run under results/)\n"
      "        --json            the records as stored\n"
      "    exit 0 ok, 2 usage or input error (no case matches)\n",
-     tb_cmd_show},
+     tb_cmd_show, &tb_opts_show},
     {"selftest", "[--quick] [--json] [-o FILE] [options]",
      "how accurately the harness measures on this machine, and the\n"
      "    smallest change it can detect here: the clock's resolution and\n"
@@ -308,7 +308,7 @@ static const tb_command commands[] = {
      "        --json            print JSON (tbench.selftest/1)\n"
      "    -o, --output FILE     also write the JSON to FILE\n"
      "    exit 0 ok, 1 a calibration case did not run, 2 usage error\n",
-     tb_cmd_selftest},
+     tb_cmd_selftest, &tb_opts_selftest},
     {"merge", "SHARD... -o OUT [--allow-mixed-hosts]",
      "join the result files (FILE, or a run folder) of the N shards of\n"
      "    one sharded run (run's shard option) into one result file, cases\n"
@@ -322,7 +322,7 @@ static const tb_command commands[] = {
      "        --allow-mixed-hosts  accept shards run on different machines\n"
      "                          (hostname or CPU model)\n"
      "    exit 0 ok, 2 usage or input error (nothing written)\n",
-     tb_cmd_merge},
+     tb_cmd_merge, &tb_opts_merge},
     {"ab", "OLD NEW CONFIG [options]",
      "paired A/B of two tbench executables (e.g. the base branch's and a\n"
      "    pull request's build) on CONFIG's cases.  Each build serves in its\n"
@@ -374,11 +374,11 @@ static const tb_command commands[] = {
      "    is beyond --max-mde), 2 usage or input error (bad config,\n"
      "    refused build), 3 stopped early by a worker or a write that\n"
      "    failed (the blocks so far are judged; no verdict of the change)\n",
-     tb_cmd_ab},
+     tb_cmd_ab, &tb_opts_ab},
     {"worker", "--protocol V --fd N",
      "internal: the worker that 'ab' starts in each build; serves protocol\n"
      "    V (this build: 1) on socket N (src/harness/xworker.h)\n",
-     tb_cmd_worker},
+     tb_cmd_worker, NULL},
 };
 
 void tb_cmd_usage(FILE *f, const char *cmd)
@@ -459,6 +459,72 @@ void tb_usage(FILE *f)
           "       kills a worker process alone crashes its case: exit 1)\n"
           "\nConfig format: docs/CONFIG.md.  Result format: docs/FORMAT.md.\n",
           f);
+}
+
+/* ---- __options: the declared options, for the completions ------------ */
+
+/* What an option's value is, where the shell can offer values: a kind
+ * the completion knows (case: the ids of the config on the command
+ * line; file; backend; dtype; op) or the words it takes.  Options not
+ * listed take a value nothing can guess (a number, a name). */
+static const struct {
+    const char *cmd; /* NULL: every command */
+    const char *opt, *value;
+} option_values[] = {
+    {NULL, "filter", "case"},
+    {NULL, "exclude", "case"},
+    {NULL, "backend", "backend"},
+    {NULL, "dtype", "dtype"},
+    {NULL, "op", "op"},
+    {NULL, "output", "file"},
+    {NULL, "input", "file"},
+    {NULL, "with", "file"},
+    {NULL, "targets", "file"},
+    {"plot", "baseline", "file"},
+    {"report", "baseline", "file"},
+    {"compare", "format", "words:text md json"},
+    {"history", "format", "words:text md json"},
+    {"ab", "format", "words:text md json"},
+    {"targets", "format", "words:text json"},
+    {"export", "format", "words:gbench bmf gab"},
+    {"plot", "format", "words:png svg png,svg"},
+    {"compare", "fail-on", "words:time counters status none"},
+    {"ab", "estimator", "words:min median"},
+};
+
+/* A line per option of every public command: "CMD --LONG -S VALUE" (-S
+ * "-" without a short form; VALUE "-" for a flag, else an
+ * option_values kind, or "value"), and --plugin for the commands whose
+ * plugins main loads.  Exit 0. */
+static int print_options(void)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        const tb_command *c = &commands[i];
+        if (!c->opts)
+            continue;
+        for (const struct option *o = c->opts->longopts; o->name; o++) {
+            if (c->opts->takes && !c->opts->takes(c->name, o->name))
+                continue;
+            char sh[3] = "-";
+            if (o->val > 0 && o->val < 128 && o->val != ':' &&
+                o->val != '-' && strchr(c->opts->shorts, o->val))
+                snprintf(sh, sizeof sh, "-%c", o->val);
+            const char *v = o->has_arg == no_argument ? "-" : "value";
+            for (size_t k = 0; o->has_arg != no_argument &&
+                               k < sizeof option_values /
+                                       sizeof option_values[0];
+                 k++)
+                if (!strcmp(option_values[k].opt, o->name) &&
+                    (!option_values[k].cmd ||
+                     !strcmp(option_values[k].cmd, c->name)))
+                    v = option_values[k].value;
+            printf("%s --%s %s %s\n", c->name, o->name, sh, v);
+        }
+        if (!strcmp(c->name, "run") || !strcmp(c->name, "list") ||
+            !strcmp(c->name, "exec"))
+            printf("%s --plugin - file\n", c->name);
+    }
+    return TB_EXIT_OKAY;
 }
 
 /* ---- list ---------------------------------------------------------------- */
@@ -624,18 +690,22 @@ static void list_text(void)
     }
 }
 
+static const struct option list_longopts[] = {
+    {"json", no_argument, NULL, 'j'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+const tb_cmd_opts tb_opts_list = {list_longopts, ":h", NULL};
+
 int tb_cmd_list(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    const struct option *longopts = list_longopts;
     bool json = false;
     int c;
     opterr = 0;
     optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, tb_opts_list.shorts, longopts,
+                            NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
         case 'h': tb_cmd_usage(stdout, "list"); return TB_EXIT_OKAY;
@@ -721,6 +791,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "__instr-count")) /* run's counting process */
         return tb_cmd_instr_count(argc - 1, argv + 1);
+    if (!strcmp(cmd, "__options")) /* for scripts/gen_cli_docs.py */
+        return print_options();
     const char *names[sizeof commands / sizeof commands[0] + 1];
     for (size_t i = 0; i < ncmd; i++) {
         if (!strcmp(cmd, commands[i].name) && cmd == argv[1]) {
