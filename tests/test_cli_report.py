@@ -537,7 +537,7 @@ def t_plot():
     c = os.path.join(d, "charts")
     want = ["time-add-f32", "throughput-add-f32", "speedup-add-f32",
             "time-matmul-f32", "throughput-matmul-f32", "speedup-matmul-f32",
-            "time-relu-f32", "change", "noise"]
+            "time-relu-f32", "summary-fused-f32", "change", "noise"]
     for n in want:
         for ext in ("gp", "dat", "png", "svg"):
             f = os.path.join(c, f"{n}.{ext}")
@@ -547,16 +547,26 @@ def t_plot():
         expect(w == 900 and h >= 300, f"{n}.png is {w}x{h}")
         with open(os.path.join(c, f"{n}.svg"), encoding="utf-8") as f:
             expect("<svg" in f.read(2000), f"{n}.svg is not SVG")
-    # an op measured at one size only (add_relu) gets bars, not lines;
-    # none for the op that did not run anywhere, no speedup for relu (one
-    # backend)
-    with open(os.path.join(c, "time-add_relu-f32.gp"), encoding="utf-8") as f:
+    # ops measured at one size only (add_relu, sum in f64) get no chart
+    # of their own but a bar cluster in their category's summary, on a
+    # log axis with SI ticks; none for the op that did not run anywhere,
+    # no speedup for relu (one backend)
+    expect(not os.path.exists(os.path.join(c, "time-add_relu-f32.gp")),
+           "a single-bar chart of its own")
+    with open(os.path.join(c, "summary-fused-f32.gp"), encoding="utf-8") as f:
         gp = f.read()
-    expect("with boxes" in gp and "yerrorbars" in gp and
-           "yerrorlines" not in gp, "single size: not a bar chart")
-    with open(os.path.join(c, "time-add_relu-f32.dat"), encoding="utf-8") as f:
-        rows = [l for l in f if not l.startswith("#")]
-    expect(len(rows) >= 1, "bar chart without bars")
+    expect("histogram errorbars" in gp and "set logscale y" in gp and
+           "set format y '%.0s %cs'" in gp, "summary: not clustered bars")
+    with open(os.path.join(c, "summary-fused-f32.dat"), encoding="utf-8") as f:
+        rows = [l.split() for l in f if not l.startswith("#")]
+    expect(len(rows) == 1 and rows[0][0] == '"add_relu"' and
+           len(rows[0]) >= 4 and (len(rows[0]) - 1) % 3 == 0,
+           f"summary rows {rows}")
+    expect(os.path.getsize(os.path.join(c, "summary-fused-f32.png")) > 0,
+           "summary-fused-f32.png")
+    # sum (f64) failed its check: no summary of its category
+    expect(not os.path.exists(os.path.join(c, "summary-reduction-f64.gp")),
+           "a summary of a case that failed")
     # the fixture carries roofline objects: a roofline chart of cpu, each
     # case at FLOPs/byte of its cost model
     with open(os.path.join(c, "roofline-cpu.dat"), encoding="utf-8") as f:
@@ -599,6 +609,48 @@ def t_plot():
     red = [r for r in rows if r[2] == str(0xd62728)]
     expect(len(red) == 1 and "add/1000000,1000000/f32/cpu[threads=1]" in
            " ".join(red[0]), f"regressed bars: {red}")
+
+
+@case("plot: at most 8 lines a chart, in parts, each its colour and "
+      "point shape; roofline points named by op")
+def t_plot_parts():
+    if not HAVE_GNUPLOT:
+        return "SKIP gnuplot not installed"
+    d = workdir("parts", "mixed.json")
+    doc = json.load(open(os.path.join(d, "mixed.json"), encoding="utf-8"))
+    adds = [c for c in doc["cases"] if c["op"] == "add" and
+            c["backend_params"].get("threads") == "1"]
+    for t in range(3, 12):  # eleven thread counts: eleven series of add
+        for c in adds:
+            n = json.loads(json.dumps(c))
+            n["backend_params"]["threads"] = str(t)
+            n["id"] = c["id"].replace("threads=1]", f"threads={t}]")
+            n["roofline"] = None
+            doc["cases"].append(n)
+    with open(os.path.join(d, "many.json"), "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    p = run(["plot", "many.json", "-o", "charts", "--no-render"], d)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    c = os.path.join(d, "charts")
+    styles = []
+    for name, n in (("time-add-f32", 8), ("time-add-f32-2", 3)):
+        with open(os.path.join(c, f"{name}.gp"), encoding="utf-8") as f:
+            gp = f.read()
+        lines = re.findall(r"with yerrorlines lw 2 (lc rgb '[^']+' dt \d+ "
+                           r"pt \d+)", gp)
+        expect(len(lines) == n, f"{name}: {len(lines)} lines, want {n}")
+        expect(f"(part {1 if n == 8 else 2} of 2)" in gp, f"{name}: title")
+        styles.append(lines)
+    colours = [re.search(r"'(#\w+)'", l).group(1) for l in styles[0]]
+    shapes = [re.search(r"pt (\d+)", l).group(1) for l in styles[0]]
+    expect(len(set(colours)) == 8 and len(set(shapes)) == 8,
+           f"colours {colours}, shapes {shapes}")
+    with open(os.path.join(c, "roofline-cpu.dat"), encoding="utf-8") as f:
+        labels = [l.rsplit(" ", 1)[1].strip() for l in f
+                  if not l.startswith("#")]
+    named = [l for l in labels if l != '""']
+    expect(len(named) == len(set(named)) and '"matmul"' in named,
+           f"roofline labels {labels}")
 
 
 @case("plot: without gnuplot, scripts and data are kept, exit 0")

@@ -236,8 +236,19 @@ static void add_case(cJSON *cases, const char *op, const char *backend,
     cJSON_AddNumberToObject(st, "min_ns", base);
     cJSON_AddNumberToObject(st, "mean_ns", med);
     if (bound > 0) {
+        /* a whole roofline object, as the loader requires */
         cJSON *r = cJSON_AddObjectToObject(c, "roofline");
+        cJSON_AddStringToObject(r, "level", "DRAM");
+        cJSON_AddNumberToObject(r, "threads", 1);
+        cJSON_AddStringToObject(r, "bw_kernel", "add");
+        cJSON_AddNumberToObject(r, "bandwidth_gb_s", 20);
+        cJSON_AddStringToObject(r, "isa", "avx2");
+        cJSON_AddNumberToObject(r, "peak_gflop_s", 100);
+        cJSON_AddNumberToObject(r, "attainable_gflop_s", 20);
+        cJSON_AddNumberToObject(r, "attainable_gb_s", 20);
+        cJSON_AddStringToObject(r, "bound", "memory");
         cJSON_AddNumberToObject(r, "min_time_ns", bound);
+        cJSON_AddNumberToObject(r, "fraction", bound / med);
     }
     cJSON_AddItemToArray(cases, c);
 }

@@ -1,7 +1,7 @@
-# tbench plot: matmul (f32): GFLOP/s vs size
+# tbench plot: matmul (f32): GFLOP/s vs size (part 1 of 2)
 # Render it again: cd to this folder, then: gnuplot throughput-matmul-f32.gp
 set encoding utf8
-set title 'matmul (f32): GFLOP/s vs size' noenhanced
+set title 'matmul (f32): GFLOP/s vs size (part 1 of 2)' noenhanced
 set key below left horizontal maxcols 2 maxrows 40 noenhanced
 set grid
 set xlabel 'M x N x K'
@@ -10,22 +10,16 @@ set xtics rotate by -30
 set ylabel 'GFLOP/s (FLOPs of the cost model / median)'
 set yrange [0:*]
 set offsets graph 0.05, graph 0.05, graph 0.1, 0
-set terminal pngcairo size 900,608 font 'sans,9' noenhanced
+set terminal pngcairo size 900,560 font 'sans,9' noenhanced
 set output 'throughput-matmul-f32.png'
 plot 'throughput-matmul-f32.dat' index 0 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=scalar,threads=1]', \
-     'throughput-matmul-f32.dat' index 1 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 title 'cpu[isa=scalar,threads=2]', \
-     'throughput-matmul-f32.dat' index 2 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 7 title 'cpu[isa=auto,threads=1]', \
-     'throughput-matmul-f32.dat' index 3 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'cpu[isa=auto,threads=2]', \
-     'throughput-matmul-f32.dat' index 4 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 7 title 'blas[threads=1]', \
-     'throughput-matmul-f32.dat' index 5 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#17becf' dt 1 pt 7 title 'blas[threads=2]', \
-     'throughput-matmul-f32.dat' index 6 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 5 title 'numpy[threads=1,form=alloc]', \
-     'throughput-matmul-f32.dat' index 7 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#e377c2' dt 2 pt 5 title 'numpy[threads=1,form=out]', \
-     'throughput-matmul-f32.dat' index 8 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#bcbd22' dt 2 pt 5 title 'numpy[threads=2,form=alloc]', \
-     'throughput-matmul-f32.dat' index 9 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#7f7f7f' dt 2 pt 5 title 'numpy[threads=2,form=out]', \
-     'throughput-matmul-f32.dat' index 10 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#393b79' dt 3 pt 9 title 'torch[threads=1,form=alloc]', \
-     'throughput-matmul-f32.dat' index 11 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#637939' dt 3 pt 9 title 'torch[threads=1,form=out]', \
-     'throughput-matmul-f32.dat' index 12 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#1f77b4' dt 3 pt 9 title 'torch[threads=2,form=alloc]', \
-     'throughput-matmul-f32.dat' index 13 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#d62728' dt 3 pt 9 title 'torch[threads=2,form=out]', \
+     'throughput-matmul-f32.dat' index 1 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#d62728' dt 1 pt 5 title 'cpu[isa=scalar,threads=2]', \
+     'throughput-matmul-f32.dat' index 2 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 9 title 'cpu[isa=auto,threads=1]', \
+     'throughput-matmul-f32.dat' index 3 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 11 title 'cpu[isa=auto,threads=2]', \
+     'throughput-matmul-f32.dat' index 4 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 13 title 'blas[threads=1]', \
+     'throughput-matmul-f32.dat' index 5 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#17becf' dt 1 pt 15 title 'blas[threads=2]', \
+     'throughput-matmul-f32.dat' index 6 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 6 title 'numpy[threads=1,form=alloc]', \
+     'throughput-matmul-f32.dat' index 7 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#e377c2' dt 2 pt 4 title 'numpy[threads=1,form=out]', \
      196.773628 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 196.8', \
      101.858972 with lines dt 4 lw 1.5 lc rgb '#999999' title 'FMA peak avx2 f32, 1 thread: 101.9', \
      99.0064973 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 99.01', \

@@ -1,7 +1,7 @@
-# tbench plot: mlp_train_step (f32): GFLOP/s vs size
+# tbench plot: mlp_train_step (f32): GFLOP/s vs size (part 1 of 3)
 # Render it again: cd to this folder, then: gnuplot throughput-mlp_train_step-f32.gp
 set encoding utf8
-set title 'mlp_train_step (f32): GFLOP/s vs size' noenhanced
+set title 'mlp_train_step (f32): GFLOP/s vs size (part 1 of 3)' noenhanced
 set key below left horizontal maxcols 2 maxrows 40 noenhanced
 set grid
 set xlabel 'size (elements of the largest tensor)'
@@ -10,31 +10,16 @@ set format x '%.0s%c'
 set ylabel 'GFLOP/s (FLOPs of the cost model / median)'
 set yrange [0:*]
 set offsets graph 0.05, graph 0.05, graph 0.1, 0
-set terminal pngcairo size 900,688 font 'sans,9' noenhanced
+set terminal pngcairo size 900,560 font 'sans,9' noenhanced
 set output 'throughput-mlp_train_step-f32.png'
 plot 'throughput-mlp_train_step-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'mlp_train_step[phase=0,hooks=0,lr=0.01,momentum=0.9,pool=0] cpu[isa=auto,threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 title 'mlp_train_step[phase=0,hooks=0,lr=0.01,momentum=0.9,pool=0] blas[threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 7 title 'mlp_train_step[phase=0,hooks=1,lr=0.01,momentum=0.9,pool=0] cpu[isa=auto,threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'mlp_train_step[phase=0,hooks=1,lr=0.01,momentum=0.9,pool=0] blas[threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 4 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 7 title 'mlp_train_step[phase=1,hooks=0,lr=0.01,momentum=0.9,pool=0] cpu[isa=auto,threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 1 pt 7 title 'mlp_train_step[phase=1,hooks=0,lr=0.01,momentum=0.9,pool=0] blas[threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 1 pt 7 title 'mlp_train_step[phase=1,hooks=1,lr=0.01,momentum=0.9,pool=0] cpu[isa=auto,threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 7 using 1:2 with linespoints lw 2 lc rgb '#e377c2' dt 1 pt 7 title 'mlp_train_step[phase=1,hooks=1,lr=0.01,momentum=0.9,pool=0] blas[threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 8 using 1:2 with linespoints lw 2 lc rgb '#bcbd22' dt 1 pt 7 title 'mlp_train_step[phase=1,hooks=2,lr=0.01,momentum=0.9,pool=0] cpu[isa=auto,threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 9 using 1:2 with linespoints lw 2 lc rgb '#7f7f7f' dt 1 pt 7 title 'mlp_train_step[phase=1,hooks=2,lr=0.01,momentum=0.9,pool=0] blas[threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 10 using 1:2 with linespoints lw 2 lc rgb '#393b79' dt 1 pt 7 title 'mlp_train_step[phase=1,hooks=3,lr=0.01,momentum=0.9,pool=0] cpu[isa=auto,threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 11 using 1:2 with linespoints lw 2 lc rgb '#637939' dt 1 pt 7 title 'mlp_train_step[phase=1,hooks=3,lr=0.01,momentum=0.9,pool=0] blas[threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 12 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'mlp_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=0] cpu[isa=auto,threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 13 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 title 'mlp_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=0] blas[threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 14 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 7 title 'mlp_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=1] cpu[isa=auto,threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 15 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'mlp_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=1] blas[threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 16 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 2 pt 5 title 'mlp_train_step[phase=0,hooks=0,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 17 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 2 pt 5 title 'mlp_train_step[phase=0,hooks=1,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 18 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 5 title 'mlp_train_step[phase=1,hooks=0,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 19 using 1:2 with linespoints lw 2 lc rgb '#e377c2' dt 2 pt 5 title 'mlp_train_step[phase=1,hooks=1,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 20 using 1:2 with linespoints lw 2 lc rgb '#bcbd22' dt 2 pt 5 title 'mlp_train_step[phase=1,hooks=2,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 21 using 1:2 with linespoints lw 2 lc rgb '#7f7f7f' dt 2 pt 5 title 'mlp_train_step[phase=1,hooks=3,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
-     'throughput-mlp_train_step-f32.dat' index 22 using 1:2 with linespoints lw 2 lc rgb '#393b79' dt 2 pt 5 title 'mlp_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
+     'throughput-mlp_train_step-f32.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 5 title 'mlp_train_step[phase=0,hooks=0,lr=0.01,momentum=0.9,pool=0] blas[threads=1]', \
+     'throughput-mlp_train_step-f32.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 9 title 'mlp_train_step[phase=0,hooks=1,lr=0.01,momentum=0.9,pool=0] cpu[isa=auto,threads=1]', \
+     'throughput-mlp_train_step-f32.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 11 title 'mlp_train_step[phase=0,hooks=1,lr=0.01,momentum=0.9,pool=0] blas[threads=1]', \
+     'throughput-mlp_train_step-f32.dat' index 4 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 13 title 'mlp_train_step[phase=1,hooks=0,lr=0.01,momentum=0.9,pool=0] cpu[isa=auto,threads=1]', \
+     'throughput-mlp_train_step-f32.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 1 pt 15 title 'mlp_train_step[phase=1,hooks=0,lr=0.01,momentum=0.9,pool=0] blas[threads=1]', \
+     'throughput-mlp_train_step-f32.dat' index 6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 1 pt 6 title 'mlp_train_step[phase=1,hooks=1,lr=0.01,momentum=0.9,pool=0] cpu[isa=auto,threads=1]', \
+     'throughput-mlp_train_step-f32.dat' index 7 using 1:2 with linespoints lw 2 lc rgb '#e377c2' dt 1 pt 4 title 'mlp_train_step[phase=1,hooks=1,lr=0.01,momentum=0.9,pool=0] blas[threads=1]', \
      101.858972 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 1 thread: 101.9', \
      47.6712432 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 1 thread: 47.67'
 set output

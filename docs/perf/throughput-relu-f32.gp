@@ -1,7 +1,7 @@
-# tbench plot: relu (f32): GB/s vs size
+# tbench plot: relu (f32): GB/s vs size (part 1 of 2)
 # Render it again: cd to this folder, then: gnuplot throughput-relu-f32.gp
 set encoding utf8
-set title 'relu (f32): GB/s vs size' noenhanced
+set title 'relu (f32): GB/s vs size (part 1 of 2)' noenhanced
 set key below left horizontal maxcols 2 maxrows 40 noenhanced
 set grid
 set xlabel 'size (elements of the largest tensor)'
@@ -10,20 +10,16 @@ set format x '%.0s%c'
 set ylabel 'GB/s (bytes of the cost model / median)'
 set yrange [0:*]
 set offsets graph 0.05, graph 0.05, graph 0.1, 0
-set terminal pngcairo size 900,592 font 'sans,9' noenhanced
+set terminal pngcairo size 900,560 font 'sans,9' noenhanced
 set output 'throughput-relu-f32.png'
 plot 'throughput-relu-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=scalar,threads=1]', \
-     'throughput-relu-f32.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 title 'cpu[isa=scalar,threads=2]', \
-     'throughput-relu-f32.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 7 title 'cpu[isa=auto,threads=1]', \
-     'throughput-relu-f32.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'cpu[isa=auto,threads=2]', \
-     'throughput-relu-f32.dat' index 4 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 2 pt 5 title 'numpy[threads=1,form=alloc]', \
-     'throughput-relu-f32.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 2 pt 5 title 'numpy[threads=1,form=out]', \
-     'throughput-relu-f32.dat' index 6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 5 title 'numpy[threads=2,form=alloc]', \
-     'throughput-relu-f32.dat' index 7 using 1:2 with linespoints lw 2 lc rgb '#e377c2' dt 2 pt 5 title 'numpy[threads=2,form=out]', \
-     'throughput-relu-f32.dat' index 8 using 1:2 with linespoints lw 2 lc rgb '#bcbd22' dt 3 pt 9 title 'torch[threads=1,form=alloc]', \
-     'throughput-relu-f32.dat' index 9 using 1:2 with linespoints lw 2 lc rgb '#7f7f7f' dt 3 pt 9 title 'torch[threads=1,form=out]', \
-     'throughput-relu-f32.dat' index 10 using 1:2 with linespoints lw 2 lc rgb '#393b79' dt 3 pt 9 title 'torch[threads=2,form=alloc]', \
-     'throughput-relu-f32.dat' index 11 using 1:2 with linespoints lw 2 lc rgb '#637939' dt 3 pt 9 title 'torch[threads=2,form=out]', \
+     'throughput-relu-f32.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 5 title 'cpu[isa=scalar,threads=2]', \
+     'throughput-relu-f32.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 9 title 'cpu[isa=auto,threads=1]', \
+     'throughput-relu-f32.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 11 title 'cpu[isa=auto,threads=2]', \
+     'throughput-relu-f32.dat' index 4 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 2 pt 13 title 'numpy[threads=1,form=alloc]', \
+     'throughput-relu-f32.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 2 pt 15 title 'numpy[threads=1,form=out]', \
+     'throughput-relu-f32.dat' index 6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 6 title 'numpy[threads=2,form=alloc]', \
+     'throughput-relu-f32.dat' index 7 using 1:2 with linespoints lw 2 lc rgb '#e377c2' dt 2 pt 4 title 'numpy[threads=2,form=out]', \
      287.082843 with lines dt 5 lw 1.5 lc rgb '#444444' title 'copy bandwidth L1, 2 threads: 287.1', \
      185.497969 with lines dt 5 lw 1.5 lc rgb '#999999' title 'copy bandwidth L1, 1 thread: 185.5', \
      158.173218 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 158.2', \

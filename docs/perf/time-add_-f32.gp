@@ -14,7 +14,7 @@ set offsets graph 0.05, graph 0.05, 0, 0
 set terminal pngcairo size 900,528 font 'sans,9' noenhanced
 set output 'time-add_-f32.png'
 plot 'time-add_-f32.dat' index 0 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=scalar,threads=1]', \
-     'time-add_-f32.dat' index 1 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#d62728' dt 1 pt 7 title 'cpu[isa=scalar,threads=2]', \
-     'time-add_-f32.dat' index 2 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#2ca02c' dt 1 pt 7 title 'cpu[isa=auto,threads=1]', \
-     'time-add_-f32.dat' index 3 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'cpu[isa=auto,threads=2]'
+     'time-add_-f32.dat' index 1 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#d62728' dt 1 pt 5 title 'cpu[isa=scalar,threads=2]', \
+     'time-add_-f32.dat' index 2 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#2ca02c' dt 1 pt 9 title 'cpu[isa=auto,threads=1]', \
+     'time-add_-f32.dat' index 3 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#9467bd' dt 1 pt 11 title 'cpu[isa=auto,threads=2]'
 set output

@@ -14,6 +14,6 @@ set offsets graph 0.05, graph 0.05, 0, 0
 set terminal pngcairo size 900,528 font 'sans,9' noenhanced
 set output 'time-cnn_infer_step-f32.png'
 plot 'time-cnn_infer_step-f32.dat' index 0 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=auto,threads=1]', \
-     'time-cnn_infer_step-f32.dat' index 1 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#d62728' dt 1 pt 7 title 'blas[threads=1]', \
-     'time-cnn_infer_step-f32.dat' index 2 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#2ca02c' dt 2 pt 5 title 'torch[threads=1]'
+     'time-cnn_infer_step-f32.dat' index 1 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#d62728' dt 1 pt 5 title 'blas[threads=1]', \
+     'time-cnn_infer_step-f32.dat' index 2 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#2ca02c' dt 2 pt 9 title 'torch[threads=1]'
 set output

@@ -14,8 +14,8 @@ set offsets graph 0.05, graph 0.05, 0, 0
 set terminal pngcairo size 900,544 font 'sans,9' noenhanced
 set output 'time-cnn_train_step-f32.png'
 plot 'time-cnn_train_step-f32.dat' index 0 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cnn_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=0] cpu[isa=auto,threads=1]', \
-     'time-cnn_train_step-f32.dat' index 1 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#d62728' dt 1 pt 7 title 'cnn_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=0] blas[threads=1]', \
-     'time-cnn_train_step-f32.dat' index 2 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#2ca02c' dt 1 pt 7 title 'cnn_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=1] cpu[isa=auto,threads=1]', \
-     'time-cnn_train_step-f32.dat' index 3 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'cnn_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=1] blas[threads=1]', \
-     'time-cnn_train_step-f32.dat' index 4 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#ff7f0e' dt 2 pt 5 title 'cnn_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=0] torch[threads=1]'
+     'time-cnn_train_step-f32.dat' index 1 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#d62728' dt 1 pt 5 title 'cnn_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=0] blas[threads=1]', \
+     'time-cnn_train_step-f32.dat' index 2 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#2ca02c' dt 1 pt 9 title 'cnn_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=1] cpu[isa=auto,threads=1]', \
+     'time-cnn_train_step-f32.dat' index 3 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#9467bd' dt 1 pt 11 title 'cnn_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=1] blas[threads=1]', \
+     'time-cnn_train_step-f32.dat' index 4 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#ff7f0e' dt 2 pt 13 title 'cnn_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=0] torch[threads=1]'
 set output

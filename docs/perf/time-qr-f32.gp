@@ -14,9 +14,9 @@ set offsets graph 0.05, graph 0.05, 0, 0
 set terminal pngcairo size 900,544 font 'sans,9' noenhanced
 set output 'time-qr-f32.png'
 plot 'time-qr-f32.dat' index 0 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=scalar,threads=1]', \
-     'time-qr-f32.dat' index 1 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#d62728' dt 1 pt 7 title 'cpu[isa=scalar,threads=2]', \
-     'time-qr-f32.dat' index 2 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#2ca02c' dt 1 pt 7 title 'cpu[isa=auto,threads=1]', \
-     'time-qr-f32.dat' index 3 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'cpu[isa=auto,threads=2]', \
-     'time-qr-f32.dat' index 4 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#ff7f0e' dt 1 pt 7 title 'blas[threads=1]', \
-     'time-qr-f32.dat' index 5 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#17becf' dt 1 pt 7 title 'blas[threads=2]'
+     'time-qr-f32.dat' index 1 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#d62728' dt 1 pt 5 title 'cpu[isa=scalar,threads=2]', \
+     'time-qr-f32.dat' index 2 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#2ca02c' dt 1 pt 9 title 'cpu[isa=auto,threads=1]', \
+     'time-qr-f32.dat' index 3 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#9467bd' dt 1 pt 11 title 'cpu[isa=auto,threads=2]', \
+     'time-qr-f32.dat' index 4 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#ff7f0e' dt 1 pt 13 title 'blas[threads=1]', \
+     'time-qr-f32.dat' index 5 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#17becf' dt 1 pt 15 title 'blas[threads=2]'
 set output

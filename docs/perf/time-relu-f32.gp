@@ -1,7 +1,7 @@
-# tbench plot: relu (f32): time per call vs size (median, 95% CI)
+# tbench plot: relu (f32): time per call vs size (median, 95% CI) (part 1 of 2)
 # Render it again: cd to this folder, then: gnuplot time-relu-f32.gp
 set encoding utf8
-set title 'relu (f32): time per call vs size (median, 95% CI)' noenhanced
+set title 'relu (f32): time per call vs size (median, 95% CI) (part 1 of 2)' noenhanced
 set key below left horizontal maxcols 2 maxrows 40 noenhanced
 set grid
 set xlabel 'size (elements of the largest tensor)'
@@ -11,18 +11,14 @@ set ylabel 'time per call'
 set logscale y
 set format y '%.0s %cs'
 set offsets graph 0.05, graph 0.05, 0, 0
-set terminal pngcairo size 900,592 font 'sans,9' noenhanced
+set terminal pngcairo size 900,560 font 'sans,9' noenhanced
 set output 'time-relu-f32.png'
 plot 'time-relu-f32.dat' index 0 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=scalar,threads=1]', \
-     'time-relu-f32.dat' index 1 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#d62728' dt 1 pt 7 title 'cpu[isa=scalar,threads=2]', \
-     'time-relu-f32.dat' index 2 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#2ca02c' dt 1 pt 7 title 'cpu[isa=auto,threads=1]', \
-     'time-relu-f32.dat' index 3 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#9467bd' dt 1 pt 7 title 'cpu[isa=auto,threads=2]', \
-     'time-relu-f32.dat' index 4 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#ff7f0e' dt 2 pt 5 title 'numpy[threads=1,form=alloc]', \
-     'time-relu-f32.dat' index 5 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#17becf' dt 2 pt 5 title 'numpy[threads=1,form=out]', \
-     'time-relu-f32.dat' index 6 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#8c564b' dt 2 pt 5 title 'numpy[threads=2,form=alloc]', \
-     'time-relu-f32.dat' index 7 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#e377c2' dt 2 pt 5 title 'numpy[threads=2,form=out]', \
-     'time-relu-f32.dat' index 8 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#bcbd22' dt 3 pt 9 title 'torch[threads=1,form=alloc]', \
-     'time-relu-f32.dat' index 9 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#7f7f7f' dt 3 pt 9 title 'torch[threads=1,form=out]', \
-     'time-relu-f32.dat' index 10 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#393b79' dt 3 pt 9 title 'torch[threads=2,form=alloc]', \
-     'time-relu-f32.dat' index 11 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#637939' dt 3 pt 9 title 'torch[threads=2,form=out]'
+     'time-relu-f32.dat' index 1 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#d62728' dt 1 pt 5 title 'cpu[isa=scalar,threads=2]', \
+     'time-relu-f32.dat' index 2 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#2ca02c' dt 1 pt 9 title 'cpu[isa=auto,threads=1]', \
+     'time-relu-f32.dat' index 3 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#9467bd' dt 1 pt 11 title 'cpu[isa=auto,threads=2]', \
+     'time-relu-f32.dat' index 4 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#ff7f0e' dt 2 pt 13 title 'numpy[threads=1,form=alloc]', \
+     'time-relu-f32.dat' index 5 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#17becf' dt 2 pt 15 title 'numpy[threads=1,form=out]', \
+     'time-relu-f32.dat' index 6 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#8c564b' dt 2 pt 6 title 'numpy[threads=2,form=alloc]', \
+     'time-relu-f32.dat' index 7 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#e377c2' dt 2 pt 4 title 'numpy[threads=2,form=out]'
 set output

@@ -22,7 +22,8 @@
 #include "history.h"
 #include "training.h"
 
-#define MAX_SERIES 24   /* lines per chart; more would drown the legend */
+#define MAX_SERIES 24   /* series of a group */
+#define CHART_SERIES 8  /* lines per chart: a group with more gets parts */
 #define MAX_CHANGE 40   /* bars in the baseline chart */
 #define MAX_PEAKS 6     /* peak lines per throughput chart */
 #define W 900           /* image size in pixels */
@@ -258,18 +259,21 @@ static void series_title(const tb_rset *s, int i, bool params, char *buf,
         snprintf(buf, len, "%s", c->variant);
 }
 
-/* The style of series k (cases sv[0..k]) of a chart: a colour of its
- * own; tbench's backends solid with circles; each other backend (NumPy,
- * PyTorch...) a dash pattern and point shape of its own. */
+/* The style of series k (cases sv[0..k], at most CHART_SERIES) of a
+ * chart: a colour and a point shape of its own (8 of each, so no two
+ * lines of a chart look alike even in grey); tbench's backends solid,
+ * each other backend (NumPy, PyTorch...) a dash pattern of its own. */
 static void series_style(const tb_rset *s, const int *sv, int k, char *buf,
                          size_t len)
 {
-    static const char *const pal[] = {
-        "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf",
-        "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f", "#393b79", "#637939"};
-    static const int pts[] = {5, 9, 11};
+    static const char *const pal[CHART_SERIES] = {
+        "#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+        "#ff7f0e", "#17becf", "#8c564b", "#e377c2"};
+    /* filled circle, square, up and down triangles, diamond, pentagon,
+     * open circle, open square */
+    static const int shapes[CHART_SERIES] = {7, 5, 9, 11, 13, 15, 6, 4};
     const tb_rcase *c = &s->cases[sv[k]];
-    int dt = 1, pt = 7;
+    int dt = 1, pt = shapes[k % CHART_SERIES];
     if (c->role != TB_ROLE_MAIN) {
         int idx = 0; /* distinct other backends before this one */
         for (int j = 0; j < k; j++) {
@@ -282,28 +286,9 @@ static void series_style(const tb_rset *s, const int *sv, int k, char *buf,
             idx += first;
         }
         dt = 2 + idx % 3;
-        pt = pts[idx % 3];
     }
-    snprintf(buf, len, "lc rgb '%s' dt %d pt %d", pal[k % 12], dt, pt);
-}
-
-/* ns divisor and unit name for values up to max_ns. */
-static double time_unit(double max_ns, const char **unit)
-{
-    if (max_ns >= 1e9) {
-        *unit = "s";
-        return 1e9;
-    }
-    if (max_ns >= 1e6) {
-        *unit = "ms";
-        return 1e6;
-    }
-    if (max_ns >= 1e3) {
-        *unit = "us";
-        return 1e3;
-    }
-    *unit = "ns";
-    return 1;
+    snprintf(buf, len, "lc rgb '%s' dt %d pt %d", pal[k % CHART_SERIES], dt,
+             pt);
 }
 
 /* ---- time and throughput vs size ------------------------------------------- */
@@ -578,17 +563,36 @@ static int vs_size_gp(pctx *x, const vs_size *v)
  * group of case g. */
 static int chart_vs_size(pctx *x, int g, tb_chart_kind kind)
 {
-    vs_size v;
-    if (!vs_size_plan(x->s, g, kind, &v))
+    vs_size all;
+    if (!vs_size_plan(x->s, g, kind, &all))
         return 0;
-    int rc = vs_size_dat(x, &v);
-    if (!rc)
-        rc = vs_size_gp(x, &v);
-    if (rc)
-        return rc;
-    char group[160];
-    snprintf(group, sizeof group, "%s/%s", v.gc->op, v.gc->dtype);
-    return chart_add(x->out, kind, group, v.name, v.title) ? 0 : TB_ENOMEM;
+    /* at most CHART_SERIES lines a chart: parts 2, 3... get "-2", "-3"
+     * and every part says which it is */
+    int parts = (all.ns + CHART_SERIES - 1) / CHART_SERIES;
+    for (int p = 0; p < parts; p++) {
+        vs_size v = all;
+        v.ns = all.ns - p * CHART_SERIES < CHART_SERIES
+                   ? all.ns - p * CHART_SERIES
+                   : CHART_SERIES;
+        memcpy(v.sv, all.sv + p * CHART_SERIES, (size_t)v.ns * sizeof *v.sv);
+        if (p)
+            snprintf(v.name, sizeof v.name, "%.180s-%d", all.name, p + 1);
+        if (parts > 1) {
+            char t[32];
+            snprintf(t, sizeof t, " (part %d of %d)", p + 1, parts);
+            strncat(v.title, t, sizeof v.title - strlen(v.title) - 1);
+        }
+        int rc = vs_size_dat(x, &v);
+        if (!rc)
+            rc = vs_size_gp(x, &v);
+        if (rc)
+            return rc;
+        char group[160];
+        snprintf(group, sizeof group, "%s/%s", v.gc->op, v.gc->dtype);
+        if (!chart_add(x->out, kind, group, v.name, v.title))
+            return TB_ENOMEM;
+    }
+    return 0;
 }
 
 /* ---- roofline per backend -------------------------------------------------------- */
@@ -611,6 +615,23 @@ static bool on_roofline(const tb_rcase *c, const char *be)
            c->flops > 0 && c->bytes > 0 && c->gflop_s > 0 &&
            c->rc->f.roofline_bandwidth_gb_s > 0 &&
            c->rc->f.roofline_peak_gflop_s > 0;
+}
+
+/* A point of a roofline chart, for sorting by op, fastest first. */
+typedef struct {
+    const tb_rcase *c;
+    int i; /* its index: ties stay in file order */
+} roof_pt;
+
+static int roof_pt_cmp(const void *a, const void *b)
+{
+    const roof_pt *p = a, *q = b;
+    int o = strcmp(p->c->op, q->c->op);
+    if (o)
+        return o;
+    if (p->c->gflop_s != q->c->gflop_s)
+        return p->c->gflop_s > q->c->gflop_s ? -1 : 1;
+    return (p->i > q->i) - (p->i < q->i);
 }
 
 static int chart_roofline(pctx *x, int g)
@@ -654,15 +675,29 @@ static int chart_roofline(pctx *x, int g)
     FILE *d = open_out(x, name, "dat");
     if (!d)
         return TB_EIO;
-    fprintf(d, "# FLOPs/byte | GFLOP/s | case\n");
-    for (int i = 0; i < s->n; i++) {
-        const tb_rcase *c = &s->cases[i];
-        if (!on_roofline(c, be))
-            continue;
+    /* each op's label at its fastest point (the others ""): the points
+     * sorted by op, fastest first */
+    roof_pt *pt = malloc((size_t)npts * sizeof *pt);
+    if (!pt) {
+        fclose(d);
+        return TB_ENOMEM;
+    }
+    int np = 0;
+    for (int i = 0; i < s->n; i++)
+        if (on_roofline(&s->cases[i], be))
+            pt[np++] = (roof_pt){&s->cases[i], i};
+    qsort(pt, (size_t)np, sizeof *pt, roof_pt_cmp);
+    fprintf(d, "# FLOPs/byte | GFLOP/s | case | label\n");
+    for (int k = 0; k < np; k++) {
+        const tb_rcase *c = pt[k].c;
+        bool best = k == 0 || strcmp(pt[k - 1].c->op, c->op);
         fprintf(d, "%.9g %.9g ", c->flops / c->bytes, c->gflop_s);
         dat_str(d, c->id);
+        fputc(' ', d);
+        dat_str(d, best ? c->op : "");
         fprintf(d, "\n");
     }
+    free(pt);
     int rc;
     FILE *f = script_open(x, d, name, title, &rc);
     if (!f)
@@ -678,12 +713,18 @@ static int chart_roofline(pctx *x, int g)
     if (!m)
         return TB_ENOMEM;
     fprintf(m, "plot '%s.dat' using 1:2 with points pt 7 ps 0.8 lc rgb "
-               "'#1f77b4' title 'cases (%d)'",
+               "'#1f77b4' title 'cases (%d; each op named at its fastest)', "
+               "\\\n     '' using 1:2:4 with labels left offset char 0.4,0.4 "
+               "font ',7' tc rgb '#333333' notitle",
             name, npts);
+    /* a colour and a dash pattern per roof */
+    static const char *const roof_colour[MAX_PEAKS] = {
+        "#444444", "#8c564b", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"};
     for (int k = 0; k < nr; k++) {
         fprintf(m, ", \\\n     (x * %.9g < %.9g ? x * %.9g : %.9g) with lines "
-                   "lw 1.5 dt %d lc rgb '#444444' title ",
-                rf[k].bw, rf[k].peak, rf[k].bw, rf[k].peak, k + 1);
+                   "lw 1.5 dt %d lc rgb '%s' title ",
+                rf[k].bw, rf[k].peak, rf[k].bw, rf[k].peak, k + 1,
+                roof_colour[k % MAX_PEAKS]);
         tb_gp_str(m, rf[k].label);
     }
     fprintf(m, "\n");
@@ -694,64 +735,166 @@ static int chart_roofline(pctx *x, int g)
                                                                 : TB_ENOMEM;
 }
 
-/* ---- one size: a bar per backend ----------------------------------------------- */
+/* ---- one size: a summary per category ------------------------------------------ */
 
-/* For an op and dtype measured at one size only (no line to draw): the
- * median time of every series as a bar, with its 95% CI. */
-static int chart_bars(pctx *x, int g)
+#define CAT_ROWS 16 /* ops per summary chart */
+
+/* Was the op/dtype group of case g measured at one size only in every
+ * series (no line to draw)? */
+static bool single_size(const tb_rset *s, int g)
+{
+    int sv[MAX_SERIES], pts[2];
+    int ns = group_series(s, g, M_MAIN | M_WITH, sv, MAX_SERIES);
+    for (int k = 0; k < ns; k++)
+        if (series_points(s, sv[k], pts, 2) >= 2)
+            return false;
+    return ns > 0;
+}
+
+/* The summary of one category and dtype: for each op measured at one
+ * size only, a cluster of bars, one per configuration (backend and
+ * axes: at most CHART_SERIES a chart), the median time with its 95% CI
+ * on a log axis: one chart where there was a single-bar chart per op.
+ * rows: the first case of each such op (rows[0..nr)); parts of
+ * CAT_ROWS ops and CHART_SERIES configurations. */
+static int category_part(pctx *x, const int *rows, int nr, const int *cols,
+                         int nc, const char *name, const char *title)
 {
     const tb_rset *s = x->s;
-    const tb_rcase *gc = &s->cases[g];
-    int sv[MAX_SERIES];
-    int ns = group_series(s, g, M_MAIN | M_WITH, sv, MAX_SERIES);
-    bool params = group_multi_params(s, sv, ns);
-    if (ns == 0)
-        return 0;
-    char name[192], base[160], title[320];
-    safe_name(base, sizeof base, gc->op);
-    snprintf(name, sizeof name, "time-%s-%s", base, gc->dtype);
-    snprintf(title, sizeof title,
-             "%.60s (%s) at %.120s: time per call (median, 95%% CI)", gc->op,
-             gc->dtype, gc->shapes);
     FILE *d = open_out(x, name, "dat");
     if (!d)
         return TB_EIO;
-    fprintf(d, "# series | median s | ci low s | ci high s\n");
-    for (int k = 0; k < ns; k++) {
-        int pts[8];
-        int np = series_points(s, sv[k], pts, 8);
-        if (np < 1)
-            continue;
-        const tb_rcase *c = &s->cases[pts[0]];
-        char t[600];
-        series_title(s, sv[k], params, t, sizeof t);
-        dat_str(d, t);
-        fprintf(d, " %.9g %.9g %.9g\n", c->median * 1e-9, c->ci_lo * 1e-9,
-                c->ci_hi * 1e-9);
+    fprintf(d, "# op");
+    for (int k = 0; k < nc; k++)
+        fprintf(d, " | %s median s, ci low, ci high", s->cases[cols[k]].variant);
+    fprintf(d, "\n");
+    for (int r = 0; r < nr; r++) {
+        const tb_rcase *g = &s->cases[rows[r]];
+        dat_str(d, g->opp);
+        for (int k = 0; k < nc; k++) {
+            const tb_rcase *hit = NULL; /* the op's case of this variant */
+            for (int i = 0; i < s->n && !hit; i++) {
+                const tb_rcase *c = &s->cases[i];
+                if (c->ok && inm(c, M_MAIN | M_WITH) &&
+                    !strcmp(c->opp, g->opp) && same_opdt(c, g) &&
+                    c->doc == s->cases[cols[k]].doc &&
+                    !strcmp(c->variant, s->cases[cols[k]].variant))
+                    hit = c;
+            }
+            if (hit)
+                fprintf(d, " %.9g %.9g %.9g", hit->median * 1e-9,
+                        hit->ci_lo * 1e-9, hit->ci_hi * 1e-9);
+            else
+                fprintf(d, " ? ? ?");
+        }
+        fprintf(d, "\n");
     }
     int rc;
     FILE *f = script_open(x, d, name, title, &rc);
     if (!f)
         return rc;
-    fprintf(f, "unset key\nset style fill solid 0.6 border -1\n"
-               "set boxwidth 0.6\nset yrange [0:*]\n"
+    fprintf(f, "set datafile missing '?'\nset style data histograms\n"
+               "set style histogram errorbars gap 1 lw 1\n"
+               "set style fill solid 0.7 border -1\nset logscale y\n"
                "set format y '%%.0s %%cs'\nset ylabel 'time per call'\n"
-               "set xtics rotate by -30 noenhanced\nset xrange [-0.6:%d.6]\n"
-               "set bmargin 8\nset rmargin 12\n",
-            ns - 1);
-    char body[512];
-    snprintf(body, sizeof body,
-             "plot '%s.dat' using 0:2:xtic(1) with boxes lc rgb '#1f77b4', \\\n"
-             "     '' using 0:2:3:4 with yerrorbars lc 'black' pt -1\n",
-             name);
-    gp_outputs(f, x->o, name, body, W, H);
-    rc = close_out(x, f, name, "gp");
-    if (rc)
-        return rc;
-    char group[160];
-    snprintf(group, sizeof group, "%s/%s", gc->op, gc->dtype);
-    return chart_add(x->out, TB_CHART_TIME, group, name, title) ? 0
-                                                               : TB_ENOMEM;
+               "set xtics rotate by -30 noenhanced\nset bmargin 8\n");
+    char *body;
+    size_t blen;
+    FILE *m = body_open(x, f, &body, &blen);
+    if (!m)
+        return TB_ENOMEM;
+    static const char *const pal[CHART_SERIES] = {
+        "#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+        "#ff7f0e", "#17becf", "#8c564b", "#e377c2"};
+    fprintf(m, "plot ");
+    for (int k = 0; k < nc; k++) {
+        fprintf(m, "%s'%s.dat' using %d:%d:%d%s lc rgb '%s' title ",
+                k ? ", \\\n     " : "", name, 2 + 3 * k, 3 + 3 * k,
+                4 + 3 * k, k ? "" : ":xtic(1)", pal[k]);
+        tb_gp_str(m, s->cases[cols[k]].variant);
+    }
+    fprintf(m, "\n");
+    return script_close(x, f, m, &body, name, W, H + key_height(nc));
+}
+
+/* The summaries of category cat in dtype dt (case first: its first
+ * case).  Group "category:CAT/DTYPE". */
+static int chart_category(pctx *x, int first)
+{
+    const tb_rset *s = x->s;
+    const tb_rcase *fc = &s->cases[first];
+    int *rows = malloc((size_t)s->n * sizeof *rows);
+    if (!rows)
+        return TB_ENOMEM;
+    int nr = 0, cols[MAX_SERIES], nc = 0;
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *c = &s->cases[i];
+        if (!c->ok || !inm(c, M_MAIN | M_WITH) ||
+            strcmp(c->category, fc->category) ||
+            strcmp(c->dtype, fc->dtype))
+            continue;
+        bool seen = false; /* an op (with its params) once */
+        for (int r = 0; r < nr && !seen; r++)
+            seen = !strcmp(s->cases[rows[r]].opp, c->opp);
+        if (seen)
+            continue;
+        int g = 0; /* the first case of the op's group */
+        while (g < i && !(s->cases[g].ok &&
+                          inm(&s->cases[g], M_MAIN | M_WITH) &&
+                          same_opdt(&s->cases[g], c)))
+            g++;
+        if (single_size(s, g))
+            rows[nr++] = i;
+    }
+    for (int r = 0; r < nr; r++)
+        for (int i = 0; i < s->n && nc < MAX_SERIES; i++) {
+            const tb_rcase *c = &s->cases[i];
+            if (!c->ok || !inm(c, M_MAIN | M_WITH) ||
+                strcmp(c->opp, s->cases[rows[r]].opp) ||
+                !same_opdt(c, &s->cases[rows[r]]))
+                continue;
+            bool dup = false;
+            for (int k = 0; k < nc && !dup; k++)
+                dup = s->cases[cols[k]].doc == c->doc &&
+                      !strcmp(s->cases[cols[k]].variant, c->variant);
+            if (!dup)
+                cols[nc++] = i;
+        }
+    int rc = 0;
+    int rparts = (nr + CAT_ROWS - 1) / CAT_ROWS;
+    int cparts = (nc + CHART_SERIES - 1) / CHART_SERIES;
+    char base[160], group[200];
+    safe_name(base, sizeof base, fc->category);
+    snprintf(group, sizeof group, "category:%s/%s", fc->category, fc->dtype);
+    for (int rp = 0; rp < rparts && !rc; rp++)
+        for (int cp = 0; cp < cparts && !rc; cp++) {
+            int part = rp * cparts + cp, parts = rparts * cparts;
+            char name[192], title[320];
+            if (part)
+                snprintf(name, sizeof name, "summary-%s-%s-%d", base,
+                         fc->dtype, part + 1);
+            else
+                snprintf(name, sizeof name, "summary-%s-%s", base,
+                         fc->dtype);
+            int n1 = nr - rp * CAT_ROWS < CAT_ROWS ? nr - rp * CAT_ROWS
+                                                   : CAT_ROWS;
+            int n2 = nc - cp * CHART_SERIES < CHART_SERIES
+                         ? nc - cp * CHART_SERIES
+                         : CHART_SERIES;
+            int w = snprintf(title, sizeof title,
+                             "%s ops measured at one size (%s): time per "
+                             "call (median, 95%% CI)",
+                             fc->category, fc->dtype);
+            if (parts > 1 && w > 0 && (size_t)w < sizeof title)
+                snprintf(title + w, sizeof title - (size_t)w,
+                         " (part %d of %d)", part + 1, parts);
+            rc = category_part(x, rows + rp * CAT_ROWS, n1,
+                               cols + cp * CHART_SERIES, n2, name, title);
+            if (!rc && !chart_add(x->out, TB_CHART_TIME, group, name, title))
+                rc = TB_ENOMEM;
+        }
+    free(rows);
+    return rc;
 }
 
 /* ---- speedup bars ------------------------------------------------------------ */
@@ -1077,7 +1220,6 @@ static int chart_history(pctx *x, int g, const int *runs, int nr,
     int last = runs[nr - 1];
     /* series: case ids of the group in the newest run */
     int ids[MAX_SERIES], ni = 0;
-    double maxv = 0;
     for (int i = 0; i < s->n && ni < MAX_SERIES; i++) {
         const tb_rcase *c = &s->cases[i];
         if (c->doc == last && c->ok && same_opdt(c, gc))
@@ -1085,14 +1227,7 @@ static int chart_history(pctx *x, int g, const int *runs, int nr,
     }
     if (ni == 0)
         return 0;
-    for (int k = 0; k < ni; k++)
-        for (int r = 0; r < nr; r++) {
-            const tb_rcase *c = case_in_doc(s, runs[r], s->cases[ids[k]].id);
-            if (c && c->ci_hi > maxv)
-                maxv = c->ci_hi;
-        }
-    const char *unit;
-    double div = time_unit(maxv, &unit);
+    const double div = 1e9; /* seconds: gnuplot's SI ticks ("20 us") */
     char name[192], base[160], title[256];
     safe_name(base, sizeof base, gc->op);
     snprintf(name, sizeof name, "history-%s-%s", base, gc->dtype);
@@ -1137,9 +1272,10 @@ static int chart_history(pctx *x, int g, const int *runs, int nr,
     if (!f)
         return rc;
     fprintf(f, "set key below vertical\nset logscale y\n"
-               "set ylabel 'median time per call (%s)'\nset xlabel 'run'\n"
+               "set ylabel 'median time per call'\n"
+               "set format y '%%.0s %%cs'\nset xlabel 'run'\n"
                "set xrange [0.5:%d.5]\nset xtics rotate by -30 font ',8' (",
-            unit, nr);
+            nr);
     for (int r = 0; r < nr; r++) {
         char l[128];
         run_label(s, runs[r], r, l, sizeof l);
@@ -1304,14 +1440,23 @@ int tb_plot_write(const tb_rset *s, const tb_plot_opts *o, tb_chart_list *out,
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !inm(c, mask) || group_seen(s, i, mask))
             continue;
-        int before = out->n;
         rc = chart_vs_size(&x, i, TB_CHART_TIME);
-        if (!rc && out->n == before) /* one size: bars, not lines */
-            rc = chart_bars(&x, i);
         if (!rc)
             rc = chart_vs_size(&x, i, TB_CHART_THROUGHPUT);
         if (!rc)
             rc = chart_speedup(&x, i);
+    }
+    for (int i = 0; i < s->n && !rc; i++) { /* one per category, dtype */
+        const tb_rcase *c = &s->cases[i];
+        if (!c->ok || !inm(c, mask))
+            continue;
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = s->cases[j].ok && inm(&s->cases[j], mask) &&
+                   !strcmp(s->cases[j].category, c->category) &&
+                   !strcmp(s->cases[j].dtype, c->dtype);
+        if (!seen)
+            rc = chart_category(&x, i);
     }
     for (int i = 0; i < s->n && !rc; i++) { /* one per backend */
         bool seen = false;

@@ -251,3 +251,13 @@ void tb_rpt_chart_link(const tb_rpt *x, const tb_chart *ch)
     sb(x->b, "![%s](%s/%s.png)\n\n", ch->title,
        x->o->chart_dir ? x->o->chart_dir : ".", ch->name);
 }
+
+void tb_rpt_chart_links(const tb_rpt *x, tb_chart_kind kind,
+                        const char *group)
+{
+    const tb_chart_list *l = x->o->charts;
+    for (int i = 0; l && i < l->n; i++)
+        if (l->v[i].kind == kind && l->v[i].rendered &&
+            !strcmp(l->v[i].group, group))
+            tb_rpt_chart_link(x, &l->v[i]);
+}

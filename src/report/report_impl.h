@@ -107,6 +107,10 @@ int tb_rpt_vs_ref(const tb_rpt *x, const tb_rcase *c, const tb_rcase *ref);
 const tb_chart *tb_rpt_chart(const tb_rpt *x, tb_chart_kind kind,
                              const char *group);
 void tb_rpt_chart_link(const tb_rpt *x, const tb_chart *ch);
+/* Every rendered chart of kind and group, in order (a chart with more
+ * series than one image holds comes in parts). */
+void tb_rpt_chart_links(const tb_rpt *x, tb_chart_kind kind,
+                        const char *group);
 
 /* One JSON value of the environment as table text (a string, yes/no,
  * "not recorded" for null, a number, "k: v, ..." for an object). */

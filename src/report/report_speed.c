@@ -229,7 +229,7 @@ static bool in_table(const tb_rcase *c, int sect, const char *cat)
 {
     return c->ok && tb_rpt_in(c, M_MAIN) &&
            (sect >= 0 ? section_of(c->category) == sect
-                      : strcmp(c->category, cat) == 0);
+                      : cat && strcmp(c->category, cat) == 0);
 }
 
 /* The attainable time per call the case's roofline records (NAN when it
@@ -402,7 +402,24 @@ static void category_table(const tb_rpt *x, int sect, const char *cat,
         tb_rpt_over_peak_note(x, over);
     if (throttled)
         throttle_note(x, sect, cat);
-    /* charts of this section's ops, in order */
+    /* the summary of each category and dtype of the section (its ops
+     * measured at one size), then the charts of its ops, in order */
+    char done[32][200];
+    int nd = 0;
+    for (int i = 0; i < s->n && nd < 32; i++) {
+        const tb_rcase *c = &s->cases[i];
+        if (!in_table(c, sect, cat))
+            continue;
+        char g[200];
+        snprintf(g, sizeof g, "category:%s/%s", c->category, c->dtype);
+        bool seen = false;
+        for (int j = 0; j < nd && !seen; j++)
+            seen = !strcmp(done[j], g);
+        if (seen)
+            continue;
+        snprintf(done[nd++], sizeof done[0], "%s", g);
+        tb_rpt_chart_links(x, TB_CHART_TIME, g);
+    }
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!in_table(c, sect, cat) ||
@@ -410,8 +427,8 @@ static void category_table(const tb_rpt *x, int sect, const char *cat,
             continue;
         char g[160];
         snprintf(g, sizeof g, "%s/%s", c->op, c->dtype);
-        tb_rpt_chart_link(x, tb_rpt_chart(x, TB_CHART_TIME, g));
-        tb_rpt_chart_link(x, tb_rpt_chart(x, TB_CHART_THROUGHPUT, g));
+        tb_rpt_chart_links(x, TB_CHART_TIME, g);
+        tb_rpt_chart_links(x, TB_CHART_THROUGHPUT, g);
     }
 }
 

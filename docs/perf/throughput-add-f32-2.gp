@@ -1,0 +1,29 @@
+# tbench plot: add (f32): GB/s vs size (part 2 of 2)
+# Render it again: cd to this folder, then: gnuplot throughput-add-f32-2.gp
+set encoding utf8
+set title 'add (f32): GB/s vs size (part 2 of 2)' noenhanced
+set key below left horizontal maxcols 2 maxrows 40 noenhanced
+set grid
+set xlabel 'size (elements of the largest tensor)'
+set logscale x
+set format x '%.0s%c'
+set ylabel 'GB/s (bytes of the cost model / median)'
+set yrange [0:*]
+set offsets graph 0.05, graph 0.05, graph 0.1, 0
+set terminal pngcairo size 900,560 font 'sans,9' noenhanced
+set output 'throughput-add-f32-2.png'
+plot 'throughput-add-f32-2.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 2 pt 7 title 'add numpy[threads=1,form=alloc]', \
+     'throughput-add-f32-2.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 2 pt 5 title 'add numpy[threads=1,form=out]', \
+     'throughput-add-f32-2.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 2 pt 9 title 'add numpy[threads=2,form=alloc]', \
+     'throughput-add-f32-2.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 2 pt 11 title 'add numpy[threads=2,form=out]', \
+     'throughput-add-f32-2.dat' index 4 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 3 pt 13 title 'add torch[threads=1,form=alloc]', \
+     'throughput-add-f32-2.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 3 pt 15 title 'add torch[threads=1,form=out]', \
+     'throughput-add-f32-2.dat' index 6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 3 pt 6 title 'add torch[threads=2,form=alloc]', \
+     'throughput-add-f32-2.dat' index 7 using 1:2 with linespoints lw 2 lc rgb '#e377c2' dt 3 pt 4 title 'add torch[threads=2,form=out]', \
+     287.082843 with lines dt 5 lw 1.5 lc rgb '#444444' title 'copy bandwidth L1, 2 threads: 287.1', \
+     185.497969 with lines dt 5 lw 1.5 lc rgb '#444444' title 'copy bandwidth L1, 1 thread: 185.5', \
+     158.173218 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 158.2', \
+     134.074069 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 134.1', \
+     92.9466461 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 1 thread: 92.95', \
+     68.4796372 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 1 thread: 68.48'
+set output

@@ -1,0 +1,25 @@
+# tbench plot: mlp_train_step (f32): GFLOP/s vs size (part 2 of 3)
+# Render it again: cd to this folder, then: gnuplot throughput-mlp_train_step-f32-2.gp
+set encoding utf8
+set title 'mlp_train_step (f32): GFLOP/s vs size (part 2 of 3)' noenhanced
+set key below left horizontal maxcols 2 maxrows 40 noenhanced
+set grid
+set xlabel 'size (elements of the largest tensor)'
+set logscale x
+set format x '%.0s%c'
+set ylabel 'GFLOP/s (FLOPs of the cost model / median)'
+set yrange [0:*]
+set offsets graph 0.05, graph 0.05, graph 0.1, 0
+set terminal pngcairo size 900,560 font 'sans,9' noenhanced
+set output 'throughput-mlp_train_step-f32-2.png'
+plot 'throughput-mlp_train_step-f32-2.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'mlp_train_step[phase=1,hooks=2,lr=0.01,momentum=0.9,pool=0] cpu[isa=auto,threads=1]', \
+     'throughput-mlp_train_step-f32-2.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 5 title 'mlp_train_step[phase=1,hooks=2,lr=0.01,momentum=0.9,pool=0] blas[threads=1]', \
+     'throughput-mlp_train_step-f32-2.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 9 title 'mlp_train_step[phase=1,hooks=3,lr=0.01,momentum=0.9,pool=0] cpu[isa=auto,threads=1]', \
+     'throughput-mlp_train_step-f32-2.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 11 title 'mlp_train_step[phase=1,hooks=3,lr=0.01,momentum=0.9,pool=0] blas[threads=1]', \
+     'throughput-mlp_train_step-f32-2.dat' index 4 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 13 title 'mlp_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=0] cpu[isa=auto,threads=1]', \
+     'throughput-mlp_train_step-f32-2.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 1 pt 15 title 'mlp_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=0] blas[threads=1]', \
+     'throughput-mlp_train_step-f32-2.dat' index 6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 1 pt 6 title 'mlp_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=1] cpu[isa=auto,threads=1]', \
+     'throughput-mlp_train_step-f32-2.dat' index 7 using 1:2 with linespoints lw 2 lc rgb '#e377c2' dt 1 pt 4 title 'mlp_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=1] blas[threads=1]', \
+     101.858972 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 1 thread: 101.9', \
+     47.6712432 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 1 thread: 47.67'
+set output

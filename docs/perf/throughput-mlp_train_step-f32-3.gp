@@ -1,0 +1,26 @@
+# tbench plot: mlp_train_step (f32): GFLOP/s vs size (part 3 of 3)
+# Render it again: cd to this folder, then: gnuplot throughput-mlp_train_step-f32-3.gp
+set encoding utf8
+set title 'mlp_train_step (f32): GFLOP/s vs size (part 3 of 3)' noenhanced
+set key below left horizontal maxcols 2 maxrows 40 noenhanced
+set grid
+set xlabel 'size (elements of the largest tensor)'
+set logscale x
+set format x '%.0s%c'
+set ylabel 'GFLOP/s (FLOPs of the cost model / median)'
+set yrange [0:*]
+set offsets graph 0.05, graph 0.05, graph 0.1, 0
+set terminal pngcairo size 900,560 font 'sans,9' noenhanced
+set output 'throughput-mlp_train_step-f32-3.png'
+plot 'throughput-mlp_train_step-f32-3.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 2 pt 7 title 'mlp_train_step[phase=0,hooks=0,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
+     'throughput-mlp_train_step-f32-3.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 2 pt 5 title 'mlp_train_step[phase=0,hooks=1,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
+     'throughput-mlp_train_step-f32-3.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 2 pt 9 title 'mlp_train_step[phase=1,hooks=0,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
+     'throughput-mlp_train_step-f32-3.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 2 pt 11 title 'mlp_train_step[phase=1,hooks=1,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
+     'throughput-mlp_train_step-f32-3.dat' index 4 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 2 pt 13 title 'mlp_train_step[phase=1,hooks=2,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
+     'throughput-mlp_train_step-f32-3.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 2 pt 15 title 'mlp_train_step[phase=1,hooks=3,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
+     'throughput-mlp_train_step-f32-3.dat' index 6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 6 title 'mlp_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
+     196.773628 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 196.8', \
+     101.858972 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 1 thread: 101.9', \
+     99.0064973 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 99.01', \
+     47.6712432 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 1 thread: 47.67'
+set output

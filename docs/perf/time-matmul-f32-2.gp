@@ -1,0 +1,22 @@
+# tbench plot: matmul (f32): time per call vs size (median, 95% CI) (part 2 of 2)
+# Render it again: cd to this folder, then: gnuplot time-matmul-f32-2.gp
+set encoding utf8
+set title 'matmul (f32): time per call vs size (median, 95% CI) (part 2 of 2)' noenhanced
+set key below left horizontal maxcols 2 maxrows 40 noenhanced
+set grid
+set xlabel 'M x N x K'
+set logscale x
+set xtics rotate by -30
+set ylabel 'time per call'
+set logscale y
+set format y '%.0s %cs'
+set offsets graph 0.05, graph 0.05, 0, 0
+set terminal pngcairo size 900,544 font 'sans,9' noenhanced
+set output 'time-matmul-f32-2.png'
+plot 'time-matmul-f32-2.dat' index 0 using 1:2:3:4:xtic(5) with yerrorlines lw 2 lc rgb '#1f77b4' dt 2 pt 7 title 'numpy[threads=2,form=alloc]', \
+     'time-matmul-f32-2.dat' index 1 using 1:2:3:4:xtic(5) with yerrorlines lw 2 lc rgb '#d62728' dt 2 pt 5 title 'numpy[threads=2,form=out]', \
+     'time-matmul-f32-2.dat' index 2 using 1:2:3:4:xtic(5) with yerrorlines lw 2 lc rgb '#2ca02c' dt 3 pt 9 title 'torch[threads=1,form=alloc]', \
+     'time-matmul-f32-2.dat' index 3 using 1:2:3:4:xtic(5) with yerrorlines lw 2 lc rgb '#9467bd' dt 3 pt 11 title 'torch[threads=1,form=out]', \
+     'time-matmul-f32-2.dat' index 4 using 1:2:3:4:xtic(5) with yerrorlines lw 2 lc rgb '#ff7f0e' dt 3 pt 13 title 'torch[threads=2,form=alloc]', \
+     'time-matmul-f32-2.dat' index 5 using 1:2:3:4:xtic(5) with yerrorlines lw 2 lc rgb '#17becf' dt 3 pt 15 title 'torch[threads=2,form=out]'
+set output

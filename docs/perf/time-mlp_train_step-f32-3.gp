@@ -1,0 +1,23 @@
+# tbench plot: mlp_train_step (f32): time per call vs size (median, 95% CI) (part 3 of 3)
+# Render it again: cd to this folder, then: gnuplot time-mlp_train_step-f32-3.gp
+set encoding utf8
+set title 'mlp_train_step (f32): time per call vs size (median, 95% CI) (part 3 of 3)' noenhanced
+set key below left horizontal maxcols 2 maxrows 40 noenhanced
+set grid
+set xlabel 'size (elements of the largest tensor)'
+set logscale x
+set format x '%.0s%c'
+set ylabel 'time per call'
+set logscale y
+set format y '%.0s %cs'
+set offsets graph 0.05, graph 0.05, 0, 0
+set terminal pngcairo size 900,560 font 'sans,9' noenhanced
+set output 'time-mlp_train_step-f32-3.png'
+plot 'time-mlp_train_step-f32-3.dat' index 0 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#1f77b4' dt 2 pt 7 title 'mlp_train_step[phase=0,hooks=0,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
+     'time-mlp_train_step-f32-3.dat' index 1 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#d62728' dt 2 pt 5 title 'mlp_train_step[phase=0,hooks=1,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
+     'time-mlp_train_step-f32-3.dat' index 2 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#2ca02c' dt 2 pt 9 title 'mlp_train_step[phase=1,hooks=0,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
+     'time-mlp_train_step-f32-3.dat' index 3 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#9467bd' dt 2 pt 11 title 'mlp_train_step[phase=1,hooks=1,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
+     'time-mlp_train_step-f32-3.dat' index 4 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#ff7f0e' dt 2 pt 13 title 'mlp_train_step[phase=1,hooks=2,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
+     'time-mlp_train_step-f32-3.dat' index 5 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#17becf' dt 2 pt 15 title 'mlp_train_step[phase=1,hooks=3,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
+     'time-mlp_train_step-f32-3.dat' index 6 using 1:2:3:4 with yerrorlines lw 2 lc rgb '#8c564b' dt 2 pt 6 title 'mlp_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=0] torch[threads=1]'
+set output
