@@ -1,6 +1,7 @@
 """The audit of the per-op counters, fused against unfused, scaling
 anomalies, more threads slower, and the side-by-side NumPy and PyTorch
 table (scripts/audit_report.py)."""
+import math
 import re
 
 from audit_core import NUM, Case, method_texts, row_name, texts_starting
@@ -228,6 +229,79 @@ def check_scaling(a, sec):
             a.fig(w, "work grew", row[5], rw, "x")
             a.fig(w, "time grew", row[6], rt, "x")
             a.claim(w, "flagged", "flagged", "flagged")
+
+
+FIT_NAMES = ["O(n)", "O(n log n)", "O(n^2)", "O(n^3)", "cost model"]
+
+
+def fit_f(m, c):
+    """f(n) of model m for case c (report_fit.c's fit_f)."""
+    n = c.items
+    if m == 0:
+        return n
+    if m == 1:
+        return n * math.log2(n) if n > 1 else 0
+    if m == 2:
+        return n * n
+    if m == 3:
+        return n * n * n
+    return c.work()
+
+
+def fit_best(s):
+    """(model, c, rms) of the series s, relative residuals; None."""
+    best = None
+    for m in range(len(FIT_NAMES)):
+        fs = [fit_f(m, c) for c in s]
+        if not all(f > 0 and math.isfinite(f) for f in fs) or \
+                not all(c.median > 0 for c in s):
+            continue
+        q = [f / c.median for f, c in zip(fs, s)]
+        coef = sum(q) / sum(x * x for x in q)
+        rms = math.sqrt(sum(((c.median - coef * f) / c.median) ** 2
+                            for f, c in zip(fs, s)) / len(s))
+        if best is None or rms < best[2]:
+            best = (m, coef, rms)
+    return best
+
+
+def check_complexity(a, sec):
+    """The fits of report_fit.c derived again from the cases."""
+    for t in texts_starting(sec, "Each series of "):
+        a.method(t)
+    fits = []
+    for s in series(a.data):
+        b = fit_best(s) if len(s) >= 3 else None
+        if b:
+            fits.append((s, b))
+    for t in sec.tables:
+        a.fig(f"{sec.path}, line {t.line}", "series fitted",
+              str(len(t.rows)), len(fits))
+        for i, ((ln, row), (s, (m, coef, rms))) in enumerate(zip(t.rows,
+                                                                 fits)):
+            t.done.add(i)
+            w = row_name(sec, ln, row)
+            x = s[0]
+            a.word(w, "series", " | ".join(row[:4]), " | ".join(
+                (x.opp, x.dtype, x.variant, str(len(s)))))
+            a.word(w, "fit", row[4], FIT_NAMES[m])
+            a.fig(w, "RMS error", row[5], rms, "pct")
+            off = []
+            for c in s:
+                fit = coef * fit_f(m, c)
+                half = (c.stats["ci_high_ns"] - c.stats["ci_low_ns"]) / 2
+                if abs(c.median - fit) > half:
+                    off.append((c, c.median / fit - 1))
+            got = re.findall(rf"(\S+) \(([+-]?{NUM})%\)", row[6])
+            a.fig(w, "sizes off the fit", str(len(got)), min(len(off), 3))
+            for (shapes, pct), (c, r) in zip(got, off):
+                a.word(w, "off-fit size", shapes, c.shapes)
+                a.fig(w, f"{shapes} vs fit", pct + "%", r, "pct")
+            more = re.search(r"and (\d+) more", row[6])
+            a.fig(w, "more off the fit", more.group(1) if more else "0",
+                  max(len(off) - 3, 0))
+            if not off:
+                a.word(w, "off the fit", row[6], "none")
 
 
 def one_thread(data, c):

@@ -512,6 +512,8 @@ def t_quick():
             (["--op", "add"], "--shape is required"),
             (["--op", "add", "-s", "4xx4"], "empty dim"),
             (["--op", "add", "-s", "4;4"], "expected dims"),
+            (["--op", "add", "-s", "5..2"], "is not a dim or a range"),
+            (["--op", "add", "-s", "2^3..2^5x1..8"], "step together"),
             (["--op", "add", "-s", "4", "-p", "axis"], "KEY=VALUE"),
             (["--op", "add", "-s", "4", "-p", 'a="x"'], "not a number"),
             (["--op", "nosuch", "-s", "4"], 'unknown op "nosuch"'),
@@ -530,6 +532,13 @@ def t_quick():
 @case("sweeps from the command line: repeated --shape and -b, axes in the "
       "id's syntax, -b lists; -o - writes results.json to stdout alone")
 def t_sweep():
+    # ranges: powers of two, a factor, ranged dims stepping together
+    for shape, ids in (("2^10..2^13", ["1024", "2048", "4096", "8192"]),
+                       ("1000..1e5*10", ["1000", "10000", "100000"]),
+                       ("64..256x64..256", ["64x64", "128x128", "256x256"])):
+        p = run("run", "--op", "relu", "--shape", shape, "--list-cases")
+        expect([l.split("/")[1] for l in p.stdout.split()] == ids,
+               f"{shape}: {p.stdout} {p.stderr}")
     p = run("run", "--op", "add", "--shape", "1000", "--shape", "7x13",
             "-b", "cpu[threads=1,2;isa=scalar,avx2]", "-d", "f32,f64",
             "--list-cases")

@@ -77,6 +77,130 @@ static int shapes_json(const char *s, char *out, size_t cap, char *err,
     return 0;
 }
 
+/* ---- --shape ranges ----------------------------------------------------- */
+
+/* One number of a range: digits, 2^K or a decimal exponent (1e6); *v
+ * its value.  false when it is none of these or above 2^62. */
+static bool range_num(const char *s, size_t n, double *v)
+{
+    char t[32], *end;
+    if (n == 0 || n >= sizeof t)
+        return false;
+    memcpy(t, s, n);
+    t[n] = 0;
+    char *caret = strchr(t, '^');
+    if (caret) {
+        *caret = 0;
+        long b = strtol(t, &end, 10), e;
+        if (*end || b != 2)
+            return false;
+        e = strtol(caret + 1, &end, 10);
+        if (*end || e < 0 || e > 62 || !caret[1])
+            return false;
+        *v = ldexp(1, (int)e);
+        return true;
+    }
+    if (strspn(t, "0123456789e") != n || t[0] == 'e')
+        return false;
+    *v = strtod(t, &end);
+    return !*end && *v == floor(*v) && *v <= 4.6e18;
+}
+
+/* The values of one dim token: "N" (one) or "A..B[*F]" (A, A*F, A*F^2...
+ * up to B; F 2 unless given).  Writes up to max values; returns their
+ * count, 0 when the token is malformed. */
+static int range_values(const char *s, size_t n, double *out, int max)
+{
+    const char *dots = NULL;
+    for (size_t i = 0; i + 1 < n; i++)
+        if (s[i] == '.' && s[i + 1] == '.')
+            dots = s + i;
+    if (!dots) {
+        return range_num(s, n, &out[0]) ? 1 : 0;
+    }
+    const char *star = memchr(dots, '*', (size_t)(s + n - dots));
+    double a, b, f = 2;
+    if (!range_num(s, (size_t)(dots - s), &a) ||
+        !range_num(dots + 2, (size_t)((star ? star : s + n) - dots - 2),
+                   &b) ||
+        (star && !range_num(star + 1, (size_t)(s + n - star - 1), &f)) ||
+        a < 1 || b < a || f < 2)
+        return 0;
+    int k = 0;
+    for (double v = a; v <= b && k < max; v *= f)
+        out[k++] = v;
+    return k;
+}
+
+/* A --shape value with ranges ("2^10..2^24", "64..1024x64..1024",
+ * "1000..1e6*10,1") expanded into out[0..*n) plain shapes: every ranged
+ * dim steps together (their counts must agree), the others stay.  0, or
+ * TB_EINVAL with the message. */
+static int shape_expand(const char *s, char (*out)[256], int max, int *n,
+                        char *err, size_t errlen)
+{
+    enum { MAX_TOK = 64 };
+    double vals[MAX_TOK][TB_CFG_MAX_SHAPES];
+    int cnt[MAX_TOK], ntok = 0, k = 1;
+    char seps[MAX_TOK];
+    if (!strstr(s, "..")) { /* no range: shapes_json checks it */
+        if (max < 1 || snprintf(out[0], 256, "%s", s) >= 256) {
+            snprintf(err, errlen, "--shape: '%.80s': too long or too many",
+                     s);
+            return TB_EINVAL;
+        }
+        *n = 1;
+        return 0;
+    }
+    for (const char *p = s;;) {
+        size_t len = strcspn(p, "x,");
+        if (ntok == MAX_TOK) {
+            snprintf(err, errlen, "--shape: '%.80s': too many dims", s);
+            return TB_EINVAL;
+        }
+        cnt[ntok] = range_values(p, len, vals[ntok], TB_CFG_MAX_SHAPES);
+        if (!cnt[ntok]) {
+            snprintf(err, errlen, "--shape: '%.80s': '%.*s' is not a dim "
+                     "or a range A..B[*F] (e.g. 2^10..2^24, "
+                     "1000..1e6*10)", s, (int)len, p);
+            return TB_EINVAL;
+        }
+        if (cnt[ntok] > 1) {
+            if (k > 1 && cnt[ntok] != k) {
+                snprintf(err, errlen, "--shape: '%.80s': its ranges have "
+                         "%d and %d values (ranged dims step together)",
+                         s, k, cnt[ntok]);
+                return TB_EINVAL;
+            }
+            k = cnt[ntok];
+        }
+        seps[ntok++] = p[len];
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    if (k > max) {
+        snprintf(err, errlen, "--shape: at most %d shapes in all", max);
+        return TB_EINVAL;
+    }
+    for (int i = 0; i < k; i++) {
+        size_t len = 0;
+        out[i][0] = 0;
+        for (int t = 0; t < ntok; t++) {
+            double v = vals[t][cnt[t] > 1 ? i : 0];
+            int w = snprintf(out[i] + len, 256 - len, "%.0f%s", v,
+                             seps[t] == 'x' ? "x" : seps[t] == ',' ? "," : "");
+            if (w < 0 || (size_t)w >= 256 - len) {
+                snprintf(err, errlen, "--shape: '%.80s': too long", s);
+                return TB_EINVAL;
+            }
+            len += (size_t)w;
+        }
+    }
+    *n = k;
+    return 0;
+}
+
 /* A parameter value as JSON: true, false or a number (as written). */
 static bool json_scalar(const char *v)
 {
@@ -261,8 +385,8 @@ static bool backend_json(const char *spec, char *out, size_t cap,
 int tb_run_quick_config(const tb_run_quick *q, tb_config *cfg, char *err,
                         size_t errlen)
 {
-    char shapes[8192], params[1024], dtypes[256], backends[4096];
-    char cmd[4096], text[16384];
+    char shapes[32768], params[1024], dtypes[256], backends[4096];
+    char cmd[4096], text[49152];
     if (strspn(q->op, "abcdefghijklmnopqrstuvwxyz0123456789_") !=
             strlen(q->op) || !*q->op) {
         snprintf(err, errlen, "--op: '%.80s' is not an op name (see 'tbench "
@@ -278,13 +402,21 @@ int tb_run_quick_config(const tb_run_quick *q, tb_config *cfg, char *err,
     bool ok = put(cmd, sizeof cmd, &cl, "tbench run --op ") &&
               put(cmd, sizeof cmd, &cl, q->op);
     shapes[0] = 0;
+    static char plain[TB_CFG_MAX_SHAPES][256];
+    int total = 0;
     for (int i = 0; i < q->n_shapes; i++) {
-        char one[2048];
-        if (shapes_json(q->shapes[i], one, sizeof one, err, errlen))
+        int k = 0;
+        if (shape_expand(q->shapes[i], plain, TB_CFG_MAX_SHAPES - total, &k,
+                         err, errlen))
             return TB_EINVAL;
-        ok = ok && put(shapes, sizeof shapes, &sl, i ? ", " : "") &&
-             put(shapes, sizeof shapes, &sl, one) &&
-             put(cmd, sizeof cmd, &cl, " --shape ") &&
+        for (int j = 0; j < k; j++) {
+            char one[2048];
+            if (shapes_json(plain[j], one, sizeof one, err, errlen))
+                return TB_EINVAL;
+            ok = ok && put(shapes, sizeof shapes, &sl, total++ ? ", " : "") &&
+                 put(shapes, sizeof shapes, &sl, one);
+        }
+        ok = ok && put(cmd, sizeof cmd, &cl, " --shape ") &&
              put(cmd, sizeof cmd, &cl, q->shapes[i]);
     }
     backends[0] = 0;

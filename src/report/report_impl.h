@@ -138,6 +138,8 @@ void tb_rpt_transfers(const tb_rpt *x);
 void tb_rpt_counters(const tb_rpt *x);
 void tb_rpt_fused(const tb_rpt *x);
 void tb_rpt_scaling(const tb_rpt *x);
+/* report_fit.c: the complexity fits of the series of 3+ sizes. */
+void tb_rpt_complexity(const tb_rpt *x);
 void tb_rpt_threads(const tb_rpt *x);
 void tb_rpt_baseline(const tb_rpt *x);
 void tb_rpt_with(const tb_rpt *x);
