@@ -18,9 +18,17 @@
  *     against the reference within the op's tolerance; dw and db are the
  *     same bits at threads 1 and 2 (the chunks of rows are fixed by the
  *     shape, not the threads).
- *  5. bad_operands: w of the wrong length, g of the wrong shape, an
+ *  5. forward_paths: layer_norm and rms_norm (f32, every level, threads
+ *     1 and 2) against the reference on inputs that take every path of
+ *     the avx2 rows (norm_avx2.c): a common offset of 1000 (the shifted
+ *     one-pass sums; SIMD levels only: the C row's plain f32 sum of x
+ *     is 1e-4 off there), first elements far from the rest (whose
+ *     shifted sums lose up to log2(D / 8) bits: in rows of 32768 only
+ *     the two-pass fallback meets the tolerance), and 2100 x 2052 (streaming stores, rows on
+ *     and off 32 bytes).
+ *  6. bad_operands: w of the wrong length, g of the wrong shape, an
  *     output of the wrong dtype: an error code and no output written.
- *  6. coverage: both ops have vectors in both dtypes and cpu rows in
+ *  7. coverage: both ops have vectors in both dtypes and cpu rows in
  *     both.
  *
  * Every test's leak_teardown checks that it freed all tracked memory. */
@@ -372,7 +380,77 @@ static void test_cpu_random(void **state)
     print_message("# %d random cases at %d levels\n", runs, n_levels());
 }
 
-/* ---- 5. bad operands -------------------------------------------------------- */
+/* ---- 5. the forward rows' paths --------------------------------------------- */
+
+/* layer_norm / rms_norm at every level against the reference within the
+ * op's tolerance, on inputs that take each path of the avx2 rows: rows
+ * with a large common offset (the shifted one-pass sums), rows whose
+ * first element is far from the rest (the two-pass fallback), and a
+ * working set over NORM_NT_BYTES (streaming stores; rows of 2052 floats
+ * put every other row off a 32-byte boundary). */
+static void fwd_case(void *ctx, const tb_op *op, int64_t rows, int64_t D,
+                     int kind)
+{
+    tb_params p = case_params(op, -1);
+    tb_shape xs = {2, {rows, D}}, ws = {1, {D}};
+    tb_tensor in[3], out, ref;
+    assert_int_equal(tb_tensor_create(&in[0], TB_F32, &xs), 0);
+    for (int64_t k = 0; k < rows * D; k++) {
+        double v = rng_uniform(-1, 1);
+        if (kind == 1)
+            v += 1000;
+        else if (kind == 2 && k % D < 8)
+            v = 60; /* the shift far from the mean */
+        tb_tensor_set(&in[0], k, v);
+    }
+    for (int i = 1; i < op->n_in; i++) {
+        assert_int_equal(tb_tensor_create(&in[i], TB_F32, &ws), 0);
+        for (int64_t k = 0; k < D; k++)
+            tb_tensor_set(&in[i], k, rng_uniform(-1, 1));
+    }
+    assert_int_equal(tb_tensor_create(&out, TB_F32, &xs), 0);
+    assert_int_equal(tb_tensor_create(&ref, TB_F64, &xs), 0);
+    const char *impl = NULL;
+    assert_int_equal(B->kernel(ctx, op, TB_F32, &p, &impl).fn(ctx, in, &out,
+                                                              &p),
+                     0);
+    assert_int_equal(op->ref(in, &ref, &p), 0);
+    tb_check chk;
+    tb_check_outputs(&out, &ref, 1, op->tol[TB_F32],
+                     tb_check_terms(op, (double)D), &chk);
+    if (!chk.passed)
+        fail_msg("%s (%s) [%lld, %lld] kind %d: [%lld] = %.9g, reference "
+                 "%.17g", op->name, impl, (long long)rows, (long long)D,
+                 kind, (long long)chk.first_bad, chk.first_bad_got,
+                 chk.first_bad_ref);
+    destroy_all(in, op->n_in);
+    tb_tensor_destroy(&out);
+    tb_tensor_destroy(&ref);
+}
+
+static void test_forward_paths(void **state)
+{
+    (void)state;
+    for (int l = 0; l < n_levels(); l++)
+        for (int th = 1; th <= 2; th++) {
+            void *ctx = cpu_create(l, th);
+            for (int id = TB_OP_layer_norm; id <= TB_OP_rms_norm; id++) {
+                const tb_op *op = tb_op_get((tb_op_id)id);
+                /* offsets: the SIMD rows' paths (the C row sums x
+                 * itself in f32, as PyTorch's naive forms do) */
+                for (int kind = 0; kind < (l ? 3 : 1); kind++) {
+                    fwd_case(ctx, op, 37, 1024, kind);
+                    fwd_case(ctx, op, 5, 45, kind);
+                }
+                if (l) /* a long row: the shift's error x D / 8 */
+                    fwd_case(ctx, op, 2, 1 << 15, 2);
+                fwd_case(ctx, op, 2100, 2052, 0);
+            }
+            B->destroy(ctx);
+        }
+}
+
+/* ---- 6. bad operands -------------------------------------------------------- */
 
 static void test_bad_operands(void **state)
 {
@@ -423,7 +501,7 @@ static void test_bad_operands(void **state)
     B->destroy(ctx);
 }
 
-/* ---- 6. coverage ------------------------------------------------------------ */
+/* ---- 7. coverage ------------------------------------------------------------ */
 
 static void test_coverage(void **state)
 {
@@ -453,7 +531,8 @@ int main(void)
 {
     static const struct CMUnitTest tests[] = {
         T(ref_vectors),   T(finite_differences), T(cpu_vectors),
-        T(cpu_random),    T(bad_operands),       T(coverage),
+        T(cpu_random),    T(forward_paths),      T(bad_operands),
+        T(coverage),
     };
     printf("# test_norm: %zu gradient vectors\n", (size_t)NORMV_N_CASES);
     return cmocka_run_group_tests(tests, NULL, NULL);
