@@ -215,7 +215,10 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 #define TB_CPU_ROWS_NORM(X)                                               \
     TB_CPU_AVX2(X, layer_norm, f32, c) TB_CPU_C2(X, layer_norm)           \
     TB_CPU_AVX2(X, rms_norm, f32, c) TB_CPU_C2(X, rms_norm)               \
-    TB_CPU_C2(X, layer_norm_backward) TB_CPU_C2(X, rms_norm_backward)
+    TB_CPU_AVX2(X, layer_norm_backward, f32, c)                           \
+    TB_CPU_C2(X, layer_norm_backward)                                     \
+    TB_CPU_AVX2(X, rms_norm_backward, f32, c)                             \
+    TB_CPU_C2(X, rms_norm_backward)
 
 /* Creation (create.c; the SIMD rows of arange and the random ops:
  * rand_simd.h). */

@@ -1,5 +1,6 @@
-/* layer_norm and rms_norm f32 at the avx2 level; rows split over the
- * instance's threads.  Per row of D:
+/* layer_norm and rms_norm f32 at the avx2 level, and their gradients
+ * (below; norm.h's driver); rows split over the instance's threads.  Per
+ * row of D:
  *  - the statistics in one pass over x: rms_norm's sum of squares;
  *    layer_norm's sums of d = x - c and of d^2, shifted by c, the mean
  *    of the row's first 8 elements (so a common offset does not cancel,
@@ -25,6 +26,7 @@
 #include "../../base/error.h"
 #include "cpu_internal.h"
 #include "kreg.h"
+#include "norm.h"
 #include "vmath.h"
 #include "vmath_simd.h" /* v_hsum */
 
@@ -110,6 +112,13 @@ static void row_stats(const norm_job *j, const float *xr, const char *pf,
         row_sums(xr, D, *c + *m, NULL, NULL, ss);
 }
 
+/* ((x[0..8) - c) - m) * r: the normalized x of 8 lanes. */
+static inline __m256 v_xhat(const float *x, __m256 c, __m256 m, __m256 r)
+{
+    return _mm256_mul_ps(
+        _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x), c), m), r);
+}
+
 static void norm_part(void *arg, int part, int nparts)
 {
     const norm_job *j = arg;
@@ -134,10 +143,7 @@ static void norm_part(void *arg, int part, int nparts)
         const bool nt = j->nt && ((uintptr_t)orow & 31) == 0;
         int64_t k = 0;
         for (; k + 8 <= D; k += 8) {
-            __m256 c = _mm256_mul_ps(
-                _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + k), vsh),
-                              vmu),
-                vinv);
+            __m256 c = v_xhat(xr + k, vsh, vmu, vinv);
             __m256 y = _mm256_fmadd_ps(c, _mm256_loadu_ps(w + k),
                                        b ? _mm256_loadu_ps(b + k) : zero);
             if (nt)
@@ -165,6 +171,94 @@ static int norm_run(void *ctx, tb_op_id id, const tb_tensor *in,
     j.nt = 2.0 * (double)(j.rows * j.D) * sizeof(float) >= NORM_NT_BYTES;
     tb_cpu_parallel(ctx, j.rows * j.D * 4, j.rows, norm_part, &j);
     return 0;
+}
+
+/* The gradients over a chunk of rows (norm.h): per row the statistics
+ * as the forward row takes them (row_stats, no prefetch: two inputs
+ * stream here), then xh = ((x - c) - m) * rstd and gh = g * w with the
+ * row sums of gh and gh * xh and the chunk's dw += g * xh, db += g, then
+ * dx = rstd * (gh - mean(gh) - xh * mean(gh * xh)) (rms_norm: no
+ * mean(gh)). */
+static void norm_bw_part(void *arg, int part, int nparts)
+{
+    const tb_cpu_norm_bw_job *j = arg;
+    const float *g = j->in[0].data, *x = j->in[1].data, *w = j->in[2].data;
+    float *dx = j->out[0].data;
+    const int64_t D = j->D;
+    const bool rms = j->np == 1;
+    const norm_job fj = {NULL, NULL, 0, D, (float)j->eps, rms, false};
+    int64_t c0, c1;
+    tb_cpu_span(j->nch, 1, part, nparts, &c0, &c1);
+    for (int64_t ch = c0; ch < c1; ch++) {
+        float *pw = (float *)j->part + ch * j->np * D;
+        float *pb = rms ? NULL : pw + D;
+        for (int64_t k = 0; k < j->np * D; k++)
+            pw[k] = 0;
+        for (int64_t r = ch * j->rows / j->nch;
+             r < (ch + 1) * j->rows / j->nch; r++) {
+            const float *xr = x + r * D, *gr = g + r * D;
+            float sh, m, ss;
+            row_stats(&fj, xr, NULL, &sh, &m, &ss);
+            const float rstd =
+                1.0f / (float)sqrt((double)(ss / (float)D + fj.eps));
+            const __m256 vsh = _mm256_set1_ps(sh), vmu = _mm256_set1_ps(m);
+            const __m256 vr = _mm256_set1_ps(rstd);
+            __m256 sg = _mm256_setzero_ps(), sgx = _mm256_setzero_ps();
+            int64_t k = 0;
+            for (; k + 8 <= D; k += 8) {
+                __m256 xh = v_xhat(xr + k, vsh, vmu, vr);
+                __m256 gv = _mm256_loadu_ps(gr + k);
+                __m256 gh = _mm256_mul_ps(gv, _mm256_loadu_ps(w + k));
+                sg = _mm256_add_ps(sg, gh);
+                sgx = _mm256_fmadd_ps(gh, xh, sgx);
+                _mm256_storeu_ps(pw + k, _mm256_fmadd_ps(
+                                             gv, xh, _mm256_loadu_ps(pw + k)));
+                if (pb)
+                    _mm256_storeu_ps(pb + k,
+                                     _mm256_add_ps(_mm256_loadu_ps(pb + k), gv));
+            }
+            float tg = v_hsum(sg), tgx = v_hsum(sgx);
+            for (int64_t t = k; t < D; t++) {
+                const float xh = (xr[t] - sh - m) * rstd, gh = gr[t] * w[t];
+                tg += gh;
+                tgx += gh * xh;
+                pw[t] += gr[t] * xh;
+                if (pb)
+                    pb[t] += gr[t];
+            }
+            const float a = rms ? 0.0f : tg / (float)D, b = tgx / (float)D;
+            const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
+            float *dr = dx + r * D;
+            for (k = 0; k + 8 <= D; k += 8) {
+                __m256 xh = v_xhat(xr + k, vsh, vmu, vr);
+                __m256 gh = _mm256_mul_ps(_mm256_loadu_ps(gr + k),
+                                          _mm256_loadu_ps(w + k));
+                __m256 t = _mm256_fnmadd_ps(xh, vb, _mm256_sub_ps(gh, va));
+                _mm256_storeu_ps(dr + k, _mm256_mul_ps(vr, t));
+            }
+            for (; k < D; k++) {
+                const float xh = (xr[k] - sh - m) * rstd;
+                dr[k] = rstd * (gr[k] * w[k] - a - xh * b);
+            }
+        }
+    }
+}
+
+int TB_CPU_KFN(layer_norm_backward, f32, avx2)(void *ctx,
+                                               const tb_tensor *in,
+                                               tb_tensor *out,
+                                               const tb_params *p)
+{
+    return tb_cpu_norm_bw_run(ctx, TB_OP_layer_norm_backward, TB_F32, in,
+                              out, p, norm_bw_part);
+}
+
+int TB_CPU_KFN(rms_norm_backward, f32, avx2)(void *ctx, const tb_tensor *in,
+                                             tb_tensor *out,
+                                             const tb_params *p)
+{
+    return tb_cpu_norm_bw_run(ctx, TB_OP_rms_norm_backward, TB_F32, in, out,
+                              p, norm_bw_part);
 }
 
 int TB_CPU_KFN(layer_norm, f32, avx2)(void *ctx, const tb_tensor *in,

@@ -2,15 +2,15 @@
  * the last dim, two passes in the dtype (mean, then the squared
  * deviations: no cancellation of E[x^2] - E[x]^2), then the scale; rows
  * split over the instance's threads.  Their gradients likewise, with dw
- * and db summed per chunk of rows (NORM_BW_CHUNKS chunks, a number fixed
- * by the shape alone) and the chunks' partial sums added in chunk order,
- * so the result is the same bits at any thread count. */
+ * and db summed per chunk of rows and the chunks added in order
+ * (norm.h's driver, tb_cpu_norm_bw_run, here for every level's rows). */
 #include <math.h>
 
 #include "../../base/error.h"
 #include "../../ops/alloc.h"
 #include "cpu_internal.h"
 #include "kreg.h"
+#include "norm.h"
 
 typedef struct {
     const tb_tensor *in;
@@ -63,23 +63,10 @@ static int norm_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
     return 0;
 }
 
-/* The gradients: chunk c of nch covers rows [c*rows/nch, (c+1)*rows/nch)
- * and writes its dw (and db) partial sums to part + c * np * D. */
-#define NORM_BW_CHUNKS 64
-
-typedef struct {
-    const tb_tensor *in;
-    tb_tensor *out;
-    int64_t rows, D, nch;
-    int np; /* partial sums per chunk: 2 (dw, db) or 1 (dw) */
-    double eps;
-    void *part;
-} norm_bw_job;
-
 #define NORM_BW_ROWS(T, name)                                             \
     static void name(void *arg, int part, int nparts)                     \
     {                                                                     \
-        const norm_bw_job *j = arg;                                       \
+        const tb_cpu_norm_bw_job *j = arg;                                \
         const T *g = j->in[0].data, *x = j->in[1].data;                   \
         const T *w = j->in[2].data;                                       \
         T *dx = j->out[0].data;                                           \
@@ -123,7 +110,7 @@ typedef struct {
         }                                                                 \
     }                                                                     \
     /* dw (db): the chunks' partial sums in chunk order */                \
-    static void name##_sum(const norm_bw_job *j)                          \
+    static void name##_sum(const tb_cpu_norm_bw_job *j)                   \
     {                                                                     \
         for (int i = 0; i < j->np; i++) {                                 \
             T *o = j->out[1 + i].data;                                    \
@@ -138,16 +125,16 @@ typedef struct {
 NORM_BW_ROWS(float, norm_bw_f32)
 NORM_BW_ROWS(double, norm_bw_f64)
 
-static int norm_bw_run(void *ctx, tb_op_id id, tb_dtype dt,
+int tb_cpu_norm_bw_run(void *ctx, tb_op_id id, tb_dtype dt,
                        const tb_tensor *in, tb_tensor *out,
-                       const tb_params *p)
+                       const tb_params *p, tb_cpu_task_fn chunks)
 {
     int rc = tb_cpu_begin_op(ctx, id, dt, in, out, p);
     if (rc)
         return rc;
-    norm_bw_job j = {in, out, 0, in[1].shape[in[1].ndim - 1], 0,
-                     id == TB_OP_rms_norm_backward ? 1 : 2,
-                     tb_cpu_param(p, id, 0), NULL};
+    tb_cpu_norm_bw_job j = {in, out, 0, in[1].shape[in[1].ndim - 1], 0,
+                            id == TB_OP_rms_norm_backward ? 1 : 2,
+                            tb_cpu_param(p, id, 0), NULL};
     j.rows = j.D ? tb_tensor_numel(&in[1]) / j.D : 0;
     j.nch = j.rows < NORM_BW_CHUNKS ? j.rows : NORM_BW_CHUNKS;
     const size_t es = tb_dtype_size(dt);
@@ -155,8 +142,7 @@ static int norm_bw_run(void *ctx, tb_op_id id, tb_dtype dt,
         j.part = tb_alloc((size_t)(j.nch * j.np * j.D) * es);
         if (!j.part)
             return TB_ENOMEM;
-        tb_cpu_parallel(ctx, j.rows * j.D * 4, j.nch,
-                        dt == TB_F32 ? norm_bw_f32 : norm_bw_f64, &j);
+        tb_cpu_parallel(ctx, j.rows * j.D * 4, j.nch, chunks, &j);
     }
     if (dt == TB_F32)
         norm_bw_f32_sum(&j);
@@ -170,7 +156,8 @@ static int norm_entry(void *ctx, tb_op_id id, tb_dtype dt,
                       const tb_tensor *in, tb_tensor *out, const tb_params *p)
 {
     if (id == TB_OP_layer_norm_backward || id == TB_OP_rms_norm_backward)
-        return norm_bw_run(ctx, id, dt, in, out, p);
+        return tb_cpu_norm_bw_run(ctx, id, dt, in, out, p,
+                                  dt == TB_F32 ? norm_bw_f32 : norm_bw_f64);
     return norm_run(ctx, id, dt, in, out, p);
 }
 
