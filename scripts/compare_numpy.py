@@ -415,6 +415,50 @@ def _axis(p):
     return p.get("axis")
 
 
+def norm_backward_twin(op, t, mod, np, x, p):
+    """layer_norm_backward / rms_norm_backward: g, x, w -> dx, dw (, db),
+    the statistics recomputed from x as tbench's op does; dx returned
+    (the check's output).  PyTorch: var_mean and rsqrt, then
+    aten.native_layer_norm_backward (what F.layer_norm's autograd runs);
+    for rms_norm (no such op in 1.13) autograd through its eager
+    composition.  NumPy: the closed forms."""
+    ln = op == "layer_norm_backward"
+    eps = p.get("eps", 1e-5 if ln else 1e-6)
+    g, xx, w = x
+    d = xx.shape[-1]
+    if t and ln:
+        b = mod.zeros_like(w)
+
+        def f():
+            var, mean = mod.var_mean(xx, -1, unbiased=False, keepdim=True)
+            return mod.ops.aten.native_layer_norm_backward(
+                g, xx, (d,), mean, mod.rsqrt(var + eps), w, b,
+                [True, True, True])[0]
+        return f, 4, "var_mean, rsqrt, native_layer_norm_backward"
+    if t:
+        def f():
+            xr, wr = xx.detach().requires_grad_(), w.detach().requires_grad_()
+            y = xr * mod.rsqrt((xr * xr).mean(-1, keepdim=True) + eps) * wr
+            return mod.autograd.grad(y, (xr, wr), g)[0]
+        # the composition's 6 ops and their gradients (about 12)
+        return f, 18, "autograd of x * rsqrt(mean(x * x) + eps) * w"
+
+    def f():
+        x2, g2 = xx.reshape(-1, d), g.reshape(-1, d)
+        c = x2 - x2.mean(-1, keepdims=True) if ln else x2
+        rstd = 1 / np.sqrt((c * c).mean(-1, keepdims=True) + eps)
+        xh = c * rstd
+        gh = g2 * w
+        a = gh.mean(-1, keepdims=True) if ln else 0
+        dx = rstd * (gh - a - xh * (gh * xh).mean(-1, keepdims=True))
+        (g2 * xh).sum(0)
+        if ln:
+            g2.sum(0)
+        return dx.reshape(xx.shape)
+    return f, 19 if ln else 14, "closed forms of dx, dw" + (
+        ", db" if ln else "")
+
+
 def impl_for(op, lib, mod, np, form, x, o, p):
     t = lib == "torch"
     out = form == "out"
@@ -583,6 +627,8 @@ def impl_for(op, lib, mod, np, form, x, o, p):
         return (lambda: x[0] / np.sqrt((x[0] * x[0]).mean(-1, keepdims=True)
                                        + eps) * x[1]), 6, \
             "x / sqrt(mean(x * x) + eps) * w"
+    if op in ("layer_norm_backward", "rms_norm_backward") and not out:
+        return norm_backward_twin(op, t, mod, np, x, p)
     if op in ("gelu", "gelu_tanh", "silu") and t:
         import torch.nn.functional as F
         if op == "silu":

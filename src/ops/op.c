@@ -958,6 +958,18 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .params = params_conv,
         .doc = "conv2d gradient: g, x, w -> dx, dw, db (the bias's "
                "gradient)"},
+    [TB_OP_layer_norm_backward] = {OP_ID(layer_norm_backward),
+        BW_ROW(3, 3, tb_bw_shape_norm, TOL_ACC), .n_params = 1,
+        .params = params_layer_norm,
+        .doc = "layer_norm gradient: g, x, w -> dx, dw, db (mean and rstd "
+               "recomputed from x; dw, db summed over the rows in an order "
+               "fixed by the shape, not the threads)"},
+    [TB_OP_rms_norm_backward] = {OP_ID(rms_norm_backward),
+        BW_ROW(3, 2, tb_bw_shape_norm, TOL_ACC), .n_params = 1,
+        .params = params_rms_norm,
+        .doc = "rms_norm gradient: g, x, w -> dx, dw (rstd recomputed "
+               "from x; dw summed over the rows in an order fixed by the "
+               "shape, not the threads)"},
 
     /* workloads: model steps on the tape autograd (models.h) */
     [TB_OP_mlp_train_step] = {OP_ID(mlp_train_step),

@@ -29,6 +29,8 @@ static tb_op_id bw_forward(tb_op_id id)
     case TB_OP_max_pool2d_backward: return TB_OP_max_pool2d;
     case TB_OP_avg_pool2d_backward: return TB_OP_avg_pool2d;
     case TB_OP_conv2d_backward: return TB_OP_conv2d_nobias;
+    case TB_OP_layer_norm_backward: return TB_OP_layer_norm;
+    case TB_OP_rms_norm_backward: return TB_OP_rms_norm;
     default: return TB_OP_nll_loss;
     }
 }
@@ -143,6 +145,21 @@ int tb_bw_shape_conv2d(const tb_op *op, const tb_shape *in,
     return 0;
 }
 
+int tb_bw_shape_norm(const tb_op *op, const tb_shape *in, const tb_params *p,
+                     tb_shape *out, char *err, size_t len)
+{
+    /* The forward inputs: x, w and (layer_norm) a bias of w's shape. */
+    const tb_shape fin[3] = {in[1], in[2], in[2]};
+    const int n_fwd = op->id == TB_OP_layer_norm_backward ? 3 : 2;
+    int rc = bw_check_g(op, &in[0], fin, n_fwd, p, err, len);
+    if (rc)
+        return rc;
+    out[0] = in[1];
+    for (int i = 1; i < op->n_out; i++)
+        out[i] = in[2];
+    return 0;
+}
+
 static double numel(const tb_shape *s)
 {
     return (double)tb_shape_numel(s);
@@ -154,7 +171,9 @@ static double numel(const tb_shape *s)
  * mean' 1; add/sub' 1 per g element per input, mul' 2, div' 2 + 3;
  * matmul' two products (4*M*N*K); linear' the mask, two products and
  * the bias sum; nll 1 per row; pools one per window tap; conv2d' two
- * multiply-adds per tap of every output, plus the bias sum. */
+ * multiply-adds per tap of every output, plus the bias sum; layer_norm'
+ * 16 (the statistics 3, x-hat 2, g*w 1, its two row sums 3, dx 4, dw 2,
+ * db 1), rms_norm' 12 (no mean, no db). */
 double tb_bw_flops(const tb_op *op, const tb_shape *in, const tb_shape *out,
                    const tb_params *p, tb_dtype dt)
 {
@@ -183,6 +202,9 @@ double tb_bw_flops(const tb_op *op, const tb_shape *in, const tb_shape *out,
         double k = tb_params_has(p, 0) ? p->v[0] : 2;
         return ng * k * k;
     }
+    case TB_OP_layer_norm_backward:
+    case TB_OP_rms_norm_backward:
+        return (op->id == TB_OP_layer_norm_backward ? 16 : 12) * ng;
     case TB_OP_conv2d_backward:
         return 4 * ng * (double)in[2].dim[1] * (double)in[2].dim[2] *
                    (double)in[2].dim[3] + ng;
@@ -224,6 +246,13 @@ double tb_bw_reduce_len(const tb_op *op, const tb_shape *in,
                                                   : in[0].dim[1]);
         break;
     case TB_OP_nll_loss: r = (double)in[0].dim[0]; break;
+    case TB_OP_layer_norm_backward:
+    case TB_OP_rms_norm_backward: {
+        /* dx sums over the row (D), dw and db over the rows */
+        double D = (double)in[0].dim[in[0].ndim - 1];
+        r = D > 0 && ng / D > D ? ng / D : D;
+        break;
+    }
     case TB_OP_max_pool2d_backward:
     case TB_OP_avg_pool2d_backward: {
         double k = tb_params_has(p, 0) ? p->v[0] : 2;

@@ -46,6 +46,11 @@ int tb_bw_shape_conv2d(const tb_op *op, const tb_shape *in,
                        const tb_params *p, tb_shape *out, char *err,
                        size_t len);
 
+/* layer_norm_backward: g, x, w -> dx, dw, db; rms_norm_backward: g, x,
+ * w -> dx, dw (eps as the forward op). */
+int tb_bw_shape_norm(const tb_op *op, const tb_shape *in, const tb_params *p,
+                     tb_shape *out, char *err, size_t len);
+
 /* FLOP models (see op_backward.c for what is counted). */
 double tb_bw_flops(const tb_op *op, const tb_shape *in, const tb_shape *out,
                    const tb_params *p, tb_dtype dt);

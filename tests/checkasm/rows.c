@@ -389,6 +389,12 @@ static void fam_backward(const tb_op *op, cases *cs)
     cs_add(cs, 3, S(2, 17, 513), S(2, 17, 513), S(2, 17, 513));
     cs_add(cs, 3, S(2, 17, 513), S(2, 17, 513), S(1, 513));
     cs_add(cs, 3, S(3, 5, 3, 7), S(3, 5, 1, 7), S(3, 1, 3, 7));
+    /* the norms' g, x [rows, D], w [D] (the case above is one too):
+     * widths below and past the vector widths, rows enough for every
+     * chunk of dw's sums, eps */
+    cs_add(cs, 3, S(2, 7, 13), S(2, 7, 13), S(1, 13));
+    cs_add(cs, 3, S(2, 300, 33), S(2, 300, 33), S(1, 33));
+    oc_p(cs_add(cs, 3, S(3, 2, 3, 9), S(3, 2, 3, 9), S(1, 9)), "eps", 0.5);
     /* matmul's g [M, N], a [M, K], b [K, N]; linear's g, x, W, y */
     cs_add(cs, 3, S(2, 17, 33), S(2, 17, 15), S(2, 15, 33));
     cs_add(cs, 3, S(2, 65, 17), S(2, 65, 33), S(2, 33, 17));

@@ -210,10 +210,15 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER(X, avg_pool2d, f32, scalar)                             \
     X(avg_pool2d, f64, scalar, scalar)
 
-/* Normalization over the last dim (norm_c.c; f32 at avx2: norm_avx2.c). */
+/* Normalization over the last dim and its gradients (norm_c.c; f32 at
+ * avx2: norm_avx2.c). */
 #define TB_CPU_ROWS_NORM(X)                                               \
     TB_CPU_AVX2(X, layer_norm, f32, c) TB_CPU_C2(X, layer_norm)           \
-    TB_CPU_AVX2(X, rms_norm, f32, c) TB_CPU_C2(X, rms_norm)
+    TB_CPU_AVX2(X, rms_norm, f32, c) TB_CPU_C2(X, rms_norm)               \
+    TB_CPU_AVX2(X, layer_norm_backward, f32, c)                           \
+    TB_CPU_C2(X, layer_norm_backward)                                     \
+    TB_CPU_AVX2(X, rms_norm_backward, f32, c)                             \
+    TB_CPU_C2(X, rms_norm_backward)
 
 /* Creation (create.c; the SIMD rows of arange and the random ops:
  * rand_simd.h). */
@@ -320,7 +325,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 #define TB_CPU_ROWS_HALF(X)                                               \
     TB_CPU_HALF_ARITH(X) TB_CPU_HALF_MATH(X) TB_CPU_HALF_SHAPED(X)        \
     TB_CPU_HALF_MAKE(X) TB_CPU_HALF_BACKWARD(X) TB_CPU_HALF_BACKWARD2(X)  \
-    TB_CPU_HALF_OPTIM(X) TB_CPU_HALF(layer_norm, X) TB_CPU_HALF(rms_norm, X)
+    TB_CPU_HALF_OPTIM(X) TB_CPU_HALF(layer_norm, X) TB_CPU_HALF(rms_norm, X) \
+    TB_CPU_HALF(layer_norm_backward, X) TB_CPU_HALF(rms_norm_backward, X)
 
 /* Every row: X for a row named "<op>_<dt>_<sfx>", XN for one with its
  * own name. */

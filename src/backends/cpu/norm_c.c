@@ -1,12 +1,16 @@
 /* layer_norm and rms_norm, the portable C rows (f32, f64): per row of
  * the last dim, two passes in the dtype (mean, then the squared
  * deviations: no cancellation of E[x^2] - E[x]^2), then the scale; rows
- * split over the instance's threads. */
+ * split over the instance's threads.  Their gradients likewise, with dw
+ * and db summed per chunk of rows and the chunks added in order
+ * (norm.h's driver, tb_cpu_norm_bw_run, here for every level's rows). */
 #include <math.h>
 
 #include "../../base/error.h"
+#include "../../ops/alloc.h"
 #include "cpu_internal.h"
 #include "kreg.h"
+#include "norm.h"
 
 typedef struct {
     const tb_tensor *in;
@@ -59,6 +63,104 @@ static int norm_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
     return 0;
 }
 
+#define NORM_BW_ROWS(T, name)                                             \
+    static void name(void *arg, int part, int nparts)                     \
+    {                                                                     \
+        const tb_cpu_norm_bw_job *j = arg;                                \
+        const T *g = j->in[0].data, *x = j->in[1].data;                   \
+        const T *w = j->in[2].data;                                       \
+        T *dx = j->out[0].data;                                           \
+        const int64_t D = j->D;                                           \
+        const T eps = (T)j->eps, n = (T)D;                                \
+        const bool rms = j->np == 1;                                      \
+        int64_t c0, c1;                                                   \
+        tb_cpu_span(j->nch, 1, part, nparts, &c0, &c1);                   \
+        for (int64_t c = c0; c < c1; c++) {                               \
+            T *pw = (T *)j->part + c * j->np * D;                         \
+            T *pb = rms ? NULL : pw + D;                                  \
+            for (int64_t k = 0; k < j->np * D; k++)                       \
+                pw[k] = 0;                                                \
+            for (int64_t r = c * j->rows / j->nch;                        \
+                 r < (c + 1) * j->rows / j->nch; r++) {                   \
+                const T *xr = x + r * D, *gr = g + r * D;                 \
+                T mean = 0, ss = 0, sg = 0, sgx = 0;                      \
+                if (!rms) {                                               \
+                    for (int64_t k = 0; k < D; k++)                       \
+                        mean += xr[k];                                    \
+                    mean /= n;                                            \
+                }                                                         \
+                for (int64_t k = 0; k < D; k++)                           \
+                    ss += (xr[k] - mean) * (xr[k] - mean);                \
+                const T rstd = (T)1 / (T)sqrt((double)(ss / n + eps));    \
+                for (int64_t k = 0; k < D; k++) {                         \
+                    const T xh = (xr[k] - mean) * rstd, gh = gr[k] * w[k]; \
+                    sg += gh;                                             \
+                    sgx += gh * xh;                                       \
+                    pw[k] += gr[k] * xh;                                  \
+                    if (pb)                                               \
+                        pb[k] += gr[k];                                   \
+                }                                                         \
+                const T a = rms ? (T)0 : sg / n, b = sgx / n;             \
+                T *dr = dx + r * D;                                       \
+                for (int64_t k = 0; k < D; k++) {                         \
+                    const T xh = (xr[k] - mean) * rstd;                   \
+                    dr[k] = rstd * (gr[k] * w[k] - a - xh * b);           \
+                }                                                         \
+            }                                                             \
+        }                                                                 \
+    }                                                                     \
+    /* dw (db): the chunks' partial sums in chunk order */                \
+    static void name##_sum(const tb_cpu_norm_bw_job *j)                   \
+    {                                                                     \
+        for (int i = 0; i < j->np; i++) {                                 \
+            T *o = j->out[1 + i].data;                                    \
+            for (int64_t k = 0; k < j->D; k++) {                          \
+                T s = 0;                                                  \
+                for (int64_t c = 0; c < j->nch; c++)                      \
+                    s += ((const T *)j->part)[(c * j->np + i) * j->D + k]; \
+                o[k] = s;                                                 \
+            }                                                             \
+        }                                                                 \
+    }
+NORM_BW_ROWS(float, norm_bw_f32)
+NORM_BW_ROWS(double, norm_bw_f64)
+
+int tb_cpu_norm_bw_run(void *ctx, tb_op_id id, tb_dtype dt,
+                       const tb_tensor *in, tb_tensor *out,
+                       const tb_params *p, tb_cpu_task_fn chunks)
+{
+    int rc = tb_cpu_begin_op(ctx, id, dt, in, out, p);
+    if (rc)
+        return rc;
+    tb_cpu_norm_bw_job j = {in, out, 0, in[1].shape[in[1].ndim - 1], 0,
+                            id == TB_OP_rms_norm_backward ? 1 : 2,
+                            tb_cpu_param(p, id, 0), NULL};
+    j.rows = j.D ? tb_tensor_numel(&in[1]) / j.D : 0;
+    j.nch = j.rows < NORM_BW_CHUNKS ? j.rows : NORM_BW_CHUNKS;
+    const size_t es = tb_dtype_size(dt);
+    if (j.nch > 0 && j.D > 0) {
+        j.part = tb_alloc((size_t)(j.nch * j.np * j.D) * es);
+        if (!j.part)
+            return TB_ENOMEM;
+        tb_cpu_parallel(ctx, j.rows * j.D * 4, j.nch, chunks, &j);
+    }
+    if (dt == TB_F32)
+        norm_bw_f32_sum(&j);
+    else
+        norm_bw_f64_sum(&j);
+    tb_free(j.part);
+    return 0;
+}
+
+static int norm_entry(void *ctx, tb_op_id id, tb_dtype dt,
+                      const tb_tensor *in, tb_tensor *out, const tb_params *p)
+{
+    if (id == TB_OP_layer_norm_backward || id == TB_OP_rms_norm_backward)
+        return tb_cpu_norm_bw_run(ctx, id, dt, in, out, p,
+                                  dt == TB_F32 ? norm_bw_f32 : norm_bw_f64);
+    return norm_run(ctx, id, dt, in, out, p);
+}
+
 /* This file's rows are the C ones (norm_avx2.c defines the others). */
 #define NORM_DEF(op, dt, sfx, c) NORM_DEF_##sfx(op, dt)
 #define NORM_DEF_avx2(op, dt)
@@ -66,6 +168,6 @@ static int norm_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
     int TB_CPU_KFN(op, dt, c)(void *ctx, const tb_tensor *in,             \
                               tb_tensor *out, const tb_params *p)         \
     {                                                                     \
-        return norm_run(ctx, TB_OP_##op, TB_CPU_DT_##dt, in, out, p);     \
+        return norm_entry(ctx, TB_OP_##op, TB_CPU_DT_##dt, in, out, p);   \
     }
 TB_CPU_ROWS_NORM(NORM_DEF)

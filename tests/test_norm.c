@@ -1,0 +1,539 @@
+/* Tests of the normalization gradients (layer_norm_backward,
+ * rms_norm_backward): the reference kernels (src/ops/ref_norm.c) and the
+ * cpu rows (src/backends/cpu/norm_c.c).  The forward ops' vectors are
+ * test_oracle's.
+ *
+ *  1. ref_vectors: every case of tests/data/norm_vectors.h (PyTorch
+ *     autograd gradients in float64, scripts/gen_oracle_norm.py) through
+ *     the reference: |got - want| <= 1e-10 |want| + 1e-12.
+ *  2. finite_differences: every gradient of the reference equals the
+ *     central difference (h = 1e-6) of L = sum(g * forward(x, w[, b]))
+ *     through tbench's forward reference kernels, in f64, within 2e-7 +
+ *     1e-6 |want|, on the f64 vector cases.
+ *  3. cpu_vectors: the cpu row at every ISA level this machine and build
+ *     have, threads 1 and 2, f32 and f64, against the vectors with the
+ *     harness's own check (tb_check_outputs, the op's tolerance and
+ *     reduce_len); exactly one launch per call.
+ *  4. cpu_random: random shapes (rows 1..300, widths 1..257, a 3-D x)
+ *     against the reference within the op's tolerance; dw and db are the
+ *     same bits at threads 1 and 2 (the chunks of rows are fixed by the
+ *     shape, not the threads).
+ *  5. forward_paths: layer_norm and rms_norm (f32, every level, threads
+ *     1 and 2) against the reference on inputs that take every path of
+ *     the avx2 rows (norm_avx2.c): a common offset of 1000 (the shifted
+ *     one-pass sums; SIMD levels only: the C row's plain f32 sum of x
+ *     is 1e-4 off there), first elements far from the rest (whose
+ *     shifted sums lose up to log2(D / 8) bits: in rows of 32768 only
+ *     the two-pass fallback meets the tolerance), and 2100 x 2052 (streaming stores, rows on
+ *     and off 32 bytes).
+ *  6. bad_operands: w of the wrong length, g of the wrong shape, an
+ *     output of the wrong dtype: an error code and no output written.
+ *  7. coverage: both ops have vectors in both dtypes and cpu rows in
+ *     both.
+ *
+ * Every test's leak_teardown checks that it freed all tracked memory. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+
+#include "backends/backend.h"
+#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels.h"
+#include "base/error.h"
+#include "harness/check.h"
+#include "ops/alloc.h"
+#include "ops/op.h"
+#include "ops/tensor.h"
+#include "tests/data/norm_vectors.h"
+
+extern const tb_backend tb_backend_cpu;
+static const tb_backend *const B = &tb_backend_cpu;
+
+#define REF_RTOL 1e-10
+#define REF_ATOL 1e-12
+#define FD_H 1e-6
+#define FD_RTOL 1e-6
+#define FD_ATOL 2e-7
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static uint64_t rng_state = UINT64_C(0x6e6f726d5eed0001);
+
+static double rng_uniform(double lo, double hi)
+{
+    return lo + (hi - lo) * ((double)(splitmix64_next(&rng_state) >> 11) *
+                             0x1.0p-53);
+}
+
+static int n_levels(void)
+{
+    int max = tb_cpu_isa_max();
+    while (max > 0 && !tb_cpu_isa_built(max))
+        max--;
+    return max + 1;
+}
+
+static tb_dtype dtype_of(const char *s)
+{
+    return strcmp(s, "f32") == 0 ? TB_F32 : TB_F64;
+}
+
+static void *cpu_create(int isa, int threads)
+{
+    const char *vals[2] = {tb_cpu_isa_name(isa), threads == 1 ? "1" : "2"};
+    void *ctx = NULL;
+    char err[256];
+    assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
+    return ctx;
+}
+
+static uint64_t launches(void *ctx)
+{
+    tb_backend_counters k;
+    tb_backend_counters_read(B, ctx, &k);
+    return k.kernel_launches;
+}
+
+static tb_params case_params(const tb_op *op, double eps)
+{
+    tb_params p;
+    memset(&p, 0, sizeof p);
+    if (eps >= 0)
+        assert_int_equal(tb_params_set(op, &p, "eps", eps, NULL, 0), 0);
+    return p;
+}
+
+/* A host tensor of shape s and dtype dt holding x (numel of s values). */
+static void tensor_from(tb_tensor *t, tb_dtype dt, const tb_shape *s,
+                        const double *x)
+{
+    assert_int_equal(tb_tensor_create(t, dt, s), 0);
+    for (int64_t i = 0; i < tb_shape_numel(s); i++)
+        tb_tensor_set(t, i, x[i]);
+}
+
+/* The shapes of a vector case: g and x, w. */
+static void case_shapes(const normv_case *c, tb_shape *xs, tb_shape *ws)
+{
+    xs->ndim = c->ndim;
+    for (int d = 0; d < c->ndim; d++)
+        xs->dim[d] = c->shape[d];
+    ws->ndim = 1;
+    ws->dim[0] = c->shape[c->ndim - 1];
+}
+
+/* The case's inputs g, x, w in dt and its outputs' shapes. */
+static void case_inputs(const normv_case *c, const tb_op *op, tb_dtype dt,
+                        const tb_params *p, tb_tensor *in, tb_shape *osh)
+{
+    tb_shape xs, ws;
+    case_shapes(c, &xs, &ws);
+    tensor_from(&in[0], dt, &xs, c->g);
+    tensor_from(&in[1], dt, &xs, c->x);
+    tensor_from(&in[2], dt, &ws, c->w);
+    tb_shape ish[3] = {xs, xs, ws};
+    assert_int_equal(tb_op_infer(op, ish, 3, p, osh, NULL, 0), 0);
+}
+
+static void destroy_all(tb_tensor *t, int n)
+{
+    for (int i = 0; i < n; i++)
+        tb_tensor_destroy(&t[i]);
+}
+
+/* ---- 1. reference vs PyTorch ------------------------------------------------ */
+
+static void test_ref_vectors(void **state)
+{
+    (void)state;
+    int checked = 0;
+    for (size_t k = 0; k < NORMV_N_CASES; k++) {
+        const normv_case *c = &normv_cases[k];
+        const tb_op *op = tb_op_find(c->op);
+        assert_non_null(op);
+        assert_int_equal(op->n_out, c->n_out);
+        tb_params p = case_params(op, c->eps);
+        tb_tensor in[3], out[NORMV_MAX_OUT];
+        tb_shape osh[TB_MAX_OUTPUTS];
+        case_inputs(c, op, dtype_of(c->dtype), &p, in, osh);
+        for (int o = 0; o < c->n_out; o++)
+            assert_int_equal(tb_tensor_create(&out[o], TB_F64, &osh[o]), 0);
+        assert_int_equal(op->ref(in, out, &p), 0);
+        for (int o = 0; o < c->n_out; o++)
+            for (int64_t i = 0; i < tb_tensor_numel(&out[o]); i++) {
+                double got = tb_tensor_get(&out[o], i), want = c->out[o][i];
+                if (!(fabs(got - want) <= REF_RTOL * fabs(want) + REF_ATOL))
+                    fail_msg("%s: output %d [%lld] = %.17g, torch %.17g",
+                             c->name, o, (long long)i, got, want);
+                checked++;
+            }
+        destroy_all(in, 3);
+        destroy_all(out, c->n_out);
+    }
+    print_message("# %zu cases, %d values\n", (size_t)NORMV_N_CASES,
+                  checked);
+}
+
+/* ---- 2. reference vs finite differences ------------------------------------ */
+
+/* L = sum(g * fwd(fin)) through the forward reference, in f64. */
+static double loss_of(const tb_op *fwd, tb_tensor *fin, const tb_params *fp,
+                      const double *g)
+{
+    tb_tensor y;
+    tb_shape ys = tb_tensor_shape(&fin[0]);
+    assert_int_equal(tb_tensor_create(&y, TB_F64, &ys), 0);
+    assert_int_equal(fwd->ref(fin, &y, fp), 0);
+    double L = 0;
+    for (int64_t i = 0; i < tb_tensor_numel(&y); i++)
+        L += g[i] * tb_tensor_get(&y, i);
+    tb_tensor_destroy(&y);
+    return L;
+}
+
+static void test_finite_differences(void **state)
+{
+    (void)state;
+    int checked = 0;
+    for (size_t k = 0; k < NORMV_N_CASES; k++) {
+        const normv_case *c = &normv_cases[k];
+        if (strcmp(c->dtype, "f64"))
+            continue;
+        const tb_op *op = tb_op_find(c->op);
+        const bool ln = op->id == TB_OP_layer_norm_backward;
+        const tb_op *fwd = tb_op_get(ln ? TB_OP_layer_norm : TB_OP_rms_norm);
+        tb_params p = case_params(op, c->eps), fp = case_params(fwd, c->eps);
+        tb_tensor in[3], out[NORMV_MAX_OUT], fin[3];
+        tb_shape osh[TB_MAX_OUTPUTS], xs, ws;
+        case_inputs(c, op, TB_F64, &p, in, osh);
+        for (int o = 0; o < op->n_out; o++)
+            assert_int_equal(tb_tensor_create(&out[o], TB_F64, &osh[o]), 0);
+        assert_int_equal(op->ref(in, out, &p), 0);
+        /* forward inputs x, w and (layer_norm) b = 0 */
+        case_shapes(c, &xs, &ws);
+        tensor_from(&fin[0], TB_F64, &xs, c->x);
+        tensor_from(&fin[1], TB_F64, &ws, c->w);
+        assert_int_equal(tb_tensor_create(&fin[2], TB_F64, &ws), 0);
+        memset(fin[2].data, 0, tb_tensor_nbytes(&fin[2]));
+        for (int o = 0; o < op->n_out; o++) {
+            double *v = fin[o].data; /* dx: x, dw: w, db: b */
+            for (int64_t j = 0; j < tb_tensor_numel(&fin[o]); j++) {
+                double v0 = v[j];
+                v[j] = v0 + FD_H;
+                double lp = loss_of(fwd, fin, &fp, c->g);
+                v[j] = v0 - FD_H;
+                double lm = loss_of(fwd, fin, &fp, c->g);
+                v[j] = v0;
+                double fd = (lp - lm) / (2 * FD_H);
+                double want = tb_tensor_get(&out[o], j);
+                if (!(fabs(fd - want) <= FD_ATOL + FD_RTOL * fabs(want)))
+                    fail_msg("%s output %d [%lld]: reference %.17g, finite "
+                             "difference %.17g",
+                             c->name, o, (long long)j, want, fd);
+                checked++;
+            }
+        }
+        destroy_all(in, 3);
+        destroy_all(out, op->n_out);
+        destroy_all(fin, 3);
+    }
+    print_message("# %d gradients against finite differences\n", checked);
+}
+
+/* ---- 3. cpu rows vs PyTorch ------------------------------------------------- */
+
+static void cpu_vector_case(void *ctx, const normv_case *c)
+{
+    const tb_op *op = tb_op_find(c->op);
+    tb_dtype dt = dtype_of(c->dtype);
+    tb_params p = case_params(op, c->eps);
+    const char *impl = NULL;
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl).fn;
+    assert_non_null(fn);
+    tb_tensor in[3], out[NORMV_MAX_OUT], want[NORMV_MAX_OUT];
+    tb_shape osh[TB_MAX_OUTPUTS];
+    case_inputs(c, op, dt, &p, in, osh);
+    for (int o = 0; o < c->n_out; o++) {
+        tensor_from(&want[o], TB_F64, &osh[o], c->out[o]);
+        assert_int_equal(tb_tensor_create(&out[o], dt, &osh[o]), 0);
+        memset(out[o].data, 0xff, tb_tensor_nbytes(&out[o])); /* NaN */
+    }
+    uint64_t l0 = launches(ctx);
+    assert_int_equal(fn(ctx, in, out, &p), 0);
+    assert_int_equal(launches(ctx) - l0, 1);
+    tb_shape ish[3] = {tb_tensor_shape(&in[0]), tb_tensor_shape(&in[1]),
+                       tb_tensor_shape(&in[2])};
+    double rlen = op->reduce_len(op, ish, osh, &p, dt);
+    tb_check chk;
+    tb_check_outputs(out, want, c->n_out, op->tol[dt],
+                     tb_check_terms(op, rlen), &chk);
+    if (!chk.passed)
+        fail_msg("%s %s: %lld bad, first output %d [%lld] = %.9g, torch "
+                 "%.17g", c->name, impl, (long long)chk.n_bad,
+                 chk.first_bad_output, (long long)chk.first_bad,
+                 chk.first_bad_got, chk.first_bad_ref);
+    destroy_all(in, 3);
+    destroy_all(out, c->n_out);
+    destroy_all(want, c->n_out);
+}
+
+static void test_cpu_vectors(void **state)
+{
+    (void)state;
+    int runs = 0;
+    for (int l = 0; l < n_levels(); l++)
+        for (int th = 1; th <= 2; th++) {
+            void *ctx = cpu_create(l, th);
+            for (size_t k = 0; k < NORMV_N_CASES; k++, runs++)
+                cpu_vector_case(ctx, &normv_cases[k]);
+            B->destroy(ctx);
+        }
+    print_message("# %d levels x 2 thread counts, %d kernel runs\n",
+                  n_levels(), runs);
+}
+
+/* ---- 4. random shapes vs the reference; thread-count determinism ----------- */
+
+/* op on x of shape xs (g, x, w random; x offset by off) at dtype dt:
+ * the rows at threads 1 and 2 agree with the reference within the op's
+ * tolerance, and their dw (db) are the same bits. */
+static void random_case(void *ctx1, void *ctx2, const tb_op *op, tb_dtype dt,
+                        const tb_shape *xs, double off)
+{
+    tb_params p = case_params(op, -1);
+    tb_shape ws = {1, {xs->dim[xs->ndim - 1]}};
+    tb_shape ish[3] = {*xs, *xs, ws}, osh[TB_MAX_OUTPUTS];
+    assert_int_equal(tb_op_infer(op, ish, 3, &p, osh, NULL, 0), 0);
+    tb_tensor in[3], o1[3], o2[3], ref[3];
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(tb_tensor_create(&in[i], dt, &ish[i]), 0);
+        for (int64_t k = 0; k < tb_tensor_numel(&in[i]); k++)
+            tb_tensor_set(&in[i], k,
+                          rng_uniform(-1, 1) + (i == 1 ? off : 0));
+    }
+    for (int o = 0; o < op->n_out; o++) {
+        assert_int_equal(tb_tensor_create(&o1[o], dt, &osh[o]), 0);
+        assert_int_equal(tb_tensor_create(&o2[o], dt, &osh[o]), 0);
+        assert_int_equal(tb_tensor_create(&ref[o], TB_F64, &osh[o]), 0);
+    }
+    const char *impl = NULL;
+    assert_int_equal(B->kernel(ctx1, op, dt, &p, &impl).fn(ctx1, in, o1, &p),
+                     0);
+    assert_int_equal(B->kernel(ctx2, op, dt, &p, &impl).fn(ctx2, in, o2, &p),
+                     0);
+    assert_int_equal(op->ref(in, ref, &p), 0);
+    tb_check chk;
+    tb_check_outputs(o1, ref, op->n_out, op->tol[dt],
+                     tb_check_terms(op, op->reduce_len(op, ish, osh, &p, dt)),
+                     &chk);
+    if (!chk.passed)
+        fail_msg("%s %s rows %lld width %lld: output %d [%lld] = %.9g, "
+                 "reference %.17g", op->name, tb_dtype_name(dt),
+                 (long long)(tb_shape_numel(xs) / ws.dim[0]),
+                 (long long)ws.dim[0], chk.first_bad_output,
+                 (long long)chk.first_bad, chk.first_bad_got,
+                 chk.first_bad_ref);
+    for (int o = 0; o < op->n_out; o++)
+        if (memcmp(o1[o].data, o2[o].data, tb_tensor_nbytes(&o1[o])))
+            fail_msg("%s %s: output %d differs between 1 and 2 threads",
+                     op->name, tb_dtype_name(dt), o);
+    destroy_all(in, 3);
+    destroy_all(o1, op->n_out);
+    destroy_all(o2, op->n_out);
+    destroy_all(ref, op->n_out);
+}
+
+static void test_cpu_random(void **state)
+{
+    (void)state;
+    static const int rd[][2] = {{1, 1},   {1, 7},   {2, 8},   {3, 9},
+                                {64, 31}, {65, 33}, {300, 5}, {129, 257},
+                                {1000, 64}};
+    int runs = 0;
+    for (int l = 0; l < n_levels(); l++) {
+        void *c1 = cpu_create(l, 1), *c2 = cpu_create(l, 2);
+        for (int id = TB_OP_layer_norm_backward; id <= TB_OP_rms_norm_backward;
+             id++)
+            for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
+                const tb_op *op = tb_op_get((tb_op_id)id);
+                for (size_t s = 0; s < sizeof rd / sizeof rd[0]; s++, runs++) {
+                    tb_shape xs = {2, {rd[s][0], rd[s][1]}};
+                    random_case(c1, c2, op, (tb_dtype)dt, &xs,
+                                s % 3 == 2 ? 4.0 : 0.0);
+                }
+                tb_shape x3 = {3, {3, 5, 17}};
+                random_case(c1, c2, op, (tb_dtype)dt, &x3, 0);
+                runs++;
+            }
+        B->destroy(c1);
+        B->destroy(c2);
+    }
+    print_message("# %d random cases at %d levels\n", runs, n_levels());
+}
+
+/* ---- 5. the forward rows' paths --------------------------------------------- */
+
+/* layer_norm / rms_norm at every level against the reference within the
+ * op's tolerance, on inputs that take each path of the avx2 rows: rows
+ * with a large common offset (the shifted one-pass sums), rows whose
+ * first element is far from the rest (the two-pass fallback), and a
+ * working set over NORM_NT_BYTES (streaming stores; rows of 2052 floats
+ * put every other row off a 32-byte boundary). */
+static void fwd_case(void *ctx, const tb_op *op, int64_t rows, int64_t D,
+                     int kind)
+{
+    tb_params p = case_params(op, -1);
+    tb_shape xs = {2, {rows, D}}, ws = {1, {D}};
+    tb_tensor in[3], out, ref;
+    assert_int_equal(tb_tensor_create(&in[0], TB_F32, &xs), 0);
+    for (int64_t k = 0; k < rows * D; k++) {
+        double v = rng_uniform(-1, 1);
+        if (kind == 1)
+            v += 1000;
+        else if (kind == 2 && k % D < 8)
+            v = 60; /* the shift far from the mean */
+        tb_tensor_set(&in[0], k, v);
+    }
+    for (int i = 1; i < op->n_in; i++) {
+        assert_int_equal(tb_tensor_create(&in[i], TB_F32, &ws), 0);
+        for (int64_t k = 0; k < D; k++)
+            tb_tensor_set(&in[i], k, rng_uniform(-1, 1));
+    }
+    assert_int_equal(tb_tensor_create(&out, TB_F32, &xs), 0);
+    assert_int_equal(tb_tensor_create(&ref, TB_F64, &xs), 0);
+    const char *impl = NULL;
+    assert_int_equal(B->kernel(ctx, op, TB_F32, &p, &impl).fn(ctx, in, &out,
+                                                              &p),
+                     0);
+    assert_int_equal(op->ref(in, &ref, &p), 0);
+    tb_check chk;
+    tb_check_outputs(&out, &ref, 1, op->tol[TB_F32],
+                     tb_check_terms(op, (double)D), &chk);
+    if (!chk.passed)
+        fail_msg("%s (%s) [%lld, %lld] kind %d: [%lld] = %.9g, reference "
+                 "%.17g", op->name, impl, (long long)rows, (long long)D,
+                 kind, (long long)chk.first_bad, chk.first_bad_got,
+                 chk.first_bad_ref);
+    destroy_all(in, op->n_in);
+    tb_tensor_destroy(&out);
+    tb_tensor_destroy(&ref);
+}
+
+static void test_forward_paths(void **state)
+{
+    (void)state;
+    for (int l = 0; l < n_levels(); l++)
+        for (int th = 1; th <= 2; th++) {
+            void *ctx = cpu_create(l, th);
+            for (int id = TB_OP_layer_norm; id <= TB_OP_rms_norm; id++) {
+                const tb_op *op = tb_op_get((tb_op_id)id);
+                /* offsets: the SIMD rows' paths (the C row sums x
+                 * itself in f32, as PyTorch's naive forms do) */
+                for (int kind = 0; kind < (l ? 3 : 1); kind++) {
+                    fwd_case(ctx, op, 37, 1024, kind);
+                    fwd_case(ctx, op, 5, 45, kind);
+                }
+                if (l) /* a long row: the shift's error x D / 8 */
+                    fwd_case(ctx, op, 2, 1 << 15, 2);
+                fwd_case(ctx, op, 2100, 2052, 0);
+            }
+            B->destroy(ctx);
+        }
+}
+
+/* ---- 6. bad operands -------------------------------------------------------- */
+
+static void test_bad_operands(void **state)
+{
+    (void)state;
+    void *ctx = cpu_create(n_levels() - 1, 2);
+    const tb_op *op = tb_op_get(TB_OP_layer_norm_backward);
+    tb_params p = case_params(op, -1);
+    const tb_shape good[3] = {{2, {4, 8}}, {2, {4, 8}}, {1, {8}}};
+    const struct {
+        tb_shape g, w;
+        tb_dtype odt;
+        const char *what;
+    } bad[] = {
+        {{2, {4, 8}}, {1, {7}}, TB_F32, "w of 7 for a width of 8"},
+        {{2, {4, 7}}, {1, {8}}, TB_F32, "g [4, 7] for x [4, 8]"},
+        {{2, {4, 8}}, {2, {1, 8}}, TB_F32, "w [1, 8]"},
+        {{2, {4, 8}}, {1, {8}}, TB_F64, "f64 outputs of an f32 call"},
+    };
+    char err[256];
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        tb_shape ish[3] = {bad[b].g, good[1], bad[b].w}, osh[3];
+        if (b < 3)
+            assert_int_equal(tb_op_infer(op, ish, 3, &p, osh, err, sizeof err),
+                             TB_ESHAPE);
+        if (b < 3)
+            assert_non_null(strstr(err, "layer_norm_backward"));
+        tb_tensor in[3], out[3];
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(tb_tensor_create(&in[i], TB_F32, &ish[i]), 0);
+            memset(in[i].data, 0, tb_tensor_nbytes(&in[i]));
+            assert_int_equal(
+                tb_tensor_create(&out[i], bad[b].odt, &good[i ? 2 : 1]), 0);
+            memset(out[i].data, 0xa5, tb_tensor_nbytes(&out[i]));
+        }
+        const char *impl = NULL;
+        tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, &p, &impl).fn;
+        if (fn(ctx, in, out, &p) == 0)
+            fail_msg("layer_norm_backward accepted %s", bad[b].what);
+        for (int o = 0; o < 3; o++) {
+            const unsigned char *q = out[o].data;
+            for (size_t k = 0; k < tb_tensor_nbytes(&out[o]); k++)
+                if (q[k] != 0xa5)
+                    fail_msg("%s: output %d written", bad[b].what, o);
+        }
+        destroy_all(in, 3);
+        destroy_all(out, 3);
+    }
+    B->destroy(ctx);
+}
+
+/* ---- 7. coverage ------------------------------------------------------------ */
+
+static void test_coverage(void **state)
+{
+    (void)state;
+    void *ctx = cpu_create(0, 1);
+    for (int id = TB_OP_layer_norm_backward; id <= TB_OP_rms_norm_backward;
+         id++) {
+        const tb_op *op = tb_op_get((tb_op_id)id);
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
+            int seen = 0;
+            for (size_t k = 0; k < NORMV_N_CASES; k++)
+                seen += !strcmp(normv_cases[k].op, op->name) &&
+                        dtype_of(normv_cases[k].dtype) == (tb_dtype)dt;
+            if (seen < 3)
+                fail_msg("%s %s: %d vector cases", op->name,
+                         tb_dtype_name((tb_dtype)dt), seen);
+            const char *impl = NULL;
+            assert_non_null(B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl).fn);
+        }
+    }
+    B->destroy(ctx);
+}
+
+#define T(f) {#f, test_##f, leak_setup, leak_teardown, NULL}
+
+int main(void)
+{
+    static const struct CMUnitTest tests[] = {
+        T(ref_vectors),   T(finite_differences), T(cpu_vectors),
+        T(cpu_random),    T(forward_paths),      T(bad_operands),
+        T(coverage),
+    };
+    printf("# test_norm: %zu gradient vectors\n", (size_t)NORMV_N_CASES);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
