@@ -115,14 +115,19 @@ def check_fused_units(a, sec, t):
                     a.word(w, k, g, "-")
                 else:
                     a.fig(w, k, g, v)
-        a.fig(w, "fused speedup", row[8], u.median / c.median, "x")
+        for g, x in zip(row[8].split(" / "), (c, u)):
+            if x.rec.get("model", {}).get("bytes") is None:
+                a.word(w, "model bytes", g, "-")
+            else:
+                a.fig(w, "model bytes", g, x.bytes, "bytes")
+        a.fig(w, "fused speedup", row[9], u.median / c.median, "x")
         why, saved, of = launches_saved(c, u)
         if why:
-            a.word(w, "launches saved", row[9], why)
+            a.word(w, "launches saved", row[10], why)
         else:
-            m = re.match(rf"({NUM}) of ({NUM})", row[9])
-            a.fig(w, "launches saved", m.group(1) if m else row[9], saved)
-            a.fig(w, "launches", m.group(2) if m else row[9], of)
+            m = re.match(rf"({NUM}) of ({NUM})", row[10])
+            a.fig(w, "launches saved", m.group(1) if m else row[10], saved)
+            a.fig(w, "launches", m.group(2) if m else row[10], of)
 
 
 def parts_of(data, c):
