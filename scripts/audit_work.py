@@ -102,6 +102,7 @@ def check_fused_units(a, sec, t):
     pairs.sort(key=lambda p: a.data.cases.index(p[1]))
     a.fig(f"{sec.path}, line {t.line}", "rows", str(len(t.rows)),
           len(pairs))
+    has_bytes = "Bytes moved, model (fused / unfused)" in t.header
     for i, ((ln, row), (c, u)) in enumerate(zip(t.rows, pairs)):
         t.done.add(i)
         w = row_name(sec, ln, row)
@@ -116,14 +117,23 @@ def check_fused_units(a, sec, t):
                     a.word(w, k, g, "-")
                 else:
                     a.fig(w, k, g, v)
-        a.fig(w, "fused speedup", row[8], u.median / c.median, "x")
+        k = 8
+        if has_bytes:  # reports before the column lack it
+            for g, x in zip(row[k].split(" / "), (c, u)):
+                if (x.rec.get("model") or {}).get("bytes") is None:
+                    a.word(w, "model bytes", g, "-")
+                else:
+                    a.fig(w, "model bytes", g, x.bytes, "bytes")
+            k += 1
+        a.fig(w, "fused speedup", row[k], u.median / c.median, "x")
         why, saved, of = launches_saved(c, u)
         if why:
-            a.word(w, "launches saved", row[9], why)
+            a.word(w, "launches saved", row[k + 1], why)
         else:
-            m = re.match(rf"({NUM}) of ({NUM})", row[9])
-            a.fig(w, "launches saved", m.group(1) if m else row[9], saved)
-            a.fig(w, "launches", m.group(2) if m else row[9], of)
+            m = re.match(rf"({NUM}) of ({NUM})", row[k + 1])
+            a.fig(w, "launches saved", m.group(1) if m else row[k + 1],
+                  saved)
+            a.fig(w, "launches", m.group(2) if m else row[k + 1], of)
 
 
 def parts_of(data, c):

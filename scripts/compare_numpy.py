@@ -629,6 +629,35 @@ def impl_for(op, lib, mod, np, form, x, o, p):
             "x / sqrt(mean(x * x) + eps) * w"
     if op in ("layer_norm_backward", "rms_norm_backward") and not out:
         return norm_backward_twin(op, t, mod, np, x, p)
+    if op in ("sdpa", "sdpa_unfused") and not out:
+        # PyTorch 1.13 has no F.scaled_dot_product_attention: the eager
+        # composition, the causal mask built once (a model's buffer) and
+        # applied with masked_fill on every call; NumPy the same steps.
+        sq, sk, d = x[0].shape[-2], x[1].shape[-2], x[0].shape[-1]
+        scale = p.get("scale", 0) or 1 / math.sqrt(d)
+        causal = bool(p.get("causal", False))
+        above = np.triu(np.ones((sq, sk), dtype=bool), 1)
+        if t:
+            tmask = mod.from_numpy(above)
+
+            def ft():
+                s = x[0] @ x[1].transpose(-1, -2) * scale
+                if causal:
+                    s = s.masked_fill(tmask, float("-inf"))
+                return mod.softmax(s, dim=-1) @ x[2]
+            return ft, 4 + causal, \
+                "softmax(q @ k.transpose(-1, -2) * scale" + \
+                (" masked_fill(~tril, -inf)" if causal else "") + ") @ v"
+
+        def fn():
+            s = x[0] @ x[1].swapaxes(-1, -2) * scale
+            if causal:
+                s[..., above] = -np.inf
+            s = np.exp(s - s.max(-1, keepdims=True))
+            return s / s.sum(-1, keepdims=True) @ x[2]
+        return fn, 8 + causal, \
+            "exp(s - max) / sum @ v, s = q @ k^T * scale" + \
+            (" with -inf above the diagonal" if causal else "")
     if op in ("gelu", "gelu_tanh", "silu") and t:
         import torch.nn.functional as F
         if op == "silu":

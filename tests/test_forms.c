@@ -239,6 +239,16 @@ static int unfused_cases(tb_op_id id, fcase *c)
         c[n++] = (fcase){1, {SHAPE(33, 17)}, "axis", 0};
         c[n++] = (fcase){1, {SHAPE(3, 70, 5)}, "axis", 1};
         break;
+    case TB_OP_sdpa_unfused: /* q, k, v; causal, a set scale */
+        c[n++] = (fcase){3, {SHAPE(1, 1, 1, 1), SHAPE(1, 1, 1, 1),
+                             SHAPE(1, 1, 1, 1)}, NULL, 0};
+        c[n++] = (fcase){3, {SHAPE(2, 3, 17, 8), SHAPE(2, 3, 17, 8),
+                             SHAPE(2, 3, 17, 5)}, "causal", 1};
+        c[n++] = (fcase){3, {SHAPE(1, 2, 70, 33), SHAPE(1, 2, 65, 33),
+                             SHAPE(1, 2, 65, 16)}, "causal", 1};
+        c[n++] = (fcase){3, {SHAPE(1, 1, 9, 12), SHAPE(1, 1, 20, 12),
+                             SHAPE(1, 1, 20, 7)}, "scale", 0.4};
+        break;
     default:
         break;
     }
@@ -442,7 +452,7 @@ static void test_coverage(void **state)
     }
     /* main() registers one test per op of these lists */
     assert_int_equal(n_inplace, 5);
-    assert_int_equal(n_unfused, 3);
+    assert_int_equal(n_unfused, 4);
 }
 
 #define INPLACE_TEST(name)                                                \
@@ -465,6 +475,7 @@ int main(void)
         UNFUSED_TEST(add_relu_unfused),
         UNFUSED_TEST(linear_unfused),
         UNFUSED_TEST(log_softmax_unfused),
+        UNFUSED_TEST(sdpa_unfused),
         cmocka_unit_test_setup_teardown(test_unfused_missing_kernel, leak_setup,
                                         leak_teardown),
         cmocka_unit_test_setup_teardown(test_coverage, leak_setup, leak_teardown),

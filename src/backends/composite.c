@@ -74,6 +74,8 @@ int tb_composite_create(const tb_backend *be, void *ctx, const tb_op *op,
         memcpy(r->src, st->in, sizeof r->src);
         r->dst = st->out;
         int rc = step_params(op, p, st, r->op, &r->params);
+        if (!rc && op->step_params)
+            rc = op->step_params(op, s, in, p, &r->params);
         tb_shape ish[TB_MAX_INPUTS], osh[TB_MAX_OUTPUTS];
         for (int i = 0; !rc && i < r->op->n_in; i++) {
             int src = st->in[i];

@@ -205,7 +205,50 @@ static const tb_step steps_log_softmax[] = {
     {TB_OP_log, {TB_STEP_TMP(3)}, 4, {{NULL, 0}}},
     {TB_OP_sub, {TB_STEP_TMP(1), TB_STEP_TMP(4)}, -1, {{NULL, 0}}},
 };
+/* s = k^T (materialized: transpose's default dims are the last two);
+ * t = q @ s; u = t * scale (sdpa_step_params sets it); m = causal_mask(u)
+ * (-inf above the diagonal; a copy when causal is false); w = softmax(m)
+ * along the last dim; out = w @ v. */
+static const tb_step steps_sdpa[] = {
+    {TB_OP_transpose, {1}, 0, {{NULL, 0}}},
+    {TB_OP_matmul, {0, TB_STEP_TMP(0)}, 1, {{NULL, 0}}},
+    {TB_OP_mul_scalar, {TB_STEP_TMP(1)}, 2, {{NULL, 0}}},
+    {TB_OP_causal_mask, {TB_STEP_TMP(2)}, 3, {{NULL, 0}}},
+    {TB_OP_softmax, {TB_STEP_TMP(3)}, 4, {{"axis", -1}}},
+    {TB_OP_matmul, {TB_STEP_TMP(4), 2}, -1, {{NULL, 0}}},
+};
 #define NSTEPS(a) (int)(sizeof a / sizeof a[0])
+
+/* sdpa and sdpa_unfused: PyTorch's is_causal (key j allowed for query i
+ * iff j <= i) and its default scale. */
+static const tb_param_spec params_sdpa[] = {
+    {"causal", TB_PARAM_BOOL, false, 0, 0, 1,
+     "mask key j from query i when j > i (torch.ones(Sq, Sk).tril())"},
+    {"scale", TB_PARAM_FLOAT, false, 0, 0, 1e30,
+     "multiplies q @ k^T; 0: 1/sqrt(D)"},
+};
+static const tb_param_spec params_causal_mask[] = {
+    {"causal", TB_PARAM_BOOL, false, 1, 0, 1,
+     "0: copy x unchanged"},
+};
+
+/* sdpa_unfused's scale step (mul_scalar): the case's scale, or
+ * 1/sqrt(D) for 0; its mask step: the case's causal (sdpa's default,
+ * not causal_mask's). */
+static int sdpa_step_params(const tb_op *op, int s, const tb_shape *in,
+                            const tb_params *p, tb_params *step)
+{
+    const tb_op_id id = op->steps[s].op;
+    if (id == TB_OP_causal_mask)
+        return tb_params_set(tb_op_get(id), step, "causal",
+                             tb_params_has(p, 0) && p->v[0] != 0, NULL, 0);
+    if (id != TB_OP_mul_scalar)
+        return 0;
+    double sc = tb_params_has(p, 1) ? p->v[1] : 0;
+    if (sc == 0)
+        sc = 1 / sqrt((double)in[0].dim[in[0].ndim - 1]);
+    return tb_params_set(tb_op_get(id), step, "scalar", sc, NULL, 0);
+}
 
 /* layer_norm and rms_norm: PyTorch's defaults (nn.LayerNorm's 1e-5;
  * nn.RMSNorm's default is the dtype's epsilon, 1e-6 is the common
@@ -668,6 +711,27 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .doc = "x / sqrt(mean(x^2) + eps) * w over x's last dim D "
                "(PyTorch's nn.RMSNorm); w [D]"},
 
+    /* attention over [B, H, S, D] */
+    [TB_OP_sdpa] = {OP_ID(sdpa),
+        .category = TB_CAT_ATTENTION, .n_in = 3, .n_out = 1, .n_params = 2,
+        .params = params_sdpa, .shape = tb_rule_sdpa,
+        .flops = tb_flops_sdpa, .bytes = tb_bytes_io,
+        .reduce_len = tb_rlen_sdpa, .tol = TOL_ACC,
+        .doc = "softmax(q @ k^T * scale + mask) @ v, q [B,H,Sq,D], k "
+               "[B,H,Sk,D], v [B,H,Sk,Dv] -> [B,H,Sq,Dv]; causal: key j "
+               "allowed for query i iff j <= i (PyTorch's is_causal, "
+               "top-left aligned when Sq != Sk); scale 0: 1/sqrt(D); one "
+               "kernel streaming over key blocks with the online softmax "
+               "(FlashAttention), blocks above the diagonal skipped; "
+               "FLOPs: the unmasked (i, j) pairs only"},
+    [TB_OP_causal_mask] = {OP_ID(causal_mask),
+        .category = TB_CAT_ATTENTION, .n_in = 1, .n_out = 1, .n_params = 1,
+        .params = params_causal_mask, .shape = tb_rule_causal_mask,
+        .flops = tb_flops_zero, .bytes = tb_bytes_io, .tol = TOL_EXACT,
+        .doc = "x [..., M, N] with element (i, j) set to -inf where j > i "
+               "(x.masked_fill(~ones(M, N).tril(), -inf)); causal 0: a "
+               "copy"},
+
     /* convolution and pooling, NCHW */
     [TB_OP_conv2d] = {OP_ID(conv2d),
         .category = TB_CAT_CONV, .n_in = 3, .n_out = 1, .n_params = 3,
@@ -866,6 +930,20 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .reduce_len = tb_rlen_axis, .tol = TOL_ACC_STEPS,
         .n_steps = NSTEPS(steps_log_softmax), .steps = steps_log_softmax,
         .doc = "log_softmax as six kernels: max, sub, exp, sum, log, sub"},
+    [TB_OP_sdpa_unfused] = {OP_ID(sdpa_unfused),
+        .category = TB_CAT_UNFUSED, .n_in = 3, .n_out = 1, .n_params = 2,
+        .params = params_sdpa, .shape = tb_rule_sdpa,
+        .flops = tb_flops_sdpa, .bytes = tb_bytes_sdpa_unfused,
+        .reduce_len = tb_rlen_sdpa, .tol = TOL_ACC_STEPS,
+        .n_steps = NSTEPS(steps_sdpa), .steps = steps_sdpa,
+        .step_params = sdpa_step_params,
+        .doc = "sdpa as six kernels, the eager composition with the "
+               "[Sq, Sk] scores materialized: t = k^T (transpose); s = q "
+               "@ t; u = s * scale; m = causal_mask(u) (a copy when not "
+               "causal); w = softmax(m); w @ v.  The steps compute every "
+               "(i, j), masked or not; FLOPs: sdpa's (the unmasked pairs); "
+               "bytes: the inputs, output and every intermediate's writes "
+               "and reads"},
 
     /* calibration: known work and known time (calib.h) */
     [TB_OP_calib_work] = {OP_ID(calib_work),
@@ -1092,6 +1170,7 @@ const char *tb_op_category_name(tb_op_category c)
     case TB_CAT_WORKLOAD: return "workload";
     case TB_CAT_TRANSFER: return "transfer";
     case TB_CAT_NORM: return "normalization";
+    case TB_CAT_ATTENTION: return "attention";
     }
     return "unknown";
 }

@@ -38,6 +38,7 @@ typedef enum {
     TB_CAT_WORKLOAD,  /* a model step on the tape autograd (models.h) */
     TB_CAT_TRANSFER,  /* a copy between host and device memory */
     TB_CAT_NORM,      /* normalization over the last dim (layer, RMS) */
+    TB_CAT_ATTENTION, /* scaled dot-product attention and its mask */
 } tb_op_category;
 
 typedef enum { TB_PARAM_INT, TB_PARAM_FLOAT, TB_PARAM_BOOL } tb_param_kind;
@@ -98,6 +99,7 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(softmax) X(permute) X(add_relu) X(linear) X(matmul_int8)            \
     X(conv2d) X(conv2d_nobias) X(max_pool2d) X(avg_pool2d)                \
     X(layer_norm) X(rms_norm)                                             \
+    X(sdpa) X(causal_mask)                                                \
     X(zeros) X(ones) X(full) X(arange) X(rand_uniform) X(rand_normal)     \
     X(copy)                                                               \
     X(add_) X(sub_) X(mul_) X(div_) X(relu_)                              \
@@ -105,6 +107,7 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(nadam) X(radam)                                                     \
     X(svd) X(qr) X(eigh)                                                  \
     X(add_relu_unfused) X(linear_unfused) X(log_softmax_unfused)          \
+    X(sdpa_unfused)                                                       \
     X(calib_work) X(calib_spin)                                           \
     X(relu_backward) X(sigmoid_backward) X(tanh_backward)                 \
     X(gelu_backward) X(log_softmax_backward) X(sum_backward)              \
@@ -191,6 +194,11 @@ typedef struct tb_op {
     /* Unfused compositions: the steps, run as separate kernels. */
     int n_steps;
     const tb_step *steps;
+    /* (optional) Unfused compositions: set the parameters of step s that
+     * depend on the case's input shapes (sdpa_unfused's scale, 1/sqrt(D)
+     * by default), after the copied and fixed ones.  0 or TB_EPARAM. */
+    int (*step_params)(const struct tb_op *op, int s, const tb_shape *in,
+                       const tb_params *p, tb_params *step);
     tb_canon_fn canon; /* (optional) see tb_canon_fn */
     tb_check_kind check;
     /* Element-wise ops (their FLOP model is tb_flops_elem): the FLOPs of

@@ -241,3 +241,53 @@ double tb_rlen_linalg(const tb_op *op, const tb_shape *in, const tb_shape *out,
     (void)op, (void)out, (void)p, (void)dt;
     return (double)(in[0].dim[0] > in[0].dim[1] ? in[0].dim[0] : in[0].dim[1]);
 }
+
+/* ---- attention ------------------------------------------------------ */
+
+/* The (query, key) pairs one head's softmax keeps: Sq * Sk, or with the
+ * causal mask (j <= i) sum over i of min(i + 1, Sk). */
+static double sdpa_pairs(const tb_shape *in, const tb_params *p)
+{
+    const double sq = (double)in[0].dim[2], sk = (double)in[1].dim[2];
+    if (!(p && tb_params_has(p, 0) && p->v[0] != 0))
+        return sq * sk;
+    if (sq <= sk)
+        return sq * (sq + 1) / 2;
+    return sk * (sk + 1) / 2 + (sq - sk) * sk;
+}
+
+/* sdpa: per kept pair 2D (the dot product), 4 (scale, max, exp, sum)
+ * and 2Dv (the weighted sum of v); per query row Dv divides.  The masked
+ * pairs are not counted: a kernel that computes them does work the
+ * result does not need (sdpa_unfused's steps do). */
+double tb_flops_sdpa(const tb_op *op, const tb_shape *in,
+                     const tb_shape *out, const tb_params *p, tb_dtype dt)
+{
+    (void)op, (void)dt;
+    const double bh = (double)in[0].dim[0] * (double)in[0].dim[1];
+    const double d = (double)in[0].dim[3], dv = (double)in[2].dim[3];
+    return bh * (sdpa_pairs(in, p) * (2 * d + 2 * dv + 4)) +
+           op_numel_d(&out[0]);
+}
+
+/* sdpa_unfused: the inputs and the output, plus each intermediate
+ * written once and read once per step that reads it: k^T (2 |k|) and
+ * the [B, H, Sq, Sk] scores 8 times (matmul writes; scale, mask and
+ * softmax read and write; the last matmul reads). */
+double tb_bytes_sdpa_unfused(const tb_op *op, const tb_shape *in,
+                             const tb_shape *out, const tb_params *p,
+                             tb_dtype dt)
+{
+    const double scores = (double)in[0].dim[0] * (double)in[0].dim[1] *
+                          (double)in[0].dim[2] * (double)in[1].dim[2];
+    return tb_bytes_io(op, in, out, p, dt) +
+           op_dtype_bytes(dt) * (2 * op_numel_d(&in[1]) + 8 * scores);
+}
+
+/* Terms behind one output: D in each score, Sk in the weighted sum. */
+double tb_rlen_sdpa(const tb_op *op, const tb_shape *in, const tb_shape *out,
+                    const tb_params *p, tb_dtype dt)
+{
+    (void)op, (void)out, (void)p, (void)dt;
+    return (double)in[0].dim[3] + (double)in[1].dim[2];
+}

@@ -94,6 +94,58 @@ int tb_rule_norm(const tb_op *op, const tb_shape *in, const tb_params *p,
     return 0;
 }
 
+/* sdpa: q [B, H, Sq, D], k [B, H, Sk, D], v [B, H, Sk, Dv] (4-D, no
+ * broadcasting: every batch and head its own); out [B, H, Sq, Dv].  Sk
+ * is at least 1 (tb_op_infer: every dim positive), so no query row is
+ * ever fully masked (key 0 is allowed for every i). */
+int tb_rule_sdpa(const tb_op *op, const tb_shape *in, const tb_params *p,
+                 tb_shape *out, char *err, size_t len)
+{
+    (void)p;
+    static const char *const name[3] = {"q", "k", "v"};
+    for (int i = 0; i < 3; i++)
+        if (in[i].ndim != 4) {
+            char s[96];
+            tb_shape_format(&in[i], s, sizeof s);
+            return tb_op_fail(err, len, TB_ESHAPE,
+                              "%s: %s must be 4-D [B, H, S, D], got %s",
+                              op->name, name[i], s);
+        }
+    for (int i = 1; i < 3; i++)
+        for (int d = 0; d < 2; d++)
+            if (in[i].dim[d] != in[0].dim[d])
+                return tb_op_fail(err, len, TB_ESHAPE,
+                                  "%s: %s's %s %lld differs from q's %lld",
+                                  op->name, name[i], d ? "H" : "B",
+                                  (long long)in[i].dim[d],
+                                  (long long)in[0].dim[d]);
+    if (in[1].dim[3] != in[0].dim[3])
+        return tb_op_fail(err, len, TB_ESHAPE,
+                          "%s: k's D %lld differs from q's %lld", op->name,
+                          (long long)in[1].dim[3], (long long)in[0].dim[3]);
+    if (in[2].dim[2] != in[1].dim[2])
+        return tb_op_fail(err, len, TB_ESHAPE,
+                          "%s: v's Sk %lld differs from k's %lld", op->name,
+                          (long long)in[2].dim[2], (long long)in[1].dim[2]);
+    *out = in[0];
+    out->dim[3] = in[2].dim[3];
+    return 0;
+}
+
+/* causal_mask: x [..., M, N], at least 2-D; out x's shape. */
+int tb_rule_causal_mask(const tb_op *op, const tb_shape *in,
+                        const tb_params *p, tb_shape *out, char *err,
+                        size_t len)
+{
+    (void)p;
+    if (in[0].ndim < 2)
+        return tb_op_fail(err, len, TB_ESHAPE,
+                          "%s: x needs at least 2 dims [..., M, N], got %d",
+                          op->name, in[0].ndim);
+    *out = in[0];
+    return 0;
+}
+
 /* matmul's rule on 2-D inputs, K within the int32 sums' limit. */
 int tb_rule_matmul_int8(const tb_op *op, const tb_shape *in,
                         const tb_params *p, tb_shape *out, char *err,

@@ -179,6 +179,16 @@ static char *counter_text(const tb_rcase *c, int k, char *buf, size_t len)
     return buf;
 }
 
+/* The cost model's bytes of a case ("-" when the record has none). */
+static char *model_bytes(const tb_rcase *c, char *buf, size_t len)
+{
+    if (isnan(c->bytes))
+        snprintf(buf, len, "-");
+    else
+        tb_md_bytes(c->bytes, buf, len);
+    return buf;
+}
+
 /* Kernel launches per call that fusion saved, from CUPTI (the cupti
  * object of docs/FORMAT.md): "5 of 6 (83%)" when both cases have counts,
  * else "not measured: REASON" (the first side without them). */
@@ -241,20 +251,23 @@ void tb_rpt_fused(const tb_rpt *x)
                      "intermediate tensor per step, as an eager framework "
                      "runs it), on the same backend; launches and "
                      "allocations are per call, as counted (the "
-                     "backend's count); launches saved are the kernels "
+                     "backend's count); bytes moved are the op table's "
+                     "model (the unfused form's counts its intermediates' "
+                     "writes and reads where its op defines them); "
+                     "launches saved are the kernels "
                      "the device ran, from CUPTI (`cupti` in the result "
                      "file).\n\n"
                      "| Op | Shapes | Dtype | Backend | Fused | Unfused "
                      "| Launches (fused / unfused) | Allocations (fused / "
-                     "unfused) | Fused speedup | Launches saved "
-                     "(CUPTI) |\n"
-                     "|---|---|---|---|---|---|---|---|---|---|\n");
+                     "unfused) | Bytes moved, model (fused / unfused) | "
+                     "Fused speedup | Launches saved (CUPTI) |\n"
+                     "|---|---|---|---|---|---|---|---|---|---|---|\n");
             header = true;
         }
         char f[32], g[32], r[32], l1[16], l2[16], a1[16], a2[16],
-            sv[300];
+            b1[32], b2[32], sv[300];
         sb(x->b, "| %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | "
-                 "%sx | %s |\n",
+                 "%s / %s | %sx | %s |\n",
            c->opp, c->shapes, c->dtype, c->variant,
            tb_report_fmt_time(c->median, c->median, f, sizeof f),
            tb_report_fmt_time(u->median, c->median, g, sizeof g),
@@ -262,6 +275,7 @@ void tb_rpt_fused(const tb_rpt *x)
            counter_text(u, TB_RES_CTR_KERNEL_LAUNCHES, l2, sizeof l2),
            counter_text(c, TB_RES_CTR_ALLOCS, a1, sizeof a1),
            counter_text(u, TB_RES_CTR_ALLOCS, a2, sizeof a2),
+           model_bytes(c, b1, sizeof b1), model_bytes(u, b2, sizeof b2),
            tb_md_num(u->median / c->median, r, sizeof r),
            launches_saved(c, u, sv, sizeof sv));
     }

@@ -223,6 +223,39 @@ static void fam_norm(const tb_op *op, cases *cs)
         oc_p(cs_add(cs, 2, S(3, 2, 3, 33), S(1, 33)), "eps", 0.5);
 }
 
+/* Attention.  sdpa: S = 1, odd S and D past the 64-row blocks and the
+ * 8/16-lane tails, Sq != Sk both ways, Dv != D (a multiple of 16 and
+ * not), causal and not, a set scale.  causal_mask: square, wide and tall
+ * planes, 2-D and 4-D, the copy form. */
+static void fam_attn(const tb_op *op, cases *cs)
+{
+    if (op->n_in == 1) {
+        cs_add(cs, 1, S(2, 7, 7));
+        oc_p(cs_add(cs, 1, S(4, 2, 3, 5, 13)), "causal", 1);
+        cs_add(cs, 1, S(3, 4, 33, 9));
+        oc_p(cs_add(cs, 1, S(2, 17, 40)), "causal", 0);
+        return;
+    }
+    /* B, H, Sq, Sk, D, Dv */
+    static const int sh[][6] = {{1, 1, 1, 1, 1, 1},  {1, 2, 7, 7, 5, 5},
+                                {2, 1, 65, 65, 16, 16},
+                                {1, 3, 130, 70, 33, 20},
+                                {1, 1, 70, 129, 64, 48},
+                                {2, 2, 1, 100, 8, 3}};
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+        const int *d = sh[i];
+        for (int causal = 0; causal < 2; causal++)
+            oc_p(cs_add(cs, 3, S(4, d[0], d[1], d[2], d[4]),
+                        S(4, d[0], d[1], d[3], d[4]),
+                        S(4, d[0], d[1], d[3], d[5])),
+                 "causal", causal);
+    }
+    ocase *c = cs_add(cs, 3, S(4, 1, 2, 67, 31), S(4, 1, 2, 67, 31),
+                      S(4, 1, 2, 67, 31));
+    oc_p(c, "causal", 1);
+    oc_p(c, "scale", 0.7);
+}
+
 /* Layout: transpose's dim pairs (last two, others, one of size 1) and
  * permutes that keep or move the contiguous dim (tiled planes). */
 static void fam_layout(const tb_op *op, cases *cs)
@@ -458,6 +491,8 @@ static family_fn family_of(const tb_op *op)
         return fam_conv;
     case TB_CAT_NORM:
         return fam_norm;
+    case TB_CAT_ATTENTION:
+        return fam_attn;
     case TB_CAT_CREATION:
     case TB_CAT_CALIB:
         return fam_create;

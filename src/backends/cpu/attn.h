@@ -1,0 +1,52 @@
+/* The cpu backend's sdpa rows (attn_c.c, attn_avx2.c): what they share.
+ *
+ * Both run FlashAttention's schedule: the work is (head, query block)
+ * tasks, split over the instance's threads; a task keeps its query block,
+ * one key/value block and the accumulators (a TB_ATTN_BQ x Dv output, a
+ * running max and sum per row) in scratch that stays in L1/L2, streams
+ * over the key blocks with the online softmax (rescale the accumulators
+ * when the running max grows) and divides once at the end.  With the
+ * causal mask (key j allowed for query i iff j <= i) the key blocks past
+ * the query block's last row are never visited, and only the blocks that
+ * straddle the diagonal are masked.  Query and key blocks have the same
+ * size and start on multiples of it, so every visited block holds an
+ * allowed key for every row (key j0 <= i0): no row's max is -inf. */
+#ifndef TB_BACKENDS_CPU_ATTN_H
+#define TB_BACKENDS_CPU_ATTN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../backend.h"
+#include "pool.h"
+
+#define TB_ATTN_BQ 64 /* query rows per block */
+#define TB_ATTN_BK 64 /* keys per block: the same (see above) */
+
+typedef struct {
+    const tb_tensor *in;
+    tb_tensor *out;
+    int64_t BH, Sq, Sk, D, Dv;
+    int64_t nqb; /* query blocks per head */
+    double scale;
+    bool causal;
+    int rc[TB_MAX_AXIS_VALUES]; /* a part's error (scratch) */
+} tb_cpu_attn_job;
+
+/* Count the launch, check the operands (tb_cpu_begin_op) and fill j from
+ * them and p (scale 0: 1/sqrt(D)).  0 or a TB_E* code. */
+int tb_cpu_attn_begin(void *ctx, tb_dtype dt, const tb_tensor *in,
+                      tb_tensor *out, const tb_params *p,
+                      tb_cpu_attn_job *j);
+/* Run part over the (head, query block) tasks on the instance's threads;
+ * the first part's error, or 0. */
+int tb_cpu_attn_run(void *ctx, tb_cpu_attn_job *j, tb_cpu_task_fn part);
+/* The keys a query block [i0, i0 + qn) visits: all Sk, or with the
+ * causal mask up to its last row's (i0 + qn - 1) inclusive. */
+static inline int64_t tb_cpu_attn_keys(const tb_cpu_attn_job *j,
+                                       int64_t i0, int64_t qn)
+{
+    return j->causal && i0 + qn < j->Sk ? i0 + qn : j->Sk;
+}
+
+#endif

@@ -1,0 +1,217 @@
+/* sdpa f32 at the avx2 level: attn.h's schedule with both products of a
+ * block on one 4 x 16 FMA tile (c[4][16] += a[4][K] b[K][16], b row-major):
+ * the scores from the query block (scaled once when packed) times the
+ * key block packed transposed [D, BK], the output accumulators from the
+ * probabilities times v (packed only when Dv is not a multiple of 16).
+ * The softmax rows run 8 lanes wide on vmath's exp.  Tiles wholly above
+ * the diagonal are not computed.  checkasm holds the row to the C row and
+ * the reference within the op's tolerance (other association, the scale
+ * applied to q rather than to the scores). */
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#include "../../base/error.h"
+#include "../../ops/alloc.h"
+#include "attn.h"
+#include "cpu_internal.h"
+#include "kreg.h"
+#include "vmath_simd.h"
+
+/* c[r * ldc + 0..16) (+)= sum_k a[r * lda + k] * b[k * ldb + 0..16), r
+ * < 4; acc 0: c is overwritten. */
+static inline void tile4x16(int64_t K, const float *a, int64_t lda,
+                            const float *b, int64_t ldb, float *c,
+                            int64_t ldc, int acc)
+{
+    /* named registers: gcc -O2 keeps an array of them on the stack */
+#define T_LD(r, h) acc ? _mm256_loadu_ps(c + (r) * ldc + 8 * (h))         \
+                       : _mm256_setzero_ps()
+    __m256 c00 = T_LD(0, 0), c01 = T_LD(0, 1), c10 = T_LD(1, 0),
+           c11 = T_LD(1, 1), c20 = T_LD(2, 0), c21 = T_LD(2, 1),
+           c30 = T_LD(3, 0), c31 = T_LD(3, 1);
+#undef T_LD
+    const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
+    for (int64_t k = 0; k < K; k++) {
+        const __m256 b0 = _mm256_loadu_ps(b + k * ldb);
+        const __m256 b1 = _mm256_loadu_ps(b + k * ldb + 8);
+        __m256 x = _mm256_broadcast_ss(a0 + k);
+        c00 = _mm256_fmadd_ps(x, b0, c00);
+        c01 = _mm256_fmadd_ps(x, b1, c01);
+        x = _mm256_broadcast_ss(a1 + k);
+        c10 = _mm256_fmadd_ps(x, b0, c10);
+        c11 = _mm256_fmadd_ps(x, b1, c11);
+        x = _mm256_broadcast_ss(a2 + k);
+        c20 = _mm256_fmadd_ps(x, b0, c20);
+        c21 = _mm256_fmadd_ps(x, b1, c21);
+        x = _mm256_broadcast_ss(a3 + k);
+        c30 = _mm256_fmadd_ps(x, b0, c30);
+        c31 = _mm256_fmadd_ps(x, b1, c31);
+    }
+    _mm256_storeu_ps(c, c00);
+    _mm256_storeu_ps(c + 8, c01);
+    _mm256_storeu_ps(c + ldc, c10);
+    _mm256_storeu_ps(c + ldc + 8, c11);
+    _mm256_storeu_ps(c + 2 * ldc, c20);
+    _mm256_storeu_ps(c + 2 * ldc + 8, c21);
+    _mm256_storeu_ps(c + 3 * ldc, c30);
+    _mm256_storeu_ps(c + 3 * ldc + 8, c31);
+}
+
+/* Scratch of one part, in floats: q [BQ, D], k^T [D, BK], s [BQ, BK], v
+ * [BK, DvP], o [BQ, DvP], m and l [BQ]. */
+typedef struct {
+    float *q, *kt, *s, *v, *o, *m, *l;
+    int64_t dvp; /* Dv rounded up to 16 */
+} scratch;
+
+static float *scratch_get(const tb_cpu_attn_job *j, scratch *w)
+{
+    const int64_t BQ = TB_ATTN_BQ, BK = TB_ATTN_BK;
+    w->dvp = (j->Dv + 15) / 16 * 16;
+    const size_t n = (size_t)(BQ * j->D + j->D * BK + BQ * BK +
+                              BK * w->dvp + BQ * w->dvp + 2 * BQ);
+    float *p = tb_alloc(n * sizeof *p);
+    if (!p)
+        return NULL;
+    memset(p, 0, n * sizeof *p); /* the padding stays 0 */
+    w->q = p;
+    w->kt = w->q + BQ * j->D;
+    w->s = w->kt + j->D * BK;
+    w->v = w->s + BQ * BK;
+    w->o = w->v + BK * w->dvp;
+    w->m = w->o + BQ * w->dvp;
+    w->l = w->m + BQ;
+    return p;
+}
+
+/* Row r of the block's scores s[0..kn), the first `lim` allowed: the
+ * online-softmax update of m, l and the output row; s becomes the
+ * probabilities (0 past lim). */
+static void softmax_row(float *s, int64_t kn, int64_t lim, float *m,
+                        float *l, float *o, int64_t dvp)
+{
+    __m256 vmx = _mm256_set1_ps(*m);
+    int64_t c = 0;
+    for (; c + 8 <= lim; c += 8)
+        vmx = _mm256_max_ps(vmx, _mm256_loadu_ps(s + c));
+    float mx = v_hmax(vmx);
+    for (; c < lim; c++)
+        mx = s[c] > mx ? s[c] : mx;
+    const float alpha = expf(*m - mx);
+    const __m256 vmax = _mm256_set1_ps(mx);
+    __m256 vs = _mm256_setzero_ps();
+    for (c = 0; c + 8 <= lim; c += 8) {
+        __m256 e = vs_exp(_mm256_sub_ps(_mm256_loadu_ps(s + c), vmax));
+        _mm256_storeu_ps(s + c, e);
+        vs = _mm256_add_ps(vs, e);
+    }
+    if (c < lim) {
+        __m256 e = vs_exp(_mm256_sub_ps(v_load_n(s + c, lim - c), vmax));
+        e = _mm256_blendv_ps(_mm256_setzero_ps(), e,
+                             v_first(lim - c));
+        _mm256_storeu_ps(s + c, e); /* zeros past lim: s has BK columns */
+        vs = _mm256_add_ps(vs, e);
+        c += 8;
+    }
+    for (; c < kn; c++)
+        s[c] = 0;
+    *l = *l * alpha + v_hsum(vs);
+    *m = mx;
+    if (alpha != 1.0f) {
+        const __m256 va = _mm256_set1_ps(alpha);
+        for (int64_t e = 0; e < dvp; e += 8)
+            _mm256_storeu_ps(o + e, _mm256_mul_ps(_mm256_loadu_ps(o + e), va));
+    }
+}
+
+/* One key block [j0, j0 + kn) of query block [i0, i0 + qn) of head h. */
+static void key_block(const tb_cpu_attn_job *j, scratch *w, int64_t h,
+                      int64_t i0, int64_t qn, int64_t j0, int64_t kn)
+{
+    const int64_t BK = TB_ATTN_BK, D = j->D, Dv = j->Dv, dvp = w->dvp;
+    const int64_t q4 = (qn + 3) / 4 * 4, n16 = (kn + 15) / 16 * 16;
+    const float *k = (const float *)j->in[1].data + (h * j->Sk + j0) * D;
+    const float *v = (const float *)j->in[2].data + (h * j->Sk + j0) * Dv;
+    for (int64_t c = 0; c < kn; c++)
+        for (int64_t d = 0; d < D; d++)
+            w->kt[d * BK + c] = k[c * D + d];
+    for (int64_t c = kn; c < n16; c++)
+        for (int64_t d = 0; d < D; d++)
+            w->kt[d * BK + c] = 0;
+    const bool diag = j->causal && j0 + kn - 1 > i0;
+    for (int64_t r = 0; r < q4; r += 4)
+        for (int64_t c = 0; c < n16; c += 16)
+            if (!diag || j0 + c <= i0 + r + 3) /* else wholly masked */
+                tile4x16(D, w->q + r * D, D, w->kt + c, BK,
+                         w->s + r * BK + c, BK, 0);
+    for (int64_t r = 0; r < qn; r++) {
+        const int64_t lim = diag && i0 + r - j0 + 1 < kn ? i0 + r - j0 + 1
+                                                         : kn;
+        softmax_row(w->s + r * BK, kn, lim, &w->m[r], &w->l[r],
+                    w->o + r * dvp, dvp);
+    }
+    for (int64_t r = qn; r < q4; r++) /* padding rows: no weight */
+        memset(w->s + r * BK, 0, (size_t)kn * sizeof(float));
+    const float *vb = v;
+    int64_t ldv = Dv;
+    if (Dv % 16) {
+        for (int64_t c = 0; c < kn; c++)
+            memcpy(w->v + c * dvp, v + c * Dv, (size_t)Dv * sizeof(float));
+        vb = w->v;
+        ldv = dvp;
+    }
+    for (int64_t r = 0; r < q4; r += 4)
+        for (int64_t e = 0; e < dvp; e += 16)
+            tile4x16(kn, w->s + r * BK, BK, vb + e, ldv, w->o + r * dvp + e,
+                     dvp, 1);
+}
+
+static void sdpa_part(void *arg, int part, int nparts)
+{
+    tb_cpu_attn_job *j = arg;
+    const int64_t BQ = TB_ATTN_BQ, BK = TB_ATTN_BK, D = j->D, Dv = j->Dv;
+    int64_t t0, t1;
+    tb_cpu_span(j->BH * j->nqb, 1, part, nparts, &t0, &t1);
+    if (t0 >= t1)
+        return;
+    scratch w;
+    float *buf = scratch_get(j, &w);
+    if (!buf) {
+        j->rc[part] = TB_ENOMEM;
+        return;
+    }
+    const float scale = (float)j->scale;
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t h = t / j->nqb, i0 = t % j->nqb * BQ;
+        const int64_t qn = j->Sq - i0 < BQ ? j->Sq - i0 : BQ;
+        const float *q = (const float *)j->in[0].data + (h * j->Sq + i0) * D;
+        for (int64_t r = 0; r < qn; r++)
+            for (int64_t d = 0; d < D; d++)
+                w.q[r * D + d] = q[r * D + d] * scale;
+        memset(w.q + qn * D, 0, (size_t)((BQ - qn) * D) * sizeof(float));
+        memset(w.o, 0, (size_t)(BQ * w.dvp) * sizeof(float));
+        for (int64_t r = 0; r < BQ; r++) {
+            w.m[r] = -INFINITY;
+            w.l[r] = 0;
+        }
+        const int64_t nk = tb_cpu_attn_keys(j, i0, qn);
+        for (int64_t j0 = 0; j0 < nk; j0 += BK)
+            key_block(j, &w, h, i0, qn, j0, nk - j0 < BK ? nk - j0 : BK);
+        float *out = (float *)j->out[0].data + (h * j->Sq + i0) * Dv;
+        for (int64_t r = 0; r < qn; r++) {
+            const float inv = 1.0f / w.l[r];
+            for (int64_t e = 0; e < Dv; e++)
+                out[r * Dv + e] = w.o[r * w.dvp + e] * inv;
+        }
+    }
+    tb_free(buf);
+}
+
+int TB_CPU_KFN(sdpa, f32, avx2)(void *ctx, const tb_tensor *in,
+                                tb_tensor *out, const tb_params *p)
+{
+    tb_cpu_attn_job j;
+    int rc = tb_cpu_attn_begin(ctx, TB_F32, in, out, p, &j);
+    return rc ? rc : tb_cpu_attn_run(ctx, &j, sdpa_part);
+}
