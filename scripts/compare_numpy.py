@@ -583,6 +583,8 @@ def impl_for(op, lib, mod, np, form, x, o, p):
         return (lambda: x[0] / np.sqrt((x[0] * x[0]).mean(-1, keepdims=True)
                                        + eps) * x[1]), 6, \
             "x / sqrt(mean(x * x) + eps) * w"
+    if op in ("cross_entropy", "cross_entropy_backward") and not out:
+        return loss_impl(op, t, mod, np, x)
     if op in ("gelu", "gelu_tanh", "silu") and t:
         import torch.nn.functional as F
         if op == "silu":
@@ -596,6 +598,47 @@ def impl_for(op, lib, mod, np, form, x, o, p):
         return (lambda: F.gelu(x[0], approximate=appr)), 1, \
             f"gelu(approximate={appr})"
     return None
+
+
+def loss_impl(op, t, mod, np, x):
+    """cross_entropy and its gradient: PyTorch's F.cross_entropy and the
+    two kernels its autograd runs backward (log_softmax's output saved by
+    the forward, which is not timed); NumPy's composition.  The targets
+    (tbench's class indices as values) become integers once, outside the
+    timed call, as a user's targets already are."""
+    bw = op == "cross_entropy_backward"
+    xs, ts = (x[1], x[2]) if bw else (x[0], x[1])
+    n = xs.shape[0]
+    if t:
+        import torch.nn.functional as F
+        tt = ts.long()
+        if not bw:
+            return (lambda: F.cross_entropy(xs, tt)), 1, "cross_entropy"
+        logp = mod.log_softmax(xs, 1)
+        g = x[0].reshape(())
+        tw = mod.tensor(float(n), dtype=xs.dtype)
+        aten = mod.ops.aten
+
+        def tbw():
+            gl = aten.nll_loss_backward(g, logp, tt, None, 1, -100, tw)
+            return aten._log_softmax_backward_data(gl, logp, 1, xs.dtype)
+        return tbw, 2, "nll_loss_backward, _log_softmax_backward_data"
+    ti = ts.astype(np.intp)
+    rows = np.arange(n)
+    if not bw:
+        def ce():
+            m = xs.max(1, keepdims=True)
+            ls = np.log(np.exp(xs - m).sum(1)) + m[:, 0]
+            return np.mean(ls - xs[rows, ti])
+        return ce, 8, "max, subtract, exp, sum, log, add, take, mean"
+
+    def ceb():
+        e = np.exp(xs - xs.max(1, keepdims=True))
+        e /= e.sum(1, keepdims=True)
+        e[rows, ti] -= 1
+        e *= x[0][0] / n
+        return e
+    return ceb, 7, "max, subtract, exp, sum, divide, subtract, multiply"
 
 
 def torch_tensor(np, torch, a):

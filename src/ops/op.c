@@ -205,6 +205,11 @@ static const tb_step steps_log_softmax[] = {
     {TB_OP_log, {TB_STEP_TMP(3)}, 4, {{NULL, 0}}},
     {TB_OP_sub, {TB_STEP_TMP(1), TB_STEP_TMP(4)}, -1, {{NULL, 0}}},
 };
+/* logp = log_softmax(x, axis 1); nll_loss(logp, target). */
+static const tb_step steps_cross_entropy[] = {
+    {TB_OP_log_softmax, {0}, 0, {{"axis", 1}}},
+    {TB_OP_nll_loss, {TB_STEP_TMP(0), 1}, -1, {{NULL, 0}}},
+};
 #define NSTEPS(a) (int)(sizeof a / sizeof a[0])
 
 /* layer_norm and rms_norm: PyTorch's defaults (nn.LayerNorm's 1e-5;
@@ -306,6 +311,21 @@ static const tb_domain domain_bw_log_softmax[] = {{-1, 1}, {-4, 0}};
 static const tb_domain domain_bw_div[] = {{-1, 1}, {-1, 1}, {0.5, 2}};
 static const tb_domain domain_bw_nll[] = {{-4, 0}, {0, 0}};
 static const tb_domain domain_bw_nll_backward[] = {{-1, 1}, {-4, 0}, {0, 0}};
+
+/* Class indices held as values in the input before the last
+ * (cross_entropy's target after the logits [N, C]): C classes. */
+static double index_classes(const tb_op *op, const tb_shape *in,
+                            const tb_shape *out, const tb_params *p,
+                            tb_dtype dt)
+{
+    (void)out, (void)p, (void)dt;
+    const tb_shape *x = &in[op->index_in - 1];
+    return x->ndim == 2 ? (double)x->dim[1] : 0;
+}
+/* cross_entropy and its gradient: targets in input idx, below C */
+#define XENT_ROW(nin, shape_fn, idx)                                      \
+    BW_ROW(nin, 1, shape_fn, TOL_ACC), .index_in = idx,                   \
+    .index_bound = index_classes
 
 /* Workloads (models.h): the batch x in, the loss [1] (train) or the
  * log-probabilities [B, 10] (infer) out; checked on the first call (the
@@ -866,6 +886,14 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .reduce_len = tb_rlen_axis, .tol = TOL_ACC_STEPS,
         .n_steps = NSTEPS(steps_log_softmax), .steps = steps_log_softmax,
         .doc = "log_softmax as six kernels: max, sub, exp, sum, log, sub"},
+    [TB_OP_cross_entropy_unfused] = {OP_ID(cross_entropy_unfused),
+        .category = TB_CAT_UNFUSED, .n_in = 2, .n_out = 1,
+        .shape = tb_bw_shape_nll, .flops = tb_bw_flops, .bytes = tb_bytes_io,
+        .reduce_len = tb_bw_reduce_len, .tol = TOL_ACC_STEPS,
+        .n_steps = NSTEPS(steps_cross_entropy), .steps = steps_cross_entropy,
+        .index_in = 1, .index_bound = index_classes,
+        .doc = "cross_entropy as two kernels: log_softmax over the "
+               "classes, then nll_loss"},
 
     /* calibration: known work and known time (calib.h) */
     [TB_OP_calib_work] = {OP_ID(calib_work),
@@ -943,6 +971,17 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .domain = domain_bw_nll_backward,
         .doc = "nll_loss gradient: g (scalar), logp, target -> dlogp, -g/N "
                "at each row's target"},
+    [TB_OP_cross_entropy] = {OP_ID(cross_entropy),
+        XENT_ROW(2, tb_bw_shape_nll, 1),
+        .doc = "cross-entropy of logits [N,C] and targets [N] (class "
+               "indices as values), mean over the batch -> scalar: "
+               "log_softmax and nll_loss in one pass over each row "
+               "(PyTorch's F.cross_entropy, reduction='mean')"},
+    [TB_OP_cross_entropy_backward] = {OP_ID(cross_entropy_backward),
+        XENT_ROW(3, tb_bw_shape_nll_backward, 2),
+        .doc = "cross_entropy gradient: g (scalar), logits, target -> "
+               "dlogits = (softmax(logits) - onehot(target)) * g / N, one "
+               "pass per row"},
     [TB_OP_max_pool2d_backward] = {OP_ID(max_pool2d_backward),
         BW_ROW(2, 1, tb_bw_shape_act, TOL_ACC), .n_params = 3,
         .params = params_pool,
@@ -1053,10 +1092,20 @@ const char *tb_op_dtype_reason(const tb_op *op, tb_dtype dt)
         break;
     }
     if (op->id == TB_OP_argmax || op->id == TB_OP_nll_loss ||
-        op->id == TB_OP_nll_loss_backward)
+        op->id == TB_OP_nll_loss_backward || op->index_in)
         return "its class indices are integers, which bf16 holds exactly "
                "only up to 256 (f16: 2048): defined in f32 and f64 only";
     return NULL;
+}
+
+double tb_op_index_bound(const tb_op *op, int i, const tb_shape *in,
+                         const tb_params *p)
+{
+    if (!op || !op->index_in || i != op->index_in || !op->index_bound)
+        return 0;
+    tb_params full = p ? *p : (tb_params){0};
+    tb_params_defaults(op, &full);
+    return op->index_bound(op, in, NULL, &full, TB_F64);
 }
 
 const char *tb_op_category_name(tb_op_category c)

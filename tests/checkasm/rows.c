@@ -52,7 +52,7 @@
 
 /* ---- cases: what a family proposes --------------------------------- */
 
-#define MAXC 64
+#define MAXC 96
 #define MAXP 4
 
 typedef struct ocase {
@@ -393,9 +393,16 @@ static void fam_backward(const tb_op *op, cases *cs)
     cs_add(cs, 3, S(2, 17, 33), S(2, 17, 15), S(2, 15, 33));
     cs_add(cs, 3, S(2, 65, 17), S(2, 65, 33), S(2, 33, 17));
     cs_add(cs, 4, S(2, 17, 33), S(2, 17, 15), S(2, 15, 33), S(2, 17, 33));
-    /* nll_loss's logp [N, C], target [N]; its gradient's g [1] first */
-    cs_add(cs, 2, S(2, 17, 10), S(1, 17));
-    cs_add(cs, 3, S(1, 1), S(2, 17, 10), S(1, 17));
+    /* nll_loss's and cross_entropy's logp or logits [N, C], target
+     * [N]; their gradients' g [1] first: one class, vector tails, rows
+     * past the online statistics' block (1024), rows to split over the
+     * threads */
+    static const int nc[][2] = {{17, 10}, {5, 1},   {3, 7},   {9, 33},
+                                {2, 1500}, {3, 2049}, {4096, 10}};
+    for (size_t q = 0; q < sizeof nc / sizeof nc[0]; q++) {
+        cs_add(cs, 2, S(2, nc[q][0], nc[q][1]), S(1, nc[q][0]));
+        cs_add(cs, 3, S(1, 1), S(2, nc[q][0], nc[q][1]), S(1, nc[q][0]));
+    }
     /* pooling: g [N, C, OH, OW], x [N, C, H, W] with kernel, stride,
      * padding: 2x2 windows with odd sides, rows of 1 to 33 windows (both
      * vector widths' tails), and other geometries */
@@ -644,8 +651,13 @@ static void prep_case(void *cctx, const tb_op *op, tb_dtype dt,
                                           &oc->sh[i]),
                          0);
         const tb_domain d = domain_of(op, i);
+        /* indices (a target, an embedding's idx): integers below the
+         * bound */
+        const double ib = tb_op_index_bound(op, i, oc->sh, &pc->p);
         for (int64_t k = 0; k < tb_tensor_numel(&pc->in[i]); k++)
-            tb_tensor_set(&pc->in[i], k, rng_uniform(d.lo, d.hi));
+            tb_tensor_set(&pc->in[i], k,
+                          ib > 0 ? fmin(floor(rng_uniform(0, ib)), ib - 1)
+                                 : rng_uniform(d.lo, d.hi));
     }
     tb_tensor_init(&pc->hdr, dt, &oc->sh[0]);
     const double rlen =

@@ -1,0 +1,472 @@
+/* Tests of the embedding family (issue 30 item 3): cross_entropy and
+ * cross_entropy_backward, their references (src/ops/ref_backward.c) and
+ * cpu rows (src/backends/cpu/xent*.c).
+ *
+ *  1. ref_vectors: every case of tests/data/embed_vectors.h (NumPy
+ *     float64, cross-checked with PyTorch 1.13's F.cross_entropy and
+ *     autograd by scripts/gen_oracle_embed.py): the reference must match
+ *     every output to |got - want| <= 1e-12 |want| + 1e-300 (the same
+ *     double operations; x - lse at |x| ~ 1000 rounds to ~1e-13).
+ *  2. cpu_vectors: the cpu rows at every ISA level this machine and build
+ *     have, threads 1 and 2, against the same vectors with the harness's
+ *     own check (tb_check_outputs, the op's tolerance and reduce length);
+ *     impl names "<op>_<dtype>_<level>"; one kernel launch per call.
+ *  3. cpu_random: shapes from one class to rows past the statistics'
+ *     blocks and batches that split over two threads, logits in [-25, 25]
+ *     or scaled by 100, random targets with repeats, operands 4/8 bytes
+ *     off the 64-byte boundary in canary-guarded buffers, at every level
+ *     x threads 1, 2, against the reference; the outputs at threads 2 are
+ *     the bits of threads 1 (rows are independent and the losses are
+ *     summed in row order).
+ *  4. bad_operands: a target out of [0, C), negative, fractional or NaN
+ *     is TB_EINVAL with no write at all (the targets are checked first);
+ *     a target of another length is TB_ESHAPE, and the shape rule's
+ *     message names the logits; the reference refuses bad targets too.
+ *
+ * Every test's leak_teardown checks that it freed all tracked memory. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+
+#include "backends/backend.h"
+#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels.h"
+#include "base/error.h"
+#include "harness/check.h"
+#include "ops/alloc.h"
+#include "ops/op.h"
+#include "ops/tensor.h"
+#include "tests/data/embed_vectors.h"
+
+extern const tb_backend tb_backend_cpu;
+static const tb_backend *const B = &tb_backend_cpu;
+
+#define REF_RTOL 1e-12
+#define REF_ATOL 1e-300
+#define SEED UINT64_C(0x0e3bedc0ffee5eed)
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static uint64_t rng_state;
+
+static double rng_uniform(double lo, double hi)
+{
+    return lo + (hi - lo) *
+                    ((double)(splitmix64_next(&rng_state) >> 11) * 0x1.0p-53);
+}
+
+static int n_levels(void)
+{
+    int max = tb_cpu_isa_max();
+    while (max > 0 && !tb_cpu_isa_built(max))
+        max--;
+    return max + 1;
+}
+
+static tb_dtype dtype_of(const char *s)
+{
+    return strcmp(s, "f32") == 0 ? TB_F32 : TB_F64;
+}
+
+/* A cpu instance at level `isa` with `threads` threads. */
+static void *cpu_create(int isa, int threads)
+{
+    const char *vals[2] = {tb_cpu_isa_name(isa), threads == 1 ? "1" : "2"};
+    void *ctx = NULL;
+    char err[256];
+    assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
+    return ctx;
+}
+
+static uint64_t launches(void *ctx)
+{
+    tb_backend_counters k;
+    tb_backend_counters_read(B, ctx, &k);
+    return k.kernel_launches;
+}
+
+/* The inputs of a vector case (host tensors of dt). */
+static void case_inputs(const embv_case *c, tb_dtype dt, tb_tensor *in)
+{
+    for (int i = 0; i < c->n_in; i++) {
+        tb_shape s = shape_of(c->shape[i].ndim, c->shape[i].dim);
+        assert_int_equal(tb_tensor_create(&in[i], dt, &s), 0);
+        for (int64_t k = 0; k < tb_shape_numel(&s); k++)
+            tb_tensor_set(&in[i], k, c->in[i][k]);
+    }
+}
+
+/* The output shape of op on the inputs' shapes. */
+static tb_shape out_shape(const tb_op *op, const tb_tensor *in)
+{
+    tb_shape is[TB_MAX_INPUTS], os[TB_MAX_OUTPUTS];
+    for (int i = 0; i < op->n_in; i++)
+        is[i] = tb_tensor_shape(&in[i]);
+    assert_int_equal(tb_op_infer(op, is, op->n_in, NULL, os, NULL, 0), 0);
+    return os[0];
+}
+
+static double terms_of(const tb_op *op, const tb_tensor *in,
+                       const tb_shape *os, tb_dtype dt)
+{
+    tb_shape is[TB_MAX_INPUTS];
+    for (int i = 0; i < op->n_in; i++)
+        is[i] = tb_tensor_shape(&in[i]);
+    return tb_check_terms(op, op->reduce_len
+                                  ? op->reduce_len(op, is, os, NULL, dt)
+                                  : 1);
+}
+
+/* ========================================================================= */
+/* 1. reference vs NumPy / PyTorch                                           */
+/* ========================================================================= */
+
+static void test_ref_vectors(void **state)
+{
+    (void)state;
+    int64_t checked = 0;
+    for (size_t k = 0; k < EMBV_N_CASES; k++) {
+        const embv_case *c = &embv_cases[k];
+        const tb_op *op = tb_op_find(c->op);
+        assert_non_null(op);
+        assert_int_equal(c->n_in, op->n_in);
+        tb_tensor in[EMBV_MAX_IN], out;
+        case_inputs(c, dtype_of(c->dtype), in);
+        tb_shape os = out_shape(op, in);
+        assert_int_equal(tb_shape_numel(&os), c->n_out);
+        assert_int_equal(tb_tensor_create(&out, TB_F64, &os), 0);
+        assert_int_equal(op->ref(in, &out, NULL), 0);
+        const double *got = out.data;
+        for (int64_t i = 0; i < c->n_out; i++) {
+            double want = c->out[i];
+            if (!(fabs(got[i] - want) <= REF_RTOL * fabs(want) + REF_ATOL))
+                fail_msg("%s: [%lld] = %.17g, NumPy %.17g", c->name,
+                         (long long)i, got[i], want);
+            checked++;
+        }
+        for (int i = 0; i < c->n_in; i++)
+            tb_tensor_destroy(&in[i]);
+        tb_tensor_destroy(&out);
+    }
+    print_message("# %zu cases, %lld values\n", (size_t)EMBV_N_CASES,
+                  (long long)checked);
+}
+
+/* ========================================================================= */
+/* 2. cpu rows vs NumPy / PyTorch                                            */
+/* ========================================================================= */
+
+static void cpu_vector_case(void *ctx, int isa, const embv_case *c)
+{
+    const tb_op *op = tb_op_find(c->op);
+    tb_dtype dt = dtype_of(c->dtype);
+    const char *impl = NULL;
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, NULL, &impl).fn;
+    assert_non_null(fn);
+    assert_non_null(impl);
+    /* the best row at or below the level: a pair without a SIMD row
+     * runs its C row */
+    char simd[64], crow[64];
+    snprintf(simd, sizeof simd, "%s_%s_%s", c->op, c->dtype,
+             tb_cpu_isa_name(isa));
+    snprintf(crow, sizeof crow, "%s_%s_c", c->op, c->dtype);
+    if (strcmp(impl, simd) != 0 && strcmp(impl, crow) != 0)
+        fail_msg("%s: impl %s at %s", c->name, impl, tb_cpu_isa_name(isa));
+
+    tb_tensor in[EMBV_MAX_IN], out, want;
+    case_inputs(c, dt, in);
+    tb_shape os = out_shape(op, in);
+    assert_int_equal(tb_tensor_create(&out, dt, &os), 0);
+    memset(out.data, 0xff, tb_tensor_nbytes(&out)); /* NaN */
+    assert_int_equal(tb_tensor_create(&want, TB_F64, &os), 0);
+    memcpy(want.data, c->out, (size_t)c->n_out * sizeof(double));
+    uint64_t l0 = launches(ctx);
+    assert_int_equal(fn(ctx, in, &out, NULL), 0);
+    assert_int_equal(launches(ctx) - l0, 1);
+    tb_check chk;
+    tb_check_outputs(&out, &want, 1, op->tol[dt], terms_of(op, in, &os, dt),
+                     &chk);
+    if (!chk.passed)
+        fail_msg("%s %s: %lld bad, first [%lld] = %.9g, NumPy %.17g",
+                 c->name, impl, (long long)chk.n_bad,
+                 (long long)chk.first_bad, chk.first_bad_got,
+                 chk.first_bad_ref);
+    for (int i = 0; i < c->n_in; i++)
+        tb_tensor_destroy(&in[i]);
+    tb_tensor_destroy(&out);
+    tb_tensor_destroy(&want);
+}
+
+static void test_cpu_vectors(void **state)
+{
+    (void)state;
+    int runs = 0;
+    for (int l = 0; l < n_levels(); l++)
+        for (int th = 1; th <= 2; th++) {
+            void *ctx = cpu_create(l, th);
+            for (size_t k = 0; k < EMBV_N_CASES; k++, runs++)
+                cpu_vector_case(ctx, l, &embv_cases[k]);
+            B->destroy(ctx);
+        }
+    print_message("# %d levels x 2 thread counts, %d kernel runs\n",
+                  n_levels(), runs);
+}
+
+/* ========================================================================= */
+/* 3. random shapes, misalignment, canaries, against the reference          */
+/* ========================================================================= */
+
+#define GUARD 64
+#define CANARY 0xa5
+
+typedef struct gbuf {
+    unsigned char *base;
+    size_t total, nbytes;
+    void *p;
+} gbuf;
+
+/* A tensor of dt and shape s, `off` bytes past a 64-byte boundary,
+ * guarded by canaries. */
+static tb_tensor gb_tensor(gbuf *g, tb_dtype dt, const tb_shape *s,
+                           size_t off)
+{
+    tb_tensor t;
+    tb_tensor_init(&t, dt, s);
+    g->nbytes = tb_tensor_nbytes(&t);
+    g->total = GUARD + off + g->nbytes + GUARD;
+    g->base = tb_alloc(g->total);
+    assert_non_null(g->base);
+    memset(g->base, CANARY, g->total);
+    g->p = g->base + GUARD + off;
+    t.data = g->p;
+    return t;
+}
+
+static bool gb_intact(const gbuf *g)
+{
+    const unsigned char *b = g->base, *p = g->p;
+    for (const unsigned char *q = b; q < p; q++)
+        if (*q != CANARY)
+            return false;
+    for (const unsigned char *q = p + g->nbytes; q < b + g->total; q++)
+        if (*q != CANARY)
+            return false;
+    return true;
+}
+
+/* Inputs of op for logits [N, C] (scale: the logits' magnitude), random
+ * targets, g in [-1, 1]. */
+static void random_inputs(const tb_op *op, tb_dtype dt, int64_t N,
+                          int64_t C, double scale, gbuf *gi, tb_tensor *in)
+{
+    const bool bw = op->id == TB_OP_cross_entropy_backward;
+    tb_shape sg = SHAPE(1), sx = SHAPE(N, C), st = SHAPE(N);
+    const size_t off = tb_dtype_size(dt);
+    int k = 0;
+    if (bw)
+        in[k] = gb_tensor(&gi[k], dt, &sg, off), k++;
+    in[k] = gb_tensor(&gi[k], dt, &sx, off), k++;
+    in[k] = gb_tensor(&gi[k], dt, &st, off), k++;
+    if (bw)
+        tb_tensor_set(&in[0], 0, rng_uniform(-1, 1));
+    for (int64_t e = 0; e < N * C; e++)
+        tb_tensor_set(&in[k - 2], e, scale * rng_uniform(-1, 1));
+    for (int64_t e = 0; e < N; e++)
+        tb_tensor_set(&in[k - 1], e,
+                      fmin(floor(rng_uniform(0, (double)C)), (double)C - 1));
+}
+
+/* Runs op at ctx on the inputs into a guarded output; checks it against
+ * the reference and the canaries; keeps a copy of the output in *keep. */
+static void random_run(void *ctx, const tb_op *op, tb_dtype dt,
+                       tb_tensor *in, const char *what, tb_tensor *keep)
+{
+    tb_shape os = out_shape(op, in);
+    gbuf go;
+    tb_tensor out = gb_tensor(&go, dt, &os, tb_dtype_size(dt));
+    memset(out.data, 0xff, tb_tensor_nbytes(&out));
+    tb_tensor ref;
+    assert_int_equal(tb_tensor_create(&ref, TB_F64, &os), 0);
+    assert_int_equal(op->ref(in, &ref, NULL), 0);
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, NULL, NULL).fn;
+    assert_non_null(fn);
+    assert_int_equal(fn(ctx, in, &out, NULL), 0);
+    tb_check chk;
+    tb_check_outputs(&out, &ref, 1, op->tol[dt], terms_of(op, in, &os, dt),
+                     &chk);
+    if (!chk.passed)
+        fail_msg("%s %s %s: %lld bad, first [%lld] = %.9g, ref %.17g",
+                 op->name, tb_dtype_name(dt), what, (long long)chk.n_bad,
+                 (long long)chk.first_bad, chk.first_bad_got,
+                 chk.first_bad_ref);
+    if (!gb_intact(&go))
+        fail_msg("%s %s: output canary", op->name, what);
+    assert_int_equal(tb_tensor_create(keep, dt, &os), 0);
+    memcpy(keep->data, out.data, tb_tensor_nbytes(&out));
+    tb_tensor_destroy(&ref);
+    tb_free(go.base);
+}
+
+static void test_cpu_random(void **state)
+{
+    (void)state;
+    static const int64_t nc[][2] = {{1, 1},   {1, 2},    {2, 9},
+                                    {3, 16},  {7, 17},   {5, 255},
+                                    {2, 1025}, {3, 3000}, {4096, 10},
+                                    {64, 999}};
+    static const tb_op_id ops[] = {TB_OP_cross_entropy,
+                                   TB_OP_cross_entropy_backward};
+    int runs = 0;
+    void *ctx[8][2];
+    for (int l = 0; l < n_levels(); l++)
+        for (int th = 1; th <= 2; th++)
+            ctx[l][th - 1] = cpu_create(l, th);
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        const tb_op *op = tb_op_get(ops[o]);
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
+            for (size_t q = 0; q < sizeof nc / sizeof nc[0]; q++)
+                for (int big = 0; big < 2; big++) {
+                    rng_state = SEED ^ (uint64_t)(o * 1000 + q * 2 + big);
+                    gbuf gi[3];
+                    tb_tensor in[3];
+                    random_inputs(op, (tb_dtype)dt, nc[q][0], nc[q][1],
+                                  big ? 100 : 25, gi, in);
+                    for (int l = 0; l < n_levels(); l++) {
+                        tb_tensor one, two;
+                        char what[64];
+                        snprintf(what, sizeof what, "%lldx%lld %s x%s",
+                                 (long long)nc[q][0], (long long)nc[q][1],
+                                 tb_cpu_isa_name(l), big ? "100" : "25");
+                        random_run(ctx[l][0], op, (tb_dtype)dt, in, what,
+                                   &one);
+                        random_run(ctx[l][1], op, (tb_dtype)dt, in, what,
+                                   &two);
+                        runs += 2;
+                        if (memcmp(one.data, two.data,
+                                   tb_tensor_nbytes(&one)) != 0)
+                            fail_msg("%s %s: threads 2 differ from 1",
+                                     op->name, what);
+                        tb_tensor_destroy(&one);
+                        tb_tensor_destroy(&two);
+                    }
+                    for (int i = 0; i < op->n_in; i++) {
+                        if (!gb_intact(&gi[i]))
+                            fail_msg("%s: input canary %d", op->name, i);
+                        tb_free(gi[i].base);
+                    }
+                }
+    }
+    for (int l = 0; l < n_levels(); l++)
+        for (int th = 0; th < 2; th++)
+            B->destroy(ctx[l][th]);
+    print_message("# %d kernel runs against the reference\n", runs);
+}
+
+/* ========================================================================= */
+/* 4. bad operands                                                           */
+/* ========================================================================= */
+
+static void test_bad_operands(void **state)
+{
+    (void)state;
+    enum { N = 6, C = 5 };
+    static const double bad_t[] = {5, -1, 2.5, NAN, INFINITY, 1e300};
+    for (int l = 0; l < n_levels(); l++) {
+        void *ctx = cpu_create(l, 2);
+        for (int bw = 0; bw < 2; bw++) {
+            const tb_op *op = tb_op_get(bw ? TB_OP_cross_entropy_backward
+                                           : TB_OP_cross_entropy);
+            for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
+                tb_tensor in[3], out;
+                tb_shape sg = SHAPE(1), sx = SHAPE(N, C), st = SHAPE(N);
+                tb_shape so = bw ? sx : (tb_shape){0, {0}};
+                int k = 0;
+                if (bw) {
+                    assert_int_equal(
+                        tb_tensor_create(&in[k++], (tb_dtype)dt, &sg), 0);
+                    tb_tensor_set(&in[0], 0, 1);
+                }
+                assert_int_equal(tb_tensor_create(&in[k], (tb_dtype)dt, &sx),
+                                 0);
+                for (int64_t e = 0; e < N * C; e++)
+                    tb_tensor_set(&in[k], e, 0.1 * (double)e);
+                k++;
+                assert_int_equal(tb_tensor_create(&in[k], (tb_dtype)dt, &st),
+                                 0);
+                assert_int_equal(tb_tensor_create(&out, (tb_dtype)dt, &so),
+                                 0);
+                tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, NULL,
+                                            NULL).fn;
+                assert_non_null(fn);
+                for (size_t b = 0; b < sizeof bad_t / sizeof bad_t[0]; b++)
+                    for (int64_t pos = 0; pos < N; pos += N - 1) {
+                        for (int64_t e = 0; e < N; e++)
+                            tb_tensor_set(&in[k], e, (double)(e % C));
+                        tb_tensor_set(&in[k], pos, bad_t[b]);
+                        if (dt == TB_F32 && bad_t[b] == 1e300)
+                            continue; /* inf in f32: already covered */
+                        memset(out.data, 0x5a, tb_tensor_nbytes(&out));
+                        uint64_t l0 = launches(ctx);
+                        assert_int_equal(fn(ctx, in, &out, NULL),
+                                         TB_EINVAL);
+                        assert_int_equal(launches(ctx) - l0, 1);
+                        const unsigned char *o = out.data;
+                        for (size_t i = 0; i < tb_tensor_nbytes(&out); i++)
+                            if (o[i] != 0x5a)
+                                fail_msg("%s: target %g at %lld: output "
+                                         "written", op->name, bad_t[b],
+                                         (long long)pos);
+                        tb_tensor ref;
+                        assert_int_equal(tb_tensor_create(&ref, TB_F64, &so),
+                                         0);
+                        assert_int_equal(op->ref(in, &ref, NULL), TB_EINVAL);
+                        tb_tensor_destroy(&ref);
+                    }
+                /* a target of another length */
+                tb_tensor t2 = in[k];
+                t2.shape[0] = N - 1;
+                tb_tensor save = in[k];
+                in[k] = t2;
+                assert_int_equal(fn(ctx, in, &out, NULL), TB_ESHAPE);
+                in[k] = save;
+                for (int i = 0; i <= k; i++)
+                    tb_tensor_destroy(&in[i]);
+                tb_tensor_destroy(&out);
+            }
+        }
+        B->destroy(ctx);
+    }
+    /* the shape rule's message names what is wrong */
+    const tb_op *op = tb_op_get(TB_OP_cross_entropy);
+    tb_shape is[2] = {SHAPE(4, 3), SHAPE(5)}, os[1];
+    char err[256] = "";
+    assert_int_equal(tb_op_infer(op, is, 2, NULL, os, err, sizeof err),
+                     TB_ESHAPE);
+    print_message("# %s\n", err);
+    assert_non_null(strstr(err, "cross_entropy: expects logits [N, C]"));
+    assert_non_null(strstr(err, "got 4x3 and 5"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_ref_vectors, leak_setup,
+                                        leak_teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_vectors, leak_setup,
+                                        leak_teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_random, leak_setup,
+                                        leak_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_operands, leak_setup,
+                                        leak_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
