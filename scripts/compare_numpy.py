@@ -585,6 +585,8 @@ def impl_for(op, lib, mod, np, form, x, o, p):
             "x / sqrt(mean(x * x) + eps) * w"
     if op in ("cross_entropy", "cross_entropy_backward") and not out:
         return loss_impl(op, t, mod, np, x)
+    if op in ("embedding", "embedding_backward") and not out:
+        return embedding_impl(op, t, mod, np, x, p)
     if op in ("gelu", "gelu_tanh", "silu") and t:
         import torch.nn.functional as F
         if op == "silu":
@@ -639,6 +641,34 @@ def loss_impl(op, t, mod, np, x):
         e *= x[0][0] / n
         return e
     return ceb, 7, "max, subtract, exp, sum, divide, subtract, multiply"
+
+
+def embedding_impl(op, t, mod, np, x, p):
+    """embedding: PyTorch's F.embedding and the kernel its autograd runs
+    backward (embedding_dense_backward); NumPy's take and add.at.  The
+    indices become integers once, outside the timed call."""
+    v = int(p.get("num_weights", 1000))
+    if t:
+        import torch.nn.functional as F
+        it = x[1].long()
+        if op == "embedding":
+            return (lambda: F.embedding(it, x[0])), 1, "embedding"
+        aten = mod.ops.aten
+        return (lambda: aten.embedding_dense_backward(x[0], it, v, -1,
+                                                      False)), 1, \
+            "embedding_dense_backward"
+    ii = x[1].astype(np.intp)
+    if op == "embedding":
+        return (lambda: np.take(x[0], ii, axis=0)), 1, "take(axis=0)"
+    d = x[0].shape[-1]
+    g2 = x[0].reshape(-1, d)
+    i1 = ii.reshape(-1)
+
+    def emb_bw():
+        dw = np.zeros((v, d), x[0].dtype)
+        np.add.at(dw, i1, g2)
+        return dw
+    return emb_bw, 2, "zeros, add.at"
 
 
 def torch_tensor(np, torch, a):

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Generate the oracle vectors of the embedding family: tests/data/embed_vectors.h.
 
-For cross_entropy and cross_entropy_backward (issue 30 item 3), the inputs
-and the float64 outputs tests/test_embed.c holds tbench's reference and
-cpu rows to.
+For cross_entropy, cross_entropy_backward, embedding and
+embedding_backward (issue 30 item 3), the inputs and the float64 outputs
+tests/test_embed.c holds tbench's reference and cpu rows to.
 
 Run with Debian's /usr/bin/python3 (python3-numpy, python3-torch):
 
@@ -19,7 +19,13 @@ How a case is made (all independent of tbench's C code):
 - The expected values are NumPy float64: loss = mean_i(lse(x_i) -
   x_i[t_i]) with lse(x) = m + log(sum(exp(x - m))), m = max(x), and the
   gradient (exp(x - lse) - onehot(t)) * g / N.
-- Each is cross-checked against PyTorch 1.13 in float64:
+- embedding: weight rows gathered, W[idx]; embedding_backward: dW =
+  zeros, then np.add.at(dW, idx, g) (the rows of repeated indices summed:
+  every batch of indices here repeats some).  Cross-checked against
+  F.embedding and the autograd gradient of sum(F.embedding(idx, W) * g)
+  in float64 to 1e-13 relative; f32 cases against PyTorch in float32
+  within TOL_ACC with the reduce length n (the number of indices).
+- Each cross_entropy case is cross-checked against PyTorch 1.13 in float64:
   F.cross_entropy(x, t, reduction='mean') and the gradient of g * loss
   by autograd (torch.autograd.grad), to 1e-12 relative (plus 1e-300):
   x - lse at |x| ~ 1000 is rounded to 2^-43 ~ 1.1e-13 absolute, which
@@ -48,6 +54,9 @@ SHAPES = [(1, 1, "u"), (3, 1, "u"), (5, 7, "u"), (17, 10, "u"),
           (4, 33, "u"), (1, 1100, "u"), (150, 7, "u"), (4, 9, "large"),
           (6, 40, "large")]
 GS = [1.0, -0.375]
+# embedding: (V, D, idx shape)
+EMB = [(1, 1, (3,)), (7, 13, (5,)), (10, 17, (3, 7)), (50, 8, (2, 3, 4)),
+       (4, 13, (9,)), (3, 1, (6,))]
 TOL_F32 = (1e-5, 2e-6)  # op.c TOL_ACC, f32: atol * sqrt(C) + rtol |want|
 MAX_BYTES = 600 * 1024
 
@@ -78,6 +87,49 @@ def ce_torch(x, t, g, dtype):
     (dx,) = torch.autograd.grad(loss * g, xt)
     return (np.array([loss.item()]),
             dx.detach().numpy().astype(np.float64))
+
+
+def emb_torch(w, idx, g, dtype):
+    wt = torch.tensor(w, dtype=dtype, requires_grad=True)
+    it = torch.tensor(idx, dtype=torch.int64)
+    y = F.embedding(it, wt)
+    (dw,) = torch.autograd.grad((y * torch.tensor(g, dtype=dtype)).sum(),
+                                wt)
+    return (y.detach().numpy().astype(np.float64),
+            dw.numpy().astype(np.float64))
+
+
+def emb_cases(w, cases):
+    for k, (v, d, ishape) in enumerate(EMB):
+        w64 = rng.uniform(-1, 1, (v, d))
+        idx = rng.integers(0, v, ishape)
+        g64 = rng.uniform(-1, 1, ishape + (d,))
+        for dt in ("f32", "f64"):
+            rnd = (lambda a: a.astype(np.float32).astype(np.float64)) \
+                if dt == "f32" else (lambda a: a)
+            wv, gv = rnd(w64), rnd(g64)
+            y = wv[idx]
+            dw = np.zeros((v, d))
+            np.add.at(dw, idx, gv)
+            ty, tdw = emb_torch(wv, idx, gv, torch.float64)
+            assert close(y, ty, 0, 0), ("embedding", v, d)
+            assert close(dw, tdw, 1e-13, 1e-300), ("embedding grad", v, d)
+            if dt == "f32":
+                _, fdw = emb_torch(wv.astype(np.float32), idx,
+                                   gv.astype(np.float32), torch.float32)
+                atol = TOL_F32[1] * np.sqrt(idx.size)
+                assert close(fdw, dw, TOL_F32[0], atol), ("f32 grad", v, d)
+            name = "emb_%dx%d_%s_%s" % (v, d, "x".join(map(str, ishape)),
+                                       dt)
+            ids = w.array(idx.astype(np.float64))
+            cases.append(dict(name=name, op="embedding", dtype=dt,
+                              shapes=[(v, d), ishape],
+                              ins=[w.array(wv), ids], out=w.array(y),
+                              n_out=y.size))
+            cases.append(dict(name=name + "_bw", op="embedding_backward",
+                              dtype=dt, shapes=[ishape + (d,), ishape],
+                              ins=[w.array(gv), ids], out=w.array(dw),
+                              n_out=dw.size, params=[("num_weights", v)]))
 
 
 def close(a, b, rtol, atol):
@@ -144,6 +196,7 @@ def main():
                               dtype=dt, shapes=[(1,), (n, c), (n,)],
                               ins=[w.array([g]), xs, ts],
                               out=w.array(dx), n_out=n * c))
+    emb_cases(w, cases)
     text = render(w, cases)
     if len(text) > MAX_BYTES:
         sys.exit("gen_oracle_embed: %d bytes, over %d" % (len(text),
@@ -162,7 +215,8 @@ def render(w, cases):
  * %d); do not edit, re-run the script.  Each case: the op, the dtype,
  * the inputs (f32 cases exactly representable in float; indices as
  * values) and the NumPy float64 outputs, cross-checked against PyTorch's
- * F.cross_entropy and its autograd gradient in float64.
+ * F.cross_entropy, F.embedding and their autograd gradients in
+ * float64.
  * Included by tests/test_embed.c only. */
 #ifndef TB_TESTS_DATA_EMBED_VECTORS_H
 #define TB_TESTS_DATA_EMBED_VECTORS_H
@@ -170,6 +224,7 @@ def render(w, cases):
 #include <stdint.h>
 
 #define EMBV_MAX_IN 3
+#define EMBV_MAX_PARAMS 2
 
 typedef struct embv_case {
     const char *name;
@@ -183,6 +238,11 @@ typedef struct embv_case {
     const double *in[EMBV_MAX_IN];
     int64_t n_out; /* elements of the one output */
     const double *out;
+    int n_params;
+    struct {
+        const char *name;
+        double value;
+    } params[EMBV_MAX_PARAMS];
 } embv_case;
 """ % (np.__version__, torch.__version__, SEED))
     for name, vals in w.arrays:
@@ -202,8 +262,11 @@ typedef struct embv_case {
         shapes = ", ".join(shape_c(s) for s in c["shapes"])
         o.append('    {"%s", "%s", "%s", %d, {%s},' % (
             c["name"], c["op"], c["dtype"], len(c["ins"]), shapes))
-        o.append("     {%s}, %d, %s}," % (", ".join(c["ins"]), c["n_out"],
-                                          c["out"]))
+        prm = c.get("params", [])
+        ptxt = ", ".join('{"%s", %r}' % (k, float(v)) for k, v in prm)
+        o.append("     {%s}, %d, %s, %d, {%s}}," % (
+            ", ".join(c["ins"]), c["n_out"], c["out"], len(prm),
+            ptxt or "{NULL, 0}"))
     o.append("};")
     o.append("#define EMBV_N_CASES (sizeof embv_cases / sizeof embv_cases[0])")
     o.append("")

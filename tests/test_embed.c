@@ -1,6 +1,7 @@
-/* Tests of the embedding family (issue 30 item 3): cross_entropy and
- * cross_entropy_backward, their references (src/ops/ref_backward.c) and
- * cpu rows (src/backends/cpu/xent*.c).
+/* Tests of the embedding family (issue 30 item 3): cross_entropy,
+ * cross_entropy_backward, embedding and embedding_backward, their
+ * references (src/ops/ref_backward.c) and cpu rows
+ * (src/backends/cpu/xent*.c, embed_c.c).
  *
  *  1. ref_vectors: every case of tests/data/embed_vectors.h (NumPy
  *     float64, cross-checked with PyTorch 1.13's F.cross_entropy and
@@ -18,7 +19,8 @@
  *     x threads 1, 2, against the reference; the outputs at threads 2 are
  *     the bits of threads 1 (rows are independent and the losses are
  *     summed in row order).
- *  4. bad_operands: a target out of [0, C), negative, fractional or NaN
+ *  4. bad_operands: a target (an embedding index) out of [0, C) ([0, V)),
+ *     negative, fractional or NaN
  *     is TB_EINVAL with no write at all (the targets are checked first);
  *     a target of another length is TB_ESHAPE, and the shape rule's
  *     message names the logits; the reference refuses bad targets too.
@@ -105,24 +107,39 @@ static void case_inputs(const embv_case *c, tb_dtype dt, tb_tensor *in)
     }
 }
 
+/* The parameters of a vector case, with the defaults. */
+static tb_params case_params(const tb_op *op, const embv_case *c)
+{
+    tb_params p = {0};
+    for (int i = 0; i < c->n_params; i++) {
+        char err[128];
+        assert_int_equal(tb_params_set(op, &p, c->params[i].name,
+                                       c->params[i].value, err, sizeof err),
+                         0);
+    }
+    tb_params_defaults(op, &p);
+    return p;
+}
+
 /* The output shape of op on the inputs' shapes. */
-static tb_shape out_shape(const tb_op *op, const tb_tensor *in)
+static tb_shape out_shape(const tb_op *op, const tb_tensor *in,
+                          const tb_params *p)
 {
     tb_shape is[TB_MAX_INPUTS], os[TB_MAX_OUTPUTS];
     for (int i = 0; i < op->n_in; i++)
         is[i] = tb_tensor_shape(&in[i]);
-    assert_int_equal(tb_op_infer(op, is, op->n_in, NULL, os, NULL, 0), 0);
+    assert_int_equal(tb_op_infer(op, is, op->n_in, p, os, NULL, 0), 0);
     return os[0];
 }
 
 static double terms_of(const tb_op *op, const tb_tensor *in,
-                       const tb_shape *os, tb_dtype dt)
+                       const tb_shape *os, const tb_params *p, tb_dtype dt)
 {
     tb_shape is[TB_MAX_INPUTS];
     for (int i = 0; i < op->n_in; i++)
         is[i] = tb_tensor_shape(&in[i]);
     return tb_check_terms(op, op->reduce_len
-                                  ? op->reduce_len(op, is, os, NULL, dt)
+                                  ? op->reduce_len(op, is, os, p, dt)
                                   : 1);
 }
 
@@ -141,10 +158,11 @@ static void test_ref_vectors(void **state)
         assert_int_equal(c->n_in, op->n_in);
         tb_tensor in[EMBV_MAX_IN], out;
         case_inputs(c, dtype_of(c->dtype), in);
-        tb_shape os = out_shape(op, in);
+        tb_params p = case_params(op, c);
+        tb_shape os = out_shape(op, in, &p);
         assert_int_equal(tb_shape_numel(&os), c->n_out);
         assert_int_equal(tb_tensor_create(&out, TB_F64, &os), 0);
-        assert_int_equal(op->ref(in, &out, NULL), 0);
+        assert_int_equal(op->ref(in, &out, &p), 0);
         const double *got = out.data;
         for (int64_t i = 0; i < c->n_out; i++) {
             double want = c->out[i];
@@ -169,8 +187,9 @@ static void cpu_vector_case(void *ctx, int isa, const embv_case *c)
 {
     const tb_op *op = tb_op_find(c->op);
     tb_dtype dt = dtype_of(c->dtype);
+    tb_params p = case_params(op, c);
     const char *impl = NULL;
-    tb_kernel_fn fn = B->kernel(ctx, op, dt, NULL, &impl).fn;
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl).fn;
     assert_non_null(fn);
     assert_non_null(impl);
     /* the best row at or below the level: a pair without a SIMD row
@@ -184,17 +203,17 @@ static void cpu_vector_case(void *ctx, int isa, const embv_case *c)
 
     tb_tensor in[EMBV_MAX_IN], out, want;
     case_inputs(c, dt, in);
-    tb_shape os = out_shape(op, in);
+    tb_shape os = out_shape(op, in, &p);
     assert_int_equal(tb_tensor_create(&out, dt, &os), 0);
     memset(out.data, 0xff, tb_tensor_nbytes(&out)); /* NaN */
     assert_int_equal(tb_tensor_create(&want, TB_F64, &os), 0);
     memcpy(want.data, c->out, (size_t)c->n_out * sizeof(double));
     uint64_t l0 = launches(ctx);
-    assert_int_equal(fn(ctx, in, &out, NULL), 0);
+    assert_int_equal(fn(ctx, in, &out, &p), 0);
     assert_int_equal(launches(ctx) - l0, 1);
     tb_check chk;
-    tb_check_outputs(&out, &want, 1, op->tol[dt], terms_of(op, in, &os, dt),
-                     &chk);
+    tb_check_outputs(&out, &want, 1, op->tol[dt],
+                     terms_of(op, in, &os, &p, dt), &chk);
     if (!chk.passed)
         fail_msg("%s %s: %lld bad, first [%lld] = %.9g, NumPy %.17g",
                  c->name, impl, (long long)chk.n_bad,
@@ -285,24 +304,52 @@ static void random_inputs(const tb_op *op, tb_dtype dt, int64_t N,
                       fmin(floor(rng_uniform(0, (double)C)), (double)C - 1));
 }
 
+/* Inputs of embedding (weight [V, D] in [-1, 1]) or its gradient (g
+ * [n, D]; p's num_weights = V), n random indices below V (repeats when
+ * n > V). */
+static void random_emb_inputs(const tb_op *op, tb_dtype dt, int64_t V,
+                              int64_t D, int64_t n, gbuf *gi, tb_tensor *in,
+                              tb_params *p)
+{
+    const bool bw = op->id == TB_OP_embedding_backward;
+    tb_shape s0 = bw ? SHAPE(n, D) : SHAPE(V, D), si = SHAPE(n);
+    const size_t off = tb_dtype_size(dt);
+    in[0] = gb_tensor(&gi[0], dt, &s0, off);
+    in[1] = gb_tensor(&gi[1], dt, &si, off);
+    for (int64_t e = 0; e < tb_shape_numel(&s0); e++)
+        tb_tensor_set(&in[0], e, rng_uniform(-1, 1));
+    for (int64_t e = 0; e < n; e++)
+        tb_tensor_set(&in[1], e,
+                      fmin(floor(rng_uniform(0, (double)V)), (double)V - 1));
+    *p = (tb_params){0};
+    if (bw) {
+        char err[128];
+        assert_int_equal(tb_params_set(op, p, "num_weights", (double)V, err,
+                                       sizeof err),
+                         0);
+    }
+    tb_params_defaults(op, p);
+}
+
 /* Runs op at ctx on the inputs into a guarded output; checks it against
  * the reference and the canaries; keeps a copy of the output in *keep. */
 static void random_run(void *ctx, const tb_op *op, tb_dtype dt,
-                       tb_tensor *in, const char *what, tb_tensor *keep)
+                       tb_tensor *in, const tb_params *p, const char *what,
+                       tb_tensor *keep)
 {
-    tb_shape os = out_shape(op, in);
+    tb_shape os = out_shape(op, in, p);
     gbuf go;
     tb_tensor out = gb_tensor(&go, dt, &os, tb_dtype_size(dt));
     memset(out.data, 0xff, tb_tensor_nbytes(&out));
     tb_tensor ref;
     assert_int_equal(tb_tensor_create(&ref, TB_F64, &os), 0);
-    assert_int_equal(op->ref(in, &ref, NULL), 0);
-    tb_kernel_fn fn = B->kernel(ctx, op, dt, NULL, NULL).fn;
+    assert_int_equal(op->ref(in, &ref, p), 0);
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, p, NULL).fn;
     assert_non_null(fn);
-    assert_int_equal(fn(ctx, in, &out, NULL), 0);
+    assert_int_equal(fn(ctx, in, &out, p), 0);
     tb_check chk;
-    tb_check_outputs(&out, &ref, 1, op->tol[dt], terms_of(op, in, &os, dt),
-                     &chk);
+    tb_check_outputs(&out, &ref, 1, op->tol[dt],
+                     terms_of(op, in, &os, p, dt), &chk);
     if (!chk.passed)
         fail_msg("%s %s %s: %lld bad, first [%lld] = %.9g, ref %.17g",
                  op->name, tb_dtype_name(dt), what, (long long)chk.n_bad,
@@ -316,15 +363,22 @@ static void random_run(void *ctx, const tb_op *op, tb_dtype dt,
     tb_free(go.base);
 }
 
+/* Shapes of the random cases: cross_entropy's logits [N, C] (big: the
+ * logits scaled by 100, not 25); an embedding's V, D and n indices
+ * (big: n = 4 V, many repeats). */
+static const int64_t rshape[][3] = {
+    {1, 1, 3},    {1, 2, 1},     {2, 9, 7},    {3, 16, 40},
+    {7, 17, 5},   {5, 255, 9},   {2, 1025, 3}, {3, 3000, 2},
+    {4096, 10, 4096}, {64, 999, 300}, {3000, 40, 5000},
+};
+
 static void test_cpu_random(void **state)
 {
     (void)state;
-    static const int64_t nc[][2] = {{1, 1},   {1, 2},    {2, 9},
-                                    {3, 16},  {7, 17},   {5, 255},
-                                    {2, 1025}, {3, 3000}, {4096, 10},
-                                    {64, 999}};
     static const tb_op_id ops[] = {TB_OP_cross_entropy,
-                                   TB_OP_cross_entropy_backward};
+                                   TB_OP_cross_entropy_backward,
+                                   TB_OP_embedding,
+                                   TB_OP_embedding_backward};
     int runs = 0;
     void *ctx[8][2];
     for (int l = 0; l < n_levels(); l++)
@@ -332,23 +386,31 @@ static void test_cpu_random(void **state)
             ctx[l][th - 1] = cpu_create(l, th);
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
         const tb_op *op = tb_op_get(ops[o]);
+        const bool emb = o >= 2;
         for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
-            for (size_t q = 0; q < sizeof nc / sizeof nc[0]; q++)
+            for (size_t q = 0; q < sizeof rshape / sizeof rshape[0]; q++)
                 for (int big = 0; big < 2; big++) {
+                    const int64_t *sh = rshape[q];
                     rng_state = SEED ^ (uint64_t)(o * 1000 + q * 2 + big);
                     gbuf gi[3];
                     tb_tensor in[3];
-                    random_inputs(op, (tb_dtype)dt, nc[q][0], nc[q][1],
-                                  big ? 100 : 25, gi, in);
+                    tb_params p = {0};
+                    if (emb)
+                        random_emb_inputs(op, (tb_dtype)dt, sh[0], sh[1],
+                                          big ? 4 * sh[0] : sh[2], gi, in,
+                                          &p);
+                    else
+                        random_inputs(op, (tb_dtype)dt, sh[0], sh[1],
+                                      big ? 100 : 25, gi, in);
                     for (int l = 0; l < n_levels(); l++) {
                         tb_tensor one, two;
                         char what[64];
-                        snprintf(what, sizeof what, "%lldx%lld %s x%s",
-                                 (long long)nc[q][0], (long long)nc[q][1],
-                                 tb_cpu_isa_name(l), big ? "100" : "25");
-                        random_run(ctx[l][0], op, (tb_dtype)dt, in, what,
+                        snprintf(what, sizeof what, "%lldx%lld %s big %d",
+                                 (long long)sh[0], (long long)sh[1],
+                                 tb_cpu_isa_name(l), big);
+                        random_run(ctx[l][0], op, (tb_dtype)dt, in, &p, what,
                                    &one);
-                        random_run(ctx[l][1], op, (tb_dtype)dt, in, what,
+                        random_run(ctx[l][1], op, (tb_dtype)dt, in, &p, what,
                                    &two);
                         runs += 2;
                         if (memcmp(one.data, two.data,
@@ -374,6 +436,55 @@ static void test_cpu_random(void **state)
 /* ========================================================================= */
 /* 4. bad operands                                                           */
 /* ========================================================================= */
+
+/* An embedding index out of [0, V), negative, fractional or NaN: the
+ * forward and the gradient return TB_EINVAL and write nothing. */
+static void emb_bad_indices(void)
+{
+    enum { V = 4, D = 3, N = 5 };
+    static const double bad[] = {V, -1, 0.5, NAN, INFINITY};
+    void *ctx = cpu_create(n_levels() - 1, 2);
+    for (int bw = 0; bw < 2; bw++) {
+        const tb_op *op = tb_op_get(bw ? TB_OP_embedding_backward
+                                       : TB_OP_embedding);
+        tb_params p = {0};
+        char err[128];
+        if (bw)
+            assert_int_equal(tb_params_set(op, &p, "num_weights", V, err,
+                                           sizeof err),
+                             0);
+        tb_params_defaults(op, &p);
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
+            tb_shape s0 = bw ? SHAPE(N, D) : SHAPE(V, D), si = SHAPE(N);
+            tb_shape so = bw ? SHAPE(V, D) : SHAPE(N, D);
+            tb_tensor in[2], out;
+            assert_int_equal(tb_tensor_create(&in[0], (tb_dtype)dt, &s0), 0);
+            assert_int_equal(tb_tensor_create(&in[1], (tb_dtype)dt, &si), 0);
+            assert_int_equal(tb_tensor_create(&out, (tb_dtype)dt, &so), 0);
+            tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, &p, NULL).fn;
+            for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+                for (int64_t e = 0; e < N; e++)
+                    tb_tensor_set(&in[1], e, (double)(e % V));
+                tb_tensor_set(&in[1], N - 1, bad[b]);
+                memset(out.data, 0x5a, tb_tensor_nbytes(&out));
+                assert_int_equal(fn(ctx, in, &out, &p), TB_EINVAL);
+                const unsigned char *o = out.data;
+                for (size_t i = 0; i < tb_tensor_nbytes(&out); i++)
+                    if (o[i] != 0x5a)
+                        fail_msg("%s: index %g: output written", op->name,
+                                 bad[b]);
+                tb_tensor ref;
+                assert_int_equal(tb_tensor_create(&ref, TB_F64, &so), 0);
+                assert_int_equal(op->ref(in, &ref, &p), TB_EINVAL);
+                tb_tensor_destroy(&ref);
+            }
+            tb_tensor_destroy(&in[0]);
+            tb_tensor_destroy(&in[1]);
+            tb_tensor_destroy(&out);
+        }
+    }
+    B->destroy(ctx);
+}
 
 static void test_bad_operands(void **state)
 {
@@ -445,7 +556,8 @@ static void test_bad_operands(void **state)
         }
         B->destroy(ctx);
     }
-    /* the shape rule's message names what is wrong */
+    emb_bad_indices();
+    /* the shape rules' messages name what is wrong */
     const tb_op *op = tb_op_get(TB_OP_cross_entropy);
     tb_shape is[2] = {SHAPE(4, 3), SHAPE(5)}, os[1];
     char err[256] = "";
@@ -454,6 +566,18 @@ static void test_bad_operands(void **state)
     print_message("# %s\n", err);
     assert_non_null(strstr(err, "cross_entropy: expects logits [N, C]"));
     assert_non_null(strstr(err, "got 4x3 and 5"));
+    tb_shape ew[2] = {SHAPE(4, 3, 2), SHAPE(5)};
+    op = tb_op_get(TB_OP_embedding);
+    assert_int_equal(tb_op_infer(op, ew, 2, NULL, os, err, sizeof err),
+                     TB_ESHAPE);
+    print_message("# %s\n", err);
+    assert_non_null(strstr(err, "embedding: expects weight [V, D]"));
+    tb_shape eg[2] = {SHAPE(5, 3), SHAPE(4)};
+    op = tb_op_get(TB_OP_embedding_backward);
+    assert_int_equal(tb_op_infer(op, eg, 2, NULL, os, err, sizeof err),
+                     TB_ESHAPE);
+    print_message("# %s\n", err);
+    assert_non_null(strstr(err, "gradient 5x3 does not match"));
 }
 
 int main(void)

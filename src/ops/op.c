@@ -322,6 +322,34 @@ static double index_classes(const tb_op *op, const tb_shape *in,
     const tb_shape *x = &in[op->index_in - 1];
     return x->ndim == 2 ? (double)x->dim[1] : 0;
 }
+/* An embedding's indices: below V, weight's rows (embedding) or the
+ * parameter num_weights (embedding_backward). */
+static double index_rows(const tb_op *op, const tb_shape *in,
+                         const tb_shape *out, const tb_params *p,
+                         tb_dtype dt)
+{
+    (void)out, (void)dt;
+    if (op->id == TB_OP_embedding_backward)
+        return p->v[0];
+    return in[0].ndim == 2 ? (double)in[0].dim[0] : 0;
+}
+
+/* embedding reads only the rows it gathers: idx, then n rows of D in
+ * and out (n the number of indices). */
+static double bytes_embedding(const tb_op *op, const tb_shape *in,
+                              const tb_shape *out, const tb_params *p,
+                              tb_dtype dt)
+{
+    (void)op, (void)p;
+    return (op_numel_d(&in[1]) + 2 * op_numel_d(&out[0])) *
+           op_dtype_bytes(dt);
+}
+
+static const tb_param_spec params_embedding_bw[] = {
+    {"num_weights", TB_PARAM_INT, false, 1000, 1, 1e9,
+     "V: the rows of the weight whose gradient this is; indices below V"},
+};
+
 /* cross_entropy and its gradient: targets in input idx, below C */
 #define XENT_ROW(nin, shape_fn, idx)                                      \
     BW_ROW(nin, 1, shape_fn, TOL_ACC), .index_in = idx,                   \
@@ -647,6 +675,14 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .shape = tb_rule_permute, .flops = tb_flops_zero, .bytes = tb_bytes_io,
         .tol = TOL_EXACT,
         .doc = "reorder dims: output dim i = input dim p<i>; materialized"},
+
+    [TB_OP_embedding] = {OP_ID(embedding),
+        .category = TB_CAT_LAYOUT, .n_in = 2, .n_out = 1,
+        .shape = tb_rule_embedding, .flops = tb_flops_zero,
+        .bytes = bytes_embedding, .tol = TOL_EXACT, .index_in = 1,
+        .index_bound = index_rows,
+        .doc = "rows of weight [V,D] gathered by idx [...] (indices as "
+               "values, in [0, V)) -> [...,D] (PyTorch's F.embedding)"},
 
     /* fused */
     [TB_OP_add_relu] = {OP_ID(add_relu),
@@ -982,6 +1018,14 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .doc = "cross_entropy gradient: g (scalar), logits, target -> "
                "dlogits = (softmax(logits) - onehot(target)) * g / N, one "
                "pass per row"},
+    [TB_OP_embedding_backward] = {OP_ID(embedding_backward),
+        BW_ROW(2, 1, tb_bw_shape_embedding, TOL_ACC), .n_params = 1,
+        .params = params_embedding_bw, .index_in = 1,
+        .index_bound = index_rows,
+        .doc = "embedding gradient: g [...,D], idx [...] -> dW [V,D] "
+               "(V: num_weights), g's rows added into the rows their "
+               "indices name, in index order (the same bits at every "
+               "thread count)"},
     [TB_OP_max_pool2d_backward] = {OP_ID(max_pool2d_backward),
         BW_ROW(2, 1, tb_bw_shape_act, TOL_ACC), .n_params = 3,
         .params = params_pool,

@@ -97,7 +97,7 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(max) X(min) X(argmax) X(var)                                        \
     X(softmax) X(permute) X(add_relu) X(linear) X(matmul_int8)            \
     X(conv2d) X(conv2d_nobias) X(max_pool2d) X(avg_pool2d)                \
-    X(layer_norm) X(rms_norm)                                             \
+    X(layer_norm) X(rms_norm) X(embedding)                                \
     X(zeros) X(ones) X(full) X(arange) X(rand_uniform) X(rand_normal)     \
     X(copy)                                                               \
     X(add_) X(sub_) X(mul_) X(div_) X(relu_)                              \
@@ -113,6 +113,7 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(div_backward) X(matmul_backward) X(linear_backward) X(nll_loss)     \
     X(nll_loss_backward) X(max_pool2d_backward) X(avg_pool2d_backward)    \
     X(conv2d_backward) X(cross_entropy) X(cross_entropy_backward)         \
+    X(embedding_backward)                                                 \
     X(mlp_train_step) X(mlp_infer_step) X(cnn_train_step)                 \
     X(cnn_infer_step) X(api_add)                                          \
     X(copy_h2d) X(copy_d2h) X(copy_d2d)

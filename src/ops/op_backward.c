@@ -30,6 +30,7 @@ static tb_op_id bw_forward(tb_op_id id)
     case TB_OP_avg_pool2d_backward: return TB_OP_avg_pool2d;
     case TB_OP_conv2d_backward: return TB_OP_conv2d_nobias;
     case TB_OP_cross_entropy_backward: return TB_OP_cross_entropy;
+    case TB_OP_embedding_backward: return TB_OP_embedding;
     default: return TB_OP_nll_loss;
     }
 }
@@ -134,6 +135,28 @@ int tb_bw_shape_nll_backward(const tb_op *op, const tb_shape *in,
     return bw_grads(op, in, p, out, err, len, 2, 1);
 }
 
+int tb_bw_shape_embedding(const tb_op *op, const tb_shape *in,
+                          const tb_params *p, tb_shape *out, char *err,
+                          size_t len)
+{
+    const int64_t V = tb_params_has(p, 0) ? (int64_t)p->v[0]
+                                          : (int64_t)op->params[0].def;
+    if (in[0].ndim < 2) {
+        char sg[96];
+        return tb_op_fail(err, len, TB_ESHAPE,
+                          "%s: gradient %s needs a last dim D after the "
+                          "indices' dims", op->name,
+                          tb_shape_format(&in[0], sg, sizeof sg));
+    }
+    /* the forward's weight [V, D] */
+    tb_shape fin[2] = {{2, {V, in[0].dim[in[0].ndim - 1]}}, in[1]};
+    int rc = bw_check_g(op, &in[0], fin, 2, p, err, len);
+    if (rc)
+        return rc;
+    out[0] = fin[0];
+    return 0;
+}
+
 int tb_bw_shape_conv2d(const tb_op *op, const tb_shape *in,
                        const tb_params *p, tb_shape *out, char *err,
                        size_t len)
@@ -186,6 +209,7 @@ double tb_bw_flops(const tb_op *op, const tb_shape *in, const tb_shape *out,
         return 4 * ng + 3 * (double)in[0].dim[0];
     case TB_OP_cross_entropy_backward: /* the stats, then x - m, exp, * */
         return 7 * numel(&in[1]);
+    case TB_OP_embedding_backward: return ng; /* one add per g element */
     case TB_OP_max_pool2d_backward:
     case TB_OP_avg_pool2d_backward: {
         double k = tb_params_has(p, 0) ? p->v[0] : 2;
@@ -237,6 +261,8 @@ double tb_bw_reduce_len(const tb_op *op, const tb_shape *in,
     case TB_OP_cross_entropy:
     case TB_OP_cross_entropy_unfused: r = (double)in[0].dim[1]; break;
     case TB_OP_cross_entropy_backward: r = (double)in[1].dim[1]; break;
+    /* a row of dW sums the g rows of every repeat of its index */
+    case TB_OP_embedding_backward: r = numel(&in[1]); break;
     case TB_OP_max_pool2d_backward:
     case TB_OP_avg_pool2d_backward: {
         double k = tb_params_has(p, 0) ? p->v[0] : 2;

@@ -43,6 +43,11 @@ int tb_bw_shape_nll(const tb_op *op, const tb_shape *in, const tb_params *p,
 int tb_bw_shape_nll_backward(const tb_op *op, const tb_shape *in,
                              const tb_params *p, tb_shape *out, char *err,
                              size_t len);
+/* embedding_backward: g [..., D], idx [...] -> dW [V, D], V the
+ * parameter num_weights. */
+int tb_bw_shape_embedding(const tb_op *op, const tb_shape *in,
+                          const tb_params *p, tb_shape *out, char *err,
+                          size_t len);
 /* conv2d_backward: g, x, w -> dx, dw, db (conv parameters). */
 int tb_bw_shape_conv2d(const tb_op *op, const tb_shape *in,
                        const tb_params *p, tb_shape *out, char *err,

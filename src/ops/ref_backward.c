@@ -1,4 +1,5 @@
-/* Reference kernels of the backward ops (op_backward.h), in the contract
+/* Reference kernels of the backward ops (op_backward.h) and of
+ * embedding's forward (a gather beside its gradient), in the contract
  * of ref.h: host inputs of any dtype and strides, contiguous f64 outputs
  * of the shapes the op's shape rule gives.
  *
@@ -462,6 +463,56 @@ int tb_ref_cross_entropy_backward(const tb_tensor *in, tb_tensor *out,
                                   const tb_params *p)
 {
     return loss_bwd(TB_OP_cross_entropy_backward, in, out, p);
+}
+
+/* ---- embedding -------------------------------------------------------------
+ * The forward (a gather) shares the operand helpers of the gradients. */
+
+/* Row r of the indices idx (n values): its class in [0, V), else
+ * TB_EINVAL. */
+static int emb_rows(const double *idx, int64_t n, int64_t V, int64_t *cls)
+{
+    for (int64_t r = 0; r < n; r++)
+        if (tb_bw_class(idx[r], V, &cls[r]))
+            return TB_EINVAL;
+    return 0;
+}
+
+/* embedding: out row r = weight row idx[r]; embedding_backward: dW row v
+ * = the sum of the g rows r with idx[r] = v, in index order. */
+static int embedding_ref(tb_op_id id, const tb_tensor *in, tb_tensor *out,
+                         const tb_params *p)
+{
+    bw_io io;
+    int rc = bw_begin(&io, id, in, out, p);
+    if (rc)
+        return rc;
+    const bool bw = id == TB_OP_embedding_backward;
+    const int64_t n = tb_shape_numel(&io.in[1]);
+    const int64_t D = bw ? io.out[0].dim[1] : io.in[0].dim[1];
+    const int64_t V = bw ? io.out[0].dim[0] : io.in[0].dim[0];
+    int64_t *cls = tb_alloc((size_t)(n ? n : 1) * sizeof *cls);
+    rc = cls ? emb_rows(io.x[1], n, V, cls) : TB_ENOMEM;
+    for (int64_t r = 0; rc == 0 && r < n; r++)
+        for (int64_t j = 0; j < D; j++) {
+            if (bw)
+                tb_ksum_add(&io.acc[0][cls[r] * D + j], io.x[0][r * D + j]);
+            else
+                tb_ksum_add(&io.acc[0][r * D + j], io.x[0][cls[r] * D + j]);
+        }
+    tb_free(cls);
+    return bw_end(&io, out, rc);
+}
+
+int tb_ref_embedding(const tb_tensor *in, tb_tensor *out, const tb_params *p)
+{
+    return embedding_ref(TB_OP_embedding, in, out, p);
+}
+
+int tb_ref_embedding_backward(const tb_tensor *in, tb_tensor *out,
+                              const tb_params *p)
+{
+    return embedding_ref(TB_OP_embedding_backward, in, out, p);
 }
 
 /* ---- pooling and convolution -------------------------------------------- */

@@ -243,6 +243,13 @@ static void fam_layout(const tb_op *op, cases *cs)
         oc_p(oc_p(oc_p(c, "p0", perms[i][0]), "p1", perms[i][1]), "p2",
              perms[i][2]);
     }
+    /* embedding's weight [V, D] and indices: one row, odd widths, 2-D
+     * indices, enough rows to split over the threads */
+    cs_add(cs, 2, S(2, 1, 1), S(1, 3));
+    cs_add(cs, 2, S(2, 7, 13), S(1, 5));
+    cs_add(cs, 2, S(2, 100, 33), S(2, 4, 9));
+    cs_add(cs, 2, S(2, 50, 513), S(1, 300));
+    cs_add(cs, 2, S(2, 3000, 1), S(1, 20000));
 }
 
 /* Matrix products: tails of every micro-tile, K beyond the depth
@@ -403,6 +410,12 @@ static void fam_backward(const tb_op *op, cases *cs)
         cs_add(cs, 2, S(2, nc[q][0], nc[q][1]), S(1, nc[q][0]));
         cs_add(cs, 3, S(1, 1), S(2, nc[q][0], nc[q][1]), S(1, nc[q][0]));
     }
+    /* embedding's g [..., D], idx [...] with num_weights: repeated
+     * indices (V below n), one row, rows enough for two threads */
+    oc_p(cs_add(cs, 2, S(2, 9, 13), S(1, 9)), "num_weights", 4);
+    oc_p(cs_add(cs, 2, S(2, 5, 1), S(1, 5)), "num_weights", 1);
+    oc_p(cs_add(cs, 2, S(3, 4, 6, 33), S(2, 4, 6)), "num_weights", 50);
+    oc_p(cs_add(cs, 2, S(2, 4000, 40), S(1, 4000)), "num_weights", 3000);
     /* pooling: g [N, C, OH, OW], x [N, C, H, W] with kernel, stride,
      * padding: 2x2 windows with odd sides, rows of 1 to 33 windows (both
      * vector widths' tails), and other geometries */

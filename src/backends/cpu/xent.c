@@ -8,23 +8,8 @@
 
 #include "../../base/error.h"
 #include "../../ops/alloc.h"
-#include "../../ops/op_backward.h"
 #include "cpu_internal.h"
 #include "xent.h"
-
-/* cls[i] = the class of target value i of t (f32 or f64, contiguous):
- * 0, or TB_EINVAL at the first value that is not an integer in [0, C). */
-static int xent_targets(const tb_tensor *t, int64_t C, int64_t *cls)
-{
-    const int64_t N = tb_tensor_numel(t);
-    for (int64_t i = 0; i < N; i++) {
-        double v = t->dtype == TB_F32 ? (double)((const float *)t->data)[i]
-                                      : ((const double *)t->data)[i];
-        if (tb_bw_class(v, C, &cls[i]))
-            return TB_EINVAL;
-    }
-    return 0;
-}
 
 static void xent_part(void *arg, int part, int nparts)
 {
@@ -52,7 +37,7 @@ int tb_cpu_xent_run(void *ctx, tb_op_id id, tb_dtype dt,
         rc = TB_ENOMEM;
         goto done;
     }
-    rc = xent_targets(t, j.C, j.cls);
+    rc = tb_cpu_indices(t, j.C, j.cls);
     if (rc)
         goto done;
     if (bw) {
