@@ -587,6 +587,17 @@ def impl_for(op, lib, mod, np, form, x, o, p):
         return loss_impl(op, t, mod, np, x)
     if op in ("embedding", "embedding_backward") and not out:
         return embedding_impl(op, t, mod, np, x, p)
+    if op == "dropout" and not out:
+        pr = float(p.get("p", 0.5))
+        if t:
+            import torch.nn.functional as F
+            return (lambda: F.dropout(x[0], pr, training=True)), 1, \
+                "dropout(training=True)"
+        gen = np.random.default_rng(int(p.get("seed", 0)))
+        sc = x[0].dtype.type(1) / x[0].dtype.type(1 - pr)
+        return (lambda: x[0] * ((gen.random(x[0].shape, x[0].dtype) >= pr)
+                                * sc)), 4, \
+            "random, greater_equal, multiply, multiply" 
     if op in ("gelu", "gelu_tanh", "silu") and t:
         import torch.nn.functional as F
         if op == "silu":
@@ -678,6 +689,24 @@ def torch_tensor(np, torch, a):
         bits = np.ascontiguousarray(a["bf16"]).view(np.int16)
         return torch.from_numpy(bits.copy()).view(torch.bfloat16)
     return torch.from_numpy(a)
+
+
+def check_dropout(np, got, x, p, rtol, atol):
+    """dropout: PyTorch's and NumPy's masks come from other generators than
+    tbench's stream (ops/rand.h), so their outputs are held to what the
+    op defines apart from the mask: each kept (nonzero) element is
+    x / (1 - p) within the tolerance, and the kept count is within 6
+    binomial standard deviations of n (1 - p)."""
+    g = np.asarray(got, dtype=np.float64).reshape(-1)
+    xv = np.asarray(x, dtype=np.float64).reshape(-1)
+    kept = g != 0
+    chk, msg = check(np, g, np.where(kept, xv / (1 - p), 0.0), rtol, atol)
+    k, n = int(kept.sum()), g.size
+    if chk["passed"] and abs(k - n * (1 - p)) > 6 * math.sqrt(
+            n * p * (1 - p)):
+        chk["passed"] = False
+        msg = f"{k} of {n} elements kept, expected {n * (1 - p):.0f}"
+    return chk, msg
 
 
 def check(np, got, ref, rtol, atol, tiny=0.0):
@@ -789,8 +818,13 @@ def run_case(np, lib, mod, form, threads, c, warm, meas, overhead):
     if lib == "torch":
         r = r.float().numpy() if dt in ("bf16", "f16") else r.numpy()
     ref = np.load(c["reference"][0])
-    chk, msg = check(np, r, ref, c["rtol"], c["atol"],
-                     2.0 ** -24 if dt == "f16" else 0.0)
+    if c["op"] == "dropout":
+        chk, msg = check_dropout(np, r, np.load(c["inputs"][0]),
+                                 float(c["params"].get("p", 0.5)),
+                                 c["rtol"], c["atol"])
+    else:
+        chk, msg = check(np, r, ref, c["rtol"], c["atol"],
+                         2.0 ** -24 if dt == "f16" else 0.0)
     rec["check"] = chk
     if not chk["passed"]:
         rec["status"] = "failed-check"

@@ -25,6 +25,14 @@ How a case is made (all independent of tbench's C code):
   F.embedding and the autograd gradient of sum(F.embedding(idx, W) * g)
   in float64 to 1e-13 relative; f32 cases against PyTorch in float32
   within TOL_ACC with the reduce length n (the number of indices).
+- dropout: PyTorch's mask comes from another generator, so the oracle is
+  the stream's definition (src/ops/rand.h, written again here in Python
+  integers: SplitMix64 with Vigna's constants): element i is kept when
+  mix(key + (i + 1) G) >> 11 >= ceil(p 2^53), key = mix(seed + G), and
+  out = x * (keep ? s : 0) with s = 1 / (1 - p) rounded in the dtype
+  (PyTorch's noise.div_(1 - p); f32: 1 - p rounded to float, then the
+  float reciprocal).  PyTorch's F.dropout is used to confirm that form:
+  its kept elements equal x * s exactly (float32 and float64).
 - Each cross_entropy case is cross-checked against PyTorch 1.13 in float64:
   F.cross_entropy(x, t, reduction='mean') and the gradient of g * loss
   by autograd (torch.autograd.grad), to 1e-12 relative (plus 1e-300):
@@ -39,6 +47,7 @@ Values are written with repr(), which round-trips float64 exactly through
 a C compiler's correctly rounded strtod.
 """
 
+import math
 import os
 import sys
 
@@ -132,6 +141,61 @@ def emb_cases(w, cases):
                               n_out=dw.size, params=[("num_weights", v)]))
 
 
+M64 = (1 << 64) - 1
+GAMMA = 0x9E3779B97F4A7C15
+
+
+def mix(z):
+    z &= M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def keep_mask(seed, p, n):
+    key = mix(seed + GAMMA)
+    thr = math.ceil(p * 2.0 ** 53)
+    return np.array([(mix(key + (i + 1) * GAMMA) >> 11) >= thr
+                     for i in range(n)])
+
+
+def drop_scale(p, dt):
+    if dt == "f32":
+        return float(np.float32(1.0) / np.float32(1.0 - p))
+    return 1.0 / (1.0 - p)
+
+
+def torch_scale_check(p, dt):
+    """PyTorch's kept elements are x * s with drop_scale's s."""
+    dtype = torch.float32 if dt == "f32" else torch.float64
+    torch.manual_seed(0)
+    x = torch.rand(4096, dtype=dtype) + 0.5
+    y = F.dropout(x, p=p, training=True)
+    kept = y != 0
+    s = torch.tensor(drop_scale(p, dt), dtype=dtype)
+    assert torch.equal(y[kept], x[kept] * s), ("dropout scale", p, dt)
+
+
+DROP = [(1, 0.5, 0), (7, 0.0, 3), (100, 0.3, 12345), (1000, 0.5, 1),
+        (513, 0.9, 2 ** 53), (64, 0.1, 7)]
+
+
+def drop_cases(w, cases):
+    for n, p, seed in DROP:
+        x64 = rng.uniform(-4, 4, n)
+        keep = keep_mask(seed, p, n)
+        for dt in ("f32", "f64"):
+            x = x64.astype(np.float32).astype(np.float64) if dt == "f32" \
+                else x64
+            if p > 0:
+                torch_scale_check(p, dt)
+            y = x * np.where(keep, drop_scale(p, dt), 0.0)
+            cases.append(dict(name="drop_%d_p%g_s%d_%s" % (n, p, seed, dt),
+                              op="dropout", dtype=dt, shapes=[(n,)],
+                              ins=[w.array(x)], out=w.array(y), n_out=n,
+                              params=[("p", p), ("seed", seed)]))
+
+
 def close(a, b, rtol, atol):
     return bool(np.all(np.abs(a - b) <= atol + rtol * np.abs(b)))
 
@@ -197,6 +261,7 @@ def main():
                               ins=[w.array([g]), xs, ts],
                               out=w.array(dx), n_out=n * c))
     emb_cases(w, cases)
+    drop_cases(w, cases)
     text = render(w, cases)
     if len(text) > MAX_BYTES:
         sys.exit("gen_oracle_embed: %d bytes, over %d" % (len(text),
@@ -216,7 +281,8 @@ def render(w, cases):
  * the inputs (f32 cases exactly representable in float; indices as
  * values) and the NumPy float64 outputs, cross-checked against PyTorch's
  * F.cross_entropy, F.embedding and their autograd gradients in
- * float64.
+ * float64; dropout's from the stream's definition (ops/rand.h) in Python
+ * integers, its scale confirmed against F.dropout.
  * Included by tests/test_embed.c only. */
 #ifndef TB_TESTS_DATA_EMBED_VECTORS_H
 #define TB_TESTS_DATA_EMBED_VECTORS_H

@@ -25,6 +25,13 @@
  *     a target of another length is TB_ESHAPE, and the shape rule's
  *     message names the logits; the reference refuses bad targets too.
  *
+ *  5. dropout_stream: over 1e6 elements, every level and thread count
+ *     gives the bits of the scalar level at one thread, p = 0 is x
+ *     itself, and the kept fraction is within 6 binomial standard
+ *     deviations of 1 - p.  (Its vectors in 1 and 2 hold the stream to
+ *     its definition, written again in Python: PyTorch's mask comes from
+ *     another generator.)
+ *
  * Every test's leak_teardown checks that it freed all tracked memory. */
 #include <math.h>
 #include <setjmp.h>
@@ -580,6 +587,80 @@ static void test_bad_operands(void **state)
     assert_non_null(strstr(err, "gradient 5x3 does not match"));
 }
 
+/* ========================================================================= */
+/* 5. dropout's stream: levels, threads, p = 0, the kept fraction            */
+/* ========================================================================= */
+
+/* dropout of n elements (x in [0.5, 1.5], never 0) at p, seed on ctx. */
+static void drop_run(void *ctx, tb_dtype dt, const tb_tensor *x, double p,
+                     double seed, tb_tensor *out)
+{
+    const tb_op *op = tb_op_get(TB_OP_dropout);
+    tb_params prm = {0};
+    char err[128];
+    assert_int_equal(tb_params_set(op, &prm, "p", p, err, sizeof err), 0);
+    assert_int_equal(tb_params_set(op, &prm, "seed", seed, err, sizeof err),
+                     0);
+    tb_shape s = tb_tensor_shape(x);
+    assert_int_equal(tb_tensor_create(out, dt, &s), 0);
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, &prm, NULL).fn;
+    assert_non_null(fn);
+    assert_int_equal(fn(ctx, x, out, &prm), 0);
+}
+
+/* Kept fraction of 1e6 elements at p: the count k of kept elements is
+ * binomial(n, 1 - p) if the stream's bits are uniform; |k - n (1 - p)|
+ * <= 6 sqrt(n p (1 - p)) fails a uniform stream with probability 2e-9.
+ * Every output (both dtypes, every level, threads 1 and 2) is the bits
+ * of the scalar level at one thread; p = 0 gives x itself, bit for bit. */
+static void test_dropout_stream(void **state)
+{
+    (void)state;
+    enum { N = 1000000 };
+    static const double ps[] = {0, 0.1, 0.5, 0.9};
+    for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
+        tb_shape s = SHAPE(N);
+        tb_tensor x;
+        assert_int_equal(tb_tensor_create(&x, (tb_dtype)dt, &s), 0);
+        rng_state = SEED;
+        for (int64_t i = 0; i < N; i++)
+            tb_tensor_set(&x, i, rng_uniform(0.5, 1.5));
+        for (size_t q = 0; q < sizeof ps / sizeof ps[0]; q++) {
+            tb_tensor first = {0};
+            for (int l = 0; l < n_levels(); l++)
+                for (int th = 1; th <= 2; th++) {
+                    void *ctx = cpu_create(l, th);
+                    tb_tensor o;
+                    drop_run(ctx, (tb_dtype)dt, &x, ps[q], 42, &o);
+                    B->destroy(ctx);
+                    if (!first.data) {
+                        first = o;
+                        continue;
+                    }
+                    if (memcmp(o.data, first.data, tb_tensor_nbytes(&o)))
+                        fail_msg("dropout p=%g %s threads=%d: not the bits "
+                                 "of scalar threads=1", ps[q],
+                                 tb_cpu_isa_name(l), th);
+                    tb_tensor_destroy(&o);
+                }
+            int64_t kept = 0;
+            for (int64_t i = 0; i < N; i++)
+                kept += tb_tensor_get(&first, i) != 0;
+            const double mean = N * (1 - ps[q]);
+            const double bound = 6 * sqrt(N * ps[q] * (1 - ps[q]));
+            print_message("# %s p=%g: %lld kept, expected %.0f +- %.0f\n",
+                          tb_dtype_name((tb_dtype)dt), ps[q],
+                          (long long)kept, mean, bound);
+            assert_true(fabs((double)kept - mean) <= bound);
+            if (ps[q] == 0)
+                assert_memory_equal(first.data, x.data,
+                                    tb_tensor_nbytes(&x));
+            tb_tensor_destroy(&first);
+        }
+        tb_tensor_destroy(&x);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -590,6 +671,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cpu_random, leak_setup,
                                         leak_teardown),
         cmocka_unit_test_setup_teardown(test_bad_operands, leak_setup,
+                                        leak_teardown),
+        cmocka_unit_test_setup_teardown(test_dropout_stream, leak_setup,
                                         leak_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

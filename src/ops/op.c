@@ -223,6 +223,14 @@ static const tb_param_spec params_rms_norm[] = {
      "added to the mean square"},
 };
 
+/* dropout: PyTorch's default p; the stream's seed as the random ops'. */
+static const tb_param_spec params_dropout[] = {
+    {"p", TB_PARAM_FLOAT, false, 0.5, 0, 0x1.fffffffffffffp-1,
+     "probability of zeroing an element, in [0, 1)"},
+    {"seed", TB_PARAM_INT, false, 0, 0, 9007199254740992.0,
+     "stream: element i's keep bit depends only on (seed, i)"},
+};
+
 /* matmul_int8: scales of 1/128 map inputs in [-1, 1] onto the u8 and
  * s8 ranges (a: 0..255 around 128; b: -128..127, the top clamped). */
 static const tb_param_spec params_int8[] = {
@@ -587,6 +595,15 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .flops = tb_flops_elem,
         .bytes = tb_bytes_io, .tol = TOL_MATH, .elem_flops = 5,
         .doc = "log1p(exp(beta*x))/beta, x where beta*x > threshold (PyTorch)"},
+    [TB_OP_dropout] = {OP_ID(dropout),
+        .category = TB_CAT_ACTIVATION, .n_in = 1, .n_out = 1, .n_params = 2,
+        .params = params_dropout, .shape = tb_rule_same,
+        .flops = tb_flops_elem, .bytes = tb_bytes_io, .tol = TOL_EW,
+        .elem_flops = 2,
+        .doc = "x * keep / (1 - p), keep = u(seed, i) >= p on the random "
+               "ops' counter-based stream (ops/rand.h): the same mask at "
+               "every thread count and ISA level; PyTorch's mask differs "
+               "(another generator)"},
     [TB_OP_hardswish] = {OP_ID(hardswish),
         .category = TB_CAT_ACTIVATION, .n_in = 1, .n_out = 1,
         .shape = tb_rule_same, .flops = tb_flops_elem, .bytes = tb_bytes_io,
@@ -1135,6 +1152,10 @@ const char *tb_op_dtype_reason(const tb_op *op, tb_dtype dt)
     default:
         break;
     }
+    if (op->id == TB_OP_dropout)
+        return "its keep mask is the element's index in the stream, which "
+               "the 16-bit rows' blocks would restart: defined in f32 and "
+               "f64 only";
     if (op->id == TB_OP_argmax || op->id == TB_OP_nll_loss ||
         op->id == TB_OP_nll_loss_backward || op->index_in)
         return "its class indices are integers, which bf16 holds exactly "

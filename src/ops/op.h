@@ -97,7 +97,7 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(max) X(min) X(argmax) X(var)                                        \
     X(softmax) X(permute) X(add_relu) X(linear) X(matmul_int8)            \
     X(conv2d) X(conv2d_nobias) X(max_pool2d) X(avg_pool2d)                \
-    X(layer_norm) X(rms_norm) X(embedding)                                \
+    X(layer_norm) X(rms_norm) X(embedding) X(dropout)                     \
     X(zeros) X(ones) X(full) X(arange) X(rand_uniform) X(rand_normal)     \
     X(copy)                                                               \
     X(add_) X(sub_) X(mul_) X(div_) X(relu_)                              \
