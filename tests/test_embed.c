@@ -661,6 +661,27 @@ static void test_dropout_stream(void **state)
     }
 }
 
+/* Every op of the family has vectors in both dtypes (2 or more each). */
+static void test_coverage(void **state)
+{
+    (void)state;
+    static const tb_op_id ops[] = {TB_OP_cross_entropy,
+                                   TB_OP_cross_entropy_backward,
+                                   TB_OP_embedding, TB_OP_embedding_backward,
+                                   TB_OP_dropout};
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
+            int seen = 0;
+            for (size_t k = 0; k < EMBV_N_CASES; k++)
+                seen += strcmp(embv_cases[k].op, tb_op_get(ops[o])->name) ==
+                            0 &&
+                        dtype_of(embv_cases[k].dtype) == (tb_dtype)dt;
+            if (seen < 2)
+                fail_msg("%s %s: %d vector cases", tb_op_get(ops[o])->name,
+                         tb_dtype_name((tb_dtype)dt), seen);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -673,6 +694,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_operands, leak_setup,
                                         leak_teardown),
         cmocka_unit_test_setup_teardown(test_dropout_stream, leak_setup,
+                                        leak_teardown),
+        cmocka_unit_test_setup_teardown(test_coverage, leak_setup,
                                         leak_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

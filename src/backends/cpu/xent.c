@@ -4,8 +4,6 @@
  * the instance's threads, each row's loss kept in double and the losses
  * summed in row order after the rows ran, so that the result does not
  * depend on the thread count. */
-#include <string.h>
-
 #include "../../base/error.h"
 #include "../../ops/alloc.h"
 #include "cpu_internal.h"
