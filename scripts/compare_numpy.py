@@ -658,6 +658,21 @@ def impl_for(op, lib, mod, np, form, x, o, p):
         return fn, 8 + causal, \
             "exp(s - max) / sum @ v, s = q @ k^T * scale" + \
             (" with -inf above the diagonal" if causal else "")
+    if op in ("cross_entropy", "cross_entropy_backward") and not out:
+        return loss_impl(op, t, mod, np, x)
+    if op in ("embedding", "embedding_backward") and not out:
+        return embedding_impl(op, t, mod, np, x, p)
+    if op == "dropout" and not out:
+        pr = float(p.get("p", 0.5))
+        if t:
+            import torch.nn.functional as F
+            return (lambda: F.dropout(x[0], pr, training=True)), 1, \
+                "dropout(training=True)"
+        gen = np.random.default_rng(int(p.get("seed", 0)))
+        sc = x[0].dtype.type(1) / x[0].dtype.type(1 - pr)
+        return (lambda: x[0] * ((gen.random(x[0].shape, x[0].dtype) >= pr)
+                                * sc)), 4, \
+            "random, greater_equal, multiply, multiply" 
     if op in ("gelu", "gelu_tanh", "silu") and t:
         import torch.nn.functional as F
         if op == "silu":
@@ -673,6 +688,75 @@ def impl_for(op, lib, mod, np, form, x, o, p):
     return None
 
 
+def loss_impl(op, t, mod, np, x):
+    """cross_entropy and its gradient: PyTorch's F.cross_entropy and the
+    two kernels its autograd runs backward (log_softmax's output saved by
+    the forward, which is not timed); NumPy's composition.  The targets
+    (tbench's class indices as values) become integers once, outside the
+    timed call, as a user's targets already are."""
+    bw = op == "cross_entropy_backward"
+    xs, ts = (x[1], x[2]) if bw else (x[0], x[1])
+    n = xs.shape[0]
+    if t:
+        import torch.nn.functional as F
+        tt = ts.long()
+        if not bw:
+            return (lambda: F.cross_entropy(xs, tt)), 1, "cross_entropy"
+        logp = mod.log_softmax(xs, 1)
+        g = x[0].reshape(())
+        tw = mod.tensor(float(n), dtype=xs.dtype)
+        aten = mod.ops.aten
+
+        def tbw():
+            gl = aten.nll_loss_backward(g, logp, tt, None, 1, -100, tw)
+            return aten._log_softmax_backward_data(gl, logp, 1, xs.dtype)
+        return tbw, 2, "nll_loss_backward, _log_softmax_backward_data"
+    ti = ts.astype(np.intp)
+    rows = np.arange(n)
+    if not bw:
+        def ce():
+            m = xs.max(1, keepdims=True)
+            ls = np.log(np.exp(xs - m).sum(1)) + m[:, 0]
+            return np.mean(ls - xs[rows, ti])
+        return ce, 8, "max, subtract, exp, sum, log, add, take, mean"
+
+    def ceb():
+        e = np.exp(xs - xs.max(1, keepdims=True))
+        e /= e.sum(1, keepdims=True)
+        e[rows, ti] -= 1
+        e *= x[0][0] / n
+        return e
+    return ceb, 7, "max, subtract, exp, sum, divide, subtract, multiply"
+
+
+def embedding_impl(op, t, mod, np, x, p):
+    """embedding: PyTorch's F.embedding and the kernel its autograd runs
+    backward (embedding_dense_backward); NumPy's take and add.at.  The
+    indices become integers once, outside the timed call."""
+    v = int(p.get("num_weights", 1000))
+    if t:
+        import torch.nn.functional as F
+        it = x[1].long()
+        if op == "embedding":
+            return (lambda: F.embedding(it, x[0])), 1, "embedding"
+        aten = mod.ops.aten
+        return (lambda: aten.embedding_dense_backward(x[0], it, v, -1,
+                                                      False)), 1, \
+            "embedding_dense_backward"
+    ii = x[1].astype(np.intp)
+    if op == "embedding":
+        return (lambda: np.take(x[0], ii, axis=0)), 1, "take(axis=0)"
+    d = x[0].shape[-1]
+    g2 = x[0].reshape(-1, d)
+    i1 = ii.reshape(-1)
+
+    def emb_bw():
+        dw = np.zeros((v, d), x[0].dtype)
+        np.add.at(dw, i1, g2)
+        return dw
+    return emb_bw, 2, "zeros, add.at"
+
+
 def torch_tensor(np, torch, a):
     """A tensor of what tbench exec wrote: float arrays as they are, bf16
     (a structured uint16 field named bf16: docs/FORMAT.md) from its bits."""
@@ -680,6 +764,24 @@ def torch_tensor(np, torch, a):
         bits = np.ascontiguousarray(a["bf16"]).view(np.int16)
         return torch.from_numpy(bits.copy()).view(torch.bfloat16)
     return torch.from_numpy(a)
+
+
+def check_dropout(np, got, x, p, rtol, atol):
+    """dropout: PyTorch's and NumPy's masks come from other generators than
+    tbench's stream (ops/rand.h), so their outputs are held to what the
+    op defines apart from the mask: each kept (nonzero) element is
+    x / (1 - p) within the tolerance, and the kept count is within 6
+    binomial standard deviations of n (1 - p)."""
+    g = np.asarray(got, dtype=np.float64).reshape(-1)
+    xv = np.asarray(x, dtype=np.float64).reshape(-1)
+    kept = g != 0
+    chk, msg = check(np, g, np.where(kept, xv / (1 - p), 0.0), rtol, atol)
+    k, n = int(kept.sum()), g.size
+    if chk["passed"] and abs(k - n * (1 - p)) > 6 * math.sqrt(
+            n * p * (1 - p)):
+        chk["passed"] = False
+        msg = f"{k} of {n} elements kept, expected {n * (1 - p):.0f}"
+    return chk, msg
 
 
 def check(np, got, ref, rtol, atol, tiny=0.0):
@@ -791,8 +893,13 @@ def run_case(np, lib, mod, form, threads, c, warm, meas, overhead):
     if lib == "torch":
         r = r.float().numpy() if dt in ("bf16", "f16") else r.numpy()
     ref = np.load(c["reference"][0])
-    chk, msg = check(np, r, ref, c["rtol"], c["atol"],
-                     2.0 ** -24 if dt == "f16" else 0.0)
+    if c["op"] == "dropout":
+        chk, msg = check_dropout(np, r, np.load(c["inputs"][0]),
+                                 float(c["params"].get("p", 0.5)),
+                                 c["rtol"], c["atol"])
+    else:
+        chk, msg = check(np, r, ref, c["rtol"], c["atol"],
+                         2.0 ** -24 if dt == "f16" else 0.0)
     rec["check"] = chk
     if not chk["passed"]:
         rec["status"] = "failed-check"

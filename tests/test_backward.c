@@ -374,6 +374,13 @@ static void test_coverage(void **state)
         if (op->id == TB_OP_layer_norm_backward ||
             op->id == TB_OP_rms_norm_backward)
             continue; /* vectors and coverage: test_norm.c */
+        /* cross_entropy, its gradient and embedding_backward:
+         * test_embed.c holds them to their own vectors
+         * (tests/data/embed_vectors.h) at every level */
+        if (op->id == TB_OP_cross_entropy ||
+            op->id == TB_OP_cross_entropy_backward ||
+            op->id == TB_OP_embedding_backward)
+            continue;
         int seen = 0;
         for (int k = 0; k < AGV_N_CASES; k++)
             seen += strcmp(agv_cases[k].op, op->name) == 0;
@@ -386,7 +393,7 @@ static void test_coverage(void **state)
                          tb_dtype_name((tb_dtype)dt));
         }
     }
-    assert_int_equal(n_bw, 20);
+    assert_int_equal(n_bw, 23);
     for (int k = 0; k < AGV_N_CASES; k++) {
         const tb_op *op = tb_op_find(agv_cases[k].op);
         assert_non_null(op);

@@ -59,11 +59,15 @@ static uint64_t launches(void *ctx)
 /* Input k of op: values in [-2, 2]; divisors away from 0 (|b| in
  * [0.5, 2], random sign), so div_ is tested on general values rather than
  * the timing domain's b = -1. */
-static void fill(tb_tensor *t, const tb_op *op, int k)
+static void fill(tb_tensor *t, const tb_op *op, int k, const tb_shape *in)
 {
     bool divisor = (op->id == TB_OP_div_ || op->id == TB_OP_div) && k == 1;
+    /* class indices (cross_entropy's targets): integers below the bound */
+    const double ib = tb_op_index_bound(op, k, in, NULL);
     for (int64_t i = 0; i < tb_tensor_numel(t); i++) {
         double v = rng_uniform(-2, 2);
+        if (ib > 0)
+            v = fmin(floor(rng_uniform(0, ib)), ib - 1);
         if (divisor)
             v = (v < 0 ? -1 : 1) * (0.5 + fabs(v) * 0.75);
         tb_tensor_set(t, i, v);
@@ -140,7 +144,7 @@ static void run_inplace_case(void *ctx, const char *isa, int threads,
     tb_tensor in[2], saved[2], ref, ref_own;
     for (int k = 0; k < op->n_in; k++) {
         assert_int_equal(tb_tensor_create(&in[k], dt, &fc->in[k]), 0);
-        fill(&in[k], op, k);
+        fill(&in[k], op, k, fc->in);
         assert_int_equal(tb_tensor_create(&saved[k], dt, &fc->in[k]), 0);
         memcpy(saved[k].data, in[k].data, tb_tensor_nbytes(&in[k]));
     }
@@ -249,6 +253,11 @@ static int unfused_cases(tb_op_id id, fcase *c)
         c[n++] = (fcase){3, {SHAPE(1, 1, 9, 12), SHAPE(1, 1, 20, 12),
                              SHAPE(1, 1, 20, 7)}, "scale", 0.4};
         break;
+    case TB_OP_cross_entropy_unfused:
+        c[n++] = (fcase){2, {SHAPE(1, 1), SHAPE(1)}, NULL, 0};
+        c[n++] = (fcase){2, {SHAPE(17, 10), SHAPE(17)}, NULL, 0};
+        c[n++] = (fcase){2, {SHAPE(256, 1000), SHAPE(256)}, NULL, 0};
+        break;
     default:
         break;
     }
@@ -292,7 +301,7 @@ static void run_unfused_case(void *ctx, const char *isa, int threads,
     tb_tensor in[3], out, ref;
     for (int k = 0; k < op->n_in; k++) {
         assert_int_equal(tb_tensor_create(&in[k], dt, &fc->in[k]), 0);
-        fill(&in[k], op, k);
+        fill(&in[k], op, k, fc->in);
     }
     assert_int_equal(tb_tensor_create(&out, dt, &os), 0);
     assert_int_equal(tb_tensor_create(&ref, TB_F64, &os), 0);
@@ -476,6 +485,7 @@ int main(void)
         UNFUSED_TEST(linear_unfused),
         UNFUSED_TEST(log_softmax_unfused),
         UNFUSED_TEST(sdpa_unfused),
+        UNFUSED_TEST(cross_entropy_unfused),
         cmocka_unit_test_setup_teardown(test_unfused_missing_kernel, leak_setup,
                                         leak_teardown),
         cmocka_unit_test_setup_teardown(test_coverage, leak_setup, leak_teardown),

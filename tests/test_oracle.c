@@ -83,6 +83,10 @@ static bool tested_elsewhere(const tb_op *op)
      * the integer reference at every level (checkasm) */
     if (op->id == TB_OP_matmul_int8)
         return true;
+    /* embedding and dropout: test_embed.c (PyTorch's F.embedding; the
+     * random stream's definition) */
+    if (op->id == TB_OP_embedding || op->id == TB_OP_dropout)
+        return true;
     switch (op->category) {
     case TB_CAT_CREATION:
     case TB_CAT_INPLACE:

@@ -265,15 +265,25 @@ static instance *get_instance(tb_runner *r, const tb_case *c)
     return in;
 }
 
-/* Deterministic inputs: uniform in the op's domain for that input. */
-static void fill_input(tb_tensor *t, const tb_op *op, int idx, tb_rng *rng)
+/* Deterministic inputs: uniform in the op's domain for that input; an
+ * input of indices (tb_op_index_bound > 0): integers uniform below the
+ * bound. */
+static void fill_input(tb_tensor *t, const tb_case *c, int idx, tb_rng *rng)
 {
+    const tb_op *op = c->op;
     double lo = -1, hi = 1;
     if (op->domain) {
         lo = op->domain[idx].lo;
         hi = op->domain[idx].hi;
     }
     int64_t n = tb_tensor_numel(t);
+    const double ib = tb_op_index_bound(op, idx, c->in, &c->params);
+    if (ib > 0) {
+        for (int64_t i = 0; i < n; i++)
+            tb_tensor_store(t, i, fmin(floor(ib * tb_rng_uniform(rng)),
+                                       ib - 1));
+        return;
+    }
     if (t->dtype == TB_F32) {
         float *p = t->data;
         for (int64_t i = 0; i < n; i++)
@@ -337,7 +347,7 @@ static int buffers_make(buffers *b, const tb_case *c, char *err, size_t len)
             memcpy(b->host_in[i].data, c->given_in[i].data,
                    tb_tensor_nbytes(&b->host_in[i]));
         else
-            fill_input(&b->host_in[i], c->op, i, &rng);
+            fill_input(&b->host_in[i], c, i, &rng);
         tb_tensor_init(&b->dev_in[i], tb_op_in_dtype(c->op, i, c->dtype),
                        &c->in[i]);
         if (b->be->alloc(b->ctx, &b->dev_in[i]))

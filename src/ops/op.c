@@ -217,6 +217,12 @@ static const tb_step steps_sdpa[] = {
     {TB_OP_softmax, {TB_STEP_TMP(3)}, 4, {{"axis", -1}}},
     {TB_OP_matmul, {TB_STEP_TMP(4), 2}, -1, {{NULL, 0}}},
 };
+
+/* logp = log_softmax(x, axis 1); nll_loss(logp, target). */
+static const tb_step steps_cross_entropy[] = {
+    {TB_OP_log_softmax, {0}, 0, {{"axis", 1}}},
+    {TB_OP_nll_loss, {TB_STEP_TMP(0), 1}, -1, {{NULL, 0}}},
+};
 #define NSTEPS(a) (int)(sizeof a / sizeof a[0])
 
 /* sdpa and sdpa_unfused: PyTorch's is_causal (key j allowed for query i
@@ -259,6 +265,14 @@ static const tb_param_spec params_layer_norm[] = {
 static const tb_param_spec params_rms_norm[] = {
     {"eps", TB_PARAM_FLOAT, false, 1e-6, 0, 1,
      "added to the mean square"},
+};
+
+/* dropout: PyTorch's default p; the stream's seed as the random ops'. */
+static const tb_param_spec params_dropout[] = {
+    {"p", TB_PARAM_FLOAT, false, 0.5, 0, 0x1.fffffffffffffp-1,
+     "probability of zeroing an element, in [0, 1)"},
+    {"seed", TB_PARAM_INT, false, 0, 0, 9007199254740992.0,
+     "stream: element i's keep bit depends only on (seed, i)"},
 };
 
 /* matmul_int8: scales of 1/128 map inputs in [-1, 1] onto the u8 and
@@ -349,6 +363,49 @@ static const tb_domain domain_bw_log_softmax[] = {{-1, 1}, {-4, 0}};
 static const tb_domain domain_bw_div[] = {{-1, 1}, {-1, 1}, {0.5, 2}};
 static const tb_domain domain_bw_nll[] = {{-4, 0}, {0, 0}};
 static const tb_domain domain_bw_nll_backward[] = {{-1, 1}, {-4, 0}, {0, 0}};
+
+/* Class indices held as values in the input before the last
+ * (cross_entropy's target after the logits [N, C]): C classes. */
+static double index_classes(const tb_op *op, const tb_shape *in,
+                            const tb_shape *out, const tb_params *p,
+                            tb_dtype dt)
+{
+    (void)out, (void)p, (void)dt;
+    const tb_shape *x = &in[op->index_in - 1];
+    return x->ndim == 2 ? (double)x->dim[1] : 0;
+}
+/* An embedding's indices: below V, weight's rows (embedding) or the
+ * parameter num_weights (embedding_backward). */
+static double index_rows(const tb_op *op, const tb_shape *in,
+                         const tb_shape *out, const tb_params *p,
+                         tb_dtype dt)
+{
+    (void)out, (void)dt;
+    if (op->id == TB_OP_embedding_backward)
+        return p->v[0];
+    return in[0].ndim == 2 ? (double)in[0].dim[0] : 0;
+}
+
+/* embedding reads only the rows it gathers: idx, then n rows of D in
+ * and out (n the number of indices). */
+static double bytes_embedding(const tb_op *op, const tb_shape *in,
+                              const tb_shape *out, const tb_params *p,
+                              tb_dtype dt)
+{
+    (void)op, (void)p;
+    return (op_numel_d(&in[1]) + 2 * op_numel_d(&out[0])) *
+           op_dtype_bytes(dt);
+}
+
+static const tb_param_spec params_embedding_bw[] = {
+    {"num_weights", TB_PARAM_INT, false, 1000, 1, 1e9,
+     "V: the rows of the weight whose gradient this is; indices below V"},
+};
+
+/* cross_entropy and its gradient: targets in input idx, below C */
+#define XENT_ROW(nin, shape_fn, idx)                                      \
+    BW_ROW(nin, 1, shape_fn, TOL_ACC), .index_in = idx,                   \
+    .index_bound = index_classes
 
 /* Workloads (models.h): the batch x in, the loss [1] (train) or the
  * log-probabilities [B, 10] (infer) out; checked on the first call (the
@@ -582,6 +639,15 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .flops = tb_flops_elem,
         .bytes = tb_bytes_io, .tol = TOL_MATH, .elem_flops = 5,
         .doc = "log1p(exp(beta*x))/beta, x where beta*x > threshold (PyTorch)"},
+    [TB_OP_dropout] = {OP_ID(dropout),
+        .category = TB_CAT_ACTIVATION, .n_in = 1, .n_out = 1, .n_params = 2,
+        .params = params_dropout, .shape = tb_rule_same,
+        .flops = tb_flops_elem, .bytes = tb_bytes_io, .tol = TOL_EW,
+        .elem_flops = 2,
+        .doc = "x * keep / (1 - p), keep = u(seed, i) >= p on the random "
+               "ops' counter-based stream (ops/rand.h): the same mask at "
+               "every thread count and ISA level; PyTorch's mask differs "
+               "(another generator)"},
     [TB_OP_hardswish] = {OP_ID(hardswish),
         .category = TB_CAT_ACTIVATION, .n_in = 1, .n_out = 1,
         .shape = tb_rule_same, .flops = tb_flops_elem, .bytes = tb_bytes_io,
@@ -670,6 +736,14 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .shape = tb_rule_permute, .flops = tb_flops_zero, .bytes = tb_bytes_io,
         .tol = TOL_EXACT,
         .doc = "reorder dims: output dim i = input dim p<i>; materialized"},
+
+    [TB_OP_embedding] = {OP_ID(embedding),
+        .category = TB_CAT_LAYOUT, .n_in = 2, .n_out = 1,
+        .shape = tb_rule_embedding, .flops = tb_flops_zero,
+        .bytes = bytes_embedding, .tol = TOL_EXACT, .index_in = 1,
+        .index_bound = index_rows,
+        .doc = "rows of weight [V,D] gathered by idx [...] (indices as "
+               "values, in [0, V)) -> [...,D] (PyTorch's F.embedding)"},
 
     /* fused */
     [TB_OP_add_relu] = {OP_ID(add_relu),
@@ -944,6 +1018,14 @@ static const tb_op op_table[TB_OP_COUNT] = {
                "(i, j), masked or not; FLOPs: sdpa's (the unmasked pairs); "
                "bytes: the inputs, output and every intermediate's writes "
                "and reads"},
+    [TB_OP_cross_entropy_unfused] = {OP_ID(cross_entropy_unfused),
+        .category = TB_CAT_UNFUSED, .n_in = 2, .n_out = 1,
+        .shape = tb_bw_shape_nll, .flops = tb_bw_flops, .bytes = tb_bytes_io,
+        .reduce_len = tb_bw_reduce_len, .tol = TOL_ACC_STEPS,
+        .n_steps = NSTEPS(steps_cross_entropy), .steps = steps_cross_entropy,
+        .index_in = 1, .index_bound = index_classes,
+        .doc = "cross_entropy as two kernels: log_softmax over the "
+               "classes, then nll_loss"},
 
     /* calibration: known work and known time (calib.h) */
     [TB_OP_calib_work] = {OP_ID(calib_work),
@@ -1021,6 +1103,25 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .domain = domain_bw_nll_backward,
         .doc = "nll_loss gradient: g (scalar), logp, target -> dlogp, -g/N "
                "at each row's target"},
+    [TB_OP_cross_entropy] = {OP_ID(cross_entropy),
+        XENT_ROW(2, tb_bw_shape_nll, 1),
+        .doc = "cross-entropy of logits [N,C] and targets [N] (class "
+               "indices as values), mean over the batch -> scalar: "
+               "log_softmax and nll_loss in one pass over each row "
+               "(PyTorch's F.cross_entropy, reduction='mean')"},
+    [TB_OP_cross_entropy_backward] = {OP_ID(cross_entropy_backward),
+        XENT_ROW(3, tb_bw_shape_nll_backward, 2),
+        .doc = "cross_entropy gradient: g (scalar), logits, target -> "
+               "dlogits = (softmax(logits) - onehot(target)) * g / N, one "
+               "pass per row"},
+    [TB_OP_embedding_backward] = {OP_ID(embedding_backward),
+        BW_ROW(2, 1, tb_bw_shape_embedding, TOL_ACC), .n_params = 1,
+        .params = params_embedding_bw, .index_in = 1,
+        .index_bound = index_rows,
+        .doc = "embedding gradient: g [...,D], idx [...] -> dW [V,D] "
+               "(V: num_weights), g's rows added into the rows their "
+               "indices name, in index order (the same bits at every "
+               "thread count)"},
     [TB_OP_max_pool2d_backward] = {OP_ID(max_pool2d_backward),
         BW_ROW(2, 1, tb_bw_shape_act, TOL_ACC), .n_params = 3,
         .params = params_pool,
@@ -1142,11 +1243,25 @@ const char *tb_op_dtype_reason(const tb_op *op, tb_dtype dt)
     default:
         break;
     }
+    if (op->id == TB_OP_dropout)
+        return "its keep mask is the element's index in the stream, which "
+               "the 16-bit rows' blocks would restart: defined in f32 and "
+               "f64 only";
     if (op->id == TB_OP_argmax || op->id == TB_OP_nll_loss ||
-        op->id == TB_OP_nll_loss_backward)
+        op->id == TB_OP_nll_loss_backward || op->index_in)
         return "its class indices are integers, which bf16 holds exactly "
                "only up to 256 (f16: 2048): defined in f32 and f64 only";
     return NULL;
+}
+
+double tb_op_index_bound(const tb_op *op, int i, const tb_shape *in,
+                         const tb_params *p)
+{
+    if (!op || !op->index_in || i != op->index_in || !op->index_bound)
+        return 0;
+    tb_params full = p ? *p : (tb_params){0};
+    tb_params_defaults(op, &full);
+    return op->index_bound(op, in, NULL, &full, TB_F64);
 }
 
 const char *tb_op_category_name(tb_op_category c)

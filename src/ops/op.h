@@ -98,7 +98,7 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(max) X(min) X(argmax) X(var)                                        \
     X(softmax) X(permute) X(add_relu) X(linear) X(matmul_int8)            \
     X(conv2d) X(conv2d_nobias) X(max_pool2d) X(avg_pool2d)                \
-    X(layer_norm) X(rms_norm)                                             \
+    X(layer_norm) X(rms_norm) X(embedding) X(dropout)                     \
     X(sdpa) X(causal_mask)                                                \
     X(zeros) X(ones) X(full) X(arange) X(rand_uniform) X(rand_normal)     \
     X(copy)                                                               \
@@ -107,7 +107,7 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(nadam) X(radam)                                                     \
     X(svd) X(qr) X(eigh)                                                  \
     X(add_relu_unfused) X(linear_unfused) X(log_softmax_unfused)          \
-    X(sdpa_unfused)                                                       \
+    X(sdpa_unfused) X(cross_entropy_unfused)                              \
     X(calib_work) X(calib_spin)                                           \
     X(relu_backward) X(sigmoid_backward) X(tanh_backward)                 \
     X(gelu_backward) X(log_softmax_backward) X(sum_backward)              \
@@ -115,6 +115,8 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(div_backward) X(matmul_backward) X(linear_backward) X(nll_loss)     \
     X(nll_loss_backward) X(max_pool2d_backward) X(avg_pool2d_backward)    \
     X(conv2d_backward) X(layer_norm_backward) X(rms_norm_backward)        \
+    X(cross_entropy) X(cross_entropy_backward)                            \
+    X(embedding_backward)                                                 \
     X(mlp_train_step) X(mlp_infer_step) X(cnn_train_step)                 \
     X(cnn_infer_step) X(api_add)                                          \
     X(copy_h2d) X(copy_d2h) X(copy_d2d)
@@ -205,6 +207,13 @@ typedef struct tb_op {
      * one output element, every arithmetic operation, comparison and
      * libm call of the op's formula counted as one; 0 means 1. */
     double elem_flops;
+    /* (optional) Ops with an input of integer indices held as values
+     * (embedding's idx, cross_entropy's target): index_in is that input
+     * (> 0; 0: none) and index_bound its exclusive upper bound for the
+     * case's shapes and parameters (with defaults), so that the harness
+     * and the tests draw valid indices, uniform in [0, bound). */
+    int index_in;
+    tb_cost_fn index_bound;
 } tb_op;
 
 /* Shapes an op takes from a config or the command line: one per input,
@@ -226,6 +235,10 @@ const char *tb_op_dtype_reason(const tb_op *op, tb_dtype dt);
  * mixed-precision form (16-bit parameters and gradients, f32 state). */
 tb_dtype tb_op_in_dtype(const tb_op *op, int i, tb_dtype dt);
 tb_dtype tb_op_out_dtype(const tb_op *op, int o, tb_dtype dt);
+/* The bound of input i's indices (see tb_op.index_bound): > 0 when
+ * input i of op holds indices, else 0. */
+double tb_op_index_bound(const tb_op *op, int i, const tb_shape *in,
+                         const tb_params *p);
 /* Lookup by name; NULL if unknown. */
 const tb_op *tb_op_find(const char *name);
 const char *tb_op_category_name(tb_op_category c);

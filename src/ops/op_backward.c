@@ -31,6 +31,8 @@ static tb_op_id bw_forward(tb_op_id id)
     case TB_OP_conv2d_backward: return TB_OP_conv2d_nobias;
     case TB_OP_layer_norm_backward: return TB_OP_layer_norm;
     case TB_OP_rms_norm_backward: return TB_OP_rms_norm;
+    case TB_OP_cross_entropy_backward: return TB_OP_cross_entropy;
+    case TB_OP_embedding_backward: return TB_OP_embedding;
     default: return TB_OP_nll_loss;
     }
 }
@@ -118,9 +120,11 @@ int tb_bw_shape_nll(const tb_op *op, const tb_shape *in, const tb_params *p,
     char sl[96], st[96];
     if (in[0].ndim != 2 || in[1].ndim != 1 || in[1].dim[0] != in[0].dim[0])
         return tb_op_fail(err, len, TB_ESHAPE,
-                          "%s: expects log-probabilities [N, C] and targets "
-                          "[N]; got %s and %s",
-                          op->name, tb_shape_format(&in[0], sl, sizeof sl),
+                          "%s: expects %s [N, C] and targets [N]; got %s "
+                          "and %s", op->name,
+                          op->id == TB_OP_nll_loss ? "log-probabilities"
+                                                   : "logits",
+                          tb_shape_format(&in[0], sl, sizeof sl),
                           tb_shape_format(&in[1], st, sizeof st));
     out[0].ndim = 0;
     return 0;
@@ -131,6 +135,28 @@ int tb_bw_shape_nll_backward(const tb_op *op, const tb_shape *in,
                              size_t len)
 {
     return bw_grads(op, in, p, out, err, len, 2, 1);
+}
+
+int tb_bw_shape_embedding(const tb_op *op, const tb_shape *in,
+                          const tb_params *p, tb_shape *out, char *err,
+                          size_t len)
+{
+    const int64_t V = tb_params_has(p, 0) ? (int64_t)p->v[0]
+                                          : (int64_t)op->params[0].def;
+    if (in[0].ndim < 2) {
+        char sg[96];
+        return tb_op_fail(err, len, TB_ESHAPE,
+                          "%s: gradient %s needs a last dim D after the "
+                          "indices' dims", op->name,
+                          tb_shape_format(&in[0], sg, sizeof sg));
+    }
+    /* the forward's weight [V, D] */
+    tb_shape fin[2] = {{2, {V, in[0].dim[in[0].ndim - 1]}}, in[1]};
+    int rc = bw_check_g(op, &in[0], fin, 2, p, err, len);
+    if (rc)
+        return rc;
+    out[0] = fin[0];
+    return 0;
 }
 
 int tb_bw_shape_conv2d(const tb_op *op, const tb_shape *in,
@@ -197,6 +223,12 @@ double tb_bw_flops(const tb_op *op, const tb_shape *in, const tb_shape *out,
         return ng * (1 + 4 * (double)in[1].dim[1]) + ng;
     case TB_OP_nll_loss: return (double)in[0].dim[0];
     case TB_OP_nll_loss_backward: return (double)in[1].dim[0];
+    case TB_OP_cross_entropy: /* max, x - m, exp, + per logit; log, -x_t */
+    case TB_OP_cross_entropy_unfused:
+        return 4 * ng + 3 * (double)in[0].dim[0];
+    case TB_OP_cross_entropy_backward: /* the stats, then x - m, exp, * */
+        return 7 * numel(&in[1]);
+    case TB_OP_embedding_backward: return ng; /* one add per g element */
     case TB_OP_max_pool2d_backward:
     case TB_OP_avg_pool2d_backward: {
         double k = tb_params_has(p, 0) ? p->v[0] : 2;
@@ -253,6 +285,13 @@ double tb_bw_reduce_len(const tb_op *op, const tb_shape *in,
         r = D > 0 && ng / D > D ? ng / D : D;
         break;
     }
+    /* each row's sum of exponentials; the loss's mean over the rows adds
+     * errors of a size relative to the result's */
+    case TB_OP_cross_entropy:
+    case TB_OP_cross_entropy_unfused: r = (double)in[0].dim[1]; break;
+    case TB_OP_cross_entropy_backward: r = (double)in[1].dim[1]; break;
+    /* a row of dW sums the g rows of every repeat of its index */
+    case TB_OP_embedding_backward: r = numel(&in[1]); break;
     case TB_OP_max_pool2d_backward:
     case TB_OP_avg_pool2d_backward: {
         double k = tb_params_has(p, 0) ? p->v[0] : 2;

@@ -34,13 +34,20 @@ int tb_bw_shape_binary(const tb_op *op, const tb_shape *in,
 int tb_bw_shape_linear(const tb_op *op, const tb_shape *in,
                        const tb_params *p, tb_shape *out, char *err,
                        size_t len);
-/* nll_loss: logp [N, C], target [N] -> scalar. */
+/* nll_loss: logp [N, C], target [N] -> scalar; cross_entropy alike
+ * (logits [N, C]). */
 int tb_bw_shape_nll(const tb_op *op, const tb_shape *in, const tb_params *p,
                     tb_shape *out, char *err, size_t len);
-/* nll_loss_backward: g (scalar), logp [N, C], target [N] -> dlogp. */
+/* nll_loss_backward: g (scalar), logp [N, C], target [N] -> dlogp;
+ * cross_entropy_backward alike (logits -> dlogits). */
 int tb_bw_shape_nll_backward(const tb_op *op, const tb_shape *in,
                              const tb_params *p, tb_shape *out, char *err,
                              size_t len);
+/* embedding_backward: g [..., D], idx [...] -> dW [V, D], V the
+ * parameter num_weights. */
+int tb_bw_shape_embedding(const tb_op *op, const tb_shape *in,
+                          const tb_params *p, tb_shape *out, char *err,
+                          size_t len);
 /* conv2d_backward: g, x, w -> dx, dw, db (conv parameters). */
 int tb_bw_shape_conv2d(const tb_op *op, const tb_shape *in,
                        const tb_params *p, tb_shape *out, char *err,
@@ -59,8 +66,9 @@ double tb_bw_reduce_len(const tb_op *op, const tb_shape *in,
                         const tb_shape *out, const tb_params *p,
                         tb_dtype dt);
 
-/* The class index of a target value of nll_loss: 0 and *cls when t is an
- * integer in [0, C), else TB_EINVAL. */
+/* The class index of a target value of nll_loss (cross_entropy's, an
+ * embedding's index): 0 and *cls when t is an integer in [0, C), else
+ * TB_EINVAL. */
 int tb_bw_class(double t, int64_t C, int64_t *cls);
 
 #endif

@@ -37,7 +37,7 @@ tb_shape_rule tb_rule_broadcast, tb_rule_same, tb_rule_reduce, tb_rule_matmul,
     tb_rule_transpose, tb_rule_axis_same, tb_rule_reduce_ext, tb_rule_permute,
     tb_rule_linear, tb_rule_conv2d, tb_rule_pool2d, tb_rule_create,
     tb_rule_inplace, tb_rule_optim, tb_rule_linalg, tb_rule_matmul_int8,
-    tb_rule_norm, tb_rule_sdpa, tb_rule_causal_mask;
+    tb_rule_norm, tb_rule_sdpa, tb_rule_causal_mask, tb_rule_embedding;
 
 /* ---- cost models (op_cost.c; tb_cost_fn) ---- */
 tb_cost_model tb_flops_per_out, tb_flops_reduce, tb_flops_matmul,

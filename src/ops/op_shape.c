@@ -146,6 +146,24 @@ int tb_rule_causal_mask(const tb_op *op, const tb_shape *in,
     return 0;
 }
 
+/* embedding: weight [V, D], idx [...] (indices as values) -> [..., D]. */
+int tb_rule_embedding(const tb_op *op, const tb_shape *in,
+                      const tb_params *p, tb_shape *out, char *err,
+                      size_t len)
+{
+    (void)p;
+    char sw[96], si[96];
+    if (in[0].ndim != 2 || in[1].ndim >= TB_MAX_DIMS)
+        return tb_op_fail(err, len, TB_ESHAPE,
+                          "%s: expects weight [V, D] and indices of at most "
+                          "%d dims; got %s and %s", op->name, TB_MAX_DIMS - 1,
+                          tb_shape_format(&in[0], sw, sizeof sw),
+                          tb_shape_format(&in[1], si, sizeof si));
+    *out = in[1];
+    out->dim[out->ndim++] = in[0].dim[1];
+    return 0;
+}
+
 /* matmul's rule on 2-D inputs, K within the int32 sums' limit. */
 int tb_rule_matmul_int8(const tb_op *op, const tb_shape *in,
                         const tb_params *p, tb_shape *out, char *err,

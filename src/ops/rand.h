@@ -106,6 +106,20 @@ static inline double tb_rand_uniform_f32(uint64_t key, uint64_t i,
     return lo + (hi - lo) * tb_rand_u24(key, i);
 }
 
+/* dropout(p): element i is kept when u53(i) >= p, i.e. when bits(i) >>
+ * 11 >= ceil(p * 2^53) (u53 = k 2^-53 exactly and p * 2^53 is exact): an
+ * integer comparison, the same at every ISA level, thread count and
+ * dtype.  The threshold of p in [0, 1) (computed once per call). */
+static inline uint64_t tb_rand_keep_threshold(double p)
+{
+    return (uint64_t)ceil(p * 0x1.0p53);
+}
+
+static inline int tb_rand_keep(uint64_t key, uint64_t i, uint64_t thr)
+{
+    return (tb_rand_bits(key, i) >> 11) >= thr;
+}
+
 /* Box-Muller pair j: z[0] = z(2j) (cos), z[1] = z(2j + 1) (sin), from
  * 53-bit (f64) or 24-bit (f32) uniforms. */
 static inline void tb_rand_normal_pair(uint64_t key, uint64_t j, int f32,

@@ -1225,4 +1225,5 @@ TB_REF_SAME_AS(relu_, relu)
 TB_REF_SAME_AS(add_relu_unfused, add_relu)
 TB_REF_SAME_AS(linear_unfused, linear)
 TB_REF_SAME_AS(log_softmax_unfused, log_softmax)
+TB_REF_SAME_AS(cross_entropy_unfused, cross_entropy)
 #undef TB_REF_SAME_AS

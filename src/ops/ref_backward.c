@@ -1,4 +1,5 @@
-/* Reference kernels of the backward ops (op_backward.h), in the contract
+/* Reference kernels of the backward ops (op_backward.h) and of
+ * embedding's forward (a gather beside its gradient), in the contract
  * of ref.h: host inputs of any dtype and strides, contiguous f64 outputs
  * of the shapes the op's shape rule gives.
  *
@@ -376,39 +377,142 @@ int tb_ref_linear_backward(const tb_tensor *in, tb_tensor *out,
 
 /* ---- loss ----------------------------------------------------------------- */
 
-int tb_ref_nll_loss(const tb_tensor *in, tb_tensor *out, const tb_params *p)
+/* log(sum(exp(x[0..C)))) in double: the row's max m, then m + log of the
+ * compensated sum of exp(x - m) (every term <= 1, one of them 1). */
+static double ce_lse(const double *x, int64_t C)
+{
+    double m = x[0];
+    for (int64_t j = 1; j < C; j++)
+        m = x[j] > m || x[j] != x[j] ? x[j] : m;
+    if (isinf(m))
+        return m > 0 ? NAN : m; /* +inf: inf - inf; all -inf: -inf */
+    tb_ksum s = {0, 0};
+    for (int64_t j = 0; j < C; j++)
+        tb_ksum_add(&s, exp(x[j] - m));
+    return m + log(tb_ksum_get(&s));
+}
+
+/* nll_loss and cross_entropy (soft): the mean over the rows of lse_i -
+ * x_i[t_i], lse_i = log(sum(exp(x_i))) for cross_entropy and 0 for
+ * nll_loss (its x are log-probabilities already). */
+static int loss_fwd(tb_op_id id, const tb_tensor *in, tb_tensor *out,
+                    const tb_params *p)
 {
     bw_io io;
-    int rc = bw_begin(&io, TB_OP_nll_loss, in, out, p);
+    int rc = bw_begin(&io, id, in, out, p);
     if (rc)
         return rc;
+    const bool soft = id == TB_OP_cross_entropy;
     int64_t N = io.in[0].dim[0], C = io.in[0].dim[1];
     tb_ksum s = {0, 0};
     for (int64_t i = 0; i < N && rc == 0; i++) {
         int64_t c = 0;
         rc = tb_bw_class(io.x[1][i], C, &c);
+        const double *x = io.x[0] + i * C;
         if (rc == 0)
-            tb_ksum_add(&s, -io.x[0][i * C + c]);
+            tb_ksum_add(&s, (soft ? ce_lse(x, C) : 0) - x[c]);
     }
     tb_ksum_add(&io.acc[0][0], tb_ksum_get(&s) / (double)N);
     return bw_end(&io, out, rc);
 }
 
-int tb_ref_nll_loss_backward(const tb_tensor *in, tb_tensor *out,
-                             const tb_params *p)
+/* Their gradients: (softmax(x_i) - onehot(t_i)) * g / N for
+ * cross_entropy, -onehot(t_i) * g / N for nll_loss. */
+static int loss_bwd(tb_op_id id, const tb_tensor *in, tb_tensor *out,
+                    const tb_params *p)
 {
     bw_io io;
-    int rc = bw_begin(&io, TB_OP_nll_loss_backward, in, out, p);
+    int rc = bw_begin(&io, id, in, out, p);
     if (rc)
         return rc;
+    const bool soft = id == TB_OP_cross_entropy_backward;
     int64_t N = io.in[1].dim[0], C = io.in[1].dim[1];
+    const double gn = io.x[0][0] / (double)N;
     for (int64_t i = 0; i < N && rc == 0; i++) {
         int64_t c = 0;
         rc = tb_bw_class(io.x[2][i], C, &c);
-        if (rc == 0)
-            tb_ksum_add(&io.acc[0][i * C + c], -io.x[0][0] / (double)N);
+        const double *x = io.x[1] + i * C;
+        const double lse = soft ? ce_lse(x, C) : 0;
+        for (int64_t j = 0; rc == 0 && j < C; j++) {
+            double v = (soft ? exp(x[j] - lse) : 0) - (j == c);
+            if (v != 0)
+                tb_ksum_add(&io.acc[0][i * C + j], v * gn);
+        }
     }
     return bw_end(&io, out, rc);
+}
+
+int tb_ref_nll_loss(const tb_tensor *in, tb_tensor *out, const tb_params *p)
+{
+    return loss_fwd(TB_OP_nll_loss, in, out, p);
+}
+
+int tb_ref_nll_loss_backward(const tb_tensor *in, tb_tensor *out,
+                             const tb_params *p)
+{
+    return loss_bwd(TB_OP_nll_loss_backward, in, out, p);
+}
+
+int tb_ref_cross_entropy(const tb_tensor *in, tb_tensor *out,
+                         const tb_params *p)
+{
+    return loss_fwd(TB_OP_cross_entropy, in, out, p);
+}
+
+int tb_ref_cross_entropy_backward(const tb_tensor *in, tb_tensor *out,
+                                  const tb_params *p)
+{
+    return loss_bwd(TB_OP_cross_entropy_backward, in, out, p);
+}
+
+/* ---- embedding -------------------------------------------------------------
+ * The forward (a gather) shares the operand helpers of the gradients. */
+
+/* Row r of the indices idx (n values): its class in [0, V), else
+ * TB_EINVAL. */
+static int emb_rows(const double *idx, int64_t n, int64_t V, int64_t *cls)
+{
+    for (int64_t r = 0; r < n; r++)
+        if (tb_bw_class(idx[r], V, &cls[r]))
+            return TB_EINVAL;
+    return 0;
+}
+
+/* embedding: out row r = weight row idx[r]; embedding_backward: dW row v
+ * = the sum of the g rows r with idx[r] = v, in index order. */
+static int embedding_ref(tb_op_id id, const tb_tensor *in, tb_tensor *out,
+                         const tb_params *p)
+{
+    bw_io io;
+    int rc = bw_begin(&io, id, in, out, p);
+    if (rc)
+        return rc;
+    const bool bw = id == TB_OP_embedding_backward;
+    const int64_t n = tb_shape_numel(&io.in[1]);
+    const int64_t D = bw ? io.out[0].dim[1] : io.in[0].dim[1];
+    const int64_t V = bw ? io.out[0].dim[0] : io.in[0].dim[0];
+    int64_t *cls = tb_alloc((size_t)(n ? n : 1) * sizeof *cls);
+    rc = cls ? emb_rows(io.x[1], n, V, cls) : TB_ENOMEM;
+    for (int64_t r = 0; rc == 0 && r < n; r++)
+        for (int64_t j = 0; j < D; j++) {
+            if (bw)
+                tb_ksum_add(&io.acc[0][cls[r] * D + j], io.x[0][r * D + j]);
+            else
+                tb_ksum_add(&io.acc[0][r * D + j], io.x[0][cls[r] * D + j]);
+        }
+    tb_free(cls);
+    return bw_end(&io, out, rc);
+}
+
+int tb_ref_embedding(const tb_tensor *in, tb_tensor *out, const tb_params *p)
+{
+    return embedding_ref(TB_OP_embedding, in, out, p);
+}
+
+int tb_ref_embedding_backward(const tb_tensor *in, tb_tensor *out,
+                              const tb_params *p)
+{
+    return embedding_ref(TB_OP_embedding_backward, in, out, p);
 }
 
 /* ---- pooling and convolution -------------------------------------------- */

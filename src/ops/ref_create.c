@@ -146,6 +146,33 @@ int tb_ref_rand_normal(const tb_tensor *in, tb_tensor *out,
     return rand_fill(in, out, p, TB_OP_rand_normal);
 }
 
+/* dropout: x * (keep ? s : 0) in double, keep from the stream (rand.h),
+ * s = 1 / (1 - p) as a kernel of the case dtype holds it (1 - p rounded
+ * to the dtype, the reciprocal rounded again; PyTorch's noise.div_(1 -
+ * p)); x * 0 keeps a NaN as PyTorch's product does. */
+int tb_ref_dropout(const tb_tensor *in, tb_tensor *out, const tb_params *p)
+{
+    int rc = out_ok(out);
+    if (rc)
+        return rc;
+    if (!in || (unsigned)in[0].dtype >= TB_DTYPE_COUNT)
+        return TB_EDTYPE;
+    if (tb_tensor_numel(&in[0]) != tb_tensor_numel(out) || !in[0].data)
+        return TB_ESHAPE;
+    const tb_op *op = tb_op_get(TB_OP_dropout);
+    tb_params full = p ? *p : (tb_params){0};
+    tb_params_defaults(op, &full);
+    const tb_dtype dt = in[0].dtype;
+    const double s = tb_dtype_round(dt, 1 / tb_dtype_round(dt, 1 - full.v[0]));
+    const uint64_t key = tb_rand_key(tb_rand_seed(full.v[1]));
+    const uint64_t thr = tb_rand_keep_threshold(full.v[0]);
+    double *o = out->data;
+    for (int64_t i = 0; i < tb_tensor_numel(out); i++)
+        o[i] = tb_tensor_get(&in[0], i) *
+               (tb_rand_keep(key, (uint64_t)i, thr) ? s : 0.0);
+    return 0;
+}
+
 /* Any dtype and strides in; the values, in row-major order. */
 int tb_ref_copy(const tb_tensor *in, tb_tensor *out, const tb_params *p)
 {

@@ -52,7 +52,7 @@
 
 /* ---- cases: what a family proposes --------------------------------- */
 
-#define MAXC 64
+#define MAXC 96
 #define MAXP 4
 
 typedef struct ocase {
@@ -276,6 +276,13 @@ static void fam_layout(const tb_op *op, cases *cs)
         oc_p(oc_p(oc_p(c, "p0", perms[i][0]), "p1", perms[i][1]), "p2",
              perms[i][2]);
     }
+    /* embedding's weight [V, D] and indices: one row, odd widths, 2-D
+     * indices, enough rows to split over the threads */
+    cs_add(cs, 2, S(2, 1, 1), S(1, 3));
+    cs_add(cs, 2, S(2, 7, 13), S(1, 5));
+    cs_add(cs, 2, S(2, 100, 33), S(2, 4, 9));
+    cs_add(cs, 2, S(2, 50, 513), S(1, 300));
+    cs_add(cs, 2, S(2, 3000, 1), S(1, 20000));
 }
 
 /* Matrix products: tails of every micro-tile, K beyond the depth
@@ -432,9 +439,22 @@ static void fam_backward(const tb_op *op, cases *cs)
     cs_add(cs, 3, S(2, 17, 33), S(2, 17, 15), S(2, 15, 33));
     cs_add(cs, 3, S(2, 65, 17), S(2, 65, 33), S(2, 33, 17));
     cs_add(cs, 4, S(2, 17, 33), S(2, 17, 15), S(2, 15, 33), S(2, 17, 33));
-    /* nll_loss's logp [N, C], target [N]; its gradient's g [1] first */
-    cs_add(cs, 2, S(2, 17, 10), S(1, 17));
-    cs_add(cs, 3, S(1, 1), S(2, 17, 10), S(1, 17));
+    /* nll_loss's and cross_entropy's logp or logits [N, C], target
+     * [N]; their gradients' g [1] first: one class, vector tails, rows
+     * past the online statistics' block (1024), rows to split over the
+     * threads */
+    static const int nc[][2] = {{17, 10}, {5, 1},   {3, 7},   {9, 33},
+                                {2, 1500}, {3, 2049}, {4096, 10}};
+    for (size_t q = 0; q < sizeof nc / sizeof nc[0]; q++) {
+        cs_add(cs, 2, S(2, nc[q][0], nc[q][1]), S(1, nc[q][0]));
+        cs_add(cs, 3, S(1, 1), S(2, nc[q][0], nc[q][1]), S(1, nc[q][0]));
+    }
+    /* embedding's g [..., D], idx [...] with num_weights: repeated
+     * indices (V below n), one row, rows enough for two threads */
+    oc_p(cs_add(cs, 2, S(2, 9, 13), S(1, 9)), "num_weights", 4);
+    oc_p(cs_add(cs, 2, S(2, 5, 1), S(1, 5)), "num_weights", 1);
+    oc_p(cs_add(cs, 2, S(3, 4, 6, 33), S(2, 4, 6)), "num_weights", 50);
+    oc_p(cs_add(cs, 2, S(2, 4000, 40), S(1, 4000)), "num_weights", 3000);
     /* pooling: g [N, C, OH, OW], x [N, C, H, W] with kernel, stride,
      * padding: 2x2 windows with odd sides, rows of 1 to 33 windows (both
      * vector widths' tails), and other geometries */
@@ -685,8 +705,13 @@ static void prep_case(void *cctx, const tb_op *op, tb_dtype dt,
                                           &oc->sh[i]),
                          0);
         const tb_domain d = domain_of(op, i);
+        /* indices (a target, an embedding's idx): integers below the
+         * bound */
+        const double ib = tb_op_index_bound(op, i, oc->sh, &pc->p);
         for (int64_t k = 0; k < tb_tensor_numel(&pc->in[i]); k++)
-            tb_tensor_set(&pc->in[i], k, rng_uniform(d.lo, d.hi));
+            tb_tensor_set(&pc->in[i], k,
+                          ib > 0 ? fmin(floor(rng_uniform(0, ib)), ib - 1)
+                                 : rng_uniform(d.lo, d.hi));
     }
     tb_tensor_init(&pc->hdr, dt, &oc->sh[0]);
     const double rlen =

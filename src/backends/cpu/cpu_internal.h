@@ -36,6 +36,11 @@ int tb_cpu_check_op(tb_op_id id, tb_dtype dt, const tb_tensor *in,
 int tb_cpu_begin_op(void *ctx, tb_op_id id, tb_dtype dt,
                     const tb_tensor *in, tb_tensor *out, const tb_params *p);
 
+/* rows[r] = value r of t (f32 or f64, contiguous; an embedding's
+ * indices, cross_entropy's targets) as an integer in [0, bound): 0, or
+ * TB_EINVAL at the first value that is not one (embed_c.c). */
+int tb_cpu_indices(const tb_tensor *t, int64_t bound, int64_t *rows);
+
 /* Parameter idx of op id: p's value if set, else the schema default.
  * Only for non-optional parameters (the shape rule validated the
  * value). */

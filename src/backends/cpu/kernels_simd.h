@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "kernels.h"
+#include "lsm_simd.h"
 #include "vmath_simd.h"
 #include "vtranspose_simd.h"
 
@@ -66,11 +67,6 @@ static inline vd v_lo_pd(vf a)
 static inline vd v_hi_pd(vf a)
 {
     return _mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1));
-}
-/* First r lanes from p, the others `fill`. */
-static inline vf v_load_fill(const float *p, int64_t r, float fill)
-{
-    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), v_first(r), p);
 }
 typedef __m512i vi;
 static inline vi vi_load(const int32_t *p) { return _mm512_loadu_si512(p); }
@@ -171,11 +167,6 @@ static inline vd v_lo_pd(vf a)
 static inline vd v_hi_pd(vf a)
 {
     return _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1));
-}
-static inline vf v_load_fill(const float *p, int64_t r, float fill)
-{
-    return _mm256_blendv_ps(_mm256_set1_ps(fill), v_load_n(p, r),
-                            v_first(r));
 }
 typedef __m256i vi;
 static inline vi vi_load(const int32_t *p)
@@ -368,20 +359,7 @@ static inline vd d_add_relu(vd a, vd b) { return d_relu(d_add(a, b)); }
  */
 static inline vf ks_sum_f32_block(const float *p, int64_t m)
 {
-    const int64_t L = VS_LANES;
-    vf s0 = v_set1(0.0f), s1 = s0, s2 = s0, s3 = s0;
-    int64_t j = 0;
-    for (; j + 4 * L <= m; j += 4 * L) {
-        s0 = v_add(s0, v_load(p + j));
-        s1 = v_add(s1, v_load(p + j + L));
-        s2 = v_add(s2, v_load(p + j + 2 * L));
-        s3 = v_add(s3, v_load(p + j + 3 * L));
-    }
-    for (; j + L <= m; j += L)
-        s0 = v_add(s0, v_load(p + j));
-    if (j < m)
-        s1 = v_add(s1, v_load_n(p + j, m - j));
-    return v_add(v_add(s0, s1), v_add(s2, s3));
+    return ks_fold4(p, m, 0.0f, 0);
 }
 
 static double ks_sum_f32_row(const void *px, int64_t n)
@@ -594,125 +572,7 @@ static void ks_sum_f64_cols(const void *px, int64_t R, int64_t ld,
     }
 }
 
-/* ---- log_softmax (f32) -------------------------------------------------- */
-
-/*
- * Online (one-pass over memory) log_softmax statistics of one row:
- * max m and s = sum exp(x - m).  Blocks of TB_CPU_SUM_BLOCK values are
- * reduced while they sit in L1 (block max, then the block's sum of
- * exp(x - block max) in f32 lanes of at most a few dozen terms, each
- * term <= 1), and blocks are merged in double with the online rule
- *   M' = max(M, mb),  S' = S e^(M - M') + sb e^(mb - M').
- * A block whose max is -inf adds nothing (all its terms are 0).  +inf or
- * NaN in a row makes s NaN, so the whole row becomes NaN, as the
- * reference's does.
- */
-static inline void ks_lsm_block(const float *p, int64_t m, float *mb,
-                                float *sb)
-{
-    const int64_t L = VS_LANES;
-    const float ninf = -__builtin_inff();
-    vf m0 = v_set1(ninf), m1 = m0, m2 = m0, m3 = m0;
-    int64_t j = 0;
-    for (; j + 4 * L <= m; j += 4 * L) {
-        m0 = v_max(m0, v_load(p + j));
-        m1 = v_max(m1, v_load(p + j + L));
-        m2 = v_max(m2, v_load(p + j + 2 * L));
-        m3 = v_max(m3, v_load(p + j + 3 * L));
-    }
-    for (; j + L <= m; j += L)
-        m0 = v_max(m0, v_load(p + j));
-    if (j < m)
-        m1 = v_max(m1, v_load_fill(p + j, m - j, ninf));
-    const float mx = v_hmax(v_max(v_max(m0, m1), v_max(m2, m3)));
-    const vf vm_ = v_set1(mx);
-    vf s0 = v_set1(0.0f), s1 = s0;
-    for (j = 0; j + 2 * L <= m; j += 2 * L) {
-        s0 = v_add(s0, vs_exp(v_sub(v_load(p + j), vm_)));
-        s1 = v_add(s1, vs_exp(v_sub(v_load(p + j + L), vm_)));
-    }
-    for (; j + L <= m; j += L)
-        s0 = v_add(s0, vs_exp(v_sub(v_load(p + j), vm_)));
-    if (j < m)
-        s1 = v_add(s1,
-                   vs_exp(v_sub(v_load_fill(p + j, m - j, ninf), vm_)));
-    *mb = mx;
-    *sb = v_hsum(v_add(s0, s1));
-}
-
-static inline void ks_lsm_stats(const float *x, int64_t n, float *mo,
-                                float *so)
-{
-    if (n <= TB_CPU_SUM_BLOCK) {
-        ks_lsm_block(x, n, mo, so);
-        return;
-    }
-    double M = -__builtin_inf(), S = 0;
-    for (int64_t i = 0; i < n; i += TB_CPU_SUM_BLOCK) {
-        const int64_t m = n - i < TB_CPU_SUM_BLOCK ? n - i : TB_CPU_SUM_BLOCK;
-        float mb, sb;
-        ks_lsm_block(x + i, m, &mb, &sb);
-        if (mb == -__builtin_inff()) {
-            /* Nothing to add, unless the max lost a NaN (x86 max
-             * returns its second operand when either is NaN). */
-            for (int64_t j = 0; j < m; j++)
-                if (x[i + j] != x[i + j])
-                    S = __builtin_nan("");
-            continue;
-        }
-        if (mb > M) {
-            S = S * exp(M - mb) + sb;
-            M = mb;
-        } else {
-            S += sb * exp(mb - M);
-        }
-    }
-    if (M == -__builtin_inf())
-        S = __builtin_nan(""); /* all -inf: the reference gives NaN */
-    *mo = (float)M;
-    *so = (float)S;
-}
-
-/* o = (x - m) - ls over n values. */
-static inline void ks_lsm_write(const float *x, float *o, int64_t n, float m,
-                                float ls)
-{
-    const int64_t L = VS_LANES;
-    const vf vm_ = v_set1(m), vl = v_set1(ls);
-    int64_t j = 0;
-    for (; j + 2 * L <= n; j += 2 * L) {
-        vf a = v_load(x + j), b = v_load(x + j + L);
-        v_store(o + j, v_sub(v_sub(a, vm_), vl));
-        v_store(o + j + L, v_sub(v_sub(b, vm_), vl));
-    }
-    for (; j + L <= n; j += L)
-        v_store(o + j, v_sub(v_sub(v_load(x + j), vm_), vl));
-    if (j < n)
-        v_store_n(o + j, v_sub(v_sub(v_load_n(x + j, n - j), vm_), vl),
-                  n - j);
-}
-
-/* softmax's write pass: o = exp(x - m) * inv over n values (inv = 1 / s
- * rounded once, as the portable version's inverse). */
-static inline void ks_sm_write(const float *x, float *o, int64_t n, float m,
-                               float inv)
-{
-    const int64_t L = VS_LANES;
-    const vf vm_ = v_set1(m), vi_ = v_set1(inv);
-    int64_t j = 0;
-    for (; j + 2 * L <= n; j += 2 * L) {
-        vf a = vs_exp(v_sub(v_load(x + j), vm_));
-        vf b = vs_exp(v_sub(v_load(x + j + L), vm_));
-        v_store(o + j, v_mul(a, vi_));
-        v_store(o + j + L, v_mul(b, vi_));
-    }
-    for (; j + L <= n; j += L)
-        v_store(o + j, v_mul(vs_exp(v_sub(v_load(x + j), vm_)), vi_));
-    if (j < n)
-        v_store_n(o + j,
-                  v_mul(vs_exp(v_sub(v_load_n(x + j, n - j), vm_)), vi_),
-                  n - j);
-}
+/* ---- log_softmax (f32): its statistics are lsm_simd.h's ---- */
 
 /* Short rows (n <= KS_LSM_SHORT): VS_LANES rows at once, one row per
  * lane.  The VS_LANES x n block is contiguous, exactly n vectors.  Its
@@ -829,9 +689,9 @@ ks_rows_f32(const void *px, void *po, int64_t rows, int64_t n, int soft)
             const float *xr = x + (r0 + r) * n;
             float *orow = o + (r0 + r) * n;
             if (soft)
-                ks_sm_write(xr, orow, n, m[r], ls[r]);
+                ks_lsm_write(xr, orow, n, m[r], ls[r], 1);
             else
-                ks_lsm_write(xr, orow, n, m[r], ls[r]);
+                ks_lsm_write(xr, orow, n, m[r], ls[r], 0);
         }
     }
 }

@@ -225,6 +225,19 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_AVX2(X, sdpa, f32, c) TB_CPU_C2(X, sdpa)                       \
     TB_CPU_C2(X, causal_mask)
 
+/* Losses (xent_c.c; f32 at avx2: xent_avx2.c). */
+#define TB_CPU_ROWS_LOSS(X)                                               \
+    TB_CPU_AVX2(X, cross_entropy, f32, c) TB_CPU_C2(X, cross_entropy)     \
+    TB_CPU_AVX2(X, cross_entropy_backward, f32, c)                        \
+    TB_CPU_C2(X, cross_entropy_backward)
+
+/* Embeddings (embed_c.c). */
+#define TB_CPU_ROWS_EMBED(X)                                              \
+    TB_CPU_C2(X, embedding) TB_CPU_C2(X, embedding_backward)
+
+/* Dropout on the random ops' stream (dropout_c.c). */
+#define TB_CPU_ROWS_DROPOUT(X) TB_CPU_C2(X, dropout)
+
 /* Creation (create.c; the SIMD rows of arange and the random ops:
  * rand_simd.h). */
 #define TB_CPU_ROWS_CREATE(X)                                             \
@@ -342,7 +355,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_ROWS_MATMUL(X, XN) TB_CPU_ROWS_CONV(X)                         \
     TB_CPU_ROWS_CREATE(X) TB_CPU_ROWS_OPTIM(X) TB_CPU_ROWS_LINALG(X)      \
     TB_CPU_ROWS_CALIB(X) TB_CPU_ROWS_BACKWARD(X) TB_CPU_ROWS_NORM(X)      \
-    TB_CPU_ROWS_ATTN(X) TB_CPU_ROWS_HALF(X)
+    TB_CPU_ROWS_ATTN(X) TB_CPU_ROWS_LOSS(X) TB_CPU_ROWS_EMBED(X)          \
+    TB_CPU_ROWS_DROPOUT(X) TB_CPU_ROWS_HALF(X)
 
 /* Prototypes of every entry point. */
 #define TB_CPU_KDECL(op, dt, sfx, c)                                      \

@@ -149,6 +149,11 @@ static inline void v_store_n(float *p, vf a, int64_t r)
 {
     _mm512_mask_storeu_ps(p, v_first(r), a);
 }
+/* First r lanes from p, the others `fill`. */
+static inline vf v_load_fill(const float *p, int64_t r, float fill)
+{
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), v_first(r), p);
+}
 static inline float v_hsum(vf a) { return _mm512_reduce_add_ps(a); }
 static inline float v_hmax(vf a) { return _mm512_reduce_max_ps(a); }
 /* Per-lane indices into an 8-entry table (v_lookup8). */
@@ -281,6 +286,12 @@ static inline vf v_load_n(const float *p, int64_t r)
 static inline void v_store_n(float *p, vf a, int64_t r)
 {
     _mm256_maskstore_ps(p, v_first_i(r), a);
+}
+/* First r lanes from p, the others `fill`. */
+static inline vf v_load_fill(const float *p, int64_t r, float fill)
+{
+    return _mm256_blendv_ps(_mm256_set1_ps(fill), v_load_n(p, r),
+                            v_first(r));
 }
 static inline float v_hsum(vf a)
 {

@@ -1,0 +1,138 @@
+/* The online statistics of a log_softmax row (max m and s = sum
+ * exp(x - m)) in f32 SIMD lanes, and softmax's write pass, for inclusion by the files of one ISA
+ * level only (over vmath_simd.h's helpers): log_softmax and softmax
+ * (kernels_simd.h) and cross_entropy (xent_avx2.c) read each row once
+ * from memory through them.  Everything here is `static inline`. */
+#ifndef TB_BACKENDS_CPU_LSM_SIMD_H
+#define TB_BACKENDS_CPU_LSM_SIMD_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels.h" /* TB_CPU_SUM_BLOCK */
+#include "vmath_simd.h"
+
+/* a + b (mx 0) or max(a, b) (mx 1; a constant once inlined). */
+static inline vf ks_fold(vf a, vf b, int mx)
+{
+    return mx ? v_max(a, b) : v_add(a, b);
+}
+
+/* p[0..m) folded into four vector accumulators (four vectors a step,
+ * then single vectors, then the tail with the identity id in the lanes
+ * past m), combined as (a0 . a1) . (a2 . a3): the sums' blocks
+ * (kernels_simd.h) and the statistics' block max below. */
+static inline vf ks_fold4(const float *p, int64_t m, float id, int mx)
+{
+    const int64_t L = VS_LANES;
+    vf a0 = v_set1(id), a1 = a0, a2 = a0, a3 = a0;
+    int64_t j = 0;
+    for (; j + 4 * L <= m; j += 4 * L) {
+        a0 = ks_fold(a0, v_load(p + j), mx);
+        a1 = ks_fold(a1, v_load(p + j + L), mx);
+        a2 = ks_fold(a2, v_load(p + j + 2 * L), mx);
+        a3 = ks_fold(a3, v_load(p + j + 3 * L), mx);
+    }
+    for (; j + L <= m; j += L)
+        a0 = ks_fold(a0, v_load(p + j), mx);
+    if (j < m)
+        a1 = ks_fold(a1, v_load_fill(p + j, m - j, id), mx);
+    return ks_fold(ks_fold(a0, a1, mx), ks_fold(a2, a3, mx), mx);
+}
+
+/*
+ * Online (one-pass over memory) log_softmax statistics of one row:
+ * max m and s = sum exp(x - m).  Blocks of TB_CPU_SUM_BLOCK values are
+ * reduced while they sit in L1 (block max, then the block's sum of
+ * exp(x - block max) in f32 lanes of at most a few dozen terms, each
+ * term <= 1), and blocks are merged in double with the online rule
+ *   M' = max(M, mb),  S' = S e^(M - M') + sb e^(mb - M').
+ * A block whose max is -inf adds nothing (all its terms are 0).  +inf or
+ * NaN in a row makes s NaN, so the whole row becomes NaN, as the
+ * reference's does.
+ */
+static inline void ks_lsm_block(const float *p, int64_t m, float *mb,
+                                float *sb)
+{
+    const int64_t L = VS_LANES;
+    const float ninf = -__builtin_inff();
+    const float mx = v_hmax(ks_fold4(p, m, ninf, 1));
+    const vf vm_ = v_set1(mx);
+    vf s0 = v_set1(0.0f), s1 = s0;
+    int64_t j = 0;
+    for (; j + 2 * L <= m; j += 2 * L) {
+        s0 = v_add(s0, vs_exp(v_sub(v_load(p + j), vm_)));
+        s1 = v_add(s1, vs_exp(v_sub(v_load(p + j + L), vm_)));
+    }
+    for (; j + L <= m; j += L)
+        s0 = v_add(s0, vs_exp(v_sub(v_load(p + j), vm_)));
+    if (j < m)
+        s1 = v_add(s1,
+                   vs_exp(v_sub(v_load_fill(p + j, m - j, ninf), vm_)));
+    *mb = mx;
+    *sb = v_hsum(v_add(s0, s1));
+}
+
+static inline void ks_lsm_stats(const float *x, int64_t n, float *mo,
+                                float *so)
+{
+    if (n <= TB_CPU_SUM_BLOCK) {
+        ks_lsm_block(x, n, mo, so);
+        return;
+    }
+    double M = -__builtin_inf(), S = 0;
+    for (int64_t i = 0; i < n; i += TB_CPU_SUM_BLOCK) {
+        const int64_t m = n - i < TB_CPU_SUM_BLOCK ? n - i : TB_CPU_SUM_BLOCK;
+        float mb, sb;
+        ks_lsm_block(x + i, m, &mb, &sb);
+        if (mb == -__builtin_inff()) {
+            /* Nothing to add, unless the max lost a NaN (x86 max
+             * returns its second operand when either is NaN). */
+            for (int64_t j = 0; j < m; j++)
+                if (x[i + j] != x[i + j])
+                    S = __builtin_nan("");
+            continue;
+        }
+        if (mb > M) {
+            S = S * exp(M - mb) + sb;
+            M = mb;
+        } else {
+            S += sb * exp(mb - M);
+        }
+    }
+    if (M == -__builtin_inf())
+        S = __builtin_nan(""); /* all -inf: the reference gives NaN */
+    *mo = (float)M;
+    *so = (float)S;
+}
+
+/* One vector of the write pass below. */
+static inline vf ks_lsm_one(vf x, vf m, vf c, int soft)
+{
+    return soft ? v_mul(vs_exp(v_sub(x, m)), c) : v_sub(v_sub(x, m), c);
+}
+
+/* The write pass of a row of n values: log_softmax's (x - m) - c (soft
+ * 0, c = log s) or softmax's exp(x - m) * c (soft 1, c = 1 / s rounded
+ * once, as the portable version's inverse; cross_entropy's gradient
+ * passes g / (N s)); soft is a constant once inlined. */
+static inline void ks_lsm_write(const float *x, float *o, int64_t n, float m,
+                                float c, int soft)
+{
+    const int64_t L = VS_LANES;
+    const vf vm_ = v_set1(m), vc = v_set1(c);
+    int64_t j = 0;
+    for (; j + 2 * L <= n; j += 2 * L) {
+        vf a = ks_lsm_one(v_load(x + j), vm_, vc, soft);
+        vf b = ks_lsm_one(v_load(x + j + L), vm_, vc, soft);
+        v_store(o + j, a);
+        v_store(o + j + L, b);
+    }
+    for (; j + L <= n; j += L)
+        v_store(o + j, ks_lsm_one(v_load(x + j), vm_, vc, soft));
+    if (j < n)
+        v_store_n(o + j, ks_lsm_one(v_load_n(x + j, n - j), vm_, vc, soft),
+                  n - j);
+}
+
+#endif
