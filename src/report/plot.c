@@ -19,18 +19,13 @@
 #include "../base/fileio.h"
 #include "../base/grow.h"
 #include "gpscript.h"
+#include "plot_impl.h"
 #include "history.h"
 #include "training.h"
 
-#define MAX_SERIES 24   /* series of a group */
-#define CHART_SERIES 8  /* lines per chart: a group with more gets parts */
 #define MAX_CHANGE 40   /* bars in the baseline chart */
 #define MAX_PEAKS 6     /* peak lines per throughput chart */
-#define W 900           /* image size in pixels */
-#define H 480
 
-#define M_MAIN TB_RSET_MASK(TB_ROLE_MAIN)
-#define M_WITH TB_RSET_MASK(TB_ROLE_WITH)
 
 /* Bar colours of the change chart by compare's time verdict. */
 static const char *const colour[] = {
@@ -41,203 +36,12 @@ static const char *const colour[] = {
     [TB_TIME_IMPROVED] = "#2ca02c",
 };
 
-typedef struct {
-    const tb_rset *s;
-    const tb_plot_opts *o;
-    tb_chart_list *out;
-    char *err;
-    size_t errlen;
-} pctx;
-
 void tb_chart_list_free(tb_chart_list *l)
 {
     if (!l)
         return;
     free(l->v);
     memset(l, 0, sizeof *l);
-}
-
-static tb_chart *chart_add(tb_chart_list *l, tb_chart_kind kind,
-                           const char *group, const char *name,
-                           const char *title)
-{
-    tb_chart *v = tb_grow(l->v, &l->cap, l->n, sizeof *v, 32);
-    if (!v)
-        return NULL;
-    l->v = v;
-    tb_chart *c = &l->v[l->n++];
-    memset(c, 0, sizeof *c);
-    c->kind = kind;
-    snprintf(c->group, sizeof c->group, "%s", group);
-    snprintf(c->name, sizeof c->name, "%s", name);
-    snprintf(c->title, sizeof c->title, "%s", title);
-    return c;
-}
-
-/* A file-name-safe copy of s: [A-Za-z0-9_.-], anything else becomes _. */
-static void safe_name(char *dst, size_t len, const char *s)
-{
-    size_t o = 0;
-    for (; *s && o + 1 < len; s++) {
-        char c = *s;
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                  (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
-        dst[o++] = ok ? c : '_';
-    }
-    dst[o] = '\0';
-}
-
-/* s as a double-quoted data-file field (no quotes or newlines inside). */
-static void dat_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++)
-        fputc(*s == '"' || *s == '\n' ? '\'' : *s, f);
-    fputc('"', f);
-}
-
-static FILE *open_out(pctx *x, const char *name, const char *ext)
-{
-    return tb_gp_open(x->o->dir, name, ext, x->err, x->errlen);
-}
-
-static int close_out(pctx *x, FILE *f, const char *name, const char *ext)
-{
-    return tb_gp_close(f, x->o->dir, name, ext, x->err, x->errlen);
-}
-
-/* Extra image height for a key of n entries below the plot (tb_gp_head
- * puts it there, in two columns). */
-static int key_height(int n)
-{
-    return 16 * ((n + 1) / 2);
-}
-
-/* Write the plot command in body to every requested format. */
-static void gp_outputs(FILE *f, const tb_plot_opts *o, const char *name,
-                       const char *body, int w, int h)
-{
-    bool first = true;
-    if (o->png) {
-        fprintf(f, "set terminal pngcairo size %d,%d font 'sans,9' "
-                   "noenhanced\nset output '%s.png'\n%s",
-                w, h, name, body);
-        first = false;
-    }
-    if (o->svg) {
-        fprintf(f, "set terminal svg size %d,%d font 'sans,9' noenhanced "
-                   "background '#ffffff'\nset output '%s.svg'\n%s",
-                w, h, name, first ? body : "replot\n");
-    }
-    fprintf(f, "set output\n");
-}
-
-/* Start NAME.gp once NAME.dat is written: close d, open the script and
- * write its head.  NULL (*rc the error, its message in x->err) when
- * either fails. */
-static FILE *script_open(pctx *x, FILE *d, const char *name,
-                         const char *title, int *rc)
-{
-    *rc = close_out(x, d, name, "dat");
-    if (*rc)
-        return NULL;
-    FILE *f = open_out(x, name, "gp");
-    if (!f) {
-        *rc = TB_EIO;
-        return NULL;
-    }
-    tb_gp_head(f, name, title);
-    return f;
-}
-
-/* The plot commands of script f, gathered in memory (gp_outputs writes
- * them once per format): a stream into *body, or NULL (f closed) when
- * out of memory. */
-static FILE *body_open(pctx *x, FILE *f, char **body, size_t *len)
-{
-    *body = NULL;
-    FILE *m = open_memstream(body, len);
-    if (!m) {
-        fclose(f);
-        snprintf(x->err, x->errlen, "out of memory");
-    }
-    return m;
-}
-
-/* Close the body m, write it to every requested format at w x h, and
- * close script f. */
-static int script_close(pctx *x, FILE *f, FILE *m, char **body,
-                        const char *name, int w, int h)
-{
-    fclose(m);
-    gp_outputs(f, x->o, name, *body, w, h);
-    free(*body);
-    return close_out(x, f, name, "gp");
-}
-
-/* ---- grouping helpers ---------------------------------------------------- */
-
-static bool inm(const tb_rcase *c, unsigned mask)
-{
-    return (mask & (1u << c->role)) != 0;
-}
-
-static bool same_opdt(const tb_rcase *a, const tb_rcase *b)
-{
-    return !strcmp(a->op, b->op) && !strcmp(a->dtype, b->dtype);
-}
-
-static bool same_series(const tb_rcase *a, const tb_rcase *b)
-{
-    return a->doc == b->doc && !strcmp(a->opp, b->opp) &&
-           !strcmp(a->dtype, b->dtype) && !strcmp(a->variant, b->variant);
-}
-
-/* First ok case of mask with the same op and dtype before i? */
-static bool group_seen(const tb_rset *s, int i, unsigned mask)
-{
-    for (int k = 0; k < i; k++)
-        if (s->cases[k].ok && inm(&s->cases[k], mask) &&
-            same_opdt(&s->cases[k], &s->cases[i]))
-            return true;
-    return false;
-}
-
-/* Series (first cases) of the op/dtype group of case g, in file order;
- * returns the count (at most max). */
-static int group_series(const tb_rset *s, int g, unsigned mask, int *v,
-                        int max)
-{
-    int n = 0;
-    for (int i = 0; i < s->n && n < max; i++) {
-        const tb_rcase *c = &s->cases[i];
-        if (!c->ok || !inm(c, mask) || !same_opdt(c, &s->cases[g]))
-            continue;
-        bool dup = false;
-        for (int k = 0; k < n && !dup; k++)
-            dup = same_series(&s->cases[v[k]], c);
-        if (!dup)
-            v[n++] = i;
-    }
-    return n;
-}
-
-/* The ok cases of the series of case i, sorted by elements then work. */
-static int series_points(const tb_rset *s, int i, int *v, int max)
-{
-    int n = 0;
-    for (int k = 0; k < s->n && n < max; k++)
-        if (s->cases[k].ok && same_series(&s->cases[k], &s->cases[i]))
-            v[n++] = k;
-    for (int a = 1; a < n; a++) {
-        int t = v[a], b = a - 1;
-        while (b >= 0 && s->cases[v[b]].items > s->cases[t].items) {
-            v[b + 1] = v[b];
-            b--;
-        }
-        v[b + 1] = t;
-    }
-    return n;
 }
 
 /* Do the group's series differ in their parameters (OP[PARAMS])? */
@@ -266,9 +70,6 @@ static void series_title(const tb_rset *s, int i, bool params, char *buf,
 static void series_style(const tb_rset *s, const int *sv, int k, char *buf,
                          size_t len)
 {
-    static const char *const pal[CHART_SERIES] = {
-        "#1f77b4", "#d62728", "#2ca02c", "#9467bd",
-        "#ff7f0e", "#17becf", "#8c564b", "#e377c2"};
     /* filled circle, square, up and down triangles, diamond, pentagon,
      * open circle, open square */
     static const int shapes[CHART_SERIES] = {7, 5, 9, 11, 13, 15, 6, 4};
@@ -287,7 +88,7 @@ static void series_style(const tb_rset *s, const int *sv, int k, char *buf,
         }
         dt = 2 + idx % 3;
     }
-    snprintf(buf, len, "lc rgb '%s' dt %d pt %d", pal[k % CHART_SERIES], dt,
+    snprintf(buf, len, "lc rgb '%s' dt %d pt %d", tb_plt_colour[k % CHART_SERIES], dt,
              pt);
 }
 
@@ -400,12 +201,12 @@ static bool vs_size_plan(const tb_rset *s, int g, tb_chart_kind kind,
 {
     v->kind = kind;
     v->gc = &s->cases[g];
-    v->ns = group_series(s, g, M_MAIN | M_WITH, v->sv, MAX_SERIES);
+    v->ns = tb_plt_group_series(s, g, M_MAIN | M_WITH, v->sv, MAX_SERIES);
     v->params = group_multi_params(s, v->sv, v->ns);
     /* a line needs two sizes: no chart when no series has them */
     int pts[512], most = 0;
     for (int k = 0; k < v->ns; k++) {
-        int np = series_points(s, v->sv[k], pts, 512);
+        int np = tb_plt_series_points(s, v->sv[k], pts, 512);
         most = np > most ? np : most;
     }
     if (most < 2)
@@ -414,7 +215,7 @@ static bool vs_size_plan(const tb_rset *s, int g, tb_chart_kind kind,
      * byte of the cost model at the largest size), else GB/s */
     v->flops = false;
     for (int k = 0; k < v->ns; k++) {
-        int np = series_points(s, v->sv[k], pts, 512);
+        int np = tb_plt_series_points(s, v->sv[k], pts, 512);
         for (int p = 0; p < np; p++) {
             const tb_rcase *c = &s->cases[pts[p]];
             if (c->flops > 0 && c->bytes > 0 && c->flops >= c->bytes)
@@ -423,7 +224,7 @@ static bool vs_size_plan(const tb_rset *s, int g, tb_chart_kind kind,
     }
     double maxv = 0;
     for (int k = 0; k < v->ns; k++) {
-        int np = series_points(s, v->sv[k], pts, 512);
+        int np = tb_plt_series_points(s, v->sv[k], pts, 512);
         for (int p = 0; p < np; p++) {
             const tb_rcase *c = &s->cases[pts[p]];
             double y = kind == TB_CHART_TIME ? c->ci_hi
@@ -437,7 +238,7 @@ static bool vs_size_plan(const tb_rset *s, int g, tb_chart_kind kind,
         return false; /* no rate in the model (e.g. 0 bytes) */
     const tb_rcase *gc = v->gc;
     char base[160];
-    safe_name(base, sizeof base, gc->op);
+    tb_plt_safe_name(base, sizeof base, gc->op);
     snprintf(v->name, sizeof v->name, "%s-%s-%s",
              kind == TB_CHART_TIME ? "time" : "throughput", base, gc->dtype);
     /* matmul-like ops: the x axis says M x N x K (from the output's
@@ -457,7 +258,7 @@ static bool vs_size_plan(const tb_rset *s, int g, tb_chart_kind kind,
 static int vs_size_dat(pctx *x, const vs_size *v)
 {
     const tb_rset *s = x->s;
-    FILE *d = open_out(x, v->name, "dat");
+    FILE *d = tb_plt_open_out(x, v->name, "dat");
     if (!d)
         return TB_EIO;
     int pts[512];
@@ -465,7 +266,7 @@ static int vs_size_dat(pctx *x, const vs_size *v)
         char t[600];
         series_title(s, v->sv[k], v->params, t, sizeof t);
         fprintf(d, "%s# %s\n", k ? "\n\n" : "", t);
-        int np = series_points(s, v->sv[k], pts, 512);
+        int np = tb_plt_series_points(s, v->sv[k], pts, 512);
         for (int p = 0; p < np; p++) {
             const tb_rcase *c = &s->cases[pts[p]];
             char xl[300];
@@ -480,7 +281,7 @@ static int vs_size_dat(pctx *x, const vs_size *v)
                         v->flops ? c->gflop_s : c->gb_s, xl, c->shapes);
         }
     }
-    return close_out(x, d, v->name, "dat");
+    return tb_plt_close_out(x, d, v->name, "dat");
 }
 
 /* The peak lines of a throughput chart: the MAIN document's peaks for
@@ -516,7 +317,7 @@ static int vs_size_gp(pctx *x, const vs_size *v)
 {
     const tb_rset *s = x->s;
     bool time = v->kind == TB_CHART_TIME;
-    FILE *f = open_out(x, v->name, "gp");
+    FILE *f = tb_plt_open_out(x, v->name, "gp");
     if (!f)
         return TB_EIO;
     tb_gp_head(f, v->name, v->title);
@@ -537,7 +338,7 @@ static int vs_size_gp(pctx *x, const vs_size *v)
                          : "GB/s (bytes of the cost model / median)");
     char *body;
     size_t blen;
-    FILE *m = body_open(x, f, &body, &blen);
+    FILE *m = tb_plt_body_open(x, f, &body, &blen);
     if (!m)
         return TB_ENOMEM;
     fprintf(m, "plot ");
@@ -555,8 +356,8 @@ static int vs_size_gp(pctx *x, const vs_size *v)
     if (!time)
         vs_size_peaks(s, v, m);
     fprintf(m, "\n");
-    return script_close(x, f, m, &body, v->name, W,
-                        H + key_height(v->ns + 2));
+    return tb_plt_script_close(x, f, m, &body, v->name, W,
+                        H + tb_plt_key_height(v->ns + 2));
 }
 
 /* Time (kind TIME) or throughput (THROUGHPUT) vs size for the op/dtype
@@ -589,7 +390,7 @@ static int chart_vs_size(pctx *x, int g, tb_chart_kind kind)
             return rc;
         char group[160];
         snprintf(group, sizeof group, "%s/%s", v.gc->op, v.gc->dtype);
-        if (!chart_add(x->out, kind, group, v.name, v.title))
+        if (!tb_plt_chart_add(x->out, kind, group, v.name, v.title))
             return TB_ENOMEM;
     }
     return 0;
@@ -668,11 +469,11 @@ static int chart_roofline(pctx *x, int g)
     if (npts == 0)
         return 0;
     char name[192], base[160], title[256];
-    safe_name(base, sizeof base, be);
+    tb_plt_safe_name(base, sizeof base, be);
     snprintf(name, sizeof name, "roofline-%s", base);
     snprintf(title, sizeof title,
              "%s: roofline (measured peaks; each ok case a point)", be);
-    FILE *d = open_out(x, name, "dat");
+    FILE *d = tb_plt_open_out(x, name, "dat");
     if (!d)
         return TB_EIO;
     /* each op's label at its fastest point (the others ""): the points
@@ -692,14 +493,14 @@ static int chart_roofline(pctx *x, int g)
         const tb_rcase *c = pt[k].c;
         bool best = k == 0 || strcmp(pt[k - 1].c->op, c->op);
         fprintf(d, "%.9g %.9g ", c->flops / c->bytes, c->gflop_s);
-        dat_str(d, c->id);
+        tb_plt_dat_str(d, c->id);
         fputc(' ', d);
-        dat_str(d, best ? c->op : "");
+        tb_plt_dat_str(d, best ? c->op : "");
         fprintf(d, "\n");
     }
     free(pt);
     int rc;
-    FILE *f = script_open(x, d, name, title, &rc);
+    FILE *f = tb_plt_script_open(x, d, name, title, &rc);
     if (!f)
         return rc;
     fprintf(f, "set logscale xy\nset format x '%%g'\n"
@@ -709,7 +510,7 @@ static int chart_roofline(pctx *x, int g)
             lo / 4, hi * 4);
     char *body;
     size_t blen;
-    FILE *m = body_open(x, f, &body, &blen);
+    FILE *m = tb_plt_body_open(x, f, &body, &blen);
     if (!m)
         return TB_ENOMEM;
     fprintf(m, "plot '%s.dat' using 1:2 with points pt 7 ps 0.8 lc rgb "
@@ -728,173 +529,11 @@ static int chart_roofline(pctx *x, int g)
         tb_gp_str(m, rf[k].label);
     }
     fprintf(m, "\n");
-    rc = script_close(x, f, m, &body, name, W, H + key_height(nr + 1));
+    rc = tb_plt_script_close(x, f, m, &body, name, W, H + tb_plt_key_height(nr + 1));
     if (rc)
         return rc;
-    return chart_add(x->out, TB_CHART_ROOFLINE, be, name, title) ? 0
+    return tb_plt_chart_add(x->out, TB_CHART_ROOFLINE, be, name, title) ? 0
                                                                 : TB_ENOMEM;
-}
-
-/* ---- one size: a summary per category ------------------------------------------ */
-
-#define CAT_ROWS 16 /* ops per summary chart */
-
-/* Was the op/dtype group of case g measured at one size only in every
- * series (no line to draw)? */
-static bool single_size(const tb_rset *s, int g)
-{
-    int sv[MAX_SERIES], pts[2];
-    int ns = group_series(s, g, M_MAIN | M_WITH, sv, MAX_SERIES);
-    for (int k = 0; k < ns; k++)
-        if (series_points(s, sv[k], pts, 2) >= 2)
-            return false;
-    return ns > 0;
-}
-
-/* The summary of one category and dtype: for each op measured at one
- * size only, a cluster of bars, one per configuration (backend and
- * axes: at most CHART_SERIES a chart), the median time with its 95% CI
- * on a log axis: one chart where there was a single-bar chart per op.
- * rows: the first case of each such op (rows[0..nr)); parts of
- * CAT_ROWS ops and CHART_SERIES configurations. */
-static int category_part(pctx *x, const int *rows, int nr, const int *cols,
-                         int nc, const char *name, const char *title)
-{
-    const tb_rset *s = x->s;
-    FILE *d = open_out(x, name, "dat");
-    if (!d)
-        return TB_EIO;
-    fprintf(d, "# op");
-    for (int k = 0; k < nc; k++)
-        fprintf(d, " | %s median s, ci low, ci high", s->cases[cols[k]].variant);
-    fprintf(d, "\n");
-    for (int r = 0; r < nr; r++) {
-        const tb_rcase *g = &s->cases[rows[r]];
-        dat_str(d, g->opp);
-        for (int k = 0; k < nc; k++) {
-            const tb_rcase *hit = NULL; /* the op's case of this variant */
-            for (int i = 0; i < s->n && !hit; i++) {
-                const tb_rcase *c = &s->cases[i];
-                if (c->ok && inm(c, M_MAIN | M_WITH) &&
-                    !strcmp(c->opp, g->opp) && same_opdt(c, g) &&
-                    c->doc == s->cases[cols[k]].doc &&
-                    !strcmp(c->variant, s->cases[cols[k]].variant))
-                    hit = c;
-            }
-            if (hit)
-                fprintf(d, " %.9g %.9g %.9g", hit->median * 1e-9,
-                        hit->ci_lo * 1e-9, hit->ci_hi * 1e-9);
-            else
-                fprintf(d, " ? ? ?");
-        }
-        fprintf(d, "\n");
-    }
-    int rc;
-    FILE *f = script_open(x, d, name, title, &rc);
-    if (!f)
-        return rc;
-    fprintf(f, "set datafile missing '?'\nset style data histograms\n"
-               "set style histogram errorbars gap 1 lw 1\n"
-               "set style fill solid 0.7 border -1\nset logscale y\n"
-               "set format y '%%.0s %%cs'\nset ylabel 'time per call'\n"
-               "set xtics rotate by -30 noenhanced\nset bmargin 8\n");
-    char *body;
-    size_t blen;
-    FILE *m = body_open(x, f, &body, &blen);
-    if (!m)
-        return TB_ENOMEM;
-    static const char *const pal[CHART_SERIES] = {
-        "#1f77b4", "#d62728", "#2ca02c", "#9467bd",
-        "#ff7f0e", "#17becf", "#8c564b", "#e377c2"};
-    fprintf(m, "plot ");
-    for (int k = 0; k < nc; k++) {
-        fprintf(m, "%s'%s.dat' using %d:%d:%d%s lc rgb '%s' title ",
-                k ? ", \\\n     " : "", name, 2 + 3 * k, 3 + 3 * k,
-                4 + 3 * k, k ? "" : ":xtic(1)", pal[k]);
-        tb_gp_str(m, s->cases[cols[k]].variant);
-    }
-    fprintf(m, "\n");
-    return script_close(x, f, m, &body, name, W, H + key_height(nc));
-}
-
-/* The summaries of category cat in dtype dt (case first: its first
- * case).  Group "category:CAT/DTYPE". */
-static int chart_category(pctx *x, int first)
-{
-    const tb_rset *s = x->s;
-    const tb_rcase *fc = &s->cases[first];
-    int *rows = malloc((size_t)s->n * sizeof *rows);
-    if (!rows)
-        return TB_ENOMEM;
-    int nr = 0, cols[MAX_SERIES], nc = 0;
-    for (int i = 0; i < s->n; i++) {
-        const tb_rcase *c = &s->cases[i];
-        if (!c->ok || !inm(c, M_MAIN | M_WITH) ||
-            strcmp(c->category, fc->category) ||
-            strcmp(c->dtype, fc->dtype))
-            continue;
-        bool seen = false; /* an op (with its params) once */
-        for (int r = 0; r < nr && !seen; r++)
-            seen = !strcmp(s->cases[rows[r]].opp, c->opp);
-        if (seen)
-            continue;
-        int g = 0; /* the first case of the op's group */
-        while (g < i && !(s->cases[g].ok &&
-                          inm(&s->cases[g], M_MAIN | M_WITH) &&
-                          same_opdt(&s->cases[g], c)))
-            g++;
-        if (single_size(s, g))
-            rows[nr++] = i;
-    }
-    for (int r = 0; r < nr; r++)
-        for (int i = 0; i < s->n && nc < MAX_SERIES; i++) {
-            const tb_rcase *c = &s->cases[i];
-            if (!c->ok || !inm(c, M_MAIN | M_WITH) ||
-                strcmp(c->opp, s->cases[rows[r]].opp) ||
-                !same_opdt(c, &s->cases[rows[r]]))
-                continue;
-            bool dup = false;
-            for (int k = 0; k < nc && !dup; k++)
-                dup = s->cases[cols[k]].doc == c->doc &&
-                      !strcmp(s->cases[cols[k]].variant, c->variant);
-            if (!dup)
-                cols[nc++] = i;
-        }
-    int rc = 0;
-    int rparts = (nr + CAT_ROWS - 1) / CAT_ROWS;
-    int cparts = (nc + CHART_SERIES - 1) / CHART_SERIES;
-    char base[160], group[200];
-    safe_name(base, sizeof base, fc->category);
-    snprintf(group, sizeof group, "category:%s/%s", fc->category, fc->dtype);
-    for (int rp = 0; rp < rparts && !rc; rp++)
-        for (int cp = 0; cp < cparts && !rc; cp++) {
-            int part = rp * cparts + cp, parts = rparts * cparts;
-            char name[192], title[320];
-            if (part)
-                snprintf(name, sizeof name, "summary-%s-%s-%d", base,
-                         fc->dtype, part + 1);
-            else
-                snprintf(name, sizeof name, "summary-%s-%s", base,
-                         fc->dtype);
-            int n1 = nr - rp * CAT_ROWS < CAT_ROWS ? nr - rp * CAT_ROWS
-                                                   : CAT_ROWS;
-            int n2 = nc - cp * CHART_SERIES < CHART_SERIES
-                         ? nc - cp * CHART_SERIES
-                         : CHART_SERIES;
-            int w = snprintf(title, sizeof title,
-                             "%s ops measured at one size (%s): time per "
-                             "call (median, 95%% CI)",
-                             fc->category, fc->dtype);
-            if (parts > 1 && w > 0 && (size_t)w < sizeof title)
-                snprintf(title + w, sizeof title - (size_t)w,
-                         " (part %d of %d)", part + 1, parts);
-            rc = category_part(x, rows + rp * CAT_ROWS, n1,
-                               cols + cp * CHART_SERIES, n2, name, title);
-            if (!rc && !chart_add(x->out, TB_CHART_TIME, group, name, title))
-                rc = TB_ENOMEM;
-        }
-    free(rows);
-    return rc;
 }
 
 /* ---- speedup bars ------------------------------------------------------------ */
@@ -908,7 +547,7 @@ static int chart_speedup(pctx *x, int g)
     int keys[256], nk = 0;
     for (int i = 0; i < s->n && nk < 256; i++) {
         const tb_rcase *c = &s->cases[i];
-        if (!c->ok || !inm(c, mask) || !same_opdt(c, gc))
+        if (!c->ok || !tb_plt_inm(c, mask) || !tb_plt_same_opdt(c, gc))
             continue;
         bool dup = false;
         for (int k = 0; k < nk && !dup; k++)
@@ -929,7 +568,7 @@ static int chart_speedup(pctx *x, int g)
     const tb_rcase *ref0 = NULL;
     for (int i = 0; i < s->n && nc < MAX_SERIES; i++) {
         const tb_rcase *c = &s->cases[i];
-        if (!c->ok || !inm(c, mask) || !same_opdt(c, gc))
+        if (!c->ok || !tb_plt_inm(c, mask) || !tb_plt_same_opdt(c, gc))
             continue;
         const tb_rcase *ref = tb_rset_reference(s, c->key, M_MAIN);
         if (!ref || ref == c)
@@ -949,13 +588,13 @@ static int chart_speedup(pctx *x, int g)
         params = params || strcmp(s->cases[keys[k]].opp, s->cases[keys[0]].opp);
 
     char name[192], base[160], title[256];
-    safe_name(base, sizeof base, gc->op);
+    tb_plt_safe_name(base, sizeof base, gc->op);
     snprintf(name, sizeof name, "speedup-%s-%s", base, gc->dtype);
     snprintf(title, sizeof title,
              "%.60s (%s): speedup over the reference %.100s (higher is "
              "faster)",
              gc->op, gc->dtype, ref0->variant);
-    FILE *d = open_out(x, name, "dat");
+    FILE *d = tb_plt_open_out(x, name, "dat");
     if (!d)
         return TB_EIO;
     fprintf(d, "# size");
@@ -970,7 +609,7 @@ static int chart_speedup(pctx *x, int g)
             snprintf(label, sizeof label, "%s %s", kc->opp, kc->shapes);
         else
             snprintf(label, sizeof label, "%s", kc->shapes);
-        dat_str(d, label);
+        tb_plt_dat_str(d, label);
         for (int k = 0; k < nc; k++) {
             const tb_rcase *col = &s->cases[cols[k]], *v = NULL;
             for (int i = 0; i < s->n && !v; i++) {
@@ -988,7 +627,7 @@ static int chart_speedup(pctx *x, int g)
         fprintf(d, "\n");
     }
     int rc;
-    FILE *f = script_open(x, d, name, title, &rc);
+    FILE *f = tb_plt_script_open(x, d, name, title, &rc);
     if (!f)
         return rc;
     fprintf(f, "set datafile missing '?'\nset style data histograms\n"
@@ -999,7 +638,7 @@ static int chart_speedup(pctx *x, int g)
                "set ylabel 'speedup (reference median / median)'\n");
     char *body;
     size_t blen;
-    FILE *m = body_open(x, f, &body, &blen);
+    FILE *m = tb_plt_body_open(x, f, &body, &blen);
     if (!m)
         return TB_ENOMEM;
     for (int k = 0; k < nc; k++) {
@@ -1011,12 +650,12 @@ static int chart_speedup(pctx *x, int g)
     }
     fprintf(m, ", \\\n     1 with lines dt 2 lc 'black' title 'reference "
                "(1x)'\n");
-    rc = script_close(x, f, m, &body, name, W, H);
+    rc = tb_plt_script_close(x, f, m, &body, name, W, H);
     if (rc)
         return rc;
     char group[160];
     snprintf(group, sizeof group, "%s/%s", gc->op, gc->dtype);
-    return chart_add(x->out, TB_CHART_SPEEDUP, group, name, title)
+    return tb_plt_chart_add(x->out, TB_CHART_SPEEDUP, group, name, title)
                ? 0
                : TB_ENOMEM;
 }
@@ -1053,7 +692,7 @@ static int chart_change(pctx *x)
     char title[256];
     snprintf(title, sizeof title,
              "change vs baseline (current / baseline median - 1, %%)");
-    FILE *d = open_out(x, name, "dat");
+    FILE *d = tb_plt_open_out(x, name, "dat");
     if (!d) {
         rc = TB_EIO;
         goto out;
@@ -1064,10 +703,10 @@ static int chart_change(pctx *x)
         unsigned rgb = (unsigned)strtoul(colour[c->time] + 1, NULL, 16);
         fprintf(d, "%d %.6g %u %s ", k, 100 * c->change, rgb,
                 tb_cmp_case_verdict(c));
-        dat_str(d, c->id);
+        tb_plt_dat_str(d, c->id);
         fprintf(d, "\n");
     }
-    FILE *f = script_open(x, d, name, title, &rc);
+    FILE *f = tb_plt_script_open(x, d, name, title, &rc);
     if (!f)
         goto out;
     fprintf(f, "set key outside top center horizontal\n"
@@ -1093,9 +732,9 @@ static int chart_change(pctx *x)
              name, colour[TB_TIME_REGRESSED], colour[TB_TIME_IMPROVED],
              colour[TB_TIME_INCONCLUSIVE], colour[TB_TIME_UNCHANGED],
              100 * thr);
-    gp_outputs(f, x->o, name, body, W, 120 + 18 * n);
-    rc = close_out(x, f, name, "gp");
-    if (!rc && !chart_add(x->out, TB_CHART_CHANGE, "", name, title))
+    tb_plt_gp_outputs(f, x->o, name, body, W, 120 + 18 * n);
+    rc = tb_plt_close_out(x, f, name, "gp");
+    if (!rc && !tb_plt_chart_add(x->out, TB_CHART_CHANGE, "", name, title))
         rc = TB_ENOMEM;
 out:
     free(idx);
@@ -1119,7 +758,7 @@ static int chart_noise(pctx *x)
     snprintf(title, sizeof title,
              "samples of the %d noisiest cases (by MAD / median), each "
              "divided by its median", n);
-    FILE *d = open_out(x, name, "dat");
+    FILE *d = tb_plt_open_out(x, name, "dat");
     if (!d) {
         rc = TB_EIO;
         goto out;
@@ -1130,7 +769,7 @@ static int chart_noise(pctx *x)
         for (int i = 0; i < c->n; i++)
             fprintf(d, "%.6g\n", c->samples[i] / c->median);
     }
-    FILE *f = script_open(x, d, name, title, &rc);
+    FILE *f = tb_plt_script_open(x, d, name, title, &rc);
     if (!f)
         goto out;
     fprintf(f, "set style fill solid 0.4 border -1\n"
@@ -1158,9 +797,9 @@ static int chart_noise(pctx *x)
     snprintf(body, sizeof body,
              "plot for [i=0:%d] '%s.dat' index i using (i+1):1 with boxplot "
              "lc i+1\n", n - 1, name);
-    gp_outputs(f, x->o, name, body, W, H + 60 + 16 * n);
-    rc = close_out(x, f, name, "gp");
-    if (!rc && !chart_add(x->out, TB_CHART_NOISE, "", name, title))
+    tb_plt_gp_outputs(f, x->o, name, body, W, H + 60 + 16 * n);
+    rc = tb_plt_close_out(x, f, name, "gp");
+    if (!rc && !tb_plt_chart_add(x->out, TB_CHART_NOISE, "", name, title))
         rc = TB_ENOMEM;
 out:
     free(idx);
@@ -1222,19 +861,19 @@ static int chart_history(pctx *x, int g, const int *runs, int nr,
     int ids[MAX_SERIES], ni = 0;
     for (int i = 0; i < s->n && ni < MAX_SERIES; i++) {
         const tb_rcase *c = &s->cases[i];
-        if (c->doc == last && c->ok && same_opdt(c, gc))
+        if (c->doc == last && c->ok && tb_plt_same_opdt(c, gc))
             ids[ni++] = i;
     }
     if (ni == 0)
         return 0;
     const double div = 1e9; /* seconds: gnuplot's SI ticks ("20 us") */
     char name[192], base[160], title[256];
-    safe_name(base, sizeof base, gc->op);
+    tb_plt_safe_name(base, sizeof base, gc->op);
     snprintf(name, sizeof name, "history-%s-%s", base, gc->dtype);
     snprintf(title, sizeof title,
              "%s (%s): median time per run, oldest first (change points "
              "circled)", gc->op, gc->dtype);
-    FILE *d = open_out(x, name, "dat");
+    FILE *d = tb_plt_open_out(x, name, "dat");
     if (!d)
         return TB_EIO;
     int ncp = 0;
@@ -1268,7 +907,7 @@ static int chart_history(pctx *x, int g, const int *runs, int nr,
         fprintf(d, "\n\n# change points\n%s", cps);
     free(cps);
     int rc;
-    FILE *f = script_open(x, d, name, title, &rc);
+    FILE *f = tb_plt_script_open(x, d, name, title, &rc);
     if (!f)
         return rc;
     fprintf(f, "set key below vertical\nset logscale y\n"
@@ -1286,7 +925,7 @@ static int chart_history(pctx *x, int g, const int *runs, int nr,
     fprintf(f, ")\n");
     char *body;
     size_t blen;
-    FILE *m = body_open(x, f, &body, &blen);
+    FILE *m = tb_plt_body_open(x, f, &body, &blen);
     if (!m)
         return TB_ENOMEM;
     for (int k = 0; k < ni; k++) {
@@ -1303,12 +942,12 @@ static int chart_history(pctx *x, int g, const int *runs, int nr,
                    "ps 3 lw 2 lc 'red' title 'change point'",
                 name, ni);
     fprintf(m, "\n");
-    rc = script_close(x, f, m, &body, name, W, H + 18 * ni);
+    rc = tb_plt_script_close(x, f, m, &body, name, W, H + 18 * ni);
     if (rc)
         return rc;
     char group[160];
     snprintf(group, sizeof group, "%s/%s", gc->op, gc->dtype);
-    return chart_add(x->out, TB_CHART_HISTORY, group, name, title)
+    return tb_plt_chart_add(x->out, TB_CHART_HISTORY, group, name, title)
                ? 0
                : TB_ENOMEM;
 }
@@ -1438,7 +1077,7 @@ int tb_plot_write(const tb_rset *s, const tb_plot_opts *o, tb_chart_list *out,
     unsigned mask = M_MAIN | M_WITH;
     for (int i = 0; i < s->n && !rc; i++) {
         const tb_rcase *c = &s->cases[i];
-        if (!c->ok || !inm(c, mask) || group_seen(s, i, mask))
+        if (!c->ok || !tb_plt_inm(c, mask) || tb_plt_group_seen(s, i, mask))
             continue;
         rc = chart_vs_size(&x, i, TB_CHART_TIME);
         if (!rc)
@@ -1448,15 +1087,15 @@ int tb_plot_write(const tb_rset *s, const tb_plot_opts *o, tb_chart_list *out,
     }
     for (int i = 0; i < s->n && !rc; i++) { /* one per category, dtype */
         const tb_rcase *c = &s->cases[i];
-        if (!c->ok || !inm(c, mask))
+        if (!c->ok || !tb_plt_inm(c, mask))
             continue;
         bool seen = false;
         for (int j = 0; j < i && !seen; j++)
-            seen = s->cases[j].ok && inm(&s->cases[j], mask) &&
+            seen = s->cases[j].ok && tb_plt_inm(&s->cases[j], mask) &&
                    !strcmp(s->cases[j].category, c->category) &&
                    !strcmp(s->cases[j].dtype, c->dtype);
         if (!seen)
-            rc = chart_category(&x, i);
+            rc = tb_plt_category(&x, i);
     }
     for (int i = 0; i < s->n && !rc; i++) { /* one per backend */
         bool seen = false;
@@ -1473,7 +1112,7 @@ int tb_plot_write(const tb_rset *s, const tb_plot_opts *o, tb_chart_list *out,
     if (!rc)
         rc = tb_training_chart_write(s, o, &steps, err, errlen);
     if (!rc && steps &&
-        !chart_add(out, TB_CHART_STEPS, "", TB_TRAINING_CHART,
+        !tb_plt_chart_add(out, TB_CHART_STEPS, "", TB_TRAINING_CHART,
                    TB_TRAINING_CHART_TITLE))
         rc = TB_ENOMEM;
     int runs[TB_RSET_MAX_DOCS];
@@ -1500,7 +1139,7 @@ int tb_plot_write(const tb_rset *s, const tb_plot_opts *o, tb_chart_list *out,
             bool seen = false;
             for (int k = 0; k < i && !seen; k++)
                 seen = s->cases[k].doc == c->doc && s->cases[k].ok &&
-                       same_opdt(&s->cases[k], c);
+                       tb_plt_same_opdt(&s->cases[k], c);
             if (seen)
                 continue;
             rc = chart_history(&x, i, runs, nr, &h);

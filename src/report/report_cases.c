@@ -157,6 +157,16 @@ static int by_work(const void *pa, const void *pb)
     return (a->k > b->k) - (a->k < b->k);
 }
 
+int tb_rpt_series_at(const tb_rpt *x, int i, int **out)
+{
+    const tb_rcase *c = &x->s->cases[i];
+    *out = NULL;
+    if (!c->ok || !tb_rpt_in(c, M_MAIN) ||
+        tb_rpt_seen_before(x, i, M_MAIN, F_SERIES, true))
+        return 0;
+    return tb_rpt_collect_sorted(x, i, M_MAIN, F_SERIES, out);
+}
+
 int tb_rpt_collect_sorted(const tb_rpt *x, int i, unsigned mask, int f,
                           int **out)
 {

@@ -98,11 +98,8 @@ void tb_rpt_complexity(const tb_rpt *x)
     int nrows = 0;
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
-        if (!c->ok || !tb_rpt_in(c, M_MAIN) ||
-            tb_rpt_seen_before(x, i, M_MAIN, F_SERIES, true))
-            continue;
         int *v;
-        int n = tb_rpt_collect_sorted(x, i, M_MAIN, F_SERIES, &v);
+        int n = tb_rpt_series_at(x, i, &v);
         double coef = 0, rms = 0;
         int m = n >= FIT_MIN ? fit_best(s, v, n, &coef, &rms) : -1;
         if (m >= 0) {

@@ -84,6 +84,10 @@ bool tb_rpt_seen_before(const tb_rpt *x, int i, unsigned mask, int f,
  * work (then file order).  Returns the count; *out is heap. */
 int tb_rpt_collect_sorted(const tb_rpt *x, int i, unsigned mask, int f,
                           int **out);
+/* When case i is the first ok MAIN case of its series (op, parameters,
+ * dtype, backend): the series' ok cases sorted by work into *out (to
+ * free) and their count; else 0 and *out NULL. */
+int tb_rpt_series_at(const tb_rpt *x, int i, int **out);
 
 /* The ok case of c's document and variant with this key, or NULL. */
 const tb_rcase *tb_rpt_find_key(const tb_rset *s, const tb_rcase *c,

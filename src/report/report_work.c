@@ -369,12 +369,8 @@ void tb_rpt_scaling(const tb_rpt *x)
     double worst = 0;
     tb_strbuf rows = {0};
     for (int i = 0; i < s->n; i++) {
-        const tb_rcase *c = &s->cases[i];
-        if (!c->ok || !tb_rpt_in(c, M_MAIN) ||
-            tb_rpt_seen_before(x, i, M_MAIN, F_SERIES, true))
-            continue;
         int *v;
-        int n = tb_rpt_collect_sorted(x, i, M_MAIN, F_SERIES, &v);
+        int n = tb_rpt_series_at(x, i, &v);
         for (int k = 1; k < n; k++) {
             const tb_rcase *a = &s->cases[v[k - 1]], *z = &s->cases[v[k]];
             double rw = tb_rpt_work(z) / tb_rpt_work(a);
