@@ -374,10 +374,9 @@ static bool ab_parse(int argc, char **argv, ab_args *a, int *rc)
     a->popts.filters = a->pats.filters;
     a->popts.excludes = a->pats.excludes;
     int c;
-    opterr = 0;
-    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((c = getopt_long(argc, argv, tb_opts_ab.shorts, ab_longopts,
-                            NULL)) != -1)
+    bool first = true;
+    while ((c = tb_opt_next(argc, argv, &tb_opts_ab, &first)) !=
+           -1)
         if ((*rc = ab_option(a, c, argv)) || c == 'h')
             return false;
     if (argc - optind != 3) {

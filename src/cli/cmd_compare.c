@@ -113,10 +113,9 @@ static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
         return TB_EXIT_USAGE;
     }
     int o;
-    opterr = 0;
-    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((o = getopt_long(argc, argv, tb_opts_compare.shorts, longopts,
-                            NULL)) != -1) {
+    bool first = true;
+    while ((o = tb_opt_next(argc, argv, &tb_opts_compare, &first)) !=
+           -1) {
         const char *val = optarg;
         /* long options return 1000 + their bit: getopt's "-" mode
          * returns 1 for a positional */

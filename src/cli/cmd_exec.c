@@ -171,10 +171,9 @@ static bool exec_parse(int argc, char **argv, exec_args *a, int *rc)
     a->seed_s = "42";
     a->dt = TB_F32;
     int c;
-    opterr = 0;
-    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((c = getopt_long(argc, argv, tb_opts_exec.shorts, longopts,
-                            NULL)) != -1) {
+    bool first = true;
+    while ((c = tb_opt_next(argc, argv, &tb_opts_exec, &first)) !=
+           -1) {
         switch (c) {
         case 's': a->shape = optarg; break;
         case 'p': a->params = optarg; break;

@@ -44,10 +44,9 @@ int tb_cmd_merge(int argc, char **argv)
     const char *out = NULL;
     tb_merge_opts mo = {0};
     int c;
-    opterr = 0;
-    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((c = getopt_long(argc, argv, tb_opts_merge.shorts,
-                            longopts, NULL)) != -1) {
+    bool first = true;
+    while ((c = tb_opt_next(argc, argv, &tb_opts_merge, &first)) !=
+           -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'M': mo.allow_mixed_hosts = true; break;

@@ -30,10 +30,9 @@ int tb_cmd_peak(int argc, char **argv)
     const char *outfile = NULL;
     tb_peak_opts opts = {0};
     int c;
-    opterr = 0;
-    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((c = getopt_long(argc, argv, tb_opts_peak.shorts,
-                            longopts, NULL)) != -1) {
+    bool first = true;
+    while ((c = tb_opt_next(argc, argv, &tb_opts_peak, &first)) !=
+           -1) {
         switch (c) {
         case 'j': json = true; break;
         case 'o': outfile = optarg; break;

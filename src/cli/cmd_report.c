@@ -109,13 +109,8 @@ static int parse(int argc, char **argv, bool report, opts *o)
     o->threshold = dflt.threshold;
     int c;
     double v;
-    opterr = 0;
-    /* 0, not 1: glibc then resets all of getopt's state, so a second call
-     * in one process (the CLI fuzzer) does not resume inside the previous
-     * call's argv (a use after free the fuzzer found) */
-    optind = 0;
-    while ((c = getopt_long(argc, argv, tb_opts_report.shorts, longopts,
-                            NULL)) != -1) {
+    bool first = true;
+    while ((c = tb_opt_next(argc, argv, &tb_opts_report, &first)) != -1) {
         /* options that belong to the other command are errors */
         if ((report && plot_only(c)) || (!report && report_only(c))) {
             fprintf(stderr, "tbench: %s: option '%s' is not an option of "

@@ -481,10 +481,9 @@ static bool run_parse(int argc, char **argv, run_args *a, int *rc)
     a->opts.filters = a->pats.filters;
     a->opts.excludes = a->pats.excludes;
     int c;
-    opterr = 0;
-    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((c = getopt_long(argc, argv, tb_opts_run.shorts, run_longopts,
-                            NULL)) != -1)
+    bool first = true;
+    while ((c = tb_opt_next(argc, argv, &tb_opts_run, &first)) !=
+           -1)
         if ((*rc = run_option(a, c, argv)) || c == 'h')
             return false;
     a->cfg_paths = argv + optind;

@@ -131,10 +131,9 @@ int tb_cmd_selftest(int argc, char **argv)
     tb_selftest_opts_default(&opts);
     double v;
     int c;
-    opterr = 0;
-    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((c = getopt_long(argc, argv, tb_opts_selftest.shorts,
-                            longopts, NULL)) != -1) {
+    bool first = true;
+    while ((c = tb_opt_next(argc, argv, &tb_opts_selftest, &first)) !=
+           -1) {
         switch (c) {
         case 'j': json = true; break;
         case 'o': outfile = optarg; break;

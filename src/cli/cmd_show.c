@@ -197,10 +197,9 @@ int tb_cmd_show(int argc, char **argv)
     const char *pattern = NULL, *file = NULL;
     bool json = false;
     int opt;
-    opterr = 0;
-    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((opt = getopt_long(argc, argv, tb_opts_show.shorts,
-                            longopts, NULL)) != -1) {
+    bool first = true;
+    while ((opt = tb_opt_next(argc, argv, &tb_opts_show, &first)) !=
+           -1) {
         switch (opt) {
         case 'j': json = true; break;
         case 'h': tb_cmd_usage(stdout, "show"); return TB_EXIT_OKAY;

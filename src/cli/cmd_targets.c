@@ -42,10 +42,9 @@ typedef struct cli {
 static int parse_cli(int argc, char **argv, cli *c)
 {
     int o, npos = 0;
-    opterr = 0;
-    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((o = getopt_long(argc, argv, tb_opts_targets.shorts,
-                            longopts, NULL)) != -1) {
+    bool first = true;
+    while ((o = tb_opt_next(argc, argv, &tb_opts_targets, &first)) !=
+           -1) {
         switch (o) {
         case 't': c->targets = optarg; break;
         case 'w': c->with[c->n_with++] = optarg; break;

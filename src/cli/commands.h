@@ -74,6 +74,13 @@ struct option;
  * '--filter'?"), and a hint; returns TB_EXIT_USAGE. */
 int tb_opt_error(const char *cmd, int c, char **argv,
                  const struct option *longopts);
+/* The next option of argv, as getopt_long gives it with o's table and
+ * optstring.  *first (true before the first call of a parse) resets
+ * getopt's state: optind 0, not 1, so glibc re-reads the option string
+ * and a second parse in one process (the CLI fuzzer) does not resume
+ * inside the previous argv (a use after free the fuzzer found); opterr
+ * 0, so tb_opt_error words the messages.  opts.c. */
+int tb_opt_next(int argc, char **argv, const tb_cmd_opts *o, bool *first);
 /* The helpers below are cli_util.c's (tb_opt_error: opts.c). */
 
 /* "tbench: <fmt with arg>" + a hint on stderr; returns TB_EXIT_USAGE. */

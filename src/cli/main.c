@@ -706,10 +706,9 @@ int tb_cmd_list(int argc, char **argv)
     const struct option *longopts = list_longopts;
     bool json = false;
     int c;
-    opterr = 0;
-    optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
-    while ((c = getopt_long(argc, argv, tb_opts_list.shorts, longopts,
-                            NULL)) != -1) {
+    bool first = true;
+    while ((c = tb_opt_next(argc, argv, &tb_opts_list, &first)) !=
+           -1) {
         switch (c) {
         case 'j': json = true; break;
         case 'h': tb_cmd_usage(stdout, "list"); return TB_EXIT_OKAY;

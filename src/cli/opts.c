@@ -8,6 +8,16 @@
 #include "../base/suggest.h"
 #include "commands.h"
 
+int tb_opt_next(int argc, char **argv, const tb_cmd_opts *o, bool *first)
+{
+    if (*first) {
+        opterr = 0;
+        optind = 0;
+        *first = false;
+    }
+    return getopt_long(argc, argv, o->shorts, o->longopts, NULL);
+}
+
 int tb_opt_error(const char *cmd, int c, char **argv,
                  const struct option *longopts)
 {
