@@ -6,7 +6,7 @@ _tbench() {
     cur="${COMP_WORDS[COMP_CWORD]}"
     prev="${COMP_WORDS[COMP_CWORD-1]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "run list exec peak plot report compare history export targets show selftest merge ab help --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "run list exec peak plot report compare history export targets show selftest merge profile ab help --help --version" -- "$cur"))
         return
     fi
     cmd="${COMP_WORDS[1]}"
@@ -80,6 +80,10 @@ _tbench() {
         "selftest --power") COMPREPLY=(); return ;;
         "selftest --work") COMPREPLY=(); return ;;
         "merge --output"|"merge -o") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "profile --with"|"profile -w") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "profile --seconds"|"profile -s") COMPREPLY=(); return ;;
+        "profile --output"|"profile -o") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "profile --backend"|"profile -b") COMPREPLY=($(compgen -W "cpu blas cuda" -- "$cur")); return ;;
         "ab --output"|"ab -o") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "ab --filter"|"ab -f") cfg=""; for w in "${COMP_WORDS[@]:2}"; do [[ "$w" == *.json && -f "$w" ]] && { cfg="$w"; break; }; done; [ -n "$cfg" ] && COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" run "$cfg" --list-cases 2>/dev/null)" -- "$cur")); return ;;
         "ab --exclude"|"ab -x") cfg=""; for w in "${COMP_WORDS[@]:2}"; do [[ "$w" == *.json && -f "$w" ]] && { cfg="$w"; break; }; done; [ -n "$cfg" ] && COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" run "$cfg" --list-cases 2>/dev/null)" -- "$cur")); return ;;
@@ -108,8 +112,9 @@ _tbench() {
         show) opts="--help --json -h" ;;
         selftest) opts="--alpha --help --json --output --power --quick --runs --work -h -o" ;;
         merge) opts="--allow-mixed-hosts --help --output -h -o" ;;
+        profile) opts="--backend --help --output --seconds --with -b -h -o -s -w" ;;
         ab) opts="--alpha --blocks --budget --duet --estimator --exclude --filter --format --help --max-blocks --max-mde --output --quiet --seed --target-mde --threshold -f -h -n -o -q -x" ;;
-        help) COMPREPLY=($(compgen -W "run list exec peak plot report compare history export targets show selftest merge ab help" -- "$cur")); return ;;
+        help) COMPREPLY=($(compgen -W "run list exec peak plot report compare history export targets show selftest merge profile ab help" -- "$cur")); return ;;
         *) opts="" ;;
     esac
     if [[ "$cur" == -* ]]; then

@@ -33,7 +33,8 @@ main   libcsv-dev          CSV output (required)
 main   libopenblas-dev     the blas backend
 main   liblapacke-dev      the blas backend (linalg ops)
 main   gnuplot-nox         tbench report/plot charts (src/report/plot.c)
-main   valgrind            measure.instructions = callgrind (src/harness/instr.c)
+main   valgrind            measure.instructions = callgrind (src/harness/instr.c); tbench profile
+main   linux-perf          tbench profile --with perf (perf record; src/cli/cmd_profile.c)
 tests  libcmocka-dev       the C unit tests
 tests  python3             the Python tests and scripts (/usr/bin/python3)
 tests  python3-jsonschema  result-file schema checks (tests, soak.sh)

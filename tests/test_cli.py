@@ -749,7 +749,7 @@ def t_cli_docs():
     expect("worker" not in comp(""), comp(""))
     for cmd in ("run", "list", "exec", "peak", "plot", "report", "compare",
                 "history", "export", "targets", "show", "selftest",
-                "merge", "ab"):
+                "merge", "ab", "profile"):
         offered = comp(cmd, "-")
         expect(len(offered) >= 2, f"{cmd}: {offered}")
         decl = {l.split()[1]: l.split()[3] for l in

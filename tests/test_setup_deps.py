@@ -90,6 +90,8 @@ RUNTIME_SITES = {
     "src/harness/gpu_clock.c": (1, ["libnvidia-ml.so.1"]),
     "src/harness/env_gpu.c": (1, ["libnvidia-ml.so.1"]),
     "src/backends/cuda/cupti_pass.c": (1, ["libcupti.so"]),
+    # tbench profile: the profilers (nsys, ncu: NOT_DEBIAN, GPU only)
+    "src/cli/cmd_profile.c": (1, ["perf", "valgrind", "nsys", "ncu"]),
 }
 SITE_RE = re.compile(r"\b(exec[lv]p?e?|popen|system|posix_spawnp?|"
                      r"dlopen)\s*\(")

@@ -32,7 +32,7 @@ typedef struct tb_cmd_opts {
 extern const tb_cmd_opts tb_opts_run, tb_opts_list, tb_opts_exec,
     tb_opts_peak, tb_opts_plot, tb_opts_report, tb_opts_compare,
     tb_opts_history, tb_opts_export, tb_opts_targets, tb_opts_show,
-    tb_opts_selftest, tb_opts_merge, tb_opts_ab;
+    tb_opts_selftest, tb_opts_merge, tb_opts_ab, tb_opts_profile;
 
 typedef struct tb_command {
     const char *name;
@@ -59,6 +59,10 @@ int tb_cmd_selftest(int argc, char **argv);
  * (cmd_instr.c); dispatched by main, not in the command table. */
 int tb_cmd_instr_count(int argc, char **argv);
 int tb_cmd_merge(int argc, char **argv);
+int tb_cmd_profile(int argc, char **argv);     /* cmd_profile.c */
+/* `__profile-run`: the case run under the profiler (cmd_profile.c);
+ * dispatched by main, not in the command table. */
+int tb_cmd_profile_run(int argc, char **argv);
 int tb_cmd_targets(int argc, char **argv);
 
 /* Print the whole --help text (generated from the command table). */

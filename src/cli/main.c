@@ -327,6 +327,24 @@ static const tb_command commands[] = {
      "                          (hostname or CPU model)\n"
      "    exit 0 ok, 2 usage or input error (nothing written)\n",
      tb_cmd_merge, &tb_opts_merge},
+    {"profile", "CASE-ID CONFIG... [--with TOOL] [--seconds S] [-o DIR]",
+     "run one case of the configs, in process, for about S seconds under a\n"
+     "    profiler, and say where its output is and how to open it\n"
+     "        --with TOOL       perf (default: perf record -g; a\n"
+     "                          flamegraph.svg when FlameGraph's scripts or\n"
+     "                          inferno are on PATH, else perf-report.txt),\n"
+     "                          callgrind (collected only around the calls;\n"
+     "                          kcachegrind, callgrind_annotate), massif\n"
+     "                          (the heap; ms_print), nsys or ncu (a GPU\n"
+     "                          case)\n"
+     "        --seconds S       how long the case runs (default 5)\n"
+     "    -o, --output DIR      where the files go (default ./profile)\n"
+     "    -b, --backend NAME    the backend of the case, when the configs\n"
+     "                          do not list it\n"
+     "    exit 0 ok, 1 the case failed, 2 usage error, the case is not in\n"
+     "    the configs, or the tool is missing or refused (one line, with\n"
+     "    its log)\n",
+     tb_cmd_profile, &tb_opts_profile},
     {"ab", "OLD NEW CONFIG [options]",
      "paired A/B of two tbench executables (e.g. the base branch's and a\n"
      "    pull request's build) on CONFIG's cases.  Each build serves in its\n"
@@ -419,6 +437,7 @@ static void tb_overview(FILE *f)
         {"selftest", "the harness's accuracy and noise on this machine"},
         {"merge", "join the shards of one run"},
         {"ab", "paired A/B of two tbench builds"},
+        {"profile", "one case under perf, callgrind, massif, nsys or ncu"},
     };
     fputs("usage: tbench <command> [options]   (tbench --help: everything)"
           "\n\n", f);
@@ -794,6 +813,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "__instr-count")) /* run's counting process */
         return tb_cmd_instr_count(argc - 1, argv + 1);
+    if (!strcmp(cmd, "__profile-run")) /* profile's case, under the tool */
+        return tb_cmd_profile_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "__options")) /* for scripts/gen_cli_docs.py */
         return print_options();
     const char *names[sizeof commands / sizeof commands[0] + 1];

@@ -1,0 +1,408 @@
+/* tbench profile CASE CONFIG... --with TOOL: one case under a profiler
+ * (issue 31 item 4), and its hidden child `__profile-run`.
+ *
+ * The parent checks the case is in the configs' plan, makes the output
+ * folder, then runs this same executable as `tbench __profile-run` under
+ * the tool: perf record (call graphs; a flamegraph SVG when the
+ * FlameGraph scripts or inferno are on PATH, else perf report's text),
+ * valgrind's callgrind (collection switched on only around the calls,
+ * as measure.instructions does) or massif (the heap over the whole
+ * process), nsys or ncu (a GPU case: the NVTX range of the case).  The
+ * child builds the same plan, finds the case and runs it for about the
+ * seconds asked (tb_runner_count: 16 calls timed, then one count that
+ * fills the seconds), in process: no
+ * worker, so the profile holds the kernel and not the harness's
+ * isolation.  A tool that is missing, or refuses (perf_event_paranoid),
+ * is one line and exit 2. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../base/error.h"
+#include "../base/fileio.h"
+#include "../harness/config.h"
+#include "../harness/plan.h"
+#include "../harness/runner.h"
+#include "commands.h"
+#include "tb_config.h"
+
+#if HAVE_CALLGRIND_H
+#include <valgrind/callgrind.h>
+#endif
+
+enum { T_PERF, T_CALLGRIND, T_MASSIF, T_NSYS, T_NCU, T_COUNT };
+static const char *const tool_name[T_COUNT] = {"perf", "callgrind",
+                                               "massif", "nsys", "ncu"};
+/* The program each tool runs as. */
+static const char *const tool_exe[T_COUNT] = {"perf", "valgrind",
+                                              "valgrind", "nsys", "ncu"};
+
+static const struct option longopts[] = {
+    {"with", required_argument, NULL, 'w'},
+    {"seconds", required_argument, NULL, 's'},
+    {"output", required_argument, NULL, 'o'},
+    {"backend", required_argument, NULL, 'b'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+const tb_cmd_opts tb_opts_profile = {longopts, ":w:s:o:b:h", NULL};
+
+/* Is name an executable on PATH (or a path to one)? */
+static bool on_path(const char *name)
+{
+    if (strchr(name, '/'))
+        return access(name, X_OK) == 0;
+    const char *path = getenv("PATH");
+    char dir[4096];
+    while (path && *path) {
+        size_t n = strcspn(path, ":");
+        if (n && n + strlen(name) + 2 < sizeof dir) {
+            snprintf(dir, sizeof dir, "%.*s/%s", (int)n, path, name);
+            if (access(dir, X_OK) == 0)
+                return true;
+        }
+        path += n + (path[n] == ':');
+    }
+    return false;
+}
+
+/* The configs' plan and case id's case into *plan / *cs.  0, or the exit
+ * status after the message (err names the config or the id). */
+static int find_case(char **cfg_paths, int ncfg, const char *backend,
+                     const char *id, tb_config *cfgs, tb_plan *plan,
+                     const tb_case **cs)
+{
+    char err[1024];
+    for (int i = 0; i < ncfg; i++)
+        if (tb_config_load(cfg_paths[i], &cfgs[i], err, sizeof err)) {
+            fprintf(stderr, "tbench: %s\n", err);
+            for (int k = 0; k < i; k++)
+                tb_config_free(&cfgs[k]);
+            return TB_EXIT_USAGE;
+        }
+    tb_plan_opts opts = {.backends = &backend, .n_backends = backend != NULL};
+    int rc = tb_plan_build(cfgs, ncfg, &opts, plan, err, sizeof err);
+    *cs = NULL;
+    for (int i = 0; !rc && i < plan->n && !*cs; i++)
+        if (!strcmp(plan->cases[i].id, id))
+            *cs = &plan->cases[i];
+    if (rc)
+        fprintf(stderr, "tbench: %s\n", err);
+    else if (!*cs)
+        fprintf(stderr, "tbench: profile: no case '%s' in %s%s (the ids: "
+                "tbench run CONFIG --list-cases)\n", id, cfg_paths[0],
+                ncfg > 1 ? " and the other configs" : "");
+    for (int i = 0; i < ncfg; i++)
+        tb_config_free(&cfgs[i]);
+    if (rc || !*cs) {
+        tb_plan_free(plan);
+        return TB_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* ---- the child: the case for about `seconds` ---------------------------- */
+
+/* The counted region's clock, and callgrind's collection switched on
+ * inside it (cg). */
+typedef struct {
+    double t0, t1;
+    bool cg;
+} region;
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void region_on(void *arg)
+{
+    region *g = arg;
+#if HAVE_CALLGRIND_H
+    if (g->cg)
+        CALLGRIND_TOGGLE_COLLECT;
+#endif
+    g->t0 = now_s();
+}
+
+static void region_off(void *arg)
+{
+    region *g = arg;
+    g->t1 = now_s();
+#if HAVE_CALLGRIND_H
+    if (g->cg)
+        CALLGRIND_TOGGLE_COLLECT;
+#endif
+}
+
+/* k counted calls of cs into *g; 0, or TB_EXIT_CASES after the message. */
+static int count_calls(tb_runner *r, const tb_case *cs, uint64_t k,
+                       region *g)
+{
+    tb_result res;
+    memset(&res, 0, sizeof res);
+    int rc = 0;
+    if (tb_runner_count(r, cs, k, region_on, region_off, g, &res)) {
+        fprintf(stderr, "tbench: profile: %s: %s%s%s\n", cs->id,
+                tb_status_name(res.status), res.message[0] ? ": " : "",
+                res.message);
+        rc = TB_EXIT_CASES;
+    }
+    tb_result_free(&res);
+    return rc;
+}
+
+int tb_cmd_profile_run(int argc, char **argv)
+{
+    const char *id = NULL, *backend = NULL;
+    double seconds = 0;
+    int c;
+    bool first = true;
+    while ((c = tb_opt_next(argc, argv, &tb_opts_profile, &first)) != -1) {
+        if (c == 'w' || c == 'o') /* the parent's: not passed */
+            continue;
+        if (c == 's')
+            seconds = strtod(optarg, NULL);
+        else if (c == 'b')
+            backend = optarg;
+        else
+            return tb_usage_error("__profile-run: bad option '%s'",
+                                  argv[optind - 1]);
+    }
+    if (optind + 1 >= argc || !(seconds > 0))
+        return tb_usage_error("__profile-run: %s", "needs ID and configs");
+    id = argv[optind];
+    int ncfg = argc - optind - 1;
+    tb_config *cfgs = calloc((size_t)ncfg, sizeof *cfgs);
+    tb_plan plan = {0};
+    const tb_case *cs;
+    if (!cfgs)
+        return TB_EXIT_CASES;
+    int rc = find_case(argv + optind + 1, ncfg, backend, id, cfgs, &plan,
+                       &cs);
+    free(cfgs);
+    if (rc)
+        return rc;
+    tb_runner *r;
+    if (tb_runner_create(&r, NULL)) {
+        tb_plan_free(&plan);
+        return TB_EXIT_CASES;
+    }
+    /* a probe of 16 calls for the time of one, then the calls that fill
+     * the seconds in one count: the case's check (its reference) runs
+     * twice, not once per round, and callgrind collects only inside the
+     * second count's region */
+    region g = {0, 0, false};
+    rc = count_calls(r, cs, 16, &g);
+    if (!rc) {
+        double per = (g.t1 - g.t0) / 16;
+        double k = per > 0 ? seconds / per : 1e9;
+        g.cg = true;
+        rc = count_calls(r, cs, (uint64_t)(k < 1 ? 1 : k > 1e9 ? 1e9 : k),
+                         &g);
+    }
+    tb_runner_destroy(r);
+    tb_plan_free(&plan);
+    return rc;
+}
+
+/* ---- the parent ---------------------------------------------------------- */
+
+/* Run argv (NULL-terminated) with stdout and stderr to log; its exit
+ * status, or -1 when it could not start or died by a signal. */
+static int run_logged(const char *const *argv, const char *log, bool isa)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        FILE *f = fopen(log, "w");
+        if (f) {
+            dup2(fileno(f), 1);
+            dup2(fileno(f), 2);
+        }
+        if (isa) /* valgrind cannot run AVX-512 code */
+            setenv("TBENCH_ISA", "avx2", 1);
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The last non-empty line of file path into buf ("" when none). */
+static void last_line(const char *path, char *buf, size_t len)
+{
+    char *data = NULL, err[256];
+    size_t n = 0;
+    buf[0] = '\0';
+    if (tb_read_file(path, &data, &n, err, sizeof err))
+        return;
+    while (n && (data[n - 1] == '\n' || data[n - 1] == ' '))
+        data[--n] = '\0';
+    char *nl = strrchr(data, '\n');
+    snprintf(buf, len, "%s", nl ? nl + 1 : data);
+    free(data);
+}
+
+int tb_cmd_profile(int argc, char **argv)
+{
+    const char *with = "perf", *out = NULL, *backend = NULL;
+    double seconds = 5;
+    char *sec_s = NULL;
+    int c;
+    bool first = true;
+    while ((c = tb_opt_next(argc, argv, &tb_opts_profile, &first)) != -1) {
+        switch (c) {
+        case 'w': with = optarg; break;
+        case 'o': out = optarg; break;
+        case 'b': backend = optarg; break;
+        case 's':
+            seconds = strtod(optarg, &sec_s);
+            if (sec_s == optarg || *sec_s || !(seconds > 0 &&
+                                               seconds <= 3600))
+                return tb_usage_error("profile: --seconds: expected a "
+                                      "number above 0, up to 3600, not "
+                                      "'%s'", optarg);
+            break;
+        case 'h': tb_cmd_usage(stdout, "profile"); return TB_EXIT_OKAY;
+        default: return tb_opt_error("profile", c, argv, longopts);
+        }
+    }
+    int tool = -1;
+    for (int t = 0; t < T_COUNT; t++)
+        if (!strcmp(with, tool_name[t]))
+            tool = t;
+    if (tool < 0)
+        return tb_usage_error("profile: --with is perf, callgrind, massif, "
+                              "nsys or ncu, not '%s'", with);
+    if (optind + 1 >= argc)
+        return tb_usage_error("profile: %s", "give CASE-ID and the "
+                              "config(s) it comes from");
+    const char *id = argv[optind];
+    int ncfg = argc - optind - 1;
+    tb_config *cfgs = calloc((size_t)ncfg, sizeof *cfgs);
+    tb_plan plan = {0};
+    const tb_case *cs;
+    if (!cfgs)
+        return TB_EXIT_USAGE;
+    int rc = find_case(argv + optind + 1, ncfg, backend, id, cfgs, &plan,
+                       &cs);
+    free(cfgs);
+    if (rc)
+        return rc;
+    tb_plan_free(&plan);
+    if (!on_path(tool_exe[tool])) {
+        fprintf(stderr, "tbench: profile: --with %s: '%s' is not installed "
+                "(not on PATH)\n", with, tool_exe[tool]);
+        return TB_EXIT_USAGE;
+    }
+    char dir[3000], err[1024];
+    snprintf(dir, sizeof dir, "%s", out ? out : "profile");
+    if (tb_mkdir_p(dir, err, sizeof err))
+        return tb_usage_error("profile: -o: %s", err);
+    char self[4096];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl <= 0)
+        return tb_usage_error("profile: %s", "cannot find this executable "
+                              "(/proc/self/exe)");
+    self[sl] = '\0';
+    char secs[32], data[3200], log[3200], opt[3300];
+    snprintf(secs, sizeof secs, "%g", seconds);
+    snprintf(log, sizeof log, "%s/%s.log", dir, with);
+    static const char *const data_name[T_COUNT] = {
+        "perf.data", "callgrind.out", "massif.out", "report", "report"};
+    snprintf(data, sizeof data, "%s/%s", dir, data_name[tool]);
+    const char *av[32];
+    int n = 0;
+    switch (tool) {
+    case T_PERF:
+        av[n++] = "perf"; av[n++] = "record"; av[n++] = "-g";
+        av[n++] = "-o"; av[n++] = data; av[n++] = "--";
+        break;
+    case T_CALLGRIND:
+    case T_MASSIF:
+        snprintf(opt, sizeof opt, "--%s-out-file=%s", with, data);
+        av[n++] = "valgrind";
+        av[n++] = tool == T_CALLGRIND ? "--tool=callgrind" : "--tool=massif";
+        av[n++] = opt;
+        if (tool == T_CALLGRIND) {
+            av[n++] = "--collect-atstart=no";
+            av[n++] = "--instr-atstart=yes";
+        }
+        break;
+    case T_NSYS:
+        av[n++] = "nsys"; av[n++] = "profile"; av[n++] = "-o";
+        av[n++] = data; av[n++] = "--trace=cuda,nvtx";
+        break;
+    default:
+        av[n++] = "ncu"; av[n++] = "-o"; av[n++] = data;
+        av[n++] = "--nvtx";
+        break;
+    }
+    av[n++] = self; av[n++] = "__profile-run"; av[n++] = "--seconds";
+    av[n++] = secs;
+    if (backend) {
+        av[n++] = "--backend";
+        av[n++] = backend;
+    }
+    av[n++] = id;
+    for (int i = 0; i < ncfg && n < 31; i++)
+        av[n++] = argv[optind + 1 + i];
+    av[n] = NULL;
+    fprintf(stderr, "tbench: profile: %s under %s for about %s s...\n", id,
+            with, secs);
+    int st = run_logged(av, log, tool == T_CALLGRIND || tool == T_MASSIF);
+    struct stat sb;
+    if (st != 0 || (tool <= T_MASSIF && stat(data, &sb) != 0)) {
+        char last[512];
+        last_line(log, last, sizeof last);
+        fprintf(stderr, "tbench: profile: %s failed (exit %d): %s (log: "
+                "%s)\n", with, st, last[0] ? last : "no output", log);
+        return TB_EXIT_USAGE;
+    }
+    printf("profile: %s\n", data);
+    if (tool == T_PERF) {
+        char txt[3300], cmd[7000];
+        bool fg = on_path("stackcollapse-perf.pl") && on_path("flamegraph.pl");
+        bool inf = on_path("inferno-collapse-perf") &&
+                   on_path("inferno-flamegraph");
+        if (fg || inf) {
+            snprintf(txt, sizeof txt, "%s/flamegraph.svg", dir);
+            snprintf(cmd, sizeof cmd, "perf script -i '%s' 2>/dev/null | %s "
+                     "| %s > '%s'", data,
+                     fg ? "stackcollapse-perf.pl" : "inferno-collapse-perf",
+                     fg ? "flamegraph.pl" : "inferno-flamegraph", txt);
+        } else {
+            snprintf(txt, sizeof txt, "%s/perf-report.txt", dir);
+            snprintf(cmd, sizeof cmd, "perf report --stdio -i '%s' > '%s' "
+                     "2>/dev/null", data, txt);
+        }
+        const char *sh[] = {"/bin/sh", "-c", cmd, NULL};
+        if (run_logged(sh, log, false) != 0)
+            fprintf(stderr, "tbench: profile: could not write %s (log: "
+                    "%s)\n", txt, log);
+        else
+            printf("%s: %s\n", fg || inf ? "flamegraph" : "report", txt);
+        printf("open: perf report -i %s\n", data);
+    } else if (tool == T_CALLGRIND) {
+        printf("open: kcachegrind %s   (text: callgrind_annotate %s)\n",
+               data, data);
+    } else if (tool == T_MASSIF) {
+        printf("open: ms_print %s   (or massif-visualizer)\n", data);
+    } else {
+        printf("open: %s %s\n", tool == T_NSYS ? "nsys-ui" : "ncu-ui",
+               data);
+    }
+    return TB_EXIT_OKAY;
+}
