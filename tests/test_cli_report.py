@@ -386,7 +386,8 @@ def t_sections():
             "Summary: fastest backend per op and size", "Element-wise",
             "Activations", "Matrix multiplication", "Fused ops",
             "Backend speedups", "Kernel launches and allocations per op",
-            "Fused vs unfused", "Scaling anomalies", "More threads, slower",
+            "Fused vs unfused", "Scaling anomalies", "Complexity",
+            "More threads, slower",
             "Comparison with the baseline",
             "Side by side with NumPy and PyTorch", "Noisiest cases",
             "Cases that did not run"]
