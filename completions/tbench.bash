@@ -80,6 +80,7 @@ _tbench() {
         "selftest --power") COMPREPLY=(); return ;;
         "selftest --work") COMPREPLY=(); return ;;
         "merge --output"|"merge -o") COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        "merge --plugin") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "profile --with"|"profile -w") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "profile --seconds"|"profile -s") COMPREPLY=(); return ;;
         "profile --output"|"profile -o") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -111,7 +112,7 @@ _tbench() {
         targets) opts="--allow-missing --format --help --strict --targets --with -h -t -w" ;;
         show) opts="--help --json -h" ;;
         selftest) opts="--alpha --help --json --output --power --quick --runs --work -h -o" ;;
-        merge) opts="--allow-mixed-hosts --help --output -h -o" ;;
+        merge) opts="--allow-mixed-hosts --help --output --plugin -h -o" ;;
         profile) opts="--backend --help --output --seconds --with -b -h -o -s -w" ;;
         ab) opts="--alpha --blocks --budget --duet --estimator --exclude --filter --format --help --max-blocks --max-mde --output --quiet --seed --target-mde --threshold -f -h -n -o -q -x" ;;
         help) COMPREPLY=($(compgen -W "run list exec peak plot report compare history export targets show selftest merge profile ab help" -- "$cur")); return ;;

@@ -366,6 +366,63 @@ def _():
                    out=path("x9.json"))
 
 
+def fnv1a_digest(ids):
+    """tb_plan_digest's rule: FNV-1a 64 over each id and a newline."""
+    h = 0xcbf29ce484222325
+    for i in ids:
+        for byte in (i + "\n").encode():
+            h = ((h ^ byte) * 0x100000001b3) & 0xffffffffffffffff
+    return f"{h:016x}"
+
+
+@case("merge builds the plan again from the recorded configs and "
+      "selection: shards whose records and digest were both forged, or "
+      "whose recorded selection was edited, are refused; a filtered run "
+      "merges")
+def _():
+    docs = [shard_doc(i) for i in range(1, N + 1)]
+    expect(all(d["shard"]["selection"] == {"filters": [], "excludes": [],
+                                            "backends": []} for d in docs),
+           docs[0]["shard"])
+    # a record swapped for another op's, and every shard's digest made to
+    # agree with the forged ids: the old checks pass, the rebuild does not
+    other = write_text("other2.json", """{"name": "other2",
+      "warmup": {"min_time_ms": 1, "min_iters": 1},
+      "measure": {"sample_time_ms": 0.2, "min_samples": 3,
+                  "max_samples": 10, "max_time_s": 0.02},
+      "ops": [{"op": "neg", "shapes": [[17]]}]}""")
+    p = tb("run", other, "-q", "-o", "other2")
+    expect(p.returncode == 0, p.stderr)
+    foreign = load(path("other2", "results.json"))["cases"][0]
+    foreign["shard"] = docs[1]["cases"][0]["shard"]
+    docs[1]["cases"][0] = foreign
+    ids = sorted(((c["shard"]["plan_index"], c["id"]) for d in docs
+                  for c in d["cases"]))
+    dg = fnv1a_digest([i for _, i in ids])
+    for k, d in enumerate(docs):
+        d["shard"]["plan_digest"] = dg
+        dump(d, os.path.join(f"forged{k + 1}", "results.json"))
+    p = merge("forged1", "forged2", "forged3", "-o", "x10.json")
+    expect_refusal(p, "the plan built again from its recorded configs",
+                   out=path("x10.json"))
+    # a filtered sharded run merges; its selection edited does not
+    for i in (1, 2):
+        p = tb("run", CFG, "-q", "--shard", f"{i}/2", "-f", "add*", "-x",
+               "*/f64/*", "-b", "cpu", "-o", f"f{i}")
+        expect(p.returncode == 0, p.stderr)
+    sel = load(path("f1", "results.json"))["shard"]["selection"]
+    expect(sel == {"filters": ["add*"], "excludes": ["*/f64/*"],
+                   "backends": ["cpu"]}, sel)
+    p = merge("f1", "f2", "-o", "f.json")
+    expect(p.returncode == 0, p.stderr)
+    for i in (1, 2):
+        d = load(path(f"f{i}", "results.json"))
+        d["shard"]["selection"]["excludes"] = []
+        dump(d, os.path.join(f"fe{i}", "results.json"))
+    p = merge("fe1", "fe2", "-o", "x11.json")
+    expect_refusal(p, "the plan built again", out=path("x11.json"))
+
+
 @case("merge counts the summary from the records, never copies a shard's")
 def _():
     def lie(d):

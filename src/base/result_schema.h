@@ -39,6 +39,7 @@
     X(timeout_s)                                                         \
     /* shard and merge */                                                \
     X(index) X(count) X(plan_cases) X(plan_digest) X(rule) X(shards)     \
+    X(selection) X(filters) X(excludes) X(backends)                      \
     X(file) X(cpu_model) X(mixed_hosts) X(plan_index)                    \
     /* a case */                                                         \
     X(id) X(op) X(category) X(dtype) X(alloc_outputs) X(transfers)       \

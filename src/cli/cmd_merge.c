@@ -10,6 +10,9 @@
 
 #include "../base/error.h"
 #include "../base/fileio.h"
+#include "../harness/config.h"
+#include "../harness/plan.h"
+#include "../harness/shard.h"
 #include "../report/merge.h"
 #include "../report/resultsio.h"
 #include "commands.h"
@@ -28,6 +31,84 @@ static int out_path(const char *out, char *buf, size_t len)
         return TB_EXIT_USAGE;
     }
     return 0;
+}
+
+static int count_of(const char **v)
+{
+    int n = 0;
+    while (v && v[n])
+        n++;
+    return n;
+}
+
+/* The plan the shards claim, built again here from shard f's recorded
+ * config texts and selection (--filter, --exclude, --backend): its case
+ * count and digest must be the shards' plan_cases and plan_digest, so a
+ * shard whose records and digest were both edited, or that ran another
+ * config than it records, is refused.  Files written before the
+ * selection was recorded are not rebuilt.  0, or TB_EXIT_USAGE after
+ * the message. */
+static int rebuild_plan(const tb_resfile *f)
+{
+    if (!f->has_selection)
+        return 0;
+    char err[1024];
+    int n = f->n_config, rc = 0;
+    tb_config *cfgs = calloc((size_t)(n ? n : 1), sizeof *cfgs);
+    if (!cfgs) {
+        fprintf(stderr, "tbench: out of memory\n");
+        return TB_EXIT_USAGE;
+    }
+    int parsed = 0;
+    for (; parsed < n && !rc; parsed++) {
+        const tb_res_config *c = &f->config[parsed];
+        if (!c->text) {
+            fprintf(stderr, "tbench: merge: %s: config[%d] records no text: "
+                    "the plan cannot be built again\n", f->path, parsed);
+            rc = TB_EXIT_USAGE;
+            break;
+        }
+        if (tb_config_parse(c->text, strlen(c->text),
+                            c->path ? c->path : "config", &cfgs[parsed], err,
+                            sizeof err)) {
+            fprintf(stderr, "tbench: merge: %s: config[%d] as recorded: "
+                    "%s\n", f->path, parsed, err);
+            rc = TB_EXIT_USAGE;
+            break;
+        }
+    }
+    tb_plan plan = {0};
+    tb_plan_opts o = {
+        .filters = f->sel_filters, .n_filters = count_of(f->sel_filters),
+        .excludes = f->sel_excludes,
+        .n_excludes = count_of(f->sel_excludes),
+        .backends = f->sel_backends,
+        .n_backends = count_of(f->sel_backends)};
+    if (!rc && tb_plan_build(cfgs, n, &o, &plan, err, sizeof err)) {
+        fprintf(stderr, "tbench: merge: the shards' plan cannot be built "
+                "again here from %s's recorded configs: %s (a plugin's "
+                "backend: give merge the shards' --plugin)\n", f->path, err);
+        rc = TB_EXIT_USAGE;
+    }
+    char digest[32];
+    if (!rc) {
+        tb_plan_digest(&plan, digest, sizeof digest);
+        if (plan.n != (int)f->shard_plan_cases ||
+            strcmp(digest, f->shard_plan_digest)) {
+            fprintf(stderr, "tbench: merge: %s: the plan built again from "
+                    "its recorded configs and selection has %d cases, "
+                    "digest %s; the shard claims %.0f, %s (a config or the "
+                    "digest edited, or another run's shard)\n", f->path,
+                    plan.n, digest, f->shard_plan_cases,
+                    f->shard_plan_digest);
+            rc = TB_EXIT_USAGE;
+        }
+    }
+    tb_plan_free(&plan);
+    for (int i = 0; i < parsed && i < n; i++)
+        tb_config_free(&cfgs[i]);
+    free(cfgs);
+    return rc;
 }
 
 /* The options `merge` parses (and `tbench __options` lists). */
@@ -92,6 +173,10 @@ int tb_cmd_merge(int argc, char **argv)
         fprintf(stderr, "tbench: merge: %s\n", err);
         goto out;
     }
+    /* tb_merge held every shard to one plan (the same config texts and
+     * digest): build it once more from the first shard's record */
+    if (rebuild_plan(f[0]))
+        goto out;
     if (!(text = cJSON_Print(doc))) {
         fprintf(stderr, "tbench: out of memory\n");
         goto out;

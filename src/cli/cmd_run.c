@@ -15,6 +15,7 @@
 
 #include "../backends/backend.h"
 #include "../base/fileio.h"
+#include "../base/result_schema.h"
 #include "../harness/config.h"
 #include "../harness/plan.h"
 #include "../harness/results.h"
@@ -532,6 +533,34 @@ static bool run_parse(int argc, char **argv, run_args *a, int *rc)
     return *rc == 0;
 }
 
+/* The shard object's "selection": what narrowed the plan (--filter,
+ * --exclude, --backend), so that merge can build the plan again from
+ * the recorded configs.  false when out of memory. */
+static cJSON *str_array(const char *const *v, int n)
+{
+    static const char *const none[1] = {""};
+    return cJSON_CreateStringArray(n ? v : none, n);
+}
+
+static bool add_selection(cJSON *info, const tb_plan_opts *o)
+{
+    cJSON *sel = cJSON_AddObjectToObject(info, TB_RES_KEY(selection));
+    cJSON *f = str_array(o->filters, o->n_filters);
+    cJSON *x = str_array(o->excludes, o->n_excludes);
+    cJSON *b = str_array(o->backends, o->n_backends);
+    bool ok = sel && f && x && b;
+    if (ok) {
+        cJSON_AddItemToObject(sel, TB_RES_KEY(filters), f);
+        cJSON_AddItemToObject(sel, TB_RES_KEY(excludes), x);
+        cJSON_AddItemToObject(sel, TB_RES_KEY(backends), b);
+    } else {
+        cJSON_Delete(f);
+        cJSON_Delete(x);
+        cJSON_Delete(b);
+    }
+    return ok;
+}
+
 /* The configs (with the overrides), the plan, --list-cases and --shard.
  * Returns 0, or the exit status after the message; *listed: the plan was
  * printed (--list-cases) and nothing is to run. */
@@ -569,7 +598,8 @@ static int run_plan(run_args *a, tb_config *cfgs, tb_plan *plan,
     }
     if (sh->count) {
         int whole = plan->n;
-        if (tb_shard_select(plan, sh, shard_info)) {
+        if (tb_shard_select(plan, sh, shard_info) ||
+            !add_selection(*shard_info, &a->opts)) {
             fprintf(stderr, "tbench: out of memory\n");
             return TB_EXIT_USAGE;
         }

@@ -313,14 +313,16 @@ static const tb_command commands[] = {
      "    -o, --output FILE     also write the JSON to FILE\n"
      "    exit 0 ok, 1 a calibration case did not run, 2 usage error\n",
      tb_cmd_selftest, &tb_opts_selftest},
-    {"merge", "SHARD... -o OUT [--allow-mixed-hosts]",
+    {"merge", "SHARD... -o OUT [--allow-mixed-hosts] [--plugin P]...",
      "join the result files (FILE, or a run folder) of the N shards of\n"
      "    one sharded run (run's shard option) into one result file, cases\n"
-     "    in plan order, each recording its host and shard.  Refuses\n"
-     "    shards that ran another config text, tbench commit or build, a\n"
-     "    shard given twice or missing, a shard that did not finish or\n"
-     "    misses cases, a case recorded twice, and shards from different\n"
-     "    machines\n"
+     "    in plan order, each recording its host and shard.  Builds the\n"
+     "    plan again from the configs and the --filter/--exclude/--backend\n"
+     "    the shards record (give it the shards' --plugin options) and\n"
+     "    refuses shards whose plan it is not, that ran another config\n"
+     "    text, tbench commit or build, a shard given twice or missing, a\n"
+     "    shard that did not finish or misses cases, a case recorded\n"
+     "    twice, and shards from different machines\n"
      "    -o, --output OUT      the merged file (written atomically); a\n"
      "                          folder: OUT/results.json\n"
      "        --allow-mixed-hosts  accept shards run on different machines\n"
@@ -544,7 +546,7 @@ static int print_options(void)
             printf("%s --%s %s %s\n", c->name, o->name, sh, v);
         }
         if (!strcmp(c->name, "run") || !strcmp(c->name, "list") ||
-            !strcmp(c->name, "exec"))
+            !strcmp(c->name, "exec") || !strcmp(c->name, "merge"))
             printf("%s --plugin - file\n", c->name);
     }
     return TB_EXIT_OKAY;
@@ -748,7 +750,8 @@ int tb_cmd_list(int argc, char **argv)
     return TB_EXIT_OKAY;
 }
 
-/* Plugins for run, list and exec: TBENCH_PLUGIN_PATH's, then each
+/* Plugins for run, list, exec and merge (which builds the shards' plan
+ * again): TBENCH_PLUGIN_PATH's, then each
  * --plugin PATH[:LABEL] (or --plugin=...) in order; the options are
  * taken out of argv.  Returns 0 or TB_EXIT_USAGE after the message. */
 static int load_plugins(int *argc, char **argv)
@@ -821,7 +824,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < ncmd; i++) {
         if (!strcmp(cmd, commands[i].name) && cmd == argv[1]) {
             if (!strcmp(cmd, "run") || !strcmp(cmd, "list") ||
-                !strcmp(cmd, "exec")) {
+                !strcmp(cmd, "exec") || !strcmp(cmd, "merge")) {
                 int rc = load_plugins(&argc, argv);
                 if (rc)
                     return rc;

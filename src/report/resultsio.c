@@ -330,7 +330,11 @@ int tb_resfile_from_text(const char *path, const char *text, size_t len,
     else if (!(rc = parse(f, text, len, err, errlen)) &&
              !(rc = check_top(f, err, errlen)) &&
              (rc = tb_res_load_run(f)))
-        tb_res_fail(err, errlen, path, rc, "out of memory");
+        tb_res_fail(err, errlen, path, rc, "%s",
+                    rc == TB_EINVAL ? "shard.selection: filters, excludes "
+                                      "and backends must be arrays of "
+                                      "strings"
+                                    : "out of memory");
     if (!rc)
         rc = load_cases(f, err, errlen);
     if (rc) {

@@ -271,6 +271,11 @@ typedef struct tb_resfile {
     bool has_shard;
     double shard_index, shard_count, shard_cases, shard_plan_cases;
     const char *shard_plan_digest;
+    /* the shard's "selection": the run's --filter, --exclude and
+     * --backend values (each array NULL-terminated); has_selection
+     * false in files written before it (their plan is not rebuilt) */
+    bool has_selection;
+    const char **sel_filters, **sel_excludes, **sel_backends;
     int n;
     tb_rescase *cases; /* in file order */
     int *by_id;        /* indices of cases sorted by id (for lookups) */

@@ -247,7 +247,7 @@ static bool load_summary(tb_resfile *f)
     return true;
 }
 
-static void load_shard(tb_resfile *f)
+static bool load_shard(tb_resfile *f)
 {
     const cJSON *s = tb_res_obj(f->doc, TB_RES_KEY(shard));
     f->has_shard = s != NULL;
@@ -256,6 +256,34 @@ static void load_shard(tb_resfile *f)
     f->shard_cases = tb_res_num(s, TB_RES_KEY(cases));
     f->shard_plan_cases = tb_res_num(s, TB_RES_KEY(plan_cases));
     f->shard_plan_digest = tb_res_str(s, TB_RES_KEY(plan_digest));
+    const cJSON *sel = tb_res_obj(s, TB_RES_KEY(selection));
+    f->has_selection = sel != NULL;
+    static const char *const none[1] = {NULL};
+    f->sel_filters = f->sel_excludes = f->sel_backends = (const char **)none;
+    if (!sel)
+        return true;
+    const char *const keys[3] = {TB_RES_KEY(filters), TB_RES_KEY(excludes),
+                                 TB_RES_KEY(backends)};
+    const char ***to[3] = {&f->sel_filters, &f->sel_excludes,
+                           &f->sel_backends};
+    for (int k = 0; k < 3; k++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(sel, keys[k]);
+        int n = cJSON_GetArraySize(a);
+        const char **v = tb_res_alloc(f, (size_t)(n + 1) * sizeof *v);
+        if (!v)
+            return false;
+        int m = 0;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, a)
+        {
+            if (!cJSON_IsString(e))
+                return false;
+            v[m++] = e->valuestring;
+        }
+        v[m] = NULL;
+        *to[k] = v;
+    }
+    return true;
 }
 
 int tb_res_load_run(tb_resfile *f)
@@ -264,7 +292,8 @@ int tb_res_load_run(tb_resfile *f)
                                                       TB_RES_KEY(complete));
     f->complete = cJSON_IsTrue(c);
     f->incomplete = cJSON_IsFalse(c);
-    load_shard(f);
+    if (!load_shard(f))
+        return TB_EINVAL;
     if (!load_env(f) || !load_peaks(f) || !load_config(f) ||
         !load_summary(f))
         return TB_ENOMEM;
