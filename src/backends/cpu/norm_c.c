@@ -1,6 +1,7 @@
 /* layer_norm and rms_norm, the portable C rows (f32, f64): per row of
- * the last dim, two passes in the dtype (mean, then the squared
- * deviations: no cancellation of E[x^2] - E[x]^2), then the scale; rows
+ * the last dim, two passes summed in double (mean, then the squared
+ * deviations: no cancellation of E[x^2] - E[x]^2; an f32 row far from
+ * zero mean keeps its accuracy), then the scale; rows
  * split over the instance's threads.  Their gradients likewise, with dw
  * and db summed per chunk of rows and the chunks added in order
  * (norm.h's driver, tb_cpu_norm_bw_run, here for every level's rows). */
@@ -27,23 +28,24 @@ typedef struct {
         const T *x = j->in[0].data, *w = j->in[1].data;                   \
         const T *b = j->rms ? NULL : j->in[2].data;                       \
         T *o = j->out[0].data;                                            \
-        const T eps = (T)j->eps, n = (T)j->D;                             \
+        const double eps = (double)(T)j->eps, n = (double)j->D;           \
         int64_t r0, r1;                                                   \
         tb_cpu_span(j->rows, 1, part, nparts, &r0, &r1);                  \
         for (int64_t r = r0; r < r1; r++) {                               \
             const T *xr = x + r * j->D;                                   \
-            T mean = 0, ss = 0;                                           \
+            double mean = 0, ss = 0;                                      \
             if (!j->rms) {                                                \
                 for (int64_t k = 0; k < j->D; k++)                        \
                     mean += xr[k];                                        \
                 mean /= n;                                                \
             }                                                             \
             for (int64_t k = 0; k < j->D; k++)                            \
-                ss += (xr[k] - mean) * (xr[k] - mean);                    \
-            const T inv = (T)1 / (T)sqrt((double)(ss / n + eps));        \
+                ss += ((double)xr[k] - mean) * ((double)xr[k] - mean);    \
+            const double inv = 1 / sqrt(ss / n + eps);                    \
             T *orow = o + r * j->D;                                       \
             for (int64_t k = 0; k < j->D; k++)                            \
-                orow[k] = (xr[k] - mean) * inv * w[k] + (b ? b[k] : (T)0); \
+                orow[k] = (T)(((double)xr[k] - mean) * inv * w[k] +       \
+                              (b ? (double)b[k] : 0));                    \
         }                                                                 \
     }
 NORM_ROWS(float, norm_rows_f32)
