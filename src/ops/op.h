@@ -37,7 +37,7 @@ typedef enum {
     TB_CAT_BACKWARD,  /* gradient of a differentiable op (op_backward.h) */
     TB_CAT_WORKLOAD,  /* a model step on the tape autograd (models.h) */
     TB_CAT_TRANSFER,  /* a copy between host and device memory */
-    TB_CAT_NORM,      /* normalization over the last dim (layer, RMS) */
+    TB_CAT_NORM,      /* normalization (layer, RMS, batch, group) */
     TB_CAT_ATTENTION, /* scaled dot-product attention and its mask */
 } tb_op_category;
 
@@ -98,7 +98,8 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(max) X(min) X(argmax) X(var)                                        \
     X(softmax) X(permute) X(add_relu) X(linear) X(matmul_int8)            \
     X(conv2d) X(conv2d_nobias) X(max_pool2d) X(avg_pool2d)                \
-    X(layer_norm) X(rms_norm) X(embedding) X(dropout)                     \
+    X(layer_norm) X(rms_norm) X(batch_norm) X(group_norm)                 \
+    X(embedding) X(dropout)                                               \
     X(sdpa) X(causal_mask)                                                \
     X(zeros) X(ones) X(full) X(arange) X(rand_uniform) X(rand_normal)     \
     X(copy)                                                               \
