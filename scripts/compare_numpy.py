@@ -463,6 +463,36 @@ def nc_norm_twin(op, t, mod, np, x, p):
         (", running updated" if training else " (running statistics)")
 
 
+def bn_backward_twin(t, mod, np, x, p):
+    """batch_norm_backward (training): g, x [N, C, ...], w -> dx, dw, db,
+    each channel's statistics recomputed from x as tbench's op does; dx
+    returned (the check's output).  PyTorch: var_mean and rsqrt, then
+    aten.native_batch_norm_backward (what F.batch_norm's autograd runs in
+    training); NumPy: the closed forms."""
+    eps = p.get("eps", 1e-5)
+    g, xx, w = x
+    ax = tuple(d for d in range(xx.ndim) if d != 1)
+    bc = [1, -1] + [1] * (xx.ndim - 2)
+    if t:
+        def f():
+            var, mean = mod.var_mean(xx, ax, unbiased=False)
+            return mod.ops.aten.native_batch_norm_backward(
+                g, xx, w, None, None, mean, mod.rsqrt(var + eps), True, eps,
+                [True, True, True])[0]
+        return f, 4, "var_mean, rsqrt, native_batch_norm_backward"
+    n = xx.size // max(xx.shape[1], 1)
+
+    def fn():
+        m = xx.mean(ax).reshape(bc)
+        c = xx - m
+        rstd = 1 / np.sqrt((c * c).mean(ax).reshape(bc) + eps)
+        xh = c * rstd
+        sg, sgx = g.sum(ax), (g * xh).sum(ax)
+        return w.reshape(bc) * rstd * (g - sg.reshape(bc) / n -
+                                       xh * sgx.reshape(bc) / n)
+    return fn, 10, "w * rstd * (g - sum(g) / n - xh * sum(g * xh) / n)"
+
+
 def norm_backward_twin(op, t, mod, np, x, p):
     """layer_norm_backward / rms_norm_backward: g, x, w -> dx, dw (, db),
     the statistics recomputed from x as tbench's op does; dx returned
@@ -679,6 +709,8 @@ def impl_for(op, lib, mod, np, form, x, o, p):
         return norm_backward_twin(op, t, mod, np, x, p)
     if op in ("batch_norm", "group_norm") and not out:
         return nc_norm_twin(op, t, mod, np, x, p)
+    if op == "batch_norm_backward" and not out:
+        return bn_backward_twin(t, mod, np, x, p)
     if op in ("sdpa", "sdpa_unfused") and not out:
         # PyTorch 1.13 has no F.scaled_dot_product_attention: the eager
         # composition, the causal mask built once (a model's buffer) and

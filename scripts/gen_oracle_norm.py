@@ -28,8 +28,9 @@ How a case is made (all independent of tbench's C code):
   the float64 result within |d| <= 1e-4 |want| + 1e-5 (PyTorch's own f32
   error, far inside what the tests allow tbench at these sizes).
 
-batch_norm and group_norm (appended after the gradients' arrays, which
-stay as they were; their own PCG64 stream, seed SEED + 1):
+batch_norm, group_norm and batch_norm_backward (appended after the
+gradients' arrays, which stay as they were; their own PCG64 stream, seed
+SEED + 1):
 - batch_norm: x [N, C, ...] in [-1, 1] times a scale plus an offset, w, b
   in [-1, 1], running mean in [-1, 1] and running var in [0.25, 1]
   (stacked as tbench's running [2, C]); F.batch_norm(x, rm, rv, w, b,
@@ -39,6 +40,13 @@ stay as they were; their own PCG64 stream, seed SEED + 1):
   float64 to 1e-12.
 - group_norm: F.group_norm(x, num_groups, w, b, eps) in float64,
   cross-checked with NumPy float64 (x reshaped to [N, G, -1]) to 1e-12.
+- batch_norm_backward (the training form, statistics recomputed from
+  x): torch.autograd.grad of sum(y * g) for x, w and b through
+  F.batch_norm(x, None, None, w, b, True) in float64 (b = 0: the
+  gradients do not depend on it), cross-checked with NumPy's closed forms
+  (xh = (x - mean) * rstd per channel, n = N x trailing dims; dx = w *
+  rstd * (g - sum(g) / n - xh * sum(g * xh) / n), dw = sum(g * xh), db =
+  sum(g)) to 1e-12.
 - f32 cases: inputs rounded to float32, eps as float32 holds it, and
   PyTorch's float32 result within 1e-4 |want| + 1e-5 of the float64 one.
 
@@ -145,6 +153,16 @@ GN_CASES = [
 ]
 
 
+# batch_norm_backward (training form): (x shape, scale, offset, eps)
+BN_BW_CASES = [
+    ((2, 3), 1.0, 0.0, None),
+    ((4, 5, 3, 3), 1.0, 0.0, None),
+    ((3, 4, 7), 2.0, 0.5, None),
+    ((1, 6, 2, 5), 1.0, 0.0, 0.25),
+    ((5, 3, 8), 0.1, 3.0, None),
+]
+
+
 def torch_bn(x, w, b, run, training, mom, eps, dtype):
     t = [torch.tensor(a, dtype=dtype) for a in (x, w, b, run[0], run[1])]
     y = F.batch_norm(t[0], t[3], t[4], t[1], t[2], training, mom, eps)
@@ -183,18 +201,46 @@ def numpy_gn(x, w, b, G, eps):
     return [y * w.reshape(bc) + b.reshape(bc)]
 
 
+def torch_bn_grads(x, w, g, eps, dtype):
+    xt = torch.tensor(x, dtype=dtype, requires_grad=True)
+    wt = torch.tensor(w, dtype=dtype, requires_grad=True)
+    bt = torch.zeros(w.shape, dtype=dtype, requires_grad=True)
+    y = F.batch_norm(xt, None, None, wt, bt, True, 0.1, eps)
+    return [t.detach().numpy().astype(np.float64) for t in
+            torch.autograd.grad((y * torch.tensor(g, dtype=dtype)).sum(),
+                                (xt, wt, bt))]
+
+
+def numpy_bn_grads(x, w, g, eps):
+    ax = tuple(d for d in range(x.ndim) if d != 1)
+    bc = [1, -1] + [1] * (x.ndim - 2)
+    n = x.size // x.shape[1]
+    mean = x.mean(ax).reshape(bc)
+    rstd = 1 / np.sqrt(((x - mean) ** 2).mean(ax).reshape(bc) + eps)
+    xh = (x - mean) * rstd
+    sg, sgx = g.sum(ax), (g * xh).sum(ax)
+    dx = w.reshape(bc) * rstd * (g - sg.reshape(bc) / n -
+                                 xh * sgx.reshape(bc) / n)
+    return [dx, sgx, sg]
+
+
 def nc_cases(w):
-    """The batch_norm and group_norm cases, their arrays in w."""
+    """The batch_norm, group_norm and batch_norm_backward cases, their
+    arrays in w."""
     r = np.random.default_rng(SEED + 1)
     cases = []
     specs = [("batch_norm",) + c for c in BN_CASES] + \
-        [("group_norm",) + c[:3] + (c[3], None, c[4]) for c in GN_CASES]
+        [("group_norm",) + c[:3] + (c[3], None, c[4]) for c in GN_CASES] + \
+        [("batch_norm_backward",) + c[:3] + (True, None, c[3])
+         for c in BN_BW_CASES]
     for si, (op, shape, scale, off, a, mom, eps_set) in enumerate(specs):
         C = shape[1]
         base = dict(x=r.uniform(-1, 1, shape) * scale + off,
                     w=r.uniform(-1, 1, (C,)), b=r.uniform(-1, 1, (C,)),
                     run=np.stack([r.uniform(-1, 1, (C,)),
                                   r.uniform(0.25, 1, (C,))]))
+        if op == "batch_norm_backward":
+            base["g"] = r.uniform(-1, 1, shape)
         for dt in ("f32", "f64"):
             v = {k: (q.astype(np.float32).astype(np.float64)
                      if dt == "f32" else q) for k, q in base.items()}
@@ -206,10 +252,19 @@ def nc_cases(w):
                 args = (v["x"], v["w"], v["b"], v["run"], a, m, eps)
                 want, alt = torch_bn(*args, torch.float64), numpy_bn(*args)
                 low = torch_bn(*args, torch.float32) if dt == "f32" else None
-            else:
+                ins = ("x", "w", "b", "run")
+            elif op == "group_norm":
                 args = (v["x"], v["w"], v["b"], a, eps)
                 want, alt = torch_gn(*args, torch.float64), numpy_gn(*args)
                 low = torch_gn(*args, torch.float32) if dt == "f32" else None
+                ins = ("x", "w", "b")
+            else:
+                args = (v["x"], v["w"], v["g"], eps)
+                want = torch_bn_grads(*args, torch.float64)
+                alt = numpy_bn_grads(*args)
+                low = torch_bn_grads(*args, torch.float32) \
+                    if dt == "f32" else None
+                ins = ("g", "x", "w")
             for p, q in zip(want, alt):
                 assert close(p, q, 1e-12, 1e-13), (op, shape)
             for p, q in zip(low or [], want):
@@ -220,34 +275,37 @@ def nc_cases(w):
                 shape=shape, training=int(a) if bn else -1,
                 momentum=-1.0 if mom is None else float(mom),
                 eps=-1.0 if eps_set is None else float(eps_set),
-                groups=-1 if bn else a,
-                ins=[w.array(v["x"]), w.array(v["w"]), w.array(v["b"]),
-                     w.array(v["run"]) if bn else "NULL"],
-                outs=[w.array(q) for q in want] + ([] if bn else ["NULL"])))
+                groups=a if op == "group_norm" else -1,
+                ins=[w.array(v[k]) for k in ins],
+                outs=[w.array(q) for q in want]))
     return cases
 
 
 def nc_lines(w, cases):
     """The batch_norm and group_norm section of the header."""
     lines = ["""
-/* batch_norm and group_norm: x [N, C, ...] (f32 cases exactly
- * representable in float), w and b [C], batch_norm's running [2, C]
- * (mean; var) and its parameters (training; momentum and eps < 0: the
- * op's default), group_norm's num_groups and eps; the float64 results of
+/* batch_norm, group_norm and batch_norm_backward: x [N, C, ...] (f32
+ * cases exactly representable in float), w and b [C], batch_norm's
+ * running [2, C] (mean; var) and its parameters (training; momentum and
+ * eps < 0: the op's default), group_norm's num_groups and eps; the
+ * inputs in the op's order (batch_norm: x, w, b, running; group_norm: x,
+ * w, b; batch_norm_backward: g, x, w) and the float64 results of
  * PyTorch's F.batch_norm (y and the running statistics it updated in
- * place) and F.group_norm (y), cross-checked with NumPy. */
+ * place), F.group_norm (y) and the autograd of F.batch_norm in training
+ * (dx, dw, db), cross-checked with NumPy. */
 typedef struct bnv_case {
     const char *name;
     const char *op;
     const char *dtype; /* "f32" or "f64" */
     int ndim;
     int64_t shape[4]; /* x's shape; w, b are [shape[1]] */
-    int training;     /* batch_norm: 0 or 1; group_norm: -1 */
+    int training;     /* batch_norm: 0 or 1; else -1 */
     double momentum;  /* < 0: the op's default */
     double eps;       /* < 0: the op's default */
-    int num_groups;   /* group_norm; batch_norm: -1 */
-    const double *x, *w, *b, *running; /* running: batch_norm only */
-    const double *y, *running_out;     /* running_out: batch_norm only */
+    int num_groups;   /* group_norm; else -1 */
+    int n_in, n_out;
+    const double *in[4];
+    const double *out[3];
 } bnv_case;
 """]
     for name, vals in w.arrays:
@@ -260,12 +318,13 @@ typedef struct bnv_case {
     lines.append("static const bnv_case bnv_cases[] = {")
     for c in cases:
         sh = list(c["shape"]) + [0] * (4 - len(c["shape"]))
-        lines.append('    {"%s", "%s", "%s", %d, {%s}, %d, %r, %r, %d,' % (
-            c["name"], c["op"], c["dtype"], len(c["shape"]),
-            ", ".join(str(d) for d in sh), c["training"], c["momentum"],
-            c["eps"], c["groups"]))
-        lines.append("     %s," % ", ".join(c["ins"]))
-        lines.append("     %s}," % ", ".join(c["outs"]))
+        lines.append('    {"%s", "%s", "%s", %d, {%s}, %d, %r, %r, %d, %d, %d,'
+                     % (c["name"], c["op"], c["dtype"], len(c["shape"]),
+                        ", ".join(str(d) for d in sh), c["training"],
+                        c["momentum"], c["eps"], c["groups"], len(c["ins"]),
+                        len(c["outs"])))
+        lines.append("     {%s}," % ", ".join(c["ins"]))
+        lines.append("     {%s}}," % ", ".join(c["outs"]))
     lines.append("};")
     lines.append("#define BNV_N_CASES (sizeof bnv_cases / sizeof bnv_cases[0])")
     return lines

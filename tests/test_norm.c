@@ -32,9 +32,12 @@
  *  7. coverage: the four ops have vectors in both dtypes and cpu rows
  *     in both.
  *  8. nc_ref_vectors: batch_norm (training and not; y and the running
- *     statistics) and group_norm cases of norm_vectors.h (PyTorch's
+ *     statistics), group_norm and batch_norm_backward (dx, dw, db) cases of norm_vectors.h (PyTorch's
  *     F.batch_norm / F.group_norm in float64) through the reference,
  *     1e-10 |want| + 1e-12.
+ *  8b. nc_finite_differences: batch_norm_backward's reference against
+ *     central differences (h = 1e-6) of sum(g * batch_norm(x, w, b)) in
+ *     training through batch_norm's reference, f64 cases, as test 2.
  *  9. nc_cpu_vectors: their cpu rows at every level, threads 1 and 2,
  *     f32 and f64, against the vectors with tb_check_outputs; batch_norm
  *     writes its running statistics into its input's buffer (the
@@ -43,7 +46,8 @@
  *     3) against the reference within the op's tolerance, the same bits
  *     at threads 1 and 2.
  * 11. nc_bad_operands: num_groups not dividing C, w / running of the
- *     wrong length, a 1-D x, training on one value per channel (the
+ *     wrong length, a 1-D x, training on one value per channel, g not
+ *     of x's shape (the
  *     shape rule's message names the op); an output of the wrong dtype:
  *     an error code and no output written.
  *
@@ -538,8 +542,10 @@ static void test_coverage(void **state)
             assert_non_null(B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl).fn);
         }
     }
-    for (int id = TB_OP_batch_norm; id <= TB_OP_group_norm; id++) {
-        const tb_op *op = tb_op_get((tb_op_id)id);
+    static const tb_op_id nc_ops[] = {TB_OP_batch_norm, TB_OP_group_norm,
+                                      TB_OP_batch_norm_backward};
+    for (size_t q = 0; q < sizeof nc_ops / sizeof nc_ops[0]; q++) {
+        const tb_op *op = tb_op_get(nc_ops[q]);
         for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
             int seen = 0;
             for (size_t k = 0; k < BNV_N_CASES; k++)
@@ -576,20 +582,32 @@ static tb_params nc_params(const bnv_case *c, const tb_op *op)
     return p;
 }
 
-/* A bnv case's inputs in dt (x, w, b[, running]), their shapes in ish
- * and the outputs' in osh; returns the input count. */
+/* The shapes of op's inputs for x of shape xs: x, w, b[, running] or
+ * (batch_norm_backward) g, x, w. */
+static void nc_shapes(const tb_op *op, const tb_shape *xs, tb_shape *ish)
+{
+    const int64_t C = xs->dim[1];
+    const bool bw = op->id == TB_OP_batch_norm_backward;
+    ish[0] = *xs;
+    ish[1] = bw ? *xs : (tb_shape){1, {C}};
+    ish[2] = (tb_shape){1, {C}};
+    ish[3] = (tb_shape){2, {2, C}};
+}
+
+/* A bnv case's inputs in dt, their shapes in ish and the outputs' in
+ * osh; returns the input count. */
 static int nc_inputs(const bnv_case *c, const tb_op *op, tb_dtype dt,
                      const tb_params *p, tb_tensor *in, tb_shape *ish,
                      tb_shape *osh)
 {
-    ish[0].ndim = c->ndim;
+    tb_shape xs = {c->ndim, {0}};
     for (int d = 0; d < c->ndim; d++)
-        ish[0].dim[d] = c->shape[d];
-    ish[1] = ish[2] = (tb_shape){1, {c->shape[1]}};
-    ish[3] = (tb_shape){2, {2, c->shape[1]}};
-    const double *src[4] = {c->x, c->w, c->b, c->running};
+        xs.dim[d] = c->shape[d];
+    nc_shapes(op, &xs, ish);
+    assert_int_equal(c->n_in, op->n_in);
+    assert_int_equal(c->n_out, op->n_out);
     for (int i = 0; i < op->n_in; i++)
-        tensor_from(&in[i], dt, &ish[i], src[i]);
+        tensor_from(&in[i], dt, &ish[i], c->in[i]);
     assert_int_equal(tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0), 0);
     return op->n_in;
 }
@@ -603,10 +621,10 @@ static void test_nc_ref_vectors(void **state)
         const tb_op *op = tb_op_find(c->op);
         assert_non_null(op);
         tb_params p = nc_params(c, op);
-        tb_tensor in[4], out[2];
+        tb_tensor in[4], out[3];
         tb_shape ish[4], osh[TB_MAX_OUTPUTS];
         int n = nc_inputs(c, op, dtype_of(c->dtype), &p, in, ish, osh);
-        const double *want[2] = {c->y, c->running_out};
+        const double *const *want = c->out;
         for (int o = 0; o < op->n_out; o++)
             assert_int_equal(tb_tensor_create(&out[o], TB_F64, &osh[o]), 0);
         assert_int_equal(op->ref(in, out, &p), 0);
@@ -624,6 +642,78 @@ static void test_nc_ref_vectors(void **state)
     print_message("# %zu cases, %d values\n", (size_t)BNV_N_CASES, checked);
 }
 
+/* L = sum(g * y) of batch_norm (training; running [0; 1]) on fin. */
+static double bn_loss(tb_tensor *fin, const tb_params *fp, const double *g)
+{
+    const tb_op *fwd = tb_op_get(TB_OP_batch_norm);
+    tb_tensor y[2];
+    tb_shape ys[2] = {tb_tensor_shape(&fin[0]), tb_tensor_shape(&fin[3])};
+    for (int o = 0; o < 2; o++)
+        assert_int_equal(tb_tensor_create(&y[o], TB_F64, &ys[o]), 0);
+    assert_int_equal(fwd->ref(fin, y, fp), 0);
+    double L = 0;
+    for (int64_t i = 0; i < tb_tensor_numel(&y[0]); i++)
+        L += g[i] * tb_tensor_get(&y[0], i);
+    destroy_all(y, 2);
+    return L;
+}
+
+/* batch_norm_backward's reference (dx, dw, db of the f64 vector cases)
+ * against central differences of bn_loss through batch_norm's forward
+ * reference, in x, w and b. */
+static void test_nc_finite_differences(void **state)
+{
+    (void)state;
+    const tb_op *op = tb_op_get(TB_OP_batch_norm_backward);
+    const tb_op *fwd = tb_op_get(TB_OP_batch_norm);
+    int checked = 0;
+    for (size_t k = 0; k < BNV_N_CASES; k++) {
+        const bnv_case *c = &bnv_cases[k];
+        if (strcmp(c->op, op->name) || strcmp(c->dtype, "f64"))
+            continue;
+        tb_params p = nc_params(c, op), fp = case_params(fwd, c->eps);
+        tb_tensor in[3], out[3], fin[4];
+        tb_shape ish[4], osh[TB_MAX_OUTPUTS], fsh[4];
+        nc_inputs(c, op, TB_F64, &p, in, ish, osh);
+        for (int o = 0; o < 3; o++)
+            assert_int_equal(tb_tensor_create(&out[o], TB_F64, &osh[o]), 0);
+        assert_int_equal(op->ref(in, out, &p), 0);
+        nc_shapes(fwd, &ish[1], fsh);
+        for (int i = 0; i < 4; i++) {
+            assert_int_equal(tb_tensor_create(&fin[i], TB_F64, &fsh[i]), 0);
+            for (int64_t e = 0; e < tb_tensor_numel(&fin[i]); e++)
+                tb_tensor_set(&fin[i], e,
+                              i == 0   ? c->in[1][e]
+                              : i == 1 ? c->in[2][e]
+                              : i == 3 ? (double)(e >= fsh[3].dim[1])
+                                       : 0);
+        }
+        for (int o = 0; o < 3; o++) { /* dx: x; dw: w; db: b */
+            double *v = fin[o].data;
+            for (int64_t j = 0; j < tb_tensor_numel(&fin[o]); j++) {
+                const double v0 = v[j];
+                v[j] = v0 + FD_H;
+                const double lp = bn_loss(fin, &fp, c->in[0]);
+                v[j] = v0 - FD_H;
+                const double lm = bn_loss(fin, &fp, c->in[0]);
+                v[j] = v0;
+                const double fd = (lp - lm) / (2 * FD_H);
+                const double want = tb_tensor_get(&out[o], j);
+                if (!(fabs(fd - want) <= FD_ATOL + FD_RTOL * fabs(want)))
+                    fail_msg("%s output %d [%lld]: reference %.17g, finite "
+                             "difference %.17g", c->name, o, (long long)j,
+                             want, fd);
+                checked++;
+            }
+        }
+        destroy_all(in, 3);
+        destroy_all(out, 3);
+        destroy_all(fin, 4);
+    }
+    assert_true(checked > 0);
+    print_message("# %d gradients against finite differences\n", checked);
+}
+
 static void nc_cpu_case(void *ctx, const bnv_case *c)
 {
     const tb_op *op = tb_op_find(c->op);
@@ -632,18 +722,19 @@ static void nc_cpu_case(void *ctx, const bnv_case *c)
     const char *impl = NULL;
     tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl).fn;
     assert_non_null(fn);
-    tb_tensor in[4], out[2], want[2];
+    tb_tensor in[4], out[3], want[3];
     tb_shape ish[4], osh[TB_MAX_OUTPUTS];
     int n = nc_inputs(c, op, dt, &p, in, ish, osh);
-    const double *wv[2] = {c->y, c->running_out};
+    int own = 0; /* outputs with their own buffer (the first ones) */
     for (int o = 0; o < op->n_out; o++) {
-        tensor_from(&want[o], TB_F64, &osh[o], wv[o]);
+        tensor_from(&want[o], TB_F64, &osh[o], c->out[o]);
         if (op->alias && op->alias[o] >= 0) { /* as the runner does */
             out[o] = in[op->alias[o]];
             continue;
         }
         assert_int_equal(tb_tensor_create(&out[o], dt, &osh[o]), 0);
         memset(out[o].data, 0xff, tb_tensor_nbytes(&out[o])); /* NaN */
+        own++;
     }
     uint64_t l0 = launches(ctx);
     assert_int_equal(fn(ctx, in, out, &p), 0);
@@ -658,7 +749,7 @@ static void nc_cpu_case(void *ctx, const bnv_case *c)
                  chk.first_bad_output, (long long)chk.first_bad,
                  chk.first_bad_got, chk.first_bad_ref);
     destroy_all(in, n);
-    destroy_all(out, 1);
+    destroy_all(out, own);
     destroy_all(want, op->n_out);
 }
 
@@ -683,17 +774,17 @@ static void nc_random_case(void *ctx1, void *ctx2, const tb_op *op,
                            tb_dtype dt, const tb_shape *xs,
                            const tb_params *p, double off)
 {
-    tb_shape ish[4] = {*xs, {1, {xs->dim[1]}}, {1, {xs->dim[1]}},
-                       {2, {2, xs->dim[1]}}};
-    tb_shape osh[TB_MAX_OUTPUTS];
+    tb_shape ish[4], osh[TB_MAX_OUTPUTS];
+    nc_shapes(op, xs, ish);
     assert_int_equal(tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0), 0);
-    tb_tensor in[4], o1[2], o2[2], ref[2];
+    tb_tensor in[4], o1[3], o2[3], ref[3];
+    const int xi = op->id == TB_OP_batch_norm_backward;
     for (int i = 0; i < op->n_in; i++) {
         assert_int_equal(tb_tensor_create(&in[i], dt, &ish[i]), 0);
         for (int64_t k = 0; k < tb_tensor_numel(&in[i]); k++)
             tb_tensor_set(&in[i], k,
                           i == 3 && k >= xs->dim[1] ? rng_uniform(0.25, 1)
-                          : rng_uniform(-1, 1) + (i == 0 ? off : 0));
+                          : rng_uniform(-1, 1) + (i == xi ? off : 0));
     }
     for (int o = 0; o < op->n_out; o++) {
         assert_int_equal(tb_tensor_create(&o1[o], dt, &osh[o]), 0);
@@ -754,6 +845,11 @@ static void test_nc_random(void **state)
                     tb_params_set(gn, &p, "num_groups", (double)g, NULL, 0),
                     0);
                 nc_random_case(c1, c2, gn, (tb_dtype)dt, &xs, &p, off);
+                if (tb_shape_numel(&xs) / xs.dim[1] < 2)
+                    continue; /* one value per channel: no training */
+                const tb_op *bw = tb_op_get(TB_OP_batch_norm_backward);
+                p = case_params(bw, r % 3 ? -1 : 0.5);
+                nc_random_case(c1, c2, bw, (tb_dtype)dt, &xs, &p, off);
             }
         B->destroy(c1);
         B->destroy(c2);
@@ -786,7 +882,7 @@ static void nc_bad(void *ctx, tb_op_id id, const tb_shape *ish, int groups,
         return;
     }
     assert_int_equal(rc, 0);
-    tb_tensor in[4], out[2];
+    tb_tensor in[4], out[3];
     for (int i = 0; i < op->n_in; i++) {
         assert_int_equal(tb_tensor_create(&in[i], TB_F32, &ish[i]), 0);
         memset(in[i].data, 0, tb_tensor_nbytes(&in[i]));
@@ -832,6 +928,13 @@ static void test_nc_bad_operands(void **state)
     nc_bad(ctx, TB_OP_batch_norm, s_one, 0, false, TB_F64, 0);
     nc_bad(ctx, TB_OP_batch_norm, s_ok, 0, true, TB_F64, 0);
     nc_bad(ctx, TB_OP_group_norm, s_ok, 3, false, TB_F64, 0);
+    const tb_shape g_ok[3] = {x, x, v6}, g_g[3] = {{3, {4, 6, 4}}, x, v6};
+    const tb_shape g_w[3] = {x, x, v5}, g_one[3] = {xone, xone, v6};
+    nc_bad(ctx, TB_OP_batch_norm_backward, g_g, 0, false, TB_F32, TB_ESHAPE);
+    nc_bad(ctx, TB_OP_batch_norm_backward, g_w, 0, false, TB_F32, TB_ESHAPE);
+    nc_bad(ctx, TB_OP_batch_norm_backward, g_one, 0, false, TB_F32,
+           TB_ESHAPE);
+    nc_bad(ctx, TB_OP_batch_norm_backward, g_ok, 0, false, TB_F64, 0);
     B->destroy(ctx);
 }
 
@@ -842,8 +945,8 @@ int main(void)
     static const struct CMUnitTest tests[] = {
         T(ref_vectors),   T(finite_differences), T(cpu_vectors),
         T(cpu_random),    T(forward_paths),      T(bad_operands),
-        T(coverage),      T(nc_ref_vectors),     T(nc_cpu_vectors),
-        T(nc_random),     T(nc_bad_operands),
+        T(coverage),      T(nc_ref_vectors),     T(nc_finite_differences),
+        T(nc_cpu_vectors), T(nc_random),         T(nc_bad_operands),
     };
     printf("# test_norm: %zu gradient vectors, %zu batch/group_norm\n",
            (size_t)NORMV_N_CASES, (size_t)BNV_N_CASES);

@@ -286,6 +286,9 @@ static const tb_param_spec params_batch_norm[] = {
      "weight of the batch statistics in the running update"},
     {"eps", TB_PARAM_FLOAT, false, 1e-5, 0, 1, "added to the variance"},
 };
+static const tb_param_spec params_batch_norm_backward[] = {
+    {"eps", TB_PARAM_FLOAT, false, 1e-5, 0, 1, "added to the variance"},
+};
 static const tb_param_spec params_group_norm[] = {
     {"num_groups", TB_PARAM_INT, false, 1, 1, 1e9,
      "groups of channels (must divide C)"},
@@ -1189,6 +1192,12 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .doc = "rms_norm gradient: g, x, w -> dx, dw (rstd recomputed "
                "from x; dw summed over the rows in an order fixed by the "
                "shape, not the threads)"},
+    [TB_OP_batch_norm_backward] = {OP_ID(batch_norm_backward),
+        BW_ROW(3, 3, tb_bw_shape_norm, TOL_ACC), .n_params = 1,
+        .params = params_batch_norm_backward,
+        .doc = "batch_norm gradient in training: g, x, w -> dx, dw, db "
+               "(each channel's mean and rstd recomputed from x [N, C, "
+               "...]; each channel summed by one thread)"},
 
     /* workloads: model steps on the tape autograd (models.h) */
     [TB_OP_mlp_train_step] = {OP_ID(mlp_train_step),

@@ -238,3 +238,54 @@ int tb_ref_group_norm(const tb_tensor *in, tb_tensor *out,
     }
     return 0;
 }
+
+/* batch_norm_backward (training): per channel c over its n = N * S
+ * values, xh = (x - mean) * rstd (biased variance) and
+ *   dx = w * rstd * (g - sum(g) / n - xh * sum(g * xh) / n),
+ *   dw = sum(g * xh), db = sum(g). */
+int tb_ref_batch_norm_backward(const tb_tensor *in, tb_tensor *out,
+                               const tb_params *p)
+{
+    const tb_op *op = tb_op_get(TB_OP_batch_norm_backward);
+    const tb_tensor *g = &in[0], *x = &in[1];
+    if (x->ndim < 2 || out[0].ndim != x->ndim)
+        return TB_ESHAPE;
+    for (int i = 0; i < 3; i++)
+        if (out[i].dtype != TB_F64)
+            return TB_EDTYPE;
+    int64_t N, C, S;
+    nc_dims(x, &N, &C, &S);
+    const double eps = tb_dtype_round(x->dtype, param_or_def(op, p, 0));
+    const double n = (double)(N * S);
+    double *dx = out[0].data, *dw = out[1].data, *db = out[2].data;
+    for (int64_t c = 0; c < C; c++) {
+        double s = 0, ss = 0, sg = 0, sgx = 0;
+        for (int64_t i = 0; i < N; i++)
+            for (int64_t k = 0; k < S; k++)
+                s += tb_tensor_get(x, (i * C + c) * S + k);
+        const double mean = n > 0 ? s / n : 0;
+        for (int64_t i = 0; i < N; i++)
+            for (int64_t k = 0; k < S; k++) {
+                double d = tb_tensor_get(x, (i * C + c) * S + k) - mean;
+                ss += d * d;
+            }
+        const double rstd = 1 / sqrt((n > 0 ? ss / n : 0) + eps);
+        for (int64_t i = 0; i < N; i++)
+            for (int64_t k = 0; k < S; k++) {
+                const int64_t e = (i * C + c) * S + k;
+                const double gj = tb_tensor_get(g, e);
+                sg += gj;
+                sgx += gj * (tb_tensor_get(x, e) - mean) * rstd;
+            }
+        const double wr = tb_tensor_get(&in[2], c) * rstd;
+        for (int64_t i = 0; i < N; i++)
+            for (int64_t k = 0; k < S; k++) {
+                const int64_t e = (i * C + c) * S + k;
+                const double xh = (tb_tensor_get(x, e) - mean) * rstd;
+                dx[e] = wr * (tb_tensor_get(g, e) - sg / n - xh * sgx / n);
+            }
+        dw[c] = sgx;
+        db[c] = sg;
+    }
+    return 0;
+}

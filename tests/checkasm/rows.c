@@ -473,6 +473,11 @@ static void fam_backward(const tb_op *op, cases *cs)
     cs_add(cs, 3, S(2, 7, 13), S(2, 7, 13), S(1, 13));
     cs_add(cs, 3, S(2, 300, 33), S(2, 300, 33), S(1, 33));
     oc_p(cs_add(cs, 3, S(3, 2, 3, 9), S(3, 2, 3, 9), S(1, 9)), "eps", 0.5);
+    /* batch_norm's g, x [N, C, ...], w [C]: 2-D, channels enough for
+     * the threads, one sample, eps */
+    cs_add(cs, 3, S(2, 13, 7), S(2, 13, 7), S(1, 7));
+    cs_add(cs, 3, S(4, 3, 64, 5, 5), S(4, 3, 64, 5, 5), S(1, 64));
+    oc_p(cs_add(cs, 3, S(3, 1, 5, 11), S(3, 1, 5, 11), S(1, 5)), "eps", 0.5);
     /* matmul's g [M, N], a [M, K], b [K, N]; linear's g, x, W, y */
     cs_add(cs, 3, S(2, 17, 33), S(2, 17, 15), S(2, 15, 33));
     cs_add(cs, 3, S(2, 65, 17), S(2, 65, 33), S(2, 33, 17));

@@ -1,8 +1,9 @@
-/* batch_norm and group_norm, the portable C rows (f32, f64).  Each
- * statistic is summed in double by one thread, in element order (two
- * passes: the mean, then the squared deviations), so the results are
- * the same bits at any thread count; batch_norm's channels are split
- * over the instance's threads, group_norm's (sample, group) pairs. */
+/* batch_norm, group_norm and batch_norm_backward, the portable C rows
+ * (f32, f64).  Each statistic is summed in double by one thread, in
+ * element order (two passes: the mean, then the squared deviations), so
+ * the results are the same bits at any thread count; batch_norm's (and its gradient's)
+ * channels are split over the instance's threads, group_norm's (sample,
+ * group) pairs. */
 #include <math.h>
 
 #include "../../base/error.h"
@@ -105,6 +106,46 @@ BATCH_NORM_CH(double, batch_norm_f64, bnorm_stats_f64)
 GROUP_NORM_RG(float, group_norm_f32, bnorm_stats_f32)
 GROUP_NORM_RG(double, group_norm_f64, bnorm_stats_f64)
 
+/* batch_norm_backward over channels [c0, c1): the channel's statistics,
+ * then its sums of g and g * xh (in double, element order), then dx. */
+#define BATCH_NORM_BW_CH(T, name, stats)                                  \
+    static void name(void *arg, int part, int nparts)                     \
+    {                                                                     \
+        const bnorm_job *j = arg;                                         \
+        const T *g = j->in[0].data, *x = j->in[1].data;                   \
+        const T *w = j->in[2].data;                                       \
+        T *dx = j->out[0].data, *dw = j->out[1].data;                     \
+        T *db = j->out[2].data;                                           \
+        const int64_t C = j->C, S = j->S;                                 \
+        const double n = (double)(j->N * S);                              \
+        int64_t c0, c1;                                                   \
+        tb_cpu_span(C, 1, part, nparts, &c0, &c1);                        \
+        for (int64_t c = c0; c < c1; c++) {                               \
+            double ss, sg = 0, sgx = 0;                                   \
+            const double mean = stats(x + c * S, j->N, C * S, S, &ss);    \
+            const double rstd = 1 / sqrt((n > 0 ? ss / n : 0) + j->eps);  \
+            for (int64_t i = 0; i < j->N; i++) {                          \
+                const int64_t o = (i * C + c) * S;                        \
+                for (int64_t k = 0; k < S; k++) {                         \
+                    sg += g[o + k];                                       \
+                    sgx += g[o + k] * ((x[o + k] - mean) * rstd);         \
+                }                                                         \
+            }                                                             \
+            const double wr = w[c] * rstd, a = sg / n, b = sgx / n;       \
+            for (int64_t i = 0; i < j->N; i++) {                          \
+                const int64_t o = (i * C + c) * S;                        \
+                for (int64_t k = 0; k < S; k++) {                         \
+                    const double xh = (x[o + k] - mean) * rstd;           \
+                    dx[o + k] = (T)(wr * (g[o + k] - a - xh * b));        \
+                }                                                         \
+            }                                                             \
+            dw[c] = (T)sgx;                                               \
+            db[c] = (T)sg;                                                \
+        }                                                                 \
+    }
+BATCH_NORM_BW_CH(float, batch_norm_bw_f32, bnorm_stats_f32)
+BATCH_NORM_BW_CH(double, batch_norm_bw_f64, bnorm_stats_f64)
+
 static int bnorm_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
                      tb_tensor *out, const tb_params *p)
 {
@@ -112,14 +153,20 @@ static int bnorm_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
     if (rc)
         return rc;
     const bool bn = id == TB_OP_batch_norm;
-    bnorm_job j = {in, out, in[0].shape[0], in[0].shape[1], 1, 1, false, 0,
-                   tb_cpu_param(p, id, bn ? 2 : 1)};
-    for (int d = 2; d < in[0].ndim; d++)
-        j.S *= in[0].shape[d];
+    const int xi = id == TB_OP_batch_norm_backward; /* g, x, w */
+    const tb_tensor *x = &in[xi];
+    bnorm_job j = {in, out, x->shape[0], x->shape[1], 1, 1, false, 0,
+                   tb_cpu_param(p, id, bn ? 2 : id == TB_OP_group_norm)};
+    for (int d = 2; d < x->ndim; d++)
+        j.S *= x->shape[d];
     if (dt == TB_F32)
         j.eps = (float)j.eps;
     const int64_t work = j.N * j.C * j.S * 4;
-    if (bn) {
+    if (xi) {
+        tb_cpu_parallel(ctx, work, j.C,
+                        dt == TB_F32 ? batch_norm_bw_f32 : batch_norm_bw_f64,
+                        &j);
+    } else if (bn) {
         j.training = tb_cpu_param(p, id, 0) != 0;
         j.momentum = tb_cpu_param(p, id, 1);
         tb_cpu_parallel(ctx, work, j.C,
