@@ -1293,9 +1293,9 @@ const char *tb_op_dtype_reason(const tb_op *op, tb_dtype dt)
         break;
     }
     if (op->id == TB_OP_batch_norm)
-        return "its running statistics are state updated in place, which "
-               "PyTorch keeps in f32 for 16-bit x: defined in f32 and f64 "
-               "only";
+        return "its running statistics are state updated in place on "
+               "every call, which 16-bit storage would round each time: "
+               "defined in f32 and f64 only";
     if (op->id == TB_OP_dropout)
         return "its keep mask is the element's index in the stream, which "
                "the 16-bit rows' blocks would restart: defined in f32 and "
