@@ -415,6 +415,84 @@ def _axis(p):
     return p.get("axis")
 
 
+def nc_norm_twin(op, t, mod, np, x, p):
+    """batch_norm / group_norm on x [N, C, ...]; y returned (the check's
+    output).  batch_norm's running [2, C] (mean; var) is split into the
+    two vectors PyTorch takes, views of one array, and updated in place
+    when training, as tbench's op does.  PyTorch: F.batch_norm and
+    F.group_norm; NumPy: the statistics over the channel's (group's)
+    axes, two passes."""
+    eps = p.get("eps", 1e-5)
+    xx, w, b = x[0], x[1], x[2]
+    bc = [1, -1] + [1] * (xx.ndim - 2)
+    if op == "group_norm":
+        G = int(p.get("num_groups", 1))
+        if t:
+            import torch.nn.functional as F
+            return (lambda: F.group_norm(xx, G, w, b, eps)), 1, "group_norm"
+
+        def gn():
+            x3 = xx.reshape(xx.shape[0], G, -1)
+            c = x3 - x3.mean(-1, keepdims=True)
+            y = c / np.sqrt((c * c).mean(-1, keepdims=True) + eps)
+            return y.reshape(xx.shape) * w.reshape(bc) + b.reshape(bc)
+        return gn, 8, "(x - mean) / sqrt(var + eps) * w + b per group"
+    training = bool(p.get("training", True))
+    mom = p.get("momentum", 0.1)
+    rm, rv = x[3][0], x[3][1]
+    if t:
+        import torch.nn.functional as F
+        return (lambda: F.batch_norm(xx, rm, rv, w, b, training, mom,
+                                     eps)), 1, \
+            "batch_norm(training=%s)" % training
+    ax = tuple(d for d in range(xx.ndim) if d != 1)
+    n = xx.size // max(xx.shape[1], 1)
+
+    def bn():
+        if not training:
+            return (xx - rm.reshape(bc)) / np.sqrt(rv.reshape(bc) + eps) * \
+                w.reshape(bc) + b.reshape(bc)
+        m = xx.mean(ax)
+        c = xx - m.reshape(bc)
+        v = (c * c).mean(ax)
+        rm[:] = (1 - mom) * rm + mom * m
+        rv[:] = (1 - mom) * rv + mom * v * (n / (n - 1))
+        return c / np.sqrt(v.reshape(bc) + eps) * w.reshape(bc) + \
+            b.reshape(bc)
+    return bn, 8, "(x - mean) / sqrt(var + eps) * w + b per channel" + \
+        (", running updated" if training else " (running statistics)")
+
+
+def bn_backward_twin(t, mod, np, x, p):
+    """batch_norm_backward (training): g, x [N, C, ...], w -> dx, dw, db,
+    each channel's statistics recomputed from x as tbench's op does; dx
+    returned (the check's output).  PyTorch: var_mean and rsqrt, then
+    aten.native_batch_norm_backward (what F.batch_norm's autograd runs in
+    training); NumPy: the closed forms."""
+    eps = p.get("eps", 1e-5)
+    g, xx, w = x
+    ax = tuple(d for d in range(xx.ndim) if d != 1)
+    bc = [1, -1] + [1] * (xx.ndim - 2)
+    if t:
+        def f():
+            var, mean = mod.var_mean(xx, ax, unbiased=False)
+            return mod.ops.aten.native_batch_norm_backward(
+                g, xx, w, None, None, mean, mod.rsqrt(var + eps), True, eps,
+                [True, True, True])[0]
+        return f, 4, "var_mean, rsqrt, native_batch_norm_backward"
+    n = xx.size // max(xx.shape[1], 1)
+
+    def fn():
+        m = xx.mean(ax).reshape(bc)
+        c = xx - m
+        rstd = 1 / np.sqrt((c * c).mean(ax).reshape(bc) + eps)
+        xh = c * rstd
+        sg, sgx = g.sum(ax), (g * xh).sum(ax)
+        return w.reshape(bc) * rstd * (g - sg.reshape(bc) / n -
+                                       xh * sgx.reshape(bc) / n)
+    return fn, 10, "w * rstd * (g - sum(g) / n - xh * sum(g * xh) / n)"
+
+
 def norm_backward_twin(op, t, mod, np, x, p):
     """layer_norm_backward / rms_norm_backward: g, x, w -> dx, dw (, db),
     the statistics recomputed from x as tbench's op does; dx returned
@@ -629,6 +707,10 @@ def impl_for(op, lib, mod, np, form, x, o, p):
             "x / sqrt(mean(x * x) + eps) * w"
     if op in ("layer_norm_backward", "rms_norm_backward") and not out:
         return norm_backward_twin(op, t, mod, np, x, p)
+    if op in ("batch_norm", "group_norm") and not out:
+        return nc_norm_twin(op, t, mod, np, x, p)
+    if op == "batch_norm_backward" and not out:
+        return bn_backward_twin(t, mod, np, x, p)
     if op in ("sdpa", "sdpa_unfused") and not out:
         # PyTorch 1.13 has no F.scaled_dot_product_attention: the eager
         # composition, the causal mask built once (a model's buffer) and

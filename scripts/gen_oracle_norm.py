@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Generate the normalization-gradient oracle vectors: tests/data/norm_vectors.h.
+"""Generate the normalization oracle vectors: tests/data/norm_vectors.h.
 
 For layer_norm_backward and rms_norm_backward (g, x, w -> dx, dw and, for
 layer_norm, db) at several shapes, dtypes and eps values, the inputs and
@@ -27,6 +27,28 @@ How a case is made (all independent of tbench's C code):
 - f32 cases also run autograd on float32 tensors, which must agree with
   the float64 result within |d| <= 1e-4 |want| + 1e-5 (PyTorch's own f32
   error, far inside what the tests allow tbench at these sizes).
+
+batch_norm, group_norm and batch_norm_backward (appended after the
+gradients' arrays, which stay as they were; their own PCG64 stream, seed
+SEED + 1):
+- batch_norm: x [N, C, ...] in [-1, 1] times a scale plus an offset, w, b
+  in [-1, 1], running mean in [-1, 1] and running var in [0.25, 1]
+  (stacked as tbench's running [2, C]); F.batch_norm(x, rm, rv, w, b,
+  training, momentum, eps) on float64 tensors, which updates rm and rv in
+  place (training: batch statistics normalize, the unbiased variance goes
+  into rv; else rm, rv normalize and stay).  Cross-checked with NumPy
+  float64 to 1e-12.
+- group_norm: F.group_norm(x, num_groups, w, b, eps) in float64,
+  cross-checked with NumPy float64 (x reshaped to [N, G, -1]) to 1e-12.
+- batch_norm_backward (the training form, statistics recomputed from
+  x): torch.autograd.grad of sum(y * g) for x, w and b through
+  F.batch_norm(x, None, None, w, b, True) in float64 (b = 0: the
+  gradients do not depend on it), cross-checked with NumPy's closed forms
+  (xh = (x - mean) * rstd per channel, n = N x trailing dims; dx = w *
+  rstd * (g - sum(g) / n - xh * sum(g * xh) / n), dw = sum(g * xh), db =
+  sum(g)) to 1e-12.
+- f32 cases: inputs rounded to float32, eps as float32 holds it, and
+  PyTorch's float32 result within 1e-4 |want| + 1e-5 of the float64 one.
 
 Values are written with repr(), which round-trips float64 exactly through
 a C compiler's correctly rounded strtod.
@@ -91,18 +113,221 @@ def close(a, b, rtol, atol):
 
 
 class Writer:
-    def __init__(self):
+    def __init__(self, prefix="normv_data"):
         self.arrays = []
         self.index = {}
+        self.prefix = prefix
 
     def array(self, x):
         vals = tuple(float(v) for v in np.ravel(x))
         if vals in self.index:
             return self.index[vals]
-        name = "normv_data%d" % len(self.arrays)
+        name = "%s%d" % (self.prefix, len(self.arrays))
         self.index[vals] = name
         self.arrays.append((name, vals))
         return name
+
+
+# batch_norm: (x shape, scale, offset, training, momentum, eps); None:
+# the op's default (momentum 0.1, eps 1e-5)
+BN_CASES = [
+    ((2, 3), 1.0, 0.0, True, None, None),
+    ((2, 3), 1.0, 0.0, False, None, None),
+    ((4, 5, 3, 3), 1.0, 0.0, True, None, None),
+    ((4, 5, 3, 3), 1.0, 0.0, False, None, None),
+    ((3, 4, 7), 2.0, 0.5, True, 0.3, None),
+    ((1, 6, 2, 5), 1.0, 0.0, True, None, 0.25),
+    ((1, 6, 2, 5), 1.0, 0.0, False, 0.3, 0.25),
+    ((8, 2, 1, 1), 1.0, 0.0, True, 1.0, None),
+    ((5, 3, 40), 0.1, 3.0, True, None, None),
+]
+# group_norm: (x shape, scale, offset, num_groups, eps)
+GN_CASES = [
+    ((1, 4), 1.0, 0.0, 1, None),
+    ((2, 4), 1.0, 0.0, 4, None),
+    ((2, 4, 3), 1.0, 0.0, 2, None),
+    ((3, 6, 2, 2), 2.0, 0.5, 3, None),
+    ((2, 8, 5, 5), 1.0, 0.0, 4, None),
+    ((4, 6, 7), 1.0, 0.0, 6, 0.25),
+    ((2, 4, 3, 10), 0.1, 3.0, 1, None),
+]
+
+
+# batch_norm_backward (training form): (x shape, scale, offset, eps)
+BN_BW_CASES = [
+    ((2, 3), 1.0, 0.0, None),
+    ((4, 5, 3, 3), 1.0, 0.0, None),
+    ((3, 4, 7), 2.0, 0.5, None),
+    ((1, 6, 2, 5), 1.0, 0.0, 0.25),
+    ((5, 3, 8), 0.1, 3.0, None),
+]
+
+
+def torch_bn(x, w, b, run, training, mom, eps, dtype):
+    t = [torch.tensor(a, dtype=dtype) for a in (x, w, b, run[0], run[1])]
+    y = F.batch_norm(t[0], t[3], t[4], t[1], t[2], training, mom, eps)
+    return [y.numpy().astype(np.float64),
+            np.stack([t[3].numpy(), t[4].numpy()]).astype(np.float64)]
+
+
+def numpy_bn(x, w, b, run, training, mom, eps):
+    ax = tuple(d for d in range(x.ndim) if d != 1)
+    bc = [1, -1] + [1] * (x.ndim - 2)
+    if training:
+        n = x.size // x.shape[1]
+        mean = x.mean(ax)
+        var = ((x - mean.reshape(bc)) ** 2).mean(ax)
+        run = np.stack([(1 - mom) * run[0] + mom * mean,
+                        (1 - mom) * run[1] + mom * var * n / (n - 1)])
+    else:
+        mean, var = run[0], run[1]
+    y = (x - mean.reshape(bc)) / np.sqrt(var.reshape(bc) + eps) * \
+        w.reshape(bc) + b.reshape(bc)
+    return [y, run]
+
+
+def torch_gn(x, w, b, G, eps, dtype):
+    t = [torch.tensor(a, dtype=dtype) for a in (x, w, b)]
+    return [F.group_norm(t[0], G, t[1], t[2], eps).numpy().astype(
+        np.float64)]
+
+
+def numpy_gn(x, w, b, G, eps):
+    x3 = x.reshape(x.shape[0], G, -1)
+    mean = x3.mean(-1, keepdims=True)
+    var = ((x3 - mean) ** 2).mean(-1, keepdims=True)
+    bc = [1, -1] + [1] * (x.ndim - 2)
+    y = ((x3 - mean) / np.sqrt(var + eps)).reshape(x.shape)
+    return [y * w.reshape(bc) + b.reshape(bc)]
+
+
+def torch_bn_grads(x, w, g, eps, dtype):
+    xt = torch.tensor(x, dtype=dtype, requires_grad=True)
+    wt = torch.tensor(w, dtype=dtype, requires_grad=True)
+    bt = torch.zeros(w.shape, dtype=dtype, requires_grad=True)
+    y = F.batch_norm(xt, None, None, wt, bt, True, 0.1, eps)
+    return [t.detach().numpy().astype(np.float64) for t in
+            torch.autograd.grad((y * torch.tensor(g, dtype=dtype)).sum(),
+                                (xt, wt, bt))]
+
+
+def numpy_bn_grads(x, w, g, eps):
+    ax = tuple(d for d in range(x.ndim) if d != 1)
+    bc = [1, -1] + [1] * (x.ndim - 2)
+    n = x.size // x.shape[1]
+    mean = x.mean(ax).reshape(bc)
+    rstd = 1 / np.sqrt(((x - mean) ** 2).mean(ax).reshape(bc) + eps)
+    xh = (x - mean) * rstd
+    sg, sgx = g.sum(ax), (g * xh).sum(ax)
+    dx = w.reshape(bc) * rstd * (g - sg.reshape(bc) / n -
+                                 xh * sgx.reshape(bc) / n)
+    return [dx, sgx, sg]
+
+
+def nc_cases(w):
+    """The batch_norm, group_norm and batch_norm_backward cases, their
+    arrays in w."""
+    r = np.random.default_rng(SEED + 1)
+    cases = []
+    specs = [("batch_norm",) + c for c in BN_CASES] + \
+        [("group_norm",) + c[:3] + (c[3], None, c[4]) for c in GN_CASES] + \
+        [("batch_norm_backward",) + c[:3] + (True, None, c[3])
+         for c in BN_BW_CASES]
+    for si, (op, shape, scale, off, a, mom, eps_set) in enumerate(specs):
+        C = shape[1]
+        base = dict(x=r.uniform(-1, 1, shape) * scale + off,
+                    w=r.uniform(-1, 1, (C,)), b=r.uniform(-1, 1, (C,)),
+                    run=np.stack([r.uniform(-1, 1, (C,)),
+                                  r.uniform(0.25, 1, (C,))]))
+        if op == "batch_norm_backward":
+            base["g"] = r.uniform(-1, 1, shape)
+        for dt in ("f32", "f64"):
+            v = {k: (q.astype(np.float32).astype(np.float64)
+                     if dt == "f32" else q) for k, q in base.items()}
+            eps = 1e-5 if eps_set is None else eps_set
+            if dt == "f32":
+                eps = float(np.float32(eps))
+            if op == "batch_norm":
+                m = 0.1 if mom is None else mom
+                args = (v["x"], v["w"], v["b"], v["run"], a, m, eps)
+                want, alt = torch_bn(*args, torch.float64), numpy_bn(*args)
+                low = torch_bn(*args, torch.float32) if dt == "f32" else None
+                ins = ("x", "w", "b", "run")
+            elif op == "group_norm":
+                args = (v["x"], v["w"], v["b"], a, eps)
+                want, alt = torch_gn(*args, torch.float64), numpy_gn(*args)
+                low = torch_gn(*args, torch.float32) if dt == "f32" else None
+                ins = ("x", "w", "b")
+            else:
+                args = (v["x"], v["w"], v["g"], eps)
+                want = torch_bn_grads(*args, torch.float64)
+                alt = numpy_bn_grads(*args)
+                low = torch_bn_grads(*args, torch.float32) \
+                    if dt == "f32" else None
+                ins = ("g", "x", "w")
+            for p, q in zip(want, alt):
+                assert close(p, q, 1e-12, 1e-13), (op, shape)
+            for p, q in zip(low or [], want):
+                assert close(p, q, 1e-4, 1e-5), (op, shape, dt)
+            bn = op == "batch_norm"
+            cases.append(dict(
+                name="%s_s%d_%s" % (op, si, dt), op=op, dtype=dt,
+                shape=shape, training=int(a) if bn else -1,
+                momentum=-1.0 if mom is None else float(mom),
+                eps=-1.0 if eps_set is None else float(eps_set),
+                groups=a if op == "group_norm" else -1,
+                ins=[w.array(v[k]) for k in ins],
+                outs=[w.array(q) for q in want]))
+    return cases
+
+
+def nc_lines(w, cases):
+    """The batch_norm and group_norm section of the header."""
+    lines = ["""
+/* batch_norm, group_norm and batch_norm_backward: x [N, C, ...] (f32
+ * cases exactly representable in float), w and b [C], batch_norm's
+ * running [2, C] (mean; var) and its parameters (training; momentum and
+ * eps < 0: the op's default), group_norm's num_groups and eps; the
+ * inputs in the op's order (batch_norm: x, w, b, running; group_norm: x,
+ * w, b; batch_norm_backward: g, x, w) and the float64 results of
+ * PyTorch's F.batch_norm (y and the running statistics it updated in
+ * place), F.group_norm (y) and the autograd of F.batch_norm in training
+ * (dx, dw, db), cross-checked with NumPy. */
+typedef struct bnv_case {
+    const char *name;
+    const char *op;
+    const char *dtype; /* "f32" or "f64" */
+    int ndim;
+    int64_t shape[4]; /* x's shape; w, b are [shape[1]] */
+    int training;     /* batch_norm: 0 or 1; else -1 */
+    double momentum;  /* < 0: the op's default */
+    double eps;       /* < 0: the op's default */
+    int num_groups;   /* group_norm; else -1 */
+    int n_in, n_out;
+    const double *in[4];
+    const double *out[3];
+} bnv_case;
+"""]
+    for name, vals in w.arrays:
+        lines.append("static const double %s[%d] = {" % (name, len(vals)))
+        for i in range(0, len(vals), 4):
+            lines.append("    " + ", ".join(repr(v) for v in vals[i:i + 4])
+                         + ",")
+        lines.append("};")
+    lines.append("")
+    lines.append("static const bnv_case bnv_cases[] = {")
+    for c in cases:
+        sh = list(c["shape"]) + [0] * (4 - len(c["shape"]))
+        lines.append('    {"%s", "%s", "%s", %d, {%s}, %d, %r, %r, %d, %d, %d,'
+                     % (c["name"], c["op"], c["dtype"], len(c["shape"]),
+                        ", ".join(str(d) for d in sh), c["training"],
+                        c["momentum"], c["eps"], c["groups"], len(c["ins"]),
+                        len(c["outs"])))
+        lines.append("     {%s}," % ", ".join(c["ins"]))
+        lines.append("     {%s}}," % ", ".join(c["outs"]))
+    lines.append("};")
+    lines.append("#define BNV_N_CASES (sizeof bnv_cases / sizeof bnv_cases[0])")
+    return lines
 
 
 def main():
@@ -187,6 +412,9 @@ typedef struct normv_case {
     lines.append("};")
     lines.append("#define NORMV_N_CASES "
                  "(sizeof normv_cases / sizeof normv_cases[0])")
+    wn = Writer("bnv_data")
+    ncc = nc_cases(wn)
+    lines.extend(nc_lines(wn, ncc))
     lines.append("")
     lines.append("#endif")
     text = "\n".join(lines) + "\n"
@@ -195,8 +423,9 @@ typedef struct normv_case {
     with open(out_path + ".tmp", "w") as f:
         f.write(text)
     os.replace(out_path + ".tmp", out_path)
-    print("%s: %d cases, %d arrays, %d bytes" % (
-        out_path, len(cases), len(w.arrays), len(text)))
+    print("%s: %d + %d cases, %d + %d arrays, %d bytes" % (
+        out_path, len(cases), len(ncc), len(w.arrays), len(wn.arrays),
+        len(text)))
 
 
 if __name__ == "__main__":

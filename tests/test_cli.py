@@ -325,13 +325,14 @@ def t_list():
                f"{name} dtypes {ops[name]['dtypes']}")
     # 16-bit floats: not the integer-index ops, factorizations,
     # calibration or model steps (optimizers: 16-bit p and g, f32 state),
-    # nor dropout (its mask is the element's index in the stream)
+    # nor dropout (its mask is the element's index in the stream) nor
+    # batch_norm (its running statistics are state updated in place)
     for name, o in ops.items():
         full = (o["category"] in ("linalg", "calibration", "workload")
                 or name in ("argmax", "nll_loss", "nll_loss_backward",
                             "cross_entropy", "cross_entropy_backward",
                             "cross_entropy_unfused", "embedding",
-                            "embedding_backward", "dropout"))
+                            "embedding_backward", "dropout", "batch_norm"))
         want = ["f32", "f64"] if full else ["f32", "f64", "bf16", "f16"]
         if name == "matmul_int8":  # quantizes f32 inputs
             want = ["f32"]

@@ -1,6 +1,7 @@
 /* Tests of the normalization gradients (layer_norm_backward,
- * rms_norm_backward): the reference kernels (src/ops/ref_norm.c) and the
- * cpu rows (src/backends/cpu/norm_c.c).  The forward ops' vectors are
+ * rms_norm_backward) and of batch_norm and group_norm: the reference
+ * kernels (src/ops/ref_norm.c) and the cpu rows (src/backends/cpu/
+ * norm_c.c, bnorm_c.c).  layer_norm's and rms_norm's vectors are
  * test_oracle's.
  *
  *  1. ref_vectors: every case of tests/data/norm_vectors.h (PyTorch
@@ -28,8 +29,27 @@
  *     and off 32 bytes).
  *  6. bad_operands: w of the wrong length, g of the wrong shape, an
  *     output of the wrong dtype: an error code and no output written.
- *  7. coverage: both ops have vectors in both dtypes and cpu rows in
- *     both.
+ *  7. coverage: the four ops have vectors in both dtypes and cpu rows
+ *     in both.
+ *  8. nc_ref_vectors: batch_norm (training and not; y and the running
+ *     statistics), group_norm and batch_norm_backward (dx, dw, db) cases of norm_vectors.h (PyTorch's
+ *     F.batch_norm / F.group_norm in float64) through the reference,
+ *     1e-10 |want| + 1e-12.
+ *  8b. nc_finite_differences: batch_norm_backward's reference against
+ *     central differences (h = 1e-6) of sum(g * batch_norm(x, w, b)) in
+ *     training through batch_norm's reference, f64 cases, as test 2.
+ *  9. nc_cpu_vectors: their cpu rows at every level, threads 1 and 2,
+ *     f32 and f64, against the vectors with tb_check_outputs; batch_norm
+ *     writes its running statistics into its input's buffer (the
+ *     runner's aliasing) and launches once.
+ * 10. nc_random: random x (2-D to 4-D, up to 300 channels, an offset of
+ *     3) against the reference within the op's tolerance, the same bits
+ *     at threads 1 and 2.
+ * 11. nc_bad_operands: num_groups not dividing C, w / running of the
+ *     wrong length, a 1-D x, training on one value per channel, g not
+ *     of x's shape (the
+ *     shape rule's message names the op); an output of the wrong dtype:
+ *     an error code and no output written.
  *
  * Every test's leak_teardown checks that it freed all tracked memory. */
 #include <math.h>
@@ -522,6 +542,399 @@ static void test_coverage(void **state)
             assert_non_null(B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl).fn);
         }
     }
+    static const tb_op_id nc_ops[] = {TB_OP_batch_norm, TB_OP_group_norm,
+                                      TB_OP_batch_norm_backward};
+    for (size_t q = 0; q < sizeof nc_ops / sizeof nc_ops[0]; q++) {
+        const tb_op *op = tb_op_get(nc_ops[q]);
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
+            int seen = 0;
+            for (size_t k = 0; k < BNV_N_CASES; k++)
+                seen += !strcmp(bnv_cases[k].op, op->name) &&
+                        dtype_of(bnv_cases[k].dtype) == (tb_dtype)dt;
+            if (seen < 3)
+                fail_msg("%s %s: %d vector cases", op->name,
+                         tb_dtype_name((tb_dtype)dt), seen);
+            const char *impl = NULL;
+            assert_non_null(B->kernel(ctx, op, (tb_dtype)dt, NULL, &impl).fn);
+        }
+    }
+    B->destroy(ctx);
+}
+
+/* ---- 8..11. batch_norm and group_norm ---------------------------------------- */
+
+/* A bnv case's parameters. */
+static tb_params nc_params(const bnv_case *c, const tb_op *op)
+{
+    tb_params p;
+    memset(&p, 0, sizeof p);
+    if (c->training >= 0)
+        assert_int_equal(
+            tb_params_set(op, &p, "training", c->training, NULL, 0), 0);
+    if (c->momentum >= 0)
+        assert_int_equal(
+            tb_params_set(op, &p, "momentum", c->momentum, NULL, 0), 0);
+    if (c->eps >= 0)
+        assert_int_equal(tb_params_set(op, &p, "eps", c->eps, NULL, 0), 0);
+    if (c->num_groups > 0)
+        assert_int_equal(
+            tb_params_set(op, &p, "num_groups", c->num_groups, NULL, 0), 0);
+    return p;
+}
+
+/* The shapes of op's inputs for x of shape xs: x, w, b[, running] or
+ * (batch_norm_backward) g, x, w. */
+static void nc_shapes(const tb_op *op, const tb_shape *xs, tb_shape *ish)
+{
+    const int64_t C = xs->dim[1];
+    const bool bw = op->id == TB_OP_batch_norm_backward;
+    ish[0] = *xs;
+    ish[1] = bw ? *xs : (tb_shape){1, {C}};
+    ish[2] = (tb_shape){1, {C}};
+    ish[3] = (tb_shape){2, {2, C}};
+}
+
+/* A bnv case's inputs in dt, their shapes in ish and the outputs' in
+ * osh; returns the input count. */
+static int nc_inputs(const bnv_case *c, const tb_op *op, tb_dtype dt,
+                     const tb_params *p, tb_tensor *in, tb_shape *ish,
+                     tb_shape *osh)
+{
+    tb_shape xs = {c->ndim, {0}};
+    for (int d = 0; d < c->ndim; d++)
+        xs.dim[d] = c->shape[d];
+    nc_shapes(op, &xs, ish);
+    assert_int_equal(c->n_in, op->n_in);
+    assert_int_equal(c->n_out, op->n_out);
+    for (int i = 0; i < op->n_in; i++)
+        tensor_from(&in[i], dt, &ish[i], c->in[i]);
+    assert_int_equal(tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0), 0);
+    return op->n_in;
+}
+
+static void test_nc_ref_vectors(void **state)
+{
+    (void)state;
+    int checked = 0;
+    for (size_t k = 0; k < BNV_N_CASES; k++) {
+        const bnv_case *c = &bnv_cases[k];
+        const tb_op *op = tb_op_find(c->op);
+        assert_non_null(op);
+        tb_params p = nc_params(c, op);
+        tb_tensor in[4], out[3];
+        tb_shape ish[4], osh[TB_MAX_OUTPUTS];
+        int n = nc_inputs(c, op, dtype_of(c->dtype), &p, in, ish, osh);
+        const double *const *want = c->out;
+        for (int o = 0; o < op->n_out; o++)
+            assert_int_equal(tb_tensor_create(&out[o], TB_F64, &osh[o]), 0);
+        assert_int_equal(op->ref(in, out, &p), 0);
+        for (int o = 0; o < op->n_out; o++)
+            for (int64_t i = 0; i < tb_tensor_numel(&out[o]); i++) {
+                double got = tb_tensor_get(&out[o], i), w = want[o][i];
+                if (!(fabs(got - w) <= REF_RTOL * fabs(w) + REF_ATOL))
+                    fail_msg("%s: output %d [%lld] = %.17g, torch %.17g",
+                             c->name, o, (long long)i, got, w);
+                checked++;
+            }
+        destroy_all(in, n);
+        destroy_all(out, op->n_out);
+    }
+    print_message("# %zu cases, %d values\n", (size_t)BNV_N_CASES, checked);
+}
+
+/* L = sum(g * y) of batch_norm (training; running [0; 1]) on fin. */
+static double bn_loss(tb_tensor *fin, const tb_params *fp, const double *g)
+{
+    const tb_op *fwd = tb_op_get(TB_OP_batch_norm);
+    tb_tensor y[2];
+    tb_shape ys[2] = {tb_tensor_shape(&fin[0]), tb_tensor_shape(&fin[3])};
+    for (int o = 0; o < 2; o++)
+        assert_int_equal(tb_tensor_create(&y[o], TB_F64, &ys[o]), 0);
+    assert_int_equal(fwd->ref(fin, y, fp), 0);
+    double L = 0;
+    for (int64_t i = 0; i < tb_tensor_numel(&y[0]); i++)
+        L += g[i] * tb_tensor_get(&y[0], i);
+    destroy_all(y, 2);
+    return L;
+}
+
+/* batch_norm_backward's reference (dx, dw, db of the f64 vector cases)
+ * against central differences of bn_loss through batch_norm's forward
+ * reference, in x, w and b. */
+static void test_nc_finite_differences(void **state)
+{
+    (void)state;
+    const tb_op *op = tb_op_get(TB_OP_batch_norm_backward);
+    const tb_op *fwd = tb_op_get(TB_OP_batch_norm);
+    int checked = 0;
+    for (size_t k = 0; k < BNV_N_CASES; k++) {
+        const bnv_case *c = &bnv_cases[k];
+        if (strcmp(c->op, op->name) || strcmp(c->dtype, "f64"))
+            continue;
+        tb_params p = nc_params(c, op), fp = case_params(fwd, c->eps);
+        tb_tensor in[3], out[3], fin[4];
+        tb_shape ish[4], osh[TB_MAX_OUTPUTS], fsh[4];
+        nc_inputs(c, op, TB_F64, &p, in, ish, osh);
+        for (int o = 0; o < 3; o++)
+            assert_int_equal(tb_tensor_create(&out[o], TB_F64, &osh[o]), 0);
+        assert_int_equal(op->ref(in, out, &p), 0);
+        nc_shapes(fwd, &ish[1], fsh);
+        for (int i = 0; i < 4; i++) {
+            assert_int_equal(tb_tensor_create(&fin[i], TB_F64, &fsh[i]), 0);
+            for (int64_t e = 0; e < tb_tensor_numel(&fin[i]); e++)
+                tb_tensor_set(&fin[i], e,
+                              i == 0   ? c->in[1][e]
+                              : i == 1 ? c->in[2][e]
+                              : i == 3 ? (double)(e >= fsh[3].dim[1])
+                                       : 0);
+        }
+        for (int o = 0; o < 3; o++) { /* dx: x; dw: w; db: b */
+            double *v = fin[o].data;
+            for (int64_t j = 0; j < tb_tensor_numel(&fin[o]); j++) {
+                const double v0 = v[j];
+                v[j] = v0 + FD_H;
+                const double lp = bn_loss(fin, &fp, c->in[0]);
+                v[j] = v0 - FD_H;
+                const double lm = bn_loss(fin, &fp, c->in[0]);
+                v[j] = v0;
+                const double fd = (lp - lm) / (2 * FD_H);
+                const double want = tb_tensor_get(&out[o], j);
+                if (!(fabs(fd - want) <= FD_ATOL + FD_RTOL * fabs(want)))
+                    fail_msg("%s output %d [%lld]: reference %.17g, finite "
+                             "difference %.17g", c->name, o, (long long)j,
+                             want, fd);
+                checked++;
+            }
+        }
+        destroy_all(in, 3);
+        destroy_all(out, 3);
+        destroy_all(fin, 4);
+    }
+    assert_true(checked > 0);
+    print_message("# %d gradients against finite differences\n", checked);
+}
+
+static void nc_cpu_case(void *ctx, const bnv_case *c)
+{
+    const tb_op *op = tb_op_find(c->op);
+    tb_dtype dt = dtype_of(c->dtype);
+    tb_params p = nc_params(c, op);
+    const char *impl = NULL;
+    tb_kernel_fn fn = B->kernel(ctx, op, dt, &p, &impl).fn;
+    assert_non_null(fn);
+    tb_tensor in[4], out[3], want[3];
+    tb_shape ish[4], osh[TB_MAX_OUTPUTS];
+    int n = nc_inputs(c, op, dt, &p, in, ish, osh);
+    int own = 0; /* outputs with their own buffer (the first ones) */
+    for (int o = 0; o < op->n_out; o++) {
+        tensor_from(&want[o], TB_F64, &osh[o], c->out[o]);
+        if (op->alias && op->alias[o] >= 0) { /* as the runner does */
+            out[o] = in[op->alias[o]];
+            continue;
+        }
+        assert_int_equal(tb_tensor_create(&out[o], dt, &osh[o]), 0);
+        memset(out[o].data, 0xff, tb_tensor_nbytes(&out[o])); /* NaN */
+        own++;
+    }
+    uint64_t l0 = launches(ctx);
+    assert_int_equal(fn(ctx, in, out, &p), 0);
+    assert_int_equal(launches(ctx) - l0, 1);
+    double rlen = op->reduce_len(op, ish, osh, &p, dt);
+    tb_check chk;
+    tb_check_outputs(out, want, op->n_out, op->tol[dt],
+                     tb_check_terms(op, rlen), &chk);
+    if (!chk.passed)
+        fail_msg("%s %s: %lld bad, first output %d [%lld] = %.9g, torch "
+                 "%.17g", c->name, impl, (long long)chk.n_bad,
+                 chk.first_bad_output, (long long)chk.first_bad,
+                 chk.first_bad_got, chk.first_bad_ref);
+    destroy_all(in, n);
+    destroy_all(out, own);
+    destroy_all(want, op->n_out);
+}
+
+static void test_nc_cpu_vectors(void **state)
+{
+    (void)state;
+    int runs = 0;
+    for (int l = 0; l < n_levels(); l++)
+        for (int th = 1; th <= 2; th++) {
+            void *ctx = cpu_create(l, th);
+            for (size_t k = 0; k < BNV_N_CASES; k++, runs++)
+                nc_cpu_case(ctx, &bnv_cases[k]);
+            B->destroy(ctx);
+        }
+    print_message("# %d levels x 2 thread counts, %d kernel runs\n",
+                  n_levels(), runs);
+}
+
+/* op on x of shape xs (offset by off) with params p at dt: threads 1 and
+ * 2 against the reference, and the same bits. */
+static void nc_random_case(void *ctx1, void *ctx2, const tb_op *op,
+                           tb_dtype dt, const tb_shape *xs,
+                           const tb_params *p, double off)
+{
+    tb_shape ish[4], osh[TB_MAX_OUTPUTS];
+    nc_shapes(op, xs, ish);
+    assert_int_equal(tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0), 0);
+    tb_tensor in[4], o1[3], o2[3], ref[3];
+    const int xi = op->id == TB_OP_batch_norm_backward;
+    for (int i = 0; i < op->n_in; i++) {
+        assert_int_equal(tb_tensor_create(&in[i], dt, &ish[i]), 0);
+        for (int64_t k = 0; k < tb_tensor_numel(&in[i]); k++)
+            tb_tensor_set(&in[i], k,
+                          i == 3 && k >= xs->dim[1] ? rng_uniform(0.25, 1)
+                          : rng_uniform(-1, 1) + (i == xi ? off : 0));
+    }
+    for (int o = 0; o < op->n_out; o++) {
+        assert_int_equal(tb_tensor_create(&o1[o], dt, &osh[o]), 0);
+        assert_int_equal(tb_tensor_create(&o2[o], dt, &osh[o]), 0);
+        assert_int_equal(tb_tensor_create(&ref[o], TB_F64, &osh[o]), 0);
+    }
+    const char *impl = NULL;
+    assert_int_equal(B->kernel(ctx1, op, dt, p, &impl).fn(ctx1, in, o1, p),
+                     0);
+    assert_int_equal(B->kernel(ctx2, op, dt, p, &impl).fn(ctx2, in, o2, p),
+                     0);
+    assert_int_equal(op->ref(in, ref, p), 0);
+    const double rlen = op->reduce_len(op, ish, osh, p, dt);
+    tb_check chk;
+    tb_check_outputs(o1, ref, op->n_out, op->tol[dt],
+                     tb_check_terms(op, rlen), &chk);
+    if (!chk.passed)
+        fail_msg("%s %s %s: output %d [%lld] = %.9g, reference %.17g",
+                 op->name, tb_dtype_name(dt), impl, chk.first_bad_output,
+                 (long long)chk.first_bad, chk.first_bad_got,
+                 chk.first_bad_ref);
+    for (int o = 0; o < op->n_out; o++)
+        if (memcmp(o1[o].data, o2[o].data, tb_tensor_nbytes(&o1[o])))
+            fail_msg("%s %s: output %d differs between 1 and 2 threads",
+                     op->name, tb_dtype_name(dt), o);
+    destroy_all(in, op->n_in);
+    destroy_all(o1, op->n_out);
+    destroy_all(o2, op->n_out);
+    destroy_all(ref, op->n_out);
+}
+
+static void test_nc_random(void **state)
+{
+    (void)state;
+    int runs = 0;
+    for (int l = 0; l < n_levels(); l++) {
+        void *c1 = cpu_create(l, 1), *c2 = cpu_create(l, 2);
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
+            for (int r = 0; r < 12; r++, runs++) {
+                const int nd = 2 + r % 3;
+                tb_shape xs = {nd, {1 + (int64_t)rng_uniform(0, 6),
+                                    1 + (int64_t)rng_uniform(0, 300)}};
+                for (int d = 2; d < nd; d++)
+                    xs.dim[d] = 1 + (int64_t)rng_uniform(0, 9);
+                const double off = r % 4 == 3 ? 3 : 0;
+                const tb_op *bn = tb_op_get(TB_OP_batch_norm);
+                tb_params p = case_params(bn, -1);
+                assert_int_equal(tb_params_set(bn, &p, "training",
+                                               xs.dim[0] > 1 && r % 2,
+                                               NULL, 0), 0);
+                nc_random_case(c1, c2, bn, (tb_dtype)dt, &xs, &p, off);
+                const tb_op *gn = tb_op_get(TB_OP_group_norm);
+                int64_t g = 1 + (int64_t)rng_uniform(0, 8);
+                while (xs.dim[1] % g)
+                    g--;
+                p = case_params(gn, -1);
+                assert_int_equal(
+                    tb_params_set(gn, &p, "num_groups", (double)g, NULL, 0),
+                    0);
+                nc_random_case(c1, c2, gn, (tb_dtype)dt, &xs, &p, off);
+                if (tb_shape_numel(&xs) / xs.dim[1] < 2)
+                    continue; /* one value per channel: no training */
+                const tb_op *bw = tb_op_get(TB_OP_batch_norm_backward);
+                p = case_params(bw, r % 3 ? -1 : 0.5);
+                nc_random_case(c1, c2, bw, (tb_dtype)dt, &xs, &p, off);
+            }
+        B->destroy(c1);
+        B->destroy(c2);
+    }
+    print_message("# %d random shapes per op\n", runs);
+}
+
+/* A bad batch_norm or group_norm case: the shape rule refuses it with a
+ * message naming the op; or (odt != TB_F32) the kernel refuses an
+ * output of the wrong dtype and writes nothing. */
+static void nc_bad(void *ctx, tb_op_id id, const tb_shape *ish, int groups,
+                   bool training, tb_dtype odt, int want_rc)
+{
+    const tb_op *op = tb_op_get(id);
+    tb_params p;
+    memset(&p, 0, sizeof p);
+    if (groups)
+        assert_int_equal(
+            tb_params_set(op, &p, "num_groups", groups, NULL, 0), 0);
+    if (id == TB_OP_batch_norm)
+        assert_int_equal(
+            tb_params_set(op, &p, "training", training, NULL, 0), 0);
+    tb_shape osh[TB_MAX_OUTPUTS];
+    char err[256] = "";
+    int rc = tb_op_infer(op, ish, op->n_in, &p, osh, err, sizeof err);
+    if (want_rc) {
+        assert_int_equal(rc, want_rc);
+        assert_non_null(strstr(err, op->name));
+        print_message("# %s\n", err);
+        return;
+    }
+    assert_int_equal(rc, 0);
+    tb_tensor in[4], out[3];
+    for (int i = 0; i < op->n_in; i++) {
+        assert_int_equal(tb_tensor_create(&in[i], TB_F32, &ish[i]), 0);
+        memset(in[i].data, 0, tb_tensor_nbytes(&in[i]));
+    }
+    for (int o = 0; o < op->n_out; o++) {
+        assert_int_equal(tb_tensor_create(&out[o], odt, &osh[o]), 0);
+        memset(out[o].data, 0xa5, tb_tensor_nbytes(&out[o]));
+    }
+    const char *impl = NULL;
+    tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, &p, &impl).fn;
+    if (fn(ctx, in, out, &p) == 0)
+        fail_msg("%s accepted outputs of %s", op->name, tb_dtype_name(odt));
+    for (int o = 0; o < op->n_out; o++) {
+        const unsigned char *q = out[o].data;
+        for (size_t k = 0; k < tb_tensor_nbytes(&out[o]); k++)
+            if (q[k] != 0xa5)
+                fail_msg("%s: output %d written", op->name, o);
+    }
+    destroy_all(in, op->n_in);
+    destroy_all(out, op->n_out);
+}
+
+static void test_nc_bad_operands(void **state)
+{
+    (void)state;
+    void *ctx = cpu_create(n_levels() - 1, 2);
+    const tb_shape x = {3, {4, 6, 5}}, v6 = {1, {6}}, v5 = {1, {5}};
+    const tb_shape r6 = {2, {2, 6}}, r5 = {2, {2, 5}}, r16 = {2, {1, 6}};
+    const tb_shape x1 = {1, {6}}, xone = {2, {1, 6}};
+    const tb_shape s_ok[4] = {x, v6, v6, r6}, s_w[4] = {x, v5, v6, r6};
+    const tb_shape s_b[4] = {x, v6, v5, r6}, s_r[4] = {x, v6, v6, r5};
+    const tb_shape s_r1[4] = {x, v6, v6, r16}, s_1d[4] = {x1, v6, v6, r6};
+    const tb_shape s_one[4] = {xone, v6, v6, r6};
+    nc_bad(ctx, TB_OP_group_norm, s_ok, 4, false, TB_F32, TB_EPARAM);
+    nc_bad(ctx, TB_OP_group_norm, s_w, 3, false, TB_F32, TB_ESHAPE);
+    nc_bad(ctx, TB_OP_group_norm, s_b, 3, false, TB_F32, TB_ESHAPE);
+    nc_bad(ctx, TB_OP_group_norm, s_1d, 1, false, TB_F32, TB_ESHAPE);
+    nc_bad(ctx, TB_OP_batch_norm, s_w, 0, true, TB_F32, TB_ESHAPE);
+    nc_bad(ctx, TB_OP_batch_norm, s_r, 0, true, TB_F32, TB_ESHAPE);
+    nc_bad(ctx, TB_OP_batch_norm, s_r1, 0, true, TB_F32, TB_ESHAPE);
+    nc_bad(ctx, TB_OP_batch_norm, s_1d, 0, true, TB_F32, TB_ESHAPE);
+    nc_bad(ctx, TB_OP_batch_norm, s_one, 0, true, TB_F32, TB_ESHAPE);
+    nc_bad(ctx, TB_OP_batch_norm, s_one, 0, false, TB_F64, 0);
+    nc_bad(ctx, TB_OP_batch_norm, s_ok, 0, true, TB_F64, 0);
+    nc_bad(ctx, TB_OP_group_norm, s_ok, 3, false, TB_F64, 0);
+    const tb_shape g_ok[3] = {x, x, v6}, g_g[3] = {{3, {4, 6, 4}}, x, v6};
+    const tb_shape g_w[3] = {x, x, v5}, g_one[3] = {xone, xone, v6};
+    nc_bad(ctx, TB_OP_batch_norm_backward, g_g, 0, false, TB_F32, TB_ESHAPE);
+    nc_bad(ctx, TB_OP_batch_norm_backward, g_w, 0, false, TB_F32, TB_ESHAPE);
+    nc_bad(ctx, TB_OP_batch_norm_backward, g_one, 0, false, TB_F32,
+           TB_ESHAPE);
+    nc_bad(ctx, TB_OP_batch_norm_backward, g_ok, 0, false, TB_F64, 0);
     B->destroy(ctx);
 }
 
@@ -532,8 +945,10 @@ int main(void)
     static const struct CMUnitTest tests[] = {
         T(ref_vectors),   T(finite_differences), T(cpu_vectors),
         T(cpu_random),    T(forward_paths),      T(bad_operands),
-        T(coverage),
+        T(coverage),      T(nc_ref_vectors),     T(nc_finite_differences),
+        T(nc_cpu_vectors), T(nc_random),         T(nc_bad_operands),
     };
-    printf("# test_norm: %zu gradient vectors\n", (size_t)NORMV_N_CASES);
+    printf("# test_norm: %zu gradient vectors, %zu batch/group_norm\n",
+           (size_t)NORMV_N_CASES, (size_t)BNV_N_CASES);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -87,6 +87,10 @@ static bool tested_elsewhere(const tb_op *op)
      * random stream's definition) */
     if (op->id == TB_OP_embedding || op->id == TB_OP_dropout)
         return true;
+    /* batch_norm and group_norm: test_norm.c (norm_vectors.h: PyTorch's
+     * F.batch_norm, running statistics updated, and F.group_norm) */
+    if (op->id == TB_OP_batch_norm || op->id == TB_OP_group_norm)
+        return true;
     switch (op->category) {
     case TB_CAT_CREATION:
     case TB_CAT_INPLACE:

@@ -183,6 +183,7 @@ static const tb_domain domain_inplace_neg1[] = {{-1, 1}, {-1, -1}};
 static const int8_t alias_first[] = {0};
 static const int8_t alias_p_buf[] = {0, 2};
 static const int8_t alias_p_m_v[] = {0, 2, 3};
+static const int8_t alias_running[] = {-1, 3}; /* batch_norm */
 
 /* The unfused compositions, step by step as an eager framework runs
  * them (one kernel and one new tensor per step). */
@@ -274,6 +275,29 @@ static const tb_param_spec params_dropout[] = {
     {"seed", TB_PARAM_INT, false, 0, 0, 9007199254740992.0,
      "stream: element i's keep bit depends only on (seed, i)"},
 };
+
+/* batch_norm and group_norm: F.batch_norm's and nn.GroupNorm's
+ * defaults (num_groups has none in PyTorch: 1, which divides every C,
+ * normalizes each sample over all its channels). */
+static const tb_param_spec params_batch_norm[] = {
+    {"training", TB_PARAM_BOOL, false, 1, 0, 1,
+     "batch statistics, running ones updated (else the running ones)"},
+    {"momentum", TB_PARAM_FLOAT, false, 0.1, 0, 1,
+     "weight of the batch statistics in the running update"},
+    {"eps", TB_PARAM_FLOAT, false, 1e-5, 0, 1, "added to the variance"},
+};
+static const tb_param_spec params_batch_norm_backward[] = {
+    {"eps", TB_PARAM_FLOAT, false, 1e-5, 0, 1, "added to the variance"},
+};
+static const tb_param_spec params_group_norm[] = {
+    {"num_groups", TB_PARAM_INT, false, 1, 1, 1e9,
+     "groups of channels (must divide C)"},
+    {"eps", TB_PARAM_FLOAT, false, 1e-5, 0, 1, "added to the variance"},
+};
+/* batch_norm's running statistics [2, C]: variances nonnegative (row 1;
+ * the domain is per input, so the means too). */
+static const tb_domain domain_batch_norm[] = {{-1, 1}, {-1, 1}, {-1, 1},
+                                              {0.25, 1}};
 
 /* matmul_int8: scales of 1/128 map inputs in [-1, 1] onto the u8 and
  * s8 ranges (a: 0..255 around 128; b: -128..127, the top clamped). */
@@ -769,7 +793,7 @@ static const tb_op op_table[TB_OP_COUNT] = {
                "dequantized to f32 (ops/quant.h); checked exactly; FLOPs: "
                "2 per multiply-add"},
 
-    /* normalization over the last dim */
+    /* normalization: over the last dim, per channel, per group */
     [TB_OP_layer_norm] = {OP_ID(layer_norm),
         .category = TB_CAT_NORM, .n_in = 3, .n_out = 1, .n_params = 1,
         .params = params_layer_norm, .shape = tb_rule_norm,
@@ -784,6 +808,25 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .reduce_len = tb_rlen_lastdim, .tol = TOL_ACC, .elem_flops = 4,
         .doc = "x / sqrt(mean(x^2) + eps) * w over x's last dim D "
                "(PyTorch's nn.RMSNorm); w [D]"},
+    [TB_OP_batch_norm] = {OP_ID(batch_norm),
+        .category = TB_CAT_NORM, .n_in = 4, .n_out = 2, .n_params = 3,
+        .params = params_batch_norm, .domain = domain_batch_norm,
+        .shape = tb_rule_nc_norm, .flops = tb_flops_batch_norm,
+        .bytes = tb_bytes_io, .reduce_len = tb_rlen_batch_norm,
+        .tol = TOL_ACC, .alias = alias_running,
+        .doc = "per channel of x [N, C, ...]: (x - mean) / sqrt(var + eps) "
+               "* w + b (PyTorch's F.batch_norm); w, b [C], running [2, C] "
+               "(mean; var) updated in place when training (batch "
+               "statistics, unbiased var into running) and used when not; "
+               "outputs y, running"},
+    [TB_OP_group_norm] = {OP_ID(group_norm),
+        .category = TB_CAT_NORM, .n_in = 3, .n_out = 1, .n_params = 2,
+        .params = params_group_norm, .shape = tb_rule_nc_norm,
+        .flops = tb_flops_elem, .bytes = tb_bytes_io,
+        .reduce_len = tb_rlen_group_norm, .tol = TOL_ACC, .elem_flops = 8,
+        .doc = "per sample and group of C / num_groups channels of x "
+               "[N, C, ...]: (x - mean) / sqrt(var + eps) * w + b "
+               "(PyTorch's F.group_norm); w, b [C]"},
 
     /* attention over [B, H, S, D] */
     [TB_OP_sdpa] = {OP_ID(sdpa),
@@ -1149,6 +1192,12 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .doc = "rms_norm gradient: g, x, w -> dx, dw (rstd recomputed "
                "from x; dw summed over the rows in an order fixed by the "
                "shape, not the threads)"},
+    [TB_OP_batch_norm_backward] = {OP_ID(batch_norm_backward),
+        BW_ROW(3, 3, tb_bw_shape_norm, TOL_ACC), .n_params = 1,
+        .params = params_batch_norm_backward,
+        .doc = "batch_norm gradient in training: g, x, w -> dx, dw, db "
+               "(each channel's mean and rstd recomputed from x [N, C, "
+               "...]; each channel summed by one thread)"},
 
     /* workloads: model steps on the tape autograd (models.h) */
     [TB_OP_mlp_train_step] = {OP_ID(mlp_train_step),
@@ -1243,6 +1292,10 @@ const char *tb_op_dtype_reason(const tb_op *op, tb_dtype dt)
     default:
         break;
     }
+    if (op->id == TB_OP_batch_norm)
+        return "its running statistics are state updated in place on "
+               "every call, which 16-bit storage would round each time: "
+               "defined in f32 and f64 only";
     if (op->id == TB_OP_dropout)
         return "its keep mask is the element's index in the stream, which "
                "the 16-bit rows' blocks would restart: defined in f32 and "

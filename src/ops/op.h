@@ -37,7 +37,7 @@ typedef enum {
     TB_CAT_BACKWARD,  /* gradient of a differentiable op (op_backward.h) */
     TB_CAT_WORKLOAD,  /* a model step on the tape autograd (models.h) */
     TB_CAT_TRANSFER,  /* a copy between host and device memory */
-    TB_CAT_NORM,      /* normalization over the last dim (layer, RMS) */
+    TB_CAT_NORM,      /* normalization (layer, RMS, batch, group) */
     TB_CAT_ATTENTION, /* scaled dot-product attention and its mask */
 } tb_op_category;
 
@@ -98,7 +98,8 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(max) X(min) X(argmax) X(var)                                        \
     X(softmax) X(permute) X(add_relu) X(linear) X(matmul_int8)            \
     X(conv2d) X(conv2d_nobias) X(max_pool2d) X(avg_pool2d)                \
-    X(layer_norm) X(rms_norm) X(embedding) X(dropout)                     \
+    X(layer_norm) X(rms_norm) X(batch_norm) X(group_norm)                 \
+    X(embedding) X(dropout)                                               \
     X(sdpa) X(causal_mask)                                                \
     X(zeros) X(ones) X(full) X(arange) X(rand_uniform) X(rand_normal)     \
     X(copy)                                                               \
@@ -115,6 +116,7 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(div_backward) X(matmul_backward) X(linear_backward) X(nll_loss)     \
     X(nll_loss_backward) X(max_pool2d_backward) X(avg_pool2d_backward)    \
     X(conv2d_backward) X(layer_norm_backward) X(rms_norm_backward)        \
+    X(batch_norm_backward)                                                \
     X(cross_entropy) X(cross_entropy_backward)                            \
     X(embedding_backward)                                                 \
     X(mlp_train_step) X(mlp_infer_step) X(cnn_train_step)                 \

@@ -136,6 +136,42 @@ double tb_rlen_lastdim(const tb_op *op, const tb_shape *in,
     return in[0].ndim ? (double)in[0].dim[in[0].ndim - 1] : 1;
 }
 
+/* batch_norm: training: the channel sums (1 a element), the squared
+ * deviations (3) and the scale (4: subtract, two multiplies, add), and
+ * per channel the statistics and the running update (about 12);
+ * inference: the scale alone (4 a element and 3 per channel). */
+double tb_flops_batch_norm(const tb_op *op, const tb_shape *in,
+                           const tb_shape *out, const tb_params *p,
+                           tb_dtype dt)
+{
+    (void)op, (void)out, (void)dt;
+    const bool training = !tb_params_has(p, 0) || p->v[0] != 0;
+    const double C = in[0].ndim > 1 ? (double)in[0].dim[1] : 0;
+    return (training ? 8 : 4) * op_numel_d(&in[0]) + (training ? 12 : 3) * C;
+}
+
+/* batch_norm: a channel's statistics sum N x the trailing dims. */
+double tb_rlen_batch_norm(const tb_op *op, const tb_shape *in,
+                          const tb_shape *out, const tb_params *p,
+                          tb_dtype dt)
+{
+    (void)op, (void)out, (void)p, (void)dt;
+    const double C = in[0].ndim > 1 ? (double)in[0].dim[1] : 0;
+    return C > 0 ? op_numel_d(&in[0]) / C : 1;
+}
+
+/* group_norm: a group's statistics sum C / num_groups x the trailing
+ * dims of one sample. */
+double tb_rlen_group_norm(const tb_op *op, const tb_shape *in,
+                          const tb_shape *out, const tb_params *p,
+                          tb_dtype dt)
+{
+    (void)out, (void)dt;
+    const double G = tb_params_has(p, 0) ? p->v[0] : op->params[0].def;
+    const double NG = in[0].ndim > 1 ? (double)in[0].dim[0] * G : 0;
+    return NG > 0 ? op_numel_d(&in[0]) / NG : 1;
+}
+
 double tb_rlen_matmul(const tb_op *op, const tb_shape *in, const tb_shape *out,
                       const tb_params *p, tb_dtype dt)
 {

@@ -94,6 +94,57 @@ int tb_rule_norm(const tb_op *op, const tb_shape *in, const tb_params *p,
     return 0;
 }
 
+/* batch_norm and group_norm: x [N, C, ...] (at least 2-D), weight and
+ * bias [C]; the output x's shape.
+ * batch_norm: running [2, C] (row 0 the running mean, row 1 the running
+ * variance), output 1 the running statistics [2, C]; training (param 0)
+ * needs more than one value per channel, as PyTorch.
+ * group_norm: num_groups (param 0) divides C. */
+int tb_rule_nc_norm(const tb_op *op, const tb_shape *in, const tb_params *p,
+                    tb_shape *out, char *err, size_t len)
+{
+    const tb_shape *x = &in[0];
+    char s[96];
+    if (x->ndim < 2)
+        return tb_op_fail(err, len, TB_ESHAPE,
+                          "%s: x must be [N, C, ...] (at least 2-D), got %s",
+                          op->name, tb_shape_format(x, s, sizeof s));
+    const int64_t C = x->dim[1];
+    int64_t per = 1; /* one channel of one sample */
+    for (int d = 2; d < x->ndim; d++)
+        per *= x->dim[d];
+    for (int i = 1; i < 3; i++)
+        if (in[i].ndim != 1 || in[i].dim[0] != C)
+            return tb_op_fail(err, len, TB_ESHAPE,
+                              "%s: %s must be [%lld] (x's channels), got %s",
+                              op->name, i == 1 ? "weight" : "bias",
+                              (long long)C,
+                              tb_shape_format(&in[i], s, sizeof s));
+    const double p0 = tb_params_has(p, 0) ? p->v[0] : op->params[0].def;
+    if (op->id == TB_OP_group_norm) {
+        if (p0 < 1 || C % (int64_t)p0 != 0)
+            return tb_op_fail(err, len, TB_EPARAM,
+                              "%s: num_groups = %lld must divide the "
+                              "channels C = %lld", op->name, (long long)p0,
+                              (long long)C);
+    } else {
+        if (in[3].ndim != 2 || in[3].dim[0] != 2 || in[3].dim[1] != C)
+            return tb_op_fail(err, len, TB_ESHAPE,
+                              "%s: running must be [2, %lld] (mean and var "
+                              "of x's channels), got %s", op->name,
+                              (long long)C,
+                              tb_shape_format(&in[3], s, sizeof s));
+        if (p0 != 0 && x->dim[0] * per < 2)
+            return tb_op_fail(err, len, TB_ESHAPE,
+                              "%s: training needs more than 1 value per "
+                              "channel (N x trailing dims = %lld)", op->name,
+                              (long long)(x->dim[0] * per));
+        out[1] = in[3];
+    }
+    out[0] = *x;
+    return 0;
+}
+
 /* sdpa: q [B, H, Sq, D], k [B, H, Sk, D], v [B, H, Sk, Dv] (4-D, no
  * broadcasting: every batch and head its own); out [B, H, Sq, Dv].  Sk
  * is at least 1 (tb_op_infer: every dim positive), so no query row is

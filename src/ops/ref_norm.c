@@ -1,7 +1,8 @@
 /* layer_norm and rms_norm references and their gradients: each row of
  * x's last dim in double, two passes (mean, then the squared
  * deviations), eps as the case dtype holds it (a constant: ref.c's
- * convention). */
+ * convention).  batch_norm (per channel over N and the trailing dims)
+ * and group_norm (per sample and group of channels) likewise. */
 #include <math.h>
 
 #include "../base/error.h"
@@ -128,4 +129,163 @@ int tb_ref_rms_norm_backward(const tb_tensor *in, tb_tensor *out,
                              const tb_params *p)
 {
     return norm_bw_ref(TB_OP_rms_norm_backward, in, out, p);
+}
+
+/* Parameter i of op (its default when unset). */
+static double param_or_def(const tb_op *op, const tb_params *p, int i)
+{
+    return p && tb_params_has(p, i) ? p->v[i] : op->params[i].def;
+}
+
+/* x [N, C, ...]: N, C and the elements of one channel of one sample. */
+static void nc_dims(const tb_tensor *x, int64_t *N, int64_t *C, int64_t *S)
+{
+    *N = x->shape[0];
+    *C = x->shape[1];
+    *S = 1;
+    for (int d = 2; d < x->ndim; d++)
+        *S *= x->shape[d];
+}
+
+/* batch_norm: x [N, C, ...], w, b [C], running [2, C] -> y, running'.
+ * Training: channel c's mean and biased variance over its N * S values
+ * normalize; running' = (1 - momentum) * running + momentum * batch,
+ * the variance unbiased (n / (n - 1)).  Else the running statistics
+ * normalize and running' = running. */
+int tb_ref_batch_norm(const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p)
+{
+    const tb_op *op = tb_op_get(TB_OP_batch_norm);
+    const tb_tensor *x = &in[0], *run = &in[3];
+    if (x->ndim < 2 || out[0].ndim != x->ndim)
+        return TB_ESHAPE;
+    if (out[0].dtype != TB_F64 || out[1].dtype != TB_F64)
+        return TB_EDTYPE;
+    int64_t N, C, S;
+    nc_dims(x, &N, &C, &S);
+    const bool training = param_or_def(op, p, 0) != 0;
+    const double mom = param_or_def(op, p, 1);
+    const double eps = tb_dtype_round(x->dtype, param_or_def(op, p, 2));
+    const double n = (double)(N * S);
+    double *y = out[0].data, *ro = out[1].data;
+    for (int64_t c = 0; c < C; c++) {
+        double rm = tb_tensor_get(run, c), rv = tb_tensor_get(run, C + c);
+        double mean = rm, var = rv;
+        if (training) {
+            double s = 0, ss = 0;
+            for (int64_t i = 0; i < N; i++)
+                for (int64_t k = 0; k < S; k++)
+                    s += tb_tensor_get(x, (i * C + c) * S + k);
+            mean = s / n;
+            for (int64_t i = 0; i < N; i++)
+                for (int64_t k = 0; k < S; k++) {
+                    double d = tb_tensor_get(x, (i * C + c) * S + k) - mean;
+                    ss += d * d;
+                }
+            var = ss / n;
+            rm = (1 - mom) * rm + mom * mean;
+            rv = (1 - mom) * rv + mom * (ss / (n - 1));
+        }
+        const double rstd = 1 / sqrt(var + eps);
+        const double w = tb_tensor_get(&in[1], c), b = tb_tensor_get(&in[2], c);
+        for (int64_t i = 0; i < N; i++)
+            for (int64_t k = 0; k < S; k++) {
+                const int64_t e = (i * C + c) * S + k;
+                y[e] = (tb_tensor_get(x, e) - mean) * rstd * w + b;
+            }
+        ro[c] = rm;
+        ro[C + c] = rv;
+    }
+    return 0;
+}
+
+/* group_norm: per sample i and group g, the C / G channels' S values
+ * each (contiguous in x) normalized by their mean and biased variance,
+ * then channel c scaled by w[c] and shifted by b[c]. */
+int tb_ref_group_norm(const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p)
+{
+    const tb_op *op = tb_op_get(TB_OP_group_norm);
+    const tb_tensor *x = &in[0];
+    if (x->ndim < 2 || out->ndim != x->ndim)
+        return TB_ESHAPE;
+    if (out->dtype != TB_F64)
+        return TB_EDTYPE;
+    int64_t N, C, S;
+    nc_dims(x, &N, &C, &S);
+    const int64_t G = (int64_t)param_or_def(op, p, 0);
+    if (G < 1 || C % G)
+        return TB_EPARAM;
+    const double eps = tb_dtype_round(x->dtype, param_or_def(op, p, 1));
+    const int64_t len = C / G * S;
+    double *y = out->data;
+    for (int64_t r = 0; r < N * G; r++) {
+        double s = 0, ss = 0;
+        for (int64_t k = 0; k < len; k++)
+            s += tb_tensor_get(x, r * len + k);
+        const double mean = len ? s / (double)len : 0;
+        for (int64_t k = 0; k < len; k++) {
+            double d = tb_tensor_get(x, r * len + k) - mean;
+            ss += d * d;
+        }
+        const double rstd = 1 / sqrt((len ? ss / (double)len : 0) + eps);
+        for (int64_t k = 0; k < len; k++) {
+            const int64_t c = (r % G) * (C / G) + k / S;
+            y[r * len + k] = (tb_tensor_get(x, r * len + k) - mean) * rstd *
+                                 tb_tensor_get(&in[1], c) +
+                             tb_tensor_get(&in[2], c);
+        }
+    }
+    return 0;
+}
+
+/* batch_norm_backward (training): per channel c over its n = N * S
+ * values, xh = (x - mean) * rstd (biased variance) and
+ *   dx = w * rstd * (g - sum(g) / n - xh * sum(g * xh) / n),
+ *   dw = sum(g * xh), db = sum(g). */
+int tb_ref_batch_norm_backward(const tb_tensor *in, tb_tensor *out,
+                               const tb_params *p)
+{
+    const tb_op *op = tb_op_get(TB_OP_batch_norm_backward);
+    const tb_tensor *g = &in[0], *x = &in[1];
+    if (x->ndim < 2 || out[0].ndim != x->ndim)
+        return TB_ESHAPE;
+    for (int i = 0; i < 3; i++)
+        if (out[i].dtype != TB_F64)
+            return TB_EDTYPE;
+    int64_t N, C, S;
+    nc_dims(x, &N, &C, &S);
+    const double eps = tb_dtype_round(x->dtype, param_or_def(op, p, 0));
+    const double n = (double)(N * S);
+    double *dx = out[0].data, *dw = out[1].data, *db = out[2].data;
+    for (int64_t c = 0; c < C; c++) {
+        double s = 0, ss = 0, sg = 0, sgx = 0;
+        for (int64_t i = 0; i < N; i++)
+            for (int64_t k = 0; k < S; k++)
+                s += tb_tensor_get(x, (i * C + c) * S + k);
+        const double mean = n > 0 ? s / n : 0;
+        for (int64_t i = 0; i < N; i++)
+            for (int64_t k = 0; k < S; k++) {
+                double d = tb_tensor_get(x, (i * C + c) * S + k) - mean;
+                ss += d * d;
+            }
+        const double rstd = 1 / sqrt((n > 0 ? ss / n : 0) + eps);
+        for (int64_t i = 0; i < N; i++)
+            for (int64_t k = 0; k < S; k++) {
+                const int64_t e = (i * C + c) * S + k;
+                const double gj = tb_tensor_get(g, e);
+                sg += gj;
+                sgx += gj * (tb_tensor_get(x, e) - mean) * rstd;
+            }
+        const double wr = tb_tensor_get(&in[2], c) * rstd;
+        for (int64_t i = 0; i < N; i++)
+            for (int64_t k = 0; k < S; k++) {
+                const int64_t e = (i * C + c) * S + k;
+                const double xh = (tb_tensor_get(x, e) - mean) * rstd;
+                dx[e] = wr * (tb_tensor_get(g, e) - sg / n - xh * sgx / n);
+            }
+        dw[c] = sgx;
+        db[c] = sg;
+    }
+    return 0;
 }

@@ -204,10 +204,48 @@ static void fam_softmax(const tb_op *op, cases *cs)
     oc_p(cs_add(cs, 1, S(2, 200, 300)), "axis", 0);
 }
 
+/* batch_norm and group_norm, x [N, C, ...]: 2-D and 4-D x, one sample
+ * and one value per channel (inference), channels enough to split over
+ * the threads; batch_norm training and not, a momentum, an eps;
+ * group_norm with 1, some and C groups. */
+static void fam_norm_nc(const tb_op *op, cases *cs)
+{
+    static const int sh[][4] = {{2, 3, 1, 1}, {7, 5, 1, 1}, {4, 6, 3, 5},
+                                {1, 8, 9, 7}, {3, 64, 5, 5}, {2, 12, 1, 33}};
+    const bool bn = op->id == TB_OP_batch_norm;
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+        const int n = sh[i][0], c = sh[i][1], h = sh[i][2], w = sh[i][3];
+        const tb_shape x = h * w == 1 ? S(2, n, c) : S(4, n, c, h, w);
+        if (bn) {
+            cs_add(cs, 4, x, S(1, c), S(1, c), S(2, 2, c));
+            oc_p(cs_add(cs, 4, x, S(1, c), S(1, c), S(2, 2, c)), "training",
+                 0);
+        } else {
+            for (int g = 1; g <= c; g *= 2)
+                if (c % g == 0)
+                    oc_p(cs_add(cs, 3, x, S(1, c), S(1, c)), "num_groups", g);
+            oc_p(cs_add(cs, 3, x, S(1, c), S(1, c)), "num_groups", c);
+        }
+    }
+    if (bn) {
+        oc_p(cs_add(cs, 4, S(3, 1, 1, 1), S(1, 1), S(1, 1), S(2, 2, 1)),
+             "training", 0);
+        oc_p(oc_p(cs_add(cs, 4, S(3, 5, 3, 11), S(1, 3), S(1, 3),
+                         S(2, 2, 3)), "momentum", 0.7), "eps", 0.5);
+    } else {
+        oc_p(oc_p(cs_add(cs, 3, S(3, 5, 6, 11), S(1, 6), S(1, 6)),
+                  "num_groups", 3), "eps", 0.5);
+    }
+}
+
 /* Normalization over the last dim: widths below, at and past the vector
  * widths, rows enough to split over the threads, a 3-D x, eps. */
 static void fam_norm(const tb_op *op, cases *cs)
 {
+    if (op->id == TB_OP_batch_norm || op->id == TB_OP_group_norm) {
+        fam_norm_nc(op, cs);
+        return;
+    }
     static const int rd[][2] = {{1, 1}, {7, 13}, {3, 17}, {5, 513},
                                 {4096, 10}, {33, 300}};
     for (size_t i = 0; i < sizeof rd / sizeof rd[0]; i++) {
@@ -435,6 +473,11 @@ static void fam_backward(const tb_op *op, cases *cs)
     cs_add(cs, 3, S(2, 7, 13), S(2, 7, 13), S(1, 13));
     cs_add(cs, 3, S(2, 300, 33), S(2, 300, 33), S(1, 33));
     oc_p(cs_add(cs, 3, S(3, 2, 3, 9), S(3, 2, 3, 9), S(1, 9)), "eps", 0.5);
+    /* batch_norm's g, x [N, C, ...], w [C]: 2-D, channels enough for
+     * the threads, one sample, eps */
+    cs_add(cs, 3, S(2, 13, 7), S(2, 13, 7), S(1, 7));
+    cs_add(cs, 3, S(4, 3, 64, 5, 5), S(4, 3, 64, 5, 5), S(1, 64));
+    oc_p(cs_add(cs, 3, S(3, 1, 5, 11), S(3, 1, 5, 11), S(1, 5)), "eps", 0.5);
     /* matmul's g [M, N], a [M, K], b [K, N]; linear's g, x, W, y */
     cs_add(cs, 3, S(2, 17, 33), S(2, 17, 15), S(2, 15, 33));
     cs_add(cs, 3, S(2, 65, 17), S(2, 65, 33), S(2, 33, 17));

@@ -1,0 +1,190 @@
+/* batch_norm, group_norm and batch_norm_backward, the portable C rows
+ * (f32, f64).  Each statistic is summed in double by one thread, in
+ * element order (two passes: the mean, then the squared deviations), so
+ * the results are the same bits at any thread count; batch_norm's (and its gradient's)
+ * channels are split over the instance's threads, group_norm's (sample,
+ * group) pairs. */
+#include <math.h>
+
+#include "../../base/error.h"
+#include "cpu_internal.h"
+#include "kreg.h"
+
+typedef struct {
+    const tb_tensor *in;
+    tb_tensor *out;
+    int64_t N, C, S, G; /* x [N, C, S...]; G groups (group_norm) */
+    bool training;
+    double momentum, eps; /* eps as the dtype holds it */
+} bnorm_job;
+
+/* Mean and the sum of squared deviations of the n values at x + k *
+ * stride + j for k < nb, j < len (n = nb * len), in double. */
+#define BNORM_STATS(T, name)                                              \
+    static double name(const T *x, int64_t nb, int64_t stride,           \
+                       int64_t len, double *ss)                           \
+    {                                                                     \
+        double s = 0, q = 0;                                              \
+        for (int64_t k = 0; k < nb; k++)                                  \
+            for (int64_t j = 0; j < len; j++)                             \
+                s += x[k * stride + j];                                   \
+        const double n = (double)(nb * len), m = n > 0 ? s / n : 0;       \
+        for (int64_t k = 0; k < nb; k++)                                  \
+            for (int64_t j = 0; j < len; j++) {                           \
+                const double d = x[k * stride + j] - m;                   \
+                q += d * d;                                               \
+            }                                                             \
+        *ss = q;                                                          \
+        return m;                                                         \
+    }
+BNORM_STATS(float, bnorm_stats_f32)
+BNORM_STATS(double, bnorm_stats_f64)
+
+/* batch_norm over channels [c0, c1): channel c's values are x[(i * C +
+ * c) * S + k]; running is read before it is written (the output may be
+ * the input's buffer). */
+#define BATCH_NORM_CH(T, name, stats)                                     \
+    static void name(void *arg, int part, int nparts)                     \
+    {                                                                     \
+        const bnorm_job *j = arg;                                         \
+        const T *x = j->in[0].data, *w = j->in[1].data;                   \
+        const T *b = j->in[2].data, *run = j->in[3].data;                 \
+        T *y = j->out[0].data, *ro = j->out[1].data;                      \
+        const int64_t C = j->C, S = j->S;                                 \
+        int64_t c0, c1;                                                   \
+        tb_cpu_span(C, 1, part, nparts, &c0, &c1);                        \
+        for (int64_t c = c0; c < c1; c++) {                               \
+            double rm = run[c], rv = run[C + c], mean = rm, var = rv;     \
+            if (j->training) {                                            \
+                const double n = (double)(j->N * S);                      \
+                double ss;                                                \
+                mean = stats(x + c * S, j->N, C * S, S, &ss);             \
+                var = ss / n;                                             \
+                rm = (1 - j->momentum) * rm + j->momentum * mean;         \
+                rv = (1 - j->momentum) * rv + j->momentum * (ss / (n - 1)); \
+            }                                                             \
+            const double sc = w[c] / sqrt(var + j->eps);                  \
+            for (int64_t i = 0; i < j->N; i++) {                          \
+                const T *xr = x + (i * C + c) * S;                        \
+                T *yr = y + (i * C + c) * S;                              \
+                for (int64_t k = 0; k < S; k++)                           \
+                    yr[k] = (T)((xr[k] - mean) * sc + b[c]);              \
+            }                                                             \
+            ro[c] = (T)rm;                                                \
+            ro[C + c] = (T)rv;                                            \
+        }                                                                 \
+    }
+BATCH_NORM_CH(float, batch_norm_f32, bnorm_stats_f32)
+BATCH_NORM_CH(double, batch_norm_f64, bnorm_stats_f64)
+
+/* group_norm over (sample, group) pairs [r0, r1): pair r's C / G * S
+ * values are contiguous at x + r * len. */
+#define GROUP_NORM_RG(T, name, stats)                                     \
+    static void name(void *arg, int part, int nparts)                     \
+    {                                                                     \
+        const bnorm_job *j = arg;                                         \
+        const T *x = j->in[0].data, *w = j->in[1].data;                   \
+        const T *b = j->in[2].data;                                       \
+        T *y = j->out[0].data;                                            \
+        const int64_t cg = j->C / j->G, S = j->S, len = cg * S;           \
+        int64_t r0, r1;                                                   \
+        tb_cpu_span(j->N * j->G, 1, part, nparts, &r0, &r1);              \
+        for (int64_t r = r0; r < r1; r++) {                               \
+            double ss;                                                    \
+            const double mean = stats(x + r * len, 1, 0, len, &ss);       \
+            const double rstd = 1 / sqrt(ss / (double)len + j->eps);      \
+            for (int64_t ch = 0; ch < cg; ch++) {                         \
+                const int64_t c = (r % j->G) * cg + ch;                   \
+                const double sc = rstd * w[c];                            \
+                const T *xr = x + r * len + ch * S;                       \
+                T *yr = y + r * len + ch * S;                             \
+                for (int64_t k = 0; k < S; k++)                           \
+                    yr[k] = (T)((xr[k] - mean) * sc + b[c]);              \
+            }                                                             \
+        }                                                                 \
+    }
+GROUP_NORM_RG(float, group_norm_f32, bnorm_stats_f32)
+GROUP_NORM_RG(double, group_norm_f64, bnorm_stats_f64)
+
+/* batch_norm_backward over channels [c0, c1): the channel's statistics,
+ * then its sums of g and g * xh (in double, element order), then dx. */
+#define BATCH_NORM_BW_CH(T, name, stats)                                  \
+    static void name(void *arg, int part, int nparts)                     \
+    {                                                                     \
+        const bnorm_job *j = arg;                                         \
+        const T *g = j->in[0].data, *x = j->in[1].data;                   \
+        const T *w = j->in[2].data;                                       \
+        T *dx = j->out[0].data, *dw = j->out[1].data;                     \
+        T *db = j->out[2].data;                                           \
+        const int64_t C = j->C, S = j->S;                                 \
+        const double n = (double)(j->N * S);                              \
+        int64_t c0, c1;                                                   \
+        tb_cpu_span(C, 1, part, nparts, &c0, &c1);                        \
+        for (int64_t c = c0; c < c1; c++) {                               \
+            double ss, sg = 0, sgx = 0;                                   \
+            const double mean = stats(x + c * S, j->N, C * S, S, &ss);    \
+            const double rstd = 1 / sqrt((n > 0 ? ss / n : 0) + j->eps);  \
+            for (int64_t i = 0; i < j->N; i++) {                          \
+                const int64_t o = (i * C + c) * S;                        \
+                for (int64_t k = 0; k < S; k++) {                         \
+                    sg += g[o + k];                                       \
+                    sgx += g[o + k] * ((x[o + k] - mean) * rstd);         \
+                }                                                         \
+            }                                                             \
+            const double wr = w[c] * rstd, a = sg / n, b = sgx / n;       \
+            for (int64_t i = 0; i < j->N; i++) {                          \
+                const int64_t o = (i * C + c) * S;                        \
+                for (int64_t k = 0; k < S; k++) {                         \
+                    const double xh = (x[o + k] - mean) * rstd;           \
+                    dx[o + k] = (T)(wr * (g[o + k] - a - xh * b));        \
+                }                                                         \
+            }                                                             \
+            dw[c] = (T)sgx;                                               \
+            db[c] = (T)sg;                                                \
+        }                                                                 \
+    }
+BATCH_NORM_BW_CH(float, batch_norm_bw_f32, bnorm_stats_f32)
+BATCH_NORM_BW_CH(double, batch_norm_bw_f64, bnorm_stats_f64)
+
+static int bnorm_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
+                     tb_tensor *out, const tb_params *p)
+{
+    int rc = tb_cpu_begin_op(ctx, id, dt, in, out, p);
+    if (rc)
+        return rc;
+    const bool bn = id == TB_OP_batch_norm;
+    const int xi = id == TB_OP_batch_norm_backward; /* g, x, w */
+    const tb_tensor *x = &in[xi];
+    bnorm_job j = {in, out, x->shape[0], x->shape[1], 1, 1, false, 0,
+                   tb_cpu_param(p, id, bn ? 2 : id == TB_OP_group_norm)};
+    for (int d = 2; d < x->ndim; d++)
+        j.S *= x->shape[d];
+    if (dt == TB_F32)
+        j.eps = (float)j.eps;
+    const int64_t work = j.N * j.C * j.S * 4;
+    if (xi) {
+        tb_cpu_parallel(ctx, work, j.C,
+                        dt == TB_F32 ? batch_norm_bw_f32 : batch_norm_bw_f64,
+                        &j);
+    } else if (bn) {
+        j.training = tb_cpu_param(p, id, 0) != 0;
+        j.momentum = tb_cpu_param(p, id, 1);
+        tb_cpu_parallel(ctx, work, j.C,
+                        dt == TB_F32 ? batch_norm_f32 : batch_norm_f64, &j);
+    } else {
+        j.G = (int64_t)tb_cpu_param(p, id, 0);
+        if (j.C > 0 && j.S > 0)
+            tb_cpu_parallel(ctx, work, j.N * j.G,
+                            dt == TB_F32 ? group_norm_f32 : group_norm_f64,
+                            &j);
+    }
+    return 0;
+}
+
+#define BNORM_DEF(op, dt, sfx, c)                                         \
+    int TB_CPU_KFN(op, dt, c)(void *ctx, const tb_tensor *in,             \
+                              tb_tensor *out, const tb_params *p)         \
+    {                                                                     \
+        return bnorm_run(ctx, TB_OP_##op, TB_CPU_DT_##dt, in, out, p);    \
+    }
+TB_CPU_ROWS_BNORM(BNORM_DEF)
