@@ -63,6 +63,15 @@ int tb_cmd_profile(int argc, char **argv);     /* cmd_profile.c */
 /* `__profile-run`: the case run under the profiler (cmd_profile.c);
  * dispatched by main, not in the command table. */
 int tb_cmd_profile_run(int argc, char **argv);
+struct tb_config;
+struct tb_plan;
+struct tb_case;
+/* The case id of the configs' plan (cmd_profile_run.c): 0 with *cs in
+ * *plan (free it), or TB_EXIT_USAGE after one line naming the config or
+ * the id.  cfgs: ncfg zeroed configs, freed before it returns. */
+int tb_profile_find_case(char **cfg_paths, int ncfg, const char *backend,
+                         const char *id, struct tb_config *cfgs,
+                         struct tb_plan *plan, const struct tb_case **cs);
 int tb_cmd_targets(int argc, char **argv);
 
 /* Print the whole --help text (generated from the command table). */
