@@ -75,13 +75,13 @@ TB_HOSTDEV uint64_t tb_rand_bits(uint64_t key, uint64_t i)
     return tb_rand_mix(key + (i + 1) * TB_RAND_GAMMA);
 }
 
-static inline double tb_rand_u53(uint64_t key, uint64_t i)
+TB_HOSTDEV double tb_rand_u53(uint64_t key, uint64_t i)
 {
     return (double)(tb_rand_bits(key, i) >> 11) * 0x1.0p-53;
 }
 
 /* u24 as a double (exact; a float holds it exactly too). */
-static inline double tb_rand_u24(uint64_t key, uint64_t i)
+TB_HOSTDEV double tb_rand_u24(uint64_t key, uint64_t i)
 {
     return (double)(tb_rand_bits(key, i) >> 40) * 0x1.0p-24;
 }
@@ -112,8 +112,9 @@ static inline double tb_rand_uniform_f32(uint64_t key, uint64_t i,
  * integer comparison, the same at every ISA level, thread count and
  * dtype.  The threshold of p in [0, 1) (computed once per call).
  * tb_rand_keep and the functions it calls (tb_rand_bits, tb_rand_mix,
- * tb_splitmix64_mix; tb_rand_key) are TB_HOSTDEV: the CUDA module's
- * dropout calls these very definitions on the device
+ * tb_splitmix64_mix; tb_rand_key, tb_rand_u53, tb_rand_u24) are
+ * TB_HOSTDEV: the CUDA module's dropout and random fills
+ * (backends/cuda/layout.h) call these very definitions on the device
  * (tests/test_cuda_nn.c checks them against an independent SplitMix64). */
 static inline uint64_t tb_rand_keep_threshold(double p)
 {
