@@ -150,6 +150,42 @@ def torch_of(op, x, p, torch, F):
     if op == "rms_norm":  # no F.rms_norm before PyTorch 2.4: its formula
         return [x[0] * torch.rsqrt((x[0] * x[0]).mean(-1, keepdim=True)
                                    + p["eps"]) * x[1]]
+    if op in ("layer_norm_backward", "rms_norm_backward"):
+        return norm_grads(op, x, p, torch, F)
+    if op in ("sdpa", "sdpa_unfused"):
+        # the eager composition (PyTorch 1.13 has no
+        # F.scaled_dot_product_attention): scores, mask, softmax, @ v
+        q, k, v = x
+        scale = p.get("scale") or 1 / math.sqrt(q.shape[-1])
+        s = q @ k.transpose(-2, -1) * scale
+        if p.get("causal"):
+            keep = torch.ones(s.shape[-2], s.shape[-1], dtype=torch.bool,
+                              device=s.device).tril()
+            s = s.masked_fill(~keep, -math.inf)
+        return [torch.softmax(s, -1) @ v]
+    if op == "causal_mask":
+        if not p.get("causal", True):
+            return [x[0].clone()]
+        keep = torch.ones(x[0].shape[-2], x[0].shape[-1], dtype=torch.bool,
+                          device=x[0].device).tril()
+        return [x[0].masked_fill(~keep, -math.inf)]
+    if op in ("cross_entropy", "cross_entropy_unfused"):
+        return [F.cross_entropy(x[0], x[1].long())]
+    if op == "nll_loss":
+        return [F.nll_loss(x[0], x[1].long())]
+    if op == "cross_entropy_backward":
+        lg = x[1].clone().requires_grad_()
+        F.cross_entropy(lg, x[2].long()).backward(x[0].reshape(()))
+        return [lg.grad]
+    if op == "embedding":
+        return [F.embedding(x[1].long(), x[0])]
+    if op == "embedding_backward":
+        d = x[0].shape[-1]
+        dw = torch.zeros(int(p["num_weights"]), d, dtype=x[0].dtype,
+                         device=x[0].device)
+        return [dw.index_add_(0, x[1].long().reshape(-1), x[0].reshape(-1, d))]
+    if op == "dropout":
+        return None  # tbench's own stream: against the reference below
     if op == "transpose":
         return [x[0].transpose(p["dim0"], p["dim1"]).contiguous()]
     if op == "permute":
@@ -178,6 +214,20 @@ def torch_of(op, x, p, torch, F):
               "nadam", "radam"):
         return optim_step(op, x, p, torch)
     return None
+
+
+def norm_grads(op, x, p, torch, F):
+    """layer_norm/rms_norm gradients by autograd: g, x, w -> dx, dw (,
+    db)."""
+    g, xx, w = x[0], x[1].clone().requires_grad_(), \
+        x[2].clone().requires_grad_()
+    if op == "layer_norm_backward":
+        b = torch.zeros_like(x[2]).requires_grad_()
+        F.layer_norm(xx, (xx.shape[-1],), w, b, p["eps"]).backward(g)
+        return [xx.grad, w.grad, b.grad]
+    (xx * torch.rsqrt((xx * xx).mean(-1, keepdim=True) + p["eps"])
+     * w).backward(g)
+    return [xx.grad, w.grad]
 
 
 def optim_step(op, x, p, torch):

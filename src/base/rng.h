@@ -11,10 +11,13 @@
 
 #include <stdint.h>
 
+#include "hostdev.h"
+
 #define TB_SPLITMIX64_GAMMA UINT64_C(0x9e3779b97f4a7c15)
 
-/* The SplitMix64 output function (a bijection of 64-bit words). */
-static inline uint64_t tb_splitmix64_mix(uint64_t z)
+/* The SplitMix64 output function (a bijection of 64-bit words); device
+ * code calls it too (hostdev.h). */
+TB_HOSTDEV uint64_t tb_splitmix64_mix(uint64_t z)
 {
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);

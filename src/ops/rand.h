@@ -52,35 +52,36 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "../base/hostdev.h"
 #include "../base/rng.h"
 
 #define TB_RAND_GAMMA TB_SPLITMIX64_GAMMA
 #define TB_RAND_2PI 6.283185307179586
 
-static inline uint64_t tb_rand_mix(uint64_t z)
+TB_HOSTDEV uint64_t tb_rand_mix(uint64_t z)
 {
     return tb_splitmix64_mix(z);
 }
 
 /* The stream's key for a seed (computed once per call). */
-static inline uint64_t tb_rand_key(uint64_t seed)
+TB_HOSTDEV uint64_t tb_rand_key(uint64_t seed)
 {
     return tb_rand_mix(seed + TB_RAND_GAMMA);
 }
 
 /* 64 random bits of element i of the stream of key. */
-static inline uint64_t tb_rand_bits(uint64_t key, uint64_t i)
+TB_HOSTDEV uint64_t tb_rand_bits(uint64_t key, uint64_t i)
 {
     return tb_rand_mix(key + (i + 1) * TB_RAND_GAMMA);
 }
 
-static inline double tb_rand_u53(uint64_t key, uint64_t i)
+TB_HOSTDEV double tb_rand_u53(uint64_t key, uint64_t i)
 {
     return (double)(tb_rand_bits(key, i) >> 11) * 0x1.0p-53;
 }
 
 /* u24 as a double (exact; a float holds it exactly too). */
-static inline double tb_rand_u24(uint64_t key, uint64_t i)
+TB_HOSTDEV double tb_rand_u24(uint64_t key, uint64_t i)
 {
     return (double)(tb_rand_bits(key, i) >> 40) * 0x1.0p-24;
 }
@@ -109,13 +110,18 @@ static inline double tb_rand_uniform_f32(uint64_t key, uint64_t i,
 /* dropout(p): element i is kept when u53(i) >= p, i.e. when bits(i) >>
  * 11 >= ceil(p * 2^53) (u53 = k 2^-53 exactly and p * 2^53 is exact): an
  * integer comparison, the same at every ISA level, thread count and
- * dtype.  The threshold of p in [0, 1) (computed once per call). */
+ * dtype.  The threshold of p in [0, 1) (computed once per call).
+ * tb_rand_keep and the functions it calls (tb_rand_bits, tb_rand_mix,
+ * tb_splitmix64_mix; tb_rand_key, tb_rand_u53, tb_rand_u24) are
+ * TB_HOSTDEV: the CUDA module's dropout and random fills
+ * (backends/cuda/layout.h) call these very definitions on the device
+ * (tests/test_cuda_nn.c checks them against an independent SplitMix64). */
 static inline uint64_t tb_rand_keep_threshold(double p)
 {
     return (uint64_t)ceil(p * 0x1.0p53);
 }
 
-static inline int tb_rand_keep(uint64_t key, uint64_t i, uint64_t thr)
+TB_HOSTDEV int tb_rand_keep(uint64_t key, uint64_t i, uint64_t thr)
 {
     return (tb_rand_bits(key, i) >> 11) >= thr;
 }

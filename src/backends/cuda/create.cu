@@ -140,7 +140,7 @@ static int rand_params(const tb_params *p, double *a, double *b,
         *a = (double)(float)*a;
         *b = (double)(float)*b;
     }
-    *key = tb_cu_rand_key((uint64_t)s);
+    *key = tb_rand_key((uint64_t)s);
     return 0;
 }
 

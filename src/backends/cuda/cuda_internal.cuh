@@ -132,6 +132,19 @@ static int cu_launch(cu_ctx *c, void (*kernel)(KArgs...), int64_t blocks,
     return cu_err(e);
 }
 
+/* Copy n bytes of device memory back to the host after the work queued
+ * on the instance's stream, and wait: a kernel's verdict (a flag, an
+ * info word).  0 or the cudart error as cu_err's code. */
+static inline int cu_read_back(cu_ctx *c, void *host, const void *dev,
+                               size_t n)
+{
+    cudaError_t e = cudaMemcpyAsync(host, dev, n, cudaMemcpyDeviceToHost,
+                                    c->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(c->stream);
+    return cu_err(e);
+}
+
 /* ---- tensors and parameters (no calls into tbench) -------------------- */
 
 static inline int64_t cu_numel(const tb_tensor *t)

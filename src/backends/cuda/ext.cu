@@ -1,6 +1,6 @@
 /* The kernel tables of layout.cu, create.cu, fused.cu, optim.cu, pool.cu,
- * blas.cu, linalg.cu, lanes.cu and norm.cu, asked in turn by cu_kernel
- * (module.cu). */
+ * blas.cu, linalg.cu, lanes.cu, norm.cu, attn.cu and embed.cu, asked in
+ * turn by cu_kernel (module.cu). */
 #include "kernels_ext.cuh"
 
 tb_kernel_fn cu_ext_kernel(tb_op_id id, tb_dtype dt, const char **impl)
@@ -22,5 +22,9 @@ tb_kernel_fn cu_ext_kernel(tb_op_id id, tb_dtype dt, const char **impl)
         fn = cu_lanes_kernel(id, dt, impl);
     if (!fn)
         fn = cu_norm_kernel(id, dt, impl);
+    if (!fn)
+        fn = cu_attn_kernel(id, dt, impl);
+    if (!fn)
+        fn = cu_embed_kernel(id, dt, impl);
     return fn;
 }

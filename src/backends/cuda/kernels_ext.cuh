@@ -1,6 +1,7 @@
 /* Shared by the CUDA module's kernel files beyond elementwise.cu and
  * reduce.cu (layout.cu, create.cu, fused.cu, optim.cu, pool.cu,
- * blas.cu): the small helpers they all use and each file's kernel
+ * blas.cu, norm.cu, attn.cu, embed.cu...): the small helpers they use
+ * (the group sums of norm.cu and embed.cu) and each file's kernel
  * table.  CUDA C++ only. */
 #ifndef TB_BACKENDS_CUDA_KERNELS_EXT_CUH
 #define TB_BACKENDS_CUDA_KERNELS_EXT_CUH
@@ -13,6 +14,59 @@
 template <typename T> static constexpr tb_dtype cu_dt()
 {
     return sizeof(T) == sizeof(double) ? TB_F64 : TB_F32;
+}
+
+#define CU_WARP 32
+#define CU_FULL_MASK 0xffffffffu
+
+/* The sum (or with MAX the maximum) of v over a group of `group`
+ * threads (32, or the whole block when group == blockDim.x), returned to
+ * every thread of the group, in an order fixed by the group's size
+ * (shuffles, then the block's warps in order).  part: shared scratch of
+ * blockDim.x / 32 doubles.  Every thread of the block calls it the same
+ * number of times (the __syncthreads).  A maximum never picks a NaN (a
+ * comparison with NaN is false). */
+template <bool MAX>
+static __device__ __forceinline__ double cu_group_fold(double v, int group,
+                                                       double *part)
+{
+    for (int off = CU_WARP / 2; off > 0; off >>= 1) {
+        const double o = __shfl_xor_sync(CU_FULL_MASK, v, off);
+        v = MAX ? (o > v ? o : v) : v + o;
+    }
+    if (group <= CU_WARP)
+        return v;
+    if (threadIdx.x % CU_WARP == 0)
+        part[threadIdx.x / CU_WARP] = v;
+    __syncthreads();
+    double s = part[0];
+    for (int k = 1; k < group / CU_WARP; k++)
+        s = MAX ? (part[k] > s ? part[k] : s) : s + part[k];
+    __syncthreads(); /* part is reused by the next call */
+    return s;
+}
+
+static __device__ __forceinline__ double cu_group_sum(double v, int group,
+                                                      double *part)
+{
+    return cu_group_fold<false>(v, group, part);
+}
+
+static __device__ __forceinline__ double cu_group_max(double v, int group,
+                                                      double *part)
+{
+    return cu_group_fold<true>(v, group, part);
+}
+
+/* exp in the dtype: expf for float. */
+template <typename T> static __device__ __forceinline__ T cu_exp(T x);
+template <> __device__ __forceinline__ float cu_exp<float>(float x)
+{
+    return expf(x);
+}
+template <> __device__ __forceinline__ double cu_exp<double>(double x)
+{
+    return exp(x);
 }
 
 /* An integer parameter (the schema's bounds are checked by the CLI; a
@@ -60,6 +114,8 @@ tb_kernel_fn cu_blas_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 tb_kernel_fn cu_linalg_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 tb_kernel_fn cu_lanes_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 tb_kernel_fn cu_norm_kernel(tb_op_id id, tb_dtype dt, const char **impl);
+tb_kernel_fn cu_attn_kernel(tb_op_id id, tb_dtype dt, const char **impl);
+tb_kernel_fn cu_embed_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 
 /* Every table above in turn (ext.cu). */
 tb_kernel_fn cu_ext_kernel(tb_op_id id, tb_dtype dt, const char **impl);

@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "../../ops/rand.h"
 #include "geometry.h"
 
 /* ---- permute --------------------------------------------------------- */
@@ -259,40 +260,14 @@ TB_GEOM_FN int tb_argmax_better(double a, int64_t ia, double b, int64_t ib)
 }
 
 /* ---- the counter-based random stream (src/ops/rand.h) ------------------
- * The same arithmetic as tb_rand_* there, written once more here because
- * that header's functions are not __device__; tests/test_cuda_layout.c
- * checks these against those bit for bit.  Box-Muller's log, sqrt, cos
- * and sin are CUDA's on the device (double: within 1-2 ulp, not
- * correctly rounded), hence rand_normal's tolerance, not exactness. */
-#define TB_CU_RAND_GAMMA UINT64_C(0x9e3779b97f4a7c15)
+ * The integer stream and its uniforms are rand.h's own functions
+ * (TB_HOSTDEV: the same definitions on the device); the affine map and
+ * Box-Muller below are written for the device (no FMA; CUDA's log,
+ * sqrt, cos and sin), and tests/test_cuda_layout.c checks them against
+ * rand.h's bit for bit on the host.  Box-Muller's functions are CUDA's
+ * on the device (double: within 1-2 ulp, not correctly rounded), hence
+ * rand_normal's tolerance, not exactness. */
 #define TB_CU_RAND_2PI 6.283185307179586
-
-TB_GEOM_FN uint64_t tb_cu_rand_mix(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-TB_GEOM_FN uint64_t tb_cu_rand_key(uint64_t seed)
-{
-    return tb_cu_rand_mix(seed + TB_CU_RAND_GAMMA);
-}
-
-TB_GEOM_FN uint64_t tb_cu_rand_bits(uint64_t key, uint64_t i)
-{
-    return tb_cu_rand_mix(key + (i + 1) * TB_CU_RAND_GAMMA);
-}
-
-TB_GEOM_FN double tb_cu_rand_u53(uint64_t key, uint64_t i)
-{
-    return (double)(tb_cu_rand_bits(key, i) >> 11) * 0x1.0p-53;
-}
-
-TB_GEOM_FN double tb_cu_rand_u24(uint64_t key, uint64_t i)
-{
-    return (double)(tb_cu_rand_bits(key, i) >> 40) * 0x1.0p-24;
-}
 
 /* rand_uniform: f64 low + (high - low) * u53 (no FMA); f32 the double
  * lo + (hi - lo) * u24 (lo, hi already floats) that the kernel rounds
@@ -307,7 +282,7 @@ TB_GEOM_FN double tb_cu_rand_u24(uint64_t key, uint64_t i)
 TB_GEOM_FN double tb_cu_rand_uniform(uint64_t key, uint64_t i, double lo,
                                      double hi, int f32)
 {
-    double u = f32 ? tb_cu_rand_u24(key, i) : tb_cu_rand_u53(key, i);
+    double u = f32 ? tb_rand_u24(key, i) : tb_rand_u53(key, i);
     return TB_CU_AFFINE(lo, hi - lo, u);
 }
 
@@ -315,9 +290,9 @@ TB_GEOM_FN double tb_cu_rand_uniform(uint64_t key, uint64_t i, double lo,
 TB_GEOM_FN void tb_cu_rand_normal_pair(uint64_t key, uint64_t j, int f32,
                                        double *z0, double *z1)
 {
-    double u1 = f32 ? tb_cu_rand_u24(key, 2 * j) : tb_cu_rand_u53(key, 2 * j);
-    double u2 = f32 ? tb_cu_rand_u24(key, 2 * j + 1)
-                    : tb_cu_rand_u53(key, 2 * j + 1);
+    double u1 = f32 ? tb_rand_u24(key, 2 * j) : tb_rand_u53(key, 2 * j);
+    double u2 = f32 ? tb_rand_u24(key, 2 * j + 1)
+                    : tb_rand_u53(key, 2 * j + 1);
     double r = sqrt(-2.0 * log(1.0 - u1));
     double a = TB_CU_RAND_2PI * u2;
     *z0 = r * cos(a);

@@ -114,12 +114,9 @@ static int solver_ws(cu_ctx *c, cu_solver *s, size_t nb, char **ws)
 static int solver_info(cu_ctx *c, const int *dinfo)
 {
     int info = 0;
-    cudaError_t e = cudaMemcpyAsync(&info, dinfo, sizeof info,
-                                    cudaMemcpyDeviceToHost, c->stream);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(c->stream);
-    if (e != cudaSuccess)
-        return cu_err(e);
+    int rc = cu_read_back(c, &info, dinfo, sizeof info);
+    if (rc)
+        return rc;
     return info == 0 ? 0 : info > 0 ? TB_ECONVERGE : TB_EINVAL;
 }
 

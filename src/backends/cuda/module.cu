@@ -33,8 +33,10 @@
  * (transpose, permute), create.cu (creation ops), fused.cu (add_relu),
  * optim.cu (optimizer steps), pool.cu (max/avg pooling), blas.cu
  * (matmul, linear, conv2d by cuBLAS), linalg.cu (svd, qr, eigh by
- * cuSOLVER), lanes.cu (max, min, argmax, var) and norm.cu (layer_norm,
- * rms_norm); then transfer.cu (the
+ * cuSOLVER), lanes.cu (max, min, argmax, var), norm.cu (layer_norm,
+ * rms_norm and their gradients), attn.cu (sdpa, causal_mask) and
+ * embed.cu (cross_entropy and its gradient, embedding and its gradient,
+ * dropout); then transfer.cu (the
  * copy ops copy_h2d, copy_d2h, copy_d2d and their host staging buffer).
  * Any other op is NULL = unsupported; there is no fallback.
  *
