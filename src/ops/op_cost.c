@@ -201,11 +201,30 @@ double tb_flops_optim(const tb_op *op, const tb_shape *in, const tb_shape *out,
     case TB_OP_nadam:
         per = 15;
         break;
+    case TB_OP_lamb:
+        per = 19;
+        break; /* adam's moments and r, two squares, p -= c*r */
+    case TB_OP_adabound:
+        per = 14;
+        break; /* adam's moments, the clipped step, p */
+    case TB_OP_lbfgs: /* per pair two dots and two axpys; gamma's two
+                       * dots, q = -g, d = gamma*q, p += lr*d */
+        return (8 * (double)in[2].dim[0] + 7) * op_numel_d(&in[0]);
     default:
         per = 14;
         break; /* radam, rectified */
     }
     return per * op_numel_d(&in[0]);
+}
+
+/* lamb, lbfgs: the update depends on 2-norms or dot products over the
+ * whole tensor (lbfgs: m pairs of them in sequence). */
+double tb_rlen_optim(const tb_op *op, const tb_shape *in, const tb_shape *out,
+                     const tb_params *p, tb_dtype dt)
+{
+    (void)out, (void)p, (void)dt;
+    double n = op_numel_d(&in[0]);
+    return op->id == TB_OP_lbfgs ? n * (double)in[2].dim[0] : n;
 }
 
 /* Linear algebra: the textbook operation counts (Golub & Van Loan,

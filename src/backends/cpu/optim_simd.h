@@ -15,8 +15,8 @@
  *     which steps elements [b, r) for the largest r <= e with r - b a
  *     multiple of the vector width, and returns r (the caller finishes
  *     [r, e) with the portable version).  The three macros are undefined
- *     at the end.  Before that include, OPT_SQRT, OPT_FMA, OPT_MAX and
- *     OPT_ABS must say how to take those of an OPT_VT.
+ *     at the end.  Before that include, OPT_SQRT, OPT_FMA, OPT_MAX,
+ *     OPT_MIN and OPT_ABS must say how to take those of an OPT_VT.
  *
  * The loops use GCC's vector extensions: + - * / between vectors, and
  * between a vector and an OPT_ET scalar (broadcast), so one body serves
@@ -46,6 +46,7 @@ typedef struct tb_optim_job {
     double eps;
     double wd;         /* L2 weight decay added to g (0: skipped) */
     double decay;      /* adamw: p *= decay first */
+    double lo, hi;     /* adabound: the bounds of the step size */
     bool mom, nesterov, rect;
 } tb_optim_job;
 
@@ -80,6 +81,7 @@ static int64_t OPT_NAME(const tb_optim_job *j, int64_t b, int64_t e)
     const et b2 = (et)j->b2, omb2 = (et)j->omb2;
     const et scale = (et)j->scale, eps = (et)j->eps;
     const et decay = (et)j->decay;
+    const et lo = (et)j->lo, hi = (et)j->hi;
     const bool has_wd = j->wd != 0;
     vt p, g, m, v;
 
@@ -144,6 +146,24 @@ static int64_t OPT_NAME(const tb_optim_job *j, int64_t b, int64_t e)
                 p = p - lr * m / d;
                 break;
             }
+            OPT_ST(po, i, p);
+            OPT_ST(s1o, i, m);
+            OPT_ST(s2o, i, v);
+        }
+        break;
+    case TB_OP_adabound: /* a = clamp(lr / (sqrt(v) + eps), lo, hi) */
+        for (int64_t i = b; i < end; i += L) {
+            OPT_LD(p, pi, i);
+            OPT_LD(g, gi, i);
+            OPT_LD(m, s1i, i);
+            OPT_LD(v, s2i, i);
+            if (has_wd)
+                g = OPT_FMA(p, wd, g);
+            m = OPT_FMA(m, b1, omb1 * g);
+            v = OPT_FMA(v, b2, omb2 * (g * g));
+            vt a = lr / (OPT_SQRT(v) + eps);
+            a = OPT_MIN(OPT_MAX(a, (vt){0} + lo), (vt){0} + hi);
+            p = p - a * m;
             OPT_ST(po, i, p);
             OPT_ST(s1o, i, m);
             OPT_ST(s2o, i, v);
