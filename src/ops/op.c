@@ -989,7 +989,7 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .category = TB_CAT_OPTIMIZER, .n_in = 4, .n_out = 3, .n_params = 6,
         .params = params_lamb, .domain = domain_optim_mv,
         .shape = tb_rule_optim, .flops = tb_flops_optim, .bytes = tb_bytes_io,
-        .reduce_len = tb_rlen_optim, .tol = TOL_OPT, .alias = alias_p_m_v,
+        .tol = TOL_OPT, .alias = alias_p_m_v,
         .doc = "LAMB (You et al. 2019, Algorithm 2, one tensor): "
                "m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; "
                "r = (m/(1-b1^t)) / (sqrt(v/(1-b2^t)) + eps) + wd p; "

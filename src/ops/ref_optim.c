@@ -121,6 +121,71 @@ static int step_of(const tb_op *op, const double *v, double *t)
     return *t >= 1 && *t == floor(*t) ? 0 : TB_EPARAM;
 }
 
+/* lamb and adabound (the Adam family's parameters, schema order of
+ * op.c's rows): outputs p, m, v into po, s1o, s2o. */
+static int lamb_ref(const tb_op *op, const double *v, int64_t n,
+                    const tb_tensor *in, double *po, double *s1o,
+                    double *s2o)
+{
+    int rc;
+    /* You et al. 2019, Algorithm 2 on one tensor: r = m_hat /
+     * (sqrt(v_hat) + eps) + wd p, p -= lr |p| / |r| r. */
+    double lr = v[0], b1 = v[1], b2 = v[2], eps = v[3], wd = v[4], t;
+    if ((rc = step_of(op, v, &t)))
+        return rc;
+    double bc1 = 1 - pow(b1, t), bc2 = 1 - pow(b2, t);
+    double pp = 0, rr = 0;
+    for (int64_t i = 0; i < n; i++) { /* moments, r kept in po */
+        double x = load(&in[0], i), g = load(&in[1], i);
+        double m = load(&in[2], i), s = load(&in[3], i);
+        m = b1 * m + (1 - b1) * g;
+        s = b2 * s + (1 - b2) * g * g;
+        double r = (m / bc1) / (sqrt(s / bc2) + eps);
+        if (wd != 0)
+            r = r + wd * x;
+        pp += x * x;
+        rr += r * r;
+        po[i] = r;
+        s1o[i] = m;
+        s2o[i] = s;
+    }
+    double ratio = pp > 0 && rr > 0 ? sqrt(pp) / sqrt(rr) : 1;
+    for (int64_t i = 0; i < n; i++)
+        po[i] = load(&in[0], i) - lr * ratio * po[i];
+    return 0;
+}
+
+static int adabound_ref(const tb_op *op, const double *v, int64_t n,
+                        const tb_tensor *in, double *po, double *s1o,
+                        double *s2o)
+{
+    int rc;
+    /* Luo et al. 2019, Algorithm 1, with the bound schedule of the
+     * authors' code (final_lr not rescaled: no lr schedule). */
+    double lr = v[0], b1 = v[1], b2 = v[2], flr = v[3], gam = v[4];
+    double eps = v[5], wd = v[6], t;
+    if ((rc = step_of(op, v, &t)))
+        return rc;
+    double bc1 = 1 - pow(b1, t), bc2 = 1 - pow(b2, t);
+    double step = lr * sqrt(bc2) / bc1;
+    double lo = flr * (1 - 1 / (gam * t + 1));
+    double hi = flr * (1 + 1 / (gam * t));
+    for (int64_t i = 0; i < n; i++) {
+        double x = load(&in[0], i), g = load(&in[1], i);
+        double m = load(&in[2], i), s = load(&in[3], i);
+        if (wd != 0)
+            g = g + wd * x;
+        m = b1 * m + (1 - b1) * g;
+        s = b2 * s + (1 - b2) * g * g;
+        double a = step / (sqrt(s) + eps);
+        a = a < lo ? lo : (a > hi ? hi : a); /* NaN stays NaN */
+        po[i] = x - a * m;
+        s1o[i] = m;
+        s2o[i] = s;
+    }
+    return 0;
+}
+
 static int optim_ref(tb_op_id id, const tb_tensor *in, tb_tensor *out,
                      const tb_params *p)
 {
@@ -223,59 +288,10 @@ static int optim_ref(tb_op_id id, const tb_tensor *in, tb_tensor *out,
         }
         return 0;
     }
-    case TB_OP_lamb: {
-        /* You et al. 2019, Algorithm 2 on one tensor: r = m_hat /
-         * (sqrt(v_hat) + eps) + wd p, p -= lr |p| / |r| r. */
-        double lr = v[0], b1 = v[1], b2 = v[2], eps = v[3], wd = v[4], t;
-        if ((rc = step_of(op, v, &t)))
-            return rc;
-        double bc1 = 1 - pow(b1, t), bc2 = 1 - pow(b2, t);
-        double pp = 0, rr = 0;
-        for (int64_t i = 0; i < n; i++) { /* moments, r kept in po */
-            double x = load(&in[0], i), g = load(&in[1], i);
-            double m = load(&in[2], i), s = load(&in[3], i);
-            m = b1 * m + (1 - b1) * g;
-            s = b2 * s + (1 - b2) * g * g;
-            double r = (m / bc1) / (sqrt(s / bc2) + eps);
-            if (wd != 0)
-                r = r + wd * x;
-            pp += x * x;
-            rr += r * r;
-            po[i] = r;
-            s1o[i] = m;
-            s2o[i] = s;
-        }
-        double ratio = pp > 0 && rr > 0 ? sqrt(pp) / sqrt(rr) : 1;
-        for (int64_t i = 0; i < n; i++)
-            po[i] = load(&in[0], i) - lr * ratio * po[i];
-        return 0;
-    }
-    case TB_OP_adabound: {
-        /* Luo et al. 2019, Algorithm 1, with the bound schedule of the
-         * authors' code (final_lr not rescaled: no lr schedule). */
-        double lr = v[0], b1 = v[1], b2 = v[2], flr = v[3], gam = v[4];
-        double eps = v[5], wd = v[6], t;
-        if ((rc = step_of(op, v, &t)))
-            return rc;
-        double bc1 = 1 - pow(b1, t), bc2 = 1 - pow(b2, t);
-        double step = lr * sqrt(bc2) / bc1;
-        double lo = flr * (1 - 1 / (gam * t + 1));
-        double hi = flr * (1 + 1 / (gam * t));
-        for (int64_t i = 0; i < n; i++) {
-            double x = load(&in[0], i), g = load(&in[1], i);
-            double m = load(&in[2], i), s = load(&in[3], i);
-            if (wd != 0)
-                g = g + wd * x;
-            m = b1 * m + (1 - b1) * g;
-            s = b2 * s + (1 - b2) * g * g;
-            double a = step / (sqrt(s) + eps);
-            a = a < lo ? lo : (a > hi ? hi : a); /* NaN stays NaN */
-            po[i] = x - a * m;
-            s1o[i] = m;
-            s2o[i] = s;
-        }
-        return 0;
-    }
+    case TB_OP_lamb:
+        return lamb_ref(op, v, n, in, po, s1o, s2o);
+    case TB_OP_adabound:
+        return adabound_ref(op, v, n, in, po, s1o, s2o);
     case TB_OP_adagrad: {
         double lr = v[0], lr_decay = v[1], wd = v[2], eps = v[3], t;
         if ((rc = step_of(op, v, &t)))

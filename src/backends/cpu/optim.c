@@ -255,6 +255,25 @@ static int prepare(const tb_op *op, const tb_params *p, tb_optim_job *j)
     return 0;
 }
 
+/* Checks the operands (check) and fills j (prepare, then the operands'
+ * pointers); the element count in *n. */
+static int setup(tb_op_id id, tb_dtype dt, const tb_tensor *in,
+                 const tb_tensor *out, const tb_params *p, tb_optim_job *j,
+                 int64_t *n)
+{
+    const tb_op *op = tb_op_get(id);
+    if (!op || !in || !out)
+        return TB_EINVAL;
+    int rc = check(op, dt, in, out, p, n);
+    if (rc || (rc = prepare(op, p, j)))
+        return rc;
+    for (int i = 0; i < op->n_in; i++)
+        j->in[i] = in[i].data;
+    for (int o = 0; o < op->n_out; o++)
+        j->out[o] = out[o].data;
+    return 0;
+}
+
 /* ---- the kernel ------------------------------------------------------------ */
 
 typedef struct task {
@@ -272,32 +291,6 @@ static void run_part(void *arg, int part, int nparts)
     tb_cpu_span(t->n, 16, part, nparts, &b, &e);
     if (b < e)
         t->tail(t->j, t->simd(t->j, b, e), e);
-}
-
-/* The step of op id at level lv (a level this build has: its rows exist
- * only then, kreg.h). */
-static int optim_run(void *ctx, tb_op_id id, tb_dtype dt,
-                     const tb_tensor *in, tb_tensor *out, const tb_params *p,
-                     int lv)
-{
-    tb_cpu_count_launch(ctx);
-    const tb_op *op = tb_op_get(id);
-    if (!op || !in || !out)
-        return TB_EINVAL;
-    int64_t n;
-    int rc = check(op, dt, in, out, p, &n);
-    if (rc)
-        return rc;
-    tb_optim_job j = {0};
-    if ((rc = prepare(op, p, &j)))
-        return rc;
-    for (int i = 0; i < op->n_in; i++)
-        j.in[i] = in[i].data;
-    for (int o = 0; o < op->n_out; o++)
-        j.out[o] = out[o].data;
-    task t = {&j, n, loops[dt][lv], loops[dt][TB_ISA_SCALAR]};
-    tb_cpu_parallel(ctx, n, (n + 15) / 16, run_part, &t);
-    return 0;
 }
 
 /* ---- lamb and lbfgs: passes with deterministic sums ---------------------- */
@@ -398,31 +391,29 @@ static void lbfgs_run(void *ctx, const red_task *t, const tb_tensor *in,
     red_pass(ctx, t, TB_RED_STEP, s);
 }
 
-/* lamb or lbfgs in dtype dt (C rows only). */
-static int red_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
-                   tb_tensor *out, const tb_params *p)
+/* The step of op id at level lv (a level this build has: its rows exist
+ * only then, kreg.h). */
+static int optim_run(void *ctx, tb_op_id id, tb_dtype dt,
+                     const tb_tensor *in, tb_tensor *out, const tb_params *p,
+                     int lv)
 {
     tb_cpu_count_launch(ctx);
-    const tb_op *op = tb_op_get(id);
-    if (!in || !out)
-        return TB_EINVAL;
+    tb_optim_job j = {0};
     int64_t n;
-    int rc = check(op, dt, in, out, p, &n);
+    int rc = setup(id, dt, in, out, p, &j, &n);
     if (rc)
         return rc;
-    tb_optim_job j = {0};
-    if ((rc = prepare(op, p, &j)))
-        return rc;
-    for (int i = 0; i < op->n_in; i++)
-        j.in[i] = in[i].data;
-    for (int o = 0; o < op->n_out; o++)
-        j.out[o] = out[o].data;
-    tb_red_job r = {.j = &j, .n = n};
-    red_task t = {&r, dt == TB_F32 ? red_f32 : red_f64};
-    if (id == TB_OP_lamb)
-        lamb_run(ctx, &t);
-    else
-        lbfgs_run(ctx, &t, in, out, in[2].shape[0]);
+    if (id == TB_OP_lamb || id == TB_OP_lbfgs) { /* C rows only */
+        tb_red_job r = {.j = &j, .n = n};
+        red_task t = {&r, dt == TB_F32 ? red_f32 : red_f64};
+        if (id == TB_OP_lamb)
+            lamb_run(ctx, &t);
+        else
+            lbfgs_run(ctx, &t, in, out, in[2].shape[0]);
+        return 0;
+    }
+    task t = {&j, n, loops[dt][lv], loops[dt][TB_ISA_SCALAR]};
+    tb_cpu_parallel(ctx, n, (n + 15) / 16, run_part, &t);
     return 0;
 }
 
@@ -430,7 +421,8 @@ static int red_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
     int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
                                 tb_tensor *out, const tb_params *p)       \
     {                                                                     \
-        return red_run(ctx, TB_OP_##op, TB_CPU_DT_##dt, in, out, p);      \
+        return optim_run(ctx, TB_OP_##op, TB_CPU_DT_##dt, in, out, p,     \
+                         TB_ISA_SCALAR);                                  \
     }
 TB_CPU_ROWS_OPTIM_RED(RED_ENTRY)
 

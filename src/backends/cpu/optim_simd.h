@@ -116,6 +116,7 @@ static int64_t OPT_NAME(const tb_optim_job *j, int64_t b, int64_t e)
     case TB_OP_adamw:
     case TB_OP_nadam:
     case TB_OP_radam:
+    case TB_OP_adabound:
         for (int64_t i = b; i < end; i += L) {
             OPT_LD(p, pi, i);
             OPT_LD(g, gi, i);
@@ -133,6 +134,11 @@ static int64_t OPT_NAME(const tb_optim_job *j, int64_t b, int64_t e)
                 d = OPT_SQRT(v * scale) + eps;
                 p = p - OPT_FMA(g, lr, c2 * m) / d;
                 break;
+            case TB_OP_adabound: /* clamp(lr / (sqrt(v) + eps), lo, hi) */
+                d = lr / (OPT_SQRT(v) + eps);
+                d = OPT_MIN(OPT_MAX(d, (vt){0} + lo), (vt){0} + hi);
+                p = p - d * m;
+                break;
             case TB_OP_radam:
                 if (j->rect) {
                     d = OPT_SQRT(v) + eps;
@@ -146,24 +152,6 @@ static int64_t OPT_NAME(const tb_optim_job *j, int64_t b, int64_t e)
                 p = p - lr * m / d;
                 break;
             }
-            OPT_ST(po, i, p);
-            OPT_ST(s1o, i, m);
-            OPT_ST(s2o, i, v);
-        }
-        break;
-    case TB_OP_adabound: /* a = clamp(lr / (sqrt(v) + eps), lo, hi) */
-        for (int64_t i = b; i < end; i += L) {
-            OPT_LD(p, pi, i);
-            OPT_LD(g, gi, i);
-            OPT_LD(m, s1i, i);
-            OPT_LD(v, s2i, i);
-            if (has_wd)
-                g = OPT_FMA(p, wd, g);
-            m = OPT_FMA(m, b1, omb1 * g);
-            v = OPT_FMA(v, b2, omb2 * (g * g));
-            vt a = lr / (OPT_SQRT(v) + eps);
-            a = OPT_MIN(OPT_MAX(a, (vt){0} + lo), (vt){0} + hi);
-            p = p - a * m;
             OPT_ST(po, i, p);
             OPT_ST(s1o, i, m);
             OPT_ST(s2o, i, v);
