@@ -744,6 +744,8 @@ def impl_for(op, lib, mod, np, form, x, o, p):
         return loss_impl(op, t, mod, np, x)
     if op in ("embedding", "embedding_backward") and not out:
         return embedding_impl(op, t, mod, np, x, p)
+    if op == "lbfgs" and t and not out:
+        return lbfgs_twin(mod, x, p)
     if op == "dropout" and not out:
         pr = float(p.get("p", 0.5))
         if t:
@@ -768,6 +770,41 @@ def impl_for(op, lib, mod, np, form, x, o, p):
         return (lambda: F.gelu(x[0], approximate=appr)), 1, \
             f"gelu(approximate={appr})"
     return None
+
+
+def lbfgs_twin(mod, x, p):
+    """lbfgs: torch.optim.LBFGS itself (max_iter=1, no line search) on
+    p, its state preset to the case's history: old_stps = S's rows,
+    old_dirs = Y's (oldest first; pairs with s.y <= 1e-10 left out, as
+    it never stores them), ro, H_diag from the newest pair, and
+    prev_flat_grad = g, so that the pair each step would add (y = g -
+    prev_flat_grad = 0) is rejected and every call runs the two-loop
+    recursion on the same history; the closure hands it g.  Output 0 is
+    p after the step (in place, as tbench's)."""
+    lr = float(p.get("lr", 1.0))
+    pv, g, S, Y = x[0], x[1], x[2], x[3]
+    pv.requires_grad_(False)
+    pairs = [(S[k], Y[k]) for k in range(S.shape[0])]
+    pairs = [(s, y) for s, y in pairs if float(y.dot(s)) > 1e-10]
+    opt = mod.optim.LBFGS([pv], lr=lr, max_iter=1, history_size=len(S),
+                          tolerance_grad=0, tolerance_change=0,
+                          line_search_fn=None)
+    st = opt.state[pv]
+    st.update(func_evals=0, n_iter=1, t=lr, d=mod.zeros_like(g.flatten()),
+              old_stps=[s for s, _ in pairs], old_dirs=[y for _, y in pairs],
+              ro=[1.0 / y.dot(s) for s, y in pairs],
+              H_diag=(pairs[-1][0].dot(pairs[-1][1]) /
+                      pairs[-1][1].dot(pairs[-1][1])) if pairs else 1,
+              prev_flat_grad=g.flatten().clone(), prev_loss=0.0)
+
+    def closure():
+        pv.grad = g
+        return mod.zeros(())
+
+    def step():
+        opt.step(closure)
+        return pv
+    return step, 1, "optim.LBFGS(max_iter=1, line_search_fn=None).step"
 
 
 def loss_impl(op, t, mod, np, x):

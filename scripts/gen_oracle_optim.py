@@ -33,6 +33,27 @@ How a case is made (all independent of tbench's C code):
   checked against an independent NumPy float64 implementation of the 2.x
   formulas to 1e-14.
 
+LAMB, AdaBound, L-BFGS (appended after the cases above, so every earlier
+array keeps its name and bytes):
+- lamb (You et al. 2019, Algorithm 2) and adabound (Luo et al. 2019,
+  Algorithm 1 with the authors' bound schedule) have no torch.optim
+  class: the expected values come from NumPy float64 implementations of
+  the papers' equations (lamb_numpy, adabound_numpy), each checked to
+  1e-14 against a second formulation in float64 torch tensors
+  (lamb_torch, adabound_torch, written as the reference code of each
+  paper is structured; absolute 1e-16 where a moment cancels to ~1e-17); f32 cases run that second formulation in float32
+  and must meet TOL_OPT.  Their inputs are drawn once per size (a second
+  PCG64, seed + 1) and shared; one lamb case has p = 0 (trust ratio 1).
+- lbfgs: torch.optim.LBFGS(history_size=m, max_iter=1, line_search_fn=
+  None) in float64 on a fixed quadratic 0.5 x'Ax - b'x (A SPD, seeded):
+  after k > m steps the history is full; the next step is recorded: p
+  before it, g there (prev_flat_grad), S and Y (old_stps, old_dirs:
+  oldest first) and the outputs p after it and the direction state['d'].
+  A NumPy two-loop (lbfgs_numpy) must agree to 1e-12.  f32 cases round
+  p, g, S, Y to float32 and take lbfgs_numpy's float64 result on them
+  (checked against the f64 torch case above); a float32 torch two-loop
+  must meet TOL_OPT.
+
 Values are written with repr(), which round-trips float64 exactly through
 a C compiler's correctly rounded strtod.
 """
@@ -230,6 +251,225 @@ def case_inputs(op, pool):
     return pool[:4]
 
 
+# ---- lamb, adabound, lbfgs (no or a different torch.optim class) ----------
+
+LAMB_PSETS = [
+    dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-6, weight_decay=0.01),
+    dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-6, weight_decay=0.0),
+    dict(lr=0.01, beta1=0.8, beta2=0.99, eps=1e-8, weight_decay=0.1),
+]
+LAMB_NAMES = ["lr", "beta1", "beta2", "eps", "weight_decay", "step"]
+ADAB_PSETS = [
+    dict(lr=1e-3, beta1=0.9, beta2=0.999, final_lr=0.1, gamma=1e-3,
+         eps=1e-8, weight_decay=0.0),
+    dict(lr=1e-3, beta1=0.9, beta2=0.999, final_lr=0.1, gamma=1e-3,
+         eps=1e-8, weight_decay=0.1),
+    # bounds that bind: a narrow band around final_lr
+    dict(lr=0.05, beta1=0.8, beta2=0.99, final_lr=0.01, gamma=0.5,
+         eps=1e-6, weight_decay=0.0),
+]
+ADAB_NAMES = ["lr", "beta1", "beta2", "final_lr", "gamma", "eps",
+              "weight_decay", "step"]
+
+
+def lamb_numpy(p, g, m, v, prm, t):
+    """LAMB, Algorithm 2 of You et al. 2019, on one tensor."""
+    b1, b2 = prm["beta1"], prm["beta2"]
+    m = b1 * m + (1 - b1) * g
+    v = b2 * v + (1 - b2) * g * g
+    m_hat = m / (1 - b1 ** t)
+    v_hat = v / (1 - b2 ** t)
+    r = m_hat / (np.sqrt(v_hat) + prm["eps"]) + prm["weight_decay"] * p
+    pn, rn = math.sqrt(float(np.sum(p * p))), math.sqrt(float(np.sum(r * r)))
+    ratio = pn / rn if pn > 0 and rn > 0 else 1.0
+    return p - prm["lr"] * ratio * r, m, v
+
+
+def lamb_torch(ins, prm, t, dtype):
+    """LAMB again, as torch tensor operations in place (the structure of
+    the common PyTorch LAMB codes: addcmul_, norms by torch.norm)."""
+    p, g, m, v = (torch.tensor(x, dtype=dtype) for x in ins)
+    b1, b2 = prm["beta1"], prm["beta2"]
+    m.mul_(b1).add_(g, alpha=1 - b1)
+    v.mul_(b2).addcmul_(g, g, value=1 - b2)
+    step = m.div(1 - b1 ** t).div(v.div(1 - b2 ** t).sqrt().add(prm["eps"]))
+    if prm["weight_decay"] != 0:
+        step.add_(p, alpha=prm["weight_decay"])
+    wn, sn = torch.norm(p).item(), torch.norm(step).item()
+    trust = wn / sn if wn > 0 and sn > 0 else 1.0
+    p.add_(step, alpha=-prm["lr"] * trust)
+    return [x.numpy().astype(np.float64) for x in (p, m, v)]
+
+
+def adabound_numpy(p, g, m, v, prm, t):
+    """AdaBound, Algorithm 1 of Luo et al. 2019, with the authors' bounds
+    eta_l = final_lr (1 - 1/(gamma t + 1)), eta_u = final_lr (1 +
+    1/(gamma t))."""
+    b1, b2 = prm["beta1"], prm["beta2"]
+    if prm["weight_decay"] != 0:
+        g = g + prm["weight_decay"] * p
+    m = b1 * m + (1 - b1) * g
+    v = b2 * v + (1 - b2) * g * g
+    alpha = prm["lr"] * math.sqrt(1 - b2 ** t) / (1 - b1 ** t)
+    lo = prm["final_lr"] * (1 - 1 / (prm["gamma"] * t + 1))
+    hi = prm["final_lr"] * (1 + 1 / (prm["gamma"] * t))
+    eta = np.minimum(np.maximum(alpha / (np.sqrt(v) + prm["eps"]), lo), hi)
+    return p - eta * m, m, v
+
+
+def adabound_torch(ins, prm, t, dtype):
+    """AdaBound again in torch tensors: a full tensor of the step size,
+    divided, clamped, multiplied by m (the reference code's sequence)."""
+    p, g, m, v = (torch.tensor(x, dtype=dtype) for x in ins)
+    b1, b2 = prm["beta1"], prm["beta2"]
+    if prm["weight_decay"] != 0:
+        g = g.add(p, alpha=prm["weight_decay"])
+    m.mul_(b1).add_(g, alpha=1 - b1)
+    v.mul_(b2).addcmul_(g, g, value=1 - b2)
+    denom = v.sqrt().add_(prm["eps"])
+    size = prm["lr"] * math.sqrt(1 - b2 ** t) / (1 - b1 ** t)
+    lo = prm["final_lr"] * (1 - 1 / (prm["gamma"] * t + 1))
+    hi = prm["final_lr"] * (1 + 1 / (prm["gamma"] * t))
+    eta = torch.full_like(denom, size).div_(denom).clamp_(lo, hi).mul_(m)
+    p.add_(-eta)
+    return [x.numpy().astype(np.float64) for x in (p, m, v)]
+
+
+def lbfgs_numpy(p, g, S, Y, lr):
+    """Two-loop recursion (Nocedal & Wright, Algorithm 7.4), H0 = gamma I
+    from the newest pair; pairs with s.y <= 1e-10 skipped."""
+    mm = S.shape[0]
+    rho, al, gamma = [0.0] * mm, [0.0] * mm, 1.0
+    for k in range(mm):
+        ys = float(np.dot(S[k], Y[k]))
+        if ys > 1e-10:
+            rho[k] = 1 / ys
+            gamma = ys / float(np.dot(Y[k], Y[k]))
+    q = -g.copy()
+    for k in range(mm - 1, -1, -1):
+        if rho[k]:
+            al[k] = float(np.dot(S[k], q)) * rho[k]
+            q = q - al[k] * Y[k]
+    q = gamma * q
+    for k in range(mm):
+        if rho[k]:
+            be = float(np.dot(Y[k], q)) * rho[k]
+            q = q + (al[k] - be) * S[k]
+    return p + lr * q, q
+
+
+def lbfgs_torch32(p, g, S, Y, lr):
+    """The same two-loop in float32 torch tensors (the f32 tolerance)."""
+    f = lambda x: torch.tensor(x, dtype=torch.float32)
+    p, g, S, Y = f(p), f(g), f(S), f(Y)
+    mm = S.shape[0]
+    rho = [1 / float(S[k].dot(Y[k])) for k in range(mm)]
+    gamma = float(S[-1].dot(Y[-1])) / float(Y[-1].dot(Y[-1]))
+    al = [0.0] * mm
+    q = g.neg()
+    for k in range(mm - 1, -1, -1):
+        al[k] = float(S[k].dot(q)) * rho[k]
+        q.add_(Y[k], alpha=-al[k])
+    q.mul_(gamma)
+    for k in range(mm):
+        q.add_(S[k], alpha=al[k] - float(Y[k].dot(q)) * rho[k])
+    return [x.numpy().astype(np.float64) for x in (p + lr * q, q)]
+
+
+def lbfgs_torch_run(n, mm, lr, seed):
+    """torch.optim.LBFGS on a fixed quadratic: the inputs and outputs of
+    the step after the history has filled."""
+    qr = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(qr.standard_normal((n, n)))
+    A = torch.tensor(Q @ np.diag(qr.uniform(0.5, 3, n)) @ Q.T)
+    b = torch.tensor(qr.uniform(-1, 1, n))
+    x = torch.tensor(qr.uniform(-1, 1, n), requires_grad=True)
+    opt = torch.optim.LBFGS([x], lr=lr, max_iter=1, history_size=mm,
+                            tolerance_grad=0, tolerance_change=0,
+                            line_search_fn=None)
+
+    def closure():
+        opt.zero_grad()
+        loss = 0.5 * x @ (A @ x) - b @ x
+        loss.backward()
+        return loss
+
+    for _ in range(mm + 2):
+        opt.step(closure)
+    st = opt.state[x]
+    assert len(st["old_dirs"]) == mm
+    p0 = x.detach().numpy().copy()
+    opt.step(closure)
+    assert len(st["old_dirs"]) == mm and st["t"] == lr
+    g = st["prev_flat_grad"].numpy().copy()
+    S = np.stack([s.numpy() for s in st["old_stps"]])
+    Y = np.stack([y.numpy() for y in st["old_dirs"]])
+    return [p0, g, S, Y], [x.detach().numpy().copy(), st["d"].numpy().copy()]
+
+
+LBFGS_CASES = [  # n, m, lr
+    (7, 1, 1.0), (33, 3, 0.5), (100, 5, 1.0), (17, 2, 0.25),
+]
+
+
+def extra_cases(w, cases):
+    """The lamb, adabound and lbfgs cases, appended to cases."""
+    xr = np.random.default_rng(SEED + 1)
+    pool = {n: [xr.uniform(-1, 1, n), xr.uniform(-1, 1, n),
+                xr.uniform(-1, 1, n), xr.uniform(0, 1, n)] for n in SIZES}
+    k = 0
+    for op, psets, names, ref, twin in (
+            ("lamb", LAMB_PSETS, LAMB_NAMES, lamb_numpy, lamb_torch),
+            ("adabound", ADAB_PSETS, ADAB_NAMES, adabound_numpy,
+             adabound_torch)):
+        for si, prm in enumerate(psets):
+            for t in STEPS:
+                n = SIZES[k % 4]
+                k += 1
+                base = list(pool[n])
+                if op == "lamb" and si == 0 and t == 2:
+                    base[0] = np.zeros(n)  # |p| = 0: trust ratio 1
+                for dt in ("f32", "f64"):
+                    ins = base if dt == "f64" else [
+                        x.astype(np.float32).astype(np.float64)
+                        for x in base]
+                    want = list(ref(*ins, prm, t))
+                    for a, b in zip(want, twin(ins, prm, t, torch.float64)):
+                        # atol: m and v of ~1e-17 where g cancels m
+                        assert close(a, b, 1e-14, 1e-16), (op, prm, t)
+                    if dt == "f32":
+                        got = twin(ins, prm, t, torch.float32)
+                        for a, b in zip(got, want):
+                            assert close(a, b, *TOL_F32), (op, prm, t)
+                    full = dict(prm, step=t)
+                    cases.append(dict(
+                        name="%s_p%d_t%d_n%d_%s" % (op, si, t, n, dt),
+                        op=op, dtype=dt, n=n,
+                        ins=[w.array(x) for x in ins],
+                        params=[(nm, float(full[nm])) for nm in names],
+                        outs=[w.array(x) for x in want]))
+    for ci, (n, mm, lr) in enumerate(LBFGS_CASES):
+        ins64, want64 = lbfgs_torch_run(n, mm, lr, SEED + 10 + ci)
+        alt = lbfgs_numpy(*ins64, lr)
+        for a, b in zip(want64, alt):
+            assert close(a, b, 1e-12, 1e-14), ("lbfgs", n, mm)
+        for dt in ("f32", "f64"):
+            if dt == "f64":
+                ins, want = ins64, want64
+            else:
+                ins = [x.astype(np.float32).astype(np.float64)
+                       for x in ins64]
+                want = list(lbfgs_numpy(*ins, lr))
+                for a, b in zip(lbfgs_torch32(*ins, lr), want):
+                    assert close(a, b, *TOL_F32), ("lbfgs f32", n, mm)
+            cases.append(dict(
+                name="lbfgs_m%d_n%d_%s" % (mm, n, dt), op="lbfgs",
+                dtype=dt, n=n, m=mm,
+                ins=[w.array(np.ravel(x)) for x in ins],
+                params=[("lr", float(lr))],
+                outs=[w.array(x) for x in want]))
+
+
 # ---- output ---------------------------------------------------------------------
 
 class Writer:
@@ -285,6 +525,7 @@ def main():
                             ins=[w.array(x) for x in ins],
                             params=[(nm, float(full[nm])) for nm in names],
                             outs=[w.array(x) for x in want]))
+    extra_cases(w, cases)
 
     lines = []
     lines.append("""/* Oracle vectors of the optimizer steps.
@@ -318,6 +559,7 @@ typedef struct optv_case {
     const double *in[OPTV_MAX_IN];
     optv_param params[OPTV_MAX_PARAMS];
     const double *out[OPTV_MAX_OUT];
+    int64_t m; /* lbfgs: pairs in S and Y ([m, n] each); else 0 */
 } optv_case;
 """ % (np.__version__, torch.__version__, SEED))
     for name, vals in w.arrays:
@@ -335,7 +577,8 @@ typedef struct optv_case {
         lines.append("     {%s}," % ", ".join(c["ins"]))
         lines.append("     {%s}," % ", ".join(
             '{"%s", %r}' % pv for pv in c["params"]))
-        lines.append("     {%s}}," % ", ".join(c["outs"]))
+        lines.append("     {%s}, %d}," % (", ".join(c["outs"]),
+                                             c.get("m", 0)))
     lines.append("};")
     lines.append("#define OPTV_N_CASES (sizeof optv_cases / sizeof optv_cases[0])")
     lines.append("")

@@ -136,6 +136,24 @@ static const tb_param_spec params_nadam[] = {
 static const tb_param_spec params_radam[] = {
     P_LR(1e-3), P_BETA1, P_BETA2, P_EPS(1e-8), P_WD(0), P_STEP,
 };
+static const tb_param_spec params_lamb[] = {
+    P_LR(1e-3), P_BETA1, P_BETA2, P_EPS(1e-6),
+    {"weight_decay", TB_PARAM_FLOAT, false, 0.01, 0, 1e6,
+     "lambda: lambda*p added to the update r (decoupled)"},
+    P_STEP,
+};
+static const tb_param_spec params_adabound[] = {
+    P_LR(1e-3), P_BETA1, P_BETA2,
+    {"final_lr", TB_PARAM_FLOAT, false, 0.1, 0, 1e6,
+     "the SGD step size both bounds converge to"},
+    {"gamma", TB_PARAM_FLOAT, false, 1e-3, 1e-12, 1e6,
+     "convergence speed of the bounds"},
+    P_EPS(1e-8), P_WD(0), P_STEP,
+};
+static const tb_param_spec params_lbfgs[] = {
+    {"lr", TB_PARAM_FLOAT, false, 1, 0, 1e6,
+     "step length t: p += t*d (no line search)"},
+};
 #undef P_LR
 #undef P_WD
 #undef P_BETA1
@@ -173,6 +191,11 @@ static const tb_param_spec params_rand_normal[] = {
 static const tb_domain domain_optim_mv[] = {{-1, 1}, {-1, 1}, {-1, 1},
                                             {0, 1}};
 static const tb_domain domain_optim_sum[] = {{-1, 1}, {-1, 1}, {0, 1}};
+/* lbfgs: p, g, S, Y.  Pairs from [0, 1] x [0.25, 1] have s^T y > 0 (a
+ * curvature pair L-BFGS keeps) and a product of oblique projections of
+ * moderate norm, as the pairs of a convex problem do. */
+static const tb_domain domain_lbfgs[] = {{-1, 1}, {-1, 1}, {0, 1},
+                                         {0.25, 1}};
 /* mul_ and div_ write into their input and are called millions of times
  * in a row: any |b| != 1 would drive the values to 0 (subnormals, which
  * are slow) or infinity within the timing loop.  b = -1 keeps them
@@ -184,6 +207,7 @@ static const int8_t alias_first[] = {0};
 static const int8_t alias_p_buf[] = {0, 2};
 static const int8_t alias_p_m_v[] = {0, 2, 3};
 static const int8_t alias_running[] = {-1, 3}; /* batch_norm */
+static const int8_t alias_p_own[] = {0, -1}; /* lbfgs: p, direction */
 
 /* The unfused compositions, step by step as an eager framework runs
  * them (one kernel and one new tensor per step). */
@@ -1004,6 +1028,39 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .tol = TOL_OPT, .alias = alias_p_m_v,
         .doc = "PyTorch RAdam; inputs p, g, m, v; outputs p, m, v"
                "; bf16/f16: p, g 16-bit, state f32"},
+    [TB_OP_lamb] = {OP_ID(lamb),
+        .category = TB_CAT_OPTIMIZER, .n_in = 4, .n_out = 3, .n_params = 6,
+        .params = params_lamb, .domain = domain_optim_mv,
+        .shape = tb_rule_optim, .flops = tb_flops_optim, .bytes = tb_bytes_io,
+        .tol = TOL_OPT, .alias = alias_p_m_v,
+        .doc = "LAMB (You et al. 2019, Algorithm 2, one tensor): "
+               "m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; "
+               "r = (m/(1-b1^t)) / (sqrt(v/(1-b2^t)) + eps) + wd p; "
+               "p -= lr (|p|/|r|) r (ratio 1 if a norm is 0; 2-norms over "
+               "the whole tensor, fixed chunks); inputs p, g, m, v; "
+               "outputs p, m, v; bf16/f16: p, g 16-bit, state f32"},
+    [TB_OP_adabound] = {OP_ID(adabound),
+        .category = TB_CAT_OPTIMIZER, .n_in = 4, .n_out = 3, .n_params = 8,
+        .params = params_adabound, .domain = domain_optim_mv,
+        .shape = tb_rule_optim, .flops = tb_flops_optim, .bytes = tb_bytes_io,
+        .tol = TOL_OPT, .alias = alias_p_m_v,
+        .doc = "AdaBound (Luo et al. 2019, Algorithm 1, the reference "
+               "code's bounds): g += wd p; m, v as Adam; "
+               "a = lr sqrt(1-b2^t)/(1-b1^t) / (sqrt(v) + eps) clipped "
+               "to [final_lr (1 - 1/(gamma t + 1)), "
+               "final_lr (1 + 1/(gamma t))]; p -= a m; inputs p, g, m, v; "
+               "outputs p, m, v; bf16/f16: p, g 16-bit, state f32"},
+    [TB_OP_lbfgs] = {OP_ID(lbfgs),
+        .category = TB_CAT_OPTIMIZER, .n_in = 4, .n_out = 2, .n_params = 1,
+        .params = params_lbfgs, .domain = domain_lbfgs,
+        .shape = tb_rule_lbfgs, .flops = tb_flops_optim, .bytes = tb_bytes_io,
+        .reduce_len = tb_rlen_optim, .tol = TOL_OPT, .alias = alias_p_own,
+        .doc = "one L-BFGS step, torch.optim.LBFGS without line search: "
+               "inputs p, g (n elements), S, Y [m, n] (the m pairs s, y, "
+               "oldest first; pairs with s.y <= 1e-10 skipped, as torch "
+               "never stores them); d = -H g by the two-loop recursion, "
+               "H0 = (s.y / y.y of the newest pair) I; p += lr d; "
+               "outputs p, d; bf16/f16: p, g, d 16-bit, S, Y f32"},
 
     /* linear algebra (LAPACK semantics) */
     [TB_OP_svd] = {OP_ID(svd),

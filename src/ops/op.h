@@ -105,7 +105,7 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(copy)                                                               \
     X(add_) X(sub_) X(mul_) X(div_) X(relu_)                              \
     X(sgd) X(sgd_momentum) X(adam) X(adamw) X(adagrad) X(adamax)          \
-    X(nadam) X(radam)                                                     \
+    X(nadam) X(radam) X(lamb) X(adabound) X(lbfgs)                        \
     X(svd) X(qr) X(eigh)                                                  \
     X(add_relu_unfused) X(linear_unfused) X(log_softmax_unfused)          \
     X(sdpa_unfused) X(cross_entropy_unfused)                              \

@@ -237,11 +237,31 @@ double tb_flops_optim(const tb_op *op, const tb_shape *in, const tb_shape *out,
     case TB_OP_nadam:
         per = 15;
         break;
+    case TB_OP_lamb:
+        per = 19;
+        break; /* adam's moments and r, two squares, p -= c*r */
+    case TB_OP_adabound:
+        per = 14;
+        break; /* adam's moments, the clipped step, p */
+    case TB_OP_lbfgs: /* per pair two dots and two axpys; gamma's two
+                       * dots, q = -g, d = gamma*q, p += lr*d */
+        return (8 * (double)in[2].dim[0] + 7) * op_numel_d(&in[0]);
     default:
         per = 14;
         break; /* radam, rectified */
     }
     return per * op_numel_d(&in[0]);
+}
+
+/* lbfgs: the direction is built from dot products of n terms (a
+ * library that sums them in f32, as PyTorch does, errs ~ sqrt(n) ulps).
+ * lamb's norms enter only through the trust ratio, a relative error of
+ * the small update lr*ratio*r: no reduce_len. */
+double tb_rlen_optim(const tb_op *op, const tb_shape *in, const tb_shape *out,
+                     const tb_params *p, tb_dtype dt)
+{
+    (void)op, (void)out, (void)p, (void)dt;
+    return op_numel_d(&in[0]);
 }
 
 /* Linear algebra: the textbook operation counts (Golub & Van Loan,

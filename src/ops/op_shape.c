@@ -10,6 +10,7 @@
 
 #include "../base/error.h"
 #include "op_rules.h"
+#include "optim_math.h"
 #include "quant.h"
 
 int tb_rule_broadcast(const tb_op *op, const tb_shape *in, const tb_params *p,
@@ -528,6 +529,40 @@ int tb_rule_optim(const tb_op *op, const tb_shape *in, const tb_params *p,
     }
     for (int i = 0; i < op->n_out; i++)
         out[i] = in[0];
+    return 0;
+}
+
+/* lbfgs: p and g of one shape (n elements), S and Y both [m, n] with
+ * 1 <= m <= TB_LBFGS_MAX_HIST; outputs p and the direction, p's shape. */
+int tb_rule_lbfgs(const tb_op *op, const tb_shape *in, const tb_params *p,
+                  tb_shape *out, char *err, size_t len)
+{
+    (void)p;
+    char sa[96], sb[96];
+    if (!tb_shape_equal(&in[1], &in[0]))
+        return tb_op_fail(err, len, TB_ESHAPE,
+                          "%s: grad [%s] differs from param [%s]", op->name,
+                          tb_shape_format(&in[1], sb, sizeof sb),
+                          tb_shape_format(&in[0], sa, sizeof sa));
+    int64_t n = 1;
+    for (int d = 0; d < in[0].ndim; d++)
+        n *= in[0].dim[d];
+    if (in[2].ndim != 2 || in[2].dim[1] != n)
+        return tb_op_fail(err, len, TB_ESHAPE,
+                          "%s: S [%s] is not [m x %lld] (m pairs of param's "
+                          "%lld elements)", op->name,
+                          tb_shape_format(&in[2], sa, sizeof sa),
+                          (long long)n, (long long)n);
+    if (in[2].dim[0] > TB_LBFGS_MAX_HIST)
+        return tb_op_fail(err, len, TB_ESHAPE,
+                          "%s: S has %lld pairs, at most %d", op->name,
+                          (long long)in[2].dim[0], TB_LBFGS_MAX_HIST);
+    if (!tb_shape_equal(&in[3], &in[2]))
+        return tb_op_fail(err, len, TB_ESHAPE,
+                          "%s: Y [%s] differs from S [%s]", op->name,
+                          tb_shape_format(&in[3], sb, sizeof sb),
+                          tb_shape_format(&in[2], sa, sizeof sa));
+    out[0] = out[1] = in[0];
     return 0;
 }
 

@@ -7,6 +7,18 @@
 
 #include <math.h>
 
+/* lbfgs: the most history pairs a step takes (torch's default
+ * history_size is 100). */
+#define TB_LBFGS_MAX_HIST 256
+/* lbfgs: a pair with s.y at or below this is skipped (torch.optim.LBFGS
+ * does not store it). */
+#define TB_LBFGS_MIN_YS 1e-10
+
+/* LAMB and L-BFGS reduce over the whole tensor in this many chunks, each
+ * summed in order in double, then the chunks in order: the same sums at
+ * every thread count (a thread takes whole chunks). */
+#define TB_OPTIM_CHUNKS 64
+
 /* NAdam's mu_i = beta1 (1 - 0.5 * 0.96^(i * momentum_decay)). */
 static inline double tb_nadam_mu(double b1, double md, double i)
 {

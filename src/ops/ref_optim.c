@@ -17,6 +17,15 @@
  * matches a float64 torch.optim step to a few ulps (test_optim holds it to
  * 1e-12 against tests/data/optim_vectors.h).
  *
+ * PyTorch has no LAMB or AdaBound: lamb follows You et al. 2019
+ * ("Large Batch Optimization for Deep Learning: Training BERT in 76
+ * minutes"), Algorithm 2, on one tensor (trust ratio |p| / |r|, phi the
+ * identity, 1 when a norm is 0); adabound follows Luo et al. 2019
+ * ("Adaptive Gradient Methods with Dynamic Bound of Learning Rate"),
+ * Algorithm 1, with the bound schedule of the authors' code.  Their
+ * oracles are NumPy float64 implementations of those equations.  lbfgs is
+ * torch.optim.LBFGS's two-loop step without line search (tb_ref_lbfgs).
+ *
  * A weight decay of 0 is skipped, as PyTorch does (`if weight_decay !=
  * 0`), so an infinite p does not turn the state into NaN through 0*inf. */
 #include "ref.h"
@@ -110,6 +119,71 @@ static int step_of(const tb_op *op, const double *v, double *t)
 {
     *t = v[op->n_params - 1];
     return *t >= 1 && *t == floor(*t) ? 0 : TB_EPARAM;
+}
+
+/* lamb and adabound (the Adam family's parameters, schema order of
+ * op.c's rows): outputs p, m, v into po, s1o, s2o. */
+static int lamb_ref(const tb_op *op, const double *v, int64_t n,
+                    const tb_tensor *in, double *po, double *s1o,
+                    double *s2o)
+{
+    int rc;
+    /* You et al. 2019, Algorithm 2 on one tensor: r = m_hat /
+     * (sqrt(v_hat) + eps) + wd p, p -= lr |p| / |r| r. */
+    double lr = v[0], b1 = v[1], b2 = v[2], eps = v[3], wd = v[4], t;
+    if ((rc = step_of(op, v, &t)))
+        return rc;
+    double bc1 = 1 - pow(b1, t), bc2 = 1 - pow(b2, t);
+    double pp = 0, rr = 0;
+    for (int64_t i = 0; i < n; i++) { /* moments, r kept in po */
+        double x = load(&in[0], i), g = load(&in[1], i);
+        double m = load(&in[2], i), s = load(&in[3], i);
+        m = b1 * m + (1 - b1) * g;
+        s = b2 * s + (1 - b2) * g * g;
+        double r = (m / bc1) / (sqrt(s / bc2) + eps);
+        if (wd != 0)
+            r = r + wd * x;
+        pp += x * x;
+        rr += r * r;
+        po[i] = r;
+        s1o[i] = m;
+        s2o[i] = s;
+    }
+    double ratio = pp > 0 && rr > 0 ? sqrt(pp) / sqrt(rr) : 1;
+    for (int64_t i = 0; i < n; i++)
+        po[i] = load(&in[0], i) - lr * ratio * po[i];
+    return 0;
+}
+
+static int adabound_ref(const tb_op *op, const double *v, int64_t n,
+                        const tb_tensor *in, double *po, double *s1o,
+                        double *s2o)
+{
+    int rc;
+    /* Luo et al. 2019, Algorithm 1, with the bound schedule of the
+     * authors' code (final_lr not rescaled: no lr schedule). */
+    double lr = v[0], b1 = v[1], b2 = v[2], flr = v[3], gam = v[4];
+    double eps = v[5], wd = v[6], t;
+    if ((rc = step_of(op, v, &t)))
+        return rc;
+    double bc1 = 1 - pow(b1, t), bc2 = 1 - pow(b2, t);
+    double step = lr * sqrt(bc2) / bc1;
+    double lo = flr * (1 - 1 / (gam * t + 1));
+    double hi = flr * (1 + 1 / (gam * t));
+    for (int64_t i = 0; i < n; i++) {
+        double x = load(&in[0], i), g = load(&in[1], i);
+        double m = load(&in[2], i), s = load(&in[3], i);
+        if (wd != 0)
+            g = g + wd * x;
+        m = b1 * m + (1 - b1) * g;
+        s = b2 * s + (1 - b2) * g * g;
+        double a = step / (sqrt(s) + eps);
+        a = a < lo ? lo : (a > hi ? hi : a); /* NaN stays NaN */
+        po[i] = x - a * m;
+        s1o[i] = m;
+        s2o[i] = s;
+    }
+    return 0;
 }
 
 static int optim_ref(tb_op_id id, const tb_tensor *in, tb_tensor *out,
@@ -214,6 +288,10 @@ static int optim_ref(tb_op_id id, const tb_tensor *in, tb_tensor *out,
         }
         return 0;
     }
+    case TB_OP_lamb:
+        return lamb_ref(op, v, n, in, po, s1o, s2o);
+    case TB_OP_adabound:
+        return adabound_ref(op, v, n, in, po, s1o, s2o);
     case TB_OP_adagrad: {
         double lr = v[0], lr_decay = v[1], wd = v[2], eps = v[3], t;
         if ((rc = step_of(op, v, &t)))
@@ -255,6 +333,85 @@ static int optim_ref(tb_op_id id, const tb_tensor *in, tb_tensor *out,
     }
 }
 
+/* lbfgs: inputs p, g (n elements), S, Y [m, n]; outputs p + lr d and d,
+ * with d = -H g by the two-loop recursion (Nocedal & Wright, Numerical
+ * Optimization, 2nd ed., Algorithm 7.4) over the pairs with s.y >
+ * TB_LBFGS_MIN_YS, oldest first, H0 = gamma I with gamma = s.y / y.y of
+ * the newest such pair (1 if none), in torch.optim.LBFGS's order. */
+int tb_ref_lbfgs(const tb_tensor *in, tb_tensor *out, const tb_params *p)
+{
+    const tb_op *op = tb_op_get(TB_OP_lbfgs);
+    double lr;
+    int rc;
+    if (!in || !out)
+        return TB_EINVAL;
+    if ((rc = param(p, TB_OP_lbfgs, 0, &lr)))
+        return rc;
+    tb_shape ish[4], osh[2];
+    for (int i = 0; i < 4; i++) {
+        if ((unsigned)in[i].dtype >= TB_DTYPE_COUNT)
+            return TB_EDTYPE;
+        if (in[i].ndim < 1 || in[i].ndim > TB_MAX_DIMS)
+            return TB_ESHAPE;
+        ish[i] = tb_tensor_shape(&in[i]);
+    }
+    if ((rc = tb_op_infer(op, ish, 4, p, osh, NULL, 0)))
+        return rc;
+    int64_t n = in[2].shape[1], m = in[2].shape[0];
+    for (int o = 0; o < 2; o++) {
+        tb_shape got = tb_tensor_shape(&out[o]);
+        if (out[o].dtype != TB_F64)
+            return TB_EDTYPE;
+        if (!tb_shape_equal(&got, &osh[o]) || !tb_tensor_is_contiguous(&out[o]))
+            return TB_ESHAPE;
+        if (!out[o].data)
+            return TB_EINVAL;
+    }
+    for (int i = 0; i < 4; i++)
+        if (!in[i].data)
+            return TB_EINVAL;
+    double *q = out[1].data, *po = out[0].data;
+    double rho[TB_LBFGS_MAX_HIST], al[TB_LBFGS_MAX_HIST], gamma = 1;
+    for (int64_t k = 0; k < m; k++) { /* rho, gamma of the newest pair */
+        double ys = 0, yy = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double s = load(&in[2], k * n + i), y = load(&in[3], k * n + i);
+            ys += y * s;
+            yy += y * y;
+        }
+        rho[k] = ys > TB_LBFGS_MIN_YS ? 1 / ys : 0;
+        if (rho[k] != 0)
+            gamma = ys / yy;
+    }
+    for (int64_t i = 0; i < n; i++)
+        q[i] = -load(&in[1], i);
+    for (int64_t k = m - 1; k >= 0; k--) {
+        if (rho[k] == 0)
+            continue;
+        double sq = 0;
+        for (int64_t i = 0; i < n; i++)
+            sq += load(&in[2], k * n + i) * q[i];
+        al[k] = sq * rho[k];
+        for (int64_t i = 0; i < n; i++)
+            q[i] -= al[k] * load(&in[3], k * n + i);
+    }
+    for (int64_t i = 0; i < n; i++)
+        q[i] *= gamma;
+    for (int64_t k = 0; k < m; k++) {
+        if (rho[k] == 0)
+            continue;
+        double yr = 0;
+        for (int64_t i = 0; i < n; i++)
+            yr += load(&in[3], k * n + i) * q[i];
+        double c = al[k] - yr * rho[k];
+        for (int64_t i = 0; i < n; i++)
+            q[i] += c * load(&in[2], k * n + i);
+    }
+    for (int64_t i = 0; i < n; i++)
+        po[i] = load(&in[0], i) + lr * q[i];
+    return 0;
+}
+
 #define OPTIM_REF(name)                                                   \
     int tb_ref_##name(const tb_tensor *in, tb_tensor *out,                \
                       const tb_params *p)                                 \
@@ -269,3 +426,5 @@ OPTIM_REF(adagrad)
 OPTIM_REF(adamax)
 OPTIM_REF(nadam)
 OPTIM_REF(radam)
+OPTIM_REF(lamb)
+OPTIM_REF(adabound)

@@ -412,7 +412,8 @@ static void fam_create(const tb_op *op, cases *cs)
 }
 
 /* Optimizer steps: equal shapes of every length (vector tails, a thread
- * split) and two values of every float parameter. */
+ * split; lbfgs: S and Y [m, len], m from 1 to 4) and two values of every
+ * float parameter. */
 static void fam_optim(const tb_op *op, cases *cs)
 {
     for (int i = 0; i < N_LENS; i++) {
@@ -420,7 +421,9 @@ static void fam_optim(const tb_op *op, cases *cs)
         ocase *c = cs_add(cs, 0);
         c->n_sh = op->n_in;
         for (int k = 0; k < op->n_in; k++)
-            c->sh[k] = s;
+            c->sh[k] = op->id == TB_OP_lbfgs && k >= 2
+                           ? S(2, 1 + i % 4, lens[i])
+                           : s;
     }
     for (int k = 0; k < op->n_params; k++)
         if (op->params[k].kind == TB_PARAM_FLOAT) {

@@ -257,7 +257,11 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER2(X, sgd, scalar) TB_CPU_LADDER2(X, sgd_momentum, scalar)\
     TB_CPU_LADDER2(X, adam, scalar) TB_CPU_LADDER2(X, adamw, scalar)      \
     TB_CPU_LADDER2(X, adagrad, scalar) TB_CPU_LADDER2(X, adamax, scalar)  \
-    TB_CPU_LADDER2(X, nadam, scalar) TB_CPU_LADDER2(X, radam, scalar)
+    TB_CPU_LADDER2(X, nadam, scalar) TB_CPU_LADDER2(X, radam, scalar)     \
+    TB_CPU_LADDER2(X, adabound, scalar)
+
+/* Optimizer steps that reduce over the whole tensor (optim_red.c). */
+#define TB_CPU_ROWS_OPTIM_RED(X) TB_CPU_C2(X, lamb) TB_CPU_C2(X, lbfgs)
 
 /* Factorizations (linalg.c). */
 #define TB_CPU_ROWS_LINALG(X)                                             \
@@ -345,7 +349,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 #define TB_CPU_HALF_OPTIM(X)                                              \
     TB_CPU_HALF(sgd, X) TB_CPU_HALF(sgd_momentum, X) TB_CPU_HALF(adam, X) \
     TB_CPU_HALF(adamw, X) TB_CPU_HALF(adagrad, X) TB_CPU_HALF(adamax, X)  \
-    TB_CPU_HALF(nadam, X) TB_CPU_HALF(radam, X)
+    TB_CPU_HALF(nadam, X) TB_CPU_HALF(radam, X) TB_CPU_HALF(adabound, X)   \
+    TB_CPU_HALF(lamb, X) TB_CPU_HALF(lbfgs, X)
 #define TB_CPU_ROWS_HALF(X)                                               \
     TB_CPU_HALF_ARITH(X) TB_CPU_HALF_MATH(X) TB_CPU_HALF_SHAPED(X)        \
     TB_CPU_HALF_MAKE(X) TB_CPU_HALF_BACKWARD(X) TB_CPU_HALF_BACKWARD2(X)  \
@@ -360,7 +365,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_ROWS_ARITH(X) TB_CPU_ROWS_MATH(X) TB_CPU_ROWS_REDUCE(X)        \
     TB_CPU_ROWS_SOFTMAX(X) TB_CPU_ROWS_LAYOUT(X)                          \
     TB_CPU_ROWS_MATMUL(X, XN) TB_CPU_ROWS_CONV(X)                         \
-    TB_CPU_ROWS_CREATE(X) TB_CPU_ROWS_OPTIM(X) TB_CPU_ROWS_LINALG(X)      \
+    TB_CPU_ROWS_CREATE(X) TB_CPU_ROWS_OPTIM(X) TB_CPU_ROWS_OPTIM_RED(X)   \
+    TB_CPU_ROWS_LINALG(X)                                                 \
     TB_CPU_ROWS_CALIB(X) TB_CPU_ROWS_BACKWARD(X) TB_CPU_ROWS_NORM(X)      \
     TB_CPU_ROWS_BNORM(X)                                                  \
     TB_CPU_ROWS_ATTN(X) TB_CPU_ROWS_LOSS(X) TB_CPU_ROWS_EMBED(X)          \

@@ -1,5 +1,6 @@
-/* cpu backend: the optimizer steps (sgd, sgd_momentum, adam, adamw,
- * adagrad, adamax, nadam, radam), f32 and f64.
+/* cpu backend: the element-wise optimizer steps (sgd, sgd_momentum,
+ * adam, adamw, adagrad, adamax, nadam, radam, adabound), f32 and f64
+ * (lamb and lbfgs, which reduce over the tensor: optim_red.c).
  *
  * One fused pass per call over p, g and the state: every element is read
  * once and its new p and state written once, split over the instance's
@@ -28,6 +29,7 @@
 #include "cpu_internal.h"
 #include "kreg.h"
 #include "isa.h"
+#include "optim_red.h"
 #include "optim_simd.h"
 
 #include "../../base/error.h"
@@ -39,6 +41,7 @@
 
 #define OPT_FMA(a, b, c) ((a) * (b) + (c))
 #define OPT_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define OPT_MIN(a, b) ((a) < (b) ? (a) : (b))
 
 #define OPT_SQRT(x) sqrtf(x)
 #define OPT_ABS(x) fabsf(x)
@@ -59,6 +62,16 @@
 #undef OPT_ABS
 #undef OPT_FMA
 #undef OPT_MAX
+#undef OPT_MIN
+
+#define RED_ET float
+#define RED_SQRT sqrtf
+#define RED_NAME red_f32
+#include "optim_red.h"
+#define RED_ET double
+#define RED_SQRT sqrt
+#define RED_NAME red_f64
+#include "optim_red.h"
 
 typedef int64_t (*loops_fn)(const tb_optim_job *j, int64_t b, int64_t e);
 
@@ -92,16 +105,16 @@ static const loops_fn loops[TB_DTYPE_COUNT][TB_ISA_COUNT] = {
 
 /* ---- operands ------------------------------------------------------------ */
 
-/* [a, a + n) and [b, b + n) bytes overlap. */
-static bool overlap(const void *a, const void *b, size_t n)
+/* [a, a + na) and [b, b + nb) bytes overlap. */
+static bool overlap(const void *a, size_t na, const void *b, size_t nb)
 {
     uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return x < y + n && y < x + n;
+    return x < y + nb && y < x + na;
 }
 
 /* Every operand of dtype dt, contiguous, of the shapes the op's rule
  * gives (tb_cpu_check_op); every output either exactly an input's buffer
- * or disjoint from every operand.  Returns the element count in *n. */
+ * (one it may alias) or disjoint from every operand.  Returns the element count in *n. */
 static int check(const tb_op *op, tb_dtype dt, const tb_tensor *in,
                  const tb_tensor *out, const tb_params *p, int64_t *n)
 {
@@ -109,14 +122,17 @@ static int check(const tb_op *op, tb_dtype dt, const tb_tensor *in,
     if (rc)
         return rc;
     *n = tb_tensor_numel(&in[0]);
-    size_t bytes = (size_t)*n * tb_dtype_size(dt);
     for (int o = 0; o < op->n_out; o++) {
+        size_t ob = tb_tensor_nbytes(&out[o]);
         for (int i = 0; i < op->n_in; i++)
-            if (out[o].data != in[i].data &&
-                overlap(out[o].data, in[i].data, bytes))
+            if (out[o].data == in[i].data
+                    ? op->alias[o] < 0 /* lbfgs's direction: scratch */
+                    : overlap(out[o].data, ob, in[i].data,
+                              tb_tensor_nbytes(&in[i])))
                 return TB_EINVAL;
         for (int k = 0; k < o; k++)
-            if (overlap(out[o].data, out[k].data, bytes))
+            if (overlap(out[o].data, ob, out[k].data,
+                        tb_tensor_nbytes(&out[k])))
                 return TB_EINVAL;
     }
     return 0;
@@ -141,7 +157,8 @@ static int prepare(const tb_op *op, const tb_params *p, tb_optim_job *j)
             return TB_EPARAM;
     }
     double t = 1;
-    if (op->id != TB_OP_sgd && op->id != TB_OP_sgd_momentum) {
+    if (op->id != TB_OP_sgd && op->id != TB_OP_sgd_momentum &&
+        op->id != TB_OP_lbfgs) {
         t = v[op->n_params - 1];
         if (!(t >= 1) || t != floor(t))
             return TB_EPARAM;
@@ -164,6 +181,20 @@ static int prepare(const tb_op *op, const tb_params *p, tb_optim_job *j)
         j->lr = v[0] / (1 + (t - 1) * v[1]);
         j->wd = v[2];
         j->eps = v[3];
+        return 0;
+    case TB_OP_lbfgs: /* lr */
+        j->lr = v[0];
+        return 0;
+    case TB_OP_adabound: /* lr, b1, b2, final_lr, gamma, eps, wd, step */
+        j->b1 = v[1];
+        j->omb1 = 1 - v[1];
+        j->b2 = v[2];
+        j->omb2 = 1 - v[2];
+        j->lr = v[0] * sqrt(1 - pow(v[2], t)) / (1 - pow(v[1], t));
+        j->lo = v[3] * (1 - 1 / (v[4] * t + 1));
+        j->hi = v[3] * (1 + 1 / (v[4] * t));
+        j->eps = v[5];
+        j->wd = v[6];
         return 0;
     default:
         break;
@@ -190,6 +221,11 @@ static int prepare(const tb_op *op, const tb_params *p, tb_optim_job *j)
         break;
     case TB_OP_adamax:
         j->lr = lr / bc1;
+        break;
+    case TB_OP_lamb: /* r = m (1/bc1) / (sqrt(v (1/bc2)) + eps) + wd p */
+        j->lr = lr;
+        j->c2 = 1 / bc1;
+        j->scale = 1 / bc2;
         break;
     case TB_OP_nadam: {
         double md = v[5];
@@ -219,6 +255,25 @@ static int prepare(const tb_op *op, const tb_params *p, tb_optim_job *j)
     return 0;
 }
 
+/* Checks the operands (check) and fills j (prepare, then the operands'
+ * pointers); the element count in *n. */
+static int setup(tb_op_id id, tb_dtype dt, const tb_tensor *in,
+                 const tb_tensor *out, const tb_params *p, tb_optim_job *j,
+                 int64_t *n)
+{
+    const tb_op *op = tb_op_get(id);
+    if (!op || !in || !out)
+        return TB_EINVAL;
+    int rc = check(op, dt, in, out, p, n);
+    if (rc || (rc = prepare(op, p, j)))
+        return rc;
+    for (int i = 0; i < op->n_in; i++)
+        j->in[i] = in[i].data;
+    for (int o = 0; o < op->n_out; o++)
+        j->out[o] = out[o].data;
+    return 0;
+}
+
 /* ---- the kernel ------------------------------------------------------------ */
 
 typedef struct task {
@@ -238,6 +293,104 @@ static void run_part(void *arg, int part, int nparts)
         t->tail(t->j, t->simd(t->j, b, e), e);
 }
 
+/* ---- lamb and lbfgs: passes with deterministic sums ---------------------- */
+
+typedef void (*red_fn)(const tb_red_job *r, int64_t b, int64_t e,
+                       double part[2]);
+
+typedef struct red_task {
+    tb_red_job *r;
+    red_fn fn;
+} red_task;
+
+/* A part takes whole chunks; chunk c is tb_cpu_span's share c of
+ * TB_OPTIM_CHUNKS, whatever the thread count. */
+static void red_part(void *arg, int part, int nparts)
+{
+    const red_task *t = arg;
+    int c0 = (int)((int64_t)part * TB_OPTIM_CHUNKS / nparts);
+    int c1 = (int)((int64_t)(part + 1) * TB_OPTIM_CHUNKS / nparts);
+    for (int c = c0; c < c1; c++) {
+        int64_t b, e;
+        tb_cpu_span(t->r->n, 16, c, TB_OPTIM_CHUNKS, &b, &e);
+        t->r->part[c][0] = t->r->part[c][1] = 0;
+        if (b < e)
+            t->fn(t->r, b, e, t->r->part[c]);
+    }
+}
+
+/* Runs phase ph over r's n elements; its two sums in s[0], s[1]. */
+static void red_pass(void *ctx, const red_task *t, tb_red_phase ph,
+                     double s[2])
+{
+    t->r->phase = ph;
+    tb_cpu_parallel(ctx, t->r->n, TB_OPTIM_CHUNKS, red_part, (void *)t);
+    s[0] = s[1] = 0;
+    for (int c = 0; c < TB_OPTIM_CHUNKS; c++) {
+        s[0] += t->r->part[c][0];
+        s[1] += t->r->part[c][1];
+    }
+}
+
+/* lamb: moments and the two norms, then p -= lr |p| / |r| r. */
+static void lamb_run(void *ctx, const red_task *t)
+{
+    double s[2];
+    red_pass(ctx, t, TB_RED_LAMB_MOMENTS, s);
+    double ratio = s[0] > 0 && s[1] > 0 ? sqrt(s[0]) / sqrt(s[1]) : 1;
+    t->r->c = t->r->j->lr * ratio;
+    red_pass(ctx, t, TB_RED_LAMB_UPDATE, s);
+}
+
+/* lbfgs: the two-loop recursion of ref_optim.c's tb_ref_lbfgs, with the
+ * direction built in out[1]; m pairs of n elements, rows of S and Y. */
+static void lbfgs_run(void *ctx, const red_task *t, const tb_tensor *in,
+                      tb_tensor *out, int64_t m)
+{
+    tb_red_job *r = t->r;
+    const size_t row = (size_t)r->n * tb_dtype_size(in[2].dtype);
+    const char *S = in[2].data, *Y = in[3].data;
+    double rho[TB_LBFGS_MAX_HIST], al[TB_LBFGS_MAX_HIST], gamma = 1, s[2];
+    for (int64_t k = 0; k < m; k++) {
+        r->a = S + k * row;
+        r->b = Y + k * row;
+        red_pass(ctx, t, TB_RED_DOT2, s);
+        rho[k] = s[0] > TB_LBFGS_MIN_YS ? 1 / s[0] : 0;
+        if (rho[k] != 0)
+            gamma = s[0] / s[1];
+    }
+    r->q = out[1].data;
+    r->a = in[1].data;
+    r->c = -1;
+    red_pass(ctx, t, TB_RED_SCALE, s);
+    for (int64_t k = m - 1; k >= 0; k--) {
+        if (rho[k] == 0)
+            continue;
+        r->a = S + k * row;
+        red_pass(ctx, t, TB_RED_DOT, s);
+        al[k] = s[0] * rho[k];
+        r->a = Y + k * row;
+        r->c = -al[k];
+        red_pass(ctx, t, TB_RED_AXPY, s);
+    }
+    r->a = r->q;
+    r->c = gamma;
+    red_pass(ctx, t, TB_RED_SCALE, s);
+    for (int64_t k = 0; k < m; k++) {
+        if (rho[k] == 0)
+            continue;
+        r->a = Y + k * row;
+        red_pass(ctx, t, TB_RED_DOT, s);
+        r->a = S + k * row;
+        r->c = al[k] - s[0] * rho[k];
+        red_pass(ctx, t, TB_RED_AXPY, s);
+    }
+    r->a = in[0].data;
+    r->out = out[0].data;
+    r->c = r->j->lr;
+    red_pass(ctx, t, TB_RED_STEP, s);
+}
+
 /* The step of op id at level lv (a level this build has: its rows exist
  * only then, kreg.h). */
 static int optim_run(void *ctx, tb_op_id id, tb_dtype dt,
@@ -245,24 +398,33 @@ static int optim_run(void *ctx, tb_op_id id, tb_dtype dt,
                      int lv)
 {
     tb_cpu_count_launch(ctx);
-    const tb_op *op = tb_op_get(id);
-    if (!op || !in || !out)
-        return TB_EINVAL;
+    tb_optim_job j = {0};
     int64_t n;
-    int rc = check(op, dt, in, out, p, &n);
+    int rc = setup(id, dt, in, out, p, &j, &n);
     if (rc)
         return rc;
-    tb_optim_job j = {0};
-    if ((rc = prepare(op, p, &j)))
-        return rc;
-    for (int i = 0; i < op->n_in; i++)
-        j.in[i] = in[i].data;
-    for (int o = 0; o < op->n_out; o++)
-        j.out[o] = out[o].data;
+    if (id == TB_OP_lamb || id == TB_OP_lbfgs) { /* C rows only */
+        tb_red_job r = {.j = &j, .n = n};
+        red_task t = {&r, dt == TB_F32 ? red_f32 : red_f64};
+        if (id == TB_OP_lamb)
+            lamb_run(ctx, &t);
+        else
+            lbfgs_run(ctx, &t, in, out, in[2].shape[0]);
+        return 0;
+    }
     task t = {&j, n, loops[dt][lv], loops[dt][TB_ISA_SCALAR]};
     tb_cpu_parallel(ctx, n, (n + 15) / 16, run_part, &t);
     return 0;
 }
+
+#define RED_ENTRY(op, dt, sfx, c)                                         \
+    int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
+    {                                                                     \
+        return optim_run(ctx, TB_OP_##op, TB_CPU_DT_##dt, in, out, p,     \
+                         TB_ISA_SCALAR);                                  \
+    }
+TB_CPU_ROWS_OPTIM_RED(RED_ENTRY)
 
 /* The entry points of the optimizer family's rows (kreg.h), one per op,
  * dtype and level: every row of the family is this file's. */

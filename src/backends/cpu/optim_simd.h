@@ -15,8 +15,8 @@
  *     which steps elements [b, r) for the largest r <= e with r - b a
  *     multiple of the vector width, and returns r (the caller finishes
  *     [r, e) with the portable version).  The three macros are undefined
- *     at the end.  Before that include, OPT_SQRT, OPT_FMA, OPT_MAX and
- *     OPT_ABS must say how to take those of an OPT_VT.
+ *     at the end.  Before that include, OPT_SQRT, OPT_FMA, OPT_MAX,
+ *     OPT_MIN and OPT_ABS must say how to take those of an OPT_VT.
  *
  * The loops use GCC's vector extensions: + - * / between vectors, and
  * between a vector and an OPT_ET scalar (broadcast), so one body serves
@@ -46,6 +46,7 @@ typedef struct tb_optim_job {
     double eps;
     double wd;         /* L2 weight decay added to g (0: skipped) */
     double decay;      /* adamw: p *= decay first */
+    double lo, hi;     /* adabound: the bounds of the step size */
     bool mom, nesterov, rect;
 } tb_optim_job;
 
@@ -80,6 +81,7 @@ static int64_t OPT_NAME(const tb_optim_job *j, int64_t b, int64_t e)
     const et b2 = (et)j->b2, omb2 = (et)j->omb2;
     const et scale = (et)j->scale, eps = (et)j->eps;
     const et decay = (et)j->decay;
+    const et lo = (et)j->lo, hi = (et)j->hi;
     const bool has_wd = j->wd != 0;
     vt p, g, m, v;
 
@@ -114,6 +116,7 @@ static int64_t OPT_NAME(const tb_optim_job *j, int64_t b, int64_t e)
     case TB_OP_adamw:
     case TB_OP_nadam:
     case TB_OP_radam:
+    case TB_OP_adabound:
         for (int64_t i = b; i < end; i += L) {
             OPT_LD(p, pi, i);
             OPT_LD(g, gi, i);
@@ -130,6 +133,11 @@ static int64_t OPT_NAME(const tb_optim_job *j, int64_t b, int64_t e)
             case TB_OP_nadam: /* denom = sqrt(v / bc2) + eps */
                 d = OPT_SQRT(v * scale) + eps;
                 p = p - OPT_FMA(g, lr, c2 * m) / d;
+                break;
+            case TB_OP_adabound: /* clamp(lr / (sqrt(v) + eps), lo, hi) */
+                d = lr / (OPT_SQRT(v) + eps);
+                d = OPT_MIN(OPT_MAX(d, (vt){0} + lo), (vt){0} + hi);
+                p = p - d * m;
                 break;
             case TB_OP_radam:
                 if (j->rect) {

@@ -56,11 +56,21 @@ static inline opt_vd max_pd(opt_vd a, opt_vd b)
 {
     return OPT_I(max_pd)(a, b);
 }
+/* a < b ? a : b per lane (b where either is NaN). */
+static inline opt_vs min_ps(opt_vs a, opt_vs b)
+{
+    return OPT_I(min_ps)(a, b);
+}
+static inline opt_vd min_pd(opt_vd a, opt_vd b)
+{
+    return OPT_I(min_pd)(a, b);
+}
 
 /* A scalar second operand of OPT_FMA is broadcast ((vt){0} + b). */
 #define OPT_SQRT(x) sqrt_ps(x)
 #define OPT_FMA(a, b, c) fma_ps((a), (opt_vs){0} + (b), (c))
 #define OPT_MAX(a, b) max_ps((a), (b))
+#define OPT_MIN(a, b) min_ps((a), (b))
 #define OPT_ABS(x) abs_ps(x)
 #define OPT_ET float
 #define OPT_VT opt_vs
@@ -69,11 +79,13 @@ static inline opt_vd max_pd(opt_vd a, opt_vd b)
 #undef OPT_SQRT
 #undef OPT_FMA
 #undef OPT_MAX
+#undef OPT_MIN
 #undef OPT_ABS
 
 #define OPT_SQRT(x) sqrt_pd(x)
 #define OPT_FMA(a, b, c) fma_pd((a), (opt_vd){0} + (b), (c))
 #define OPT_MAX(a, b) max_pd((a), (b))
+#define OPT_MIN(a, b) min_pd((a), (b))
 #define OPT_ABS(x) abs_pd(x)
 #define OPT_ET double
 #define OPT_VT opt_vd

@@ -1,0 +1,134 @@
+/*
+ * The loops of the optimizer steps that reduce over the whole tensor
+ * (lamb, lbfgs; optim.c), written once for f32 and f64.
+ *
+ * This header has two parts:
+ *  1. (once, include guard) the phases and the job every loop reads;
+ *  2. (each time RED_ET is defined) with RED_ET the element type,
+ *     RED_SQRT its square root and RED_NAME the function to define, it
+ *     defines
+ *         static void RED_NAME(const tb_red_job *r, int64_t b, int64_t e,
+ *                              double part[2]);
+ *     which runs phase r->phase on elements [b, e), adding its sums (in
+ *     double, in index order) to part[0] and part[1].  The three macros
+ *     are undefined at the end.
+ *
+ * Every element is read before it is written, so p and the state may be
+ * updated in place.
+ */
+#ifndef TB_BACKENDS_CPU_OPTIM_RED_H
+#define TB_BACKENDS_CPU_OPTIM_RED_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "optim_simd.h"
+
+#include "../../ops/optim_math.h"
+
+typedef enum {
+    /* lamb: new m, v written; part = (sum p^2, sum r^2) */
+    TB_RED_LAMB_MOMENTS,
+    /* lamb: p -= c r, r recomputed from the new m, v */
+    TB_RED_LAMB_UPDATE,
+    TB_RED_DOT2, /* part = (sum a b, sum b b) */
+    TB_RED_DOT,  /* part[0] = sum a q */
+    TB_RED_AXPY, /* q += c a */
+    TB_RED_SCALE, /* q = c a (a may be q) */
+    TB_RED_STEP, /* out = a + c q */
+} tb_red_phase;
+
+/* One phase over n elements (a parallel pass of optim.c). */
+typedef struct tb_red_job {
+    const tb_optim_job *j; /* lamb: operands and scalars */
+    int64_t n;
+    tb_red_phase phase;
+    const void *a, *b; /* operands of the vector phases */
+    void *q, *out;
+    double c;
+    double part[TB_OPTIM_CHUNKS][2]; /* per chunk, summed in order */
+} tb_red_job;
+
+#endif /* TB_BACKENDS_CPU_OPTIM_RED_H */
+
+/* ---- part 2: the loops ------------------------------------------------ */
+#ifdef RED_ET
+
+static void RED_NAME(const tb_red_job *r, int64_t b, int64_t e,
+                     double part[2])
+{
+    typedef RED_ET et;
+    const tb_optim_job *j = r->j;
+    const et *a = r->a, *bb = r->b;
+    et *q = r->q;
+    const et c = (et)r->c;
+    double s0 = 0, s1 = 0;
+
+    switch (r->phase) {
+    case TB_RED_LAMB_MOMENTS:
+    case TB_RED_LAMB_UPDATE: {
+        const et *pi = j->in[0], *gi = j->in[1];
+        const et *mi = j->in[2], *vi = j->in[3];
+        et *po = j->out[0], *mo = j->out[1], *vo = j->out[2];
+        const et b1 = (et)j->b1, omb1 = (et)j->omb1;
+        const et b2 = (et)j->b2, omb2 = (et)j->omb2;
+        const et rbc1 = (et)j->c2, rbc2 = (et)j->scale;
+        const et eps = (et)j->eps, wd = (et)j->wd;
+        const int has_wd = j->wd != 0;
+        for (int64_t i = b; i < e; i++) {
+            et p = pi[i], m, v;
+            if (r->phase == TB_RED_LAMB_MOMENTS) {
+                et g = gi[i];
+                m = b1 * mi[i] + omb1 * g;
+                v = b2 * vi[i] + omb2 * (g * g);
+            } else {
+                m = mo[i];
+                v = vo[i];
+            }
+            et u = m * rbc1 / (RED_SQRT(v * rbc2) + eps);
+            if (has_wd)
+                u = u + wd * p;
+            if (r->phase == TB_RED_LAMB_MOMENTS) {
+                s0 += (double)p * p;
+                s1 += (double)u * u;
+                mo[i] = m;
+                vo[i] = v;
+            } else {
+                po[i] = p - c * u;
+            }
+        }
+        break;
+    }
+    case TB_RED_DOT2:
+        for (int64_t i = b; i < e; i++) {
+            s0 += (double)a[i] * bb[i];
+            s1 += (double)bb[i] * bb[i];
+        }
+        break;
+    case TB_RED_DOT:
+        for (int64_t i = b; i < e; i++)
+            s0 += (double)a[i] * q[i];
+        break;
+    case TB_RED_AXPY:
+        for (int64_t i = b; i < e; i++)
+            q[i] = q[i] + c * a[i];
+        break;
+    case TB_RED_SCALE:
+        for (int64_t i = b; i < e; i++)
+            q[i] = c * a[i];
+        break;
+    case TB_RED_STEP: {
+        et *o = r->out;
+        for (int64_t i = b; i < e; i++)
+            o[i] = a[i] + c * q[i];
+        break;
+    }
+    }
+    part[0] += s0;
+    part[1] += s1;
+}
+
+#undef RED_ET
+#undef RED_SQRT
+#undef RED_NAME
+#endif /* RED_ET */
