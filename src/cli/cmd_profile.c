@@ -185,6 +185,13 @@ int tb_cmd_profile(int argc, char **argv)
     if (rc)
         return rc;
     tb_plan_free(&plan);
+    if ((tool == T_CALLGRIND || tool == T_MASSIF) &&
+        strcmp(TB_SANITIZE, "none") && TB_SANITIZE[0]) {
+        fprintf(stderr, "tbench: profile: --with %s: tbench was built with "
+                "sanitizers (%s), which valgrind cannot run\n", with,
+                TB_SANITIZE);
+        return TB_EXIT_USAGE;
+    }
     if (!on_path(tool_exe[tool])) {
         fprintf(stderr, "tbench: profile: --with %s: '%s' is not installed "
                 "(not on PATH)\n", with, tool_exe[tool]);
