@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/clock.h"
 #include "../base/error.h"
 #include "../ops/models.h"
 #include "../ops/pool.h"
@@ -31,7 +32,32 @@ struct tb_workload {
     tb_kernel k[TB_OP_COUNT]; /* each called with its own ctx */
     tb_pool *pool; /* parameter pool = 1 */
     char impl[1024];
+    const char *kname[TB_OP_COUNT]; /* each kernel's name (or NULL) */
+    /* the breakdown pass (timing): per op, its calls and their time
+     * since tb_workload_breakdown_begin, and the order of first calls */
+    bool timing;
+    int64_t calls[TB_OP_COUNT];
+    double ns[TB_OP_COUNT];
+    int first[TB_OP_COUNT], n_first;
 };
+
+/* A kernel call of the breakdown pass: clocked, and waited for on a
+ * device backend (its sync) before the clock stops. */
+static int wl_run_timed(tb_workload *w, const tb_op *op, const tb_kernel *k,
+                        const tb_tensor *in, tb_tensor *out,
+                        const tb_params *p)
+{
+    uint64_t t0 = tb_clock_ns();
+    int rc = tb_kernel_call(k, in, out, p);
+    if (rc == 0 && !w->use_fb[op->id])
+        rc = tb_backend_sync(w->be, w->ctx);
+    uint64_t t1 = tb_clock_ns();
+    if (!w->calls[op->id])
+        w->first[w->n_first++] = op->id;
+    w->calls[op->id]++;
+    w->ns[op->id] += (double)(t1 - t0);
+    return rc;
+}
 
 static int wl_run(void *user, const tb_op *op, const tb_tensor *in,
                   tb_tensor *out, const tb_params *p)
@@ -40,6 +66,8 @@ static int wl_run(void *user, const tb_op *op, const tb_tensor *in,
     const tb_kernel *k = &w->k[op->id];
     if (!k->fn)
         return TB_EUNSUPPORTED;
+    if (w->timing) /* the breakdown pass only: no clock read otherwise */
+        return wl_run_timed(w, op, k, in, out, p);
     return tb_kernel_call(k, in, out, p);
 }
 
@@ -85,6 +113,8 @@ static const tb_op_id wl_ops[] = {
     TB_OP_nll_loss_backward, TB_OP_conv2d_backward, TB_OP_relu_backward,
     TB_OP_max_pool2d_backward,
 };
+_Static_assert(sizeof wl_ops / sizeof wl_ops[0] <= TB_WL_MAX_PARTS,
+               "a breakdown has room for every op a model step may run");
 
 static bool wl_needs(tb_model_kind kind, bool train, tb_op_id id)
 {
@@ -259,6 +289,7 @@ int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
             w->k[k->id] = w->fb->kernel(w->fb_ctx, k, dt, NULL, &impl);
             w->use_fb[k->id] = w->k[k->id].fn != NULL;
         }
+        w->kname[k->id] = impl ? impl : k->name;
         if (!w->k[k->id].fn) {
             if (err && errlen)
                 snprintf(err, errlen,
@@ -335,4 +366,66 @@ int tb_workload_run(void *wp, const tb_tensor *in, tb_tensor *out,
     if (w->train)
         return tb_model_run(w->model, &in[0], w->phase, &out[0], NULL);
     return tb_model_run(w->model, &in[0], TB_MODEL_FWD, &w->loss, &out[0]);
+}
+
+/* ---- the breakdown pass ---------------------------------------------------- */
+
+const char *tb_wl_phase_name(int p)
+{
+    static const char *const names[] = {"fwd", "bwd", "optimizer"};
+    return p >= 0 && p < TB_WL_NPHASES ? names[p] : "?";
+}
+
+tb_wl_phase tb_wl_phase_of(const tb_op *op)
+{
+    if (op->category == TB_CAT_OPTIMIZER)
+        return TB_WL_OPT;
+    if (op->id == TB_OP_ones || op->id == TB_OP_add_)
+        return TB_WL_BWD;
+    /* the tape's own map (not the category: nll_loss, a forward op, is
+     * a row of the backward family) */
+    for (int f = 0; f < TB_OP_COUNT; f++)
+        if (tb_ag_backward_op((tb_op_id)f) == op->id)
+            return TB_WL_BWD;
+    return TB_WL_FWD;
+}
+
+int tb_workload_breakdown_begin(tb_workload *w)
+{
+    if (!w || !w->model)
+        return TB_EUNSUPPORTED;
+    memset(w->calls, 0, sizeof w->calls);
+    memset(w->ns, 0, sizeof w->ns);
+    w->n_first = 0;
+    w->timing = true;
+    return 0;
+}
+
+void tb_workload_breakdown_end(tb_workload *w, int steps,
+                               double step_ns_sum, tb_wl_breakdown *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!w || !w->timing || steps < 1) {
+        snprintf(out->reason, sizeof out->reason, "no step was timed");
+        if (w)
+            w->timing = false;
+        return;
+    }
+    w->timing = false;
+    out->valid = true;
+    out->steps = steps;
+    out->step_ns = step_ns_sum / steps;
+    for (int i = 0; i < w->n_first && out->n_parts < TB_WL_MAX_PARTS; i++) {
+        int id = w->first[i];
+        const tb_op *op = tb_op_get((tb_op_id)id);
+        tb_wl_part *q = &out->part[out->n_parts++];
+        q->op = id;
+        q->phase = tb_wl_phase_of(op);
+        snprintf(q->kernel, sizeof q->kernel, "%s%s",
+                 w->use_fb[id] ? "cpu:" : "",
+                 w->kname[id] ? w->kname[id] : op->name);
+        q->calls = (double)w->calls[id] / steps;
+        q->ns = w->ns[id] / steps;
+        out->parts_ns += q->ns;
+    }
 }

@@ -79,6 +79,10 @@
     X(device_ns) X(kernels_unlisted)                                     \
     /* instructions */                                                   \
     X(requested) X(per_iter) X(iters) X(reason)                          \
+    /* breakdown */                                                      \
+    X(breakdown) X(breakdown_reason) X(breakdown_steps) X(steps)        \
+    X(statistic) X(step_ns) X(parts_ns) X(gap_ns) X(gap_fraction)        \
+    X(parts) X(phase) X(calls) X(ns) X(share)                            \
     /* gpu_clock */                                                      \
     X(available) X(readings) X(sm_mhz_start) X(sm_mhz_end) X(sm_mhz_min) \
     X(sm_mhz_max) X(reasons_start) X(reasons_end) X(reasons_seen)        \

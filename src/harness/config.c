@@ -305,7 +305,8 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
                                        "max_samples",    "ci_target",
                                        "max_time_s",     "rounds",
                                        "timeout_s",      "instructions",
-                                       "instructions_iters", NULL};
+                                       "instructions_iters", "breakdown",
+                                       "breakdown_steps", NULL};
     int rc = check_object(P, obj, "measure", keys);
     if (rc)
         return rc;
@@ -331,6 +332,10 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
          .hi = 86400, .want = "a number of seconds > 0 and <= 86400"},
         {.key = "instructions_iters", .i = &m->instructions_iters,
          .lo = 1, .hi = 1000000, .want = "an integer in [1, 1000000]"},
+        {.key = "breakdown_steps", .i = &m->breakdown_steps, .lo = 0,
+         .hi = 1000000,
+         .want = "an integer in [0, 1000000] (0: a tenth of the steps "
+                 "sampled, 3 to 1000)"},
     };
     if ((rc = get_keys(P, obj, "measure", k, 3)))
         return rc;
@@ -350,7 +355,17 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "instructions");
     if (v && (rc = parse_instr_source(P, v, &m->instructions)))
         return rc;
-    return get_keys(P, obj, "measure", k + 7, 1);
+    if ((rc = get_keys(P, obj, "measure", k + 7, 2)))
+        return rc;
+    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "breakdown"))) {
+        char got[64];
+        if (!cJSON_IsBool(v))
+            return fail(P, v, false, "measure.breakdown",
+                        "expected true or false, got %s",
+                        tb_jsonc_describe(v, got, sizeof(got)));
+        m->breakdown = cJSON_IsTrue(v);
+    }
+    return 0;
 }
 
 static int dtype_one(parser *P, const cJSON *v, const char *kp, bool *out)
@@ -971,6 +986,8 @@ void tb_config_defaults(tb_config *cfg)
     cfg->measure.timeout_s = 300.0;
     cfg->measure.instructions = TB_INSTR_NONE;
     cfg->measure.instructions_iters = 10;
+    cfg->measure.breakdown = true;
+    cfg->measure.breakdown_steps = 0;
     cfg->dtypes[TB_F32] = true;
     cfg->n_backends = 1;
     strcpy(cfg->backends[0].name, "cpu");

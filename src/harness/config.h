@@ -38,6 +38,8 @@ typedef struct tb_cfg_measure {
     double timeout_s;  /* a case's worker is killed after this long */
     int instructions;  /* TB_INSTR_*: count instructions per iteration */
     int instructions_iters; /* iterations counted (their mean is kept) */
+    bool breakdown;      /* a workload's per-op pass after sampling */
+    int breakdown_steps; /* its steps; 0: a tenth of those sampled */
 } tb_cfg_measure;
 
 /* measure.instructions: where instruction counts come from (instr.h). */

@@ -737,6 +737,55 @@ static int count_pass(tb_runner *r, const buffers *b, tb_kernel_fn fn,
                             &res->dev);
 }
 
+/* After the last round's sampling, for a model step (a workload on the
+ * tape) with measure.breakdown: steps timed one by one as a sample times
+ * a call, with every tape kernel call clocked (workload.h), into
+ * res->breakdown.  Steps: measure.breakdown_steps, or a tenth of the
+ * steps sampled (3 to 1000).  A failing call makes the case an error, as
+ * it would while timing. */
+static int breakdown_pass(tb_runner *r, const buffers *b, tb_kernel_fn fn,
+                          const tb_case *c, tb_result *res)
+{
+    tb_wl_breakdown *bd = &res->breakdown;
+    memset(bd, 0, sizeof *bd);
+    if (!b->wl)
+        return 0;
+    if (!c->measure.breakdown) {
+        snprintf(bd->reason, sizeof bd->reason,
+                 "not measured: measure.breakdown is false");
+        return 0;
+    }
+    if (r->stop && *r->stop) {
+        snprintf(bd->reason, sizeof bd->reason,
+                 "not measured: the run was interrupted");
+        return 0;
+    }
+    if (tb_workload_breakdown_begin(b->wl)) {
+        snprintf(bd->reason, sizeof bd->reason,
+                 "not measured: %s is not a model on the tape",
+                 c->op->name);
+        return 0;
+    }
+    int steps = c->measure.breakdown_steps;
+    if (steps <= 0) {
+        double sampled = (double)res->n_samples *
+                         (double)res->iters_per_sample;
+        double k = floor(sampled / 10);
+        steps = k < 3 ? 3 : k > 1000 ? 1000 : (int)k;
+    }
+    set_phase(r, c, TB_PHASE_COUNT); /* never timed, like counting */
+    double sum = 0;
+    int rc = 0;
+    for (int i = 0; i < steps && !rc; i++) {
+        double ns;
+        rc = run_batch(b, fn, c, 1, c->alloc_outputs, &ns, NULL);
+        double v = ns - r->overhead_ns;
+        sum += v > 0 ? v : 0;
+    }
+    tb_workload_breakdown_end(b->wl, rc ? 0 : steps, sum, bd);
+    return rc;
+}
+
 typedef enum {
     CHECK_DEFAULT, /* full check; big matmuls by projection */
     CHECK_FULL,    /* always against the full reference (exec shows it) */
@@ -929,6 +978,10 @@ void tb_runner_round(tb_runner *r, const tb_case *c, int round, int rounds,
         set_error(res, TB_STATUS_ERROR, "while timing: %s", tb_strerror(rc));
     else if (round == 0 && (rc = count_pass(r, &b, fn, c, res)) != 0)
         set_error(res, TB_STATUS_ERROR, "while counting: %s",
+                  tb_strerror(rc));
+    else if (round == rounds - 1 &&
+             (rc = breakdown_pass(r, &b, fn, c, res)) != 0)
+        set_error(res, TB_STATUS_ERROR, "in the breakdown pass: %s",
                   tb_strerror(rc));
 out:
     buffers_free(&b, c->op);
