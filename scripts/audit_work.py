@@ -590,7 +590,9 @@ def breakdown_rows(c):
     gap = step - sum(p["ns"] for p in bd["parts"])
     rows.append(("gap (tape)", "-", "-", None, gap,
                  gap / step if step > 0 else 0))
-    rows.append(("step", "-", "-", f"{bd['steps']:.0f} steps", step, 1.0))
+    rows.append(("step", "-", "-",
+                 f"{bd['kept_steps']:.0f} of {bd['steps']:.0f} steps",
+                 step, 1.0))
     return rows
 
 

@@ -7,6 +7,7 @@
 
 #include "../base/clock.h"
 #include "../base/error.h"
+#include "../base/stats.h"
 #include "../ops/models.h"
 #include "../ops/pool.h"
 
@@ -33,12 +34,16 @@ struct tb_workload {
     tb_pool *pool; /* parameter pool = 1 */
     char impl[1024];
     const char *kname[TB_OP_COUNT]; /* each kernel's name (or NULL) */
-    /* the breakdown pass (timing): per op, its calls and their time
-     * since tb_workload_breakdown_begin, and the order of first calls */
+    /* the breakdown pass (timing): per op, its calls since
+     * tb_workload_breakdown_begin and its index in the order of first
+     * calls (-1: none yet); the time of each part in the open step, and
+     * of the closed steps (step_ns[s], part_ns[s * TB_WL_MAX_PARTS + i]) */
     bool timing;
     int64_t calls[TB_OP_COUNT];
-    double ns[TB_OP_COUNT];
-    int first[TB_OP_COUNT], n_first;
+    int idx[TB_OP_COUNT], first[TB_WL_MAX_PARTS], n_first;
+    double cur[TB_WL_MAX_PARTS];
+    double *step_ns, *part_ns;
+    int cap, n_steps;
 };
 
 /* A kernel call of the breakdown pass: clocked, and waited for on a
@@ -52,10 +57,13 @@ static int wl_run_timed(tb_workload *w, const tb_op *op, const tb_kernel *k,
     if (rc == 0 && !w->use_fb[op->id])
         rc = tb_backend_sync(w->be, w->ctx);
     uint64_t t1 = tb_clock_ns();
-    if (!w->calls[op->id])
-        w->first[w->n_first++] = op->id;
+    int i = w->idx[op->id];
+    if (i < 0) { /* room for every op: wl_ops' assertion */
+        i = w->idx[op->id] = w->n_first++;
+        w->first[i] = op->id;
+    }
     w->calls[op->id]++;
-    w->ns[op->id] += (double)(t1 - t0);
+    w->cur[i] += (double)(t1 - t0);
     return rc;
 }
 
@@ -325,6 +333,15 @@ int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
     return 0;
 }
 
+/* The breakdown pass's step arrays freed (none: harmless). */
+static void bd_free(tb_workload *w)
+{
+    free(w->step_ns);
+    free(w->part_ns);
+    w->step_ns = w->part_ns = NULL;
+    w->cap = w->n_steps = 0;
+}
+
 void tb_workload_destroy(tb_workload *w)
 {
     if (!w)
@@ -334,6 +351,7 @@ void tb_workload_destroy(tb_workload *w)
     if (w->loss.data)
         wl_free(w, &w->loss);
     tb_pool_destroy(w->pool);
+    bd_free(w);
     if (w->fb)
         w->fb->destroy(w->fb_ctx);
     free(w);
@@ -390,32 +408,75 @@ tb_wl_phase tb_wl_phase_of(const tb_op *op)
     return TB_WL_FWD;
 }
 
-int tb_workload_breakdown_begin(tb_workload *w)
+int tb_workload_breakdown_begin(tb_workload *w, int steps)
 {
     if (!w || !w->model)
         return TB_EUNSUPPORTED;
+    bd_free(w);
+    if (steps < 1)
+        return TB_EINVAL;
+    w->step_ns = malloc((size_t)steps * sizeof *w->step_ns);
+    w->part_ns = calloc((size_t)steps * TB_WL_MAX_PARTS,
+                        sizeof *w->part_ns);
+    if (!w->step_ns || !w->part_ns) {
+        bd_free(w);
+        return TB_ENOMEM;
+    }
+    w->cap = steps;
     memset(w->calls, 0, sizeof w->calls);
-    memset(w->ns, 0, sizeof w->ns);
+    memset(w->cur, 0, sizeof w->cur);
+    for (int i = 0; i < TB_OP_COUNT; i++)
+        w->idx[i] = -1;
     w->n_first = 0;
     w->timing = true;
     return 0;
 }
 
-void tb_workload_breakdown_end(tb_workload *w, int steps,
-                               double step_ns_sum, tb_wl_breakdown *out)
+void tb_workload_breakdown_step(tb_workload *w, double step_ns)
+{
+    if (!w || !w->timing)
+        return;
+    if (w->n_steps < w->cap) {
+        w->step_ns[w->n_steps] = step_ns;
+        memcpy(&w->part_ns[(size_t)w->n_steps * TB_WL_MAX_PARTS], w->cur,
+               sizeof w->cur);
+        w->n_steps++;
+    }
+    memset(w->cur, 0, sizeof w->cur);
+}
+
+void tb_workload_breakdown_end(tb_workload *w, tb_wl_breakdown *out)
 {
     memset(out, 0, sizeof *out);
-    if (!w || !w->timing || steps < 1) {
-        snprintf(out->reason, sizeof out->reason, "no step was timed");
-        if (w)
+    int n = w ? w->n_steps : 0;
+    double *s = n ? malloc((size_t)n * sizeof *s) : NULL;
+    if (!s) {
+        snprintf(out->reason, sizeof out->reason,
+                 n ? "not measured: out of memory" : "no step was timed");
+        if (w) {
             w->timing = false;
+            bd_free(w);
+        }
         return;
     }
     w->timing = false;
+    memcpy(s, w->step_ns, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, tb_cmp_double);
+    double med = tb_quantile_sorted(s, (size_t)n, 0.5);
+    free(s);
+    double part[TB_WL_MAX_PARTS] = {0};
+    for (int k = 0; k < n; k++) {
+        if (w->step_ns[k] > med)
+            continue;
+        out->kept++;
+        out->step_ns += w->step_ns[k];
+        for (int i = 0; i < w->n_first; i++)
+            part[i] += w->part_ns[(size_t)k * TB_WL_MAX_PARTS + i];
+    }
     out->valid = true;
-    out->steps = steps;
-    out->step_ns = step_ns_sum / steps;
-    for (int i = 0; i < w->n_first && out->n_parts < TB_WL_MAX_PARTS; i++) {
+    out->steps = n;
+    out->step_ns /= out->kept;
+    for (int i = 0; i < w->n_first; i++) {
         int id = w->first[i];
         const tb_op *op = tb_op_get((tb_op_id)id);
         tb_wl_part *q = &out->part[out->n_parts++];
@@ -424,8 +485,9 @@ void tb_workload_breakdown_end(tb_workload *w, int steps,
         snprintf(q->kernel, sizeof q->kernel, "%s%s",
                  w->use_fb[id] ? "cpu:" : "",
                  w->kname[id] ? w->kname[id] : op->name);
-        q->calls = (double)w->calls[id] / steps;
-        q->ns = w->ns[id] / steps;
+        q->calls = (double)w->calls[id] / n;
+        q->ns = part[i] / out->kept;
         out->parts_ns += q->ns;
     }
+    bd_free(w);
 }

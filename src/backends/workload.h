@@ -54,38 +54,43 @@ typedef struct tb_wl_part {
     int op;          /* tb_op_id */
     int phase;       /* tb_wl_phase */
     char kernel[64]; /* the implementation, as the backend names it */
-    double calls;    /* per step */
-    double ns;       /* per step: total over the steps / steps (mean) */
+    double calls;    /* per step, over every step of the pass */
+    double ns;       /* per step: the mean over the kept steps (below) */
 } tb_wl_part;
 
 /* Enough for every op a model step may run (workload.c checks). */
 #define TB_WL_MAX_PARTS 24
 
-/* A breakdown pass over `steps` steps: the step's time per step (the
- * mean, as the samples time it: one call, the backend's sync, minus the
- * timer's overhead) and its parts in the order of their first call.
- * Plain data: it crosses the worker socket inside tb_result.  valid
- * false: reason says why there is none. */
+/* A breakdown pass of `steps` steps, each timed by the caller as a
+ * sample times a call (the call, the backend's sync, minus the timer's
+ * overhead): the step and its parts (in the order of their first call)
+ * as means over the `kept` steps no slower than the median step, so
+ * that a step the OS preempted (its time in the upper half) is left out
+ * and the parts still add up to the step.  Plain data: it crosses the
+ * worker socket inside tb_result.  valid false: reason says why there is
+ * none. */
 typedef struct tb_wl_breakdown {
     bool valid;
     char reason[160];
-    int steps;
+    int steps, kept;
     double step_ns, parts_ns; /* parts_ns: the sum of part[].ns */
     int n_parts;
     tb_wl_part part[TB_WL_MAX_PARTS];
 } tb_wl_breakdown;
 
 /* Time every tape kernel call from now on (a clock read before it, the
- * backend's sync and a clock read after it), the tallies zeroed: 0, or
- * TB_EUNSUPPORTED for a workload that is not a model on the tape
- * (api_add).  Without this, tb_workload_run reads no clock: one branch
- * per kernel call. */
-int tb_workload_breakdown_begin(tb_workload *w);
+ * backend's sync and a clock read after it), with room for `steps`
+ * steps: 0; TB_EUNSUPPORTED for a workload that is not a model on the
+ * tape (api_add); TB_ENOMEM.  Without this, tb_workload_run reads no
+ * clock: one branch per kernel call. */
+int tb_workload_breakdown_begin(tb_workload *w, int steps);
 
-/* Stop timing and fill *out from the tallies of `steps` steps (>= 1)
- * whose times add up to step_ns_sum. */
-void tb_workload_breakdown_end(tb_workload *w, int steps,
-                               double step_ns_sum, tb_wl_breakdown *out);
+/* Close a step of the pass: its time step_ns, and the kernel calls
+ * since the last one (beyond the room given to begin: ignored). */
+void tb_workload_breakdown_step(tb_workload *w, double step_ns);
+
+/* Stop timing and fill *out from the steps closed (none: not valid). */
+void tb_workload_breakdown_end(tb_workload *w, tb_wl_breakdown *out);
 
 /* Hook calls since create. */
 int64_t tb_workload_hook_calls(const tb_workload *w);

@@ -81,6 +81,7 @@
     X(requested) X(per_iter) X(iters) X(reason)                          \
     /* breakdown */                                                      \
     X(breakdown) X(breakdown_reason) X(breakdown_steps) X(steps)        \
+    X(kept_steps)                                                        \
     X(statistic) X(step_ns) X(parts_ns) X(gap_ns) X(gap_fraction)        \
     X(parts) X(phase) X(calls) X(ns) X(share)                            \
     /* gpu_clock */                                                      \

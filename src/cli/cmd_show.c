@@ -172,8 +172,9 @@ static void print_breakdown(const tb_rescase *c)
         return;
     }
     const tb_res_breakdown *b = &c->breakdown;
-    printf("breakdown (per step: the mean over %.0f steps of a pass after "
-           "sampling, each kernel call clocked):\n", b->steps);
+    printf("breakdown (per step: the mean over the %.0f of %.0f steps at "
+           "or below the median step of a pass after sampling, each kernel "
+           "call clocked):\n", b->kept_steps, b->steps);
     printf("  %-22s %-32s %-9s %10s %11s %7s\n", "op", "kernel", "phase",
            "calls/step", "ms/step", "share");
     for (int i = 0; i < b->n_parts; i++) {

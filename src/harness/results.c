@@ -268,7 +268,9 @@ static void add_breakdown(cJSON *o, const tb_case *c, const tb_result *r)
     cJSON *b = cJSON_AddObjectToObject(o, TB_RES_KEY(breakdown));
     double gap = bd->step_ns - bd->parts_ns;
     cJSON_AddNumberToObject(b, TB_RES_KEY(steps), bd->steps);
-    cJSON_AddStringToObject(b, TB_RES_KEY(statistic), "mean");
+    cJSON_AddNumberToObject(b, TB_RES_KEY(kept_steps), bd->kept);
+    cJSON_AddStringToObject(b, TB_RES_KEY(statistic),
+                            "mean of the steps at or below the median");
     cJSON_AddNumberToObject(b, TB_RES_KEY(step_ns), bd->step_ns);
     cJSON_AddNumberToObject(b, TB_RES_KEY(parts_ns), bd->parts_ns);
     cJSON_AddNumberToObject(b, TB_RES_KEY(gap_ns), gap);

@@ -740,7 +740,7 @@ static int count_pass(tb_runner *r, const buffers *b, tb_kernel_fn fn,
 /* After the last round's sampling, for a model step (a workload on the
  * tape) with measure.breakdown: steps timed one by one as a sample times
  * a call, with every tape kernel call clocked (workload.h), into
- * res->breakdown.  Steps: measure.breakdown_steps, or a tenth of the
+ * res->breakdown (means over the steps no slower than the median one).  Steps: measure.breakdown_steps, or a tenth of the
  * steps sampled (3 to 1000).  A failing call makes the case an error, as
  * it would while timing. */
 static int breakdown_pass(tb_runner *r, const buffers *b, tb_kernel_fn fn,
@@ -760,12 +760,6 @@ static int breakdown_pass(tb_runner *r, const buffers *b, tb_kernel_fn fn,
                  "not measured: the run was interrupted");
         return 0;
     }
-    if (tb_workload_breakdown_begin(b->wl)) {
-        snprintf(bd->reason, sizeof bd->reason,
-                 "not measured: %s is not a model on the tape",
-                 c->op->name);
-        return 0;
-    }
     int steps = c->measure.breakdown_steps;
     if (steps <= 0) {
         double sampled = (double)res->n_samples *
@@ -773,16 +767,25 @@ static int breakdown_pass(tb_runner *r, const buffers *b, tb_kernel_fn fn,
         double k = floor(sampled / 10);
         steps = k < 3 ? 3 : k > 1000 ? 1000 : (int)k;
     }
+    int rc = tb_workload_breakdown_begin(b->wl, steps);
+    if (rc == TB_EUNSUPPORTED) {
+        snprintf(bd->reason, sizeof bd->reason,
+                 "not measured: %s is not a model on the tape",
+                 c->op->name);
+        return 0;
+    }
+    if (rc)
+        return rc;
     set_phase(r, c, TB_PHASE_COUNT); /* never timed, like counting */
-    double sum = 0;
-    int rc = 0;
     for (int i = 0; i < steps && !rc; i++) {
         double ns;
         rc = run_batch(b, fn, c, 1, c->alloc_outputs, &ns, NULL);
         double v = ns - r->overhead_ns;
-        sum += v > 0 ? v : 0;
+        tb_workload_breakdown_step(b->wl, v > 0 ? v : 0);
     }
-    tb_workload_breakdown_end(b->wl, rc ? 0 : steps, sum, bd);
+    tb_workload_breakdown_end(b->wl, bd);
+    if (rc)
+        memset(bd, 0, sizeof *bd);
     return rc;
 }
 

@@ -62,7 +62,9 @@ void tb_report_breakdown(const tb_rset *s, tb_strbuf *b)
                   "after sampling (never inside the timed samples): every "
                   "kernel call of the tape clocked, the backend's sync "
                   "before the clock stops, the mean over the pass's steps "
-                  "(docs/FORMAT.md, \"Per-op breakdown\"). The five ops "
+                  "at or below its median step (a step the OS preempted "
+                  "is left out; docs/FORMAT.md, \"Per-op breakdown\"). "
+                  "The five ops "
                   "with the most time per step, then the rest as other; "
                   "gap = the pass's step - the sum of every op's time: "
                   "the tape's own work (shape rules, allocations, frees) "
@@ -99,7 +101,8 @@ void tb_report_breakdown(const tb_rset *s, tb_strbuf *b)
         }
         row(b, name, "gap (tape)", "-", "-", "-", bd->gap_ns,
             bd->gap_fraction);
-        snprintf(calls, sizeof calls, "%.0f steps", bd->steps);
+        snprintf(calls, sizeof calls, "%.0f of %.0f steps",
+                 bd->kept_steps, bd->steps);
         row(b, name, "step", "-", "-", calls, bd->step_ns, 1);
     }
     if (head)

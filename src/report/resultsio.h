@@ -89,7 +89,8 @@ typedef struct tb_res_part {
 /* A checked "breakdown" object: the pass's steps, the step's time and
  * its parts' sum, gap = step - parts (the tape's overhead). */
 typedef struct tb_res_breakdown {
-    double steps, step_ns, parts_ns, gap_ns, gap_fraction;
+    double steps, kept_steps; /* the pass's, and those averaged */
+    double step_ns, parts_ns, gap_ns, gap_fraction;
     int n_parts;
     const tb_res_part *parts; /* in the order of their first call */
 } tb_res_breakdown;
@@ -345,7 +346,7 @@ bool tb_resfile_same_peaks(const tb_resfile *a, const tb_resfile *b);
  * null) whose per_iter is a number >= 0 or null and whose source and isa
  * are strings or null; "breakdown" absent, null (with
  * "breakdown_reason" a string or null) or an object (steps an integer
- * >= 1, step_ns and parts_ns >= 0, gap_ns and gap_fraction numbers,
+ * >= 1, kept_steps an integer in [1, steps], step_ns and parts_ns >= 0, gap_ns and gap_fraction numbers,
  * parts an array of {op, kernel: non-empty strings, phase "fwd", "bwd"
  * or "optimizer", calls, ns, share: numbers >= 0}).  On failure *out is
  * NULL and err holds one line "PATH: what".  Returns 0, TB_EIO

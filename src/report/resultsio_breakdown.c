@@ -82,6 +82,11 @@ int tb_res_load_breakdown(tb_resfile *f, tb_rescase *c, const cJSON *cj,
         b->steps != floor(b->steps))
         return BAD("cases[%d] (%s): breakdown.steps: expected an integer "
                    ">= 1", idx, c->id);
+    if (!num_at(bd, TB_RES_KEY(kept_steps), true, &b->kept_steps) ||
+        b->kept_steps < 1 || b->kept_steps > b->steps ||
+        b->kept_steps != floor(b->kept_steps))
+        return BAD("cases[%d] (%s): breakdown.kept_steps: expected an "
+                   "integer in [1, steps]", idx, c->id);
     static const char *const keys[] = {TB_RES_KEY(step_ns),
                                        TB_RES_KEY(parts_ns),
                                        TB_RES_KEY(gap_ns),
