@@ -341,7 +341,8 @@ static void test_reader(void **state)
         assert_true(close_to(c->breakdown.step_ns, num(bd, "step_ns")));
         assert_true(close_to(c->breakdown.parts_ns, num(bd, "parts_ns")));
         assert_true(close_to(c->breakdown.gap_ns, num(bd, "gap_ns")));
-        assert_true(close_to(c->breakdown.gap_fraction, num(bd, "gap_fraction")));
+        assert_true(close_to(c->breakdown.gap_fraction,
+                             num(bd, "gap_fraction")));
         const cJSON *ps = cJSON_GetObjectItem(bd, "parts");
         assert_int_equal(c->breakdown.n_parts, cJSON_GetArraySize(ps));
         for (int j = 0; j < c->breakdown.n_parts; j++) {
@@ -500,7 +501,8 @@ static void test_config_keys(void **state)
     tb_config_free(&cfg);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(text, sizeof text,
-                 "{\"name\": \"c\", \"measure\": %s, \"ops\": [{\"op\": \"add\", "
+                 "{\"name\": \"c\", \"measure\": %s, "
+                 "\"ops\": [{\"op\": \"add\", "
                  "\"shapes\": [[4]]}]}", bad[i].measure);
         err[0] = '\0';
         assert_int_not_equal(tb_config_parse(text, strlen(text), "c.json",

@@ -740,9 +740,10 @@ static int count_pass(tb_runner *r, const buffers *b, tb_kernel_fn fn,
 /* After the last round's sampling, for a model step (a workload on the
  * tape) with measure.breakdown: steps timed one by one as a sample times
  * a call, with every tape kernel call clocked (workload.h), into
- * res->breakdown (means over the steps no slower than the median one).  Steps: measure.breakdown_steps, or a tenth of the
- * steps sampled (3 to 1000).  A failing call makes the case an error, as
- * it would while timing. */
+ * res->breakdown (means over the steps no slower than the median one).
+ * Steps: measure.breakdown_steps, or a tenth of the steps sampled (3 to
+ * 1000).  A failing call makes the case an error, as it would while
+ * timing. */
 static int breakdown_pass(tb_runner *r, const buffers *b, tb_kernel_fn fn,
                           const tb_case *c, tb_result *res)
 {

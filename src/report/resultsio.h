@@ -346,9 +346,10 @@ bool tb_resfile_same_peaks(const tb_resfile *a, const tb_resfile *b);
  * null) whose per_iter is a number >= 0 or null and whose source and isa
  * are strings or null; "breakdown" absent, null (with
  * "breakdown_reason" a string or null) or an object (steps an integer
- * >= 1, kept_steps an integer in [1, steps], step_ns and parts_ns >= 0, gap_ns and gap_fraction numbers,
- * parts an array of {op, kernel: non-empty strings, phase "fwd", "bwd"
- * or "optimizer", calls, ns, share: numbers >= 0}).  On failure *out is
+ * >= 1, kept_steps an integer in [1, steps], step_ns and parts_ns >= 0,
+ * gap_ns and gap_fraction numbers, parts an array of {op, kernel:
+ * non-empty strings, phase "fwd", "bwd" or "optimizer", calls, ns,
+ * share: numbers >= 0}).  On failure *out is
  * NULL and err holds one line "PATH: what".  Returns 0, TB_EIO
  * (unreadable), TB_EPARSE (not JSON, truncated), TB_EINVAL (not a result
  * file or a bad field) or TB_ENOMEM.  Free with tb_resfile_free. */
