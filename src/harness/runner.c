@@ -69,6 +69,7 @@ const char *tb_phase_name(tb_phase p)
 {
     static const char *const names[] = {
         "idle", "setup", "check", "warmup", "sampling", "count",
+        "breakdown",
     };
     return (unsigned)p < sizeof names / sizeof names[0] ? names[p] : "?";
 }
@@ -168,6 +169,7 @@ static const tb_trace_name phase_range[] = {
     [TB_PHASE_WARMUP] = TB_TRACE_WARMUP,
     [TB_PHASE_SAMPLING] = TB_TRACE_SAMPLING,
     [TB_PHASE_COUNT] = TB_TRACE_COUNT,
+    [TB_PHASE_BREAKDOWN] = TB_TRACE_BREAKDOWN,
 };
 
 /* Enter phase p for case c: close the ranges of the phase before, open
@@ -777,7 +779,7 @@ static int breakdown_pass(tb_runner *r, const buffers *b, tb_kernel_fn fn,
     }
     if (rc)
         return rc;
-    set_phase(r, c, TB_PHASE_COUNT); /* never timed, like counting */
+    set_phase(r, c, TB_PHASE_BREAKDOWN);
     for (int i = 0; i < steps && !rc; i++) {
         double ns;
         rc = run_batch(b, fn, c, 1, c->alloc_outputs, &ns, NULL);

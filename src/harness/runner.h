@@ -39,6 +39,7 @@ typedef enum {
     TB_PHASE_WARMUP,   /* warm-up and batch sizing */
     TB_PHASE_SAMPLING, /* timed samples */
     TB_PHASE_COUNT,    /* the device counting pass (never timed) */
+    TB_PHASE_BREAKDOWN, /* a workload's per-op pass (after sampling) */
 } tb_phase;
 
 const char *tb_phase_name(tb_phase p);
