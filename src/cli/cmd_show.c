@@ -175,11 +175,11 @@ static void print_breakdown(const tb_rescase *c)
     printf("breakdown (per step: the mean over the %.0f of %.0f steps at "
            "or below the median step of a pass after sampling, each kernel "
            "call clocked):\n", b->kept_steps, b->steps);
-    printf("  %-22s %-32s %-9s %10s %11s %7s\n", "op", "kernel", "phase",
+    printf("  %-22s %-36s %-9s %10s %11s %7s\n", "op", "kernel", "phase",
            "calls/step", "ms/step", "share");
     for (int i = 0; i < b->n_parts; i++) {
         const tb_res_part *q = &b->parts[i];
-        printf("  %-22s %-32s %-9s %10g %11.5f %6.1f%%\n", q->op, q->kernel,
+        printf("  %-22s %-36s %-9s %10g %11.5f %6.1f%%\n", q->op, q->kernel,
                q->phase, q->calls, q->ns / 1e6, 100 * q->share);
     }
     printf("  parts %.4f ms + gap %.4f ms (%.1f%% of the step: the tape's "
