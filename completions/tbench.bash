@@ -61,6 +61,7 @@ _tbench() {
         "compare --format") COMPREPLY=($(compgen -W "text md json" -- "$cur")); return ;;
         "compare --fail-on") COMPREPLY=($(compgen -W "time counters status none" -- "$cur")); return ;;
         "compare --instr-threshold") COMPREPLY=(); return ;;
+        "compare --cache-threshold") COMPREPLY=(); return ;;
         "compare --backends") COMPREPLY=(); return ;;
         "compare --max-mde") COMPREPLY=(); return ;;
         "compare --output"|"compare -o") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -106,7 +107,7 @@ _tbench() {
         peak) opts="--help --json --output --quick -h -o" ;;
         plot) opts="--baseline --format --help --no-render --noisy --output --threshold --with -b -h -o -w" ;;
         report) opts="--baseline --charts --generated-by --help --no-charts --noisy --output --threshold --with -b -h -o -w" ;;
-        compare) opts="--allow-missing --alpha --backends --fail-on --format --help --instr-threshold --max-mde --output --threshold --vs -h -o" ;;
+        compare) opts="--allow-missing --alpha --backends --cache-threshold --fail-on --format --help --instr-threshold --max-mde --output --threshold --vs -h -o" ;;
         history) opts="--alpha --format --help --output --penalty --threshold -h -o" ;;
         export) opts="--format --help --output -h -o" ;;
         targets) opts="--allow-missing --format --help --strict --targets --with -h -t -w" ;;

@@ -314,6 +314,60 @@ def check_complexity(a, sec):
                 a.word(w, "off the fit", row[6], "none")
 
 
+def cache_cases(data):
+    """The main run's ok cases with cache events counted, in order."""
+    return [c for c in data.ok("main")
+            if (c.rec.get("cache") or {}).get("source")]
+
+
+def line_bytes(geometry):
+    """The line size of a simulated geometry '32768 B, 64 B, 8-way'."""
+    m = re.match(r"\d+ B, (\d+) B", geometry or "")
+    return int(m.group(1)) if m else 64
+
+
+def check_cache(a, sec):
+    """report_cache.c's rows derived again from the cache records."""
+    cases = cache_cases(a.data)
+    sim = [c.rec["cache"] for c in cases if c.rec["cache"]["simulated"]]
+    for t in texts_starting(sec, "Misses per call"):
+        a.method(t)
+        if sim:
+            a.word(f"{sec.path}, line {t.line}", "simulated geometry",
+                   "D1 of " + t.text.split("a D1 of ")[1].split(" and ")[0],
+                   "D1 of " + sim[0]["d1"])
+    for t in sec.tables:
+        a.fig(f"{sec.path}, line {t.line}", "cases with cache events",
+              str(len(t.rows)), len(cases))
+        for i, ((ln, row), c) in enumerate(zip(t.rows, cases)):
+            t.done.add(i)
+            w = row_name(sec, ln, row)
+            k = c.rec["cache"]
+            a.word(w, "case", " | ".join(row[:4]),
+                   " | ".join((c.opp, c.shapes, c.dtype, c.variant)))
+            a.word(w, "source", row[4], k["source"] +
+                   (" (simulated)" if k["simulated"] else ""))
+            cols = ((5, 6, "l1d_misses", "d1"), (7, 8, "llc_misses", "ll"))
+            for n, r, key, geo in cols:
+                v = k[key]
+                if v is None:
+                    a.word(w, key, row[n], "n/a")
+                    a.word(w, key + " bytes / model", row[r], "n/a")
+                    continue
+                a.fig(w, key, row[n], v)
+                line = line_bytes(k[geo]) if k["simulated"] else 64
+                if c.bytes > 0:
+                    a.fig(w, key + " bytes / model", row[r],
+                          v * line / c.bytes, "x")
+                else:
+                    a.word(w, key + " bytes / model", row[r], "n/a")
+            for n, key in ((9, "dtlb_misses"), (10, "ipc")):
+                if k[key] is None:
+                    a.word(w, key, row[n], "n/a")
+                else:
+                    a.fig(w, key, row[n], k[key])
+
+
 def one_thread(data, c):
     """The case c runs with threads=1: same document, key, backend,
     transfers and axes but threads."""

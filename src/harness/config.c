@@ -282,8 +282,9 @@ static int parse_warmup(parser *P, const cJSON *obj, tb_cfg_warmup *w)
     return get_keys(P, obj, "warmup", k, 2);
 }
 
-/* measure.instructions: a source's name. */
-static int parse_instr_source(parser *P, const cJSON *v, int *out)
+/* measure.instructions or measure.cache (key): a source's name. */
+static int parse_instr_source(parser *P, const cJSON *v, const char *key,
+                              int *out)
 {
     static const char *const src[] = {"none", "perf", "callgrind", "auto"};
     char got[64];
@@ -292,7 +293,7 @@ static int parse_instr_source(parser *P, const cJSON *v, int *out)
         if (!strcmp(v->valuestring, src[i]))
             k = i;
     if (k < 0)
-        return fail(P, v, false, "measure.instructions",
+        return fail(P, v, false, key,
                     "expected \"none\", \"perf\", \"callgrind\" or "
                     "\"auto\", got %s", tb_jsonc_describe(v, got, sizeof(got)));
     *out = k;
@@ -305,8 +306,9 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
                                        "max_samples",    "ci_target",
                                        "max_time_s",     "rounds",
                                        "timeout_s",      "instructions",
-                                       "instructions_iters", "breakdown",
-                                       "breakdown_steps", NULL};
+                                       "instructions_iters", "cache",
+                                       "breakdown", "breakdown_steps",
+                                       NULL};
     int rc = check_object(P, obj, "measure", keys);
     if (rc)
         return rc;
@@ -353,7 +355,11 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
     if ((rc = get_keys(P, obj, "measure", k + 3, 4)))
         return rc;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "instructions");
-    if (v && (rc = parse_instr_source(P, v, &m->instructions)))
+    if (v && (rc = parse_instr_source(P, v, "measure.instructions",
+                                      &m->instructions)))
+        return rc;
+    v = cJSON_GetObjectItemCaseSensitive(obj, "cache");
+    if (v && (rc = parse_instr_source(P, v, "measure.cache", &m->cache)))
         return rc;
     if ((rc = get_keys(P, obj, "measure", k + 7, 2)))
         return rc;
@@ -986,6 +992,7 @@ void tb_config_defaults(tb_config *cfg)
     cfg->measure.timeout_s = 300.0;
     cfg->measure.instructions = TB_INSTR_NONE;
     cfg->measure.instructions_iters = 10;
+    cfg->measure.cache = TB_INSTR_NONE;
     cfg->measure.breakdown = true;
     cfg->measure.breakdown_steps = 0;
     cfg->dtypes[TB_F32] = true;

@@ -294,6 +294,59 @@ static void add_breakdown(cJSON *o, const tb_case *c, const tb_result *r)
     cJSON_AddNullToObject(o, TB_RES_KEY(breakdown_reason));
 }
 
+/* measure.cache (instr.h): null when not asked for; else each event per
+ * iteration (null when not counted), IPC where cycles and instructions
+ * both are, the source, whether simulated and the simulated geometry,
+ * the ISA that ran, the iterations and the reason for a null or the
+ * note on a simulation. */
+static cJSON *cache_json(const tb_case *c, const tb_result *r)
+{
+    const tb_cache_counts *cc = &r->cache;
+    if (!cc->requested)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    static const char *const names[TB_CACHE_NEV] = {
+        [TB_CACHE_CYCLES] = TB_RES_KEY(cycles),
+        [TB_CACHE_INSTRUCTIONS] = TB_RES_KEY(instructions),
+        [TB_CACHE_L1D_MISSES] = TB_RES_KEY(l1d_misses),
+        [TB_CACHE_LLC_MISSES] = TB_RES_KEY(llc_misses),
+        [TB_CACHE_DTLB_MISSES] = TB_RES_KEY(dtlb_misses),
+    };
+    cJSON_AddStringToObject(o, TB_RES_KEY(requested),
+                            tb_instr_source_name(c->measure.cache));
+    cJSON_AddItemToObject(o, TB_RES_KEY(source),
+                          cc->ok ? cJSON_CreateString(cc->source)
+                                 : cJSON_CreateNull());
+    cJSON_AddBoolToObject(o, TB_RES_KEY(simulated), cc->ok && cc->simulated);
+    cJSON_AddItemToObject(o, TB_RES_KEY(isa),
+                          cc->ok && cc->isa[0] ? cJSON_CreateString(cc->isa)
+                                               : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, TB_RES_KEY(iters),
+                          num_or_null((double)cc->iters, cc->ok));
+    for (int i = 0; i < TB_CACHE_NEV; i++) {
+        cJSON_AddItemToObject(o, names[i],
+                              num_or_null(cc->v[i], cc->ok && !isnan(cc->v[i])));
+        if (i == TB_CACHE_INSTRUCTIONS) {
+            double ipc = cc->v[TB_CACHE_INSTRUCTIONS] /
+                         cc->v[TB_CACHE_CYCLES];
+            cJSON_AddItemToObject(o, TB_RES_KEY(ipc),
+                                  num_or_null(ipc, cc->ok && isfinite(ipc)));
+        }
+    }
+    cJSON_AddItemToObject(o, TB_RES_KEY(d1),
+                          cc->ok && cc->d1[0] ? cJSON_CreateString(cc->d1)
+                                              : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, TB_RES_KEY(ll),
+                          cc->ok && cc->ll[0] ? cJSON_CreateString(cc->ll)
+                                              : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, TB_RES_KEY(reason),
+                          cc->reason[0] ? cJSON_CreateString(cc->reason)
+                                        : cJSON_CreateNull());
+    return o;
+}
+
 /* timing.device: the backend's device time per iteration beside the
  * host wall time of the same samples (stats), or null when the backend
  * has no device timer or a sample lacked it. */
@@ -527,6 +580,7 @@ static cJSON *case_record(const cJSON *doc, const tb_case *c,
     cJSON_AddItemToObject(o, TB_RES_KEY(roofline), roofline_json(doc, c, r));
     add_cupti(o, r);
     cJSON_AddItemToObject(o, TB_RES_KEY(instructions), instr_json(c, r));
+    cJSON_AddItemToObject(o, TB_RES_KEY(cache), cache_json(c, r));
     add_breakdown(o, c, r);
     add_where(o, doc, c);
     cJSON_AddItemToObject(o, TB_RES_KEY(gpu_clock),
@@ -654,6 +708,8 @@ static const struct {
     /* the count only */
     {TB_RES_KEY(instructions), TB_RES_KEY(instructions),
      TB_RES_KEY(per_iter)},
+    {TB_RES_KEY(l1d_misses), TB_RES_KEY(cache), TB_RES_KEY(l1d_misses)},
+    {TB_RES_KEY(llc_misses), TB_RES_KEY(cache), TB_RES_KEY(llc_misses)},
 };
 
 /* Compact text of a JSON value for a CSV cell ("" for null/absent). */

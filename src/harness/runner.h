@@ -44,6 +44,28 @@ typedef enum {
 
 const char *tb_phase_name(tb_phase p);
 
+/* The events of measure.cache (instr.h), per iteration. */
+typedef enum {
+    TB_CACHE_CYCLES,       /* hardware only */
+    TB_CACHE_INSTRUCTIONS, /* perf: retired; callgrind: Ir */
+    TB_CACHE_L1D_MISSES,   /* perf: L1D read misses; sim: D1mr + D1mw */
+    TB_CACHE_LLC_MISSES,   /* perf: LL read misses; sim: DLmr + DLmw */
+    TB_CACHE_DTLB_MISSES,  /* hardware only (dTLB read misses) */
+    TB_CACHE_NEV
+} tb_cache_event;
+
+typedef struct tb_cache_counts {
+    bool requested;
+    bool ok;          /* at least one event counted */
+    bool simulated;   /* valgrind's cache simulation, not hardware */
+    double v[TB_CACHE_NEV]; /* per iteration; NAN: not counted */
+    uint64_t iters;   /* iterations counted */
+    char source[16];  /* "perf" or "callgrind"; "" none */
+    char isa[16];     /* the cpu ISA level that ran; "" n/a */
+    char d1[64], ll[64]; /* simulated geometry: "32768 B, 64 B, 8-way" */
+    char reason[400]; /* why nothing (or some event) was counted */
+} tb_cache_counts;
+
 typedef struct tb_result {
     tb_status status;
     char message[512];
@@ -80,7 +102,10 @@ typedef struct tb_result {
     uint64_t instr_iters;   /* iterations counted */
     char instr_source[16];  /* "perf" or "callgrind"; "" none */
     char instr_isa[16];     /* the cpu ISA level that ran; "" n/a */
-    char instr_reason[256]; /* why there is no count, or a note */
+    char instr_reason[400]; /* why there is no count, or a note */
+    /* Cache behaviour per iteration (measure.cache, instr.h): like the
+     * instruction count, a separate pass after the timing. */
+    tb_cache_counts cache;
     /* Device time per iteration of each sample (heap, parallel to
      * samples_ns), from the backend's device timer; NULL when it has
      * none.  device_timed: every sample so far has one. */

@@ -249,6 +249,39 @@ static int load_instr(tb_resfile *f, tb_rescase *c, const cJSON *cj,
     return 0;
 }
 
+/* cache: an object (or null) whose counts (cycles, instructions, ipc,
+ * l1d_misses, llc_misses, dtlb_misses) are numbers >= 0 or null, and a
+ * count needs its source (read into c->f). */
+static int check_cache(tb_resfile *f, tb_rescase *c, const cJSON *cj,
+                       int idx, char *err, size_t errlen)
+{
+    static const char *const counts[] = {
+        TB_RES_KEY(cycles),     TB_RES_KEY(instructions),
+        TB_RES_KEY(ipc),        TB_RES_KEY(l1d_misses),
+        TB_RES_KEY(llc_misses), TB_RES_KEY(dtlb_misses)};
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(cj, TB_RES_KEY(cache));
+    if (!in || cJSON_IsNull(in))
+        return 0;
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(in,
+                                                        TB_RES_KEY(source));
+    bool any = false, ok = cJSON_IsObject(in) &&
+                           (!src || cJSON_IsNull(src) || cJSON_IsString(src));
+    for (size_t i = 0; ok && i < sizeof counts / sizeof counts[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(in, counts[i]);
+        ok = !v || cJSON_IsNull(v) ||
+             (cJSON_IsNumber(v) && v->valuedouble >= 0);
+        any = any || cJSON_IsNumber(v);
+    }
+    if (!ok)
+        return BAD("cases[%d] (%s): cache: expected an object with counts "
+                   "numbers >= 0 or null and source a string or null", idx,
+                   c->id);
+    if (any && !cJSON_IsString(src))
+        return BAD("cases[%d] (%s): cache: a count needs its source", idx,
+                   c->id);
+    return 0;
+}
+
 /* Check and extract the timing part of an "ok" record. */
 static int load_timed(tb_resfile *f, tb_rescase *c, const cJSON *cj,
                       int idx, char *err, size_t errlen)
@@ -263,7 +296,8 @@ static int load_timed(tb_resfile *f, tb_rescase *c, const cJSON *cj,
         (rc = check_stats_optional(f, c, st, idx, err, errlen)) ||
         (rc = load_samples(f, c, st, idx, n, err, errlen)) ||
         (rc = load_rates(f, c, cj, idx, err, errlen)) ||
-        (rc = load_instr(f, c, cj, idx, err, errlen)))
+        (rc = load_instr(f, c, cj, idx, err, errlen)) ||
+        (rc = check_cache(f, c, cj, idx, err, errlen)))
         return rc;
     c->timed = true;
     return 0;
