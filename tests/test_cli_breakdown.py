@@ -106,6 +106,13 @@ def show_table(text):
                      ln)
         if m:
             gap = (float(m[1]), float(m[2]), float(m[4]))
+            continue
+        m = re.match(r"  clock reads: ([\d.]+) calls x ([\d.]+) ns = "
+                     r"([\d.]+) ms of parts \+ gap$", ln)
+        if m:
+            expect(abs(float(m[1]) * float(m[2]) / 1e6 - float(m[3])) <=
+                   1e-4, f"clock reads: {ln!r}")
+            expect(gap is not None, "the clock line after the gap line")
             break
         f = ln.split()
         expect(len(f) == 6 and f[5].endswith("%"), f"a table row: {ln!r}")
@@ -141,6 +148,8 @@ def _():
         text = tbench("show", glob, out).stdout
         rows, (parts, gap, step) = show_table(text)
         expect(set(rows) == set(want), f"{glob}: ops {sorted(rows)}")
+        expect("  clock reads: %g calls" % sum(c for _, c in want.values())
+               in text, f"{glob}: the clock line counts the calls:\n{text}")
         for op, (kernel, phase, calls, ms, share) in rows.items():
             expect((phase, calls) == want[op],
                    f"{glob}: {op}: {phase} x{calls}, want {want[op]}")

@@ -188,6 +188,14 @@ static void print_breakdown(const tb_rescase *c)
     if (c->timed)
         printf(" (sampled median %.4f ms)", c->median_ns / 1e6);
     printf("\n");
+    /* the instrument's own cost: a pair of clock reads per call, split
+     * between its part and the gap */
+    double calls = 0, pair = c->f.timing_timer_overhead_ns;
+    for (int i = 0; i < b->n_parts; i++)
+        calls += b->parts[i].calls;
+    if (pair > 0)
+        printf("  clock reads: %g calls x %.0f ns = %.4f ms of parts + "
+               "gap\n", calls, pair, calls * pair / 1e6);
 }
 
 static void print_case(const tb_rescase *c)
