@@ -79,6 +79,11 @@
     X(device_ns) X(kernels_unlisted)                                     \
     /* instructions */                                                   \
     X(requested) X(per_iter) X(iters) X(reason)                          \
+    /* breakdown */                                                      \
+    X(breakdown) X(breakdown_reason) X(breakdown_steps) X(steps)        \
+    X(kept_steps)                                                        \
+    X(statistic) X(step_ns) X(parts_ns) X(gap_ns) X(gap_fraction)        \
+    X(parts) X(phase) X(calls) X(ns) X(share)                            \
     /* cache (and instructions, isa, source, iters, reason above) */     \
     X(simulated) X(cycles) X(ipc) X(l1d_misses) X(llc_misses)            \
     X(dtlb_misses) X(d1) X(ll)                                           \

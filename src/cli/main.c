@@ -294,8 +294,10 @@ static const tb_command commands[] = {
      "    CASE (as run --filter matches: an id as printed, or a glob):\n"
      "    status, check, statistics, counters, roofline and the CUPTI\n"
      "    counts per iteration with the kernel breakdown (or why they were\n"
-     "    not measured).  RESULTS: a file or run folder (default: the\n"
-     "    newest run under results/)\n"
+     "    not measured); for a model step, its per-op breakdown: op,\n"
+     "    kernel, phase, calls, ms and share per step, and the gap to the\n"
+     "    step.  RESULTS: a file or run folder (default: the newest run\n"
+     "    under results/)\n"
      "        --json            the records as stored\n"
      "    exit 0 ok, 2 usage or input error (no case matches)\n",
      tb_cmd_show, &tb_opts_show},

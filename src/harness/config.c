@@ -307,6 +307,7 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
                                        "max_time_s",     "rounds",
                                        "timeout_s",      "instructions",
                                        "instructions_iters", "cache",
+                                       "breakdown", "breakdown_steps",
                                        NULL};
     int rc = check_object(P, obj, "measure", keys);
     if (rc)
@@ -333,6 +334,10 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
          .hi = 86400, .want = "a number of seconds > 0 and <= 86400"},
         {.key = "instructions_iters", .i = &m->instructions_iters,
          .lo = 1, .hi = 1000000, .want = "an integer in [1, 1000000]"},
+        {.key = "breakdown_steps", .i = &m->breakdown_steps, .lo = 0,
+         .hi = 1000000,
+         .want = "an integer in [0, 1000000] (0: a tenth of the steps "
+                 "sampled, 3 to 1000)"},
     };
     if ((rc = get_keys(P, obj, "measure", k, 3)))
         return rc;
@@ -356,7 +361,17 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
     v = cJSON_GetObjectItemCaseSensitive(obj, "cache");
     if (v && (rc = parse_instr_source(P, v, "measure.cache", &m->cache)))
         return rc;
-    return get_keys(P, obj, "measure", k + 7, 1);
+    if ((rc = get_keys(P, obj, "measure", k + 7, 2)))
+        return rc;
+    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "breakdown"))) {
+        char got[64];
+        if (!cJSON_IsBool(v))
+            return fail(P, v, false, "measure.breakdown",
+                        "expected true or false, got %s",
+                        tb_jsonc_describe(v, got, sizeof(got)));
+        m->breakdown = cJSON_IsTrue(v);
+    }
+    return 0;
 }
 
 static int dtype_one(parser *P, const cJSON *v, const char *kp, bool *out)
@@ -978,6 +993,8 @@ void tb_config_defaults(tb_config *cfg)
     cfg->measure.instructions = TB_INSTR_NONE;
     cfg->measure.instructions_iters = 10;
     cfg->measure.cache = TB_INSTR_NONE;
+    cfg->measure.breakdown = true;
+    cfg->measure.breakdown_steps = 0;
     cfg->dtypes[TB_F32] = true;
     cfg->n_backends = 1;
     strcpy(cfg->backends[0].name, "cpu");

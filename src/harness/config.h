@@ -40,6 +40,8 @@ typedef struct tb_cfg_measure {
     int instructions_iters; /* iterations counted (their mean is kept),
                                for instructions and cache alike */
     int cache;         /* TB_INSTR_*: cache and TLB events per iteration */
+    bool breakdown;      /* a workload's per-op pass after sampling */
+    int breakdown_steps; /* its steps; 0: a tenth of those sampled */
 } tb_cfg_measure;
 
 /* measure.instructions and measure.cache: where the counts come from

@@ -42,6 +42,9 @@ static cJSON *measure_json(const tb_config *c)
     cJSON_AddNumberToObject(m, TB_RES_KEY(max_time_s), c->measure.max_time_s);
     cJSON_AddNumberToObject(m, TB_RES_KEY(rounds), c->measure.rounds);
     cJSON_AddNumberToObject(m, TB_RES_KEY(timeout_s), c->measure.timeout_s);
+    cJSON_AddBoolToObject(m, TB_RES_KEY(breakdown), c->measure.breakdown);
+    cJSON_AddNumberToObject(m, TB_RES_KEY(breakdown_steps),
+                            c->measure.breakdown_steps);
     return o;
 }
 
@@ -235,6 +238,60 @@ static cJSON *instr_json(const tb_case *c, const tb_result *r)
                               ? cJSON_CreateString(r->instr_reason)
                               : cJSON_CreateNull());
     return o;
+}
+
+/* "breakdown" and "breakdown_reason" (docs/FORMAT.md, "Per-op
+ * breakdown"): a workload step's parts from its breakdown pass, or null
+ * with the reason (null without one for an op that is no workload). */
+static void add_breakdown(cJSON *o, const tb_case *c, const tb_result *r)
+{
+    const tb_wl_breakdown *bd = &r->breakdown;
+    bool wl = c->op->category == TB_CAT_WORKLOAD;
+    if (r->status != TB_STATUS_OK || !bd->valid) {
+        char why[200];
+        if (!wl)
+            why[0] = '\0';
+        else if (r->status != TB_STATUS_OK)
+            snprintf(why, sizeof why, "not measured: the case is %s",
+                     tb_status_name(r->status));
+        else
+            snprintf(why, sizeof why, "%s",
+                     bd->reason[0] ? bd->reason
+                                   : "not measured: the run stopped "
+                                     "before the case's last round");
+        cJSON_AddNullToObject(o, TB_RES_KEY(breakdown));
+        cJSON_AddItemToObject(o, TB_RES_KEY(breakdown_reason),
+                              why[0] ? cJSON_CreateString(why)
+                                     : cJSON_CreateNull());
+        return;
+    }
+    cJSON *b = cJSON_AddObjectToObject(o, TB_RES_KEY(breakdown));
+    double gap = bd->step_ns - bd->parts_ns;
+    cJSON_AddNumberToObject(b, TB_RES_KEY(steps), bd->steps);
+    cJSON_AddNumberToObject(b, TB_RES_KEY(kept_steps), bd->kept);
+    cJSON_AddStringToObject(b, TB_RES_KEY(statistic),
+                            "mean of the steps at or below the median");
+    cJSON_AddNumberToObject(b, TB_RES_KEY(step_ns), bd->step_ns);
+    cJSON_AddNumberToObject(b, TB_RES_KEY(parts_ns), bd->parts_ns);
+    cJSON_AddNumberToObject(b, TB_RES_KEY(gap_ns), gap);
+    cJSON_AddNumberToObject(b, TB_RES_KEY(gap_fraction),
+                            bd->step_ns > 0 ? gap / bd->step_ns : 0);
+    cJSON *ps = cJSON_AddArrayToObject(b, TB_RES_KEY(parts));
+    for (int i = 0; ps && i < bd->n_parts; i++) {
+        const tb_wl_part *q = &bd->part[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToArray(ps, e);
+        cJSON_AddStringToObject(e, TB_RES_KEY(op),
+                                tb_op_get((tb_op_id)q->op)->name);
+        cJSON_AddStringToObject(e, TB_RES_KEY(kernel), q->kernel);
+        cJSON_AddStringToObject(e, TB_RES_KEY(phase),
+                                tb_wl_phase_name(q->phase));
+        cJSON_AddNumberToObject(e, TB_RES_KEY(calls), q->calls);
+        cJSON_AddNumberToObject(e, TB_RES_KEY(ns), q->ns);
+        cJSON_AddNumberToObject(e, TB_RES_KEY(share),
+                                bd->step_ns > 0 ? q->ns / bd->step_ns : 0);
+    }
+    cJSON_AddNullToObject(o, TB_RES_KEY(breakdown_reason));
 }
 
 /* measure.cache (instr.h): null when not asked for; else each event per
@@ -524,6 +581,7 @@ static cJSON *case_record(const cJSON *doc, const tb_case *c,
     add_cupti(o, r);
     cJSON_AddItemToObject(o, TB_RES_KEY(instructions), instr_json(c, r));
     cJSON_AddItemToObject(o, TB_RES_KEY(cache), cache_json(c, r));
+    add_breakdown(o, c, r);
     add_where(o, doc, c);
     cJSON_AddItemToObject(o, TB_RES_KEY(gpu_clock),
                           tb_gpu_clock_json(&r->clock));

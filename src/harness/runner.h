@@ -13,6 +13,7 @@
 #include "gpu_clock.h"
 #include "plan.h"
 #include "probe.h"
+#include "../backends/workload.h"
 #include "../base/stats.h"
 
 typedef enum {
@@ -38,6 +39,7 @@ typedef enum {
     TB_PHASE_WARMUP,   /* warm-up and batch sizing */
     TB_PHASE_SAMPLING, /* timed samples */
     TB_PHASE_COUNT,    /* the device counting pass (never timed) */
+    TB_PHASE_BREAKDOWN, /* a workload's per-op pass (after sampling) */
 } tb_phase;
 
 const char *tb_phase_name(tb_phase p);
@@ -115,6 +117,10 @@ typedef struct tb_result {
     /* The GPU's SM clock and throttle reasons while sampling, for a
      * backend that names its GPU (device_pci); not requested otherwise. */
     tb_gpu_clock clock;
+    /* A workload's per-op breakdown (measure.breakdown): a pass of its
+     * own after the last round's sampling; not valid, with the reason,
+     * otherwise (reason "" for ops that are not workloads). */
+    tb_wl_breakdown breakdown;
 } tb_result;
 
 /* Iterations of the counting pass. */

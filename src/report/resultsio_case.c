@@ -823,6 +823,8 @@ int tb_res_load_case(tb_resfile *f, tb_rescase *c, const cJSON *cj, int idx,
     if (c->st == TB_RES_STATUS_OK &&
         (rc = load_timed(f, c, cj, idx, err, errlen)))
         return rc;
+    if ((rc = tb_res_load_breakdown(f, c, cj, idx, err, errlen)))
+        return rc;
     return load_cupti(f, c, cj, idx, err, errlen);
 }
 
