@@ -343,7 +343,6 @@ _Static_assert(offsetof(tb_cpu_ctx, mem) == 0, "hostmem slots");
 static tb_kernel cpu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
                             const tb_params *p, const char **impl)
 {
-    (void)p; /* no choice depends on the parameters yet */
     if (impl)
         *impl = NULL;
     if (!op || (unsigned)op->id >= TB_OP_COUNT ||
@@ -371,7 +370,9 @@ static tb_kernel cpu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
     if (!r)
         return (tb_kernel){NULL, NULL};
     if (impl)
-        *impl = r->name;
+        *impl = op->category == TB_CAT_CONTRACTION
+                    ? tb_cpu_einsum_impl(ctx, op, dt, p, r->name)
+                    : r->name;
     return (tb_kernel){r->fn, ctx};
 }
 

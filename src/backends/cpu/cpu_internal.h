@@ -72,4 +72,11 @@ typedef void (*tb_cpu_binary_row_fn)(const void *a, int64_t sa,
 void tb_cpu_bcast_rows(const tb_tensor *in, tb_tensor *out, size_t esz,
                        tb_cpu_binary_row_fn fn);
 
+/* einsum's impl text for kernel lookup (einsum_c.c): the row's name
+ * and the equation, rewritten with the plan by the first call of the
+ * kernel on instance ctx (static storage; row when p has no equation). */
+const char *tb_cpu_einsum_impl(const void *ctx, const tb_op *op,
+                               tb_dtype dt, const tb_params *p,
+                               const char *row);
+
 #endif
