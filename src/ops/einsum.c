@@ -475,7 +475,7 @@ char *tb_einsum_plan_text(const tb_einsum *e, const tb_ein_plan *pl,
     if (len)
         buf[0] = '\0';
     if (e->n_in > 2 && len) {
-        int w = snprintf(buf, len, "pairs %s; ", pl->pairs);
+        int w = snprintf(buf, len, "pairs %s", pl->pairs);
         u = w < 0 ? 0 : (size_t)w;
     }
     for (int i = 0; i < pl->n_steps && u < len; i++) {

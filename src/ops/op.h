@@ -123,7 +123,6 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(layer_norm) X(rms_norm) X(batch_norm) X(group_norm)                 \
     X(embedding) X(dropout)                                               \
     X(sdpa) X(causal_mask)                                                \
-    X(einsum1) X(einsum) X(einsum3) X(einsum4)                            \
     X(zeros) X(ones) X(full) X(arange) X(rand_uniform) X(rand_normal)     \
     X(copy)                                                               \
     X(add_) X(sub_) X(mul_) X(div_) X(relu_)                              \
@@ -144,7 +143,8 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(embedding_backward)                                                 \
     X(mlp_train_step) X(mlp_infer_step) X(cnn_train_step)                 \
     X(cnn_infer_step) X(api_add)                                          \
-    X(copy_h2d) X(copy_d2h) X(copy_d2d)
+    X(copy_h2d) X(copy_d2h) X(copy_d2d)                                   \
+    X(einsum1) X(einsum) X(einsum3) X(einsum4)
 
 typedef enum {
 #define TB_OP_ENUM(name) TB_OP_##name,

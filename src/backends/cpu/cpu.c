@@ -370,9 +370,16 @@ static tb_kernel cpu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
     if (!r)
         return (tb_kernel){NULL, NULL};
     if (impl)
-        *impl = op->category == TB_CAT_CONTRACTION
-                    ? tb_cpu_einsum_impl(ctx, op, dt, p, r->name)
-                    : r->name;
+        *impl = r->name;
+    /* einsum: the row's name and the equation, its call adds the plan */
+    const char *eq = op->category == TB_CAT_CONTRACTION
+                         ? tb_params_str(p, 0)
+                         : NULL;
+    if (impl && eq) {
+        char t[TB_CPU_IMPL_TEXT];
+        snprintf(t, sizeof t, "%s(%s)", r->name, eq);
+        *impl = tb_cpu_impl_text(r->name, p->v[0], t);
+    }
     return (tb_kernel){r->fn, ctx};
 }
 

@@ -9,85 +9,13 @@
  *
  * impl: the registry row's name, then the equation and, once a call has
  * run, the plan with its sizes, e.g. "einsum_f32_avx2(bij,bjk->bik: gemm
- * b=8 m=256 n=256 k=256)" (tb_cpu_einsum_impl). */
-#include <pthread.h>
+ * b=8 m=256 n=256 k=256)" (impl_text.c; cpu.c hands it out). */
 #include <stdio.h>
 #include <string.h>
 
 #include "../../ops/alloc.h"
 #include "../../ops/einsum.h"
 #include "drv.h"
-
-/* ---- impl texts ----------------------------------------------------- */
-
-/* One text per (instance, op, equation, dtype): kernel() hands out its
- * address, a call rewrites it with the plan of its shapes (the harness
- * copies the text after the case ran).  Never freed; full: the row's
- * name alone. */
-#define EIN_IMPLS 64
-static struct {
-    const void *ctx;
-    tb_op_id op;
-    double eq;
-    tb_dtype dt;
-    char text[200];
-} ein_impl[EIN_IMPLS];
-static int ein_impl_n;
-static pthread_mutex_t ein_impl_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* The entry of the key; create: add it when absent.  NULL: none.  Call
- * with the lock held. */
-static char *ein_impl_entry(const void *ctx, tb_op_id op, double eq,
-                            tb_dtype dt, bool create)
-{
-    for (int i = 0; i < ein_impl_n; i++)
-        if (ein_impl[i].ctx == ctx && ein_impl[i].op == op &&
-            ein_impl[i].eq == eq && ein_impl[i].dt == dt)
-            return ein_impl[i].text;
-    if (!create || ein_impl_n == EIN_IMPLS)
-        return NULL;
-    ein_impl[ein_impl_n].ctx = ctx;
-    ein_impl[ein_impl_n].op = op;
-    ein_impl[ein_impl_n].eq = eq;
-    ein_impl[ein_impl_n].dt = dt;
-    ein_impl[ein_impl_n].text[0] = '\0';
-    return ein_impl[ein_impl_n++].text;
-}
-
-const char *tb_cpu_einsum_impl(const void *ctx, const tb_op *op,
-                               tb_dtype dt, const tb_params *p,
-                               const char *row)
-{
-    const char *eq = tb_params_str(p, 0);
-    if (!eq)
-        return row;
-    pthread_mutex_lock(&ein_impl_lock);
-    char *t = ein_impl_entry(ctx, op->id, p->v[0], dt, true);
-    if (t)
-        snprintf(t, sizeof ein_impl[0].text, "%s(%s)", row, eq);
-    pthread_mutex_unlock(&ein_impl_lock);
-    return t ? t : row;
-}
-
-/* After a call: the text of its key, if handed out, with the plan. */
-static void ein_impl_note(const void *ctx, const tb_op *op, tb_dtype dt,
-                          int lv, const tb_params *p, const tb_einsum *e,
-                          const tb_ein_plan *pl)
-{
-    char plan[160];
-    tb_einsum_plan_text(e, pl, plan, sizeof plan);
-    pthread_mutex_lock(&ein_impl_lock);
-    char *t = ein_impl_entry(ctx, op->id, p->v[0], dt, false);
-    if (t)
-        snprintf(t, sizeof ein_impl[0].text, "%s_%s_%s(%s: %s)", op->name,
-                 tb_dtype_name(dt),
-                 op->id == TB_OP_einsum1 ? "c"
-                 : lv == TB_ISA_AVX512   ? "avx512"
-                 : lv == TB_ISA_AVX2     ? "avx2"
-                                         : "scalar",
-                 tb_params_str(p, 0), plan);
-    pthread_mutex_unlock(&ein_impl_lock);
-}
 
 /* ---- gather: dst[d...] = sum over the other letters of src ---------- */
 
@@ -180,100 +108,6 @@ static void run_gather(tb_cpu_ctx *c, tb_dtype dt, const tb_einsum *e,
     cpu_pool_run(c->pool, cpu_parts(c, j.n * j.per, j.n), gather_task, &j);
 }
 
-/* ---- the batched GEMM ----------------------------------------------- */
-
-typedef struct gemm_job {
-    tb_cpu_ctx *c;
-    tb_dtype dt;
-    int lv;
-    const char *a, *b;
-    char *o;
-    int64_t batch, M, N, K;
-    tb_cpu_mm_fn rows; /* the scalar level's row loops */
-    int rc[TB_MAX_AXIS_VALUES];
-} gemm_job;
-
-#if TB_CPU_HAVE_GEMM
-static int gemm_batches(const gemm_job *j, int64_t lo, int64_t hi,
-                        int threads, const tb_gemm_parallel *par)
-{
-    const size_t es = tb_dtype_size(j->dt);
-    for (int64_t bi = lo; bi < hi; bi++) {
-        const char *a = j->a + (size_t)(bi * j->M * j->K) * es;
-        const char *b = j->b + (size_t)(bi * j->K * j->N) * es;
-        char *o = j->o + (size_t)(bi * j->M * j->N) * es;
-        int rc = j->dt == TB_F32
-                     ? tb_gemm_f32_ex(j->lv, j->M, j->N, j->K,
-                                      (const float *)a, j->K,
-                                      (const float *)b, j->N, (float *)o,
-                                      j->N, threads, par)
-                     : tb_gemm_f64_ex(j->lv, j->M, j->N, j->K,
-                                      (const double *)a, j->K,
-                                      (const double *)b, j->N, (double *)o,
-                                      j->N, threads, par);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
-static void gemm_batch_task(void *arg, int part, int nparts)
-{
-    gemm_job *j = arg;
-    int64_t b, e;
-    cpu_span(j->batch, part, nparts, &b, &e);
-    j->rc[part] = gemm_batches(j, b, e, 1, NULL);
-}
-#endif
-
-/* The scalar level: rows of every batch's C split over the parts. */
-static void rows_task(void *arg, int part, int nparts)
-{
-    const gemm_job *j = arg;
-    const size_t es = tb_dtype_size(j->dt);
-    int64_t r, e;
-    cpu_span(j->batch * j->M, part, nparts, &r, &e);
-    while (r < e) {
-        int64_t bi = r / j->M, i0 = r % j->M;
-        int64_t i1 = j->M - i0 < e - r ? j->M : i0 + (e - r);
-        j->rows(j->a + (size_t)(bi * j->M * j->K) * es,
-                j->b + (size_t)(bi * j->K * j->N) * es,
-                j->o + (size_t)(bi * j->M * j->N) * es, i0, i1, j->K, j->N);
-        r += i1 - i0;
-    }
-}
-
-static int run_gemm(gemm_job *j)
-{
-    tb_cpu_ctx *c = j->c;
-    CPU_SLOT_AT(cpu_mm_isa(c, j->dt, j->lv), j->lv);
-#if TB_CPU_HAVE_GEMM
-    if (cpu_use_gemm(j->lv)) {
-        /* as matmul: small products one batch per thread, else each
-         * product split over the pool */
-        if (j->batch > 1 && c->threads > 1 &&
-            j->M * j->N * j->K < TB_GEMM_PAR_MIN_MACS) {
-            int parts = cpu_parts(c, j->batch * j->M * j->N * j->K,
-                                  j->batch);
-            parts = cpu_pool_run(c->pool, parts, gemm_batch_task, j);
-            for (int i = 0; i < parts; i++)
-                if (j->rc[i])
-                    return j->rc[i];
-            return 0;
-        }
-        const tb_gemm_parallel par = {cpu_gemm_par_run, c};
-        return gemm_batches(j, 0, j->batch, c->threads,
-                            c->threads > 1 ? &par : NULL);
-    }
-#endif
-    j->rows = c->k[j->lv].mm[j->dt].rows;
-    cpu_pool_run(c->pool,
-                 cpu_parts(c, j->batch * j->M * j->K * j->N,
-                           j->batch * j->M),
-                 rows_task, j);
-    return 0;
-}
-
 /* ---- the driver ------------------------------------------------------ */
 
 static int einsum_run(void *ctx, tb_op_id id, const tb_tensor *in,
@@ -316,16 +150,23 @@ static int einsum_run(void *ctx, tb_op_id id, const tb_tensor *in,
                        dst);
             continue;
         }
-        gemm_job j = {.c = c, .dt = dt, .lv = lv, .a = buf[st->a],
-                      .b = buf[st->b], .o = dst, .batch = st->batch,
-                      .M = st->M, .N = st->N, .K = st->K};
-        rc = run_gemm(&j);
+        rc = tb_cpu_matmul_batched(c, dt, lv, buf[st->a], buf[st->b], dst,
+                                   st->batch, st->M, st->K, st->N);
     }
 done:
     for (int s = op->n_in; s < pl.n_slots; s++)
         tb_free(buf[s]);
-    if (!rc)
-        ein_impl_note(ctx, op, dt, lv, p, &e, &pl);
+    if (!rc) {
+        size_t n;
+        const tb_cpu_krow *rows = tb_cpu_krows(&n);
+        const tb_cpu_krow *r = tb_cpu_krow_find(rows, n, id, dt, lv);
+        char plan[160], text[TB_CPU_IMPL_TEXT];
+        tb_einsum_plan_text(&e, &pl, plan, sizeof plan);
+        snprintf(text, sizeof text, "%s(%s: %s)", r ? r->name : "?",
+                 tb_params_str(p, 0), plan);
+        if (r)
+            tb_cpu_impl_text_update(r->name, p->v[0], text);
+    }
     return rc;
 }
 
