@@ -581,7 +581,10 @@ static void list_probe(const tb_backend *b, listed *l)
 
 static const char *param_kind(tb_param_kind k)
 {
-    return k == TB_PARAM_INT ? "int" : k == TB_PARAM_BOOL ? "bool" : "float";
+    return k == TB_PARAM_INT      ? "int"
+           : k == TB_PARAM_BOOL   ? "bool"
+           : k == TB_PARAM_STRING ? "string"
+                                  : "float";
 }
 
 static cJSON *list_json(void)
@@ -627,8 +630,13 @@ static cJSON *list_json(void)
             cJSON_AddBoolToObject(pj, "optional", s->optional);
             if (s->optional)
                 cJSON_AddNullToObject(pj, "default");
+            else if (s->kind == TB_PARAM_STRING)
+                cJSON_AddStringToObject(pj, "default",
+                                        op->str_default ? op->str_default
+                                                        : "");
             else
                 cJSON_AddNumberToObject(pj, "default", s->def);
+            /* a string's bounds are its length's */
             cJSON_AddNumberToObject(pj, "min", s->min);
             cJSON_AddNumberToObject(pj, "max", s->max);
             cJSON_AddStringToObject(pj, "doc", s->doc);
@@ -693,6 +701,9 @@ static void list_text(void)
             const tb_param_spec *s = &op->params[p];
             if (s->optional)
                 printf("%s%s=(none)", first ? "" : " ", s->name);
+            else if (s->kind == TB_PARAM_STRING)
+                printf("%s%s=%s", first ? "" : " ", s->name,
+                       op->str_default ? op->str_default : "");
             else
                 printf("%s%s=%g", first ? "" : " ", s->name, s->def);
             first = 0;

@@ -691,13 +691,17 @@ static int parse_paramset(parser *P, const cJSON *v, const char *kp,
         const char *name = ch->string ? ch->string : "";
         kp_key(ckp, kp, name);
         int idx = tb_op_param_index(op, name);
-        double d;
-        if (idx >= 0 && cJSON_IsBool(ch)) {
+        bool text = idx >= 0 && op->params[idx].kind == TB_PARAM_STRING;
+        double d = 0;
+        if (text && !cJSON_IsString(ch)) {
+            return fail(P, ch, false, ckp, "expected a string, got %s",
+                        tb_jsonc_describe(ch, got, sizeof(got)));
+        } else if (idx >= 0 && !text && cJSON_IsBool(ch)) {
             if (op->params[idx].kind != TB_PARAM_BOOL)
                 return fail(P, ch, false, ckp, "expected a number, got %s",
                             tb_jsonc_describe(ch, got, sizeof(got)));
             d = cJSON_IsTrue(ch) ? 1 : 0;
-        } else if (idx >= 0 && (!cJSON_IsNumber(ch) ||
+        } else if (idx >= 0 && !text && (!cJSON_IsNumber(ch) ||
                                 !isfinite(ch->valuedouble) ||
                                 op->params[idx].kind == TB_PARAM_BOOL)) {
             return fail(P, ch, false, ckp, "expected %s, got %s",
@@ -705,11 +709,13 @@ static int parse_paramset(parser *P, const cJSON *v, const char *kp,
                             ? "true or false"
                             : "a number",
                         tb_jsonc_describe(ch, got, sizeof(got)));
-        } else {
+        } else if (!text) {
             d = cJSON_IsNumber(ch) ? ch->valuedouble : 0;
         }
         why[0] = '\0';
-        rc = tb_params_set(op, p, name, d, why, sizeof(why));
+        rc = text ? tb_params_set_str(op, p, name, ch->valuestring, why,
+                                      sizeof(why))
+                  : tb_params_set(op, p, name, d, why, sizeof(why));
         if (rc == 0)
             continue;
         /* The op table's text may start with "NAME: ", which the key

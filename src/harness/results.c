@@ -538,7 +538,12 @@ static void add_identity(cJSON *o, const tb_case *c)
         if (!tb_params_has(&c->params, i))
             continue;
         const tb_param_spec *s = &c->op->params[i];
-        if (s->kind == TB_PARAM_BOOL)
+        const char *t = s->kind == TB_PARAM_STRING
+                            ? tb_params_str(&c->params, i)
+                            : NULL;
+        if (t)
+            cJSON_AddStringToObject(pr, s->name, t);
+        else if (s->kind == TB_PARAM_BOOL)
             cJSON_AddBoolToObject(pr, s->name, c->params.v[i] != 0);
         else
             cJSON_AddNumberToObject(pr, s->name, c->params.v[i]);

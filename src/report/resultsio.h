@@ -51,10 +51,12 @@ typedef struct tb_res_shape {
     const double *dim;
 } tb_res_shape;
 
-/* An op parameter (a bool as 0 or 1) or a backend axis, as recorded. */
+/* An op parameter (a bool as 0 or 1; a string parameter's text in
+ * text, value NAN) or a backend axis, as recorded. */
 typedef struct tb_res_param {
     const char *name;
     double value;
+    const char *text; /* NULL unless the value is a string */
 } tb_res_param;
 
 typedef struct tb_res_axis {

@@ -564,8 +564,8 @@ static bool load_shapes(tb_resfile *f, const cJSON *a, int *n,
     return true;
 }
 
-/* params (numbers and bools; NAN for anything else) and backend_params
- * (strings), in file order. */
+/* params (numbers and bools; strings as text; NAN for anything else)
+ * and backend_params (strings), in file order. */
 static bool load_params(tb_resfile *f, tb_rescase *c, const cJSON *cj)
 {
     const cJSON *pr = tb_res_obj(cj, TB_RES_KEY(params));
@@ -579,9 +579,11 @@ static bool load_params(tb_resfile *f, tb_rescase *c, const cJSON *cj)
     const cJSON *v;
     cJSON_ArrayForEach(v, pr)
         p[c->n_params++] = (tb_res_param){
-            v->string, cJSON_IsNumber(v) ? v->valuedouble
-                       : cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? 1 : 0)
-                                          : NAN};
+            v->string,
+            cJSON_IsNumber(v) ? v->valuedouble
+            : cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? 1 : 0)
+                              : NAN,
+            cJSON_IsString(v) ? v->valuestring : NULL};
     cJSON_ArrayForEach(v, bp)
         a[c->n_axes++] = (tb_res_axis){v->string, v->valuestring};
     c->params = p;
@@ -610,10 +612,14 @@ static bool compose_id_parts(tb_resfile *f, tb_rescase *c)
     tb_strbuf b = {0};
     tb_strbuf_add(&b, "%s%s", c->op, c->alloc_outputs ? "@alloc" : "");
     int np = 0;
-    for (int i = 0; i < c->n_params; i++)
-        if (!isnan(c->params[i].value))
+    for (int i = 0; i < c->n_params; i++) {
+        if (c->params[i].text)
+            tb_strbuf_add(&b, "%s%s=%s", np++ ? "," : "[",
+                          c->params[i].name, c->params[i].text);
+        else if (!isnan(c->params[i].value))
             tb_strbuf_add(&b, "%s%s=%.10g", np++ ? "," : "[",
                           c->params[i].name, c->params[i].value);
+    }
     tb_strbuf_add(&b, "%s", np ? "]" : "");
     size_t opp = b.n;
     tb_strbuf_add(&b, "/");
