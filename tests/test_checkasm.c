@@ -20,7 +20,9 @@
  *  3. op_* (rows.c): the kernel table walked.  One test per op with
  *     rows in tb_cpu_krows(), made from the table at start-up (no list
  *     to keep): its family's cases (those the op's shape rule accepts),
- *     at every isa value (levels and auto) and every thread count, on
+ *     at every isa value (levels, and auto except under sanitizers,
+ *     where it would run the best level's rows again) and every thread
+ *     count, on
  *     misaligned canary-guarded tensors, the row the ladder gives for the
  *     level against the reference and against the pair's C row.
  *     Zero-size tensors are covered in 2 (the op table rejects 0-dims).
