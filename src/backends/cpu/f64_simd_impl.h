@@ -1,4 +1,5 @@
-/* exp, log, max, min, argmax and var f64's SIMD rows (AVX2, AVX-512; ops_simd.h's unary
+/* exp, log, sigmoid, tanh, silu, max, min, argmax and var f64's SIMD
+ * rows (AVX2, AVX-512; ops_simd.h's unary
  * and reduction drivers do the checks, axes and threads), for inclusion
  * by f64_avx2.c and f64_avx512.c only, each built with its level's
  * flags.  The portable
@@ -14,9 +15,17 @@
  * sqrt(2)), log m = 2 atanh((m - 1) / (m + 1)) by its series to f^20,
  * plus k ln 2 in two parts; log 0 = -inf, log inf = inf, x < 0 or NaN:
  * NaN.
- * Bounds (tests/test_checkasm.c, f64_ulp, against libm on dense sweeps):
- * exp within 2 ulp, log within 3 ulp; the op tolerance (TOL_MATH, rtol
- * 1e-14) is ~45 ulp.
+ * sigmoid x: t = e^-|x| by exp above, then 1 / (1 + t) for x >= 0 and
+ * t / (1 + t) below (the portable rows' stable form, one division);
+ * silu x: x sigmoid x; tanh x: m = e^-2|x| - 1 as expm1 is made from
+ * exp's reduction (2^k (e^r - 1) + 2^k - 1, e^r - 1 from the Taylor core
+ * without its 1: no cancellation near 0), tanh |x| = -m / (2 + m), x's
+ * sign put back.
+ * Bounds (tests/test_checkasm.c, f64_ulp, against long double libm on
+ * dense sweeps): exp within 2 ulp, log within 3 ulp, sigmoid within 3,
+ * tanh and silu within 4 (silu where sigmoid is subnormal: x times that
+ * rounding, as the portable row); the op tolerance (TOL_MATH, rtol 1e-14) is
+ * ~45 ulp.
  * max, min, argmax: the portable rows' values and indices (their NaN
  * rules; xs_reduce_special_f64), var: their two-pass formula in vector
  * partial sums (within TOL_ACC), all through ops_simd.c's f64
@@ -101,6 +110,60 @@ static inline rd dx_log(rd x)
     return rs_sel(rs_unord(x, x), rs_add(x, x), l);
 }
 
+/* e^r - 1 for |r| <= 0.347: dx_exp's Taylor core without its 1, so no
+ * cancellation near 0. */
+static inline rd dx_expm1_small(rd r)
+{
+    rd p = rs_d1(1.0 / 6227020800.0);
+    p = rs_fma(p, r, rs_d1(1.0 / 479001600.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 39916800.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 3628800.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 362880.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 40320.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 5040.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 720.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 120.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 24.0));
+    p = rs_fma(p, r, rs_d1(1.0 / 6.0));
+    p = rs_fma(p, r, rs_d1(0.5));
+    return rs_fma(rs_mul(p, r), r, r);
+}
+
+/* sigmoid x = num / (1 + t), t = e^-|x| in [0, 1] (never overflows),
+ * num 1 for x >= 0 and t below 0: the portable rows' stable form with
+ * one division. */
+static inline rd dx_sigmoid(rd x)
+{
+    rd t = dx_exp(rs_sub(rs_d1(0.0), rs_abs(x)));
+    rd num = rs_sel(rs_lt(x, rs_d1(0.0)), t, rs_d1(1.0));
+    rd r = rs_div(num, rs_add(rs_d1(1.0), t));
+    return rs_sel(rs_unord(x, x), rs_add(x, x), r);
+}
+
+static inline rd dx_silu(rd x)
+{
+    return rs_mul(x, dx_sigmoid(x));
+}
+
+/* tanh |x| = -m / (2 + m), m = e^-a - 1, a = 2|x| (at most 40: beyond,
+ * tanh is 1 in double): a = -(k ln 2 + r) as in exp, m = 2^k (e^r - 1)
+ * + (2^k - 1) with e^r - 1 from the Taylor core (no cancellation near
+ * 0, where k = 0; 2^k - 1 exact for k >= -53); x's sign put back by
+ * xor (tanh -0 = -0). */
+static inline rd dx_tanh(rd x)
+{
+    rd a = rs_min(rs_add(rs_abs(x), rs_abs(x)), rs_d1(40.0));
+    rd na = rs_sub(rs_d1(0.0), a);
+    rd k = rs_round(rs_mul(na, rs_d1(0x1.71547652b82fep+0)));
+    rd r = rs_fma(k, rs_d1(-0x1.62e42fefa3800p-1), na);
+    r = rs_fma(k, rs_d1(-0x1.ef35793c7673p-45), r);
+    rd p2 = dx_pow2(k);
+    rd m = rs_fma(p2, dx_expm1_small(r), rs_sub(p2, rs_d1(1.0)));
+    rd v = rs_abs(rs_div(m, rs_add(rs_d1(2.0), m)));
+    rd sign = rs_asd(rs_iand(rs_asi(x), rs_i1(0x8000000000000000u)));
+    return rs_sel(rs_unord(x, x), rs_add(x, x), rs_dxor(v, sign));
+}
+
 #define DX_LOOP(NAME)                                                     \
     static void dx_##NAME##_f64(const void *xp, void *op, int64_t n,      \
                                 const double *k)                          \
@@ -120,6 +183,9 @@ static inline rd dx_log(rd x)
     }
 DX_LOOP(exp)
 DX_LOOP(log)
+DX_LOOP(sigmoid)
+DX_LOOP(tanh)
+DX_LOOP(silu)
 #undef DX_LOOP
 
 /* ---- var f64: reduce_c.c's two passes in vector partial sums ---------- */
@@ -361,6 +427,9 @@ DX_RED(argmax, 1, 1)
 #define DX_ENTRIES(SFX, LV)                                               \
     DX_ENTRY(exp, SFX, LV)                                                \
     DX_ENTRY(log, SFX, LV)                                                \
+    DX_ENTRY(sigmoid, SFX, LV)                                            \
+    DX_ENTRY(tanh, SFX, LV)                                               \
+    DX_ENTRY(silu, SFX, LV)                                               \
     DX_RED_ENTRY(max, SFX, LV)                                            \
     DX_RED_ENTRY(min, SFX, LV)                                            \
     DX_RED_ENTRY(argmax, SFX, LV)                                         \
@@ -379,6 +448,13 @@ DX_RED(argmax, 1, 1)
                                       int64_t n)                          \
     {                                                                     \
         dx_log_f64(x, o, n, NULL);                                        \
+    }                                                                     \
+    void DX_CAT(tb_cpu_act_f64_, SFX)(int fn, const double *x, double *o, \
+                                      int64_t n)                          \
+    {                                                                     \
+        (fn == 0   ? dx_sigmoid_f64                                       \
+         : fn == 1 ? dx_tanh_f64                                          \
+                   : dx_silu_f64)(x, o, n, NULL);                         \
     }
 
 #endif
