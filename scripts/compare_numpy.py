@@ -493,6 +493,38 @@ def bn_backward_twin(t, mod, np, x, p):
     return fn, 10, "w * rstd * (g - sum(g) / n - xh * sum(g * xh) / n)"
 
 
+def gn_backward_twin(t, mod, np, x, p):
+    """group_norm_backward: g, x [N, C, ...], w -> dx, dw, db, each
+    (sample, group)'s statistics recomputed from x as tbench's op does; dx
+    returned (the check's output).  PyTorch: aten.native_group_norm (its
+    mean and rstd), then aten.native_group_norm_backward (what
+    F.group_norm's autograd runs); NumPy: the closed forms."""
+    eps, G = p.get("eps", 1e-5), int(p.get("num_groups", 1))
+    g, xx, w = x
+    N, C = xx.shape[0], xx.shape[1]
+    hw = (xx.numel() if t else xx.size) // max(N * C, 1)
+    if t:
+        def f():
+            _, mean, rstd = mod.ops.aten.native_group_norm(
+                xx, w, None, N, C, hw, G, eps)
+            return mod.ops.aten.native_group_norm_backward(
+                g, xx, mean, rstd, w, N, C, hw, G, [True, True, True])[0]
+        return f, 2, "native_group_norm, native_group_norm_backward"
+    bc = [1, -1] + [1] * (xx.ndim - 2)
+
+    def fn():
+        x3 = xx.reshape(N, G, -1)
+        c = x3 - x3.mean(-1, keepdims=True)
+        rstd = 1 / np.sqrt((c * c).mean(-1, keepdims=True) + eps)
+        xh = c * rstd
+        gh = (g * w.reshape(bc)).reshape(N, G, -1)
+        n = x3.shape[2]
+        return (rstd * (gh - gh.sum(-1, keepdims=True) / n -
+                        xh * (gh * xh).sum(-1, keepdims=True) / n)
+                ).reshape(xx.shape)
+    return fn, 10, "rstd * (gh - sum(gh) / n - xh * sum(gh * xh) / n)"
+
+
 def norm_backward_twin(op, t, mod, np, x, p):
     """layer_norm_backward / rms_norm_backward: g, x, w -> dx, dw (, db),
     the statistics recomputed from x as tbench's op does; dx returned
@@ -711,6 +743,8 @@ def impl_for(op, lib, mod, np, form, x, o, p):
         return nc_norm_twin(op, t, mod, np, x, p)
     if op == "batch_norm_backward" and not out:
         return bn_backward_twin(t, mod, np, x, p)
+    if op == "group_norm_backward" and not out:
+        return gn_backward_twin(t, mod, np, x, p)
     if op in ("sdpa", "sdpa_unfused") and not out:
         # PyTorch 1.13 has no F.scaled_dot_product_attention: the eager
         # composition, the causal mask built once (a model's buffer) and

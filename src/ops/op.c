@@ -1255,6 +1255,13 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .doc = "batch_norm gradient in training: g, x, w -> dx, dw, db "
                "(each channel's mean and rstd recomputed from x [N, C, "
                "...]; each channel summed by one thread)"},
+    [TB_OP_group_norm_backward] = {OP_ID(group_norm_backward),
+        BW_ROW(3, 3, tb_bw_shape_norm, TOL_ACC), .n_params = 2,
+        .params = params_group_norm,
+        .doc = "group_norm gradient: g, x, w -> dx, dw, db (each (sample, "
+               "group)'s mean and rstd recomputed from x [N, C, ...]; dw, "
+               "db summed over the samples in order, the same bits at any "
+               "thread count)"},
 
     /* workloads: model steps on the tape autograd (models.h) */
     [TB_OP_mlp_train_step] = {OP_ID(mlp_train_step),

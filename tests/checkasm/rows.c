@@ -481,6 +481,16 @@ static void fam_backward(const tb_op *op, cases *cs)
     cs_add(cs, 3, S(2, 13, 7), S(2, 13, 7), S(1, 7));
     cs_add(cs, 3, S(4, 3, 64, 5, 5), S(4, 3, 64, 5, 5), S(1, 64));
     oc_p(cs_add(cs, 3, S(3, 1, 5, 11), S(3, 1, 5, 11), S(1, 5)), "eps", 0.5);
+    /* group_norm's (the batch_norm cases are num_groups 1): a group per
+     * channel, groups of 3 channels with trailing dims, pairs enough for
+     * the threads, eps */
+    oc_p(cs_add(cs, 3, S(2, 3, 6), S(2, 3, 6), S(1, 6)), "num_groups", 6);
+    oc_p(cs_add(cs, 3, S(4, 2, 9, 4, 5), S(4, 2, 9, 4, 5), S(1, 9)),
+         "num_groups", 3);
+    oc_p(cs_add(cs, 3, S(3, 8, 64, 7), S(3, 8, 64, 7), S(1, 64)),
+         "num_groups", 16);
+    oc_p(oc_p(cs_add(cs, 3, S(3, 2, 4, 5), S(3, 2, 4, 5), S(1, 4)),
+              "num_groups", 2), "eps", 0.5);
     /* matmul's g [M, N], a [M, K], b [K, N]; linear's g, x, W, y */
     cs_add(cs, 3, S(2, 17, 33), S(2, 17, 15), S(2, 15, 33));
     cs_add(cs, 3, S(2, 65, 17), S(2, 65, 33), S(2, 33, 17));

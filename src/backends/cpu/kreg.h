@@ -220,11 +220,11 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_AVX2(X, rms_norm_backward, f32, c)                             \
     TB_CPU_C2(X, rms_norm_backward)
 
-/* Per-channel and per-group normalization and batch_norm's gradient
+/* Per-channel and per-group normalization and their gradients
  * (bnorm_c.c). */
 #define TB_CPU_ROWS_BNORM(X)                                              \
     TB_CPU_C2(X, batch_norm) TB_CPU_C2(X, group_norm)                     \
-    TB_CPU_C2(X, batch_norm_backward)
+    TB_CPU_C2(X, batch_norm_backward) TB_CPU_C2(X, group_norm_backward)
 
 /* Attention (attn_c.c, attn_avx2.c). */
 #define TB_CPU_ROWS_ATTN(X)                                               \
@@ -357,6 +357,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_HALF_OPTIM(X) TB_CPU_HALF(layer_norm, X) TB_CPU_HALF(rms_norm, X) \
     TB_CPU_HALF(layer_norm_backward, X) TB_CPU_HALF(rms_norm_backward, X) \
     TB_CPU_HALF(group_norm, X) TB_CPU_HALF(batch_norm_backward, X)        \
+    TB_CPU_HALF(group_norm_backward, X)                                   \
     TB_CPU_HALF(sdpa, X) TB_CPU_HALF(causal_mask, X)
 
 /* Every row: X for a row named "<op>_<dt>_<sfx>", XN for one with its
