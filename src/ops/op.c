@@ -1255,6 +1255,19 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .doc = "batch_norm gradient in training: g, x, w -> dx, dw, db "
                "(each channel's mean and rstd recomputed from x [N, C, "
                "...]; each channel summed by one thread)"},
+    [TB_OP_sdpa_backward] = {OP_ID(sdpa_backward),
+        .category = TB_CAT_BACKWARD, .n_in = 4, .n_out = 3, .n_params = 2,
+        .params = params_sdpa, .shape = tb_bw_shape_sdpa,
+        .flops = tb_flops_sdpa_backward, .bytes = tb_bytes_io,
+        .reduce_len = tb_rlen_sdpa_backward, .tol = TOL_ACC,
+        .doc = "sdpa gradient: g [B,H,Sq,Dv], q, k, v -> dq, dk, dv "
+               "(causal and scale as sdpa); FlashAttention-2's schedule: "
+               "per query block the row statistics recomputed in a first "
+               "pass over the key blocks, then P, dP = g v^T and dS = P * "
+               "(dP - rowsum(P * dP)) blockwise into dq, dk, dv; the "
+               "(batch, head) pairs over the threads, each owning its dk "
+               "and dv (the same bits at any thread count); blocks above "
+               "the diagonal skipped"},
     [TB_OP_group_norm_backward] = {OP_ID(group_norm_backward),
         BW_ROW(3, 3, tb_bw_shape_norm, TOL_ACC), .n_params = 2,
         .params = params_group_norm,

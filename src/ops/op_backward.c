@@ -33,6 +33,7 @@ static tb_op_id bw_forward(tb_op_id id)
     case TB_OP_rms_norm_backward: return TB_OP_rms_norm;
     case TB_OP_batch_norm_backward: return TB_OP_batch_norm;
     case TB_OP_group_norm_backward: return TB_OP_group_norm;
+    case TB_OP_sdpa_backward: return TB_OP_sdpa;
     case TB_OP_cross_entropy_backward: return TB_OP_cross_entropy;
     case TB_OP_embedding_backward: return TB_OP_embedding;
     default: return TB_OP_nll_loss;
@@ -171,6 +172,13 @@ int tb_bw_shape_conv2d(const tb_op *op, const tb_shape *in,
     out[2].ndim = 1;
     out[2].dim[0] = in[2].dim[0];
     return 0;
+}
+
+int tb_bw_shape_sdpa(const tb_op *op, const tb_shape *in,
+                     const tb_params *p, tb_shape *out, char *err,
+                     size_t len)
+{
+    return bw_grads(op, in, p, out, err, len, 3, 3);
 }
 
 int tb_bw_shape_norm(const tb_op *op, const tb_shape *in, const tb_params *p,
