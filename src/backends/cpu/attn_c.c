@@ -266,24 +266,41 @@ int TB_CPU_KFN(sdpa, f64, c)(void *ctx, const tb_tensor *in, tb_tensor *out,
 SDPA_BW_PART(float, sdpa_bw_part_f32, expf)
 SDPA_BW_PART(double, sdpa_bw_part_f64, exp)
 
-static int sdpa_bw_run(void *ctx, tb_dtype dt, const tb_tensor *in,
-                       tb_tensor *out, const tb_params *p)
+int tb_cpu_attn_bw_begin(void *ctx, tb_dtype dt, const tb_tensor *in,
+                         tb_tensor *out, const tb_params *p,
+                         tb_cpu_attn_job *j)
 {
     int rc = tb_cpu_begin_op(ctx, TB_OP_sdpa_backward, dt, in, out, p);
     if (rc)
         return rc;
     const tb_op_id id = TB_OP_sdpa_backward;
-    tb_cpu_attn_job j = {.in = in, .out = out,
-                         .BH = in[1].shape[0] * in[1].shape[1],
-                         .Sq = in[1].shape[2], .Sk = in[2].shape[2],
-                         .D = in[1].shape[3], .Dv = in[3].shape[3],
-                         .causal = tb_cpu_param(p, id, 0) != 0,
-                         .scale = tb_cpu_param(p, id, 1)};
-    if (j.scale == 0)
-        j.scale = 1 / sqrt((double)j.D);
-    tb_cpu_parallel(ctx, 3 * j.BH * j.Sq * j.Sk * (j.D + j.Dv), j.BH,
-                    dt == TB_F32 ? sdpa_bw_part_f32 : sdpa_bw_part_f64, &j);
-    return attn_rc(&j);
+    *j = (tb_cpu_attn_job){.in = in, .out = out,
+                           .BH = in[1].shape[0] * in[1].shape[1],
+                           .Sq = in[1].shape[2], .Sk = in[2].shape[2],
+                           .D = in[1].shape[3], .Dv = in[3].shape[3],
+                           .causal = tb_cpu_param(p, id, 0) != 0,
+                           .scale = tb_cpu_param(p, id, 1)};
+    if (j->scale == 0)
+        j->scale = 1 / sqrt((double)j->D);
+    j->nqb = (j->Sq + TB_ATTN_BQ - 1) / TB_ATTN_BQ;
+    return 0;
+}
+
+int tb_cpu_attn_bw_run(void *ctx, tb_cpu_attn_job *j, tb_cpu_task_fn part)
+{
+    tb_cpu_parallel(ctx, 3 * j->BH * j->Sq * j->Sk * (j->D + j->Dv), j->BH,
+                    part, j);
+    return attn_rc(j);
+}
+
+static int sdpa_bw_run(void *ctx, tb_dtype dt, const tb_tensor *in,
+                       tb_tensor *out, const tb_params *p)
+{
+    tb_cpu_attn_job j;
+    int rc = tb_cpu_attn_bw_begin(ctx, dt, in, out, p, &j);
+    return rc ? rc
+              : tb_cpu_attn_bw_run(ctx, &j, dt == TB_F32 ? sdpa_bw_part_f32
+                                                         : sdpa_bw_part_f64);
 }
 
 /* A C row of op in dt (f32, f64) through run. */

@@ -229,7 +229,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 /* Attention (attn_c.c, attn_avx2.c). */
 #define TB_CPU_ROWS_ATTN(X)                                               \
     TB_CPU_AVX2(X, sdpa, f32, c) TB_CPU_C2(X, sdpa)                       \
-    TB_CPU_C2(X, sdpa_backward) TB_CPU_C2(X, causal_mask)
+    TB_CPU_AVX2(X, sdpa_backward, f32, c) TB_CPU_C2(X, sdpa_backward)     \
+    TB_CPU_C2(X, causal_mask)
 
 /* Losses (xent_c.c; f32 at avx2: xent_avx2.c). */
 #define TB_CPU_ROWS_LOSS(X)                                               \
