@@ -18,7 +18,7 @@ _tbench() {
         "run --save-baseline") COMPREPLY=(); return ;;
         "run --baseline") COMPREPLY=(); return ;;
         "run --max-mde") COMPREPLY=(); return ;;
-        "run --op") COMPREPLY=($(compgen -W "abs adabound adagrad adam adamax adamw add add_ add_backward add_relu add_relu_unfused add_scalar api_add arange argmax avg_pool2d avg_pool2d_backward batch_norm batch_norm_backward calib_spin calib_work causal_mask cnn_infer_step cnn_train_step conv2d conv2d_backward conv2d_nobias copy copy_d2d copy_d2h copy_h2d cross_entropy cross_entropy_backward cross_entropy_unfused div div_ div_backward div_scalar dropout eigh embedding embedding_backward exp full gelu gelu_backward gelu_tanh group_norm group_norm_backward hardswish lamb layer_norm layer_norm_backward lbfgs leaky_relu linear linear_backward linear_unfused log log_softmax log_softmax_backward log_softmax_unfused matmul matmul_backward matmul_int8 max max_pool2d max_pool2d_backward maximum mean mean_backward min minimum mlp_infer_step mlp_train_step mul mul_ mul_backward mul_scalar nadam neg nll_loss nll_loss_backward ones permute pow qr radam rand_normal rand_uniform relu relu_ relu_backward rms_norm rms_norm_backward rsqrt sdpa sdpa_backward sdpa_unfused sgd sgd_momentum sigmoid sigmoid_backward silu softmax softplus sqrt sub sub_ sub_backward sub_scalar sum sum_backward svd tanh tanh_backward transpose var zeros" -- "$cur")); return ;;
+        "run --op") COMPREPLY=($(compgen -W "abs adabound adagrad adam adamax adamw add add_ add_backward add_relu add_relu_unfused add_scalar api_add arange argmax avg_pool2d avg_pool2d_backward batch_norm batch_norm_backward calib_spin calib_work causal_mask cnn_infer_step cnn_train_step conv2d conv2d_backward conv2d_nobias copy copy_d2d copy_d2h copy_h2d cross_entropy cross_entropy_backward cross_entropy_unfused div div_ div_backward div_scalar dropout eigh einsum einsum1 einsum3 einsum4 embedding embedding_backward exp full gelu gelu_backward gelu_tanh group_norm group_norm_backward hardswish lamb layer_norm layer_norm_backward lbfgs leaky_relu linear linear_backward linear_unfused log log_softmax log_softmax_backward log_softmax_unfused matmul matmul_backward matmul_int8 max max_pool2d max_pool2d_backward maximum mean mean_backward min minimum mlp_infer_step mlp_train_step mul mul_ mul_backward mul_scalar nadam neg nll_loss nll_loss_backward ones permute pow qr radam rand_normal rand_uniform relu relu_ relu_backward rms_norm rms_norm_backward rsqrt sdpa sdpa_backward sdpa_unfused sgd sgd_momentum sigmoid sigmoid_backward silu softmax softplus sqrt sub sub_ sub_backward sub_scalar sum sum_backward svd tanh tanh_backward transpose var zeros" -- "$cur")); return ;;
         "run --shape"|"run -s") COMPREPLY=(); return ;;
         "run --params"|"run -p") COMPREPLY=(); return ;;
         "run --dtype"|"run -d") COMPREPLY=($(compgen -W "f32 f64 bf16 f16" -- "$cur")); return ;;
@@ -61,6 +61,7 @@ _tbench() {
         "compare --format") COMPREPLY=($(compgen -W "text md json" -- "$cur")); return ;;
         "compare --fail-on") COMPREPLY=($(compgen -W "time counters status none" -- "$cur")); return ;;
         "compare --instr-threshold") COMPREPLY=(); return ;;
+        "compare --cache-threshold") COMPREPLY=(); return ;;
         "compare --backends") COMPREPLY=(); return ;;
         "compare --max-mde") COMPREPLY=(); return ;;
         "compare --output"|"compare -o") COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -106,7 +107,7 @@ _tbench() {
         peak) opts="--help --json --output --quick -h -o" ;;
         plot) opts="--baseline --format --help --no-render --noisy --output --threshold --with -b -h -o -w" ;;
         report) opts="--baseline --charts --generated-by --help --no-charts --noisy --output --threshold --with -b -h -o -w" ;;
-        compare) opts="--allow-missing --alpha --backends --fail-on --format --help --instr-threshold --max-mde --output --threshold --vs -h -o" ;;
+        compare) opts="--allow-missing --alpha --backends --cache-threshold --fail-on --format --help --instr-threshold --max-mde --output --threshold --vs -h -o" ;;
         history) opts="--alpha --format --help --output --penalty --threshold -h -o" ;;
         export) opts="--format --help --output -h -o" ;;
         targets) opts="--allow-missing --format --help --strict --targets --with -h -t -w" ;;

@@ -103,7 +103,7 @@ CATEGORY_SECTIONS = {
     "Element-wise": "elementwise",
     "Activations": "activation",
     "Reductions": "reduction",
-    "Matrix multiplication": "matmul,gemm,bmm",
+    "Matrix multiplication": "matmul,gemm,bmm,contraction",
     "Transpose and layout": "layout,transpose",
     "NN ops: softmax, convolution, pooling, normalization":
         "softmax,conv,convolution,pool,pooling,norm,normalization,nn,loss,"

@@ -314,6 +314,60 @@ def check_complexity(a, sec):
                 a.word(w, "off the fit", row[6], "none")
 
 
+def cache_cases(data):
+    """The main run's ok cases with cache events counted, in order."""
+    return [c for c in data.ok("main")
+            if (c.rec.get("cache") or {}).get("source")]
+
+
+def line_bytes(geometry):
+    """The line size of a simulated geometry '32768 B, 64 B, 8-way'."""
+    m = re.match(r"\d+ B, (\d+) B", geometry or "")
+    return int(m.group(1)) if m else 64
+
+
+def check_cache(a, sec):
+    """report_cache.c's rows derived again from the cache records."""
+    cases = cache_cases(a.data)
+    sim = [c.rec["cache"] for c in cases if c.rec["cache"]["simulated"]]
+    for t in texts_starting(sec, "Misses per call"):
+        a.method(t)
+        if sim:
+            a.word(f"{sec.path}, line {t.line}", "simulated geometry",
+                   "D1 of " + t.text.split("a D1 of ")[1].split(" and ")[0],
+                   "D1 of " + sim[0]["d1"])
+    for t in sec.tables:
+        a.fig(f"{sec.path}, line {t.line}", "cases with cache events",
+              str(len(t.rows)), len(cases))
+        for i, ((ln, row), c) in enumerate(zip(t.rows, cases)):
+            t.done.add(i)
+            w = row_name(sec, ln, row)
+            k = c.rec["cache"]
+            a.word(w, "case", " | ".join(row[:4]),
+                   " | ".join((c.opp, c.shapes, c.dtype, c.variant)))
+            a.word(w, "source", row[4], k["source"] +
+                   (" (simulated)" if k["simulated"] else ""))
+            cols = ((5, 6, "l1d_misses", "d1"), (7, 8, "llc_misses", "ll"))
+            for n, r, key, geo in cols:
+                v = k[key]
+                if v is None:
+                    a.word(w, key, row[n], "n/a")
+                    a.word(w, key + " bytes / model", row[r], "n/a")
+                    continue
+                a.fig(w, key, row[n], v)
+                line = line_bytes(k[geo]) if k["simulated"] else 64
+                if c.bytes > 0:
+                    a.fig(w, key + " bytes / model", row[r],
+                          v * line / c.bytes, "x")
+                else:
+                    a.word(w, key + " bytes / model", row[r], "n/a")
+            for n, key in ((9, "dtlb_misses"), (10, "ipc")):
+                if k[key] is None:
+                    a.word(w, key, row[n], "n/a")
+                else:
+                    a.fig(w, key, row[n], k[key])
+
+
 def one_thread(data, c):
     """The case c runs with threads=1: same document, key, backend,
     transfers and axes but threads."""
@@ -565,3 +619,75 @@ def check_dtypes(a, sec):
             a.fig(w, "max rel. error", row[6], chk["max_rel_err"])
         else:
             a.word(w, "max rel. error", row[6], "-")
+
+
+# ---- the per-op breakdown of the model steps -------------------------------
+
+def breakdown_rows(c):
+    """The rows a case with a breakdown gets, as (op, kernel, phase,
+    calls, ns, share) with None where the report prints '-': its five
+    parts with the most time per step (ties: first call first), the
+    rest as other, the gap (the step less every part, computed here)
+    and the step; the shares over the record's step."""
+    bd = c.rec["breakdown"]
+    step = bd["step_ns"]
+    parts = sorted(bd["parts"], key=lambda p: -p["ns"])
+    rows = [(p["op"], p["kernel"], p["phase"], p["calls"], p["ns"],
+             p["ns"] / step if step > 0 else 0) for p in parts[:5]]
+    rest = parts[5:]
+    if rest:
+        ns = sum(p["ns"] for p in rest)
+        name = f"other ({len(rest)} op{'s' if len(rest) > 1 else ''})"
+        rows.append((name, "-", "-",
+                     sum(p["calls"] for p in rest), ns,
+                     ns / step if step > 0 else 0))
+    gap = step - sum(p["ns"] for p in bd["parts"])
+    rows.append(("gap (tape)", "-", "-", None, gap,
+                 gap / step if step > 0 else 0))
+    rows.append(("step", "-", "-",
+                 f"{bd['kept_steps']:.0f} of {bd['steps']:.0f} steps",
+                 step, 1.0))
+    return rows
+
+
+def breakdown_cases(data):
+    return [c for c in data.ok("main")
+            if isinstance(c.rec.get("breakdown"), dict)]
+
+
+def check_breakdown(a, sec):
+    """The section's rows against the records, and each case's record
+    against itself: its parts plus its gap make its step (gap_ns,
+    parts_ns as written and the rows' shares adding up to 100%)."""
+    method_texts(a, sec, "Per step of each model step")
+    want = [(c, r) for c in breakdown_cases(a.data)
+            for r in breakdown_rows(c)]
+    for t in sec.tables:
+        a.fig(f"{sec.path}, line {t.line}", "rows", str(len(t.rows)),
+              len(want))
+        for i, ((ln, row), (c, r)) in enumerate(zip(t.rows, want)):
+            t.done.add(i)
+            w = row_name(sec, ln, row, 2)
+            op, kernel, phase, calls, ns, share = r
+            a.word(w, "case", row[0], f"`{c.id}`")
+            a.word(w, "op", row[1], op)
+            a.word(w, "kernel", row[2], kernel)
+            a.word(w, "phase", row[3], phase)
+            if calls is None:
+                a.word(w, "calls", row[4], "-")
+            elif isinstance(calls, str):
+                a.word(w, "steps", row[4], calls)
+            else:
+                a.fig(w, "calls per step", row[4], calls)
+            a.fig(w, "time per step", row[5], ns, "time")
+            a.fig(w, "share", row[6], share, "pct")
+    for c in breakdown_cases(a.data):
+        bd = c.rec["breakdown"]
+        w = f"{sec.path}, {c.id}"
+        parts = sum(p["ns"] for p in bd["parts"])
+        a.fig(w, "parts_ns (the sum of the parts)", f"{bd['parts_ns']:.9g}",
+              parts)
+        a.fig(w, "parts + gap (= step_ns)",
+              f"{bd['parts_ns'] + bd['gap_ns']:.9g}", bd["step_ns"])
+        shares = sum(r[5] for r in breakdown_rows(c)[:-1])
+        a.fig(w, "shares of the rows (= 1)", f"{shares:.9f}", 1.0)

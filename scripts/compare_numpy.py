@@ -825,6 +825,21 @@ def impl_for(op, lib, mod, np, form, x, o, p):
         return embedding_impl(op, t, mod, np, x, p)
     if op == "lbfgs" and t and not out:
         return lbfgs_twin(mod, x, p)
+    if op in ("einsum1", "einsum", "einsum3", "einsum4"):
+        # the equation string as the case has it; NumPy's path search off
+        # by default (optimize=False), as np.einsum is called; torch's
+        # own contraction order (1.13: left to right, no opt_einsum)
+        eq = p.get("equation", {"einsum1": "ij->ji",
+                                "einsum": "bij,bjk->bik",
+                                "einsum3": "ij,jk,kl->il",
+                                "einsum4": "ij,jk,kl,lm->im"}[op])
+        if out:
+            if t:
+                return (lambda: o[0].copy_(mod.einsum(eq, *x))), 2, \
+                    f"copy_(einsum('{eq}'))"
+            return (lambda: np.einsum(eq, *x, out=o[0])), 1, \
+                f"einsum('{eq}', out=)"
+        return (lambda: mod.einsum(eq, *x)), 1, f"einsum('{eq}')"
     if op == "dropout" and not out:
         pr = float(p.get("p", 0.5))
         if t:

@@ -11,7 +11,8 @@ Usage: house_metrics.py [--list] [--no-duplicates]   (from the repository root)
                               jget, tb_json_*) in the code that consumes
                               result files: src/report/ and src/cli/,
                               except the one loader (report/resultsio*.c:
-                              resultsio.c and its parts _case, _json, _run);
+                              resultsio.c and its parts _case, _json, _run,
+                              _breakdown);
                               the writer (harness/results.c) and the
                               config parser are not consumers
   circles of files            pairs of .c files of one folder that each
@@ -30,7 +31,7 @@ EXTS = (".c", ".h", ".cu", ".cuh", ".inc")
 KEY_READ = re.compile(r"\b(cJSON_GetObjectItem(CaseSensitive)?|"
                       r"cJSON_HasObjectItem|jget|tb_json_[a-z_]+)\s*\(")
 LOADER = {os.path.join("src", "report", f"resultsio{part}.c")
-          for part in ("", "_case", "_json", "_run")}
+          for part in ("", "_case", "_json", "_run", "_breakdown")}
 
 
 def files(exts=EXTS):

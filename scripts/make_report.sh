@@ -1,21 +1,26 @@
 #!/bin/sh
 # Regenerate docs/PERFORMANCE.md and its charts (docs/perf/) from a real
 # run on this machine: the machine peaks (tbench peak, cached), one
-# tbench run of configs/report.json and configs/training.json (the
+# tbench run of configs/report.json, configs/training.json (the
 # training workloads on cpu and blas: hooks, API layers, MLP/CNN steps by
-# batch, pool), the ops of report.json with NumPy and PyTorch
-# (scripts/compare_numpy.py), the training workloads with PyTorch
-# (scripts/compare_torch_training.py), then tbench report.  About 3-4
-# minutes on 2 cores (200 s on a loaded 2-CPU VM, of which the training
-# part ~85 s: tbench 63 s, PyTorch 22 s); run it on a quiet machine.
+# batch, pool) and configs/cache.json (cache misses per call, simulated
+# by valgrind where the kernel refuses hardware counters), the ops of
+# report.json with NumPy and PyTorch (scripts/compare_numpy.py), the
+# training workloads with PyTorch (scripts/compare_torch_training.py),
+# then tbench report.  About 6-8 minutes on 2 cores (200 s on a loaded
+# 2-CPU VM without cache.json, of which the training part ~85 s: tbench
+# 63 s, PyTorch 22 s; cache.json 2-6 minutes, most of it valgrind); run
+# it on a quiet machine.
 #
 #   TBENCH    the tbench executable (default build/tbench)
 #   CONFIG    the matrix (default configs/report.json)
 #   TRAINING  the training matrix (default configs/training.json; empty:
 #             none)
+#   CACHE     the cache matrix (default configs/cache.json; empty: none)
 #   OUT       where the result files go (default docs/perf-data, committed
 #             next to docs/PERFORMANCE.md so its figures can be traced):
-#             results.json (both configs), numpy.json, torch-training.json
+#             results.json (all three configs), numpy.json,
+#             torch-training.json
 #   GPU       the GPU results (default docs/perf-data/gpu): one folder per
 #             device, from scripts/gpu_check.sh on a real GPU, committed
 #             (docs/perf-data/gpu/NVIDIA-H200/README.md); their section,
@@ -32,6 +37,7 @@ cd "$(dirname "$0")/.."
 TBENCH=${TBENCH:-build/tbench}
 CONFIG=${CONFIG:-configs/report.json}
 TRAINING=${TRAINING-configs/training.json}
+CACHE=${CACHE-configs/cache.json}
 OUT=${OUT:-docs/perf-data}
 
 if [ ! -x "$TBENCH" ]; then
@@ -60,8 +66,8 @@ if [ "${RENDER_ONLY:-0}" != 1 ]; then
     mkdir -p "$OUT"
     rm -f "$OUT/results.json" "$OUT/results.csv" "$OUT/numpy.json" \
         "$OUT/torch-training.json"
-    # one run of both configs: the report reads one result file
-    ok_or_failed_case "$TBENCH" run "$CONFIG" $TRAINING -o "$OUT" -q
+    # one run of every config: the report reads one result file
+    ok_or_failed_case "$TBENCH" run "$CONFIG" $TRAINING $CACHE -o "$OUT" -q
     ok_or_failed_case /usr/bin/python3 scripts/compare_numpy.py "$CONFIG" \
         -o "$OUT/numpy.json" --tbench "$TBENCH"
     if [ -n "$TRAINING" ]; then

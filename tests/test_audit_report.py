@@ -68,8 +68,8 @@ def report_lines():
 
 
 @case("a figure altered, a verdict flipped, a guideline's winner changed, "
-      "noise printed as a cost, a GPU ratio altered and a Summary row "
-      "removed: exit 1, each named")
+      "noise printed as a cost, a GPU ratio altered, a Summary row "
+      "removed and a cache miss count doubled: exit 1, each named")
 def t_broken_report():
     lines = report_lines()
     # a Hooks overhead that compare does not call printed as a cost
@@ -100,10 +100,16 @@ def t_broken_report():
              and ln.endswith("% |"))
     pct = int(cells(lines[p])[4].rstrip("%"))
     lines[p] = set_cell(lines[p], 4, f"{pct + 10}%")
+    # a case's simulated L1D misses per call doubled
+    m = table_rows(lines, "## Cache behaviour")[-1]
+    l1d = cells(lines[m])[5]
+    lines[m] = set_cell(lines[m], 5, f"{2 * float(l1d):.6g}")
     rc, out, _ = audit(write("broken.md", "\n".join(lines)))
     expect(rc == 1, f"exit {rc}: {out[-1500:]}")
     mism = [ln for ln in out.split("\n") if ln.startswith("mismatch: ")]
     want = {
+        "cache": f"Cache behaviour, line {m + 1} (",
+        "cache figure": f"l1d_misses: report '{2 * float(l1d):.6g}'",
         "figure": f"Backend speedups, line {i + 1} ({' | '.join(c[:4])}): "
                   f"speedup: report '{sp + 0.5:.2f}x', data {c[6][:3]}",
         "verdict": f"significant: report "

@@ -327,8 +327,10 @@ def t_list():
     # calibration or model steps (optimizers: 16-bit p and g, f32 state),
     # nor dropout (its mask is the element's index in the stream) nor
     # batch_norm (its running statistics are state updated in place)
+    # nor einsum (contraction: PyTorch rounds its pairwise intermediates)
     for name, o in ops.items():
-        full = (o["category"] in ("linalg", "calibration", "workload")
+        full = (o["category"] in ("linalg", "calibration", "workload",
+                                  "contraction")
                 or name in ("argmax", "nll_loss", "nll_loss_backward",
                             "cross_entropy", "cross_entropy_backward",
                             "cross_entropy_unfused", "embedding",

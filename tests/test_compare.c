@@ -912,6 +912,150 @@ static void test_instr_counts(void **state)
         tb_resfile_free(fs[i]);
 }
 
+/* One ok case "c" (as instr_case) with a cache record: L1D and LL misses
+ * per iteration (NAN: null), source, simulated, isa and LL geometry. */
+static tb_resfile *cache_case(const char *name, double l1d, double llc,
+                              const char *source, const char *isa,
+                              const char *ll)
+{
+    double *x = samples(50, 1000, 0.01, 7);
+    spec sp = {"c", NULL, x, 50, 1, 0};
+    cJSON *doc = make_doc(&sp, 1);
+    free(x);
+    cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cases"), 0);
+    cJSON *in = cJSON_AddObjectToObject(c, "cache");
+    cJSON_AddStringToObject(in, "requested", "auto");
+    if (source)
+        cJSON_AddStringToObject(in, "source", source);
+    else
+        cJSON_AddNullToObject(in, "source");
+    cJSON_AddBoolToObject(in, "simulated", source != NULL);
+    cJSON_AddStringToObject(in, "isa", isa);
+    cJSON_AddNullToObject(in, "cycles");
+    if (source)
+        cJSON_AddNumberToObject(in, "instructions", 5000);
+    else
+        cJSON_AddNullToObject(in, "instructions");
+    if (isnan(l1d))
+        cJSON_AddNullToObject(in, "l1d_misses");
+    else
+        cJSON_AddNumberToObject(in, "l1d_misses", l1d);
+    if (isnan(llc))
+        cJSON_AddNullToObject(in, "llc_misses");
+    else
+        cJSON_AddNumberToObject(in, "llc_misses", llc);
+    cJSON_AddNullToObject(in, "dtlb_misses");
+    cJSON_AddStringToObject(in, "d1", "32768 B, 64 B, 8-way");
+    cJSON_AddStringToObject(in, "ll", ll);
+    return load_doc(doc, name);
+}
+
+/* Cache events per iteration (measure.cache): their own threshold
+ * (default 1%) and at least one event per iteration: +5% L1D misses is a
+ * counter regression that fails; +0.5% and an LL change of 0.5 events
+ * are none; fewer is an improvement; a different geometry, ISA or
+ * source is not compared; the loader refuses a negative count. */
+static void test_cache_counts(void **state)
+{
+    (void)state;
+    const char *g = "33554432 B, 64 B, 16-way";
+    tb_resfile *base = cache_case("a.json", 800, 0.5, "callgrind", "avx2", g);
+    tb_resfile *up = cache_case("b.json", 840, 1.0, "callgrind", "avx2", g);
+    tb_resfile *tiny = cache_case("c.json", 804, 0.5, "callgrind", "avx2", g);
+    tb_resfile *geo = cache_case("d.json", 840, 0.5, "callgrind", "avx2",
+                                 "1048576 B, 64 B, 16-way");
+    tb_resfile *isa = cache_case("e.json", 840, 0.5, "callgrind", "scalar", g);
+    tb_resfile *none = cache_case("f.json", NAN, NAN, NULL, "avx2", g);
+    tb_cmp_opts o;
+    tb_cmp_opts_default(&o);
+    assert_true(o.cache_threshold == 0.01);
+    tb_cmp c;
+    char err[256];
+    assert_int_equal(tb_compare(&base, 1, &up, 1, &o, &c, err, sizeof err),
+                     0);
+    const tb_cmp_case *k = &c.cases[0];
+    assert_int_equal(k->cache_dir[TB_CMP_CACHE_L1D], 1);
+    assert_close(k->cache_change[TB_CMP_CACHE_L1D], 0.05, 1e-9);
+    assert_int_equal(k->cache_dir[TB_CMP_CACHE_LLC], 0); /* +0.5 event */
+    assert_true(k->cache_simulated);
+    assert_true(k->ctr_regressed && c.failed);
+    char line[400];
+    assert_true(tb_cmp_cache_line(k, TB_CMP_CACHE_L1D, o.cache_threshold,
+                                  line, sizeof line));
+    assert_non_null(strstr(line, "l1d_misses 800 -> 840"));
+    assert_non_null(strstr(line, "callgrind simulated avx2"));
+    assert_false(tb_cmp_cache_line(k, TB_CMP_CACHE_LLC, o.cache_threshold,
+                                   line, sizeof line));
+    cJSON *j = tb_cmp_json(&c);
+    cJSON *e = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "cases"),
+                                               0),
+                            "counters"),
+        "l1d_misses");
+    assert_non_null(e);
+    assert_string_equal(cJSON_GetObjectItem(e, "verdict")->valuestring,
+                        "regressed");
+    cJSON_Delete(j);
+    tb_cmp_free(&c);
+    k = compare2(base, tiny, &o, &c);
+    assert_int_equal(k->cache_dir[TB_CMP_CACHE_L1D], 0);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    o.cache_threshold = 0.1; /* --cache-threshold 10 */
+    k = compare2(base, up, &o, &c);
+    assert_int_equal(k->cache_dir[TB_CMP_CACHE_L1D], 0);
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    tb_cmp_opts_default(&o);
+    k = compare2(up, base, &o, &c);
+    assert_int_equal(k->cache_dir[TB_CMP_CACHE_L1D], -1);
+    assert_true(k->ctr_improved && !c.failed);
+    tb_cmp_free(&c);
+    const struct {
+        tb_resfile *other;
+        const char *note;
+    } nc[] = {{geo, "geometries"}, {isa, "ISA"}};
+    for (int i = 0; i < 2; i++) {
+        k = compare2(base, nc[i].other, &o, &c);
+        assert_int_equal(k->cache_dir[TB_CMP_CACHE_L1D], 0);
+        assert_non_null(strstr(k->cache_note, nc[i].note));
+        assert_true(tb_cmp_cache_line(k, 0, o.cache_threshold, line,
+                                      sizeof line));
+        assert_non_null(strstr(line, "not compared"));
+        assert_false(c.failed);
+        tb_cmp_free(&c);
+    }
+    k = compare2(none, up, &o, &c);
+    assert_true(isnan(k->cache_old[TB_CMP_CACHE_L1D]));
+    assert_false(c.failed);
+    tb_cmp_free(&c);
+    static const char *const bad[] = {"{\"l1d_misses\": -1, \"source\": "
+                                      "\"perf\"}",
+                                      "{\"llc_misses\": \"x\"}",
+                                      "{\"l1d_misses\": 5}", "[]"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        double *x = samples(50, 1000, 0.01, 7);
+        spec sp = {"c", NULL, x, 50, 1, 0};
+        cJSON *doc = make_doc(&sp, 1);
+        free(x);
+        cJSON_AddItemToObject(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cases"), 0),
+            "cache", cJSON_Parse(bad[i]));
+        char *text = cJSON_PrintUnformatted(doc);
+        cJSON_Delete(doc);
+        tb_resfile *f = NULL;
+        int rc = tb_resfile_from_text("bad.json", text, strlen(text), &f,
+                                      err, sizeof err);
+        free(text);
+        assert_int_equal(rc, TB_EINVAL);
+        assert_null(f);
+        assert_non_null(strstr(err, "cases[0] (c): cache"));
+    }
+    tb_resfile *fs[] = {base, up, tiny, geo, isa, none};
+    for (size_t i = 0; i < 6; i++)
+        tb_resfile_free(fs[i]);
+}
+
 static void test_status_changes(void **state)
 {
     (void)state;
@@ -1779,6 +1923,7 @@ int main(void)
         cmocka_unit_test(test_round_floor),
         cmocka_unit_test(test_counter_regression),
         cmocka_unit_test(test_instr_counts),
+        cmocka_unit_test(test_cache_counts),
         cmocka_unit_test(test_status_changes),
         cmocka_unit_test(test_mismatched_matrices),
         cmocka_unit_test(test_fail_on_parse),

@@ -66,8 +66,10 @@ def problem(i):
     if not op:
         return f"no op '{m.group(1)}'"
     names = {p["name"] for p in op["params"]}
+    # a piece without '=' continues the value before it (a string
+    # parameter's text, einsum's equation, holds commas: FORMAT.md)
     for kv in filter(None, (m.group(3) or "").split(",")):
-        if kv.split("=")[0] not in names:
+        if "=" in kv and kv.split("=")[0] not in names:
             return f"{op['name']} has no parameter '{kv.split('=')[0]}'"
     n = len(shapes.split(","))
     want = max(op["inputs"], 1)

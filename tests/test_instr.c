@@ -46,6 +46,49 @@ static void test_callgrind_total(void **state)
     }
 }
 
+/* --cache-sim=yes output: the totals of named events (a column left out
+ * at the end is 0) and the cache geometry of a "desc:" line. */
+static void test_callgrind_cache(void **state)
+{
+    (void)state;
+    static const char *const ev[] = {"Ir", "D1mr", "D1mw", "DLmr", "DLmw"};
+    double v[5];
+    const char *text =
+        "# callgrind format\nversion: 1\npart: 1\n"
+        "desc: I1 cache: 32768 B, 64 B, 8-way associative\n"
+        "desc: D1 cache: 49152 B, 64 B, 12-way associative\n"
+        "desc: LL cache: 33554432 B, 64 B, 16-way associative\n"
+        "desc: Timerange: Basic block 0 - 26513\npositions: line\n"
+        "events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\nsummary: 0\n"
+        "fn=(1) f\n16 3 1\ntotals: 244239 112614 60205 50 53505 26302 50\n";
+    assert_int_equal(tb_instr_callgrind_events(text, ev, 5, v), 0);
+    assert_true(v[0] == 244239 && v[1] == 53505 && v[2] == 26302);
+    assert_true(v[3] == 0 && v[4] == 0); /* left out: 0 */
+    char g[64];
+    assert_int_equal(tb_instr_callgrind_geometry(text, "D1", g, sizeof g), 0);
+    assert_string_equal(g, "49152 B, 64 B, 12-way");
+    assert_int_equal(tb_instr_callgrind_geometry(text, "LL", g, sizeof g), 0);
+    assert_string_equal(g, "33554432 B, 64 B, 16-way");
+    assert_int_equal(tb_instr_callgrind_geometry(text, "L2", g, sizeof g),
+                     TB_EPARSE);
+    assert_int_equal(tb_instr_callgrind_geometry(text, "LL", g, 8),
+                     TB_EPARSE); /* does not fit */
+    static const char *const bad[] = {
+        "events: Ir\ntotals: 5\n",                 /* no D1mr... */
+        "totals: 5 6 7 8 9\n",                      /* no events line */
+        "events: Ir D1mr D1mw DLmr DLmw\n",          /* no totals */
+        "events: Ir D1mr D1mw DLmr DLmw\ntotals: 5 x\n",
+        "events: Ir D1mr D1mw DLmr DLmw\ntotals: 5 -1\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(tb_instr_callgrind_events(bad[i], ev, 5, v),
+                         TB_EPARSE);
+    /* the instruction count reads the same file */
+    double t;
+    assert_int_equal(tb_instr_callgrind_total(text, &t), 0);
+    assert_true(t == 244239);
+}
+
 static void test_source_names(void **state)
 {
     (void)state;
@@ -61,6 +104,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_callgrind_total),
+        cmocka_unit_test(test_callgrind_cache),
         cmocka_unit_test(test_source_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -103,6 +103,7 @@ static bool tested_elsewhere(const tb_op *op)
     case TB_CAT_TRANSFER: /* copy's kernel on cpu; test_transfers.c */
     case TB_CAT_ATTENTION: /* test_attn.c: sdpa's own vectors (NumPy and
                             * PyTorch); causal_mask exact vs its reference */
+    case TB_CAT_CONTRACTION: /* test_einsum.c: numpy.einsum's vectors */
         return true;
     default:
         return false;

@@ -9,15 +9,15 @@ set format x '%g'
 set xlabel 'arithmetic intensity (FLOPs / byte of the cost model)'
 set ylabel 'GFLOP/s'
 set samples 400
-set xrange [0.0208333:5073.29]
+set xrange [0.0104167:5073.29]
 set terminal pngcairo size 900,544 font 'sans,9' noenhanced
 set output 'roofline-cpu.png'
-plot 'roofline-cpu.dat' using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'cases (162; each op named at its fastest)', \
+plot 'roofline-cpu.dat' using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'cases (174; each op named at its fastest)', \
      '' using 1:2:4 with labels left offset char 0.4,0.4 font ',7' tc rgb '#333333' notitle, \
-     (x * 210.695759 < 47.6712432 ? x * 210.695759 : 47.6712432) with lines lw 1.5 dt 1 lc rgb '#444444' title 'roof: L1 210.7 GB/s, scalar 47.67 GFLOP/s, 1 thread(s)', \
-     (x * 313.703867 < 99.0064973 ? x * 313.703867 : 99.0064973) with lines lw 1.5 dt 2 lc rgb '#8c564b' title 'roof: L1 313.7 GB/s, scalar 99.01 GFLOP/s, 2 thread(s)', \
-     (x * 210.695759 < 101.858972 ? x * 210.695759 : 101.858972) with lines lw 1.5 dt 3 lc rgb '#2ca02c' title 'roof: L1 210.7 GB/s, avx2 101.9 GFLOP/s, 1 thread(s)', \
-     (x * 313.703867 < 196.773628 ? x * 313.703867 : 196.773628) with lines lw 1.5 dt 4 lc rgb '#9467bd' title 'roof: L1 313.7 GB/s, avx2 196.8 GFLOP/s, 2 thread(s)', \
-     (x * 71.7723079 < 47.6712432 ? x * 71.7723079 : 47.6712432) with lines lw 1.5 dt 5 lc rgb '#ff7f0e' title 'roof: L3 71.77 GB/s, scalar 47.67 GFLOP/s, 1 thread(s)', \
-     (x * 144.732654 < 99.0064973 ? x * 144.732654 : 99.0064973) with lines lw 1.5 dt 6 lc rgb '#17becf' title 'roof: L3 144.7 GB/s, scalar 99.01 GFLOP/s, 2 thread(s)'
+     (x * 217.037459 < 15.7861783 ? x * 217.037459 : 15.7861783) with lines lw 1.5 dt 1 lc rgb '#444444' title 'roof: L1 217 GB/s, scalar 15.79 GFLOP/s, 1 thread(s)', \
+     (x * 217.037459 < 21.5533955 ? x * 217.037459 : 21.5533955) with lines lw 1.5 dt 2 lc rgb '#8c564b' title 'roof: L1 217 GB/s, scalar 21.55 GFLOP/s, 2 thread(s)', \
+     (x * 217.037459 < 36.672543 ? x * 217.037459 : 36.672543) with lines lw 1.5 dt 3 lc rgb '#2ca02c' title 'roof: L1 217 GB/s, avx2 36.67 GFLOP/s, 1 thread(s)', \
+     (x * 217.037459 < 42.9767627 ? x * 217.037459 : 42.9767627) with lines lw 1.5 dt 4 lc rgb '#9467bd' title 'roof: L1 217 GB/s, avx2 42.98 GFLOP/s, 2 thread(s)', \
+     (x * 21.9212353 < 15.7861783 ? x * 21.9212353 : 15.7861783) with lines lw 1.5 dt 5 lc rgb '#ff7f0e' title 'roof: L3 21.92 GB/s, scalar 15.79 GFLOP/s, 1 thread(s)', \
+     (x * 26.5810169 < 21.5533955 ? x * 26.5810169 : 21.5533955) with lines lw 1.5 dt 6 lc rgb '#17becf' title 'roof: L3 26.58 GB/s, scalar 21.55 GFLOP/s, 2 thread(s)'
 set output

@@ -15,6 +15,6 @@ set output 'throughput-cnn_infer_step-f32.png'
 plot 'throughput-cnn_infer_step-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=auto,threads=1]', \
      'throughput-cnn_infer_step-f32.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 5 title 'blas[threads=1]', \
      'throughput-cnn_infer_step-f32.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 2 pt 9 title 'torch[threads=1]', \
-     101.858972 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 1 thread: 101.9', \
-     47.6712432 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 1 thread: 47.67'
+     36.672543 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 1 thread: 36.67', \
+     15.7861783 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 1 thread: 15.79'
 set output

@@ -388,6 +388,11 @@ static tb_kernel pl_kernel(void *ctx, const tb_op *op, tb_dtype dt,
      * 16-bit elements it might read as floats */
     if (tb_dtype_is_half(dt) && (in->pl->tab.abi_version & 0xffff) < 1)
         return (tb_kernel){NULL, NULL};
+    /* the ABI's params are numbers: a string parameter's value is a
+     * handle of tbench's string table (op.h), meaningless to a plugin */
+    for (int i = 0; i < op->n_params; i++)
+        if (op->params[i].kind == TB_PARAM_STRING)
+            return (tb_kernel){NULL, NULL};
     tbp_op d;
     memset(&d, 0, sizeof d);
     d.name = op->name;

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/clock.h"
 #include "../base/error.h"
+#include "../base/stats.h"
 #include "../ops/models.h"
 #include "../ops/pool.h"
 
@@ -31,7 +33,39 @@ struct tb_workload {
     tb_kernel k[TB_OP_COUNT]; /* each called with its own ctx */
     tb_pool *pool; /* parameter pool = 1 */
     char impl[1024];
+    const char *kname[TB_OP_COUNT]; /* each kernel's name (or NULL) */
+    /* the breakdown pass (timing): per op, its calls since
+     * tb_workload_breakdown_begin and its index in the order of first
+     * calls (-1: none yet); the time of each part in the open step, and
+     * of the closed steps (step_ns[s], part_ns[s * TB_WL_MAX_PARTS + i]) */
+    bool timing;
+    int64_t calls[TB_OP_COUNT];
+    int idx[TB_OP_COUNT], first[TB_WL_MAX_PARTS], n_first;
+    double cur[TB_WL_MAX_PARTS];
+    double *step_ns, *part_ns;
+    int cap, n_steps;
 };
+
+/* A kernel call of the breakdown pass: clocked, and waited for on a
+ * device backend (its sync) before the clock stops. */
+static int wl_run_timed(tb_workload *w, const tb_op *op, const tb_kernel *k,
+                        const tb_tensor *in, tb_tensor *out,
+                        const tb_params *p)
+{
+    uint64_t t0 = tb_clock_ns();
+    int rc = tb_kernel_call(k, in, out, p);
+    if (rc == 0 && !w->use_fb[op->id])
+        rc = tb_backend_sync(w->be, w->ctx);
+    uint64_t t1 = tb_clock_ns();
+    int i = w->idx[op->id];
+    if (i < 0) { /* room for every op: wl_ops' assertion */
+        i = w->idx[op->id] = w->n_first++;
+        w->first[i] = op->id;
+    }
+    w->calls[op->id]++;
+    w->cur[i] += (double)(t1 - t0);
+    return rc;
+}
 
 static int wl_run(void *user, const tb_op *op, const tb_tensor *in,
                   tb_tensor *out, const tb_params *p)
@@ -40,6 +74,8 @@ static int wl_run(void *user, const tb_op *op, const tb_tensor *in,
     const tb_kernel *k = &w->k[op->id];
     if (!k->fn)
         return TB_EUNSUPPORTED;
+    if (w->timing) /* the breakdown pass only: no clock read otherwise */
+        return wl_run_timed(w, op, k, in, out, p);
     return tb_kernel_call(k, in, out, p);
 }
 
@@ -85,6 +121,8 @@ static const tb_op_id wl_ops[] = {
     TB_OP_nll_loss_backward, TB_OP_conv2d_backward, TB_OP_relu_backward,
     TB_OP_max_pool2d_backward,
 };
+_Static_assert(sizeof wl_ops / sizeof wl_ops[0] <= TB_WL_MAX_PARTS,
+               "a breakdown has room for every op a model step may run");
 
 static bool wl_needs(tb_model_kind kind, bool train, tb_op_id id)
 {
@@ -259,6 +297,7 @@ int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
             w->k[k->id] = w->fb->kernel(w->fb_ctx, k, dt, NULL, &impl);
             w->use_fb[k->id] = w->k[k->id].fn != NULL;
         }
+        w->kname[k->id] = impl ? impl : k->name;
         if (!w->k[k->id].fn) {
             if (err && errlen)
                 snprintf(err, errlen,
@@ -294,6 +333,15 @@ int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
     return 0;
 }
 
+/* The breakdown pass's step arrays freed (none: harmless). */
+static void bd_free(tb_workload *w)
+{
+    free(w->step_ns);
+    free(w->part_ns);
+    w->step_ns = w->part_ns = NULL;
+    w->cap = w->n_steps = 0;
+}
+
 void tb_workload_destroy(tb_workload *w)
 {
     if (!w)
@@ -303,6 +351,7 @@ void tb_workload_destroy(tb_workload *w)
     if (w->loss.data)
         wl_free(w, &w->loss);
     tb_pool_destroy(w->pool);
+    bd_free(w);
     if (w->fb)
         w->fb->destroy(w->fb_ctx);
     free(w);
@@ -335,4 +384,110 @@ int tb_workload_run(void *wp, const tb_tensor *in, tb_tensor *out,
     if (w->train)
         return tb_model_run(w->model, &in[0], w->phase, &out[0], NULL);
     return tb_model_run(w->model, &in[0], TB_MODEL_FWD, &w->loss, &out[0]);
+}
+
+/* ---- the breakdown pass ---------------------------------------------------- */
+
+const char *tb_wl_phase_name(int p)
+{
+    static const char *const names[] = {"fwd", "bwd", "optimizer"};
+    return p >= 0 && p < TB_WL_NPHASES ? names[p] : "?";
+}
+
+tb_wl_phase tb_wl_phase_of(const tb_op *op)
+{
+    if (op->category == TB_CAT_OPTIMIZER)
+        return TB_WL_OPT;
+    if (op->id == TB_OP_ones || op->id == TB_OP_add_)
+        return TB_WL_BWD;
+    /* the tape's own map (not the category: nll_loss, a forward op, is
+     * a row of the backward family) */
+    for (int f = 0; f < TB_OP_COUNT; f++)
+        if (tb_ag_backward_op((tb_op_id)f) == op->id)
+            return TB_WL_BWD;
+    return TB_WL_FWD;
+}
+
+int tb_workload_breakdown_begin(tb_workload *w, int steps)
+{
+    if (!w || !w->model)
+        return TB_EUNSUPPORTED;
+    bd_free(w);
+    if (steps < 1)
+        return TB_EINVAL;
+    w->step_ns = malloc((size_t)steps * sizeof *w->step_ns);
+    w->part_ns = calloc((size_t)steps * TB_WL_MAX_PARTS,
+                        sizeof *w->part_ns);
+    if (!w->step_ns || !w->part_ns) {
+        bd_free(w);
+        return TB_ENOMEM;
+    }
+    w->cap = steps;
+    memset(w->calls, 0, sizeof w->calls);
+    memset(w->cur, 0, sizeof w->cur);
+    for (int i = 0; i < TB_OP_COUNT; i++)
+        w->idx[i] = -1;
+    w->n_first = 0;
+    w->timing = true;
+    return 0;
+}
+
+void tb_workload_breakdown_step(tb_workload *w, double step_ns)
+{
+    if (!w || !w->timing)
+        return;
+    if (w->n_steps < w->cap) {
+        w->step_ns[w->n_steps] = step_ns;
+        memcpy(&w->part_ns[(size_t)w->n_steps * TB_WL_MAX_PARTS], w->cur,
+               sizeof w->cur);
+        w->n_steps++;
+    }
+    memset(w->cur, 0, sizeof w->cur);
+}
+
+void tb_workload_breakdown_end(tb_workload *w, tb_wl_breakdown *out)
+{
+    memset(out, 0, sizeof *out);
+    int n = w ? w->n_steps : 0;
+    double *s = n ? malloc((size_t)n * sizeof *s) : NULL;
+    if (!s) {
+        snprintf(out->reason, sizeof out->reason,
+                 n ? "not measured: out of memory" : "no step was timed");
+        if (w) {
+            w->timing = false;
+            bd_free(w);
+        }
+        return;
+    }
+    w->timing = false;
+    memcpy(s, w->step_ns, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, tb_cmp_double);
+    double med = tb_quantile_sorted(s, (size_t)n, 0.5);
+    free(s);
+    double part[TB_WL_MAX_PARTS] = {0};
+    for (int k = 0; k < n; k++) {
+        if (w->step_ns[k] > med)
+            continue;
+        out->kept++;
+        out->step_ns += w->step_ns[k];
+        for (int i = 0; i < w->n_first; i++)
+            part[i] += w->part_ns[(size_t)k * TB_WL_MAX_PARTS + i];
+    }
+    out->valid = true;
+    out->steps = n;
+    out->step_ns /= out->kept;
+    for (int i = 0; i < w->n_first; i++) {
+        int id = w->first[i];
+        const tb_op *op = tb_op_get((tb_op_id)id);
+        tb_wl_part *q = &out->part[out->n_parts++];
+        q->op = id;
+        q->phase = tb_wl_phase_of(op);
+        snprintf(q->kernel, sizeof q->kernel, "%s%s",
+                 w->use_fb[id] ? "cpu:" : "",
+                 w->kname[id] ? w->kname[id] : op->name);
+        q->calls = (double)w->calls[id] / n;
+        q->ns = part[i] / out->kept;
+        out->parts_ns += q->ns;
+    }
+    bd_free(w);
 }

@@ -9,6 +9,7 @@
 #ifndef TB_BACKENDS_WORKLOAD_H
 #define TB_BACKENDS_WORKLOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,66 @@ const char *tb_workload_impl(const tb_workload *w);
  * the batch, out[0] the loss [1] or the log-probabilities. */
 int tb_workload_run(void *w, const tb_tensor *in, tb_tensor *out,
                     const tb_params *p);
+
+/* ---- the per-op breakdown of a step (issue 31) ---- */
+
+/* Where a tape kernel call belongs in a step: the optimizer's ops
+ * (category optimizer: sgd_momentum); the backward pass (an op the tape
+ * runs as some op's gradient, tb_ag_backward_op, and its gradient
+ * plumbing, which tb_ag_backward alone calls: ones seeds the loss's
+ * gradient, add_ accumulates); else the forward pass (with the copy of
+ * the loss out of the tape). */
+typedef enum { TB_WL_FWD, TB_WL_BWD, TB_WL_OPT, TB_WL_NPHASES } tb_wl_phase;
+
+/* "fwd", "bwd", "optimizer"; "?" out of range. */
+const char *tb_wl_phase_name(int p);
+
+/* The phase of op's calls on a model's tape (above). */
+tb_wl_phase tb_wl_phase_of(const tb_op *op);
+
+/* One (op, kernel) of a step: every call of op on the tape (a workload
+ * runs an op through one kernel). */
+typedef struct tb_wl_part {
+    int op;          /* tb_op_id */
+    int phase;       /* tb_wl_phase */
+    char kernel[64]; /* the implementation, as the backend names it */
+    double calls;    /* per step, over every step of the pass */
+    double ns;       /* per step: the mean over the kept steps (below) */
+} tb_wl_part;
+
+/* Enough for every op a model step may run (workload.c checks). */
+#define TB_WL_MAX_PARTS 24
+
+/* A breakdown pass of `steps` steps, each timed by the caller as a
+ * sample times a call (the call, the backend's sync, minus the timer's
+ * overhead): the step and its parts (in the order of their first call)
+ * as means over the `kept` steps no slower than the median step, so
+ * that a step the OS preempted (its time in the upper half) is left out
+ * and the parts still add up to the step.  Plain data: it crosses the
+ * worker socket inside tb_result.  valid false: reason says why there is
+ * none. */
+typedef struct tb_wl_breakdown {
+    bool valid;
+    char reason[160];
+    int steps, kept;
+    double step_ns, parts_ns; /* parts_ns: the sum of part[].ns */
+    int n_parts;
+    tb_wl_part part[TB_WL_MAX_PARTS];
+} tb_wl_breakdown;
+
+/* Time every tape kernel call from now on (a clock read before it, the
+ * backend's sync and a clock read after it), with room for `steps`
+ * steps: 0; TB_EUNSUPPORTED for a workload that is not a model on the
+ * tape (api_add); TB_ENOMEM.  Without this, tb_workload_run reads no
+ * clock: one branch per kernel call. */
+int tb_workload_breakdown_begin(tb_workload *w, int steps);
+
+/* Close a step of the pass: its time step_ns, and the kernel calls
+ * since the last one (beyond the room given to begin: ignored). */
+void tb_workload_breakdown_step(tb_workload *w, double step_ns);
+
+/* Stop timing and fill *out from the steps closed (none: not valid). */
+void tb_workload_breakdown_end(tb_workload *w, tb_wl_breakdown *out);
 
 /* Hook calls since create. */
 int64_t tb_workload_hook_calls(const tb_workload *w);

@@ -46,7 +46,7 @@
     X(shapes) X(out_shapes) X(params) X(backend) X(backend_params)       \
     X(impl) X(status) X(message) X(model) X(check) X(stats)              \
     X(throughput) X(counters) X(timing) X(roofline) X(cupti)             \
-    X(cupti_reason) X(instructions) X(host) X(gpu_clock)                 \
+    X(cupti_reason) X(instructions) X(cache) X(host) X(gpu_clock)        \
     /* model, check */                                                   \
     X(flops) X(bytes) X(items) X(reduce_len) X(passed) X(method)         \
     X(max_abs_err) X(max_rel_err) X(rtol) X(atol) X(n_bad)               \
@@ -79,6 +79,14 @@
     X(device_ns) X(kernels_unlisted)                                     \
     /* instructions */                                                   \
     X(requested) X(per_iter) X(iters) X(reason)                          \
+    /* breakdown */                                                      \
+    X(breakdown) X(breakdown_reason) X(breakdown_steps) X(steps)        \
+    X(kept_steps)                                                        \
+    X(statistic) X(step_ns) X(parts_ns) X(gap_ns) X(gap_fraction)        \
+    X(parts) X(phase) X(calls) X(ns) X(share)                            \
+    /* cache (and instructions, isa, source, iters, reason above) */     \
+    X(simulated) X(cycles) X(ipc) X(l1d_misses) X(llc_misses)            \
+    X(dtlb_misses) X(d1) X(ll)                                           \
     /* gpu_clock */                                                      \
     X(available) X(readings) X(sm_mhz_start) X(sm_mhz_end) X(sm_mhz_min) \
     X(sm_mhz_max) X(reasons_start) X(reasons_end) X(reasons_seen)        \
@@ -285,8 +293,8 @@ const char *tb_res_cupti_name(int k);
 #define TB_RES_CASE_OBJS(X)                                              \
     X(model, case) X(check, case) X(stats, case) X(outliers, stats)      \
     X(throughput, case) X(timing, case) X(device, timing)                \
-    X(roofline, case) X(instructions, case) X(shard, case)               \
-    X(gpu_clock, case)
+    X(roofline, case) X(instructions, case) X(cache, case)               \
+    X(shard, case) X(gpu_clock, case)
 
 /* Scalar members the loader reads into tb_rescase.f without a check of
  * their own (resultsio.h): X(OBJECT, KEY, TYPE), TYPE num (a double,
@@ -319,6 +327,12 @@ const char *tb_res_cupti_name(int k);
     X(roofline, min_time_ns, num) X(roofline, fraction, num)             \
     X(instructions, requested, str) X(instructions, iters, num)          \
     X(instructions, reason, str)                                         \
+    X(cache, requested, str) X(cache, source, str)                       \
+    X(cache, simulated, flag) X(cache, isa, str) X(cache, iters, num)    \
+    X(cache, cycles, num) X(cache, instructions, num) X(cache, ipc, num)  \
+    X(cache, l1d_misses, num) X(cache, llc_misses, num)                  \
+    X(cache, dtlb_misses, num) X(cache, d1, str) X(cache, ll, str)       \
+    X(cache, reason, str)                                                \
     X(shard, index, num) X(shard, count, num) X(shard, plan_index, num)  \
     X(gpu_clock, source, str) X(gpu_clock, available, flag)              \
     X(gpu_clock, reason, str) X(gpu_clock, readings, num)                \

@@ -25,7 +25,7 @@ typedef struct cli {
     const char *format, *output, *fail_on;
     const char *backends; /* compare --backends OLD,NEW */
     double threshold, alpha, penalty;
-    double instr_threshold;
+    double instr_threshold, cache_threshold;
     double max_mde;     /* compare --max-mde, fraction; NAN: not given */
     bool allow_missing; /* compare --allow-missing */
     bool vs_seen;
@@ -36,14 +36,14 @@ typedef struct cli {
 enum { OPT_THRESHOLD = 1, OPT_ALPHA = 2, OPT_FORMAT = 4, OPT_FAILON = 8,
        OPT_PENALTY = 16, OPT_OUTPUT = 32, OPT_VS = 64,
        OPT_INSTR_THRESHOLD = 128, OPT_BACKENDS = 256, OPT_MAX_MDE = 512,
-       OPT_ALLOW_MISSING = 1024 };
+       OPT_ALLOW_MISSING = 1024, OPT_CACHE_THRESHOLD = 2048 };
 
 /* The options of compare, history and export: one table, each command
  * taking the part its mask says. */
 #define COMPARE_TAKES                                                     \
     (OPT_THRESHOLD | OPT_ALPHA | OPT_FORMAT | OPT_FAILON | OPT_OUTPUT |  \
      OPT_VS | OPT_INSTR_THRESHOLD | OPT_BACKENDS | OPT_MAX_MDE |          \
-     OPT_ALLOW_MISSING)
+     OPT_ALLOW_MISSING | OPT_CACHE_THRESHOLD)
 #define HISTORY_TAKES                                                     \
     (OPT_THRESHOLD | OPT_PENALTY | OPT_ALPHA | OPT_FORMAT | OPT_OUTPUT)
 #define EXPORT_TAKES (OPT_FORMAT | OPT_OUTPUT)
@@ -55,6 +55,8 @@ static const struct option longopts[] = {
     {"penalty", required_argument, NULL, 1000 + OPT_PENALTY},
     {"instr-threshold", required_argument, NULL,
      1000 + OPT_INSTR_THRESHOLD},
+    {"cache-threshold", required_argument, NULL,
+     1000 + OPT_CACHE_THRESHOLD},
     {"backends", required_argument, NULL, 1000 + OPT_BACKENDS},
     {"max-mde", required_argument, NULL, 1000 + OPT_MAX_MDE},
     {"allow-missing", no_argument, NULL, 1000 + OPT_ALLOW_MISSING},
@@ -161,6 +163,14 @@ static int parse_cli(int argc, char **argv, unsigned allow, cli *c)
                                       "percentage from 0 to 1000, got '%s'",
                                       val);
             c->instr_threshold /= 100;
+            break;
+        case OPT_CACHE_THRESHOLD:
+            if (!parse_num(val, true, &c->cache_threshold) ||
+                c->cache_threshold < 0 || c->cache_threshold > 1000)
+                return tb_usage_error("--cache-threshold: expected a "
+                                      "percentage from 0 to 1000, got '%s'",
+                                      val);
+            c->cache_threshold /= 100;
             break;
         case OPT_MAX_MDE:
             if (!parse_num(val, true, &c->max_mde) || !(c->max_mde > 0) ||
@@ -295,7 +305,8 @@ static int text_format(const char *f)
 int tb_cmd_compare(int argc, char **argv)
 {
     cli c = {.cmd = "compare", .threshold = NAN, .alpha = NAN,
-             .instr_threshold = NAN, .max_mde = NAN};
+             .instr_threshold = NAN, .cache_threshold = NAN,
+             .max_mde = NAN};
     int rc = parse_cli(argc, argv, COMPARE_TAKES, &c);
     tb_resfile **files = NULL;
     int nf = c.n_old + c.n_new;
@@ -311,6 +322,8 @@ int tb_cmd_compare(int argc, char **argv)
         o.alpha = c.alpha;
     if (!isnan(c.instr_threshold))
         o.instr_threshold = c.instr_threshold;
+    if (!isnan(c.cache_threshold))
+        o.cache_threshold = c.cache_threshold;
     if (!isnan(c.max_mde))
         o.max_mde = c.max_mde;
     o.allow_missing = c.allow_missing;

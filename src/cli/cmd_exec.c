@@ -90,32 +90,36 @@ static int parse_shapes(const char *s, tb_cfg_shapes *cs, char *err,
     return 0;
 }
 
-/* "axis=0,keepdim=true" -> params of op. */
+/* "axis=0,keepdim=true" (or "equation=ij,jk->ik": tb_params_next) ->
+ * params of op. */
 static int parse_params(const tb_op *op, const char *s, tb_params *p,
                         char *err, size_t len)
 {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", s);
-    char *save = NULL;
-    const char *seen[64]; /* the names so far: one value each, as a
-                           * config's "params" object has */
-    int n_seen = 0;
-    for (char *tok = strtok_r(buf, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        if (!eq) {
-            snprintf(err, len, "'%s': expected name=value", tok);
+    char seen[TB_MAX_PARAMS + 1][64]; /* the names so far: one value
+                                       * each, as a config's "params"
+                                       * object has */
+    int n_seen = 0, got;
+    char name[64], vs[TB_PARAM_STR_MAX + 64];
+    const char *cur = s;
+    while ((got = tb_params_next(&cur, name, sizeof name, vs, sizeof vs))) {
+        if (got < 0) {
+            snprintf(err, len, "'%.80s': expected name=value,...", s);
             return TB_EINVAL;
         }
-        *eq = '\0';
         for (int i = 0; i < n_seen; i++)
-            if (!strcmp(seen[i], tok)) {
-                snprintf(err, len, "%s is given twice", tok);
+            if (!strcmp(seen[i], name)) {
+                snprintf(err, len, "%s is given twice", name);
                 return TB_EINVAL;
             }
         if (n_seen < (int)(sizeof seen / sizeof seen[0]))
-            seen[n_seen++] = tok;
-        const char *vs = eq + 1;
+            snprintf(seen[n_seen++], sizeof seen[0], "%s", name);
+        int k = tb_op_param_index(op, name);
+        if (k >= 0 && op->params[k].kind == TB_PARAM_STRING) {
+            int rc = tb_params_set_str(op, p, name, vs, err, len);
+            if (rc)
+                return rc;
+            continue;
+        }
         double v;
         char *end;
         if (!strcmp(vs, "true"))
@@ -125,11 +129,11 @@ static int parse_params(const tb_op *op, const char *s, tb_params *p,
         else {
             v = strtod(vs, &end);
             if (end == vs || *end) {
-                snprintf(err, len, "%s: '%s' is not a number", tok, vs);
+                snprintf(err, len, "%s: '%s' is not a number", name, vs);
                 return TB_EINVAL;
             }
         }
-        int rc = tb_params_set(op, p, tok, v, err, len);
+        int rc = tb_params_set(op, p, name, v, err, len);
         if (rc)
             return rc;
     }

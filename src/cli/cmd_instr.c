@@ -1,10 +1,11 @@
 /* tbench __instr-count: the counting process of measure.instructions
- * (src/harness/instr.h).  `run` starts it (under valgrind for callgrind)
+ * and measure.cache (src/harness/instr.h).  `run` starts it (under valgrind for callgrind)
  * with the run's config files and case id; it is not a user command and
  * --help does not list it.
  *
  *   tbench __instr-count --id ID --source perf|callgrind --iters K
- *                        [--backend NAME] CONFIG...
+ *                        [--what instructions|cache] [--backend NAME]
+ *                        CONFIG...
  *
  * Prints one line (instr.h) and exits 0 when the case was counted, 1
  * when not, 2 on bad arguments. */
@@ -25,11 +26,13 @@ int tb_cmd_instr_count(int argc, char **argv)
         {"source", required_argument, NULL, 's'},
         {"iters", required_argument, NULL, 'k'},
         {"backend", required_argument, NULL, 'b'},
+        {"what", required_argument, NULL, 'w'},
         {NULL, 0, NULL, 0},
     };
     const char *id = NULL, *backend = NULL;
     int source = -1;
     long k = 0;
+    bool cache = false, bad_what = false;
     int c;
     opterr = 0;
     optind = 0; /* 0: glibc re-reads the option string (a fresh parse) */
@@ -43,12 +46,16 @@ int tb_cmd_instr_count(int argc, char **argv)
                                                     : -1;
             break;
         case 'k': k = strtol(optarg, NULL, 10); break;
+        case 'w':
+            cache = !strcmp(optarg, "cache");
+            bad_what = !cache && strcmp(optarg, "instructions") != 0;
+            break;
         default:
             return tb_usage_error("__instr-count: bad option '%s'",
                                   argv[optind - 1]);
         }
     }
-    if (!id || source < 0 || k < 1 || optind >= argc)
+    if (!id || source < 0 || k < 1 || bad_what || optind >= argc)
         return tb_usage_error("__instr-count: %s",
                               "needs --id, --source, --iters and configs");
     int rc = tb_env_check();
@@ -85,7 +92,7 @@ int tb_cmd_instr_count(int argc, char **argv)
                    ? " (under valgrind the ISA is capped at avx2)" : "");
         goto out;
     }
-    if (tb_instr_child(cs, source, (uint64_t)k, stdout) == 0)
+    if (tb_instr_child(cs, source, cache, (uint64_t)k, stdout) == 0)
         rc = TB_EXIT_OKAY;
 out:
     fflush(stdout);

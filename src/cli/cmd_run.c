@@ -135,8 +135,8 @@ static void ui_progress(void *ctx, const tb_session_progress *p)
         progress(p->round, p->rounds, p->index, p->n, p->id, p->elapsed_s,
                  p->done, p->total);
     } else if (p->step == TB_SESSION_COUNT) {
-        fprintf(stderr, "\r\033[K[%d/%d] %s: counting instructions",
-                p->index + 1, p->n, p->id);
+        fprintf(stderr, "\r\033[K[%d/%d] %s: counting (instructions, "
+                        "cache)", p->index + 1, p->n, p->id);
         fflush(stderr);
     } else {
         fprintf(stderr, "\r\033[K");

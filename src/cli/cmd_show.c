@@ -8,7 +8,7 @@
  * (nested objects as dotted names), so a field added to the format
  * shows up without a change here; the samples are summarized (--json
  * prints the records as stored), and the CUPTI counts get a table with
- * the kernel breakdown. */
+ * the kernel breakdown, a workload step's per-op breakdown another. */
 #include <dirent.h>
 #include <limits.h>
 #include <math.h>
@@ -162,6 +162,42 @@ static void print_cupti(const tb_rescase *c)
                cu->kernels_unlisted, "");
 }
 
+/* A workload step's per-op breakdown (docs/FORMAT.md), parts in the
+ * order of their first call, then the gap line; or why there is none. */
+static void print_breakdown(const tb_rescase *c)
+{
+    if (!c->has_breakdown) {
+        if (c->breakdown_reason)
+            printf("breakdown: %s\n", c->breakdown_reason);
+        return;
+    }
+    const tb_res_breakdown *b = &c->breakdown;
+    printf("breakdown (per step: the mean over the %.0f of %.0f steps at "
+           "or below the median step of a pass after sampling, each kernel "
+           "call clocked):\n", b->kept_steps, b->steps);
+    printf("  %-22s %-36s %-9s %10s %11s %7s\n", "op", "kernel", "phase",
+           "calls/step", "ms/step", "share");
+    for (int i = 0; i < b->n_parts; i++) {
+        const tb_res_part *q = &b->parts[i];
+        printf("  %-22s %-36s %-9s %10g %11.5f %6.1f%%\n", q->op, q->kernel,
+               q->phase, q->calls, q->ns / 1e6, 100 * q->share);
+    }
+    printf("  parts %.4f ms + gap %.4f ms (%.1f%% of the step: the tape's "
+           "own work) = step %.4f ms", b->parts_ns / 1e6, b->gap_ns / 1e6,
+           100 * b->gap_fraction, b->step_ns / 1e6);
+    if (c->timed)
+        printf(" (sampled median %.4f ms)", c->median_ns / 1e6);
+    printf("\n");
+    /* the instrument's own cost: a pair of clock reads per call, split
+     * between its part and the gap */
+    double calls = 0, pair = c->f.timing_timer_overhead_ns;
+    for (int i = 0; i < b->n_parts; i++)
+        calls += b->parts[i].calls;
+    if (pair > 0)
+        printf("  clock reads: %g calls x %.0f ns = %.4f ms of parts + "
+               "gap\n", calls, pair, calls * pair / 1e6);
+}
+
 static void print_case(const tb_rescase *c)
 {
     printf("%s\n", c->id);
@@ -170,6 +206,8 @@ static void print_case(const tb_rescase *c)
     {
         if (!v->string || !strcmp(v->string, TB_RES_KEY(cupti)) ||
             !strcmp(v->string, TB_RES_KEY(cupti_reason)) ||
+            !strcmp(v->string, TB_RES_KEY(breakdown)) ||
+            !strcmp(v->string, TB_RES_KEY(breakdown_reason)) ||
             !strcmp(v->string, TB_RES_KEY(id)))
             continue;
         if (cJSON_IsObject(v)) {
@@ -182,6 +220,7 @@ static void print_case(const tb_rescase *c)
         }
     }
     print_cupti(c);
+    print_breakdown(c);
 }
 
 /* The options `show` parses (and `tbench __options` lists). */

@@ -214,6 +214,11 @@ static const tb_command commands[] = {
      "                          measure.instructions) that change by more\n"
      "                          are a counter regression or improvement\n"
      "                          (default 0.1)\n"
+     "        --cache-threshold PCT  L1D, LL and dTLB misses per iteration\n"
+     "                          (run with measure.cache) that change by\n"
+     "                          more, and by at least 1 per iteration, are\n"
+     "                          a counter regression or improvement\n"
+     "                          (default 1)\n"
      "        --alpha A         significance level per case (default 0.01;\n"
      "                          divide by the number of cases to bound the\n"
      "                          chance of any false alarm in a comparison)\n"
@@ -289,8 +294,10 @@ static const tb_command commands[] = {
      "    CASE (as run --filter matches: an id as printed, or a glob):\n"
      "    status, check, statistics, counters, roofline and the CUPTI\n"
      "    counts per iteration with the kernel breakdown (or why they were\n"
-     "    not measured).  RESULTS: a file or run folder (default: the\n"
-     "    newest run under results/)\n"
+     "    not measured); for a model step, its per-op breakdown: op,\n"
+     "    kernel, phase, calls, ms and share per step, and the gap to the\n"
+     "    step.  RESULTS: a file or run folder (default: the newest run\n"
+     "    under results/)\n"
      "        --json            the records as stored\n"
      "    exit 0 ok, 2 usage or input error (no case matches)\n",
      tb_cmd_show, &tb_opts_show},
@@ -574,7 +581,10 @@ static void list_probe(const tb_backend *b, listed *l)
 
 static const char *param_kind(tb_param_kind k)
 {
-    return k == TB_PARAM_INT ? "int" : k == TB_PARAM_BOOL ? "bool" : "float";
+    return k == TB_PARAM_INT      ? "int"
+           : k == TB_PARAM_BOOL   ? "bool"
+           : k == TB_PARAM_STRING ? "string"
+                                  : "float";
 }
 
 static cJSON *list_json(void)
@@ -620,8 +630,13 @@ static cJSON *list_json(void)
             cJSON_AddBoolToObject(pj, "optional", s->optional);
             if (s->optional)
                 cJSON_AddNullToObject(pj, "default");
+            else if (s->kind == TB_PARAM_STRING)
+                cJSON_AddStringToObject(pj, "default",
+                                        op->str_default ? op->str_default
+                                                        : "");
             else
                 cJSON_AddNumberToObject(pj, "default", s->def);
+            /* a string's bounds are its length's */
             cJSON_AddNumberToObject(pj, "min", s->min);
             cJSON_AddNumberToObject(pj, "max", s->max);
             cJSON_AddStringToObject(pj, "doc", s->doc);
@@ -686,6 +701,9 @@ static void list_text(void)
             const tb_param_spec *s = &op->params[p];
             if (s->optional)
                 printf("%s%s=(none)", first ? "" : " ", s->name);
+            else if (s->kind == TB_PARAM_STRING)
+                printf("%s%s=%s", first ? "" : " ", s->name,
+                       op->str_default ? op->str_default : "");
             else
                 printf("%s%s=%g", first ? "" : " ", s->name, s->def);
             first = 0;

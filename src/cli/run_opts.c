@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "../ops/op.h"
 #include "run_opts.h"
 
 /* Append to buf (of cap bytes, used so far *len); false when it is full. */
@@ -213,47 +214,44 @@ static bool json_scalar(const char *v)
     return *v && !*end && strspn(v, "0123456789.eE+-") == strlen(v);
 }
 
-/* "axis=0,keepdim=true" -> {"axis":0,"keepdim":true} */
+/* "axis=0,keepdim=true" -> {"axis":0,"keepdim":true}; a value that is
+ * not a number, true or false is a string parameter's text (its commas
+ * kept: tb_params_next), written as a JSON string when its characters
+ * are a string parameter's (the config parser checks the kinds). */
 static int params_json(const char *s, char *out, size_t cap, char *err,
                        size_t errlen)
 {
     size_t len = 0;
     out[0] = 0;
     bool ok = put(out, cap, &len, "{");
-    const char *p = s;
-    for (int i = 0; ok && *p; i++) {
-        size_t n = strcspn(p, ",");
-        char tok[128];
-        if (n == 0 || n >= sizeof tok) {
-            snprintf(err, errlen, "--params: '%.80s': %s entry", s,
-                     n ? "too long an" : "empty");
+    const char *cur = s;
+    char tok[64], val[TB_PARAM_STR_MAX + 64];
+    for (int i = 0; ok; i++) {
+        int got = tb_params_next(&cur, tok, sizeof tok, val, sizeof val);
+        if (got == 0)
+            break;
+        if (got < 0 || !val[0]) {
+            snprintf(err, errlen, "--params: '%.80s': expected KEY=VALUE,...",
+                     s);
             return TB_EINVAL;
         }
-        memcpy(tok, p, n);
-        tok[n] = 0;
-        char *eq = strchr(tok, '=');
-        if (!eq || eq == tok || !eq[1]) {
-            snprintf(err, errlen, "--params: '%s': expected KEY=VALUE", tok);
-            return TB_EINVAL;
-        }
-        *eq = 0;
         if (strspn(tok, "abcdefghijklmnopqrstuvwxyz0123456789_") !=
             strlen(tok)) {
             snprintf(err, errlen, "--params: '%s': not a parameter name",
                      tok);
             return TB_EINVAL;
         }
-        if (!json_scalar(eq + 1)) {
-            snprintf(err, errlen, "--params: %s: '%s' is not a number, true "
-                     "or false", tok, eq + 1);
+        bool text = !json_scalar(val);
+        const char *why = text ? tb_param_str_check(val) : NULL;
+        if (why) {
+            snprintf(err, errlen, "--params: %s: '%.80s' is not a number, "
+                     "true, false or text (%s)", tok, val, why);
             return TB_EINVAL;
         }
-        char item[160];
-        snprintf(item, sizeof item, "%s\"%s\":%s", i ? "," : "", tok, eq + 1);
+        char item[sizeof tok + sizeof val + 16];
+        snprintf(item, sizeof item, "%s\"%s\":%s%s%s", i ? "," : "", tok,
+                 text ? "\"" : "", val, text ? "\"" : "");
         ok = put(out, cap, &len, item);
-        p += n;
-        if (*p)
-            p++;
     }
     if (!(ok && put(out, cap, &len, "}"))) {
         snprintf(err, errlen, "--params: too long");

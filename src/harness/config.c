@@ -282,8 +282,9 @@ static int parse_warmup(parser *P, const cJSON *obj, tb_cfg_warmup *w)
     return get_keys(P, obj, "warmup", k, 2);
 }
 
-/* measure.instructions: a source's name. */
-static int parse_instr_source(parser *P, const cJSON *v, int *out)
+/* measure.instructions or measure.cache (key): a source's name. */
+static int parse_instr_source(parser *P, const cJSON *v, const char *key,
+                              int *out)
 {
     static const char *const src[] = {"none", "perf", "callgrind", "auto"};
     char got[64];
@@ -292,7 +293,7 @@ static int parse_instr_source(parser *P, const cJSON *v, int *out)
         if (!strcmp(v->valuestring, src[i]))
             k = i;
     if (k < 0)
-        return fail(P, v, false, "measure.instructions",
+        return fail(P, v, false, key,
                     "expected \"none\", \"perf\", \"callgrind\" or "
                     "\"auto\", got %s", tb_jsonc_describe(v, got, sizeof(got)));
     *out = k;
@@ -305,7 +306,9 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
                                        "max_samples",    "ci_target",
                                        "max_time_s",     "rounds",
                                        "timeout_s",      "instructions",
-                                       "instructions_iters", NULL};
+                                       "instructions_iters", "cache",
+                                       "breakdown", "breakdown_steps",
+                                       NULL};
     int rc = check_object(P, obj, "measure", keys);
     if (rc)
         return rc;
@@ -331,6 +334,10 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
          .hi = 86400, .want = "a number of seconds > 0 and <= 86400"},
         {.key = "instructions_iters", .i = &m->instructions_iters,
          .lo = 1, .hi = 1000000, .want = "an integer in [1, 1000000]"},
+        {.key = "breakdown_steps", .i = &m->breakdown_steps, .lo = 0,
+         .hi = 1000000,
+         .want = "an integer in [0, 1000000] (0: a tenth of the steps "
+                 "sampled, 3 to 1000)"},
     };
     if ((rc = get_keys(P, obj, "measure", k, 3)))
         return rc;
@@ -348,9 +355,23 @@ static int parse_measure(parser *P, const cJSON *obj, tb_cfg_measure *m)
     if ((rc = get_keys(P, obj, "measure", k + 3, 4)))
         return rc;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "instructions");
-    if (v && (rc = parse_instr_source(P, v, &m->instructions)))
+    if (v && (rc = parse_instr_source(P, v, "measure.instructions",
+                                      &m->instructions)))
         return rc;
-    return get_keys(P, obj, "measure", k + 7, 1);
+    v = cJSON_GetObjectItemCaseSensitive(obj, "cache");
+    if (v && (rc = parse_instr_source(P, v, "measure.cache", &m->cache)))
+        return rc;
+    if ((rc = get_keys(P, obj, "measure", k + 7, 2)))
+        return rc;
+    if ((v = cJSON_GetObjectItemCaseSensitive(obj, "breakdown"))) {
+        char got[64];
+        if (!cJSON_IsBool(v))
+            return fail(P, v, false, "measure.breakdown",
+                        "expected true or false, got %s",
+                        tb_jsonc_describe(v, got, sizeof(got)));
+        m->breakdown = cJSON_IsTrue(v);
+    }
+    return 0;
 }
 
 static int dtype_one(parser *P, const cJSON *v, const char *kp, bool *out)
@@ -670,13 +691,17 @@ static int parse_paramset(parser *P, const cJSON *v, const char *kp,
         const char *name = ch->string ? ch->string : "";
         kp_key(ckp, kp, name);
         int idx = tb_op_param_index(op, name);
-        double d;
-        if (idx >= 0 && cJSON_IsBool(ch)) {
+        bool text = idx >= 0 && op->params[idx].kind == TB_PARAM_STRING;
+        double d = 0;
+        if (text && !cJSON_IsString(ch)) {
+            return fail(P, ch, false, ckp, "expected a string, got %s",
+                        tb_jsonc_describe(ch, got, sizeof(got)));
+        } else if (idx >= 0 && !text && cJSON_IsBool(ch)) {
             if (op->params[idx].kind != TB_PARAM_BOOL)
                 return fail(P, ch, false, ckp, "expected a number, got %s",
                             tb_jsonc_describe(ch, got, sizeof(got)));
             d = cJSON_IsTrue(ch) ? 1 : 0;
-        } else if (idx >= 0 && (!cJSON_IsNumber(ch) ||
+        } else if (idx >= 0 && !text && (!cJSON_IsNumber(ch) ||
                                 !isfinite(ch->valuedouble) ||
                                 op->params[idx].kind == TB_PARAM_BOOL)) {
             return fail(P, ch, false, ckp, "expected %s, got %s",
@@ -684,11 +709,13 @@ static int parse_paramset(parser *P, const cJSON *v, const char *kp,
                             ? "true or false"
                             : "a number",
                         tb_jsonc_describe(ch, got, sizeof(got)));
-        } else {
+        } else if (!text) {
             d = cJSON_IsNumber(ch) ? ch->valuedouble : 0;
         }
         why[0] = '\0';
-        rc = tb_params_set(op, p, name, d, why, sizeof(why));
+        rc = text ? tb_params_set_str(op, p, name, ch->valuestring, why,
+                                      sizeof(why))
+                  : tb_params_set(op, p, name, d, why, sizeof(why));
         if (rc == 0)
             continue;
         /* The op table's text may start with "NAME: ", which the key
@@ -971,6 +998,9 @@ void tb_config_defaults(tb_config *cfg)
     cfg->measure.timeout_s = 300.0;
     cfg->measure.instructions = TB_INSTR_NONE;
     cfg->measure.instructions_iters = 10;
+    cfg->measure.cache = TB_INSTR_NONE;
+    cfg->measure.breakdown = true;
+    cfg->measure.breakdown_steps = 0;
     cfg->dtypes[TB_F32] = true;
     cfg->n_backends = 1;
     strcpy(cfg->backends[0].name, "cpu");

@@ -37,10 +37,15 @@ typedef struct tb_cfg_measure {
     int rounds;        /* passes over the plan that share the sampling */
     double timeout_s;  /* a case's worker is killed after this long */
     int instructions;  /* TB_INSTR_*: count instructions per iteration */
-    int instructions_iters; /* iterations counted (their mean is kept) */
+    int instructions_iters; /* iterations counted (their mean is kept),
+                               for instructions and cache alike */
+    int cache;         /* TB_INSTR_*: cache and TLB events per iteration */
+    bool breakdown;      /* a workload's per-op pass after sampling */
+    int breakdown_steps; /* its steps; 0: a tenth of those sampled */
 } tb_cfg_measure;
 
-/* measure.instructions: where instruction counts come from (instr.h). */
+/* measure.instructions and measure.cache: where the counts come from
+ * (instr.h). */
 enum {
     TB_INSTR_NONE,      /* not counted (the default) */
     TB_INSTR_PERF,      /* perf_event_open, user-mode instructions */

@@ -116,10 +116,16 @@ static cJSON *doc_new(const tb_case *cs, const tb_exec_opts *o)
     for (int i = 0; i < cs->n_axes; i++)
         cJSON_AddStringToObject(bp, cs->axis_name[i], cs->axis_value[i]);
     cJSON *pj = cJSON_AddObjectToObject(doc, "params");
-    for (int i = 0; i < op->n_params; i++)
-        if (tb_params_has(&cs->params, i))
+    for (int i = 0; i < op->n_params; i++) {
+        const char *t = op->params[i].kind == TB_PARAM_STRING
+                            ? tb_params_str(&cs->params, i)
+                            : NULL;
+        if (t)
+            cJSON_AddStringToObject(pj, op->params[i].name, t);
+        else if (tb_params_has(&cs->params, i))
             cJSON_AddNumberToObject(pj, op->params[i].name,
                                     cs->params.v[i]);
+    }
     char sd[24]; /* a JSON integer, exact above 2^53 too */
     snprintf(sd, sizeof sd, "%llu", (unsigned long long)o->seed);
     cJSON_AddRawToObject(doc, "seed", sd);

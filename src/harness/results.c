@@ -42,6 +42,9 @@ static cJSON *measure_json(const tb_config *c)
     cJSON_AddNumberToObject(m, TB_RES_KEY(max_time_s), c->measure.max_time_s);
     cJSON_AddNumberToObject(m, TB_RES_KEY(rounds), c->measure.rounds);
     cJSON_AddNumberToObject(m, TB_RES_KEY(timeout_s), c->measure.timeout_s);
+    cJSON_AddBoolToObject(m, TB_RES_KEY(breakdown), c->measure.breakdown);
+    cJSON_AddNumberToObject(m, TB_RES_KEY(breakdown_steps),
+                            c->measure.breakdown_steps);
     return o;
 }
 
@@ -237,6 +240,113 @@ static cJSON *instr_json(const tb_case *c, const tb_result *r)
     return o;
 }
 
+/* "breakdown" and "breakdown_reason" (docs/FORMAT.md, "Per-op
+ * breakdown"): a workload step's parts from its breakdown pass, or null
+ * with the reason (null without one for an op that is no workload). */
+static void add_breakdown(cJSON *o, const tb_case *c, const tb_result *r)
+{
+    const tb_wl_breakdown *bd = &r->breakdown;
+    bool wl = c->op->category == TB_CAT_WORKLOAD;
+    if (r->status != TB_STATUS_OK || !bd->valid) {
+        char why[200];
+        if (!wl)
+            why[0] = '\0';
+        else if (r->status != TB_STATUS_OK)
+            snprintf(why, sizeof why, "not measured: the case is %s",
+                     tb_status_name(r->status));
+        else
+            snprintf(why, sizeof why, "%s",
+                     bd->reason[0] ? bd->reason
+                                   : "not measured: the run stopped "
+                                     "before the case's last round");
+        cJSON_AddNullToObject(o, TB_RES_KEY(breakdown));
+        cJSON_AddItemToObject(o, TB_RES_KEY(breakdown_reason),
+                              why[0] ? cJSON_CreateString(why)
+                                     : cJSON_CreateNull());
+        return;
+    }
+    cJSON *b = cJSON_AddObjectToObject(o, TB_RES_KEY(breakdown));
+    double gap = bd->step_ns - bd->parts_ns;
+    cJSON_AddNumberToObject(b, TB_RES_KEY(steps), bd->steps);
+    cJSON_AddNumberToObject(b, TB_RES_KEY(kept_steps), bd->kept);
+    cJSON_AddStringToObject(b, TB_RES_KEY(statistic),
+                            "mean of the steps at or below the median");
+    cJSON_AddNumberToObject(b, TB_RES_KEY(step_ns), bd->step_ns);
+    cJSON_AddNumberToObject(b, TB_RES_KEY(parts_ns), bd->parts_ns);
+    cJSON_AddNumberToObject(b, TB_RES_KEY(gap_ns), gap);
+    cJSON_AddNumberToObject(b, TB_RES_KEY(gap_fraction),
+                            bd->step_ns > 0 ? gap / bd->step_ns : 0);
+    cJSON *ps = cJSON_AddArrayToObject(b, TB_RES_KEY(parts));
+    for (int i = 0; ps && i < bd->n_parts; i++) {
+        const tb_wl_part *q = &bd->part[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToArray(ps, e);
+        cJSON_AddStringToObject(e, TB_RES_KEY(op),
+                                tb_op_get((tb_op_id)q->op)->name);
+        cJSON_AddStringToObject(e, TB_RES_KEY(kernel), q->kernel);
+        cJSON_AddStringToObject(e, TB_RES_KEY(phase),
+                                tb_wl_phase_name(q->phase));
+        cJSON_AddNumberToObject(e, TB_RES_KEY(calls), q->calls);
+        cJSON_AddNumberToObject(e, TB_RES_KEY(ns), q->ns);
+        cJSON_AddNumberToObject(e, TB_RES_KEY(share),
+                                bd->step_ns > 0 ? q->ns / bd->step_ns : 0);
+    }
+    cJSON_AddNullToObject(o, TB_RES_KEY(breakdown_reason));
+}
+
+/* measure.cache (instr.h): null when not asked for; else each event per
+ * iteration (null when not counted), IPC where cycles and instructions
+ * both are, the source, whether simulated and the simulated geometry,
+ * the ISA that ran, the iterations and the reason for a null or the
+ * note on a simulation. */
+static cJSON *cache_json(const tb_case *c, const tb_result *r)
+{
+    const tb_cache_counts *cc = &r->cache;
+    if (!cc->requested)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    static const char *const names[TB_CACHE_NEV] = {
+        [TB_CACHE_CYCLES] = TB_RES_KEY(cycles),
+        [TB_CACHE_INSTRUCTIONS] = TB_RES_KEY(instructions),
+        [TB_CACHE_L1D_MISSES] = TB_RES_KEY(l1d_misses),
+        [TB_CACHE_LLC_MISSES] = TB_RES_KEY(llc_misses),
+        [TB_CACHE_DTLB_MISSES] = TB_RES_KEY(dtlb_misses),
+    };
+    cJSON_AddStringToObject(o, TB_RES_KEY(requested),
+                            tb_instr_source_name(c->measure.cache));
+    cJSON_AddItemToObject(o, TB_RES_KEY(source),
+                          cc->ok ? cJSON_CreateString(cc->source)
+                                 : cJSON_CreateNull());
+    cJSON_AddBoolToObject(o, TB_RES_KEY(simulated), cc->ok && cc->simulated);
+    cJSON_AddItemToObject(o, TB_RES_KEY(isa),
+                          cc->ok && cc->isa[0] ? cJSON_CreateString(cc->isa)
+                                               : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, TB_RES_KEY(iters),
+                          num_or_null((double)cc->iters, cc->ok));
+    for (int i = 0; i < TB_CACHE_NEV; i++) {
+        cJSON_AddItemToObject(o, names[i],
+                              num_or_null(cc->v[i], cc->ok && !isnan(cc->v[i])));
+        if (i == TB_CACHE_INSTRUCTIONS) {
+            double ipc = cc->v[TB_CACHE_INSTRUCTIONS] /
+                         cc->v[TB_CACHE_CYCLES];
+            cJSON_AddItemToObject(o, TB_RES_KEY(ipc),
+                                  num_or_null(ipc, cc->ok && isfinite(ipc)));
+        }
+    }
+    cJSON_AddItemToObject(o, TB_RES_KEY(d1),
+                          cc->ok && cc->d1[0] ? cJSON_CreateString(cc->d1)
+                                              : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, TB_RES_KEY(ll),
+                          cc->ok && cc->ll[0] ? cJSON_CreateString(cc->ll)
+                                              : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, TB_RES_KEY(reason),
+                          cc->reason[0] ? cJSON_CreateString(cc->reason)
+                                        : cJSON_CreateNull());
+    return o;
+}
+
 /* timing.device: the backend's device time per iteration beside the
  * host wall time of the same samples (stats), or null when the backend
  * has no device timer or a sample lacked it. */
@@ -428,7 +538,12 @@ static void add_identity(cJSON *o, const tb_case *c)
         if (!tb_params_has(&c->params, i))
             continue;
         const tb_param_spec *s = &c->op->params[i];
-        if (s->kind == TB_PARAM_BOOL)
+        const char *t = s->kind == TB_PARAM_STRING
+                            ? tb_params_str(&c->params, i)
+                            : NULL;
+        if (t)
+            cJSON_AddStringToObject(pr, s->name, t);
+        else if (s->kind == TB_PARAM_BOOL)
             cJSON_AddBoolToObject(pr, s->name, c->params.v[i] != 0);
         else
             cJSON_AddNumberToObject(pr, s->name, c->params.v[i]);
@@ -470,6 +585,8 @@ static cJSON *case_record(const cJSON *doc, const tb_case *c,
     cJSON_AddItemToObject(o, TB_RES_KEY(roofline), roofline_json(doc, c, r));
     add_cupti(o, r);
     cJSON_AddItemToObject(o, TB_RES_KEY(instructions), instr_json(c, r));
+    cJSON_AddItemToObject(o, TB_RES_KEY(cache), cache_json(c, r));
+    add_breakdown(o, c, r);
     add_where(o, doc, c);
     cJSON_AddItemToObject(o, TB_RES_KEY(gpu_clock),
                           tb_gpu_clock_json(&r->clock));
@@ -596,6 +713,8 @@ static const struct {
     /* the count only */
     {TB_RES_KEY(instructions), TB_RES_KEY(instructions),
      TB_RES_KEY(per_iter)},
+    {TB_RES_KEY(l1d_misses), TB_RES_KEY(cache), TB_RES_KEY(l1d_misses)},
+    {TB_RES_KEY(llc_misses), TB_RES_KEY(cache), TB_RES_KEY(llc_misses)},
 };
 
 /* Compact text of a JSON value for a CSV cell ("" for null/absent). */

@@ -69,6 +69,7 @@ const char *tb_phase_name(tb_phase p)
 {
     static const char *const names[] = {
         "idle", "setup", "check", "warmup", "sampling", "count",
+        "breakdown",
     };
     return (unsigned)p < sizeof names / sizeof names[0] ? names[p] : "?";
 }
@@ -168,6 +169,7 @@ static const tb_trace_name phase_range[] = {
     [TB_PHASE_WARMUP] = TB_TRACE_WARMUP,
     [TB_PHASE_SAMPLING] = TB_TRACE_SAMPLING,
     [TB_PHASE_COUNT] = TB_TRACE_COUNT,
+    [TB_PHASE_BREAKDOWN] = TB_TRACE_BREAKDOWN,
 };
 
 /* Enter phase p for case c: close the ranges of the phase before, open
@@ -737,6 +739,59 @@ static int count_pass(tb_runner *r, const buffers *b, tb_kernel_fn fn,
                             &res->dev);
 }
 
+/* After the last round's sampling, for a model step (a workload on the
+ * tape) with measure.breakdown: steps timed one by one as a sample times
+ * a call, with every tape kernel call clocked (workload.h), into
+ * res->breakdown (means over the steps no slower than the median one).
+ * Steps: measure.breakdown_steps, or a tenth of the steps sampled (3 to
+ * 1000).  A failing call makes the case an error, as it would while
+ * timing. */
+static int breakdown_pass(tb_runner *r, const buffers *b, tb_kernel_fn fn,
+                          const tb_case *c, tb_result *res)
+{
+    tb_wl_breakdown *bd = &res->breakdown;
+    memset(bd, 0, sizeof *bd);
+    if (!b->wl)
+        return 0;
+    if (!c->measure.breakdown) {
+        snprintf(bd->reason, sizeof bd->reason,
+                 "not measured: measure.breakdown is false");
+        return 0;
+    }
+    if (r->stop && *r->stop) {
+        snprintf(bd->reason, sizeof bd->reason,
+                 "not measured: the run was interrupted");
+        return 0;
+    }
+    int steps = c->measure.breakdown_steps;
+    if (steps <= 0) {
+        double sampled = (double)res->n_samples *
+                         (double)res->iters_per_sample;
+        double k = floor(sampled / 10);
+        steps = k < 3 ? 3 : k > 1000 ? 1000 : (int)k;
+    }
+    int rc = tb_workload_breakdown_begin(b->wl, steps);
+    if (rc == TB_EUNSUPPORTED) {
+        snprintf(bd->reason, sizeof bd->reason,
+                 "not measured: %s is not a model on the tape",
+                 c->op->name);
+        return 0;
+    }
+    if (rc)
+        return rc;
+    set_phase(r, c, TB_PHASE_BREAKDOWN);
+    for (int i = 0; i < steps && !rc; i++) {
+        double ns;
+        rc = run_batch(b, fn, c, 1, c->alloc_outputs, &ns, NULL);
+        double v = ns - r->overhead_ns;
+        tb_workload_breakdown_step(b->wl, v > 0 ? v : 0);
+    }
+    tb_workload_breakdown_end(b->wl, bd);
+    if (rc)
+        memset(bd, 0, sizeof *bd);
+    return rc;
+}
+
 typedef enum {
     CHECK_DEFAULT, /* full check; big matmuls by projection */
     CHECK_FULL,    /* always against the full reference (exec shows it) */
@@ -929,6 +984,10 @@ void tb_runner_round(tb_runner *r, const tb_case *c, int round, int rounds,
         set_error(res, TB_STATUS_ERROR, "while timing: %s", tb_strerror(rc));
     else if (round == 0 && (rc = count_pass(r, &b, fn, c, res)) != 0)
         set_error(res, TB_STATUS_ERROR, "while counting: %s",
+                  tb_strerror(rc));
+    else if (round == rounds - 1 &&
+             (rc = breakdown_pass(r, &b, fn, c, res)) != 0)
+        set_error(res, TB_STATUS_ERROR, "in the breakdown pass: %s",
                   tb_strerror(rc));
 out:
     buffers_free(&b, c->op);

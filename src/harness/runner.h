@@ -13,6 +13,7 @@
 #include "gpu_clock.h"
 #include "plan.h"
 #include "probe.h"
+#include "../backends/workload.h"
 #include "../base/stats.h"
 
 typedef enum {
@@ -38,9 +39,32 @@ typedef enum {
     TB_PHASE_WARMUP,   /* warm-up and batch sizing */
     TB_PHASE_SAMPLING, /* timed samples */
     TB_PHASE_COUNT,    /* the device counting pass (never timed) */
+    TB_PHASE_BREAKDOWN, /* a workload's per-op pass (after sampling) */
 } tb_phase;
 
 const char *tb_phase_name(tb_phase p);
+
+/* The events of measure.cache (instr.h), per iteration. */
+typedef enum {
+    TB_CACHE_CYCLES,       /* hardware only */
+    TB_CACHE_INSTRUCTIONS, /* perf: retired; callgrind: Ir */
+    TB_CACHE_L1D_MISSES,   /* perf: L1D read misses; sim: D1mr + D1mw */
+    TB_CACHE_LLC_MISSES,   /* perf: LL read misses; sim: DLmr + DLmw */
+    TB_CACHE_DTLB_MISSES,  /* hardware only (dTLB read misses) */
+    TB_CACHE_NEV
+} tb_cache_event;
+
+typedef struct tb_cache_counts {
+    bool requested;
+    bool ok;          /* at least one event counted */
+    bool simulated;   /* valgrind's cache simulation, not hardware */
+    double v[TB_CACHE_NEV]; /* per iteration; NAN: not counted */
+    uint64_t iters;   /* iterations counted */
+    char source[16];  /* "perf" or "callgrind"; "" none */
+    char isa[16];     /* the cpu ISA level that ran; "" n/a */
+    char d1[64], ll[64]; /* simulated geometry: "32768 B, 64 B, 8-way" */
+    char reason[400]; /* why nothing (or some event) was counted */
+} tb_cache_counts;
 
 typedef struct tb_result {
     tb_status status;
@@ -78,7 +102,10 @@ typedef struct tb_result {
     uint64_t instr_iters;   /* iterations counted */
     char instr_source[16];  /* "perf" or "callgrind"; "" none */
     char instr_isa[16];     /* the cpu ISA level that ran; "" n/a */
-    char instr_reason[256]; /* why there is no count, or a note */
+    char instr_reason[400]; /* why there is no count, or a note */
+    /* Cache behaviour per iteration (measure.cache, instr.h): like the
+     * instruction count, a separate pass after the timing. */
+    tb_cache_counts cache;
     /* Device time per iteration of each sample (heap, parallel to
      * samples_ns), from the backend's device timer; NULL when it has
      * none.  device_timed: every sample so far has one. */
@@ -90,6 +117,10 @@ typedef struct tb_result {
     /* The GPU's SM clock and throttle reasons while sampling, for a
      * backend that names its GPU (device_pci); not requested otherwise. */
     tb_gpu_clock clock;
+    /* A workload's per-op breakdown (measure.breakdown): a pass of its
+     * own after the last round's sampling; not valid, with the reason,
+     * otherwise (reason "" for ops that are not workloads). */
+    tb_wl_breakdown breakdown;
 } tb_result;
 
 /* Iterations of the counting pass. */

@@ -71,6 +71,14 @@ static void drop_result(run *r, int i)
     r->res[i] = NULL;
 }
 
+/* Case c asks for a counting pass (instructions or cache) after its
+ * timing. */
+static bool counts_due(const tb_case *c)
+{
+    return c->measure.instructions != TB_INSTR_NONE ||
+           c->measure.cache != TB_INSTR_NONE;
+}
+
 /* Free case i's result once its record holds everything the run will
  * learn of it: its last round ran, its record is built (not dirty) and
  * no instruction count is still to come.  A later write keeps the
@@ -78,8 +86,7 @@ static void drop_result(run *r, int i)
 static void settle(run *r, int i)
 {
     if (r->last[i] && !r->dirty[i] &&
-        (r->plan->cases[i].measure.instructions == TB_INSTR_NONE ||
-         r->counted))
+        (!counts_due(&r->plan->cases[i]) || r->counted))
         drop_result(r, i);
 }
 
@@ -256,7 +263,7 @@ static int run_rounds(run *r)
                 break; /* killed mid-case: res[i] as before the round */
             p.done++;
             round_done(r, i, round);
-            if ((r->last[i] && cs->measure.instructions == TB_INSTR_NONE &&
+            if ((r->last[i] && !counts_due(cs) &&
                  (rc = record_now(r, i))) ||
                 ((round == 0 || round == p.rounds - 1 ||
                   i == plan->n - 1) && write_due(&r->pace) &&
@@ -270,22 +277,27 @@ static int run_rounds(run *r)
     return rc;
 }
 
-/* Instruction counts (measure.instructions, instr.h): a separate pass
- * over the cases that ran, each in a counting process of its own. */
+/* Instruction counts and cache events (measure.instructions,
+ * measure.cache, instr.h): a separate pass over the cases that ran, each
+ * count in a counting process of its own. */
 static void count_instructions(run *r)
 {
     const tb_plan *plan = r->plan;
     tb_session *s = r->s;
     for (int i = 0; !*r->stop && i < s->started; i++) {
         const tb_case *cs = &plan->cases[i];
-        if (cs->measure.instructions == TB_INSTR_NONE || !r->res[i] ||
+        if (!counts_due(cs) || !r->res[i] ||
             r->res[i]->status != TB_STATUS_OK)
             continue;
         tb_session_progress p = {.step = TB_SESSION_COUNT, .index = i,
                                  .n = plan->n, .id = cs->id};
         progress(r, &p);
-        tb_instr_count(cs, r->o->cfg_paths, r->o->n_cfg_paths,
-                       cs->backend->name, r->res[i]);
+        if (cs->measure.instructions != TB_INSTR_NONE)
+            tb_instr_count(cs, r->o->cfg_paths, r->o->n_cfg_paths,
+                           cs->backend->name, r->res[i]);
+        if (cs->measure.cache != TB_INSTR_NONE && !*r->stop)
+            tb_instr_cache(cs, r->o->cfg_paths, r->o->n_cfg_paths,
+                           cs->backend->name, r->res[i]);
         r->dirty[i] = true;
     }
     r->counted = true;

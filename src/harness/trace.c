@@ -18,7 +18,7 @@ static bool ready;
 
 static const char *const fixed_names[TB_TRACE_NFIXED] = {
     "run", "setup", "check", "warmup", "sampling", "batch",
-    "count",
+    "count", "breakdown",
 };
 
 /* Create the domain and register the fixed names, once per process (a

@@ -30,6 +30,7 @@ typedef enum {
     TB_TRACE_SAMPLING,
     TB_TRACE_BATCH,
     TB_TRACE_COUNT, /* a device backend's counting pass */
+    TB_TRACE_BREAKDOWN, /* a workload's per-op breakdown pass */
     TB_TRACE_NFIXED,
 } tb_trace_name;
 

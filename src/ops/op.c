@@ -258,6 +258,14 @@ static const tb_param_spec params_sdpa[] = {
     {"scale", TB_PARAM_FLOAT, false, 0, 0, 1e30,
      "multiplies q @ k^T; 0: 1/sqrt(D)"},
 };
+/* einsum: the equation, as NumPy's and PyTorch's einsum take it
+ * (ops/einsum.h); one op per operand count (the table's arity is fixed
+ * per op), all four the same but for n_in and the default. */
+static const tb_param_spec params_einsum[] = {
+    {"equation", TB_PARAM_STRING, false, 0, 1, TB_PARAM_STR_MAX,
+     "terms of letters a-z, A-Z, one per input, joined by ',', then '->' "
+     "and the output's (none: the letters seen once, sorted); no '...'"},
+};
 static const tb_param_spec params_causal_mask[] = {
     {"causal", TB_PARAM_BOOL, false, 1, 0, 1,
      "0: copy x unchanged"},
@@ -859,6 +867,27 @@ static const tb_op op_table[TB_OP_COUNT] = {
                "[N, C, ...]: (x - mean) / sqrt(var + eps) * w + b "
                "(PyTorch's F.group_norm); w, b [C]"},
 
+    /* einsum by operand count: the plan of ops/einsum.h (pairwise
+     * GEMMs, gathers for diagonals, sums and permutes); the reference the
+     * naive sum over every letter */
+#define EINSUM_ROW(name, n, def, what)                                    \
+    [TB_OP_##name] = {OP_ID(name),                                        \
+        .category = TB_CAT_CONTRACTION, .n_in = n, .n_out = 1,            \
+        .n_params = 1, .params = params_einsum, .str_default = def,       \
+        .shape = tb_rule_einsum,                                          \
+        .flops = tb_flops_einsum, .bytes = tb_bytes_io,                   \
+        .reduce_len = tb_rlen_einsum, .tol = TOL_ACC,                     \
+        .doc = "einsum of " what " (numpy.einsum's equation); FLOPs: "  \
+               "the plan's (2 per GEMM multiply-add, 1 per add of a sum)"}
+    EINSUM_ROW(einsum1, 1, "ij->ji",
+               "one operand: a permute, diagonal or sum"),
+    EINSUM_ROW(einsum, 2, "bij,bjk->bik", "two operands"),
+    EINSUM_ROW(einsum3, 3, "ij,jk,kl->il",
+               "three operands, contracted pairwise (greedy)"),
+    EINSUM_ROW(einsum4, 4, "ij,jk,kl,lm->im",
+               "four operands, contracted pairwise (greedy)"),
+#undef EINSUM_ROW
+
     /* attention over [B, H, S, D] */
     [TB_OP_sdpa] = {OP_ID(sdpa),
         .category = TB_CAT_ATTENTION, .n_in = 3, .n_out = 1, .n_params = 2,
@@ -1375,6 +1404,10 @@ const char *tb_op_dtype_reason(const tb_op *op, tb_dtype dt)
     case TB_CAT_WORKLOAD:
         return "model steps in bf16/f16 are not yet defined (their loss "
                "is nll_loss, and their optimizer step mixed precision)";
+    case TB_CAT_CONTRACTION:
+        return "einsum in bf16/f16 is not yet defined (PyTorch rounds each "
+               "pairwise intermediate of its plan to 16 bits, which the "
+               "half wrappers' one final rounding does not model)";
     default:
         break;
     }
@@ -1425,6 +1458,7 @@ const char *tb_op_category_name(tb_op_category c)
     case TB_CAT_TRANSFER: return "transfer";
     case TB_CAT_NORM: return "normalization";
     case TB_CAT_ATTENTION: return "attention";
+    case TB_CAT_CONTRACTION: return "contraction";
     }
     return "unknown";
 }

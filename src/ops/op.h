@@ -39,9 +39,31 @@ typedef enum {
     TB_CAT_TRANSFER,  /* a copy between host and device memory */
     TB_CAT_NORM,      /* normalization (layer, RMS, batch, group) */
     TB_CAT_ATTENTION, /* scaled dot-product attention and its mask */
+    TB_CAT_CONTRACTION, /* einsum: an equation run as a plan of steps */
 } tb_op_category;
 
-typedef enum { TB_PARAM_INT, TB_PARAM_FLOAT, TB_PARAM_BOOL } tb_param_kind;
+/* TB_PARAM_STRING: a short text (einsum's equation).  Its value in
+ * tb_params.v[i] is a handle (an exact integer >= 1) of the process's
+ * string table, tb_param_str_get gives the text back: tb_params keeps
+ * its layout (the plugin ABI's tbp_params).  Every process that holds
+ * such params made them by parsing (configs, -p), which interns the
+ * text, so a handle never crosses a process; plugins and the run-time
+ * CUDA module have no table and get no kernel for an op with a string
+ * parameter (docs/PLUGINS.md). */
+typedef enum {
+    TB_PARAM_INT,
+    TB_PARAM_FLOAT,
+    TB_PARAM_BOOL,
+    TB_PARAM_STRING,
+} tb_param_kind;
+
+/* A string parameter's text: 1..TB_PARAM_STR_MAX characters, each an
+ * ASCII letter, digit or one of TB_PARAM_STR_PUNCT: no '=', brackets,
+ * glob characters, quotes, spaces or '%', so that a case id holds the
+ * text as is and --filter, CSV and `-p name=a,b` read it back
+ * (docs/CONFIG.md, "Parameters"). */
+#define TB_PARAM_STR_MAX 64
+#define TB_PARAM_STR_PUNCT ",->._+:"
 
 /* One parameter of an op.  An `optional` parameter may be absent, which
  * has its own meaning (e.g. no axis = reduce over all elements); any
@@ -121,7 +143,8 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(embedding_backward)                                                 \
     X(mlp_train_step) X(mlp_infer_step) X(cnn_train_step)                 \
     X(cnn_infer_step) X(api_add)                                          \
-    X(copy_h2d) X(copy_d2h) X(copy_d2d)
+    X(copy_h2d) X(copy_d2h) X(copy_d2d)                                   \
+    X(einsum1) X(einsum) X(einsum3) X(einsum4)
 
 typedef enum {
 #define TB_OP_ENUM(name) TB_OP_##name,
@@ -216,6 +239,9 @@ typedef struct tb_op {
      * and the tests draw valid indices, uniform in [0, bound). */
     int index_in;
     tb_cost_fn index_bound;
+    /* The default text of the op's TB_PARAM_STRING parameter (an op has
+     * at most one; its spec's def and min/max: unused, 1..length). */
+    const char *str_default;
 } tb_op;
 
 /* Shapes an op takes from a config or the command line: one per input,
@@ -252,10 +278,32 @@ int tb_op_param_index(const tb_op *op, const char *name);
  * the reason in err. */
 int tb_params_set(const tb_op *op, tb_params *p, const char *name, double v,
                   char *err, size_t errlen);
+/* Set string parameter `name` to text s (checked as TB_PARAM_STR_MAX
+ * says; the op's own rules, e.g. einsum's, come in its shape rule).
+ * Returns 0, TB_ENOTFOUND, TB_EPARAM (bad text, or `name` is not a
+ * string parameter) or TB_ENOMEM (the string table is full) with the
+ * reason in err. */
+int tb_params_set_str(const tb_op *op, tb_params *p, const char *name,
+                      const char *s, char *err, size_t errlen);
+/* The text of string parameter idx of p, or NULL when it is unset, not
+ * a string parameter's handle or not in this process's table. */
+const char *tb_params_str(const tb_params *p, int idx);
+/* Is text s acceptable as a string parameter's value?  NULL if so,
+ * else what is wrong (a static one-line reason). */
+const char *tb_param_str_check(const char *s);
+/* The next entry of a "name=value,name=value" list at *cur: a piece
+ * without '=' continues the value before it ("equation=ij,jk->ik" is
+ * one entry: a string parameter's text may hold commas, never '=').
+ * Copies the name and value (NUL-terminated) and moves *cur past the
+ * entry.  Returns 1 (an entry), 0 (the end) or TB_EINVAL (an empty
+ * piece, a list starting without '=', or a name or value too long). */
+int tb_params_next(const char **cur, char *name, size_t name_len,
+                   char *value, size_t value_len);
 /* Fill defaults for non-optional parameters that were not set. */
 void tb_params_defaults(const tb_op *op, tb_params *p);
 bool tb_params_has(const tb_params *p, int idx);
-/* Formats "axis=0,keepdim=1" (empty string when none set); returns buf. */
+/* Formats "axis=0,keepdim=1" (empty string when none set); a string
+ * parameter as its text, "equation=ij,jk->ik"; returns buf. */
 char *tb_params_format(const tb_op *op, const tb_params *p, char *buf,
                        size_t len);
 

@@ -457,6 +457,7 @@ void tb_cmp_opts_default(tb_cmp_opts *o)
     o->resamples = 2000;
     o->seed = UINT64_C(0x7b5eedc0ffee);
     o->instr_threshold = 0.001;
+    o->cache_threshold = 0.01;
     o->max_mde = INFINITY;
 }
 
@@ -703,6 +704,7 @@ static int compare_timed(tb_cmp_case *c, const tb_rescase *const *ro,
         }
     }
     compare_instr(c, ro, ko, rn, kn, o);
+    tb_cmp_cache(c, ro, ko, rn, kn, o);
     rc = 0;
 out:
     free(v);
@@ -857,6 +859,7 @@ int tb_compare(tb_resfile *const *old, int k_old, tb_resfile *const *nw,
         for (int k = 0; k < TB_RES_NCUPTI; k++)
             c->cu_old[k] = c->cu_new[k] = NAN;
         c->instr_old = c->instr_new = c->instr_change = NAN;
+        tb_cmp_cache_init(c);
         int ko = 0, kn = 0;
         for (int j = 0; j < k_old; j++)
             if ((ro[ko] = tb_resfile_find(old[j], c->id)))
@@ -949,6 +952,7 @@ static void pair_init(tb_cmp_case *out, const tb_rescase *old,
     for (int k = 0; k < TB_RES_NCUPTI; k++)
         out->cu_old[k] = out->cu_new[k] = NAN;
     out->instr_old = out->instr_new = out->instr_change = NAN;
+    tb_cmp_cache_init(out);
     out->floor_between = NAN;
 }
 
@@ -1187,6 +1191,14 @@ static void print_counters(FILE *f, const tb_cmp *c, bool md)
                     cu ? tb_res_cupti_name(jj) : tb_res_counter_name(jj), x,
                     y, dir > 0 ? "counter regression"
                                : "counter improvement");
+        }
+        for (int e = 0; e < TB_CMP_NCACHE; e++) {
+            char line[400];
+            if (!tb_cmp_cache_line(k, e, c->opts.cache_threshold, line,
+                                   sizeof line))
+                continue;
+            print_item(f, md, &hdr, head, k->id);
+            fprintf(f, "%s\n", line);
         }
         if (!k->instr_dir && !k->instr_note)
             continue;

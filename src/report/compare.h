@@ -108,6 +108,10 @@ enum {
     TB_FAIL_ALL = 7u,
 };
 
+/* The cache events compared (compare_cache.c). */
+enum { TB_CMP_CACHE_L1D, TB_CMP_CACHE_LLC, TB_CMP_CACHE_DTLB,
+       TB_CMP_NCACHE };
+
 typedef struct tb_cmp_opts {
     double threshold; /* fraction: 0.02 = 2% (the floor never goes lower) */
     double alpha;     /* significance level, 0.01 */
@@ -117,6 +121,10 @@ typedef struct tb_cmp_opts {
     /* instructions per iteration: a change beyond this fraction (0.001 =
      * 0.1%) either way is a counter regression or improvement */
     double instr_threshold;
+    /* cache events per iteration (measure.cache: L1D, LL and dTLB
+     * misses): a change beyond this fraction (0.01 = 1%) either way, and
+     * of at least one event per iteration, is a counter verdict */
+    double cache_threshold;
     /* the gate's resolution: a case timed on both sides whose mde is
      * above this fraction fails (INFINITY: no limit; --max-mde) */
     double max_mde;
@@ -202,7 +210,31 @@ typedef struct tb_cmp_case {
     int instr_dir;
     const char *instr_source, *instr_isa; /* the old side's */
     const char *instr_note;
+    /* cache events per iteration (tb_cmp_cache; each side's record with
+     * the most L1D misses): NAN where a side has none; change new/old -
+     * 1 (NAN: not compared), dir as instr_dir with cache_threshold;
+     * cache_note says why the sides were not compared (source,
+     * simulated or not, ISA, simulated geometry), else NULL */
+    double cache_old[TB_CMP_NCACHE], cache_new[TB_CMP_NCACHE];
+    double cache_change[TB_CMP_NCACHE];
+    int cache_dir[TB_CMP_NCACHE];
+    const char *cache_source, *cache_isa; /* the old side's */
+    bool cache_simulated;
+    const char *cache_note;
 } tb_cmp_case;
+
+/* "l1d_misses", "llc_misses", "dtlb_misses". */
+const char *tb_cmp_cache_name(int e);
+/* All NAN, no verdict. */
+void tb_cmp_cache_init(tb_cmp_case *c);
+/* Compare the cache events of c's runs ro[0..ko) and rn[0..kn). */
+void tb_cmp_cache(tb_cmp_case *c, const tb_rescase *const *ro, int ko,
+                  const tb_rescase *const *rn, int kn, const tb_cmp_opts *o);
+/* The text after the case id for event e (": l1d_misses 796 -> 900
+ * (...: counter regression)", or for e 0 why the events were not
+ * compared): false when there is nothing to say. */
+bool tb_cmp_cache_line(const tb_cmp_case *k, int e, double threshold,
+                       char *out, size_t len);
 
 typedef struct tb_cmp {
     tb_cmp_opts opts;

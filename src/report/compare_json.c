@@ -149,6 +149,24 @@ static cJSON *case_json(const tb_cmp_case *k, double threshold)
                                     : dir_word(k->instr_dir));
         cJSON_AddItemToObject(ct, "instructions", e);
     }
+    for (int j = 0; j < TB_CMP_NCACHE; j++) {
+        if (isnan(k->cache_old[j]) && isnan(k->cache_new[j]))
+            continue;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "old", tb_cjson_num_or_null(k->cache_old[j]));
+        cJSON_AddItemToObject(e, "new", tb_cjson_num_or_null(k->cache_new[j]));
+        cJSON_AddItemToObject(e, "change",
+                              tb_cjson_num_or_null(k->cache_change[j]));
+        cJSON_AddItemToObject(e, "source",
+                              tb_cjson_str_or_null(k->cache_source));
+        cJSON_AddBoolToObject(e, "simulated", k->cache_simulated);
+        cJSON_AddItemToObject(e, "isa", tb_cjson_str_or_null(k->cache_isa));
+        cJSON_AddStringToObject(e, "verdict",
+                                k->cache_note || isnan(k->cache_change[j])
+                                    ? "not-compared"
+                                    : dir_word(k->cache_dir[j]));
+        cJSON_AddItemToObject(ct, tb_cmp_cache_name(j), e);
+    }
     return o;
 }
 
@@ -163,6 +181,7 @@ cJSON *tb_cmp_json(const tb_cmp *c)
     cJSON *op = cJSON_AddObjectToObject(doc, "options");
     cJSON_AddNumberToObject(op, "threshold", c->opts.threshold);
     cJSON_AddNumberToObject(op, "instr_threshold", c->opts.instr_threshold);
+    cJSON_AddNumberToObject(op, "cache_threshold", c->opts.cache_threshold);
     cJSON_AddNumberToObject(op, "alpha", c->opts.alpha);
     cJSON *fo = cJSON_AddArrayToObject(op, "fail_on");
     if (c->opts.fail_on & TB_FAIL_TIME)

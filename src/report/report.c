@@ -75,6 +75,7 @@ int tb_report_markdown(const tb_rset *s, const tb_report_opts *o, char **md)
     tb_rpt_fused(&x);
     tb_rpt_scaling(&x);
     tb_rpt_complexity(&x);
+    tb_rpt_cache(&x);
     tb_rpt_threads(&x);
     tb_rpt_baseline(&x);
     tb_rpt_with(&x);

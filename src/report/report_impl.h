@@ -144,6 +144,8 @@ void tb_rpt_fused(const tb_rpt *x);
 void tb_rpt_scaling(const tb_rpt *x);
 /* report_fit.c: the complexity fits of the series of 3+ sizes. */
 void tb_rpt_complexity(const tb_rpt *x);
+/* report_cache.c: misses per call of the cases run with measure.cache. */
+void tb_rpt_cache(const tb_rpt *x);
 void tb_rpt_threads(const tb_rpt *x);
 void tb_rpt_baseline(const tb_rpt *x);
 void tb_rpt_with(const tb_rpt *x);

@@ -184,7 +184,7 @@ static const struct {
     {"Element-wise", "elementwise", K_RATE},
     {"Activations", "activation", K_RATE},
     {"Reductions", "reduction", K_RATE},
-    {"Matrix multiplication", "matmul,gemm,bmm", K_FLOPS},
+    {"Matrix multiplication", "matmul,gemm,bmm,contraction", K_FLOPS},
     {"Transpose and layout", "layout,transpose", K_RATE},
     {"NN ops: softmax, convolution, pooling, normalization",
      "softmax,conv,convolution,pool,pooling,norm,normalization,nn,loss,"

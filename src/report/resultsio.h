@@ -51,10 +51,12 @@ typedef struct tb_res_shape {
     const double *dim;
 } tb_res_shape;
 
-/* An op parameter (a bool as 0 or 1) or a backend axis, as recorded. */
+/* An op parameter (a bool as 0 or 1; a string parameter's text in
+ * text, value NAN) or a backend axis, as recorded. */
 typedef struct tb_res_param {
     const char *name;
     double value;
+    const char *text; /* NULL unless the value is a string */
 } tb_res_param;
 
 typedef struct tb_res_axis {
@@ -77,6 +79,23 @@ typedef struct tb_res_cupti {
     int n_kernels;
     const tb_res_kernel *kernels;
 } tb_res_cupti;
+
+/* One part of a workload step's breakdown (docs/FORMAT.md, "Per-op
+ * breakdown"): per step, calls and time (ns), share of the step. */
+typedef struct tb_res_part {
+    const char *op, *kernel; /* non-empty */
+    const char *phase;       /* "fwd", "bwd" or "optimizer" */
+    double calls, ns, share;
+} tb_res_part;
+
+/* A checked "breakdown" object: the pass's steps, the step's time and
+ * its parts' sum, gap = step - parts (the tape's overhead). */
+typedef struct tb_res_breakdown {
+    double steps, kept_steps; /* the pass's, and those averaged */
+    double step_ns, parts_ns, gap_ns, gap_fraction;
+    int n_parts;
+    const tb_res_part *parts; /* in the order of their first call */
+} tb_res_breakdown;
 
 /* The scalars of TB_RES_CASE_FIELDS (base/result_schema.h), read
  * without a check of their own: f.OBJECT_KEY, e.g. f.check_n_bad (NAN,
@@ -135,6 +154,12 @@ typedef struct tb_rescase {
      * source ("perf", "callgrind") and the ISA that ran, or NULL. */
     double instructions;
     const char *instr_source, *instr_isa;
+    /* a workload step's per-op breakdown: has_breakdown when the
+     * record has one (else breakdown_reason says why, or is NULL: no
+     * workload, or a file older than the breakdown) */
+    bool has_breakdown;
+    tb_res_breakdown breakdown;
+    const char *breakdown_reason;
     int n_throttle_reasons; /* gpu_clock.throttle_reasons (strings) */
     const char *const *throttle_reasons;
     tb_res_fields f;
@@ -321,7 +346,12 @@ bool tb_resfile_same_peaks(const tb_resfile *a, const tb_resfile *b);
  * and other each {count, bytes}; kernels an array of {name, count,
  * device_ns} with a non-empty name); and an instructions object (or
  * null) whose per_iter is a number >= 0 or null and whose source and isa
- * are strings or null.  On failure *out is
+ * are strings or null; "breakdown" absent, null (with
+ * "breakdown_reason" a string or null) or an object (steps an integer
+ * >= 1, kept_steps an integer in [1, steps], step_ns and parts_ns >= 0,
+ * gap_ns and gap_fraction numbers, parts an array of {op, kernel:
+ * non-empty strings, phase "fwd", "bwd" or "optimizer", calls, ns,
+ * share: numbers >= 0}).  On failure *out is
  * NULL and err holds one line "PATH: what".  Returns 0, TB_EIO
  * (unreadable), TB_EPARSE (not JSON, truncated), TB_EINVAL (not a result
  * file or a bad field) or TB_ENOMEM.  Free with tb_resfile_free. */

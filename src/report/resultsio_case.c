@@ -249,6 +249,39 @@ static int load_instr(tb_resfile *f, tb_rescase *c, const cJSON *cj,
     return 0;
 }
 
+/* cache: an object (or null) whose counts (cycles, instructions, ipc,
+ * l1d_misses, llc_misses, dtlb_misses) are numbers >= 0 or null, and a
+ * count needs its source (read into c->f). */
+static int check_cache(tb_resfile *f, tb_rescase *c, const cJSON *cj,
+                       int idx, char *err, size_t errlen)
+{
+    static const char *const counts[] = {
+        TB_RES_KEY(cycles),     TB_RES_KEY(instructions),
+        TB_RES_KEY(ipc),        TB_RES_KEY(l1d_misses),
+        TB_RES_KEY(llc_misses), TB_RES_KEY(dtlb_misses)};
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(cj, TB_RES_KEY(cache));
+    if (!in || cJSON_IsNull(in))
+        return 0;
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(in,
+                                                        TB_RES_KEY(source));
+    bool any = false, ok = cJSON_IsObject(in) &&
+                           (!src || cJSON_IsNull(src) || cJSON_IsString(src));
+    for (size_t i = 0; ok && i < sizeof counts / sizeof counts[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(in, counts[i]);
+        ok = !v || cJSON_IsNull(v) ||
+             (cJSON_IsNumber(v) && v->valuedouble >= 0);
+        any = any || cJSON_IsNumber(v);
+    }
+    if (!ok)
+        return BAD("cases[%d] (%s): cache: expected an object with counts "
+                   "numbers >= 0 or null and source a string or null", idx,
+                   c->id);
+    if (any && !cJSON_IsString(src))
+        return BAD("cases[%d] (%s): cache: a count needs its source", idx,
+                   c->id);
+    return 0;
+}
+
 /* Check and extract the timing part of an "ok" record. */
 static int load_timed(tb_resfile *f, tb_rescase *c, const cJSON *cj,
                       int idx, char *err, size_t errlen)
@@ -263,7 +296,8 @@ static int load_timed(tb_resfile *f, tb_rescase *c, const cJSON *cj,
         (rc = check_stats_optional(f, c, st, idx, err, errlen)) ||
         (rc = load_samples(f, c, st, idx, n, err, errlen)) ||
         (rc = load_rates(f, c, cj, idx, err, errlen)) ||
-        (rc = load_instr(f, c, cj, idx, err, errlen)))
+        (rc = load_instr(f, c, cj, idx, err, errlen)) ||
+        (rc = check_cache(f, c, cj, idx, err, errlen)))
         return rc;
     c->timed = true;
     return 0;
@@ -530,8 +564,8 @@ static bool load_shapes(tb_resfile *f, const cJSON *a, int *n,
     return true;
 }
 
-/* params (numbers and bools; NAN for anything else) and backend_params
- * (strings), in file order. */
+/* params (numbers and bools; strings as text; NAN for anything else)
+ * and backend_params (strings), in file order. */
 static bool load_params(tb_resfile *f, tb_rescase *c, const cJSON *cj)
 {
     const cJSON *pr = tb_res_obj(cj, TB_RES_KEY(params));
@@ -545,9 +579,11 @@ static bool load_params(tb_resfile *f, tb_rescase *c, const cJSON *cj)
     const cJSON *v;
     cJSON_ArrayForEach(v, pr)
         p[c->n_params++] = (tb_res_param){
-            v->string, cJSON_IsNumber(v) ? v->valuedouble
-                       : cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? 1 : 0)
-                                          : NAN};
+            v->string,
+            cJSON_IsNumber(v) ? v->valuedouble
+            : cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? 1 : 0)
+                              : NAN,
+            cJSON_IsString(v) ? v->valuestring : NULL};
     cJSON_ArrayForEach(v, bp)
         a[c->n_axes++] = (tb_res_axis){v->string, v->valuestring};
     c->params = p;
@@ -576,10 +612,14 @@ static bool compose_id_parts(tb_resfile *f, tb_rescase *c)
     tb_strbuf b = {0};
     tb_strbuf_add(&b, "%s%s", c->op, c->alloc_outputs ? "@alloc" : "");
     int np = 0;
-    for (int i = 0; i < c->n_params; i++)
-        if (!isnan(c->params[i].value))
+    for (int i = 0; i < c->n_params; i++) {
+        if (c->params[i].text)
+            tb_strbuf_add(&b, "%s%s=%s", np++ ? "," : "[",
+                          c->params[i].name, c->params[i].text);
+        else if (!isnan(c->params[i].value))
             tb_strbuf_add(&b, "%s%s=%.10g", np++ ? "," : "[",
                           c->params[i].name, c->params[i].value);
+    }
     tb_strbuf_add(&b, "%s", np ? "]" : "");
     size_t opp = b.n;
     tb_strbuf_add(&b, "/");
@@ -788,6 +828,8 @@ int tb_res_load_case(tb_resfile *f, tb_rescase *c, const cJSON *cj, int idx,
         return rc;
     if (c->st == TB_RES_STATUS_OK &&
         (rc = load_timed(f, c, cj, idx, err, errlen)))
+        return rc;
+    if ((rc = tb_res_load_breakdown(f, c, cj, idx, err, errlen)))
         return rc;
     return load_cupti(f, c, cj, idx, err, errlen);
 }

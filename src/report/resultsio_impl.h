@@ -50,6 +50,12 @@ const cJSON *tb_res_nonfinite(const cJSON *v, char *buf, size_t len,
 int tb_res_load_case(tb_resfile *f, tb_rescase *c, const cJSON *cj, int idx,
                      char *err, size_t errlen);
 
+/* Check "breakdown" and "breakdown_reason" of record cj (cases[idx])
+ * into c (resultsio_breakdown.c).  0 or a TB_E* code with the message
+ * in err. */
+int tb_res_load_breakdown(tb_resfile *f, tb_rescase *c, const cJSON *cj,
+                          int idx, char *err, size_t errlen);
+
 /* Fill f's run-level fields (env, peaks, config, summary, shard) from
  * its checked document.  0 or TB_ENOMEM. */
 int tb_res_load_run(tb_resfile *f);

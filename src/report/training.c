@@ -681,6 +681,7 @@ int tb_report_training(const tb_rset *s, const tb_chart_list *charts,
     sec_hooks(s, &b);
     sec_api(s, &b);
     sec_rates(s, charts, chart_dir, &b);
+    tb_report_breakdown(s, &b);
     sec_pool(s, &b);
     *md = tb_strbuf_take(&b);
     return *md ? 0 : TB_ENOMEM;

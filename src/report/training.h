@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "../base/strbuf.h"
 #include "plot.h"
 #include "rset.h"
 
@@ -20,6 +21,12 @@
  * *md is heap text (caller frees).  0 or TB_ENOMEM. */
 int tb_report_training(const tb_rset *s, const tb_chart_list *charts,
                        const char *chart_dir, char **md);
+
+/* The per-op breakdown of the model steps: "## Where a step's time
+ * goes" with a row per part (top five by time, then "other"), the gap
+ * and the step of each MAIN case that has one; nothing without any
+ * (breakdown.c). */
+void tb_report_breakdown(const tb_rset *s, tb_strbuf *b);
 
 /* The step-rate chart's file name (without extension) and title. */
 #define TB_TRAINING_CHART "training-steps"

@@ -343,7 +343,6 @@ _Static_assert(offsetof(tb_cpu_ctx, mem) == 0, "hostmem slots");
 static tb_kernel cpu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
                             const tb_params *p, const char **impl)
 {
-    (void)p; /* no choice depends on the parameters yet */
     if (impl)
         *impl = NULL;
     if (!op || (unsigned)op->id >= TB_OP_COUNT ||
@@ -372,6 +371,15 @@ static tb_kernel cpu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
         return (tb_kernel){NULL, NULL};
     if (impl)
         *impl = r->name;
+    /* einsum: the row's name and the equation, its call adds the plan */
+    const char *eq = op->category == TB_CAT_CONTRACTION
+                         ? tb_params_str(p, 0)
+                         : NULL;
+    if (impl && eq) {
+        char t[TB_CPU_IMPL_TEXT];
+        snprintf(t, sizeof t, "%s(%s)", r->name, eq);
+        *impl = tb_cpu_impl_text(r->name, p->v[0], t);
+    }
     return (tb_kernel){r->fn, ctx};
 }
 

@@ -72,4 +72,12 @@ typedef void (*tb_cpu_binary_row_fn)(const void *a, int64_t sa,
 void tb_cpu_bcast_rows(const tb_tensor *in, tb_tensor *out, size_t esz,
                        tb_cpu_binary_row_fn fn);
 
+/* Impl texts that name what a row's call did (impl_text.c): the text
+ * of (row, key), set to `text` and created if new (a static string that
+ * stays valid; the einsum rows' key is the equation's handle); and its
+ * rewrite after a call (nothing when it was never handed out). */
+#define TB_CPU_IMPL_TEXT 200
+const char *tb_cpu_impl_text(const char *row, double key, const char *text);
+void tb_cpu_impl_text_update(const char *row, double key, const char *text);
+
 #endif

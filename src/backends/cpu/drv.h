@@ -187,6 +187,15 @@ static inline int cpu_mm_isa(const tb_cpu_ctx *c, tb_dtype dt, int lv)
     return c->k[lv].mm[dt].isa;
 }
 
+/* batch products C[b] = A[b] B[b] of contiguous row-major A [batch, M,
+ * K], B [batch, K, N] into C [batch, M, N], run by level lv's code (the
+ * native GEMM at avx2/avx512, the row loops at scalar) over the pool:
+ * matmul's driver (drv_matmul.c), shared with einsum's (einsum_c.c).
+ * 0 or the GEMM's error. */
+int tb_cpu_matmul_batched(tb_cpu_ctx *c, tb_dtype dt, int lv, const void *a,
+                          const void *b, void *out, int64_t batch,
+                          int64_t M, int64_t K, int64_t N);
+
 /* ---- entry points ------------------------------------------------- */
 
 /* A driver's adapter of op NAME: (ctx, in, out, p, dtype, level) -> its

@@ -77,14 +77,12 @@ static void cpu_gemm_batch_task(void *argp, int part, int nparts)
 
 /* Small matrices in a batch: one thread per batch slice; otherwise one
  * batch after the other, each split by the GEMM over the pool. */
-static int cpu_matmul_gemm(tb_cpu_ctx *c, const tb_tensor *a,
-                           const tb_tensor *b, tb_tensor *out, tb_dtype dt,
-                           int64_t batch, int64_t M, int64_t K, int64_t N,
-                           int lv)
+static int cpu_matmul_gemm(tb_cpu_ctx *c, const void *a, const void *b,
+                           void *out, tb_dtype dt, int64_t batch, int64_t M,
+                           int64_t K, int64_t N, int lv)
 {
-    cpu_gemm_job j = {.c = c, .dt = dt, .lv = lv, .a = a->data, .b = b->data,
-                      .o = out->data, .M = M, .K = K, .N = N,
-                      .batch = batch};
+    cpu_gemm_job j = {.c = c, .dt = dt, .lv = lv, .a = a, .b = b,
+                      .o = out, .M = M, .K = K, .N = N, .batch = batch};
     if (batch > 1 && c->threads > 1 && M * N * K < TB_GEMM_PAR_MIN_MACS) {
         int parts = cpu_parts(c, batch * M * N * K, batch);
         parts = cpu_pool_run(c->pool, parts, cpu_gemm_batch_task, &j);
@@ -99,6 +97,33 @@ static int cpu_matmul_gemm(tb_cpu_ctx *c, const tb_tensor *a,
 }
 #endif
 
+int tb_cpu_matmul_batched(tb_cpu_ctx *c, tb_dtype dt, int lv, const void *a,
+                          const void *b, void *out, int64_t batch,
+                          int64_t M, int64_t K, int64_t N)
+{
+    CPU_SLOT_AT(cpu_mm_isa(c, dt, lv), lv);
+    cpu_mm_job j = {
+        .fn = c->k[lv].mm[dt].rows,
+        .esz = tb_dtype_size(dt),
+        .a = a,
+        .b = b,
+        .c = out,
+        .M = M,
+        .K = K,
+        .N = N,
+        .rows = batch * M,
+    };
+    if (j.rows == 0 || N == 0)
+        return 0;
+#if TB_CPU_HAVE_GEMM
+    if (cpu_use_gemm(lv))
+        return cpu_matmul_gemm(c, a, b, out, dt, batch, M, K, N, lv);
+#endif
+    cpu_pool_run(c->pool, cpu_parts(c, j.rows * K * N, j.rows), cpu_mm_task,
+                 &j);
+    return 0;
+}
+
 /* [..., M, K] x [..., K, N] -> [..., M, N] with equal batch dims. */
 static int cpu_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
                       tb_dtype dt, int lv)
@@ -106,7 +131,6 @@ static int cpu_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
     int rc = cpu_begin(ctx, dt, in, 2, out);
     if (rc)
         return rc;
-    tb_cpu_ctx *c = ctx;
     const tb_tensor *a = &in[0], *b = &in[1];
     const int nd = a->ndim;
     if (nd < 2 || b->ndim != nd || out->ndim != nd)
@@ -119,27 +143,8 @@ static int cpu_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (b->shape[nd - 2] != K || out->shape[nd - 2] != M ||
         out->shape[nd - 1] != N)
         return TB_ESHAPE;
-    CPU_SLOT_AT(cpu_mm_isa(c, dt, lv), lv);
-    cpu_mm_job j = {
-        .fn = c->k[lv].mm[dt].rows,
-        .esz = tb_dtype_size(dt),
-        .a = a->data,
-        .b = b->data,
-        .c = out->data,
-        .M = M,
-        .K = K,
-        .N = N,
-        .rows = cpu_prod(a->shape, 0, nd - 2) * M,
-    };
-    if (j.rows == 0 || N == 0)
-        return 0;
-#if TB_CPU_HAVE_GEMM
-    if (cpu_use_gemm(lv))
-        return cpu_matmul_gemm(c, a, b, out, dt, j.rows / M, M, K, N, lv);
-#endif
-    cpu_pool_run(c->pool, cpu_parts(c, j.rows * K * N, j.rows), cpu_mm_task,
-                 &j);
-    return 0;
+    return tb_cpu_matmul_batched(ctx, dt, lv, a->data, b->data, out->data,
+                                 cpu_prod(a->shape, 0, nd - 2), M, K, N);
 }
 
 /* ---- linear: relu(x @ W + b) ---- */

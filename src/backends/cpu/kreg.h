@@ -232,6 +232,15 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_AVX2(X, sdpa_backward, f32, c) TB_CPU_C2(X, sdpa_backward)     \
     TB_CPU_C2(X, causal_mask)
 
+/* einsum (einsum_c.c: the plan of ops/einsum.h; its GEMMs at a row's
+ * level, as matmul's); einsum1 has no GEMM, one C row per dtype. */
+#define TB_CPU_EINSUM_LADDER(X, op)                                       \
+    TB_CPU_GEMM(X, op, f32) X(op, f32, scalar, scalar)                    \
+    TB_CPU_GEMM(X, op, f64) X(op, f64, scalar, scalar)
+#define TB_CPU_ROWS_EINSUM(X)                                             \
+    TB_CPU_C2(X, einsum1) TB_CPU_EINSUM_LADDER(X, einsum)                 \
+    TB_CPU_EINSUM_LADDER(X, einsum3) TB_CPU_EINSUM_LADDER(X, einsum4)
+
 /* Losses (xent_c.c; f32 at avx2: xent_avx2.c). */
 #define TB_CPU_ROWS_LOSS(X)                                               \
     TB_CPU_AVX2(X, cross_entropy, f32, c) TB_CPU_C2(X, cross_entropy)     \
@@ -372,7 +381,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_ROWS_CALIB(X) TB_CPU_ROWS_BACKWARD(X) TB_CPU_ROWS_NORM(X)      \
     TB_CPU_ROWS_BNORM(X)                                                  \
     TB_CPU_ROWS_ATTN(X) TB_CPU_ROWS_LOSS(X) TB_CPU_ROWS_EMBED(X)          \
-    TB_CPU_ROWS_DROPOUT(X) TB_CPU_ROWS_HALF(X)
+    TB_CPU_ROWS_DROPOUT(X) TB_CPU_ROWS_EINSUM(X) TB_CPU_ROWS_HALF(X)
 
 /* Prototypes of every entry point. */
 #define TB_CPU_KDECL(op, dt, sfx, c)                                      \
