@@ -493,6 +493,81 @@ def bn_backward_twin(t, mod, np, x, p):
     return fn, 10, "w * rstd * (g - sum(g) / n - xh * sum(g * xh) / n)"
 
 
+def sdpa_backward_twin(t, mod, np, x, p):
+    """sdpa_backward: g, q, k, v -> dq, dk, dv; dq returned (the check's
+    output).  PyTorch 1.13 (no fused attention): autograd of the eager
+    composition, the forward recomputed on every call as tbench's kernel
+    recomputes its statistics, all three gradients asked for; NumPy: P
+    materialized and the closed forms (dv = P^T g, dS = P * (dP -
+    rowsum(P * dP)), dq = dS k * scale, dk = dS^T q * scale)."""
+    g, q, k, v = x
+    sq, sk, d = q.shape[-2], k.shape[-2], q.shape[-1]
+    scale = p.get("scale", 0) or 1 / math.sqrt(d)
+    causal = bool(p.get("causal", False))
+    above = np.triu(np.ones((sq, sk), dtype=bool), 1)
+    if t:
+        tmask = mod.from_numpy(above)
+        lq, lk, lv = (a.detach().requires_grad_() for a in (q, k, v))
+
+        def ft():
+            with mod.enable_grad():
+                s = lq @ lk.transpose(-1, -2) * scale
+                if causal:
+                    s = s.masked_fill(tmask, float("-inf"))
+                out = mod.softmax(s, dim=-1) @ lv
+                return mod.autograd.grad(out, (lq, lk, lv), g)[0]
+        return ft, 12, "autograd of softmax(q @ k.transpose(-1, -2) * " \
+            "scale" + (" masked_fill(~tril, -inf)" if causal else "") + \
+            ") @ v"
+
+    def fn():
+        s = q @ k.swapaxes(-1, -2) * scale
+        if causal:
+            s[..., above] = -np.inf
+        e = np.exp(s - s.max(-1, keepdims=True))
+        pr = e / e.sum(-1, keepdims=True)
+        dv = pr.swapaxes(-1, -2) @ g
+        dp = g @ v.swapaxes(-1, -2)
+        ds = pr * (dp - (pr * dp).sum(-1, keepdims=True)) * scale
+        dk = ds.swapaxes(-1, -2) @ q
+        del dv, dk  # computed as the op does; dq is checked
+        return ds @ k
+    return fn, 14, "P = softmax(q @ k^T * scale), dS = P * (dP - " \
+        "rowsum(P * dP)), dq = dS @ k, dk = dS^T @ q, dv = P^T @ g"
+
+
+def gn_backward_twin(t, mod, np, x, p):
+    """group_norm_backward: g, x [N, C, ...], w -> dx, dw, db, each
+    (sample, group)'s statistics recomputed from x as tbench's op does; dx
+    returned (the check's output).  PyTorch: aten.native_group_norm (its
+    mean and rstd), then aten.native_group_norm_backward (what
+    F.group_norm's autograd runs); NumPy: the closed forms."""
+    eps, G = p.get("eps", 1e-5), int(p.get("num_groups", 1))
+    g, xx, w = x
+    N, C = xx.shape[0], xx.shape[1]
+    hw = (xx.numel() if t else xx.size) // max(N * C, 1)
+    if t:
+        def f():
+            _, mean, rstd = mod.ops.aten.native_group_norm(
+                xx, w, None, N, C, hw, G, eps)
+            return mod.ops.aten.native_group_norm_backward(
+                g, xx, mean, rstd, w, N, C, hw, G, [True, True, True])[0]
+        return f, 2, "native_group_norm, native_group_norm_backward"
+    bc = [1, -1] + [1] * (xx.ndim - 2)
+
+    def fn():
+        x3 = xx.reshape(N, G, -1)
+        c = x3 - x3.mean(-1, keepdims=True)
+        rstd = 1 / np.sqrt((c * c).mean(-1, keepdims=True) + eps)
+        xh = c * rstd
+        gh = (g * w.reshape(bc)).reshape(N, G, -1)
+        n = x3.shape[2]
+        return (rstd * (gh - gh.sum(-1, keepdims=True) / n -
+                        xh * (gh * xh).sum(-1, keepdims=True) / n)
+                ).reshape(xx.shape)
+    return fn, 10, "rstd * (gh - sum(gh) / n - xh * sum(gh * xh) / n)"
+
+
 def norm_backward_twin(op, t, mod, np, x, p):
     """layer_norm_backward / rms_norm_backward: g, x, w -> dx, dw (, db),
     the statistics recomputed from x as tbench's op does; dx returned
@@ -711,6 +786,10 @@ def impl_for(op, lib, mod, np, form, x, o, p):
         return nc_norm_twin(op, t, mod, np, x, p)
     if op == "batch_norm_backward" and not out:
         return bn_backward_twin(t, mod, np, x, p)
+    if op == "group_norm_backward" and not out:
+        return gn_backward_twin(t, mod, np, x, p)
+    if op == "sdpa_backward" and not out:
+        return sdpa_backward_twin(t, mod, np, x, p)
     if op in ("sdpa", "sdpa_unfused") and not out:
         # PyTorch 1.13 has no F.scaled_dot_product_attention: the eager
         # composition, the causal mask built once (a model's buffer) and

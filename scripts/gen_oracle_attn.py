@@ -33,6 +33,17 @@ How a case is made (independent of tbench's C code):
   rtol 1e-5, atol 2e-6 * sqrt(D + Sk)), so that tolerance is known to be
   met by PyTorch itself.
 
+sdpa_backward (appended after sdpa's arrays, which stay as they were;
+its own PCG64 stream, seed SEED + 1): g [B, H, Sq, Dv], q, k, v uniform in
+[-1, 1] and the float64 gradients dq, dk, dv of sum(g * out):
+- PyTorch 1.13's autograd (torch.autograd.grad) through the eager
+  composition above on float64 tensors;
+- cross-checked with NumPy float64 closed forms (P the softmax, dV = P^T
+  g, dP = g V^T, dS = P * (dP - rowsum(P * dP)), dQ = dS K * scale, dK =
+  dS^T Q * scale) to 1e-12 relative plus 1e-14 absolute;
+- f32 cases: PyTorch's float32 autograd within 1e-4 |want| + 1e-5 of the
+  float64 gradients (PyTorch's own f32 error at these sizes).
+
 Values are written with repr(), which round-trips float64 exactly through
 a C compiler's correctly rounded strtod.
 """
@@ -63,6 +74,17 @@ SHAPES = [
     (1, 1, 66, 65, 16, 3, 0.0, True),    # large logits, two blocks
 ]
 
+# sdpa_backward: (B, H, Sq, Sk, D, Dv, scale); every shape causal and
+# not; kept small (the header stays under MAX_BYTES): S = 1, odd S and D,
+# Sq > Sk with Dv != D, Sq < Sk with a set scale, past one 64-row block
+BW_SHAPES = [
+    (1, 1, 1, 1, 1, 1, 0.0),
+    (1, 2, 5, 5, 3, 3, 0.0),
+    (2, 1, 6, 4, 3, 2, 0.0),
+    (1, 1, 4, 9, 2, 3, 0.7),
+    (1, 1, 65, 65, 1, 1, 0.0),
+]
+
 rng = np.random.default_rng(SEED)
 
 
@@ -91,20 +113,124 @@ def torch_eager(q, k, v, causal, scale, dtype):
     return (torch.softmax(s, dim=-1) @ tv).numpy().astype(np.float64)
 
 
+def expected_grads(g, q, k, v, causal, scale):
+    """NumPy float64 closed forms of sdpa's gradients."""
+    s = np.einsum("bhid,bhjd->bhij", q, k) * scale
+    sq, sk = s.shape[-2:]
+    if causal:
+        allowed = np.tril(np.ones((sq, sk), dtype=bool))
+        s = np.where(allowed, s, -np.inf)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)
+    dv = np.einsum("bhij,bhid->bhjd", p, g)
+    dp = np.einsum("bhid,bhjd->bhij", g, v)
+    ds = p * (dp - (p * dp).sum(axis=-1, keepdims=True))
+    dq = np.einsum("bhij,bhjd->bhid", ds, k) * scale
+    dk = np.einsum("bhij,bhid->bhjd", ds, q) * scale
+    return [dq, dk, dv]
+
+
+def torch_grads(g, q, k, v, causal, scale, dtype):
+    """PyTorch's autograd through the eager composition."""
+    tq, tk, tv = (torch.tensor(x, dtype=dtype, requires_grad=True)
+                  for x in (q, k, v))
+    sq, sk = q.shape[2], k.shape[2]
+    mask = torch.zeros(sq, sk, dtype=dtype)
+    if causal:
+        allowed = torch.ones(sq, sk, dtype=torch.bool).tril()
+        mask = mask.masked_fill(~allowed, float("-inf"))
+    s = tq @ tk.transpose(-1, -2) * scale + mask
+    out = torch.softmax(s, dim=-1) @ tv
+    grads = torch.autograd.grad((out * torch.tensor(g, dtype=dtype)).sum(),
+                                (tq, tk, tv))
+    return [x.numpy().astype(np.float64) for x in grads]
+
+
+def bw_cases(w):
+    """sdpa_backward's cases, their arrays in w."""
+    r = np.random.default_rng(SEED + 1)
+    cases = []
+    for si, (b, h, sq, sk, d, dv, scale) in enumerate(BW_SHAPES):
+        base = [r.uniform(-1, 1, (b, h, sq, dv)),
+                r.uniform(-1, 1, (b, h, sq, d)),
+                r.uniform(-1, 1, (b, h, sk, d)),
+                r.uniform(-1, 1, (b, h, sk, dv))]
+        for dt in ("f32", "f64"):
+            ins = base
+            if dt == "f32":
+                ins = [x.astype(np.float32).astype(np.float64) for x in base]
+            sc = scale if scale != 0 else 1 / math.sqrt(d)
+            if dt == "f32":
+                sc = float(np.float32(sc))
+            for causal in (0, 1):
+                want = torch_grads(*ins, causal, sc, torch.float64)
+                alt = expected_grads(*ins, causal, sc)
+                for a, x in zip(want, alt):
+                    assert close(a, x, 1e-12, 1e-14), (si, dt, causal)
+                if dt == "f32":
+                    got = torch_grads(*ins, causal, sc, torch.float32)
+                    for a, x in zip(got, want):
+                        assert close(a, x, 1e-4, 1e-5), (si, causal)
+                cases.append(dict(
+                    name="bw_s%d_%dx%dx%dx%dx%dx%d_c%d_%s" % (
+                        si, b, h, sq, sk, d, dv, causal, dt),
+                    dtype=dt, dims=(b, h, sq, sk, d, dv), causal=causal,
+                    scale=scale, ins=[w.array(x) for x in ins],
+                    outs=[w.array(x) for x in want]))
+    return cases
+
+
+def bw_lines(w, cases):
+    """sdpa_backward's section of the header."""
+    lines = ["""
+/* sdpa_backward: g [B, H, Sq, Dv], q, k, v (f32 cases exactly
+ * representable in float), causal, scale (0: 1/sqrt(D)) and the float64
+ * gradients dq, dk, dv of sum(g * sdpa(q, k, v)): PyTorch's autograd of
+ * the eager composition, cross-checked with NumPy's closed forms. */
+typedef struct attbv_case {
+    const char *name;
+    const char *dtype; /* "f32" or "f64" */
+    int64_t B, H, Sq, Sk, D, Dv;
+    int causal;
+    double scale;
+    const double *g, *q, *k, *v;
+    const double *out[3]; /* dq, dk, dv */
+} attbv_case;
+"""]
+    for name, vals in w.arrays:
+        lines.append("static const double %s[%d] = {" % (name, len(vals)))
+        for i in range(0, len(vals), 4):
+            lines.append("    " + ", ".join(repr(v) for v in vals[i:i + 4])
+                         + ",")
+        lines.append("};")
+    lines.append("")
+    lines.append("static const attbv_case attbv_cases[] = {")
+    for c in cases:
+        lines.append('    {"%s", "%s", %d, %d, %d, %d, %d, %d, %d, %r,' % (
+            (c["name"], c["dtype"]) + c["dims"] + (c["causal"], c["scale"])))
+        lines.append("     %s, {%s}}," % (", ".join(c["ins"]),
+                                         ", ".join(c["outs"])))
+    lines.append("};")
+    lines.append("#define ATTBV_N_CASES "
+                 "(sizeof attbv_cases / sizeof attbv_cases[0])")
+    return lines
+
+
 def close(a, b, rtol, atol):
     return bool(np.all(np.abs(a - b) <= atol + rtol * np.abs(b)))
 
 
 class Writer:
-    def __init__(self):
+    def __init__(self, prefix="attv_data"):
         self.arrays = []
         self.index = {}
+        self.prefix = prefix
 
     def array(self, x):
         vals = tuple(float(v) for v in np.asarray(x).ravel())
         if vals in self.index:
             return self.index[vals]
-        name = "attv_data%d" % len(self.arrays)
+        name = "%s%d" % (self.prefix, len(self.arrays))
         self.index[vals] = name
         self.arrays.append((name, vals))
         return name
@@ -160,7 +286,8 @@ def main():
  * %d); do not edit, re-run the script.  Each case: q, k, v (row-major
  * [B, H, S, D]; f32 cases exactly representable in float), causal, scale
  * (0: 1/sqrt(D)) and the float64 output of softmax(q @ k^T * scale +
- * mask) @ v (NumPy, cross-checked with PyTorch's eager composition).
+ * mask) @ v (NumPy, cross-checked with PyTorch's eager composition);
+ * sdpa_backward's cases after them (attbv_cases).
  * Included by tests/test_attn.c only. */
 #ifndef TB_TESTS_DATA_ATTN_VECTORS_H
 #define TB_TESTS_DATA_ATTN_VECTORS_H
@@ -191,6 +318,8 @@ typedef struct attv_case {
     lines.append("};")
     lines.append("#define ATTV_N_CASES "
                  "(sizeof attv_cases / sizeof attv_cases[0])")
+    wb = Writer("attbv_data")
+    lines.extend(bw_lines(wb, bw_cases(wb)))
     lines.append("")
     lines.append("#endif")
     text = "\n".join(lines) + "\n"
@@ -201,7 +330,7 @@ typedef struct attv_case {
         f.write(text)
     os.replace(out_path + ".tmp", out_path)
     print("%s: %d cases, %d arrays, %d bytes" % (
-        out_path, len(cases), len(w.arrays), len(text)))
+        out_path, len(cases), len(w.arrays) + len(wb.arrays), len(text)))
 
 
 if __name__ == "__main__":

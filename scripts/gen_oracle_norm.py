@@ -28,9 +28,10 @@ How a case is made (all independent of tbench's C code):
   the float64 result within |d| <= 1e-4 |want| + 1e-5 (PyTorch's own f32
   error, far inside what the tests allow tbench at these sizes).
 
-batch_norm, group_norm and batch_norm_backward (appended after the
-gradients' arrays, which stay as they were; their own PCG64 stream, seed
-SEED + 1):
+batch_norm, group_norm, batch_norm_backward and group_norm_backward
+(appended after the gradients' arrays, which stay as they were; their own
+PCG64 stream, seed SEED + 1; each op's cases after the earlier ops', so
+their arrays stay as they were too):
 - batch_norm: x [N, C, ...] in [-1, 1] times a scale plus an offset, w, b
   in [-1, 1], running mean in [-1, 1] and running var in [0.25, 1]
   (stacked as tbench's running [2, C]); F.batch_norm(x, rm, rv, w, b,
@@ -47,6 +48,12 @@ SEED + 1):
   (xh = (x - mean) * rstd per channel, n = N x trailing dims; dx = w *
   rstd * (g - sum(g) / n - xh * sum(g * xh) / n), dw = sum(g * xh), db =
   sum(g)) to 1e-12.
+- group_norm_backward: torch.autograd.grad of sum(y * g) for x, w and b
+  through F.group_norm(x, num_groups, w, b, eps) in float64 (b = 0),
+  cross-checked with NumPy's closed forms (per sample and group of len =
+  C / G x trailing dims: xh = (x - mean) * rstd, gh = g * w; dx = rstd *
+  (gh - sum(gh) / len - xh * sum(gh * xh) / len); per channel dw =
+  sum(g * xh), db = sum(g) over the samples and trailing dims) to 1e-12.
 - f32 cases: inputs rounded to float32, eps as float32 holds it, and
   PyTorch's float32 result within 1e-4 |want| + 1e-5 of the float64 one.
 
@@ -161,6 +168,14 @@ BN_BW_CASES = [
     ((1, 6, 2, 5), 1.0, 0.0, 0.25),
     ((5, 3, 8), 0.1, 3.0, None),
 ]
+# group_norm_backward: (x shape, scale, offset, num_groups, eps); three
+# small cases (the header stays under MAX_BYTES), larger shapes and other
+# groupings in test_norm.c's random cases and finite differences
+GN_BW_CASES = [
+    ((2, 4, 2), 1.0, 0.0, 2, None),
+    ((1, 6, 2), 0.1, 3.0, 3, 0.25),
+    ((2, 2), 1.0, 0.0, 1, None),
+]
 
 
 def torch_bn(x, w, b, run, training, mom, eps, dtype):
@@ -224,6 +239,32 @@ def numpy_bn_grads(x, w, g, eps):
     return [dx, sgx, sg]
 
 
+def torch_gn_grads(x, w, g, G, eps, dtype):
+    xt = torch.tensor(x, dtype=dtype, requires_grad=True)
+    wt = torch.tensor(w, dtype=dtype, requires_grad=True)
+    bt = torch.zeros(w.shape, dtype=dtype, requires_grad=True)
+    y = F.group_norm(xt, G, wt, bt, eps)
+    return [t.detach().numpy().astype(np.float64) for t in
+            torch.autograd.grad((y * torch.tensor(g, dtype=dtype)).sum(),
+                                (xt, wt, bt))]
+
+
+def numpy_gn_grads(x, w, g, G, eps):
+    N, C = x.shape[0], x.shape[1]
+    bc = [1, -1] + [1] * (x.ndim - 2)
+    x3 = x.reshape(N, G, -1)
+    n = x3.shape[2]
+    mean = x3.mean(-1, keepdims=True)
+    rstd = 1 / np.sqrt(((x3 - mean) ** 2).mean(-1, keepdims=True) + eps)
+    xh = ((x3 - mean) * rstd).reshape(x.shape)
+    gh = (g * w.reshape(bc)).reshape(N, G, -1)
+    xh3 = xh.reshape(N, G, -1)
+    dx = rstd * (gh - gh.sum(-1, keepdims=True) / n -
+                 xh3 * (gh * xh3).sum(-1, keepdims=True) / n)
+    ax = tuple(d for d in range(x.ndim) if d != 1)
+    return [dx.reshape(x.shape), (g * xh).sum(ax), g.sum(ax)]
+
+
 def nc_cases(w):
     """The batch_norm, group_norm and batch_norm_backward cases, their
     arrays in w."""
@@ -232,14 +273,16 @@ def nc_cases(w):
     specs = [("batch_norm",) + c for c in BN_CASES] + \
         [("group_norm",) + c[:3] + (c[3], None, c[4]) for c in GN_CASES] + \
         [("batch_norm_backward",) + c[:3] + (True, None, c[3])
-         for c in BN_BW_CASES]
+         for c in BN_BW_CASES] + \
+        [("group_norm_backward",) + c[:3] + (c[3], None, c[4])
+         for c in GN_BW_CASES]
     for si, (op, shape, scale, off, a, mom, eps_set) in enumerate(specs):
         C = shape[1]
         base = dict(x=r.uniform(-1, 1, shape) * scale + off,
                     w=r.uniform(-1, 1, (C,)), b=r.uniform(-1, 1, (C,)),
                     run=np.stack([r.uniform(-1, 1, (C,)),
                                   r.uniform(0.25, 1, (C,))]))
-        if op == "batch_norm_backward":
+        if op.endswith("_backward"):
             base["g"] = r.uniform(-1, 1, shape)
         for dt in ("f32", "f64"):
             v = {k: (q.astype(np.float32).astype(np.float64)
@@ -258,6 +301,13 @@ def nc_cases(w):
                 want, alt = torch_gn(*args, torch.float64), numpy_gn(*args)
                 low = torch_gn(*args, torch.float32) if dt == "f32" else None
                 ins = ("x", "w", "b")
+            elif op == "group_norm_backward":
+                args = (v["x"], v["w"], v["g"], a, eps)
+                want = torch_gn_grads(*args, torch.float64)
+                alt = numpy_gn_grads(*args)
+                low = torch_gn_grads(*args, torch.float32) \
+                    if dt == "f32" else None
+                ins = ("g", "x", "w")
             else:
                 args = (v["x"], v["w"], v["g"], eps)
                 want = torch_bn_grads(*args, torch.float64)
@@ -275,7 +325,7 @@ def nc_cases(w):
                 shape=shape, training=int(a) if bn else -1,
                 momentum=-1.0 if mom is None else float(mom),
                 eps=-1.0 if eps_set is None else float(eps_set),
-                groups=a if op == "group_norm" else -1,
+                groups=a if op.startswith("group_norm") else -1,
                 ins=[w.array(v[k]) for k in ins],
                 outs=[w.array(q) for q in want]))
     return cases
@@ -284,15 +334,15 @@ def nc_cases(w):
 def nc_lines(w, cases):
     """The batch_norm and group_norm section of the header."""
     lines = ["""
-/* batch_norm, group_norm and batch_norm_backward: x [N, C, ...] (f32
- * cases exactly representable in float), w and b [C], batch_norm's
- * running [2, C] (mean; var) and its parameters (training; momentum and
- * eps < 0: the op's default), group_norm's num_groups and eps; the
- * inputs in the op's order (batch_norm: x, w, b, running; group_norm: x,
- * w, b; batch_norm_backward: g, x, w) and the float64 results of
- * PyTorch's F.batch_norm (y and the running statistics it updated in
- * place), F.group_norm (y) and the autograd of F.batch_norm in training
- * (dx, dw, db), cross-checked with NumPy. */
+/* batch_norm, group_norm and their gradients: x [N, C, ...] (f32 cases
+ * exactly representable in float), w and b [C], batch_norm's running
+ * [2, C] (mean; var) and its parameters (training; momentum and eps < 0:
+ * the op's default), group_norm's num_groups and eps; the inputs in the
+ * op's order (batch_norm: x, w, b, running; group_norm: x, w, b; the
+ * gradients: g, x, w) and the float64 results of PyTorch's F.batch_norm
+ * (y and the running statistics it updated in place), F.group_norm (y)
+ * and the autograd of F.batch_norm in training and of F.group_norm (dx,
+ * dw, db), cross-checked with NumPy. */
 typedef struct bnv_case {
     const char *name;
     const char *op;

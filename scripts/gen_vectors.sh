@@ -17,6 +17,6 @@ $PY scripts/gen_oracle_optim.py     # optimizer steps -> optim_vectors.h
 $PY scripts/gen_oracle_linalg.py    # svd, qr, eigh   -> linalg_vectors.h
 $PY scripts/gen_oracle_autograd.py  # backward ops    -> autograd_vectors.h
 $PY scripts/gen_oracle_norm.py      # normalization   -> norm_vectors.h
-$PY scripts/gen_oracle_attn.py      # sdpa            -> attn_vectors.h
+$PY scripts/gen_oracle_attn.py      # sdpa, sdpa_backward -> attn_vectors.h
 $PY scripts/gen_oracle_embed.py     # loss, embedding -> embed_vectors.h
 $PY scripts/gen_oracle_einsum.py    # einsum          -> einsum_vectors.h

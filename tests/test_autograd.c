@@ -16,6 +16,12 @@
  *     gradient is refused (TB_EUNSUPPORTED), a reshape to another element
  *     count is TB_ESHAPE, bad handles are TB_EINVAL; a variable used
  *     twice gets the sum of both gradients (y = x*x: 2x).
+ *  3b. new_ops: a tiny graph through each of layer_norm, rms_norm,
+ *     group_norm, sdpa (causal; a set scale), cross_entropy and embedding
+ *     (their targets and indices leaves without gradient): every
+ *     gradient of the tape on the reference exec (f64) equals the central
+ *     difference of the loss through that exec, and the cpu backend's
+ *     tape in f64 gives the same gradients to 1e-10.
  *  Every test checks that no tracked memory is left (leak fixtures). */
 #include <math.h>
 #include <setjmp.h>
@@ -428,6 +434,149 @@ static void test_errors(void **state)
     tb_ag_destroy(ag);
 }
 
+/* ---- 3b. the normalization, attention, loss and embedding ops ---------------- */
+
+/* A tiny graph through one op: L = sum(op(leaves) * c) (c fixed, random)
+ * or, for a scalar output, L = op(leaves). */
+typedef struct ag_case {
+    const char *name;
+    tb_op_id op;
+    int n_in;
+    tb_shape sh[3];
+    bool grad[3];  /* false: a leaf without gradient (indices) */
+    int classes;   /* > 0: input 1's values are indices below it */
+    const char *pn; /* a parameter, or NULL */
+    double pv;
+    const char *pn2;
+    double pv2;
+} ag_case;
+
+static const ag_case ag_cases[] = {
+    {"layer_norm", TB_OP_layer_norm, 3, {CS(2, 3, 5), CS(1, 5), CS(1, 5)},
+     {true, true, true}, 0, "eps", 0.1, NULL, 0},
+    {"rms_norm", TB_OP_rms_norm, 2, {CS(3, 2, 2, 5), CS(1, 5)},
+     {true, true}, 0, NULL, 0, NULL, 0},
+    {"group_norm", TB_OP_group_norm, 3,
+     {CS(3, 2, 4, 3), CS(1, 4), CS(1, 4)}, {true, true, true}, 0,
+     "num_groups", 2, "eps", 0.01},
+    {"sdpa causal", TB_OP_sdpa, 3,
+     {CS(4, 1, 2, 3, 4), CS(4, 1, 2, 5, 4), CS(4, 1, 2, 5, 3)},
+     {true, true, true}, 0, "causal", 1, NULL, 0},
+    {"sdpa scale", TB_OP_sdpa, 3,
+     {CS(4, 2, 1, 4, 2), CS(4, 2, 1, 3, 2), CS(4, 2, 1, 3, 3)},
+     {true, true, true}, 0, "scale", 0.7, NULL, 0},
+    {"cross_entropy", TB_OP_cross_entropy, 2, {CS(2, 4, 5), CS(1, 4)},
+     {true, false}, 5, NULL, 0, NULL, 0},
+    {"embedding", TB_OP_embedding, 2, {CS(2, 6, 3), CS(2, 2, 4)},
+     {true, false}, 6, NULL, 0, NULL, 0},
+};
+#define AG_N_CASES (sizeof ag_cases / sizeof ag_cases[0])
+
+/* L of case c on inputs vals (and c's multiplier cv) through ex in dt;
+ * with grads, their gradients after tb_ag_backward (NULL where the leaf
+ * has none). */
+static double ag_case_loss(const tb_ag_exec *ex, tb_dtype dt,
+                           const ag_case *c, double *const *vals,
+                           const double *cv, double **grads)
+{
+    const tb_op *op = tb_op_get(c->op);
+    tb_ag *ag = NULL;
+    assert_int_equal(tb_ag_create(ex, dt, &ag), 0);
+    int v[3], y, l;
+    for (int i = 0; i < c->n_in; i++) {
+        assert_int_equal(tb_ag_leaf(ag, &c->sh[i], c->grad[i], &v[i]), 0);
+        fill(tb_ag_value(ag, v[i]), vals[i]);
+    }
+    tb_params p;
+    memset(&p, 0, sizeof p);
+    if (c->pn)
+        assert_int_equal(tb_params_set(op, &p, c->pn, c->pv, NULL, 0), 0);
+    if (c->pn2)
+        assert_int_equal(tb_params_set(op, &p, c->pn2, c->pv2, NULL, 0), 0);
+    assert_int_equal(tb_ag_apply(ag, c->op, v, &p, &y), 0);
+    l = y;
+    tb_shape ys = tb_tensor_shape(tb_ag_value(ag, y));
+    if (tb_shape_numel(&ys) > 1) {
+        int m[2] = {y, 0}, t;
+        assert_int_equal(tb_ag_leaf(ag, &ys, false, &m[1]), 0);
+        fill(tb_ag_value(ag, m[1]), cv);
+        assert_int_equal(tb_ag_apply(ag, TB_OP_mul, m, NULL, &t), 0);
+        assert_int_equal(tb_ag_apply(ag, TB_OP_sum, &t, NULL, &l), 0);
+    }
+    const double L = tb_tensor_get(tb_ag_value(ag, l), 0);
+    if (grads) {
+        assert_int_equal(tb_ag_backward(ag, l), 0);
+        for (int i = 0; i < c->n_in; i++) {
+            const tb_tensor *g = tb_ag_grad(ag, v[i]);
+            assert_true(!g == !c->grad[i]);
+            for (int64_t e = 0; g && e < tb_tensor_numel(g); e++)
+                grads[i][e] = tb_tensor_get(g, e);
+        }
+    }
+    tb_ag_destroy(ag);
+    return L;
+}
+
+/* Each case's gradients through the reference exec (f64) against central
+ * differences (h = 1e-6) of L through the same exec, within 2e-7 + 1e-6
+ * |want|; through the cpu backend in f64 within 1e-10 |want| + 1e-12 of
+ * the reference's. */
+static void test_new_ops(void **state)
+{
+    (void)state;
+    uint64_t rs = 0x7a9e0c0ffee;
+    void *ctx = cpu_new();
+    const tb_ag_exec cpu_ex = {cpu_run, cpu_alloc, cpu_free, NULL, ctx};
+    int checked = 0;
+    for (size_t k = 0; k < AG_N_CASES; k++) {
+        const ag_case *c = &ag_cases[k];
+        static double val[3][64], grad[3][64], cgrad[3][64], cv[64];
+        double *vals[3] = {val[0], val[1], val[2]};
+        double *grads[3] = {grad[0], grad[1], grad[2]};
+        double *cgrads[3] = {cgrad[0], cgrad[1], cgrad[2]};
+        for (int i = 0; i < c->n_in; i++) {
+            assert_true(tb_shape_numel(&c->sh[i]) <= 64);
+            for (int64_t e = 0; e < tb_shape_numel(&c->sh[i]); e++)
+                val[i][e] = i == 1 && c->classes
+                                ? (double)(splitmix64_next(&rs) %
+                                           (uint64_t)c->classes)
+                                : (double)(splitmix64_next(&rs) >> 11) *
+                                          0x1.0p-52 - 1;
+        }
+        for (int e = 0; e < 64; e++)
+            cv[e] = (double)(splitmix64_next(&rs) >> 11) * 0x1.0p-52 - 1;
+        ag_case_loss(&ref_exec, TB_F64, c, vals, cv, grads);
+        ag_case_loss(&cpu_ex, TB_F64, c, vals, cv, cgrads);
+        for (int i = 0; i < c->n_in; i++) {
+            if (!c->grad[i])
+                continue;
+            for (int64_t e = 0; e < tb_shape_numel(&c->sh[i]); e++) {
+                const double v0 = val[i][e], want = grad[i][e];
+                val[i][e] = v0 + 1e-6;
+                const double lp = ag_case_loss(&ref_exec, TB_F64, c, vals,
+                                               cv, NULL);
+                val[i][e] = v0 - 1e-6;
+                const double lm = ag_case_loss(&ref_exec, TB_F64, c, vals,
+                                               cv, NULL);
+                val[i][e] = v0;
+                const double fd = (lp - lm) / 2e-6;
+                if (!(fabs(fd - want) <= 2e-7 + 1e-6 * fabs(want)))
+                    fail_msg("%s input %d [%lld]: tape %.17g, finite "
+                             "difference %.17g", c->name, i, (long long)e,
+                             want, fd);
+                if (!(fabs(cgrad[i][e] - want) <= 1e-12 + 1e-10 * fabs(want)))
+                    fail_msg("%s input %d [%lld]: cpu %.17g, reference "
+                             "%.17g", c->name, i, (long long)e, cgrad[i][e],
+                             want);
+                checked++;
+            }
+        }
+    }
+    B->destroy(ctx);
+    print_message("# %zu graphs, %d gradients against finite differences\n",
+                  (size_t)AG_N_CASES, checked);
+}
+
 /* ---- 4. workload ops -------------------------------------------------------- */
 
 /* Each workload op on the cpu backend: its first call gives the
@@ -669,6 +818,7 @@ int main(void)
         T(models_cpu),
         T(hooks),
         T(errors),
+        T(new_ops),
         T(workloads),
         T(api_layers),
         T(pool),

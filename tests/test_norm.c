@@ -32,12 +32,15 @@
  *  7. coverage: the four ops have vectors in both dtypes and cpu rows
  *     in both.
  *  8. nc_ref_vectors: batch_norm (training and not; y and the running
- *     statistics), group_norm and batch_norm_backward (dx, dw, db) cases of norm_vectors.h (PyTorch's
- *     F.batch_norm / F.group_norm in float64) through the reference,
- *     1e-10 |want| + 1e-12.
- *  8b. nc_finite_differences: batch_norm_backward's reference against
- *     central differences (h = 1e-6) of sum(g * batch_norm(x, w, b)) in
- *     training through batch_norm's reference, f64 cases, as test 2.
+ *     statistics), group_norm, batch_norm_backward and
+ *     group_norm_backward (dx, dw, db) cases of norm_vectors.h (PyTorch's
+ *     F.batch_norm / F.group_norm and their autograd in float64) through
+ *     the reference, 1e-10 |want| + 1e-12.
+ *  8b. nc_finite_differences: batch_norm_backward's and
+ *     group_norm_backward's references against central differences (h =
+ *     1e-6) of sum(g * batch_norm(x, w, b)) in training and of sum(g *
+ *     group_norm(x, w, b)) through the forward references, f64 cases and
+ *     a random [2, 6, 2, 3] case of 3 groups, as test 2.
  *  9. nc_cpu_vectors: their cpu rows at every level, threads 1 and 2,
  *     f32 and f64, against the vectors with tb_check_outputs; batch_norm
  *     writes its running statistics into its input's buffer (the
@@ -45,11 +48,11 @@
  * 10. nc_random: random x (2-D to 4-D, up to 300 channels, an offset of
  *     3) against the reference within the op's tolerance, the same bits
  *     at threads 1 and 2.
- * 11. nc_bad_operands: num_groups not dividing C, w / running of the
- *     wrong length, a 1-D x, training on one value per channel, g not
- *     of x's shape (the
- *     shape rule's message names the op); an output of the wrong dtype:
- *     an error code and no output written.
+ * 11. nc_bad_operands: num_groups not dividing C (group_norm and its
+ *     gradient), w / running of the wrong length, a 1-D x, training on
+ *     one value per channel, g not of x's shape (the shape rule's
+ *     message names the op); an output of the wrong dtype: an error code
+ *     and no output written.
  *
  * Every test's leak_teardown checks that it freed all tracked memory. */
 #include <math.h>
@@ -543,7 +546,8 @@ static void test_coverage(void **state)
         }
     }
     static const tb_op_id nc_ops[] = {TB_OP_batch_norm, TB_OP_group_norm,
-                                      TB_OP_batch_norm_backward};
+                                      TB_OP_batch_norm_backward,
+                                      TB_OP_group_norm_backward};
     for (size_t q = 0; q < sizeof nc_ops / sizeof nc_ops[0]; q++) {
         const tb_op *op = tb_op_get(nc_ops[q]);
         for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
@@ -582,12 +586,19 @@ static tb_params nc_params(const bnv_case *c, const tb_op *op)
     return p;
 }
 
+/* Is op one of the gradients (inputs g, x, w)? */
+static bool nc_is_bw(const tb_op *op)
+{
+    return op->id == TB_OP_batch_norm_backward ||
+           op->id == TB_OP_group_norm_backward;
+}
+
 /* The shapes of op's inputs for x of shape xs: x, w, b[, running] or
- * (batch_norm_backward) g, x, w. */
+ * (the gradients) g, x, w. */
 static void nc_shapes(const tb_op *op, const tb_shape *xs, tb_shape *ish)
 {
     const int64_t C = xs->dim[1];
-    const bool bw = op->id == TB_OP_batch_norm_backward;
+    const bool bw = nc_is_bw(op);
     ish[0] = *xs;
     ish[1] = bw ? *xs : (tb_shape){1, {C}};
     ish[2] = (tb_shape){1, {C}};
@@ -642,36 +653,58 @@ static void test_nc_ref_vectors(void **state)
     print_message("# %zu cases, %d values\n", (size_t)BNV_N_CASES, checked);
 }
 
-/* L = sum(g * y) of batch_norm (training; running [0; 1]) on fin. */
-static double bn_loss(tb_tensor *fin, const tb_params *fp, const double *g)
+/* L = sum(g * y) of fwd (batch_norm: training, running [0; 1];
+ * group_norm) on fin. */
+static double nc_loss(const tb_op *fwd, tb_tensor *fin, const tb_params *fp,
+                      const double *g)
 {
-    const tb_op *fwd = tb_op_get(TB_OP_batch_norm);
     tb_tensor y[2];
-    tb_shape ys[2] = {tb_tensor_shape(&fin[0]), tb_tensor_shape(&fin[3])};
-    for (int o = 0; o < 2; o++)
+    tb_shape fs[4], ys[TB_MAX_OUTPUTS];
+    for (int i = 0; i < fwd->n_in; i++)
+        fs[i] = tb_tensor_shape(&fin[i]);
+    assert_int_equal(tb_op_infer(fwd, fs, fwd->n_in, fp, ys, NULL, 0), 0);
+    for (int o = 0; o < fwd->n_out; o++)
         assert_int_equal(tb_tensor_create(&y[o], TB_F64, &ys[o]), 0);
     assert_int_equal(fwd->ref(fin, y, fp), 0);
     double L = 0;
     for (int64_t i = 0; i < tb_tensor_numel(&y[0]); i++)
         L += g[i] * tb_tensor_get(&y[0], i);
-    destroy_all(y, 2);
+    destroy_all(y, fwd->n_out);
     return L;
 }
 
-/* batch_norm_backward's reference (dx, dw, db of the f64 vector cases)
- * against central differences of bn_loss through batch_norm's forward
- * reference, in x, w and b. */
+/* batch_norm_backward's and group_norm_backward's references (dx, dw, db
+ * of the f64 vector cases, and of a random group_norm case of 3 groups
+ * and trailing dims) against central differences of nc_loss through the
+ * forward references, in x, w and b. */
 static void test_nc_finite_differences(void **state)
 {
     (void)state;
-    const tb_op *op = tb_op_get(TB_OP_batch_norm_backward);
-    const tb_op *fwd = tb_op_get(TB_OP_batch_norm);
+    /* [2, 6, 2, 3] in 3 groups, inputs drawn below */
+    static double rx[72], rg[72], rw[6];
+    static const double *rin[3] = {rg, rx, rw};
+    for (int i = 0; i < 72; i++) {
+        rx[i] = rng_uniform(-1, 1);
+        rg[i] = rng_uniform(-1, 1);
+    }
+    for (int i = 0; i < 6; i++)
+        rw[i] = rng_uniform(-1, 1);
+    const bnv_case extra = {"group_norm_backward_random", "group_norm_backward",
+                            "f64", 4, {2, 6, 2, 3}, -1, -1, -1, 3, 3, 3,
+                            {rin[0], rin[1], rin[2], NULL}, {NULL}};
     int checked = 0;
-    for (size_t k = 0; k < BNV_N_CASES; k++) {
-        const bnv_case *c = &bnv_cases[k];
-        if (strcmp(c->op, op->name) || strcmp(c->dtype, "f64"))
+    for (size_t k = 0; k <= BNV_N_CASES; k++) {
+        const bnv_case *c = k < BNV_N_CASES ? &bnv_cases[k] : &extra;
+        const tb_op *op = tb_op_find(c->op);
+        if (!nc_is_bw(op) || strcmp(c->dtype, "f64"))
             continue;
+        const tb_op *fwd = tb_op_get(op->id == TB_OP_batch_norm_backward
+                                         ? TB_OP_batch_norm
+                                         : TB_OP_group_norm);
         tb_params p = nc_params(c, op), fp = case_params(fwd, c->eps);
+        if (c->num_groups > 0)
+            assert_int_equal(tb_params_set(fwd, &fp, "num_groups",
+                                           c->num_groups, NULL, 0), 0);
         tb_tensor in[3], out[3], fin[4];
         tb_shape ish[4], osh[TB_MAX_OUTPUTS], fsh[4];
         nc_inputs(c, op, TB_F64, &p, in, ish, osh);
@@ -679,7 +712,7 @@ static void test_nc_finite_differences(void **state)
             assert_int_equal(tb_tensor_create(&out[o], TB_F64, &osh[o]), 0);
         assert_int_equal(op->ref(in, out, &p), 0);
         nc_shapes(fwd, &ish[1], fsh);
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < fwd->n_in; i++) {
             assert_int_equal(tb_tensor_create(&fin[i], TB_F64, &fsh[i]), 0);
             for (int64_t e = 0; e < tb_tensor_numel(&fin[i]); e++)
                 tb_tensor_set(&fin[i], e,
@@ -693,9 +726,9 @@ static void test_nc_finite_differences(void **state)
             for (int64_t j = 0; j < tb_tensor_numel(&fin[o]); j++) {
                 const double v0 = v[j];
                 v[j] = v0 + FD_H;
-                const double lp = bn_loss(fin, &fp, c->in[0]);
+                const double lp = nc_loss(fwd, fin, &fp, c->in[0]);
                 v[j] = v0 - FD_H;
-                const double lm = bn_loss(fin, &fp, c->in[0]);
+                const double lm = nc_loss(fwd, fin, &fp, c->in[0]);
                 v[j] = v0;
                 const double fd = (lp - lm) / (2 * FD_H);
                 const double want = tb_tensor_get(&out[o], j);
@@ -708,7 +741,7 @@ static void test_nc_finite_differences(void **state)
         }
         destroy_all(in, 3);
         destroy_all(out, 3);
-        destroy_all(fin, 4);
+        destroy_all(fin, fwd->n_in);
     }
     assert_true(checked > 0);
     print_message("# %d gradients against finite differences\n", checked);
@@ -778,7 +811,7 @@ static void nc_random_case(void *ctx1, void *ctx2, const tb_op *op,
     nc_shapes(op, xs, ish);
     assert_int_equal(tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0), 0);
     tb_tensor in[4], o1[3], o2[3], ref[3];
-    const int xi = op->id == TB_OP_batch_norm_backward;
+    const int xi = nc_is_bw(op);
     for (int i = 0; i < op->n_in; i++) {
         assert_int_equal(tb_tensor_create(&in[i], dt, &ish[i]), 0);
         for (int64_t k = 0; k < tb_tensor_numel(&in[i]); k++)
@@ -845,6 +878,12 @@ static void test_nc_random(void **state)
                     tb_params_set(gn, &p, "num_groups", (double)g, NULL, 0),
                     0);
                 nc_random_case(c1, c2, gn, (tb_dtype)dt, &xs, &p, off);
+                const tb_op *gb = tb_op_get(TB_OP_group_norm_backward);
+                p = case_params(gb, r % 3 ? -1 : 0.5);
+                assert_int_equal(
+                    tb_params_set(gb, &p, "num_groups", (double)g, NULL, 0),
+                    0);
+                nc_random_case(c1, c2, gb, (tb_dtype)dt, &xs, &p, off);
                 if (tb_shape_numel(&xs) / xs.dim[1] < 2)
                     continue; /* one value per channel: no training */
                 const tb_op *bw = tb_op_get(TB_OP_batch_norm_backward);
@@ -935,6 +974,11 @@ static void test_nc_bad_operands(void **state)
     nc_bad(ctx, TB_OP_batch_norm_backward, g_one, 0, false, TB_F32,
            TB_ESHAPE);
     nc_bad(ctx, TB_OP_batch_norm_backward, g_ok, 0, false, TB_F64, 0);
+    nc_bad(ctx, TB_OP_group_norm_backward, g_ok, 4, false, TB_F32,
+           TB_EPARAM);
+    nc_bad(ctx, TB_OP_group_norm_backward, g_g, 3, false, TB_F32, TB_ESHAPE);
+    nc_bad(ctx, TB_OP_group_norm_backward, g_w, 2, false, TB_F32, TB_ESHAPE);
+    nc_bad(ctx, TB_OP_group_norm_backward, g_ok, 3, false, TB_F64, 0);
     B->destroy(ctx);
 }
 

@@ -62,6 +62,12 @@ tb_op_id tb_ag_backward_op(tb_op_id op)
     case TB_OP_avg_pool2d: return TB_OP_avg_pool2d_backward;
     case TB_OP_conv2d:
     case TB_OP_conv2d_nobias: return TB_OP_conv2d_backward;
+    case TB_OP_layer_norm: return TB_OP_layer_norm_backward;
+    case TB_OP_rms_norm: return TB_OP_rms_norm_backward;
+    case TB_OP_group_norm: return TB_OP_group_norm_backward;
+    case TB_OP_sdpa: return TB_OP_sdpa_backward;
+    case TB_OP_cross_entropy: return TB_OP_cross_entropy_backward;
+    case TB_OP_embedding: return TB_OP_embedding_backward;
     default: return TB_OP_COUNT;
     }
 }
@@ -344,14 +350,35 @@ static int ag_bw_inputs(tb_ag *ag, const ag_node *n, const tb_tensor *g,
         return 4;
     case TB_OP_conv2d:
     case TB_OP_conv2d_nobias:
+    case TB_OP_layer_norm: /* g, x, w: the bias's gradient is db */
+    case TB_OP_group_norm:
         bin[1] = *x;
         bin[2] = ag->vars[n->in[1]].value;
         return 3;
+    case TB_OP_embedding: /* g, idx */
+        bin[1] = ag->vars[n->in[1]].value;
+        return 2;
     default:
         for (int i = 0; i < n->n_in; i++)
             bin[1 + i] = ag->vars[n->in[i]].value;
         return 1 + n->n_in;
     }
+}
+
+/* The backward op's parameters for node n: the forward op's (their
+ * specs are the same), but embedding_backward's num_weights, the rows
+ * of the weight. */
+static tb_params ag_bw_params(tb_ag *ag, const ag_node *n)
+{
+    tb_params bp = n->p;
+    if (n->op == TB_OP_embedding) {
+        const tb_op *bop = tb_op_get(TB_OP_embedding_backward);
+        bp = (tb_params){0};
+        tb_params_set(bop, &bp, "num_weights",
+                      (double)ag->vars[n->in[0]].value.shape[0], NULL, 0);
+        tb_params_defaults(bop, &bp);
+    }
+    return bp;
 }
 
 static int ag_run_node(tb_ag *ag, int node)
@@ -378,9 +405,10 @@ static int ag_run_node(tb_ag *ag, int node)
     tb_tensor bin[TB_MAX_INPUTS], bout[TB_MAX_OUTPUTS];
     tb_shape ish[TB_MAX_INPUTS], osh[TB_MAX_OUTPUTS];
     int nb = ag_bw_inputs(ag, n, &ov->grad, bin);
+    const tb_params bp = ag_bw_params(ag, n);
     for (int i = 0; i < nb; i++)
         ish[i] = tb_tensor_shape(&bin[i]);
-    int rc = tb_op_infer(bop, ish, nb, &n->p, osh, NULL, 0);
+    int rc = tb_op_infer(bop, ish, nb, &bp, osh, NULL, 0);
     if (rc)
         return rc;
     memset(bout, 0, sizeof bout);
@@ -389,14 +417,15 @@ static int ag_run_node(tb_ag *ag, int node)
         rc = ag->ex.alloc(ag->ex.user, &bout[o]);
     }
     if (rc == 0)
-        rc = ag->ex.run(ag->ex.user, bop, bin, bout, &n->p);
+        rc = ag->ex.run(ag->ex.user, bop, bin, bout, &bp);
     if (rc == 0) {
         ag->st.bwd_ops++;
         ag_hooks(ag, TB_AG_BACKWARD, tb_op_get(n->op), node, &ov->grad, 1,
                  bout, bop->n_out);
     }
-    /* output o is the gradient of forward input o (nll_loss: of logp
-     * only; conv2d_nobias: no bias) */
+    /* output o is the gradient of forward input o (nll_loss,
+     * cross_entropy: of the logits only, embedding: of the weight only;
+     * conv2d_nobias: no bias) */
     for (int o = 0; o < bop->n_out; o++) {
         ag_var *iv = o < n->n_in ? &ag->vars[n->in[o]] : NULL;
         if (n->op == TB_OP_nll_loss && o > 0)

@@ -419,6 +419,13 @@ static const tb_domain domain_bw_log_softmax[] = {{-1, 1}, {-4, 0}};
 static const tb_domain domain_bw_div[] = {{-1, 1}, {-1, 1}, {0.5, 2}};
 static const tb_domain domain_bw_nll[] = {{-4, 0}, {0, 0}};
 static const tb_domain domain_bw_nll_backward[] = {{-1, 1}, {-4, 0}, {0, 0}};
+/* sdpa_backward's q, k, v from sdpa's own inputs' [-1, 1], not a
+ * gradient's forward input's wider range: q in [-25, 25] makes scores of
+ * hundreds, where an f32 score's rounding, exponentiated and multiplied
+ * by q, is past the f32 tolerance (the avx2 row's f32 products; the C
+ * row sums its dot products in double). */
+static const tb_domain domain_bw_sdpa[] = {{-1, 1}, {-1, 1}, {-1, 1},
+                                           {-1, 1}};
 
 /* Class indices held as values in the input before the last
  * (cross_entropy's target after the logits [N, C]): C classes. */
@@ -1284,6 +1291,28 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .doc = "batch_norm gradient in training: g, x, w -> dx, dw, db "
                "(each channel's mean and rstd recomputed from x [N, C, "
                "...]; each channel summed by one thread)"},
+    [TB_OP_sdpa_backward] = {OP_ID(sdpa_backward),
+        .category = TB_CAT_BACKWARD, .n_in = 4, .n_out = 3, .n_params = 2,
+        .params = params_sdpa, .shape = tb_bw_shape_sdpa,
+        .flops = tb_flops_sdpa_backward, .bytes = tb_bytes_io,
+        .reduce_len = tb_rlen_sdpa_backward, .tol = TOL_ACC,
+        .domain = domain_bw_sdpa,
+        .doc = "sdpa gradient: g [B,H,Sq,Dv], q, k, v -> dq, dk, dv "
+               "(causal and scale as sdpa); FlashAttention-2's schedule: "
+               "per query block the row statistics recomputed in a first "
+               "pass over the key blocks, then P, dP = g v^T and dS = P * "
+               "(dP - rowsum(P * dP)) blockwise into dq, dk, dv; the "
+               "(batch, head) pairs over the threads, each owning its dk "
+               "and dv (the same bits at any thread count); blocks above "
+               "the diagonal skipped; operands in [-1, 1] (f32 scores of "
+               "hundreds exceed the f32 tolerance)"},
+    [TB_OP_group_norm_backward] = {OP_ID(group_norm_backward),
+        BW_ROW(3, 3, tb_bw_shape_norm, TOL_ACC), .n_params = 2,
+        .params = params_group_norm,
+        .doc = "group_norm gradient: g, x, w -> dx, dw, db (each (sample, "
+               "group)'s mean and rstd recomputed from x [N, C, ...]; dw, "
+               "db summed over the samples in order, the same bits at any "
+               "thread count)"},
 
     /* workloads: model steps on the tape autograd (models.h) */
     [TB_OP_mlp_train_step] = {OP_ID(mlp_train_step),

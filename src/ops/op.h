@@ -138,7 +138,7 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(div_backward) X(matmul_backward) X(linear_backward) X(nll_loss)     \
     X(nll_loss_backward) X(max_pool2d_backward) X(avg_pool2d_backward)    \
     X(conv2d_backward) X(layer_norm_backward) X(rms_norm_backward)        \
-    X(batch_norm_backward)                                                \
+    X(batch_norm_backward) X(group_norm_backward) X(sdpa_backward)        \
     X(cross_entropy) X(cross_entropy_backward)                            \
     X(embedding_backward)                                                 \
     X(mlp_train_step) X(mlp_infer_step) X(cnn_train_step)                 \

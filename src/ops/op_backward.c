@@ -32,6 +32,8 @@ static tb_op_id bw_forward(tb_op_id id)
     case TB_OP_layer_norm_backward: return TB_OP_layer_norm;
     case TB_OP_rms_norm_backward: return TB_OP_rms_norm;
     case TB_OP_batch_norm_backward: return TB_OP_batch_norm;
+    case TB_OP_group_norm_backward: return TB_OP_group_norm;
+    case TB_OP_sdpa_backward: return TB_OP_sdpa;
     case TB_OP_cross_entropy_backward: return TB_OP_cross_entropy;
     case TB_OP_embedding_backward: return TB_OP_embedding;
     default: return TB_OP_nll_loss;
@@ -172,16 +174,24 @@ int tb_bw_shape_conv2d(const tb_op *op, const tb_shape *in,
     return 0;
 }
 
+int tb_bw_shape_sdpa(const tb_op *op, const tb_shape *in,
+                     const tb_params *p, tb_shape *out, char *err,
+                     size_t len)
+{
+    return bw_grads(op, in, p, out, err, len, 3, 3);
+}
+
 int tb_bw_shape_norm(const tb_op *op, const tb_shape *in, const tb_params *p,
                      tb_shape *out, char *err, size_t len)
 {
-    /* The forward inputs: x, w and (layer_norm, batch_norm) a bias of
-     * w's shape; batch_norm's running [2, C] and its parameters' defaults
-     * (training: the form whose gradient this is). */
+    /* The forward inputs: x, w and (layer_norm, batch_norm, group_norm)
+     * a bias of w's shape; batch_norm's running [2, C] and its
+     * parameters' defaults (training: the form whose gradient this is);
+     * group_norm's parameters as given (num_groups must divide C). */
     const int64_t C = in[1].ndim > 1 ? in[1].dim[1] : 0;
     const tb_shape fin[4] = {in[1], in[2], in[2], {2, {2, C}}};
     const bool bn = op->id == TB_OP_batch_norm_backward;
-    const int n_fwd = bn ? 4 : op->id == TB_OP_layer_norm_backward ? 3 : 2;
+    const int n_fwd = bn ? 4 : op->id == TB_OP_rms_norm_backward ? 2 : 3;
     const tb_params none = {0};
     int rc = bw_check_g(op, &in[0], fin, n_fwd, bn ? &none : p, err, len);
     if (rc)
@@ -205,8 +215,8 @@ static double numel(const tb_shape *s)
  * the bias sum; nll 1 per row; pools one per window tap; conv2d' two
  * multiply-adds per tap of every output, plus the bias sum; layer_norm'
  * 16 (the statistics 3, x-hat 2, g*w 1, its two row sums 3, dx 4, dw 2,
- * db 1), rms_norm' 12 (no mean, no db), batch_norm' 16 as layer_norm'
- * (per channel instead of per row). */
+ * db 1), rms_norm' 12 (no mean, no db), batch_norm' and group_norm' 16
+ * as layer_norm' (per channel or group instead of per row). */
 double tb_bw_flops(const tb_op *op, const tb_shape *in, const tb_shape *out,
                    const tb_params *p, tb_dtype dt)
 {
@@ -244,6 +254,7 @@ double tb_bw_flops(const tb_op *op, const tb_shape *in, const tb_shape *out,
     case TB_OP_layer_norm_backward:
     case TB_OP_rms_norm_backward:
     case TB_OP_batch_norm_backward:
+    case TB_OP_group_norm_backward:
         return (op->id == TB_OP_rms_norm_backward ? 12 : 16) * ng;
     case TB_OP_conv2d_backward:
         return 4 * ng * (double)in[2].dim[1] * (double)in[2].dim[2] *
@@ -297,6 +308,16 @@ double tb_bw_reduce_len(const tb_op *op, const tb_shape *in,
         r = in[1].ndim > 1 && in[1].dim[1] > 0 ? ng / (double)in[1].dim[1]
                                                : 1;
         break;
+    case TB_OP_group_norm_backward: {
+        /* dx sums over a group (C / num_groups x trailing dims), dw and
+         * db over a channel's N x trailing dims */
+        const double C = in[1].ndim > 1 ? (double)in[1].dim[1] : 1;
+        const double G = tb_params_has(p, 0) ? p->v[0] : 1;
+        const double n = in[1].dim[0] > 0 ? (double)in[1].dim[0] : 1;
+        const double grp = ng / n / G, ch = C > 0 ? ng / C : 1;
+        r = grp > ch ? grp : ch;
+        break;
+    }
     /* each row's sum of exponentials; the loss's mean over the rows adds
      * errors of a size relative to the result's */
     case TB_OP_cross_entropy:

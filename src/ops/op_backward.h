@@ -53,9 +53,15 @@ int tb_bw_shape_conv2d(const tb_op *op, const tb_shape *in,
                        const tb_params *p, tb_shape *out, char *err,
                        size_t len);
 
+/* sdpa_backward: g [B, H, Sq, Dv], q, k, v (as sdpa, whose rule checks
+ * them and g against its output) -> dq, dk, dv of their shapes. */
+int tb_bw_shape_sdpa(const tb_op *op, const tb_shape *in,
+                     const tb_params *p, tb_shape *out, char *err,
+                     size_t len);
+
 /* layer_norm_backward: g, x, w -> dx, dw, db; rms_norm_backward: g, x,
- * w -> dx, dw; batch_norm_backward: g, x [N, C, ...], w [C] -> dx, dw,
- * db (eps as the forward op). */
+ * w -> dx, dw; batch_norm_backward and group_norm_backward: g, x [N, C,
+ * ...], w [C] -> dx, dw, db (eps and num_groups as the forward op). */
 int tb_bw_shape_norm(const tb_op *op, const tb_shape *in, const tb_params *p,
                      tb_shape *out, char *err, size_t len);
 

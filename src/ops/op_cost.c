@@ -326,6 +326,33 @@ double tb_flops_sdpa(const tb_op *op, const tb_shape *in,
            op_numel_d(&out[0]);
 }
 
+/* sdpa_backward (g, q, k, v): per kept pair 6D + 4Dv + 8: the score
+ * and its exp against the row's statistics, dP = g . v, its term of
+ * rowsum(P * dP), dS = P * (dP - D), and the three products dv += P g,
+ * dq += dS k, dk += dS q.  The kernel's first pass (the row statistics
+ * recomputed, 2D + 2Dv per pair) is not counted, as FlashAttention's
+ * papers count the backward. */
+double tb_flops_sdpa_backward(const tb_op *op, const tb_shape *in,
+                              const tb_shape *out, const tb_params *p,
+                              tb_dtype dt)
+{
+    (void)op, (void)out, (void)dt;
+    const double bh = (double)in[1].dim[0] * (double)in[1].dim[1];
+    const double d = (double)in[1].dim[3], dv = (double)in[3].dim[3];
+    return bh * sdpa_pairs(&in[1], p) * (6 * d + 4 * dv + 8);
+}
+
+/* Terms behind one gradient: a score's D and dP's Dv, then dq's sum over
+ * Sk keys or dk's and dv's over Sq queries. */
+double tb_rlen_sdpa_backward(const tb_op *op, const tb_shape *in,
+                             const tb_shape *out, const tb_params *p,
+                             tb_dtype dt)
+{
+    (void)op, (void)out, (void)p, (void)dt;
+    const double sq = (double)in[1].dim[2], sk = (double)in[2].dim[2];
+    return (double)in[1].dim[3] + (double)in[3].dim[3] + (sq > sk ? sq : sk);
+}
+
 /* sdpa_unfused: the inputs and the output, plus each intermediate
  * written once and read once per step that reads it: k^T (2 |k|) and
  * the [B, H, Sq, Sk] scores 8 times (matmul writes; scale, mask and

@@ -199,6 +199,44 @@ int tb_ref_batch_norm(const tb_tensor *in, tb_tensor *out,
     return 0;
 }
 
+/* group_norm's (and its gradient's) dims of x [N, C, S...]: num_groups
+ * G (p's or the default), a group's len = C / G * S values, eps as x's
+ * dtype holds it. */
+typedef struct {
+    int64_t N, C, S, G, len;
+    double eps;
+} group_dims;
+
+/* d for x and p; TB_EPARAM when G does not divide C. */
+static int group_dims_of(const tb_op *op, const tb_tensor *x,
+                         const tb_params *p, group_dims *d)
+{
+    nc_dims(x, &d->N, &d->C, &d->S);
+    d->G = (int64_t)param_or_def(op, p, 0);
+    d->eps = tb_dtype_round(x->dtype, param_or_def(op, p, 1));
+    if (d->G < 1 || d->C % d->G)
+        return TB_EPARAM;
+    d->len = d->C / d->G * d->S;
+    return 0;
+}
+
+/* The mean of x's len values from offset o, and in *rstd 1 / sqrt(their
+ * biased variance + eps) (two passes, in double). */
+static double group_stats(const tb_tensor *x, int64_t o, int64_t len,
+                          double eps, double *rstd)
+{
+    double s = 0, ss = 0;
+    for (int64_t k = 0; k < len; k++)
+        s += tb_tensor_get(x, o + k);
+    const double mean = len ? s / (double)len : 0;
+    for (int64_t k = 0; k < len; k++) {
+        double d = tb_tensor_get(x, o + k) - mean;
+        ss += d * d;
+    }
+    *rstd = 1 / sqrt((len ? ss / (double)len : 0) + eps);
+    return mean;
+}
+
 /* group_norm: per sample i and group g, the C / G channels' S values
  * each (contiguous in x) normalized by their mean and biased variance,
  * then channel c scaled by w[c] and shifted by b[c]. */
@@ -211,24 +249,14 @@ int tb_ref_group_norm(const tb_tensor *in, tb_tensor *out,
         return TB_ESHAPE;
     if (out->dtype != TB_F64)
         return TB_EDTYPE;
-    int64_t N, C, S;
-    nc_dims(x, &N, &C, &S);
-    const int64_t G = (int64_t)param_or_def(op, p, 0);
-    if (G < 1 || C % G)
+    group_dims d;
+    if (group_dims_of(op, x, p, &d))
         return TB_EPARAM;
-    const double eps = tb_dtype_round(x->dtype, param_or_def(op, p, 1));
-    const int64_t len = C / G * S;
+    const int64_t N = d.N, C = d.C, S = d.S, G = d.G, len = d.len;
     double *y = out->data;
     for (int64_t r = 0; r < N * G; r++) {
-        double s = 0, ss = 0;
-        for (int64_t k = 0; k < len; k++)
-            s += tb_tensor_get(x, r * len + k);
-        const double mean = len ? s / (double)len : 0;
-        for (int64_t k = 0; k < len; k++) {
-            double d = tb_tensor_get(x, r * len + k) - mean;
-            ss += d * d;
-        }
-        const double rstd = 1 / sqrt((len ? ss / (double)len : 0) + eps);
+        double rstd;
+        const double mean = group_stats(x, r * len, len, d.eps, &rstd);
         for (int64_t k = 0; k < len; k++) {
             const int64_t c = (r % G) * (C / G) + k / S;
             y[r * len + k] = (tb_tensor_get(x, r * len + k) - mean) * rstd *
@@ -236,6 +264,18 @@ int tb_ref_group_norm(const tb_tensor *in, tb_tensor *out,
                              tb_tensor_get(&in[2], c);
         }
     }
+    return 0;
+}
+
+/* The gradients' outputs dx (of x's rank, x at least 2-D), dw, db: all
+ * f64. */
+static int nc_bw_check(const tb_tensor *x, const tb_tensor *out)
+{
+    if (x->ndim < 2 || out[0].ndim != x->ndim)
+        return TB_ESHAPE;
+    for (int i = 0; i < 3; i++)
+        if (out[i].dtype != TB_F64)
+            return TB_EDTYPE;
     return 0;
 }
 
@@ -248,11 +288,9 @@ int tb_ref_batch_norm_backward(const tb_tensor *in, tb_tensor *out,
 {
     const tb_op *op = tb_op_get(TB_OP_batch_norm_backward);
     const tb_tensor *g = &in[0], *x = &in[1];
-    if (x->ndim < 2 || out[0].ndim != x->ndim)
-        return TB_ESHAPE;
-    for (int i = 0; i < 3; i++)
-        if (out[i].dtype != TB_F64)
-            return TB_EDTYPE;
+    const int rc = nc_bw_check(x, out);
+    if (rc)
+        return rc;
     int64_t N, C, S;
     nc_dims(x, &N, &C, &S);
     const double eps = tb_dtype_round(x->dtype, param_or_def(op, p, 0));
@@ -286,6 +324,50 @@ int tb_ref_batch_norm_backward(const tb_tensor *in, tb_tensor *out,
             }
         dw[c] = sgx;
         db[c] = sg;
+    }
+    return 0;
+}
+
+/* group_norm_backward: per (sample, group) pair over its len = C / G * S
+ * values, xh = (x - mean) * rstd (biased variance) and gh = g * w[c];
+ *   dx = rstd * (gh - sum(gh) / len - xh * sum(gh * xh) / len),
+ * and per channel, over the samples and trailing dims,
+ *   dw = sum(g * xh), db = sum(g). */
+int tb_ref_group_norm_backward(const tb_tensor *in, tb_tensor *out,
+                               const tb_params *p)
+{
+    const tb_op *op = tb_op_get(TB_OP_group_norm_backward);
+    const tb_tensor *g = &in[0], *x = &in[1], *w = &in[2];
+    const int rc = nc_bw_check(x, out);
+    if (rc)
+        return rc;
+    group_dims d;
+    if (group_dims_of(op, x, p, &d))
+        return TB_EPARAM;
+    const int64_t N = d.N, C = d.C, S = d.S, G = d.G, len = d.len;
+    double *dx = out[0].data, *dw = out[1].data, *db = out[2].data;
+    for (int64_t c = 0; c < C; c++)
+        dw[c] = db[c] = 0;
+    for (int64_t r = 0; r < N * G; r++) {
+        const int64_t o = r * len;
+        double rstd, sgh = 0, sghx = 0;
+        const double mean = group_stats(x, o, len, d.eps, &rstd);
+        for (int64_t k = 0; k < len; k++) {
+            const int64_t c = (r % G) * (C / G) + k / S;
+            const double gj = tb_tensor_get(g, o + k);
+            const double xh = (tb_tensor_get(x, o + k) - mean) * rstd;
+            sgh += gj * tb_tensor_get(w, c);
+            sghx += gj * tb_tensor_get(w, c) * xh;
+            dw[c] += gj * xh;
+            db[c] += gj;
+        }
+        for (int64_t k = 0; k < len; k++) {
+            const int64_t c = (r % G) * (C / G) + k / S;
+            const double xh = (tb_tensor_get(x, o + k) - mean) * rstd;
+            dx[o + k] = rstd * (tb_tensor_get(g, o + k) *
+                                    tb_tensor_get(w, c) -
+                                sgh / (double)len - xh * sghx / (double)len);
+        }
     }
     return 0;
 }

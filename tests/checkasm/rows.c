@@ -526,10 +526,38 @@ static void fam_backward(const tb_op *op, cases *cs)
     cs_add(cs, 3, S(2, 13, 7), S(2, 13, 7), S(1, 7));
     cs_add(cs, 3, S(4, 3, 64, 5, 5), S(4, 3, 64, 5, 5), S(1, 64));
     oc_p(cs_add(cs, 3, S(3, 1, 5, 11), S(3, 1, 5, 11), S(1, 5)), "eps", 0.5);
+    /* group_norm's (the batch_norm cases are num_groups 1): a group per
+     * channel, groups of 3 channels with trailing dims, pairs enough for
+     * the threads, eps */
+    oc_p(cs_add(cs, 3, S(2, 3, 6), S(2, 3, 6), S(1, 6)), "num_groups", 6);
+    oc_p(cs_add(cs, 3, S(4, 2, 9, 4, 5), S(4, 2, 9, 4, 5), S(1, 9)),
+         "num_groups", 3);
+    oc_p(cs_add(cs, 3, S(3, 8, 64, 7), S(3, 8, 64, 7), S(1, 64)),
+         "num_groups", 16);
+    oc_p(oc_p(cs_add(cs, 3, S(3, 2, 4, 5), S(3, 2, 4, 5), S(1, 4)),
+              "num_groups", 2), "eps", 0.5);
     /* matmul's g [M, N], a [M, K], b [K, N]; linear's g, x, W, y */
     cs_add(cs, 3, S(2, 17, 33), S(2, 17, 15), S(2, 15, 33));
     cs_add(cs, 3, S(2, 65, 17), S(2, 65, 33), S(2, 33, 17));
     cs_add(cs, 4, S(2, 17, 33), S(2, 17, 15), S(2, 15, 33), S(2, 17, 33));
+    /* sdpa_backward's g [B, H, Sq, Dv], q, k, v (causal set: no other
+     * op takes them): S = 1, odd S and D, past a 64-row block, Sq != Sk
+     * both ways, Dv != D, pairs enough for the threads, a set scale */
+    static const int sb[][6] = {{1, 1, 1, 1, 1, 1},   {1, 2, 7, 7, 5, 5},
+                                {1, 1, 130, 70, 9, 4}, {1, 1, 65, 129, 8, 12},
+                                {2, 3, 33, 33, 16, 16}};
+    for (size_t i = 0; i < sizeof sb / sizeof sb[0]; i++) {
+        const int *d = sb[i];
+        for (int causal = 0; causal < 2; causal++)
+            oc_p(cs_add(cs, 4, S(4, d[0], d[1], d[2], d[5]),
+                        S(4, d[0], d[1], d[2], d[4]),
+                        S(4, d[0], d[1], d[3], d[4]),
+                        S(4, d[0], d[1], d[3], d[5])),
+                 "causal", causal);
+    }
+    oc_p(oc_p(cs_add(cs, 4, S(4, 1, 2, 67, 31), S(4, 1, 2, 67, 31),
+                     S(4, 1, 2, 67, 31), S(4, 1, 2, 67, 31)),
+              "causal", 1), "scale", 0.7);
     /* nll_loss's and cross_entropy's logp or logits [N, C], target
      * [N]; their gradients' g [1] first: one class, vector tails, rows
      * past the online statistics' block (1024), rows to split over the

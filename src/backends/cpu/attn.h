@@ -41,6 +41,14 @@ int tb_cpu_attn_begin(void *ctx, tb_dtype dt, const tb_tensor *in,
 /* Run part over the (head, query block) tasks on the instance's threads;
  * the first part's error, or 0. */
 int tb_cpu_attn_run(void *ctx, tb_cpu_attn_job *j, tb_cpu_task_fn part);
+/* sdpa_backward's: the same from its operands g, q, k, v (in[1..3] as
+ * sdpa's in[0..2]); 0 or a TB_E* code. */
+int tb_cpu_attn_bw_begin(void *ctx, tb_dtype dt, const tb_tensor *in,
+                         tb_tensor *out, const tb_params *p,
+                         tb_cpu_attn_job *j);
+/* Run part over the (batch, head) pairs (each owns its dk and dv); the
+ * first part's error, or 0. */
+int tb_cpu_attn_bw_run(void *ctx, tb_cpu_attn_job *j, tb_cpu_task_fn part);
 /* The keys a query block [i0, i0 + qn) visits: all Sk, or with the
  * causal mask up to its last row's (i0 + qn - 1) inclusive. */
 static inline int64_t tb_cpu_attn_keys(const tb_cpu_attn_job *j,

@@ -1,12 +1,15 @@
-/* batch_norm, group_norm and batch_norm_backward, the portable C rows
- * (f32, f64).  Each statistic is summed in double by one thread, in
- * element order (two passes: the mean, then the squared deviations), so
- * the results are the same bits at any thread count; batch_norm's (and its gradient's)
- * channels are split over the instance's threads, group_norm's (sample,
- * group) pairs. */
+/* batch_norm, group_norm and their gradients, the portable C rows (f32,
+ * f64).  Each statistic is summed in double by one thread, in element
+ * order (two passes: the mean, then the squared deviations), so the
+ * results are the same bits at any thread count; batch_norm's (and its
+ * gradient's) channels are split over the instance's threads, group_norm's
+ * (and its gradient's) (sample, group) pairs.  group_norm_backward's dw
+ * and db: each pair writes its channels' sums (double) to scratch, added
+ * over the samples in order afterwards. */
 #include <math.h>
 
 #include "../../base/error.h"
+#include "../../ops/alloc.h"
 #include "cpu_internal.h"
 #include "kreg.h"
 
@@ -16,6 +19,7 @@ typedef struct {
     int64_t N, C, S, G; /* x [N, C, S...]; G groups (group_norm) */
     bool training;
     double momentum, eps; /* eps as the dtype holds it */
+    double *part; /* group_norm_backward: [N, C, 2] sums of g * xh, g */
 } bnorm_job;
 
 /* Mean and the sum of squared deviations of the n values at x + k *
@@ -146,6 +150,74 @@ GROUP_NORM_RG(double, group_norm_f64, bnorm_stats_f64)
 BATCH_NORM_BW_CH(float, batch_norm_bw_f32, bnorm_stats_f32)
 BATCH_NORM_BW_CH(double, batch_norm_bw_f64, bnorm_stats_f64)
 
+/* group_norm_backward's dw, db: the pairs' channel sums (part) added
+ * over the samples in order, stored in dt. */
+static void group_norm_bw_sum(const bnorm_job *j, tb_dtype dt)
+{
+    for (int64_t c = 0; c < j->C; c++) {
+        double sw = 0, sb = 0;
+        for (int64_t i = 0; i < j->N; i++) {
+            sw += j->part[(i * j->C + c) * 2];
+            sb += j->part[(i * j->C + c) * 2 + 1];
+        }
+        if (dt == TB_F32) {
+            ((float *)j->out[1].data)[c] = (float)sw;
+            ((float *)j->out[2].data)[c] = (float)sb;
+        } else {
+            ((double *)j->out[1].data)[c] = sw;
+            ((double *)j->out[2].data)[c] = sb;
+        }
+    }
+}
+
+/* group_norm_backward over (sample, group) pairs [r0, r1): the pair's
+ * statistics, its channels' sums of g * xh and g into part, the group's
+ * sums of gh = g * w and gh * xh (double, element order), then dx. */
+#define GROUP_NORM_BW_RG(T, name, stats)                                  \
+    static void name(void *arg, int part, int nparts)                     \
+    {                                                                     \
+        const bnorm_job *j = arg;                                         \
+        const T *g = j->in[0].data, *x = j->in[1].data;                   \
+        const T *w = j->in[2].data;                                       \
+        T *dx = j->out[0].data;                                           \
+        const int64_t cg = j->C / j->G, S = j->S, len = cg * S;           \
+        int64_t r0, r1;                                                   \
+        tb_cpu_span(j->N * j->G, 1, part, nparts, &r0, &r1);              \
+        for (int64_t r = r0; r < r1; r++) {                               \
+            double ss, sgh = 0, sghx = 0;                                 \
+            const double mean = stats(x + r * len, 1, 0, len, &ss);       \
+            const double rstd = 1 / sqrt(ss / (double)len + j->eps);      \
+            const int64_t c0 = (r % j->G) * cg;                           \
+            double *pp = j->part + (r / j->G * j->C + c0) * 2;            \
+            for (int64_t ch = 0; ch < cg; ch++) {                         \
+                const T *gr = g + r * len + ch * S;                       \
+                const T *xr = x + r * len + ch * S;                       \
+                double sgx = 0, sg = 0;                                   \
+                for (int64_t k = 0; k < S; k++) {                         \
+                    sgx += gr[k] * ((xr[k] - mean) * rstd);               \
+                    sg += gr[k];                                          \
+                }                                                         \
+                pp[2 * ch] = sgx;                                         \
+                pp[2 * ch + 1] = sg;                                      \
+                sgh += sg * w[c0 + ch];                                   \
+                sghx += sgx * w[c0 + ch];                                 \
+            }                                                             \
+            const double a = sgh / (double)len, b = sghx / (double)len;   \
+            for (int64_t ch = 0; ch < cg; ch++) {                         \
+                const double wc = w[c0 + ch];                             \
+                const T *gr = g + r * len + ch * S;                       \
+                const T *xr = x + r * len + ch * S;                       \
+                T *dr = dx + r * len + ch * S;                            \
+                for (int64_t k = 0; k < S; k++) {                         \
+                    const double xh = (xr[k] - mean) * rstd;              \
+                    dr[k] = (T)(rstd * (gr[k] * wc - a - xh * b));        \
+                }                                                         \
+            }                                                             \
+        }                                                                 \
+    }
+GROUP_NORM_BW_RG(float, group_norm_bw_f32, bnorm_stats_f32)
+GROUP_NORM_BW_RG(double, group_norm_bw_f64, bnorm_stats_f64)
+
 static int bnorm_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
                      tb_tensor *out, const tb_params *p)
 {
@@ -153,16 +225,29 @@ static int bnorm_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
     if (rc)
         return rc;
     const bool bn = id == TB_OP_batch_norm;
-    const int xi = id == TB_OP_batch_norm_backward; /* g, x, w */
+    const bool gn = id == TB_OP_group_norm || id == TB_OP_group_norm_backward;
+    const int xi = id == TB_OP_batch_norm_backward ||
+                   id == TB_OP_group_norm_backward; /* g, x, w */
     const tb_tensor *x = &in[xi];
     bnorm_job j = {in, out, x->shape[0], x->shape[1], 1, 1, false, 0,
-                   tb_cpu_param(p, id, bn ? 2 : id == TB_OP_group_norm)};
+                   tb_cpu_param(p, id, bn ? 2 : gn), NULL};
     for (int d = 2; d < x->ndim; d++)
         j.S *= x->shape[d];
     if (dt == TB_F32)
         j.eps = (float)j.eps;
     const int64_t work = j.N * j.C * j.S * 4;
-    if (xi) {
+    if (gn)
+        j.G = (int64_t)tb_cpu_param(p, id, 0);
+    if (id == TB_OP_group_norm_backward) { /* pairs, then dw and db */
+        j.part = tb_alloc((size_t)(j.N * j.C * 2) * sizeof *j.part);
+        if (!j.part)
+            return TB_ENOMEM;
+        tb_cpu_parallel(ctx, work, j.N * j.G,
+                        dt == TB_F32 ? group_norm_bw_f32 : group_norm_bw_f64,
+                        &j);
+        group_norm_bw_sum(&j, dt);
+        tb_free(j.part);
+    } else if (xi) {
         tb_cpu_parallel(ctx, work, j.C,
                         dt == TB_F32 ? batch_norm_bw_f32 : batch_norm_bw_f64,
                         &j);
@@ -172,7 +257,6 @@ static int bnorm_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
         tb_cpu_parallel(ctx, work, j.C,
                         dt == TB_F32 ? batch_norm_f32 : batch_norm_f64, &j);
     } else {
-        j.G = (int64_t)tb_cpu_param(p, id, 0);
         if (j.C > 0 && j.S > 0)
             tb_cpu_parallel(ctx, work, j.N * j.G,
                             dt == TB_F32 ? group_norm_f32 : group_norm_f64,

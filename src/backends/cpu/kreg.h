@@ -223,15 +223,16 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_AVX2(X, rms_norm_backward, f32, c)                             \
     TB_CPU_C2(X, rms_norm_backward)
 
-/* Per-channel and per-group normalization and batch_norm's gradient
+/* Per-channel and per-group normalization and their gradients
  * (bnorm_c.c). */
 #define TB_CPU_ROWS_BNORM(X)                                              \
     TB_CPU_C2(X, batch_norm) TB_CPU_C2(X, group_norm)                     \
-    TB_CPU_C2(X, batch_norm_backward)
+    TB_CPU_C2(X, batch_norm_backward) TB_CPU_C2(X, group_norm_backward)
 
 /* Attention (attn_c.c, attn_avx2.c). */
 #define TB_CPU_ROWS_ATTN(X)                                               \
     TB_CPU_AVX2(X, sdpa, f32, c) TB_CPU_C2(X, sdpa)                       \
+    TB_CPU_AVX2(X, sdpa_backward, f32, c) TB_CPU_C2(X, sdpa_backward)     \
     TB_CPU_C2(X, causal_mask)
 
 /* einsum (einsum_c.c: the plan of ops/einsum.h; its GEMMs at a row's
@@ -369,6 +370,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_HALF_OPTIM(X) TB_CPU_HALF(layer_norm, X) TB_CPU_HALF(rms_norm, X) \
     TB_CPU_HALF(layer_norm_backward, X) TB_CPU_HALF(rms_norm_backward, X) \
     TB_CPU_HALF(group_norm, X) TB_CPU_HALF(batch_norm_backward, X)        \
+    TB_CPU_HALF(group_norm_backward, X) TB_CPU_HALF(sdpa_backward, X)     \
     TB_CPU_HALF(sdpa, X) TB_CPU_HALF(causal_mask, X)
 
 /* Every row: X for a row named "<op>_<dt>_<sfx>", XN for one with its
