@@ -49,12 +49,10 @@ static inline rd dx_pow2(rd k) /* 2^k, k integral in [-1022, 1023] */
     return rs_asd(rs_isll(ki, 52));
 }
 
-static inline rd dx_exp(rd x)
+/* e^r - 1 for |r| <= 0.347: dx_exp's Taylor core without its 1, so no
+ * cancellation near 0. */
+static inline rd dx_expm1_small(rd r)
 {
-    rd xc = rs_min(rs_max(x, rs_d1(-746.0)), rs_d1(710.0));
-    rd k = rs_round(rs_mul(xc, rs_d1(0x1.71547652b82fep+0))); /* 1/ln2 */
-    rd r = rs_fma(k, rs_d1(-0x1.62e42fefa3800p-1), xc);
-    r = rs_fma(k, rs_d1(-0x1.ef35793c7673p-45), r);
     rd p = rs_d1(1.0 / 6227020800.0); /* 1/13! */
     p = rs_fma(p, r, rs_d1(1.0 / 479001600.0));
     p = rs_fma(p, r, rs_d1(1.0 / 39916800.0));
@@ -67,9 +65,17 @@ static inline rd dx_exp(rd x)
     p = rs_fma(p, r, rs_d1(1.0 / 24.0));
     p = rs_fma(p, r, rs_d1(1.0 / 6.0));
     p = rs_fma(p, r, rs_d1(0.5));
-    p = rs_mul(p, r);
+    return rs_fma(rs_mul(p, r), r, r);
+}
+
+static inline rd dx_exp(rd x)
+{
+    rd xc = rs_min(rs_max(x, rs_d1(-746.0)), rs_d1(710.0));
+    rd k = rs_round(rs_mul(xc, rs_d1(0x1.71547652b82fep+0))); /* 1/ln2 */
+    rd r = rs_fma(k, rs_d1(-0x1.62e42fefa3800p-1), xc);
+    r = rs_fma(k, rs_d1(-0x1.ef35793c7673p-45), r);
     /* 1 + r + r^2 p': the small terms first, then r, then 1 */
-    p = rs_add(rs_d1(1.0), rs_fma(p, r, r));
+    rd p = rs_add(rs_d1(1.0), dx_expm1_small(r));
     rd k1 = rs_round(rs_mul(k, rs_d1(0.5)));
     rd k2 = rs_sub(k, k1); /* both in [-538, 538] */
     rd e = rs_mul(rs_mul(p, dx_pow2(k1)), dx_pow2(k2));
@@ -108,25 +114,6 @@ static inline rd dx_log(rd x)
     l = rs_sel(rs_eq(x, rs_d1(INFINITY)), x, l);
     l = rs_sel(rs_lt(x, rs_d1(0.0)), rs_d1(NAN), l);
     return rs_sel(rs_unord(x, x), rs_add(x, x), l);
-}
-
-/* e^r - 1 for |r| <= 0.347: dx_exp's Taylor core without its 1, so no
- * cancellation near 0. */
-static inline rd dx_expm1_small(rd r)
-{
-    rd p = rs_d1(1.0 / 6227020800.0);
-    p = rs_fma(p, r, rs_d1(1.0 / 479001600.0));
-    p = rs_fma(p, r, rs_d1(1.0 / 39916800.0));
-    p = rs_fma(p, r, rs_d1(1.0 / 3628800.0));
-    p = rs_fma(p, r, rs_d1(1.0 / 362880.0));
-    p = rs_fma(p, r, rs_d1(1.0 / 40320.0));
-    p = rs_fma(p, r, rs_d1(1.0 / 5040.0));
-    p = rs_fma(p, r, rs_d1(1.0 / 720.0));
-    p = rs_fma(p, r, rs_d1(1.0 / 120.0));
-    p = rs_fma(p, r, rs_d1(1.0 / 24.0));
-    p = rs_fma(p, r, rs_d1(1.0 / 6.0));
-    p = rs_fma(p, r, rs_d1(0.5));
-    return rs_fma(rs_mul(p, r), r, r);
 }
 
 /* sigmoid x = num / (1 + t), t = e^-|x| in [0, 1] (never overflows),

@@ -155,14 +155,11 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER(X, rsqrt, f32, c) X(rsqrt, f64, c, c)                   \
     TB_CPU_LADDER2(X, relu, scalar)                                       \
     TB_CPU_LADDER(X, leaky_relu, f32, c) X(leaky_relu, f64, c, c)         \
-    TB_CPU_LADDER(X, sigmoid, f32, scalar)                                \
-    TB_CPU_LADDER(X, sigmoid, f64, c)                                     \
-    TB_CPU_LADDER(X, tanh, f32, scalar)                                   \
-    TB_CPU_LADDER(X, tanh, f64, c)                                        \
+    TB_CPU_LADDER(X, sigmoid, f32, scalar) TB_CPU_LADDER(X, sigmoid, f64, c)\
+    TB_CPU_LADDER(X, tanh, f32, scalar) TB_CPU_LADDER(X, tanh, f64, c)    \
     TB_CPU_LADDER(X, gelu, f32, scalar) X(gelu, f64, c, c)                \
     TB_CPU_LADDER(X, gelu_tanh, f32, scalar) X(gelu_tanh, f64, c, c)      \
-    TB_CPU_LADDER(X, silu, f32, scalar)                                   \
-    TB_CPU_LADDER(X, silu, f64, c)                                        \
+    TB_CPU_LADDER(X, silu, f32, scalar) TB_CPU_LADDER(X, silu, f64, c)    \
     TB_CPU_LADDER(X, softplus, f32, c) X(softplus, f64, c, c)             \
     TB_CPU_EW_OPS(TB_CPU_EW_ROWS, X)
 
