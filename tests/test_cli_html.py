@@ -381,6 +381,12 @@ def t_browser_load():
     expect(n == page.count("<table>") and n > 10,
            f"{n} tables with sort handlers of {page.count('<table>')}")
     expect(re.search(r'id="tb-count">14 cases<', dom), "case count unset")
+    toc = re.search(r'<nav class="tb-toc"[^>]*>(.*?)</nav>', dom)
+    expect(toc, "no contents")
+    links = re.findall(r'<a href="#([^"]+)">', toc.group(1))
+    ids = re.findall(r'<h2 id="([^"]+)">', dom)
+    expect(links == ids and len(ids) == page.count("<h2"),
+           f"contents {links}, sections {ids}")
     print(f"# chromium --dump-dom: {secs:.1f} s")
 
 

@@ -63,7 +63,10 @@ static const char css[] =
     "align-items:flex-start;padding:4px 0}\n"
     "dl.tb-kv{display:grid;grid-template-columns:auto auto;"
     "gap:1px 14px;margin:0}dl.tb-kv dt{color:#57606a}dl.tb-kv dd{margin:0}\n"
-    "[hidden]{display:none!important}\n";
+    "[hidden]{display:none!important}\n"
+    "nav.tb-toc{columns:3 16em;font-size:13px;margin:10px 0;"
+    "padding:6px 10px;background:#f6f8fa;border:1px solid #d0d7de}"
+    "nav.tb-toc a{display:block;color:#0550ae;text-decoration:none}\n";
 
 /* Sorting: a click on a header sorts its table's body by that column,
  * a second click reverses; a cell that starts with a number sorts by
@@ -71,7 +74,8 @@ static const char css[] =
  * "1.2 ms" < "30 ms" < "1.5 s"), before text; empty cells go last.
  * Filtering: rows of every table and the case details whose text holds
  * the box's text (any case) stay, the others are hidden.  The class
- * tb-sortable on a table says its handlers are in place. */
+ * tb-sortable on a table says its handlers are in place.  Contents: a
+ * link to each section, put before the first. */
 static const char script[] =
     "(function () {\n"
     "'use strict';\n"
@@ -129,6 +133,20 @@ static const char script[] =
     "    });\n"
     "    table.classList.add('tb-sortable');\n"
     "  });\n"
+    "var h2s = document.querySelectorAll('main h2');\n"
+    "if (h2s.length) {\n"
+    "  var nav = document.createElement('nav');\n"
+    "  nav.className = 'tb-toc';\n"
+    "  nav.setAttribute('aria-label', 'Sections');\n"
+    "  Array.prototype.forEach.call(h2s, function (h, i) {\n"
+    "    if (!h.id) h.id = 'section-' + (i + 1);\n"
+    "    var a = document.createElement('a');\n"
+    "    a.href = '#' + h.id;\n"
+    "    a.textContent = h.textContent;\n"
+    "    nav.appendChild(a);\n"
+    "  });\n"
+    "  h2s[0].parentNode.insertBefore(nav, h2s[0]);\n"
+    "}\n"
     "var box = document.getElementById('tb-filter');\n"
     "var count = document.getElementById('tb-count');\n"
     "var cases = document.querySelectorAll('details.tb-case');\n"
