@@ -31,9 +31,10 @@ const char *tb_report_html_missing(void);
  * rendered chart of o->charts (o->chart_rel/NAME.png) becomes NAME.svg
  * read from o->chart_dir; any other image becomes its alt text, a link
  * with a scheme (http:, ...) its text, raw HTML in md text.  *html is
- * heap (caller frees); *n_charts the number of charts placed in it.  0, TB_EIO ("PATH: reason" in err: an SVG file
- * could not be read), TB_ENOMEM, or TB_UNAVAILABLE (built without
- * cmark-gfm: tb_report_html_missing's reason in err). */
+ * heap (caller frees); *n_charts the number of charts placed in it.
+ * Returns 0, TB_EIO ("PATH: reason" in err: an SVG file could not be
+ * read), TB_ENOMEM, or TB_EUNAVAILABLE (built without cmark-gfm:
+ * tb_report_html_missing's reason in err). */
 int tb_report_html(const tb_rset *s, const char *md, const tb_html_opts *o,
                    char **html, int *n_charts, char *err, size_t errlen);
 
