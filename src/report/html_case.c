@@ -39,7 +39,8 @@ static double hx(double v, double lo, double hi)
 }
 
 /* The samples of c (ns per iteration) as bars, the 95% CI of the median
- * as a band and the median as a line, min and max under the axis. */
+ * as a band over them and the median as a line, min and max under the
+ * axis. */
 static void histogram(tb_strbuf *b, const tb_rcase *c)
 {
     double lo = INFINITY, hi = -INFINITY;
@@ -63,10 +64,6 @@ static void histogram(tb_strbuf *b, const tb_rcase *c)
           "%d %d\" role=\"img\" aria-label=\"histogram of %d samples\">"
           "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>",
        H_W, H_H, H_W, H_H, c->n, H_W, H_H);
-    double x0 = hx(c->ci_lo, lo, hi), x1 = hx(c->ci_hi, lo, hi);
-    sb(b, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
-          "fill=\"#fde2b8\"><title>95%% CI of the median</title></rect>",
-       x0, H_T, fmax(x1 - x0, 1), H_B - H_T);
     double bw = (double)(H_R - H_L) / nb;
     for (int k = 0; k < nb; k++) {
         double h = (double)cnt[k] / top * (H_B - H_T);
@@ -76,6 +73,10 @@ static void histogram(tb_strbuf *b, const tb_rcase *c)
                   "<title>%d</title></rect>",
                H_L + k * bw + 0.5, H_B - h, fmax(bw - 1, 0.5), h, cnt[k]);
     }
+    double x0 = hx(c->ci_lo, lo, hi), x1 = hx(c->ci_hi, lo, hi);
+    sb(b, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
+          "fill=\"#ff7f0e\" fill-opacity=\"0.3\"><title>95%% CI of the median</title></rect>",
+       x0, H_T, fmax(x1 - x0, 1), H_B - H_T);
     double xm = hx(c->median, lo, hi);
     sb(b, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" "
           "stroke=\"#d62728\" stroke-width=\"2\"/>"
