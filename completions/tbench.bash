@@ -56,6 +56,7 @@ _tbench() {
         "report --threshold") COMPREPLY=(); return ;;
         "report --charts") COMPREPLY=(); return ;;
         "report --generated-by") COMPREPLY=(); return ;;
+        "report --append-md") COMPREPLY=($(compgen -f -- "$cur")); return ;;
         "compare --threshold") COMPREPLY=(); return ;;
         "compare --alpha") COMPREPLY=(); return ;;
         "compare --format") COMPREPLY=($(compgen -W "text md json" -- "$cur")); return ;;
@@ -106,7 +107,7 @@ _tbench() {
         exec) opts="--backend --dtype --help --input --output --params --plugin --seed --shape -S -b -d -h -i -o -p -s" ;;
         peak) opts="--help --json --output --quick -h -o" ;;
         plot) opts="--baseline --format --help --no-render --noisy --output --threshold --with -b -h -o -w" ;;
-        report) opts="--baseline --charts --generated-by --help --no-charts --noisy --output --threshold --with -b -h -o -w" ;;
+        report) opts="--append-md --baseline --charts --generated-by --help --html --no-charts --noisy --output --threshold --with -b -h -o -w" ;;
         compare) opts="--allow-missing --alpha --backends --cache-threshold --fail-on --format --help --instr-threshold --max-mde --output --threshold --vs -h -o" ;;
         history) opts="--alpha --format --help --output --penalty --threshold -h -o" ;;
         export) opts="--format --help --output -h -o" ;;

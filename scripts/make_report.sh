@@ -27,8 +27,13 @@
 #             written by scripts/gpu_report.py, ends the report ("No GPU
 #             results yet" without one)
 #   RENDER_ONLY=1  measure nothing: write docs/PERFORMANCE.md and its
-#             charts again from the result files already in OUT and GPU
-#             (after a change to the report, or new GPU results)
+#             charts, docs/PERFORMANCE.html and docs/perf/report-html.png
+#             again from the result files already in OUT and GPU (after
+#             a change to the report, or new GPU results)
+#
+# Besides the Markdown it writes docs/PERFORMANCE.html (tbench report
+# --html: the same report as one web page) and, when chromium is
+# installed, docs/perf/report-html.png, that page's first screen.
 #
 # Needs `sh scripts/setup.sh --tests` (NumPy, and PyTorch: python3-torch;
 # without PyTorch its cases are reported as unavailable, with the reason).
@@ -89,3 +94,23 @@ rm -rf docs/perf
     -o docs/PERFORMANCE.md --generated-by "sh scripts/make_report.sh"
 cat "$gpu_md" >> docs/PERFORMANCE.md
 rm -f docs/perf/gnuplot.log   # gnuplot's warnings; not part of the docs
+# The same report as one web page (charts inline), the GPU section too;
+# /dev/stdin keeps the command line it records the same on every run.
+"$TBENCH" report "$OUT/results.json" "$@" --html --append-md /dev/stdin \
+    -o docs/PERFORMANCE.html --generated-by "sh scripts/make_report.sh" \
+    < "$gpu_md"
+# and its first screen as headless Chromium shows it, for README
+if command -v chromium >/dev/null; then
+    profile=$(mktemp -d)
+    trap 'rm -f "$gpu_md"; rm -rf "$profile"' EXIT
+    chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+        --user-data-dir="$profile" --window-size=1280,2000 \
+        --screenshot=docs/perf/report-html.png \
+        "file://$(pwd)/docs/PERFORMANCE.html" >/dev/null 2>&1 || {
+        echo "make_report.sh: chromium could not take the screenshot" >&2
+        exit 1
+    }
+else
+    echo "make_report.sh: note: chromium not installed (sh" \
+        "scripts/setup.sh --tests): docs/perf/report-html.png not made" >&2
+fi

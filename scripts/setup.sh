@@ -33,6 +33,8 @@ main   libcsv-dev          CSV output (required)
 main   libopenblas-dev     the blas backend
 main   liblapacke-dev      the blas backend (linalg ops)
 main   gnuplot-nox         tbench report/plot charts (src/report/plot.c)
+main   libcmark-gfm-dev    tbench report --html: Markdown to HTML (src/report/html.c)
+main   libcmark-gfm-extensions-dev  tbench report --html: GFM tables
 main   valgrind            measure.instructions = callgrind (src/harness/instr.c); tbench profile
 main   linux-perf          tbench profile --with perf (perf record; src/cli/cmd_profile.c)
 tests  libcmocka-dev       the C unit tests
@@ -43,6 +45,7 @@ tests  python3-scipy       oracle generators, tests
 tests  python3-mpmath      oracle and table generators (test_tables.py)
 tests  python3-torch       compare_torch_training.py, compare_numpy.py (PyTorch half), oracles
 tests  make                tests/test_cli_plugin.py builds examples/plugins
+tests  chromium            tests/test_cli_html.py (headless browser), the make_report.sh screenshot
 tests  libblis-dev         examples/plugins/blis
 tests  libbenchmark-tools  compare.py (test_cli_compare.py, proof_ab.sh)
 tests  clang               tests/fuzz (libFuzzer), scripts/test.sh

@@ -8,6 +8,7 @@
 #include "../base/error.h"
 #include "../base/fileio.h"
 #include "../base/outdir.h"
+#include "../report/html.h"
 #include "../report/plot.h"
 #include "../report/report.h"
 #include "commands.h"
@@ -23,13 +24,15 @@ typedef struct {
     const char *charts;     /* report: chart folder relative to the .md */
     bool no_charts;         /* report */
     const char *generated_by;
+    bool html;              /* report: the web page (html.h) */
+    const char *append_md;  /* report: Markdown appended to the text */
     bool png, svg, render;  /* plot */
     int n_noisy;
     double threshold;       /* fraction */
 } opts;
 
 enum { O_FORMAT = 256, O_NOISY, O_THRESHOLD, O_NO_RENDER, O_CHARTS,
-       O_NO_CHARTS, O_GENERATED_BY };
+       O_NO_CHARTS, O_GENERATED_BY, O_HTML, O_APPEND_MD };
 
 /* Parse "png", "svg" or "png,svg" into o.  0 or -1. */
 static int parse_format(const char *s, opts *o)
@@ -72,6 +75,8 @@ static const struct option longopts[] = {
     {"charts", required_argument, NULL, O_CHARTS},
     {"no-charts", no_argument, NULL, O_NO_CHARTS},
     {"generated-by", required_argument, NULL, O_GENERATED_BY},
+    {"html", no_argument, NULL, O_HTML},
+    {"append-md", required_argument, NULL, O_APPEND_MD},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -79,7 +84,8 @@ static const struct option longopts[] = {
 static bool plot_only(int c) { return c == O_FORMAT || c == O_NO_RENDER; }
 static bool report_only(int c)
 {
-    return c == O_CHARTS || c == O_NO_CHARTS || c == O_GENERATED_BY;
+    return c == O_CHARTS || c == O_NO_CHARTS || c == O_GENERATED_BY ||
+           c == O_HTML || c == O_APPEND_MD;
 }
 
 /* Does cmd (plot or report) take the option named name? */
@@ -157,6 +163,8 @@ static int parse(int argc, char **argv, bool report, opts *o)
         case O_CHARTS: o->charts = optarg; break;
         case O_NO_CHARTS: o->no_charts = true; break;
         case O_GENERATED_BY: o->generated_by = optarg; break;
+        case O_HTML: o->html = true; break;
+        case O_APPEND_MD: o->append_md = optarg; break;
         case 'h': tb_cmd_usage(stdout, cmd); return TB_EXIT_OKAY;
         default: return tb_opt_error(cmd, c, argv, longopts);
         }
@@ -177,6 +185,14 @@ static int parse(int argc, char **argv, bool report, opts *o)
                         "--help'.\n", argc - optind);
         return TB_EXIT_USAGE;
     }
+    if (o->html && tb_report_html_missing()) {
+        fprintf(stderr, "tbench: report: --html: %s\n",
+                tb_report_html_missing());
+        return TB_EXIT_USAGE;
+    }
+    if (o->html && o->charts)
+        return tb_usage_error("--charts: '%s': the --html page holds its "
+                              "charts inline (no chart folder)", o->charts);
     if (o->charts && (o->charts[0] == '/' || strstr(o->charts, ".."))) {
         return tb_usage_error("--charts: '%s' must be a folder inside the "
                               "report's folder (relative, no '..')",
@@ -385,6 +401,73 @@ static void command_line(int argc, char **argv, char *buf, size_t len)
     }
 }
 
+/* The Markdown of FILE (--append-md) added to *md (heap, replaced).
+ * 0 or the exit status after one line. */
+static int append_md(char **md, const char *path)
+{
+    char err[1024], *extra = NULL;
+    size_t n = 0;
+    if (tb_read_file(path, &extra, &n, err, sizeof err)) {
+        fprintf(stderr, "tbench: report: --append-md: %s\n", err);
+        return TB_EXIT_USAGE;
+    }
+    size_t m = strlen(*md);
+    char *both = realloc(*md, m + 2 + n + 1);
+    if (!both) {
+        free(extra);
+        fprintf(stderr, "tbench: report: out of memory\n");
+        return TB_EXIT_CASES;
+    }
+    memcpy(both + m, "\n\n", 2);
+    memcpy(both + m + 2, extra, n + 1);
+    free(extra);
+    *md = both;
+    return 0;
+}
+
+/* What rendering did for the page, whose charts live in a folder that
+ * is removed: the exit status. */
+static int html_note(const tb_chart_list *l)
+{
+    if (l->gnuplot_missing)
+        fprintf(stderr, "tbench: note: gnuplot not found (install "
+                        "gnuplot-nox, or name it in TBENCH_GNUPLOT): the "
+                        "page has no charts\n");
+    else if (l->n_failed) {
+        fprintf(stderr, "tbench: gnuplot could not render %d of %d "
+                        "chart(s); the page leaves them out\n",
+                l->n_failed, l->n);
+        return TB_EXIT_CASES;
+    }
+    return TB_EXIT_OKAY;
+}
+
+/* Write md (with its charts' SVG from chart_tmp) as the page o->out. */
+static int write_html(const tb_rset *s, const opts *o, const char *md,
+                      const tb_chart_list *charts, const char *chart_tmp,
+                      const char *rel)
+{
+    char err[1024], *html = NULL;
+    tb_html_opts ho = {rel, chart_tmp[0] ? chart_tmp : NULL,
+                       o->no_charts ? NULL : charts};
+    int inline_n = 0;
+    int rc = tb_report_html(s, md, &ho, &html, &inline_n, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "tbench: report: --html: %s\n",
+                rc == TB_ENOMEM ? "out of memory" : err);
+        return TB_EXIT_CASES;
+    }
+    if (tb_write_atomic(o->out, html, strlen(html), err, sizeof err)) {
+        free(html);
+        fprintf(stderr, "tbench: -o: %s\n", err);
+        return TB_EXIT_USAGE;
+    }
+    free(html);
+    printf("report: %s (%d chart%s inline)\n", o->out, inline_n,
+           inline_n == 1 ? "" : "s");
+    return html_note(charts);
+}
+
 int tb_cmd_report(int argc, char **argv)
 {
     opts o;
@@ -425,8 +508,13 @@ int tb_cmd_report(int argc, char **argv)
         rc = TB_EXIT_USAGE;
         goto out;
     }
-    const char *rel = o.charts ? o.charts : "perf";
-    snprintf(chart_dir, sizeof chart_dir, "%s/%s", dir, rel);
+    /* the page's SVG charts go to a private OUT.charts.tmp-XXXXXX
+     * folder that is read into the page and removed, never committed */
+    const char *rel = o.charts ? o.charts : o.html ? "charts" : "perf";
+    if (o.html)
+        snprintf(chart_dir, sizeof chart_dir, "%s.charts", o.out);
+    else
+        snprintf(chart_dir, sizeof chart_dir, "%s/%s", dir, rel);
     /* charts go to a private CHARTS.tmp-XXXXXX folder, moved into
      * CHARTS after the .md is written: nothing else can plant a file or
      * symlink where they are written, and a failed write (a full disk)
@@ -437,7 +525,7 @@ int tb_cmd_report(int argc, char **argv)
             rc = TB_EXIT_CASES;
             goto out;
         }
-        tb_plot_opts po = {od.tmp, true, false, true, o.n_noisy,
+        tb_plot_opts po = {od.tmp, !o.html, o.html, true, o.n_noisy,
                            o.baseline ? &cmp : NULL};
         if (tb_plot_write(s, &po, &charts, err, sizeof err)) {
             /* a message that names the temporary folder names CHARTS */
@@ -457,6 +545,12 @@ int tb_cmd_report(int argc, char **argv)
     if (tb_report_markdown(s, &ro, &md)) {
         fprintf(stderr, "tbench: report: out of memory\n");
         rc = TB_EXIT_CASES;
+        goto out;
+    }
+    if (o.append_md && (rc = append_md(&md, o.append_md)) != 0)
+        goto out;
+    if (o.html) {
+        rc = write_html(s, &o, md, &charts, od.tmp, rel);
         goto out;
     }
     if (tb_write_atomic(o.out, md, strlen(md), err, sizeof err)) {

@@ -173,11 +173,18 @@ static const tb_command commands[] = {
      "Markdown performance report (docs/PERFORMANCE.md) with PNG charts\n"
      "    in a folder next to it; every number comes from the files\n"
      "    -o, --output FILE     the report (its folder is created)\n"
+     "        --html            FILE is one self-contained web page instead:\n"
+     "                          the same sections, charts inline as SVG,\n"
+     "                          sortable tables, a filter box, per-case\n"
+     "                          details (samples histogram, CI, counters);\n"
+     "                          needs a build with cmark-gfm (exit 2 without)\n"
+     "        --append-md FILE  Markdown added at the end (make_report.sh's\n"
+     "                          GPU section)\n"
      "    -b, --baseline FILE   add the comparison with a baseline run\n"
      "    -w, --with FILE       side by side: e.g. scripts/compare_numpy.py's\n"
      "                          result file; repeatable\n"
      "        --charts DIR      chart folder, relative to the report's\n"
-     "                          folder (default perf)\n"
+     "                          folder (default perf; not with --html)\n"
      "        --no-charts       no charts\n"
      "        --generated-by TEXT  name the script that ran this command\n"
      "        --noisy N         rows in the noisiest-cases table (default 8)\n"
@@ -437,7 +444,7 @@ static void tb_overview(FILE *f)
         {"exec", "compute one op once, inputs and output as .npy"},
         {"peak", "this machine's bandwidth and FLOP/s roofs"},
         {"plot", "gnuplot charts of result files"},
-        {"report", "a Markdown performance report of result files"},
+        {"report", "a Markdown (or --html) report of result files"},
         {"compare", "old against new, case by case, with verdicts"},
         {"history", "medians over many runs, and where they stepped"},
         {"export", "a result file for CI dashboards (gbench, bmf, gab)"},
@@ -514,6 +521,7 @@ static const struct {
     {NULL, "targets", "file"},
     {"plot", "baseline", "file"},
     {"report", "baseline", "file"},
+    {"report", "append-md", "file"},
     {"compare", "format", "words:text md json"},
     {"history", "format", "words:text md json"},
     {"ab", "format", "words:text md json"},
