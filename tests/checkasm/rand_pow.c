@@ -842,7 +842,8 @@ void test_f64_act_ulp(void **state)
             assert_non_null(fn);
             double worst = 0, wx = 0;
             for (int fam = 0; fam < 4; fam++) {
-                static const double lo[] = {-50, -1, -760}, hi[] = {50, 1, -700};
+                static const double lo[] = {-50, -1, -760};
+                static const double hi[] = {50, 1, -700};
                 rng_seed(0xac7 + (uint64_t)(f * 4 + fam));
                 int64_t n = fam == 0 ? N : fam < 3 ? N / 4 : 14;
                 for (int64_t i = 0; i < n; i++)
