@@ -808,8 +808,9 @@ void test_f64_ulp(void **state)
     free(x);
 }
 
-/* sigmoid, tanh and silu f64's SIMD rows (f64_simd_impl.h) against long
- * double: sigmoid within 3 ulp, silu within 4 (where sigmoid is below
+/* sigmoid, tanh, silu and softplus (beta 1, threshold 20) f64's SIMD
+ * rows (f64_simd_impl.h) against long double: sigmoid within 3 ulp,
+ * softplus within 4, silu within 4 (where sigmoid is below
  * DBL_MIN: within (|x| + 1) 2^-1074, x times that subnormal, as the
  * portable row), tanh within 4 (measured on AVX2: 2.2, 3.3, 2.7), on
  * 2^20 uniform
@@ -820,8 +821,9 @@ void test_f64_act_ulp(void **state)
 {
     (void)state;
     enum { N = 1 << 20 };
-    static const char *const names[] = {"sigmoid", "tanh", "silu"};
-    static const double bound[] = {3, 4, 4};
+    static const char *const names[] = {"sigmoid", "tanh", "silu",
+                                        "softplus"};
+    static const double bound[] = {3, 4, 4, 4};
     static const double sp[] = {0.0, -0.0, INFINITY, -INFINITY, NAN,
                                 0x1p-1074, -0x1p-1074, 1e-300, -1e-300,
                                 36.0, -36.0, 0.17, -0.17, 0.1700001};
@@ -829,7 +831,7 @@ void test_f64_act_ulp(void **state)
     assert_non_null(x);
     double *o = x + N;
     for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++)
-        for (int f = 0; f < 3; f++) {
+        for (int f = 0; f < 4; f++) {
             void (*fn)(int, const double *, double *, int64_t) = NULL;
 #if TB_CPU_HAVE_AVX512
             if (lv == TB_ISA_AVX512)
@@ -853,7 +855,11 @@ void test_f64_act_ulp(void **state)
                     long double v = x[i];
                     long double s = v >= 0 ? 1.0L / (1.0L + expl(-v))
                                            : expl(v) / (1.0L + expl(v));
-                    long double w = f == 0 ? s : f == 1 ? tanhl(v) : v * s;
+                    long double w = f == 0   ? s
+                                    : f == 1 ? tanhl(v)
+                                    : f == 2 ? v * s
+                                    : v > 20 ? v
+                                             : log1pl(expl(v));
                     if (isnan(x[i]))
                         w = NAN;
                     double e = dx_ulp(o[i], w);

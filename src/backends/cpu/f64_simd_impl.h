@@ -1,5 +1,5 @@
-/* exp, log, sigmoid, tanh, silu, max, min, argmax and var f64's SIMD
- * rows (AVX2, AVX-512; ops_simd.h's unary
+/* exp, log, sigmoid, tanh, silu, softplus, max, min, argmax and var
+ * f64's SIMD rows (AVX2, AVX-512; ops_simd.h's unary
  * and reduction drivers do the checks, axes and threads), for inclusion
  * by f64_avx2.c and f64_avx512.c only, each built with its level's
  * flags.  The portable
@@ -20,11 +20,13 @@
  * silu x: x sigmoid x; tanh x: m = e^-2|x| - 1 as expm1 is made from
  * exp's reduction (2^k (e^r - 1) + 2^k - 1, e^r - 1 from the Taylor core
  * without its 1: no cancellation near 0), tanh |x| = -m / (2 + m), x's
- * sign put back.
+ * sign put back; softplus: max(z, 0) + log1p(e^-|z|) over beta, z =
+ * beta x (log1p from log with Goldberg's correction), x past the
+ * threshold.
  * Bounds (tests/test_checkasm.c, f64_ulp, against long double libm on
  * dense sweeps): exp within 2 ulp, log within 3 ulp, sigmoid within 3,
- * tanh and silu within 4 (silu where sigmoid is subnormal: x times that
- * rounding, as the portable row); the op tolerance (TOL_MATH, rtol 1e-14) is
+ * tanh, silu and softplus within 4 (silu where sigmoid is subnormal: x
+ * times that rounding, as the portable row); the op tolerance (TOL_MATH, rtol 1e-14) is
  * ~45 ulp.
  * max, min, argmax: the portable rows' values and indices (their NaN
  * rules; xs_reduce_special_f64), var: their two-pass formula in vector
@@ -149,6 +151,47 @@ static inline rd dx_tanh(rd x)
     rd v = rs_abs(rs_div(m, rs_add(rs_d1(2.0), m)));
     rd sign = rs_asd(rs_iand(rs_asi(x), rs_i1(0x8000000000000000u)));
     return rs_sel(rs_unord(x, x), rs_add(x, x), rs_dxor(v, sign));
+}
+
+/* log1p t for t >= 0: log(u), u = 1 + t rounded, less the rounding of
+ * u over u (Goldberg's correction: exact near t = 0, where u = 1 gives
+ * t itself). */
+static inline rd dx_log1p(rd t)
+{
+    rd u = rs_add(rs_d1(1.0), t);
+    rd err = rs_div(rs_sub(rs_sub(u, rs_d1(1.0)), t), u);
+    return rs_sub(dx_log(u), err);
+}
+
+/* softplus x (PyTorch's: beta = k[0], threshold = k[1]): x where beta x
+ * > threshold, else log1p(e^z) / beta, z = beta x, as max(z, 0) +
+ * log1p(e^-|z|) (no overflow), and +inf where z > 709.78 as log1p(exp
+ * z) gives (the C row and PyTorch's, for a threshold that large). */
+static inline rd dx_softplus(rd x, rd beta, rd thr)
+{
+    rd z = rs_mul(beta, x);
+    rd t = dx_exp(rs_sub(rs_d1(0.0), rs_abs(z)));
+    rd v = rs_div(rs_add(rs_max(z, rs_d1(0.0)), dx_log1p(t)), beta);
+    v = rs_sel(rs_gt(z, rs_d1(0x1.62e42fefa39efp+9)), rs_d1(INFINITY), v);
+    v = rs_sel(rs_gt(z, thr), x, v);
+    return rs_sel(rs_unord(z, z), rs_add(z, z), v);
+}
+
+static void dx_softplus_f64(const void *xp, void *op, int64_t n,
+                            const double *k)
+{
+    const double *x = xp;
+    double *o = op;
+    const rd beta = rs_d1(k[0]), thr = rs_d1(k[1]);
+    int64_t i = 0;
+    for (; i + RS_W <= n; i += RS_W)
+        rs_stored(o + i, dx_softplus(rs_loadd(x + i), beta, thr));
+    if (i < n) {
+        double t[RS_W] = {0};
+        memcpy(t, x + i, (size_t)(n - i) * sizeof *t);
+        rs_stored(t, dx_softplus(rs_loadd(t), beta, thr));
+        memcpy(o + i, t, (size_t)(n - i) * sizeof *o);
+    }
 }
 
 #define DX_LOOP(NAME)                                                     \
@@ -417,6 +460,7 @@ DX_RED(argmax, 1, 1)
     DX_ENTRY(sigmoid, SFX, LV)                                            \
     DX_ENTRY(tanh, SFX, LV)                                               \
     DX_ENTRY(silu, SFX, LV)                                               \
+    DX_ENTRY(softplus, SFX, LV)                                           \
     DX_RED_ENTRY(max, SFX, LV)                                            \
     DX_RED_ENTRY(min, SFX, LV)                                            \
     DX_RED_ENTRY(argmax, SFX, LV)                                         \
@@ -439,9 +483,11 @@ DX_RED(argmax, 1, 1)
     void DX_CAT(tb_cpu_act_f64_, SFX)(int fn, const double *x, double *o, \
                                       int64_t n)                          \
     {                                                                     \
+        static const double k[2] = {1.0, 20.0};                           \
         (fn == 0   ? dx_sigmoid_f64                                       \
          : fn == 1 ? dx_tanh_f64                                          \
-                   : dx_silu_f64)(x, o, n, NULL);                         \
+         : fn == 2 ? dx_silu_f64                                          \
+                   : dx_softplus_f64)(x, o, n, k);                        \
     }
 
 #endif

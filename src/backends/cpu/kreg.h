@@ -144,7 +144,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 
 /* Element-wise math and activations: relu and the f32 exp, log, tanh,
  * sigmoid, gelu, gelu_tanh and silu (drv_ew.c over kernels.h and
- * vmath.h), exp, log, sigmoid, tanh and silu f64 (f64_simd_impl.h), sqrt, rsqrt, leaky_relu
+ * vmath.h), exp, log, sigmoid, tanh, silu and softplus f64
+ * (f64_simd_impl.h), sqrt, rsqrt, leaky_relu
  * and softplus f32 (ops_simd.h), the ops written once (ew_defs.h);
  * every other C row is math_c.c's. */
 #define TB_CPU_ROWS_MATH(X)                                               \
@@ -160,7 +161,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER(X, gelu, f32, scalar) X(gelu, f64, c, c)                \
     TB_CPU_LADDER(X, gelu_tanh, f32, scalar) X(gelu_tanh, f64, c, c)      \
     TB_CPU_LADDER(X, silu, f32, scalar) TB_CPU_LADDER(X, silu, f64, c)    \
-    TB_CPU_LADDER(X, softplus, f32, c) X(softplus, f64, c, c)             \
+    TB_CPU_LADDER(X, softplus, f32, c) TB_CPU_LADDER(X, softplus, f64, c) \
     TB_CPU_EW_OPS(TB_CPU_EW_ROWS, X)
 
 /* Reductions: sum and mean (drv_reduce.c over kernels.h); max, min,

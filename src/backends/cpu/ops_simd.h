@@ -125,8 +125,8 @@ void tb_cpu_exp_f64_avx2(const double *x, double *o, int64_t n);
 void tb_cpu_exp_f64_avx512(const double *x, double *o, int64_t n);
 void tb_cpu_log_f64_avx2(const double *x, double *o, int64_t n);
 void tb_cpu_log_f64_avx512(const double *x, double *o, int64_t n);
-/* sigmoid (fn 0), tanh (1) and silu (2) f64's vector loops, for the ulp
- * test */
+/* sigmoid (fn 0), tanh (1), silu (2) and softplus (3: beta 1,
+ * threshold 20) f64's vector loops, for the ulp test */
 void tb_cpu_act_f64_avx2(int fn, const double *x, double *o, int64_t n);
 void tb_cpu_act_f64_avx512(int fn, const double *x, double *o, int64_t n);
 
