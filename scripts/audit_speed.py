@@ -221,6 +221,46 @@ def check_cause(a, w, c, text):
         a.fig(w, "fewer threads' figure", m.group(5),
               fewer[0] if fewer else None)
         return
+    m = re.fullmatch(rf"its ({NUM}) KiB are held to the (L2|L3) roof, but "
+                     rf"the L(\d) \(({NUM}) KiB a thread\) holds ({NUM})% "
+                     r"of them", text)
+    if m:
+        lv = int(m.group(2)[1])
+        t = r.get("threads") or 1
+        ws = r.get("attainable_gb_s", 0) * r.get("min_time_ns", 0)
+        low = [x["size_bytes"] for x in (env.get("cpu") or {}).get("caches")
+               or [] if x.get("level") == lv - 1 and
+               x.get("type") != "Instruction"]
+        a.word(w, "roof level", m.group(2), r.get("level"))
+        a.word(w, "level below", m.group(3), str(lv - 1))
+        a.fig(w, "working set (KiB)", m.group(1), ws / 1024)
+        a.fig(w, "level below (KiB)", m.group(4),
+              max(low) / 1024 if low else None)
+        if low and ws > 0:
+            a.fig(w, "share held", m.group(5) + "%",
+                  min(1, max(low) * t / ws), "pct")
+            if not max(low) * t >= ws / 4:
+                a.bad(w, "cause", text, "the level below holds under 1/4")
+        return
+    m = re.fullmatch(rf"({NUM})% above the roof, within the spread of the "
+                     rf"roof's own repetitions \(({NUM}) to ({NUM}) GB/s: "
+                     rf"({NUM})%\)", text)
+    if m:
+        e = [e for e in pk.get("bandwidth") or []
+             if e["kernel"] == r.get("bw_kernel") and
+             e["level"] == r.get("level") and
+             e["threads"] == r.get("bandwidth_threads")]
+        e = e[0] if e else {}
+        a.fig(w, "above the roof", m.group(1) + "%", r.get("fraction", 0) - 1,
+              "pct")
+        a.fig(w, "roof's worst", m.group(2), e.get("worst_gb_s"))
+        a.fig(w, "roof's best", m.group(3), e.get("best_gb_s"))
+        if e.get("worst_gb_s"):
+            sp = e["best_gb_s"] / e["worst_gb_s"] - 1
+            a.fig(w, "roof's spread", m.group(4) + "%", sp, "pct")
+            if not r.get("fraction", 0) - 1 <= sp:
+                a.bad(w, "cause", text, "above the roof's spread")
+        return
     if text.startswith("held to the add kernel, which writes a third array"):
         if not (c.category in ("inplace", "optimizer") and
                 r.get("bw_kernel") == "add"):

@@ -102,7 +102,8 @@
     X(c_args) X(sanitize)                                                \
     /* peaks */                                                          \
     X(quick) X(load_avg_1m) X(bandwidth) X(working_set_bytes)            \
-    X(best_gb_s) X(median_gb_s) X(vendor_gb_s) X(best_gflop_s)           \
+    X(best_gb_s) X(median_gb_s) X(worst_gb_s) X(vendor_gb_s)             \
+    X(best_gflop_s)                                                      \
     X(median_gflop_s) X(vendor_gflop_s) X(gpu) X(compute_capability)     \
     X(sm_count)
 

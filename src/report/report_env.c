@@ -396,18 +396,23 @@ void tb_rpt_environment(const tb_rpt *x)
 }
 
 /* The L1 data cache of the run's CPU (env.cpu.caches), or NAN. */
-static double l1d_bytes(const tb_resfile *f)
+static double cache_bytes(const tb_resfile *f, int level)
 {
     double best = NAN;
     for (int i = 0; i < f->env.n_caches; i++) {
         const tb_res_cache *k = &f->env.caches[i];
-        if (k->level != 1 || isnan(k->size_bytes) ||
+        if (k->level != level || isnan(k->size_bytes) ||
             (k->type && !strcmp(k->type, "Instruction")))
             continue;
         if (isnan(best) || k->size_bytes > best)
             best = k->size_bytes;
     }
     return best;
+}
+
+static double l1d_bytes(const tb_resfile *f)
+{
+    return cache_bytes(f, 1);
 }
 
 /* Do the run's peaks hold a bandwidth figure for level? */
@@ -476,6 +481,51 @@ static bool below_dram_set(const tb_resfile *f, const tb_rescase *r,
     return false;
 }
 
+/* A working set held to the L2 or L3 roof of which the level below (L1
+ * or L2, a thread's own, times the threads) holds at least a quarter:
+ * that part runs at the faster level's bandwidth.  Says so in buf. */
+static bool lower_level_share(const tb_resfile *f, const char *level,
+                              double bytes, double threads, char *buf,
+                              size_t len)
+{
+    int lv = !strcmp(level, "L2") ? 2 : !strcmp(level, "L3") ? 3 : 0;
+    double lower = lv ? cache_bytes(f, lv - 1) * threads : NAN;
+    if (!(bytes > 0) || !(lower >= bytes / 4))
+        return false;
+    snprintf(buf, len,
+             "its %.0f KiB are held to the %s roof, but the L%d (%.0f KiB "
+             "a thread) holds %.0f%% of them",
+             bytes / 1024, level, lv - 1, lower / threads / 1024,
+             fmin(100, 100 * lower / bytes));
+    return true;
+}
+
+/* A fraction above 1 by no more than the spread of the roof's own
+ * repetitions (best over worst - 1, the bandwidth entry the case is held
+ * to): within the noise of the roof's measurement.  Says so in buf. */
+static bool within_roof_spread(const tb_resfile *f, const tb_rescase *r,
+                               char *buf, size_t len)
+{
+    const char *k = r->f.roofline_bw_kernel, *l = r->f.roofline_level;
+    double t = r->f.roofline_bandwidth_threads, fr = r->f.roofline_fraction;
+    if (!k || !l || isnan(t) || !(fr > 1))
+        return false;
+    for (int i = 0; i < f->peaks.n_bandwidth; i++) {
+        const tb_res_peak *e = &f->peaks.bandwidth[i];
+        if (!e->kernel || !e->level || strcmp(e->kernel, k) ||
+            strcmp(e->level, l) || e->threads != t || !(e->worst > 0) ||
+            !(fr - 1 <= e->best / e->worst - 1))
+            continue;
+        snprintf(buf, len,
+                 "%.1f%% above the roof, within the spread of the roof's "
+                 "own repetitions (%.1f to %.1f GB/s: %.1f%%)",
+                 100 * (fr - 1), e->worst, e->best,
+                 100 * (e->best / e->worst - 1));
+        return true;
+    }
+    return false;
+}
+
 const char *tb_rpt_over_roof_cause(const tb_rpt *x, const tb_rcase *c,
                                    char *buf, size_t len)
 {
@@ -506,6 +556,10 @@ const char *tb_rpt_over_roof_cause(const tb_rpt *x, const tb_rcase *c,
                  "(write-allocate traffic), while this op writes an input "
                  "in place (peaks from before the update kernel)");
     else if (below_dram_set(f, r, bytes, buf, len))
+        ;
+    else if (lower_level_share(f, level, bytes, threads, buf, len))
+        ;
+    else if (within_roof_spread(f, r, buf, len))
         ;
     else if (!isnan(load) && !isnan(cpus) && load > cpus / 2)
         snprintf(buf, len,

@@ -125,8 +125,10 @@ void tb_rpt_over_peak_note(const tb_rpt *x, int over);
 /* Why case c runs above 100% of its roofline, from the run's records: a
  * working set that fits the L1 in peaks without an L1 level, a roof
  * below a fewer-thread figure, an in-place op held to the add kernel, a
- * DRAM-level set far below the DRAM roof's, peaks measured under load,
- * else "no measured cause".  Writes buf. */
+ * DRAM-level set far below the DRAM roof's, an L2- or L3-level set a
+ * quarter or more of which the level below holds, a fraction above 1 by
+ * no more than the roof's own repetitions spread, peaks measured under
+ * load, else "no measured cause".  Writes buf. */
 const char *tb_rpt_over_roof_cause(const tb_rpt *x, const tb_rcase *c,
                                    char *buf, size_t len);
 

@@ -243,6 +243,7 @@ typedef struct tb_res_peak {
     const char *isa, *dtype;    /* flops: ISA and dtype */
     double threads, working_set_bytes;
     double best, median, vendor; /* GB/s or GFLOP/s */
+    double worst;                /* bandwidth: the slowest repetition */
 } tb_res_peak;
 
 /* "peaks" (docs/FORMAT.md, "peaks"). */

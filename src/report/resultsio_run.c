@@ -172,6 +172,7 @@ static bool load_figures(tb_resfile *f, const cJSON *a, bool flops,
                                         : TB_RES_KEY(median_gb_s));
         p->vendor = tb_res_num(e, flops ? TB_RES_KEY(vendor_gflop_s)
                                         : TB_RES_KEY(vendor_gb_s));
+        p->worst = flops ? NAN : tb_res_num(e, TB_RES_KEY(worst_gb_s));
     }
     return true;
 }
