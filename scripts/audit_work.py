@@ -270,7 +270,9 @@ def fit_best(s):
         coef = sum(q) / sum(x * x for x in q)
         rms = math.sqrt(sum(((c.median - coef * f) / c.median) ** 2
                             for f, c in zip(fs, s)) / len(s))
-        if best is None or rms < best[2]:
+        # as report_fit.c: a later model must be better by more than
+        # rounding (models proportional to each other fit alike)
+        if best is None or rms < best[2] * (1 - 1e-9):
             best = (m, coef, rms)
     return best
 

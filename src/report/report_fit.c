@@ -57,7 +57,10 @@ static int fit_best(const tb_rset *s, const int *v, int n, double *coef,
             ss += r * r;
         }
         double e = sqrt(ss / n);
-        if (best < 0 || e < *rms) {
+        /* a later model must be better by more than rounding: models
+         * proportional to each other (a step's cost model and O(n)) fit
+         * alike, and the first of them is kept (audit_work.py agrees) */
+        if (best < 0 || e < *rms * (1 - 1e-9)) {
             best = m;
             *coef = c;
             *rms = e;
