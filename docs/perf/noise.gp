@@ -14,14 +14,14 @@ set xrange [0.3:8.7]
 set bmargin 14
 set xlabel 'case (numbered below)'
 set xtics 1
-set label 2 '1: svd/64x64/f32/blas[threads=2]' at screen 0.02, screen 0.2036 font ',8' noenhanced
-set label 3 '2: log_softmax[axis=-1]/1024x10/f32/cpu[isa=auto,threads=2]' at screen 0.02, screen 0.1796 font ',8' noenhanced
-set label 4 '3: add/4000000,4000000/f32/cpu[isa=scalar,threads=2]' at screen 0.02, screen 0.1557 font ',8' noenhanced
-set label 5 '4: matmul/128x128,128x128/f32/blas[threads=2]' at screen 0.02, screen 0.1317 font ',8' noenhanced
-set label 6 '5: add@alloc/4000000,4000000/f32/cpu[isa=scalar,threads=2]' at screen 0.02, screen 0.1078 font ',8' noenhanced
-set label 7 '6: rand_normal[mean=0,std=1,seed=0]/1000000/f32/cpu[isa=auto,threads=2]' at screen 0.02, screen 0.0838 font ',8' noenhanced
-set label 8 '7: sum[keepdim=0]/1000000/f32/cpu[isa=scalar,threads=2]' at screen 0.02, screen 0.0599 font ',8' noenhanced
-set label 9 '8: add/4000000,4000000/f32/cpu[isa=auto,threads=1]' at screen 0.02, screen 0.0359 font ',8' noenhanced
+set label 2 '1: add_relu/1000000,1000000/f32/cpu[isa=scalar,threads=2]' at screen 0.02, screen 0.2036 font ',8' noenhanced
+set label 3 '2: matmul/256x256,256x256/f32/cpu[isa=scalar,threads=2]' at screen 0.02, screen 0.1796 font ',8' noenhanced
+set label 4 '3: matmul/64x64,64x64/f32/cpu[isa=scalar,threads=2]' at screen 0.02, screen 0.1557 font ',8' noenhanced
+set label 5 '4: rand_normal[mean=0,std=1,seed=0]/1000000/f32/cpu[isa=auto,threads=2]' at screen 0.02, screen 0.1317 font ',8' noenhanced
+set label 6 '5: log_softmax[axis=-1]/1024x10/f32/cpu[isa=scalar,threads=2]' at screen 0.02, screen 0.1078 font ',8' noenhanced
+set label 7 '6: zeros/4000000/f32/cpu[isa=scalar,threads=1]' at screen 0.02, screen 0.0838 font ',8' noenhanced
+set label 8 '7: add@alloc/4000000,4000000/f32/cpu[isa=auto,threads=1]' at screen 0.02, screen 0.0599 font ',8' noenhanced
+set label 9 '8: add@alloc/4000000,4000000/f32/cpu[isa=scalar,threads=1]' at screen 0.02, screen 0.0359 font ',8' noenhanced
 set label 1 'box: quartiles; whiskers: 1.5 IQR; points: outliers' at screen 0.02, screen 0.2275 font ',8'
 set terminal pngcairo size 900,668 font 'sans,9' noenhanced
 set output 'noise.png'

@@ -14,10 +14,10 @@ set terminal pngcairo size 900,544 font 'sans,9' noenhanced
 set output 'roofline-cpu.png'
 plot 'roofline-cpu.dat' using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'cases (174; each op named at its fastest)', \
      '' using 1:2:4 with labels left offset char 0.4,0.4 font ',7' tc rgb '#333333' notitle, \
-     (x * 217.037459 < 15.7861783 ? x * 217.037459 : 15.7861783) with lines lw 1.5 dt 1 lc rgb '#444444' title 'roof: L1 217 GB/s, scalar 15.79 GFLOP/s, 1 thread(s)', \
-     (x * 217.037459 < 21.5533955 ? x * 217.037459 : 21.5533955) with lines lw 1.5 dt 2 lc rgb '#8c564b' title 'roof: L1 217 GB/s, scalar 21.55 GFLOP/s, 2 thread(s)', \
-     (x * 217.037459 < 36.672543 ? x * 217.037459 : 36.672543) with lines lw 1.5 dt 3 lc rgb '#2ca02c' title 'roof: L1 217 GB/s, avx2 36.67 GFLOP/s, 1 thread(s)', \
-     (x * 217.037459 < 42.9767627 ? x * 217.037459 : 42.9767627) with lines lw 1.5 dt 4 lc rgb '#9467bd' title 'roof: L1 217 GB/s, avx2 42.98 GFLOP/s, 2 thread(s)', \
-     (x * 21.9212353 < 15.7861783 ? x * 21.9212353 : 15.7861783) with lines lw 1.5 dt 5 lc rgb '#ff7f0e' title 'roof: L3 21.92 GB/s, scalar 15.79 GFLOP/s, 1 thread(s)', \
-     (x * 26.5810169 < 21.5533955 ? x * 26.5810169 : 21.5533955) with lines lw 1.5 dt 6 lc rgb '#17becf' title 'roof: L3 26.58 GB/s, scalar 21.55 GFLOP/s, 2 thread(s)'
+     (x * 271.800838 < 51.1395012 ? x * 271.800838 : 51.1395012) with lines lw 1.5 dt 1 lc rgb '#444444' title 'roof: L1 271.8 GB/s, scalar 51.14 GFLOP/s, 1 thread(s)', \
+     (x * 364.826805 < 76.5301677 ? x * 364.826805 : 76.5301677) with lines lw 1.5 dt 2 lc rgb '#8c564b' title 'roof: L1 364.8 GB/s, scalar 76.53 GFLOP/s, 2 thread(s)', \
+     (x * 271.800838 < 102.625219 ? x * 271.800838 : 102.625219) with lines lw 1.5 dt 3 lc rgb '#2ca02c' title 'roof: L1 271.8 GB/s, avx2 102.6 GFLOP/s, 1 thread(s)', \
+     (x * 364.826805 < 200.523341 ? x * 364.826805 : 200.523341) with lines lw 1.5 dt 4 lc rgb '#9467bd' title 'roof: L1 364.8 GB/s, avx2 200.5 GFLOP/s, 2 thread(s)', \
+     (x * 77.4898837 < 51.1395012 ? x * 77.4898837 : 51.1395012) with lines lw 1.5 dt 5 lc rgb '#ff7f0e' title 'roof: L3 77.49 GB/s, scalar 51.14 GFLOP/s, 1 thread(s)', \
+     (x * 149.152042 < 76.5301677 ? x * 149.152042 : 76.5301677) with lines lw 1.5 dt 6 lc rgb '#17becf' title 'roof: L3 149.2 GB/s, scalar 76.53 GFLOP/s, 2 thread(s)'
 set output

@@ -20,10 +20,10 @@ plot 'throughput-add-f32-2.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '
      'throughput-add-f32-2.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 3 pt 15 title 'add torch[threads=1,form=out]', \
      'throughput-add-f32-2.dat' index 6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 3 pt 6 title 'add torch[threads=2,form=alloc]', \
      'throughput-add-f32-2.dat' index 7 using 1:2 with linespoints lw 2 lc rgb '#e377c2' dt 3 pt 4 title 'add torch[threads=2,form=out]', \
-     289.639829 with lines dt 5 lw 1.5 lc rgb '#444444' title 'copy bandwidth L1, 2 threads: 289.6', \
-     190.595331 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 190.6', \
-     163.882062 with lines dt 5 lw 1.5 lc rgb '#444444' title 'copy bandwidth L1, 1 thread: 163.9', \
-     34.4423492 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 1 thread: 34.44', \
-     31.2963696 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 1 thread: 31.3', \
-     19.7246177 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 19.72'
+     314.434132 with lines dt 5 lw 1.5 lc rgb '#444444' title 'copy bandwidth L1, 2 threads: 314.4', \
+     204.183732 with lines dt 5 lw 1.5 lc rgb '#444444' title 'copy bandwidth L1, 1 thread: 204.2', \
+     139.013684 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 139', \
+     90.1404502 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 1 thread: 90.14', \
+     85.9384611 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 85.94', \
+     71.8939412 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 1 thread: 71.89'
 set output

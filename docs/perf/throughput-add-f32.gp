@@ -20,10 +20,10 @@ plot 'throughput-add-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1
      'throughput-add-f32.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 1 pt 15 title 'add@alloc cpu[isa=scalar,threads=2]', \
      'throughput-add-f32.dat' index 6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 1 pt 6 title 'add@alloc cpu[isa=auto,threads=1]', \
      'throughput-add-f32.dat' index 7 using 1:2 with linespoints lw 2 lc rgb '#e377c2' dt 1 pt 4 title 'add@alloc cpu[isa=auto,threads=2]', \
-     217.037459 with lines dt 5 lw 1.5 lc rgb '#999999' title 'add bandwidth L1, 1 thread: 217', \
-     181.949796 with lines dt 5 lw 1.5 lc rgb '#444444' title 'add bandwidth L1, 2 threads: 181.9', \
-     40.7813149 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 2 threads: 40.78', \
-     37.7483869 with lines dt 3 lw 1.5 lc rgb '#999999' title 'add bandwidth L2, 1 thread: 37.75', \
-     26.5810169 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 2 threads: 26.58', \
-     21.9212353 with lines dt 4 lw 1.5 lc rgb '#999999' title 'add bandwidth L3, 1 thread: 21.92'
+     364.826805 with lines dt 5 lw 1.5 lc rgb '#444444' title 'add bandwidth L1, 2 threads: 364.8', \
+     271.800838 with lines dt 5 lw 1.5 lc rgb '#999999' title 'add bandwidth L1, 1 thread: 271.8', \
+     149.152042 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 2 threads: 149.2', \
+     93.1304272 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 2 threads: 93.13', \
+     92.9341269 with lines dt 3 lw 1.5 lc rgb '#999999' title 'add bandwidth L2, 1 thread: 92.93', \
+     77.4898837 with lines dt 4 lw 1.5 lc rgb '#999999' title 'add bandwidth L3, 1 thread: 77.49'
 set output

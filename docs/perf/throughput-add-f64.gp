@@ -13,8 +13,8 @@ set offsets graph 0.05, graph 0.05, graph 0.1, 0
 set terminal pngcairo size 900,512 font 'sans,9' noenhanced
 set output 'throughput-add-f64.png'
 plot 'throughput-add-f64.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=auto,threads=1]', \
-     217.037459 with lines dt 5 lw 1.5 lc rgb '#444444' title 'add bandwidth L1, 1 thread: 217', \
-     37.7483869 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 1 thread: 37.75', \
-     21.9212353 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 1 thread: 21.92', \
-     6.17691797 with lines dt 2 lw 1.5 lc rgb '#444444' title 'add bandwidth DRAM, 1 thread: 6.177'
+     271.800838 with lines dt 5 lw 1.5 lc rgb '#444444' title 'add bandwidth L1, 1 thread: 271.8', \
+     92.9341269 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 1 thread: 92.93', \
+     77.4898837 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 1 thread: 77.49', \
+     24.4198345 with lines dt 2 lw 1.5 lc rgb '#444444' title 'add bandwidth DRAM, 1 thread: 24.42'
 set output

@@ -16,10 +16,10 @@ plot 'throughput-add_-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#
      'throughput-add_-f32.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 5 title 'cpu[isa=scalar,threads=2]', \
      'throughput-add_-f32.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 9 title 'cpu[isa=auto,threads=1]', \
      'throughput-add_-f32.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 11 title 'cpu[isa=auto,threads=2]', \
-     303.493924 with lines dt 5 lw 1.5 lc rgb '#444444' title 'update bandwidth L1, 2 threads: 303.5', \
-     301.875147 with lines dt 3 lw 1.5 lc rgb '#444444' title 'update bandwidth L2, 2 threads: 301.9', \
-     183.766712 with lines dt 4 lw 1.5 lc rgb '#444444' title 'update bandwidth L3, 2 threads: 183.8', \
-     73.5049606 with lines dt 5 lw 1.5 lc rgb '#999999' title 'update bandwidth L1, 1 thread: 73.5', \
-     47.7574266 with lines dt 3 lw 1.5 lc rgb '#999999' title 'update bandwidth L2, 1 thread: 47.76', \
-     39.1063641 with lines dt 4 lw 1.5 lc rgb '#999999' title 'update bandwidth L3, 1 thread: 39.11'
+     332.653619 with lines dt 5 lw 1.5 lc rgb '#444444' title 'update bandwidth L1, 2 threads: 332.7', \
+     230.873482 with lines dt 4 lw 1.5 lc rgb '#444444' title 'update bandwidth L3, 2 threads: 230.9', \
+     204.215957 with lines dt 5 lw 1.5 lc rgb '#999999' title 'update bandwidth L1, 1 thread: 204.2', \
+     140.879399 with lines dt 3 lw 1.5 lc rgb '#444444' title 'update bandwidth L2, 2 threads: 140.9', \
+     140.401824 with lines dt 3 lw 1.5 lc rgb '#999999' title 'update bandwidth L2, 1 thread: 140.4', \
+     118.900621 with lines dt 4 lw 1.5 lc rgb '#999999' title 'update bandwidth L3, 1 thread: 118.9'
 set output

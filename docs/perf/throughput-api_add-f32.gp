@@ -20,8 +20,8 @@ plot 'throughput-api_add-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb
      'throughput-api_add-f32.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 2 pt 15 title 'api_add[layer=0,pool=0] torch[threads=1]', \
      'throughput-api_add-f32.dat' index 6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 6 title 'api_add[layer=1,pool=0] torch[threads=1]', \
      'throughput-api_add-f32.dat' index 7 using 1:2 with linespoints lw 2 lc rgb '#e377c2' dt 2 pt 4 title 'api_add[layer=2,pool=0] torch[threads=1]', \
-     217.037459 with lines dt 5 lw 1.5 lc rgb '#444444' title 'add bandwidth L1, 1 thread: 217', \
-     37.7483869 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 1 thread: 37.75', \
-     21.9212353 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 1 thread: 21.92', \
-     6.17691797 with lines dt 2 lw 1.5 lc rgb '#444444' title 'add bandwidth DRAM, 1 thread: 6.177'
+     271.800838 with lines dt 5 lw 1.5 lc rgb '#444444' title 'add bandwidth L1, 1 thread: 271.8', \
+     92.9341269 with lines dt 3 lw 1.5 lc rgb '#444444' title 'add bandwidth L2, 1 thread: 92.93', \
+     77.4898837 with lines dt 4 lw 1.5 lc rgb '#444444' title 'add bandwidth L3, 1 thread: 77.49', \
+     24.4198345 with lines dt 2 lw 1.5 lc rgb '#444444' title 'add bandwidth DRAM, 1 thread: 24.42'
 set output

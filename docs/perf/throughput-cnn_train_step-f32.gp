@@ -17,6 +17,6 @@ plot 'throughput-cnn_train_step-f32.dat' index 0 using 1:2 with linespoints lw 2
      'throughput-cnn_train_step-f32.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 9 title 'cnn_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=1] cpu[isa=auto,threads=1]', \
      'throughput-cnn_train_step-f32.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 11 title 'cnn_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=1] blas[threads=1]', \
      'throughput-cnn_train_step-f32.dat' index 4 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 2 pt 13 title 'cnn_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=0] torch[threads=1]', \
-     36.672543 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 1 thread: 36.67', \
-     15.7861783 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 1 thread: 15.79'
+     102.625219 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 1 thread: 102.6', \
+     51.1395012 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 1 thread: 51.14'
 set output

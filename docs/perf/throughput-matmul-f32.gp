@@ -20,8 +20,8 @@ plot 'throughput-matmul-f32.dat' index 0 using 1:2:xtic(3) with linespoints lw 2
      'throughput-matmul-f32.dat' index 5 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#17becf' dt 1 pt 15 title 'blas[threads=2]', \
      'throughput-matmul-f32.dat' index 6 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 6 title 'numpy[threads=1,form=alloc]', \
      'throughput-matmul-f32.dat' index 7 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#e377c2' dt 2 pt 4 title 'numpy[threads=1,form=out]', \
-     42.9767627 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 42.98', \
-     36.672543 with lines dt 4 lw 1.5 lc rgb '#999999' title 'FMA peak avx2 f32, 1 thread: 36.67', \
-     21.5533955 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 21.55', \
-     15.7861783 with lines dt 2 lw 1.5 lc rgb '#999999' title 'FMA peak scalar f32, 1 thread: 15.79'
+     200.523341 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 200.5', \
+     102.625219 with lines dt 4 lw 1.5 lc rgb '#999999' title 'FMA peak avx2 f32, 1 thread: 102.6', \
+     76.5301677 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 76.53', \
+     51.1395012 with lines dt 2 lw 1.5 lc rgb '#999999' title 'FMA peak scalar f32, 1 thread: 51.14'
 set output

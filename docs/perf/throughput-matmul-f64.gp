@@ -13,6 +13,6 @@ set offsets graph 0.05, graph 0.05, graph 0.1, 0
 set terminal pngcairo size 900,512 font 'sans,9' noenhanced
 set output 'throughput-matmul-f64.png'
 plot 'throughput-matmul-f64.dat' index 0 using 1:2:xtic(3) with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=auto,threads=1]', \
-     16.9999901 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f64, 1 thread: 17', \
-     6.90756318 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f64, 1 thread: 6.908'
+     51.3991507 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f64, 1 thread: 51.4', \
+     25.2716416 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f64, 1 thread: 25.27'
 set output

@@ -15,6 +15,6 @@ set output 'throughput-mlp_infer_step-f32.png'
 plot 'throughput-mlp_infer_step-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=auto,threads=1]', \
      'throughput-mlp_infer_step-f32.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 5 title 'blas[threads=1]', \
      'throughput-mlp_infer_step-f32.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 2 pt 9 title 'torch[threads=1]', \
-     36.672543 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 1 thread: 36.67', \
-     15.7861783 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 1 thread: 15.79'
+     102.625219 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 1 thread: 102.6', \
+     51.1395012 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 1 thread: 51.14'
 set output

@@ -20,6 +20,6 @@ plot 'throughput-mlp_train_step-f32-2.dat' index 0 using 1:2 with linespoints lw
      'throughput-mlp_train_step-f32-2.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 1 pt 15 title 'mlp_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=0] blas[threads=1]', \
      'throughput-mlp_train_step-f32-2.dat' index 6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 1 pt 6 title 'mlp_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=1] cpu[isa=auto,threads=1]', \
      'throughput-mlp_train_step-f32-2.dat' index 7 using 1:2 with linespoints lw 2 lc rgb '#e377c2' dt 1 pt 4 title 'mlp_train_step[phase=2,hooks=0,lr=0.01,momentum=0.9,pool=1] blas[threads=1]', \
-     36.672543 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 1 thread: 36.67', \
-     15.7861783 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 1 thread: 15.79'
+     102.625219 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 1 thread: 102.6', \
+     51.1395012 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 1 thread: 51.14'
 set output

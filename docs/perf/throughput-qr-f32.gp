@@ -18,8 +18,8 @@ plot 'throughput-qr-f32.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f
      'throughput-qr-f32.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 11 title 'cpu[isa=auto,threads=2]', \
      'throughput-qr-f32.dat' index 4 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 13 title 'blas[threads=1]', \
      'throughput-qr-f32.dat' index 5 using 1:2 with linespoints lw 2 lc rgb '#17becf' dt 1 pt 15 title 'blas[threads=2]', \
-     42.9767627 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 42.98', \
-     36.672543 with lines dt 4 lw 1.5 lc rgb '#999999' title 'FMA peak avx2 f32, 1 thread: 36.67', \
-     21.5533955 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 21.55', \
-     15.7861783 with lines dt 2 lw 1.5 lc rgb '#999999' title 'FMA peak scalar f32, 1 thread: 15.79'
+     200.523341 with lines dt 4 lw 1.5 lc rgb '#444444' title 'FMA peak avx2 f32, 2 threads: 200.5', \
+     102.625219 with lines dt 4 lw 1.5 lc rgb '#999999' title 'FMA peak avx2 f32, 1 thread: 102.6', \
+     76.5301677 with lines dt 2 lw 1.5 lc rgb '#444444' title 'FMA peak scalar f32, 2 threads: 76.53', \
+     51.1395012 with lines dt 2 lw 1.5 lc rgb '#999999' title 'FMA peak scalar f32, 1 thread: 51.14'
 set output

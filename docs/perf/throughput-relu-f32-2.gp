@@ -16,10 +16,10 @@ plot 'throughput-relu-f32-2.dat' index 0 using 1:2 with linespoints lw 2 lc rgb 
      'throughput-relu-f32-2.dat' index 1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 2 pt 5 title 'torch[threads=1,form=out]', \
      'throughput-relu-f32-2.dat' index 2 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 2 pt 9 title 'torch[threads=2,form=alloc]', \
      'throughput-relu-f32-2.dat' index 3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 2 pt 11 title 'torch[threads=2,form=out]', \
-     289.639829 with lines dt 5 lw 1.5 lc rgb '#444444' title 'copy bandwidth L1, 2 threads: 289.6', \
-     190.595331 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 190.6', \
-     163.882062 with lines dt 5 lw 1.5 lc rgb '#444444' title 'copy bandwidth L1, 1 thread: 163.9', \
-     34.4423492 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 1 thread: 34.44', \
-     31.2963696 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 1 thread: 31.3', \
-     19.7246177 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 19.72'
+     314.434132 with lines dt 5 lw 1.5 lc rgb '#444444' title 'copy bandwidth L1, 2 threads: 314.4', \
+     204.183732 with lines dt 5 lw 1.5 lc rgb '#444444' title 'copy bandwidth L1, 1 thread: 204.2', \
+     139.013684 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 2 threads: 139', \
+     90.1404502 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 1 thread: 90.14', \
+     85.9384611 with lines dt 3 lw 1.5 lc rgb '#444444' title 'copy bandwidth L2, 2 threads: 85.94', \
+     71.8939412 with lines dt 4 lw 1.5 lc rgb '#444444' title 'copy bandwidth L3, 1 thread: 71.89'
 set output

@@ -13,8 +13,8 @@ set offsets graph 0.05, graph 0.05, graph 0.1, 0
 set terminal pngcairo size 900,512 font 'sans,9' noenhanced
 set output 'throughput-sum-f64.png'
 plot 'throughput-sum-f64.dat' index 0 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 7 title 'cpu[isa=auto,threads=1]', \
-     62.1216503 with lines dt 5 lw 1.5 lc rgb '#444444' title 'read bandwidth L1, 1 thread: 62.12', \
-     32.4521957 with lines dt 3 lw 1.5 lc rgb '#444444' title 'read bandwidth L2, 1 thread: 32.45', \
-     26.0495175 with lines dt 4 lw 1.5 lc rgb '#444444' title 'read bandwidth L3, 1 thread: 26.05', \
-     7.35342037 with lines dt 2 lw 1.5 lc rgb '#444444' title 'read bandwidth DRAM, 1 thread: 7.353'
+     201.139817 with lines dt 5 lw 1.5 lc rgb '#444444' title 'read bandwidth L1, 1 thread: 201.1', \
+     91.6190177 with lines dt 3 lw 1.5 lc rgb '#444444' title 'read bandwidth L2, 1 thread: 91.62', \
+     79.0819546 with lines dt 4 lw 1.5 lc rgb '#444444' title 'read bandwidth L3, 1 thread: 79.08', \
+     21.1306012 with lines dt 2 lw 1.5 lc rgb '#444444' title 'read bandwidth DRAM, 1 thread: 21.13'
 set output
