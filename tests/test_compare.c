@@ -772,6 +772,30 @@ static void test_counter_regression(void **state)
     tb_resfile_free(b);
 }
 
+/* A file whose one ok case "c" has member `key` = the JSON text json:
+ * the loader refuses it (TB_EINVAL, no file), naming the case and key. */
+static void refused_member(const char *key, const char *json)
+{
+    double *x = samples(50, 1000, 0.01, 7);
+    spec sp = {"c", NULL, x, 50, 1, 0};
+    cJSON *doc = make_doc(&sp, 1);
+    free(x);
+    cJSON_AddItemToObject(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cases"), 0), key,
+        cJSON_Parse(json));
+    char *text = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    tb_resfile *f = NULL;
+    char err[256], want[64];
+    int rc = tb_resfile_from_text("bad.json", text, strlen(text), &f, err,
+                                  sizeof err);
+    free(text);
+    assert_int_equal(rc, TB_EINVAL);
+    assert_null(f);
+    snprintf(want, sizeof want, "cases[0] (c): %s", key);
+    assert_non_null(strstr(err, want));
+}
+
 /* One ok case "c" (as one_case, the same samples on both sides) with an
  * instructions record: per_iter (NAN: null), source and isa. */
 static tb_resfile *instr_case(const char *name, double per_iter,
@@ -889,24 +913,8 @@ static void test_instr_counts(void **state)
     static const char *const bad[] = {"{\"per_iter\": \"many\"}",
                                       "{\"per_iter\": -1}",
                                       "{\"per_iter\": 5}", "[]"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        double *x = samples(50, 1000, 0.01, 7);
-        spec sp = {"c", NULL, x, 50, 1, 0};
-        cJSON *doc = make_doc(&sp, 1);
-        free(x);
-        cJSON_AddItemToObject(
-            cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cases"), 0),
-            "instructions", cJSON_Parse(bad[i]));
-        char *text = cJSON_PrintUnformatted(doc);
-        cJSON_Delete(doc);
-        tb_resfile *f = NULL;
-        int rc = tb_resfile_from_text("bad.json", text, strlen(text), &f,
-                                      err, sizeof err);
-        free(text);
-        assert_int_equal(rc, TB_EINVAL);
-        assert_null(f);
-        assert_non_null(strstr(err, "cases[0] (c): instructions"));
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        refused_member("instructions", bad[i]);
     tb_resfile *fs[] = {base, same, up, tiny, isa, none};
     for (size_t i = 0; i < 6; i++)
         tb_resfile_free(fs[i]);
@@ -1033,24 +1041,8 @@ static void test_cache_counts(void **state)
                                       "\"perf\"}",
                                       "{\"llc_misses\": \"x\"}",
                                       "{\"l1d_misses\": 5}", "[]"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        double *x = samples(50, 1000, 0.01, 7);
-        spec sp = {"c", NULL, x, 50, 1, 0};
-        cJSON *doc = make_doc(&sp, 1);
-        free(x);
-        cJSON_AddItemToObject(
-            cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cases"), 0),
-            "cache", cJSON_Parse(bad[i]));
-        char *text = cJSON_PrintUnformatted(doc);
-        cJSON_Delete(doc);
-        tb_resfile *f = NULL;
-        int rc = tb_resfile_from_text("bad.json", text, strlen(text), &f,
-                                      err, sizeof err);
-        free(text);
-        assert_int_equal(rc, TB_EINVAL);
-        assert_null(f);
-        assert_non_null(strstr(err, "cases[0] (c): cache"));
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        refused_member("cache", bad[i]);
     tb_resfile *fs[] = {base, up, tiny, geo, isa, none};
     for (size_t i = 0; i < 6; i++)
         tb_resfile_free(fs[i]);

@@ -38,6 +38,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "cpu_family.h"
 
 #include "backends/backend.h"
 #include "backends/cpu/isa.h"
@@ -53,8 +54,6 @@
 #include "ops/tensor.h"
 #include "tests/data/einsum_vectors.h"
 
-extern const tb_backend tb_backend_cpu;
-static const tb_backend *const B = &tb_backend_cpu;
 
 #define REF_RTOL 1e-12
 #define REF_ATOL 1e-14
@@ -77,13 +76,6 @@ static int rng_int(int lo, int hi) /* inclusive */
     return lo + (int)(rng_next() % (uint64_t)(hi - lo + 1));
 }
 
-static int n_levels(void)
-{
-    int max = tb_cpu_isa_max();
-    while (max > 0 && !tb_cpu_isa_built(max))
-        max--;
-    return max + 1;
-}
 
 /* The op of n operands. */
 static const tb_op *op_of(int n)
@@ -103,21 +95,7 @@ static tb_params eq_params(const tb_op *op, const char *eq)
     return p;
 }
 
-static void *cpu_create(int isa, int threads)
-{
-    const char *vals[2] = {tb_cpu_isa_name(isa), threads == 1 ? "1" : "2"};
-    void *ctx = NULL;
-    char err[256];
-    assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
-    return ctx;
-}
 
-static uint64_t launches(void *ctx)
-{
-    tb_backend_counters k;
-    tb_backend_counters_read(B, ctx, &k);
-    return k.kernel_launches;
-}
 
 static void tensor_from(tb_tensor *t, tb_dtype dt, const tb_shape *s,
                         const double *x)

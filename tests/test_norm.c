@@ -67,6 +67,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "cpu_family.h"
 
 #include "backends/backend.h"
 #include "backends/cpu/isa.h"
@@ -78,8 +79,6 @@
 #include "ops/tensor.h"
 #include "tests/data/norm_vectors.h"
 
-extern const tb_backend tb_backend_cpu;
-static const tb_backend *const B = &tb_backend_cpu;
 
 #define REF_RTOL 1e-10
 #define REF_ATOL 1e-12
@@ -97,34 +96,13 @@ static double rng_uniform(double lo, double hi)
                              0x1.0p-53);
 }
 
-static int n_levels(void)
-{
-    int max = tb_cpu_isa_max();
-    while (max > 0 && !tb_cpu_isa_built(max))
-        max--;
-    return max + 1;
-}
 
 static tb_dtype dtype_of(const char *s)
 {
     return strcmp(s, "f32") == 0 ? TB_F32 : TB_F64;
 }
 
-static void *cpu_create(int isa, int threads)
-{
-    const char *vals[2] = {tb_cpu_isa_name(isa), threads == 1 ? "1" : "2"};
-    void *ctx = NULL;
-    char err[256];
-    assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
-    return ctx;
-}
 
-static uint64_t launches(void *ctx)
-{
-    tb_backend_counters k;
-    tb_backend_counters_read(B, ctx, &k);
-    return k.kernel_launches;
-}
 
 static tb_params case_params(const tb_op *op, double eps)
 {

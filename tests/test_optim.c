@@ -49,6 +49,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "cpu_family.h"
 
 #include "backends/backend.h"
 #include "backends/cpu/isa.h"
@@ -62,8 +63,6 @@
 #include "ops/tensor.h"
 #include "tests/data/optim_vectors.h"
 
-extern const tb_backend tb_backend_cpu;
-static const tb_backend *const B = &tb_backend_cpu;
 
 #define REF_RTOL 1e-12
 #define REF_ATOL 1e-14
@@ -86,13 +85,6 @@ static double rng_uniform(double lo, double hi)
     return lo + (hi - lo) * ((double)(rng_next() >> 11) * 0x1.0p-53);
 }
 
-static int n_levels(void)
-{
-    int max = tb_cpu_isa_max();
-    while (max > 0 && !tb_cpu_isa_built(max))
-        max--;
-    return max + 1;
-}
 
 static tb_dtype dtype_of(const char *s)
 {
@@ -147,22 +139,7 @@ static const char *row_name(const tb_op *op, tb_dtype dt, int isa)
     return r->name;
 }
 
-/* A cpu instance at level `isa` with `threads` threads. */
-static void *cpu_create(int isa, int threads)
-{
-    const char *vals[2] = {tb_cpu_isa_name(isa), threads == 1 ? "1" : "2"};
-    void *ctx = NULL;
-    char err[256];
-    assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
-    return ctx;
-}
 
-static uint64_t launches(void *ctx)
-{
-    tb_backend_counters k;
-    tb_backend_counters_read(B, ctx, &k);
-    return k.kernel_launches;
-}
 
 /* ---- fixtures --------------------------------------------------------------- */
 
