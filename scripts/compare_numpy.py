@@ -851,6 +851,22 @@ def impl_for(op, lib, mod, np, form, x, o, p):
         return (lambda: x[0] * ((gen.random(x[0].shape, x[0].dtype) >= pr)
                                 * sc)), 4, \
             "random, greater_equal, multiply, multiply" 
+    if op == "softplus":
+        beta = float(p.get("beta", 1.0))
+        thr = float(p.get("threshold", 20.0))
+        if t:
+            import torch.nn.functional as F
+            if out:
+                return (lambda: o[0].copy_(F.softplus(x[0], beta, thr))), \
+                    2, f"copy_(softplus(beta={beta:g}, threshold={thr:g}))"
+            return (lambda: F.softplus(x[0], beta, thr)), 1, \
+                f"softplus(beta={beta:g}, threshold={thr:g})"
+        if out:
+            return None
+        b = x[0].dtype.type(beta)
+        return (lambda: np.where(b * x[0] > thr, x[0],
+                                 np.log1p(np.exp(b * x[0])) / b)), 5, \
+            "where(beta x > threshold, x, log1p(exp(beta x)) / beta)"
     if op in ("gelu", "gelu_tanh", "silu") and t:
         import torch.nn.functional as F
         if op == "silu":
