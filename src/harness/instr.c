@@ -677,7 +677,8 @@ static int read_callgrind(const child_files *f, bool cache, double k,
         snprintf(reason, rlen, "callgrind: no output file: %.200s", ferr);
         return -1;
     }
-    int prc = tb_instr_callgrind_events(text, ev, cache ? 5 : 1, v);
+    int prc = cache ? tb_instr_callgrind_events(text, ev, 5, v)
+                    : tb_instr_callgrind_total(text, &v[0]);
     tb_cache_counts *cc = &res->cache;
     if (!prc && cache &&
         (tb_instr_callgrind_geometry(text, "D1", cc->d1, sizeof cc->d1) ||

@@ -70,12 +70,20 @@ static inline rd dx_expm1_small(rd r)
     return rs_fma(rs_mul(p, r), r, r);
 }
 
+/* x = k ln 2 + r, k = round(x / ln 2), ln 2 in two parts (k ln2_hi
+ * exact): r, with k in *k. */
+static inline rd dx_reduce(rd x, rd *k)
+{
+    *k = rs_round(rs_mul(x, rs_d1(0x1.71547652b82fep+0))); /* 1/ln2 */
+    rd r = rs_fma(*k, rs_d1(-0x1.62e42fefa3800p-1), x);
+    return rs_fma(*k, rs_d1(-0x1.ef35793c7673p-45), r);
+}
+
 static inline rd dx_exp(rd x)
 {
     rd xc = rs_min(rs_max(x, rs_d1(-746.0)), rs_d1(710.0));
-    rd k = rs_round(rs_mul(xc, rs_d1(0x1.71547652b82fep+0))); /* 1/ln2 */
-    rd r = rs_fma(k, rs_d1(-0x1.62e42fefa3800p-1), xc);
-    r = rs_fma(k, rs_d1(-0x1.ef35793c7673p-45), r);
+    rd k;
+    rd r = dx_reduce(xc, &k);
     /* 1 + r + r^2 p': the small terms first, then r, then 1 */
     rd p = rs_add(rs_d1(1.0), dx_expm1_small(r));
     rd k1 = rs_round(rs_mul(k, rs_d1(0.5)));
@@ -142,10 +150,8 @@ static inline rd dx_silu(rd x)
 static inline rd dx_tanh(rd x)
 {
     rd a = rs_min(rs_add(rs_abs(x), rs_abs(x)), rs_d1(40.0));
-    rd na = rs_sub(rs_d1(0.0), a);
-    rd k = rs_round(rs_mul(na, rs_d1(0x1.71547652b82fep+0)));
-    rd r = rs_fma(k, rs_d1(-0x1.62e42fefa3800p-1), na);
-    r = rs_fma(k, rs_d1(-0x1.ef35793c7673p-45), r);
+    rd k;
+    rd r = dx_reduce(rs_sub(rs_d1(0.0), a), &k);
     rd p2 = dx_pow2(k);
     rd m = rs_fma(p2, dx_expm1_small(r), rs_sub(p2, rs_d1(1.0)));
     rd v = rs_abs(rs_div(m, rs_add(rs_d1(2.0), m)));
