@@ -9,6 +9,7 @@
 
 #include "../base/stats.h"
 #include "../base/error.h"
+#include "../base/strbuf.h"
 #include "table.h"
 
 /* ---- small helpers -------------------------------------------------- */
@@ -468,16 +469,14 @@ int tb_cmp_parse_fail_on(const char *s, unsigned *bits)
         *bits = 0;
         return 0;
     }
+    static const unsigned bit[] = {TB_FAIL_TIME, TB_FAIL_COUNTERS,
+                                   TB_FAIL_STATUS};
     while (*s) {
         size_t l = strcspn(s, ",");
-        if (l == 4 && !strncmp(s, "time", 4))
-            b |= TB_FAIL_TIME;
-        else if (l == 8 && !strncmp(s, "counters", 8))
-            b |= TB_FAIL_COUNTERS;
-        else if (l == 6 && !strncmp(s, "status", 6))
-            b |= TB_FAIL_STATUS;
-        else
+        int i = tb_word_index(TB_FAIL_ON_WORDS, s, l);
+        if (i < 0 || i >= (int)(sizeof bit / sizeof bit[0]))
             return TB_EINVAL;
+        b |= bit[i];
         s += l;
         if (*s == ',' && *++s == '\0')
             return TB_EINVAL;
