@@ -229,28 +229,45 @@ static inline rd dx_gelu_tanh(rd x)
  * 3.5 2^-53 relative, 2.9 measured). */
 #include "f64_erfcx.h"
 
-static inline rd dx_erfcx(rd z)
+/* DX_IL vectors at once: Clenshaw's recurrence is one chain of 27
+ * dependent fmas per vector, too long for the out-of-order window to
+ * overlap two vectors' chains; DX_IL chains advance together. */
+enum { DX_IL = 4, DX_B = DX_IL * RS_W };
+
+static inline void dx_erfcx_n(const rd *z, rd *out)
 {
-    const rd four = rs_d1(4.0);
-    rd t = rs_div(rs_sub(z, four), rs_add(z, four));
-    /* q = 1 / (1 + 2z) to about half an ulp: d + e = 1 + 2z (e exact
-     * where d <= 2, 1 - d then exact; beyond, e is below z's ulp), r =
-     * 1 / d rounded with residual rho = 1 - r d (exact by fma), q = r +
-     * r (rho - e r): erfcx is proportional to q near z = 0 */
-    rd d = rs_fma(rs_d1(2.0), z, rs_d1(1.0));
-    rd e = rs_fma(rs_d1(2.0), z, rs_sub(rs_d1(1.0), d));
-    rd r = rs_div(rs_d1(1.0), d);
-    rd rho = rs_fma(rs_sub(rs_d1(0.0), r), d, rs_d1(1.0));
-    rd q = rs_fma(r, rs_fma(rs_sub(rs_d1(0.0), e), r, rho), r);
-    rd t2 = rs_add(t, t);
-    rd b1 = rs_d1(0.0), b2 = rs_d1(0.0);
-    for (int k = DX_ERFCX_N - 1; k >= 1; k--) {
-        rd b0 = rs_fma(t2, b1, rs_sub(rs_d1(dx_erfcx_c[k]), b2));
-        b2 = b1;
-        b1 = b0;
+    const rd four = rs_d1(4.0), one = rs_d1(1.0), zero = rs_d1(0.0);
+    rd t[DX_IL], q[DX_IL], b1[DX_IL], b2[DX_IL];
+#pragma GCC unroll 4
+    for (int j = 0; j < DX_IL; j++) {
+        t[j] = rs_div(rs_sub(z[j], four), rs_add(z[j], four));
+        /* q = 1 / (1 + 2z) to about half an ulp: d + e = 1 + 2z (e
+         * exact where d <= 2, 1 - d then exact; beyond, e is below z's
+         * ulp), r = 1 / d rounded with residual rho = 1 - r d (exact by
+         * fma), q = r + r (rho - e r): erfcx is proportional to q near
+         * z = 0 */
+        rd d = rs_fma(rs_d1(2.0), z[j], one);
+        rd e = rs_fma(rs_d1(2.0), z[j], rs_sub(one, d));
+        rd r = rs_div(one, d);
+        rd rho = rs_fma(rs_sub(zero, r), d, one);
+        q[j] = rs_fma(r, rs_fma(rs_sub(zero, e), r, rho), r);
+        b1[j] = b2[j] = zero;
     }
-    rd g = rs_fma(t, b1, rs_sub(rs_d1(dx_erfcx_c[0]), b2));
-    return rs_mul(rs_add(q, q), rs_fma(g, q, rs_d1(0x1.20dd750429b6dp-1)));
+    for (int k = DX_ERFCX_N - 1; k >= 1; k--) {
+        const rd ck = rs_d1(dx_erfcx_c[k]);
+#pragma GCC unroll 4
+        for (int j = 0; j < DX_IL; j++) {
+            rd b0 = rs_fma(rs_add(t[j], t[j]), b1[j], rs_sub(ck, b2[j]));
+            b2[j] = b1[j];
+            b1[j] = b0;
+        }
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < DX_IL; j++) {
+        rd g = rs_fma(t[j], b1[j], rs_sub(rs_d1(dx_erfcx_c[0]), b2[j]));
+        out[j] = rs_mul(rs_add(q[j], q[j]),
+                        rs_fma(g, q[j], rs_d1(0x1.20dd750429b6dp-1)));
+    }
 }
 
 /* E = e^(-a^2 / 2) for a = |x| clamped to 40 (beyond, E and Phi(-a)
@@ -268,17 +285,60 @@ static inline rd dx_gauss(rd x, rd *a, rd *z)
     return rs_fma(rs_sub(rs_d1(0.0), l), eh, eh);
 }
 
+/* o[i] = f(a[i sa], b[i sb]) for i < n through blk, DX_B contiguous
+ * elements at a time (b NULL for a unary f); strided operands and the
+ * tail gathered into zero-padded blocks on the stack. */
+static inline void dx_blocks(const double *a, int64_t sa, const double *b,
+                             int64_t sb, double *o, int64_t n,
+                             void (*blk)(const double *, const double *,
+                                         double *))
+{
+    int64_t i = 0;
+    if (sa == 1 && (!b || sb == 1))
+        for (; i + DX_B <= n; i += DX_B)
+            blk(a + i, b ? b + i : NULL, o + i);
+    while (i < n) {
+        double ta[DX_B] = {0}, tb[DX_B] = {0};
+        const int64_t m = n - i < DX_B ? n - i : DX_B;
+        for (int64_t j = 0; j < m; j++) {
+            ta[j] = a[(i + j) * sa];
+            tb[j] = b ? b[(i + j) * sb] : 0.0;
+        }
+        blk(ta, tb, ta);
+        memcpy(o + i, ta, (size_t)m * sizeof *o);
+        i += m;
+    }
+}
+
 /* gelu x = x Phi(x): Phi(x) = Phi(-|x|) for x < 0, 1 - Phi(-|x|)
  * (>= 1/2: no cancellation) for x >= 0; gelu(-inf) = -inf 0 = NaN and
- * gelu(+inf) = inf, the portable row's. */
-static inline rd dx_gelu(rd x)
+ * gelu(+inf) = inf, the portable row's.  DX_B elements of x (all read
+ * before o is written). */
+static void dx_gelu_blk(const double *x, const double *unused, double *o)
 {
-    rd a, z;
-    rd e = dx_gauss(x, &a, &z);
-    rd pn = rs_mul(rs_mul(e, dx_erfcx(z)), rs_d1(0.5));
-    rd phi = rs_sel(rs_lt(x, rs_d1(0.0)), pn,
-                    rs_fma(rs_d1(-1.0), pn, rs_d1(1.0)));
-    return rs_sel(rs_unord(x, x), rs_add(x, x), rs_mul(x, phi));
+    (void)unused;
+    rd v[DX_IL], a[DX_IL], z[DX_IL], e[DX_IL], r[DX_IL];
+#pragma GCC unroll 4
+    for (int j = 0; j < DX_IL; j++) {
+        v[j] = rs_loadd(x + j * RS_W);
+        e[j] = dx_gauss(v[j], &a[j], &z[j]);
+    }
+    dx_erfcx_n(z, r);
+#pragma GCC unroll 4
+    for (int j = 0; j < DX_IL; j++) {
+        rd pn = rs_mul(rs_mul(e[j], r[j]), rs_d1(0.5));
+        rd phi = rs_sel(rs_lt(v[j], rs_d1(0.0)), pn,
+                        rs_fma(rs_d1(-1.0), pn, rs_d1(1.0)));
+        rs_stored(o + j * RS_W, rs_sel(rs_unord(v[j], v[j]),
+                                       rs_add(v[j], v[j]),
+                                       rs_mul(v[j], phi)));
+    }
+}
+
+static void dx_gelu_f64(const void *x, void *o, int64_t n, const double *k)
+{
+    (void)k;
+    dx_blocks(x, 1, NULL, 0, o, n, dx_gelu_blk);
 }
 
 #define DX_LOOP(NAME)                                                     \
@@ -304,7 +364,6 @@ DX_LOOP(sigmoid)
 DX_LOOP(tanh)
 DX_LOOP(silu)
 DX_LOOP(gelu_tanh)
-DX_LOOP(gelu)
 #undef DX_LOOP
 
 /* ---- backward activations f64: o = dx from a = g and b = x ------------- */
@@ -312,19 +371,37 @@ DX_LOOP(gelu)
 /* gelu'(x) = Phi(x) + x phi(x): s = gelu'(-a) = Phi(-a) - a phi(a) =
  * E (erfcx(z) / 2 - a / sqrt(2 pi)) (one exp for both terms, a = |x|),
  * g s for x < 0 and g (1 - s) for x >= 0; +-inf give g (-0) and g
- * (the limits), NaN NaN. */
-static inline rd dx_gelu_bwd(rd g, rd x)
+ * (the limits), NaN NaN.  DX_B elements (g, x read before o is
+ * written). */
+static void dx_gelu_bwd_blk(const double *gp, const double *xp, double *o)
 {
-    rd a, z;
-    rd e = dx_gauss(x, &a, &z);
-    rd s = rs_mul(e, rs_fma(rs_d1(0.5), dx_erfcx(z),
-                            rs_mul(rs_d1(-0x1.9884533d43651p-2), a)));
-    rd d = rs_sel(rs_lt(x, rs_d1(0.0)), s, rs_sub(rs_d1(1.0), s));
-    return rs_mul(g, rs_sel(rs_unord(x, x), rs_add(x, x), d));
+    rd x[DX_IL], g[DX_IL], a[DX_IL], z[DX_IL], e[DX_IL], r[DX_IL];
+#pragma GCC unroll 4
+    for (int j = 0; j < DX_IL; j++) {
+        x[j] = rs_loadd(xp + j * RS_W);
+        g[j] = rs_loadd(gp + j * RS_W);
+        e[j] = dx_gauss(x[j], &a[j], &z[j]);
+    }
+    dx_erfcx_n(z, r);
+#pragma GCC unroll 4
+    for (int j = 0; j < DX_IL; j++) {
+        rd s = rs_mul(e[j], rs_fma(rs_d1(0.5), r[j],
+                                   rs_mul(rs_d1(-0x1.9884533d43651p-2),
+                                          a[j])));
+        rd d = rs_sel(rs_lt(x[j], rs_d1(0.0)), s, rs_sub(rs_d1(1.0), s));
+        rs_stored(o + j * RS_W,
+                  rs_mul(g[j], rs_sel(rs_unord(x[j], x[j]),
+                                      rs_add(x[j], x[j]), d)));
+    }
 }
 
-/* Backward activation f (0 relu, 1 sigmoid, 2 tanh, 3 gelu) from g and
- * x.  relu: x > 0 ? g : 0 (NaN x gives 0, as the portable row);
+static void dx_gelu_bwd_f64(const void *ap, int64_t sa, const void *bp,
+                            int64_t sb, void *op, int64_t n)
+{
+    dx_blocks(ap, sa, bp, sb, op, n, dx_gelu_bwd_blk);
+}
+
+/* Backward activation f (0 relu, 1 sigmoid, 2 tanh) from g and x.  relu: x > 0 ? g : 0 (NaN x gives 0, as the portable row);
  * sigmoid' and tanh' as g c^2 e / (1 + e)^2, e = exp(-c |x|) (c 1 and
  * 2), without the cancellation of 1 - s or 1 - t^2 (the portable rows'
  * form, which rounds to 0 from |x| ~ 37 or 19 on). */
@@ -332,8 +409,6 @@ static inline rd dx_bwd(int f, rd g, rd x)
 {
     if (f == 0)
         return rs_sel(rs_gt(x, rs_d1(0.0)), g, rs_d1(0.0));
-    if (f == 3)
-        return dx_gelu_bwd(g, x);
     const double c = f;
     rd e = dx_exp(rs_mul(rs_d1(-c), rs_abs(x)));
     rd d = rs_add(rs_d1(1.0), e);
@@ -366,7 +441,6 @@ static inline rd dx_bwd(int f, rd g, rd x)
 DX_BLOOP(relu, 0)
 DX_BLOOP(sigmoid, 1)
 DX_BLOOP(tanh, 2)
-DX_BLOOP(gelu, 3)
 #undef DX_BLOOP
 
 /* ---- var f64: reduce_c.c's two passes in vector partial sums ---------- */
