@@ -100,6 +100,22 @@ static inline rd dx_exp(rd x)
     return rs_sel(rs_unord(x, x), rs_add(x, x), e);
 }
 
+/* e^y for y <= 0 (sigmoid's, softplus's and the gradients' e^-|x|,
+ * gelu's e^(-x^2/2)): a vector whose lanes are all >= -708 (results
+ * normal, k >= -1022) takes one 2^k scaling instead of dx_exp's clamp,
+ * two scalings and NaN select, which the rest (rare: results near or
+ * below DBL_MIN, NaN) still take; values bit for bit dx_exp's (p 2^k
+ * is exact either way where it is normal).  sigmoid 1M f64: 2.24 ->
+ * 1.92 ms best of 40 alternated calls (a loaded machine). */
+static inline rd dx_exp_neg(rd y)
+{
+    if (rs_bits(rs_mor(rs_lt(y, rs_d1(-708.0)), rs_unord(y, y))))
+        return dx_exp(y);
+    rd k;
+    rd r = dx_reduce(y, &k);
+    return rs_mul(rs_add(rs_d1(1.0), dx_expm1_small(r)), dx_pow2(k));
+}
+
 static inline rd dx_log(rd x)
 {
     rmask sub = rs_lt(x, rs_d1(0x1.0p-1022));
@@ -139,7 +155,7 @@ static inline rd dx_log(rd x)
  * one division. */
 static inline rd dx_sigmoid(rd x)
 {
-    rd t = dx_exp(rs_sub(rs_d1(0.0), rs_abs(x)));
+    rd t = dx_exp_neg(rs_sub(rs_d1(0.0), rs_abs(x)));
     rd num = rs_sel(rs_lt(x, rs_d1(0.0)), t, rs_d1(1.0));
     rd r = rs_div(num, rs_add(rs_d1(1.0), t));
     return rs_sel(rs_unord(x, x), rs_add(x, x), r);
@@ -184,7 +200,7 @@ static inline rd dx_log1p(rd t)
 static inline rd dx_softplus(rd x, rd beta, rd thr)
 {
     rd z = rs_mul(beta, x);
-    rd t = dx_exp(rs_sub(rs_d1(0.0), rs_abs(z)));
+    rd t = dx_exp_neg(rs_sub(rs_d1(0.0), rs_abs(z)));
     rd v = rs_div(rs_add(rs_max(z, rs_d1(0.0)), dx_log1p(t)), beta);
     v = rs_sel(rs_gt(z, rs_d1(0x1.62e42fefa39efp+9)), rs_d1(INFINITY), v);
     v = rs_sel(rs_gt(z, thr), x, v);
@@ -280,7 +296,7 @@ static inline rd dx_gauss(rd x, rd *a, rd *z)
     rd h2 = rs_mul(*a, *a);
     rd l2 = rs_fma(*a, *a, rs_sub(rs_d1(0.0), h2));
     rd h = rs_mul(h2, rs_d1(0.5)), l = rs_mul(l2, rs_d1(0.5));
-    rd eh = dx_exp(rs_sub(rs_d1(0.0), h));
+    rd eh = dx_exp_neg(rs_sub(rs_d1(0.0), h));
     *z = rs_mul(*a, rs_d1(0x1.6a09e667f3bcdp-1)); /* 1 / sqrt 2 */
     return rs_fma(rs_sub(rs_d1(0.0), l), eh, eh);
 }
@@ -410,7 +426,7 @@ static inline rd dx_bwd(int f, rd g, rd x)
     if (f == 0)
         return rs_sel(rs_gt(x, rs_d1(0.0)), g, rs_d1(0.0));
     const double c = f;
-    rd e = dx_exp(rs_mul(rs_d1(-c), rs_abs(x)));
+    rd e = dx_exp_neg(rs_mul(rs_d1(-c), rs_abs(x)));
     rd d = rs_add(rs_d1(1.0), e);
     return rs_mul(g, rs_div(rs_mul(rs_d1(c * c), e), rs_mul(d, d)));
 }
