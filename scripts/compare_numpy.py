@@ -870,6 +870,27 @@ def impl_for(op, lib, mod, np, form, x, o, p):
         return (lambda: np.where(b * x[0] > thr, x[0],
                                  np.log1p(np.exp(b * x[0])) / b)), 5, \
             "where(beta x > threshold, x, log1p(exp(beta x)) / beta)"
+    if op in ("relu_backward", "sigmoid_backward", "tanh_backward",
+              "gelu_backward") and t and not out:
+        # the kernels PyTorch's autograd runs: threshold_backward and
+        # gelu_backward take the forward input; sigmoid_backward and
+        # tanh_backward the saved forward output, made here once (not
+        # timed: PyTorch's backward has it from the forward)
+        aten = mod.ops.aten
+        g, xv = x[0], x[1]
+        if op == "relu_backward":
+            return (lambda: aten.threshold_backward(g, xv, 0)), 1, \
+                "threshold_backward(g, x, 0)"
+        if op == "gelu_backward":
+            return (lambda: aten.gelu_backward(g, xv)), 1, \
+                "gelu_backward(g, x)"
+        fwd = mod.sigmoid if op == "sigmoid_backward" else mod.tanh
+        bwd = (aten.sigmoid_backward if op == "sigmoid_backward"
+               else aten.tanh_backward)
+        y = fwd(xv)
+        name = op.split("_")[0]
+        return (lambda: bwd(g, y)), 1, \
+            f"{name}_backward(g, y), y = {name}(x) made untimed"
     if op in ("gelu", "gelu_tanh", "silu") and t:
         import torch.nn.functional as F
         if op == "silu":

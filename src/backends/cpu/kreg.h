@@ -144,8 +144,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 
 /* Element-wise math and activations: relu and the f32 exp, log, tanh,
  * sigmoid, gelu, gelu_tanh and silu (drv_ew.c over kernels.h and
- * vmath.h), exp, log, sigmoid, tanh, silu and softplus f64
- * (f64_simd_impl.h), sqrt, rsqrt, leaky_relu
+ * vmath.h), exp, log, sigmoid, tanh, silu, softplus, gelu and
+ * gelu_tanh f64 (f64_simd_impl.h), sqrt, rsqrt, leaky_relu
  * and softplus f32 (ops_simd.h), the ops written once (ew_defs.h);
  * every other C row is math_c.c's. */
 #define TB_CPU_ROWS_MATH(X)                                               \
@@ -158,8 +158,9 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER(X, leaky_relu, f32, c) X(leaky_relu, f64, c, c)         \
     TB_CPU_LADDER(X, sigmoid, f32, scalar) TB_CPU_LADDER(X, sigmoid, f64, c)\
     TB_CPU_LADDER(X, tanh, f32, scalar) TB_CPU_LADDER(X, tanh, f64, c)    \
-    TB_CPU_LADDER(X, gelu, f32, scalar) X(gelu, f64, c, c)                \
-    TB_CPU_LADDER(X, gelu_tanh, f32, scalar) X(gelu_tanh, f64, c, c)      \
+    TB_CPU_LADDER(X, gelu, f32, scalar) TB_CPU_LADDER(X, gelu, f64, c)    \
+    TB_CPU_LADDER(X, gelu_tanh, f32, scalar)                              \
+    TB_CPU_LADDER(X, gelu_tanh, f64, c)                                   \
     TB_CPU_LADDER(X, silu, f32, scalar) TB_CPU_LADDER(X, silu, f64, c)    \
     TB_CPU_LADDER(X, softplus, f32, c) TB_CPU_LADDER(X, softplus, f64, c) \
     TB_CPU_EW_OPS(TB_CPU_EW_ROWS, X)
@@ -283,13 +284,13 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_C2(X, calib_work) TB_CPU_C2(X, calib_spin)
 
 /* Backward ops (backward.c; the SIMD rows of the element-wise ones,
- * log_softmax_backward and max_pool2d_backward: bwd_simd_impl.h). */
+ * log_softmax_backward and max_pool2d_backward: bwd_simd_impl.h in f32,
+ * f64_simd_impl.h for the element-wise ones in f64). */
 #define TB_CPU_ROWS_BACKWARD(X)                                           \
-    TB_CPU_LADDER(X, relu_backward, f32, c) X(relu_backward, f64, c, c)   \
-    TB_CPU_LADDER(X, sigmoid_backward, f32, c)                            \
-    X(sigmoid_backward, f64, c, c)                                        \
-    TB_CPU_LADDER(X, tanh_backward, f32, c) X(tanh_backward, f64, c, c)   \
-    TB_CPU_LADDER(X, gelu_backward, f32, c) X(gelu_backward, f64, c, c)   \
+    TB_CPU_LADDER2(X, relu_backward, c)                                   \
+    TB_CPU_LADDER2(X, sigmoid_backward, c)                                \
+    TB_CPU_LADDER2(X, tanh_backward, c)                                   \
+    TB_CPU_LADDER2(X, gelu_backward, c)                                   \
     TB_CPU_LADDER(X, log_softmax_backward, f32, c)                        \
     X(log_softmax_backward, f64, c, c)                                    \
     TB_CPU_C2(X, sum_backward) TB_CPU_C2(X, mean_backward)                \
