@@ -106,8 +106,8 @@ int tb_atomic_put(tb_atomic *a, const void *data, size_t len, char *err,
     return 0;
 }
 
-int tb_atomic_put_fd(tb_atomic *a, int fd, off_t len, char *err,
-                     size_t errlen)
+int tb_fd_each(int fd, off_t len,
+               int (*put)(void *ctx, const void *p, size_t n), void *ctx)
 {
     char buf[1 << 16];
     for (off_t at = 0; at < len;) {
@@ -119,17 +119,42 @@ int tb_atomic_put_fd(tb_atomic *a, int fd, off_t len, char *err,
         if (got <= 0) {
             if (got == 0)
                 errno = EIO; /* shorter than it was: not ours to trust */
-            snprintf(err, errlen, "%s: reading back: %s", a->path,
-                     strerror(errno));
-            tb_atomic_discard(a);
             return TB_EIO;
         }
-        int rc = tb_atomic_put(a, buf, (size_t)got, err, errlen);
+        int rc = put(ctx, buf, (size_t)got);
         if (rc)
             return rc;
         at += got;
     }
     return 0;
+}
+
+typedef struct put_into {
+    tb_atomic *a;
+    char *err;
+    size_t errlen;
+    bool failed; /* the write failed (else a read) */
+} put_into;
+
+static int put_atomic(void *ctx, const void *p, size_t n)
+{
+    put_into *t = ctx;
+    int rc = tb_atomic_put(t->a, p, n, t->err, t->errlen);
+    t->failed = rc != 0;
+    return rc;
+}
+
+int tb_atomic_put_fd(tb_atomic *a, int fd, off_t len, char *err,
+                     size_t errlen)
+{
+    put_into t = {a, err, errlen, false};
+    int rc = tb_fd_each(fd, len, put_atomic, &t);
+    if (rc && !t.failed) {
+        snprintf(err, errlen, "%s: reading back: %s", a->path,
+                 strerror(errno));
+        tb_atomic_discard(a);
+    }
+    return rc;
 }
 
 int tb_atomic_commit(tb_atomic *a, char *err, size_t errlen)

@@ -41,6 +41,13 @@ int tb_atomic_put_fd(tb_atomic *a, int fd, off_t len, char *err,
 int tb_atomic_commit(tb_atomic *a, char *err, size_t errlen);
 void tb_atomic_discard(tb_atomic *a);
 
+/* Hand the first len bytes of fd (read with pread, 64 KB at a time; the
+ * file offset is not moved) to put(ctx, piece, n), in order.  0;
+ * TB_EIO with errno set when a read fails or the file is shorter; or
+ * put's non-zero return, which stops it. */
+int tb_fd_each(int fd, off_t len,
+               int (*put)(void *ctx, const void *p, size_t n), void *ctx);
+
 /* fopen(path, "w") that never follows a symlink at path (O_NOFOLLOW: it
  * fails with ELOOP) and is closed on exec.  For files written inside a
  * folder of our own (tb_outdir's), where a link could only be planted by

@@ -1100,25 +1100,21 @@ static int put(sink *o, const char *p, size_t n)
     return 0;
 }
 
+static int put_text(void *ctx, const void *p, size_t n)
+{
+    tb_strbuf_put(ctx, p, n);
+    return 0;
+}
+
 /* The first len bytes of spool file fd. */
 static int put_spooled(sink *o, int fd, off_t len)
 {
     if (o->file)
         return tb_atomic_put_fd(o->file, fd, len, o->err, o->errlen);
-    char buf[1 << 14];
-    for (off_t at = 0; at < len;) {
-        size_t want = len - at < (off_t)sizeof buf ? (size_t)(len - at)
-                                                    : sizeof buf;
-        ssize_t got = pread(fd, buf, want, at);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0) {
-            snprintf(o->err, o->errlen, "reading the spool back: %s",
-                     got ? strerror(errno) : "it is shorter");
-            return TB_EIO;
-        }
-        tb_strbuf_put(o->text, buf, (size_t)got);
-        at += got;
+    if (tb_fd_each(fd, len, put_text, o->text)) {
+        snprintf(o->err, o->errlen, "reading the spool back: %s",
+                 strerror(errno));
+        return TB_EIO;
     }
     return 0;
 }
