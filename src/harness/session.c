@@ -219,7 +219,6 @@ static int open_run(run *r, const tb_config *cfgs, int ncfg)
         snprintf(r->err, r->errlen, "writing results: %s", why);
         return rc;
     }
-    snprintf(r->err, r->errlen, "out of memory");
     /* No backend instance exists in this process before the workers are
      * forked (worker.h): they create their own. */
     if (tb_workers_create(&r->workers, r->plan, o->isolate, r->stop) ||
@@ -230,6 +229,7 @@ static int open_run(run *r, const tb_config *cfgs, int ncfg)
         tb_results_set_nvtx(r->head, tb_trace_enabled()) ||
         (shard && tb_results_set_shard(r->head, shard))) {
         cJSON_Delete(shard);
+        snprintf(r->err, r->errlen, "out of memory");
         return TB_ENOMEM;
     }
     const cJSON *warn;
@@ -245,10 +245,10 @@ static int open_run(run *r, const tb_config *cfgs, int ncfg)
     r->res = calloc((size_t)n, sizeof *r->res);
     r->last = calloc((size_t)n, sizeof *r->last);
     r->settled = calloc((size_t)n, sizeof *r->settled);
-    return s->sum && r->dirty && r->recs && r->res && r->last &&
-                   r->settled
-               ? 0
-               : TB_ENOMEM;
+    if (s->sum && r->dirty && r->recs && r->res && r->last && r->settled)
+        return 0;
+    snprintf(r->err, r->errlen, "out of memory");
+    return TB_ENOMEM;
 }
 
 /* After case i's round: its flags, its warning, the run's failure. */
