@@ -6,6 +6,7 @@
 
 #include "../base/error.h"
 #include "../base/grow.h"
+#include "../base/strbuf.h"
 #include "env.h"
 
 /* FNV-1a, to mix the case id into the input seed: inputs depend on what
@@ -39,22 +40,61 @@ static void make_id(tb_case *c)
              axes, axes[0] ? "]" : "", c->transfers ? "@transfers" : "");
 }
 
+/* The plan being built, and a hash set of its ids (open addressing:
+ * slot holds a case's index + 1, 0 when empty; at most half full), so
+ * that finding a case named twice costs O(1), not a scan of the plan
+ * (a plan of 100,000 cases took minutes). */
 typedef struct {
     tb_plan *plan;
     int cap;
+    int *slot;
+    size_t nslot; /* a power of two */
 } builder;
+
+/* The slot of id in b's set: its case's, or the empty one where it
+ * goes. */
+static size_t id_slot(const builder *b, const char *id)
+{
+    size_t m = b->nslot - 1, k = tb_str_hash(id) & m;
+    while (b->slot[k] && strcmp(b->plan->cases[b->slot[k] - 1].id, id))
+        k = (k + 1) & m;
+    return k;
+}
+
+/* Room in the set for one more id.  0 or TB_ENOMEM. */
+static int id_room(builder *b)
+{
+    if (2 * ((size_t)b->plan->n + 1) <= b->nslot)
+        return 0;
+    size_t n = b->nslot ? 2 * b->nslot : 256;
+    int *old = b->slot;
+    size_t nold = b->nslot;
+    if (!(b->slot = calloc(n, sizeof *b->slot))) {
+        b->slot = old;
+        return TB_ENOMEM;
+    }
+    b->nslot = n;
+    for (size_t i = 0; i < nold; i++)
+        if (old[i])
+            b->slot[id_slot(b, b->plan->cases[old[i] - 1].id)] = old[i];
+    free(old);
+    return 0;
+}
 
 static int push(builder *b, const tb_case *c)
 {
-    for (int i = 0; i < b->plan->n; i++)
-        if (strcmp(b->plan->cases[i].id, c->id) == 0)
-            return 0; /* the same case named twice runs once */
+    if (id_room(b))
+        return TB_ENOMEM;
+    size_t k = id_slot(b, c->id);
+    if (b->slot[k])
+        return 0; /* the same case named twice runs once */
     tb_case *nc = tb_grow(b->plan->cases, &b->cap, b->plan->n, sizeof *nc,
                           64);
     if (!nc)
         return TB_ENOMEM;
     b->plan->cases = nc;
     b->plan->cases[b->plan->n++] = *c;
+    b->slot[k] = b->plan->n;
     return 0;
 }
 
@@ -339,17 +379,19 @@ int tb_plan_build(const tb_config *cfgs, int n, const tb_plan_opts *opts,
                   tb_plan *plan, char *err, size_t errlen)
 {
     tb_plan_opts none = {0};
-    builder b = {plan, 0};
+    builder b = {plan, 0, NULL, 0};
     memset(plan, 0, sizeof *plan);
     if (!opts)
         opts = &none;
     for (int i = 0; i < n; i++) {
         int rc = plan_config(&b, &cfgs[i], opts, err, errlen);
         if (rc) {
+            free(b.slot);
             tb_plan_free(plan);
             return rc;
         }
     }
+    free(b.slot);
     if (opts->n_filters || opts->n_excludes) {
         int k = 0;
         for (int i = 0; i < plan->n; i++) {
