@@ -177,7 +177,7 @@ int tb_cmd_merge(int argc, char **argv)
      * digest): build it once more from the first shard's record */
     if (rebuild_plan(f[0]))
         goto out;
-    if (!(text = cJSON_Print(doc))) {
+    if (!(text = tb_merge_print(doc, f, n))) {
         fprintf(stderr, "tbench: out of memory\n");
         goto out;
     }
