@@ -181,6 +181,15 @@ int tb_cmd_merge(int argc, char **argv)
         fprintf(stderr, "tbench: out of memory\n");
         goto out;
     }
+    /* the text is all that is left to check and write: the shards and
+     * the document go before the check loads it (the peak is the
+     * larger of the two, not their sum) */
+    cJSON_Delete(doc);
+    doc = NULL;
+    for (int i = 0; i < n; i++) {
+        tb_resfile_free(f[i]);
+        f[i] = NULL;
+    }
     /* What is written must load like any result file. */
     if (tb_resfile_from_text(path, text, strlen(text), &check, err,
                              sizeof err)) {

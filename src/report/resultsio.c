@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../base/error.h"
 #include "../base/fileio.h"
@@ -216,21 +219,6 @@ static int parse(tb_resfile *f, const char *text, size_t len, char *err,
                 "corrupt: not valid JSON at line %d, column %d", line, col);
 }
 
-int tb_resfile_load(const char *arg, tb_resfile **out, char *err,
-                    size_t errlen)
-{
-    char pbuf[4096];
-    const char *path = tb_resfile_resolve(arg, pbuf, sizeof pbuf);
-    char *text = NULL;
-    size_t len = 0;
-    *out = NULL;
-    int rc = read_limited(path, &text, &len, err, errlen);
-    if (rc)
-        return rc;
-    rc = tb_resfile_from_text(path, text, len, out, err, errlen);
-    free(text);
-    return rc;
-}
 
 /* The document's top level: an object of finite numbers (outside
  * "cases", whose records are checked one by one so that the message
@@ -358,7 +346,24 @@ typedef struct {
     const char *t;
     size_t len, at;
     int depth, max_depth;
+    bool mapped;     /* t is a mapped file (tb_resfile_load) */
+    size_t released; /* its pages before this offset were given back */
 } scan;
+
+/* A mapped file's pages behind s->at go back once 16 MB have been read
+ * (each pass reads the text once, and the page cache keeps it): so the
+ * text of a 200 MB file never counts in the RSS all at once. */
+#define RELEASE_STEP ((size_t)16 << 20)
+static void release_behind(scan *s)
+{
+    if (!s->mapped || s->at - s->released < RELEASE_STEP)
+        return;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t end = s->at / page * page;
+    madvise((void *)(s->t + s->released), end - s->released,
+            MADV_DONTNEED);
+    s->released = end;
+}
 
 /* cJSON's white space: every byte up to ' ' (NUL is refused before). */
 static void skip_ws(scan *s)
@@ -417,6 +422,7 @@ static bool skip_value(scan *s)
             return true;
         }
         s->at++;
+        release_behind(s);
     }
     return false;
 }
@@ -462,6 +468,7 @@ static long split_cases(scan *s, size_t lo, size_t hi, size_t **spans)
         }
     }
     s->max_depth = e.max_depth > s->max_depth ? e.max_depth : s->max_depth;
+    s->released = e.released;
     *spans = sp;
     return (long)n;
 bad:
@@ -536,9 +543,10 @@ static void prune_samples(const tb_rescase *c, cJSON *cj)
  * record by record: 0, or 1 when the file must be loaded as one document
  * instead (its shape is unusual, or it has a problem, which that load
  * words); f is then to be freed. */
-static int load_split(tb_resfile *f, const char *text, size_t len)
+static int load_split(tb_resfile *f, const char *text, size_t len,
+                      bool mapped)
 {
-    scan s = {.t = text, .len = len};
+    scan s = {.t = text, .len = len, .mapped = mapped};
     size_t lo = 0, hi = 0, *spans = NULL;
     if (!find_cases(&s, &lo, &hi))
         return 1;
@@ -547,6 +555,7 @@ static int load_split(tb_resfile *f, const char *text, size_t len)
         free(spans);
         return 1;
     }
+    s.at = s.released = 0; /* the records' pass: from the start again */
     int rc = 1;
     char err[512];
     /* the head: the document with "cases": [] */
@@ -587,6 +596,8 @@ static int load_split(tb_resfile *f, const char *text, size_t len)
         if (tb_res_load_case(f, &f->cases[k], cj, k, err, sizeof err))
             goto out;
         prune_samples(&f->cases[k], cj);
+        s.at = b;
+        release_behind(&s);
     }
     if (index_ids(f, err, sizeof err))
         goto out;
@@ -623,7 +634,7 @@ int tb_resfile_from_text(const char *path, const char *text, size_t len,
     else if (!(rc = precheck(f, text, len, err, errlen))) {
         /* record by record (resultsio_split.c); on any doubt, again as
          * one document, which finds and words the problem */
-        if (!load_split(f, text, len)) {
+        if (!load_split(f, text, len, false)) {
             *out = f;
             return 0;
         }
@@ -648,6 +659,82 @@ int tb_resfile_from_text(const char *path, const char *text, size_t len,
     }
     *out = f;
     return 0;
+}
+
+/* Does the mapped text t[0..len) pass precheck (no NUL byte, valid
+ * UTF-8, not only white space)?  Read in steps whose pages then go back
+ * (release_behind); a step ends before a UTF-8 continuation byte, so no
+ * character is cut. */
+static bool mapped_clean(const char *t, size_t len)
+{
+    scan s = {.t = t, .len = len, .mapped = true};
+    bool text = false;
+    while (s.at < len) {
+        size_t end = len - s.at > RELEASE_STEP ? s.at + RELEASE_STEP : len;
+        while (end < len && end > s.at && ((unsigned char)t[end] & 0xc0) ==
+                                              0x80)
+            end--;
+        if (end == s.at || memchr(t + s.at, '\0', end - s.at) ||
+            tb_utf8_check(t + s.at, end - s.at) < end - s.at)
+            return false;
+        for (size_t i = s.at; !text && i < end; i++)
+            text = !strchr(" \t\r\n", t[i]);
+        s.at = end;
+        release_behind(&s);
+    }
+    return text;
+}
+
+/* Load the regular file path through a read-only mapping, record by
+ * record (load_split), its pages given back as they are read: 0 with
+ * *out, or 1 when it is not a regular file of 1 byte to
+ * TB_RES_MAX_BYTES, or has any problem (then the caller reads it whole
+ * and words the problem). */
+static int load_mapped(const char *path, tb_resfile **out)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return 1;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (unsigned long long)st.st_size > TB_RES_MAX_BYTES) {
+        close(fd);
+        return 1;
+    }
+    size_t len = (size_t)st.st_size;
+    void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return 1;
+    tb_resfile *f = NULL;
+    int rc = 1;
+    if (mapped_clean(m, len) && (f = resfile_new(path)) &&
+        !load_split(f, m, len, true)) {
+        *out = f;
+        f = NULL;
+        rc = 0;
+    }
+    tb_resfile_free(f);
+    munmap(m, len);
+    return rc;
+}
+
+int tb_resfile_load(const char *arg, tb_resfile **out, char *err,
+                    size_t errlen)
+{
+    char pbuf[4096];
+    const char *path = tb_resfile_resolve(arg, pbuf, sizeof pbuf);
+    char *text = NULL;
+    size_t len = 0;
+    *out = NULL;
+    if (!load_mapped(path, out))
+        return 0;
+    int rc = read_limited(path, &text, &len, err, errlen);
+    if (rc)
+        return rc;
+    rc = tb_resfile_from_text(path, text, len, out, err, errlen);
+    free(text);
+    return rc;
 }
 
 int tb_resfile_from_doc(const char *path, const cJSON *doc,
