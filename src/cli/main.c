@@ -839,8 +839,11 @@ int main(int argc, char **argv)
         return TB_EXIT_OKAY;
     }
     if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
-        printf("tbench %s (commit %s, %s build)\n", TB_VERSION, TB_GIT_COMMIT,
-               TB_BUILD_TYPE);
+        /* a sanitized build says so (tests that measure memory skip) */
+        bool san = strcmp(TB_SANITIZE, "none") != 0 && TB_SANITIZE[0];
+        printf("tbench %s (commit %s, %s build%s%s)\n", TB_VERSION,
+               TB_GIT_COMMIT, TB_BUILD_TYPE, san ? ", sanitizers " : "",
+               san ? TB_SANITIZE : "");
         return TB_EXIT_OKAY;
     }
     if (!strcmp(cmd, "__instr-count")) /* run's counting process */

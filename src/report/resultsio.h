@@ -113,7 +113,8 @@ typedef struct tb_res_fields {
  * fields, never the JSON.  Strings and arrays belong to the file (freed
  * with it). */
 typedef struct tb_rescase {
-    const cJSON *json; /* the record, for `show --json` and merge's copy */
+    const cJSON *json; /* the record, without its samples_ns values when
+                          the file is pruned (tb_rescase_record) */
     const char *id;
     const char *op, *dtype, *backend; /* non-empty */
     const char *category; /* NULL when absent */
@@ -306,6 +307,9 @@ typedef struct tb_resfile {
     tb_rescase *cases; /* in file order */
     int *by_id;        /* indices of cases sorted by id (for lookups) */
     tb_res_arena *arena; /* the typed fields' strings and arrays */
+    /* loaded record by record: each ok record's stats.samples_ns is
+     * empty in its json (the values are in samples_ns) */
+    bool pruned;
 } tb_resfile;
 
 /* Summary member `name` of f ("cases", a status name), NAN when it has
@@ -371,6 +375,17 @@ int tb_resfile_from_doc(const char *path, const cJSON *doc,
                         tb_resfile **out, char *err, size_t errlen);
 
 void tb_resfile_free(tb_resfile *f); /* accepts NULL */
+
+/* A copy of case c's record as the file has it (c->json with its
+ * samples, which a loaded file keeps as doubles only), or NULL when out
+ * of memory.  The caller deletes it. */
+cJSON *tb_rescase_record(const tb_resfile *f, const tb_rescase *c);
+
+/* The id of record rec (a string member "id"), or NULL; the "cases"
+ * array of document doc, or NULL (for merge's printer, which walks the
+ * document it made). */
+const char *tb_res_record_id(const cJSON *rec);
+cJSON *tb_res_doc_cases(cJSON *doc);
 
 /* The case with this id, or NULL.  O(log n). */
 const tb_rescase *tb_resfile_find(const tb_resfile *f, const char *id);
