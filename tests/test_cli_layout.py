@@ -138,7 +138,7 @@ def bad_values():
              [":2:", "ops[0].layout", "at least one layout"]),
             ('{"name": "x", "backends": ["cpu"], "ops": [\n'
              ' {"op": "add", "shapes": [[4]], "layout": "transposed"}]}\n',
-             [":2:", "ops[0].shapes[0]", "transposed", "1 dim"]),
+             [":2:", "ops[0].layout: input 0", "transposed", "1 dim"]),
             ('{"name": "x", "backends": ["cpu"], "ops": [\n'
              ' {"op": "zeros", "shapes": [[4]], "layout": "sliced"}]}\n',
              [":2:", "ops[0].layout", "no inputs"])]:

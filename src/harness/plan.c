@@ -206,6 +206,28 @@ static int add_axis_cases(builder *b, tb_case *c, const resolved *r, int a,
     return 0;
 }
 
+/* Can case c's inputs take its layout?  0, or TB_ESHAPE with "layout:
+ * ..." (the key path after "ops[N].") in err. */
+static int layout_check(const tb_case *c, char *err, size_t len)
+{
+    if (c->layout == TB_LAYOUT_CONTIGUOUS)
+        return 0;
+    if (c->op->n_in == 0) {
+        snprintf(err, len, "layout: %s has no inputs to lay out",
+                 c->op->name);
+        return TB_ESHAPE;
+    }
+    for (int i = 0; i < c->n_in; i++) {
+        tb_shape ps;
+        char why[160];
+        if (tb_layout_parent(c->layout, &c->in[i], &ps, why, sizeof why)) {
+            snprintf(err, len, "layout: input %d: %s", i, why);
+            return TB_ESHAPE;
+        }
+    }
+    return 0;
+}
+
 /* ":LINE:COL" of a shape entry, or "" when the position is unknown
  * (a config built in memory, e.g. by tbench exec). */
 static const char *where(const tb_cfg_shapes *cs, char *buf, size_t len)
@@ -312,23 +334,10 @@ static int plan_config(builder *b, const tb_config *cfg,
                     if (anyl ? !co->layouts[l] : l != TB_LAYOUT_CONTIGUOUS)
                         continue;
                     c.layout = (tb_layout)l;
-                    if (l != TB_LAYOUT_CONTIGUOUS && c.op->n_in == 0) {
-                        snprintf(err, len, "%s%s: ops[%d].layout: %s has "
-                                 "no inputs to lay out",
-                                 cfg->path, where(cs, pos, sizeof pos), oi,
-                                 c.op->name);
+                    if (layout_check(&c, why, sizeof why)) {
+                        snprintf(err, len, "%s%s: ops[%d].%s", cfg->path,
+                                 where(cs, pos, sizeof pos), oi, why);
                         return TB_ESHAPE;
-                    }
-                    for (int i = 0; i < c.n_in && l; i++) {
-                        tb_shape ps;
-                        if (tb_layout_parent(c.layout, &c.in[i], &ps, why,
-                                             sizeof why)) {
-                            snprintf(err, len, "%s%s: ops[%d].shapes[%d]: "
-                                     "input %d: %s",
-                                     cfg->path, where(cs, pos, sizeof pos),
-                                     oi, si, i, why);
-                            return TB_ESHAPE;
-                        }
                     }
                     c.mem_bytes = case_mem(&c);
                     if (mem && c.mem_bytes > mem) {

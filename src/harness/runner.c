@@ -844,13 +844,26 @@ static const char *half_reason(const tb_backend *b)
     return NULL;
 }
 
+/* A composition's or a model's case in a layout: unsupported (res
+ * says so), its steps take contiguous tensors. */
+static bool layout_refused(const tb_case *c, bool steps, tb_result *res)
+{
+    if (c->layout == TB_LAYOUT_CONTIGUOUS || !steps)
+        return false;
+    set_error(res, TB_STATUS_UNSUPPORTED, "layout %s: kernel needs "
+              "contiguous input (the steps of a composition or model take "
+              "contiguous tensors)", tb_layout_name(c->layout));
+    return true;
+}
+
 /* The kernel of case c on instance ctx: the backend's kernel(), or for
  * a layout whose views are not all contiguous (a sliced 1-D input is),
- * its kernel_view() given the views' headers; {NULL, NULL} with *why
- * (else NULL) when the backend has none for the layout. */
+ * its kernel_view() given the views' headers; {NULL, NULL} with "layout
+ * L: why" in why (else "") when the backend has none for the layout. */
 static tb_kernel lookup(const tb_case *c, void *ctx, const char **impl,
-                        const char **why)
+                        char *why, size_t len)
 {
+    why[0] = '\0';
     tb_tensor views[TB_MAX_INPUTS];
     bool contiguous = true;
     for (int i = 0; i < c->op->n_in; i++) {
@@ -863,14 +876,14 @@ static tb_kernel lookup(const tb_case *c, void *ctx, const char **impl,
     }
     if (contiguous)
         return c->backend->kernel(ctx, c->op, c->dtype, &c->params, impl);
-    if (!c->backend->kernel_view) {
-        *why = "kernel needs contiguous input";
-        return (tb_kernel){NULL, NULL};
-    }
-    tb_kernel k = c->backend->kernel_view(ctx, c->op, c->dtype, &c->params,
-                                          views, impl, why);
-    if (!k.fn && !*why)
-        *why = "kernel needs contiguous input";
+    const char *no = NULL;
+    tb_kernel k = {NULL, NULL};
+    if (c->backend->kernel_view)
+        k = c->backend->kernel_view(ctx, c->op, c->dtype, &c->params, views,
+                                    impl, &no);
+    if (!k.fn)
+        snprintf(why, len, "layout %s: %s", tb_layout_name(c->layout),
+                 no ? no : "kernel needs contiguous input");
     return k;
 }
 
@@ -911,14 +924,8 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
     tb_kernel_fn fn;
     /* an unfused composition, or a model step (a workload) */
     bool comp = c->op->n_steps, wl = c->op->category == TB_CAT_WORKLOAD;
-    const char *why = NULL;
-    if (c->layout != TB_LAYOUT_CONTIGUOUS && (comp || wl)) {
-        set_error(res, TB_STATUS_UNSUPPORTED, "layout %s: kernel needs "
-                  "contiguous input (the steps of a composition or model "
-                  "take contiguous tensors)",
-                  tb_layout_name(c->layout));
+    if (layout_refused(c, comp || wl, res))
         return false;
-    }
     if (comp || wl) {
         int rc = comp ? tb_composite_create(c->backend, in->ctx, c->op,
                                             c->dtype, c->in, &c->params,
@@ -940,7 +947,7 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
                       : tb_workload_impl(b->wl));
         res->impl = res->impl_buf;
     } else {
-        tb_kernel k = lookup(c, in->ctx, &res->impl, &why);
+        tb_kernel k = lookup(c, in->ctx, &res->impl, err, sizeof err);
         fn = k.fn;
         b->kctx = k.ctx;
     }
@@ -950,11 +957,9 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
         const char *half = tb_dtype_is_half(c->dtype)
                                ? half_reason(c->backend)
                                : NULL;
-        if (why) {
-            res->status = TB_STATUS_UNSUPPORTED;
-            snprintf(res->message, sizeof res->message, "layout %s: %s",
-                     tb_layout_name(c->layout), why);
-        } else if (half)
+        if (c->layout != TB_LAYOUT_CONTIGUOUS && err[0])
+            set_error(res, TB_STATUS_UNSUPPORTED, "%s", err);
+        else if (half)
             set_error(res, TB_STATUS_UNSUPPORTED, "%s", half);
         else
             set_error(res, TB_STATUS_UNSUPPORTED, "%s",

@@ -86,33 +86,17 @@ static int64_t view_line(const tb_tensor *t, int ax, int64_t li)
     return off;
 }
 
-/* The operand checks of a view row: the instance, its launch counted,
- * inputs of dtype dt with strides >= 0, a contiguous output. */
-static int view_begin(void *ctx, tb_dtype dt, const tb_tensor *in,
-                      int n_in, tb_tensor *out)
-{
-    if (!ctx)
-        return TB_EINVAL;
-    cpu_count_launch(ctx);
-    if (!in || !out)
-        return TB_EINVAL;
-    int rc;
-    for (int i = 0; i < n_in; i++)
-        if ((rc = tb_tensor_check_view(&in[i], dt, 0)))
-            return rc;
-    return tb_tensor_check_operand(out, dt, 0);
-}
-
 /* ---- element-wise: blocks through the pair's C row ---- */
 
+/* A part's error in rc[part] (parts: at most the threads axis's). */
 typedef struct view_ew_job {
-    void *serial;
-    tb_kernel_fn fn;
-    int n_in;
-    const tb_tensor *in;
-    tb_tensor *out;
-    const tb_params *p;
+    const tb_tensor *in; /* n_in views of out's shape */
+    tb_tensor *out;      /* contiguous, n elements */
     int64_t n;
+    int n_in;
+    const tb_params *p;
+    tb_kernel_fn fn; /* the pair's C row, called with serial */
+    void *serial;
     int rc[TB_MAX_AXIS_VALUES];
 } view_ew_job;
 
@@ -149,7 +133,7 @@ static int view_ew(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
                    tb_tensor *out, const tb_params *p)
 {
     const tb_op *op = tb_op_get(id);
-    int rc = view_begin(ctx, dt, in, op->n_in, out);
+    int rc = cpu_begin_views(ctx, dt, in, op->n_in, out, true);
     if (rc)
         return rc;
     const tb_cpu_krow *row = tb_cpu_krow_c(id, dt);
@@ -235,7 +219,7 @@ static int view_lines(void *ctx, tb_op_id id, tb_dtype dt,
                       const tb_tensor *in, tb_tensor *out,
                       const tb_params *p)
 {
-    int rc = view_begin(ctx, dt, in, 1, out);
+    int rc = cpu_begin_views(ctx, dt, in, 1, out, true);
     if (rc)
         return rc;
     const tb_tensor *x = &in[0];
@@ -332,21 +316,13 @@ static void view_mm_form(const tb_tensor *t, int *trans, int64_t *ld)
 static int view_matmul(void *ctx, tb_dtype dt, const tb_tensor *in,
                        tb_tensor *out, int lv)
 {
-    int rc = view_begin(ctx, dt, in, 2, out);
+    int rc = cpu_begin_views(ctx, dt, in, 2, out, true);
     if (rc)
         return rc;
     const tb_tensor *a = &in[0], *b = &in[1];
-    const int nd = a->ndim;
-    if (nd < 2 || b->ndim != nd || out->ndim != nd)
-        return TB_ESHAPE;
-    for (int d = 0; d < nd - 2; d++)
-        if (b->shape[d] != a->shape[d] || out->shape[d] != a->shape[d])
-            return TB_ESHAPE;
-    view_mm_job j = {a, b, out, a->shape[nd - 2], a->shape[nd - 1],
-                     b->shape[nd - 1], cpu_prod(a->shape, 0, nd - 2)};
-    if (b->shape[nd - 2] != j.K || out->shape[nd - 2] != j.M ||
-        out->shape[nd - 1] != j.N)
-        return TB_ESHAPE;
+    view_mm_job j = {.a = a, .b = b, .c = out};
+    if ((rc = cpu_matmul_dims(a, b, out, &j.batch, &j.M, &j.K, &j.N)))
+        return rc;
     if (lv == TB_ISA_SCALAR) {
         tb_cpu_parallel(ctx, j.batch * j.M * j.K * j.N, j.batch * j.M,
                         view_mm_part, &j);
