@@ -483,7 +483,7 @@ static void test_unknown_keys(void **state)
     assert_int_equal(parse(t, &cfg, err), TB_EINVAL);
     assert_string_equal(err, "t.json:7:6: ops[2]: unknown key 'shape' "
                              "(expected one of: op, shapes, params, dtypes, "
-                             "alloc, transfers)");
+                             "alloc, transfers, layout)");
     expect_fail("{\"name\": \"x\",\n \"nmae\": 1}", TB_EINVAL,
                 "t.json:2:2: unknown top-level key 'nmae' (expected one "
                 "of: name, seed, warmup, measure, dtypes, backends, ops)");

@@ -19,8 +19,10 @@
 
 #include "drv.h"
 
-/* Elements per gathered block: two inputs of f64 are 16 KiB. */
+/* Elements per gathered block: two inputs of f64 are 16 KiB; a tile of
+ * the last two dims is VIEW_TILE x VIEW_TILE of them. */
 #define VIEW_BLOCK 1024
+#define VIEW_TILE 32
 
 /* Copy n elements of view t (f32 or f64), from row-major index start,
  * into dst (contiguous): along the last dim at its stride, an odometer
@@ -86,6 +88,18 @@ static int64_t view_line(const tb_tensor *t, int ax, int64_t li)
     return off;
 }
 
+/* Offsets of batch bi in a view: its row-major index over dims
+ * [0, nd - 2). */
+static int64_t view_batch(const tb_tensor *t, int64_t bi)
+{
+    int64_t off = 0;
+    for (int d = t->ndim - 3; d >= 0; d--) {
+        off += bi % t->shape[d] * t->strides[d];
+        bi /= t->shape[d];
+    }
+    return off;
+}
+
 /* ---- element-wise: blocks through the pair's C row ---- */
 
 /* A part's error in rc[part] (parts: at most the threads axis's). */
@@ -129,6 +143,69 @@ static void view_ew_part(void *arg, int part, int nparts)
     }
 }
 
+/* Copy the h x w tile at offset off of view t (f32 or f64) into dst,
+ * row-major, reading down its columns when they are its shorter stride
+ * (a transposed view: memory in order). */
+static void view_gather_tile(const tb_tensor *t, int64_t off, int64_t h,
+                             int64_t w, void *dst)
+{
+    const int nd = t->ndim;
+    const int64_t sr = t->strides[nd - 2], sc = t->strides[nd - 1];
+    for (int64_t c = 0; c < w; c++)
+        for (int64_t r = 0; r < h; r++) {
+            const int64_t at = off + r * sr + c * sc;
+            if (t->dtype == TB_F32)
+                ((float *)dst)[r * w + c] = ((const float *)t->data)[at];
+            else
+                ((double *)dst)[r * w + c] = ((const double *)t->data)[at];
+        }
+}
+
+/* Inputs whose rows are their longer stride (transposed): the output in
+ * tiles of the last two dims, each input's tile read down its columns,
+ * the C row on the tile, the tile written row by row.  Whole cache
+ * lines on both sides, where a row-major gather would read one element
+ * per line. */
+static void view_ew_tiles(void *arg, int part, int nparts)
+{
+    view_ew_job *j = arg;
+    const int nd = j->out->ndim;
+    const int64_t R = j->out->shape[nd - 2], C = j->out->shape[nd - 1];
+    const int64_t nr = (R + VIEW_TILE - 1) / VIEW_TILE;
+    const int64_t nc = (C + VIEW_TILE - 1) / VIEW_TILE;
+    const size_t es = tb_dtype_size(j->out->dtype);
+    int64_t t0, t1;
+    cpu_span(j->n / (R * C) * nr * nc, part, nparts, &t0, &t1);
+    _Alignas(64) double buf[3][VIEW_BLOCK];
+    tb_tensor tin[2], tout;
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t bi = t / (nr * nc), r0 = t / nc % nr * VIEW_TILE;
+        const int64_t c0 = t % nc * VIEW_TILE;
+        const int64_t h = R - r0 < VIEW_TILE ? R - r0 : VIEW_TILE;
+        const int64_t w = C - c0 < VIEW_TILE ? C - c0 : VIEW_TILE;
+        const tb_shape s = {1, {h * w}};
+        for (int i = 0; i < j->n_in; i++) {
+            const tb_tensor *x = &j->in[i];
+            tb_tensor_init(&tin[i], x->dtype, &s);
+            tin[i].data = buf[i];
+            view_gather_tile(x, view_batch(x, bi) + r0 * x->strides[nd - 2] +
+                                    c0 * x->strides[nd - 1],
+                             h, w, buf[i]);
+        }
+        tb_tensor_init(&tout, j->out->dtype, &s);
+        tout.data = buf[2];
+        int rc = j->fn(j->serial, tin, &tout, j->p);
+        if (rc) {
+            j->rc[part] = rc;
+            return;
+        }
+        for (int64_t r = 0; r < h; r++)
+            memcpy((char *)j->out->data + ((bi * R + r0 + r) * C + c0) * es,
+                   (const char *)buf[2] + (size_t)(r * w) * es,
+                   (size_t)w * es);
+    }
+}
+
 static int view_ew(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
                    tb_tensor *out, const tb_params *p)
 {
@@ -145,8 +222,13 @@ static int view_ew(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
     for (int i = 0; i < op->n_in; i++)
         if (!tb_hostmem_same_shape(&in[i], out))
             return TB_ESHAPE;
-    tb_cpu_parallel(ctx, j.n * 2, (j.n + VIEW_BLOCK - 1) / VIEW_BLOCK,
-                    view_ew_part, &j);
+    const int nd = out->ndim;
+    if (nd >= 2 && in[0].strides[nd - 2] < in[0].strides[nd - 1])
+        tb_cpu_parallel(ctx, j.n * 2, (j.n + VIEW_BLOCK - 1) / VIEW_BLOCK,
+                        view_ew_tiles, &j);
+    else
+        tb_cpu_parallel(ctx, j.n * 2, (j.n + VIEW_BLOCK - 1) / VIEW_BLOCK,
+                        view_ew_part, &j);
     for (int i = 0; i < TB_MAX_AXIS_VALUES; i++)
         if (j.rc[i])
             return j.rc[i];
@@ -236,6 +318,11 @@ static int view_lines(void *ctx, tb_op_id id, tb_dtype dt,
     int ax = x->ndim - 1;
     if (!j.all && tb_axis_norm((int64_t)p->v[0], x->ndim, &ax))
         return TB_EPARAM;
+    /* over all: lines along the dim of the smallest stride (a transposed
+     * view's first), so that a line reads memory in order */
+    for (int d = 0; j.all && d < x->ndim; d++)
+        if (x->shape[d] > 1 && x->strides[d] < x->strides[ax])
+            ax = d;
     j.ax = ax;
     const int64_t n = cpu_numel(x);
     j.len = x->ndim ? x->shape[ax] : 1;
@@ -269,19 +356,44 @@ typedef struct view_mm_job {
     int64_t M, K, N, batch;
 } view_mm_job;
 
-/* Offsets of batch bi in a view: its row-major index over dims
- * [0, nd - 2). */
-static int64_t view_batch(const tb_tensor *t, int64_t bi)
+/* Row r of the product (batch r / M, row r % M) when B's rows are read
+ * at their stride: out[r, :] += a[r, k] * b[k, :] over k, in the output
+ * dtype (as the contiguous rows accumulate), so B is read along its
+ * rows, not down its columns. */
+static void view_mm_row(const view_mm_job *j, int64_t r, int64_t ao,
+                        int64_t bo)
 {
-    int64_t off = 0;
-    for (int d = t->ndim - 3; d >= 0; d--) {
-        off += bi % t->shape[d] * t->strides[d];
-        bi /= t->shape[d];
+    const int nd = j->a->ndim;
+    const int64_t sa1 = j->a->strides[nd - 1];
+    const int64_t sb0 = j->b->strides[nd - 2], sb1 = j->b->strides[nd - 1];
+    if (j->c->dtype == TB_F32) {
+        float *o = (float *)j->c->data + r * j->N;
+        const float *a = j->a->data, *b = j->b->data;
+        for (int64_t q = 0; q < j->N; q++)
+            o[q] = 0;
+        for (int64_t k = 0; k < j->K; k++) {
+            const float s = a[ao + k * sa1];
+            const float *bk = b + bo + k * sb0;
+            for (int64_t q = 0; q < j->N; q++)
+                o[q] += s * bk[q * sb1];
+        }
+        return;
     }
-    return off;
+    double *o = (double *)j->c->data + r * j->N;
+    const double *a = j->a->data, *b = j->b->data;
+    for (int64_t q = 0; q < j->N; q++)
+        o[q] = 0;
+    for (int64_t k = 0; k < j->K; k++) {
+        const double s = a[ao + k * sa1];
+        const double *bk = b + bo + k * sb0;
+        for (int64_t q = 0; q < j->N; q++)
+            o[q] += s * bk[q * sb1];
+    }
 }
 
-/* The portable loop: dot products through the strides, in double. */
+/* The portable loop through the strides: row by row along B's rows
+ * (view_mm_row) when they are its shorter stride, else dot products
+ * down B's columns in double. */
 static void view_mm_part(void *arg, int part, int nparts)
 {
     const view_mm_job *j = arg;
@@ -294,6 +406,10 @@ static void view_mm_part(void *arg, int part, int nparts)
         const int64_t bi = r / j->M, i = r % j->M;
         const int64_t ao = view_batch(j->a, bi) + i * sa0;
         const int64_t bo = view_batch(j->b, bi);
+        if (sb1 <= sb0) {
+            view_mm_row(j, r, ao, bo);
+            continue;
+        }
         for (int64_t q = 0; q < j->N; q++) {
             double acc = 0;
             for (int64_t k = 0; k < j->K; k++)
