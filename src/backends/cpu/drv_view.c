@@ -151,14 +151,17 @@ static void view_gather_tile(const tb_tensor *t, int64_t off, int64_t h,
 {
     const int nd = t->ndim;
     const int64_t sr = t->strides[nd - 2], sc = t->strides[nd - 1];
+    if (t->dtype == TB_F32) {
+        const float *x = (const float *)t->data + off;
+        for (int64_t c = 0; c < w; c++)
+            for (int64_t r = 0; r < h; r++)
+                ((float *)dst)[r * w + c] = x[r * sr + c * sc];
+        return;
+    }
+    const double *x = (const double *)t->data + off;
     for (int64_t c = 0; c < w; c++)
-        for (int64_t r = 0; r < h; r++) {
-            const int64_t at = off + r * sr + c * sc;
-            if (t->dtype == TB_F32)
-                ((float *)dst)[r * w + c] = ((const float *)t->data)[at];
-            else
-                ((double *)dst)[r * w + c] = ((const double *)t->data)[at];
-        }
+        for (int64_t r = 0; r < h; r++)
+            ((double *)dst)[r * w + c] = x[r * sr + c * sc];
 }
 
 /* Inputs whose rows are their longer stride (transposed): the output in
