@@ -33,8 +33,13 @@ static void make_id(tb_case *c)
         snprintf(axes + u, sizeof axes - u, "%s%s=%s", i ? "," : "",
                  c->axis_name[i], c->axis_value[i]);
     }
-    snprintf(c->id, sizeof c->id, "%s%s%s%s%s/%s/%s/%s%s%s%s%s", c->op->name,
-             c->alloc_outputs ? "@alloc" : "", prm[0] ? "[" : "", prm,
+    /* the layout's part (none for contiguous) after the op's forms */
+    char lay[32] = "";
+    if (c->layout != TB_LAYOUT_CONTIGUOUS)
+        snprintf(lay, sizeof lay, "@layout=%s", tb_layout_name(c->layout));
+    snprintf(c->id, sizeof c->id, "%s%s%s%s%s%s/%s/%s/%s%s%s%s%s",
+             c->op->name, c->alloc_outputs ? "@alloc" : "", lay,
+             prm[0] ? "[" : "", prm,
              prm[0] ? "]" : "", shp,
              tb_dtype_name(c->dtype), c->backend->name, axes[0] ? "[" : "",
              axes, axes[0] ? "]" : "", c->transfers ? "@transfers" : "");
@@ -192,9 +197,12 @@ static int resolve_backend(const tb_config *cfg, int bi,
 static size_t case_mem(const tb_case *c)
 {
     double n = 0, o = 0, ob = 0; /* elements; n and ob in bytes */
-    for (int i = 0; i < c->op->n_in; i++)
-        n += (double)tb_shape_numel(&c->in[i]) *
+    for (int i = 0; i < c->op->n_in; i++) {
+        tb_shape ps = c->in[i]; /* the layout's parent buffer */
+        tb_layout_parent(c->layout, &c->in[i], &ps, NULL, 0);
+        n += (double)tb_shape_numel(&ps) *
              (double)tb_dtype_size(tb_op_in_dtype(c->op, i, c->dtype));
+    }
     for (int i = 0; i < c->op->n_out; i++) {
         o += (double)tb_shape_numel(&c->out[i]);
         ob += (double)tb_shape_numel(&c->out[i]) *
@@ -216,9 +224,15 @@ static int add_axis_cases(builder *b, tb_case *c, const resolved *r, int a,
             snprintf(c->axis_value[i], sizeof c->axis_value[i], "%s",
                      r->axes[i].values[idx[i]]);
         }
+        /* The seed from the id without the layout: a layout's case
+         * draws the values of its contiguous twin. */
+        tb_layout lay = c->layout;
+        c->layout = TB_LAYOUT_CONTIGUOUS;
         make_id(c);
         uint64_t base = c->seed; /* the config's seed */
         c->seed = base ^ hash_str(c->id);
+        c->layout = lay;
+        make_id(c);
         int rc = push(b, c);
         c->seed = base;
         return rc;
@@ -228,6 +242,28 @@ static int add_axis_cases(builder *b, tb_case *c, const resolved *r, int a,
         int rc = add_axis_cases(b, c, r, a + 1, idx);
         if (rc)
             return rc;
+    }
+    return 0;
+}
+
+/* Can case c's inputs take its layout?  0, or TB_ESHAPE with "layout:
+ * ..." (the key path after "ops[N].") in err. */
+static int layout_check(const tb_case *c, char *err, size_t len)
+{
+    if (c->layout == TB_LAYOUT_CONTIGUOUS)
+        return 0;
+    if (c->op->n_in == 0) {
+        snprintf(err, len, "layout: %s has no inputs to lay out",
+                 c->op->name);
+        return TB_ESHAPE;
+    }
+    for (int i = 0; i < c->n_in; i++) {
+        tb_shape ps;
+        char why[160];
+        if (tb_layout_parent(c->layout, &c->in[i], &ps, why, sizeof why)) {
+            snprintf(err, len, "layout: input %d: %s", i, why);
+            return TB_ESHAPE;
+        }
     }
     return 0;
 }
@@ -331,6 +367,18 @@ static int plan_config(builder *b, const tb_config *cfg,
                             c.items = (double)tb_shape_numel(&c.in[i]);
                     if ((double)tb_shape_numel(&c.out[0]) > c.items)
                         c.items = (double)tb_shape_numel(&c.out[0]);
+                    for (int l = 0; l < TB_LAYOUT_COUNT; l++) {
+                    bool anyl = false; /* none: a config built in memory */
+                    for (int k = 0; k < TB_LAYOUT_COUNT; k++)
+                        anyl |= co->layouts[k];
+                    if (anyl ? !co->layouts[l] : l != TB_LAYOUT_CONTIGUOUS)
+                        continue;
+                    c.layout = (tb_layout)l;
+                    if (layout_check(&c, why, sizeof why)) {
+                        snprintf(err, len, "%s%s: ops[%d].%s", cfg->path,
+                                 where(cs, pos, sizeof pos), oi, why);
+                        return TB_ESHAPE;
+                    }
                     c.mem_bytes = case_mem(&c);
                     if (mem && c.mem_bytes > mem) {
                         snprintf(err, len,
@@ -367,6 +415,7 @@ static int plan_config(builder *b, const tb_config *cfg,
                         int rc = add_axis_cases(b, &c, &res[r], 0, idx);
                         if (rc)
                             return rc;
+                    }
                     }
                 }
             }

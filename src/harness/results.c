@@ -531,6 +531,9 @@ static void add_identity(cJSON *o, const tb_case *c)
     cJSON_AddStringToObject(o, TB_RES_KEY(dtype), tb_dtype_name(c->dtype));
     cJSON_AddBoolToObject(o, TB_RES_KEY(alloc_outputs), c->alloc_outputs);
     cJSON_AddBoolToObject(o, TB_RES_KEY(transfers), c->transfers);
+    if (c->layout != TB_LAYOUT_CONTIGUOUS) /* absent: contiguous */
+        cJSON_AddStringToObject(o, TB_RES_KEY(layout),
+                                tb_layout_name(c->layout));
     cJSON *sh = cJSON_AddArrayToObject(o, TB_RES_KEY(shapes));
     for (int i = 0; i < c->n_in; i++)
         cJSON_AddItemToArray(sh, shape_json(&c->in[i]));
@@ -743,10 +746,11 @@ static void cell(const cJSON *v, char *out, size_t len)
 }
 
 /* The columns computed from a record, after csv_cols: the elements of
- * the first input, and the backend's threads and isa axes (threads as a
- * number; both empty when the backend has no such axis). */
+ * the first input, the backend's threads and isa axes (threads as a
+ * number; both empty when the backend has no such axis) and the layout
+ * ("contiguous" when the member is absent). */
 static const char *const csv_more[] = {TB_RES_KEY(size), TB_RES_KEY(threads),
-                                       TB_RES_KEY(isa)};
+                                       TB_RES_KEY(isa), TB_RES_KEY(layout)};
 
 static void csv_computed(const cJSON *c, size_t i, char *text, size_t len)
 {
@@ -761,6 +765,12 @@ static void csv_computed(const cJSON *c, size_t i, char *text, size_t len)
                                                          : NAN;
         if (any && isfinite(n))
             snprintf(text, len, "%.17g", n);
+        return;
+    }
+    if (i == 3) {
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(c, csv_more[i]);
+        snprintf(text, len, "%s",
+                 cJSON_IsString(l) ? l->valuestring : "contiguous");
         return;
     }
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(

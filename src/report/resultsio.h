@@ -124,10 +124,11 @@ typedef struct tb_rescase {
     const char *impl;     /* NULL when null */
     const char *host;     /* NULL when absent or null */
     bool alloc_outputs, transfers; /* the forms (false when absent) */
+    const char *layout; /* "transposed"...; NULL when absent: contiguous */
     /* The parts of the id, from the fields (docs/FORMAT.md, "A case": a
      * case with no input shapes names its first output shape): key is
      * OPP/SHAPES/DTYPE, what cases of several backends share; opp is
-     * OP[@alloc][PARAMS]; variant BACKEND[AXES][@transfers]. */
+     * OP[@alloc][@layout=L][PARAMS]; variant BACKEND[AXES][@transfers]. */
     const char *key, *opp, *shapes_text, *variant;
     int n_shapes, n_out_shapes;
     const tb_res_shape *shapes, *out_shapes;

@@ -45,12 +45,22 @@
 #include "ew_defs.h"
 #include "isa.h"
 
+/* What strides a row's inputs may have (a case's layout, ops/tensor.h). */
+typedef enum {
+    TB_CPU_TAKES_CONTIGUOUS = 0, /* every row of the main table */
+    /* each input a batch of matrices, the last two dims one of stride 1
+     * (row-major with a leading dim, or transposed): the GEMM's */
+    TB_CPU_TAKES_MATRIX,
+    TB_CPU_TAKES_ANY, /* any strides >= 0: the view rows' general loops */
+} tb_cpu_takes;
+
 typedef struct tb_cpu_krow {
     tb_op_id op;
     tb_dtype dtype;
     int min_isa;      /* TB_ISA_*: the level the code needs (and runs) */
     tb_kernel_fn fn;  /* called with the cpu instance as ctx */
     const char *name; /* the impl name recorded for it */
+    tb_cpu_takes takes;
 } tb_cpu_krow;
 
 /* The first row of rows[0..n) for (op, dt) with min_isa <= isa, or
@@ -385,11 +395,60 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_ROWS_ATTN(X) TB_CPU_ROWS_LOSS(X) TB_CPU_ROWS_EMBED(X)          \
     TB_CPU_ROWS_DROPOUT(X) TB_CPU_ROWS_EINSUM(X) TB_CPU_ROWS_HALF(X)
 
+/* ---- the view rows (drv_view.c) ------------------------------------
+ * Every row above takes contiguous inputs.  A case whose inputs are
+ * views (a config's "layout": transposed, strided, sliced) is looked up
+ * here instead (the backend's kernel_view slot, tb_cpu_view_find): the
+ * first row of (op, dt), best first, whose level the instance allows
+ * and that takes the inputs' strides.  Element-wise ops (inputs of one
+ * shape), sum, mean, softmax and log_softmax have one portable row of
+ * any strides (suffix view); matmul has the native GEMM's rows at avx2
+ * and avx512 (suffix <level>_view: operands with a unit-stride dim, a
+ * transposed one as the GEMM's transpose flag) above its portable row.
+ * So a SIMD level runs the portable view row for what its GEMM cannot
+ * read (a strided matmul: inner stride 2), never a contiguous row.
+ * X(op, dt, sfx, takes). */
+#define TB_CPU_LV_view TB_ISA_SCALAR
+#define TB_CPU_LV_avx2_view TB_ISA_AVX2
+#define TB_CPU_LV_avx512_view TB_ISA_AVX512
+#define TB_CPU_VIEW2(X, op) X(op, f32, view, ANY) X(op, f64, view, ANY)
+#if TB_CPU_HAVE_GEMM && TB_CPU_HAVE_AVX512
+#define TB_CPU_VIEW_MM512(X, dt) X(matmul, dt, avx512_view, MATRIX)
+#else
+#define TB_CPU_VIEW_MM512(X, dt)
+#endif
+#if TB_CPU_HAVE_GEMM && TB_CPU_HAVE_AVX2
+#define TB_CPU_VIEW_MM2(X, dt) X(matmul, dt, avx2_view, MATRIX)
+#else
+#define TB_CPU_VIEW_MM2(X, dt)
+#endif
+#define TB_CPU_VIEW_ROWS(X)                                               \
+    TB_CPU_VIEW2(X, add) TB_CPU_VIEW2(X, sub) TB_CPU_VIEW2(X, mul)        \
+    TB_CPU_VIEW2(X, div) TB_CPU_VIEW2(X, maximum)                         \
+    TB_CPU_VIEW2(X, minimum) TB_CPU_VIEW2(X, relu) TB_CPU_VIEW2(X, neg)   \
+    TB_CPU_VIEW2(X, abs) TB_CPU_VIEW2(X, exp) TB_CPU_VIEW2(X, log)        \
+    TB_CPU_VIEW2(X, sqrt) TB_CPU_VIEW2(X, sigmoid) TB_CPU_VIEW2(X, tanh)  \
+    TB_CPU_VIEW2(X, gelu) TB_CPU_VIEW2(X, silu)                           \
+    TB_CPU_VIEW2(X, sum) TB_CPU_VIEW2(X, mean)                            \
+    TB_CPU_VIEW2(X, softmax) TB_CPU_VIEW2(X, log_softmax)                 \
+    TB_CPU_VIEW_MM512(X, f32) TB_CPU_VIEW_MM2(X, f32)                     \
+    TB_CPU_VIEW_MM512(X, f64) TB_CPU_VIEW_MM2(X, f64)                     \
+    TB_CPU_VIEW2(X, matmul)
+
+/* The view rows (static storage) and their count. */
+const tb_cpu_krow *tb_cpu_view_rows(size_t *n);
+/* The view row for op at dt on an instance of level isa whose inputs
+ * are in[0..op->n_in) (headers), or NULL with *why (one line). */
+const tb_cpu_krow *tb_cpu_view_find(const tb_op *op, tb_dtype dt, int isa,
+                                    const tb_tensor *in, const char **why);
+
 /* Prototypes of every entry point. */
 #define TB_CPU_KDECL(op, dt, sfx, c)                                      \
     int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
                                 tb_tensor *out, const tb_params *p);
 #define TB_CPU_KDECLN(op, dt, sfx, c, name) TB_CPU_KDECL(op, dt, sfx, c)
 TB_CPU_KROWS(TB_CPU_KDECL, TB_CPU_KDECLN)
+#define TB_CPU_KDECLV(op, dt, sfx, takes) TB_CPU_KDECL(op, dt, sfx, c)
+TB_CPU_VIEW_ROWS(TB_CPU_KDECLV)
 
 #endif /* TB_BACKENDS_CPU_KREG_H */
