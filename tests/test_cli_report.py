@@ -1056,8 +1056,6 @@ def t_compare_numpy_families():
                        f"{op} {form}: {c['status']} {c['message']}")
     expect(got[("svd", "alloc")]["check"]["method"] == "identities",
            "svd not checked by its identities")
-    expect(got[("rand_normal", "out")]["check"]["method"] == "statistics",
-           "rand_normal not checked by its distribution")
     # the checks themselves reject a wrong answer
     sys.path.insert(0, os.path.dirname(SCRIPT))
     import numpy as np
