@@ -192,6 +192,98 @@ def layout_twin(op, t, mod, np, out, x, o, p):
     return None
 
 
+def more_twin(op, t, mod, np, out, x, o, p):
+    """leaky_relu, argmax, linear (relu(x @ W + b)) and full: ops the
+    script had a cost model of but no twin."""
+    if op == "full":
+        v, shape, dt = float(p.get("value", 0)), tuple(o[0].shape), o[0].dtype
+        if t:
+            if out:
+                return (lambda: mod.full(shape, v, out=o[0])), 1, \
+                    "full(shape, value, out=)"
+            return (lambda: mod.full(shape, v, dtype=dt)), 1, \
+                "full(shape, value)"
+        if out:
+            return (lambda: o[0].fill(v)), 1, "fill(value)"
+        return (lambda: np.full(shape, v, dt)), 1, "full(shape, value)"
+    a = x[0]
+    if op in ("gelu", "gelu_tanh", "silu"):    # NumPy's (impl_for: torch)
+        if op == "gelu":
+            return "NumPy has no erf (gelu's Phi)"
+        if out:
+            return f"no out= form of '{op}' in compare_numpy.py"
+        if op == "silu":
+            return (lambda: a / (1 + np.exp(-a))), 4, "x / (1 + exp(-x))"
+        c0, c1 = a.dtype.type(math.sqrt(2 / math.pi)), a.dtype.type(0.044715)
+        return (lambda: 0.5 * a * (1 + np.tanh(c0 * (a + c1 * a * a * a)))), \
+            9, "0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))"
+    if op == "leaky_relu":
+        al = float(p.get("alpha", 0.01))
+        if t:
+            import torch.nn.functional as F
+            if out:
+                return (lambda: o[0].copy_(F.leaky_relu(a, al))), 2, \
+                    "copy_(leaky_relu)"
+            return (lambda: F.leaky_relu(a, al)), 1, "leaky_relu"
+        al = a.dtype.type(al)
+        if out:
+            def lr():
+                np.multiply(a, al, out=o[0])
+                np.copyto(o[0], a, where=a > 0)
+            return lr, 3, "multiply(out=), copyto(where=x > 0)"
+        return (lambda: np.where(a > 0, a, a * al)), 3, \
+            "where(x > 0, x, alpha x)"
+    if op == "argmax":
+        if out:
+            return "argmax returns integer indices: no out= form into " \
+                "the case's float output"
+        ax, keep = p.get("axis"), bool(p.get("keepdim", False))
+        if t:
+            return (lambda: mod.argmax(a, None if ax is None else int(ax),
+                                       keep)), 1, "argmax(dim, keepdim)"
+        return (lambda: np.argmax(a, axis=ax, keepdims=keep)), 1, \
+            "argmax(axis, keepdims)"
+    if op == "linear":
+        w, b = x[1], x[2]
+        if t:
+            if out:
+                def lo():
+                    mod.addmm(b, a, w, out=o[0])
+                    o[0].clamp_min_(0)
+                return lo, 2, "addmm(out=), clamp_min_"
+            return (lambda: mod.addmm(b, a, w).clamp_min_(0)), 2, \
+                "addmm(b, x, W).clamp_min_(0)"
+        if out:
+            def ln():
+                np.matmul(a, w, out=o[0])
+                np.add(o[0], b, out=o[0])
+                np.maximum(o[0], 0, out=o[0])
+            return ln, 3, "matmul, add, maximum (out=)"
+        return (lambda: np.maximum(a @ w + b, 0)), 3, \
+            "maximum(x @ W + b, 0)"
+    return None
+
+
+def var_twin(op, t, mod, np, out, x, o, p):
+    """var: numpy.var (ddof = correction) and torch.var (correction=),
+    along the axis or over every element."""
+    a, ax = x[0], p.get("axis")
+    keep, cor = bool(p.get("keepdim", False)), int(p.get("correction", 1))
+    if t:
+        dims = tuple(range(a.dim())) if ax is None else (int(ax),)
+        if out:
+            return (lambda: mod.var(a, dims, correction=cor, keepdim=keep,
+                                    out=o[0])), 1, \
+                "var(dim, correction, keepdim, out=)"
+        return (lambda: mod.var(a, dims, correction=cor, keepdim=keep)), \
+            1, "var(dim, correction, keepdim)"
+    if out:
+        return (lambda: np.var(a, axis=ax, ddof=cor, keepdims=keep,
+                               out=o[0])), 1, "var(axis, ddof, keepdims, out=)"
+    return (lambda: np.var(a, axis=ax, ddof=cor, keepdims=keep)), 1, \
+        "var(axis, ddof, keepdims)"
+
+
 def pool_twin(op, t, mod, np, out, x, o, p):
     """conv2d, conv2d_nobias, max_pool2d, avg_pool2d: torch.nn.functional
     (no out= form); NumPy has no convolution, and pools over
@@ -900,6 +992,9 @@ FAMILIES = [
      ("add_", "sub_", "mul_", "div_", "relu_")),
     (layout_twin, ("hardswish", "permute", "copy", "causal_mask", "zeros",
                    "ones", "arange", "rand_uniform", "rand_normal")),
+    (var_twin, ("var",)),
+    (more_twin, ("leaky_relu", "argmax", "linear", "full", "gelu",
+                 "gelu_tanh", "silu")),
     (pool_twin, ("conv2d", "conv2d_nobias", "max_pool2d", "avg_pool2d")),
     (lambda op, t, mod, np, out, x, o, p: optim_twin(op, t, mod, np, out,
                                                      x, p),
