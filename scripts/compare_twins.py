@@ -596,6 +596,8 @@ def backward_twin(op, t, mod, np, out, x, o, p):
     """The backward ops: PyTorch through autograd (autograd_twin) or the
     aten kernel autograd runs; NumPy's closed forms (no out= form where
     the op has several outputs: the alloc form only)."""
+    if t:
+        import torch.nn.functional as F
     if not t and op in ("gelu_backward", "conv2d_backward"):
         return "NumPy has no erf (gelu's Phi)" if op[0] == "g" else \
             "NumPy has no convolution"
@@ -606,23 +608,20 @@ def backward_twin(op, t, mod, np, out, x, o, p):
             if t else "")
     if op in ("relu_backward", "sigmoid_backward", "tanh_backward",
               "gelu_backward"):
+        # PyTorch's alloc form is impl_for's (the aten kernels autograd
+        # runs); here its out= form, the same kernels into o[0]
         g, a = x[0], x[1]
         fn = op[:-len("_backward")]
         if t:
-            import torch.nn.functional as F
-            f = {"relu": mod.relu, "sigmoid": mod.sigmoid,
-                 "tanh": mod.tanh, "gelu": F.gelu}[fn]
-            if out:
-                aten = mod.ops.aten
-                if fn == "relu":
-                    return (lambda: aten.threshold_backward(
-                        g, a, 0, grad_input=o[0])), 1, \
-                        "threshold_backward(out=)"
-                y = f(a)
-                k = getattr(aten, f"{fn}_backward")
-                return (lambda: k(g, y, grad_input=o[0])), 1, \
-                    f"{fn}_backward(g, y, out=) (y = {fn}(x) once)"
-            return autograd_twin(t, mod, f, [a], g, f"{fn}(x)", 1)
+            aten = mod.ops.aten
+            if fn == "relu":
+                return (lambda: aten.threshold_backward(
+                    g, a, 0, grad_input=o[0])), 1, \
+                    "threshold_backward(out=)"
+            y = getattr(mod, fn)(a)
+            k = getattr(aten, f"{fn}_backward")
+            return (lambda: k(g, y, grad_input=o[0])), 1, \
+                f"{fn}_backward(g, y, out=) (y = {fn}(x) made untimed)"
         if fn == "relu":
             if out:
                 mb = np.empty(a.shape, bool)
@@ -760,7 +759,6 @@ def backward_twin(op, t, mod, np, out, x, o, p):
         lp, tg = (x[1], x[2]) if back else (x[0], x[1])
         n = lp.shape[0]
         if t:
-            import torch.nn.functional as F
             tt = tg.long()
             if not back:
                 return (lambda: F.nll_loss(lp, tt)), 1, "nll_loss"
@@ -787,7 +785,6 @@ def backward_twin(op, t, mod, np, out, x, o, p):
         pd = int(p.get("padding", 0))
         mx = op == "max_pool2d_backward"
         if t:
-            import torch.nn.functional as F
             f = F.max_pool2d if mx else F.avg_pool2d
             return autograd_twin(t, mod, lambda v: f(v, k, s, pd), [a], g,
                                  f"{op[:-9]}(kernel={k}, stride={s}, "
