@@ -40,7 +40,10 @@ How it measures, so the figures are comparable with tbench's:
   tests use), its cases are written as "unavailable" with the reason;
 - the per-call overhead of the Python layer is measured the same way (a
   no-op Python call, and a 1-element add with out=) and written to
-  env.python_overhead, so small sizes can be judged fairly.
+  env.python_overhead, so small sizes can be judged fairly;
+- the twins of the in-place, creation, conv, optimizer, linalg, unfused
+  and backward families, and the checks of the factorizations and the
+  random ops, are in scripts/compare_twins.py.
 """
 import argparse
 import fnmatch
@@ -56,6 +59,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from compare_twins import FAMILIES, check_factorization, check_random
 
 SCHEMA = "tbench.results/1"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -614,7 +619,6 @@ def norm_backward_twin(op, t, mod, np, x, p):
     return f, 19 if ln else 14, "closed forms of dx, dw" + (
         ", db" if ln else "")
 
-
 def impl_for(op, lib, mod, np, form, x, o, p):
     t = lib == "torch"
     out = form == "out"
@@ -903,6 +907,13 @@ def impl_for(op, lib, mod, np, form, x, o, p):
                 f"copy_(gelu(approximate={appr}))"
         return (lambda: F.gelu(x[0], approximate=appr)), 1, \
             f"gelu(approximate={appr})"
+    if op == "add_relu_unfused":       # the same two kernels
+        return impl_for("add_relu", lib, mod, np, form, x, o, p)
+    if op == "log_softmax_unfused" and not t:   # the same six steps
+        return impl_for("log_softmax", lib, mod, np, form, x, o, p)
+    for fam, ops in FAMILIES:
+        if op in ops:
+            return fam(op, t, mod, np, out, x, o, p)
     return None
 
 
@@ -1099,6 +1110,15 @@ def alloc_counters(np, lib, mod, fn):
     return float(len(ev)), b, b
 
 
+def library_failure(rec, lib, e):
+    # PyTorch 1.13 lacks many CPU kernels in float16 ("... not
+    # implemented for 'Half'"): the library has no such kernel
+    rec["status"] = ("unsupported" if "not implemented for" in str(e)
+                     else "error")
+    rec["message"] = f"{lib} raised {type(e).__name__}: {e}"
+    return rec
+
+
 def run_case(np, lib, mod, form, threads, c, warm, meas, overhead):
     rec = {
         "id": f"{c['key']}/{lib}[threads={threads},form={form}]",
@@ -1124,29 +1144,43 @@ def run_case(np, lib, mod, form, threads, c, warm, meas, overhead):
         o = [mod.from_numpy(a) for a in o]
         if dt == "bf16":
             o = [a.to(mod.bfloat16) for a in o]
-    got = impl_for(c["op"], lib, mod, np, form, x, o, c["params"])
-    if got is None:
+    # outputs written into inputs (in-place ops, optimizer state) are
+    # those inputs, as in tbench's runner: every call updates them
+    for i, j in enumerate(c.get("in_place") or []):
+        if j is not None and j >= 0 and i < len(o):
+            o[i] = x[j]
+    try:        # some twins run a forward or set up state here
+        got = impl_for(c["op"], lib, mod, np, form, x, o, c["params"])
+    except Exception as e:  # noqa: BLE001 - as a failing call, below
+        return library_failure(rec, lib, e)
+    if got is None or isinstance(got, str):
         rec["status"] = "unsupported"
-        rec["message"] = (f"compare_numpy.py has no {lib} form of "
-                          f"'{c['op']}'")
+        rec["message"] = got or (f"compare_numpy.py has no {lib} form of "
+                                 f"'{c['op']}'")
         return rec
     fn, calls, name = got
     rec["impl"] = f"{lib}.{name}"
     try:
         r = fn()
     except Exception as e:  # noqa: BLE001 - report any library failure
-        # PyTorch 1.13 lacks many CPU kernels in float16 ("... not
-        # implemented for 'Half'"): the library has no such kernel
-        rec["status"] = ("unsupported" if "not implemented for" in str(e)
-                         else "error")
-        rec["message"] = f"{lib} raised {type(e).__name__}: {e}"
-        return rec
-    if form == "out":
-        r = o[0]
+        return library_failure(rec, lib, e)
+    op = c["op"]
+    if op in ("svd", "qr", "eigh"):        # every output is checked
+        rs = list(o if form == "out" else r)
+    else:
+        rs = [o[0] if form == "out" else r]
     if lib == "torch":
-        r = r.float().numpy() if dt in ("bf16", "f16") else r.numpy()
+        rs = [v.detach().float().numpy() if dt in ("bf16", "f16")
+              else v.detach().numpy() for v in rs]
+    r = rs[0]
     ref = np.load(c["reference"][0])
-    if c["op"] == "dropout":
+    if op in ("svd", "qr", "eigh"):
+        chk, msg = check_factorization(
+            np, op, np.load(c["inputs"][0]), rs,
+            [np.load(f) for f in c["reference"]], c["rtol"], c["atol"])
+    elif op in ("rand_uniform", "rand_normal"):
+        chk, msg = check_random(np, op, r, c["params"], dt)
+    elif c["op"] == "dropout":
         chk, msg = check_dropout(np, r, np.load(c["inputs"][0]),
                                  float(c["params"].get("p", 0.5)),
                                  c["rtol"], c["atol"])
@@ -1172,8 +1206,9 @@ def run_case(np, lib, mod, form, threads, c, warm, meas, overhead):
         "items_s": m["items"] / med * 1e9 if med > 0 else 0.0,
     }
     na, nb, peak = alloc_counters(np, lib, mod, fn)
-    live = sum(a.nbytes for a in (x + o)) if lib == "numpy" else \
-        sum(a.numel() * a.element_size() for a in (x + o))
+    bufs = list({id(a): a for a in x + o}.values())   # aliases once
+    live = sum(a.nbytes for a in bufs) if lib == "numpy" else \
+        sum(a.numel() * a.element_size() for a in bufs)
     rec["counters"] = {
         "kernel_launches": float(calls), "memcpy_count": 0.0,
         "memcpy_bytes": 0.0, "allocs": na, "alloc_bytes": nb,
@@ -1438,8 +1473,12 @@ def main():
                    for k, v in ex.get("params", {}).items()}
             cases.append({
                 "key": key, "op": op, "category": spec["category"],
+                "in_place": spec.get("in_place"),
                 "dtype": dtype,
-                "shapes": [i["shape"] for i in ex["inputs"]],
+                # a creation op (no input) has its output's shape, as
+                # in tbench's results
+                "shapes": [i["shape"] for i in ex["inputs"]] or
+                          [o["shape"] for o in ex["outputs"]],
                 "out_shapes": [o["shape"] for o in ex["outputs"]],
                 "params": prm,
                 "inputs": [os.path.join(d, i["file"]) for i in ex["inputs"]],

@@ -991,6 +991,104 @@ def t_compare_numpy_label():
                f"--label '{bad}': exit {p.returncode} {p.stderr[-300:]}")
 
 
+FAMILIES = """{
+  "name": "families-np", "seed": 7,
+  "warmup": {"min_time_ms": 1, "min_iters": 1},
+  "measure": {"sample_time_ms": 0.2, "min_samples": 3, "max_samples": 5,
+              "ci_target": 0.5, "max_time_s": 0.01},
+  "dtypes": ["f32"],
+  "ops": [
+    {"op": "mul_scalar", "shapes": [[5, 7]], "params": {"scalar": 0.5}},
+    {"op": "add_", "shapes": [[64]]},
+    {"op": "permute", "shapes": [[3, 4, 5]],
+     "params": {"p0": 2, "p1": 0, "p2": 1}},
+    {"op": "max_pool2d", "shapes": [[1, 2, 7, 7]],
+     "params": {"kernel": 3, "stride": 2, "padding": 1}},
+    {"op": "conv2d", "shapes": [[[1, 1, 5, 5], [2, 1, 3, 3], [2]]]},
+    {"op": "arange", "shapes": [[50]], "params": {"start": 1.5, "step": 0.25}},
+    {"op": "rand_normal", "shapes": [[4096]]},
+    {"op": "adam", "shapes": [[64]], "params": {"weight_decay": 0.01}},
+    {"op": "svd", "shapes": [[6, 4]], "dtypes": ["f64"]},
+    {"op": "linear_unfused", "shapes": [[[4, 6], [6, 3], [3]]]},
+    {"op": "matmul_backward", "shapes": [[8, 8]], "dtypes": ["f64"]},
+    {"op": "avg_pool2d_backward", "shapes": [[[1, 2, 3, 3], [1, 2, 6, 6]]]}
+  ]
+}
+"""
+
+
+@case("compare_numpy.py: one case per family of issue 34's twins, NumPy: "
+      "ok where it has the form, unsupported with the reason where not; "
+      "the factorization and distribution checks can fail")
+def t_compare_numpy_families():
+    d = tempfile.mkdtemp(prefix="np-fam-", dir=TMP)
+    cfg, out = os.path.join(d, "fam.json"), os.path.join(d, "o.json")
+    with open(cfg, "w", encoding="utf-8") as f:
+        f.write(FAMILIES)
+    p = subprocess.run(["/usr/bin/python3", SCRIPT, cfg, "-o", out,
+                        "--tbench", TBENCH, "--threads", "1", "--backends",
+                        "numpy"], capture_output=True, text=True,
+                       timeout=300,
+                       env=dict(os.environ, TBENCH_NO_TORCH="1"))
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}")
+    with open(out, encoding="utf-8") as f:
+        doc = json.load(f)
+    got = {(c["op"], c["backend_params"]["form"]): c for c in doc["cases"]}
+    # (op, form): None = ok, else a word of the unsupported message
+    want = {("add_", "alloc"): "in place", ("conv2d", "alloc"): "convolution",
+            ("conv2d", "out"): "convolution", ("arange", "out"): "out=",
+            ("adam", "alloc"): "in place", ("svd", "out"): "out=",
+            ("matmul_backward", "out"): "out=",
+            ("avg_pool2d_backward", "out"): "out="}
+    ops = sorted({c["op"] for c in doc["cases"]})
+    expect(len(ops) == 12, f"ops {ops}")
+    for op in ops:
+        for form in ("alloc", "out"):
+            c = got.get((op, form))
+            w = want.get((op, form))
+            if c is None:
+                expect(False, f"{op} {form}: no record")
+            elif w is None:
+                expect(c["status"] == "ok" and c["check"]["passed"],
+                       f"{op} {form}: {c['status']} {c['message']}")
+            else:
+                expect(c["status"] == "unsupported" and w in c["message"],
+                       f"{op} {form}: {c['status']} {c['message']}")
+    expect(got[("svd", "alloc")]["check"]["method"] == "identities",
+           "svd not checked by its identities")
+    # the checks themselves reject a wrong answer
+    sys.path.insert(0, os.path.dirname(SCRIPT))
+    import numpy as np
+    import compare_numpy as cn
+    a = np.random.default_rng(1).standard_normal((6, 4))
+    u, sv, vt = np.linalg.svd(a, full_matrices=False)
+    u[:, 0], vt[0] = -u[:, 0], -vt[0]          # signs are free
+    ok, _ = cn.check_factorization(np, "svd", a, [u, sv, vt], [u, sv, vt],
+                                   1e-9, 1e-10)
+    expect(ok["passed"], "svd with a flipped singular pair rejected")
+    sv2 = sv * np.array([1.01, 1, 1, 1])
+    bad, msg = cn.check_factorization(np, "svd", a, [u, sv2, vt],
+                                      [u, sv, vt], 1e-9, 1e-10)
+    expect(not bad["passed"] and "identity 0" in msg, f"svd: {msg}")
+    q, r = np.linalg.qr(a.T)
+    r[1, 0] = 1e-300
+    bad, msg = cn.check_factorization(np, "qr", a.T, [q, r], [q, r], 1e-9,
+                                      1e-10)
+    expect(not bad["passed"] and "identity 3" in msg, f"qr: {msg}")
+    w, v = np.linalg.eigh(a.T @ a)
+    bad, msg = cn.check_factorization(np, "eigh", a.T @ a, [w, v[:, ::-1]],
+                                      [w], 1e-9, 1e-10)
+    expect(not bad["passed"], "eigh with unordered vectors passed")
+    rng = np.random.default_rng(2)
+    for op, val, good in (("rand_uniform", rng.random(4096), True),
+                          ("rand_uniform", rng.random(4096) * 0.9, False),
+                          ("rand_normal", rng.standard_normal(4096), True),
+                          ("rand_normal", rng.standard_normal(4096) * 1.2,
+                           False)):
+        chk, msg = cn.check_random(np, op, val, {}, "f64")
+        expect(chk["passed"] == good, f"{op} {good}: {msg}")
+
+
 @case("compare_numpy.py: bad config exits 2 with the file named")
 def t_compare_numpy_errors():
     d = tempfile.mkdtemp(prefix="np-err-", dir=TMP)
