@@ -11,7 +11,8 @@ Issue 18's "Done when" table from ONE invocation:
    are left out), each op of an element-wise kind (categories
    elementwise, activation, reduction, layout, creation, inplace,
    optimizer, fused, and X_backward / X_unfused of such an X: entries
-   with one shape for every input; elementwise entries with per-input
+   with one shape for every input (contiguous inputs: an entry of other
+   layouts is left out); elementwise entries with per-input
    shapes that broadcast) at
    --elements (default 1M = 2^20) elements in the entry's rank
    (1048576, 1024x1024, 128x128x64, ...); matmul, conv, pooling,
@@ -260,6 +261,11 @@ def make_config(quick_path, ops, n, op_filter, probe_ops=(),
         if op_filter and not any(fnmatch.fnmatchcase(e["op"], g)
                                  for g in op_filter):
             continue
+        # contiguous inputs only: the cost of the other layouts is the
+        # report's Layouts section, not a limit of the op
+        lay = e.get("layout", "contiguous")
+        if "contiguous" not in (lay if isinstance(lay, list) else [lay]):
+            continue
         dts = e.get("dtypes", top)
         dts = dts if isinstance(dts, list) else [dts]
         # the dtypes asked for that the entry lists; an entry that lists
@@ -268,7 +274,7 @@ def make_config(quick_path, ops, n, op_filter, probe_ops=(),
                 ("f32" in dts and x in ops[e["op"]].get("dtypes", ()))]
         if not mine:
             continue
-        ne = {k: v for k, v in e.items() if k != "dtypes"}
+        ne = {k: v for k, v in e.items() if k not in ("dtypes", "layout")}
         if mine != list(dtypes):
             ne["dtypes"] = mine
         sc = scale_entry(e, ops[e["op"]]["category"],
