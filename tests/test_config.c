@@ -1069,7 +1069,7 @@ static void test_shipped_configs(void **state)
         assert_true(seen[i]);
     int cases = count_cases(&cfg);
     print_message("# configs/quick.json: %d cases\n", cases);
-    assert_in_range(cases, 15, 137); /* 137 with einsum, sdpa_backward */
+    assert_in_range(cases, 15, 139); /* 139 with tfm_*_step */
     assert_true(cfg.measure.max_time_s <= 1.0);
     tb_config_free(&cfg);
 

@@ -471,23 +471,53 @@ static const tb_param_spec params_embedding_bw[] = {
     .index_bound = index_classes
 
 /* Workloads (models.h): the batch x in, the loss [1] (train) or the
- * log-probabilities [B, 10] (infer) out; checked on the first call (the
- * initial weights) against the same model on the reference kernels. */
+ * model's output (infer: the MLP's and CNN's log-probabilities [B, 10],
+ * the transformer block's y [B, S, D]) out; checked on the first call
+ * (the initial weights) against the same model on the reference
+ * kernels. */
+static tb_model_kind wl_kind(const tb_op *op)
+{
+    switch (op->id) {
+    case TB_OP_cnn_train_step:
+    case TB_OP_cnn_infer_step: return TB_MODEL_CNN;
+    case TB_OP_tfm_train_step:
+    case TB_OP_tfm_infer_step: return TB_MODEL_TFM;
+    default: return TB_MODEL_MLP;
+    }
+}
+
+static bool wl_train(const tb_op *op)
+{
+    return op->id == TB_OP_mlp_train_step || op->id == TB_OP_cnn_train_step ||
+           op->id == TB_OP_tfm_train_step;
+}
+
+/* The transformer's heads (its default when p lacks it; 0: not a
+ * transformer step). */
+static int wl_heads(const tb_op *op, const tb_params *p)
+{
+    int i = tb_op_param_index(op, "heads");
+    if (i < 0)
+        return 0;
+    return (int)(p && tb_params_has(p, i) ? p->v[i] : op->params[i].def);
+}
+
 static int shape_workload(const tb_op *op, const tb_shape *in,
                           const tb_params *p, tb_shape *out, char *err,
                           size_t len)
 {
-    (void)p;
-    bool cnn = op->id == TB_OP_cnn_train_step || op->id == TB_OP_cnn_infer_step;
+    tb_model_kind kind = wl_kind(op);
     char why[192];
-    if (tb_model_check_shape(cnn ? TB_MODEL_CNN : TB_MODEL_MLP, &in[0], why,
-                             sizeof why))
-        return tb_op_fail(err, len, TB_ESHAPE, "%s: %s", op->name, why);
-    if (op->id == TB_OP_mlp_train_step || op->id == TB_OP_cnn_train_step) {
+    int rc = tb_model_check_shape(kind, &in[0], wl_heads(op, p), why,
+                                  sizeof why);
+    if (rc)
+        return tb_op_fail(err, len, rc, "%s: %s", op->name, why);
+    if (wl_train(op))
         out[0] = (tb_shape){1, {1}};
-    } else {
+    else if (kind == TB_MODEL_TFM)
+        out[0] = in[0];
+    else
         out[0] = (tb_shape){2, {in[0].dim[0], 10}};
-    }
     return 0;
 }
 
@@ -498,12 +528,8 @@ static double flops_workload(const tb_op *op, const tb_shape *in,
                              tb_dtype dt)
 {
     (void)out, (void)dt;
-    bool cnn = op->id == TB_OP_cnn_train_step || op->id == TB_OP_cnn_infer_step;
-    double f = tb_model_forward_flops(cnn ? TB_MODEL_CNN : TB_MODEL_MLP,
-                                      &in[0]);
-    bool train = op->id == TB_OP_mlp_train_step ||
-                 op->id == TB_OP_cnn_train_step;
-    if (train && !(tb_params_has(p, 0) && p->v[0] == 0))
+    double f = tb_model_forward_flops(wl_kind(op), &in[0]);
+    if (wl_train(op) && !(tb_params_has(p, 0) && p->v[0] == 0))
         f *= 3;
     return f;
 }
@@ -545,6 +571,30 @@ static const tb_param_spec params_infer_step[] = {
      "1: a forward hook on every op (counts its calls)"},
     P_POOL,
 };
+/* the transformer block's: the MLP's and CNN's, then heads (workload.c
+ * reads phase, hooks, lr and momentum by position) */
+#define P_HEADS                                                           \
+    {"heads", TB_PARAM_INT, false, 4, 1, 4096,                            \
+     "attention heads; d_model (x's last dim) a multiple of it"}
+static const tb_param_spec params_tfm_train[] = {
+    {"phase", TB_PARAM_INT, false, 2, 0, 2,
+     "0: forward only (recorded on the tape); 1: forward + backward; 2: "
+     "forward, backward and the sgd_momentum step"},
+    {"hooks", TB_PARAM_INT, false, 0, 0, 3,
+     "1: a forward hook on every op; 2: a backward hook on every op; 3: "
+     "both (each counts its calls)"},
+    {"lr", TB_PARAM_FLOAT, false, 0.01, 0, 1e6, "learning rate"},
+    {"momentum", TB_PARAM_FLOAT, false, 0.9, 0, 1, "momentum factor"},
+    P_POOL,
+    P_HEADS,
+};
+static const tb_param_spec params_tfm_infer[] = {
+    {"hooks", TB_PARAM_INT, false, 0, 0, 1,
+     "1: a forward hook on every op (counts its calls)"},
+    P_POOL,
+    P_HEADS,
+};
+#undef P_HEADS
 /* A loss or log-probabilities after ~10 chained kernels with sums over
  * up to K = 784 terms (in bf16 and f16: ~10 roundings of the dtype). */
 #define TOL_WORKLOAD                                                      \
@@ -1329,6 +1379,17 @@ static const tb_op op_table[TB_OP_COUNT] = {
     [TB_OP_cnn_infer_step] = {OP_ID(cnn_infer_step),
         WL_ROW(2, params_infer_step),
         .doc = "CNN inference on x [B, 1, H, W]: log-probabilities [B, 10]"},
+    [TB_OP_tfm_train_step] = {OP_ID(tfm_train_step),
+        WL_ROW(6, params_tfm_train),
+        .doc = "one pre-norm transformer block training step on x [batch, "
+               "seq, d_model]: h = x + Wo attn(rms_norm(x)) (causal sdpa "
+               "over heads; q, k, v, Wo bias-free), y = h + W2 "
+               "gelu(W1 rms_norm(h)) (width 4 d_model), loss mean(y^2); "
+               "forward, backward, sgd_momentum; out: the loss"},
+    [TB_OP_tfm_infer_step] = {OP_ID(tfm_infer_step),
+        WL_ROW(3, params_tfm_infer),
+        .doc = "the transformer block's forward pass on x [batch, seq, "
+               "d_model]: y [batch, seq, d_model]"},
     [TB_OP_api_add] = {OP_ID(api_add),
         .category = TB_CAT_WORKLOAD, .n_in = 2, .n_out = 1, .n_params = 2,
         .params = params_api, .shape = tb_rule_broadcast,
