@@ -282,9 +282,7 @@ int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
     w->ctx = ctx;
     w->op = op;
     w->dt = dt;
-    w->train = op->id == TB_OP_mlp_train_step ||
-               op->id == TB_OP_cnn_train_step ||
-               op->id == TB_OP_tfm_train_step;
+    w->train = tb_model_op_trains(op);
     tb_params full = p ? *p : (tb_params){0};
     tb_params_defaults(op, &full);
     int ip = tb_op_param_index(op, "pool");
@@ -302,17 +300,10 @@ int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
         *out = w;
         return 0;
     }
-    int ih = tb_op_param_index(op, "heads");
     tb_model_cfg cfg = {
-        .kind = op->id == TB_OP_mlp_train_step ||
-                        op->id == TB_OP_mlp_infer_step
-                    ? TB_MODEL_MLP
-                : op->id == TB_OP_tfm_train_step ||
-                        op->id == TB_OP_tfm_infer_step
-                    ? TB_MODEL_TFM
-                    : TB_MODEL_CNN,
+        .kind = tb_model_of_op(op),
         .x = in[0],
-        .heads = ih < 0 ? 0 : (int)full.v[ih],
+        .heads = tb_model_op_heads(op, &full),
         .hooks = (int)full.v[w->train ? 1 : 0],
         .train = w->train,
         .lr = w->train ? full.v[2] : 0,

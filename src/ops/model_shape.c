@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "../base/error.h"
+#include "op.h"
 
 /* CNN sizes from the input: conv 3x3 (valid), pool 2 (floor). */
 void tb_model_cnn_dims(const tb_shape *x, int64_t *h1, int64_t *w1,
@@ -83,3 +84,28 @@ double tb_model_forward_flops(tb_model_kind kind, const tb_shape *x)
             (double)flat * N_CLASSES);
 }
 
+
+tb_model_kind tb_model_of_op(const tb_op *op)
+{
+    switch (op->id) {
+    case TB_OP_cnn_train_step:
+    case TB_OP_cnn_infer_step: return TB_MODEL_CNN;
+    case TB_OP_tfm_train_step:
+    case TB_OP_tfm_infer_step: return TB_MODEL_TFM;
+    default: return TB_MODEL_MLP;
+    }
+}
+
+bool tb_model_op_trains(const tb_op *op)
+{
+    return op->id == TB_OP_mlp_train_step || op->id == TB_OP_cnn_train_step ||
+           op->id == TB_OP_tfm_train_step;
+}
+
+int tb_model_op_heads(const tb_op *op, const tb_params *p)
+{
+    int i = tb_op_param_index(op, "heads");
+    if (i < 0)
+        return 0;
+    return (int)(p && tb_params_has(p, i) ? p->v[i] : op->params[i].def);
+}

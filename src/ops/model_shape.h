@@ -5,6 +5,7 @@
 #ifndef TB_OPS_MODEL_SHAPE_H
 #define TB_OPS_MODEL_SHAPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,5 +38,14 @@ int tb_model_check_shape(tb_model_kind kind, const tb_shape *x, int heads,
 /* FLOPs of one forward pass (multiply-adds count 2; the transformer's
  * attention: the unmasked (query, key) pairs only). */
 double tb_model_forward_flops(tb_model_kind kind, const tb_shape *x);
+
+/* A workload op's model (mlp_*, cnn_*, tfm_*; any other op: MLP),
+ * whether it is a training step, and its heads in p (the parameter's
+ * default when p has none; 0 for an op without heads). */
+struct tb_op;
+struct tb_params;
+tb_model_kind tb_model_of_op(const struct tb_op *op);
+bool tb_model_op_trains(const struct tb_op *op);
+int tb_model_op_heads(const struct tb_op *op, const struct tb_params *p);
 
 #endif

@@ -373,19 +373,11 @@ static int ref_workload(tb_op_id id, const tb_tensor *in, tb_tensor *out,
                         const tb_params *p)
 {
     const tb_op *op = tb_op_get(id);
-    bool train = id == TB_OP_mlp_train_step || id == TB_OP_cnn_train_step ||
-                 id == TB_OP_tfm_train_step;
-    int ih = tb_op_param_index(op, "heads");
+    bool train = tb_model_op_trains(op);
     tb_model_cfg cfg = {
-        .kind = id == TB_OP_mlp_train_step || id == TB_OP_mlp_infer_step
-                    ? TB_MODEL_MLP
-                : id == TB_OP_tfm_train_step || id == TB_OP_tfm_infer_step
-                    ? TB_MODEL_TFM
-                    : TB_MODEL_CNN,
+        .kind = tb_model_of_op(op),
         .x = tb_tensor_shape(&in[0]),
-        .heads = ih < 0 ? 0
-                 : (int)(p && tb_params_has(p, ih) ? p->v[ih]
-                                                   : op->params[ih].def),
+        .heads = tb_model_op_heads(op, p),
         /* the output is the loss of this call's forward pass (before
          * any update), so the reference runs the forward pass only */
         .hooks = 0,
