@@ -8,7 +8,8 @@
  *     loss, output y and the loss's gradient in every parameter within
  *     |got - want| <= 1e-11 |want| + 1e-13 (the same double operations
  *     in another order), and every parameter after the step is
- *     p - lr * grad (sgd_momentum's first step, PyTorch's) to 1e-14.
+ *     p - lr * grad (sgd_momentum's first step, PyTorch's) to 1e-14;
+ *     with hooks = 3 a step makes 18 forward and 18 backward hook calls.
  *  2. cpu_vectors: the same on the cpu backend's kernels at every ISA
  *     level this machine and build have, threads 1 and 2, f32 and f64,
  *     with the harness's own check (tb_check_outputs) at the op's
@@ -217,6 +218,16 @@ static void test_ref_vectors(void **state)
         print_message("# ref case %s [%d, %d, %d] heads %d: loss %.17g\n",
                       c->name, c->B, c->S, c->D, c->H,
                       tb_tensor_get(&loss, 0));
+        /* hooks = 3: one forward and one backward call per op of the
+         * tape, 18 ops (docs/CONFIG.md) */
+        tb_model_cfg hc = {.kind = TB_MODEL_TFM, .x = xs, .heads = c->H,
+                           .hooks = 3, .train = true, .lr = LR};
+        tb_model *h = NULL;
+        assert_int_equal(tb_model_create(&ref_exec, TB_F64, &hc, &h), 0);
+        assert_int_equal(tb_model_run(h, &x, TB_MODEL_FWD_BWD, &loss, NULL),
+                         0);
+        assert_int_equal(tb_model_hook_calls(h), 2 * 18);
+        tb_model_destroy(h);
         tb_tensor_destroy(&x);
         tb_tensor_destroy(&loss);
         tb_tensor_destroy(&y);
