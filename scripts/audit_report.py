@@ -46,6 +46,7 @@ from audit_env import (check_build, check_environment, check_head,
 from audit_gpu import check_gpu
 from audit_speed import (CATEGORY_SECTIONS, check_category,
                          check_category_rows_complete, check_guidelines,
+                         check_layouts,
                          check_speedups, check_summary, reference)
 from audit_training import (check_api, check_hooks, check_pool,
                             check_rates, hook_groups, hook_rows,
@@ -75,6 +76,7 @@ CHECKERS = {
     "Selection guidelines (measured)": check_guidelines,
     "Kernel launches and allocations per op": check_counters,
     "Fused vs unfused": check_fused,
+    "Layouts": check_layouts,
     "Dtypes side by side": check_dtypes,
     "Scaling anomalies": check_scaling,
     "Complexity": check_complexity,

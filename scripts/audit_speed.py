@@ -548,3 +548,33 @@ def check_guidelines(a, sec):
             a.used_guides.add(k)
             a.bad(sec.path, "guideline", "(none)", f"a line for {k[0]} "
                   f"{k[1]}")
+
+
+def layout_twin(data, c):
+    """The contiguous case of layout case c (its id without @layout=L) in
+    the main run, or None."""
+    want = c.id.replace("@layout=" + c.rec["layout"], "", 1)
+    for t in data.ok("main"):
+        if t.id == want and not t.rec.get("layout"):
+            return t
+    return None
+
+
+def check_layouts(a, sec):
+    """Each row: a layout case beside its contiguous twin, the two medians
+    and their ratio (view over contiguous), in the main run's order."""
+    method_texts(a, sec, "Cases whose inputs were views")
+    pairs = [(c, layout_twin(a.data, c)) for c in a.data.ok("main")
+             if c.rec.get("layout")]
+    pairs = [p for p in pairs if p[1]]
+    for t in sec.tables:
+        a.fig(f"{sec.path}, line {t.line}", "rows", str(len(t.rows)),
+              len(pairs))
+        for i, ((ln, row), (c, base)) in enumerate(zip(t.rows, pairs)):
+            t.done.add(i)
+            w = row_name(sec, ln, row)
+            a.word(w, "case", "/".join(row[:4]), base.id)
+            a.word(w, "layout", row[4], c.rec["layout"])
+            a.fig(w, "contiguous", row[5], base.median, "time")
+            a.fig(w, "view", row[6], c.median, "time")
+            a.fig(w, "ratio", row[7], c.median / base.median, "x")

@@ -11,7 +11,10 @@ array) and its out= form (the result goes into a preallocated array), and
 writes a result file in tbench's schema (tbench.results/1,
 docs/FORMAT.md: "Files written by compare_numpy.py") with backends
 "numpy" and "torch", so `tbench report --with FILE` and `tbench compare`
-put them next to tbench's own backends.
+put them next to tbench's own backends.  Run with another interpreter
+(scripts/peers.sh's virtual environment holds PyPI's newest NumPy and
+PyTorch) and --label pypi, its backends are "numpy-pypi" and "torch-pypi",
+so both pairs go into one report.
 
 How it measures, so the figures are comparable with tbench's:
 - the same cases: every case's inputs, output shapes, reference output and
@@ -867,6 +870,27 @@ def impl_for(op, lib, mod, np, form, x, o, p):
         return (lambda: np.where(b * x[0] > thr, x[0],
                                  np.log1p(np.exp(b * x[0])) / b)), 5, \
             "where(beta x > threshold, x, log1p(exp(beta x)) / beta)"
+    if op in ("relu_backward", "sigmoid_backward", "tanh_backward",
+              "gelu_backward") and t and not out:
+        # the kernels PyTorch's autograd runs: threshold_backward and
+        # gelu_backward take the forward input; sigmoid_backward and
+        # tanh_backward the saved forward output, made here once (not
+        # timed: PyTorch's backward has it from the forward)
+        aten = mod.ops.aten
+        g, xv = x[0], x[1]
+        if op == "relu_backward":
+            return (lambda: aten.threshold_backward(g, xv, 0)), 1, \
+                "threshold_backward(g, x, 0)"
+        if op == "gelu_backward":
+            return (lambda: aten.gelu_backward(g, xv)), 1, \
+                "gelu_backward(g, x)"
+        fwd = mod.sigmoid if op == "sigmoid_backward" else mod.tanh
+        bwd = (aten.sigmoid_backward if op == "sigmoid_backward"
+               else aten.tanh_backward)
+        y = fwd(xv)
+        name = op.split("_")[0]
+        return (lambda: bwd(g, y)), 1, \
+            f"{name}_backward(g, y), y = {name}(x) made untimed"
     if op in ("gelu", "gelu_tanh", "silu") and t:
         import torch.nn.functional as F
         if op == "silu":
@@ -1256,16 +1280,23 @@ def blas_info():
     info = {"libraries": sorted(libs), "openblas_config": None,
             "openblas_corename": None,
             "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE")}
+    # Debian's libopenblas, or PyPI NumPy's scipy-openblas (its symbols
+    # carry a prefix and, for the ILP64 build, a suffix)
+    names = [("openblas_get_config", "openblas_get_corename"),
+             ("scipy_openblas_get_config64_",
+              "scipy_openblas_get_corename64_"),
+             ("scipy_openblas_get_config", "scipy_openblas_get_corename")]
     for p in sorted(libs):
-        try:
-            lib = ctypes.CDLL(p)
-            lib.openblas_get_config.restype = ctypes.c_char_p
-            lib.openblas_get_corename.restype = ctypes.c_char_p
-            info["openblas_config"] = lib.openblas_get_config().decode()
-            info["openblas_corename"] = lib.openblas_get_corename().decode()
-            break
-        except (OSError, AttributeError):
-            continue
+        for cfg, core in names:
+            try:
+                lib = ctypes.CDLL(p)
+                fc, fn = getattr(lib, cfg), getattr(lib, core)
+            except (OSError, AttributeError):
+                continue
+            fc.restype = fn.restype = ctypes.c_char_p
+            info["openblas_config"] = fc().decode()
+            info["openblas_corename"] = fn().decode()
+            return info
     return info
 
 
@@ -1348,6 +1379,10 @@ def main():
                     help="alloc, out or alloc,out (default)")
     ap.add_argument("--backends", default="numpy,torch",
                     help="numpy, torch or numpy,torch (default)")
+    ap.add_argument("--label", help="name the backends numpy-LABEL and "
+                    "torch-LABEL (letters, digits, _): a second NumPy and "
+                    "PyTorch, e.g. scripts/peers.sh's PyPI releases, next "
+                    "to Debian's in one report")
     ap.add_argument("-f", "--filter", help="only cases whose id (without "
                     "the backend part) matches this glob")
     ap.add_argument("--worker", nargs=3, metavar=("PLAN", "THREADS", "OUT"),
@@ -1362,6 +1397,9 @@ def main():
     if not (os.path.isfile(tb) and os.access(tb, os.X_OK)):
         die(f"--tbench: '{tb}' is not an executable (build tbench first: "
             "meson setup build && ninja -C build)")
+    if a.label is not None and not re.fullmatch(r"[A-Za-z0-9_]{1,20}",
+                                                  a.label):
+        die(f"--label: expected 1-20 letters, digits or _, got '{a.label}'")
     forms = a.forms.split(",")
     backends = a.backends.split(",")
     if not set(forms) <= {"alloc", "out"} or not forms:
@@ -1453,9 +1491,14 @@ def main():
                     elif lib == "torch" and torch_err:
                         recs.append(unavailable(c, r["threads"], form,
                                                 torch_err))
+    if a.label:
+        for r in recs:
+            lib = r["backend"]
+            r["backend"] = f"{lib}-{a.label}"
+            r["id"] = r["id"].replace(f"/{lib}[", f"/{lib}-{a.label}[", 1)
     overhead_info = next((r.get("python_overhead") for r in results
                           if r.get("python_overhead")), None)
-    argv = ["/usr/bin/python3", "scripts/compare_numpy.py"] + sys.argv[1:]
+    argv = [sys.executable, "scripts/compare_numpy.py"] + sys.argv[1:]
     doc = {
         "schema": SCHEMA,
         "complete": True,

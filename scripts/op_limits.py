@@ -38,6 +38,13 @@ Issue 18's "Done when" table from ONE invocation:
       peers have),
    so that tbench and the peers see the same phases of the machine (on a
    shared VM its speed drifts by 10% over the ~minute one side takes);
+   With --peer-python PY[:LABEL] (repeatable) b. also runs
+   compare_numpy.py with that interpreter (scripts/peers.sh's
+   .peers/bin/python: PyPI's newest NumPy and PyTorch) as backends
+   numpy-LABEL and torch-LABEL into DIR/peers-LABEL.json
+   (peers-LABEL-r.json); each gets a column and counts for the best peer.
+   --dtypes f32,f64 runs every entry in each dtype its op is defined in
+   (default f32 only);
 3. writes DIR/limits.md (a Markdown table), DIR/limits.json, and
    DIR/plan.json (rounds, sizes, the stated bounds used: what --from
    needs).
@@ -84,6 +91,7 @@ import fnmatch
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -222,7 +230,8 @@ def scale_entry(entry, cat, scaled, n, where):
     return [s for i, s in enumerate(out) if s not in out[:i]]
 
 
-def make_config(quick_path, ops, n, op_filter, probe_ops=()):
+def make_config(quick_path, ops, n, op_filter, probe_ops=(),
+                dtypes=("f32",)):
     q, _ = load_json(quick_path, "tbench config", comments=True)
     if not isinstance(q, dict) or not isinstance(q.get("ops"), list):
         die(f"{quick_path}: not a tbench config (needs an 'ops' list; "
@@ -253,9 +262,15 @@ def make_config(quick_path, ops, n, op_filter, probe_ops=()):
             continue
         dts = e.get("dtypes", top)
         dts = dts if isinstance(dts, list) else [dts]
-        if "f32" not in dts:
+        # the dtypes asked for that the entry lists; an entry that lists
+        # f32 also runs in the others its op is defined in
+        mine = [x for x in dtypes if x in dts or
+                ("f32" in dts and x in ops[e["op"]].get("dtypes", ()))]
+        if not mine:
             continue
         ne = {k: v for k, v in e.items() if k != "dtypes"}
+        if mine != list(dtypes):
+            ne["dtypes"] = mine
         sc = scale_entry(e, ops[e["op"]]["category"],
                          scaled_kind(e["op"], ops), n, where)
         if sc is not None:
@@ -281,7 +296,7 @@ def make_config(quick_path, ops, n, op_filter, probe_ops=()):
         "seed": q.get("seed", 42),
         "warmup": q.get("warmup", {}),
         "measure": q.get("measure", {}),
-        "dtypes": ["f32"],
+        "dtypes": list(dtypes),
         "backends": backends,
         "ops": entries,
     }
@@ -419,11 +434,13 @@ def out_elements(c):
     return (c.get("model") or {}).get("items")
 
 
-def round_paths(d, r):
+def round_paths(d, r, label=None):
     """Round r's tbench result folder and peers file: round 1 run/ and
-    peers.json, round r run-r/ and peers-r.json."""
+    peers.json, round r run-r/ and peers-r.json; a --peer-python
+    interpreter's file peers-LABEL.json, peers-LABEL-r.json."""
+    pf = "peers" + (f"-{label}" if label else "")
     return (os.path.join(d, "run" if r == 1 else f"run-{r}"),
-            os.path.join(d, "peers.json" if r == 1 else f"peers-{r}.json"))
+            os.path.join(d, f"{pf}.json" if r == 1 else f"{pf}-{r}.json"))
 
 
 def probe_cases(res, bounds, plan):
@@ -453,6 +470,10 @@ def build_rows(rounds, bounds, plan, max_ratio):
     the median over the rounds of that round's median."""
     nr = len(rounds)
     res1 = rounds[0][0]
+    # backends of the other interpreters' peers (numpy-pypi, torch-pypi)
+    extra_libs = sorted({c.get("backend") for _, p in rounds
+                         for c in (p or {}).get("cases", [])} -
+                        {"numpy", "torch", None})
     by_id = [{c["id"]: c for c in r.get("cases", [])} for r, _ in rounds]
     peers = [peer_times(p) if p else {} for _, p in rounds]
     rates = [run_rates(r) for r, _ in rounds]
@@ -501,7 +522,7 @@ def build_rows(rounds, bounds, plan, max_ratio):
         ratio = med / bound if med and bound else None
         # the peers, round by round: tbench's median over the best peer's
         key = key_of(c["id"])
-        libs = {"numpy": [], "torch": []}
+        libs = {lib: [] for lib in ["numpy", "torch"] + extra_libs}
         best, vs_r, apart = [], [], 0
         for r in range(nr):
             p = peer_of(peers[r], key)
@@ -537,6 +558,7 @@ def build_rows(rounds, bounds, plan, max_ratio):
             "id": c["id"], "op": c["op"], "case": c["id"].split("/")[0],
             "category": c.get("category"),
             "shapes": c.get("shapes"), "params": c.get("params") or {},
+            "dtype": c.get("dtype"),
             "backend": c.get("backend"), "impl": c.get("impl"),
             "status": st, "message": c.get("message"),
             "median_ns": med, "rounds_median_ns": meds,
@@ -545,6 +567,7 @@ def build_rows(rounds, bounds, plan, max_ratio):
             "ratio": ratio, "run_bound": rk, "vs_run_bound": vs_run,
             "numpy_ns": median(libs["numpy"]),
             "torch_ns": median(libs["torch"]),
+            "peers_ns": {lib: median(v) for lib, v in libs.items()},
             "best_peer_ns": median(best),
             "best_peer_rounds_ns": best,
             "vs_best_peer": vs, "vs_best_peer_rounds": vs_r,
@@ -648,18 +671,26 @@ def markdown(rows, meta, max_ratio):
         out += [f"**Warning**: {meta['stated_warning']}", ""]
     if meta.get("clock_note"):
         out += [f"**Note**: {meta['clock_note']}", ""]
+    extra = sorted({lib for r in rows for lib in r["peers_ns"]} -
+                   {"numpy", "torch"})
     out += ["| case | category | shapes | backend | impl | time | "
             "bound | bound kind | ratio | vs run's copy/read | NumPy | "
-            "PyTorch | vs best peer | flags |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "PyTorch | " + "".join(f"{lib} | " for lib in extra) +
+            "vs best peer | flags |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|" +
+            "---|" * len(extra) + "---|---|"]
     for r in rows:
         t = fmt_ns(r["median_ns"]) if r["status"] == "ok" else r["status"]
         out.append("| " + " | ".join([
-            r["case"], r["category"] or "-", shape_text(r["shapes"] or []),
+            r["case"], r["category"] or "-",
+            shape_text(r["shapes"] or []) + (
+                f" ({r['dtype']})" if r.get("dtype", "f32") != "f32"
+                else ""),
             r["backend"] or "-", r["impl"] or "-", t,
             fmt_ns(r["bound_ns"]), r["bound"] or "-", fmt_x(r["ratio"]),
             fmt_x(r["vs_run_bound"]),
-            fmt_ns(r["numpy_ns"]), fmt_ns(r["torch_ns"]),
+            fmt_ns(r["numpy_ns"]), fmt_ns(r["torch_ns"])] +
+            [fmt_ns(r["peers_ns"].get(lib)) for lib in extra] + [
             fmt_vs(r),
             ", ".join(r["flags"]) or "-"]) + " |")
     stated = [r for r in rows if r["stated"]]
@@ -744,12 +775,19 @@ def render(d, max_ratio, command):
         rdir, pp = round_paths(d, r)
         res = load_results(os.path.join(rdir, "results.json"))
         peers = None
-        if os.path.exists(pp):
-            peers, _ = load_json(pp, "compare_numpy.py result file")
-            if not isinstance(peers, dict) or \
-                    not isinstance(peers.get("cases"), list):
+        for lab in [None] + plan.get("peer_labels", []):
+            pp = round_paths(d, r, lab)[1]
+            if not os.path.exists(pp):
+                continue
+            doc, _ = load_json(pp, "compare_numpy.py result file")
+            if not isinstance(doc, dict) or \
+                    not isinstance(doc.get("cases"), list):
                 die(f"{pp}: not a compare_numpy.py result file (no "
                     "'cases' list)")
+            # one document of every interpreter's peers (their backend
+            # names differ: numpy, numpy-pypi, ...)
+            peers = doc if peers is None else \
+                dict(peers, cases=peers["cases"] + doc["cases"])
         rounds.append((res, peers))
     res = rounds[0][0]
     rows = build_rows(rounds, plan["bounds"], plan, max_ratio)
@@ -790,6 +828,9 @@ def render(d, max_ratio, command):
                          for r in range(1, plan["rounds"] + 1)],
              "peers": [round_paths("", r)[1] if p else None
                        for r, (_, p) in enumerate(rounds, 1)],
+             "peers_labelled": {lab: [round_paths("", r, lab)[1] for r in
+                                      range(1, plan["rounds"] + 1)]
+                                for lab in plan.get("peer_labels", [])},
              "config": "config.json",
              "plan": "plan.json"
              if os.path.exists(os.path.join(d, "plan.json")) else None}
@@ -841,6 +882,19 @@ def main():
                          "'cached' (the peaks tbench peak cached)")
     ap.add_argument("--peers", default="numpy,torch",
                     help="numpy, torch, numpy,torch (default) or none")
+    ap.add_argument("--peer-python", action="append", default=[],
+                    metavar="PYTHON[:LABEL]",
+                    help="also run compare_numpy.py with this interpreter "
+                         "(e.g. .peers/bin/python from scripts/peers.sh: "
+                         "PyPI's NumPy and PyTorch) as backends "
+                         "numpy-LABEL and torch-LABEL (LABEL default "
+                         "pypi), in every round next to Debian's; "
+                         "repeatable")
+    ap.add_argument("--dtypes", default="f32",
+                    help="dtypes of every op, comma-separated (default "
+                         "f32; e.g. f32,f64): an entry of quick.json "
+                         "runs in those of them it lists, or, when it "
+                         "lists f32, in those the op is defined in")
     ap.add_argument("--max-time", default=None,
                     help="measure.max_time_s of every case in each round "
                          f"(default {ROUND_MAX_TIME_S:g} s: quick.json's "
@@ -892,6 +946,23 @@ def main():
     if not set(peers) <= {"numpy", "torch"} or "" in peers:
         die(f"--peers: expected numpy, torch, numpy,torch or none, "
             f"got '{a.peers}'")
+    extra = []
+    for spec in a.peer_python:
+        py, _, lab = spec.partition(":")
+        lab = lab or "pypi"
+        if not re.fullmatch(r"[A-Za-z0-9_]{1,20}", lab) or \
+                lab in [x[1] for x in extra]:
+            die(f"--peer-python: '{spec}': LABEL must be 1-20 letters, "
+                "digits or _, each label once")
+        if not (os.path.isfile(py) and os.access(py, os.X_OK)):
+            die(f"--peer-python: '{py}' is not an executable (make one "
+                "with sh scripts/peers.sh)")
+        extra.append((py, lab))
+    dtypes = a.dtypes.split(",")
+    if len(set(dtypes)) != len(dtypes) or \
+            not set(dtypes) <= {"f32", "f64", "bf16", "f16"}:
+        die(f"--dtypes: expected a comma-separated list of f32, f64, bf16, "
+            f"f16, got '{a.dtypes}'")
     if not a.rounds.isdigit() or not 1 <= int(a.rounds) <= 20:
         die(f"--rounds: expected a whole number from 1 to 20, got "
             f"'{a.rounds}'")
@@ -917,10 +988,11 @@ def main():
     op_filter = a.ops.split(",") if a.ops else None
     bounds = {} if a.bounds == "none" else load_bounds(a.bounds, ops)
     cfg = make_config(a.quick, ops, n, op_filter,
-                      {b["op"] for b in bounds.values()})
+                      {b["op"] for b in bounds.values()}, dtypes)
     cfg["measure"] = dict(cfg["measure"], max_time_s=mt)
     plan = {"schema": PLAN_SCHEMA, "rounds": nr, "elements": n,
             "probe_elements": PROBE_N,
+            "peer_labels": [lab for _, lab in extra],
             "time_note": f"measure.max_time_s {mt:g} s per case and round",
             "bounds_file": None if a.bounds == "none" else
             os.path.relpath(os.path.abspath(a.bounds), ROOT),
@@ -932,7 +1004,7 @@ def main():
         cpath = os.path.join(d, "config.json")
         with open(cpath, "w", encoding="utf-8") as f:
             f.write(f"// generated by scripts/op_limits.py from {a.quick}: "
-                    f"every op at {n} f32 elements where its kind is "
+                    f"every op at {n} elements ({a.dtypes}) where its kind is "
                     "element-wise, else its quick size; 1 thread\n")
             json.dump(cfg, f, indent=1)
             f.write("\n")
@@ -959,16 +1031,21 @@ def main():
                              else []), f"tbench run (round {r} of {nr})")
 
         def peers_side():
-            if os.path.exists(pp):
-                os.remove(pp)
-            if not peers:
-                return 0
-            return run_tool(["/usr/bin/python3",
-                             os.path.join(ROOT, "scripts",
-                                          "compare_numpy.py"),
-                             ppath, "-o", pp, "--tbench", tb, "--threads",
-                             "1", "--backends", ",".join(peers)],
-                            f"compare_numpy.py (round {r} of {nr})")
+            rc = 0
+            for py, lab in [("/usr/bin/python3", None)] + extra:
+                pf = round_paths(d, r, lab)[1]
+                if os.path.exists(pf):
+                    os.remove(pf)
+                if not peers:
+                    continue
+                rc |= run_tool([py, os.path.join(ROOT, "scripts",
+                                                 "compare_numpy.py"),
+                                ppath, "-o", pf, "--tbench", tb,
+                                "--threads", "1", "--backends",
+                                ",".join(peers)] +
+                               (["--label", lab] if lab else []),
+                               f"compare_numpy.py {py} (round {r} of {nr})")
+            return rc
         # odd rounds tbench first, even rounds the peers first (T P, P T,
         # T P, P T): a drift of the machine's speed during the run favours
         # neither side

@@ -10,6 +10,7 @@
 #                   result file of about 200 MB) and the readers on it
 #     --timeout S   stop any one command after S seconds (default 900);
 #                   the table says "timeout"
+#     --only run    measure `run` alone (no shards, no readers)
 #
 # Each N: configs of N `relu` cases (shapes 1..N elements, f32, cpu with
 # isa=scalar and threads=1, one warm-up call, 3 samples of >= 1 us), then
@@ -33,6 +34,7 @@ TB=build/tbench
 OUT=
 BIG=
 LIMIT=900
+ONLY=
 NS=
 while [ $# -gt 0 ]; do
     case $1 in
@@ -40,6 +42,9 @@ while [ $# -gt 0 ]; do
     -o) OUT=$2; shift 2 ;;
     --big) BIG=$2; shift 2 ;;
     --timeout) LIMIT=$2; shift 2 ;;
+    --only) [ "$2" = run ] || { echo "scale_bench.sh: --only takes" \
+                                     "'run', got '$2'" >&2; exit 2; }
+            ONLY=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'
                exit 0 ;;
     -*) echo "scale_bench.sh: unknown option '$1'" >&2; exit 2 ;;
@@ -121,6 +126,7 @@ one() {
     # shellcheck disable=SC2086 # cf: paths without spaces (mktemp)
     measure "$n" "$s" run "$d/run/results.json" \
         "$TB" run $cf -q -o "$d/run"
+    [ -z "$ONLY" ] || return 0
     "$TB" run $cf -q --shard 1/2 -o "$d/s1" >/dev/null
     "$TB" run $cf -q --shard 2/2 -o "$d/s2" >/dev/null
     measure "$n" "$s" merge "$d/merged.json" \

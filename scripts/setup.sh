@@ -60,6 +60,7 @@ tests  bc                  scripts/soak.sh
 tests  debootstrap         scripts/fresh_check.sh
 tests  universal-ctags     function lengths (scripts/house_metrics.py)
 tests  time                /usr/bin/time: wall time and peak RSS (scripts/scale_bench.sh)
+tests  python3-venv        scripts/peers.sh (PyPI NumPy, PyTorch and MKL in a virtual environment)
 '
 
 want_tests=0

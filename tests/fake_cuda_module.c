@@ -217,5 +217,5 @@ static const tb_backend fk_backend = {
 
 static const tb_backend *fk_self(void) { return &fk_backend; }
 
-EXPORT const tb_backend *tb_module_backend_2(void);
-const tb_backend *tb_module_backend_2(void) { return fk_self(); }
+EXPORT const tb_backend *tb_module_backend_3(void);
+const tb_backend *tb_module_backend_3(void) { return fk_self(); }

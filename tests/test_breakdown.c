@@ -93,12 +93,18 @@ typedef struct {
     cJSON *last;
 } capture;
 
-static int cap_write(void *ctx, const cJSON *doc, char *err, size_t errlen)
+static int cap_write(void *ctx, const tb_results_doc *doc, char *err,
+                     size_t errlen)
 {
     (void)err, (void)errlen;
     capture *c = ctx;
+    char *json, *csv;
+    if (tb_results_doc_text(doc, &json, &csv))
+        return TB_ENOMEM;
     cJSON_Delete(c->last);
-    c->last = cJSON_Duplicate(doc, true);
+    c->last = cJSON_Parse(json);
+    free(json);
+    free(csv);
     return c->last ? 0 : TB_ENOMEM;
 }
 

@@ -46,7 +46,8 @@
  *     and at every size to 300 with slow lanes along the loop.
  *     permute_tiled: permute's tiled path against the reference.
  *     f64_ulp: exp and log f64's SIMD rows against long double libm;
- *     f64_act_ulp: sigmoid, tanh and silu f64's likewise
+ *     f64_act_ulp: sigmoid, tanh, silu, softplus, gelu and gelu_tanh
+ *     f64's likewise, f64_bwd_ulp: the backward activations' f64 rows
  *     (f64_simd_impl.h); op_exp and op_log run them in f64 too;
  *     xs_reduce_special_f64: the f64 max/min/argmax rows' NaN and
  *     signed-zero rules against the portable row.
@@ -327,6 +328,7 @@ int main(int argc, char **argv)
         T(permute_tiled),
         T(f64_ulp),
         T(f64_act_ulp),
+        T(f64_bwd_ulp),
         T(xs_reduce_special_f64),
         T(bw_act_sweep),
         T(rand_decide),

@@ -100,9 +100,56 @@ def t_bad_values():
                        (["--rounds", "0"], "--rounds"),
                        (["--rounds", "21"], "--rounds"),
                        (["--rounds", "two"], "--rounds"),
-                       (["--ops", "no_such_op*"], "no_such_op*")]:
+                       (["--ops", "no_such_op*"], "no_such_op*"),
+                       (["--dtypes", "f32,f33"], "--dtypes"),
+                       (["--dtypes", "f32,f32"], "--dtypes"),
+                       (["--peer-python", "/nonexistent/python"],
+                        "--peer-python"),
+                       (["--peer-python", "/usr/bin/python3:a-b"],
+                        "--peer-python"),
+                       (["--peer-python", "/usr/bin/python3:x",
+                         "--peer-python", "/usr/bin/python3:x"],
+                        "--peer-python")]:
         p = script(args + ["--config-only", "-o", os.path.join(TMP, "bv")])
         one_line_error(p, word)
+
+
+@case("--dtypes f32,f64 and --peer-python PY:LABEL: each entry in both "
+      "dtypes, a second interpreter's peers as numpy-LABEL with a column "
+      "of their own, counted for the best peer")
+def t_dtypes_peer_python():
+    d = os.path.join(TMP, "dp")
+    p = script(["--elements", "1024", "--ops", "add", "--max-time", "0.02",
+                "--peaks", "cached", "--rounds", "1", "--dtypes", "f32,f64",
+                "--peer-python", "/usr/bin/python3:deb2", "-o", d])
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}")
+    plan = cases_of(os.path.join(d, "plan.json"))
+    expect(plan["peer_labels"] == ["deb2"], f"plan: {plan}")
+    cfg = load_config(os.path.join(d, "config.json"))
+    expect(cfg["dtypes"] == ["f32", "f64"], f"dtypes {cfg['dtypes']}")
+    res = cases_of(os.path.join(d, "run", "results.json"))
+    expect({c["dtype"] for c in res["cases"]} == {"f32", "f64"},
+           "not both dtypes")
+    second = cases_of(os.path.join(d, "peers-deb2.json"))
+    libs = {c["backend"] for c in second["cases"]}
+    expect(libs == {"numpy-deb2", "torch-deb2"}, f"backends {libs}")
+    head, rows = rows_of(p.stdout)
+    cols = [c.strip() for c in head.strip("|").split("|")]
+    expect(cols[10:14] == ["NumPy", "PyTorch", "numpy-deb2", "torch-deb2"],
+           f"header {cols}")
+    expect(any(r[2].endswith("(f64)") for r in rows), "no f64 row")
+    lim = cases_of(os.path.join(d, "limits.json"))
+    for j in lim["rows"]:
+        key = j["id"].rsplit("/", 1)[0]
+        own = [c["stats"]["median_ns"] for c in second["cases"]
+               if c["id"].rsplit("/", 1)[0] == key and
+               c["backend"] == "numpy-deb2" and c["status"] == "ok" and
+               "@alloc" not in j["case"]]
+        if own:
+            expect(close(j["peers_ns"]["numpy-deb2"], min(own)),
+                   f"{key}: {j['peers_ns']} vs {own}")
+            expect(j["best_peer_ns"] <= min(own) * (1 + 1e-9),
+                   f"{key}: best peer {j['best_peer_ns']} above numpy-deb2")
 
 
 @case("bad quick config: missing, not JSON, unknown op, no ops")

@@ -556,6 +556,59 @@ def t_blis():
                f"{c['id']}: launches {c['counters']['kernel_launches']}")
 
 
+def mkl_rt():
+    """libmkl_rt from TBENCH_MKL_RT or scripts/peers.sh's .peers, or None."""
+    env = os.environ.get("TBENCH_MKL_RT")
+    if env:
+        return env
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    got = sorted(glob.glob(os.path.join(root, ".peers", "lib",
+                                        "libmkl_rt.so.*")))
+    return os.path.abspath(got[-1]) if got else None
+
+
+@case("examples/plugins/mkl builds without MKL; without libmkl_rt (or with "
+      "a library lacking cblas_sgemm) it is unavailable with the reason; "
+      "with MKL (scripts/peers.sh) matmul, batched matmul and linear pass "
+      "the reference check at 1 and 2 threads")
+def t_mkl():
+    so = build_example("mkl")
+    for rt, why in (("/nonexistent/libmkl_rt.so.3",
+                     "TBENCH_MKL_RT: /nonexistent/libmkl_rt.so.3"),
+                    ("libm.so.6", "libm.so.6 has no cblas_sgemm")):
+        b = listing(so, env={"TBENCH_MKL_RT": rt})
+        expect(b["mkl"]["available"] is False and why in b["mkl"]["reason"],
+               f"TBENCH_MKL_RT={rt}: {b['mkl']}")
+    rt = mkl_rt()
+    if not rt:
+        return "SKIP no libmkl_rt (sh scripts/peers.sh, or TBENCH_MKL_RT)"
+    b = listing(so, env={"TBENCH_MKL_RT": rt})
+    expect(b["mkl"]["available"] is True, f"{b['mkl']}")
+    expect("Math Kernel Library" in b["mkl"]["doc"], b["mkl"]["doc"])
+    cfg = config("mkl.json", [{"name": "mkl", "threads": ["1", "2"]}], [
+        {"op": "matmul", "shapes": [[[70, 50], [50, 30]],
+                                    [[3, 20, 9], [3, 9, 14]]]},
+        {"op": "linear", "shapes": [[[16, 24], [24, 12], [12]]]},
+        {"op": "add", "shapes": [[[8], [8]]]}])
+    out = os.path.join(TMP, "mkl")
+    p = tb(["run", cfg, "-q", "-o", out, "--plugin", so],
+           env={"TBENCH_MKL_RT": rt, "OMP_WAIT_POLICY": "passive"})
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    cases = load(out)["cases"]
+    add = [c for c in cases if c["op"] == "add"]
+    expect(len(add) == 4 and all(c["status"] == "unsupported" for c in add),
+           f"add: {[(c['id'], c['status']) for c in add]}")
+    mine = [c for c in cases if c["op"] != "add"]
+    expect(len(mine) == 12, f"{len(mine)} mkl cases")
+    for c in mine:
+        expect(c["status"] == "ok" and c["check"]["passed"],
+               f"{c['id']}: {c['status']} {c['message']}")
+        expect(c["impl"].startswith("mkl cblas_"), f"{c['id']}: {c['impl']}")
+        want = 3 if c["shapes"][0] == [3, 20, 9] else 1
+        expect(c["counters"]["kernel_launches"] == want,
+               f"{c['id']}: launches {c['counters']['kernel_launches']}")
+
+
 def cleanup(failed):
     if not failed:
         shutil.rmtree(TMP, ignore_errors=True)

@@ -969,6 +969,28 @@ def t_compare_numpy_no_torch():
     expect(doc["summary"]["unavailable"] == 2, doc["summary"])
 
 
+@case("compare_numpy.py --label: backends numpy-LABEL and torch-LABEL in "
+      "ids and records (a second NumPy/PyTorch beside Debian's); a bad "
+      "label exits 2")
+def t_compare_numpy_label():
+    p, out, d = compare_numpy(env={"TBENCH_NO_TORCH": "1"},
+                              extra=["--threads", "1", "--forms", "out",
+                                     "--filter", "add/*", "--label", "pypi"])
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}")
+    with open(out, encoding="utf-8") as f:
+        doc = json.load(f)
+    got = sorted({c["backend"] for c in doc["cases"]})
+    expect(got == ["numpy-pypi", "torch-pypi"], f"backends {got}")
+    for c in doc["cases"]:
+        expect(f"/{c['backend']}[threads=1,form=out]" in c["id"], c["id"])
+    r = run(["show", "*", out], d)
+    expect(r.returncode == 0 and "numpy-pypi" in r.stdout, r.stderr)
+    for bad in ("a-b", "", "x" * 21):
+        p, o2, _ = compare_numpy(extra=["--label", bad])
+        expect(p.returncode == 2 and "--label" in p.stderr,
+               f"--label '{bad}': exit {p.returncode} {p.stderr[-300:]}")
+
+
 @case("compare_numpy.py: bad config exits 2 with the file named")
 def t_compare_numpy_errors():
     d = tempfile.mkdtemp(prefix="np-err-", dir=TMP)

@@ -35,6 +35,7 @@
 
 #include "base/stats.h"
 #include "base/error.h"
+#include "base/strbuf.h"
 #include "report/compare.h"
 #include "report/export.h"
 #include "report/history.h"
@@ -1151,6 +1152,31 @@ static void test_fail_on_parse(void **state)
     assert_int_equal(tb_cmp_parse_fail_on("time,", &b), TB_EINVAL);
     assert_int_equal(tb_cmp_parse_fail_on("timing", &b), TB_EINVAL);
     assert_int_equal(tb_cmp_parse_fail_on("", &b), TB_EINVAL);
+    assert_int_equal(tb_cmp_parse_fail_on("time,none", &b), TB_EINVAL);
+    assert_int_equal(tb_cmp_parse_fail_on(",time", &b), TB_EINVAL);
+    assert_int_equal(tb_cmp_parse_fail_on("tim", &b), TB_EINVAL);
+}
+
+/* The one word picker every word-valued option parses through. */
+static void test_word_index(void **state)
+{
+    (void)state;
+    static const char w[] = "text md json";
+    assert_int_equal(tb_word_index(w, "text", 4), 0);
+    assert_int_equal(tb_word_index(w, "md", 2), 1);
+    assert_int_equal(tb_word_index(w, "json", 4), 2);
+    assert_int_equal(tb_word_index(w, "jso", 3), -1);
+    assert_int_equal(tb_word_index(w, "jsonx", 5), -1);
+    assert_int_equal(tb_word_index(w, "md json", 7), -1);
+    assert_int_equal(tb_word_index(w, "", 0), -1);
+    assert_int_equal(tb_word_index(w, "time,md", 4), -1);
+    assert_int_equal(tb_word_index(w, "mdx", 2), 1); /* n bytes only */
+    tb_export_format f = TB_EXPORT_GBENCH;
+    assert_int_equal(tb_export_parse_format("gab", &f), 0);
+    assert_int_equal(f, TB_EXPORT_GAB);
+    assert_int_equal(tb_export_parse_format("bmf", &f), 0);
+    assert_int_equal(f, TB_EXPORT_BMF);
+    assert_int_equal(tb_export_parse_format("gbench ", &f), TB_EINVAL);
 }
 
 /* ---- reading result files ------------------------------------------------- */
@@ -1919,6 +1945,7 @@ int main(void)
         cmocka_unit_test(test_status_changes),
         cmocka_unit_test(test_mismatched_matrices),
         cmocka_unit_test(test_fail_on_parse),
+        cmocka_unit_test(test_word_index),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_load_fields),
         cmocka_unit_test(test_changepoints),

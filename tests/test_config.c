@@ -141,7 +141,10 @@ static int count_cases(const tb_config *cfg)
         int ndt = 0;
         for (int d = 0; d < TB_DTYPE_FULL_COUNT; d++)
             ndt += dt[d];
-        cases += o->n_shapes * o->n_paramsets * ndt;
+        int nl = 0; /* layouts (none set: contiguous only) */
+        for (int l = 0; l < TB_LAYOUT_COUNT; l++)
+            nl += o->layouts[l];
+        cases += o->n_shapes * o->n_paramsets * ndt * (nl ? nl : 1);
     }
     return cases * inst;
 }
@@ -480,7 +483,7 @@ static void test_unknown_keys(void **state)
     assert_int_equal(parse(t, &cfg, err), TB_EINVAL);
     assert_string_equal(err, "t.json:7:6: ops[2]: unknown key 'shape' "
                              "(expected one of: op, shapes, params, dtypes, "
-                             "alloc, transfers)");
+                             "alloc, transfers, layout)");
     expect_fail("{\"name\": \"x\",\n \"nmae\": 1}", TB_EINVAL,
                 "t.json:2:2: unknown top-level key 'nmae' (expected one "
                 "of: name, seed, warmup, measure, dtypes, backends, ops)");
@@ -1069,7 +1072,7 @@ static void test_shipped_configs(void **state)
         assert_true(seen[i]);
     int cases = count_cases(&cfg);
     print_message("# configs/quick.json: %d cases\n", cases);
-    assert_in_range(cases, 15, 139); /* 139 with tfm_*_step */
+    assert_in_range(cases, 15, 144); /* 144 with tfm_*_step */
     assert_true(cfg.measure.max_time_s <= 1.0);
     tb_config_free(&cfg);
 

@@ -207,9 +207,9 @@ def t_create_axes():
     if not NO_DRIVER:
         return "SKIP a CUDA driver is installed here"
     lib = ctypes.CDLL(MODULE)
-    lib.tb_module_backend_2.restype = ctypes.c_void_p
-    be = lib.tb_module_backend_2()
-    expect(be, "tb_module_backend_2 returned NULL")
+    lib.tb_module_backend_3.restype = ctypes.c_void_p
+    be = lib.tb_module_backend_3()
+    expect(be, "tb_module_backend_3 returned NULL")
     # struct tb_backend: name, doc, data, probe, axes, create, ...
     # (backend.h); create(self, values, ctx, err, errlen)
     slots = (ctypes.c_void_p * 6).from_address(be)

@@ -34,7 +34,8 @@ DOCS = ["README.md"] + sorted(p for p in glob.glob("docs/*.md")
 FOREIGN = {"numpy", "torch", "v1", "v2"}
 NO_AXES_HERE = {"cuda"}
 
-ID = re.compile(r"(?<![\w/.-])([a-z][a-z_0-9]*(?:@alloc)?(?:\[[^\]\s`'\"]*\])?"
+ID = re.compile(r"(?<![\w/.-])([a-z][a-z_0-9]*(?:@alloc)?(?:@layout=[a-z]+)?"
+                r"(?:\[[^\]\s`'\"]*\])?"
                 r"/[0-9x,]+/(?:f32|f64|bf16|f16)/[a-z][a-z0-9_]*"
                 r"(?:\[[^\]\s`'\"]*\])?(?:@transfers)?)")
 
@@ -59,7 +60,8 @@ def ids_in(path):
 def problem(i):
     """What is wrong with id i, or None."""
     head, shapes, dtype, be = i.split("/")
-    m = re.fullmatch(r"([a-z_0-9]+)(@alloc)?(?:\[([^\]]*)\])?", head)
+    m = re.fullmatch(r"([a-z_0-9]+)(@alloc)?(?:@layout=(?:transposed|strided"
+                     r"|sliced))?(?:\[([^\]]*)\])?", head)
     if not m:
         return "the op part does not parse"
     op = OPS.get(m.group(1))

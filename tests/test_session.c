@@ -6,7 +6,11 @@
  * case's last round, a stop request in the middle of the plan (finished
  * cases kept, the signal reported, the file not complete), a worker that
  * crashes (the case is recorded, the run goes on and is failed), and a
- * sink whose write fails (the session ends with its message).
+ * sink whose write fails (the session ends with its message).  Every
+ * document handed to the sink is streamed from the spool and the records
+ * in flight (results.h): its text must be that of cJSON_Print of the
+ * whole document, byte for byte (and its CSV tb_results_csv's), and a
+ * settled case's record must be in the spool, not in memory.
  * `--filter GLOB` runs only the matching tests. */
 #include <setjmp.h>
 #include <signal.h>
@@ -23,6 +27,7 @@
 #include "harness/config.h"
 #include "harness/peak.h"
 #include "harness/plan.h"
+#include "harness/results.h"
 #include "harness/session.h"
 
 /* Three tiny cases (add at 1, 7 and 513 elements) of `rounds` rounds,
@@ -56,9 +61,33 @@ typedef struct capture {
     int fail_write;        /* the write that fails (1 = first), or 0 */
     /* for each write: how many records said "interrupted" */
     int interrupted[64];
+    int max_flight; /* the most records in flight at a write */
 } capture;
 
-static int cap_write(void *ctx, const cJSON *doc, char *err, size_t errlen)
+/* The document's text as written, checked against cJSON_Print of the
+ * whole document parsed back from it (what the writer printed before
+ * the spool): the same bytes, and the same CSV.  The parsed document
+ * (caller deletes). */
+static cJSON *doc_checked(const tb_results_doc *d)
+{
+    char *json, *csv, *csv2;
+    assert_int_equal(tb_results_doc_text(d, &json, &csv), 0);
+    cJSON *doc = cJSON_Parse(json);
+    assert_non_null(doc);
+    char *again = cJSON_Print(doc);
+    assert_non_null(again);
+    assert_string_equal(json, again);
+    assert_int_equal(tb_results_csv(doc, &csv2), 0);
+    assert_string_equal(csv, csv2);
+    free(json);
+    free(csv);
+    free(csv2);
+    free(again);
+    return doc;
+}
+
+static int cap_write(void *ctx, const tb_results_doc *d, char *err,
+                     size_t errlen)
 {
     capture *c = ctx;
     c->writes++;
@@ -66,9 +95,12 @@ static int cap_write(void *ctx, const cJSON *doc, char *err, size_t errlen)
         snprintf(err, errlen, "disk full (a test)");
         return TB_EIO;
     }
+    int fl = cJSON_GetArraySize(d->flight);
+    if (fl > c->max_flight)
+        c->max_flight = fl;
     cJSON_Delete(c->last);
-    c->last = cJSON_Duplicate(doc, true);
-    assert_non_null(c->last);
+    c->last = doc_checked(d);
+    const cJSON *doc = c->last;
     int n = 0;
     const cJSON *rec;
     cJSON_ArrayForEach(rec, cJSON_GetObjectItem(doc, "cases")) {
@@ -173,6 +205,8 @@ static void test_in_process_one_round(void **state)
      * and once more at the end */
     assert_true(c.writes >= 2 && c.writes <= 4);
     assert_string_equal(rec_str(c.last, "isolation"), "none");
+    /* one round: each record is spooled as its case ends, none kept */
+    assert_int_equal(c.max_flight, 0);
     cJSON_Delete(c.last);
     tb_session_free(&s);
     tb_session_free(&s); /* emptied: a second free is harmless */
@@ -201,6 +235,8 @@ static void test_isolated_rounds(void **state)
     assert_true(c.writes >= 2);
     assert_true(c.interrupted[0] > 0); /* after round 0's first case */
     assert_int_equal(c.interrupted[c.writes - 1], 0);
+    /* records wait in flight until their case's last round */
+    assert_true(c.max_flight > 0 && c.max_flight <= 3);
     cJSON_Delete(c.last);
     tb_session_free(&s);
     tb_plan_free(&plan);

@@ -270,6 +270,16 @@ struct tb_backend {
      * instance.  0 with out->key NULL when there is nothing to say. */
     int (*env)(const tb_backend *self, const char *const *cpu_flags,
                tb_backend_env *out);
+    /* (optional) The kernel for a case whose inputs are views (a config
+     * "layout" other than contiguous: tensor.h): as kernel(), given the
+     * inputs' headers in[0..op->n_in) (shapes and strides; data is not
+     * read).  {NULL, NULL} when no kernel of the backend reads such
+     * inputs; *why then says why (one line, static storage).  NULL
+     * slot: every such case is unsupported, "kernel needs contiguous
+     * input". */
+    tb_kernel (*kernel_view)(void *ctx, const tb_op *op, tb_dtype dt,
+                             const tb_params *p, const tb_tensor *in,
+                             const char **impl, const char **why);
 };
 
 /* Most backends registered at run time (plugins) after the built-in

@@ -5,10 +5,10 @@
  * lists the placeholder below; its probe looks for the module and
  * reports why it is unavailable when it cannot be used.  A module
  * exports
- *     const tb_backend *tb_module_backend_2(void);
+ *     const tb_backend *tb_module_backend_3(void);
  * (the 2 names tb_backend's layout: it goes up whenever backend.h's
  * struct changes, so that a module of another build is refused by
- * dlsym, "no tb_module_backend_2", instead of being called through a
+ * dlsym, "no tb_module_backend_3", instead of being called through a
  * struct it does not share) and, once loaded, the backend it returns is listed in the
  * placeholder's place and used as it is: nothing is forwarded.  A module
  * that cannot be loaded is unavailable with dlopen's reason; a loaded
@@ -65,12 +65,12 @@ static int module_open(const char *dir, const char *file,
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", dir, file);
     void *h, *fn;
-    if (tb_dl_entry(path, "tb_module_backend_2", &h, &fn, why, len))
+    if (tb_dl_entry(path, "tb_module_backend_3", &h, &fn, why, len))
         return TB_EUNAVAILABLE;
     *out = ((tb_module_entry)(uintptr_t)fn)();
     if (!*out) {
         size_t used = strnlen(why, len);
-        snprintf(why + used, len - used, "%s%.512s: tb_module_backend_2() "
+        snprintf(why + used, len - used, "%s%.512s: tb_module_backend_3() "
                  "returned NULL", used ? "; " : "", path);
         return TB_EUNAVAILABLE;
     }

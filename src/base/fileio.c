@@ -65,54 +65,147 @@ static int open_temp_beside(const char *path, char *tmp, size_t tmplen)
     return -1;
 }
 
-int tb_write_atomic(const char *path, const void *data, size_t len,
-                    char *err, size_t errlen)
+/* "path: reason" (errno) in err; TB_EIO. */
+static int io_fail(const char *path, char *err, size_t errlen)
 {
-    char tmp[PATH_MAX], dirbuf[PATH_MAX];
-    if (snprintf(dirbuf, sizeof dirbuf, "%s", path) >= (int)sizeof dirbuf ||
-        strlen(path) + sizeof ".tmp.XXXXXX" > sizeof tmp) {
+    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    return TB_EIO;
+}
+
+int tb_atomic_begin(tb_atomic *a, const char *path, char *err,
+                    size_t errlen)
+{
+    a->fd = -1;
+    a->tmp[0] = '\0';
+    if (snprintf(a->path, sizeof a->path, "%s", path) >=
+            (int)sizeof a->path ||
+        strlen(path) + sizeof ".tmp.XXXXXX" > sizeof a->tmp) {
         snprintf(err, errlen, "%s: path too long", path);
         return TB_EIO;
     }
-    const char *dir = dirname(dirbuf);
-    int fd = open_temp_beside(path, tmp, sizeof tmp);
-    if (fd < 0)
-        goto fail;
+    a->fd = open_temp_beside(path, a->tmp, sizeof a->tmp);
+    return a->fd < 0 ? io_fail(path, err, errlen) : 0;
+}
+
+int tb_atomic_put(tb_atomic *a, const void *data, size_t len, char *err,
+                  size_t errlen)
+{
     const char *p = data;
-    size_t left = len;
-    while (left) {
-        ssize_t w = write(fd, p, left);
+    while (len) {
+        ssize_t w = write(a->fd, p, len);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            goto fail_fd;
+            int rc = io_fail(a->path, err, errlen);
+            tb_atomic_discard(a);
+            return rc;
         }
         p += w;
-        left -= (size_t)w;
+        len -= (size_t)w;
     }
-    if (fsync(fd) != 0)
-        goto fail_fd;
-    if (close(fd) != 0) {
-        fd = -1;
-        goto fail_fd;
+    return 0;
+}
+
+int tb_fd_each(int fd, off_t len,
+               int (*put)(void *ctx, const void *p, size_t n), void *ctx)
+{
+    char buf[1 << 16];
+    for (off_t at = 0; at < len;) {
+        size_t want = len - at < (off_t)sizeof buf ? (size_t)(len - at)
+                                                    : sizeof buf;
+        ssize_t got = pread(fd, buf, want, at);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            if (got == 0)
+                errno = EIO; /* shorter than it was: not ours to trust */
+            return TB_EIO;
+        }
+        int rc = put(ctx, buf, (size_t)got);
+        if (rc)
+            return rc;
+        at += got;
     }
-    /* rename replaces a symlink at path itself, never what it points to */
-    if (rename(tmp, path) != 0)
+    return 0;
+}
+
+typedef struct put_into {
+    tb_atomic *a;
+    char *err;
+    size_t errlen;
+    bool failed; /* the write failed (else a read) */
+} put_into;
+
+static int put_atomic(void *ctx, const void *p, size_t n)
+{
+    put_into *t = ctx;
+    int rc = tb_atomic_put(t->a, p, n, t->err, t->errlen);
+    t->failed = rc != 0;
+    return rc;
+}
+
+int tb_atomic_put_fd(tb_atomic *a, int fd, off_t len, char *err,
+                     size_t errlen)
+{
+    put_into t = {a, err, errlen, false};
+    int rc = tb_fd_each(fd, len, put_atomic, &t);
+    if (rc && !t.failed) {
+        snprintf(err, errlen, "%s: reading back: %s", a->path,
+                 strerror(errno));
+        tb_atomic_discard(a);
+    }
+    return rc;
+}
+
+int tb_atomic_commit(tb_atomic *a, char *err, size_t errlen)
+{
+    char dirbuf[PATH_MAX];
+    snprintf(dirbuf, sizeof dirbuf, "%s", a->path);
+    const char *dir = dirname(dirbuf);
+    int fd = a->fd;
+    a->fd = -1;
+    if (fsync(fd) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
         goto fail;
+    }
+    if (close(fd) != 0)
+        goto fail;
+    /* rename replaces a symlink at path itself, never what it points to */
+    if (rename(a->tmp, a->path) != 0)
+        goto fail;
+    a->tmp[0] = '\0';
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         fsync(dfd); /* best effort: make the rename durable */
         close(dfd);
     }
     return 0;
-fail_fd:
-    if (fd >= 0)
-        close(fd);
-fail:
-    snprintf(err, errlen, "%s: %s", path, strerror(errno));
-    if (tmp[0])
-        unlink(tmp);
-    return TB_EIO;
+fail:;
+    int rc = io_fail(a->path, err, errlen);
+    tb_atomic_discard(a);
+    return rc;
+}
+
+void tb_atomic_discard(tb_atomic *a)
+{
+    if (a->fd >= 0)
+        close(a->fd);
+    a->fd = -1;
+    if (a->tmp[0])
+        unlink(a->tmp);
+    a->tmp[0] = '\0';
+}
+
+int tb_write_atomic(const char *path, const void *data, size_t len,
+                    char *err, size_t errlen)
+{
+    tb_atomic a;
+    int rc = tb_atomic_begin(&a, path, err, errlen);
+    if (!rc)
+        rc = tb_atomic_put(&a, data, len, err, errlen);
+    return rc ? rc : tb_atomic_commit(&a, err, errlen);
 }
 
 FILE *tb_fopen_write(const char *path)

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <limits.h>
+#include <sys/types.h>
 
 /* Write data to path atomically: a new file "<path>.tmp.XXXXXX" in the
  * same directory (XXXXXX random; created with O_EXCL|O_NOFOLLOW, so a
@@ -16,6 +18,35 @@
  * removed.  Returns 0 or TB_EIO with "path: reason" in err. */
 int tb_write_atomic(const char *path, const void *data, size_t len,
                     char *err, size_t errlen);
+
+/* tb_write_atomic in steps, for a file written piece by piece in
+ * constant memory (`run`'s results.json): begin creates the temporary
+ * file beside path as tb_write_atomic does, put appends bytes (put_fd:
+ * the first len bytes of fd, read with pread), commit fsyncs it and
+ * renames it over path, discard removes it.  After a failure of put,
+ * put_fd or commit the temporary file is already removed (discard is
+ * then harmless).  Each returns 0 or TB_EIO with "path: reason" in err
+ * (EFBIG and ENOSPC included). */
+typedef struct tb_atomic {
+    int fd;              /* the temporary file, or -1 */
+    char path[PATH_MAX]; /* the target */
+    char tmp[PATH_MAX];  /* the temporary file's name, or "" */
+} tb_atomic;
+int tb_atomic_begin(tb_atomic *a, const char *path, char *err,
+                    size_t errlen);
+int tb_atomic_put(tb_atomic *a, const void *data, size_t len, char *err,
+                  size_t errlen);
+int tb_atomic_put_fd(tb_atomic *a, int fd, off_t len, char *err,
+                     size_t errlen);
+int tb_atomic_commit(tb_atomic *a, char *err, size_t errlen);
+void tb_atomic_discard(tb_atomic *a);
+
+/* Hand the first len bytes of fd (read with pread, 64 KB at a time; the
+ * file offset is not moved) to put(ctx, piece, n), in order.  0;
+ * TB_EIO with errno set when a read fails or the file is shorter; or
+ * put's non-zero return, which stops it. */
+int tb_fd_each(int fd, off_t len,
+               int (*put)(void *ctx, const void *p, size_t n), void *ctx);
 
 /* fopen(path, "w") that never follows a symlink at path (O_NOFOLLOW: it
  * fails with ELOOP) and is closed on exec.  For files written inside a

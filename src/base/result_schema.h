@@ -43,6 +43,7 @@
     X(file) X(cpu_model) X(mixed_hosts) X(plan_index)                    \
     /* a case */                                                         \
     X(id) X(op) X(category) X(dtype) X(alloc_outputs) X(transfers)       \
+    X(layout)                                                            \
     X(shapes) X(out_shapes) X(params) X(backend) X(backend_params)       \
     X(impl) X(status) X(message) X(model) X(check) X(stats)              \
     X(throughput) X(counters) X(timing) X(roofline) X(cupti)             \

@@ -81,6 +81,19 @@ void tb_strbuf_free(tb_strbuf *b)
     *b = (tb_strbuf){0};
 }
 
+int tb_word_index(const char *words, const char *s, size_t n)
+{
+    int i = 0;
+    for (const char *w = words; *w; i++) {
+        size_t l = strcspn(w, " ");
+        if (n && l == n && !memcmp(w, s, n))
+            return i;
+        w += l;
+        w += *w == ' ';
+    }
+    return -1;
+}
+
 size_t tb_str_hash(const char *s)
 {
     uint64_t h = 14695981039346656037ull;

@@ -31,6 +31,13 @@ char *tb_strbuf_take(tb_strbuf *b);
 /* Free the text; b is empty again.  Accepts an empty buffer. */
 void tb_strbuf_free(tb_strbuf *b);
 
+/* The position of the n bytes at s in words, a list of words separated
+ * by single spaces ("text md json": 0 for "text"), or -1 when they are
+ * not one of them.  An option's accepted words are declared once as such
+ * a list: its parser picks with this and `tbench __options` offers the
+ * same list to the shell completions. */
+int tb_word_index(const char *words, const char *s, size_t n);
+
 /* A hash of the string s (FNV-1a) for the hash tables of the readers. */
 size_t tb_str_hash(const char *s);
 

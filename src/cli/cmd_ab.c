@@ -15,6 +15,7 @@
 #include "../base/error.h"
 #include "../base/fileio.h"
 #include "../base/result_schema.h"
+#include "../base/strbuf.h"
 #include "../harness/ab_run.h"
 #include "../harness/config.h"
 #include "../harness/noise.h"
@@ -319,10 +320,13 @@ static int ab_option(ab_args *a, int c, char **argv)
         break;
     }
     case 'E':
-        if (strcmp(optarg, "min") && strcmp(optarg, "median"))
+    {
+        int i = tb_word_index(TB_AB_ESTIMATORS, optarg, strlen(optarg));
+        if (i < 0)
             return tb_usage_error("ab: --estimator must be min or median, "
                                   "not '%s'", optarg);
-        a->use_min = !strcmp(optarg, "min");
+        a->use_min = i == 0;
+    }
         break;
     case 'T':
         a->target_mde = strtod(optarg, &end) / 100;
@@ -345,9 +349,7 @@ static int ab_option(ab_args *a, int c, char **argv)
     }
     case 'q': a->quiet = true; break;
     case 'F':
-        a->format = !strcmp(optarg, "text") ? 0
-                    : !strcmp(optarg, "md") ? 1
-                    : !strcmp(optarg, "json") ? 2 : -1;
+        a->format = tb_word_index(TB_TEXT_FORMATS, optarg, strlen(optarg));
         if (a->format < 0)
             return tb_usage_error("ab: --format is text, md or json, not "
                                   "'%s'", optarg);

@@ -14,6 +14,7 @@
 #include "../report/compare.h"
 #include "../report/export.h"
 #include "../base/fileio.h"
+#include "../base/strbuf.h"
 #include "../report/history.h"
 #include "../report/resultsio.h"
 #include "commands.h"
@@ -293,13 +294,7 @@ static int emit_form(const char *output, int fmt, print_fn print,
 /* 0 text, 1 markdown, 2 json; -1 for anything else. */
 static int text_format(const char *f)
 {
-    if (!f || !strcmp(f, "text"))
-        return 0;
-    if (!strcmp(f, "md"))
-        return 1;
-    if (!strcmp(f, "json"))
-        return 2;
-    return -1;
+    return f ? tb_word_index(TB_TEXT_FORMATS, f, strlen(f)) : 0;
 }
 
 int tb_cmd_compare(int argc, char **argv)

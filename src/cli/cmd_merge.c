@@ -177,9 +177,18 @@ int tb_cmd_merge(int argc, char **argv)
      * digest): build it once more from the first shard's record */
     if (rebuild_plan(f[0]))
         goto out;
-    if (!(text = cJSON_Print(doc))) {
+    if (!(text = tb_merge_print(doc, f, n))) {
         fprintf(stderr, "tbench: out of memory\n");
         goto out;
+    }
+    /* the text is all that is left to check and write: the shards and
+     * the document go before the check loads it (the peak is the
+     * larger of the two, not their sum) */
+    cJSON_Delete(doc);
+    doc = NULL;
+    for (int i = 0; i < n; i++) {
+        tb_resfile_free(f[i]);
+        f[i] = NULL;
     }
     /* What is written must load like any result file. */
     if (tb_resfile_from_text(path, text, strlen(text), &check, err,

@@ -8,6 +8,7 @@
 #include "../base/error.h"
 #include "../base/fileio.h"
 #include "../base/outdir.h"
+#include "../base/strbuf.h"
 #include "../report/html.h"
 #include "../report/plot.h"
 #include "../report/report.h"
@@ -42,12 +43,10 @@ static int parse_format(const char *s, opts *o)
     snprintf(buf, sizeof buf, "%s", s);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t;
          t = strtok_r(NULL, ",", &save)) {
-        if (!strcmp(t, "png"))
-            o->png = true;
-        else if (!strcmp(t, "svg"))
-            o->svg = true;
-        else
+        int i = tb_word_index(TB_CHART_FORMATS, t, strlen(t));
+        if (i < 0)
             return -1;
+        *(i == 0 ? &o->png : &o->svg) = true;
     }
     return o->png || o->svg ? 0 : -1;
 }

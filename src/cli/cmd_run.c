@@ -4,6 +4,7 @@
  * sink below: the progress line, warnings, the result files. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "../backends/backend.h"
+#include "../base/error.h"
 #include "../base/fileio.h"
 #include "../base/result_schema.h"
 #include "../harness/config.h"
@@ -120,10 +122,11 @@ typedef struct run_ui {
     bool ecolor; /* stderr takes colours */
 } run_ui;
 
-static int ui_write(void *ctx, const cJSON *doc, char *err, size_t errlen)
+static int ui_write(void *ctx, const tb_results_doc *doc, char *err,
+                    size_t errlen)
 {
     const run_ui *u = ctx;
-    return tb_results_write(doc, u->outdir, err, errlen);
+    return tb_results_doc_write(doc, u->outdir, err, errlen);
 }
 
 static void ui_progress(void *ctx, const tb_session_progress *p)
@@ -260,16 +263,43 @@ static bool plan_has(const char *id, void *arg)
     return false;
 }
 
-/* After the run (results written to outdir): compare with the baselines
+/* A copy of the results.json in outdir at path, written atomically
+ * (tb_atomic_begin) in constant memory.  0 or TB_EIO with the reason in
+ * err. */
+static int copy_results(const char *outdir, const char *path, char *err,
+                        size_t errlen)
+{
+    char src[4096 + 64];
+    snprintf(src, sizeof src, "%s/results.json", outdir);
+    int fd = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%.900s: %s", src, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return TB_EIO;
+    }
+    tb_atomic a;
+    int rc = tb_atomic_begin(&a, path, err, errlen);
+    if (!rc)
+        rc = tb_atomic_put_fd(&a, fd, st.st_size, err, errlen);
+    if (!rc)
+        rc = tb_atomic_commit(&a, err, errlen);
+    close(fd);
+    return rc;
+}
+
+/* After the run (results written to outdir, and loaded back as run, or
+ * NULL with the loader's message in lerr): compare with the baselines
  * (printed, and written to outdir/compare.json), then save the run as a
  * baseline unless it was interrupted.  Returns the exit status given
  * the run's own `rc`. */
 static int baselines_finish(baselines *b, const tb_plan *plan,
-                            const cJSON *doc, const char *outdir, int rc)
+                            tb_resfile *run, const char *lerr,
+                            const char *outdir, int rc)
 {
     char path[4096 + 64], err[1024]; /* outdir is at most 4095 bytes */
     if (b->n) {
-        tb_resfile *run = NULL;
         tb_cmp cmp;
         tb_cmp_opts o;
         tb_cmp_opts_default(&o);
@@ -280,10 +310,13 @@ static int baselines_finish(baselines *b, const tb_plan *plan,
         }
         if (b->max_mde > 0)
             o.max_mde = b->max_mde;
-        if (tb_resfile_load(outdir, &run, err, sizeof err) ||
-            tb_compare(b->files, b->n, &run, 1, &o, &cmp, err, sizeof err)) {
+        if (!run) {
+            fprintf(stderr, "tbench: --baseline: %s\n", lerr);
+            return rc > 128 ? rc : TB_EXIT_CASES;
+        }
+        if (tb_compare(b->files, b->n, &run, 1, &o, &cmp, err,
+                       sizeof err)) {
             fprintf(stderr, "tbench: --baseline: %s\n", err);
-            tb_resfile_free(run);
             return rc > 128 ? rc : TB_EXIT_CASES;
         }
         printf("\ncomparison with baseline");
@@ -311,7 +344,6 @@ static int baselines_finish(baselines *b, const tb_plan *plan,
         if (cmp.failed && rc <= 128)
             rc = TB_EXIT_CASES;
         tb_cmp_free(&cmp);
-        tb_resfile_free(run);
     }
     if (b->save) {
         if (rc > 128) { /* stopped by a signal */
@@ -320,24 +352,18 @@ static int baselines_finish(baselines *b, const tb_plan *plan,
             return rc;
         }
         struct stat st;
-        char *text = cJSON_Print(doc);
         baseline_path(b->save, path, sizeof path);
-        if (!text) {
-            fprintf(stderr, "tbench: --save-baseline: out of memory\n");
-            rc = TB_EXIT_CASES;
-        } else if (!b->force && stat(path, &st) == 0) {
+        if (!b->force && stat(path, &st) == 0) {
             fprintf(stderr, "tbench: --save-baseline: %s appeared during the "
                     "run; not replaced (add --force)\n", path);
             rc = TB_EXIT_CASES;
         } else if (tb_mkdir_p(BASELINE_DIR, err, sizeof err) ||
-                   tb_write_atomic(path, text, strlen(text), err,
-                                   sizeof err)) {
+                   copy_results(outdir, path, err, sizeof err)) {
             fprintf(stderr, "tbench: --save-baseline: %s\n", err);
             rc = TB_EXIT_CASES;
         } else {
             printf("baseline: %s\n", path);
         }
-        free(text);
     }
     return rc;
 }
@@ -628,12 +654,23 @@ static int run_finish(run_args *a, const tb_plan *plan, const tb_session *s,
     /* with -o -, stdout is results.json's alone */
     FILE *out = a->to_stdout ? stderr : stdout;
     bool color = tb_term_color(fileno(out));
+    /* the session keeps no document: the table, the note and the
+     * baselines read results.json back through the one loader */
+    tb_resfile *run = NULL;
+    char lerr[1024] = "";
+    if ((!a->quiet || a->bl.n) &&
+        tb_resfile_load(outdir, &run, lerr, sizeof lerr))
+        run = NULL;
     if (!a->quiet) {
         tb_table_style sty = {
             .width = isatty(fileno(out)) ? tb_term_width(fileno(out)) : 0,
             .color = color ? tb_term_status_color : NULL};
-        tb_table_print_styled(out, s->doc, &sty);
-        tb_note_slow_threads(out, s->doc);
+        if (run) {
+            tb_table_print_file(out, run, &sty);
+            tb_note_slow_threads_file(out, run);
+        } else {
+            fprintf(out, "no table: %s\n", lerr);
+        }
     }
     if (!a->to_stdout)
         printf("results: %s/results.json, %s/results.csv\n", outdir,
@@ -646,7 +683,9 @@ static int run_finish(run_args *a, const tb_plan *plan, const tb_session *s,
     }
     bool narrowed = a->opts.n_filters || a->opts.n_excludes ||
                     a->opts.n_backends || a->shard.count;
-    rc = baselines_finish(&a->bl, narrowed ? plan : NULL, s->doc, outdir, rc);
+    rc = baselines_finish(&a->bl, narrowed ? plan : NULL, run, lerr, outdir,
+                          rc);
+    tb_resfile_free(run);
     if (!a->quiet)
         print_summary(out, s->sum, s->started, s->n, rc, color);
     return rc;
@@ -657,19 +696,33 @@ static int run_finish(run_args *a, const tb_plan *plan, const tb_session *s,
  * message. */
 static int stdout_results(const char *dir)
 {
-    char path[4200], err[1024];
-    char *data = NULL;
-    size_t len = 0;
+    char path[4200], buf[1 << 16];
     snprintf(path, sizeof path, "%s/results.json", dir);
-    int rc = tb_read_file(path, &data, &len, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "tbench: -o -: %s\n", err);
-    else if (fwrite(data, 1, len, stdout) != len || fflush(stdout)) {
+    /* copied in pieces: the file grows with the cases, memory must not */
+    int rc = 0;
+    FILE *in = fopen(path, "rb");
+    if (!in) {
+        fprintf(stderr, "tbench: -o -: %s: %s\n", path, strerror(errno));
+        rc = -1;
+    }
+    size_t got;
+    while (in && !rc && (got = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, got, stdout) != got) {
+            fprintf(stderr, "tbench: -o -: writing to stdout: %s\n",
+                    strerror(errno));
+            rc = -1;
+        }
+    if (in && !rc && ferror(in)) {
+        fprintf(stderr, "tbench: -o -: %s: %s\n", path, strerror(errno));
+        rc = -1;
+    }
+    if (!rc && fflush(stdout)) {
         fprintf(stderr, "tbench: -o -: writing to stdout: %s\n",
                 strerror(errno));
         rc = -1;
     }
-    free(data);
+    if (in)
+        fclose(in);
     DIR *d = opendir(dir);
     struct dirent *e;
     while (d && (e = readdir(d)))
@@ -721,7 +774,7 @@ static int run_session(run_args *a, const tb_config *cfgs, tb_plan *plan,
                          .quiet = a->quiet, .stop = &interrupted,
                          .cfg_paths = (const char *const *)a->cfg_paths,
                          .n_cfg_paths = a->ncfg,
-                         .shard = shard_info};
+                         .shard = shard_info, .spool_dir = outdir};
     tb_session s;
     int rc;
     if (tb_session_run(plan, cfgs, a->ncfg, &o, &sink, &s, err,

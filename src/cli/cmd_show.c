@@ -198,11 +198,11 @@ static void print_breakdown(const tb_rescase *c)
                "gap\n", calls, pair, calls * pair / 1e6);
 }
 
-static void print_case(const tb_rescase *c)
+static void print_case(const tb_rescase *c, const cJSON *rec)
 {
     printf("%s\n", c->id);
     const cJSON *v;
-    cJSON_ArrayForEach(v, c->json)
+    cJSON_ArrayForEach(v, rec)
     {
         if (!v->string || !strcmp(v->string, TB_RES_KEY(cupti)) ||
             !strcmp(v->string, TB_RES_KEY(cupti_reason)) ||
@@ -283,12 +283,21 @@ int tb_cmd_show(int argc, char **argv)
         const tb_rescase *c = &f->cases[i];
         if (!tb_case_id_match(pattern, c->id))
             continue;
-        if (json)
-            cJSON_AddItemReferenceToArray(out, (cJSON *)c->json);
-        else
+        /* the record with its samples (the loader keeps them apart) */
+        cJSON *rec = tb_rescase_record(f, c);
+        if (!rec) {
+            fprintf(stderr, "tbench: show: out of memory\n");
+            cJSON_Delete(out);
+            tb_resfile_free(f);
+            return TB_EXIT_USAGE;
+        }
+        if (json) {
+            cJSON_AddItemToArray(out, rec);
+        } else {
             printf("%s", shown ? "\n" : "");
-        if (!json)
-            print_case(c);
+            print_case(c, rec);
+            cJSON_Delete(rec);
+        }
         shown++;
     }
     if (json && shown) {

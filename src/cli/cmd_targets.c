@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../base/error.h"
+#include "../base/strbuf.h"
 #include "../report/resultsio.h"
 #include "../report/targets.h"
 #include "commands.h"
@@ -51,10 +52,13 @@ static int parse_cli(int argc, char **argv, cli *c)
         case 'S': c->opts.strict = true; break;
         case 'M': c->opts.allow_missing = true; break;
         case 'F':
-            if (strcmp(optarg, "text") && strcmp(optarg, "json"))
+        {
+            int i = tb_word_index(TB_TARGETS_FORMATS, optarg, strlen(optarg));
+            if (i < 0)
                 return tb_usage_error("targets: --format: expected text or "
                                       "json, got '%s'", optarg);
-            c->json = !strcmp(optarg, "json");
+            c->json = i == 1;
+        }
             break;
         case 'h': tb_cmd_usage(stdout, "targets"); return -1;
         default: return tb_opt_error("targets", o, argv, longopts);

@@ -17,6 +17,15 @@ enum {
                         * finished cases are kept */
 };
 
+/* The words of the options whose values are words, each declared once
+ * (tb_word_index picks; `tbench __options` offers them): */
+#define TB_TEXT_FORMATS "text md json"     /* compare, history, ab --format:
+                                              0, 1, 2 */
+#define TB_TARGETS_FORMATS "text json"     /* targets --format */
+#define TB_CHART_FORMATS "png svg"         /* plot --format: one or both,
+                                              comma-joined */
+#define TB_AB_ESTIMATORS "min median"      /* ab --estimator */
+
 struct option;
 /* The options a command's parser takes, as it declares them: its
  * getopt_long table and optstring, and for the commands that share one

@@ -8,7 +8,10 @@
 #include "../backends/backend.h"
 #include "../backends/plugin.h"
 #include "../base/error.h"
+#include "../base/strbuf.h"
 #include "../base/suggest.h"
+#include "../report/compare.h"
+#include "../report/export.h"
 #include <cjson/cJSON.h>
 #include "commands.h"
 #include "tb_commit.h"
@@ -522,14 +525,14 @@ static const struct {
     {"plot", "baseline", "file"},
     {"report", "baseline", "file"},
     {"report", "append-md", "file"},
-    {"compare", "format", "words:text md json"},
-    {"history", "format", "words:text md json"},
-    {"ab", "format", "words:text md json"},
-    {"targets", "format", "words:text json"},
-    {"export", "format", "words:gbench bmf gab"},
-    {"plot", "format", "words:png svg png,svg"},
-    {"compare", "fail-on", "words:time counters status none"},
-    {"ab", "estimator", "words:min median"},
+    {"compare", "format", "words:" TB_TEXT_FORMATS},
+    {"history", "format", "words:" TB_TEXT_FORMATS},
+    {"ab", "format", "words:" TB_TEXT_FORMATS},
+    {"targets", "format", "words:" TB_TARGETS_FORMATS},
+    {"export", "format", "words:" TB_EXPORT_FORMATS},
+    {"plot", "format", "words:" TB_CHART_FORMATS " png,svg"},
+    {"compare", "fail-on", "words:" TB_FAIL_ON_WORDS},
+    {"ab", "estimator", "words:" TB_AB_ESTIMATORS},
 };
 
 /* A line per option of every public command: "CMD --LONG -S VALUE" (-S
@@ -836,8 +839,11 @@ int main(int argc, char **argv)
         return TB_EXIT_OKAY;
     }
     if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
-        printf("tbench %s (commit %s, %s build)\n", TB_VERSION, TB_GIT_COMMIT,
-               TB_BUILD_TYPE);
+        /* a sanitized build says so (tests that measure memory skip) */
+        bool san = strcmp(TB_SANITIZE, "none") != 0 && TB_SANITIZE[0];
+        printf("tbench %s (commit %s, %s build%s%s)\n", TB_VERSION,
+               TB_GIT_COMMIT, TB_BUILD_TYPE, san ? ", sanitizers " : "",
+               san ? TB_SANITIZE : "");
         return TB_EXIT_OKAY;
     }
     if (!strcmp(cmd, "__instr-count")) /* run's counting process */

@@ -72,10 +72,11 @@ void tb_check_outputs(const tb_tensor *got, const tb_tensor *ref, int n_out,
     out->passed = out->n_bad == 0;
 }
 
-/* Element i of a contiguous host tensor. */
+/* Element i (row-major) of a host tensor, through its strides (a
+ * layout's view). */
 static double at(const tb_tensor *t, int64_t i)
 {
-    return tb_tensor_load(t, i);
+    return tb_tensor_get(t, i);
 }
 
 void tb_check_matmul_projection(const tb_tensor *a, const tb_tensor *b,

@@ -419,6 +419,35 @@ static int parse_dtypes(parser *P, const cJSON *v, const char *kp,
     return 0;
 }
 
+/* An op entry's "layout": a layout name (tensor.h) or a non-empty list
+ * of them, each a case of its own; absent: contiguous only. */
+static int parse_layouts(parser *P, const cJSON *v, const char *kp,
+                         bool out[TB_LAYOUT_COUNT])
+{
+    char got[64], ekp[CFG_KP];
+    memset(out, 0, TB_LAYOUT_COUNT * sizeof(bool));
+    if (cJSON_IsArray(v) && !v->child)
+        return fail(P, v, false, kp, "expected at least one layout");
+    const cJSON *e = cJSON_IsArray(v) ? v->child : v;
+    for (int i = 0; e; e = cJSON_IsArray(v) ? e->next : NULL, i++) {
+        if (cJSON_IsArray(v))
+            kp_idx(ekp, kp, i);
+        else
+            snprintf(ekp, sizeof ekp, "%s", kp);
+        tb_layout l;
+        if (!cJSON_IsString(e) || tb_layout_parse(e->valuestring, &l))
+            return fail(P, e, false, ekp,
+                        "unknown layout %s (known: contiguous, transposed, "
+                        "strided, sliced)",
+                        tb_jsonc_describe(e, got, sizeof(got)));
+        if (out[l])
+            return fail(P, e, false, ekp, "layout %s is listed twice",
+                        e->valuestring);
+        out[l] = true;
+    }
+    return 0;
+}
+
 /* An axis value: a string, or a number stored in its shortest form. */
 static int axis_value(parser *P, const cJSON *v, const char *kp, char *out)
 {
@@ -829,7 +858,7 @@ static int parse_op(parser *P, const cJSON *v, const char *kp, tb_cfg_op *o)
 {
     static const char *const keys[] = {"op",     "shapes", "params",
                                        "dtypes", "alloc",  "transfers",
-                                       NULL};
+                                       "layout", NULL};
     char got[64], ckp[CFG_KP];
     int rc = check_object(P, v, kp, keys);
     if (rc)
@@ -898,6 +927,14 @@ static int parse_op(parser *P, const cJSON *v, const char *kp, tb_cfg_op *o)
         if (rc)
             return rc;
         o->has_dtypes = true;
+    }
+
+    const cJSON *lay = cJSON_GetObjectItemCaseSensitive(v, "layout");
+    o->layouts[TB_LAYOUT_CONTIGUOUS] = true;
+    if (lay) {
+        kp_key(ckp, kp, "layout");
+        if ((rc = parse_layouts(P, lay, ckp, o->layouts)) != 0)
+            return rc;
     }
 
     /* default: outputs allocated once (out=), data resident on the

@@ -76,6 +76,9 @@ typedef struct tb_cfg_op {
      * default), transfers[1] = every call uploads the inputs from host
      * memory and downloads the outputs; each set one is a case. */
     bool transfers[2];
+    /* "layout": how the inputs lie in memory (tensor.h); each set one
+     * is a case.  Absent: contiguous only. */
+    bool layouts[TB_LAYOUT_COUNT];
 } tb_cfg_op;
 
 /* A backend and, per axis it names, the list of values to sweep.

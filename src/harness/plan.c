@@ -6,6 +6,7 @@
 
 #include "../base/error.h"
 #include "../base/grow.h"
+#include "../base/strbuf.h"
 #include "env.h"
 
 /* FNV-1a, to mix the case id into the input seed: inputs depend on what
@@ -32,29 +33,73 @@ static void make_id(tb_case *c)
         snprintf(axes + u, sizeof axes - u, "%s%s=%s", i ? "," : "",
                  c->axis_name[i], c->axis_value[i]);
     }
-    snprintf(c->id, sizeof c->id, "%s%s%s%s%s/%s/%s/%s%s%s%s%s", c->op->name,
-             c->alloc_outputs ? "@alloc" : "", prm[0] ? "[" : "", prm,
+    /* the layout's part (none for contiguous) after the op's forms */
+    char lay[32] = "";
+    if (c->layout != TB_LAYOUT_CONTIGUOUS)
+        snprintf(lay, sizeof lay, "@layout=%s", tb_layout_name(c->layout));
+    snprintf(c->id, sizeof c->id, "%s%s%s%s%s%s/%s/%s/%s%s%s%s%s",
+             c->op->name, c->alloc_outputs ? "@alloc" : "", lay,
+             prm[0] ? "[" : "", prm,
              prm[0] ? "]" : "", shp,
              tb_dtype_name(c->dtype), c->backend->name, axes[0] ? "[" : "",
              axes, axes[0] ? "]" : "", c->transfers ? "@transfers" : "");
 }
 
+/* The plan being built, and a hash set of its ids (open addressing:
+ * slot holds a case's index + 1, 0 when empty; at most half full), so
+ * that finding a case named twice costs O(1), not a scan of the plan
+ * (a plan of 100,000 cases took minutes). */
 typedef struct {
     tb_plan *plan;
     int cap;
+    int *slot;
+    size_t nslot; /* a power of two */
 } builder;
+
+/* The slot of id in b's set: its case's, or the empty one where it
+ * goes. */
+static size_t id_slot(const builder *b, const char *id)
+{
+    size_t m = b->nslot - 1, k = tb_str_hash(id) & m;
+    while (b->slot[k] && strcmp(b->plan->cases[b->slot[k] - 1].id, id))
+        k = (k + 1) & m;
+    return k;
+}
+
+/* Room in the set for one more id.  0 or TB_ENOMEM. */
+static int id_room(builder *b)
+{
+    if (2 * ((size_t)b->plan->n + 1) <= b->nslot)
+        return 0;
+    size_t n = b->nslot ? 2 * b->nslot : 256;
+    int *old = b->slot;
+    size_t nold = b->nslot;
+    if (!(b->slot = calloc(n, sizeof *b->slot))) {
+        b->slot = old;
+        return TB_ENOMEM;
+    }
+    b->nslot = n;
+    for (size_t i = 0; i < nold; i++)
+        if (old[i])
+            b->slot[id_slot(b, b->plan->cases[old[i] - 1].id)] = old[i];
+    free(old);
+    return 0;
+}
 
 static int push(builder *b, const tb_case *c)
 {
-    for (int i = 0; i < b->plan->n; i++)
-        if (strcmp(b->plan->cases[i].id, c->id) == 0)
-            return 0; /* the same case named twice runs once */
+    if (id_room(b))
+        return TB_ENOMEM;
+    size_t k = id_slot(b, c->id);
+    if (b->slot[k])
+        return 0; /* the same case named twice runs once */
     tb_case *nc = tb_grow(b->plan->cases, &b->cap, b->plan->n, sizeof *nc,
                           64);
     if (!nc)
         return TB_ENOMEM;
     b->plan->cases = nc;
     b->plan->cases[b->plan->n++] = *c;
+    b->slot[k] = b->plan->n;
     return 0;
 }
 
@@ -152,9 +197,12 @@ static int resolve_backend(const tb_config *cfg, int bi,
 static size_t case_mem(const tb_case *c)
 {
     double n = 0, o = 0, ob = 0; /* elements; n and ob in bytes */
-    for (int i = 0; i < c->op->n_in; i++)
-        n += (double)tb_shape_numel(&c->in[i]) *
+    for (int i = 0; i < c->op->n_in; i++) {
+        tb_shape ps = c->in[i]; /* the layout's parent buffer */
+        tb_layout_parent(c->layout, &c->in[i], &ps, NULL, 0);
+        n += (double)tb_shape_numel(&ps) *
              (double)tb_dtype_size(tb_op_in_dtype(c->op, i, c->dtype));
+    }
     for (int i = 0; i < c->op->n_out; i++) {
         o += (double)tb_shape_numel(&c->out[i]);
         ob += (double)tb_shape_numel(&c->out[i]) *
@@ -176,9 +224,15 @@ static int add_axis_cases(builder *b, tb_case *c, const resolved *r, int a,
             snprintf(c->axis_value[i], sizeof c->axis_value[i], "%s",
                      r->axes[i].values[idx[i]]);
         }
+        /* The seed from the id without the layout: a layout's case
+         * draws the values of its contiguous twin. */
+        tb_layout lay = c->layout;
+        c->layout = TB_LAYOUT_CONTIGUOUS;
         make_id(c);
         uint64_t base = c->seed; /* the config's seed */
         c->seed = base ^ hash_str(c->id);
+        c->layout = lay;
+        make_id(c);
         int rc = push(b, c);
         c->seed = base;
         return rc;
@@ -188,6 +242,28 @@ static int add_axis_cases(builder *b, tb_case *c, const resolved *r, int a,
         int rc = add_axis_cases(b, c, r, a + 1, idx);
         if (rc)
             return rc;
+    }
+    return 0;
+}
+
+/* Can case c's inputs take its layout?  0, or TB_ESHAPE with "layout:
+ * ..." (the key path after "ops[N].") in err. */
+static int layout_check(const tb_case *c, char *err, size_t len)
+{
+    if (c->layout == TB_LAYOUT_CONTIGUOUS)
+        return 0;
+    if (c->op->n_in == 0) {
+        snprintf(err, len, "layout: %s has no inputs to lay out",
+                 c->op->name);
+        return TB_ESHAPE;
+    }
+    for (int i = 0; i < c->n_in; i++) {
+        tb_shape ps;
+        char why[160];
+        if (tb_layout_parent(c->layout, &c->in[i], &ps, why, sizeof why)) {
+            snprintf(err, len, "layout: input %d: %s", i, why);
+            return TB_ESHAPE;
+        }
     }
     return 0;
 }
@@ -291,6 +367,18 @@ static int plan_config(builder *b, const tb_config *cfg,
                             c.items = (double)tb_shape_numel(&c.in[i]);
                     if ((double)tb_shape_numel(&c.out[0]) > c.items)
                         c.items = (double)tb_shape_numel(&c.out[0]);
+                    for (int l = 0; l < TB_LAYOUT_COUNT; l++) {
+                    bool anyl = false; /* none: a config built in memory */
+                    for (int k = 0; k < TB_LAYOUT_COUNT; k++)
+                        anyl |= co->layouts[k];
+                    if (anyl ? !co->layouts[l] : l != TB_LAYOUT_CONTIGUOUS)
+                        continue;
+                    c.layout = (tb_layout)l;
+                    if (layout_check(&c, why, sizeof why)) {
+                        snprintf(err, len, "%s%s: ops[%d].%s", cfg->path,
+                                 where(cs, pos, sizeof pos), oi, why);
+                        return TB_ESHAPE;
+                    }
                     c.mem_bytes = case_mem(&c);
                     if (mem && c.mem_bytes > mem) {
                         snprintf(err, len,
@@ -328,6 +416,7 @@ static int plan_config(builder *b, const tb_config *cfg,
                         if (rc)
                             return rc;
                     }
+                    }
                 }
             }
         }
@@ -339,17 +428,19 @@ int tb_plan_build(const tb_config *cfgs, int n, const tb_plan_opts *opts,
                   tb_plan *plan, char *err, size_t errlen)
 {
     tb_plan_opts none = {0};
-    builder b = {plan, 0};
+    builder b = {plan, 0, NULL, 0};
     memset(plan, 0, sizeof *plan);
     if (!opts)
         opts = &none;
     for (int i = 0; i < n; i++) {
         int rc = plan_config(&b, &cfgs[i], opts, err, errlen);
         if (rc) {
+            free(b.slot);
             tb_plan_free(plan);
             return rc;
         }
     }
+    free(b.slot);
     if (opts->n_filters || opts->n_excludes) {
         int k = 0;
         for (int i = 0; i < plan->n; i++) {

@@ -47,6 +47,9 @@ typedef struct tb_case {
      * outputs (config "transfers": true; a device-memory backend only):
      * the data starts and ends on the host. */
     bool transfers;
+    /* How the inputs lie in memory (config "layout"): each input a view
+     * of a parent buffer the runner allocates (tensor.h). */
+    tb_layout layout;
 } tb_case;
 
 typedef struct tb_plan {

@@ -1,10 +1,14 @@
 #include "results.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <csv.h>
 
@@ -527,6 +531,9 @@ static void add_identity(cJSON *o, const tb_case *c)
     cJSON_AddStringToObject(o, TB_RES_KEY(dtype), tb_dtype_name(c->dtype));
     cJSON_AddBoolToObject(o, TB_RES_KEY(alloc_outputs), c->alloc_outputs);
     cJSON_AddBoolToObject(o, TB_RES_KEY(transfers), c->transfers);
+    if (c->layout != TB_LAYOUT_CONTIGUOUS) /* absent: contiguous */
+        cJSON_AddStringToObject(o, TB_RES_KEY(layout),
+                                tb_layout_name(c->layout));
     cJSON *sh = cJSON_AddArrayToObject(o, TB_RES_KEY(shapes));
     for (int i = 0; i < c->n_in; i++)
         cJSON_AddItemToArray(sh, shape_json(&c->in[i]));
@@ -739,10 +746,11 @@ static void cell(const cJSON *v, char *out, size_t len)
 }
 
 /* The columns computed from a record, after csv_cols: the elements of
- * the first input, and the backend's threads and isa axes (threads as a
- * number; both empty when the backend has no such axis). */
+ * the first input, the backend's threads and isa axes (threads as a
+ * number; both empty when the backend has no such axis) and the layout
+ * ("contiguous" when the member is absent). */
 static const char *const csv_more[] = {TB_RES_KEY(size), TB_RES_KEY(threads),
-                                       TB_RES_KEY(isa)};
+                                       TB_RES_KEY(isa), TB_RES_KEY(layout)};
 
 static void csv_computed(const cJSON *c, size_t i, char *text, size_t len)
 {
@@ -757,6 +765,12 @@ static void csv_computed(const cJSON *c, size_t i, char *text, size_t len)
                                                          : NAN;
         if (any && isfinite(n))
             snprintf(text, len, "%.17g", n);
+        return;
+    }
+    if (i == 3) {
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(c, csv_more[i]);
+        snprintf(text, len, "%s",
+                 cJSON_IsString(l) ? l->valuestring : "contiguous");
         return;
     }
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(
@@ -799,40 +813,50 @@ static void csv_provenance(tb_strbuf *b, const cJSON *doc)
     tb_strbuf_put(b, line, strlen(line));
 }
 
+/* The CSV's first two lines: provenance and the column names. */
+static void csv_head(tb_strbuf *b, const cJSON *doc)
+{
+    size_t ncol = sizeof csv_cols / sizeof csv_cols[0];
+    size_t nmore = sizeof csv_more / sizeof csv_more[0];
+    csv_provenance(b, doc);
+    for (size_t i = 0; i < ncol; i++)
+        field(b, i == 0, csv_cols[i].col);
+    for (size_t i = 0; i < nmore; i++)
+        field(b, false, csv_more[i]);
+    tb_strbuf_put(b, "\n", 1);
+}
+
+/* The CSV row of case record c. */
+static void csv_row(tb_strbuf *b, const cJSON *c)
+{
+    size_t ncol = sizeof csv_cols / sizeof csv_cols[0];
+    size_t nmore = sizeof csv_more / sizeof csv_more[0];
+    char text[2048];
+    for (size_t i = 0; i < ncol; i++) {
+        const cJSON *from =
+            csv_cols[i].in
+                ? cJSON_GetObjectItemCaseSensitive(c, csv_cols[i].in)
+                : c;
+        const char *key = csv_cols[i].key ? csv_cols[i].key
+                                          : csv_cols[i].col;
+        cell(cJSON_GetObjectItemCaseSensitive(from, key), text,
+             sizeof text);
+        field(b, i == 0, text);
+    }
+    for (size_t i = 0; i < nmore; i++) {
+        csv_computed(c, i, text, sizeof text);
+        field(b, false, text);
+    }
+    tb_strbuf_put(b, "\n", 1);
+}
+
 int tb_results_csv(const cJSON *doc, char **out)
 {
     tb_strbuf b = {0};
-    size_t ncol = sizeof csv_cols / sizeof csv_cols[0];
-    size_t nmore = sizeof csv_more / sizeof csv_more[0];
-    csv_provenance(&b, doc);
-    for (size_t i = 0; i < ncol; i++)
-        field(&b, i == 0, csv_cols[i].col);
-    for (size_t i = 0; i < nmore; i++)
-        field(&b, false, csv_more[i]);
-    tb_strbuf_put(&b, "\n", 1);
+    csv_head(&b, doc);
     const cJSON *c;
-    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc,
-                                                          TB_RES_KEY(cases));
-    char text[2048];
-    cJSON_ArrayForEach(c, cases)
-    {
-        for (size_t i = 0; i < ncol; i++) {
-            const cJSON *from =
-                csv_cols[i].in
-                    ? cJSON_GetObjectItemCaseSensitive(c, csv_cols[i].in)
-                    : c;
-            const char *key = csv_cols[i].key ? csv_cols[i].key
-                                              : csv_cols[i].col;
-            cell(cJSON_GetObjectItemCaseSensitive(from, key), text,
-                 sizeof text);
-            field(&b, i == 0, text);
-        }
-        for (size_t i = 0; i < nmore; i++) {
-            csv_computed(c, i, text, sizeof text);
-            field(&b, false, text);
-        }
-        tb_strbuf_put(&b, "\n", 1);
-    }
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
+                              doc, TB_RES_KEY(cases))) csv_row(&b, c);
     *out = tb_strbuf_take(&b);
     return *out ? 0 : TB_ENOMEM;
 }
@@ -874,10 +898,11 @@ int tb_results_set_shard(cJSON *doc, cJSON *shard)
     return set_member(doc, TB_RES_KEY(shard), shard);
 }
 
-int tb_results_put_case(cJSON *doc, cJSON **slot, const tb_case *c,
-                        const tb_result *r)
+int tb_results_put_case(cJSON *doc, cJSON *cases, cJSON **slot,
+                        const tb_case *c, const tb_result *r)
 {
-    cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, TB_RES_KEY(cases));
+    if (!cases)
+        cases = cJSON_GetObjectItemCaseSensitive(doc, TB_RES_KEY(cases));
     cJSON *o = case_record(doc, c, r);
     if (!o)
         return TB_ENOMEM;
@@ -889,5 +914,329 @@ int tb_results_put_case(cJSON *doc, cJSON **slot, const tb_case *c,
         return TB_ENOMEM;
     }
     *slot = o;
+    return 0;
+}
+
+/* ---- a run's document in constant memory --------------------------------- */
+
+struct tb_results_spool {
+    int json_fd, csv_fd;     /* the two files (already unlinked) */
+    off_t json_len, csv_len; /* what they hold */
+    int n;                   /* records */
+    int count[TB_RES_NSTATUSES]; /* of each status */
+    char dir[PATH_MAX];      /* the folder they were made in, for messages */
+};
+
+/* A new file in the private folder dir, opened for reading and writing
+ * and unlinked at once.  -1 with errno set on failure. */
+static int spool_file(const char *dir, const char *name)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  0600);
+    if (fd >= 0 && unlink(path) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+int tb_results_spool_open(tb_results_spool **out, const char *dir,
+                          char *err, size_t errlen)
+{
+    *out = NULL;
+    tb_results_spool *sp = calloc(1, sizeof *sp);
+    if (!sp) {
+        snprintf(err, errlen, "out of memory");
+        return TB_ENOMEM;
+    }
+    sp->json_fd = sp->csv_fd = -1;
+    if (!dir) {
+        const char *t = getenv("TMPDIR");
+        dir = t && t[0] == '/' && strlen(t) < 4000 ? t : "/tmp";
+    }
+    char tmp[PATH_MAX];
+    int made = snprintf(tmp, sizeof tmp, "%s/.tbench-spool-XXXXXX", dir);
+    snprintf(sp->dir, sizeof sp->dir, "%s", dir);
+    if (made >= (int)sizeof tmp) {
+        snprintf(err, errlen, "%s: path too long", dir);
+        free(sp);
+        return TB_EIO;
+    }
+    /* mkdtemp: a new folder of mode 0700 that nobody else can write to,
+     * so no link can be planted at the files' names */
+    int e = 0;
+    if (!mkdtemp(tmp)) {
+        e = errno;
+    } else {
+        if ((sp->json_fd = spool_file(tmp, "cases.json")) < 0 ||
+            (sp->csv_fd = spool_file(tmp, "cases.csv")) < 0)
+            e = errno;
+        if (rmdir(tmp) != 0 && !e)
+            e = errno;
+    }
+    if (e) {
+        snprintf(err, errlen, "%s: a spool folder: %s", dir, strerror(e));
+        tb_results_spool_close(sp);
+        return TB_EIO;
+    }
+    *out = sp;
+    return 0;
+}
+
+void tb_results_spool_close(tb_results_spool *sp)
+{
+    if (!sp)
+        return;
+    if (sp->json_fd >= 0)
+        close(sp->json_fd);
+    if (sp->csv_fd >= 0)
+        close(sp->csv_fd);
+    free(sp);
+}
+
+int tb_results_spool_count(const tb_results_spool *sp)
+{
+    return sp ? sp->n : 0;
+}
+
+/* Append text[0..n) to fd at *len (pwrite: a failed append leaves the
+ * file's first *len bytes as they were, and the next one overwrites its
+ * remains).  0 or -1 with errno. */
+static int spool_put(int fd, off_t *len, const char *text, size_t n)
+{
+    off_t at = *len;
+    while (n) {
+        ssize_t w = pwrite(fd, text, n, at);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        text += w;
+        n -= (size_t)w;
+        at += w;
+    }
+    *len = at;
+    return 0;
+}
+
+/* A record as it stands in the whole document's cJSON_Print: printed
+ * alone, with two more tabs after each newline (it sits at depth 2, in
+ * "cases" of the top object; cJSON escapes every newline inside a
+ * string, so each newline here is one of the layout's), preceded by
+ * ", " unless it is the first record. */
+static void record_text(tb_strbuf *b, const cJSON *rec, bool first)
+{
+    char *t = cJSON_Print(rec);
+    if (!t) {
+        b->oom = true;
+        return;
+    }
+    if (!first)
+        tb_strbuf_put(b, ", ", 2);
+    const char *p = t;
+    for (const char *nl; (nl = strchr(p, '\n')); p = nl + 1) {
+        tb_strbuf_put(b, p, (size_t)(nl - p));
+        tb_strbuf_put(b, "\n\t\t", 3);
+    }
+    tb_strbuf_put(b, p, strlen(p));
+    free(t);
+}
+
+int tb_results_spool_add(tb_results_spool *sp, const cJSON *rec,
+                         char *err, size_t errlen)
+{
+    tb_strbuf j = {0}, c = {0};
+    record_text(&j, rec, sp->n == 0);
+    csv_row(&c, rec);
+    int rc = 0;
+    if (j.oom || c.oom) {
+        snprintf(err, errlen, "out of memory");
+        rc = TB_ENOMEM;
+    } else if (spool_put(sp->json_fd, &sp->json_len, j.p, j.n) ||
+               spool_put(sp->csv_fd, &sp->csv_len, c.p, c.n)) {
+        snprintf(err, errlen, "%s: the spool of finished cases: %s",
+                 sp->dir, strerror(errno));
+        rc = TB_EIO;
+    } else {
+        int k = tb_res_status_parse(cJSON_GetStringValue(
+            cJSON_GetObjectItemCaseSensitive(rec, TB_RES_KEY(status))));
+        if (k >= 0)
+            sp->count[k]++;
+        sp->n++;
+    }
+    tb_strbuf_free(&j);
+    tb_strbuf_free(&c);
+    return rc;
+}
+
+int tb_results_finish_doc(cJSON *head, const tb_results_spool *sp,
+                          const cJSON *flight, bool complete)
+{
+    cJSON_ReplaceItemInObjectCaseSensitive(head, TB_RES_KEY(complete),
+                                           cJSON_CreateBool(complete));
+    cJSON *sum = tb_res_summary_of(flight);
+    if (!sum)
+        return TB_ENOMEM;
+    /* the spooled records' counts on top of those in flight: the
+     * members as tb_res_summary_of orders them */
+    cJSON *m = cJSON_GetObjectItemCaseSensitive(sum, TB_RES_KEY(cases));
+    cJSON_SetNumberValue(m, m->valuedouble + tb_results_spool_count(sp));
+    for (int k = 0; sp && k < TB_RES_NSTATUSES; k++) {
+        m = cJSON_GetObjectItemCaseSensitive(sum, tb_res_status_name(k));
+        cJSON_SetNumberValue(m, m->valuedouble + sp->count[k]);
+    }
+    cJSON_ReplaceItemInObjectCaseSensitive(head, TB_RES_KEY(summary), sum);
+    return 0;
+}
+
+/* Where a streamed document goes: a file being written (tb_atomic) or
+ * a text in memory. */
+typedef struct sink {
+    tb_atomic *file; /* or NULL: */
+    tb_strbuf *text;
+    char *err;
+    size_t errlen;
+} sink;
+
+static int put(sink *o, const char *p, size_t n)
+{
+    if (o->file)
+        return tb_atomic_put(o->file, p, n, o->err, o->errlen);
+    tb_strbuf_put(o->text, p, n);
+    return 0;
+}
+
+static int put_text(void *ctx, const void *p, size_t n)
+{
+    tb_strbuf_put(ctx, p, n);
+    return 0;
+}
+
+/* The first len bytes of spool file fd. */
+static int put_spooled(sink *o, int fd, off_t len)
+{
+    if (o->file)
+        return tb_atomic_put_fd(o->file, fd, len, o->err, o->errlen);
+    if (tb_fd_each(fd, len, put_text, o->text)) {
+        snprintf(o->err, o->errlen, "reading the spool back: %s",
+                 strerror(errno));
+        return TB_EIO;
+    }
+    return 0;
+}
+
+static int emit_json(sink *o, const tb_results_doc *d)
+{
+    /* Where the head's print leaves room for the records: its "cases",
+     * an empty array at depth 1 (a newline and one tab: only the
+     * layout's own whitespace is such, strings escape theirs). */
+    char mark[32];
+    size_t ml = (size_t)snprintf(mark, sizeof mark, "\n\t\"%s\":\t[",
+                                 TB_RES_KEY(cases));
+    char *head = cJSON_Print(d->head);
+    char *at = head ? strstr(head, mark) : NULL;
+    if (!at || at[ml] != ']') {
+        snprintf(o->err, o->errlen, head ? "the document has no empty "
+                 "\"cases\" (a bug)" : "out of memory");
+        free(head);
+        return head ? TB_EINVAL : TB_ENOMEM;
+    }
+    size_t open = (size_t)(at - head) + ml;
+    int n = tb_results_spool_count(d->spool);
+    int rc = put(o, head, open);
+    if (!rc && n)
+        rc = put_spooled(o, d->spool->json_fd, d->spool->json_len);
+    const cJSON *rec;
+    cJSON_ArrayForEach(rec, d->flight)
+    {
+        if (rc)
+            break;
+        tb_strbuf b = {0};
+        record_text(&b, rec, n++ == 0);
+        if (b.oom) {
+            snprintf(o->err, o->errlen, "out of memory");
+            rc = TB_ENOMEM;
+        } else {
+            rc = put(o, b.p, b.n);
+        }
+        tb_strbuf_free(&b);
+    }
+    if (!rc)
+        rc = put(o, head + open, strlen(head + open));
+    free(head);
+    return rc;
+}
+
+static int emit_csv(sink *o, const tb_results_doc *d)
+{
+    tb_strbuf b = {0};
+    csv_head(&b, d->head);
+    int rc = b.oom ? TB_ENOMEM : put(o, b.p, b.n);
+    tb_strbuf_free(&b);
+    if (!rc && tb_results_spool_count(d->spool))
+        rc = put_spooled(o, d->spool->csv_fd, d->spool->csv_len);
+    const cJSON *rec;
+    cJSON_ArrayForEach(rec, d->flight)
+    {
+        if (rc)
+            break;
+        csv_row(&b, rec);
+        rc = b.oom ? TB_ENOMEM : put(o, b.p, b.n);
+        tb_strbuf_free(&b);
+    }
+    if (rc == TB_ENOMEM)
+        snprintf(o->err, o->errlen, "out of memory");
+    return rc;
+}
+
+int tb_results_doc_text(const tb_results_doc *d, char **json, char **csv)
+{
+    char err[256];
+    tb_strbuf j = {0}, c = {0};
+    sink oj = {.text = &j, .err = err, .errlen = sizeof err};
+    sink oc = {.text = &c, .err = err, .errlen = sizeof err};
+    *json = *csv = NULL;
+    int rc = emit_json(&oj, d);
+    if (!rc)
+        rc = emit_csv(&oc, d);
+    if (!rc && (j.oom || c.oom))
+        rc = TB_ENOMEM;
+    if (rc) {
+        tb_strbuf_free(&j);
+        tb_strbuf_free(&c);
+        return rc;
+    }
+    *json = tb_strbuf_take(&j);
+    *csv = tb_strbuf_take(&c);
+    return 0;
+}
+
+int tb_results_doc_write(const tb_results_doc *d, const char *dir,
+                         char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    static const char *const names[] = {"results.json", "results.csv"};
+    for (int i = 0; i < 2; i++) {
+        if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) >=
+            (int)sizeof path) {
+            snprintf(err, errlen, "%s: path too long", dir);
+            return TB_EIO;
+        }
+        tb_atomic a;
+        sink o = {.file = &a, .err = err, .errlen = errlen};
+        int rc = tb_atomic_begin(&a, path, err, errlen);
+        if (!rc)
+            rc = i ? emit_csv(&o, d) : emit_json(&o, d);
+        if (rc) {
+            tb_atomic_discard(&a);
+            return rc;
+        }
+        if ((rc = tb_atomic_commit(&a, err, errlen)))
+            return rc;
+    }
     return 0;
 }

@@ -37,12 +37,14 @@ int tb_results_add_case(cJSON *doc, const tb_case *c, const tb_result *r);
 int tb_results_set_case(cJSON *doc, int index, const tb_case *c,
                         const tb_result *r);
 
-/* tb_results_set_case in O(1) whatever the number of records: *slot is
- * the case's record in the document, or NULL when it has none yet (the
- * new record is then appended: call it for new cases in plan order).
- * On success *slot is the new record.  0 or TB_ENOMEM. */
-int tb_results_put_case(cJSON *doc, cJSON **slot, const tb_case *c,
-                        const tb_result *r);
+/* tb_results_set_case in O(1) whatever the number of records, in the
+ * array `cases` (NULL: the document's own; a run keeps its records in
+ * flight apart from the document, tb_results_doc).  *slot is the case's
+ * record there, or NULL when it has none yet (the new record is then
+ * appended: call it for new cases in plan order).  On success *slot is
+ * the new record.  0 or TB_ENOMEM. */
+int tb_results_put_case(cJSON *doc, cJSON *cases, cJSON **slot,
+                        const tb_case *c, const tb_result *r);
 
 /* Record how the cases ran: "process" (isolated workers) or "none". */
 int tb_results_set_isolation(cJSON *doc, const char *mode);
@@ -59,6 +61,61 @@ int tb_results_csv(const cJSON *doc, char **out);
 /* Write DIR/results.json and DIR/results.csv, each atomically. */
 int tb_results_write(const cJSON *doc, const char *dir, char *err,
                      size_t errlen);
+
+/* ---- a run's document in constant memory ----------------------------
+ *
+ * A run of N cases writes its document many times; held whole, as cJSON
+ * and as printed text, it costs about 17 KB a tiny case.  Instead a
+ * finished ("settled") case's record is printed once and appended to a
+ * spool, and each write streams the head, the spooled text, the records
+ * still in flight and the tail into the file: the bytes are those of
+ * cJSON_Print of the whole document (and of tb_results_csv), in memory
+ * that does not grow with the cases. */
+
+/* The records of a run's first settled cases, as JSON text and CSV rows,
+ * in two files of a private folder (mkdtemp, mode 0700, made in `dir`,
+ * or in $TMPDIR or /tmp when dir is NULL), created O_EXCL|O_NOFOLLOW and
+ * unlinked at once with their folder: only the descriptors remain, so
+ * nothing is left behind however the run ends.  0, TB_ENOMEM or TB_EIO
+ * with "DIR: ..." in err.  Close with tb_results_spool_close (NULL
+ * accepted). */
+typedef struct tb_results_spool tb_results_spool;
+int tb_results_spool_open(tb_results_spool **sp, const char *dir,
+                          char *err, size_t errlen);
+void tb_results_spool_close(tb_results_spool *sp);
+/* Append record rec (the next in plan order; it can be freed after).
+ * 0, TB_ENOMEM or TB_EIO (a full disk, EFBIG) with the reason in err;
+ * the spool then holds what it held before. */
+int tb_results_spool_add(tb_results_spool *sp, const cJSON *rec,
+                         char *err, size_t errlen);
+/* Records spooled (0 for NULL). */
+int tb_results_spool_count(const tb_results_spool *sp);
+
+/* A document being written: head (every member but the records, from
+ * tb_results_new: its "cases" empty), then the records of spool (NULL:
+ * none) and those of the array flight (NULL: none). */
+typedef struct tb_results_doc {
+    const cJSON *head;
+    const tb_results_spool *spool;
+    const cJSON *flight;
+} tb_results_doc;
+
+/* tb_results_finish for such a document: "complete" and the summary of
+ * the spooled records and those in flight, set in head.  0 or
+ * TB_ENOMEM. */
+int tb_results_finish_doc(cJSON *head, const tb_results_spool *spool,
+                          const cJSON *flight, bool complete);
+
+/* tb_results_write of d: DIR/results.json and DIR/results.csv, each
+ * atomically (tb_atomic_begin: random name, O_EXCL|O_NOFOLLOW, fsync,
+ * rename), streamed.  0 or an error (TB_EIO, TB_ENOMEM) with a one-line
+ * message in err; a file not written is left as it was. */
+int tb_results_doc_write(const tb_results_doc *d, const char *dir,
+                         char *err, size_t errlen);
+
+/* The texts that tb_results_doc_write would write (heap strings, caller
+ * frees), for tests and embedders.  0, TB_ENOMEM or TB_EIO. */
+int tb_results_doc_text(const tb_results_doc *d, char **json, char **csv);
 
 /* The document's env.warnings: an array of sentences on what makes this
  * machine noisy (env.h), or NULL when it has none. */

@@ -282,23 +282,25 @@ static void fill_input(tb_tensor *t, const tb_case *c, int idx, tb_rng *rng)
     const double ib = tb_op_index_bound(op, idx, c->in, &c->params);
     if (ib > 0) {
         for (int64_t i = 0; i < n; i++)
-            tb_tensor_store(t, i, fmin(floor(ib * tb_rng_uniform(rng)),
-                                       ib - 1));
+            tb_tensor_set(t, i, fmin(floor(ib * tb_rng_uniform(rng)),
+                                     ib - 1));
         return;
     }
-    if (t->dtype == TB_F32) {
+    const bool flat = tb_tensor_is_contiguous(t);
+    if (t->dtype == TB_F32 && flat) {
         float *p = t->data;
         for (int64_t i = 0; i < n; i++)
             p[i] = (float)(lo + (hi - lo) * tb_rng_uniform(rng));
-    } else if (t->dtype == TB_F64) {
+    } else if (t->dtype == TB_F64 && flat) {
         double *p = t->data;
         for (int64_t i = 0; i < n; i++)
             p[i] = lo + (hi - lo) * tb_rng_uniform(rng);
     } else {
         /* bf16, f16: the draw rounded once to the dtype (a draw at the
-         * domain's edge may round onto it) */
+         * domain's edge may round onto it); a layout's view: the same
+         * values as its contiguous twin, in the same order */
         for (int64_t i = 0; i < n; i++)
-            tb_tensor_store(t, i, lo + (hi - lo) * tb_rng_uniform(rng));
+            tb_tensor_set(t, i, lo + (hi - lo) * tb_rng_uniform(rng));
     }
 }
 
@@ -309,6 +311,9 @@ typedef struct {
     tb_composite *comp; /* unfused compositions */
     tb_workload *wl;    /* workload ops */
     tb_tensor host_in[TB_MAX_INPUTS], dev_in[TB_MAX_INPUTS];
+    /* A layout other than contiguous: the parent buffers that host_in
+     * and dev_in are views of (tensor.h, tb_layout_view) */
+    tb_tensor host_par[TB_MAX_INPUTS], dev_par[TB_MAX_INPUTS];
     tb_tensor host_out[TB_MAX_OUTPUTS], dev_out[TB_MAX_OUTPUTS];
     tb_tensor ref_out[TB_MAX_OUTPUTS];
     bool dev_in_ok[TB_MAX_INPUTS], dev_out_ok[TB_MAX_OUTPUTS];
@@ -322,8 +327,10 @@ static void buffers_free(buffers *b, const tb_op *op)
     b->wl = NULL;
     for (int i = 0; i < op->n_in; i++) {
         if (b->dev_in_ok[i])
-            b->be->free(b->ctx, &b->dev_in[i]);
+            b->be->free(b->ctx, b->dev_par[i].data ? &b->dev_par[i]
+                                                   : &b->dev_in[i]);
         tb_tensor_destroy(&b->host_in[i]);
+        tb_tensor_destroy(&b->host_par[i]);
     }
     for (int i = 0; i < op->n_out; i++) {
         if (b->dev_out_ok[i])
@@ -342,20 +349,40 @@ static int buffers_make(buffers *b, const tb_case *c, char *err, size_t len)
     if (c->op->n_in == 0)
         tb_tensor_init(&b->host_in[0], c->dtype, &c->out[0]);
     for (int i = 0; i < c->op->n_in; i++) {
-        if (tb_tensor_create(&b->host_in[i],
-                             tb_op_in_dtype(c->op, i, c->dtype), &c->in[i]))
+        const tb_dtype dt = tb_op_in_dtype(c->op, i, c->dtype);
+        const bool par = c->layout != TB_LAYOUT_CONTIGUOUS;
+        tb_shape ps;
+        if (tb_layout_parent(c->layout, &c->in[i], &ps, err, len))
+            return TB_ESHAPE;
+        if (par) {
+            /* the parent, NaN where the view does not reach (a kernel
+             * that reads outside its view fails the check), the view
+             * filled through its strides, the parent uploaded whole */
+            if (tb_tensor_create(&b->host_par[i], dt, &ps))
+                goto nomem;
+            for (int64_t k = 0; k < tb_shape_numel(&ps); k++)
+                tb_tensor_store(&b->host_par[i], k, NAN);
+            tb_layout_view(c->layout, &b->host_par[i], &c->in[i],
+                           &b->host_in[i]);
+        } else if (tb_tensor_create(&b->host_in[i], dt, &c->in[i])) {
             goto nomem;
-        if (c->given_in)
-            memcpy(b->host_in[i].data, c->given_in[i].data,
-                   tb_tensor_nbytes(&b->host_in[i]));
-        else
+        }
+        if (c->given_in) {
+            for (int64_t k = 0; k < tb_tensor_numel(&b->host_in[i]); k++)
+                tb_tensor_set(&b->host_in[i], k,
+                              tb_tensor_get(&c->given_in[i], k));
+        } else {
             fill_input(&b->host_in[i], c, i, &rng);
-        tb_tensor_init(&b->dev_in[i], tb_op_in_dtype(c->op, i, c->dtype),
-                       &c->in[i]);
-        if (b->be->alloc(b->ctx, &b->dev_in[i]))
+        }
+        tb_tensor *dev = par ? &b->dev_par[i] : &b->dev_in[i];
+        tb_tensor_init(dev, dt, &ps);
+        if (b->be->alloc(b->ctx, dev))
             goto nomem;
         b->dev_in_ok[i] = true;
-        int rc = b->be->upload(b->ctx, &b->dev_in[i], &b->host_in[i]);
+        int rc = b->be->upload(b->ctx, dev, par ? &b->host_par[i]
+                                                : &b->host_in[i]);
+        if (par)
+            tb_layout_view(c->layout, dev, &c->in[i], &b->dev_in[i]);
         if (rc) {
             snprintf(err, len, "upload of input %d failed: %s", i,
                      tb_strerror(rc));
@@ -817,6 +844,49 @@ static const char *half_reason(const tb_backend *b)
     return NULL;
 }
 
+/* A composition's or a model's case in a layout: unsupported (res
+ * says so), its steps take contiguous tensors. */
+static bool layout_refused(const tb_case *c, bool steps, tb_result *res)
+{
+    if (c->layout == TB_LAYOUT_CONTIGUOUS || !steps)
+        return false;
+    set_error(res, TB_STATUS_UNSUPPORTED, "layout %s: kernel needs "
+              "contiguous input (the steps of a composition or model take "
+              "contiguous tensors)", tb_layout_name(c->layout));
+    return true;
+}
+
+/* The kernel of case c on instance ctx: the backend's kernel(), or for
+ * a layout whose views are not all contiguous (a sliced 1-D input is),
+ * its kernel_view() given the views' headers; {NULL, NULL} with "layout
+ * L: why" in why (else "") when the backend has none for the layout. */
+static tb_kernel lookup(const tb_case *c, void *ctx, const char **impl,
+                        char *why, size_t len)
+{
+    why[0] = '\0';
+    tb_tensor views[TB_MAX_INPUTS];
+    bool contiguous = true;
+    for (int i = 0; i < c->op->n_in; i++) {
+        tb_tensor par;
+        tb_shape ps;
+        tb_layout_parent(c->layout, &c->in[i], &ps, NULL, 0);
+        tb_tensor_init(&par, tb_op_in_dtype(c->op, i, c->dtype), &ps);
+        tb_layout_view(c->layout, &par, &c->in[i], &views[i]);
+        contiguous &= tb_tensor_is_contiguous(&views[i]);
+    }
+    if (contiguous)
+        return c->backend->kernel(ctx, c->op, c->dtype, &c->params, impl);
+    const char *no = NULL;
+    tb_kernel k = {NULL, NULL};
+    if (c->backend->kernel_view)
+        k = c->backend->kernel_view(ctx, c->op, c->dtype, &c->params, views,
+                                    impl, &no);
+    if (!k.fn)
+        snprintf(why, len, "layout %s: %s", tb_layout_name(c->layout),
+                 no ? no : "kernel needs contiguous input");
+    return k;
+}
+
 /* Everything before timing: instance, kernel, buffers, one checked call
  * (big matmuls by projection unless CHECK_FULL; none for CHECK_NONE,
  * which also keeps res).
@@ -854,6 +924,8 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
     tb_kernel_fn fn;
     /* an unfused composition, or a model step (a workload) */
     bool comp = c->op->n_steps, wl = c->op->category == TB_CAT_WORKLOAD;
+    if (layout_refused(c, comp || wl, res))
+        return false;
     if (comp || wl) {
         int rc = comp ? tb_composite_create(c->backend, in->ctx, c->op,
                                             c->dtype, c->in, &c->params,
@@ -875,8 +947,7 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
                       : tb_workload_impl(b->wl));
         res->impl = res->impl_buf;
     } else {
-        tb_kernel k = c->backend->kernel(in->ctx, c->op, c->dtype,
-                                         &c->params, &res->impl);
+        tb_kernel k = lookup(c, in->ctx, &res->impl, err, sizeof err);
         fn = k.fn;
         b->kctx = k.ctx;
     }
@@ -886,7 +957,9 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
         const char *half = tb_dtype_is_half(c->dtype)
                                ? half_reason(c->backend)
                                : NULL;
-        if (half)
+        if (c->layout != TB_LAYOUT_CONTIGUOUS && err[0])
+            set_error(res, TB_STATUS_UNSUPPORTED, "%s", err);
+        else if (half)
             set_error(res, TB_STATUS_UNSUPPORTED, "%s", half);
         else
             set_error(res, TB_STATUS_UNSUPPORTED, "%s",

@@ -38,10 +38,15 @@ typedef struct run {
     const tb_session_sink *sink;
     tb_session *s;
     tb_workers *workers;
+    cJSON *head;   /* the document but its records (tb_results_doc) */
+    cJSON *flight; /* the records of cases [spooled, started) */
+    tb_results_spool *spool; /* the records of cases [0, spooled) */
+    int spooled;
     bool *dirty;   /* a case's record must be rebuilt before a write */
-    cJSON **recs;  /* each case's record in the document, or NULL */
+    cJSON **recs;  /* each case's record in flight, or NULL */
     tb_result **res; /* each started case's result until it settles */
     bool *last;    /* the case's last round ran */
+    bool *settled; /* its record is final (settle) */
     bool counted;  /* the instruction pass is over */
     int prefix;    /* cases [0, prefix) have a record (record_now) */
     write_pace pace;
@@ -79,19 +84,45 @@ static bool counts_due(const tb_case *c)
            c->measure.cache != TB_INSTR_NONE;
 }
 
+/* Move the records of the settled cases at the head of those in flight
+ * to the spool, in plan order: each is printed once and freed, so the
+ * run's memory does not grow with its cases.  0, or an error in
+ * r->err. */
+static int spool_settled(run *r)
+{
+    for (; r->spooled < r->s->started && r->settled[r->spooled];
+         r->spooled++) {
+        cJSON *rec = r->recs[r->spooled];
+        char why[1024];
+        int rc = tb_results_spool_add(r->spool, rec, why, sizeof why);
+        if (rc) {
+            snprintf(r->err, r->errlen, "writing results: %s", why);
+            return rc;
+        }
+        cJSON_Delete(cJSON_DetachItemViaPointer(r->flight, rec));
+        r->recs[r->spooled] = NULL;
+    }
+    return 0;
+}
+
 /* Free case i's result once its record holds everything the run will
  * learn of it: its last round ran, its record is built (not dirty) and
- * no instruction count is still to come.  A later write keeps the
- * record as built. */
-static void settle(run *r, int i)
+ * no instruction count is still to come.  The record is then final: it
+ * goes to the spool once every case before it is there.  0, or an error
+ * in r->err. */
+static int settle(run *r, int i)
 {
-    if (r->last[i] && !r->dirty[i] &&
-        (!counts_due(&r->plan->cases[i]) || r->counted))
-        drop_result(r, i);
+    if (!r->last[i] || r->dirty[i] ||
+        (counts_due(&r->plan->cases[i]) && !r->counted))
+        return 0;
+    drop_result(r, i);
+    r->settled[i] = true;
+    return spool_settled(r);
 }
 
 /* Build case i's record from its result (stop reason "interrupted" while
- * rounds remain: see write_results) and settle it.  0 or TB_ENOMEM. */
+ * rounds remain: see write_results) and settle it.  0, or an error in
+ * r->err. */
 static int build_record(run *r, int i)
 {
     const tb_case *cs = &r->plan->cases[i];
@@ -99,25 +130,29 @@ static int build_record(run *r, int i)
     tb_result res = *r->res[i]; /* shallow: the record is built from it */
     if (res.status == TB_STATUS_OK && res.rounds < cs->measure.rounds)
         res.stop_reason = "interrupted";
-    if (tb_results_put_case(r->s->doc, &r->recs[i], cs, &res)) {
+    if (tb_results_put_case(r->head, r->flight, &r->recs[i], cs, &res)) {
         snprintf(r->err, r->errlen, "writing results: out of memory");
         return TB_ENOMEM;
     }
     r->dirty[i] = false;
-    settle(r, i);
-    return 0;
+    return settle(r, i);
 }
 
 /* Case i's last round ran: build its record now rather than at the next
  * write, so that its result is freed now (the writes are paced further
  * apart as the document grows: results kept until then would add up to a
  * share of all cases).  The cases before it that have no record yet get
- * theirs first: records stay in plan order.  0 or TB_ENOMEM. */
+ * theirs first: records stay in plan order.  0, or an error in
+ * r->err. */
 static int record_now(run *r, int i)
 {
-    for (; r->prefix <= i; r->prefix++)
-        if (!r->recs[r->prefix] && build_record(r, r->prefix))
-            return TB_ENOMEM;
+    for (; r->prefix <= i; r->prefix++) {
+        int rc = r->recs[r->prefix] || r->settled[r->prefix]
+                     ? 0
+                     : build_record(r, r->prefix);
+        if (rc)
+            return rc;
+    }
     return r->dirty[i] ? build_record(r, i) : 0;
 }
 
@@ -135,16 +170,19 @@ static int record_now(run *r, int i)
 static int write_results(run *r, bool complete, uint64_t *write_ns)
 {
     tb_session *s = r->s;
+    int rc;
     for (int i = 0; i < s->started; i++)
-        if (r->dirty[i] && build_record(r, i))
-            return TB_ENOMEM;
+        if (r->dirty[i] && (rc = build_record(r, i)))
+            return rc;
     uint64_t t0 = tb_now_ns();
-    if (tb_results_finish(s->doc, complete)) {
+    if (tb_results_finish_doc(r->head, r->spool, r->flight, complete)) {
         snprintf(r->err, r->errlen, "writing results: out of memory");
         return TB_ENOMEM;
     }
     char why[1024];
-    int rc = r->sink->write(r->sink->ctx, s->doc, why, sizeof why);
+    tb_results_doc d = {.head = r->head, .spool = r->spool,
+                        .flight = r->flight};
+    rc = r->sink->write(r->sink->ctx, &d, why, sizeof why);
     if (rc)
         snprintf(r->err, r->errlen, "writing results: %s", why);
     if (write_ns)
@@ -165,39 +203,52 @@ static int paced_write(run *r)
     return rc;
 }
 
-/* The workers, the document (environment, configs, isolation, NVTX,
- * shard), the environment's warnings, the peaks, the per-case arrays.
- * 0 or TB_ENOMEM. */
+/* The spool, the workers, the document (environment, configs,
+ * isolation, NVTX, shard), the environment's warnings, the peaks, the
+ * per-case arrays.  0, or an error in r->err. */
 static int open_run(run *r, const tb_config *cfgs, int ncfg)
 {
     tb_session *s = r->s;
     const tb_session_opts *o = r->o;
     cJSON *shard = o->shard;
+    char why[1024];
+    int rc = tb_results_spool_open(&r->spool, o->spool_dir, why,
+                                   sizeof why);
+    if (rc) {
+        cJSON_Delete(shard);
+        snprintf(r->err, r->errlen, "writing results: %s", why);
+        return rc;
+    }
     /* No backend instance exists in this process before the workers are
      * forked (worker.h): they create their own. */
     if (tb_workers_create(&r->workers, r->plan, o->isolate, r->stop) ||
-        !(s->doc = tb_results_new(tb_env_capture(), cfgs, ncfg,
-                                  tb_timer_overhead_ns(20001))) ||
-        tb_results_set_isolation(s->doc, tb_workers_mode(r->workers)) ||
-        tb_results_set_nvtx(s->doc, tb_trace_enabled()) ||
-        (shard && tb_results_set_shard(s->doc, shard))) {
+        !(r->flight = cJSON_CreateArray()) ||
+        !(r->head = tb_results_new(tb_env_capture(), cfgs, ncfg,
+                                   tb_timer_overhead_ns(20001))) ||
+        tb_results_set_isolation(r->head, tb_workers_mode(r->workers)) ||
+        tb_results_set_nvtx(r->head, tb_trace_enabled()) ||
+        (shard && tb_results_set_shard(r->head, shard))) {
         cJSON_Delete(shard);
+        snprintf(r->err, r->errlen, "out of memory");
         return TB_ENOMEM;
     }
     const cJSON *warn;
-    cJSON_ArrayForEach(warn, tb_results_warnings(s->doc))
+    cJSON_ArrayForEach(warn, tb_results_warnings(r->head))
         if (r->sink->warning && cJSON_IsString(warn))
             r->sink->warning(r->sink->ctx, NULL, warn->valuestring);
-    tb_results_set_peaks(s->doc, tb_peaks_for_run(o->measure_peaks,
-                                                  o->quiet));
+    tb_results_set_peaks(r->head, tb_peaks_for_run(o->measure_peaks,
+                                                   o->quiet));
     int n = r->plan->n;
     s->sum = calloc((size_t)n, sizeof *s->sum);
     r->dirty = calloc((size_t)n, sizeof *r->dirty);
     r->recs = calloc((size_t)n, sizeof *r->recs);
     r->res = calloc((size_t)n, sizeof *r->res);
     r->last = calloc((size_t)n, sizeof *r->last);
-    return s->sum && r->dirty && r->recs && r->res && r->last ? 0
-                                                             : TB_ENOMEM;
+    r->settled = calloc((size_t)n, sizeof *r->settled);
+    if (s->sum && r->dirty && r->recs && r->res && r->last && r->settled)
+        return 0;
+    snprintf(r->err, r->errlen, "out of memory");
+    return TB_ENOMEM;
 }
 
 /* After case i's round: its flags, its warning, the run's failure. */
@@ -314,10 +365,8 @@ int tb_session_run(const tb_plan *plan, const tb_config *cfgs, int ncfg,
              .errlen = errlen};
     r.stop = o->stop ? o->stop : &r.never;
     int rc = open_run(&r, cfgs, ncfg);
-    if (rc) {
-        snprintf(err, errlen, "out of memory");
+    if (rc)
         goto out;
-    }
     if ((rc = run_rounds(&r)))
         goto out;
     count_instructions(&r);
@@ -336,8 +385,12 @@ out:
         drop_result(&r, i);
     free(r.res);
     free(r.last);
+    free(r.settled);
     free(r.dirty);
     free(r.recs);
+    cJSON_Delete(r.flight);
+    cJSON_Delete(r.head);
+    tb_results_spool_close(r.spool);
     return rc;
 }
 
@@ -345,7 +398,6 @@ void tb_session_free(tb_session *s)
 {
     if (!s)
         return;
-    cJSON_Delete(s->doc);
     free(s->sum);
     memset(s, 0, sizeof *s);
 }

@@ -9,7 +9,12 @@
  * document goes to the sink after each case of the first and the last
  * round and after every round in between, paced so that writing takes at
  * most a fifth of the run (a run's time stays linear in its cases), and
- * once more at the end.  Then a separate pass counts instructions for
+ * once more at the end.  A case's record, once final, goes to a spool
+ * (tb_results_spool) and is freed: what the session holds does not grow
+ * with the cases but by the few bytes of tb_case_sum, as long as cases
+ * settle in plan order (a case that runs more rounds, or waits for the
+ * instruction pass, keeps its record and those after it in memory until
+ * then).  Then a separate pass counts instructions for
  * the cases that ask (measure.instructions, instr.h), never inside the
  * timed samples.
  *
@@ -35,6 +40,7 @@
 
 #include "config.h"
 #include "plan.h"
+#include "results.h"
 #include "runner.h"
 
 typedef struct tb_session_opts {
@@ -53,6 +59,9 @@ typedef struct tb_session_opts {
     /* tb_shard_select's object for a `run --shard I/N` (taken over, also
      * on failure), or NULL. */
     cJSON *shard;
+    /* Where the spool's private folder is made (the output folder: the
+     * same file system as the results), or NULL: $TMPDIR or /tmp. */
+    const char *spool_dir;
 } tb_session_opts;
 
 /* What a progress report is about. */
@@ -75,9 +84,11 @@ typedef struct tb_session_progress {
 typedef struct tb_session_sink {
     void *ctx;
     /* Write the result document (every record in it up to date; e.g.
-     * tb_results_write to a folder).  0, or a TB_E* code with a one-line
-     * message in err, which ends the session.  Required. */
-    int (*write)(void *ctx, const cJSON *doc, char *err, size_t errlen);
+     * tb_results_doc_write to a folder; tb_results_doc_text for its
+     * text).  0, or a TB_E* code with a one-line message in err, which
+     * ends the session.  Required. */
+    int (*write)(void *ctx, const tb_results_doc *doc, char *err,
+                 size_t errlen);
     /* Where the run is (optional). */
     void (*progress)(void *ctx, const tb_session_progress *p);
     /* A warning (optional): about the environment (id NULL; before the
@@ -89,8 +100,8 @@ typedef struct tb_session_sink {
 
 /* What a session keeps of a case after its record is in the document:
  * the full tb_result (11 KB and the samples) is freed once the case's
- * last round ran and its record was built, so a run's memory does not
- * grow by a result per case. */
+ * last round ran and its record was built, and the record once it is
+ * spooled, so a run's memory does not grow by a result per case. */
 typedef struct tb_case_sum {
     tb_status status;
     int rounds; /* rounds measured */
@@ -98,7 +109,6 @@ typedef struct tb_case_sum {
 
 /* A session's outcome.  tb_session_free frees it. */
 typedef struct tb_session {
-    cJSON *doc;       /* the result document as last written */
     tb_case_sum *sum; /* one per plan case, as its record says */
     int n;            /* plan cases */
     int started;      /* cases whose first round ran: sum[0..started) */
@@ -111,8 +121,9 @@ typedef struct tb_session {
  * records; both must outlive the call) with options o, writing through
  * sink.  No backend instance may exist in this process yet (worker.h).
  * Returns 0 when the run went through, stopped by *stop or not (cases
- * that failed: s->failed); TB_ENOMEM (nothing measured) or the sink's
- * write error, with a one-line message in err ("writing results: ...").
+ * that failed: s->failed); TB_ENOMEM (nothing measured), the spool's
+ * error (no folder for it, a full disk: TB_EIO) or the sink's write
+ * error, with a one-line message in err ("writing results: ...").
  * *s is filled in every case: free it with tb_session_free. */
 int tb_session_run(const tb_plan *plan, const tb_config *cfgs, int ncfg,
                    const tb_session_opts *o, const tb_session_sink *sink,

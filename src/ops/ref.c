@@ -9,10 +9,12 @@
  *
  * Numerics, chosen once for all kernels:
  *   - every value is converted to double before any arithmetic;
- *   - sums (sum, mean, matmul's dot products, log_softmax's sum of exps)
- *     use Neumaier-compensated summation in index order along the reduced
- *     axis, so results do not depend on the input strides and are close to
- *     the correctly rounded sum even for long or cancelling reductions;
+ *   - sums (sum, mean, log_softmax's sum of exps) use Neumaier-compensated
+ *     summation in index order along the reduced axis, so results do not
+ *     depend on the input strides and are close to the correctly rounded
+ *     sum even for long or cancelling reductions; matmul's and linear's
+ *     dot products are blocked (ref_gemm.c: plain sums of 16 terms joined
+ *     by TwoSum, within u |r| + 17 u sum |a_k b_k| in any order);
  *   - relu(x) = x > 0 ? x : 0, except that NaN propagates (relu(NaN) is
  *     NaN, as in NumPy's maximum and PyTorch) and relu(-0.0) is +0.0;
  *   - maximum/minimum, max/min and max_pool2d propagate NaN, and argmax
@@ -29,6 +31,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "alloc.h"
 #include "ksum.h"
 
 /* ---- element access ----------------------------------------------------- */
@@ -385,8 +388,8 @@ int tb_ref_mean(const tb_tensor *in, tb_tensor *out, const tb_params *p)
 /* ---- matmul ------------------------------------------------------------- */
 
 /* [..., M, K] @ [..., K, N] -> [..., M, N]; batch dims must be equal (no
- * batch broadcasting).  Each output is a compensated dot product over k
- * in increasing order. */
+ * batch broadcasting).  Each output is a compensated dot product
+ * (tb_ref_gemm, blocked). */
 int tb_ref_matmul(const tb_tensor *in, tb_tensor *out, const tb_params *p)
 {
     (void)p;
@@ -412,8 +415,6 @@ int tb_ref_matmul(const tb_tensor *in, tb_tensor *out, const tb_params *p)
     if ((rc = check_out(&out[0], nd, oshape)))
         return rc;
 
-    int64_t am = a->strides[nd - 2], ak = a->strides[nd - 1];
-    int64_t bk = b->strides[nd - 2], bn = b->strides[nd - 1];
     int64_t ostr[TB_MAX_DIMS] = {0};
     contiguous_strides(nd, oshape, ostr);
 
@@ -424,15 +425,12 @@ int tb_ref_matmul(const tb_tensor *in, tb_tensor *out, const tb_params *p)
     memcpy(w.stride[2], ostr, sizeof ostr);
     double *o = out[0].data;
     for (int64_t bi = 0; bi < nbatch; bi++, walk_next(&w)) {
-        for (int64_t m = 0; m < M; m++) {
-            for (int64_t n = 0; n < N; n++) {
-                tb_ksum k = {0, 0};
-                for (int64_t kk = 0; kk < K; kk++)
-                    tb_ksum_add(&k, load(a, w.off[0] + m * am + kk * ak) *
-                                        load(b, w.off[1] + kk * bk + n * bn));
-                o[w.off[2] + m * N + n] = tb_ksum_get(&k);
-            }
-        }
+        tb_ref_mat ma = {a, w.off[0], a->strides[nd - 2],
+                         a->strides[nd - 1]};
+        tb_ref_mat mb = {b, w.off[1], b->strides[nd - 2],
+                         b->strides[nd - 1]};
+        if ((rc = tb_ref_gemm(&ma, &mb, NULL, M, N, K, o + w.off[2])))
+            return rc;
     }
     return 0;
 }
@@ -1021,7 +1019,8 @@ int tb_ref_permute(const tb_tensor *in, tb_tensor *out, const tb_params *p)
 /* ---- linear -------------------------------------------------------------- */
 
 /* relu(x @ W + b): x [M, K], W [K, N], b [N] -> [M, N].  Each output is
- * one compensated sum of the K products and the bias, then relu. */
+ * one compensated sum of the bias and the K products (tb_ref_gemm), then
+ * relu. */
 int tb_ref_linear(const tb_tensor *in, tb_tensor *out, const tb_params *p)
 {
     (void)p;
@@ -1036,20 +1035,19 @@ int tb_ref_linear(const tb_tensor *in, tb_tensor *out, const tb_params *p)
         return TB_ESHAPE;
     if ((rc = check_out(&out[0], 2, (int64_t[]){M, N})))
         return rc;
+    double *bias = tb_alloc((size_t)(N > 0 ? N : 1) * sizeof *bias);
+    if (!bias)
+        return TB_ENOMEM;
+    for (int64_t n = 0; n < N; n++)
+        bias[n] = load(b, n * b->strides[0]);
+    tb_ref_mat mx = {x, 0, x->strides[0], x->strides[1]};
+    tb_ref_mat mw = {wt, 0, wt->strides[0], wt->strides[1]};
     double *o = out[0].data;
-    for (int64_t m = 0; m < M; m++) {
-        for (int64_t n = 0; n < N; n++) {
-            tb_ksum k = {0, 0};
-            for (int64_t kk = 0; kk < K; kk++)
-                tb_ksum_add(&k,
-                            load(x, m * x->strides[0] + kk * x->strides[1]) *
-                                load(wt, kk * wt->strides[0] +
-                                             n * wt->strides[1]));
-            tb_ksum_add(&k, load(b, n * b->strides[0]));
-            o[m * N + n] = relu_d(tb_ksum_get(&k));
-        }
-    }
-    return 0;
+    rc = tb_ref_gemm(&mx, &mw, bias, M, N, K, o);
+    tb_free(bias);
+    for (int64_t i = 0; rc == 0 && i < M * N; i++)
+        o[i] = relu_d(o[i]);
+    return rc;
 }
 
 /* ---- conv2d and pooling -------------------------------------------------- */

@@ -23,6 +23,21 @@
 TB_OP_LIST(TB_REF_DECLARE)
 #undef TB_REF_DECLARE
 
+/* An operand of tb_ref_gemm: element (i, j) of the matrix is element
+ * off + i rs + j cs of host tensor t (any dtype, any strides). */
+typedef struct tb_ref_mat {
+    const tb_tensor *t;
+    int64_t off, rs, cs;
+} tb_ref_mat;
+
+/* o[i N + j] = init[j] (0 when init is NULL) + sum over k of a(i, k)
+ * b(k, j), i < M, j < N, for o contiguous M x N: the blocked,
+ * compensated dot products of matmul's and linear's references
+ * (ref_gemm.c; its error bound there).  0, or TB_ENOMEM for its scratch
+ * (then o holds no result). */
+int tb_ref_gemm(const tb_ref_mat *a, const tb_ref_mat *b, const double *init,
+                int64_t M, int64_t N, int64_t K, double *o);
+
 /* Sign conventions for the check of svd/qr/eigh (tb_canon_fn; in
  * ref_linalg.c). */
 void tb_canon_svd(tb_tensor *out, int n_out);

@@ -178,6 +178,20 @@ int tb_tensor_check_operand(const tb_tensor *t, tb_dtype dt,
     return 0;
 }
 
+int tb_tensor_check_view(const tb_tensor *t, tb_dtype dt, int64_t min_dim)
+{
+    if (!t || t->dtype != dt || (unsigned)dt >= TB_DTYPE_COUNT ||
+        t->ndim < 0 || t->ndim > TB_MAX_DIMS || !t->data)
+        return TB_EINVAL;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->shape[d] < min_dim)
+            return min_dim > 0 ? TB_ESHAPE : TB_EINVAL;
+        if (t->strides[d] < 0)
+            return TB_EINVAL;
+    }
+    return 0;
+}
+
 int tb_tensor_create(tb_tensor *t, tb_dtype dt, const tb_shape *s)
 {
     if ((unsigned)dt >= TB_DTYPE_COUNT)
@@ -221,6 +235,85 @@ int tb_tensor_transpose_view(const tb_tensor *t, int a, int b,
     view->shape[b] = t->shape[a];
     view->strides[a] = t->strides[b];
     view->strides[b] = t->strides[a];
+    return 0;
+}
+
+static const char *const layout_names[TB_LAYOUT_COUNT] = {
+    "contiguous", "transposed", "strided", "sliced"};
+
+const char *tb_layout_name(tb_layout l)
+{
+    return (unsigned)l < TB_LAYOUT_COUNT ? layout_names[l] : NULL;
+}
+
+int tb_layout_parse(const char *name, tb_layout *out)
+{
+    for (int l = 0; name && l < TB_LAYOUT_COUNT; l++)
+        if (strcmp(name, layout_names[l]) == 0) {
+            *out = (tb_layout)l;
+            return 0;
+        }
+    return TB_EINVAL;
+}
+
+int tb_layout_parent(tb_layout l, const tb_shape *s, tb_shape *parent,
+                     char *err, size_t errlen)
+{
+    *parent = *s;
+    const int nd = s->ndim;
+    switch (l) {
+    case TB_LAYOUT_CONTIGUOUS:
+        return 0;
+    case TB_LAYOUT_TRANSPOSED:
+        if (nd < 2) {
+            if (err)
+                snprintf(err, errlen, "layout transposed swaps the last "
+                         "two dims: an input of %d dim(s) has no two", nd);
+            return TB_ESHAPE;
+        }
+        parent->dim[nd - 1] = s->dim[nd - 2];
+        parent->dim[nd - 2] = s->dim[nd - 1];
+        return 0;
+    case TB_LAYOUT_STRIDED:
+        if (nd > 0)
+            parent->dim[nd - 1] = 2 * s->dim[nd - 1];
+        return 0;
+    case TB_LAYOUT_SLICED:
+        for (int d = 0; d < nd; d++)
+            parent->dim[d] = s->dim[d] + 1;
+        return 0;
+    default:
+        if (err)
+            snprintf(err, errlen, "unknown layout %d", (int)l);
+        return TB_EINVAL;
+    }
+}
+
+int tb_layout_view(tb_layout l, const tb_tensor *parent, const tb_shape *s,
+                   tb_tensor *view)
+{
+    tb_shape ps;
+    int rc = tb_layout_parent(l, s, &ps, NULL, 0);
+    if (rc)
+        return rc;
+    *view = *parent;
+    view->owns = false;
+    view->ndim = s->ndim;
+    for (int d = 0; d < s->ndim; d++)
+        view->shape[d] = s->dim[d];
+    const int nd = s->ndim;
+    if (l == TB_LAYOUT_TRANSPOSED) {
+        view->strides[nd - 1] = parent->strides[nd - 2];
+        view->strides[nd - 2] = parent->strides[nd - 1];
+    } else if (l == TB_LAYOUT_STRIDED && nd > 0) {
+        view->strides[nd - 1] = 2 * parent->strides[nd - 1];
+    } else if (l == TB_LAYOUT_SLICED && parent->data) {
+        int64_t off = 0;
+        for (int d = 0; d < nd; d++)
+            off += parent->strides[d];
+        view->data = (char *)parent->data +
+                     (size_t)off * tb_dtype_size(parent->dtype);
+    }
     return 0;
 }
 

@@ -96,6 +96,9 @@ bool tb_tensor_is_contiguous(const tb_tensor *t);
  * beyond the header. */
 int tb_tensor_check_operand(const tb_tensor *t, tb_dtype dt,
                             int64_t min_dim);
+/* As tb_tensor_check_operand for a kernel that reads views (a layout's
+ * strided C rows): any strides >= 0 instead of contiguous. */
+int tb_tensor_check_view(const tb_tensor *t, tb_dtype dt, int64_t min_dim);
 
 /* Create a host tensor of the given shape through the tracked allocator.
  * Contents are zeroed.  Returns 0, TB_ESHAPE or TB_ENOMEM. */
@@ -106,6 +109,43 @@ void tb_tensor_destroy(tb_tensor *t);
 /* Make `view` a non-owning view of `t` with dims a and b swapped. */
 int tb_tensor_transpose_view(const tb_tensor *t, int a, int b,
                              tb_tensor *view);
+
+/* How a case's inputs lie in memory (the config's "layout"): each input
+ * is a view of a buffer the harness allocates (its parent), of the
+ * input's shape:
+ *   contiguous  the buffer itself (the default);
+ *   transposed  the last two dims swapped: a view of a contiguous buffer
+ *               of the shape with its last two dims swapped (2-D+);
+ *   strided     every 2nd element along the last dim: a view of a buffer
+ *               twice as wide;
+ *   sliced      an offset window of a larger buffer: the parent one
+ *               larger along every dim, the view starting at index 1 of
+ *               each (so its data points inside the parent).
+ * The codes are fixed (results carry the names). */
+typedef enum {
+    TB_LAYOUT_CONTIGUOUS = 0,
+    TB_LAYOUT_TRANSPOSED,
+    TB_LAYOUT_STRIDED,
+    TB_LAYOUT_SLICED,
+    TB_LAYOUT_COUNT
+} tb_layout;
+
+/* "contiguous", "transposed", "strided", "sliced"; NULL when invalid. */
+const char *tb_layout_name(tb_layout l);
+/* Parse a layout name: 0 or TB_EINVAL. */
+int tb_layout_parse(const char *name, tb_layout *out);
+/* The shape of the buffer (the parent) that an input of shape s in
+ * layout l is a view of.  0, or TB_ESHAPE with the reason in err (may
+ * be NULL): transposed needs 2 or more dims. */
+int tb_layout_parent(tb_layout l, const tb_shape *s, tb_shape *parent,
+                     char *err, size_t errlen);
+/* Make *view a non-owning view of shape s in layout l of parent (a
+ * tensor of the shape tb_layout_parent gave; only its header is read:
+ * dtype, strides, data, backend).  A sliced view's data points one
+ * element row past the parent's start in every dim (parent data NULL:
+ * NULL).  0, or TB_ESHAPE as tb_layout_parent. */
+int tb_layout_view(tb_layout l, const tb_tensor *parent, const tb_shape *s,
+                   tb_tensor *view);
 
 /* Element access by flat row-major index (host tensors only, any strides).
  * Used by reference kernels and checks, never by timed code. */

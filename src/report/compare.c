@@ -9,6 +9,7 @@
 
 #include "../base/stats.h"
 #include "../base/error.h"
+#include "../base/strbuf.h"
 #include "table.h"
 
 /* ---- small helpers -------------------------------------------------- */
@@ -219,43 +220,172 @@ double tb_t_quantile(double p, double df)
 
 /* ---- bootstrap CI of the ratio of medians ----------------------------- */
 
-/* A draw of Binomial(n, p): inversion from the mode outwards, with the
- * pmf's ratio recurrence (exact up to rounding; expected steps about
- * the standard deviation, sqrt(n p (1 - p))). */
-static size_t binomial(tb_rng *r, size_t n, double p)
+/* Draws of Binomial(m, left / span) (left = span / 2): inversion from
+ * the mode outwards, with the pmf's ratio recurrence (exact up to
+ * rounding; expected steps about the standard deviation, sqrt(m p q)).
+ *
+ * The terms of one (m, span) do not depend on the draw, and a
+ * bootstrap meets the same few thousand pairs again and again (the
+ * first halving is Binomial(n, 1/2) in every replicate), so each pair's
+ * mode probability (three lgamma, an exp and two logs: most of the
+ * bootstrap's time) and its terms, in the order the inversion
+ * subtracts them, are computed once and kept: a draw is then a run of
+ * subtractions.  The arithmetic is the same, operation for operation,
+ * so every draw, and every interval, is bit for bit what it was. */
+typedef struct {
+    size_t n, mode;
+    double p, q, pm;
+    /* the inversion's state after the terms so far */
+    double pu, pd;
+    size_t ku, kd;
+    bool done;     /* no more terms: the draw is the mode */
+    size_t nt, cap;
+    double *term;  /* nt terms, in order of subtraction */
+    size_t *at;    /* the draw each term returns */
+} binpair;
+
+typedef struct {
+    uint64_t *key; /* apart from the entries: a probe reads keys only */
+    binpair *slot;
+    size_t cap, used; /* cap a power of 2 */
+    bool oom;         /* a draw ran out of memory (it took the mode) */
+} bincache; /* key[i]: slot[i]'s m << 32 | span, 0 when empty */
+
+static void bincache_free(bincache *c)
 {
-    if (!(p > 0) || n == 0)
-        return 0;
-    if (!(p < 1))
-        return n;
+    for (size_t i = 0; c->slot && i < c->cap; i++) {
+        free(c->slot[i].term);
+        free(c->slot[i].at);
+    }
+    free(c->slot);
+    free(c->key);
+    c->slot = NULL;
+    c->key = NULL;
+    c->cap = c->used = 0;
+}
+
+static size_t slot_of(const bincache *c, uint64_t key)
+{
+    size_t i = (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 20) &
+               (c->cap - 1);
+    while (c->key[i] && c->key[i] != key)
+        i = (i + 1) & (c->cap - 1);
+    return i;
+}
+
+/* The entry of (n, span), made when new; NULL when out of memory. */
+static binpair *bincache_get(bincache *c, size_t n, size_t span)
+{
+    uint64_t key = (uint64_t)n << 32 | (uint64_t)span;
+    if (2 * (c->used + 1) > c->cap) {
+        bincache g = {.cap = c->cap ? 2 * c->cap : 1024};
+        g.slot = calloc(g.cap, sizeof *g.slot);
+        g.key = calloc(g.cap, sizeof *g.key);
+        if (!g.slot || !g.key) {
+            free(g.slot);
+            free(g.key);
+            return NULL;
+        }
+        for (size_t i = 0; i < c->cap; i++)
+            if (c->key[i]) {
+                size_t j = slot_of(&g, c->key[i]);
+                g.key[j] = c->key[i];
+                g.slot[j] = c->slot[i];
+            }
+        g.used = c->used;
+        free(c->slot);
+        free(c->key);
+        *c = g;
+    }
+    size_t at = slot_of(c, key);
+    binpair *e = &c->slot[at];
+    if (c->key[at])
+        return e;
+    c->key[at] = key;
+    double p = (double)(span / 2) / (double)span;
     double q = 1 - p, fn = (double)n;
     size_t m = (size_t)floor((fn + 1) * p);
     if (m > n)
         m = n;
     double fm = (double)m;
-    double pm = exp(lgamma(fn + 1) - lgamma(fm + 1) - lgamma(fn - fm + 1) +
-                    fm * log(p) + (fn - fm) * log(q));
-    double u = tb_rng_uniform(r) - pm;
+    *e = (binpair){.n = n, .mode = m, .p = p, .q = q};
+    e->pm = exp(lgamma(fn + 1) - lgamma(fm + 1) - lgamma(fn - fm + 1) +
+                fm * log(p) + (fn - fm) * log(q));
+    e->pu = e->pd = e->pm;
+    e->ku = e->kd = m;
+    c->used++;
+    return e;
+}
+
+static bool push_term(binpair *e, double t, size_t at)
+{
+    if (e->nt == e->cap) {
+        size_t cap = e->cap ? 2 * e->cap : 16;
+        double *tm = realloc(e->term, cap * sizeof *tm);
+        if (tm)
+            e->term = tm;
+        size_t *a = tm ? realloc(e->at, cap * sizeof *a) : NULL;
+        if (!a)
+            return false;
+        e->at = a;
+        e->cap = cap;
+    }
+    e->term[e->nt] = t;
+    e->at[e->nt++] = at;
+    return true;
+}
+
+/* One more step of the inversion's loop: its one or two terms, or done.
+ * false when out of memory. */
+static bool extend(binpair *e)
+{
+    size_t n = e->n;
+    double p = e->p, q = e->q;
+    bool up = e->ku < n && e->pu > 1e-300, dn = e->kd > 0 && e->pd > 1e-300;
+    if (!up && !dn) {
+        e->done = true; /* the rounding left over: the mode */
+        return true;
+    }
+    if (up) {
+        e->pu *= (double)(n - e->ku) / (double)(e->ku + 1) * (p / q);
+        e->ku++;
+        if (!push_term(e, e->pu, e->ku))
+            return false;
+    }
+    if (dn) {
+        e->pd *= (double)e->kd / (double)(n - e->kd + 1) * (q / p);
+        e->kd--;
+        if (!push_term(e, e->pd, e->kd))
+            return false;
+    }
+    return true;
+}
+
+/* A draw of Binomial(n, (span / 2) / span), span >= 2.  On out of
+ * memory c->oom is set and the draw is the mode. */
+static size_t binomial(bincache *c, tb_rng *r, size_t n, size_t span)
+{
+    if (n == 0)
+        return 0;
+    binpair *e = bincache_get(c, n, span);
+    if (!e) {
+        c->oom = true;
+        return n / 2;
+    }
+    double u = tb_rng_uniform(r) - e->pm;
     if (u <= 0)
-        return m;
-    double pu = pm, pd = pm;
-    size_t ku = m, kd = m;
-    for (;;) {
-        bool up = ku < n && pu > 1e-300, dn = kd > 0 && pd > 1e-300;
-        if (!up && !dn)
-            return m; /* the rounding left over: the mode */
-        if (up) {
-            pu *= (double)(n - ku) / (double)(ku + 1) * (p / q);
-            ku++;
-            if ((u -= pu) <= 0)
-                return ku;
+        return e->mode;
+    for (size_t j = 0;; j++) {
+        if (j == e->nt) {
+            if (!e->done && !extend(e)) {
+                c->oom = true;
+                return e->mode;
+            }
+            if (j == e->nt)
+                return e->mode;
         }
-        if (dn) {
-            pd *= (double)kd / (double)(n - kd + 1) * (q / p);
-            kd--;
-            if ((u -= pd) <= 0)
-                return kd;
-        }
+        if ((u -= e->term[j]) <= 0)
+            return e->at[j];
     }
 }
 
@@ -264,12 +394,12 @@ static size_t binomial(tb_rng *r, size_t n, double p)
  * number of draws in the left half is Binomial(m, left / span), and the
  * rank-k draw is in the half that count points to.  Exact (up to the
  * binomial's rounding); about sqrt(m) steps in all instead of m draws. */
-static size_t kth_draw(tb_rng *r, size_t lo, size_t span, size_t m,
-                       size_t k)
+static size_t kth_draw(bincache *bc, tb_rng *r, size_t lo, size_t span,
+                       size_t m, size_t k)
 {
     while (span > 1) {
         size_t left = span / 2;
-        size_t c = binomial(r, m, (double)left / (double)span);
+        size_t c = binomial(bc, r, m, span);
         if (k < c) {
             span = left;
             m = c;
@@ -312,7 +442,8 @@ static int bootrun_init(bootrun *b, const tb_sampleset *s)
 }
 
 /* The median of one resample of run b; scratch holds n values. */
-static double boot_median(const bootrun *b, tb_rng *r, double *scratch)
+static double boot_median(const bootrun *b, bincache *bc, tb_rng *r,
+                          double *scratch)
 {
     size_t n = b->n;
     if (!b->own) {
@@ -323,10 +454,10 @@ static double boot_median(const bootrun *b, tb_rng *r, double *scratch)
     /* ranks (n-1)/2 and n/2: together down to the half where they part */
     size_t k = (n - 1) / 2, lo = 0, span = n, m = n;
     if (n % 2)
-        return b->x[kth_draw(r, lo, span, m, k)];
+        return b->x[kth_draw(bc, r, lo, span, m, k)];
     while (span > 1) {
         size_t left = span / 2;
-        size_t c = binomial(r, m, (double)left / (double)span);
+        size_t c = binomial(bc, r, m, span);
         if (k + 1 < c) {
             span = left;
             m = c;
@@ -337,8 +468,9 @@ static double boot_median(const bootrun *b, tb_rng *r, double *scratch)
             k -= c;
         } else { /* rank k is the largest draw on the left, k + 1 the
                   * smallest on the right */
-            double a = b->x[kth_draw(r, lo, left, c, c - 1)];
-            double z = b->x[kth_draw(r, lo + left, span - left, m - c, 0)];
+            double a = b->x[kth_draw(bc, r, lo, left, c, c - 1)];
+            double z =
+                b->x[kth_draw(bc, r, lo + left, span - left, m - c, 0)];
             return a + (z - a) * 0.5;
         }
     }
@@ -347,11 +479,11 @@ static double boot_median(const bootrun *b, tb_rng *r, double *scratch)
 
 /* One bootstrap replicate of a side's M: k runs drawn with replacement,
  * each resampled; scratch holds max n, meds holds k. */
-static double side_replicate(const bootrun *s, int k, tb_rng *r,
-                             double *scratch, double *meds)
+static double side_replicate(const bootrun *s, int k, bincache *bc,
+                             tb_rng *r, double *scratch, double *meds)
 {
     for (int j = 0; j < k; j++)
-        meds[j] = boot_median(&s[draw(r, (size_t)k)], r, scratch);
+        meds[j] = boot_median(&s[draw(r, (size_t)k)], bc, r, scratch);
     return tb_median_inplace(meds, (size_t)k);
 }
 
@@ -367,6 +499,7 @@ int tb_boot_medians(const tb_sampleset *s, int k, int resamples,
         maxn = s[j].n > maxn ? s[j].n : maxn;
     }
     int rc = TB_ENOMEM;
+    bincache bc = {0};
     double *scratch = malloc(maxn * sizeof *scratch);
     double *meds = malloc((size_t)k * sizeof *meds);
     bootrun *b = calloc((size_t)k, sizeof *b);
@@ -378,9 +511,10 @@ int tb_boot_medians(const tb_sampleset *s, int k, int resamples,
     tb_rng rng;
     tb_rng_seed(&rng, seed);
     for (int i = 0; i < resamples; i++)
-        out[i] = side_replicate(b, k, &rng, scratch, meds);
-    rc = 0;
+        out[i] = side_replicate(b, k, &bc, &rng, scratch, meds);
+    rc = bc.oom ? TB_ENOMEM : 0;
 out:
+    bincache_free(&bc);
     for (int j = 0; b && j < k; j++)
         free(b[j].own);
     free(b);
@@ -409,6 +543,7 @@ int tb_ratio_ci(const tb_sampleset *old, int k_old, const tb_sampleset *nw,
     }
     int kmax = k_old > k_new ? k_old : k_new;
     int rc = TB_ENOMEM;
+    bincache bc = {0};
     double *scratch = malloc(maxn * sizeof *scratch);
     double *meds = malloc((size_t)kmax * sizeof *meds);
     double *ratios = malloc((size_t)resamples * sizeof *ratios);
@@ -425,15 +560,16 @@ int tb_ratio_ci(const tb_sampleset *old, int k_old, const tb_sampleset *nw,
     tb_rng rng;
     tb_rng_seed(&rng, seed);
     for (int b = 0; b < resamples; b++) {
-        double mo = side_replicate(bo, k_old, &rng, scratch, meds);
-        double mn = side_replicate(bn, k_new, &rng, scratch, meds);
+        double mo = side_replicate(bo, k_old, &bc, &rng, scratch, meds);
+        double mn = side_replicate(bn, k_new, &bc, &rng, scratch, meds);
         ratios[b] = mn / mo;
     }
     qsort(ratios, (size_t)resamples, sizeof *ratios, tb_cmp_double);
     *lo = tb_quantile_sorted(ratios, (size_t)resamples, 0.025);
     *hi = tb_quantile_sorted(ratios, (size_t)resamples, 0.975);
-    rc = 0;
+    rc = bc.oom ? TB_ENOMEM : 0;
 out:
+    bincache_free(&bc);
     for (int j = 0; bo && j < k_old; j++)
         free(bo[j].own);
     for (int j = 0; bn && j < k_new; j++)
@@ -468,16 +604,14 @@ int tb_cmp_parse_fail_on(const char *s, unsigned *bits)
         *bits = 0;
         return 0;
     }
+    static const unsigned bit[] = {TB_FAIL_TIME, TB_FAIL_COUNTERS,
+                                   TB_FAIL_STATUS};
     while (*s) {
         size_t l = strcspn(s, ",");
-        if (l == 4 && !strncmp(s, "time", 4))
-            b |= TB_FAIL_TIME;
-        else if (l == 8 && !strncmp(s, "counters", 8))
-            b |= TB_FAIL_COUNTERS;
-        else if (l == 6 && !strncmp(s, "status", 6))
-            b |= TB_FAIL_STATUS;
-        else
+        int i = tb_word_index(TB_FAIL_ON_WORDS, s, l);
+        if (i < 0 || i >= (int)(sizeof bit / sizeof bit[0]))
             return TB_EINVAL;
+        b |= bit[i];
         s += l;
         if (*s == ',' && *++s == '\0')
             return TB_EINVAL;

@@ -142,6 +142,10 @@ typedef struct tb_cmp_opts {
 
 void tb_cmp_opts_default(tb_cmp_opts *o);
 
+/* --fail-on's words: the first three are TB_FAIL_TIME, _COUNTERS and
+ * _STATUS in order; "none" stands alone. */
+#define TB_FAIL_ON_WORDS "time counters status none"
+
 /* Parse a --fail-on list ("time,counters,status", or "none") into bits.
  * 0 or TB_EINVAL. */
 int tb_cmp_parse_fail_on(const char *s, unsigned *bits);

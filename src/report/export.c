@@ -8,17 +8,14 @@
 
 #include "../base/error.h"
 #include "../base/stats.h"
+#include "../base/strbuf.h"
 
 int tb_export_parse_format(const char *s, tb_export_format *fmt)
 {
-    if (!strcmp(s, "gbench"))
-        *fmt = TB_EXPORT_GBENCH;
-    else if (!strcmp(s, "bmf"))
-        *fmt = TB_EXPORT_BMF;
-    else if (!strcmp(s, "gab"))
-        *fmt = TB_EXPORT_GAB;
-    else
+    int i = tb_word_index(TB_EXPORT_FORMATS, s, strlen(s));
+    if (i < 0)
         return TB_EINVAL;
+    *fmt = (tb_export_format)i;
     return 0;
 }
 

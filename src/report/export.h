@@ -20,7 +20,10 @@ typedef enum {
     TB_EXPORT_GAB,
 } tb_export_format;
 
-/* "gbench", "bmf" or "gab" -> *fmt.  0 or TB_EINVAL. */
+/* The format words, in tb_export_format's order. */
+#define TB_EXPORT_FORMATS "gbench bmf gab"
+
+/* A word of TB_EXPORT_FORMATS -> *fmt.  0 or TB_EINVAL. */
 int tb_export_parse_format(const char *s, tb_export_format *fmt);
 
 /* The export document of f in format fmt (caller frees with

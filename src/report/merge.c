@@ -12,6 +12,7 @@
 
 #include "../base/error.h"
 #include "../base/rng.h"
+#include "../base/strbuf.h"
 
 /* err = printf(fmt, ...).  Returns TB_EINVAL. */
 static int refuse(char *err, size_t errlen, const char *fmt, ...)
@@ -470,4 +471,72 @@ out:
     free(slot);
     free(owner);
     return rc;
+}
+
+#define PUTS(b, s) tb_strbuf_put((b), (s), strlen(s))
+
+/* The records of doc's "cases" printed alone, each re-indented by two
+ * tabs after every newline (its depth in the document), with ", "
+ * between: the bytes cJSON_Print gives the array inside the document
+ * (an escaped string holds no newline).  Each record's samples come from
+ * the shard that holds its id, one record at a time. */
+static bool print_cases(tb_strbuf *b, const cJSON *cases,
+                        tb_resfile *const *f, int n)
+{
+    const cJSON *rc;
+    bool first = true;
+    PUTS(b, "[");
+    cJSON_ArrayForEach(rc, cases)
+    {
+        const char *id = tb_res_record_id(rc);
+        const tb_rescase *c = NULL;
+        int k = 0;
+        for (; id && !c && k < n; k++)
+            c = tb_resfile_find(f[k], id);
+        cJSON *full = c ? tb_rescase_record(f[k - 1], c)
+                        : cJSON_Duplicate(rc, 1);
+        char *t = full ? cJSON_Print(full) : NULL;
+        cJSON_Delete(full);
+        if (!t)
+            return false;
+        PUTS(b, first ? "" : ", ");
+        first = false;
+        for (const char *p = t, *nl; *p; p = nl + 1) {
+            nl = strchr(p, '\n');
+            if (!nl) {
+                PUTS(b, p);
+                break;
+            }
+            tb_strbuf_put(b, p, (size_t)(nl - p));
+            PUTS(b, "\n\t\t");
+        }
+        free(t);
+    }
+    PUTS(b, "]");
+    return !b->oom;
+}
+
+char *tb_merge_print(cJSON *doc, tb_resfile *const *f, int n)
+{
+    static const char mark[] = "\n\t\"cases\":\t[]";
+    /* the document with "cases" emptied in place, then its records */
+    cJSON *cases = tb_res_doc_cases(doc);
+    if (!cases)
+        return NULL;
+    cJSON *recs = cases->child;
+    cases->child = NULL;
+    char *head = cJSON_Print(doc), *out = NULL;
+    cases->child = recs;
+    const char *at = head ? strstr(head, mark) : NULL;
+    tb_strbuf b = {0};
+    if (at) {
+        tb_strbuf_put(&b, head, (size_t)(at - head) + sizeof mark - 3);
+        if (print_cases(&b, cases, f, n)) {
+            PUTS(&b, at + sizeof mark - 1);
+            out = tb_strbuf_take(&b);
+        }
+    }
+    tb_strbuf_free(&b);
+    free(head);
+    return out;
 }

@@ -34,4 +34,12 @@ typedef struct tb_merge_opts {
 int tb_merge(tb_resfile *const *f, int n, const tb_merge_opts *o,
              cJSON **out, char *err, size_t errlen);
 
+/* The text of the merged document doc (tb_merge's, whose records hold
+ * no samples_ns values: the loader keeps them apart) as cJSON_Print
+ * would print it with the samples in place, each record's taken from
+ * the shard of f[0..n) that holds its id, one record at a time (the
+ * whole tree with a node per sample would take several times the
+ * file).  NULL when out of memory.  The caller frees it. */
+char *tb_merge_print(cJSON *doc, tb_resfile *const *f, int n);
+
 #endif

@@ -377,9 +377,9 @@ static int chart_vs_size(pctx *x, int g, tb_chart_kind kind)
                    : CHART_SERIES;
         memcpy(v.sv, all.sv + p * CHART_SERIES, (size_t)v.ns * sizeof *v.sv);
         if (p)
-            snprintf(v.name, sizeof v.name, "%.180s-%d", all.name, p + 1);
+            snprintf(v.name, sizeof v.name, "%.170s-%d", all.name, p + 1);
         if (parts > 1) {
-            char t[32];
+            char t[48];
             snprintf(t, sizeof t, " (part %d of %d)", p + 1, parts);
             strncat(v.title, t, sizeof v.title - strlen(v.title) - 1);
         }

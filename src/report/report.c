@@ -71,6 +71,7 @@ int tb_report_markdown(const tb_rset *s, const tb_report_opts *o, char **md)
     tb_rpt_speedups(&x);
     tb_rpt_dtypes(&x);
     tb_rpt_transfers(&x);
+    tb_rpt_layouts(&x);
     tb_rpt_counters(&x);
     tb_rpt_fused(&x);
     tb_rpt_scaling(&x);

@@ -141,6 +141,8 @@ void tb_rpt_categories(const tb_rpt *x);
 void tb_rpt_speedups(const tb_rpt *x);
 void tb_rpt_dtypes(const tb_rpt *x);
 void tb_rpt_transfers(const tb_rpt *x);
+/* "Layouts": each layout case beside its contiguous twin (report_layout.c). */
+void tb_rpt_layouts(const tb_rpt *x);
 void tb_rpt_counters(const tb_rpt *x);
 void tb_rpt_fused(const tb_rpt *x);
 void tb_rpt_scaling(const tb_rpt *x);

@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../base/error.h"
 #include "../base/fileio.h"
@@ -168,9 +171,9 @@ static void clean_tree(cJSON *n)
     }
 }
 
-/* Parse text into f->doc with a precise message on failure. */
-static int parse(tb_resfile *f, const char *text, size_t len, char *err,
-                 size_t errlen)
+/* The checks before any parse: no NUL byte, valid UTF-8, not empty. */
+static int precheck(tb_resfile *f, const char *text, size_t len, char *err,
+                    size_t errlen)
 {
     if (memchr(text, '\0', len))
         return tb_res_fail(err, errlen, f->path, TB_EPARSE,
@@ -191,6 +194,13 @@ static int parse(tb_resfile *f, const char *text, size_t len, char *err,
         return tb_res_fail(err, errlen, f->path, TB_EPARSE,
                     len ? "only white space, not a result file"
                         : "empty file, not a result file");
+    return 0;
+}
+
+/* Parse text into f->doc with a precise message on failure. */
+static int parse(tb_resfile *f, const char *text, size_t len, char *err,
+                 size_t errlen)
+{
     /* text[len] is a NUL; cJSON wants it counted */
     const char *end = NULL;
     f->doc = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
@@ -209,21 +219,6 @@ static int parse(tb_resfile *f, const char *text, size_t len, char *err,
                 "corrupt: not valid JSON at line %d, column %d", line, col);
 }
 
-int tb_resfile_load(const char *arg, tb_resfile **out, char *err,
-                    size_t errlen)
-{
-    char pbuf[4096];
-    const char *path = tb_resfile_resolve(arg, pbuf, sizeof pbuf);
-    char *text = NULL;
-    size_t len = 0;
-    *out = NULL;
-    int rc = read_limited(path, &text, &len, err, errlen);
-    if (rc)
-        return rc;
-    rc = tb_resfile_from_text(path, text, len, out, err, errlen);
-    free(text);
-    return rc;
-}
 
 /* The document's top level: an object of finite numbers (outside
  * "cases", whose records are checked one by one so that the message
@@ -283,6 +278,23 @@ static int check_top(tb_resfile *f, char *err, size_t errlen)
     return 0;
 }
 
+/* f->by_id sorted by id over f->cases[0..n); TB_EINVAL with the message
+ * in err when an id is used twice. */
+static int index_ids(tb_resfile *f, char *err, size_t errlen)
+{
+    for (int i = 0; i < f->n; i++)
+        f->by_id[i] = i;
+    qsort_r(f->by_id, (size_t)f->n, sizeof *f->by_id, cmp_by_id, f);
+    for (int i = 1; i < f->n; i++) {
+        int a = f->by_id[i - 1], b = f->by_id[i];
+        if (!strcmp(f->cases[a].id, f->cases[b].id))
+            return tb_res_fail(err, errlen, f->path, TB_EINVAL, "cases[%d]: "
+                               "id '%s' already used by cases[%d]",
+                               a > b ? a : b, f->cases[a].id, a < b ? a : b);
+    }
+    return 0;
+}
+
 /* Every case record, checked and typed, then no id twice. */
 static int load_cases(tb_resfile *f, char *err, size_t errlen)
 {
@@ -300,49 +312,429 @@ static int load_cases(tb_resfile *f, char *err, size_t errlen)
         int rc = tb_res_load_case(f, &f->cases[i], cj, i, err, errlen);
         if (rc)
             return rc;
-        f->by_id[i] = i;
     }
-    qsort_r(f->by_id, (size_t)f->n, sizeof *f->by_id, cmp_by_id, f);
-    for (int i = 1; i < f->n; i++) {
-        int a = f->by_id[i - 1], b = f->by_id[i];
-        if (!strcmp(f->cases[a].id, f->cases[b].id))
-            return tb_res_fail(err, errlen, f->path, TB_EINVAL, "cases[%d]: "
-                               "id '%s' already used by cases[%d]",
-                               a > b ? a : b, f->cases[a].id, a < b ? a : b);
+    return index_ids(f, err, errlen);
+}
+
+/* ---- the fast path: one case record at a time ---------------------------
+ *
+ * cJSON's whole-document tree takes about ten times the file (a node of
+ * 64 bytes and more per sample: 368 MB for a 37 MB file), so a 200 MB
+ * file needed 2 GB.  Here a byte scan (strings and brackets only) finds
+ * the top-level members and the records of "cases"; the rest of the
+ * document (env, configs, peaks, summary: small) is parsed as one
+ * document with "cases": [], then each record alone, checked by the
+ * same tb_res_load_case, its samples kept as doubles and its
+ * stats.samples_ns array emptied in the tree (tb_rescase_record puts
+ * them back for `show` and `merge`).  The records' trees go into the
+ * document's empty "cases" array, so the rest of the loader and every
+ * command see the document they saw before, minus the samples' nodes.
+ *
+ * Only files that load cleanly take this path: any doubt (a top-level
+ * key with an escape, "cases" twice or not an array, nesting near
+ * cJSON's limit, a record that does not parse or fails a check) makes
+ * tb_resfile_from_text load the whole document as before, so every
+ * refusal keeps its message, its precedence (a syntax error anywhere
+ * before any check) and its line and column. */
+
+/* Deepest nesting the scan lets through: cJSON refuses a document
+ * nested deeper than CJSON_NESTING_LIMIT, and a record parsed alone is
+ * two levels shallower than in the document. */
+#define SPLIT_MAX_DEPTH 500
+
+typedef struct {
+    const char *t;
+    size_t len, at;
+    int depth, max_depth;
+    bool mapped;     /* t is a mapped file (tb_resfile_load) */
+    size_t released; /* its pages before this offset were given back */
+} scan;
+
+/* A mapped file's pages behind s->at go back once 16 MB have been read
+ * (each pass reads the text once, and the page cache keeps it): so the
+ * text of a 200 MB file never counts in the RSS all at once. */
+#define RELEASE_STEP ((size_t)16 << 20)
+static void release_behind(scan *s)
+{
+    if (!s->mapped || s->at - s->released < RELEASE_STEP)
+        return;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t end = s->at / page * page;
+    madvise((void *)(s->t + s->released), end - s->released,
+            MADV_DONTNEED);
+    s->released = end;
+}
+
+/* cJSON's white space: every byte up to ' ' (NUL is refused before). */
+static void skip_ws(scan *s)
+{
+    while (s->at < s->len && (unsigned char)s->t[s->at] <= ' ')
+        s->at++;
+}
+
+/* Past the string that starts at s->at ('"'); *escaped when it holds a
+ * backslash.  false when it does not end. */
+static bool skip_string(scan *s, bool *escaped)
+{
+    *escaped = false;
+    for (size_t i = s->at + 1; i < s->len; i++) {
+        if (s->t[i] == '\\') {
+            *escaped = true;
+            i++;
+        } else if (s->t[i] == '"') {
+            s->at = i + 1;
+            return true;
+        }
     }
-    return 0;
+    return false;
+}
+
+/* Past the value that starts at s->at: a string, an object or array to
+ * its matching bracket (strings skipped), or a scalar up to the next
+ * ',', '}', ']' or white space.  Only delimits: cJSON checks the
+ * value.  false when it does not end. */
+static bool skip_value(scan *s)
+{
+    bool esc;
+    char ch = s->t[s->at];
+    if (ch == '"')
+        return skip_string(s, &esc);
+    if (ch != '{' && ch != '[') {
+        while (s->at < s->len && !strchr(",}]", s->t[s->at]) &&
+               (unsigned char)s->t[s->at] > ' ')
+            s->at++;
+        return true;
+    }
+    int depth = 0;
+    while (s->at < s->len) {
+        ch = s->t[s->at];
+        if (ch == '"') {
+            if (!skip_string(s, &esc))
+                return false;
+            continue;
+        }
+        if (ch == '{' || ch == '[') {
+            depth++;
+            if (s->depth + depth > s->max_depth)
+                s->max_depth = s->depth + depth;
+        } else if ((ch == '}' || ch == ']') && --depth == 0) {
+            s->at++;
+            return true;
+        }
+        s->at++;
+        release_behind(s);
+    }
+    return false;
+}
+
+/* The records of the array text[lo, hi) (inside its brackets): their
+ * spans, start and end, into *spans (heap).  -1: not a plain list of
+ * objects; else their count. */
+static long split_cases(scan *s, size_t lo, size_t hi, size_t **spans)
+{
+    size_t cap = 1024, n = 0;
+    size_t *sp = malloc(cap * 2 * sizeof *sp);
+    if (!sp)
+        return -1;
+    scan e = *s;
+    e.len = hi;
+    e.at = lo;
+    e.depth = 2; /* the document and "cases" */
+    skip_ws(&e);
+    while (e.at < hi) {
+        if (e.t[e.at] != '{' || n == (size_t)1 << 30)
+            goto bad;
+        size_t start = e.at;
+        if (!skip_value(&e))
+            goto bad;
+        if (n == cap) {
+            size_t *g = realloc(sp, cap * 4 * sizeof *sp);
+            if (!g)
+                goto bad;
+            sp = g;
+            cap *= 2;
+        }
+        sp[2 * n] = start;
+        sp[2 * n + 1] = e.at;
+        n++;
+        skip_ws(&e);
+        if (e.at < hi) {
+            if (e.t[e.at] != ',')
+                goto bad;
+            e.at++;
+            skip_ws(&e);
+            if (e.at >= hi) /* a trailing comma */
+                goto bad;
+        }
+    }
+    s->max_depth = e.max_depth > s->max_depth ? e.max_depth : s->max_depth;
+    s->released = e.released;
+    *spans = sp;
+    return (long)n;
+bad:
+    free(sp);
+    return -1;
+}
+
+/* The top-level object's "cases" value: its span [*lo, *hi) (the
+ * brackets included).  false: not an object of plain keys with one
+ * "cases" array. */
+static bool find_cases(scan *s, size_t *lo, size_t *hi)
+{
+    bool seen = false, esc;
+    s->depth = 1;
+    skip_ws(s);
+    if (s->at >= s->len || s->t[s->at] != '{')
+        return false;
+    s->at++;
+    skip_ws(s);
+    if (s->at < s->len && s->t[s->at] == '}')
+        return false;
+    while (s->at < s->len) {
+        size_t k = s->at;
+        if (s->t[k] != '"' || !skip_string(s, &esc) || esc)
+            return false;
+        bool is_cases = s->at - k == 7 && !memcmp(s->t + k, "\"cases\"", 7);
+        skip_ws(s);
+        if (s->at >= s->len || s->t[s->at] != ':')
+            return false;
+        s->at++;
+        skip_ws(s);
+        if (s->at >= s->len)
+            return false;
+        size_t v = s->at;
+        if (is_cases) {
+            if (seen || s->t[v] != '[')
+                return false;
+            seen = true;
+            *lo = v;
+        }
+        if (!skip_value(s))
+            return false;
+        if (is_cases)
+            *hi = s->at;
+        skip_ws(s);
+        if (s->at >= s->len)
+            return false;
+        if (s->t[s->at] == '}')
+            return seen && s->max_depth <= SPLIT_MAX_DEPTH;
+        if (s->t[s->at] != ',')
+            return false;
+        s->at++;
+        skip_ws(s);
+    }
+    return false;
+}
+
+/* Empty c's stats.samples_ns in record cj (the values are in c). */
+static void prune_samples(const tb_rescase *c, cJSON *cj)
+{
+    if (!c->samples_ns)
+        return;
+    cJSON *st = cJSON_GetObjectItemCaseSensitive(cj, TB_RES_KEY(stats));
+    cJSON *sa = cJSON_GetObjectItemCaseSensitive(st, TB_RES_KEY(samples_ns));
+    if (!cJSON_IsArray(sa))
+        return;
+    cJSON_Delete(sa->child);
+    sa->child = NULL;
+}
+
+/* Load text[0..len) (checked for NUL bytes and UTF-8) into the empty f
+ * record by record: 0, or 1 when the file must be loaded as one document
+ * instead (its shape is unusual, or it has a problem, which that load
+ * words); f is then to be freed. */
+static int load_split(tb_resfile *f, const char *text, size_t len,
+                      bool mapped)
+{
+    scan s = {.t = text, .len = len, .mapped = mapped};
+    size_t lo = 0, hi = 0, *spans = NULL;
+    if (!find_cases(&s, &lo, &hi))
+        return 1;
+    long n = split_cases(&s, lo + 1, hi - 1, &spans);
+    if (n < 0 || s.max_depth > SPLIT_MAX_DEPTH) {
+        free(spans);
+        return 1;
+    }
+    s.at = s.released = 0; /* the records' pass: from the start again */
+    int rc = 1;
+    char err[512];
+    /* the head: the document with "cases": [] */
+    size_t hlen = lo + 2 + (len - hi);
+    char *head = malloc(hlen + 1);
+    if (!head)
+        goto out;
+    memcpy(head, text, lo);
+    memcpy(head + lo, "[]", 2);
+    memcpy(head + lo + 2, text + hi, len - hi);
+    head[hlen] = '\0';
+    const char *end = NULL;
+    f->doc = cJSON_ParseWithLengthOpts(head, hlen + 1, &end, 1);
+    free(head);
+    if (!f->doc)
+        goto out;
+    clean_tree(f->doc);
+    if (check_top(f, err, sizeof err) || tb_res_load_run(f))
+        goto out;
+    cJSON *arr = cJSON_GetObjectItemCaseSensitive(f->doc, TB_RES_KEY(cases));
+    f->cases = calloc((size_t)(n ? n : 1), sizeof *f->cases);
+    f->by_id = calloc((size_t)(n ? n : 1), sizeof *f->by_id);
+    if (!f->cases || !f->by_id)
+        goto out;
+    for (long i = 0; i < n; i++) {
+        size_t a = spans[2 * i], b = spans[2 * i + 1];
+        cJSON *cj = cJSON_ParseWithLengthOpts(text + a, b - a, &end, 0);
+        if (!cj)
+            goto out;
+        if (end != text + b || !cJSON_IsObject(cj)) {
+            cJSON_Delete(cj);
+            goto out;
+        }
+        clean_tree(cj);
+        /* in the document first: freed with it whatever happens */
+        cJSON_AddItemToArray(arr, cj);
+        int k = f->n++;
+        if (tb_res_load_case(f, &f->cases[k], cj, k, err, sizeof err))
+            goto out;
+        prune_samples(&f->cases[k], cj);
+        s.at = b;
+        release_behind(&s);
+    }
+    if (index_ids(f, err, sizeof err))
+        goto out;
+    f->pruned = true;
+    rc = 0;
+out:
+    free(spans);
+    return rc;
+}
+
+/* A new, empty tb_resfile named path, or NULL. */
+static tb_resfile *resfile_new(const char *path)
+{
+    tb_resfile *f = calloc(1, sizeof *f);
+    if (f && !(f->path = strdup(path))) {
+        free(f);
+        return NULL;
+    }
+    return f;
 }
 
 int tb_resfile_from_text(const char *path, const char *text, size_t len,
                          tb_resfile **out, char *err, size_t errlen)
 {
     *out = NULL;
-    tb_resfile *f = calloc(1, sizeof *f);
+    tb_resfile *f = resfile_new(path);
     int rc;
-    if (!f || !(f->path = strdup(path))) {
-        free(f);
+    if (!f)
         return tb_res_fail(err, errlen, path, TB_ENOMEM, "out of memory");
-    }
     if (len > TB_RES_MAX_BYTES)
         rc = tb_res_fail(err, errlen, path, TB_EIO, "too large (%zu bytes; "
                          "a result file is at most %zu MiB)", len,
                          TB_RES_MAX_BYTES >> 20);
-    else if (!(rc = parse(f, text, len, err, errlen)) &&
-             !(rc = check_top(f, err, errlen)) &&
-             (rc = tb_res_load_run(f)))
-        tb_res_fail(err, errlen, path, rc, "%s",
-                    rc == TB_EINVAL ? "shard.selection: filters, excludes "
-                                      "and backends must be arrays of "
-                                      "strings"
-                                    : "out of memory");
-    if (!rc)
-        rc = load_cases(f, err, errlen);
+    else if (!(rc = precheck(f, text, len, err, errlen))) {
+        /* record by record (resultsio_split.c); on any doubt, again as
+         * one document, which finds and words the problem */
+        if (!load_split(f, text, len, false)) {
+            *out = f;
+            return 0;
+        }
+        tb_resfile_free(f);
+        if (!(f = resfile_new(path)))
+            return tb_res_fail(err, errlen, path, TB_ENOMEM,
+                               "out of memory");
+        if (!(rc = parse(f, text, len, err, errlen)) &&
+            !(rc = check_top(f, err, errlen)) &&
+            (rc = tb_res_load_run(f)))
+            tb_res_fail(err, errlen, path, rc, "%s",
+                        rc == TB_EINVAL ? "shard.selection: filters, "
+                                          "excludes and backends must be "
+                                          "arrays of strings"
+                                        : "out of memory");
+        if (!rc)
+            rc = load_cases(f, err, errlen);
+    }
     if (rc) {
         tb_resfile_free(f);
         return rc;
     }
     *out = f;
     return 0;
+}
+
+/* Does the mapped text t[0..len) pass precheck (no NUL byte, valid
+ * UTF-8, not only white space)?  Read in steps whose pages then go back
+ * (release_behind); a step ends before a UTF-8 continuation byte, so no
+ * character is cut. */
+static bool mapped_clean(const char *t, size_t len)
+{
+    scan s = {.t = t, .len = len, .mapped = true};
+    bool text = false;
+    while (s.at < len) {
+        size_t end = len - s.at > RELEASE_STEP ? s.at + RELEASE_STEP : len;
+        while (end < len && end > s.at && ((unsigned char)t[end] & 0xc0) ==
+                                              0x80)
+            end--;
+        if (end == s.at || memchr(t + s.at, '\0', end - s.at) ||
+            tb_utf8_check(t + s.at, end - s.at) < end - s.at)
+            return false;
+        for (size_t i = s.at; !text && i < end; i++)
+            text = !strchr(" \t\r\n", t[i]);
+        s.at = end;
+        release_behind(&s);
+    }
+    return text;
+}
+
+/* Load the regular file path through a read-only mapping, record by
+ * record (load_split), its pages given back as they are read: 0 with
+ * *out, or 1 when it is not a regular file of 1 byte to
+ * TB_RES_MAX_BYTES, or has any problem (then the caller reads it whole
+ * and words the problem). */
+static int load_mapped(const char *path, tb_resfile **out)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return 1;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (unsigned long long)st.st_size > TB_RES_MAX_BYTES) {
+        close(fd);
+        return 1;
+    }
+    size_t len = (size_t)st.st_size;
+    void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return 1;
+    tb_resfile *f = NULL;
+    int rc = 1;
+    if (mapped_clean(m, len) && (f = resfile_new(path)) &&
+        !load_split(f, m, len, true)) {
+        *out = f;
+        f = NULL;
+        rc = 0;
+    }
+    tb_resfile_free(f);
+    munmap(m, len);
+    return rc;
+}
+
+int tb_resfile_load(const char *arg, tb_resfile **out, char *err,
+                    size_t errlen)
+{
+    char pbuf[4096];
+    const char *path = tb_resfile_resolve(arg, pbuf, sizeof pbuf);
+    char *text = NULL;
+    size_t len = 0;
+    *out = NULL;
+    if (!load_mapped(path, out))
+        return 0;
+    int rc = read_limited(path, &text, &len, err, errlen);
+    if (rc)
+        return rc;
+    rc = tb_resfile_from_text(path, text, len, out, err, errlen);
+    free(text);
+    return rc;
 }
 
 int tb_resfile_from_doc(const char *path, const cJSON *doc,
@@ -492,4 +884,35 @@ int tb_resfile_pick_backend(tb_resfile *f, const char *name, char *err,
         f->by_id[i] = i;
     qsort_r(f->by_id, (size_t)k, sizeof *f->by_id, cmp_by_id, f);
     return 0;
+}
+
+cJSON *tb_rescase_record(const tb_resfile *f, const tb_rescase *c)
+{
+    cJSON *r = cJSON_Duplicate(c->json, 1);
+    if (!r || !f->pruned || !c->samples_ns)
+        return r;
+    cJSON *st = cJSON_GetObjectItemCaseSensitive(r, TB_RES_KEY(stats));
+    cJSON *sa = cJSON_GetObjectItemCaseSensitive(st, TB_RES_KEY(samples_ns));
+    if (!cJSON_IsArray(sa) || sa->child)
+        return r;
+    for (size_t i = 0; i < c->n; i++) {
+        cJSON *v = cJSON_CreateNumber(c->samples_ns[i]);
+        if (!v || !cJSON_AddItemToArray(sa, v)) {
+            cJSON_Delete(v);
+            cJSON_Delete(r);
+            return NULL;
+        }
+    }
+    return r;
+}
+
+const char *tb_res_record_id(const cJSON *rec)
+{
+    return tb_res_str(rec, TB_RES_KEY(id));
+}
+
+cJSON *tb_res_doc_cases(cJSON *doc)
+{
+    cJSON *a = cJSON_GetObjectItemCaseSensitive(doc, TB_RES_KEY(cases));
+    return cJSON_IsArray(a) ? a : NULL;
 }

@@ -113,7 +113,8 @@ typedef struct tb_res_fields {
  * fields, never the JSON.  Strings and arrays belong to the file (freed
  * with it). */
 typedef struct tb_rescase {
-    const cJSON *json; /* the record, for `show --json` and merge's copy */
+    const cJSON *json; /* the record, without its samples_ns values when
+                          the file is pruned (tb_rescase_record) */
     const char *id;
     const char *op, *dtype, *backend; /* non-empty */
     const char *category; /* NULL when absent */
@@ -123,10 +124,11 @@ typedef struct tb_rescase {
     const char *impl;     /* NULL when null */
     const char *host;     /* NULL when absent or null */
     bool alloc_outputs, transfers; /* the forms (false when absent) */
+    const char *layout; /* "transposed"...; NULL when absent: contiguous */
     /* The parts of the id, from the fields (docs/FORMAT.md, "A case": a
      * case with no input shapes names its first output shape): key is
      * OPP/SHAPES/DTYPE, what cases of several backends share; opp is
-     * OP[@alloc][PARAMS]; variant BACKEND[AXES][@transfers]. */
+     * OP[@alloc][@layout=L][PARAMS]; variant BACKEND[AXES][@transfers]. */
     const char *key, *opp, *shapes_text, *variant;
     int n_shapes, n_out_shapes;
     const tb_res_shape *shapes, *out_shapes;
@@ -306,6 +308,9 @@ typedef struct tb_resfile {
     tb_rescase *cases; /* in file order */
     int *by_id;        /* indices of cases sorted by id (for lookups) */
     tb_res_arena *arena; /* the typed fields' strings and arrays */
+    /* loaded record by record: each ok record's stats.samples_ns is
+     * empty in its json (the values are in samples_ns) */
+    bool pruned;
 } tb_resfile;
 
 /* Summary member `name` of f ("cases", a status name), NAN when it has
@@ -371,6 +376,17 @@ int tb_resfile_from_doc(const char *path, const cJSON *doc,
                         tb_resfile **out, char *err, size_t errlen);
 
 void tb_resfile_free(tb_resfile *f); /* accepts NULL */
+
+/* A copy of case c's record as the file has it (c->json with its
+ * samples, which a loaded file keeps as doubles only), or NULL when out
+ * of memory.  The caller deletes it. */
+cJSON *tb_rescase_record(const tb_resfile *f, const tb_rescase *c);
+
+/* The id of record rec (a string member "id"), or NULL; the "cases"
+ * array of document doc, or NULL (for merge's printer, which walks the
+ * document it made). */
+const char *tb_res_record_id(const cJSON *rec);
+cJSON *tb_res_doc_cases(cJSON *doc);
 
 /* The case with this id, or NULL.  O(log n). */
 const tb_rescase *tb_resfile_find(const tb_resfile *f, const char *id);

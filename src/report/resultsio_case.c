@@ -610,7 +610,8 @@ static void put_shape(tb_strbuf *b, const tb_res_shape *s)
 static bool compose_id_parts(tb_resfile *f, tb_rescase *c)
 {
     tb_strbuf b = {0};
-    tb_strbuf_add(&b, "%s%s", c->op, c->alloc_outputs ? "@alloc" : "");
+    tb_strbuf_add(&b, "%s%s%s%s", c->op, c->alloc_outputs ? "@alloc" : "",
+                  c->layout ? "@layout=" : "", c->layout ? c->layout : "");
     int np = 0;
     for (int i = 0; i < c->n_params; i++) {
         if (c->params[i].text)
@@ -752,6 +753,7 @@ static bool load_typed(tb_resfile *f, tb_rescase *c, const cJSON *cj)
         cJSON_GetObjectItemCaseSensitive(cj, TB_RES_KEY(alloc_outputs)));
     c->transfers = cJSON_IsTrue(
         cJSON_GetObjectItemCaseSensitive(cj, TB_RES_KEY(transfers)));
+    c->layout = tb_res_str(cj, TB_RES_KEY(layout));
     const cJSON *md = tb_res_obj(cj, TB_RES_KEY(model));
     c->bytes = tb_res_num(md, TB_RES_KEY(bytes));
     c->flops = tb_res_num(md, TB_RES_KEY(flops));
@@ -781,6 +783,11 @@ static int check_untimed(tb_resfile *f, const tb_rescase *c,
     if (c->st != TB_RES_STATUS_OK && st && !cJSON_IsNull(st))
         return BAD("cases[%d] (%s): status is %s but stats is not null",
                    idx, c->id, c->status);
+    if (c->layout && strcmp(c->layout, "transposed") &&
+        strcmp(c->layout, "strided") && strcmp(c->layout, "sliced"))
+        return BAD("cases[%d] (%s): layout: expected \"transposed\", "
+                   "\"strided\" or \"sliced\" (absent: contiguous), got "
+                   "\"%s\"", idx, c->id, c->layout);
     const double m[] = {c->flops, c->bytes, c->items};
     static const char *const m_key[] = {TB_RES_KEY(flops), TB_RES_KEY(bytes),
                                         TB_RES_KEY(items)};

@@ -12,6 +12,13 @@ int tb_note_slow_threads(FILE *f, const cJSON *doc)
     char err[512];
     if (tb_resfile_from_doc("results.json", doc, &r, err, sizeof err))
         return 0; /* the table above says why */
+    int printed = tb_note_slow_threads_file(f, r);
+    tb_resfile_free(r);
+    return printed;
+}
+
+int tb_note_slow_threads_file(FILE *f, const tb_resfile *r)
+{
     tb_cmp_opts o;
     tb_cmp_opts_default(&o);
     int printed = 0;
@@ -33,6 +40,5 @@ int tb_note_slow_threads(FILE *f, const cJSON *doc)
                 c->counters[TB_RES_CTR_INVOL_CTX_SWITCHES],
                 one->counters[TB_RES_CTR_INVOL_CTX_SWITCHES]);
     }
-    tb_resfile_free(r);
     return printed;
 }

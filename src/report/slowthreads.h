@@ -17,4 +17,8 @@
  * the document does not load). */
 int tb_note_slow_threads(FILE *f, const cJSON *doc);
 
+/* The same notes for a loaded result file. */
+typedef struct tb_resfile tb_resfile;
+int tb_note_slow_threads_file(FILE *f, const tb_resfile *r);
+
 #endif

@@ -93,6 +93,13 @@ void tb_table_print_styled(FILE *f, const cJSON *doc,
         fprintf(f, "no table: %s\n", err);
         return;
     }
+    tb_table_print_file(f, r, sty);
+    tb_resfile_free(r);
+}
+
+void tb_table_print_file(FILE *f, const tb_resfile *r,
+                         const tb_table_style *sty)
+{
     const bool fit = sty && sty->width > 0;
     int sw = 6; /* the status column */
     for (int i = 0; i < r->n; i++) {
@@ -157,5 +164,4 @@ void tb_table_print_styled(FILE *f, const cJSON *doc,
     if (fit && r->n)
         fprintf(f, "median: time of one call; ci: its 95%% CI's width, %% "
                 "of it; samples: n x calls\n");
-    tb_resfile_free(r);
 }

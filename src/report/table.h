@@ -27,6 +27,12 @@ typedef struct tb_table_style {
 void tb_table_print_styled(FILE *f, const cJSON *doc,
                            const tb_table_style *st);
 
+/* The same table of a loaded result file (`run` reads its results.json
+ * back through the loader rather than keep the document). */
+typedef struct tb_resfile tb_resfile;
+void tb_table_print_file(FILE *f, const tb_resfile *r,
+                         const tb_table_style *st);
+
 /* s shortened to at most max bytes (at least 8) by replacing its middle
  * with "...", so both ends stay readable; s itself when it fits.  Writes
  * into buf (len > max) and returns it. */

@@ -107,5 +107,6 @@ void test_pow_sizes(void **state);
 void test_permute_tiled(void **state);
 void test_f64_ulp(void **state);
 void test_f64_act_ulp(void **state);
+void test_f64_bwd_ulp(void **state);
 
 #endif

@@ -808,22 +808,47 @@ void test_f64_ulp(void **state)
     free(x);
 }
 
-/* sigmoid, tanh, silu and softplus (beta 1, threshold 20) f64's SIMD
- * rows (f64_simd_impl.h) against long double: sigmoid within 3 ulp,
- * softplus within 4, silu within 4 (where sigmoid is below
+/* The forward value of act fn (tb_cpu_act_f64_*'s numbering) at x in
+ * long double; *s = sigmoid x.  gelu_tanh's z is the rows' double z
+ * (the portable row's and the reference's operations, no fma here):
+ * its roundings are the formula's, not the row's. */
+static long double act_ld(int f, double x, long double *s)
+{
+    long double v = x;
+    *s = v >= 0 ? 1.0L / (1.0L + expl(-v)) : expl(v) / (1.0L + expl(v));
+    if (f == 5) {
+        double z = 2.0 * (0.7978845608028654 * (x + 0.044715 * x * x * x));
+        long double zl = z;
+        long double sz = zl >= 0 ? 1.0L / (1.0L + expl(-zl))
+                                 : expl(zl) / (1.0L + expl(zl));
+        *s = sz;
+        return v * sz;
+    }
+    return f == 0   ? *s
+           : f == 1 ? tanhl(v)
+           : f == 2 ? v * *s
+           : f == 3 ? (v > 20 ? v : log1pl(expl(v)))
+                    : 0.5L * v * erfcl(-v / sqrtl(2.0L));
+}
+
+/* sigmoid, tanh, silu, softplus (beta 1, threshold 20), gelu and
+ * gelu_tanh f64's SIMD rows (f64_simd_impl.h) against long double:
+ * sigmoid within 3 ulp, softplus within 4, silu within 4, gelu within
+ * 6, gelu_tanh within 4 of x sigmoid(z) for the double z of its formula
+ * (silu, gelu, gelu_tanh where the sigmoid or Phi factor is below
  * DBL_MIN: within (|x| + 1) 2^-1074, x times that subnormal, as the
- * portable row), tanh within 4 (measured on AVX2: 2.2, 3.3, 2.7), on
- * 2^20 uniform
- * x in [-50, 50], 2^18 in [-1, 1] (tanh's cancellation range), 2^18 in
- * [-760, -700] (sigmoid's subnormal results) and special values (0, -0,
+ * portable row), tanh within 4 (measured on AVX2: 2.2, 3.3, 2.7, ...),
+ * on 2^20 uniform x in [-50, 50], 2^18 in [-1, 1] (tanh's cancellation
+ * range), 2^18 in [-760, -700] (sigmoid's subnormal results), 2^18 in
+ * [-40, -36] (gelu's subnormal results) and special values (0, -0,
  * infinities, NaN: zero, infinite and NaN results exactly). */
 void test_f64_act_ulp(void **state)
 {
     (void)state;
-    enum { N = 1 << 20 };
-    static const char *const names[] = {"sigmoid", "tanh", "silu",
-                                        "softplus"};
-    static const double bound[] = {3, 4, 4, 4};
+    enum { N = 1 << 20, NF = 6 };
+    static const char *const names[NF] = {"sigmoid",  "tanh", "silu",
+                                          "softplus", "gelu", "gelu_tanh"};
+    static const double bound[NF] = {3, 4, 4, 4, 6, 4};
     static const double sp[] = {0.0, -0.0, INFINITY, -INFINITY, NAN,
                                 0x1p-1074, -0x1p-1074, 1e-300, -1e-300,
                                 36.0, -36.0, 0.17, -0.17, 0.1700001};
@@ -831,7 +856,7 @@ void test_f64_act_ulp(void **state)
     assert_non_null(x);
     double *o = x + N;
     for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++)
-        for (int f = 0; f < 4; f++) {
+        for (int f = 0; f < NF; f++) {
             void (*fn)(int, const double *, double *, int64_t) = NULL;
 #if TB_CPU_HAVE_AVX512
             if (lv == TB_ISA_AVX512)
@@ -843,33 +868,30 @@ void test_f64_act_ulp(void **state)
 #endif
             assert_non_null(fn);
             double worst = 0, wx = 0;
-            for (int fam = 0; fam < 4; fam++) {
-                static const double lo[] = {-50, -1, -760};
-                static const double hi[] = {50, 1, -700};
-                rng_seed(0xac7 + (uint64_t)(f * 4 + fam));
-                int64_t n = fam == 0 ? N : fam < 3 ? N / 4 : 14;
+            for (int fam = 0; fam < 5; fam++) {
+                static const double lo[] = {-50, -1, -760, -40};
+                static const double hi[] = {50, 1, -700, -36};
+                rng_seed(0xac7 + (uint64_t)(f * 5 + fam));
+                int64_t n = fam == 0 ? N : fam < 4 ? N / 4 : 14;
                 for (int64_t i = 0; i < n; i++)
-                    x[i] = fam == 3 ? sp[i] : rng_uniform(lo[fam], hi[fam]);
+                    x[i] = fam == 4 ? sp[i] : rng_uniform(lo[fam], hi[fam]);
                 fn(f, x, o, n);
                 for (int64_t i = 0; i < n; i++) {
-                    long double v = x[i];
-                    long double s = v >= 0 ? 1.0L / (1.0L + expl(-v))
-                                           : expl(v) / (1.0L + expl(v));
-                    long double w = f == 0   ? s
-                                    : f == 1 ? tanhl(v)
-                                    : f == 2 ? v * s
-                                    : v > 20 ? v
-                                             : log1pl(expl(v));
-                    if (isnan(x[i]))
-                        w = NAN;
+                    long double s;
+                    long double w = act_ld(f, x[i], &s);
+                    if (isnan(x[i]) || (f >= 4 && x[i] == -INFINITY))
+                        w = NAN; /* gelu(-inf) = -inf 0, as PyTorch */
                     double e = dx_ulp(o[i], w);
-                    /* silu where sigmoid is subnormal (x < -708): x
-                     * times that rounding, as the portable row; in units
-                     * of (|x| + 1) 2^-1074 */
-                    if (f == 2 && isfinite(x[i]) && s < DBL_MIN)
+                    /* silu, gelu and gelu_tanh where their factor of x
+                     * is subnormal: x times that rounding, as the
+                     * portable row; in units of (|x| + 1) 2^-1074 */
+                    const long double fac = f == 4 ? w / x[i] : s;
+                    if ((f == 2 || f >= 4) && isfinite(x[i]) &&
+                        x[i] != 0 && fabsl(fac) < DBL_MIN)
                         e = (double)(fabsl((long double)o[i] - w) /
-                                     ((fabsl(v) + 1) * 0x1p-1074L));
-                    if (fam == 3 && (!isfinite((double)w) || w == 0) &&
+                                     ((fabsl((long double)x[i]) + 1) *
+                                      0x1p-1074L));
+                    if (fam == 4 && (!isfinite((double)w) || w == 0) &&
                         !same(o[i], (double)w))
                         e = INFINITY; /* zeros, infinities, NaN exactly */
                     if (!(e <= worst)) {
@@ -880,6 +902,121 @@ void test_f64_act_ulp(void **state)
             }
             print_message("# %s f64 %s: worst %.3f ulp at %a\n", names[f],
                           tb_cpu_isa_name(lv), worst, wx);
+            assert_true(worst <= bound[f]);
+        }
+    free(x);
+}
+
+/* The backward activations' f64 SIMD rows (f64_simd_impl.h) with g = 1
+ * against the derivative in long double: relu exactly, sigmoid' and
+ * tanh' (as k e / (1 + e)^2, e = e^(-c |x|)) within 5 ulp (3.93
+ * measured), gelu' =
+ * Phi(x) + x phi(x) within 5 ulp of |Phi(x)| + |x phi(x)| (it crosses
+ * 0 near x = -0.75; where e^(-x^2 / 2) is subnormal, |x| > 37.6,
+ * within (|x| + 1) 2^-1074);
+ * on 2^20 uniform x in [-50, 50], 2^18 in [-2, 2],
+ * 2^18 in [-760, -700] (subnormal results) and special values (0, -0,
+ * infinities: the limits; NaN gives NaN, relu 0); and g = 1.5 once: 1.5 times
+ * the g = 1 result, exactly. */
+void test_f64_bwd_ulp(void **state)
+{
+    (void)state;
+    enum { N = 1 << 20, NF = 4 };
+    static const char *const names[NF] = {"relu", "sigmoid", "tanh",
+                                          "gelu"};
+    static const double bound[NF] = {0, 5, 5, 5};
+    static const double sp[] = {0.0,       -0.0,      INFINITY, -INFINITY,
+                                NAN,       0x1p-1074, -0x1p-1074,
+                                1e-300,    -1e-300,   36.0,     -36.0,
+                                -0.7517916};
+    double *x = malloc(4 * N * sizeof *x);
+    assert_non_null(x);
+    double *g = x + N, *o = g + N, *o2 = o + N;
+    for (int64_t i = 0; i < N; i++)
+        g[i] = 1.0;
+    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++)
+        for (int f = 0; f < NF; f++) {
+            void (*fn)(int, const double *, const double *, double *,
+                       int64_t) = NULL;
+#if TB_CPU_HAVE_AVX512
+            if (lv == TB_ISA_AVX512)
+                fn = tb_cpu_act_bwd_f64_avx512;
+#endif
+#if TB_CPU_HAVE_AVX2
+            if (lv == TB_ISA_AVX2)
+                fn = tb_cpu_act_bwd_f64_avx2;
+#endif
+            assert_non_null(fn);
+            double worst = 0, wx = 0;
+            for (int fam = 0; fam < 4; fam++) {
+                static const double lo[] = {-50, -2, -760};
+                static const double hi[] = {50, 2, -700};
+                rng_seed(0xb7d + (uint64_t)(f * 4 + fam));
+                int64_t n = fam == 0 ? N : fam < 3 ? N / 4 : 12;
+                for (int64_t i = 0; i < n; i++)
+                    x[i] = fam == 3 ? sp[i] : rng_uniform(lo[fam], hi[fam]);
+                fn(f, g, x, o, n);
+                for (int64_t i = 0; i < n; i++) {
+                    long double v = x[i], w, unit;
+                    if (f == 0) {
+                        w = x[i] > 0 ? 1.0L : 0.0L;
+                        unit = w;
+                    } else if (f < 3) {
+                        long double c = f == 1 ? 1.0L : 2.0L;
+                        long double e = expl(-c * fabsl(v));
+                        w = (f == 1 ? 1.0L : 4.0L) * e / ((1 + e) * (1 + e));
+                        unit = w;
+                    } else {
+                        long double cdf = 0.5L * erfcl(-v / sqrtl(2.0L));
+                        long double pdf =
+                            expl(-0.5L * v * v) /
+                            sqrtl(2.0L * 3.14159265358979323846264L);
+                        /* gelu' < 0 below -0.75: its limit at -inf
+                         * is -0 */
+                        w = isinf(x[i]) ? (x[i] > 0 ? 1.0L : -0.0L)
+                                        : cdf + v * pdf;
+                        unit = isinf(x[i]) ? w : cdf + fabsl(v * pdf);
+                    }
+                    if (isnan(x[i]) && f > 0)
+                        w = unit = NAN; /* relu: 0, the portable row's */
+                    double e = dx_ulp(o[i], w);
+                    if (f == 0)
+                        e = same(o[i], (double)w) ? 0 : INFINITY;
+                    if (f == 3 && !isnan(x[i])) {
+                        /* in ulp of |Phi| + |x phi|; where e^(-x^2 /
+                         * 2) is subnormal, in units of (|x| + 1)
+                         * 2^-1074 (x times that, rounded there) */
+                        int ex;
+                        frexpl(unit, &ex);
+                        long double ul = expl(-0.5L * v * v) < DBL_MIN
+                                             ? (fabsl(v) + 1) * 0x1p-1074L
+                                             : ldexpl(1.0L, ex - 53);
+                        e = (double)(fabsl((long double)o[i] - w) / ul);
+                    }
+                    if (fam == 3 && (isinf(x[i]) || w == 0 || f == 0) &&
+                        !same(o[i], (double)w))
+                        e = INFINITY; /* limits and zeros exactly */
+                    if (!(e <= worst)) {
+                        worst = e;
+                        wx = x[i];
+                    }
+                }
+            }
+            /* g scales the result exactly (g = 1.5: one rounding of an
+             * exact product where no underflow) */
+            for (int64_t i = 0; i < 64; i++) {
+                x[i] = rng_uniform(-8, 8);
+                g[i] = 1.5;
+            }
+            fn(f, g, x, o2, 64);
+            for (int64_t i = 0; i < 64; i++)
+                g[i] = 1.0;
+            fn(f, g, x, o, 64);
+            for (int64_t i = 0; i < 64; i++)
+                if (!same(o2[i], 1.5 * o[i]))
+                    worst = INFINITY;
+            print_message("# %s_backward f64 %s: worst %.3f ulp at %a\n",
+                          names[f], tb_cpu_isa_name(lv), worst, wx);
             assert_true(worst <= bound[f]);
         }
     free(x);

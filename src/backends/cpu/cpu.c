@@ -383,6 +383,25 @@ static tb_kernel cpu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
     return (tb_kernel){r->fn, ctx};
 }
 
+/* A case whose inputs are views: the view row (kreg.h) for the
+ * instance's level. */
+static tb_kernel cpu_kernel_view(void *ctx, const tb_op *op, tb_dtype dt,
+                                 const tb_params *p, const tb_tensor *in,
+                                 const char **impl, const char **why)
+{
+    (void)p;
+    *impl = NULL;
+    *why = NULL;
+    if (!op || (unsigned)op->id >= TB_OP_COUNT ||
+        (unsigned)dt >= TB_DTYPE_COUNT)
+        return (tb_kernel){NULL, NULL};
+    const tb_cpu_krow *r = tb_cpu_view_find(op, dt, tb_cpu_isa(ctx), in, why);
+    if (!r)
+        return (tb_kernel){NULL, NULL};
+    *impl = r->name;
+    return (tb_kernel){r->fn, ctx};
+}
+
 const tb_backend tb_backend_cpu = {
     .name = "cpu",
     .doc = "host kernels with run-time ISA dispatch (axis isa: portable "
@@ -395,4 +414,5 @@ const tb_backend tb_backend_cpu = {
     TB_HOSTMEM_SLOTS,
     .kernel = cpu_kernel,
     .host = cpu_host,
+    .kernel_view = cpu_kernel_view,
 };

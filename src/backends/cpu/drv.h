@@ -94,9 +94,11 @@ static inline int cpu_pool_run(tb_cpu_pool *pool, int nparts,
 
 /* The prologue of every driver (duplicates D1): the instance (NULL:
  * TB_EINVAL), its launch counted, then in[0..n_in) and out present,
- * contiguous and of dtype dt.  0 or a TB_E* code. */
-static inline int cpu_begin(void *ctx, tb_dtype dt, const tb_tensor *in,
-                            int n_in, tb_tensor *out)
+ * contiguous (views: the inputs of any strides >= 0, for the view rows
+ * of drv_view.c) and of dtype dt.  0 or a TB_E* code. */
+static inline int cpu_begin_views(void *ctx, tb_dtype dt,
+                                  const tb_tensor *in, int n_in,
+                                  tb_tensor *out, bool views)
 {
     if (!ctx)
         return TB_EINVAL;
@@ -105,9 +107,38 @@ static inline int cpu_begin(void *ctx, tb_dtype dt, const tb_tensor *in,
         return TB_EINVAL;
     int rc;
     for (int i = 0; i < n_in; i++)
-        if ((rc = tb_tensor_check_operand(&in[i], dt, 0)))
+        if ((rc = views ? tb_tensor_check_view(&in[i], dt, 0)
+                        : tb_tensor_check_operand(&in[i], dt, 0)))
             return rc;
     return tb_tensor_check_operand(out, dt, 0);
+}
+
+static inline int cpu_begin(void *ctx, tb_dtype dt, const tb_tensor *in,
+                            int n_in, tb_tensor *out)
+{
+    return cpu_begin_views(ctx, dt, in, n_in, out, false);
+}
+
+/* matmul's shapes: a [..., M, K], b [..., K, N], out [..., M, N] with
+ * equal batch dims (their product in *batch).  0 or TB_ESHAPE. */
+static inline int cpu_matmul_dims(const tb_tensor *a, const tb_tensor *b,
+                                  const tb_tensor *out, int64_t *batch,
+                                  int64_t *M, int64_t *K, int64_t *N)
+{
+    const int nd = a->ndim;
+    if (nd < 2 || b->ndim != nd || out->ndim != nd)
+        return TB_ESHAPE;
+    *batch = 1;
+    for (int d = 0; d < nd - 2; d++) {
+        if (b->shape[d] != a->shape[d] || out->shape[d] != a->shape[d])
+            return TB_ESHAPE;
+        *batch *= a->shape[d];
+    }
+    *M = a->shape[nd - 2], *K = a->shape[nd - 1], *N = b->shape[nd - 1];
+    if (b->shape[nd - 2] != *K || out->shape[nd - 2] != *M ||
+        out->shape[nd - 1] != *N)
+        return TB_ESHAPE;
+    return 0;
 }
 
 /* ---- helpers ------------------------------------------------------ */

@@ -131,20 +131,11 @@ static int cpu_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
     int rc = cpu_begin(ctx, dt, in, 2, out);
     if (rc)
         return rc;
-    const tb_tensor *a = &in[0], *b = &in[1];
-    const int nd = a->ndim;
-    if (nd < 2 || b->ndim != nd || out->ndim != nd)
-        return TB_ESHAPE;
-    for (int d = 0; d < nd - 2; d++)
-        if (b->shape[d] != a->shape[d] || out->shape[d] != a->shape[d])
-            return TB_ESHAPE;
-    const int64_t M = a->shape[nd - 2], K = a->shape[nd - 1];
-    const int64_t N = b->shape[nd - 1];
-    if (b->shape[nd - 2] != K || out->shape[nd - 2] != M ||
-        out->shape[nd - 1] != N)
-        return TB_ESHAPE;
-    return tb_cpu_matmul_batched(ctx, dt, lv, a->data, b->data, out->data,
-                                 cpu_prod(a->shape, 0, nd - 2), M, K, N);
+    int64_t batch, M, K, N;
+    if ((rc = cpu_matmul_dims(&in[0], &in[1], out, &batch, &M, &K, &N)))
+        return rc;
+    return tb_cpu_matmul_batched(ctx, dt, lv, in[0].data, in[1].data,
+                                 out->data, batch, M, K, N);
 }
 
 /* ---- linear: relu(x @ W + b) ---- */

@@ -1,5 +1,6 @@
-/* exp, log, sigmoid, tanh, silu, softplus, max, min, argmax and var
- * f64's SIMD rows (AVX2, AVX-512; ops_simd.h's unary
+/* exp, log, sigmoid, tanh, silu, softplus, gelu, gelu_tanh, the
+ * backward activations (relu, sigmoid, tanh, gelu), max, min, argmax
+ * and var f64's SIMD rows (AVX2, AVX-512; ops_simd.h's unary, binary
  * and reduction drivers do the checks, axes and threads), for inclusion
  * by f64_avx2.c and f64_avx512.c only, each built with its level's
  * flags.  The portable
@@ -23,11 +24,18 @@
  * sign put back; softplus: max(z, 0) + log1p(e^-|z|) over beta, z =
  * beta x (log1p from log with Goldberg's correction), x past the
  * threshold.
- * Bounds (tests/test_checkasm.c, f64_ulp, against long double libm on
- * dense sweeps): exp within 2 ulp, log within 3 ulp, sigmoid within 3,
- * tanh, silu and softplus within 4 (silu where sigmoid is subnormal: x
- * times that rounding, as the portable row); the op tolerance (TOL_MATH, rtol 1e-14) is
- * ~45 ulp.
+ * gelu x = x Phi(x), Phi(-|x|) = e^(-x^2/2) erfcx(|x| / sqrt 2) / 2
+ * (dx_gauss, dx_erfcx); gelu_tanh x = x sigmoid(2u) in the portable
+ * row's operations; the backward activations as bwd_simd_impl.h's f32
+ * ones (sigmoid' and tanh' as k e / (1 + e)^2, gelu' from one exp).
+ * Bounds (tests/test_checkasm.c, f64_ulp, f64_act_ulp, f64_bwd_ulp,
+ * against long double libm on dense sweeps): exp within 2 ulp, log
+ * within 3 ulp, sigmoid within 3, tanh, silu and softplus within 4
+ * (silu where sigmoid is subnormal: x times that rounding, as the
+ * portable row), gelu within 6 (5.29 measured), gelu_tanh within 4 of
+ * x sigmoid(z) at its formula's double z (2.96), relu' exactly,
+ * sigmoid' and tanh' within 5 (3.93), gelu' within 5 ulp of |Phi| + |x
+ * phi| (4.07); the op tolerance (TOL_MATH, rtol 1e-14) is ~45 ulp.
  * max, min, argmax: the portable rows' values and indices (their NaN
  * rules; xs_reduce_special_f64), var: their two-pass formula in vector
  * partial sums (within TOL_ACC), all through ops_simd.c's f64
@@ -92,6 +100,22 @@ static inline rd dx_exp(rd x)
     return rs_sel(rs_unord(x, x), rs_add(x, x), e);
 }
 
+/* e^y for y <= 0 (sigmoid's, softplus's and the gradients' e^-|x|,
+ * gelu's e^(-x^2/2)): a vector whose lanes are all >= -708 (results
+ * normal, k >= -1022) takes one 2^k scaling instead of dx_exp's clamp,
+ * two scalings and NaN select, which the rest (rare: results near or
+ * below DBL_MIN, NaN) still take; values bit for bit dx_exp's (p 2^k
+ * is exact either way where it is normal).  sigmoid 1M f64: 2.24 ->
+ * 1.92 ms best of 40 alternated calls (a loaded machine). */
+static inline rd dx_exp_neg(rd y)
+{
+    if (rs_bits(rs_mor(rs_lt(y, rs_d1(-708.0)), rs_unord(y, y))))
+        return dx_exp(y);
+    rd k;
+    rd r = dx_reduce(y, &k);
+    return rs_mul(rs_add(rs_d1(1.0), dx_expm1_small(r)), dx_pow2(k));
+}
+
 static inline rd dx_log(rd x)
 {
     rmask sub = rs_lt(x, rs_d1(0x1.0p-1022));
@@ -131,7 +155,7 @@ static inline rd dx_log(rd x)
  * one division. */
 static inline rd dx_sigmoid(rd x)
 {
-    rd t = dx_exp(rs_sub(rs_d1(0.0), rs_abs(x)));
+    rd t = dx_exp_neg(rs_sub(rs_d1(0.0), rs_abs(x)));
     rd num = rs_sel(rs_lt(x, rs_d1(0.0)), t, rs_d1(1.0));
     rd r = rs_div(num, rs_add(rs_d1(1.0), t));
     return rs_sel(rs_unord(x, x), rs_add(x, x), r);
@@ -176,7 +200,7 @@ static inline rd dx_log1p(rd t)
 static inline rd dx_softplus(rd x, rd beta, rd thr)
 {
     rd z = rs_mul(beta, x);
-    rd t = dx_exp(rs_sub(rs_d1(0.0), rs_abs(z)));
+    rd t = dx_exp_neg(rs_sub(rs_d1(0.0), rs_abs(z)));
     rd v = rs_div(rs_add(rs_max(z, rs_d1(0.0)), dx_log1p(t)), beta);
     v = rs_sel(rs_gt(z, rs_d1(0x1.62e42fefa39efp+9)), rs_d1(INFINITY), v);
     v = rs_sel(rs_gt(z, thr), x, v);
@@ -198,6 +222,139 @@ static void dx_softplus_f64(const void *xp, void *op, int64_t n,
         rs_stored(t, dx_softplus(rs_loadd(t), beta, thr));
         memcpy(o + i, t, (size_t)(n - i) * sizeof *o);
     }
+}
+
+/* gelu_tanh x = x sigmoid(z), z = 2 u, u = c (x + 0.044715 x^3), c =
+ * sqrt(2 / pi): the portable row's (and the reference's) form and
+ * operations, each rounded once (no fma, so z is theirs bit for bit),
+ * then dx_sigmoid.  z's roundings (a few ulp of z) move sigmoid z by
+ * |z| (1 - sigmoid z) times as many ulp: the bound is stated per ulp
+ * of z's contribution (see test_f64_act_ulp). */
+static inline rd dx_gelu_tanh(rd x)
+{
+    rd x3 = rs_mul(rs_mul(rs_mul(rs_d1(0.044715), x), x), x);
+    rd u = rs_mul(rs_d1(0.7978845608028654), rs_add(x, x3));
+    return rs_mul(x, dx_sigmoid(rs_add(u, u)));
+}
+
+/* erfcx z = e^(z^2) erfc z for z >= 0 (z <= 40: the callers clamp):
+ * 2 q (1/sqrt(pi) + q g(t)), q = 1 / (1 + 2z), t = (z - 4) / (z + 4),
+ * g a Chebyshev series in t (dx_erfcx_c, Clenshaw's recurrence): our
+ * construction after Weideman's substitution, fitted and checked by
+ * scripts/erfcx_f64_table.py (series within 2^-60; in double, within
+ * 3.5 2^-53 relative, 2.9 measured). */
+#include "f64_erfcx.h"
+
+/* DX_IL vectors at once: Clenshaw's recurrence is one chain of 27
+ * dependent fmas per vector, too long for the out-of-order window to
+ * overlap two vectors' chains; DX_IL chains advance together. */
+enum { DX_IL = 4, DX_B = DX_IL * RS_W };
+
+static inline void dx_erfcx_n(const rd *z, rd *out)
+{
+    const rd four = rs_d1(4.0), one = rs_d1(1.0), zero = rs_d1(0.0);
+    rd t[DX_IL], q[DX_IL], b1[DX_IL], b2[DX_IL];
+#pragma GCC unroll 4
+    for (int j = 0; j < DX_IL; j++) {
+        t[j] = rs_div(rs_sub(z[j], four), rs_add(z[j], four));
+        /* q = 1 / (1 + 2z) to about half an ulp: d + e = 1 + 2z (e
+         * exact where d <= 2, 1 - d then exact; beyond, e is below z's
+         * ulp), r = 1 / d rounded with residual rho = 1 - r d (exact by
+         * fma), q = r + r (rho - e r): erfcx is proportional to q near
+         * z = 0 */
+        rd d = rs_fma(rs_d1(2.0), z[j], one);
+        rd e = rs_fma(rs_d1(2.0), z[j], rs_sub(one, d));
+        rd r = rs_div(one, d);
+        rd rho = rs_fma(rs_sub(zero, r), d, one);
+        q[j] = rs_fma(r, rs_fma(rs_sub(zero, e), r, rho), r);
+        b1[j] = b2[j] = zero;
+    }
+    for (int k = DX_ERFCX_N - 1; k >= 1; k--) {
+        const rd ck = rs_d1(dx_erfcx_c[k]);
+#pragma GCC unroll 4
+        for (int j = 0; j < DX_IL; j++) {
+            rd b0 = rs_fma(rs_add(t[j], t[j]), b1[j], rs_sub(ck, b2[j]));
+            b2[j] = b1[j];
+            b1[j] = b0;
+        }
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < DX_IL; j++) {
+        rd g = rs_fma(t[j], b1[j], rs_sub(rs_d1(dx_erfcx_c[0]), b2[j]));
+        out[j] = rs_mul(rs_add(q[j], q[j]),
+                        rs_fma(g, q[j], rs_d1(0x1.20dd750429b6dp-1)));
+    }
+}
+
+/* E = e^(-a^2 / 2) for a = |x| clamped to 40 (beyond, E and Phi(-a)
+ * are 0 in double), a^2 / 2 as h + l exactly (fma): e^-h (1 - l); *a
+ * = a and *z = a / sqrt 2 rounded (erfcx moves by about z ulp of z:
+ * under an ulp).  Phi(-a) = E erfcx(z) / 2. */
+static inline rd dx_gauss(rd x, rd *a, rd *z)
+{
+    *a = rs_min(rs_abs(x), rs_d1(40.0));
+    rd h2 = rs_mul(*a, *a);
+    rd l2 = rs_fma(*a, *a, rs_sub(rs_d1(0.0), h2));
+    rd h = rs_mul(h2, rs_d1(0.5)), l = rs_mul(l2, rs_d1(0.5));
+    rd eh = dx_exp_neg(rs_sub(rs_d1(0.0), h));
+    *z = rs_mul(*a, rs_d1(0x1.6a09e667f3bcdp-1)); /* 1 / sqrt 2 */
+    return rs_fma(rs_sub(rs_d1(0.0), l), eh, eh);
+}
+
+/* o[i] = f(a[i sa], b[i sb]) for i < n through blk, DX_B contiguous
+ * elements at a time (b NULL for a unary f); strided operands and the
+ * tail gathered into zero-padded blocks on the stack. */
+static inline void dx_blocks(const double *a, int64_t sa, const double *b,
+                             int64_t sb, double *o, int64_t n,
+                             void (*blk)(const double *, const double *,
+                                         double *))
+{
+    int64_t i = 0;
+    if (sa == 1 && (!b || sb == 1))
+        for (; i + DX_B <= n; i += DX_B)
+            blk(a + i, b ? b + i : NULL, o + i);
+    while (i < n) {
+        double ta[DX_B] = {0}, tb[DX_B] = {0};
+        const int64_t m = n - i < DX_B ? n - i : DX_B;
+        for (int64_t j = 0; j < m; j++) {
+            ta[j] = a[(i + j) * sa];
+            tb[j] = b ? b[(i + j) * sb] : 0.0;
+        }
+        blk(ta, tb, ta);
+        memcpy(o + i, ta, (size_t)m * sizeof *o);
+        i += m;
+    }
+}
+
+/* gelu x = x Phi(x): Phi(x) = Phi(-|x|) for x < 0, 1 - Phi(-|x|)
+ * (>= 1/2: no cancellation) for x >= 0; gelu(-inf) = -inf 0 = NaN and
+ * gelu(+inf) = inf, the portable row's.  DX_B elements of x (all read
+ * before o is written). */
+static void dx_gelu_blk(const double *x, const double *unused, double *o)
+{
+    (void)unused;
+    rd v[DX_IL], a[DX_IL], z[DX_IL], e[DX_IL], r[DX_IL];
+#pragma GCC unroll 4
+    for (int j = 0; j < DX_IL; j++) {
+        v[j] = rs_loadd(x + j * RS_W);
+        e[j] = dx_gauss(v[j], &a[j], &z[j]);
+    }
+    dx_erfcx_n(z, r);
+#pragma GCC unroll 4
+    for (int j = 0; j < DX_IL; j++) {
+        rd pn = rs_mul(rs_mul(e[j], r[j]), rs_d1(0.5));
+        rd phi = rs_sel(rs_lt(v[j], rs_d1(0.0)), pn,
+                        rs_fma(rs_d1(-1.0), pn, rs_d1(1.0)));
+        rs_stored(o + j * RS_W, rs_sel(rs_unord(v[j], v[j]),
+                                       rs_add(v[j], v[j]),
+                                       rs_mul(v[j], phi)));
+    }
+}
+
+static void dx_gelu_f64(const void *x, void *o, int64_t n, const double *k)
+{
+    (void)k;
+    dx_blocks(x, 1, NULL, 0, o, n, dx_gelu_blk);
 }
 
 #define DX_LOOP(NAME)                                                     \
@@ -222,7 +379,85 @@ DX_LOOP(log)
 DX_LOOP(sigmoid)
 DX_LOOP(tanh)
 DX_LOOP(silu)
+DX_LOOP(gelu_tanh)
 #undef DX_LOOP
+
+/* ---- backward activations f64: o = dx from a = g and b = x ------------- */
+
+/* gelu'(x) = Phi(x) + x phi(x): s = gelu'(-a) = Phi(-a) - a phi(a) =
+ * E (erfcx(z) / 2 - a / sqrt(2 pi)) (one exp for both terms, a = |x|),
+ * g s for x < 0 and g (1 - s) for x >= 0; +-inf give g (-0) and g
+ * (the limits), NaN NaN.  DX_B elements (g, x read before o is
+ * written). */
+static void dx_gelu_bwd_blk(const double *gp, const double *xp, double *o)
+{
+    rd x[DX_IL], g[DX_IL], a[DX_IL], z[DX_IL], e[DX_IL], r[DX_IL];
+#pragma GCC unroll 4
+    for (int j = 0; j < DX_IL; j++) {
+        x[j] = rs_loadd(xp + j * RS_W);
+        g[j] = rs_loadd(gp + j * RS_W);
+        e[j] = dx_gauss(x[j], &a[j], &z[j]);
+    }
+    dx_erfcx_n(z, r);
+#pragma GCC unroll 4
+    for (int j = 0; j < DX_IL; j++) {
+        rd s = rs_mul(e[j], rs_fma(rs_d1(0.5), r[j],
+                                   rs_mul(rs_d1(-0x1.9884533d43651p-2),
+                                          a[j])));
+        rd d = rs_sel(rs_lt(x[j], rs_d1(0.0)), s, rs_sub(rs_d1(1.0), s));
+        rs_stored(o + j * RS_W,
+                  rs_mul(g[j], rs_sel(rs_unord(x[j], x[j]),
+                                      rs_add(x[j], x[j]), d)));
+    }
+}
+
+static void dx_gelu_bwd_f64(const void *ap, int64_t sa, const void *bp,
+                            int64_t sb, void *op, int64_t n)
+{
+    dx_blocks(ap, sa, bp, sb, op, n, dx_gelu_bwd_blk);
+}
+
+/* Backward activation f (0 relu, 1 sigmoid, 2 tanh) from g and x.  relu: x > 0 ? g : 0 (NaN x gives 0, as the portable row);
+ * sigmoid' and tanh' as g c^2 e / (1 + e)^2, e = exp(-c |x|) (c 1 and
+ * 2), without the cancellation of 1 - s or 1 - t^2 (the portable rows'
+ * form, which rounds to 0 from |x| ~ 37 or 19 on). */
+static inline rd dx_bwd(int f, rd g, rd x)
+{
+    if (f == 0)
+        return rs_sel(rs_gt(x, rs_d1(0.0)), g, rs_d1(0.0));
+    const double c = f;
+    rd e = dx_exp_neg(rs_mul(rs_d1(-c), rs_abs(x)));
+    rd d = rs_add(rs_d1(1.0), e);
+    return rs_mul(g, rs_div(rs_mul(rs_d1(c * c), e), rs_mul(d, d)));
+}
+
+#define DX_BLOOP(NAME, F)                                                 \
+    static void dx_##NAME##_bwd_f64(const void *ap, int64_t sa,           \
+                                    const void *bp, int64_t sb, void *op, \
+                                    int64_t n)                            \
+    {                                                                     \
+        const double *g = ap, *x = bp;                                    \
+        double *o = op;                                                   \
+        int64_t i = 0;                                                    \
+        if (sa == 1 && sb == 1)                                           \
+            for (; i + RS_W <= n; i += RS_W)                              \
+                rs_stored(o + i,                                          \
+                          dx_bwd(F, rs_loadd(g + i), rs_loadd(x + i)));   \
+        for (; i < n; i += RS_W) {                                        \
+            double tg[RS_W] = {0}, tx[RS_W] = {0};                        \
+            const int64_t m = n - i < RS_W ? n - i : RS_W;                \
+            for (int64_t j = 0; j < m; j++) {                             \
+                tg[j] = g[(i + j) * sa];                                  \
+                tx[j] = x[(i + j) * sb];                                  \
+            }                                                             \
+            rs_stored(tg, dx_bwd(F, rs_loadd(tg), rs_loadd(tx)));         \
+            memcpy(o + i, tg, (size_t)m * sizeof *o);                     \
+        }                                                                 \
+    }
+DX_BLOOP(relu, 0)
+DX_BLOOP(sigmoid, 1)
+DX_BLOOP(tanh, 2)
+#undef DX_BLOOP
 
 /* ---- var f64: reduce_c.c's two passes in vector partial sums ---------- */
 
@@ -453,6 +688,16 @@ DX_RED(argmax, 1, 1)
         return tb_cpu_simd_unary(ctx, LV, TB_OP_##NAME, TB_F64, in, out, p, \
                                  8, dx_##NAME##_f64);                     \
     }
+#define DX_BWD_ENTRY(NAME, SFX, LV)                                       \
+    int TB_CPU_KFN(NAME##_backward, f64, SFX)(void *ctx,                  \
+                                              const tb_tensor *in,        \
+                                              tb_tensor *out,             \
+                                              const tb_params *p)         \
+    {                                                                     \
+        return tb_cpu_simd_binary(ctx, LV, TB_OP_##NAME##_backward,       \
+                                  TB_F64, in, out, p,                     \
+                                  dx_##NAME##_bwd_f64);                   \
+    }
 #define DX_RED_ENTRY(NAME, SFX, LV)                                       \
     int TB_CPU_KFN(NAME, f64, SFX)(void *ctx, const tb_tensor *in,        \
                                    tb_tensor *out, const tb_params *p)    \
@@ -467,6 +712,12 @@ DX_RED(argmax, 1, 1)
     DX_ENTRY(tanh, SFX, LV)                                               \
     DX_ENTRY(silu, SFX, LV)                                               \
     DX_ENTRY(softplus, SFX, LV)                                           \
+    DX_ENTRY(gelu, SFX, LV)                                               \
+    DX_ENTRY(gelu_tanh, SFX, LV)                                          \
+    DX_BWD_ENTRY(relu, SFX, LV)                                           \
+    DX_BWD_ENTRY(sigmoid, SFX, LV)                                        \
+    DX_BWD_ENTRY(tanh, SFX, LV)                                           \
+    DX_BWD_ENTRY(gelu, SFX, LV)                                           \
     DX_RED_ENTRY(max, SFX, LV)                                            \
     DX_RED_ENTRY(min, SFX, LV)                                            \
     DX_RED_ENTRY(argmax, SFX, LV)                                         \
@@ -490,10 +741,21 @@ DX_RED(argmax, 1, 1)
                                       int64_t n)                          \
     {                                                                     \
         static const double k[2] = {1.0, 20.0};                           \
-        (fn == 0   ? dx_sigmoid_f64                                       \
-         : fn == 1 ? dx_tanh_f64                                          \
-         : fn == 2 ? dx_silu_f64                                          \
-                   : dx_softplus_f64)(x, o, n, k);                        \
+        static void (*const f[])(const void *, void *, int64_t,           \
+                                 const double *) = {                      \
+            dx_sigmoid_f64, dx_tanh_f64, dx_silu_f64, dx_softplus_f64,    \
+            dx_gelu_f64, dx_gelu_tanh_f64};                               \
+        f[fn](x, o, n, k);                                                \
+    }                                                                     \
+    void DX_CAT(tb_cpu_act_bwd_f64_, SFX)(int fn, const double *g,        \
+                                          const double *x, double *o,     \
+                                          int64_t n)                      \
+    {                                                                     \
+        static void (*const f[])(const void *, int64_t, const void *,     \
+                                 int64_t, void *, int64_t) = {            \
+            dx_relu_bwd_f64, dx_sigmoid_bwd_f64, dx_tanh_bwd_f64,         \
+            dx_gelu_bwd_f64};                                             \
+        f[fn](g, 1, x, 1, o, n);                                          \
     }
 
 #endif

@@ -45,12 +45,22 @@
 #include "ew_defs.h"
 #include "isa.h"
 
+/* What strides a row's inputs may have (a case's layout, ops/tensor.h). */
+typedef enum {
+    TB_CPU_TAKES_CONTIGUOUS = 0, /* every row of the main table */
+    /* each input a batch of matrices, the last two dims one of stride 1
+     * (row-major with a leading dim, or transposed): the GEMM's */
+    TB_CPU_TAKES_MATRIX,
+    TB_CPU_TAKES_ANY, /* any strides >= 0: the view rows' general loops */
+} tb_cpu_takes;
+
 typedef struct tb_cpu_krow {
     tb_op_id op;
     tb_dtype dtype;
     int min_isa;      /* TB_ISA_*: the level the code needs (and runs) */
     tb_kernel_fn fn;  /* called with the cpu instance as ctx */
     const char *name; /* the impl name recorded for it */
+    tb_cpu_takes takes;
 } tb_cpu_krow;
 
 /* The first row of rows[0..n) for (op, dt) with min_isa <= isa, or
@@ -144,8 +154,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 
 /* Element-wise math and activations: relu and the f32 exp, log, tanh,
  * sigmoid, gelu, gelu_tanh and silu (drv_ew.c over kernels.h and
- * vmath.h), exp, log, sigmoid, tanh, silu and softplus f64
- * (f64_simd_impl.h), sqrt, rsqrt, leaky_relu
+ * vmath.h), exp, log, sigmoid, tanh, silu, softplus, gelu and
+ * gelu_tanh f64 (f64_simd_impl.h), sqrt, rsqrt, leaky_relu
  * and softplus f32 (ops_simd.h), the ops written once (ew_defs.h);
  * every other C row is math_c.c's. */
 #define TB_CPU_ROWS_MATH(X)                                               \
@@ -158,8 +168,9 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER(X, leaky_relu, f32, c) X(leaky_relu, f64, c, c)         \
     TB_CPU_LADDER(X, sigmoid, f32, scalar) TB_CPU_LADDER(X, sigmoid, f64, c)\
     TB_CPU_LADDER(X, tanh, f32, scalar) TB_CPU_LADDER(X, tanh, f64, c)    \
-    TB_CPU_LADDER(X, gelu, f32, scalar) X(gelu, f64, c, c)                \
-    TB_CPU_LADDER(X, gelu_tanh, f32, scalar) X(gelu_tanh, f64, c, c)      \
+    TB_CPU_LADDER(X, gelu, f32, scalar) TB_CPU_LADDER(X, gelu, f64, c)    \
+    TB_CPU_LADDER(X, gelu_tanh, f32, scalar)                              \
+    TB_CPU_LADDER(X, gelu_tanh, f64, c)                                   \
     TB_CPU_LADDER(X, silu, f32, scalar) TB_CPU_LADDER(X, silu, f64, c)    \
     TB_CPU_LADDER(X, softplus, f32, c) TB_CPU_LADDER(X, softplus, f64, c) \
     TB_CPU_EW_OPS(TB_CPU_EW_ROWS, X)
@@ -283,13 +294,13 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_C2(X, calib_work) TB_CPU_C2(X, calib_spin)
 
 /* Backward ops (backward.c; the SIMD rows of the element-wise ones,
- * log_softmax_backward and max_pool2d_backward: bwd_simd_impl.h). */
+ * log_softmax_backward and max_pool2d_backward: bwd_simd_impl.h in f32,
+ * f64_simd_impl.h for the element-wise ones in f64). */
 #define TB_CPU_ROWS_BACKWARD(X)                                           \
-    TB_CPU_LADDER(X, relu_backward, f32, c) X(relu_backward, f64, c, c)   \
-    TB_CPU_LADDER(X, sigmoid_backward, f32, c)                            \
-    X(sigmoid_backward, f64, c, c)                                        \
-    TB_CPU_LADDER(X, tanh_backward, f32, c) X(tanh_backward, f64, c, c)   \
-    TB_CPU_LADDER(X, gelu_backward, f32, c) X(gelu_backward, f64, c, c)   \
+    TB_CPU_LADDER2(X, relu_backward, c)                                   \
+    TB_CPU_LADDER2(X, sigmoid_backward, c)                                \
+    TB_CPU_LADDER2(X, tanh_backward, c)                                   \
+    TB_CPU_LADDER2(X, gelu_backward, c)                                   \
     TB_CPU_LADDER(X, log_softmax_backward, f32, c)                        \
     X(log_softmax_backward, f64, c, c)                                    \
     TB_CPU_C2(X, sum_backward) TB_CPU_C2(X, mean_backward)                \
@@ -384,11 +395,60 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_ROWS_ATTN(X) TB_CPU_ROWS_LOSS(X) TB_CPU_ROWS_EMBED(X)          \
     TB_CPU_ROWS_DROPOUT(X) TB_CPU_ROWS_EINSUM(X) TB_CPU_ROWS_HALF(X)
 
+/* ---- the view rows (drv_view.c) ------------------------------------
+ * Every row above takes contiguous inputs.  A case whose inputs are
+ * views (a config's "layout": transposed, strided, sliced) is looked up
+ * here instead (the backend's kernel_view slot, tb_cpu_view_find): the
+ * first row of (op, dt), best first, whose level the instance allows
+ * and that takes the inputs' strides.  Element-wise ops (inputs of one
+ * shape), sum, mean, softmax and log_softmax have one portable row of
+ * any strides (suffix view); matmul has the native GEMM's rows at avx2
+ * and avx512 (suffix <level>_view: operands with a unit-stride dim, a
+ * transposed one as the GEMM's transpose flag) above its portable row.
+ * So a SIMD level runs the portable view row for what its GEMM cannot
+ * read (a strided matmul: inner stride 2), never a contiguous row.
+ * X(op, dt, sfx, takes). */
+#define TB_CPU_LV_view TB_ISA_SCALAR
+#define TB_CPU_LV_avx2_view TB_ISA_AVX2
+#define TB_CPU_LV_avx512_view TB_ISA_AVX512
+#define TB_CPU_VIEW2(X, op) X(op, f32, view, ANY) X(op, f64, view, ANY)
+#if TB_CPU_HAVE_GEMM && TB_CPU_HAVE_AVX512
+#define TB_CPU_VIEW_MM512(X, dt) X(matmul, dt, avx512_view, MATRIX)
+#else
+#define TB_CPU_VIEW_MM512(X, dt)
+#endif
+#if TB_CPU_HAVE_GEMM && TB_CPU_HAVE_AVX2
+#define TB_CPU_VIEW_MM2(X, dt) X(matmul, dt, avx2_view, MATRIX)
+#else
+#define TB_CPU_VIEW_MM2(X, dt)
+#endif
+#define TB_CPU_VIEW_ROWS(X)                                               \
+    TB_CPU_VIEW2(X, add) TB_CPU_VIEW2(X, sub) TB_CPU_VIEW2(X, mul)        \
+    TB_CPU_VIEW2(X, div) TB_CPU_VIEW2(X, maximum)                         \
+    TB_CPU_VIEW2(X, minimum) TB_CPU_VIEW2(X, relu) TB_CPU_VIEW2(X, neg)   \
+    TB_CPU_VIEW2(X, abs) TB_CPU_VIEW2(X, exp) TB_CPU_VIEW2(X, log)        \
+    TB_CPU_VIEW2(X, sqrt) TB_CPU_VIEW2(X, sigmoid) TB_CPU_VIEW2(X, tanh)  \
+    TB_CPU_VIEW2(X, gelu) TB_CPU_VIEW2(X, silu)                           \
+    TB_CPU_VIEW2(X, sum) TB_CPU_VIEW2(X, mean)                            \
+    TB_CPU_VIEW2(X, softmax) TB_CPU_VIEW2(X, log_softmax)                 \
+    TB_CPU_VIEW_MM512(X, f32) TB_CPU_VIEW_MM2(X, f32)                     \
+    TB_CPU_VIEW_MM512(X, f64) TB_CPU_VIEW_MM2(X, f64)                     \
+    TB_CPU_VIEW2(X, matmul)
+
+/* The view rows (static storage) and their count. */
+const tb_cpu_krow *tb_cpu_view_rows(size_t *n);
+/* The view row for op at dt on an instance of level isa whose inputs
+ * are in[0..op->n_in) (headers), or NULL with *why (one line). */
+const tb_cpu_krow *tb_cpu_view_find(const tb_op *op, tb_dtype dt, int isa,
+                                    const tb_tensor *in, const char **why);
+
 /* Prototypes of every entry point. */
 #define TB_CPU_KDECL(op, dt, sfx, c)                                      \
     int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
                                 tb_tensor *out, const tb_params *p);
 #define TB_CPU_KDECLN(op, dt, sfx, c, name) TB_CPU_KDECL(op, dt, sfx, c)
 TB_CPU_KROWS(TB_CPU_KDECL, TB_CPU_KDECLN)
+#define TB_CPU_KDECLV(op, dt, sfx, takes) TB_CPU_KDECL(op, dt, sfx, c)
+TB_CPU_VIEW_ROWS(TB_CPU_KDECLV)
 
 #endif /* TB_BACKENDS_CPU_KREG_H */

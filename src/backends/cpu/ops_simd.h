@@ -125,9 +125,16 @@ void tb_cpu_exp_f64_avx2(const double *x, double *o, int64_t n);
 void tb_cpu_exp_f64_avx512(const double *x, double *o, int64_t n);
 void tb_cpu_log_f64_avx2(const double *x, double *o, int64_t n);
 void tb_cpu_log_f64_avx512(const double *x, double *o, int64_t n);
-/* sigmoid (fn 0), tanh (1), silu (2) and softplus (3: beta 1,
- * threshold 20) f64's vector loops, for the ulp test */
+/* sigmoid (fn 0), tanh (1), silu (2), softplus (3: beta 1,
+ * threshold 20), gelu (4) and gelu_tanh (5) f64's vector loops, for the
+ * ulp test */
 void tb_cpu_act_f64_avx2(int fn, const double *x, double *o, int64_t n);
 void tb_cpu_act_f64_avx512(int fn, const double *x, double *o, int64_t n);
+/* The backward activations' f64 SIMD rows, for the sweep test: o[i] =
+ * dx from g[i] and x[i], fn 0 relu, 1 sigmoid, 2 tanh, 3 gelu. */
+void tb_cpu_act_bwd_f64_avx2(int fn, const double *g, const double *x,
+                             double *o, int64_t n);
+void tb_cpu_act_bwd_f64_avx512(int fn, const double *g, const double *x,
+                               double *o, int64_t n);
 
 #endif

@@ -1,6 +1,6 @@
 /* tbench-cuda.so: the CUDA backend, loaded at run time by
  * src/backends/module.c, which calls the one exported function
- * tb_module_backend_2() and forwards every slot of the `cuda` backend.
+ * tb_module_backend_3() and forwards every slot of the `cuda` backend.
  *
  * Availability.  The probe never touches CUDA in the calling process:
  * `tbench run` probes in the parent and forks its workers afterwards,
@@ -625,7 +625,7 @@ static const tb_backend *cu_self(void)
 }
 
 extern "C" __attribute__((visibility("default"))) const tb_backend *
-tb_module_backend_2(void)
+tb_module_backend_3(void)
 {
     return cu_self();
 }

@@ -73,14 +73,16 @@ static int gemm_overlap(const void *p, int64_t np, const void *q,
 static int gemm_check_args(int64_t M, int64_t N, int64_t K, const void *A,
                            int64_t lda, const void *B, int64_t ldb,
                            const void *C, int64_t ldc, int nthreads,
-                           size_t esz)
+                           size_t esz, int trans)
 {
+    const int ta = trans & TB_GEMM_TRANS_A, tb = trans & TB_GEMM_TRANS_B;
     if (M < 0 || N < 0 || K < 0 || nthreads < 1)
         return TB_EINVAL;
-    if (lda < K || ldb < N || ldc < N || lda < 0 || ldb < 0 || ldc < 0)
+    if (lda < (ta ? M : K) || ldb < (tb ? K : N) || ldc < N || lda < 0 ||
+        ldb < 0 || ldc < 0 || (trans & ~(TB_GEMM_TRANS_A | TB_GEMM_TRANS_B)))
         return TB_EINVAL;
-    int64_t sa = gemm_span(M, K, lda, esz);
-    int64_t sb = gemm_span(K, N, ldb, esz);
+    int64_t sa = ta ? gemm_span(K, M, lda, esz) : gemm_span(M, K, lda, esz);
+    int64_t sb = tb ? gemm_span(N, K, ldb, esz) : gemm_span(K, N, ldb, esz);
     int64_t sc = gemm_span(M, N, ldc, esz);
     if (sa < 0 || sb < 0 || sc < 0)
         return TB_EINVAL;
@@ -312,7 +314,7 @@ int tb_gemm_f32_ep(int isa, int64_t M, int64_t N, int64_t K,
     if (!gemm_kernels_f32[isa].fn)
         return TB_EUNSUPPORTED;
     return gemm_run_f32(&gemm_kernels_f32[isa], M, N, K, A, lda, B, ldb, C,
-                        ldc, nthreads, par, bias, relu);
+                        ldc, nthreads, par, bias, relu, 0);
 }
 
 int tb_gemm_f64_ep(int isa, int64_t M, int64_t N, int64_t K,
@@ -327,7 +329,7 @@ int tb_gemm_f64_ep(int isa, int64_t M, int64_t N, int64_t K,
     if (!gemm_kernels_f64[isa].fn)
         return TB_EUNSUPPORTED;
     return gemm_run_f64(&gemm_kernels_f64[isa], M, N, K, A, lda, B, ldb, C,
-                        ldc, nthreads, par, bias, relu);
+                        ldc, nthreads, par, bias, relu, 0);
 }
 
 int tb_gemm_f32_ex(int isa, int64_t M, int64_t N, int64_t K,
@@ -362,6 +364,26 @@ int tb_gemm_f64(int isa, int64_t M, int64_t N, int64_t K, const double *A,
 {
     return tb_gemm_f64_ex(isa, M, N, K, A, lda, B, ldb, C, ldc, nthreads,
                           NULL);
+}
+
+int tb_gemm_tr(int isa, int f64, int trans, int64_t M, int64_t N,
+               int64_t K, const void *A, int64_t lda, const void *B,
+               int64_t ldb, void *C, int64_t ldc, int nthreads,
+               const tb_gemm_parallel *par)
+{
+    int rc = gemm_isa_check(isa);
+    if (rc)
+        return rc;
+    if (f64)
+        return gemm_kernels_f64[isa].fn
+                   ? gemm_run_f64(&gemm_kernels_f64[isa], M, N, K, A, lda,
+                                  B, ldb, C, ldc, nthreads, par, NULL, 0,
+                                  trans)
+                   : TB_EUNSUPPORTED;
+    return gemm_kernels_f32[isa].fn
+               ? gemm_run_f32(&gemm_kernels_f32[isa], M, N, K, A, lda, B,
+                              ldb, C, ldc, nthreads, par, NULL, 0, trans)
+               : TB_EUNSUPPORTED;
 }
 
 const char *tb_gemm_impl_name(int isa, int dtype_is_f64)

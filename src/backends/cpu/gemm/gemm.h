@@ -131,6 +131,21 @@ int tb_gemm_f64_ep(int isa, int64_t M, int64_t N, int64_t K,
                    const tb_gemm_parallel *par, const double *bias,
                    int relu);
 
+/* Operands held transposed (tb_gemm_tr's trans, bits). */
+#define TB_GEMM_TRANS_A 1 /* A as K x M: A[i][k] = A[k*lda + i] */
+#define TB_GEMM_TRANS_B 2 /* B as N x K: B[k][j] = B[j*ldb + k] */
+
+/* As tb_gemm_f32_ex (f64 == 0; A, B, C float) or tb_gemm_f64_ex (f64 !=
+ * 0; double), with A and/or B held transposed (trans: TB_GEMM_TRANS_*;
+ * lda >= M for a transposed A, ldb >= K for a transposed B): the
+ * packing reads them in place, so no copy is made (a layout's
+ * `transposed` matmul).  The packed panels, and so the results, are bit
+ * for bit those of the plain call on transposed copies. */
+int tb_gemm_tr(int isa, int f64, int trans, int64_t M, int64_t N,
+               int64_t K, const void *A, int64_t lda, const void *B,
+               int64_t ldb, void *C, int64_t ldc, int nthreads,
+               const tb_gemm_parallel *par);
+
 /* Name of the micro-kernel tb_gemm_f32 (dtype_is_f64 == 0) or tb_gemm_f64
  * (otherwise) runs at this isa level, e.g. "gemm_f32_avx512_12x32"
  * (MR rows x NR columns of C per micro-tile).  A static string; NULL for

@@ -1,0 +1,70 @@
+/* The report's "Layouts" section: what reading inputs as views cost
+ * (a config's "layout": ids with @layout=L, records with `layout`).  For
+ * each case of the main run in a layout other than contiguous whose
+ * contiguous twin (the same id without "@layout=L") ran too: both
+ * medians and their ratio.  scripts/audit_speed.py derives the ratios
+ * again from the records. */
+#include "report_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The contiguous twin of layout case c in the main run, or NULL. */
+static const tb_rcase *contiguous_twin(const tb_rset *s, const tb_rcase *c)
+{
+    char id[600], tag[48];
+    snprintf(tag, sizeof tag, "@layout=%s", c->rc->layout);
+    const char *at = strstr(c->id, tag);
+    if (!at)
+        return NULL;
+    snprintf(id, sizeof id, "%.*s%s", (int)(at - c->id), c->id,
+             at + strlen(tag));
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *t = &s->cases[i];
+        if (t->ok && tb_rpt_in(t, M_MAIN) && !t->rc->layout &&
+            strcmp(t->id, id) == 0)
+            return t;
+    }
+    return NULL;
+}
+
+void tb_rpt_layouts(const tb_rpt *x)
+{
+    const tb_rset *s = x->s;
+    bool any = false;
+    for (int i = 0; i < s->n && !any; i++) {
+        const tb_rcase *c = &s->cases[i];
+        any = c->ok && tb_rpt_in(c, M_MAIN) && c->rc->layout &&
+              contiguous_twin(s, c);
+    }
+    if (!any)
+        return;
+    tb_strbuf *b = x->b;
+    sb(b, "### Layouts\n\n"
+          "Cases whose inputs were views of larger buffers (config "
+          "`\"layout\"`: `transposed`, the last two dims swapped; "
+          "`strided`, every 2nd element of a buffer twice as wide; "
+          "`sliced`, an offset window; ids with `@layout=`) beside the "
+          "same case on contiguous inputs (the same values): the median "
+          "of each and the ratio, view over contiguous (above 1: the "
+          "view costs that much more). The kernel that ran is each "
+          "record's `impl` (`tbench show ID DIR`).\n\n"
+          "| Op | Shapes | Dtype | Backend | Layout | Contiguous | View | "
+          "Ratio |\n"
+          "|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *c = &s->cases[i];
+        const tb_rcase *t = c->ok && tb_rpt_in(c, M_MAIN) && c->rc->layout
+                                ? contiguous_twin(s, c)
+                                : NULL;
+        if (!t)
+            continue;
+        char mt[32], mc[32], r[32];
+        sb(b, "| %s | %s | %s | %s | %s | %s | %s | %sx |\n", t->opp,
+           c->shapes, c->dtype, c->variant, c->rc->layout,
+           tb_report_fmt_time(t->median, t->median, mt, sizeof mt),
+           tb_report_fmt_time(c->median, c->median, mc, sizeof mc),
+           tb_md_num(c->median / t->median, r, sizeof r));
+    }
+    sb(b, "\n");
+}
