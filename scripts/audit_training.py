@@ -180,7 +180,17 @@ def check_api(a, sec):
 
 
 STEP_OPS = ("mlp_train_step", "mlp_infer_step", "cnn_train_step",
-            "cnn_infer_step")
+            "cnn_infer_step", "tfm_train_step", "tfm_infer_step")
+
+
+def step_label(c):
+    """The model step's name in the table: the op, the transformer
+    block's with its sequence length, d_model and heads."""
+    x = c.rec["shapes"][0]
+    if not c.op.startswith("tfm_") or len(x) != 3:
+        return c.op
+    return (f"{c.op} (seq {x[1]}, d_model {x[2]}, "
+            f"{c.param('heads', 4):g} heads)")
 
 
 def rate_series(data):
@@ -189,7 +199,7 @@ def rate_series(data):
         for c in data.ok("main"):
             if c.op == op and c.param("hooks", 0) == 0 and \
                     c.param("pool", 0) == 0 and c.param("phase", 2) == 2:
-                out.setdefault((c.doc, c.op, c.dtype, c.variant),
+                out.setdefault((c.doc, step_label(c), c.dtype, c.variant),
                                []).append(c)
     return [sorted(v, key=lambda c: c.rec["shapes"][0][0])
             for v in out.values()]
@@ -206,7 +216,7 @@ def check_rates(a, sec):
             w = row_name(sec, ln, row, 3)
             b = c.rec["shapes"][0][0]
             a.word(w, "case", " | ".join(row[:3]),
-                   f"{c.op} | {c.variant} | {b}")
+                   f"{step_label(c)} | {c.variant} | {b}")
             p = a.data.peer(c)
             time_cell(a, w, "median", row[3], c.median)
             a.fig(w, "steps/s", row[4], 1e9 / c.median)

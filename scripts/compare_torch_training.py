@@ -8,7 +8,7 @@ Usage:
 
 CONFIG (default configs/training.json) is a tbench config of the workload
 ops (mlp_train_step, mlp_infer_step, cnn_train_step, cnn_infer_step,
-api_add).  Its cases come from `tbench run CONFIG --list-cases`, so the
+tfm_train_step, tfm_infer_step, api_add).  Its cases come from `tbench run CONFIG --list-cases`, so the
 ids are tbench's with the backend part "torch[threads=N]": `tbench report
 RESULTS --with FILE` pairs them with tbench's cases.  FILE is a result
 file in tbench's schema (tbench.results/1, docs/FORMAT.md: "Files written
@@ -27,6 +27,13 @@ N threads, default 1):
   +-1/sqrt(fan_in); the batch uniform in [-1, 1] (PyTorch's generator
   seeded with the config's seed: the values differ from tbench's, the
   work does not).
+- the transformer block (tfm_*, src/ops/models.h) on x [B, S, D], heads
+  H: rms(x, g) = x / sqrt(mean(x^2) + 1e-6) * g (torch 1.13 has no
+  F.rms_norm), q, k, v = rms(x, g1) @ Wq, Wk, Wv split to [B, H, S, Dh],
+  softmax(q k^T / sqrt(Dh) + mask) v with mask -inf above the diagonal,
+  merged back, h = x + (.) @ Wo, y = h + gelu(rms(h, g2) @ W1) @ W2
+  (F.gelu, the erf form), loss mean(y * y); bias-free, the norm weights
+  ones (tbench's 18 ops; each a module for the hooks).
 - *_train_step: phase 0 the forward pass with autograd recording; phase 1
   forward + backward (grads set to None first, as tbench frees them);
   phase 2 also torch.optim.SGD(lr, momentum, foreach=False).step().
@@ -59,7 +66,7 @@ import json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKLOADS = ("mlp_train_step", "mlp_infer_step", "cnn_train_step",
-             "cnn_infer_step", "api_add")
+             "cnn_infer_step", "tfm_train_step", "tfm_infer_step", "api_add")
 
 
 def die(msg, code=2):
@@ -109,7 +116,7 @@ def list_cases(tb, config):
 # ---- the cost model: tbench's (src/ops/op.c, models.c) ----------------------
 
 def out_shape(op, x):
-    if op == "api_add":
+    if op == "api_add" or op == "tfm_infer_step":
         return list(x)
     return [1] if op.endswith("train_step") else [x[0], 10]
 
@@ -123,7 +130,11 @@ def model_of(op, params, shapes, dtype):
         fl = float(numel[-1])
     else:
         B = x[0]
-        if op.startswith("mlp"):
+        if op.startswith("tfm"):
+            S, D = x[1], x[2]
+            fl = 2.0 * B * S * (4 + 2 * 4) * D * D + \
+                2.0 * 2 * B * D * S * (S + 1) / 2
+        elif op.startswith("mlp"):
             fl = 2.0 * B * (x[1] * 256 + 256 * 128 + 128 * 10)
         else:
             h1, w1 = x[2] - 2, x[3] - 2
@@ -213,6 +224,55 @@ def build(torch, seed):
             lp = self.lsm(h)
             return lp if t is None else self.nll(lp, t)
 
+    class TFM(nn.Module):
+        """The pre-norm block of tbench's tfm_*_step, op for op."""
+
+        def __init__(self, x, heads, gen, dt):
+            super().__init__()
+            D = x[2]
+            self.H = heads
+
+            def p(shape, fan):
+                return nn.Parameter(uniform(shape, 1 / math.sqrt(fan), gen,
+                                            dt))
+            self.g1 = nn.Parameter(torch.ones(D, dtype=dt))
+            self.Wq, self.Wk = p((D, D), D), p((D, D), D)
+            self.Wv, self.Wo = p((D, D), D), p((D, D), D)
+            self.g2 = nn.Parameter(torch.ones(D, dtype=dt))
+            self.W1, self.W2 = p((D, 4 * D), D), p((4 * D, D), 4 * D)
+
+            def rms(x, g):
+                return x * torch.rsqrt((x * x).mean(-1, keepdim=True) +
+                                       1e-6) * g
+            self.norm = nn.ModuleList([Op(rms) for _ in range(2)])
+            self.mm = nn.ModuleList([Op(lambda a, W: a @ W)
+                                     for _ in range(6)])
+            self.perm = nn.ModuleList([Op(lambda a: a.permute(0, 2, 1, 3))
+                                       for _ in range(4)])
+            S = x[1]
+            mask = torch.full((S, S), -math.inf, dtype=dt).triu(1)
+            scale = 1 / math.sqrt(D // heads)
+            self.attn = Op(lambda q, k, v: torch.softmax(
+                q @ k.transpose(-1, -2) * scale + mask, -1) @ v)
+            self.add = nn.ModuleList([Op(torch.add) for _ in range(2)])
+            self.gelu = Op(Fn.gelu)
+            self.mul = Op(torch.mul)
+            self.mean = Op(torch.mean)
+
+        def forward(self, x, t):
+            B, S, D = x.shape
+            H, Dh = self.H, D // self.H
+            x2 = x.reshape(B * S, D)
+            n = self.norm[0](x2, self.g1)
+            q, k, v = (self.perm[i](self.mm[i](n, W).reshape(B, S, H, Dh))
+                       for i, W in enumerate((self.Wq, self.Wk, self.Wv)))
+            a = self.perm[3](self.attn(q, k, v)).reshape(B * S, D)
+            h = self.add[0](x2, self.mm[3](a, self.Wo))
+            u = self.gelu(self.mm[4](self.norm[1](h, self.g2), self.W1))
+            y = self.add[1](h, self.mm[5](u, self.W2))
+            return y.reshape(B, S, D) if t is None else \
+                self.mean(self.mul(y, y))
+
     def add_hooks(model, hooks, counter):
         def f(*a):
             counter[0] += 1
@@ -225,8 +285,12 @@ def build(torch, seed):
 
     def model_case(op, params, x, dt):
         gen = torch.Generator().manual_seed(seed)
-        model = MLP(x[1], gen, dt) if op.startswith("mlp") else \
-            CNN(x, gen, dt)
+        if op.startswith("tfm"):
+            model = TFM(x, int(params.get("heads", 4)), gen, dt)
+        elif op.startswith("mlp"):
+            model = MLP(x[1], gen, dt)
+        else:
+            model = CNN(x, gen, dt)
         xb = uniform(tuple(x), 1.0, gen, dt)
         t = torch.arange(x[0]) % 10
         counter = [0]

@@ -20,3 +20,4 @@ $PY scripts/gen_oracle_norm.py      # normalization   -> norm_vectors.h
 $PY scripts/gen_oracle_attn.py      # sdpa, sdpa_backward -> attn_vectors.h
 $PY scripts/gen_oracle_embed.py     # loss, embedding -> embed_vectors.h
 $PY scripts/gen_oracle_einsum.py    # einsum          -> einsum_vectors.h
+$PY scripts/gen_oracle_tfm.py      # transformer block -> tfm_vectors.h

@@ -1072,7 +1072,7 @@ static void test_shipped_configs(void **state)
         assert_true(seen[i]);
     int cases = count_cases(&cfg);
     print_message("# configs/quick.json: %d cases\n", cases);
-    assert_in_range(cases, 15, 142); /* 142 with the layout cases */
+    assert_in_range(cases, 15, 144); /* 144 with tfm_*_step */
     assert_true(cfg.measure.max_time_s <= 1.0);
     tb_config_free(&cfg);
 

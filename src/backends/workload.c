@@ -119,13 +119,41 @@ static const tb_op_id wl_ops[] = {
     TB_OP_ones, TB_OP_add_, TB_OP_sgd_momentum, TB_OP_linear_backward,
     TB_OP_matmul_backward, TB_OP_add_backward, TB_OP_log_softmax_backward,
     TB_OP_nll_loss_backward, TB_OP_conv2d_backward, TB_OP_relu_backward,
-    TB_OP_max_pool2d_backward,
+    TB_OP_max_pool2d_backward, TB_OP_rms_norm, TB_OP_permute, TB_OP_sdpa,
+    TB_OP_gelu, TB_OP_mul, TB_OP_mean, TB_OP_rms_norm_backward,
+    TB_OP_sdpa_backward, TB_OP_gelu_backward, TB_OP_mul_backward,
+    TB_OP_mean_backward,
 };
 _Static_assert(sizeof wl_ops / sizeof wl_ops[0] <= TB_WL_MAX_PARTS,
                "a breakdown has room for every op a model step may run");
 
 static bool wl_needs(tb_model_kind kind, bool train, tb_op_id id)
 {
+    static const tb_op_id tfm_ops[] = {
+        TB_OP_rms_norm, TB_OP_permute, TB_OP_sdpa, TB_OP_gelu, TB_OP_mul,
+        TB_OP_mean, TB_OP_matmul, TB_OP_add, TB_OP_copy, TB_OP_ones,
+        TB_OP_add_, TB_OP_sgd_momentum,
+    };
+    if (kind == TB_MODEL_TFM) {
+        /* its forward ops and, training, their gradients and the
+         * tape's and optimizer's plumbing */
+        bool plumbing = id == TB_OP_ones || id == TB_OP_add_ ||
+                        id == TB_OP_sgd_momentum;
+        for (size_t i = 0; i < sizeof tfm_ops / sizeof tfm_ops[0]; i++) {
+            if (id == tfm_ops[i])
+                return train || !plumbing;
+            if (train && tb_ag_backward_op(tfm_ops[i]) == id)
+                return true;
+        }
+        return false;
+    }
+    bool tfm_only = id == TB_OP_rms_norm || id == TB_OP_permute ||
+                    id == TB_OP_sdpa || id == TB_OP_gelu || id == TB_OP_mul ||
+                    id == TB_OP_mean || id == TB_OP_rms_norm_backward ||
+                    id == TB_OP_sdpa_backward || id == TB_OP_gelu_backward ||
+                    id == TB_OP_mul_backward || id == TB_OP_mean_backward;
+    if (tfm_only)
+        return false;
     bool cnn_only = id == TB_OP_conv2d || id == TB_OP_relu ||
                     id == TB_OP_max_pool2d || id == TB_OP_conv2d_backward ||
                     id == TB_OP_relu_backward ||
@@ -254,8 +282,7 @@ int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
     w->ctx = ctx;
     w->op = op;
     w->dt = dt;
-    w->train = op->id == TB_OP_mlp_train_step ||
-               op->id == TB_OP_cnn_train_step;
+    w->train = tb_model_op_trains(op);
     tb_params full = p ? *p : (tb_params){0};
     tb_params_defaults(op, &full);
     int ip = tb_op_param_index(op, "pool");
@@ -274,11 +301,9 @@ int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
         return 0;
     }
     tb_model_cfg cfg = {
-        .kind = op->id == TB_OP_mlp_train_step ||
-                        op->id == TB_OP_mlp_infer_step
-                    ? TB_MODEL_MLP
-                    : TB_MODEL_CNN,
+        .kind = tb_model_of_op(op),
         .x = in[0],
+        .heads = tb_model_op_heads(op, &full),
         .hooks = (int)full.v[w->train ? 1 : 0],
         .train = w->train,
         .lr = w->train ? full.v[2] : 0,
@@ -401,9 +426,10 @@ tb_wl_phase tb_wl_phase_of(const tb_op *op)
     if (op->id == TB_OP_ones || op->id == TB_OP_add_)
         return TB_WL_BWD;
     /* the tape's own map (not the category: nll_loss, a forward op, is
-     * a row of the backward family) */
+     * a row of the backward family); permute, its own gradient, is
+     * counted where its forward calls are */
     for (int f = 0; f < TB_OP_COUNT; f++)
-        if (tb_ag_backward_op((tb_op_id)f) == op->id)
+        if (f != (int)op->id && tb_ag_backward_op((tb_op_id)f) == op->id)
             return TB_WL_BWD;
     return TB_WL_FWD;
 }

@@ -1,5 +1,6 @@
 /* Workload ops (category workload: mlp_train_step, mlp_infer_step,
- * cnn_train_step, cnn_infer_step) on one backend instance: the model of
+ * cnn_train_step, cnn_infer_step, tfm_train_step, tfm_infer_step) on
+ * one backend instance: the model of
  * ops/models.h on a tape whose every kernel is the backend's own, looked
  * up once per op through its kernel table, and whose memory comes from
  * the backend.  Like an unfused composition (composite.h), the harness
@@ -36,10 +37,11 @@ int tb_workload_run(void *w, const tb_tensor *in, tb_tensor *out,
 
 /* Where a tape kernel call belongs in a step: the optimizer's ops
  * (category optimizer: sgd_momentum); the backward pass (an op the tape
- * runs as some op's gradient, tb_ag_backward_op, and its gradient
+ * runs as another op's gradient, tb_ag_backward_op, and its gradient
  * plumbing, which tb_ag_backward alone calls: ones seeds the loss's
  * gradient, add_ accumulates); else the forward pass (with the copy of
- * the loss out of the tape). */
+ * the loss out of the tape, and permute, which is its own gradient: its
+ * inverse permutes in the backward pass count there too). */
 typedef enum { TB_WL_FWD, TB_WL_BWD, TB_WL_OPT, TB_WL_NPHASES } tb_wl_phase;
 
 /* "fwd", "bwd", "optimizer"; "?" out of range. */
@@ -59,7 +61,7 @@ typedef struct tb_wl_part {
 } tb_wl_part;
 
 /* Enough for every op a model step may run (workload.c checks). */
-#define TB_WL_MAX_PARTS 24
+#define TB_WL_MAX_PARTS 32
 
 /* A breakdown pass of `steps` steps, each timed by the caller as a
  * sample times a call (the call, the backend's sync, minus the timer's

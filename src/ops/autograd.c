@@ -68,6 +68,7 @@ tb_op_id tb_ag_backward_op(tb_op_id op)
     case TB_OP_sdpa: return TB_OP_sdpa_backward;
     case TB_OP_cross_entropy: return TB_OP_cross_entropy_backward;
     case TB_OP_embedding: return TB_OP_embedding_backward;
+    case TB_OP_permute: return TB_OP_permute; /* the inverse permute */
     default: return TB_OP_COUNT;
     }
 }
@@ -358,6 +359,8 @@ static int ag_bw_inputs(tb_ag *ag, const ag_node *n, const tb_tensor *g,
     case TB_OP_embedding: /* g, idx */
         bin[1] = ag->vars[n->in[1]].value;
         return 2;
+    case TB_OP_permute: /* g alone, permuted back */
+        return 1;
     default:
         for (int i = 0; i < n->n_in; i++)
             bin[1 + i] = ag->vars[n->in[i]].value;
@@ -367,10 +370,23 @@ static int ag_bw_inputs(tb_ag *ag, const ag_node *n, const tb_tensor *g,
 
 /* The backward op's parameters for node n: the forward op's (their
  * specs are the same), but embedding_backward's num_weights, the rows
- * of the weight. */
+ * of the weight, and permute's inverse permutation (output dim perm[i]
+ * of the gradient is its dim i). */
 static tb_params ag_bw_params(tb_ag *ag, const ag_node *n)
 {
     tb_params bp = n->p;
+    if (n->op == TB_OP_permute) {
+        const tb_op *op = tb_op_get(TB_OP_permute);
+        int nd = ag->vars[n->in[0]].value.ndim, perm[TB_MAX_DIMS];
+        bp = (tb_params){0};
+        /* the forward's rule accepted these parameters */
+        if (tb_permute_dims(&n->p, nd, perm, NULL, 0) == 0)
+            for (int i = 0; i < nd; i++) {
+                char name[4] = {'p', (char)('0' + perm[i]), 0, 0};
+                tb_params_set(op, &bp, name, i, NULL, 0);
+            }
+        return bp;
+    }
     if (n->op == TB_OP_embedding) {
         const tb_op *bop = tb_op_get(TB_OP_embedding_backward);
         bp = (tb_params){0};

@@ -16,7 +16,8 @@
  * add, sub, mul, div (broadcasting), matmul, linear, conv2d,
  * conv2d_nobias, max_pool2d, avg_pool2d, nll_loss and cross_entropy (not
  * in their targets), layer_norm, rms_norm, group_norm, sdpa, embedding
- * (in its weight only: the indices are not differentiable).
+ * (in its weight only: the indices are not differentiable), permute
+ * (its gradient is the permute op again, with the inverse order).
  * Any other op may be applied; it is not recorded, and a variable it
  * computes from one that needs a gradient is an error (TB_EUNSUPPORTED),
  * so no gradient is silently dropped.

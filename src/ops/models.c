@@ -10,7 +10,7 @@
 #include "../base/rng.h"
 #include "ref.h"
 
-#define MAX_PARAMS 6
+#define MAX_PARAMS 8
 
 struct tb_model {
     tb_ag_exec ex;
@@ -32,8 +32,9 @@ static void count_hook(void *user, tb_ag_hook_kind kind, const tb_op *op,
     ((tb_model *)user)->hook_calls++;
 }
 
-/* A leaf of shape s filled on the host (uniform in [-bound, bound), or
- * values[i] when vals is given, or zeros) and uploaded. */
+/* A leaf of shape s filled on the host (uniform in [-bound, bound) from
+ * rng; without rng every element bound; targets: i mod 10) and
+ * uploaded. */
 static int host_leaf(tb_model *m, const tb_shape *s, bool rg, tb_rng *rng,
                      double bound, bool targets, int *var)
 {
@@ -45,7 +46,7 @@ static int host_leaf(tb_model *m, const tb_shape *s, bool rg, tb_rng *rng,
         return rc;
     int64_t n = tb_shape_numel(s);
     for (int64_t i = 0; i < n; i++) {
-        double v = 0;
+        double v = bound;
         if (targets)
             v = (double)(i % N_CLASSES);
         else if (rng)
@@ -62,7 +63,7 @@ int tb_model_create(const tb_ag_exec *ex, tb_dtype dt,
 {
     if (!ex || !ex->upload || !cfg || !out)
         return TB_EINVAL;
-    int rc = tb_model_check_shape(cfg->kind, &cfg->x, NULL, 0);
+    int rc = tb_model_check_shape(cfg->kind, &cfg->x, cfg->heads, NULL, 0);
     if (rc)
         return rc;
     tb_model *m = calloc(1, sizeof *m);
@@ -76,8 +77,17 @@ int tb_model_create(const tb_ag_exec *ex, tb_dtype dt,
         return rc;
     }
     tb_shape ps[MAX_PARAMS];
-    double fan[MAX_PARAMS];
-    if (cfg->kind == TB_MODEL_MLP) {
+    double fan[MAX_PARAMS]; /* 0: a norm's weight, ones */
+    m->n_params = 6;
+    if (cfg->kind == TB_MODEL_TFM) {
+        int64_t D = cfg->x.dim[2], F = TFM_MLP_MULT * D;
+        m->n_params = 8;
+        ps[0] = ps[5] = (tb_shape){1, {D}}, fan[0] = fan[5] = 0;
+        for (int i = 1; i <= 4; i++)
+            ps[i] = (tb_shape){2, {D, D}}, fan[i] = (double)D;
+        ps[6] = (tb_shape){2, {D, F}}, fan[6] = (double)D;
+        ps[7] = (tb_shape){2, {F, D}}, fan[7] = (double)F;
+    } else if (cfg->kind == TB_MODEL_MLP) {
         int64_t K = cfg->x.dim[1];
         ps[0] = (tb_shape){2, {K, MLP_H1}}, fan[0] = (double)K;
         ps[1] = (tb_shape){1, {MLP_H1}}, fan[1] = (double)K;
@@ -95,17 +105,18 @@ int tb_model_create(const tb_ag_exec *ex, tb_dtype dt,
         ps[4] = (tb_shape){2, {flat, N_CLASSES}}, fan[4] = (double)flat;
         ps[5] = (tb_shape){1, {N_CLASSES}}, fan[5] = (double)flat;
     }
-    m->n_params = MAX_PARAMS;
     tb_rng rng;
     tb_rng_seed(&rng, TB_MODEL_SEED);
     for (int i = 0; rc == 0 && i < m->n_params; i++) {
-        rc = host_leaf(m, &ps[i], cfg->train, &rng, 1 / sqrt(fan[i]), false,
+        rc = host_leaf(m, &ps[i], cfg->train, fan[i] > 0 ? &rng : NULL,
+                       fan[i] > 0 ? 1 / sqrt(fan[i]) : 1, false,
                        &m->param[i]);
         if (rc == 0 && cfg->train)
             rc = host_leaf(m, &ps[i], false, NULL, 0, false, &m->buf[i]);
     }
     tb_shape ts = {1, {cfg->x.dim[0]}};
-    if (rc == 0)
+    m->target = -1;
+    if (rc == 0 && cfg->kind != TB_MODEL_TFM)
         rc = host_leaf(m, &ts, false, NULL, 0, true, &m->target);
     if (rc == 0 && (cfg->hooks & 1))
         rc = tb_ag_hook_add(m->ag, TB_AG_FORWARD, TB_OP_COUNT, count_hook,
@@ -134,17 +145,91 @@ int64_t tb_model_hook_calls(const tb_model *m)
     return m ? m->hook_calls : 0;
 }
 
+int tb_model_n_params(const tb_model *m)
+{
+    return m ? m->n_params : 0;
+}
+
+tb_tensor *tb_model_param(tb_model *m, int i)
+{
+    return m && i >= 0 && i < m->n_params ? tb_ag_value(m->ag, m->param[i])
+                                          : NULL;
+}
+
+tb_tensor *tb_model_grad(tb_model *m, int i)
+{
+    return m && i >= 0 && i < m->n_params ? tb_ag_grad(m->ag, m->param[i])
+                                          : NULL;
+}
+
 static int ap(tb_model *m, tb_op_id op, int a, int b, int c, int *out)
 {
     int in[3] = {a, b, c};
     return tb_ag_apply(m->ag, op, in, NULL, out);
 }
 
-/* The forward pass: *logp and *loss variables. */
+/* [B S, D] as [B, S, H, Dh] permuted to [B, H, S, Dh] (split), or back
+ * (merge). */
+static int heads_split(tb_model *m, int v, bool merge, int *out)
+{
+    int64_t B = m->cfg.x.dim[0], S = m->cfg.x.dim[1], D = m->cfg.x.dim[2];
+    int64_t H = m->cfg.heads, Dh = D / H;
+    const tb_op *op = tb_op_get(TB_OP_permute);
+    tb_params p = {0};
+    static const char *const names[4] = {"p0", "p1", "p2", "p3"};
+    static const int order[4] = {0, 2, 1, 3}; /* its own inverse */
+    for (int i = 0; i < 4; i++)
+        tb_params_set(op, &p, names[i], order[i], NULL, 0);
+    tb_shape bshd = {4, {B, S, H, Dh}}, flat = {2, {B * S, D}};
+    int in, rc;
+    if (merge) {
+        if ((rc = tb_ag_apply(m->ag, TB_OP_permute, &v, &p, &in)))
+            return rc;
+        return tb_ag_reshape(m->ag, in, &flat, out);
+    }
+    if ((rc = tb_ag_reshape(m->ag, v, &bshd, &in)))
+        return rc;
+    return tb_ag_apply(m->ag, TB_OP_permute, &in, &p, out);
+}
+
+/* The transformer block (models.h): *y [B S, D] and *loss. */
+static int tfm_forward(tb_model *m, int x, int *y, int *loss)
+{
+    const int *w = m->param;
+    tb_shape flat = {2, {m->cfg.x.dim[0] * m->cfg.x.dim[1],
+                         m->cfg.x.dim[2]}};
+    tb_params sp = {0};
+    const tb_op *sdpa = tb_op_get(TB_OP_sdpa);
+    tb_params_set(sdpa, &sp, "causal", 1, NULL, 0);
+    int x2, n, qkv[3], a, h, rc;
+    if ((rc = tb_ag_reshape(m->ag, x, &flat, &x2)) ||
+        (rc = ap(m, TB_OP_rms_norm, x2, w[0], -1, &n)))
+        return rc;
+    for (int i = 0; i < 3; i++)
+        if ((rc = ap(m, TB_OP_matmul, n, w[1 + i], -1, &a)) ||
+            (rc = heads_split(m, a, false, &qkv[i])))
+            return rc;
+    if ((rc = tb_ag_apply(m->ag, TB_OP_sdpa, qkv, &sp, &a)) ||
+        (rc = heads_split(m, a, true, &a)) ||
+        (rc = ap(m, TB_OP_matmul, a, w[4], -1, &a)) ||
+        (rc = ap(m, TB_OP_add, x2, a, -1, &h)) ||
+        (rc = ap(m, TB_OP_rms_norm, h, w[5], -1, &n)) ||
+        (rc = ap(m, TB_OP_matmul, n, w[6], -1, &a)) ||
+        (rc = ap(m, TB_OP_gelu, a, -1, -1, &a)) ||
+        (rc = ap(m, TB_OP_matmul, a, w[7], -1, &a)) ||
+        (rc = ap(m, TB_OP_add, h, a, -1, y)) ||
+        (rc = ap(m, TB_OP_mul, *y, *y, -1, &a)))
+        return rc;
+    return ap(m, TB_OP_mean, a, -1, -1, loss);
+}
+
+/* The forward pass: *logp (the model's output) and *loss variables. */
 static int forward(tb_model *m, int x, int *logp, int *loss)
 {
     const int *w = m->param;
     int h = x, rc;
+    if (m->cfg.kind == TB_MODEL_TFM)
+        return tfm_forward(m, x, logp, loss);
     if (m->cfg.kind == TB_MODEL_MLP) {
         if ((rc = ap(m, TB_OP_linear, h, w[0], w[1], &h)) ||
             (rc = ap(m, TB_OP_linear, h, w[2], w[3], &h)))
@@ -215,8 +300,19 @@ int tb_model_run(tb_model *m, const tb_tensor *x, tb_model_phase phase,
     }
     if (rc == 0)
         rc = copy_out(m, tb_ag_value(m->ag, l), loss);
-    if (rc == 0 && logp)
-        rc = copy_out(m, tb_ag_value(m->ag, lp), logp);
+    if (rc == 0 && logp) { /* the transformer's y: [B S, D] as [B, S, D] */
+        tb_tensor y = *tb_ag_value(m->ag, lp);
+        tb_shape ys = tb_tensor_shape(logp);
+        if (tb_tensor_numel(&y) != tb_shape_numel(&ys))
+            rc = TB_ESHAPE;
+        tb_tensor_init(&y, y.dtype, &ys);
+        y.data = tb_ag_value(m->ag, lp)->data;
+        y.backend = tb_ag_value(m->ag, lp)->backend;
+        y.backend_ctx = tb_ag_value(m->ag, lp)->backend_ctx;
+        y.owns = false;
+        if (rc == 0)
+            rc = copy_out(m, &y, logp);
+    }
     tb_ag_clear(m->ag);
     return rc;
 }
@@ -277,12 +373,11 @@ static int ref_workload(tb_op_id id, const tb_tensor *in, tb_tensor *out,
                         const tb_params *p)
 {
     const tb_op *op = tb_op_get(id);
-    bool train = id == TB_OP_mlp_train_step || id == TB_OP_cnn_train_step;
+    bool train = tb_model_op_trains(op);
     tb_model_cfg cfg = {
-        .kind = id == TB_OP_mlp_train_step || id == TB_OP_mlp_infer_step
-                    ? TB_MODEL_MLP
-                    : TB_MODEL_CNN,
+        .kind = tb_model_of_op(op),
         .x = tb_tensor_shape(&in[0]),
+        .heads = tb_model_op_heads(op, p),
         /* the output is the loss of this call's forward pass (before
          * any update), so the reference runs the forward pass only */
         .hooks = 0,
@@ -341,4 +436,16 @@ int tb_ref_cnn_infer_step(const tb_tensor *in, tb_tensor *out,
                           const tb_params *p)
 {
     return ref_workload(TB_OP_cnn_infer_step, in, out, p);
+}
+
+int tb_ref_tfm_train_step(const tb_tensor *in, tb_tensor *out,
+                          const tb_params *p)
+{
+    return ref_workload(TB_OP_tfm_train_step, in, out, p);
+}
+
+int tb_ref_tfm_infer_step(const tb_tensor *in, tb_tensor *out,
+                          const tb_params *p)
+{
+    return ref_workload(TB_OP_tfm_infer_step, in, out, p);
 }

@@ -1,16 +1,28 @@
 /* The training workloads of issue 14 on the tape autograd: an MLP
  * (K-256-128-10, ReLU, log_softmax + NLL) and the small CNN (conv 1->16
  * 3x3, ReLU, max-pool 2, conv 16->32 3x3, ReLU, max-pool 2, linear ->
- * 10), built from ops of the table through a tb_ag_exec, so the same
- * code runs on a backend (backends/workload.c) and on the reference
- * kernels (the reference of the workload ops).
+ * 10), and a pre-norm transformer block (issue 30), built from ops of
+ * the table through a tb_ag_exec, so the same code runs on a backend
+ * (backends/workload.c) and on the reference kernels (the reference of
+ * the workload ops).
  *
  * Deterministic: weights uniform in +-1/sqrt(fan_in) (PyTorch's default
  * bound) from tb_rng seeded with TB_MODEL_SEED, in parameter order;
  * targets of the batch i mod 10.  Each hidden linear layer is the fused
  * `linear` op (relu(x@W+b)); the output layer is matmul then add.  A
  * training step is forward, backward and one sgd_momentum step (the
- * table's fused optimizer op) per parameter tensor. */
+ * table's fused optimizer op) per parameter tensor.
+ *
+ * The transformer block on x [B, S, D] (H heads of Dh = D / H), its
+ * parameters in this order (norm weights ones, the rest drawn):
+ *   g1 [D], Wq, Wk, Wv, Wo [D, D], g2 [D], W1 [D, 4D], W2 [4D, D];
+ *   x2 = x as [B S, D]
+ *   q = split(rms_norm(x2, g1) @ Wq), k, v alike, split: [B S, D] as
+ *       [B, S, H, Dh] permuted to [B, H, S, Dh]
+ *   h = x2 + merge(sdpa(q, k, v, causal)) @ Wo   (merge: split undone)
+ *   y = h + gelu(rms_norm(h, g2) @ W1) @ W2      (gelu: the erf form)
+ *   loss = mean(y * y)
+ * rms_norm's eps 1e-6; linear layers without bias (as LLaMA's). */
 #ifndef TB_OPS_MODELS_H
 #define TB_OPS_MODELS_H
 
@@ -34,7 +46,9 @@ typedef enum {
  * every op (each counts its calls). */
 typedef struct tb_model_cfg {
     tb_model_kind kind;
-    tb_shape x;        /* the batch: MLP [B, K]; CNN [B, 1, H, W] */
+    tb_shape x;        /* the batch: MLP [B, K]; CNN [B, 1, H, W];
+                          transformer [B, S, D] */
+    int heads;         /* the transformer's */
     int hooks;         /* 0..3 */
     bool train;        /* parameters need gradients */
     double lr, momentum;
@@ -52,9 +66,17 @@ void tb_model_destroy(tb_model *m);
 
 /* One call on batch x (in the exec's memory, of cfg->x's shape; read,
  * not copied).  Writes the loss of this forward pass into loss (shape
- * [1]) and, when logp is not NULL, the log-probabilities [B, 10]. */
+ * [1]) and, when y is not NULL, the model's output (the
+ * log-probabilities [B, 10]; the transformer's y [B, S, D]). */
 int tb_model_run(tb_model *m, const tb_tensor *x, tb_model_phase phase,
-                 tb_tensor *loss, tb_tensor *logp);
+                 tb_tensor *loss, tb_tensor *y);
+
+/* The model's parameter tensors (in the order above) and their
+ * gradients after a call of phase FWD_BWD or STEP (NULL: none, or i out
+ * of range); the exec's memory. */
+int tb_model_n_params(const tb_model *m);
+tb_tensor *tb_model_param(tb_model *m, int i);
+tb_tensor *tb_model_grad(tb_model *m, int i);
 
 /* Hook calls since create (both kinds). */
 int64_t tb_model_hook_calls(const tb_model *m);

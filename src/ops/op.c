@@ -470,44 +470,6 @@ static const tb_param_spec params_embedding_bw[] = {
     BW_ROW(nin, 1, shape_fn, TOL_ACC), .index_in = idx,                   \
     .index_bound = index_classes
 
-/* Workloads (models.h): the batch x in, the loss [1] (train) or the
- * log-probabilities [B, 10] (infer) out; checked on the first call (the
- * initial weights) against the same model on the reference kernels. */
-static int shape_workload(const tb_op *op, const tb_shape *in,
-                          const tb_params *p, tb_shape *out, char *err,
-                          size_t len)
-{
-    (void)p;
-    bool cnn = op->id == TB_OP_cnn_train_step || op->id == TB_OP_cnn_infer_step;
-    char why[192];
-    if (tb_model_check_shape(cnn ? TB_MODEL_CNN : TB_MODEL_MLP, &in[0], why,
-                             sizeof why))
-        return tb_op_fail(err, len, TB_ESHAPE, "%s: %s", op->name, why);
-    if (op->id == TB_OP_mlp_train_step || op->id == TB_OP_cnn_train_step) {
-        out[0] = (tb_shape){1, {1}};
-    } else {
-        out[0] = (tb_shape){2, {in[0].dim[0], 10}};
-    }
-    return 0;
-}
-
-/* Forward FLOPs; backward counted as twice the forward (its two
- * products per layer), the optimizer step not at all. */
-static double flops_workload(const tb_op *op, const tb_shape *in,
-                             const tb_shape *out, const tb_params *p,
-                             tb_dtype dt)
-{
-    (void)out, (void)dt;
-    bool cnn = op->id == TB_OP_cnn_train_step || op->id == TB_OP_cnn_infer_step;
-    double f = tb_model_forward_flops(cnn ? TB_MODEL_CNN : TB_MODEL_MLP,
-                                      &in[0]);
-    bool train = op->id == TB_OP_mlp_train_step ||
-                 op->id == TB_OP_cnn_train_step;
-    if (train && !(tb_params_has(p, 0) && p->v[0] == 0))
-        f *= 3;
-    return f;
-}
-
 /* copy_h2d, copy_d2h: the host side of the copy. */
 static const tb_param_spec params_xfer[] = {
     {"pinned", TB_PARAM_BOOL, false, 0, 0, 1,
@@ -529,30 +491,41 @@ static double bytes_xfer(const tb_op *op, const tb_shape *in,
     {"pool", TB_PARAM_BOOL, false, 0, 0, 1,                               \
      "tensor memory from a caching pool (pool.h) instead of one backend "  \
      "allocation per tensor"}
-static const tb_param_spec params_train_step[] = {
-    {"phase", TB_PARAM_INT, false, 2, 0, 2,
-     "0: forward only (recorded on the tape); 1: forward + backward; 2: "
-     "forward, backward and the sgd_momentum step"},
-    {"hooks", TB_PARAM_INT, false, 0, 0, 3,
-     "1: a forward hook on every op; 2: a backward hook on every op; 3: "
-     "both (each counts its calls)"},
-    {"lr", TB_PARAM_FLOAT, false, 0.01, 0, 1e6, "learning rate"},
-    {"momentum", TB_PARAM_FLOAT, false, 0.9, 0, 1, "momentum factor"},
-    P_POOL,
-};
-static const tb_param_spec params_infer_step[] = {
-    {"hooks", TB_PARAM_INT, false, 0, 0, 1,
-     "1: a forward hook on every op (counts its calls)"},
-    P_POOL,
-};
+/* a training step's first five parameters (workload.c reads phase,
+ * hooks, lr and momentum by position), an inference step's first two */
+#define P_TRAIN                                                           \
+    {"phase", TB_PARAM_INT, false, 2, 0, 2,                               \
+     "0: forward only (recorded on the tape); 1: forward + backward; 2: " \
+     "forward, backward and the sgd_momentum step"},                      \
+    {"hooks", TB_PARAM_INT, false, 0, 0, 3,                               \
+     "1: a forward hook on every op; 2: a backward hook on every op; 3: " \
+     "both (each counts its calls)"},                                     \
+    {"lr", TB_PARAM_FLOAT, false, 0.01, 0, 1e6, "learning rate"},        \
+    {"momentum", TB_PARAM_FLOAT, false, 0.9, 0, 1, "momentum factor"},    \
+    P_POOL
+#define P_INFER                                                           \
+    {"hooks", TB_PARAM_INT, false, 0, 0, 1,                               \
+     "1: a forward hook on every op (counts its calls)"},                 \
+    P_POOL
+static const tb_param_spec params_train_step[] = {P_TRAIN};
+static const tb_param_spec params_infer_step[] = {P_INFER};
+/* the transformer block's: the MLP's and CNN's, then heads */
+#define P_HEADS                                                           \
+    {"heads", TB_PARAM_INT, false, 4, 1, 4096,                            \
+     "attention heads; d_model (x's last dim) a multiple of it"}
+static const tb_param_spec params_tfm_train[] = {P_TRAIN, P_HEADS};
+static const tb_param_spec params_tfm_infer[] = {P_INFER, P_HEADS};
+#undef P_HEADS
+#undef P_TRAIN
+#undef P_INFER
 /* A loss or log-probabilities after ~10 chained kernels with sums over
  * up to K = 784 terms (in bf16 and f16: ~10 roundings of the dtype). */
 #define TOL_WORKLOAD                                                      \
     {{1e-4, 1e-5}, {1e-10, 1e-12}, LOWP(16, EPS_BF16, EPS_F16)}
 #define WL_ROW(nparams, params_)                                          \
     .category = TB_CAT_WORKLOAD, .n_in = 1, .n_out = 1,                   \
-    .n_params = nparams, .params = params_, .shape = shape_workload,      \
-    .flops = flops_workload, .bytes = tb_bytes_io, .tol = TOL_WORKLOAD
+    .n_params = nparams, .params = params_, .shape = tb_rule_workload,    \
+    .flops = tb_flops_workload, .bytes = tb_bytes_io, .tol = TOL_WORKLOAD
 static const tb_param_spec params_api[] = {
     {"layer", TB_PARAM_INT, false, 0, 0, 3,
      "0: the raw kernel (looked up once); 1: through the op table's "
@@ -1329,6 +1302,17 @@ static const tb_op op_table[TB_OP_COUNT] = {
     [TB_OP_cnn_infer_step] = {OP_ID(cnn_infer_step),
         WL_ROW(2, params_infer_step),
         .doc = "CNN inference on x [B, 1, H, W]: log-probabilities [B, 10]"},
+    [TB_OP_tfm_train_step] = {OP_ID(tfm_train_step),
+        WL_ROW(6, params_tfm_train),
+        .doc = "one pre-norm transformer block training step on x [batch, "
+               "seq, d_model]: h = x + Wo attn(rms_norm(x)) (causal sdpa "
+               "over heads; q, k, v, Wo bias-free), y = h + W2 "
+               "gelu(W1 rms_norm(h)) (width 4 d_model), loss mean(y^2); "
+               "forward, backward, sgd_momentum; out: the loss"},
+    [TB_OP_tfm_infer_step] = {OP_ID(tfm_infer_step),
+        WL_ROW(3, params_tfm_infer),
+        .doc = "the transformer block's forward pass on x [batch, seq, "
+               "d_model]: y [batch, seq, d_model]"},
     [TB_OP_api_add] = {OP_ID(api_add),
         .category = TB_CAT_WORKLOAD, .n_in = 2, .n_out = 1, .n_params = 2,
         .params = params_api, .shape = tb_rule_broadcast,

@@ -142,7 +142,7 @@ typedef int (*tb_ref_fn)(const tb_tensor *in, tb_tensor *out,
     X(cross_entropy) X(cross_entropy_backward)                            \
     X(embedding_backward)                                                 \
     X(mlp_train_step) X(mlp_infer_step) X(cnn_train_step)                 \
-    X(cnn_infer_step) X(api_add)                                          \
+    X(cnn_infer_step) X(tfm_train_step) X(tfm_infer_step) X(api_add)      \
     X(copy_h2d) X(copy_d2h) X(copy_d2d)                                   \
     X(einsum1) X(einsum) X(einsum3) X(einsum4)
 

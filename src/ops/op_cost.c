@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "model_shape.h"
 #include "op_rules.h"
 
 /* One FLOP per output element. */
@@ -373,4 +374,17 @@ double tb_rlen_sdpa(const tb_op *op, const tb_shape *in, const tb_shape *out,
 {
     (void)op, (void)out, (void)p, (void)dt;
     return (double)in[0].dim[3] + (double)in[1].dim[2];
+}
+
+/* Workloads: forward FLOPs; backward counted as twice the forward (its
+ * two products per layer), the optimizer step not at all. */
+double tb_flops_workload(const tb_op *op, const tb_shape *in,
+                         const tb_shape *out, const tb_params *p,
+                         tb_dtype dt)
+{
+    (void)out, (void)dt;
+    double f = tb_model_forward_flops(tb_model_of_op(op), &in[0]);
+    if (tb_model_op_trains(op) && !(tb_params_has(p, 0) && p->v[0] == 0))
+        f *= 3;
+    return f;
 }

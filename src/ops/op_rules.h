@@ -38,7 +38,7 @@ tb_shape_rule tb_rule_broadcast, tb_rule_same, tb_rule_reduce, tb_rule_matmul,
     tb_rule_linear, tb_rule_conv2d, tb_rule_pool2d, tb_rule_create,
     tb_rule_inplace, tb_rule_optim, tb_rule_linalg, tb_rule_matmul_int8,
     tb_rule_norm, tb_rule_sdpa, tb_rule_causal_mask, tb_rule_embedding,
-    tb_rule_nc_norm, tb_rule_lbfgs, tb_rule_einsum;
+    tb_rule_nc_norm, tb_rule_lbfgs, tb_rule_einsum, tb_rule_workload;
 
 /* ---- cost models (op_cost.c; tb_cost_fn) ---- */
 tb_cost_model tb_flops_per_out, tb_flops_reduce, tb_flops_matmul,
@@ -49,6 +49,6 @@ tb_cost_model tb_flops_per_out, tb_flops_reduce, tb_flops_matmul,
     tb_rlen_pool2d, tb_flops_optim, tb_flops_linalg, tb_rlen_linalg,
     tb_flops_batch_norm, tb_rlen_batch_norm, tb_rlen_group_norm,
     tb_rlen_optim, tb_flops_sdpa_backward, tb_rlen_sdpa_backward,
-    tb_flops_einsum, tb_rlen_einsum;
+    tb_flops_einsum, tb_rlen_einsum, tb_flops_workload;
 
 #endif

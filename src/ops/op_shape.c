@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "model_shape.h"
 #include "op_rules.h"
 #include "optim_math.h"
 #include "quant.h"
@@ -641,4 +642,25 @@ int tb_op_infer(const tb_op *op, const tb_shape *in, int n_in,
     tb_params full = p ? *p : (tb_params){0};
     tb_params_defaults(op, &full);
     return op->shape(op, in, &full, out, err, errlen);
+}
+
+/* Workloads (models.h): the batch x in, the loss [1] (train) or the
+ * model's output (infer: the MLP's and CNN's log-probabilities [B, 10],
+ * the transformer block's y [B, S, D]) out. */
+int tb_rule_workload(const tb_op *op, const tb_shape *in, const tb_params *p,
+                     tb_shape *out, char *err, size_t len)
+{
+    tb_model_kind kind = tb_model_of_op(op);
+    char why[192];
+    int rc = tb_model_check_shape(kind, &in[0], tb_model_op_heads(op, p), why,
+                                  sizeof why);
+    if (rc)
+        return tb_op_fail(err, len, rc, "%s: %s", op->name, why);
+    if (tb_model_op_trains(op))
+        out[0] = (tb_shape){1, {1}};
+    else if (kind == TB_MODEL_TFM)
+        out[0] = in[0];
+    else
+        out[0] = (tb_shape){2, {in[0].dim[0], 10}};
+    return 0;
 }

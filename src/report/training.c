@@ -178,10 +178,30 @@ static bool is_train(const tb_rcase *c)
     return is_op(c, "mlp_train_step") || is_op(c, "cnn_train_step");
 }
 
+static bool is_tfm(const tb_rcase *c)
+{
+    return is_op(c, "tfm_train_step") || is_op(c, "tfm_infer_step");
+}
+
 static bool is_step(const tb_rcase *c)
 {
     return is_train(c) || is_op(c, "mlp_infer_step") ||
-           is_op(c, "cnn_infer_step");
+           is_op(c, "cnn_infer_step") || is_tfm(c);
+}
+
+/* The step-rate table's and chart's name of c's model step: the op;
+ * the transformer block's with its sequence length, d_model and heads
+ * (its series are by batch at each of them). */
+static void step_label(const tb_rcase *c, char *buf, size_t len)
+{
+    const tb_rescase *r = c->rc;
+    if (!is_tfm(c) || !r->n_shapes || r->shapes[0].ndim != 3) {
+        snprintf(buf, len, "%s", c->op);
+        return;
+    }
+    snprintf(buf, len, "%s (seq %lld, d_model %lld, %g heads)", c->op,
+             (long long)r->shapes[0].dim[1], (long long)r->shapes[0].dim[2],
+             param(c, "heads", 4));
 }
 
 static int ops_per_pass(const tb_rcase *c)
@@ -514,12 +534,16 @@ static bool rate_case(const tb_rcase *c)
 }
 
 static const char *const step_ops[] = {"mlp_train_step", "mlp_infer_step",
-                                       "cnn_train_step", "cnn_infer_step"};
+                                       "cnn_train_step", "cnn_infer_step",
+                                       "tfm_train_step", "tfm_infer_step"};
 
-/* Series of the chart and rows of the table: op, dtype, variant. */
+/* Series of the chart and rows of the table: op (with the transformer's
+ * sequence length, d_model and heads), dtype, variant. */
 static void series_key(const tb_rcase *c, char *buf, size_t len)
 {
-    snprintf(buf, len, "%d|%s|%s|%s", c->doc, c->op, c->dtype, c->variant);
+    char l[160];
+    step_label(c, l, sizeof l);
+    snprintf(buf, len, "%d|%s|%s|%s", c->doc, l, c->dtype, c->variant);
 }
 
 /* Indices of the rate cases of series i (same op, dtype, variant,
@@ -564,9 +588,12 @@ static void sec_rates(const tb_rset *s, const tb_chart_list *charts,
                        "## Training and inference steps by batch\n\n"
                        "The MLP (784-256-128-10) and the CNN (conv 1->16, "
                        "max-pool, conv 16->32, max-pool, linear -> 10) on "
-                       "MNIST-shaped batches: a training step (forward, "
-                       "backward, sgd_momentum; `phase=2`) and an inference "
-                       "step (the forward pass), no hooks, no pool. "
+                       "MNIST-shaped batches, and the pre-norm transformer "
+                       "block (`tfm_*`: causal attention and a 4x MLP, a "
+                       "series by batch per sequence length): a training "
+                       "step (forward, backward, sgd_momentum; `phase=2`) "
+                       "and an inference step (the forward pass), no hooks, "
+                       "no pool. "
                        "steps/s = 1 / median; samples/s = batch / median. "
                        "PyTorch: the same step from the `--with` file; "
                        "tbench / PyTorch = PyTorch's median / tbench's "
@@ -582,10 +609,12 @@ static void sec_rates(const tb_rset *s, const tb_chart_list *charts,
                 const tb_rcase *r = &s->cases[v[k]];
                 const tb_rcase *p = peer_of(s, r);
                 long B = batch_of(r);
-                char a[32], bb[32], d[32], e[32], f[32], g[32], h[32];
+                char a[32], bb[32], d[32], e[32], f[32], g[32], h[32],
+                    l[160];
+                step_label(r, l, sizeof l);
                 sb(b, "| %s | %s | %ld | %s | %s | %s | %s | %s | %s | "
                           "%s |\n",
-                       r->op, r->variant, B, t_time(med(r), a, sizeof a),
+                       l, r->variant, B, t_time(med(r), a, sizeof a),
                        t_num(1e9 / med(r), bb, sizeof bb),
                        t_num(1e9 * (double)B / med(r), d, sizeof d),
                        t_time(med(p), e, sizeof e),
@@ -691,7 +720,9 @@ int tb_report_training(const tb_rset *s, const tb_chart_list *charts,
 
 static void series_title(const tb_rcase *c, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s %s %s", c->op, c->variant, c->dtype);
+    char l[160];
+    step_label(c, l, sizeof l);
+    snprintf(buf, len, "%s %s %s", l, c->variant, c->dtype);
 }
 
 int tb_training_chart_write(const tb_rset *s, const tb_plot_opts *o,

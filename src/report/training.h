@@ -1,7 +1,8 @@
 /* The report's training sections (issue 14): hooks, API layers, step
  * rates by batch (with a chart) and the memory pool, from the cases of
  * the workload ops (mlp_train_step, mlp_infer_step, cnn_train_step,
- * cnn_infer_step, api_add) of a result set.  MAIN cases are tbench's;
+ * cnn_infer_step, tfm_train_step, tfm_infer_step, api_add) of a result
+ * set.  MAIN cases are tbench's;
  * the ok WITH case of the same key (scripts/compare_torch_training.py's
  * torch cases) is shown beside each figure, "-" when there is none.
  * Every figure is a median of the results or arithmetic on medians and
