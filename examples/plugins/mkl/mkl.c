@@ -167,23 +167,17 @@ static int m_create(const char *const *values, int n_values, void **ctx,
 static void m_destroy(void *ctx) { free(ctx); }
 
 /* C[m,n] = A[m,k] @ B[k,n] (+ C when accumulate), row-major. */
-static void gemm_s(mkl_inst *mi, int m, int n, int k, const float *a,
-                   const float *b, float *c, int accumulate)
-{
-    mkl.set_threads_local(mi->threads);
-    mkl.sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0f, a, k, b, n,
-              accumulate ? 1.0f : 0.0f, c, n);
-    mi->launches++;
-}
-
-static void gemm_d(mkl_inst *mi, int m, int n, int k, const double *a,
-                   const double *b, double *c, int accumulate)
-{
-    mkl.set_threads_local(mi->threads);
-    mkl.dgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0, a, k, b, n,
-              accumulate ? 1.0 : 0.0, c, n);
-    mi->launches++;
-}
+#define GEMM(T, CH)                                                       \
+    static void gemm_##CH(mkl_inst *mi, int m, int n, int k, const T *a,  \
+                          const T *b, T *c, int accumulate)               \
+    {                                                                     \
+        mkl.set_threads_local(mi->threads);                               \
+        mkl.CH##gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, (T)1, a, k,  \
+                     b, n, accumulate ? (T)1 : (T)0, c, n);               \
+        mi->launches++;                                                   \
+    }
+GEMM(float, s)
+GEMM(double, d)
 
 /* CBLAS takes int dimensions (MKL's LP64 interface). */
 static int dims_fit(int64_t m, int64_t n, int64_t k)

@@ -369,29 +369,24 @@ static void view_mm_row(const view_mm_job *j, int64_t r, int64_t ao,
     const int nd = j->a->ndim;
     const int64_t sa1 = j->a->strides[nd - 1];
     const int64_t sb0 = j->b->strides[nd - 2], sb1 = j->b->strides[nd - 1];
-    if (j->c->dtype == TB_F32) {
-        float *o = (float *)j->c->data + r * j->N;
-        const float *a = j->a->data, *b = j->b->data;
-        for (int64_t q = 0; q < j->N; q++)
-            o[q] = 0;
-        for (int64_t k = 0; k < j->K; k++) {
-            const float s = a[ao + k * sa1];
-            const float *bk = b + bo + k * sb0;
-            for (int64_t q = 0; q < j->N; q++)
-                o[q] += s * bk[q * sb1];
-        }
-        return;
-    }
-    double *o = (double *)j->c->data + r * j->N;
-    const double *a = j->a->data, *b = j->b->data;
-    for (int64_t q = 0; q < j->N; q++)
-        o[q] = 0;
-    for (int64_t k = 0; k < j->K; k++) {
-        const double s = a[ao + k * sa1];
-        const double *bk = b + bo + k * sb0;
-        for (int64_t q = 0; q < j->N; q++)
-            o[q] += s * bk[q * sb1];
-    }
+#define VIEW_MM_ROW(T)                                                    \
+    do {                                                                  \
+        T *o = (T *)j->c->data + r * j->N;                                \
+        const T *a = j->a->data, *b = j->b->data;                         \
+        for (int64_t q = 0; q < j->N; q++)                                \
+            o[q] = 0;                                                     \
+        for (int64_t k = 0; k < j->K; k++) {                              \
+            const T s = a[ao + k * sa1];                                  \
+            const T *bk = b + bo + k * sb0;                               \
+            for (int64_t q = 0; q < j->N; q++)                            \
+                o[q] += s * bk[q * sb1];                                  \
+        }                                                                 \
+    } while (0)
+    if (j->c->dtype == TB_F32)
+        VIEW_MM_ROW(float);
+    else
+        VIEW_MM_ROW(double);
+#undef VIEW_MM_ROW
 }
 
 /* The portable loop through the strides: row by row along B's rows
