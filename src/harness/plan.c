@@ -71,6 +71,21 @@ static const tb_shape *arena_shapes(tb_plan *p, const tb_shape *s, int n,
     return m;
 }
 
+/* Point c->in and c->out at plan p's copies of in and out, shared by
+ * the cases of one (shape, params); a single output of the first
+ * input's shape shares its copy.  0 or TB_ENOMEM. */
+static int keep_shapes(tb_plan *p, tb_case *c, const tb_shape *in,
+                       const tb_shape *out)
+{
+    c->in = arena_shapes(p, in, c->n_in, c->op->n_in);
+    if (c->in && c->op->n_out <= 1 && c->n_in >= 1 &&
+        !memcmp(&c->in[0], &out[0], sizeof out[0]))
+        c->out = c->in;
+    else
+        c->out = arena_shapes(p, out, c->op->n_out, 1);
+    return c->in && c->out ? 0 : TB_ENOMEM;
+}
+
 /* c's id, written into buf (512 bytes), which c->id then points to. */
 static void make_id(tb_case *c, char *buf)
 {
@@ -252,6 +267,24 @@ static int resolve_backend(const tb_config *cfg, int bi,
     return 0;
 }
 
+/* Point r's axis names and values and its reason (why) at the plan's
+ * copies, which its cases point to (a module's strings go when it is
+ * unloaded).  0 or TB_ENOMEM. */
+static int keep_strings(tb_plan *p, resolved *r)
+{
+    if (!(r->why = arena_str(p, r->available ? "" : r->reason)))
+        return TB_ENOMEM;
+    for (int a = 0; a < r->n_axes && a < TB_MAX_AXES; a++) {
+        tb_axis *x = &r->axes[a];
+        if (!(x->name = arena_str(p, x->name)))
+            return TB_ENOMEM;
+        for (int v = 0; v < x->n_values; v++)
+            if (!(x->values[v] = arena_str(p, x->values[v])))
+                return TB_ENOMEM;
+    }
+    return 0;
+}
+
 /* Memory one case needs: backend inputs and outputs, their host copies,
  * and the f64 reference outputs. */
 static size_t case_mem(const tb_case *c)
@@ -378,21 +411,9 @@ static int plan_config(builder *b, const tb_config *cfg,
         }
         nres++;
     }
-    /* the plan's copies of the names, values and reasons the cases
-     * point to (a module's strings go when it is unloaded) */
-    for (int r = 0; r < nres; r++) {
-        if (!(res[r].why = arena_str(b->plan, res[r].available
-                                                  ? "" : res[r].reason)))
+    for (int r = 0; r < nres; r++)
+        if (keep_strings(b->plan, &res[r]))
             return TB_ENOMEM;
-        for (int a = 0; a < res[r].n_axes && a < TB_MAX_AXES; a++) {
-            tb_axis *x = &res[r].axes[a];
-            if (!(x->name = arena_str(b->plan, x->name)))
-                return TB_ENOMEM;
-            for (int v = 0; v < x->n_values; v++)
-                if (!(x->values[v] = arena_str(b->plan, x->values[v])))
-                    return TB_ENOMEM;
-        }
-    }
     unsigned long long mem = tb_env_mem_available();
     if (!mem)
         mem = tb_env_mem_total();
@@ -423,15 +444,7 @@ static int plan_config(builder *b, const tb_config *cfg,
                              why);
                     return TB_ESHAPE;
                 }
-                /* shared by the cases of this (shape, params); a single
-                 * output of the first input's shape shares its copy */
-                c.in = arena_shapes(b->plan, in, c.n_in, c.op->n_in);
-                if (c.in && c.op->n_out <= 1 && c.n_in >= 1 &&
-                    !memcmp(&c.in[0], &out[0], sizeof out[0]))
-                    c.out = c.in;
-                else
-                    c.out = arena_shapes(b->plan, out, c.op->n_out, 1);
-                if (!c.in || !c.out)
+                if (keep_shapes(b->plan, &c, in, out))
                     return TB_ENOMEM;
                 for (int d = 0; d < TB_DTYPE_COUNT; d++) {
                     bool on = co->has_dtypes ? co->dtypes[d] : cfg->dtypes[d];
