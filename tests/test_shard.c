@@ -130,6 +130,7 @@ static void naive_assign(const tb_plan *p, int count, int *of)
 static void random_plan(tb_plan *p, int n, uint64_t *rng)
 {
     p->n = n;
+    p->arena = NULL;
     p->cases = calloc((size_t)(n ? n : 1), sizeof *p->cases);
     assert_non_null(p->cases);
     for (int i = 0; i < n; i++) {
