@@ -14,7 +14,12 @@ of the waited child: tbench and its worker), which must stay under
 6 KB (about 16 KB before the spool).  Each output folder must hold only
 results.json and results.csv (the spool's folder is gone), the file must
 load (`tbench show`), and `-o -` must write the same document to stdout.
-Skipped under sanitizers, whose allocator keeps freed memory.
+The plan and the config, built before the first case runs, are what
+grows with a run's cases now: `run --list-cases` of 200 and 20,000 tiny
+cases (well under a second each) must grow by less than 1.2 KB a case
+(the plan's tb_case and its id and shapes, and the config's shape
+entry: 0.8 KB; 2.1 KB when tb_case held its strings and shapes, 1,792
+bytes).  Skipped under sanitizers, whose allocator keeps freed memory.
 """
 import json
 import os
@@ -29,6 +34,7 @@ TBENCH = os.path.abspath(sys.argv[1])
 TMP = tempfile.mkdtemp(prefix="tbench-scale-")
 SMALL, LARGE = 200, 2500
 KB_PER_CASE = 6
+PLAN_LARGE, PLAN_KB_PER_CASE = 20000, 1.2
 STATE = {}
 
 
@@ -93,6 +99,35 @@ def t_growth():
     print(f"# peak RSS {rss[SMALL]} KB at {SMALL} cases, {rss[LARGE]} KB "
           f"at {LARGE}: {per:.2f} KB a case")
     expect(per < KB_PER_CASE, f"{per:.2f} KB a case")
+
+
+@case(f"run --list-cases of {SMALL} and {PLAN_LARGE} tiny cases: the peak "
+      f"RSS grows by less than {PLAN_KB_PER_CASE} KB a case (the plan and "
+      "the config)")
+def t_plan():
+    # GNU time, not this process's wait4: a child's peak RSS starts at
+    # this (larger, by now) process's own, kept across exec
+    if not os.access("/usr/bin/time", os.X_OK):
+        return "SKIP needs /usr/bin/time (package time)"
+    v = subprocess.run([TBENCH, "--version"], capture_output=True,
+                       text=True, timeout=60, check=False)
+    if "sanitizers" in v.stdout:
+        return "SKIP a sanitizer build: its allocator keeps freed memory"
+    rss = {}
+    for n in (SMALL, PLAN_LARGE):
+        kbf = os.path.join(TMP, f"list-{n}.kb")
+        p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", kbf, TBENCH,
+                            "run", config(n), "--list-cases"],
+                           capture_output=True, timeout=600, check=False)
+        expect(p.returncode == 0, f"{n} cases: exit {p.returncode}")
+        expect(len(p.stdout.splitlines()) == n, f"{n} cases: "
+               f"{len(p.stdout.splitlines())} lines")
+        with open(kbf, encoding="utf-8") as f:
+            rss[n] = int(f.read().split()[-1])
+    per = (rss[PLAN_LARGE] - rss[SMALL]) / (PLAN_LARGE - SMALL)
+    print(f"# run --list-cases: peak RSS {rss[SMALL]} KB at {SMALL} cases, "
+          f"{rss[PLAN_LARGE]} KB at {PLAN_LARGE}: {per:.2f} KB a case")
+    expect(per < PLAN_KB_PER_CASE, f"{per:.2f} KB a case")
 
 
 @case("run -o -: the document on stdout, as a folder's results.json")

@@ -96,10 +96,19 @@ static tb_backend host_backend;
 
 static tb_config cfg;
 
+/* Storage for the shapes and ids of the cases make_case returns (the
+ * last CASE_SLOTS of them stay valid). */
+#define CASE_SLOTS 16
+static tb_shape case_shapes[CASE_SLOTS][3];
+static char case_ids[CASE_SLOTS][96];
+static int case_next;
+
 static tb_case make_case(const tb_backend *be, int64_t n)
 {
     tb_case c;
     memset(&c, 0, sizeof c);
+    int slot = case_next++ % CASE_SLOTS;
+    tb_shape *in = case_shapes[slot], *out = in + 2;
     tb_config_defaults(&cfg);
     cfg.warmup.min_time_s = 0.001;
     cfg.measure.sample_time_s = 0.0002;
@@ -110,10 +119,13 @@ static tb_case make_case(const tb_backend *be, int64_t n)
     c.op = tb_op_get(TB_OP_add);
     c.dtype = TB_F32;
     c.n_in = 2;
-    c.in[0] = c.in[1] = (tb_shape){1, {n}};
+    in[0] = in[1] = (tb_shape){1, {n}};
     char err[256];
     assert_int_equal(
-        tb_op_infer(c.op, c.in, 2, &c.params, c.out, err, sizeof err), 0);
+        tb_op_infer(c.op, in, 2, &c.params, out, err, sizeof err), 0);
+    c.in = in;
+    c.out = out;
+    c.unavailable_reason = "";
     c.backend = be;
     c.available = true;
     c.seed = 7;
@@ -121,7 +133,9 @@ static tb_case make_case(const tb_backend *be, int64_t n)
     c.bytes = 12.0 * (double)n;
     c.flops = (double)n;
     c.reduce_len = 1;
-    snprintf(c.id, sizeof c.id, "add/%lld/f32/%s", (long long)n, be->name);
+    snprintf(case_ids[slot], sizeof case_ids[slot], "add/%lld/f32/%s",
+             (long long)n, be->name);
+    c.id = case_ids[slot];
     return c;
 }
 
@@ -247,7 +261,7 @@ static void test_device_time_through_workers(void **state)
     memset(&dev_state, 0, sizeof dev_state);
     tb_case c = make_case(&dev_backend, 2048);
     c.measure.rounds = 2;
-    tb_plan plan = {1, &c};
+    tb_plan plan = {.n = 1, .cases = &c};
     tb_workers *w;
     assert_int_equal(tb_workers_create(&w, &plan, true, NULL), 0);
     assert_string_equal(tb_workers_mode(w), "process");

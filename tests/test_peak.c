@@ -763,15 +763,18 @@ static void results_case(cJSON *doc, const tb_backend *be, int n_axes,
 {
     tb_case c;
     memset(&c, 0, sizeof c);
-    snprintf(c.id, sizeof c.id, "add/test");
+    c.id = "add/test";
     c.op = tb_op_get(TB_OP_add);
     c.dtype = results_dtype;
     c.n_in = 2;
-    c.in[0] = c.in[1] = c.out[0] = (tb_shape){.ndim = 1, .dim = {1000000}};
+    const tb_shape sh[2] = {{.ndim = 1, .dim = {1000000}},
+                            {.ndim = 1, .dim = {1000000}}};
+    c.in = c.out = sh;
     c.backend = be;
     c.n_axes = n_axes;
-    snprintf(c.axis_name[0], sizeof c.axis_name[0], "threads");
-    snprintf(c.axis_value[0], sizeof c.axis_value[0], "%s", threads);
+    c.axis_name[0] = "threads";
+    c.axis_value[0] = threads;
+    c.unavailable_reason = "";
     c.flops = 1e6;
     c.bytes = 12e6;
     c.items = 1e6;

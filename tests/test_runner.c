@@ -105,10 +105,20 @@ static const tb_backend fake_backend = {
 
 static tb_config test_cfg;
 
+/* Storage for the shapes and ids of the cases make_case returns (the
+ * last CASE_SLOTS of them stay valid). */
+#define CASE_SLOTS 64
+static tb_shape case_shapes[CASE_SLOTS][TB_MAX_INPUTS + TB_MAX_OUTPUTS];
+static char case_ids[CASE_SLOTS][64];
+static int case_next;
+
 static tb_case make_case(tb_op_id id, tb_dtype dt, int64_t n)
 {
     tb_case c;
     memset(&c, 0, sizeof c);
+    int slot = case_next++ % CASE_SLOTS;
+    tb_shape *in = case_shapes[slot], *out = in + TB_MAX_INPUTS;
+    memset(case_shapes[slot], 0, sizeof case_shapes[slot]);
     tb_config_defaults(&test_cfg);
     test_cfg.warmup.min_time_s = 0.001;
     test_cfg.measure.sample_time_s = 0.0002;
@@ -120,16 +130,19 @@ static tb_case make_case(tb_op_id id, tb_dtype dt, int64_t n)
     c.dtype = dt;
     c.n_in = c.op->n_in;
     for (int i = 0; i < c.n_in; i++)
-        c.in[i] = (tb_shape){1, {n}};
+        in[i] = (tb_shape){1, {n}};
     if (id == TB_OP_linear_unfused) { /* x [n,4] @ W [4,3] + b [3] */
-        c.in[0] = (tb_shape){2, {n, 4}};
-        c.in[1] = (tb_shape){2, {4, 3}};
-        c.in[2] = (tb_shape){1, {3}};
+        in[0] = (tb_shape){2, {n, 4}};
+        in[1] = (tb_shape){2, {4, 3}};
+        in[2] = (tb_shape){1, {3}};
     }
     char err[256];
-    assert_int_equal(tb_op_infer(c.op, c.in, c.n_in, &c.params, c.out, err,
+    assert_int_equal(tb_op_infer(c.op, in, c.n_in, &c.params, out, err,
                                  sizeof err),
                      0);
+    c.in = in;
+    c.out = out;
+    c.unavailable_reason = "";
     c.backend = &fake_backend;
     c.available = true;
     c.seed = 7;
@@ -137,7 +150,9 @@ static tb_case make_case(tb_op_id id, tb_dtype dt, int64_t n)
     c.bytes = 12.0 * (double)n;
     c.flops = (double)n;
     c.reduce_len = 1;
-    snprintf(c.id, sizeof c.id, "add/%lld/f32/fake", (long long)n);
+    snprintf(case_ids[slot], sizeof case_ids[slot], "add/%lld/f32/fake",
+             (long long)n);
+    c.id = case_ids[slot];
     return c;
 }
 
@@ -253,7 +268,7 @@ static void test_unsupported_and_unavailable(void **state)
     assert_int_equal(res.status, TB_STATUS_UNSUPPORTED);
     tb_result_free(&res);
     c.available = false;
-    snprintf(c.unavailable_reason, sizeof c.unavailable_reason, "no card");
+    c.unavailable_reason = "no card";
     tb_runner_run(r, &c, &res);
     assert_int_equal(res.status, TB_STATUS_UNAVAILABLE);
     assert_string_equal(res.message, "no card");

@@ -56,6 +56,7 @@ static tb_case mk(double flops, double bytes)
 {
     tb_case c;
     memset(&c, 0, sizeof c);
+    c.id = "";
     c.flops = flops;
     c.bytes = bytes;
     c.warmup.min_time_s = 0.02;
@@ -129,6 +130,7 @@ static void naive_assign(const tb_plan *p, int count, int *of)
 static void random_plan(tb_plan *p, int n, uint64_t *rng)
 {
     p->n = n;
+    p->arena = NULL;
     p->cases = calloc((size_t)(n ? n : 1), sizeof *p->cases);
     assert_non_null(p->cases);
     for (int i = 0; i < n; i++) {
@@ -192,14 +194,18 @@ static void test_select(void **state)
     uint64_t rng = 42;
     tb_plan whole;
     random_plan(&whole, 50, &rng);
-    for (int i = 0; i < whole.n; i++)
-        snprintf(whole.cases[i].id, sizeof whole.cases[i].id, "case%d", i);
+    static char ids[50][16];
+    for (int i = 0; i < whole.n; i++) {
+        snprintf(ids[i], sizeof ids[i], "case%d", i);
+        whole.cases[i].id = ids[i];
+    }
     int *of = malloc((size_t)whole.n * sizeof *of);
     assert_non_null(of);
     assert_int_equal(tb_shard_assign(&whole, 4, of), 0);
     int seen = 0;
     for (int s = 1; s <= 4; s++) {
-        tb_plan p = {whole.n, malloc((size_t)whole.n * sizeof(tb_case))};
+        tb_plan p = {.n = whole.n,
+                     .cases = malloc((size_t)whole.n * sizeof(tb_case))};
         assert_non_null(p.cases);
         memcpy(p.cases, whole.cases, (size_t)whole.n * sizeof(tb_case));
         cJSON *info;
@@ -234,13 +240,13 @@ static void test_digest(void **state)
     (void)state;
     tb_case c[2];
     memset(c, 0, sizeof c);
-    strcpy(c[0].id, "a");
-    strcpy(c[1].id, "b");
-    tb_plan p = {2, c};
+    c[0].id = "a";
+    c[1].id = "b";
+    tb_plan p = {.n = 2, .cases = c};
     char d[32];
     tb_plan_digest(&p, d, sizeof d);
     assert_string_equal(d, "78ed6781f136a14e");
-    strcpy(c[1].id, "c");
+    c[1].id = "c";
     char e[32];
     tb_plan_digest(&p, e, sizeof e);
     assert_string_not_equal(d, e);

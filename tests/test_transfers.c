@@ -280,6 +280,9 @@ static tb_case dev_case(tb_op_id id, bool transfers, bool alloc)
     m.sample_time_s = 0.0002;
     m.max_time_s = 0.05;
     m.max_samples = 50;
+    static tb_shape sh[TB_MAX_INPUTS + TB_MAX_OUTPUTS];
+    static char idbuf[96];
+    memset(sh, 0, sizeof sh);
     tb_case c;
     memset(&c, 0, sizeof c);
     c.warmup = w;
@@ -288,18 +291,21 @@ static tb_case dev_case(tb_op_id id, bool transfers, bool alloc)
     c.dtype = TB_F32;
     c.n_in = c.op->n_in;
     for (int i = 0; i < c.n_in; i++)
-        c.in[i] = (tb_shape){2, {7, 513}};
+        sh[i] = (tb_shape){2, {7, 513}};
     char err[256];
     tb_params_defaults(c.op, &c.params);
-    assert_int_equal(tb_op_infer(c.op, c.in, c.n_in, &c.params, c.out, err,
-                                 sizeof err),
+    assert_int_equal(tb_op_infer(c.op, sh, c.n_in, &c.params,
+                                 sh + TB_MAX_INPUTS, err, sizeof err),
                      0);
+    c.in = sh;
+    c.out = sh + TB_MAX_INPUTS;
+    c.unavailable_reason = "";
     c.backend = &dev_backend;
     c.n_axes = 2;
-    snprintf(c.axis_name[0], 32, "isa");
-    snprintf(c.axis_value[0], 32, "scalar");
-    snprintf(c.axis_name[1], 32, "threads");
-    snprintf(c.axis_value[1], 32, "1");
+    c.axis_name[0] = "isa";
+    c.axis_value[0] = "scalar";
+    c.axis_name[1] = "threads";
+    c.axis_value[1] = "1";
     c.available = true;
     c.seed = 11;
     c.items = 7 * 513;
@@ -308,8 +314,9 @@ static tb_case dev_case(tb_op_id id, bool transfers, bool alloc)
     c.reduce_len = 1;
     c.transfers = transfers;
     c.alloc_outputs = alloc;
-    snprintf(c.id, sizeof c.id, "%s/7x513/f32/dev%s", c.op->name,
+    snprintf(idbuf, sizeof idbuf, "%s/7x513/f32/dev%s", c.op->name,
              transfers ? "@transfers" : "");
+    c.id = idbuf;
     return c;
 }
 

@@ -19,7 +19,75 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
-static void make_id(tb_case *c)
+/* The plan's storage: blocks of at least ARENA_BLOCK bytes, handed out
+ * in multiples of 8 bytes (shapes hold int64_t) and freed together. */
+struct tb_plan_block {
+    struct tb_plan_block *next;
+    size_t used, cap;
+    double mem[]; /* cap bytes */
+};
+#define ARENA_BLOCK 65000
+
+/* n bytes of plan p's storage, or NULL when out of memory. */
+static void *arena_alloc(tb_plan *p, size_t n)
+{
+    n = (n + 7) & ~(size_t)7;
+    struct tb_plan_block *b = p->arena;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+        if (!(b = malloc(sizeof *b + cap)))
+            return NULL;
+        b->next = p->arena;
+        b->used = 0;
+        b->cap = cap;
+        p->arena = b;
+    }
+    void *m = (char *)b->mem + b->used;
+    b->used += n;
+    return m;
+}
+
+/* A copy of s in plan p's storage, or NULL when out of memory. */
+static const char *arena_str(tb_plan *p, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *m = arena_alloc(p, n);
+    if (m)
+        memcpy(m, s, n);
+    return m;
+}
+
+/* A copy of the n shapes s in plan p's storage (at least `at_least`,
+ * the rest zero), or NULL when out of memory. */
+static const tb_shape *arena_shapes(tb_plan *p, const tb_shape *s, int n,
+                                    int at_least)
+{
+    int k = n > at_least ? n : at_least;
+    tb_shape *m = arena_alloc(p, (size_t)k * sizeof *m);
+    if (m) {
+        memset(m, 0, (size_t)k * sizeof *m);
+        memcpy(m, s, (size_t)n * sizeof *m);
+    }
+    return m;
+}
+
+/* Point c->in and c->out at plan p's copies of in and out, shared by
+ * the cases of one (shape, params); a single output of the first
+ * input's shape shares its copy.  0 or TB_ENOMEM. */
+static int keep_shapes(tb_plan *p, tb_case *c, const tb_shape *in,
+                       const tb_shape *out)
+{
+    c->in = arena_shapes(p, in, c->n_in, c->op->n_in);
+    if (c->in && c->op->n_out <= 1 && c->n_in >= 1 &&
+        !memcmp(&c->in[0], &out[0], sizeof out[0]))
+        c->out = c->in;
+    else
+        c->out = arena_shapes(p, out, c->op->n_out, 1);
+    return c->in && c->out ? 0 : TB_ENOMEM;
+}
+
+/* c's id, written into buf (512 bytes), which c->id then points to. */
+static void make_id(tb_case *c, char *buf)
 {
     char prm[128], shp[160] = "", one[64], axes[128] = "";
     tb_params_format(c->op, &c->params, prm, sizeof prm);
@@ -37,12 +105,13 @@ static void make_id(tb_case *c)
     char lay[32] = "";
     if (c->layout != TB_LAYOUT_CONTIGUOUS)
         snprintf(lay, sizeof lay, "@layout=%s", tb_layout_name(c->layout));
-    snprintf(c->id, sizeof c->id, "%s%s%s%s%s%s/%s/%s/%s%s%s%s%s",
+    snprintf(buf, 512, "%s%s%s%s%s%s/%s/%s/%s%s%s%s%s",
              c->op->name, c->alloc_outputs ? "@alloc" : "", lay,
              prm[0] ? "[" : "", prm,
              prm[0] ? "]" : "", shp,
              tb_dtype_name(c->dtype), c->backend->name, axes[0] ? "[" : "",
              axes, axes[0] ? "]" : "", c->transfers ? "@transfers" : "");
+    c->id = buf;
 }
 
 /* The plan being built, and a hash set of its ids (open addressing:
@@ -54,6 +123,7 @@ typedef struct {
     int cap;
     int *slot;
     size_t nslot; /* a power of two */
+    char id[512]; /* the id of the case being made */
 } builder;
 
 /* The slot of id in b's set: its case's, or the empty one where it
@@ -98,7 +168,11 @@ static int push(builder *b, const tb_case *c)
     if (!nc)
         return TB_ENOMEM;
     b->plan->cases = nc;
-    b->plan->cases[b->plan->n++] = *c;
+    const char *id = arena_str(b->plan, c->id);
+    if (!id)
+        return TB_ENOMEM;
+    b->plan->cases[b->plan->n] = *c;
+    b->plan->cases[b->plan->n++].id = id;
     b->slot[k] = b->plan->n;
     return 0;
 }
@@ -109,6 +183,7 @@ typedef struct {
     const tb_backend *be;
     bool available;
     char reason[256];
+    const char *why; /* the plan's copy of reason ("" when available) */
     int n_axes;
     tb_axis axes[TB_MAX_AXES];
     int n_sel[TB_MAX_AXES];
@@ -192,6 +267,24 @@ static int resolve_backend(const tb_config *cfg, int bi,
     return 0;
 }
 
+/* Point r's axis names and values and its reason (why) at the plan's
+ * copies, which its cases point to (a module's strings go when it is
+ * unloaded).  0 or TB_ENOMEM. */
+static int keep_strings(tb_plan *p, resolved *r)
+{
+    if (!(r->why = arena_str(p, r->available ? "" : r->reason)))
+        return TB_ENOMEM;
+    for (int a = 0; a < r->n_axes && a < TB_MAX_AXES; a++) {
+        tb_axis *x = &r->axes[a];
+        if (!(x->name = arena_str(p, x->name)))
+            return TB_ENOMEM;
+        for (int v = 0; v < x->n_values; v++)
+            if (!(x->values[v] = arena_str(p, x->values[v])))
+                return TB_ENOMEM;
+    }
+    return 0;
+}
+
 /* Memory one case needs: backend inputs and outputs, their host copies,
  * and the f64 reference outputs. */
 static size_t case_mem(const tb_case *c)
@@ -219,20 +312,18 @@ static int add_axis_cases(builder *b, tb_case *c, const resolved *r, int a,
     if (a >= r->n_axes || a >= TB_MAX_AXES) {
         c->n_axes = r->n_axes;
         for (int i = 0; i < r->n_axes; i++) {
-            snprintf(c->axis_name[i], sizeof c->axis_name[i], "%s",
-                     r->axes[i].name);
-            snprintf(c->axis_value[i], sizeof c->axis_value[i], "%s",
-                     r->axes[i].values[idx[i]]);
+            c->axis_name[i] = r->axes[i].name;
+            c->axis_value[i] = r->axes[i].values[idx[i]];
         }
         /* The seed from the id without the layout: a layout's case
          * draws the values of its contiguous twin. */
         tb_layout lay = c->layout;
         c->layout = TB_LAYOUT_CONTIGUOUS;
-        make_id(c);
+        make_id(c, b->id);
         uint64_t base = c->seed; /* the config's seed */
         c->seed = base ^ hash_str(c->id);
         c->layout = lay;
-        make_id(c);
+        make_id(c, b->id);
         int rc = push(b, c);
         c->seed = base;
         return rc;
@@ -320,6 +411,9 @@ static int plan_config(builder *b, const tb_config *cfg,
         }
         nres++;
     }
+    for (int r = 0; r < nres; r++)
+        if (keep_strings(b->plan, &res[r]))
+            return TB_ENOMEM;
     unsigned long long mem = tb_env_mem_available();
     if (!mem)
         mem = tb_env_mem_total();
@@ -330,24 +424,28 @@ static int plan_config(builder *b, const tb_config *cfg,
             const tb_cfg_shapes *cs = &co->shapes[si];
             for (int pi = 0; pi < co->n_paramsets; pi++) {
                 tb_case c;
+                tb_shape in[TB_MAX_INPUTS] = {{0}}, out[TB_MAX_OUTPUTS];
                 memset(&c, 0, sizeof c);
+                memset(out, 0, sizeof out);
                 c.warmup = cfg->warmup;
                 c.measure = cfg->measure;
                 c.seed = cfg->seed;
                 c.op = co->op;
                 c.n_in = tb_op_n_shapes(co->op);
                 for (int i = 0; i < c.n_in; i++)
-                    c.in[i] = cs->in[cs->n_in == 1 ? 0 : i];
+                    in[i] = cs->in[cs->n_in == 1 ? 0 : i];
                 c.params = co->paramsets[pi];
                 tb_params_defaults(c.op, &c.params);
                 char why[256];
-                if (tb_op_infer(c.op, c.in, c.n_in, &c.params, c.out, why,
+                if (tb_op_infer(c.op, in, c.n_in, &c.params, out, why,
                                 sizeof why)) {
                     snprintf(err, len, "%s%s: ops[%d].shapes[%d]: %s",
                              cfg->path, where(cs, pos, sizeof pos), oi, si,
                              why);
                     return TB_ESHAPE;
                 }
+                if (keep_shapes(b->plan, &c, in, out))
+                    return TB_ENOMEM;
                 for (int d = 0; d < TB_DTYPE_COUNT; d++) {
                     bool on = co->has_dtypes ? co->dtypes[d] : cfg->dtypes[d];
                     if (!on)
@@ -409,9 +507,7 @@ static int plan_config(builder *b, const tb_config *cfg,
                         int idx[TB_MAX_AXES] = {0};
                         c.backend = res[r].be;
                         c.available = res[r].available;
-                        snprintf(c.unavailable_reason,
-                                 sizeof c.unavailable_reason, "%s",
-                                 res[r].available ? "" : res[r].reason);
+                        c.unavailable_reason = res[r].why;
                         int rc = add_axis_cases(b, &c, &res[r], 0, idx);
                         if (rc)
                             return rc;
@@ -428,7 +524,7 @@ int tb_plan_build(const tb_config *cfgs, int n, const tb_plan_opts *opts,
                   tb_plan *plan, char *err, size_t errlen)
 {
     tb_plan_opts none = {0};
-    builder b = {plan, 0, NULL, 0};
+    builder b = {.plan = plan};
     memset(plan, 0, sizeof *plan);
     if (!opts)
         opts = &none;
@@ -462,5 +558,10 @@ void tb_plan_free(tb_plan *plan)
 {
     free(plan->cases);
     plan->cases = NULL;
+    while (plan->arena) {
+        struct tb_plan_block *next = plan->arena->next;
+        free(plan->arena);
+        plan->arena = next;
+    }
     plan->n = 0;
 }

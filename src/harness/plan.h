@@ -13,8 +13,13 @@
 #include "../base/idmatch.h"
 #include "config.h"
 
+/* A case of the plan.  Its strings (id, axes, reason) and shapes (in,
+ * out) are the plan's (tb_plan.arena), shared where they are the same
+ * (a backend entry's axes and reason, an (op entry, shape, params)'s
+ * shapes), so that a plan of 100,000 tiny cases stays small; a case made
+ * outside a plan (tests, exec) points them at its own storage. */
 typedef struct tb_case {
-    char id[512];
+    const char *id;
     /* The measurement settings of the config the case came from (copied:
      * a case does not point into its config). */
     tb_cfg_warmup warmup;
@@ -22,8 +27,8 @@ typedef struct tb_case {
     const tb_op *op;
     tb_dtype dtype;
     int n_in; /* shapes given: tb_op_n_shapes (a creation op: 1) */
-    tb_shape in[TB_MAX_INPUTS];
-    tb_shape out[TB_MAX_OUTPUTS];
+    const tb_shape *in;  /* max(n_in, op->n_in) shapes */
+    const tb_shape *out; /* op->n_out shapes (at least 1) */
     tb_params params;
     /* Outputs allocated by every call (config "alloc": true) instead of
      * written into buffers allocated once (the out= form). */
@@ -33,10 +38,10 @@ typedef struct tb_case {
     const tb_tensor *given_in;
     const tb_backend *backend;
     int n_axes; /* every axis of the backend, in its order */
-    char axis_name[TB_MAX_AXES][32];
-    char axis_value[TB_MAX_AXES][32];
+    const char *axis_name[TB_MAX_AXES];
+    const char *axis_value[TB_MAX_AXES];
     bool available;
-    char unavailable_reason[256];
+    const char *unavailable_reason; /* "" when available */
     uint64_t seed; /* for the inputs: config seed mixed with the id */
     double flops, bytes, items, reduce_len;
     size_t mem_bytes; /* memory the case needs to run and be checked */
@@ -52,9 +57,14 @@ typedef struct tb_case {
     tb_layout layout;
 } tb_case;
 
+struct tb_plan_block;
+
 typedef struct tb_plan {
     int n;
     tb_case *cases;
+    /* What the cases' pointers point to: blocks freed by tb_plan_free
+     * (NULL for a plan made by hand). */
+    struct tb_plan_block *arena;
 } tb_plan;
 
 typedef struct tb_plan_opts {
