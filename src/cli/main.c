@@ -840,7 +840,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
         /* a sanitized build says so (tests that measure memory skip) */
-        bool san = strcmp(TB_SANITIZE, "none") != 0 && TB_SANITIZE[0];
+        bool san = strcmp(TB_SANITIZE, "none") != 0 &&
+                   TB_SANITIZE[0] != '\0';
         printf("tbench %s (commit %s, %s build%s%s)\n", TB_VERSION,
                TB_GIT_COMMIT, TB_BUILD_TYPE, san ? ", sanitizers " : "",
                san ? TB_SANITIZE : "");
