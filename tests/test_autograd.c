@@ -36,6 +36,8 @@
 
 #include "testutil.h"
 
+#include "ag_exec.h"
+
 #include "backends/backend.h"
 #include "backends/workload.h"
 #include "base/error.h"
@@ -51,70 +53,9 @@ static const tb_backend *const B = &tb_backend_cpu;
 
 /* ---- execs: the reference kernels (f64) and the cpu backend ------------ */
 
-static int ref_alloc(void *user, tb_tensor *t)
-{
-    (void)user;
-    size_t n = tb_tensor_nbytes(t);
-    t->data = tb_alloc(n);
-    if (!t->data)
-        return TB_ENOMEM;
-    memset(t->data, 0, n);
-    return 0;
-}
-
-static void ref_free(void *user, tb_tensor *t)
-{
-    (void)user;
-    tb_free(t->data);
-    t->data = NULL;
-}
-
-/* In-place ops write temporaries that are then copied back. */
-static int ref_run(void *user, const tb_op *op, const tb_tensor *in,
-                   tb_tensor *out, const tb_params *p)
-{
-    (void)user;
-    if (!op->alias)
-        return op->ref(in, out, p);
-    tb_tensor tmp[TB_MAX_OUTPUTS];
-    int rc = 0;
-    for (int o = 0; o < op->n_out; o++) {
-        tb_shape s = tb_tensor_shape(&out[o]);
-        assert_int_equal(tb_tensor_create(&tmp[o], TB_F64, &s), 0);
-    }
-    rc = op->ref(in, tmp, p);
-    for (int o = 0; o < op->n_out; o++) {
-        for (int64_t i = 0; rc == 0 && i < tb_tensor_numel(&out[o]); i++)
-            tb_tensor_set(&out[o], i, tb_tensor_get(&tmp[o], i));
-        tb_tensor_destroy(&tmp[o]);
-    }
-    return rc;
-}
-
-static const tb_ag_exec ref_exec = {ref_run, ref_alloc, ref_free, NULL,
+static const tb_ag_exec ref_exec = {ag_ref_run, ag_ref_alloc, ag_ref_free,
+                                    NULL,
                                     NULL};
-
-static int cpu_run(void *ctx, const tb_op *op, const tb_tensor *in,
-                   tb_tensor *out, const tb_params *p)
-{
-    tb_kernel_fn fn = B->kernel(ctx, op, out[0].dtype, p, NULL).fn;
-    if (!fn)
-        return TB_EUNSUPPORTED;
-    return fn(ctx, in, out, p);
-}
-
-static int cpu_alloc(void *ctx, tb_tensor *t)
-{
-    int rc = B->alloc(ctx, t);
-    if (rc == 0)
-        memset(t->data, 0, tb_tensor_nbytes(t));
-    return rc;
-}
-
-static void cpu_free(void *ctx, tb_tensor *t)
-{
-    B->free(ctx, t);
-}
 
 static void *cpu_new(void)
 {
@@ -283,7 +224,7 @@ static void test_models_cpu(void **state)
 {
     (void)state;
     void *ctx = cpu_new();
-    tb_ag_exec ex = {cpu_run, cpu_alloc, cpu_free, NULL, ctx};
+    tb_ag_exec ex = {ag_cpu_run, ag_cpu_alloc, ag_cpu_free, NULL, ctx};
     train(&mlp, &ex, TB_F64, 1e-12, 1e-10);
     train(&cnn, &ex, TB_F64, 1e-12, 1e-10);
     train(&mlp, &ex, TB_F32, 2e-6, 1e-5);
@@ -526,7 +467,8 @@ static void test_new_ops(void **state)
     (void)state;
     uint64_t rs = 0x7a9e0c0ffee;
     void *ctx = cpu_new();
-    const tb_ag_exec cpu_ex = {cpu_run, cpu_alloc, cpu_free, NULL, ctx};
+    const tb_ag_exec cpu_ex = {ag_cpu_run, ag_cpu_alloc, ag_cpu_free, NULL,
+                               ctx};
     int checked = 0;
     for (size_t k = 0; k < AG_N_CASES; k++) {
         const ag_case *c = &ag_cases[k];
@@ -691,13 +633,13 @@ static int n_sys_alloc, n_sys_free;
 static int count_alloc(void *user, tb_tensor *t)
 {
     n_sys_alloc++;
-    return ref_alloc(user, t);
+    return ag_ref_alloc(user, t);
 }
 
 static void count_free(void *user, tb_tensor *t)
 {
     n_sys_free++;
-    ref_free(user, t);
+    ag_ref_free(user, t);
 }
 
 /* A freed block is reused for a request of its class, other classes get

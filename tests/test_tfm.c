@@ -41,6 +41,8 @@
 
 #include "testutil.h"
 
+#include "ag_exec.h"
+
 #include "cpu_family.h"
 
 #include "backends/workload.h"
@@ -58,75 +60,8 @@
 
 /* ---- execs: the reference kernels (f64) and a cpu instance ------------ */
 
-static int ref_alloc(void *user, tb_tensor *t)
-{
-    (void)user;
-    size_t n = tb_tensor_nbytes(t);
-    t->data = tb_alloc(n);
-    if (!t->data)
-        return TB_ENOMEM;
-    memset(t->data, 0, n);
-    return 0;
-}
-
-static void ref_free(void *user, tb_tensor *t)
-{
-    (void)user;
-    tb_free(t->data);
-    t->data = NULL;
-}
-
-/* In-place ops (sgd_momentum, add_) write temporaries copied back. */
-static int ref_run(void *user, const tb_op *op, const tb_tensor *in,
-                   tb_tensor *out, const tb_params *p)
-{
-    (void)user;
-    if (!op->alias)
-        return op->ref(in, out, p);
-    tb_tensor tmp[TB_MAX_OUTPUTS];
-    for (int o = 0; o < op->n_out; o++) {
-        tb_shape s = tb_tensor_shape(&out[o]);
-        assert_int_equal(tb_tensor_create(&tmp[o], TB_F64, &s), 0);
-    }
-    int rc = op->ref(in, tmp, p);
-    for (int o = 0; o < op->n_out; o++) {
-        for (int64_t i = 0; rc == 0 && i < tb_tensor_numel(&out[o]); i++)
-            tb_tensor_set(&out[o], i, tb_tensor_get(&tmp[o], i));
-        tb_tensor_destroy(&tmp[o]);
-    }
-    return rc;
-}
-
-/* host memory on both execs: element by element, any dtype */
-static int host_upload(void *user, tb_tensor *dst, const tb_tensor *src)
-{
-    (void)user;
-    for (int64_t i = 0; i < tb_tensor_numel(src); i++)
-        tb_tensor_set(dst, i, tb_tensor_get(src, i));
-    return 0;
-}
-
-static const tb_ag_exec ref_exec = {ref_run, ref_alloc, ref_free,
-                                    host_upload, NULL};
-
-static int cpu_run(void *ctx, const tb_op *op, const tb_tensor *in,
-                   tb_tensor *out, const tb_params *p)
-{
-    tb_kernel_fn fn = B->kernel(ctx, op, out[0].dtype, p, NULL).fn;
-    if (!fn)
-        return TB_EUNSUPPORTED;
-    return fn(ctx, in, out, p);
-}
-
-static int cpu_alloc(void *ctx, tb_tensor *t)
-{
-    return B->alloc(ctx, t);
-}
-
-static void cpu_free(void *ctx, tb_tensor *t)
-{
-    B->free(ctx, t);
-}
+static const tb_ag_exec ref_exec = {ag_ref_run, ag_ref_alloc, ag_ref_free,
+                                    ag_host_upload, NULL};
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -262,7 +197,8 @@ static void test_cpu_vectors(void **state)
     for (int isa = 0; isa < n_levels(); isa++)
         for (int th = 1; th <= 2; th++) {
             void *ctx = cpu_create(isa, th);
-            tb_ag_exec ex = {cpu_run, cpu_alloc, cpu_free, host_upload, ctx};
+            tb_ag_exec ex = {ag_cpu_run, ag_cpu_alloc, ag_cpu_free,
+                             ag_host_upload, ctx};
             for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
                 for (int k = 0; k < TFMV_N_CASES; k++) {
                     const tfmv_case *c = &tfmv_cases[k];
