@@ -179,6 +179,15 @@ def l3_bytes(env):
         "caches") or [] if x.get("level") == 3] or [0])
 
 
+def roof_entry(pk, r, level, threads):
+    """The peaks' bandwidth entry of roofline r's kernel at level and
+    threads, or {}."""
+    e = [e for e in pk.get("bandwidth") or []
+         if e["kernel"] == r.get("bw_kernel") and e["level"] == level and
+         e["threads"] == threads]
+    return e[0] if e else {}
+
+
 def check_cause(a, w, c, text):
     """The cause a row gives for a fraction above 100%: its figures must
     be the records' and its condition must hold."""
@@ -190,13 +199,12 @@ def check_cause(a, w, c, text):
                      rf"on ({NUM}) MiB: above the L3 the CPU reports, but part"
                      r" of them stays in a larger cache", text)
     if m:
-        ws = [e["working_set_bytes"] for e in pk.get("bandwidth") or []
-              if e["kernel"] == r.get("bw_kernel") and e["level"] == "DRAM"
-              and e["threads"] == r.get("bandwidth_threads")]
+        ws = roof_entry(pk, r, "DRAM", r.get("bandwidth_threads")).get(
+            "working_set_bytes")
         a.fig(w, "working set (MiB)", m.group(1), c.bytes / 2 ** 20)
         a.fig(w, "DRAM roof's set (MiB)", m.group(2),
-              ws[0] / 2 ** 20 if ws else None)
-        if not (r.get("level") == "DRAM" and ws and c.bytes < ws[0] / 2 and
+              ws / 2 ** 20 if ws else None)
+        if not (r.get("level") == "DRAM" and ws and c.bytes < ws / 2 and
                 c.bytes > l3_bytes(env)):
             a.bad(w, "cause", text, "its condition does not hold")
         return
@@ -214,12 +222,9 @@ def check_cause(a, w, c, text):
                      r"from before roofs were monotone in threads", text)
     if m:
         a.fig(w, "roof used", m.group(3), r.get("bandwidth_gb_s"))
-        fewer = [e["best_gb_s"] for e in pk.get("bandwidth") or []
-                 if e["kernel"] == r.get("bw_kernel") and
-                 e["level"] == r.get("level") and
-                 e["threads"] == int(m.group(4))]
         a.fig(w, "fewer threads' figure", m.group(5),
-              fewer[0] if fewer else None)
+              roof_entry(pk, r, r.get("level"),
+                         int(m.group(4))).get("best_gb_s"))
         return
     m = re.fullmatch(rf"its ({NUM}) KiB are held to the (L2|L3) roof, but "
                      rf"the L(\d) \(({NUM}) KiB a thread\) holds ({NUM})% "
@@ -246,11 +251,7 @@ def check_cause(a, w, c, text):
                      rf"roof's own repetitions \(({NUM}) to ({NUM}) GB/s: "
                      rf"({NUM})%\)", text)
     if m:
-        e = [e for e in pk.get("bandwidth") or []
-             if e["kernel"] == r.get("bw_kernel") and
-             e["level"] == r.get("level") and
-             e["threads"] == r.get("bandwidth_threads")]
-        e = e[0] if e else {}
+        e = roof_entry(pk, r, r.get("level"), r.get("bandwidth_threads"))
         a.fig(w, "above the roof", m.group(1) + "%", r.get("fraction", 0) - 1,
               "pct")
         a.fig(w, "roof's worst", m.group(2), e.get("worst_gb_s"))

@@ -253,14 +253,7 @@ def more_twin(op, t, mod, np, out, x, o, p):
                 return lo, 2, "addmm(out=), clamp_min_"
             return (lambda: mod.addmm(b, a, w).clamp_min_(0)), 2, \
                 "addmm(b, x, W).clamp_min_(0)"
-        if out:
-            def ln():
-                np.matmul(a, w, out=o[0])
-                np.add(o[0], b, out=o[0])
-                np.maximum(o[0], 0, out=o[0])
-            return ln, 3, "matmul, add, maximum (out=)"
-        return (lambda: np.maximum(a @ w + b, 0)), 3, \
-            "maximum(x @ W + b, 0)"
+        return np_linear(np, out, a, w, b, o)
     return None
 
 
@@ -833,6 +826,18 @@ def numpy_pool_backward(np, mx, g, a, k, s, pd):
     return ab, 3, "g / k^2 added at each of the k^2 window offsets"
 
 
+def np_linear(np, out, a, w, b, o):
+    """relu(x @ W + b) in NumPy, which has no fused form: linear's and
+    linear_unfused's twin alike."""
+    if out:
+        def ln():
+            np.matmul(a, w, out=o[0])
+            np.add(o[0], b, out=o[0])
+            np.maximum(o[0], 0, out=o[0])
+        return ln, 3, "matmul, add, maximum (out=)"
+    return (lambda: np.maximum(a @ w + b, 0)), 3, "maximum(x @ W + b, 0)"
+
+
 def unfused_twin(op, t, mod, np, out, x, o, p):
     """The unfused compositions, step by step as tbench's op runs them."""
     if op == "linear_unfused":
@@ -845,13 +850,7 @@ def unfused_twin(op, t, mod, np, out, x, o, p):
                     o[0].clamp_min_(0)
                 return lo, 3, "matmul(out=), add_, clamp_min_"
             return (lambda: mod.relu(a @ w + b)), 3, "relu(x @ W + b)"
-        if out:
-            def ln():
-                np.matmul(a, w, out=o[0])
-                np.add(o[0], b, out=o[0])
-                np.maximum(o[0], 0, out=o[0])
-            return ln, 3, "matmul, add, maximum (out=)"
-        return (lambda: np.maximum(a @ w + b, 0)), 3, "maximum(x @ W + b, 0)"
+        return np_linear(np, out, a, w, b, o)
     if op == "log_softmax_unfused":
         ax = int(p.get("axis", -1))
         a = x[0]

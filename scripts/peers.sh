@@ -46,6 +46,7 @@ fi
 "$DIR/bin/python" -m pip install -q --upgrade numpy torch mkl
 "$DIR/bin/python" - "$DIR" <<'PY'
 import glob, json, os, platform, re, sys, time
+from importlib.metadata import version
 import numpy as np
 import torch
 d = sys.argv[1]
@@ -75,10 +76,7 @@ doc = {
               "onednn": grab(r"(Intel\(R\) MKL-DNN[^\n]*|oneDNN[^\n]*)"),
               "cpu_capability": torch.backends.cpu.get_cpu_capability()},
     "mkl": {"rt": os.path.abspath(rt[-1]) if rt else None,
-            "version": next((l.split("Version: ", 1)[1] for l in
-                             os.popen(f"{sys.executable} -m pip show mkl")
-                             .read().splitlines()
-                             if l.startswith("Version: ")), None)},
+            "version": version("mkl")},
     "libraries_mapped": libs,
 }
 with open(os.path.join(d, "peers.json"), "w") as f:

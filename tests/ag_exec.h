@@ -1,9 +1,11 @@
 /* The tape's two execs the model tests share (test_autograd, test_tfm):
  * the reference kernels in f64 host memory, and the cpu backend's
- * kernels on an instance.  Memory is zeroed when it is made. */
+ * kernels on an instance.  Memory is zeroed when it is made.  Include
+ * after cmocka.h. */
 #ifndef TB_TESTS_AG_EXEC_H
 #define TB_TESTS_AG_EXEC_H
 
+#include <math.h>
 #include <string.h>
 
 #include "backends/backend.h"
@@ -91,6 +93,19 @@ static inline int ag_cpu_alloc(void *ctx, tb_tensor *t)
 static inline void ag_cpu_free(void *ctx, tb_tensor *t)
 {
     tb_backend_cpu.free(ctx, t);
+}
+
+/* Every element of t within atol + rtol |want| of want[i]; fails the
+ * test naming what and the first element that is not. */
+static inline void ag_near(const char *what, const tb_tensor *t,
+                           const double *want, double atol, double rtol)
+{
+    for (int64_t i = 0; i < tb_tensor_numel(t); i++) {
+        double g = tb_tensor_get(t, i);
+        if (!(fabs(g - want[i]) <= atol + rtol * fabs(want[i])))
+            fail_msg("%s [%lld]: got %.17g want %.17g", what, (long long)i,
+                     g, want[i]);
+    }
 }
 
 #endif

@@ -138,17 +138,6 @@ static int forward(tb_ag *ag, const model *m, const int *v)
     return apply(ag, TB_OP_nll_loss, h, v[1], -1);
 }
 
-static void near(const char *what, const tb_tensor *t, const double *want,
-                 double atol, double rtol)
-{
-    for (int64_t i = 0; i < tb_tensor_numel(t); i++) {
-        double g = tb_tensor_get(t, i);
-        if (!(fabs(g - want[i]) <= atol + rtol * fabs(want[i])))
-            fail_msg("%s [%lld]: got %.17g want %.17g", what, (long long)i,
-                     g, want[i]);
-    }
-}
-
 static void train(const model *m, const tb_ag_exec *ex, tb_dtype dt,
                   double atol, double rtol)
 {
@@ -180,11 +169,11 @@ static void train(const model *m, const tb_ag_exec *ex, tb_dtype dt,
         if (step == 0) {
             snprintf(what, sizeof what, "%s %s loss", m->name,
                      tb_dtype_name(dt));
-            near(what, tb_ag_value(ag, loss), m->loss, atol, rtol);
+            ag_near(what, tb_ag_value(ag, loss), m->loss, atol, rtol);
             for (int i = 0; i < m->n_params; i++) {
                 snprintf(what, sizeof what, "%s %s grad %s", m->name,
                          tb_dtype_name(dt), m->p[i].name);
-                near(what, tb_ag_grad(ag, v[2 + i]), m->p[i].grad, atol,
+                ag_near(what, tb_ag_grad(ag, v[2 + i]), m->p[i].grad, atol,
                      rtol);
             }
             /* x and t need no gradient */
@@ -203,7 +192,7 @@ static void train(const model *m, const tb_ag_exec *ex, tb_dtype dt,
     for (int i = 0; i < m->n_params; i++) {
         snprintf(what, sizeof what, "%s %s param %s after %d steps", m->name,
                  tb_dtype_name(dt), m->p[i].name, AGM_STEPS);
-        near(what, tb_ag_value(ag, v[2 + i]), m->p[i].final, atol * 10,
+        ag_near(what, tb_ag_value(ag, v[2 + i]), m->p[i].final, atol * 10,
              rtol * 10);
     }
     tb_ag_stats st;
@@ -363,7 +352,7 @@ static void test_errors(void **state)
     double want[6];
     for (int i = 0; i < 6; i++)
         want[i] = 2 * xv[i];
-    near("d sum(x*x)/dx", tb_ag_grad(ag, x), want, 0, 0);
+    ag_near("d sum(x*x)/dx", tb_ag_grad(ag, x), want, 0, 0);
     int m;
     assert_int_equal(tb_ag_apply(ag, TB_OP_mean, &x, NULL, &m), 0);
     tb_ag_clear(ag); /* frees y, l, m; x keeps its gradient */
@@ -371,7 +360,7 @@ static void test_errors(void **state)
     assert_int_equal(tb_ag_backward(ag, m), 0);
     for (int i = 0; i < 6; i++)
         want[i] = 2 * xv[i] + 1.0 / 6;
-    near("accumulated", tb_ag_grad(ag, x), want, 1e-15, 1e-15);
+    ag_near("accumulated", tb_ag_grad(ag, x), want, 1e-15, 1e-15);
     tb_ag_destroy(ag);
 }
 
@@ -564,7 +553,7 @@ static void test_workloads(void **state)
         assert_int_equal(tb_tensor_create(&ref, TB_F64, &os[0]), 0);
         assert_int_equal(tb_workload_run(w, &x, &out, &p), 0);
         assert_int_equal(op->ref(&x, &ref, &p), 0);
-        near(op->name, &out, ref.data, 1e-12, 1e-10);
+        ag_near(op->name, &out, ref.data, 1e-12, 1e-10);
         assert_int_equal(tb_workload_hook_calls(w), cases[k].hook_calls);
         if (train) {
             assert_int_equal(tb_workload_run(w, &x, &out, &p), 0);

@@ -108,17 +108,6 @@ static double max_abs(const double *v, int64_t n)
 
 /* ---- 1. reference vs PyTorch ------------------------------------------- */
 
-static void near(const char *what, const tb_tensor *t, const double *want,
-                 double atol, double rtol)
-{
-    for (int64_t i = 0; i < tb_tensor_numel(t); i++) {
-        double g = tb_tensor_get(t, i);
-        if (!(fabs(g - want[i]) <= atol + rtol * fabs(want[i])))
-            fail_msg("%s [%lld]: got %.17g want %.17g", what, (long long)i,
-                     g, want[i]);
-    }
-}
-
 static void test_ref_vectors(void **state)
 {
     (void)state;
@@ -133,14 +122,14 @@ static void test_ref_vectors(void **state)
         assert_int_equal(tb_model_run(m, &x, TB_MODEL_STEP, &loss, &y), 0);
         char what[64];
         snprintf(what, sizeof what, "case %s loss", c->name);
-        near(what, &loss, c->loss, 1e-13, 1e-11);
+        ag_near(what, &loss, c->loss, 1e-13, 1e-11);
         snprintf(what, sizeof what, "case %s y", c->name);
-        near(what, &y, c->y, 1e-13, 1e-11);
+        ag_near(what, &y, c->y, 1e-13, 1e-11);
         for (int i = 0; i < 8; i++) {
             const tb_tensor *g = tb_model_grad(m, i), *p = tb_model_param(m, i);
             assert_non_null(g);
             snprintf(what, sizeof what, "case %s grad %d", c->name, i);
-            near(what, g, c->grad[i], 1e-13, 1e-11);
+            ag_near(what, g, c->grad[i], 1e-13, 1e-11);
             /* sgd_momentum's first step: buf = g, p -= lr g */
             for (int64_t e = 0; e < tb_tensor_numel(p); e++) {
                 double want = c->param[i][e] - LR * tb_tensor_get(g, e);

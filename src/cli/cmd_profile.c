@@ -186,7 +186,7 @@ int tb_cmd_profile(int argc, char **argv)
         return rc;
     tb_plan_free(&plan);
     if ((tool == T_CALLGRIND || tool == T_MASSIF) &&
-        strcmp(TB_SANITIZE, "none") != 0 && TB_SANITIZE[0] != '\0') {
+        TB_SANITIZED) {
         fprintf(stderr, "tbench: profile: --with %s: tbench was built with "
                 "sanitizers (%s), which valgrind cannot run\n", with,
                 TB_SANITIZE);

@@ -840,11 +840,10 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
         /* a sanitized build says so (tests that measure memory skip) */
-        bool san = strcmp(TB_SANITIZE, "none") != 0 &&
-                   TB_SANITIZE[0] != '\0';
         printf("tbench %s (commit %s, %s build%s%s)\n", TB_VERSION,
-               TB_GIT_COMMIT, TB_BUILD_TYPE, san ? ", sanitizers " : "",
-               san ? TB_SANITIZE : "");
+               TB_GIT_COMMIT, TB_BUILD_TYPE,
+               TB_SANITIZED ? ", sanitizers " : "",
+               TB_SANITIZED ? TB_SANITIZE : "");
         return TB_EXIT_OKAY;
     }
     if (!strcmp(cmd, "__instr-count")) /* run's counting process */

@@ -581,7 +581,7 @@ static cJSON *capture_warnings(const cpuinfo_facts *ci, long ncpus,
                    "arithmetic and drop NaN/Inf handling, so results and "
                    "timings are not those of a standard build.");
 #endif
-    if (strcmp(TB_SANITIZE, "none") != 0 && TB_SANITIZE[0] != '\0') {
+    if (TB_SANITIZED) {
         snprintf(msg, sizeof msg,
                  "tbench was built with sanitizers (%s): the "
                  "instrumentation slows the code down, so timings are not "

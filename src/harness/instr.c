@@ -811,7 +811,7 @@ static void count_auto(const tb_case *c, int src, bool cache,
         snprintf(why, sizeof why, "%s", reason);
     }
     if ((src == TB_INSTR_CALLGRIND || src == TB_INSTR_AUTO) &&
-        strcmp(TB_SANITIZE, "none") != 0 && TB_SANITIZE[0] != '\0') {
+        TB_SANITIZED) {
         snprintf(reason, rlen,
                  "%.190s%scallgrind: tbench was built with sanitizers "
                  "(%.40s), which valgrind cannot run", why,

@@ -367,7 +367,10 @@ static int buffers_make(buffers *b, const tb_case *c, char *err, size_t len)
         } else if (tb_tensor_create(&b->host_in[i], dt, &c->in[i])) {
             goto nomem;
         }
-        if (c->given_in) {
+        if (c->given_in && !par) {
+            memcpy(b->host_in[i].data, c->given_in[i].data,
+                   tb_tensor_nbytes(&b->host_in[i]));
+        } else if (c->given_in) { /* into the view, through its strides */
             for (int64_t k = 0; k < tb_tensor_numel(&b->host_in[i]); k++)
                 tb_tensor_set(&b->host_in[i], k,
                               tb_tensor_get(&c->given_in[i], k));
