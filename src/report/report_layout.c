@@ -9,18 +9,28 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The contiguous twin of layout case c in the main run, or NULL. */
+/* s without its first "@layout=L" into out; false when s has none. */
+static bool drop_layout(const char *s, const char *tag, char *out,
+                        size_t len)
+{
+    const char *at = strstr(s, tag);
+    if (at)
+        snprintf(out, len, "%.*s%s", (int)(at - s), s, at + strlen(tag));
+    return at != NULL;
+}
+
+/* The contiguous twin of layout case c in the main run, or NULL: found
+ * through the result set's key index (the key without the tag), so the
+ * section stays linear in cases. */
 static const tb_rcase *contiguous_twin(const tb_rset *s, const tb_rcase *c)
 {
-    char id[600], tag[48];
+    char id[600], key[600], tag[48];
     snprintf(tag, sizeof tag, "@layout=%s", c->rc->layout);
-    const char *at = strstr(c->id, tag);
-    if (!at)
+    if (!drop_layout(c->id, tag, id, sizeof id) ||
+        !drop_layout(c->key, tag, key, sizeof key))
         return NULL;
-    snprintf(id, sizeof id, "%.*s%s", (int)(at - c->id), c->id,
-             at + strlen(tag));
-    for (int i = 0; i < s->n; i++) {
-        const tb_rcase *t = &s->cases[i];
+    for (int k = tb_rset_key_first(s, key); k >= 0; k = s->key_next[k]) {
+        const tb_rcase *t = &s->cases[k];
         if (t->ok && tb_rpt_in(t, M_MAIN) && !t->rc->layout &&
             strcmp(t->id, id) == 0)
             return t;
