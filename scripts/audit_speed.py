@@ -561,9 +561,16 @@ def layout_twin(data, c):
     return None
 
 
+LAYOUT_VERDICT = {"regressed": "view slower", "improved": "view faster",
+                  "unchanged": "equal within the threshold",
+                  "inconclusive": "inconclusive",
+                  "not tested": "not tested"}
+
+
 def check_layouts(a, sec):
-    """Each row: a layout case beside its contiguous twin, the two medians
-    and their ratio (view over contiguous), in the main run's order."""
+    """Each row: a layout case beside its contiguous twin, the two medians,
+    their ratio (view over contiguous), compare's CI of it and its verdict
+    on the pair (the view as the new side), in the main run's order."""
     method_texts(a, sec, "Cases whose inputs were views")
     pairs = [(c, layout_twin(a.data, c)) for c in a.data.ok("main")
              if c.rec.get("layout")]
@@ -579,3 +586,12 @@ def check_layouts(a, sec):
             a.fig(w, "contiguous", row[5], base.median, "time")
             a.fig(w, "view", row[6], c.median, "time")
             a.fig(w, "ratio", row[7], c.median / base.median, "x")
+            v = a.verdict(base, c)
+            lo, _, hi = row[8].partition(" … ")
+            if v["ci_low"] is None or v["ci_high"] is None:
+                a.word(w, "95% CI", row[8], "-")
+            else:
+                a.fig(w, "CI low", lo, 1 + v["ci_low"], "x")
+                a.fig(w, "CI high", hi, 1 + v["ci_high"], "x")
+            a.word(w, "verdict", row[9], LAYOUT_VERDICT.get(v["verdict"],
+                                                           v["verdict"]))

@@ -47,6 +47,7 @@ def tbench(*args):
 
 
 RUN = {}
+ROOT = os.getcwd()
 
 
 def results():
@@ -153,6 +154,61 @@ def bad_values():
             expect(w in lines[0], f"'{w}' missing from: {lines[0]}")
         expect(not os.path.exists(os.path.join(out, "results.json")),
                "a result file was written")
+
+
+def audit(report, root):
+    p = subprocess.run(["/usr/bin/python3", "scripts/audit_report.py",
+                        "--report", report, "--root", root, "--tbench",
+                        TBENCH], capture_output=True, text=True,
+                       timeout=300, cwd=ROOT)
+    return p.returncode, p.stdout + p.stderr
+
+
+def layout_rows(md):
+    lines = md.split("\n")
+    i = lines.index("### Layouts")
+    while not lines[i].startswith("| Op "):
+        i += 1
+    rows = []
+    for k in range(i + 2, len(lines)):
+        if not lines[k].startswith("| "):
+            break
+        rows.append(k)
+    return lines, rows
+
+
+@case("report's Layouts section: ratio, CI and verdict, audited")
+def report_layouts():
+    results()
+    root = TMP
+    p = tbench("report", os.path.join(TMP, "out", "results.json"), "-o",
+               os.path.join(root, "r.md"))
+    expect(p.returncode == 0, f"report: {p.stderr}")
+    md = open(os.path.join(root, "r.md"), encoding="utf-8").read()
+    lines, rows = layout_rows(md)
+    # add 3 layouts + softmax 1 + matmul 2, each f32/f64 x 2 threads
+    expect(len(rows) == (3 + 1 + 2) * 2 * 2, f"{len(rows)} rows")
+    words = ("view slower", "view faster", "equal within the threshold",
+             "inconclusive")
+    for k in rows:
+        cells = [c.strip() for c in lines[k].strip("|").split("|")]
+        expect(len(cells) == 10 and cells[9] in words and " … " in cells[8],
+               f"row: {lines[k]}")
+    rc, text = audit(os.path.join(root, "r.md"), root)
+    expect(rc == 0 and ", 0 mismatches" in text, f"audit: {rc}\n{text}")
+    for col, what in ((9, "verdict"), (7, "ratio")):
+        bad = list(lines)
+        cells = bad[rows[0]].split("|")
+        if col == 9:
+            cells[col + 1] = " " + next(w for w in words
+                                        if w != cells[col + 1].strip()) + " "
+        else:
+            cells[col + 1] = " 1000x "
+        bad[rows[0]] = "|".join(cells)
+        with open(os.path.join(root, "bad.md"), "w", encoding="utf-8") as f:
+            f.write("\n".join(bad))
+        rc, text = audit(os.path.join(root, "bad.md"), root)
+        expect(rc == 1 and what in text, f"planted {what}: {rc}\n{text}")
 
 
 def cleanup(failed):
