@@ -152,6 +152,20 @@ def torch_of(op, x, p, torch, F):
                                    + p["eps"]) * x[1]]
     if op in ("layer_norm_backward", "rms_norm_backward"):
         return norm_grads(op, x, p, torch, F)
+    if op == "batch_norm":  # running updated in place on the copies
+        rm, rv = x[3][0].clone(), x[3][1].clone()
+        y = F.batch_norm(x[0], rm, rv, x[1], x[2], bool(p["training"]),
+                         p["momentum"], p["eps"])
+        return [y, torch.stack([rm, rv])]
+    if op == "group_norm":
+        return [F.group_norm(x[0], int(p["num_groups"]), x[1], x[2],
+                             p["eps"])]
+    if op in ("batch_norm_backward", "group_norm_backward"):
+        return nc_norm_grads(op, x, p, torch, F)
+    if op == "sdpa_backward":
+        return sdpa_grads(x, p, torch)
+    if op == "lbfgs":
+        return lbfgs_step(x, p, torch)
     if op in ("sdpa", "sdpa_unfused"):
         # the eager composition (PyTorch 1.13 has no
         # F.scaled_dot_product_attention): scores, mask, softmax, @ v
@@ -213,6 +227,8 @@ def torch_of(op, x, p, torch, F):
     if op in ("sgd", "sgd_momentum", "adam", "adamw", "adagrad", "adamax",
               "nadam", "radam"):
         return optim_step(op, x, p, torch)
+    # lamb, adabound: no PyTorch optimizer (ref_optim.c follows the
+    # papers), so None: compared with the reference below
     return None
 
 
@@ -228,6 +244,61 @@ def norm_grads(op, x, p, torch, F):
     (xx * torch.rsqrt((xx * xx).mean(-1, keepdim=True) + p["eps"])
      * w).backward(g)
     return [xx.grad, w.grad]
+
+
+def nc_norm_grads(op, x, p, torch, F):
+    """batch_norm (training) and group_norm gradients by autograd: g, x,
+    w -> dx, dw, db."""
+    g, xx, w = x[0], x[1].clone().requires_grad_(), \
+        x[2].clone().requires_grad_()
+    b = torch.zeros_like(x[2]).requires_grad_()
+    if op == "batch_norm_backward":
+        y = F.batch_norm(xx, None, None, w, b, True, 0.1, p["eps"])
+    else:
+        y = F.group_norm(xx, int(p["num_groups"]), w, b, p["eps"])
+    y.backward(g)
+    return [xx.grad, w.grad, b.grad]
+
+
+def sdpa_grads(x, p, torch):
+    """sdpa's gradient by autograd through the eager composition (as
+    torch_of's sdpa): g, q, k, v -> dq, dk, dv."""
+    g = x[0]
+    q, k, v = [t.clone().requires_grad_() for t in x[1:]]
+    scale = p.get("scale") or 1 / math.sqrt(q.shape[-1])
+    s = q @ k.transpose(-2, -1) * scale
+    if p.get("causal"):
+        keep = torch.ones(s.shape[-2], s.shape[-1], dtype=torch.bool,
+                          device=s.device).tril()
+        s = s.masked_fill(~keep, -math.inf)
+    (torch.softmax(s, -1) @ v).backward(g)
+    return [q.grad, k.grad, v.grad]
+
+
+def lbfgs_step(x, p, torch):
+    """torch.optim.LBFGS's direction as its lbfgs.py computes it (the
+    optimizer has no entry point for one step from a given history: it
+    builds its own by closure calls): the pairs with y.s > 1e-10 kept,
+    H_diag = y.s / y.y of the newest, the two-loop recursion, p + lr d."""
+    flat_p, flat_g = x[0].reshape(-1), x[1].reshape(-1)
+    dirs, stps, ro, h_diag = [], [], [], 1.0
+    for s, y in zip(x[2], x[3]):
+        ys = y.dot(s)
+        if ys > 1e-10:
+            dirs.append(y)
+            stps.append(s)
+            ro.append(1.0 / ys)
+            h_diag = ys / y.dot(y)
+    q = flat_g.neg()
+    al = [None] * len(dirs)
+    for i in range(len(dirs) - 1, -1, -1):
+        al[i] = stps[i].dot(q) * ro[i]
+        q.add_(dirs[i], alpha=-al[i])
+    r = torch.mul(q, h_diag)
+    for i in range(len(dirs)):
+        be_i = dirs[i].dot(r) * ro[i]
+        r.add_(stps[i], alpha=al[i] - be_i)
+    return [(flat_p + p["lr"] * r).reshape(x[0].shape), r.reshape(x[0].shape)]
 
 
 def optim_step(op, x, p, torch):

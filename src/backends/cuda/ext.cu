@@ -1,6 +1,6 @@
 /* The kernel tables of layout.cu, create.cu, fused.cu, optim.cu, pool.cu,
- * blas.cu, linalg.cu, lanes.cu, norm.cu, attn.cu and embed.cu, asked in
- * turn by cu_kernel (module.cu). */
+ * blas.cu, linalg.cu, lanes.cu, norm.cu, attn.cu, embed.cu, norm2.cu,
+ * optim2.cu and attn_bw.cu, asked in turn by cu_kernel (module.cu). */
 #include "kernels_ext.cuh"
 
 tb_kernel_fn cu_ext_kernel(tb_op_id id, tb_dtype dt, const char **impl)
@@ -26,5 +26,11 @@ tb_kernel_fn cu_ext_kernel(tb_op_id id, tb_dtype dt, const char **impl)
         fn = cu_attn_kernel(id, dt, impl);
     if (!fn)
         fn = cu_embed_kernel(id, dt, impl);
+    if (!fn)
+        fn = cu_norm2_kernel(id, dt, impl);
+    if (!fn)
+        fn = cu_optim2_kernel(id, dt, impl);
+    if (!fn)
+        fn = cu_attn_bw_kernel(id, dt, impl);
     return fn;
 }

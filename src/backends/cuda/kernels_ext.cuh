@@ -116,6 +116,9 @@ tb_kernel_fn cu_lanes_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 tb_kernel_fn cu_norm_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 tb_kernel_fn cu_attn_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 tb_kernel_fn cu_embed_kernel(tb_op_id id, tb_dtype dt, const char **impl);
+tb_kernel_fn cu_norm2_kernel(tb_op_id id, tb_dtype dt, const char **impl);
+tb_kernel_fn cu_optim2_kernel(tb_op_id id, tb_dtype dt, const char **impl);
+tb_kernel_fn cu_attn_bw_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 
 /* Every table above in turn (ext.cu). */
 tb_kernel_fn cu_ext_kernel(tb_op_id id, tb_dtype dt, const char **impl);

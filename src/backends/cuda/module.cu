@@ -36,7 +36,9 @@
  * cuSOLVER), lanes.cu (max, min, argmax, var), norm.cu (layer_norm,
  * rms_norm and their gradients), attn.cu (sdpa, causal_mask) and
  * embed.cu (cross_entropy and its gradient, embedding and its gradient,
- * dropout); then transfer.cu (the
+ * dropout), norm2.cu (batch_norm, group_norm and their gradients),
+ * optim2.cu (lamb, adabound, lbfgs) and attn_bw.cu (sdpa_backward);
+ * then transfer.cu (the
  * copy ops copy_h2d, copy_d2h, copy_d2d and their host staging buffer).
  * Any other op is NULL = unsupported; there is no fallback.
  *
