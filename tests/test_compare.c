@@ -381,10 +381,181 @@ static int cmp_dbl(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Issue 15: above 256 samples a replicate's median is drawn by binomial
- * halving over the sorted run instead of n draws.  Its distribution
- * must be the bootstrap's: against the exact distribution (odd n), and
- * against plain resampling written here (odd and even n, two-sample
+/* xorshift64* draws for the resampling written here: a generator of its
+ * own, apart from the library's xoshiro. */
+static size_t xs_draw(uint64_t *z, size_t n)
+{
+    *z ^= *z >> 12;
+    *z ^= *z << 25;
+    *z ^= *z >> 27;
+    uint64_t u = *z * 2685821657736338717ull;
+    return (size_t)((u >> 11) * 0x1p-53 * (double)n);
+}
+
+/* How a resample's "median" is read off below: the median itself, or a
+ * planted mistake that a check of the sampler must catch. */
+enum plant {
+    PLANT_NONE,
+    PLANT_RANK_UP, /* the middle ranks one too high (a Beta shape off by
+                      one) */
+    PLANT_NO_TIE,  /* even n: the upper middle rank never on the lower
+                      one's value, but on the run's next (the tie mass
+                      D_i given to the next index) */
+    PLANT_SPLIT,   /* the two middle ranks from two resamples (marginals
+                      right, joint wrong) */
+};
+
+/* Rank r of scr[0..n) (reordered), and in *next rank r + 1 (r + 1 < n). */
+static double rank_pair(double *scr, size_t n, size_t r, double *next)
+{
+    tb_select_kth(scr, n, r);
+    double nx = INFINITY;
+    for (size_t i = r + 1; i < n; i++)
+        nx = scr[i] < nx ? scr[i] : nx;
+    *next = nx;
+    return scr[r];
+}
+
+/* One resample of x[0..n) by plain resampling (scr holds n), read as
+ * `plant` says. */
+static double resample_median(const double *x, size_t n, double *scr,
+                              uint64_t *z, enum plant plant)
+{
+    for (size_t i = 0; i < n; i++)
+        scr[i] = x[xs_draw(z, n)];
+    size_t k = (n - 1) / 2 + (plant == PLANT_RANK_UP);
+    if (plant == PLANT_NONE)
+        return tb_median_inplace(scr, n);
+    if (n % 2 && plant == PLANT_RANK_UP) {
+        tb_select_kth(scr, n, k);
+        return scr[k];
+    }
+    double a, b;
+    a = rank_pair(scr, n, k, &b); /* even n: k + 1 < n */
+    if (plant == PLANT_NO_TIE && b == a) {
+        /* the tie's mass on the run's next value instead */
+        b = INFINITY;
+        for (size_t i = 0; i < n; i++)
+            b = x[i] > a && x[i] < b ? x[i] : b;
+        b = isinf(b) ? a : b;
+    } else if (plant == PLANT_SPLIT) {
+        for (size_t i = 0; i < n; i++)
+            scr[i] = x[xs_draw(z, n)];
+        (void)rank_pair(scr, n, k, &b); /* rank k + 1 of another */
+        if (b < a) {
+            double t = a;
+            a = b;
+            b = t;
+        }
+    }
+    return b - (b - a) * 0.5;
+}
+
+/* Two-sample chi-square statistic of a[0..m) and b[0..m), both sorted:
+ * bins of their distinct values, neighbours merged until each holds 20
+ * or more of both together, sum (a_i - b_i)^2 / (a_i + b_i) (equal
+ * sizes); *df = bins - 1. */
+static double chi2_two(const double *a, const double *b, size_t m, int *df)
+{
+    double stat = 0, last = 0;
+    size_t i = 0, j = 0, ca = 0, cb = 0;
+    int bins = 0;
+    while (i < m || j < m) {
+        double v = j == m || (i < m && a[i] < b[j]) ? a[i] : b[j];
+        for (; i < m && a[i] == v; i++)
+            ca++;
+        for (; j < m && b[j] == v; j++)
+            cb++;
+        if (ca + cb >= 20 || (i == m && j == m)) {
+            double d = (double)ca - (double)cb, t = d * d / (double)(ca + cb);
+            if (ca + cb < 20 && bins) { /* the tail joins the last bin */
+                stat -= last;
+                bins--;
+            }
+            stat += (last = t);
+            bins++;
+            ca = cb = 0;
+        }
+    }
+    *df = bins - 1;
+    return stat;
+}
+
+/* The chi-square quantile at 1 - 1e-4 by Wilson and Hilferty's cube
+ * (z = 3.7190, the normal's: a little high at df 2, 19.3 against 18.4,
+ * so the test errs to passing there, and within 1% from df 10). */
+static double chi2_crit(int df)
+{
+    double h = 2.0 / (9.0 * df), c = 1 - h + 3.7190 * sqrt(h);
+    return df * c * c * c;
+}
+
+/* B replicates of the exact sampler against B of plain resampling:
+ * their chi-square statistic over its 1e-4 critical value (< 1 passes). */
+static double sampler_vs_resampling(const double *x, size_t n, uint64_t seed,
+                                    enum plant plant)
+{
+    enum { B = 100000 };
+    static double got[B], ref[B];
+    tb_sampleset s = {x, n};
+    double *scr = malloc(n * sizeof *scr);
+    assert_non_null(scr);
+    assert_int_equal(tb_boot_medians_exact(&s, B, seed, got), 0);
+    uint64_t z = 88172645463325252ull ^ seed;
+    for (int b = 0; b < B; b++)
+        ref[b] = resample_median(x, n, scr, &z, plant);
+    free(scr);
+    qsort(got, B, sizeof *got, cmp_dbl);
+    qsort(ref, B, sizeof *ref, cmp_dbl);
+    int df;
+    double chi = chi2_two(got, ref, B, &df);
+    print_message("# n %zu, plant %d: chi2 %.1f, df %d, 1e-4 critical "
+                  "%.1f\n", n, (int)plant, chi, df, chi2_crit(df));
+    return df < 1 ? (chi > 0 ? INFINITY : 0) : chi / chi2_crit(df);
+}
+
+/* The exact sampler of a resample's median (compare.c: one Beta draw and
+ * one uniform) against plain resampling, 10^5 medians each, two-sample
+ * chi-square at 1e-4 (fixed seeds): n = 2, 3, 257, 460, 461, and runs
+ * with ties.  Then mistakes planted in the resampling side, each a
+ * plausible error in the sampler's formula, must fail the same check:
+ * so the check can fail. */
+static void test_boot_median_sampler(void **state)
+{
+    (void)state;
+    const size_t sizes[] = {2, 3, 17, 257, 460, 461};
+    double *x = malloc(461 * sizeof *x);
+    assert_non_null(x);
+    for (size_t t = 0; t < NELEM(sizes); t++) {
+        size_t n = sizes[t];
+        for (size_t i = 0; i < n; i++) /* 1..n, scrambled */
+            x[i] = (double)((i * 7919) % n + 1);
+        assert_true(sampler_vs_resampling(x, n, 100 + t, PLANT_NONE) < 1);
+        for (size_t i = 0; i < n; i++) /* about 20 values, tied */
+            x[i] = floor((double)((i * 7919) % n) * 20 / (double)n);
+        assert_true(sampler_vs_resampling(x, n, 200 + t, PLANT_NONE) < 1);
+    }
+    for (size_t i = 0; i < 460; i++)
+        x[i] = (double)((i * 7919) % 460 + 1);
+    assert_true(sampler_vs_resampling(x, 460, 7, PLANT_RANK_UP) > 1);
+    assert_true(sampler_vs_resampling(x, 460, 8, PLANT_NO_TIE) > 1);
+    assert_true(sampler_vs_resampling(x, 460, 9, PLANT_SPLIT) > 1);
+    assert_true(sampler_vs_resampling(x, 3, 10, PLANT_RANK_UP) > 1);
+    assert_true(sampler_vs_resampling(x, 2, 11, PLANT_NO_TIE) > 1);
+    free(x);
+    /* one value: every replicate is it */
+    double one = 4, got[8];
+    tb_sampleset s1 = {&one, 1};
+    assert_int_equal(tb_boot_medians_exact(&s1, 8, 1, got), 0);
+    for (int i = 0; i < 8; i++)
+        assert_true(got[i] == 4);
+    assert_int_equal(tb_boot_medians_exact(&s1, 0, 1, got), TB_EINVAL);
+}
+
+/* Issue 15: the median of a run above 16 samples is drawn from its
+ * exact distribution instead of n draws (test_boot_median_sampler).
+ * Through tb_boot_medians: against the exact distribution (odd n), and
+ * against plain resampling (odd and even n, two-sample
  * Kolmogorov-Smirnov at alpha 1e-3; the seeds are fixed). */
 static void test_boot_median_distribution(void **state)
 {
@@ -419,18 +590,9 @@ static void test_boot_median_distribution(void **state)
             assert_true(exact_median_cdf(n, hi - 1) <= 0.975 + tol);
             assert_true(fabs(exact_median_cdf(n, got[B / 2]) - 0.5) < 0.05);
         }
-        /* plain resampling with its own generator (xorshift64*) */
         uint64_t z = 88172645463325252ull + t;
-        for (int b = 0; b < B; b++) {
-            for (size_t i = 0; i < n; i++) {
-                z ^= z >> 12;
-                z ^= z << 25;
-                z ^= z >> 27;
-                uint64_t u = z * 2685821657736338717ull;
-                scr[i] = x[(size_t)((u >> 11) * 0x1p-53 * (double)n)];
-            }
-            ref[b] = tb_median_inplace(scr, n);
-        }
+        for (int b = 0; b < B; b++)
+            ref[b] = resample_median(x, n, scr, &z, PLANT_NONE);
         qsort(ref, B, sizeof *ref, cmp_dbl);
         double d = 0;
         size_t i = 0, j = 0;
@@ -1949,6 +2111,7 @@ int main(void)
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_load_fields),
         cmocka_unit_test(test_changepoints),
+        cmocka_unit_test(test_boot_median_sampler),
         cmocka_unit_test(test_boot_median_distribution),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_huge_floor_inconclusive),

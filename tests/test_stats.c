@@ -240,6 +240,44 @@ static void test_quantile_sorted(void **state)
     assert_close(tb_quantile_sorted(two, 2, 0.25), 1.5, RTOL);
 }
 
+/* tb_quantile_select (compare's bootstrap intervals) is tb_quantile_sorted
+ * of the sorted array, bit for bit, on shuffled values with ties, at the
+ * interval's levels, the ends and between, n = 1, 2, 7, 2000; and the
+ * NumPy values above. */
+static void test_quantile_select(void **state)
+{
+    (void)state;
+    static const double qs[] = {0.0, 0.01, 0.025, 1.0 / 3.0, 0.5,
+                                0.975, 0.999, 1.0};
+    static const size_t ns[] = {1, 2, 7, 2000};
+    double *x = malloc(2000 * sizeof *x), *sorted = malloc(2000 * sizeof *x);
+    assert_non_null(x);
+    assert_non_null(sorted);
+    uint64_t z = 99;
+    for (size_t t = 0; t < NELEM(ns); t++) {
+        size_t n = ns[t];
+        for (size_t i = 0; i < n; i++) /* about n/4 values, tied */
+            sorted[i] = (double)(tb_splitmix64_next(&z) % (n / 4 + 1)) +
+                        0.125;
+        qsort(sorted, n, sizeof *sorted, tb_cmp_double);
+        for (size_t j = 0; j < NELEM(qs); j++) {
+            for (size_t i = 0; i < n; i++) /* a shuffled copy */
+                x[i] = sorted[(i * 7919) % n];
+            double want = tb_quantile_sorted(sorted, n, qs[j]);
+            assert_true(tb_quantile_select(x, n, qs[j]) == want);
+        }
+    }
+    static const double want[] = {1.4, 1.472, 3.1, 5.3, 7.420000000000002,
+                                  9.7};
+    static const double q7[] = {0.0, 0.01, 1.0 / 3.0, 0.5, 0.9, 1.0};
+    for (size_t j = 0; j < NELEM(q7); j++) {
+        memcpy(x, odd7, sizeof odd7);
+        assert_close(tb_quantile_select(x, 7, q7[j]), want[j], RTOL);
+    }
+    free(x);
+    free(sorted);
+}
+
 /* ---- summaries ------------------------------------------------------- */
 
 /* Each block: [x.min(), x.max(), med, np.mean(x), np.std(x, ddof=1),
@@ -568,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_rng_xoshiro_outputs),
         cmocka_unit_test(test_rng_uniform),
         cmocka_unit_test(test_quantile_sorted),
+        cmocka_unit_test(test_quantile_select),
         cmocka_unit_test(test_stats_odd),
         cmocka_unit_test(test_stats_even),
         cmocka_unit_test(test_stats_one),

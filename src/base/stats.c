@@ -115,6 +115,26 @@ double tb_median_inplace(double *a, size_t n)
     return lerp(a[k], next, 0.5);
 }
 
+double tb_quantile_select(double *a, size_t n, double q)
+{
+    if (n == 1 || !(q > 0.0) || q >= 1.0 ||
+        (size_t)floor((double)(n - 1) * q) >= n - 1) {
+        size_t k = !(q > 0.0) ? 0 : n - 1, at = 0;
+        for (size_t i = 1; i < n; i++) /* the smallest or the largest */
+            if (k ? a[i] > a[at] : a[i] < a[at])
+                at = i;
+        return a[at];
+    }
+    double h = (double)(n - 1) * q, fl = floor(h);
+    size_t i = (size_t)fl;
+    tb_select_kth(a, n, i);
+    double next = a[i + 1]; /* the smallest of those past i */
+    for (size_t j = i + 2; j < n; j++)
+        if (a[j] < next)
+            next = a[j];
+    return lerp(a[i], next, h - fl);
+}
+
 /* ---- bootstrap ------------------------------------------------------ */
 
 /* Ascending order of indices into keys (qsort_r), for the ranks below. */

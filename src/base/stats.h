@@ -61,4 +61,9 @@ void tb_select_kth(double *a, size_t n, size_t k);
  * tb_quantile_sorted of the sorted array at q = 0.5. */
 double tb_median_inplace(double *a, size_t n);
 
+/* Quantile q in [0, 1] of a[0..n), n >= 1, reordering a: the value of
+ * tb_quantile_sorted of the sorted array at q (a selection, O(n), where
+ * sorting took O(n log n): compare's bootstrap intervals). */
+double tb_quantile_select(double *a, size_t n, double q);
+
 #endif

@@ -220,217 +220,83 @@ double tb_t_quantile(double p, double df)
 
 /* ---- bootstrap CI of the ratio of medians ----------------------------- */
 
-/* Draws of Binomial(m, left / span) (left = span / 2): inversion from
- * the mode outwards, with the pmf's ratio recurrence (exact up to
- * rounding; expected steps about the standard deviation, sqrt(m p q)).
- *
- * The terms of one (m, span) do not depend on the draw, and a
- * bootstrap meets the same few thousand pairs again and again (the
- * first halving is Binomial(n, 1/2) in every replicate), so each pair's
- * mode probability (three lgamma, an exp and two logs: most of the
- * bootstrap's time) and its terms, in the order the inversion
- * subtracts them, are computed once and kept: a draw is then a run of
- * subtractions.  The arithmetic is the same, operation for operation,
- * so every draw, and every interval, is bit for bit what it was. */
+/* A resample's median without the resample.  Sort the run: x_0 <= ... <=
+ * x_(n-1).  n draws of an index with replacement are floor(n U) for n
+ * uniforms U on [0, 1), and floor is monotone, so the resample's order
+ * statistic of rank k is x at floor(n U_(k)), U_(k) the rank-k one of n
+ * uniforms: Beta(k + 1, n - k).  Given U_(k) = u, the n - k - 1 uniforms
+ * above it are uniform on (u, 1), so U_(k+1), their smallest, is
+ * 1 - (1 - u) V^(1 / (n - k - 1)) for one more uniform V.  The median is
+ * rank k = (n - 1) / 2 for odd n, the mean of ranks n/2 - 1 and n/2 for
+ * even n (both may fall on one index: the resample drew it twice).  A
+ * Beta draw is G_a / (G_a + G_b) of two Gamma draws, each by Marsaglia
+ * and Tsang's squeeze-and-reject (2000; shape >= 1, accepted about 98%
+ * of the time from one normal and one uniform), the normals by
+ * Marsaglia's polar method, two a time.  Exact in distribution up to
+ * rounding (tests/test_compare.c: chi-square against resampling), and
+ * about ten uniforms and four logs a replicate whatever n: drawing n
+ * samples took O(n), the binomial halving this replaces O(sqrt n) (a
+ * table of terms per binomial: 2.3 ms of CPU a case of two runs of 460
+ * samples at 2000 resamples, now 0.51; docs/ARCHITECTURE.md, "Scale"). */
 typedef struct {
-    size_t n, mode;
-    double p, q, pm;
-    /* the inversion's state after the terms so far */
-    double pu, pd;
-    size_t ku, kd;
-    bool done;     /* no more terms: the draw is the mode */
-    size_t nt, cap;
-    double *term;  /* nt terms, in order of subtraction */
-    size_t *at;    /* the draw each term returns */
-} binpair;
+    tb_rng r;
+    double spare; /* the polar method's second normal */
+    bool have;
+} bootrng;
 
+static double std_normal(bootrng *g)
+{
+    if (g->have) {
+        g->have = false;
+        return g->spare;
+    }
+    double u, v, s;
+    do {
+        u = 2 * tb_rng_uniform(&g->r) - 1;
+        v = 2 * tb_rng_uniform(&g->r) - 1;
+        s = u * u + v * v;
+    } while (s >= 1 || s == 0);
+    double f = sqrt(-2 * log(s) / s);
+    g->spare = v * f;
+    g->have = true;
+    return u * f;
+}
+
+/* Gamma(a, 1) for a >= 1, given d = a - 1/3 and c = 1 / sqrt(9 d). */
+static double gamma_draw(bootrng *g, double d, double c)
+{
+    for (;;) {
+        double z, v;
+        do {
+            z = std_normal(g);
+            v = 1 + c * z;
+        } while (v <= 0);
+        v = v * v * v;
+        double u = tb_rng_uniform(&g->r), z2 = z * z;
+        if (u < 1 - 0.0331 * z2 * z2 ||
+            log(u) < 0.5 * z2 + d * (1 - v + log(v)))
+            return d * v;
+    }
+}
+
+/* Runs of at most BOOT_DIRECT samples are resampled (n draws and a
+ * selection: as cheap as the sampler there, and the intervals of small
+ * runs stay those of every earlier version); above, each is sorted once
+ * and drawn by the sampler. */
+#define BOOT_DIRECT 16
 typedef struct {
-    uint64_t *key; /* apart from the entries: a probe reads keys only */
-    binpair *slot;
-    size_t cap, used; /* cap a power of 2 */
-    bool oom;         /* a draw ran out of memory (it took the mode) */
-} bincache; /* key[i]: slot[i]'s m << 32 | span, 0 when empty */
-
-static void bincache_free(bincache *c)
-{
-    for (size_t i = 0; c->slot && i < c->cap; i++) {
-        free(c->slot[i].term);
-        free(c->slot[i].at);
-    }
-    free(c->slot);
-    free(c->key);
-    c->slot = NULL;
-    c->key = NULL;
-    c->cap = c->used = 0;
-}
-
-static size_t slot_of(const bincache *c, uint64_t key)
-{
-    size_t i = (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 20) &
-               (c->cap - 1);
-    while (c->key[i] && c->key[i] != key)
-        i = (i + 1) & (c->cap - 1);
-    return i;
-}
-
-/* The entry of (n, span), made when new; NULL when out of memory. */
-static binpair *bincache_get(bincache *c, size_t n, size_t span)
-{
-    uint64_t key = (uint64_t)n << 32 | (uint64_t)span;
-    if (2 * (c->used + 1) > c->cap) {
-        bincache g = {.cap = c->cap ? 2 * c->cap : 1024};
-        g.slot = calloc(g.cap, sizeof *g.slot);
-        g.key = calloc(g.cap, sizeof *g.key);
-        if (!g.slot || !g.key) {
-            free(g.slot);
-            free(g.key);
-            return NULL;
-        }
-        for (size_t i = 0; i < c->cap; i++)
-            if (c->key[i]) {
-                size_t j = slot_of(&g, c->key[i]);
-                g.key[j] = c->key[i];
-                g.slot[j] = c->slot[i];
-            }
-        g.used = c->used;
-        free(c->slot);
-        free(c->key);
-        *c = g;
-    }
-    size_t at = slot_of(c, key);
-    binpair *e = &c->slot[at];
-    if (c->key[at])
-        return e;
-    c->key[at] = key;
-    double p = (double)(span / 2) / (double)span;
-    double q = 1 - p, fn = (double)n;
-    size_t m = (size_t)floor((fn + 1) * p);
-    if (m > n)
-        m = n;
-    double fm = (double)m;
-    *e = (binpair){.n = n, .mode = m, .p = p, .q = q};
-    e->pm = exp(lgamma(fn + 1) - lgamma(fm + 1) - lgamma(fn - fm + 1) +
-                fm * log(p) + (fn - fm) * log(q));
-    e->pu = e->pd = e->pm;
-    e->ku = e->kd = m;
-    c->used++;
-    return e;
-}
-
-static bool push_term(binpair *e, double t, size_t at)
-{
-    if (e->nt == e->cap) {
-        size_t cap = e->cap ? 2 * e->cap : 16;
-        double *tm = realloc(e->term, cap * sizeof *tm);
-        if (tm)
-            e->term = tm;
-        size_t *a = tm ? realloc(e->at, cap * sizeof *a) : NULL;
-        if (!a)
-            return false;
-        e->at = a;
-        e->cap = cap;
-    }
-    e->term[e->nt] = t;
-    e->at[e->nt++] = at;
-    return true;
-}
-
-/* One more step of the inversion's loop: its one or two terms, or done.
- * false when out of memory. */
-static bool extend(binpair *e)
-{
-    size_t n = e->n;
-    double p = e->p, q = e->q;
-    bool up = e->ku < n && e->pu > 1e-300, dn = e->kd > 0 && e->pd > 1e-300;
-    if (!up && !dn) {
-        e->done = true; /* the rounding left over: the mode */
-        return true;
-    }
-    if (up) {
-        e->pu *= (double)(n - e->ku) / (double)(e->ku + 1) * (p / q);
-        e->ku++;
-        if (!push_term(e, e->pu, e->ku))
-            return false;
-    }
-    if (dn) {
-        e->pd *= (double)e->kd / (double)(n - e->kd + 1) * (q / p);
-        e->kd--;
-        if (!push_term(e, e->pd, e->kd))
-            return false;
-    }
-    return true;
-}
-
-/* A draw of Binomial(n, (span / 2) / span), span >= 2.  On out of
- * memory c->oom is set and the draw is the mode. */
-static size_t binomial(bincache *c, tb_rng *r, size_t n, size_t span)
-{
-    if (n == 0)
-        return 0;
-    binpair *e = bincache_get(c, n, span);
-    if (!e) {
-        c->oom = true;
-        return n / 2;
-    }
-    double u = tb_rng_uniform(r) - e->pm;
-    if (u <= 0)
-        return e->mode;
-    for (size_t j = 0;; j++) {
-        if (j == e->nt) {
-            if (!e->done && !extend(e)) {
-                c->oom = true;
-                return e->mode;
-            }
-            if (j == e->nt)
-                return e->mode;
-        }
-        if ((u -= e->term[j]) <= 0)
-            return e->at[j];
-    }
-}
-
-/* Index (into a sorted run) of the order statistic of rank k among m
- * draws with replacement from the indices [lo, lo + span).  Halving: the
- * number of draws in the left half is Binomial(m, left / span), and the
- * rank-k draw is in the half that count points to.  Exact (up to the
- * binomial's rounding); about sqrt(m) steps in all instead of m draws. */
-static size_t kth_draw(bincache *bc, tb_rng *r, size_t lo, size_t span,
-                       size_t m, size_t k)
-{
-    while (span > 1) {
-        size_t left = span / 2;
-        size_t c = binomial(bc, r, m, span);
-        if (k < c) {
-            span = left;
-            m = c;
-        } else {
-            lo += left;
-            span -= left;
-            m -= c;
-            k -= c;
-        }
-    }
-    return lo;
-}
-
-/* One run prepared for bootstrapping its median: above BOOT_DIRECT
- * samples, sorted once (the O(n log n)), and a resample's median is
- * drawn as its one or two middle order statistics by kth_draw: O(sqrt n)
- * per replicate where drawing n samples took O(n) (a compare of two
- * 5M-sample runs took many minutes).  Same distribution as resampling. */
-#define BOOT_DIRECT 256
-typedef struct {
-    const double *x; /* the samples, sorted (a copy) above BOOT_DIRECT */
+    const double *x; /* the samples, sorted (a copy) when exact */
     size_t n;
     double *own;
+    bool exact;
+    double da, ca, db, cb; /* Gamma(k + 1) and Gamma(n - k): d, c */
+    double inv_m;          /* 1 / (n - k - 1), even n */
 } bootrun;
 
-static int bootrun_init(bootrun *b, const tb_sampleset *s)
+static int bootrun_init(bootrun *b, const tb_sampleset *s, size_t direct)
 {
-    b->n = s->n;
-    b->own = NULL;
-    b->x = s->x;
-    if (s->n <= BOOT_DIRECT)
+    *b = (bootrun){.x = s->x, .n = s->n};
+    if (s->n <= direct || s->n < 2)
         return 0;
     b->own = malloc(s->n * sizeof *b->own);
     if (!b->own)
@@ -438,89 +304,125 @@ static int bootrun_init(bootrun *b, const tb_sampleset *s)
     memcpy(b->own, s->x, s->n * sizeof *b->own);
     qsort(b->own, s->n, sizeof *b->own, tb_cmp_double);
     b->x = b->own;
+    b->exact = true;
+    size_t n = s->n, k = (n - 1) / 2;
+    b->da = (double)(k + 1) - 1.0 / 3;
+    b->ca = 1 / sqrt(9 * b->da);
+    b->db = (double)(n - k) - 1.0 / 3;
+    b->cb = 1 / sqrt(9 * b->db);
+    b->inv_m = 1 / (double)(n - k - 1);
     return 0;
 }
 
+/* The index floor(n u), u in [0, 1], kept at least lo and below n. */
+static size_t cell(double u, size_t n, size_t lo)
+{
+    double f = floor(u * (double)n);
+    size_t i = f < (double)n ? (size_t)f : n - 1;
+    return i < lo ? lo : i;
+}
+
 /* The median of one resample of run b; scratch holds n values. */
-static double boot_median(const bootrun *b, bincache *bc, tb_rng *r,
-                          double *scratch)
+static double boot_median(const bootrun *b, bootrng *g, double *scratch)
 {
     size_t n = b->n;
-    if (!b->own) {
+    if (!b->exact) {
         for (size_t i = 0; i < n; i++)
-            scratch[i] = b->x[draw(r, n)];
+            scratch[i] = b->x[draw(&g->r, n)];
         return tb_median_inplace(scratch, n);
     }
-    /* ranks (n-1)/2 and n/2: together down to the half where they part */
-    size_t k = (n - 1) / 2, lo = 0, span = n, m = n;
+    double ga = gamma_draw(g, b->da, b->ca);
+    double u = ga / (ga + gamma_draw(g, b->db, b->cb));
+    size_t i = cell(u, n, 0);
     if (n % 2)
-        return b->x[kth_draw(bc, r, lo, span, m, k)];
-    while (span > 1) {
-        size_t left = span / 2;
-        size_t c = binomial(bc, r, m, span);
-        if (k + 1 < c) {
-            span = left;
-            m = c;
-        } else if (k >= c) {
-            lo += left;
-            span -= left;
-            m -= c;
-            k -= c;
-        } else { /* rank k is the largest draw on the left, k + 1 the
-                  * smallest on the right */
-            double a = b->x[kth_draw(bc, r, lo, left, c, c - 1)];
-            double z =
-                b->x[kth_draw(bc, r, lo + left, span - left, m - c, 0)];
-            return a + (z - a) * 0.5;
-        }
-    }
-    return b->x[lo]; /* both in one slot */
+        return b->x[i];
+    double w = pow(tb_rng_uniform(&g->r), b->inv_m);
+    size_t j = cell(1 - (1 - u) * w, n, i);
+    /* the midpoint as tb_median_inplace rounds it: the same value as
+     * the resample's */
+    return b->x[j] - (b->x[j] - b->x[i]) * 0.5;
 }
 
 /* One bootstrap replicate of a side's M: k runs drawn with replacement,
  * each resampled; scratch holds max n, meds holds k. */
-static double side_replicate(const bootrun *s, int k, bincache *bc,
-                             tb_rng *r, double *scratch, double *meds)
+static double side_replicate(const bootrun *s, int k, bootrng *g,
+                             double *scratch, double *meds)
 {
     for (int j = 0; j < k; j++)
-        meds[j] = boot_median(&s[draw(r, (size_t)k)], bc, r, scratch);
+        meds[j] = boot_median(&s[draw(&g->r, (size_t)k)], g, scratch);
     return tb_median_inplace(meds, (size_t)k);
+}
+
+/* k runs of sets prepared for bootstrapping, and scratch for a replicate
+ * (max n values); NULL when out of memory or a set is bad (*rc says). */
+static bootrun *bootruns_new(const tb_sampleset *s, int k, size_t direct,
+                             size_t *maxn, int *rc)
+{
+    *rc = TB_EINVAL;
+    if (k < 1)
+        return NULL;
+    for (int j = 0; j < k; j++) {
+        if (!s[j].x || !s[j].n || s[j].n >= UINT32_MAX)
+            return NULL;
+        *maxn = s[j].n > *maxn ? s[j].n : *maxn;
+    }
+    *rc = TB_ENOMEM;
+    bootrun *b = calloc((size_t)k, sizeof *b);
+    for (int j = 0; b && j < k; j++)
+        if (bootrun_init(&b[j], &s[j], direct)) {
+            for (int i = 0; i < j; i++)
+                free(b[i].own);
+            free(b);
+            return NULL;
+        }
+    if (b)
+        *rc = 0;
+    return b;
+}
+
+static void bootruns_free(bootrun *b, int k)
+{
+    for (int j = 0; b && j < k; j++)
+        free(b[j].own);
+    free(b);
+}
+
+static int boot_medians(const tb_sampleset *s, int k, int resamples,
+                        uint64_t seed, size_t direct, double *out)
+{
+    if (!s || k < 1 || resamples < 1 || !out)
+        return TB_EINVAL;
+    size_t maxn = 0;
+    int rc;
+    bootrun *b = bootruns_new(s, k, direct, &maxn, &rc);
+    if (!b)
+        return rc;
+    double *scratch = malloc(maxn * sizeof *scratch);
+    double *meds = malloc((size_t)k * sizeof *meds);
+    rc = TB_ENOMEM;
+    if (scratch && meds) {
+        bootrng g = {0};
+        tb_rng_seed(&g.r, seed);
+        for (int i = 0; i < resamples; i++)
+            out[i] = side_replicate(b, k, &g, scratch, meds);
+        rc = 0;
+    }
+    bootruns_free(b, k);
+    free(scratch);
+    free(meds);
+    return rc;
 }
 
 int tb_boot_medians(const tb_sampleset *s, int k, int resamples,
                     uint64_t seed, double *out)
 {
-    if (!s || k < 1 || resamples < 1 || !out)
-        return TB_EINVAL;
-    size_t maxn = 0;
-    for (int j = 0; j < k; j++) {
-        if (!s[j].x || !s[j].n || s[j].n >= UINT32_MAX)
-            return TB_EINVAL;
-        maxn = s[j].n > maxn ? s[j].n : maxn;
-    }
-    int rc = TB_ENOMEM;
-    bincache bc = {0};
-    double *scratch = malloc(maxn * sizeof *scratch);
-    double *meds = malloc((size_t)k * sizeof *meds);
-    bootrun *b = calloc((size_t)k, sizeof *b);
-    if (!scratch || !meds || !b)
-        goto out;
-    for (int j = 0; j < k; j++)
-        if (bootrun_init(&b[j], &s[j]))
-            goto out;
-    tb_rng rng;
-    tb_rng_seed(&rng, seed);
-    for (int i = 0; i < resamples; i++)
-        out[i] = side_replicate(b, k, &bc, &rng, scratch, meds);
-    rc = bc.oom ? TB_ENOMEM : 0;
-out:
-    bincache_free(&bc);
-    for (int j = 0; b && j < k; j++)
-        free(b[j].own);
-    free(b);
-    free(scratch);
-    free(meds);
-    return rc;
+    return boot_medians(s, k, resamples, seed, BOOT_DIRECT, out);
+}
+
+int tb_boot_medians_exact(const tb_sampleset *s, int resamples,
+                          uint64_t seed, double *out)
+{
+    return boot_medians(s, 1, resamples, seed, 0, out);
 }
 
 int tb_ratio_ci(const tb_sampleset *old, int k_old, const tb_sampleset *nw,
@@ -531,51 +433,34 @@ int tb_ratio_ci(const tb_sampleset *old, int k_old, const tb_sampleset *nw,
         !hi)
         return TB_EINVAL;
     size_t maxn = 0;
-    for (int j = 0; j < k_old; j++) {
-        if (!old[j].x || !old[j].n || old[j].n >= UINT32_MAX)
-            return TB_EINVAL;
-        maxn = old[j].n > maxn ? old[j].n : maxn;
-    }
-    for (int j = 0; j < k_new; j++) {
-        if (!nw[j].x || !nw[j].n || nw[j].n >= UINT32_MAX)
-            return TB_EINVAL;
-        maxn = nw[j].n > maxn ? nw[j].n : maxn;
+    int rc;
+    bootrun *bo = bootruns_new(old, k_old, BOOT_DIRECT, &maxn, &rc);
+    if (!bo)
+        return rc;
+    bootrun *bn = bootruns_new(nw, k_new, BOOT_DIRECT, &maxn, &rc);
+    if (!bn) {
+        bootruns_free(bo, k_old);
+        return rc;
     }
     int kmax = k_old > k_new ? k_old : k_new;
-    int rc = TB_ENOMEM;
-    bincache bc = {0};
+    rc = TB_ENOMEM;
     double *scratch = malloc(maxn * sizeof *scratch);
     double *meds = malloc((size_t)kmax * sizeof *meds);
     double *ratios = malloc((size_t)resamples * sizeof *ratios);
-    bootrun *bo = calloc((size_t)k_old, sizeof *bo);
-    bootrun *bn = calloc((size_t)k_new, sizeof *bn);
-    if (!scratch || !meds || !ratios || !bo || !bn)
-        goto out;
-    for (int j = 0; j < k_old; j++)
-        if (bootrun_init(&bo[j], &old[j]))
-            goto out;
-    for (int j = 0; j < k_new; j++)
-        if (bootrun_init(&bn[j], &nw[j]))
-            goto out;
-    tb_rng rng;
-    tb_rng_seed(&rng, seed);
-    for (int b = 0; b < resamples; b++) {
-        double mo = side_replicate(bo, k_old, &bc, &rng, scratch, meds);
-        double mn = side_replicate(bn, k_new, &bc, &rng, scratch, meds);
-        ratios[b] = mn / mo;
+    if (scratch && meds && ratios) {
+        bootrng g = {0};
+        tb_rng_seed(&g.r, seed);
+        for (int b = 0; b < resamples; b++) {
+            double mo = side_replicate(bo, k_old, &g, scratch, meds);
+            double mn = side_replicate(bn, k_new, &g, scratch, meds);
+            ratios[b] = mn / mo;
+        }
+        *lo = tb_quantile_select(ratios, (size_t)resamples, 0.025);
+        *hi = tb_quantile_select(ratios, (size_t)resamples, 0.975);
+        rc = 0;
     }
-    qsort(ratios, (size_t)resamples, sizeof *ratios, tb_cmp_double);
-    *lo = tb_quantile_sorted(ratios, (size_t)resamples, 0.025);
-    *hi = tb_quantile_sorted(ratios, (size_t)resamples, 0.975);
-    rc = bc.oom ? TB_ENOMEM : 0;
-out:
-    bincache_free(&bc);
-    for (int j = 0; bo && j < k_old; j++)
-        free(bo[j].own);
-    for (int j = 0; bn && j < k_new; j++)
-        free(bn[j].own);
-    free(bo);
-    free(bn);
+    bootruns_free(bo, k_old);
+    bootruns_free(bn, k_new);
     free(scratch);
     free(meds);
     free(ratios);

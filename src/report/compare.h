@@ -91,13 +91,20 @@ int tb_ratio_ci(const tb_sampleset *old, int k_old, const tb_sampleset *nw,
                 double *hi);
 
 /* `resamples` bootstrap replicates of one side's M (as tb_ratio_ci draws
- * them) into out.  A run of more than 256 samples is sorted once and a
- * replicate's median drawn as the resample's middle order statistics by
- * binomial halving, O(sqrt n) each, with the distribution of resampling
- * all n; so tb_ratio_ci is O(n log n) in the samples.  For checking that
- * distribution.  0, TB_EINVAL or TB_ENOMEM. */
+ * them) into out.  A run of more than 16 samples is sorted once and a
+ * replicate's median drawn from the exact distribution of a resample's
+ * median (its middle order statistics through one Beta draw and, for
+ * even n, one more uniform: compare.c), O(1) each; smaller runs are
+ * resampled.  So tb_ratio_ci is O(n log n + resamples) in the samples.
+ * For checking that distribution.  0, TB_EINVAL or TB_ENOMEM. */
 int tb_boot_medians(const tb_sampleset *s, int k, int resamples,
                     uint64_t seed, double *out);
+
+/* As tb_boot_medians of one run, the sampler at every n (n >= 2; n = 1
+ * is its one value): for checking the sampler where runs are resampled.
+ * 0, TB_EINVAL or TB_ENOMEM. */
+int tb_boot_medians_exact(const tb_sampleset *s, int resamples,
+                          uint64_t seed, double *out);
 
 /* ---- comparison ------------------------------------------------------- */
 
