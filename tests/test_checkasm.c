@@ -49,6 +49,9 @@
  *     f64_act_ulp: sigmoid, tanh, silu, softplus, gelu and gelu_tanh
  *     f64's likewise, f64_bwd_ulp: the backward activations' f64 rows
  *     (f64_simd_impl.h); op_exp and op_log run them in f64 too;
+ *     pow64_ulp: pow f64's SIMD rows against powl on six families
+ *     (large exponents, bases near 1, subnormal and near-overflow
+ *     results, signs) and libm's special values;
  *     xs_reduce_special_f64: the f64 max/min/argmax rows' NaN and
  *     signed-zero rules against the portable row.
  *  7. bw_act_sweep (simd_rows.c): the SIMD rows of sigmoid/tanh/gelu_backward
@@ -329,6 +332,7 @@ int main(int argc, char **argv)
         T(f64_ulp),
         T(f64_act_ulp),
         T(f64_bwd_ulp),
+        T(pow64_ulp),
         T(xs_reduce_special_f64),
         T(bw_act_sweep),
         T(rand_decide),

@@ -108,5 +108,6 @@ void test_permute_tiled(void **state);
 void test_f64_ulp(void **state);
 void test_f64_act_ulp(void **state);
 void test_f64_bwd_ulp(void **state);
+void test_pow64_ulp(void **state);
 
 #endif

@@ -135,8 +135,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 
 /* Element-wise arithmetic: add..div and the fused add_relu (drv_ew.c
  * over kernels.h, broadcasting), the scalar forms (math_c.c), maximum
- * and minimum (ops_simd.h over math_c.c), pow (pow_simd_impl.h over
- * math_c.c). */
+ * and minimum (ops_simd.h over math_c.c), pow (pow_simd_impl.h for f32,
+ * f64_simd_impl.h for f64, over math_c.c). */
 #define TB_CPU_ROWS_ARITH(X)                                              \
     TB_CPU_LADDER2(X, add, scalar) TB_CPU_LADDER2(X, sub, scalar)         \
     TB_CPU_LADDER2(X, mul, scalar) TB_CPU_LADDER2(X, div, scalar)         \
@@ -145,7 +145,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_C2(X, mul_scalar) TB_CPU_C2(X, div_scalar)                     \
     TB_CPU_LADDER(X, maximum, f32, c) X(maximum, f64, c, c)               \
     TB_CPU_LADDER(X, minimum, f32, c) X(minimum, f64, c, c)               \
-    TB_CPU_LADDER(X, pow, f32, c) X(pow, f64, c, c)
+    TB_CPU_LADDER2(X, pow, c)
 
 /* The rows of an op written once (ew_defs.h): its SIMD rows and its C
  * row in f32, its C row in f64. */
