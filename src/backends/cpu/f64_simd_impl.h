@@ -1,4 +1,5 @@
 /* exp, log, pow, sigmoid, tanh, silu, softplus, gelu, gelu_tanh, the
+ * ops written once (ew_defs.h: hardswish), the
  * backward activations (relu, sigmoid, tanh, gelu), max, min, argmax
  * and var f64's SIMD rows (AVX2, AVX-512; ops_simd.h's unary, binary
  * and reduction drivers do the checks, axes and threads), for inclusion
@@ -555,6 +556,26 @@ static void dx_gelu_f64(const void *x, void *o, int64_t n, const double *k)
     dx_blocks(x, 1, NULL, 0, o, n, dx_gelu_blk);
 }
 
+/* The ops written once (ew_defs.h) in double lanes, each operation
+ * rounded once as in the portable row (this file is built without fp
+ * contraction), so its values bit for bit: x86's max and min give their
+ * second operand when either is NaN, so MAX(a, b) (a < b ? b : a) is
+ * rs_max(b, a), and MIN alike. */
+#define ADD(a, b) rs_add(a, b)
+#define SUB(a, b) rs_sub(a, b)
+#define MUL(a, b) rs_mul(a, b)
+#define DIV(a, b) rs_div(a, b)
+#undef MAX
+#undef MIN
+#define MAX(a, b) rs_max(b, a)
+#define MIN(a, b) rs_min(b, a)
+#define K(c) rs_d1((double)(c))
+#define DX_EW_F(NAME, W, EXPR, ...)                                       \
+    static inline rd dx_##NAME(rd x) { return EXPR; }
+TB_CPU_EW_OPS(DX_EW_F, ~)
+#include "ew_undef.h"
+#undef DX_EW_F
+
 #define DX_LOOP(NAME)                                                     \
     static void dx_##NAME##_f64(const void *xp, void *op, int64_t n,      \
                                 const double *k)                          \
@@ -578,6 +599,9 @@ DX_LOOP(sigmoid)
 DX_LOOP(tanh)
 DX_LOOP(silu)
 DX_LOOP(gelu_tanh)
+#define DX_EW_LOOP(NAME, W, EXPR, ...) DX_LOOP(NAME)
+TB_CPU_EW_OPS(DX_EW_LOOP, ~)
+#undef DX_EW_LOOP
 #undef DX_LOOP
 
 /* ---- backward activations f64: o = dx from a = g and b = x ------------- */
@@ -892,6 +916,13 @@ DX_RED(argmax, 1, 1)
         return tb_cpu_simd_unary(ctx, LV, TB_OP_##NAME, TB_F64, in, out, p, \
                                  8, dx_##NAME##_f64);                     \
     }
+#define DX_EW_ENTRY(NAME, W, EXPR, SFX, LV)                               \
+    int TB_CPU_KFN(NAME, f64, SFX)(void *ctx, const tb_tensor *in,        \
+                                   tb_tensor *out, const tb_params *p)    \
+    {                                                                     \
+        return tb_cpu_simd_unary(ctx, LV, TB_OP_##NAME, TB_F64, in, out, p, \
+                                 W, dx_##NAME##_f64);                     \
+    }
 #define DX_BWD_ENTRY(NAME, SFX, LV)                                       \
     int TB_CPU_KFN(NAME##_backward, f64, SFX)(void *ctx,                  \
                                               const tb_tensor *in,        \
@@ -918,6 +949,7 @@ DX_RED(argmax, 1, 1)
     DX_ENTRY(softplus, SFX, LV)                                           \
     DX_ENTRY(gelu, SFX, LV)                                               \
     DX_ENTRY(gelu_tanh, SFX, LV)                                          \
+    TB_CPU_EW_OPS(DX_EW_ENTRY, SFX, LV)                                   \
     DX_BWD_ENTRY(relu, SFX, LV)                                           \
     DX_BWD_ENTRY(sigmoid, SFX, LV)                                        \
     DX_BWD_ENTRY(tanh, SFX, LV)                                           \

@@ -148,9 +148,9 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER2(X, pow, c)
 
 /* The rows of an op written once (ew_defs.h): its SIMD rows and its C
- * row in f32, its C row in f64. */
-#define TB_CPU_EW_ROWS(op, w, expr, X)                                    \
-    TB_CPU_LADDER(X, op, f32, c) X(op, f64, c, c)
+ * row in both dtypes (f32's SIMD rows ops_simd_impl.h's, f64's
+ * f64_simd_impl.h's). */
+#define TB_CPU_EW_ROWS(op, w, expr, X) TB_CPU_LADDER2(X, op, c)
 
 /* Element-wise math and activations: relu and the f32 exp, log, tanh,
  * sigmoid, gelu, gelu_tanh and silu (drv_ew.c over kernels.h and
