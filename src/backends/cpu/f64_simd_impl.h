@@ -1,5 +1,5 @@
 /* exp, log, pow, sigmoid, tanh, silu, softplus, gelu, gelu_tanh, the
- * ops written once (ew_defs.h: hardswish), the
+ * ops written once (ew_defs.h: hardswish), log_softmax_backward, the
  * backward activations (relu, sigmoid, tanh, gelu), max, min, argmax
  * and var f64's SIMD rows (AVX2, AVX-512; ops_simd.h's unary, binary
  * and reduction drivers do the checks, axes and threads), for inclusion
@@ -61,6 +61,7 @@
 
 #include "../../ops/op.h"
 #include "dvec_simd.h"
+#include "bwd_simd.h"
 #include "kreg.h"
 #include "ops_simd.h"
 
@@ -687,8 +688,7 @@ DX_BLOOP(sigmoid, 1)
 DX_BLOOP(tanh, 2)
 #undef DX_BLOOP
 
-/* ---- var f64: reduce_c.c's two passes in vector partial sums ---------- */
-
+/* The sum of a's lanes, in lane order. */
 static inline double dx_hsum(rd a)
 {
     double t[RS_W], r = 0;
@@ -697,6 +697,74 @@ static inline double dx_hsum(rd a)
         r += t[l];
     return r;
 }
+
+/* ---- log_softmax_backward f64: dx = g - exp(y) s, s = sum(g) -------- */
+
+/* dx = g - e^y s for RS_W lanes (fnma: one rounding of e^y s's
+ * subtraction), the portable row's formula. */
+static inline rd dx_lsm_one(rd g, rd y, rd s)
+{
+    return rs_fma(rs_sub(rs_d1(0.0), dx_exp(y)), s, g);
+}
+
+/* Outer lanes [o0, o1) of [outer, len, inner] (bwd_simd.h's driver):
+ * two passes, the sum of g (two vector partial sums on a contiguous
+ * lane; RS_W adjacent lanes at once on a non-last axis, the last ones
+ * by libm as the portable row), then dx. */
+static void dx_lsm_rows(const double *g, const double *y, double *dx,
+                        int64_t o0, int64_t o1, int64_t len, int64_t inner)
+{
+    for (int64_t o = o0; o < o1; o++) {
+        const int64_t base = o * len * inner;
+        if (inner == 1) {
+            const double *gr = g + base, *yr = y + base;
+            double *dr = dx + base;
+            rd s0 = rs_d1(0.0), s1 = rs_d1(0.0);
+            int64_t k = 0;
+            for (; k + 2 * RS_W <= len; k += 2 * RS_W) {
+                s0 = rs_add(s0, rs_loadd(gr + k));
+                s1 = rs_add(s1, rs_loadd(gr + k + RS_W));
+            }
+            double s = dx_hsum(rs_add(s0, s1));
+            for (; k < len; k++)
+                s += gr[k];
+            const rd st = rs_d1(s);
+            for (k = 0; k + RS_W <= len; k += RS_W)
+                rs_stored(dr + k, dx_lsm_one(rs_loadd(gr + k),
+                                             rs_loadd(yr + k), st));
+            if (k < len) {
+                double tg[RS_W] = {0}, ty[RS_W] = {0};
+                memcpy(tg, gr + k, (size_t)(len - k) * sizeof *tg);
+                memcpy(ty, yr + k, (size_t)(len - k) * sizeof *ty);
+                rs_stored(tg, dx_lsm_one(rs_loadd(tg), rs_loadd(ty), st));
+                memcpy(dr + k, tg, (size_t)(len - k) * sizeof *dr);
+            }
+            continue;
+        }
+        const int64_t wv = inner - inner % RS_W;
+        for (int64_t i0 = 0; i0 < wv; i0 += RS_W) {
+            rd s = rs_d1(0.0);
+            for (int64_t k = 0; k < len; k++)
+                s = rs_add(s, rs_loadd(g + base + k * inner + i0));
+            for (int64_t k = 0; k < len; k++) {
+                const int64_t q = base + k * inner + i0;
+                rs_stored(dx + q, dx_lsm_one(rs_loadd(g + q),
+                                             rs_loadd(y + q), s));
+            }
+        }
+        for (int64_t i = wv; i < inner; i++) {
+            double s = 0;
+            for (int64_t k = 0; k < len; k++)
+                s += g[base + k * inner + i];
+            for (int64_t k = 0; k < len; k++) {
+                const int64_t q = base + k * inner + i;
+                dx[q] = g[q] - exp(y[q]) * s;
+            }
+        }
+    }
+}
+
+/* ---- var f64: reduce_c.c's two passes in vector partial sums ---------- */
 
 /* mean = sum / len, then d = sum (x - mean), d2 = sum (x - mean)^2 and
  * (d2 - d^2 / len) / (len - corr), the portable kernel's formula with
@@ -964,6 +1032,11 @@ DX_RED(argmax, 1, 1)
                                       double *o, int64_t n)               \
     {                                                                     \
         dx_pow_f64(a, 1, b, 1, o, n);                                     \
+    }                                                                     \
+    int TB_CPU_KFN(log_softmax_backward, f64, SFX)(                       \
+        void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
+    {                                                                     \
+        return tb_cpu_bw_lsm64(ctx, LV, in, out, p, dx_lsm_rows);         \
     }                                                                     \
     DX_RED_ENTRY(max, SFX, LV)                                            \
     DX_RED_ENTRY(min, SFX, LV)                                            \

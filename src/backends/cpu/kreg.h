@@ -295,14 +295,14 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 
 /* Backward ops (backward.c; the SIMD rows of the element-wise ones,
  * log_softmax_backward and max_pool2d_backward: bwd_simd_impl.h in f32,
- * f64_simd_impl.h for the element-wise ones in f64). */
+ * f64_simd_impl.h for the element-wise ones and log_softmax_backward in
+ * f64). */
 #define TB_CPU_ROWS_BACKWARD(X)                                           \
     TB_CPU_LADDER2(X, relu_backward, c)                                   \
     TB_CPU_LADDER2(X, sigmoid_backward, c)                                \
     TB_CPU_LADDER2(X, tanh_backward, c)                                   \
     TB_CPU_LADDER2(X, gelu_backward, c)                                   \
-    TB_CPU_LADDER(X, log_softmax_backward, f32, c)                        \
-    X(log_softmax_backward, f64, c, c)                                    \
+    TB_CPU_LADDER2(X, log_softmax_backward, c)                            \
     TB_CPU_C2(X, sum_backward) TB_CPU_C2(X, mean_backward)                \
     TB_CPU_C2(X, add_backward) TB_CPU_C2(X, sub_backward)                 \
     TB_CPU_C2(X, mul_backward) TB_CPU_C2(X, div_backward)                 \
