@@ -425,19 +425,11 @@ static inline rd dx_log_dd(rd a, rd *lo)
     rd r2 = rs_mul(r, r);
     rd h = rs_mul(r2, rs_d1(0.5));
     rd hl = rs_mul(rs_fma(r, r, rs_sub(zero, r2)), rs_d1(0.5));
+    /* q(r) = sum over n = 3..15 of (-1)^(n+1) r^(n-3) / n, by Horner */
     rd q = rs_d1(1.0 / 15);
-    q = rs_fma(q, r, rs_d1(-1.0 / 14));
-    q = rs_fma(q, r, rs_d1(1.0 / 13));
-    q = rs_fma(q, r, rs_d1(-1.0 / 12));
-    q = rs_fma(q, r, rs_d1(1.0 / 11));
-    q = rs_fma(q, r, rs_d1(-1.0 / 10));
-    q = rs_fma(q, r, rs_d1(1.0 / 9));
-    q = rs_fma(q, r, rs_d1(-1.0 / 8));
-    q = rs_fma(q, r, rs_d1(1.0 / 7));
-    q = rs_fma(q, r, rs_d1(-1.0 / 6));
-    q = rs_fma(q, r, rs_d1(1.0 / 5));
-    q = rs_fma(q, r, rs_d1(-1.0 / 4));
-    q = rs_fma(q, r, rs_d1(1.0 / 3));
+#pragma GCC unroll 16
+    for (int n = 14; n >= 3; n--)
+        q = rs_fma(q, r, rs_d1((n & 1 ? 1.0 : -1.0) / n));
     /* s + sl = r - h (Fast2Sum: |h| <= |r| / 50) */
     rd s = rs_sub(r, h);
     rd sl = rs_sub(rs_sub(r, s), h);
@@ -698,6 +690,22 @@ static inline double dx_hsum(rd a)
     return r;
 }
 
+/* x[0] + ... + x[len - 1] in two RS_W partial sums, then the tail in
+ * order (var's first pass, log_softmax_backward's sum). */
+static inline double dx_sum(const double *x, int64_t len)
+{
+    rd s0 = rs_d1(0.0), s1 = rs_d1(0.0);
+    int64_t j = 0;
+    for (; j + 2 * RS_W <= len; j += 2 * RS_W) {
+        s0 = rs_add(s0, rs_loadd(x + j));
+        s1 = rs_add(s1, rs_loadd(x + j + RS_W));
+    }
+    double s = dx_hsum(rs_add(s0, s1));
+    for (; j < len; j++)
+        s += x[j];
+    return s;
+}
+
 /* ---- log_softmax_backward f64: dx = g - exp(y) s, s = sum(g) -------- */
 
 /* dx = g - e^y s for RS_W lanes (fnma: one rounding of e^y s's
@@ -707,60 +715,63 @@ static inline rd dx_lsm_one(rd g, rd y, rd s)
     return rs_fma(rs_sub(rs_d1(0.0), dx_exp(y)), s, g);
 }
 
-/* Outer lanes [o0, o1) of [outer, len, inner] (bwd_simd.h's driver):
- * two passes, the sum of g (two vector partial sums on a contiguous
- * lane; RS_W adjacent lanes at once on a non-last axis, the last ones
- * by libm as the portable row), then dx. */
+/* One contiguous lane of len: its sum (dx_sum), then dx. */
+static void dx_lsm_lane(const double *g, const double *y, double *dx,
+                        int64_t len)
+{
+    const rd st = rs_d1(dx_sum(g, len));
+    int64_t k = 0;
+    for (; k + RS_W <= len; k += RS_W)
+        rs_stored(dx + k,
+                  dx_lsm_one(rs_loadd(g + k), rs_loadd(y + k), st));
+    if (k < len) {
+        double tg[RS_W] = {0}, ty[RS_W] = {0};
+        memcpy(tg, g + k, (size_t)(len - k) * sizeof *tg);
+        memcpy(ty, y + k, (size_t)(len - k) * sizeof *ty);
+        rs_stored(tg, dx_lsm_one(rs_loadd(tg), rs_loadd(ty), st));
+        memcpy(dx + k, tg, (size_t)(len - k) * sizeof *dx);
+    }
+}
+
+/* The inner lanes of one outer index of a non-last axis (stride
+ * inner): RS_W adjacent lanes at once, the last inner % RS_W by libm as
+ * the portable row. */
+static void dx_lsm_cols(const double *g, const double *y, double *dx,
+                        int64_t len, int64_t inner)
+{
+    const int64_t wv = inner - inner % RS_W;
+    for (int64_t i0 = 0; i0 < wv; i0 += RS_W) {
+        rd s = rs_d1(0.0);
+        for (int64_t k = 0; k < len; k++)
+            s = rs_add(s, rs_loadd(g + k * inner + i0));
+        for (int64_t k = 0; k < len; k++) {
+            const int64_t q = k * inner + i0;
+            rs_stored(dx + q,
+                      dx_lsm_one(rs_loadd(g + q), rs_loadd(y + q), s));
+        }
+    }
+    for (int64_t i = wv; i < inner; i++) {
+        double s = 0;
+        for (int64_t k = 0; k < len; k++)
+            s += g[k * inner + i];
+        for (int64_t k = 0; k < len; k++) {
+            const int64_t q = k * inner + i;
+            dx[q] = g[q] - exp(y[q]) * s;
+        }
+    }
+}
+
+/* Outer lanes [o0, o1) of [outer, len, inner] (bwd_simd.h's driver),
+ * each in two passes: the sum of g, then dx. */
 static void dx_lsm_rows(const double *g, const double *y, double *dx,
                         int64_t o0, int64_t o1, int64_t len, int64_t inner)
 {
     for (int64_t o = o0; o < o1; o++) {
-        const int64_t base = o * len * inner;
-        if (inner == 1) {
-            const double *gr = g + base, *yr = y + base;
-            double *dr = dx + base;
-            rd s0 = rs_d1(0.0), s1 = rs_d1(0.0);
-            int64_t k = 0;
-            for (; k + 2 * RS_W <= len; k += 2 * RS_W) {
-                s0 = rs_add(s0, rs_loadd(gr + k));
-                s1 = rs_add(s1, rs_loadd(gr + k + RS_W));
-            }
-            double s = dx_hsum(rs_add(s0, s1));
-            for (; k < len; k++)
-                s += gr[k];
-            const rd st = rs_d1(s);
-            for (k = 0; k + RS_W <= len; k += RS_W)
-                rs_stored(dr + k, dx_lsm_one(rs_loadd(gr + k),
-                                             rs_loadd(yr + k), st));
-            if (k < len) {
-                double tg[RS_W] = {0}, ty[RS_W] = {0};
-                memcpy(tg, gr + k, (size_t)(len - k) * sizeof *tg);
-                memcpy(ty, yr + k, (size_t)(len - k) * sizeof *ty);
-                rs_stored(tg, dx_lsm_one(rs_loadd(tg), rs_loadd(ty), st));
-                memcpy(dr + k, tg, (size_t)(len - k) * sizeof *dr);
-            }
-            continue;
-        }
-        const int64_t wv = inner - inner % RS_W;
-        for (int64_t i0 = 0; i0 < wv; i0 += RS_W) {
-            rd s = rs_d1(0.0);
-            for (int64_t k = 0; k < len; k++)
-                s = rs_add(s, rs_loadd(g + base + k * inner + i0));
-            for (int64_t k = 0; k < len; k++) {
-                const int64_t q = base + k * inner + i0;
-                rs_stored(dx + q, dx_lsm_one(rs_loadd(g + q),
-                                             rs_loadd(y + q), s));
-            }
-        }
-        for (int64_t i = wv; i < inner; i++) {
-            double s = 0;
-            for (int64_t k = 0; k < len; k++)
-                s += g[base + k * inner + i];
-            for (int64_t k = 0; k < len; k++) {
-                const int64_t q = base + k * inner + i;
-                dx[q] = g[q] - exp(y[q]) * s;
-            }
-        }
+        const int64_t at = o * len * inner;
+        if (inner == 1)
+            dx_lsm_lane(g + at, y + at, dx + at, len);
+        else
+            dx_lsm_cols(g + at, y + at, dx + at, len, inner);
     }
 }
 
@@ -772,19 +783,11 @@ static void dx_lsm_rows(const double *g, const double *y, double *dx,
  * the reference, TOL_ACC). */
 static double dx_var_lane(const double *x, int64_t len, int64_t corr)
 {
-    rd s0 = rs_d1(0.0), s1 = rs_d1(0.0);
-    int64_t j = 0;
-    for (; j + 2 * RS_W <= len; j += 2 * RS_W) {
-        s0 = rs_add(s0, rs_loadd(x + j));
-        s1 = rs_add(s1, rs_loadd(x + j + RS_W));
-    }
-    double s = dx_hsum(rs_add(s0, s1));
-    for (; j < len; j++)
-        s += x[j];
-    const double mean = s / (double)len;
+    const double mean = dx_sum(x, len) / (double)len;
     const rd vm = rs_d1(mean);
     rd d0 = rs_d1(0.0), d1 = rs_d1(0.0), q0 = rs_d1(0.0), q1 = rs_d1(0.0);
-    for (j = 0; j + 2 * RS_W <= len; j += 2 * RS_W) {
+    int64_t j = 0;
+    for (; j + 2 * RS_W <= len; j += 2 * RS_W) {
         rd t0 = rs_sub(rs_loadd(x + j), vm);
         rd t1 = rs_sub(rs_loadd(x + j + RS_W), vm);
         d0 = rs_add(d0, t0);
