@@ -35,7 +35,8 @@
  *     special values; sizes, misalignment, canaries and in-place calls.
  *  5. xs_* (simd_rows.c): ops_simd.h's rows on special values bit for
  *     bit the C row, softplus's ulp sweep, the reductions' NaN and
- *     signed-zero rules and argmax's lane blocks.
+ *     signed-zero rules and argmax's lane blocks; xs_ew_f64: the ops
+ *     written once (ew_defs.h) in f64 bit for bit their C row.
  *  6. rand_* (rand_pow.c): the random creation ops and arange at every isa value and
  *     thread count, odd sizes, misaligned canary-guarded outputs, bit
  *     for bit the reference (rand.h's stream); and the error bound of
@@ -49,6 +50,9 @@
  *     f64_act_ulp: sigmoid, tanh, silu, softplus, gelu and gelu_tanh
  *     f64's likewise, f64_bwd_ulp: the backward activations' f64 rows
  *     (f64_simd_impl.h); op_exp and op_log run them in f64 too;
+ *     pow64_ulp: pow f64's SIMD rows against powl on six families
+ *     (large exponents, bases near 1, subnormal and near-overflow
+ *     results, signs) and libm's special values;
  *     xs_reduce_special_f64: the f64 max/min/argmax rows' NaN and
  *     signed-zero rules against the portable row.
  *  7. bw_act_sweep (simd_rows.c): the SIMD rows of sigmoid/tanh/gelu_backward
@@ -319,6 +323,7 @@ int main(int argc, char **argv)
         T(vmath_edges),
         T(xs_special),
         T(xs_softplus_ulp),
+        T(xs_ew_f64),
         T(xs_reduce_special),
         T(rand_ops),
         T(rand_vmath),
@@ -329,6 +334,7 @@ int main(int argc, char **argv)
         T(f64_ulp),
         T(f64_act_ulp),
         T(f64_bwd_ulp),
+        T(pow64_ulp),
         T(xs_reduce_special_f64),
         T(bw_act_sweep),
         T(rand_decide),

@@ -1157,10 +1157,14 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .doc = "relu gradient: g, x -> g * (x > 0)"},
     [TB_OP_sigmoid_backward] = {OP_ID(sigmoid_backward),
         BW_ROW(2, 1, tb_bw_shape_act, TOL_BW_EW),
-        .doc = "sigmoid gradient: g, x -> g * s * (1 - s), s = sigmoid(x)"},
+        .doc = "sigmoid gradient: g, x -> g * s * (1 - s), s = sigmoid(x) "
+               "(from the forward input: an exp per element, bound by "
+               "it; PyTorch's takes the saved output)"},
     [TB_OP_tanh_backward] = {OP_ID(tanh_backward),
         BW_ROW(2, 1, tb_bw_shape_act, TOL_BW_EW),
-        .doc = "tanh gradient: g, x -> g * (1 - tanh(x)^2)"},
+        .doc = "tanh gradient: g, x -> g * (1 - tanh(x)^2) (from the "
+               "forward input: an exp per element, bound by it; PyTorch's "
+               "takes the saved output)"},
     [TB_OP_gelu_backward] = {OP_ID(gelu_backward),
         BW_ROW(2, 1, tb_bw_shape_act, TOL_BW_EW),
         .doc = "gelu (erf form) gradient: g, x -> g * (Phi(x) + x*phi(x))"},

@@ -92,6 +92,7 @@ void test_vmath_edges(void **state);
 /* simd_rows.c */
 void test_xs_special(void **state);
 void test_xs_softplus_ulp(void **state);
+void test_xs_ew_f64(void **state);
 void test_xs_reduce_special(void **state);
 void test_xs_argmax_blocks(void **state);
 void test_xs_reduce_special_f64(void **state);
@@ -108,5 +109,6 @@ void test_permute_tiled(void **state);
 void test_f64_ulp(void **state);
 void test_f64_act_ulp(void **state);
 void test_f64_bwd_ulp(void **state);
+void test_pow64_ulp(void **state);
 
 #endif

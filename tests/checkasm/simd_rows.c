@@ -718,3 +718,70 @@ void test_bw_pool_special(void **state)
     }
 }
 
+
+/* The ops written once (ew_defs.h) in f64 at every isa value, 1 thread:
+ * the row the ladder gives (f64_simd_impl.h's at a SIMD level) against
+ * the portable row bit for bit (NaN for NaN) on special values (zeros,
+ * infinities, NaN, the kinks at -3 and 3, their neighbours, subnormals,
+ * DBL_MAX) and 1001 random values in [-8, 8] (an odd tail). */
+#define XS_EW_ID(NAME, W, EXPR, ...) TB_OP_##NAME,
+void test_xs_ew_f64(void **state)
+{
+    (void)state;
+    static const tb_op_id ids[] = {TB_CPU_EW_OPS(XS_EW_ID, ~)};
+    static const double sp[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 3.0,
+                                -3.0, 0x1.8000000000001p+1,
+                                -0x1.7ffffffffffffp+1, 6.0, -6.0, 1e-310,
+                                -1e-310, DBL_MAX, -DBL_MAX, 0.5};
+    enum { NS = sizeof sp / sizeof sp[0], N = NS + 1001 };
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
+    for (int iv = 0; iv < ax[0].n_values; iv++) {
+        const char *vals[2] = {ax[0].values[iv], ax[1].values[0]};
+        void *ctx = NULL;
+        char err[256];
+        assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
+        for (size_t oi = 0; oi < sizeof ids / sizeof ids[0]; oi++) {
+            const tb_op *op = tb_op_get(ids[oi]);
+            tb_params p = {0};
+            tb_params_defaults(op, &p);
+            tb_shape sh = S(1, N);
+            tb_tensor in, got, base;
+            assert_int_equal(tb_tensor_create(&in, TB_F64, &sh), 0);
+            assert_int_equal(tb_tensor_create(&got, TB_F64, &sh), 0);
+            assert_int_equal(tb_tensor_create(&base, TB_F64, &sh), 0);
+            double *x = in.data;
+            rng_seed(0xe64 + oi);
+            for (int64_t k = 0; k < N; k++)
+                x[k] = k < NS ? sp[k] : rng_uniform(-8, 8);
+            const char *impl = NULL;
+            tb_kernel_fn fn = B->kernel(ctx, op, TB_F64, &p, &impl).fn;
+            assert_non_null(fn);
+            assert_int_equal(fn(ctx, &in, &got, &p), 0);
+            tb_kernel_fn pf = tb_cpu_krow_c(op->id, TB_F64)->fn;
+            assert_non_null(pf);
+            assert_int_equal(pf(NULL, &in, &base, &p), 0);
+            const double *g = got.data, *w = base.data;
+            int bad = 0;
+            for (int64_t k = 0; k < N; k++) {
+                bool ok = isnan(g[k]) || isnan(w[k])
+                              ? isnan(g[k]) && isnan(w[k])
+                              : memcmp(&g[k], &w[k], sizeof g[k]) == 0;
+                if (!ok && bad++ < 3)
+                    print_error("%s f64 isa=%s impl %s: [%lld] x=%a got "
+                                "%a portable %a\n",
+                                op->name, vals[0], impl, (long long)k, x[k],
+                                g[k], w[k]);
+            }
+            if (iv == ax[0].n_values - 1)
+                print_message("# %s f64: %s bit for bit the portable row\n",
+                              op->name, impl);
+            tb_tensor_destroy(&in);
+            tb_tensor_destroy(&got);
+            tb_tensor_destroy(&base);
+            assert_int_equal(bad, 0);
+        }
+        B->destroy(ctx);
+    }
+}
+#undef XS_EW_ID

@@ -9,9 +9,10 @@
 #include "cpu_internal.h"
 
 typedef struct bw_lsm_job {
-    tb_cpu_bw_lsm_fn fn;
-    const float *g, *y;
-    float *dx;
+    tb_cpu_bw_lsm_fn fn;     /* f32, or NULL */
+    tb_cpu_bw_lsm64_fn fn64; /* f64, or NULL */
+    const void *g, *y;
+    void *dx;
     int64_t outer, len, inner;
 } bw_lsm_job;
 
@@ -20,25 +21,31 @@ static void bw_lsm_task(void *argp, int part, int nparts)
     const bw_lsm_job *j = argp;
     int64_t b, e;
     tb_cpu_span(j->outer, 1, part, nparts, &b, &e);
-    if (e > b)
+    if (e <= b)
+        return;
+    if (j->fn)
         j->fn(j->g, j->y, j->dx, b, e, j->len, j->inner);
+    else
+        j->fn64(j->g, j->y, j->dx, b, e, j->len, j->inner);
 }
 
-int tb_cpu_bw_lsm(void *ctx, int lv, const tb_tensor *in, tb_tensor *out,
-                  const tb_params *p, tb_cpu_bw_lsm_fn fn)
+/* tb_cpu_bw_lsm's body for the dtype of the one fn given. */
+static int bw_lsm_run(void *ctx, int lv, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p, tb_cpu_bw_lsm_fn fn,
+                      tb_cpu_bw_lsm64_fn fn64)
 {
     if (ctx && tb_cpu_isa(ctx) < lv)
         return TB_EUNSUPPORTED;
-    int rc = tb_cpu_begin_op(ctx, TB_OP_log_softmax_backward, TB_F32, in,
-                             out, p);
+    int rc = tb_cpu_begin_op(ctx, TB_OP_log_softmax_backward,
+                             fn ? TB_F32 : TB_F64, in, out, p);
     if (rc)
         return rc;
     int ax = 0;
     tb_axis_norm((int64_t)tb_cpu_param(p, TB_OP_log_softmax_backward, 0),
                  in[0].ndim, &ax);
-    bw_lsm_job j = {.fn = fn, .g = in[0].data, .y = in[1].data,
-                    .dx = out->data, .outer = 1, .len = in[0].shape[ax],
-                    .inner = 1};
+    bw_lsm_job j = {.fn = fn, .fn64 = fn64, .g = in[0].data,
+                    .y = in[1].data, .dx = out->data, .outer = 1,
+                    .len = in[0].shape[ax], .inner = 1};
     for (int d = 0; d < ax; d++)
         j.outer *= in[0].shape[d];
     for (int d = ax + 1; d < in[0].ndim; d++)
@@ -47,6 +54,18 @@ int tb_cpu_bw_lsm(void *ctx, int lv, const tb_tensor *in, tb_tensor *out,
         tb_cpu_parallel(ctx, j.outer * j.len * j.inner * 4, j.outer,
                         bw_lsm_task, &j);
     return 0;
+}
+
+int tb_cpu_bw_lsm(void *ctx, int lv, const tb_tensor *in, tb_tensor *out,
+                  const tb_params *p, tb_cpu_bw_lsm_fn fn)
+{
+    return bw_lsm_run(ctx, lv, in, out, p, fn, NULL);
+}
+
+int tb_cpu_bw_lsm64(void *ctx, int lv, const tb_tensor *in, tb_tensor *out,
+                    const tb_params *p, tb_cpu_bw_lsm64_fn fn)
+{
+    return bw_lsm_run(ctx, lv, in, out, p, NULL, fn);
 }
 
 typedef struct bw_mp_job {

@@ -1,6 +1,7 @@
 /* The portable drivers of the SIMD log_softmax_backward rows
- * (bwd_simd_impl.h): dx = g - exp(y) sum(g) along the axis, the sum in
- * double (as backward.c's portable row), exp by vmath's vector core; and
+ * (bwd_simd_impl.h in f32, f64_simd_impl.h in f64): dx = g - exp(y)
+ * sum(g) along the axis, the sum in double (as backward.c's portable
+ * row), exp by vmath's vector core (f32) or dx_exp (f64); and
  * of the max_pool2d_backward rows (2x2 windows by a row function, every
  * other geometry by backward.c's portable code). */
 #ifndef TB_BACKENDS_CPU_BWD_SIMD_H
@@ -22,6 +23,13 @@ typedef void (*tb_cpu_bw_lsm_fn)(const float *g, const float *y, float *dx,
  * split the outer lanes over the threads and run fn on them. */
 int tb_cpu_bw_lsm(void *ctx, int lv, const tb_tensor *in, tb_tensor *out,
                   const tb_params *p, tb_cpu_bw_lsm_fn fn);
+
+/* The same in f64 (f64_simd_impl.h's rows, exp by its dx_exp). */
+typedef void (*tb_cpu_bw_lsm64_fn)(const double *g, const double *y,
+                                   double *dx, int64_t o0, int64_t o1,
+                                   int64_t len, int64_t inner);
+int tb_cpu_bw_lsm64(void *ctx, int lv, const tb_tensor *in, tb_tensor *out,
+                    const tb_params *p, tb_cpu_bw_lsm64_fn fn);
 
 /* One row of max_pool2d_backward's 2x2 windows (kernel 2, stride 2,
  * padding 0): x's rows x0, x1 and dx's rows d0, d1 (2 ow elements each),

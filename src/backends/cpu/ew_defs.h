@@ -1,8 +1,9 @@
 /* Element-wise ops written once, as expressions of a few exact
  * operations: each line of TB_CPU_EW_OPS makes the op's portable C rows
  * (math_c.c: f32 and f64, in the case dtype), its SIMD rows
- * (ops_simd_impl.h: f32, every level), which give the C row's values bit
- * for bit, and their rows in kreg.h's math family.  A new op of this
+ * (ops_simd_impl.h: f32, f64_simd_impl.h: f64, every level), which give
+ * the C row's values bit for bit, and their rows in kreg.h's math
+ * family.  A new op of this
  * kind costs one line here, its row of the op table (ops/op.h, op.c) and
  * its double-precision reference (ops/ref.c).
  *

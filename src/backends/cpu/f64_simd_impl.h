@@ -1,4 +1,5 @@
-/* exp, log, sigmoid, tanh, silu, softplus, gelu, gelu_tanh, the
+/* exp, log, pow, sigmoid, tanh, silu, softplus, gelu, gelu_tanh, the
+ * ops written once (ew_defs.h: hardswish), log_softmax_backward, the
  * backward activations (relu, sigmoid, tanh, gelu), max, min, argmax
  * and var f64's SIMD rows (AVX2, AVX-512; ops_simd.h's unary, binary
  * and reduction drivers do the checks, axes and threads), for inclusion
@@ -22,7 +23,8 @@
  * exp's reduction (2^k (e^r - 1) + 2^k - 1, e^r - 1 from the Taylor core
  * without its 1: no cancellation near 0), tanh |x| = -m / (2 + m), x's
  * sign put back; softplus: max(z, 0) + log1p(e^-|z|) over beta, z =
- * beta x (log1p from log with Goldberg's correction), x past the
+ * beta x (log1p by log's series with Goldberg's correction in its f,
+ * one division; no division by beta = 1), x past the
  * threshold.
  * gelu x = x Phi(x), Phi(-|x|) = e^(-x^2/2) erfcx(|x| / sqrt 2) / 2
  * (dx_gauss, dx_erfcx); gelu_tanh x = x sigmoid(2u) in the portable
@@ -36,6 +38,15 @@
  * x sigmoid(z) at its formula's double z (2.96), relu' exactly,
  * sigmoid' and tanh' within 5 (3.93), gelu' within 5 ulp of |Phi| + |x
  * phi| (4.07); the op tolerance (TOL_MATH, rtol 1e-14) is ~45 ulp.
+ * pow a^b = e^(b log |a|), log |a| = H + lo within about 2^-63
+ * relative (dx_log_dd), y = b H + lo as a pair (yh, yl) by fma, e^y by
+ * dx_exp's reduction of yh with yl added to r: within 2 ulp of powl on
+ * pow64_ulp's six families (1.14 measured at avx2: large |y| up to
+ * 709.78, bases next to 1, subnormal results, signs), libm's special
+ * values bit for bit (pow_special.h, shared with pow f32).  AVX2 looks
+ * its tables up by vgatherqpd: four vpermps and three blends instead
+ * (a float-pair permute per quarter) measured slower here, 9.3 against
+ * 7.9 ns an element in cache.
  * max, min, argmax: the portable rows' values and indices (their NaN
  * rules; xs_reduce_special_f64), var: their two-pass formula in vector
  * partial sums (within TOL_ACC), all through ops_simd.c's f64
@@ -50,6 +61,7 @@
 
 #include "../../ops/op.h"
 #include "dvec_simd.h"
+#include "bwd_simd.h"
 #include "kreg.h"
 #include "ops_simd.h"
 
@@ -116,20 +128,11 @@ static inline rd dx_exp_neg(rd y)
     return rs_mul(rs_add(rs_d1(1.0), dx_expm1_small(r)), dx_pow2(k));
 }
 
-static inline rd dx_log(rd x)
+/* k ln 2 + 2 atanh f, f = (m - 1) / (m + 1) for m in [sqrt(1/2),
+ * sqrt(2)): the series of atanh to f^21, ln 2 in two parts (dx_log's
+ * and dx_log1p's last steps). */
+static inline rd dx_log_fk(rd f, rd k)
 {
-    rmask sub = rs_lt(x, rs_d1(0x1.0p-1022));
-    rd t = rs_sel(sub, rs_mul(x, rs_d1(0x1.0p54)), x);
-    ri bits = rs_asi(t);
-    rd k = rs_sub(rs_cvt52(rs_isrl(bits, 52)), rs_d1(1023.0));
-    k = rs_sel(sub, rs_sub(k, rs_d1(54.0)), k);
-    rd m = rs_asd(rs_ior(rs_iand(bits, rs_i1(0x000fffffffffffffu)),
-                         rs_i1(0x3ff0000000000000u)));
-    rmask big = rs_gt(m, rs_d1(0x1.6a09e667f3bcdp+0)); /* sqrt(2) */
-    m = rs_sel(big, rs_mul(m, rs_d1(0.5)), m);
-    k = rs_sel(big, rs_add(k, rs_d1(1.0)), k);
-    const rd one = rs_d1(1.0);
-    rd f = rs_div(rs_sub(m, one), rs_add(m, one));
     rd s = rs_mul(f, f);
     rd p = rs_d1(1.0 / 21);
     p = rs_fma(p, s, rs_d1(1.0 / 19));
@@ -144,6 +147,23 @@ static inline rd dx_log(rd x)
     rd f2 = rs_add(f, f);
     rd lm = rs_fma(rs_mul(f2, s), p, rs_fma(k, rs_d1(0x1.ef35793c7673p-45), f2));
     rd l = rs_fma(k, rs_d1(0x1.62e42fefa3800p-1), lm);
+    return l;
+}
+
+static inline rd dx_log(rd x)
+{
+    rmask sub = rs_lt(x, rs_d1(0x1.0p-1022));
+    rd t = rs_sel(sub, rs_mul(x, rs_d1(0x1.0p54)), x);
+    ri bits = rs_asi(t);
+    rd k = rs_sub(rs_cvt52(rs_isrl(bits, 52)), rs_d1(1023.0));
+    k = rs_sel(sub, rs_sub(k, rs_d1(54.0)), k);
+    rd m = rs_asd(rs_ior(rs_iand(bits, rs_i1(0x000fffffffffffffu)),
+                         rs_i1(0x3ff0000000000000u)));
+    rmask big = rs_gt(m, rs_d1(0x1.6a09e667f3bcdp+0)); /* sqrt(2) */
+    m = rs_sel(big, rs_mul(m, rs_d1(0.5)), m);
+    k = rs_sel(big, rs_add(k, rs_d1(1.0)), k);
+    const rd one = rs_d1(1.0);
+    rd l = dx_log_fk(rs_div(rs_sub(m, one), rs_add(m, one)), k);
     l = rs_sel(rs_eq(x, rs_d1(0.0)), rs_d1(-INFINITY), l);
     l = rs_sel(rs_eq(x, rs_d1(INFINITY)), x, l);
     l = rs_sel(rs_lt(x, rs_d1(0.0)), rs_d1(NAN), l);
@@ -183,45 +203,83 @@ static inline rd dx_tanh(rd x)
     return rs_sel(rs_unord(x, x), rs_add(x, x), rs_dxor(v, sign));
 }
 
-/* log1p t for t >= 0: log(u), u = 1 + t rounded, less the rounding of
- * u over u (Goldberg's correction: exact near t = 0, where u = 1 gives
- * t itself). */
+/* log1p t for t in [0, 1] (softplus's e^-|z|): u = 1 + t rounded, d =
+ * t - (u - 1) its rounding error (exact: Fast2Sum), m = u 2^-k (k 1
+ * where u > sqrt 2, else 0), f = (m - 1 + d 2^-k) / (m + 1): Goldberg's
+ * correction folded into f's numerator (exact where t is tiny: f = t /
+ * (2 + t)), so one division and no special values (dx_log would add a
+ * second division, the exponent split and its selects); then
+ * dx_log_fk. */
 static inline rd dx_log1p(rd t)
 {
-    rd u = rs_add(rs_d1(1.0), t);
-    rd err = rs_div(rs_sub(rs_sub(u, rs_d1(1.0)), t), u);
-    return rs_sub(dx_log(u), err);
+    const rd one = rs_d1(1.0);
+    rd u = rs_add(one, t);
+    rd d = rs_sub(t, rs_sub(u, one));
+    rmask big = rs_gt(u, rs_d1(0x1.6a09e667f3bcdp+0)); /* sqrt(2) */
+    rd h = rs_sel(big, rs_d1(0.5), one);
+    rd m = rs_mul(u, h);
+    rd f = rs_div(rs_fma(d, h, rs_sub(m, one)), rs_add(m, one));
+    return dx_log_fk(f, rs_sel(big, one, rs_d1(0.0)));
 }
 
 /* softplus x (PyTorch's: beta = k[0], threshold = k[1]): x where beta x
  * > threshold, else log1p(e^z) / beta, z = beta x, as max(z, 0) +
  * log1p(e^-|z|) (no overflow), and +inf where z > 709.78 as log1p(exp
- * z) gives (the C row and PyTorch's, for a threshold that large). */
-static inline rd dx_softplus(rd x, rd beta, rd thr)
+ * z) gives (the C row and PyTorch's, for a threshold that large).  DIV
+ * 0 (beta = 1, the default) skips the division by beta, exact then:
+ * the same values without the second vdivpd.  The loop takes two
+ * vectors a step, each phase for both (one vector's exp-log1p chain is
+ * too long for the out-of-order window to overlap the next one's):
+ * in cache, 6.95 -> 4.69 (log1p, no division by 1) -> 4.00 ns an
+ * element, min of 1000 calls of 16384 (load ~10). */
+static inline rd dx_softplus_end(rd x, rd z, rd l, rd beta, rd thr,
+                                  int div)
 {
-    rd z = rs_mul(beta, x);
-    rd t = dx_exp_neg(rs_sub(rs_d1(0.0), rs_abs(z)));
-    rd v = rs_div(rs_add(rs_max(z, rs_d1(0.0)), dx_log1p(t)), beta);
+    rd v = rs_add(rs_max(z, rs_d1(0.0)), l);
+    v = div ? rs_div(v, beta) : v;
     v = rs_sel(rs_gt(z, rs_d1(0x1.62e42fefa39efp+9)), rs_d1(INFINITY), v);
     v = rs_sel(rs_gt(z, thr), x, v);
     return rs_sel(rs_unord(z, z), rs_add(z, z), v);
 }
 
-static void dx_softplus_f64(const void *xp, void *op, int64_t n,
-                            const double *k)
+static inline rd dx_softplus(rd x, rd beta, rd thr, int div)
 {
-    const double *x = xp;
-    double *o = op;
-    const rd beta = rs_d1(k[0]), thr = rs_d1(k[1]);
+    rd z = rs_mul(beta, x);
+    rd t = dx_exp_neg(rs_sub(rs_d1(0.0), rs_abs(z)));
+    return dx_softplus_end(x, z, dx_log1p(t), beta, thr, div);
+}
+
+static inline void dx_softplus_loop(const double *x, double *o, int64_t n,
+                                    rd beta, rd thr, int div)
+{
     int64_t i = 0;
+    for (; i + 2 * RS_W <= n; i += 2 * RS_W) {
+        rd v0 = rs_loadd(x + i), v1 = rs_loadd(x + i + RS_W);
+        rd z0 = rs_mul(beta, v0), z1 = rs_mul(beta, v1);
+        rd t0 = dx_exp_neg(rs_sub(rs_d1(0.0), rs_abs(z0)));
+        rd t1 = dx_exp_neg(rs_sub(rs_d1(0.0), rs_abs(z1)));
+        rd l0 = dx_log1p(t0), l1 = dx_log1p(t1);
+        rs_stored(o + i, dx_softplus_end(v0, z0, l0, beta, thr, div));
+        rs_stored(o + i + RS_W, dx_softplus_end(v1, z1, l1, beta, thr, div));
+    }
     for (; i + RS_W <= n; i += RS_W)
-        rs_stored(o + i, dx_softplus(rs_loadd(x + i), beta, thr));
+        rs_stored(o + i, dx_softplus(rs_loadd(x + i), beta, thr, div));
     if (i < n) {
         double t[RS_W] = {0};
         memcpy(t, x + i, (size_t)(n - i) * sizeof *t);
-        rs_stored(t, dx_softplus(rs_loadd(t), beta, thr));
+        rs_stored(t, dx_softplus(rs_loadd(t), beta, thr, div));
         memcpy(o + i, t, (size_t)(n - i) * sizeof *o);
     }
+}
+
+static void dx_softplus_f64(const void *xp, void *op, int64_t n,
+                            const double *k)
+{
+    const rd beta = rs_d1(k[0]), thr = rs_d1(k[1]);
+    if (k[0] == 1.0)
+        dx_softplus_loop(xp, op, n, beta, thr, 0);
+    else
+        dx_softplus_loop(xp, op, n, beta, thr, 1);
 }
 
 /* gelu_tanh x = x sigmoid(z), z = 2 u, u = c (x + 0.044715 x^3), c =
@@ -326,6 +384,140 @@ static inline void dx_blocks(const double *a, int64_t sa, const double *b,
     }
 }
 
+/* ---- pow f64: e^(b log |a|), log |a| as a double-double ------------- */
+
+#include "f64_powlog.h"
+#include "pow_special.h"
+
+/* log a = H + *lo for a positive finite a (subnormals included; other
+ * inputs: unspecified, the caller selects), within about 2^-69.4 of
+ * log a plus 2^-106 |log a|: a = 2^e z as rs_log_reduce (a < 2^-1022
+ * scaled by 2^54 first), c_i = dx_pl_c[i], -log c_i = dx_pl_h + dx_pl_l
+ * (scripts/pow_f64_table.py); z c_i = p + pl exactly (fma), r = p - 1
+ * exact, |r| <= 0.0391; log(z c_i) = log1p r + pl (1 - r + r^2) (the
+ * dropped pl r^3: below 2^-67 |r|), log1p r = (r - h) -
+ * hl + r^3 q(r), h + hl = r^2 / 2 exactly, q Taylor's to r^15
+ * (truncation below 2^-69.4 |r|); the hi parts summed exactly (e ln2_hi
+ * exact for |e| < 2^11; Fast2Sum, TwoSum), the small terms in *lo.
+ * |log a| >= 0.0118 wherever the sum cancels (e = 0, c_i != 1), and
+ * log a = log1p r with no cancellation where c_i = 1 (e = 0): the log
+ * is within about 2^-63 relative everywhere. */
+static inline rd dx_log_dd(rd a, rd *lo)
+{
+    const rd zero = rs_d1(0.0), one = rs_d1(1.0);
+    rmask sub = rs_lt(a, rs_d1(0x1.0p-1022));
+    rd t = rs_sel(sub, rs_mul(a, rs_d1(0x1.0p54)), a);
+    ri b = rs_iadd(rs_asi(t), rs_i1((uint64_t)0 - RS_LOG_OFF));
+    ri i = rs_isrl(b, 48);
+#if RS_W == 8
+    rd e = _mm512_cvtepi64_pd(_mm512_srai_epi64(b, 52));
+#else /* no 64-bit arithmetic shift: (b + 2^63) >> 52 is e + 2048 */
+    rd e = rs_sub(rs_cvt52(rs_isrl(rs_ixor(b, rs_i1(UINT64_C(1) << 63)), 52)),
+                  rs_d1(2048.0));
+#endif
+    e = rs_sel(sub, rs_sub(e, rs_d1(54.0)), e);
+    rd z = rs_asd(rs_iadd(rs_iand(b, rs_i1(0x000fffffffffffffu)),
+                          rs_i1(RS_LOG_OFF)));
+    rd c = rs_lut16(dx_pl_c, i);
+    rd p = rs_mul(z, c);
+    rd pl = rs_fma(z, c, rs_sub(zero, p));
+    rd r = rs_sub(p, one);
+    rd r2 = rs_mul(r, r);
+    rd h = rs_mul(r2, rs_d1(0.5));
+    rd hl = rs_mul(rs_fma(r, r, rs_sub(zero, r2)), rs_d1(0.5));
+    /* q(r) = sum over n = 3..15 of (-1)^(n+1) r^(n-3) / n, by Horner */
+    rd q = rs_d1(1.0 / 15);
+#pragma GCC unroll 16
+    for (int n = 14; n >= 3; n--)
+        q = rs_fma(q, r, rs_d1((n & 1 ? 1.0 : -1.0) / n));
+    /* s + sl = r - h (Fast2Sum: |h| <= |r| / 50) */
+    rd s = rs_sub(r, h);
+    rd sl = rs_sub(rs_sub(r, s), h);
+    /* A + al = e ln2_hi + dx_pl_h[i] (Fast2Sum: |e ln2_hi| >= 0.69 >
+     * |dx_pl_h| unless e = 0) */
+    rd e2 = rs_mul(e, rs_d1(0x1.62e42fefa3800p-1));
+    rd th = rs_lut16(dx_pl_h, i);
+    rd A = rs_add(e2, th);
+    rd al = rs_add(rs_sub(e2, A), th);
+    /* H + hh = A + s (TwoSum) */
+    rd H = rs_add(A, s);
+    rd bv = rs_sub(H, A);
+    rd hh = rs_add(rs_sub(A, rs_sub(H, bv)), rs_sub(s, bv));
+    rd corr = rs_mul(pl, rs_fma(r, r, rs_sub(one, r)));
+    rd tail = rs_fma(rs_mul(r2, r), q, rs_sub(corr, hl));
+    rd l = rs_add(rs_fma(e, rs_d1(0x1.ef35793c7673p-45),
+                         rs_lut16(dx_pl_l, i)), rs_add(al, sl));
+    /* renormalized (Fast2Sum), so that b lo stays below 2^-52 |b H|
+     * (dx_exp_dd's r within its series' range) */
+    rd lt = rs_add(rs_add(l, tail), hh);
+    rd Hn = rs_add(H, lt);
+    *lo = rs_add(rs_sub(H, Hn), lt);
+    return Hn;
+}
+
+/* e^(yh + yl) for |yh| <= 708 (|yl| <= 2^-40 |yh|): dx_exp's reduction
+ * of yh, yl added to r, one scaling by 2^k (k in [-1022, 1022]; results
+ * below DBL_MIN, p 2^k, round once). */
+static inline rd dx_exp_dd(rd yh, rd yl)
+{
+    rd k;
+    rd r = rs_add(dx_reduce(yh, &k), yl);
+    return rs_mul(rs_add(rs_d1(1.0), dx_expm1_small(r)), dx_pow2(k));
+}
+
+/* Any a, b: log |a| with its limits (0: -inf, inf: inf), y = b log |a|
+ * (yl 0 where |yh| > 746, which the clamp takes, or y is NaN), e^y as dx_exp (clamp,
+ * two scalings: 0, subnormal or inf where it must), then pw_special. */
+static inline rd dx_pow_full(rd a, rd b)
+{
+    const rd inf = rs_d1(INFINITY), zero = rs_d1(0.0);
+    rd ax = rs_abs(a), lo;
+    rd H = dx_log_dd(ax, &lo);
+    rmask lim = rs_mor(rs_eq(ax, zero), rs_eq(ax, inf));
+    H = rs_sel(rs_eq(ax, zero), rs_d1(-INFINITY), H);
+    H = rs_sel(rs_eq(ax, inf), inf, H);
+    lo = rs_sel(lim, zero, lo);
+    rd yh = rs_mul(b, H);
+    rd yl = rs_fma(b, lo, rs_fma(b, H, rs_sub(zero, yh)));
+    yl = rs_sel(rs_le(rs_abs(yh), rs_d1(746.0)), yl, zero); /* NaN: 0 */
+    rd yc = rs_min(rs_max(yh, rs_d1(-746.0)), rs_d1(710.0)); /* NaN: -746 */
+    rd k;
+    rd r = rs_add(dx_reduce(yc, &k), yl);
+    rd p = rs_add(rs_d1(1.0), dx_expm1_small(r));
+    rd k1 = rs_round(rs_mul(k, rs_d1(0.5)));
+    rd e = rs_mul(rs_mul(p, dx_pow2(k1)), dx_pow2(rs_sub(k, k1)));
+    return pw_special(a, b, e);
+}
+
+/* Where every lane has a positive normal finite a and a finite y with
+ * |yh| <= 708, pw_special keeps e^y (1 where a = 1 or b = 0: log 1 = 0
+ * exactly, y = 0, e^0 = 1); else the full form. */
+static inline rd dx_pow(rd a, rd b)
+{
+    rd lo;
+    rd H = dx_log_dd(a, &lo);
+    rd yh = rs_mul(b, H);
+    rmask ok = rs_mand(rs_le(rs_d1(0x1.0p-1022), a),
+                       rs_lt(a, rs_d1(INFINITY)));
+    ok = rs_mand(ok, rs_le(rs_abs(yh), rs_d1(708.0)));
+    if (rs_bits(ok) != (1u << RS_W) - 1)
+        return dx_pow_full(a, b);
+    rd yl = rs_fma(b, lo, rs_fma(b, H, rs_sub(rs_d1(0.0), yh)));
+    return dx_exp_dd(yh, yl);
+}
+
+/* DX_B elements of a and b (both read before o is written). */
+static void dx_pow_blk(const double *a, const double *b, double *o)
+{
+    rd r[DX_IL];
+#pragma GCC unroll 4
+    for (int j = 0; j < DX_IL; j++)
+        r[j] = dx_pow(rs_loadd(a + j * RS_W), rs_loadd(b + j * RS_W));
+#pragma GCC unroll 4
+    for (int j = 0; j < DX_IL; j++)
+        rs_stored(o + j * RS_W, r[j]);
+}
+
 /* gelu x = x Phi(x): Phi(x) = Phi(-|x|) for x < 0, 1 - Phi(-|x|)
  * (>= 1/2: no cancellation) for x >= 0; gelu(-inf) = -inf 0 = NaN and
  * gelu(+inf) = inf, the portable row's.  DX_B elements of x (all read
@@ -357,6 +549,26 @@ static void dx_gelu_f64(const void *x, void *o, int64_t n, const double *k)
     dx_blocks(x, 1, NULL, 0, o, n, dx_gelu_blk);
 }
 
+/* The ops written once (ew_defs.h) in double lanes, each operation
+ * rounded once as in the portable row (this file is built without fp
+ * contraction), so its values bit for bit: x86's max and min give their
+ * second operand when either is NaN, so MAX(a, b) (a < b ? b : a) is
+ * rs_max(b, a), and MIN alike. */
+#define ADD(a, b) rs_add(a, b)
+#define SUB(a, b) rs_sub(a, b)
+#define MUL(a, b) rs_mul(a, b)
+#define DIV(a, b) rs_div(a, b)
+#undef MAX
+#undef MIN
+#define MAX(a, b) rs_max(b, a)
+#define MIN(a, b) rs_min(b, a)
+#define K(c) rs_d1((double)(c))
+#define DX_EW_F(NAME, W, EXPR, ...)                                       \
+    static inline rd dx_##NAME(rd x) { return EXPR; }
+TB_CPU_EW_OPS(DX_EW_F, ~)
+#include "ew_undef.h"
+#undef DX_EW_F
+
 #define DX_LOOP(NAME)                                                     \
     static void dx_##NAME##_f64(const void *xp, void *op, int64_t n,      \
                                 const double *k)                          \
@@ -380,6 +592,9 @@ DX_LOOP(sigmoid)
 DX_LOOP(tanh)
 DX_LOOP(silu)
 DX_LOOP(gelu_tanh)
+#define DX_EW_LOOP(NAME, W, EXPR, ...) DX_LOOP(NAME)
+TB_CPU_EW_OPS(DX_EW_LOOP, ~)
+#undef DX_EW_LOOP
 #undef DX_LOOP
 
 /* ---- backward activations f64: o = dx from a = g and b = x ------------- */
@@ -409,6 +624,12 @@ static void dx_gelu_bwd_blk(const double *gp, const double *xp, double *o)
                   rs_mul(g[j], rs_sel(rs_unord(x[j], x[j]),
                                       rs_add(x[j], x[j]), d)));
     }
+}
+
+static void dx_pow_f64(const void *ap, int64_t sa, const void *bp,
+                       int64_t sb, void *op, int64_t n)
+{
+    dx_blocks(ap, sa, bp, sb, op, n, dx_pow_blk);
 }
 
 static void dx_gelu_bwd_f64(const void *ap, int64_t sa, const void *bp,
@@ -459,8 +680,7 @@ DX_BLOOP(sigmoid, 1)
 DX_BLOOP(tanh, 2)
 #undef DX_BLOOP
 
-/* ---- var f64: reduce_c.c's two passes in vector partial sums ---------- */
-
+/* The sum of a's lanes, in lane order. */
 static inline double dx_hsum(rd a)
 {
     double t[RS_W], r = 0;
@@ -470,11 +690,9 @@ static inline double dx_hsum(rd a)
     return r;
 }
 
-/* mean = sum / len, then d = sum (x - mean), d2 = sum (x - mean)^2 and
- * (d2 - d^2 / len) / (len - corr), the portable kernel's formula with
- * its sums split over 2 RS_W partial sums (within the op's tolerance of
- * the reference, TOL_ACC). */
-static double dx_var_lane(const double *x, int64_t len, int64_t corr)
+/* x[0] + ... + x[len - 1] in two RS_W partial sums, then the tail in
+ * order (var's first pass, log_softmax_backward's sum). */
+static inline double dx_sum(const double *x, int64_t len)
 {
     rd s0 = rs_d1(0.0), s1 = rs_d1(0.0);
     int64_t j = 0;
@@ -485,10 +703,91 @@ static double dx_var_lane(const double *x, int64_t len, int64_t corr)
     double s = dx_hsum(rs_add(s0, s1));
     for (; j < len; j++)
         s += x[j];
-    const double mean = s / (double)len;
+    return s;
+}
+
+/* ---- log_softmax_backward f64: dx = g - exp(y) s, s = sum(g) -------- */
+
+/* dx = g - e^y s for RS_W lanes (fnma: one rounding of e^y s's
+ * subtraction), the portable row's formula. */
+static inline rd dx_lsm_one(rd g, rd y, rd s)
+{
+    return rs_fma(rs_sub(rs_d1(0.0), dx_exp(y)), s, g);
+}
+
+/* One contiguous lane of len: its sum (dx_sum), then dx. */
+static void dx_lsm_lane(const double *g, const double *y, double *dx,
+                        int64_t len)
+{
+    const rd st = rs_d1(dx_sum(g, len));
+    int64_t k = 0;
+    for (; k + RS_W <= len; k += RS_W)
+        rs_stored(dx + k,
+                  dx_lsm_one(rs_loadd(g + k), rs_loadd(y + k), st));
+    if (k < len) {
+        double tg[RS_W] = {0}, ty[RS_W] = {0};
+        memcpy(tg, g + k, (size_t)(len - k) * sizeof *tg);
+        memcpy(ty, y + k, (size_t)(len - k) * sizeof *ty);
+        rs_stored(tg, dx_lsm_one(rs_loadd(tg), rs_loadd(ty), st));
+        memcpy(dx + k, tg, (size_t)(len - k) * sizeof *dx);
+    }
+}
+
+/* The inner lanes of one outer index of a non-last axis (stride
+ * inner): RS_W adjacent lanes at once, the last inner % RS_W by libm as
+ * the portable row. */
+static void dx_lsm_cols(const double *g, const double *y, double *dx,
+                        int64_t len, int64_t inner)
+{
+    const int64_t wv = inner - inner % RS_W;
+    for (int64_t i0 = 0; i0 < wv; i0 += RS_W) {
+        rd s = rs_d1(0.0);
+        for (int64_t k = 0; k < len; k++)
+            s = rs_add(s, rs_loadd(g + k * inner + i0));
+        for (int64_t k = 0; k < len; k++) {
+            const int64_t q = k * inner + i0;
+            rs_stored(dx + q,
+                      dx_lsm_one(rs_loadd(g + q), rs_loadd(y + q), s));
+        }
+    }
+    for (int64_t i = wv; i < inner; i++) {
+        double s = 0;
+        for (int64_t k = 0; k < len; k++)
+            s += g[k * inner + i];
+        for (int64_t k = 0; k < len; k++) {
+            const int64_t q = k * inner + i;
+            dx[q] = g[q] - exp(y[q]) * s;
+        }
+    }
+}
+
+/* Outer lanes [o0, o1) of [outer, len, inner] (bwd_simd.h's driver),
+ * each in two passes: the sum of g, then dx. */
+static void dx_lsm_rows(const double *g, const double *y, double *dx,
+                        int64_t o0, int64_t o1, int64_t len, int64_t inner)
+{
+    for (int64_t o = o0; o < o1; o++) {
+        const int64_t at = o * len * inner;
+        if (inner == 1)
+            dx_lsm_lane(g + at, y + at, dx + at, len);
+        else
+            dx_lsm_cols(g + at, y + at, dx + at, len, inner);
+    }
+}
+
+/* ---- var f64: reduce_c.c's two passes in vector partial sums ---------- */
+
+/* mean = sum / len, then d = sum (x - mean), d2 = sum (x - mean)^2 and
+ * (d2 - d^2 / len) / (len - corr), the portable kernel's formula with
+ * its sums split over 2 RS_W partial sums (within the op's tolerance of
+ * the reference, TOL_ACC). */
+static double dx_var_lane(const double *x, int64_t len, int64_t corr)
+{
+    const double mean = dx_sum(x, len) / (double)len;
     const rd vm = rs_d1(mean);
     rd d0 = rs_d1(0.0), d1 = rs_d1(0.0), q0 = rs_d1(0.0), q1 = rs_d1(0.0);
-    for (j = 0; j + 2 * RS_W <= len; j += 2 * RS_W) {
+    int64_t j = 0;
+    for (; j + 2 * RS_W <= len; j += 2 * RS_W) {
         rd t0 = rs_sub(rs_loadd(x + j), vm);
         rd t1 = rs_sub(rs_loadd(x + j + RS_W), vm);
         d0 = rs_add(d0, t0);
@@ -688,6 +987,13 @@ DX_RED(argmax, 1, 1)
         return tb_cpu_simd_unary(ctx, LV, TB_OP_##NAME, TB_F64, in, out, p, \
                                  8, dx_##NAME##_f64);                     \
     }
+#define DX_EW_ENTRY(NAME, W, EXPR, SFX, LV)                               \
+    int TB_CPU_KFN(NAME, f64, SFX)(void *ctx, const tb_tensor *in,        \
+                                   tb_tensor *out, const tb_params *p)    \
+    {                                                                     \
+        return tb_cpu_simd_unary(ctx, LV, TB_OP_##NAME, TB_F64, in, out, p, \
+                                 W, dx_##NAME##_f64);                     \
+    }
 #define DX_BWD_ENTRY(NAME, SFX, LV)                                       \
     int TB_CPU_KFN(NAME##_backward, f64, SFX)(void *ctx,                  \
                                               const tb_tensor *in,        \
@@ -714,10 +1020,27 @@ DX_RED(argmax, 1, 1)
     DX_ENTRY(softplus, SFX, LV)                                           \
     DX_ENTRY(gelu, SFX, LV)                                               \
     DX_ENTRY(gelu_tanh, SFX, LV)                                          \
+    TB_CPU_EW_OPS(DX_EW_ENTRY, SFX, LV)                                   \
     DX_BWD_ENTRY(relu, SFX, LV)                                           \
     DX_BWD_ENTRY(sigmoid, SFX, LV)                                        \
     DX_BWD_ENTRY(tanh, SFX, LV)                                           \
     DX_BWD_ENTRY(gelu, SFX, LV)                                           \
+    int TB_CPU_KFN(pow, f64, SFX)(void *ctx, const tb_tensor *in,         \
+                                  tb_tensor *out, const tb_params *p)     \
+    {                                                                     \
+        return tb_cpu_simd_binary(ctx, LV, TB_OP_pow, TB_F64, in, out, p, \
+                                  dx_pow_f64);                            \
+    }                                                                     \
+    void DX_CAT(tb_cpu_pow_f64_, SFX)(const double *a, const double *b,   \
+                                      double *o, int64_t n)               \
+    {                                                                     \
+        dx_pow_f64(a, 1, b, 1, o, n);                                     \
+    }                                                                     \
+    int TB_CPU_KFN(log_softmax_backward, f64, SFX)(                       \
+        void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
+    {                                                                     \
+        return tb_cpu_bw_lsm64(ctx, LV, in, out, p, dx_lsm_rows);         \
+    }                                                                     \
     DX_RED_ENTRY(max, SFX, LV)                                            \
     DX_RED_ENTRY(min, SFX, LV)                                            \
     DX_RED_ENTRY(argmax, SFX, LV)                                         \

@@ -135,8 +135,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 
 /* Element-wise arithmetic: add..div and the fused add_relu (drv_ew.c
  * over kernels.h, broadcasting), the scalar forms (math_c.c), maximum
- * and minimum (ops_simd.h over math_c.c), pow (pow_simd_impl.h over
- * math_c.c). */
+ * and minimum (ops_simd.h over math_c.c), pow (pow_simd_impl.h for f32,
+ * f64_simd_impl.h for f64, over math_c.c). */
 #define TB_CPU_ROWS_ARITH(X)                                              \
     TB_CPU_LADDER2(X, add, scalar) TB_CPU_LADDER2(X, sub, scalar)         \
     TB_CPU_LADDER2(X, mul, scalar) TB_CPU_LADDER2(X, div, scalar)         \
@@ -145,12 +145,12 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_C2(X, mul_scalar) TB_CPU_C2(X, div_scalar)                     \
     TB_CPU_LADDER(X, maximum, f32, c) X(maximum, f64, c, c)               \
     TB_CPU_LADDER(X, minimum, f32, c) X(minimum, f64, c, c)               \
-    TB_CPU_LADDER(X, pow, f32, c) X(pow, f64, c, c)
+    TB_CPU_LADDER2(X, pow, c)
 
 /* The rows of an op written once (ew_defs.h): its SIMD rows and its C
- * row in f32, its C row in f64. */
-#define TB_CPU_EW_ROWS(op, w, expr, X)                                    \
-    TB_CPU_LADDER(X, op, f32, c) X(op, f64, c, c)
+ * row in both dtypes (f32's SIMD rows ops_simd_impl.h's, f64's
+ * f64_simd_impl.h's). */
+#define TB_CPU_EW_ROWS(op, w, expr, X) TB_CPU_LADDER2(X, op, c)
 
 /* Element-wise math and activations: relu and the f32 exp, log, tanh,
  * sigmoid, gelu, gelu_tanh and silu (drv_ew.c over kernels.h and
@@ -295,14 +295,14 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 
 /* Backward ops (backward.c; the SIMD rows of the element-wise ones,
  * log_softmax_backward and max_pool2d_backward: bwd_simd_impl.h in f32,
- * f64_simd_impl.h for the element-wise ones in f64). */
+ * f64_simd_impl.h for the element-wise ones and log_softmax_backward in
+ * f64). */
 #define TB_CPU_ROWS_BACKWARD(X)                                           \
     TB_CPU_LADDER2(X, relu_backward, c)                                   \
     TB_CPU_LADDER2(X, sigmoid_backward, c)                                \
     TB_CPU_LADDER2(X, tanh_backward, c)                                   \
     TB_CPU_LADDER2(X, gelu_backward, c)                                   \
-    TB_CPU_LADDER(X, log_softmax_backward, f32, c)                        \
-    X(log_softmax_backward, f64, c, c)                                    \
+    TB_CPU_LADDER2(X, log_softmax_backward, c)                            \
     TB_CPU_C2(X, sum_backward) TB_CPU_C2(X, mean_backward)                \
     TB_CPU_C2(X, add_backward) TB_CPU_C2(X, sub_backward)                 \
     TB_CPU_C2(X, mul_backward) TB_CPU_C2(X, div_backward)                 \

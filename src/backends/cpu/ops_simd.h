@@ -119,6 +119,12 @@ void tb_cpu_pow_f32_avx2(const float *a, const float *b, float *o,
                          int64_t n);
 void tb_cpu_pow_f32_avx512(const float *a, const float *b, float *o,
                            int64_t n);
+/* pow f64's SIMD rows (f64_simd_impl.h), for the sweep test: o[i] =
+ * a[i]^b[i], i < n. */
+void tb_cpu_pow_f64_avx2(const double *a, const double *b, double *o,
+                         int64_t n);
+void tb_cpu_pow_f64_avx512(const double *a, const double *b, double *o,
+                           int64_t n);
 /* exp and log f64's SIMD rows (f64_simd_impl.h), for the sweep test:
  * o[i] = f(x[i]), i < n.  Call only where the level runs. */
 void tb_cpu_exp_f64_avx2(const double *x, double *o, int64_t n);

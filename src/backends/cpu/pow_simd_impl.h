@@ -89,6 +89,7 @@
 #include "vmath_simd.h"
 #include "kreg.h"
 #include "ops_simd.h"
+#include "pow_special.h"
 
 /* log2: rs_log_reduce (dvec_simd.h) gives a = 2^e z, the interval i
  * and r = z c_i - 1; pw_logc holds -log2 c_i, rounded to double. */
@@ -153,33 +154,17 @@ static inline rd pw_exp2(rd y)
     return rs_mul(p, rs_asd(s));
 }
 
-static inline rmask pw_isint(rd b) { return rs_eq(rs_round(b), b); }
-
 /* a^b of float lanes held in doubles */
 static inline rd pw_pow_full(rd a, rd b)
 {
-    const rd one = rs_d1(1.0), inf = rs_d1(INFINITY);
+    const rd inf = rs_d1(INFINITY);
     rd ax = rs_abs(a);
     rd l = pw_log2(ax);
     l = rs_sel(rs_eq(ax, rs_d1(0.0)), rs_d1(-INFINITY), l);
     l = rs_sel(rs_eq(ax, inf), inf, l);
     rd y = rs_mul(b, l);
     y = rs_min(rs_max(y, rs_d1(-320.0)), rs_d1(320.0)); /* NaN: -320 */
-    rd r = pw_exp2(y);
-    rmask bint = pw_isint(b);
-    rmask bodd = rs_mandn(pw_isint(rs_mul(b, rs_d1(0.5))), bint);
-    /* -|a|^b for a negative (sign bit set) and b odd */
-    rd sg = rs_asd(rs_ior(rs_iand(rs_asi(a), rs_i1(UINT64_C(1) << 63)),
-                          rs_asi(one))); /* copysign(1, a) */
-    rmask neg = rs_lt(sg, rs_d1(0.0));
-    r = rs_sel(rs_mand(neg, bodd), rs_dxor(r, rs_d1(-0.0)), r);
-    /* finite a < 0, b not an integer: NaN */
-    rmask nan = rs_mand(rs_mand(rs_lt(a, rs_d1(0.0)), rs_lt(ax, inf)),
-                        rs_mandn(bint, rs_eq(b, b)));
-    r = rs_sel(nan, rs_d1(NAN), r);
-    r = rs_sel(rs_unord(a, b), rs_add(a, b), r);
-    r = rs_sel(rs_mand(rs_eq(ax, one), rs_eq(rs_abs(b), inf)), one, r);
-    return rs_sel(rs_mor(rs_eq(a, one), rs_eq(b, rs_d1(0.0))), one, r);
+    return pw_special(a, b, pw_exp2(y));
 }
 
 /* The common case first: where every lane has a positive finite a and
