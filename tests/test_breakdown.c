@@ -1,6 +1,7 @@
 /* The per-op breakdown of a workload step (issue 31 item 1): tiny
- * mlp_train_step, cnn_train_step and mlp_infer_step cases run through
- * the session engine (the runner, in process and in forked workers) and
+ * mlp_train_step, cnn_train_step, mlp_infer_step and tfm_train_step cases
+ * run through the session engine (the runner, in process and in forked
+ * workers) and
  * their records checked against the models' own op lists (models.c,
  * autograd.c: which kernels one step calls, how often, in which pass),
  * written out here; the parts, the gap and the step add up; the reader
@@ -75,6 +76,36 @@ static const want_part cnn_train[] = {
     {NULL, NULL, 0},
 };
 
+/* The transformer block's training step (models.h): its four permutes
+ * (q, k, v split to heads, the heads merged) in the forward pass, and
+ * their gradients, four permutes more, in the backward pass, where they
+ * run: a part of their own under bwd, first called for the merge's
+ * gradient, after rms_norm_backward.  add_ sums the second gradients of
+ * y (y * y), h and the first rms_norm's output (three matmuls). */
+static const want_part tfm_train[] = {
+    {"rms_norm", "fwd", 2},
+    {"matmul", "fwd", 6},
+    {"permute", "fwd", 4},
+    {"sdpa", "fwd", 1},
+    {"add", "fwd", 2},
+    {"gelu", "fwd", 1},
+    {"mul", "fwd", 1},
+    {"mean", "fwd", 1},
+    {"ones", "bwd", 1},
+    {"mean_backward", "bwd", 1},
+    {"mul_backward", "bwd", 1},
+    {"add_", "bwd", 4},
+    {"add_backward", "bwd", 2},
+    {"matmul_backward", "bwd", 6},
+    {"gelu_backward", "bwd", 1},
+    {"rms_norm_backward", "bwd", 2},
+    {"permute", "bwd", 4},
+    {"sdpa_backward", "bwd", 1},
+    {"sgd_momentum", "optimizer", 8},
+    {"copy", "fwd", 1},
+    {NULL, NULL, 0},
+};
+
 /* Inference: the forward pass, then the loss and the log-probabilities
  * copied out. */
 static const want_part mlp_infer[] = {
@@ -133,7 +164,9 @@ static cJSON *run_plan(const char *measure, int rounds, bool isolate)
              " {\"op\": \"cnn_train_step\", \"shapes\": [[1, 1, 12, 12]]},"
              " {\"op\": \"mlp_infer_step\", \"shapes\": [[4, 32]]},"
              " {\"op\": \"api_add\", \"shapes\": [[64]]},"
-             " {\"op\": \"add\", \"shapes\": [[64]]}]}",
+             " {\"op\": \"add\", \"shapes\": [[64]]},"
+             " {\"op\": \"tfm_train_step\", \"shapes\": [[1, 4, 8]],"
+             " \"params\": {\"heads\": 2}}]}",
              rounds, measure);
     tb_config cfg;
     tb_plan plan;
@@ -141,7 +174,7 @@ static cJSON *run_plan(const char *measure, int rounds, bool isolate)
                                      err, sizeof err), 0);
     assert_int_equal(tb_plan_build(&cfg, 1, NULL, &plan, err, sizeof err),
                      0);
-    assert_int_equal(plan.n, 5);
+    assert_int_equal(plan.n, 6);
     capture c = {0};
     tb_session_sink sink = {.ctx = &c, .write = cap_write,
                             .progress = cap_progress,
@@ -268,6 +301,7 @@ static void test_in_process(void **state)
     check_record(doc, "mlp_train_step", mlp_train, 5);
     check_record(doc, "cnn_train_step", cnn_train, 5);
     check_record(doc, "mlp_infer_step", mlp_infer, 5);
+    check_record(doc, "tfm_train_step", tfm_train, 5);
     check_none(doc, "api_add",
                "not measured: api_add is not a model on the tape");
     check_none(doc, "add", NULL);
@@ -362,7 +396,7 @@ static void test_reader(void **state)
             assert_true(close_to(q->share, num(p, "share")));
         }
     }
-    assert_int_equal(seen, 3);
+    assert_int_equal(seen, 4);
     const tb_rescase *api = tb_resfile_find(f, str(record_of(doc, "api_add"),
                                                    "id"));
     assert_non_null(api);

@@ -34,17 +34,34 @@ struct tb_workload {
     tb_pool *pool; /* parameter pool = 1 */
     char impl[1024];
     const char *kname[TB_OP_COUNT]; /* each kernel's name (or NULL) */
-    /* the breakdown pass (timing): per op, its calls since
+    /* the breakdown pass (timing): per op and phase, its calls since
      * tb_workload_breakdown_begin and its index in the order of first
-     * calls (-1: none yet); the time of each part in the open step, and
-     * of the closed steps (step_ns[s], part_ns[s * TB_WL_MAX_PARTS + i]) */
+     * calls (-1: none yet), whose op and phase first[i] holds; the time
+     * of each part in the open step, and of the closed steps
+     * (step_ns[s], part_ns[s * TB_WL_MAX_PARTS + i]) */
     bool timing;
-    int64_t calls[TB_OP_COUNT];
-    int idx[TB_OP_COUNT], first[TB_WL_MAX_PARTS], n_first;
+    int64_t calls[TB_OP_COUNT][TB_WL_NPHASES];
+    int idx[TB_OP_COUNT][TB_WL_NPHASES], n_first;
+    struct {
+        int op, phase;
+    } first[TB_WL_MAX_PARTS];
     double cur[TB_WL_MAX_PARTS];
     double *step_ns, *part_ns;
     int cap, n_steps;
 };
+
+/* The phase of the kernel call the model makes now: the pass of
+ * tb_model_run it runs in (models.h), so permute, the gradient of the
+ * transformer's permutes, counts under bwd when the backward pass calls
+ * it. */
+static tb_wl_phase wl_phase_now(const tb_workload *w)
+{
+    switch (tb_model_pass_now(w->model)) {
+    case TB_MODEL_PASS_BWD: return TB_WL_BWD;
+    case TB_MODEL_PASS_OPT: return TB_WL_OPT;
+    default: return TB_WL_FWD;
+    }
+}
 
 /* A kernel call of the breakdown pass: clocked, and waited for on a
  * device backend (its sync) before the clock stops. */
@@ -57,12 +74,14 @@ static int wl_run_timed(tb_workload *w, const tb_op *op, const tb_kernel *k,
     if (rc == 0 && !w->use_fb[op->id])
         rc = tb_backend_sync(w->be, w->ctx);
     uint64_t t1 = tb_clock_ns();
-    int i = w->idx[op->id];
-    if (i < 0) { /* room for every op: wl_ops' assertion */
-        i = w->idx[op->id] = w->n_first++;
-        w->first[i] = op->id;
+    const int ph = wl_phase_now(w);
+    int i = w->idx[op->id][ph];
+    if (i < 0) { /* room for every part: wl_ops' assertion */
+        i = w->idx[op->id][ph] = w->n_first++;
+        w->first[i].op = op->id;
+        w->first[i].phase = ph;
     }
-    w->calls[op->id]++;
+    w->calls[op->id][ph]++;
     w->cur[i] += (double)(t1 - t0);
     return rc;
 }
@@ -124,8 +143,10 @@ static const tb_op_id wl_ops[] = {
     TB_OP_sdpa_backward, TB_OP_gelu_backward, TB_OP_mul_backward,
     TB_OP_mean_backward,
 };
-_Static_assert(sizeof wl_ops / sizeof wl_ops[0] <= TB_WL_MAX_PARTS,
-               "a breakdown has room for every op a model step may run");
+/* every op once, and permute twice: in the forward pass and as its own
+ * gradient in the backward pass */
+_Static_assert(sizeof wl_ops / sizeof wl_ops[0] + 1 <= TB_WL_MAX_PARTS,
+               "a breakdown has room for every part a model step may run");
 
 static bool wl_needs(tb_model_kind kind, bool train, tb_op_id id)
 {
@@ -419,21 +440,6 @@ const char *tb_wl_phase_name(int p)
     return p >= 0 && p < TB_WL_NPHASES ? names[p] : "?";
 }
 
-tb_wl_phase tb_wl_phase_of(const tb_op *op)
-{
-    if (op->category == TB_CAT_OPTIMIZER)
-        return TB_WL_OPT;
-    if (op->id == TB_OP_ones || op->id == TB_OP_add_)
-        return TB_WL_BWD;
-    /* the tape's own map (not the category: nll_loss, a forward op, is
-     * a row of the backward family); permute, its own gradient, is
-     * counted where its forward calls are */
-    for (int f = 0; f < TB_OP_COUNT; f++)
-        if (f != (int)op->id && tb_ag_backward_op((tb_op_id)f) == op->id)
-            return TB_WL_BWD;
-    return TB_WL_FWD;
-}
-
 int tb_workload_breakdown_begin(tb_workload *w, int steps)
 {
     if (!w || !w->model)
@@ -452,7 +458,8 @@ int tb_workload_breakdown_begin(tb_workload *w, int steps)
     memset(w->calls, 0, sizeof w->calls);
     memset(w->cur, 0, sizeof w->cur);
     for (int i = 0; i < TB_OP_COUNT; i++)
-        w->idx[i] = -1;
+        for (int ph = 0; ph < TB_WL_NPHASES; ph++)
+            w->idx[i][ph] = -1;
     w->n_first = 0;
     w->timing = true;
     return 0;
@@ -503,15 +510,15 @@ void tb_workload_breakdown_end(tb_workload *w, tb_wl_breakdown *out)
     out->steps = n;
     out->step_ns /= out->kept;
     for (int i = 0; i < w->n_first; i++) {
-        int id = w->first[i];
+        int id = w->first[i].op, ph = w->first[i].phase;
         const tb_op *op = tb_op_get((tb_op_id)id);
         tb_wl_part *q = &out->part[out->n_parts++];
         q->op = id;
-        q->phase = tb_wl_phase_of(op);
+        q->phase = ph;
         snprintf(q->kernel, sizeof q->kernel, "%s%s",
                  w->use_fb[id] ? "cpu:" : "",
                  w->kname[id] ? w->kname[id] : op->name);
-        q->calls = (double)w->calls[id] / n;
+        q->calls = (double)w->calls[id][ph] / n;
         q->ns = part[i] / out->kept;
         out->parts_ns += q->ns;
     }

@@ -35,23 +35,21 @@ int tb_workload_run(void *w, const tb_tensor *in, tb_tensor *out,
 
 /* ---- the per-op breakdown of a step (issue 31) ---- */
 
-/* Where a tape kernel call belongs in a step: the optimizer's ops
- * (category optimizer: sgd_momentum); the backward pass (an op the tape
- * runs as another op's gradient, tb_ag_backward_op, and its gradient
- * plumbing, which tb_ag_backward alone calls: ones seeds the loss's
+/* Where a tape kernel call belongs in a step: the pass of the model's
+ * step that makes it (models.h, tb_model_pass_now): the optimizer's
+ * steps (sgd_momentum); the backward pass (tb_ag_backward: the ops the
+ * tape runs as another op's gradient, tb_ag_backward_op, the permutes
+ * that are permute's gradient, and its plumbing: ones seeds the loss's
  * gradient, add_ accumulates); else the forward pass (with the copy of
- * the loss out of the tape, and permute, which is its own gradient: its
- * inverse permutes in the backward pass count there too). */
+ * the loss out of the tape). */
 typedef enum { TB_WL_FWD, TB_WL_BWD, TB_WL_OPT, TB_WL_NPHASES } tb_wl_phase;
 
 /* "fwd", "bwd", "optimizer"; "?" out of range. */
 const char *tb_wl_phase_name(int p);
 
-/* The phase of op's calls on a model's tape (above). */
-tb_wl_phase tb_wl_phase_of(const tb_op *op);
-
-/* One (op, kernel) of a step: every call of op on the tape (a workload
- * runs an op through one kernel). */
+/* One (op, kernel, phase) of a step: every call of op on the tape in
+ * that phase (a workload runs an op through one kernel; only permute
+ * has calls in two phases). */
 typedef struct tb_wl_part {
     int op;          /* tb_op_id */
     int phase;       /* tb_wl_phase */
@@ -60,8 +58,8 @@ typedef struct tb_wl_part {
     double ns;       /* per step: the mean over the kept steps (below) */
 } tb_wl_part;
 
-/* Enough for every op a model step may run (workload.c checks). */
-#define TB_WL_MAX_PARTS 32
+/* Enough for every part a model step may run (workload.c checks). */
+#define TB_WL_MAX_PARTS 40
 
 /* A breakdown pass of `steps` steps, each timed by the caller as a
  * sample times a call (the call, the backend's sync, minus the timer's

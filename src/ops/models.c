@@ -21,6 +21,7 @@ struct tb_model {
     int param[MAX_PARAMS], buf[MAX_PARAMS];
     int target;
     int64_t hook_calls;
+    tb_model_pass pass; /* of the kernel call now running */
 };
 
 static void count_hook(void *user, tb_ag_hook_kind kind, const tb_op *op,
@@ -162,6 +163,11 @@ tb_tensor *tb_model_grad(tb_model *m, int i)
                                           : NULL;
 }
 
+tb_model_pass tb_model_pass_now(const tb_model *m)
+{
+    return m ? m->pass : TB_MODEL_PASS_FWD;
+}
+
 static int ap(tb_model *m, tb_op_id op, int a, int b, int c, int *out)
 {
     int in[3] = {a, b, c};
@@ -283,8 +289,10 @@ int tb_model_run(tb_model *m, const tb_tensor *x, tb_model_phase phase,
         rc = forward(m, xv, &lp, &l);
     if (rc == 0 && phase != TB_MODEL_FWD) {
         tb_ag_zero_grad(m->ag);
+        m->pass = TB_MODEL_PASS_BWD;
         rc = tb_ag_backward(m->ag, l);
     }
+    m->pass = TB_MODEL_PASS_OPT;
     if (rc == 0 && phase == TB_MODEL_STEP) {
         const tb_op *op = tb_op_get(TB_OP_sgd_momentum);
         tb_params p = {0};
@@ -298,6 +306,7 @@ int tb_model_run(tb_model *m, const tb_tensor *x, tb_model_phase phase,
             rc = m->ex.run(m->ex.user, op, in, out, &p);
         }
     }
+    m->pass = TB_MODEL_PASS_FWD;
     if (rc == 0)
         rc = copy_out(m, tb_ag_value(m->ag, l), loss);
     if (rc == 0 && logp) { /* the transformer's y: [B S, D] as [B, S, D] */

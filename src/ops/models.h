@@ -42,6 +42,17 @@ typedef enum {
     TB_MODEL_STEP = 2,
 } tb_model_phase;
 
+/* The part of tb_model_run a kernel call belongs to (tb_model_pass_now):
+ * the forward pass (and the copy of the loss and the output out of the
+ * tape), tb_ag_backward's (the backward ops, the permutes that are
+ * permute's gradient, the seed's ones and add_), the optimizer's
+ * steps. */
+typedef enum {
+    TB_MODEL_PASS_FWD = 0,
+    TB_MODEL_PASS_BWD = 1,
+    TB_MODEL_PASS_OPT = 2,
+} tb_model_pass;
+
 /* hooks: bit 0 a forward hook on every op, bit 1 a backward hook on
  * every op (each counts its calls). */
 typedef struct tb_model_cfg {
@@ -77,6 +88,11 @@ int tb_model_run(tb_model *m, const tb_tensor *x, tb_model_phase phase,
 int tb_model_n_params(const tb_model *m);
 tb_tensor *tb_model_param(tb_model *m, int i);
 tb_tensor *tb_model_grad(tb_model *m, int i);
+
+/* The pass of tb_model_run that is running now: what an exec's run is
+ * called for (the breakdown's phase of a kernel call); FWD between
+ * calls and for NULL. */
+tb_model_pass tb_model_pass_now(const tb_model *m);
 
 /* Hook calls since create (both kinds). */
 int64_t tb_model_hook_calls(const tb_model *m);

@@ -219,32 +219,42 @@ int TB_CPU_KFN(sdpa, f32, avx2)(void *ctx, const tb_tensor *in,
 
 /* ---- sdpa_backward -------------------------------------------------- */
 
-/* sdpa_backward f32 at the avx2 level: attn_c.c's two passes per
- * 64-query block (the (batch, head) pairs over the threads, each owning
- * its dk and dv), every product of a block on the 4 x 16 tile: S = q
- * k^T and dP = g v^T (k and v packed transposed), dq += dS k, dv += P^T
- * g and dk += dS^T q (P and dS packed transposed); dk and dv accumulate
- * in scratch over the query blocks and are written once per pair.  The
- * rows' exp runs 8 lanes wide on vmath's exp; l and D = rowsum(P * dP)
- * are summed in double across the key blocks (each block's part in
- * f32).  Scratch in floats, widths padded to 16: q [BQ, Dp], g [BQ,
- * Dvp], k^T [D, BK], v^T [Dv, BK], k [BK, Dp], s and dp [BQ, BK], P^T
- * and dS^T [BK, BQ], m [BQ], dq [BQ, Dp], dk [Sk4, Dp], dv [Sk4, Dvp]. */
+/* sdpa_backward f32 at the avx2 level: the (batch, head) pairs over the
+ * threads, each owning its dk and dv.  A pair packs k^T, v^T and k once;
+ * then each 64-query block makes one pass: S = q k^T and dP = g v^T over
+ * every key the block visits (tiles wholly above the causal diagonal
+ * skipped), kept in scratch; per row the max, e = exp(S scale - max) in
+ * place of S, l = sum e and D = sum e dP (D over l is rowsum(P * dP),
+ * sdpa's dO . O); then P = e / l and dS = P (dP - D) scale in place;
+ * then dq = dS k, dv += P^T g and dk += dS^T q, each on the 4 x 16 tile
+ * (P and dS read transposed in place) over the rows and keys the mask
+ * leaves nonzero.  So five products per block rather than the seven of
+ * two passes that recompute S and dP, and one exp per score.  l sums f32
+ * lanes per 64 keys into a double, D is summed in double; dP - D in
+ * double (D cancels most of dP where P is one-hot).  dk and dv
+ * accumulate in scratch over the query blocks and are written once per
+ * pair.  Scratch in floats, widths padded to 16 (Skp: Sk to 16, Sk4: to
+ * 4): q [BQ, Dp], g [BQ, Dvp], k^T [D, Skp], v^T [Dv, Skp], k [Skp, Dp],
+ * s and dp [BQ, Skp], m [BQ], dq [BQ, Dp], dk [Sk4, Dp], dv [Sk4, Dvp]:
+ * O(BQ Sk) per thread, no score matrix of the whole head. */
 typedef struct {
-    float *q, *g, *kt, *vt, *k, *s, *dp, *pt, *dst, *m, *dq, *dk, *dv;
+    float *q, *g, *kt, *vt, *k, *s, *dp, *m, *dq, *dk, *dv;
     double *l, *dd;
-    int64_t dp16, dvp, sk4; /* D, Dv rounded up to 16; Sk to 4 */
+    int64_t dp16, dvp, skp, sk4; /* D, Dv, Sk to 16; Sk to 4 */
 } bw_scratch;
 
 static void *bw_scratch_get(const tb_cpu_attn_job *j, bw_scratch *w)
 {
-    const int64_t BQ = TB_ATTN_BQ, BK = TB_ATTN_BK, D = j->D, Dv = j->Dv;
+    const int64_t BQ = TB_ATTN_BQ, D = j->D, Dv = j->Dv;
     w->dp16 = (D + 15) / 16 * 16;
     w->dvp = (Dv + 15) / 16 * 16;
+    w->skp = (j->Sk + 15) / 16 * 16;
     w->sk4 = (j->Sk + 3) / 4 * 4;
-    const size_t nf = (size_t)(BQ * w->dp16 + BQ * w->dvp + D * BK +
-                               Dv * BK + BK * w->dp16 + 4 * BQ * BK + BQ +
-                               BQ * w->dp16 + w->sk4 * (w->dp16 + w->dvp));
+    const int64_t skp = w->skp;
+    const size_t nf = (size_t)(BQ * w->dp16 + BQ * w->dvp + D * skp +
+                               Dv * skp + skp * w->dp16 + 2 * BQ * skp +
+                               BQ + BQ * w->dp16 +
+                               w->sk4 * (w->dp16 + w->dvp));
     double *buf = tb_alloc(2 * BQ * sizeof(double) + nf * sizeof(float));
     if (!buf)
         return NULL;
@@ -254,67 +264,97 @@ static void *bw_scratch_get(const tb_cpu_attn_job *j, bw_scratch *w)
     w->q = (float *)(buf + 2 * BQ);
     w->g = w->q + BQ * w->dp16;
     w->kt = w->g + BQ * w->dvp;
-    w->vt = w->kt + D * BK;
-    w->k = w->vt + Dv * BK;
-    w->s = w->k + BK * w->dp16;
-    w->dp = w->s + BQ * BK;
-    w->pt = w->dp + BQ * BK;
-    w->dst = w->pt + BK * BQ;
-    w->m = w->dst + BK * BQ;
+    w->vt = w->kt + D * skp;
+    w->k = w->vt + Dv * skp;
+    w->s = w->k + skp * w->dp16;
+    w->dp = w->s + BQ * skp;
+    w->m = w->dp + BQ * skp;
     w->dq = w->m + BQ;
     w->dk = w->dq + BQ * w->dp16;
     w->dv = w->dk + w->sk4 * w->dp16;
     return buf;
 }
 
-/* S and dP of query rows [0, q4) and key block [j0, j0 + kn) of head h
- * into w->s, w->dp (k, v packed first). */
-static void bw_scores(const tb_cpu_attn_job *j, bw_scratch *w, int64_t h,
-                      int64_t q4, int64_t j0, int64_t kn)
+/* c[r * ldc + 0..16) += sum_k a[r + k * lda] * b[k * ldb + 0..16), r < 4:
+ * tile4x16 with a read transposed (a column of P or dS per key). */
+static inline void tile4x16_at(int64_t K, const float *a, int64_t lda,
+                               const float *b, int64_t ldb, float *c,
+                               int64_t ldc)
 {
-    const int64_t BK = TB_ATTN_BK, D = j->D, Dv = j->Dv;
-    const int64_t n16 = (kn + 15) / 16 * 16;
-    const float *k = (const float *)j->in[2].data + (h * j->Sk + j0) * D;
-    const float *v = (const float *)j->in[3].data + (h * j->Sk + j0) * Dv;
-    for (int64_t c = 0; c < n16; c++) {
-        for (int64_t d = 0; d < D; d++)
-            w->kt[d * BK + c] = c < kn ? k[c * D + d] : 0;
-        for (int64_t e = 0; e < Dv; e++)
-            w->vt[e * BK + c] = c < kn ? v[c * Dv + e] : 0;
+    __m256 c00 = _mm256_loadu_ps(c), c01 = _mm256_loadu_ps(c + 8);
+    __m256 c10 = _mm256_loadu_ps(c + ldc), c11 = _mm256_loadu_ps(c + ldc + 8);
+    __m256 c20 = _mm256_loadu_ps(c + 2 * ldc);
+    __m256 c21 = _mm256_loadu_ps(c + 2 * ldc + 8);
+    __m256 c30 = _mm256_loadu_ps(c + 3 * ldc);
+    __m256 c31 = _mm256_loadu_ps(c + 3 * ldc + 8);
+    for (int64_t k = 0; k < K; k++) {
+        const float *ak = a + k * lda;
+        const __m256 b0 = _mm256_loadu_ps(b + k * ldb);
+        const __m256 b1 = _mm256_loadu_ps(b + k * ldb + 8);
+        __m256 x = _mm256_broadcast_ss(ak);
+        c00 = _mm256_fmadd_ps(x, b0, c00);
+        c01 = _mm256_fmadd_ps(x, b1, c01);
+        x = _mm256_broadcast_ss(ak + 1);
+        c10 = _mm256_fmadd_ps(x, b0, c10);
+        c11 = _mm256_fmadd_ps(x, b1, c11);
+        x = _mm256_broadcast_ss(ak + 2);
+        c20 = _mm256_fmadd_ps(x, b0, c20);
+        c21 = _mm256_fmadd_ps(x, b1, c21);
+        x = _mm256_broadcast_ss(ak + 3);
+        c30 = _mm256_fmadd_ps(x, b0, c30);
+        c31 = _mm256_fmadd_ps(x, b1, c31);
     }
-    for (int64_t r = 0; r < q4; r += 4)
-        for (int64_t c = 0; c < n16; c += 16) {
-            tile4x16(D, w->q + r * w->dp16, w->dp16, w->kt + c, BK,
-                     w->s + r * BK + c, BK, 0);
-            tile4x16(Dv, w->g + r * w->dvp, w->dvp, w->vt + c, BK,
-                     w->dp + r * BK + c, BK, 0);
-        }
+    _mm256_storeu_ps(c, c00);
+    _mm256_storeu_ps(c + 8, c01);
+    _mm256_storeu_ps(c + ldc, c10);
+    _mm256_storeu_ps(c + ldc + 8, c11);
+    _mm256_storeu_ps(c + 2 * ldc, c20);
+    _mm256_storeu_ps(c + 2 * ldc + 8, c21);
+    _mm256_storeu_ps(c + 3 * ldc, c30);
+    _mm256_storeu_ps(c + 3 * ldc + 8, c31);
 }
 
-/* Row r's scores sr[0..n16) scaled, the first lim allowed; pass 1: the
- * running max m, sum l and D's sum; pass 2: sr becomes P, dpr dS * scale
- * (0 past lim). */
+/* Head h's k^T [D, Skp], v^T [Dv, Skp] (columns past Sk 0) and k [Sk,
+ * Dp] into the scratch; its dk, dv accumulators zeroed. */
+static void bw_pack_head(const tb_cpu_attn_job *j, bw_scratch *w,
+                         int64_t h)
+{
+    const int64_t D = j->D, Dv = j->Dv, Sk = j->Sk, skp = w->skp;
+    const float *k = (const float *)j->in[2].data + h * Sk * D;
+    const float *v = (const float *)j->in[3].data + h * Sk * Dv;
+    for (int64_t c = 0; c < Sk; c++) {
+        for (int64_t d = 0; d < D; d++)
+            w->kt[d * skp + c] = k[c * D + d];
+        for (int64_t e = 0; e < Dv; e++)
+            w->vt[e * skp + c] = v[c * Dv + e];
+        memcpy(w->k + c * w->dp16, k + c * D, (size_t)D * sizeof(float));
+    }
+    memset(w->dk, 0, (size_t)(w->sk4 * (w->dp16 + w->dvp)) * sizeof(float));
+}
+
+/* Row r's scores sr[0..n16) (unscaled), the first lim > 0 allowed, and
+ * dpr: sr becomes P, dpr dS * scale (both 0 past lim). */
 static void bw_row(float *sr, float *dpr, int64_t n16, int64_t lim,
-                   float scale, float *m, double *l, double *dd, int pass)
+                   float scale)
 {
     const __m256 vsc = _mm256_set1_ps(scale);
-    if (lim == 0) { /* a padding row: no weight */
-        if (pass == 2)
-            for (int64_t c = 0; c < n16; c++)
-                sr[c] = dpr[c] = 0;
-        return;
-    }
-    if (pass == 1) {
-        float mx = *m;
-        for (int64_t c = 0; c < lim; c++)
-            mx = sr[c] * scale > mx ? sr[c] * scale : mx;
-        const __m256 vmx = _mm256_set1_ps(mx);
+    __m256 vmx = _mm256_set1_ps(-INFINITY);
+    int64_t c = 0;
+    for (; c + 8 <= lim; c += 8)
+        vmx = _mm256_max_ps(vmx, _mm256_mul_ps(_mm256_loadu_ps(sr + c), vsc));
+    float mx = v_hmax(vmx);
+    for (; c < lim; c++)
+        mx = sr[c] * scale > mx ? sr[c] * scale : mx;
+    const __m256 vm8 = _mm256_set1_ps(mx);
+    double l = 0;
+    __m256d va = _mm256_setzero_pd();
+    for (int64_t c0 = 0; c0 < lim; c0 += 64) {
         __m256 vs = _mm256_setzero_ps();
-        __m256d va = _mm256_setzero_pd();
-        for (int64_t c = 0; c < lim; c += 8) {
-            __m256 x = _mm256_mul_ps(_mm256_loadu_ps(sr + c), vsc);
-            __m256 e = vs_exp(_mm256_sub_ps(x, vmx));
+        for (c = c0; c < c0 + 64 && c < lim; c += 8) {
+            const __m256 x = _mm256_mul_ps(_mm256_loadu_ps(sr + c), vsc);
+            __m256 e = vs_exp(_mm256_sub_ps(x, vm8));
             e = _mm256_blendv_ps(_mm256_setzero_ps(), e, v_first(lim - c));
+            _mm256_storeu_ps(sr + c, e);
             vs = _mm256_add_ps(vs, e);
             const __m256 ed = _mm256_mul_ps(e, _mm256_loadu_ps(dpr + c));
             va = _mm256_add_pd(va, _mm256_cvtps_pd(
@@ -322,23 +362,17 @@ static void bw_row(float *sr, float *dpr, int64_t n16, int64_t lim,
             va = _mm256_add_pd(va, _mm256_cvtps_pd(
                                        _mm256_extractf128_ps(ed, 1)));
         }
-        const double alpha = exp((double)*m - mx);
-        double a4[4];
-        _mm256_storeu_pd(a4, va);
-        *l = *l * alpha + v_hsum(vs);
-        *dd = *dd * alpha + ((a4[0] + a4[1]) + (a4[2] + a4[3]));
-        *m = mx;
-        return;
+        l += v_hsum(vs);
     }
-    const __m256 vmr = _mm256_set1_ps(*m);
-    const __m256 vil = _mm256_set1_ps((float)(1 / *l));
-    const __m256d vd = _mm256_set1_pd(*dd);
-    for (int64_t c = 0; c < n16; c += 8) {
+    double a4[4];
+    _mm256_storeu_pd(a4, va);
+    const __m256 vil = _mm256_set1_ps((float)(1 / l));
+    const __m256d vd =
+        _mm256_set1_pd(((a4[0] + a4[1]) + (a4[2] + a4[3])) / l);
+    for (c = 0; c < n16; c += 8) {
         const __m256 keep = v_first(lim - c);
-        __m256 x = _mm256_mul_ps(_mm256_loadu_ps(sr + c), vsc);
-        __m256 p = _mm256_mul_ps(vs_exp(_mm256_sub_ps(x, vmr)), vil);
+        __m256 p = _mm256_mul_ps(_mm256_loadu_ps(sr + c), vil);
         p = _mm256_blendv_ps(_mm256_setzero_ps(), p, keep);
-        /* dP - D in double: D cancels most of dP where P is one-hot */
         const __m256 dpv = _mm256_loadu_ps(dpr + c);
         const __m128 lo = _mm256_cvtpd_ps(_mm256_sub_pd(
             _mm256_cvtps_pd(_mm256_castps256_ps128(dpv)), vd));
@@ -352,74 +386,67 @@ static void bw_row(float *sr, float *dpr, int64_t n16, int64_t lim,
     }
 }
 
-/* Pass 2's products of key block [j0, j0 + kn): dq += dS k, dv += P^T g,
- * dk += dS^T q, over query rows [0, q4). */
-static void bw_products(const tb_cpu_attn_job *j, bw_scratch *w,
-                        int64_t h, int64_t q4, int64_t j0, int64_t kn)
-{
-    const int64_t BQ = TB_ATTN_BQ, BK = TB_ATTN_BK, D = j->D;
-    const int64_t dp16 = w->dp16, dvp = w->dvp, k4 = (kn + 3) / 4 * 4;
-    const float *k = (const float *)j->in[2].data + (h * j->Sk + j0) * D;
-    for (int64_t c = 0; c < kn; c++)
-        memcpy(w->k + c * dp16, k + c * D, (size_t)D * sizeof(float));
-    for (int64_t c = 0; c < k4; c++)
-        for (int64_t r = 0; r < q4; r++) {
-            w->pt[c * BQ + r] = w->s[r * BK + c];
-            w->dst[c * BQ + r] = w->dp[r * BK + c];
-        }
-    for (int64_t r = 0; r < q4; r += 4)
-        for (int64_t e = 0; e < dp16; e += 16)
-            tile4x16(kn, w->dp + r * BK, BK, w->k + e, dp16,
-                     w->dq + r * dp16 + e, dp16, 1);
-    for (int64_t c = 0; c < k4; c += 4) {
-        for (int64_t e = 0; e < dvp; e += 16)
-            tile4x16(q4, w->pt + c * BQ, BQ, w->g + e, dvp,
-                     w->dv + (j0 + c) * dvp + e, dvp, 1);
-        for (int64_t e = 0; e < dp16; e += 16)
-            tile4x16(q4, w->dst + c * BQ, BQ, w->q + e, dp16,
-                     w->dk + (j0 + c) * dp16 + e, dp16, 1);
-    }
-}
-
-/* Query block [i0, i0 + qn) of head h: both passes, then its dq. */
+/* Query block [i0, i0 + qn) of head h (its k, v packed): the scores,
+ * the rows, the three products, its dq written. */
 static void bw_query_block(const tb_cpu_attn_job *j, bw_scratch *w,
                            int64_t h, int64_t i0, int64_t qn)
 {
-    const int64_t BK = TB_ATTN_BK, D = j->D, Dv = j->Dv;
+    const int64_t BQ = TB_ATTN_BQ, D = j->D, Dv = j->Dv, skp = w->skp;
+    const int64_t dp16 = w->dp16, dvp = w->dvp;
     const int64_t q4 = (qn + 3) / 4 * 4, nk = tb_cpu_attn_keys(j, i0, qn);
-    const float scale = (float)j->scale;
+    const int64_t n16 = (nk + 15) / 16 * 16, k4 = (nk + 3) / 4 * 4;
+    const bool causal = j->causal;
     const float *q = (const float *)j->in[1].data + (h * j->Sq + i0) * D;
     const float *g = (const float *)j->in[0].data + (h * j->Sq + i0) * Dv;
-    for (int64_t r = 0; r < TB_ATTN_BQ; r++) {
+    for (int64_t r = 0; r < BQ; r++) {
         for (int64_t d = 0; d < D; d++)
-            w->q[r * w->dp16 + d] = r < qn ? q[r * D + d] : 0;
+            w->q[r * dp16 + d] = r < qn ? q[r * D + d] : 0;
         for (int64_t e = 0; e < Dv; e++)
-            w->g[r * w->dvp + e] = r < qn ? g[r * Dv + e] : 0;
-        w->m[r] = -INFINITY;
-        w->l[r] = w->dd[r] = 0;
+            w->g[r * dvp + e] = r < qn ? g[r * Dv + e] : 0;
     }
-    memset(w->dq, 0, (size_t)(TB_ATTN_BQ * w->dp16) * sizeof(float));
-    for (int pass = 1; pass <= 2; pass++)
-        for (int64_t j0 = 0; j0 < nk; j0 += BK) {
-            const int64_t kn = nk - j0 < BK ? nk - j0 : BK;
-            const int64_t n16 = (kn + 15) / 16 * 16;
-            bw_scores(j, w, h, q4, j0, kn);
-            for (int64_t r = 0; r < q4; r++) {
-                int64_t lim = r < qn ? kn : 0;
-                if (j->causal && i0 + r - j0 + 1 < lim)
-                    lim = i0 + r - j0 + 1;
-                bw_row(w->s + r * BK, w->dp + r * BK, n16, lim, scale,
-                       &w->m[r], &w->l[r], &w->dd[r], pass);
-            }
-            if (pass == 2)
-                bw_products(j, w, h, q4, j0, kn);
-            else if (j0 + BK >= nk)
-                for (int64_t r = 0; r < qn; r++)
-                    w->dd[r] /= w->l[r];
+    for (int64_t r = 0; r < q4; r += 4)
+        for (int64_t c = 0; c < n16; c += 16) {
+            if (causal && c > i0 + r + 3) /* wholly masked */
+                break;
+            tile4x16(D, w->q + r * dp16, dp16, w->kt + c, skp,
+                     w->s + r * skp + c, skp, 0);
+            tile4x16(Dv, w->g + r * dvp, dvp, w->vt + c, skp,
+                     w->dp + r * skp + c, skp, 0);
         }
+    for (int64_t r = 0; r < q4; r++) {
+        const int64_t lim = r >= qn         ? 0
+                            : causal && i0 + r + 1 < nk ? i0 + r + 1
+                                                        : nk;
+        if (lim == 0) /* a padding row: no weight */
+            for (int64_t c = 0; c < n16; c++)
+                w->s[r * skp + c] = w->dp[r * skp + c] = 0;
+        else
+            bw_row(w->s + r * skp, w->dp + r * skp, n16, lim,
+                   (float)j->scale);
+    }
+    /* dq [r..r+4) = dS k over the keys row r + 3 may see */
+    for (int64_t r = 0; r < q4; r += 4) {
+        const int64_t kr = causal && i0 + r + 4 < nk ? i0 + r + 4 : nk;
+        for (int64_t e = 0; e < dp16; e += 16)
+            tile4x16(kr, w->dp + r * skp, skp, w->k + e, dp16,
+                     w->dq + r * dp16 + e, dp16, 0);
+    }
+    /* dv, dk [c..c+4) over the rows that see key c: from c - i0 */
+    for (int64_t c = 0; c < k4; c += 4) {
+        const int64_t r0 = causal && c > i0 ? c - i0 : 0;
+        if (r0 >= q4)
+            continue;
+        for (int64_t e = 0; e < dvp; e += 16)
+            tile4x16_at(q4 - r0, w->s + r0 * skp + c, skp,
+                        w->g + r0 * dvp + e, dvp, w->dv + c * dvp + e, dvp);
+        for (int64_t e = 0; e < dp16; e += 16)
+            tile4x16_at(q4 - r0, w->dp + r0 * skp + c, skp,
+                        w->q + r0 * dp16 + e, dp16, w->dk + c * dp16 + e,
+                        dp16);
+    }
     float *dq = (float *)j->out[0].data + (h * j->Sq + i0) * D;
     for (int64_t r = 0; r < qn; r++)
-        memcpy(dq + r * D, w->dq + r * w->dp16, (size_t)D * sizeof(float));
+        memcpy(dq + r * D, w->dq + r * dp16, (size_t)D * sizeof(float));
 }
 
 static void sdpa_bw_part(void *arg, int part, int nparts)
@@ -437,7 +464,7 @@ static void sdpa_bw_part(void *arg, int part, int nparts)
     }
     const int64_t D = j->D, Dv = j->Dv, Sk = j->Sk;
     for (int64_t h = h0; h < h1; h++) {
-        memset(w.dk, 0, (size_t)(w.sk4 * (w.dp16 + w.dvp)) * sizeof(float));
+        bw_pack_head(j, &w, h);
         for (int64_t i0 = 0; i0 < j->Sq; i0 += TB_ATTN_BQ)
             bw_query_block(j, &w, h, i0,
                            j->Sq - i0 < TB_ATTN_BQ ? j->Sq - i0

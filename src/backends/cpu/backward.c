@@ -2,10 +2,11 @@
  * the cpu backend, f32 and f64: the plain loop nests of the gradient
  * formulas (backward_impl.inc, included once per dtype), single-threaded,
  * except that matmul, linear and conv2d backward run their products
- * through the instance's own matmul row (the native GEMM at the SIMD
- * levels) on transposed copies (matmul and linear: made by the
- * instance's transpose row; conv2d: on the im2col columns of chunks of
- * images).
+ * through the instance's native GEMM at the SIMD levels (matmul and
+ * linear: its transpose flags read the operands in place; conv2d: its
+ * matmul row on transposed copies of the im2col columns of chunks of
+ * images) and through the matmul row on copies made by the instance's
+ * transpose row at the scalar level.
  * Rows of the registry under the level suffix c (kreg.h,
  * TB_CPU_ROWS_BACKWARD).  Every entry point counts its launch, checks its
  * operands and the output shapes against the op's rule and returns a
@@ -147,16 +148,25 @@ static int bwk_gemm(void *ctx, tb_dtype dt, const void *a, const void *b,
     return r->fn(ctx, t, &t[2], NULL);
 }
 
-/* da [M, K] = g [M, N] @ b [K, N]^T and db [K, N] = a [M, K]^T @ g, by
- * GEMM on transposed copies. */
+/* da [M, K] = g [M, N] @ b [K, N]^T and db [K, N] = a [M, K]^T @ g: by
+ * the native GEMM with a and b read in place through its transpose
+ * flags at the SIMD levels; by the matmul row on transposed copies at
+ * the scalar level (the same sums either way). */
 static int bwk_product_gemm(void *ctx, tb_dtype dt, const void *g,
                             const void *a, const void *b, void *da,
                             void *db, int64_t M, int64_t K, int64_t N)
 {
+    int rc = tb_cpu_gemm_tr(ctx, dt, false, true, M, K, N, g, N, b, N, da,
+                            K);
+    if (rc == 0)
+        return tb_cpu_gemm_tr(ctx, dt, true, false, K, N, M, a, K, g, N,
+                              db, N);
+    if (rc != TB_EUNSUPPORTED)
+        return rc;
     size_t esz = tb_dtype_size(dt);
     void *bt = tb_alloc((size_t)(K * N) * esz);
     void *at = tb_alloc((size_t)(M * K) * esz);
-    int rc = bt && at ? 0 : TB_ENOMEM;
+    rc = bt && at ? 0 : TB_ENOMEM;
     if (rc == 0)
         rc = bwk_transpose_k(ctx, dt, b, bt, K, N);
     if (rc == 0)

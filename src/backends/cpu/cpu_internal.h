@@ -11,6 +11,7 @@
 #ifndef TB_BACKENDS_CPU_CPU_INTERNAL_H
 #define TB_BACKENDS_CPU_CPU_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../../ops/op.h"
@@ -45,6 +46,19 @@ int tb_cpu_indices(const tb_tensor *t, int64_t bound, int64_t *rows);
  * Only for non-optional parameters (the shape rule validated the
  * value). */
 double tb_cpu_param(const tb_params *p, tb_op_id id, int idx);
+
+/* out [M, N] (row stride ldc) = op(a) [M, K] @ op(b) [K, N] by the
+ * instance's native GEMM (its avx2 / avx512 levels, over its threads)
+ * with its transpose flags (gemm.h): op(a)[i][k] = a[k*lda + i] when ta
+ * (lda >= M), a[i*lda + k] otherwise; op(b)[k][j] = b[j*ldb + k] when tb
+ * (ldb >= K), b[k*ldb + j] otherwise.  A transposed operand is read in
+ * place, never copied, and the results
+ * are bit for bit the instance's matmul row on transposed copies.
+ * TB_EUNSUPPORTED at the scalar level or for another dtype than f32 and
+ * f64 (the caller keeps its own path); else the GEMM's code. */
+int tb_cpu_gemm_tr(void *ctx, tb_dtype dt, bool ta, bool tb, int64_t M,
+                   int64_t N, int64_t K, const void *a, int64_t lda,
+                   const void *b, int64_t ldb, void *out, int64_t ldc);
 
 /* The instance's single-threaded twin (drv.h), for kernels called from
  * inside one of its parallel parts; NULL for NULL. */

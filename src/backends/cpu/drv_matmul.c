@@ -124,6 +124,28 @@ int tb_cpu_matmul_batched(tb_cpu_ctx *c, tb_dtype dt, int lv, const void *a,
     return 0;
 }
 
+int tb_cpu_gemm_tr(void *ctx, tb_dtype dt, bool ta, bool tb, int64_t M,
+                   int64_t N, int64_t K, const void *a, int64_t lda,
+                   const void *b, int64_t ldb, void *out, int64_t ldc)
+{
+#if TB_CPU_HAVE_GEMM
+    tb_cpu_ctx *c = ctx;
+    const int lv = tb_cpu_isa(ctx);
+    if ((dt == TB_F32 || dt == TB_F64) && cpu_use_gemm(lv)) {
+        const tb_gemm_parallel par = {cpu_gemm_par_run, c};
+        const int trans =
+            (ta ? TB_GEMM_TRANS_A : 0) | (tb ? TB_GEMM_TRANS_B : 0);
+        return tb_gemm_tr(lv, dt == TB_F64, trans, M, N, K, a, lda, b, ldb,
+                          out, ldc, c->threads,
+                          c->threads > 1 ? &par : NULL);
+    }
+#else
+    (void)ctx, (void)dt, (void)ta, (void)tb, (void)M, (void)N, (void)K, (void)a;
+    (void)lda, (void)b, (void)ldb, (void)out, (void)ldc;
+#endif
+    return TB_EUNSUPPORTED;
+}
+
 /* [..., M, K] x [..., K, N] -> [..., M, N] with equal batch dims. */
 static int cpu_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
                       tb_dtype dt, int lv)
