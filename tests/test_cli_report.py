@@ -308,6 +308,40 @@ def t_guidelines_committed():
     expect(n >= 10, f"only {n} sizes checked")
 
 
+@case("report: guidelines without a reference backend (one variant a case "
+      "in the run, a peer's beside it) are a section of their own, audited")
+def t_guidelines_no_reference():
+    src = json.load(open("docs/perf-data/results.json", encoding="utf-8"))
+    d = tempfile.mkdtemp(prefix="guide1-", dir=TMP)
+    seen, cases = set(), []
+    for c in src["cases"]:
+        key = (c["op"], json.dumps(c.get("shapes")), c["dtype"],
+               json.dumps(c.get("params")))
+        if c["status"] == "ok" and key not in seen:
+            seen.add(key)
+            cases.append(c)
+    src["cases"] = cases[:40]
+    src["summary"] = {k: 0 for k in src["summary"]}
+    src["summary"].update(cases=40, ok=40)
+    with open(os.path.join(d, "one.json"), "w", encoding="utf-8") as f:
+        json.dump(src, f)
+    shutil.copy("docs/perf-data/numpy.json", d)
+    p = run(["report", "one.json", "--with", "numpy.json", "--no-charts",
+             "-o", "r.md"], d)
+    expect(p.returncode == 0, p.stderr)
+    md = open(os.path.join(d, "r.md"), encoding="utf-8").read()
+    expect("## Backend speedups" not in md, "a speedups table without a "
+           "second variant")
+    expect("\n## Selection guidelines (measured)\n" in md,
+           "no guidelines section")
+    a = subprocess.run(["/usr/bin/python3", "scripts/audit_report.py",
+                        "--report", os.path.join(d, "r.md"), "--root", d,
+                        "--tbench", TBENCH], capture_output=True, text=True,
+                       timeout=600)
+    expect(a.returncode == 0 and ", 0 mismatches" in a.stdout,
+           f"audit: {a.returncode}\n{a.stdout}{a.stderr}")
+
+
 @case("report: the Python layer's per-call figures with their CIs; one "
       "above the library's fastest case is called out (ux review D13)")
 def t_python_overhead():

@@ -553,6 +553,62 @@ static void guideline(const tb_rpt *x, int i, unsigned mask, bool transfers)
     free(g);
 }
 
+/* The guideline lines of every op and dtype into x->b; how many bytes
+ * they took. */
+static size_t guidelines(const tb_rpt *x)
+{
+    const tb_rset *s = x->s;
+    size_t at = x->b->n;
+    for (int i = 0; i < s->n; i++) {
+        const tb_rcase *c = &s->cases[i];
+        if (!c->ok || !tb_rpt_in(c, M_MAIN | M_WITH) ||
+            tb_rpt_seen_before(x, i, M_MAIN | M_WITH, F_OPPDT, true))
+            continue;
+        guideline(x, i, M_MAIN | M_WITH, false);
+        bool any_transfers = false;
+        for (int k = x->same[F_OPPDT][i]; k >= 0 && !any_transfers;
+             k = x->same_next[F_OPPDT][k])
+            any_transfers = s->cases[k].ok && s->cases[k].rc->transfers;
+        if (any_transfers)
+            guideline(x, i, M_MAIN | M_WITH, true);
+    }
+    return x->b->n - at;
+}
+
+/* "Selection guidelines (measured)": under the speedups (a subsection)
+ * or, in a run without a reference backend (two variants neither of
+ * which is the reference: cuda and blas; a peer's run beside the main
+ * one), a section of its own.  Nothing when no op and dtype had two
+ * variants to choose between. */
+static void selection_guidelines(const tb_rpt *x, bool sub)
+{
+    tb_strbuf lines = {0};
+    tb_rpt y = *x;
+    y.b = &lines;
+    if (!guidelines(&y)) {
+        tb_strbuf_free(&lines);
+        return;
+    }
+    sb(x->b, "%s Selection guidelines (measured)\n\n"
+          "Per op and dtype, over the measured sizes in order of work: the "
+          "fastest variant of each size (the Summary's) where the verdict "
+          "of `tbench compare` finds it faster than the next fastest; "
+          "otherwise no winner, and why: the two are equal within the "
+          "threshold, or the run cannot tell them apart (inconclusive). "
+          "Consecutive sizes with the same outcome form one range; the "
+          "ratio is the next fastest's median over the winner's. A device "
+          "backend's `@transfers` cases get a line of their own (\"data "
+          "starting on the host\"), against the backends that keep their "
+          "data on the host.\n\n",
+       sub ? "\n###" : "##");
+    if (lines.oom)
+        x->b->oom = true;
+    else
+        tb_strbuf_put(x->b, lines.p, lines.n);
+    tb_strbuf_free(&lines);
+    sb(x->b, "\n");
+}
+
 void tb_rpt_speedups(const tb_rpt *x)
 {
     const tb_rset *s = x->s;
@@ -565,8 +621,10 @@ void tb_rpt_speedups(const tb_rpt *x)
         const tb_rcase *ref = tb_rset_reference(s, c->key, M_MAIN);
         any = ref && ref != c;
     }
-    if (!any)
+    if (!any) {
+        selection_guidelines(x, false);
         return;
+    }
     tb_strbuf *b = x->b;
     sb(b, "## Backend speedups\n\n"
           "Speedup = median time of the reference backend / median time of "
@@ -595,31 +653,7 @@ void tb_rpt_speedups(const tb_rpt *x)
            tb_md_num(x_, sp, sizeof sp),
            sig > 0 ? "faster" : sig < 0 ? "slower" : "no");
     }
-    sb(b, "\n### Selection guidelines (measured)\n\n"
-          "Per op and dtype, over the measured sizes in order of work: the "
-          "fastest variant of each size (the Summary's) where the verdict "
-          "of `tbench compare` finds it faster than the next fastest; "
-          "otherwise no winner, and why: the two are equal within the "
-          "threshold, or the run cannot tell them apart (inconclusive). "
-          "Consecutive sizes with the same outcome form one range; the "
-          "ratio is the next fastest's median over the winner's. A device "
-          "backend's `@transfers` cases get a line of their own (\"data "
-          "starting on the host\"), against the backends that keep their "
-          "data on the host.\n\n");
-    for (int i = 0; i < s->n; i++) {
-        const tb_rcase *c = &s->cases[i];
-        if (!c->ok || !tb_rpt_in(c, M_MAIN | M_WITH) ||
-            tb_rpt_seen_before(x, i, M_MAIN | M_WITH, F_OPPDT, true))
-            continue;
-        guideline(x, i, M_MAIN | M_WITH, false);
-        bool any_transfers = false;
-        for (int k = x->same[F_OPPDT][i]; k >= 0 && !any_transfers;
-             k = x->same_next[F_OPPDT][k])
-            any_transfers = s->cases[k].ok && s->cases[k].rc->transfers;
-        if (any_transfers)
-            guideline(x, i, M_MAIN | M_WITH, true);
-    }
-    sb(b, "\n");
+    selection_guidelines(x, true);
     for (int i = 0; i < s->n; i++) {
         const tb_rcase *c = &s->cases[i];
         if (!c->ok || !tb_rpt_in(c, mask) ||
