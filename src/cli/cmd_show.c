@@ -284,9 +284,9 @@ int tb_cmd_show(int argc, char **argv)
         if (!tb_case_id_match(pattern, c->id))
             continue;
         /* the record with its samples (the loader keeps them apart) */
-        cJSON *rec = tb_rescase_record(f, c);
+        cJSON *rec = tb_rescase_record(f, c, err, sizeof err);
         if (!rec) {
-            fprintf(stderr, "tbench: show: out of memory\n");
+            fprintf(stderr, "tbench: show: %s\n", err);
             cJSON_Delete(out);
             tb_resfile_free(f);
             return TB_EXIT_USAGE;
