@@ -487,31 +487,6 @@ out:
     return rc;
 }
 
-/* The text of record r, re-indented by two tabs after every newline
- * (its depth in the document; an escaped string holds no newline),
- * through put.  0, TB_ENOMEM or put's return. */
-static int put_record(const cJSON *r,
-                      int (*put)(void *ctx, const void *p, size_t n),
-                      void *ctx)
-{
-    char *t = cJSON_Print(r);
-    if (!t)
-        return TB_ENOMEM;
-    int rc = 0;
-    for (const char *p = t, *nl; *p && !rc; p = nl + 1) {
-        nl = strchr(p, '\n');
-        if (!nl) {
-            rc = put(ctx, p, strlen(p));
-            break;
-        }
-        rc = put(ctx, p, (size_t)(nl - p));
-        if (!rc)
-            rc = put(ctx, "\n\t\t", 3);
-    }
-    free(t);
-    return rc;
-}
-
 int tb_merge_write(const tb_merged *m,
                    int (*put)(void *ctx, const void *p, size_t n),
                    void *ctx, char *err, size_t errlen)
@@ -534,7 +509,8 @@ int tb_merge_write(const tb_merged *m,
             rc = TB_EIO;
         if (!rc && i)
             rc = put(ctx, ", ", 2);
-        if (!rc && (rc = put_record(r, put, ctx)) == TB_ENOMEM)
+        /* a record is two levels deep: the document, "cases" */
+        if (!rc && (rc = tb_res_put_nested(r, 2, put, ctx)) == TB_ENOMEM)
             snprintf(err, errlen, "out of memory");
         cJSON_Delete(r);
     }

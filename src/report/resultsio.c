@@ -1003,3 +1003,28 @@ const char *tb_res_record_id(const cJSON *rec)
 {
     return tb_res_str(rec, TB_RES_KEY(id));
 }
+
+int tb_res_put_nested(const cJSON *r, int depth,
+                      int (*put)(void *ctx, const void *p, size_t n),
+                      void *ctx)
+{
+    static const char tabs[] = "\n\t\t\t\t\t\t\t\t";
+    if (depth < 0 || depth > (int)sizeof tabs - 2)
+        return TB_EINVAL;
+    char *t = cJSON_Print(r);
+    if (!t)
+        return TB_ENOMEM;
+    int rc = 0;
+    for (const char *p = t, *nl; *p && !rc; p = nl + 1) {
+        nl = strchr(p, '\n');
+        if (!nl) {
+            rc = put(ctx, p, strlen(p));
+            break;
+        }
+        rc = put(ctx, p, (size_t)(nl - p));
+        if (!rc)
+            rc = put(ctx, tabs, 1 + (size_t)depth);
+    }
+    free(t);
+    return rc;
+}

@@ -400,6 +400,16 @@ void tb_resfile_free(tb_resfile *f); /* accepts NULL */
 cJSON *tb_rescase_record(const tb_resfile *f, const tb_rescase *c,
                          char *err, size_t errlen);
 
+/* cJSON_Print's text of record r as it stands depth levels deep in a
+ * document (depth 0 to 8), handed to put(ctx, bytes, len) in pieces:
+ * its own print re-indented by depth tabs after every newline (an
+ * escaped string holds none), so that a document of many records is
+ * written one record at a time (merge: depth 2; show --json's array:
+ * 1).  0, TB_ENOMEM, TB_EINVAL (depth) or put's non-zero return. */
+int tb_res_put_nested(const cJSON *r, int depth,
+                      int (*put)(void *ctx, const void *p, size_t n),
+                      void *ctx);
+
 /* The id of record rec (a string member "id"), or NULL. */
 const char *tb_res_record_id(const cJSON *rec);
 
