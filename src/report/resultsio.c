@@ -629,8 +629,6 @@ static tb_resfile *resfile_new(const char *path)
         free(f);
         return NULL;
     }
-    if (f)
-        f->src_fd = -1;
     return f;
 }
 
@@ -733,17 +731,16 @@ static int load_mapped(const char *path, tb_resfile **out)
     int rc = 1;
     if (mapped_clean(m, len) && (f = resfile_new(path)) &&
         !load_split(f, m, len, true)) {
-        /* kept open: tb_rescase_record reads a record's text again */
-        f->src_fd = fd;
+        /* what tb_rescase_record finds again when it reads a record */
+        f->src_dev = (unsigned long long)st.st_dev;
+        f->src_ino = (unsigned long long)st.st_ino;
         f->src_size = (long long)st.st_size;
         f->src_ctime_ns = ctime_ns(&st);
-        fd = -1;
         *out = f;
         f = NULL;
         rc = 0;
     }
-    if (fd >= 0)
-        close(fd);
+    close(fd);
     tb_resfile_free(f);
     munmap(m, len);
     return rc;
@@ -791,8 +788,6 @@ void tb_resfile_free(tb_resfile *f)
     free(f->by_id);
     tb_res_arena_free(f);
     cJSON_Delete(f->doc);
-    if (f->src_fd >= 0)
-        close(f->src_fd);
     free(f->path);
     free(f);
 }
@@ -923,22 +918,29 @@ static cJSON *record_again(const tb_resfile *f, const tb_rescase *c,
                            char *err, size_t errlen)
 {
     struct stat st;
-    if (fstat(f->src_fd, &st) || (long long)st.st_size != f->src_size ||
+    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) ||
+        (unsigned long long)st.st_dev != f->src_dev ||
+        (unsigned long long)st.st_ino != f->src_ino ||
+        (long long)st.st_size != f->src_size ||
         ctime_ns(&st) != f->src_ctime_ns) {
+        if (fd >= 0)
+            close(fd);
         tb_res_fail(err, errlen, f->path, TB_EIO, "the file changed after "
-                    "it was loaded: cases[%d] (%s) cannot be read again",
-                    (int)(c - f->cases), c->id);
+                    "it was loaded (or is gone): cases[%d] (%s) cannot be "
+                    "read again", (int)(c - f->cases), c->id);
         return NULL;
     }
     char *t = malloc(c->src_len + 1);
     size_t got = 0;
     while (t && got < c->src_len) {
-        ssize_t k = pread(f->src_fd, t + got, c->src_len - got,
+        ssize_t k = pread(fd, t + got, c->src_len - got,
                           (off_t)(c->src_off + got));
         if (k <= 0 && !(k < 0 && errno == EINTR))
             break;
         got += k > 0 ? (size_t)k : 0;
     }
+    close(fd);
     if (!t || got < c->src_len) {
         tb_res_fail(err, errlen, f->path, t ? TB_EIO : TB_ENOMEM, "%s",
                     t ? "read error" : "out of memory");

@@ -321,10 +321,11 @@ typedef struct tb_resfile {
     bool pruned;
     /* loaded record by record from a regular file and its records'
      * trees freed, every typed string copied (a tiny record's tree took
-     * about 11 KB): src_fd stays open on the file read, whose size and
-     * change time must still be these when a record is read again */
+     * about 11 KB): a record read again opens path anew (no descriptor
+     * is held: merge may read thousands of shards), which must still be
+     * this file (device, inode), of this size and change time */
     bool compact;
-    int src_fd;
+    unsigned long long src_dev, src_ino;
     long long src_size, src_ctime_ns;
 } tb_resfile;
 
