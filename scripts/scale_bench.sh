@@ -29,6 +29,7 @@
 #   compare      tbench compare run merged.json
 #   history      tbench history run merged.json
 #   show         tbench show 'relu/1/*' run
+#   show-all     tbench show --json '*' run   (every record, to a file)
 #   export       tbench export run/results.json --format gbench
 # and prints one row per command: N, samples per case, the command, wall
 # seconds, user CPU seconds, peak RSS in MB (GNU time's %M: the largest process of the
@@ -70,7 +71,8 @@ done
 TB=$(cd "$(dirname "$TB")" && pwd)/$(basename "$TB")
 [ -n "$OUT" ] || OUT=$(mktemp -d /tmp/scale_bench.XXXXXX)
 mkdir -p "$OUT"
-ROWS=$OUT/table.txt
+# per call (two builds may measure the same files at once with --reuse)
+ROWS=$OUT/table.$$.txt
 : >"$ROWS"
 
 # config FIRST LAST S: relu cases of shapes FIRST..LAST elements, S
@@ -114,9 +116,10 @@ measure() {
     shift 4
     load=$(cut -d' ' -f1 /proc/loadavg)
     st=0
-    /usr/bin/time -f '%e %U %M' -o "$OUT/time.txt" \
-        timeout "$LIMIT" "$@" >"$OUT/last.out" 2>"$OUT/last.err" || st=$?
-    set -- $(tail -n 1 "$OUT/time.txt")
+    /usr/bin/time -f '%e %U %M' -o "$OUT/time.$$.txt" \
+        timeout "$LIMIT" "$@" >"$OUT/last.$$.out" 2>"$OUT/last.$$.err" ||
+        st=$?
+    set -- $(tail -n 1 "$OUT/time.$$.txt")
     wall=$1 user=$2 rss=$(( $3 / 1024 ))
     size=-
     [ "$file" = - ] || [ ! -f "$file" ] ||
@@ -157,6 +160,7 @@ one() {
     measure "$n" "$s" compare - "$TB" compare "$d/run" "$d/merged.json"
     measure "$n" "$s" history - "$TB" history "$d/run" "$d/merged.json"
     measure "$n" "$s" show - "$TB" show 'relu/1/*' "$d/run"
+    measure "$n" "$s" show-all - "$TB" show --json '*' "$d/run"
     measure "$n" "$s" export - \
         "$TB" export "$d/run/results.json" --format gbench -o "$d/g.json"
 }
