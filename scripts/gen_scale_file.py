@@ -12,7 +12,9 @@ change), stats made to agree (n, median, min, max, mean, a CI around the
 median).  Written as one line of compact JSON: the loader reads any
 layout.  The run itself takes minutes for 20,000 cases of 460 samples
 (scripts/scale_bench.sh --big 20000:460); the readers' figures need only
-the file.  tests/test_cli_scale.py uses it for its memory bound.
+the file.  tests/test_cli_scale_read.py uses it for its memory bounds
+(500 cases of 920 samples; 300 and 3,000 tiny cases of 3 samples, also
+split into shards by scripts/split_shards.py).
 """
 import argparse
 import json
