@@ -111,17 +111,37 @@ static int rebuild_plan(const tb_resfile *f)
     return rc;
 }
 
-/* tb_merge_write's output: the temporary file of tb_atomic_begin. */
+/* tb_merge_write's output: the temporary file of tb_atomic_begin,
+ * through a buffer (its pieces are a line or less: a write each would
+ * be millions of system calls). */
 typedef struct {
     tb_atomic *a;
     char *err;
     size_t errlen;
+    size_t n;
+    char buf[1 << 16];
 } atomic_out;
+
+static int flush_atomic(atomic_out *o)
+{
+    int rc = o->n ? tb_atomic_put(o->a, o->buf, o->n, o->err, o->errlen)
+                  : 0;
+    o->n = 0;
+    return rc;
+}
 
 static int put_atomic(void *ctx, const void *p, size_t n)
 {
     atomic_out *o = ctx;
-    return tb_atomic_put(o->a, p, n, o->err, o->errlen);
+    if (o->n + n > sizeof o->buf) {
+        int rc = flush_atomic(o);
+        if (rc || n > sizeof o->buf)
+            return rc ? rc
+                      : tb_atomic_put(o->a, p, n, o->err, o->errlen);
+    }
+    memcpy(o->buf + o->n, p, n);
+    o->n += n;
+    return 0;
 }
 
 /* The options `merge` parses (and `tbench __options` lists). */
@@ -205,9 +225,11 @@ int tb_cmd_merge(int argc, char **argv)
     /* the text goes to the temporary file record by record (never held
      * whole), which is loaded as any result file before it replaces
      * path */
-    atomic_out o = {&a, err, sizeof err};
+    static atomic_out o;
+    o = (atomic_out){.a = &a, .err = err, .errlen = sizeof err};
     if (tb_atomic_begin(&a, path, err, sizeof err) ||
-        tb_merge_write(&m, put_atomic, &o, err, sizeof err)) {
+        tb_merge_write(&m, put_atomic, &o, err, sizeof err) ||
+        flush_atomic(&o)) {
         fprintf(stderr, "tbench: merge: %s\n", err);
         goto out;
     }
