@@ -9,10 +9,15 @@ records of S samples each: ids and shapes 1..N as scale_bench.sh's relu
 cases have them, samples drawn around the model's median (lognormal,
 sigma 2%; --shift F multiplies them all by F, so two files compare as a
 change), stats made to agree (n, median, min, max, mean, a CI around the
-median).  Written as one line of compact JSON: the loader reads any
-layout.  The run itself takes minutes for 20,000 cases of 460 samples
+median), "complete" true.  With the results.json of scale_bench.sh's
+run of N cases as TEMPLATE (cut short or not) OUT is a file of that
+run's plan: its configs, ids and order, so merge of its shards
+(split_shards.py) builds the plan again and accepts them.  Written as
+one line of compact JSON: the loader reads any layout.  The run itself takes minutes for 20,000 cases of 460 samples
 (scripts/scale_bench.sh --big 20000:460); the readers' figures need only
-the file.  tests/test_cli_scale.py uses it for its memory bound.
+the file.  tests/test_cli_scale_read.py uses it for its memory bounds
+(500 cases of 920 samples; 300 and 3,000 tiny cases of 3 samples, also
+split into shards by scripts/split_shards.py).
 """
 import argparse
 import json
@@ -54,6 +59,8 @@ def main(argv):
                   ci_rel=0.001, round_medians_ns=[med], rounds=1)
         cases.append(c)
     doc['cases'] = cases
+    # every case it names is there (a template cut short said false)
+    doc['complete'] = True
     doc['summary'] = {'cases': n, 'ok': n}
     doc.pop('shard', None)
     with open(out, 'w') as f:

@@ -11,19 +11,28 @@
 #     --timeout S   stop any one command after S seconds (default 900);
 #                   the table says "timeout"
 #     --only run    measure `run` alone (no shards, no readers)
+#     --split       make the 2 shards by splitting the run's file
+#                   (scripts/split_shards.py) instead of running them
+#                   (a large N: the shards would take as long as the
+#                   run again)
+#     --reuse       keep the run (and shards) already in -o DIR from an
+#                   earlier call: only the readers are measured (before
+#                   and after figures of two builds on the same files)
 #
 # Each N: configs of N `relu` cases (shapes 1..N elements, f32, cpu with
 # isa=scalar and threads=1, one warm-up call, 3 samples of >= 1 us), then
 #   run          tbench run CONFIG -q -o DIR/run          (measured)
-#   run 2 shards tbench run CONFIG -q --shard I/2         (not measured)
+#   run 2 shards tbench run CONFIG -q --shard I/2         (not measured;
+#                or --split)
 #   merge        tbench merge SHARD1 SHARD2 -o merged.json
 #   report       tbench report run -o report.md --no-charts
 #   compare      tbench compare run merged.json
 #   history      tbench history run merged.json
 #   show         tbench show 'relu/1/*' run
+#   show-all     tbench show --json '*' run   (every record, to a file)
 #   export       tbench export run/results.json --format gbench
 # and prints one row per command: N, samples per case, the command, wall
-# seconds, peak RSS in MB (GNU time's %M: the largest process of the
+# seconds, user CPU seconds, peak RSS in MB (GNU time's %M: the largest process of the
 # command, the tbench parent for `run`), the result file's size and the
 # 1-minute load average when the command started (2 other engineers'
 # builds share the machine: state it with the figures).  The figures
@@ -35,6 +44,8 @@ OUT=
 BIG=
 LIMIT=900
 ONLY=
+SPLIT=
+REUSE=
 NS=
 while [ $# -gt 0 ]; do
     case $1 in
@@ -45,6 +56,8 @@ while [ $# -gt 0 ]; do
     --only) [ "$2" = run ] || { echo "scale_bench.sh: --only takes" \
                                      "'run', got '$2'" >&2; exit 2; }
             ONLY=$2; shift 2 ;;
+    --split) SPLIT=1; shift ;;
+    --reuse) REUSE=1; shift ;;
     -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'
                exit 0 ;;
     -*) echo "scale_bench.sh: unknown option '$1'" >&2; exit 2 ;;
@@ -58,7 +71,8 @@ done
 TB=$(cd "$(dirname "$TB")" && pwd)/$(basename "$TB")
 [ -n "$OUT" ] || OUT=$(mktemp -d /tmp/scale_bench.XXXXXX)
 mkdir -p "$OUT"
-ROWS=$OUT/table.txt
+# per call (two builds may measure the same files at once with --reuse)
+ROWS=$OUT/table.$$.txt
 : >"$ROWS"
 
 # config FIRST LAST S: relu cases of shapes FIRST..LAST elements, S
@@ -102,10 +116,11 @@ measure() {
     shift 4
     load=$(cut -d' ' -f1 /proc/loadavg)
     st=0
-    /usr/bin/time -f '%e %M' -o "$OUT/time.txt" \
-        timeout "$LIMIT" "$@" >"$OUT/last.out" 2>"$OUT/last.err" || st=$?
-    set -- $(tail -n 1 "$OUT/time.txt")
-    wall=$1 rss=$(( $2 / 1024 ))
+    /usr/bin/time -f '%e %U %M' -o "$OUT/time.$$.txt" \
+        timeout "$LIMIT" "$@" >"$OUT/last.$$.out" 2>"$OUT/last.$$.err" ||
+        st=$?
+    set -- $(tail -n 1 "$OUT/time.$$.txt")
+    wall=$1 user=$2 rss=$(( $3 / 1024 ))
     size=-
     [ "$file" = - ] || [ ! -f "$file" ] ||
         size=$(awk -v b="$(wc -c <"$file")" 'BEGIN { printf "%.1f", b / 1048576 }')
@@ -114,21 +129,30 @@ measure() {
     124) res=timeout ;;
     *) res="exit $st" ;;
     esac
-    printf '%7s %5s  %-8s %9s %8s %7s %6s  %s\n' "$n" "$s" "$name" \
-        "$wall" "$rss" "$size" "$load" "$res" | tee -a "$ROWS"
+    printf '%7s %5s  %-8s %9s %7s %8s %7s %6s  %s\n' "$n" "$s" "$name" \
+        "$wall" "$user" "$rss" "$size" "$load" "$res" | tee -a "$ROWS"
 }
 
 one() {
     n=$1 s=$2 d=$OUT/n$1-s$2
     mkdir -p "$d"
     cf=$(configs "$n" "$s" "$d")
-    rm -rf "$d/run" "$d/s1" "$d/s2"
-    # shellcheck disable=SC2086 # cf: paths without spaces (mktemp)
-    measure "$n" "$s" run "$d/run/results.json" \
-        "$TB" run $cf -q -o "$d/run"
+    if [ -z "$REUSE" ] || [ ! -f "$d/run/results.json" ]; then
+        rm -rf "$d/run" "$d/s1" "$d/s2"
+        # shellcheck disable=SC2086 # cf: paths without spaces (mktemp)
+        measure "$n" "$s" run "$d/run/results.json" \
+            "$TB" run $cf -q -o "$d/run"
+    fi
     [ -z "$ONLY" ] || return 0
-    "$TB" run $cf -q --shard 1/2 -o "$d/s1" >/dev/null
-    "$TB" run $cf -q --shard 2/2 -o "$d/s2" >/dev/null
+    if [ -n "$REUSE" ] && [ -f "$d/s2/results.json" ]; then
+        :
+    elif [ -n "$SPLIT" ]; then
+        /usr/bin/python3 "$(dirname "$0")/split_shards.py" \
+            "$d/run/results.json" 2 "$d"
+    else
+        "$TB" run $cf -q --shard 1/2 -o "$d/s1" >/dev/null
+        "$TB" run $cf -q --shard 2/2 -o "$d/s2" >/dev/null
+    fi
     measure "$n" "$s" merge "$d/merged.json" \
         "$TB" merge "$d/s1" "$d/s2" -o "$d/merged.json"
     measure "$n" "$s" report - \
@@ -136,14 +160,15 @@ one() {
     measure "$n" "$s" compare - "$TB" compare "$d/run" "$d/merged.json"
     measure "$n" "$s" history - "$TB" history "$d/run" "$d/merged.json"
     measure "$n" "$s" show - "$TB" show 'relu/1/*' "$d/run"
+    measure "$n" "$s" show-all - "$TB" show --json '*' "$d/run"
     measure "$n" "$s" export - \
         "$TB" export "$d/run/results.json" --format gbench -o "$d/g.json"
 }
 
 echo "tbench: $("$TB" --version 2>&1 | head -n 1)"
 echo "machine: $(nproc) CPUs, $(uname -sr); results in $OUT"
-printf '%7s %5s  %-8s %9s %8s %7s %6s  %s\n' cases samp command wall_s \
-    rss_MB file_MB load1 result
+printf '%7s %5s  %-8s %9s %7s %8s %7s %6s  %s\n' cases samp command wall_s \
+    user_s rss_MB file_MB load1 result
 for n in $NS; do
     one "$n" 3
 done

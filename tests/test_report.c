@@ -95,6 +95,57 @@ static void test_load_ok(void **state)
     tb_rset_free(&s);
 }
 
+/* A file loaded from disk keeps typed records alone (compact): a
+ * record is read again from the file, with its samples, its id as
+ * tb_resfile_pick_backend renamed it and its control bytes cleaned;
+ * refused once the file changed or is gone. */
+static void test_record_again(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    const char *p = tmp_file(DOC(
+        CASE("add/10,10/f32/cpu[threads=1]", "[[10],[10]]", "cpu",
+             "{\"threads\":\"1\"}", "ok", 100) ","
+        NOT_RUN("add/10,10/f32/cpu[threads=2]", "[[10],[10]]",
+                "{\"threads\":\"2\"}", "error", "bad\\u001b[31m")));
+    char path[64];
+    snprintf(path, sizeof path, "%s", p);
+    tb_resfile *f = NULL;
+    assert_int_equal(tb_resfile_load(path, &f, err, sizeof err), 0);
+    assert_true(f->compact);
+    assert_null(f->cases[0].json);
+    assert_string_equal(f->cases[1].message, "bad?[31m");
+    cJSON *r = tb_rescase_record(f, &f->cases[0], err, sizeof err);
+    assert_non_null(r);
+    const cJSON *sa = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(r, "stats"), "samples_ns");
+    assert_int_equal(cJSON_GetArraySize(sa), 3);
+    assert_true(cJSON_GetArrayItem(sa, 2)->valuedouble == 100);
+    cJSON_Delete(r);
+    r = tb_rescase_record(f, &f->cases[1], err, sizeof err);
+    assert_non_null(r);
+    assert_string_equal(tb_json_str(r, "message"), "bad?[31m");
+    cJSON_Delete(r);
+    assert_int_equal(tb_resfile_pick_backend(f, "cpu", err, sizeof err), 0);
+    r = tb_rescase_record(f, &f->cases[0], err, sizeof err);
+    assert_non_null(r);
+    assert_string_equal(tb_res_record_id(r), "add/10,10/f32/*[threads=1]");
+    cJSON_Delete(r);
+    /* the same path, another file (as a rename over it leaves it) */
+    unlink(path);
+    FILE *w = fopen(path, "w");
+    assert_non_null(w);
+    fputs("{}", w);
+    fclose(w);
+    assert_null(tb_rescase_record(f, &f->cases[0], err, sizeof err));
+    assert_non_null(strstr(err, "the file changed after it was loaded"));
+    assert_true(!strncmp(err, path, strlen(path)));
+    unlink(path);
+    assert_null(tb_rescase_record(f, &f->cases[1], err, sizeof err));
+    assert_non_null(strstr(err, "cases[1] (add/10,10/f32/*[threads=2])"));
+    tb_resfile_free(f);
+}
+
 /* Each bad file gives one line naming the file and what is wrong: the
  * loader's line, word for word, whether plot/report or compare reads it. */
 static void test_load_errors(void **state)
@@ -481,6 +532,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load_ok),
         cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_record_again),
         cmocka_unit_test(test_plain_id),
         cmocka_unit_test(test_crashed_timeout),
         cmocka_unit_test(test_reference_rule),

@@ -56,9 +56,13 @@ cJSON *tb_res_summary_of(const cJSON *cases)
         if (k >= 0)
             n[k]++;
     }
+    return tb_res_summary_counts(cJSON_GetArraySize(cases), n);
+}
+
+cJSON *tb_res_summary_counts(int cases, const int *n)
+{
     cJSON *sum = cJSON_CreateObject();
-    bool ok = sum && cJSON_AddNumberToObject(sum, TB_RES_KEY(cases),
-                                             cJSON_GetArraySize(cases));
+    bool ok = sum && cJSON_AddNumberToObject(sum, TB_RES_KEY(cases), cases);
     for (int s = 0; ok && s < TB_RES_NSTATUSES; s++)
         ok = cJSON_AddNumberToObject(sum, tb_res_status_name(s), n[s]);
     if (!ok) {

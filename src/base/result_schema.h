@@ -159,6 +159,10 @@ int tb_res_status_parse(const char *s);
  * memory; the caller owns it. */
 cJSON *tb_res_summary_of(const cJSON *cases);
 
+/* The same object from the counts: cases records, n[s] of status s
+ * (TB_RES_NSTATUSES of them; merge counts its typed records). */
+cJSON *tb_res_summary_counts(int cases, const int *n);
+
 /* The kind of the status named s; TB_RES_FAILED for an unknown name. */
 tb_res_status_kind tb_res_status_kind_of(const char *s);
 

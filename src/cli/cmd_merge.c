@@ -111,6 +111,39 @@ static int rebuild_plan(const tb_resfile *f)
     return rc;
 }
 
+/* tb_merge_write's output: the temporary file of tb_atomic_begin,
+ * through a buffer (its pieces are a line or less: a write each would
+ * be millions of system calls). */
+typedef struct {
+    tb_atomic *a;
+    char *err;
+    size_t errlen;
+    size_t n;
+    char buf[1 << 16];
+} atomic_out;
+
+static int flush_atomic(atomic_out *o)
+{
+    int rc = o->n ? tb_atomic_put(o->a, o->buf, o->n, o->err, o->errlen)
+                  : 0;
+    o->n = 0;
+    return rc;
+}
+
+static int put_atomic(void *ctx, const void *p, size_t n)
+{
+    atomic_out *o = ctx;
+    if (o->n + n > sizeof o->buf) {
+        int rc = flush_atomic(o);
+        if (rc || n > sizeof o->buf)
+            return rc ? rc
+                      : tb_atomic_put(o->a, p, n, o->err, o->errlen);
+    }
+    memcpy(o->buf + o->n, p, n);
+    o->n += n;
+    return 0;
+}
+
 /* The options `merge` parses (and `tbench __options` lists). */
 static const struct option longopts[] = {
     {"output", required_argument, NULL, 'o'},
@@ -148,8 +181,8 @@ int tb_cmd_merge(int argc, char **argv)
     char err[2048];
     int rc = TB_EXIT_USAGE;
     tb_resfile **f = calloc((size_t)n, sizeof *f);
-    cJSON *doc = NULL;
-    char *text = NULL;
+    tb_merged m = {0};
+    tb_atomic a = {.fd = -1};
     tb_resfile *check = NULL;
     if (!f) {
         fprintf(stderr, "tbench: out of memory\n");
@@ -169,7 +202,7 @@ int tb_cmd_merge(int argc, char **argv)
             goto out;
         }
     }
-    if (tb_merge(f, n, &mo, &doc, err, sizeof err)) {
+    if (tb_merge(f, n, &mo, &m, err, sizeof err)) {
         fprintf(stderr, "tbench: merge: %s\n", err);
         goto out;
     }
@@ -177,26 +210,6 @@ int tb_cmd_merge(int argc, char **argv)
      * digest): build it once more from the first shard's record */
     if (rebuild_plan(f[0]))
         goto out;
-    if (!(text = tb_merge_print(doc, f, n))) {
-        fprintf(stderr, "tbench: out of memory\n");
-        goto out;
-    }
-    /* the text is all that is left to check and write: the shards and
-     * the document go before the check loads it (the peak is the
-     * larger of the two, not their sum) */
-    cJSON_Delete(doc);
-    doc = NULL;
-    for (int i = 0; i < n; i++) {
-        tb_resfile_free(f[i]);
-        f[i] = NULL;
-    }
-    /* What is written must load like any result file. */
-    if (tb_resfile_from_text(path, text, strlen(text), &check, err,
-                             sizeof err)) {
-        fprintf(stderr, "tbench: merge: the merged document does not load: "
-                "%s\n", err);
-        goto out;
-    }
     /* the folders of -o, created once the merge holds (as run and
      * report create theirs); a refused merge writes nothing */
     char dir[sizeof path];
@@ -209,16 +222,40 @@ int tb_cmd_merge(int argc, char **argv)
             goto out;
         }
     }
-    if (tb_write_atomic(path, text, strlen(text), err, sizeof err)) {
+    /* the text goes to the temporary file record by record (never held
+     * whole), which is loaded as any result file before it replaces
+     * path */
+    static atomic_out o;
+    o = (atomic_out){.a = &a, .err = err, .errlen = sizeof err};
+    if (tb_atomic_begin(&a, path, err, sizeof err) ||
+        tb_merge_write(&m, put_atomic, &o, err, sizeof err) ||
+        flush_atomic(&o)) {
+        fprintf(stderr, "tbench: merge: %s\n", err);
+        goto out;
+    }
+    tb_merged_free(&m);
+    for (int i = 0; i < n; i++) {
+        tb_resfile_free(f[i]);
+        f[i] = NULL;
+    }
+    /* What is written must load like any result file. */
+    if (tb_resfile_load(a.tmp, &check, err, sizeof err)) {
+        size_t k = strlen(a.tmp);
+        fprintf(stderr, "tbench: merge: the merged document does not load: "
+                "%s%s\n", strncmp(err, a.tmp, k) ? "" : path,
+                strncmp(err, a.tmp, k) ? err : err + k);
+        goto out;
+    }
+    if (tb_atomic_commit(&a, err, sizeof err)) {
         fprintf(stderr, "tbench: merge: %s\n", err);
         goto out;
     }
     printf("merged %d shards, %d cases: %s\n", n, check->n, path);
     rc = TB_EXIT_OKAY;
 out:
+    tb_atomic_discard(&a);
     tb_resfile_free(check);
-    free(text);
-    cJSON_Delete(doc);
+    tb_merged_free(&m);
     for (int i = 0; i < n; i++)
         tb_resfile_free(f[i]);
     free(f);

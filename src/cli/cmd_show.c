@@ -20,6 +20,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../base/error.h"
 #include "../base/idmatch.h"
 #include "../report/resultsio.h"
 #include "../report/table.h"
@@ -223,6 +224,13 @@ static void print_case(const tb_rescase *c, const cJSON *rec)
     print_breakdown(c);
 }
 
+/* tb_res_put_nested's output: stdout. */
+static int put_stdout(void *ctx, const void *p, size_t n)
+{
+    (void)ctx;
+    return fwrite(p, 1, n, stdout) == n ? 0 : TB_EIO;
+}
+
 /* The options `show` parses (and `tbench __options` lists). */
 static const struct option longopts[] = {
     {"json", no_argument, NULL, 'j'},
@@ -278,35 +286,31 @@ int tb_cmd_show(int argc, char **argv)
         return TB_EXIT_USAGE;
     }
     int shown = 0;
-    cJSON *out = json ? cJSON_CreateArray() : NULL;
     for (int i = 0; i < f->n; i++) {
         const tb_rescase *c = &f->cases[i];
         if (!tb_case_id_match(pattern, c->id))
             continue;
         /* the record with its samples (the loader keeps them apart) */
-        cJSON *rec = tb_rescase_record(f, c);
+        cJSON *rec = tb_rescase_record(f, c, err, sizeof err);
         if (!rec) {
-            fprintf(stderr, "tbench: show: out of memory\n");
-            cJSON_Delete(out);
+            fprintf(stderr, "%stbench: show: %s\n", json && shown ? "\n" :
+                    "", err);
             tb_resfile_free(f);
             return TB_EXIT_USAGE;
         }
         if (json) {
-            cJSON_AddItemToArray(out, rec);
+            /* cJSON_Print's array of the records, one at a time */
+            fputs(shown ? ", " : "[", stdout);
+            tb_res_put_nested(rec, 1, put_stdout, NULL);
         } else {
             printf("%s", shown ? "\n" : "");
             print_case(c, rec);
-            cJSON_Delete(rec);
         }
+        cJSON_Delete(rec);
         shown++;
     }
-    if (json && shown) {
-        char *s = cJSON_Print(out);
-        if (s)
-            puts(s);
-        free(s);
-    }
-    cJSON_Delete(out);
+    if (json && shown)
+        puts("]");
     int rc = TB_EXIT_OKAY;
     if (!shown) {
         fprintf(stderr, "tbench: %s: no case id matches '%s' (%d cases; "

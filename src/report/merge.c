@@ -12,7 +12,6 @@
 
 #include "../base/error.h"
 #include "../base/rng.h"
-#include "../base/strbuf.h"
 
 /* err = printf(fmt, ...).  Returns TB_EINVAL. */
 static int refuse(char *err, size_t errlen, const char *fmt, ...)
@@ -319,22 +318,27 @@ static cJSON *merge_json(const shard *sh, int n, int total, bool mixed)
     return mg;
 }
 
-/* The merged document (merge.h): the first shard's, with the records of
- * every shard in plan order, the summary counted from those records
- * (never copied from the shards), no "shard", the peaks only when every
- * shard had the same, and "merge". */
-static cJSON *build(const shard *sh, int n, int total, const int *owner,
-                    const int *slot, bool mixed)
+/* The merged document's head (merge.h): the first shard's, "cases"
+ * empty, the summary counted from the records (never copied from the
+ * shards), no "shard", the peaks only when every shard had the same,
+ * and "merge"; m->file and m->cases the records in plan order. */
+static int build(const shard *sh, int n, int total, const int *owner,
+                 const int *slot, bool mixed, tb_merged *m)
 {
     cJSON *doc = cJSON_Duplicate(sh[0].f->doc, 1);
     cJSON *cases = cJSON_CreateArray();
     cJSON *mg = merge_json(sh, n, total, mixed);
-    bool ok = doc && cases && mg;
+    m->file = malloc((size_t)(total ? total : 1) * sizeof *m->file);
+    m->cases = malloc((size_t)(total ? total : 1) * sizeof *m->cases);
+    bool ok = doc && cases && mg && m->file && m->cases;
+    int count[TB_RES_NSTATUSES] = {0};
     for (int i = 0; ok && i < total; i++) {
-        cJSON *c = cJSON_Duplicate(sh[owner[i]].f->cases[slot[i]].json, 1);
-        ok = c && cJSON_AddItemToArray(cases, c);
+        m->file[i] = sh[owner[i]].f;
+        m->cases[i] = &sh[owner[i]].f->cases[slot[i]];
+        count[m->cases[i]->st]++;
     }
-    cJSON *sum = ok ? tb_res_summary_of(cases) : NULL;
+    m->n = total;
+    cJSON *sum = ok ? tb_res_summary_counts(total, count) : NULL;
     ok = ok && sum;
     /* The peaks describe one machine: kept only when every shard had the
      * same (the rooflines in the records are each shard's own). */
@@ -363,17 +367,28 @@ static cJSON *build(const shard *sh, int n, int total, const int *owner,
     cJSON_Delete(cases);
     cJSON_Delete(sum);
     cJSON_Delete(mg);
+    m->doc = doc;
     if (!ok) {
-        cJSON_Delete(doc);
-        return NULL;
+        tb_merged_free(m);
+        return TB_ENOMEM;
     }
-    return doc;
+    return 0;
+}
+
+void tb_merged_free(tb_merged *m)
+{
+    if (!m)
+        return;
+    cJSON_Delete(m->doc);
+    free(m->file);
+    free(m->cases);
+    *m = (tb_merged){0};
 }
 
 int tb_merge(tb_resfile *const *f, int n, const tb_merge_opts *o,
-             cJSON **out, char *err, size_t errlen)
+             tb_merged *out, char *err, size_t errlen)
 {
-    *out = NULL;
+    *out = (tb_merged){0};
     if (n < 1)
         return refuse(err, errlen, "no shard file given");
     shard *sh = calloc((size_t)n, sizeof *sh);
@@ -458,10 +473,9 @@ int tb_merge(tb_resfile *const *f, int n, const tb_merge_opts *o,
         }
     if ((rc = check_digest(sh, total, owner, slot, err, errlen)))
         goto out;
-    *out = build(sh, n, total, owner, slot, mixed);
-    rc = *out ? 0 : TB_ENOMEM;
-    if (rc)
+    if (build(sh, n, total, owner, slot, mixed, out))
         goto oom;
+    rc = 0;
     goto out;
 oom:
     rc = TB_ENOMEM;
@@ -473,70 +487,35 @@ out:
     return rc;
 }
 
-#define PUTS(b, s) tb_strbuf_put((b), (s), strlen(s))
-
-/* The records of doc's "cases" printed alone, each re-indented by two
- * tabs after every newline (its depth in the document), with ", "
- * between: the bytes cJSON_Print gives the array inside the document
- * (an escaped string holds no newline).  Each record's samples come from
- * the shard that holds its id, one record at a time. */
-static bool print_cases(tb_strbuf *b, const cJSON *cases,
-                        tb_resfile *const *f, int n)
-{
-    const cJSON *rc;
-    bool first = true;
-    PUTS(b, "[");
-    cJSON_ArrayForEach(rc, cases)
-    {
-        const char *id = tb_res_record_id(rc);
-        const tb_rescase *c = NULL;
-        int k = 0;
-        for (; id && !c && k < n; k++)
-            c = tb_resfile_find(f[k], id);
-        cJSON *full = c ? tb_rescase_record(f[k - 1], c)
-                        : cJSON_Duplicate(rc, 1);
-        char *t = full ? cJSON_Print(full) : NULL;
-        cJSON_Delete(full);
-        if (!t)
-            return false;
-        PUTS(b, first ? "" : ", ");
-        first = false;
-        for (const char *p = t, *nl; *p; p = nl + 1) {
-            nl = strchr(p, '\n');
-            if (!nl) {
-                PUTS(b, p);
-                break;
-            }
-            tb_strbuf_put(b, p, (size_t)(nl - p));
-            PUTS(b, "\n\t\t");
-        }
-        free(t);
-    }
-    PUTS(b, "]");
-    return !b->oom;
-}
-
-char *tb_merge_print(cJSON *doc, tb_resfile *const *f, int n)
+int tb_merge_write(const tb_merged *m,
+                   int (*put)(void *ctx, const void *p, size_t n),
+                   void *ctx, char *err, size_t errlen)
 {
     static const char mark[] = "\n\t\"cases\":\t[]";
-    /* the document with "cases" emptied in place, then its records */
-    cJSON *cases = tb_res_doc_cases(doc);
-    if (!cases)
-        return NULL;
-    cJSON *recs = cases->child;
-    cases->child = NULL;
-    char *head = cJSON_Print(doc), *out = NULL;
-    cases->child = recs;
+    char *head = cJSON_Print(m->doc);
     const char *at = head ? strstr(head, mark) : NULL;
-    tb_strbuf b = {0};
-    if (at) {
-        tb_strbuf_put(&b, head, (size_t)(at - head) + sizeof mark - 3);
-        if (print_cases(&b, cases, f, n)) {
-            PUTS(&b, at + sizeof mark - 1);
-            out = tb_strbuf_take(&b);
-        }
+    if (!at) {
+        free(head);
+        snprintf(err, errlen, "out of memory");
+        return TB_ENOMEM;
     }
-    tb_strbuf_free(&b);
+    /* the head up to "cases":\t[, the records with ", " between, then
+     * "]" and the rest: cJSON_Print's bytes of the whole document */
+    size_t open = (size_t)(at - head) + sizeof mark - 2;
+    int rc = put(ctx, head, open);
+    for (int i = 0; i < m->n && !rc; i++) {
+        cJSON *r = tb_rescase_record(m->file[i], m->cases[i], err, errlen);
+        if (!r)
+            rc = TB_EIO;
+        if (!rc && i)
+            rc = put(ctx, ", ", 2);
+        /* a record is two levels deep: the document, "cases" */
+        if (!rc && (rc = tb_res_put_nested(r, 2, put, ctx)) == TB_ENOMEM)
+            snprintf(err, errlen, "out of memory");
+        cJSON_Delete(r);
+    }
+    if (!rc)
+        rc = put(ctx, head + open, strlen(head + open));
     free(head);
-    return out;
+    return rc;
 }

@@ -590,18 +590,31 @@ static int load_split(tb_resfile *f, const char *text, size_t len,
             goto out;
         }
         clean_tree(cj);
-        /* in the document first: freed with it whatever happens */
-        cJSON_AddItemToArray(arr, cj);
         int k = f->n++;
-        if (tb_res_load_case(f, &f->cases[k], cj, k, err, sizeof err))
-            goto out;
-        prune_samples(&f->cases[k], cj);
+        tb_rescase *c = &f->cases[k];
+        if (mapped) {
+            /* the typed record alone; the text stays in the file */
+            bool bad = tb_res_load_case(f, c, cj, k, err, sizeof err) ||
+                       !tb_res_detach_case(f, c);
+            cJSON_Delete(cj);
+            if (bad)
+                goto out;
+            c->src_off = a;
+            c->src_len = b - a;
+        } else {
+            /* in the document first: freed with it whatever happens */
+            cJSON_AddItemToArray(arr, cj);
+            if (tb_res_load_case(f, c, cj, k, err, sizeof err))
+                goto out;
+            prune_samples(c, cj);
+        }
         s.at = b;
         release_behind(&s);
     }
     if (index_ids(f, err, sizeof err))
         goto out;
     f->pruned = true;
+    f->compact = mapped;
     rc = 0;
 out:
     free(spans);
@@ -617,6 +630,13 @@ static tb_resfile *resfile_new(const char *path)
         return NULL;
     }
     return f;
+}
+
+/* st's change time in nanoseconds. */
+static long long ctime_ns(const struct stat *st)
+{
+    return (long long)st->st_ctim.tv_sec * 1000000000LL +
+           st->st_ctim.tv_nsec;
 }
 
 int tb_resfile_from_text(const char *path, const char *text, size_t len,
@@ -703,17 +723,24 @@ static int load_mapped(const char *path, tb_resfile **out)
     }
     size_t len = (size_t)st.st_size;
     void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED)
+    if (m == MAP_FAILED) {
+        close(fd);
         return 1;
+    }
     tb_resfile *f = NULL;
     int rc = 1;
     if (mapped_clean(m, len) && (f = resfile_new(path)) &&
         !load_split(f, m, len, true)) {
+        /* what tb_rescase_record finds again when it reads a record */
+        f->src_dev = (unsigned long long)st.st_dev;
+        f->src_ino = (unsigned long long)st.st_ino;
+        f->src_size = (long long)st.st_size;
+        f->src_ctime_ns = ctime_ns(&st);
         *out = f;
         f = NULL;
         rc = 0;
     }
+    close(fd);
     tb_resfile_free(f);
     munmap(m, len);
     return rc;
@@ -856,16 +883,15 @@ int tb_resfile_pick_backend(tb_resfile *f, const char *name, char *err,
         /* id up to the last '/', then '*', then the axes */
         size_t head = (size_t)(slash - c.id) + 1;
         size_t len = strlen(c.id) - nl + 1;
-        char *id = malloc(len + 1);
+        char *id = tb_res_alloc(f, len + 1);
         cJSON *s = NULL;
         if (id) {
             snprintf(id, len + 1, "%.*s*%s", (int)head, c.id,
                      slash + 1 + nl);
-            s = cJSON_CreateString(id);
-            free(id);
+            s = c.json ? cJSON_CreateString(id) : NULL;
         }
-        if (!s || !cJSON_ReplaceItemInObjectCaseSensitive(
-                      (cJSON *)c.json, "id", s)) {
+        if (!id || (c.json && (!s || !cJSON_ReplaceItemInObjectCaseSensitive(
+                                         (cJSON *)c.json, "id", s)))) {
             cJSON_Delete(s);
             f->cases[k++] = c; /* still owned: freed with the file */
             for (int j = i + 1; j < f->n; j++)
@@ -873,7 +899,7 @@ int tb_resfile_pick_backend(tb_resfile *f, const char *name, char *err,
             f->n = k;
             return TB_ENOMEM;
         }
-        c.id = s->valuestring;
+        c.id = s ? s->valuestring : id;
         f->cases[k++] = c;
     }
     f->n = k;
@@ -886,9 +912,77 @@ int tb_resfile_pick_backend(tb_resfile *f, const char *name, char *err,
     return 0;
 }
 
-cJSON *tb_rescase_record(const tb_resfile *f, const tb_rescase *c)
+/* Case c's record read again from f's file (compact), its id c->id
+ * (tb_resfile_pick_backend renames it), or NULL with the message. */
+static cJSON *record_again(const tb_resfile *f, const tb_rescase *c,
+                           char *err, size_t errlen)
 {
+    struct stat st;
+    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) ||
+        (unsigned long long)st.st_dev != f->src_dev ||
+        (unsigned long long)st.st_ino != f->src_ino ||
+        (long long)st.st_size != f->src_size ||
+        ctime_ns(&st) != f->src_ctime_ns) {
+        if (fd >= 0)
+            close(fd);
+        tb_res_fail(err, errlen, f->path, TB_EIO, "the file changed after "
+                    "it was loaded (or is gone): cases[%d] (%s) cannot be "
+                    "read again", (int)(c - f->cases), c->id);
+        return NULL;
+    }
+    char *t = malloc(c->src_len + 1);
+    size_t got = 0;
+    while (t && got < c->src_len) {
+        ssize_t k = pread(fd, t + got, c->src_len - got,
+                          (off_t)(c->src_off + got));
+        if (k <= 0 && !(k < 0 && errno == EINTR))
+            break;
+        got += k > 0 ? (size_t)k : 0;
+    }
+    close(fd);
+    if (!t || got < c->src_len) {
+        tb_res_fail(err, errlen, f->path, t ? TB_EIO : TB_ENOMEM, "%s",
+                    t ? "read error" : "out of memory");
+        free(t);
+        return NULL;
+    }
+    t[got] = '\0';
+    const char *end = NULL;
+    cJSON *r = cJSON_ParseWithLengthOpts(t, got, &end, 0);
+    bool whole = r && end == t + got && cJSON_IsObject(r);
+    free(t);
+    if (whole)
+        clean_tree(r);
+    const char *id = whole ? tb_res_record_id(r) : NULL;
+    if (id && strcmp(id, c->id)) {
+        cJSON *s = cJSON_CreateString(c->id);
+        if (!s || !cJSON_ReplaceItemInObjectCaseSensitive(r, "id", s)) {
+            cJSON_Delete(s);
+            id = NULL;
+        }
+    }
+    if (!id) {
+        cJSON_Delete(r);
+        if (whole)
+            tb_res_fail(err, errlen, f->path, TB_ENOMEM, "out of memory");
+        else
+            tb_res_fail(err, errlen, f->path, TB_EIO, "cases[%d] (%s) read "
+                        "again is not the record loaded", (int)(c - f->cases),
+                        c->id);
+        return NULL;
+    }
+    return r;
+}
+
+cJSON *tb_rescase_record(const tb_resfile *f, const tb_rescase *c,
+                         char *err, size_t errlen)
+{
+    if (f->compact)
+        return record_again(f, c, err, errlen);
     cJSON *r = cJSON_Duplicate(c->json, 1);
+    if (!r)
+        tb_res_fail(err, errlen, f->path, TB_ENOMEM, "out of memory");
     if (!r || !f->pruned || !c->samples_ns)
         return r;
     cJSON *st = cJSON_GetObjectItemCaseSensitive(r, TB_RES_KEY(stats));
@@ -900,6 +994,7 @@ cJSON *tb_rescase_record(const tb_resfile *f, const tb_rescase *c)
         if (!v || !cJSON_AddItemToArray(sa, v)) {
             cJSON_Delete(v);
             cJSON_Delete(r);
+            tb_res_fail(err, errlen, f->path, TB_ENOMEM, "out of memory");
             return NULL;
         }
     }
@@ -911,8 +1006,27 @@ const char *tb_res_record_id(const cJSON *rec)
     return tb_res_str(rec, TB_RES_KEY(id));
 }
 
-cJSON *tb_res_doc_cases(cJSON *doc)
+int tb_res_put_nested(const cJSON *r, int depth,
+                      int (*put)(void *ctx, const void *p, size_t n),
+                      void *ctx)
 {
-    cJSON *a = cJSON_GetObjectItemCaseSensitive(doc, TB_RES_KEY(cases));
-    return cJSON_IsArray(a) ? a : NULL;
+    static const char tabs[] = "\n\t\t\t\t\t\t\t\t";
+    if (depth < 0 || depth > (int)sizeof tabs - 2)
+        return TB_EINVAL;
+    char *t = cJSON_Print(r);
+    if (!t)
+        return TB_ENOMEM;
+    int rc = 0;
+    for (const char *p = t, *nl; *p && !rc; p = nl + 1) {
+        nl = strchr(p, '\n');
+        if (!nl) {
+            rc = put(ctx, p, strlen(p));
+            break;
+        }
+        rc = put(ctx, p, (size_t)(nl - p));
+        if (!rc)
+            rc = put(ctx, tabs, 1 + (size_t)depth);
+    }
+    free(t);
+    return rc;
 }

@@ -7,8 +7,10 @@
  * from base/result_schema.h): it checks the document once and returns
  * typed records, a tb_rescase per case and the run's env, peaks, config,
  * summary and shard in tb_resfile, so that no renderer reads a key and
- * no statistics code meets a missing or mistyped value.  The strings
- * point into the kept document; arrays live in the file's arena.  Every
+ * no statistics code meets a missing or mistyped value.  A record's
+ * strings and arrays live in the file's arena (or, for a file loaded
+ * from memory, point into its kept tree); the run's into the kept
+ * head of the document.  Every
  * problem is reported as one line "FILE: what" (the file as the user
  * named it, then where in it and what is wrong). */
 #ifndef TB_REPORT_RESULTSIO_H
@@ -114,7 +116,11 @@ typedef struct tb_res_fields {
  * with it). */
 typedef struct tb_rescase {
     const cJSON *json; /* the record, without its samples_ns values when
-                          the file is pruned (tb_rescase_record) */
+                          the file is pruned; NULL when the file keeps
+                          typed records alone (compact): then src_off
+                          and src_len place its text in the file.  Read
+                          it through tb_rescase_record. */
+    size_t src_off, src_len;
     const char *id;
     const char *op, *dtype, *backend; /* non-empty */
     const char *category; /* NULL when absent */
@@ -279,6 +285,7 @@ typedef struct tb_res_config {
 #define TB_RES_MAX_BYTES ((size_t)1 << 30)
 
 typedef struct tb_res_arena tb_res_arena;
+typedef struct tb_res_shared tb_res_shared;
 
 typedef struct tb_resfile {
     char *path;   /* the file actually read (DIR/results.json for a DIR) */
@@ -308,9 +315,18 @@ typedef struct tb_resfile {
     tb_rescase *cases; /* in file order */
     int *by_id;        /* indices of cases sorted by id (for lookups) */
     tb_res_arena *arena; /* the typed fields' strings and arrays */
+    tb_res_shared *shared; /* the arena's strings kept once (loading) */
     /* loaded record by record: each ok record's stats.samples_ns is
      * empty in its json (the values are in samples_ns) */
     bool pruned;
+    /* loaded record by record from a regular file and its records'
+     * trees freed, every typed string copied (a tiny record's tree took
+     * about 11 KB): a record read again opens path anew (no descriptor
+     * is held: merge may read thousands of shards), which must still be
+     * this file (device, inode), of this size and change time */
+    bool compact;
+    unsigned long long src_dev, src_ino;
+    long long src_size, src_ctime_ns;
 } tb_resfile;
 
 /* Summary member `name` of f ("cases", a status name), NAN when it has
@@ -377,16 +393,26 @@ int tb_resfile_from_doc(const char *path, const cJSON *doc,
 
 void tb_resfile_free(tb_resfile *f); /* accepts NULL */
 
-/* A copy of case c's record as the file has it (c->json with its
- * samples, which a loaded file keeps as doubles only), or NULL when out
- * of memory.  The caller deletes it. */
-cJSON *tb_rescase_record(const tb_resfile *f, const tb_rescase *c);
+/* A copy of case c's record as the file has it, with its samples
+ * (c->json with them put back, or the record's text read again from the
+ * file and parsed when f is compact; its id c->id), or NULL with one
+ * line "PATH: what" in err (out of memory, a read error, or the file
+ * changed since it was loaded).  The caller deletes it. */
+cJSON *tb_rescase_record(const tb_resfile *f, const tb_rescase *c,
+                         char *err, size_t errlen);
 
-/* The id of record rec (a string member "id"), or NULL; the "cases"
- * array of document doc, or NULL (for merge's printer, which walks the
- * document it made). */
+/* cJSON_Print's text of record r as it stands depth levels deep in a
+ * document (depth 0 to 8), handed to put(ctx, bytes, len) in pieces:
+ * its own print re-indented by depth tabs after every newline (an
+ * escaped string holds none), so that a document of many records is
+ * written one record at a time (merge: depth 2; show --json's array:
+ * 1).  0, TB_ENOMEM, TB_EINVAL (depth) or put's non-zero return. */
+int tb_res_put_nested(const cJSON *r, int depth,
+                      int (*put)(void *ctx, const void *p, size_t n),
+                      void *ctx);
+
+/* The id of record rec (a string member "id"), or NULL. */
 const char *tb_res_record_id(const cJSON *rec);
-cJSON *tb_res_doc_cases(cJSON *doc);
 
 /* The case with this id, or NULL.  O(log n). */
 const tb_rescase *tb_resfile_find(const tb_resfile *f, const char *id);

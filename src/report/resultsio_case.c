@@ -884,3 +884,46 @@ const tb_rescase *tb_resfile_one_thread(const tb_resfile *f,
             return &f->cases[i];
     return NULL;
 }
+
+bool tb_res_detach_case(tb_resfile *f, tb_rescase *c)
+{
+    /* the id is the one string no other record has */
+    char *id = tb_res_strndup(f, c->id, strlen(c->id));
+    if (!id)
+        return false;
+    c->id = id;
+    const char **one[] = {&c->op,           &c->dtype,
+                          &c->backend,      &c->category,
+                          &c->status,       &c->message,
+                          &c->impl,         &c->host,
+                          &c->layout,       &c->cupti_reason,
+                          &c->instr_source, &c->instr_isa,
+                          &c->breakdown_reason};
+    bool ok = true;
+    for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
+        ok = ok && tb_res_share(f, one[i]);
+    /* the arrays below are the file's own (tb_res_alloc) */
+    tb_res_param *p = (tb_res_param *)c->params;
+    for (int i = 0; ok && i < c->n_params; i++)
+        ok = tb_res_share(f, &p[i].name) && tb_res_share(f, &p[i].text);
+    tb_res_axis *a = (tb_res_axis *)c->axes;
+    for (int i = 0; ok && i < c->n_axes; i++)
+        ok = tb_res_share(f, &a[i].name) && tb_res_share(f, &a[i].value);
+    tb_res_kernel *k = (tb_res_kernel *)c->cupti.kernels;
+    for (int i = 0; ok && i < c->cupti.n_kernels; i++)
+        ok = tb_res_share(f, &k[i].name);
+    tb_res_part *q = (tb_res_part *)c->breakdown.parts;
+    for (int i = 0; ok && i < c->breakdown.n_parts; i++)
+        ok = tb_res_share(f, &q[i].op) && tb_res_share(f, &q[i].kernel) &&
+             tb_res_share(f, &q[i].phase);
+    const char **t = (const char **)c->throttle_reasons;
+    for (int i = 0; ok && i < c->n_throttle_reasons; i++)
+        ok = tb_res_share(f, &t[i]);
+    unsigned char *base = (unsigned char *)&c->f;
+    for (size_t i = 0; ok && i < sizeof fields / sizeof fields[0]; i++)
+        if (fields[i].type == T_str)
+            ok = tb_res_share(f, (const char **)(void *)(base +
+                                                        fields[i].off));
+    c->json = NULL;
+    return ok;
+}

@@ -21,8 +21,20 @@ void *tb_res_alloc(tb_resfile *f, size_t n);
  * out of memory. */
 char *tb_res_strndup(tb_resfile *f, const char *s, size_t n);
 
-/* Free f's arena (tb_resfile_free). */
+/* Free f's arena and its table of shared strings (tb_resfile_free). */
 void tb_res_arena_free(tb_resfile *f);
+
+/* One copy of string s (or NULL) in f's arena, shared by every caller
+ * that keeps the same text: a result file says "ok", "f32", "cpu" and
+ * "scalar" in every record.  *s replaced by the copy; false when out of
+ * memory. */
+bool tb_res_share(tb_resfile *f, const char **s);
+
+/* Every string of c that points into its record's tree copied into f's
+ * arena (shared where the text repeats: tb_res_share), so that the tree
+ * can go: the file then keeps the typed record alone (resultsio.c,
+ * load_split).  c->json becomes NULL.  false when out of memory. */
+bool tb_res_detach_case(tb_resfile *f, tb_rescase *c);
 
 /* Member k of o: a string or NULL; a finite number or NAN; an object
  * or NULL. */

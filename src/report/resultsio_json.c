@@ -8,6 +8,7 @@
 #include <stdalign.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,13 @@ char *tb_res_strndup(tb_resfile *f, const char *s, size_t n)
     return p;
 }
 
+/* The shared strings: open addressing over their FNV-1a hashes, at
+ * most half full. */
+struct tb_res_shared {
+    size_t cap, n;
+    const char **slot;
+};
+
 void tb_res_arena_free(tb_resfile *f)
 {
     for (tb_res_arena *a = f->arena, *next; a; a = next) {
@@ -104,6 +112,64 @@ void tb_res_arena_free(tb_resfile *f)
         free(a);
     }
     f->arena = NULL;
+    if (f->shared)
+        free(f->shared->slot);
+    free(f->shared);
+    f->shared = NULL;
+}
+
+static size_t str_hash(const char *s)
+{
+    uint64_t h = 14695981039346656037u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return (size_t)h;
+}
+
+/* The table twice as large, every string placed again.  false when out
+ * of memory (the table is unchanged). */
+static bool shared_grow(tb_res_shared *t)
+{
+    size_t cap = t->cap ? t->cap * 2 : 256;
+    const char **slot = calloc(cap, sizeof *slot);
+    if (!slot)
+        return false;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->slot[i])
+            continue;
+        size_t k = str_hash(t->slot[i]) & (cap - 1);
+        while (slot[k])
+            k = (k + 1) & (cap - 1);
+        slot[k] = t->slot[i];
+    }
+    free(t->slot);
+    t->slot = slot;
+    t->cap = cap;
+    return true;
+}
+
+bool tb_res_share(tb_resfile *f, const char **s)
+{
+    if (!*s)
+        return true;
+    if (!f->shared && !(f->shared = calloc(1, sizeof *f->shared)))
+        return false;
+    tb_res_shared *t = f->shared;
+    if (2 * (t->n + 1) > t->cap && !shared_grow(t))
+        return false;
+    size_t k = str_hash(*s) & (t->cap - 1);
+    for (; t->slot[k]; k = (k + 1) & (t->cap - 1))
+        if (!strcmp(t->slot[k], *s)) {
+            *s = t->slot[k];
+            return true;
+        }
+    char *copy = tb_res_strndup(f, *s, strlen(*s));
+    if (!copy)
+        return false;
+    t->slot[k] = copy;
+    t->n++;
+    *s = copy;
+    return true;
 }
 
 /* ---- members --------------------------------------------------------------- */
