@@ -22,6 +22,7 @@ extern "C" {
 }
 
 #include "geometry.h"
+#include "half.cuh"
 
 static_assert(TB_GEOM_MAX_DIMS == TB_MAX_DIMS, "geometry.h dims");
 
@@ -47,6 +48,7 @@ struct cu_ctx {
     void *l2_flush;         /* the buffer sample_prep overwrites */
     int64_t l2_flush_bytes;
     int l2_flush_gen;       /* the byte it writes next */
+    bool tf32; /* axis tf32=on: f32 GEMMs on TF32 tensor cores (blas.cu) */
 };
 
 /* A cudart error as a TB_E* code: allocation failures are TB_ENOMEM,
@@ -155,9 +157,19 @@ static inline int64_t cu_numel(const tb_tensor *t)
     return n;
 }
 
+/* Bytes per element: 8, 4, and 2 for the 16-bit storage formats. */
 static inline size_t cu_dtype_size(tb_dtype dt)
 {
-    return dt == TB_F64 ? sizeof(double) : sizeof(float);
+    switch (dt) {
+    case TB_F64:
+        return sizeof(double);
+    case TB_BF16:
+        return sizeof(cu_bf16);
+    case TB_F16:
+        return sizeof(cu_f16);
+    default:
+        return sizeof(float);
+    }
 }
 
 static inline bool cu_contiguous(const tb_tensor *t)
