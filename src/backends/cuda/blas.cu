@@ -146,22 +146,17 @@ static cublasStatus_t gemm_rm_ex(cublasHandle_t h, cudaDataType_t t,
         (int)batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
 }
 
+/* cu_bf16 and cu_f16 (float and double take the overloads around). */
+template <typename H>
 static cublasStatus_t gemm_rm(cublasHandle_t h, int64_t batch, int64_t M,
-                              int64_t N, int64_t K, const cu_bf16 *A,
-                              int64_t sa, const cu_bf16 *B, int64_t sb,
-                              cu_bf16 beta, cu_bf16 *C, int64_t sc)
+                              int64_t N, int64_t K, const H *A, int64_t sa,
+                              const H *B, int64_t sb, H beta, H *C,
+                              int64_t sc)
 {
-    return gemm_rm_ex(h, CUDA_R_16BF, batch, M, N, K, A, sa, B, sb,
-                      (float)beta, C, sc);
-}
-
-static cublasStatus_t gemm_rm(cublasHandle_t h, int64_t batch, int64_t M,
-                              int64_t N, int64_t K, const cu_f16 *A,
-                              int64_t sa, const cu_f16 *B, int64_t sb,
-                              cu_f16 beta, cu_f16 *C, int64_t sc)
-{
-    return gemm_rm_ex(h, CUDA_R_16F, batch, M, N, K, A, sa, B, sb,
-                      (float)beta, C, sc);
+    static_assert(sizeof(H) == 2, "a 16-bit storage type");
+    return gemm_rm_ex(h, cu_dtype_of<H>() == TB_BF16 ? CUDA_R_16BF
+                                                      : CUDA_R_16F,
+                      batch, M, N, K, A, sa, B, sb, (float)beta, C, sc);
 }
 
 static cublasStatus_t gemm_rm(cublasHandle_t h, int64_t batch, int64_t M,

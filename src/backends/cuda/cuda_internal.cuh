@@ -241,6 +241,17 @@ static inline bool cu_same_shape(const tb_tensor *a, const tb_tensor *b)
     return true;
 }
 
+/* The start of a kernel of one input of the output's shape: the
+ * operand checks (TB_EINVAL), then the shapes (TB_ESHAPE); 0 if it may
+ * run. */
+static inline int cu_unary_begin(const cu_ctx *c, const tb_tensor *in,
+                                 const tb_tensor *out, tb_dtype dt)
+{
+    if (!cu_args_ok(c, in, 1, out, dt))
+        return TB_EINVAL;
+    return cu_same_shape(&in[0], &out[0]) ? 0 : TB_ESHAPE;
+}
+
 /* Parameter idx as set in p.  The harness fills every non-optional
  * parameter with its schema default before a kernel runs
  * (tb_params_defaults), so an unset one is a caller error. */
@@ -256,6 +267,34 @@ static inline bool cu_param_has(const tb_params *p, int idx)
 {
     return p && idx >= 0 && idx < TB_MAX_PARAMS && (p->set >> idx & 1u);
 }
+
+/* One row of a kernel table: op, a kernel per dtype (NULL: none) and
+ * their implementation names. */
+struct cu_ext_entry {
+    tb_op_id id;
+    tb_kernel_fn fn[TB_DTYPE_COUNT];
+    const char *name[TB_DTYPE_COUNT];
+};
+
+/* The names of op's four kernels: "op_f32_<how>" ... "op_f16_<how>". */
+#define CU_NAMES4(op, how)                                                \
+    {#op "_f32_" how, #op "_f64_" how, #op "_bf16_" how, #op "_f16_" how}
+
+/* Row id of table t[0..n): its kernel in dtype dt and its name. */
+static inline tb_kernel_fn cu_ext_find(const cu_ext_entry *t, size_t n,
+                                       tb_op_id id, tb_dtype dt,
+                                       const char **impl)
+{
+    for (size_t i = 0; i < n; i++)
+        if (t[i].id == id) {
+            if (impl)
+                *impl = t[i].name[dt];
+            return t[i].fn[dt];
+        }
+    return NULL;
+}
+#define CU_EXT_FIND(t, id, dt, impl)                                      \
+    cu_ext_find((t), sizeof(t) / sizeof((t)[0]), (id), (dt), (impl))
 
 /* Kernel tables of the other translation units: the kernel for op id in
  * dtype dt (and its implementation name), or NULL. */

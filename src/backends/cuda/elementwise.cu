@@ -251,11 +251,9 @@ static int run_unary(void *ctx, const tb_tensor *in, tb_tensor *out,
                      const tb_params *p)
 {
     cu_ctx *c = (cu_ctx *)ctx;
-    const tb_dtype dt = cu_dtype_of<T>();
-    if (!cu_args_ok(c, in, 1, out, dt))
-        return TB_EINVAL;
-    if (!cu_same_shape(&in[0], &out[0]))
-        return TB_ESHAPE;
+    int rc = cu_unary_begin(c, in, out, cu_dtype_of<T>());
+    if (rc)
+        return rc;
     typedef cu_acc<T> C;
     typedef F<C> Fn;
     Fn f;
@@ -296,26 +294,18 @@ static int kf_unary(void *ctx, const tb_tensor *in, tb_tensor *out,
     return run_unary<T, F>(ctx, in, out, p);
 }
 
-struct cu_kentry {
-    tb_op_id id;
-    tb_kernel_fn fn[TB_DTYPE_COUNT];
-    const char *name[TB_DTYPE_COUNT];
-};
-
-#define CU_NAMES4(op)                                                     \
-    {#op "_f32_cuda", #op "_f64_cuda", #op "_bf16_cuda", #op "_f16_cuda"}
 #define BIN(op)                                                           \
     {TB_OP_##op,                                                          \
      {kf_binary<float, B_##op>, kf_binary<double, B_##op>,                \
       kf_binary<cu_bf16, B_##op>, kf_binary<cu_f16, B_##op>},             \
-     CU_NAMES4(op)},
+     CU_NAMES4(op, "cuda")},
 #define UN(op)                                                            \
     {TB_OP_##op,                                                          \
      {kf_unary<float, U_##op>, kf_unary<double, U_##op>,                  \
       kf_unary<cu_bf16, U_##op>, kf_unary<cu_f16, U_##op>},               \
-     CU_NAMES4(op)},
+     CU_NAMES4(op, "cuda")},
 
-static const cu_kentry cu_elementwise[] = {
+static const cu_ext_entry cu_elementwise[] = {
     BIN(add) BIN(sub) BIN(mul) BIN(div) BIN(pow) BIN(maximum) BIN(minimum)
     UN(neg) UN(abs) UN(exp) UN(log) UN(sqrt) UN(rsqrt) UN(relu)
     UN(leaky_relu) UN(sigmoid) UN(tanh) UN(gelu) UN(gelu_tanh) UN(silu)
@@ -324,16 +314,9 @@ static const cu_kentry cu_elementwise[] = {
 };
 #undef BIN
 #undef UN
-#undef CU_NAMES4
 
 tb_kernel_fn cu_elementwise_kernel(tb_op_id id, tb_dtype dt,
                                    const char **impl)
 {
-    for (const cu_kentry &e : cu_elementwise)
-        if (e.id == id) {
-            if (impl)
-                *impl = e.name[dt];
-            return e.fn[dt];
-        }
-    return NULL;
+    return CU_EXT_FIND(cu_elementwise, id, dt, impl);
 }

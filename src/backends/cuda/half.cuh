@@ -62,23 +62,15 @@ static_assert(sizeof(cu_f16) == sizeof(__half) &&
 
 /* Per storage type: its dtype, and the type it computes in (f32 for
  * f32, bf16 and f16; f64 for f64: tb_dtype_compute). */
+template <tb_dtype D, typename A> struct cu_num_is {
+    typedef A acc;
+    static constexpr tb_dtype dt = D;
+};
 template <typename T> struct cu_num;
-template <> struct cu_num<float> {
-    typedef float acc;
-    static constexpr tb_dtype dt = TB_F32;
-};
-template <> struct cu_num<double> {
-    typedef double acc;
-    static constexpr tb_dtype dt = TB_F64;
-};
-template <> struct cu_num<cu_bf16> {
-    typedef float acc;
-    static constexpr tb_dtype dt = TB_BF16;
-};
-template <> struct cu_num<cu_f16> {
-    typedef float acc;
-    static constexpr tb_dtype dt = TB_F16;
-};
+template <> struct cu_num<float> : cu_num_is<TB_F32, float> {};
+template <> struct cu_num<double> : cu_num_is<TB_F64, double> {};
+template <> struct cu_num<cu_bf16> : cu_num_is<TB_BF16, float> {};
+template <> struct cu_num<cu_f16> : cu_num_is<TB_F16, float> {};
 
 template <typename T> using cu_acc = typename cu_num<T>::acc;
 

@@ -83,34 +83,13 @@ static inline int cu_param_int(const tb_params *p, int idx, int64_t lo,
     return 0;
 }
 
-/* One row of a kernel table: op, f32 and f64 kernels and their names. */
-struct cu_ext_entry {
-    tb_op_id id;
-    tb_kernel_fn fn[TB_DTYPE_COUNT];
-    const char *name[TB_DTYPE_COUNT];
-};
-
-static inline tb_kernel_fn cu_ext_find(const cu_ext_entry *t, size_t n,
-                                       tb_op_id id, tb_dtype dt,
-                                       const char **impl)
-{
-    for (size_t i = 0; i < n; i++)
-        if (t[i].id == id) {
-            if (impl)
-                *impl = t[i].name[dt];
-            return t[i].fn[dt];
-        }
-    return NULL;
-}
-
+/* Table rows (cu_ext_entry, cu_ext_find: cuda_internal.cuh) of f32 and
+ * f64 kernels. */
 #define CU_EXT_ROW(op, f32fn, f64fn)                                      \
     {TB_OP_##op, {f32fn, f64fn}, {#op "_f32_cuda", #op "_f64_cuda"}},
 /* A row with bf16 and f16 kernels too (half.cuh's cu_bf16, cu_f16). */
 #define CU_EXT_ROW4(op, f32fn, f64fn, bf16fn, f16fn)                      \
-    {TB_OP_##op,                                                          \
-     {f32fn, f64fn, bf16fn, f16fn},                                       \
-     {#op "_f32_cuda", #op "_f64_cuda", #op "_bf16_cuda",                 \
-      #op "_f16_cuda"}},
+    {TB_OP_##op, {f32fn, f64fn, bf16fn, f16fn}, CU_NAMES4(op, "cuda")},
 /* The same for a kernel template kf of one storage type parameter. */
 #define CU_EXT_ROW_T(op, kf)                                              \
     CU_EXT_ROW4(op, kf<float>, kf<double>, kf<cu_bf16>, kf<cu_f16>)

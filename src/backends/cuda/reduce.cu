@@ -287,12 +287,9 @@ static int run_softmax(void *ctx, const tb_tensor *in, tb_tensor *out,
                        const tb_params *p)
 {
     cu_ctx *c = (cu_ctx *)ctx;
-    const tb_dtype dt = cu_dtype_of<T>();
-    if (!cu_args_ok(c, in, 1, out, dt))
-        return TB_EINVAL;
-    if (!cu_same_shape(&in[0], &out[0]))
-        return TB_ESHAPE;
-    int ax, rc;
+    int ax, rc = cu_unary_begin(c, in, out, cu_dtype_of<T>());
+    if (rc)
+        return rc;
     if (in[0].ndim < 1)
         return TB_ESHAPE;
     if ((rc = cu_axis(p, in[0].ndim, false, &ax)))
@@ -343,29 +340,16 @@ static int kf_log_softmax(void *ctx, const tb_tensor *in, tb_tensor *out,
     return run_softmax<T, true>(ctx, in, out, p);
 }
 
-struct cu_rentry {
-    tb_op_id id;
-    tb_kernel_fn fn[TB_DTYPE_COUNT];
-    const char *name[TB_DTYPE_COUNT];
-};
-
 #define RED(op)                                                           \
     {TB_OP_##op,                                                          \
      {kf_##op<float>, kf_##op<double>, kf_##op<cu_bf16>, kf_##op<cu_f16>}, \
-     {#op "_f32_cuda", #op "_f64_cuda", #op "_bf16_cuda",                 \
-      #op "_f16_cuda"}},
-static const cu_rentry cu_reductions[] = {
+     CU_NAMES4(op, "cuda")},
+static const cu_ext_entry cu_reductions[] = {
     RED(sum) RED(mean) RED(softmax) RED(log_softmax)
 };
 #undef RED
 
 tb_kernel_fn cu_reduce_kernel(tb_op_id id, tb_dtype dt, const char **impl)
 {
-    for (const cu_rentry &e : cu_reductions)
-        if (e.id == id) {
-            if (impl)
-                *impl = e.name[dt];
-            return e.fn[dt];
-        }
-    return NULL;
+    return CU_EXT_FIND(cu_reductions, id, dt, impl);
 }
