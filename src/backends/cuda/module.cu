@@ -345,6 +345,13 @@ static int cu_create(const tb_backend *self, const char *const *values,
                      values[1]);
         return TB_EPARAM;
     }
+    const char *tf = values ? values[3] : NULL;
+    if (tf && strcmp(tf, "off") && strcmp(tf, "on")) {
+        if (err && len)
+            snprintf(err, len, "cuda: tf32=\"%s\": expected off or on", tf);
+        return TB_EPARAM;
+    }
+    const bool tf32 = tf && !strcmp(tf, "on");
     cudaError_t e;
     if ((e = cudaSetDevice(dev)) != cudaSuccess)
         return cu_fail(err, len, "cudaSetDevice", e);
@@ -414,14 +421,7 @@ static int cu_create(const tb_backend *self, const char *const *values,
         cu_destroy(c);
         return l2rc;
     }
-    const char *tf = values ? values[3] : NULL;
-    if (tf && strcmp(tf, "off") && strcmp(tf, "on")) {
-        if (err && len)
-            snprintf(err, len, "cuda: tf32=\"%s\": expected off or on", tf);
-        cu_destroy(c);
-        return TB_EPARAM;
-    }
-    c->tf32 = tf && !strcmp(tf, "on");
+    c->tf32 = tf32;
     *ctx = c;
     return 0;
 }
