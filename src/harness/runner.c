@@ -841,8 +841,8 @@ static const char *half_reason(const tb_backend *b)
     if (strcmp(b->name, "cuda") == 0)
         return "cuda: the module has no bf16/f16 kernel for this op yet "
                "(it has them for element-wise ops, activations, sum, mean, "
-               "softmaxes, norms, creation ops, copies, matmul, linear and "
-               "conv2d); the cpu backend runs it";
+               "softmaxes, norms, creation ops, copies, pooling, matmul, "
+               "linear and conv2d); the cpu backend runs it";
     if (b->data) /* a plugin: 1.0 ones are never asked (plugin.c) */
         return tb_plugin_half_reason(b);
     return NULL;

@@ -47,8 +47,8 @@
  * storage, f32 arithmetic, each result rounded once as the cpu backend's
  * half rows) for the element-wise ops and activations, sum, mean,
  * softmax, log_softmax, layer_norm, rms_norm and their gradients, the
- * creation ops, the copies, and matmul, linear and conv2d (cuBLAS tensor
- * cores); any other 16-bit case is unsupported.  Axis tf32 (on/off)
+ * creation ops, the copies, max/avg pooling, and matmul, linear and
+ * conv2d (cuBLAS tensor cores); any other 16-bit case is unsupported.  Axis tf32 (on/off)
  * puts the instance's f32 GEMMs on TF32 tensor cores (blas.cu). */
 #include <cerrno>
 #include <climits>
