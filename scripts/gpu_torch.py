@@ -10,7 +10,8 @@ cuda backend (scripts/gpu_check.sh).
         --per-op N only the first N cases of each op and dtype.
         gpu_check.sh runs them and writes .npy files
     gpu_torch.py compare EXECDIR...
-        each exec folder's inputs through PyTorch in float64 (on CUDA when
+        each exec folder's inputs through PyTorch in float64 (a bf16/f16
+        case's in torch.bfloat16/float16; on CUDA when
         available), the cuda output compared with that, within the case's
         own tolerance (exec.json's check atol/rtol); also tbench's double
         reference against PyTorch's (a reference bug that every backend
@@ -89,8 +90,9 @@ def plan(results, backend="cuda", per_op=0):
 # ---- the oracle ------------------------------------------------------------
 
 def torch_of(op, x, p, torch, F):
-    """op's outputs (a list) from inputs x (float64 tensors) and params
-    p, as PyTorch computes them; None when PyTorch has no equal."""
+    """op's outputs (a list) from inputs x (float64 tensors; a bf16/f16
+    case's in that torch dtype) and params p, as PyTorch computes them;
+    None when PyTorch has no equal."""
     ax = p.get("axis")
     keep = bool(p.get("keepdim", False))
     binary = {"add": torch.add, "sub": torch.sub, "mul": torch.mul,
@@ -404,6 +406,21 @@ def factor_check(np, torch, op, x, outs):
     return [], scale
 
 
+def npy_f64(np, v):
+    """An exec .npy as float64: a bf16 file holds the raw 16-bit patterns
+    in the structured dtype [('bf16', '<u2')] (src/ops/npy.h), the upper
+    half of an f32; f16 is NumPy's float16."""
+    if v.dtype.names == ("bf16",):
+        bits = v["bf16"].astype(np.uint32) << 16
+        return bits.view(np.float32).astype(np.float64)
+    return v.astype(np.float64)
+
+
+# A 16-bit case's PyTorch twin runs in the torch dtype (its GPU kernels:
+# 16-bit storage, f32 arithmetic, one rounding), not in float64.
+TORCH_HALF = {"bf16": "bfloat16", "f16": "float16"}
+
+
 def compare(dirs):
     try:
         import numpy as np
@@ -427,10 +444,11 @@ def compare(dirs):
         op, p = ex["op"], ex.get("params") or {}
         rec = per_op.setdefault(op, [])
         try:
-            xs = [np.load(os.path.join(d, i["file"])) for i in ex["inputs"]]
-            outs = [np.load(os.path.join(d, o["file"]))
+            xs = [npy_f64(np, np.load(os.path.join(d, i["file"])))
+                  for i in ex["inputs"]]
+            outs = [npy_f64(np, np.load(os.path.join(d, o["file"])))
                     for o in ex["outputs"]]
-            refs = [np.load(os.path.join(d, r["file"]))
+            refs = [npy_f64(np, np.load(os.path.join(d, r["file"])))
                     for r in ex["reference"]]
         except (OSError, ValueError) as e:
             rec.append((False, math.inf, f"{ex['id']}: {e}"))
@@ -438,7 +456,8 @@ def compare(dirs):
         ck = ex.get("check") or {}
         atol, rtol = ck.get("atol", 0.0), ck.get("rtol", 0.0)
 
-        x = [torch.from_numpy(v.astype(np.float64)).to(dev) for v in xs]
+        x = [torch.from_numpy(v).to(dev) for v in xs]
+        half = TORCH_HALF.get(ex.get("dtype"))
         if op in NO_TORCH:
             rec.append((None, 0.0, "no PyTorch equal (tbench's own "
                         "stream): checked against the reference only"))
@@ -455,7 +474,12 @@ def compare(dirs):
                     ok, msg = False, f"{what} off by {e:.3g} (tol {tol:.3g})"
             rec.append((ok, worst, f"{ex['id']}: {msg or 'ok'}"))
             continue
-        want = torch_of(op, x, p, torch, F)
+        if half:
+            xh = [v.to(getattr(torch, half)) for v in x]
+            want = torch_of(op, xh, p, torch, F)
+            want = None if want is None else [w.double() for w in want]
+        else:
+            want = torch_of(op, x, p, torch, F)
         if want is None:
             # fills: the output against tbench's reference (exact)
             ok, worst, msg = within(np, outs[0], refs[0], atol, rtol)
@@ -467,9 +491,11 @@ def compare(dirs):
             ok, worst, msg = within(np, outs[k], wn, atol, rtol)
             # the double reference against PyTorch's double result, within
             # a tenth of the case's tolerance (f32 cases round some
-            # parameters to f32 in the reference: 3e-8 relative)
-            rok, rworst, rmsg = within(np, refs[k], wn, atol * 0.1 + 1e-13,
-                                       max(rtol * 0.1, 1e-13))
+            # parameters to f32 in the reference: 3e-8 relative); against
+            # a 16-bit twin's rounded result, within the whole tolerance
+            f = 1.0 if half else 0.1
+            rok, rworst, rmsg = within(np, refs[k], wn, atol * f + 1e-13,
+                                       max(rtol * f, 1e-13))
             if not rok:
                 msgs.append(f"reference vs PyTorch output {k}: {rmsg}")
             ok_all &= ok and rok

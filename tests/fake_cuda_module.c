@@ -1,12 +1,16 @@
 /* A stand-in tbench-cuda.so for tests/test_gpu_fake.py: what the real
- * module offers the harness besides its kernels - the device and l2
- * axes, sample_prep (l2=cold), device_pci, a device timer and the peak
- * slot - on the CPU, so that `tbench list/run/peak/report` can be run
- * end to end on a machine without a GPU (TBENCH_MODULE_DIR points
- * src/backends/module.c at it).  Its one kernel is add in f32 on host
- * memory; its "device" charges FAKE_WARM_NS per call, FAKE_COLD_NS to the
- * first call after a sample_prep.  Self-contained: the executable
- * exports nothing to modules. */
+ * module offers the harness besides its kernels - the device, l2 and
+ * tf32 axes, sample_prep (l2=cold), device_pci, a device timer and the
+ * peak slot - on the CPU, so that `tbench list/run/peak/report` can be
+ * run end to end on a machine without a GPU (TBENCH_MODULE_DIR points
+ * src/backends/module.c at it).  Its kernels are add and matmul (2-D) in
+ * f32 on host memory; with tf32=on matmul rounds its inputs to TF32 as
+ * a tensor core does and names an impl ending in "_tf32" (or, with
+ * FAKE_TF32_IMPL=plain, the f32 one: a tf32 result the runner must then
+ * fail at f32's tolerance); its "device" charges FAKE_WARM_NS per call,
+ * FAKE_COLD_NS to the first call after a sample_prep.  Self-contained:
+ * the executable exports nothing to modules. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +23,7 @@
 #define FAKE_COLD_NS 5000.0
 
 typedef struct {
+    int tf32; /* axis tf32=on */
     int cold_axis;
     int cold; /* the next call finds a cold cache */
     double dev_ns, mark;
@@ -37,9 +42,9 @@ static int fk_probe(const tb_backend *self, char *r, size_t n)
 static int fk_axes(const tb_backend *self, tb_axis *out, int max)
 {
     (void)self;
-    if (max < 2)
+    if (max < 3)
         return 0;
-    memset(out, 0, 2 * sizeof *out);
+    memset(out, 0, 3 * sizeof *out);
     out[0].name = "device";
     out[0].n_values = 1;
     out[0].values[0] = "0";
@@ -49,7 +54,12 @@ static int fk_axes(const tb_backend *self, tb_axis *out, int max)
     out[1].values[0] = "warm";
     out[1].values[1] = "cold";
     out[1].doc = "fake L2 state";
-    return 2;
+    out[2].name = "tf32";
+    out[2].n_values = 2;
+    out[2].values[0] = "off";
+    out[2].values[1] = "on";
+    out[2].doc = "fake TF32 matmul";
+    return 3;
 }
 
 static int fk_create(const tb_backend *self, const char *const *v,
@@ -62,6 +72,7 @@ static int fk_create(const tb_backend *self, const char *const *v,
         return TB_ENOMEM;
     }
     c->cold_axis = v && v[1] && !strcmp(v[1], "cold");
+    c->tf32 = v && v[2] && !strcmp(v[2], "on");
     *ctx = c;
     return 0;
 }
@@ -126,14 +137,62 @@ static int fk_add(void *ctx, const tb_tensor *in, tb_tensor *out,
     return 0;
 }
 
+/* f as TF32 holds it: 10 stored significand bits, nearest even. */
+static float fk_tf32(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    if ((x & 0x7f800000u) == 0x7f800000u) /* infinity, NaN */
+        return f;
+    x += 0xfffu + ((x >> 13) & 1u);
+    x &= ~0x1fffu;
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+/* [M, K] @ [K, N], f32 sums; tf32=on: the inputs rounded first. */
+static int fk_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
+                     const tb_params *p)
+{
+    (void)p;
+    fk_ctx *c = ctx;
+    const float *a = in[0].data, *b = in[1].data;
+    float *o = out[0].data;
+    if (in[0].ndim != 2 || in[1].ndim != 2 ||
+        in[1].shape[0] != in[0].shape[1])
+        return TB_ESHAPE;
+    int64_t M = in[0].shape[0], K = in[0].shape[1], N = in[1].shape[1];
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            float s = 0;
+            for (int64_t k = 0; k < K; k++) {
+                float x = a[i * K + k], y = b[k * N + j];
+                s += c->tf32 ? fk_tf32(x) * fk_tf32(y) : x * y;
+            }
+            o[i * N + j] = s;
+        }
+    c->dev_ns += FAKE_WARM_NS;
+    return 0;
+}
+
 static tb_kernel fk_kernel(void *ctx, const tb_op *op, tb_dtype dt,
                            const tb_params *p, const char **impl)
 {
     (void)p;
-    if (op->id != TB_OP_add || dt != TB_F32)
+    const fk_ctx *c = ctx;
+    if (dt != TB_F32)
         return (tb_kernel){NULL, NULL};
-    *impl = "add_f32_fakecuda";
-    return (tb_kernel){fk_add, ctx};
+    if (op->id == TB_OP_add) {
+        *impl = "add_f32_fakecuda";
+        return (tb_kernel){fk_add, ctx};
+    }
+    if (op->id != TB_OP_matmul)
+        return (tb_kernel){NULL, NULL};
+    const char *plain = getenv("FAKE_TF32_IMPL");
+    *impl = c && c->tf32 && !(plain && !strcmp(plain, "plain"))
+                ? "matmul_f32_fakecuda_tf32"
+                : "matmul_f32_fakecuda";
+    return (tb_kernel){fk_matmul, ctx};
 }
 
 static int fk_timer_start(void *ctx)

@@ -8,7 +8,10 @@
  * reduction plans cut the axis into chunks that cover it exactly once,
  * and the two passes the kernels run (simulated on the CPU with exact
  * integer-valued sums) give the brute-force sums for sizes 0, 1, 7, 513
- * and 4097 along every axis, at device sizes from 1 thread to an H100. */
+ * and 4097 along every axis, at device sizes from 1 thread to an H100.
+ * The module's bf16/f16 conversions (half_bits.h) give the cpu
+ * backend's bits (ops/half.h) on every 16-bit pattern and every f32
+ * rounding boundary (cuda_half_check.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +23,7 @@
 #include <cmocka.h>
 
 #include "backends/cuda/geometry.h"
+#include "cuda_half_check.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -398,6 +402,23 @@ static void test_reduce_split_policy(void **state)
     assert_int_equal(p.chunks, 1);
 }
 
+/* ---- bf16 / f16 conversions (half_bits.h vs ops/half.h) ---------------- */
+
+static void test_half_bits(void **state)
+{
+    (void)state;
+    long tried = 0;
+    long bad = tb_half_check_all(&tried);
+    print_message("# %ld conversions compared, %ld differ\n", tried, bad);
+    assert_true(tried > 4000000);
+    assert_int_equal(bad, 0);
+    /* the check sees a wrong rounding: truncation differs above half */
+    assert_int_not_equal(tb_cu_f32_to_bf16(tb_cu_bits_f32(0x3f80c000u)),
+                         0x3f80);
+    assert_int_equal(tb_cu_f32_to_f16(tb_cu_bits_f32(0x33000000u)), 0);
+    assert_int_equal(tb_cu_f32_to_f16(tb_cu_bits_f32(0x33000001u)), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_reduce_view),
         cmocka_unit_test(test_reduce_plans),
         cmocka_unit_test(test_reduce_split_policy),
+        cmocka_unit_test(test_half_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,8 @@ Usage: test_cuda_module.py TBENCH MODULE "ARCHS" CUDA_SRC_DIR
   `tbench run` (backends cpu and cuda) exit 0 and report cuda
   unavailable with the cudart reason; results record the archs.
 - The module's create slot (through ctypes) refuses bad `device` and
-  `pool` axis values with a one-line message before touching CUDA.
+  `pool` and `tf32` axis values with a one-line message before touching
+  CUDA.
 """
 import ctypes
 import glob
@@ -198,10 +199,11 @@ def t_run():
 TB_EPARAM, TB_EUNAVAILABLE = -995, -993
 
 
-@case("create: axis values device and pool checked before CUDA is touched")
+@case("create: axis values device, pool and tf32 checked before CUDA is "
+      "touched")
 def t_create_axes():
     """The module's create slot called in this process through ctypes: a
-    bad `pool` or `device` value is refused with a one-line message
+    bad `pool`, `device` or `tf32` value is refused with a one-line message
     before any cudart call; good values reach cudaSetDevice, which fails
     here without a driver (TB_EUNAVAILABLE and cudart's reason)."""
     if not NO_DRIVER:
@@ -218,9 +220,10 @@ def t_create_axes():
                               ctypes.POINTER(ctypes.c_void_p),
                               ctypes.c_char_p, ctypes.c_size_t)(slots[5])
 
-    def call(*vals):
-        vals = vals + ("warm",)  # axis 2, l2 (read only after the device)
-        arr = (ctypes.c_char_p * 3)(*[v.encode() for v in vals])
+    def call(dev, pool, tf32="off"):
+        # axis 2, l2, is read only after the device
+        vals = (dev, pool, "warm", tf32)
+        arr = (ctypes.c_char_p * 4)(*[v.encode() for v in vals])
         ctx = ctypes.c_void_p(1)
         err = ctypes.create_string_buffer(256)
         rc = create(be, arr, ctypes.byref(ctx), err, 256)
@@ -230,11 +233,15 @@ def t_create_axes():
         rc, msg, ctx = call("0", bad)
         expect(rc == TB_EPARAM and ctx is None, f"pool={bad!r}: {rc} {ctx}")
         expect(msg == f'cuda: pool="{bad}": expected false or true', msg)
+    for bad in ("true", "tf32", ""):
+        rc, msg, ctx = call("0", "false", bad)
+        expect(rc == TB_EPARAM and ctx is None, f"tf32={bad!r}: {rc} {ctx}")
+        expect(msg == f'cuda: tf32="{bad}": expected off or on', msg)
     rc, msg, _ = call("x", "false")
     expect(rc == TB_EPARAM and msg == 'cuda: device="x": expected a device '
            'index', f"{rc} {msg}")
     for good in ("false", "true"):
-        rc, msg, ctx = call("0", good)
+        rc, msg, ctx = call("0", good, "on" if good == "true" else "off")
         expect(rc == TB_EUNAVAILABLE and ctx is None, f"pool={good}: {rc}")
         expect(msg.startswith("cuda: cudaSetDevice: ") and
                "(error 35)" in msg, msg)

@@ -7,7 +7,9 @@ NVML (tests/nvml_fake.c, TBENCH_NVML_LIB).
 Usage: test_gpu_fake.py PATH/TO/tbench FAKE_MODULE_DIR FAKE_NVML.so
 (run from the repository root)
 
-Checked: the l2 axis (cold samples are one prepared call each, device
+Checked: the tf32 axis (an impl ending in "_tf32" is checked at tf32's
+tolerance, rtol 2^-9 and atol 2^-10, and passes; the same TF32 result
+named as a plain f32 impl fails f32's); the l2 axis (cold samples are one prepared call each, device
 time 5000 ns against 1000 warm, as the fake charges); the clock record
 and the run's throttle warning (FAKE_NVML_MODE=throttle), its absence on
 a steady GPU, the reason without NVML; `peak` with a GPU (the fake's
@@ -79,6 +81,52 @@ def listed():
     expect(["cuda", "available"] in lines, "cuda not available:\n" +
            r.stdout)
     expect("axis l2: warm cold  (default warm)" in r.stdout, "no l2 axis")
+
+
+TF32_CONFIG = """{
+  "name": "gpu-fake-tf32", "seed": 5,
+  "warmup": {"min_time_ms": 0, "min_iters": 1},
+  "measure": {"sample_time_ms": 0.1, "min_samples": 3, "max_samples": 5,
+              "ci_target": 0.5, "max_time_s": 0.1},
+  "dtypes": ["f32"],
+  "backends": [{"name": "cuda", "tf32": ["off", "on"]}],
+  "ops": [{"op": "matmul", "shapes": [[[32, 1024], [1024, 16]]]}]
+}
+"""
+
+
+def run_tf32(name, **kw):
+    cfg = os.path.join(TMP, "tf32.json")
+    with open(cfg, "w", encoding="utf-8") as f:
+        f.write(TF32_CONFIG)
+    out = os.path.join(TMP, name)
+    r = tbench(["run", cfg, "-o", out], **kw)
+    doc = json.load(open(os.path.join(out, "results.json"),
+                         encoding="utf-8"))
+    jsonschema.validate(doc, SCHEMA)
+    return r, {c["backend_params"]["tf32"]: c for c in doc["cases"]}
+
+
+@case("tf32=on: checked at tf32's tolerance; f32's fails its result")
+def tf32():
+    r, c = run_tf32("tf32")
+    expect(r.returncode == 0, "run exit %d: %s" % (r.returncode, r.stderr))
+    on, off = c["on"], c["off"]
+    expect(on["status"] == "ok" and off["status"] == "ok",
+           "%s / %s" % (on["message"], off["message"]))
+    expect(on["impl"] == "matmul_f32_fakecuda_tf32", on["impl"])
+    expect(on["check"]["rtol"] == 2.0 ** -9, "rtol %r" % on["check"])
+    expect(abs(on["check"]["atol"] - 2.0 ** -10 * 32) < 1e-12,
+           "atol %r (2^-10 x sqrt(1024))" % on["check"])
+    expect(off["check"]["rtol"] == 1e-5, "f32 rtol %r" % off["check"])
+    # rounding the inputs to 10 bits is far outside f32's tolerance
+    expect(on["check"]["max_abs_err"] > 50 * off["check"]["atol"],
+           "tf32 error %r" % on["check"])
+    r, c = run_tf32("tf32plain", FAKE_TF32_IMPL="plain")
+    expect(r.returncode == 1, "exit %d: %s" % (r.returncode, r.stderr))
+    expect(c["on"]["status"] == "failed-check" and
+           c["off"]["status"] == "ok",
+           "%s / %s" % (c["on"]["status"], c["off"]["status"]))
 
 
 @case("l2=cold: one prepared call per sample, cold device time")

@@ -839,12 +839,29 @@ static const char *half_reason(const tb_backend *b)
         return "blas: OpenBLAS has no bf16/f16 routine for this op (0.3.21, "
                "Debian 12's, exports no sbgemm); the cpu backend runs it";
     if (strcmp(b->name, "cuda") == 0)
-        return "cuda: the module has no bf16/f16 kernels yet (they are "
-               "proven only where a GPU runs them); the cpu backend runs "
-               "it";
+        return "cuda: the module has no bf16/f16 kernel for this op yet "
+               "(it has them for element-wise ops, activations, sum, mean, "
+               "softmaxes, norms, creation ops, copies, pooling, matmul, "
+               "linear and conv2d); the cpu backend runs it";
     if (b->data) /* a plugin: 1.0 ones are never asked (plugin.c) */
         return tb_plugin_half_reason(b);
     return NULL;
+}
+
+/* The tolerance case c is checked at: its op's for the dtype, except
+ * for an f32 kernel that ran on TF32 tensor cores (its impl ends in
+ * "_tf32": the cuda backend's matmul, linear and conv2d with axis
+ * tf32=on).  TF32 keeps 10 significand bits of each input (epsilon
+ * 2^-10, f16's), so the stated tolerance is tf32's, never f32's: rtol
+ * 2^-9 (both factors of a product off by up to an epsilon: a tensor
+ * core's conversion may truncate) and atol 2^-10 per sqrt(K) (those
+ * errors' random walk over the K products of inputs in [-1, 1]). */
+static tb_tol case_tol(const tb_case *c, const char *impl)
+{
+    size_t n = impl ? strlen(impl) : 0;
+    if (c->dtype == TB_F32 && n > 5 && strcmp(impl + n - 5, "_tf32") == 0)
+        return (tb_tol){0x1p-9, 0x1p-10};
+    return c->op->tol[c->dtype];
 }
 
 /* A composition's or a model's case in a layout: unsupported (res
@@ -1004,7 +1021,7 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
     if (mode == CHECK_DEFAULT && c->op->check == TB_CHECK_PRODUCT &&
         c->flops > TB_CHECK_PROJECTION_FLOPS) {
         tb_check_matmul_projection(&b->host_in[0], &b->host_in[1],
-                                   &b->host_out[0], c->op->tol[c->dtype],
+                                   &b->host_out[0], case_tol(c, res->impl),
                                    c->seed, &res->check);
     } else {
         rc = c->op->ref(b->host_in, b->ref_out, &c->params);
@@ -1019,11 +1036,11 @@ static bool prepare(tb_runner *r, const tb_case *c, tb_result *res,
         }
         if (c->op->check == TB_CHECK_FACTORIZATION)
             tb_check_factorization(c->op, &b->host_in[0], b->host_out,
-                                   b->ref_out, c->op->tol[c->dtype],
+                                   b->ref_out, case_tol(c, res->impl),
                                    &res->check);
         else
             tb_check_outputs(b->host_out, b->ref_out, c->op->n_out,
-                             c->op->tol[c->dtype],
+                             case_tol(c, res->impl),
                              tb_check_terms(c->op, c->reduce_len),
                              &res->check);
     }

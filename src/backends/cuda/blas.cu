@@ -1,6 +1,6 @@
 /* cuBLAS-backed kernels of the CUDA module: matmul (batched), linear
- * (relu(x @ W + b)), conv2d and conv2d_nobias (im2col + GEMM), f32 and
- * f64.
+ * (relu(x @ W + b)), conv2d and conv2d_nobias (im2col + GEMM), f32, f64,
+ * bf16 and f16.
  *
  * cuBLAS is linked dynamically (libcublas.so.N, found through the
  * module's RUNPATH or the loader path); a machine without it cannot load
@@ -9,8 +9,20 @@
  * stream, in CUBLAS_DEFAULT_MATH mode: f32 GEMMs are true FP32 (TF32
  * tensor cores are OFF; cuBLAS uses them for FP32 only when asked with
  * CUBLAS_TF32_TENSOR_OP_MATH or NVIDIA_TF32_OVERRIDE=1, which tbench
- * never sets).  Row-major C[M,N] = A[M,K] @ B[K,N] is the column-major
- * C^T = B^T A^T, so the operands are passed swapped, untransposed.
+ * never sets) - unless the instance has axis tf32=on, whose handle is in
+ * CUBLAS_TF32_TENSOR_OP_MATH mode: f32 matmul, linear and conv2d then
+ * round their inputs to TF32 (10 stored significand bits) on the tensor
+ * cores and accumulate in f32; their impl ends in "_tf32".
+ * Row-major C[M,N] = A[M,K] @ B[K,N] is the column-major C^T = B^T A^T,
+ * so the operands are passed swapped, untransposed.
+ *
+ * bf16 and f16: cublasGemmStridedBatchedEx with CUDA_R_16BF / CUDA_R_16F
+ * operands and output and CUBLAS_COMPUTE_32F (tensor cores, products
+ * and sums in f32, each result rounded once to the dtype, as PyTorch's
+ * GPU matmul in these dtypes).  linear in 16 bits prefills the output
+ * with the bias and lets the GEMM add it (beta = 1), then applies relu
+ * in place: one rounding of x @ W + b, as the cpu backend's half row;
+ * conv2d adds its bias the same way in every dtype.
  *
  * linear: one GEMM, then one epilogue kernel adding the bias and
  * applying relu in place.  conv2d: one im2col kernel writes every
@@ -70,7 +82,8 @@ static int blas_get(cu_ctx *c, cu_blas **out)
         if (s == CUBLAS_STATUS_SUCCESS)
             s = cublasSetStream(b->h, c->stream);
         if (s == CUBLAS_STATUS_SUCCESS)
-            s = cublasSetMathMode(b->h, CUBLAS_DEFAULT_MATH);
+            s = cublasSetMathMode(b->h, c->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                : CUBLAS_DEFAULT_MATH);
         if (s != CUBLAS_STATUS_SUCCESS) {
             if (b->h)
                 cublasDestroy(b->h);
@@ -117,6 +130,33 @@ static cublasStatus_t gemm_rm(cublasHandle_t h, int64_t batch, int64_t M,
                                      (int)(K > 0 ? K : 1), sa, &beta, C, (int)N,
                                      sc,
                                      (int)batch);
+}
+
+/* bf16 and f16: tensor-core GEMMs accumulating in f32. */
+static cublasStatus_t gemm_rm_ex(cublasHandle_t h, cudaDataType_t t,
+                                 int64_t batch, int64_t M, int64_t N,
+                                 int64_t K, const void *A, int64_t sa,
+                                 const void *B, int64_t sb, float beta,
+                                 void *C, int64_t sc)
+{
+    const float one = 1;
+    return cublasGemmStridedBatchedEx(
+        h, CUBLAS_OP_N, CUBLAS_OP_N, (int)N, (int)M, (int)K, &one, B, t,
+        (int)N, sb, A, t, (int)(K > 0 ? K : 1), sa, &beta, C, t, (int)N, sc,
+        (int)batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+}
+
+/* cu_bf16 and cu_f16 (float and double take the overloads around). */
+template <typename H>
+static cublasStatus_t gemm_rm(cublasHandle_t h, int64_t batch, int64_t M,
+                              int64_t N, int64_t K, const H *A, int64_t sa,
+                              const H *B, int64_t sb, H beta, H *C,
+                              int64_t sc)
+{
+    static_assert(sizeof(H) == 2, "a 16-bit storage type");
+    return gemm_rm_ex(h, cu_dtype_of<H>() == TB_BF16 ? CUDA_R_16BF
+                                                      : CUDA_R_16F,
+                      batch, M, N, K, A, sa, B, sb, (float)beta, C, sc);
 }
 
 static cublasStatus_t gemm_rm(cublasHandle_t h, int64_t batch, int64_t M,
@@ -191,16 +231,31 @@ static int kf_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
 
 /* ---- linear -------------------------------------------------------------- */
 
-template <typename T>
+/* y = relu(y + bias) (BIAS), or relu(y) where the GEMM added it. */
+template <typename T, bool BIAS>
 __global__ void k_bias_relu(T *y, const T *__restrict__ bias, int64_t n,
                             int64_t N)
 {
+    typedef cu_acc<T> C;
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += step) {
-        T v = y[i] + bias[i % N];
-        y[i] = v > T(0) ? v : (v != v ? v : T(0));
+        C v = cu_ld(y[i]);
+        if (BIAS)
+            v += cu_ld(bias[i % N]);
+        y[i] = cu_st<T>(v > C(0) ? v : (v != v ? v : C(0)));
     }
+}
+
+/* y[i] = bias[i % N]: the 16-bit linear's GEMM adds onto it. */
+template <typename T>
+__global__ void k_bias_rows(T *__restrict__ y, const T *__restrict__ bias,
+                            int64_t n, int64_t N)
+{
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step)
+        y[i] = bias[i % N];
 }
 
 template <typename T>
@@ -221,16 +276,26 @@ static int kf_linear(void *ctx, const tb_tensor *in, tb_tensor *out,
         out[0].shape[1] != N)
         return TB_ESHAPE;
     T *y = (T *)out[0].data;
-    int rc = run_gemm<T>(c, 1, M, N, K, (const T *)x->data, 0,
-                         (const T *)w->data, 0, T(0), y, 0);
-    if (rc)
+    const T *bv = (const T *)bias->data;
+    const int64_t n = M * N;
+    const int64_t blocks = tb_cu_blocks_1d(n, TB_CU_BLOCK, c->max_blocks);
+    /* 16 bits: the bias goes into the GEMM's one rounding (see the top) */
+    const bool in_gemm = sizeof(T) == 2;
+    int rc = 0;
+    if (in_gemm && n > 0)
+        rc = cu_launch(c, k_bias_rows<T>, blocks, TB_CU_BLOCK, 0, y, bv, n,
+                       N);
+    if (rc || (rc = run_gemm<T>(c, 1, M, N, K, (const T *)x->data, 0,
+                                (const T *)w->data, 0, T(in_gemm ? 1 : 0),
+                                y, 0)))
         return rc;
-    int64_t n = M * N;
     if (n == 0)
         return 0;
-    return cu_launch(c, k_bias_relu<T>,
-                     tb_cu_blocks_1d(n, TB_CU_BLOCK, c->max_blocks),
-                     TB_CU_BLOCK, 0, y, (const T *)bias->data, n, N);
+    if (in_gemm)
+        return cu_launch(c, k_bias_relu<T, false>, blocks, TB_CU_BLOCK, 0, y,
+                         bv, n, N);
+    return cu_launch(c, k_bias_relu<T, true>, blocks, TB_CU_BLOCK, 0, y, bv,
+                     n, N);
 }
 
 /* ---- conv2d -------------------------------------------------------------- */
@@ -327,17 +392,44 @@ static int kf_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
                        rows * plane, T(1), y, g.O * plane);
 }
 
+/* The 16-bit rows name cuBLAS's tensor-core path. */
+#define CU_BLAS_ROW(op, f32fn, f64fn, bf16fn, f16fn)                      \
+    {TB_OP_##op,                                                          \
+     {f32fn, f64fn, bf16fn, f16fn},                                       \
+     {#op "_f32_cuda", #op "_f64_cuda", #op "_bf16_cublas_tc",            \
+      #op "_f16_cublas_tc"}},
 static const cu_ext_entry cu_blas_table[] = {
-    CU_EXT_ROW(matmul, kf_matmul<float>, kf_matmul<double>)
-    CU_EXT_ROW(linear, kf_linear<float>, kf_linear<double>)
-    CU_EXT_ROW(conv2d, (kf_conv2d<float, true>), (kf_conv2d<double, true>))
-    CU_EXT_ROW(conv2d_nobias, (kf_conv2d<float, false>),
-               (kf_conv2d<double, false>))
+    CU_BLAS_ROW(matmul, kf_matmul<float>, kf_matmul<double>,
+                kf_matmul<cu_bf16>, kf_matmul<cu_f16>)
+    CU_BLAS_ROW(linear, kf_linear<float>, kf_linear<double>,
+                kf_linear<cu_bf16>, kf_linear<cu_f16>)
+    CU_BLAS_ROW(conv2d, (kf_conv2d<float, true>), (kf_conv2d<double, true>),
+                (kf_conv2d<cu_bf16, true>), (kf_conv2d<cu_f16, true>))
+    CU_BLAS_ROW(conv2d_nobias, (kf_conv2d<float, false>),
+                (kf_conv2d<double, false>), (kf_conv2d<cu_bf16, false>),
+                (kf_conv2d<cu_f16, false>))
 };
+#undef CU_BLAS_ROW
 
 tb_kernel_fn cu_blas_kernel(tb_op_id id, tb_dtype dt, const char **impl)
 {
     return cu_ext_find(cu_blas_table,
                        sizeof cu_blas_table / sizeof cu_blas_table[0], id, dt,
                        impl);
+}
+
+const char *cu_blas_tf32_impl(tb_op_id id)
+{
+    switch (id) {
+    case TB_OP_matmul:
+        return "matmul_f32_cublas_tf32";
+    case TB_OP_linear:
+        return "linear_f32_cublas_tf32";
+    case TB_OP_conv2d:
+        return "conv2d_f32_cublas_tf32";
+    case TB_OP_conv2d_nobias:
+        return "conv2d_nobias_f32_cublas_tf32";
+    default:
+        return NULL;
+    }
 }

@@ -1,5 +1,7 @@
 /* Creation kernels of the CUDA module: zeros, ones, full, arange,
- * rand_uniform, rand_normal and copy, f32 and f64.
+ * rand_uniform, rand_normal and copy, f32, f64, bf16 and f16 (the f32
+ * values rounded once to the 16-bit format, as the cpu backend's half
+ * rows give them: half.cuh).
  *
  * zeros is cudaMemsetAsync and copy a device-to-device cudaMemcpyAsync on
  * the instance's stream (what a tensor library does for them); the
@@ -37,7 +39,7 @@ template <typename T>
 __global__ void k_rand_uniform(T *__restrict__ out, int64_t n, uint64_t key,
                                double lo, double hi)
 {
-    const int f32 = sizeof(T) == sizeof(float);
+    const int f32 = cu_dt<T>() != TB_F64;
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += step)
@@ -48,7 +50,7 @@ template <typename T>
 __global__ void k_rand_normal(T *__restrict__ out, int64_t n, uint64_t key,
                               double mean, double sd)
 {
-    const int f32 = sizeof(T) == sizeof(float);
+    const int f32 = cu_dt<T>() != TB_F64;
     int64_t pairs = (n + 1) / 2;
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -126,7 +128,8 @@ static int kf_arange(void *ctx, const tb_tensor *in, tb_tensor *out,
 }
 
 /* The random ops' parameters: a, b (low/high or mean/std) and the key.
- * f32 rounds a and b to float first (rand.h). */
+ * f32 (and bf16, f16: the f32 stream rounded) rounds a and b to float
+ * first (rand.h). */
 template <typename T>
 static int rand_params(const tb_params *p, double *a, double *b,
                        uint64_t *key)
@@ -136,7 +139,7 @@ static int rand_params(const tb_params *p, double *a, double *b,
         !std::isfinite(*a) || !std::isfinite(*b) || s < 0 ||
         s > 9007199254740992.0 || s != std::floor(s))
         return TB_EPARAM;
-    if (sizeof(T) == sizeof(float)) {
+    if (cu_dt<T>() != TB_F64) {
         *a = (double)(float)*a;
         *b = (double)(float)*b;
     }
@@ -197,16 +200,22 @@ static int kf_copy(void *ctx, const tb_tensor *in, tb_tensor *out,
 
 static const cu_ext_entry cu_create[] = {
     /* the kernels parenthesized: their template arguments hold commas */
-    CU_EXT_ROW(zeros, (kf_fill<float, TB_OP_zeros>),
-               (kf_fill<double, TB_OP_zeros>))
-    CU_EXT_ROW(ones, (kf_fill<float, TB_OP_ones>),
-               (kf_fill<double, TB_OP_ones>))
-    CU_EXT_ROW(full, (kf_fill<float, TB_OP_full>),
-               (kf_fill<double, TB_OP_full>))
-    CU_EXT_ROW(arange, kf_arange<float>, kf_arange<double>)
-    CU_EXT_ROW(rand_uniform, (kf_rand<float, false>), (kf_rand<double, false>))
-    CU_EXT_ROW(rand_normal, (kf_rand<float, true>), (kf_rand<double, true>))
-    CU_EXT_ROW(copy, kf_copy<float>, kf_copy<double>)
+    CU_EXT_ROW4(zeros, (kf_fill<float, TB_OP_zeros>),
+                (kf_fill<double, TB_OP_zeros>),
+                (kf_fill<cu_bf16, TB_OP_zeros>), (kf_fill<cu_f16, TB_OP_zeros>))
+    CU_EXT_ROW4(ones, (kf_fill<float, TB_OP_ones>),
+                (kf_fill<double, TB_OP_ones>),
+                (kf_fill<cu_bf16, TB_OP_ones>), (kf_fill<cu_f16, TB_OP_ones>))
+    CU_EXT_ROW4(full, (kf_fill<float, TB_OP_full>),
+                (kf_fill<double, TB_OP_full>),
+                (kf_fill<cu_bf16, TB_OP_full>), (kf_fill<cu_f16, TB_OP_full>))
+    CU_EXT_ROW_T(arange, kf_arange)
+    CU_EXT_ROW4(rand_uniform, (kf_rand<float, false>),
+                (kf_rand<double, false>), (kf_rand<cu_bf16, false>),
+                (kf_rand<cu_f16, false>))
+    CU_EXT_ROW4(rand_normal, (kf_rand<float, true>), (kf_rand<double, true>),
+                (kf_rand<cu_bf16, true>), (kf_rand<cu_f16, true>))
+    CU_EXT_ROW_T(copy, kf_copy)
 };
 
 tb_kernel_fn cu_create_kernel(tb_op_id id, tb_dtype dt, const char **impl)

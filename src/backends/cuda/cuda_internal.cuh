@@ -22,6 +22,7 @@ extern "C" {
 }
 
 #include "geometry.h"
+#include "half.cuh"
 
 static_assert(TB_GEOM_MAX_DIMS == TB_MAX_DIMS, "geometry.h dims");
 
@@ -47,6 +48,7 @@ struct cu_ctx {
     void *l2_flush;         /* the buffer sample_prep overwrites */
     int64_t l2_flush_bytes;
     int l2_flush_gen;       /* the byte it writes next */
+    bool tf32; /* axis tf32=on: f32 GEMMs on TF32 tensor cores (blas.cu) */
 };
 
 /* A cudart error as a TB_E* code: allocation failures are TB_ENOMEM,
@@ -155,9 +157,19 @@ static inline int64_t cu_numel(const tb_tensor *t)
     return n;
 }
 
+/* Bytes per element: 8, 4, and 2 for the 16-bit storage formats. */
 static inline size_t cu_dtype_size(tb_dtype dt)
 {
-    return dt == TB_F64 ? sizeof(double) : sizeof(float);
+    switch (dt) {
+    case TB_F64:
+        return sizeof(double);
+    case TB_BF16:
+        return sizeof(cu_bf16);
+    case TB_F16:
+        return sizeof(cu_f16);
+    default:
+        return sizeof(float);
+    }
 }
 
 static inline bool cu_contiguous(const tb_tensor *t)
@@ -229,6 +241,17 @@ static inline bool cu_same_shape(const tb_tensor *a, const tb_tensor *b)
     return true;
 }
 
+/* The start of a kernel of one input of the output's shape: the
+ * operand checks (TB_EINVAL), then the shapes (TB_ESHAPE); 0 if it may
+ * run. */
+static inline int cu_unary_begin(const cu_ctx *c, const tb_tensor *in,
+                                 const tb_tensor *out, tb_dtype dt)
+{
+    if (!cu_args_ok(c, in, 1, out, dt))
+        return TB_EINVAL;
+    return cu_same_shape(&in[0], &out[0]) ? 0 : TB_ESHAPE;
+}
+
 /* Parameter idx as set in p.  The harness fills every non-optional
  * parameter with its schema default before a kernel runs
  * (tb_params_defaults), so an unset one is a caller error. */
@@ -244,6 +267,34 @@ static inline bool cu_param_has(const tb_params *p, int idx)
 {
     return p && idx >= 0 && idx < TB_MAX_PARAMS && (p->set >> idx & 1u);
 }
+
+/* One row of a kernel table: op, a kernel per dtype (NULL: none) and
+ * their implementation names. */
+struct cu_ext_entry {
+    tb_op_id id;
+    tb_kernel_fn fn[TB_DTYPE_COUNT];
+    const char *name[TB_DTYPE_COUNT];
+};
+
+/* The names of op's four kernels: "op_f32_<how>" ... "op_f16_<how>". */
+#define CU_NAMES4(op, how)                                                \
+    {#op "_f32_" how, #op "_f64_" how, #op "_bf16_" how, #op "_f16_" how}
+
+/* Row id of table t[0..n): its kernel in dtype dt and its name. */
+static inline tb_kernel_fn cu_ext_find(const cu_ext_entry *t, size_t n,
+                                       tb_op_id id, tb_dtype dt,
+                                       const char **impl)
+{
+    for (size_t i = 0; i < n; i++)
+        if (t[i].id == id) {
+            if (impl)
+                *impl = t[i].name[dt];
+            return t[i].fn[dt];
+        }
+    return NULL;
+}
+#define CU_EXT_FIND(t, id, dt, impl)                                      \
+    cu_ext_find((t), sizeof(t) / sizeof((t)[0]), (id), (dt), (impl))
 
 /* Kernel tables of the other translation units: the kernel for op id in
  * dtype dt (and its implementation name), or NULL. */

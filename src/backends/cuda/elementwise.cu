@@ -1,7 +1,12 @@
 /* Element-wise kernels of the CUDA module: binary ops with NumPy
  * broadcasting (add sub mul div pow maximum minimum; their in-place forms
  * add_ sub_ mul_ div_ run the same kernels), the scalar forms, unary math
- * and activations, in f32 and f64.
+ * and activations, in f32, f64, bf16 and f16.
+ *
+ * bf16 and f16 (half.cuh): each kernel is the f32 one between a load
+ * that widens every operand to f32 and a store that rounds the f32
+ * result once to the dtype, the values of the cpu backend's half rows
+ * (constants are f32, as there); memory sees the 16-bit tensors only.
  *
  * One grid-stride kernel per (op, dtype): tb_cu_blocks_1d blocks of
  * TB_CU_BLOCK threads, at most 4 waves of the device (cu_ctx.max_blocks);
@@ -123,7 +128,7 @@ __global__ void k_binary_same(const T *a, const T *b, T *out, int64_t n,
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += step)
-        out[i] = f(a[i], b[i]);
+        out[i] = cu_st<T>(f(cu_ld(a[i]), cu_ld(b[i])));
 }
 
 template <typename T, typename F>
@@ -135,7 +140,7 @@ __global__ void k_binary_bcast(const T *a, const T *b, T *out, int64_t n,
          i += step) {
         int64_t oa, ob;
         tb_bcast_offsets(&bc, i, &oa, &ob);
-        out[i] = f(a[oa], b[ob]);
+        out[i] = cu_st<T>(f(cu_ld(a[oa]), cu_ld(b[ob])));
     }
 }
 
@@ -145,13 +150,16 @@ __global__ void k_unary(const T *x, T *y, int64_t n, F f)
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += step)
-        y[i] = f(x[i]);
+        y[i] = cu_st<T>(f(cu_ld(x[i])));
 }
 
 /* 16-byte vectors of T (geometry.h, tb_cu_vec_count): 4 floats, 2
- * doubles; cudaMalloc's 256-byte alignment makes the module's tensors
- * eligible, and the launchers check every pointer. */
-template <typename T> struct cu_vec;
+ * doubles, 8 bf16 or f16; cudaMalloc's 256-byte alignment makes the
+ * module's tensors eligible, and the launchers check every pointer. */
+template <typename T> struct cu_vec {
+    typedef uint4 type;
+    static constexpr int width = 16 / sizeof(T);
+};
 template <> struct cu_vec<float> {
     typedef float4 type;
     static constexpr int width = 4;
@@ -183,11 +191,11 @@ __global__ void k_binary_vec(const T *a, const T *b, T *out, int64_t n, F f)
         T *zs = (T *)&z;
 #pragma unroll
         for (int k = 0; k < W; k++)
-            zs[k] = f(xs[k], ys[k]);
+            zs[k] = cu_st<T>(f(cu_ld(xs[k]), cu_ld(ys[k])));
         ((V *)out)[v] = z;
     }
     for (int64_t i = nv * W + tid; i < n; i += step)
-        out[i] = f(a[i], b[i]);
+        out[i] = cu_st<T>(f(cu_ld(a[i]), cu_ld(b[i])));
 }
 
 template <typename T, typename F>
@@ -204,19 +212,14 @@ __global__ void k_unary_vec(const T *x, T *y, int64_t n, F f)
         T *zs = (T *)&z;
 #pragma unroll
         for (int k = 0; k < W; k++)
-            zs[k] = f(us[k]);
+            zs[k] = cu_st<T>(f(cu_ld(us[k])));
         ((V *)y)[v] = z;
     }
     for (int64_t i = nv * W + tid; i < n; i += step)
-        y[i] = f(x[i]);
+        y[i] = cu_st<T>(f(cu_ld(x[i])));
 }
 
 /* ---- launchers ------------------------------------------------------------ */
-
-template <typename T> static constexpr tb_dtype cu_dtype_of()
-{
-    return sizeof(T) == sizeof(double) ? TB_F64 : TB_F32;
-}
 
 template <typename T, template <typename> class F>
 static int run_binary(void *ctx, const tb_tensor *in, tb_tensor *out)
@@ -230,16 +233,17 @@ static int run_binary(void *ctx, const tb_tensor *in, tb_tensor *out)
     int64_t blocks = tb_cu_blocks_1d(n, TB_CU_BLOCK, c->max_blocks);
     const T *a = (const T *)in[0].data, *b = (const T *)in[1].data;
     T *o = (T *)out[0].data;
+    typedef F<cu_acc<T>> Fn;
     if (bc.same && cu_aligned16(a) && cu_aligned16(b) && cu_aligned16(o))
-        return cu_launch(c, k_binary_vec<T, F<T>>,
+        return cu_launch(c, k_binary_vec<T, Fn>,
                          tb_cu_blocks_1d(tb_cu_vec_work(n, cu_vec<T>::width),
                                          TB_CU_BLOCK, c->max_blocks),
-                         TB_CU_BLOCK, 0, a, b, o, n, F<T>());
+                         TB_CU_BLOCK, 0, a, b, o, n, Fn());
     if (bc.same)
-        return cu_launch(c, k_binary_same<T, F<T>>, blocks, TB_CU_BLOCK, 0,
-                         a, b, o, n, F<T>());
-    return cu_launch(c, k_binary_bcast<T, F<T>>, blocks, TB_CU_BLOCK, 0, a,
-                     b, o, n, bc, F<T>());
+        return cu_launch(c, k_binary_same<T, Fn>, blocks, TB_CU_BLOCK, 0,
+                         a, b, o, n, Fn());
+    return cu_launch(c, k_binary_bcast<T, Fn>, blocks, TB_CU_BLOCK, 0, a,
+                     b, o, n, bc, Fn());
 }
 
 template <typename T, template <typename> class F>
@@ -247,31 +251,30 @@ static int run_unary(void *ctx, const tb_tensor *in, tb_tensor *out,
                      const tb_params *p)
 {
     cu_ctx *c = (cu_ctx *)ctx;
-    const tb_dtype dt = cu_dtype_of<T>();
-    if (!cu_args_ok(c, in, 1, out, dt))
-        return TB_EINVAL;
-    if (!cu_same_shape(&in[0], &out[0]))
-        return TB_ESHAPE;
-    F<T> f;
+    int rc = cu_unary_begin(c, in, out, cu_dtype_of<T>());
+    if (rc)
+        return rc;
+    typedef cu_acc<T> C;
+    typedef F<C> Fn;
+    Fn f;
     double k[2] = {0, 0};
-    for (int i = 0; i < F<T>::nk; i++)
+    for (int i = 0; i < Fn::nk; i++)
         if (cu_param(p, i, &k[i]) || !std::isfinite(k[i]))
             return TB_EPARAM;
-    f.k0 = (T)k[0]; /* rounded to the dtype, as the reference does */
-    f.k1 = (T)k[1];
+    f.k0 = (C)k[0]; /* rounded to the compute dtype, as the reference */
+    f.k1 = (C)k[1];
     int64_t n = cu_numel(&out[0]);
     if (n == 0)
         return 0;
     const T *x = (const T *)in[0].data;
     T *y = (T *)out[0].data;
     if (cu_aligned16(x) && cu_aligned16(y))
-        return cu_launch(c, k_unary_vec<T, F<T>>,
+        return cu_launch(c, k_unary_vec<T, Fn>,
                          tb_cu_blocks_1d(tb_cu_vec_work(n, cu_vec<T>::width),
                                          TB_CU_BLOCK, c->max_blocks),
                          TB_CU_BLOCK, 0, x, y, n, f);
     int64_t blocks = tb_cu_blocks_1d(n, TB_CU_BLOCK, c->max_blocks);
-    return cu_launch(c, k_unary<T, F<T>>, blocks, TB_CU_BLOCK, 0, x, y, n,
-                     f);
+    return cu_launch(c, k_unary<T, Fn>, blocks, TB_CU_BLOCK, 0, x, y, n, f);
 }
 
 /* ---- the table ------------------------------------------------------------ */
@@ -291,22 +294,18 @@ static int kf_unary(void *ctx, const tb_tensor *in, tb_tensor *out,
     return run_unary<T, F>(ctx, in, out, p);
 }
 
-struct cu_kentry {
-    tb_op_id id;
-    tb_kernel_fn fn[TB_DTYPE_COUNT];
-    const char *name[TB_DTYPE_COUNT];
-};
-
 #define BIN(op)                                                           \
     {TB_OP_##op,                                                          \
-     {kf_binary<float, B_##op>, kf_binary<double, B_##op>},               \
-     {#op "_f32_cuda", #op "_f64_cuda"}},
+     {kf_binary<float, B_##op>, kf_binary<double, B_##op>,                \
+      kf_binary<cu_bf16, B_##op>, kf_binary<cu_f16, B_##op>},             \
+     CU_NAMES4(op, "cuda")},
 #define UN(op)                                                            \
     {TB_OP_##op,                                                          \
-     {kf_unary<float, U_##op>, kf_unary<double, U_##op>},                 \
-     {#op "_f32_cuda", #op "_f64_cuda"}},
+     {kf_unary<float, U_##op>, kf_unary<double, U_##op>,                  \
+      kf_unary<cu_bf16, U_##op>, kf_unary<cu_f16, U_##op>},               \
+     CU_NAMES4(op, "cuda")},
 
-static const cu_kentry cu_elementwise[] = {
+static const cu_ext_entry cu_elementwise[] = {
     BIN(add) BIN(sub) BIN(mul) BIN(div) BIN(pow) BIN(maximum) BIN(minimum)
     UN(neg) UN(abs) UN(exp) UN(log) UN(sqrt) UN(rsqrt) UN(relu)
     UN(leaky_relu) UN(sigmoid) UN(tanh) UN(gelu) UN(gelu_tanh) UN(silu)
@@ -319,11 +318,5 @@ static const cu_kentry cu_elementwise[] = {
 tb_kernel_fn cu_elementwise_kernel(tb_op_id id, tb_dtype dt,
                                    const char **impl)
 {
-    for (const cu_kentry &e : cu_elementwise)
-        if (e.id == id) {
-            if (impl)
-                *impl = e.name[dt];
-            return e.fn[dt];
-        }
-    return NULL;
+    return CU_EXT_FIND(cu_elementwise, id, dt, impl);
 }

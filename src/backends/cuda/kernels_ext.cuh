@@ -11,9 +11,10 @@
 #include "cuda_internal.cuh"
 #include "layout.h"
 
-template <typename T> static constexpr tb_dtype cu_dt()
+/* The dtype of storage type T (half.cuh): f32, f64, bf16 or f16. */
+template <typename T> static constexpr __host__ __device__ tb_dtype cu_dt()
 {
-    return sizeof(T) == sizeof(double) ? TB_F64 : TB_F32;
+    return cu_dtype_of<T>();
 }
 
 #define CU_WARP 32
@@ -82,28 +83,16 @@ static inline int cu_param_int(const tb_params *p, int idx, int64_t lo,
     return 0;
 }
 
-/* One row of a kernel table: op, f32 and f64 kernels and their names. */
-struct cu_ext_entry {
-    tb_op_id id;
-    tb_kernel_fn fn[TB_DTYPE_COUNT];
-    const char *name[TB_DTYPE_COUNT];
-};
-
-static inline tb_kernel_fn cu_ext_find(const cu_ext_entry *t, size_t n,
-                                       tb_op_id id, tb_dtype dt,
-                                       const char **impl)
-{
-    for (size_t i = 0; i < n; i++)
-        if (t[i].id == id) {
-            if (impl)
-                *impl = t[i].name[dt];
-            return t[i].fn[dt];
-        }
-    return NULL;
-}
-
+/* Table rows (cu_ext_entry, cu_ext_find: cuda_internal.cuh) of f32 and
+ * f64 kernels. */
 #define CU_EXT_ROW(op, f32fn, f64fn)                                      \
     {TB_OP_##op, {f32fn, f64fn}, {#op "_f32_cuda", #op "_f64_cuda"}},
+/* A row with bf16 and f16 kernels too (half.cuh's cu_bf16, cu_f16). */
+#define CU_EXT_ROW4(op, f32fn, f64fn, bf16fn, f16fn)                      \
+    {TB_OP_##op, {f32fn, f64fn, bf16fn, f16fn}, CU_NAMES4(op, "cuda")},
+/* The same for a kernel template kf of one storage type parameter. */
+#define CU_EXT_ROW_T(op, kf)                                              \
+    CU_EXT_ROW4(op, kf<float>, kf<double>, kf<cu_bf16>, kf<cu_f16>)
 
 tb_kernel_fn cu_layout_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 tb_kernel_fn cu_create_kernel(tb_op_id id, tb_dtype dt, const char **impl);
@@ -111,6 +100,9 @@ tb_kernel_fn cu_fused_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 tb_kernel_fn cu_optim_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 tb_kernel_fn cu_pool_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 tb_kernel_fn cu_blas_kernel(tb_op_id id, tb_dtype dt, const char **impl);
+/* blas.cu: the impl of f32 op id on an instance with tf32=on (its GEMM
+ * on TF32 tensor cores), or NULL for an op without a GEMM. */
+const char *cu_blas_tf32_impl(tb_op_id id);
 tb_kernel_fn cu_linalg_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 tb_kernel_fn cu_lanes_kernel(tb_op_id id, tb_dtype dt, const char **impl);
 tb_kernel_fn cu_norm_kernel(tb_op_id id, tb_dtype dt, const char **impl);

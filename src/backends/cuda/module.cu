@@ -43,7 +43,15 @@
  * Any other op is NULL = unsupported; there is no fallback.
  *
  * Device timer: CUDA events around each batch on the instance's stream
- * (timer_start/timer_stop), beside the harness's host wall time. */
+ * (timer_start/timer_stop), beside the harness's host wall time.
+ *
+ * Dtypes: f32 and f64 for every kernel; bf16 and f16 (half.cuh: 16-bit
+ * storage, f32 arithmetic, each result rounded once as the cpu backend's
+ * half rows) for the element-wise ops and activations, sum, mean,
+ * softmax, log_softmax, layer_norm, rms_norm and their gradients, the
+ * creation ops, the copies, max/avg pooling, and matmul, linear and
+ * conv2d (cuBLAS tensor cores); any other 16-bit case is unsupported.  Axis tf32 (on/off)
+ * puts the instance's f32 GEMMs on TF32 tensor cores (blas.cu). */
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -259,7 +267,20 @@ static int cu_axes(const tb_backend *self, tb_axis *out, int max)
     out[2].def = 0;
     out[2].doc = "L2 cache before each sample: warm (batches of calls) "
                  "or cold (flushed, one call per sample)";
-    return 3;
+    if (max < 4)
+        return 3;
+    memset(&out[3], 0, sizeof out[3]);
+    out[3].name = "tf32";
+    out[3].n_values = 2;
+    out[3].values[0] = "off";
+    out[3].values[1] = "on";
+    out[3].def = 0;
+    out[3].doc = "f32 matmul, linear and conv2d: off = true FP32 GEMMs, "
+                 "on = TF32 tensor cores (cublasSetMathMode "
+                 "CUBLAS_TF32_TENSOR_OP_MATH: inputs rounded to 10 "
+                 "significand bits, f32 accumulation; checked at tf32's "
+                 "tolerance)";
+    return 4;
 }
 
 /* "cuda: CALL: message (error N)" into err. */
@@ -326,6 +347,13 @@ static int cu_create(const tb_backend *self, const char *const *values,
                      values[1]);
         return TB_EPARAM;
     }
+    const char *tf = values ? values[3] : NULL;
+    if (tf && strcmp(tf, "off") && strcmp(tf, "on")) {
+        if (err && len)
+            snprintf(err, len, "cuda: tf32=\"%s\": expected off or on", tf);
+        return TB_EPARAM;
+    }
+    const bool tf32 = tf && !strcmp(tf, "on");
     cudaError_t e;
     if ((e = cudaSetDevice(dev)) != cudaSuccess)
         return cu_fail(err, len, "cudaSetDevice", e);
@@ -395,6 +423,7 @@ static int cu_create(const tb_backend *self, const char *const *values,
         cu_destroy(c);
         return l2rc;
     }
+    c->tf32 = tf32;
     *ctx = c;
     return 0;
 }
@@ -578,6 +607,11 @@ static tb_kernel_fn cu_kernel_fn(void *ctx, const tb_op *op, tb_dtype dt,
         fn = cu_ext_kernel(id, dt, impl);
     if (!fn)
         fn = cu_transfer_kernel((cu_ctx *)ctx, id, dt, impl);
+    const char *tf32 = fn && ctx && ((cu_ctx *)ctx)->tf32 && dt == TB_F32
+                           ? cu_blas_tf32_impl(id)
+                           : NULL;
+    if (tf32 && impl)
+        *impl = tf32; /* the same kernel; its handle's math mode differs */
     return fn;
 }
 

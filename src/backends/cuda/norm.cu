@@ -1,5 +1,8 @@
 /* Normalization of the CUDA module: layer_norm and rms_norm over the last
- * dim, f32 and f64, one launch each.
+ * dim, f32, f64, bf16 and f16, one launch each.  bf16/f16 rows are read
+ * widened and each result is rounded once (double -> f32 -> the dtype,
+ * half.cuh): the statistics are summed in double as for f32, at least
+ * the f32 accumulation of PyTorch's 16-bit kernels.
  *
  * Design: rows of D elements, a group of threads per row as the
  * reductions' rows mode (reduce.cu; tb_reduce_plan_make with inner 1 and
@@ -269,12 +272,10 @@ static int kf_rms_norm_backward(void *ctx, const tb_tensor *in,
 }
 
 static const cu_ext_entry cu_norms[] = {
-    CU_EXT_ROW(layer_norm, kf_layer_norm<float>, kf_layer_norm<double>)
-    CU_EXT_ROW(rms_norm, kf_rms_norm<float>, kf_rms_norm<double>)
-    CU_EXT_ROW(layer_norm_backward, kf_layer_norm_backward<float>,
-               kf_layer_norm_backward<double>)
-    CU_EXT_ROW(rms_norm_backward, kf_rms_norm_backward<float>,
-               kf_rms_norm_backward<double>)
+    CU_EXT_ROW_T(layer_norm, kf_layer_norm)
+    CU_EXT_ROW_T(rms_norm, kf_rms_norm)
+    CU_EXT_ROW_T(layer_norm_backward, kf_layer_norm_backward)
+    CU_EXT_ROW_T(rms_norm_backward, kf_rms_norm_backward)
 };
 
 tb_kernel_fn cu_norm_kernel(tb_op_id id, tb_dtype dt, const char **impl)

@@ -1,5 +1,6 @@
 /* Pooling kernels of the CUDA module: max_pool2d and avg_pool2d over
- * NCHW, f32 and f64.  One thread per output element (grid-stride), its
+ * NCHW, f32, f64, bf16 and f16 (read widened, the window folded in f32,
+ * the result rounded once: half.cuh).  One thread per output element (grid-stride), its
  * window clipped to the input by tb_pool_range (layout.h).  max: NaN
  * propagates, padding is -inf (the window always holds an input element:
  * padding <= kernel/2).  avg: the in-bounds sum over kernel^2 (padding
@@ -23,18 +24,19 @@ __global__ void k_pool2d(const T *__restrict__ x, T *__restrict__ y,
         int64_t h0, h1, w0, w1;
         tb_pool_range(oh, g.k, g.s, g.pad, g.H, &h0, &h1);
         tb_pool_range(ow, g.k, g.s, g.pad, g.W, &w0, &w1);
+        typedef cu_acc<T> C;
         const T *src = x + nc * g.H * g.W;
-        T acc = MAX ? -INFINITY : T(0);
+        C acc = MAX ? -INFINITY : C(0);
         for (int64_t ih = h0; ih < h1; ih++)
             for (int64_t iw = w0; iw < w1; iw++) {
-                T v = src[ih * g.W + iw];
+                C v = cu_ld(src[ih * g.W + iw]);
                 if (MAX)
                     acc = (acc != acc || v != v) ? acc + v
                                                  : (v > acc ? v : acc);
                 else
                     acc += v;
             }
-        y[i] = MAX ? acc : acc / (T)(g.k * g.k);
+        y[i] = cu_st<T>(MAX ? acc : acc / (C)(g.k * g.k));
     }
 }
 
@@ -78,10 +80,12 @@ static int kf_pool2d(void *ctx, const tb_tensor *in, tb_tensor *out,
 }
 
 static const cu_ext_entry cu_pool[] = {
-    CU_EXT_ROW(max_pool2d, (kf_pool2d<float, true>),
-               (kf_pool2d<double, true>))
-    CU_EXT_ROW(avg_pool2d, (kf_pool2d<float, false>),
-               (kf_pool2d<double, false>))
+    CU_EXT_ROW4(max_pool2d, (kf_pool2d<float, true>),
+                (kf_pool2d<double, true>), (kf_pool2d<cu_bf16, true>),
+                (kf_pool2d<cu_f16, true>))
+    CU_EXT_ROW4(avg_pool2d, (kf_pool2d<float, false>),
+                (kf_pool2d<double, false>), (kf_pool2d<cu_bf16, false>),
+                (kf_pool2d<cu_f16, false>))
 };
 
 tb_kernel_fn cu_pool_kernel(tb_op_id id, tb_dtype dt, const char **impl)

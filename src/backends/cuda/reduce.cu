@@ -24,7 +24,10 @@
  * too): even the slowest FP64 of a supported GPU (1/64 of FP32 on
  * consumer parts) adds faster than DRAM delivers f32 elements, so a sum
  * stays memory-bound, and sums along a 1024-long axis stay well inside
- * the f32 tolerance, which f32 accumulation would approach.
+ * the f32 tolerance, which f32 accumulation would approach.  bf16 and
+ * f16 (half.cuh) are summed the same way and the result rounded once
+ * (double -> f32 -> the dtype): at least the f32 accumulation PyTorch's
+ * 16-bit sums use.
  *
  * softmax/log_softmax use the same views without splitting: each row
  * (group of threads) or column (thread) keeps a running maximum m and a
@@ -34,7 +37,9 @@
  * sub).  Partial (m, s) pairs of a group combine as
  * s = s1 exp(m1 - m) + s2 exp(m2 - m).  Special values follow the
  * reference: NaN and +inf poison the lane (every output NaN), -inf
- * entries contribute 0, an all -inf lane gives NaN. */
+ * entries contribute 0, an all -inf lane gives NaN.  bf16 and f16 lanes
+ * are read widened to f32, m and s kept in f32 (PyTorch's accumulation
+ * type), and each output rounded once. */
 #include <cmath>
 
 #include "cuda_internal.cuh"
@@ -155,7 +160,7 @@ static int run_sum(void *ctx, const tb_tensor *in, tb_tensor *out,
                    const tb_params *p, bool mean)
 {
     cu_ctx *c = (cu_ctx *)ctx;
-    const tb_dtype dt = sizeof(T) == sizeof(double) ? TB_F64 : TB_F32;
+    const tb_dtype dt = cu_dtype_of<T>();
     if (!cu_args_ok(c, in, 1, out, dt))
         return TB_EINVAL;
     int ax, rc;
@@ -215,7 +220,8 @@ static __device__ __forceinline__ T sm_out(T v, T m, T s, T log_s)
 template <typename T, bool LOG>
 __global__ void k_softmax_rows(const T *x, T *y, tb_reduce_plan p)
 {
-    __shared__ T wm[TB_CU_BLOCK / CU_WARP], ws[TB_CU_BLOCK / CU_WARP];
+    typedef cu_acc<T> C;
+    __shared__ C wm[TB_CU_BLOCK / CU_WARP], ws[TB_CU_BLOCK / CU_WARP];
     const int group = p.group;
     const int per_block = p.block / group;
     const int g = (int)threadIdx.x / group, lane = (int)threadIdx.x % group;
@@ -225,13 +231,13 @@ __global__ void k_softmax_rows(const T *x, T *y, tb_reduce_plan p)
         bool valid = row < p.items;
         int64_t start = valid ? row * p.len : 0;
         int64_t count = valid ? p.len : 0;
-        T m = -INFINITY, s = 0;
+        C m = -INFINITY, s = 0;
         for (int64_t j = lane; j < count; j += group)
-            sm_add(m, s, x[start + j]);
+            sm_add(m, s, cu_ld(x[start + j]));
         for (int off = CU_WARP / 2; off > 0; off >>= 1) {
-            T m2 = __shfl_xor_sync(CU_FULL_MASK, m, off);
-            T s2 = __shfl_xor_sync(CU_FULL_MASK, s, off);
-            T mm = m > m2 ? m : m2;
+            C m2 = __shfl_xor_sync(CU_FULL_MASK, m, off);
+            C s2 = __shfl_xor_sync(CU_FULL_MASK, s, off);
+            C mm = m > m2 ? m : m2;
             s = sm_rescale(s, m, mm) + sm_rescale(s2, m2, mm);
             m = mm;
         }
@@ -249,9 +255,10 @@ __global__ void k_softmax_rows(const T *x, T *y, tb_reduce_plan p)
                 s += sm_rescale(ws[k], wm[k], m);
             __syncthreads();
         }
-        T log_s = LOG ? cu_logt(s) : T(0);
+        C log_s = LOG ? cu_logt(s) : C(0);
         for (int64_t j = lane; j < count; j += group)
-            y[start + j] = sm_out<T, LOG>(x[start + j], m, s, log_s);
+            y[start + j] =
+                cu_st<T>(sm_out<C, LOG>(cu_ld(x[start + j]), m, s, log_s));
     }
 }
 
@@ -263,13 +270,14 @@ __global__ void k_softmax_cols(const T *x, T *y, tb_reduce_plan p)
     for (int64_t it = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
          it < p.items; it += step) {
         tb_reduce_item w = tb_reduce_item_at(&p, it);
-        T m = -INFINITY, s = 0;
+        typedef cu_acc<T> C;
+        C m = -INFINITY, s = 0;
         for (int64_t j = 0; j < w.count; j++)
-            sm_add(m, s, x[w.start + j * w.stride]);
-        T log_s = LOG ? cu_logt(s) : T(0);
+            sm_add(m, s, cu_ld(x[w.start + j * w.stride]));
+        C log_s = LOG ? cu_logt(s) : C(0);
         for (int64_t j = 0; j < w.count; j++) {
             int64_t k = w.start + j * w.stride;
-            y[k] = sm_out<T, LOG>(x[k], m, s, log_s);
+            y[k] = cu_st<T>(sm_out<C, LOG>(cu_ld(x[k]), m, s, log_s));
         }
     }
 }
@@ -279,12 +287,9 @@ static int run_softmax(void *ctx, const tb_tensor *in, tb_tensor *out,
                        const tb_params *p)
 {
     cu_ctx *c = (cu_ctx *)ctx;
-    const tb_dtype dt = sizeof(T) == sizeof(double) ? TB_F64 : TB_F32;
-    if (!cu_args_ok(c, in, 1, out, dt))
-        return TB_EINVAL;
-    if (!cu_same_shape(&in[0], &out[0]))
-        return TB_ESHAPE;
-    int ax, rc;
+    int ax, rc = cu_unary_begin(c, in, out, cu_dtype_of<T>());
+    if (rc)
+        return rc;
     if (in[0].ndim < 1)
         return TB_ESHAPE;
     if ((rc = cu_axis(p, in[0].ndim, false, &ax)))
@@ -335,28 +340,16 @@ static int kf_log_softmax(void *ctx, const tb_tensor *in, tb_tensor *out,
     return run_softmax<T, true>(ctx, in, out, p);
 }
 
-struct cu_rentry {
-    tb_op_id id;
-    tb_kernel_fn fn[TB_DTYPE_COUNT];
-    const char *name[TB_DTYPE_COUNT];
-};
-
 #define RED(op)                                                           \
     {TB_OP_##op,                                                          \
-     {kf_##op<float>, kf_##op<double>},                                   \
-     {#op "_f32_cuda", #op "_f64_cuda"}},
-static const cu_rentry cu_reductions[] = {
+     {kf_##op<float>, kf_##op<double>, kf_##op<cu_bf16>, kf_##op<cu_f16>}, \
+     CU_NAMES4(op, "cuda")},
+static const cu_ext_entry cu_reductions[] = {
     RED(sum) RED(mean) RED(softmax) RED(log_softmax)
 };
 #undef RED
 
 tb_kernel_fn cu_reduce_kernel(tb_op_id id, tb_dtype dt, const char **impl)
 {
-    for (const cu_rentry &e : cu_reductions)
-        if (e.id == id) {
-            if (impl)
-                *impl = e.name[dt];
-            return e.fn[dt];
-        }
-    return NULL;
+    return CU_EXT_FIND(cu_reductions, id, dt, impl);
 }

@@ -212,16 +212,17 @@ static int k_copy_d2d(void *ctx, const tb_tensor *in, tb_tensor *out,
                      cudaMemcpyDeviceToDevice);
 }
 
-/* k32 and k64 parenthesized: a template's argument list has commas */
-#define CU_XFER_ROW(op, k32, k64)                                         \
-    {TB_OP_##op, {k32, k64}, {#op "_f32_cuda", #op "_f64_cuda"}},
-
+/* Byte copies: bf16 and f16 move half the bytes of f32 (half.cuh). The
+ * kernels parenthesized: a template's argument list has commas. */
 static const cu_ext_entry transfer_table[] = {
-    CU_XFER_ROW(copy_h2d, (k_copy_staged<float, true>),
-                (k_copy_staged<double, true>))
-    CU_XFER_ROW(copy_d2h, (k_copy_staged<float, false>),
-                (k_copy_staged<double, false>))
-    CU_XFER_ROW(copy_d2d, k_copy_d2d<float>, k_copy_d2d<double>)};
+    CU_EXT_ROW4(copy_h2d, (k_copy_staged<float, true>),
+                (k_copy_staged<double, true>),
+                (k_copy_staged<cu_bf16, true>), (k_copy_staged<cu_f16, true>))
+    CU_EXT_ROW4(copy_d2h, (k_copy_staged<float, false>),
+                (k_copy_staged<double, false>),
+                (k_copy_staged<cu_bf16, false>),
+                (k_copy_staged<cu_f16, false>))
+    CU_EXT_ROW_T(copy_d2d, k_copy_d2d)};
 
 tb_kernel_fn cu_transfer_kernel(cu_ctx *c, tb_op_id id, tb_dtype dt,
                                 const char **impl)
