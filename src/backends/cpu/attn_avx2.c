@@ -19,11 +19,12 @@
 #include "kreg.h"
 #include "vmath_simd.h"
 
-/* c[r * ldc + 0..16) (+)= sum_k a[r * lda + k] * b[k * ldb + 0..16), r
- * < 4; acc 0: c is overwritten. */
-static inline void tile4x16(int64_t K, const float *a, int64_t lda,
-                            const float *b, int64_t ldb, float *c,
-                            int64_t ldc, int acc)
+/* c[r * ldc + 0..16) (+)= sum_k a[r * ars + k * aks] * b[k * ldb +
+ * 0..16), r < 4; acc 0: c is overwritten.  Inlined with constant strides
+ * through the two forms below. */
+static inline __attribute__((always_inline)) void
+tile4x16_s(int64_t K, const float *a, int64_t ars, int64_t aks,
+           const float *b, int64_t ldb, float *c, int64_t ldc, int acc)
 {
     /* named registers: gcc -O2 keeps an array of them on the stack */
 #define T_LD(r, h) acc ? _mm256_loadu_ps(c + (r) * ldc + 8 * (h))         \
@@ -32,20 +33,20 @@ static inline void tile4x16(int64_t K, const float *a, int64_t lda,
            c11 = T_LD(1, 1), c20 = T_LD(2, 0), c21 = T_LD(2, 1),
            c30 = T_LD(3, 0), c31 = T_LD(3, 1);
 #undef T_LD
-    const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
     for (int64_t k = 0; k < K; k++) {
+        const float *ak = a + k * aks;
         const __m256 b0 = _mm256_loadu_ps(b + k * ldb);
         const __m256 b1 = _mm256_loadu_ps(b + k * ldb + 8);
-        __m256 x = _mm256_broadcast_ss(a0 + k);
+        __m256 x = _mm256_broadcast_ss(ak);
         c00 = _mm256_fmadd_ps(x, b0, c00);
         c01 = _mm256_fmadd_ps(x, b1, c01);
-        x = _mm256_broadcast_ss(a1 + k);
+        x = _mm256_broadcast_ss(ak + ars);
         c10 = _mm256_fmadd_ps(x, b0, c10);
         c11 = _mm256_fmadd_ps(x, b1, c11);
-        x = _mm256_broadcast_ss(a2 + k);
+        x = _mm256_broadcast_ss(ak + 2 * ars);
         c20 = _mm256_fmadd_ps(x, b0, c20);
         c21 = _mm256_fmadd_ps(x, b1, c21);
-        x = _mm256_broadcast_ss(a3 + k);
+        x = _mm256_broadcast_ss(ak + 3 * ars);
         c30 = _mm256_fmadd_ps(x, b0, c30);
         c31 = _mm256_fmadd_ps(x, b1, c31);
     }
@@ -57,6 +58,15 @@ static inline void tile4x16(int64_t K, const float *a, int64_t lda,
     _mm256_storeu_ps(c + 2 * ldc + 8, c21);
     _mm256_storeu_ps(c + 3 * ldc, c30);
     _mm256_storeu_ps(c + 3 * ldc + 8, c31);
+}
+
+/* c[r * ldc + 0..16) (+)= sum_k a[r * lda + k] * b[k * ldb + 0..16), r
+ * < 4; acc 0: c is overwritten. */
+static inline void tile4x16(int64_t K, const float *a, int64_t lda,
+                            const float *b, int64_t ldb, float *c,
+                            int64_t ldc, int acc)
+{
+    tile4x16_s(K, a, lda, 1, b, ldb, c, ldc, acc);
 }
 
 /* Scratch of one part, in floats: q [BQ, D], k^T [D, BK], s [BQ, BK], v
@@ -281,37 +291,7 @@ static inline void tile4x16_at(int64_t K, const float *a, int64_t lda,
                                const float *b, int64_t ldb, float *c,
                                int64_t ldc)
 {
-    __m256 c00 = _mm256_loadu_ps(c), c01 = _mm256_loadu_ps(c + 8);
-    __m256 c10 = _mm256_loadu_ps(c + ldc), c11 = _mm256_loadu_ps(c + ldc + 8);
-    __m256 c20 = _mm256_loadu_ps(c + 2 * ldc);
-    __m256 c21 = _mm256_loadu_ps(c + 2 * ldc + 8);
-    __m256 c30 = _mm256_loadu_ps(c + 3 * ldc);
-    __m256 c31 = _mm256_loadu_ps(c + 3 * ldc + 8);
-    for (int64_t k = 0; k < K; k++) {
-        const float *ak = a + k * lda;
-        const __m256 b0 = _mm256_loadu_ps(b + k * ldb);
-        const __m256 b1 = _mm256_loadu_ps(b + k * ldb + 8);
-        __m256 x = _mm256_broadcast_ss(ak);
-        c00 = _mm256_fmadd_ps(x, b0, c00);
-        c01 = _mm256_fmadd_ps(x, b1, c01);
-        x = _mm256_broadcast_ss(ak + 1);
-        c10 = _mm256_fmadd_ps(x, b0, c10);
-        c11 = _mm256_fmadd_ps(x, b1, c11);
-        x = _mm256_broadcast_ss(ak + 2);
-        c20 = _mm256_fmadd_ps(x, b0, c20);
-        c21 = _mm256_fmadd_ps(x, b1, c21);
-        x = _mm256_broadcast_ss(ak + 3);
-        c30 = _mm256_fmadd_ps(x, b0, c30);
-        c31 = _mm256_fmadd_ps(x, b1, c31);
-    }
-    _mm256_storeu_ps(c, c00);
-    _mm256_storeu_ps(c + 8, c01);
-    _mm256_storeu_ps(c + ldc, c10);
-    _mm256_storeu_ps(c + ldc + 8, c11);
-    _mm256_storeu_ps(c + 2 * ldc, c20);
-    _mm256_storeu_ps(c + 2 * ldc + 8, c21);
-    _mm256_storeu_ps(c + 3 * ldc, c30);
-    _mm256_storeu_ps(c + 3 * ldc + 8, c31);
+    tile4x16_s(K, a, 1, lda, b, ldb, c, ldc, 1);
 }
 
 /* Head h's k^T [D, Skp], v^T [Dv, Skp] (columns past Sk 0) and k [Sk,

@@ -121,16 +121,10 @@ static int kf_sdpa(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (k->shape[3] != D || v->shape[2] != Sk || out[0].shape[2] != Sq ||
         out[0].shape[3] != Dv)
         return TB_ESHAPE;
-    double causal, scale = 0;
-    int rc = cu_param(p, 0, &causal);
+    double causal, scale;
+    int rc = cu_sdpa_params(p, D, &causal, &scale);
     if (rc)
         return rc;
-    if (cu_param_has(p, 1))
-        scale = p->v[1];
-    if (!(scale >= 0))
-        return TB_EPARAM;
-    if (scale == 0)
-        scale = 1 / sqrt((double)D);
     if (BH * Sq * Dv == 0)
         return 0;
     const int64_t B = tb_cu_attn_tile(D, Dv, (int64_t)sizeof(T),

@@ -189,15 +189,9 @@ static int kf_sdpa_backward(void *ctx, const tb_tensor *in, tb_tensor *out,
         (rc = bw_4d(&in[3], q, Sk, Dv)) || (rc = bw_4d(&out[0], q, Sq, D)) ||
         (rc = bw_4d(&out[1], q, Sk, D)) || (rc = bw_4d(&out[2], q, Sk, Dv)))
         return rc;
-    double causal, scale = 0;
-    if ((rc = cu_param(p, 0, &causal)))
+    double causal, scale;
+    if ((rc = cu_sdpa_params(p, D, &causal, &scale)))
         return rc;
-    if (cu_param_has(p, 1))
-        scale = p->v[1];
-    if (!(scale >= 0))
-        return TB_EPARAM;
-    if (scale == 0)
-        scale = 1 / sqrt((double)D);
     scale = (double)(T)scale; /* as sdpa applies it */
     if (BH == 0 || Sq == 0 || Sk == 0)
         return 0; /* the shape rule has every dim positive */

@@ -268,6 +268,22 @@ static inline bool cu_param_has(const tb_params *p, int idx)
     return p && idx >= 0 && idx < TB_MAX_PARAMS && (p->set >> idx & 1u);
 }
 
+/* sdpa's and sdpa_backward's parameters: causal (0), and scale (1):
+ * absent or 0 means 1 / sqrt(D); a negative scale is TB_EPARAM. */
+static inline int cu_sdpa_params(const tb_params *p, int64_t D,
+                                 double *causal, double *scale)
+{
+    int rc = cu_param(p, 0, causal);
+    if (rc)
+        return rc;
+    *scale = cu_param_has(p, 1) ? p->v[1] : 0;
+    if (!(*scale >= 0))
+        return TB_EPARAM;
+    if (*scale == 0)
+        *scale = 1 / sqrt((double)D);
+    return 0;
+}
+
 /* One row of a kernel table: op, a kernel per dtype (NULL: none) and
  * their implementation names. */
 struct cu_ext_entry {

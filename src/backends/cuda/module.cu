@@ -246,41 +246,35 @@ static int cu_axes(const tb_backend *self, tb_axis *out, int max)
         out[0].values[i] = cu_device_names[i];
     out[0].def = 0;
     out[0].doc = "CUDA device index (cudaSetDevice)";
-    if (max < 2)
-        return 1;
-    memset(&out[1], 0, sizeof out[1]);
-    out[1].name = "pool";
-    out[1].n_values = 2;
-    out[1].values[0] = "false";
-    out[1].values[1] = "true";
-    out[1].def = 0;
-    out[1].doc = "tensor memory: false = cudaMalloc/cudaFree per tensor, "
-                 "true = cudaMallocAsync/cudaFreeAsync on the instance's "
-                 "stream from a stream-ordered pool that keeps freed memory";
-    if (max < 3)
-        return 2;
-    memset(&out[2], 0, sizeof out[2]);
-    out[2].name = "l2";
-    out[2].n_values = 2;
-    out[2].values[0] = "warm";
-    out[2].values[1] = "cold";
-    out[2].def = 0;
-    out[2].doc = "L2 cache before each sample: warm (batches of calls) "
-                 "or cold (flushed, one call per sample)";
-    if (max < 4)
-        return 3;
-    memset(&out[3], 0, sizeof out[3]);
-    out[3].name = "tf32";
-    out[3].n_values = 2;
-    out[3].values[0] = "off";
-    out[3].values[1] = "on";
-    out[3].def = 0;
-    out[3].doc = "f32 matmul, linear and conv2d: off = true FP32 GEMMs, "
-                 "on = TF32 tensor cores (cublasSetMathMode "
-                 "CUBLAS_TF32_TENSOR_OP_MATH: inputs rounded to 10 "
-                 "significand bits, f32 accumulation; checked at tf32's "
-                 "tolerance)";
-    return 4;
+    /* the two-valued axes, default the first value */
+    static const struct {
+        const char *name, *v0, *v1, *doc;
+    } two[] = {
+        {"pool", "false", "true",
+         "tensor memory: false = cudaMalloc/cudaFree per tensor, "
+         "true = cudaMallocAsync/cudaFreeAsync on the instance's "
+         "stream from a stream-ordered pool that keeps freed memory"},
+        {"l2", "warm", "cold",
+         "L2 cache before each sample: warm (batches of calls) "
+         "or cold (flushed, one call per sample)"},
+        {"tf32", "off", "on",
+         "f32 matmul, linear and conv2d: off = true FP32 GEMMs, "
+         "on = TF32 tensor cores (cublasSetMathMode "
+         "CUBLAS_TF32_TENSOR_OP_MATH: inputs rounded to 10 "
+         "significand bits, f32 accumulation; checked at tf32's "
+         "tolerance)"},
+    };
+    int k = 1;
+    for (size_t a = 0; a < sizeof two / sizeof two[0] && k < max; a++, k++) {
+        memset(&out[k], 0, sizeof out[k]);
+        out[k].name = two[a].name;
+        out[k].n_values = 2;
+        out[k].values[0] = two[a].v0;
+        out[k].values[1] = two[a].v1;
+        out[k].def = 0;
+        out[k].doc = two[a].doc;
+    }
+    return k;
 }
 
 /* "cuda: CALL: message (error N)" into err. */
