@@ -20,7 +20,7 @@
 #   build       15 s   release, -Dgpu_archs = this GPU's only, -j cores
 #   probe        1 s   `tbench list`: cuda available?  If not, every GPU
 #                      step below is SKIP and the exit status is 3
-#   check       40 s   configs/gpu-check.json on cuda (pool=false, 2548
+#   check       40 s   configs/gpu-check.json on cuda (pool=false, 2580
 #                      cases): every kernel against the double reference;
 #                      then from its results: every case ok (`unsupported`
 #                      fails too), CUPTI's kernel launches = the module's

@@ -166,6 +166,8 @@ def torch_of(op, x, p, torch, F):
         return nc_norm_grads(op, x, p, torch, F)
     if op == "sdpa_backward":
         return sdpa_grads(x, p, torch)
+    if op in ("einsum1", "einsum", "einsum3", "einsum4"):
+        return [torch.einsum(p["equation"], *x)]
     if op == "lbfgs":
         return lbfgs_step(x, p, torch)
     if op in ("sdpa", "sdpa_unfused"):

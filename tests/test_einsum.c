@@ -382,6 +382,106 @@ static void test_cpu_random(void **state)
             B->destroy(ctx[isa][th]);
 }
 
+/* 4b. The plan walked as the CUDA module walks it (blas.cu's kf_einsum,
+ * which cannot run here): the plan from the op's einsum_plan slot, each
+ * gather a loop per dst element over tb_ein_offset's decoding of the
+ * dst and summed indices (k_ein_gather's arithmetic, in double), each
+ * GEMM a batched row-major product; cpu_random's equations against the
+ * reference within 1e-12 relative.  A broken offset decode or a gather
+ * descriptor that loses a diagonal fails it. */
+static void walk_plan(const tb_op *op, const tb_params *p, tb_tensor *in,
+                      tb_tensor *out)
+{
+    tb_shape sh[TB_MAX_INPUTS];
+    for (int k = 0; k < op->n_in; k++)
+        sh[k] = tb_tensor_shape(&in[k]);
+    tb_einsum e;
+    tb_ein_plan pl;
+    assert_non_null(op->einsum_plan);
+    assert_int_equal(op->einsum_plan(op, sh, p, &e, &pl), 0);
+    double *buf[TB_EIN_SLOTS] = {NULL};
+    for (int k = 0; k < op->n_in; k++)
+        buf[k] = in[k].data;
+    for (int s = op->n_in; s < pl.n_slots; s++)
+        assert_non_null(buf[s] = tb_alloc((size_t)(pl.numel[s] + 1) *
+                                          sizeof(double)));
+    for (int i = 0; i < pl.n_steps; i++) {
+        const tb_ein_step *st = &pl.step[i];
+        double *dst = st->dst < 0 ? out->data : buf[st->dst];
+        if (st->kind == TB_EIN_GATHER) {
+            tb_ein_gather g;
+            tb_ein_gather_of(&e, &pl.term[st->a], &st->dst_t, &g);
+            for (int64_t o = 0; o < g.n; o++) {
+                const int64_t off = tb_ein_offset(g.nd, g.size, g.st, o);
+                double acc = 0;
+                for (int64_t t = 0; t < g.per; t++)
+                    acc += buf[st->a][off +
+                                      tb_ein_offset(g.ns, g.ssize, g.sst, t)];
+                dst[o] = acc;
+            }
+            continue;
+        }
+        const double *A = buf[st->a], *Bm = buf[st->b];
+        for (int64_t b = 0; b < st->batch; b++)
+            for (int64_t m = 0; m < st->M; m++)
+                for (int64_t n = 0; n < st->N; n++) {
+                    double acc = 0;
+                    for (int64_t k = 0; k < st->K; k++)
+                        acc += A[(b * st->M + m) * st->K + k] *
+                               Bm[(b * st->K + k) * st->N + n];
+                    dst[(b * st->M + m) * st->N + n] = acc;
+                }
+    }
+    for (int s = op->n_in; s < pl.n_slots; s++)
+        tb_free(buf[s]);
+}
+
+static void test_device_walk(void **state)
+{
+    (void)state;
+    /* cpu_random's seed and draws: the same equations, so no new texts
+     * in the string table (256 a process) */
+    rng_state = SEED;
+    int done = 0;
+    for (int t = 0; t < 160; t++) {
+        int n = 1 + t % 4;
+        char eq[80];
+        tb_shape sh[TB_MAX_INPUTS];
+        random_equation(n, eq, sizeof eq, sh);
+        const tb_op *op = op_of(n);
+        tb_params p = eq_params(op, eq);
+        tb_shape os[1];
+        char err[256];
+        if (tb_op_infer(op, sh, n, &p, os, err, sizeof err))
+            continue;
+        tb_tensor in[TB_MAX_INPUTS], want, got;
+        for (int k = 0; k < n; k++) {
+            assert_int_equal(tb_tensor_create(&in[k], TB_F64, &sh[k]), 0);
+            for (int64_t x = 0; x < tb_tensor_numel(&in[k]); x++)
+                tb_tensor_set(&in[k], x,
+                              (double)(rng_next() >> 11) * 0x1.0p-52 - 0.5);
+        }
+        assert_int_equal(tb_tensor_create(&want, TB_F64, &os[0]), 0);
+        assert_int_equal(tb_tensor_create(&got, TB_F64, &os[0]), 0);
+        assert_int_equal(op->ref(in, &want, &p), 0);
+        walk_plan(op, &p, in, &got);
+        for (int64_t x = 0; x < tb_tensor_numel(&want); x++) {
+            double w = tb_tensor_get(&want, x), g = tb_tensor_get(&got, x);
+            if (!(fabs(g - w) <= 1e-12 * fabs(w) + 1e-13))
+                fail_msg("%s: element %lld: %.17g, reference %.17g", eq,
+                         (long long)x, g, w);
+        }
+        for (int k = 0; k < n; k++)
+            tb_tensor_destroy(&in[k]);
+        tb_tensor_destroy(&want);
+        tb_tensor_destroy(&got);
+        done++;
+    }
+    print_message("# %d random equations walked as the CUDA module does\n",
+                  done);
+    assert_true(done >= 60);
+}
+
 /* ========================================================================= */
 /* 5. the plan                                                               */
 /* ========================================================================= */
@@ -625,6 +725,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cpu_vectors, leak_setup,
                                         leak_teardown),
         cmocka_unit_test_setup_teardown(test_cpu_random, leak_setup,
+                                        leak_teardown),
+        cmocka_unit_test_setup_teardown(test_device_walk, leak_setup,
                                         leak_teardown),
         cmocka_unit_test_setup_teardown(test_plan, leak_setup,
                                         leak_teardown),

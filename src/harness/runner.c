@@ -850,7 +850,8 @@ static const char *half_reason(const tb_backend *b)
 
 /* The tolerance case c is checked at: its op's for the dtype, except
  * for an f32 kernel that ran on TF32 tensor cores (its impl ends in
- * "_tf32": the cuda backend's matmul, linear and conv2d with axis
+ * "_tf32": the cuda backend's matmul, linear, conv2d and einsum of 2+
+ * operands with axis
  * tf32=on).  TF32 keeps 10 significand bits of each input (epsilon
  * 2^-10, f16's), so the stated tolerance is tf32's, never f32's: rtol
  * 2^-9 (both factors of a product off by up to an epsilon: a tensor

@@ -186,6 +186,13 @@ int tb_einsum_of(const tb_op *op, const tb_shape *in, const tb_params *p,
     return tb_einsum_parse(op->name, eq, in, op->n_in, e, err, len);
 }
 
+int tb_einsum_plan_of(const tb_op *op, const tb_shape *in,
+                      const tb_params *p, tb_einsum *e, tb_ein_plan *pl)
+{
+    int rc = tb_einsum_of(op, in, p, e, NULL, 0);
+    return rc ? rc : tb_einsum_plan(e, pl, NULL, 0);
+}
+
 /* ---- the plan ---------------------------------------------------------- */
 
 static bool has(const tb_ein_term *t, int l)

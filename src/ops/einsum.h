@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../base/hostdev.h"
 #include "op.h"
 
 #define TB_EIN_LETTERS 52 /* a-z, A-Z */
@@ -82,6 +83,67 @@ typedef struct tb_ein_plan {
     char pairs[96];
 } tb_ein_plan;
 
+/* A gather step as strides: dst element o (row-major over dst_t's
+ * letters, sizes size[], source strides st[]) is the sum, over the
+ * summed letters' index t (row-major over ssize[], source strides
+ * sst[]), of src[offset(o) + offset(t)].  A letter repeated in the
+ * source term has the sum of its positions' strides: its diagonal.
+ * The one description of a gather for every backend that runs the plan
+ * (cpu, cuda), so the index arithmetic is the same everywhere. */
+typedef struct tb_ein_gather {
+    int nd, ns;
+    int64_t size[TB_EIN_TERM_MAX], st[TB_EIN_TERM_MAX];
+    int64_t ssize[TB_EIN_TERM_MAX], sst[TB_EIN_TERM_MAX];
+    int64_t n, per; /* dst elements; terms of each sum */
+} tb_ein_gather;
+
+/* The gather of src_t (a slot's term) into dst_t's order. */
+TB_HOSTDEV void tb_ein_gather_of(const tb_einsum *e, const tb_ein_term *src_t,
+                                 const tb_ein_term *dst_t, tb_ein_gather *g)
+{
+    int64_t lst[TB_EIN_LETTERS], s = 1;
+    bool in_src[TB_EIN_LETTERS], in_dst[TB_EIN_LETTERS];
+    for (int l = 0; l < TB_EIN_LETTERS; l++) {
+        lst[l] = 0;
+        in_src[l] = in_dst[l] = false;
+    }
+    g->nd = g->ns = 0;
+    g->n = g->per = 1;
+    for (int d = src_t->n - 1; d >= 0; d--) {
+        lst[src_t->l[d]] += s; /* a repeated letter: its diagonal */
+        s *= e->size[src_t->l[d]];
+    }
+    for (int d = 0; d < dst_t->n; d++) {
+        int l = dst_t->l[d];
+        in_dst[l] = true;
+        g->size[g->nd] = e->size[l];
+        g->st[g->nd++] = lst[l];
+        g->n *= e->size[l];
+    }
+    for (int d = 0; d < src_t->n; d++) {
+        int l = src_t->l[d];
+        if (in_dst[l] || in_src[l])
+            continue;
+        in_src[l] = true;
+        g->ssize[g->ns] = e->size[l];
+        g->sst[g->ns++] = lst[l];
+        g->per *= e->size[l];
+    }
+}
+
+/* The source offset of dst element o (dims size/st) or of sum term t
+ * (dims ssize/sst): row-major decoding, last dim fastest. */
+TB_HOSTDEV int64_t tb_ein_offset(int n, const int64_t *size,
+                                 const int64_t *st, int64_t o)
+{
+    int64_t off = 0;
+    for (int d = n - 1; d >= 0; d--) {
+        off += (o % size[d]) * st[d];
+        o /= size[d];
+    }
+    return off;
+}
+
 /* Parse equation eq against the n operand shapes in[].  Returns 0, or
  * TB_EPARAM / TB_ESHAPE with a one-line reason (naming `opname`) in
  * err. */
@@ -109,5 +171,10 @@ char *tb_einsum_plan_text(const tb_einsum *e, const tb_ein_plan *pl,
  * (op->n_in shapes). */
 int tb_einsum_of(const tb_op *op, const tb_shape *in, const tb_params *p,
                  tb_einsum *e, char *err, size_t len);
+
+/* tb_einsum_of then tb_einsum_plan, no message: the einsum ops'
+ * einsum_plan slot. */
+int tb_einsum_plan_of(const tb_op *op, const tb_shape *in,
+                      const tb_params *p, tb_einsum *e, tb_ein_plan *pl);
 
 #endif

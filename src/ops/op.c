@@ -10,6 +10,7 @@
 
 #include "../base/error.h"
 #include "calib.h"
+#include "einsum.h"
 #include "model_shape.h"
 #include "op_backward.h"
 #include "op_rules.h"
@@ -847,7 +848,7 @@ static const tb_op op_table[TB_OP_COUNT] = {
     [TB_OP_##name] = {OP_ID(name),                                        \
         .category = TB_CAT_CONTRACTION, .n_in = n, .n_out = 1,            \
         .n_params = 1, .params = params_einsum, .str_default = def,       \
-        .shape = tb_rule_einsum,                                          \
+        .shape = tb_rule_einsum, .einsum_plan = tb_einsum_plan_of,        \
         .flops = tb_flops_einsum, .bytes = tb_bytes_io,                   \
         .reduce_len = tb_rlen_einsum, .tol = TOL_ACC,                     \
         .doc = "einsum of " what " (numpy.einsum's equation); FLOPs: "  \

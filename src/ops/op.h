@@ -91,6 +91,8 @@ typedef struct tb_domain {
 } tb_domain;
 
 struct tb_op;
+struct tb_einsum;
+struct tb_ein_plan;
 
 /* Shape rule: from the input shapes and parameters, compute output shapes
  * or return TB_ESHAPE/TB_EPARAM with a one-line reason in err. */
@@ -242,6 +244,14 @@ typedef struct tb_op {
     /* The default text of the op's TB_PARAM_STRING parameter (an op has
      * at most one; its spec's def and min/max: unused, 1..length). */
     const char *str_default;
+    /* The einsum ops: the case's equation parsed against its operand
+     * shapes `in` and its plan (ops/einsum.h; 0 or TB_EPARAM/TB_ESHAPE).
+     * Through the op table, a backend module (which has no string table
+     * of its own: tb_params_str is tbench's) runs the same plan as the
+     * cpu backend.  NULL for every other op. */
+    int (*einsum_plan)(const struct tb_op *op, const tb_shape *in,
+                       const tb_params *p, struct tb_einsum *e,
+                       struct tb_ein_plan *pl);
 } tb_op;
 
 /* Shapes an op takes from a config or the command line: one per input,

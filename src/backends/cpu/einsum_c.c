@@ -23,11 +23,7 @@ typedef struct gather_job {
     tb_dtype dt;
     const char *src;
     char *dst;
-    int nd;                    /* dst letters */
-    int64_t size[TB_EIN_TERM_MAX], st[TB_EIN_TERM_MAX]; /* per dst dim */
-    int ns;                    /* summed letters */
-    int64_t ssize[TB_EIN_TERM_MAX], sst[TB_EIN_TERM_MAX];
-    int64_t n, per;            /* dst elements; terms of each sum */
+    tb_ein_gather g;
 } gather_job;
 
 static inline double ld(tb_dtype dt, const char *p, int64_t i)
@@ -40,38 +36,38 @@ static void gather_task(void *arg, int part, int nparts)
 {
     const gather_job *j = arg;
     int64_t o0, o1;
-    cpu_span(j->n, part, nparts, &o0, &o1);
+    cpu_span(j->g.n, part, nparts, &o0, &o1);
     if (o0 >= o1)
         return;
     int64_t idx[TB_EIN_TERM_MAX], off = 0, r = o0;
-    for (int d = j->nd - 1; d >= 0; d--) {
-        idx[d] = r % j->size[d];
-        r /= j->size[d];
-        off += idx[d] * j->st[d];
+    for (int d = j->g.nd - 1; d >= 0; d--) {
+        idx[d] = r % j->g.size[d];
+        r /= j->g.size[d];
+        off += idx[d] * j->g.st[d];
     }
     for (int64_t o = o0; o < o1; o++) {
         double acc = 0;
-        if (j->ns == 0) {
+        if (j->g.ns == 0) {
             acc = ld(j->dt, j->src, off);
         } else {
             int64_t sidx[TB_EIN_TERM_MAX] = {0}, soff = 0;
-            for (int64_t t = 0; t < j->per; t++) {
+            for (int64_t t = 0; t < j->g.per; t++) {
                 acc += ld(j->dt, j->src, off + soff);
-                for (int d = j->ns - 1; d >= 0; d--) {
-                    soff += j->sst[d];
-                    if (++sidx[d] < j->ssize[d])
+                for (int d = j->g.ns - 1; d >= 0; d--) {
+                    soff += j->g.sst[d];
+                    if (++sidx[d] < j->g.ssize[d])
                         break;
-                    soff -= sidx[d] * j->sst[d];
+                    soff -= sidx[d] * j->g.sst[d];
                     sidx[d] = 0;
                 }
             }
         }
         cpu_store(j->dst, j->dt, o, acc);
-        for (int d = j->nd - 1; d >= 0; d--) {
-            off += j->st[d];
-            if (++idx[d] < j->size[d])
+        for (int d = j->g.nd - 1; d >= 0; d--) {
+            off += j->g.st[d];
+            if (++idx[d] < j->g.size[d])
                 break;
-            off -= idx[d] * j->st[d];
+            off -= idx[d] * j->g.st[d];
             idx[d] = 0;
         }
     }
@@ -81,31 +77,10 @@ static void run_gather(tb_cpu_ctx *c, tb_dtype dt, const tb_einsum *e,
                        const tb_ein_term *src_t, const void *src,
                        const tb_ein_term *dst_t, void *dst)
 {
-    gather_job j = {.dt = dt, .src = src, .dst = dst, .n = 1, .per = 1};
-    int64_t lst[TB_EIN_LETTERS] = {0}, s = 1;
-    bool in_src[TB_EIN_LETTERS] = {false};
-    for (int d = src_t->n - 1; d >= 0; d--) {
-        lst[src_t->l[d]] += s; /* a repeated letter: its diagonal */
-        s *= e->size[src_t->l[d]];
-    }
-    bool in_dst[TB_EIN_LETTERS] = {false};
-    for (int d = 0; d < dst_t->n; d++) {
-        int l = dst_t->l[d];
-        in_dst[l] = true;
-        j.size[j.nd] = e->size[l];
-        j.st[j.nd++] = lst[l];
-        j.n *= e->size[l];
-    }
-    for (int d = 0; d < src_t->n; d++) {
-        int l = src_t->l[d];
-        if (in_dst[l] || in_src[l])
-            continue;
-        in_src[l] = true;
-        j.ssize[j.ns] = e->size[l];
-        j.sst[j.ns++] = lst[l];
-        j.per *= e->size[l];
-    }
-    cpu_pool_run(c->pool, cpu_parts(c, j.n * j.per, j.n), gather_task, &j);
+    gather_job j = {.dt = dt, .src = src, .dst = dst};
+    tb_ein_gather_of(e, src_t, dst_t, &j.g);
+    cpu_pool_run(c->pool, cpu_parts(c, j.g.n * j.g.per, j.g.n), gather_task,
+                 &j);
 }
 
 /* ---- the driver ------------------------------------------------------ */

@@ -34,6 +34,7 @@
  * may run more than one kernel; CUPTI counts them exactly).
  * Dimensions beyond cuBLAS's 32-bit int are unsupported. */
 #include "kernels_ext.cuh"
+#include "../../ops/einsum.h"
 
 #include <climits>
 #include <new>
@@ -393,12 +394,106 @@ static int kf_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
 }
 
 /* The 16-bit rows name cuBLAS's tensor-core path. */
+/* ---- einsum ---------------------------------------------------------------- */
+
+/* A gather step of an einsum plan (ops/einsum.h's tb_ein_gather): a
+ * thread per dst element, its sum over the summed letters in double,
+ * stored once (the cpu rows' arithmetic). */
+template <typename T>
+__global__ void k_ein_gather(const T *src, T *dst, tb_ein_gather g)
+{
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+         o < g.n; o += step) {
+        const int64_t off = tb_ein_offset(g.nd, g.size, g.st, o);
+        double acc = 0;
+        for (int64_t t = 0; t < g.per; t++)
+            acc += (double)src[off + tb_ein_offset(g.ns, g.ssize, g.sst, t)];
+        dst[o] = (T)acc;
+    }
+}
+
+/* einsum of NIN operands: the plan tbench makes (the op's einsum_plan
+ * slot, which reads the equation from tbench's string table; cu_kernel
+ * keeps the op in the instance), run step by step: a gather kernel per
+ * gather, a strided-batched cuBLAS GEMM per GEMM; the buffers between
+ * steps in the instance's cuBLAS workspace (grown, kept: as conv2d's
+ * columns). */
+template <typename T, int NIN>
+static int kf_einsum(void *ctx, const tb_tensor *in, tb_tensor *out,
+                     const tb_params *p)
+{
+    cu_ctx *c = (cu_ctx *)ctx;
+    if (!cu_args_ok(c, in, NIN, out, cu_dt<T>()))
+        return TB_EINVAL;
+    const tb_op *op = c->einsum_op[NIN];
+    if (!op || !op->einsum_plan || op->n_in != NIN)
+        return TB_EINVAL;
+    tb_shape sh[TB_MAX_INPUTS];
+    for (int k = 0; k < NIN; k++) {
+        sh[k].ndim = in[k].ndim;
+        for (int d = 0; d < in[k].ndim; d++)
+            sh[k].dim[d] = in[k].shape[d];
+    }
+    tb_einsum e;
+    tb_ein_plan pl;
+    int rc = op->einsum_plan(op, sh, p, &e, &pl);
+    if (rc)
+        return rc;
+    if (out[0].ndim != e.out.n)
+        return TB_ESHAPE;
+    for (int d = 0; d < e.out.n; d++)
+        if (out[0].shape[d] != e.size[e.out.l[d]])
+            return TB_ESHAPE;
+    size_t at[TB_EIN_SLOTS] = {0}, total = 0;
+    for (int s = NIN; s < pl.n_slots; s++) {
+        at[s] = total;
+        total += ((size_t)pl.numel[s] * sizeof(T) + 255) / 256 * 256;
+    }
+    cu_blas *b = NULL;
+    void *ws = NULL;
+    if ((rc = blas_get(c, &b)) ||
+        (total && (rc = blas_ws(c, b, total, &ws))))
+        return rc;
+    T *buf[TB_EIN_SLOTS];
+    for (int s = 0; s < pl.n_slots; s++)
+        buf[s] = s < NIN ? (T *)in[s].data : (T *)((char *)ws + at[s]);
+    for (int i = 0; i < pl.n_steps && !rc; i++) {
+        const tb_ein_step *st = &pl.step[i];
+        T *dst = st->dst < 0 ? (T *)out[0].data : buf[st->dst];
+        if (st->kind == TB_EIN_GATHER) {
+            tb_ein_gather g;
+            tb_ein_gather_of(&e, &pl.term[st->a], &st->dst_t, &g);
+            if (g.n > 0)
+                rc = cu_launch(c, k_ein_gather<T>,
+                               tb_cu_blocks_1d(g.n, TB_CU_BLOCK,
+                                               c->max_blocks),
+                               TB_CU_BLOCK, 0, (const T *)buf[st->a], dst,
+                               g);
+            continue;
+        }
+        /* an empty sum (K = 0): beta 0 makes the zeros */
+        rc = run_gemm(c, st->batch, st->M, st->N, st->K,
+                      (const T *)buf[st->a], st->M * st->K,
+                      (const T *)buf[st->b], st->K * st->N, (T)0, dst,
+                      st->M * st->N);
+    }
+    return rc;
+}
+
 #define CU_BLAS_ROW(op, f32fn, f64fn, bf16fn, f16fn)                      \
     {TB_OP_##op,                                                          \
      {f32fn, f64fn, bf16fn, f16fn},                                       \
      {#op "_f32_cuda", #op "_f64_cuda", #op "_bf16_cublas_tc",            \
       #op "_f16_cublas_tc"}},
 static const cu_ext_entry cu_blas_table[] = {
+#define CU_EIN_ROW(op, n)                                                 \
+    {TB_OP_##op,                                                          \
+     {kf_einsum<float, n>, kf_einsum<double, n>, NULL, NULL},             \
+     {#op "_f32_cuda", #op "_f64_cuda", NULL, NULL}},
+    CU_EIN_ROW(einsum1, 1) CU_EIN_ROW(einsum, 2) CU_EIN_ROW(einsum3, 3)
+    CU_EIN_ROW(einsum4, 4)
+#undef CU_EIN_ROW
     CU_BLAS_ROW(matmul, kf_matmul<float>, kf_matmul<double>,
                 kf_matmul<cu_bf16>, kf_matmul<cu_f16>)
     CU_BLAS_ROW(linear, kf_linear<float>, kf_linear<double>,
@@ -429,6 +524,13 @@ const char *cu_blas_tf32_impl(tb_op_id id)
         return "conv2d_f32_cublas_tf32";
     case TB_OP_conv2d_nobias:
         return "conv2d_nobias_f32_cublas_tf32";
+    case TB_OP_einsum: /* its plan's GEMMs on the same handle (einsum1
+                        * has none: gathers only) */
+        return "einsum_f32_cuda_tf32";
+    case TB_OP_einsum3:
+        return "einsum3_f32_cuda_tf32";
+    case TB_OP_einsum4:
+        return "einsum4_f32_cuda_tf32";
     default:
         return NULL;
     }

@@ -49,6 +49,9 @@ struct cu_ctx {
     int64_t l2_flush_bytes;
     int l2_flush_gen;       /* the byte it writes next */
     bool tf32; /* axis tf32=on: f32 GEMMs on TF32 tensor cores (blas.cu) */
+    /* the einsum ops by operand count, as cu_kernel was asked for them:
+     * their einsum_plan slot reads the equation (blas.cu's kf_einsum) */
+    const tb_op *einsum_op[TB_MAX_INPUTS + 1];
 };
 
 /* A cudart error as a TB_E* code: allocation failures are TB_ENOMEM,

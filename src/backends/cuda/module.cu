@@ -615,6 +615,9 @@ static tb_kernel cu_kernel(void *ctx, const tb_op *op, tb_dtype dt,
     (void)p; /* every supported op takes every parameter value */
     tb_kernel k;
     k.fn = cu_kernel_fn(ctx, op, dt, impl);
+    if (k.fn && ctx && op->einsum_plan && op->n_in >= 1 &&
+        op->n_in <= TB_MAX_INPUTS)
+        ((cu_ctx *)ctx)->einsum_op[op->n_in] = op;
     k.ctx = k.fn ? ctx : NULL;
     return k;
 }
