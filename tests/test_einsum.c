@@ -332,6 +332,35 @@ static void random_equation(int n, char *eq, size_t len, tb_shape *sh)
     eq[u] = '\0';
 }
 
+/* Random case t of a run seeded at SEED (cpu_random's and device_walk's:
+ * the same equations, so no new texts in the string table, 256 a
+ * process): its op, parameters, equation, inputs (f32-exact values in
+ * [-1, 1)) and the reference's output.  false, nothing made, when the
+ * letters' sizes disagree (a diagonal of a non-square pair of dims). */
+static bool random_case(int t, const tb_op **op, tb_params *p, char *eq,
+                        size_t len, tb_tensor *in, tb_tensor *want)
+{
+    int n = 1 + t % 4;
+    tb_shape sh[TB_MAX_INPUTS];
+    random_equation(n, eq, len, sh);
+    *op = op_of(n);
+    *p = eq_params(*op, eq);
+    tb_shape os[1];
+    char err[256];
+    if (tb_op_infer(*op, sh, n, p, os, err, sizeof err))
+        return false;
+    for (int k = 0; k < n; k++) {
+        assert_int_equal(tb_tensor_create(&in[k], TB_F64, &sh[k]), 0);
+        for (int64_t e = 0; e < tb_tensor_numel(&in[k]); e++)
+            tb_tensor_set(&in[k], e,
+                          (float)((double)(rng_next() >> 11) * 0x1.0p-52 -
+                                  1.0));
+    }
+    assert_int_equal(tb_tensor_create(want, TB_F64, &os[0]), 0);
+    assert_int_equal((*op)->ref(in, want, p), 0);
+    return true;
+}
+
 static void test_cpu_random(void **state)
 {
     (void)state;
@@ -343,28 +372,13 @@ static void test_cpu_random(void **state)
             ctx[isa][th] = cpu_create(isa, th + 1);
     int done = 0;
     for (int t = 0; t < 160; t++) {
-        int n = 1 + t % 4;
+        const tb_op *op;
+        tb_params p;
         char eq[80];
-        tb_shape sh[TB_MAX_INPUTS];
-        random_equation(n, eq, sizeof eq, sh);
-        const tb_op *op = op_of(n);
-        tb_params p = eq_params(op, eq);
-        tb_shape os[1];
-        char err[256];
-        if (tb_op_infer(op, sh, n, &p, os, err, sizeof err))
-            continue; /* a letter's sizes disagree: a diagonal of a
-                       * non-square pair of dims */
         tb_tensor in[TB_MAX_INPUTS], want;
-        for (int k = 0; k < n; k++) {
-            assert_int_equal(tb_tensor_create(&in[k], TB_F64, &sh[k]), 0);
-            for (int64_t e = 0; e < tb_tensor_numel(&in[k]); e++)
-                tb_tensor_set(&in[k], e,
-                              (float)((double)(rng_next() >> 11) *
-                                          0x1.0p-52 -
-                                      1.0));
-        }
-        assert_int_equal(tb_tensor_create(&want, TB_F64, &os[0]), 0);
-        assert_int_equal(op->ref(in, &want, &p), 0);
+        if (!random_case(t, &op, &p, eq, sizeof eq, in, &want))
+            continue;
+        const int n = op->n_in;
         for (int isa = 0; isa < n_levels(); isa++)
             for (int th = 0; th < 2; th++)
                 for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
@@ -439,31 +453,18 @@ static void walk_plan(const tb_op *op, const tb_params *p, tb_tensor *in,
 static void test_device_walk(void **state)
 {
     (void)state;
-    /* cpu_random's seed and draws: the same equations, so no new texts
-     * in the string table (256 a process) */
-    rng_state = SEED;
+    rng_state = SEED; /* cpu_random's equations (random_case) */
     int done = 0;
     for (int t = 0; t < 160; t++) {
-        int n = 1 + t % 4;
+        const tb_op *op;
+        tb_params p;
         char eq[80];
-        tb_shape sh[TB_MAX_INPUTS];
-        random_equation(n, eq, sizeof eq, sh);
-        const tb_op *op = op_of(n);
-        tb_params p = eq_params(op, eq);
-        tb_shape os[1];
-        char err[256];
-        if (tb_op_infer(op, sh, n, &p, os, err, sizeof err))
-            continue;
         tb_tensor in[TB_MAX_INPUTS], want, got;
-        for (int k = 0; k < n; k++) {
-            assert_int_equal(tb_tensor_create(&in[k], TB_F64, &sh[k]), 0);
-            for (int64_t x = 0; x < tb_tensor_numel(&in[k]); x++)
-                tb_tensor_set(&in[k], x,
-                              (double)(rng_next() >> 11) * 0x1.0p-52 - 0.5);
-        }
-        assert_int_equal(tb_tensor_create(&want, TB_F64, &os[0]), 0);
-        assert_int_equal(tb_tensor_create(&got, TB_F64, &os[0]), 0);
-        assert_int_equal(op->ref(in, &want, &p), 0);
+        if (!random_case(t, &op, &p, eq, sizeof eq, in, &want))
+            continue;
+        const int n = op->n_in;
+        tb_shape os = tb_tensor_shape(&want);
+        assert_int_equal(tb_tensor_create(&got, TB_F64, &os), 0);
         walk_plan(op, &p, in, &got);
         for (int64_t x = 0; x < tb_tensor_numel(&want); x++) {
             double w = tb_tensor_get(&want, x), g = tb_tensor_get(&got, x);

@@ -217,14 +217,18 @@ int tb_rpt_versus(const tb_rcase *a, const tb_rcase *b, double *p)
     return v == TB_TIME_IMPROVED ? 1 : v == TB_TIME_REGRESSED ? -1 : 0;
 }
 
-int tb_rpt_versus_verdict(const tb_rcase *a, const tb_rcase *b, double *p)
+int tb_rpt_pair(const tb_rcase *old, const tb_rcase *nw, tb_cmp_case *v)
 {
     tb_cmp_opts o;
     tb_cmp_opts_default(&o);
+    return tb_cmp_pair(old->rc, nw->rc, &o, v);
+}
+
+int tb_rpt_versus_verdict(const tb_rcase *a, const tb_rcase *b, double *p)
+{
     tb_cmp_case v;
     *p = NAN;
-    if (!a->ok || !b->ok || tb_cmp_pair(b->rc, a->rc, &o, &v) ||
-        v.time == TB_TIME_NA)
+    if (!a->ok || !b->ok || tb_rpt_pair(b, a, &v) || v.time == TB_TIME_NA)
         return TB_TIME_NA;
     *p = v.p;
     return (int)v.time;

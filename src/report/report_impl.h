@@ -103,6 +103,13 @@ int tb_rpt_versus(const tb_rcase *a, const tb_rcase *b, double *p);
  * or TB_TIME_NA (not tested). */
 int tb_rpt_versus_verdict(const tb_rcase *a, const tb_rcase *b, double *p);
 
+/* compare's whole judgement of nw against old (its default options): 0
+ * with *v filled, or TB_ENOMEM; v->time is TB_TIME_NA unless both ran.
+ * The report sections' one call of tb_cmp_pair. */
+struct tb_cmp_case;
+int tb_rpt_pair(const tb_rcase *old, const tb_rcase *nw,
+                struct tb_cmp_case *v);
+
 /* tb_rpt_versus(c, its reference ref), computed once per case. */
 int tb_rpt_vs_ref(const tb_rpt *x, const tb_rcase *c, const tb_rcase *ref);
 

@@ -91,10 +91,8 @@ void tb_rpt_layouts(const tb_rpt *x)
                                 : NULL;
         if (!t)
             continue;
-        tb_cmp_opts o;
-        tb_cmp_opts_default(&o);
         tb_cmp_case v;
-        bool judged = !tb_cmp_pair(t->rc, c->rc, &o, &v);
+        bool judged = !tb_rpt_pair(t, c, &v);
         char mt[32], mc[32], r[32], lo[32], hi[32], ci[80] = "-";
         if (judged && v.time != TB_TIME_NA && !isnan(v.ci_lo) &&
             !isnan(v.ci_hi))
