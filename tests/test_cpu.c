@@ -813,8 +813,15 @@ static void test_kernel_lookup(void **state)
                     top = found;
             }
         }
-        /* The level asked for is really used (by add at least). */
-        assert_int_equal(top, lvl);
+        /* The level asked for is really used (by add at least; at a
+         * level that only some ops have rows of, avx512bf16, by one of
+         * them), or no row of it is registered. */
+        size_t nrows;
+        const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
+        bool has_lvl = false;
+        for (size_t r = 0; r < nrows; r++)
+            has_lvl = has_lvl || rows[r].min_isa == lvl;
+        assert_int_equal(top, has_lvl ? lvl : lvl - 1);
         B->destroy(ctx);
     }
     cur_isa = "auto";
@@ -910,7 +917,8 @@ static void test_registry_lower_row(void **state)
         tb_cpu_krow_find(real, n, TB_OP_exp, TB_F32, top);
     assert_ptr_equal(fn, e->fn);
     assert_string_equal(impl, e->name);
-    assert_int_equal(e->min_isa, top);
+    /* exp has a row at every level up to avx512; avx512bf16 runs that */
+    assert_int_equal(e->min_isa, top < TB_ISA_AVX512 ? top : TB_ISA_AVX512);
     tb_tensor_destroy(&x);
     tb_tensor_destroy(&y);
     B->destroy(ctx);

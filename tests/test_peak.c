@@ -141,6 +141,9 @@ static bool cpu_has_isa(const char *isa)
                __builtin_cpu_supports("fma");
     if (!strcmp(isa, "avx512"))
         return __builtin_cpu_supports("avx512f");
+    if (!strcmp(isa, "avx512bf16"))
+        return __builtin_cpu_supports("avx512bf16") &&
+               __builtin_cpu_supports("avx512vnni");
 #endif
     return false;
 }
@@ -252,9 +255,9 @@ static void test_measure_structure(void **state)
 
     /* FMA: one figure per ISA the CPU has, per dtype, per thread count. */
     const cJSON *fl = get(p, "flops");
-    const char *isas[3] = {"scalar", "avx2", "avx512"};
+    const char *isas[4] = {"scalar", "avx2", "avx512", "avx512bf16"};
     int want_n = 0;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         want_n += cpu_has_isa(isas[i]) ? 2 * nth : 0;
     assert_int_equal(cJSON_GetArraySize(fl), want_n);
     const cJSON *e;
@@ -512,7 +515,7 @@ static void test_bw_loops(void **state)
         if (!L)
             continue;
         levels++;
-        for (int k = 0; k < TB_PEAK_NBW; k++) {
+        for (int k = 0; k < TB_PEAK_NBW && L->bw[0]; k++) {
             for (int i = 0; i < N; i++) {
                 a[i] = 2 + (i & 3);
                 b[i] = 0.5 * i;

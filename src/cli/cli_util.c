@@ -23,8 +23,8 @@ int tb_env_check(void)
     tb_backend_host_info(tb_backend_host_cpu(), NULL, &host);
     const char *isa = host.isa_cap_error;
     if (isa) {
-        fprintf(stderr, "tbench: TBENCH_ISA: expected scalar, avx2, avx512 "
-                        "or auto, got '%s'\n", isa);
+        fprintf(stderr, "tbench: TBENCH_ISA: expected scalar, avx2, avx512, "
+                        "avx512bf16 or auto, got '%s'\n", isa);
         return TB_EXIT_USAGE;
     }
     const char *scale = tb_calib_scale_env_error();

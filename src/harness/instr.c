@@ -553,7 +553,8 @@ static void child_argv(const tb_case *c, int source, bool cache,
 
 /* Fork and exec argv with stdout and stderr into f's files; under
  * valgrind with the cpu backend capped at AVX2 (valgrind cannot run
- * AVX-512; a lower cap the user asked for stays).  Waits within the
+ * AVX-512: a cap of avx512 or avx512bf16 is lowered; a lower cap the
+ * user asked for stays).  Waits within the
  * case's timeout.  0 with the wait status in *status, or -1 with the
  * reason. */
 static int child_run(const tb_case *c, int source, const char **argv,
@@ -564,7 +565,7 @@ static int child_run(const tb_case *c, int source, const char **argv,
     tb_backend_host_info(tb_backend_host_cpu(), NULL, &h);
     const bool cap = source == TB_INSTR_CALLGRIND &&
                      (!h.isa_cap || (!h.isa_cap_error &&
-                                     strcmp(h.isa_cap, "avx512") == 0));
+                                     strncmp(h.isa_cap, "avx512", 6) == 0));
     pid_t pid = fork();
     if (pid < 0) {
         snprintf(reason, rlen, "fork: %s", strerror(errno));

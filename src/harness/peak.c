@@ -985,10 +985,10 @@ int tb_peaks_measure(const tb_peak_opts *o, cJSON **out, char *err,
     pk_plan pl;
     cJSON *env = tb_env_capture();
     pk_plan_make(o, env, &pl);
-    /* the widest level the CPU runs */
+    /* the widest level the CPU runs that has bandwidth loops */
     const tb_peak_loops *bw_loops = tb_cpu_peak_loops(0);
     for (int lv = 1; lv < TB_PEAK_LEVELS; lv++)
-        if (tb_cpu_peak_loops(lv))
+        if (tb_cpu_peak_loops(lv) && tb_cpu_peak_loops(lv)->bw[0])
             bw_loops = tb_cpu_peak_loops(lv);
     cJSON *p = pk_doc_new(o, &pl, env, bw_loops);
     cJSON_Delete(env);

@@ -139,11 +139,11 @@ static int peaks_pick(const tb_rset *s, bool flops, const char *dtype,
             snprintf(p.label, sizeof p.label, "%s bandwidth %s, %.0f thread%s",
                      kernel, l, t, t == 1 ? "" : "s");
         p.v = v;
-        static const char *const kinds[] = {"L2", "L3", "DRAM", "scalar",
-                                            "avx2", "avx512"};
-        static const int dts[] = {3, 4, 2, 2, 4, 3};
+        static const char *const kinds[] = {"L2", "L3",   "DRAM",  "scalar",
+                                            "avx2", "avx512", "avx512bf16"};
+        static const int dts[] = {3, 4, 2, 2, 4, 3, 1};
         p.dt = 5;
-        for (int j = 0; j < 6; j++)
+        for (int j = 0; j < 7; j++)
             if (!strcmp(l, kinds[j]))
                 p.dt = dts[j];
         p.most = true;

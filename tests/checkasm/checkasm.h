@@ -25,6 +25,7 @@ void rng_seed(uint64_t salt);
 
 /* Levels usable here: scalar .. best (CPU, OS, TBENCH_ISA, build). */
 int n_levels(void);
+int n_dvec_levels(void); /* n_levels() up to avx512 */
 
 /* nbytes at GUARD + off bytes into a fresh tracked buffer whose every
  * other byte is CANARY; gb_intact: none of those overwritten. */

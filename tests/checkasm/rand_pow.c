@@ -190,7 +190,7 @@ void test_rand_vmath(void **state)
     assert_non_null(t);
     double *u = t + BLK, *lg = u + BLK, *r = lg + BLK, *c = r + BLK,
            *s = c + BLK;
-    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++) {
+    for (int lv = TB_ISA_AVX2; lv < n_dvec_levels(); lv++) {
         double el = 0, er = 0, ec = 0, es = 0;
         for (int64_t k0 = 0; k0 < (INT64_C(1) << 24); k0 += BLK) {
             for (int i = 0; i < BLK; i++) {
@@ -267,7 +267,7 @@ void test_rand_decide(void **state)
     assert_non_null(ok);
     assert_non_null(live);
     double *err = v + N;
-    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++) {
+    for (int lv = TB_ISA_AVX2; lv < n_dvec_levels(); lv++) {
         rd_fn fn = NULL;
 #if TB_CPU_HAVE_AVX512
         if (lv == TB_ISA_AVX512)
@@ -432,7 +432,7 @@ void test_pow_special(void **state)
                 a[k] = v[i];
                 b[k] = v[j];
             }
-        for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++) {
+        for (int lv = TB_ISA_AVX2; lv < n_dvec_levels(); lv++) {
             pw_fn fn = pw_level(lv);
             assert_non_null(fn);
             memset(o, 0, (size_t)n * sizeof *o);
@@ -497,7 +497,7 @@ void test_pow_ulp(void **state)
     float *a = malloc(3 * N * sizeof *a);
     assert_non_null(a);
     float *b = a + N, *o = b + N;
-    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++) {
+    for (int lv = TB_ISA_AVX2; lv < n_dvec_levels(); lv++) {
         pw_fn fn = pw_level(lv);
         assert_non_null(fn);
         double worst = 0;
@@ -589,7 +589,7 @@ void test_pow_sizes(void **state)
     enum { NMAX = 300 };
     static const float sp[4][2] = {
         {-1.5f, 3.0f}, {0.9f, 60.0f}, {1e-20f, 7.0f}, {0.0f, 2.0f}};
-    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++) {
+    for (int lv = TB_ISA_AVX2; lv < n_dvec_levels(); lv++) {
         pw_fn fn = pw_level(lv);
         assert_non_null(fn);
         int bad = 0;
@@ -757,7 +757,7 @@ void test_f64_ulp(void **state)
     static const double sp[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0,
                                 -1.0, 709.782712893384, 709.79, -745.13,
                                 -745.14, 0x1p-1074, DBL_MAX, -DBL_MIN};
-    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++)
+    for (int lv = TB_ISA_AVX2; lv < n_dvec_levels(); lv++)
         for (int f = 0; f < 2; f++) {
             dx_fn fn = NULL;
 #if TB_CPU_HAVE_AVX512
@@ -855,7 +855,7 @@ void test_f64_act_ulp(void **state)
     double *x = malloc(2 * N * sizeof *x);
     assert_non_null(x);
     double *o = x + N;
-    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++)
+    for (int lv = TB_ISA_AVX2; lv < n_dvec_levels(); lv++)
         for (int f = 0; f < NF; f++) {
             void (*fn)(int, const double *, double *, int64_t) = NULL;
 #if TB_CPU_HAVE_AVX512
@@ -934,7 +934,7 @@ void test_f64_bwd_ulp(void **state)
     double *g = x + N, *o = g + N, *o2 = o + N;
     for (int64_t i = 0; i < N; i++)
         g[i] = 1.0;
-    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++)
+    for (int lv = TB_ISA_AVX2; lv < n_dvec_levels(); lv++)
         for (int f = 0; f < NF; f++) {
             void (*fn)(int, const double *, const double *, double *,
                        int64_t) = NULL;
@@ -1099,7 +1099,7 @@ void test_pow64_ulp(void **state)
     double *a = malloc(3 * N * sizeof *a);
     assert_non_null(a);
     double *b = a + N, *o = b + N;
-    for (int lv = TB_ISA_AVX2; lv < n_levels(); lv++) {
+    for (int lv = TB_ISA_AVX2; lv < n_dvec_levels(); lv++) {
         pw64_fn fn = pw64_level(lv);
         assert_non_null(fn);
         double worst = 0, wa = 0, wb = 0;

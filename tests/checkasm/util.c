@@ -69,6 +69,14 @@ int n_levels(void)
     return max + 1;
 }
 
+/* Levels with functions of their own in the double-lane libraries
+ * (rand, pow, f64: scalar .. avx512; avx512bf16 runs avx512's). */
+int n_dvec_levels(void)
+{
+    int n = n_levels();
+    return n > TB_ISA_AVX512 + 1 ? TB_ISA_AVX512 + 1 : n;
+}
+
 /* ---- canary-guarded buffers ---------------------------------------------- */
 
 /* nbytes at GUARD + off bytes into a fresh tracked (64-byte aligned)

@@ -5,8 +5,10 @@
  * portable and per-ISA kernel files and the thread pool (pool.c).
  *
  * Axes, in this order:
- *   isa     = scalar, avx2, avx512 (only what this CPU and OS support,
- *             lowered by TBENCH_ISA), and auto (the best; the default);
+ *   isa     = scalar, avx2, avx512, avx512bf16 (only what this CPU and
+ *             OS support, lowered by TBENCH_ISA; avx512bf16 runs
+ *             avx512's rows where an op has none of its own), and auto
+ *             (the best; the default);
  *   threads = 1..N (N = online CPUs, capped at TB_MAX_AXIS_VALUES).
  * An instance fills the inner-loop tables of every level up to its own
  * (kernels.h: the portable C loops of kernels_c.c, overridden level by
@@ -196,7 +198,7 @@ static int cpu_parse_isa(const char *v, char *err, size_t errlen)
         if (err && errlen)
             snprintf(err, errlen,
                      "cpu: environment TBENCH_ISA=\"%s\": expected "
-                     "scalar, avx2, avx512 or auto",
+                     "scalar, avx2, avx512, avx512bf16 or auto",
                      bad_env);
         return -1;
     }
@@ -211,8 +213,8 @@ static int cpu_parse_isa(const char *v, char *err, size_t errlen)
     if (isa < 0) {
         if (err && errlen)
             snprintf(err, errlen,
-                     "cpu: isa=\"%s\": expected scalar, avx2, avx512 or "
-                     "auto",
+                     "cpu: isa=\"%s\": expected scalar, avx2, avx512, "
+                     "avx512bf16 or auto",
                      v);
         return -1;
     }

@@ -20,7 +20,7 @@
 #endif
 
 static const char *const isa_names[TB_ISA_COUNT] = {"scalar", "avx2",
-                                                    "avx512"};
+                                                    "avx512", "avx512bf16"};
 
 #if TB_ISA_X86
 /* XCR0 (the OS-enabled state components); 0 without OSXSAVE. */
@@ -65,6 +65,16 @@ unsigned tb_cpu_isa_flags(void)
     if ((flags & TB_CPU_FLAG_AVX2) && (xcr0 & 0xe6) == 0xe6 &&
         (ebx7 & need512) == need512)
         flags |= TB_CPU_FLAG_AVX512;
+    /* AVX512_VNNI: leaf 7 ECX bit 11; AVX512_BF16: leaf 7 sub-leaf 1 EAX
+     * bit 5 (sub-leaf 1 exists when sub-leaf 0's EAX is at least 1).
+     * No further state: they use the ZMM and opmask registers. */
+    const unsigned max_sub7 = a, ecx7 = c;
+    if ((flags & TB_CPU_FLAG_AVX512) && (ecx7 & (1u << 11)) &&
+        max_sub7 >= 1) {
+        __cpuid_count(7, 1, a, b, c, d);
+        if (a & (1u << 5))
+            flags |= TB_CPU_FLAG_AVX512BF16;
+    }
 #endif
     return flags;
 }
@@ -81,7 +91,8 @@ int tb_cpu_isa_detect(void)
     if (v >= 0)
         return v;
     unsigned f = tb_cpu_isa_flags();
-    v = f & TB_CPU_FLAG_AVX512 ? TB_ISA_AVX512
+    v = f & TB_CPU_FLAG_AVX512BF16 ? TB_ISA_AVX512BF16
+        : f & TB_CPU_FLAG_AVX512 ? TB_ISA_AVX512
         : f & TB_CPU_FLAG_AVX2 ? TB_ISA_AVX2
                                : TB_ISA_SCALAR;
     atomic_store_explicit(&isa_detected, v, memory_order_relaxed);

@@ -4,9 +4,13 @@
  * One process-wide ISA level, chosen once: the best level the CPU *and*
  * the OS support (cpuid feature bits plus xgetbv, so YMM/ZMM state is
  * really saved across context switches), lowered by the environment
- * variable TBENCH_ISA=scalar|avx2|avx512 and by tb_cpu_isa_set_mask().
- * Kernel tables (best-first, see kernels.h) are filled by climbing this
- * ladder: the portable C version first, then AVX2, then AVX-512.
+ * variable TBENCH_ISA=scalar|avx2|avx512|avx512bf16 and by
+ * tb_cpu_isa_set_mask().  Kernel tables (best-first, see kernels.h) are
+ * filled by climbing this ladder: the portable C version first, then
+ * AVX2, then AVX-512, then AVX-512 with BF16 and VNNI (a level of the
+ * rows that need those instructions: the 16-bit dot products of
+ * vdpbf16ps and the u8 x s8 ones of vpdpbusd; every other row and table
+ * of that level is AVX-512's).
  *
  * The level values are shared with other cpu-backend components (the
  * GEMM micro-kernels in gemm/ take an `int isa` with these values), so
@@ -22,7 +26,11 @@ enum tb_cpu_isa {
     TB_ISA_SCALAR = 0, /* portable C (the compiler may still use SSE2) */
     TB_ISA_AVX2 = 1,   /* AVX2 + FMA (+ F16C), YMM state enabled by OS */
     TB_ISA_AVX512 = 2, /* AVX-512 F, BW, DQ, VL, ZMM/opmask state enabled */
-    TB_ISA_COUNT = 3
+    /* AVX-512 plus AVX512_BF16 and AVX512_VNNI (Cooper Lake, Sapphire
+     * Rapids and later Xeons, AMD Zen 4 and later): every CPU with
+     * AVX512_BF16 also has VNNI, so one level holds both */
+    TB_ISA_AVX512BF16 = 3,
+    TB_ISA_COUNT = 4
 };
 
 /* Raw feature bits, reported by tb_cpu_isa_flags(). */
@@ -30,6 +38,7 @@ enum tb_cpu_isa_flag {
     TB_CPU_FLAG_SSE41 = 1u << 0,
     TB_CPU_FLAG_AVX2 = 1u << 1,     /* AVX2, FMA, F16C and OS YMM support */
     TB_CPU_FLAG_AVX512 = 1u << 2,   /* F+BW+DQ+VL and OS ZMM support */
+    TB_CPU_FLAG_AVX512BF16 = 1u << 3, /* AVX512 + AVX512_BF16 + AVX512_VNNI */
 };
 
 /*
@@ -63,12 +72,13 @@ int tb_cpu_isa_max(void);
 int tb_cpu_isa_set_mask(int max_isa);
 
 /*
- * Parse "scalar" / "avx2" / "avx512" into a level. Returns the level,
+ * Parse "scalar" / "avx2" / "avx512" / "avx512bf16" into a level. Returns the level,
  * or -1 if `name` is not one of those (NULL included).
  */
 int tb_cpu_isa_parse(const char *name);
 
-/* Lower-case name of a level ("scalar", "avx2", "avx512"; "?" if bad). */
+/* Lower-case name of a level ("scalar", "avx2", "avx512", "avx512bf16";
+ * "?" if bad). */
 const char *tb_cpu_isa_name(int isa);
 
 /*
@@ -84,5 +94,15 @@ const char *tb_cpu_isa_env(void);
  * one-line error instead of silently ignoring it.
  */
 const char *tb_cpu_isa_env_error(void);
+
+/*
+ * The best level at or below `isa` that has its own code in a table
+ * built per level up to `top` (a table with no avx512bf16 entries passes
+ * TB_ISA_AVX512: the avx512bf16 level then uses AVX-512's).
+ */
+static inline int tb_cpu_isa_clamp(int isa, int top)
+{
+    return isa > top ? top : isa;
+}
 
 #endif /* TB_BACKENDS_CPU_ISA_H */

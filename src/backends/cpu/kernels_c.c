@@ -546,6 +546,8 @@ int tb_cpu_isa_built(int isa)
         return TB_CPU_HAVE_AVX2;
     case TB_ISA_AVX512:
         return TB_CPU_HAVE_AVX512;
+    case TB_ISA_AVX512BF16:
+        return TB_CPU_HAVE_AVX512BF16;
     default:
         return 0;
     }
@@ -569,6 +571,11 @@ int tb_cpu_kernels_fill(tb_cpu_kernels *k, int isa)
         tb_cpu_kernels_init_avx512(k);
         got = TB_ISA_AVX512;
     }
+#endif
+#if TB_CPU_HAVE_AVX512BF16
+    /* no kernel of this table needs BF16 or VNNI: avx512's */
+    if (isa >= TB_ISA_AVX512BF16)
+        got = TB_ISA_AVX512BF16;
 #endif
     return got;
 }

@@ -76,7 +76,7 @@
 typedef int64_t (*loops_fn)(const tb_optim_job *j, int64_t b, int64_t e);
 
 /* Loops per dtype and ISA level; NULL where the level is not built. */
-static const loops_fn loops[TB_DTYPE_COUNT][TB_ISA_COUNT] = {
+static const loops_fn loops[TB_DTYPE_COUNT][TB_ISA_AVX512 + 1] = {
     [TB_F32] = {loops_f32_c,
 #if TB_CPU_HAVE_AVX2
                 tb_optim_f32_avx2,
@@ -412,7 +412,8 @@ static int optim_run(void *ctx, tb_op_id id, tb_dtype dt,
             lbfgs_run(ctx, &t, in, out, in[2].shape[0]);
         return 0;
     }
-    task t = {&j, n, loops[dt][lv], loops[dt][TB_ISA_SCALAR]};
+    task t = {&j, n, loops[dt][tb_cpu_isa_clamp(lv, TB_ISA_AVX512)],
+              loops[dt][TB_ISA_SCALAR]};
     tb_cpu_parallel(ctx, n, (n + 15) / 16, run_part, &t);
     return 0;
 }

@@ -97,6 +97,9 @@ const tb_peak_loops *tb_cpu_peak_loops(int i)
 #if TB_CPU_HAVE_AVX512
     case TB_ISA_AVX512:
         return &tb_cpu_peak_loops_avx512;
+    case TB_ISA_AVX512BF16: /* avx512's loops (peak_simd_impl.h) */
+        return TB_CPU_HAVE_AVX512BF16 ? &tb_cpu_peak_loops_avx512bf16
+                                      : NULL;
 #endif
     default:
         return NULL;

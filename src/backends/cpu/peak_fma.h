@@ -37,5 +37,6 @@ _Static_assert(TB_PEAK_NACC == 12, "PK_REP12 expands TB_PEAK_NACC chains");
  * TB_CPU_HAVE_AVX2 / TB_CPU_HAVE_AVX512 say so. */
 extern const tb_peak_loops tb_cpu_peak_loops_avx2;
 extern const tb_peak_loops tb_cpu_peak_loops_avx512;
+extern const tb_peak_loops tb_cpu_peak_loops_avx512bf16;
 
 #endif

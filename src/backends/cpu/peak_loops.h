@@ -22,7 +22,7 @@
  * latency on 2 FMA pipes with room to spare. */
 #define TB_PEAK_NACC 12
 /* Levels of the ladder (0: the portable build's baseline). */
-#define TB_PEAK_LEVELS 3
+#define TB_PEAK_LEVELS 4
 
 /* a, b, c: arrays of n doubles (n a multiple of TB_PEAK_ELEM_STEP,
  * 64-byte aligned).  copy: a = b; add: a = b + c; triad: a = b + s * c;
@@ -51,8 +51,9 @@ enum {
 typedef double (*tb_peak_fma_fn)(long iters, double m, double c);
 
 typedef struct tb_peak_loops {
-    const char *isa; /* the level's name: "scalar", "avx2", "avx512" */
-    tb_peak_bw_fn bw[TB_PEAK_NBW];
+    const char *isa; /* the level's name: "scalar", "avx2", "avx512",
+                      * "avx512bf16" */
+    tb_peak_bw_fn bw[TB_PEAK_NBW]; /* NULL: the level has none of its own */
     tb_peak_fma_fn fma[TB_DTYPE_COUNT];
     double fma_flops_per_iter[TB_DTYPE_COUNT]; /* chains x lanes x 2 */
 } tb_peak_loops;

@@ -124,4 +124,18 @@ const tb_peak_loops PK_TABLE = {
                            [TB_F64] = TB_PEAK_NACC * PK_W * 2},
 };
 
+#if PK_W == 8
+/* The avx512bf16 level (isa.h) multiplies f32 and f64 with avx512's
+ * instructions: its FMA figures are measured with these loops again,
+ * under its own name, so that a case run at that level finds its roof;
+ * it moves memory as avx512 does (no bandwidth loops of its own: the
+ * bandwidth is measured once, at avx512). */
+const tb_peak_loops tb_cpu_peak_loops_avx512bf16 = {
+    .isa = "avx512bf16",
+    .fma = {[TB_F32] = fma_f32, [TB_F64] = fma_f64},
+    .fma_flops_per_iter = {[TB_F32] = TB_PEAK_NACC * 2 * PK_W * 2,
+                           [TB_F64] = TB_PEAK_NACC * PK_W * 2},
+};
+#endif
+
 #endif

@@ -194,5 +194,9 @@ int tb_vmath_fill(tb_vmath *t, int isa)
         got = TB_ISA_AVX512;
     }
 #endif
+#if TB_CPU_HAVE_AVX512BF16
+    if (isa >= TB_ISA_AVX512BF16) /* avx512's functions */
+        got = TB_ISA_AVX512BF16;
+#endif
     return got;
 }
