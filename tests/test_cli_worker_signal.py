@@ -92,12 +92,25 @@ def state(pid):
         return None
 
 
-def busy_child(pid, deadline):
-    """The child of pid that is running (measuring), once only one is."""
+def cpu_s(pid):
+    """User + system CPU seconds pid has run, 0 if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            v = f.read().rsplit(")", 1)[1].split()
+        return (int(v[11]) + int(v[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def busy_child(pid, deadline, min_cpu_s=0.0):
+    """The child of pid that is running (measuring), once only one is and
+    it has run min_cpu_s of CPU time (past loading the config: under
+    ASan on a loaded machine a fresh worker was still loading it 0.3 s
+    after the block began, and SIGTERM there ends ab, exit 3)."""
     while time.time() < deadline:
         kids = children(pid)
         running = [k for k in kids if state(k) == "R"]
-        if len(running) == 1:
+        if len(running) == 1 and cpu_s(running[0]) >= min_cpu_s:
             return running[0]
         time.sleep(0.01)
     return None
@@ -264,7 +277,8 @@ def start_ab(name, group=False):
       "error naming SIGTERM, the other is judged, exit 1")
 def t_ab_worker_sigterm():
     proc, out = start_ab("ab-term")
-    worker = busy_child(proc.pid, time.time() + 30)
+    # a case is 30 samples of 10 ms: 0.1 s of CPU is inside the first
+    worker = busy_child(proc.pid, time.time() + 30, 0.1)
     expect(worker is not None, "no worker measuring")
     os.kill(worker, signal.SIGTERM)
     sout, err = proc.communicate(timeout=300)
