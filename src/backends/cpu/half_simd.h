@@ -70,6 +70,20 @@ static inline hvi h_nan_quiet(vf v, hvi r, hvi x)
     return _mm512_mask_or_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), x,
                                 hi_set1(0x400000));
 }
+/* The upper halves of lo's and hi's 32-bit lanes (h_bf16_widen2's
+ * order), packed in order: one vpermt2w instead of two shifts and a
+ * pack (bf16 add at 1M: 12% less time on Zen 4, tbench ab).  (f16's
+ * vcvtps2ph as two 256-bit halves was 32% slower: not done.) */
+static inline hv2 h_pack2_hi(hvi lo, hvi hi)
+{
+    /* word k of 128-bit lane g: lo's lane 4g + k (k < 4), else hi's
+     * lane 4g + k - 4 (index bit 5 picks hi) */
+    const __m512i idx = _mm512_set_epi16(
+        63, 61, 59, 57, 31, 29, 27, 25, 55, 53, 51, 49, 23, 21, 19, 17,
+        47, 45, 43, 41, 15, 13, 11, 9, 39, 37, 35, 33, 7, 5, 3, 1);
+    return _mm512_permutex2var_epi16(lo, idx, hi);
+}
+#define HS_PACK2_HI 1
 /* the f32 values of lo and hi, as h_bf16_widen2 placed them, packed */
 static inline hv2 h_pack2(hvi lo, hvi hi) { return _mm512_packus_epi32(lo, hi); }
 /* lo's values then hi's, in order (packus works within 128-bit lanes) */
@@ -205,8 +219,12 @@ static inline hv2 h_bf16_narrow2(vf lo, vf hi)
 {
     if (m_any(v_unord(lo, hi)))
         return h_pack2(h_bf16_round(lo), h_bf16_round(hi));
+#ifdef HS_PACK2_HI
+    return h_pack2_hi(h_bf16_round_num(lo), h_bf16_round_num(hi));
+#else
     return h_pack2(hi_srl16(h_bf16_round_num(lo)),
                    hi_srl16(h_bf16_round_num(hi)));
+#endif
 }
 /* lo's values then hi's, in order */
 static inline hv2 h_bf16_narrow2o(vf lo, vf hi)
