@@ -30,40 +30,56 @@
 
 #define HS_RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 
+/* level-independent spellings of the helpers above */
+#define HS_COMMON_HELPERS                                                 \
+    static inline hv1 h_load1(const uint16_t *p)                          \
+    {                                                                     \
+        return HS_HSI(loadu)((const hv1 *)p);                             \
+    }                                                                     \
+    static inline void h_store1(uint16_t *p, hv1 h)                       \
+    {                                                                     \
+        HS_HSI(storeu)((hv1 *)p, h);                                      \
+    }                                                                     \
+    static inline hv2 h_load2(const uint16_t *p)                          \
+    {                                                                     \
+        return HS_WSI(loadu)((const hv2 *)p);                             \
+    }                                                                     \
+    static inline void h_store2(uint16_t *p, hv2 h)                       \
+    {                                                                     \
+        HS_WSI(storeu)((hv2 *)p, h);                                      \
+    }                                                                     \
+    static inline hvi hi_ps(vf v) { return HS_WSI(castps)(v); }           \
+    static inline vf hi_f(hvi x) { return HS_CASTF(x); }        \
+    static inline hvi hi_set1(int32_t a) { return HS_W(set1_epi32)(a); }  \
+    static inline hvi hi_add(hvi a, hvi b) { return HS_W(add_epi32)(a, b); } \
+    static inline hvi hi_and(hvi a, hvi b) { return HS_WSI(and)(a, b); }  \
+    static inline hvi hi_srl16(hvi a) { return HS_W(srli_epi32)(a, 16); } \
+    /* bf16 in order */                                                   \
+    static inline vf h_bf16_widen1(hv1 h)                                 \
+    {                                                                     \
+        return hi_f(HS_W(slli_epi32)(HS_W(cvtepu16_epi32)(h), 16));       \
+    }                                                                     \
+    /* each word into the upper half of a 32-bit lane: lo holds words     \
+     * 0-3 of every 128-bit lane, hi words 4-7 */                         \
+    static inline void h_bf16_widen2(hv2 h, vf *lo, vf *hi)               \
+    {                                                                     \
+        const hv2 z = HS_WSI(setzero)();                                  \
+        *lo = hi_f(HS_W(unpacklo_epi16)(z, h));                           \
+        *hi = hi_f(HS_W(unpackhi_epi16)(z, h));                           \
+    }
+
 #if VS_LANES == 16
 typedef __m256i hv1; /* VS_LANES 16-bit values */
 typedef __m512i hv2; /* 2 * VS_LANES */
 typedef __m512i hvi; /* VS_LANES 32-bit lanes */
 typedef __m512d hvd; /* VS_LANES / 2 doubles */
-static inline hv1 h_load1(const uint16_t *p)
-{
-    return _mm256_loadu_si256((const __m256i *)p);
-}
-static inline void h_store1(uint16_t *p, hv1 h)
-{
-    _mm256_storeu_si256((__m256i *)p, h);
-}
-static inline hv2 h_load2(const uint16_t *p) { return _mm512_loadu_si512(p); }
-static inline void h_store2(uint16_t *p, hv2 h) { _mm512_storeu_si512(p, h); }
-static inline hvi hi_ps(vf v) { return _mm512_castps_si512(v); }
-static inline vf hi_f(hvi x) { return _mm512_castsi512_ps(x); }
-static inline hvi hi_set1(int32_t a) { return _mm512_set1_epi32(a); }
-static inline hvi hi_add(hvi a, hvi b) { return _mm512_add_epi32(a, b); }
-static inline hvi hi_and(hvi a, hvi b) { return _mm512_and_si512(a, b); }
-static inline hvi hi_srl16(hvi a) { return _mm512_srli_epi32(a, 16); }
-/* bf16 in order */
-static inline vf h_bf16_widen1(hv1 h)
-{
-    return hi_f(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
-/* each word into the upper half of a 32-bit lane: lo holds words 0-3 of
- * every 128-bit lane, hi words 4-7 */
-static inline void h_bf16_widen2(hv2 h, vf *lo, vf *hi)
-{
-    const __m512i z = _mm512_setzero_si512();
-    *lo = hi_f(_mm512_unpacklo_epi16(z, h));
-    *hi = hi_f(_mm512_unpackhi_epi16(z, h));
-}
+/* the intrinsics of the level's widest integer vector (hvi, hv2) and
+ * of half of it (hv1), for the helpers common to both levels below */
+#define HS_W(op) _mm512_##op
+#define HS_WSI(op) _mm512_##op##_si512
+#define HS_HSI(op) _mm256_##op##_si256
+#define HS_CASTF _mm512_castsi512_ps
+HS_COMMON_HELPERS
 /* NaN lanes of x (the f32 bits of v) get the quiet bit, others r */
 static inline hvi h_nan_quiet(vf v, hvi r, hvi x)
 {
@@ -121,38 +137,11 @@ typedef __m128i hv1;
 typedef __m256i hv2;
 typedef __m256i hvi;
 typedef __m256d hvd;
-static inline hv1 h_load1(const uint16_t *p)
-{
-    return _mm_loadu_si128((const __m128i *)p);
-}
-static inline void h_store1(uint16_t *p, hv1 h)
-{
-    _mm_storeu_si128((__m128i *)p, h);
-}
-static inline hv2 h_load2(const uint16_t *p)
-{
-    return _mm256_loadu_si256((const __m256i *)p);
-}
-static inline void h_store2(uint16_t *p, hv2 h)
-{
-    _mm256_storeu_si256((__m256i *)p, h);
-}
-static inline hvi hi_ps(vf v) { return _mm256_castps_si256(v); }
-static inline vf hi_f(hvi x) { return _mm256_castsi256_ps(x); }
-static inline hvi hi_set1(int32_t a) { return _mm256_set1_epi32(a); }
-static inline hvi hi_add(hvi a, hvi b) { return _mm256_add_epi32(a, b); }
-static inline hvi hi_and(hvi a, hvi b) { return _mm256_and_si256(a, b); }
-static inline hvi hi_srl16(hvi a) { return _mm256_srli_epi32(a, 16); }
-static inline vf h_bf16_widen1(hv1 h)
-{
-    return hi_f(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-}
-static inline void h_bf16_widen2(hv2 h, vf *lo, vf *hi)
-{
-    const __m256i z = _mm256_setzero_si256();
-    *lo = hi_f(_mm256_unpacklo_epi16(z, h));
-    *hi = hi_f(_mm256_unpackhi_epi16(z, h));
-}
+#define HS_W(op) _mm256_##op
+#define HS_WSI(op) _mm256_##op##_si256
+#define HS_HSI(op) _mm_##op##_si128
+#define HS_CASTF _mm256_castsi256_ps
+HS_COMMON_HELPERS
 static inline hvi h_nan_quiet(vf v, hvi r, hvi x)
 {
     const __m256 q = _mm256_castsi256_ps(
