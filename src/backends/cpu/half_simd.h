@@ -16,8 +16,10 @@
  * lane crossing), the f32 operation, one store.  The tail (fewer than
  * 2 * VS_LANES values) goes through a zero-filled copy on the stack:
  * nothing outside the operands is read or written.  Reductions widen
- * in order (zero-extend and shift) so that their lanes add the values
- * the f32 rows' lanes add. */
+ * in order (h_*_ld1: bf16 by one masked vpermw at avx512, 22% less time
+ * for sum at 1M than zero-extend and shift, tbench ab; zero-extend and
+ * shift at avx2) so that their lanes add the values the f32 rows' lanes
+ * add. */
 #ifndef TB_BACKENDS_CPU_HALF_SIMD_H
 #define TB_BACKENDS_CPU_HALF_SIMD_H
 
@@ -100,6 +102,16 @@ static inline hv2 h_pack2_hi(hvi lo, hvi hi)
     return _mm512_permutex2var_epi16(lo, idx, hi);
 }
 #define HS_PACK2_HI 1
+/* VS_LANES bf16 values at p, in order: one vpermw placing word k in the
+ * upper half of lane k, the lower halves zeroed by the mask */
+static inline vf h_bf16_ld1(const uint16_t *p)
+{
+    const __m512i idx = _mm512_set_epi16(
+        15, 0, 14, 0, 13, 0, 12, 0, 11, 0, 10, 0, 9, 0, 8, 0,
+        7, 0, 6, 0, 5, 0, 4, 0, 3, 0, 2, 0, 1, 0, 0, 0);
+    return hi_f(_mm512_maskz_permutexvar_epi16(
+        0xaaaaaaaau, idx, _mm512_castsi256_si512(h_load1(p))));
+}
 /* the f32 values of lo and hi, as h_bf16_widen2 placed them, packed */
 static inline hv2 h_pack2(hvi lo, hvi hi) { return _mm512_packus_epi32(lo, hi); }
 /* lo's values then hi's, in order (packus works within 128-bit lanes) */
@@ -142,6 +154,10 @@ typedef __m256d hvd;
 #define HS_HSI(op) _mm_##op##_si128
 #define HS_CASTF _mm256_castsi256_ps
 HS_COMMON_HELPERS
+static inline vf h_bf16_ld1(const uint16_t *p)
+{
+    return h_bf16_widen1(h_load1(p));
+}
 static inline hvi h_nan_quiet(vf v, hvi r, hvi x)
 {
     const __m256 q = _mm256_castsi256_ps(
@@ -225,6 +241,11 @@ static inline hv2 h_f16_narrow2o(vf lo, vf hi)
     return h_join(h_f16_narrow1(lo), h_f16_narrow1(hi));
 }
 
+static inline vf h_f16_ld1(const uint16_t *p)
+{
+    return h_f16_widen1(h_load1(p));
+}
+
 /* 2 * VS_LANES values at p as two f32 vectors, and back (bf16: the
  * order of h_bf16_widen2; f16: in order, each half converted from and to
  * memory: a register extract and insert around the conversions made
@@ -255,7 +276,7 @@ static inline void h_f16_st2(uint16_t *p, vf lo, vf hi)
     {                                                                     \
         int64_t i = 0;                                                    \
         for (; i + VS_LANES <= n; i += VS_LANES)                          \
-            v_store(dst + i, h_##DT##_widen1(h_load1(src + i)));          \
+            v_store(dst + i, h_##DT##_ld1(src + i));          \
         for (; i < n; i++)                                                \
             dst[i] = tb_##DT##_to_f32(src[i]);                            \
     }                                                                     \
@@ -403,17 +424,17 @@ static inline tb_cpu_half_cvt hs_cvt(tb_dtype dt)
         vf a0 = v_set1(0.0f), a1 = a0, a2 = a0, a3 = a0;                  \
         int64_t j = 0;                                                    \
         for (; j + 4 * L <= m; j += 4 * L) {                              \
-            a0 = v_add(a0, h_##DT##_widen1(h_load1(p + j)));              \
-            a1 = v_add(a1, h_##DT##_widen1(h_load1(p + j + L)));          \
-            a2 = v_add(a2, h_##DT##_widen1(h_load1(p + j + 2 * L)));      \
-            a3 = v_add(a3, h_##DT##_widen1(h_load1(p + j + 3 * L)));      \
+            a0 = v_add(a0, h_##DT##_ld1(p + j));              \
+            a1 = v_add(a1, h_##DT##_ld1(p + j + L));          \
+            a2 = v_add(a2, h_##DT##_ld1(p + j + 2 * L));      \
+            a3 = v_add(a3, h_##DT##_ld1(p + j + 3 * L));      \
         }                                                                 \
         for (; j + L <= m; j += L)                                        \
-            a0 = v_add(a0, h_##DT##_widen1(h_load1(p + j)));              \
+            a0 = v_add(a0, h_##DT##_ld1(p + j));              \
         if (j < m) {                                                      \
             uint16_t t[VS_LANES] = {0};                                   \
             memcpy(t, p + j, (size_t)(m - j) * 2);                        \
-            a1 = v_add(a1, h_##DT##_widen1(h_load1(t)));                  \
+            a1 = v_add(a1, h_##DT##_ld1(t));                  \
         }                                                                 \
         return v_add(v_add(a0, a1), v_add(a2, a3));                       \
     }                                                                     \
@@ -451,14 +472,14 @@ HS_SUM(f16)
         const int64_t L = VS_LANES;                                       \
         if (n < 4 * L)                                                    \
             return hs_ext_scalar_##DT(x, n, mx);                          \
-        vf a0 = h_##DT##_widen1(h_load1(x)), a1 = a0, a2 = a0, a3 = a0;   \
+        vf a0 = h_##DT##_ld1(x), a1 = a0, a2 = a0, a3 = a0;   \
         vf nan = v_set1(0.0f);                                            \
         int64_t j = 0;                                                    \
         for (; j + 4 * L <= n; j += 4 * L) {                              \
-            vf v0 = h_##DT##_widen1(h_load1(x + j));                      \
-            vf v1 = h_##DT##_widen1(h_load1(x + j + L));                  \
-            vf v2 = h_##DT##_widen1(h_load1(x + j + 2 * L));              \
-            vf v3 = h_##DT##_widen1(h_load1(x + j + 3 * L));              \
+            vf v0 = h_##DT##_ld1(x + j);                      \
+            vf v1 = h_##DT##_ld1(x + j + L);                  \
+            vf v2 = h_##DT##_ld1(x + j + 2 * L);              \
+            vf v3 = h_##DT##_ld1(x + j + 3 * L);              \
             /* NaN in any lane of any: a NaN sum */                       \
             nan = v_add(nan, v_add(v_add(v0, v1), v_add(v2, v3)));        \
             a0 = mx ? v_max(a0, v0) : v_min(a0, v0);                      \
@@ -467,7 +488,7 @@ HS_SUM(f16)
             a3 = mx ? v_max(a3, v3) : v_min(a3, v3);                      \
         }                                                                 \
         for (; j + L <= n; j += L) {                                      \
-            vf v0 = h_##DT##_widen1(h_load1(x + j));                      \
+            vf v0 = h_##DT##_ld1(x + j);                      \
             nan = v_add(nan, v0);                                         \
             a0 = mx ? v_max(a0, v0) : v_min(a0, v0);                      \
         }                                                                 \
