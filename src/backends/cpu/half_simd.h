@@ -112,6 +112,51 @@ static inline vf h_bf16_ld1(const uint16_t *p)
     return hi_f(_mm512_maskz_permutexvar_epi16(
         0xaaaaaaaau, idx, _mm512_castsi256_si512(h_load1(p))));
 }
+/* f16 binary ops at 8 f32 lanes (AVX512VL's ymm vcvtph2ps/vcvtps2ph):
+ * the zmm conversions made f16 add at 1M 22% slower than the avx2
+ * level's ymm loop on Zen 4 (tbench ab); the same values */
+#define HS_F16_YMM 1
+static inline __m256 hy_f16_ld(const uint16_t *p)
+{
+    return _mm256_maskz_cvtph_ps(0xff, _mm_loadu_si128((const __m128i *)p));
+}
+static inline void hy_f16_st(uint16_t *p, __m256 v)
+{
+    _mm_storeu_si128((__m128i *)p, _mm256_maskz_cvtps_ph(0xff, v, HS_RNE));
+}
+static inline __m256 hy_add(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
+static inline __m256 hy_sub(__m256 a, __m256 b) { return _mm256_sub_ps(a, b); }
+static inline __m256 hy_mul(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
+static inline __m256 hy_div(__m256 a, __m256 b) { return _mm256_div_ps(a, b); }
+static inline __m256 hy_add_relu(__m256 a, __m256 b)
+{
+    const __m256 x = _mm256_add_ps(a, b);
+    return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NLE_UQ),
+                         x);
+}
+#define HY_F16(op)                                                        \
+    static void hy_##op##_f16(const uint16_t *pa, const uint16_t *pb,     \
+                              uint16_t *po, int64_t n)                    \
+    {                                                                     \
+        int64_t i = 0;                                                    \
+        for (; i + 16 <= n; i += 16) {                                    \
+            __m256 r0 = hy_##op(hy_f16_ld(pa + i), hy_f16_ld(pb + i));    \
+            __m256 r1 =                                                   \
+                hy_##op(hy_f16_ld(pa + i + 8), hy_f16_ld(pb + i + 8));    \
+            hy_f16_st(po + i, r0);                                        \
+            hy_f16_st(po + i + 8, r1);                                    \
+        }                                                                 \
+        for (; i < n; i++) {                                              \
+            __m256 a = _mm256_set1_ps(tb_f16_to_f32(pa[i]));              \
+            __m256 b = _mm256_set1_ps(tb_f16_to_f32(pb[i]));              \
+            po[i] = tb_f32_to_f16(_mm256_cvtss_f32(hy_##op(a, b)));       \
+        }                                                                 \
+    }
+HY_F16(add)
+HY_F16(sub)
+HY_F16(mul)
+HY_F16(div)
+HY_F16(add_relu)
 /* the f32 values of lo and hi, as h_bf16_widen2 placed them, packed */
 static inline hv2 h_pack2(hvi lo, hvi hi) { return _mm512_packus_epi32(lo, hi); }
 /* lo's values then hi's, in order (packus works within 128-bit lanes) */
@@ -356,7 +401,11 @@ static inline vf hs_add_relu(vf a, vf b) { return h_relu(v_add(a, b)); }
     X(exp, vs_exp) X(log, vs_log) X(tanh, vs_tanh) X(sigmoid, vs_sigmoid) \
     X(gelu, vs_gelu_erf) X(gelu_tanh, vs_gelu_tanh) X(silu, vs_silu)
 
+#ifdef HS_F16_YMM /* f16's binary loops: hy_*_f16 above */
+#define HS_DEF2(op, F) HS_FUSED2(hs_##op##_bf16, bf16, F)
+#else
 #define HS_DEF2(op, F) HS_FUSED2(hs_##op##_bf16, bf16, F) HS_FUSED2(hs_##op##_f16, f16, F)
+#endif
 #define HS_DEF1(op, F) HS_FUSED1(hs_##op##_bf16, bf16, F) HS_FUSED1(hs_##op##_f16, f16, F)
 HS_BINARY(HS_DEF2)
 HS_UNARY(HS_DEF1)
@@ -386,10 +435,17 @@ static inline tb_cpu_half_fused_fn hs_fused(tb_op_id op, tb_dtype dt)
 #define HS_CASE(op_, F)                                                   \
     case TB_OP_##op_:                                                     \
         return dt == TB_BF16 ? hs_##op_##_bf16 : hs_##op_##_f16;
+#ifdef HS_F16_YMM
+#define HS_CASE2(op_, F)                                                  \
+    case TB_OP_##op_:                                                     \
+        return dt == TB_BF16 ? hs_##op_##_bf16 : hy_##op_##_f16;
+#else
+#define HS_CASE2 HS_CASE
+#endif
     if (dt != TB_BF16 && dt != TB_F16)
         return NULL;
     switch (op) {
-        HS_BINARY(HS_CASE)
+        HS_BINARY(HS_CASE2)
         HS_UNARY(HS_CASE)
     case TB_OP_relu:
         return dt == TB_BF16 ? hs_relu_bf16 : hs_relu_f16;
@@ -397,6 +453,7 @@ static inline tb_cpu_half_fused_fn hs_fused(tb_op_id op, tb_dtype dt)
         return NULL;
     }
 #undef HS_CASE
+#undef HS_CASE2
 }
 
 static inline tb_cpu_half_cvt hs_cvt(tb_dtype dt)
