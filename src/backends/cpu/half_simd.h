@@ -172,11 +172,15 @@ static inline hv2 h_join(hv1 lo, hv1 hi)
 {
     return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
-/* relu on patterns: (int16)h < lim -> 0 */
-static inline hv2 h_relu_bits(hv2 h, int16_t lim)
+/* relu on patterns: (int16)h < lim -> 0, on 16 values (256-bit: the
+ * zmm compare and masked move took 4% more time at 1M on Zen 4) */
+#define HS_RELU_W 16
+static inline void h_relu_bits(const uint16_t *p, uint16_t *o, int16_t lim)
 {
-    return _mm512_maskz_mov_epi16(
-        _mm512_cmpge_epi16_mask(h, _mm512_set1_epi16(lim)), h);
+    const __m256i h = _mm256_loadu_si256((const __m256i *)p);
+    _mm256_storeu_si256((__m256i *)o,
+                        _mm256_andnot_si256(
+                            _mm256_cmpgt_epi16(_mm256_set1_epi16(lim), h), h));
 }
 static inline vf h_relu(vf x)
 {
@@ -224,10 +228,12 @@ static inline hv1 h_pack1(hvi a)
 static inline vf h_f16_widen1(hv1 h) { return _mm256_cvtph_ps(h); }
 static inline hv1 h_f16_narrow1(vf v) { return _mm256_cvtps_ph(v, HS_RNE); }
 static inline hv2 h_join(hv1 lo, hv1 hi) { return _mm256_set_m128i(hi, lo); }
-static inline hv2 h_relu_bits(hv2 h, int16_t lim)
+#define HS_RELU_W 16
+static inline void h_relu_bits(const uint16_t *p, uint16_t *o, int16_t lim)
 {
-    return _mm256_andnot_si256(_mm256_cmpgt_epi16(_mm256_set1_epi16(lim), h),
-                               h);
+    const hv2 h = h_load2(p);
+    h_store2(o, _mm256_andnot_si256(
+                    _mm256_cmpgt_epi16(_mm256_set1_epi16(lim), h), h));
 }
 static inline vf h_relu(vf x)
 {
@@ -422,8 +428,8 @@ HS_UNARY(HS_DEF1)
     {                                                                     \
         (void)pb;                                                         \
         int64_t i = 0;                                                    \
-        for (; i + 2 * VS_LANES <= n; i += 2 * VS_LANES)                  \
-            h_store2(po + i, h_relu_bits(h_load2(pa + i), LIM));          \
+        for (; i + HS_RELU_W <= n; i += HS_RELU_W)                        \
+            h_relu_bits(pa + i, po + i, LIM);                             \
         for (; i < n; i++)                                                \
             po[i] = (int16_t)pa[i] < (LIM) ? 0 : pa[i];                   \
     }
