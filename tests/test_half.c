@@ -25,6 +25,9 @@
 #include "backends/cpu/half_cvt.h"
 #include "backends/cpu/cpu_config.h"
 #include "backends/cpu/isa.h"
+#include "backends/cpu/kernels.h"
+#include "backends/cpu/vmath.h"
+#include "ops/op.h"
 #include "base/error.h"
 #include "ops/half.h"
 #include "ops/tensor.h"
@@ -267,9 +270,11 @@ static void test_levels(void **state)
     free(n2);
 }
 
-/* The avx2 level's fused loops against widen + the f32 operation in C +
- * narrow, on every 16-bit pattern as a (NaN, infinities, -0, subnormals)
- * against random b, and every tail length. */
+/* Each SIMD level's fused loops (half_cvt.h) against widen + the f32
+ * operation + narrow: the arithmetic in C, the activations through the
+ * same level's vmath.h array functions (the f32 rows' loops), bit for
+ * bit, on every 16-bit pattern as a (NaN, infinities, -0, subnormals)
+ * against random b, and tails of every length below a vector pair. */
 static float op_c(tb_op_id op, float a, float b)
 {
     switch (op) {
@@ -283,54 +288,188 @@ static float op_c(tb_op_id op, float a, float b)
     }
 }
 
+/* The vmath function of an activation, or -1. */
+static int vm_of(tb_op_id op)
+{
+    switch (op) {
+    case TB_OP_exp: return TB_VM_EXP;
+    case TB_OP_log: return TB_VM_LOG;
+    case TB_OP_tanh: return TB_VM_TANH;
+    case TB_OP_sigmoid: return TB_VM_SIGMOID;
+    case TB_OP_gelu: return TB_VM_GELU_ERF;
+    case TB_OP_gelu_tanh: return TB_VM_GELU_TANH;
+    case TB_OP_silu: return TB_VM_SILU;
+    default: return -1;
+    }
+}
+
 static void test_fused(void **state)
 {
     (void)state;
-#if TB_CPU_HAVE_AVX2
-    if (tb_cpu_isa_max() < TB_ISA_AVX2) {
-        print_message("# no avx2 here: fused loops not run\n");
-        return;
-    }
-    static const tb_op_id ops[] = {TB_OP_add, TB_OP_sub, TB_OP_mul,
-                                   TB_OP_div, TB_OP_add_relu, TB_OP_relu};
-    static uint16_t a[65536 + 40], b[65536 + 40], o[65536 + 40];
+    static const tb_op_id ops[] = {
+        TB_OP_add,     TB_OP_sub,  TB_OP_mul,     TB_OP_div,
+        TB_OP_add_relu, TB_OP_relu, TB_OP_exp,    TB_OP_log,
+        TB_OP_tanh,    TB_OP_sigmoid, TB_OP_gelu, TB_OP_gelu_tanh,
+        TB_OP_silu};
+    enum { N = 65536, T = 70 };
+    static uint16_t a[N + T], b[N + T], o[N + T];
+    static float wa[N + T], wr[N + T];
     uint64_t seed = 0xf05ed;
-    for (int i = 0; i < 65536 + 40; i++) {
+    for (int i = 0; i < N + T; i++) {
         a[i] = (uint16_t)i;
         b[i] = (uint16_t)splitmix64_next(&seed);
     }
-    const tb_dtype dts[2] = {TB_BF16, TB_F16};
-    for (int di = 0; di < 2; di++)
-        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
-            tb_dtype dt = dts[di];
-            tb_cpu_half_fused_fn fn = tb_cpu_half_fused_avx2(ops[k], dt);
-            assert_non_null(fn);
-            for (int len = 65536; len >= 65536 - 40; len--) {
-                memset(o, 0x5a, sizeof o);
-                fn(a, b, o, len);
-                for (int i = 0; i < len; i++) {
-                    float x = dt == TB_F16 ? tb_f16_to_f32(a[i])
-                                           : tb_bf16_to_f32(a[i]);
-                    float y = dt == TB_F16 ? tb_f16_to_f32(b[i])
-                                           : tb_bf16_to_f32(b[i]);
-                    float r = op_c(ops[k], x, y);
-                    uint16_t want = dt == TB_F16 ? tb_f32_to_f16(r)
-                                                 : tb_f32_to_bf16(r);
-                    if (!same16(dt, o[i], want))
-                        fail_msg("%s %s(%04x, %04x): %04x, want %04x",
-                                 tb_dtype_name(dt), tb_op_get(ops[k])->name,
-                                 a[i], b[i], o[i], want);
+    int levels = 0;
+    assert_null(tb_cpu_half_fused_get(TB_OP_add, TB_BF16, TB_ISA_SCALAR));
+    for (int lv = TB_ISA_SCALAR + 1; lv <= tb_cpu_isa_max(); lv++) {
+        if (!tb_cpu_isa_built(lv))
+            continue;
+        tb_vmath vm;
+        tb_vmath_fill(&vm, lv);
+        levels++;
+        const tb_dtype dts[2] = {TB_BF16, TB_F16};
+        for (int di = 0; di < 2; di++)
+            for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+                tb_dtype dt = dts[di];
+                tb_cpu_half_fused_fn fn = tb_cpu_half_fused_get(ops[k], dt, lv);
+                assert_non_null(fn);
+                const int f = vm_of(ops[k]);
+                if (f >= 0)
+                    assert_int_equal(vm.isa[f], lv);
+                for (int i = 0; i < N + T; i++)
+                    wa[i] = dt == TB_F16 ? tb_f16_to_f32(a[i])
+                                         : tb_bf16_to_f32(a[i]);
+                if (f >= 0)
+                    vm.fn[f](wa, wr, N + T);
+                /* the whole range, then tails: n = 1..T (a start 5 past
+                 * the pattern 0 so they hold other patterns too) */
+                for (int len = -1; len <= T; len++) {
+                    const int n = len < 0 ? N : len, off = len < 0 ? 0 : 5;
+                    memset(o, 0x5a, sizeof o);
+                    fn(a + off, b + off, o, n);
+                    for (int i = 0; i < n; i++) {
+                        const int s = off + i;
+                        float y = dt == TB_F16 ? tb_f16_to_f32(b[s])
+                                               : tb_bf16_to_f32(b[s]);
+                        float r = f >= 0 ? wr[s] : op_c(ops[k], wa[s], y);
+                        uint16_t want = dt == TB_F16 ? tb_f32_to_f16(r)
+                                                     : tb_f32_to_bf16(r);
+                        if (!same16(dt, o[i], want))
+                            fail_msg("%s %s at %s (n %d) (%04x, %04x): %04x, "
+                                     "want %04x",
+                                     tb_dtype_name(dt), tb_op_get(ops[k])->name,
+                                     tb_cpu_isa_name(lv), n, a[s], b[s], o[i],
+                                     want);
+                    }
+                    assert_int_equal(o[n], 0x5a5a);
                 }
-                assert_int_equal(o[len], 0x5a5a);
-                if (len < 65536 - 2) /* the tails: a few suffice */
-                    len -= 5;
             }
+        assert_null(tb_cpu_half_fused_get(TB_OP_pow, TB_BF16, lv));
+        assert_null(tb_cpu_half_fused_get(TB_OP_add, TB_F32, lv));
+        print_message("# fused loops at %s\n", tb_cpu_isa_name(lv));
+    }
+    if (!levels)
+        print_message("# no SIMD level here: fused loops not run\n");
+}
+
+/* Each SIMD level's reductions (tb_cpu_half_red): sum against the same
+ * level's f32 sum row (kernels.h) on the widened values, bit for bit
+ * (the association the brief of half_simd.h promises), and against a
+ * double sum within the f32 blocks' error; max and min against the
+ * portable rule (m = x[0], then v where v > m (v < m) or v is NaN),
+ * with and without NaN, infinities and zero extremes, at many lengths. */
+static float ext_rule(const float *x, int64_t n, int mx)
+{
+    float m = x[0];
+    for (int64_t j = 1; j < n; j++)
+        if ((mx ? x[j] > m : x[j] < m) || x[j] != x[j])
+            m = x[j];
+    return m;
+}
+
+static void test_reduce(void **state)
+{
+    (void)state;
+    enum { N = 5000 };
+    static uint16_t h[N];
+    static float w[N];
+    const tb_dtype dts[2] = {TB_BF16, TB_F16};
+    const int64_t lens[] = {1, 2, 7, 15, 16, 17, 31, 33, 63, 64, 65, 127,
+                            1023, 1024, 1025, 2049, 4999, N};
+    int levels = 0;
+    for (int lv = TB_ISA_SCALAR + 1; lv <= tb_cpu_isa_max(); lv++) {
+        if (!tb_cpu_isa_built(lv))
+            continue;
+        tb_cpu_kernels k;
+        assert_int_equal(tb_cpu_kernels_fill(&k, lv), lv);
+        assert_int_equal(k.sum[TB_F32].isa, lv);
+        levels++;
+        for (int di = 0; di < 2; di++) {
+            const tb_dtype dt = dts[di];
+            tb_cpu_half_red r = tb_cpu_half_red_get(dt, lv);
+            assert_non_null(r.sum);
+            uint64_t seed = 0x5e1 + (uint64_t)lv * 7 + (uint64_t)di;
+            /* kinds: 0 values in [-2, 2) times 2^-12..2^12 (so that
+             * f32 sums round: the order shows), 1 negative only (max),
+             * 2 positive only (min), 3 and 6 with -0 then +0 as the max
+             * (min), 4 with a NaN, 5 with +-inf */
+            for (int kind = 0; kind < 7; kind++)
+                for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+                    const int64_t n = lens[li];
+                    for (int64_t i = 0; i < n; i++) {
+                        double u = (double)(splitmix64_next(&seed) >> 11) *
+                                   0x1p-53;
+                        double v = kind == 1   ? -0.5 - 2 * u
+                                   : kind == 2 ? 0.5 + 2 * u
+                                   : kind == 3 ? -0.5 - 2 * u
+                                   : kind == 6 ? 0.5 + 2 * u
+                                               : 4 * u - 2;
+                        if (kind == 0)
+                            v = ldexp(v, (int)(splitmix64_next(&seed) % 25) - 12);
+                        h[i] = (uint16_t)(dt == TB_F16 ? tb_f32_to_f16((float)v)
+                                                       : tb_f32_to_bf16((float)v));
+                    }
+                    if (kind == 3 || kind == 6) {
+                        h[(2 * n) / 3] = 0;
+                        h[n / 3] = 0x8000; /* first when n >= 3 */
+                    }
+                    if (kind == 4)
+                        h[(n * 2) / 3] = dt == TB_F16 ? 0x7e01 : 0x7fc1;
+                    if (kind == 5) {
+                        h[n - 1] = dt == TB_F16 ? 0x7c00 : 0x7f80;
+                        h[0] = dt == TB_F16 ? 0xfc00 : 0xff80;
+                    }
+                    for (int64_t i = 0; i < n; i++)
+                        w[i] = dt == TB_F16 ? tb_f16_to_f32(h[i])
+                                            : tb_bf16_to_f32(h[i]);
+                    double got = r.sum(h, n), want = k.sum[TB_F32].row(w, n);
+                    if (memcmp(&got, &want, sizeof got) &&
+                        !(isnan(got) && isnan(want)))
+                        fail_msg("%s sum at %s, n %lld kind %d: %a, f32 row %a",
+                                 tb_dtype_name(dt), tb_cpu_isa_name(lv),
+                                 (long long)n, kind, got, want);
+                    if (kind < 4 || kind == 6) { /* near the exact sum */
+                        double ex = 0, ab = 0;
+                        for (int64_t i = 0; i < n; i++)
+                            ex += w[i], ab += fabs(w[i]);
+                        assert_true(fabs(got - ex) <= 64 * 0x1p-24 * ab);
+                    }
+                    for (int mx = 0; mx < 2; mx++) {
+                        float e = (mx ? r.max : r.min)(h, n);
+                        float we = ext_rule(w, n, mx);
+                        if (memcmp(&e, &we, 4) && !(isnan(e) && isnan(we)))
+                            fail_msg("%s %s at %s, n %lld kind %d: %a, want %a",
+                                     tb_dtype_name(dt), mx ? "max" : "min",
+                                     tb_cpu_isa_name(lv), (long long)n, kind,
+                                     (double)e, (double)we);
+                    }
+                }
         }
-    assert_null(tb_cpu_half_fused_avx2(TB_OP_exp, TB_BF16));
-    assert_null(tb_cpu_half_fused_avx2(TB_OP_add, TB_F32));
-#else
-    print_message("# built without avx2: no fused loops\n");
-#endif
+        print_message("# reductions at %s\n", tb_cpu_isa_name(lv));
+    }
+    assert_null(tb_cpu_half_red_get(TB_BF16, TB_ISA_SCALAR).sum);
+    if (!levels)
+        print_message("# no SIMD level here: reductions not run\n");
 }
 
 int main(void)
@@ -341,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_dtype_facts),
         cmocka_unit_test(test_levels),
         cmocka_unit_test(test_fused),
+        cmocka_unit_test(test_reduce),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

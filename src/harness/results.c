@@ -105,28 +105,6 @@ int tb_results_set_peaks(cJSON *doc, cJSON *peaks)
     return 0;
 }
 
-/* Does the run's CPU (env.cpu.isa) have 16-bit arithmetic units (AVX-512
- * BF16 or FP16, AMX)?  Without them a bf16/f16 kernel computes in f32,
- * whose FMA peak is then the compute roof. */
-static bool cpu_has_16bit_math(const cJSON *doc)
-{
-    static const char *const units[] = {"avx512_bf16", "avx512_fp16",
-                                        "amx_bf16"};
-    const cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, "env");
-    const cJSON *isa = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(env, "cpu"), "isa");
-    if (!cJSON_IsArray(isa))
-        return true; /* not known: no roof claimed */
-    const cJSON *e;
-    cJSON_ArrayForEach(e, isa)
-    {
-        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-            if (cJSON_IsString(e) && !strcmp(e->valuestring, units[i]))
-                return true;
-    }
-    return false;
-}
-
 /* The case's roofline against the document's peaks, or null: no peaks,
  * the case did not run, it ran on a backend without a "threads" axis
  * (not the host CPU the peaks describe), or the peaks have no figure
@@ -145,9 +123,6 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
         .isa = NULL,
         .bw_kernel = tb_roofline_bw_kernel(c->op),
     };
-    if (tb_dtype_is_half(c->dtype) && !c->backend->peak &&
-        !cpu_has_16bit_math(doc))
-        in.dtype = TB_F32; /* peak_dtype says so */
     for (int i = 0; i < c->n_axes; i++) {
         if (!strcmp(c->axis_name[i], TB_RES_KEY(threads)))
             in.threads = atoi(c->axis_value[i]);
@@ -161,8 +136,19 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
         if (tb_gpu_roofline(peaks, &in, &rl) == 0)
             o = tb_roofline_json(&rl);
     } else if (r->status == TB_STATUS_OK && cJSON_IsObject(peaks) &&
-               in.threads > 0 && tb_roofline_compute(peaks, &in, &rl) == 0)
-        o = tb_roofline_json(&rl);
+               in.threads > 0) {
+        int rc = tb_roofline_compute(peaks, &in, &rl);
+        /* A bf16/f16 case without a 16-bit FMA figure in the peaks
+         * (`tbench peak` measures f32 and f64): f32's, the arithmetic
+         * the cpu backend's 16-bit rows do at every level (widen,
+         * compute in f32, round once); peak_dtype says so. */
+        if (rc == TB_ENOTFOUND && tb_dtype_is_half(in.dtype)) {
+            in.dtype = TB_F32;
+            rc = tb_roofline_compute(peaks, &in, &rl);
+        }
+        if (rc == 0)
+            o = tb_roofline_json(&rl);
+    }
     return o ? o : cJSON_CreateNull();
 }
 

@@ -8,9 +8,17 @@
  * those of a framework user's bf16 model, and the f32 kernels' speed is
  * reused.
  *
- * The simplest element-wise ops (add, sub, mul, div, add_relu, relu with
- * same-shape operands) have fused loops at avx2 (half_avx2.c): load,
- * widen, the f32 operation and narrow in registers, the same bits.
+ * The simplest element-wise ops (add, sub, mul, div, add_relu, relu)
+ * and the activations of vmath.h (exp, log, tanh, sigmoid, gelu,
+ * gelu_tanh, silu), with same-shape operands, have fused loops at avx2
+ * and avx512 (half_simd.h): load, widen, the f32 operation and narrow
+ * in registers, the same bits as the blocks below, with no pass through
+ * memory between them (the blocks' widen, call and narrow ran one after
+ * the other: exp bf16 took twice exp f32's time).  sum, mean, max and
+ * min over every element or the last axis read the 16-bit input the
+ * same way (tb_cpu_half_red: sum in the f32 sum row's lanes and blocks,
+ * bit for bit; max/min the portable rows' value), split over the
+ * threads as the f32 drivers split them.
  * Optimizer steps take the mixed-precision form (ops/op.h's
  * tb_op_in_dtype): 16-bit p and g widened, the f32 state updated in
  * place by the f32 row, p rounded once; their hyperparameters stay f32.
@@ -31,6 +39,7 @@
 #include "cpu_internal.h"
 #include "half_cvt.h"
 #include "isa.h"
+#include "kernels.h" /* TB_CPU_SUM_BLOCK */
 #include "kreg.h"
 
 /* Elements per block: 3 f32 blocks (two inputs, one output) are 48 KiB.
@@ -69,6 +78,10 @@ static void narrow_f16_c(const float *src, uint16_t *dst, int64_t n)
 
 tb_cpu_half_cvt tb_cpu_half_cvt_get(tb_dtype dt, int isa)
 {
+#if TB_CPU_HAVE_AVX512
+    if (isa == TB_ISA_AVX512)
+        return tb_cpu_half_cvt_avx512(dt);
+#endif
 #if TB_CPU_HAVE_AVX2
     if (isa == TB_ISA_AVX2)
         return tb_cpu_half_cvt_avx2(dt);
@@ -80,6 +93,36 @@ tb_cpu_half_cvt tb_cpu_half_cvt_get(tb_dtype dt, int isa)
     if (dt == TB_F16)
         return (tb_cpu_half_cvt){widen_f16_c, narrow_f16_c};
     return (tb_cpu_half_cvt){0, 0};
+}
+
+tb_cpu_half_fused_fn tb_cpu_half_fused_get(tb_op_id op, tb_dtype dt, int isa)
+{
+    (void)op, (void)dt;
+#if TB_CPU_HAVE_AVX512
+    if (isa == TB_ISA_AVX512)
+        return tb_cpu_half_fused_avx512(op, dt);
+#endif
+#if TB_CPU_HAVE_AVX2
+    if (isa == TB_ISA_AVX2)
+        return tb_cpu_half_fused_avx2(op, dt);
+#endif
+    (void)isa;
+    return NULL;
+}
+
+tb_cpu_half_red tb_cpu_half_red_get(tb_dtype dt, int isa)
+{
+    (void)dt;
+#if TB_CPU_HAVE_AVX512
+    if (isa == TB_ISA_AVX512)
+        return tb_cpu_half_red_avx512(dt);
+#endif
+#if TB_CPU_HAVE_AVX2
+    if (isa == TB_ISA_AVX2)
+        return tb_cpu_half_red_avx2(dt);
+#endif
+    (void)isa;
+    return (tb_cpu_half_red){0, 0, 0};
 }
 
 /* Element-wise: every input of the output's shape, one output. */
@@ -182,6 +225,111 @@ static int half_blocks(void *ctx, const tb_op *op, tb_kernel_fn f32,
     return 0;
 }
 
+/* ---- reductions reading the 16-bit input (tb_cpu_half_red) ---- */
+
+/* sum, mean, max and min over every element or the last axis: the
+ * input as `lanes` contiguous lanes of len elements. */
+typedef struct {
+    tb_cpu_half_red red;
+    tb_op_id id;
+    tb_dtype dt;
+    const uint16_t *x;
+    uint16_t *o;
+    int64_t lanes, len;
+    int nparts;
+    bool some[TB_MAX_AXIS_VALUES]; /* one lane: the part had elements */
+    double part[TB_MAX_AXIS_VALUES];
+} hred_job;
+
+/* A lane's (or a piece's) value: the sum in double, or the extreme. */
+static double hred_value(const hred_job *j, const uint16_t *x, int64_t n)
+{
+    if (j->id == TB_OP_max)
+        return j->red.max(x, n);
+    if (j->id == TB_OP_min)
+        return j->red.min(x, n);
+    return j->red.sum(x, n);
+}
+
+/* The f32 rows' result: the double sum (or mean) rounded to f32, then
+ * once to the dtype (what widen + f32 row + narrow give). */
+static uint16_t hred_store(const hred_job *j, double v, int64_t len)
+{
+    float f = (float)(j->id == TB_OP_mean ? v / (double)len : v);
+    return j->dt == TB_BF16 ? tb_f32_to_bf16(f) : tb_f32_to_f16(f);
+}
+
+static void hred_part(void *arg, int part, int nparts)
+{
+    hred_job *j = arg;
+    int64_t b, e;
+    j->nparts = nparts;
+    if (j->lanes == 1) { /* one lane: pieces of whole sum blocks */
+        tb_cpu_span(j->len, TB_CPU_SUM_BLOCK, part, nparts, &b, &e);
+        j->some[part] = e > b;
+        if (e > b)
+            j->part[part] = hred_value(j, j->x + b, e - b);
+        return;
+    }
+    tb_cpu_span(j->lanes, 1, part, nparts, &b, &e);
+    for (int64_t l = b; l < e; l++)
+        j->o[l] = hred_store(j, hred_value(j, j->x + l * j->len, j->len),
+                             j->len);
+}
+
+/* The reduction of op over in[0] into out[0], or 1 when this path does
+ * not serve the case (another op, a non-last axis, no loops at isa). */
+static int half_reduce(void *ctx, const tb_op *op, tb_dtype dt, int isa,
+                       const tb_tensor *in, tb_tensor *out,
+                       const tb_params *p)
+{
+    if (op->id != TB_OP_sum && op->id != TB_OP_mean && op->id != TB_OP_max &&
+        op->id != TB_OP_min)
+        return 1;
+    hred_job j = {.red = tb_cpu_half_red_get(dt, isa), .id = op->id,
+                  .dt = dt, .x = in[0].data, .o = out[0].data,
+                  .lanes = 1, .len = tb_tensor_numel(&in[0])};
+    if (!j.red.sum)
+        return 1;
+    if (p && tb_params_has(p, 0)) { /* an axis: the last one only */
+        int ax;
+        if (tb_axis_norm((int64_t)p->v[0], in[0].ndim, &ax) ||
+            ax != in[0].ndim - 1)
+            return 1;
+        j.len = in[0].shape[ax];
+        j.lanes = j.len ? tb_tensor_numel(&in[0]) / j.len : 0;
+    }
+    if (j.len == 0 || (op->id != TB_OP_sum && op->id != TB_OP_mean &&
+                       tb_tensor_numel(&out[0]) == 0))
+        return 1; /* empty lanes: the f32 row's rule */
+    tb_cpu_count_launch(ctx);
+    if (j.lanes == 1) {
+        tb_cpu_parallel(ctx, j.len,
+                        (j.len + TB_CPU_SUM_BLOCK - 1) / TB_CPU_SUM_BLOCK,
+                        hred_part, &j);
+        /* parts in order: the result depends on the thread count only
+         * (sum: as the f32 driver; max/min: the scalar rule over the
+         * parts' values gives the rule's value over the whole) */
+        double v = 0;
+        bool first = true;
+        for (int i = 0; i < j.nparts; i++) {
+            if (!j.some[i])
+                continue;
+            double w = j.part[i];
+            if (op->id == TB_OP_sum || op->id == TB_OP_mean)
+                v += w;
+            else if (first || (op->id == TB_OP_max ? w > v : w < v) ||
+                     w != w)
+                v = w;
+            first = false;
+        }
+        j.o[0] = hred_store(&j, v, j.len);
+    } else {
+        tb_cpu_parallel(ctx, j.lanes * j.len, j.lanes, hred_part, &j);
+    }
+    return 0;
+}
+
 /* t: an f32 twin of 16-bit tensor h (same shape), data from the tracked
  * allocator (at least one element). */
 static int half_scratch(const tb_tensor *h, tb_tensor *t)
@@ -269,13 +417,13 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
         return rc;
     if (isa > tb_cpu_isa(ctx))
         return TB_EINVAL;
-#if TB_CPU_HAVE_AVX2
-    /* the fused loops first: no f32 row, no scratch, no lookup */
-    tb_cpu_half_fused_fn fused =
-        isa == TB_ISA_AVX2 ? tb_cpu_half_fused_avx2(id, dt) : NULL;
+    /* the fused loops and reductions first: no f32 row, no scratch, no
+     * lookup */
+    tb_cpu_half_fused_fn fused = tb_cpu_half_fused_get(id, dt, isa);
     if (fused && half_blockwise(op, in, out))
         return half_fused(ctx, op, fused, in, out);
-#endif
+    if (half_reduce(ctx, op, dt, isa, in, out, p) == 0)
+        return 0;
     const tb_cpu_krow *r = f32_row(id, isa);
     tb_cpu_half_cvt cv = tb_cpu_half_cvt_get(dt, isa);
     if (!r || !cv.widen)

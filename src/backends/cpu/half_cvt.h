@@ -2,7 +2,8 @@
  * widen n 16-bit values to f32 (exact), narrow n f32 values to the
  * 16-bit format (round to nearest even, NaN kept, overflow to infinity),
  * bit for bit what ops/half.h's scalar functions give (tests/test_half.c
- * checks each level against them). */
+ * checks each level against them); the fused element-wise loops and
+ * reductions of the SIMD levels. */
 #ifndef TB_BACKENDS_CPU_HALF_CVT_H
 #define TB_BACKENDS_CPU_HALF_CVT_H
 
@@ -23,19 +24,46 @@ typedef struct tb_cpu_half_cvt {
 
 /* A fused element-wise loop: o[i] = op(a[i], b[i]) (b unused by unary
  * ops), 16-bit in and out, f32 in registers: one rounding of the f32
- * result, the values of widen + the op's f32 row + narrow, bit for bit
- * (IEEE add/sub/mul/div; relu keeps NaN and gives +0 for -0, and works
- * on the patterns directly). */
+ * result, the values of widen + the op's f32 row of the same level +
+ * narrow, bit for bit (add, sub, mul, div, add_relu: IEEE; exp, log,
+ * tanh, sigmoid, gelu, gelu_tanh, silu: vmath.h's per-lane functions;
+ * relu keeps NaN and gives +0 for -0, and works on the patterns
+ * directly). */
 typedef void (*tb_cpu_half_fused_fn)(const uint16_t *a, const uint16_t *b,
                                      uint16_t *o, int64_t n);
-/* The avx2 level's fused loop of (op, dt), or NULL (half_avx2.c). */
+
+/* Reductions reading 16-bit values directly (half_simd.h): sum: the f32
+ * sum row's value (kernels.h: blocks of TB_CPU_SUM_BLOCK in f32 lanes,
+ * carried in double) on the widened values, bit for bit, at the same
+ * level; max, min (n >= 1): the portable rows' value. */
+typedef double (*tb_cpu_half_sum_fn)(const uint16_t *x, int64_t n);
+typedef float (*tb_cpu_half_ext_fn)(const uint16_t *x, int64_t n);
+typedef struct tb_cpu_half_red {
+    tb_cpu_half_sum_fn sum;
+    tb_cpu_half_ext_fn max, min;
+} tb_cpu_half_red;
+
+/* A SIMD level's loops (half_avx2.c, half_avx512.c; one source,
+ * half_simd.h): the fused loop of (op, dt) or NULL, the conversions
+ * and the reductions of dt ({NULL...} for another dtype). */
 tb_cpu_half_fused_fn tb_cpu_half_fused_avx2(tb_op_id op, tb_dtype dt);
+tb_cpu_half_fused_fn tb_cpu_half_fused_avx512(tb_op_id op, tb_dtype dt);
+tb_cpu_half_cvt tb_cpu_half_cvt_avx2(tb_dtype dt);
+tb_cpu_half_cvt tb_cpu_half_cvt_avx512(tb_dtype dt);
+tb_cpu_half_red tb_cpu_half_red_avx2(tb_dtype dt);
+tb_cpu_half_red tb_cpu_half_red_avx512(tb_dtype dt);
 
 /* The conversions of dtype dt (TB_BF16 or TB_F16) at ISA level isa
- * (TB_ISA_SCALAR: portable C; TB_ISA_AVX2: F16C and AVX2), or {NULL,
- * NULL} for a level this build lacks or another dtype. */
+ * (TB_ISA_SCALAR: portable C; TB_ISA_AVX2: F16C and AVX2; TB_ISA_AVX512:
+ * AVX-512 F/BW), or {NULL, NULL} for a level this build lacks or
+ * another dtype. */
 tb_cpu_half_cvt tb_cpu_half_cvt_get(tb_dtype dt, int isa);
-/* The AVX2 level's (half_avx2.c; F16C is part of the avx2 level). */
-tb_cpu_half_cvt tb_cpu_half_cvt_avx2(tb_dtype dt);
+/* The fused loop of (op, dt) at level isa, or NULL (none: the scalar
+ * level, other ops, a level this build lacks). */
+tb_cpu_half_fused_fn tb_cpu_half_fused_get(tb_op_id op, tb_dtype dt,
+                                           int isa);
+/* The reductions of dt at level isa, or {NULL...} (the scalar level,
+ * a level this build lacks). */
+tb_cpu_half_red tb_cpu_half_red_get(tb_dtype dt, int isa);
 
 #endif

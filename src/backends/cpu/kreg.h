@@ -313,20 +313,21 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_C2(X, avg_pool2d_backward) TB_CPU_C2(X, conv2d_backward)
 
 /* bf16 and f16 (half.c): a row of level L widens its inputs to f32
- * with level L's conversions (F16C and AVX2 integer code at avx2,
- * ops/half.h's portable C at c), runs the op's f32 row of level L (the
+ * with level L's conversions (half_simd.h at avx512 and avx2: F16C /
+ * AVX-512 F and integer code; ops/half.h's portable C at c), runs the op's f32 row of level L (the
  * best one at or below it) and rounds each result once to the dtype:
  * PyTorch's CPU numerics (compute in f32, accumulate in f32, round
  * once).  Element-wise ops run block by block in L1-sized f32 scratch, so
  * memory sees only the 16-bit tensors; the others widen whole tensors.
- * No AVX-512 rows yet (nothing here could test them): an AVX-512
- * instance runs the avx2 rows.  Not here: argmax and nll_loss (integer
+ * (half.c: fused loops and reductions read the 16-bit tensors
+ * directly where they can.)  Not here: argmax and nll_loss (integer
  * indices a 16-bit float cannot hold past 256 or 2048), the
  * factorizations (PyTorch has none in these dtypes), calibration.  The
  * optimizers take the mixed-precision form: 16-bit parameters and
  * gradients, f32 state (ops/op.h's tb_op_in_dtype), updated in place. */
 #define TB_CPU_HALF(op, X)                                                \
-    TB_CPU_AVX2(X, op, bf16, c) X(op, bf16, c, c)                         \
+    TB_CPU_AVX512(X, op, bf16, c) TB_CPU_AVX2(X, op, bf16, c)             \
+    X(op, bf16, c, c) TB_CPU_AVX512(X, op, f16, c)                        \
     TB_CPU_AVX2(X, op, f16, c) X(op, f16, c, c)
 #define TB_CPU_HALF_EW(op, w, expr, X) TB_CPU_HALF(op, X)
 /* by family, as above */

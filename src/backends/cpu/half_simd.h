@@ -1,0 +1,591 @@
+/* The bf16/f16 loops of one SIMD level (half_cvt.h), written once over
+ * vmath_simd.h's vectors for inclusion by half_avx2.c and half_avx512.c
+ * only (each built with its level's flags; everything here is static).
+ *
+ * Conversions: f16 through F16C's vcvtph2ps / vcvtps2ph (round to
+ * nearest even); bf16 widened by placing the pattern in the upper half
+ * of an f32, narrowed in integer code: round to nearest even on the 16
+ * bits dropped, a NaN kept with its quiet bit set (ops/half.h's
+ * tb_f32_to_bf16, bit for bit; not vcvtneps2bf16, which is AVX512_BF16
+ * and no part of these levels).
+ *
+ * Element-wise loops take 2 * VS_LANES values a step: one integer
+ * vector load per operand, widened to two f32 vectors whose lanes hold
+ * the values in an order of the level's choosing (bf16: the patterns
+ * interleaved with zero words, which the narrowing's pack undoes, so no
+ * lane crossing), the f32 operation, one store.  The tail (fewer than
+ * 2 * VS_LANES values) goes through a zero-filled copy on the stack:
+ * nothing outside the operands is read or written.  Reductions widen
+ * in order (h_*_ld1: bf16 by one masked vpermw at avx512, 22% less time
+ * for sum at 1M than zero-extend and shift, tbench ab; zero-extend and
+ * shift at avx2) so that their lanes add the values the f32 rows' lanes
+ * add. */
+#ifndef TB_BACKENDS_CPU_HALF_SIMD_H
+#define TB_BACKENDS_CPU_HALF_SIMD_H
+
+#include <string.h>
+
+#include "half_cvt.h"
+#include "kernels.h" /* TB_CPU_SUM_BLOCK */
+#include "lsm_simd.h"
+#include "vmath_simd.h"
+
+#define HS_RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+
+/* level-independent spellings of the helpers above */
+#define HS_COMMON_HELPERS                                                 \
+    static inline hv1 h_load1(const uint16_t *p)                          \
+    {                                                                     \
+        return HS_HSI(loadu)((const hv1 *)p);                             \
+    }                                                                     \
+    static inline void h_store1(uint16_t *p, hv1 h)                       \
+    {                                                                     \
+        HS_HSI(storeu)((hv1 *)p, h);                                      \
+    }                                                                     \
+    static inline hv2 h_load2(const uint16_t *p)                          \
+    {                                                                     \
+        return HS_WSI(loadu)((const hv2 *)p);                             \
+    }                                                                     \
+    static inline void h_store2(uint16_t *p, hv2 h)                       \
+    {                                                                     \
+        HS_WSI(storeu)((hv2 *)p, h);                                      \
+    }                                                                     \
+    static inline hvi hi_ps(vf v) { return HS_WSI(castps)(v); }           \
+    static inline vf hi_f(hvi x) { return HS_CASTF(x); }        \
+    static inline hvi hi_set1(int32_t a) { return HS_W(set1_epi32)(a); }  \
+    static inline hvi hi_add(hvi a, hvi b) { return HS_W(add_epi32)(a, b); } \
+    static inline hvi hi_and(hvi a, hvi b) { return HS_WSI(and)(a, b); }  \
+    static inline hvi hi_srl16(hvi a) { return HS_W(srli_epi32)(a, 16); } \
+    /* bf16 in order */                                                   \
+    static inline vf h_bf16_widen1(hv1 h)                                 \
+    {                                                                     \
+        return hi_f(HS_W(slli_epi32)(HS_W(cvtepu16_epi32)(h), 16));       \
+    }                                                                     \
+    /* each word into the upper half of a 32-bit lane: lo holds words     \
+     * 0-3 of every 128-bit lane, hi words 4-7 */                         \
+    static inline void h_bf16_widen2(hv2 h, vf *lo, vf *hi)               \
+    {                                                                     \
+        const hv2 z = HS_WSI(setzero)();                                  \
+        *lo = hi_f(HS_W(unpacklo_epi16)(z, h));                           \
+        *hi = hi_f(HS_W(unpackhi_epi16)(z, h));                           \
+    }
+
+#if VS_LANES == 16
+typedef __m256i hv1; /* VS_LANES 16-bit values */
+typedef __m512i hv2; /* 2 * VS_LANES */
+typedef __m512i hvi; /* VS_LANES 32-bit lanes */
+typedef __m512d hvd; /* VS_LANES / 2 doubles */
+/* the intrinsics of the level's widest integer vector (hvi, hv2) and
+ * of half of it (hv1), for the helpers common to both levels below */
+#define HS_W(op) _mm512_##op
+#define HS_WSI(op) _mm512_##op##_si512
+#define HS_HSI(op) _mm256_##op##_si256
+#define HS_CASTF _mm512_castsi512_ps
+HS_COMMON_HELPERS
+/* NaN lanes of x (the f32 bits of v) get the quiet bit, others r */
+static inline hvi h_nan_quiet(vf v, hvi r, hvi x)
+{
+    return _mm512_mask_or_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), x,
+                                hi_set1(0x400000));
+}
+/* The upper halves of lo's and hi's 32-bit lanes (h_bf16_widen2's
+ * order), packed in order: one vpermt2w instead of two shifts and a
+ * pack (bf16 add at 1M: 12% less time on Zen 4, tbench ab).  (f16's
+ * vcvtps2ph as two 256-bit halves was 32% slower: not done.) */
+static inline hv2 h_pack2_hi(hvi lo, hvi hi)
+{
+    /* word k of 128-bit lane g: lo's lane 4g + k (k < 4), else hi's
+     * lane 4g + k - 4 (index bit 5 picks hi) */
+    const __m512i idx = _mm512_set_epi16(
+        63, 61, 59, 57, 31, 29, 27, 25, 55, 53, 51, 49, 23, 21, 19, 17,
+        47, 45, 43, 41, 15, 13, 11, 9, 39, 37, 35, 33, 7, 5, 3, 1);
+    return _mm512_permutex2var_epi16(lo, idx, hi);
+}
+#define HS_PACK2_HI 1
+/* VS_LANES bf16 values at p, in order: one vpermw placing word k in the
+ * upper half of lane k, the lower halves zeroed by the mask */
+static inline vf h_bf16_ld1(const uint16_t *p)
+{
+    const __m512i idx = _mm512_set_epi16(
+        15, 0, 14, 0, 13, 0, 12, 0, 11, 0, 10, 0, 9, 0, 8, 0,
+        7, 0, 6, 0, 5, 0, 4, 0, 3, 0, 2, 0, 1, 0, 0, 0);
+    return hi_f(_mm512_maskz_permutexvar_epi16(
+        0xaaaaaaaau, idx, _mm512_castsi256_si512(h_load1(p))));
+}
+/* f16 binary ops at 8 f32 lanes (AVX512VL's ymm vcvtph2ps/vcvtps2ph):
+ * the zmm conversions made f16 add at 1M 22% slower than the avx2
+ * level's ymm loop on Zen 4 (tbench ab); the same values */
+#define HS_F16_YMM 1
+static inline __m256 hy_f16_ld(const uint16_t *p)
+{
+    return _mm256_maskz_cvtph_ps(0xff, _mm_loadu_si128((const __m128i *)p));
+}
+static inline void hy_f16_st(uint16_t *p, __m256 v)
+{
+    _mm_storeu_si128((__m128i *)p, _mm256_maskz_cvtps_ph(0xff, v, HS_RNE));
+}
+static inline __m256 hy_add(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
+static inline __m256 hy_sub(__m256 a, __m256 b) { return _mm256_sub_ps(a, b); }
+static inline __m256 hy_mul(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
+static inline __m256 hy_div(__m256 a, __m256 b) { return _mm256_div_ps(a, b); }
+static inline __m256 hy_add_relu(__m256 a, __m256 b)
+{
+    const __m256 x = _mm256_add_ps(a, b);
+    return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NLE_UQ),
+                         x);
+}
+#define HY_F16(op)                                                        \
+    static void hy_##op##_f16(const uint16_t *pa, const uint16_t *pb,     \
+                              uint16_t *po, int64_t n)                    \
+    {                                                                     \
+        int64_t i = 0;                                                    \
+        for (; i + 16 <= n; i += 16) {                                    \
+            __m256 r0 = hy_##op(hy_f16_ld(pa + i), hy_f16_ld(pb + i));    \
+            __m256 r1 =                                                   \
+                hy_##op(hy_f16_ld(pa + i + 8), hy_f16_ld(pb + i + 8));    \
+            hy_f16_st(po + i, r0);                                        \
+            hy_f16_st(po + i + 8, r1);                                    \
+        }                                                                 \
+        for (; i < n; i++) {                                              \
+            __m256 a = _mm256_set1_ps(tb_f16_to_f32(pa[i]));              \
+            __m256 b = _mm256_set1_ps(tb_f16_to_f32(pb[i]));              \
+            po[i] = tb_f32_to_f16(_mm256_cvtss_f32(hy_##op(a, b)));       \
+        }                                                                 \
+    }
+HY_F16(add)
+HY_F16(sub)
+HY_F16(mul)
+HY_F16(div)
+HY_F16(add_relu)
+/* the f32 values of lo and hi, as h_bf16_widen2 placed them, packed */
+static inline hv2 h_pack2(hvi lo, hvi hi) { return _mm512_packus_epi32(lo, hi); }
+/* lo's values then hi's, in order (packus works within 128-bit lanes) */
+static inline hv2 h_pack2o(hvi lo, hvi hi)
+{
+    return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7),
+                                    _mm512_packus_epi32(lo, hi));
+}
+static inline hv1 h_pack1(hvi a) { return _mm512_cvtepi32_epi16(a); }
+static inline vf h_f16_widen1(hv1 h) { return _mm512_cvtph_ps(h); }
+static inline hv1 h_f16_narrow1(vf v) { return _mm512_cvtps_ph(v, HS_RNE); }
+static inline hv2 h_join(hv1 lo, hv1 hi)
+{
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+/* relu on patterns: (int16)h < lim -> 0, on 16 values (256-bit: the
+ * zmm compare and masked move took 4% more time at 1M on Zen 4) */
+#define HS_RELU_W 16
+static inline void h_relu_bits(const uint16_t *p, uint16_t *o, int16_t lim)
+{
+    const __m256i h = _mm256_loadu_si256((const __m256i *)p);
+    _mm256_storeu_si256((__m256i *)o,
+                        _mm256_andnot_si256(
+                            _mm256_cmpgt_epi16(_mm256_set1_epi16(lim), h), h));
+}
+static inline vf h_relu(vf x)
+{
+    return _mm512_maskz_mov_ps(
+        _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NLE_UQ), x);
+}
+/* kernels_simd.h's v_lo_pd, v_hi_pd and d_hsum, for the sums */
+static inline hvd hd_lo(vf a) { return _mm512_cvtps_pd(_mm512_castps512_ps256(a)); }
+static inline hvd hd_hi(vf a) { return _mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1)); }
+static inline hvd hd_add(hvd a, hvd b) { return _mm512_add_pd(a, b); }
+static inline hvd hd_zero(void) { return _mm512_setzero_pd(); }
+static inline double hd_hsum(hvd a) { return _mm512_reduce_add_pd(a); }
+#else
+typedef __m128i hv1;
+typedef __m256i hv2;
+typedef __m256i hvi;
+typedef __m256d hvd;
+#define HS_W(op) _mm256_##op
+#define HS_WSI(op) _mm256_##op##_si256
+#define HS_HSI(op) _mm_##op##_si128
+#define HS_CASTF _mm256_castsi256_ps
+HS_COMMON_HELPERS
+static inline vf h_bf16_ld1(const uint16_t *p)
+{
+    return h_bf16_widen1(h_load1(p));
+}
+static inline hvi h_nan_quiet(vf v, hvi r, hvi x)
+{
+    const __m256 q = _mm256_castsi256_ps(
+        _mm256_or_si256(x, _mm256_set1_epi32(0x400000)));
+    return _mm256_castps_si256(_mm256_blendv_ps(
+        _mm256_castsi256_ps(r), q, _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+}
+static inline hv2 h_pack2(hvi lo, hvi hi) { return _mm256_packus_epi32(lo, hi); }
+static inline hv2 h_pack2o(hvi lo, hvi hi)
+{
+    return _mm256_permute4x64_epi64(_mm256_packus_epi32(lo, hi), 0xd8);
+}
+static inline hv1 h_pack1(hvi a)
+{
+    /* packus works within 128-bit lanes: keep quadwords 0 and 2 */
+    return _mm256_castsi256_si128(
+        _mm256_permute4x64_epi64(_mm256_packus_epi32(a, a), 0x08));
+}
+static inline vf h_f16_widen1(hv1 h) { return _mm256_cvtph_ps(h); }
+static inline hv1 h_f16_narrow1(vf v) { return _mm256_cvtps_ph(v, HS_RNE); }
+static inline hv2 h_join(hv1 lo, hv1 hi) { return _mm256_set_m128i(hi, lo); }
+#define HS_RELU_W 16
+static inline void h_relu_bits(const uint16_t *p, uint16_t *o, int16_t lim)
+{
+    const hv2 h = h_load2(p);
+    h_store2(o, _mm256_andnot_si256(
+                    _mm256_cmpgt_epi16(_mm256_set1_epi16(lim), h), h));
+}
+static inline vf h_relu(vf x)
+{
+    return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NLE_UQ),
+                         x);
+}
+static inline hvd hd_lo(vf a) { return _mm256_cvtps_pd(_mm256_castps256_ps128(a)); }
+static inline hvd hd_hi(vf a) { return _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)); }
+static inline hvd hd_add(hvd a, hvd b) { return _mm256_add_pd(a, b); }
+static inline hvd hd_zero(void) { return _mm256_setzero_pd(); }
+static inline double hd_hsum(hvd a)
+{
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(a),
+                           _mm256_extractf128_pd(a, 1));
+    s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
+    return _mm_cvtsd_f64(s);
+}
+#endif
+
+/* ---- conversions of one vector / pair --------------------------------- */
+
+/* f32 not NaN rounded to bf16, in the upper half of each 32-bit lane */
+static inline hvi h_bf16_round_num(vf v)
+{
+    const hvi x = hi_ps(v);
+    const hvi lsb = hi_and(hi_srl16(x), hi_set1(1));
+    return hi_add(x, hi_add(lsb, hi_set1(0x7fff)));
+}
+/* f32 rounded to bf16, the result in the low half of each 32-bit lane */
+static inline hvi h_bf16_round(vf v)
+{
+    return hi_srl16(h_nan_quiet(v, h_bf16_round_num(v), hi_ps(v)));
+}
+static inline hv1 h_bf16_narrow1(vf v) { return h_pack1(h_bf16_round(v)); }
+/* the pair of h_bf16_widen2's order; one test for a NaN in either (the
+ * NaN lanes' fix-up only where there is one: 2 of ~10 operations a
+ * vector less) */
+static inline hv2 h_bf16_narrow2(vf lo, vf hi)
+{
+    if (m_any(v_unord(lo, hi)))
+        return h_pack2(h_bf16_round(lo), h_bf16_round(hi));
+#ifdef HS_PACK2_HI
+    return h_pack2_hi(h_bf16_round_num(lo), h_bf16_round_num(hi));
+#else
+    return h_pack2(hi_srl16(h_bf16_round_num(lo)),
+                   hi_srl16(h_bf16_round_num(hi)));
+#endif
+}
+/* lo's values then hi's, in order */
+static inline hv2 h_bf16_narrow2o(vf lo, vf hi)
+{
+    return h_pack2o(h_bf16_round(lo), h_bf16_round(hi));
+}
+static inline hv2 h_f16_narrow2o(vf lo, vf hi)
+{
+    return h_join(h_f16_narrow1(lo), h_f16_narrow1(hi));
+}
+
+static inline vf h_f16_ld1(const uint16_t *p)
+{
+    return h_f16_widen1(h_load1(p));
+}
+
+/* 2 * VS_LANES values at p as two f32 vectors, and back (bf16: the
+ * order of h_bf16_widen2; f16: in order, each half converted from and to
+ * memory: a register extract and insert around the conversions made
+ * f16 add 1.6x slower on Zen 4) */
+static inline void h_bf16_ld2(const uint16_t *p, vf *lo, vf *hi)
+{
+    h_bf16_widen2(h_load2(p), lo, hi);
+}
+static inline void h_bf16_st2(uint16_t *p, vf lo, vf hi)
+{
+    h_store2(p, h_bf16_narrow2(lo, hi));
+}
+static inline void h_f16_ld2(const uint16_t *p, vf *lo, vf *hi)
+{
+    *lo = h_f16_widen1(h_load1(p));
+    *hi = h_f16_widen1(h_load1(p + VS_LANES));
+}
+static inline void h_f16_st2(uint16_t *p, vf lo, vf hi)
+{
+    h_store1(p, h_f16_narrow1(lo));
+    h_store1(p + VS_LANES, h_f16_narrow1(hi));
+}
+
+/* ---- conversion arrays (tb_cpu_half_cvt) ------------------------------ */
+
+#define HS_CVT(DT)                                                        \
+    static void hs_widen_##DT(const uint16_t *src, float *dst, int64_t n) \
+    {                                                                     \
+        int64_t i = 0;                                                    \
+        for (; i + VS_LANES <= n; i += VS_LANES)                          \
+            v_store(dst + i, h_##DT##_ld1(src + i));          \
+        for (; i < n; i++)                                                \
+            dst[i] = tb_##DT##_to_f32(src[i]);                            \
+    }                                                                     \
+    static void hs_narrow_##DT(const float *src, uint16_t *dst, int64_t n) \
+    {                                                                     \
+        int64_t i = 0;                                                    \
+        for (; i + 2 * VS_LANES <= n; i += 2 * VS_LANES)                  \
+            h_store2(dst + i, h_##DT##_narrow2o(v_load(src + i),          \
+                                                v_load(src + i + VS_LANES))); \
+        for (; i + VS_LANES <= n; i += VS_LANES)                          \
+            h_store1(dst + i, h_##DT##_narrow1(v_load(src + i)));         \
+        for (; i < n; i++)                                                \
+            dst[i] = tb_f32_to_##DT(src[i]);                              \
+    }
+HS_CVT(bf16)
+HS_CVT(f16)
+
+/* ---- fused element-wise loops (tb_cpu_half_fused_fn) ------------------ */
+
+/* 2 * VS_LANES values: o = F(a) (unary) or F(a, b) */
+#define HS_STEP1(DT, F, pa, po)                                           \
+    do {                                                                  \
+        vf a0_, a1_;                                                      \
+        h_##DT##_ld2(pa, &a0_, &a1_);                                     \
+        h_##DT##_st2(po, F(a0_), F(a1_));                                 \
+    } while (0)
+#define HS_STEP2(DT, F, pa, pb, po)                                       \
+    do {                                                                  \
+        vf a0_, a1_, b0_, b1_;                                            \
+        h_##DT##_ld2(pa, &a0_, &a1_);                                     \
+        h_##DT##_ld2(pb, &b0_, &b1_);                                     \
+        h_##DT##_st2(po, F(a0_, b0_), F(a1_, b1_));                       \
+    } while (0)
+
+#define HS_FUSED1(NAME, DT, F)                                            \
+    static void NAME(const uint16_t *pa, const uint16_t *pb, uint16_t *po, \
+                     int64_t n)                                           \
+    {                                                                     \
+        (void)pb;                                                         \
+        enum { W = 2 * VS_LANES };                                        \
+        int64_t i = 0;                                                    \
+        for (; i + W <= n; i += W)                                        \
+            HS_STEP1(DT, F, pa + i, po + i);                              \
+        if (i < n) {                                                      \
+            uint16_t ta[W] = {0}, to[W];                                  \
+            memcpy(ta, pa + i, (size_t)(n - i) * 2);                      \
+            HS_STEP1(DT, F, ta, to);                                      \
+            memcpy(po + i, to, (size_t)(n - i) * 2);                      \
+        }                                                                 \
+    }
+#define HS_FUSED2(NAME, DT, F)                                            \
+    static void NAME(const uint16_t *pa, const uint16_t *pb, uint16_t *po, \
+                     int64_t n)                                           \
+    {                                                                     \
+        enum { W = 2 * VS_LANES };                                        \
+        int64_t i = 0;                                                    \
+        for (; i + W <= n; i += W)                                        \
+            HS_STEP2(DT, F, pa + i, pb + i, po + i);                      \
+        if (i < n) {                                                      \
+            uint16_t ta[W] = {0}, tb[W] = {0}, to[W];                     \
+            memcpy(ta, pa + i, (size_t)(n - i) * 2);                      \
+            memcpy(tb, pb + i, (size_t)(n - i) * 2);                      \
+            HS_STEP2(DT, F, ta, tb, to);                                  \
+            memcpy(po + i, to, (size_t)(n - i) * 2);                      \
+        }                                                                 \
+    }
+
+static inline vf hs_add_relu(vf a, vf b) { return h_relu(v_add(a, b)); }
+
+/* X(op, F): the binary ops (IEEE, as the f32 rows) and the activations
+ * of vmath.h (its per-lane functions, which both SIMD levels' f32 rows
+ * apply: the same bits whatever vector a value sits in) */
+#define HS_BINARY(X)                                                      \
+    X(add, v_add) X(sub, v_sub) X(mul, v_mul) X(div, v_div)               \
+    X(add_relu, hs_add_relu)
+#define HS_UNARY(X)                                                       \
+    X(exp, vs_exp) X(log, vs_log) X(tanh, vs_tanh) X(sigmoid, vs_sigmoid) \
+    X(gelu, vs_gelu_erf) X(gelu_tanh, vs_gelu_tanh) X(silu, vs_silu)
+
+#ifdef HS_F16_YMM /* f16's binary loops: hy_*_f16 above */
+#define HS_DEF2(op, F) HS_FUSED2(hs_##op##_bf16, bf16, F)
+#else
+#define HS_DEF2(op, F) HS_FUSED2(hs_##op##_bf16, bf16, F) HS_FUSED2(hs_##op##_f16, f16, F)
+#endif
+#define HS_DEF1(op, F) HS_FUSED1(hs_##op##_bf16, bf16, F) HS_FUSED1(hs_##op##_f16, f16, F)
+HS_BINARY(HS_DEF2)
+HS_UNARY(HS_DEF1)
+
+/* relu on the 16-bit patterns themselves: its result is its input or
+ * +0, exact in the dtype, so nothing is converted.  As int16, the
+ * negative numbers (-0 and -inf included) are the patterns below the
+ * negative NaNs: below -127 (bf16: 0xff81..0xffff are NaN) or -1023
+ * (f16: 0xfc01..0xffff); those become +0, everything else (NaN too)
+ * stays. */
+#define HS_RELU(DT, LIM)                                                  \
+    static void hs_relu_##DT(const uint16_t *pa, const uint16_t *pb,      \
+                             uint16_t *po, int64_t n)                     \
+    {                                                                     \
+        (void)pb;                                                         \
+        int64_t i = 0;                                                    \
+        for (; i + HS_RELU_W <= n; i += HS_RELU_W)                        \
+            h_relu_bits(pa + i, po + i, LIM);                             \
+        for (; i < n; i++)                                                \
+            po[i] = (int16_t)pa[i] < (LIM) ? 0 : pa[i];                   \
+    }
+HS_RELU(bf16, -127)
+HS_RELU(f16, -1023)
+
+static inline tb_cpu_half_fused_fn hs_fused(tb_op_id op, tb_dtype dt)
+{
+#define HS_CASE(op_, F)                                                   \
+    case TB_OP_##op_:                                                     \
+        return dt == TB_BF16 ? hs_##op_##_bf16 : hs_##op_##_f16;
+#ifdef HS_F16_YMM
+#define HS_CASE2(op_, F)                                                  \
+    case TB_OP_##op_:                                                     \
+        return dt == TB_BF16 ? hs_##op_##_bf16 : hy_##op_##_f16;
+#else
+#define HS_CASE2 HS_CASE
+#endif
+    if (dt != TB_BF16 && dt != TB_F16)
+        return NULL;
+    switch (op) {
+        HS_BINARY(HS_CASE2)
+        HS_UNARY(HS_CASE)
+    case TB_OP_relu:
+        return dt == TB_BF16 ? hs_relu_bf16 : hs_relu_f16;
+    default:
+        return NULL;
+    }
+#undef HS_CASE
+#undef HS_CASE2
+}
+
+static inline tb_cpu_half_cvt hs_cvt(tb_dtype dt)
+{
+    if (dt == TB_BF16)
+        return (tb_cpu_half_cvt){hs_widen_bf16, hs_narrow_bf16};
+    if (dt == TB_F16)
+        return (tb_cpu_half_cvt){hs_widen_f16, hs_narrow_f16};
+    return (tb_cpu_half_cvt){0, 0};
+}
+
+/* ---- reductions (tb_cpu_half_red) -------------------------------------- */
+
+/* Sum of x[0..n): ks_sum_f32_row (kernels_simd.h) on the widened values,
+ * the same operations in the same order (lsm_simd.h's ks_fold4 per
+ * block of TB_CPU_SUM_BLOCK: four vector accumulators, single vectors,
+ * the tail with +0 in the lanes past it; the block's lanes widened to
+ * double and added to a double vector), each vector widened from 16
+ * bits in registers: the f32 row's value on the widened tensor, bit
+ * for bit. */
+#define HS_SUM(DT)                                                        \
+    static inline vf hs_fold4_##DT(const uint16_t *p, int64_t m)          \
+    {                                                                     \
+        const int64_t L = VS_LANES;                                       \
+        vf a0 = v_set1(0.0f), a1 = a0, a2 = a0, a3 = a0;                  \
+        int64_t j = 0;                                                    \
+        for (; j + 4 * L <= m; j += 4 * L) {                              \
+            a0 = v_add(a0, h_##DT##_ld1(p + j));              \
+            a1 = v_add(a1, h_##DT##_ld1(p + j + L));          \
+            a2 = v_add(a2, h_##DT##_ld1(p + j + 2 * L));      \
+            a3 = v_add(a3, h_##DT##_ld1(p + j + 3 * L));      \
+        }                                                                 \
+        for (; j + L <= m; j += L)                                        \
+            a0 = v_add(a0, h_##DT##_ld1(p + j));              \
+        if (j < m) {                                                      \
+            uint16_t t[VS_LANES] = {0};                                   \
+            memcpy(t, p + j, (size_t)(m - j) * 2);                        \
+            a1 = v_add(a1, h_##DT##_ld1(t));                  \
+        }                                                                 \
+        return v_add(v_add(a0, a1), v_add(a2, a3));                       \
+    }                                                                     \
+    static double hs_sum_##DT(const uint16_t *x, int64_t n)               \
+    {                                                                     \
+        hvd acc = hd_zero();                                              \
+        for (int64_t i = 0; i < n; i += TB_CPU_SUM_BLOCK) {               \
+            int64_t m = n - i < TB_CPU_SUM_BLOCK ? n - i : TB_CPU_SUM_BLOCK; \
+            vf s = hs_fold4_##DT(x + i, m);                               \
+            acc = hd_add(acc, hd_add(hd_lo(s), hd_hi(s)));                \
+        }                                                                 \
+        return hd_hsum(acc);                                              \
+    }
+HS_SUM(bf16)
+HS_SUM(f16)
+
+/* max (mx 1) or min of x[0..n), n >= 1: four vector accumulators of
+ * running extremes and a NaN flag; a result that is NaN or zero (whose
+ * sign depends on the order) comes from the portable rows' scalar rule
+ * instead (m = x[0], then m = v where v > m (v < m) or v is NaN: the
+ * last NaN, the first zero), so the value is theirs. */
+#define HS_EXT(DT)                                                        \
+    static float hs_ext_scalar_##DT(const uint16_t *x, int64_t n, int mx) \
+    {                                                                     \
+        float m = tb_##DT##_to_f32(x[0]);                                 \
+        for (int64_t j = 1; j < n; j++) {                                 \
+            float v = tb_##DT##_to_f32(x[j]);                             \
+            if ((mx ? v > m : v < m) || v != v)                           \
+                m = v;                                                    \
+        }                                                                 \
+        return m;                                                         \
+    }                                                                     \
+    static inline float hs_ext_##DT(const uint16_t *x, int64_t n, int mx) \
+    {                                                                     \
+        const int64_t L = VS_LANES;                                       \
+        if (n < 4 * L)                                                    \
+            return hs_ext_scalar_##DT(x, n, mx);                          \
+        vf a0 = h_##DT##_ld1(x), a1 = a0, a2 = a0, a3 = a0;   \
+        vf nan = v_set1(0.0f);                                            \
+        int64_t j = 0;                                                    \
+        for (; j + 4 * L <= n; j += 4 * L) {                              \
+            vf v0 = h_##DT##_ld1(x + j);                      \
+            vf v1 = h_##DT##_ld1(x + j + L);                  \
+            vf v2 = h_##DT##_ld1(x + j + 2 * L);              \
+            vf v3 = h_##DT##_ld1(x + j + 3 * L);              \
+            /* NaN in any lane of any: a NaN sum */                       \
+            nan = v_add(nan, v_add(v_add(v0, v1), v_add(v2, v3)));        \
+            a0 = mx ? v_max(a0, v0) : v_min(a0, v0);                      \
+            a1 = mx ? v_max(a1, v1) : v_min(a1, v1);                      \
+            a2 = mx ? v_max(a2, v2) : v_min(a2, v2);                      \
+            a3 = mx ? v_max(a3, v3) : v_min(a3, v3);                      \
+        }                                                                 \
+        for (; j + L <= n; j += L) {                                      \
+            vf v0 = h_##DT##_ld1(x + j);                      \
+            nan = v_add(nan, v0);                                         \
+            a0 = mx ? v_max(a0, v0) : v_min(a0, v0);                      \
+        }                                                                 \
+        a0 = mx ? v_max(v_max(a0, a1), v_max(a2, a3))                     \
+                : v_min(v_min(a0, a1), v_min(a2, a3));                    \
+        float r = mx ? v_hmax(a0) : -v_hmax(v_neg(a0));                   \
+        for (; j < n; j++) {                                              \
+            float v = tb_##DT##_to_f32(x[j]);                             \
+            if (v != v)                                                   \
+                return hs_ext_scalar_##DT(x, n, mx);                      \
+            r = (mx ? v > r : v < r) ? v : r;                             \
+        }                                                                 \
+        if (r == 0 || r != r || v_hsum(v_mul(nan, v_set1(0.0f))) != 0)    \
+            return hs_ext_scalar_##DT(x, n, mx);                          \
+        return r;                                                         \
+    }                                                                     \
+    static float hs_max_##DT(const uint16_t *x, int64_t n)                \
+    {                                                                     \
+        return hs_ext_##DT(x, n, 1);                                      \
+    }                                                                     \
+    static float hs_min_##DT(const uint16_t *x, int64_t n)                \
+    {                                                                     \
+        return hs_ext_##DT(x, n, 0);                                      \
+    }
+HS_EXT(bf16)
+HS_EXT(f16)
+
+static inline tb_cpu_half_red hs_red(tb_dtype dt)
+{
+    if (dt == TB_BF16)
+        return (tb_cpu_half_red){hs_sum_bf16, hs_max_bf16, hs_min_bf16};
+    if (dt == TB_F16)
+        return (tb_cpu_half_red){hs_sum_f16, hs_max_f16, hs_min_f16};
+    return (tb_cpu_half_red){0, 0, 0};
+}
+
+#endif /* TB_BACKENDS_CPU_HALF_SIMD_H */
