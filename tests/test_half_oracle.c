@@ -109,9 +109,12 @@ static void run_case(const hv_case *c, void *ctx, const char *lv)
     snprintf(stem, sizeof stem, "%s_%s_", op->name, c->dtype);
     if (strncmp(impl, stem, strlen(stem)))
         fail_msg("%s: impl %s, want %s<level>", c->name, impl, stem);
-    /* each level has its own 16-bit rows (the portable one: _c) */
+    /* each level has its own 16-bit rows (the portable one: _c); at
+     * avx512bf16 the ops without a row of it run avx512's */
+    const char *own = impl + strlen(stem);
     if (strcmp(lv, "auto, threads=2") &&
-        strcmp(impl + strlen(stem), strcmp(lv, "scalar") ? lv : "c"))
+        strcmp(own, strcmp(lv, "scalar") ? lv : "c") &&
+        !(strcmp(lv, "avx512bf16") == 0 && strcmp(own, "avx512") == 0))
         fail_msg("%s: impl %s at isa=%s", c->name, impl, lv);
     for (int o = 0; o < op->n_out; o++)
         assert_int_equal(tb_tensor_create(&got[o], dt, &osh[o]), 0);
