@@ -24,7 +24,8 @@
  *     max_pool2d_backward's tiled windows, with ties;
  *     avg_pool2d_backward's tiled and general paths) at shapes the
  *     vectors do not reach, against the f64 reference kernel (itself
- *     checked by 1 and 2), within the op table's tolerance. */
+ *     checked by 1 and 2), within the op table's tolerance; conv2d's
+ *     forward chunks of images likewise. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -541,6 +542,44 @@ static void test_conv_chunks(void **state)
     }
 }
 
+/* conv2d's forward (drv_conv.c, beside its gradient here) runs one GEMM
+ * per chunk of images (at most 2^17 elements of columns or of output,
+ * at most a part's share of the images) into a buffer whose blocks go
+ * to each image's output with the bias: a chunk of 7 images (threads
+ * 2: 4 and 3), the CNN's conv1 at 32 images (12 + 12 + 8; threads 2:
+ * 12 + 4 each), conv2 at 9, without bias, and one big image a chunk
+ * (the GEMM straight into the output, the bias added in place), each
+ * against the f64 reference kernel (the checkasm rows share this code:
+ * they cannot tell it wrong). */
+static void test_conv_forward_chunks(void **state)
+{
+    (void)state;
+    struct {
+        int64_t n, c, h, w, o, k, pad;
+        bool bias;
+    } cs[] = {
+        {7, 2, 9, 10, 3, 3, 0, true},
+        {32, 1, 28, 28, 16, 3, 0, true},
+        {9, 16, 13, 13, 32, 3, 0, true},
+        {9, 16, 13, 13, 32, 3, 1, false},
+        {2, 16, 40, 40, 32, 3, 1, true},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const char *name = cs[i].bias ? "conv2d" : "conv2d_nobias";
+        const tb_op *op = tb_op_find(name);
+        tb_params p;
+        memset(&p, 0, sizeof p);
+        assert_int_equal(
+            tb_params_set(op, &p, "padding", (double)cs[i].pad, NULL, 0), 0);
+        tb_shape is[3] = {
+            {4, {cs[i].n, cs[i].c, cs[i].h, cs[i].w}},
+            {4, {cs[i].o, cs[i].c, cs[i].k, cs[i].k}},
+            {1, {cs[i].o}},
+        };
+        check_against_ref(name, is, &p, 200 + i, false);
+    }
+}
+
 /* A pooling geometry of the pool-path tests. */
 typedef struct pool_case {
     int64_t n, c, h, w, k, st, pad;
@@ -717,6 +756,7 @@ int main(void)
         T(bad_targets),
         T(coverage),
         T(conv_chunks),
+        T(conv_forward_chunks),
         T(max_pool_paths),
         T(binary_paths),
         T(avg_pool_paths),
