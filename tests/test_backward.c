@@ -25,7 +25,7 @@
  *     avg_pool2d_backward's tiled and general paths) at shapes the
  *     vectors do not reach, against the f64 reference kernel (itself
  *     checked by 1 and 2), within the op table's tolerance; conv2d's
- *     forward chunks of images likewise. */
+ *     forward at image splits likewise. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -542,16 +542,13 @@ static void test_conv_chunks(void **state)
     }
 }
 
-/* conv2d's forward (drv_conv.c, beside its gradient here) runs one GEMM
- * per chunk of images (at most 2^17 elements of columns or of output,
- * at most a part's share of the images) into a buffer whose blocks go
- * to each image's output with the bias: a chunk of 7 images (threads
- * 2: 4 and 3), the CNN's conv1 at 32 images (12 + 12 + 8; threads 2:
- * 12 + 4 each), conv2 at 9, without bias, and one big image a chunk
- * (the GEMM straight into the output, the bias added in place), each
- * against the f64 reference kernel (the checkasm rows share this code:
- * they cannot tell it wrong). */
-static void test_conv_forward_chunks(void **state)
+/* conv2d's forward (drv_conv.c, beside its gradient here): the images
+ * split over the threads (7: 4 and 3 at two threads), the CNN's conv1
+ * at 32 images and conv2 at 9, without bias, and two big images (each
+ * GEMM split over the threads), each against the f64 reference kernel
+ * (the checkasm rows share the driver's loop: they cannot tell it
+ * wrong). */
+static void test_conv_forward_images(void **state)
 {
     (void)state;
     struct {
@@ -756,7 +753,7 @@ int main(void)
         T(bad_targets),
         T(coverage),
         T(conv_chunks),
-        T(conv_forward_chunks),
+        T(conv_forward_images),
         T(max_pool_paths),
         T(binary_paths),
         T(avg_pool_paths),

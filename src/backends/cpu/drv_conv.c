@@ -7,8 +7,7 @@
 #include "../../ops/alloc.h"
 #include "drv.h"
 
-/* im2col of one image x [C, H, W] into col [R = C*KH*KW, P = OH*OW]
- * (rows ld >= P elements apart):
+/* im2col of one image x [C, H, W] into col [R = C*KH*KW, P = OH*OW]:
  * col[(ci*KH + kh)*KW + kw][oh*OW + ow] = x[ci][ih][iw] with ih = oh*s -
  * pad + kh*dil, iw likewise, and 0 where that is outside the image (the
  * blas backend's layout).  The in-bounds ow range of a tap is computed
@@ -16,12 +15,13 @@
  * contiguous runs. */
 #define CPU_IM2COL(SFX, T)                                                \
     static void cpu_im2col_##SFX(const T *restrict x, T *restrict col,    \
-                                 int64_t ld, const cpu_conv_geom *g)      \
+                                 const cpu_conv_geom *g)                  \
     {                                                                     \
         for (int64_t ci = 0; ci < g->C; ci++)                             \
             for (int64_t kh = 0; kh < g->KH; kh++)                        \
                 for (int64_t kw = 0; kw < g->KW; kw++) {                  \
-                    T *dst = col + ((ci * g->KH + kh) * g->KW + kw) * ld; \
+                    T *dst = col + ((ci * g->KH + kh) * g->KW + kw) *     \
+                                       g->OH * g->OW;                     \
                     int64_t w0, w1;                                       \
                     cpu_conv_range(g->W, g->OW, g->s, g->pad,             \
                                    kw * g->dil, &w0, &w1);                \
@@ -71,8 +71,6 @@ static void cpu_conv_range(int64_t n_in, int64_t n_out, int64_t s,
 CPU_IM2COL(f32, float)
 CPU_IM2COL(f64, double)
 
-#define CPU_CONV_CHUNK (INT64_C(1) << 17)
-
 typedef struct cpu_conv_job {
     tb_cpu_ctx *c;
     tb_dtype dt;
@@ -80,101 +78,67 @@ typedef struct cpu_conv_job {
     size_t esz;
     const char *x, *w, *bias; /* bias: NULL for conv2d_nobias */
     char *o;
-    char *col;    /* per part: col [R, nb*P], then (nb > 1) C [O, nb*P] */
+    char *col;    /* one R x P buffer per part */
     int64_t N, O, R, P;
-    int64_t nb;   /* images a GEMM */
     cpu_conv_geom g;
     int rc[TB_MAX_AXIS_VALUES]; /* per part */
 } cpu_conv_job;
 
-/* out [O, P] of one image (row stride P) = C [O, P] (row stride ldc)
- * + the bias of each output channel over its row (none: a copy); in
- * place when C is out. */
-static void cpu_conv_bias(const cpu_conv_job *j, const char *cm,
-                          int64_t ldc, char *on)
-{
-    for (int64_t oc = 0; oc < j->O; oc++) {
-        if (j->dt == TB_F32) {
-            const float *a = (const float *)cm + oc * ldc;
-            float *r = (float *)on + oc * j->P;
-            const float b = j->bias ? ((const float *)j->bias)[oc] : 0.0f;
-            if (!j->bias)
-                memmove(r, a, (size_t)j->P * sizeof(float));
-            else
-                for (int64_t q = 0; q < j->P; q++)
-                    r[q] = a[q] + b;
-        } else {
-            const double *a = (const double *)cm + oc * ldc;
-            double *r = (double *)on + oc * j->P;
-            const double b = j->bias ? ((const double *)j->bias)[oc] : 0.0;
-            if (!j->bias)
-                memmove(r, a, (size_t)j->P * sizeof(double));
-            else
-                for (int64_t q = 0; q < j->P; q++)
-                    r[q] = a[q] + b;
-        }
-    }
-}
-
-/* Images [lo, hi) with buffer col, j->nb at a time: im2col of each into
- * its column block of col [R, m*P], C [O, m*P] = W [O, R] x col (the
- * native GEMM at the SIMD levels with `threads` threads over par, the
- * portable matmul rows at the scalar level; one image: into its output
- * itself), then each image's block of C, plus the bias of each output
- * channel over its row, into its output: one GEMM a chunk packs W once
- * and has a long side of m*P. */
+/* Images [lo, hi) with column buffer col: im2col, out[n] = W [O, R] x
+ * col [R, P] (the native GEMM at the SIMD levels with `threads` threads
+ * over par, the portable matmul rows at the scalar level), then the
+ * bias of each output channel over its row. */
 static int cpu_conv_images(const cpu_conv_job *j, char *col, int64_t lo,
                            int64_t hi, int threads,
                            const tb_gemm_parallel *par)
 {
     const size_t es = j->esz;
     const int64_t chw = j->g.C * j->g.H * j->g.W;
-    char *cbuf = col + (size_t)(j->R * j->nb * j->P) * es;
     (void)threads;
     (void)par;
-    for (int64_t n0 = lo; n0 < hi; n0 += j->nb) {
-        const int64_t m = hi - n0 < j->nb ? hi - n0 : j->nb, L = m * j->P;
-        for (int64_t i = 0; i < m; i++) {
-            const char *xn = j->x + (size_t)((n0 + i) * chw) * es;
-            char *ci = col + (size_t)(i * j->P) * es;
-            if (j->dt == TB_F32)
-                cpu_im2col_f32((const float *)xn, (float *)ci, L, &j->g);
-            else
-                cpu_im2col_f64((const double *)xn, (double *)ci, L, &j->g);
-        }
-        char *on = j->o + (size_t)(n0 * j->O * j->P) * es;
-        char *cm = m > 1 ? cbuf : on;
+    for (int64_t n = lo; n < hi; n++) {
+        const char *xn = j->x + (size_t)(n * chw) * es;
+        char *on = j->o + (size_t)(n * j->O * j->P) * es;
+        if (j->dt == TB_F32)
+            cpu_im2col_f32((const float *)xn, (float *)col, &j->g);
+        else
+            cpu_im2col_f64((const double *)xn, (double *)col, &j->g);
 #if TB_CPU_HAVE_GEMM
         if (cpu_use_gemm(j->lv)) {
             int rc = j->dt == TB_F32
-                         ? tb_gemm_f32_ex(j->lv, j->O, L, j->R,
+                         ? tb_gemm_f32_ex(j->lv, j->O, j->P, j->R,
                                           (const float *)j->w, j->R,
-                                          (const float *)col, L,
-                                          (float *)cm, L, threads, par)
-                         : tb_gemm_f64_ex(j->lv, j->O, L, j->R,
+                                          (const float *)col, j->P,
+                                          (float *)on, j->P, threads, par)
+                         : tb_gemm_f64_ex(j->lv, j->O, j->P, j->R,
                                           (const double *)j->w, j->R,
-                                          (const double *)col, L,
-                                          (double *)cm, L, threads, par);
+                                          (const double *)col, j->P,
+                                          (double *)on, j->P, threads, par);
             if (rc)
                 return rc;
         } else
 #endif
         {
-            j->c->k[j->lv].mm[j->dt].rows(j->w, col, cm, 0, j->O, j->R, L);
+            j->c->k[j->lv].mm[j->dt].rows(j->w, col, on, 0, j->O, j->R,
+                                          j->P);
         }
-        if (m == 1 && !j->bias)
+        if (!j->bias)
             continue;
-        for (int64_t i = 0; i < m; i++)
-            cpu_conv_bias(j, cm + (size_t)(i * j->P) * es, L,
-                          on + (size_t)(i * j->O * j->P) * es);
+        for (int64_t oc = 0; oc < j->O; oc++) {
+            if (j->dt == TB_F32) {
+                float *restrict r = (float *)on + oc * j->P;
+                const float b = ((const float *)j->bias)[oc];
+                for (int64_t q = 0; q < j->P; q++)
+                    r[q] += b;
+            } else {
+                double *restrict r = (double *)on + oc * j->P;
+                const double b = ((const double *)j->bias)[oc];
+                for (int64_t q = 0; q < j->P; q++)
+                    r[q] += b;
+            }
+        }
     }
     return 0;
-}
-
-/* Elements of a part's buffer: col [R, nb*P] and (nb > 1) C [O, nb*P]. */
-static size_t cpu_conv_buf(const cpu_conv_job *j)
-{
-    return (size_t)((j->R + (j->nb > 1 ? j->O : 0)) * j->nb * j->P);
 }
 
 static void cpu_conv_task(void *argp, int part, int nparts)
@@ -182,20 +146,17 @@ static void cpu_conv_task(void *argp, int part, int nparts)
     cpu_conv_job *j = argp;
     int64_t b, e;
     cpu_span(j->N, part, nparts, &b, &e);
-    char *col = j->col + (size_t)part * cpu_conv_buf(j) * j->esz;
+    char *col = j->col + (size_t)part * (size_t)(j->R * j->P) * j->esz;
     j->rc[part] = cpu_conv_images(j, col, b, e, 1, NULL);
 }
 
 /* conv2d (with_bias) / conv2d_nobias of x [N, C, H, W] and w [O, C, KH,
  * KW] (+ b [O]), params 0 stride, 1 padding, 2 dilation; the output must
  * have the shape the op's rule gives.  Many images: the images are split
- * over the threads, each part with its own buffers and a one-thread
- * GEMM per chunk of its images (cpu_conv_images); few: the chunks one
- * after another, each GEMM split over the pool.  One tracked allocation
- * per call (the buffers, parts x (C*KH*KW + O) x nb*OH*OW elements, no
- * O part when nb is 1).  Each output element is the GEMM's sum over
- * C*KH*KW in one order whatever the chunk: the same bits at any thread
- * count. */
+ * over the threads, each part with its own column buffer and a
+ * one-thread GEMM per image; few: one image after another, each GEMM
+ * split over the pool.  One tracked allocation per call (the column
+ * buffers, parts x C*KH*KW x OH*OW elements). */
 static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
                       const tb_params *p, tb_dtype dt, bool with_bias,
                       int lv)
@@ -258,13 +219,7 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (j.N < c->threads && j.O * j.P * j.R >= TB_GEMM_PAR_MIN_MACS)
         parts = 1;
 #endif
-    /* images a GEMM: col and C at most CPU_CONV_CHUNK elements each
-     * (in the L2 cache), at least one image, at most a part's share */
-    const int64_t big = j.R > j.O ? j.R : j.O;
-    const int64_t share = (j.N + parts - 1) / parts;
-    j.nb = CPU_CONV_CHUNK / (big * j.P);
-    j.nb = j.nb > share ? share : j.nb < 1 ? 1 : j.nb;
-    j.col = tb_alloc((size_t)parts * cpu_conv_buf(&j) * j.esz);
+    j.col = tb_alloc((size_t)parts * (size_t)(j.R * j.P) * j.esz);
     if (!j.col)
         return TB_ENOMEM;
     if (parts > 1) {
