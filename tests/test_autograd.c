@@ -22,6 +22,9 @@
  *     gradient of the tape on the reference exec (f64) equals the central
  *     difference of the loss through that exec, and the cpu backend's
  *     tape in f64 gives the same gradients to 1e-10.
+ *  4. first_layer: conv2d_backward gets input_grad=0 where the conv's
+ *     input needs no gradient (the CNN's first layer), else none; the
+ *     gradients stay PyTorch's and x's, when asked for, the reference's.
  *  Every test checks that no tracked memory is left (leak fixtures). */
 #include <math.h>
 #include <setjmp.h>
@@ -740,6 +743,100 @@ static void test_pool_workload(void **state)
     B->destroy(ctx);
 }
 
+/* ---- 4. the first layer's input gradient ------------------------------ */
+
+/* An exec that records each conv2d_backward call's input_grad (-1:
+ * absent) and then runs it on the cpu backend. */
+typedef struct conv_spy {
+    void *ctx;
+    int n, input_grad[8];
+} conv_spy;
+
+static int spy_run(void *user, const tb_op *op, const tb_tensor *in,
+                   tb_tensor *out, const tb_params *p)
+{
+    conv_spy *s = user;
+    if (op->id == TB_OP_conv2d_backward) {
+        assert_true(s->n < 8);
+        s->input_grad[s->n++] = p && tb_params_has(p, 3) ? (int)p->v[3] : -1;
+    }
+    return ag_cpu_run(s->ctx, op, in, out, p);
+}
+
+static int spy_alloc(void *user, tb_tensor *t)
+{
+    return ag_cpu_alloc(((conv_spy *)user)->ctx, t);
+}
+
+static void spy_free(void *user, tb_tensor *t)
+{
+    ag_cpu_free(((conv_spy *)user)->ctx, t);
+}
+
+/* One backward pass of the CNN (f64) on ex with x a leaf that needs a
+ * gradient (x_grad) or not; *dx: x's gradient copied out (x_grad). */
+static void cnn_pass(const tb_ag_exec *ex, bool x_grad, double *dx)
+{
+    tb_ag *ag = NULL;
+    assert_int_equal(tb_ag_create(ex, TB_F64, &ag), 0);
+    int v[8];
+    tb_shape ts = SHAPE(cnn.xshape.dim[0]);
+    assert_int_equal(tb_ag_leaf(ag, &cnn.xshape, x_grad, &v[0]), 0);
+    assert_int_equal(tb_ag_leaf(ag, &ts, false, &v[1]), 0);
+    fill(tb_ag_value(ag, v[0]), cnn.x);
+    fill(tb_ag_value(ag, v[1]), cnn.t);
+    for (int i = 0; i < cnn.n_params; i++) {
+        assert_int_equal(
+            tb_ag_leaf(ag, &cnn.p[i].shape, true, &v[2 + i]), 0);
+        fill(tb_ag_value(ag, v[2 + i]), cnn.p[i].init);
+    }
+    assert_int_equal(tb_ag_backward(ag, forward(ag, &cnn, v)), 0);
+    for (int i = 0; i < cnn.n_params; i++)
+        ag_near("cnn grad", tb_ag_grad(ag, v[2 + i]), cnn.p[i].grad, 1e-12,
+                1e-10);
+    const tb_tensor *g = tb_ag_grad(ag, v[0]);
+    if (x_grad) {
+        assert_non_null(g);
+        for (int64_t i = 0; i < tb_tensor_numel(g); i++)
+            dx[i] = tb_tensor_get(g, i);
+    } else {
+        assert_null(g);
+    }
+    tb_ag_destroy(ag);
+}
+
+/* The tape asks conv2d_backward for dx (input_grad) only where the
+ * input needs a gradient: the CNN's first layer (x a batch) runs with
+ * input_grad=0, its second without the parameter, and the weights'
+ * gradients are PyTorch's either way; with x a leaf that needs a
+ * gradient both layers compute dx, and x's gradient equals the
+ * reference exec's (f64, 1e-12 + 1e-10 |want|). */
+static void test_first_layer(void **state)
+{
+    (void)state;
+    conv_spy spy = {.ctx = cpu_new()};
+    const tb_ag_exec ex = {spy_run, spy_alloc, spy_free, NULL, &spy};
+    cnn_pass(&ex, false, NULL);
+    assert_int_equal(spy.n, 2);
+    assert_int_equal(spy.input_grad[0], -1); /* conv2: reverse order */
+    assert_int_equal(spy.input_grad[1], 0);  /* conv1 */
+    double dx[3 * 14 * 14], want[3 * 14 * 14];
+    spy.n = 0;
+    cnn_pass(&ex, true, dx);
+    assert_int_equal(spy.n, 2);
+    assert_int_equal(spy.input_grad[0], -1);
+    assert_int_equal(spy.input_grad[1], -1);
+    cnn_pass(&ref_exec, true, want);
+    double norm = 0;
+    for (int i = 0; i < 3 * 14 * 14; i++) {
+        norm += fabs(want[i]);
+        if (!(fabs(dx[i] - want[i]) <= 1e-12 + 1e-10 * fabs(want[i])))
+            fail_msg("cnn dx[%d]: got %.17g want %.17g", i, dx[i], want[i]);
+    }
+    assert_true(norm > 0);
+    B->destroy(spy.ctx);
+}
+
 #define T(f) {#f, test_##f, leak_setup, leak_teardown, NULL}
 
 int main(void)
@@ -754,6 +851,7 @@ int main(void)
         T(api_layers),
         T(pool),
         T(pool_workload),
+        T(first_layer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

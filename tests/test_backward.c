@@ -24,7 +24,8 @@
  *     max_pool2d_backward's tiled windows, with ties;
  *     avg_pool2d_backward's tiled and general paths) at shapes the
  *     vectors do not reach, against the f64 reference kernel (itself
- *     checked by 1 and 2), within the op table's tolerance. */
+ *     checked by 1 and 2), within the op table's tolerance; conv2d's
+ *     forward at image splits likewise. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -410,8 +411,9 @@ static void test_coverage(void **state)
 
 /* op (a backward op) on inputs of shapes is[] filled from seed (uniform
  * in [-1, 1), or from {-1, 0, 1} when `ties`, so windows hold equal
- * maxima): the cpu kernel (threads 1 and 2, f32 and f64) equals the f64
- * reference kernel within the op table's tolerance (as in compare). */
+ * maxima): the cpu kernel (threads 1 and 2, f32 and f64; its outputs
+ * NaN before the call) equals the f64 reference kernel within the op
+ * table's tolerance (as in compare). */
 static void check_against_ref(const char *opname, const tb_shape *is,
                               const tb_params *p, uint64_t seed, bool ties)
 {
@@ -452,9 +454,13 @@ static void check_against_ref(const char *opname, const tb_shape *is,
                 for (int64_t e = 0; e < n; e++)
                     tb_tensor_set(&in[i], e, tb_tensor_get(&in64[i], e));
             }
-            for (int o = 0; o < op->n_out; o++)
+            for (int o = 0; o < op->n_out; o++) {
                 assert_int_equal(
                     tb_tensor_create(&out[o], (tb_dtype)dt, &osh[o]), 0);
+                /* the kernel must write every element */
+                for (int64_t e = 0; e < tb_tensor_numel(&out[o]); e++)
+                    tb_tensor_set(&out[o], e, NAN);
+            }
             tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, p, NULL).fn;
             assert_non_null(fn);
             assert_int_equal(fn(ctx, in, out, p), 0);
@@ -489,9 +495,13 @@ static void check_against_ref(const char *opname, const tb_shape *is,
 }
 
 /* conv2d_backward runs its GEMMs on chunks of images (at most 2^17
- * elements of columns or of g each, at least one image): shapes of
- * several chunks, a last partial chunk, one image a chunk, with stride,
- * padding and dilation, and the CNN's two layers (one chunk). */
+ * elements of columns or of g each, at least one image), the chunks
+ * split over the threads: shapes of several chunks, a last partial
+ * chunk, an odd number of chunks (two threads take 3 and 2), one image
+ * a chunk, with stride, padding and dilation, and the CNN's two layers
+ * (one chunk, one of 12 images); each also with input_grad=0 (dx
+ * zeros, as the reference's; dw and db the same), the tape's first
+ * layer. */
 static void test_conv_chunks(void **state)
 {
     (void)state;
@@ -500,29 +510,70 @@ static void test_conv_chunks(void **state)
         int64_t n, c, h, w, o, k, st, pad, dil;
     } cs[] = {
         {11, 8, 30, 30, 4, 3, 1, 0, 1},  /* chunks of 2 images, then 1 */
+        {9, 8, 30, 30, 4, 3, 1, 0, 1},   /* 5 chunks, the last of 1 */
         {12, 32, 24, 24, 5, 3, 1, 1, 1}, /* one image a chunk */
         {7, 24, 40, 38, 3, 3, 2, 2, 2},  /* strided, dilated */
         {3, 1, 28, 28, 16, 3, 1, 0, 1},  /* the CNN's conv1 */
         {3, 16, 13, 13, 32, 3, 1, 0, 1}, /* and conv2 */
+        {29, 1, 28, 28, 16, 3, 1, 0, 1}, /* conv1: 12 + 12 + 5 images */
     };
-    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    for (size_t i = 0; i < 2 * (sizeof cs / sizeof cs[0]); i++) {
+        size_t c = i / 2;
         tb_params p;
         memset(&p, 0, sizeof p);
-        assert_int_equal(tb_params_set(op, &p, "stride", (double)cs[i].st,
+        if (i % 2)
+            assert_int_equal(
+                tb_params_set(op, &p, "input_grad", 0, NULL, 0), 0);
+        assert_int_equal(tb_params_set(op, &p, "stride", (double)cs[c].st,
                                        NULL, 0), 0);
         assert_int_equal(tb_params_set(op, &p, "padding",
-                                       (double)cs[i].pad, NULL, 0), 0);
+                                       (double)cs[c].pad, NULL, 0), 0);
         assert_int_equal(tb_params_set(op, &p, "dilation",
-                                       (double)cs[i].dil, NULL, 0), 0);
-        int64_t ek = (cs[i].k - 1) * cs[i].dil + 1;
-        int64_t oh = (cs[i].h + 2 * cs[i].pad - ek) / cs[i].st + 1;
-        int64_t ow = (cs[i].w + 2 * cs[i].pad - ek) / cs[i].st + 1;
+                                       (double)cs[c].dil, NULL, 0), 0);
+        int64_t ek = (cs[c].k - 1) * cs[c].dil + 1;
+        int64_t oh = (cs[c].h + 2 * cs[c].pad - ek) / cs[c].st + 1;
+        int64_t ow = (cs[c].w + 2 * cs[c].pad - ek) / cs[c].st + 1;
         tb_shape is[3] = {
-            {4, {cs[i].n, cs[i].o, oh, ow}},
-            {4, {cs[i].n, cs[i].c, cs[i].h, cs[i].w}},
-            {4, {cs[i].o, cs[i].c, cs[i].k, cs[i].k}},
+            {4, {cs[c].n, cs[c].o, oh, ow}},
+            {4, {cs[c].n, cs[c].c, cs[c].h, cs[c].w}},
+            {4, {cs[c].o, cs[c].c, cs[c].k, cs[c].k}},
         };
         check_against_ref("conv2d_backward", is, &p, 100 + i, false);
+    }
+}
+
+/* conv2d's forward (drv_conv.c, beside its gradient here): the images
+ * split over the threads (7: 4 and 3 at two threads), the CNN's conv1
+ * at 32 images and conv2 at 9, without bias, and two big images (each
+ * GEMM split over the threads), each against the f64 reference kernel
+ * (the checkasm rows share the driver's loop: they cannot tell it
+ * wrong). */
+static void test_conv_forward_images(void **state)
+{
+    (void)state;
+    struct {
+        int64_t n, c, h, w, o, k, pad;
+        bool bias;
+    } cs[] = {
+        {7, 2, 9, 10, 3, 3, 0, true},
+        {32, 1, 28, 28, 16, 3, 0, true},
+        {9, 16, 13, 13, 32, 3, 0, true},
+        {9, 16, 13, 13, 32, 3, 1, false},
+        {2, 16, 40, 40, 32, 3, 1, true},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const char *name = cs[i].bias ? "conv2d" : "conv2d_nobias";
+        const tb_op *op = tb_op_find(name);
+        tb_params p;
+        memset(&p, 0, sizeof p);
+        assert_int_equal(
+            tb_params_set(op, &p, "padding", (double)cs[i].pad, NULL, 0), 0);
+        tb_shape is[3] = {
+            {4, {cs[i].n, cs[i].c, cs[i].h, cs[i].w}},
+            {4, {cs[i].o, cs[i].c, cs[i].k, cs[i].k}},
+            {1, {cs[i].o}},
+        };
+        check_against_ref(name, is, &p, 200 + i, false);
     }
 }
 
@@ -702,6 +753,7 @@ int main(void)
         T(bad_targets),
         T(coverage),
         T(conv_chunks),
+        T(conv_forward_images),
         T(max_pool_paths),
         T(binary_paths),
         T(avg_pool_paths),

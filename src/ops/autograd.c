@@ -370,11 +370,17 @@ static int ag_bw_inputs(tb_ag *ag, const ag_node *n, const tb_tensor *g,
 
 /* The backward op's parameters for node n: the forward op's (their
  * specs are the same), but embedding_backward's num_weights, the rows
- * of the weight, and permute's inverse permutation (output dim perm[i]
- * of the gradient is its dim i). */
+ * of the weight, permute's inverse permutation (output dim perm[i] of
+ * the gradient is its dim i) and conv2d_backward's input_grad=0 when
+ * the input needs no gradient (a first layer's: its dx is not
+ * computed). */
 static tb_params ag_bw_params(tb_ag *ag, const ag_node *n)
 {
     tb_params bp = n->p;
+    if ((n->op == TB_OP_conv2d || n->op == TB_OP_conv2d_nobias) &&
+        !ag->vars[n->in[0]].requires_grad)
+        tb_params_set(tb_op_get(TB_OP_conv2d_backward), &bp, "input_grad",
+                      0, NULL, 0);
     if (n->op == TB_OP_permute) {
         const tb_op *op = tb_op_get(TB_OP_permute);
         int nd = ag->vars[n->in[0]].value.ndim, perm[TB_MAX_DIMS];

@@ -65,6 +65,9 @@ static const tb_param_spec params_permute[TB_MAX_PARAMS] = {
     PERM_DIM(4), PERM_DIM(5), PERM_DIM(6), PERM_DIM(7),
 };
 #undef PERM_DIM
+/* conv2d's three; conv2d_backward's four: then whether dx is wanted
+ * (the tape sets input_grad=0 on a layer whose input needs no gradient:
+ * the first). */
 static const tb_param_spec params_conv[] = {
     {"stride", TB_PARAM_INT, false, 1, 1, 1 << 20,
      "window step, both spatial dims"},
@@ -72,6 +75,9 @@ static const tb_param_spec params_conv[] = {
      "zeros added on each side, both spatial dims"},
     {"dilation", TB_PARAM_INT, false, 1, 1, 1 << 20,
      "spacing of kernel taps, both spatial dims"},
+    {"input_grad", TB_PARAM_BOOL, true, 1, 0, 1,
+     "0: dx is not computed and comes back zeros (dw, db as ever); "
+     "absent or 1: dx computed"},
 };
 static const tb_param_spec params_pool[] = {
     {"kernel", TB_PARAM_INT, false, 2, 1, 1 << 20,
@@ -1247,10 +1253,10 @@ static const tb_op op_table[TB_OP_COUNT] = {
         .doc = "avg_pool2d gradient: g, x -> dx, g/kernel^2 spread over "
                "each window"},
     [TB_OP_conv2d_backward] = {OP_ID(conv2d_backward),
-        BW_ROW(3, 3, tb_bw_shape_conv2d, TOL_ACC), .n_params = 3,
+        BW_ROW(3, 3, tb_bw_shape_conv2d, TOL_ACC), .n_params = 4,
         .params = params_conv,
         .doc = "conv2d gradient: g, x, w -> dx, dw, db (the bias's "
-               "gradient)"},
+               "gradient); input_grad=0: dx left out (zeros)"},
     [TB_OP_layer_norm_backward] = {OP_ID(layer_norm_backward),
         BW_ROW(3, 3, tb_bw_shape_norm, TOL_ACC), .n_params = 1,
         .params = params_layer_norm,

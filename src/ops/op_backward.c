@@ -213,7 +213,8 @@ static double numel(const tb_shape *s)
  * mean' 1; add/sub' 1 per g element per input, mul' 2, div' 2 + 3;
  * matmul' two products (4*M*N*K); linear' the mask, two products and
  * the bias sum; nll 1 per row; pools one per window tap; conv2d' two
- * multiply-adds per tap of every output, plus the bias sum; layer_norm'
+ * multiply-adds per tap of every output (one with input_grad=0), plus
+ * the bias sum; layer_norm'
  * 16 (the statistics 3, x-hat 2, g*w 1, its two row sums 3, dx 4, dw 2,
  * db 1), rms_norm' 12 (no mean, no db), batch_norm' and group_norm' 16
  * as layer_norm' (per channel or group instead of per row). */
@@ -256,9 +257,12 @@ double tb_bw_flops(const tb_op *op, const tb_shape *in, const tb_shape *out,
     case TB_OP_batch_norm_backward:
     case TB_OP_group_norm_backward:
         return (op->id == TB_OP_rms_norm_backward ? 12 : 16) * ng;
-    case TB_OP_conv2d_backward:
-        return 4 * ng * (double)in[2].dim[1] * (double)in[2].dim[2] *
+    case TB_OP_conv2d_backward: {
+        /* input_grad=0: dw's product alone */
+        double prods = p && tb_params_has(p, 3) && p->v[3] == 0 ? 2 : 4;
+        return prods * ng * (double)in[2].dim[1] * (double)in[2].dim[2] *
                    (double)in[2].dim[3] + ng;
+    }
     default: return ng;
     }
 }

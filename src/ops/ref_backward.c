@@ -584,6 +584,8 @@ int tb_ref_conv2d_backward(const tb_tensor *in, tb_tensor *out,
     int64_t O = ws->dim[0], KH = ws->dim[2], KW = ws->dim[3];
     int64_t OH = gs->dim[2], OW = gs->dim[3];
     const double *g = io.x[0], *x = io.x[1], *w = io.x[2];
+    /* input_grad=0: dx stays zeros */
+    const bool want_dx = !tb_params_has(&io.p, 3) || io.p.v[3] != 0;
     for (int64_t n = 0; n < N; n++)
         for (int64_t o = 0; o < O; o++)
             for (int64_t oh = 0; oh < OH; oh++)
@@ -599,7 +601,8 @@ int tb_ref_conv2d_backward(const tb_tensor *in, tb_tensor *out,
                                     continue;
                                 int64_t xi = ((n * C + c) * H + ih) * W + iw;
                                 int64_t wi = ((o * C + c) * KH + kh) * KW + kw;
-                                tb_ksum_add(&io.acc[0][xi], gv * w[wi]);
+                                if (want_dx)
+                                    tb_ksum_add(&io.acc[0][xi], gv * w[wi]);
                                 tb_ksum_add(&io.acc[1][wi], gv * x[xi]);
                             }
                 }
