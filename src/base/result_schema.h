@@ -93,7 +93,7 @@
     X(sm_mhz_max) X(reasons_start) X(reasons_end) X(reasons_seen)        \
     X(throttled) X(throttle_reasons)                                     \
     /* env */                                                            \
-    X(cpu) X(vendor) X(logical_cpus) X(physical_cores) X(mhz)   \
+    X(cpu) X(vendor) X(logical_cpus) X(physical_cores) X(mhz) X(isa_used) \
     X(caches) X(type) X(size_bytes) X(shared_cpus) X(governor)           \
     X(memory) X(total_bytes) X(available_bytes) X(os) X(kernel)          \
     X(machine) X(hostname) X(date) X(loadavg) X(clock) X(resolution_ns)  \

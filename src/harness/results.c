@@ -129,6 +129,19 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
         else if (!strcmp(c->axis_name[i], TB_RES_KEY(isa)))
             in.isa = c->axis_value[i];
     }
+    /* isa=auto ran at the run's level (env.cpu.isa_used): its roof is
+     * that level's, not the best figure of any level (on a Zen 4 avx2's
+     * and avx512's FMA rates are equal, and the noisier one won, naming
+     * a level the case did not run at; audit_speed.py reads isa_used) */
+    if (in.isa && !strcmp(in.isa, "auto")) {
+        const cJSON *used = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(doc, TB_RES_KEY(env)),
+                TB_RES_KEY(cpu)),
+            TB_RES_KEY(isa_used));
+        if (cJSON_IsString(used) && used->valuestring[0])
+            in.isa = used->valuestring;
+    }
     tb_roofline rl;
     cJSON *o = NULL;
     if (r->status == TB_STATUS_OK && cJSON_IsObject(peaks) &&
