@@ -36,7 +36,9 @@
  *  5. xs_* (simd_rows.c): ops_simd.h's rows on special values bit for
  *     bit the C row, softplus's ulp sweep, the reductions' NaN and
  *     signed-zero rules and argmax's lane blocks; xs_ew_f64: the ops
- *     written once (ew_defs.h) in f64 bit for bit their C row.
+ *     written once (ew_defs.h) in f64 bit for bit their C row;
+ *     xs_special_f64: neg, abs, sqrt, rsqrt, leaky_relu, the scalar
+ *     forms, maximum and minimum f64 likewise (specials, broadcasts).
  *  6. rand_* (rand_pow.c): the random creation ops and arange at every isa value and
  *     thread count, odd sizes, misaligned canary-guarded outputs, bit
  *     for bit the reference (rand.h's stream); and the error bound of
@@ -324,6 +326,7 @@ int main(int argc, char **argv)
         T(xs_special),
         T(xs_softplus_ulp),
         T(xs_ew_f64),
+        T(xs_special_f64),
         T(xs_reduce_special),
         T(rand_ops),
         T(rand_vmath),

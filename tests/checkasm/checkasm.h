@@ -93,6 +93,7 @@ void test_vmath_edges(void **state);
 void test_xs_special(void **state);
 void test_xs_softplus_ulp(void **state);
 void test_xs_ew_f64(void **state);
+void test_xs_special_f64(void **state);
 void test_xs_reduce_special(void **state);
 void test_xs_argmax_blocks(void **state);
 void test_xs_reduce_special_f64(void **state);

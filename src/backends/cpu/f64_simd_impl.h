@@ -1,5 +1,7 @@
 /* exp, log, pow, sigmoid, tanh, silu, softplus, gelu, gelu_tanh, the
- * ops written once (ew_defs.h: hardswish), log_softmax_backward, the
+ * ops written once (ew_defs.h: hardswish), neg, abs, sqrt, rsqrt,
+ * leaky_relu, the scalar forms (add_scalar..div_scalar), maximum,
+ * minimum, log_softmax_backward, the
  * backward activations (relu, sigmoid, tanh, gelu), max, min, argmax
  * and var f64's SIMD rows (AVX2, AVX-512; ops_simd.h's unary, binary
  * and reduction drivers do the checks, axes and threads), for inclusion
@@ -597,6 +599,145 @@ TB_CPU_EW_OPS(DX_EW_LOOP, ~)
 #undef DX_EW_LOOP
 #undef DX_LOOP
 
+/* ---- neg, abs, sqrt, rsqrt, leaky_relu, the scalar forms, maximum and
+ * minimum f64: math_c.c's operations, each exact or correctly rounded
+ * (neg flips the sign bit and abs clears it, a NaN's too, as -x and
+ * fabs do; rsqrt is 1 / sqrt x, two roundings, no reciprocal estimate;
+ * div_scalar divides), so their values bit for bit the portable rows'
+ * (checkasm's xs_special_f64).  k: the op's parameter (leaky_relu's
+ * alpha, the scalar forms' scalar). */
+static inline rd dx_neg_k(rd x, rd k)
+{
+    (void)k;
+    return rs_dxor(x, rs_d1(-0.0));
+}
+static inline rd dx_abs_k(rd x, rd k)
+{
+    (void)k;
+    return rs_abs(x);
+}
+static inline rd dx_sqrt_k(rd x, rd k)
+{
+    (void)k;
+    return rs_sqrt(x);
+}
+static inline rd dx_rsqrt_k(rd x, rd k)
+{
+    (void)k;
+    return rs_div(rs_d1(1.0), rs_sqrt(x));
+}
+/* x > 0 ? x : alpha x (NaN: alpha NaN, a NaN) */
+static inline rd dx_leaky_relu_k(rd x, rd k)
+{
+    return rs_sel(rs_gt(x, rs_d1(0.0)), x, rs_mul(k, x));
+}
+static inline rd dx_add_scalar_k(rd x, rd k) { return rs_add(x, k); }
+static inline rd dx_sub_scalar_k(rd x, rd k) { return rs_sub(x, k); }
+static inline rd dx_mul_scalar_k(rd x, rd k) { return rs_mul(x, k); }
+static inline rd dx_div_scalar_k(rd x, rd k) { return rs_div(x, k); }
+
+/* Two vectors a step, then one, then the tail through a zero-padded
+ * block on the stack. */
+#define DX_KLOOP(NAME)                                                    \
+    static void dx_##NAME##_kf64(const void *xp, void *op, int64_t n,     \
+                                 const double *kd)                        \
+    {                                                                     \
+        const double *x = xp;                                             \
+        double *o = op;                                                   \
+        const rd k = rs_d1(kd[0]);                                        \
+        int64_t i = 0;                                                    \
+        for (; i + 2 * RS_W <= n; i += 2 * RS_W) {                        \
+            rd a = rs_loadd(x + i), b = rs_loadd(x + i + RS_W);           \
+            rs_stored(o + i, dx_##NAME##_k(a, k));                        \
+            rs_stored(o + i + RS_W, dx_##NAME##_k(b, k));                 \
+        }                                                                 \
+        for (; i + RS_W <= n; i += RS_W)                                  \
+            rs_stored(o + i, dx_##NAME##_k(rs_loadd(x + i), k));          \
+        if (i < n) {                                                      \
+            double t[RS_W] = {0};                                         \
+            memcpy(t, x + i, (size_t)(n - i) * sizeof *t);                \
+            rs_stored(t, dx_##NAME##_k(rs_loadd(t), k));                  \
+            memcpy(o + i, t, (size_t)(n - i) * sizeof *o);                \
+        }                                                                 \
+    }
+#define DX_SIMPLE_OPS(X, ...)                                             \
+    X(neg, __VA_ARGS__) X(abs, __VA_ARGS__) X(sqrt, __VA_ARGS__)          \
+    X(rsqrt, __VA_ARGS__) X(leaky_relu, __VA_ARGS__)                      \
+    X(add_scalar, __VA_ARGS__) X(sub_scalar, __VA_ARGS__)                 \
+    X(mul_scalar, __VA_ARGS__) X(div_scalar, __VA_ARGS__)
+#define DX_KLOOP_X(NAME, ...) DX_KLOOP(NAME)
+DX_SIMPLE_OPS(DX_KLOOP_X, ~)
+#undef DX_KLOOP_X
+#undef DX_KLOOP
+
+/* maximum, minimum: a NaN in either operand gives a + b (a NaN), else
+ * the larger (smaller), a on ties (a >= b, a <= b: +0 against -0
+ * too), math_c.c's rule. */
+static inline rd dx_maximum_ab(rd a, rd b)
+{
+    rd m = rs_sel(rs_le(b, a), a, b);
+    return rs_sel(rs_unord(a, b), rs_add(a, b), m);
+}
+static inline rd dx_minimum_ab(rd a, rd b)
+{
+    rd m = rs_sel(rs_le(a, b), a, b);
+    return rs_sel(rs_unord(a, b), rs_add(a, b), m);
+}
+
+/* sa, sb: 1 (contiguous) or 0 (one value broadcast); both contiguous:
+ * four vectors a step first.  The tail through blocks on the stack. */
+#define DX_MLOOP(NAME)                                                    \
+    static void dx_##NAME##_bin(const void *ap, int64_t sa,               \
+                                const void *bp, int64_t sb, void *op,     \
+                                int64_t n)                                \
+    {                                                                     \
+        const double *a = ap, *b = bp;                                    \
+        double *o = op;                                                   \
+        int64_t i = 0;                                                    \
+        if (sa && sb)                                                     \
+            for (; i + 4 * RS_W <= n; i += 4 * RS_W)                      \
+                for (int u = 0; u < 4 * RS_W; u += RS_W)                  \
+                    rs_stored(o + i + u,                                  \
+                              dx_##NAME##_ab(rs_loadd(a + i + u),         \
+                                             rs_loadd(b + i + u)));       \
+        const rd a0 = rs_d1(a[0]), b0 = rs_d1(b[0]);                      \
+        for (; i + RS_W <= n; i += RS_W)                                  \
+            rs_stored(o + i, dx_##NAME##_ab(sa ? rs_loadd(a + i) : a0,    \
+                                            sb ? rs_loadd(b + i) : b0));  \
+        if (i < n) {                                                      \
+            double ta[RS_W] = {0}, tb[RS_W] = {0};                        \
+            for (int64_t j = 0; j < n - i; j++) {                         \
+                ta[j] = a[(i + j) * sa];                                  \
+                tb[j] = b[(i + j) * sb];                                  \
+            }                                                             \
+            rs_stored(ta, dx_##NAME##_ab(rs_loadd(ta), rs_loadd(tb)));    \
+            memcpy(o + i, ta, (size_t)(n - i) * sizeof *o);               \
+        }                                                                 \
+    }                                                                     \
+    /* the same values, o's whole 64-byte lines by streaming stores */    \
+    static void dx_##NAME##_nt(const void *ap, int64_t sa,                \
+                               const void *bp, int64_t sb, void *op,      \
+                               int64_t n)                                 \
+    {                                                                     \
+        (void)sa, (void)sb;                                               \
+        const double *a = ap, *b = bp;                                    \
+        double *o = op;                                                   \
+        int64_t i = (int64_t)((64 - ((uintptr_t)o & 63)) & 63) /         \
+                    (int64_t)sizeof *o;                                   \
+        i = i < n ? i : n;                                                \
+        dx_##NAME##_bin(a, 1, b, 1, o, i);                                \
+        for (; i + 4 * RS_W <= n; i += 4 * RS_W)                          \
+            for (int u = 0; u < 4 * RS_W; u += RS_W)                      \
+                RS_I(stream_pd)(o + i + u,                                \
+                                dx_##NAME##_ab(rs_loadd(a + i + u),       \
+                                               rs_loadd(b + i + u)));     \
+        dx_##NAME##_bin(a + i, 1, b + i, 1, o + i, n - i);                \
+        _mm_sfence();                                                     \
+    }
+DX_MLOOP(maximum)
+DX_MLOOP(minimum)
+#undef DX_MLOOP
+
 /* ---- backward activations f64: o = dx from a = g and b = x ------------- */
 
 /* gelu'(x) = Phi(x) + x phi(x): s = gelu'(-a) = Phi(-a) - a phi(a) =
@@ -994,6 +1135,21 @@ DX_RED(argmax, 1, 1)
         return tb_cpu_simd_unary(ctx, LV, TB_OP_##NAME, TB_F64, in, out, p, \
                                  W, dx_##NAME##_f64);                     \
     }
+#define DX_K_ENTRY(NAME, SFX, LV)                                         \
+    int TB_CPU_KFN(NAME, f64, SFX)(void *ctx, const tb_tensor *in,        \
+                                   tb_tensor *out, const tb_params *p)    \
+    {                                                                     \
+        return tb_cpu_simd_unary(ctx, LV, TB_OP_##NAME, TB_F64, in, out, p, \
+                                 1, dx_##NAME##_kf64);                    \
+    }
+#define DX_MM_ENTRY(NAME, SFX, LV)                                        \
+    int TB_CPU_KFN(NAME, f64, SFX)(void *ctx, const tb_tensor *in,        \
+                                   tb_tensor *out, const tb_params *p)    \
+    {                                                                     \
+        return tb_cpu_simd_binary_nt(ctx, LV, TB_OP_##NAME, TB_F64, in,   \
+                                     out, p, dx_##NAME##_bin,             \
+                                     dx_##NAME##_nt);                     \
+    }
 #define DX_BWD_ENTRY(NAME, SFX, LV)                                       \
     int TB_CPU_KFN(NAME##_backward, f64, SFX)(void *ctx,                  \
                                               const tb_tensor *in,        \
@@ -1021,6 +1177,9 @@ DX_RED(argmax, 1, 1)
     DX_ENTRY(gelu, SFX, LV)                                               \
     DX_ENTRY(gelu_tanh, SFX, LV)                                          \
     TB_CPU_EW_OPS(DX_EW_ENTRY, SFX, LV)                                   \
+    DX_SIMPLE_OPS(DX_K_ENTRY, SFX, LV)                                    \
+    DX_MM_ENTRY(maximum, SFX, LV)                                         \
+    DX_MM_ENTRY(minimum, SFX, LV)                                         \
     DX_BWD_ENTRY(relu, SFX, LV)                                           \
     DX_BWD_ENTRY(sigmoid, SFX, LV)                                        \
     DX_BWD_ENTRY(tanh, SFX, LV)                                           \
