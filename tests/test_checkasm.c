@@ -52,6 +52,8 @@
  *     f64_act_ulp: sigmoid, tanh, silu, softplus, gelu and gelu_tanh
  *     f64's likewise, f64_bwd_ulp: the backward activations' f64 rows
  *     (f64_simd_impl.h); op_exp and op_log run them in f64 too;
+ *     rand_bm64_ulp: rand_normal f64's Box-Muller (rand.h, which its
+ *     SIMD rows repeat bit for bit: rand_ops) against long double;
  *     pow64_ulp: pow f64's SIMD rows against powl on six families
  *     (large exponents, bases near 1, subnormal and near-overflow
  *     results, signs) and libm's special values;
@@ -338,6 +340,7 @@ int main(int argc, char **argv)
         T(f64_act_ulp),
         T(f64_bwd_ulp),
         T(pow64_ulp),
+        T(rand_bm64_ulp),
         T(xs_reduce_special_f64),
         T(bw_act_sweep),
         T(rand_decide),

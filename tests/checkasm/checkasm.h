@@ -111,5 +111,6 @@ void test_f64_ulp(void **state);
 void test_f64_act_ulp(void **state);
 void test_f64_bwd_ulp(void **state);
 void test_pow64_ulp(void **state);
+void test_rand_bm64_ulp(void **state);
 
 #endif

@@ -273,7 +273,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 #define TB_CPU_ROWS_CREATE(X)                                             \
     TB_CPU_C2(X, zeros) TB_CPU_C2(X, ones) TB_CPU_C2(X, full)             \
     TB_CPU_LADDER2(X, arange, c) TB_CPU_LADDER2(X, rand_uniform, c)       \
-    TB_CPU_LADDER(X, rand_normal, f32, c) X(rand_normal, f64, c, c)       \
+    TB_CPU_LADDER2(X, rand_normal, c)                                     \
     TB_CPU_C2(X, copy)
 
 /* Optimizer steps (optim.c, its loops per level: optim_simd.h). */
