@@ -1,7 +1,7 @@
 /* exp, log, pow, sigmoid, tanh, silu, softplus, gelu, gelu_tanh, the
  * ops written once (ew_defs.h: hardswish), neg, abs, sqrt, rsqrt,
  * leaky_relu, the scalar forms (add_scalar..div_scalar), maximum,
- * minimum, log_softmax_backward, the
+ * minimum, log_softmax and softmax (kernels.h's slots), log_softmax_backward, the
  * backward activations (relu, sigmoid, tanh, gelu), max, min, argmax
  * and var f64's SIMD rows (AVX2, AVX-512; ops_simd.h's unary, binary
  * and reduction drivers do the checks, axes and threads), for inclusion
@@ -64,6 +64,7 @@
 #include "../../ops/op.h"
 #include "dvec_simd.h"
 #include "bwd_simd.h"
+#include "kernels.h"
 #include "kreg.h"
 #include "ops_simd.h"
 
@@ -916,6 +917,156 @@ static void dx_lsm_rows(const double *g, const double *y, double *dx,
     }
 }
 
+/* ---- log_softmax and softmax f64: kernels.h's lsm and sm slots -------- */
+
+/* The portable rows' three passes (kernels_c.c) in vector lanes: the
+ * max as theirs (m = x > m ? x : m from x[0]: x86's max keeps its second
+ * operand, the running max, for a NaN, so only a NaN x[0] wins), the sum
+ * of e^(x - m) in double (dx_exp_neg: x - m <= 0) in vector partial sums
+ * (a different order: the op's tolerance), then (x - m) - log s, or e
+ * written in the second pass and multiplied by 1 / s in the third; a
+ * row's tail through blocks padded with -inf (e^-inf = 0).  A tile of
+ * columns: RS_W adjacent columns at once down the rows, the last w %
+ * RS_W by libm as the portable row. */
+static inline double dx_rowmax(const double *x, int64_t n)
+{
+    rd m0 = rs_d1(x[0]), m1 = m0;
+    int64_t i = 0;
+    for (; i + 2 * RS_W <= n; i += 2 * RS_W) {
+        m0 = rs_max(rs_loadd(x + i), m0);
+        m1 = rs_max(rs_loadd(x + i + RS_W), m1);
+    }
+    double t[RS_W];
+    rs_stored(t, rs_max(m1, m0));
+    double m = t[0];
+    for (int u = 1; u < RS_W; u++)
+        m = t[u] > m ? t[u] : m;
+    for (; i < n; i++)
+        m = x[i] > m ? x[i] : m;
+    return m;
+}
+
+/* e^(x[i] - m) for i < n into o (when o is not NULL), their sum
+ * returned */
+static inline double dx_expsum(const double *x, double *o, int64_t n,
+                               double m)
+{
+    const rd vm = rs_d1(m);
+    rd s0 = rs_d1(0.0), s1 = rs_d1(0.0);
+    int64_t i = 0;
+    for (; i + 2 * RS_W <= n; i += 2 * RS_W) {
+        rd e0 = dx_exp_neg(rs_sub(rs_loadd(x + i), vm));
+        rd e1 = dx_exp_neg(rs_sub(rs_loadd(x + i + RS_W), vm));
+        if (o) {
+            rs_stored(o + i, e0);
+            rs_stored(o + i + RS_W, e1);
+        }
+        s0 = rs_add(s0, e0);
+        s1 = rs_add(s1, e1);
+    }
+    for (; i < n; i += RS_W) {
+        double t[RS_W];
+        const int64_t k = n - i < RS_W ? n - i : RS_W;
+        for (int u = 0; u < RS_W; u++)
+            t[u] = u < k ? x[i + u] : -INFINITY;
+        rd e = dx_exp_neg(rs_sub(rs_loadd(t), vm));
+        rs_stored(t, e);
+        if (o)
+            memcpy(o + i, t, (size_t)k * sizeof *o);
+        s0 = rs_add(s0, e);
+    }
+    return dx_hsum(rs_add(s0, s1));
+}
+
+/* o[i] = x[i] * k + c for i < n (log_softmax: k 1, c -m - log s, as
+ * (x - m) - ls: two roundings, the portable row's; softmax: k = 1 / s, c
+ * unused) */
+static void dx_lsm_fwd_rows(const void *px, void *po, int64_t rows,
+                            int64_t n)
+{
+    const double *x = px;
+    double *o = po;
+    for (int64_t r = 0; r < rows; r++, x += n, o += n) {
+        const double m = dx_rowmax(x, n);
+        const double ls = log(dx_expsum(x, NULL, n, m));
+        const rd vm = rs_d1(m), vl = rs_d1(ls);
+        int64_t i = 0;
+        for (; i + RS_W <= n; i += RS_W)
+            rs_stored(o + i, rs_sub(rs_sub(rs_loadd(x + i), vm), vl));
+        for (; i < n; i++)
+            o[i] = (x[i] - m) - ls;
+    }
+}
+
+static void dx_sm_rows(const void *px, void *po, int64_t rows, int64_t n)
+{
+    const double *x = px;
+    double *o = po;
+    for (int64_t r = 0; r < rows; r++, x += n, o += n) {
+        const double inv = 1.0 / dx_expsum(x, o, n, dx_rowmax(x, n));
+        const rd vi = rs_d1(inv);
+        int64_t i = 0;
+        for (; i + RS_W <= n; i += RS_W)
+            rs_stored(o + i, rs_mul(rs_loadd(o + i), vi));
+        for (; i < n; i++)
+            o[i] *= inv;
+    }
+}
+
+/* w columns (stride ld) down R rows: soft 0 log_softmax, 1 softmax */
+static inline void dx_lsm_fwd_cols(const double *x, double *o, int64_t R,
+                                   int64_t ld, int64_t w, int soft)
+{
+    const int64_t wv = w - w % RS_W;
+    for (int64_t j = 0; j < wv; j += RS_W) {
+        rd m = rs_loadd(x + j), s = rs_d1(0.0);
+        for (int64_t r = 1; r < R; r++)
+            m = rs_max(rs_loadd(x + r * ld + j), m);
+        for (int64_t r = 0; r < R; r++) {
+            rd e = dx_exp_neg(rs_sub(rs_loadd(x + r * ld + j), m));
+            if (soft)
+                rs_stored(o + r * ld + j, e);
+            s = rs_add(s, e);
+        }
+        double st[RS_W];
+        rs_stored(st, s);
+        for (int u = 0; u < RS_W; u++)
+            st[u] = soft ? 1.0 / st[u] : log(st[u]);
+        const rd k = rs_loadd(st);
+        for (int64_t r = 0; r < R; r++) {
+            double *q = o + r * ld + j;
+            rs_stored(q, soft ? rs_mul(rs_loadd(q), k)
+                              : rs_sub(rs_sub(rs_loadd(x + r * ld + j), m),
+                                       k));
+        }
+    }
+    for (int64_t j = wv; j < w; j++) {
+        double m = x[j], s = 0;
+        for (int64_t r = 1; r < R; r++)
+            m = x[r * ld + j] > m ? x[r * ld + j] : m;
+        for (int64_t r = 0; r < R; r++) {
+            double e = exp(x[r * ld + j] - m);
+            if (soft)
+                o[r * ld + j] = e;
+            s += e;
+        }
+        const double k = soft ? 1.0 / s : log(s);
+        for (int64_t r = 0; r < R; r++)
+            o[r * ld + j] = soft ? o[r * ld + j] * k
+                                 : (x[r * ld + j] - m) - k;
+    }
+}
+
+#define DX_LSM_COLS(NAME, SOFT)                                           \
+    static void NAME(const void *x, void *o, int64_t R, int64_t ld,       \
+                     int64_t w)                                           \
+    {                                                                     \
+        dx_lsm_fwd_cols(x, o, R, ld, w, SOFT);                            \
+    }
+DX_LSM_COLS(dx_lsm_fwd_cols_0, 0)
+DX_LSM_COLS(dx_sm_cols, 1)
+#undef DX_LSM_COLS
+
 /* ---- var f64: reduce_c.c's two passes in vector partial sums ---------- */
 
 /* mean = sum / len, then d = sum (x - mean), d2 = sum (x - mean)^2 and
@@ -1199,6 +1350,15 @@ DX_RED(argmax, 1, 1)
         void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
     {                                                                     \
         return tb_cpu_bw_lsm64(ctx, LV, in, out, p, dx_lsm_rows);         \
+    }                                                                     \
+    void DX_CAT(tb_cpu_lsm_f64_install_, SFX)(tb_cpu_kernels *k)          \
+    {                                                                     \
+        k->lsm[TB_F64].rows = dx_lsm_fwd_rows;                            \
+        k->lsm[TB_F64].cols = dx_lsm_fwd_cols_0;                          \
+        k->lsm[TB_F64].isa = LV;                                          \
+        k->sm[TB_F64].rows = dx_sm_rows;                                  \
+        k->sm[TB_F64].cols = dx_sm_cols;                                  \
+        k->sm[TB_F64].isa = LV;                                           \
     }                                                                     \
     DX_RED_ENTRY(max, SFX, LV)                                            \
     DX_RED_ENTRY(min, SFX, LV)                                            \

@@ -185,12 +185,11 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER2(X, max, c) TB_CPU_LADDER2(X, min, c)                   \
     TB_CPU_LADDER2(X, argmax, c) TB_CPU_LADDER2(X, var, c)
 
-/* log_softmax and softmax (drv_reduce.c over kernels.h). */
+/* log_softmax and softmax (drv_reduce.c over kernels.h; the f64 slots
+ * of the SIMD levels: f64_simd_impl.h). */
 #define TB_CPU_ROWS_SOFTMAX(X)                                            \
-    TB_CPU_LADDER(X, log_softmax, f32, scalar)                            \
-    X(log_softmax, f64, scalar, scalar)                                   \
-    TB_CPU_LADDER(X, softmax, f32, scalar)                                \
-    X(softmax, f64, scalar, scalar)
+    TB_CPU_LADDER2(X, log_softmax, scalar)                                \
+    TB_CPU_LADDER2(X, softmax, scalar)
 
 /* Layout: transpose (drv_layout.c over kernels.h; f64 has no AVX-512
  * row), permute (bwd_simd_impl.h's tiles over permute_c.c). */
