@@ -36,7 +36,9 @@
  *  5. xs_* (simd_rows.c): ops_simd.h's rows on special values bit for
  *     bit the C row, softplus's ulp sweep, the reductions' NaN and
  *     signed-zero rules and argmax's lane blocks; xs_ew_f64: the ops
- *     written once (ew_defs.h) in f64 bit for bit their C row.
+ *     written once (ew_defs.h) in f64 bit for bit their C row;
+ *     xs_special_f64: neg, abs, sqrt, rsqrt, leaky_relu, the scalar
+ *     forms, maximum and minimum f64 likewise (specials, broadcasts).
  *  6. rand_* (rand_pow.c): the random creation ops and arange at every isa value and
  *     thread count, odd sizes, misaligned canary-guarded outputs, bit
  *     for bit the reference (rand.h's stream); and the error bound of
@@ -50,6 +52,8 @@
  *     f64_act_ulp: sigmoid, tanh, silu, softplus, gelu and gelu_tanh
  *     f64's likewise, f64_bwd_ulp: the backward activations' f64 rows
  *     (f64_simd_impl.h); op_exp and op_log run them in f64 too;
+ *     rand_bm64_ulp: rand_normal f64's Box-Muller (rand.h, which its
+ *     SIMD rows repeat bit for bit: rand_ops) against long double;
  *     pow64_ulp: pow f64's SIMD rows against powl on six families
  *     (large exponents, bases near 1, subnormal and near-overflow
  *     results, signs) and libm's special values;
@@ -328,6 +332,7 @@ int main(int argc, char **argv)
         T(xs_special),
         T(xs_softplus_ulp),
         T(xs_ew_f64),
+        T(xs_special_f64),
         T(xs_reduce_special),
         T(rand_ops),
         T(rand_vmath),
@@ -339,6 +344,7 @@ int main(int argc, char **argv)
         T(f64_act_ulp),
         T(f64_bwd_ulp),
         T(pow64_ulp),
+        T(rand_bm64_ulp),
         T(xs_reduce_special_f64),
         T(bw_act_sweep),
         T(rand_decide),

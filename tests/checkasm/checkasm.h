@@ -94,6 +94,7 @@ void test_vmath_edges(void **state);
 void test_xs_special(void **state);
 void test_xs_softplus_ulp(void **state);
 void test_xs_ew_f64(void **state);
+void test_xs_special_f64(void **state);
 void test_xs_reduce_special(void **state);
 void test_xs_argmax_blocks(void **state);
 void test_xs_reduce_special_f64(void **state);
@@ -111,5 +112,6 @@ void test_f64_ulp(void **state);
 void test_f64_act_ulp(void **state);
 void test_f64_bwd_ulp(void **state);
 void test_pow64_ulp(void **state);
+void test_rand_bm64_ulp(void **state);
 
 #endif

@@ -1145,3 +1145,93 @@ void test_pow64_ulp(void **state)
     }
     free(a);
 }
+
+/* ---- rand_normal f64's Box-Muller (rand.h's tb_rand_bm64) ---- */
+
+/* The documented bound (rand.h) in ulp of each of z0 = r cos(2 pi u2) and
+ * z1 = r sin(2 pi u2). */
+#define BM64_ULP 4.0
+
+/* z0, z1 in long double: r = sqrtl(-2 logl(1 - u1)), 2 pi u2 = pi/2 (q
+ * + v) with y = 4 u2, q the nearest integer, v = y - q (exact), so
+ * cosl/sinl see pi/2 v (|v| <= 1/2, relative error 2^-64) and the zeros
+ * of cos and sin keep their relative accuracy; q mod 4 rotates. */
+static void bm64_ref(double u1, double u2, long double z[2])
+{
+    const long double r = sqrtl(-2.0L * logl(1.0L - (long double)u1));
+    const long double y = 4.0L * u2, q = nearbyintl(y);
+    const long double a = 1.5707963267948966192313216916397514L * (y - q);
+    const long double c = cosl(a), s = sinl(a);
+    switch ((int)q & 3) {
+    case 0: z[0] = c, z[1] = s; break;
+    case 1: z[0] = -s, z[1] = c; break;
+    case 2: z[0] = -c, z[1] = -s; break;
+    default: z[0] = s, z[1] = -c; break;
+    }
+    z[0] *= r;
+    z[1] *= r;
+}
+
+/* The stream's f64 Box-Muller within BM64_ULP of bm64_ref on 2^21 pairs
+ * of the stream's own uniforms, every pair of edge uniforms (u1 0, its
+ * largest value 1 - 2^-53 with t = 2^-53, binade edges of t; u2 at and
+ * next to the quadrant boundaries k/8, where q and the sign flips
+ * change), and all 2^16 u2 = k 2^-16 with u1 = 0.5; the worst printed. */
+void test_rand_bm64_ulp(void **state)
+{
+    (void)state;
+    const double e53 = 0x1p-53;
+    static const double eu1[] = {0.0, 0x1p-53, 0x1p-30, 0.25, 0.5,
+                                 0.5 - 0x1p-53, 0.5 + 0x1p-53,
+                                 1 - 0x1p-53, 1 - 0x1p-52, 0.75,
+                                 0.2928932188134524, 0.29289321881345254};
+    double eu2[3 * 9];
+    for (int k = 0; k < 9; k++) {
+        eu2[3 * k] = k / 8.0;
+        eu2[3 * k + 1] = k / 8.0 + e53;
+        eu2[3 * k + 2] = k / 8.0 - e53;
+    }
+    eu2[2] = 0.5; /* 0 - 2^-53 is outside [0, 1) */
+    eu2[3 * 8] = 1 - e53, eu2[3 * 8 + 1] = 1 - 2 * e53;
+    eu2[3 * 8 + 2] = 1 - 0x1p-40;
+    const int ne1 = (int)(sizeof eu1 / sizeof eu1[0]);
+    const int ne2 = (int)(sizeof eu2 / sizeof eu2[0]);
+    const int64_t nr = (int64_t)1 << 21, n16 = 1 << 16;
+    const uint64_t key = tb_rand_key(0xb0c5);
+    double worst = 0, wu1 = 0, wu2 = 0;
+    int bad = 0;
+    for (int64_t i = 0; i < ne1 * ne2 + nr + n16; i++) {
+        double u1, u2;
+        if (i < ne1 * ne2) {
+            u1 = eu1[i / ne2];
+            u2 = eu2[i % ne2];
+        } else if (i < ne1 * ne2 + nr) {
+            u1 = tb_rand_u53(key, (uint64_t)(2 * i));
+            u2 = tb_rand_u53(key, (uint64_t)(2 * i + 1));
+        } else {
+            u1 = 0.5;
+            u2 = (double)(i - ne1 * ne2 - nr) * 0x1p-16;
+        }
+        double z[2];
+        long double w[2];
+        tb_rand_bm64(u1, u2, z);
+        bm64_ref(u1, u2, w);
+        for (int h = 0; h < 2; h++) {
+            double err = w[h] == 0 ? (z[h] == 0 ? 0 : INFINITY)
+                                   : dx_ulp(z[h], w[h]);
+            if (err > worst) {
+                worst = err;
+                wu1 = u1;
+                wu2 = u2;
+            }
+            if (!(err <= BM64_ULP) && bad++ < 3)
+                print_error("bm64 u1 %a u2 %a: z%d %a, long double %La "
+                            "(%.2f ulp)\n",
+                            u1, u2, h, z[h], w[h], err);
+        }
+    }
+    print_message("# rand_normal f64 Box-Muller: worst %.3f ulp (bound %.1f) "
+                  "at u1 %a u2 %a\n",
+                  worst, BM64_ULP, wu1, wu2);
+    assert_int_equal(bad, 0);
+}

@@ -785,3 +785,124 @@ void test_xs_ew_f64(void **state)
     }
 }
 #undef XS_EW_ID
+
+/* neg, abs, sqrt, rsqrt, leaky_relu, the scalar forms, maximum and
+ * minimum f64 (f64_simd_impl.h) at every isa value, 1 thread, against
+ * the portable row bit for bit (NaN for NaN): every special (all pairs
+ * for the binary ops) then 1001 random values in [-8, 8] (an odd tail);
+ * the binary ops also with b one broadcast value (each special). */
+static const double xs_spec64[] = {
+    NAN, -NAN, INFINITY, -INFINITY, 0.0, -0.0, DBL_MIN, -DBL_MIN,
+    0x1p-1074, -0x1p-1074, 0x1.8p-1030, DBL_MAX, -DBL_MAX, 1.0, -1.0,
+    0x1.fffffffffffffp-1, 0x1.0000000000001p+0, 2.0, 3.0, -3.0, 0.1,
+    1e-300, -1e300, 0x1.fffffffffffffp+1023, 0x1p-1022, 4.0, 0.25,
+};
+#define XS_NSPEC64 ((int)(sizeof xs_spec64 / sizeof xs_spec64[0]))
+
+static const xs_case xs_cases64[] = {
+    {TB_OP_neg, {NULL, NULL}, {0, 0}},
+    {TB_OP_abs, {NULL, NULL}, {0, 0}},
+    {TB_OP_sqrt, {NULL, NULL}, {0, 0}},
+    {TB_OP_rsqrt, {NULL, NULL}, {0, 0}},
+    {TB_OP_leaky_relu, {NULL, NULL}, {0, 0}},
+    {TB_OP_leaky_relu, {"alpha", NULL}, {-2, 0}},
+    {TB_OP_add_scalar, {"scalar", NULL}, {0.1, 0}},
+    {TB_OP_sub_scalar, {"scalar", NULL}, {-3.5, 0}},
+    {TB_OP_mul_scalar, {"scalar", NULL}, {0.3, 0}},
+    {TB_OP_mul_scalar, {"scalar", NULL}, {-1e30, 0}},
+    {TB_OP_div_scalar, {"scalar", NULL}, {3, 0}},
+    {TB_OP_div_scalar, {"scalar", NULL}, {1e-30, 0}},
+    {TB_OP_maximum, {NULL, NULL}, {0, 0}},
+    {TB_OP_minimum, {NULL, NULL}, {0, 0}},
+};
+
+static bool xs_same_bits64(double got, double want)
+{
+    if (isnan(got) || isnan(want))
+        return isnan(got) && isnan(want);
+    return memcmp(&got, &want, sizeof got) == 0;
+}
+
+/* One case at one instance: n elements; a binary op's b of n too, or
+ * (bs >= 0) the one value xs_spec64[bs] broadcast. */
+static void xs_special64_one(void *ctx, const char *isa, size_t ci, int bs)
+{
+    const int64_t nb = bs >= 0 ? 1 : 2;
+    const xs_case *xc = &xs_cases64[ci];
+    const tb_op *op = tb_op_get(xc->id);
+    tb_params p = {0};
+    char err[256];
+    for (int i = 0; i < 2; i++)
+        if (xc->pn[i])
+            assert_int_equal(
+                tb_params_set(op, &p, xc->pn[i], xc->pv[i], err, sizeof err),
+                0);
+    tb_params_defaults(op, &p);
+    const bool bin = op->n_in == 2;
+    const int64_t n =
+        bin && nb > 1 ? XS_NSPEC64 * XS_NSPEC64 + 1001 : XS_NSPEC64 + 1001;
+    tb_shape sh = S(1, (int)n), shb = S(1, (int)(bs >= 0 ? 1 : n));
+    tb_tensor in[2], got, base;
+    assert_int_equal(tb_tensor_create(&in[0], TB_F64, &sh), 0);
+    if (bin)
+        assert_int_equal(tb_tensor_create(&in[1], TB_F64, &shb), 0);
+    assert_int_equal(tb_tensor_create(&got, TB_F64, &sh), 0);
+    assert_int_equal(tb_tensor_create(&base, TB_F64, &sh), 0);
+    rng_seed(0x64 + ci);
+    double *x = in[0].data;
+    for (int64_t k = 0; k < n; k++) {
+        if (k >= n - 1001)
+            x[k] = rng_uniform(-8, 8);
+        else
+            x[k] = xs_spec64[bin && nb > 1 ? k / XS_NSPEC64 : k];
+        if (bin && nb > 1)
+            ((double *)in[1].data)[k] =
+                k >= n - 1001 ? rng_uniform(-8, 8) : xs_spec64[k % XS_NSPEC64];
+    }
+    if (bin && nb == 1)
+        ((double *)in[1].data)[0] = xs_spec64[bs];
+    const char *impl = NULL;
+    tb_kernel_fn fn = B->kernel(ctx, op, TB_F64, &p, &impl).fn;
+    assert_non_null(fn);
+    assert_int_equal(fn(ctx, in, &got, &p), 0);
+    tb_kernel_fn pf = tb_cpu_krow_c(op->id, TB_F64)->fn;
+    assert_non_null(pf);
+    assert_int_equal(pf(NULL, in, &base, &p), 0);
+    const double *g = got.data, *w = base.data;
+    int bad = 0;
+    for (int64_t k = 0; k < n; k++)
+        if (!xs_same_bits64(g[k], w[k]) && bad++ < 3)
+            print_error("%s f64 case %zu isa=%s impl %s: [%lld] x=%a got %a "
+                        "portable %a\n",
+                        op->name, ci, isa, impl, (long long)k, x[k], g[k],
+                        w[k]);
+    if (strcmp(isa, "auto") != 0 && nb != 1)
+        print_message("# %s f64 isa=%s: %s bit for bit the portable row\n",
+                      op->name, isa, impl);
+    for (int i = 0; i < op->n_in; i++)
+        tb_tensor_destroy(&in[i]);
+    tb_tensor_destroy(&got);
+    tb_tensor_destroy(&base);
+    assert_int_equal(bad, 0);
+}
+
+void test_xs_special_f64(void **state)
+{
+    (void)state;
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
+    for (int iv = 0; iv < ax[0].n_values; iv++) {
+        const char *vals[2] = {ax[0].values[iv], ax[1].values[0]};
+        void *ctx = NULL;
+        char err[256];
+        assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
+        for (size_t ci = 0; ci < sizeof xs_cases64 / sizeof xs_cases64[0];
+             ci++) {
+            xs_special64_one(ctx, vals[0], ci, -1);
+            if (tb_op_get(xs_cases64[ci].id)->n_in == 2)
+                for (int s = 0; s < XS_NSPEC64; s++)
+                    xs_special64_one(ctx, vals[0], ci, s);
+        }
+        B->destroy(ctx);
+    }
+}

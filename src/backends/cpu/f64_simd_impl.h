@@ -1,5 +1,7 @@
 /* exp, log, pow, sigmoid, tanh, silu, softplus, gelu, gelu_tanh, the
- * ops written once (ew_defs.h: hardswish), log_softmax_backward, the
+ * ops written once (ew_defs.h: hardswish), neg, abs, sqrt, rsqrt,
+ * leaky_relu, the scalar forms (add_scalar..div_scalar), maximum,
+ * minimum, log_softmax and softmax (kernels.h's slots), log_softmax_backward, the
  * backward activations (relu, sigmoid, tanh, gelu), max, min, argmax
  * and var f64's SIMD rows (AVX2, AVX-512; ops_simd.h's unary, binary
  * and reduction drivers do the checks, axes and threads), for inclusion
@@ -62,6 +64,7 @@
 #include "../../ops/op.h"
 #include "dvec_simd.h"
 #include "bwd_simd.h"
+#include "kernels.h"
 #include "kreg.h"
 #include "ops_simd.h"
 
@@ -597,6 +600,145 @@ TB_CPU_EW_OPS(DX_EW_LOOP, ~)
 #undef DX_EW_LOOP
 #undef DX_LOOP
 
+/* ---- neg, abs, sqrt, rsqrt, leaky_relu, the scalar forms, maximum and
+ * minimum f64: math_c.c's operations, each exact or correctly rounded
+ * (neg flips the sign bit and abs clears it, a NaN's too, as -x and
+ * fabs do; rsqrt is 1 / sqrt x, two roundings, no reciprocal estimate;
+ * div_scalar divides), so their values bit for bit the portable rows'
+ * (checkasm's xs_special_f64).  k: the op's parameter (leaky_relu's
+ * alpha, the scalar forms' scalar). */
+static inline rd dx_neg_k(rd x, rd k)
+{
+    (void)k;
+    return rs_dxor(x, rs_d1(-0.0));
+}
+static inline rd dx_abs_k(rd x, rd k)
+{
+    (void)k;
+    return rs_abs(x);
+}
+static inline rd dx_sqrt_k(rd x, rd k)
+{
+    (void)k;
+    return rs_sqrt(x);
+}
+static inline rd dx_rsqrt_k(rd x, rd k)
+{
+    (void)k;
+    return rs_div(rs_d1(1.0), rs_sqrt(x));
+}
+/* x > 0 ? x : alpha x (NaN: alpha NaN, a NaN) */
+static inline rd dx_leaky_relu_k(rd x, rd k)
+{
+    return rs_sel(rs_gt(x, rs_d1(0.0)), x, rs_mul(k, x));
+}
+static inline rd dx_add_scalar_k(rd x, rd k) { return rs_add(x, k); }
+static inline rd dx_sub_scalar_k(rd x, rd k) { return rs_sub(x, k); }
+static inline rd dx_mul_scalar_k(rd x, rd k) { return rs_mul(x, k); }
+static inline rd dx_div_scalar_k(rd x, rd k) { return rs_div(x, k); }
+
+/* Two vectors a step, then one, then the tail through a zero-padded
+ * block on the stack. */
+#define DX_KLOOP(NAME)                                                    \
+    static void dx_##NAME##_kf64(const void *xp, void *op, int64_t n,     \
+                                 const double *kd)                        \
+    {                                                                     \
+        const double *x = xp;                                             \
+        double *o = op;                                                   \
+        const rd k = rs_d1(kd[0]);                                        \
+        int64_t i = 0;                                                    \
+        for (; i + 2 * RS_W <= n; i += 2 * RS_W) {                        \
+            rd a = rs_loadd(x + i), b = rs_loadd(x + i + RS_W);           \
+            rs_stored(o + i, dx_##NAME##_k(a, k));                        \
+            rs_stored(o + i + RS_W, dx_##NAME##_k(b, k));                 \
+        }                                                                 \
+        for (; i + RS_W <= n; i += RS_W)                                  \
+            rs_stored(o + i, dx_##NAME##_k(rs_loadd(x + i), k));          \
+        if (i < n) {                                                      \
+            double t[RS_W] = {0};                                         \
+            memcpy(t, x + i, (size_t)(n - i) * sizeof *t);                \
+            rs_stored(t, dx_##NAME##_k(rs_loadd(t), k));                  \
+            memcpy(o + i, t, (size_t)(n - i) * sizeof *o);                \
+        }                                                                 \
+    }
+#define DX_SIMPLE_OPS(X, ...)                                             \
+    X(neg, __VA_ARGS__) X(abs, __VA_ARGS__) X(sqrt, __VA_ARGS__)          \
+    X(rsqrt, __VA_ARGS__) X(leaky_relu, __VA_ARGS__)                      \
+    X(add_scalar, __VA_ARGS__) X(sub_scalar, __VA_ARGS__)                 \
+    X(mul_scalar, __VA_ARGS__) X(div_scalar, __VA_ARGS__)
+#define DX_KLOOP_X(NAME, ...) DX_KLOOP(NAME)
+DX_SIMPLE_OPS(DX_KLOOP_X, ~)
+#undef DX_KLOOP_X
+#undef DX_KLOOP
+
+/* maximum, minimum: a NaN in either operand gives a + b (a NaN), else
+ * the larger (smaller), a on ties (a >= b, a <= b: +0 against -0
+ * too), math_c.c's rule. */
+static inline rd dx_maximum_ab(rd a, rd b)
+{
+    rd m = rs_sel(rs_le(b, a), a, b);
+    return rs_sel(rs_unord(a, b), rs_add(a, b), m);
+}
+static inline rd dx_minimum_ab(rd a, rd b)
+{
+    rd m = rs_sel(rs_le(a, b), a, b);
+    return rs_sel(rs_unord(a, b), rs_add(a, b), m);
+}
+
+/* sa, sb: 1 (contiguous) or 0 (one value broadcast); both contiguous:
+ * four vectors a step first.  The tail through blocks on the stack. */
+#define DX_MLOOP(NAME)                                                    \
+    static void dx_##NAME##_bin(const void *ap, int64_t sa,               \
+                                const void *bp, int64_t sb, void *op,     \
+                                int64_t n)                                \
+    {                                                                     \
+        const double *a = ap, *b = bp;                                    \
+        double *o = op;                                                   \
+        int64_t i = 0;                                                    \
+        if (sa && sb)                                                     \
+            for (; i + 4 * RS_W <= n; i += 4 * RS_W)                      \
+                for (int u = 0; u < 4 * RS_W; u += RS_W)                  \
+                    rs_stored(o + i + u,                                  \
+                              dx_##NAME##_ab(rs_loadd(a + i + u),         \
+                                             rs_loadd(b + i + u)));       \
+        const rd a0 = rs_d1(a[0]), b0 = rs_d1(b[0]);                      \
+        for (; i + RS_W <= n; i += RS_W)                                  \
+            rs_stored(o + i, dx_##NAME##_ab(sa ? rs_loadd(a + i) : a0,    \
+                                            sb ? rs_loadd(b + i) : b0));  \
+        if (i < n) {                                                      \
+            double ta[RS_W] = {0}, tb[RS_W] = {0};                        \
+            for (int64_t j = 0; j < n - i; j++) {                         \
+                ta[j] = a[(i + j) * sa];                                  \
+                tb[j] = b[(i + j) * sb];                                  \
+            }                                                             \
+            rs_stored(ta, dx_##NAME##_ab(rs_loadd(ta), rs_loadd(tb)));    \
+            memcpy(o + i, ta, (size_t)(n - i) * sizeof *o);               \
+        }                                                                 \
+    }                                                                     \
+    /* the same values, o's whole 64-byte lines by streaming stores */    \
+    static void dx_##NAME##_nt(const void *ap, int64_t sa,                \
+                               const void *bp, int64_t sb, void *op,      \
+                               int64_t n)                                 \
+    {                                                                     \
+        (void)sa, (void)sb;                                               \
+        const double *a = ap, *b = bp;                                    \
+        double *o = op;                                                   \
+        int64_t i = (int64_t)((64 - ((uintptr_t)o & 63)) & 63) /         \
+                    (int64_t)sizeof *o;                                   \
+        i = i < n ? i : n;                                                \
+        dx_##NAME##_bin(a, 1, b, 1, o, i);                                \
+        for (; i + 4 * RS_W <= n; i += 4 * RS_W)                          \
+            for (int u = 0; u < 4 * RS_W; u += RS_W)                      \
+                RS_I(stream_pd)(o + i + u,                                \
+                                dx_##NAME##_ab(rs_loadd(a + i + u),       \
+                                               rs_loadd(b + i + u)));     \
+        dx_##NAME##_bin(a + i, 1, b + i, 1, o + i, n - i);                \
+        _mm_sfence();                                                     \
+    }
+DX_MLOOP(maximum)
+DX_MLOOP(minimum)
+#undef DX_MLOOP
+
 /* ---- backward activations f64: o = dx from a = g and b = x ------------- */
 
 /* gelu'(x) = Phi(x) + x phi(x): s = gelu'(-a) = Phi(-a) - a phi(a) =
@@ -774,6 +916,156 @@ static void dx_lsm_rows(const double *g, const double *y, double *dx,
             dx_lsm_cols(g + at, y + at, dx + at, len, inner);
     }
 }
+
+/* ---- log_softmax and softmax f64: kernels.h's lsm and sm slots -------- */
+
+/* The portable rows' three passes (kernels_c.c) in vector lanes: the
+ * max as theirs (m = x > m ? x : m from x[0]: x86's max keeps its second
+ * operand, the running max, for a NaN, so only a NaN x[0] wins), the sum
+ * of e^(x - m) in double (dx_exp_neg: x - m <= 0) in vector partial sums
+ * (a different order: the op's tolerance), then (x - m) - log s, or e
+ * written in the second pass and multiplied by 1 / s in the third; a
+ * row's tail through blocks padded with -inf (e^-inf = 0).  A tile of
+ * columns: RS_W adjacent columns at once down the rows, the last w %
+ * RS_W by libm as the portable row. */
+static inline double dx_rowmax(const double *x, int64_t n)
+{
+    rd m0 = rs_d1(x[0]), m1 = m0;
+    int64_t i = 0;
+    for (; i + 2 * RS_W <= n; i += 2 * RS_W) {
+        m0 = rs_max(rs_loadd(x + i), m0);
+        m1 = rs_max(rs_loadd(x + i + RS_W), m1);
+    }
+    double t[RS_W];
+    rs_stored(t, rs_max(m1, m0));
+    double m = t[0];
+    for (int u = 1; u < RS_W; u++)
+        m = t[u] > m ? t[u] : m;
+    for (; i < n; i++)
+        m = x[i] > m ? x[i] : m;
+    return m;
+}
+
+/* e^(x[i] - m) for i < n into o (when o is not NULL), their sum
+ * returned */
+static inline double dx_expsum(const double *x, double *o, int64_t n,
+                               double m)
+{
+    const rd vm = rs_d1(m);
+    rd s0 = rs_d1(0.0), s1 = rs_d1(0.0);
+    int64_t i = 0;
+    for (; i + 2 * RS_W <= n; i += 2 * RS_W) {
+        rd e0 = dx_exp_neg(rs_sub(rs_loadd(x + i), vm));
+        rd e1 = dx_exp_neg(rs_sub(rs_loadd(x + i + RS_W), vm));
+        if (o) {
+            rs_stored(o + i, e0);
+            rs_stored(o + i + RS_W, e1);
+        }
+        s0 = rs_add(s0, e0);
+        s1 = rs_add(s1, e1);
+    }
+    for (; i < n; i += RS_W) {
+        double t[RS_W];
+        const int64_t k = n - i < RS_W ? n - i : RS_W;
+        for (int u = 0; u < RS_W; u++)
+            t[u] = u < k ? x[i + u] : -INFINITY;
+        rd e = dx_exp_neg(rs_sub(rs_loadd(t), vm));
+        rs_stored(t, e);
+        if (o)
+            memcpy(o + i, t, (size_t)k * sizeof *o);
+        s0 = rs_add(s0, e);
+    }
+    return dx_hsum(rs_add(s0, s1));
+}
+
+/* o[i] = x[i] * k + c for i < n (log_softmax: k 1, c -m - log s, as
+ * (x - m) - ls: two roundings, the portable row's; softmax: k = 1 / s, c
+ * unused) */
+static void dx_lsm_fwd_rows(const void *px, void *po, int64_t rows,
+                            int64_t n)
+{
+    const double *x = px;
+    double *o = po;
+    for (int64_t r = 0; r < rows; r++, x += n, o += n) {
+        const double m = dx_rowmax(x, n);
+        const double ls = log(dx_expsum(x, NULL, n, m));
+        const rd vm = rs_d1(m), vl = rs_d1(ls);
+        int64_t i = 0;
+        for (; i + RS_W <= n; i += RS_W)
+            rs_stored(o + i, rs_sub(rs_sub(rs_loadd(x + i), vm), vl));
+        for (; i < n; i++)
+            o[i] = (x[i] - m) - ls;
+    }
+}
+
+static void dx_sm_rows(const void *px, void *po, int64_t rows, int64_t n)
+{
+    const double *x = px;
+    double *o = po;
+    for (int64_t r = 0; r < rows; r++, x += n, o += n) {
+        const double inv = 1.0 / dx_expsum(x, o, n, dx_rowmax(x, n));
+        const rd vi = rs_d1(inv);
+        int64_t i = 0;
+        for (; i + RS_W <= n; i += RS_W)
+            rs_stored(o + i, rs_mul(rs_loadd(o + i), vi));
+        for (; i < n; i++)
+            o[i] *= inv;
+    }
+}
+
+/* w columns (stride ld) down R rows: soft 0 log_softmax, 1 softmax */
+static inline void dx_lsm_fwd_cols(const double *x, double *o, int64_t R,
+                                   int64_t ld, int64_t w, int soft)
+{
+    const int64_t wv = w - w % RS_W;
+    for (int64_t j = 0; j < wv; j += RS_W) {
+        rd m = rs_loadd(x + j), s = rs_d1(0.0);
+        for (int64_t r = 1; r < R; r++)
+            m = rs_max(rs_loadd(x + r * ld + j), m);
+        for (int64_t r = 0; r < R; r++) {
+            rd e = dx_exp_neg(rs_sub(rs_loadd(x + r * ld + j), m));
+            if (soft)
+                rs_stored(o + r * ld + j, e);
+            s = rs_add(s, e);
+        }
+        double st[RS_W];
+        rs_stored(st, s);
+        for (int u = 0; u < RS_W; u++)
+            st[u] = soft ? 1.0 / st[u] : log(st[u]);
+        const rd k = rs_loadd(st);
+        for (int64_t r = 0; r < R; r++) {
+            double *q = o + r * ld + j;
+            rs_stored(q, soft ? rs_mul(rs_loadd(q), k)
+                              : rs_sub(rs_sub(rs_loadd(x + r * ld + j), m),
+                                       k));
+        }
+    }
+    for (int64_t j = wv; j < w; j++) {
+        double m = x[j], s = 0;
+        for (int64_t r = 1; r < R; r++)
+            m = x[r * ld + j] > m ? x[r * ld + j] : m;
+        for (int64_t r = 0; r < R; r++) {
+            double e = exp(x[r * ld + j] - m);
+            if (soft)
+                o[r * ld + j] = e;
+            s += e;
+        }
+        const double k = soft ? 1.0 / s : log(s);
+        for (int64_t r = 0; r < R; r++)
+            o[r * ld + j] = soft ? o[r * ld + j] * k
+                                 : (x[r * ld + j] - m) - k;
+    }
+}
+
+#define DX_LSM_COLS(NAME, SOFT)                                           \
+    static void NAME(const void *x, void *o, int64_t R, int64_t ld,       \
+                     int64_t w)                                           \
+    {                                                                     \
+        dx_lsm_fwd_cols(x, o, R, ld, w, SOFT);                            \
+    }
+DX_LSM_COLS(dx_lsm_fwd_cols_0, 0)
+DX_LSM_COLS(dx_sm_cols, 1)
+#undef DX_LSM_COLS
 
 /* ---- var f64: reduce_c.c's two passes in vector partial sums ---------- */
 
@@ -994,6 +1286,21 @@ DX_RED(argmax, 1, 1)
         return tb_cpu_simd_unary(ctx, LV, TB_OP_##NAME, TB_F64, in, out, p, \
                                  W, dx_##NAME##_f64);                     \
     }
+#define DX_K_ENTRY(NAME, SFX, LV)                                         \
+    int TB_CPU_KFN(NAME, f64, SFX)(void *ctx, const tb_tensor *in,        \
+                                   tb_tensor *out, const tb_params *p)    \
+    {                                                                     \
+        return tb_cpu_simd_unary(ctx, LV, TB_OP_##NAME, TB_F64, in, out, p, \
+                                 1, dx_##NAME##_kf64);                    \
+    }
+#define DX_MM_ENTRY(NAME, SFX, LV)                                        \
+    int TB_CPU_KFN(NAME, f64, SFX)(void *ctx, const tb_tensor *in,        \
+                                   tb_tensor *out, const tb_params *p)    \
+    {                                                                     \
+        return tb_cpu_simd_binary_nt(ctx, LV, TB_OP_##NAME, TB_F64, in,   \
+                                     out, p, dx_##NAME##_bin,             \
+                                     dx_##NAME##_nt);                     \
+    }
 #define DX_BWD_ENTRY(NAME, SFX, LV)                                       \
     int TB_CPU_KFN(NAME##_backward, f64, SFX)(void *ctx,                  \
                                               const tb_tensor *in,        \
@@ -1021,6 +1328,9 @@ DX_RED(argmax, 1, 1)
     DX_ENTRY(gelu, SFX, LV)                                               \
     DX_ENTRY(gelu_tanh, SFX, LV)                                          \
     TB_CPU_EW_OPS(DX_EW_ENTRY, SFX, LV)                                   \
+    DX_SIMPLE_OPS(DX_K_ENTRY, SFX, LV)                                    \
+    DX_MM_ENTRY(maximum, SFX, LV)                                         \
+    DX_MM_ENTRY(minimum, SFX, LV)                                         \
     DX_BWD_ENTRY(relu, SFX, LV)                                           \
     DX_BWD_ENTRY(sigmoid, SFX, LV)                                        \
     DX_BWD_ENTRY(tanh, SFX, LV)                                           \
@@ -1040,6 +1350,15 @@ DX_RED(argmax, 1, 1)
         void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
     {                                                                     \
         return tb_cpu_bw_lsm64(ctx, LV, in, out, p, dx_lsm_rows);         \
+    }                                                                     \
+    void DX_CAT(tb_cpu_lsm_f64_install_, SFX)(tb_cpu_kernels *k)          \
+    {                                                                     \
+        k->lsm[TB_F64].rows = dx_lsm_fwd_rows;                            \
+        k->lsm[TB_F64].cols = dx_lsm_fwd_cols_0;                          \
+        k->lsm[TB_F64].isa = LV;                                          \
+        k->sm[TB_F64].rows = dx_sm_rows;                                  \
+        k->sm[TB_F64].cols = dx_sm_cols;                                  \
+        k->sm[TB_F64].isa = LV;                                           \
     }                                                                     \
     DX_RED_ENTRY(max, SFX, LV)                                            \
     DX_RED_ENTRY(min, SFX, LV)                                            \

@@ -169,6 +169,12 @@ int tb_cpu_kernels_fill(tb_cpu_kernels *k, int isa);
 void tb_cpu_kernels_init_c(tb_cpu_kernels *k);
 void tb_cpu_kernels_init_avx2(tb_cpu_kernels *k);
 void tb_cpu_kernels_init_avx512(tb_cpu_kernels *k);
+/* log_softmax and softmax f64's slots (lsm, sm) of a SIMD level: their
+ * double exp is f64_simd_impl.h's, so they live in the level's library
+ * of double-lane rows (f64_avx2.c, f64_avx512.c), whose installers the
+ * level's init calls. */
+void tb_cpu_lsm_f64_install_avx2(tb_cpu_kernels *k);
+void tb_cpu_lsm_f64_install_avx512(tb_cpu_kernels *k);
 
 /* Which levels this binary was built with (0/1 each). */
 int tb_cpu_isa_built(int isa);

@@ -96,6 +96,7 @@ TR_BLOCK(tr_u64_block, double, 4,
 void tb_cpu_kernels_init_avx2(tb_cpu_kernels *k)
 {
     KS_INSTALL(k, avx2, TB_ISA_AVX2);
+    tb_cpu_lsm_f64_install_avx2(k);
     /* no streaming stores: the block kernels serve as block_nt too */
     ks_set_tr(k, TB_F32, tr_u32_block, tr_u32_block, TR_TILE, TB_ISA_AVX2);
     ks_set_tr(k, TB_F64, tr_u64_block, tr_u64_block, TR_TILE, TB_ISA_AVX2);

@@ -69,6 +69,7 @@ static void tr_u32_block_nt(const void *in, int64_t ild, void *out,
 void tb_cpu_kernels_init_avx512(tb_cpu_kernels *k)
 {
     KS_INSTALL(k, avx512, TB_ISA_AVX512);
+    tb_cpu_lsm_f64_install_avx512(k);
     ks_set_tr(k, TB_F32, tr_u32_block, tr_u32_block_nt, TR_TILE,
               TB_ISA_AVX512);
 }

@@ -938,8 +938,8 @@ static void ks_avg_pool_f32(const void *x, void *o, int64_t planes,
     } while (0)
 
 /* Everything above except transpose and matmul (and log_softmax /
- * softmax f64, which need a double exp, and f64 pooling, which stay in
- * C). */
+ * softmax f64, which need a double exp: f64_simd_impl.h's installer
+ * after this, and f64 pooling, which stays in C). */
 #define KS_INSTALL(k, SFX, ISA)                                           \
     do {                                                                  \
         KS_SET_BIN(k, TB_CPU_ADD, add, SFX, ISA);                         \

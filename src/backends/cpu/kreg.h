@@ -107,6 +107,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER(X, op, f32, c) TB_CPU_LADDER(X, op, f64, c)
 /* A pair with its C row only, both dtypes. */
 #define TB_CPU_C2(X, op) X(op, f32, c, c) X(op, f64, c, c)
+/* f32's C row only, f64's SIMD rows and C row. */
+#define TB_CPU_C64(X, op) X(op, f32, c, c) TB_CPU_LADDER(X, op, f64, c)
 /* The native GEMM's SIMD rows (gemm/), when the build has it; then the
  * C row (the driver's scalar loops). */
 #if TB_CPU_HAVE_GEMM
@@ -134,17 +136,17 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 /* ---- the table, by family ----------------------------------------- */
 
 /* Element-wise arithmetic: add..div and the fused add_relu (drv_ew.c
- * over kernels.h, broadcasting), the scalar forms (math_c.c), maximum
- * and minimum (ops_simd.h over math_c.c), pow (pow_simd_impl.h for f32,
- * f64_simd_impl.h for f64, over math_c.c). */
+ * over kernels.h, broadcasting), the scalar forms (math_c.c; SIMD rows
+ * in f64 only: f64_simd_impl.h), maximum and minimum (ops_simd.h for
+ * f32, f64_simd_impl.h for f64, over math_c.c), pow (pow_simd_impl.h
+ * for f32, f64_simd_impl.h for f64, over math_c.c). */
 #define TB_CPU_ROWS_ARITH(X)                                              \
     TB_CPU_LADDER2(X, add, scalar) TB_CPU_LADDER2(X, sub, scalar)         \
     TB_CPU_LADDER2(X, mul, scalar) TB_CPU_LADDER2(X, div, scalar)         \
     TB_CPU_LADDER2(X, add_relu, scalar)                                   \
-    TB_CPU_C2(X, add_scalar) TB_CPU_C2(X, sub_scalar)                     \
-    TB_CPU_C2(X, mul_scalar) TB_CPU_C2(X, div_scalar)                     \
-    TB_CPU_LADDER(X, maximum, f32, c) X(maximum, f64, c, c)               \
-    TB_CPU_LADDER(X, minimum, f32, c) X(minimum, f64, c, c)               \
+    TB_CPU_C64(X, add_scalar) TB_CPU_C64(X, sub_scalar)                   \
+    TB_CPU_C64(X, mul_scalar) TB_CPU_C64(X, div_scalar)                   \
+    TB_CPU_LADDER2(X, maximum, c) TB_CPU_LADDER2(X, minimum, c)           \
     TB_CPU_LADDER2(X, pow, c)
 
 /* The rows of an op written once (ew_defs.h): its SIMD rows and its C
@@ -154,18 +156,18 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 
 /* Element-wise math and activations: relu and the f32 exp, log, tanh,
  * sigmoid, gelu, gelu_tanh and silu (drv_ew.c over kernels.h and
- * vmath.h), exp, log, sigmoid, tanh, silu, softplus, gelu and
- * gelu_tanh f64 (f64_simd_impl.h), sqrt, rsqrt, leaky_relu
- * and softplus f32 (ops_simd.h), the ops written once (ew_defs.h);
- * every other C row is math_c.c's. */
+ * vmath.h), exp, log, sigmoid, tanh, silu, softplus, gelu, gelu_tanh,
+ * neg, abs, sqrt, rsqrt and leaky_relu f64 (f64_simd_impl.h; neg and
+ * abs have no f32 SIMD rows), sqrt, rsqrt, leaky_relu and softplus f32
+ * (ops_simd.h), the ops written once (ew_defs.h); every other C row is
+ * math_c.c's. */
 #define TB_CPU_ROWS_MATH(X)                                               \
-    TB_CPU_C2(X, neg) TB_CPU_C2(X, abs)                                   \
+    TB_CPU_C64(X, neg) TB_CPU_C64(X, abs)                                 \
     TB_CPU_LADDER(X, exp, f32, scalar) TB_CPU_LADDER(X, exp, f64, c)      \
     TB_CPU_LADDER(X, log, f32, scalar) TB_CPU_LADDER(X, log, f64, c)      \
-    TB_CPU_LADDER(X, sqrt, f32, c) X(sqrt, f64, c, c)                     \
-    TB_CPU_LADDER(X, rsqrt, f32, c) X(rsqrt, f64, c, c)                   \
+    TB_CPU_LADDER2(X, sqrt, c) TB_CPU_LADDER2(X, rsqrt, c)                \
     TB_CPU_LADDER2(X, relu, scalar)                                       \
-    TB_CPU_LADDER(X, leaky_relu, f32, c) X(leaky_relu, f64, c, c)         \
+    TB_CPU_LADDER2(X, leaky_relu, c)                                      \
     TB_CPU_LADDER(X, sigmoid, f32, scalar) TB_CPU_LADDER(X, sigmoid, f64, c)\
     TB_CPU_LADDER(X, tanh, f32, scalar) TB_CPU_LADDER(X, tanh, f64, c)    \
     TB_CPU_LADDER(X, gelu, f32, scalar) TB_CPU_LADDER(X, gelu, f64, c)    \
@@ -183,12 +185,11 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER2(X, max, c) TB_CPU_LADDER2(X, min, c)                   \
     TB_CPU_LADDER2(X, argmax, c) TB_CPU_LADDER2(X, var, c)
 
-/* log_softmax and softmax (drv_reduce.c over kernels.h). */
+/* log_softmax and softmax (drv_reduce.c over kernels.h; the f64 slots
+ * of the SIMD levels: f64_simd_impl.h). */
 #define TB_CPU_ROWS_SOFTMAX(X)                                            \
-    TB_CPU_LADDER(X, log_softmax, f32, scalar)                            \
-    X(log_softmax, f64, scalar, scalar)                                   \
-    TB_CPU_LADDER(X, softmax, f32, scalar)                                \
-    X(softmax, f64, scalar, scalar)
+    TB_CPU_LADDER2(X, log_softmax, scalar)                                \
+    TB_CPU_LADDER2(X, softmax, scalar)
 
 /* Layout: transpose (drv_layout.c over kernels.h; f64 has no AVX-512
  * row), permute (bwd_simd_impl.h's tiles over permute_c.c). */
@@ -271,7 +272,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 #define TB_CPU_ROWS_CREATE(X)                                             \
     TB_CPU_C2(X, zeros) TB_CPU_C2(X, ones) TB_CPU_C2(X, full)             \
     TB_CPU_LADDER2(X, arange, c) TB_CPU_LADDER2(X, rand_uniform, c)       \
-    TB_CPU_LADDER(X, rand_normal, f32, c) X(rand_normal, f64, c, c)       \
+    TB_CPU_LADDER2(X, rand_normal, c)                                     \
     TB_CPU_C2(X, copy)
 
 /* Optimizer steps (optim.c, its loops per level: optim_simd.h). */

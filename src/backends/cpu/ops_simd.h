@@ -107,7 +107,7 @@ TB_CPU_SIMD_REDUCE_API(64, double)
  * output's element count and the three tensors hold at least 64 MiB
  * (cpu.c's streaming-store threshold): fn_nt gives fn's values, the
  * output's whole 64-byte lines written with streaming stores, then a
- * store fence (maximum and minimum). */
+ * store fence (maximum and minimum, f32 and f64). */
 int tb_cpu_simd_binary_nt(void *ctx, int lv, tb_op_id id, tb_dtype dt,
                           const tb_tensor *in, tb_tensor *out,
                           const tb_params *p, tb_cpu_simd_binary_fn fn,

@@ -514,6 +514,142 @@ static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
         rs_normal_pair_f32(o, j, e, key, mean, sd);
 }
 
+/* ---- rand_normal f64 ---------------------------------------------------- */
+
+/* rand.h's tb_rand_bm64 in RS_W lanes of nv vectors at once (nv <=
+ * RS_IL), operation for operation (this file is built without
+ * contraction; the selects and sign flips are exact), so its values bit
+ * for bit.  Each step is done for all nv vectors before the next: the
+ * chain of one vector (a division, three Horner polynomials of unfused
+ * products and sums, a square root: ~150 cycles) is too long for the
+ * out-of-order window to overlap the next vector's, so nv chains
+ * advance side by side (AVX2, nv 1 -> 4: 8.1 -> see rand_simd.h). */
+enum { RS_IL = 4 };
+#define RS_J _Pragma("GCC unroll 4") for (int j = 0; j < nv; j++)
+
+static inline void rs_poly_n(const double *c, int n, const rd *x, rd *p,
+                             int nv)
+{
+    RS_J p[j] = rs_d1(c[n - 1]);
+#pragma GCC unroll 16
+    for (int k = n - 2; k >= 0; k--) {
+        const rd ck = rs_d1(c[k]);
+        RS_J p[j] = rs_add(rs_mul(p[j], x[j]), ck);
+    }
+}
+
+static inline void rs_bm64_n(const rd *u1, const rd *u2, rd *z0, rd *z1,
+                             int nv)
+{
+    const rd one = rs_d1(1.0);
+    rd e[RS_IL], f[RS_IL], s[RS_IL], p[RS_IL], r[RS_IL];
+    RS_J {
+        const ri tb = rs_asi(rs_sub(one, u1[j]));
+        e[j] = rs_sub(rs_cvt52(rs_isrl(tb, 52)), rs_d1(1023.0));
+        rd m = rs_asd(rs_ior(rs_iand(tb, rs_i1(UINT64_C(0x000fffffffffffff))),
+                             rs_i1(UINT64_C(0x3ff0000000000000))));
+        const rmask big = rs_gt(m, rs_d1(0x1.6a09e667f3bcdp+0));
+        m = rs_sel(big, rs_mul(m, rs_d1(0.5)), m);
+        e[j] = rs_sel(big, rs_add(e[j], one), e[j]);
+        f[j] = rs_div(rs_sub(m, one), rs_add(m, one));
+        s[j] = rs_mul(f[j], f[j]);
+    }
+    rs_poly_n(tb_rand_log_c, TB_RAND_NC(tb_rand_log_c), s, p, nv);
+    RS_J {
+        const rd f2 = rs_add(f[j], f[j]);
+        const rd a = rs_add(rs_mul(e[j], rs_d1(TB_RAND_LN2_LO)), f2);
+        const rd lm = rs_add(rs_mul(rs_mul(f2, s[j]), p[j]), a);
+        const rd l = rs_add(rs_mul(e[j], rs_d1(TB_RAND_LN2_HI)), lm);
+        r[j] = rs_sqrt(rs_mul(l, rs_d1(-2.0)));
+    }
+    rd yb[RS_IL], v[RS_IL], v2[RS_IL], ps[RS_IL], pc[RS_IL];
+    RS_J {
+        const rd y = rs_mul(rs_d1(4.0), u2[j]);
+        yb[j] = rs_add(y, rs_d1(0x1.8p52));
+        v[j] = rs_sub(y, rs_sub(yb[j], rs_d1(0x1.8p52)));
+        v2[j] = rs_mul(v[j], v[j]);
+    }
+    rs_poly_n(tb_rand_sin_c, TB_RAND_NC(tb_rand_sin_c), v2, ps, nv);
+    rs_poly_n(tb_rand_cos_c, TB_RAND_NC(tb_rand_cos_c), v2, pc, nv);
+    RS_J {
+        const rd w1 = rs_add(rs_mul(v2[j], ps[j]), rs_d1(TB_RAND_PIO2_LO));
+        const rd sn = rs_add(rs_mul(v[j], rs_d1(TB_RAND_PIO2_HI)),
+                             rs_mul(v[j], w1));
+        const rd cs = rs_add(rs_mul(v2[j], pc[j]), one);
+        /* q mod 4 = qi: odd swaps cos and sin; cos negated for qi 1 and
+         * 2 (bit 1 of qi + 1), sin for 2 and 3 (bit 1 of qi) */
+        const ri qi = rs_iand(rs_asi(yb[j]), rs_i1(3));
+        const rmask odd = rs_odd(qi);
+        const rd nc =
+            rs_asd(rs_isll(rs_iand(rs_iadd(qi, rs_i1(1)), rs_i1(2)), 62));
+        const rd ns = rs_asd(rs_isll(rs_iand(qi, rs_i1(2)), 62));
+        z0[j] = rs_mul(r[j], rs_dxor(rs_sel(odd, sn, cs), nc));
+        z1[j] = rs_mul(r[j], rs_dxor(rs_sel(odd, cs, sn), ns));
+    }
+}
+
+/* p[2l] = a[l], p[2l + 1] = b[l], l < RS_W */
+static inline void rs_store2(double *p, rd a, rd b)
+{
+#if RS_W == 8
+    const __m512d lo = _mm512_unpacklo_pd(a, b), hi = _mm512_unpackhi_pd(a, b);
+    _mm512_storeu_pd(p, _mm512_permutex2var_pd(
+                            lo, _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), hi));
+    _mm512_storeu_pd(p + 8, _mm512_permutex2var_pd(
+                                lo, _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4),
+                                hi));
+#else
+    const __m256d lo = _mm256_unpacklo_pd(a, b), hi = _mm256_unpackhi_pd(a, b);
+    _mm256_storeu_pd(p, _mm256_permute2f128_pd(lo, hi, 0x20));
+    _mm256_storeu_pd(p + 4, _mm256_permute2f128_pd(lo, hi, 0x31));
+#endif
+}
+
+/* nv vectors of pairs from the counters x1 (u1: the even elements) and
+ * x2 (u2: the odd ones), mean + sd z each rounded as create.c's loop,
+ * stored interleaved at o; the counters advanced. */
+static inline void rs_normal64_step(double *o, ri *x1, ri *x2, rd vm, rd vs,
+                                    int nv)
+{
+    const ri step = rs_i1((uint64_t)(2 * RS_W) * TB_RAND_GAMMA);
+    rd u1[RS_IL], u2[RS_IL], z0[RS_IL], z1[RS_IL];
+    RS_J {
+        u1[j] = rs_u53(rs_mix(*x1));
+        u2[j] = rs_u53(rs_mix(*x2));
+        *x1 = rs_iadd(*x1, step);
+        *x2 = rs_iadd(*x2, step);
+    }
+    rs_bm64_n(u1, u2, z0, z1, nv);
+    RS_J rs_store2(o + 2 * RS_W * j, rs_add(vm, rs_mul(vs, z0[j])),
+                   rs_add(vm, rs_mul(vs, z1[j])));
+}
+
+/* [b, e), b even: RS_IL vectors of RS_W pairs a step, then one vector,
+ * then the last pairs (and an odd end's cos half) by rand.h. */
+static void rs_normal_f64(void *op, int64_t b, int64_t e, uint64_t key,
+                          double mean, double sd)
+{
+    double *o = op;
+    const rd vm = rs_d1(mean), vs = rs_d1(sd);
+    int64_t i = b;
+    if (e - b >= 2 * RS_W) {
+        ri x1 = rs_ctr(key, (uint64_t)b, 2);
+        ri x2 = rs_ctr(key, (uint64_t)b + 1, 2);
+        for (; i + 2 * RS_W * RS_IL <= e; i += 2 * RS_W * RS_IL)
+            rs_normal64_step(o + i, &x1, &x2, vm, vs, RS_IL);
+        for (; i + 2 * RS_W <= e; i += 2 * RS_W)
+            rs_normal64_step(o + i, &x1, &x2, vm, vs, 1);
+    }
+    for (; i < e; i += 2) {
+        double z[2];
+        tb_rand_normal_pair(key, (uint64_t)i / 2, 0, z);
+        o[i] = mean + sd * z[0];
+        if (i + 1 < e)
+            o[i + 1] = mean + sd * z[1];
+    }
+}
+#undef RS_J
+
 /* ---- the test hook ------------------------------------------------------ */
 
 #define RS_CAT_(a, b) a##b
@@ -584,6 +720,7 @@ static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
     RS_ENTRY_(rand_uniform, f32, SFX, LV, 1, rs_uniform_f32)              \
     RS_ENTRY_(rand_uniform, f64, SFX, LV, 1, rs_uniform_f64)              \
     RS_ENTRY_(rand_normal, f32, SFX, LV, 4, rs_normal_f32)                \
+    RS_ENTRY_(rand_normal, f64, SFX, LV, 4, rs_normal_f64)                \
     RS_ENTRY_(arange, f32, SFX, LV, 1, rs_arange_f32)                     \
     RS_ENTRY_(arange, f64, SFX, LV, 1, rs_arange_f64)                     \
     RS_VMATH(SFX)                                                         \

@@ -264,9 +264,11 @@ TB_GEOM_FN int tb_argmax_better(double a, int64_t ia, double b, int64_t ib)
  * (TB_HOSTDEV: the same definitions on the device); the affine map and
  * Box-Muller below are written for the device (no FMA; CUDA's log,
  * sqrt, cos and sin), and tests/test_cuda_layout.c checks them against
- * rand.h's bit for bit on the host.  Box-Muller's functions are CUDA's
- * on the device (double: within 1-2 ulp, not correctly rounded), hence
- * rand_normal's tolerance, not exactness. */
+ * rand.h's bit for bit on the host (f32; f64's stream is rand.h's own
+ * Box-Muller, tb_rand_bm64, which this libm form matches within 1e-13).
+ * Box-Muller's functions are CUDA's on the device (double: within 1-2
+ * ulp, not correctly rounded), hence rand_normal's tolerance, not
+ * exactness. */
 #define TB_CU_RAND_2PI 6.283185307179586
 
 /* rand_uniform: f64 low + (high - low) * u53 (no FMA); f32 the double
