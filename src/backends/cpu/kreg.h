@@ -332,7 +332,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_AVX2(X, op, f16, c) X(op, f16, c, c)
 #define TB_CPU_HALF_EW(op, w, expr, X) TB_CPU_HALF(op, X)
 /* matmul and linear in bf16 at the avx512bf16 level, ahead of the
- * others: the bf16 GEMM on vdpbf16ps (drv_matmul_bf16.c over
+ * others: the bf16 GEMM on vdpbf16ps (drv_matmul.c over
  * gemm/gemm_bf16_avx512bf16.c), no conversions: bf16 operands, f32 sums
  * (a pair of k per step; bf16 denormal inputs read as zero, denormal
  * partial sums flushed to zero), bias and relu fused, one rounding.
