@@ -42,6 +42,9 @@
  * L2) and the B panel (in L1; past its end the next panel). */
 #define PF_K 8
 #define PF_KB 8
+/* Pair steps before the end of a call at which the tile's partial sums
+ * are prefetched into L1. */
+#define PF_C 24
 
 /* ---- packing -------------------------------------------------------- */
 
@@ -200,28 +203,43 @@ static void ukr(int64_t kp, const uint32_t *a, const uint32_t *b,
     c0_0 = c0_1 = c1_0 = c1_1 = c2_0 = c2_1 = c3_0 = c3_1 = c4_0 = c4_1 =
         c5_0 = c5_1 = c6_0 = c6_1 = c7_0 = c7_1 = c8_0 = c8_1 = c9_0 =
             c9_1 = c10_0 = c10_1 = c11_0 = c11_1 = _mm512_setzero_ps();
+#define BF_STEP()                                                         \
+    do {                                                                  \
+        _mm_prefetch((const char *)(a + PF_K * MR), _MM_HINT_T0);         \
+        _mm_prefetch((const char *)(b + PF_KB * NR), _MM_HINT_T0);        \
+        _mm_prefetch((const char *)(b + PF_KB * NR + 16), _MM_HINT_T0);   \
+        const __m512i b0 = _mm512_loadu_si512(b);                         \
+        const __m512i b1 = _mm512_loadu_si512(b + 16);                    \
+        BF_ROW(0);                                                        \
+        BF_ROW(1);                                                        \
+        BF_ROW(2);                                                        \
+        BF_ROW(3);                                                        \
+        BF_ROW(4);                                                        \
+        BF_ROW(5);                                                        \
+        BF_ROW(6);                                                        \
+        BF_ROW(7);                                                        \
+        BF_ROW(8);                                                        \
+        BF_ROW(9);                                                        \
+        BF_ROW(10);                                                       \
+        BF_ROW(11);                                                       \
+        a += MR;                                                          \
+        b += NR;                                                          \
+    } while (0)
+    int64_t q = 0;
 #pragma GCC unroll 4
-    for (int64_t q = 0; q < kp; q++) {
-        _mm_prefetch((const char *)(a + PF_K * MR), _MM_HINT_T0);
-        _mm_prefetch((const char *)(b + PF_KB * NR), _MM_HINT_T0);
-        _mm_prefetch((const char *)(b + PF_KB * NR + 16), _MM_HINT_T0);
-        const __m512i b0 = _mm512_loadu_si512(b);
-        const __m512i b1 = _mm512_loadu_si512(b + 16);
-        BF_ROW(0);
-        BF_ROW(1);
-        BF_ROW(2);
-        BF_ROW(3);
-        BF_ROW(4);
-        BF_ROW(5);
-        BF_ROW(6);
-        BF_ROW(7);
-        BF_ROW(8);
-        BF_ROW(9);
-        BF_ROW(10);
-        BF_ROW(11);
-        a += MR;
-        b += NR;
-    }
+    for (; q < kp - PF_C; q++)
+        BF_STEP();
+    /* the partial sums (or C) into L1 near the end (gemm_avx512.c's
+     * PF_C: fetched at the start they were often evicted again) */
+    if (!(mode & UKR_FIRST))
+        for (int r = 0; r < mre; r++) {
+            _mm_prefetch((const char *)(acc + r * ldacc), _MM_HINT_T0);
+            _mm_prefetch((const char *)(acc + r * ldacc + 16), _MM_HINT_T0);
+        }
+#pragma GCC unroll 4
+    for (; q < kp; q++)
+        BF_STEP();
+#undef BF_STEP
     const __mmask16 m0 =
         nre >= 16 ? 0xffff : (__mmask16)((1u << nre) - 1);
     const __mmask16 m1 = nre >= 32   ? 0xffff
@@ -283,6 +301,16 @@ void tb_gemm_bf16_block_avx512bf16(const tb_gemm_bf16_job *j, uint32_t *ap,
                             const int mre =
                                 mc - ir < MR ? (int)(mc - ir) : MR;
                             const int64_t row = ic + ir;
+                            /* the next tile's partial sums into L2 a
+                             * call ahead (rows N apart: too few in a
+                             * row for the hardware prefetcher) */
+                            if (!(mode & UKR_FIRST) && ir + MR < mc) {
+                                const float *nx = j->acc + (row + MR) * j->N + col;
+                                for (int r = 0; r < MR; r++) {
+                                    _mm_prefetch((const char *)(nx + r * j->N), _MM_HINT_T1);
+                                    _mm_prefetch((const char *)(nx + r * j->N + 16), _MM_HINT_T1);
+                                }
+                            }
                             ukr(kp, a0 + ir * kp, b,
                                 j->acc ? j->acc + row * j->N + col : NULL,
                                 j->N, j->C + row * j->ldc + col, j->ldc,
