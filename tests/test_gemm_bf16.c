@@ -54,8 +54,11 @@ static uint64_t next(void)
     rng ^= rng << 17;
     return rng;
 }
-static int irand(int lo, int hi) { return lo + (int)(next() % (uint64_t)(hi - lo + 1)); }
-static double urand(void) { return (double)(next() >> 11) * 0x1p-53 * 2 - 1; }
+static int irand(int lo, int hi)
+{
+    return lo + (int)(next() % (uint64_t)(hi - lo + 1));
+}
+static double urand(void) { return (double)(next() >> 11) * 0x1p-52 - 1; }
 
 static bool have(void)
 {

@@ -5,9 +5,9 @@
  * A public header of the cpu backend: the harness includes it, never
  * isa.h.  Like every kernel of the backend, each level's loops are built
  * in that level's library with its -m flags only (peak_c.c portable,
- * peak_avx2.c, peak_avx512.c, peak_avx512bf16.c) and handed out only where isa.c's
- * detector says that the CPU and the OS run them (TBENCH_ISA does not
- * cap them: the peaks describe the machine). */
+ * peak_avx2.c, peak_avx512.c, peak_avx512bf16.c) and handed out only
+ * where isa.c's detector says that the CPU and the OS run them
+ * (TBENCH_ISA does not cap them: the peaks describe the machine). */
 #ifndef TB_BACKENDS_CPU_PEAK_LOOPS_H
 #define TB_BACKENDS_CPU_PEAK_LOOPS_H
 

@@ -98,7 +98,8 @@ static void pack_b(uint32_t *restrict bp, const uint16_t *restrict B,
         const uint16_t *s = B + j0;
         for (int64_t q = 0; q < kp; q++) {
             const uint16_t *r0 = s + 2 * q * ldb;
-            __m512i lo0 = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m0, r0));
+            __m512i lo0 =
+                _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m0, r0));
             __m512i lo1 =
                 _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m1, r0 + 16));
             if (2 * q + 1 < kc) {
@@ -279,8 +280,9 @@ void tb_gemm_bf16_block_avx512bf16(const tb_gemm_bf16_job *j, uint32_t *ap,
                                               : j->ksub);
 #define KCS(s) (rest - (s) * kc0 < kc0 ? rest - (s) * kc0 : kc0)
             for (int s = 0; s < ns; s++)
-                pack_b(bp + s * j->b_stride, j->B + (pc + s * kc0) * j->ldb + jc,
-                       j->ldb, KCS(s), nc);
+                pack_b(bp + s * j->b_stride,
+                       j->B + (pc + s * kc0) * j->ldb + jc, j->ldb, KCS(s),
+                       nc);
             for (int64_t ic = m0; ic < m1; ic += mcb) {
                 const int64_t mc = m1 - ic < mcb ? m1 - ic : mcb;
                 for (int s = 0; s < ns; s++)
@@ -305,10 +307,13 @@ void tb_gemm_bf16_block_avx512bf16(const tb_gemm_bf16_job *j, uint32_t *ap,
                              * call ahead (rows N apart: too few in a
                              * row for the hardware prefetcher) */
                             if (!(mode & UKR_FIRST) && ir + MR < mc) {
-                                const float *nx = j->acc + (row + MR) * j->N + col;
+                                const char *nx = (const char *)(
+                                    j->acc + (row + MR) * j->N + col);
+                                const int64_t ld = j->N * 4;
                                 for (int r = 0; r < MR; r++) {
-                                    _mm_prefetch((const char *)(nx + r * j->N), _MM_HINT_T1);
-                                    _mm_prefetch((const char *)(nx + r * j->N + 16), _MM_HINT_T1);
+                                    _mm_prefetch(nx + r * ld, _MM_HINT_T1);
+                                    _mm_prefetch(nx + r * ld + 64,
+                                                 _MM_HINT_T1);
                                 }
                             }
                             ukr(kp, a0 + ir * kp, b,
