@@ -36,6 +36,7 @@
 #include <cmocka.h>
 
 #include "backends/backend.h"
+#include "backends/cpu/cpu_config.h"
 #include "backends/cpu/peak_loops.h"
 #include "cli/commands.h"
 #include "harness/peak.h"
@@ -259,17 +260,27 @@ static void test_measure_structure(void **state)
     int want_n = 0;
     for (int i = 0; i < 4; i++)
         want_n += cpu_has_isa(isas[i]) ? 2 * nth : 0;
+    /* and the avx512bf16 level's bf16 dot-product roof (vdpbf16ps) */
+    const bool bf16_dot = TB_CPU_HAVE_AVX512BF16 && cpu_has_isa("avx512bf16");
+    want_n += bf16_dot ? nth : 0;
     assert_int_equal(cJSON_GetArraySize(fl), want_n);
+    int n_bf16 = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, fl)
     {
         assert_true(cpu_has_isa(str(e, "isa")));
         const char *dt = str(e, "dtype");
-        assert_true(!strcmp(dt, "f32") || !strcmp(dt, "f64"));
+        if (!strcmp(dt, "bf16")) {
+            assert_string_equal(str(e, "isa"), "avx512bf16");
+            n_bf16++;
+        } else {
+            assert_true(!strcmp(dt, "f32") || !strcmp(dt, "f64"));
+        }
         assert_true(num(e, "threads") >= 1 && num(e, "threads") <= nth);
         assert_true(num(e, "accumulators") >= 8);
         check_figure(e, "gflop_s");
     }
+    assert_int_equal(n_bf16, bf16_dot ? nth : 0);
 
     /* The core clock: one figure, 1 thread, a plausible frequency for
      * any core this runs on (0.3-8 GHz; a chain the compiler folded or
@@ -714,6 +725,51 @@ static void test_roofline_fixed(void **state)
     cJSON_Delete(p);
 }
 
+/* A bf16 case at the avx512bf16 level (or auto) finds that level's bf16
+ * dot-product roof; at a lower level, or another dtype, never. */
+static void test_roofline_bf16(void **state)
+{
+    (void)state;
+    cJSON *p = fixed();
+    cJSON *e = cJSON_Parse("{\"isa\":\"avx512bf16\",\"dtype\":\"bf16\","
+                           "\"threads\":1,\"best_gflop_s\":400}");
+    assert_non_null(e);
+    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(p, "flops"), e);
+    tb_roofline r;
+    /* 4 GFLOP at 400 GFLOP/s = 10 ms; took 20 ms */
+    tb_roofline_in in = {.flops = 4e9, .bytes = 3e6, .time_ns = 20e6,
+                         .dtype = TB_BF16, .threads = 1,
+                         .isa = "avx512bf16", .bw_kernel = "add"};
+    assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+    assert_string_equal(r.isa, "avx512bf16");
+    assert_string_equal(r.peak_dtype, "bf16");
+    assert_true(near(r.peak_gflop_s, 400));
+    assert_true(near(r.fraction, 0.5));
+    in.isa = "auto";
+    assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+    assert_string_equal(r.isa, "avx512bf16");
+    /* lower levels have no bf16 roof of their own */
+    in.isa = "avx512";
+    assert_int_equal(tb_roofline_compute(p, &in, &r), TB_ENOTFOUND);
+    in.isa = "avx2";
+    assert_int_equal(tb_roofline_compute(p, &in, &r), TB_ENOTFOUND);
+    /* nor f16, nor 2 threads (none measured there) */
+    in.isa = "avx512bf16";
+    in.dtype = TB_F16;
+    assert_int_equal(tb_roofline_compute(p, &in, &r), TB_ENOTFOUND);
+    in.dtype = TB_BF16;
+    in.threads = 2;
+    assert_int_equal(tb_roofline_compute(p, &in, &r), TB_ENOTFOUND);
+    /* an f32 case keeps the f32 roof */
+    in = (tb_roofline_in){.flops = 2e9, .bytes = 3e6, .time_ns = 20e6,
+                          .dtype = TB_F32, .threads = 1, .isa = "auto",
+                          .bw_kernel = "add"};
+    assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+    assert_string_equal(r.isa, "avx512");
+    assert_true(near(r.peak_gflop_s, 200));
+    cJSON_Delete(p);
+}
+
 static void test_roofline_json(void **state)
 {
     (void)state;
@@ -944,7 +1000,7 @@ int main(int argc, char **argv)
         T(cache_path_env),
         T(bw_loops),
         T(level_selection),
-        T(roofline_fixed),
+        T(roofline_fixed), T(roofline_bf16),
         T(roofline_json),
         T(results_roofline),
         T(cmd_usage),

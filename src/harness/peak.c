@@ -87,7 +87,7 @@
  * and the maximum. */
 #define PK_ALL_COUNTS_UP_TO 16
 #define PK_MAX_COUNTS 64
-#define PK_MAX_FIGS 8 /* ISA x dtype combinations of the FMA loops */
+#define PK_MAX_FIGS 12 /* ISA x dtype combinations of the FMA and dot loops */
 
 /* ---- clock ----------------------------------------------------------- */
 
@@ -621,22 +621,28 @@ static int pk_measure_fma(cJSON *flops, int threads, const int *cpus,
 {
     pk_fma_job j = {.reps = reps, .rep_time_ns = rep_time_ns};
     const char *isa_of[PK_MAX_FIGS];
-    int dt_of[PK_MAX_FIGS];
+    const char *dt_of[PK_MAX_FIGS];
     double *store = calloc((size_t)PK_MAX_FIGS * (size_t)reps,
                            sizeof *store);
     if (!store)
         return TB_ENOMEM;
     for (int lv = 0; lv < TB_PEAK_LEVELS; lv++) {
         const tb_peak_loops *L = tb_cpu_peak_loops(lv);
-        for (int dt = 0; L && dt < TB_DTYPE_COUNT; dt++)
-            if (L->fma[dt] && j.nfig < PK_MAX_FIGS) {
-                j.fns[j.nfig] = L->fma[dt];
-                j.flops_per_iter[j.nfig] = L->fma_flops_per_iter[dt];
-                j.rates[j.nfig] = store + (size_t)j.nfig * (size_t)reps;
-                isa_of[j.nfig] = L->isa;
-                dt_of[j.nfig] = dt;
-                j.nfig++;
-            }
+        /* the FMA loops of each dtype, then the level's dot loops */
+        for (int f = 0; L && f < TB_DTYPE_COUNT + TB_PEAK_NDOT; f++) {
+            const tb_peak_dot *d =
+                f < TB_DTYPE_COUNT ? NULL : &L->dot[f - TB_DTYPE_COUNT];
+            tb_peak_fma_fn fn = d ? d->fn : L->fma[f];
+            if (!fn || (d && !d->dtype) || j.nfig >= PK_MAX_FIGS)
+                continue;
+            j.fns[j.nfig] = fn;
+            j.flops_per_iter[j.nfig] =
+                d ? d->flops_per_iter : L->fma_flops_per_iter[f];
+            j.rates[j.nfig] = store + (size_t)j.nfig * (size_t)reps;
+            isa_of[j.nfig] = L->isa;
+            dt_of[j.nfig] = d ? d->dtype : tb_dtype_name((tb_dtype)f);
+            j.nfig++;
+        }
     }
     pk_team t = {.n = threads, .cpus = cpus, .ncpus = ncpus,
                  .body = pk_fma_body, .arg = &j};
@@ -650,13 +656,12 @@ static int pk_measure_fma(cJSON *flops, int threads, const int *cpus,
         for (int f = 0; f < j.nfig; f++) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "isa", isa_of[f]);
-            cJSON_AddStringToObject(o, "dtype", tb_dtype_name(dt_of[f]));
+            cJSON_AddStringToObject(o, "dtype", dt_of[f]);
             cJSON_AddNumberToObject(o, "threads", threads);
             cJSON_AddNumberToObject(o, "accumulators", TB_PEAK_NACC);
             pk_add_figure(o, "gflop_s", j.rates[f], reps);
             if (progress)
-                fprintf(progress, " %s/%s %.1f", isa_of[f],
-                        tb_dtype_name(dt_of[f]),
+                fprintf(progress, " %s/%s %.1f", isa_of[f], dt_of[f],
                         j.rates[f][reps - 1]);
             cJSON_AddItemToArray(flops, o);
         }

@@ -43,8 +43,10 @@
  * the L1 data cache per thread), so that a case whose working set fits
  * the L1 is no longer held to the L2's bandwidth.  5: the avx512bf16
  * level's figures (isa.h), so that a case run at it finds its roof
- * (method 4's cache has none, and an isa=auto case there had none). */
-#define TB_PEAK_METHOD 5
+ * (method 4's cache has none, and an isa=auto case there had none).
+ * 6: the avx512bf16 level's bf16 dot-product roof (vdpbf16ps chains),
+ * so that a bf16 matmul there finds its roof. */
+#define TB_PEAK_METHOD 6
 /* Where the cache lives: the file TB_PEAK_CACHE_ENV names, else
  * $XDG_CACHE_HOME/tbench/peak-cache.json, else
  * $HOME/.cache/tbench/peak-cache.json (one cache per user and machine,

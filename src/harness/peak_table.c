@@ -90,9 +90,16 @@ void tb_peaks_print(FILE *f, const cJSON *p)
     if (!isnan(acc))
         snprintf(nacc, sizeof nacc, "%.0f", acc);
     fprintf(f, "\nFMA peak, GFLOP/s (%s independent chains per thread; "
-               "scalar = the portable baseline build)\n",
+               "scalar = the portable baseline build; bf16: the level's "
+               "dot-product instruction, 2 FLOPs per multiply-add)\n",
             nacc);
-    fprintf(f, "%-7s %7s  %-15s %-15s\n", "isa", "threads", "f32", "f64");
+    /* the FMA loops' dtypes, then the dot-product loops' (peak_loops.h) */
+    static const char *const dts[] = {"f32", "f64", "bf16"};
+    enum { NDT = sizeof dts / sizeof dts[0] };
+    fprintf(f, "%-10s %7s ", "isa", "threads");
+    for (int d = 0; d < NDT; d++)
+        fprintf(f, " %-15s", dts[d]);
+    fprintf(f, "\n");
     /* the levels in the order of their first figure (lowest first, as
      * tb_peaks_measure adds them) */
     const cJSON *first;
@@ -113,14 +120,20 @@ void tb_peaks_print(FILE *f, const cJSON *p)
         cJSON_ArrayForEach(tc, counts)
         {
             int t = (int)tc->valuedouble;
-            const cJSON *e32 = pk_find(fl, "isa", isa, "dtype", "f32", t);
-            const cJSON *e64 = pk_find(fl, "isa", isa, "dtype", "f64", t);
-            if (!e32 && !e64)
+            const cJSON *e[NDT];
+            bool any = false;
+            for (int d = 0; d < NDT; d++)
+                any |= (e[d] = pk_find(fl, "isa", isa, "dtype", dts[d],
+                                       t)) != NULL;
+            if (!any)
                 continue;
-            char c32[32], c64[32];
-            pk_fmt_fig(e32, "gflop_s", c32, sizeof c32);
-            pk_fmt_fig(e64, "gflop_s", c64, sizeof c64);
-            fprintf(f, "%-7s %7d  %-15s %-15s\n", isa, t, c32, c64);
+            fprintf(f, "%-10s %7d ", isa, t);
+            for (int d = 0; d < NDT; d++) {
+                char cell[32];
+                pk_fmt_fig(e[d], "gflop_s", cell, sizeof cell);
+                fprintf(f, " %-15s", cell);
+            }
+            fprintf(f, "\n");
         }
     }
     const cJSON *clk = cJSON_GetObjectItemCaseSensitive(p, "clock");

@@ -59,6 +59,7 @@
 
 typedef struct ocase {
     bool big; /* past the streaming-store thresholds: SIMD levels only */
+    bool every; /* run in bf16/f16 too (not one case in two) */
     int n_sh; /* shapes: the inputs', or a creation op's output shape */
     tb_shape sh[TB_MAX_INPUTS];
     int np;
@@ -368,24 +369,27 @@ static void fam_layout(const tb_op *op, cases *cs)
     cs_add(cs, 2, S(2, 3000, 1), S(1, 20000));
 }
 
-/* Matrix products: tails of every micro-tile, K beyond the depth
- * blocks, batches, and sizes above the GEMM's threading threshold
- * (2^21 multiply-adds); linear's bias. */
+/* Matrix products: tails of every micro-tile, K = 1, odd K (the bf16
+ * GEMM's pairs of k), K beyond the depth blocks, batches, and sizes
+ * above the GEMM's threading threshold (2^21 multiply-adds); linear's
+ * bias.  Every case in bf16/f16 too: bf16 has a GEMM of its own. */
 static void fam_matmul(const tb_op *op, cases *cs)
 {
     static const int mkn[][3] = {{1, 1, 1},    {7, 13, 5},    {17, 15, 33},
                                  {1, 513, 1},  {65, 33, 17},  {13, 1000, 50},
-                                 {130, 300, 70}, {50, 900, 47}};
+                                 {130, 300, 70}, {50, 900, 47}, {25, 1, 37},
+                                 {12, 385, 32}, {40, 1537, 3}};
     for (size_t i = 0; i < sizeof mkn / sizeof mkn[0]; i++) {
         const int m = mkn[i][0], k = mkn[i][1], n = mkn[i][2];
         if (op->n_in == 3)
-            cs_add(cs, 3, S(2, m, k), S(2, k, n), S(1, n));
+            cs_add(cs, 3, S(2, m, k), S(2, k, n), S(1, n))->every = true;
         else
-            cs_add(cs, 2, S(2, m, k), S(2, k, n));
+            cs_add(cs, 2, S(2, m, k), S(2, k, n))->every = true;
     }
     if (op->n_in == 2) {
-        cs_add(cs, 2, S(3, 3, 7, 5), S(3, 3, 5, 4));
-        cs_add(cs, 2, S(3, 4, 40, 50), S(3, 4, 50, 30));
+        cs_add(cs, 2, S(3, 3, 7, 5), S(3, 3, 5, 4))->every = true;
+        cs_add(cs, 2, S(3, 4, 40, 50), S(3, 4, 50, 30))->every = true;
+        cs_add(cs, 2, S(4, 2, 3, 33, 9), S(4, 2, 3, 9, 65))->every = true;
     }
 }
 
@@ -982,7 +986,8 @@ void test_op(void **state)
          * counts, not every pair: under ASan the full cross doubled the
          * program's time */
         const bool half = tb_dtype_is_half((tb_dtype)dt);
-#define HALF_SKIP(ci) (half && (ci) % 2 && !fit.c[ci].big)
+#define HALF_SKIP(ci)                                                     \
+    (half && (ci) % 2 && !fit.c[ci].big && !fit.c[ci].every)
         static prep pc[MAXC];
         for (int ci = 0; ci < fit.n; ci++)
             if (!HALF_SKIP(ci))

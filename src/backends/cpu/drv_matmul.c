@@ -2,7 +2,8 @@
  * [..., K, N], equal batch dims) and linear (relu(x @ W + b) in one
  * launch); the native GEMM (gemm/gemm.h) at the avx2 and avx512 levels,
  * the portable row loops of kernels_c.c at the scalar level.  Their rows
- * are kreg.h's matmul family. */
+ * are kreg.h's matmul family; bf16 at avx512bf16: the bf16 GEMM (end of
+ * file, kreg.h's TB_CPU_HALF_MM). */
 #include <string.h>
 
 #include "drv.h"
@@ -52,7 +53,13 @@ static int cpu_gemm_batches(const cpu_gemm_job *j, int64_t lo, int64_t hi,
         const char *a = j->a + (size_t)(bi * j->M * j->K) * es;
         const char *b = j->b + (size_t)(bi * j->K * j->N) * es;
         char *o = j->o + (size_t)(bi * j->M * j->N) * es;
-        int rc = j->dt == TB_F32
+        int rc = j->dt == TB_BF16
+                     ? tb_gemm_bf16_ep(j->lv, j->M, j->N, j->K,
+                                       (const uint16_t *)a, j->K,
+                                       (const uint16_t *)b, j->N,
+                                       (uint16_t *)o, j->N, threads, par,
+                                       NULL, 0)
+                 : j->dt == TB_F32
                      ? tb_gemm_f32_ex(j->lv, j->M, j->N, j->K,
                                       (const float *)a, j->K,
                                       (const float *)b, j->N, (float *)o,
@@ -214,24 +221,36 @@ static void cpu_lin_task(void *argp, int part, int nparts)
  * rows over the threads: the portable matmul rows, then bias and relu
  * on the same rows.  Results equal matmul, then add, then relu (bit for
  * bit at a given level). */
-static int cpu_linear(void *ctx, const tb_tensor *in, tb_tensor *out,
-                      const tb_params *p, tb_dtype dt, int lv)
+/* linear's prologue: operands of dtype dt, shapes x [M, K], W [K, N],
+ * b [N], out [M, N].  0 or a TB_E* code. */
+static int cpu_linear_begin(void *ctx, const tb_tensor *in, tb_tensor *out,
+                            const tb_params *p, tb_dtype dt, int64_t *M,
+                            int64_t *K, int64_t *N)
 {
     int rc = cpu_begin(ctx, dt, in, 3, out);
     if (rc)
         return rc;
-    tb_cpu_ctx *c = ctx;
-    const tb_op *op = tb_op_get(TB_OP_linear);
     tb_shape ish[3] = {tb_tensor_shape(&in[0]), tb_tensor_shape(&in[1]),
                        tb_tensor_shape(&in[2])};
     tb_shape osh;
-    if ((rc = tb_op_infer(op, ish, 3, p, &osh, NULL, 0)))
+    if ((rc = tb_op_infer(tb_op_get(TB_OP_linear), ish, 3, p, &osh, NULL,
+                          0)))
         return rc;
     tb_shape got = tb_tensor_shape(out);
     if (!tb_shape_equal(&got, &osh))
         return TB_ESHAPE;
-    const int64_t M = in[0].shape[0], K = in[0].shape[1];
-    const int64_t N = in[1].shape[1];
+    *M = in[0].shape[0], *K = in[0].shape[1], *N = in[1].shape[1];
+    return 0;
+}
+
+static int cpu_linear(void *ctx, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p, tb_dtype dt, int lv)
+{
+    int64_t M, K, N;
+    int rc = cpu_linear_begin(ctx, in, out, p, dt, &M, &K, &N);
+    if (rc)
+        return rc;
+    tb_cpu_ctx *c = ctx;
     if (M == 0 || N == 0)
         return 0;
 #if TB_CPU_HAVE_GEMM
@@ -266,3 +285,56 @@ CPU_RUN(matmul, cpu_matmul(ctx, in, out, dt, lv))
 CPU_RUN(linear, cpu_linear(ctx, in, out, p, dt, lv))
 
 TB_CPU_ROWS_MATMUL(CPU_DEF, CPU_DEF_N)
+
+/* ---- bf16 at the avx512bf16 level ----
+ * matmul and linear through the bf16 GEMM on vdpbf16ps (gemm/gemm.h,
+ * tb_gemm_bf16_ep): bf16 operands packed as they are, f32 sums, bias and
+ * relu fused, each output rounded once to bf16; batches as the f32
+ * matmul's.  Below that level the bf16 rows are half.c's (the f32 GEMM
+ * between conversions).  Their rows: kreg.h's TB_CPU_HALF_MM. */
+#if TB_CPU_HAVE_GEMM && TB_CPU_HAVE_AVX512BF16
+static int cpu_mm_bf16(tb_cpu_ctx *c, const tb_tensor *in, tb_tensor *out)
+{
+    int rc = cpu_begin(c, TB_BF16, in, 2, out);
+    if (rc)
+        return rc;
+    int64_t batch, M, K, N;
+    if ((rc = cpu_matmul_dims(&in[0], &in[1], out, &batch, &M, &K, &N)))
+        return rc;
+    if (batch * M == 0 || N == 0)
+        return 0;
+    return cpu_matmul_gemm(c, in[0].data, in[1].data, out->data, TB_BF16,
+                           batch, M, K, N, TB_ISA_AVX512BF16);
+}
+
+/* x [M, K], W [K, N], b [N] -> relu(x @ W + b) [M, N]. */
+static int cpu_lin_bf16(tb_cpu_ctx *c, const tb_tensor *in, tb_tensor *out,
+                        const tb_params *p)
+{
+    int64_t M, K, N;
+    int rc = cpu_linear_begin(c, in, out, p, TB_BF16, &M, &K, &N);
+    if (rc)
+        return rc;
+    if (M == 0 || N == 0)
+        return 0;
+    const tb_gemm_parallel par = {cpu_gemm_par_run, c};
+    return tb_gemm_bf16_ep(TB_ISA_AVX512BF16, M, N, K, in[0].data, K,
+                           in[1].data, N, out->data, N, c->threads,
+                           c->threads > 1 ? &par : NULL, in[2].data, 1);
+}
+
+#define CPU_BF16_ENTRY(op, call)                                          \
+    int TB_CPU_KFN(op, bf16, avx512bf16)(void *ctx, const tb_tensor *in,  \
+                                         tb_tensor *out,                  \
+                                         const tb_params *p)              \
+    {                                                                     \
+        (void)p;                                                          \
+        if (!ctx)                                                         \
+            return TB_EINVAL;                                             \
+        if (tb_cpu_isa(ctx) < TB_ISA_AVX512BF16)                          \
+            return TB_EUNSUPPORTED;                                       \
+        return call;                                                      \
+    }
+CPU_BF16_ENTRY(matmul, cpu_mm_bf16(ctx, in, out))
+CPU_BF16_ENTRY(linear, cpu_lin_bf16(ctx, in, out, p))
+#endif

@@ -26,7 +26,8 @@
  * link, a definition without a row fails -Werror=missing-prototypes.
  *
  * The table: X(op, dt, sfx, c) with op an op name (tb_op_id TB_OP_<op>),
- * dt f32, f64, bf16 or f16, sfx the name's level suffix (avx512, avx2, or for the C
+ * dt f32, f64, bf16 or f16, sfx the name's level suffix (avx512bf16,
+ * avx512, avx2, or for the C
  * row scalar or c) and c the suffix of the pair's C row: scalar for the
  * pairs of the cpu drivers (drv_*.c over the inner-loop tables of
  * kernels.h and vmath.h) and of optim.c, c for the other portable files.
@@ -77,6 +78,7 @@ const tb_cpu_krow *tb_cpu_krows(size_t *n);
 const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 
 /* Level of a name suffix. */
+#define TB_CPU_LV_avx512bf16 TB_ISA_AVX512BF16
 #define TB_CPU_LV_avx512 TB_ISA_AVX512
 #define TB_CPU_LV_avx2 TB_ISA_AVX2
 #define TB_CPU_LV_scalar TB_ISA_SCALAR
@@ -331,6 +333,20 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     X(op, bf16, c, c) TB_CPU_AVX512(X, op, f16, c)                        \
     TB_CPU_AVX2(X, op, f16, c) X(op, f16, c, c)
 #define TB_CPU_HALF_EW(op, w, expr, X) TB_CPU_HALF(op, X)
+/* matmul and linear in bf16 at the avx512bf16 level, ahead of the
+ * others: the bf16 GEMM on vdpbf16ps (drv_matmul.c over
+ * gemm/gemm_bf16_avx512bf16.c), no conversions: bf16 operands, f32 sums
+ * (a pair of k per step; bf16 denormal inputs read as zero, denormal
+ * partial sums flushed to zero), bias and relu fused, one rounding.
+ * Rows of XN (their own definitions), so that half.c, which defines the
+ * X rows of this family, leaves them out. */
+#if TB_CPU_HAVE_GEMM && TB_CPU_HAVE_AVX512BF16
+#define TB_CPU_HALF_MM(op, X, XN)                                         \
+    XN(op, bf16, avx512bf16, c, #op "_bf16_avx512bf16") TB_CPU_HALF(op, X)
+#else
+#define TB_CPU_HALF_MM(op, X, XN) TB_CPU_HALF(op, X)
+#endif
+#define TB_CPU_NO_ROW_N(op, dt, sfx, c, name)
 /* by family, as above */
 #define TB_CPU_HALF_ARITH(X)                                              \
     TB_CPU_HALF(add, X) TB_CPU_HALF(sub, X) TB_CPU_HALF(mul, X)           \
@@ -346,12 +362,12 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_HALF(gelu_tanh, X) TB_CPU_HALF(silu, X)                        \
     TB_CPU_HALF(softplus, X) TB_CPU_EW_OPS(TB_CPU_HALF_EW, X)
 /* reductions, softmax, layout, matrix products, conv, creation */
-#define TB_CPU_HALF_SHAPED(X)                                             \
+#define TB_CPU_HALF_SHAPED(X, XN)                                           \
     TB_CPU_HALF(sum, X) TB_CPU_HALF(mean, X) TB_CPU_HALF(max, X)          \
     TB_CPU_HALF(min, X) TB_CPU_HALF(var, X) TB_CPU_HALF(softmax, X)       \
     TB_CPU_HALF(log_softmax, X) TB_CPU_HALF(transpose, X)                 \
-    TB_CPU_HALF(permute, X) TB_CPU_HALF(matmul, X)                        \
-    TB_CPU_HALF(linear, X) TB_CPU_HALF(conv2d, X)
+    TB_CPU_HALF(permute, X) TB_CPU_HALF_MM(matmul, X, XN)                \
+    TB_CPU_HALF_MM(linear, X, XN) TB_CPU_HALF(conv2d, X)
 #define TB_CPU_HALF_MAKE(X)                                               \
     TB_CPU_HALF(conv2d_nobias, X) TB_CPU_HALF(max_pool2d, X)              \
     TB_CPU_HALF(avg_pool2d, X) TB_CPU_HALF(zeros, X) TB_CPU_HALF(ones, X) \
@@ -375,8 +391,10 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_HALF(adamw, X) TB_CPU_HALF(adagrad, X) TB_CPU_HALF(adamax, X)  \
     TB_CPU_HALF(nadam, X) TB_CPU_HALF(radam, X) TB_CPU_HALF(adabound, X)   \
     TB_CPU_HALF(lamb, X) TB_CPU_HALF(lbfgs, X)
-#define TB_CPU_ROWS_HALF(X)                                               \
-    TB_CPU_HALF_ARITH(X) TB_CPU_HALF_MATH(X) TB_CPU_HALF_SHAPED(X)        \
+/* every 16-bit row; TB_CPU_ROWS_HALF(X): those half.c defines */
+#define TB_CPU_ROWS_HALF(X) TB_CPU_ROWS_HALF_XN(X, TB_CPU_NO_ROW_N)
+#define TB_CPU_ROWS_HALF_XN(X, XN)                                        \
+    TB_CPU_HALF_ARITH(X) TB_CPU_HALF_MATH(X) TB_CPU_HALF_SHAPED(X, XN)    \
     TB_CPU_HALF_MAKE(X) TB_CPU_HALF_BACKWARD(X) TB_CPU_HALF_BACKWARD2(X)  \
     TB_CPU_HALF_OPTIM(X) TB_CPU_HALF(layer_norm, X) TB_CPU_HALF(rms_norm, X) \
     TB_CPU_HALF(layer_norm_backward, X) TB_CPU_HALF(rms_norm_backward, X) \
@@ -395,7 +413,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_ROWS_CALIB(X) TB_CPU_ROWS_BACKWARD(X) TB_CPU_ROWS_NORM(X)      \
     TB_CPU_ROWS_BNORM(X)                                                  \
     TB_CPU_ROWS_ATTN(X) TB_CPU_ROWS_LOSS(X) TB_CPU_ROWS_EMBED(X)          \
-    TB_CPU_ROWS_DROPOUT(X) TB_CPU_ROWS_EINSUM(X) TB_CPU_ROWS_HALF(X)
+    TB_CPU_ROWS_DROPOUT(X) TB_CPU_ROWS_EINSUM(X) TB_CPU_ROWS_HALF_XN(X, XN)
 
 /* ---- the view rows (drv_view.c) ------------------------------------
  * Every row above takes contiguous inputs.  A case whose inputs are

@@ -38,5 +38,7 @@ _Static_assert(TB_PEAK_NACC == 12, "PK_REP12 expands TB_PEAK_NACC chains");
 extern const tb_peak_loops tb_cpu_peak_loops_avx2;
 extern const tb_peak_loops tb_cpu_peak_loops_avx512;
 extern const tb_peak_loops tb_cpu_peak_loops_avx512bf16;
+/* vdpbf16ps chains (peak_avx512bf16.c, TB_CPU_HAVE_AVX512BF16). */
+double tb_cpu_peak_dot_bf16_avx512bf16(long iters, double m, double c);
 
 #endif

@@ -5,9 +5,9 @@
  * A public header of the cpu backend: the harness includes it, never
  * isa.h.  Like every kernel of the backend, each level's loops are built
  * in that level's library with its -m flags only (peak_c.c portable,
- * peak_avx2.c, peak_avx512.c) and handed out only where isa.c's
- * detector says that the CPU and the OS run them (TBENCH_ISA does not
- * cap them: the peaks describe the machine). */
+ * peak_avx2.c, peak_avx512.c, peak_avx512bf16.c) and handed out only
+ * where isa.c's detector says that the CPU and the OS run them
+ * (TBENCH_ISA does not cap them: the peaks describe the machine). */
 #ifndef TB_BACKENDS_CPU_PEAK_LOOPS_H
 #define TB_BACKENDS_CPU_PEAK_LOOPS_H
 
@@ -50,12 +50,26 @@ enum {
  * overflow, no denormal. */
 typedef double (*tb_peak_fma_fn)(long iters, double m, double c);
 
+/* A dot-product roof of a level: fn(iters, m, c) runs iters iterations
+ * of TB_PEAK_NACC independent chains of one dot-product instruction
+ * (avx512bf16: vdpbf16ps, 16 f32 lanes each adding 2 bf16 products),
+ * flops_per_iter its FLOPs (2 per multiply-add); recorded as a flops
+ * entry of the level with dtype `dtype`, the element type multiplied. */
+typedef struct tb_peak_dot {
+    const char *dtype; /* NULL: no loop */
+    tb_peak_fma_fn fn;
+    double flops_per_iter;
+} tb_peak_dot;
+/* Dot loops a level may have (avx512bf16: bf16 now, int8 to come). */
+#define TB_PEAK_NDOT 2
+
 typedef struct tb_peak_loops {
     const char *isa; /* the level's name: "scalar", "avx2", "avx512",
                       * "avx512bf16" */
     tb_peak_bw_fn bw[TB_PEAK_NBW]; /* NULL: the level has none of its own */
     tb_peak_fma_fn fma[TB_DTYPE_COUNT];
     double fma_flops_per_iter[TB_DTYPE_COUNT]; /* chains x lanes x 2 */
+    tb_peak_dot dot[TB_PEAK_NDOT]; /* the level's dot-product loops */
 } tb_peak_loops;
 
 /* The loops of level i (0 <= i < TB_PEAK_LEVELS, lowest first), or NULL

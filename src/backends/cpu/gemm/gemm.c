@@ -16,6 +16,7 @@
 #include "backends/cpu/gemm/gemm_kernels.h"
 #include "backends/cpu/isa.h"
 #include "ops/alloc.h"
+#include "ops/half.h"
 #include "base/error.h"
 
 /* Which SIMD kernel libraries this build has: gemm/meson.build builds
@@ -399,4 +400,123 @@ const char *tb_gemm_impl_name(int isa, int dtype_is_f64)
         return NULL;
     return dtype_is_f64 ? gemm_kernels_f64[isa].name
                         : gemm_kernels_f32[isa].name;
+}
+
+/* ---- bf16 (AVX512_BF16) ---------------------------------------------- */
+
+/* Blocking of the bf16 kernel (kc in k elements, even): the B
+ * micro-panel kc/2 x 32 words (24 KiB) in L1, the ksub packed A blocks
+ * (mc x kc bf16, 2 x 297 KiB) in L2, the packed B blocks in L3: the f32
+ * GEMM's bytes, twice its depth. */
+#if TB_CPU_HAVE_AVX512BF16
+#ifndef GEMM_BF16_BLOCKS
+#define GEMM_BF16_BLOCKS 384, 2, 396, 4096
+#endif
+
+typedef struct gemm_bf16_run {
+    tb_gemm_bf16_job j;
+    int split_n;
+    int64_t slice;
+    int nslices;
+    uint32_t *buf; /* per part: ksub A blocks, then ksub B blocks */
+    size_t part_words;
+} gemm_bf16_run;
+
+static void gemm_bf16_task(void *arg, int part, int used)
+{
+    const gemm_bf16_run *r = arg;
+    uint32_t *ap = r->buf + (size_t)part * r->part_words;
+    uint32_t *bp = ap + r->j.a_stride * (size_t)r->j.ksub;
+    for (int s = part; s < r->nslices; s += used) {
+        const int64_t lo = (int64_t)s * r->slice;
+        if (r->split_n) {
+            const int64_t hi = r->j.N - lo < r->slice ? r->j.N : lo + r->slice;
+            tb_gemm_bf16_block_avx512bf16(&r->j, ap, bp, 0, r->j.M, lo, hi);
+        } else {
+            const int64_t hi = r->j.M - lo < r->slice ? r->j.M : lo + r->slice;
+            tb_gemm_bf16_block_avx512bf16(&r->j, ap, bp, lo, hi, 0, r->j.N);
+        }
+    }
+}
+#endif
+
+/* K == 0: every sum is 0, then bias and relu, rounded once. */
+static void gemm_bf16_empty(int64_t M, int64_t N, uint16_t *C, int64_t ldc,
+                            const uint16_t *bias, int relu)
+{
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t q = 0; q < N; q++) {
+            float v = 0.0f;
+            if (bias)
+                v += tb_bf16_to_f32(bias[q]);
+            if (relu && v <= 0)
+                v = 0.0f;
+            C[i * ldc + q] = tb_f32_to_bf16(v);
+        }
+}
+
+int tb_gemm_bf16_ep(int isa, int64_t M, int64_t N, int64_t K,
+                    const uint16_t *A, int64_t lda, const uint16_t *B,
+                    int64_t ldb, uint16_t *C, int64_t ldc, int nthreads,
+                    const tb_gemm_parallel *par, const uint16_t *bias,
+                    int relu)
+{
+    int rc = gemm_isa_check(isa);
+    if (rc)
+        return rc;
+    if (isa != TB_ISA_AVX512BF16 || !TB_CPU_HAVE_AVX512BF16)
+        return TB_EUNSUPPORTED;
+    if ((rc = gemm_check_args(M, N, K, A, lda, B, ldb, C, ldc, nthreads,
+                              sizeof *C, 0)))
+        return rc;
+    if (bias && gemm_overlap(C, gemm_span(M, N, ldc, sizeof *C), bias,
+                             N * (int64_t)sizeof *C))
+        return TB_EINVAL;
+    if (M == 0 || N == 0)
+        return 0;
+    if (K == 0) {
+        gemm_bf16_empty(M, N, C, ldc, bias, relu);
+        return 0;
+    }
+#if TB_CPU_HAVE_AVX512BF16
+    static const int64_t blocks[4] = {GEMM_BF16_BLOCKS};
+    const int64_t KC = blocks[0], MC = blocks[2], NC = blocks[3];
+    enum { MR = TB_GEMM_BF16_MR, NR = TB_GEMM_BF16_NR };
+    gemm_bf16_run r = {.j = {.M = M, .N = N, .K = K, .A = A, .B = B,
+                             .lda = lda, .ldb = ldb, .C = C, .ldc = ldc,
+                             .bias = bias, .relu = relu != 0, .mc = MC,
+                             .nc = NC}};
+    /* even depth blocks of an even length */
+    const int64_t nkb0 = (K + KC - 1) / KC;
+    r.j.kc = (K + nkb0 - 1) / nkb0;
+    r.j.kc += r.j.kc & 1;
+    const int64_t nkb = (K + r.j.kc - 1) / r.j.kc;
+    r.j.ksub = blocks[1] < nkb ? (int)blocks[1] : (int)nkb;
+    gemm_plan_split(M, N, K, MR, NR, nthreads, &r.split_n, &r.slice,
+                    &r.nslices);
+    const int64_t rows = r.split_n ? M : r.slice;
+    const int64_t cols = r.split_n ? r.slice : N;
+    const int64_t mcap = rows < MC ? rows : MC, ncap = cols < NC ? cols : NC;
+    const size_t kp = (size_t)(r.j.kc / 2), line = 16; /* words */
+    const size_t a_w = (size_t)((mcap + MR - 1) / MR * MR) * kp;
+    const size_t b_w = (size_t)((ncap + NR - 1) / NR * NR) * kp;
+    r.j.a_stride = (a_w + line - 1) / line * line;
+    r.j.b_stride = (b_w + line - 1) / line * line;
+    r.part_words = (r.j.a_stride + r.j.b_stride) * (size_t)r.j.ksub;
+    const size_t acc_bytes =
+        nkb > 1 ? ((size_t)M * (size_t)N * sizeof(float) + 63) / 64 * 64
+                : 0;
+    char *mem = tb_alloc(acc_bytes + r.part_words * (size_t)r.nslices *
+                                         sizeof(uint32_t));
+    if (!mem)
+        return TB_ENOMEM;
+    r.j.acc = acc_bytes ? (float *)(void *)mem : NULL;
+    r.buf = (uint32_t *)(void *)(mem + acc_bytes);
+    gemm_parallel_run(par, r.nslices, gemm_bf16_task, &r);
+    tb_free(mem);
+    return 0;
+#else
+    (void)par;
+    return TB_EUNSUPPORTED;
+#endif
 }

@@ -131,6 +131,26 @@ int tb_gemm_f64_ep(int isa, int64_t M, int64_t N, int64_t K,
                    const tb_gemm_parallel *par, const double *bias,
                    int relu);
 
+/* bf16: C[M,N] = relu?(A[M,K] * B[K,N] + bias), operands, bias and C
+ * bf16 bit patterns (ops/half.h), row-major with leading dims.  isa
+ * must be TB_ISA_AVX512BF16 (vdpbf16ps; gemm_bf16_avx512bf16.c), else
+ * TB_EUNSUPPORTED.  Each sum is accumulated in f32, a pair of k at a
+ * time (vdpbf16ps: inputs that are bf16 denormals read as zero, and each
+ * pair's f32 result is rounded to nearest even with a denormal result
+ * flushed to zero, whatever MXCSR says), in depth blocks added in k
+ * order; then bias (when not NULL) and relu (when relu != 0) are
+ * applied in f32 and the result is rounded once to bf16 (to nearest
+ * even, ops/half.h's tb_f32_to_bf16).  Memory: one buffer from tb_alloc
+ * per call, holding M x N f32 partial sums when K exceeds one depth
+ * block (384 k), and per part its packed A and B blocks.  Errors, thread
+ * split and thread invariance as tb_gemm_f32_ep (bias must not overlap
+ * C). */
+int tb_gemm_bf16_ep(int isa, int64_t M, int64_t N, int64_t K,
+                    const uint16_t *A, int64_t lda, const uint16_t *B,
+                    int64_t ldb, uint16_t *C, int64_t ldc, int nthreads,
+                    const tb_gemm_parallel *par, const uint16_t *bias,
+                    int relu);
+
 /* Operands held transposed (tb_gemm_tr's trans, bits). */
 #define TB_GEMM_TRANS_A 1 /* A as K x M: A[i][k] = A[k*lda + i] */
 #define TB_GEMM_TRANS_B 2 /* B as N x K: B[k][j] = B[j*ldb + k] */

@@ -19,6 +19,7 @@
 #ifndef TB_BACKENDS_CPU_GEMM_GEMM_KERNELS_H
 #define TB_BACKENDS_CPU_GEMM_GEMM_KERNELS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef void (*tb_gemm_ukr_f32)(int64_t kc, const float *a, const float *b,
@@ -67,6 +68,35 @@ void tb_gemm_epi_f32_avx512(float *c, int64_t ldc, int64_t m, int64_t n,
                             const float *bias, int relu);
 void tb_gemm_epi_f64_avx512(double *c, int64_t ldc, int64_t m, int64_t n,
                             const double *bias, int relu);
+
+/* bf16 on AVX512_BF16 (gemm_bf16_avx512bf16.c): the whole blocked
+ * algorithm of one part, packing included; gemm.c's tb_gemm_bf16_ep
+ * checks the arguments, splits the work and allocates the buffers.
+ * Operands and output are bf16 bit patterns (uint16_t), row-major. */
+#define TB_GEMM_BF16_MR 12
+#define TB_GEMM_BF16_NR 32
+typedef struct tb_gemm_bf16_job {
+    int64_t M, N, K;
+    const uint16_t *A, *B;
+    int64_t lda, ldb;
+    uint16_t *C;
+    int64_t ldc;
+    /* M x N f32 partial sums (row stride N) when K spans more than one
+     * depth block, else NULL */
+    float *acc;
+    const uint16_t *bias; /* N values or NULL */
+    int relu;
+    int64_t kc;      /* depth block, even (K split evenly) */
+    int ksub;        /* depth blocks packed at once */
+    int64_t mc, nc;  /* rows of a packed A block, columns of a B block */
+    size_t a_stride; /* words between A sub-blocks in a part's buffer */
+    size_t b_stride; /* words between B sub-blocks */
+} tb_gemm_bf16_job;
+/* C[m0:m1, n0:n1] (and its sums, bias, relu, rounding) with the part's
+ * buffers ap (ksub x a_stride words) and bp (ksub x b_stride words). */
+void tb_gemm_bf16_block_avx512bf16(const tb_gemm_bf16_job *j, uint32_t *ap,
+                                   uint32_t *bp, int64_t m0, int64_t m1,
+                                   int64_t n0, int64_t n1);
 
 /* The largest MR and NR of any kernel (sizes the edge scratch tile). */
 #define TB_GEMM_MAX_MR 12
