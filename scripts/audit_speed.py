@@ -156,15 +156,23 @@ def roof(data, c):
     bws = [e["best_gb_s"] for e in data.peaks.get("bandwidth") or []
            if e["kernel"] == r.get("bw_kernel") and e["level"] == level and
            e["threads"] <= thr]
-    # a 16-bit case on a CPU without 16-bit arithmetic: f32's FMA rate
-    cpu_isa = ((data.main.get("env") or {}).get("cpu") or {}).get("isa")
+    # a 16-bit case computes in 16-bit only where its kernel is of the
+    # level its dtype's figure belongs to (impl ..._avx512bf16 at isa
+    # avx512bf16); other 16-bit rows widen to f32: f32's FMA rate, as
+    # also when the peaks hold no figure of the dtype (results.c)
     pdt = c.dtype
-    if c.dtype in ("bf16", "f16") and isinstance(cpu_isa, list) and \
-            not {"avx512_bf16", "avx512_fp16", "amx_bf16"} & set(cpu_isa):
+    impl = c.rec.get("impl") or ""
+    if c.dtype in ("bf16", "f16") and impl.rsplit("_", 1)[-1] != isa:
         pdt = "f32"
-    fls = [e["best_gflop_s"] for e in data.peaks.get("flops") or []
-           if e["isa"] == isa and e["dtype"] == pdt and
-           e["threads"] <= thr]
+
+    def flops_of(dt):
+        return [e["best_gflop_s"] for e in data.peaks.get("flops") or []
+                if e["isa"] == isa and e["dtype"] == dt and
+                e["threads"] <= thr]
+    fls = flops_of(pdt)
+    if not fls and pdt in ("bf16", "f16"):
+        pdt = "f32"
+        fls = flops_of(pdt)
     tb = c.bytes / max(bws) if bws and c.bytes else 0
     tf = c.flops / max(fls) if fls and c.flops else 0
     if not tb and not tf:

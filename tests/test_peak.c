@@ -815,6 +815,8 @@ static void test_roofline_json(void **state)
 /* ---- 4. results.json ----------------------------------------------------- */
 
 static tb_dtype results_dtype = TB_F32; /* of the next results_case */
+/* its isa axis (NULL: none) and its kernel's name */
+static const char *results_isa = NULL, *results_impl = "add_f32_c";
 
 static void results_case(cJSON *doc, const tb_backend *be, int n_axes,
                          const char *threads, tb_status status,
@@ -833,6 +835,11 @@ static void results_case(cJSON *doc, const tb_backend *be, int n_axes,
     c.n_axes = n_axes;
     c.axis_name[0] = "threads";
     c.axis_value[0] = threads;
+    if (results_isa && n_axes == 1) {
+        c.n_axes = 2;
+        c.axis_name[1] = "isa";
+        c.axis_value[1] = results_isa;
+    }
     c.unavailable_reason = "";
     /* the op's cost models (the harness's plan.c): add of 1e6 elements
      * is 1e6 FLOPs and 3 tensors of 1e6 elements of the dtype's size */
@@ -848,7 +855,7 @@ static void results_case(cJSON *doc, const tb_backend *be, int n_axes,
     memset(&r, 0, sizeof r);
     double samples[1] = {median};
     r.status = status;
-    r.impl = "add_f32_c";
+    r.impl = results_impl;
     r.checked = status == TB_STATUS_OK;
     r.samples_ns = samples;
     r.n_samples = 1;
@@ -894,17 +901,21 @@ static void test_results_roofline(void **state)
     /* bf16: its 2-byte traffic (6 MB at L3 add 50 GB/s: 120 us of the
      * 480 measured) and f32's FMA peak, whatever 16-bit units the env's
      * cpu.isa lists (the cpu rows compute in f32; the peaks hold no bf16
-     * figure); a bf16 figure in the peaks is its roof */
+     * figure); a bf16 figure in the peaks is its roof where its kernel
+     * is of that figure's level (k = 3: add_bf16_avx512 at isa avx512),
+     * f32's where it is not (k = 4: a row of avx2 widens to f32) */
     static const char *const envs[] = {
         "{\"cpu\": {\"isa\": [\"avx2\", \"fma\", \"f16c\"]}}",
         "{\"cpu\": {\"isa\": [\"avx512f\", \"amx_bf16\"]}}",
         "{\"cpu\": {\"isa\": null}}"};
     results_dtype = TB_BF16;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
+        results_isa = k < 3 ? NULL : "avx512";
+        results_impl = k == 3 ? "add_bf16_avx512" : "add_bf16_avx2";
         if (k < 3) {
             cJSON_ReplaceItemInObjectCaseSensitive(doc, "env",
                                                    cJSON_Parse(envs[k]));
-        } else {
+        } else if (k == 3) {
             cJSON *pk = fixed();
             cJSON *e = cJSON_Parse("{\"isa\":\"avx512\",\"dtype\":\"bf16\","
                                    "\"threads\":1,\"best_gflop_s\":800}");
@@ -921,10 +932,12 @@ static void test_results_roofline(void **state)
         assert_true(near(num(rl, "attainable_gb_s") * num(rl, "min_time_ns"),
                          6e6));
         assert_true(near(num(rl, "fraction"), 0.25));
-        assert_string_equal(str(rl, "peak_dtype"), k < 3 ? "f32" : "bf16");
-        assert_true(near(num(rl, "peak_gflop_s"), k < 3 ? 200 : 800));
+        assert_string_equal(str(rl, "peak_dtype"), k == 3 ? "bf16" : "f32");
+        assert_true(near(num(rl, "peak_gflop_s"), k == 3 ? 800 : 200));
     }
     results_dtype = TB_F32;
+    results_isa = NULL;
+    results_impl = "add_f32_c";
     assert_int_equal(tb_results_set_peaks(doc, NULL), 0);
     assert_true(cJSON_IsNull(get(doc, "peaks")));
     cJSON_Delete(doc);

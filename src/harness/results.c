@@ -150,11 +150,21 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
             o = tb_roofline_json(&rl);
     } else if (r->status == TB_STATUS_OK && cJSON_IsObject(peaks) &&
                in.threads > 0) {
+        /* A bf16/f16 case computes in 16-bit only where its kernel is
+         * of the level its dtype's dot-product figure belongs to (impl
+         * "matmul_bf16_avx512bf16" at isa avx512bf16: vdpbf16ps); every
+         * other 16-bit row widens and computes in f32 (gelu_bf16_avx512
+         * at that level too), so its compute roof is f32's. */
+        const char *sfx = r->impl ? strrchr(r->impl, '_') : NULL;
+        if (tb_dtype_is_half(in.dtype) &&
+            (!sfx || !in.isa || strcmp(sfx + 1, in.isa)))
+            in.dtype = TB_F32;
         int rc = tb_roofline_compute(peaks, &in, &rl);
         /* A bf16/f16 case without a 16-bit FMA figure in the peaks
-         * (`tbench peak` measures f32 and f64): f32's, the arithmetic
-         * the cpu backend's 16-bit rows do at every level (widen,
-         * compute in f32, round once); peak_dtype says so. */
+         * (`tbench peak` measures f32 and f64, and bf16's dot product
+         * at avx512bf16): f32's, the arithmetic the cpu backend's 16-bit
+         * rows do (widen, compute in f32, round once); peak_dtype says
+         * so. */
         if (rc == TB_ENOTFOUND && tb_dtype_is_half(in.dtype)) {
             in.dtype = TB_F32;
             rc = tb_roofline_compute(peaks, &in, &rl);
