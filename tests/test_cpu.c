@@ -815,12 +815,15 @@ static void test_kernel_lookup(void **state)
         }
         /* The level asked for is really used (by add at least; at a
          * level that only some ops have rows of, avx512bf16, by one of
-         * them), or no row of it is registered. */
+         * them), or none of these ops has a row of it (matmul_int8's
+         * avx512bf16 row is not one of them: it has no f64 row). */
         size_t nrows;
         const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
         bool has_lvl = false;
         for (size_t r = 0; r < nrows; r++)
-            has_lvl = has_lvl || rows[r].min_isa == lvl;
+            for (size_t i = 0; i < sizeof own_ops / sizeof own_ops[0]; i++)
+                has_lvl = has_lvl || (rows[r].min_isa == lvl &&
+                                      rows[r].op == own_ops[i]);
         assert_int_equal(top, has_lvl ? lvl : lvl - 1);
         B->destroy(ctx);
     }
