@@ -162,6 +162,10 @@ def roof(data, c):
     if c.dtype in ("bf16", "f16") and isinstance(cpu_isa, list) and \
             not {"avx512_bf16", "avx512_fp16", "amx_bf16"} & set(cpu_isa):
         pdt = "f32"
+    # matmul_int8 (dtype f32): u8 x s8 multiply-adds, the int8 dot roof
+    # (tb_roofline_flop_dtype)
+    if c.op == "matmul_int8":
+        pdt = "int8"
     fls = [e["best_gflop_s"] for e in data.peaks.get("flops") or []
            if e["isa"] == isa and e["dtype"] == pdt and
            e["threads"] <= thr]

@@ -136,8 +136,10 @@ static const tb_command commands[] = {
      tb_cmd_exec, &tb_opts_exec},
     {"peak", "[--json] [-o FILE] [--quick]",
      "measure memory bandwidth (copy/add/triad/read/update at L1, L2,\n"
-     "    L3 and DRAM working sets, 1..N threads), FMA FLOP/s per ISA and\n"
-     "    the core clock (a chain of dependent adds, 1 thread), and with\n"
+     "    L3 and DRAM working sets, 1..N threads), FMA FLOP/s per ISA\n"
+     "    (and at avx512bf16 int8 dot-product ops/s: vpdpbusd, 2 per\n"
+     "    multiply-add, matmul_int8's roof) and the core clock (a chain\n"
+     "    of dependent adds, 1 thread), and with\n"
      "    a GPU its device memory bandwidth (copy/read/triad) and FMA\n"
      "    FLOP/s (f32, f64) beside the vendor figures (without one it\n"
      "    says why cuda is unavailable); cache them in\n"

@@ -87,7 +87,7 @@
  * and the maximum. */
 #define PK_ALL_COUNTS_UP_TO 16
 #define PK_MAX_COUNTS 64
-#define PK_MAX_FIGS 8 /* ISA x dtype combinations of the FMA loops */
+#define PK_MAX_FIGS 16 /* ISA x dtype combinations of the FMA and dot loops */
 
 /* ---- clock ----------------------------------------------------------- */
 
@@ -620,8 +620,7 @@ static int pk_measure_fma(cJSON *flops, int threads, const int *cpus,
                           bool *pinned, FILE *progress)
 {
     pk_fma_job j = {.reps = reps, .rep_time_ns = rep_time_ns};
-    const char *isa_of[PK_MAX_FIGS];
-    int dt_of[PK_MAX_FIGS];
+    const char *isa_of[PK_MAX_FIGS], *dt_of[PK_MAX_FIGS];
     double *store = calloc((size_t)PK_MAX_FIGS * (size_t)reps,
                            sizeof *store);
     if (!store)
@@ -634,7 +633,17 @@ static int pk_measure_fma(cJSON *flops, int threads, const int *cpus,
                 j.flops_per_iter[j.nfig] = L->fma_flops_per_iter[dt];
                 j.rates[j.nfig] = store + (size_t)j.nfig * (size_t)reps;
                 isa_of[j.nfig] = L->isa;
-                dt_of[j.nfig] = dt;
+                dt_of[j.nfig] = tb_dtype_name((tb_dtype)dt);
+                j.nfig++;
+            }
+        /* the level's dot-product loops: int8 at avx512bf16 */
+        for (int d = 0; L && d < TB_PEAK_NDOT; d++)
+            if (L->dot[d].fn && j.nfig < PK_MAX_FIGS) {
+                j.fns[j.nfig] = L->dot[d].fn;
+                j.flops_per_iter[j.nfig] = L->dot[d].ops_per_iter;
+                j.rates[j.nfig] = store + (size_t)j.nfig * (size_t)reps;
+                isa_of[j.nfig] = L->isa;
+                dt_of[j.nfig] = L->dot[d].dtype;
                 j.nfig++;
             }
     }
@@ -650,13 +659,12 @@ static int pk_measure_fma(cJSON *flops, int threads, const int *cpus,
         for (int f = 0; f < j.nfig; f++) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "isa", isa_of[f]);
-            cJSON_AddStringToObject(o, "dtype", tb_dtype_name(dt_of[f]));
+            cJSON_AddStringToObject(o, "dtype", dt_of[f]);
             cJSON_AddNumberToObject(o, "threads", threads);
             cJSON_AddNumberToObject(o, "accumulators", TB_PEAK_NACC);
             pk_add_figure(o, "gflop_s", j.rates[f], reps);
             if (progress)
-                fprintf(progress, " %s/%s %.1f", isa_of[f],
-                        tb_dtype_name(dt_of[f]),
+                fprintf(progress, " %s/%s %.1f", isa_of[f], dt_of[f],
                         j.rates[f][reps - 1]);
             cJSON_AddItemToArray(flops, o);
         }

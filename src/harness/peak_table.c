@@ -1,5 +1,6 @@
 /* `tbench peak`'s tables: bandwidth per level, thread count and kernel,
- * FMA per ISA, dtype and thread count, the core clock and the notes.
+ * FMA (and int8 dot products) per ISA, dtype and thread count, the core
+ * clock and the notes.
  * See peak.h. */
 #include "peak.h"
 
@@ -92,7 +93,29 @@ void tb_peaks_print(FILE *f, const cJSON *p)
     fprintf(f, "\nFMA peak, GFLOP/s (%s independent chains per thread; "
                "scalar = the portable baseline build)\n",
             nacc);
-    fprintf(f, "%-7s %7s  %-15s %-15s\n", "isa", "threads", "f32", "f64");
+    /* columns: f32 and f64, then every other dtype of the figures in
+     * the order first seen (int8: avx512bf16's vpdpbusd loop) */
+    enum { PK_MAX_COLS = 8 };
+    const char *cols[PK_MAX_COLS] = {"f32", "f64"};
+    int ncols = 2;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, fl)
+    {
+        const char *d = pk_str(e, "dtype");
+        bool known = !d;
+        for (int c = 0; c < ncols && !known; c++)
+            known = !strcmp(cols[c], d);
+        if (!known && ncols < PK_MAX_COLS)
+            cols[ncols++] = d;
+    }
+    if (ncols > 2)
+        fprintf(f, "(a dtype after f64: dot-product instructions, e.g. "
+                   "int8's vpdpbusd, 4 u8 x s8 products into each int32 "
+                   "lane; GOP/s at 2 ops per multiply-add)\n");
+    fprintf(f, "%-10s %7s", "isa", "threads");
+    for (int c = 0; c < ncols; c++)
+        fprintf(f, "  %-15s", cols[c]);
+    fprintf(f, "\n");
     /* the levels in the order of their first figure (lowest first, as
      * tb_peaks_measure adds them) */
     const cJSON *first;
@@ -113,14 +136,19 @@ void tb_peaks_print(FILE *f, const cJSON *p)
         cJSON_ArrayForEach(tc, counts)
         {
             int t = (int)tc->valuedouble;
-            const cJSON *e32 = pk_find(fl, "isa", isa, "dtype", "f32", t);
-            const cJSON *e64 = pk_find(fl, "isa", isa, "dtype", "f64", t);
-            if (!e32 && !e64)
+            char cells[PK_MAX_COLS][32];
+            bool any = false;
+            for (int c = 0; c < ncols; c++) {
+                e = pk_find(fl, "isa", isa, "dtype", cols[c], t);
+                any = any || e;
+                pk_fmt_fig(e, "gflop_s", cells[c], sizeof cells[c]);
+            }
+            if (!any)
                 continue;
-            char c32[32], c64[32];
-            pk_fmt_fig(e32, "gflop_s", c32, sizeof c32);
-            pk_fmt_fig(e64, "gflop_s", c64, sizeof c64);
-            fprintf(f, "%-7s %7d  %-15s %-15s\n", isa, t, c32, c64);
+            fprintf(f, "%-10s %7d", isa, t);
+            for (int c = 0; c < ncols; c++)
+                fprintf(f, "  %-15s", cells[c]);
+            fprintf(f, "\n");
         }
     }
     const cJSON *clk = cJSON_GetObjectItemCaseSensitive(p, "clock");

@@ -144,6 +144,7 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
         .threads = 0,
         .isa = NULL,
         .bw_kernel = tb_roofline_bw_kernel(c->op),
+        .flop_dtype = tb_roofline_flop_dtype(c->op),
     };
     if (tb_dtype_is_half(c->dtype) && !c->backend->peak &&
         !cpu_has_16bit_math(doc))

@@ -1,11 +1,13 @@
 /* The loops `tbench peak` times on the host CPU, per SIMD level: four
- * memory bandwidth kernels and the FMA chains (harness/peak.c measures
- * them; docs/FORMAT.md "peaks").
+ * memory bandwidth kernels, the FMA chains and, at avx512bf16, the int8
+ * dot-product chains of vpdpbusd (harness/peak.c measures them;
+ * docs/FORMAT.md "peaks").
  *
  * A public header of the cpu backend: the harness includes it, never
  * isa.h.  Like every kernel of the backend, each level's loops are built
  * in that level's library with its -m flags only (peak_c.c portable,
- * peak_avx2.c, peak_avx512.c) and handed out only where isa.c's
+ * peak_avx2.c, peak_avx512.c; the avx512bf16 level's FMA loops are
+ * avx512's, its dot loop peak_avx512bf16.c's) and handed out only where isa.c's
  * detector says that the CPU and the OS run them (TBENCH_ISA does not
  * cap them: the peaks describe the machine). */
 #ifndef TB_BACKENDS_CPU_PEAK_LOOPS_H
@@ -50,12 +52,25 @@ enum {
  * overflow, no denormal. */
 typedef double (*tb_peak_fma_fn)(long iters, double m, double c);
 
+/* Dot-product loops of a dtype the tensors do not have (int8: u8 x s8
+ * products summed into int32 lanes by vpdpbusd), the same shape as the
+ * FMA loops: TB_PEAK_NACC independent chains, fn(iters, m, c) with m and
+ * c run-time values (here turned into the operands' bytes).  2 ops per
+ * multiply-add, as a FLOP of an FMA. */
+#define TB_PEAK_NDOT 2
+typedef struct tb_peak_dot {
+    const char *dtype; /* the "dtype" of its "flops" entries; NULL: none */
+    tb_peak_fma_fn fn;
+    double ops_per_iter; /* chains x lanes x products per lane x 2 */
+} tb_peak_dot;
+
 typedef struct tb_peak_loops {
     const char *isa; /* the level's name: "scalar", "avx2", "avx512",
                       * "avx512bf16" */
     tb_peak_bw_fn bw[TB_PEAK_NBW]; /* NULL: the level has none of its own */
     tb_peak_fma_fn fma[TB_DTYPE_COUNT];
     double fma_flops_per_iter[TB_DTYPE_COUNT]; /* chains x lanes x 2 */
+    tb_peak_dot dot[TB_PEAK_NDOT];
 } tb_peak_loops;
 
 /* The loops of level i (0 <= i < TB_PEAK_LEVELS, lowest first), or NULL

@@ -10,6 +10,7 @@
 
 #include <immintrin.h>
 
+#include "backends/cpu/cpu_config.h"
 #include "peak_fma.h"
 
 #ifdef __AVX512F__
@@ -129,13 +130,19 @@ const tb_peak_loops PK_TABLE = {
  * instructions: its FMA figures are measured with these loops again,
  * under its own name, so that a case run at that level finds its roof;
  * it moves memory as avx512 does (no bandwidth loops of its own: the
- * bandwidth is measured once, at avx512). */
+ * bandwidth is measured once, at avx512).  Its own instructions: the
+ * int8 dot loop (peak_avx512bf16.c: 16 int32 lanes of 4 u8 x s8
+ * products). */
+#if TB_CPU_HAVE_AVX512BF16
 const tb_peak_loops tb_cpu_peak_loops_avx512bf16 = {
     .isa = "avx512bf16",
     .fma = {[TB_F32] = fma_f32, [TB_F64] = fma_f64},
     .fma_flops_per_iter = {[TB_F32] = TB_PEAK_NACC * 2 * PK_W * 2,
                            [TB_F64] = TB_PEAK_NACC * PK_W * 2},
+    .dot = {{"int8", tb_cpu_peak_dot_int8_avx512bf16,
+             TB_PEAK_NACC * 16 * 4 * 2}},
 };
+#endif
 #endif
 
 #endif
