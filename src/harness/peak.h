@@ -7,7 +7,9 @@
  *    first-touching the data it uses);
  *  - the FMA peak in FLOP/s per ISA level (scalar = the portable
  *    build's baseline, avx2, avx512: each only where the CPU has it),
- *    dtype and thread count, from independent register-only chains;
+ *    dtype and thread count, from independent register-only chains
+ *    (and at avx512bf16 int8's, vpdpbusd chains, in ops/s at 2 per
+ *    multiply-add: matmul_int8's roof);
  *  - the core clock in GHz, from one chain of dependent integer adds
  *    (1 cycle each) on one thread.
  * Every figure is the best of several repetitions (peaks are maxima);
