@@ -164,6 +164,10 @@ def roof(data, c):
     impl = c.rec.get("impl") or ""
     if c.dtype in ("bf16", "f16") and impl.rsplit("_", 1)[-1] != isa:
         pdt = "f32"
+    # matmul_int8 (dtype f32): u8 x s8 multiply-adds, the int8 dot roof
+    # (tb_roofline_flop_dtype); none at a level without that figure
+    if c.op == "matmul_int8":
+        pdt = "int8"
 
     def flops_of(dt):
         return [e["best_gflop_s"] for e in data.peaks.get("flops") or []

@@ -816,7 +816,7 @@ static void test_kernel_lookup(void **state)
         /* The level asked for is really used (by add at least; at a
          * level that only some ops have rows of, avx512bf16, by one of
          * them), or no row of it is registered for these ops and dtypes
-         * (avx512bf16's bf16 matmul is of neither). */
+         * (avx512bf16's bf16 matmul and matmul_int8 are of neither). */
         size_t nrows;
         const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
         bool has_lvl = false;

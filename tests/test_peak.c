@@ -82,7 +82,7 @@ static bool near(double a, double b)
 
 /* Peaks with fixed numbers for the arithmetic tests.  L2 1 MiB per
  * thread, L3 32 MiB shared; bandwidth (GB/s) and FMA (GFLOP/s) figures
- * for 1 and 2 threads. */
+ * for 1 and 2 threads, an int8 dot figure (GOP/s) for 1. */
 static const char fixed_peaks[] =
     "{\"schema\":\"tbench.peaks/1\","
     "\"key\":{\"cpu_model\":\"Test CPU\",\"logical_cpus\":2,"
@@ -119,7 +119,9 @@ static const char fixed_peaks[] =
     "{\"isa\":\"avx512\",\"dtype\":\"f32\",\"threads\":2,"
     "\"best_gflop_s\":400},"
     "{\"isa\":\"avx2\",\"dtype\":\"f32\",\"threads\":2,"
-    "\"best_gflop_s\":50}],"
+    "\"best_gflop_s\":50},"
+    "{\"isa\":\"avx512bf16\",\"dtype\":\"int8\",\"threads\":1,"
+    "\"best_gflop_s\":800}],"
     "\"pinned\":true,\"notes\":[],\"duration_s\":1}";
 
 static cJSON *fixed(void)
@@ -254,15 +256,17 @@ static void test_measure_structure(void **state)
                 assert_true(got > want - t * arrays[k] * 64 * 8);
             }
 
-    /* FMA: one figure per ISA the CPU has, per dtype, per thread count. */
+    /* FMA: one figure per ISA the CPU has, per dtype, per thread count;
+     * at avx512bf16 also int8's dot products. */
     const cJSON *fl = get(p, "flops");
     const char *isas[4] = {"scalar", "avx2", "avx512", "avx512bf16"};
     int want_n = 0;
     for (int i = 0; i < 4; i++)
         want_n += cpu_has_isa(isas[i]) ? 2 * nth : 0;
-    /* and the avx512bf16 level's bf16 dot-product roof (vdpbf16ps) */
-    const bool bf16_dot = TB_CPU_HAVE_AVX512BF16 && cpu_has_isa("avx512bf16");
-    want_n += bf16_dot ? nth : 0;
+    /* and the avx512bf16 level's dot-product roofs (vdpbf16ps for bf16,
+     * vpdpbusd for int8) */
+    const bool dots = TB_CPU_HAVE_AVX512BF16 && cpu_has_isa("avx512bf16");
+    want_n += dots ? 2 * nth : 0;
     assert_int_equal(cJSON_GetArraySize(fl), want_n);
     int n_bf16 = 0;
     const cJSON *e;
@@ -274,13 +278,15 @@ static void test_measure_structure(void **state)
             assert_string_equal(str(e, "isa"), "avx512bf16");
             n_bf16++;
         } else {
-            assert_true(!strcmp(dt, "f32") || !strcmp(dt, "f64"));
+            assert_true(!strcmp(dt, "f32") || !strcmp(dt, "f64") ||
+                        (!strcmp(dt, "int8") &&
+                         !strcmp(str(e, "isa"), "avx512bf16")));
         }
         assert_true(num(e, "threads") >= 1 && num(e, "threads") <= nth);
         assert_true(num(e, "accumulators") >= 8);
         check_figure(e, "gflop_s");
     }
-    assert_int_equal(n_bf16, bf16_dot ? nth : 0);
+    assert_int_equal(n_bf16, dots ? nth : 0);
 
     /* The core clock: one figure, 1 thread, a plausible frequency for
      * any core this runs on (0.3-8 GHz; a chain the compiler folded or
@@ -302,6 +308,8 @@ static void test_measure_structure(void **state)
     fclose(f);
     assert_non_null(strstr(buf, "memory bandwidth"));
     assert_non_null(strstr(buf, "FMA peak"));
+    /* the int8 figures' own column */
+    assert_true(!strstr(buf, "int8") == !cpu_has_isa("avx512bf16"));
     assert_non_null(strstr(buf, "core clock, GHz"));
     free(buf);
     tb_roofline_in in = {.flops = 1e6, .bytes = 1e5, .time_ns = 1e6,
@@ -559,6 +567,38 @@ static void test_bw_loops(void **state)
     free(c);
 }
 
+/* The int8 dot loop does the multiply-adds it counts: with the peak's m
+ * and c (bytes 100 and 1, peak_avx512bf16.c) every multiply-add adds 100
+ * to an int32 lane, and the chains start at 0..11 in each of 16 lanes;
+ * the returned sum of every lane of every chain is then 16 x 66 + 100 x
+ * (flops_per_iter / 2) x iters (a loop with a chain or a product less,
+ * or a count that claims more, fails).  (bf16's loop adds 0 each step:
+ * its count is test_measure_structure's.) */
+static void test_dot_loops(void **state)
+{
+    (void)state;
+    int n = 0;
+    for (int lv = 0; lv < TB_PEAK_LEVELS; lv++) {
+        const tb_peak_loops *L = tb_cpu_peak_loops(lv);
+        for (int d = 0; L && d < TB_PEAK_NDOT; d++) {
+            if (!L->dot[d].fn || strcmp(L->dot[d].dtype, "int8"))
+                continue;
+            n++;
+            assert_string_equal(L->isa, "avx512bf16");
+            assert_true(L->dot[d].flops_per_iter == 12 * 16 * 4 * 2);
+            for (long iters = 1; iters <= 1000; iters *= 10) {
+                const double got = L->dot[d].fn(iters, 0.9999999, 1e-7);
+                const double want =
+                    16 * 66 + 100 * (L->dot[d].flops_per_iter / 2) * iters;
+                if (got != want)
+                    fail_msg("%s %s: %ld iterations: %.17g, want %.17g",
+                             L->isa, L->dot[d].dtype, iters, got, want);
+            }
+        }
+    }
+    assert_int_equal(n, cpu_has_isa("avx512bf16") ? 1 : 0);
+}
+
 /* ---- 3. roofline arithmetic ---------------------------------------------- */
 
 static void test_level_selection(void **state)
@@ -587,6 +627,11 @@ static void test_level_selection(void **state)
                         "add");
     assert_string_equal(tb_roofline_bw_kernel(tb_op_get(TB_OP_relu)),
                         "copy");
+    /* matmul_int8's multiply-adds: the int8 figures */
+    assert_string_equal(
+        tb_roofline_flop_dtype(tb_op_get(TB_OP_matmul_int8)), "int8");
+    assert_null(tb_roofline_flop_dtype(tb_op_get(TB_OP_matmul)));
+    assert_null(tb_roofline_flop_dtype(NULL));
     /* in place: an input written, no third array */
     assert_string_equal(tb_roofline_bw_kernel(tb_op_get(TB_OP_add_)),
                         "update");
@@ -678,6 +723,26 @@ static void test_roofline_fixed(void **state)
     in.threads = 1;
     assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
     assert_true(near(r.peak_gflop_s, 100));
+
+    /* int8 (a case of dtype f32 bounded by the int8 figures): 8 G ops
+     * at 800 GOP/s = 10 ms in 20 ms; at a level without an int8 figure
+     * (avx2) no compute roof, though f32 has one there. */
+    in = (tb_roofline_in){.flops = 8e9, .bytes = 3e6, .time_ns = 20e6,
+                          .dtype = TB_F32, .threads = 1, .isa = NULL,
+                          .bw_kernel = "add", .flop_dtype = "int8"};
+    assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+    assert_string_equal(r.isa, "avx512bf16");
+    assert_string_equal(r.peak_dtype, "int8");
+    assert_true(near(r.peak_gflop_s, 800));
+    assert_true(near(r.fraction, 0.5));
+    in.isa = "avx512bf16";
+    assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+    assert_true(near(r.fraction, 0.5));
+    in.isa = "avx2";
+    assert_int_equal(tb_roofline_compute(p, &in, &r), TB_ENOTFOUND);
+    in.isa = NULL;
+    in.threads = 2; /* no int8 figure at 2 threads */
+    assert_int_equal(tb_roofline_compute(p, &in, &r), TB_ENOTFOUND);
 
     /* A DRAM-sized reduction reads at 25 GB/s. */
     in = (tb_roofline_in){.flops = 64e6, .bytes = 256e6, .time_ns = 20e6,
@@ -817,6 +882,7 @@ static void test_roofline_json(void **state)
 static tb_dtype results_dtype = TB_F32; /* of the next results_case */
 /* its isa axis (NULL: none) and its kernel's name */
 static const char *results_isa = NULL, *results_impl = "add_f32_c";
+static tb_op_id results_op = TB_OP_add;  /* likewise */
 
 static void results_case(cJSON *doc, const tb_backend *be, int n_axes,
                          const char *threads, tb_status status,
@@ -825,7 +891,7 @@ static void results_case(cJSON *doc, const tb_backend *be, int n_axes,
     tb_case c;
     memset(&c, 0, sizeof c);
     c.id = "add/test";
-    c.op = tb_op_get(TB_OP_add);
+    c.op = tb_op_get(results_op);
     c.dtype = results_dtype;
     c.n_in = 2;
     const tb_shape sh[2] = {{.ndim = 1, .dim = {1000000}},
@@ -938,6 +1004,17 @@ static void test_results_roofline(void **state)
     results_dtype = TB_F32;
     results_isa = NULL;
     results_impl = "add_f32_c";
+    /* matmul_int8 (f32): the int8 figure, 1e6 ops at 800 GOP/s against
+     * 12 MB at L3 add 50 GB/s: memory-bound, but the compute roof is
+     * int8's */
+    results_op = TB_OP_matmul_int8;
+    results_case(doc, &tb_backend_cpu, 1, "1", TB_STATUS_OK, 480e3);
+    results_op = TB_OP_add;
+    rl = get(cJSON_GetArrayItem(cases, 11), "roofline");
+    assert_string_equal(str(rl, "peak_dtype"), "int8");
+    assert_string_equal(str(rl, "isa"), "avx512bf16");
+    assert_true(near(num(rl, "peak_gflop_s"), 800));
+    assert_true(near(num(rl, "fraction"), 0.5));
     assert_int_equal(tb_results_set_peaks(doc, NULL), 0);
     assert_true(cJSON_IsNull(get(doc, "peaks")));
     cJSON_Delete(doc);
@@ -1012,6 +1089,7 @@ int main(int argc, char **argv)
         T(cache_roundtrip),
         T(cache_path_env),
         T(bw_loops),
+        T(dot_loops),
         T(level_selection),
         T(roofline_fixed), T(roofline_bf16),
         T(roofline_json),

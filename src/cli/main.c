@@ -137,8 +137,10 @@ static const tb_command commands[] = {
     {"peak", "[--json] [-o FILE] [--quick]",
      "measure memory bandwidth (copy/add/triad/read/update at L1, L2,\n"
      "    L3 and DRAM working sets, 1..N threads), FMA FLOP/s per ISA\n"
-     "    (and bf16 dot-product FLOP/s at avx512bf16, vdpbf16ps), the\n"
-     "    core clock (a chain of dependent adds, 1 thread), and with\n"
+     "    (and at avx512bf16 bf16 and int8 dot-product rates: vdpbf16ps\n"
+     "    and vpdpbusd, 2 per multiply-add, the roofs of bf16 matmul and\n"
+     "    matmul_int8), the core clock (a chain of dependent adds, 1\n"
+     "    thread), and with\n"
      "    a GPU its device memory bandwidth (copy/read/triad) and FMA\n"
      "    FLOP/s (f32, f64) beside the vendor figures (without one it\n"
      "    says why cuda is unavailable); cache them in\n"

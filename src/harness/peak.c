@@ -30,7 +30,10 @@
  *    portable build's baseline (GCC vector extensions at the default
  *    target: 128-bit SSE2 on x86-64, a separate multiply and add, which
  *    is the most that portable C can be compiled to); "avx2" is 256-bit
- *    FMA; "avx512" is 512-bit FMA.  The loops of every level live in the
+ *    FMA; "avx512" is 512-bit FMA; "avx512bf16" avx512's FMA again and
+ *    the level's dot loops (tb_peak_loops.dot: int8's vpdpbusd, 4 u8 x
+ *    s8 multiply-adds per int32 lane, dtype "int8" in the figures).  The
+ *    loops of every level live in the
  *    cpu backend (backends/cpu/peak_loops.h: each built with its level's
  *    flags only, handed out only where the backend's ISA detector says
  *    the CPU and the OS run them), so this file stays portable.
@@ -87,7 +90,7 @@
  * and the maximum. */
 #define PK_ALL_COUNTS_UP_TO 16
 #define PK_MAX_COUNTS 64
-#define PK_MAX_FIGS 12 /* ISA x dtype combinations of the FMA and dot loops */
+#define PK_MAX_FIGS 16 /* ISA x dtype combinations of the FMA and dot loops */
 
 /* ---- clock ----------------------------------------------------------- */
 

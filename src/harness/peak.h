@@ -7,7 +7,9 @@
  *    first-touching the data it uses);
  *  - the FMA peak in FLOP/s per ISA level (scalar = the portable
  *    build's baseline, avx2, avx512: each only where the CPU has it),
- *    dtype and thread count, from independent register-only chains;
+ *    dtype and thread count, from independent register-only chains
+ *    (and at avx512bf16 int8's, vpdpbusd chains, in ops/s at 2 per
+ *    multiply-add: matmul_int8's roof);
  *  - the core clock in GHz, from one chain of dependent integer adds
  *    (1 cycle each) on one thread.
  * Every figure is the best of several repetitions (peaks are maxima);
@@ -44,8 +46,9 @@
  * the L1 is no longer held to the L2's bandwidth.  5: the avx512bf16
  * level's figures (isa.h), so that a case run at it finds its roof
  * (method 4's cache has none, and an isa=auto case there had none).
- * 6: the avx512bf16 level's bf16 dot-product roof (vdpbf16ps chains),
- * so that a bf16 matmul there finds its roof. */
+ * 6: the avx512bf16 level's dot-product roofs, bf16 (vdpbf16ps chains)
+ * and int8 (vpdpbusd), so that a bf16 matmul and matmul_int8 there find
+ * theirs (method 5's cache has none). */
 #define TB_PEAK_METHOD 6
 /* Where the cache lives: the file TB_PEAK_CACHE_ENV names, else
  * $XDG_CACHE_HOME/tbench/peak-cache.json, else
@@ -138,6 +141,9 @@ typedef struct tb_roofline_in {
     int threads;     /* the case's thread count (1 without such axis) */
     const char *isa; /* the case's ISA; NULL or "auto": the best measured */
     const char *bw_kernel; /* "copy", "add", "triad", "read", "update" */
+    /* the "dtype" of the FLOP roof's peak figures when not dtype's
+     * (tb_roofline_flop_dtype: "int8" for matmul_int8), else NULL */
+    const char *flop_dtype;
 } tb_roofline_in;
 
 typedef struct tb_roofline {
@@ -145,7 +151,8 @@ typedef struct tb_roofline {
     char isa[16];        /* ISA of peak_gflop_s ("" when flops == 0) */
     char peak_dtype[8];  /* dtype of peak_gflop_s ("" when flops == 0):
                             the case's, or f32 for a 16-bit case on a CPU
-                            without 16-bit arithmetic (results.c) */
+                            without 16-bit arithmetic (results.c), or
+                            flop_dtype ("int8") */
     char bw_kernel[8];
     int threads;
     /* The roofs are monotone in threads: t threads can do at least what
@@ -175,6 +182,13 @@ const char *tb_peaks_level(const cJSON *peaks, double bytes, int threads);
  * optimizers), "add" for other ops with two or more inputs, else
  * "copy". */
 const char *tb_roofline_bw_kernel(const tb_op *op);
+
+/* The dtype of the peak figures that bound op's FLOPs when it is not the
+ * case's (tb_roofline_in.flop_dtype): "int8" for matmul_int8, whose
+ * multiply-adds are u8 x s8 products summed in int32 (`tbench peak`'s
+ * int8 dot loop, measured at avx512bf16 only: at the other levels such
+ * a case has no compute roof and so no roofline); NULL for other ops. */
+const char *tb_roofline_flop_dtype(const tb_op *op);
 
 /* Roofline of one case.  Returns 0, TB_ENOTFOUND (peaks has no figure
  * for this thread count, ISA, dtype or level) or TB_EINVAL (malformed

@@ -1,5 +1,6 @@
 /* `tbench peak`'s tables: bandwidth per level, thread count and kernel,
- * FMA per ISA, dtype and thread count, the core clock and the notes.
+ * FMA (and int8 dot products) per ISA, dtype and thread count, the core
+ * clock and the notes.
  * See peak.h. */
 #include "peak.h"
 
@@ -90,15 +91,31 @@ void tb_peaks_print(FILE *f, const cJSON *p)
     if (!isnan(acc))
         snprintf(nacc, sizeof nacc, "%.0f", acc);
     fprintf(f, "\nFMA peak, GFLOP/s (%s independent chains per thread; "
-               "scalar = the portable baseline build; bf16: the level's "
-               "dot-product instruction, 2 FLOPs per multiply-add)\n",
+               "scalar = the portable baseline build)\n",
             nacc);
-    /* the FMA loops' dtypes, then the dot-product loops' (peak_loops.h) */
-    static const char *const dts[] = {"f32", "f64", "bf16"};
-    enum { NDT = sizeof dts / sizeof dts[0] };
-    fprintf(f, "%-10s %7s ", "isa", "threads");
-    for (int d = 0; d < NDT; d++)
-        fprintf(f, " %-15s", dts[d]);
+    /* columns: f32 and f64, then every other dtype of the figures in
+     * the order first seen (bf16 and int8: avx512bf16's vdpbf16ps and vpdpbusd loops) */
+    enum { PK_MAX_COLS = 8 };
+    const char *cols[PK_MAX_COLS] = {"f32", "f64"};
+    int ncols = 2;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, fl)
+    {
+        const char *d = pk_str(e, "dtype");
+        bool known = !d;
+        for (int c = 0; c < ncols && !known; c++)
+            known = !strcmp(cols[c], d);
+        if (!known && ncols < PK_MAX_COLS)
+            cols[ncols++] = d;
+    }
+    if (ncols > 2)
+        fprintf(f, "(a dtype after f64: a dot-product instruction, bf16's "
+                   "vdpbf16ps, 2 products into each f32 lane, int8's "
+                   "vpdpbusd, 4 u8 x s8 products into each int32 lane; "
+                   "GFLOP/s or GOP/s at 2 per multiply-add)\n");
+    fprintf(f, "%-10s %7s", "isa", "threads");
+    for (int c = 0; c < ncols; c++)
+        fprintf(f, "  %-15s", cols[c]);
     fprintf(f, "\n");
     /* the levels in the order of their first figure (lowest first, as
      * tb_peaks_measure adds them) */
@@ -120,19 +137,18 @@ void tb_peaks_print(FILE *f, const cJSON *p)
         cJSON_ArrayForEach(tc, counts)
         {
             int t = (int)tc->valuedouble;
-            const cJSON *e[NDT];
+            char cells[PK_MAX_COLS][32];
             bool any = false;
-            for (int d = 0; d < NDT; d++)
-                any |= (e[d] = pk_find(fl, "isa", isa, "dtype", dts[d],
-                                       t)) != NULL;
+            for (int c = 0; c < ncols; c++) {
+                e = pk_find(fl, "isa", isa, "dtype", cols[c], t);
+                any = any || e;
+                pk_fmt_fig(e, "gflop_s", cells[c], sizeof cells[c]);
+            }
             if (!any)
                 continue;
-            fprintf(f, "%-10s %7d ", isa, t);
-            for (int d = 0; d < NDT; d++) {
-                char cell[32];
-                pk_fmt_fig(e[d], "gflop_s", cell, sizeof cell);
-                fprintf(f, " %-15s", cell);
-            }
+            fprintf(f, "%-10s %7d", isa, t);
+            for (int c = 0; c < ncols; c++)
+                fprintf(f, "  %-15s", cells[c]);
             fprintf(f, "\n");
         }
     }

@@ -122,6 +122,7 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
         .threads = 0,
         .isa = NULL,
         .bw_kernel = tb_roofline_bw_kernel(c->op),
+        .flop_dtype = tb_roofline_flop_dtype(c->op),
     };
     for (int i = 0; i < c->n_axes; i++) {
         if (!strcmp(c->axis_name[i], TB_RES_KEY(threads)))

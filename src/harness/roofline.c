@@ -46,6 +46,11 @@ const char *tb_roofline_bw_kernel(const tb_op *op)
     return op->n_in >= 2 ? "add" : "copy";
 }
 
+const char *tb_roofline_flop_dtype(const tb_op *op)
+{
+    return op && op->id == TB_OP_matmul_int8 ? "int8" : NULL;
+}
+
 int tb_roofline_compute(const cJSON *peaks, const tb_roofline_in *in,
                         tb_roofline *out)
 {
@@ -84,7 +89,8 @@ int tb_roofline_compute(const cJSON *peaks, const tb_roofline_in *in,
         t_mem = in->bytes / out->bandwidth_gb_s; /* GB/s = bytes per ns */
     }
     if (in->flops > 0) {
-        const char *dt = tb_dtype_name(in->dtype);
+        const char *dt = in->flop_dtype ? in->flop_dtype
+                                        : tb_dtype_name(in->dtype);
         const bool any = !in->isa || !strcmp(in->isa, "auto");
         const cJSON *e, *best = NULL;
         bool measured = false; /* a figure at this very count */

@@ -452,7 +452,7 @@ static const char *roofline_error(const cJSON *r)
                                           "update", NULL};
     static const char *const bounds[] = {"memory", "compute", NULL};
     static const char *const dtypes[] = {"f32", "f64", "bf16", "f16",
-                                         NULL};
+                                         "int8", NULL};
     static const struct {
         const char *key;
         int kind;

@@ -66,6 +66,11 @@ typedef struct ocase {
     const char *pn[MAXP];
     double pv[MAXP];
     const char *eq; /* einsum's equation (its string parameter) or NULL */
+    const tb_domain *dom; /* the inputs' domains, or NULL: domain_of's */
+    /* inputs: half test_value(true) (NaN, infinities, signed zeros,
+     * subnormals, +-3e38 among values in [-2, 2]), half multiples of
+     * 1/256 in [-2, 2] (halfway between two steps of 1/128: ties) */
+    bool specials;
 } ocase;
 
 typedef struct cases {
@@ -393,6 +398,42 @@ static void fam_matmul(const tb_op *op, cases *cs)
     }
 }
 
+/* matmul_int8 (2-D only): fam_matmul's shapes, then the vpdpbusd row's
+ * edges: rows past a 12-row tile and columns past a 16- and a 32-column
+ * one, K of every residue mod 4 (quads) and K = 1, zero points 0, 128
+ * and 255, special inputs and rounding ties at each, scales that
+ * saturate both operands (u8 0 and 255, s8 -128 and 127), K past two
+ * depth blocks (2048 k), and K = 65536 (the shape
+ * rule's limit) with every product at the int32 sums' extreme: qa -
+ * a_zero = -255 or +255 times qb = -128, sums of +-2,139,095,040. */
+static void fam_int8(const tb_op *op, cases *cs)
+{
+    fam_matmul(op, cs);
+    static const int mkn[][3] = {{13, 1, 33},  {12, 2, 32}, {25, 3, 17},
+                                 {1, 4, 48},   {14, 5, 31}, {13, 7, 16},
+                                 {26, 37, 65}, {13, 4103, 37}};
+    for (size_t i = 0; i < sizeof mkn / sizeof mkn[0]; i++)
+        cs_add(cs, 2, S(2, mkn[i][0], mkn[i][1]),
+               S(2, mkn[i][1], mkn[i][2]));
+    const ocase zp = cs->c[cs->n - 2]; /* 26 x 37 x 65 */
+    cs_with(cs, &zp, "a_zero", 0);
+    cs_with(cs, &zp, "a_zero", 255);
+    static const int zs[] = {0, 128, 255};
+    for (int z = 0; z < 3; z++)
+        cs_with(cs, &zp, "a_zero", zs[z])->specials = true;
+    for (int z = 0; z <= 255; z += 255)
+        oc_p(oc_p(cs_with(cs, &zp, "a_zero", z), "a_scale", 1e-3),
+             "b_scale", 1e-3);
+    /* a negative (qa = 0) or positive (qa = 255), b negative (-128) */
+    static const tb_domain neg[2] = {{-2, -1}, {-2, -1}};
+    static const tb_domain pos[2] = {{1, 2}, {-2, -1}};
+    for (int z = 0; z <= 255; z += 255) {
+        ocase *c = cs_add(cs, 2, S(2, 3, 65536), S(2, 65536, 17));
+        oc_p(oc_p(oc_p(c, "a_zero", z), "a_scale", 1e-3), "b_scale", 1e-3);
+        c->dom = z ? neg : pos;
+    }
+}
+
 /* Convolutions (im2col + GEMM: 1x1 kernels and images, stride past the
  * kernel, padding wider than half of it, dilation, non-square kernels,
  * many images split over the threads, one big image whose GEMM is) and
@@ -616,6 +657,8 @@ typedef void (*family_fn)(const tb_op *op, cases *cs);
 /* The family of an op, from its row of the op table. */
 static family_fn family_of(const tb_op *op)
 {
+    if (op->id == TB_OP_matmul_int8)
+        return fam_int8;
     switch (op->category) {
     case TB_CAT_ELEMENTWISE:
     case TB_CAT_ACTIVATION:
@@ -837,14 +880,17 @@ static void prep_case(void *cctx, const tb_op *op, tb_dtype dt,
                                           tb_op_in_dtype(op, i, dt),
                                           &oc->sh[i]),
                          0);
-        const tb_domain d = domain_of(op, i);
+        const tb_domain d = oc->dom ? oc->dom[i] : domain_of(op, i);
         /* indices (a target, an embedding's idx): integers below the
          * bound */
         const double ib = tb_op_index_bound(op, i, oc->sh, &pc->p);
         for (int64_t k = 0; k < tb_tensor_numel(&pc->in[i]); k++)
             tb_tensor_set(&pc->in[i], k,
                           ib > 0 ? fmin(floor(rng_uniform(0, ib)), ib - 1)
-                                 : rng_uniform(d.lo, d.hi));
+                          : !oc->specials ? rng_uniform(d.lo, d.hi)
+                          : rng_next() & 1
+                              ? test_value(true)
+                              : floor(rng_uniform(-512, 512)) / 256);
     }
     tb_tensor_init(&pc->hdr, dt, &oc->sh[0]);
     const double rlen =

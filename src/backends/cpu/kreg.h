@@ -27,10 +27,10 @@
  *
  * The table: X(op, dt, sfx, c) with op an op name (tb_op_id TB_OP_<op>),
  * dt f32, f64, bf16 or f16, sfx the name's level suffix (avx512bf16,
- * avx512, avx2, or for the C
- * row scalar or c) and c the suffix of the pair's C row: scalar for the
- * pairs of the cpu drivers (drv_*.c over the inner-loop tables of
- * kernels.h and vmath.h) and of optim.c, c for the other portable files.
+ * avx512, avx2, or for the C row scalar or c) and c the suffix of the
+ * pair's C row: scalar for the pairs of the cpu drivers (drv_*.c over
+ * the inner-loop tables of kernels.h and vmath.h) and of optim.c, c for
+ * the other portable files.
  * A file that serves whole pairs defines its entry points from the table
  * (a driver: the rows whose c is scalar); the per-ISA files of the other
  * SIMD rows instantiate theirs (XS_ENTRIES...).  The impl name is
@@ -92,6 +92,11 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 
 /* ---- row sets: the SIMD rows of a pair that this build has, then its C
  * row `c` (scalar or c) ---- */
+#if TB_CPU_HAVE_AVX512BF16
+#define TB_CPU_AVX512BF16(X, op, dt, c) X(op, dt, avx512bf16, c)
+#else
+#define TB_CPU_AVX512BF16(X, op, dt, c)
+#endif
 #if TB_CPU_HAVE_AVX512
 #define TB_CPU_AVX512(X, op, dt, c) X(op, dt, avx512, c)
 #else
@@ -203,7 +208,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 
 /* Matrix products: matmul and linear, through the native GEMM at the
  * SIMD levels (drv_matmul.c); matmul_int8 (qgemm.c, its avx2 kernel
- * qgemm_avx2.c; f32 only: it quantizes f32 inputs). */
+ * qgemm_avx2.c, its vpdpbusd packers and kernel qgemm_avx512bf16.c; f32
+ * only: it quantizes f32 inputs). */
 #define TB_CPU_ROWS_MATMUL(X, XN)                                         \
     TB_CPU_GEMM_MM512(XN, f32, "gemm_f32_avx512_12x32")                   \
     TB_CPU_GEMM_MM2(XN, f32, "gemm_f32_avx2_6x16")                        \
@@ -212,6 +218,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_GEMM_MM2(XN, f64, "gemm_f64_avx2_6x8")                         \
     X(matmul, f64, scalar, scalar)                                        \
     TB_CPU_GEMM_C(X, linear, f32) TB_CPU_GEMM_C(X, linear, f64)           \
+    TB_CPU_AVX512BF16(X, matmul_int8, f32, c)                             \
     TB_CPU_AVX2(X, matmul_int8, f32, c) X(matmul_int8, f32, c, c)
 
 /* NCHW convolution (im2col and the native GEMM at the SIMD levels) and

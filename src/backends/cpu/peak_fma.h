@@ -40,5 +40,9 @@ extern const tb_peak_loops tb_cpu_peak_loops_avx512;
 extern const tb_peak_loops tb_cpu_peak_loops_avx512bf16;
 /* vdpbf16ps chains (peak_avx512bf16.c, TB_CPU_HAVE_AVX512BF16). */
 double tb_cpu_peak_dot_bf16_avx512bf16(long iters, double m, double c);
+/* The int8 dot loop (peak_avx512bf16.c, built with the avx512bf16
+ * level's flags when TB_CPU_HAVE_AVX512BF16 says so): TB_PEAK_NACC
+ * chains of vpdpbusd on 512-bit vectors. */
+double tb_cpu_peak_dot_int8_avx512bf16(long iters, double m, double c);
 
 #endif

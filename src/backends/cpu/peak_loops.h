@@ -1,6 +1,7 @@
 /* The loops `tbench peak` times on the host CPU, per SIMD level: four
- * memory bandwidth kernels and the FMA chains (harness/peak.c measures
- * them; docs/FORMAT.md "peaks").
+ * memory bandwidth kernels, the FMA chains and, at avx512bf16, the int8
+ * dot-product chains of vpdpbusd (harness/peak.c measures them;
+ * docs/FORMAT.md "peaks").
  *
  * A public header of the cpu backend: the harness includes it, never
  * isa.h.  Like every kernel of the backend, each level's loops are built
@@ -52,7 +53,9 @@ typedef double (*tb_peak_fma_fn)(long iters, double m, double c);
 
 /* A dot-product roof of a level: fn(iters, m, c) runs iters iterations
  * of TB_PEAK_NACC independent chains of one dot-product instruction
- * (avx512bf16: vdpbf16ps, 16 f32 lanes each adding 2 bf16 products),
+ * (avx512bf16: vdpbf16ps, 16 f32 lanes each adding 2 bf16 products;
+ * vpdpbusd, 16 int32 lanes each adding 4 u8 x s8 products, dtype
+ * "int8", a type the tensors do not have: 2 ops per multiply-add),
  * flops_per_iter its FLOPs (2 per multiply-add); recorded as a flops
  * entry of the level with dtype `dtype`, the element type multiplied. */
 typedef struct tb_peak_dot {
@@ -60,7 +63,7 @@ typedef struct tb_peak_dot {
     tb_peak_fma_fn fn;
     double flops_per_iter;
 } tb_peak_dot;
-/* Dot loops a level may have (avx512bf16: bf16 now, int8 to come). */
+/* Dot loops a level may have (avx512bf16: bf16 and int8). */
 #define TB_PEAK_NDOT 2
 
 typedef struct tb_peak_loops {

@@ -129,18 +129,22 @@ const tb_peak_loops PK_TABLE = {
 /* The avx512bf16 level (isa.h) multiplies f32 and f64 with avx512's
  * instructions: its FMA figures are measured with these loops again,
  * under its own name, so that a case run at that level finds its roof,
- * with the level's dot-product loop (peak_avx512bf16.c);
- * it moves memory as avx512 does (no bandwidth loops of its own: the
- * bandwidth is measured once, at avx512). */
+ * with the level's dot-product loops (peak_avx512bf16.c: bf16's
+ * vdpbf16ps, int8's vpdpbusd); it moves memory as avx512 does (no
+ * bandwidth loops of its own: the bandwidth is measured once, at
+ * avx512). */
 const tb_peak_loops tb_cpu_peak_loops_avx512bf16 = {
     .isa = "avx512bf16",
     .fma = {[TB_F32] = fma_f32, [TB_F64] = fma_f64},
     .fma_flops_per_iter = {[TB_F32] = TB_PEAK_NACC * 2 * PK_W * 2,
                            [TB_F64] = TB_PEAK_NACC * PK_W * 2},
 #if TB_CPU_HAVE_AVX512BF16
-    /* and its own: vdpbf16ps, 16 lanes x 2 multiply-adds */
+    /* and its own: vdpbf16ps, 16 lanes x 2 multiply-adds; vpdpbusd, 16
+     * lanes x 4 */
     .dot = {{"bf16", tb_cpu_peak_dot_bf16_avx512bf16,
-             TB_PEAK_NACC * 2 * PK_W * 2 * 2}},
+             TB_PEAK_NACC * 2 * PK_W * 2 * 2},
+            {"int8", tb_cpu_peak_dot_int8_avx512bf16,
+             TB_PEAK_NACC * 16 * 4 * 2}},
 #endif
 };
 #endif

@@ -4,8 +4,10 @@
  * transposed), then sums each output's int32 products along K and
  * dequantizes.  The avx2 row packs both as s16 pairs (qgemm.h) and runs
  * a 4 x 16 micro-kernel of vpmaddwd (qgemm_avx2.c): the same exact sums,
- * so both match the reference bit for bit.  Rows are split over the
- * instance's threads. */
+ * so both match the reference bit for bit.  The avx512bf16 row packs the
+ * raw u8 and s8 values in quads along K for vpdpbusd and subtracts the
+ * zero point's share once per column (qgemm.h, qgemm_avx512bf16.c): the
+ * same sums again.  Rows are split over the instance's threads. */
 #include <string.h>
 
 #include "../../base/error.h"
@@ -22,9 +24,13 @@ typedef struct {
     float sa, sb;
 } qshape;
 
-static int q_begin(void *ctx, const tb_tensor *in, tb_tensor *out,
+/* The row's level lv (an instance below it: TB_EUNSUPPORTED), then
+ * tb_cpu_begin_op, then the shape and the parameters. */
+static int q_begin(void *ctx, int lv, const tb_tensor *in, tb_tensor *out,
                    const tb_params *p, qshape *q)
 {
+    if (ctx && tb_cpu_isa(ctx) < lv)
+        return TB_EUNSUPPORTED;
     int rc = tb_cpu_begin_op(ctx, TB_OP_matmul_int8, TB_F32, in, out, p);
     if (rc)
         return rc;
@@ -67,7 +73,7 @@ int TB_CPU_KFN(matmul_int8, f32, c)(void *ctx, const tb_tensor *in,
                                     tb_tensor *out, const tb_params *p)
 {
     qshape q;
-    int rc = q_begin(ctx, in, out, p, &q);
+    int rc = q_begin(ctx, TB_ISA_SCALAR, in, out, p, &q);
     if (rc)
         return rc;
     int16_t *a = tb_alloc((size_t)(q.M * q.K) * sizeof *a);
@@ -109,7 +115,7 @@ int TB_CPU_KFN(matmul_int8, f32, avx2)(void *ctx, const tb_tensor *in,
                                        tb_tensor *out, const tb_params *p)
 {
     qshape q;
-    int rc = q_begin(ctx, in, out, p, &q);
+    int rc = q_begin(ctx, TB_ISA_AVX2, in, out, p, &q);
     if (rc)
         return rc;
     const int64_t K2 = (q.K + 1) / 2, NP = (q.N + 15) / 16;
@@ -139,5 +145,61 @@ int TB_CPU_KFN(matmul_int8, f32, avx2)(void *ctx, const tb_tensor *in,
     tb_free(ap);
     tb_free(bp);
     return 0;
+}
+#endif
+
+/* ---- the avx512bf16 row: vpdpbusd (qgemm_avx512bf16.c) ---- */
+
+#if TB_CPU_HAVE_AVX512BF16
+static void pack_part(void *arg, int part, int nparts)
+{
+    const tb_qgemm512_args *g = arg;
+    int64_t p0, p1;
+    tb_cpu_span((g->M + TB_QGEMM512_MR - 1) / TB_QGEMM512_MR, 1, part,
+                nparts, &p0, &p1);
+    tb_qgemm_pack_a_avx512bf16(g, p0, p1);
+    tb_cpu_span((g->N + TB_QGEMM512_NR - 1) / TB_QGEMM512_NR, 1, part,
+                nparts, &p0, &p1);
+    tb_qgemm_pack_b_avx512bf16(g, p0, p1);
+}
+
+static void rows_part(void *arg, int part, int nparts)
+{
+    const tb_qgemm512_args *g = arg;
+    int64_t p0, p1;
+    tb_cpu_span((g->M + TB_QGEMM512_MR - 1) / TB_QGEMM512_MR, 1, part,
+                nparts, &p0, &p1);
+    tb_qgemm_rows_avx512bf16(g, p0, p1);
+}
+
+int TB_CPU_KFN(matmul_int8, f32, avx512bf16)(void *ctx, const tb_tensor *in,
+                                             tb_tensor *out,
+                                             const tb_params *p)
+{
+    qshape q;
+    int rc = q_begin(ctx, TB_ISA_AVX512BF16, in, out, p, &q);
+    if (rc)
+        return rc;
+    const int64_t KQ = (q.K + 3) / 4;
+    const int64_t MP = (q.M + TB_QGEMM512_MR - 1) / TB_QGEMM512_MR;
+    const int64_t NP = (q.N + TB_QGEMM512_NR - 1) / TB_QGEMM512_NR;
+    tb_qgemm512_args g = {
+        .a = in[0].data, .b = in[1].data, .M = q.M, .N = q.N, .K = q.K,
+        .KQ = KQ, .a_scale = q.sa, .b_scale = q.sb, .a_zero = q.za,
+        .ap = tb_alloc((size_t)(MP * KQ * TB_QGEMM512_MR) * sizeof(int32_t)),
+        .bp = tb_alloc((size_t)(NP * KQ * TB_QGEMM512_NR) * sizeof(int32_t)),
+        .corr = tb_alloc((size_t)(NP * TB_QGEMM512_NR) * sizeof(int32_t)),
+        .out = out[0].data};
+    if (g.ap && g.bp && g.corr) {
+        tb_cpu_parallel(ctx, q.M * q.K + q.K * q.N, MP > NP ? MP : NP,
+                        pack_part, &g);
+        tb_cpu_parallel(ctx, q.M * q.N * q.K, MP, rows_part, &g);
+    } else {
+        rc = TB_ENOMEM;
+    }
+    tb_free(g.ap);
+    tb_free(g.bp);
+    tb_free(g.corr);
+    return rc;
 }
 #endif
