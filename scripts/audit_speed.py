@@ -169,16 +169,26 @@ def roof(data, c):
     if c.op == "matmul_int8":
         pdt = "int8"
 
-    def flops_of(dt):
-        return [e["best_gflop_s"] for e in data.peaks.get("flops") or []
-                if e["isa"] == isa and e["dtype"] == dt and
+    def flops_of(dt, lv):
+        return [e for e in data.peaks.get("flops") or []
+                if (lv is None or e["isa"] == lv) and e["dtype"] == dt and
                 e["threads"] <= thr]
-    fls = flops_of(pdt)
+    # results.c's order: the level; for isa=auto at a level the peaks
+    # lack, the best of any level; then a 16-bit case without a figure
+    # of its dtype takes f32's
+    lv = isa
+    fls = flops_of(pdt, lv)
+    if not fls and c.axes.get("isa", "auto") == "auto":
+        lv = None
+        fls = flops_of(pdt, lv)
     if not fls and pdt in ("bf16", "f16"):
         pdt = "f32"
-        fls = flops_of(pdt)
+        fls = flops_of(pdt, lv)
+    best = max(fls, key=lambda e: e["best_gflop_s"]) if fls else None
+    if best:
+        isa = best["isa"]
     tb = c.bytes / max(bws) if bws and c.bytes else 0
-    tf = c.flops / max(fls) if fls and c.flops else 0
+    tf = c.flops / best["best_gflop_s"] if best and c.flops else 0
     if not tb and not tf:
         return None
     return {"time": max(tb, tf), "bound": "compute" if tf > tb else "memory",

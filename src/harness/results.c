@@ -134,7 +134,8 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
      * that level's, not the best figure of any level (on a Zen 4 avx2's
      * and avx512's FMA rates are equal, and the noisier one won, naming
      * a level the case did not run at; audit_speed.py reads isa_used) */
-    if (in.isa && !strcmp(in.isa, "auto")) {
+    const bool auto_isa = in.isa && !strcmp(in.isa, "auto");
+    if (auto_isa) {
         const cJSON *used = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(
                 cJSON_GetObjectItemCaseSensitive(doc, TB_RES_KEY(env)),
@@ -161,6 +162,12 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
             (!sfx || !in.isa || strcmp(sfx + 1, in.isa)))
             in.dtype = TB_F32;
         int rc = tb_roofline_compute(peaks, &in, &rl);
+        /* an isa=auto case whose level the peaks lack (peaks of another
+         * build): the best figure of any level, as before isa_used */
+        if (rc == TB_ENOTFOUND && auto_isa) {
+            in.isa = NULL;
+            rc = tb_roofline_compute(peaks, &in, &rl);
+        }
         /* A bf16/f16 case without a 16-bit FMA figure in the peaks
          * (`tbench peak` measures f32 and f64, and bf16's dot product
          * at avx512bf16): f32's, the arithmetic the cpu backend's 16-bit
