@@ -407,8 +407,8 @@ static tb_kernel cpu_kernel_view(void *ctx, const tb_op *op, tb_dtype dt,
 const tb_backend tb_backend_cpu = {
     .name = "cpu",
     .doc = "host kernels with run-time ISA dispatch (axis isa: portable "
-           "C, AVX2, AVX-512), split over a persistent pthread pool (axis "
-           "threads)",
+           "C, AVX2, AVX-512, AVX-512 with BF16 and VNNI), split over a "
+           "persistent pthread pool (axis threads)",
     .probe = cpu_probe,
     .axes = cpu_axes,
     .create = cpu_create,

@@ -562,7 +562,9 @@ static inline void rs_bm64_n(const rd *u1, const rd *u2, rd *z0, rd *z1,
         const rd l = rs_add(rs_mul(e[j], rs_d1(TB_RAND_LN2_HI)), lm);
         r[j] = rs_sqrt(rs_mul(l, rs_d1(-2.0)));
     }
-    rd yb[RS_IL], v[RS_IL], v2[RS_IL], ps[RS_IL], pc[RS_IL];
+    /* ps, pc: zeroed for gcc 12 -O2, which cannot see rs_poly_n fill
+     * the first nv of them (-Wmaybe-uninitialized) */
+    rd yb[RS_IL], v[RS_IL], v2[RS_IL], ps[RS_IL] = {0}, pc[RS_IL] = {0};
     RS_J {
         const rd y = rs_mul(rs_d1(4.0), u2[j]);
         yb[j] = rs_add(y, rs_d1(0x1.8p52));
