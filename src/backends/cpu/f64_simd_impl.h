@@ -601,11 +601,11 @@ TB_CPU_EW_OPS(DX_EW_LOOP, ~)
 #undef DX_LOOP
 
 /* ---- neg, abs, sqrt, rsqrt, leaky_relu, the scalar forms, maximum and
- * minimum f64: math_c.c's operations, each exact or correctly rounded
- * (neg flips the sign bit and abs clears it, a NaN's too, as -x and
- * fabs do; rsqrt is 1 / sqrt x, two roundings, no reciprocal estimate;
- * div_scalar divides), so their values bit for bit the portable rows'
- * (checkasm's xs_special_f64).  k: the op's parameter (leaky_relu's
+ * minimum f64: math_c.c's operations, each step exact or correctly
+ * rounded (neg flips the sign bit and abs clears it, a NaN's too, as -x
+ * and fabs do; rsqrt is math_c.c's 1 / sqrt x, two correctly rounded
+ * steps, not a reciprocal estimate; div_scalar divides), so their values
+ * bit for bit the portable rows' (checkasm's xs_special_f64).  k: the op's parameter (leaky_relu's
  * alpha, the scalar forms' scalar). */
 static inline rd dx_neg_k(rd x, rd k)
 {
