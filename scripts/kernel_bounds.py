@@ -4,35 +4,44 @@
 Usage:
     scripts/kernel_bounds.py [--build DIR] [--mcpu CPU] [-o FILE] [--print]
 
-For every loop of scripts/kernel_bounds.c (the fast path of a kernel row:
-exp, log, tanh, sigmoid, silu, gelu, gelu_tanh, softplus, sqrt, pow), at both SIMD levels:
+For every loop of scripts/kernel_bounds.c (the fast path of an f32 kernel
+row: exp, log, tanh, sigmoid, silu, gelu, gelu_tanh, softplus, sqrt, pow)
+and of scripts/kernel_bounds_f64.c (the f64 rows: exp, log, sigmoid,
+tanh, silu, gelu_tanh, softplus, gelu, pow, rand_normal), at both SIMD
+levels:
 
-1. compiles scripts/kernel_bounds.c to assembly with the flags DIR's
-   build gives the level's own source (DIR/compile_commands.json, the
-   entries of vmath_avx512.c and vmath_avx2.c; DIR should be a release
-   build, as the table's rows are: default `build`);
+1. compiles the file to assembly with the flags DIR's build gives the
+   level's own source (DIR/compile_commands.json: the entries of
+   vmath_avx512.c and vmath_avx2.c for the f32 loops, f64_avx512.c and
+   f64_avx2.c for the f64 ones; DIR should be a release build, as the
+   table's rows are: default `build`);
 2. in each loop function kb_ROW, follows from the region's start marker
    the shortest path to its end marker (0-1 search over the assembly's
    jumps: each instruction costs 1): the step where every lane takes the
-   fast form, which is what the benchmark's inputs take (the .c file's
-   header says why);
+   fast form, which is what the benchmark's inputs take (the .c files'
+   headers say why);
 3. hands those instructions to llvm-mca (-mcpu, default icelake-server:
    the port model of this project's AVX-512 Xeons, two 512-bit ports
-   p0/p5, three 256-bit ones) and reads its "Block RThroughput": the
+   p0/p5, three 256-bit ones; znver4 for Zen 4, which runs 512-bit
+   operations on 256-bit halves) and reads its "Block RThroughput": the
    cycles one step needs on the model's ports when nothing but port
-   pressure limits it, a lower bound on the step's time;
-4. writes ROW_f32_avx512 and ROW_f32_avx2 entries of the compute-bounds
-   file (-o, default docs/perf-data/compute-bounds.json): cycles per
-   element = the step's cycles / its elements, and a one-line derivation
-   (tool, model, instructions, uops, the two busiest ports).  Entries the
-   script does not produce (stated by hand: the rand rows) are kept as
-   they are.  --print writes the entries to stdout instead.
+   pressure limits it, a lower bound on the step's time on that model;
+4. writes ROW_DTYPE_LEVEL entries of the compute-bounds file (-o,
+   default docs/perf-data/compute-bounds.json), each tagged with the
+   model (mcpu): cycles per element = the step's cycles / its elements
+   (a step is two vectors unless the file's KB-VECTORS line says
+   otherwise), and a one-line derivation (tool, model, instructions,
+   uops, the two busiest ports).  Entries of the same row and model are
+   replaced; those of other models and those stated by hand are kept.
+   --print writes the entries to stdout instead.
 
 scripts/op_limits.py holds each such row to max(memory bound, elements x
-cycles / the measured core clock).  The loop control (one add, one
-compare and branch) is left out of the region, which only lowers the
-bound.  Zen 4 runs 512-bit operations on 256-bit halves: there the
-icelake-server figure is a stricter bound than the machine's.
+cycles / the measured core clock), with the entries of the model of the
+machine it runs on (icelake-server on Intel, znver4 on an AMD CPU with
+AVX-512).  The loop control (one add, one compare and branch) is left
+out of the region, which only lowers the bound.  LLVM 14 (Debian 12's
+llvm-mca) has no znver4 model: its llvm-19 package has (--llvm-mca auto
+finds llvm-mca-19).
 
 Exit status: 0 done; 1 a tool failed (the compiler, llvm-mca) or its
 output was not understood; 2 bad arguments or input (one line naming the
@@ -44,17 +53,25 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCE = os.path.join(ROOT, "scripts", "kernel_bounds.c")
+SOURCE_F64 = os.path.join(ROOT, "scripts", "kernel_bounds_f64.c")
 BOUNDS = os.path.join(ROOT, "docs", "perf-data", "compute-bounds.json")
 SCHEMA = "tbench.compute_bounds/1"
-# level name -> (the source whose flags are used, float lanes per vector)
-LEVELS = {"avx512": ("vmath_avx512.c", 16), "avx2": ("vmath_avx2.c", 8)}
-STEP_VECTORS = 2  # vectors per loop step (kernel_bounds.c's KB_UNARY)
+# (the loops' file, their dtype, level name -> (the source whose flags are
+# used, lanes per vector))
+SOURCES = [
+    (SOURCE, "f32", {"avx512": ("vmath_avx512.c", 16),
+                     "avx2": ("vmath_avx2.c", 8)}),
+    (SOURCE_F64, "f64", {"avx512": ("f64_avx512.c", 8),
+                         "avx2": ("f64_avx2.c", 4)}),
+]
+STEP_VECTORS = 2  # vectors per loop step unless a KB-VECTORS line says
 
 
 def die(msg, code=2):
@@ -235,47 +252,69 @@ def rows_of(asm):
     return sorted(set(re.findall(r"LLVM-MCA-BEGIN\s+(\w+)", asm)))
 
 
+def step_vectors(asm):
+    """kernel_bounds_f64.c's KB-VECTORS lines: region -> vectors a step."""
+    return {r: int(v) for r, v in
+            re.findall(r"#\s*KB-VECTORS\s+(\w+)\s+(\d+)", asm)}
+
+
+def impl_name(row, dtype, level):
+    """exp (kernel_bounds.c) -> exp_f32_LEVEL; exp_f64 -> exp_f64_LEVEL"""
+    base = row if row.endswith("_" + dtype) else f"{row}_{dtype}"
+    return f"{base}_{level}"
+
+
 def derive(build, mcpu, tool):
     ver = mca_version(tool)
     entries = []
     with tempfile.TemporaryDirectory() as tmp:
-        for level, (src, lanes) in LEVELS.items():
-            cc, flags = level_flags(build, src)
-            out = os.path.join(tmp, f"kb_{level}.s")
-            cmd = [cc, *flags, "-w", "-S", "-o", out, SOURCE]
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode != 0:
-                die(f"compiling {SOURCE} for {level} failed: "
-                    f"{(r.stderr.strip().splitlines() or ['?'])[0]}", 1)
-            with open(out, encoding="utf-8") as f:
-                asm = f.read()
-            for row in rows_of(asm):
-                try:
-                    ins = shortest_region(parse_function(asm, "kb_" + row),
-                                          row)
-                except ValueError as e:
-                    die(f"{SOURCE} ({level}): kb_{row}: {e}", 1)
-                rthr, n_ins, uops, ports = mca(tool, mcpu, ins)
-                elems = STEP_VECTORS * lanes
-                busiest = ", ".join(f"{port_name(p)} {v:g}"
-                                    for v, p in ports[:2])
-                entries.append({
-                    "impl": f"{row}_f32_{level}",
-                    "cycles_per_element": round(rthr / elems, 4),
-                    "derivation": (
-                        f"llvm-mca {ver} -mcpu={mcpu} (scripts/"
-                        f"kernel_bounds.py): kb_{row}'s step of "
-                        f"{STEP_VECTORS} x {lanes} elements, every lane on "
-                        f"the fast path, release flags: {n_ins:g} "
-                        f"instructions, {uops:g} uops, block reciprocal "
-                        f"throughput {rthr:g} cycles (busiest: {busiest})"),
-                })
+        for source, dtype, levels in SOURCES:
+            for level, (src, lanes) in levels.items():
+                entries += derive_one(build, mcpu, tool, ver, tmp, source,
+                                      dtype, level, src, lanes)
+    return entries
+
+
+def derive_one(build, mcpu, tool, ver, tmp, source, dtype, level, src,
+               lanes):
+    cc, flags = level_flags(build, src)
+    name = os.path.basename(source)
+    out = os.path.join(tmp, f"{name}_{level}.s")
+    cmd = [cc, *flags, "-w", "-S", "-o", out, source]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        die(f"compiling {source} for {level} failed: "
+            f"{(r.stderr.strip().splitlines() or ['?'])[0]}", 1)
+    with open(out, encoding="utf-8") as f:
+        asm = f.read()
+    vectors = step_vectors(asm)
+    entries = []
+    for row in rows_of(asm):
+        try:
+            ins = shortest_region(parse_function(asm, "kb_" + row), row)
+        except ValueError as e:
+            die(f"{source} ({level}): kb_{row}: {e}", 1)
+        rthr, n_ins, uops, ports = mca(tool, mcpu, ins)
+        nv = vectors.get(row, STEP_VECTORS)
+        elems = nv * lanes
+        busiest = ", ".join(f"{port_name(p)} {v:g}" for v, p in ports[:2])
+        entries.append({
+            "impl": impl_name(row, dtype, level),
+            "mcpu": mcpu,
+            "cycles_per_element": round(rthr / elems, 4),
+            "derivation": (
+                f"llvm-mca {ver} -mcpu={mcpu} (scripts/kernel_bounds.py, "
+                f"{name}): kb_{row}'s step of {nv} x {lanes} elements, "
+                f"every lane on the fast path, release flags: {n_ins:g} "
+                f"instructions, {uops:g} uops, block reciprocal throughput "
+                f"{rthr:g} cycles (busiest: {busiest})"),
+        })
     return entries
 
 
 def merge(path, entries):
     """path's document with `entries` replacing the entries of the same
-    impl (or appended); other entries kept in their order."""
+    impl and mcpu (or appended); other entries kept in their order."""
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
@@ -287,15 +326,39 @@ def merge(path, entries):
             not isinstance(doc.get("bounds"), list):
         die(f"{path}: not a compute bounds file (expected an object with "
             f"schema \"{SCHEMA}\" and a bounds list)")
-    new = {e["impl"]: e for e in entries}
+    new = {(e["impl"], e.get("mcpu")) for e in entries}
     kept = []
     for i, e in enumerate(doc["bounds"]):
         if not isinstance(e, dict) or not isinstance(e.get("impl"), str):
             die(f"{path}: bounds[{i}]: expected an object with an impl")
-        if e["impl"] not in new:
+        if (e["impl"], e.get("mcpu")) not in new:
             kept.append(e)
     doc["bounds"] = kept + entries
     return doc
+
+
+def find_tool(mcpu):
+    """The first llvm-mca on PATH whose models include mcpu: llvm-mca,
+    then llvm-mca-NN newest first (Debian 12's llvm-mca is LLVM 14's,
+    which has no znver4; its llvm-19 package has)."""
+    names = ["llvm-mca"]
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        try:
+            names += [n for n in os.listdir(d)
+                      if re.fullmatch(r"llvm-mca-\d+", n)]
+        except OSError:
+            pass
+    names = ["llvm-mca"] + sorted(set(names) - {"llvm-mca"},
+                                  key=lambda n: -int(n.split("-")[-1]))
+    for n in names:
+        if shutil.which(n) is None:
+            continue
+        r = subprocess.run([n, "-mcpu=help"], capture_output=True,
+                           text=True, stdin=subprocess.DEVNULL)
+        if re.search(r"^\s*" + re.escape(mcpu) + r"\s", r.stdout + r.stderr,
+                     re.M):
+            return n
+    return None
 
 
 def main():
@@ -306,9 +369,14 @@ def main():
                     help="the meson build whose flags are used (default: "
                          "build, the release build)")
     ap.add_argument("--mcpu", default="icelake-server",
-                    help="llvm-mca's CPU model (default icelake-server)")
-    ap.add_argument("--llvm-mca", default="llvm-mca", dest="tool",
-                    help="the llvm-mca program (default: llvm-mca on PATH)")
+                    help="llvm-mca's CPU model (default icelake-server; "
+                         "znver4 for Zen 4): each entry written is tagged "
+                         "with it, and scripts/op_limits.py applies it on "
+                         "machines of that model only")
+    ap.add_argument("--llvm-mca", default="auto", dest="tool",
+                    help="the llvm-mca program (default auto: the first "
+                         "of llvm-mca, llvm-mca-NN on PATH that has the "
+                         "--mcpu model)")
     ap.add_argument("-o", "--output", default=BOUNDS,
                     help="the compute-bounds file to update (default "
                          "docs/perf-data/compute-bounds.json)")
@@ -317,7 +385,11 @@ def main():
     a = ap.parse_args()
     if not a.print:
         merge(a.output, [])  # a bad file stops here, before any work
-    entries = derive(a.build, a.mcpu, a.tool)
+    tool = find_tool(a.mcpu) if a.tool == "auto" else a.tool
+    if tool is None:
+        die(f"--mcpu {a.mcpu}: no llvm-mca on PATH has that model (Debian "
+            "12: apt-get install llvm-19 for znver4)", 1)
+    entries = derive(a.build, a.mcpu, tool)
     if not entries:
         die(f"{SOURCE}: no LLVM-MCA-BEGIN region", 1)
     if a.print:

@@ -56,7 +56,10 @@ bytes of the op's cost model at the measured copy/add/read bandwidth of
 the cache level its bytes fit, or its FLOPs at the measured FMA peak when
 that is larger: `bound` says which), or, for a kernel row (impl) with a
 stated compute bound in --bounds (docs/perf-data/compute-bounds.json:
-cycles per output element and a one-line derivation), the larger of that
+cycles per output element and a one-line derivation, for one llvm-mca
+CPU model: the entries of --mcpu's, default this machine's from
+/proc/cpuinfo, znver4 on an AMD CPU with AVX-512, icelake-server on
+Intel, apply; an entry without a model applies anywhere), the larger of that
 and elements x cycles / the core clock tbench peak measured
 (peaks.clock.median_ghz): bound "compute (stated, C cycles/elem at X
 GHz)"; the ratio time / bound; NumPy's and PyTorch's times (each
@@ -144,10 +147,34 @@ def op_of_impl(impl, ops):
     return best
 
 
-def load_bounds(path, ops):
-    """The stated compute bounds: {impl: {"op", "cycles_per_element",
-    "derivation"}}.  A malformed file stops the script with one line
-    naming the file and the place."""
+def host_mcpu(cpuinfo="/proc/cpuinfo"):
+    """llvm-mca's model of this machine's cores, the one stated bounds
+    are chosen by: znver4 for an AMD CPU with AVX-512 (Zen 4), znver3
+    for one without, icelake-server for an Intel CPU (the AVX-512 Xeons
+    this project runs on); None where the vendor is neither."""
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    vendor = re.search(r"^vendor_id\s*:\s*(\S+)", text, re.M)
+    flags = re.search(r"^flags\s*:(.*)$", text, re.M)
+    flags = set(flags.group(1).split()) if flags else set()
+    if vendor and vendor.group(1) == "AuthenticAMD":
+        return "znver4" if "avx512f" in flags else "znver3"
+    if vendor and vendor.group(1) == "GenuineIntel":
+        return "icelake-server"
+    return None
+
+
+def load_bounds(path, ops, mcpu):
+    """The stated compute bounds for a machine whose cores llvm-mca
+    models as `mcpu`: {impl: {"op", "cycles_per_element", "derivation",
+    "mcpu"}}.  An entry with an mcpu (written by scripts/kernel_bounds.py
+    from that model) applies to that model only; one without (stated by
+    hand) to any machine, unless the file also has the impl for mcpu.  A
+    malformed file stops the script with one line naming the file and
+    the place."""
     doc, _ = load_json(path, "compute bounds file")
     if not isinstance(doc, dict):
         die(f"{path}: not a compute bounds file (expected an object)")
@@ -160,7 +187,7 @@ def load_bounds(path, ops):
             "about, bounds)")
     if not isinstance(doc.get("bounds"), list):
         die(f"{path}: bounds: expected a list")
-    out = {}
+    every = {}
     for i, e in enumerate(doc["bounds"]):
         where = f"{path}: bounds[{i}]"
         if not isinstance(e, dict):
@@ -169,27 +196,41 @@ def load_bounds(path, ops):
         for k in ("impl", "cycles_per_element", "derivation"):
             if k not in e:
                 die(f"{where}: '{k}' is missing")
-        extra = set(e) - {"impl", "cycles_per_element", "derivation"}
+        extra = set(e) - {"impl", "cycles_per_element", "derivation",
+                          "mcpu"}
         if extra:
             die(f"{where}: unknown key '{sorted(extra)[0]}'")
         impl, cyc, why = e["impl"], e["cycles_per_element"], e["derivation"]
+        model = e.get("mcpu")
         if not isinstance(impl, str) or not impl:
             die(f"{where}.impl: expected a kernel row name, got "
                 f"{json.dumps(impl)}")
+        if "mcpu" in e and (not isinstance(model, str) or
+                            not re.fullmatch(r"[a-z0-9][a-z0-9-]*", model)):
+            die(f"{where}.mcpu: expected an llvm-mca CPU name "
+                f"(icelake-server, znver4, ...), got {json.dumps(model)}")
         op = op_of_impl(impl, ops)
         if op is None:
             die(f"{where}.impl: '{impl}' names no op of tbench list "
                 "(expected OP_DTYPE_ISA)")
-        if impl in out:
-            die(f"{where}.impl: '{impl}' is stated twice")
+        if (impl, model) in every:
+            die(f"{where}.impl: '{impl}' is stated twice" +
+                (f" for mcpu {model}" if model else ""))
         if isinstance(cyc, bool) or not isinstance(cyc, (int, float)) or \
                 not (0 < cyc < 1e6 and math.isfinite(cyc)):
             die(f"{where}.cycles_per_element: expected a number in "
                 f"(0, 1e6), got {json.dumps(cyc)}")
         if not isinstance(why, str) or not why.strip() or "\n" in why:
             die(f"{where}.derivation: expected one line of text")
-        out[impl] = {"op": op, "cycles_per_element": float(cyc),
-                     "derivation": why}
+        every[(impl, model)] = {"op": op, "cycles_per_element": float(cyc),
+                                "derivation": why, "mcpu": model}
+    out = {}
+    for (impl, model), b in every.items():
+        if model is not None and model != mcpu:
+            continue
+        if model is None and (impl, mcpu) in every:
+            continue
+        out[impl] = b
     return out
 
 
@@ -652,7 +693,9 @@ def markdown(rows, meta, max_ratio):
            "attainable time (docs/FORMAT.md, roofline): the "
            "op's bytes at the measured bandwidth of the level they fit, or "
            "its FLOPs at the FMA peak when larger; for a kernel row with a "
-           f"stated compute bound ({meta['bounds_file']}) the larger of "
+           f"stated compute bound ({meta['bounds_file']}, the entries "
+           f"for llvm-mca's model {meta.get('bounds_mcpu') or 'none'} of "
+           "this machine and those stated by hand) the larger of "
            "that and its output elements x the stated cycles per element "
            "/ the measured core clock (peaks.clock).  Ratio = time / "
            "bound.  NumPy, PyTorch: scripts/compare_numpy.py, the faster "
@@ -817,6 +860,7 @@ def render(d, max_ratio, command):
         "probe_elements": plan.get("probe_elements"),
         "time_note": plan.get("time_note"),
         "bounds_file": plan.get("bounds_file") or "none",
+        "bounds_mcpu": plan.get("bounds_mcpu"),
         "clock_ghz": clock,
         "clock_note": None if clock or not plan["bounds"] or not pk else
         "the peaks have no core clock (measured before tbench measured "
@@ -914,6 +958,13 @@ def main():
                     help="the stated compute bounds (default "
                          "docs/perf-data/compute-bounds.json; 'none': "
                          "no stated bounds)")
+    ap.add_argument("--mcpu", default="auto",
+                    help="llvm-mca's model of this machine's cores: the "
+                         "stated bounds written for it (and those stated "
+                         "by hand) apply, those of other models not "
+                         "(default auto: znver4 for an AMD CPU with "
+                         "AVX-512, znver3 for another AMD one, "
+                         "icelake-server for Intel)")
     ap.add_argument("--config-only", action="store_true",
                     help="write DIR/config.json and stop")
     ap.add_argument("--from", dest="from_dir", default=None,
@@ -992,7 +1043,8 @@ def main():
         die(f"{tb} list --json failed: {p.stderr.strip()}")
     ops = {o["name"]: o for o in json.loads(p.stdout)["ops"]}
     op_filter = a.ops.split(",") if a.ops else None
-    bounds = {} if a.bounds == "none" else load_bounds(a.bounds, ops)
+    mcpu = host_mcpu() if a.mcpu == "auto" else a.mcpu
+    bounds = {} if a.bounds == "none" else load_bounds(a.bounds, ops, mcpu)
     cfg = make_config(a.quick, ops, n, op_filter,
                       {b["op"] for b in bounds.values()}, dtypes)
     cfg["measure"] = dict(cfg["measure"], max_time_s=mt)
@@ -1002,6 +1054,7 @@ def main():
             "time_note": f"measure.max_time_s {mt:g} s per case and round",
             "bounds_file": None if a.bounds == "none" else
             os.path.relpath(os.path.abspath(a.bounds), ROOT),
+            "bounds_mcpu": mcpu,
             "bounds": bounds}
     d = a.output or os.path.join(ROOT, "results", time.strftime(
         "op-limits-%Y%m%d-%H%M%S", time.gmtime()))

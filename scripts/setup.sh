@@ -50,7 +50,8 @@ tests  libblis-dev         examples/plugins/blis
 tests  libbenchmark-tools  compare.py (test_cli_compare.py, proof_ab.sh)
 tests  clang               tests/fuzz (libFuzzer), scripts/test.sh
 tests  libclang-rt-14-dev  tests/fuzz (libFuzzer runtime)
-tests  llvm                llvm-mca (scripts/kernel_bounds.py)
+tests  llvm                llvm-mca (scripts/kernel_bounds.py, the icelake-server model of LLVM 14)
+tests  llvm-19             llvm-mca-19 (scripts/kernel_bounds.py --mcpu znver4: LLVM 14 has no Zen 4 model)
 tests  slurmctld           scripts/slurm (tests/test_slurm.py)
 tests  slurmd              scripts/slurm (tests/test_slurm.py)
 tests  slurm-client        sbatch, sinfo (scripts/slurm)

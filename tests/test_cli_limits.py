@@ -31,9 +31,12 @@ TBENCH = os.path.abspath(sys.argv[1])
 SCRIPT = os.path.abspath("scripts/op_limits.py")
 QUICK = os.path.abspath("configs/quick.json")
 TMP = tempfile.mkdtemp(prefix="tbench-limits-")
+# --mcpu icelake-server: rand_uniform f32's hand-stated bound (counted on
+# Ice Lake server's ports) applies whatever this machine is
 TINY = ["--elements", "1024", "--ops",
         "add,neg,sum,zeros,matmul,relu_,copy,rand_uniform",
-        "--max-time", "0.02", "--peaks", "cached"]
+        "--max-time", "0.02", "--peaks", "cached", "--mcpu",
+        "icelake-server"]
 CLOCK_GHZ = 2.0          # the fixture peaks' core clock
 # the peak cache key's method (src/harness/peak.h), for the fixture cache
 with open("src/harness/peak.h", encoding="utf-8") as _f:
@@ -218,10 +221,64 @@ def t_bad_bounds():
                 dict(good, cycles=2)]), ["bounds[0]", "'cycles'"]),
             ("b-lines.json", bounds_file("b-lines.json", [
                 dict(good, derivation="two\nlines")]),
-             ["bounds[0].derivation", "one line"])]:
+             ["bounds[0].derivation", "one line"]),
+            ("b-mcpu.json", bounds_file("b-mcpu.json", [
+                dict(good, mcpu="Ice Lake")]),
+             ["bounds[0].mcpu", "Ice Lake"]),
+            ("b-twice-m.json", bounds_file("b-twice-m.json", [
+                dict(good, mcpu="znver4"), dict(good, mcpu="znver4")]),
+             ["bounds[1].impl", "twice", "znver4"])]:
         p = script(["--bounds", doc, "--config-only", "-o",
                     os.path.join(TMP, "bb")])
         one_line_error(p, name, *words)
+
+
+@case("--mcpu: the entries of the machine's llvm-mca model apply, a "
+      "hand-stated one where the model has none, other models' never")
+def t_bounds_mcpu():
+    def e(impl, mcpu, cyc):
+        d = {"impl": impl, "cycles_per_element": cyc,
+             "derivation": f"{mcpu or 'hand'} {cyc}"}
+        if mcpu:
+            d["mcpu"] = mcpu
+        return d
+    doc = bounds_file("b-models.json", [
+        e("exp_f32_avx512", "icelake-server", 0.4),
+        e("exp_f32_avx512", "znver4", 0.6),
+        e("exp_f32_avx512", None, 9.0),
+        e("log_f32_avx512", None, 2.0),
+        e("tanh_f32_avx512", "znver4", 0.7)])
+    for model, want in [
+            ("znver4", {"exp_f32_avx512": 0.6, "log_f32_avx512": 2.0,
+                        "tanh_f32_avx512": 0.7}),
+            ("icelake-server", {"exp_f32_avx512": 0.4,
+                                "log_f32_avx512": 2.0}),
+            ("znver3", {"exp_f32_avx512": 9.0, "log_f32_avx512": 2.0})]:
+        d = os.path.join(TMP, f"bm-{model}")
+        p = script(["--bounds", doc, "--mcpu", model, "--config-only",
+                    "-o", d])
+        expect(p.returncode == 0, f"{model}: exit {p.returncode}: "
+               f"{p.stderr[-500:]}")
+        plan = cases_of(os.path.join(d, "plan.json"))
+        got = {k: b["cycles_per_element"] for k, b in plan["bounds"].items()}
+        expect(got == want and plan["bounds_mcpu"] == model,
+               f"{model}: {got}, {plan.get('bounds_mcpu')}")
+    # auto: this machine's model from /proc/cpuinfo
+    sys.path.insert(0, os.path.abspath("scripts"))
+    import op_limits
+    cpuinfo = os.path.join(TMP, "cpuinfo")
+    for vendor, flags, want in [
+            ("AuthenticAMD", "fpu avx2 avx512f avx512bw", "znver4"),
+            ("AuthenticAMD", "fpu avx2", "znver3"),
+            ("GenuineIntel", "fpu avx2 avx512f", "icelake-server"),
+            ("HygonGenuine", "fpu avx2", None)]:
+        with open(cpuinfo, "w") as f:
+            f.write(f"processor\t: 0\nvendor_id\t: {vendor}\n"
+                    f"flags\t\t: {flags}\n\n")
+        got = op_limits.host_mcpu(cpuinfo)
+        expect(got == want, f"{vendor} {flags}: {got}, want {want}")
+    expect(op_limits.host_mcpu(os.path.join(TMP, "nocpuinfo")) is None,
+           "a missing cpuinfo")
 
 
 @case("--from: a missing folder, a corrupt result file")
@@ -284,9 +341,16 @@ def t_config():
         for x in s:
             n *= x
         return n
+    # the ops of the entries for this machine's llvm-mca model (or stated
+    # by hand), as plan.json names them
+    plan = cases_of(os.path.join(d, "plan.json"))
     with open("docs/perf-data/compute-bounds.json", encoding="utf-8") as f:
-        stated = {b["impl"].split("_f32")[0]
-                  for b in json.load(f)["bounds"]}
+        stated = {re.sub(r"_(f32|f64)_\w+$", "", b["impl"])
+                  for b in json.load(f)["bounds"]
+                  if b.get("mcpu") in (None, plan["bounds_mcpu"])}
+    expect(stated == {b["op"] for b in plan["bounds"].values()},
+           f"plan's bounds {sorted(plan['bounds'])} for "
+           f"{plan['bounds_mcpu']}")
     # element-wise kinds: 2^20 elements in the quick entry's rank (the
     # in-cache entries of ops with a stated bound are checked below)
     for op, rank in [("neg", 1), ("add", 2), ("softplus", 1),

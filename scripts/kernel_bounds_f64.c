@@ -1,0 +1,119 @@
+/*
+ * The fast paths of the f64 CPU kernel rows whose compute bound
+ * scripts/kernel_bounds.py states (docs/perf-data/compute-bounds.json),
+ * as loops for llvm-mca: kernel_bounds.c's f64 counterpart.  Not part
+ * of tbench: the script compiles this file with the release flags of
+ * f64_avx512.c and f64_avx2.c (build/compile_commands.json; rand_avx512.c
+ * and rand_avx2.c have the same ones) to assembly, and hands each marked
+ * region to llvm-mca.
+ *
+ * Each loop calls the same inline functions the shipped rows call
+ * (f64_simd_impl.h, rand_simd_impl.h), with the rows' own step: one
+ * vector for the DX_LOOP rows (exp, log, sigmoid, tanh, silu,
+ * gelu_tanh), two for softplus's
+ * loop (at beta 1, the default: no division by beta), DX_IL for the
+ * dx_blocks rows (gelu, pow), RS_IL pairs of vectors for rand_normal.
+ * The script follows, from each region's start, the shortest path to
+ * its end: the step where every lane takes the fast form, which is the
+ * path every vector of the benchmark's inputs takes (ops' default domain
+ * [-1, 1]; pow's bases [0.1, 2] and exponents [-2, 2]).
+ *
+ * KB_VECTORS(ROW, N) tells the script how many vectors of 8 (AVX-512)
+ * or 4 (AVX2) doubles one step of ROW's region produces; ROW is the
+ * kernel row's name without its _ISA suffix (exp_f64).
+ */
+#include "isa.h"
+#include "f64_simd_impl.h"
+#include "rand_simd_impl.h"
+
+#define KB_STR(s) #s
+#define KB_BEGIN(ROW) __asm volatile("# LLVM-MCA-BEGIN " KB_STR(ROW))
+#define KB_END(ROW) __asm volatile("# LLVM-MCA-END " KB_STR(ROW))
+/* every call inlined, as the shipped rows' drivers inline their blocks */
+#define KB_FLAT __attribute__((flatten))
+#define KB_VECTORS(ROW, N)                                                \
+    __asm volatile("# KB-VECTORS " KB_STR(ROW) " %c0" : : "i"(N))
+
+/* one vector a step, as DX_LOOP and DX_KLOOP */
+#define KB_UNARY(ROW, EXPR)                                               \
+    void kb_##ROW(const double *x, double *y, long n);                    \
+    KB_FLAT void kb_##ROW(const double *x, double *y, long n)             \
+    {                                                                     \
+        KB_VECTORS(ROW, 1);                                               \
+        for (long i = 0; i + RS_W <= n; i += RS_W) {                      \
+            KB_BEGIN(ROW);                                                \
+            rd a = rs_loadd(x + i);                                       \
+            rs_stored(y + i, EXPR);                                       \
+            KB_END(ROW);                                                  \
+        }                                                                 \
+    }
+
+KB_UNARY(exp_f64, dx_exp(a))
+KB_UNARY(log_f64, dx_log(a))
+KB_UNARY(sigmoid_f64, dx_sigmoid(a))
+KB_UNARY(tanh_f64, dx_tanh(a))
+KB_UNARY(silu_f64, dx_silu(a))
+KB_UNARY(gelu_tanh_f64, dx_gelu_tanh(a))
+/* sqrt and rsqrt are left out: their step is the divider's (vsqrtpd,
+ * and vdivpd for rsqrt), and both models' divider is slower than Zen
+ * 4's: icelake-server gives sqrt 3.0 and rsqrt 5.0 cycles an element,
+ * znver4 2.25 and 3.5, where this Zen 4 ran them at 2.0 and 3.1 at 1M
+ * elements, memory included.  A "bound" the machine beats is no bound:
+ * their rows are held to their memory bound only (as rsqrt f32). */
+
+/* dx_softplus_loop's step at beta 1 (div 0), threshold 20 */
+void kb_softplus_f64(const double *x, double *y, long n);
+KB_FLAT void kb_softplus_f64(const double *x, double *y, long n)
+{
+    const rd beta = rs_d1(1.0), thr = rs_d1(20.0);
+    KB_VECTORS(softplus_f64, 2);
+    for (long i = 0; i + 2 * RS_W <= n; i += 2 * RS_W) {
+        KB_BEGIN(softplus_f64);
+        rd v0 = rs_loadd(x + i), v1 = rs_loadd(x + i + RS_W);
+        rd z0 = rs_mul(beta, v0), z1 = rs_mul(beta, v1);
+        rd t0 = dx_exp_neg(rs_sub(rs_d1(0.0), rs_abs(z0)));
+        rd t1 = dx_exp_neg(rs_sub(rs_d1(0.0), rs_abs(z1)));
+        rd l0 = dx_log1p(t0), l1 = dx_log1p(t1);
+        rs_stored(y + i, dx_softplus_end(v0, z0, l0, beta, thr, 0));
+        rs_stored(y + i + RS_W, dx_softplus_end(v1, z1, l1, beta, thr, 0));
+        KB_END(softplus_f64);
+    }
+}
+
+/* dx_blocks' contiguous step: one block of DX_B elements */
+void kb_gelu_f64(const double *x, double *y, long n);
+KB_FLAT void kb_gelu_f64(const double *x, double *y, long n)
+{
+    KB_VECTORS(gelu_f64, DX_IL);
+    for (long i = 0; i + DX_B <= n; i += DX_B) {
+        KB_BEGIN(gelu_f64);
+        dx_gelu_blk(x + i, NULL, y + i);
+        KB_END(gelu_f64);
+    }
+}
+
+void kb_pow_f64(const double *a, const double *b, double *y, long n);
+KB_FLAT void kb_pow_f64(const double *a, const double *b, double *y, long n)
+{
+    KB_VECTORS(pow_f64, DX_IL);
+    for (long i = 0; i + DX_B <= n; i += DX_B) {
+        KB_BEGIN(pow_f64);
+        dx_pow_blk(a + i, b + i, y + i);
+        KB_END(pow_f64);
+    }
+}
+
+/* rs_normal_f64's main step: RS_IL vectors of RS_W pairs (mean 0, sd 1
+ * as op_limits.py's case; the affine map is in the step either way) */
+void kb_rand_normal_f64(double *y, long n, uint64_t key);
+KB_FLAT void kb_rand_normal_f64(double *y, long n, uint64_t key)
+{
+    const rd vm = rs_d1(0.0), vs = rs_d1(1.0);
+    ri x1 = rs_ctr(key, 0, 2), x2 = rs_ctr(key, 1, 2);
+    KB_VECTORS(rand_normal_f64, 2 * RS_IL);
+    for (long i = 0; i + 2 * RS_W * RS_IL <= n; i += 2 * RS_W * RS_IL) {
+        KB_BEGIN(rand_normal_f64);
+        rs_normal64_step(y + i, &x1, &x2, vm, vs, RS_IL);
+        KB_END(rand_normal_f64);
+    }
+}
