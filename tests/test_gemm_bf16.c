@@ -21,7 +21,10 @@
  *  4. denormals: vdpbf16ps reads bf16 denormal inputs as zero (DAZ),
  *     the documented behaviour: a denormal times 2^100 gives 0, not
  *     2^-33.
- *  5. edges: K = 0 (bias and relu of zero sums), M or N = 0 (nothing
+ *     Each with the bias per column (linear's) and per row (a
+ *     convolution's: TB_GEMM_EP_ROW_BIAS).
+ *  5. edges: K = 0 (bias and relu of zero sums, the bias per row too),
+ *     an unknown epilogue bit (TB_EINVAL), M or N = 0 (nothing
  *     written), another isa refused (TB_EUNSUPPORTED), bad arguments
  *     (TB_EINVAL), canaries around C intact. */
 #include <math.h>
@@ -80,14 +83,17 @@ typedef struct mm {
 #define CANARY 0x7fc1u /* a NaN no result has */
 #define GUARD 40
 
+/* ep: gemm.h's TB_GEMM_EP_* bits (relu; the bias per row or per
+ * column) */
 static void mm_make(mm *p, int64_t M, int64_t N, int64_t K, int pad,
-                    bool bias, int relu, bool exact)
+                    bool bias, int ep, bool exact)
 {
     *p = (mm){M, N, K, K + pad, N + pad, N + pad, 0, 0, 0, 0, 0, 0};
     p->A = malloc(sizeof(uint16_t) * (size_t)(M * p->lda + 1));
     p->B = malloc(sizeof(uint16_t) * (size_t)(K * p->ldb + 1));
     p->C = malloc(sizeof(uint16_t) * (size_t)(M * p->ldc + 2 * GUARD));
-    p->bias = malloc(sizeof(uint16_t) * (size_t)(N + 1));
+    const int64_t nb = M > N ? M : N;
+    p->bias = malloc(sizeof(uint16_t) * (size_t)(nb + 1));
     p->ref = malloc(sizeof(long double) * (size_t)(M * N + 1));
     p->absref = malloc(sizeof(long double) * (size_t)(M * N + 1));
     assert_non_null(p->A);
@@ -99,7 +105,7 @@ static void mm_make(mm *p, int64_t M, int64_t N, int64_t K, int pad,
     for (int64_t i = 0; i < K * p->ldb; i++)
         p->B[i] = tb_f32_to_bf16(exact ? (float)irand(-16, 16)
                                        : (float)urand());
-    for (int64_t j = 0; j < N; j++)
+    for (int64_t j = 0; j < nb; j++)
         p->bias[j] = tb_f32_to_bf16(exact ? (float)irand(-300, 300)
                                           : (float)urand());
     for (int64_t i = 0; i < M * p->ldc + 2 * GUARD; i++)
@@ -115,8 +121,9 @@ static void mm_make(mm *p, int64_t M, int64_t N, int64_t K, int pad,
                 a += fabsl(t);
             }
             if (bias)
-                s += (long double)tb_bf16_to_f32(p->bias[j]);
-            if (relu && s <= 0)
+                s += (long double)tb_bf16_to_f32(
+                    p->bias[ep & TB_GEMM_EP_ROW_BIAS ? i : j]);
+            if ((ep & TB_GEMM_EP_RELU) && s <= 0)
                 s = 0;
             p->ref[i * N + j] = s;
             p->absref[i * N + j] = a;
@@ -137,11 +144,11 @@ static void mm_free(mm *p)
     free(p->absref);
 }
 
-static int mm_run(mm *p, int threads, int relu)
+static int mm_run(mm *p, int threads, int ep)
 {
     return tb_gemm_bf16_ep(LV, p->M, p->N, p->K, p->A, p->lda, p->B, p->ldb,
                            p->C + GUARD, p->ldc, threads, NULL, p->bias,
-                           relu);
+                           ep);
 }
 
 /* Canaries before, between the rows and after C intact. */
@@ -172,25 +179,30 @@ static void test_exact(void **state)
     const int64_t old = tb_gemm_set_par_min_macs(0);
     int n = 0;
     for (int s = 0; s < NSHAPES; s++)
-        for (int v = 0; v < 4; v++) {
+        for (int v = 0; v < 8; v++) {
+            /* v: bias, relu, the bias per row (a convolution's) */
             const bool bias = v & 1;
             const int relu = v >> 1 & 1;
+            const int ep = (relu ? TB_GEMM_EP_RELU : 0) |
+                           (v & 4 ? TB_GEMM_EP_ROW_BIAS : 0);
+            if ((v & 4) && !bias)
+                continue;
             mm p;
             mm_make(&p, shapes[s][0], shapes[s][1], shapes[s][2], v ? 3 : 0,
-                    bias, relu, true);
+                    bias, ep, true);
             for (int t = 1; t <= 3; t += 2) {
-                assert_int_equal(mm_run(&p, t, relu), 0);
+                assert_int_equal(mm_run(&p, t, ep), 0);
                 for (int64_t i = 0; i < p.M; i++)
                     for (int64_t j = 0; j < p.N; j++) {
                         const uint16_t want =
                             tb_f32_to_bf16((float)p.ref[i * p.N + j]);
                         const uint16_t got = p.C[GUARD + i * p.ldc + j];
                         if (got != want)
-                            fail_msg("%lldx%lldx%lld bias %d relu %d "
+                            fail_msg("%lldx%lldx%lld bias %d ep %d "
                                      "threads %d [%lld,%lld]: got 0x%04x "
                                      "want 0x%04x (exact %.1Lf)",
                                      (long long)p.M, (long long)p.N,
-                                     (long long)p.K, bias, relu, t,
+                                     (long long)p.K, bias, ep, t,
                                      (long long)i, (long long)j, got, want,
                                      p.ref[i * p.N + j]);
                         n++;
@@ -303,6 +315,17 @@ static void test_edges(void **state)
                      0);
     const uint16_t want[6] = {0xc000, 0x4040, 0, 0xc000, 0x4040, 0};
     assert_memory_equal(C, want, sizeof C);
+    /* K = 0, the bias per row: row 0 gets -2, row 1 gets 3 */
+    assert_int_equal(tb_gemm_bf16_ep(LV, 2, 3, 0, A, 0, B, 3, C, 3, 1,
+                                     NULL, bias, TB_GEMM_EP_ROW_BIAS),
+                     0);
+    const uint16_t want_row[6] = {0xc000, 0xc000, 0xc000,
+                                  0x4040, 0x4040, 0x4040};
+    assert_memory_equal(C, want_row, sizeof C);
+    /* an unknown epilogue bit */
+    assert_int_equal(tb_gemm_bf16_ep(LV, 2, 3, 0, A, 0, B, 3, C, 3, 1,
+                                     NULL, bias, 4),
+                     TB_EINVAL);
     /* empty: nothing written */
     for (int i = 0; i < 6; i++)
         C[i] = CANARY;

@@ -453,6 +453,8 @@ static void fam_conv(const tb_op *op, cases *cs)
         {1, 2, 11, 11, 2, 2, 2, 2, 3, 0, 1},
         {32, 1, 28, 28, 16, 1, 3, 3, 1, 0, 1},
         {1, 16, 40, 40, 32, 16, 3, 3, 1, 1, 1},
+        /* C KH KW = 432: the bf16 GEMM's two depth blocks */
+        {2, 48, 9, 9, 8, 48, 3, 3, 1, 1, 1},
     };
     for (size_t i = 0; i < sizeof cv / sizeof cv[0] && op->n_in >= 2; i++) {
         const int *v = cv[i];
@@ -462,6 +464,7 @@ static void fam_conv(const tb_op *op, cases *cs)
                                  : cs_add(cs, 2, x, w);
         oc_p(oc_p(oc_p(c, "stride", v[8]), "padding", v[9]), "dilation",
              v[10]);
+        c->every = true; /* bf16 has a GEMM of its own (avx512bf16) */
     }
     static const int pl[][7] = {
         /* x N C H W, kernel, stride (0: = kernel), padding */

@@ -1,7 +1,9 @@
 /* The cpu backend's NCHW window drivers: conv2d and conv2d_nobias
  * (im2col, then the native GEMM at the SIMD levels or the portable row
- * loops), max_pool2d and avg_pool2d (the instance's pooling loops,
- * kernels.h); their rows are kreg.h's conv family. */
+ * loops; bf16 at the avx512bf16 level: im2col of the bf16 image and the
+ * bf16 GEMM with the bias fused, kreg.h's TB_CPU_HALF_MM), max_pool2d
+ * and avg_pool2d (the instance's pooling loops, kernels.h); their rows
+ * are kreg.h's conv family. */
 #include <string.h>
 
 #include "../../ops/alloc.h"
@@ -70,6 +72,9 @@ static void cpu_conv_range(int64_t n_in, int64_t n_out, int64_t s,
 
 CPU_IM2COL(f32, float)
 CPU_IM2COL(f64, double)
+#if TB_CPU_HAVE_GEMM && TB_CPU_HAVE_AVX512BF16
+CPU_IM2COL(bf16, uint16_t)
+#endif
 
 typedef struct cpu_conv_job {
     tb_cpu_ctx *c;
@@ -99,6 +104,19 @@ static int cpu_conv_images(const cpu_conv_job *j, char *col, int64_t lo,
     for (int64_t n = lo; n < hi; n++) {
         const char *xn = j->x + (size_t)(n * chw) * es;
         char *on = j->o + (size_t)(n * j->O * j->P) * es;
+#if TB_CPU_HAVE_GEMM && TB_CPU_HAVE_AVX512BF16
+        if (j->dt == TB_BF16) {
+            /* W [O, R] x col [R, P] + bias, rounded once to bf16 */
+            cpu_im2col_bf16((const uint16_t *)xn, (uint16_t *)col, &j->g);
+            int rc = tb_gemm_bf16_ep(
+                TB_ISA_AVX512BF16, j->O, j->P, j->R, (const uint16_t *)j->w,
+                j->R, (const uint16_t *)col, j->P, (uint16_t *)on, j->P,
+                threads, par, (const uint16_t *)j->bias, TB_GEMM_EP_ROW_BIAS);
+            if (rc)
+                return rc;
+            continue;
+        }
+#endif
         if (j->dt == TB_F32)
             cpu_im2col_f32((const float *)xn, (float *)col, &j->g);
         else
@@ -320,3 +338,22 @@ CPU_RUN(max_pool2d, cpu_pool2d(ctx, in, out, p, dt, true, lv))
 CPU_RUN(avg_pool2d, cpu_pool2d(ctx, in, out, p, dt, false, lv))
 
 TB_CPU_ROWS_CONV(CPU_DEF)
+
+/* bf16 at the avx512bf16 level (kreg.h's TB_CPU_HALF_MM rows; below it
+ * the bf16 rows are half.c's: the f32 conv between conversions) */
+#if TB_CPU_HAVE_GEMM && TB_CPU_HAVE_AVX512BF16
+#define CPU_CONV_BF16_ENTRY(op, bias)                                     \
+    int TB_CPU_KFN(op, bf16, avx512bf16)(void *ctx, const tb_tensor *in,  \
+                                         tb_tensor *out,                  \
+                                         const tb_params *p)              \
+    {                                                                     \
+        if (!ctx)                                                         \
+            return TB_EINVAL;                                             \
+        if (tb_cpu_isa(ctx) < TB_ISA_AVX512BF16)                          \
+            return TB_EUNSUPPORTED;                                       \
+        return cpu_conv2d(ctx, in, out, p, TB_BF16, bias,                 \
+                          TB_ISA_AVX512BF16);                             \
+    }
+CPU_CONV_BF16_ENTRY(conv2d, true)
+CPU_CONV_BF16_ENTRY(conv2d_nobias, false)
+#endif

@@ -320,7 +320,8 @@ static int cpu_lin_bf16(tb_cpu_ctx *c, const tb_tensor *in, tb_tensor *out,
     const tb_gemm_parallel par = {cpu_gemm_par_run, c};
     return tb_gemm_bf16_ep(TB_ISA_AVX512BF16, M, N, K, in[0].data, K,
                            in[1].data, N, out->data, N, c->threads,
-                           c->threads > 1 ? &par : NULL, in[2].data, 1);
+                           c->threads > 1 ? &par : NULL, in[2].data,
+                           TB_GEMM_EP_RELU);
 }
 
 #define CPU_BF16_ENTRY(op, call)                                          \

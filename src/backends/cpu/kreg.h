@@ -340,11 +340,12 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     X(op, bf16, c, c) TB_CPU_AVX512(X, op, f16, c)                        \
     TB_CPU_AVX2(X, op, f16, c) X(op, f16, c, c)
 #define TB_CPU_HALF_EW(op, w, expr, X) TB_CPU_HALF(op, X)
-/* matmul and linear in bf16 at the avx512bf16 level, ahead of the
- * others: the bf16 GEMM on vdpbf16ps (drv_matmul.c over
- * gemm/gemm_bf16_avx512bf16.c), no conversions: bf16 operands, f32 sums
- * (a pair of k per step; bf16 denormal inputs read as zero, denormal
- * partial sums flushed to zero), bias and relu fused, one rounding.
+/* matmul, linear, conv2d and conv2d_nobias in bf16 at the avx512bf16
+ * level, ahead of the others: the bf16 GEMM on vdpbf16ps (drv_matmul.c
+ * and drv_conv.c's im2col over gemm/gemm_bf16_avx512bf16.c), no
+ * conversions: bf16 operands, f32 sums (a pair of k per step; bf16
+ * denormal inputs read as zero, denormal partial sums flushed to zero),
+ * bias (and linear's relu) fused, one rounding.
  * Rows of XN (their own definitions), so that half.c, which defines the
  * X rows of this family, leaves them out. */
 #if TB_CPU_HAVE_GEMM && TB_CPU_HAVE_AVX512BF16
@@ -374,9 +375,9 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_HALF(min, X) TB_CPU_HALF(var, X) TB_CPU_HALF(softmax, X)       \
     TB_CPU_HALF(log_softmax, X) TB_CPU_HALF(transpose, X)                 \
     TB_CPU_HALF(permute, X) TB_CPU_HALF_MM(matmul, X, XN)                \
-    TB_CPU_HALF_MM(linear, X, XN) TB_CPU_HALF(conv2d, X)
-#define TB_CPU_HALF_MAKE(X)                                               \
-    TB_CPU_HALF(conv2d_nobias, X) TB_CPU_HALF(max_pool2d, X)              \
+    TB_CPU_HALF_MM(linear, X, XN) TB_CPU_HALF_MM(conv2d, X, XN)
+#define TB_CPU_HALF_MAKE(X, XN)                                           \
+    TB_CPU_HALF_MM(conv2d_nobias, X, XN) TB_CPU_HALF(max_pool2d, X)       \
     TB_CPU_HALF(avg_pool2d, X) TB_CPU_HALF(zeros, X) TB_CPU_HALF(ones, X) \
     TB_CPU_HALF(full, X) TB_CPU_HALF(arange, X)                           \
     TB_CPU_HALF(rand_uniform, X) TB_CPU_HALF(rand_normal, X)              \
@@ -402,7 +403,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 #define TB_CPU_ROWS_HALF(X) TB_CPU_ROWS_HALF_XN(X, TB_CPU_NO_ROW_N)
 #define TB_CPU_ROWS_HALF_XN(X, XN)                                        \
     TB_CPU_HALF_ARITH(X) TB_CPU_HALF_MATH(X) TB_CPU_HALF_SHAPED(X, XN)    \
-    TB_CPU_HALF_MAKE(X) TB_CPU_HALF_BACKWARD(X) TB_CPU_HALF_BACKWARD2(X)  \
+    TB_CPU_HALF_MAKE(X, XN) TB_CPU_HALF_BACKWARD(X)                       \
+    TB_CPU_HALF_BACKWARD2(X)                                              \
     TB_CPU_HALF_OPTIM(X) TB_CPU_HALF(layer_norm, X) TB_CPU_HALF(rms_norm, X) \
     TB_CPU_HALF(layer_norm_backward, X) TB_CPU_HALF(rms_norm_backward, X) \
     TB_CPU_HALF(group_norm, X) TB_CPU_HALF(batch_norm_backward, X)        \

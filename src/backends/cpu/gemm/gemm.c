@@ -442,14 +442,15 @@ static void gemm_bf16_task(void *arg, int part, int used)
 
 /* K == 0: every sum is 0, then bias and relu, rounded once. */
 static void gemm_bf16_empty(int64_t M, int64_t N, uint16_t *C, int64_t ldc,
-                            const uint16_t *bias, int relu)
+                            const uint16_t *bias, int ep)
 {
     for (int64_t i = 0; i < M; i++)
         for (int64_t q = 0; q < N; q++) {
             float v = 0.0f;
             if (bias)
-                v += tb_bf16_to_f32(bias[q]);
-            if (relu && v <= 0)
+                v += tb_bf16_to_f32(
+                    bias[ep & TB_GEMM_EP_ROW_BIAS ? i : q]);
+            if ((ep & TB_GEMM_EP_RELU) && v <= 0)
                 v = 0.0f;
             C[i * ldc + q] = tb_f32_to_bf16(v);
         }
@@ -459,7 +460,7 @@ int tb_gemm_bf16_ep(int isa, int64_t M, int64_t N, int64_t K,
                     const uint16_t *A, int64_t lda, const uint16_t *B,
                     int64_t ldb, uint16_t *C, int64_t ldc, int nthreads,
                     const tb_gemm_parallel *par, const uint16_t *bias,
-                    int relu)
+                    int ep)
 {
     int rc = gemm_isa_check(isa);
     if (rc)
@@ -469,13 +470,16 @@ int tb_gemm_bf16_ep(int isa, int64_t M, int64_t N, int64_t K,
     if ((rc = gemm_check_args(M, N, K, A, lda, B, ldb, C, ldc, nthreads,
                               sizeof *C, 0)))
         return rc;
+    if (ep & ~(TB_GEMM_EP_RELU | TB_GEMM_EP_ROW_BIAS))
+        return TB_EINVAL;
+    const int64_t nbias = ep & TB_GEMM_EP_ROW_BIAS ? M : N;
     if (bias && gemm_overlap(C, gemm_span(M, N, ldc, sizeof *C), bias,
-                             N * (int64_t)sizeof *C))
+                             nbias * (int64_t)sizeof *C))
         return TB_EINVAL;
     if (M == 0 || N == 0)
         return 0;
     if (K == 0) {
-        gemm_bf16_empty(M, N, C, ldc, bias, relu);
+        gemm_bf16_empty(M, N, C, ldc, bias, ep);
         return 0;
     }
 #if TB_CPU_HAVE_AVX512BF16
@@ -484,7 +488,9 @@ int tb_gemm_bf16_ep(int isa, int64_t M, int64_t N, int64_t K,
     enum { MR = TB_GEMM_BF16_MR, NR = TB_GEMM_BF16_NR };
     gemm_bf16_run r = {.j = {.M = M, .N = N, .K = K, .A = A, .B = B,
                              .lda = lda, .ldb = ldb, .C = C, .ldc = ldc,
-                             .bias = bias, .relu = relu != 0, .mc = MC,
+                             .bias = bias, .relu = (ep & TB_GEMM_EP_RELU) != 0,
+                             .row_bias = (ep & TB_GEMM_EP_ROW_BIAS) != 0,
+                             .mc = MC,
                              .nc = NC}};
     /* even depth blocks of an even length */
     const int64_t nkb0 = (K + KC - 1) / KC;

@@ -132,7 +132,11 @@ int tb_gemm_f64_ep(int isa, int64_t M, int64_t N, int64_t K,
                    int relu);
 
 /* bf16: C[M,N] = relu?(A[M,K] * B[K,N] + bias), operands, bias and C
- * bf16 bit patterns (ops/half.h), row-major with leading dims.  isa
+ * bf16 bit patterns (ops/half.h), row-major with leading dims.  ep: 0 or
+ * the bits TB_GEMM_EP_RELU (relu) and TB_GEMM_EP_ROW_BIAS (bias has M
+ * values, bias[i] added to row i, as a convolution's output channels;
+ * without it N values, bias[j] to column j, as linear's); other bits:
+ * TB_EINVAL.  isa
  * must be TB_ISA_AVX512BF16 (vdpbf16ps; gemm_bf16_avx512bf16.c), else
  * TB_EUNSUPPORTED.  Each sum is accumulated in f32, a pair of k at a
  * time (vdpbf16ps: inputs that are bf16 denormals read as zero, and each
@@ -149,7 +153,9 @@ int tb_gemm_bf16_ep(int isa, int64_t M, int64_t N, int64_t K,
                     const uint16_t *A, int64_t lda, const uint16_t *B,
                     int64_t ldb, uint16_t *C, int64_t ldc, int nthreads,
                     const tb_gemm_parallel *par, const uint16_t *bias,
-                    int relu);
+                    int ep);
+#define TB_GEMM_EP_RELU 1
+#define TB_GEMM_EP_ROW_BIAS 2
 
 /* Operands held transposed (tb_gemm_tr's trans, bits). */
 #define TB_GEMM_TRANS_A 1 /* A as K x M: A[i][k] = A[k*lda + i] */

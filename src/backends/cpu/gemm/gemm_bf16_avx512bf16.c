@@ -143,10 +143,13 @@ static inline __m512i round_bf16(__m512 v)
     return _mm512_mask_mov_epi32(r, nan, q);
 }
 
-/* One row's 2 x 16 sums out (masks m0, m1: the columns present). */
+/* One row's 2 x 16 sums out (masks m0, m1: the columns present).  ep:
+ * EP_RELU, and EP_ROW, bias the row's one value (else its columns'). */
+#define EP_RELU 1
+#define EP_ROW 2
 static inline __attribute__((always_inline)) void
 row_out(__m512 v0, __m512 v1, float *acc, uint16_t *c, __mmask16 m0,
-        __mmask16 m1, int mode, const uint16_t *bias, int relu)
+        __mmask16 m1, int mode, const uint16_t *bias, int ep)
 {
     if (!(mode & UKR_FIRST)) {
         v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, acc));
@@ -157,7 +160,12 @@ row_out(__m512 v0, __m512 v1, float *acc, uint16_t *c, __mmask16 m0,
         _mm512_mask_storeu_ps(acc + 16, m1, v1);
         return;
     }
-    if (bias) {
+    if (bias && (ep & EP_ROW)) {
+        const __m512 b = _mm512_castsi512_ps(
+            _mm512_set1_epi32((int)((uint32_t)bias[0] << 16)));
+        v0 = _mm512_add_ps(v0, b);
+        v1 = _mm512_add_ps(v1, b);
+    } else if (bias) {
         const __m512i b0 = _mm512_slli_epi32(
             _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m0, bias)), 16);
         const __m512i b1 = _mm512_slli_epi32(
@@ -166,7 +174,7 @@ row_out(__m512 v0, __m512 v1, float *acc, uint16_t *c, __mmask16 m0,
         v0 = _mm512_add_ps(v0, _mm512_castsi512_ps(b0));
         v1 = _mm512_add_ps(v1, _mm512_castsi512_ps(b1));
     }
-    if (relu) {
+    if (ep & EP_RELU) {
         /* x <= 0 (-0 included) gives +0; NaN is kept */
         const __m512 z = _mm512_setzero_ps();
         v0 = _mm512_mask_mov_ps(v0, _mm512_cmp_ps_mask(v0, z, _CMP_LE_OQ),
@@ -189,14 +197,15 @@ row_out(__m512 v0, __m512 v1, float *acc, uint16_t *c, __mmask16 m0,
 #define BF_OUT(r)                                                         \
     if ((r) < mre)                                                        \
     row_out(c##r##_0, c##r##_1, acc + (r) * ldacc, c + (r) * ldc, m0, m1, \
-            mode, bias, relu)
+            mode, bias && (ep & EP_ROW) ? bias + (r) : bias, ep)
 
 /* The mre x nre corner (mre <= MR, nre <= NR) of the tile
  * sum_q a-panel x b-panel over kp pair steps, out by mode: acc (row
- * stride ldacc, f32) and c (row stride ldc, bf16). */
+ * stride ldacc, f32) and c (row stride ldc, bf16); bias: the tile's
+ * first column's (first row's with EP_ROW). */
 static void ukr(int64_t kp, const uint32_t *a, const uint32_t *b,
                 float *acc, int64_t ldacc, uint16_t *c, int64_t ldc,
-                int mre, int nre, int mode, const uint16_t *bias, int relu)
+                int mre, int nre, int mode, const uint16_t *bias, int ep)
 {
     __m512 c0_0, c0_1, c1_0, c1_1, c2_0, c2_1, c3_0, c3_1, c4_0, c4_1,
         c5_0, c5_1, c6_0, c6_1, c7_0, c7_1, c8_0, c8_1, c9_0, c9_1,
@@ -320,7 +329,11 @@ void tb_gemm_bf16_block_avx512bf16(const tb_gemm_bf16_job *j, uint32_t *ap,
                                 j->acc ? j->acc + row * j->N + col : NULL,
                                 j->N, j->C + row * j->ldc + col, j->ldc,
                                 mre, nre, mode,
-                                j->bias ? j->bias + col : NULL, j->relu);
+                                !j->bias     ? NULL
+                                : j->row_bias ? j->bias + row
+                                              : j->bias + col,
+                                (j->relu ? EP_RELU : 0) |
+                                    (j->row_bias ? EP_ROW : 0));
                         }
                     }
                 }

@@ -84,8 +84,9 @@ typedef struct tb_gemm_bf16_job {
     /* M x N f32 partial sums (row stride N) when K spans more than one
      * depth block, else NULL */
     float *acc;
-    const uint16_t *bias; /* N values or NULL */
+    const uint16_t *bias; /* N values (M with row_bias) or NULL */
     int relu;
+    int row_bias; /* bias[i] to row i, not bias[j] to column j */
     int64_t kc;      /* depth block, even (K split evenly) */
     int ksub;        /* depth blocks packed at once */
     int64_t mc, nc;  /* rows of a packed A block, columns of a B block */
