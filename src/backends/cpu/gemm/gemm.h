@@ -166,9 +166,10 @@ int tb_gemm_bf16_ep(int isa, int64_t M, int64_t N, int64_t K,
  * the block only grows).  When the block is lent already (a call nested
  * on the same thread) or bytes exceed 256 MiB, a block of its own from
  * tb_alloc.  *own says which; give it back with tb_gemm_scratch_put(p,
- * *own) from the same thread before that thread's next get: it frees a
- * block of its own and returns the cached one to the thread.  Other
- * threads may use the memory in between (a GEMM's parts).
+ * *own) on the same thread, nested gets first (last lent, first given
+ * back): it frees a block of its own and returns the cached one to the
+ * thread.  Other threads may use the memory in between (a GEMM's
+ * parts), not after.
  *
  * tb_gemm_scratch_release frees the calling thread's cached block
  * unless it is lent (the cpu backend's teardown calls it; every other
