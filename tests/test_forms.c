@@ -323,8 +323,11 @@ static void run_unfused_case(void *ctx, const char *isa, int threads,
     assert_int_equal(plus, op->n_steps - 1);
 
     /* The tracked allocator also sees a step kernel's own workspace
-     * (matmul's GEMM packing buffers, gemm.h); the backend's counter sees
-     * only the intermediates. */
+     * (matmul's GEMM packing buffers, gemm.h: each thread's cached
+     * scratch, allocated or grown by the first call that a thread runs,
+     * which with a pool depends on which thread claims which part, and
+     * kept: freed with the instance, which the test's leak check sees);
+     * the backend's counter sees only the intermediates, exactly. */
     bool workspace = false;
     for (int s = 0; s < op->n_steps; s++)
         workspace = workspace || op->steps[s].op == TB_OP_matmul;
@@ -342,13 +345,16 @@ static void run_unfused_case(void *ctx, const char *isa, int threads,
         const uint64_t na = a1.allocs - a0.allocs;
         if (call == 0)
             first_allocs = na;
-        if (workspace)
+        if (workspace) {
             assert_true(na >= (uint64_t)op->n_steps - 1);
-        else
+            assert_true(a1.frees - a0.frees >= (uint64_t)op->n_steps - 1);
+            assert_true(a1.live_bytes >= a0.live_bytes);
+        } else {
             assert_int_equal(na, op->n_steps - 1);
-        assert_int_equal(na, first_allocs); /* the same every call */
-        assert_int_equal(a1.frees - a0.frees, na);
-        assert_int_equal(a1.live_bytes, a0.live_bytes);
+            assert_int_equal(na, first_allocs); /* the same every call */
+            assert_int_equal(a1.frees - a0.frees, na);
+            assert_int_equal(a1.live_bytes, a0.live_bytes);
+        }
         assert_int_equal(c1.device_allocs - c0.device_allocs,
                          op->n_steps - 1);
     }

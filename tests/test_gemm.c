@@ -33,15 +33,21 @@
  * result is bitwise independent of the thread count and of a caller's
  * parallel-for, K = 0 zeroes C, empty shapes touch nothing, bad
  * arguments and ISA levels are refused with C untouched, one counted
- * allocation per call and none leaked, TB_ENOMEM under fault injection.
+ * allocation by the first call (the thread's cached scratch, kept) and
+ * none by the next, TB_ENOMEM under fault injection.
  *  5. epilogue: tb_gemm_*_ep (bias, relu, both) bit for bit the plain
  *     GEMM followed by the epilogue written out here, special bias values
  *     (-0, NaN, inf) included; a bias overlapping C is refused.
+ *  6. scratch: GEMMs of growing then shrinking sizes reusing the
+ *     thread's cached packing buffer, exact, with the guard after it
+ *     intact, on three threads at once; a nested request gets a block of
+ *     its own.
  *
  * Inputs come from a seeded generator (seed printed at start).
  * Run one area with: test_gemm --filter 'tails*'. */
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -83,6 +89,7 @@ static int teardown(void **state)
     (void)state;
     tb_gemm_set_par_min_macs(TB_GEMM_PAR_MIN_MACS);
     tb_alloc_fail_after(-1);
+    tb_gemm_scratch_release(); /* the main thread's cached block */
     return leak_check();
 }
 
@@ -1004,8 +1011,10 @@ static void test_impl_names(void **state)
         }
 }
 
-/* One tracked allocation per call, all freed; TB_ENOMEM when it fails,
- * with C untouched. */
+/* The packing buffer is the thread's cached scratch: one tracked
+ * allocation by the first call, kept (live), none by the next call of
+ * the size, freed by tb_gemm_scratch_release; TB_ENOMEM when it cannot
+ * be allocated, with C untouched. */
 static void test_allocations(void **state)
 {
     (void)state;
@@ -1020,7 +1029,8 @@ static void test_allocations(void **state)
     for (int64_t i = 0; i < p.K * p.N; i++)
         mat_set(&B, i / p.N, i % p.N, p.b[i]);
     for (int threads = 1; threads <= 2; threads++) {
-        tb_alloc_stats s0, s1;
+        tb_alloc_stats s0, s1, s2;
+        tb_gemm_scratch_release();
         tb_alloc_stats_read(&s0);
         mat_poison(&C);
         assert_int_equal(gemm_call(max_isa, false, &p, &A, &B, &C, threads,
@@ -1028,9 +1038,21 @@ static void test_allocations(void **state)
                          0);
         tb_alloc_stats_read(&s1);
         assert_int_equal(s1.allocs - s0.allocs, 1);
-        assert_int_equal(s1.frees - s0.frees, 1);
-        assert_int_equal(s1.live_bytes, s0.live_bytes);
+        assert_int_equal(s1.frees - s0.frees, 0);
+        assert_true(s1.live_bytes > s0.live_bytes);
         assert_true(check_result(&p, &C, false, "allocations"));
+        mat_poison(&C);
+        assert_int_equal(gemm_call(max_isa, false, &p, &A, &B, &C, threads,
+                                   NULL),
+                         0);
+        tb_alloc_stats_read(&s2);
+        assert_int_equal(s2.allocs, s1.allocs);
+        assert_int_equal(s2.live_bytes, s1.live_bytes);
+        assert_true(check_result(&p, &C, false, "allocations, again"));
+        tb_gemm_scratch_release();
+        tb_alloc_stats_read(&s2);
+        assert_int_equal(s2.frees - s0.frees, 1);
+        assert_int_equal(s2.live_bytes, s0.live_bytes);
 
         mat_poison(&C);
         tb_alloc_fail_after(0);
@@ -1048,6 +1070,183 @@ static void test_allocations(void **state)
     problem_free(&p);
 }
 
+/* ---- the scratch kept between calls (gemm.h, tb_gemm_scratch_get) ------- */
+
+/* Shapes whose packing buffers grow call after call (K past one, then
+ * several depth blocks), then shrink. */
+#define SCRATCH_N 7
+static const int64_t scratch_shapes[SCRATCH_N][3] = {
+    {7, 9, 5},     {40, 70, 130}, {130, 200, 420}, {200, 260, 800},
+    {130, 200, 420}, {33, 17, 65}, {1, 1, 1},
+};
+
+typedef struct scratch_job {
+    const problem *ps;
+    int isa, threads;
+    mat A[2][SCRATCH_N], B[2][SCRATCH_N], C[2][SCRATCH_N];
+    char why[200]; /* the first failure, or "" */
+} scratch_job;
+
+static void scratch_job_make(scratch_job *j, const problem *ps, int isa,
+                             int threads)
+{
+    j->ps = ps;
+    j->isa = isa;
+    j->threads = threads;
+    for (int f = 0; f < 2; f++)
+        for (int s = 0; s < SCRATCH_N; s++) {
+            const problem *p = &ps[s];
+            const size_t esz = f ? 8 : 4;
+            mat_make(&j->A[f][s], p->M, p->K, p->K, esz, 0);
+            mat_make(&j->B[f][s], p->K, p->N, p->N, esz, 0);
+            mat_make(&j->C[f][s], p->M, p->N, p->N, esz, 0);
+            for (int64_t i = 0; i < p->M * p->K; i++)
+                mat_set(&j->A[f][s], i / p->K, i % p->K, p->a[i]);
+            for (int64_t i = 0; i < p->K * p->N; i++)
+                mat_set(&j->B[f][s], i / p->N, i % p->N, p->b[i]);
+        }
+}
+
+static void scratch_job_free(scratch_job *j)
+{
+    for (int f = 0; f < 2; f++)
+        for (int s = 0; s < SCRATCH_N; s++) {
+            mat_free(&j->A[f][s]);
+            mat_free(&j->B[f][s]);
+            mat_free(&j->C[f][s]);
+        }
+}
+
+/* The shapes in order, f32 then f64 each, on the calling thread; every
+ * result exact (bit for bit the reference), C's canaries kept and the
+ * guard after the thread's cached block intact.  No cmocka asserts (it
+ * runs on threads of its own): the first failure goes to j->why. */
+static void *scratch_job_run(void *arg)
+{
+    scratch_job *j = arg;
+    j->why[0] = '\0';
+    for (int s = 0; s < SCRATCH_N; s++)
+        for (int f = 0; f < 2; f++) {
+            const problem *p = &j->ps[s];
+            mat *C = &j->C[f][s];
+            char what[120];
+            snprintf(what, sizeof what, "%s M=%lld N=%lld K=%lld threads=%d",
+                     tb_gemm_impl_name(j->isa, f), (long long)p->M,
+                     (long long)p->N, (long long)p->K, j->threads);
+            mat_poison(C);
+            const int rc = gemm_call(j->isa, f == 1, p, &j->A[f][s],
+                                     &j->B[f][s], C, j->threads, NULL);
+            const char *bad =
+                rc                        ? "an error"
+                : !tb_gemm_scratch_check() ? "a write past its scratch"
+                : !mat_canary_ok(C)        ? "a write outside C"
+                : !check_result(p, C, f == 1, what) ? "a wrong result"
+                                                    : NULL;
+            if (bad) {
+                snprintf(j->why, sizeof j->why, "%s: %s", what, bad);
+                return NULL;
+            }
+        }
+    return NULL;
+}
+
+/* GEMMs of growing then shrinking sizes on one thread (the cached block
+ * grows to the largest need, then serves the smaller ones: no
+ * allocation on a second pass), then on two threads at once (each its
+ * own block; one of them splits each call over 2 threads of its own) and
+ * the main thread at the same time; tb_gemm_scratch_release frees the
+ * block. */
+static void test_scratch_reuse(void **state)
+{
+    (void)state;
+    problem ps[SCRATCH_N];
+    for (int s = 0; s < SCRATCH_N; s++)
+        problem_make(&ps[s], scratch_shapes[s][0], scratch_shapes[s][1],
+                     scratch_shapes[s][2], true);
+    tb_gemm_set_par_min_macs(0); /* split even the small shapes */
+    static scratch_job job[3];
+    for (int t = 0; t < 3; t++)
+        scratch_job_make(&job[t], ps, max_isa, t == 1 ? 2 : 1);
+
+    tb_gemm_scratch_release();
+    tb_alloc_stats s0, s1, s2;
+    tb_alloc_stats_read(&s0);
+    scratch_job_run(&job[0]);
+    if (job[0].why[0])
+        fail_msg("%s", job[0].why);
+    const size_t cached = tb_gemm_scratch_cached();
+    assert_true(cached > 0);
+    tb_alloc_stats_read(&s1);
+    assert_int_equal(s1.live_bytes - s0.live_bytes, (int64_t)cached + 64);
+    scratch_job_run(&job[0]);
+    if (job[0].why[0])
+        fail_msg("%s", job[0].why);
+    tb_alloc_stats_read(&s2);
+    assert_int_equal(s2.allocs, s1.allocs);
+    assert_int_equal(s2.live_bytes, s1.live_bytes);
+    assert_int_equal(tb_gemm_scratch_cached(), cached);
+
+    for (int round = 0; round < 2; round++) {
+        pthread_t tid[2];
+        for (int t = 0; t < 2; t++)
+            assert_int_equal(pthread_create(&tid[t], NULL, scratch_job_run,
+                                            &job[t + 1]),
+                             0);
+        scratch_job_run(&job[0]);
+        for (int t = 0; t < 2; t++)
+            pthread_join(tid[t], NULL);
+        for (int t = 0; t < 3; t++)
+            if (job[t].why[0])
+                fail_msg("round %d, thread %d: %s", round, t, job[t].why);
+    }
+    /* the threads' blocks died with them */
+    tb_alloc_stats_read(&s2);
+    assert_int_equal(s2.live_bytes, s1.live_bytes);
+    tb_gemm_scratch_release();
+    assert_int_equal(tb_gemm_scratch_cached(), 0);
+    tb_alloc_stats_read(&s2);
+    assert_int_equal(s2.live_bytes, s0.live_bytes);
+    for (int t = 0; t < 3; t++)
+        scratch_job_free(&job[t]);
+    for (int s = 0; s < SCRATCH_N; s++)
+        problem_free(&ps[s]);
+}
+
+/* The cached block is lent to one caller at a time: a request while it
+ * is lent (a nested call) gets a block of its own, which does not touch
+ * the lent one; given back, the cached block serves the next request
+ * that fits; a release while it is lent keeps it. */
+static void test_scratch_nested(void **state)
+{
+    (void)state;
+    tb_gemm_scratch_release();
+    int own1, own2;
+    unsigned char *p = tb_gemm_scratch_get(1000, &own1);
+    assert_non_null(p);
+    assert_int_equal(own1, 0);
+    assert_true(tb_gemm_scratch_cached() >= 1000);
+    memset(p, 1, 1000);
+    unsigned char *q = tb_gemm_scratch_get(500, &own2);
+    assert_non_null(q);
+    assert_int_equal(own2, 1);
+    assert_true(q + 500 <= p || p + 1000 <= q);
+    memset(q, 2, 500);
+    tb_gemm_scratch_release(); /* lent: kept */
+    assert_true(tb_gemm_scratch_cached() >= 1000);
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(p[i], 1);
+    tb_gemm_scratch_put(q, own2);
+    tb_gemm_scratch_put(p, own1);
+    q = tb_gemm_scratch_get(800, &own2);
+    assert_ptr_equal(q, p);
+    assert_int_equal(own2, 0);
+    assert_int_equal(q[799], 1); /* as it was: not cleared */
+    tb_gemm_scratch_put(q, own2);
+    assert_true(tb_gemm_scratch_check());
+    tb_gemm_scratch_release();
+    assert_int_equal(tb_gemm_scratch_cached(), 0);
+}
+
 /* ---- main ---------------------------------------------------------------- */
 
 #define T(name) cmocka_unit_test_setup_teardown(test_##name, setup, teardown)
@@ -1059,7 +1258,8 @@ int main(int argc, char **argv)
         T(row_blocks),    T(projection),    T(threads_invariant),   T(small_single_part),
         T(empty),         T(bad_args),            T(isa_levels),
         T(impl_names),    T(allocations),         T(epilogue),
-        T(epilogue_overlap), T(epilogue_kernels),
+        T(epilogue_overlap), T(epilogue_kernels), T(scratch_reuse),
+        T(scratch_nested),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {

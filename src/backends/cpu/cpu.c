@@ -183,7 +183,11 @@ static void cpu_destroy(void *ctx)
     tb_cpu_ctx *c = ctx;
     if (!c)
         return;
+    /* the workers' GEMM scratch dies with them, the caller's here */
     tb_cpu_pool_destroy(c->pool);
+#if TB_CPU_HAVE_GEMM
+    tb_gemm_scratch_release();
+#endif
     free(c->serial);
     free(c);
 }

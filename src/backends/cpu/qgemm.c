@@ -17,6 +17,41 @@
 #include "isa.h"
 #include "kreg.h"
 #include "qgemm.h"
+#if TB_CPU_HAVE_GEMM
+#include "gemm/gemm.h"
+#endif
+
+/* The packing buffers of the SIMD rows: n blocks of bytes[i] (each
+ * rounded up to 64 bytes) in one buffer, the thread's cached GEMM
+ * scratch where the build has it (gemm.h: no allocation per call), else
+ * tb_alloc's.  NULL when it cannot be had; q_put gives it back. */
+static char *q_get(int n, const size_t *bytes, char **blk, int *own)
+{
+    size_t off[4], total = 0;
+    for (int i = 0; i < n; i++) {
+        off[i] = total;
+        total += (bytes[i] + 63) / 64 * 64;
+    }
+#if TB_CPU_HAVE_GEMM
+    char *mem = tb_gemm_scratch_get(total, own);
+#else
+    char *mem = tb_alloc(total);
+    *own = 1;
+#endif
+    for (int i = 0; i < n; i++)
+        blk[i] = mem ? mem + off[i] : NULL;
+    return mem;
+}
+
+static void q_put(char *mem, int own)
+{
+#if TB_CPU_HAVE_GEMM
+    tb_gemm_scratch_put(mem, own);
+#else
+    (void)own;
+    tb_free(mem);
+#endif
+}
 
 typedef struct {
     int64_t M, N, K;
@@ -119,13 +154,14 @@ int TB_CPU_KFN(matmul_int8, f32, avx2)(void *ctx, const tb_tensor *in,
     if (rc)
         return rc;
     const int64_t K2 = (q.K + 1) / 2, NP = (q.N + 15) / 16;
-    int16_t *ap = tb_alloc((size_t)(q.M * 2 * K2) * sizeof *ap);
-    int16_t *bp = tb_alloc((size_t)(NP * K2 * 32) * sizeof *bp);
-    if (!ap || !bp) {
-        tb_free(ap);
-        tb_free(bp);
+    const size_t sz[2] = {(size_t)(q.M * 2 * K2) * sizeof(int16_t),
+                          (size_t)(NP * K2 * 32) * sizeof(int16_t)};
+    char *blk[2];
+    int own;
+    char *mem = q_get(2, sz, blk, &own);
+    if (!mem)
         return TB_ENOMEM;
-    }
+    int16_t *ap = (int16_t *)(void *)blk[0], *bp = (int16_t *)(void *)blk[1];
     const float *x = in[0].data, *y = in[1].data;
     for (int64_t i = 0; i < q.M; i++) {
         int16_t *r = ap + i * 2 * K2;
@@ -142,8 +178,7 @@ int TB_CPU_KFN(matmul_int8, f32, avx2)(void *ctx, const tb_tensor *in,
     tb_qgemm_args g = {ap, bp, q.M, q.N, K2, q.sa, q.sb, out[0].data};
     v_job j = {&g};
     tb_cpu_parallel(ctx, q.M * q.N * q.K, (q.M + 3) / 4, v_part, &j);
-    tb_free(ap);
-    tb_free(bp);
+    q_put(mem, own);
     return 0;
 }
 #endif
@@ -183,23 +218,24 @@ int TB_CPU_KFN(matmul_int8, f32, avx512bf16)(void *ctx, const tb_tensor *in,
     const int64_t KQ = (q.K + 3) / 4;
     const int64_t MP = (q.M + TB_QGEMM512_MR - 1) / TB_QGEMM512_MR;
     const int64_t NP = (q.N + TB_QGEMM512_NR - 1) / TB_QGEMM512_NR;
+    const size_t sz[3] = {
+        (size_t)(MP * KQ * TB_QGEMM512_MR) * sizeof(int32_t),
+        (size_t)(NP * KQ * TB_QGEMM512_NR) * sizeof(int32_t),
+        (size_t)(NP * TB_QGEMM512_NR) * sizeof(int32_t)};
+    char *blk[3];
+    int own;
+    char *mem = q_get(3, sz, blk, &own);
+    if (!mem)
+        return TB_ENOMEM;
     tb_qgemm512_args g = {
         .a = in[0].data, .b = in[1].data, .M = q.M, .N = q.N, .K = q.K,
         .KQ = KQ, .a_scale = q.sa, .b_scale = q.sb, .a_zero = q.za,
-        .ap = tb_alloc((size_t)(MP * KQ * TB_QGEMM512_MR) * sizeof(int32_t)),
-        .bp = tb_alloc((size_t)(NP * KQ * TB_QGEMM512_NR) * sizeof(int32_t)),
-        .corr = tb_alloc((size_t)(NP * TB_QGEMM512_NR) * sizeof(int32_t)),
-        .out = out[0].data};
-    if (g.ap && g.bp && g.corr) {
-        tb_cpu_parallel(ctx, q.M * q.K + q.K * q.N, MP > NP ? MP : NP,
-                        pack_part, &g);
-        tb_cpu_parallel(ctx, q.M * q.N * q.K, MP, rows_part, &g);
-    } else {
-        rc = TB_ENOMEM;
-    }
-    tb_free(g.ap);
-    tb_free(g.bp);
-    tb_free(g.corr);
-    return rc;
+        .ap = (int32_t *)(void *)blk[0], .bp = (int32_t *)(void *)blk[1],
+        .corr = (int32_t *)(void *)blk[2], .out = out[0].data};
+    tb_cpu_parallel(ctx, q.M * q.K + q.K * q.N, MP > NP ? MP : NP,
+                    pack_part, &g);
+    tb_cpu_parallel(ctx, q.M * q.N * q.K, MP, rows_part, &g);
+    q_put(mem, own);
+    return 0;
 }
 #endif

@@ -15,7 +15,6 @@
 #include "backends/cpu/cpu_config.h"
 #include "backends/cpu/gemm/gemm_kernels.h"
 #include "backends/cpu/isa.h"
-#include "ops/alloc.h"
 #include "ops/half.h"
 #include "base/error.h"
 
@@ -512,14 +511,16 @@ int tb_gemm_bf16_ep(int isa, int64_t M, int64_t N, int64_t K,
     const size_t acc_bytes =
         nkb > 1 ? ((size_t)M * (size_t)N * sizeof(float) + 63) / 64 * 64
                 : 0;
-    char *mem = tb_alloc(acc_bytes + r.part_words * (size_t)r.nslices *
-                                         sizeof(uint32_t));
+    int own;
+    char *mem = tb_gemm_scratch_get(
+        acc_bytes + r.part_words * (size_t)r.nslices * sizeof(uint32_t),
+        &own);
     if (!mem)
         return TB_ENOMEM;
     r.j.acc = acc_bytes ? (float *)(void *)mem : NULL;
     r.buf = (uint32_t *)(void *)(mem + acc_bytes);
     gemm_parallel_run(par, r.nslices, gemm_bf16_task, &r);
-    tb_free(mem);
+    tb_gemm_scratch_put(mem, own);
     return 0;
 #else
     (void)par;

@@ -26,17 +26,19 @@
  * and join them; tb_gemm_*_ex take a parallel-for from the caller (e.g.
  * a persistent pool) instead.
  *
- * Memory: one 64-byte aligned buffer from tb_alloc (so it is counted)
- * per call that does work (M, N, K all > 0), freed before return;
- * nothing is cached between calls.  It holds, per part, KSUB * (min(rows,
+ * Memory: one 64-byte aligned buffer per call that does work (M, N, K
+ * all > 0), from tb_gemm_scratch_get: the calling thread's cached block
+ * (tracked by tb_alloc when it is allocated or grown, kept between
+ * calls), or a block of its own freed before return (see below).  It
+ * holds, per part, KSUB * (min(rows,
  * MC) * kc + kc * min(cols, NC)) elements (rows x cols: the part's slice
  * of C, rounded up to the micro-tile; kc <= KC the depth block; KSUB,
  * MC, KC, NC per kernel in gemm.c): at most about 7 MiB per part with
  * the shipped block sizes, less for small matrices; with a shared B,
  * the per-part B blocks are replaced by one packed copy of all of B
  * (K x N rounded up to the micro-tile, at most 16 MiB) and a flag per
- * chunk.  The buffer's pages are reused by malloc across calls of the
- * same size (no page faults per call in tbench's counters).
+ * chunk.  Reusing the cached block, a call allocates nothing and takes
+ * no page faults.
  *
  * Numerics: each C element is a sum of K products accumulated in k order
  * in the input precision (with FMA at the AVX2/AVX-512 levels, multiply
@@ -47,6 +49,7 @@
 #ifndef TB_BACKENDS_CPU_GEMM_GEMM_H
 #define TB_BACKENDS_CPU_GEMM_GEMM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Calls below this many multiply-adds (M*N*K) run on one thread: thread
@@ -144,9 +147,10 @@ int tb_gemm_f64_ep(int isa, int64_t M, int64_t N, int64_t K,
  * flushed to zero, whatever MXCSR says), in depth blocks added in k
  * order; then bias (when not NULL) and relu (when relu != 0) are
  * applied in f32 and the result is rounded once to bf16 (to nearest
- * even, ops/half.h's tb_f32_to_bf16).  Memory: one buffer from tb_alloc
- * per call, holding M x N f32 partial sums when K exceeds one depth
- * block (384 k), and per part its packed A and B blocks.  Errors, thread
+ * even, ops/half.h's tb_f32_to_bf16).  Memory: one buffer per call
+ * from tb_gemm_scratch_get, holding M x N f32 partial sums when K
+ * exceeds one depth block (384 k), and per part its packed A and B
+ * blocks.  Errors, thread
  * split and thread invariance as tb_gemm_f32_ep (bias must not overlap
  * C). */
 int tb_gemm_bf16_ep(int isa, int64_t M, int64_t N, int64_t K,
@@ -156,6 +160,35 @@ int tb_gemm_bf16_ep(int isa, int64_t M, int64_t N, int64_t K,
                     int ep);
 #define TB_GEMM_EP_RELU 1
 #define TB_GEMM_EP_ROW_BIAS 2
+
+/* Scratch memory of the GEMMs (gemm_scratch.c), the packing buffers of
+ * tb_gemm_* and qgemm.c's, kept per thread between calls so that a call
+ * neither allocates nor faults in fresh pages.
+ *
+ * tb_gemm_scratch_get: bytes of 64-byte aligned memory, or NULL when
+ * they cannot be allocated.  The calling thread's cached block when it
+ * is free: as it is when it holds at least bytes (contents undefined),
+ * else freed and allocated again at the new size (tb_alloc, so counted;
+ * the block only grows).  When the block is lent already (a call nested
+ * on the same thread) or bytes exceed 256 MiB, a block of its own from
+ * tb_alloc.  *own says which; give it back with tb_gemm_scratch_put(p,
+ * *own) on the same thread, nested gets first (last lent, first given
+ * back): it frees a block of its own and returns the cached one to the
+ * thread.  Other threads may use the memory in between (a GEMM's
+ * parts), not after.
+ *
+ * tb_gemm_scratch_release frees the calling thread's cached block
+ * unless it is lent (the cpu backend's teardown calls it; every other
+ * thread's block is freed when the thread exits).
+ * tb_gemm_scratch_cached: the bytes the calling thread's cached block
+ * holds (0 when none); tb_gemm_scratch_check: 1 when the 64 bytes kept
+ * after them (a pattern) are intact or there is no block, 0 when a call
+ * wrote past the bytes it asked for.  For tests. */
+void *tb_gemm_scratch_get(size_t bytes, int *own);
+void tb_gemm_scratch_put(void *p, int own);
+void tb_gemm_scratch_release(void);
+size_t tb_gemm_scratch_cached(void);
+int tb_gemm_scratch_check(void);
 
 /* Operands held transposed (tb_gemm_tr's trans, bits). */
 #define TB_GEMM_TRANS_A 1 /* A as K x M: A[i][k] = A[k*lda + i] */
