@@ -285,6 +285,23 @@ void test_kernel_sum(void **state)
                     for (int64_t j = 0; j <= w; j++)
                         acc[j] = 0.25; /* added to, not overwritten */
                     tab[l].sum[dt].cols(x, R, ld, w, acc);
+                    if (t == TB_F64) {
+                        /* f64: the C row's order (blocks of
+                         * TB_CPU_SUM_COL_ROWS rows in row order, then
+                         * added to acc), bit for bit */
+                        static double acc_c[TB_CPU_SUM_COL_TILE + 1];
+                        for (int64_t j = 0; j <= w; j++)
+                            acc_c[j] = 0.25;
+                        tab_c.sum[dt].cols(x, R, ld, w, acc_c);
+                        if (memcmp(acc, acc_c, (size_t)(w + 1) *
+                                                   sizeof *acc) != 0)
+                            print_error("sum_f64 cols level %s R=%lld "
+                                        "w=%lld: not the C row's bits\n",
+                                        tb_cpu_isa_name(l), (long long)R,
+                                        (long long)w);
+                        assert_memory_equal(acc, acc_c, (size_t)(w + 1) *
+                                                            sizeof *acc);
+                    }
                     for (int64_t j = 0; j < w; j++) {
                         double want = 0.25, sabs = 0;
                         for (int64_t r = 0; r < R; r++) {

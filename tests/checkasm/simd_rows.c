@@ -906,3 +906,109 @@ void test_xs_special_f64(void **state)
         B->destroy(ctx);
     }
 }
+
+/* The f64 fills (fill_f64_simd.h) at every isa value: sum_backward and
+ * mean_backward against g[o, i] * scale computed here (1, or 1 / len
+ * rounded once: the portable row's values), ones and full against their
+ * constant, all bit for bit (memcmp: -0, infinities, NaN's payload);
+ * lanes of 1 to 33 (whole vectors and tails), inner lanes narrower
+ * than a vector, no axis. */
+static void fill_case(void *ctx, const char *lv, tb_op_id id,
+                      const tb_shape *gs, const tb_shape *xs, int axis)
+{
+    const tb_op *op = tb_op_get(id);
+    const char *impl = NULL;
+    tb_kernel_fn fn = B->kernel(ctx, op, TB_F64, NULL, &impl).fn;
+    assert_non_null(fn);
+    const bool bw = op->n_in == 2;
+    tb_params p = {0};
+    char err[256];
+    if (axis >= 0)
+        assert_int_equal(tb_params_set(op, &p, "axis", axis, err,
+                                       sizeof err), 0);
+    if (id == TB_OP_full)
+        assert_int_equal(tb_params_set(op, &p, "value", -0.0, err,
+                                       sizeof err), 0);
+    tb_params_defaults(op, &p);
+    tb_tensor in[2], out;
+    const tb_shape *os = bw ? xs : gs;
+    assert_int_equal(tb_tensor_create(&out, TB_F64, os), 0);
+    const int64_t n = tb_tensor_numel(&out);
+    double *want = malloc((size_t)n * sizeof *want);
+    assert_non_null(want);
+    if (bw) {
+        assert_int_equal(tb_tensor_create(&in[0], TB_F64, gs), 0);
+        assert_int_equal(tb_tensor_create(&in[1], TB_F64, xs), 0);
+        double *g = in[0].data;
+        const int64_t ng = tb_tensor_numel(&in[0]);
+        for (int64_t k = 0; k < ng; k++) {
+            const double v[6] = {-0.0, INFINITY, NAN, 0x1p-1070, -3.0,
+                                 rng_uniform(-5, 5)};
+            g[k] = v[k % 6 == 5 || (rng_next() & 3) ? 5 : k % 6];
+        }
+        for (int64_t k = 0; k < n; k++)
+            ((double *)in[1].data)[k] = 1.0;
+        int64_t outer = 1, len = n, inner = 1;
+        if (axis >= 0) {
+            len = xs->dim[axis];
+            for (int d = 0; d < axis; d++)
+                outer *= xs->dim[d];
+            inner = n / (outer * len);
+        }
+        const double sc = id == TB_OP_mean_backward ? 1.0 / (double)len
+                                                     : 1.0;
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t k = 0; k < len; k++)
+                for (int64_t i = 0; i < inner; i++)
+                    want[(o * len + k) * inner + i] = g[o * inner + i] * sc;
+    } else {
+        for (int64_t k = 0; k < n; k++)
+            want[k] = id == TB_OP_ones ? 1.0 : -0.0;
+    }
+    memset(out.data, 0x5a, (size_t)n * sizeof *want);
+    assert_int_equal(fn(ctx, bw ? in : NULL, &out, &p), 0);
+    if (memcmp(out.data, want, (size_t)n * sizeof *want) != 0)
+        print_error("%s (%s at %s) numel %lld axis %d: not the portable "
+                    "row's bits\n", op->name, impl, lv, (long long)n, axis);
+    assert_memory_equal(out.data, want, (size_t)n * sizeof *want);
+    free(want);
+    tb_tensor_destroy(&out);
+    if (bw) {
+        tb_tensor_destroy(&in[0]);
+        tb_tensor_destroy(&in[1]);
+    }
+}
+
+void test_f64_fill_exact(void **state)
+{
+    (void)state;
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
+    rng_seed(4242);
+    for (int iv = 0; iv < ax[0].n_values; iv++) {
+        const char *vals[2] = {ax[0].values[iv], ax[1].values[0]};
+        void *ctx = NULL;
+        char err[256];
+        assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
+        for (int b = 0; b < 2; b++) {
+            const tb_op_id id = b ? TB_OP_mean_backward : TB_OP_sum_backward;
+            for (int len = 1; len <= 33; len++) {
+                tb_shape g = S(1, 5), x = S(2, 5, len);
+                fill_case(ctx, vals[0], id, &g, &x, 1);
+                tb_shape g0 = S(1, len), x0 = S(2, 3, len);
+                fill_case(ctx, vals[0], id, &g0, &x0, 0);
+            }
+            tb_shape g = S(2, 4, 3), x = S(3, 4, 17, 3);
+            fill_case(ctx, vals[0], id, &g, &x, 1);
+            tb_shape g1 = S(1, 1), x1 = S(2, 7, 9);
+            fill_case(ctx, vals[0], id, &g1, &x1, -1);
+        }
+        for (int b = 0; b < 2; b++)
+            for (int n = 1; n <= 70; n += 3) {
+                tb_shape s = S(1, n);
+                fill_case(ctx, vals[0], b ? TB_OP_full : TB_OP_ones, &s, &s,
+                          -1);
+            }
+        B->destroy(ctx);
+    }
+}

@@ -8,12 +8,16 @@
 #include "../../ops/tensor.h"
 #include "cpu_internal.h"
 
+/* The outer lanes of log_softmax_backward (fn or fn64) or of the
+ * broadcast of sum_backward and mean_backward (fnb, with scale). */
 typedef struct bw_lsm_job {
     tb_cpu_bw_lsm_fn fn;     /* f32, or NULL */
     tb_cpu_bw_lsm64_fn fn64; /* f64, or NULL */
+    tb_cpu_bw_bcast64_fn fnb; /* the broadcast, or NULL */
     const void *g, *y;
     void *dx;
     int64_t outer, len, inner;
+    double scale;
 } bw_lsm_job;
 
 static void bw_lsm_task(void *argp, int part, int nparts)
@@ -21,11 +25,11 @@ static void bw_lsm_task(void *argp, int part, int nparts)
     const bw_lsm_job *j = argp;
     int64_t b, e;
     tb_cpu_span(j->outer, 1, part, nparts, &b, &e);
-    if (e <= b)
-        return;
-    if (j->fn)
+    if (j->fnb) /* no y; an empty span does nothing */
+        j->fnb(j->g, j->dx, b, e, j->len, j->inner, j->scale);
+    else if (e > b && j->fn)
         j->fn(j->g, j->y, j->dx, b, e, j->len, j->inner);
-    else
+    else if (e > b)
         j->fn64(j->g, j->y, j->dx, b, e, j->len, j->inner);
 }
 
@@ -66,6 +70,34 @@ int tb_cpu_bw_lsm64(void *ctx, int lv, const tb_tensor *in, tb_tensor *out,
                     const tb_params *p, tb_cpu_bw_lsm64_fn fn)
 {
     return bw_lsm_run(ctx, lv, in, out, p, NULL, fn);
+}
+
+int tb_cpu_bw_bcast64(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
+                      tb_tensor *out, const tb_params *p,
+                      tb_cpu_bw_bcast64_fn fn)
+{
+    if (ctx && tb_cpu_isa(ctx) < lv)
+        return TB_EUNSUPPORTED;
+    int rc = tb_cpu_begin_op(ctx, id, TB_F64, in, out, p);
+    if (rc)
+        return rc;
+    const tb_tensor *x = &in[1];
+    bw_lsm_job j = {.fnb = fn, .g = in[0].data, .dx = out->data, .outer = 1,
+                    .len = tb_tensor_numel(x), .inner = 1};
+    if (p && tb_params_has(p, 0)) {
+        int ax = 0;
+        tb_axis_norm((int64_t)p->v[0], x->ndim, &ax);
+        j.len = x->shape[ax];
+        for (int d = 0; d < ax; d++)
+            j.outer *= x->shape[d];
+        for (int d = ax + 1; d < x->ndim; d++)
+            j.inner *= x->shape[d];
+    }
+    j.scale = id == TB_OP_mean_backward ? 1.0 / (double)j.len : 1.0;
+    if (j.outer > 0 && j.len > 0 && j.inner > 0)
+        tb_cpu_parallel(ctx, j.outer * j.len * j.inner, j.outer, bw_lsm_task,
+                        &j);
+    return 0;
 }
 
 typedef struct bw_mp_job {

@@ -31,6 +31,21 @@ typedef void (*tb_cpu_bw_lsm64_fn)(const double *g, const double *y,
 int tb_cpu_bw_lsm64(void *ctx, int lv, const tb_tensor *in, tb_tensor *out,
                     const tb_params *p, tb_cpu_bw_lsm64_fn fn);
 
+/* sum_backward and mean_backward f64 (xent_f64_simd.h's rows): dx
+ * viewed as [outer, len, inner] over the reduced axis (all of x when
+ * the axis is absent), g as [outer, inner]; the outer lanes [o0, o1) of
+ * dx set to g's lane times scale (1, or mean's 1 / len rounded once),
+ * the portable row's values. */
+typedef void (*tb_cpu_bw_bcast64_fn)(const double *g, double *dx,
+                                     int64_t o0, int64_t o1, int64_t len,
+                                     int64_t inner, double scale);
+/* Entry-point body: TB_EUNSUPPORTED below level lv; else count the
+ * launch, check the operands (op id), split the outer lanes over the
+ * threads and run fn on them. */
+int tb_cpu_bw_bcast64(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
+                      tb_tensor *out, const tb_params *p,
+                      tb_cpu_bw_bcast64_fn fn);
+
 /* One row of max_pool2d_backward's 2x2 windows (kernel 2, stride 2,
  * padding 0): x's rows x0, x1 and dx's rows d0, d1 (2 ow elements each),
  * g's row g (ow windows).  Each window's first maximum in the order

@@ -848,6 +848,8 @@ static inline double dx_sum(const double *x, int64_t len)
     return s;
 }
 
+#include "f64_lsm_short.h"
+
 /* ---- log_softmax_backward f64: dx = g - exp(y) s, s = sum(g) -------- */
 
 /* dx = g - e^y s for RS_W lanes (fnma: one rounding of e^y s's
@@ -904,11 +906,16 @@ static void dx_lsm_cols(const double *g, const double *y, double *dx,
 }
 
 /* Outer lanes [o0, o1) of [outer, len, inner] (bwd_simd.h's driver),
- * each in two passes: the sum of g, then dx. */
+ * each in two passes: the sum of g, then dx (short contiguous lanes
+ * RS_W at once: f64_lsm_short.h). */
 static void dx_lsm_rows(const double *g, const double *y, double *dx,
                         int64_t o0, int64_t o1, int64_t len, int64_t inner)
 {
-    for (int64_t o = o0; o < o1; o++) {
+    int64_t o = o0;
+    if (inner == 1 && len <= DX_SHORT) /* RS_W rows at once */
+        for (; o + RS_W <= o1; o += RS_W)
+            dx_short_bwd(g + o * len, y + o * len, dx + o * len, len);
+    for (; o < o1; o++) {
         const int64_t at = o * len * inner;
         if (inner == 1)
             dx_lsm_lane(g + at, y + at, dx + at, len);
@@ -925,7 +932,8 @@ static void dx_lsm_rows(const double *g, const double *y, double *dx,
  * of e^(x - m) in double (dx_exp_neg: x - m <= 0) in vector partial sums
  * (a different order: the op's tolerance), then (x - m) - log s, or e
  * written in the second pass and multiplied by 1 / s in the third; a
- * row's tail through blocks padded with -inf (e^-inf = 0).  A tile of
+ * row's tail through blocks padded with -inf (e^-inf = 0); rows of at
+ * most DX_SHORT RS_W at once (f64_lsm_short.h).  A tile of
  * columns: RS_W adjacent columns at once down the rows, the last w %
  * RS_W by libm as the portable row. */
 static inline double dx_rowmax(const double *x, int64_t n)
@@ -986,7 +994,10 @@ static void dx_lsm_fwd_rows(const void *px, void *po, int64_t rows,
 {
     const double *x = px;
     double *o = po;
-    for (int64_t r = 0; r < rows; r++, x += n, o += n) {
+    const int64_t r0 = n <= DX_SHORT ? dx_short_rows(x, o, rows, n, 0) : 0;
+    x += r0 * n;
+    o += r0 * n;
+    for (int64_t r = r0; r < rows; r++, x += n, o += n) {
         const double m = dx_rowmax(x, n);
         const double ls = log(dx_expsum(x, NULL, n, m));
         const rd vm = rs_d1(m), vl = rs_d1(ls);
@@ -1002,7 +1013,10 @@ static void dx_sm_rows(const void *px, void *po, int64_t rows, int64_t n)
 {
     const double *x = px;
     double *o = po;
-    for (int64_t r = 0; r < rows; r++, x += n, o += n) {
+    const int64_t r0 = n <= DX_SHORT ? dx_short_rows(x, o, rows, n, 1) : 0;
+    x += r0 * n;
+    o += r0 * n;
+    for (int64_t r = r0; r < rows; r++, x += n, o += n) {
         const double inv = 1.0 / dx_expsum(x, o, n, dx_rowmax(x, n));
         const rd vi = rs_d1(inv);
         int64_t i = 0;

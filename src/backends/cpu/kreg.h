@@ -263,11 +263,14 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_C2(X, einsum1) TB_CPU_EINSUM_LADDER(X, einsum)                 \
     TB_CPU_EINSUM_LADDER(X, einsum3) TB_CPU_EINSUM_LADDER(X, einsum4)
 
-/* Losses (xent_c.c; f32 at avx2: xent_avx2.c). */
+/* Losses (xent_c.c; f32 at avx2: xent_avx2.c; f64 at avx2 and avx512:
+ * xent_f64_simd.h). */
 #define TB_CPU_ROWS_LOSS(X)                                               \
-    TB_CPU_AVX2(X, cross_entropy, f32, c) TB_CPU_C2(X, cross_entropy)     \
+    TB_CPU_AVX2(X, cross_entropy, f32, c) X(cross_entropy, f32, c, c)     \
+    TB_CPU_LADDER(X, cross_entropy, f64, c)                               \
     TB_CPU_AVX2(X, cross_entropy_backward, f32, c)                        \
-    TB_CPU_C2(X, cross_entropy_backward)
+    X(cross_entropy_backward, f32, c, c)                                  \
+    TB_CPU_LADDER(X, cross_entropy_backward, f64, c)
 
 /* Embeddings (embed_c.c). */
 #define TB_CPU_ROWS_EMBED(X)                                              \
@@ -277,9 +280,9 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 #define TB_CPU_ROWS_DROPOUT(X) TB_CPU_C2(X, dropout)
 
 /* Creation (create.c; the SIMD rows of arange and the random ops:
- * rand_simd.h). */
+ * rand_simd.h; of ones and full f64: fill_f64_simd.h). */
 #define TB_CPU_ROWS_CREATE(X)                                             \
-    TB_CPU_C2(X, zeros) TB_CPU_C2(X, ones) TB_CPU_C2(X, full)             \
+    TB_CPU_C2(X, zeros) TB_CPU_C64(X, ones) TB_CPU_C64(X, full)           \
     TB_CPU_LADDER2(X, arange, c) TB_CPU_LADDER2(X, rand_uniform, c)       \
     TB_CPU_LADDER2(X, rand_normal, c)                                     \
     TB_CPU_C2(X, copy)
@@ -306,14 +309,14 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 /* Backward ops (backward.c; the SIMD rows of the element-wise ones,
  * log_softmax_backward and max_pool2d_backward: bwd_simd_impl.h in f32,
  * f64_simd_impl.h for the element-wise ones and log_softmax_backward in
- * f64). */
+ * f64; sum_backward and mean_backward f64: fill_f64_simd.h). */
 #define TB_CPU_ROWS_BACKWARD(X)                                           \
     TB_CPU_LADDER2(X, relu_backward, c)                                   \
     TB_CPU_LADDER2(X, sigmoid_backward, c)                                \
     TB_CPU_LADDER2(X, tanh_backward, c)                                   \
     TB_CPU_LADDER2(X, gelu_backward, c)                                   \
     TB_CPU_LADDER2(X, log_softmax_backward, c)                            \
-    TB_CPU_C2(X, sum_backward) TB_CPU_C2(X, mean_backward)                \
+    TB_CPU_C64(X, sum_backward) TB_CPU_C64(X, mean_backward)              \
     TB_CPU_C2(X, add_backward) TB_CPU_C2(X, sub_backward)                 \
     TB_CPU_C2(X, mul_backward) TB_CPU_C2(X, div_backward)                 \
     TB_CPU_C2(X, matmul_backward) TB_CPU_C2(X, linear_backward)           \
