@@ -31,7 +31,10 @@ struct tb_workload {
     bool filled;
     int64_t api_hook_calls;
     tb_kernel k[TB_OP_COUNT]; /* each called with its own ctx */
-    tb_pool *pool; /* parameter pool = 1 */
+    /* parameter pool = 1: the power-of-two pool; pool = 0 on host
+     * memory: the block cache (exact sizes); else NULL */
+    tb_pool *pool;
+    bool cache; /* pool is the block cache */
     char impl[1024];
     const char *kname[TB_OP_COUNT]; /* each kernel's name (or NULL) */
     /* the breakdown pass (timing): per op and phase, its calls since
@@ -216,6 +219,12 @@ static int wl_fallback(tb_workload *w)
     return 0;
 }
 
+/* "+pool", "+cache" or "": where the tape's memory comes from. */
+static const char *wl_mem_name(const tb_workload *w)
+{
+    return !w->pool ? "" : w->cache ? "+cache" : "+pool";
+}
+
 static void api_hook(void *user, tb_ag_hook_kind kind, const tb_op *op,
                      int node, const tb_tensor *in, int n_in,
                      const tb_tensor *out, int n_out)
@@ -247,7 +256,7 @@ static int api_create(tb_workload *w, const tb_params *full, char *err,
     static const char *const names[] = {"raw", "dispatch", "tensor",
                                         "tensor+hook"};
     snprintf(w->impl, sizeof w->impl, "%s%s(%s)", names[w->layer],
-             w->pool ? "+pool" : "", impl ? impl : "add");
+             wl_mem_name(w), impl ? impl : "add");
     if (w->layer < 2)
         return 0;
     tb_ag_exec ex = {wl_run, wl_alloc, wl_free, wl_upload, w};
@@ -306,9 +315,18 @@ int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
     w->train = tb_model_op_trains(op);
     tb_params full = p ? *p : (tb_params){0};
     tb_params_defaults(op, &full);
+    /* the tape's memory: the pool when asked for; else, on host memory,
+     * the block cache, so that a step after the first reuses the blocks
+     * the steps before freed (as the host's malloc keeps freed chunks for
+     * a framework's tensors) instead of faulting in fresh pages; on
+     * device memory one backend allocation per tensor */
     int ip = tb_op_param_index(op, "pool");
-    if (ip >= 0 && full.v[ip] != 0 &&
-        tb_pool_create(wl_be_alloc, wl_be_free, w, &w->pool)) {
+    bool pool = ip >= 0 && full.v[ip] != 0;
+    w->cache = !pool && !be->device_memory &&
+               (op->id != TB_OP_api_add || full.v[0] >= 2);
+    if ((pool || w->cache) &&
+        tb_pool_create(w->cache ? TB_POOL_EXACT : TB_POOL_POW2, wl_be_alloc,
+                       wl_be_free, w, &w->pool)) {
         free(w);
         return TB_ENOMEM;
     }
@@ -332,7 +350,7 @@ int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
     };
     w->phase = w->train ? (tb_model_phase)full.v[0] : TB_MODEL_FWD;
     size_t used = (size_t)snprintf(w->impl, sizeof w->impl, "tape(%s%s:",
-                                   be->name, w->pool ? "+pool" : "");
+                                   be->name, wl_mem_name(w));
     for (size_t i = 0; i < sizeof wl_ops / sizeof wl_ops[0]; i++) {
         if (!wl_needs(cfg.kind, w->train, wl_ops[i]))
             continue;

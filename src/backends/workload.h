@@ -3,7 +3,11 @@
  * one backend instance: the model of
  * ops/models.h on a tape whose every kernel is the backend's own, looked
  * up once per op through its kernel table, and whose memory comes from
- * the backend.  Like an unfused composition (composite.h), the harness
+ * the backend: with parameter pool = true through a pool of power-of-two
+ * classes; else, on host memory (be->device_memory false), through the
+ * workload's block cache of exact sizes (ops/pool.h), so that a step
+ * after the first allocates nothing; else one allocation per tensor.
+ * Either keeps what is freed until destroy.  Like an unfused composition (composite.h), the harness
  * times a call of tb_workload_run as one unit; it needs the backend to
  * implement every op the model and its backward pass use, and reports
  * the first it lacks as unsupported. */
@@ -95,7 +99,8 @@ void tb_workload_breakdown_end(tb_workload *w, tb_wl_breakdown *out);
 /* Hook calls since create. */
 int64_t tb_workload_hook_calls(const tb_workload *w);
 
-/* The pool's counters (all zero without parameter pool). */
+/* The pool's or the block cache's counters (all zero without either:
+ * device memory, pool = false). */
 struct tb_pool_stats;
 void tb_workload_pool_stats(const tb_workload *w, struct tb_pool_stats *out);
 

@@ -14,6 +14,7 @@
 #include "../base/error.h"
 
 #define POOL_MIN_CLASS 256
+#define POOL_EXACT_ALIGN 64
 
 typedef struct pool_block {
     tb_tensor hdr; /* as the underlying allocator returned it */
@@ -23,6 +24,7 @@ typedef struct pool_block {
 } pool_block;
 
 struct tb_pool {
+    tb_pool_classes classes;
     tb_pool_alloc_fn alloc;
     tb_pool_free_fn free;
     void *user;
@@ -40,14 +42,25 @@ size_t tb_pool_class(size_t n)
     return c;
 }
 
-int tb_pool_create(tb_pool_alloc_fn alloc, tb_pool_free_fn free_,
-                   void *user, tb_pool **out)
+size_t tb_pool_class_exact(size_t n)
 {
-    if (!alloc || !free_ || !out)
+    if (n == 0)
+        return POOL_EXACT_ALIGN;
+    if (n > SIZE_MAX - (POOL_EXACT_ALIGN - 1))
+        return 0; /* no class: tb_pool_alloc refuses it */
+    return (n + POOL_EXACT_ALIGN - 1) & ~(size_t)(POOL_EXACT_ALIGN - 1);
+}
+
+int tb_pool_create(tb_pool_classes classes, tb_pool_alloc_fn alloc,
+                   tb_pool_free_fn free_, void *user, tb_pool **out)
+{
+    if (!alloc || !free_ || !out ||
+        (classes != TB_POOL_POW2 && classes != TB_POOL_EXACT))
         return TB_EINVAL;
     tb_pool *p = calloc(1, sizeof *p);
     if (!p)
         return TB_ENOMEM;
+    p->classes = classes;
     p->alloc = alloc;
     p->free = free_;
     p->user = user;
@@ -70,7 +83,10 @@ int tb_pool_alloc(tb_pool *p, tb_tensor *t)
     if (!p || !t || (unsigned)t->dtype >= TB_DTYPE_COUNT)
         return TB_EINVAL;
     size_t need = tb_tensor_nbytes(t);
-    size_t cls = tb_pool_class(need);
+    size_t cls = p->classes == TB_POOL_EXACT ? tb_pool_class_exact(need)
+                                             : tb_pool_class(need);
+    if (cls < need) /* beyond any class: no allocator has it */
+        return TB_ENOMEM;
     /* the most recently freed block of the class (still warm in cache) */
     pool_block *blk = NULL;
     for (size_t i = 0; i < p->n; i++)
