@@ -350,6 +350,7 @@ int main(int argc, char **argv)
         T(rand_decide),
         T(bw_pool_special),
         T(xs_argmax_blocks),
+        T(half_rows_exact),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {

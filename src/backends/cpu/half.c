@@ -78,6 +78,10 @@ static void narrow_f16_c(const float *src, uint16_t *dst, int64_t n)
 
 tb_cpu_half_cvt tb_cpu_half_cvt_get(tb_dtype dt, int isa)
 {
+#if TB_CPU_HAVE_AVX512BF16
+    if (isa == TB_ISA_AVX512BF16)
+        return tb_cpu_half_cvt_avx512bf16(dt);
+#endif
 #if TB_CPU_HAVE_AVX512
     if (isa == TB_ISA_AVX512)
         return tb_cpu_half_cvt_avx512(dt);
@@ -98,6 +102,10 @@ tb_cpu_half_cvt tb_cpu_half_cvt_get(tb_dtype dt, int isa)
 tb_cpu_half_fused_fn tb_cpu_half_fused_get(tb_op_id op, tb_dtype dt, int isa)
 {
     (void)op, (void)dt;
+#if TB_CPU_HAVE_AVX512BF16
+    if (isa == TB_ISA_AVX512BF16)
+        return tb_cpu_half_fused_avx512bf16(op, dt);
+#endif
 #if TB_CPU_HAVE_AVX512
     if (isa == TB_ISA_AVX512)
         return tb_cpu_half_fused_avx512(op, dt);
@@ -113,6 +121,10 @@ tb_cpu_half_fused_fn tb_cpu_half_fused_get(tb_op_id op, tb_dtype dt, int isa)
 tb_cpu_half_red tb_cpu_half_red_get(tb_dtype dt, int isa)
 {
     (void)dt;
+#if TB_CPU_HAVE_AVX512BF16
+    if (isa == TB_ISA_AVX512BF16)
+        return tb_cpu_half_red_avx512bf16(dt);
+#endif
 #if TB_CPU_HAVE_AVX512
     if (isa == TB_ISA_AVX512)
         return tb_cpu_half_red_avx512(dt);
