@@ -11,7 +11,8 @@
  * The simplest element-wise ops (add, sub, mul, div, add_relu, relu)
  * and the activations of vmath.h (exp, log, tanh, sigmoid, gelu,
  * gelu_tanh, silu), with same-shape operands, have fused loops at avx2
- * and avx512 (half_simd.h): load, widen, the f32 operation and narrow
+ * and avx512, and in bf16 at avx512bf16 (its narrowing by
+ * vcvtne2ps2bf16) (half_simd.h): load, widen, the f32 operation and narrow
  * in registers, the same bits as the blocks below, with no pass through
  * memory between them (the blocks' widen, call and narrow ran one after
  * the other: exp bf16 took twice exp f32's time).  sum, mean, max and

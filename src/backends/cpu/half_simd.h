@@ -1,13 +1,14 @@
 /* The bf16/f16 loops of one SIMD level (half_cvt.h), written once over
- * vmath_simd.h's vectors for inclusion by half_avx2.c and half_avx512.c
- * only (each built with its level's flags; everything here is static).
+ * vmath_simd.h's vectors for inclusion by half_avx2.c, half_avx512.c
+ * and half_avx512bf16.c only (each built with its level's flags;
+ * everything here is static).
  *
  * Conversions: f16 through F16C's vcvtph2ps / vcvtps2ph (round to
  * nearest even); bf16 widened by placing the pattern in the upper half
  * of an f32, narrowed in integer code: round to nearest even on the 16
  * bits dropped, a NaN kept with its quiet bit set (ops/half.h's
- * tb_f32_to_bf16, bit for bit; not vcvtneps2bf16, which is AVX512_BF16
- * and no part of these levels).
+ * tb_f32_to_bf16, bit for bit); at avx512bf16 by vcvtne2ps2bf16, with
+ * the integer code for a vector pair holding a subnormal (below).
  *
  * Element-wise loops take 2 * VS_LANES values a step: one integer
  * vector load per operand, widened to two f32 vectors whose lanes hold
