@@ -156,13 +156,18 @@ def roof(data, c):
     bws = [e["best_gb_s"] for e in data.peaks.get("bandwidth") or []
            if e["kernel"] == r.get("bw_kernel") and e["level"] == level and
            e["threads"] <= thr]
-    # a 16-bit case computes in 16-bit only where its kernel is of the
+    # a 16-bit case computes in 16-bit only where its op runs on a GEMM
+    # (matmul, linear, conv2d, conv2d_nobias) and its kernel is of the
     # level its dtype's figure belongs to (impl ..._avx512bf16 at isa
-    # avx512bf16); other 16-bit rows widen to f32: f32's FMA rate, as
-    # also when the peaks hold no figure of the dtype (results.c)
+    # avx512bf16); other 16-bit rows widen to f32 (exp_bf16_avx512bf16
+    # too: its level only narrows): f32's FMA rate, as also when the
+    # peaks hold no figure of the dtype (results.c)
     pdt = c.dtype
     impl = c.rec.get("impl") or ""
-    if c.dtype in ("bf16", "f16") and impl.rsplit("_", 1)[-1] != isa:
+    gemm_op = c.category == "matmul" or c.op in ("linear", "conv2d",
+                                                  "conv2d_nobias")
+    if c.dtype in ("bf16", "f16") and (
+            not gemm_op or impl.rsplit("_", 1)[-1] != isa):
         pdt = "f32"
     # matmul_int8 (dtype f32): u8 x s8 multiply-adds, the int8 dot roof
     # (tb_roofline_flop_dtype); none at a level without that figure

@@ -351,6 +351,7 @@ int main(int argc, char **argv)
         T(bw_pool_special),
         T(xs_argmax_blocks),
         T(f64_fill_exact),
+        T(half_rows_exact),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {

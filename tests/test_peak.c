@@ -972,9 +972,9 @@ static void test_results_roofline(void **state)
     /* bf16: its 2-byte traffic (6 MB at L3 add 50 GB/s: 120 us of the
      * 480 measured) and f32's FMA peak, whatever 16-bit units the env's
      * cpu.isa lists (the cpu rows compute in f32; the peaks hold no bf16
-     * figure); a bf16 figure in the peaks is its roof where its kernel
-     * is of that figure's level (k = 3: add_bf16_avx512 at isa avx512),
-     * f32's where it is not (k = 4: a row of avx2 widens to f32) */
+     * figure), also where a bf16 figure of its kernel's level is in the
+     * peaks (k = 3: add_bf16_avx512 at isa avx512 widens to f32; k = 4:
+     * add_bf16_avx2) */
     static const char *const envs[] = {
         "{\"cpu\": {\"isa\": [\"avx2\", \"fma\", \"f16c\"]}}",
         "{\"cpu\": {\"isa\": [\"avx512f\", \"amx_bf16\"]}}",
@@ -1003,9 +1003,35 @@ static void test_results_roofline(void **state)
         assert_true(near(num(rl, "attainable_gb_s") * num(rl, "min_time_ns"),
                          6e6));
         assert_true(near(num(rl, "fraction"), 0.25));
-        assert_string_equal(str(rl, "peak_dtype"), k == 3 ? "bf16" : "f32");
-        assert_true(near(num(rl, "peak_gflop_s"), k == 3 ? 800 : 200));
+        assert_string_equal(str(rl, "peak_dtype"), "f32");
+        assert_true(near(num(rl, "peak_gflop_s"), 200));
     }
+    /* a matrix product's bf16 kernel of the bf16 figure's level: that
+     * figure is its roof (1e6 FLOPs, 12 MB at 50 GB/s in 480 us) */
+    results_op = TB_OP_matmul;
+    results_impl = "matmul_bf16_avx512";
+    results_case(doc, &tb_backend_cpu, 1, "1", TB_STATUS_OK, 480e3);
+    results_op = TB_OP_add;
+    rl = get(cJSON_GetArrayItem(cases, 11), "roofline");
+    assert_string_equal(str(rl, "peak_dtype"), "bf16");
+    assert_true(near(num(rl, "peak_gflop_s"), 800));
+    assert_true(near(num(rl, "fraction"), 0.5));
+    /* so do linear and conv2d, whose bf16 rows of that level are GEMMs
+     * too (categories fused and conv); max_pool2d (conv) widens: f32 */
+    static const struct {
+        tb_op_id op;
+        const char *impl, *dt;
+    } gemm_ops[] = {{TB_OP_linear, "linear_bf16_avx512", "bf16"},
+                    {TB_OP_conv2d, "conv2d_bf16_avx512", "bf16"},
+                    {TB_OP_max_pool2d, "max_pool2d_bf16_avx512", "f32"}};
+    for (int k = 0; k < 3; k++) {
+        results_op = gemm_ops[k].op;
+        results_impl = gemm_ops[k].impl;
+        results_case(doc, &tb_backend_cpu, 1, "1", TB_STATUS_OK, 480e3);
+        rl = get(cJSON_GetArrayItem(cases, 12 + k), "roofline");
+        assert_string_equal(str(rl, "peak_dtype"), gemm_ops[k].dt);
+    }
+    results_op = TB_OP_add;
     results_dtype = TB_F32;
     results_isa = NULL;
     results_impl = "add_f32_c";
@@ -1015,7 +1041,7 @@ static void test_results_roofline(void **state)
     results_op = TB_OP_matmul_int8;
     results_case(doc, &tb_backend_cpu, 1, "1", TB_STATUS_OK, 480e3);
     results_op = TB_OP_add;
-    rl = get(cJSON_GetArrayItem(cases, 11), "roofline");
+    rl = get(cJSON_GetArrayItem(cases, 15), "roofline");
     assert_string_equal(str(rl, "peak_dtype"), "int8");
     assert_string_equal(str(rl, "isa"), "avx512bf16");
     assert_true(near(num(rl, "peak_gflop_s"), 800));

@@ -152,14 +152,21 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
             o = tb_roofline_json(&rl);
     } else if (r->status == TB_STATUS_OK && cJSON_IsObject(peaks) &&
                in.threads > 0) {
-        /* A bf16/f16 case computes in 16-bit only where its kernel is
-         * of the level its dtype's dot-product figure belongs to (impl
-         * "matmul_bf16_avx512bf16" at isa avx512bf16: vdpbf16ps); every
-         * other 16-bit row widens and computes in f32 (gelu_bf16_avx512
-         * at that level too), so its compute roof is f32's. */
+        /* A bf16/f16 case computes in 16-bit only where its op runs on
+         * a GEMM (matmul, linear, conv2d, conv2d_nobias) and its kernel
+         * is of the level its dtype's dot-product figure belongs to
+         * (impl "matmul_bf16_avx512bf16" at isa avx512bf16: vdpbf16ps);
+         * every other 16-bit row widens and computes in f32
+         * (gelu_bf16_avx512 at that level too, and exp_bf16_avx512bf16,
+         * whose level only narrows), so its compute roof is f32's. */
         const char *sfx = r->impl ? strrchr(r->impl, '_') : NULL;
+        const char *on = c->op->name;
+        const bool gemm_op = c->op->category == TB_CAT_MATMUL ||
+                             !strcmp(on, "linear") ||
+                             !strcmp(on, "conv2d") ||
+                             !strcmp(on, "conv2d_nobias");
         if (tb_dtype_is_half(in.dtype) &&
-            (!sfx || !in.isa || strcmp(sfx + 1, in.isa)))
+            (!gemm_op || !sfx || !in.isa || strcmp(sfx + 1, in.isa)))
             in.dtype = TB_F32;
         int rc = tb_roofline_compute(peaks, &in, &rl);
         /* an isa=auto case whose level the peaks lack (peaks of another

@@ -114,5 +114,7 @@ void test_f64_act_ulp(void **state);
 void test_f64_bwd_ulp(void **state);
 void test_pow64_ulp(void **state);
 void test_rand_bm64_ulp(void **state);
+/* half_rows.c */
+void test_half_rows_exact(void **state);
 
 #endif

@@ -11,7 +11,8 @@
  * The simplest element-wise ops (add, sub, mul, div, add_relu, relu)
  * and the activations of vmath.h (exp, log, tanh, sigmoid, gelu,
  * gelu_tanh, silu), with same-shape operands, have fused loops at avx2
- * and avx512 (half_simd.h): load, widen, the f32 operation and narrow
+ * and avx512, and in bf16 at avx512bf16 (its narrowing by
+ * vcvtne2ps2bf16) (half_simd.h): load, widen, the f32 operation and narrow
  * in registers, the same bits as the blocks below, with no pass through
  * memory between them (the blocks' widen, call and narrow ran one after
  * the other: exp bf16 took twice exp f32's time).  sum, mean, max and
@@ -78,6 +79,10 @@ static void narrow_f16_c(const float *src, uint16_t *dst, int64_t n)
 
 tb_cpu_half_cvt tb_cpu_half_cvt_get(tb_dtype dt, int isa)
 {
+#if TB_CPU_HAVE_AVX512BF16
+    if (isa == TB_ISA_AVX512BF16)
+        return tb_cpu_half_cvt_avx512bf16(dt);
+#endif
 #if TB_CPU_HAVE_AVX512
     if (isa == TB_ISA_AVX512)
         return tb_cpu_half_cvt_avx512(dt);
@@ -98,6 +103,10 @@ tb_cpu_half_cvt tb_cpu_half_cvt_get(tb_dtype dt, int isa)
 tb_cpu_half_fused_fn tb_cpu_half_fused_get(tb_op_id op, tb_dtype dt, int isa)
 {
     (void)op, (void)dt;
+#if TB_CPU_HAVE_AVX512BF16
+    if (isa == TB_ISA_AVX512BF16)
+        return tb_cpu_half_fused_avx512bf16(op, dt);
+#endif
 #if TB_CPU_HAVE_AVX512
     if (isa == TB_ISA_AVX512)
         return tb_cpu_half_fused_avx512(op, dt);
@@ -113,6 +122,10 @@ tb_cpu_half_fused_fn tb_cpu_half_fused_get(tb_op_id op, tb_dtype dt, int isa)
 tb_cpu_half_red tb_cpu_half_red_get(tb_dtype dt, int isa)
 {
     (void)dt;
+#if TB_CPU_HAVE_AVX512BF16
+    if (isa == TB_ISA_AVX512BF16)
+        return tb_cpu_half_red_avx512bf16(dt);
+#endif
 #if TB_CPU_HAVE_AVX512
     if (isa == TB_ISA_AVX512)
         return tb_cpu_half_red_avx512(dt);

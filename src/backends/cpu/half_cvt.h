@@ -43,7 +43,7 @@ typedef struct tb_cpu_half_red {
     tb_cpu_half_ext_fn max, min;
 } tb_cpu_half_red;
 
-/* A SIMD level's loops (half_avx2.c, half_avx512.c; one source,
+/* A SIMD level's loops (half_avx2.c, half_avx512.c, half_avx512bf16.c; one source,
  * half_simd.h): the fused loop of (op, dt) or NULL, the conversions
  * and the reductions of dt ({NULL...} for another dtype). */
 tb_cpu_half_fused_fn tb_cpu_half_fused_avx2(tb_op_id op, tb_dtype dt);
@@ -52,10 +52,15 @@ tb_cpu_half_cvt tb_cpu_half_cvt_avx2(tb_dtype dt);
 tb_cpu_half_cvt tb_cpu_half_cvt_avx512(tb_dtype dt);
 tb_cpu_half_red tb_cpu_half_red_avx2(tb_dtype dt);
 tb_cpu_half_red tb_cpu_half_red_avx512(tb_dtype dt);
+/* (half_avx512bf16.c: avx512's loops with AVX512_BF16's bf16 narrowing) */
+tb_cpu_half_fused_fn tb_cpu_half_fused_avx512bf16(tb_op_id op, tb_dtype dt);
+tb_cpu_half_cvt tb_cpu_half_cvt_avx512bf16(tb_dtype dt);
+tb_cpu_half_red tb_cpu_half_red_avx512bf16(tb_dtype dt);
 
 /* The conversions of dtype dt (TB_BF16 or TB_F16) at ISA level isa
  * (TB_ISA_SCALAR: portable C; TB_ISA_AVX2: F16C and AVX2; TB_ISA_AVX512:
- * AVX-512 F/BW), or {NULL, NULL} for a level this build lacks or
+ * AVX-512 F/BW; TB_ISA_AVX512BF16: bf16 narrowed by vcvtne2ps2bf16, the
+ * same values), or {NULL, NULL} for a level this build lacks or
  * another dtype. */
 tb_cpu_half_cvt tb_cpu_half_cvt_get(tb_dtype dt, int isa);
 /* The fused loop of (op, dt) at level isa, or NULL (none: the scalar

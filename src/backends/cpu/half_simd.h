@@ -1,13 +1,14 @@
 /* The bf16/f16 loops of one SIMD level (half_cvt.h), written once over
- * vmath_simd.h's vectors for inclusion by half_avx2.c and half_avx512.c
- * only (each built with its level's flags; everything here is static).
+ * vmath_simd.h's vectors for inclusion by half_avx2.c, half_avx512.c
+ * and half_avx512bf16.c only (each built with its level's flags;
+ * everything here is static).
  *
  * Conversions: f16 through F16C's vcvtph2ps / vcvtps2ph (round to
  * nearest even); bf16 widened by placing the pattern in the upper half
  * of an f32, narrowed in integer code: round to nearest even on the 16
  * bits dropped, a NaN kept with its quiet bit set (ops/half.h's
- * tb_f32_to_bf16, bit for bit; not vcvtneps2bf16, which is AVX512_BF16
- * and no part of these levels).
+ * tb_f32_to_bf16, bit for bit); at avx512bf16 by vcvtne2ps2bf16, with
+ * the integer code for a vector pair holding a subnormal (below).
  *
  * Element-wise loops take 2 * VS_LANES values a step: one integer
  * vector load per operand, widened to two f32 vectors whose lanes hold
@@ -287,6 +288,48 @@ static inline hv2 h_bf16_narrow2o(vf lo, vf hi)
 {
     return h_pack2o(h_bf16_round(lo), h_bf16_round(hi));
 }
+#ifdef __AVX512BF16__
+/* The avx512bf16 level (half_avx512bf16.c): vcvtne2ps2bf16 rounds two
+ * vectors to nearest even in one instruction and keeps NaN as the
+ * integer code does (upper half, quiet bit set), but reads a subnormal
+ * f32 as a zero of its sign.  A pair with a subnormal lane (vfpclassps,
+ * rare: results below FLT_MIN) takes the integer code instead, so the
+ * values are tb_f32_to_bf16's, bit for bit. */
+static inline int h_bf16_subn(vf lo, vf hi)
+{
+    return (_mm512_fpclass_ps_mask(lo, 0x20) |
+            _mm512_fpclass_ps_mask(hi, 0x20)) != 0;
+}
+static inline hv2 h_bf16_ne2(vf lo, vf hi)
+{
+    return (hv2)_mm512_cvtne2ps_pbh(hi, lo); /* lo's values first */
+}
+/* h_bf16_widen2's order: lo held words 0-3 of each 128-bit lane, hi
+ * words 4-7; the packed pair holds lo's then hi's, four words (a
+ * quadword) from each lane: quadwords back in place */
+static inline hv2 h_bf16_narrow2_ne(vf lo, vf hi)
+{
+    if (h_bf16_subn(lo, hi))
+        return h_bf16_narrow2(lo, hi);
+    return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7),
+                                    h_bf16_ne2(lo, hi));
+}
+#define h_bf16_narrow2 h_bf16_narrow2_ne
+static inline hv2 h_bf16_narrow2o_ne(vf lo, vf hi)
+{
+    if (h_bf16_subn(lo, hi))
+        return h_bf16_narrow2o(lo, hi);
+    return h_bf16_ne2(lo, hi);
+}
+#define h_bf16_narrow2o h_bf16_narrow2o_ne
+static inline hv1 h_bf16_narrow1_ne(vf v)
+{
+    if (_mm512_fpclass_ps_mask(v, 0x20))
+        return h_bf16_narrow1(v);
+    return (hv1)_mm512_cvtneps_pbh(v);
+}
+#define h_bf16_narrow1 h_bf16_narrow1_ne
+#endif
 static inline hv2 h_f16_narrow2o(vf lo, vf hi)
 {
     return h_join(h_f16_narrow1(lo), h_f16_narrow1(hi));

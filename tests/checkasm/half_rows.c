@@ -1,0 +1,136 @@
+/* checkasm, part 6: the bf16/f16 rows of the fused element-wise ops
+ * (half_simd.h's loops: add, sub, mul, div, add_relu, relu and the
+ * activations of vmath.h) bit for bit against their C rows.
+ *
+ * rows.c checks every row against its C row within the op's tolerance,
+ * which a result flushed to zero passes; these rows promise more: each
+ * result is rounded once as ops/half.h's tb_f32_to_bf16 / tb_f32_to_f16
+ * round it (subnormals kept, ties to even, NaN quiet), so their outputs
+ * are the C row's exactly.  Inputs: every 16-bit pattern as a (NaN,
+ * infinities, signed zeros, subnormals; exp, sigmoid, silu, the gelus
+ * and tanh have f32 results below FLT_MIN among them), random patterns
+ * as b (products and quotients below FLT_MIN), 29 more for a vector
+ * tail.  Each op's C outputs must hold bf16/f16 subnormals (log's
+ * cannot): the inputs reach the narrowing's subnormal path.
+ * The activations in f16 are left out: the C row's f32 functions
+ * (math_c.c) and vmath.h's vector ones may differ in the last f32 bit,
+ * which f16's 11 bits can show (exp f16: one pattern in 65536, 1 ulp);
+ * rows.c holds them to the tolerance, test_half to widen + the same
+ * level's f32 function + narrow, bit for bit.  In bf16 every pattern
+ * of a unary op is an input here: its rows are the C row's on all of
+ * them. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backends/cpu/isa.h"
+#include "backends/cpu/kreg.h"
+#include "ops/half.h"
+#include "ops/op.h"
+#include "ops/tensor.h"
+
+#include "checkasm.h"
+
+/* IEEE operations and relu, then (from HR_VM on) vmath.h's functions */
+enum { HR_VM = 6 };
+static const tb_op_id hr_ops[] = {
+    TB_OP_add,     TB_OP_sub,     TB_OP_mul,  TB_OP_div,       TB_OP_add_relu,
+    TB_OP_relu,    TB_OP_exp,     TB_OP_log,  TB_OP_tanh,      TB_OP_sigmoid,
+    TB_OP_gelu,    TB_OP_gelu_tanh, TB_OP_silu};
+
+static void *hr_instance(int lv)
+{
+    const char *vals[2] = {tb_cpu_isa_name(lv), "1"};
+    void *ctx = NULL;
+    char err[256];
+    if (B->create(B, vals, &ctx, err, sizeof err))
+        fail_msg("cpu create isa=%s: %s", vals[0], err);
+    return ctx;
+}
+
+/* a 16-bit pattern that is a NaN of dt */
+static bool hr_nan(tb_dtype dt, uint16_t h)
+{
+    return dt == TB_F16 ? (h & 0x7c00) == 0x7c00 && (h & 0x3ff)
+                        : (h & 0x7f80) == 0x7f80 && (h & 0x7f);
+}
+
+/* a nonzero subnormal of dt */
+static bool hr_subn(tb_dtype dt, uint16_t h)
+{
+    return dt == TB_F16 ? !(h & 0x7c00) && (h & 0x3ff)
+                        : !(h & 0x7f80) && (h & 0x7f);
+}
+
+void test_half_rows_exact(void **state)
+{
+    (void)state;
+    enum { N = 65536 + 29 };
+    size_t nrows;
+    const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
+    void *cctx = hr_instance(TB_ISA_SCALAR);
+    const tb_dtype dts[2] = {TB_BF16, TB_F16};
+    int ran = 0;
+    for (int di = 0; di < 2; di++)
+        for (size_t k = 0; k < sizeof hr_ops / sizeof hr_ops[0]; k++) {
+            const tb_dtype dt = dts[di];
+            const tb_op *op = tb_op_get(hr_ops[k]);
+            if (dt == TB_F16 && k >= HR_VM)
+                continue;
+            const tb_cpu_krow *c = tb_cpu_krow_c(op->id, dt);
+            assert_non_null(c);
+            tb_shape sh = S(1, N);
+            tb_tensor in[2], want, got;
+            for (int i = 0; i < op->n_in; i++)
+                assert_int_equal(tb_tensor_create(&in[i], dt, &sh), 0);
+            assert_int_equal(tb_tensor_create(&want, dt, &sh), 0);
+            assert_int_equal(tb_tensor_create(&got, dt, &sh), 0);
+            rng_seed(0x16b + (uint64_t)k * 2 + (uint64_t)di);
+            uint16_t *a = in[0].data, *b = op->n_in > 1 ? in[1].data : NULL;
+            for (int64_t i = 0; i < N; i++) {
+                a[i] = (uint16_t)(i < 65536 ? (uint64_t)i : rng_next());
+                if (b)
+                    b[i] = (uint16_t)rng_next();
+            }
+            tb_params p = {0};
+            tb_params_defaults(op, &p);
+            assert_int_equal(c->fn(cctx, in, &want, &p), 0);
+            const uint16_t *w = want.data, *g = got.data;
+            int64_t nsub = 0;
+            for (int64_t i = 0; i < N; i++)
+                nsub += hr_subn(dt, w[i]);
+            if (op->id != TB_OP_log && nsub == 0)
+                fail_msg("%s: no subnormal result in the inputs", c->name);
+            for (size_t r = 0; r < nrows; r++) {
+                if (rows[r].op != op->id || rows[r].dtype != dt ||
+                    rows[r].min_isa == TB_ISA_SCALAR ||
+                    rows[r].min_isa >= n_levels())
+                    continue;
+                void *ctx = hr_instance(rows[r].min_isa);
+                memset(got.data, 0x5a, (size_t)N * 2);
+                assert_int_equal(rows[r].fn(ctx, in, &got, &p), 0);
+                B->destroy(ctx);
+                for (int64_t i = 0; i < N; i++)
+                    if (g[i] != w[i] && !(hr_nan(dt, g[i]) && hr_nan(dt, w[i])))
+                        fail_msg("%s [%lld] (%04x, %04x): %04x, the C row "
+                                 "%04x",
+                                 rows[r].name, (long long)i, a[i],
+                                 b ? b[i] : 0, g[i], w[i]);
+                ran++;
+            }
+            print_message("# %s %s: %lld subnormal results\n", op->name,
+                          tb_dtype_name(dt), (long long)nsub);
+            for (int i = 0; i < op->n_in; i++)
+                tb_tensor_destroy(&in[i]);
+            tb_tensor_destroy(&want);
+            tb_tensor_destroy(&got);
+        }
+    print_message("# %d SIMD rows bit for bit\n", ran);
+    B->destroy(cctx);
+}
