@@ -2,8 +2,8 @@
  * (bwd_simd_impl.h in f32, f64_simd_impl.h in f64): dx = g - exp(y)
  * sum(g) along the axis, the sum in double (as backward.c's portable
  * row), exp by vmath's vector core (f32) or dx_exp (f64); and
- * of the max_pool2d_backward rows (2x2 windows by a row function, every
- * other geometry by backward.c's portable code). */
+ * of the max_pool2d_backward rows in f32 and f64 (2x2 windows by a row
+ * function, every other geometry by backward.c's portable code). */
 #ifndef TB_BACKENDS_CPU_BWD_SIMD_H
 #define TB_BACKENDS_CPU_BWD_SIMD_H
 

@@ -4,7 +4,8 @@
  * expf/tanhf/erfcf per element, 43-88x a copy of their bytes at 1M
  * elements); then of log_softmax_backward and max_pool2d_backward (2x2
  * windows; bwd_simd.h's drivers) and of permute (register-transposed
- * tiles under permute_c.c's loops).  For inclusion by bwd_avx2.c and
+ * tiles under permute_c.c's loops), the last two in f64 too (on
+ * pool64_simd.h's double lanes, one macro per row for both dtypes).  For inclusion by bwd_avx2.c and
  * bwd_avx512.c only, each built with its level's flags; everything here
  * is static except the entry points BW_ENTRIES(SFX, LV) defines (rows of
  * kreg.h's backward and layout families).  The element-wise rows' driver is ops_simd.c's
