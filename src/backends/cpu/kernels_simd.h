@@ -915,7 +915,8 @@ static void ks_avg_pool_f32(const void *x, void *o, int64_t planes,
  * step for the tail): the even and odd columns of the two input rows,
  * combined in the portable row's order (x00, x01, x10, x11) with its
  * operations, so the results are its bits: max by its running rule
- * (p64_cmax), avg as ((((0 + x00) + x01) + x10) + x11) * 0.25.  Every
+ * (p64_cmax; x86's max where no lane holds a NaN), avg as
+ * ((((0 + x00) + x01) + x10) + x11) * 0.25.  Every
  * other geometry runs the portable loop (tb_cpu_pool_f64_c).
  */
 static inline void ks_pool_2x2_f64(const double *x, double *o, int64_t planes,
@@ -945,7 +946,12 @@ static inline void ks_pool_2x2_f64(const double *x, double *o, int64_t planes,
                 const p64 v00 = p64_even(a0, a1), v01 = p64_odd(a0, a1);
                 const p64 v10 = p64_even(b0, b1), v11 = p64_odd(b0, b1);
                 p64 r;
-                if (is_max)
+                if (is_max && !p64_any(p64_or(p64_unord(v00, v01),
+                                              p64_unord(v10, v11))))
+                    /* no NaN: max(v, acc) is v > acc ? v : acc, the
+                     * running rule's value (a tie keeps acc) */
+                    r = p64_max(v11, p64_max(v10, p64_max(v01, v00)));
+                else if (is_max)
                     r = p64_cmax(p64_cmax(p64_cmax(v00, v01), v10), v11);
                 else
                     r = p64_mul(p64_add(p64_add(p64_add(p64_add(zero, v00),
