@@ -318,6 +318,7 @@ int main(int argc, char **argv)
         T(kernel_transpose),
         T(kernel_transpose_nt),
         T(kernel_pool),
+        T(kernel_pool_ties),
         T(kernel_zero),
         VMT(TB_VM_EXP, "exp"),
         VMT(TB_VM_LOG, "log"),

@@ -78,6 +78,7 @@ void test_kernel_softmax_special(void **state);
 void test_kernel_transpose(void **state);
 void test_kernel_transpose_nt(void **state);
 void test_kernel_pool(void **state);
+void test_kernel_pool_ties(void **state);
 void test_kernel_zero(void **state);
 /* rows.c: the test of one op (state: its tb_op_id); fill t with one
  * test per op that has rows in the cpu backend's table, and return how

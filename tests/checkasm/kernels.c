@@ -597,7 +597,8 @@ void test_kernel_transpose_nt(void **state)
  * misaligned and canary-guarded.  max against the portable C version:
  * equal values or both NaN (the inputs hold NaN, +-inf, -0; which zero a
  * tie of -0 and +0 gives is not specified); avg against a double oracle
- * with the bound of a k^2-term float sum (the inputs are finite). */
+ * with the bound of a k^2-term float sum (the inputs are finite); f64
+ * both bit for bit the C version (zero signs too). */
 void test_kernel_pool(void **state)
 {
     (void)state;
@@ -645,7 +646,13 @@ void test_kernel_pool(void **state)
                             bool ok;
                             if (is_max) {
                                 const double want = get(r, t, i);
-                                ok = isnan(want) ? isnan(got) : got == want;
+                                /* f64: the C version's bits (its
+                                 * rows keep a tie's first zero) */
+                                ok = isnan(want) ? isnan(got)
+                                                 : got == want &&
+                                                       (t != TB_F64 ||
+                                                        signbit(got) ==
+                                                            signbit(want));
                             } else {
                                 const int64_t pl = i / (g.OH * g.OW);
                                 const int64_t oh = i / g.OW % g.OH;
@@ -666,6 +673,12 @@ void test_kernel_pool(void **state)
                                 const double kk = (double)(g.k * g.k);
                                 ok = fabs(got - sum / kk) <=
                                      (kk + 2) * eps * sabs / kk;
+                                /* f64: the C version's operations in
+                                 * its order, so its bits */
+                                if (t == TB_F64)
+                                    ok = ok && got == get(r, t, i) &&
+                                         signbit(got) ==
+                                             signbit(get(r, t, i));
                             }
                             if (!ok)
                                 print_error("%s_pool2d_%s level %s geometry "
@@ -703,6 +716,40 @@ void test_kernel_pool(void **state)
                     assert_true(nan_here ? isnan(o[q]) : isfinite(o[q]));
                 }
             }
+}
+
+/* f64 max pooling on x from {-1, -0, +0, 1} (every other plane with NaN
+ * too): ties of zeros in NaN-free and NaN vectors, 2x2/2 (a lane tail)
+ * and 3x3/1 padded windows, at every level bit for bit the C version
+ * (NaN as NaN). */
+void test_kernel_pool_ties(void **state)
+{
+    (void)state;
+    const int nl = tables();
+    static const double xs[] = {-1.0, -0.0, 0.0, 1.0, NAN};
+    static const int64_t geo[][5] = {{6, 38, 2, 2, 0}, {7, 9, 3, 1, 1}};
+    enum { PL = 4 };
+    double x[PL * 7 * 38], o[PL * 7 * 38], r[PL * 7 * 38];
+    rng_seed(777);
+    for (int l = 0; l < nl; l++)
+        for (int gi = 0; gi < 2; gi++) {
+            tb_cpu_pool_geom g = {geo[gi][0], geo[gi][1], 0, 0,
+                                  geo[gi][2], geo[gi][3], geo[gi][4]};
+            g.OH = tb_window_out(g.H, g.k, g.s, g.pad, 1);
+            g.OW = tb_window_out(g.W, g.k, g.s, g.pad, 1);
+            for (int64_t i = 0; i < PL * g.H * g.W; i++)
+                x[i] = xs[rng_next() % (i / (g.H * g.W) % 2 ? 5 : 4)];
+            tab[l].pool[TB_F64].max(x, o, PL, &g);
+            tab_c.pool[TB_F64].max(x, r, PL, &g);
+            for (int64_t i = 0; i < PL * g.OH * g.OW; i++) {
+                if (!same(o[i], r[i]))
+                    print_error("max_pool2d_f64 level %s geometry %d [%lld]: "
+                                "got %g, C gives %g\n",
+                                tb_cpu_isa_name(l), gi, (long long)i, o[i],
+                                r[i]);
+                assert_true(same(o[i], r[i]));
+            }
+        }
 }
 
 /* Zero sizes: nothing is read or written (canaries), sums are 0, and

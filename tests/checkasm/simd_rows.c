@@ -630,19 +630,20 @@ void test_bw_act_sweep(void **state)
 
 /* ---- max_pool2d_backward's SIMD rows: ties, NaN, signed zeros ---- */
 
-/* max_pool2d_backward f32 with 2x2 windows (bwd_simd_impl.h's rows) on x
- * drawn from {-inf, -1, -0, +0, 1, +inf, NaN} (windows of equal maxima,
- * NaN winners, +-0 ties) and g with -0 among uniform values, at every
- * SIMD level and thread count: bit for bit the portable row's output (the
- * level scalar), which test_backward checks against the reference;
- * misaligned canary-guarded operands. */
+/* max_pool2d_backward f32 and f64 with 2x2 windows (bwd_simd_impl.h's
+ * rows) on x drawn from {-inf, -1, -0, +0, 1, +inf, NaN} (windows of
+ * equal maxima, NaN winners, +-0 ties; every other shape without NaN) and g with -0 among uniform
+ * values, at every SIMD level and thread count: bit for bit the portable
+ * row's output (the level scalar), which test_backward checks against
+ * the reference; misaligned canary-guarded operands. */
 void test_bw_pool_special(void **state)
 {
     (void)state;
-    static const float xs[] = {-INFINITY, -1.0f, -0.0f, 0.0f,
-                               1.0f,      INFINITY, NAN};
+    static const double xs[] = {-INFINITY, -1.0, -0.0, 0.0,
+                                1.0,       INFINITY, NAN};
     static const int sh[][4] = {{2, 3, 9, 37}, {1, 2, 6, 64},
-                                {1, 1, 4, 34}, {3, 1, 5, 5}};
+                                {1, 1, 4, 34}, {3, 1, 5, 5},
+                                {1, 1, 2, 6},  {1, 2, 3, 19}};
     const tb_op *op = tb_op_get(TB_OP_max_pool2d_backward);
     tb_axis ax[TB_MAX_AXES];
     assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
@@ -651,29 +652,43 @@ void test_bw_pool_special(void **state)
     assert_int_equal(tb_params_set(op, &p, "kernel", 2, err, sizeof err), 0);
     tb_params_defaults(op, &p);
     rng_seed(4100);
+    for (int dt = 0; dt < 2; dt++)
     for (size_t q = 0; q < sizeof sh / sizeof sh[0]; q++) {
+        const tb_dtype t = dt ? TB_F64 : TB_F32;
+        const size_t es = tb_dtype_size(t);
         tb_shape is[2] = {S(4, sh[q][0], sh[q][1], sh[q][2] / 2,
                             sh[q][3] / 2),
                           S(4, sh[q][0], sh[q][1], sh[q][2], sh[q][3])};
         gbuf gi[2], gr;
         tb_tensor in[2], ref;
         for (int i = 0; i < 2; i++) {
-            tb_tensor_init(&in[i], TB_F32, &is[i]);
-            in[i].data = gb_new(&gi[i], tb_tensor_nbytes(&in[i]), 4);
+            tb_tensor_init(&in[i], t, &is[i]);
+            in[i].data = gb_new(&gi[i], tb_tensor_nbytes(&in[i]), es);
         }
-        float *g = in[0].data, *x = in[1].data;
-        for (int64_t k = 0; k < tb_tensor_numel(&in[0]); k++)
-            g[k] = (rng_next() & 7) == 0 ? -0.0f
-                                         : (float)rng_uniform(-2, 2);
-        for (int64_t k = 0; k < tb_tensor_numel(&in[1]); k++)
-            x[k] = xs[rng_next() % (sizeof xs / sizeof xs[0])];
-        tb_tensor_init(&ref, TB_F32, &is[1]);
-        ref.data = gb_new(&gr, tb_tensor_nbytes(&ref), 4);
+        for (int64_t k = 0; k < tb_tensor_numel(&in[0]); k++) {
+            const double v =
+                (rng_next() & 7) == 0 ? -0.0 : rng_uniform(-2, 2);
+            if (dt)
+                ((double *)in[0].data)[k] = v;
+            else
+                ((float *)in[0].data)[k] = (float)v;
+        }
+        for (int64_t k = 0; k < tb_tensor_numel(&in[1]); k++) {
+            /* the odd shapes without NaN: the rows' NaN-free path
+             * (ties of equal maxima and of -0 and +0) */
+            const double v = xs[rng_next() % (q % 2 ? 6 : 7)];
+            if (dt)
+                ((double *)in[1].data)[k] = v;
+            else
+                ((float *)in[1].data)[k] = (float)v;
+        }
+        tb_tensor_init(&ref, t, &is[1]);
+        ref.data = gb_new(&gr, tb_tensor_nbytes(&ref), es);
         const char *sv[2] = {"scalar", "1"};
         void *sctx = NULL;
         assert_int_equal(B->create(B, sv, &sctx, err, sizeof err), 0);
         const char *impl = NULL;
-        tb_kernel_fn fn = B->kernel(sctx, op, TB_F32, &p, &impl).fn;
+        tb_kernel_fn fn = B->kernel(sctx, op, t, &p, &impl).fn;
         assert_non_null(fn);
         assert_non_null(strstr(impl, "_c"));
         assert_int_equal(fn(sctx, in, &ref, &p), 0);
@@ -685,24 +700,24 @@ void test_bw_pool_special(void **state)
                     continue;
                 void *ctx = NULL;
                 assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
-                fn = B->kernel(ctx, op, TB_F32, &p, &impl).fn;
+                fn = B->kernel(ctx, op, t, &p, &impl).fn;
                 assert_non_null(fn);
                 assert_null(strstr(impl, "_c")); /* a SIMD row */
                 gbuf go;
                 tb_tensor out;
-                tb_tensor_init(&out, TB_F32, &is[1]);
-                out.data = gb_new(&go, tb_tensor_nbytes(&out), 4);
+                tb_tensor_init(&out, t, &is[1]);
+                out.data = gb_new(&go, tb_tensor_nbytes(&out), es);
                 assert_int_equal(fn(ctx, in, &out, &p), 0);
                 int64_t bad = 0;
                 for (int64_t k = 0; k < tb_tensor_numel(&out); k++)
-                    if (memcmp((float *)out.data + k, (float *)ref.data + k,
-                               sizeof(float)) != 0 &&
+                    if (memcmp((char *)out.data + (size_t)k * es,
+                               (char *)ref.data + (size_t)k * es, es) != 0 &&
                         bad++ < 3)
                         print_error("%s isa=%s threads=%s shape %zu [%lld]: "
                                     "got %a want %a\n",
                                     impl, vals[0], vals[1], q, (long long)k,
-                                    (double)((float *)out.data)[k],
-                                    (double)((float *)ref.data)[k]);
+                                    tb_tensor_get(&out, k),
+                                    tb_tensor_get(&ref, k));
                 const bool intact = gb_intact(&go);
                 gb_free(&go);
                 B->destroy(ctx);

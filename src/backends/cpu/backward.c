@@ -53,6 +53,14 @@ void tb_cpu_bw_pool_f32(bool is_max, const float *g, const float *x,
     bwk_pool_f32(is_max, g, x, dx, NC, H, W, OH, OW, k, st, pad);
 }
 
+void tb_cpu_bw_pool_f64(bool is_max, const double *g, const double *x,
+                        double *dx, int64_t NC, int64_t H, int64_t W,
+                        int64_t OH, int64_t OW, int64_t k, int64_t st,
+                        int64_t pad)
+{
+    bwk_pool_f64(is_max, g, x, dx, NC, H, W, OH, OW, k, st, pad);
+}
+
 /* Count the launch; check operands and output shapes; fill *full with
  * the parameters and their defaults. */
 static int bwk_begin(void *ctx, const tb_op *op, tb_dtype dt,

@@ -101,9 +101,11 @@ int tb_cpu_bw_bcast64(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
 }
 
 typedef struct bw_mp_job {
-    tb_cpu_bw_mp2_fn fn;
-    const float *g, *x;
-    float *dx;
+    tb_cpu_bw_mp2_fn fn;     /* f32, or NULL */
+    tb_cpu_bw_mp2_64_fn fn64; /* f64, or NULL */
+    const void *g, *x;
+    void *dx;
+    size_t esz;
     int64_t NC, H, W, OH, OW;
 } bw_mp_job;
 
@@ -116,44 +118,78 @@ static void bw_mp_task(void *argp, int part, int nparts)
     int64_t b, e;
     tb_cpu_span(j->NC, 1, part, nparts, &b, &e);
     const int64_t H = j->H, W = j->W, OH = j->OH, OW = j->OW;
+    const size_t es = j->esz;
     for (int64_t nc = b; nc < e; nc++) {
-        const float *xp = j->x + nc * H * W, *gp = j->g + nc * OH * OW;
-        float *dp = j->dx + nc * H * W;
+        const char *xp = (const char *)j->x + (size_t)(nc * H * W) * es;
+        const char *gp = (const char *)j->g + (size_t)(nc * OH * OW) * es;
+        char *dp = (char *)j->dx + (size_t)(nc * H * W) * es;
         for (int64_t oh = 0; oh < OH; oh++) {
-            float *d0 = dp + 2 * oh * W;
-            j->fn(gp + oh * OW, xp + 2 * oh * W, xp + (2 * oh + 1) * W, d0,
-                  d0 + W, OW);
-            if (W > 2 * OW)
-                d0[W - 1] = d0[2 * W - 1] = 0;
+            char *d0 = dp + (size_t)(2 * oh * W) * es;
+            const char *x0 = xp + (size_t)(2 * oh * W) * es;
+            const char *g0 = gp + (size_t)(oh * OW) * es;
+            if (j->fn)
+                j->fn((const float *)g0, (const float *)x0,
+                      (const float *)x0 + W, (float *)d0, (float *)d0 + W,
+                      OW);
+            else
+                j->fn64((const double *)g0, (const double *)x0,
+                        (const double *)x0 + W, (double *)d0,
+                        (double *)d0 + W, OW);
+            if (W > 2 * OW) {
+                memset(d0 + (size_t)(W - 1) * es, 0, es);
+                memset(d0 + (size_t)(2 * W - 1) * es, 0, es);
+            }
         }
         if (H > 2 * OH)
-            memset(dp + 2 * OH * W, 0, (size_t)W * sizeof(float));
+            memset(dp + (size_t)(2 * OH * W) * es, 0, (size_t)W * es);
     }
+}
+
+/* tb_cpu_bw_max_pool's body for the dtype of the one fn given. */
+static int bw_max_pool_run(void *ctx, int lv, const tb_tensor *in,
+                           tb_tensor *out, const tb_params *p,
+                           tb_cpu_bw_mp2_fn fn, tb_cpu_bw_mp2_64_fn fn64)
+{
+    if (ctx && tb_cpu_isa(ctx) < lv)
+        return TB_EUNSUPPORTED;
+    const tb_op_id id = TB_OP_max_pool2d_backward;
+    const tb_dtype dt = fn ? TB_F32 : TB_F64;
+    int rc = tb_cpu_begin_op(ctx, id, dt, in, out, p);
+    if (rc)
+        return rc;
+    const int64_t k = (int64_t)tb_cpu_param(p, id, 0);
+    const int64_t st = p && tb_params_has(p, 1) ? (int64_t)p->v[1] : k;
+    const int64_t pad = (int64_t)tb_cpu_param(p, id, 2);
+    bw_mp_job j = {.fn = fn, .fn64 = fn64, .g = in[0].data,
+                   .x = in[1].data, .dx = out->data,
+                   .esz = tb_dtype_size(dt),
+                   .NC = in[1].shape[0] * in[1].shape[1],
+                   .H = in[1].shape[2], .W = in[1].shape[3],
+                   .OH = in[0].shape[2], .OW = in[0].shape[3]};
+    if (k != 2 || st != 2 || pad != 0) {
+        if (fn)
+            tb_cpu_bw_pool_f32(true, j.g, j.x, j.dx, j.NC, j.H, j.W, j.OH,
+                               j.OW, k, st, pad);
+        else
+            tb_cpu_bw_pool_f64(true, j.g, j.x, j.dx, j.NC, j.H, j.W, j.OH,
+                               j.OW, k, st, pad);
+        return 0;
+    }
+    if (j.NC > 0 && j.H > 0 && j.W > 0)
+        tb_cpu_parallel(ctx, j.NC * j.H * j.W * 8, j.NC, bw_mp_task, &j);
+    return 0;
 }
 
 int tb_cpu_bw_max_pool(void *ctx, int lv, const tb_tensor *in,
                        tb_tensor *out, const tb_params *p,
                        tb_cpu_bw_mp2_fn fn)
 {
-    if (ctx && tb_cpu_isa(ctx) < lv)
-        return TB_EUNSUPPORTED;
-    const tb_op_id id = TB_OP_max_pool2d_backward;
-    int rc = tb_cpu_begin_op(ctx, id, TB_F32, in, out, p);
-    if (rc)
-        return rc;
-    const int64_t k = (int64_t)tb_cpu_param(p, id, 0);
-    const int64_t st = p && tb_params_has(p, 1) ? (int64_t)p->v[1] : k;
-    const int64_t pad = (int64_t)tb_cpu_param(p, id, 2);
-    bw_mp_job j = {.fn = fn, .g = in[0].data, .x = in[1].data,
-                   .dx = out->data, .NC = in[1].shape[0] * in[1].shape[1],
-                   .H = in[1].shape[2], .W = in[1].shape[3],
-                   .OH = in[0].shape[2], .OW = in[0].shape[3]};
-    if (k != 2 || st != 2 || pad != 0) {
-        tb_cpu_bw_pool_f32(true, j.g, j.x, j.dx, j.NC, j.H, j.W, j.OH, j.OW,
-                           k, st, pad);
-        return 0;
-    }
-    if (j.NC > 0 && j.H > 0 && j.W > 0)
-        tb_cpu_parallel(ctx, j.NC * j.H * j.W * 8, j.NC, bw_mp_task, &j);
-    return 0;
+    return bw_max_pool_run(ctx, lv, in, out, p, fn, NULL);
+}
+
+int tb_cpu_bw_max_pool64(void *ctx, int lv, const tb_tensor *in,
+                         tb_tensor *out, const tb_params *p,
+                         tb_cpu_bw_mp2_64_fn fn)
+{
+    return bw_max_pool_run(ctx, lv, in, out, p, NULL, fn);
 }

@@ -2,8 +2,8 @@
  * (bwd_simd_impl.h in f32, f64_simd_impl.h in f64): dx = g - exp(y)
  * sum(g) along the axis, the sum in double (as backward.c's portable
  * row), exp by vmath's vector core (f32) or dx_exp (f64); and
- * of the max_pool2d_backward rows (2x2 windows by a row function, every
- * other geometry by backward.c's portable code). */
+ * of the max_pool2d_backward rows in f32 and f64 (2x2 windows by a row
+ * function, every other geometry by backward.c's portable code). */
 #ifndef TB_BACKENDS_CPU_BWD_SIMD_H
 #define TB_BACKENDS_CPU_BWD_SIMD_H
 
@@ -64,11 +64,25 @@ int tb_cpu_bw_max_pool(void *ctx, int lv, const tb_tensor *in,
                        tb_tensor *out, const tb_params *p,
                        tb_cpu_bw_mp2_fn fn);
 
+/* The same in f64 (bwd_simd_impl.h's rows on pool64_simd.h's double
+ * lanes): a row function of the same contract, other geometries by
+ * tb_cpu_bw_pool_f64. */
+typedef void (*tb_cpu_bw_mp2_64_fn)(const double *g, const double *x0,
+                                    const double *x1, double *d0, double *d1,
+                                    int64_t ow);
+int tb_cpu_bw_max_pool64(void *ctx, int lv, const tb_tensor *in,
+                         tb_tensor *out, const tb_params *p,
+                         tb_cpu_bw_mp2_64_fn fn);
+
 /* backward.c's portable f32 pooling gradient (is_max: max_pool2d's,
  * else avg_pool2d's; any kernel k, stride st, padding pad), single
  * threaded: g [NC, OH, OW], x and dx [NC, H, W]. */
 void tb_cpu_bw_pool_f32(bool is_max, const float *g, const float *x,
                         float *dx, int64_t NC, int64_t H, int64_t W,
+                        int64_t OH, int64_t OW, int64_t k, int64_t st,
+                        int64_t pad);
+void tb_cpu_bw_pool_f64(bool is_max, const double *g, const double *x,
+                        double *dx, int64_t NC, int64_t H, int64_t W,
                         int64_t OH, int64_t OW, int64_t k, int64_t st,
                         int64_t pad);
 

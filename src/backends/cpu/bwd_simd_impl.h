@@ -4,7 +4,8 @@
  * expf/tanhf/erfcf per element, 43-88x a copy of their bytes at 1M
  * elements); then of log_softmax_backward and max_pool2d_backward (2x2
  * windows; bwd_simd.h's drivers) and of permute (register-transposed
- * tiles under permute_c.c's loops).  For inclusion by bwd_avx2.c and
+ * tiles under permute_c.c's loops), the last two in f64 too (on
+ * pool64_simd.h's double lanes, one macro per row for both dtypes).  For inclusion by bwd_avx2.c and
  * bwd_avx512.c only, each built with its level's flags; everything here
  * is static except the entry points BW_ENTRIES(SFX, LV) defines (rows of
  * kreg.h's backward and layout families).  The element-wise rows' driver is ops_simd.c's
@@ -41,6 +42,7 @@
 #define TB_BACKENDS_CPU_BWD_SIMD_IMPL_H
 
 #include <immintrin.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../../base/error.h"
@@ -49,6 +51,7 @@
 #include "kreg.h"
 #include "permute_c.h"
 #include "ops_simd.h"
+#include "pool64_simd.h"
 #include "vmath_simd.h"
 #include "vtranspose_simd.h"
 
@@ -314,95 +317,154 @@ static inline void bw_mp_windows(vf gv, vf a0, vf a1, vf b0, vf b1, vf r[4])
 {
     vf v[4] = {bw_even(a0, a1), bw_odd(a0, a1), bw_even(b0, b1),
                bw_odd(b0, b1)};
-    vf m = bw_mp_max(bw_mp_max(bw_mp_max(v[0], v[1]), v[2]), v[3]);
+    /* no NaN among the vector's windows: m the plain maximum (which zero
+     * a -0/+0 tie gives does not matter: the first element == m takes
+     * g either way) */
+    const bool nan = m_any(m_or(v_unord(v[0], v[1]), v_unord(v[2], v[3])));
+    vf m = nan ? bw_mp_max(bw_mp_max(bw_mp_max(v[0], v[1]), v[2]), v[3])
+               : v_max(v_max(v[0], v[1]), v_max(v[2], v[3]));
     const vf z = v_set1(0.0f);
     vf rest = gv;
     for (int t = 0; t < 3; t++) {
-        vm h = m_or(v_eq(v[t], m), v_unord(v[t], v[t]));
+        vm h = nan ? m_or(v_eq(v[t], m), v_unord(v[t], v[t]))
+                   : v_eq(v[t], m);
         r[t] = v_sel(h, rest, z);
         rest = v_sel(h, z, rest);
     }
     r[3] = rest;
 }
 
-static void bw_mp2_row(const float *g, const float *x0, const float *x1,
-                       float *d0, float *d1, int64_t ow)
+/* One row of 2x2 windows in T on vectors V of L lanes (P: the helpers'
+ * prefix, WIN: the windows' function); the tail as n windows, 2 n
+ * elements of each row in two masked vectors (the second empty when n <=
+ * L / 2). */
+#define BW_MP2_ROW(NAME, T, V, P, L, WIN)                                 \
+    static void NAME(const T *g, const T *x0, const T *x1, T *d0, T *d1,  \
+                     int64_t ow)                                          \
+    {                                                                     \
+        int64_t i = 0;                                                    \
+        V r[4];                                                           \
+        for (; i + (L) <= ow; i += (L)) {                                 \
+            WIN(P##load(g + i), P##load(x0 + 2 * i),                      \
+                P##load(x0 + 2 * i + (L)), P##load(x1 + 2 * i),           \
+                P##load(x1 + 2 * i + (L)), r);                            \
+            P##store(d0 + 2 * i, P##zip_lo(r[0], r[1]));                  \
+            P##store(d0 + 2 * i + (L), P##zip_hi(r[0], r[1]));            \
+            P##store(d1 + 2 * i, P##zip_lo(r[2], r[3]));                  \
+            P##store(d1 + 2 * i + (L), P##zip_hi(r[2], r[3]));            \
+        }                                                                 \
+        if (i < ow) {                                                     \
+            const int64_t n = ow - i, e0 = 2 * n < (L) ? 2 * n : (L);     \
+            const int64_t e1 = 2 * n - e0;                                \
+            const V z = P##set1(0);                                       \
+            WIN(P##load_n(g + i, n), P##load_n(x0 + 2 * i, e0),           \
+                e1 ? P##load_n(x0 + 2 * i + (L), e1) : z,                 \
+                P##load_n(x1 + 2 * i, e0),                                \
+                e1 ? P##load_n(x1 + 2 * i + (L), e1) : z, r);             \
+            P##store_n(d0 + 2 * i, P##zip_lo(r[0], r[1]), e0);            \
+            P##store_n(d1 + 2 * i, P##zip_lo(r[2], r[3]), e0);            \
+            if (e1) {                                                     \
+                P##store_n(d0 + 2 * i + (L), P##zip_hi(r[0], r[1]), e1);  \
+                P##store_n(d1 + 2 * i + (L), P##zip_hi(r[2], r[3]), e1);  \
+            }                                                             \
+        }                                                                 \
+    }
+
+/* f32's helpers under the macros' names */
+#define bw_f32_load v_load
+#define bw_f32_load_n v_load_n
+#define bw_f32_store v_store
+#define bw_f32_store_n v_store_n
+#define bw_f32_set1 v_set1
+#define bw_f32_zip_lo bw_zip_lo
+#define bw_f32_zip_hi bw_zip_hi
+#define bw_f32_transpose v_transpose
+BW_MP2_ROW(bw_mp2_row, float, vf, bw_f32_, VS_LANES, bw_mp_windows)
+
+/* The same in f64 on pool64_simd.h's P64_W double lanes (selects only:
+ * g's bits or +0, the portable row's).  Without a NaN among the vectors'
+ * windows, m is the plain maximum (which zero a tie of -0 and +0 gives
+ * does not matter: the first element == m takes g either way); with
+ * one, the running rule (m stays NaN once NaN, the first NaN takes g). */
+static inline void bw_mp_windows64(p64 gv, p64 a0, p64 a1, p64 b0, p64 b1,
+                                   p64 r[4])
 {
-    const int64_t L = VS_LANES;
-    int64_t i = 0;
-    vf r[4];
-    for (; i + L <= ow; i += L) {
-        bw_mp_windows(v_load(g + i), v_load(x0 + 2 * i),
-                      v_load(x0 + 2 * i + L), v_load(x1 + 2 * i),
-                      v_load(x1 + 2 * i + L), r);
-        v_store(d0 + 2 * i, bw_zip_lo(r[0], r[1]));
-        v_store(d0 + 2 * i + L, bw_zip_hi(r[0], r[1]));
-        v_store(d1 + 2 * i, bw_zip_lo(r[2], r[3]));
-        v_store(d1 + 2 * i + L, bw_zip_hi(r[2], r[3]));
+    const p64 v[4] = {p64_even(a0, a1), p64_odd(a0, a1), p64_even(b0, b1),
+                      p64_odd(b0, b1)};
+    const bool nan = p64_any(p64_or(p64_unord(v[0], v[1]),
+                                    p64_unord(v[2], v[3])));
+    p64 m = p64_max(p64_max(v[0], v[1]), p64_max(v[2], v[3]));
+    if (nan) {
+        m = v[0];
+        for (int t = 1; t < 4; t++)
+            m = p64_sel(p64_nan(m), m, p64_cmax(m, v[t]));
     }
-    if (i < ow) {
-        /* n windows left: 2 n elements of each row, in two masked
-         * vectors (the second empty when n <= L / 2) */
-        const int64_t n = ow - i, e0 = 2 * n < L ? 2 * n : L, e1 = 2 * n - e0;
-        vf z = v_set1(0.0f);
-        bw_mp_windows(v_load_n(g + i, n), v_load_n(x0 + 2 * i, e0),
-                      e1 ? v_load_n(x0 + 2 * i + L, e1) : z,
-                      v_load_n(x1 + 2 * i, e0),
-                      e1 ? v_load_n(x1 + 2 * i + L, e1) : z, r);
-        v_store_n(d0 + 2 * i, bw_zip_lo(r[0], r[1]), e0);
-        v_store_n(d1 + 2 * i, bw_zip_lo(r[2], r[3]), e0);
-        if (e1) {
-            v_store_n(d0 + 2 * i + L, bw_zip_hi(r[0], r[1]), e1);
-            v_store_n(d1 + 2 * i + L, bw_zip_hi(r[2], r[3]), e1);
-        }
+    const p64 z = p64_set1(0.0);
+    p64 rest = gv;
+    for (int t = 0; t < 3; t++) {
+        const p64m h = nan ? p64_or(p64_eq(v[t], m), p64_nan(v[t]))
+                           : p64_eq(v[t], m);
+        r[t] = p64_sel(h, rest, z);
+        rest = p64_sel(h, z, rest);
     }
+    r[3] = rest;
 }
+
+BW_MP2_ROW(bw_mp2_row64, double, p64, p64_, P64_W, bw_mp_windows64)
 
 #define BW_MP_ENTRY(SFX, LV)                                              \
     int TB_CPU_KFN(max_pool2d_backward, f32, SFX)(                        \
         void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
     {                                                                     \
         return tb_cpu_bw_max_pool(ctx, LV, in, out, p, bw_mp2_row);       \
+    }                                                                     \
+    int TB_CPU_KFN(max_pool2d_backward, f64, SFX)(                        \
+        void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
+    {                                                                     \
+        return tb_cpu_bw_max_pool64(ctx, LV, in, out, p, bw_mp2_row64);   \
     }
 
 /* ---- permute f32: planes by register-transposed tiles (permute_c.h) --- */
 
-/* tb_cpu_perm_tile_fn: o[i * ostq + j] = x[i + j * is] in VS_LANES x
- * VS_LANES tiles, each read as VS_LANES vectors (input lines along i),
- * transposed in registers and written as VS_LANES vectors (output lines
- * along j): every line a tile touches is read or written whole, once
+/* tb_cpu_perm_tile_fn (f32) and tb_cpu_perm_tile64_fn (f64): o[i * ostq
+ * + j] = x[i + j * is] in L x L tiles (L: the vector's lanes), each read
+ * as L vectors (input lines along i), transposed in registers and
+ * written as L vectors (output lines along j): every line a tile touches is read or written whole, once
  * (the portable loop touches each input line once per element, and the
  * lines of a tile, power-of-two strides apart, evict each other).  The
  * tiles of a band of input rows j go along i, so each row is read in
  * order.  Partial tiles: masked loads (zeros past ni) and stores. */
-static void bw_perm_tile(const float *x, float *o, int64_t ni, int64_t nj,
-                         int64_t is, int64_t ostq)
-{
-    const int64_t L = VS_LANES;
-    vf r[VS_LANES];
-    for (int64_t j0 = 0; j0 < nj; j0 += L) {
-        const int64_t nr = nj - j0 < L ? nj - j0 : L;
-        const float *xr = x + j0 * is;
-        for (int64_t i0 = 0; i0 < ni; i0 += L) {
-            const int64_t nc = ni - i0 < L ? ni - i0 : L;
-            float *oc = o + i0 * ostq + j0;
-            if (nr == L && nc == L) {
-                for (int t = 0; t < VS_LANES; t++)
-                    r[t] = v_load(xr + t * is + i0);
-                v_transpose(r);
-                for (int t = 0; t < VS_LANES; t++)
-                    v_store(oc + t * ostq, r[t]);
-                continue;
-            }
-            for (int t = 0; t < VS_LANES; t++)
-                r[t] = t < nr ? v_load_n(xr + t * is + i0, nc)
-                              : v_set1(0.0f);
-            v_transpose(r);
-            for (int t = 0; t < nc; t++)
-                v_store_n(oc + t * ostq, r[t], nr);
-        }
+#define BW_PERM_TILE(NAME, T, V, P, L)                                    \
+    static void NAME(const T *x, T *o, int64_t ni, int64_t nj, int64_t is, \
+                     int64_t ostq)                                        \
+    {                                                                     \
+        V r[L];                                                           \
+        for (int64_t j0 = 0; j0 < nj; j0 += (L)) {                        \
+            const int64_t nr = nj - j0 < (L) ? nj - j0 : (L);             \
+            const T *xr = x + j0 * is;                                    \
+            for (int64_t i0 = 0; i0 < ni; i0 += (L)) {                    \
+                const int64_t nc = ni - i0 < (L) ? ni - i0 : (L);         \
+                T *oc = o + i0 * ostq + j0;                               \
+                if (nr == (L) && nc == (L)) {                             \
+                    for (int t = 0; t < (L); t++)                         \
+                        r[t] = P##load(xr + t * is + i0);                 \
+                    P##transpose(r);                                      \
+                    for (int t = 0; t < (L); t++)                         \
+                        P##store(oc + t * ostq, r[t]);                    \
+                    continue;                                             \
+                }                                                         \
+                for (int t = 0; t < (L); t++)                             \
+                    r[t] = t < nr ? P##load_n(xr + t * is + i0, nc)       \
+                                  : P##set1(0);                           \
+                P##transpose(r);                                          \
+                for (int t = 0; t < nc; t++)                              \
+                    P##store_n(oc + t * ostq, r[t], nr);                  \
+            }                                                             \
+        }                                                                 \
     }
-}
+BW_PERM_TILE(bw_perm_tile, float, vf, bw_f32_, VS_LANES)
+/* f64: P64_W x P64_W tiles of doubles (pool64_simd.h's transpose) */
+BW_PERM_TILE(bw_perm_tile64, double, p64, p64_, P64_W)
 
 #define BW_PERM_ENTRY(SFX, LV)                                            \
     int TB_CPU_KFN(permute, f32, SFX)(void *ctx, const tb_tensor *in,     \
@@ -411,6 +473,13 @@ static void bw_perm_tile(const float *x, float *o, int64_t ni, int64_t nj,
         if (ctx && tb_cpu_isa(ctx) < LV)                                  \
             return TB_EUNSUPPORTED;                                       \
         return tb_cpu_permute_f32(ctx, in, out, p, bw_perm_tile);         \
+    }                                                                     \
+    int TB_CPU_KFN(permute, f64, SFX)(void *ctx, const tb_tensor *in,     \
+                                      tb_tensor *out, const tb_params *p) \
+    {                                                                     \
+        if (ctx && tb_cpu_isa(ctx) < LV)                                  \
+            return TB_EUNSUPPORTED;                                       \
+        return tb_cpu_permute_f64(ctx, in, out, p, bw_perm_tile64);       \
     }
 
 #define BW_ENTRIES(SFX, LV)                                               \

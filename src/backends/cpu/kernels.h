@@ -98,6 +98,10 @@ typedef struct tb_cpu_pool_geom {
 typedef void (*tb_cpu_pool_fn)(const void *x, void *o, int64_t planes,
                                const tb_cpu_pool_geom *g);
 #define TB_CPU_POOL_SIMD_MAX_W (INT64_C(1) << 30)
+/* The portable f64 pooling loop (kernels_c.c; is_max: max, else avg):
+ * the f64 SIMD slots' geometries other than 2x2 windows of stride 2. */
+void tb_cpu_pool_f64_c(const void *x, void *o, int64_t planes,
+                       const tb_cpu_pool_geom *g, int is_max);
 /* Rows [i0, i1) of C[M,N] = A[M,K] * B[K,N], all row-major contiguous. */
 typedef void (*tb_cpu_mm_fn)(const void *a, const void *b, void *c,
                              int64_t i0, int64_t i1, int64_t K, int64_t N);

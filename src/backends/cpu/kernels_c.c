@@ -480,6 +480,12 @@ C_TR_LOOPS(u64, uint64_t);
 C_POOL_LOOPS(f32, float);
 C_POOL_LOOPS(f64, double);
 
+void tb_cpu_pool_f64_c(const void *x, void *o, int64_t planes,
+                       const tb_cpu_pool_geom *g, int is_max)
+{
+    pool_f64_t(x, o, planes, g, is_max);
+}
+
 /* ---- table ------------------------------------------------------------- */
 
 #define C_SET_BIN(IDX, NAME)                                              \

@@ -20,6 +20,7 @@
 
 #include "kernels.h"
 #include "lsm_simd.h"
+#include "pool64_simd.h"
 #include "vmath_simd.h"
 #include "vtranspose_simd.h"
 
@@ -935,6 +936,84 @@ static void ks_avg_pool_f32(const void *x, void *o, int64_t planes,
         ks_pool_any_f32(x, o, planes, g, 0);
 }
 
+/* ---- pooling (f64) ------------------------------------------------------- */
+
+/*
+ * 2 x 2 windows, stride 2, no padding, P64_W outputs a step (one masked
+ * step for the tail): the even and odd columns of the two input rows,
+ * combined in the portable row's order (x00, x01, x10, x11) with its
+ * operations, so the results are its bits: max by its running rule
+ * (p64_cmax; x86's max where no lane holds a NaN), avg as
+ * ((((0 + x00) + x01) + x10) + x11) * 0.25.  Every
+ * other geometry runs the portable loop (tb_cpu_pool_f64_c).
+ */
+static inline void ks_pool_2x2_f64(const double *x, double *o, int64_t planes,
+                                   const tb_cpu_pool_geom *g, int is_max)
+{
+    const int64_t L = P64_W, W = g->W, OH = g->OH, OW = g->OW;
+    const p64 quarter = p64_set1(0.25), zero = p64_set1(0.0);
+    for (int64_t pl = 0; pl < planes; pl++) {
+        const double *xp = x + pl * g->H * W;
+        double *op = o + pl * OH * OW;
+        for (int64_t oh = 0; oh < OH; oh++) {
+            const double *r0 = xp + 2 * oh * W, *r1 = r0 + W;
+            double *orow = op + oh * OW;
+            for (int64_t ow = 0; ow < OW; ow += L) {
+                const int64_t rem = OW - ow < L ? OW - ow : L;
+                p64 a0, a1, b0, b1;
+                if (rem == L) {
+                    a0 = p64_load(r0 + 2 * ow), a1 = p64_load(r0 + 2 * ow + L);
+                    b0 = p64_load(r1 + 2 * ow), b1 = p64_load(r1 + 2 * ow + L);
+                } else {
+                    const int64_t n0 = 2 * rem < L ? 2 * rem : L;
+                    a0 = p64_load_n(r0 + 2 * ow, n0);
+                    a1 = p64_load_n(r0 + 2 * ow + L, 2 * rem - n0);
+                    b0 = p64_load_n(r1 + 2 * ow, n0);
+                    b1 = p64_load_n(r1 + 2 * ow + L, 2 * rem - n0);
+                }
+                const p64 v00 = p64_even(a0, a1), v01 = p64_odd(a0, a1);
+                const p64 v10 = p64_even(b0, b1), v11 = p64_odd(b0, b1);
+                p64 r;
+                if (is_max && !p64_any(p64_or(p64_unord(v00, v01),
+                                              p64_unord(v10, v11))))
+                    /* no NaN: max(v, acc) is v > acc ? v : acc, the
+                     * running rule's value (a tie keeps acc) */
+                    r = p64_max(v11, p64_max(v10, p64_max(v01, v00)));
+                else if (is_max)
+                    r = p64_cmax(p64_cmax(p64_cmax(v00, v01), v10), v11);
+                else
+                    r = p64_mul(p64_add(p64_add(p64_add(p64_add(zero, v00),
+                                                        v01),
+                                                v10),
+                                        v11),
+                                quarter);
+                if (rem == L)
+                    p64_store(orow + ow, r);
+                else
+                    p64_store_n(orow + ow, r, rem);
+            }
+        }
+    }
+}
+
+static void ks_max_pool_f64(const void *x, void *o, int64_t planes,
+                            const tb_cpu_pool_geom *g)
+{
+    if (g->k == 2 && g->s == 2 && g->pad == 0)
+        ks_pool_2x2_f64(x, o, planes, g, 1);
+    else
+        tb_cpu_pool_f64_c(x, o, planes, g, 1);
+}
+
+static void ks_avg_pool_f64(const void *x, void *o, int64_t planes,
+                            const tb_cpu_pool_geom *g)
+{
+    if (g->k == 2 && g->s == 2 && g->pad == 0)
+        ks_pool_2x2_f64(x, o, planes, g, 0);
+    else
+        tb_cpu_pool_f64_c(x, o, planes, g, 0);
+}
+
 /* ---- definitions and table ---------------------------------------------- */
 
 #define KS_DEFINE_KERNELS(SFX)                                            \
@@ -967,7 +1046,7 @@ static void ks_avg_pool_f32(const void *x, void *o, int64_t planes,
 
 /* Everything above except transpose and matmul (and log_softmax /
  * softmax f64, which need a double exp: f64_simd_impl.h's installer
- * after this, and f64 pooling, which stays in C). */
+ * after this). */
 #define KS_INSTALL(k, SFX, ISA)                                           \
     do {                                                                  \
         KS_SET_BIN(k, TB_CPU_ADD, add, SFX, ISA);                         \
@@ -994,6 +1073,9 @@ static void ks_avg_pool_f32(const void *x, void *o, int64_t planes,
         (k)->pool[TB_F32].max = ks_max_pool_f32;                          \
         (k)->pool[TB_F32].avg = ks_avg_pool_f32;                          \
         (k)->pool[TB_F32].isa = (ISA);                                    \
+        (k)->pool[TB_F64].max = ks_max_pool_f64;                          \
+        (k)->pool[TB_F64].avg = ks_avg_pool_f64;                          \
+        (k)->pool[TB_F64].isa = (ISA);                                    \
     } while (0)
 
 /* The transpose row of dtype dt: block and block_nt, tile input rows a

@@ -204,7 +204,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER(X, transpose, f32, scalar)                              \
     TB_CPU_AVX2(X, transpose, f64, scalar)                                \
     X(transpose, f64, scalar, scalar)                                     \
-    TB_CPU_LADDER(X, permute, f32, c) X(permute, f64, c, c)
+    TB_CPU_LADDER2(X, permute, c)
 
 /* Matrix products: matmul and linear, through the native GEMM at the
  * SIMD levels (drv_matmul.c); matmul_int8 (qgemm.c, its avx2 kernel
@@ -228,9 +228,9 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_GEMM_C(X, conv2d_nobias, f32)                                  \
     TB_CPU_GEMM_C(X, conv2d_nobias, f64)                                  \
     TB_CPU_LADDER(X, max_pool2d, f32, scalar)                             \
-    X(max_pool2d, f64, scalar, scalar)                                    \
+    TB_CPU_LADDER(X, max_pool2d, f64, scalar)                             \
     TB_CPU_LADDER(X, avg_pool2d, f32, scalar)                             \
-    X(avg_pool2d, f64, scalar, scalar)
+    TB_CPU_LADDER(X, avg_pool2d, f64, scalar)
 
 /* Normalization over the last dim and its gradients (norm_c.c; f32 at
  * avx2: norm_avx2.c). */
@@ -321,8 +321,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_C2(X, mul_backward) TB_CPU_C2(X, div_backward)                 \
     TB_CPU_C2(X, matmul_backward) TB_CPU_C2(X, linear_backward)           \
     TB_CPU_C2(X, nll_loss) TB_CPU_C2(X, nll_loss_backward)                \
-    TB_CPU_LADDER(X, max_pool2d_backward, f32, c)                         \
-    X(max_pool2d_backward, f64, c, c)                                     \
+    TB_CPU_LADDER2(X, max_pool2d_backward, c)                             \
     TB_CPU_C2(X, avg_pool2d_backward) TB_CPU_C2(X, conv2d_backward)
 
 /* bf16 and f16 (half.c): a row of level L widens its inputs to f32

@@ -54,7 +54,8 @@ EXT_PERM_TILED(double, f64)
 
 static void ext_permute_tiled(const tb_tensor *x, tb_tensor *out,
                               const int64_t *st, int q, tb_dtype dt,
-                              tb_cpu_perm_tile_fn tile)
+                              tb_cpu_perm_tile_fn tile,
+                              tb_cpu_perm_tile64_fn tile64)
 {
     const int nd = out->ndim;
     int64_t ost[TB_MAX_DIMS];
@@ -69,9 +70,8 @@ static void ext_permute_tiled(const tb_tensor *x, tb_tensor *out,
             tile((const float *)x->data + xo, (float *)out->data + oo, ni,
                  nj, st[nd - 1], ost[q]);
         else
-            perm_tiled_f64((const double *)x->data + xo,
-                           (double *)out->data + oo, ni, nj, st[nd - 1],
-                           ost[q]);
+            tile64((const double *)x->data + xo, (double *)out->data + oo,
+                   ni, nj, st[nd - 1], ost[q]);
         for (int d = nd - 2; d >= 0; d--) { /* odometer, q left out */
             if (d == q)
                 continue;
@@ -88,11 +88,12 @@ static void ext_permute_tiled(const tb_tensor *x, tb_tensor *out,
 
 /* Output in row-major order; the input is read through its strides
  * permuted.  The last output dim is one strided copy loop, unless the
- * input's contiguous dim moves elsewhere (then ext_permute_tiled, f32's
- * planes by tile: perm_tiled_f32 or a SIMD row's). */
+ * input's contiguous dim moves elsewhere (then ext_permute_tiled, the
+ * planes by tile or tile64: perm_tiled_f32/f64 or a SIMD row's). */
 static int ext_permute_with(void *ctx, const tb_tensor *in, tb_tensor *out,
                             const tb_params *p, tb_dtype dt,
-                            tb_cpu_perm_tile_fn tile)
+                            tb_cpu_perm_tile_fn tile,
+                            tb_cpu_perm_tile64_fn tile64)
 {
     int rc = tb_cpu_begin_op(ctx, TB_OP_permute, dt, in, out, p);
     if (rc)
@@ -108,7 +109,7 @@ static int ext_permute_with(void *ctx, const tb_tensor *in, tb_tensor *out,
     for (int q = 0; q < nd - 1; q++)
         if (st[q] == 1 && out->shape[q] > 1 && out->shape[nd - 1] > 1 &&
             st[nd - 1] != 1) {
-            ext_permute_tiled(x, out, st, q, dt, tile);
+            ext_permute_tiled(x, out, st, q, dt, tile, tile64);
             return 0;
         }
     const int64_t inner = out->shape[nd - 1], is = st[nd - 1];
@@ -140,13 +141,20 @@ static int ext_permute_with(void *ctx, const tb_tensor *in, tb_tensor *out,
 static int ext_permute(void *ctx, const tb_tensor *in, tb_tensor *out,
                        const tb_params *p, tb_dtype dt)
 {
-    return ext_permute_with(ctx, in, out, p, dt, perm_tiled_f32);
+    return ext_permute_with(ctx, in, out, p, dt, perm_tiled_f32,
+                            perm_tiled_f64);
 }
 
 int tb_cpu_permute_f32(void *ctx, const tb_tensor *in, tb_tensor *out,
                        const tb_params *p, tb_cpu_perm_tile_fn tile)
 {
-    return ext_permute_with(ctx, in, out, p, TB_F32, tile);
+    return ext_permute_with(ctx, in, out, p, TB_F32, tile, perm_tiled_f64);
+}
+
+int tb_cpu_permute_f64(void *ctx, const tb_tensor *in, tb_tensor *out,
+                       const tb_params *p, tb_cpu_perm_tile64_fn tile)
+{
+    return ext_permute_with(ctx, in, out, p, TB_F64, perm_tiled_f32, tile);
 }
 
 

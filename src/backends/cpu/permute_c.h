@@ -17,4 +17,10 @@ typedef void (*tb_cpu_perm_tile_fn)(const float *x, float *o, int64_t ni,
 int tb_cpu_permute_f32(void *ctx, const tb_tensor *in, tb_tensor *out,
                        const tb_params *p, tb_cpu_perm_tile_fn tile);
 
+/* The same in f64 (the SIMD rows' tiles of P64_W x P64_W doubles). */
+typedef void (*tb_cpu_perm_tile64_fn)(const double *x, double *o, int64_t ni,
+                                      int64_t nj, int64_t is, int64_t ostq);
+int tb_cpu_permute_f64(void *ctx, const tb_tensor *in, tb_tensor *out,
+                       const tb_params *p, tb_cpu_perm_tile64_fn tile);
+
 #endif
