@@ -2,6 +2,10 @@
  * level's flags; see meson.build): f64_simd_impl.h's loops and entry
  * points. */
 #include "f64_simd_impl.h"
+#include "attn64_simd_impl.h"
+#include "bnorm64_simd_impl.h"
 #include "isa.h"
 
 DX_ENTRIES(avx2, TB_ISA_AVX2)
+A64_ENTRIES(avx2)
+B64_ENTRIES(avx2)

@@ -243,15 +243,17 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_C2(X, rms_norm_backward)
 
 /* Per-channel and per-group normalization and their gradients
- * (bnorm_c.c). */
+ * (bnorm_c.c; f64's SIMD rows bnorm64_simd_impl.h in f64_avx2.c and
+ * f64_avx512.c, on bnorm_c.c's driver). */
 #define TB_CPU_ROWS_BNORM(X)                                              \
-    TB_CPU_C2(X, batch_norm) TB_CPU_C2(X, group_norm)                     \
-    TB_CPU_C2(X, batch_norm_backward) TB_CPU_C2(X, group_norm_backward)
+    TB_CPU_C64(X, batch_norm) TB_CPU_C64(X, group_norm)                   \
+    TB_CPU_C64(X, batch_norm_backward) TB_CPU_C64(X, group_norm_backward)
 
-/* Attention (attn_c.c, attn_avx2.c). */
+/* Attention (attn_c.c, attn_avx2.c; f64's SIMD rows attn64_simd_impl.h
+ * in f64_avx2.c and f64_avx512.c). */
 #define TB_CPU_ROWS_ATTN(X)                                               \
-    TB_CPU_AVX2(X, sdpa, f32, c) TB_CPU_C2(X, sdpa)                       \
-    TB_CPU_AVX2(X, sdpa_backward, f32, c) TB_CPU_C2(X, sdpa_backward)     \
+    TB_CPU_AVX2(X, sdpa, f32, c) TB_CPU_C64(X, sdpa)                      \
+    TB_CPU_AVX2(X, sdpa_backward, f32, c) TB_CPU_C64(X, sdpa_backward)    \
     TB_CPU_C2(X, causal_mask)
 
 /* einsum (einsum_c.c: the plan of ops/einsum.h; its GEMMs at a row's
