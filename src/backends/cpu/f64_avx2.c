@@ -1,11 +1,15 @@
-/* exp and log f64's SIMD rows at the AVX2 level (built with only that
- * level's flags; see meson.build): f64_simd_impl.h's loops and entry
- * points. */
+/* f64's SIMD rows at the AVX2 level (built with only that level's
+ * flags; see meson.build): f64_simd_impl.h's loops and entry points, and
+ * those of sdpa and sdpa_backward (attn64_simd_impl.h), batch_norm,
+ * group_norm and their gradients (bnorm64_simd_impl.h), lamb's and
+ * lbfgs's loops (red64_simd_impl.h). */
 #include "f64_simd_impl.h"
 #include "attn64_simd_impl.h"
 #include "bnorm64_simd_impl.h"
+#include "red64_simd_impl.h"
 #include "isa.h"
 
 DX_ENTRIES(avx2, TB_ISA_AVX2)
 A64_ENTRIES(avx2)
 B64_ENTRIES(avx2)
+R64_ENTRIES(avx2)
