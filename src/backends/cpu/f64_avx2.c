@@ -2,14 +2,17 @@
  * flags; see meson.build): f64_simd_impl.h's loops and entry points, and
  * those of sdpa and sdpa_backward (attn64_simd_impl.h), batch_norm,
  * group_norm and their gradients (bnorm64_simd_impl.h), lamb's and
- * lbfgs's loops (red64_simd_impl.h). */
+ * lbfgs's loops (red64_simd_impl.h), layer_norm, rms_norm and their
+ * gradients (norm64_simd_impl.h). */
 #include "f64_simd_impl.h"
 #include "attn64_simd_impl.h"
 #include "bnorm64_simd_impl.h"
 #include "red64_simd_impl.h"
+#include "norm64_simd_impl.h"
 #include "isa.h"
 
 DX_ENTRIES(avx2, TB_ISA_AVX2)
 A64_ENTRIES(avx2)
 B64_ENTRIES(avx2)
 R64_ENTRIES(avx2)
+N64_ENTRIES(avx2)
