@@ -28,6 +28,7 @@
 #include "cpu_internal.h"
 #include "dvec_simd.h"
 #include "kreg.h"
+#include "vsum64_simd.h"
 
 #define A64_T (2 * RS_W) /* tile columns */
 
@@ -35,25 +36,6 @@
 static inline int64_t a64_up(int64_t n, int64_t m)
 {
     return (n + m - 1) / m * m;
-}
-
-static inline double a64_hsum(rd v)
-{
-    double t[RS_W], s = 0;
-    rs_stored(t, v);
-    for (int i = 0; i < RS_W; i++)
-        s += t[i];
-    return s;
-}
-
-static inline double a64_hmax(rd v)
-{
-    double t[RS_W];
-    rs_stored(t, v);
-    double s = t[0];
-    for (int i = 1; i < RS_W; i++)
-        s = t[i] > s ? t[i] : s;
-    return s;
 }
 
 /* c[r * ldc + 0..2W) (+)= sum_k a[r * ars + k * aks] * b[k * ldb +
@@ -156,7 +138,7 @@ static void a64_softmax_row(double *s, int64_t kn, int64_t lim,
     rd vmx = rs_d1(*m);
     for (int64_t c = 0; c < np; c += RS_W)
         vmx = rs_max(vmx, rs_loadd(s + c));
-    const double mx = a64_hmax(vmx);
+    const double mx = v64_hmax(vmx);
     const double alpha = exp(*m - mx);
     const rd vmax = rs_d1(mx);
     rd vs = rs_d1(0.0);
@@ -165,7 +147,7 @@ static void a64_softmax_row(double *s, int64_t kn, int64_t lim,
         rs_stored(s + c, e);
         vs = rs_add(vs, e);
     }
-    *l = *l * alpha + a64_hsum(vs);
+    *l = *l * alpha + dx_hsum(vs);
     *m = mx;
     if (alpha != 1.0) {
         const rd va = rs_d1(alpha);
@@ -327,7 +309,7 @@ static void a64_bw_row(double *sr, double *dpr, int64_t nt, int64_t lim,
     rd vmx = rs_d1(-INFINITY);
     for (int64_t c = 0; c < nt; c += RS_W)
         vmx = rs_max(vmx, rs_loadd(sr + c));
-    const rd vm = rs_d1(a64_hmax(vmx));
+    const rd vm = rs_d1(v64_hmax(vmx));
     rd vl = rs_d1(0.0), vd = rs_d1(0.0);
     for (int64_t c = 0; c < nt; c += RS_W) {
         const rd e = dx_exp_neg(rs_sub(rs_loadd(sr + c), vm));
@@ -335,8 +317,8 @@ static void a64_bw_row(double *sr, double *dpr, int64_t nt, int64_t lim,
         vl = rs_add(vl, e);
         vd = rs_fma(e, rs_loadd(dpr + c), vd);
     }
-    const double l = a64_hsum(vl);
-    const rd vil = rs_d1(1 / l), vdd = rs_d1(a64_hsum(vd) / l);
+    const double l = dx_hsum(vl);
+    const rd vil = rs_d1(1 / l), vdd = rs_d1(dx_hsum(vd) / l);
     for (int64_t c = 0; c < nt; c += RS_W) {
         const rd p = rs_mul(rs_loadd(sr + c), vil);
         rs_stored(sr + c, p);

@@ -19,60 +19,7 @@
 #include "cpu_internal.h"
 #include "dvec_simd.h"
 #include "kreg.h"
-
-static inline double b64_hsum(rd v)
-{
-    double t[RS_W], s = 0;
-    rs_stored(t, v);
-    for (int i = 0; i < RS_W; i++)
-        s += t[i];
-    return s;
-}
-
-/* sum of x[0..n) */
-static double b64_sum(const double *x, int64_t n)
-{
-    rd a0 = rs_d1(0.0), a1 = a0, a2 = a0, a3 = a0;
-    int64_t i = 0;
-    for (; i + 4 * RS_W <= n; i += 4 * RS_W) {
-        a0 = rs_add(a0, rs_loadd(x + i));
-        a1 = rs_add(a1, rs_loadd(x + i + RS_W));
-        a2 = rs_add(a2, rs_loadd(x + i + 2 * RS_W));
-        a3 = rs_add(a3, rs_loadd(x + i + 3 * RS_W));
-    }
-    for (; i + RS_W <= n; i += RS_W)
-        a0 = rs_add(a0, rs_loadd(x + i));
-    double s = b64_hsum(rs_add(rs_add(a0, a1), rs_add(a2, a3)));
-    for (; i < n; i++)
-        s += x[i];
-    return s;
-}
-
-/* sum of (x[i] - m)^2, i < n */
-static double b64_ssd(const double *x, int64_t n, double m)
-{
-    const rd vm = rs_d1(m);
-    rd a0 = rs_d1(0.0), a1 = a0, a2 = a0, a3 = a0;
-    int64_t i = 0;
-    for (; i + 4 * RS_W <= n; i += 4 * RS_W) {
-        const rd d0 = rs_sub(rs_loadd(x + i), vm);
-        const rd d1 = rs_sub(rs_loadd(x + i + RS_W), vm);
-        const rd d2 = rs_sub(rs_loadd(x + i + 2 * RS_W), vm);
-        const rd d3 = rs_sub(rs_loadd(x + i + 3 * RS_W), vm);
-        a0 = rs_fma(d0, d0, a0);
-        a1 = rs_fma(d1, d1, a1);
-        a2 = rs_fma(d2, d2, a2);
-        a3 = rs_fma(d3, d3, a3);
-    }
-    for (; i + RS_W <= n; i += RS_W) {
-        const rd d = rs_sub(rs_loadd(x + i), vm);
-        a0 = rs_fma(d, d, a0);
-    }
-    double s = b64_hsum(rs_add(rs_add(a0, a1), rs_add(a2, a3)));
-    for (; i < n; i++)
-        s += (x[i] - m) * (x[i] - m);
-    return s;
-}
+#include "vsum64_simd.h"
 
 /* Mean and the sum of squared deviations of the n values at x + k *
  * stride + j for k < nb, j < len (n = nb * len). */
@@ -81,10 +28,10 @@ static double b64_stats(const double *x, int64_t nb, int64_t stride,
 {
     double s = 0, q = 0;
     for (int64_t k = 0; k < nb; k++)
-        s += b64_sum(x + k * stride, len);
+        s += v64_sum(x + k * stride, len, NULL);
     const double n = (double)(nb * len), m = n > 0 ? s / n : 0;
     for (int64_t k = 0; k < nb; k++)
-        q += b64_ssd(x + k * stride, len, m);
+        q += v64_ssd(x + k * stride, len, m, NULL);
     *ss = q;
     return m;
 }
@@ -121,7 +68,7 @@ static void b64_gsums(const double *g, const double *x, int64_t n, double m,
         t0 = rs_fma(g0, h0, t0);
         t1 = rs_fma(g1, h1, t1);
     }
-    double a = b64_hsum(rs_add(s0, s1)), b = b64_hsum(rs_add(t0, t1));
+    double a = dx_hsum(rs_add(s0, s1)), b = dx_hsum(rs_add(t0, t1));
     for (; i < n; i++) {
         a += g[i];
         b += g[i] * ((x[i] - m) * rstd);

@@ -16,7 +16,7 @@
 #ifndef TB_BACKENDS_CPU_NORM64_SIMD_IMPL_H
 #define TB_BACKENDS_CPU_NORM64_SIMD_IMPL_H
 
-#include <immintrin.h>
+#include <immintrin.h> /* _mm_sfence */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,63 +25,10 @@
 #include "dvec_simd.h"
 #include "kreg.h"
 #include "norm.h"
+#include "vsum64_simd.h"
 
 #define N64_PF_ROWS 2
 #define N64_NT_BYTES (32.0 * 1024 * 1024)
-
-static inline double n64_hsum(rd v)
-{
-    double t[RS_W], s = 0;
-    rs_stored(t, v);
-    for (int i = 0; i < RS_W; i++)
-        s += t[i];
-    return s;
-}
-
-/* sum of x[0..n), pf's lines (a row ahead, or NULL) prefetched */
-static double n64_sum(const double *x, int64_t n, const char *pf)
-{
-    rd a0 = rs_d1(0.0), a1 = a0, a2 = a0, a3 = a0;
-    int64_t i = 0;
-    for (; i + 4 * RS_W <= n; i += 4 * RS_W) {
-        if (pf)
-            for (int l = 0; l < 4 * RS_W * 8; l += 64)
-                _mm_prefetch(pf + i * 8 + l, _MM_HINT_T0);
-        a0 = rs_add(a0, rs_loadd(x + i));
-        a1 = rs_add(a1, rs_loadd(x + i + RS_W));
-        a2 = rs_add(a2, rs_loadd(x + i + 2 * RS_W));
-        a3 = rs_add(a3, rs_loadd(x + i + 3 * RS_W));
-    }
-    double s = n64_hsum(rs_add(rs_add(a0, a1), rs_add(a2, a3)));
-    for (; i < n; i++)
-        s += x[i];
-    return s;
-}
-
-/* sum of (x[i] - m)^2, i < n, pf as n64_sum's */
-static double n64_ssd(const double *x, int64_t n, double m, const char *pf)
-{
-    const rd vm = rs_d1(m);
-    rd a0 = rs_d1(0.0), a1 = a0, a2 = a0, a3 = a0;
-    int64_t i = 0;
-    for (; i + 4 * RS_W <= n; i += 4 * RS_W) {
-        if (pf)
-            for (int l = 0; l < 4 * RS_W * 8; l += 64)
-                _mm_prefetch(pf + i * 8 + l, _MM_HINT_T0);
-        const rd d0 = rs_sub(rs_loadd(x + i), vm);
-        const rd d1 = rs_sub(rs_loadd(x + i + RS_W), vm);
-        const rd d2 = rs_sub(rs_loadd(x + i + 2 * RS_W), vm);
-        const rd d3 = rs_sub(rs_loadd(x + i + 3 * RS_W), vm);
-        a0 = rs_fma(d0, d0, a0);
-        a1 = rs_fma(d1, d1, a1);
-        a2 = rs_fma(d2, d2, a2);
-        a3 = rs_fma(d3, d3, a3);
-    }
-    double s = n64_hsum(rs_add(rs_add(a0, a1), rs_add(a2, a3)));
-    for (; i < n; i++)
-        s += (x[i] - m) * (x[i] - m);
-    return s;
-}
 
 typedef struct {
     const tb_tensor *in;
@@ -104,11 +51,10 @@ static void n64_part(void *arg, int part, int nparts)
     bool streamed = false;
     for (int64_t r = r0; r < r1; r++) {
         const double *xr = x + r * D;
-        const char *pf =
-            r + N64_PF_ROWS < r1 ? (const char *)(xr + N64_PF_ROWS * D)
-                                 : NULL;
-        const double mean = j->rms ? 0 : n64_sum(xr, D, pf) / n;
-        const double ss = n64_ssd(xr, D, mean, j->rms ? pf : NULL);
+        const double *pf = r + N64_PF_ROWS < r1 ? xr + N64_PF_ROWS * D
+                                                : NULL;
+        const double mean = j->rms ? 0 : v64_sum(xr, D, pf) / n;
+        const double ss = v64_ssd(xr, D, mean, j->rms ? pf : NULL);
         const rd vm = rs_d1(mean), vi = rs_d1(1 / sqrt(ss / n + j->eps));
         double *orow = o + r * D;
         const bool nt = j->nt && (uintptr_t)orow % (RS_W * 8) == 0;
@@ -166,8 +112,8 @@ static void n64_bw_part(void *arg, int part, int nparts)
         for (int64_t r = c * j->rows / j->nch;
              r < (c + 1) * j->rows / j->nch; r++) {
             const double *xr = x + r * D, *gr = g + r * D;
-            const double mean = rms ? 0 : n64_sum(xr, D, NULL) / n;
-            const double ss = n64_ssd(xr, D, mean, NULL);
+            const double mean = rms ? 0 : v64_sum(xr, D, NULL) / n;
+            const double ss = v64_ssd(xr, D, mean, NULL);
             const double rstd = 1 / sqrt(ss / n + j->eps);
             const rd vm = rs_d1(mean), vr = rs_d1(rstd);
             rd s0 = rs_d1(0.0), s1 = s0;
@@ -182,7 +128,7 @@ static void n64_bw_part(void *arg, int part, int nparts)
                 if (pb)
                     rs_stored(pb + k, rs_add(rs_loadd(pb + k), gk));
             }
-            double sg = n64_hsum(s0), sgx = n64_hsum(s1);
+            double sg = dx_hsum(s0), sgx = dx_hsum(s1);
             for (; k < D; k++) {
                 const double xh = (xr[k] - mean) * rstd, gh = gr[k] * w[k];
                 sg += gh;

@@ -15,15 +15,7 @@
 
 #include "dvec_simd.h"
 #include "optim_red.h"
-
-static inline double r64_hsum(rd v)
-{
-    double t[RS_W], s = 0;
-    rs_stored(t, v);
-    for (int i = 0; i < RS_W; i++)
-        s += t[i];
-    return s;
-}
+#include "vsum64_simd.h"
 
 /* lamb's phases on [b, e) (optim_red.h's TB_RED_LAMB_*) */
 static void r64_lamb(const tb_red_job *r, int64_t b, int64_t e,
@@ -65,7 +57,7 @@ static void r64_lamb(const tb_red_job *r, int64_t b, int64_t e,
             rs_stored(po + i, rs_sub(p, rs_mul(c, u)));
         }
     }
-    double a0 = r64_hsum(s0), a1 = r64_hsum(s1);
+    double a0 = dx_hsum(s0), a1 = dx_hsum(s1);
     for (; i < e; i++) { /* optim_red.h's loop */
         double p = pi[i], m, v;
         if (mom) {
@@ -117,8 +109,8 @@ static void r64_red(const tb_red_job *r, int64_t b, int64_t e,
             t0 = rs_fma(u0, u0, t0);
             t1 = rs_fma(u1, u1, t1);
         }
-        x0 = r64_hsum(rs_add(s0, s1));
-        x1 = r64_hsum(rs_add(t0, t1));
+        x0 = dx_hsum(rs_add(s0, s1));
+        x1 = dx_hsum(rs_add(t0, t1));
         for (; i < e; i++) {
             x0 += a[i] * bb[i];
             x1 += bb[i] * bb[i];
@@ -129,7 +121,7 @@ static void r64_red(const tb_red_job *r, int64_t b, int64_t e,
             s0 = rs_fma(rs_loadd(a + i), rs_loadd(q + i), s0);
             s1 = rs_fma(rs_loadd(a + i + RS_W), rs_loadd(q + i + RS_W), s1);
         }
-        x0 = r64_hsum(rs_add(s0, s1));
+        x0 = dx_hsum(rs_add(s0, s1));
         for (; i < e; i++)
             x0 += a[i] * q[i];
         break;
