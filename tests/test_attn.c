@@ -58,6 +58,7 @@
 
 #include "backends/backend.h"
 #include "backends/composite.h"
+#include "backends/cpu/cpu_config.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernels.h"
 #include "base/error.h"
@@ -191,6 +192,18 @@ static uint64_t run_op(void *ctx, const tb_op *op, tb_dtype dt,
     return launches(ctx) - l0;
 }
 
+/* The level suffix of the row that sdpa and sdpa_backward run in dt at
+ * level isa: f32's avx2 row (attn_avx2.c), f64's avx2 and avx512 rows
+ * (attn64_simd_impl.h), else the C row. */
+static const char *row_sfx(tb_dtype dt, int isa)
+{
+    if (dt == TB_F64 && TB_CPU_HAVE_AVX512 && isa >= TB_ISA_AVX512)
+        return "avx512";
+    if ((dt == TB_F32 || dt == TB_F64) && isa >= TB_ISA_AVX2)
+        return "avx2";
+    return "c";
+}
+
 static void vector_case(void *ctx, int isa, const attv_case *c,
                         const tb_op *op)
 {
@@ -211,8 +224,7 @@ static void vector_case(void *ctx, int isa, const attv_case *c,
     } else {
         assert_int_equal(n, 1);
         char w[64];
-        snprintf(w, sizeof w, "sdpa_%s_%s", c->dtype,
-                 dt == TB_F32 && isa >= TB_ISA_AVX2 ? "avx2" : "c");
+        snprintf(w, sizeof w, "sdpa_%s_%s", c->dtype, row_sfx(dt, isa));
         assert_non_null(impl);
         assert_string_equal(impl, w);
     }
@@ -581,7 +593,7 @@ static void test_bw_cpu_vectors(void **state)
                 const char *impl = bw_run(ctx, dt, in, out, &p);
                 char w[64];
                 snprintf(w, sizeof w, "sdpa_backward_%s_%s", c->dtype,
-                         dt == TB_F32 && l >= TB_ISA_AVX2 ? "avx2" : "c");
+                         row_sfx(dt, l));
                 assert_non_null(impl);
                 assert_string_equal(impl, w);
                 tb_check chk;

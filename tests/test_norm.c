@@ -26,7 +26,9 @@
  *     is 1e-4 off there), first elements far from the rest (whose
  *     shifted sums lose up to log2(D / 8) bits: in rows of 32768 only
  *     the two-pass fallback meets the tolerance), and 2100 x 2052 (streaming stores, rows on
- *     and off 32 bytes).
+ *     and off 32 bytes); f64 (f64_avx2.c, f64_avx512.c: norm64_simd_impl.h)
+ *     on 5 x 45 and 2100 x 2052 (its streaming stores, rows on and off 64
+ *     bytes).
  *  6. bad_operands: w of the wrong length, g of the wrong shape, an
  *     output of the wrong dtype: an error code and no output written.
  *  7. coverage: the four ops have vectors in both dtypes and cpu rows
@@ -390,12 +392,12 @@ static void test_cpu_random(void **state)
  * working set over NORM_NT_BYTES (streaming stores; rows of 2052 floats
  * put every other row off a 32-byte boundary). */
 static void fwd_case(void *ctx, const tb_op *op, int64_t rows, int64_t D,
-                     int kind)
+                     int kind, tb_dtype dt)
 {
     tb_params p = case_params(op, -1);
     tb_shape xs = {2, {rows, D}}, ws = {1, {D}};
     tb_tensor in[3], out, ref;
-    assert_int_equal(tb_tensor_create(&in[0], TB_F32, &xs), 0);
+    assert_int_equal(tb_tensor_create(&in[0], dt, &xs), 0);
     for (int64_t k = 0; k < rows * D; k++) {
         double v = rng_uniform(-1, 1);
         if (kind == 1)
@@ -405,19 +407,18 @@ static void fwd_case(void *ctx, const tb_op *op, int64_t rows, int64_t D,
         tb_tensor_set(&in[0], k, v);
     }
     for (int i = 1; i < op->n_in; i++) {
-        assert_int_equal(tb_tensor_create(&in[i], TB_F32, &ws), 0);
+        assert_int_equal(tb_tensor_create(&in[i], dt, &ws), 0);
         for (int64_t k = 0; k < D; k++)
             tb_tensor_set(&in[i], k, rng_uniform(-1, 1));
     }
-    assert_int_equal(tb_tensor_create(&out, TB_F32, &xs), 0);
+    assert_int_equal(tb_tensor_create(&out, dt, &xs), 0);
     assert_int_equal(tb_tensor_create(&ref, TB_F64, &xs), 0);
     const char *impl = NULL;
-    assert_int_equal(B->kernel(ctx, op, TB_F32, &p, &impl).fn(ctx, in, &out,
-                                                              &p),
+    assert_int_equal(B->kernel(ctx, op, dt, &p, &impl).fn(ctx, in, &out, &p),
                      0);
     assert_int_equal(op->ref(in, &ref, &p), 0);
     tb_check chk;
-    tb_check_outputs(&out, &ref, 1, op->tol[TB_F32],
+    tb_check_outputs(&out, &ref, 1, op->tol[dt],
                      tb_check_terms(op, (double)D), &chk);
     if (!chk.passed)
         fail_msg("%s (%s) [%lld, %lld] kind %d: [%lld] = %.9g, reference "
@@ -440,12 +441,16 @@ static void test_forward_paths(void **state)
                 /* offsets: the SIMD rows' paths, and the C row's
                  * sums in double */
                 for (int kind = 0; kind < 3; kind++) {
-                    fwd_case(ctx, op, 37, 1024, kind);
-                    fwd_case(ctx, op, 5, 45, kind);
+                    fwd_case(ctx, op, 37, 1024, kind, TB_F32);
+                    fwd_case(ctx, op, 5, 45, kind, TB_F32);
+                    fwd_case(ctx, op, 5, 45, kind, TB_F64);
                 }
                 if (l) /* a long row: the shift's error x D / 8 */
-                    fwd_case(ctx, op, 2, 1 << 15, 2);
-                fwd_case(ctx, op, 2100, 2052, 0);
+                    fwd_case(ctx, op, 2, 1 << 15, 2, TB_F32);
+                fwd_case(ctx, op, 2100, 2052, 0, TB_F32);
+                /* f64's rows (norm64_simd_impl.h): streaming stores,
+                 * rows of 2052 doubles on and off 64 bytes */
+                fwd_case(ctx, op, 2100, 2052, 0, TB_F64);
             }
             B->destroy(ctx);
         }

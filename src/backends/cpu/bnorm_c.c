@@ -5,22 +5,17 @@
  * gradient's) channels are split over the instance's threads, group_norm's
  * (and its gradient's) (sample, group) pairs.  group_norm_backward's dw
  * and db: each pair writes its channels' sums (double) to scratch, added
- * over the samples in order afterwards. */
+ * over the samples in order afterwards.  tb_cpu_bnorm_run (bnorm.h) is
+ * also the driver of f64's SIMD rows (bnorm64_simd_impl.h), which bring
+ * their own parts. */
 #include <math.h>
 
 #include "../../base/error.h"
 #include "../../ops/alloc.h"
+#include "bnorm.h"
 #include "cpu_internal.h"
 #include "kreg.h"
 
-typedef struct {
-    const tb_tensor *in;
-    tb_tensor *out;
-    int64_t N, C, S, G; /* x [N, C, S...]; G groups (group_norm) */
-    bool training;
-    double momentum, eps; /* eps as the dtype holds it */
-    double *part; /* group_norm_backward: [N, C, 2] sums of g * xh, g */
-} bnorm_job;
 
 /* Mean and the sum of squared deviations of the n values at x + k *
  * stride + j for k < nb, j < len (n = nb * len), in double. */
@@ -50,7 +45,7 @@ BNORM_STATS(double, bnorm_stats_f64)
 #define BATCH_NORM_CH(T, name, stats)                                     \
     static void name(void *arg, int part, int nparts)                     \
     {                                                                     \
-        const bnorm_job *j = arg;                                         \
+        const tb_cpu_bnorm_job *j = arg;                                         \
         const T *x = j->in[0].data, *w = j->in[1].data;                   \
         const T *b = j->in[2].data, *run = j->in[3].data;                 \
         T *y = j->out[0].data, *ro = j->out[1].data;                      \
@@ -86,7 +81,7 @@ BATCH_NORM_CH(double, batch_norm_f64, bnorm_stats_f64)
 #define GROUP_NORM_RG(T, name, stats)                                     \
     static void name(void *arg, int part, int nparts)                     \
     {                                                                     \
-        const bnorm_job *j = arg;                                         \
+        const tb_cpu_bnorm_job *j = arg;                                         \
         const T *x = j->in[0].data, *w = j->in[1].data;                   \
         const T *b = j->in[2].data;                                       \
         T *y = j->out[0].data;                                            \
@@ -115,7 +110,7 @@ GROUP_NORM_RG(double, group_norm_f64, bnorm_stats_f64)
 #define BATCH_NORM_BW_CH(T, name, stats)                                  \
     static void name(void *arg, int part, int nparts)                     \
     {                                                                     \
-        const bnorm_job *j = arg;                                         \
+        const tb_cpu_bnorm_job *j = arg;                                         \
         const T *g = j->in[0].data, *x = j->in[1].data;                   \
         const T *w = j->in[2].data;                                       \
         T *dx = j->out[0].data, *dw = j->out[1].data;                     \
@@ -152,7 +147,7 @@ BATCH_NORM_BW_CH(double, batch_norm_bw_f64, bnorm_stats_f64)
 
 /* group_norm_backward's dw, db: the pairs' channel sums (part) added
  * over the samples in order, stored in dt. */
-static void group_norm_bw_sum(const bnorm_job *j, tb_dtype dt)
+static void group_norm_bw_sum(const tb_cpu_bnorm_job *j, tb_dtype dt)
 {
     for (int64_t c = 0; c < j->C; c++) {
         double sw = 0, sb = 0;
@@ -176,7 +171,7 @@ static void group_norm_bw_sum(const bnorm_job *j, tb_dtype dt)
 #define GROUP_NORM_BW_RG(T, name, stats)                                  \
     static void name(void *arg, int part, int nparts)                     \
     {                                                                     \
-        const bnorm_job *j = arg;                                         \
+        const tb_cpu_bnorm_job *j = arg;                                         \
         const T *g = j->in[0].data, *x = j->in[1].data;                   \
         const T *w = j->in[2].data;                                       \
         T *dx = j->out[0].data;                                           \
@@ -218,8 +213,9 @@ static void group_norm_bw_sum(const bnorm_job *j, tb_dtype dt)
 GROUP_NORM_BW_RG(float, group_norm_bw_f32, bnorm_stats_f32)
 GROUP_NORM_BW_RG(double, group_norm_bw_f64, bnorm_stats_f64)
 
-static int bnorm_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
-                     tb_tensor *out, const tb_params *p)
+int tb_cpu_bnorm_run(void *ctx, tb_op_id id, tb_dtype dt,
+                     const tb_tensor *in, tb_tensor *out, const tb_params *p,
+                     const tb_cpu_bnorm_parts *parts)
 {
     int rc = tb_cpu_begin_op(ctx, id, dt, in, out, p);
     if (rc)
@@ -229,7 +225,7 @@ static int bnorm_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
     const int xi = id == TB_OP_batch_norm_backward ||
                    id == TB_OP_group_norm_backward; /* g, x, w */
     const tb_tensor *x = &in[xi];
-    bnorm_job j = {in, out, x->shape[0], x->shape[1], 1, 1, false, 0,
+    tb_cpu_bnorm_job j = {in, out, x->shape[0], x->shape[1], 1, 1, false, 0,
                    tb_cpu_param(p, id, bn ? 2 : gn), NULL};
     for (int d = 2; d < x->ndim; d++)
         j.S *= x->shape[d];
@@ -243,32 +239,42 @@ static int bnorm_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
         if (!j.part)
             return TB_ENOMEM;
         tb_cpu_parallel(ctx, work, j.N * j.G,
-                        dt == TB_F32 ? group_norm_bw_f32 : group_norm_bw_f64,
+                        parts ? parts->group_norm_bw
+                        : dt == TB_F32 ? group_norm_bw_f32 : group_norm_bw_f64,
                         &j);
         group_norm_bw_sum(&j, dt);
         tb_free(j.part);
     } else if (xi) {
         tb_cpu_parallel(ctx, work, j.C,
-                        dt == TB_F32 ? batch_norm_bw_f32 : batch_norm_bw_f64,
+                        parts ? parts->batch_norm_bw
+                        : dt == TB_F32 ? batch_norm_bw_f32 : batch_norm_bw_f64,
                         &j);
     } else if (bn) {
         j.training = tb_cpu_param(p, id, 0) != 0;
         j.momentum = tb_cpu_param(p, id, 1);
         tb_cpu_parallel(ctx, work, j.C,
-                        dt == TB_F32 ? batch_norm_f32 : batch_norm_f64, &j);
+                        parts ? parts->batch_norm
+                        : dt == TB_F32 ? batch_norm_f32 : batch_norm_f64,
+                        &j);
     } else {
         if (j.C > 0 && j.S > 0)
             tb_cpu_parallel(ctx, work, j.N * j.G,
-                            dt == TB_F32 ? group_norm_f32 : group_norm_f64,
+                            parts ? parts->group_norm
+                            : dt == TB_F32 ? group_norm_f32
+                                           : group_norm_f64,
                             &j);
     }
     return 0;
 }
 
-#define BNORM_DEF(op, dt, sfx, c)                                         \
+#define BNORM_DEF(op, dt, sfx, c) BNORM_DEF_##sfx(op, dt)
+#define BNORM_DEF_avx512(op, dt) /* bnorm64_simd_impl.h's */
+#define BNORM_DEF_avx2(op, dt)
+#define BNORM_DEF_c(op, dt)                                               \
     int TB_CPU_KFN(op, dt, c)(void *ctx, const tb_tensor *in,             \
                               tb_tensor *out, const tb_params *p)         \
     {                                                                     \
-        return bnorm_run(ctx, TB_OP_##op, TB_CPU_DT_##dt, in, out, p);    \
+        return tb_cpu_bnorm_run(ctx, TB_OP_##op, TB_CPU_DT_##dt, in, out, \
+                                p, NULL);                                 \
     }
 TB_CPU_ROWS_BNORM(BNORM_DEF)

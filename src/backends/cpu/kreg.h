@@ -233,25 +233,27 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER(X, avg_pool2d, f64, scalar)
 
 /* Normalization over the last dim and its gradients (norm_c.c; f32 at
- * avx2: norm_avx2.c). */
+ * avx2: norm_avx2.c; f64's SIMD rows norm64_simd_impl.h in f64_avx2.c
+ * and f64_avx512.c). */
+#define TB_CPU_NORM_ROWS(X, op)                                           \
+    TB_CPU_AVX2(X, op, f32, c) X(op, f32, c, c) TB_CPU_LADDER(X, op, f64, c)
 #define TB_CPU_ROWS_NORM(X)                                               \
-    TB_CPU_AVX2(X, layer_norm, f32, c) TB_CPU_C2(X, layer_norm)           \
-    TB_CPU_AVX2(X, rms_norm, f32, c) TB_CPU_C2(X, rms_norm)               \
-    TB_CPU_AVX2(X, layer_norm_backward, f32, c)                           \
-    TB_CPU_C2(X, layer_norm_backward)                                     \
-    TB_CPU_AVX2(X, rms_norm_backward, f32, c)                             \
-    TB_CPU_C2(X, rms_norm_backward)
+    TB_CPU_NORM_ROWS(X, layer_norm) TB_CPU_NORM_ROWS(X, rms_norm)         \
+    TB_CPU_NORM_ROWS(X, layer_norm_backward)                              \
+    TB_CPU_NORM_ROWS(X, rms_norm_backward)
 
 /* Per-channel and per-group normalization and their gradients
- * (bnorm_c.c). */
+ * (bnorm_c.c; f64's SIMD rows bnorm64_simd_impl.h in f64_avx2.c and
+ * f64_avx512.c, on bnorm_c.c's driver). */
 #define TB_CPU_ROWS_BNORM(X)                                              \
-    TB_CPU_C2(X, batch_norm) TB_CPU_C2(X, group_norm)                     \
-    TB_CPU_C2(X, batch_norm_backward) TB_CPU_C2(X, group_norm_backward)
+    TB_CPU_C64(X, batch_norm) TB_CPU_C64(X, group_norm)                   \
+    TB_CPU_C64(X, batch_norm_backward) TB_CPU_C64(X, group_norm_backward)
 
-/* Attention (attn_c.c, attn_avx2.c). */
+/* Attention (attn_c.c, attn_avx2.c; f64's SIMD rows attn64_simd_impl.h
+ * in f64_avx2.c and f64_avx512.c). */
 #define TB_CPU_ROWS_ATTN(X)                                               \
-    TB_CPU_AVX2(X, sdpa, f32, c) TB_CPU_C2(X, sdpa)                       \
-    TB_CPU_AVX2(X, sdpa_backward, f32, c) TB_CPU_C2(X, sdpa_backward)     \
+    TB_CPU_AVX2(X, sdpa, f32, c) TB_CPU_C64(X, sdpa)                      \
+    TB_CPU_AVX2(X, sdpa_backward, f32, c) TB_CPU_C64(X, sdpa_backward)    \
     TB_CPU_C2(X, causal_mask)
 
 /* einsum (einsum_c.c: the plan of ops/einsum.h; its GEMMs at a row's
@@ -295,8 +297,10 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER2(X, nadam, scalar) TB_CPU_LADDER2(X, radam, scalar)     \
     TB_CPU_LADDER2(X, adabound, scalar)
 
-/* Optimizer steps that reduce over the whole tensor (optim_red.c). */
-#define TB_CPU_ROWS_OPTIM_RED(X) TB_CPU_C2(X, lamb) TB_CPU_C2(X, lbfgs)
+/* Optimizer steps that reduce over the whole tensor (optim.c over
+ * optim_red.h's loops; f64's SIMD loops red64_simd_impl.h in f64_avx2.c
+ * and f64_avx512.c). */
+#define TB_CPU_ROWS_OPTIM_RED(X) TB_CPU_C64(X, lamb) TB_CPU_C64(X, lbfgs)
 
 /* Factorizations (linalg.c). */
 #define TB_CPU_ROWS_LINALG(X)                                             \

@@ -163,8 +163,10 @@ static int norm_entry(void *ctx, tb_op_id id, tb_dtype dt,
     return norm_run(ctx, id, dt, in, out, p);
 }
 
-/* This file's rows are the C ones (norm_avx2.c defines the others). */
+/* This file's rows are the C ones (norm_avx2.c and f64_avx2.c,
+ * f64_avx512.c define the others). */
 #define NORM_DEF(op, dt, sfx, c) NORM_DEF_##sfx(op, dt)
+#define NORM_DEF_avx512(op, dt)
 #define NORM_DEF_avx2(op, dt)
 #define NORM_DEF_c(op, dt)                                                \
     int TB_CPU_KFN(op, dt, c)(void *ctx, const tb_tensor *in,             \

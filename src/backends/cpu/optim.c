@@ -403,27 +403,44 @@ static int optim_run(void *ctx, tb_op_id id, tb_dtype dt,
     int rc = setup(id, dt, in, out, p, &j, &n);
     if (rc)
         return rc;
-    if (id == TB_OP_lamb || id == TB_OP_lbfgs) { /* C rows only */
-        tb_red_job r = {.j = &j, .n = n};
-        red_task t = {&r, dt == TB_F32 ? red_f32 : red_f64};
-        if (id == TB_OP_lamb)
-            lamb_run(ctx, &t);
-        else
-            lbfgs_run(ctx, &t, in, out, in[2].shape[0]);
-        return 0;
-    }
     task t = {&j, n, loops[dt][tb_cpu_isa_clamp(lv, TB_ISA_AVX512)],
               loops[dt][TB_ISA_SCALAR]};
     tb_cpu_parallel(ctx, n, (n + 15) / 16, run_part, &t);
     return 0;
 }
 
+/* lamb or lbfgs with the loops fn (a row's level's). */
+static int red_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
+                   tb_tensor *out, const tb_params *p, red_fn fn)
+{
+    tb_cpu_count_launch(ctx);
+    tb_optim_job j = {0};
+    int64_t n;
+    int rc = setup(id, dt, in, out, p, &j, &n);
+    if (rc)
+        return rc;
+    tb_red_job r = {.j = &j, .n = n};
+    red_task t = {&r, fn};
+    if (id == TB_OP_lamb)
+        lamb_run(ctx, &t);
+    else
+        lbfgs_run(ctx, &t, in, out, in[2].shape[0]);
+    return 0;
+}
+
+/* The loops of a row (kreg.h's TB_CPU_ROWS_OPTIM_RED). */
+#define RED_FN_f32_c red_f32
+#define RED_FN_f64_c red_f64
+#define RED_FN_f64_avx2 tb_cpu_red_f64_avx2
+#define RED_FN_f64_avx512 tb_cpu_red_f64_avx512
 #define RED_ENTRY(op, dt, sfx, c)                                         \
     int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
                                 tb_tensor *out, const tb_params *p)       \
     {                                                                     \
-        return optim_run(ctx, TB_OP_##op, TB_CPU_DT_##dt, in, out, p,     \
-                         TB_ISA_SCALAR);                                  \
+        if (ctx && tb_cpu_isa(ctx) < TB_CPU_LV_##sfx)                     \
+            return TB_EUNSUPPORTED;                                       \
+        return red_run(ctx, TB_OP_##op, TB_CPU_DT_##dt, in, out, p,       \
+                       RED_FN_##dt##_##sfx);                              \
     }
 TB_CPU_ROWS_OPTIM_RED(RED_ENTRY)
 
