@@ -37,6 +37,7 @@
 
 #include "../../base/error.h"
 #include "../../ops/alloc.h"
+#include "../../ops/half.h"
 #include "cpu_internal.h"
 #include "half_cvt.h"
 #include "isa.h"
@@ -414,6 +415,53 @@ static const tb_cpu_krow *f32_row(tb_op_id id, int isa)
     return r;
 }
 
+/* copy, zeros, ones, full, neg and abs move or set bits only: done on
+ * the 16-bit values themselves, with no f32 scratch (widening a whole
+ * tensor to narrow it again cost 5x PyTorch's time at 1M).  Their values
+ * are the widening path's: the same bits, save that a signaling NaN
+ * stays signaling (copy moves its bits; neg and abs flip or clear the
+ * sign only, as f32's rows do), where narrowing would quiet it.  full's
+ * value arrives rounded to the dtype (half_run).  0, or 1: not one of
+ * these ops. */
+static int half_bits(tb_op_id id, tb_dtype dt, const tb_tensor *in,
+                     tb_tensor *out, const tb_params *p)
+{
+    const int64_t n = tb_tensor_numel(&out[0]);
+    uint16_t *o = out[0].data;
+    const uint16_t *x = in ? in[0].data : NULL;
+    uint16_t v;
+    switch (id) {
+    case TB_OP_copy:
+        if (n)
+            memmove(o, x, (size_t)n * sizeof *o);
+        return 0;
+    case TB_OP_neg:
+        for (int64_t i = 0; i < n; i++)
+            o[i] = (uint16_t)(x[i] ^ 0x8000u);
+        return 0;
+    case TB_OP_abs:
+        for (int64_t i = 0; i < n; i++)
+            o[i] = (uint16_t)(x[i] & 0x7fffu);
+        return 0;
+    case TB_OP_zeros:
+        v = 0;
+        break;
+    case TB_OP_ones:
+        v = dt == TB_BF16 ? tb_f32_to_bf16(1.0f) : tb_f32_to_f16(1.0f);
+        break;
+    case TB_OP_full: {
+        const float f = (float)p->v[0];
+        v = dt == TB_BF16 ? tb_f32_to_bf16(f) : tb_f32_to_f16(f);
+        break;
+    }
+    default:
+        return 1;
+    }
+    for (int64_t i = 0; i < n; i++)
+        o[i] = v;
+    return 0;
+}
+
 /* The row of (id, dt) at level isa. */
 static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
                     const tb_tensor *in, tb_tensor *out, const tb_params *p)
@@ -455,6 +503,8 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
         q.set |= 1u << i;
     }
     const tb_params *pp = &q;
+    if (half_bits(id, dt, in, out, pp) == 0)
+        return 0;
     if (half_blockwise(op, in, out))
         return half_blocks(ctx, op, r->fn, cv, in, out, pp);
     return half_whole(ctx, op, r->fn, cv, in, out, pp);

@@ -334,8 +334,9 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
  * best one at or below it) and rounds each result once to the dtype:
  * PyTorch's CPU numerics (compute in f32, accumulate in f32, round
  * once).  Element-wise ops run block by block in L1-sized f32 scratch, so
- * memory sees only the 16-bit tensors; the others widen whole tensors.
- * (half.c: fused loops and reductions read the 16-bit tensors
+ * memory sees only the 16-bit tensors; the others widen whole tensors,
+ * but copy, zeros, ones, full, neg and abs set or move the 16-bit bits
+ * themselves.  (half.c: fused loops and reductions read the 16-bit tensors
  * directly where they can.)  Not here: argmax and nll_loss (integer
  * indices a 16-bit float cannot hold past 256 or 2048), the
  * factorizations (PyTorch has none in these dtypes), calibration.  The
