@@ -491,8 +491,8 @@ def round_paths(d, r, label=None):
 
 
 def probe_cases(res, bounds, plan):
-    """{(case name, backend part): probe case} of round 1: the cases of an
-    op with a stated bound at the in-cache size (not table rows)."""
+    """{probe_key: probe case} of round 1: the cases of an op with a
+    stated bound at the in-cache size (not table rows)."""
     n, pn = plan.get("elements"), plan.get("probe_elements")
     if not n or not pn or n == pn:
         return {}
@@ -500,9 +500,16 @@ def probe_cases(res, bounds, plan):
     out = {}
     for c in res.get("cases", []):
         if c.get("op") in bops and out_elements(c) == pn:
-            parts = c["id"].split("/")
-            out[(parts[0], parts[-1])] = c
+            out[probe_key(c)] = c
     return out
+
+
+def probe_key(c):
+    """A case's key among the probes: its case name (op and params), its
+    dtype and its backend part (one probe per dtype: with --dtypes
+    f32,f64 the f32 and f64 rows each have their own)."""
+    parts = c["id"].split("/")
+    return (parts[0], c.get("dtype"), parts[-1])
 
 
 def case_median(c):
@@ -548,7 +555,7 @@ def build_rows(rounds, bounds, plan, max_ratio):
         elems = out_elements(c)
         if b:
             cyc = b["cycles_per_element"]
-            pc = probes.get((c["id"].split("/")[0], c["id"].split("/")[-1]))
+            pc = probes.get(probe_key(c))
             pm = median(case_median(by_id[r].get(pc["id"]))
                         for r in range(nr)) if pc else None
             stated = {"cycles_per_element": cyc, "clock_ghz": clock,

@@ -122,8 +122,9 @@ def t_bad_values():
       "of their own, counted for the best peer")
 def t_dtypes_peer_python():
     d = os.path.join(TMP, "dp")
-    p = script(["--elements", "1024", "--ops", "add", "--max-time", "0.02",
-                "--peaks", "cached", "--rounds", "1", "--dtypes", "f32,f64",
+    p = script(["--elements", "1024", "--ops", "add,exp", "--max-time",
+                "0.02", "--peaks", "cached", "--rounds", "1", "--dtypes",
+                "f32,f64", "--mcpu", "icelake-server",
                 "--peer-python", "/usr/bin/python3:deb2", "-o", d])
     expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}")
     plan = cases_of(os.path.join(d, "plan.json"))
@@ -141,6 +142,18 @@ def t_dtypes_peer_python():
     expect(cols[10:14] == ["NumPy", "PyTorch", "numpy-deb2", "torch-deb2"],
            f"header {cols}")
     expect(any(r[2].endswith("(f64)") for r in rows), "no f64 row")
+    # exp has a stated bound in both dtypes: each dtype's row takes its
+    # own in-cache probe (4096 elements), and no probe is a table row
+    lim = cases_of(os.path.join(d, "limits.json"))
+    exps = [r for r in lim["rows"] if r["op"] == "exp"]
+    expect(sorted(r["dtype"] for r in exps) == ["f32", "f64"] and
+           all(r["shapes"] == [[1024]] for r in exps),
+           f"exp rows {[(r['dtype'], r['shapes']) for r in exps]}")
+    for r in exps:
+        st = r["stated"]
+        if st:  # a row of a level with a stated bound (avx2, avx512)
+            expect(f"/{r['dtype']}/" in (st["in_cache_id"] or ""),
+                   f"{r['id']}: in-cache probe {st['in_cache_id']}")
     lim = cases_of(os.path.join(d, "limits.json"))
     for j in lim["rows"]:
         key = j["id"].rsplit("/", 1)[0]
