@@ -33,7 +33,8 @@
  *     level against its documented ULP bound; AVX2 and AVX-512 must agree
  *     bit for bit, and so must the exp core's fast and general paths;
  *     special values; sizes, misalignment, canaries and in-place calls.
- *  5. xs_* (simd_rows.c): ops_simd.h's rows on special values bit for
+ *  5. xs_* (simd_rows.c): ops_simd.h's rows (sqrt, rsqrt, leaky_relu,
+ *     neg, abs, the scalar forms, maximum, minimum) on special values bit for
  *     bit the C row, softplus's ulp sweep, the reductions' NaN and
  *     signed-zero rules and argmax's lane blocks; xs_ew_f64: the ops
  *     written once (ew_defs.h) in f64 bit for bit their C row;

@@ -93,6 +93,13 @@ static const xs_case xs_cases[] = {
     {TB_OP_leaky_relu, {"alpha", NULL}, {-2, 0}},
     {TB_OP_maximum, {NULL, NULL}, {0, 0}},
     {TB_OP_minimum, {NULL, NULL}, {0, 0}},
+    {TB_OP_neg, {NULL, NULL}, {0, 0}},
+    {TB_OP_abs, {NULL, NULL}, {0, 0}},
+    {TB_OP_add_scalar, {"scalar", NULL}, {-2.5, 0}},
+    {TB_OP_sub_scalar, {"scalar", NULL}, {0.1, 0}},
+    {TB_OP_mul_scalar, {"scalar", NULL}, {-3.1, 0}},
+    {TB_OP_div_scalar, {"scalar", NULL}, {3, 0}},
+    {TB_OP_div_scalar, {"scalar", NULL}, {0.1, 0}},
 };
 
 /* Every isa value, 1 thread: every special (all pairs of them for the

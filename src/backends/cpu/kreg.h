@@ -143,16 +143,16 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 /* ---- the table, by family ----------------------------------------- */
 
 /* Element-wise arithmetic: add..div and the fused add_relu (drv_ew.c
- * over kernels.h, broadcasting), the scalar forms (math_c.c; SIMD rows
- * in f64 only: f64_simd_impl.h), maximum and minimum (ops_simd.h for
+ * over kernels.h, broadcasting), the scalar forms (math_c.c; SIMD rows:
+ * ops_simd.h for f32, f64_simd_impl.h for f64), maximum and minimum (ops_simd.h for
  * f32, f64_simd_impl.h for f64, over math_c.c), pow (pow_simd_impl.h
  * for f32, f64_simd_impl.h for f64, over math_c.c). */
 #define TB_CPU_ROWS_ARITH(X)                                              \
     TB_CPU_LADDER2(X, add, scalar) TB_CPU_LADDER2(X, sub, scalar)         \
     TB_CPU_LADDER2(X, mul, scalar) TB_CPU_LADDER2(X, div, scalar)         \
     TB_CPU_LADDER2(X, add_relu, scalar)                                   \
-    TB_CPU_C64(X, add_scalar) TB_CPU_C64(X, sub_scalar)                   \
-    TB_CPU_C64(X, mul_scalar) TB_CPU_C64(X, div_scalar)                   \
+    TB_CPU_LADDER2(X, add_scalar, c) TB_CPU_LADDER2(X, sub_scalar, c)     \
+    TB_CPU_LADDER2(X, mul_scalar, c) TB_CPU_LADDER2(X, div_scalar, c)     \
     TB_CPU_LADDER2(X, maximum, c) TB_CPU_LADDER2(X, minimum, c)           \
     TB_CPU_LADDER2(X, pow, c)
 
@@ -164,12 +164,11 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 /* Element-wise math and activations: relu and the f32 exp, log, tanh,
  * sigmoid, gelu, gelu_tanh and silu (drv_ew.c over kernels.h and
  * vmath.h), exp, log, sigmoid, tanh, silu, softplus, gelu, gelu_tanh,
- * neg, abs, sqrt, rsqrt and leaky_relu f64 (f64_simd_impl.h; neg and
- * abs have no f32 SIMD rows), sqrt, rsqrt, leaky_relu and softplus f32
- * (ops_simd.h), the ops written once (ew_defs.h); every other C row is
+ * neg, abs, sqrt, rsqrt and leaky_relu f64 (f64_simd_impl.h), neg,
+ * abs, sqrt, rsqrt, leaky_relu and softplus f32 (ops_simd.h), the ops written once (ew_defs.h); every other C row is
  * math_c.c's. */
 #define TB_CPU_ROWS_MATH(X)                                               \
-    TB_CPU_C64(X, neg) TB_CPU_C64(X, abs)                                 \
+    TB_CPU_LADDER2(X, neg, c) TB_CPU_LADDER2(X, abs, c)                   \
     TB_CPU_LADDER(X, exp, f32, scalar) TB_CPU_LADDER(X, exp, f64, c)      \
     TB_CPU_LADDER(X, log, f32, scalar) TB_CPU_LADDER(X, log, f64, c)      \
     TB_CPU_LADDER2(X, sqrt, c) TB_CPU_LADDER2(X, rsqrt, c)                \

@@ -104,6 +104,42 @@ static inline vf xs_rsqrt_f(vf x, vf k0, vf k1)
     return v_div(v_set1(1.0f), s);
 }
 
+/* neg, abs, the scalar forms: math_c.c's one IEEE operation each (the
+ * scalar as a float, k0), so its values bit for bit; neg flips and abs
+ * clears the sign bit, a NaN's too, as -x and fabsf do. */
+static inline vf xs_neg_f(vf x, vf k0, vf k1)
+{
+    (void)k0;
+    (void)k1;
+    return v_neg(x);
+}
+static inline vf xs_abs_f(vf x, vf k0, vf k1)
+{
+    (void)k0;
+    (void)k1;
+    return v_abs(x);
+}
+static inline vf xs_add_scalar_f(vf x, vf k0, vf k1)
+{
+    (void)k1;
+    return v_add(x, k0);
+}
+static inline vf xs_sub_scalar_f(vf x, vf k0, vf k1)
+{
+    (void)k1;
+    return v_sub(x, k0);
+}
+static inline vf xs_mul_scalar_f(vf x, vf k0, vf k1)
+{
+    (void)k1;
+    return v_mul(x, k0);
+}
+static inline vf xs_div_scalar_f(vf x, vf k0, vf k1)
+{
+    (void)k1;
+    return v_div(x, k0);
+}
+
 /* x > 0 ? x : alpha x (NaN: alpha NaN, a NaN, as math_c.c). */
 static inline vf xs_leaky_relu_f(vf x, vf k0, vf k1)
 {
@@ -284,6 +320,12 @@ TB_CPU_EW_OPS(XS_EW_F, ~)
 #define XS_W_sqrt 1
 #define XS_W_rsqrt 1
 #define XS_W_leaky_relu 1
+#define XS_W_neg 1
+#define XS_W_abs 1
+#define XS_W_add_scalar 1
+#define XS_W_sub_scalar 1
+#define XS_W_mul_scalar 1
+#define XS_W_div_scalar 1
 
 /* softplus: beta 1 (the default) needs neither the product nor the
  * division. */
@@ -302,6 +344,12 @@ TB_CPU_EW_OPS(XS_EW_F, ~)
 #define XS_UNARY_LOOP_sqrt(SFX) XS_UNARY_LOOP(sqrt, SFX)
 #define XS_UNARY_LOOP_rsqrt(SFX) XS_UNARY_LOOP(rsqrt, SFX)
 #define XS_UNARY_LOOP_leaky_relu(SFX) XS_UNARY_LOOP(leaky_relu, SFX)
+#define XS_UNARY_LOOP_neg(SFX) XS_UNARY_LOOP(neg, SFX)
+#define XS_UNARY_LOOP_abs(SFX) XS_UNARY_LOOP(abs, SFX)
+#define XS_UNARY_LOOP_add_scalar(SFX) XS_UNARY_LOOP(add_scalar, SFX)
+#define XS_UNARY_LOOP_sub_scalar(SFX) XS_UNARY_LOOP(sub_scalar, SFX)
+#define XS_UNARY_LOOP_mul_scalar(SFX) XS_UNARY_LOOP(mul_scalar, SFX)
+#define XS_UNARY_LOOP_div_scalar(SFX) XS_UNARY_LOOP(div_scalar, SFX)
 
 #define XS_UNARY_ENTRY(NAME, SFX, LV)                                     \
     XS_UNARY_LOOP_##NAME(SFX)                                             \
@@ -1007,6 +1055,12 @@ static void xs_var_cols(const float *x, float *o, int64_t len,
     XS_UNARY_ENTRY(sqrt, SFX, LV)                                         \
     XS_UNARY_ENTRY(rsqrt, SFX, LV)                                        \
     XS_UNARY_ENTRY(leaky_relu, SFX, LV)                                   \
+    XS_UNARY_ENTRY(neg, SFX, LV)                                          \
+    XS_UNARY_ENTRY(abs, SFX, LV)                                          \
+    XS_UNARY_ENTRY(add_scalar, SFX, LV)                                   \
+    XS_UNARY_ENTRY(sub_scalar, SFX, LV)                                   \
+    XS_UNARY_ENTRY(mul_scalar, SFX, LV)                                   \
+    XS_UNARY_ENTRY(div_scalar, SFX, LV)                                   \
     XS_BINARY_NT_ENTRY(maximum, SFX, LV)                                  \
     XS_BINARY_NT_ENTRY(minimum, SFX, LV)                                  \
     XS_RED_ENTRY(max, 1, 0, SFX, LV)                                      \
