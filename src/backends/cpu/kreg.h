@@ -281,9 +281,11 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 #define TB_CPU_ROWS_DROPOUT(X) TB_CPU_C2(X, dropout)
 
 /* Creation (create.c; the SIMD rows of arange and the random ops:
- * rand_simd.h; of ones and full f64: fill_f64_simd.h). */
+ * rand_simd.h; of ones and full: ops_simd_impl.h for f32,
+ * fill_f64_simd.h for f64). */
 #define TB_CPU_ROWS_CREATE(X)                                             \
-    TB_CPU_C2(X, zeros) TB_CPU_C64(X, ones) TB_CPU_C64(X, full)           \
+    TB_CPU_C2(X, zeros) TB_CPU_LADDER2(X, ones, c)                        \
+    TB_CPU_LADDER2(X, full, c)                                            \
     TB_CPU_LADDER2(X, arange, c) TB_CPU_LADDER2(X, rand_uniform, c)       \
     TB_CPU_LADDER2(X, rand_normal, c)                                     \
     TB_CPU_C2(X, copy)
