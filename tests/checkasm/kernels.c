@@ -264,7 +264,8 @@ void test_kernel_sum(void **state)
                 gb_free(&gx);
             }
             /* columns: R rows of w columns, row stride ld > w */
-            /* 1031: above KS_SUM_STRIP_ROWS, the row-by-row form;
+            /* f32: widths up to KS_SUM_STRIP_COLS (64 at avx512, 32 at
+             * avx2) down strips, wider ones row by row;
              * widths beyond TB_CPU_COL_TILE up to TB_CPU_SUM_COL_TILE
              * (a whole row per tile) with a few row counts only */
             static const int64_t Rs[] = {1, 7, 64, 65, 200, 1031};

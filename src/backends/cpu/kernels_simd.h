@@ -520,16 +520,19 @@ static void ks_sum_f32_rows(const void *px, int64_t R, int64_t ld,
     }
 }
 
-/* Rows of a non-last axis up to which the column sum goes down strips
- * (ks_sum_f32_strips: no stores in its loop, about 5% faster at
- * 1024x1024 from L3 on the machine of docs/perf-data), beyond that row by
- * row (ks_sum_f32_rows). */
-#define KS_SUM_STRIP_ROWS 1024
+/* Columns up to which the column sum goes down strips (one strip of
+ * four vectors: a single pass over the rows, no stores in its loop),
+ * beyond that row by row (ks_sum_f32_rows), with the same bits.  Strips
+ * of a wide matrix walk all R rows once per strip: at 1024x1024 on the
+ * Zen 4 VM that took 84-88 us against the row order's 53-57 (1025 rows,
+ * the same run, one thread); the strips had been about 5% faster there
+ * from L3 on the Xeon of docs/perf-data/op-limits. */
+#define KS_SUM_STRIP_COLS (4 * VS_LANES)
 
 static void ks_sum_f32_cols(const void *px, int64_t R, int64_t ld,
                             int64_t w, double *acc)
 {
-    if (R <= KS_SUM_STRIP_ROWS)
+    if (w <= KS_SUM_STRIP_COLS)
         ks_sum_f32_strips(px, R, ld, w, acc);
     else
         ks_sum_f32_rows(px, R, ld, w, acc);
