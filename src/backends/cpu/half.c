@@ -417,48 +417,89 @@ static const tb_cpu_krow *f32_row(tb_op_id id, int isa)
 
 /* copy, zeros, ones, full, neg and abs move or set bits only: done on
  * the 16-bit values themselves, with no f32 scratch (widening a whole
- * tensor to narrow it again cost 5x PyTorch's time at 1M).  Their values
- * are the widening path's: the same bits, save that a signaling NaN
- * stays signaling (copy moves its bits; neg and abs flip or clear the
- * sign only, as f32's rows do), where narrowing would quiet it.  full's
- * value arrives rounded to the dtype (half_run).  0, or 1: not one of
- * these ops. */
-static int half_bits(tb_op_id id, tb_dtype dt, const tb_tensor *in,
-                     tb_tensor *out, const tb_params *p)
+ * tensor to narrow it again cost 5x PyTorch's time at 1M), one launch,
+ * split over the threads on 64-element lines.  Their values are the
+ * widening path's: the same bits, save that a signaling NaN stays
+ * signaling (copy moves its bits; neg and abs flip or clear the sign
+ * only, as f32's rows do), where narrowing would quiet it.  full's value
+ * arrives rounded to the dtype (half_run). */
+typedef struct {
+    tb_op_id id;
+    const uint16_t *x;
+    uint16_t *o;
+    uint16_t v; /* the fill's bits */
+    int64_t n;
+} bits_job;
+
+/* neg (flip) or abs (clear) of n sign bits, four halves to a 64-bit
+ * word through memcpy (x and o may be the same tensor), so the loop is
+ * the same simple vector loop whatever the compiler makes of 16-bit
+ * lanes. */
+static void half_sign(const uint16_t *x, uint16_t *o, int64_t n, int flip)
 {
-    const int64_t n = tb_tensor_numel(&out[0]);
-    uint16_t *o = out[0].data;
-    const uint16_t *x = in ? in[0].data : NULL;
-    uint16_t v;
-    switch (id) {
+    const uint64_t m = UINT64_C(0x8000800080008000);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        uint64_t w;
+        memcpy(&w, x + i, sizeof w);
+        w = flip ? w ^ m : w & ~m;
+        memcpy(o + i, &w, sizeof w);
+    }
+    for (; i < n; i++)
+        o[i] = (uint16_t)(flip ? x[i] ^ 0x8000u : x[i] & 0x7fffu);
+}
+
+static void half_bits_part(void *arg, int part, int nparts)
+{
+    const bits_job *j = arg;
+    int64_t b, e;
+    tb_cpu_span(j->n, 64, part, nparts, &b, &e);
+    uint16_t *o = j->o;
+    const uint16_t *x = j->x;
+    switch (j->id) {
     case TB_OP_copy:
-        if (n)
-            memmove(o, x, (size_t)n * sizeof *o);
-        return 0;
+        if (e > b)
+            memmove(o + b, x + b, (size_t)(e - b) * sizeof *o);
+        break;
     case TB_OP_neg:
-        for (int64_t i = 0; i < n; i++)
-            o[i] = (uint16_t)(x[i] ^ 0x8000u);
-        return 0;
     case TB_OP_abs:
-        for (int64_t i = 0; i < n; i++)
-            o[i] = (uint16_t)(x[i] & 0x7fffu);
-        return 0;
-    case TB_OP_zeros:
-        v = 0;
+        half_sign(x + b, o + b, e - b, j->id == TB_OP_neg);
         break;
-    case TB_OP_ones:
-        v = dt == TB_BF16 ? tb_f32_to_bf16(1.0f) : tb_f32_to_f16(1.0f);
-        break;
-    case TB_OP_full: {
-        const float f = (float)p->v[0];
-        v = dt == TB_BF16 ? tb_f32_to_bf16(f) : tb_f32_to_f16(f);
+    default: {
+        const uint16_t v = j->v; /* a local: o may alias the job */
+        for (int64_t i = b; i < e; i++)
+            o[i] = v;
         break;
     }
+    }
+}
+
+/* 0, or 1: not one of these ops. */
+static int half_bits(void *ctx, tb_op_id id, tb_dtype dt,
+                     const tb_tensor *in, tb_tensor *out,
+                     const tb_params *p)
+{
+    bits_job j = {.id = id, .x = in ? in[0].data : NULL, .o = out[0].data,
+                  .v = 0, .n = tb_tensor_numel(&out[0])};
+    float f;
+    switch (id) {
+    case TB_OP_copy:
+    case TB_OP_neg:
+    case TB_OP_abs:
+    case TB_OP_zeros:
+        break;
+    case TB_OP_ones:
+    case TB_OP_full:
+        f = id == TB_OP_ones ? 1.0f : (float)p->v[0];
+        j.v = dt == TB_BF16 ? tb_f32_to_bf16(f) : tb_f32_to_f16(f);
+        break;
     default:
         return 1;
     }
-    for (int64_t i = 0; i < n; i++)
-        o[i] = v;
+    tb_cpu_count_launch(ctx);
+    if (id == TB_OP_copy && j.x == j.o)
+        return 0; /* copy onto itself: nothing to move */
+    tb_cpu_parallel(ctx, j.n, (j.n + 63) / 64, half_bits_part, &j);
     return 0;
 }
 
@@ -503,7 +544,7 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
         q.set |= 1u << i;
     }
     const tb_params *pp = &q;
-    if (half_bits(id, dt, in, out, pp) == 0)
+    if (half_bits(ctx, id, dt, in, out, pp) == 0)
         return 0;
     if (half_blockwise(op, in, out))
         return half_blocks(ctx, op, r->fn, cv, in, out, pp);
