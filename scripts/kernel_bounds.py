@@ -341,16 +341,15 @@ def find_tool(mcpu):
     """The first llvm-mca on PATH whose models include mcpu: llvm-mca,
     then llvm-mca-NN newest first (Debian 12's llvm-mca is LLVM 14's,
     which has no znver4; its llvm-19 package has)."""
-    names = ["llvm-mca"]
+    versioned = set()
     for d in os.environ.get("PATH", "").split(os.pathsep):
         try:
-            names += [n for n in os.listdir(d)
-                      if re.fullmatch(r"llvm-mca-\d+", n)]
+            versioned |= {n for n in os.listdir(d)
+                          if re.fullmatch(r"llvm-mca-\d+", n)}
         except OSError:
             pass
-    names = ["llvm-mca"] + sorted(set(names) - {"llvm-mca"},
-                                  key=lambda n: -int(n.split("-")[-1]))
-    for n in names:
+    for n in ["llvm-mca"] + sorted(versioned,
+                                   key=lambda n: -int(n.split("-")[-1])):
         if shutil.which(n) is None:
             continue
         r = subprocess.run([n, "-mcpu=help"], capture_output=True,

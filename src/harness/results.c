@@ -160,11 +160,10 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
          * (gelu_bf16_avx512 at that level too, and exp_bf16_avx512bf16,
          * whose level only narrows), so its compute roof is f32's. */
         const char *sfx = r->impl ? strrchr(r->impl, '_') : NULL;
-        const char *on = c->op->name;
+        const tb_op_id oid = c->op->id;
         const bool gemm_op = c->op->category == TB_CAT_MATMUL ||
-                             !strcmp(on, "linear") ||
-                             !strcmp(on, "conv2d") ||
-                             !strcmp(on, "conv2d_nobias");
+                             oid == TB_OP_linear || oid == TB_OP_conv2d ||
+                             oid == TB_OP_conv2d_nobias;
         if (tb_dtype_is_half(in.dtype) &&
             (!gemm_op || !sfx || !in.isa || strcmp(sfx + 1, in.isa)))
             in.dtype = TB_F32;

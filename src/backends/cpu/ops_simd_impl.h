@@ -108,38 +108,20 @@ static inline vf xs_rsqrt_f(vf x, vf k0, vf k1)
 /* neg, abs, the scalar forms: math_c.c's one IEEE operation each (the
  * scalar as a float, k0), so its values bit for bit; neg flips and abs
  * clears the sign bit, a NaN's too, as -x and fabsf do. */
-static inline vf xs_neg_f(vf x, vf k0, vf k1)
-{
-    (void)k0;
-    (void)k1;
-    return v_neg(x);
-}
-static inline vf xs_abs_f(vf x, vf k0, vf k1)
-{
-    (void)k0;
-    (void)k1;
-    return v_abs(x);
-}
-static inline vf xs_add_scalar_f(vf x, vf k0, vf k1)
-{
-    (void)k1;
-    return v_add(x, k0);
-}
-static inline vf xs_sub_scalar_f(vf x, vf k0, vf k1)
-{
-    (void)k1;
-    return v_sub(x, k0);
-}
-static inline vf xs_mul_scalar_f(vf x, vf k0, vf k1)
-{
-    (void)k1;
-    return v_mul(x, k0);
-}
-static inline vf xs_div_scalar_f(vf x, vf k0, vf k1)
-{
-    (void)k1;
-    return v_div(x, k0);
-}
+#define XS_K_OP(NAME, EXPR)                                               \
+    static inline vf xs_##NAME##_f(vf x, vf k0, vf k1)                    \
+    {                                                                     \
+        (void)k0;                                                         \
+        (void)k1;                                                         \
+        return EXPR;                                                      \
+    }
+XS_K_OP(neg, v_neg(x))
+XS_K_OP(abs, v_abs(x))
+XS_K_OP(add_scalar, v_add(x, k0))
+XS_K_OP(sub_scalar, v_sub(x, k0))
+XS_K_OP(mul_scalar, v_mul(x, k0))
+XS_K_OP(div_scalar, v_div(x, k0))
+#undef XS_K_OP
 
 /* x > 0 ? x : alpha x (NaN: alpha NaN, a NaN, as math_c.c). */
 static inline vf xs_leaky_relu_f(vf x, vf k0, vf k1)
