@@ -293,6 +293,37 @@ def t_ab_worker_sigterm():
            f"{good}")
 
 
+@case("ab: a worker that dies after its block's last case (TBENCH_FAULT "
+      "exit:sent) took its block's results file with it: a warning per "
+      "file, the blocks go on, every block judged, missing_blocks lists "
+      "them, exit 0")
+def t_ab_worker_dies_after_block():
+    cfg = write("ab-one.json", AB_CONFIG.replace(
+        """,
+          {"op": "relu", "shapes": [[4096]]}]""", "]"))
+    out = os.path.join(TMP, "ab-sent")
+    env = dict(os.environ, TBENCH_FAULT="exit:sent:add/*")
+    proc = subprocess.run([TBENCH, "ab", TBENCH, TBENCH, cfg, "--blocks",
+                           "6", "-q", "--threshold", "50", "-o", out],
+                          capture_output=True, text=True, env=env,
+                          timeout=300)
+    expect(proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}")
+    warn = [l for l in proc.stderr.splitlines()
+            if "stopped before writing" in l]
+    expect(len(warn) == 12 and all("exited with status 3" in l or
+                                   "gone" in l for l in warn), proc.stderr)
+    expect("12 of 12 missing" in proc.stdout, proc.stdout)
+    with open(os.path.join(out, "ab.json"), encoding="utf-8") as f:
+        doc = json.load(f)
+    for side in ("old", "new"):
+        got = doc["builds"][side]["missing_blocks"]
+        expect(got == [1, 2, 3, 4, 5, 6], f"{side}: {got}")
+        expect(not os.path.exists(os.path.join(out, side)), f"{side}/")
+    (c,) = doc["cases"]
+    expect(c["verdict"] != "error" and c["blocks"] == 6, f"{c}")
+    expect(all(v > 0 for v in c["old_block_ns"] + c["new_block_ns"]), f"{c}")
+
+
 @case("ab: SIGINT to its process group (Ctrl-C): exit 130 at once, nothing "
       "judged, no worker left")
 def t_ab_group_sigint():

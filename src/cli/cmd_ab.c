@@ -122,6 +122,8 @@ typedef struct ab_ui {
     double target, budget_s; /* MDE target (ratio), seconds (INF: none) */
     int max_blocks, next_look, nlooks, rc;
     uint64_t t0;
+    int nlost[2], caplost[2];
+    int *lost[2]; /* blocks (1-based) whose results file was never written */
     ab_look looks[AB_MAX_LOOKS];
 } ab_ui;
 
@@ -189,6 +191,25 @@ static void ui_started(void *ctx, const char *old_build,
     if (!u->quiet)
         fprintf(stderr, "tbench: ab: old %s\ntbench: ab: new %s\n",
                 old_build, new_build);
+}
+
+/* A block's results file a dead worker never wrote: a warning on its
+ * own line (past the progress line, quiet or not), and the block in
+ * ab.json's builds.old|new.missing_blocks. */
+static void ui_lost(void *ctx, int side, int b, const char *msg)
+{
+    ab_ui *u = ctx;
+    fprintf(stderr, "%stbench: warning: %s\n", u->show ? "\r\033[K" : "",
+            msg);
+    if (u->nlost[side] == u->caplost[side]) {
+        int cap = u->caplost[side] ? 2 * u->caplost[side] : 8;
+        int *p = realloc(u->lost[side], (size_t)cap * sizeof *p);
+        if (!p)
+            return; /* the warning stands; ab.json lists fewer */
+        u->lost[side] = p;
+        u->caplost[side] = cap;
+    }
+    u->lost[side][u->nlost[side]++] = b + 1;
 }
 
 static void ui_progress(void *ctx, int b, int blocks, int q, int n,
@@ -506,6 +527,9 @@ static int write_ab_json(const ab_args *a, const tb_ab_case *cases, int n,
             cJSON_AddStringToObject(bj, "results",
                                     s ? "new/block-*/results.json"
                                       : "old/block-*/results.json");
+            cJSON *miss = cJSON_AddArrayToObject(bj, "missing_blocks");
+            for (int i = 0; miss && i < u->nlost[s]; i++)
+                cJSON_AddItemToArray(miss, cJSON_CreateNumber(u->lost[s][i]));
         }
         cJSON_AddItemToObject(builds, s ? "new" : "old", bj);
     }
@@ -549,9 +573,14 @@ static int write_ab_json(const ab_args *a, const tb_ab_case *cases, int n,
                 text ? err : "out of memory");
         rc = TB_EXIT_CASES;
     } else { /* with --format md or json stdout is that alone */
+        int lost = u->nlost[0] + u->nlost[1];
+        char miss[96] = "";
+        if (lost)
+            snprintf(miss, sizeof miss, " (%d of %d missing: their workers "
+                     "died, see the warnings)", lost, 2 * out->blocks);
         fprintf(a->format ? stderr : stdout, "ab: %s/ab.json; each block's "
-                "results: %s/old/block-*, %s/new/block-*\n", r->outdir,
-                r->outdir, r->outdir);
+                "results: %s/old/block-*, %s/new/block-*%s\n", r->outdir,
+                r->outdir, r->outdir, miss);
     }
     free(text);
     return rc;
@@ -635,6 +664,7 @@ static int ab_measure(ab_args *a, const tb_plan *plan)
                 .next_look = a->run.blocks, .t0 = tb_now_ns()};
     tb_ab_run_sink sink = {.ctx = &ui, .block = ui_block,
                            .started = ui_started, .progress = ui_progress,
+                           .lost = ui_lost,
                            .more = a->judge.sequential ? ui_more : NULL};
     tb_ab_run_out out;
     char err[1200];
@@ -660,6 +690,8 @@ static int ab_measure(ab_args *a, const tb_plan *plan)
                     out.blocks == 1 ? "" : "s", TB_EXIT_BROKEN);
         rc = ab_judge(a, &ui, &out, &noise, erc ? err : NULL);
     }
+    free(ui.lost[0]);
+    free(ui.lost[1]);
 out:
     free(cases);
     free(store);

@@ -48,7 +48,10 @@ static int side_start(ab *a, int s)
 }
 
 /* With an output folder: side s's worker writes the results of its
- * block b as DIR/old|new/block-NN/results.json.  0 or TB_EIO. */
+ * block b as DIR/old|new/block-NN/results.json.  A worker that died
+ * (or hung) after its last case of the block took that file with it:
+ * the block's figures are already the sink's, so the sink is warned and
+ * the blocks go on.  0, or TB_EIO when the worker could not write it. */
 static int side_finish(ab *a, int s, int b)
 {
     char path[4200], why[1024];
@@ -56,7 +59,18 @@ static int side_finish(ab *a, int s, int b)
         return 0;
     snprintf(path, sizeof path, "%s/%s/block-%02d", a->o->outdir,
              s ? "new" : "old", b + 1);
-    if (tb_xw_finish(a->sides[s].w, path, why, sizeof why)) {
+    int rc = tb_xw_finish(a->sides[s].w, path, why, sizeof why);
+    if (rc == TB_EIO && a->sink->lost) {
+        char msg[5400];
+        snprintf(msg, sizeof msg,
+                 "ab: %s: the worker of block %d stopped before writing "
+                 "%s/results.json (%s); the block's figures are in the "
+                 "verdicts, its results file is missing",
+                 a->sides[s].name, b + 1, path, why);
+        a->sink->lost(a->sink->ctx, s, b, msg);
+        return 0;
+    }
+    if (rc) {
         snprintf(a->err, a->errlen, "ab: %s: writing %s: %s",
                  a->sides[s].name, path, why);
         return TB_EIO;

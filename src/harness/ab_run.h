@@ -13,8 +13,10 @@
  * instead of biasing every block of one build alike; a worker that dies
  * or hangs (killed by a signal of its own too) is replaced for the cases
  * that follow, its case failed on that side; one found dead before it
- * began a case (killed between cases) is replaced and asked again.  The order comes from
- * the seed alone, so a run can be repeated. */
+ * began a case (killed between cases) is replaced and asked again; one
+ * that died after its block's last case took the block's results file
+ * with it (the sink's `lost`), and the blocks go on.  The order comes
+ * from the seed alone, so a run can be repeated. */
 #ifndef TB_HARNESS_AB_RUN_H
 #define TB_HARNESS_AB_RUN_H
 
@@ -66,6 +68,10 @@ typedef struct tb_ab_run_sink {
      * to run (optional); id NULL: the blocks are over (clear the line). */
     void (*progress)(void *ctx, int b, int blocks, int q, int n,
                      const char *id);
+    /* Block b's results file of build `side` was never written: its
+     * worker died (or hung) after its last case of the block; msg says
+     * so, in full (optional; without it, that is an error). */
+    void (*lost)(void *ctx, int side, int b, const char *msg);
 } tb_ab_run_sink;
 
 typedef struct tb_ab_run_out {

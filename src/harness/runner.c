@@ -39,7 +39,7 @@ typedef enum { FAULT_SEGV, FAULT_ABORT, FAULT_HANG, FAULT_EXIT } fault_kind;
 
 typedef struct {
     fault_kind kind;
-    tb_phase phase;
+    tb_phase phase; /* TB_PHASE_IDLE: "sent" (tb_runner_fault_sent) */
     char glob[256];
 } fault;
 
@@ -113,18 +113,19 @@ static int faults_parse(const char *spec, fault *f, int max, char *err,
         for (int i = 0; i < 4; i++)
             if (!strcmp(kind, fault_names[i]))
                 k = i;
-        tb_phase ph = TB_PHASE_IDLE;
+        /* TB_PHASE_IDLE stands for "sent", a phase no case enters */
+        int ph = strcmp(phase, "sent") ? -1 : TB_PHASE_IDLE;
         for (int i = TB_PHASE_CHECK; i <= TB_PHASE_SAMPLING; i++)
             if (!strcmp(phase, tb_phase_name((tb_phase)i)))
-                ph = (tb_phase)i;
-        if (k < 0 || ph == TB_PHASE_IDLE) {
+                ph = i;
+        if (k < 0 || ph < 0) {
             snprintf(err, errlen, "TBENCH_FAULT: '%.80s': %s", rule,
                      k < 0 ? "KIND is segv, abort, hang or exit"
-                           : "PHASE is check, warmup or sampling");
+                           : "PHASE is check, warmup, sampling or sent");
             return TB_EINVAL;
         }
         f[n].kind = (fault_kind)k;
-        f[n].phase = ph;
+        f[n].phase = (tb_phase)ph;
         snprintf(f[n].glob, sizeof f[n].glob, "%s", rule + glob_at);
         n++;
     }
@@ -193,8 +194,16 @@ static void set_phase(tb_runner *r, const tb_case *c, tb_phase p)
         if (p == TB_PHASE_SETUP || p == TB_PHASE_IDLE)
             r->watch->impl[0] = '\0';
     }
-    for (int i = 0; c && i < r->n_faults; i++)
+    for (int i = 0; c && p != TB_PHASE_IDLE && i < r->n_faults; i++)
         if (r->faults[i].phase == p &&
+            tb_case_id_match(r->faults[i].glob, c->id))
+            fault_fire(r->faults[i].kind);
+}
+
+void tb_runner_fault_sent(tb_runner *r, const tb_case *c)
+{
+    for (int i = 0; i < r->n_faults; i++)
+        if (r->faults[i].phase == TB_PHASE_IDLE &&
             tb_case_id_match(r->faults[i].glob, c->id))
             fault_fire(r->faults[i].kind);
 }

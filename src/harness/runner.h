@@ -145,13 +145,19 @@ void tb_runner_watch(tb_runner *r, tb_runner_watch_area *w);
 
 /* Fault injection, for testing isolation only: TBENCH_FAULT holds up to
  * 8 rules "KIND:PHASE:GLOB" separated by ';' (KIND segv, abort, hang or
- * exit; PHASE check, warmup or sampling; GLOB a pattern on case
+ * exit; PHASE check, warmup, sampling or sent; GLOB a pattern on case
  * ids).  The runner reads it at tb_runner_create; when a case whose id
  * matches enters that phase, the process dies by SIGSEGV, calls abort(),
  * spins forever ignoring SIGINT/SIGTERM, or calls exit(3), as a kernel
- * with that bug would.  TB_EINVAL with a message when the value is
+ * with that bug would.  "sent" fires in a worker process only, once it
+ * has sent the case's result (tb_runner_fault_sent): a worker that dies
+ * between cases.  TB_EINVAL with a message when the value is
  * malformed. */
 int tb_runner_fault_check(const char *spec, char *err, size_t errlen);
+
+/* A worker process has sent case c's result: fire TBENCH_FAULT's rules
+ * of phase "sent" that match c (never called in tbench's own process). */
+void tb_runner_fault_sent(tb_runner *r, const tb_case *c);
 
 /* Measure one case into *res (zeroed first), all its sampling in one go.
  * Never fails as a whole: problems become res->status with a message.

@@ -196,6 +196,7 @@ static void worker_main(tb_workers *w, int fd)
         tb_result_free(&res);
         if (rc)
             break;
+        tb_runner_fault_sent(r, c);
     }
     tb_runner_destroy(r);
     _exit(0);
@@ -319,9 +320,9 @@ static void note_lost(tb_workers *w, int st)
     char how[128];
     describe_death(st, how, sizeof how);
     snprintf(w->note, sizeof w->note,
-             "the worker process was %s between cases; a fresh one took "
+             "the worker process %s%s between cases; a fresh one took "
              "over and no case was affected",
-             how);
+             strncmp(how, "exited", 6) ? "was " : "", how);
 }
 
 /* Did the worker die of a stop signal that tbench got too (`pkill

@@ -204,7 +204,10 @@ static int serve_run(int fd, served *s, const xhdr *h, const char *id)
         out.n_samples = r->n_samples - n0;
         out.iters_per_sample = r->iters_per_sample;
     }
-    return send_msg(fd, K_RES, 0, 0, 0, &out, sizeof out);
+    if ((rc = send_msg(fd, K_RES, 0, 0, 0, &out, sizeof out)))
+        return rc;
+    tb_runner_fault_sent(s->runner, c);
+    return 0;
 }
 
 static int serve_finish(int fd, served *s, const char *dir)
