@@ -39,6 +39,7 @@
 #include "../../ops/alloc.h"
 #include "../../ops/half.h"
 #include "cpu_internal.h"
+#include "half_bwd.h"
 #include "half_cvt.h"
 #include "isa.h"
 #include "kernels.h" /* TB_CPU_SUM_BLOCK */
@@ -544,10 +545,13 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
         q.set |= 1u << i;
     }
     const tb_params *pp = &q;
-    if (half_bits(ctx, id, dt, in, out, pp) == 0)
+    if (half_bits(ctx, id, dt, in, out, pp) == 0 ||
+        tb_cpu_half_bwd(ctx, id, dt, in, out, pp) == 0)
         return 0;
-    if (half_blockwise(op, in, out))
+    if (half_blockwise(op, in, out) || tb_cpu_half_bwd_blockwise(op, in, out))
         return half_blocks(ctx, op, r->fn, cv, in, out, pp);
+    if ((rc = tb_cpu_half_part(ctx, op, dt, isa, r->fn, cv, in, out, pp)) != 1)
+        return rc;
     return half_whole(ctx, op, r->fn, cv, in, out, pp);
 }
 
