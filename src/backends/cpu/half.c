@@ -29,9 +29,13 @@
  * tensors only (half the bytes of f32).  The blocks are split over the
  * instance's threads; each block's f32 call runs on the instance's
  * single-threaded twin (drv.h), so it neither splits again nor counts:
- * the row counts one launch.  Every other op widens whole tensors into
- * f32 scratch from the tracked allocator (counted in allocs), runs the
- * f32 row once on the instance and narrows its outputs. */
+ * the row counts one launch.  half_bwd.h's rows (relu_backward,
+ * sum_backward, mean_backward on the patterns; sigmoid, tanh, gelu
+ * backward in these blocks; the norms and non-last-axis sums in parts)
+ * read and write the 16-bit tensors once too.  Every other op widens
+ * whole tensors into f32 scratch from the tracked allocator (counted in
+ * allocs), runs the f32 row once on the instance and narrows its
+ * outputs. */
 #include <stdatomic.h>
 #include <string.h>
 
