@@ -7,8 +7,9 @@
  *   element-wise backward ops half.c's blocks serve.
  * half_part.c: layer_norm, rms_norm and group_norm in parts of whole
  *   rows (samples) widened into per-thread f32 scratch that stays in
- *   L1/L2; sum and mean over a non-last axis in 64-row column blocks
- *   on the f32 column sums.
+ *   L1/L2; sum and mean over a non-last axis: the f32 column sums'
+ *   additions on values widened in registers (half_part_simd.h, at
+ *   avx2 and avx512) or in 64-row blocks of scratch (scalar).
  *
  * Each gives the bits of half.c's widen + f32 row + narrow at the same
  * level (NaN: a NaN, quiet), which tests/test_half_paths.c checks
@@ -43,5 +44,13 @@ int tb_cpu_half_part(void *ctx, const tb_op *op, tb_dtype dt, int isa,
                      tb_kernel_fn f32, tb_cpu_half_cvt cv,
                      const tb_tensor *in, tb_tensor *out,
                      const tb_params *p);
+
+/* acc[j] += column j's sum of x's R rows (row stride ld), j < w, as
+ * the f32 column sums (kernels.h's tb_cpu_sumcols_fn) add the widened
+ * values (half_part_simd.h): the level's loops for dt. */
+typedef void (*tb_cpu_half_cols_fn)(const uint16_t *x, int64_t R,
+                                    int64_t ld, int64_t w, double *acc);
+tb_cpu_half_cols_fn tb_cpu_half_cols_avx2(tb_dtype dt);
+tb_cpu_half_cols_fn tb_cpu_half_cols_avx512(tb_dtype dt);
 
 #endif
