@@ -550,7 +550,7 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
     }
     const tb_params *pp = &q;
     if (half_bits(ctx, id, dt, in, out, pp) == 0 ||
-        tb_cpu_half_bwd(ctx, id, dt, in, out, pp) == 0)
+        tb_cpu_half_bwd(ctx, id, dt, isa, in, out, pp) == 0)
         return 0;
     if (half_blockwise(op, in, out) || tb_cpu_half_bwd_blockwise(op, in, out))
         return half_blocks(ctx, op, r->fn, cv, in, out, pp);

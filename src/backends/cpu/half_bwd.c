@@ -5,11 +5,8 @@
  * at 1024x1024, the one-run table of docs/perf-data/op-limits-zen4.)
  *
  * relu_backward: dx = x > 0 ? g : 0, the f32 row's select on the
- *   widened values, as a select on the patterns: x > 0 is "sign clear,
- *   not zero, not NaN", a signed 16-bit compare against 0 and +inf;
- *   -0 and NaN x give +0.  g passes unchanged, save that a NaN comes
- *   out quiet as narrowing makes it (bf16: the quiet bit set; f16:
- *   sign | 0x7e00, ops/half.h's tb_f32_to_f16).
+ *   widened values, as a select on the patterns (half_bwd_loops.h, the
+ *   level's build of it).
  * sum_backward, mean_backward: dx[o, k, i] = g[o, i] * s over the
  *   reduced axis's len l (every element when no axis), s = 1 or
  *   (float)(1 / l) as the f32 row holds it: each g element widened,
@@ -21,28 +18,11 @@
 #include "../../base/error.h"
 #include "../../ops/alloc.h"
 #include "../../ops/half.h"
+#include "backends/cpu/cpu_config.h"
 #include "cpu_internal.h"
 #include "half_bwd.h"
-
-/* Plain C that gcc and clang vectorize at -O3 on the baseline's 16-bit
- * compares and selects: a read and a write of the 16-bit bytes reach
- * the memory bound there (no per-level body needed; the rows of every
- * level share these loops). */
-#define HB_RELU(NAME, INF, QUIET)                                         \
-    static void NAME(const uint16_t *restrict g,                          \
-                     const uint16_t *restrict x, uint16_t *restrict o,    \
-                     int64_t n)                                           \
-    {                                                                     \
-        for (int64_t i = 0; i < n; i++) {                                 \
-            int16_t xi = (int16_t)x[i];                                   \
-            uint16_t gi = g[i];                                           \
-            int16_t ga = (int16_t)(gi & 0x7fff);                          \
-            uint16_t q = ga > (int16_t)(INF) ? (uint16_t)(QUIET) : gi;    \
-            o[i] = xi > 0 && xi <= (int16_t)(INF) ? q : (uint16_t)0;      \
-        }                                                                 \
-    }
-HB_RELU(hb_relu_bf16, 0x7f80, gi | 0x40)
-HB_RELU(hb_relu_f16, 0x7c00, (gi & 0x8000) | 0x7e00)
+#include "half_bwd_loops.h"
+#include "isa.h"
 
 static void hb_fill(uint16_t *restrict o, uint16_t v, int64_t n)
 {
@@ -53,6 +33,7 @@ static void hb_fill(uint16_t *restrict o, uint16_t v, int64_t n)
 typedef struct {
     tb_op_id id;
     tb_dtype dt;
+    tb_cpu_half_relu_bwd_fn relu;
     const uint16_t *g, *x;
     uint16_t *o;
     const uint16_t *vals; /* broadcast, inner > 1: g * s, rounded */
@@ -73,8 +54,7 @@ static void hb_part(void *arg, int part, int nparts)
     int64_t b, e;
     tb_cpu_span(j->n, 32, part, nparts, &b, &e);
     if (j->id == TB_OP_relu_backward) {
-        (j->dt == TB_BF16 ? hb_relu_bf16 : hb_relu_f16)(j->g + b, j->x + b,
-                                                       j->o + b, e - b);
+        j->relu(j->g + b, j->x + b, j->o + b, e - b);
         return;
     }
     if (j->inner == 1) { /* lanes of len copies of one value */
@@ -98,13 +78,28 @@ static void hb_part(void *arg, int part, int nparts)
     }
 }
 
-int tb_cpu_half_bwd(void *ctx, tb_op_id id, tb_dtype dt,
+/* relu_backward's loop of dt at level isa */
+static tb_cpu_half_relu_bwd_fn hb_relu(tb_dtype dt, int isa)
+{
+#if TB_CPU_HAVE_AVX512
+    if (isa == TB_ISA_AVX512 || isa == TB_ISA_AVX512BF16)
+        return tb_cpu_half_relu_bwd_avx512(dt);
+#endif
+#if TB_CPU_HAVE_AVX2
+    if (isa == TB_ISA_AVX2)
+        return tb_cpu_half_relu_bwd_avx2(dt);
+#endif
+    (void)isa;
+    return dt == TB_BF16 ? hb_relu_bf16 : hb_relu_f16;
+}
+
+int tb_cpu_half_bwd(void *ctx, tb_op_id id, tb_dtype dt, int isa,
                     const tb_tensor *in, tb_tensor *out, const tb_params *p)
 {
     if (id != TB_OP_relu_backward && id != TB_OP_sum_backward &&
         id != TB_OP_mean_backward)
         return 1;
-    hb_job j = {.id = id, .dt = dt, .g = in[0].data, .x = in[1].data,
+    hb_job j = {.id = id, .dt = dt, .relu = hb_relu(dt, isa), .g = in[0].data, .x = in[1].data,
                 .o = out[0].data, .s = 1.0f, .n = tb_tensor_numel(&out[0]),
                 .outer = 1, .len = tb_tensor_numel(&in[1]), .inner = 1};
     uint16_t *vals = NULL;

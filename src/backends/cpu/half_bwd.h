@@ -26,7 +26,7 @@
 
 /* relu_backward, sum_backward, mean_backward of dt (checked operands):
  * 0 done, 1 not one of these ops. */
-int tb_cpu_half_bwd(void *ctx, tb_op_id id, tb_dtype dt,
+int tb_cpu_half_bwd(void *ctx, tb_op_id id, tb_dtype dt, int isa,
                     const tb_tensor *in, tb_tensor *out, const tb_params *p);
 
 /* sigmoid_backward, tanh_backward, gelu_backward with g and x of the
@@ -52,5 +52,11 @@ typedef void (*tb_cpu_half_cols_fn)(const uint16_t *x, int64_t R,
                                     int64_t ld, int64_t w, double *acc);
 tb_cpu_half_cols_fn tb_cpu_half_cols_avx2(tb_dtype dt);
 tb_cpu_half_cols_fn tb_cpu_half_cols_avx512(tb_dtype dt);
+/* relu_backward's loop (half_bwd_loops.h) of dt built at the level */
+typedef void (*tb_cpu_half_relu_bwd_fn)(const uint16_t *g,
+                                        const uint16_t *x, uint16_t *o,
+                                        int64_t n);
+tb_cpu_half_relu_bwd_fn tb_cpu_half_relu_bwd_avx2(tb_dtype dt);
+tb_cpu_half_relu_bwd_fn tb_cpu_half_relu_bwd_avx512(tb_dtype dt);
 
 #endif

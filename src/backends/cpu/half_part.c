@@ -28,6 +28,7 @@
 #include "../../base/error.h"
 #include "../../ops/alloc.h"
 #include "../../ops/half.h"
+#include "backends/cpu/cpu_config.h"
 #include "cpu_internal.h"
 #include "drv.h"
 #include "half_bwd.h"

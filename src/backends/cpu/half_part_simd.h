@@ -1,5 +1,7 @@
-/* Column sums of 16-bit values for half_part.c's sum and mean over a
- * non-last axis, one body for the avx2 and avx512 levels
+/* The SIMD levels' loops of half_bwd.h: relu_backward's
+ * (half_bwd_loops.h built with the level's flags) and the column sums
+ * of 16-bit values for half_part.c's sum and mean over a non-last
+ * axis, one body for the avx2 and avx512 levels
  * (half_part_avx2.c, half_part_avx512.c define HP_L, hp_v, HP_ZERO,
  * HP_ADD, HP_STORE, HP_LD_BF16, HP_LD_F16 and HP_SFX, then include this
  * file): acc[j] += the f32 sum of column j over each block of
@@ -14,6 +16,7 @@
 
 #include "../../ops/half.h"
 #include "half_bwd.h"
+#include "half_bwd_loops.h"
 #include "kernels.h"
 
 #define HP_CAT_(a, b) a##b
@@ -68,4 +71,9 @@ tb_cpu_half_cols_fn HP_CAT(tb_cpu_half_cols_, HP_SFX)(tb_dtype dt)
 {
     return dt == TB_BF16 ? HP_CAT(hp_cols_bf16_, HP_SFX)
                          : HP_CAT(hp_cols_f16_, HP_SFX);
+}
+
+tb_cpu_half_relu_bwd_fn HP_CAT(tb_cpu_half_relu_bwd_, HP_SFX)(tb_dtype dt)
+{
+    return dt == TB_BF16 ? hb_relu_bf16 : hb_relu_f16;
 }
