@@ -29,9 +29,13 @@
  * tensors only (half the bytes of f32).  The blocks are split over the
  * instance's threads; each block's f32 call runs on the instance's
  * single-threaded twin (drv.h), so it neither splits again nor counts:
- * the row counts one launch.  Every other op widens whole tensors into
- * f32 scratch from the tracked allocator (counted in allocs), runs the
- * f32 row once on the instance and narrows its outputs. */
+ * the row counts one launch.  half_bwd.h's rows (relu_backward,
+ * sum_backward, mean_backward on the patterns; sigmoid, tanh, gelu
+ * backward in these blocks; the norms and non-last-axis sums in parts)
+ * read and write the 16-bit tensors once too.  Every other op widens
+ * whole tensors into f32 scratch from the tracked allocator (counted in
+ * allocs), runs the f32 row once on the instance and narrows its
+ * outputs. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -39,6 +43,7 @@
 #include "../../ops/alloc.h"
 #include "../../ops/half.h"
 #include "cpu_internal.h"
+#include "half_bwd.h"
 #include "half_cvt.h"
 #include "isa.h"
 #include "kernels.h" /* TB_CPU_SUM_BLOCK */
@@ -544,10 +549,13 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
         q.set |= 1u << i;
     }
     const tb_params *pp = &q;
-    if (half_bits(ctx, id, dt, in, out, pp) == 0)
+    if (half_bits(ctx, id, dt, in, out, pp) == 0 ||
+        tb_cpu_half_bwd(ctx, id, dt, isa, in, out, pp) == 0)
         return 0;
-    if (half_blockwise(op, in, out))
+    if (half_blockwise(op, in, out) || tb_cpu_half_bwd_blockwise(op, in, out))
         return half_blocks(ctx, op, r->fn, cv, in, out, pp);
+    if ((rc = tb_cpu_half_part(ctx, op, dt, isa, r->fn, cv, in, out, pp)) != 1)
+        return rc;
     return half_whole(ctx, op, r->fn, cv, in, out, pp);
 }
 

@@ -338,7 +338,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
  * memory sees only the 16-bit tensors; the others widen whole tensors,
  * but copy, zeros, ones, full, neg and abs set or move the 16-bit bits
  * themselves.  (half.c: fused loops and reductions read the 16-bit tensors
- * directly where they can.)  Not here: argmax and nll_loss (integer
+ * directly where they can; half_bwd.h's rows too.)  Not here: argmax and nll_loss (integer
  * indices a 16-bit float cannot hold past 256 or 2048), the
  * factorizations (PyTorch has none in these dtypes), calibration.  The
  * optimizers take the mixed-precision form: 16-bit parameters and

@@ -1,0 +1,150 @@
+/* bf16/f16 relu_backward, sum_backward and mean_backward on the 16-bit
+ * patterns (half_bwd.h): one read of the inputs, one write of dx, no
+ * f32 scratch.  (They widened g and x into f32 scratch, ran the f32 row
+ * and narrowed: 3.5x PyTorch's bf16 relu_backward, 6x its sum_backward
+ * at 1024x1024, the one-run table of docs/perf-data/op-limits-zen4.)
+ *
+ * relu_backward: dx = x > 0 ? g : 0, the f32 row's select on the
+ *   widened values, as a select on the patterns (half_bwd_loops.h, the
+ *   level's build of it).
+ * sum_backward, mean_backward: dx[o, k, i] = g[o, i] * s over the
+ *   reduced axis's len l (every element when no axis), s = 1 or
+ *   (float)(1 / l) as the f32 row holds it: each g element widened,
+ *   multiplied in f32 and rounded once, then copied l times.
+ * The output's elements are split over the threads on 32-element
+ * (64-byte) lines; the values do not depend on the split. */
+#include <string.h>
+
+#include "../../base/error.h"
+#include "../../ops/alloc.h"
+#include "../../ops/half.h"
+#include "backends/cpu/cpu_config.h"
+#include "cpu_internal.h"
+#include "half_bwd.h"
+#include "half_bwd_loops.h"
+#include "isa.h"
+
+static void hb_fill(uint16_t *restrict o, uint16_t v, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        o[i] = v;
+}
+
+typedef struct {
+    tb_op_id id;
+    tb_dtype dt;
+    tb_cpu_half_relu_bwd_fn relu;
+    const uint16_t *g, *x;
+    uint16_t *o;
+    const uint16_t *vals; /* broadcast, inner > 1: g * s, rounded */
+    float s;
+    int64_t n, outer, len, inner;
+} hb_job;
+
+static uint16_t hb_scaled(const hb_job *j, uint16_t g)
+{
+    if (j->dt == TB_BF16)
+        return tb_f32_to_bf16(tb_bf16_to_f32(g) * j->s);
+    return tb_f32_to_f16(tb_f16_to_f32(g) * j->s);
+}
+
+static void hb_part(void *arg, int part, int nparts)
+{
+    const hb_job *j = arg;
+    int64_t b, e;
+    tb_cpu_span(j->n, 32, part, nparts, &b, &e);
+    if (j->id == TB_OP_relu_backward) {
+        j->relu(j->g + b, j->x + b, j->o + b, e - b);
+        return;
+    }
+    if (j->inner == 1) { /* lanes of len copies of one value */
+        while (b < e) {
+            int64_t lane = b / j->len, end = (lane + 1) * j->len;
+            if (end > e)
+                end = e;
+            hb_fill(j->o + b, hb_scaled(j, j->g[lane]), end - b);
+            b = end;
+        }
+        return;
+    }
+    while (b < e) { /* rows of inner values: vals[lane's row] copied */
+        int64_t r = b / j->inner, t = b - r * j->inner;
+        int64_t lane = r / j->len, end = (r + 1) * j->inner;
+        if (end > e)
+            end = e;
+        memcpy(j->o + b, j->vals + lane * j->inner + t,
+               (size_t)(end - b) * sizeof *j->o);
+        b = end;
+    }
+}
+
+/* relu_backward's loop of dt at level isa */
+static tb_cpu_half_relu_bwd_fn hb_relu(tb_dtype dt, int isa)
+{
+#if TB_CPU_HAVE_AVX512
+    if (isa == TB_ISA_AVX512 || isa == TB_ISA_AVX512BF16)
+        return tb_cpu_half_relu_bwd_avx512(dt);
+#endif
+#if TB_CPU_HAVE_AVX2
+    if (isa == TB_ISA_AVX2)
+        return tb_cpu_half_relu_bwd_avx2(dt);
+#endif
+    (void)isa;
+    return dt == TB_BF16 ? hb_relu_bf16 : hb_relu_f16;
+}
+
+int tb_cpu_half_bwd(void *ctx, tb_op_id id, tb_dtype dt, int isa,
+                    const tb_tensor *in, tb_tensor *out, const tb_params *p)
+{
+    if (id != TB_OP_relu_backward && id != TB_OP_sum_backward &&
+        id != TB_OP_mean_backward)
+        return 1;
+    hb_job j = {.id = id, .dt = dt, .relu = hb_relu(dt, isa), .g = in[0].data, .x = in[1].data,
+                .o = out[0].data, .s = 1.0f, .n = tb_tensor_numel(&out[0]),
+                .outer = 1, .len = tb_tensor_numel(&in[1]), .inner = 1};
+    uint16_t *vals = NULL;
+    if (id != TB_OP_relu_backward) {
+        int ax;
+        if (p && tb_params_has(p, 0) &&
+            tb_axis_norm((int64_t)p->v[0], in[1].ndim, &ax) == 0) {
+            j.outer = j.inner = 1;
+            for (int d = 0; d < ax; d++)
+                j.outer *= in[1].shape[d];
+            j.len = in[1].shape[ax];
+            for (int d = ax + 1; d < in[1].ndim; d++)
+                j.inner *= in[1].shape[d];
+        }
+        if (id == TB_OP_mean_backward)
+            j.s = (float)(1.0 / (double)j.len);
+        if (j.n == 0)
+            return tb_cpu_count_launch(ctx), 0;
+        if (j.inner > 1) {
+            int64_t ng = j.outer * j.inner;
+            vals = tb_alloc((size_t)ng * sizeof *vals);
+            if (!vals)
+                return TB_ENOMEM;
+            for (int64_t k = 0; k < ng; k++)
+                vals[k] = hb_scaled(&j, j.g[k]);
+            j.vals = vals;
+        }
+    }
+    tb_cpu_count_launch(ctx);
+    tb_cpu_parallel(ctx, j.n, (j.n + 31) / 32, hb_part, &j);
+    tb_free(vals);
+    return 0;
+}
+
+bool tb_cpu_half_bwd_blockwise(const tb_op *op, const tb_tensor *in,
+                               const tb_tensor *out)
+{
+    if (op->id != TB_OP_sigmoid_backward && op->id != TB_OP_tanh_backward &&
+        op->id != TB_OP_gelu_backward)
+        return false;
+    tb_shape os = tb_tensor_shape(&out[0]);
+    for (int i = 0; i < 2; i++) {
+        tb_shape s = tb_tensor_shape(&in[i]);
+        if (!tb_shape_equal(&s, &os))
+            return false;
+    }
+    return true;
+}

@@ -1,0 +1,62 @@
+/* bf16/f16 rows that read and write the 16-bit tensors once, outside
+ * half.c's fused loops and last-axis reductions (half.c's half_run
+ * routes to them before its whole-tensor widening):
+ *
+ * half_bwd.c: relu_backward, sum_backward and mean_backward on the
+ *   16-bit patterns themselves (no f32 scratch at all); which
+ *   element-wise backward ops half.c's blocks serve.
+ * half_part.c: layer_norm, rms_norm and group_norm in parts of whole
+ *   rows (samples) widened into per-thread f32 scratch that stays in
+ *   L1/L2; sum and mean over a non-last axis: the f32 column sums'
+ *   additions on values widened in registers (half_part_simd.h, at
+ *   avx2 and avx512) or in 64-row blocks of scratch (scalar).
+ *
+ * Each gives the bits of half.c's widen + f32 row + narrow at the same
+ * level (NaN: a NaN, quiet), which tests/test_half_paths.c checks
+ * on every ISA level and thread count. */
+#ifndef TB_BACKENDS_CPU_HALF_BWD_H
+#define TB_BACKENDS_CPU_HALF_BWD_H
+
+#include <stdbool.h>
+
+#include "../../ops/op.h"
+#include "../../ops/tensor.h"
+#include "../backend.h"
+#include "half_cvt.h"
+
+/* relu_backward, sum_backward, mean_backward of dt (checked operands):
+ * 0 done, 1 not one of these ops. */
+int tb_cpu_half_bwd(void *ctx, tb_op_id id, tb_dtype dt, int isa,
+                    const tb_tensor *in, tb_tensor *out, const tb_params *p);
+
+/* sigmoid_backward, tanh_backward, gelu_backward with g and x of the
+ * output's shape: element-wise, for half.c's blocks (the f32 row on
+ * L1-sized blocks). */
+bool tb_cpu_half_bwd_blockwise(const tb_op *op, const tb_tensor *in,
+                               const tb_tensor *out);
+
+/* layer_norm, rms_norm, group_norm (parts of whole rows or samples,
+ * f32 of level isa's row `f32`), sum and mean over a non-last axis
+ * (the level's f32 column sums): 0 done, an error code, or 1 not
+ * served here.  p: the caller's parameters (constants already held in
+ * the dtype as half.c holds them). */
+int tb_cpu_half_part(void *ctx, const tb_op *op, tb_dtype dt, int isa,
+                     tb_kernel_fn f32, tb_cpu_half_cvt cv,
+                     const tb_tensor *in, tb_tensor *out,
+                     const tb_params *p);
+
+/* acc[j] += column j's sum of x's R rows (row stride ld), j < w, as
+ * the f32 column sums (kernels.h's tb_cpu_sumcols_fn) add the widened
+ * values (half_part_simd.h): the level's loops for dt. */
+typedef void (*tb_cpu_half_cols_fn)(const uint16_t *x, int64_t R,
+                                    int64_t ld, int64_t w, double *acc);
+tb_cpu_half_cols_fn tb_cpu_half_cols_avx2(tb_dtype dt);
+tb_cpu_half_cols_fn tb_cpu_half_cols_avx512(tb_dtype dt);
+/* relu_backward's loop (half_bwd_loops.h) of dt built at the level */
+typedef void (*tb_cpu_half_relu_bwd_fn)(const uint16_t *g,
+                                        const uint16_t *x, uint16_t *o,
+                                        int64_t n);
+tb_cpu_half_relu_bwd_fn tb_cpu_half_relu_bwd_avx2(tb_dtype dt);
+tb_cpu_half_relu_bwd_fn tb_cpu_half_relu_bwd_avx512(tb_dtype dt);
+
+#endif

@@ -1,0 +1,79 @@
+/* The SIMD levels' loops of half_bwd.h: relu_backward's
+ * (half_bwd_loops.h built with the level's flags) and the column sums
+ * of 16-bit values for half_part.c's sum and mean over a non-last
+ * axis, one body for the avx2 and avx512 levels
+ * (half_part_avx2.c, half_part_avx512.c define HP_L, hp_v, HP_ZERO,
+ * HP_ADD, HP_STORE, HP_LD_BF16, HP_LD_F16 and HP_SFX, then include this
+ * file): acc[j] += the f32 sum of column j over each block of
+ * TB_CPU_SUM_COL_ROWS rows, from +0 in row order, the block's sum added
+ * to the double acc (kernels_simd.h's ks_sum_f32_cols, and the C row's
+ * sum_f32_cols, on the widened values: the same additions in the same
+ * order, so the same bits), each 16-bit value widened in registers.
+ * Four vectors of columns per pass down a block's rows; the columns
+ * past the last whole vector one by one, in C. */
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "../../ops/half.h"
+#include "half_bwd.h"
+#include "half_bwd_loops.h"
+#include "kernels.h"
+
+#define HP_CAT_(a, b) a##b
+#define HP_CAT(a, b) HP_CAT_(a, b)
+
+#define HP_COLS(DT, LD)                                                   \
+    static void HP_CAT(hp_cols_##DT##_, HP_SFX)(                          \
+        const uint16_t *x, int64_t R, int64_t ld, int64_t w, double *acc) \
+    {                                                                     \
+        for (int64_t r0 = 0; r0 < R; r0 += TB_CPU_SUM_COL_ROWS) {         \
+            const int64_t re = R - r0 < TB_CPU_SUM_COL_ROWS               \
+                                   ? R                                    \
+                                   : r0 + TB_CPU_SUM_COL_ROWS;            \
+            float t[4 * HP_L];                                            \
+            int64_t j = 0;                                                \
+            for (; j + 4 * HP_L <= w; j += 4 * HP_L) {                    \
+                hp_v s0 = HP_ZERO, s1 = s0, s2 = s0, s3 = s0;             \
+                for (int64_t r = r0; r < re; r++) {                       \
+                    const uint16_t *p = x + r * ld + j;                   \
+                    s0 = HP_ADD(s0, LD(p));                               \
+                    s1 = HP_ADD(s1, LD(p + HP_L));                        \
+                    s2 = HP_ADD(s2, LD(p + 2 * HP_L));                    \
+                    s3 = HP_ADD(s3, LD(p + 3 * HP_L));                    \
+                }                                                         \
+                HP_STORE(t, s0);                                          \
+                HP_STORE(t + HP_L, s1);                                   \
+                HP_STORE(t + 2 * HP_L, s2);                               \
+                HP_STORE(t + 3 * HP_L, s3);                               \
+                for (int q = 0; q < 4 * HP_L; q++)                        \
+                    acc[j + q] += t[q];                                   \
+            }                                                             \
+            for (; j + HP_L <= w; j += HP_L) {                            \
+                hp_v s0 = HP_ZERO;                                        \
+                for (int64_t r = r0; r < re; r++)                         \
+                    s0 = HP_ADD(s0, LD(x + r * ld + j));                  \
+                HP_STORE(t, s0);                                          \
+                for (int q = 0; q < HP_L; q++)                            \
+                    acc[j + q] += t[q];                                   \
+            }                                                             \
+            for (; j < w; j++) {                                          \
+                float s = 0.0f;                                           \
+                for (int64_t r = r0; r < re; r++)                         \
+                    s += tb_##DT##_to_f32(x[r * ld + j]);                 \
+                acc[j] += s;                                              \
+            }                                                             \
+        }                                                                 \
+    }
+HP_COLS(bf16, HP_LD_BF16)
+HP_COLS(f16, HP_LD_F16)
+
+tb_cpu_half_cols_fn HP_CAT(tb_cpu_half_cols_, HP_SFX)(tb_dtype dt)
+{
+    return dt == TB_BF16 ? HP_CAT(hp_cols_bf16_, HP_SFX)
+                         : HP_CAT(hp_cols_f16_, HP_SFX);
+}
+
+tb_cpu_half_relu_bwd_fn HP_CAT(tb_cpu_half_relu_bwd_, HP_SFX)(tb_dtype dt)
+{
+    return dt == TB_BF16 ? hb_relu_bf16 : hb_relu_f16;
+}

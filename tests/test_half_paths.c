@@ -1,0 +1,310 @@
+/* The bf16/f16 rows of half_bwd.c and half_part.c (backends/cpu/
+ * half_bwd.h) against the path they replace, bit for bit, and against
+ * the ops' definitions.
+ *
+ * Exactness: at every ISA level built and run here, with threads=1 and
+ * threads=2, each row's output must be the bits of: the inputs widened
+ * (ops/half.h's exact functions), the f32 row of the same level run on
+ * them, each result narrowed once (a NaN may be any quiet NaN), with
+ * float parameters held in the dtype as half.c holds them.  Shapes
+ * reach the parts' edges: rows longer than a norm part, tiles and row
+ * blocks of the column sums with tails, every axis of sum_backward,
+ * every 16-bit pattern as relu_backward's x and g (NaN, -0, infinities,
+ * subnormals).
+ * Definitions (an independent oracle, in double): relu_backward is g
+ * where x > 0 else 0 (a NaN g comes out quiet); sum_backward copies g along the axis; mean_backward
+ * is g / n within one rounding of the dtype (plus the f32 scale's). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backends/backend.h"
+#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels.h"
+#include "backends/cpu/kreg.h"
+#include "ops/half.h"
+#include "ops/op.h"
+#include "ops/tensor.h"
+#include "testutil.h"
+
+static const tb_backend *B;
+
+static void *cpu_new(const char *isa, const char *threads)
+{
+    const char *vals[2] = {isa, threads};
+    void *ctx = NULL;
+    char err[256] = "";
+    if (B->create(B, vals, &ctx, err, sizeof err))
+        fail_msg("cpu create isa=%s threads=%s: %s", isa, threads, err);
+    return ctx;
+}
+
+static bool is_nan16(tb_dtype dt, uint16_t h)
+{
+    return dt == TB_F16 ? (h & 0x7c00) == 0x7c00 && (h & 0x3ff)
+                        : (h & 0x7f80) == 0x7f80 && (h & 0x7f);
+}
+
+static float wid(tb_dtype dt, uint16_t h)
+{
+    return dt == TB_F16 ? tb_f16_to_f32(h) : tb_bf16_to_f32(h);
+}
+
+static uint16_t nar(tb_dtype dt, float f)
+{
+    return dt == TB_F16 ? tb_f32_to_f16(f) : tb_f32_to_bf16(f);
+}
+
+typedef struct {
+    tb_op_id op;
+    int nin;
+    tb_shape sh[3]; /* inputs */
+    tb_shape osh;   /* output */
+    int axis;       /* sum/mean (and their backward): -99 none */
+    int keepdim;
+    int groups;     /* group_norm */
+    int kind;       /* inputs: 0 values in [-3, 3), 1 every pattern */
+} pcase;
+
+/* the inputs of c in dt, deterministic */
+static void fill(const pcase *c, tb_dtype dt, tb_tensor *in, uint64_t seed)
+{
+    for (int i = 0; i < c->nin; i++) {
+        assert_int_equal(tb_tensor_create(&in[i], dt, &c->sh[i]), 0);
+        uint16_t *h = in[i].data;
+        int64_t n = tb_tensor_numel(&in[i]);
+        for (int64_t k = 0; k < n; k++) {
+            uint64_t r = splitmix64_next(&seed);
+            if (c->kind == 1)
+                h[k] = (uint16_t)(i == 1 && k < 65536 ? (uint64_t)k : r);
+            else
+                h[k] = nar(dt, (float)((double)(r >> 11) * 0x1p-53 * 6 - 3));
+        }
+    }
+}
+
+static void set_params(const pcase *c, const tb_op *op, tb_params *p)
+{
+    tb_params_defaults(op, p);
+    if (c->axis != -99)
+        assert_int_equal(tb_params_set(op, p, "axis", c->axis, NULL, 0), 0);
+    if (op->id == TB_OP_sum || op->id == TB_OP_mean ||
+        op->id == TB_OP_sum_backward || op->id == TB_OP_mean_backward)
+        assert_int_equal(
+            tb_params_set(op, p, "keepdim", c->keepdim, NULL, 0), 0);
+    if (c->groups)
+        assert_int_equal(
+            tb_params_set(op, p, "num_groups", c->groups, NULL, 0), 0);
+}
+
+/* The whole-tensor path's bits: widen, the f32 row of level lv, narrow
+ * (float parameters rounded to dt as half.c's half_run holds them). */
+static void expected(const pcase *c, const tb_op *op, tb_dtype dt, int lv,
+                     const tb_tensor *in, const tb_params *p, tb_tensor *want)
+{
+    size_t nrows;
+    const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
+    const tb_cpu_krow *r = tb_cpu_krow_find(rows, nrows, op->id, TB_F32, lv);
+    assert_non_null(r);
+    tb_tensor fin[3], fout;
+    for (int i = 0; i < c->nin; i++) {
+        assert_int_equal(tb_tensor_create(&fin[i], TB_F32, &c->sh[i]), 0);
+        const uint16_t *h = in[i].data;
+        float *f = fin[i].data;
+        for (int64_t k = 0; k < tb_tensor_numel(&in[i]); k++)
+            f[k] = wid(dt, h[k]);
+    }
+    assert_int_equal(tb_tensor_create(&fout, TB_F32, &c->osh), 0);
+    print_message("# %s %s\n", op->name, tb_dtype_name(dt));
+    tb_params q = *p;
+    for (int i = 0; i < op->n_params; i++) {
+        const tb_param_spec *s = &op->params[i];
+        if (s->kind != TB_PARAM_FLOAT || (s->optional && !(q.set >> i & 1)))
+            continue;
+        q.v[i] = tb_dtype_round(dt, (q.set >> i & 1) ? q.v[i] : s->def);
+        q.set |= 1u << i;
+    }
+    void *ctx = cpu_new(tb_cpu_isa_name(lv), "1");
+    assert_int_equal(r->fn(ctx, fin, &fout, &q), 0);
+    B->destroy(ctx);
+    assert_int_equal(tb_tensor_create(want, dt, &c->osh), 0);
+    const float *f = fout.data;
+    uint16_t *w = want->data;
+    for (int64_t k = 0; k < tb_tensor_numel(&fout); k++)
+        w[k] = nar(dt, f[k]);
+    for (int i = 0; i < c->nin; i++)
+        tb_tensor_destroy(&fin[i]);
+    tb_tensor_destroy(&fout);
+}
+
+/* relu_backward, sum_backward, mean_backward by their definitions */
+static void definition(const pcase *c, tb_dtype dt, const tb_tensor *in,
+                       const tb_tensor *got)
+{
+    const uint16_t *g = in[0].data, *x = in[1].data, *o = got->data;
+    const int64_t n = tb_tensor_numel(got);
+    if (c->op == TB_OP_relu_backward) {
+        for (int64_t k = 0; k < n; k++) {
+            double xv = wid(dt, x[k]), gv = wid(dt, g[k]);
+            if (xv > 0 && isnan(gv)) /* a quiet NaN, as narrowing gives */
+                assert_true(is_nan16(dt, o[k]) &&
+                            (o[k] & (dt == TB_F16 ? 0x200 : 0x40)));
+            else if (!(xv > 0))
+                assert_int_equal(o[k], 0); /* +0, also for NaN and -0 */
+            else if (memcmp(&o[k], &g[k], 2))
+                fail_msg("relu_backward %04x %04x: %04x", g[k], x[k], o[k]);
+        }
+        return;
+    }
+    /* [outer, len, inner] over x (in[1]) */
+    int64_t outer = 1, len = tb_tensor_numel(&in[1]), inner = 1;
+    if (c->axis != -99) {
+        int ax = c->axis < 0 ? c->axis + in[1].ndim : c->axis;
+        outer = inner = 1;
+        for (int d = 0; d < ax; d++)
+            outer *= in[1].shape[d];
+        len = in[1].shape[ax];
+        for (int d = ax + 1; d < in[1].ndim; d++)
+            inner *= in[1].shape[d];
+    }
+    const double eps = dt == TB_F16 ? 0x1p-11 : 0x1p-8;
+    for (int64_t oo = 0; oo < outer; oo++)
+        for (int64_t k = 0; k < len; k++)
+            for (int64_t i = 0; i < inner; i++) {
+                uint16_t gi = g[oo * inner + i];
+                uint16_t v = o[(oo * len + k) * inner + i];
+                if (c->op == TB_OP_sum_backward) {
+                    if (v != gi)
+                        fail_msg("sum_backward [%lld,%lld,%lld]: %04x, g %04x",
+                                 (long long)oo, (long long)k, (long long)i, v,
+                                 gi);
+                    continue;
+                }
+                double want = wid(dt, gi) / (double)len;
+                double d = fabs(wid(dt, v) - want);
+                /* one rounding (half an ulp) of the dtype, the f32
+                 * scale's relative 2^-24, subnormal spacing */
+                double tol = eps * fabs(want) + 0x1p-23 * fabs(want) +
+                             (dt == TB_F16 ? 0x1p-24 : 0x1p-133);
+                if (d > tol)
+                    fail_msg("mean_backward: %a, g/n %a", wid(dt, v), want);
+            }
+}
+
+static int run_case(const pcase *c, tb_dtype dt, uint64_t seed)
+{
+    const tb_op *op = tb_op_get(c->op);
+    size_t nrows;
+    const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
+    tb_params p = {0};
+    set_params(c, op, &p);
+    tb_tensor in[3];
+    fill(c, dt, in, seed);
+    int runs = 0;
+    for (int lv = TB_ISA_SCALAR; lv <= tb_cpu_isa_max(); lv++) {
+        if (!tb_cpu_isa_built(lv))
+            continue;
+        const tb_cpu_krow *r = tb_cpu_krow_find(rows, nrows, c->op, dt, lv);
+        assert_non_null(r);
+        tb_tensor want;
+        expected(c, op, dt, r->min_isa, in, &p, &want);
+        const uint16_t *w = want.data;
+        for (int t = 0; t < 2; t++) {
+            void *ctx = cpu_new(tb_cpu_isa_name(lv), t ? "2" : "1");
+            tb_tensor got;
+            assert_int_equal(tb_tensor_create(&got, dt, &c->osh), 0);
+            memset(got.data, 0x5a, tb_tensor_nbytes(&got));
+            assert_int_equal(r->fn(ctx, in, &got, &p), 0);
+            B->destroy(ctx);
+            const uint16_t *g = got.data;
+            for (int64_t k = 0; k < tb_tensor_numel(&got); k++)
+                if (g[k] != w[k] && !(is_nan16(dt, g[k]) && is_nan16(dt, w[k])))
+                    fail_msg("%s threads %d [%lld]: %04x, the f32 path %04x",
+                             r->name, t ? 2 : 1, (long long)k, g[k], w[k]);
+            if (c->op == TB_OP_relu_backward || c->op == TB_OP_sum_backward ||
+                c->op == TB_OP_mean_backward)
+                definition(c, dt, in, &got);
+            tb_tensor_destroy(&got);
+            runs++;
+        }
+        tb_tensor_destroy(&want);
+    }
+    for (int i = 0; i < c->nin; i++)
+        tb_tensor_destroy(&in[i]);
+    return runs;
+}
+
+#define NONE -99
+
+static void test_paths(void **state)
+{
+    (void)state;
+    B = tb_backend_find("cpu");
+    assert_non_null(B);
+    const pcase cases[] = {
+        {TB_OP_relu_backward, 2, {SHAPE(65536 + 29), SHAPE(65536 + 29)},
+         SHAPE(65536 + 29), NONE, 0, 0, 1},
+        {TB_OP_relu_backward, 2, {SHAPE(3, 77), SHAPE(3, 77)}, SHAPE(3, 77),
+         NONE, 0, 0, 0},
+        {TB_OP_sigmoid_backward, 2, {SHAPE(3, 4133), SHAPE(3, 4133)},
+         SHAPE(3, 4133), NONE, 0, 0, 0},
+        {TB_OP_tanh_backward, 2, {SHAPE(9001), SHAPE(9001)}, SHAPE(9001),
+         NONE, 0, 0, 0},
+        {TB_OP_gelu_backward, 2, {SHAPE(2, 5000), SHAPE(2, 5000)},
+         SHAPE(2, 5000), NONE, 0, 0, 0},
+        {TB_OP_sum_backward, 2, {SHAPE(7, 33), SHAPE(5, 7, 33)},
+         SHAPE(5, 7, 33), 0, 0, 0, 0},
+        {TB_OP_sum_backward, 2, {SHAPE(5, 33), SHAPE(5, 7, 33)},
+         SHAPE(5, 7, 33), 1, 0, 0, 0},
+        {TB_OP_sum_backward, 2, {SHAPE(5, 7, 1), SHAPE(5, 7, 33)},
+         SHAPE(5, 7, 33), -1, 1, 0, 0},
+        {TB_OP_sum_backward, 2, {SHAPE(1), SHAPE(5, 7, 33)},
+         SHAPE(5, 7, 33), NONE, 0, 0, 0},
+        {TB_OP_mean_backward, 2, {SHAPE(300), SHAPE(300, 1000)},
+         SHAPE(300, 1000), 1, 0, 0, 0},
+        {TB_OP_mean_backward, 2, {SHAPE(1000), SHAPE(300, 1000)},
+         SHAPE(300, 1000), 0, 0, 0, 0},
+        {TB_OP_mean_backward, 2, {SHAPE(3, 1, 5), SHAPE(3, 7, 5)},
+         SHAPE(3, 7, 5), 1, 1, 0, 0},
+        {TB_OP_mean_backward, 2, {SHAPE(1), SHAPE(3, 7, 5)},
+         SHAPE(3, 7, 5), NONE, 0, 0, 0},
+        {TB_OP_layer_norm, 3, {SHAPE(37, 300), SHAPE(300), SHAPE(300)},
+         SHAPE(37, 300), NONE, 0, 0, 0},
+        {TB_OP_layer_norm, 3, {SHAPE(2, 3, 9000), SHAPE(9000), SHAPE(9000)},
+         SHAPE(2, 3, 9000), NONE, 0, 0, 0},
+        {TB_OP_rms_norm, 2, {SHAPE(41, 257), SHAPE(257)}, SHAPE(41, 257),
+         NONE, 0, 0, 0},
+        {TB_OP_group_norm, 3, {SHAPE(5, 6, 7, 9), SHAPE(6), SHAPE(6)},
+         SHAPE(5, 6, 7, 9), NONE, 0, 3, 0},
+        {TB_OP_group_norm, 3, {SHAPE(3, 8, 40, 40), SHAPE(8), SHAPE(8)},
+         SHAPE(3, 8, 40, 40), NONE, 0, 2, 0},
+        {TB_OP_sum, 1, {SHAPE(3, 130, 1500)}, SHAPE(3, 1500), 1, 0, 0, 0},
+        {TB_OP_mean, 1, {SHAPE(3, 130, 1500)}, SHAPE(3, 1, 1500), 1, 1, 0, 0},
+        {TB_OP_sum, 1, {SHAPE(200, 37)}, SHAPE(37), 0, 0, 0, 0},
+        {TB_OP_mean, 1, {SHAPE(4, 70, 5, 3)}, SHAPE(4, 5, 3), 1, 0, 0, 0},
+        {TB_OP_sum, 1, {SHAPE(2, 3, 4)}, SHAPE(3, 4), -3, 0, 0, 0},
+    };
+    const tb_dtype dts[2] = {TB_BF16, TB_F16};
+    int runs = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int d = 0; d < 2; d++)
+            runs += run_case(&cases[i], dts[d], 0x16b0 + i * 2 + (size_t)d);
+    print_message("# %d runs bit for bit (%zu cases, both dtypes)\n", runs,
+                  sizeof cases / sizeof cases[0]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_paths, leak_setup,
+                                        leak_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
