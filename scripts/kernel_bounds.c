@@ -8,8 +8,8 @@
  *
  * Each loop is the row's own driver step, calling the same inline
  * functions the shipped rows call (vmath_simd.h, ops_simd_impl.h,
- * pow_simd_impl.h): two vectors per step as VS_ARRAY, XS_UNARY_LOOP and
- * pw_pow_f32 do (pow's step: one block's log2 with the previous one's
+ * pow_simd_impl.h, bwd_simd_impl.h): two vectors per step as VS_ARRAY,
+ * XS_UNARY_LOOP, BW_LOOP and pw_pow_f32 do (pow's step: one block's log2 with the previous one's
  * exp2), the range checks and their branches included.  The
  * script follows, from each region's start, the shortest path to its end:
  * the step where every lane takes the fast form, which is the path every
@@ -25,6 +25,7 @@
 #include "isa.h"
 #include "ops_simd_impl.h"
 #include "pow_simd_impl.h"
+#include "bwd_simd_impl.h"
 
 #define KB_STR(s) #s
 #define KB_BEGIN(ROW) __asm volatile("# LLVM-MCA-BEGIN " KB_STR(ROW))
@@ -58,6 +59,22 @@ KB_UNARY(gelu_tanh, vs_gelu_tanh(a))
 /* ops_simd.h rows (XS_UNARY_LOOP; softplus at beta 1, the default) */
 KB_UNARY(softplus, xs_softplus1_f(a, k0, k1))
 KB_UNARY(sqrt, xs_sqrt_f(a, k0, k1))
+/* bwd_simd_impl.h's backward activations (BW_LOOP's step: two vectors
+ * of g and x, both contiguous) */
+#define KB_BINARY(ROW, F)                                                 \
+    void kb_##ROW(const float *g, const float *x, float *y, long n);      \
+    void kb_##ROW(const float *g, const float *x, float *y, long n)       \
+    {                                                                     \
+        for (long i = 0; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {      \
+            KB_BEGIN(ROW);                                                \
+            v_store(y + i, F(v_load(g + i), v_load(x + i)));              \
+            v_store(y + i + VS_LANES,                                     \
+                    F(v_load(g + i + VS_LANES), v_load(x + i + VS_LANES))); \
+            KB_END(ROW);                                                  \
+        }                                                                 \
+    }
+KB_BINARY(sigmoid_backward, bw_sigmoid_f)
+KB_BINARY(tanh_backward, bw_tanh_f)
 /* rsqrt is left out: llvm-mca 14's Ice Lake model puts vrcp14ps on the
  * divider for as long as a vsqrtps, which makes its step 44 cycles where
  * this machine runs it in ~27 (0.86 cycles/element at 4096 elements):

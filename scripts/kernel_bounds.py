@@ -5,10 +5,10 @@ Usage:
     scripts/kernel_bounds.py [--build DIR] [--mcpu CPU] [-o FILE] [--print]
 
 For every loop of scripts/kernel_bounds.c (the fast path of an f32 kernel
-row: exp, log, tanh, sigmoid, silu, gelu, gelu_tanh, softplus, sqrt, pow)
-and of scripts/kernel_bounds_f64.c (the f64 rows: exp, log, sigmoid,
-tanh, silu, gelu_tanh, softplus, gelu, pow, rand_normal), at both SIMD
-levels:
+row: exp, log, tanh, sigmoid, silu, gelu, gelu_tanh, softplus, sqrt, pow,
+sigmoid_backward, tanh_backward) and of scripts/kernel_bounds_f64.c (the
+f64 rows: exp, log, sigmoid, tanh, silu, gelu_tanh, softplus, gelu, pow,
+rand_normal, sigmoid_backward, tanh_backward), at both SIMD levels:
 
 1. compiles the file to assembly with the flags DIR's build gives the
    level's own source (DIR/compile_commands.json: the entries of

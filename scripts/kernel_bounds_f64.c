@@ -80,6 +80,27 @@ KB_FLAT void kb_softplus_f64(const double *x, double *y, long n)
     }
 }
 
+/* DX_BLOOP's contiguous step (two vectors of g and x): the backward
+ * activations sigmoid' and tanh' */
+#define KB_BWD(ROW, F)                                                    \
+    void kb_##ROW(const double *g, const double *x, double *y, long n);   \
+    KB_FLAT void kb_##ROW(const double *g, const double *x, double *y,    \
+                          long n)                                         \
+    {                                                                     \
+        KB_VECTORS(ROW, 2);                                               \
+        for (long i = 0; i + 2 * RS_W <= n; i += 2 * RS_W) {              \
+            KB_BEGIN(ROW);                                                \
+            rd y0 = dx_bwd(F, rs_loadd(g + i), rs_loadd(x + i));          \
+            rd y1 = dx_bwd(F, rs_loadd(g + i + RS_W),                     \
+                           rs_loadd(x + i + RS_W));                       \
+            rs_stored(y + i, y0);                                         \
+            rs_stored(y + i + RS_W, y1);                                  \
+            KB_END(ROW);                                                  \
+        }                                                                 \
+    }
+KB_BWD(sigmoid_backward_f64, 1)
+KB_BWD(tanh_backward_f64, 2)
+
 /* dx_blocks' contiguous step: one block of DX_B elements */
 void kb_gelu_f64(const double *x, double *y, long n);
 KB_FLAT void kb_gelu_f64(const double *x, double *y, long n)

@@ -206,9 +206,10 @@ def loop_rows():
                         ("scripts/kernel_bounds_f64.c", "f64")):
         with open(path, encoding="utf-8") as f:
             src = f.read()
-        rows = set(re.findall(r"^KB_UNARY\((\w+),", src, re.M)) | \
+        rows = set(re.findall(r"^KB_(?:UNARY|BINARY|BWD)\((\w+),", src,
+                              re.M)) | \
             set(re.findall(r"KB_BEGIN\((\w+)\);", src))
-        rows.discard("ROW")  # KB_UNARY's own KB_BEGIN(ROW)
+        rows.discard("ROW")  # the loop macros' own KB_BEGIN(ROW)
         for src_name, _, levels in kb.SOURCES:
             if os.path.basename(src_name) == os.path.basename(path):
                 out |= {kb.impl_name(x, dtype, lv)

@@ -60,12 +60,40 @@ static inline vf bw_relu_f(vf g, vf x)
     return v_sel(v_gt(x, v_set1(0.0f)), g, v_set1(0.0f));
 }
 
-/* g * k e / (1 + e)^2, e = exp(-c |x|) */
+/* 4 v for a normal float v (and 4 v normal): 2 added to the exponent
+ * field, exact, an integer operation instead of a multiplication on the
+ * FMA ports */
+static inline vf bw_mul4(vf v)
+{
+#if VS_LANES == 16
+    return _mm512_castsi512_ps(_mm512_add_epi32(
+        _mm512_castps_si512(v), _mm512_set1_epi32(2 << 23)));
+#else
+    return _mm256_castsi256_ps(_mm256_add_epi32(
+        _mm256_castps_si256(v), _mm256_set1_epi32(2 << 23)));
+#endif
+}
+
+/* g * k e / (1 + e)^2, e = exp(-c |x|) (c 1 or 2, k c^2).  -c |x| by
+ * a sign OR and an addition (not a multiplication); where every lane's
+ * exp takes vs_exp's fast path, e is normal and k e (tanh's 4 e) an
+ * exponent addition: the same values as vs_exp and a multiplication by
+ * k, with two fewer operations on the FMA ports (the busiest). */
 static inline vf bw_sech2(vf g, vf x, float c, float k)
 {
-    vf e = vs_exp(v_mul(v_set1(-c), v_abs(x)));
+    vf y = v_or(x, v_set1(-0.0f));
+    if (c == 2)
+        y = v_add(y, y);
+    vf e, ke;
+    if (vs_exp_fast_ok(y)) {
+        e = vs_exp_fast(y);
+        ke = k == 4 ? bw_mul4(e) : e;
+    } else {
+        e = vs_exp(y);
+        ke = v_mul(v_set1(k), e);
+    }
     vf d = v_add(v_set1(1.0f), e);
-    return v_mul(g, v_div(v_mul(v_set1(k), e), v_mul(d, d)));
+    return v_mul(g, v_div(ke, v_mul(d, d)));
 }
 
 static inline vf bw_sigmoid_f(vf g, vf x) { return bw_sech2(g, x, 1, 1); }
@@ -118,12 +146,22 @@ static inline vf bw_gelu_f(vf g, vf x)
     return v_sel(v_unord(x, x), x, dv);
 }
 
+/* both operands contiguous (the usual case) in a loop of its own, free
+ * of the broadcast tests */
 #define BW_LOOP(NAME, SFX)                                                \
     static void bw_##NAME##_loop_##SFX(const void *av, int64_t sa,        \
                                        const void *bv, int64_t sb,        \
                                        void *ov, int64_t n)               \
     {                                                                     \
         VS_BIN_BEGIN;                                                     \
+        if (sa && sb)                                                     \
+            for (; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {            \
+                vf y0 = bw_##NAME##_f(v_load(a + i), v_load(b + i));      \
+                vf y1 = bw_##NAME##_f(v_load(a + i + VS_LANES),           \
+                                      v_load(b + i + VS_LANES));          \
+                v_store(o + i, y0);                                       \
+                v_store(o + i + VS_LANES, y1);                            \
+            }                                                             \
         for (; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {                \
             vf y0 = bw_##NAME##_f(sa ? v_load(a + i) : a0,                \
                                   sb ? v_load(b + i) : b0);               \

@@ -15,8 +15,18 @@
  * cache anyway, and skipping the output's read-for-ownership cuts the
  * DRAM traffic of an add from 4 to 3 streams.  Below it the output
  * stays cached for its reader (a 1024x1024 add, 12 MiB, must not use
- * them). */
+ * them).  Two-input ops use them from CPU_EW_NT_BIN_BYTES on (3/4 of
+ * that L3, which the machine's other work shares): there the cached form
+ * did not keep its working set in L3 either (a 1024x1024 f64 add, 24
+ * MiB: 1.64x its L3 bound in the one-run table at load ~1), and the
+ * streaming stores measured 35-40% less time (f64 add 1024x1024 597 ->
+ * 330 us, f32 1448x1448 493 -> 314 us; 16 MiB unchanged; tbench ab, 10
+ * blocks, one thread, load ~20 on 2 CPUs) -- but never when the output
+ * is one of the inputs (add_ and the other in-place forms: the output
+ * is the next call's input, and streaming it out made add_ f64
+ * 1024x1024 68% slower). */
 #define CPU_EW_NT_BYTES (64.0 * 1024 * 1024)
+#define CPU_EW_NT_BIN_BYTES (20.0 * 1024 * 1024)
 
 typedef struct cpu_binop {
     tb_cpu_bin_fn vv, sv, vs;
@@ -139,7 +149,8 @@ static int cpu_binary(void *ctx, const tb_tensor *in, tb_tensor *out,
         /* Parts start on 16-element boundaries, so with the tensor's
          * 64-byte alignment every part's output is line-aligned for the
          * streaming kernel (which handles any start anyway). */
-        if (cpu_ew_nt(j.n, bop.esz, 2))
+        if ((double)j.n * (double)bop.esz * 3 >= CPU_EW_NT_BIN_BYTES &&
+            j.o != j.a && j.o != j.b)
             bop.vv = c->k[lv].bin[which][dt].vv_nt;
         cpu_pool_run(c->pool, cpu_parts(c, j.n, (j.n + 15) / 16),
                      cpu_bin_task, &j);

@@ -783,15 +783,46 @@ static void dx_gelu_bwd_f64(const void *ap, int64_t sa, const void *bp,
 /* Backward activation f (0 relu, 1 sigmoid, 2 tanh) from g and x.  relu: x > 0 ? g : 0 (NaN x gives 0, as the portable row);
  * sigmoid' and tanh' as g c^2 e / (1 + e)^2, e = exp(-c |x|) (c 1 and
  * 2), without the cancellation of 1 - s or 1 - t^2 (the portable rows'
- * form, which rounds to 0 from |x| ~ 37 or 19 on). */
+ * form, which rounds to 0 from |x| ~ 37 or 19 on).
+ * y = -c |x| by a sign OR and an addition.  A vector whose lanes all
+ * have y >= -708 (no NaN; e normal) takes dx_bwd_exp: k = round(y /
+ * ln 2) by the 1.5 2^52 shift in the FMA (one rounding of the exact
+ * product, where dx_reduce rounds the product and then to an integer:
+ * k may differ by one at a tie, r then by ln 2 within the Taylor core's
+ * range), 2^k added to the exponent field of 1 + (e^r - 1) as an
+ * integer, and tanh's 4 e likewise: no vrndscale and no multiplication
+ * by 2^k or by 4 on the FMA ports (the busiest).  The others take
+ * dx_exp_neg as before. */
+static inline rd dx_bwd_exp(rd y, rd *e)
+{
+    const rd shift = rs_d1(0x1.8p52);
+    rd kk = rs_fma(y, rs_d1(0x1.71547652b82fep+0), shift); /* 1/ln2 */
+    rd n = rs_sub(kk, shift);
+    rd r = rs_fma(n, rs_d1(-0x1.62e42fefa3800p-1), y);
+    r = rs_fma(n, rs_d1(-0x1.ef35793c7673p-45), r);
+    rd p = rs_add(rs_d1(1.0), dx_expm1_small(r));
+    *e = rs_asd(rs_iadd(rs_asi(p), rs_isll(rs_asi(kk), 52)));
+    return *e;
+}
+
 static inline rd dx_bwd(int f, rd g, rd x)
 {
     if (f == 0)
         return rs_sel(rs_gt(x, rs_d1(0.0)), g, rs_d1(0.0));
     const double c = f;
-    rd e = dx_exp_neg(rs_mul(rs_d1(-c), rs_abs(x)));
+    rd y = RS_I(or_pd)(x, rs_d1(-0.0));
+    if (f == 2)
+        y = rs_add(y, y);
+    rd e, ke;
+    if (rs_bits(rs_mor(rs_lt(y, rs_d1(-708.0)), rs_unord(y, y)))) {
+        e = dx_exp_neg(y);
+        ke = rs_mul(rs_d1(c * c), e);
+    } else {
+        dx_bwd_exp(y, &e);
+        ke = f == 2 ? rs_asd(rs_iadd(rs_asi(e), rs_i1(2ull << 52))) : e;
+    }
     rd d = rs_add(rs_d1(1.0), e);
-    return rs_mul(g, rs_div(rs_mul(rs_d1(c * c), e), rs_mul(d, d)));
+    return rs_mul(g, rs_div(ke, rs_mul(d, d)));
 }
 
 #define DX_BLOOP(NAME, F)                                                 \
@@ -802,10 +833,18 @@ static inline rd dx_bwd(int f, rd g, rd x)
         const double *g = ap, *x = bp;                                    \
         double *o = op;                                                   \
         int64_t i = 0;                                                    \
-        if (sa == 1 && sb == 1)                                           \
+        if (sa == 1 && sb == 1) {                                         \
+            for (; i + 2 * RS_W <= n; i += 2 * RS_W) {                    \
+                rd y0 = dx_bwd(F, rs_loadd(g + i), rs_loadd(x + i));      \
+                rd y1 = dx_bwd(F, rs_loadd(g + i + RS_W),                 \
+                               rs_loadd(x + i + RS_W));                   \
+                rs_stored(o + i, y0);                                     \
+                rs_stored(o + i + RS_W, y1);                              \
+            }                                                             \
             for (; i + RS_W <= n; i += RS_W)                              \
                 rs_stored(o + i,                                          \
                           dx_bwd(F, rs_loadd(g + i), rs_loadd(x + i)));   \
+        }                                                                 \
         for (; i < n; i += RS_W) {                                        \
             double tg[RS_W] = {0}, tx[RS_W] = {0};                        \
             const int64_t m = n - i < RS_W ? n - i : RS_W;                \

@@ -79,9 +79,10 @@ static void xs_binary_task(void *argp, int part, int nparts)
 }
 
 /* Working set (bytes of the inputs and the output) from which
- * tb_cpu_simd_binary_nt writes with streaming stores: cpu.c's
- * CPU_EW_NT_BYTES, the threshold of add's vv_nt. */
-#define XS_NT_BYTES (64.0 * 1024 * 1024)
+ * tb_cpu_simd_binary_nt writes with streaming stores, unless the output
+ * is one of the inputs: drv_ew.c's CPU_EW_NT_BIN_BYTES, the threshold
+ * of add's vv_nt (why there). */
+#define XS_NT_BYTES (20.0 * 1024 * 1024)
 
 /* tb_cpu_simd_binary; fn_nt (or NULL) for equal shapes from XS_NT_BYTES. */
 static int xs_binary_run(void *ctx, int lv, tb_op_id id, tb_dtype dt,
@@ -95,7 +96,8 @@ static int xs_binary_run(void *ctx, int lv, tb_op_id id, tb_dtype dt,
     const size_t esz = tb_dtype_size(dt);
     const int64_t n = xs_numel(out);
     if (xs_numel(&in[0]) == n && xs_numel(&in[1]) == n) {
-        if (fn_nt && (double)n * (double)esz * 3 >= XS_NT_BYTES)
+        if (fn_nt && (double)n * (double)esz * 3 >= XS_NT_BYTES &&
+            out->data != in[0].data && out->data != in[1].data)
             fn = fn_nt;
         xs_job j = {.bin = fn, .a = in[0].data, .b = in[1].data,
                     .o = out->data, .esz = esz, .n = n};
