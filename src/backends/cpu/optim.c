@@ -1,6 +1,7 @@
 /* cpu backend: the element-wise optimizer steps (sgd, sgd_momentum,
  * adam, adamw, adagrad, adamax, nadam, radam, adabound), f32 and f64
- * (lamb and lbfgs, which reduce over the tensor: optim_red.c).
+ * (lamb and lbfgs, which reduce over the tensor: optim_red.h's loops,
+ * their SIMD levels optim_red_simd.h's).
  *
  * One fused pass per call over p, g and the state: every element is read
  * once and its new p and state written once, split over the instance's
@@ -431,6 +432,8 @@ static int red_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
 /* The loops of a row (kreg.h's TB_CPU_ROWS_OPTIM_RED). */
 #define RED_FN_f32_c red_f32
 #define RED_FN_f64_c red_f64
+#define RED_FN_f32_avx2 tb_cpu_red_f32_avx2
+#define RED_FN_f32_avx512 tb_cpu_red_f32_avx512
 #define RED_FN_f64_avx2 tb_cpu_red_f64_avx2
 #define RED_FN_f64_avx512 tb_cpu_red_f64_avx512
 #define RED_ENTRY(op, dt, sfx, c)                                         \

@@ -49,8 +49,13 @@ typedef struct tb_red_job {
     double part[TB_OPTIM_CHUNKS][2]; /* per chunk, summed in order */
 } tb_red_job;
 
-/* f64's loops at the SIMD levels, the same phases on the same elements
- * (red64_simd_impl.h, defined in f64_avx2.c and f64_avx512.c). */
+/* The loops at the SIMD levels, the same phases on the same elements
+ * (optim_red_simd.h, defined in optim_red_avx2.c and
+ * optim_red_avx512.c). */
+void tb_cpu_red_f32_avx2(const tb_red_job *r, int64_t b, int64_t e,
+                         double part[2]);
+void tb_cpu_red_f32_avx512(const tb_red_job *r, int64_t b, int64_t e,
+                           double part[2]);
 void tb_cpu_red_f64_avx2(const tb_red_job *r, int64_t b, int64_t e,
                          double part[2]);
 void tb_cpu_red_f64_avx512(const tb_red_job *r, int64_t b, int64_t e,
