@@ -231,27 +231,30 @@ static void RV_(rv_red)(const tb_red_job *r, int64_t b, int64_t e,
         part[0] += rv_hsum(rs_add(s0, s1));
         part[1] += rv_hsum(rs_add(t0, t1));
         break;
-    case TB_RED_DOT:
-        for (; i + RB_N <= e; i += RB_N)
-            RV_(rb_acc)(&s0, &s1, RV_(rb_load)(a + i), RV_(rb_load)(q + i));
-        part[0] += rv_hsum(rs_add(s0, s1));
+    case TB_RED_UPD_DOT:
+    case TB_RED_UPD_STEP: {
+        const vb c2 = RV_(rb_set1)((et)r->c2);
+        const vb lr = RV_(rb_set1)((et)r->j->lr);
+        const et *pp = r->p;
+        const int ax = r->axpy, sc2 = r->scale2;
+        const int dot = r->phase == TB_RED_UPD_DOT;
+        for (; i + RB_N <= e; i += RB_N) {
+            vb t = RV_(rb_mul)(vc, RV_(rb_load)(a + i));
+            if (ax)
+                t = RV_(rb_add)(RV_(rb_load)(q + i), t);
+            if (sc2)
+                t = RV_(rb_mul)(c2, t);
+            RV_(rb_store)(q + i, t);
+            if (dot)
+                RV_(rb_acc)(&s0, &s1, RV_(rb_load)(bb + i), t);
+            else
+                RV_(rb_store)(o + i, RV_(rb_add)(RV_(rb_load)(pp + i),
+                                                 RV_(rb_mul)(lr, t)));
+        }
+        if (dot)
+            part[0] += rv_hsum(rs_add(s0, s1));
         break;
-    case TB_RED_AXPY:
-        for (; i + RB_N <= e; i += RB_N)
-            RV_(rb_store)(q + i,
-                          RV_(rb_add)(RV_(rb_load)(q + i),
-                                      RV_(rb_mul)(vc, RV_(rb_load)(a + i))));
-        break;
-    case TB_RED_SCALE:
-        for (; i + RB_N <= e; i += RB_N)
-            RV_(rb_store)(q + i, RV_(rb_mul)(vc, RV_(rb_load)(a + i)));
-        break;
-    case TB_RED_STEP:
-        for (; i + RB_N <= e; i += RB_N)
-            RV_(rb_store)(o + i,
-                          RV_(rb_add)(RV_(rb_load)(a + i),
-                                      RV_(rb_mul)(vc, RV_(rb_load)(q + i))));
-        break;
+    }
     }
     if (i < e)
         RV_C(r, i, e, part);
