@@ -20,16 +20,19 @@
  * (checkasm), and the same bits at any thread count.
  *
  * This header has two parts:
- *  1. (once) the block layers rb_d (f64) and rb_s (f32);
+ *  1. (once) the block layers rb_d (f64) and rb_s (f32), optim_red.h's
+ *     C loops red_c_f32 and red_c_f64, part 2 at both types, and
+ *     RV_ENTRIES(lv), which defines the level's entry points;
  *  2. (each time RV_SFX is defined, d or s, with RV_ET its element type
- *     and RV_C the name of optim_red.h's C loop of that type, defined
- *     before) static void rv_red_<sfx>(const tb_red_job *r, int64_t b,
- *     int64_t e, double part[2]) (optim.c's red_fn); the three macros
- *     are undefined at the end. */
+ *     and RV_C the name of optim_red.h's C loop of that type) static
+ *     void rv_red_<sfx>(const tb_red_job *r, int64_t b, int64_t e,
+ *     double part[2]) (optim.c's red_fn); the three macros are undefined
+ *     at the end. */
 #ifndef TB_BACKENDS_CPU_OPTIM_RED_SIMD_H
 #define TB_BACKENDS_CPU_OPTIM_RED_SIMD_H
 
 #include <immintrin.h>
+#include <math.h>
 #include <stdint.h>
 
 #include "dvec_simd.h"
@@ -38,14 +41,14 @@
 /* elements per block */
 #define RB_N (2 * RS_W)
 
-/* the lanes of a added in order */
-static inline double rv_hsum(rd a)
+/* *to += the lanes of a + b, added in order */
+static inline void rv_add_lanes(double *to, rd a, rd b)
 {
     double t[RS_W], s = 0;
-    rs_stored(t, a);
+    rs_stored(t, rs_add(a, b));
     for (int l = 0; l < RS_W; l++)
         s += t[l];
-    return s;
+    *to += s;
 }
 
 /* ---- f64: a block is two vectors ---- */
@@ -93,25 +96,13 @@ static inline void rb_acc_d(rd *s0, rd *s1, rb_d a, rb_d b)
 #if RS_W == 8
 typedef __m512 rb_s;
 #define RB_SI(name) _mm512_##name
-static inline rd rb_lo_s(rb_s a)
-{
-    return _mm512_cvtps_pd(_mm512_castps512_ps256(a));
-}
-static inline rd rb_hi_s(rb_s a)
-{
-    return _mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1));
-}
+#define RB_LO(a) _mm512_castps512_ps256(a)
+#define RB_HI(a) _mm512_extractf32x8_ps(a, 1)
 #else
 typedef __m256 rb_s;
 #define RB_SI(name) _mm256_##name
-static inline rd rb_lo_s(rb_s a)
-{
-    return _mm256_cvtps_pd(_mm256_castps256_ps128(a));
-}
-static inline rd rb_hi_s(rb_s a)
-{
-    return _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1));
-}
+#define RB_LO(a) _mm256_castps256_ps128(a)
+#define RB_HI(a) _mm256_extractf128_ps(a, 1)
 #endif
 static inline rb_s rb_load_s(const float *p) { return RB_SI(loadu_ps)(p); }
 static inline void rb_store_s(float *p, rb_s a) { RB_SI(storeu_ps)(p, a); }
@@ -124,12 +115,31 @@ static inline rb_s rb_sqrt_s(rb_s a) { return RB_SI(sqrt_ps)(a); }
 /* the lanes widened to double (exact), then as rb_acc_d */
 static inline void rb_acc_s(rd *s0, rd *s1, rb_s a, rb_s b)
 {
-    *s0 = rs_fma(rb_lo_s(a), rb_lo_s(b), *s0);
-    *s1 = rs_fma(rb_hi_s(a), rb_hi_s(b), *s1);
+    *s0 = rs_fma(RS_I(cvtps_pd)(RB_LO(a)), RS_I(cvtps_pd)(RB_LO(b)), *s0);
+    *s1 = rs_fma(RS_I(cvtps_pd)(RB_HI(a)), RS_I(cvtps_pd)(RB_HI(b)), *s1);
 }
 
 #define RV_CAT2(a, b) a##_##b
 #define RV_CAT(a, b) RV_CAT2(a, b)
+
+/* optim_red.h's C loops, for the tails, then part 2 at both types */
+#define RED_ET float
+#define RED_SQRT sqrtf
+#define RED_NAME red_c_f32
+#include "optim_red.h"
+#define RED_ET double
+#define RED_SQRT sqrt
+#define RED_NAME red_c_f64
+#include "optim_red.h"
+
+#define RV_SFX s
+#define RV_ET float
+#define RV_C red_c_f32
+#include "optim_red_simd.h"
+#define RV_SFX d
+#define RV_ET double
+#define RV_C red_c_f64
+#include "optim_red_simd.h"
 
 /* optim.c's tb_cpu_red_<dt>_<lv> */
 #define RV_ENTRIES(lv)                                                    \
@@ -199,8 +209,8 @@ static int64_t RV_(rv_lamb)(const tb_red_job *r, int64_t b, int64_t e,
         }
     }
     if (mom) {
-        part[0] += rv_hsum(rs_add(s0, s0h));
-        part[1] += rv_hsum(rs_add(s1, s1h));
+        rv_add_lanes(&part[0], s0, s0h);
+        rv_add_lanes(&part[1], s1, s1h);
     }
     return i;
 }
@@ -228,8 +238,8 @@ static void RV_(rv_red)(const tb_red_job *r, int64_t b, int64_t e,
             RV_(rb_acc)(&s0, &s1, RV_(rb_load)(a + i), u);
             RV_(rb_acc)(&t0, &t1, u, u);
         }
-        part[0] += rv_hsum(rs_add(s0, s1));
-        part[1] += rv_hsum(rs_add(t0, t1));
+        rv_add_lanes(&part[0], s0, s1);
+        rv_add_lanes(&part[1], t0, t1);
         break;
     case TB_RED_UPD_DOT:
     case TB_RED_UPD_STEP: {
@@ -252,7 +262,7 @@ static void RV_(rv_red)(const tb_red_job *r, int64_t b, int64_t e,
                                                  RV_(rb_mul)(lr, t)));
         }
         if (dot)
-            part[0] += rv_hsum(rs_add(s0, s1));
+            rv_add_lanes(&part[0], s0, s1);
         break;
     }
     }
