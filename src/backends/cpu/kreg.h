@@ -299,9 +299,10 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER2(X, adabound, scalar)
 
 /* Optimizer steps that reduce over the whole tensor (optim.c over
- * optim_red.h's loops; f64's SIMD loops red64_simd_impl.h in f64_avx2.c
- * and f64_avx512.c). */
-#define TB_CPU_ROWS_OPTIM_RED(X) TB_CPU_C64(X, lamb) TB_CPU_C64(X, lbfgs)
+ * optim_red.h's loops; their SIMD loops, f32 and f64, optim_red_simd.h
+ * in optim_red_avx2.c and optim_red_avx512.c). */
+#define TB_CPU_ROWS_OPTIM_RED(X)                                          \
+    TB_CPU_LADDER2(X, lamb, c) TB_CPU_LADDER2(X, lbfgs, c)
 
 /* Factorizations (linalg.c). */
 #define TB_CPU_ROWS_LINALG(X)                                             \

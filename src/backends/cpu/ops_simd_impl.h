@@ -388,9 +388,12 @@ TB_CPU_EW_OPS(XS_EW_F, ~)
 
 /* ---- reductions: max, min, argmax (ops_simd.h) ---------------------- */
 
-/* Software prefetch distance of the contiguous scans, in floats (4 KiB
- * ahead, one prefetch per 64-byte line): 2% off max/min 1024x1024 from
- * L3 in a paired A/B (tbench ab, 12 blocks); 8 KiB gave the same. */
+/* Software prefetch distance of argmax's contiguous scan, in floats (4
+ * KiB ahead, one prefetch per 64-byte line).  max and min scan without
+ * it: the same prefetch cost them 24% (max, one lane of 1024x1024, from
+ * L3) and 15% (min over axis 1) in a paired A/B (tbench ab, 12 blocks,
+ * avx512; max at avx2 29%), and from DRAM (4096x4096) the A/B saw no
+ * difference; without it they read as fast as sum f32. */
 #define XS_PF 1024
 
 #if VS_LANES == 16
@@ -527,8 +530,6 @@ static inline float xs_extreme_vec(const float *x, int64_t len, int is_max,
     vm ok0 = xs_ord2(xs_mall(), m0, m1), ok1 = xs_ord2(xs_mall(), m2, m3);
     int64_t j = 4 * VS_LANES;
     for (; j + 4 * VS_LANES <= len; j += 4 * VS_LANES) {
-        for (int u = 0; u < 4 * VS_LANES; u += 16)
-            _mm_prefetch((const char *)(x + j + u + XS_PF), _MM_HINT_T0);
         vf v0 = v_load(x + j), v1 = v_load(x + j + VS_LANES);
         vf v2 = v_load(x + j + 2 * VS_LANES);
         vf v3 = v_load(x + j + 3 * VS_LANES);

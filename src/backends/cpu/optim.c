@@ -1,6 +1,7 @@
 /* cpu backend: the element-wise optimizer steps (sgd, sgd_momentum,
  * adam, adamw, adagrad, adamax, nadam, radam, adabound), f32 and f64
- * (lamb and lbfgs, which reduce over the tensor: optim_red.c).
+ * (lamb and lbfgs, which reduce over the tensor: optim_red.h's loops,
+ * their SIMD levels optim_red_simd.h's).
  *
  * One fused pass per call over p, g and the state: every element is read
  * once and its new p and state written once, split over the instance's
@@ -343,7 +344,12 @@ static void lamb_run(void *ctx, const red_task *t)
 }
 
 /* lbfgs: the two-loop recursion of ref_optim.c's tb_ref_lbfgs, with the
- * direction built in out[1]; m pairs of n elements, rows of S and Y. */
+ * direction built in out[1]; m pairs of n elements, rows of S and Y.
+ * Each update of q is fused with the pass after it (the next dot
+ * product, or the step): q = -g with the first s.q, q += c y with the
+ * next s.q, the last with gamma's scaling and the first y.q, and so on,
+ * the last q += c s with p + lr q: 3m + 1 passes, each element's
+ * operations and every sum as unfused passes would give them. */
 static void lbfgs_run(void *ctx, const red_task *t, const tb_tensor *in,
                       tb_tensor *out, int64_t m)
 {
@@ -359,36 +365,36 @@ static void lbfgs_run(void *ctx, const red_task *t, const tb_tensor *in,
         if (rho[k] != 0)
             gamma = s[0] / s[1];
     }
+    /* the pending update of q: q = -g */
     r->q = out[1].data;
     r->a = in[1].data;
     r->c = -1;
-    red_pass(ctx, t, TB_RED_SCALE, s);
+    r->axpy = r->scale2 = 0;
     for (int64_t k = m - 1; k >= 0; k--) {
         if (rho[k] == 0)
             continue;
-        r->a = S + k * row;
-        red_pass(ctx, t, TB_RED_DOT, s);
+        r->b = S + k * row;
+        red_pass(ctx, t, TB_RED_UPD_DOT, s); /* s_k . q */
         al[k] = s[0] * rho[k];
-        r->a = Y + k * row;
+        r->a = Y + k * row; /* then q -= al y_k */
         r->c = -al[k];
-        red_pass(ctx, t, TB_RED_AXPY, s);
+        r->axpy = 1;
     }
-    r->a = r->q;
-    r->c = gamma;
-    red_pass(ctx, t, TB_RED_SCALE, s);
+    r->c2 = gamma; /* then q *= gamma */
+    r->scale2 = 1;
     for (int64_t k = 0; k < m; k++) {
         if (rho[k] == 0)
             continue;
-        r->a = Y + k * row;
-        red_pass(ctx, t, TB_RED_DOT, s);
-        r->a = S + k * row;
+        r->b = Y + k * row;
+        red_pass(ctx, t, TB_RED_UPD_DOT, s); /* y_k . q */
+        r->a = S + k * row; /* then q += (al - be) s_k */
         r->c = al[k] - s[0] * rho[k];
-        red_pass(ctx, t, TB_RED_AXPY, s);
+        r->axpy = 1;
+        r->scale2 = 0;
     }
-    r->a = in[0].data;
+    r->p = in[0].data;
     r->out = out[0].data;
-    r->c = r->j->lr;
-    red_pass(ctx, t, TB_RED_STEP, s);
+    red_pass(ctx, t, TB_RED_UPD_STEP, s);
 }
 
 /* The step of op id at level lv (a level this build has: its rows exist
@@ -431,6 +437,8 @@ static int red_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
 /* The loops of a row (kreg.h's TB_CPU_ROWS_OPTIM_RED). */
 #define RED_FN_f32_c red_f32
 #define RED_FN_f64_c red_f64
+#define RED_FN_f32_avx2 tb_cpu_red_f32_avx2
+#define RED_FN_f32_avx512 tb_cpu_red_f32_avx512
 #define RED_FN_f64_avx2 tb_cpu_red_f64_avx2
 #define RED_FN_f64_avx512 tb_cpu_red_f64_avx512
 #define RED_ENTRY(op, dt, sfx, c)                                         \

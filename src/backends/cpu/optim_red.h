@@ -32,10 +32,11 @@ typedef enum {
     /* lamb: p -= c r, r recomputed from the new m, v */
     TB_RED_LAMB_UPDATE,
     TB_RED_DOT2, /* part = (sum a b, sum b b) */
-    TB_RED_DOT,  /* part[0] = sum a q */
-    TB_RED_AXPY, /* q += c a */
-    TB_RED_SCALE, /* q = c a (a may be q) */
-    TB_RED_STEP, /* out = a + c q */
+    /* lbfgs's fused passes: q = c a (scale) or q + c a (axpy), then
+     * q *= c2 when scale2, each rounded to the element type, stored;
+     * then part[0] = sum b q (UPD_DOT) or out = p + lr q (UPD_STEP) */
+    TB_RED_UPD_DOT,
+    TB_RED_UPD_STEP,
 } tb_red_phase;
 
 /* One phase over n elements (a parallel pass of optim.c). */
@@ -44,13 +45,20 @@ typedef struct tb_red_job {
     int64_t n;
     tb_red_phase phase;
     const void *a, *b; /* operands of the vector phases */
+    const void *p;     /* UPD_STEP's base */
     void *q, *out;
-    double c;
+    double c, c2;
+    int axpy, scale2; /* the UPD_* phases' update (above) */
     double part[TB_OPTIM_CHUNKS][2]; /* per chunk, summed in order */
 } tb_red_job;
 
-/* f64's loops at the SIMD levels, the same phases on the same elements
- * (red64_simd_impl.h, defined in f64_avx2.c and f64_avx512.c). */
+/* The loops at the SIMD levels, the same phases on the same elements
+ * (optim_red_simd.h, defined in optim_red_avx2.c and
+ * optim_red_avx512.c). */
+void tb_cpu_red_f32_avx2(const tb_red_job *r, int64_t b, int64_t e,
+                         double part[2]);
+void tb_cpu_red_f32_avx512(const tb_red_job *r, int64_t b, int64_t e,
+                           double part[2]);
 void tb_cpu_red_f64_avx2(const tb_red_job *r, int64_t b, int64_t e,
                          double part[2]);
 void tb_cpu_red_f64_avx512(const tb_red_job *r, int64_t b, int64_t e,
@@ -112,22 +120,21 @@ static void RED_NAME(const tb_red_job *r, int64_t b, int64_t e,
             s1 += (double)bb[i] * bb[i];
         }
         break;
-    case TB_RED_DOT:
-        for (int64_t i = b; i < e; i++)
-            s0 += (double)a[i] * q[i];
-        break;
-    case TB_RED_AXPY:
-        for (int64_t i = b; i < e; i++)
-            q[i] = q[i] + c * a[i];
-        break;
-    case TB_RED_SCALE:
-        for (int64_t i = b; i < e; i++)
-            q[i] = c * a[i];
-        break;
-    case TB_RED_STEP: {
+    case TB_RED_UPD_DOT:
+    case TB_RED_UPD_STEP: {
+        const et c2 = (et)r->c2, lr = (et)j->lr, *pp = r->p;
         et *o = r->out;
-        for (int64_t i = b; i < e; i++)
-            o[i] = a[i] + c * q[i];
+        const int dot = r->phase == TB_RED_UPD_DOT;
+        for (int64_t i = b; i < e; i++) {
+            et t = r->axpy ? q[i] + c * a[i] : c * a[i];
+            if (r->scale2)
+                t = c2 * t;
+            q[i] = t;
+            if (dot)
+                s0 += (double)bb[i] * t;
+            else
+                o[i] = pp[i] + lr * t;
+        }
         break;
     }
     }
