@@ -527,7 +527,12 @@ static inline vf hs_rsqrt(vf x, vf k)
 }
 static inline vf hs_leaky_relu(vf x, vf k)
 {
+#if VS_LANES == 16 /* one masked product (!(x > 0): NaN too) */
+    return _mm512_mask_mul_ps(
+        x, _mm512_cmp_ps_mask(x, v_set1(0.0f), _CMP_NGT_UQ), k, x);
+#else
     return v_sel(v_gt(x, v_set1(0.0f)), x, v_mul(k, x));
+#endif
 }
 /* ew_defs.h's ops, spelt as ops_simd_impl.h spells them (x86's max and
  * min give their second operand for a NaN: MAX(a, b) is v_max(b, a)) */
