@@ -8,10 +8,12 @@
  * those of a framework user's bf16 model, and the f32 kernels' speed is
  * reused.
  *
- * The simplest element-wise ops (add, sub, mul, div, add_relu, relu)
- * and the activations of vmath.h (exp, log, tanh, sigmoid, gelu,
- * gelu_tanh, silu), with same-shape operands, have fused loops at avx2
- * and avx512, and in bf16 at avx512bf16 (its narrowing by
+ * The simplest element-wise ops (add, sub, mul, div, add_relu,
+ * maximum, minimum, the scalar forms, sqrt, rsqrt, leaky_relu,
+ * ew_defs.h's, relu) and the activations of vmath.h (exp, log, tanh,
+ * sigmoid, gelu, gelu_tanh, silu), with same-shape operands (or a binary
+ * op's b one row broadcast over a's rows: half_row_len), have fused
+ * loops at avx2 and avx512, and in bf16 at avx512bf16 (its narrowing by
  * vcvtne2ps2bf16) (half_simd.h): load, widen, the f32 operation and narrow
  * in registers, the same bits as the blocks below, with no pass through
  * memory between them (the blocks' widen, call and narrow ran one after
@@ -196,13 +198,13 @@ static void half_block_part(void *arg, int part, int nparts)
 }
 
 /* The fused loops (half_cvt.h): each part its span of the elements,
- * or (rows > 0: b one row of len elements broadcast over a's rows) its
- * span of the rows. */
+ * or (row > 0: b one row of that many elements broadcast over a's rows)
+ * its span of the rows. */
 typedef struct {
     tb_cpu_half_fused_fn fn;
     const uint16_t *a, *b;
     uint16_t *o;
-    int64_t n, rows, len;
+    int64_t n, row;
     float k;
 } fused_job;
 
@@ -210,14 +212,14 @@ static void half_fused_part(void *arg, int part, int nparts)
 {
     fused_job *j = arg;
     int64_t b0, b1;
-    if (j->rows) {
-        tb_cpu_span(j->rows, 1, part, nparts, &b0, &b1);
-        for (int64_t r = b0; r < b1; r++)
-            j->fn(j->a + r * j->len, j->b, j->o + r * j->len, j->len, j->k);
+    if (j->row == 0) {
+        tb_cpu_span(j->n, 64, part, nparts, &b0, &b1);
+        j->fn(j->a + b0, j->b ? j->b + b0 : NULL, j->o + b0, b1 - b0, j->k);
         return;
     }
-    tb_cpu_span(j->n, 64, part, nparts, &b0, &b1);
-    j->fn(j->a + b0, j->b ? j->b + b0 : NULL, j->o + b0, b1 - b0, j->k);
+    tb_cpu_span(j->n / j->row, 1, part, nparts, &b0, &b1);
+    for (int64_t r = b0 * j->row; r < b1 * j->row; r += j->row)
+        j->fn(j->a + r, j->b, j->o + r, j->row, j->k);
 }
 
 /* Rows from this length: shorter ones cost a call each few elements. */
@@ -255,14 +257,10 @@ static int half_fused(void *ctx, const tb_op *op, tb_cpu_half_fused_fn fn,
                       float k)
 {
     fused_job j = {fn, in[0].data, op->n_in > 1 ? in[1].data : NULL,
-                   out[0].data, tb_tensor_numel(&out[0]), 0, row, k};
+                   out[0].data, tb_tensor_numel(&out[0]), row, k};
     tb_cpu_count_launch(ctx);
-    if (row) {
-        j.rows = j.n / row;
-        tb_cpu_parallel(ctx, j.n, j.rows, half_fused_part, &j);
-        return 0;
-    }
-    tb_cpu_parallel(ctx, j.n, (j.n + 63) / 64, half_fused_part, &j);
+    tb_cpu_parallel(ctx, j.n, row ? j.n / row : (j.n + 63) / 64,
+                    half_fused_part, &j);
     return 0;
 }
 

@@ -534,17 +534,8 @@ static inline vf hs_leaky_relu(vf x, vf k)
     return v_sel(v_gt(x, v_set1(0.0f)), x, v_mul(k, x));
 #endif
 }
-/* ew_defs.h's ops, spelt as ops_simd_impl.h spells them (x86's max and
- * min give their second operand for a NaN: MAX(a, b) is v_max(b, a)) */
-#define ADD(a, b) v_add(a, b)
-#define SUB(a, b) v_sub(a, b)
-#define MUL(a, b) v_mul(a, b)
-#define DIV(a, b) v_div(a, b)
-#undef MAX
-#undef MIN
-#define MAX(a, b) v_max(b, a)
-#define MIN(a, b) v_min(b, a)
-#define K(c) v_set1((float)(c))
+/* ew_defs.h's ops, as ops_simd_impl.h's f32 rows spell them (ew_vf.h) */
+#include "ew_vf.h"
 #define HS_EW_F(NAME, W, EXPR, ...)                                       \
     static inline vf hs_##NAME(vf x, vf k)                                \
     {                                                                     \
