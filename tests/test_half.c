@@ -275,8 +275,9 @@ static void test_levels(void **state)
  * same level's vmath.h array functions (the f32 rows' loops), bit for
  * bit, on every 16-bit pattern as a (NaN, infinities, -0, subnormals)
  * against random b, and tails of every length below a vector pair. */
-static float op_c(tb_op_id op, float a, float b)
+static float op_c(tb_op_id op, float a, float b, float k)
 {
+    float t;
     switch (op) {
     case TB_OP_add: return a + b;
     case TB_OP_sub: return a - b;
@@ -284,8 +285,34 @@ static float op_c(tb_op_id op, float a, float b)
     case TB_OP_div: return a / b;
     case TB_OP_add_relu: a = a + b; /* fall through */
     case TB_OP_relu: return a > 0 || a != a ? a : 0.0f;
+    /* NaN in either: a + b (a NaN); ties: a */
+    case TB_OP_maximum: return a != a || b != b ? a + b : b <= a ? a : b;
+    case TB_OP_minimum: return a != a || b != b ? a + b : a <= b ? a : b;
+    case TB_OP_add_scalar: return a + k;
+    case TB_OP_sub_scalar: return a - k;
+    case TB_OP_mul_scalar: return a * k;
+    case TB_OP_div_scalar: return a / k;
+    case TB_OP_sqrt: return sqrtf(a);
+    case TB_OP_rsqrt: return 1.0f / sqrtf(a);
+    case TB_OP_leaky_relu: return a > 0 ? a : k * a;
+    case TB_OP_hardswish: /* MAX(u, v) = u < v ? v : u, MIN alike */
+        t = a + 3.0f;
+        t = t < 0.0f ? 0.0f : t;
+        t = 6.0f < t ? 6.0f : t;
+        return a * t / 6.0f;
     default: return NAN;
     }
+}
+
+/* The constant of an op that takes one (in the dtype), else 0. */
+static float op_k(tb_op_id op, tb_dtype dt)
+{
+    float k = op == TB_OP_leaky_relu ? 0.01f
+              : op == TB_OP_add_scalar || op == TB_OP_sub_scalar ? 1.7f
+              : op == TB_OP_mul_scalar ? -0.3f
+              : op == TB_OP_div_scalar ? 3.1f : 0.0f;
+    return dt == TB_F16 ? tb_f16_to_f32(tb_f32_to_f16(k))
+                        : tb_bf16_to_f32(tb_f32_to_bf16(k));
 }
 
 /* The vmath function of an activation, or -1. */
@@ -310,7 +337,9 @@ static void test_fused(void **state)
         TB_OP_add,     TB_OP_sub,  TB_OP_mul,     TB_OP_div,
         TB_OP_add_relu, TB_OP_relu, TB_OP_exp,    TB_OP_log,
         TB_OP_tanh,    TB_OP_sigmoid, TB_OP_gelu, TB_OP_gelu_tanh,
-        TB_OP_silu};
+        TB_OP_silu,    TB_OP_maximum, TB_OP_minimum, TB_OP_add_scalar,
+        TB_OP_sub_scalar, TB_OP_mul_scalar, TB_OP_div_scalar, TB_OP_sqrt,
+        TB_OP_rsqrt,   TB_OP_leaky_relu, TB_OP_hardswish};
     enum { N = 65536, T = 70 };
     static uint16_t a[N + T], b[N + T], o[N + T];
     static float wa[N + T], wr[N + T];
@@ -319,6 +348,9 @@ static void test_fused(void **state)
         a[i] = (uint16_t)i;
         b[i] = (uint16_t)splitmix64_next(&seed);
     }
+    /* maximum's and minimum's ties of distinct patterns: (+0, -0), (-0, +0) */
+    b[0] = 0x8000;
+    b[0x8000] = 0;
     int levels = 0;
     assert_null(tb_cpu_half_fused_get(TB_OP_add, TB_BF16, TB_ISA_SCALAR));
     /* every SIMD level: avx512bf16's loops narrow bf16 by vcvtne2ps2bf16
@@ -339,6 +371,7 @@ static void test_fused(void **state)
                 tb_cpu_half_fused_fn fn = tb_cpu_half_fused_get(ops[k], dt, lv);
                 assert_non_null(fn);
                 const int f = vm_of(ops[k]);
+                const float kc = op_k(ops[k], dt);
                 if (f >= 0)
                     assert_int_equal(vm.isa[f],
                                      tb_cpu_isa_clamp(lv, TB_ISA_AVX512));
@@ -352,12 +385,12 @@ static void test_fused(void **state)
                 for (int len = -1; len <= T; len++) {
                     const int n = len < 0 ? N : len, off = len < 0 ? 0 : 5;
                     memset(o, 0x5a, sizeof o);
-                    fn(a + off, b + off, o, n);
+                    fn(a + off, b + off, o, n, kc);
                     for (int i = 0; i < n; i++) {
                         const int s = off + i;
                         float y = dt == TB_F16 ? tb_f16_to_f32(b[s])
                                                : tb_bf16_to_f32(b[s]);
-                        float r = f >= 0 ? wr[s] : op_c(ops[k], wa[s], y);
+                        float r = f >= 0 ? wr[s] : op_c(ops[k], wa[s], y, kc);
                         uint16_t want = dt == TB_F16 ? tb_f32_to_f16(r)
                                                      : tb_f32_to_bf16(r);
                         if (!same16(dt, o[i], want))

@@ -1,6 +1,9 @@
 /* checkasm, part 6: the bf16/f16 rows of the fused element-wise ops
- * (half_simd.h's loops: add, sub, mul, div, add_relu, relu and the
- * activations of vmath.h) bit for bit against their C rows.
+ * (half_simd.h's loops: add, sub, mul, div, add_relu, maximum, minimum,
+ * the scalar forms, leaky_relu, sqrt, rsqrt, hardswish, relu and the
+ * activations of vmath.h) bit for bit against their C rows (the binary
+ * ops also with b one row broadcast over a's: half.c's row loop against
+ * the C row's whole-tensor f32 path).
  *
  * rows.c checks every row against its C row within the op's tolerance,
  * which a result flushed to zero passes; these rows promise more: each
@@ -10,8 +13,9 @@
  * infinities, signed zeros, subnormals; exp, sigmoid, silu, the gelus
  * and tanh have f32 results below FLT_MIN among them), random patterns
  * as b (products and quotients below FLT_MIN), 29 more for a vector
- * tail.  Each op's C outputs must hold bf16/f16 subnormals (log's
- * cannot): the inputs reach the narrowing's subnormal path.
+ * tail.  Each op's C outputs must hold bf16/f16 subnormals (log's,
+ * sqrt's, rsqrt's and x +- k's cannot): the inputs reach the
+ * narrowing's subnormal path.
  * The activations in f16 are left out: the C row's f32 functions
  * (math_c.c) and vmath.h's vector ones may differ in the last f32 bit,
  * which f16's 11 bits can show (exp f16: one pattern in 65536, 1 ulp);
@@ -37,12 +41,19 @@
 
 #include "checkasm.h"
 
-/* IEEE operations and relu, then (from HR_VM on) vmath.h's functions */
-enum { HR_VM = 6 };
+/* IEEE operations and relu, then (from HR_VM on) vmath.h's functions;
+ * the binary ones (the first HR_BIN) broadcast too; from HR_K on a
+ * constant (the scalar forms' scalar, leaky_relu's alpha) */
+enum { HR_BIN = 7, HR_K = 7, HR_VM = 16 };
 static const tb_op_id hr_ops[] = {
-    TB_OP_add,     TB_OP_sub,     TB_OP_mul,  TB_OP_div,       TB_OP_add_relu,
-    TB_OP_relu,    TB_OP_exp,     TB_OP_log,  TB_OP_tanh,      TB_OP_sigmoid,
-    TB_OP_gelu,    TB_OP_gelu_tanh, TB_OP_silu};
+    TB_OP_add,        TB_OP_sub,        TB_OP_mul,        TB_OP_div,
+    TB_OP_add_relu,   TB_OP_maximum,    TB_OP_minimum,    TB_OP_add_scalar,
+    TB_OP_sub_scalar, TB_OP_mul_scalar, TB_OP_div_scalar, TB_OP_leaky_relu,
+    TB_OP_sqrt,       TB_OP_rsqrt,      TB_OP_hardswish,  TB_OP_relu,
+    TB_OP_exp,        TB_OP_log,        TB_OP_tanh,
+    TB_OP_sigmoid,    TB_OP_gelu,       TB_OP_gelu_tanh,  TB_OP_silu};
+/* the constants: not the dtype's (each row rounds it), a small one */
+static const double hr_k[] = {-0.3, 0.3, -0.3, 0.3, -0.07};
 
 static void *hr_instance(int lv)
 {
@@ -68,12 +79,50 @@ static bool hr_subn(tb_dtype dt, uint16_t h)
                         : !(h & 0x7f80) && (h & 0x7f);
 }
 
+/* results with no bf16/f16 subnormal among them: log's, sqrt's and
+ * rsqrt's (|result| >= ~1e-20 for nonzero inputs), x +- k's */
+static bool hr_no_subn(tb_op_id id)
+{
+    return id == TB_OP_log || id == TB_OP_sqrt || id == TB_OP_rsqrt ||
+           id == TB_OP_add_scalar || id == TB_OP_sub_scalar;
+}
+
+/* Every SIMD row of (op, dt) on in against the C row's want; the number
+ * of rows run. */
+static int hr_rows(const tb_op *op, tb_dtype dt, const tb_tensor *in,
+                   const tb_tensor *want, tb_tensor *got, const tb_params *p,
+                   int64_t brow)
+{
+    size_t nrows;
+    const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
+    const int64_t n = tb_tensor_numel(want);
+    const uint16_t *w = want->data, *g = got->data, *a = in[0].data;
+    const uint16_t *b = op->n_in > 1 ? in[1].data : NULL;
+    int ran = 0;
+    for (size_t r = 0; r < nrows; r++) {
+        if (rows[r].op != op->id || rows[r].dtype != dt ||
+            rows[r].min_isa == TB_ISA_SCALAR || rows[r].min_isa >= n_levels())
+            continue;
+        void *ctx = hr_instance(rows[r].min_isa);
+        memset(got->data, 0x5a, (size_t)n * 2);
+        assert_int_equal(rows[r].fn(ctx, in, got, p), 0);
+        B->destroy(ctx);
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t ib = brow ? i % brow : i;
+            if (g[i] != w[i] && !(hr_nan(dt, g[i]) && hr_nan(dt, w[i])))
+                fail_msg("%s%s [%lld] (%04x, %04x): %04x, the C row %04x",
+                         rows[r].name, brow ? " (b broadcast)" : "",
+                         (long long)i, a[i], b ? b[ib] : 0, g[i], w[i]);
+        }
+        ran++;
+    }
+    return ran;
+}
+
 void test_half_rows_exact(void **state)
 {
     (void)state;
-    enum { N = 65536 + 29 };
-    size_t nrows;
-    const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
+    enum { N = 65536 + 29, BR = 256, BL = 259 };
     void *cctx = hr_instance(TB_ISA_SCALAR);
     const tb_dtype dts[2] = {TB_BF16, TB_F16};
     int ran = 0;
@@ -85,51 +134,53 @@ void test_half_rows_exact(void **state)
                 continue;
             const tb_cpu_krow *c = tb_cpu_krow_c(op->id, dt);
             assert_non_null(c);
-            tb_shape sh = S(1, N);
-            tb_tensor in[2], want, got;
-            for (int i = 0; i < op->n_in; i++)
-                assert_int_equal(tb_tensor_create(&in[i], dt, &sh), 0);
-            assert_int_equal(tb_tensor_create(&want, dt, &sh), 0);
-            assert_int_equal(tb_tensor_create(&got, dt, &sh), 0);
-            rng_seed(0x16b + (uint64_t)k * 2 + (uint64_t)di);
-            uint16_t *a = in[0].data, *b = op->n_in > 1 ? in[1].data : NULL;
-            for (int64_t i = 0; i < N; i++) {
-                a[i] = (uint16_t)(i < 65536 ? (uint64_t)i : rng_next());
-                if (b)
-                    b[i] = (uint16_t)rng_next();
-            }
             tb_params p = {0};
             tb_params_defaults(op, &p);
-            assert_int_equal(c->fn(cctx, in, &want, &p), 0);
-            const uint16_t *w = want.data, *g = got.data;
-            int64_t nsub = 0;
-            for (int64_t i = 0; i < N; i++)
-                nsub += hr_subn(dt, w[i]);
-            if (op->id != TB_OP_log && nsub == 0)
-                fail_msg("%s: no subnormal result in the inputs", c->name);
-            for (size_t r = 0; r < nrows; r++) {
-                if (rows[r].op != op->id || rows[r].dtype != dt ||
-                    rows[r].min_isa == TB_ISA_SCALAR ||
-                    rows[r].min_isa >= n_levels())
-                    continue;
-                void *ctx = hr_instance(rows[r].min_isa);
-                memset(got.data, 0x5a, (size_t)N * 2);
-                assert_int_equal(rows[r].fn(ctx, in, &got, &p), 0);
-                B->destroy(ctx);
-                for (int64_t i = 0; i < N; i++)
-                    if (g[i] != w[i] && !(hr_nan(dt, g[i]) && hr_nan(dt, w[i])))
-                        fail_msg("%s [%lld] (%04x, %04x): %04x, the C row "
-                                 "%04x",
-                                 rows[r].name, (long long)i, a[i],
-                                 b ? b[i] : 0, g[i], w[i]);
-                ran++;
+            if (k >= HR_K && k < HR_K + sizeof hr_k / sizeof hr_k[0])
+                p.v[0] = hr_k[k - HR_K];
+            /* each pattern as a, random b; then (binary ops) a [BR, BL]
+             * of the patterns and random ones, b [BL] broadcast */
+            for (int bc = 0; bc < 1 + (k < HR_BIN); bc++) {
+                tb_shape sh = bc ? S(2, BR, BL) : S(1, N);
+                tb_shape shb = bc ? S(1, BL) : sh;
+                const int64_t n = bc ? BR * BL : N, nb = bc ? BL : N;
+                tb_tensor in[2], want, got;
+                for (int i = 0; i < op->n_in; i++)
+                    assert_int_equal(
+                        tb_tensor_create(&in[i], dt, i ? &shb : &sh), 0);
+                assert_int_equal(tb_tensor_create(&want, dt, &sh), 0);
+                assert_int_equal(tb_tensor_create(&got, dt, &sh), 0);
+                rng_seed(0x16b + (uint64_t)k * 2 + (uint64_t)di);
+                uint16_t *a = in[0].data;
+                uint16_t *b = op->n_in > 1 ? in[1].data : NULL;
+                for (int64_t i = 0; i < n; i++) {
+                    a[i] = (uint16_t)(i < 65536 ? (uint64_t)i : rng_next());
+                    if (b && i < nb)
+                        b[i] = (uint16_t)rng_next();
+                }
+                /* maximum's and minimum's ties of distinct patterns:
+                 * (+0, -0), (-0, +0) */
+                if (b && !bc) {
+                    b[0] = 0x8000;
+                    b[0x8000] = 0;
+                }
+                assert_int_equal(c->fn(cctx, in, &want, &p), 0);
+                const uint16_t *w = want.data;
+                int64_t nsub = 0;
+                for (int64_t i = 0; i < n; i++)
+                    nsub += hr_subn(dt, w[i]);
+                if (!bc && !hr_no_subn(op->id) && nsub == 0)
+                    fail_msg("%s: no subnormal result in the inputs", c->name);
+                ran += hr_rows(op, dt, in, &want, &got, &p, bc ? BL : 0);
+                if (!bc)
+                    print_message("# %s %s: %lld subnormal results\n",
+                                  op->name, tb_dtype_name(dt),
+                                  (long long)nsub);
+                for (int i = 0; i < op->n_in; i++)
+                    tb_tensor_destroy(&in[i]);
+                tb_tensor_destroy(&want);
+                tb_tensor_destroy(&got);
             }
-            print_message("# %s %s: %lld subnormal results\n", op->name,
-                          tb_dtype_name(dt), (long long)nsub);
-            for (int i = 0; i < op->n_in; i++)
-                tb_tensor_destroy(&in[i]);
-            tb_tensor_destroy(&want);
-            tb_tensor_destroy(&got);
         }
     print_message("# %d SIMD rows bit for bit\n", ran);
     B->destroy(cctx);

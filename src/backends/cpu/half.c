@@ -8,10 +8,12 @@
  * those of a framework user's bf16 model, and the f32 kernels' speed is
  * reused.
  *
- * The simplest element-wise ops (add, sub, mul, div, add_relu, relu)
- * and the activations of vmath.h (exp, log, tanh, sigmoid, gelu,
- * gelu_tanh, silu), with same-shape operands, have fused loops at avx2
- * and avx512, and in bf16 at avx512bf16 (its narrowing by
+ * The simplest element-wise ops (add, sub, mul, div, add_relu,
+ * maximum, minimum, the scalar forms, sqrt, rsqrt, leaky_relu,
+ * ew_defs.h's, relu) and the activations of vmath.h (exp, log, tanh,
+ * sigmoid, gelu, gelu_tanh, silu), with same-shape operands (or a binary
+ * op's b one row broadcast over a's rows: half_row_len), have fused
+ * loops at avx2 and avx512, and in bf16 at avx512bf16 (its narrowing by
  * vcvtne2ps2bf16) (half_simd.h): load, widen, the f32 operation and narrow
  * in registers, the same bits as the blocks below, with no pass through
  * memory between them (the blocks' widen, call and narrow ran one after
@@ -200,29 +202,70 @@ static void half_block_part(void *arg, int part, int nparts)
     }
 }
 
-/* The fused loops (half_cvt.h): each part its span of the elements. */
+/* The fused loops (half_cvt.h): each part its span of the elements,
+ * or (row > 0: b one row of that many elements broadcast over a's rows)
+ * its span of the rows. */
 typedef struct {
     tb_cpu_half_fused_fn fn;
     const uint16_t *a, *b;
     uint16_t *o;
-    int64_t n;
+    int64_t n, row;
+    float k;
 } fused_job;
 
 static void half_fused_part(void *arg, int part, int nparts)
 {
     fused_job *j = arg;
     int64_t b0, b1;
-    tb_cpu_span(j->n, 64, part, nparts, &b0, &b1);
-    j->fn(j->a + b0, j->b ? j->b + b0 : NULL, j->o + b0, b1 - b0);
+    if (j->row == 0) {
+        tb_cpu_span(j->n, 64, part, nparts, &b0, &b1);
+        j->fn(j->a + b0, j->b ? j->b + b0 : NULL, j->o + b0, b1 - b0, j->k);
+        return;
+    }
+    tb_cpu_span(j->n / j->row, 1, part, nparts, &b0, &b1);
+    for (int64_t r = b0 * j->row; r < b1 * j->row; r += j->row)
+        j->fn(j->a + r, j->b, j->o + r, j->row, j->k);
+}
+
+/* Rows from this length: shorter ones cost a call each few elements. */
+#define HALF_ROW_MIN 256
+
+/* The length of b's row when b (in[1]) is broadcast along the leading
+ * axes of a (in[0]) of the output's shape: b's shape, leading 1s
+ * dropped, is out's trailing axes (and their product at least
+ * HALF_ROW_MIN); else 0. */
+static int64_t half_row_len(const tb_op *op, const tb_tensor *in,
+                            const tb_tensor *out)
+{
+    if (op->n_in != 2 || op->n_out != 1)
+        return 0;
+    tb_shape os = tb_tensor_shape(&out[0]), as = tb_tensor_shape(&in[0]);
+    if (!tb_shape_equal(&as, &os))
+        return 0;
+    int lead = 0;
+    while (lead < in[1].ndim && in[1].shape[lead] == 1)
+        lead++;
+    const int nd = in[1].ndim - lead;
+    if (nd > out[0].ndim)
+        return 0;
+    int64_t len = 1;
+    for (int i = 0; i < nd; i++) {
+        if (in[1].shape[lead + i] != out[0].shape[out[0].ndim - nd + i])
+            return 0;
+        len *= in[1].shape[lead + i];
+    }
+    return len >= HALF_ROW_MIN ? len : 0;
 }
 
 static int half_fused(void *ctx, const tb_op *op, tb_cpu_half_fused_fn fn,
-                      const tb_tensor *in, tb_tensor *out)
+                      const tb_tensor *in, tb_tensor *out, int64_t row,
+                      float k)
 {
     fused_job j = {fn, in[0].data, op->n_in > 1 ? in[1].data : NULL,
-                   out[0].data, tb_tensor_numel(&out[0])};
+                   out[0].data, tb_tensor_numel(&out[0]), row, k};
     tb_cpu_count_launch(ctx);
-    tb_cpu_parallel(ctx, j.n, (j.n + 63) / 64, half_fused_part, &j);
+    tb_cpu_parallel(ctx, j.n, row ? j.n / row : (j.n + 63) / 64,
+                    half_fused_part, &j);
     return 0;
 }
 
@@ -524,17 +567,8 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
         return rc;
     if (isa > tb_cpu_isa(ctx))
         return TB_EINVAL;
-    /* the fused loops and reductions first: no f32 row, no scratch, no
-     * lookup */
-    tb_cpu_half_fused_fn fused = tb_cpu_half_fused_get(id, dt, isa);
-    if (fused && half_blockwise(op, in, out))
-        return half_fused(ctx, op, fused, in, out);
     if (half_reduce(ctx, op, dt, isa, in, out, p) == 0)
         return 0;
-    const tb_cpu_krow *r = f32_row(id, isa);
-    tb_cpu_half_cvt cv = tb_cpu_half_cvt_get(dt, isa);
-    if (!r || !cv.widen)
-        return TB_EINVAL;
     /* A constant (add_scalar's scalar, leaky_relu's alpha, full's value)
      * is held in the dtype, as PyTorch holds a Python scalar it applies
      * to a bf16/f16 tensor (and tbench holds one in f32 for f32). */
@@ -549,6 +583,22 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
         q.set |= 1u << i;
     }
     const tb_params *pp = &q;
+    /* the fused loops first: no f32 row, no scratch, no lookup; the
+     * constant (add_scalar's, leaky_relu's alpha) as the f32 row's
+     * float */
+    tb_cpu_half_fused_fn fused = tb_cpu_half_fused_get(id, dt, isa);
+    if (fused) {
+        const float k = op->n_params > 0 ? (float)q.v[0] : 0.0f;
+        if (half_blockwise(op, in, out))
+            return half_fused(ctx, op, fused, in, out, 0, k);
+        int64_t row = half_row_len(op, in, out);
+        if (row)
+            return half_fused(ctx, op, fused, in, out, row, k);
+    }
+    const tb_cpu_krow *r = f32_row(id, isa);
+    tb_cpu_half_cvt cv = tb_cpu_half_cvt_get(dt, isa);
+    if (!r || !cv.widen)
+        return TB_EINVAL;
     if (half_bits(ctx, id, dt, in, out, pp) == 0 ||
         tb_cpu_half_bwd(ctx, id, dt, isa, in, out, pp) == 0)
         return 0;

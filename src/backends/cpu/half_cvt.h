@@ -25,12 +25,15 @@ typedef struct tb_cpu_half_cvt {
 /* A fused element-wise loop: o[i] = op(a[i], b[i]) (b unused by unary
  * ops), 16-bit in and out, f32 in registers: one rounding of the f32
  * result, the values of widen + the op's f32 row of the same level +
- * narrow, bit for bit (add, sub, mul, div, add_relu: IEEE; exp, log,
- * tanh, sigmoid, gelu, gelu_tanh, silu: vmath.h's per-lane functions;
- * relu keeps NaN and gives +0 for -0, and works on the patterns
- * directly). */
+ * narrow, bit for bit (add, sub, mul, div, add_relu, maximum, minimum,
+ * the scalar forms, sqrt, rsqrt, leaky_relu and ew_defs.h's ops: IEEE;
+ * exp, log, tanh, sigmoid, gelu, gelu_tanh, silu: vmath.h's per-lane
+ * functions; relu keeps NaN and gives +0 for -0, and works on the
+ * patterns directly).  k: the op's constant (add_scalar..div_scalar's
+ * scalar, leaky_relu's alpha) as the f32 row gets it, the parameter
+ * rounded to the dtype; unused by the other ops. */
 typedef void (*tb_cpu_half_fused_fn)(const uint16_t *a, const uint16_t *b,
-                                     uint16_t *o, int64_t n);
+                                     uint16_t *o, int64_t n, float k);
 
 /* Reductions reading 16-bit values directly (half_simd.h): sum: the f32
  * sum row's value (kernels.h: blocks of TB_CPU_SUM_BLOCK in f32 lanes,

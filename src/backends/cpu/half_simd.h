@@ -26,6 +26,7 @@
 
 #include <string.h>
 
+#include "ew_defs.h"
 #include "half_cvt.h"
 #include "kernels.h" /* TB_CPU_SUM_BLOCK */
 #include "lsm_simd.h"
@@ -129,6 +130,20 @@ static inline __m256 hy_add(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
 static inline __m256 hy_sub(__m256 a, __m256 b) { return _mm256_sub_ps(a, b); }
 static inline __m256 hy_mul(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
 static inline __m256 hy_div(__m256 a, __m256 b) { return _mm256_div_ps(a, b); }
+/* ops_simd_impl.h's xs_maximum_f and xs_minimum_f at 8 lanes (hs_maximum
+ * below): NaN in either gives a + b, else the larger (smaller), a on
+ * ties (vmaxps b, a: b > a ? b : a; 0.33 cycles per element on L1 data
+ * instead of 0.41 with two compares and blends) */
+static inline __m256 hy_maximum(__m256 a, __m256 b)
+{
+    return _mm256_mask_add_ps(_mm256_max_ps(b, a),
+                              _mm256_cmp_ps_mask(a, b, _CMP_UNORD_Q), a, b);
+}
+static inline __m256 hy_minimum(__m256 a, __m256 b)
+{
+    return _mm256_mask_add_ps(_mm256_min_ps(b, a),
+                              _mm256_cmp_ps_mask(a, b, _CMP_UNORD_Q), a, b);
+}
 static inline __m256 hy_add_relu(__m256 a, __m256 b)
 {
     const __m256 x = _mm256_add_ps(a, b);
@@ -137,8 +152,9 @@ static inline __m256 hy_add_relu(__m256 a, __m256 b)
 }
 #define HY_F16(op)                                                        \
     static void hy_##op##_f16(const uint16_t *pa, const uint16_t *pb,     \
-                              uint16_t *po, int64_t n)                    \
+                              uint16_t *po, int64_t n, float k)           \
     {                                                                     \
+        (void)k;                                                          \
         int64_t i = 0;                                                    \
         for (; i + 16 <= n; i += 16) {                                    \
             __m256 r0 = hy_##op(hy_f16_ld(pa + i), hy_f16_ld(pb + i));    \
@@ -158,6 +174,8 @@ HY_F16(sub)
 HY_F16(mul)
 HY_F16(div)
 HY_F16(add_relu)
+HY_F16(maximum)
+HY_F16(minimum)
 /* the f32 values of lo and hi, as h_bf16_widen2 placed them, packed */
 static inline hv2 h_pack2(hvi lo, hvi hi) { return _mm512_packus_epi32(lo, hi); }
 /* lo's values then hi's, in order (packus works within 128-bit lanes) */
@@ -395,7 +413,7 @@ HS_CVT(f16)
     do {                                                                  \
         vf a0_, a1_;                                                      \
         h_##DT##_ld2(pa, &a0_, &a1_);                                     \
-        h_##DT##_st2(po, F(a0_), F(a1_));                                 \
+        h_##DT##_st2(po, F(a0_, kv), F(a1_, kv));                         \
     } while (0)
 #define HS_STEP2(DT, F, pa, pb, po)                                       \
     do {                                                                  \
@@ -407,9 +425,10 @@ HS_CVT(f16)
 
 #define HS_FUSED1(NAME, DT, F)                                            \
     static void NAME(const uint16_t *pa, const uint16_t *pb, uint16_t *po, \
-                     int64_t n)                                           \
+                     int64_t n, float k)                                  \
     {                                                                     \
         (void)pb;                                                         \
+        const vf kv = v_set1(k);                                          \
         enum { W = 2 * VS_LANES };                                        \
         int64_t i = 0;                                                    \
         for (; i + W <= n; i += W)                                        \
@@ -423,8 +442,9 @@ HS_CVT(f16)
     }
 #define HS_FUSED2(NAME, DT, F)                                            \
     static void NAME(const uint16_t *pa, const uint16_t *pb, uint16_t *po, \
-                     int64_t n)                                           \
+                     int64_t n, float k)                                  \
     {                                                                     \
+        (void)k;                                                          \
         enum { W = 2 * VS_LANES };                                        \
         int64_t i = 0;                                                    \
         for (; i + W <= n; i += W)                                        \
@@ -440,24 +460,130 @@ HS_CVT(f16)
 
 static inline vf hs_add_relu(vf a, vf b) { return h_relu(v_add(a, b)); }
 
-/* X(op, F): the binary ops (IEEE, as the f32 rows) and the activations
- * of vmath.h (its per-lane functions, which both SIMD levels' f32 rows
- * apply: the same bits whatever vector a value sits in) */
+/* The f32 rows' element functions (ops_simd_impl.h's xs_*_f, the same
+ * values): maximum, minimum: NaN in either gives a + b, else the
+ * larger (smaller), a on ties (x86's max(b, a) is b > a ? b : a); the
+ * scalar forms one IEEE operation with k; sqrt; rsqrt 1 / sqrt(x), two
+ * correctly rounded operations; leaky_relu x > 0 ? x : k x. */
+static inline vf hs_maximum(vf a, vf b)
+{
+    return v_sel(v_unord(a, b), v_add(a, b), v_max(b, a));
+}
+static inline vf hs_minimum(vf a, vf b)
+{
+    return v_sel(v_unord(a, b), v_add(a, b), v_min(b, a));
+}
+static inline vf hs_add_scalar(vf x, vf k) { return v_add(x, k); }
+static inline vf hs_sub_scalar(vf x, vf k) { return v_sub(x, k); }
+static inline vf hs_mul_scalar(vf x, vf k) { return v_mul(x, k); }
+static inline vf hs_div_scalar(vf x, vf k) { return v_div(x, k); }
+#if VS_LANES == 16
+static inline vf hs_sqrt_v(vf x) { return _mm512_sqrt_ps(x); }
+#else
+static inline vf hs_sqrt_v(vf x) { return _mm256_sqrt_ps(x); }
+#endif
+/* AVX-512 sqrt where every lane is a positive normal: a reciprocal
+ * square root estimate r (rsqrt14, relative error < 2^-14), s0 = x r
+ * and one Newton step s0 + (x - s0^2) r / 2 in FMAs: within about an f32
+ * ulp of sqrt(x), not always vsqrtps's value, but rounded to bf16 or
+ * f16 it is that value's rounding, proven on every 16-bit input
+ * (test_half's fused loops, checkasm's half_rows_exact; a lane's value
+ * depends on that lane only): 0.57 cycles per element on L1 data at
+ * avx512bf16 become 0.42 (vsqrtps zmm ~9 cycles a vector on Zen 4) */
+static inline vf hs_sqrt(vf x, vf k)
+{
+    (void)k;
+#if VS_LANES == 16
+    /* every class but the positive normals */
+    if (!_mm512_fpclass_ps_mask(x, 0xff)) {
+        const vf r = _mm512_rsqrt14_ps(x);
+        const vf s0 = v_mul(x, r), h = v_mul(r, v_set1(0.5f));
+        return v_fma(v_fnma(s0, s0, x), h, s0);
+    }
+#endif
+    return hs_sqrt_v(x);
+}
+/* AVX-512: a reciprocal estimate (rcp14, relative error < 2^-14) and
+ * one Newton-Raphson step r += r (1 - s r), within about 2^-27 of 1 / s,
+ * where s is a positive normal (others divide): not always the
+ * correctly rounded f32 1 / s (the f32 row's second step and its test
+ * for an all-ones significand make it that, xs_rsqrt_f), but its
+ * rounding to bf16 or f16 is that of 1 / s rounded to f32, proven on
+ * every 16-bit input (test_half's fused loops, checkasm's
+ * half_rows_exact): 0.97 cycles per element on L1 data at avx512bf16
+ * become 0.7 (sqrt alone 0.58) */
+static inline vf hs_rsqrt(vf x, vf k)
+{
+    (void)k;
+    const vf s = hs_sqrt_v(x);
+#if VS_LANES == 16
+    /* NaN, zeros, infinities, subnormals */
+    if (!_mm512_fpclass_ps_mask(s, 0xaf)) {
+        const vf r = _mm512_rcp14_ps(s);
+        return v_fma(r, v_fnma(s, r, v_set1(1.0f)), r);
+    }
+#endif
+    return v_div(v_set1(1.0f), s);
+}
+static inline vf hs_leaky_relu(vf x, vf k)
+{
+#if VS_LANES == 16 /* one masked product (!(x > 0): NaN too) */
+    return _mm512_mask_mul_ps(
+        x, _mm512_cmp_ps_mask(x, v_set1(0.0f), _CMP_NGT_UQ), k, x);
+#else
+    return v_sel(v_gt(x, v_set1(0.0f)), x, v_mul(k, x));
+#endif
+}
+/* ew_defs.h's ops, as ops_simd_impl.h's f32 rows spell them (ew_vf.h) */
+#include "ew_vf.h"
+#define HS_EW_F(NAME, W, EXPR, ...)                                       \
+    static inline vf hs_##NAME(vf x, vf k)                                \
+    {                                                                     \
+        (void)k;                                                          \
+        return EXPR;                                                      \
+    }
+TB_CPU_EW_OPS(HS_EW_F, ~)
+#include "ew_undef.h"
+/* vmath.h's functions, k unused */
+#define HS_VM(NAME, F)                                                    \
+    static inline vf hs_##NAME(vf x, vf k)                                \
+    {                                                                     \
+        (void)k;                                                          \
+        return F(x);                                                      \
+    }
+HS_VM(exp, vs_exp)
+HS_VM(log, vs_log)
+HS_VM(tanh, vs_tanh)
+HS_VM(sigmoid, vs_sigmoid)
+HS_VM(gelu, vs_gelu_erf)
+HS_VM(gelu_tanh, vs_gelu_tanh)
+HS_VM(silu, vs_silu)
+
+/* X(op): the binary ops (IEEE, as the f32 rows) and the unary ones:
+ * vmath.h's activations (its per-lane functions, which both SIMD
+ * levels' f32 rows apply: the same bits whatever vector a value sits
+ * in), then IEEE ones, each hs_<op> */
 #define HS_BINARY(X)                                                      \
     X(add, v_add) X(sub, v_sub) X(mul, v_mul) X(div, v_div)               \
-    X(add_relu, hs_add_relu)
+    X(add_relu, hs_add_relu) X(maximum, hs_maximum)                       \
+    X(minimum, hs_minimum)
 #define HS_UNARY(X)                                                       \
-    X(exp, vs_exp) X(log, vs_log) X(tanh, vs_tanh) X(sigmoid, vs_sigmoid) \
-    X(gelu, vs_gelu_erf) X(gelu_tanh, vs_gelu_tanh) X(silu, vs_silu)
+    X(exp) X(log) X(tanh) X(sigmoid) X(gelu) X(gelu_tanh) X(silu)         \
+    X(add_scalar) X(sub_scalar) X(mul_scalar) X(div_scalar) X(sqrt)       \
+    X(rsqrt) X(leaky_relu)
+#define HS_EW_UNARY(NAME, W, EXPR, X) X(NAME)
 
 #ifdef HS_F16_YMM /* f16's binary loops: hy_*_f16 above */
 #define HS_DEF2(op, F) HS_FUSED2(hs_##op##_bf16, bf16, F)
 #else
 #define HS_DEF2(op, F) HS_FUSED2(hs_##op##_bf16, bf16, F) HS_FUSED2(hs_##op##_f16, f16, F)
 #endif
-#define HS_DEF1(op, F) HS_FUSED1(hs_##op##_bf16, bf16, F) HS_FUSED1(hs_##op##_f16, f16, F)
+#define HS_DEF1(op)                                                       \
+    HS_FUSED1(hs_##op##_bf16, bf16, hs_##op)                              \
+    HS_FUSED1(hs_##op##_f16, f16, hs_##op)
 HS_BINARY(HS_DEF2)
 HS_UNARY(HS_DEF1)
+TB_CPU_EW_OPS(HS_EW_UNARY, HS_DEF1)
 
 /* relu on the 16-bit patterns themselves: its result is its input or
  * +0, exact in the dtype, so nothing is converted.  As int16, the
@@ -467,9 +593,9 @@ HS_UNARY(HS_DEF1)
  * stays. */
 #define HS_RELU(DT, LIM)                                                  \
     static void hs_relu_##DT(const uint16_t *pa, const uint16_t *pb,      \
-                             uint16_t *po, int64_t n)                     \
+                             uint16_t *po, int64_t n, float k)            \
     {                                                                     \
-        (void)pb;                                                         \
+        (void)pb, (void)k;                                                \
         int64_t i = 0;                                                    \
         for (; i + HS_RELU_W <= n; i += HS_RELU_W)                        \
             h_relu_bits(pa + i, po + i, LIM);                             \
@@ -481,7 +607,7 @@ HS_RELU(f16, -1023)
 
 static inline tb_cpu_half_fused_fn hs_fused(tb_op_id op, tb_dtype dt)
 {
-#define HS_CASE(op_, F)                                                   \
+#define HS_CASE(op_)                                                      \
     case TB_OP_##op_:                                                     \
         return dt == TB_BF16 ? hs_##op_##_bf16 : hs_##op_##_f16;
 #ifdef HS_F16_YMM
@@ -489,13 +615,14 @@ static inline tb_cpu_half_fused_fn hs_fused(tb_op_id op, tb_dtype dt)
     case TB_OP_##op_:                                                     \
         return dt == TB_BF16 ? hs_##op_##_bf16 : hy_##op_##_f16;
 #else
-#define HS_CASE2 HS_CASE
+#define HS_CASE2(op_, F) HS_CASE(op_)
 #endif
     if (dt != TB_BF16 && dt != TB_F16)
         return NULL;
     switch (op) {
         HS_BINARY(HS_CASE2)
         HS_UNARY(HS_CASE)
+        TB_CPU_EW_OPS(HS_EW_UNARY, HS_CASE)
     case TB_OP_relu:
         return dt == TB_BF16 ? hs_relu_bf16 : hs_relu_f16;
     default:

@@ -348,12 +348,13 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_AVX512(X, op, bf16, c) TB_CPU_AVX2(X, op, bf16, c)             \
     X(op, bf16, c, c) TB_CPU_AVX512(X, op, f16, c)                        \
     TB_CPU_AVX2(X, op, f16, c) X(op, f16, c, c)
-#define TB_CPU_HALF_EW(op, w, expr, X) TB_CPU_HALF(op, X)
-/* the fused ops (half_simd.h) in bf16 at the avx512bf16 level too: bf16
+/* the fused ops (half_simd.h; ew_defs.h's ops among them) in bf16 at
+ * the avx512bf16 level too: bf16
  * narrowed by vcvtne2ps2bf16 (a pair with a subnormal lane by the
  * integer code: the same values as the other levels) */
 #define TB_CPU_HALF_NE(op, X)                                             \
     TB_CPU_AVX512BF16(X, op, bf16, c) TB_CPU_HALF(op, X)
+#define TB_CPU_HALF_EW(op, w, expr, X) TB_CPU_HALF_NE(op, X)
 /* matmul, linear, conv2d and conv2d_nobias in bf16 at the avx512bf16
  * level, ahead of the others: the bf16 GEMM on vdpbf16ps (drv_matmul.c
  * and drv_conv.c's im2col over gemm/gemm_bf16_avx512bf16.c), no
@@ -373,13 +374,15 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 #define TB_CPU_HALF_ARITH(X)                                              \
     TB_CPU_HALF_NE(add, X) TB_CPU_HALF_NE(sub, X) TB_CPU_HALF_NE(mul, X)  \
     TB_CPU_HALF_NE(div, X) TB_CPU_HALF_NE(add_relu, X)                    \
-    TB_CPU_HALF(add_scalar, X) TB_CPU_HALF(sub_scalar, X)                 \
-    TB_CPU_HALF(mul_scalar, X) TB_CPU_HALF(div_scalar, X)                 \
-    TB_CPU_HALF(maximum, X) TB_CPU_HALF(minimum, X) TB_CPU_HALF(pow, X)
+    TB_CPU_HALF_NE(add_scalar, X) TB_CPU_HALF_NE(sub_scalar, X)           \
+    TB_CPU_HALF_NE(mul_scalar, X) TB_CPU_HALF_NE(div_scalar, X)           \
+    TB_CPU_HALF_NE(maximum, X) TB_CPU_HALF_NE(minimum, X)                 \
+    TB_CPU_HALF(pow, X)
 #define TB_CPU_HALF_MATH(X)                                               \
     TB_CPU_HALF(neg, X) TB_CPU_HALF(abs, X) TB_CPU_HALF_NE(exp, X)        \
-    TB_CPU_HALF_NE(log, X) TB_CPU_HALF(sqrt, X) TB_CPU_HALF(rsqrt, X)     \
-    TB_CPU_HALF(relu, X) TB_CPU_HALF(leaky_relu, X)                       \
+    TB_CPU_HALF_NE(log, X) TB_CPU_HALF_NE(sqrt, X)                        \
+    TB_CPU_HALF_NE(rsqrt, X) TB_CPU_HALF(relu, X)                         \
+    TB_CPU_HALF_NE(leaky_relu, X)                                         \
     TB_CPU_HALF_NE(sigmoid, X) TB_CPU_HALF_NE(tanh, X)                    \
     TB_CPU_HALF_NE(gelu, X) TB_CPU_HALF_NE(gelu_tanh, X)                  \
     TB_CPU_HALF_NE(silu, X)                                               \

@@ -236,18 +236,8 @@ static inline vf xs_minimum_f(vf a, vf b)
     return v_sel(v_unord(a, b), v_add(a, b), m);
 }
 
-/* The ops written once (ew_defs.h), on vectors: x86's max and min give
- * their second operand when either is NaN, so MAX(a, b) (a < b ? b : a)
- * is v_max(b, a), and MIN alike. */
-#define ADD(a, b) v_add(a, b)
-#define SUB(a, b) v_sub(a, b)
-#define MUL(a, b) v_mul(a, b)
-#define DIV(a, b) v_div(a, b)
-#undef MAX
-#undef MIN
-#define MAX(a, b) v_max(b, a)
-#define MIN(a, b) v_min(b, a)
-#define K(c) v_set1((float)(c))
+/* The ops written once (ew_defs.h), on vectors (ew_vf.h). */
+#include "ew_vf.h"
 #define XS_EW_F(NAME, W, EXPR, ...)                                       \
     static inline vf xs_##NAME##_f(vf x, vf k0, vf k1)                    \
     {                                                                     \
