@@ -1,8 +1,11 @@
 /* batch_norm, group_norm and their gradients, the SIMD rows of f32 and
  * f64 from one source: a template over the element type, for inclusion
  * by bnorm_avx2.c and bnorm_avx512.c only (each built with its level's
- * flags), once per dtype: BN_F32 1 (f32, 8 or 16 float lanes) or 0 (f64,
- * 4 or 8 double lanes), BN_P(name) the instance's prefix.  bnorm_c.c's
+ * flags).  Included without BN_F32 it includes itself once per dtype:
+ * BN_F32 1 (f32, 8 or 16 float lanes, prefix b32_) and 0 (f64, 4 or 8
+ * double lanes, prefix b64_), BN_P(name) the instance's prefix; the
+ * includer then writes BN_ENTRIES(f32, lv, b32_parts) and BN_ENTRIES(f64,
+ * lv, b64_parts).  bnorm_c.c's
  * parts on the same driver (bnorm.h: the same split, the same per-pair
  * and per-channel statistics in double), with their loops in lanes of
  * the element type:
@@ -32,6 +35,18 @@
  * channel is one thread's).  checkasm holds the rows to the C rows and
  * to the reference within the ops' tolerance (TOL_ACC: f32 1e-5 relative
  * plus 2e-6 sqrt(n)). */
+#ifndef BN_F32
+#define BN_F32 1
+#define BN_P(name) b32_##name
+#include "bnorm_simd_impl.h"
+#undef BN_F32
+#undef BN_P
+#define BN_F32 0
+#define BN_P(name) b64_##name
+#include "bnorm_simd_impl.h"
+#undef BN_F32
+#undef BN_P
+#else
 #include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
@@ -473,3 +488,4 @@ static const tb_cpu_bnorm_parts BN_P(parts) = {
 #undef BV_FMA
 #undef BV_ACC
 #undef BN_BLK
+#endif
