@@ -50,6 +50,11 @@
  * 10. nc_random: random x (2-D to 4-D, up to 300 channels, an offset of
  *     3) against the reference within the op's tolerance, the same bits
  *     at threads 1 and 2.
+ * 12. nc_paths: the SIMD rows' paths (bnorm_simd_impl.h): x [3, 6, 20,
+ *     31], [2, 4, 1, 1000] and [2, 2, 1, 20000], f32 and f64, every
+ *     level, plain, offset (f32 by 1000, f64 by 3), and each row's first
+ *     16 values 1000 off (the statistics' second pass), against the reference within the op's tolerance,
+ *     the same bits at threads 1 and 2.
  * 11. nc_bad_operands: num_groups not dividing C (group_norm and its
  *     gradient), w / running of the wrong length, a 1-D x, training on
  *     one value per channel, g not of x's shape (the shape rule's
@@ -784,12 +789,17 @@ static void test_nc_cpu_vectors(void **state)
                   n_levels(), runs);
 }
 
-/* op on x of shape xs (offset by off) with params p at dt: threads 1 and
- * 2 against the reference, and the same bits. */
-static void nc_random_case(void *ctx1, void *ctx2, const tb_op *op,
-                           tb_dtype dt, const tb_shape *xs,
-                           const tb_params *p, double off)
+/* op on x of shape xs (offset by off; far: the first 16 values of each
+ * row of trailing dims 1000 more, so a run's first values are far from
+ * its mean) with params p at dt: threads 1 and 2 against the reference,
+ * and the same bits. */
+static void nc_case(void *ctx1, void *ctx2, const tb_op *op, tb_dtype dt,
+                    const tb_shape *xs, const tb_params *p, double off,
+                    bool far)
 {
+    int64_t S = 1;
+    for (int d = 2; d < xs->ndim; d++)
+        S *= xs->dim[d];
     tb_shape ish[4], osh[TB_MAX_OUTPUTS];
     nc_shapes(op, xs, ish);
     assert_int_equal(tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0), 0);
@@ -800,7 +810,8 @@ static void nc_random_case(void *ctx1, void *ctx2, const tb_op *op,
         for (int64_t k = 0; k < tb_tensor_numel(&in[i]); k++)
             tb_tensor_set(&in[i], k,
                           i == 3 && k >= xs->dim[1] ? rng_uniform(0.25, 1)
-                          : rng_uniform(-1, 1) + (i == xi ? off : 0));
+                          : rng_uniform(-1, 1) + (i == xi ? off : 0) +
+                                (i == xi && far && k % S < 16 ? 1000 : 0));
     }
     for (int o = 0; o < op->n_out; o++) {
         assert_int_equal(tb_tensor_create(&o1[o], dt, &osh[o]), 0);
@@ -818,7 +829,7 @@ static void nc_random_case(void *ctx1, void *ctx2, const tb_op *op,
     tb_check_outputs(o1, ref, op->n_out, op->tol[dt],
                      tb_check_terms(op, rlen), &chk);
     if (!chk.passed)
-        fail_msg("%s %s %s: output %d [%lld] = %.9g, reference %.17g",
+        fail_msg("%s %s %s: output %d [%lld] = %.17g, reference %.17g",
                  op->name, tb_dtype_name(dt), impl, chk.first_bad_output,
                  (long long)chk.first_bad, chk.first_bad_got,
                  chk.first_bad_ref);
@@ -851,7 +862,7 @@ static void test_nc_random(void **state)
                 assert_int_equal(tb_params_set(bn, &p, "training",
                                                xs.dim[0] > 1 && r % 2,
                                                NULL, 0), 0);
-                nc_random_case(c1, c2, bn, (tb_dtype)dt, &xs, &p, off);
+                nc_case(c1, c2, bn, (tb_dtype)dt, &xs, &p, off, false);
                 const tb_op *gn = tb_op_get(TB_OP_group_norm);
                 int64_t g = 1 + (int64_t)rng_uniform(0, 8);
                 while (xs.dim[1] % g)
@@ -860,23 +871,80 @@ static void test_nc_random(void **state)
                 assert_int_equal(
                     tb_params_set(gn, &p, "num_groups", (double)g, NULL, 0),
                     0);
-                nc_random_case(c1, c2, gn, (tb_dtype)dt, &xs, &p, off);
+                nc_case(c1, c2, gn, (tb_dtype)dt, &xs, &p, off, false);
                 const tb_op *gb = tb_op_get(TB_OP_group_norm_backward);
                 p = case_params(gb, r % 3 ? -1 : 0.5);
                 assert_int_equal(
                     tb_params_set(gb, &p, "num_groups", (double)g, NULL, 0),
                     0);
-                nc_random_case(c1, c2, gb, (tb_dtype)dt, &xs, &p, off);
+                nc_case(c1, c2, gb, (tb_dtype)dt, &xs, &p, off, false);
                 if (tb_shape_numel(&xs) / xs.dim[1] < 2)
                     continue; /* one value per channel: no training */
                 const tb_op *bw = tb_op_get(TB_OP_batch_norm_backward);
                 p = case_params(bw, r % 3 ? -1 : 0.5);
-                nc_random_case(c1, c2, bw, (tb_dtype)dt, &xs, &p, off);
+                nc_case(c1, c2, bw, (tb_dtype)dt, &xs, &p, off, false);
             }
         B->destroy(c1);
         B->destroy(c2);
     }
     print_message("# %d random shapes per op\n", runs);
+}
+
+/* ---- 12. the SIMD rows' paths (bnorm_simd_impl.h) ------------------------- */
+
+/* The four ops at every level, threads 1 and 2, f32 and f64, on x [3, 6,
+ * 20, 31] (rows of 620 values: the sums' blocks, flushes and tails at
+ * every vector width), [2, 4, 1, 1000] and [2, 2, 1, 20000], group_norm
+ * and its gradient with 1 and 2 groups: plain, with a common offset (the
+ * sums' shift near the mean; f32 1000, f64 3) and with each row's first
+ * 16 values 1000 off (the shift far from the mean: the one-pass sums
+ * would cancel up to 11 bits on the long rows, past f32's tolerance;
+ * the second pass around the mean). */
+static void test_nc_paths(void **state)
+{
+    (void)state;
+    static const tb_shape xs[] = {{4, {3, 6, 20, 31}}, {4, {2, 4, 1, 1000}},
+                                  {4, {2, 2, 1, 20000}}};
+    int runs = 0;
+    for (int l = 0; l < n_levels(); l++) {
+        void *c1 = cpu_create(l, 1), *c2 = cpu_create(l, 2);
+        for (int dt = 0; dt < 2; dt++)
+            for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++)
+                for (int kind = 0; kind < 3; kind++, runs++) {
+                    /* f64: the reference's mean (a plain sum in
+                     * double) is 1e-12 off at an offset of 1000, which
+                     * moves dw by 1e-11, past f64's tolerance */
+                    const double off = kind == 1 ? dt ? 3 : 1000 : 0;
+                    const bool far = kind == 2;
+                    const tb_dtype d = dt ? TB_F64 : TB_F32;
+                    for (int t = 0; t < 2; t++) {
+                        const tb_op *bn = tb_op_get(TB_OP_batch_norm);
+                        tb_params p = case_params(bn, -1);
+                        assert_int_equal(tb_params_set(bn, &p, "training",
+                                                       t, NULL, 0), 0);
+                        nc_case(c1, c2, bn, d, &xs[i], &p, off, far);
+                    }
+                    const tb_op *bw = tb_op_get(TB_OP_batch_norm_backward);
+                    tb_params p = case_params(bw, -1);
+                    nc_case(c1, c2, bw, d, &xs[i], &p, off, far);
+                    for (int g = 1; g <= 2; g++) {
+                        const tb_op *gn = tb_op_get(TB_OP_group_norm);
+                        const tb_op *gb =
+                            tb_op_get(TB_OP_group_norm_backward);
+                        p = case_params(gn, -1);
+                        assert_int_equal(tb_params_set(gn, &p, "num_groups",
+                                                       g, NULL, 0), 0);
+                        nc_case(c1, c2, gn, d, &xs[i], &p, off, far);
+                        p = case_params(gb, -1);
+                        assert_int_equal(tb_params_set(gb, &p, "num_groups",
+                                                       g, NULL, 0), 0);
+                        nc_case(c1, c2, gb, d, &xs[i], &p, off, far);
+                    }
+                }
+        B->destroy(c1);
+        B->destroy(c2);
+    }
+    print_message("# %d path cases at %d levels\n", runs, n_levels());
 }
 
 /* A bad batch_norm or group_norm case: the shape rule refuses it with a
@@ -974,6 +1042,7 @@ int main(void)
         T(cpu_random),    T(forward_paths),      T(bad_operands),
         T(coverage),      T(nc_ref_vectors),     T(nc_finite_differences),
         T(nc_cpu_vectors), T(nc_random),         T(nc_bad_operands),
+        T(nc_paths),
     };
     printf("# test_norm: %zu gradient vectors, %zu batch/group_norm\n",
            (size_t)NORMV_N_CASES, (size_t)BNV_N_CASES);

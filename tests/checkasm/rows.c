@@ -215,12 +215,14 @@ static void fam_softmax(const tb_op *op, cases *cs)
 
 /* batch_norm and group_norm, x [N, C, ...]: 2-D and 4-D x, one sample
  * and one value per channel (inference), channels enough to split over
- * the threads; batch_norm training and not, a momentum, an eps;
+ * the threads, rows of 620 values (the SIMD rows' blocked sums, their
+ * flushes and tails); batch_norm training and not, a momentum, an eps;
  * group_norm with 1, some and C groups. */
 static void fam_norm_nc(const tb_op *op, cases *cs)
 {
     static const int sh[][4] = {{2, 3, 1, 1}, {7, 5, 1, 1}, {4, 6, 3, 5},
-                                {1, 8, 9, 7}, {3, 64, 5, 5}, {2, 12, 1, 33}};
+                                {1, 8, 9, 7}, {3, 64, 5, 5}, {2, 12, 1, 33},
+                                {2, 3, 20, 31}};
     const bool bn = op->id == TB_OP_batch_norm;
     for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
         const int n = sh[i][0], c = sh[i][1], h = sh[i][2], w = sh[i][3];
@@ -574,6 +576,11 @@ static void fam_backward(const tb_op *op, cases *cs)
     cs_add(cs, 3, S(2, 13, 7), S(2, 13, 7), S(1, 7));
     cs_add(cs, 3, S(4, 3, 64, 5, 5), S(4, 3, 64, 5, 5), S(1, 64));
     oc_p(cs_add(cs, 3, S(3, 1, 5, 11), S(3, 1, 5, 11), S(1, 5)), "eps", 0.5);
+    /* (and rows of 620 and 323 values: the SIMD rows' blocked sums of
+     * g and g (x - c), flushes and tails, both ops) */
+    cs_add(cs, 3, S(4, 2, 3, 20, 31), S(4, 2, 3, 20, 31), S(1, 3));
+    oc_p(cs_add(cs, 3, S(4, 2, 6, 17, 19), S(4, 2, 6, 17, 19), S(1, 6)),
+         "num_groups", 3);
     /* group_norm's (the batch_norm cases are num_groups 1): a group per
      * channel, groups of 3 channels with trailing dims, pairs enough for
      * the threads, eps */

@@ -6,8 +6,8 @@
  * (and its gradient's) (sample, group) pairs.  group_norm_backward's dw
  * and db: each pair writes its channels' sums (double) to scratch, added
  * over the samples in order afterwards.  tb_cpu_bnorm_run (bnorm.h) is
- * also the driver of f64's SIMD rows (bnorm64_simd_impl.h), which bring
- * their own parts. */
+ * also the driver of the SIMD rows of f32 and f64 (bnorm_simd_impl.h),
+ * which bring their own parts. */
 #include <math.h>
 
 #include "../../base/error.h"
@@ -268,7 +268,7 @@ int tb_cpu_bnorm_run(void *ctx, tb_op_id id, tb_dtype dt,
 }
 
 #define BNORM_DEF(op, dt, sfx, c) BNORM_DEF_##sfx(op, dt)
-#define BNORM_DEF_avx512(op, dt) /* bnorm64_simd_impl.h's */
+#define BNORM_DEF_avx512(op, dt) /* bnorm_avx512.c's, bnorm_avx2.c's */
 #define BNORM_DEF_avx2(op, dt)
 #define BNORM_DEF_c(op, dt)                                               \
     int TB_CPU_KFN(op, dt, c)(void *ctx, const tb_tensor *in,             \

@@ -242,11 +242,12 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_NORM_ROWS(X, rms_norm_backward)
 
 /* Per-channel and per-group normalization and their gradients
- * (bnorm_c.c; f64's SIMD rows bnorm64_simd_impl.h in f64_avx2.c and
- * f64_avx512.c, on bnorm_c.c's driver). */
+ * (bnorm_c.c; the SIMD rows of f32 and f64 bnorm_simd_impl.h in
+ * bnorm_avx2.c and bnorm_avx512.c, on bnorm_c.c's driver). */
 #define TB_CPU_ROWS_BNORM(X)                                              \
-    TB_CPU_C64(X, batch_norm) TB_CPU_C64(X, group_norm)                   \
-    TB_CPU_C64(X, batch_norm_backward) TB_CPU_C64(X, group_norm_backward)
+    TB_CPU_LADDER2(X, batch_norm, c) TB_CPU_LADDER2(X, group_norm, c)     \
+    TB_CPU_LADDER2(X, batch_norm_backward, c)                             \
+    TB_CPU_LADDER2(X, group_norm_backward, c)
 
 /* Attention (attn_c.c, attn_avx2.c; f64's SIMD rows attn64_simd_impl.h
  * in f64_avx2.c and f64_avx512.c). */

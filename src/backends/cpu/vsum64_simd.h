@@ -1,5 +1,5 @@
 /* The sums of f64's blocked SIMD rows (attn64_simd_impl.h,
- * bnorm64_simd_impl.h, norm64_simd_impl.h) on
+ * bnorm_simd_impl.h, norm64_simd_impl.h, optim_red_simd.h) on
  * dvec_simd.h's vectors: a vector's lanes maxed (added: f64_simd_impl.h's
  * dx_hsum), a run's sum and sum of squared deviations in four vector
  * accumulators (then lane by lane, then the scalar tail), with an

@@ -1,0 +1,491 @@
+/* batch_norm, group_norm and their gradients, the SIMD rows of f32 and
+ * f64 from one source: a template over the element type, for inclusion
+ * by bnorm_avx2.c and bnorm_avx512.c only (each built with its level's
+ * flags).  Included without BN_F32 it includes itself once per dtype:
+ * BN_F32 1 (f32, 8 or 16 float lanes, prefix b32_) and 0 (f64, 4 or 8
+ * double lanes, prefix b64_), BN_P(name) the instance's prefix; the
+ * includer then writes BN_ENTRIES(f32, lv, b32_parts) and BN_ENTRIES(f64,
+ * lv, b64_parts).  bnorm_c.c's
+ * parts on the same driver (bnorm.h: the same split, the same per-pair
+ * and per-channel statistics in double), with their loops in lanes of
+ * the element type:
+ *  - every sum runs in four vector accumulators of the element type,
+ *    flushed into double lanes every BN_BLK vectors (f32: 8 terms a lane
+ *    at most in float, 2^-21 of their magnitudes) that a channel's runs
+ *    share (BN_P(stat)), added lane by lane at the end;
+ *  - the statistics in one pass, shifted by c (the mean of the run's
+ *    first 16 values, rounded to the element type): the sums of d = x -
+ *    c and d^2, ss = sum d^2 - (sum d)^2 / n, unless (sum d)^2 / n is
+ *    over 3/4 of sum d^2 (the subtraction would lose more than 2 bits):
+ *    then a second pass shifted by the mean (rounded);
+ *  - the loops over values take their double constants rounded to the
+ *    element type around a shift c that the element type holds (the mean
+ *    rounded), the shift's error folded into the constant term in double:
+ *    y = (x - c) sc + (b + sc (c - mean)); the gradients' sums of g and
+ *    g (x - c), sum g xh = rstd (sum g (x - c) - (mean - c) sum g); dx =
+ *    A g + B (x - c) + K with A = k wc, B = -k rstd b, K = -k a + B (c -
+ *    mean).
+ *  - batch_norm in training pipelines its channels: channel c + 1's
+ *    statistics sums run sample by sample alongside channel c's y, so
+ *    the read of x from L3 overlaps y's stores (10% faster than one
+ *    channel at a time here; the gradients and group_norm measured no
+ *    gain from it and do not); the short strided runs of the statistics
+ *    pass and of the gradient's g are prefetched BN_PF_RUNS ahead.
+ * Every result is still the same bits at any thread count (a pair or a
+ * channel is one thread's).  checkasm holds the rows to the C rows and
+ * to the reference within the ops' tolerance (TOL_ACC: f32 1e-5 relative
+ * plus 2e-6 sqrt(n)). */
+#ifndef BN_F32
+#define BN_F32 1
+#define BN_P(name) b32_##name
+#include "bnorm_simd_impl.h"
+#undef BN_F32
+#undef BN_P
+#define BN_F32 0
+#define BN_P(name) b64_##name
+#include "bnorm_simd_impl.h"
+#undef BN_F32
+#undef BN_P
+#else
+#include <immintrin.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "bnorm.h"
+#include "cpu_internal.h"
+#include "dvec_simd.h"
+#include "kreg.h"
+
+#ifndef TB_BACKENDS_CPU_BNORM_SIMD_ONCE
+#define TB_BACKENDS_CPU_BNORM_SIMD_ONCE
+/* the lanes of a double vector added */
+static inline double bn_hsum(rd v)
+{
+    double t[RS_W];
+    rs_stored(t, v);
+    double s = 0;
+    for (int i = 0; i < RS_W; i++)
+        s += t[i];
+    return s;
+}
+
+/* Runs ahead that the loops over a channel's strided runs prefetch
+ * (batch_norm and its gradient: one run per sample, C S values apart),
+ * and the longest run they prefetch whole: the hardware prefetchers
+ * follow a run, not the jump to the next, so each short run would start
+ * with an L3 miss; longer runs are streams they follow. */
+#define BN_PF_RUNS 4
+#define BN_PF_BYTES 4096
+
+/* the lines of p[0 .. bytes) when bytes is at most BN_PF_BYTES */
+static inline void bn_prefetch(const void *p, int64_t bytes)
+{
+    if (bytes <= BN_PF_BYTES)
+        for (int64_t l = 0; l < bytes; l += 64)
+            _mm_prefetch((const char *)p + l, _MM_HINT_T0);
+}
+
+/* The entry points of dtype dt (f32, f64) at level lv (its name suffix),
+ * on an instance's parts. */
+#define BN_ENTRY(op, dt, lv, parts)                                       \
+    int TB_CPU_KFN(op, dt, lv)(void *ctx, const tb_tensor *in,            \
+                               tb_tensor *out, const tb_params *p)        \
+    {                                                                     \
+        return tb_cpu_bnorm_run(ctx, TB_OP_##op, TB_CPU_DT_##dt, in, out, \
+                                p, &parts);                               \
+    }
+#define BN_ENTRIES(dt, lv, parts)                                         \
+    BN_ENTRY(batch_norm, dt, lv, parts)                                   \
+    BN_ENTRY(group_norm, dt, lv, parts)                                   \
+    BN_ENTRY(batch_norm_backward, dt, lv, parts)                          \
+    BN_ENTRY(group_norm_backward, dt, lv, parts)
+#endif
+
+/* The element type's vectors: BV of BV_W lanes; BV_ACC(d, v) adds v's
+ * lanes into the double vector d. */
+#if BN_F32
+#define BN_T float
+#if defined(__AVX512F__)
+#define BV __m512
+#define BV_W 16
+#define BV_LD _mm512_loadu_ps
+#define BV_ST _mm512_storeu_ps
+#define BV_1 _mm512_set1_ps
+#define BV_ADD _mm512_add_ps
+#define BV_SUB _mm512_sub_ps
+#define BV_FMA _mm512_fmadd_ps
+#define BV_ACC(d, v)                                                      \
+    ((d) = _mm512_add_pd(                                                 \
+         (d), _mm512_add_pd(                                              \
+                  _mm512_cvtps_pd(_mm512_castps512_ps256(v)),             \
+                  _mm512_cvtps_pd(_mm512_extractf32x8_ps((v), 1)))))
+#else
+#define BV __m256
+#define BV_W 8
+#define BV_LD _mm256_loadu_ps
+#define BV_ST _mm256_storeu_ps
+#define BV_1 _mm256_set1_ps
+#define BV_ADD _mm256_add_ps
+#define BV_SUB _mm256_sub_ps
+#define BV_FMA _mm256_fmadd_ps
+#define BV_ACC(d, v)                                                      \
+    ((d) = _mm256_add_pd(                                                 \
+         (d), _mm256_add_pd(                                              \
+                  _mm256_cvtps_pd(_mm256_castps256_ps128(v)),             \
+                  _mm256_cvtps_pd(_mm256_extractf128_ps((v), 1)))))
+#endif
+#define BN_BLK 8 /* vectors per accumulator between flushes */
+#else
+#define BN_T double
+#define BV rd
+#define BV_W RS_W
+#define BV_LD rs_loadd
+#define BV_ST rs_stored
+#define BV_1 rs_d1
+#define BV_ADD rs_add
+#define BV_SUB rs_sub
+#define BV_FMA rs_fma
+#define BV_ACC(d, v) ((d) = rs_add((d), (v)))
+#define BN_BLK 64
+#endif
+
+/* Sums in the making around a shift c: two in double lanes (d1, d2)
+ * and their scalar tails (s1, s2).  The statistics' d = x - c and d^2;
+ * the gradients' g and g (x - c). */
+typedef struct {
+    BN_T c;
+    rd d1, d2;
+    double s1, s2;
+} BN_P(stat);
+
+/* st empty around c */
+static void BN_P(stat_zero)(BN_P(stat) *st, BN_T c)
+{
+    st->c = c;
+    st->d1 = st->d2 = rs_d1(0.0);
+    st->s1 = st->s2 = 0;
+}
+
+/* st's two sums, its lanes added then its tails */
+static void BN_P(stat_tot)(const BN_P(stat) *st, double *t1, double *t2)
+{
+    *t1 = bn_hsum(st->d1) + st->s1;
+    *t2 = bn_hsum(st->d2) + st->s2;
+}
+
+/* st += the sums of d = x[i] - c and d^2, i < n */
+static void BN_P(sums)(const BN_T *x, int64_t n, BN_P(stat) *st)
+{
+    const BV vc = BV_1(st->c), z = BV_1(0);
+    rd d1 = st->d1, d2 = st->d2;
+    int64_t i = 0;
+    while (i + 4 * BV_W <= n) {
+        BV a0 = z, a1 = z, a2 = z, a3 = z, q0 = z, q1 = z, q2 = z, q3 = z;
+        for (int k = 0; k < BN_BLK && i + 4 * BV_W <= n; k++, i += 4 * BV_W) {
+            const BV e0 = BV_SUB(BV_LD(x + i), vc);
+            const BV e1 = BV_SUB(BV_LD(x + i + BV_W), vc);
+            const BV e2 = BV_SUB(BV_LD(x + i + 2 * BV_W), vc);
+            const BV e3 = BV_SUB(BV_LD(x + i + 3 * BV_W), vc);
+            a0 = BV_ADD(a0, e0);
+            a1 = BV_ADD(a1, e1);
+            a2 = BV_ADD(a2, e2);
+            a3 = BV_ADD(a3, e3);
+            q0 = BV_FMA(e0, e0, q0);
+            q1 = BV_FMA(e1, e1, q1);
+            q2 = BV_FMA(e2, e2, q2);
+            q3 = BV_FMA(e3, e3, q3);
+        }
+        BV_ACC(d1, BV_ADD(BV_ADD(a0, a1), BV_ADD(a2, a3)));
+        BV_ACC(d2, BV_ADD(BV_ADD(q0, q1), BV_ADD(q2, q3)));
+    }
+    for (; i < n; i++) {
+        const double e = x[i] - st->c;
+        st->s1 += e;
+        st->s2 += e * e;
+    }
+    st->d1 = d1;
+    st->d2 = d2;
+}
+
+/* st's shift: the mean of the first min(len, 16) values at x */
+static void BN_P(stat_init)(BN_P(stat) *st, const BN_T *x, int64_t len)
+{
+    const int64_t h = len < 16 ? len : 16;
+    double c0 = 0;
+    for (int64_t j = 0; j < h; j++)
+        c0 += x[j];
+    BN_P(stat_zero)(st, (BN_T)(h > 0 ? c0 / (double)h : 0));
+}
+
+/* The mean and (*ss) the sum of squared deviations of st's n = nb * len
+ * values at x + k * stride + j (k < nb, j < len), whose sums st holds;
+ * around the mean again when the shifted sums would cancel more than 2
+ * bits. */
+static double BN_P(stat_done)(BN_P(stat) *st, const BN_T *x, int64_t nb,
+                              int64_t stride, int64_t len, double *ss)
+{
+    const double n = (double)(nb * len);
+    *ss = 0;
+    if (!(n > 0))
+        return 0;
+    double s1, s2;
+    BN_P(stat_tot)(st, &s1, &s2);
+    double m = st->c + s1 / n, r = s1 * s1 / n;
+    if (r > 0.75 * s2) { /* far from c: again around the mean */
+        BN_P(stat_zero)(st, (BN_T)m);
+        for (int64_t k = 0; k < nb; k++)
+            BN_P(sums)(x + k * stride, len, st);
+        BN_P(stat_tot)(st, &s1, &s2);
+        m = st->c + s1 / n;
+        r = s1 * s1 / n;
+    }
+    *ss = s2 - r > 0 ? s2 - r : 0;
+    return m;
+}
+
+/* Mean and the sum of squared deviations of the n values at x + k *
+ * stride + j for k < nb, j < len (n = nb * len), in double. */
+static double BN_P(stats)(const BN_T *x, int64_t nb, int64_t stride,
+                          int64_t len, double *ss)
+{
+    BN_P(stat) st;
+    BN_P(stat_init)(&st, x, len);
+    for (int64_t k = 0; k < nb; k++) {
+        if (k + BN_PF_RUNS < nb)
+            bn_prefetch(x + (k + BN_PF_RUNS) * stride,
+                        len * (int64_t)sizeof(BN_T));
+        BN_P(sums)(x + k * stride, len, &st);
+    }
+    return BN_P(stat_done)(&st, x, nb, stride, len, ss);
+}
+
+/* y[i] = (x[i] - m) sc + b, i < n */
+static void BN_P(affine)(const BN_T *x, BN_T *y, int64_t n, double m,
+                         double sc, double b)
+{
+    const BN_T c = (BN_T)m, sh = (BN_T)(b + sc * (c - m));
+    const BV vc = BV_1(c), vs = BV_1((BN_T)sc), vb = BV_1(sh);
+    int64_t i = 0;
+    for (; i + 2 * BV_W <= n; i += 2 * BV_W) {
+        const BV y0 = BV_FMA(BV_SUB(BV_LD(x + i), vc), vs, vb);
+        const BV y1 = BV_FMA(BV_SUB(BV_LD(x + i + BV_W), vc), vs, vb);
+        BV_ST(y + i, y0);
+        BV_ST(y + i + BV_W, y1);
+    }
+    for (; i < n; i++)
+        y[i] = (BN_T)fma(x[i] - m, sc, b);
+}
+
+/* st += the sums of g[i] and g[i] (x[i] - c), i < n */
+static void BN_P(gsums)(const BN_T *g, const BN_T *x, int64_t n,
+                        BN_P(stat) *st)
+{
+    const BV vc = BV_1(st->c), z = BV_1(0);
+    rd d1 = st->d1, d2 = st->d2;
+    int64_t i = 0;
+    while (i + 2 * BV_W <= n) {
+        BV s0 = z, s1 = z, t0 = z, t1 = z;
+        for (int k = 0; k < BN_BLK && i + 2 * BV_W <= n; k++, i += 2 * BV_W) {
+            const BV g0 = BV_LD(g + i), g1 = BV_LD(g + i + BV_W);
+            const BV e0 = BV_SUB(BV_LD(x + i), vc);
+            const BV e1 = BV_SUB(BV_LD(x + i + BV_W), vc);
+            s0 = BV_ADD(s0, g0);
+            s1 = BV_ADD(s1, g1);
+            t0 = BV_FMA(g0, e0, t0);
+            t1 = BV_FMA(g1, e1, t1);
+        }
+        BV_ACC(d1, BV_ADD(s0, s1));
+        BV_ACC(d2, BV_ADD(t0, t1));
+    }
+    for (; i < n; i++) {
+        st->s1 += g[i];
+        st->s2 += (double)g[i] * (x[i] - st->c);
+    }
+    st->d1 = d1;
+    st->d2 = d2;
+}
+
+/* dx[i] = k (g[i] wc - a - (x[i] - m) rstd b), i < n, as A g + B (x -
+ * c) + K */
+static void BN_P(dx)(const BN_T *g, const BN_T *x, BN_T *dx, int64_t n,
+                     double m, double rstd, double k, double wc, double a,
+                     double b)
+{
+    const BN_T c = (BN_T)m;
+    const double A = k * wc, B = -k * rstd * b, K = -k * a + B * (c - m);
+    const BV vc = BV_1(c), va = BV_1((BN_T)A), vb = BV_1((BN_T)B);
+    const BV vk = BV_1((BN_T)K);
+    int64_t i = 0;
+    for (; i + BV_W <= n; i += BV_W) {
+        const BV e = BV_SUB(BV_LD(x + i), vc);
+        BV_ST(dx + i, BV_FMA(va, BV_LD(g + i), BV_FMA(vb, e, vk)));
+    }
+    for (; i < n; i++)
+        dx[i] = (BN_T)(A * g[i] + (B * (x[i] - c) + K));
+}
+
+/* batch_norm over channels [c0, c1) (bnorm_c.c's BATCH_NORM_CH).  In
+ * training the statistics' sums of channel c + 1 run alongside channel
+ * c's y, sample by sample (the same sums in the same order), so the read
+ * of c + 1's values from L3 overlaps y's stores; c's values are in L2. */
+static void BN_P(batch_norm)(void *arg, int part, int nparts)
+{
+    const tb_cpu_bnorm_job *j = arg;
+    const BN_T *x = j->in[0].data, *w = j->in[1].data;
+    const BN_T *b = j->in[2].data, *run = j->in[3].data;
+    BN_T *y = j->out[0].data, *ro = j->out[1].data;
+    const int64_t C = j->C, S = j->S;
+    int64_t c0, c1;
+    tb_cpu_span(C, 1, part, nparts, &c0, &c1);
+    BN_P(stat) st, nx;
+    BN_P(stat_zero)(&st, 0);
+    nx = st;
+    if (j->training && c0 < c1) {
+        BN_P(stat_init)(&st, x + c0 * S, S);
+        for (int64_t i = 0; i < j->N; i++)
+            BN_P(sums)(x + (i * C + c0) * S, S, &st);
+    }
+    for (int64_t c = c0; c < c1; c++) {
+        double rm = run[c], rv = run[C + c], mean = rm, var = rv;
+        if (j->training) {
+            const double n = (double)(j->N * S);
+            double ss;
+            mean = BN_P(stat_done)(&st, x + c * S, j->N, C * S, S, &ss);
+            var = ss / n;
+            rm = (1 - j->momentum) * rm + j->momentum * mean;
+            rv = (1 - j->momentum) * rv + j->momentum * (ss / (n - 1));
+        }
+        const double sc = w[c] / sqrt(var + j->eps);
+        const bool next = j->training && c + 1 < c1;
+        if (next)
+            BN_P(stat_init)(&nx, x + (c + 1) * S, S);
+        for (int64_t i = 0; i < j->N; i++) {
+            const int64_t o = (i * C + c) * S;
+            if (next)
+                BN_P(sums)(x + o + S, S, &nx);
+            BN_P(affine)(x + o, y + o, S, mean, sc, b[c]);
+        }
+        ro[c] = (BN_T)rm;
+        ro[C + c] = (BN_T)rv;
+        st = nx;
+    }
+}
+
+/* group_norm over (sample, group) pairs [r0, r1) (GROUP_NORM_RG) */
+static void BN_P(group_norm)(void *arg, int part, int nparts)
+{
+    const tb_cpu_bnorm_job *j = arg;
+    const BN_T *x = j->in[0].data, *w = j->in[1].data;
+    const BN_T *b = j->in[2].data;
+    BN_T *y = j->out[0].data;
+    const int64_t cg = j->C / j->G, S = j->S, len = cg * S;
+    int64_t r0, r1;
+    tb_cpu_span(j->N * j->G, 1, part, nparts, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        double ss;
+        const double mean = BN_P(stats)(x + r * len, 1, 0, len, &ss);
+        const double rstd = 1 / sqrt(ss / (double)len + j->eps);
+        for (int64_t ch = 0; ch < cg; ch++) {
+            const int64_t c = (r % j->G) * cg + ch;
+            BN_P(affine)(x + r * len + ch * S, y + r * len + ch * S, S,
+                         mean, rstd * w[c], b[c]);
+        }
+    }
+}
+
+/* batch_norm_backward over channels [c0, c1) (BATCH_NORM_BW_CH): the
+ * statistics, the sums of g and g (x - c) (g's runs prefetched as the
+ * statistics' are), then dx from L2.  (Running the next channel's
+ * statistics alongside the sums of g, as batch_norm does, measured no
+ * faster.) */
+static void BN_P(batch_norm_bw)(void *arg, int part, int nparts)
+{
+    const tb_cpu_bnorm_job *j = arg;
+    const BN_T *g = j->in[0].data, *x = j->in[1].data;
+    const BN_T *w = j->in[2].data;
+    BN_T *dx = j->out[0].data, *dw = j->out[1].data;
+    BN_T *db = j->out[2].data;
+    const int64_t C = j->C, S = j->S;
+    const double n = (double)(j->N * S);
+    int64_t c0, c1;
+    tb_cpu_span(C, 1, part, nparts, &c0, &c1);
+    for (int64_t c = c0; c < c1; c++) {
+        double ss, sg, sgd;
+        const double mean = BN_P(stats)(x + c * S, j->N, C * S, S, &ss);
+        const double rstd = 1 / sqrt((n > 0 ? ss / n : 0) + j->eps);
+        BN_P(stat) gs;
+        BN_P(stat_zero)(&gs, (BN_T)mean);
+        for (int64_t i = 0; i < j->N; i++) {
+            const int64_t o = (i * C + c) * S;
+            if (i + BN_PF_RUNS < j->N)
+                bn_prefetch(g + o + BN_PF_RUNS * C * S,
+                            S * (int64_t)sizeof(BN_T));
+            BN_P(gsums)(g + o, x + o, S, &gs);
+        }
+        BN_P(stat_tot)(&gs, &sg, &sgd);
+        const double sgx = rstd * (sgd - (mean - gs.c) * sg);
+        const double wr = w[c] * rstd, a = sg / n, b = sgx / n;
+        for (int64_t i = 0; i < j->N; i++) {
+            const int64_t o = (i * C + c) * S;
+            BN_P(dx)(g + o, x + o, dx + o, S, mean, rstd, wr, 1, a, b);
+        }
+        dw[c] = (BN_T)sgx;
+        db[c] = (BN_T)sg;
+    }
+}
+
+/* group_norm_backward over (sample, group) pairs [r0, r1)
+ * (GROUP_NORM_BW_RG) */
+static void BN_P(group_norm_bw)(void *arg, int part, int nparts)
+{
+    const tb_cpu_bnorm_job *j = arg;
+    const BN_T *g = j->in[0].data, *x = j->in[1].data;
+    const BN_T *w = j->in[2].data;
+    BN_T *dx = j->out[0].data;
+    const int64_t cg = j->C / j->G, S = j->S, len = cg * S;
+    int64_t r0, r1;
+    tb_cpu_span(j->N * j->G, 1, part, nparts, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        double ss, sgh = 0, sghx = 0;
+        const double mean = BN_P(stats)(x + r * len, 1, 0, len, &ss);
+        const double rstd = 1 / sqrt(ss / (double)len + j->eps);
+        const BN_T cm = (BN_T)mean;
+        const int64_t c0 = (r % j->G) * cg;
+        double *pp = j->part + (r / j->G * j->C + c0) * 2;
+        for (int64_t ch = 0; ch < cg; ch++) {
+            double sgd, sg;
+            BN_P(stat) gs;
+            BN_P(stat_zero)(&gs, cm);
+            BN_P(gsums)(g + r * len + ch * S, x + r * len + ch * S, S, &gs);
+            BN_P(stat_tot)(&gs, &sg, &sgd);
+            const double sgx = rstd * (sgd - (mean - cm) * sg);
+            pp[2 * ch] = sgx;
+            pp[2 * ch + 1] = sg;
+            sgh += sg * w[c0 + ch];
+            sghx += sgx * w[c0 + ch];
+        }
+        const double a = sgh / (double)len, b = sghx / (double)len;
+        for (int64_t ch = 0; ch < cg; ch++) {
+            const int64_t o = r * len + ch * S;
+            BN_P(dx)(g + o, x + o, dx + o, S, mean, rstd, rstd, w[c0 + ch],
+                     a, b);
+        }
+    }
+}
+
+static const tb_cpu_bnorm_parts BN_P(parts) = {
+    BN_P(batch_norm), BN_P(group_norm), BN_P(batch_norm_bw),
+    BN_P(group_norm_bw)};
+
+#undef BN_T
+#undef BV
+#undef BV_W
+#undef BV_LD
+#undef BV_ST
+#undef BV_1
+#undef BV_ADD
+#undef BV_SUB
+#undef BV_FMA
+#undef BV_ACC
+#undef BN_BLK
+#endif
