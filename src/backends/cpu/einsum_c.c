@@ -114,12 +114,58 @@ static void gather_task(void *arg, int part, int nparts)
     }
 }
 
-static void run_gather(tb_cpu_ctx *c, tb_dtype dt, const tb_einsum *e,
-                       const tb_ein_term *src_t, const void *src,
-                       const tb_ein_term *dst_t, void *dst)
+/* A gather that swaps the last two letters of a source whose
+ * second-to-last dst letter is its innermost (k^T of bhkd into bhdk):
+ * per matrix, the level's transpose blocks (kernels.h's tr) rather than
+ * a column walk. */
+typedef struct swap_job {
+    tb_cpu_tr_fn fn;
+    int tile;
+    size_t es;
+    const char *src;
+    char *dst;
+    const tb_ein_gather *g;
+    int64_t mats; /* leading index values: one matrix each */
+} swap_job;
+
+static void swap_task(void *arg, int part, int nparts)
+{
+    const swap_job *j = arg;
+    const tb_ein_gather *g = j->g;
+    const int nd = g->nd;
+    const int64_t rows = g->size[nd - 1], cols = g->size[nd - 2];
+    int64_t m0, m1;
+    cpu_span(j->mats, part, nparts, &m0, &m1);
+    for (int64_t mt = m0; mt < m1; mt++) {
+        const int64_t off = tb_ein_offset(nd - 2, g->size, g->st, mt);
+        for (int64_t r0 = 0; r0 < rows; r0 += j->tile)
+            j->fn(j->src + (size_t)(off + r0 * g->st[nd - 1]) * j->es,
+                  g->st[nd - 1],
+                  j->dst + (size_t)(mt * rows * cols + r0) * j->es, rows,
+                  rows - r0 < j->tile ? rows - r0 : j->tile, cols);
+    }
+}
+
+static void run_gather(tb_cpu_ctx *c, tb_dtype dt, int lv,
+                       const tb_einsum *e, const tb_ein_term *src_t,
+                       const void *src, const tb_ein_term *dst_t, void *dst)
 {
     gather_job j = {.dt = dt, .src = src, .dst = dst};
     tb_ein_gather_of(e, src_t, dst_t, &j.g);
+    const int nd = j.g.nd;
+    if (j.g.ns == 0 && nd >= 2 && j.g.st[nd - 2] == 1 &&
+        j.g.st[nd - 1] >= j.g.size[nd - 2] && j.g.size[nd - 1] > 1 &&
+        c->k[lv].tr[dt].block) {
+        swap_job w = {.fn = c->k[lv].tr[dt].block,
+                      .tile = c->k[lv].tr[dt].tile,
+                      .es = tb_dtype_size(dt),
+                      .src = src,
+                      .dst = dst,
+                      .g = &j.g,
+                      .mats = j.g.n / (j.g.size[nd - 1] * j.g.size[nd - 2])};
+        cpu_pool_run(c->pool, cpu_parts(c, j.g.n, w.mats), swap_task, &w);
+        return;
+    }
     cpu_pool_run(c->pool, cpu_parts(c, j.g.n * j.g.per, j.g.n), gather_task,
                  &j);
 }
@@ -227,8 +273,8 @@ static int einsum_run(void *ctx, tb_op_id id, const tb_tensor *in,
         const tb_ein_step *st = &pl->step[i];
         void *dst = st->dst < 0 ? out->data : buf[st->dst];
         if (st->kind == TB_EIN_GATHER) {
-            run_gather(c, dt, e, &pl->term[st->a], buf[st->a], &st->dst_t,
-                       dst);
+            run_gather(c, dt, lv, e, &pl->term[st->a], buf[st->a],
+                       &st->dst_t, dst);
             continue;
         }
         rc = tb_cpu_matmul_batched(c, dt, lv, buf[st->a], buf[st->b], dst,
