@@ -16,6 +16,8 @@
  *  4. cpu_random: random equations of 1..4 operands (diagonals, sums,
  *     transposed operands, outer products, batches) with random sizes,
  *     the cpu rows at every level x threads 1, 2 against the reference.
+ *  4a. cpu_memo: the same equations with other shapes in turn (the
+ *     driver's reuse of a thread's last plan), against the reference.
  *  5. plan: the plan's choices: no copy for bij,bjk->bik (one GEMM
  *     writing the output), one permute for bhqd,bhkd->bhqk, the greedy
  *     order of three operands by sizes, its FLOPs.
@@ -396,6 +398,58 @@ static void test_cpu_random(void **state)
             B->destroy(ctx[isa][th]);
 }
 
+/* 4a. The driver reuses a thread's last parse and plan while the
+ * equation and shapes repeat: the same equations with other shapes in
+ * turn (a sum over 3 rows then 5, a batch of 2 then 3, a diagonal of 4
+ * then 7, and back) must each give the reference's values, at every
+ * level; a reuse that ignored the shapes sums the wrong rows. */
+static void test_cpu_memo(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *eq;
+        int n_in;
+        int nd[2];
+        int64_t dim[2][3];
+    } cs[] = {
+        {"ij->j", 1, {2, 0}, {{3, 4}}},
+        {"ij->j", 1, {2, 0}, {{5, 4}}},
+        {"bij,bkj->bik", 2, {3, 3}, {{2, 3, 4}, {2, 5, 4}}},
+        {"bij,bkj->bik", 2, {3, 3}, {{3, 3, 4}, {3, 5, 4}}},
+        {"ii->i", 1, {2, 0}, {{4, 4}}},
+        {"ii->i", 1, {2, 0}, {{7, 7}}},
+        {"ij->j", 1, {2, 0}, {{3, 4}}},
+    };
+    rng_state = SEED + 1;
+    for (int isa = 0; isa < n_levels(); isa++) {
+        void *ctx = cpu_create(isa, 1);
+        for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
+            for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+                const tb_op *op = op_of(cs[i].n_in);
+                tb_params p = eq_params(op, cs[i].eq);
+                tb_tensor in[2], want;
+                tb_shape sh[2], os;
+                for (int k = 0; k < cs[i].n_in; k++) {
+                    sh[k] = shape_of(cs[i].nd[k], cs[i].dim[k]);
+                    assert_int_equal(tb_tensor_create(&in[k], TB_F64, &sh[k]),
+                                     0);
+                    for (int64_t e = 0; e < tb_tensor_numel(&in[k]); e++)
+                        tb_tensor_set(&in[k], e, rng_int(-8, 8) / 4.0);
+                }
+                assert_int_equal(
+                    tb_op_infer(op, sh, cs[i].n_in, &p, &os, NULL, 0), 0);
+                assert_int_equal(tb_tensor_create(&want, TB_F64, &os), 0);
+                assert_int_equal(op->ref(in, &want, &p), 0);
+                cpu_check(ctx, isa, op, (tb_dtype)dt, &p, in, &want,
+                          cs[i].eq);
+                for (int k = 0; k < cs[i].n_in; k++)
+                    tb_tensor_destroy(&in[k]);
+                tb_tensor_destroy(&want);
+            }
+        B->destroy(ctx);
+    }
+}
+
 /* 4b. The plan walked as the CUDA module walks it (blas.cu's kf_einsum,
  * which cannot run here): the plan from the op's einsum_plan slot, each
  * gather a loop per dst element over tb_ein_offset's decoding of the
@@ -726,6 +780,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cpu_vectors, leak_setup,
                                         leak_teardown),
         cmocka_unit_test_setup_teardown(test_cpu_random, leak_setup,
+                                        leak_teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_memo, leak_setup,
                                         leak_teardown),
         cmocka_unit_test_setup_teardown(test_device_walk, leak_setup,
                                         leak_teardown),

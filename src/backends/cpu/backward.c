@@ -3,7 +3,8 @@
  * formulas (backward_impl.inc, included once per dtype), single-threaded,
  * except that matmul, linear and conv2d backward run their products
  * through the instance's native GEMM at the SIMD levels (matmul and
- * linear: its transpose flags read the operands in place; conv2d: the
+ * linear: its transpose flags read the operands in place, a narrow
+ * weight gradient made transposed then turned; conv2d: the
  * same on the im2col columns of chunks of images, the chunks split over
  * the instance's threads) and through the matmul row on copies made by
  * the instance's transpose row at the scalar level.
@@ -156,6 +157,8 @@ static int bwk_gemm(void *ctx, tb_dtype dt, const void *a, const void *b,
     return r->fn(ctx, t, &t[2], NULL);
 }
 
+#define BWK_NARROW 16 /* db's width below which it is made transposed */
+
 /* da [M, K] = g [M, N] @ b [K, N]^T and db [K, N] = a [M, K]^T @ g: by
  * the native GEMM with a and b read in place through its transpose
  * flags at the SIMD levels; by the matmul row on transposed copies at
@@ -166,6 +169,21 @@ static int bwk_product_gemm(void *ctx, tb_dtype dt, const void *g,
 {
     int rc = tb_cpu_gemm_tr(ctx, dt, false, true, M, K, N, g, N, b, N, da,
                             K);
+    if (rc == 0 && N < BWK_NARROW && N < K) {
+        /* a narrow db (linear's [in, out] with few outputs): its rows
+         * would fill few lanes of each micro-tile; db^T [N, K] = g^T @ a
+         * fills them, then one small transpose (linear_backward
+         * 128x128 -> 10 f32: the GEMM's tiles 44 -> 4) */
+        void *dbt = tb_alloc((size_t)(N * K) * tb_dtype_size(dt));
+        if (!dbt)
+            return TB_ENOMEM;
+        rc = tb_cpu_gemm_tr(ctx, dt, true, false, N, K, M, g, N, a, K, dbt,
+                            K);
+        if (rc == 0)
+            bwk_transpose(dbt, db, N, K, tb_dtype_size(dt));
+        tb_free(dbt);
+        return rc;
+    }
     if (rc == 0)
         return tb_cpu_gemm_tr(ctx, dt, true, false, K, N, M, a, K, g, N,
                               db, N);

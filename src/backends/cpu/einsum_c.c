@@ -2,8 +2,9 @@
  * runs ops/einsum.h's plan.  A GEMM step is a batched product through
  * the native GEMM at the avx2/avx512 levels (as matmul) or the level's
  * row loops at the scalar level; a gather step (diagonal, sum over
- * letters, permute) is a strided walk, its sums in double, split over
- * the threads by output element.  Buffers between steps come from the
+ * letters, permute) is a strided walk, its sums in double (without sums:
+ * strided copies), split over the threads by output element.  The
+ * parse and plan of a thread's last call are reused while it repeats.  Buffers between steps come from the
  * tracked allocator per call; a plan without them (bij,bjk->bik) reads
  * the inputs and writes the output in place, as matmul does.
  *
@@ -32,9 +33,41 @@ static inline double ld(tb_dtype dt, const char *p, int64_t i)
                         : ((const double *)p)[i];
 }
 
+/* A gather without sums (a permute or a diagonal) of dst elements [o,
+ * o1), o's source offset off and index idx: runs along the last dst dim,
+ * each a strided copy, then the index carried (the element-wise loop
+ * below spent 2 ns an element on loads through ld() and the carry). */
+#define GATHER_COPY(TY)                                                   \
+    do {                                                                  \
+        const TY *restrict s_ = (const TY *)j->src;                       \
+        TY *restrict d_ = (TY *)j->dst;                                   \
+        const int l_ = g->nd - 1;                                         \
+        const int64_t sl_ = g->st[l_];                                    \
+        while (o < o1) {                                                  \
+            int64_t run = g->size[l_] - idx[l_];                          \
+            run = run < o1 - o ? run : o1 - o;                            \
+            const TY *sp = s_ + off;                                      \
+            TY *dp = d_ + o;                                              \
+            if (sl_ == 1)                                                 \
+                memcpy(dp, sp, (size_t)run * sizeof(TY));                 \
+            else                                                          \
+                for (int64_t t = 0; t < run; t++)                         \
+                    dp[t] = sp[t * sl_];                                  \
+            o += run;                                                     \
+            off += run * sl_;                                             \
+            idx[l_] += run;                                               \
+            for (int d = l_; d > 0 && idx[d] == g->size[d]; d--) {        \
+                off += g->st[d - 1] - idx[d] * g->st[d];                  \
+                idx[d] = 0;                                               \
+                idx[d - 1]++;                                             \
+            }                                                             \
+        }                                                                 \
+    } while (0)
+
 static void gather_task(void *arg, int part, int nparts)
 {
     const gather_job *j = arg;
+    const tb_ein_gather *g = &j->g;
     int64_t o0, o1;
     cpu_span(j->g.n, part, nparts, &o0, &o1);
     if (o0 >= o1)
@@ -44,6 +77,14 @@ static void gather_task(void *arg, int part, int nparts)
         idx[d] = r % j->g.size[d];
         r /= j->g.size[d];
         off += idx[d] * j->g.st[d];
+    }
+    if (g->ns == 0 && g->nd > 0) {
+        int64_t o = o0;
+        if (j->dt == TB_F32)
+            GATHER_COPY(float);
+        else
+            GATHER_COPY(double);
+        return;
     }
     for (int64_t o = o0; o < o1; o++) {
         double acc = 0;
@@ -73,17 +114,128 @@ static void gather_task(void *arg, int part, int nparts)
     }
 }
 
-static void run_gather(tb_cpu_ctx *c, tb_dtype dt, const tb_einsum *e,
-                       const tb_ein_term *src_t, const void *src,
-                       const tb_ein_term *dst_t, void *dst)
+/* A gather that swaps the last two letters of a source whose
+ * second-to-last dst letter is its innermost (k^T of bhkd into bhdk):
+ * per matrix, the level's transpose blocks (kernels.h's tr) rather than
+ * a column walk. */
+typedef struct swap_job {
+    tb_cpu_tr_fn fn;
+    int tile;
+    size_t es;
+    const char *src;
+    char *dst;
+    const tb_ein_gather *g;
+    int64_t mats; /* leading index values: one matrix each */
+} swap_job;
+
+static void swap_task(void *arg, int part, int nparts)
+{
+    const swap_job *j = arg;
+    const tb_ein_gather *g = j->g;
+    const int nd = g->nd;
+    const int64_t rows = g->size[nd - 1], cols = g->size[nd - 2];
+    int64_t m0, m1;
+    cpu_span(j->mats, part, nparts, &m0, &m1);
+    for (int64_t mt = m0; mt < m1; mt++) {
+        const int64_t off = tb_ein_offset(nd - 2, g->size, g->st, mt);
+        for (int64_t r0 = 0; r0 < rows; r0 += j->tile)
+            j->fn(j->src + (size_t)(off + r0 * g->st[nd - 1]) * j->es,
+                  g->st[nd - 1],
+                  j->dst + (size_t)(mt * rows * cols + r0) * j->es, rows,
+                  rows - r0 < j->tile ? rows - r0 : j->tile, cols);
+    }
+}
+
+static void run_gather(tb_cpu_ctx *c, tb_dtype dt, int lv,
+                       const tb_einsum *e, const tb_ein_term *src_t,
+                       const void *src, const tb_ein_term *dst_t, void *dst)
 {
     gather_job j = {.dt = dt, .src = src, .dst = dst};
     tb_ein_gather_of(e, src_t, dst_t, &j.g);
+    const int nd = j.g.nd;
+    if (j.g.ns == 0 && nd >= 2 && j.g.st[nd - 2] == 1 &&
+        j.g.st[nd - 1] >= j.g.size[nd - 2] && j.g.size[nd - 1] > 1 &&
+        c->k[lv].tr[dt].block) {
+        swap_job w = {.fn = c->k[lv].tr[dt].block,
+                      .tile = c->k[lv].tr[dt].tile,
+                      .es = tb_dtype_size(dt),
+                      .src = src,
+                      .dst = dst,
+                      .g = &j.g,
+                      .mats = j.g.n / (j.g.size[nd - 1] * j.g.size[nd - 2])};
+        cpu_pool_run(c->pool, cpu_parts(c, j.g.n, w.mats), swap_task, &w);
+        return;
+    }
     cpu_pool_run(c->pool, cpu_parts(c, j.g.n * j.g.per, j.g.n), gather_task,
                  &j);
 }
 
 /* ---- the driver ------------------------------------------------------ */
+
+/* This thread's last parse and plan, reused while the op, dtype, level,
+ * equation and operand shapes repeat (a benchmark's loop, a training
+ * step's): parsing, planning, the row lookup and the impl text's
+ * formatting cost more than einsum1's 256-element diagonal (about 500 of
+ * its 990 ns).  The text is still written on every call (impl_text.c
+ * copies it), as a lookup between two calls may have reset it. */
+#define EIN_MEMO_EQ 128
+typedef struct ein_memo {
+    bool valid;
+    tb_op_id id;
+    tb_dtype dt;
+    int lv;
+    char eq[EIN_MEMO_EQ];
+    tb_shape sh[TB_MAX_INPUTS];
+    tb_einsum e;
+    tb_ein_plan pl;
+    const char *row; /* the registry row's name, or NULL */
+    char text[TB_CPU_IMPL_TEXT];
+} ein_memo;
+static _Thread_local ein_memo ein_last;
+
+static bool ein_memo_hit(const ein_memo *m, tb_op_id id, tb_dtype dt, int lv,
+                         const char *eq, const tb_shape *sh, int n_in)
+{
+    if (!m->valid || m->id != id || m->dt != dt || m->lv != lv ||
+        strcmp(m->eq, eq) != 0)
+        return false;
+    for (int k = 0; k < n_in; k++)
+        if (!tb_shape_equal(&m->sh[k], &sh[k]))
+            return false;
+    return true;
+}
+
+/* Parse and plan (or reuse) the call's equation into this thread's memo;
+ * TB_EPARAM when it does not parse or plan. */
+static int ein_memo_get(const tb_op *op, tb_dtype dt, int lv,
+                        const tb_shape *sh, const tb_params *p,
+                        ein_memo **out)
+{
+    ein_memo *m = &ein_last;
+    const char *eq = tb_params_str(p, 0);
+    *out = m;
+    if (eq && ein_memo_hit(m, op->id, dt, lv, eq, sh, op->n_in))
+        return 0;
+    m->valid = false;
+    if (tb_einsum_of(op, sh, p, &m->e, NULL, 0) ||
+        tb_einsum_plan(&m->e, &m->pl, NULL, 0))
+        return TB_EPARAM;
+    size_t n;
+    const tb_cpu_krow *rows = tb_cpu_krows(&n);
+    const tb_cpu_krow *r = tb_cpu_krow_find(rows, n, op->id, dt, lv);
+    char plan[160];
+    tb_einsum_plan_text(&m->e, &m->pl, plan, sizeof plan);
+    m->row = r ? r->name : NULL;
+    snprintf(m->text, sizeof m->text, "%s(%s: %s)", r ? r->name : "?", eq,
+             plan);
+    if (strlen(eq) < sizeof m->eq) { /* longer ones are not kept */
+        strcpy(m->eq, eq);
+        m->id = op->id, m->dt = dt, m->lv = lv;
+        memcpy(m->sh, sh, (size_t)op->n_in * sizeof sh[0]);
+        m->valid = true;
+    }
+    return 0;
+}
 
 static int einsum_run(void *ctx, tb_op_id id, const tb_tensor *in,
                       tb_tensor *out, const tb_params *p, tb_dtype dt,
@@ -99,12 +251,12 @@ static int einsum_run(void *ctx, tb_op_id id, const tb_tensor *in,
         sh[k].ndim = in[k].ndim;
         memcpy(sh[k].dim, in[k].shape, sizeof sh[k].dim);
     }
-    tb_einsum e;
-    tb_ein_plan pl;
-    if (tb_einsum_of(op, sh, p, &e, NULL, 0) ||
-        tb_einsum_plan(&e, &pl, NULL, 0))
-        return TB_EPARAM;
-    tb_einsum_out_shape(&e, &os);
+    ein_memo *m;
+    if ((rc = ein_memo_get(op, dt, lv, sh, p, &m)))
+        return rc;
+    const tb_einsum *e = &m->e;
+    const tb_ein_plan *pl = &m->pl;
+    tb_einsum_out_shape(e, &os);
     if (out->ndim != os.ndim ||
         memcmp(out->shape, os.dim, (size_t)os.ndim * sizeof os.dim[0]))
         return TB_ESHAPE;
@@ -112,36 +264,27 @@ static int einsum_run(void *ctx, tb_op_id id, const tb_tensor *in,
     void *buf[TB_EIN_SLOTS] = {NULL};
     for (int k = 0; k < op->n_in; k++)
         buf[k] = in[k].data;
-    for (int s = op->n_in; s < pl.n_slots; s++)
-        if (!(buf[s] = tb_alloc((size_t)pl.numel[s] * es))) {
+    for (int s = op->n_in; s < pl->n_slots; s++)
+        if (!(buf[s] = tb_alloc((size_t)pl->numel[s] * es))) {
             rc = TB_ENOMEM;
             goto done;
         }
-    for (int i = 0; i < pl.n_steps && !rc; i++) {
-        const tb_ein_step *st = &pl.step[i];
+    for (int i = 0; i < pl->n_steps && !rc; i++) {
+        const tb_ein_step *st = &pl->step[i];
         void *dst = st->dst < 0 ? out->data : buf[st->dst];
         if (st->kind == TB_EIN_GATHER) {
-            run_gather(c, dt, &e, &pl.term[st->a], buf[st->a], &st->dst_t,
-                       dst);
+            run_gather(c, dt, lv, e, &pl->term[st->a], buf[st->a],
+                       &st->dst_t, dst);
             continue;
         }
         rc = tb_cpu_matmul_batched(c, dt, lv, buf[st->a], buf[st->b], dst,
                                    st->batch, st->M, st->K, st->N);
     }
 done:
-    for (int s = op->n_in; s < pl.n_slots; s++)
+    for (int s = op->n_in; s < pl->n_slots; s++)
         tb_free(buf[s]);
-    if (!rc) {
-        size_t n;
-        const tb_cpu_krow *rows = tb_cpu_krows(&n);
-        const tb_cpu_krow *r = tb_cpu_krow_find(rows, n, id, dt, lv);
-        char plan[160], text[TB_CPU_IMPL_TEXT];
-        tb_einsum_plan_text(&e, &pl, plan, sizeof plan);
-        snprintf(text, sizeof text, "%s(%s: %s)", r ? r->name : "?",
-                 tb_params_str(p, 0), plan);
-        if (r)
-            tb_cpu_impl_text_update(r->name, p->v[0], text);
-    }
+    if (!rc && m->row)
+        tb_cpu_impl_text_update(m->row, p->v[0], m->text);
     return rc;
 }
 
