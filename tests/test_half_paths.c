@@ -300,10 +300,76 @@ static void test_paths(void **state)
                   sizeof cases / sizeof cases[0]);
 }
 
+/* zeros, ones and full (half.c's half_fill: a memset when the value's
+ * two bytes are equal, else copies of a 4 KiB block) at every level and
+ * thread count, lengths around the block's: every element the value
+ * rounded once to the dtype, in a buffer whose bytes started as 0x5a. */
+static void test_fills(void **state)
+{
+    (void)state;
+    B = tb_backend_find("cpu");
+    assert_non_null(B);
+    size_t nrows;
+    const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
+    const int64_t lens[] = {1, 7, 2047, 2048, 2049, 5 * 2048 + 3, 65536 + 29};
+    /* 3, -2.5, a value of two equal bytes in bf16 (0x3f3f) and one
+     * beyond f16's range (inf) */
+    const double vals[] = {3, -2.5, 0.74609375, 1e6};
+    const tb_dtype dts[2] = {TB_BF16, TB_F16};
+    const tb_op_id ops[3] = {TB_OP_zeros, TB_OP_ones, TB_OP_full};
+    int runs = 0;
+    for (int d = 0; d < 2; d++)
+        for (int o = 0; o < 3; o++)
+            for (int lv = TB_ISA_SCALAR; lv <= tb_cpu_isa_max(); lv++) {
+                if (!tb_cpu_isa_built(lv))
+                    continue;
+                const tb_cpu_krow *r =
+                    tb_cpu_krow_find(rows, nrows, ops[o], dts[d], lv);
+                assert_non_null(r);
+                for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+                    for (size_t vi = 0; vi < (ops[o] == TB_OP_full ? 4u : 1u);
+                         vi++) {
+                        tb_params p = {0};
+                        double v = ops[o] == TB_OP_zeros ? 0
+                                   : ops[o] == TB_OP_ones ? 1
+                                                          : vals[vi];
+                        if (ops[o] == TB_OP_full) {
+                            p.v[0] = vals[vi];
+                            p.set = 1;
+                        }
+                        const uint16_t want = nar(dts[d], (float)v);
+                        for (int t = 0; t < 2; t++) {
+                            void *ctx = cpu_new(tb_cpu_isa_name(lv),
+                                                t ? "2" : "1");
+                            tb_tensor got;
+                            const tb_shape sh = SHAPE(lens[li]);
+                            assert_int_equal(
+                                tb_tensor_create(&got, dts[d], &sh), 0);
+                            memset(got.data, 0x5a, tb_tensor_nbytes(&got));
+                            assert_int_equal(r->fn(ctx, NULL, &got, &p), 0);
+                            B->destroy(ctx);
+                            const uint16_t *g = got.data;
+                            for (int64_t k = 0; k < lens[li]; k++)
+                                if (g[k] != want)
+                                    fail_msg("%s n %lld value %g threads %d "
+                                             "[%lld]: %04x, want %04x",
+                                             r->name, (long long)lens[li], v,
+                                             t ? 2 : 1, (long long)k, g[k],
+                                             want);
+                            tb_tensor_destroy(&got);
+                            runs++;
+                        }
+                    }
+            }
+    print_message("# %d fills checked\n", runs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_paths, leak_setup,
+                                        leak_teardown),
+        cmocka_unit_test_setup_teardown(test_fills, leak_setup,
                                         leak_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -497,6 +497,28 @@ static void half_sign(const uint16_t *x, uint16_t *o, int64_t n, int flip)
         o[i] = (uint16_t)(flip ? x[i] ^ 0x8000u : x[i] & 0x7fffu);
 }
 
+/* o[0..n) = v.  This file is built for baseline x86-64, whose stores
+ * are 16 bytes wide (one a cycle: 2 MiB of bf16 took 36 us, f32's SIMD
+ * fill 42 us for twice the bytes): libc's memset and memcpy pick the
+ * machine's widest stores at run time, so zeros (and any v of two equal
+ * bytes) is a memset, and another v is copied from a 4 KiB block of it,
+ * which stays in L1. */
+static void half_fill(uint16_t *o, int64_t n, uint16_t v)
+{
+    if ((v >> 8) == (v & 0xff)) {
+        if (n > 0)
+            memset(o, v & 0xff, (size_t)n * sizeof *o);
+        return;
+    }
+    enum { BLK = 2048 };
+    uint16_t blk[BLK];
+    const int64_t m = n < BLK ? n : BLK;
+    for (int64_t i = 0; i < m; i++)
+        blk[i] = v;
+    for (int64_t i = 0; i < n; i += BLK)
+        memcpy(o + i, blk, (size_t)(n - i < BLK ? n - i : BLK) * sizeof *o);
+}
+
 static void half_bits_part(void *arg, int part, int nparts)
 {
     const bits_job *j = arg;
@@ -513,12 +535,9 @@ static void half_bits_part(void *arg, int part, int nparts)
     case TB_OP_abs:
         half_sign(x + b, o + b, e - b, j->id == TB_OP_neg);
         break;
-    default: {
-        const uint16_t v = j->v; /* a local: o may alias the job */
-        for (int64_t i = b; i < e; i++)
-            o[i] = v;
+    default:
+        half_fill(o + b, e - b, j->v);
         break;
-    }
     }
 }
 
