@@ -300,10 +300,11 @@ static void test_paths(void **state)
                   sizeof cases / sizeof cases[0]);
 }
 
-/* zeros, ones and full (half.c's half_fill: a memset when the value's
- * two bytes are equal, else copies of a 4 KiB block) at every level and
- * thread count, lengths around the block's: every element the value
- * rounded once to the dtype, in a buffer whose bytes started as 0x5a. */
+/* zeros, ones and full (half.c's half_fill: wmemset of 32-bit words of
+ * two copies of the value, an odd element last) at every level and
+ * thread count, odd and even lengths, across the threads' 64-element
+ * parts: every element the value rounded once to the dtype, in a buffer
+ * whose bytes started as 0x5a. */
 static void test_fills(void **state)
 {
     (void)state;
@@ -312,7 +313,7 @@ static void test_fills(void **state)
     size_t nrows;
     const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
     const int64_t lens[] = {1, 7, 2047, 2048, 2049, 5 * 2048 + 3, 65536 + 29};
-    /* 3, -2.5, a value of two equal bytes in bf16 (0x3f3f) and one
+    /* 3, -2.5 (a word with its sign bits set), 0x3f3f in bf16, and one
      * beyond f16's range (inf) */
     const double vals[] = {3, -2.5, 0.74609375, 1e6};
     const tb_dtype dts[2] = {TB_BF16, TB_F16};

@@ -40,6 +40,7 @@
  * outputs. */
 #include <stdatomic.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "../../base/error.h"
 #include "../../ops/alloc.h"
@@ -499,24 +500,24 @@ static void half_sign(const uint16_t *x, uint16_t *o, int64_t n, int flip)
 
 /* o[0..n) = v.  This file is built for baseline x86-64, whose stores
  * are 16 bytes wide (one a cycle: 2 MiB of bf16 took 36 us, f32's SIMD
- * fill 42 us for twice the bytes): libc's memset and memcpy pick the
- * machine's widest stores at run time, so zeros (and any v of two equal
- * bytes) is a memset, and another v is copied from a 4 KiB block of it,
- * which stays in L1. */
+ * fill 42 us for twice the bytes): libc's wmemset picks the machine's
+ * widest stores at run time, so the fill is one of 32-bit words, each
+ * two copies of v (o is 2-byte aligned: one element first when it is
+ * not 4-byte aligned, one last when an odd count is left). */
+_Static_assert(sizeof(wchar_t) == 4, "wmemset fills 32-bit words");
 static void half_fill(uint16_t *o, int64_t n, uint16_t v)
 {
-    if ((v >> 8) == (v & 0xff)) {
-        if (n > 0)
-            memset(o, v & 0xff, (size_t)n * sizeof *o);
-        return;
+    if (n > 0 && ((uintptr_t)o & 2)) {
+        *o++ = v;
+        n--;
     }
-    enum { BLK = 2048 };
-    uint16_t blk[BLK];
-    const int64_t m = n < BLK ? n : BLK;
-    for (int64_t i = 0; i < m; i++)
-        blk[i] = v;
-    for (int64_t i = 0; i < n; i += BLK)
-        memcpy(o + i, blk, (size_t)(n - i < BLK ? n - i : BLK) * sizeof *o);
+    const uint32_t w = (uint32_t)v * 0x10001u;
+    wchar_t wc;
+    memcpy(&wc, &w, sizeof wc);
+    if (n >= 2)
+        wmemset((wchar_t *)(void *)o, wc, (size_t)(n / 2));
+    if (n & 1)
+        o[n - 1] = v;
 }
 
 static void half_bits_part(void *arg, int part, int nparts)
