@@ -36,12 +36,7 @@ static const tb_backend *B;
 
 static void *cpu_new(const char *isa, const char *threads)
 {
-    const char *vals[2] = {isa, threads};
-    void *ctx = NULL;
-    char err[256] = "";
-    if (B->create(B, vals, &ctx, err, sizeof err))
-        fail_msg("cpu create isa=%s threads=%s: %s", isa, threads, err);
-    return ctx;
+    return cpu_instance(B, isa, threads);
 }
 
 static uint64_t launches(void *ctx)

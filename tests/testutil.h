@@ -4,7 +4,8 @@
  * teardown, which returns -1 (the test fails) when the live bytes of the
  * tracked allocator changed; leak_setup/leak_teardown are those as
  * cmocka fixtures.  SHAPE(2, 3) builds a tb_shape; splitmix64_next gives
- * deterministic random bits. */
+ * deterministic random bits; cpu_instance makes a cpu backend instance
+ * of an ISA level and a thread count (the test fails when it cannot). */
 #ifndef TB_TESTS_TESTUTIL_H
 #define TB_TESTS_TESTUTIL_H
 
@@ -16,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "backends/backend.h"
 #include "base/rng.h"
 #include "ops/alloc.h"
 #include "ops/tensor.h"
@@ -65,6 +67,19 @@ static inline int leak_teardown(void **state)
 static inline uint64_t splitmix64_next(uint64_t *state)
 {
     return tb_splitmix64_next(state);
+}
+
+/* An instance of backend b (the cpu backend) with its isa and threads
+ * axes set; the test fails when b refuses them. */
+static inline void *cpu_instance(const tb_backend *b, const char *isa,
+                                 const char *threads)
+{
+    const char *vals[2] = {isa, threads};
+    void *ctx = NULL;
+    char err[256] = "";
+    if (b->create(b, vals, &ctx, err, sizeof err))
+        fail_msg("cpu create isa=%s threads=%s: %s", isa, threads, err);
+    return ctx;
 }
 
 static inline tb_shape shape_of(int ndim, const int64_t *dims)
