@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "../../base/error.h"
 #include "../../ops/alloc.h"
@@ -27,6 +28,26 @@
 
 #define BWK_SQRT1_2 0.70710678118654752440
 #define BWK_INV_SQRT_2PI 0.39894228040143267794
+
+/* d[0..n) = v: F(reduce)'s fills.  f32 by wmemset on v's bits: this
+ * file is built for baseline x86-64, whose 16-byte stores held
+ * sum_backward f32 1024x1024 at one store a cycle (73 us); libc picks
+ * the machine's widest.  f64's C row runs at the scalar level only (its
+ * SIMD rows are fill_f64_simd.h's): a loop. */
+_Static_assert(sizeof(wchar_t) == sizeof(float), "wmemset fills floats");
+static void bwk_fill_f32(float *d, int64_t n, float v)
+{
+    wchar_t w;
+    memcpy(&w, &v, sizeof w);
+    if (n > 0)
+        wmemset((wchar_t *)(void *)d, w, (size_t)n);
+}
+
+static void bwk_fill_f64(double *d, int64_t n, double v)
+{
+    for (int64_t k = 0; k < n; k++)
+        d[k] = v;
+}
 
 #define T float
 #define TI int32_t
