@@ -482,48 +482,23 @@ static inline vf hs_sqrt_v(vf x) { return _mm512_sqrt_ps(x); }
 #else
 static inline vf hs_sqrt_v(vf x) { return _mm256_sqrt_ps(x); }
 #endif
-/* AVX-512 sqrt where every lane is a positive normal: a reciprocal
- * square root estimate r (rsqrt14, relative error < 2^-14), s0 = x r
- * and one Newton step s0 + (x - s0^2) r / 2 in FMAs: within about an f32
- * ulp of sqrt(x), not always vsqrtps's value, but rounded to bf16 or
- * f16 it is that value's rounding, proven on every 16-bit input
- * (test_half's fused loops, checkasm's half_rows_exact; a lane's value
- * depends on that lane only): 0.57 cycles per element on L1 data at
- * avx512bf16 become 0.42 (vsqrtps zmm ~9 cycles a vector on Zen 4) */
+/* sqrt and rsqrt: vsqrtps and (rsqrt) a division, the f32 row's two
+ * correctly rounded operations, so the 16-bit result is the block
+ * path's by construction on every CPU.  (An rsqrt14/rcp14 estimate and
+ * one Newton step ran 25-35% faster on Zen 4 and gave the same 16-bit
+ * values there, proven on every input; but the estimates are specified
+ * only to 2^-14, a single step leaves the f32 value within a fraction
+ * of an ulp of a 16-bit rounding tie for a few inputs, and another
+ * CPU's estimate could round one of those the other way.) */
 static inline vf hs_sqrt(vf x, vf k)
 {
     (void)k;
-#if VS_LANES == 16
-    /* every class but the positive normals */
-    if (!_mm512_fpclass_ps_mask(x, 0xff)) {
-        const vf r = _mm512_rsqrt14_ps(x);
-        const vf s0 = v_mul(x, r), h = v_mul(r, v_set1(0.5f));
-        return v_fma(v_fnma(s0, s0, x), h, s0);
-    }
-#endif
     return hs_sqrt_v(x);
 }
-/* AVX-512: a reciprocal estimate (rcp14, relative error < 2^-14) and
- * one Newton-Raphson step r += r (1 - s r), within about 2^-27 of 1 / s,
- * where s is a positive normal (others divide): not always the
- * correctly rounded f32 1 / s (the f32 row's second step and its test
- * for an all-ones significand make it that, xs_rsqrt_f), but its
- * rounding to bf16 or f16 is that of 1 / s rounded to f32, proven on
- * every 16-bit input (test_half's fused loops, checkasm's
- * half_rows_exact): 0.97 cycles per element on L1 data at avx512bf16
- * become 0.7 (sqrt alone 0.58) */
 static inline vf hs_rsqrt(vf x, vf k)
 {
     (void)k;
-    const vf s = hs_sqrt_v(x);
-#if VS_LANES == 16
-    /* NaN, zeros, infinities, subnormals */
-    if (!_mm512_fpclass_ps_mask(s, 0xaf)) {
-        const vf r = _mm512_rcp14_ps(s);
-        return v_fma(r, v_fnma(s, r, v_set1(1.0f)), r);
-    }
-#endif
-    return v_div(v_set1(1.0f), s);
+    return v_div(v_set1(1.0f), hs_sqrt_v(x));
 }
 static inline vf hs_leaky_relu(vf x, vf k)
 {
