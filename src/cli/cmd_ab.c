@@ -14,6 +14,7 @@
 
 #include "../base/error.h"
 #include "../base/fileio.h"
+#include "../base/grow.h"
 #include "../base/result_schema.h"
 #include "../base/strbuf.h"
 #include "../harness/ab_run.h"
@@ -201,15 +202,12 @@ static void ui_lost(void *ctx, int side, int b, const char *msg)
     ab_ui *u = ctx;
     fprintf(stderr, "%stbench: warning: %s\n", u->show ? "\r\033[K" : "",
             msg);
-    if (u->nlost[side] == u->caplost[side]) {
-        int cap = u->caplost[side] ? 2 * u->caplost[side] : 8;
-        int *p = realloc(u->lost[side], (size_t)cap * sizeof *p);
-        if (!p)
-            return; /* the warning stands; ab.json lists fewer */
-        u->lost[side] = p;
-        u->caplost[side] = cap;
-    }
-    u->lost[side][u->nlost[side]++] = b + 1;
+    int *p = tb_grow(u->lost[side], &u->caplost[side], u->nlost[side],
+                     sizeof *p, 8);
+    if (!p)
+        return; /* the warning stands; ab.json lists fewer */
+    u->lost[side] = p;
+    p[u->nlost[side]++] = b + 1;
 }
 
 static void ui_progress(void *ctx, int b, int blocks, int q, int n,

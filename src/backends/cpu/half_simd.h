@@ -477,28 +477,19 @@ static inline vf hs_add_scalar(vf x, vf k) { return v_add(x, k); }
 static inline vf hs_sub_scalar(vf x, vf k) { return v_sub(x, k); }
 static inline vf hs_mul_scalar(vf x, vf k) { return v_mul(x, k); }
 static inline vf hs_div_scalar(vf x, vf k) { return v_div(x, k); }
-#if VS_LANES == 16
-static inline vf hs_sqrt_v(vf x) { return _mm512_sqrt_ps(x); }
-#else
-static inline vf hs_sqrt_v(vf x) { return _mm256_sqrt_ps(x); }
-#endif
 /* sqrt and rsqrt: vsqrtps and (rsqrt) a division, the f32 row's two
  * correctly rounded operations, so the 16-bit result is the block
- * path's by construction on every CPU.  (An rsqrt14/rcp14 estimate and
- * one Newton step ran 25-35% faster on Zen 4 and gave the same 16-bit
- * values there, proven on every input; but the estimates are specified
- * only to 2^-14, a single step leaves the f32 value within a fraction
- * of an ulp of a 16-bit rounding tie for a few inputs, and another
- * CPU's estimate could round one of those the other way.) */
+ * path's on every CPU (an rsqrt14/rcp14 estimate, specified only to
+ * 2^-14, could round an input near a 16-bit tie either way) */
 static inline vf hs_sqrt(vf x, vf k)
 {
     (void)k;
-    return hs_sqrt_v(x);
+    return v_sqrt(x);
 }
 static inline vf hs_rsqrt(vf x, vf k)
 {
     (void)k;
-    return v_div(v_set1(1.0f), hs_sqrt_v(x));
+    return v_div(v_set1(1.0f), v_sqrt(x));
 }
 static inline vf hs_leaky_relu(vf x, vf k)
 {

@@ -33,7 +33,6 @@ static inline void xs_dstore(double *p, vd a) { _mm512_storeu_pd(p, a); }
 static inline vd xs_dadd(vd a, vd b) { return _mm512_add_pd(a, b); }
 static inline vd xs_dsub(vd a, vd b) { return _mm512_sub_pd(a, b); }
 static inline vd xs_dfma(vd a, vd b, vd c) { return _mm512_fmadd_pd(a, b, c); }
-static inline vf xs_sqrt(vf a) { return _mm512_sqrt_ps(a); }
 /* An int32 in every lane, as bits of a vf (v_sel moves bits only). */
 static inline vf xs_iset1(int32_t i)
 {
@@ -52,7 +51,6 @@ static inline void xs_dstore(double *p, vd a) { _mm256_storeu_pd(p, a); }
 static inline vd xs_dadd(vd a, vd b) { return _mm256_add_pd(a, b); }
 static inline vd xs_dsub(vd a, vd b) { return _mm256_sub_pd(a, b); }
 static inline vd xs_dfma(vd a, vd b, vd c) { return _mm256_fmadd_pd(a, b, c); }
-static inline vf xs_sqrt(vf a) { return _mm256_sqrt_ps(a); }
 static inline vf xs_iset1(int32_t i)
 {
     return _mm256_castsi256_ps(_mm256_set1_epi32(i));
@@ -64,7 +62,7 @@ static inline vf xs_iset1(int32_t i)
 static inline vf xs_sqrt_f(vf x, vf k0, vf k1)
 {
     (void)k0, (void)k1;
-    return xs_sqrt(x);
+    return v_sqrt(x);
 }
 
 /* (T)1 / sqrt(x): two correctly rounded operations, as math_c.c.
@@ -87,7 +85,7 @@ static inline vf xs_rsqrt_f(vf x, vf k0, vf k1)
 {
     (void)k1;
     (void)k0;
-    const vf s = xs_sqrt(x);
+    const vf s = v_sqrt(x);
 #if VS_LANES == 16
     const __m512i frac = _mm512_set1_epi32(0x7fffff);
     const __mmask16 ok =
