@@ -909,8 +909,29 @@ def impl_for(op, lib, mod, np, form, x, o, p):
                 f"copy_(gelu(approximate={appr}))"
         return (lambda: F.gelu(x[0], approximate=appr)), 1, \
             f"gelu(approximate={appr})"
-    if op == "add_relu_unfused":       # the same two kernels
-        return impl_for("add_relu", lib, mod, np, form, x, o, p)
+    if op == "add_relu_unfused":
+        # the composition's work: two kernels, each writing a tensor of
+        # its own (tbench's composite.c allocates the step's tensor per
+        # call, as relu(add) does; the out= form's t is made once); relu
+        # in place on add's output (add_relu's clamp_min_ form) is one
+        # buffer less and is not this op
+        if not out:
+            if t:
+                return (lambda: mod.relu(mod.add(x[0], x[1]))), 2, \
+                    "relu(add)"
+            return (lambda: np.maximum(x[0] + x[1], 0)), 2, \
+                "maximum(a + b, 0)"
+        tmp = mod.empty_like(o[0]) if t else np.empty_like(o[0])
+        if t:
+            def f():
+                mod.add(x[0], x[1], out=tmp)
+                mod.clamp_min(tmp, 0, out=o[0])
+            return f, 2, "add(out=t), clamp_min(t, out=)"
+
+        def g():
+            np.add(x[0], x[1], out=tmp)
+            np.maximum(tmp, 0, out=o[0])
+        return g, 2, "add(out=t), maximum(t, out=)"
     if op == "log_softmax_unfused" and not t:   # the same six steps
         return impl_for("log_softmax", lib, mod, np, form, x, o, p)
     for fam, ops in FAMILIES:

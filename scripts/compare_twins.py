@@ -846,16 +846,28 @@ def np_linear(np, out, a, w, b, o):
 def unfused_twin(op, t, mod, np, out, x, o, p):
     """The unfused compositions, step by step as tbench's op runs them."""
     if op == "linear_unfused":
+        # each step writes a tensor of its own, as tbench's steps do
+        # (the out= form's t1, t2 made once); add_ and clamp_min_ in
+        # place are fewer tensors and linear's peer form, not this op's
         a, w, b = x
+        if not out:
+            if t:
+                return (lambda: mod.relu(a @ w + b)), 3, "relu(x @ W + b)"
+            return np_linear(np, out, a, w, b, o)
+        t1 = mod.empty_like(o[0]) if t else np.empty_like(o[0])
+        t2 = mod.empty_like(o[0]) if t else np.empty_like(o[0])
         if t:
-            if out:
-                def lo():
-                    mod.matmul(a, w, out=o[0])
-                    o[0].add_(b)
-                    o[0].clamp_min_(0)
-                return lo, 3, "matmul(out=), add_, clamp_min_"
-            return (lambda: mod.relu(a @ w + b)), 3, "relu(x @ W + b)"
-        return np_linear(np, out, a, w, b, o)
+            def lo():
+                mod.matmul(a, w, out=t1)
+                mod.add(t1, b, out=t2)
+                mod.clamp_min(t2, 0, out=o[0])
+            return lo, 3, "matmul(out=t1), add(out=t2), clamp_min(out=)"
+
+        def ln():
+            np.matmul(a, w, out=t1)
+            np.add(t1, b, out=t2)
+            np.maximum(t2, 0, out=o[0])
+        return ln, 3, "matmul(out=t1), add(out=t2), maximum(out=)"
     if op == "log_softmax_unfused":
         ax = int(p.get("axis", -1))
         a = x[0]
