@@ -6,14 +6,18 @@ Usage:
 
 For every loop of scripts/kernel_bounds.c (the fast path of an f32 kernel
 row: exp, log, tanh, sigmoid, silu, gelu, gelu_tanh, softplus, sqrt, pow,
-sigmoid_backward, tanh_backward) and of scripts/kernel_bounds_f64.c (the
+sigmoid_backward, tanh_backward), of scripts/kernel_bounds_f64.c (the
 f64 rows: exp, log, sigmoid, tanh, silu, gelu_tanh, softplus, gelu, pow,
-rand_normal, sigmoid_backward, tanh_backward), at both SIMD levels:
+rand_normal, sigmoid_backward, tanh_backward), at both SIMD levels, and
+of scripts/kernel_bounds_half.c (the bf16 and f16 fused element-wise
+rows of half_simd.h: bf16 at avx512bf16 and avx2, f16 at avx512 and
+avx2):
 
 1. compiles the file to assembly with the flags DIR's build gives the
    level's own source (DIR/compile_commands.json: the entries of
    vmath_avx512.c and vmath_avx2.c for the f32 loops, f64_avx512.c and
-   f64_avx2.c for the f64 ones; DIR should be a release build, as the
+   f64_avx2.c for the f64 ones, half_avx512bf16.c, half_avx512.c and
+   half_avx2.c for the 16-bit ones; DIR should be a release build, as the
    table's rows are: default `build`);
 2. in each loop function kb_ROW, follows from the region's start marker
    the shortest path to its end marker (0-1 search over the assembly's
@@ -61,16 +65,27 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCE = os.path.join(ROOT, "scripts", "kernel_bounds.c")
 SOURCE_F64 = os.path.join(ROOT, "scripts", "kernel_bounds_f64.c")
+SOURCE_HALF = os.path.join(ROOT, "scripts", "kernel_bounds_half.c")
 BOUNDS = os.path.join(ROOT, "docs", "perf-data", "compute-bounds.json")
 SCHEMA = "tbench.compute_bounds/1"
-# (the loops' file, their dtype, level name -> (the source whose flags are
-# used, lanes per vector))
+# (the loops' file, their dtype (None: each region's name ends in its
+# dtype), level name -> (the source whose flags are used, lanes per vector))
 SOURCES = [
     (SOURCE, "f32", {"avx512": ("vmath_avx512.c", 16),
                      "avx2": ("vmath_avx2.c", 8)}),
     (SOURCE_F64, "f64", {"avx512": ("f64_avx512.c", 8),
                          "avx2": ("f64_avx2.c", 4)}),
+    (SOURCE_HALF, None, {"avx512bf16": ("half_avx512bf16.c", 16),
+                         "avx512": ("half_avx512.c", 16),
+                         "avx2": ("half_avx2.c", 8)}),
 ]
+# the 16-bit dtypes whose regions kernel_bounds_half.c compiles at each
+# level (its #if lines): the rows this project's CPUs run; f16's binary
+# ops at avx512 are left out there (a wrong model: the file says why)
+HALF_LEVELS = {"avx512bf16": ("bf16",), "avx512": ("f16",),
+               "avx2": ("bf16", "f16")}
+HALF_LEFT_OUT = {f"{op}_f16_avx512" for op in (
+    "add", "sub", "mul", "div", "add_relu", "maximum", "minimum")}
 STEP_VECTORS = 2  # vectors per loop step unless a KB-VECTORS line says
 
 
@@ -259,7 +274,10 @@ def step_vectors(asm):
 
 
 def impl_name(row, dtype, level):
-    """exp (kernel_bounds.c) -> exp_f32_LEVEL; exp_f64 -> exp_f64_LEVEL"""
+    """exp (kernel_bounds.c) -> exp_f32_LEVEL; exp_f64 -> exp_f64_LEVEL;
+    dtype None (kernel_bounds_half.c): exp_bf16 -> exp_bf16_LEVEL"""
+    if dtype is None:
+        return f"{row}_{level}"
     base = row if row.endswith("_" + dtype) else f"{row}_{dtype}"
     return f"{base}_{level}"
 

@@ -199,8 +199,24 @@ def derivable():
     return None
 
 
+def half_rows():
+    """kernel_bounds_half.c's regions, ROW_DTYPE_LEVEL: each op of its
+    two lists (KB_UNARY_OPS, KB_BINARY_OPS) for each dtype at each level
+    kernel_bounds.py's HALF_LEVELS gives it."""
+    with open("scripts/kernel_bounds_half.c", encoding="utf-8") as f:
+        src = f.read()
+    ops = set()
+    for name in ("KB_UNARY_OPS", "KB_BINARY_OPS"):
+        m = re.search(r"#define " + name + r"\(X, DT\)(.*?)\n\n", src, re.S)
+        expect(m is not None, f"kernel_bounds_half.c: no {name}")
+        ops |= set(re.findall(r"X\((\w+),", m.group(1)))
+    return {kb.impl_name(f"{op}_{dt}", None, lv)
+            for op in ops for lv, dts in kb.HALF_LEVELS.items()
+            for dt in dts} - kb.HALF_LEFT_OUT
+
+
 def loop_rows():
-    """Every row the two loop files state, as ROW_DTYPE_LEVEL."""
+    """Every row the three loop files state, as ROW_DTYPE_LEVEL."""
     out = set()
     for path, dtype in (("scripts/kernel_bounds.c", "f32"),
                         ("scripts/kernel_bounds_f64.c", "f64")):
@@ -214,7 +230,7 @@ def loop_rows():
             if os.path.basename(src_name) == os.path.basename(path):
                 out |= {kb.impl_name(x, dtype, lv)
                         for x in rows for lv in levels}
-    return out
+    return out | half_rows()
 
 
 @case("every loop at both levels gets a bound for each model an llvm-mca "
@@ -226,7 +242,9 @@ def _derive():
         return why
     want = loop_rows()
     expect(any(x.endswith("_f64_avx512") for x in want) and
-           any(x.endswith("_f32_avx2") for x in want), f"rows {want}")
+           any(x.endswith("_f32_avx2") for x in want) and
+           "exp_bf16_avx512bf16" in want and "exp_f16_avx512" in want and
+           "add_f16_avx512bf16" not in want, f"rows {want}")
     with open(BOUNDS, encoding="utf-8") as f:
         stated = {(e["impl"], e.get("mcpu")): e
                   for e in json.load(f)["bounds"]}

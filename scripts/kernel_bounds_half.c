@@ -1,0 +1,89 @@
+/*
+ * The fast paths of the bf16 and f16 fused element-wise rows (half_simd.h:
+ * load, widen, the f32 operation, narrow, in registers) whose compute
+ * bound scripts/kernel_bounds.py states (docs/perf-data/compute-bounds.json),
+ * as loops for llvm-mca: kernel_bounds.c's 16-bit counterpart.  Not part
+ * of tbench: the script compiles this file with the release flags of
+ * half_avx512bf16.c, half_avx512.c and half_avx2.c
+ * (build/compile_commands.json) to assembly, and hands each marked region
+ * to llvm-mca.
+ *
+ * Each loop is the row's own step, HS_STEP1 or HS_STEP2 of half_simd.h
+ * (two vectors of VS_LANES f32 lanes: 32 elements at AVX-512, 16 at
+ * AVX2) with the same element functions the shipped rows call (the
+ * scalar ops' k an argument, as the rows', not a constant the compiler
+ * could fold: x / 0.5 is x * 2).  The regions are those of the rows the
+ * machine runs: bf16 at avx512bf16 (AVX512_BF16's narrowing) and avx2,
+ * f16 at avx512 and avx2 (kernel_bounds.py's HALF_LEVELS says the same).
+ * The script follows, from each region's start, the shortest path to its
+ * end: the step where no lane needs the slow forms (no NaN to quiet, no
+ * subnormal f32 result for AVX512_BF16's narrowing), the path of the
+ * benchmark's inputs in [-1, 1].
+ *
+ * Region names carry the dtype: exp_bf16 -> exp_bf16_avx512bf16.
+ */
+#include <immintrin.h>
+
+#include "half_simd.h"
+
+#define KB_STR(s) #s
+#define KB_BEGIN(ROW) __asm volatile("# LLVM-MCA-BEGIN " KB_STR(ROW))
+#define KB_END(ROW) __asm volatile("# LLVM-MCA-END " KB_STR(ROW))
+
+/* HS_FUSED1's step: o = F(a, k) for two vectors */
+#define KB_H1(OP, DT)                                                     \
+    void kb_##OP##_##DT(const uint16_t *pa, uint16_t *po, long n,        \
+                        float k);                                         \
+    void kb_##OP##_##DT(const uint16_t *pa, uint16_t *po, long n,        \
+                        float k)                                          \
+    {                                                                     \
+        const vf kv = v_set1(k); /* not a constant: x / 0.5 is x * 2 */   \
+        for (long i = 0; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {      \
+            KB_BEGIN(OP##_##DT);                                          \
+            HS_STEP1(DT, hs_##OP, pa + i, po + i);                        \
+            KB_END(OP##_##DT);                                            \
+        }                                                                 \
+    }
+/* HS_FUSED2's step: o = F(a, b) for two vectors */
+#define KB_H2(OP, F, DT)                                                  \
+    void kb_##OP##_##DT(const uint16_t *pa, const uint16_t *pb,          \
+                        uint16_t *po, long n);                            \
+    void kb_##OP##_##DT(const uint16_t *pa, const uint16_t *pb,          \
+                        uint16_t *po, long n)                             \
+    {                                                                     \
+        for (long i = 0; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {      \
+            KB_BEGIN(OP##_##DT);                                          \
+            HS_STEP2(DT, F, pa + i, pb + i, po + i);                      \
+            KB_END(OP##_##DT);                                            \
+        }                                                                 \
+    }
+
+#define KB_UNARY_OPS(X, DT)                                               \
+    X(exp, DT) X(log, DT) X(tanh, DT) X(sigmoid, DT) X(gelu, DT)          \
+    X(gelu_tanh, DT) X(silu, DT) X(add_scalar, DT) X(sub_scalar, DT)      \
+    X(mul_scalar, DT) X(div_scalar, DT) X(sqrt, DT) X(rsqrt, DT)          \
+    X(leaky_relu, DT) X(hardswish, DT)
+#define KB_BINARY_OPS(X, DT)                                              \
+    X(add, v_add, DT) X(sub, v_sub, DT) X(mul, v_mul, DT)                 \
+    X(div, v_div, DT) X(add_relu, hs_add_relu, DT)                        \
+    X(maximum, hs_maximum, DT) X(minimum, hs_minimum, DT)
+
+/* bf16: avx512bf16 and avx2 (not the avx512 level's integer narrowing,
+ * which this machine's tables never run where AVX512_BF16 is there) */
+#if defined(__AVX512BF16__) || !defined(__AVX512F__)
+KB_UNARY_OPS(KB_H1, bf16)
+KB_BINARY_OPS(KB_H2, bf16)
+#endif
+
+/* f16: avx512 and avx2.  Not its binary ops at avx512 (hy_*_f16's ymm
+ * step): llvm-mca 19's znver4 model gives that step 7 cycles for 16
+ * elements (vcvtph2ps and vcvtps2ph on FP2/FP3), where this project's
+ * Zen 4 VM runs add, sub, mul, maximum, minimum and add_relu f16 at 1M
+ * in 0.60-0.83x of that (op_limits.py, one thread, 2026-11-29), so the
+ * model is wrong for it and the row is left out, as rsqrt f32 is. */
+#ifndef __AVX512BF16__
+KB_UNARY_OPS(KB_H1, f16)
+#ifndef HS_F16_YMM
+KB_BINARY_OPS(KB_H2, f16)
+#endif
+#endif
