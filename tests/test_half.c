@@ -453,8 +453,10 @@ static void test_reduce(void **state)
             /* kinds: 0 values in [-2, 2) times 2^-12..2^12 (so that
              * f32 sums round: the order shows), 1 negative only (max),
              * 2 positive only (min), 3 and 6 with -0 then +0 as the max
-             * (min), 4 with a NaN, 5 with +-inf */
-            for (int kind = 0; kind < 7; kind++)
+             * (min), 4 with a NaN, 5 with +-inf, 7 with a negative NaN
+             * (the pattern rows see its sign bit: it must not pass for
+             * a negative number) */
+            for (int kind = 0; kind < 8; kind++)
                 for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
                     const int64_t n = lens[li];
                     for (int64_t i = 0; i < n; i++) {
@@ -476,6 +478,8 @@ static void test_reduce(void **state)
                     }
                     if (kind == 4)
                         h[(n * 2) / 3] = dt == TB_F16 ? 0x7e01 : 0x7fc1;
+                    if (kind == 7)
+                        h[n / 2] = dt == TB_F16 ? 0xfe01 : 0xffc1;
                     if (kind == 5) {
                         h[n - 1] = dt == TB_F16 ? 0x7c00 : 0x7f80;
                         h[0] = dt == TB_F16 ? 0xfc00 : 0xff80;

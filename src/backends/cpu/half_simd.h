@@ -650,12 +650,59 @@ static inline tb_cpu_half_cvt hs_cvt(tb_dtype dt)
 HS_SUM(bf16)
 HS_SUM(f16)
 
-/* max (mx 1) or min of x[0..n), n >= 1: four vector accumulators of
- * running extremes and a NaN flag; a result that is NaN or zero (whose
- * sign depends on the order) comes from the portable rows' scalar rule
+/* max (mx 1) or min of x[0..n), n >= 1, on the 16-bit patterns, with
+ * no conversion: a value is its sign bit and its magnitude's pattern,
+ * which orders the magnitudes, so over 2 * VS_LANES patterns a vector
+ * three running extremes give both results: smax, the largest as int16
+ * (a pattern with the sign clear, if there is one: the largest
+ * non-negative value), umax, the largest as uint16 (with the sign set,
+ * if there is one: the most negative value), umin, the smallest as
+ * uint16 (the smallest non-negative value, or, where every sign is set,
+ * the negative value nearest zero).  max = smax where it is
+ * non-negative, else umin; min = umax where its sign is set, else umin.
+ * A NaN is a pattern above the infinity's (inf) in magnitude: the
+ * largest positive one is smax, the largest negative one umax, so a NaN
+ * anywhere shows there.  A NaN, or a result that is a zero (whose sign
+ * depends on the order), comes from the portable rows' scalar rule
  * instead (m = x[0], then m = v where v > m (v < m) or v is NaN: the
- * last NaN, the first zero), so the value is theirs. */
-#define HS_EXT(DT)                                                        \
+ * last NaN, the first zero), so the value is theirs.  The tail runs
+ * single vectors, the last ending at x[n - 1], overlapping the one
+ * before it: extremes do not mind.
+ * (The widening loop this replaced took 36 and 55 us for max of 1M bf16
+ * and f16 values, one thread: the conversions, not memory.) */
+/* The extreme of a vector's 16-bit lanes: halves folded down to 8
+ * lanes, then SSE4.1's phminposuw (the unsigned minimum of 8), on the
+ * lanes complemented for the unsigned maximum, or with 0x7fff xored in
+ * for the signed one (which turns signed order into reverse unsigned
+ * order). */
+#if VS_LANES == 16
+#define HS_TO256(OP, a)                                                   \
+    _mm256_##OP(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64(a, 1))
+#else
+#define HS_TO256(OP, a) (a)
+#endif
+#define HS_TO128(OP, a)                                                   \
+    _mm_##OP(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1))
+static inline uint16_t hs_minpos16(__m128i x)
+{
+    return (uint16_t)(_mm_cvtsi128_si32(_mm_minpos_epu16(x)) & 0xffff);
+}
+static inline uint16_t hs_humin16(hvi a)
+{
+    return hs_minpos16(HS_TO128(min_epu16, HS_TO256(min_epu16, a)));
+}
+static inline uint16_t hs_humax16(hvi a)
+{
+    const __m128i x = HS_TO128(max_epu16, HS_TO256(max_epu16, a));
+    return (uint16_t)~hs_minpos16(_mm_xor_si128(x, _mm_set1_epi16(-1)));
+}
+static inline int16_t hs_hsmax16(hvi a)
+{
+    const __m128i x = HS_TO128(max_epi16, HS_TO256(max_epi16, a));
+    return (int16_t)(hs_minpos16(_mm_xor_si128(x, _mm_set1_epi16(0x7fff))) ^
+                     0x7fff);
+}
+#define HS_EXT(DT, INF)                                                   \
     static float hs_ext_scalar_##DT(const uint16_t *x, int64_t n, int mx) \
     {                                                                     \
         float m = tb_##DT##_to_f32(x[0]);                                 \
@@ -668,41 +715,39 @@ HS_SUM(f16)
     }                                                                     \
     static inline float hs_ext_##DT(const uint16_t *x, int64_t n, int mx) \
     {                                                                     \
-        const int64_t L = VS_LANES;                                       \
-        if (n < 4 * L)                                                    \
+        enum { W = (int)(sizeof(hvi) / 2) };                              \
+        if (n < 2 * W)                                                    \
             return hs_ext_scalar_##DT(x, n, mx);                          \
-        vf a0 = h_##DT##_ld1(x), a1 = a0, a2 = a0, a3 = a0;   \
-        vf nan = v_set1(0.0f);                                            \
+        hvi s0 = HS_WSI(loadu)((const void *)x), s1 = s0;                 \
+        hvi u0 = s0, u1 = s0, m0 = s0, m1 = s0;                           \
         int64_t j = 0;                                                    \
-        for (; j + 4 * L <= n; j += 4 * L) {                              \
-            vf v0 = h_##DT##_ld1(x + j);                      \
-            vf v1 = h_##DT##_ld1(x + j + L);                  \
-            vf v2 = h_##DT##_ld1(x + j + 2 * L);              \
-            vf v3 = h_##DT##_ld1(x + j + 3 * L);              \
-            /* NaN in any lane of any: a NaN sum */                       \
-            nan = v_add(nan, v_add(v_add(v0, v1), v_add(v2, v3)));        \
-            a0 = mx ? v_max(a0, v0) : v_min(a0, v0);                      \
-            a1 = mx ? v_max(a1, v1) : v_min(a1, v1);                      \
-            a2 = mx ? v_max(a2, v2) : v_min(a2, v2);                      \
-            a3 = mx ? v_max(a3, v3) : v_min(a3, v3);                      \
+        for (; j + 2 * W <= n; j += 2 * W) {                              \
+            const hvi v0 = HS_WSI(loadu)((const void *)(x + j));          \
+            const hvi v1 = HS_WSI(loadu)((const void *)(x + j + W));      \
+            s0 = HS_W(max_epi16)(s0, v0);                                 \
+            s1 = HS_W(max_epi16)(s1, v1);                                 \
+            u0 = HS_W(max_epu16)(u0, v0);                                 \
+            u1 = HS_W(max_epu16)(u1, v1);                                 \
+            m0 = HS_W(min_epu16)(m0, v0);                                 \
+            m1 = HS_W(min_epu16)(m1, v1);                                 \
         }                                                                 \
-        for (; j + L <= n; j += L) {                                      \
-            vf v0 = h_##DT##_ld1(x + j);                      \
-            nan = v_add(nan, v0);                                         \
-            a0 = mx ? v_max(a0, v0) : v_min(a0, v0);                      \
+        for (; j < n; j += W) {                                           \
+            const hvi v = HS_WSI(loadu)(                                  \
+                (const void *)(x + (j + W <= n ? j : n - W)));            \
+            s0 = HS_W(max_epi16)(s0, v);                                  \
+            u0 = HS_W(max_epu16)(u0, v);                                  \
+            m0 = HS_W(min_epu16)(m0, v);                                  \
         }                                                                 \
-        a0 = mx ? v_max(v_max(a0, a1), v_max(a2, a3))                     \
-                : v_min(v_min(a0, a1), v_min(a2, a3));                    \
-        float r = mx ? v_hmax(a0) : -v_hmax(v_neg(a0));                   \
-        for (; j < n; j++) {                                              \
-            float v = tb_##DT##_to_f32(x[j]);                             \
-            if (v != v)                                                   \
-                return hs_ext_scalar_##DT(x, n, mx);                      \
-            r = (mx ? v > r : v < r) ? v : r;                             \
-        }                                                                 \
-        if (r == 0 || r != r || v_hsum(v_mul(nan, v_set1(0.0f))) != 0)    \
-            return hs_ext_scalar_##DT(x, n, mx);                          \
-        return r;                                                         \
+        const int16_t smax = hs_hsmax16(HS_W(max_epi16)(s0, s1));         \
+        const uint16_t umax = hs_humax16(HS_W(max_epu16)(u0, u1));        \
+        const uint16_t umin = hs_humin16(HS_W(min_epu16)(m0, m1));        \
+        if (smax > (INF) || umax > (0x8000 | (INF)))                      \
+            return hs_ext_scalar_##DT(x, n, mx); /* a NaN */              \
+        const uint16_t r = mx ? (smax >= 0 ? (uint16_t)smax : umin)       \
+                              : (umax & 0x8000 ? umax : umin);            \
+        if (!(r & 0x7fff))                                                \
+            return hs_ext_scalar_##DT(x, n, mx); /* a zero */             \
+        return tb_##DT##_to_f32(r);                                       \
     }                                                                     \
     static float hs_max_##DT(const uint16_t *x, int64_t n)                \
     {                                                                     \
@@ -712,8 +757,8 @@ HS_SUM(f16)
     {                                                                     \
         return hs_ext_##DT(x, n, 0);                                      \
     }
-HS_EXT(bf16)
-HS_EXT(f16)
+HS_EXT(bf16, 0x7f80)
+HS_EXT(f16, 0x7c00)
 
 static inline tb_cpu_half_red hs_red(tb_dtype dt)
 {
