@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../../ops/alloc.h"
+#include "conv_direct.h"
 #include "drv.h"
 
 /* im2col of one image x [C, H, W] into col [R = C*KH*KW, P = OH*OW]:
@@ -83,11 +84,57 @@ typedef struct cpu_conv_job {
     size_t esz;
     const char *x, *w, *bias; /* bias: NULL for conv2d_nobias */
     char *o;
-    char *col;    /* one R x P buffer per part */
+    char *col;    /* one buffer of colsz elements per part */
+    size_t colsz;
     int64_t N, O, R, P;
     cpu_conv_geom g;
+    /* f32/f64 at the AVX-512 levels, stride 1 and few taps
+     * (conv_direct.h): the direct loops over wp (packed weights), the
+     * part's buffer the padded image (pad > 0), no im2col nor GEMM */
+    bool direct;
+    const char *wp;
+    tb_cpu_convd_geom dg;
     int rc[TB_MAX_AXIS_VALUES]; /* per part */
 } cpu_conv_job;
+
+#if TB_CPU_HAVE_AVX512
+/* Images [lo, hi) by the direct loops (j->direct); pad holds one padded
+ * image (pad > 0: its border zeroed once, the interior copied per
+ * image). */
+static void cpu_conv_direct(const cpu_conv_job *j, char *pad, int64_t lo,
+                            int64_t hi)
+{
+    const size_t es = j->esz;
+    const cpu_conv_geom *g = &j->g;
+    const int64_t chw = g->C * g->H * g->W;
+    const int64_t Hp = j->dg.Hp, Wp = j->dg.Wp;
+    if (g->pad > 0)
+        memset(pad, 0, (size_t)(g->C * Hp * Wp) * es);
+    for (int64_t n = lo; n < hi; n++) {
+        const char *xn = j->x + (size_t)(n * chw) * es;
+        char *on = j->o + (size_t)(n * j->O * j->P) * es;
+        if (g->pad > 0) {
+            for (int64_t ci = 0; ci < g->C; ci++)
+                for (int64_t ih = 0; ih < g->H; ih++)
+                    memcpy(pad + (size_t)((ci * Hp + ih + g->pad) * Wp +
+                                          g->pad) * es,
+                           xn + (size_t)((ci * g->H + ih) * g->W) * es,
+                           (size_t)g->W * es);
+            xn = pad;
+        }
+        if (j->dt == TB_F32)
+            tb_cpu_convd_fwd_f32_avx512((const float *)xn,
+                                        (const float *)j->wp,
+                                        (const float *)j->bias, (float *)on,
+                                        &j->dg);
+        else
+            tb_cpu_convd_fwd_f64_avx512((const double *)xn,
+                                        (const double *)j->wp,
+                                        (const double *)j->bias,
+                                        (double *)on, &j->dg);
+    }
+}
+#endif
 
 /* Images [lo, hi) with column buffer col: im2col, out[n] = W [O, R] x
  * col [R, P] (the native GEMM at the SIMD levels with `threads` threads
@@ -101,6 +148,12 @@ static int cpu_conv_images(const cpu_conv_job *j, char *col, int64_t lo,
     const int64_t chw = j->g.C * j->g.H * j->g.W;
     (void)threads;
     (void)par;
+#if TB_CPU_HAVE_AVX512
+    if (j->direct) {
+        cpu_conv_direct(j, col, lo, hi);
+        return 0;
+    }
+#endif
     for (int64_t n = lo; n < hi; n++) {
         const char *xn = j->x + (size_t)(n * chw) * es;
         char *on = j->o + (size_t)(n * j->O * j->P) * es;
@@ -164,7 +217,7 @@ static void cpu_conv_task(void *argp, int part, int nparts)
     cpu_conv_job *j = argp;
     int64_t b, e;
     cpu_span(j->N, part, nparts, &b, &e);
-    char *col = j->col + (size_t)part * (size_t)(j->R * j->P) * j->esz;
+    char *col = j->col + (size_t)part * j->colsz * j->esz;
     j->rc[part] = cpu_conv_images(j, col, b, e, 1, NULL);
 }
 
@@ -237,9 +290,47 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (j.N < c->threads && j.O * j.P * j.R >= TB_GEMM_PAR_MIN_MACS)
         parts = 1;
 #endif
-    j.col = tb_alloc((size_t)parts * (size_t)(j.R * j.P) * j.esz);
+    j.colsz = (size_t)(j.R * j.P);
+    size_t wpsz = 0;
+#if TB_CPU_HAVE_AVX512
+    const int vl = dt == TB_F32 ? 16 : 8; /* lanes of a vector */
+    j.direct = lv >= TB_ISA_AVX512 && (dt == TB_F32 || dt == TB_F64) &&
+               st == 1 && tb_cpu_convd_fits(j.R, j.g.OW, vl);
+    if (j.direct) {
+        j.dg = (tb_cpu_convd_geom){j.g.C,  j.g.OH + dil * (j.g.KH - 1),
+                                   j.g.OW + dil * (j.g.KW - 1),
+                                   j.O,    j.g.KH,
+                                   j.g.KW, j.g.OH,
+                                   j.g.OW, dil};
+        j.colsz = pad > 0 ? (size_t)(j.g.C * j.dg.Hp * j.dg.Wp) : 0;
+        wpsz = (size_t)((j.O + TB_CPU_CONVD_OB - 1) / TB_CPU_CONVD_OB *
+                        TB_CPU_CONVD_OB * j.R);
+        parts = cpu_parts(c, macs + j.N * j.R * j.P, j.N);
+    }
+#endif
+    j.col = tb_alloc(((size_t)parts * j.colsz + wpsz) * j.esz);
     if (!j.col)
         return TB_ENOMEM;
+#if TB_CPU_HAVE_AVX512
+    if (j.direct) {
+        /* wp [ceil(O/8), R, 8]: w's rows 8 at a time, interleaved, zero
+         * past O */
+        char *wp = j.col + (size_t)parts * j.colsz * j.esz;
+        const size_t es = j.esz;
+        for (int64_t b = 0; b * TB_CPU_CONVD_OB < j.O; b++)
+            for (int64_t r = 0; r < j.R; r++)
+                for (int i = 0; i < TB_CPU_CONVD_OB; i++) {
+                    const int64_t o = b * TB_CPU_CONVD_OB + i;
+                    char *d = wp + (size_t)((b * j.R + r) *
+                                            TB_CPU_CONVD_OB + i) * es;
+                    if (o < j.O)
+                        memcpy(d, j.w + (size_t)(o * j.R + r) * es, es);
+                    else
+                        memset(d, 0, es);
+                }
+        j.wp = wp;
+    }
+#endif
     if (parts > 1) {
         parts = cpu_pool_run(c->pool, parts, cpu_conv_task, &j);
         rc = 0;
