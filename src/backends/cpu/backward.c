@@ -6,8 +6,9 @@
  * linear: its transpose flags read the operands in place, a narrow
  * weight gradient made transposed then turned; conv2d: the
  * same on the im2col columns of chunks of images, the chunks split over
- * the instance's threads) and through the matmul row on copies made by
- * the instance's transpose row at the scalar level.
+ * the instance's threads; small stride-1 ones in f32/f64 at the avx512
+ * levels by conv_direct.h's loops instead) and through the matmul row
+ * on copies made by the instance's transpose row at the scalar level.
  * Rows of the registry under the level suffix c (kreg.h,
  * TB_CPU_ROWS_BACKWARD).  Every entry point counts its launch, checks its
  * operands and the output shapes against the op's rule and returns a
@@ -366,8 +367,8 @@ BWK_CONV_SUM(f64, double)
 #if TB_CPU_HAVE_AVX512
 /* conv2d_backward by conv_direct.h's loops (f32/f64 at the AVX-512
  * levels, stride 1, few taps; bwk_conv_direct_fits): db the rows of g
- * summed per image in double; dw [o] by tb_cpu_convd_dw over the padded
- * images, blocks of 8 output channels split over the threads (each
+ * summed in vectors, the rows in double (tb_cpu_convd_db); dw [o] by
+ * tb_cpu_convd_dw over the padded images, blocks of 8 output channels split over the threads (each
  * weight's sum in one fixed order); dx [n] = the forward loops on g [n]
  * padded by dil*(K-1) - pad with w flipped and transposed ([C, O, KH,
  * KW]), the images split over the threads; with fewer than 8 input
@@ -484,18 +485,12 @@ static int bwk_conv_direct(void *ctx, const bwk_conv_job *j, char *dw,
 {
     const size_t es = j->es;
     const int64_t KK = j->KH * j->KW, P = j->OH * j->OW;
-    for (int64_t o = 0; o < j->O; o++) {
-        double s = 0;
-        for (int64_t n = 0; n < j->N; n++) {
-            const char *r = j->g + (size_t)((n * j->O + o) * P) * es;
-            s += j->dt == TB_F32 ? bwk_rowsum_f32((const float *)r, P)
-                                 : bwk_rowsum_f64((const double *)r, P);
-        }
-        if (j->dt == TB_F32)
-            ((float *)db)[o] = (float)s;
-        else
-            ((double *)db)[o] = s;
-    }
+    if (j->dt == TB_F32)
+        tb_cpu_convd_db_f32_avx512((const float *)j->g, j->N, j->O, P,
+                                   (float *)db);
+    else
+        tb_cpu_convd_db_f64_avx512((const double *)j->g, j->N, j->O, P,
+                                   (double *)db);
     bwk_convd_job d = {.j = j, .dw = dw, .xp = j->x};
     const int64_t Hp = j->OH + j->dil * (j->KH - 1);
     const int64_t Wp = j->OW + j->dil * (j->KW - 1);

@@ -57,4 +57,11 @@ void tb_cpu_convd_dw_f64_avx512(const double *g, const double *xp,
                                 int64_t n, double *dw, int64_t o0,
                                 int64_t o1, const tb_cpu_convd_geom *gm);
 
+/* db [o] = the sum over the images q < n of g [q, o, :] (g [n, O, P]):
+ * each row summed in vectors of T, the rows' sums in double. */
+void tb_cpu_convd_db_f32_avx512(const float *g, int64_t n, int64_t O,
+                                int64_t P, float *db);
+void tb_cpu_convd_db_f64_avx512(const double *g, int64_t n, int64_t O,
+                                int64_t P, double *db);
+
 #endif

@@ -244,9 +244,47 @@
         }                                                                  \
     }
 
+/* db [o] = the rows g [q, o] summed over the images q < n: each row in
+ * 4 vector sums of T (then their lanes in double), the rows in double */
+#define CONVD_DB(SFX, T, VT, V, MT, ZERO, ADD, LOADZ, LANE_SUM)             \
+    void tb_cpu_convd_db_##SFX##_avx512(const T *g, int64_t n, int64_t O,  \
+                                        int64_t P, T *db)                  \
+    {                                                                      \
+        for (int64_t o = 0; o < O; o++) {                                  \
+            double s = 0;                                                  \
+            for (int64_t q = 0; q < n; q++) {                              \
+                const T *r = g + (q * O + o) * P;                          \
+                VT a0 = ZERO(), a1 = ZERO(), a2 = ZERO(), a3 = ZERO();     \
+                int64_t i = 0;                                             \
+                for (; i + 4 * V <= P; i += 4 * V) {                       \
+                    a0 = ADD(a0, LOADZ((MT)~(MT)0, r + i));                \
+                    a1 = ADD(a1, LOADZ((MT)~(MT)0, r + i + V));            \
+                    a2 = ADD(a2, LOADZ((MT)~(MT)0, r + i + 2 * V));        \
+                    a3 = ADD(a3, LOADZ((MT)~(MT)0, r + i + 3 * V));        \
+                }                                                          \
+                for (; i < P; i += V)                                      \
+                    a0 = ADD(a0, LOADZ(convd_mask_##SFX(P - i), r + i));   \
+                s += LANE_SUM(ADD(ADD(a0, a1), ADD(a2, a3)));              \
+            }                                                              \
+            db[o] = (T)s;                                                  \
+        }                                                                  \
+    }
+
+/* the lanes of a vector summed in double */
+static double convd_lanes_f32(__m512 v)
+{
+    return _mm512_reduce_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v))) +
+           _mm512_reduce_add_pd(
+               _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+}
+
 CONVD_DEFS(f32, float, __m512, 16, __mmask16, _mm512_set1_ps,
            _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
            _mm512_mask_storeu_ps, _mm512_reduce_add_ps)
 CONVD_DEFS(f64, double, __m512d, 8, __mmask8, _mm512_set1_pd,
            _mm512_setzero_pd, _mm512_fmadd_pd, _mm512_maskz_loadu_pd,
            _mm512_mask_storeu_pd, _mm512_reduce_add_pd)
+CONVD_DB(f32, float, __m512, 16, __mmask16, _mm512_setzero_ps, _mm512_add_ps,
+         _mm512_maskz_loadu_ps, convd_lanes_f32)
+CONVD_DB(f64, double, __m512d, 8, __mmask8, _mm512_setzero_pd,
+         _mm512_add_pd, _mm512_maskz_loadu_pd, _mm512_reduce_add_pd)

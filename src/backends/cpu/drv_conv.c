@@ -1,6 +1,7 @@
 /* The cpu backend's NCHW window drivers: conv2d and conv2d_nobias
  * (im2col, then the native GEMM at the SIMD levels or the portable row
- * loops; bf16 at the avx512bf16 level: im2col of the bf16 image and the
+ * loops; f32/f64 at the avx512 levels with stride 1 and few taps:
+ * conv_direct.h's loops, no im2col; bf16 at the avx512bf16 level: im2col of the bf16 image and the
  * bf16 GEMM with the bias fused, kreg.h's TB_CPU_HALF_MM), max_pool2d
  * and avg_pool2d (the instance's pooling loops, kernels.h); their rows
  * are kreg.h's conv family. */
@@ -227,7 +228,8 @@ static void cpu_conv_task(void *argp, int part, int nparts)
  * over the threads, each part with its own column buffer and a
  * one-thread GEMM per image; few: one image after another, each GEMM
  * split over the pool.  One tracked allocation per call (the column
- * buffers, parts x C*KH*KW x OH*OW elements). */
+ * buffers, parts x C*KH*KW x OH*OW elements; direct: a padded image per
+ * part when padding > 0, and the packed weights). */
 static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
                       const tb_params *p, tb_dtype dt, bool with_bias,
                       int lv)
