@@ -64,4 +64,10 @@ void tb_cpu_convd_db_f32_avx512(const float *g, int64_t n, int64_t O,
 void tb_cpu_convd_db_f64_avx512(const double *g, int64_t n, int64_t O,
                                 int64_t P, double *db);
 
+/* bf16 [n] -> f32 [n] (exact), and f32 -> bf16 rounded to nearest even
+ * (NaN kept, quiet: ops/half.h's tb_f32_to_bf16), for bf16 convolutions
+ * on the f32 loops. */
+void tb_cpu_convd_widen_bf16(const uint16_t *src, float *dst, int64_t n);
+void tb_cpu_convd_narrow_bf16(const float *src, uint16_t *dst, int64_t n);
+
 #endif
