@@ -2,8 +2,9 @@
  * (im2col, then the native GEMM at the SIMD levels or the portable row
  * loops; f32/f64 at the avx512 levels with stride 1 and few taps, and
  * bf16 from 16 taps up between conversions: conv_direct.h's loops, no
- * im2col; else bf16 at the avx512bf16 level: im2col of the bf16 image and the
- * bf16 GEMM with the bias fused, kreg.h's TB_CPU_HALF_MM), max_pool2d
+ * im2col; else bf16 at the avx512bf16 level: im2col of the bf16 image
+ * and the bf16 GEMM with the bias fused, kreg.h's TB_CPU_HALF_MM),
+ * max_pool2d
  * and avg_pool2d (the instance's pooling loops, kernels.h); their rows
  * are kreg.h's conv family. */
 #include <string.h>
