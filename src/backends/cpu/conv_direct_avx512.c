@@ -106,33 +106,39 @@
         return n >= V ? (MT)~(MT)0 : n <= 0 ? (MT)0 : (MT)((1u << n) - 1); \
     }                                                                      \
                                                                            \
+    /* The vectors of a row from v0 on that the next tile takes (1..3;   \
+     * 4 left: 2 and 2) and their masks m[0..3) (of the OW columns). */    \
+    static int convd_chunk_##SFX(int64_t nvec, int64_t v0, int64_t OW,     \
+                                 MT *m)                                    \
+    {                                                                      \
+        const int64_t left = nvec - v0;                                    \
+        for (int v = 0; v < 3; v++)                                        \
+            m[v] = convd_mask_##SFX(OW - (v0 + v) * V);                    \
+        return left <= 3 ? (int)left : left == 4 ? 2 : 3;                  \
+    }                                                                      \
+                                                                           \
     /* the forward loops of one output channel (weights w, 8 apart) */     \
     static void convd_fwd1_##SFX(const T *xp, const T *w, T b, T *out,     \
                                  const tb_cpu_convd_geom *g)               \
     {                                                                      \
         const int64_t nvec = (g->OW + V - 1) / V;                          \
         for (int64_t oh = 0; oh < g->OH; oh += CONVD_RB) {                 \
-                const int rows = g->OH - oh < CONVD_RB ? (int)(g->OH - oh) \
-                                                       : CONVD_RB;         \
-                for (int64_t v0 = 0; v0 < nvec;) {                         \
-                    const int64_t left = nvec - v0;                        \
-                    const int nv = left <= 3 ? (int)left                   \
-                                   : left == 4 ? 2                         \
-                                               : 3;                        \
-                    MT m[3];                                               \
-                    for (int v = 0; v < 3; v++)                            \
-                        m[v] = convd_mask_##SFX(g->OW - (v0 + v) * V);     \
-                    const T *xrow = xp + oh * g->Wp + v0 * V;              \
-                    T *op = out + oh * g->OW + v0 * V;                     \
-                    if (nv == 1)                                           \
-                        convd_rows_##SFX##_1(xrow, w, b, op, rows, m, g);  \
-                    else if (nv == 2)                                      \
-                        convd_rows_##SFX##_2(xrow, w, b, op, rows, m, g);  \
-                    else                                                   \
-                        convd_rows_##SFX##_3(xrow, w, b, op, rows, m, g);  \
-                    v0 += nv;                                              \
-                }                                                          \
+            const int rows = g->OH - oh < CONVD_RB ? (int)(g->OH - oh)     \
+                                                   : CONVD_RB;             \
+            for (int64_t v0 = 0; v0 < nvec;) {                             \
+                MT m[3];                                                   \
+                const int nv = convd_chunk_##SFX(nvec, v0, g->OW, m);      \
+                const T *xrow = xp + oh * g->Wp + v0 * V;                  \
+                T *op = out + oh * g->OW + v0 * V;                         \
+                if (nv == 1)                                               \
+                    convd_rows_##SFX##_1(xrow, w, b, op, rows, m, g);      \
+                else if (nv == 2)                                          \
+                    convd_rows_##SFX##_2(xrow, w, b, op, rows, m, g);      \
+                else                                                       \
+                    convd_rows_##SFX##_3(xrow, w, b, op, rows, m, g);      \
+                v0 += nv;                                                  \
             }                                                              \
+        }                                                                  \
     }                                                                      \
                                                                            \
     void tb_cpu_convd_fwd_##SFX##_avx512(const T *xp, const T *wp,         \
@@ -157,13 +163,8 @@
                 b8[i] = bias && i < nrows ? bias[o0 + i] : (T)0;           \
             for (int64_t oh = 0; oh < g->OH; oh++)                         \
                 for (int64_t v0 = 0; v0 < nvec;) {                         \
-                    const int64_t left = nvec - v0;                        \
-                    const int nv = left <= 3 ? (int)left                   \
-                                   : left == 4 ? 2                         \
-                                               : 3;                        \
                     MT m[3];                                               \
-                    for (int v = 0; v < 3; v++)                            \
-                        m[v] = convd_mask_##SFX(g->OW - (v0 + v) * V);     \
+                    const int nv = convd_chunk_##SFX(nvec, v0, g->OW, m);  \
                     const T *xrow = xp + oh * g->Wp + v0 * V;              \
                     T *o = out + o0 * P + oh * g->OW + v0 * V;             \
                     const T *b = bias ? b8 : 0;                            \
