@@ -457,6 +457,13 @@ static void fam_conv(const tb_op *op, cases *cs)
         {1, 16, 40, 40, 32, 16, 3, 3, 1, 1, 1},
         /* C KH KW = 432: the bf16 GEMM's two depth blocks */
         {2, 48, 9, 9, 8, 48, 3, 3, 1, 1, 1},
+        /* the direct loops (conv_direct.h: stride 1, C KH KW <= 64):
+         * 8-channel tiles and a 3-channel tail run one channel a tile,
+         * row tails of 1..3 vectors; 4 channels in an 8-channel tile;
+         * one channel, dilation, rows not a multiple of 4 */
+        {2, 3, 12, 20, 11, 3, 3, 3, 1, 1, 1},
+        {1, 5, 9, 30, 4, 5, 2, 3, 1, 2, 2},
+        {3, 2, 7, 41, 1, 2, 3, 3, 1, 1, 2},
     };
     for (size_t i = 0; i < sizeof cv / sizeof cv[0] && op->n_in >= 2; i++) {
         const int *v = cv[i];
@@ -659,6 +666,25 @@ static void fam_backward(const tb_op *op, cases *cs)
                           S(4, 4, 3, 3, 3)),
                    "stride", 2),
               "padding", 1),
+         "dilation", 1);
+    /* the direct backward (conv_direct.h): 8+ input channels (dx by the
+     * forward loops on the padded g, w flipped), fewer (dcol in 4 rows
+     * of P/4, then col2im; P = 221: one row), dilation, 10 output
+     * channels (a block of 8 and a tail) */
+    oc_p(oc_p(oc_p(cs_add(cs, 3, S(4, 2, 5, 10, 13), S(4, 2, 8, 10, 12),
+                          S(4, 5, 8, 3, 2)),
+                   "stride", 1),
+              "padding", 1),
+         "dilation", 1);
+    oc_p(oc_p(oc_p(cs_add(cs, 3, S(4, 3, 10, 12, 20), S(4, 3, 2, 12, 20),
+                          S(4, 10, 2, 3, 3)),
+                   "stride", 1),
+              "padding", 2),
+         "dilation", 2);
+    oc_p(oc_p(oc_p(cs_add(cs, 3, S(4, 2, 3, 13, 17), S(4, 2, 1, 15, 19),
+                          S(4, 3, 1, 3, 3)),
+                   "stride", 1),
+              "padding", 0),
          "dilation", 1);
 }
 

@@ -6,8 +6,9 @@
  * linear: its transpose flags read the operands in place, a narrow
  * weight gradient made transposed then turned; conv2d: the
  * same on the im2col columns of chunks of images, the chunks split over
- * the instance's threads) and through the matmul row on copies made by
- * the instance's transpose row at the scalar level.
+ * the instance's threads; small stride-1 ones in f32/f64 at the avx512
+ * levels by conv_direct.h's loops instead) and through the matmul row
+ * on copies made by the instance's transpose row at the scalar level.
  * Rows of the registry under the level suffix c (kreg.h,
  * TB_CPU_ROWS_BACKWARD).  Every entry point counts its launch, checks its
  * operands and the output shapes against the op's rule and returns a
@@ -23,6 +24,7 @@
 #include "../../ops/op_backward.h"
 #include "../../ops/tensor.h"
 #include "bwd_simd.h"
+#include "conv_direct.h"
 #include "cpu_internal.h"
 #include "kreg.h"
 
@@ -362,6 +364,229 @@ static void bwk_conv_task(void *arg, int part, int nparts)
 BWK_CONV_SUM(f32, float)
 BWK_CONV_SUM(f64, double)
 
+#if TB_CPU_HAVE_AVX512
+/* conv2d_backward by conv_direct.h's loops (f32/f64 at the AVX-512
+ * levels, stride 1, few taps; bwk_conv_direct_fits): db the rows of g
+ * summed in vectors, the rows in double (tb_cpu_convd_db); dw [o] by
+ * tb_cpu_convd_dw over the padded images, blocks of 8 output channels split over the threads (each
+ * weight's sum in one fixed order); dx [n] = the forward loops on g [n]
+ * padded by dil*(K-1) - pad with w flipped and transposed ([C, O, KH,
+ * KW]), the images split over the threads; with fewer than 8 input
+ * channels (that forward would leave most of its 8-channel tiles empty)
+ * dcol [R, P] = w^T g [n] by the forward loops (a 1x1 kernel over g's O
+ * channels, R = C*KH*KW output channels), col2im'd into dx [n]. */
+typedef struct bwk_convd_job {
+    const bwk_conv_job *j;
+    const char *xp; /* [N, C, Hp, Wp]: x padded (x when pad = 0) */
+    /* [ceil(C/8), O*KH*KW, 8]: the packed flipped w; dcol: [ceil(R/8),
+     * O, 8], w^T packed */
+    const char *wf;
+    bool dcol;
+    char *dw;
+    tb_cpu_convd_geom dw_g, dx_g; /* dx_g: the forward on g */
+    int64_t ph, pw;               /* g's padding for dx */
+    int rc[TB_MAX_AXIS_VALUES];
+} bwk_convd_job;
+
+static bool bwk_conv_direct_fits(const bwk_conv_job *j, int isa)
+{
+    const int v = j->dt == TB_F32 ? 16 : 8;
+    return isa >= TB_ISA_AVX512 && (j->dt == TB_F32 || j->dt == TB_F64) &&
+           j->st == 1 && tb_cpu_convd_fits(j->R, j->OW, v) &&
+           (!j->want_dx || j->C < TB_CPU_CONVD_OB ||
+            (2 * j->W >= v && j->pad <= j->dil * (j->KH - 1) &&
+             j->pad <= j->dil * (j->KW - 1)));
+}
+
+static void bwk_convd_dw_task(void *arg, int part, int nparts)
+{
+    const bwk_convd_job *d = arg;
+    const bwk_conv_job *j = d->j;
+    int64_t b, e;
+    tb_cpu_span(j->O, TB_CPU_CONVD_OB, part, nparts, &b, &e);
+    if (e <= b)
+        return;
+    if (j->dt == TB_F32)
+        tb_cpu_convd_dw_f32_avx512((const float *)j->g,
+                                   (const float *)d->xp, j->N,
+                                   (float *)d->dw, b, e, &d->dw_g);
+    else
+        tb_cpu_convd_dw_f64_avx512((const double *)j->g,
+                                   (const double *)d->xp, j->N,
+                                   (double *)d->dw, b, e, &d->dw_g);
+}
+
+static void bwk_convd_dx_task(void *arg, int part, int nparts)
+{
+    bwk_convd_job *d = arg;
+    const bwk_conv_job *j = d->j;
+    const size_t es = j->es;
+    int64_t b, e;
+    tb_cpu_span(j->N, 1, part, nparts, &b, &e);
+    const bool padded = !d->dcol && (d->ph > 0 || d->pw > 0);
+    const int64_t Hp = d->dx_g.Hp, Wp = d->dx_g.Wp, P = j->OH * j->OW;
+    /* the padded g [O, Hp, Wp], or dcol [R, P] */
+    const int64_t bsz = d->dcol ? j->R * P : padded ? j->O * Hp * Wp : 0;
+    char *gp = NULL;
+    if (bsz && e > b) {
+        gp = tb_alloc((size_t)bsz * es);
+        if (!gp) {
+            d->rc[part] = TB_ENOMEM;
+            return;
+        }
+        memset(gp, 0, (size_t)bsz * es);
+    }
+    for (int64_t n = b; n < e; n++) {
+        const char *gn = j->g + (size_t)(n * j->O * P) * es;
+        char *dxn = j->dx + (size_t)(n * j->C * j->H * j->W) * es;
+        if (d->dcol) {
+            if (j->dt == TB_F32) {
+                tb_cpu_convd_fwd_f32_avx512((const float *)gn,
+                                            (const float *)d->wf, NULL,
+                                            (float *)gp, &d->dx_g);
+                bwk_col2im_f32((const float *)gp, (float *)dxn, P, j->C,
+                               j->H, j->W, j->KH, j->KW, j->OH, j->OW, 1,
+                               j->pad, j->dil);
+            } else {
+                tb_cpu_convd_fwd_f64_avx512((const double *)gn,
+                                            (const double *)d->wf, NULL,
+                                            (double *)gp, &d->dx_g);
+                bwk_col2im_f64((const double *)gp, (double *)dxn, P, j->C,
+                               j->H, j->W, j->KH, j->KW, j->OH, j->OW, 1,
+                               j->pad, j->dil);
+            }
+            continue;
+        }
+        if (padded) {
+            for (int64_t o = 0; o < j->O; o++)
+                for (int64_t oh = 0; oh < j->OH; oh++)
+                    memcpy(gp + (size_t)((o * Hp + oh + d->ph) * Wp +
+                                         d->pw) * es,
+                           gn + (size_t)(o * P + oh * j->OW) * es,
+                           (size_t)j->OW * es);
+            gn = gp;
+        }
+        if (j->dt == TB_F32)
+            tb_cpu_convd_fwd_f32_avx512((const float *)gn,
+                                        (const float *)d->wf, NULL,
+                                        (float *)dxn, &d->dx_g);
+        else
+            tb_cpu_convd_fwd_f64_avx512((const double *)gn,
+                                        (const double *)d->wf, NULL,
+                                        (double *)dxn, &d->dx_g);
+    }
+    tb_free(gp);
+    d->rc[part] = 0;
+}
+
+/* The direct conv2d_backward into dx (j->want_dx), dw and db. */
+static int bwk_conv_direct(void *ctx, const bwk_conv_job *j, char *dw,
+                           char *db)
+{
+    const size_t es = j->es;
+    const int64_t KK = j->KH * j->KW, P = j->OH * j->OW;
+    if (j->dt == TB_F32)
+        tb_cpu_convd_db_f32_avx512((const float *)j->g, j->N, j->O, P,
+                                   (float *)db);
+    else
+        tb_cpu_convd_db_f64_avx512((const double *)j->g, j->N, j->O, P,
+                                   (double *)db);
+    bwk_convd_job d = {.j = j, .dw = dw, .xp = j->x};
+    const int64_t Hp = j->OH + j->dil * (j->KH - 1);
+    const int64_t Wp = j->OW + j->dil * (j->KW - 1);
+    d.dw_g = (tb_cpu_convd_geom){j->C,  Hp,    Wp,    j->O,  j->KH,
+                                 j->KW, j->OH, j->OW, j->dil};
+    d.dcol = j->C < TB_CPU_CONVD_OB;
+    /* blocks of 8 of wf's output channels: C (or dcol's R) */
+    const int64_t CB = ((d.dcol ? j->R : j->C) + TB_CPU_CONVD_OB - 1) /
+                       TB_CPU_CONVD_OB;
+    const size_t xpsz = j->pad > 0 ? (size_t)(j->N * j->C * Hp * Wp) : 0;
+    const size_t wfsz =
+        j->want_dx ? (size_t)(CB * TB_CPU_CONVD_OB * j->O * (d.dcol ? 1 : KK))
+                   : 0;
+    char *buf = xpsz + wfsz ? tb_alloc((xpsz + wfsz) * es) : NULL;
+    if (xpsz + wfsz && !buf)
+        return TB_ENOMEM;
+    if (xpsz) {
+        memset(buf, 0, xpsz * es);
+        for (int64_t ci = 0; ci < j->N * j->C; ci++)
+            for (int64_t ih = 0; ih < j->H; ih++)
+                memcpy(buf + (size_t)((ci * Hp + ih + j->pad) * Wp +
+                                      j->pad) * es,
+                       j->x + (size_t)((ci * j->H + ih) * j->W) * es,
+                       (size_t)j->W * es);
+        d.xp = buf;
+    }
+    const int64_t macs = j->N * P * j->R * j->O;
+    tb_cpu_parallel(ctx, macs,
+                    (j->O + TB_CPU_CONVD_OB - 1) / TB_CPU_CONVD_OB,
+                    bwk_convd_dw_task, &d);
+    int rc = 0;
+    if (j->want_dx && d.dcol) {
+        /* wf [(b*O + o)*8 + i] = w [o, b*8 + i] (a row of R) */
+        char *wf = buf + xpsz * es;
+        for (int64_t b = 0; b < CB; b++)
+            for (int64_t o = 0; o < j->O; o++)
+                for (int i = 0; i < TB_CPU_CONVD_OB; i++) {
+                    const int64_t r = b * TB_CPU_CONVD_OB + i;
+                    char *dst = wf + (size_t)(((b * j->O + o) *
+                                               TB_CPU_CONVD_OB) + i) * es;
+                    if (r < j->R)
+                        memcpy(dst, j->w + (size_t)(o * j->R + r) * es, es);
+                    else
+                        memset(dst, 0, es);
+                }
+        d.wf = wf;
+        /* a 1x1 kernel sees only P = OH*OW contiguous columns: as 4 rows
+         * of P/4 (the one-channel tail of R runs 4 rows a tile) or 1
+         * row of P, with no tail vector per image row */
+        const int64_t rows = P % 4 == 0 && P / 4 >= 16 ? 4 : 1;
+        d.dx_g = (tb_cpu_convd_geom){j->O,    rows, P / rows, j->R, 1,
+                                     1,       rows, P / rows, 1};
+    } else if (j->want_dx) {
+        /* wf [(b*R' + o*KK + t)*8 + i] = w [o, b*8 + i, KK-1-t] */
+        char *wf = buf + xpsz * es;
+        const int64_t Rf = j->O * KK;
+        for (int64_t b = 0; b < CB; b++)
+            for (int64_t o = 0; o < j->O; o++)
+                for (int64_t t = 0; t < KK; t++)
+                    for (int i = 0; i < TB_CPU_CONVD_OB; i++) {
+                        const int64_t c = b * TB_CPU_CONVD_OB + i;
+                        char *dst = wf + (size_t)(((b * Rf + o * KK + t) *
+                                                   TB_CPU_CONVD_OB) + i) * es;
+                        if (c < j->C)
+                            memcpy(dst,
+                                   j->w + (size_t)((o * j->C + c) * KK +
+                                                   KK - 1 - t) * es,
+                                   es);
+                        else
+                            memset(dst, 0, es);
+                    }
+        d.wf = wf;
+        d.ph = j->dil * (j->KH - 1) - j->pad;
+        d.pw = j->dil * (j->KW - 1) - j->pad;
+        d.dx_g = (tb_cpu_convd_geom){j->O,
+                                     j->OH + 2 * d.ph,
+                                     j->OW + 2 * d.pw,
+                                     j->C,
+                                     j->KH,
+                                     j->KW,
+                                     j->H,
+                                     j->W,
+                                     j->dil};
+    }
+    if (j->want_dx) {
+        for (int i = 0; i < TB_MAX_AXIS_VALUES; i++)
+            d.rc[i] = 0;
+        tb_cpu_parallel(ctx, macs, j->N, bwk_convd_dx_task, &d);
+        for (int i = 0; i < TB_MAX_AXIS_VALUES && rc == 0; i++)
+            rc = d.rc[i];
+    }
+    tb_free(buf);
+    return rc;
+}
+#endif
+
 /* conv2d_backward of g [N, O, OH, OW], x [N, C, H, W], w [O, C, KH, KW]
  * (the shapes checked) into dx, dw, db; params as resolved. */
 static int bwk_conv(void *ctx, tb_dtype dt, const tb_tensor *in,
@@ -386,6 +611,10 @@ static int bwk_conv(void *ctx, tb_dtype dt, const tb_tensor *in,
         memset(out[2].data, 0, (size_t)tb_tensor_numel(&out[2]) * j.es);
         return 0;
     }
+#if TB_CPU_HAVE_AVX512
+    if (bwk_conv_direct_fits(&j, tb_cpu_isa(ctx)))
+        return bwk_conv_direct(ctx, &j, out[1].data, out[2].data);
+#endif
     int64_t big = j.R > j.O ? j.R : j.O;
     j.nb = BWK_CONV_CHUNK / (big * j.P);
     j.nb = j.nb > j.N ? j.N : j.nb < 1 ? 1 : j.nb;

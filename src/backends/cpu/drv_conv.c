@@ -1,12 +1,16 @@
 /* The cpu backend's NCHW window drivers: conv2d and conv2d_nobias
  * (im2col, then the native GEMM at the SIMD levels or the portable row
- * loops; bf16 at the avx512bf16 level: im2col of the bf16 image and the
- * bf16 GEMM with the bias fused, kreg.h's TB_CPU_HALF_MM), max_pool2d
+ * loops; f32/f64 at the avx512 levels with stride 1 and few taps, and
+ * bf16 from 16 taps up between conversions: conv_direct.h's loops, no
+ * im2col; else bf16 at the avx512bf16 level: im2col of the bf16 image
+ * and the bf16 GEMM with the bias fused, kreg.h's TB_CPU_HALF_MM),
+ * max_pool2d
  * and avg_pool2d (the instance's pooling loops, kernels.h); their rows
  * are kreg.h's conv family. */
 #include <string.h>
 
 #include "../../ops/alloc.h"
+#include "conv_direct.h"
 #include "drv.h"
 
 /* im2col of one image x [C, H, W] into col [R = C*KH*KW, P = OH*OW]:
@@ -83,11 +87,74 @@ typedef struct cpu_conv_job {
     size_t esz;
     const char *x, *w, *bias; /* bias: NULL for conv2d_nobias */
     char *o;
-    char *col;    /* one R x P buffer per part */
+    char *col;    /* one buffer of colsz elements per part */
+    size_t colsz;
     int64_t N, O, R, P;
     cpu_conv_geom g;
+    /* f32/f64 at the AVX-512 levels, stride 1 and few taps
+     * (conv_direct.h): the direct loops over wp (packed weights), the
+     * part's buffer the padded image (pad > 0), no im2col nor GEMM */
+    bool direct;
+    const char *wp;
+    tb_cpu_convd_geom dg;
+    /* bf16 by the f32 direct loops: the part's buffer holds the padded
+     * image and the output in f32 (widened, narrowed once), biasf the
+     * bias in f32; wes the size of the buffers' elements */
+    const float *biasf;
+    size_t wes;
     int rc[TB_MAX_AXIS_VALUES]; /* per part */
 } cpu_conv_job;
+
+#if TB_CPU_HAVE_AVX512
+/* Images [lo, hi) by the direct loops (j->direct); pad holds one padded
+ * image (pad > 0: its border zeroed once, the interior copied per
+ * image). */
+static void cpu_conv_direct(const cpu_conv_job *j, char *pad, int64_t lo,
+                            int64_t hi)
+{
+    const size_t es = j->esz;
+    const cpu_conv_geom *g = &j->g;
+    const int64_t chw = g->C * g->H * g->W;
+    const int64_t Hp = j->dg.Hp, Wp = j->dg.Wp;
+    if (g->pad > 0)
+        memset(pad, 0, (size_t)(g->C * Hp * Wp) * j->wes);
+    for (int64_t n = lo; n < hi; n++) {
+        const char *xn = j->x + (size_t)(n * chw) * es;
+        char *on = j->o + (size_t)(n * j->O * j->P) * es;
+        if (j->dt == TB_BF16) {
+            float *xf = (float *)pad, *of = xf + g->C * Hp * Wp;
+            for (int64_t ci = 0; ci < g->C; ci++)
+                for (int64_t ih = 0; ih < g->H; ih++)
+                    tb_cpu_convd_widen_bf16(
+                        (const uint16_t *)xn + (ci * g->H + ih) * g->W,
+                        xf + (ci * Hp + ih + g->pad) * Wp + g->pad, g->W);
+            tb_cpu_convd_fwd_f32_avx512(xf, (const float *)j->wp, j->biasf,
+                                        of, &j->dg);
+            tb_cpu_convd_narrow_bf16(of, (uint16_t *)on, j->O * j->P);
+            continue;
+        }
+        if (g->pad > 0) {
+            for (int64_t ci = 0; ci < g->C; ci++)
+                for (int64_t ih = 0; ih < g->H; ih++)
+                    memcpy(pad + (size_t)((ci * Hp + ih + g->pad) * Wp +
+                                          g->pad) * es,
+                           xn + (size_t)((ci * g->H + ih) * g->W) * es,
+                           (size_t)g->W * es);
+            xn = pad;
+        }
+        if (j->dt == TB_F32)
+            tb_cpu_convd_fwd_f32_avx512((const float *)xn,
+                                        (const float *)j->wp,
+                                        (const float *)j->bias, (float *)on,
+                                        &j->dg);
+        else
+            tb_cpu_convd_fwd_f64_avx512((const double *)xn,
+                                        (const double *)j->wp,
+                                        (const double *)j->bias,
+                                        (double *)on, &j->dg);
+    }
+}
+#endif
 
 /* Images [lo, hi) with column buffer col: im2col, out[n] = W [O, R] x
  * col [R, P] (the native GEMM at the SIMD levels with `threads` threads
@@ -101,6 +168,12 @@ static int cpu_conv_images(const cpu_conv_job *j, char *col, int64_t lo,
     const int64_t chw = j->g.C * j->g.H * j->g.W;
     (void)threads;
     (void)par;
+#if TB_CPU_HAVE_AVX512
+    if (j->direct) {
+        cpu_conv_direct(j, col, lo, hi);
+        return 0;
+    }
+#endif
     for (int64_t n = lo; n < hi; n++) {
         const char *xn = j->x + (size_t)(n * chw) * es;
         char *on = j->o + (size_t)(n * j->O * j->P) * es;
@@ -164,7 +237,8 @@ static void cpu_conv_task(void *argp, int part, int nparts)
     cpu_conv_job *j = argp;
     int64_t b, e;
     cpu_span(j->N, part, nparts, &b, &e);
-    char *col = j->col + (size_t)part * (size_t)(j->R * j->P) * j->esz;
+    char *col = j->col + (size_t)part * j->colsz *
+                             (j->direct ? j->wes : j->esz);
     j->rc[part] = cpu_conv_images(j, col, b, e, 1, NULL);
 }
 
@@ -174,7 +248,8 @@ static void cpu_conv_task(void *argp, int part, int nparts)
  * over the threads, each part with its own column buffer and a
  * one-thread GEMM per image; few: one image after another, each GEMM
  * split over the pool.  One tracked allocation per call (the column
- * buffers, parts x C*KH*KW x OH*OW elements). */
+ * buffers, parts x C*KH*KW x OH*OW elements; direct: a padded image per
+ * part when padding > 0, and the packed weights). */
 static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
                       const tb_params *p, tb_dtype dt, bool with_bias,
                       int lv)
@@ -237,9 +312,72 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (j.N < c->threads && j.O * j.P * j.R >= TB_GEMM_PAR_MIN_MACS)
         parts = 1;
 #endif
-    j.col = tb_alloc((size_t)parts * (size_t)(j.R * j.P) * j.esz);
+    j.colsz = (size_t)(j.R * j.P);
+    size_t wpsz = 0;
+#if TB_CPU_HAVE_AVX512
+    const int vl = dt == TB_F64 ? 8 : 16; /* lanes of a vector */
+    /* bf16 comes here at the avx512bf16 level only (kreg.h's
+     * TB_CPU_HALF_MM rows; below it half.c's conversions around f32):
+     * the f32 loops between conversions when there are 16 taps or more
+     * (8x4x16x16 * 8x4x3x3: 15.6 us instead of the bf16 GEMM's 41.1;
+     * with 9, 8x1x28x28 * 16x1x3x3, the conversions per output made it
+     * 34.9 us against 31.6: the GEMM stays) */
+    j.direct = lv >= TB_ISA_AVX512 && st == 1 &&
+               (dt == TB_F32 || dt == TB_F64 ||
+                (dt == TB_BF16 && j.R >= 16)) &&
+               tb_cpu_convd_fits(j.R, j.g.OW, vl);
+    j.wes = dt == TB_BF16 ? sizeof(float) : j.esz;
+    if (j.direct) {
+        j.dg = (tb_cpu_convd_geom){j.g.C,  j.g.OH + dil * (j.g.KH - 1),
+                                   j.g.OW + dil * (j.g.KW - 1),
+                                   j.O,    j.g.KH,
+                                   j.g.KW, j.g.OH,
+                                   j.g.OW, dil};
+        j.colsz = pad > 0 || dt == TB_BF16
+                      ? (size_t)(j.g.C * j.dg.Hp * j.dg.Wp)
+                      : 0;
+        if (dt == TB_BF16)
+            j.colsz += (size_t)(j.O * j.P);
+        wpsz = (size_t)((j.O + TB_CPU_CONVD_OB - 1) / TB_CPU_CONVD_OB *
+                        TB_CPU_CONVD_OB * j.R);
+        if (dt == TB_BF16)
+            wpsz += (size_t)j.O; /* biasf after wp */
+        parts = cpu_parts(c, macs + j.N * j.R * j.P, j.N);
+    }
+#endif
+    j.col = tb_alloc(((size_t)parts * j.colsz + wpsz) *
+                     (j.direct ? j.wes : j.esz));
     if (!j.col)
         return TB_ENOMEM;
+#if TB_CPU_HAVE_AVX512
+    if (j.direct) {
+        /* wp [ceil(O/8), R, 8]: w's rows 8 at a time, interleaved, zero
+         * past O */
+        char *wp = j.col + (size_t)parts * j.colsz * j.wes;
+        const size_t es = j.esz, wes = j.wes;
+        for (int64_t b = 0; b * TB_CPU_CONVD_OB < j.O; b++)
+            for (int64_t r = 0; r < j.R; r++)
+                for (int i = 0; i < TB_CPU_CONVD_OB; i++) {
+                    const int64_t o = b * TB_CPU_CONVD_OB + i;
+                    char *d = wp + (size_t)((b * j.R + r) *
+                                            TB_CPU_CONVD_OB + i) * wes;
+                    if (o >= j.O)
+                        memset(d, 0, wes);
+                    else if (dt == TB_BF16)
+                        tb_cpu_convd_widen_bf16(
+                            (const uint16_t *)j.w + o * j.R + r, (float *)d,
+                            1);
+                    else
+                        memcpy(d, j.w + (size_t)(o * j.R + r) * es, es);
+                }
+        j.wp = wp;
+        if (dt == TB_BF16 && j.bias) {
+            float *bf = (float *)wp + (wpsz - (size_t)j.O);
+            tb_cpu_convd_widen_bf16((const uint16_t *)j.bias, bf, j.O);
+            j.biasf = bf;
+        }
+    }
+#endif
     if (parts > 1) {
         parts = cpu_pool_run(c->pool, parts, cpu_conv_task, &j);
         rc = 0;

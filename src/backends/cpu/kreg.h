@@ -220,7 +220,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_AVX512BF16(X, matmul_int8, f32, c)                             \
     TB_CPU_AVX2(X, matmul_int8, f32, c) X(matmul_int8, f32, c, c)
 
-/* NCHW convolution (im2col and the native GEMM at the SIMD levels) and
+/* NCHW convolution (im2col and the native GEMM at the SIMD levels; f32
+ * and f64 small stride-1 ones by conv_direct.h's loops at avx512) and
  * pooling (over kernels.h): drv_conv.c. */
 #define TB_CPU_ROWS_CONV(X)                                               \
     TB_CPU_GEMM_C(X, conv2d, f32) TB_CPU_GEMM_C(X, conv2d, f64)           \

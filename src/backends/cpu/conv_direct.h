@@ -1,0 +1,73 @@
+/* Direct stride-1 convolution loops of the AVX-512 level
+ * (conv_direct_avx512.c), f32 and f64, for the small convolutions whose
+ * im2col + GEMM is all fixed cost (issue 34: one input channel, R =
+ * C*KH*KW of 9..36): drv_conv.c's conv2d / conv2d_nobias and
+ * backward.c's conv2d_backward call them at the avx512 levels when
+ * tb_cpu_convd_fits says so, else im2col and the GEMM.
+ *
+ * The image is read already padded: xp [C, Hp, Wp] with Hp = OH +
+ * dil*(KH-1), Wp = OW + dil*(KW-1) (the caller copies it into a zeroed
+ * buffer when padding > 0), so the loops have no border cases but the
+ * last vector of a row (masked loads and stores). */
+#ifndef TB_BACKENDS_CPU_CONV_DIRECT_H
+#define TB_BACKENDS_CPU_CONV_DIRECT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Output channels per block of the packed weights (zero rows past O). */
+#define TB_CPU_CONVD_OB 8
+/* The direct loops take R = C*KH*KW at most this (above it im2col +
+ * GEMM's packed depth loop wins: the direct loop reloads the image once
+ * per block of 8 output channels). */
+#define TB_CPU_CONVD_MAX_R 64
+
+typedef struct tb_cpu_convd_geom {
+    int64_t C, Hp, Wp, O, KH, KW, OH, OW, dil;
+} tb_cpu_convd_geom;
+
+/* Whether the direct loops should take a stride-1 convolution of R =
+ * C*KH*KW and output rows of OW elements (vectors of v lanes): few
+ * taps, and rows that fill at least half a vector. */
+static inline bool tb_cpu_convd_fits(int64_t R, int64_t OW, int v)
+{
+    return R <= TB_CPU_CONVD_MAX_R && 2 * OW >= v;
+}
+
+/* out [O, OH, OW] = bias[o] (0 without bias) + sum over c, kh, kw (in
+ * that order, one fused multiply-add each) of wp's weight times xp [c,
+ * oh + kh*dil, ow + kw*dil]; wp is [ceil(O/8), R, 8]: wp[(b*R + r)*8 + i]
+ * the weight of output channel b*8 + i at tap r = (c*KH + kh)*KW + kw. */
+void tb_cpu_convd_fwd_f32_avx512(const float *xp, const float *wp,
+                                 const float *bias, float *out,
+                                 const tb_cpu_convd_geom *g);
+void tb_cpu_convd_fwd_f64_avx512(const double *xp, const double *wp,
+                                 const double *bias, double *out,
+                                 const tb_cpu_convd_geom *g);
+
+/* The weight gradient of output channels [o0, o1) over n images:
+ * dw [o, c, kh, kw] = sum over the images, oh, ow of g [n, o, oh, ow] *
+ * xp [n, c, oh + kh*dil, ow + kw*dil] (g [n, O, OH, OW] and xp [n, C,
+ * Hp, Wp] contiguous), summed in vector lanes in a fixed order (images,
+ * rows, columns) that does not depend on [o0, o1) or on the threads. */
+void tb_cpu_convd_dw_f32_avx512(const float *g, const float *xp, int64_t n,
+                                float *dw, int64_t o0, int64_t o1,
+                                const tb_cpu_convd_geom *gm);
+void tb_cpu_convd_dw_f64_avx512(const double *g, const double *xp,
+                                int64_t n, double *dw, int64_t o0,
+                                int64_t o1, const tb_cpu_convd_geom *gm);
+
+/* db [o] = the sum over the images q < n of g [q, o, :] (g [n, O, P]):
+ * each row summed in vectors of T, the rows' sums in double. */
+void tb_cpu_convd_db_f32_avx512(const float *g, int64_t n, int64_t O,
+                                int64_t P, float *db);
+void tb_cpu_convd_db_f64_avx512(const double *g, int64_t n, int64_t O,
+                                int64_t P, double *db);
+
+/* bf16 [n] -> f32 [n] (exact), and f32 -> bf16 rounded to nearest even
+ * (NaN kept, quiet: ops/half.h's tb_f32_to_bf16), for bf16 convolutions
+ * on the f32 loops. */
+void tb_cpu_convd_widen_bf16(const uint16_t *src, float *dst, int64_t n);
+void tb_cpu_convd_narrow_bf16(const float *src, uint16_t *dst, int64_t n);
+
+#endif

@@ -1,0 +1,324 @@
+/* Direct stride-1 convolution loops of the AVX-512 level, f32 and f64
+ * (conv_direct.h; built with only that level's flags, meson.build).
+ *
+ * Forward: a tile is 8 output channels x NV vectors (NV = 1..3) of one
+ * output row, 8*NV accumulators in registers started at the bias; per
+ * tap one (masked) load of the image row per vector and 8 fused
+ * multiply-adds with the packed weights broadcast.  Weight gradient: a
+ * tile is 8 output channels x 3 taps (24 accumulators), per vector of
+ * an output row 8 loads of g and 3 of the image, summed over the
+ * images and rows, then reduced across the lanes. */
+#include "conv_direct.h"
+
+#include <immintrin.h>
+
+#define CONVD_DW_OB 8
+#define CONVD_DW_TB 3
+
+/* One forward tile of NV vectors; nrows (<= 8) output channels stored. */
+#define CONVD_TILE(SFX, T, VT, V, MT, NV, SET1, ZERO, FMA, LOADZ, STOREM)  \
+    static void convd_tile_##SFX##_##NV(                                   \
+        const T *restrict xrow, const T *restrict w, const T *bias8,       \
+        T *restrict o, int64_t P, int nrows, const MT *m,                  \
+        const tb_cpu_convd_geom *g)                                        \
+    {                                                                      \
+        VT acc[TB_CPU_CONVD_OB][NV];                                       \
+        _Pragma("GCC unroll 8") for (int i = 0; i < TB_CPU_CONVD_OB; i++)  \
+            _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)           \
+                acc[i][v] = bias8 ? SET1(bias8[i]) : ZERO();               \
+        for (int64_t c = 0; c < g->C; c++)                                 \
+            for (int64_t kh = 0; kh < g->KH; kh++) {                       \
+                const T *row = xrow + (c * g->Hp + kh * g->dil) * g->Wp;   \
+                for (int64_t kw = 0; kw < g->KW; kw++, w += 8) {           \
+                    VT xv[NV];                                             \
+                    _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)   \
+                        xv[v] = LOADZ(m[v], row + kw * g->dil + v * V);    \
+                    _Pragma("GCC unroll 8") for (int i = 0;                \
+                                                 i < TB_CPU_CONVD_OB; i++) \
+                    {                                                      \
+                        const VT wi = SET1(w[i]);                          \
+                        _Pragma("GCC unroll 3") for (int v = 0; v < NV;    \
+                                                     v++)                  \
+                            acc[i][v] = FMA(wi, xv[v], acc[i][v]);         \
+                    }                                                      \
+                }                                                          \
+            }                                                              \
+        /* unrolled, a test per row: an indexed acc would live on the    \
+         * stack (stored back every tap) */                                \
+        _Pragma("GCC unroll 8") for (int i = 0; i < TB_CPU_CONVD_OB; i++)  \
+            if (i < nrows)                                                 \
+                _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)       \
+                    STOREM(o + i * P + v * V, m[v], acc[i][v]);            \
+    }
+
+/* One forward tile of one output channel (fewer than 8 in all: an
+ * 8-channel tile would waste most of its multiply-adds) x CONVD_RB
+ * output rows (rows of them stored, the others' loads masked off) x NV
+ * vectors; w steps 8 apart (the packed layout). */
+#define CONVD_RB 4
+/* A block of this many output channels or fewer (O < 4, the tail of O)
+ * runs one channel at a time. */
+#define CONVD_ROWS_MAX 3
+#define CONVD_ROWS(SFX, T, VT, V, MT, NV, SET1, FMA, LOADZ, STOREM)        \
+    static void convd_rows_##SFX##_##NV(                                   \
+        const T *restrict xrow, const T *restrict w, T bias,               \
+        T *restrict o, int rows, const MT *m, const tb_cpu_convd_geom *g)  \
+    {                                                                      \
+        VT acc[CONVD_RB][NV];                                              \
+        MT mr[CONVD_RB][NV];                                               \
+        _Pragma("GCC unroll 4") for (int r = 0; r < CONVD_RB; r++)         \
+            _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) {         \
+                acc[r][v] = SET1(bias);                                    \
+                mr[r][v] = r < rows ? m[v] : (MT)0;                        \
+            }                                                              \
+        for (int64_t c = 0; c < g->C; c++)                                 \
+            for (int64_t kh = 0; kh < g->KH; kh++) {                       \
+                const T *row = xrow + (c * g->Hp + kh * g->dil) * g->Wp;   \
+                for (int64_t kw = 0; kw < g->KW; kw++, w += 8) {           \
+                    const VT wv = SET1(*w);                                \
+                    const T *x = row + kw * g->dil;                        \
+                    _Pragma("GCC unroll 4") for (int r = 0; r < CONVD_RB;  \
+                                                 r++)                      \
+                        _Pragma("GCC unroll 3") for (int v = 0; v < NV;    \
+                                                     v++)                  \
+                            acc[r][v] = FMA(                               \
+                                wv,                                        \
+                                LOADZ(mr[r][v], x + r * g->Wp + v * V),    \
+                                acc[r][v]);                                \
+                }                                                          \
+            }                                                              \
+        _Pragma("GCC unroll 4") for (int r = 0; r < CONVD_RB; r++)         \
+            if (r < rows)                                                  \
+                _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)       \
+                    STOREM(o + r * g->OW + v * V, m[v], acc[r][v]);        \
+    }
+
+#define CONVD_DEFS(SFX, T, VT, V, MT, SET1, ZERO, FMA, LOADZ, STOREM, RED) \
+    CONVD_TILE(SFX, T, VT, V, MT, 1, SET1, ZERO, FMA, LOADZ, STOREM)       \
+    CONVD_TILE(SFX, T, VT, V, MT, 2, SET1, ZERO, FMA, LOADZ, STOREM)       \
+    CONVD_TILE(SFX, T, VT, V, MT, 3, SET1, ZERO, FMA, LOADZ, STOREM)       \
+    CONVD_ROWS(SFX, T, VT, V, MT, 1, SET1, FMA, LOADZ, STOREM)             \
+    CONVD_ROWS(SFX, T, VT, V, MT, 2, SET1, FMA, LOADZ, STOREM)             \
+    CONVD_ROWS(SFX, T, VT, V, MT, 3, SET1, FMA, LOADZ, STOREM)             \
+                                                                           \
+    static MT convd_mask_##SFX(int64_t n)                                  \
+    {                                                                      \
+        return n >= V ? (MT)~(MT)0 : n <= 0 ? (MT)0 : (MT)((1u << n) - 1); \
+    }                                                                      \
+                                                                           \
+    /* The vectors of a row from v0 on that the next tile takes (1..3;   \
+     * 4 left: 2 and 2) and their masks m[0..3) (of the OW columns). */    \
+    static int convd_chunk_##SFX(int64_t nvec, int64_t v0, int64_t OW,     \
+                                 MT *m)                                    \
+    {                                                                      \
+        const int64_t left = nvec - v0;                                    \
+        for (int v = 0; v < 3; v++)                                        \
+            m[v] = convd_mask_##SFX(OW - (v0 + v) * V);                    \
+        return left <= 3 ? (int)left : left == 4 ? 2 : 3;                  \
+    }                                                                      \
+                                                                           \
+    /* the forward loops of one output channel (weights w, 8 apart) */     \
+    static void convd_fwd1_##SFX(const T *xp, const T *w, T b, T *out,     \
+                                 const tb_cpu_convd_geom *g)               \
+    {                                                                      \
+        const int64_t nvec = (g->OW + V - 1) / V;                          \
+        for (int64_t oh = 0; oh < g->OH; oh += CONVD_RB) {                 \
+            const int rows = g->OH - oh < CONVD_RB ? (int)(g->OH - oh)     \
+                                                   : CONVD_RB;             \
+            for (int64_t v0 = 0; v0 < nvec;) {                             \
+                MT m[3];                                                   \
+                const int nv = convd_chunk_##SFX(nvec, v0, g->OW, m);      \
+                const T *xrow = xp + oh * g->Wp + v0 * V;                  \
+                T *op = out + oh * g->OW + v0 * V;                         \
+                if (nv == 1)                                               \
+                    convd_rows_##SFX##_1(xrow, w, b, op, rows, m, g);      \
+                else if (nv == 2)                                          \
+                    convd_rows_##SFX##_2(xrow, w, b, op, rows, m, g);      \
+                else                                                       \
+                    convd_rows_##SFX##_3(xrow, w, b, op, rows, m, g);      \
+                v0 += nv;                                                  \
+            }                                                              \
+        }                                                                  \
+    }                                                                      \
+                                                                           \
+    void tb_cpu_convd_fwd_##SFX##_avx512(const T *xp, const T *wp,         \
+                                         const T *bias, T *out,            \
+                                         const tb_cpu_convd_geom *g)       \
+    {                                                                      \
+        const int64_t P = g->OH * g->OW, R = g->C * g->KH * g->KW;         \
+        const int64_t nvec = (g->OW + V - 1) / V;                          \
+        for (int64_t o0 = 0; o0 < g->O; o0 += TB_CPU_CONVD_OB) {           \
+            const int nrows = g->O - o0 < TB_CPU_CONVD_OB                  \
+                                  ? (int)(g->O - o0)                       \
+                                  : TB_CPU_CONVD_OB;                       \
+            const T *w = wp + (o0 / TB_CPU_CONVD_OB) * R * TB_CPU_CONVD_OB; \
+            if (nrows <= CONVD_ROWS_MAX) {                                 \
+                for (int i = 0; i < nrows; i++)                            \
+                    convd_fwd1_##SFX(xp, w + i, bias ? bias[o0 + i] : (T)0, \
+                                     out + (o0 + i) * P, g);               \
+                continue;                                                  \
+            }                                                              \
+            T b8[TB_CPU_CONVD_OB];                                         \
+            for (int i = 0; i < TB_CPU_CONVD_OB; i++)                      \
+                b8[i] = bias && i < nrows ? bias[o0 + i] : (T)0;           \
+            for (int64_t oh = 0; oh < g->OH; oh++)                         \
+                for (int64_t v0 = 0; v0 < nvec;) {                         \
+                    MT m[3];                                               \
+                    const int nv = convd_chunk_##SFX(nvec, v0, g->OW, m);  \
+                    const T *xrow = xp + oh * g->Wp + v0 * V;              \
+                    T *o = out + o0 * P + oh * g->OW + v0 * V;             \
+                    const T *b = bias ? b8 : 0;                            \
+                    if (nv == 1)                                           \
+                        convd_tile_##SFX##_1(xrow, w, b, o, P, nrows, m,   \
+                                             g);                           \
+                    else if (nv == 2)                                      \
+                        convd_tile_##SFX##_2(xrow, w, b, o, P, nrows, m,   \
+                                             g);                           \
+                    else                                                   \
+                        convd_tile_##SFX##_3(xrow, w, b, o, P, nrows, m,   \
+                                             g);                           \
+                    v0 += nv;                                              \
+                }                                                          \
+        }                                                                  \
+    }                                                                      \
+                                                                           \
+    void tb_cpu_convd_dw_##SFX##_avx512(const T *g, const T *xp,           \
+                                        int64_t n, T *dw, int64_t o0,      \
+                                        int64_t o1,                        \
+                                        const tb_cpu_convd_geom *gm)       \
+    {                                                                      \
+        const int64_t P = gm->OH * gm->OW, KK = gm->KH * gm->KW;           \
+        const int64_t img = gm->Hp * gm->Wp;                               \
+        for (int64_t ob = o0; ob < o1; ob += CONVD_DW_OB) {                \
+            int64_t orow[CONVD_DW_OB];                                     \
+            for (int i = 0; i < CONVD_DW_OB; i++)                          \
+                orow[i] = (ob + i < o1 ? ob + i : o1 - 1) * P;             \
+            for (int64_t c = 0; c < gm->C; c++)                            \
+                for (int64_t t0 = 0; t0 < KK; t0 += CONVD_DW_TB) {         \
+                    int64_t off[CONVD_DW_TB];                              \
+                    for (int u = 0; u < CONVD_DW_TB; u++) {                \
+                        const int64_t t = t0 + u < KK ? t0 + u : t0;       \
+                        off[u] = (t / gm->KW) * gm->dil * gm->Wp +         \
+                                 (t % gm->KW) * gm->dil;                   \
+                    }                                                      \
+                    VT acc[CONVD_DW_OB][CONVD_DW_TB];                      \
+                    _Pragma("GCC unroll 8") for (int i = 0;                \
+                                                 i < CONVD_DW_OB; i++)     \
+                        _Pragma("GCC unroll 3") for (int u = 0;            \
+                                                     u < CONVD_DW_TB; u++) \
+                            acc[i][u] = ZERO();                            \
+                    for (int64_t q = 0; q < n; q++) {                      \
+                        const T *gq = g + q * gm->O * P;                   \
+                        const T *xq = xp + (q * gm->C + c) * img;          \
+                        for (int64_t oh = 0; oh < gm->OH; oh++)            \
+                            for (int64_t ow = 0; ow < gm->OW; ow += V) {   \
+                                const MT m = convd_mask_##SFX(gm->OW - ow); \
+                                const T *xr = xq + oh * gm->Wp + ow;       \
+                                const T *gr = gq + oh * gm->OW + ow;       \
+                                VT xv[CONVD_DW_TB];                        \
+                                _Pragma("GCC unroll 3") for (int u = 0;    \
+                                                             u <           \
+                                                             CONVD_DW_TB;  \
+                                                             u++)          \
+                                    xv[u] = LOADZ(m, xr + off[u]);         \
+                                _Pragma("GCC unroll 8") for (int i = 0;    \
+                                                             i <           \
+                                                             CONVD_DW_OB;  \
+                                                             i++)          \
+                                {                                          \
+                                    const VT gv = LOADZ(m, gr + orow[i]);  \
+                                    _Pragma("GCC unroll 3") for (          \
+                                        int u = 0; u < CONVD_DW_TB; u++)   \
+                                        acc[i][u] =                        \
+                                            FMA(gv, xv[u], acc[i][u]);     \
+                                }                                          \
+                            }                                              \
+                    }                                                      \
+                    _Pragma("GCC unroll 8") for (int i = 0;                \
+                                                 i < CONVD_DW_OB; i++)     \
+                        _Pragma("GCC unroll 3") for (int u = 0;            \
+                                                     u < CONVD_DW_TB; u++) \
+                            if (ob + i < o1 && t0 + u < KK)                \
+                                dw[((ob + i) * gm->C + c) * KK + t0 + u] = \
+                                    RED(acc[i][u]);                        \
+                }                                                          \
+        }                                                                  \
+    }
+
+/* db [o] = the rows g [q, o] summed over the images q < n: each row in
+ * 4 vector sums of T (then their lanes in double), the rows in double */
+#define CONVD_DB(SFX, T, VT, V, MT, ZERO, ADD, LOADZ, LANE_SUM)             \
+    void tb_cpu_convd_db_##SFX##_avx512(const T *g, int64_t n, int64_t O,  \
+                                        int64_t P, T *db)                  \
+    {                                                                      \
+        for (int64_t o = 0; o < O; o++) {                                  \
+            double s = 0;                                                  \
+            for (int64_t q = 0; q < n; q++) {                              \
+                const T *r = g + (q * O + o) * P;                          \
+                VT a0 = ZERO(), a1 = ZERO(), a2 = ZERO(), a3 = ZERO();     \
+                int64_t i = 0;                                             \
+                for (; i + 4 * V <= P; i += 4 * V) {                       \
+                    a0 = ADD(a0, LOADZ((MT)~(MT)0, r + i));                \
+                    a1 = ADD(a1, LOADZ((MT)~(MT)0, r + i + V));            \
+                    a2 = ADD(a2, LOADZ((MT)~(MT)0, r + i + 2 * V));        \
+                    a3 = ADD(a3, LOADZ((MT)~(MT)0, r + i + 3 * V));        \
+                }                                                          \
+                for (; i < P; i += V)                                      \
+                    a0 = ADD(a0, LOADZ(convd_mask_##SFX(P - i), r + i));   \
+                s += LANE_SUM(ADD(ADD(a0, a1), ADD(a2, a3)));              \
+            }                                                              \
+            db[o] = (T)s;                                                  \
+        }                                                                  \
+    }
+
+/* the lanes of a vector summed in double */
+static double convd_lanes_f32(__m512 v)
+{
+    return _mm512_reduce_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v))) +
+           _mm512_reduce_add_pd(
+               _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+}
+
+CONVD_DEFS(f32, float, __m512, 16, __mmask16, _mm512_set1_ps,
+           _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
+           _mm512_mask_storeu_ps, _mm512_reduce_add_ps)
+CONVD_DEFS(f64, double, __m512d, 8, __mmask8, _mm512_set1_pd,
+           _mm512_setzero_pd, _mm512_fmadd_pd, _mm512_maskz_loadu_pd,
+           _mm512_mask_storeu_pd, _mm512_reduce_add_pd)
+CONVD_DB(f32, float, __m512, 16, __mmask16, _mm512_setzero_ps, _mm512_add_ps,
+         _mm512_maskz_loadu_ps, convd_lanes_f32)
+CONVD_DB(f64, double, __m512d, 8, __mmask8, _mm512_setzero_pd,
+         _mm512_add_pd, _mm512_maskz_loadu_pd, _mm512_reduce_add_pd)
+
+void tb_cpu_convd_widen_bf16(const uint16_t *src, float *dst, int64_t n)
+{
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = convd_mask_f32(n - i);
+        const __m512i v = _mm512_slli_epi32(
+            _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, src + i)), 16);
+        _mm512_mask_storeu_ps(dst + i, m, _mm512_castsi512_ps(v));
+    }
+}
+
+void tb_cpu_convd_narrow_bf16(const float *src, uint16_t *dst, int64_t n)
+{
+    const __m512i abs = _mm512_set1_epi32(0x7fffffff);
+    const __m512i inf = _mm512_set1_epi32(0x7f800000);
+    const __m512i half = _mm512_set1_epi32(0x7fff);
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i quiet = _mm512_set1_epi32(0x40);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = convd_mask_f32(n - i);
+        const __m512i x = _mm512_castps_si512(_mm512_maskz_loadu_ps(m, src + i));
+        const __m512i hi = _mm512_srli_epi32(x, 16);
+        /* round to nearest even on the 16 bits dropped; NaN kept quiet */
+        __m512i r = _mm512_srli_epi32(
+            _mm512_add_epi32(x, _mm512_add_epi32(half,
+                                                 _mm512_and_si512(hi, one))),
+            16);
+        const __mmask16 nan =
+            _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, abs), inf);
+        r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(hi, quiet));
+        _mm256_mask_storeu_epi16(dst + i, m, _mm512_cvtepi32_epi16(r));
+    }
+}
