@@ -278,8 +278,9 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 #define TB_CPU_ROWS_EMBED(X)                                              \
     TB_CPU_C2(X, embedding) TB_CPU_C2(X, embedding_backward)
 
-/* Dropout on the random ops' stream (dropout_c.c). */
-#define TB_CPU_ROWS_DROPOUT(X) TB_CPU_C2(X, dropout)
+/* Dropout on the random ops' stream (dropout_c.c; the SIMD rows:
+ * dropout_simd.h). */
+#define TB_CPU_ROWS_DROPOUT(X) TB_CPU_LADDER2(X, dropout, c)
 
 /* Creation (create.c; the SIMD rows of arange and the random ops:
  * rand_simd.h; of ones and full: ops_simd_impl.h for f32,
