@@ -21,10 +21,10 @@
  * (vpcmpgtq) is the drop mask.
  *
  * Bound: the mix, not memory.  Per 8 elements (AVX-512, one zmm of
- * counters): 2 vpmullq (3 uops each on this core's 512-bit ports), 3
+ * counters), in rand_simd.h's port model: 2 vpmullq (3 uops each), 3
  * shifts, 3 xors, the counter's add, vpcmpuq, the masked move and the
- * product, load and store: 14 uops on p0/p5 + the memory ops, ~7
- * cycles per 8 f64 elements.  AVX2 per 4: each 64-bit product 3
+ * product: 16 uops on p0/p5 + the load and store, ~1 cycle an
+ * element.  AVX2 per 4: each 64-bit product 3
  * vpmuludq, 2 shifts, 2 adds (14 for both), 3 shifts, 3 xors, the add,
  * the shift by 11, vpcmpgtq, vandnpd, vmulpd: 25 uops on 3 vector ports,
  * ~8.3 cycles per 4.  The measured figures: ARCHITECTURE.md's dropout
