@@ -45,6 +45,10 @@
  *     for bit the reference (rand.h's stream); and the error bound of
  *     rand_normal f32's vector log/cos/sin against libm on all 2^24
  *     inputs of the f32 stream (rand_simd.h).
+ *     dropout_rows: dropout's rows (dropout_simd.h) at every isa value
+ *     and thread count, odd sizes, specials, misaligned canary-guarded
+ *     operands, bit for bit x * (keep ? s : 0) with keep from a
+ *     SplitMix64 written again in the test.
  *     pow_*: pow f32's SIMD rows, special values bit for bit powf's,
  *     and their ulp bound on six families of inputs (pow_simd_impl.h),
  *     and at every size to 300 with slow lanes along the loop.
@@ -338,6 +342,7 @@ int main(int argc, char **argv)
         T(xs_reduce_special),
         T(rand_ops),
         T(rand_vmath),
+        T(dropout_rows),
         T(pow_special),
         T(pow_ulp),
         T(pow_sizes),

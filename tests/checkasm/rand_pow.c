@@ -1235,3 +1235,134 @@ void test_rand_bm64_ulp(void **state)
                   worst, BM64_ULP, wu1, wu2);
     assert_int_equal(bad, 0);
 }
+
+/* ========================================================================= */
+/* dropout's rows (dropout_simd.h): the stream's keep bits, bit for bit      */
+/* ========================================================================= */
+
+/* SplitMix64's finalizer written again from its definition (Steele, Lea,
+ * Flood 2014; Vigna's constants), independent of rand.h's: the oracle of
+ * the keep bit. */
+static uint64_t dp_mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* Every dropout row at every isa value and thread count, on sizes
+ * around the vector widths and the 64-element thread split, misaligned
+ * canary-guarded operands with special values (NaN, +-inf, +-0), five
+ * p (0, the largest p < 1 among them) and three seeds: each output
+ * element's bits are x * (keep ? s : 0) in the dtype, keep =
+ * (mix(key + (i + 1) G) >> 11) >= ceil(p 2^53), key = mix(seed + G), s =
+ * 1 / (1 - p) rounded in the dtype (the C row's definition, from the
+ * finalizer above), and at a SIMD level the row of that level ran. */
+void test_dropout_rows(void **state)
+{
+    (void)state;
+    static const double ps[] = {0, 0.1, 0.5, 0.9, 0x1.fffffffffffffp-1};
+    static const double seeds[] = {0, 42, 9007199254740992.0};
+    static const int64_t sizes[] = {1,  3,  7,   8,   15,   16,   17,
+                                    31, 33, 127, 513, 4099, 70001};
+    const uint64_t G = UINT64_C(0x9e3779b97f4a7c15);
+    const tb_op *op = tb_op_get(TB_OP_dropout);
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
+    int64_t checked = 0;
+    for (int iv = 0; iv < ax[0].n_values; iv++)
+        for (int tv = 0; tv < ax[1].n_values; tv++) {
+            const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
+            void *ctx = NULL;
+            char err[256];
+            assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
+            const bool simd = strcmp(vals[0], "avx2") == 0 ||
+                              strcmp(vals[0], "avx512") == 0;
+            for (size_t q = 0; q < sizeof ps / sizeof ps[0]; q++)
+                for (size_t k = 0; k < sizeof seeds / sizeof seeds[0]; k++) {
+                    tb_params p = {0};
+                    assert_int_equal(tb_params_set(op, &p, "p", ps[q], err,
+                                                   sizeof err),
+                                     0);
+                    assert_int_equal(tb_params_set(op, &p, "seed", seeds[k],
+                                                   err, sizeof err),
+                                     0);
+                    const uint64_t key = dp_mix((uint64_t)seeds[k] + G);
+                    const uint64_t thr = (uint64_t)ceil(ps[q] * 0x1.0p53);
+                    for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
+                        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0];
+                             si++) {
+                            const tb_dtype d = (tb_dtype)dt;
+                            const int64_t n = sizes[si];
+                            tb_shape sh = S(1, (int)n);
+                            tb_tensor x, out;
+                            gbuf gx, go;
+                            tb_tensor_init(&x, d, &sh);
+                            tb_tensor_init(&out, d, &sh);
+                            x.data = gb_new(&gx, tb_tensor_nbytes(&x),
+                                            misalign(d));
+                            out.data = gb_new(&go, tb_tensor_nbytes(&out),
+                                              misalign(d));
+                            rng_seed(0xd50 + si);
+                            fill(x.data, d, n, true);
+                            const char *impl = NULL;
+                            tb_kernel_fn fn =
+                                B->kernel(ctx, op, d, &p, &impl).fn;
+                            assert_non_null(fn);
+                            assert_int_equal(fn(ctx, &x, &out, &p), 0);
+                            if (simd) {
+                                const char *sfx = strrchr(impl, '_');
+                                assert_non_null(sfx);
+                                assert_string_equal(sfx + 1, vals[0]);
+                            }
+                            int64_t bad = 0;
+                            for (int64_t i = 0; i < n; i++) {
+                                const bool keep =
+                                    dp_mix(key + ((uint64_t)i + 1) * G) >>
+                                        11 >=
+                                    thr;
+                                bool ok;
+                                if (d == TB_F32) {
+                                    const float s = 1.0f / (float)(1 - ps[q]);
+                                    const float w =
+                                        ((const float *)x.data)[i] *
+                                        (keep ? s : 0.0f);
+                                    ok = memcmp(&w, (float *)out.data + i,
+                                                sizeof w) == 0;
+                                } else {
+                                    const double s = 1.0 / (1 - ps[q]);
+                                    const double w =
+                                        ((const double *)x.data)[i] *
+                                        (keep ? s : 0.0);
+                                    ok = memcmp(&w, (double *)out.data + i,
+                                                sizeof w) == 0;
+                                }
+                                if (!ok && bad++ < 3)
+                                    print_error(
+                                        "dropout_%s isa=%s threads=%s p=%g "
+                                        "seed=%g n %lld impl %s: [%lld] "
+                                        "got %a x %a\n",
+                                        tb_dtype_name(d), vals[0], vals[1],
+                                        ps[q], seeds[k], (long long)n, impl,
+                                        (long long)i, get(out.data, d, i),
+                                        get(x.data, d, i));
+                            }
+                            checked += n;
+                            const bool intact =
+                                gb_intact(&gx) && gb_intact(&go);
+                            if (!intact)
+                                print_error("dropout_%s isa=%s threads=%s: "
+                                            "canary overwritten\n",
+                                            tb_dtype_name(d), vals[0],
+                                            vals[1]);
+                            gb_free(&gx);
+                            gb_free(&go);
+                            assert_true(intact);
+                            assert_int_equal(bad, 0);
+                        }
+                }
+            B->destroy(ctx);
+        }
+    print_message("# dropout_rows: %lld elements bit for bit\n",
+                  (long long)checked);
+}

@@ -172,6 +172,7 @@ static void fam_elementwise(const tb_op *op, cases *cs)
     cs_add(cs, 2, S(1, 513), S(1, 1));
     cs_add(cs, 2, S(3, 5, 1, 7), S(3, 1, 3, 7));
     cs_add(cs, 2, S(2, 300, 301), S(1, 301));
+    cs_add(cs, 2, S(1, 301), S(2, 300, 301)); /* a the broadcast row */
     if (has_simd_row(op))
         cs_add(cs, 2, S(1, 5600000), S(1, 5600000))->big = true;
 }

@@ -671,73 +671,7 @@ DX_SIMPLE_OPS(DX_KLOOP_X, ~)
 #undef DX_KLOOP_X
 #undef DX_KLOOP
 
-/* maximum, minimum: a NaN in either operand gives a + b (a NaN), else
- * the larger (smaller), a on ties (a >= b, a <= b: +0 against -0
- * too), math_c.c's rule. */
-static inline rd dx_maximum_ab(rd a, rd b)
-{
-    rd m = rs_sel(rs_le(b, a), a, b);
-    return rs_sel(rs_unord(a, b), rs_add(a, b), m);
-}
-static inline rd dx_minimum_ab(rd a, rd b)
-{
-    rd m = rs_sel(rs_le(a, b), a, b);
-    return rs_sel(rs_unord(a, b), rs_add(a, b), m);
-}
-
-/* sa, sb: 1 (contiguous) or 0 (one value broadcast); both contiguous:
- * four vectors a step first.  The tail through blocks on the stack. */
-#define DX_MLOOP(NAME)                                                    \
-    static void dx_##NAME##_bin(const void *ap, int64_t sa,               \
-                                const void *bp, int64_t sb, void *op,     \
-                                int64_t n)                                \
-    {                                                                     \
-        const double *a = ap, *b = bp;                                    \
-        double *o = op;                                                   \
-        int64_t i = 0;                                                    \
-        if (sa && sb)                                                     \
-            for (; i + 4 * RS_W <= n; i += 4 * RS_W)                      \
-                for (int u = 0; u < 4 * RS_W; u += RS_W)                  \
-                    rs_stored(o + i + u,                                  \
-                              dx_##NAME##_ab(rs_loadd(a + i + u),         \
-                                             rs_loadd(b + i + u)));       \
-        const rd a0 = rs_d1(a[0]), b0 = rs_d1(b[0]);                      \
-        for (; i + RS_W <= n; i += RS_W)                                  \
-            rs_stored(o + i, dx_##NAME##_ab(sa ? rs_loadd(a + i) : a0,    \
-                                            sb ? rs_loadd(b + i) : b0));  \
-        if (i < n) {                                                      \
-            double ta[RS_W] = {0}, tb[RS_W] = {0};                        \
-            for (int64_t j = 0; j < n - i; j++) {                         \
-                ta[j] = a[(i + j) * sa];                                  \
-                tb[j] = b[(i + j) * sb];                                  \
-            }                                                             \
-            rs_stored(ta, dx_##NAME##_ab(rs_loadd(ta), rs_loadd(tb)));    \
-            memcpy(o + i, ta, (size_t)(n - i) * sizeof *o);               \
-        }                                                                 \
-    }                                                                     \
-    /* the same values, o's whole 64-byte lines by streaming stores */    \
-    static void dx_##NAME##_nt(const void *ap, int64_t sa,                \
-                               const void *bp, int64_t sb, void *op,      \
-                               int64_t n)                                 \
-    {                                                                     \
-        (void)sa, (void)sb;                                               \
-        const double *a = ap, *b = bp;                                    \
-        double *o = op;                                                   \
-        int64_t i = (int64_t)((64 - ((uintptr_t)o & 63)) & 63) /         \
-                    (int64_t)sizeof *o;                                   \
-        i = i < n ? i : n;                                                \
-        dx_##NAME##_bin(a, 1, b, 1, o, i);                                \
-        for (; i + 4 * RS_W <= n; i += 4 * RS_W)                          \
-            for (int u = 0; u < 4 * RS_W; u += RS_W)                      \
-                RS_I(stream_pd)(o + i + u,                                \
-                                dx_##NAME##_ab(rs_loadd(a + i + u),       \
-                                               rs_loadd(b + i + u)));     \
-        dx_##NAME##_bin(a + i, 1, b + i, 1, o + i, n - i);                \
-        _mm_sfence();                                                     \
-    }
-DX_MLOOP(maximum)
-DX_MLOOP(minimum)
-#undef DX_MLOOP
+#include "f64_mm_simd.h" /* maximum and minimum */
 
 /* ---- backward activations f64: o = dx from a = g and b = x ------------- */
 
@@ -1350,9 +1284,9 @@ DX_RED(argmax, 1, 1)
     int TB_CPU_KFN(NAME, f64, SFX)(void *ctx, const tb_tensor *in,        \
                                    tb_tensor *out, const tb_params *p)    \
     {                                                                     \
-        return tb_cpu_simd_binary_nt(ctx, LV, TB_OP_##NAME, TB_F64, in,   \
-                                     out, p, dx_##NAME##_bin,             \
-                                     dx_##NAME##_nt);                     \
+        return dx_mm_run(ctx, LV, TB_OP_##NAME, in, out, p,               \
+                         dx_##NAME##_bin, dx_##NAME##_nt,                 \
+                         dx_##NAME##_rows);                               \
     }
 #define DX_BWD_ENTRY(NAME, SFX, LV)                                       \
     int TB_CPU_KFN(NAME##_backward, f64, SFX)(void *ctx,                  \

@@ -266,21 +266,19 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_C2(X, einsum1) TB_CPU_EINSUM_LADDER(X, einsum)                 \
     TB_CPU_EINSUM_LADDER(X, einsum3) TB_CPU_EINSUM_LADDER(X, einsum4)
 
-/* Losses (xent_c.c; f32 at avx2: xent_avx2.c; f64 at avx2 and avx512:
+/* Losses (xent_c.c; f32 at avx2 and avx512: xent_simd.h; f64:
  * xent_f64_simd.h). */
 #define TB_CPU_ROWS_LOSS(X)                                               \
-    TB_CPU_AVX2(X, cross_entropy, f32, c) X(cross_entropy, f32, c, c)     \
-    TB_CPU_LADDER(X, cross_entropy, f64, c)                               \
-    TB_CPU_AVX2(X, cross_entropy_backward, f32, c)                        \
-    X(cross_entropy_backward, f32, c, c)                                  \
-    TB_CPU_LADDER(X, cross_entropy_backward, f64, c)
+    TB_CPU_LADDER2(X, cross_entropy, c)                                   \
+    TB_CPU_LADDER2(X, cross_entropy_backward, c)
 
 /* Embeddings (embed_c.c). */
 #define TB_CPU_ROWS_EMBED(X)                                              \
     TB_CPU_C2(X, embedding) TB_CPU_C2(X, embedding_backward)
 
-/* Dropout on the random ops' stream (dropout_c.c). */
-#define TB_CPU_ROWS_DROPOUT(X) TB_CPU_C2(X, dropout)
+/* Dropout on the random ops' stream (dropout_c.c; the SIMD rows:
+ * dropout_simd.h). */
+#define TB_CPU_ROWS_DROPOUT(X) TB_CPU_LADDER2(X, dropout, c)
 
 /* Creation (create.c; the SIMD rows of arange and the random ops:
  * rand_simd.h; of ones and full: ops_simd_impl.h for f32,

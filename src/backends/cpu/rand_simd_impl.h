@@ -14,17 +14,10 @@
 #include "dvec_simd.h"
 #include "kreg.h"
 #include "rand_simd.h"
+#include "rand_simd_mix.h"
 
-/* ---- the stream: rand.h's tb_rand_mix in every lane ------------------- */
-
-static inline ri rs_mix(ri z)
-{
-    z = rs_ixor(z, rs_isrl(z, 30));
-    z = rs_imulc(z, UINT64_C(0xbf58476d1ce4e5b9));
-    z = rs_ixor(z, rs_isrl(z, 27));
-    z = rs_imulc(z, UINT64_C(0x94d049bb133111eb));
-    return rs_ixor(z, rs_isrl(z, 31));
-}
+/* ---- the stream: rand.h's tb_rand_mix in every lane (rs_mix:
+ * rand_simd_mix.h, shared with dropout's rows) ------------------------ */
 
 /* u24 = (bits >> 40) 2^-24 (from the counter z, bits = mix(z)) and
  * u53 = (bits >> 11) 2^-53, exact.  u24 without a conversion: the 24

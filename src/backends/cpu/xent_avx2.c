@@ -1,50 +1,5 @@
-/* cross_entropy and its gradient, f32 at the avx2 level (xent.c's
- * frame): each row's statistics by lsm_simd.h's online blocks (the
- * log_softmax rows' own, 8 lanes, vmath_simd.h's exp), the gradient's
- * row by softmax's write pass as exp(x - M) * (g / (N S)), the target's
- * element in double as the C row does.  checkasm holds them to the C
- * rows and the reference within the op's tolerance (the sums associate
- * differently, the exp is vmath's). */
-#include <immintrin.h>
-#include <math.h>
+/* cross_entropy and its gradient, f32 at the AVX2 level (built with
+ * only that level's flags; see meson.build): xent_simd.h's rows. */
+#include "xent_simd.h"
 
-#include "cpu_internal.h"
-#include "kreg.h"
-#include "lsm_simd.h"
-#include "xent.h"
-
-static void xent_fwd_avx2(const tb_cpu_xent_job *j, int64_t r)
-{
-    const float *x = (const float *)j->x + r * j->C;
-    float m, s;
-    ks_lsm_stats(x, j->C, &m, &s);
-    j->loss[r] = ((double)m - (double)x[j->cls[r]]) + log((double)s);
-}
-
-static void xent_bwd_avx2(const tb_cpu_xent_job *j, int64_t r)
-{
-    const int64_t C = j->C, c = j->cls[r];
-    const float *x = (const float *)j->x + r * C;
-    float *d = (float *)j->dx + r * C;
-    float m, s;
-    ks_lsm_stats(x, C, &m, &s);
-    ks_lsm_write(x, d, C, m, (float)(j->gn / (double)s), 1);
-    d[c] = (float)(exp((double)x[c] - (double)m) / (double)s * j->gn -
-                   j->gn);
-}
-
-int TB_CPU_KFN(cross_entropy, f32, avx2)(void *ctx, const tb_tensor *in,
-                                         tb_tensor *out, const tb_params *p)
-{
-    return tb_cpu_xent_run(ctx, TB_OP_cross_entropy, TB_F32, in, out, p,
-                           xent_fwd_avx2);
-}
-
-int TB_CPU_KFN(cross_entropy_backward, f32, avx2)(void *ctx,
-                                                  const tb_tensor *in,
-                                                  tb_tensor *out,
-                                                  const tb_params *p)
-{
-    return tb_cpu_xent_run(ctx, TB_OP_cross_entropy_backward, TB_F32, in,
-                           out, p, xent_bwd_avx2);
-}
+XENT_ENTRIES(avx2)

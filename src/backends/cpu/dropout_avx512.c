@@ -1,0 +1,7 @@
+/* dropout's SIMD rows at the AVX-512 level (built with only that level's
+ * flags and -ffp-contract=off; see meson.build): dropout_simd.h's loops
+ * and entry points. */
+#include "dropout_simd.h"
+#include "isa.h"
+
+DP_ENTRIES(avx512, TB_ISA_AVX512)

@@ -1,0 +1,156 @@
+/* maximum and minimum f64 at the avx2 and avx512 levels, for inclusion
+ * by f64_simd_impl.h only (after dvec_simd.h and ops_simd.h): their
+ * values (math_c.c's rule), the loops of equal shapes (cached and
+ * streaming stores) and the row-broadcast case's loop, and dx_mm_run,
+ * the rows' entry. */
+#ifndef TB_BACKENDS_CPU_F64_MM_SIMD_H
+#define TB_BACKENDS_CPU_F64_MM_SIMD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../../base/error.h"
+#include "cpu_internal.h"
+#include "dvec_simd.h"
+#include "ops_simd.h"
+
+/* maximum, minimum: a NaN in either operand gives a + b (a NaN), else
+ * the larger (smaller), a on ties (a >= b, a <= b: +0 against -0
+ * too), math_c.c's rule. */
+static inline rd dx_maximum_ab(rd a, rd b)
+{
+    rd m = rs_sel(rs_le(b, a), a, b);
+    return rs_sel(rs_unord(a, b), rs_add(a, b), m);
+}
+static inline rd dx_minimum_ab(rd a, rd b)
+{
+    rd m = rs_sel(rs_le(a, b), a, b);
+    return rs_sel(rs_unord(a, b), rs_add(a, b), m);
+}
+
+/* sa, sb: 1 (contiguous) or 0 (one value broadcast); both contiguous:
+ * four vectors a step first.  The tail through blocks on the stack. */
+#define DX_MLOOP(NAME)                                                    \
+    static void dx_##NAME##_bin(const void *ap, int64_t sa,               \
+                                const void *bp, int64_t sb, void *op,     \
+                                int64_t n)                                \
+    {                                                                     \
+        const double *a = ap, *b = bp;                                    \
+        double *o = op;                                                   \
+        int64_t i = 0;                                                    \
+        if (sa && sb)                                                     \
+            for (; i + 4 * RS_W <= n; i += 4 * RS_W)                      \
+                for (int u = 0; u < 4 * RS_W; u += RS_W)                  \
+                    rs_stored(o + i + u,                                  \
+                              dx_##NAME##_ab(rs_loadd(a + i + u),         \
+                                             rs_loadd(b + i + u)));       \
+        const rd a0 = rs_d1(a[0]), b0 = rs_d1(b[0]);                      \
+        for (; i + RS_W <= n; i += RS_W)                                  \
+            rs_stored(o + i, dx_##NAME##_ab(sa ? rs_loadd(a + i) : a0,    \
+                                            sb ? rs_loadd(b + i) : b0));  \
+        if (i < n) {                                                      \
+            double ta[RS_W] = {0}, tb[RS_W] = {0};                        \
+            for (int64_t j = 0; j < n - i; j++) {                         \
+                ta[j] = a[(i + j) * sa];                                  \
+                tb[j] = b[(i + j) * sb];                                  \
+            }                                                             \
+            rs_stored(ta, dx_##NAME##_ab(rs_loadd(ta), rs_loadd(tb)));    \
+            memcpy(o + i, ta, (size_t)(n - i) * sizeof *o);               \
+        }                                                                 \
+    }                                                                     \
+    /* the same values, o's whole 64-byte lines by streaming stores */    \
+    static void dx_##NAME##_nt(const void *ap, int64_t sa,                \
+                               const void *bp, int64_t sb, void *op,      \
+                               int64_t n)                                 \
+    {                                                                     \
+        (void)sa, (void)sb;                                               \
+        const double *a = ap, *b = bp;                                    \
+        double *o = op;                                                   \
+        int64_t i = (int64_t)((64 - ((uintptr_t)o & 63)) & 63) /         \
+                    (int64_t)sizeof *o;                                   \
+        i = i < n ? i : n;                                                \
+        dx_##NAME##_bin(a, 1, b, 1, o, i);                                \
+        for (; i + 4 * RS_W <= n; i += 4 * RS_W)                          \
+            for (int u = 0; u < 4 * RS_W; u += RS_W)                      \
+                RS_I(stream_pd)(o + i + u,                                \
+                                dx_##NAME##_ab(rs_loadd(a + i + u),       \
+                                               rs_loadd(b + i + u)));     \
+        dx_##NAME##_bin(a + i, 1, b + i, 1, o + i, n - i);                \
+        _mm_sfence();                                                     \
+    }
+DX_MLOOP(maximum)
+DX_MLOOP(minimum)
+#undef DX_MLOOP
+
+/* maximum and minimum with one operand a row broadcast over the other's
+ * rows (its last dim the output's, its other dims 1: [R, C] with [C],
+ * either side): the rows split over the threads and run in one loop
+ * (dx_NAME_bin on contiguous pairs), where tb_cpu_bcast_rows's walk made
+ * one single-threaded call per row through its general index loop; the
+ * values are the same operations on the same pairs.  The working set is
+ * the two full operands (16 MiB at 1024 x 1024 f64: cached stores, as
+ * the equal-shape rule of ops_simd.c keeps below 20 MiB). */
+typedef struct dx_rows_job {
+    const double *a, *b;
+    double *o;
+    int64_t rows, n;
+    bool a_row; /* a is the row (else b) */
+} dx_rows_job;
+
+/* The operand `row` of shape broadcast as one row of n against `full`,
+ * the output's shape (rows > 1 of n). */
+static inline bool dx_is_row(const tb_tensor *row, const tb_tensor *full,
+                             const tb_tensor *out, int64_t n)
+{
+    return row->ndim >= 1 && row->shape[row->ndim - 1] == n &&
+           tb_tensor_numel(row) == n &&
+           tb_tensor_numel(full) == tb_tensor_numel(out);
+}
+
+#define DX_ROWS(NAME)                                                     \
+    static void dx_##NAME##_rows(void *arg, int part, int nparts)         \
+    {                                                                     \
+        const dx_rows_job *j = arg;                                       \
+        int64_t r0, r1;                                                   \
+        tb_cpu_span(j->rows, 1, part, nparts, &r0, &r1);                  \
+        for (int64_t r = r0; r < r1; r++) {                               \
+            const double *ra = j->a_row ? j->a : j->a + r * j->n;         \
+            const double *rb = j->a_row ? j->b + r * j->n : j->b;         \
+            dx_##NAME##_bin(ra, 1, rb, 1, j->o + r * j->n, j->n);         \
+        }                                                                 \
+    }
+DX_ROWS(maximum)
+DX_ROWS(minimum)
+#undef DX_ROWS
+
+/* The entry of maximum/minimum f64: the row-broadcast case above, every
+ * other (equal shapes with their streaming stores, other broadcasts) by
+ * tb_cpu_simd_binary_nt. */
+static int dx_mm_run(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
+                     tb_tensor *out, const tb_params *p,
+                     tb_cpu_simd_binary_fn bin, tb_cpu_simd_binary_fn nt,
+                     tb_cpu_task_fn rows)
+{
+    if (!in || !out) /* the frame's checks say why */
+        return tb_cpu_simd_binary_nt(ctx, lv, id, TB_F64, in, out, p, bin,
+                                     nt);
+    const int64_t numel = tb_tensor_numel(out);
+    const int64_t n = out->ndim >= 1 ? out->shape[out->ndim - 1] : 1;
+    const bool b_row = n > 0 && numel > n && dx_is_row(&in[1], &in[0], out, n);
+    const bool a_row =
+        !b_row && n > 0 && numel > n && dx_is_row(&in[0], &in[1], out, n);
+    if (!a_row && !b_row)
+        return tb_cpu_simd_binary_nt(ctx, lv, id, TB_F64, in, out, p, bin,
+                                     nt);
+    if (ctx && tb_cpu_isa(ctx) < lv)
+        return TB_EUNSUPPORTED;
+    int rc = tb_cpu_begin_op(ctx, id, TB_F64, in, out, p);
+    if (rc)
+        return rc;
+    dx_rows_job j = {in[0].data, in[1].data, out->data, numel / n, n, a_row};
+    tb_cpu_parallel(ctx, numel, j.rows, rows, &j);
+    return 0;
+}
+
+#endif
