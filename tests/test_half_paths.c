@@ -1,4 +1,4 @@
-/* The bf16/f16 rows of half_bwd.c and half_part.c (backends/cpu/
+/* The bf16/f16 rows of half_bwd.c, half_part.c (backends/cpu/
  * half_bwd.h) against the path they replace, bit for bit, and against
  * the ops' definitions.
  *
@@ -9,8 +9,10 @@
  * float parameters held in the dtype as half.c holds them.  Shapes
  * reach the parts' edges: rows longer than a norm part, tiles and row
  * blocks of the column sums with tails, every axis of sum_backward,
- * every 16-bit pattern as relu_backward's x and g (NaN, -0, infinities,
- * subnormals).
+ * every 16-bit pattern as relu_backward's, sigmoid_backward's,
+ * tanh_backward's and gelu_backward's x against random g (NaN, -0,
+ * infinities, subnormals).  (The last three: half.c's fused loops,
+ * half_simd.h.)
  * Definitions (an independent oracle, in double): relu_backward is g
  * where x > 0 else 0 (a NaN g comes out quiet); sum_backward copies g along the axis; mean_backward
  * is g / n within one rounding of the dtype (plus the f32 scale's). */
@@ -254,6 +256,14 @@ static void test_paths(void **state)
          NONE, 0, 0, 0},
         {TB_OP_gelu_backward, 2, {SHAPE(2, 5000), SHAPE(2, 5000)},
          SHAPE(2, 5000), NONE, 0, 0, 0},
+        /* every pattern as x (NaN, infinities, subnormals, gelu's
+         * tail past |x| = 3) against random patterns as g */
+        {TB_OP_sigmoid_backward, 2, {SHAPE(65536 + 29), SHAPE(65536 + 29)},
+         SHAPE(65536 + 29), NONE, 0, 0, 1},
+        {TB_OP_tanh_backward, 2, {SHAPE(65536 + 29), SHAPE(65536 + 29)},
+         SHAPE(65536 + 29), NONE, 0, 0, 1},
+        {TB_OP_gelu_backward, 2, {SHAPE(65536 + 29), SHAPE(65536 + 29)},
+         SHAPE(65536 + 29), NONE, 0, 0, 1},
         {TB_OP_sum_backward, 2, {SHAPE(7, 33), SHAPE(5, 7, 33)},
          SHAPE(5, 7, 33), 0, 0, 0, 0},
         {TB_OP_sum_backward, 2, {SHAPE(5, 33), SHAPE(5, 7, 33)},

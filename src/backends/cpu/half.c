@@ -609,9 +609,12 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
     tb_cpu_half_fused_fn fused = tb_cpu_half_fused_get(id, dt, isa);
     if (fused) {
         const float k = op->n_params > 0 ? (float)q.v[0] : 0.0f;
-        if (half_blockwise(op, in, out))
+        if (half_blockwise(op, in, out) ||
+            tb_cpu_half_bwd_blockwise(op, in, out))
             return half_fused(ctx, op, fused, in, out, 0, k);
-        int64_t row = half_row_len(op, in, out);
+        int64_t row = op->category == TB_CAT_BACKWARD
+                          ? 0 /* g and x of one shape only */
+                          : half_row_len(op, in, out);
         if (row)
             return half_fused(ctx, op, fused, in, out, row, k);
     }

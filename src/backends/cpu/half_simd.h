@@ -26,6 +26,7 @@
 
 #include <string.h>
 
+#include "bwd_vf.h"
 #include "ew_defs.h"
 #include "half_cvt.h"
 #include "kernels.h" /* TB_CPU_SUM_BLOCK */
@@ -551,6 +552,19 @@ HS_BINARY(HS_DEF2)
 HS_UNARY(HS_DEF1)
 TB_CPU_EW_OPS(HS_EW_UNARY, HS_DEF1)
 
+/* sigmoid_backward, tanh_backward, gelu_backward (a = g, b = x of one
+ * shape; half.c): bwd_vf.h's element functions, which the f32 rows of
+ * both SIMD levels apply per lane, on g and x widened in registers, the
+ * result narrowed once: the block path's bits in one pass (it widened,
+ * ran the f32 row and narrowed: 3 passes, bf16 sigmoid_backward at
+ * 1024x1024 2x the f32 row's time).  f16 at the level's full width:
+ * the element function, not the conversions, takes the time. */
+#define HS_BWD(X) X(sigmoid) X(tanh) X(gelu)
+#define HS_DEF_BWD(op)                                                    \
+    HS_FUSED2(hs_##op##_backward_bf16, bf16, bw_##op##_f)                 \
+    HS_FUSED2(hs_##op##_backward_f16, f16, bw_##op##_f)
+HS_BWD(HS_DEF_BWD)
+
 /* relu on the 16-bit patterns themselves: its result is its input or
  * +0, exact in the dtype, so nothing is converted.  As int16, the
  * negative numbers (-0 and -inf included) are the patterns below the
@@ -591,6 +605,12 @@ static inline tb_cpu_half_fused_fn hs_fused(tb_op_id op, tb_dtype dt)
         TB_CPU_EW_OPS(HS_EW_UNARY, HS_CASE)
     case TB_OP_relu:
         return dt == TB_BF16 ? hs_relu_bf16 : hs_relu_f16;
+#define HS_CASE_BWD(op_)                                                  \
+    case TB_OP_##op_##_backward:                                          \
+        return dt == TB_BF16 ? hs_##op_##_backward_bf16                   \
+                             : hs_##op_##_backward_f16;
+        HS_BWD(HS_CASE_BWD)
+#undef HS_CASE_BWD
     default:
         return NULL;
     }
