@@ -30,8 +30,9 @@ int tb_cpu_half_bwd(void *ctx, tb_op_id id, tb_dtype dt, int isa,
                     const tb_tensor *in, tb_tensor *out, const tb_params *p);
 
 /* sigmoid_backward, tanh_backward, gelu_backward with g and x of the
- * output's shape: element-wise, for half.c's blocks (the f32 row on
- * L1-sized blocks). */
+ * output's shape: element-wise, for half.c's fused loops (avx2,
+ * avx512) and blocks (the scalar level: the f32 row on L1-sized
+ * blocks). */
 bool tb_cpu_half_bwd_blockwise(const tb_op *op, const tb_tensor *in,
                                const tb_tensor *out);
 
