@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "../../ops/half.h"
+#include "vmath_simd.h" /* v_hsum: the f32 row's */
 
 #define HN_RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 
@@ -50,15 +51,6 @@ static inline void hn_st_bf16(uint16_t *p, __m256 v)
     _mm_storeu_si128((__m128i *)p, _mm256_castsi256_si128(r));
 }
 
-static inline float hn_hsum(__m256 a)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(a),
-                          _mm256_extractf128_ps(a, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
 #define HN_ROWS(DT)                                                       \
     /* norm_avx2.c's row_sums on the widened row */                       \
     static inline __attribute__((always_inline)) void hn_sums_##DT(       \
@@ -80,9 +72,9 @@ static inline float hn_hsum(__m256 a)
             a[0] = _mm256_add_ps(a[0], d);                                \
             q[0] = _mm256_fmadd_ps(d, d, q[0]);                           \
         }                                                                 \
-        float t1 = hn_hsum(_mm256_add_ps(_mm256_add_ps(a[0], a[1]),       \
+        float t1 = v_hsum(_mm256_add_ps(_mm256_add_ps(a[0], a[1]),       \
                                          _mm256_add_ps(a[2], a[3])));     \
-        float t2 = hn_hsum(_mm256_add_ps(_mm256_add_ps(q[0], q[1]),       \
+        float t2 = v_hsum(_mm256_add_ps(_mm256_add_ps(q[0], q[1]),       \
                                          _mm256_add_ps(q[2], q[3])));     \
         for (; k < D; k++) {                                              \
             const float xk = tb_##DT##_to_f32(x[k]);                      \
