@@ -12,7 +12,9 @@
  * maximum, minimum, the scalar forms, sqrt, rsqrt, leaky_relu,
  * ew_defs.h's, relu) and the activations of vmath.h (exp, log, tanh,
  * sigmoid, gelu, gelu_tanh, silu) and sigmoid, tanh and gelu backward
- * (bwd_vf.h's element functions), with same-shape operands (or a binary
+ * (bwd_vf.h's element functions; log at avx512 by a shorter f32 log
+ * proven against vs_log's 16-bit results on every pattern at first
+ * use), with same-shape operands (or a binary
  * op's b one row broadcast over a's rows: half_row_len), have fused
  * loops at avx2 and avx512, and in bf16 at avx512bf16 (its narrowing by
  * vcvtne2ps2bf16) (half_simd.h): load, widen, the f32 operation and narrow
