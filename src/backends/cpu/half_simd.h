@@ -577,10 +577,12 @@ HS_BWD(HS_DEF_BWD)
  * sides of 1 so that log(x) near 1 is the polynomial alone): inv_j, 1/c_j
  * to 9 bits, and t_j = -log(inv_j) rounded to f32 (two vpermt2ps); u =
  * m inv_j - 1 is exact (m has 11 significant bits at most, bf16 8), |u|
- * < 1/32; log(1 + u) by u - u^2/2 + u^3/3 - u^4/4 + u^5/5; log(x) = e
- * C1 + (t_j + (u-part + e C2)) with vs_log's split of ln2.  Zero,
- * negative, infinite, NaN and subnormal inputs take vs_log (a vector
- * holding one: all its lanes).
+ * < 1/32; log(1 + u) = u + u^2 q(u), q a quadratic fitted to (log1p(u)
+ * - u) / u^2 on [-1/64, 1/32] (relative error 2^-23.8); log(x) = e ln2
+ * + (t_j + that) in one FMA; e = getexp(x 4/3).  A vector of 32 values
+ * holding a zero, negative, infinite, NaN or bf16 subnormal pattern (or
+ * bf16 from 1.5 * 2^127 up, where x 4/3 overflows) takes vs_log for all
+ * its lanes.
  * Its f32 value is within about an f32 ulp of vs_log's, which can round
  * to the other 16-bit neighbour where vs_log's lies near a tie: the
  * first call (pthread_once) runs both over every 16-bit pattern and
