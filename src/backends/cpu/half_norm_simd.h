@@ -32,16 +32,22 @@ static inline void hn_st_f16(uint16_t *p, __m256 v)
 {
     _mm_storeu_si128((__m128i *)p, _mm256_cvtps_ph(v, HN_RNE));
 }
+/* f32 not NaN rounded to bf16 (nearest even), in each lane's low half */
+static inline __m256i hn_bf16_rne(__m256 v)
+{
+    const __m256i x = _mm256_castps_si256(v);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16),
+                                         _mm256_set1_epi32(1));
+    return _mm256_srli_epi32(
+        _mm256_add_epi32(x, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))),
+        16);
+}
 /* ops/half.h's tb_f32_to_bf16 on 8 lanes: round to nearest even on the
  * 16 bits dropped; a NaN keeps its upper half with the quiet bit set */
 static inline void hn_st_bf16(uint16_t *p, __m256 v)
 {
     const __m256i x = _mm256_castps_si256(v);
-    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16),
-                                         _mm256_set1_epi32(1));
-    __m256i r = _mm256_srli_epi32(
-        _mm256_add_epi32(x, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))),
-        16);
+    __m256i r = hn_bf16_rne(v);
     const __m256i q = _mm256_or_si256(_mm256_srli_epi32(x, 16),
                                       _mm256_set1_epi32(0x40));
     r = _mm256_castps_si256(_mm256_blendv_ps(
@@ -49,6 +55,27 @@ static inline void hn_st_bf16(uint16_t *p, __m256 v)
         _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
     r = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
     _mm_storeu_si128((__m128i *)p, _mm256_castsi256_si128(r));
+}
+
+/* two vectors, a's values then b's: f16 one conversion each; bf16 the
+ * rounding of hn_st_bf16 with one pack for both, where neither holds a
+ * NaN (else hn_st_bf16 each) */
+static inline void hn_st2_f16(uint16_t *p, __m256 a, __m256 b)
+{
+    hn_st_f16(p, a);
+    hn_st_f16(p + 8, b);
+}
+static inline void hn_st2_bf16(uint16_t *p, __m256 a, __m256 b)
+{
+    if (_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_UNORD_Q))) {
+        hn_st_bf16(p, a);
+        hn_st_bf16(p + 8, b);
+        return;
+    }
+    _mm256_storeu_si256(
+        (__m256i *)p,
+        _mm256_permute4x64_epi64(
+            _mm256_packus_epi32(hn_bf16_rne(a), hn_bf16_rne(b)), 0xd8));
 }
 
 #define HN_ROWS(DT)                                                       \
@@ -113,6 +140,23 @@ static inline void hn_st_bf16(uint16_t *p, __m256 v)
             const __m256 vsh = _mm256_set1_ps(sh), vmu = _mm256_set1_ps(m); \
             const __m256 vinv = _mm256_set1_ps(inv);                      \
             int64_t k = 0;                                                \
+            for (; k + 16 <= D; k += 16) {                                \
+                __m256 c0 = _mm256_mul_ps(                                \
+                    _mm256_sub_ps(_mm256_sub_ps(hn_ld_##DT(xr + k), vsh), \
+                                  vmu),                                   \
+                    vinv);                                                \
+                __m256 c1 = _mm256_mul_ps(                                \
+                    _mm256_sub_ps(                                        \
+                        _mm256_sub_ps(hn_ld_##DT(xr + k + 8), vsh), vmu), \
+                    vinv);                                                \
+                hn_st2_##DT(                                              \
+                    yr + k,                                               \
+                    _mm256_fmadd_ps(c0, _mm256_loadu_ps(w + k),           \
+                                    b ? _mm256_loadu_ps(b + k) : zero),   \
+                    _mm256_fmadd_ps(c1, _mm256_loadu_ps(w + k + 8),       \
+                                    b ? _mm256_loadu_ps(b + k + 8)        \
+                                      : zero));                           \
+            }                                                             \
             for (; k + 8 <= D; k += 8) {                                  \
                 __m256 c = _mm256_mul_ps(                                 \
                     _mm256_sub_ps(_mm256_sub_ps(hn_ld_##DT(xr + k), vsh), \

@@ -13,7 +13,7 @@
  * and rms_norm at avx2 and avx512, where the level's f32 row is
  * norm_avx2.c's, skip the scratch: half_norm_simd.h repeats that row's
  * operations on x widened in registers and narrows y as it goes (f16
- * layer_norm at 4096x1024: 1.90 -> 0.70 ms, bf16 1.95 -> 1.31 ms, tbench
+ * layer_norm at 4096x1024: 1.90 -> 0.70 ms, bf16 1.95 -> 1.05 ms, tbench
  * ab, 1 thread, load ~10).
  *
  * sum and mean over a non-last axis (x viewed as [outer, R, inner],
