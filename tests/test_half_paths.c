@@ -1,4 +1,4 @@
-/* The bf16/f16 rows of half_bwd.c and half_part.c (backends/cpu/
+/* The bf16/f16 rows of half_bwd.c, half_part.c (backends/cpu/
  * half_bwd.h) against the path they replace, bit for bit, and against
  * the ops' definitions.
  *
@@ -9,8 +9,10 @@
  * float parameters held in the dtype as half.c holds them.  Shapes
  * reach the parts' edges: rows longer than a norm part, tiles and row
  * blocks of the column sums with tails, every axis of sum_backward,
- * every 16-bit pattern as relu_backward's x and g (NaN, -0, infinities,
- * subnormals).
+ * every 16-bit pattern as relu_backward's, sigmoid_backward's,
+ * tanh_backward's and gelu_backward's x against random g (NaN, -0,
+ * infinities, subnormals).  (The last three: half.c's fused loops,
+ * half_simd.h.)
  * Definitions (an independent oracle, in double): relu_backward is g
  * where x > 0 else 0 (a NaN g comes out quiet); sum_backward copies g along the axis; mean_backward
  * is g / n within one rounding of the dtype (plus the f32 scale's). */
@@ -65,7 +67,8 @@ typedef struct {
     int axis;       /* sum/mean (and their backward): -99 none */
     int keepdim;
     int groups;     /* group_norm */
-    int kind;       /* inputs: 0 values in [-3, 3), 1 every pattern */
+    int kind;       /* inputs: 0 values in [-3, 3), 1 every pattern,
+                     * 2 as 0 with 60 added to x past 8 of each 37 */
 } pcase;
 
 /* the inputs of c in dt, deterministic */
@@ -79,8 +82,12 @@ static void fill(const pcase *c, tb_dtype dt, tb_tensor *in, uint64_t seed)
             uint64_t r = splitmix64_next(&seed);
             if (c->kind == 1)
                 h[k] = (uint16_t)(i == 1 && k < 65536 ? (uint64_t)k : r);
-            else
-                h[k] = nar(dt, (float)((double)(r >> 11) * 0x1p-53 * 6 - 3));
+            else /* kind 2: x's rows of 37, the first 8 apart from the rest */
+                h[k] = nar(dt, (float)((double)(r >> 11) * 0x1p-53 * 6 - 3 +
+                                       (c->kind == 2 && i == 0 &&
+                                                k % 37 >= 8
+                                            ? 60
+                                            : 0)));
         }
     }
 }
@@ -254,6 +261,14 @@ static void test_paths(void **state)
          NONE, 0, 0, 0},
         {TB_OP_gelu_backward, 2, {SHAPE(2, 5000), SHAPE(2, 5000)},
          SHAPE(2, 5000), NONE, 0, 0, 0},
+        /* every pattern as x (NaN, infinities, subnormals, gelu's
+         * tail past |x| = 3) against random patterns as g */
+        {TB_OP_sigmoid_backward, 2, {SHAPE(65536 + 29), SHAPE(65536 + 29)},
+         SHAPE(65536 + 29), NONE, 0, 0, 1},
+        {TB_OP_tanh_backward, 2, {SHAPE(65536 + 29), SHAPE(65536 + 29)},
+         SHAPE(65536 + 29), NONE, 0, 0, 1},
+        {TB_OP_gelu_backward, 2, {SHAPE(65536 + 29), SHAPE(65536 + 29)},
+         SHAPE(65536 + 29), NONE, 0, 0, 1},
         {TB_OP_sum_backward, 2, {SHAPE(7, 33), SHAPE(5, 7, 33)},
          SHAPE(5, 7, 33), 0, 0, 0, 0},
         {TB_OP_sum_backward, 2, {SHAPE(5, 33), SHAPE(5, 7, 33)},
@@ -274,6 +289,18 @@ static void test_paths(void **state)
          SHAPE(37, 300), NONE, 0, 0, 0},
         {TB_OP_layer_norm, 3, {SHAPE(2, 3, 9000), SHAPE(9000), SHAPE(9000)},
          SHAPE(2, 3, 9000), NONE, 0, 0, 0},
+        /* layer_norm and rms_norm (half_norm_simd.h at avx2 and
+         * avx512): the two-pass variance (a row's first 8 elements, its
+         * shift, far from its mean), rows shorter than 8, random
+         * patterns (NaN, infinities, overflowing squares) */
+        {TB_OP_layer_norm, 3, {SHAPE(50, 37), SHAPE(37), SHAPE(37)},
+         SHAPE(50, 37), NONE, 0, 0, 2},
+        {TB_OP_layer_norm, 3, {SHAPE(9, 5), SHAPE(5), SHAPE(5)},
+         SHAPE(9, 5), NONE, 0, 0, 0},
+        {TB_OP_layer_norm, 3, {SHAPE(40, 264), SHAPE(264), SHAPE(264)},
+         SHAPE(40, 264), NONE, 0, 0, 1},
+        {TB_OP_rms_norm, 2, {SHAPE(40, 264), SHAPE(264)}, SHAPE(40, 264),
+         NONE, 0, 0, 1},
         {TB_OP_rms_norm, 2, {SHAPE(41, 257), SHAPE(257)}, SHAPE(41, 257),
          NONE, 0, 0, 0},
         {TB_OP_group_norm, 3, {SHAPE(5, 6, 7, 9), SHAPE(6), SHAPE(6)},

@@ -11,7 +11,10 @@
  * The simplest element-wise ops (add, sub, mul, div, add_relu,
  * maximum, minimum, the scalar forms, sqrt, rsqrt, leaky_relu,
  * ew_defs.h's, relu) and the activations of vmath.h (exp, log, tanh,
- * sigmoid, gelu, gelu_tanh, silu), with same-shape operands (or a binary
+ * sigmoid, gelu, gelu_tanh, silu) and sigmoid, tanh and gelu backward
+ * (bwd_vf.h's element functions; log at avx512 by a shorter f32 log
+ * proven against vs_log's 16-bit results on every pattern at first
+ * use), with same-shape operands (or a binary
  * op's b one row broadcast over a's rows: half_row_len), have fused
  * loops at avx2 and avx512, and in bf16 at avx512bf16 (its narrowing by
  * vcvtne2ps2bf16) (half_simd.h): load, widen, the f32 operation and narrow
@@ -32,8 +35,8 @@
  * instance's threads; each block's f32 call runs on the instance's
  * single-threaded twin (drv.h), so it neither splits again nor counts:
  * the row counts one launch.  half_bwd.h's rows (relu_backward,
- * sum_backward, mean_backward on the patterns; sigmoid, tanh, gelu
- * backward in these blocks; the norms and non-last-axis sums in parts)
+ * sum_backward, mean_backward on the patterns; the norms and
+ * non-last-axis sums in parts)
  * read and write the 16-bit tensors once too.  Every other op widens
  * whole tensors into f32 scratch from the tracked allocator (counted in
  * allocs), runs the f32 row once on the instance and narrows its
@@ -609,9 +612,12 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
     tb_cpu_half_fused_fn fused = tb_cpu_half_fused_get(id, dt, isa);
     if (fused) {
         const float k = op->n_params > 0 ? (float)q.v[0] : 0.0f;
-        if (half_blockwise(op, in, out))
+        if (half_blockwise(op, in, out) ||
+            tb_cpu_half_bwd_blockwise(op, in, out))
             return half_fused(ctx, op, fused, in, out, 0, k);
-        int64_t row = half_row_len(op, in, out);
+        int64_t row = op->category == TB_CAT_BACKWARD
+                          ? 0 /* g and x of one shape only */
+                          : half_row_len(op, in, out);
         if (row)
             return half_fused(ctx, op, fused, in, out, row, k);
     }

@@ -7,7 +7,8 @@
  *   element-wise backward ops half.c's blocks serve.
  * half_part.c: layer_norm, rms_norm and group_norm in parts of whole
  *   rows (samples) widened into per-thread f32 scratch that stays in
- *   L1/L2; sum and mean over a non-last axis: the f32 column sums'
+ *   L1/L2 (layer_norm and rms_norm at avx2 and avx512: fused, no
+ *   scratch, half_norm_simd.h); sum and mean over a non-last axis: the f32 column sums'
  *   additions on values widened in registers (half_part_simd.h, at
  *   avx2 and avx512) or in 64-row blocks of scratch (scalar).
  *
@@ -30,8 +31,9 @@ int tb_cpu_half_bwd(void *ctx, tb_op_id id, tb_dtype dt, int isa,
                     const tb_tensor *in, tb_tensor *out, const tb_params *p);
 
 /* sigmoid_backward, tanh_backward, gelu_backward with g and x of the
- * output's shape: element-wise, for half.c's blocks (the f32 row on
- * L1-sized blocks). */
+ * output's shape: element-wise, for half.c's fused loops (avx2,
+ * avx512) and blocks (the scalar level: the f32 row on L1-sized
+ * blocks). */
 bool tb_cpu_half_bwd_blockwise(const tb_op *op, const tb_tensor *in,
                                const tb_tensor *out);
 
@@ -52,6 +54,13 @@ typedef void (*tb_cpu_half_cols_fn)(const uint16_t *x, int64_t R,
                                     int64_t ld, int64_t w, double *acc);
 tb_cpu_half_cols_fn tb_cpu_half_cols_avx2(tb_dtype dt);
 tb_cpu_half_cols_fn tb_cpu_half_cols_avx512(tb_dtype dt);
+/* layer_norm (b not NULL) or rms_norm (b NULL) of rows x rows of D
+ * 16-bit values of dt into y, f32 weights w (and b), eps as the f32 row
+ * gets it: norm_avx2.c's f32 row's operations on values widened in
+ * registers, narrowed once (half_norm_simd.h, the avx2 level). */
+void tb_cpu_half_norm_rows_avx2(tb_dtype dt, const uint16_t *x, uint16_t *y,
+                                int64_t rows, int64_t D, const float *w,
+                                const float *b, float eps);
 /* relu_backward's loop (half_bwd_loops.h) of dt built at the level */
 typedef void (*tb_cpu_half_relu_bwd_fn)(const uint16_t *g,
                                         const uint16_t *x, uint16_t *o,

@@ -1,5 +1,7 @@
 /* half_part_simd.h's column sums at the avx2 level (8 f32 lanes; f16
- * widened by F16C's vcvtph2ps, bf16 by a zero extension and a shift). */
+ * widened by F16C's vcvtph2ps, bf16 by a zero extension and a shift),
+ * and half_norm_simd.h's fused layer_norm and rms_norm (this level's
+ * build serves the avx512 level too: both run norm_avx2.c's f32 row). */
 #include <immintrin.h>
 
 #define HP_L 8
@@ -13,3 +15,4 @@ typedef __m256 hp_v;
     _mm256_castsi256_ps(_mm256_slli_epi32(                                \
         _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16))
 #include "half_part_simd.h"
+#include "half_norm_simd.h" /* layer_norm, rms_norm fused (this level only) */

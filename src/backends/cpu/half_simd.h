@@ -24,8 +24,10 @@
 #ifndef TB_BACKENDS_CPU_HALF_SIMD_H
 #define TB_BACKENDS_CPU_HALF_SIMD_H
 
+#include <pthread.h>
 #include <string.h>
 
+#include "bwd_vf.h"
 #include "ew_defs.h"
 #include "half_cvt.h"
 #include "kernels.h" /* TB_CPU_SUM_BLOCK */
@@ -534,7 +536,7 @@ HS_VM(silu, vs_silu)
     X(add_relu, hs_add_relu) X(maximum, hs_maximum)                       \
     X(minimum, hs_minimum)
 #define HS_UNARY(X)                                                       \
-    X(exp) X(log) X(tanh) X(sigmoid) X(gelu) X(gelu_tanh) X(silu)         \
+    X(exp) X(tanh) X(sigmoid) X(gelu) X(gelu_tanh) X(silu)                \
     X(add_scalar) X(sub_scalar) X(mul_scalar) X(div_scalar) X(sqrt)       \
     X(rsqrt) X(leaky_relu)
 #define HS_EW_UNARY(NAME, W, EXPR, X) X(NAME)
@@ -549,7 +551,186 @@ HS_VM(silu, vs_silu)
     HS_FUSED1(hs_##op##_f16, f16, hs_##op)
 HS_BINARY(HS_DEF2)
 HS_UNARY(HS_DEF1)
+HS_DEF1(log)
 TB_CPU_EW_OPS(HS_EW_UNARY, HS_DEF1)
+
+/* sigmoid_backward, tanh_backward, gelu_backward (a = g, b = x of one
+ * shape; half.c): bwd_vf.h's element functions, which the f32 rows of
+ * both SIMD levels apply per lane, on g and x widened in registers, the
+ * result narrowed once: the block path's bits in one pass (it widened,
+ * ran the f32 row and narrowed: 3 passes, bf16 sigmoid_backward at
+ * 1024x1024 2x the f32 row's time).  f16 at the level's full width:
+ * the element function, not the conversions, takes the time. */
+#define HS_BWD(X) X(sigmoid) X(tanh) X(gelu)
+#define HS_DEF_BWD(op)                                                    \
+    HS_FUSED2(hs_##op##_backward_bf16, bf16, bw_##op##_f)                 \
+    HS_FUSED2(hs_##op##_backward_f16, f16, bw_##op##_f)
+HS_BWD(HS_DEF_BWD)
+
+#if VS_LANES == 16
+/* log at avx512 by a shorter f32 log whose 16-bit results are hs_log's
+ * (the f32 rows' vs_log narrowed: the block path's) on every input,
+ * proven on this CPU before first use (f16 log at 1M took 1.7x NumPy's
+ * time: vs_log's degree-8 polynomial, 1.4 cycles a value).  x = 2^e m,
+ * m in [0.75, 1.5) (vgetmantps, vgetexpps); the top 5 bits of m's
+ * fraction pick c_j (the middle of its 1/32 or 1/64, c = 1 at both
+ * sides of 1 so that log(x) near 1 is the polynomial alone): inv_j, 1/c_j
+ * to 9 bits, and t_j = -log(inv_j) rounded to f32 (two vpermt2ps); u =
+ * m inv_j - 1 is exact (m has 11 significant bits at most, bf16 8), |u|
+ * < 1/32; log(1 + u) = u + u^2 q(u), q a quadratic fitted to (log1p(u)
+ * - u) / u^2 on [-1/64, 1/32] (relative error 2^-23.8); log(x) = e ln2
+ * + (t_j + that) in one FMA; e = getexp(x 4/3).  A vector of 32 values
+ * holding a zero, negative, infinite, NaN or bf16 subnormal pattern (or
+ * bf16 from 1.5 * 2^127 up, where x 4/3 overflows) takes vs_log for all
+ * its lanes.
+ * Its f32 value is within about an f32 ulp of vs_log's, which can round
+ * to the other 16-bit neighbour where vs_log's lies near a tie: the
+ * first call (pthread_once) runs both over every 16-bit pattern and
+ * keeps the patterns that differ (with hs_log's result) as exceptions,
+ * patched after narrowing (one 16-bit compare per exception and 32
+ * values); with more than HS_LOGQ_EX the loop is not used (hs_log
+ * instead).  So the bits are the block path's by construction. */
+#define HS_LOGQ_EX 16
+/* the narrowing of a pair in h_<dt>_ld2's order */
+#define h_bf16_narrow2x h_bf16_narrow2
+#define h_f16_narrow2x h_f16_narrow2o
+#define HS_IS_bf16 1
+#define HS_IS_f16 0
+static const float hs_lq_inv[32] = {
+    0x1p+0f, 0x1.e9p-1f, 0x1.dbp-1f, 0x1.cep-1f, 0x1.c1p-1f, 0x1.b5p-1f,
+    0x1.aap-1f, 0x1.9fp-1f, 0x1.95p-1f, 0x1.8bp-1f, 0x1.82p-1f, 0x1.79p-1f,
+    0x1.7p-1f, 0x1.68p-1f, 0x1.6p-1f, 0x1.59p-1f, 0x1.52p+0f, 0x1.4bp+0f,
+    0x1.44p+0f, 0x1.3ep+0f, 0x1.38p+0f, 0x1.32p+0f, 0x1.2dp+0f, 0x1.27p+0f,
+    0x1.22p+0f, 0x1.1dp+0f, 0x1.18p+0f, 0x1.13p+0f, 0x1.0fp+0f, 0x1.0ap+0f,
+    0x1.06p+0f, 0x1p+0f};
+static const float hs_lq_t[32] = {
+    0.0f, 0x1.788596p-5f, 0x1.333d8p-4f, 0x1.a4e764p-4f, 0x1.0ce7ecp-3f,
+    0x1.4462bap-3f, 0x1.7898d8p-3f, 0x1.ae2ca6p-3f, 0x1.e020ccp-3f,
+    0x1.09aa58p-2f, 0x1.214456p-2f, 0x1.396ce4p-2f, 0x1.522aep-2f,
+    0x1.68ac84p-2f, 0x1.7fafa4p-2f, 0x1.944144p-2f, -0x1.1c898cp-2f,
+    -0x1.071b86p-2f, -0x1.e27076p-3f, -0x1.bc2868p-3f, -0x1.9525aap-3f,
+    -0x1.6d60fep-3f, -0x1.4ba37p-3f, -0x1.2266f2p-3f, -0x1.fec914p-4f,
+    -0x1.b78c82p-4f, -0x1.6f0d28p-4f, -0x1.253f62p-4f, -0x1.d276b8p-5f,
+    -0x1.39e87cp-5f, -0x1.7b91bp-6f, 0.0f};
+/* the short log of positive normal x (other lanes: garbage) */
+static inline vf hs_logq_core(vf x)
+{
+    const vf m = _mm512_getmant_ps(x, _MM_MANT_NORM_p75_1p5,
+                                   _MM_MANT_SIGN_src);
+    /* x's exponent, one more where m = M / 2 (M >= 1.5: x 4/3 >= 2^(E+1),
+     * 4/3 rounded up; bf16 from 1.5 * 2^127 up would overflow: vs_log) */
+    const vf e = _mm512_getexp_ps(v_mul(x, v_set1(0x1.555556p+0f)));
+    const __m512i j = _mm512_srli_epi32(_mm512_castps_si512(m), 18);
+    const vf inv = _mm512_permutex2var_ps(v_load(hs_lq_inv), j,
+                                          v_load(hs_lq_inv + 16));
+    const vf t = _mm512_permutex2var_ps(v_load(hs_lq_t), j,
+                                        v_load(hs_lq_t + 16));
+    const vf u = v_fma(m, inv, v_set1(-1.0f));
+    vf q = v_fma(u, v_set1(-0x1.f45a0p-3f), v_set1(0x1.556236p-2f));
+    q = v_fma(q, u, v_set1(-0x1.00003p-1f));
+    const vf y = v_fma(v_mul(u, u), q, u);
+    return v_fma(e, v_set1(0x1.62e43p-1f), v_add(t, y));
+}
+/* 32 values of h_<dt>_ld2's pattern h whose lanes are all positive
+ * and finite, f32-normal when widened (f16: 0x0001..0x7bff; bf16:
+ * 0x0080..0x7f7f): one unsigned 16-bit compare */
+static inline int hs_lq_ok(hv2 h, int bf16)
+{
+    const __m512i lo = _mm512_set1_epi16(bf16 ? 0x80 : 1);
+    const __m512i span = _mm512_set1_epi16(bf16 ? 0x7ec0 : 0x7bff);
+    return _mm512_cmplt_epu16_mask(_mm512_sub_epi16(h, lo), span) ==
+           0xffffffffu;
+}
+#define HS_LOGQ(DT)                                                       \
+    static struct {                                                       \
+        int n; /* exceptions; > HS_LOGQ_EX: not used */                   \
+        uint16_t in[HS_LOGQ_EX], out[HS_LOGQ_EX];                         \
+    } hs_lq_##DT;                                                         \
+    static pthread_once_t hs_lq_once_##DT = PTHREAD_ONCE_INIT;            \
+    /* the 32 values at pa (h: their patterns): hs_logq_core where all \
+     * are positive and finite, else vs_log (no exceptions patched) */  \
+    static inline hv2 hs_lq_calc_##DT(const uint16_t *pa, hv2 h)          \
+    {                                                                     \
+        vf lo, hi;                                                        \
+        h_##DT##_ld2(pa, &lo, &hi);                                       \
+        if (hs_lq_ok(h, HS_IS_##DT))                                      \
+            return h_##DT##_narrow2x(hs_logq_core(lo), hs_logq_core(hi)); \
+        return h_##DT##_narrow2x(vs_log(lo), vs_log(hi));                 \
+    }                                                                     \
+    static void hs_lq_prove_##DT(void)                                    \
+    {                                                                     \
+        enum { C = 2 * VS_LANES };                                        \
+        uint16_t a[C], want[C], got[C];                                   \
+        for (uint32_t b = 0; b < 65536; b += C) {                         \
+            for (int i = 0; i < C; i++)                                   \
+                a[i] = (uint16_t)(b + (uint32_t)i);                       \
+            hs_log_##DT(a, NULL, want, C, 0.0f);                          \
+            /* each pattern alone (32 copies): the path it takes in   \
+             * any vector of positive finite values, or vs_log */         \
+            for (int i = 0; i < C; i++) {                                 \
+                uint16_t t[C];                                            \
+                for (int l = 0; l < C; l++)                               \
+                    t[l] = a[i];                                          \
+                h_store2(t, hs_lq_calc_##DT(t, h_load2(t)));              \
+                got[i] = t[0];                                            \
+            }                                                             \
+            for (int i = 0; i < C; i++) {                                 \
+                if (got[i] == want[i])                                    \
+                    continue;                                             \
+                if (hs_lq_##DT.n < HS_LOGQ_EX) {                          \
+                    hs_lq_##DT.in[hs_lq_##DT.n] = a[i];                   \
+                    hs_lq_##DT.out[hs_lq_##DT.n] = want[i];               \
+                }                                                         \
+                hs_lq_##DT.n++;                                           \
+            }                                                             \
+        }                                                                 \
+    }                                                                     \
+    static inline hv2 hs_lq_step_##DT(const uint16_t *pa)                 \
+    {                                                                     \
+        const hv2 h = h_load2(pa);                                        \
+        hv2 o = hs_lq_calc_##DT(pa, h);                                   \
+        if (hs_lq_##DT.n) {                                               \
+            __mmask32 any = 0;                                            \
+            for (int e = 0; e < hs_lq_##DT.n; e++)                        \
+                any |= _mm512_cmpeq_epi16_mask(                           \
+                    h, _mm512_set1_epi16((short)hs_lq_##DT.in[e]));       \
+            if (any)                                                      \
+                for (int e = 0; e < hs_lq_##DT.n; e++)                    \
+                    o = _mm512_mask_mov_epi16(                            \
+                        o,                                                \
+                        _mm512_cmpeq_epi16_mask(                          \
+                            h, _mm512_set1_epi16((short)hs_lq_##DT.in[e])), \
+                        _mm512_set1_epi16((short)hs_lq_##DT.out[e]));     \
+        }                                                                 \
+        return o;                                                         \
+    }                                                                     \
+    static void hs_logq_##DT(const uint16_t *pa, const uint16_t *pb,      \
+                             uint16_t *po, int64_t n, float k)            \
+    {                                                                     \
+        pthread_once(&hs_lq_once_##DT, hs_lq_prove_##DT);                 \
+        if (hs_lq_##DT.n > HS_LOGQ_EX) {                                  \
+            hs_log_##DT(pa, pb, po, n, k);                                \
+            return;                                                       \
+        }                                                                 \
+        enum { W = 2 * VS_LANES };                                        \
+        int64_t i = 0;                                                    \
+        for (; i + W <= n; i += W)                                        \
+            h_store2(po + i, hs_lq_step_##DT(pa + i));                    \
+        if (i < n) {                                                      \
+            uint16_t ta[W] = {0};                                         \
+            memcpy(ta, pa + i, (size_t)(n - i) * 2);                      \
+            const hv2 o = hs_lq_step_##DT(ta);                            \
+            uint16_t to[W];                                               \
+            h_store2(to, o);                                              \
+            memcpy(po + i, to, (size_t)(n - i) * 2);                      \
+        }                                                                 \
+    }
+HS_LOGQ(bf16)
+HS_LOGQ(f16)
+#define HS_LOG_FN(dt) ((dt) == TB_BF16 ? hs_logq_bf16 : hs_logq_f16)
+#else
+#define HS_LOG_FN(dt) ((dt) == TB_BF16 ? hs_log_bf16 : hs_log_f16)
+#endif
 
 /* relu on the 16-bit patterns themselves: its result is its input or
  * +0, exact in the dtype, so nothing is converted.  As int16, the
@@ -591,6 +772,14 @@ static inline tb_cpu_half_fused_fn hs_fused(tb_op_id op, tb_dtype dt)
         TB_CPU_EW_OPS(HS_EW_UNARY, HS_CASE)
     case TB_OP_relu:
         return dt == TB_BF16 ? hs_relu_bf16 : hs_relu_f16;
+    case TB_OP_log:
+        return HS_LOG_FN(dt);
+#define HS_CASE_BWD(op_)                                                  \
+    case TB_OP_##op_##_backward:                                          \
+        return dt == TB_BF16 ? hs_##op_##_backward_bf16                   \
+                             : hs_##op_##_backward_f16;
+        HS_BWD(HS_CASE_BWD)
+#undef HS_CASE_BWD
     default:
         return NULL;
     }
