@@ -59,7 +59,7 @@
     }
 
 #define KB_UNARY_OPS(X, DT)                                               \
-    X(exp, DT) X(log, DT) X(tanh, DT) X(sigmoid, DT) X(gelu, DT)          \
+    X(exp, DT) X(tanh, DT) X(sigmoid, DT) X(gelu, DT)                     \
     X(gelu_tanh, DT) X(silu, DT) X(add_scalar, DT) X(sub_scalar, DT)      \
     X(mul_scalar, DT) X(div_scalar, DT) X(sqrt, DT) X(rsqrt, DT)          \
     X(leaky_relu, DT) X(hardswish, DT)
@@ -67,12 +67,37 @@
     X(add, v_add, DT) X(sub, v_sub, DT) X(mul, v_mul, DT)                 \
     X(div, v_div, DT) X(add_relu, hs_add_relu, DT)                        \
     X(maximum, hs_maximum, DT) X(minimum, hs_minimum, DT)
+/* the backward activations' step (HS_FUSED2 on g and x) */
+#define KB_BWD_OPS(X, DT)                                                 \
+    X(sigmoid_backward, bw_sigmoid_f, DT)                                 \
+    X(tanh_backward, bw_tanh_f, DT) X(gelu_backward, bw_gelu_f, DT)
+/* log: at 16 lanes the short log's step (hs_lq_step: the patching of
+ * proven exceptions is skipped where there are none, as on the Zen 4
+ * the file was written on), else HS_FUSED1's on vs_log */
+#define KB_LOG_OPS(X, DT) X(log, DT)
+
+#if VS_LANES == 16
+#define KB_LOG(OP, DT)                                                    \
+    void kb_log_##DT(const uint16_t *pa, uint16_t *po, long n);          \
+    void kb_log_##DT(const uint16_t *pa, uint16_t *po, long n)           \
+    {                                                                     \
+        for (long i = 0; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {      \
+            KB_BEGIN(log_##DT);                                           \
+            h_store2(po + i, hs_lq_step_##DT(pa + i));                    \
+            KB_END(log_##DT);                                             \
+        }                                                                 \
+    }
+#else
+#define KB_LOG(OP, DT) KB_H1(OP, DT)
+#endif
 
 /* bf16: avx512bf16 and avx2 (not the avx512 level's integer narrowing,
  * which this machine's tables never run where AVX512_BF16 is there) */
 #if defined(__AVX512BF16__) || !defined(__AVX512F__)
 KB_UNARY_OPS(KB_H1, bf16)
 KB_BINARY_OPS(KB_H2, bf16)
+KB_BWD_OPS(KB_H2, bf16)
+KB_LOG_OPS(KB_LOG, bf16)
 #endif
 
 /* f16: avx512 and avx2.  Not its binary ops at avx512 (hy_*_f16's ymm
@@ -83,6 +108,8 @@ KB_BINARY_OPS(KB_H2, bf16)
  * model is wrong for it and the row is left out, as rsqrt f32 is. */
 #ifndef __AVX512BF16__
 KB_UNARY_OPS(KB_H1, f16)
+KB_BWD_OPS(KB_H2, f16)
+KB_LOG_OPS(KB_LOG, f16)
 #ifndef HS_F16_YMM
 KB_BINARY_OPS(KB_H2, f16)
 #endif

@@ -201,15 +201,16 @@ def derivable():
 
 def half_rows():
     """kernel_bounds_half.c's regions, ROW_DTYPE_LEVEL: each op of its
-    two lists (KB_UNARY_OPS, KB_BINARY_OPS) for each dtype at each level
+    four lists (KB_*_OPS) for each dtype at each level
     kernel_bounds.py's HALF_LEVELS gives it."""
     with open("scripts/kernel_bounds_half.c", encoding="utf-8") as f:
         src = f.read()
     ops = set()
-    for name in ("KB_UNARY_OPS", "KB_BINARY_OPS"):
-        m = re.search(r"#define " + name + r"\(X, DT\)(.*?)\n\n", src, re.S)
-        expect(m is not None, f"kernel_bounds_half.c: no {name}")
-        ops |= set(re.findall(r"X\((\w+),", m.group(1)))
+    # each list's #define and its continued lines
+    lists = re.findall(r"#define KB_\w+_OPS\(X, DT\)((?:.*\\\n)*.*)", src)
+    expect(len(lists) == 4, f"kernel_bounds_half.c: {len(lists)} op lists")
+    for body in lists:
+        ops |= set(re.findall(r"X\((\w+),", body))
     return {kb.impl_name(f"{op}_{dt}", None, lv)
             for op in ops for lv, dts in kb.HALF_LEVELS.items()
             for dt in dts} - kb.HALF_LEFT_OUT
