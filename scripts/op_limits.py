@@ -167,6 +167,11 @@ def host_mcpu(cpuinfo="/proc/cpuinfo"):
     return None
 
 
+def dtype_of_impl(impl, op):
+    """The dtype part of a kernel row's name OP_DTYPE_ISA."""
+    return impl[len(op) + 1:].split("_")[0]
+
+
 def load_bounds(path, ops, mcpu):
     """The stated compute bounds for a machine whose cores llvm-mca
     models as `mcpu`: {impl: {"op", "cycles_per_element", "derivation",
@@ -274,6 +279,8 @@ def scale_entry(entry, cat, scaled, n, where):
 
 def make_config(quick_path, ops, n, op_filter, probe_ops=(),
                 dtypes=("f32",)):
+    """The run's config: probe_ops, the (op, dtype) pairs with a stated
+    compute bound, also run at PROBE_N elements."""
     q, _ = load_json(quick_path, "tbench config", comments=True)
     if not isinstance(q, dict) or not isinstance(q.get("ops"), list):
         die(f"{quick_path}: not a tbench config (needs an 'ops' list; "
@@ -323,11 +330,16 @@ def make_config(quick_path, ops, n, op_filter, probe_ops=(),
         if sc is not None:
             ne["shapes"] = sc
         todo = [ne]
-        # an op with a stated compute bound also at PROBE_N elements
-        # (in cache: the kernel's own throughput next to its bound)
-        if sc is not None and e["op"] in probe_ops and n != PROBE_N:
+        # an op with a stated compute bound in a dtype also at PROBE_N
+        # elements in that dtype (in cache: the kernel's own throughput
+        # next to its bound)
+        pdt = [x for x in mine if (e["op"], x) in probe_ops]
+        if sc is not None and pdt and n != PROBE_N:
             pe = dict(ne, shapes=scale_entry(e, ops[e["op"]]["category"],
                                              True, PROBE_N, where))
+            pe.pop("dtypes", None)
+            if pdt != list(dtypes):
+                pe["dtypes"] = pdt
             todo.append(pe)
         for x in todo:
             key = json.dumps(x, sort_keys=True)
@@ -1053,7 +1065,8 @@ def main():
     mcpu = host_mcpu() if a.mcpu == "auto" else a.mcpu
     bounds = {} if a.bounds == "none" else load_bounds(a.bounds, ops, mcpu)
     cfg = make_config(a.quick, ops, n, op_filter,
-                      {b["op"] for b in bounds.values()}, dtypes)
+                      {(b["op"], dtype_of_impl(i, b["op"]))
+                       for i, b in bounds.items()}, dtypes)
     cfg["measure"] = dict(cfg["measure"], max_time_s=mt)
     plan = {"schema": PLAN_SCHEMA, "rounds": nr, "elements": n,
             "probe_elements": PROBE_N,
