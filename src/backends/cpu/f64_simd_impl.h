@@ -9,17 +9,22 @@
  * flags.  The portable
  * rows call libm per element (~300 us at 65536 on the issue's machine).
  *
- * exp x: x clamped to [-746, 710] (beyond: 0 or inf anyway), k =
- * round(x / ln 2), r = x - k ln 2 with ln 2 in two parts (k ln2_hi
- * exact, |r| <= 0.347 + 2^-40), e^r by Taylor to r^13 (truncation below
- * 2^-57), times 2^k as (p 2^k1) 2^k2 with k1 = floor(k / 2): the first
- * product exact, the second one rounding, also into the subnormal range;
- * NaN gives NaN.
- * log x: x < 2^-1022 scaled by 2^54 first; x = 2^k m, m in [sqrt(1/2),
- * sqrt(2)), log m = 2 atanh((m - 1) / (m + 1)) by its series to f^20,
- * plus k ln 2 in two parts; log 0 = -inf, log inf = inf, x < 0 or NaN:
- * NaN.
- * sigmoid x: t = e^-|x| by exp above, then 1 / (1 + t) for x >= 0 and
+ * exp x: k = round(16 x / ln 2) = 16 e + j, r = x - k ln2 / 16 with ln
+ * 2 in two parts (|r| <= ln2 / 32 plus a rounding), e^r - 1 by Taylor
+ * to r^7 (truncation below 2^-59), y = T + (T (e^r - 1) + Tl) with
+ * 2^(j/16) = T + Tl (f64_explog.h), 2^e y by adding e to y's exponent
+ * field where every lane has |x| <= 708, else (x clamped to [-746, 710])
+ * as (y 2^e1) 2^e2, e1 = round(e / 2): the first product exact, the
+ * second one rounding, also into the subnormal range; NaN gives NaN.
+ * log x: x < 2^-1022 scaled by 2^54 first (only in vectors with a lane
+ * not positive normal finite, as the special values); x = 2^e z, z c_i
+ * = p + pl by fma (pow's 16-interval table, f64_powlog.h), r = p - 1,
+ * log x = e ln 2 - log c_i + r + r^2 P(r) + pl (1 - r), P of degree 8
+ * (f64_explog.h), the large parts summed exactly (Fast2Sum) and the
+ * small ones after: no division; log 0 = -inf, log inf = inf, x < 0 or
+ * NaN: NaN.
+ * sigmoid x: t = e^-|x| by dx_exp_neg (exp's Taylor form: k =
+ * round(x / ln 2), e^r by Taylor to r^13), then 1 / (1 + t) for x >= 0 and
  * t / (1 + t) below (the portable rows' stable form, one division);
  * silu x: x sigmoid x; tanh x: m = e^-2|x| - 1 as expm1 is made from
  * exp's reduction (2^k (e^r - 1) + 2^k - 1, e^r - 1 from the Taylor core
@@ -33,8 +38,8 @@
  * row's operations; the backward activations as bwd_simd_impl.h's f32
  * ones (sigmoid' and tanh' as k e / (1 + e)^2, gelu' from one exp).
  * Bounds (tests/test_checkasm.c, f64_ulp, f64_act_ulp, f64_bwd_ulp,
- * against long double libm on dense sweeps): exp within 2 ulp, log
- * within 3 ulp, sigmoid within 3, tanh, silu and softplus within 4
+ * against long double libm on dense sweeps): exp within 1 ulp (0.75
+ * measured), log within 1 ulp (0.52), sigmoid within 3, tanh, silu and softplus within 4
  * (silu where sigmoid is subnormal: x times that rounding, as the
  * portable row), gelu within 6 (5.29 measured), gelu_tanh within 4 of
  * x sigmoid(z) at its formula's double z (2.96), relu' exactly,
@@ -42,8 +47,8 @@
  * phi| (4.07); the op tolerance (TOL_MATH, rtol 1e-14) is ~45 ulp.
  * pow a^b = e^(b log |a|), log |a| = H + lo within about 2^-63
  * relative (dx_log_dd), y = b H + lo as a pair (yh, yl) by fma, e^y by
- * dx_exp's reduction of yh with yl added to r: within 2 ulp of powl on
- * pow64_ulp's six families (1.14 measured at avx2: large |y| up to
+ * dx_exp's table form with yl added to r: within 1.5 ulp of powl on
+ * pow64_ulp's six families (0.75 measured: large |y| up to
  * 709.78, bases next to 1, subnormal results, signs), libm's special
  * values bit for bit (pow_special.h, shared with pow f32).  AVX2 looks
  * its tables up by vgatherqpd: four vpermps and three blends instead
@@ -102,7 +107,10 @@ static inline rd dx_reduce(rd x, rd *k)
     return rs_fma(*k, rs_d1(-0x1.ef35793c7673p-45), r);
 }
 
-static inline rd dx_exp(rd x)
+/* exp by dx_reduce and dx_expm1_small (the form before dx_exp's table):
+ * dx_exp_neg's rare vectors, so that its lanes' values never depend on
+ * their neighbours (bit for bit its fast form's where that is normal). */
+static inline rd dx_exp_tay(rd x)
 {
     rd xc = rs_min(rs_max(x, rs_d1(-746.0)), rs_d1(710.0));
     rd k;
@@ -115,17 +123,92 @@ static inline rd dx_exp(rd x)
     return rs_sel(rs_unord(x, x), rs_add(x, x), e);
 }
 
+#include "f64_explog.h"
+#include "f64_powlog.h"
+
+/* x = (16 e + j) ln2 / 16 + r for |x| <= 746: *kf = 1.5 2^52 + k, k =
+ * 16 e + j = round(16 x / ln 2) by the FMA's shift (k in its low bits),
+ * r = x - k ln2_hi / 16 exact (ln2_hi's 42 bits: a multiple of 2^-58
+ * below 2^-5 wherever k != 0) minus k ln2_lo / 16: |r| <= ln2 / 32 plus
+ * a rounding. */
+static inline rd dx_e16_red(rd x, rd *kf)
+{
+    const rd sh = rs_d1(0x1.8p52);
+    *kf = rs_fma(x, rs_d1(0x1.71547652b82fep+4), sh); /* 16 / ln2 */
+    rd kd = rs_sub(*kf, sh);
+    rd r = rs_fma(kd, rs_d1(-0x1.62e42fefa3800p-5), x);
+    return rs_fma(kd, rs_d1(-0x1.ef35793c7673p-49), r);
+}
+
+/* y = 2^(j/16) e^r in [0.97, 2) (r as dx_e16_red's, pow's yl added):
+ * e^r - 1 = r + r^2 q(r) by Taylor's series to r^7 (truncation below
+ * 2^-59 relative), 2^(j/16) = T + Tl (f64_explog.h), y = T + (T (e^r -
+ * 1) + Tl): one rounding of a sum within 2^-60 of e^x 2^-e. */
+static inline rd dx_e16_y(rd r, rd kf)
+{
+    /* q by Estrin's scheme (1.3% faster than Horner's at 1M, ab) */
+    rd r2 = rs_mul(r, r);
+    rd q01 = rs_fma(r, rs_d1(1.0 / 6), rs_d1(0.5));
+    rd q23 = rs_fma(r, rs_d1(1.0 / 120), rs_d1(1.0 / 24));
+    rd q45 = rs_fma(r, rs_d1(1.0 / 5040), rs_d1(1.0 / 720));
+    rd q = rs_fma(rs_fma(q45, r2, q23), r2, q01);
+    rd p = rs_fma(r2, q, r);
+    ri j = rs_asi(kf); /* rs_lut16 takes its low 4 bits */
+    rd t = rs_lut16(dx_e16_h, j);
+    return rs_add(t, rs_fma(t, p, rs_lut16(dx_e16_l, j)));
+}
+
+/* y 2^e where that is normal: e = k >> 4 added to y's exponent field as
+ * an integer (the bits of kf shifted: its high bits leave the field). */
+static inline rd dx_e16_fast(rd y, rd kf)
+{
+    return rs_asd(rs_iadd(rs_asi(y), rs_isll(rs_isrl(rs_asi(kf), 4), 52)));
+}
+
+/* e^(x + xl) for x clamped to [-746, 710] (the caller zeroes xl where
+ * that clamps): y as above, times 2^e as (y 2^e1) 2^e2, e1 = round(e /
+ * 2): the first product exact, the second one rounding, also into the
+ * subnormal range (0 and inf where they must); where the result is
+ * normal, dx_e16_fast's value bit for bit. */
+static inline rd dx_e16_full(rd x, rd xl)
+{
+    rd xc = rs_min(rs_max(x, rs_d1(-746.0)), rs_d1(710.0));
+    rd kf;
+    rd r = rs_add(dx_e16_red(xc, &kf), xl);
+    rd y = dx_e16_y(r, kf);
+    /* e = floor(k / 16) = round(k / 16 - 15 / 32), no ties */
+    rd e = rs_round(rs_fma(rs_sub(kf, rs_d1(0x1.8p52)), rs_d1(0.0625),
+                           rs_d1(-15.0 / 32)));
+    rd e1 = rs_round(rs_mul(e, rs_d1(0.5))); /* e1, e - e1 in [-539, 512] */
+    return rs_mul(rs_mul(y, dx_pow2(e1)), dx_pow2(rs_sub(e, e1)));
+}
+
+/* A vector whose lanes all have |x| <= 708 (normal results: k >=
+ * -16343 gives j >= 9 where e = -1022, y >= 1.44) takes the one integer
+ * scaling; the others (rare: near or past the range's ends, NaN) the
+ * full form, whose values agree where both are normal. */
+static inline rd dx_exp(rd x)
+{
+    if (rs_bits(rs_le(rs_abs(x), rs_d1(708.0))) == (1u << RS_W) - 1) {
+        rd kf;
+        rd r = dx_e16_red(x, &kf);
+        return dx_e16_fast(dx_e16_y(r, kf), kf);
+    }
+    rd e = dx_e16_full(x, rs_d1(0.0));
+    return rs_sel(rs_unord(x, x), rs_add(x, x), e);
+}
+
 /* e^y for y <= 0 (sigmoid's, softplus's and the gradients' e^-|x|,
  * gelu's e^(-x^2/2)): a vector whose lanes are all >= -708 (results
  * normal, k >= -1022) takes one 2^k scaling instead of dx_exp's clamp,
  * two scalings and NaN select, which the rest (rare: results near or
- * below DBL_MIN, NaN) still take; values bit for bit dx_exp's (p 2^k
+ * below DBL_MIN, NaN) still take; values bit for bit dx_exp_tay's (p 2^k
  * is exact either way where it is normal).  sigmoid 1M f64: 2.24 ->
  * 1.92 ms best of 40 alternated calls (a loaded machine). */
 static inline rd dx_exp_neg(rd y)
 {
     if (rs_bits(rs_mor(rs_lt(y, rs_d1(-708.0)), rs_unord(y, y))))
-        return dx_exp(y);
+        return dx_exp_tay(y);
     rd k;
     rd r = dx_reduce(y, &k);
     return rs_mul(rs_add(rs_d1(1.0), dx_expm1_small(r)), dx_pow2(k));
@@ -153,20 +236,71 @@ static inline rd dx_log_fk(rd f, rd k)
     return l;
 }
 
+/* t = 2^e z as rs_log_reduce (dvec_simd.h): *i the interval, *e the
+ * exponent as a double, z returned. */
+static inline rd dx_log_split(rd t, rd *e, ri *i)
+{
+    ri b = rs_iadd(rs_asi(t), rs_i1((uint64_t)0 - RS_LOG_OFF));
+    *i = rs_isrl(b, 48);
+#if RS_W == 8
+    *e = _mm512_cvtepi64_pd(_mm512_srai_epi64(b, 52));
+#else /* no 64-bit arithmetic shift: (b + 2^63) >> 52 is e + 2048 */
+    *e = rs_sub(rs_cvt52(rs_isrl(rs_ixor(b, rs_i1(UINT64_C(1) << 63)), 52)),
+                rs_d1(2048.0));
+#endif
+    return rs_asd(rs_iadd(rs_iand(b, rs_i1(0x000fffffffffffffu)),
+                          rs_i1(RS_LOG_OFF)));
+}
+
+/* log(2^e z) by the table of f64_powlog.h: z c_i = p + pl exactly
+ * (fma), r = p - 1 exact, log z = -log c_i + log1p r + pl (1 - r)
+ * (dropped: pl r^2, below 2^-62 absolute), log1p r = r + r^2 P(r)
+ * (f64_explog.h: within 2^-57.4 of log x); w + wl = e ln2_hi + dx_pl_h
+ * (e ln2_hi exact; Fast2Sum: |e ln2_hi| >= 0.69 > |dx_pl_h| unless e
+ * = 0, where w is dx_pl_h exactly), hi + lo = w + r (Fast2Sum: |w| >=
+ * |r| unless w = 0, checked per interval by the table's script), then
+ * hi + (lo + wl + e ln2_lo + dx_pl_l + pl (1 - r) + r^2 P): the small
+ * terms' roundings below 2^-57 of log x (|log x| >= 0.0117 outside the
+ * interval around 1, where w = 0, pl = 0 and log x = r + r^2 P). */
+static inline rd dx_log_zi(rd z, ri i, rd e)
+{
+    const rd one = rs_d1(1.0);
+    rd c = rs_lut16(dx_pl_c, i);
+    rd p = rs_mul(z, c);
+    rd pl = rs_fma(z, c, rs_dxor(p, rs_d1(-0.0)));
+    rd r = rs_sub(p, one);
+    rd e2 = rs_mul(e, rs_d1(0x1.62e42fefa3800p-1));
+    rd lh = rs_lut16(dx_pl_h, i);
+    rd w = rs_add(e2, lh);
+    rd wl = rs_add(rs_sub(e2, w), lh);
+    rd hi = rs_add(w, r);
+    rd lo = rs_add(rs_sub(w, hi), r);
+    rd q = rs_d1(dx_lg_p[0]);
+#pragma GCC unroll 8
+    for (int k = 1; k < 9; k++)
+        q = rs_fma(q, r, rs_d1(dx_lg_p[k]));
+    rd s = rs_add(wl, rs_fma(e, rs_d1(0x1.ef35793c7673p-45),
+                             rs_lut16(dx_pl_l, i)));
+    s = rs_add(rs_add(lo, s), rs_mul(pl, rs_sub(one, r)));
+    return rs_add(hi, rs_fma(rs_mul(r, r), q, s));
+}
+
+/* A vector whose lanes are all positive normal finite takes dx_log_zi
+ * alone; the others: x < 2^-1022 scaled by 2^54 first (e - 54), log 0 =
+ * -inf, log inf = inf, x < 0 or NaN: NaN. */
 static inline rd dx_log(rd x)
 {
+    rd e;
+    ri i;
+    rmask ok = rs_mand(rs_le(rs_d1(0x1.0p-1022), x),
+                       rs_lt(x, rs_d1(INFINITY)));
+    if (rs_bits(ok) == (1u << RS_W) - 1) {
+        rd z = dx_log_split(x, &e, &i);
+        return dx_log_zi(z, i, e);
+    }
     rmask sub = rs_lt(x, rs_d1(0x1.0p-1022));
-    rd t = rs_sel(sub, rs_mul(x, rs_d1(0x1.0p54)), x);
-    ri bits = rs_asi(t);
-    rd k = rs_sub(rs_cvt52(rs_isrl(bits, 52)), rs_d1(1023.0));
-    k = rs_sel(sub, rs_sub(k, rs_d1(54.0)), k);
-    rd m = rs_asd(rs_ior(rs_iand(bits, rs_i1(0x000fffffffffffffu)),
-                         rs_i1(0x3ff0000000000000u)));
-    rmask big = rs_gt(m, rs_d1(0x1.6a09e667f3bcdp+0)); /* sqrt(2) */
-    m = rs_sel(big, rs_mul(m, rs_d1(0.5)), m);
-    k = rs_sel(big, rs_add(k, rs_d1(1.0)), k);
-    const rd one = rs_d1(1.0);
-    rd l = dx_log_fk(rs_div(rs_sub(m, one), rs_add(m, one)), k);
+    rd z = dx_log_split(rs_sel(sub, rs_mul(x, rs_d1(0x1.0p54)), x), &e, &i);
+    rd l = dx_log_zi(z, i, rs_sel(sub, rs_sub(e, rs_d1(54.0)), e));
     l = rs_sel(rs_eq(x, rs_d1(0.0)), rs_d1(-INFINITY), l);
     l = rs_sel(rs_eq(x, rs_d1(INFINITY)), x, l);
     l = rs_sel(rs_lt(x, rs_d1(0.0)), rs_d1(NAN), l);
@@ -389,7 +523,6 @@ static inline void dx_blocks(const double *a, int64_t sa, const double *b,
 
 /* ---- pow f64: e^(b log |a|), log |a| as a double-double ------------- */
 
-#include "f64_powlog.h"
 #include "pow_special.h"
 
 /* log a = H + *lo for a positive finite a (subnormals included; other
@@ -458,19 +591,19 @@ static inline rd dx_log_dd(rd a, rd *lo)
     return Hn;
 }
 
-/* e^(yh + yl) for |yh| <= 708 (|yl| <= 2^-40 |yh|): dx_exp's reduction
- * of yh, yl added to r, one scaling by 2^k (k in [-1022, 1022]; results
- * below DBL_MIN, p 2^k, round once). */
+/* e^(yh + yl) for |yh| <= 708 (|yl| <= 2^-40 |yh|): dx_exp's table
+ * form, yl added to r, its one integer scaling (results normal). */
 static inline rd dx_exp_dd(rd yh, rd yl)
 {
-    rd k;
-    rd r = rs_add(dx_reduce(yh, &k), yl);
-    return rs_mul(rs_add(rs_d1(1.0), dx_expm1_small(r)), dx_pow2(k));
+    rd kf;
+    rd r = rs_add(dx_e16_red(yh, &kf), yl);
+    return dx_e16_fast(dx_e16_y(r, kf), kf);
 }
 
 /* Any a, b: log |a| with its limits (0: -inf, inf: inf), y = b log |a|
- * (yl 0 where |yh| > 746, which the clamp takes, or y is NaN), e^y as dx_exp (clamp,
- * two scalings: 0, subnormal or inf where it must), then pw_special. */
+ * (yl 0 where |yh| > 746, which the clamp takes, or y is NaN), e^y as
+ * dx_exp's full form (dx_e16_full: 0, subnormal or inf where it must),
+ * then pw_special. */
 static inline rd dx_pow_full(rd a, rd b)
 {
     const rd inf = rs_d1(INFINITY), zero = rs_d1(0.0);
@@ -483,13 +616,7 @@ static inline rd dx_pow_full(rd a, rd b)
     rd yh = rs_mul(b, H);
     rd yl = rs_fma(b, lo, rs_fma(b, H, rs_sub(zero, yh)));
     yl = rs_sel(rs_le(rs_abs(yh), rs_d1(746.0)), yl, zero); /* NaN: 0 */
-    rd yc = rs_min(rs_max(yh, rs_d1(-746.0)), rs_d1(710.0)); /* NaN: -746 */
-    rd k;
-    rd r = rs_add(dx_reduce(yc, &k), yl);
-    rd p = rs_add(rs_d1(1.0), dx_expm1_small(r));
-    rd k1 = rs_round(rs_mul(k, rs_d1(0.5)));
-    rd e = rs_mul(rs_mul(p, dx_pow2(k1)), dx_pow2(rs_sub(k, k1)));
-    return pw_special(a, b, e);
+    return pw_special(a, b, dx_e16_full(yh, yl)); /* NaN yh: -746 */
 }
 
 /* Where every lane has a positive normal finite a and a finite y with
