@@ -9,17 +9,22 @@
  * flags.  The portable
  * rows call libm per element (~300 us at 65536 on the issue's machine).
  *
- * exp x: x clamped to [-746, 710] (beyond: 0 or inf anyway), k =
- * round(x / ln 2), r = x - k ln 2 with ln 2 in two parts (k ln2_hi
- * exact, |r| <= 0.347 + 2^-40), e^r by Taylor to r^13 (truncation below
- * 2^-57), times 2^k as (p 2^k1) 2^k2 with k1 = floor(k / 2): the first
- * product exact, the second one rounding, also into the subnormal range;
- * NaN gives NaN.
- * log x: x < 2^-1022 scaled by 2^54 first; x = 2^k m, m in [sqrt(1/2),
- * sqrt(2)), log m = 2 atanh((m - 1) / (m + 1)) by its series to f^20,
- * plus k ln 2 in two parts; log 0 = -inf, log inf = inf, x < 0 or NaN:
- * NaN.
- * sigmoid x: t = e^-|x| by exp above, then 1 / (1 + t) for x >= 0 and
+ * exp x: k = round(16 x / ln 2) = 16 e + j, r = x - k ln2 / 16 with ln
+ * 2 in two parts (|r| <= ln2 / 32 plus a rounding), e^r - 1 by Taylor
+ * to r^7 (truncation below 2^-59), y = T + (T (e^r - 1) + Tl) with
+ * 2^(j/16) = T + Tl (f64_explog.h), 2^e y by adding e to y's exponent
+ * field where every lane has |x| <= 708, else (x clamped to [-746, 710])
+ * as (y 2^e1) 2^e2, e1 = round(e / 2): the first product exact, the
+ * second one rounding, also into the subnormal range; NaN gives NaN.
+ * log x: x < 2^-1022 scaled by 2^54 first (only in vectors with a lane
+ * not positive normal finite, as the special values); x = 2^e z, z c_i
+ * = p + pl by fma (pow's 16-interval table, f64_powlog.h), r = p - 1,
+ * log x = e ln 2 - log c_i + r + r^2 P(r) + pl (1 - r), P of degree 8
+ * (f64_explog.h), the large parts summed exactly (Fast2Sum) and the
+ * small ones after: no division; log 0 = -inf, log inf = inf, x < 0 or
+ * NaN: NaN.
+ * sigmoid x: t = e^-|x| by dx_exp_neg (exp's Taylor form: k =
+ * round(x / ln 2), e^r by Taylor to r^13), then 1 / (1 + t) for x >= 0 and
  * t / (1 + t) below (the portable rows' stable form, one division);
  * silu x: x sigmoid x; tanh x: m = e^-2|x| - 1 as expm1 is made from
  * exp's reduction (2^k (e^r - 1) + 2^k - 1, e^r - 1 from the Taylor core
@@ -33,8 +38,8 @@
  * row's operations; the backward activations as bwd_simd_impl.h's f32
  * ones (sigmoid' and tanh' as k e / (1 + e)^2, gelu' from one exp).
  * Bounds (tests/test_checkasm.c, f64_ulp, f64_act_ulp, f64_bwd_ulp,
- * against long double libm on dense sweeps): exp within 2 ulp, log
- * within 3 ulp, sigmoid within 3, tanh, silu and softplus within 4
+ * against long double libm on dense sweeps): exp within 1 ulp (0.75
+ * measured), log within 1 ulp (0.52), sigmoid within 3, tanh, silu and softplus within 4
  * (silu where sigmoid is subnormal: x times that rounding, as the
  * portable row), gelu within 6 (5.29 measured), gelu_tanh within 4 of
  * x sigmoid(z) at its formula's double z (2.96), relu' exactly,
@@ -42,8 +47,8 @@
  * phi| (4.07); the op tolerance (TOL_MATH, rtol 1e-14) is ~45 ulp.
  * pow a^b = e^(b log |a|), log |a| = H + lo within about 2^-63
  * relative (dx_log_dd), y = b H + lo as a pair (yh, yl) by fma, e^y by
- * dx_exp's reduction of yh with yl added to r: within 2 ulp of powl on
- * pow64_ulp's six families (1.14 measured at avx2: large |y| up to
+ * dx_exp's table form with yl added to r: within 1.5 ulp of powl on
+ * pow64_ulp's six families (0.75 measured: large |y| up to
  * 709.78, bases next to 1, subnormal results, signs), libm's special
  * values bit for bit (pow_special.h, shared with pow f32).  AVX2 looks
  * its tables up by vgatherqpd: four vpermps and three blends instead
@@ -68,110 +73,7 @@
 #include "kreg.h"
 #include "ops_simd.h"
 
-static inline rd dx_pow2(rd k) /* 2^k, k integral in [-1022, 1023] */
-{
-    ri ki = rs_asi(rs_add(k, rs_d1(0x1.8p52 + 1023.0)));
-    return rs_asd(rs_isll(ki, 52));
-}
-
-/* e^r - 1 for |r| <= 0.347: dx_exp's Taylor core without its 1, so no
- * cancellation near 0. */
-static inline rd dx_expm1_small(rd r)
-{
-    rd p = rs_d1(1.0 / 6227020800.0); /* 1/13! */
-    p = rs_fma(p, r, rs_d1(1.0 / 479001600.0));
-    p = rs_fma(p, r, rs_d1(1.0 / 39916800.0));
-    p = rs_fma(p, r, rs_d1(1.0 / 3628800.0));
-    p = rs_fma(p, r, rs_d1(1.0 / 362880.0));
-    p = rs_fma(p, r, rs_d1(1.0 / 40320.0));
-    p = rs_fma(p, r, rs_d1(1.0 / 5040.0));
-    p = rs_fma(p, r, rs_d1(1.0 / 720.0));
-    p = rs_fma(p, r, rs_d1(1.0 / 120.0));
-    p = rs_fma(p, r, rs_d1(1.0 / 24.0));
-    p = rs_fma(p, r, rs_d1(1.0 / 6.0));
-    p = rs_fma(p, r, rs_d1(0.5));
-    return rs_fma(rs_mul(p, r), r, r);
-}
-
-/* x = k ln 2 + r, k = round(x / ln 2), ln 2 in two parts (k ln2_hi
- * exact): r, with k in *k. */
-static inline rd dx_reduce(rd x, rd *k)
-{
-    *k = rs_round(rs_mul(x, rs_d1(0x1.71547652b82fep+0))); /* 1/ln2 */
-    rd r = rs_fma(*k, rs_d1(-0x1.62e42fefa3800p-1), x);
-    return rs_fma(*k, rs_d1(-0x1.ef35793c7673p-45), r);
-}
-
-static inline rd dx_exp(rd x)
-{
-    rd xc = rs_min(rs_max(x, rs_d1(-746.0)), rs_d1(710.0));
-    rd k;
-    rd r = dx_reduce(xc, &k);
-    /* 1 + r + r^2 p': the small terms first, then r, then 1 */
-    rd p = rs_add(rs_d1(1.0), dx_expm1_small(r));
-    rd k1 = rs_round(rs_mul(k, rs_d1(0.5)));
-    rd k2 = rs_sub(k, k1); /* both in [-538, 538] */
-    rd e = rs_mul(rs_mul(p, dx_pow2(k1)), dx_pow2(k2));
-    return rs_sel(rs_unord(x, x), rs_add(x, x), e);
-}
-
-/* e^y for y <= 0 (sigmoid's, softplus's and the gradients' e^-|x|,
- * gelu's e^(-x^2/2)): a vector whose lanes are all >= -708 (results
- * normal, k >= -1022) takes one 2^k scaling instead of dx_exp's clamp,
- * two scalings and NaN select, which the rest (rare: results near or
- * below DBL_MIN, NaN) still take; values bit for bit dx_exp's (p 2^k
- * is exact either way where it is normal).  sigmoid 1M f64: 2.24 ->
- * 1.92 ms best of 40 alternated calls (a loaded machine). */
-static inline rd dx_exp_neg(rd y)
-{
-    if (rs_bits(rs_mor(rs_lt(y, rs_d1(-708.0)), rs_unord(y, y))))
-        return dx_exp(y);
-    rd k;
-    rd r = dx_reduce(y, &k);
-    return rs_mul(rs_add(rs_d1(1.0), dx_expm1_small(r)), dx_pow2(k));
-}
-
-/* k ln 2 + 2 atanh f, f = (m - 1) / (m + 1) for m in [sqrt(1/2),
- * sqrt(2)): the series of atanh to f^21, ln 2 in two parts (dx_log's
- * and dx_log1p's last steps). */
-static inline rd dx_log_fk(rd f, rd k)
-{
-    rd s = rs_mul(f, f);
-    rd p = rs_d1(1.0 / 21);
-    p = rs_fma(p, s, rs_d1(1.0 / 19));
-    p = rs_fma(p, s, rs_d1(1.0 / 17));
-    p = rs_fma(p, s, rs_d1(1.0 / 15));
-    p = rs_fma(p, s, rs_d1(1.0 / 13));
-    p = rs_fma(p, s, rs_d1(1.0 / 11));
-    p = rs_fma(p, s, rs_d1(1.0 / 9));
-    p = rs_fma(p, s, rs_d1(1.0 / 7));
-    p = rs_fma(p, s, rs_d1(1.0 / 5));
-    p = rs_fma(p, s, rs_d1(1.0 / 3));
-    rd f2 = rs_add(f, f);
-    rd lm = rs_fma(rs_mul(f2, s), p, rs_fma(k, rs_d1(0x1.ef35793c7673p-45), f2));
-    rd l = rs_fma(k, rs_d1(0x1.62e42fefa3800p-1), lm);
-    return l;
-}
-
-static inline rd dx_log(rd x)
-{
-    rmask sub = rs_lt(x, rs_d1(0x1.0p-1022));
-    rd t = rs_sel(sub, rs_mul(x, rs_d1(0x1.0p54)), x);
-    ri bits = rs_asi(t);
-    rd k = rs_sub(rs_cvt52(rs_isrl(bits, 52)), rs_d1(1023.0));
-    k = rs_sel(sub, rs_sub(k, rs_d1(54.0)), k);
-    rd m = rs_asd(rs_ior(rs_iand(bits, rs_i1(0x000fffffffffffffu)),
-                         rs_i1(0x3ff0000000000000u)));
-    rmask big = rs_gt(m, rs_d1(0x1.6a09e667f3bcdp+0)); /* sqrt(2) */
-    m = rs_sel(big, rs_mul(m, rs_d1(0.5)), m);
-    k = rs_sel(big, rs_add(k, rs_d1(1.0)), k);
-    const rd one = rs_d1(1.0);
-    rd l = dx_log_fk(rs_div(rs_sub(m, one), rs_add(m, one)), k);
-    l = rs_sel(rs_eq(x, rs_d1(0.0)), rs_d1(-INFINITY), l);
-    l = rs_sel(rs_eq(x, rs_d1(INFINITY)), x, l);
-    l = rs_sel(rs_lt(x, rs_d1(0.0)), rs_d1(NAN), l);
-    return rs_sel(rs_unord(x, x), rs_add(x, x), l);
-}
+#include "f64_explog_simd.h"
 
 /* sigmoid x = num / (1 + t), t = e^-|x| in [0, 1] (never overflows),
  * num 1 for x >= 0 and t below 0: the portable rows' stable form with
@@ -389,7 +291,6 @@ static inline void dx_blocks(const double *a, int64_t sa, const double *b,
 
 /* ---- pow f64: e^(b log |a|), log |a| as a double-double ------------- */
 
-#include "f64_powlog.h"
 #include "pow_special.h"
 
 /* log a = H + *lo for a positive finite a (subnormals included; other
@@ -458,19 +359,19 @@ static inline rd dx_log_dd(rd a, rd *lo)
     return Hn;
 }
 
-/* e^(yh + yl) for |yh| <= 708 (|yl| <= 2^-40 |yh|): dx_exp's reduction
- * of yh, yl added to r, one scaling by 2^k (k in [-1022, 1022]; results
- * below DBL_MIN, p 2^k, round once). */
+/* e^(yh + yl) for |yh| <= 708 (|yl| <= 2^-40 |yh|): dx_exp's table
+ * form, yl added to r, its one integer scaling (results normal). */
 static inline rd dx_exp_dd(rd yh, rd yl)
 {
-    rd k;
-    rd r = rs_add(dx_reduce(yh, &k), yl);
-    return rs_mul(rs_add(rs_d1(1.0), dx_expm1_small(r)), dx_pow2(k));
+    rd kf;
+    rd r = rs_add(dx_e16_red(yh, &kf), yl);
+    return dx_e16_fast(dx_e16_y(r, kf), kf);
 }
 
 /* Any a, b: log |a| with its limits (0: -inf, inf: inf), y = b log |a|
- * (yl 0 where |yh| > 746, which the clamp takes, or y is NaN), e^y as dx_exp (clamp,
- * two scalings: 0, subnormal or inf where it must), then pw_special. */
+ * (yl 0 where |yh| > 746, which the clamp takes, or y is NaN), e^y as
+ * dx_exp's full form (dx_e16_full: 0, subnormal or inf where it must),
+ * then pw_special. */
 static inline rd dx_pow_full(rd a, rd b)
 {
     const rd inf = rs_d1(INFINITY), zero = rs_d1(0.0);
@@ -483,13 +384,7 @@ static inline rd dx_pow_full(rd a, rd b)
     rd yh = rs_mul(b, H);
     rd yl = rs_fma(b, lo, rs_fma(b, H, rs_sub(zero, yh)));
     yl = rs_sel(rs_le(rs_abs(yh), rs_d1(746.0)), yl, zero); /* NaN: 0 */
-    rd yc = rs_min(rs_max(yh, rs_d1(-746.0)), rs_d1(710.0)); /* NaN: -746 */
-    rd k;
-    rd r = rs_add(dx_reduce(yc, &k), yl);
-    rd p = rs_add(rs_d1(1.0), dx_expm1_small(r));
-    rd k1 = rs_round(rs_mul(k, rs_d1(0.5)));
-    rd e = rs_mul(rs_mul(p, dx_pow2(k1)), dx_pow2(rs_sub(k, k1)));
-    return pw_special(a, b, e);
+    return pw_special(a, b, dx_e16_full(yh, yl)); /* NaN yh: -746 */
 }
 
 /* Where every lane has a positive normal finite a and a finite y with
