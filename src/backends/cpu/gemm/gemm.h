@@ -5,7 +5,9 @@
  * into contiguous micro-panels and runs three blocking loops around a
  * micro-kernel (gemm_avx2.c, gemm_avx512.c) that keeps an MR x NR tile of
  * C in registers.  Every shape is handled: partial tiles at the M and N
- * edges go through a small buffer, and K is blocked by KC.
+ * edges go through a small buffer (AVX-512: straight into C by edge
+ * kernels of only the rows they have, with masked columns), and K is
+ * blocked by KC.
  *
  * Matrices are row-major with leading dimensions in elements:
  *   A[i][k] = A[i*lda + k],  B[k][j] = B[k*ldb + j],  C[i][j] = C[i*ldc + j].
