@@ -286,6 +286,88 @@ void tb_gemm_edge_f64_avx512_12x16(int64_t m, int64_t n, int64_t kc,
 #undef VLEN
 }
 
+/* ---- f32 packing of A (and of a transposed B) ---------------------- */
+
+/* r[i] lane j <- r[j] lane i: unpack pairs of rows, then pairs of pairs,
+ * then 128-bit blocks twice. */
+static inline __attribute__((always_inline)) void tr16x16(__m512 r[16])
+{
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+        r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+        r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xee);
+        r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+    }
+    for (int h = 0; h < 16; h += 8)
+        for (int i = 0; i < 4; i++) {
+            t[h + i] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0x88);
+            t[h + i + 4] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0xdd);
+        }
+    for (int i = 0; i < 8; i++) {
+        r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+        r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+    }
+}
+
+/* Chunk rows [c0, c0 + cw) (cw <= 16) of one MR-row panel, of which the
+ * first `rows` are A's (the rest zero), over depth [k0, k0 + kn)
+ * (kn <= 16): 16 x 16 in registers, transposed, kn vectors of cw lanes
+ * stored k-major. */
+static inline __attribute__((always_inline)) void
+pack_chunk(float *ap, const float *src, int64_t lda, int MR, int c0, int cw,
+           int rows, int64_t k0, int kn)
+{
+    const __mmask16 km = kn >= 16 ? (__mmask16)0xffff
+                                  : (__mmask16)((1u << kn) - 1);
+    const __mmask16 rm = (__mmask16)((1u << cw) - 1);
+    __m512 r[16];
+    for (int i = 0; i < 16; i++)
+        r[i] = i < cw && c0 + i < rows
+                   ? _mm512_maskz_loadu_ps(km, src + (c0 + i) * lda + k0)
+                   : _mm512_setzero_ps();
+    tr16x16(r);
+    for (int q = 0; q < kn; q++)
+        _mm512_mask_storeu_ps(ap + (k0 + q) * MR + c0, rm, r[q]);
+}
+
+static inline __attribute__((always_inline)) void
+pack_a_f32(float *ap, const float *A, int64_t lda, int64_t mc, int64_t kc,
+           const int MR)
+{
+    for (int64_t i0 = 0; i0 < mc; i0 += MR) {
+        const int rows = mc - i0 < MR ? (int)(mc - i0) : MR;
+        const float *src = A + i0 * lda;
+        const int pf = mc - i0 - MR <= 0 ? 0
+                       : mc - i0 - MR < MR ? (int)(mc - i0 - MR) : MR;
+        for (int64_t k0 = 0; k0 < kc; k0 += 16) {
+            const int kn = kc - k0 < 16 ? (int)(kc - k0) : 16;
+            for (int r = 0; r < pf; r++)
+                _mm_prefetch((const char *)(src + (MR + r) * lda + k0),
+                             _MM_HINT_T0);
+            for (int c0 = 0; c0 < MR; c0 += 16)
+                pack_chunk(ap, src, lda, MR, c0,
+                           MR - c0 < 16 ? MR - c0 : 16, rows, k0, kn);
+        }
+        ap += MR * kc;
+    }
+}
+
+void tb_gemm_pack_a_f32_avx512(float *ap, const float *A, int64_t lda,
+                               int64_t mc, int64_t kc, int mr)
+{
+    switch (mr) {
+    case 12: pack_a_f32(ap, A, lda, mc, kc, 12); break;
+    case 16: pack_a_f32(ap, A, lda, mc, kc, 16); break;
+    case 32: pack_a_f32(ap, A, lda, mc, kc, 32); break;
+    default: pack_a_f32(ap, A, lda, mc, kc, mr); break;
+    }
+}
+
 /* ---- epilogues (tb_gemm_*_ep) -------------------------------------- */
 
 /* Row by row in full vectors plus one masked tail: the masked load and
