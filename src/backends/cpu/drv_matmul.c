@@ -337,20 +337,6 @@ static int cpu_lin_bf16(tb_cpu_ctx *c, const tb_tensor *in, tb_tensor *out,
             return TB_EUNSUPPORTED;                                       \
         return call;                                                      \
     }
-/* dst [C, R] = src [R, C]^T, 16-bit patterns, in 32 x 32 blocks. */
-static void cpu_tr16(const uint16_t *restrict src, uint16_t *restrict dst,
-                     int64_t R, int64_t C)
-{
-    for (int64_t r0 = 0; r0 < R; r0 += 32)
-        for (int64_t c0 = 0; c0 < C; c0 += 32) {
-            const int64_t r1 = R - r0 < 32 ? R : r0 + 32;
-            const int64_t c1 = C - c0 < 32 ? C : c0 + 32;
-            for (int64_t r = r0; r < r1; r++)
-                for (int64_t q = c0; q < c1; q++)
-                    dst[q * R + r] = src[r * C + q];
-        }
-}
-
 /* matmul_backward: g [..., M, N], a [..., M, K], b [..., K, N] ->
  * da = g @ b^T [..., M, K], db = a^T @ g [..., K, N], per batch, both on
  * the bf16 GEMM (its numerics: gemm.h's tb_gemm_bf16_ep), which packs
@@ -382,8 +368,8 @@ static int cpu_mmbw_bf16(tb_cpu_ctx *c, const tb_tensor *in, tb_tensor *out,
     const tb_gemm_parallel par = {cpu_gemm_par_run, c};
     const tb_gemm_parallel *pp = c->threads > 1 ? &par : NULL;
     for (int64_t i = 0; i < batch && rc == 0; i++) {
-        cpu_tr16(b + i * K * N, bt, K, N);
-        cpu_tr16(a + i * M * K, at, M, K);
+        tb_gemm_tr16_avx512bf16(b + i * K * N, bt, K, N);
+        tb_gemm_tr16_avx512bf16(a + i * M * K, at, M, K);
         rc = tb_gemm_bf16_ep(TB_ISA_AVX512BF16, M, K, N, g + i * M * N, N,
                              bt, K, da + i * M * K, K, c->threads, pp, NULL,
                              0);

@@ -160,6 +160,12 @@ int tb_gemm_bf16_ep(int isa, int64_t M, int64_t N, int64_t K,
                     int64_t ldb, uint16_t *C, int64_t ldc, int nthreads,
                     const tb_gemm_parallel *par, const uint16_t *bias,
                     int ep);
+/* dst [C, R] = src [R, C]^T, 16-bit values (a bf16 operand made
+ * plain for tb_gemm_bf16_ep, which packs row-major operands only); src
+ * and dst must not overlap.  AVX512_BF16 level only (built and run
+ * where tb_gemm_bf16_ep is): 16 x 16 blocks in registers. */
+void tb_gemm_tr16_avx512bf16(const uint16_t *src, uint16_t *dst, int64_t R,
+                             int64_t C);
 #define TB_GEMM_EP_RELU 1
 #define TB_GEMM_EP_ROW_BIAS 2
 
