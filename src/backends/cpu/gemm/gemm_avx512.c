@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "gemm_kernels.h"
+#include "gemm_tr16.h"
 
 /* Prefetch distance in k steps for the packed A panel (streamed from L2
  * by the framework's blocking). */
@@ -288,32 +289,6 @@ void tb_gemm_edge_f64_avx512_12x16(int64_t m, int64_t n, int64_t kc,
 
 /* ---- f32 packing of A (and of a transposed B) ---------------------- */
 
-/* r[i] lane j <- r[j] lane i: unpack pairs of rows, then pairs of pairs,
- * then 128-bit blocks twice. */
-static inline __attribute__((always_inline)) void tr16x16(__m512 r[16])
-{
-    __m512 t[16];
-    for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (int i = 0; i < 16; i += 4) {
-        r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
-        r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xee);
-        r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-        r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xee);
-    }
-    for (int h = 0; h < 16; h += 8)
-        for (int i = 0; i < 4; i++) {
-            t[h + i] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0x88);
-            t[h + i + 4] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0xdd);
-        }
-    for (int i = 0; i < 8; i++) {
-        r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
-        r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
-    }
-}
-
 /* Chunk rows [c0, c0 + cw) (cw <= 16) of one MR-row panel, of which the
  * first `rows` are A's (the rest zero), over depth [k0, k0 + kn)
  * (kn <= 16): 16 x 16 in registers, transposed, kn vectors of cw lanes
@@ -330,7 +305,7 @@ pack_chunk(float *ap, const float *src, int64_t lda, int MR, int c0, int cw,
         r[i] = i < cw && c0 + i < rows
                    ? _mm512_maskz_loadu_ps(km, src + (c0 + i) * lda + k0)
                    : _mm512_setzero_ps();
-    tr16x16(r);
+    tb_gemm_tr16x16(r);
     for (int q = 0; q < kn; q++)
         _mm512_mask_storeu_ps(ap + (k0 + q) * MR + c0, rm, r[q]);
 }

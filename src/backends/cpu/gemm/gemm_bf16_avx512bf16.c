@@ -35,6 +35,7 @@
 
 #include "gemm.h"
 #include "gemm_kernels.h"
+#include "gemm_tr16.h"
 
 #define MR TB_GEMM_BF16_MR
 #define NR TB_GEMM_BF16_NR
@@ -60,15 +61,21 @@ static void pack_a(uint32_t *restrict ap, const uint16_t *restrict A,
     for (int64_t i0 = 0; i0 < mc; i0 += MR) {
         const int rows = mc - i0 < MR ? (int)(mc - i0) : MR;
         const uint16_t *src = A + i0 * lda;
-        for (int64_t q = 0; q < full; q++) {
-            int r = 0;
-            for (; r < rows; r++) {
-                uint32_t v;
-                memcpy(&v, src + r * lda + 2 * q, sizeof v);
-                ap[q * MR + r] = v;
-            }
-            for (; r < MR; r++)
-                ap[q * MR + r] = 0;
+        /* 16 pairs of 12 rows at a time: 16 x 16 words transposed in
+         * registers, 12 lanes of each stored (rows past `rows` zero) */
+        const __mmask16 rm = (__mmask16)((1u << MR) - 1);
+        for (int64_t q = 0; q < full; q += 16) {
+            const int qn = full - q < 16 ? (int)(full - q) : 16;
+            const __mmask32 km = qn == 16 ? 0xffffffffu
+                                          : (__mmask32)((1u << 2 * qn) - 1);
+            __m512 v[16];
+            for (int r = 0; r < 16; r++)
+                v[r] = r < rows ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi16(
+                                      km, src + r * lda + 2 * q))
+                                : _mm512_setzero_ps();
+            tb_gemm_tr16x16(v);
+            for (int t = 0; t < qn; t++)
+                _mm512_mask_storeu_ps(ap + (q + t) * MR, rm, v[t]);
         }
         if (kp > full) {
             int r = 0;
