@@ -31,7 +31,6 @@
  * block never touches acc. */
 #include <immintrin.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "gemm.h"
 #include "gemm_kernels.h"
