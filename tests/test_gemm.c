@@ -38,6 +38,8 @@
  *  5. epilogue: tb_gemm_*_ep (bias, relu, both) bit for bit the plain
  *     GEMM followed by the epilogue written out here, special bias values
  *     (-0, NaN, inf) included; a bias overlapping C is refused.
+ *     edge_kernels: the AVX-512 partial-tile kernels bit for bit the
+ *     full kernel's corner, nothing outside it touched.
  *  6. scratch: GEMMs of growing then shrinking sizes reusing the
  *     thread's cached packing buffer, exact, with the guard after it
  *     intact, on three threads at once; a nested request gets a block of
@@ -833,6 +835,98 @@ static void test_epilogue_kernels(void **state)
             }
 }
 
+/* The AVX-512 edge kernels (tb_gemm_edge_*) called directly: every m in
+ * 1..MR and n in 1..NR, kc 1, 3 and 37, overwrite and accumulate, on
+ * panels whose padding (A rows past m, B columns past n) holds NaN: the
+ * m x n block must be bit for bit what the full kernel leaves there (its
+ * tile computed into a scratch tile with the same starting C), every
+ * other element of C (row stride ld > n, the rows below) untouched. */
+static void test_edge_kernels(void **state)
+{
+    (void)state;
+#if TB_CPU_HAVE_AVX512
+    if (max_isa < TB_ISA_AVX512) {
+        skip();
+        return;
+    }
+    enum { KMAX = 37, MR = 12, LD = 40, ROWS = 14 };
+    static const int64_t kcs[] = {1, 3, KMAX};
+    for (int f = 0; f < 2; f++) {
+        const int nr = f ? TB_GEMM_AVX512_F64_NR : TB_GEMM_AVX512_F32_NR;
+        for (int ki = 0; ki < 3; ki++)
+            for (int m = 1; m <= MR; m++)
+                for (int n = 1; n <= nr; n++)
+                    for (int acc = 0; acc < 2; acc++) {
+                        const int64_t kc = kcs[ki];
+                        _Alignas(64) double a64[KMAX * MR], b64[KMAX * 32];
+                        _Alignas(64) float a32[KMAX * MR], b32[KMAX * 32];
+                        double c0[ROWS * LD];
+                        for (int64_t k = 0; k < kc; k++) {
+                            for (int r = 0; r < MR; r++) {
+                                double v = r < m ? rng_value(false) : NAN;
+                                a64[k * MR + r] = v;
+                                a32[k * MR + r] = (float)v;
+                            }
+                            for (int q = 0; q < nr; q++) {
+                                double v = q < n ? rng_value(false) : NAN;
+                                b64[k * nr + q] = v;
+                                b32[k * nr + q] = (float)v;
+                            }
+                        }
+                        for (int i = 0; i < ROWS * LD; i++)
+                            c0[i] = rng_value(false);
+                        double got[ROWS * LD], full[MR * 32];
+                        if (f) {
+                            double c[ROWS * LD], t[MR * 32];
+                            memcpy(c, c0, sizeof c);
+                            for (int r = 0; r < MR; r++)
+                                for (int q = 0; q < nr; q++)
+                                    t[r * nr + q] = c0[r * LD + q];
+                            tb_gemm_ukr_f64_avx512_12x16(kc, a64, b64, t,
+                                                         nr, acc);
+                            tb_gemm_edge_f64_avx512_12x16(m, n, kc, a64,
+                                                          b64, c, LD, acc);
+                            memcpy(got, c, sizeof c);
+                            memcpy(full, t, sizeof t);
+                        } else {
+                            float c[ROWS * LD], t[MR * 32];
+                            for (int i = 0; i < ROWS * LD; i++)
+                                c[i] = (float)c0[i];
+                            for (int r = 0; r < MR; r++)
+                                for (int q = 0; q < nr; q++)
+                                    t[r * nr + q] = (float)c0[r * LD + q];
+                            tb_gemm_ukr_f32_avx512_12x32(kc, a32, b32, t,
+                                                         nr, acc);
+                            tb_gemm_edge_f32_avx512_12x32(m, n, kc, a32,
+                                                          b32, c, LD, acc);
+                            for (int i = 0; i < ROWS * LD; i++)
+                                got[i] = c[i];
+                            for (int i = 0; i < MR * 32; i++)
+                                full[i] = t[i];
+                        }
+                        for (int i = 0; i < ROWS; i++)
+                            for (int q = 0; q < LD; q++) {
+                                const bool in = i < m && q < n;
+                                double want = in ? full[i * nr + q]
+                                                 : f ? c0[i * LD + q]
+                                                     : (double)(float)
+                                                           c0[i * LD + q];
+                                if (!same_bits(got[i * LD + q], want)) {
+                                    print_error(
+                                        "edge f%d m=%d n=%d kc=%lld acc=%d "
+                                        "[%d][%d]: got %g want %g\n",
+                                        f ? 64 : 32, m, n, (long long)kc,
+                                        acc, i, q, got[i * LD + q], want);
+                                    fail();
+                                }
+                            }
+                    }
+    }
+#else
+    skip();
+#endif
+}
+
 /* A bias that overlaps C is refused (TB_EINVAL), C untouched; a bias
  * that overlaps A or B (read-only both) is fine. */
 static void test_epilogue_overlap(void **state)
@@ -1258,8 +1352,8 @@ int main(int argc, char **argv)
         T(row_blocks),    T(projection),    T(threads_invariant),   T(small_single_part),
         T(empty),         T(bad_args),            T(isa_levels),
         T(impl_names),    T(allocations),         T(epilogue),
-        T(epilogue_overlap), T(epilogue_kernels), T(scratch_reuse),
-        T(scratch_nested),
+        T(epilogue_overlap), T(epilogue_kernels), T(edge_kernels),
+        T(scratch_reuse),    T(scratch_nested),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {

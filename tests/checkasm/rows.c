@@ -602,6 +602,13 @@ static void fam_backward(const tb_op *op, cases *cs)
     /* matmul's g [M, N], a [M, K], b [K, N]; linear's g, x, W, y */
     cs_add(cs, 3, S(2, 17, 33), S(2, 17, 15), S(2, 15, 33));
     cs_add(cs, 3, S(2, 65, 17), S(2, 65, 33), S(2, 33, 17));
+    /* matmul_backward's products on the bf16 GEMM (avx512bf16): odd
+     * inner dims, da's (N) past its 384-k depth block (db's M there
+     * takes the f32 C row past the f32 tolerance), K = 1, batches */
+    cs_add(cs, 3, S(3, 2, 7, 389), S(3, 2, 7, 13), S(3, 2, 13, 389))
+        ->every = true;
+    cs_add(cs, 3, S(2, 45, 9), S(2, 45, 31), S(2, 31, 9))->every = true;
+    cs_add(cs, 3, S(2, 5, 6), S(2, 5, 1), S(2, 1, 6))->every = true;
     cs_add(cs, 4, S(2, 17, 33), S(2, 17, 15), S(2, 15, 33), S(2, 17, 33));
     /* sdpa_backward's g [B, H, Sq, Dv], q, k, v (causal set: no other
      * op takes them): S = 1, odd S and D, past a 64-row block, Sq != Sk

@@ -3,9 +3,10 @@
  * launch); the native GEMM (gemm/gemm.h) at the avx2 and avx512 levels,
  * the portable row loops of kernels_c.c at the scalar level.  Their rows
  * are kreg.h's matmul family; bf16 at avx512bf16: the bf16 GEMM (end of
- * file, kreg.h's TB_CPU_HALF_MM). */
+ * file, kreg.h's TB_CPU_HALF_MM), matmul_backward's too. */
 #include <string.h>
 
+#include "../../ops/alloc.h"
 #include "drv.h"
 
 typedef struct cpu_mm_job {
@@ -336,6 +337,52 @@ static int cpu_lin_bf16(tb_cpu_ctx *c, const tb_tensor *in, tb_tensor *out,
             return TB_EUNSUPPORTED;                                       \
         return call;                                                      \
     }
+/* matmul_backward: g [..., M, N], a [..., M, K], b [..., K, N] ->
+ * da = g @ b^T [..., M, K], db = a^T @ g [..., K, N], per batch, both on
+ * the bf16 GEMM (its numerics: gemm.h's tb_gemm_bf16_ep), which packs
+ * plain row-major operands: b^T and a^T are made first as 16-bit copies
+ * (the f32 row's GEMM reads them transposed in place, but the half row
+ * around it widened all three inputs and narrowed both outputs: 1.33x
+ * PyTorch's bf16 at 128 x 128). */
+static int cpu_mmbw_bf16(tb_cpu_ctx *c, const tb_tensor *in, tb_tensor *out,
+                         const tb_params *p)
+{
+    int rc = tb_cpu_begin_op(c, TB_OP_matmul_backward, TB_BF16, in, out, p);
+    if (rc)
+        return rc;
+    const tb_shape sa = tb_tensor_shape(&in[1]), sb = tb_tensor_shape(&in[2]);
+    const int nd = sa.ndim;
+    const int64_t M = sa.dim[nd - 2], K = sa.dim[nd - 1];
+    const int64_t N = sb.dim[nd - 1];
+    int64_t batch = 1;
+    for (int d = 0; d < nd - 2; d++)
+        batch *= sa.dim[d];
+    if (batch == 0 || (M == 0 && N == 0) || K == 0)
+        return 0; /* at least one of da, db empty, the other zeros */
+    uint16_t *t = tb_alloc((size_t)(N * K + K * M) * sizeof *t);
+    if (!t)
+        return TB_ENOMEM;
+    uint16_t *bt = t, *at = t + N * K;
+    const uint16_t *g = in[0].data, *a = in[1].data, *b = in[2].data;
+    uint16_t *da = out[0].data, *db = out[1].data;
+    const tb_gemm_parallel par = {cpu_gemm_par_run, c};
+    const tb_gemm_parallel *pp = c->threads > 1 ? &par : NULL;
+    for (int64_t i = 0; i < batch && rc == 0; i++) {
+        tb_gemm_tr16_avx512bf16(b + i * K * N, bt, K, N);
+        tb_gemm_tr16_avx512bf16(a + i * M * K, at, M, K);
+        rc = tb_gemm_bf16_ep(TB_ISA_AVX512BF16, M, K, N, g + i * M * N, N,
+                             bt, K, da + i * M * K, K, c->threads, pp, NULL,
+                             0);
+        if (rc == 0)
+            rc = tb_gemm_bf16_ep(TB_ISA_AVX512BF16, K, N, M, at, M,
+                                 g + i * M * N, N, db + i * K * N, N,
+                                 c->threads, pp, NULL, 0);
+    }
+    tb_free(t);
+    return rc;
+}
+
 CPU_BF16_ENTRY(matmul, cpu_mm_bf16(ctx, in, out))
 CPU_BF16_ENTRY(linear, cpu_lin_bf16(ctx, in, out, p))
+CPU_BF16_ENTRY(matmul_backward, cpu_mmbw_bf16(ctx, in, out, p))
 #endif

@@ -355,8 +355,9 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 #define TB_CPU_HALF_NE(op, X)                                             \
     TB_CPU_AVX512BF16(X, op, bf16, c) TB_CPU_HALF(op, X)
 #define TB_CPU_HALF_EW(op, w, expr, X) TB_CPU_HALF_NE(op, X)
-/* matmul, linear, conv2d and conv2d_nobias in bf16 at the avx512bf16
- * level, ahead of the others: the bf16 GEMM on vdpbf16ps (drv_matmul.c
+/* matmul, linear, conv2d, conv2d_nobias and matmul_backward in bf16 at
+ * the avx512bf16 level, ahead of the others: the bf16 GEMM on vdpbf16ps
+ * (drv_matmul.c, matmul_backward's on 16-bit copies of a^T and b^T,
  * and drv_conv.c's im2col over gemm/gemm_bf16_avx512bf16.c), no
  * conversions: bf16 operands, f32 sums (a pair of k per step; bf16
  * denormal inputs read as zero, denormal partial sums flushed to zero),
@@ -406,9 +407,9 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_HALF(tanh_backward, X) TB_CPU_HALF(gelu_backward, X)           \
     TB_CPU_HALF(log_softmax_backward, X) TB_CPU_HALF(sum_backward, X)     \
     TB_CPU_HALF(mean_backward, X) TB_CPU_HALF(add_backward, X)
-#define TB_CPU_HALF_BACKWARD2(X)                                          \
+#define TB_CPU_HALF_BACKWARD2(X, XN)                                      \
     TB_CPU_HALF(sub_backward, X) TB_CPU_HALF(mul_backward, X)             \
-    TB_CPU_HALF(div_backward, X) TB_CPU_HALF(matmul_backward, X)          \
+    TB_CPU_HALF(div_backward, X) TB_CPU_HALF_MM(matmul_backward, X, XN)   \
     TB_CPU_HALF(linear_backward, X) TB_CPU_HALF(max_pool2d_backward, X)   \
     TB_CPU_HALF(avg_pool2d_backward, X) TB_CPU_HALF(conv2d_backward, X)
 /* optimizer steps: 16-bit p and g, f32 state (tb_op_in_dtype) */
@@ -422,7 +423,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 #define TB_CPU_ROWS_HALF_XN(X, XN)                                        \
     TB_CPU_HALF_ARITH(X) TB_CPU_HALF_MATH(X) TB_CPU_HALF_SHAPED(X, XN)    \
     TB_CPU_HALF_MAKE(X, XN) TB_CPU_HALF_BACKWARD(X)                       \
-    TB_CPU_HALF_BACKWARD2(X)                                              \
+    TB_CPU_HALF_BACKWARD2(X, XN)                                          \
     TB_CPU_HALF_OPTIM(X) TB_CPU_HALF(layer_norm, X) TB_CPU_HALF(rms_norm, X) \
     TB_CPU_HALF(layer_norm_backward, X) TB_CPU_HALF(rms_norm_backward, X) \
     TB_CPU_HALF(group_norm, X) TB_CPU_HALF(batch_norm_backward, X)        \

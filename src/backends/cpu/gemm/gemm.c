@@ -283,7 +283,8 @@ static const gemm_kdesc_f32 gemm_kernels_f32[TB_ISA_COUNT] = {
 #define GEMM_AVX512_F32                                                     \
     {tb_gemm_ukr_f32_avx512_12x32, "gemm_f32_avx512_12x32",                 \
      TB_GEMM_AVX512_F32_MR, TB_GEMM_AVX512_F32_NR, GEMM_AVX512_F32_BLOCKS,  \
-     tb_gemm_epi_f32_avx512}
+     tb_gemm_epi_f32_avx512, tb_gemm_edge_f32_avx512_12x32,               \
+     tb_gemm_pack_a_f32_avx512}
     [TB_ISA_AVX512] = GEMM_AVX512_F32,
     /* the avx512bf16 level (isa.h) multiplies f32 as avx512 does */
     [TB_ISA_AVX512BF16] = GEMM_AVX512_F32,
@@ -302,7 +303,7 @@ static const gemm_kdesc_f64 gemm_kernels_f64[TB_ISA_COUNT] = {
 #define GEMM_AVX512_F64                                                     \
     {tb_gemm_ukr_f64_avx512_12x16, "gemm_f64_avx512_12x16",                 \
      TB_GEMM_AVX512_F64_MR, TB_GEMM_AVX512_F64_NR, GEMM_AVX512_F64_BLOCKS,  \
-     tb_gemm_epi_f64_avx512}
+     tb_gemm_epi_f64_avx512, tb_gemm_edge_f64_avx512_12x16}
     [TB_ISA_AVX512] = GEMM_AVX512_F64,
     [TB_ISA_AVX512BF16] = GEMM_AVX512_F64,
 #endif

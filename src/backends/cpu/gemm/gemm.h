@@ -5,7 +5,9 @@
  * into contiguous micro-panels and runs three blocking loops around a
  * micro-kernel (gemm_avx2.c, gemm_avx512.c) that keeps an MR x NR tile of
  * C in registers.  Every shape is handled: partial tiles at the M and N
- * edges go through a small buffer, and K is blocked by KC.
+ * edges go through a small buffer (AVX-512: straight into C by edge
+ * kernels of only the rows they have, with masked columns), and K is
+ * blocked by KC.
  *
  * Matrices are row-major with leading dimensions in elements:
  *   A[i][k] = A[i*lda + k],  B[k][j] = B[k*ldb + j],  C[i][j] = C[i*ldc + j].
@@ -158,6 +160,12 @@ int tb_gemm_bf16_ep(int isa, int64_t M, int64_t N, int64_t K,
                     int64_t ldb, uint16_t *C, int64_t ldc, int nthreads,
                     const tb_gemm_parallel *par, const uint16_t *bias,
                     int ep);
+/* dst [C, R] = src [R, C]^T, 16-bit values (a bf16 operand made
+ * plain for tb_gemm_bf16_ep, which packs row-major operands only); src
+ * and dst must not overlap.  AVX512_BF16 level only (built and run
+ * where tb_gemm_bf16_ep is): 16 x 16 blocks in registers. */
+void tb_gemm_tr16_avx512bf16(const uint16_t *src, uint16_t *dst, int64_t R,
+                             int64_t C);
 #define TB_GEMM_EP_RELU 1
 #define TB_GEMM_EP_ROW_BIAS 2
 

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "gemm_kernels.h"
+#include "gemm_tr16.h"
 
 /* Prefetch distance in k steps for the packed A panel (streamed from L2
  * by the framework's blocking). */
@@ -188,6 +189,158 @@ void tb_gemm_ukr_f64_avx512_12x16(int64_t kc, const double *a,
     F64_OUT(9);
     F64_OUT(10);
     F64_OUT(11);
+}
+
+/* ---- edge tiles: m x n of a 12-row tile ---------------------------- */
+
+/* The m x n corner (m <= 12, n <= NR) of the tile the full kernel would
+ * compute from the same panels, written straight to C: only m rows of
+ * FMAs (the packed A panel keeps its 12-value k steps; its padding rows
+ * are not read), one vector column when n fits in one, masked loads and
+ * stores past n.  Each element's sum is the full kernel's (zero, then
+ * FMAs in k order, then + C when accumulating): the same bits.  Inlined
+ * per m and vector count by the switches below, so the accumulator
+ * arrays live in registers.  (At 128 x 128 the 8-row edge ran the 12-row
+ * kernel into a scratch tile and copied it out: a third of its FMAs on
+ * zeros; at 256, 256 = 21 x 12 + 4: two thirds.) */
+#define EDGE_KERNEL(name, T, V, VL, setzero, set1, loadu, fmadd, add,      \
+                    maskz_loadu, mask_storeu, MT)                          \
+    static inline __attribute__((always_inline)) void name(               \
+        const int m, const int nv, int64_t n, int64_t kc, const T *a,     \
+        const T *b, T *c, int64_t ldc, int accumulate)                    \
+    {                                                                     \
+        V acc[12][2];                                                     \
+        const MT k0 = n >= VL ? (MT)~(MT)0 : (MT)(((MT)1 << n) - 1);      \
+        const MT k1 = n >= 2 * VL   ? (MT)~(MT)0                          \
+                      : n <= VL     ? (MT)0                               \
+                                    : (MT)(((MT)1 << (n - VL)) - 1);      \
+        _Pragma("GCC unroll 12") for (int r = 0; r < m; r++)              \
+            _Pragma("GCC unroll 2") for (int v = 0; v < nv; v++)          \
+                acc[r][v] = setzero();                                    \
+        for (int64_t k = 0; k < kc; k++) {                                \
+            _mm_prefetch((const char *)(a + PF_K * 12), _MM_HINT_T0);     \
+            V b0 = loadu(b), b1 = nv > 1 ? loadu(b + VL) : b0;            \
+            _Pragma("GCC unroll 12") for (int r = 0; r < m; r++)          \
+            {                                                             \
+                V av = set1(a[r]);                                        \
+                acc[r][0] = fmadd(av, b0, acc[r][0]);                     \
+                if (nv > 1)                                               \
+                    acc[r][1] = fmadd(av, b1, acc[r][1]);                 \
+            }                                                             \
+            a += 12;                                                      \
+            b += 2 * VL;                                                  \
+        }                                                                 \
+        _Pragma("GCC unroll 12") for (int r = 0; r < m; r++)              \
+        {                                                                 \
+            T *cr = c + r * ldc;                                          \
+            _Pragma("GCC unroll 2") for (int v = 0; v < nv; v++)          \
+            {                                                             \
+                const MT km = v ? k1 : k0;                                \
+                V o = acc[r][v];                                          \
+                if (accumulate)                                           \
+                    o = add(o, maskz_loadu(km, cr + v * VL));             \
+                mask_storeu(cr + v * VL, km, o);                          \
+            }                                                             \
+        }                                                                 \
+    }
+
+EDGE_KERNEL(f32_edge, float, __m512, 16, _mm512_setzero_ps, _mm512_set1_ps,
+            _mm512_loadu_ps, _mm512_fmadd_ps, _mm512_add_ps,
+            _mm512_maskz_loadu_ps, _mm512_mask_storeu_ps, __mmask16)
+EDGE_KERNEL(f64_edge, double, __m512d, 8, _mm512_setzero_pd,
+            _mm512_set1_pd, _mm512_loadu_pd, _mm512_fmadd_pd,
+            _mm512_add_pd, _mm512_maskz_loadu_pd, _mm512_mask_storeu_pd,
+            __mmask8)
+
+#define EDGE_CASE(fn, mm)                                                 \
+    case mm:                                                              \
+        if (n > VLEN)                                                     \
+            fn(mm, 2, n, kc, a, b, c, ldc, accumulate);                   \
+        else                                                              \
+            fn(mm, 1, n, kc, a, b, c, ldc, accumulate);                   \
+        return;
+#define EDGE_SWITCH(fn)                                                   \
+    switch (m) {                                                          \
+        EDGE_CASE(fn, 1) EDGE_CASE(fn, 2) EDGE_CASE(fn, 3)                \
+        EDGE_CASE(fn, 4) EDGE_CASE(fn, 5) EDGE_CASE(fn, 6)                \
+        EDGE_CASE(fn, 7) EDGE_CASE(fn, 8) EDGE_CASE(fn, 9)                \
+        EDGE_CASE(fn, 10) EDGE_CASE(fn, 11) EDGE_CASE(fn, 12)             \
+    default:                                                              \
+        return;                                                           \
+    }
+
+void tb_gemm_edge_f32_avx512_12x32(int64_t m, int64_t n, int64_t kc,
+                                   const float *a, const float *b, float *c,
+                                   int64_t ldc, int accumulate)
+{
+#define VLEN 16
+    EDGE_SWITCH(f32_edge)
+#undef VLEN
+}
+
+void tb_gemm_edge_f64_avx512_12x16(int64_t m, int64_t n, int64_t kc,
+                                   const double *a, const double *b,
+                                   double *c, int64_t ldc, int accumulate)
+{
+#define VLEN 8
+    EDGE_SWITCH(f64_edge)
+#undef VLEN
+}
+
+/* ---- f32 packing of A (and of a transposed B) ---------------------- */
+
+/* Chunk rows [c0, c0 + cw) (cw <= 16) of one MR-row panel, of which the
+ * first `rows` are A's (the rest zero), over depth [k0, k0 + kn)
+ * (kn <= 16): 16 x 16 in registers, transposed, kn vectors of cw lanes
+ * stored k-major. */
+static inline __attribute__((always_inline)) void
+pack_chunk(float *ap, const float *src, int64_t lda, int MR, int c0, int cw,
+           int rows, int64_t k0, int kn)
+{
+    const __mmask16 km = kn >= 16 ? (__mmask16)0xffff
+                                  : (__mmask16)((1u << kn) - 1);
+    const __mmask16 rm = (__mmask16)((1u << cw) - 1);
+    __m512 r[16];
+    for (int i = 0; i < 16; i++)
+        r[i] = i < cw && c0 + i < rows
+                   ? _mm512_maskz_loadu_ps(km, src + (c0 + i) * lda + k0)
+                   : _mm512_setzero_ps();
+    tb_gemm_tr16x16(r);
+    for (int q = 0; q < kn; q++)
+        _mm512_mask_storeu_ps(ap + (k0 + q) * MR + c0, rm, r[q]);
+}
+
+static inline __attribute__((always_inline)) void
+pack_a_f32(float *ap, const float *A, int64_t lda, int64_t mc, int64_t kc,
+           const int MR)
+{
+    for (int64_t i0 = 0; i0 < mc; i0 += MR) {
+        const int rows = mc - i0 < MR ? (int)(mc - i0) : MR;
+        const float *src = A + i0 * lda;
+        const int pf = mc - i0 - MR <= 0 ? 0
+                       : mc - i0 - MR < MR ? (int)(mc - i0 - MR) : MR;
+        for (int64_t k0 = 0; k0 < kc; k0 += 16) {
+            const int kn = kc - k0 < 16 ? (int)(kc - k0) : 16;
+            for (int r = 0; r < pf; r++)
+                _mm_prefetch((const char *)(src + (MR + r) * lda + k0),
+                             _MM_HINT_T0);
+            for (int c0 = 0; c0 < MR; c0 += 16)
+                pack_chunk(ap, src, lda, MR, c0,
+                           MR - c0 < 16 ? MR - c0 : 16, rows, k0, kn);
+        }
+        ap += MR * kc;
+    }
+}
+
+void tb_gemm_pack_a_f32_avx512(float *ap, const float *A, int64_t lda,
+                               int64_t mc, int64_t kc, int mr)
+{
+    switch (mr) {
+    case 12: pack_a_f32(ap, A, lda, mc, kc, 12); break;
+    case 16: pack_a_f32(ap, A, lda, mc, kc, 16); break;
+    case 32: pack_a_f32(ap, A, lda, mc, kc, 32); break;
+    default: pack_a_f32(ap, A, lda, mc, kc, mr); break;
+    }
 }
 
 /* ---- epilogues (tb_gemm_*_ep) -------------------------------------- */

@@ -31,9 +31,10 @@
  * block never touches acc. */
 #include <immintrin.h>
 #include <stdint.h>
-#include <string.h>
 
+#include "gemm.h"
 #include "gemm_kernels.h"
+#include "gemm_tr16.h"
 
 #define MR TB_GEMM_BF16_MR
 #define NR TB_GEMM_BF16_NR
@@ -59,15 +60,21 @@ static void pack_a(uint32_t *restrict ap, const uint16_t *restrict A,
     for (int64_t i0 = 0; i0 < mc; i0 += MR) {
         const int rows = mc - i0 < MR ? (int)(mc - i0) : MR;
         const uint16_t *src = A + i0 * lda;
-        for (int64_t q = 0; q < full; q++) {
-            int r = 0;
-            for (; r < rows; r++) {
-                uint32_t v;
-                memcpy(&v, src + r * lda + 2 * q, sizeof v);
-                ap[q * MR + r] = v;
-            }
-            for (; r < MR; r++)
-                ap[q * MR + r] = 0;
+        /* 16 pairs of 12 rows at a time: 16 x 16 words transposed in
+         * registers, 12 lanes of each stored (rows past `rows` zero) */
+        const __mmask16 rm = (__mmask16)((1u << MR) - 1);
+        for (int64_t q = 0; q < full; q += 16) {
+            const int qn = full - q < 16 ? (int)(full - q) : 16;
+            const __mmask32 km = qn == 16 ? 0xffffffffu
+                                          : (__mmask32)((1u << 2 * qn) - 1);
+            __m512 v[16];
+            for (int r = 0; r < 16; r++)
+                v[r] = r < rows ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi16(
+                                      km, src + r * lda + 2 * q))
+                                : _mm512_setzero_ps();
+            tb_gemm_tr16x16(v);
+            for (int t = 0; t < qn; t++)
+                _mm512_mask_storeu_ps(ap + (q + t) * MR, rm, v[t]);
         }
         if (kp > full) {
             int r = 0;
@@ -341,4 +348,55 @@ void tb_gemm_bf16_block_avx512bf16(const tb_gemm_bf16_job *j, uint32_t *ap,
 #undef KCS
         }
     }
+}
+
+/* ---- 16-bit transpose (tb_gemm_tr16_avx512bf16) -------------------- */
+
+/* a[j] lane r <- a[r] lane j for 16 rows of 16 16-bit values: unpack
+ * pairs of rows by 16, 32 and 64 bits, then swap 128-bit halves. */
+static inline __attribute__((always_inline)) void tr16x16_u16(__m256i a[16])
+{
+    __m256i b[16], c[16], d[16];
+    for (int i = 0; i < 8; i++) {
+        b[2 * i] = _mm256_unpacklo_epi16(a[2 * i], a[2 * i + 1]);
+        b[2 * i + 1] = _mm256_unpackhi_epi16(a[2 * i], a[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {
+        c[4 * i] = _mm256_unpacklo_epi32(b[4 * i], b[4 * i + 2]);
+        c[4 * i + 1] = _mm256_unpackhi_epi32(b[4 * i], b[4 * i + 2]);
+        c[4 * i + 2] = _mm256_unpacklo_epi32(b[4 * i + 1], b[4 * i + 3]);
+        c[4 * i + 3] = _mm256_unpackhi_epi32(b[4 * i + 1], b[4 * i + 3]);
+    }
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 4; j++) {
+            d[8 * i + 2 * j] =
+                _mm256_unpacklo_epi64(c[8 * i + j], c[8 * i + j + 4]);
+            d[8 * i + 2 * j + 1] =
+                _mm256_unpackhi_epi64(c[8 * i + j], c[8 * i + j + 4]);
+        }
+    for (int j = 0; j < 8; j++) {
+        a[j] = _mm256_permute2x128_si256(d[j], d[j + 8], 0x20);
+        a[j + 8] = _mm256_permute2x128_si256(d[j], d[j + 8], 0x31);
+    }
+}
+
+void tb_gemm_tr16_avx512bf16(const uint16_t *src, uint16_t *dst, int64_t R,
+                             int64_t C)
+{
+    const int64_t R16 = R / 16 * 16, C16 = C / 16 * 16;
+    for (int64_t r0 = 0; r0 < R16; r0 += 16)
+        for (int64_t c0 = 0; c0 < C16; c0 += 16) {
+            __m256i a[16];
+            for (int i = 0; i < 16; i++)
+                a[i] = _mm256_loadu_si256(
+                    (const __m256i *)(src + (r0 + i) * C + c0));
+            tr16x16_u16(a);
+            for (int i = 0; i < 16; i++)
+                _mm256_storeu_si256((__m256i *)(dst + (c0 + i) * R + r0),
+                                    a[i]);
+        }
+    /* the edges: columns past C16 of every row, rows past R16 */
+    for (int64_t r = 0; r < R; r++)
+        for (int64_t q = r < R16 ? C16 : 0; q < C; q++)
+            dst[q * R + r] = src[r * C + q];
 }

@@ -50,6 +50,32 @@ void tb_gemm_ukr_f64_avx512_12x16(int64_t kc, const double *a,
                                   const double *b, double *c, int64_t ldc,
                                   int accumulate);
 
+/* Edge tiles (AVX-512): the valid m x n corner (1 <= m <= MR,
+ * 1 <= n <= NR) of the tile the level's full kernel computes from the
+ * same packed panels, stored straight into c (row stride ldc; nothing
+ * outside the m x n block is read or written), bit for bit the full
+ * kernel's values; m or n outside those ranges: nothing. */
+typedef void (*tb_gemm_edge_f32)(int64_t m, int64_t n, int64_t kc,
+                                 const float *a, const float *b, float *c,
+                                 int64_t ldc, int accumulate);
+typedef void (*tb_gemm_edge_f64)(int64_t m, int64_t n, int64_t kc,
+                                 const double *a, const double *b,
+                                 double *c, int64_t ldc, int accumulate);
+void tb_gemm_edge_f32_avx512_12x32(int64_t m, int64_t n, int64_t kc,
+                                   const float *a, const float *b, float *c,
+                                   int64_t ldc, int accumulate);
+void tb_gemm_edge_f64_avx512_12x16(int64_t m, int64_t n, int64_t kc,
+                                   const double *a, const double *b,
+                                   double *c, int64_t ldc, int accumulate);
+
+/* Packing of A into MR-row micro-panels (AVX-512, f32): the values and
+ * layout of gemm_impl.inc's gemm_pack_a_ (ap[p*MR*kc + k*MR + r] =
+ * A[(p*MR + r)*lda + k], rows past mc zero), any mr <= TB_GEMM_MAX_NR,
+ * 16 x 16 blocks transposed in registers.  Also packs a transposed B's
+ * NR-column panels. */
+void tb_gemm_pack_a_f32_avx512(float *ap, const float *A, int64_t lda,
+                               int64_t mc, int64_t kc, int mr);
+
 /* Epilogues (tb_gemm_*_ep): on the m x n block of finished sums at c
  * (row stride ldc), any m, n >= 0:
  *   c[i*ldc + j] += bias[j]  (bias != NULL), then
