@@ -273,11 +273,11 @@ static void gemm_wait_ready(_Atomic int *f)
 /* Indexed by tb_cpu_isa; a level this build lacks has fn == NULL. */
 static const gemm_kdesc_f32 gemm_kernels_f32[TB_ISA_COUNT] = {
     [TB_ISA_SCALAR] = {gemm_ukr_scalar_f32, "gemm_f32_scalar_4x8", 4, 8,
-                       GEMM_SCALAR_BLOCKS, gemm_epi_scalar_f32},
+                       GEMM_SCALAR_BLOCKS, gemm_epi_scalar_f32, NULL, NULL},
 #if GEMM_HAVE_AVX2
     [TB_ISA_AVX2] = {tb_gemm_ukr_f32_avx2_6x16, "gemm_f32_avx2_6x16",
                      TB_GEMM_AVX2_F32_MR, TB_GEMM_AVX2_F32_NR,
-                     GEMM_AVX2_F32_BLOCKS, tb_gemm_epi_f32_avx2},
+                     GEMM_AVX2_F32_BLOCKS, tb_gemm_epi_f32_avx2, NULL, NULL},
 #endif
 #if GEMM_HAVE_AVX512
 #define GEMM_AVX512_F32                                                     \
@@ -293,17 +293,17 @@ static const gemm_kdesc_f32 gemm_kernels_f32[TB_ISA_COUNT] = {
 
 static const gemm_kdesc_f64 gemm_kernels_f64[TB_ISA_COUNT] = {
     [TB_ISA_SCALAR] = {gemm_ukr_scalar_f64, "gemm_f64_scalar_4x4", 4, 4,
-                       GEMM_SCALAR_BLOCKS, gemm_epi_scalar_f64},
+                       GEMM_SCALAR_BLOCKS, gemm_epi_scalar_f64, NULL, NULL},
 #if GEMM_HAVE_AVX2
     [TB_ISA_AVX2] = {tb_gemm_ukr_f64_avx2_6x8, "gemm_f64_avx2_6x8",
                      TB_GEMM_AVX2_F64_MR, TB_GEMM_AVX2_F64_NR,
-                     GEMM_AVX2_F64_BLOCKS, tb_gemm_epi_f64_avx2},
+                     GEMM_AVX2_F64_BLOCKS, tb_gemm_epi_f64_avx2, NULL, NULL},
 #endif
 #if GEMM_HAVE_AVX512
 #define GEMM_AVX512_F64                                                     \
     {tb_gemm_ukr_f64_avx512_12x16, "gemm_f64_avx512_12x16",                 \
      TB_GEMM_AVX512_F64_MR, TB_GEMM_AVX512_F64_NR, GEMM_AVX512_F64_BLOCKS,  \
-     tb_gemm_epi_f64_avx512, tb_gemm_edge_f64_avx512_12x16}
+     tb_gemm_epi_f64_avx512, tb_gemm_edge_f64_avx512_12x16, NULL}
     [TB_ISA_AVX512] = GEMM_AVX512_F64,
     [TB_ISA_AVX512BF16] = GEMM_AVX512_F64,
 #endif
