@@ -16,7 +16,11 @@
  * Inputs of any dtype and strides are copied into a contiguous double
  * buffer first (tb_tensor_get); non-finite inputs give TB_ENUMERIC (a
  * Jacobi sweep on NaN would never converge), an iteration limit that is
- * hit gives TB_ECONVERGE.  Workspace comes from the tracked allocator. */
+ * hit gives TB_ECONVERGE.  qr and svd work on the matrix scaled by a
+ * power of two to a largest entry in [1, 2) and scale R and the singular
+ * values back (unit_scale): entries near 2^+-600 would overflow or
+ * underflow the squares they form.  Workspace comes from the tracked
+ * allocator. */
 #include "ref.h"
 
 #include <float.h>
@@ -104,6 +108,26 @@ static void jacobi_rot(double app, double aqq, double apq, double *c,
     *s = t * *c;
 }
 
+/* a's len entries scaled by a power of two (exact, but for entries that
+ * fall below DBL_MIN, far under the result's rounding) so that the
+ * largest is in [1, 2): the products of entries in the Jacobi sweeps
+ * (|app| |aqq|, the Frobenius norm's) and the Householder vectors'
+ * squares (v^T v) then neither overflow (entries near 2^600) nor
+ * underflow (near 2^-600).  Returns the exponent that scales the
+ * results back (R, the singular values); 0 for a zero or non-finite a. */
+static int unit_scale(double *a, int64_t len)
+{
+    double amax = 0;
+    for (int64_t i = 0; i < len; i++)
+        amax = fmax(amax, fabs(a[i]));
+    if (!(amax > 0) || !isfinite(amax))
+        return 0;
+    const int e = ilogb(amax);
+    for (int64_t i = 0; i < len; i++)
+        a[i] = ldexp(a[i], -e);
+    return e;
+}
+
 /* ---- qr ----------------------------------------------------------------- */
 
 /* Column c of y (rows j..m-1, row stride ld) <- (I - beta v v^T) y,
@@ -169,9 +193,14 @@ static int qr_of(double *a, int64_t m, int64_t n, tb_tensor *out)
 {
     int64_t k = m < n ? m : n;
     int rc;
-    if (!(rc = check_out(&out[0], 2, m, k)) &&
-        !(rc = check_out(&out[1], 2, k, n)))
-        rc = householder_qr(a, m, n, out[0].data, out[1].data);
+    if ((rc = check_out(&out[0], 2, m, k)) ||
+        (rc = check_out(&out[1], 2, k, n)))
+        return rc;
+    const int scale = unit_scale(a, m * n);
+    double *r = out[1].data;
+    if (!(rc = householder_qr(a, m, n, out[0].data, r)))
+        for (int64_t i = 0; i < k * n; i++)
+            r[i] = ldexp(r[i], scale);
     return rc;
 }
 
@@ -373,6 +402,7 @@ static int svd_of(double *a, int64_t m, int64_t n, tb_tensor *out)
         (rc = check_out(&out[1], 1, k, 0)) ||
         (rc = check_out(&out[2], 2, k, n)))
         return rc;
+    const int scale = unit_scale(a, m * n);
     const bool tall = m >= n;
     const int64_t R = tall ? m : n, C = k;
     /* w: W (R x C); q: its Q (R x C); t: its R (C x C); ur, vr: the
@@ -426,7 +456,7 @@ static int svd_of(double *a, int64_t m, int64_t n, tb_tensor *out)
             w[i * C + c] = d;
         }
     for (int64_t c = 0; c < C; c++) {
-        so[c] = t[perm[c] * C + perm[c]];
+        so[c] = ldexp(t[perm[c] * C + perm[c]], scale);
         for (int64_t r = 0; r < C; r++) {
             if (tall)
                 vto[c * n + r] = vr[r * C + perm[c]];
