@@ -333,8 +333,9 @@ typedef struct {
         for (int64_t r = r0; r < r1; r++) {                               \
             const int64_t i = r % j->M;                                   \
             const int64_t keep = j->causal && i + 1 < j->N ? i + 1 : j->N; \
-            for (int64_t c = 0; c < keep; c++)                            \
-                o[r * j->N + c] = x[r * j->N + c];                        \
+            if (x + r * j->N != o + r * j->N)                             \
+                memcpy(o + r * j->N, x + r * j->N,                        \
+                       (size_t)keep * sizeof(T));                         \
             for (int64_t c = keep; c < j->N; c++)                         \
                 o[r * j->N + c] = -(T)INFINITY;                           \
         }                                                                 \

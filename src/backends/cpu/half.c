@@ -467,7 +467,8 @@ static const tb_cpu_krow *f32_row(tb_op_id id, int isa)
     return r;
 }
 
-/* copy, zeros, ones, full, neg and abs move or set bits only: done on
+/* copy, zeros, ones, full, neg, abs and causal_mask move or set bits
+ * only: done on
  * the 16-bit values themselves, with no f32 scratch (widening a whole
  * tensor to narrow it again cost 5x PyTorch's time at 1M), one launch,
  * split over the threads on 64-element lines.  Their values are the
@@ -480,7 +481,9 @@ typedef struct {
     const uint16_t *x;
     uint16_t *o;
     uint16_t v; /* the fill's bits */
-    int64_t n;
+    int64_t n;  /* elements; causal_mask: rows of N */
+    int64_t M, N; /* causal_mask: each plane's rows and columns */
+    bool causal;
 } bits_job;
 
 /* neg (flip) or abs (clear) of n sign bits, four halves to a 64-bit
@@ -523,14 +526,32 @@ static void half_fill(uint16_t *o, int64_t n, uint16_t v)
         o[n - 1] = v;
 }
 
+/* causal_mask's rows [b, e): row r keeps its first i + 1 values (i its
+ * row in the plane) and sets the rest to -inf (v). */
+static void half_mask_rows(const bits_job *j, int64_t b, int64_t e)
+{
+    for (int64_t r = b; r < e; r++) {
+        const int64_t i = r % j->M;
+        const int64_t keep = j->causal && i + 1 < j->N ? i + 1 : j->N;
+        if (j->x != j->o)
+            memcpy(j->o + r * j->N, j->x + r * j->N,
+                   (size_t)keep * sizeof *j->o);
+        half_fill(j->o + r * j->N + keep, j->N - keep, j->v);
+    }
+}
+
 static void half_bits_part(void *arg, int part, int nparts)
 {
     const bits_job *j = arg;
     int64_t b, e;
-    tb_cpu_span(j->n, 64, part, nparts, &b, &e);
+    tb_cpu_span(j->n, j->id == TB_OP_causal_mask ? 1 : 64, part, nparts,
+                &b, &e);
     uint16_t *o = j->o;
     const uint16_t *x = j->x;
     switch (j->id) {
+    case TB_OP_causal_mask:
+        half_mask_rows(j, b, e);
+        break;
     case TB_OP_copy:
         if (e > b)
             memmove(o + b, x + b, (size_t)(e - b) * sizeof *o);
@@ -564,6 +585,18 @@ static int half_bits(void *ctx, tb_op_id id, tb_dtype dt,
         f = id == TB_OP_ones ? 1.0f : (float)p->v[0];
         j.v = dt == TB_BF16 ? tb_f32_to_bf16(f) : tb_f32_to_f16(f);
         break;
+    case TB_OP_causal_mask: {
+        const int nd = in[0].ndim;
+        j.v = dt == TB_BF16 ? 0xff80u : 0xfc00u; /* -inf */
+        j.M = in[0].shape[nd - 2];
+        j.N = in[0].shape[nd - 1];
+        j.causal = tb_cpu_param(p, TB_OP_causal_mask, 0) != 0;
+        const int64_t n = j.n;
+        j.n = j.N ? n / j.N : 0;
+        tb_cpu_count_launch(ctx);
+        tb_cpu_parallel(ctx, n, j.n, half_bits_part, &j);
+        return 0;
+    }
     default:
         return 1;
     }

@@ -337,7 +337,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
  * PyTorch's CPU numerics (compute in f32, accumulate in f32, round
  * once).  Element-wise ops run block by block in L1-sized f32 scratch, so
  * memory sees only the 16-bit tensors; the others widen whole tensors,
- * but copy, zeros, ones, full, neg and abs set or move the 16-bit bits
+ * but copy, zeros, ones, full, neg, abs and causal_mask set or move the 16-bit bits
  * themselves.  (half.c: fused loops and reductions read the 16-bit tensors
  * directly where they can; half_bwd.h's rows too.)  Not here: argmax and nll_loss (integer
  * indices a 16-bit float cannot hold past 256 or 2048), the
