@@ -152,7 +152,10 @@ def roof(data, c):
     if isa == "auto":
         isa = ((data.main.get("env") or {}).get("cpu") or {}).get(
             "isa_used")
-    level = fits_level(data, c.bytes, thr)
+    # copy_h2d/copy_d2h count the link's bytes once; on the host they
+    # are read and written (results.c)
+    nbytes = c.bytes * 2 if c.op in ("copy_h2d", "copy_d2h") else c.bytes
+    level = fits_level(data, nbytes, thr)
     bws = [e["best_gb_s"] for e in data.peaks.get("bandwidth") or []
            if e["kernel"] == r.get("bw_kernel") and e["level"] == level and
            e["threads"] <= thr]
@@ -192,7 +195,7 @@ def roof(data, c):
     best = max(fls, key=lambda e: e["best_gflop_s"]) if fls else None
     if best:
         isa = best["isa"]
-    tb = c.bytes / max(bws) if bws and c.bytes else 0
+    tb = nbytes / max(bws) if bws and nbytes else 0
     tf = c.flops / best["best_gflop_s"] if best and c.flops else 0
     if not tb and not tf:
         return None

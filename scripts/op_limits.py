@@ -619,6 +619,8 @@ def build_rows(rounds, bounds, plan, max_ratio):
             flags.append("peer")
         # the same bytes at each round's own copy (read for reductions)
         nb = (c.get("model") or {}).get("bytes")
+        if nb and c.get("op") in ("copy_h2d", "copy_d2h"):
+            nb *= 2  # the link's bytes: on the host it reads and writes them
         rk = "read" if c.get("category") == "reduction" else "copy"
         vs_run = median(meds[r] / (nb * rates[r][rk]) for r in range(nr)
                         if meds[r] and nb and rk in rates[r])

@@ -148,8 +148,13 @@ def run_cpu_blas():
 @case("transfers: @transfers cases on cuda only, beside the resident ones")
 def run_transfers():
     out = os.path.join(TMP, "tr")
-    p = tbench("run", CONFIG, "-o", out, "-q", "--filter",
-               "add/256x256,*", "--filter", "copy_h2d*/16384/*")
+    # peaks measured here into a cache of this test's own, so the cases
+    # have their rooflines
+    env = dict(os.environ, TBENCH_PEAK_CACHE=os.path.join(TMP, "peaks.json"))
+    p = subprocess.run([TBENCH, "run", CONFIG, "-o", out, "-q", "--peaks",
+                        "--filter", "add/256x256,*", "--filter",
+                        "copy_h2d*/16384/*"], capture_output=True, text=True,
+                       timeout=500, env=env)
     expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
     doc = json.load(open(os.path.join(out, "results.json"), encoding="utf-8"))
     ids = {c["id"]: c for c in doc["cases"]}
@@ -165,6 +170,14 @@ def run_transfers():
     expect(cpu[False]["status"] == "ok" and cpu[True]["status"] ==
            "unsupported", {k: v["status"] for k, v in cpu.items()})
     expect(cpu[False]["check"]["passed"], cpu[False]["check"])
+    # on the host the copy reads and writes the link's bytes: its memory
+    # roof counts twice model.bytes (results.c)
+    rl = cpu[False].get("roofline")
+    expect(rl, "copy_h2d on cpu has no roofline")
+    if rl:
+        want = 2 * cpu[False]["model"]["bytes"] / rl["bandwidth_gb_s"]
+        expect(abs(rl["min_time_ns"] - want) <= 1e-9 * want,
+               f"copy_h2d's roof {rl['min_time_ns']} ns, want {want}")
     return None
 
 

@@ -167,6 +167,12 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
         if (tb_dtype_is_half(in.dtype) &&
             (!gemm_op || !sfx || !in.isa || strcmp(sfx + 1, in.isa)))
             in.dtype = TB_F32;
+        /* copy_h2d and copy_d2h count the bytes that cross the link, once
+         * (a GPU's roof); on the host CPU both sides are host memory:
+         * the copy reads them and writes them, what the copy roof's
+         * bytes count (copy_d2d, copy: tb_bytes_io). */
+        if (oid == TB_OP_copy_h2d || oid == TB_OP_copy_d2h)
+            in.bytes *= 2;
         int rc = tb_roofline_compute(peaks, &in, &rl);
         /* an isa=auto case whose level the peaks lack (peaks of another
          * build): the best figure of any level, as before isa_used */
