@@ -66,6 +66,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCE = os.path.join(ROOT, "scripts", "kernel_bounds.c")
 SOURCE_F64 = os.path.join(ROOT, "scripts", "kernel_bounds_f64.c")
 SOURCE_HALF = os.path.join(ROOT, "scripts", "kernel_bounds_half.c")
+SOURCE_RAND = os.path.join(ROOT, "scripts", "kernel_bounds_rand.c")
 BOUNDS = os.path.join(ROOT, "docs", "perf-data", "compute-bounds.json")
 SCHEMA = "tbench.compute_bounds/1"
 # (the loops' file, their dtype (None: each region's name ends in its
@@ -78,6 +79,10 @@ SOURCES = [
     (SOURCE_HALF, None, {"avx512bf16": ("half_avx512bf16.c", 16),
                          "avx512": ("half_avx512.c", 16),
                          "avx2": ("half_avx2.c", 8)}),
+    # the random ops' and dropout's rows (region names carry the dtype;
+    # lanes: 64-bit lanes of the counters, KB-VECTORS per step)
+    (SOURCE_RAND, None, {"avx512": ("rand_avx512.c", 8),
+                         "avx2": ("rand_avx2.c", 4)}),
 ]
 # the 16-bit dtypes whose regions kernel_bounds_half.c compiles at each
 # level (its #if lines): the rows this project's CPUs run; f16's binary

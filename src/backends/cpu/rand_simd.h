@@ -121,6 +121,23 @@ int tb_cpu_create_rand(void *ctx, int lv, tb_op_id id, tb_dtype dt,
                        const tb_params *p, int64_t weight,
                        tb_cpu_rand_fn fn);
 
+/* The chunk loop of the bf16 or f16 row of rand_uniform or rand_normal
+ * at the level (NULL for another op or dtype): the f32 row's floats of
+ * the same level (the parameters rounded to the dtype by half.c, then to
+ * float as rand.h says), each rounded once to the dtype in registers
+ * (bf16: round to nearest even, a NaN quieted; f16: vcvtps2ph), so the
+ * values half.c's f32 row and narrowing gave, with no f32 scratch. */
+tb_cpu_rand_fn tb_cpu_rand_half_fn_avx2(tb_op_id id, tb_dtype dt);
+tb_cpu_rand_fn tb_cpu_rand_half_fn_avx512(tb_op_id id, tb_dtype dt);
+
+/* half.c's rand path: the bf16/f16 row of rand_uniform or rand_normal
+ * (id, dt) at level isa (TB_ISA_AVX2 or TB_ISA_AVX512) through
+ * tb_cpu_create_rand's frame with the level's 16-bit chunk loop, p the
+ * parameters already rounded to the dtype; 1 (nothing done) for another
+ * op, dtype or level. */
+int tb_cpu_rand_half(void *ctx, tb_op_id id, tb_dtype dt, int isa,
+                     tb_tensor *out, const tb_params *p);
+
 /* For the exhaustive test only: lg[i] = -2 log t[i] (t in [2^-24, 1]),
  * r[i] = sqrt(lg[i]), and cos, sin of 2 pi u[i] (u = k 2^-24 in [0, 1)),
  * i < n, as the rand_normal kernels of each level compute them.  Call
