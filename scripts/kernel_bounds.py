@@ -11,13 +11,16 @@ f64 rows: exp, log, sigmoid, tanh, silu, gelu_tanh, softplus, gelu, pow,
 rand_normal, sigmoid_backward, tanh_backward), at both SIMD levels, and
 of scripts/kernel_bounds_half.c (the bf16 and f16 fused element-wise
 rows of half_simd.h: bf16 at avx512bf16 and avx2, f16 at avx512 and
+avx2) and of scripts/kernel_bounds_rand.c (rand_uniform f32, bf16, f16,
+f64, rand_normal f32, bf16, f16 and dropout f32, f64 at avx512 and
 avx2):
 
 1. compiles the file to assembly with the flags DIR's build gives the
    level's own source (DIR/compile_commands.json: the entries of
    vmath_avx512.c and vmath_avx2.c for the f32 loops, f64_avx512.c and
    f64_avx2.c for the f64 ones, half_avx512bf16.c, half_avx512.c and
-   half_avx2.c for the 16-bit ones; DIR should be a release build, as the
+   half_avx2.c for the 16-bit ones, rand_avx512.c and rand_avx2.c for
+   the random ops' and dropout's; DIR should be a release build, as the
    table's rows are: default `build`);
 2. in each loop function kb_ROW, follows from the region's start marker
    the shortest path to its end marker (0-1 search over the assembly's
@@ -273,7 +276,8 @@ def rows_of(asm):
 
 
 def step_vectors(asm):
-    """kernel_bounds_f64.c's KB-VECTORS lines: region -> vectors a step."""
+    """The KB-VECTORS lines (kernel_bounds_f64.c, kernel_bounds_rand.c):
+    region -> vectors a step."""
     return {r: int(v) for r, v in
             re.findall(r"#\s*KB-VECTORS\s+(\w+)\s+(\d+)", asm)}
 
