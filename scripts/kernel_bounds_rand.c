@@ -49,8 +49,28 @@
         }                                                                 \
     }
 KB_UNIFORM(rand_uniform_f32, RS_KF32)
-KB_UNIFORM(rand_uniform_bf16, RS_KBF16F)
 KB_UNIFORM(rand_uniform_f16, RS_KF16)
+
+/* bf16's: 4 RS_W elements, one pack for two vectors of floats */
+void kb_rand_uniform_bf16(void *o, long n, uint64_t key, double hi);
+KB_FLAT void kb_rand_uniform_bf16(void *o, long n, uint64_t key, double hi)
+{
+    const ri step = rs_i1((uint64_t)RS_W * TB_RAND_GAMMA);
+    const ri step2 = rs_i1((uint64_t)(2 * RS_W) * TB_RAND_GAMMA);
+    ri x = rs_ctr(key, 0, 1), y = rs_iadd(x, step);
+    const rs_f2 h = rs_uni24_h(hi);
+    KB_VECTORS(rand_uniform_bf16, 4);
+    for (long i = 0; i + 4 * RS_W <= n; i += 4 * RS_W) {
+        KB_BEGIN(rand_uniform_bf16);
+        const rs_f2 f0 = rs_uni24(x, y, h);
+        x = rs_iadd(x, step2);
+        y = rs_iadd(y, step2);
+        rs_st4(o, i, f0, rs_uni24(x, y, h), RS_KBF16F);
+        x = rs_iadd(x, step2);
+        y = rs_iadd(y, step2);
+        KB_END(rand_uniform_bf16);
+    }
+}
 
 /* rs_uniform_f64's low-0 step: RS_W elements */
 void kb_rand_uniform_f64(double *o, long n, uint64_t key, double d);

@@ -1,5 +1,8 @@
 /* SIMD rows (AVX2, AVX-512) of creation ops (issue 18): rand_uniform
- * f32 and f64, rand_normal f32 and f64, arange f32 and f64.  Every value is bit
+ * f32 and f64, rand_normal f32 and f64, arange f32 and f64; and the chunk
+ * loops of the bf16 and f16 rows of rand_uniform and rand_normal (half.c
+ * calls them through tb_cpu_rand_half: the f32 loops' floats narrowed in
+ * registers, issue 34).  Every value is bit
  * for bit the portable kernel's (create.c) and the reference's
  * (ref_create.c; for the random ops the stream of src/ops/rand.h), at
  * every level and thread count.  arange: (T)(start + (double)i * step),
@@ -16,7 +19,7 @@
  * (AVX2 has no 64-bit multiply: three 32x32->64 products), the uniform's
  * exact conversion to double, then the stream's own double operations:
  * the same IEEE operations as the scalar loop, so the same values.  With
- * low = 0 (and 2^-102 <= high <= FLT_MAX) the map is one float product
+ * low = 0 (and 2^-94 <= high <= FLT_MAX) the map is one float product
  * (16 lanes on AVX-512, 8 on AVX2), which gives the same single rounding
  * of the exact hi u (proof in rand_simd_impl.h).
  *
@@ -61,6 +64,16 @@
  * 3.0 ms, AVX-512 1.52 ms; the AVX-512 loop is 608 instructions per 32
  * pairs (172 vmulpd, 164 vaddpd/vsubpd, 4 vdivpd, 4 vsqrtpd, 16
  * vpmullq): compute-bound, its 8 MB of stores take ~0.1 ms.
+ *
+ * Compute bounds: docs/perf-data/compute-bounds.json's entries are
+ * llvm-mca's (scripts/kernel_bounds_rand.c, issue 34), for icelake-server
+ * and znver4; the counts below are the hand counts on Ice Lake's ports
+ * that came first.  On Zen 4 (measured on this project's VM, independent
+ * chains): a zmm shift, vpmullq, vpmulld, vpmuludq or FMA issues once a
+ * cycle, a zmm xor/add twice, each exactly half the ymm rate (a 512-bit
+ * operation is two 256-bit halves on four 256-bit pipes, shifts on two of
+ * them, products on two), so every vector operation of these loops costs
+ * half a cycle at least and the integer mixes dominate.
  *
  * Compute bounds (issue 18: these rows write 4 bytes per element but
  * are compute-bound: the in-cache time per element, 4096 elements, is

@@ -149,6 +149,45 @@ static inline void rs_st1(void *o, int64_t i, rs_f1 v, int k)
 }
 static inline rs_f2 rs_ldf2(const float *p) { return _mm256_loadu_ps(p); }
 #endif
+/* 4 RS_W floats (a, then b) stored at o + i in the output dtype: bf16
+ * without NaN (RS_KBF16F) rounded in 32-bit lanes and the upper halves of
+ * both vectors packed in order by one permute (AVX-512 vpermt2w; AVX2 a
+ * pack and a vpermq); the other kinds as two rs_st2 */
+static inline void rs_st4(void *o, int64_t i, rs_f2 a, rs_f2 b, int k)
+{
+    if (k != RS_KBF16F) {
+        rs_st2(o, i, a, k);
+        rs_st2(o, i + 2 * RS_W, b, k);
+        return;
+    }
+#if RS_W == 8
+    const __m512i one = _mm512_set1_epi32(1), r = _mm512_set1_epi32(0x7fff);
+    const __m512i x = _mm512_castps_si512(a), y = _mm512_castps_si512(b);
+    const __m512i xa = _mm512_add_epi32(
+        _mm512_add_epi32(x, r), _mm512_and_si512(_mm512_srli_epi32(x, 16), one));
+    const __m512i ya = _mm512_add_epi32(
+        _mm512_add_epi32(y, r), _mm512_and_si512(_mm512_srli_epi32(y, 16), one));
+    const __m512i odd = _mm512_set_epi16(
+        63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31,
+        29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    _mm512_storeu_si512((uint16_t *)o + i,
+                        _mm512_permutex2var_epi16(xa, odd, ya));
+#else
+    const __m256i one = _mm256_set1_epi32(1), r = _mm256_set1_epi32(0x7fff);
+    const __m256i x = _mm256_castps_si256(a), y = _mm256_castps_si256(b);
+    const __m256i xa = _mm256_srli_epi32(
+        _mm256_add_epi32(_mm256_add_epi32(x, r),
+                         _mm256_and_si256(_mm256_srli_epi32(x, 16), one)),
+        16);
+    const __m256i ya = _mm256_srli_epi32(
+        _mm256_add_epi32(_mm256_add_epi32(y, r),
+                         _mm256_and_si256(_mm256_srli_epi32(y, 16), one)),
+        16);
+    _mm256_storeu_si256(
+        (__m256i *)((uint16_t *)o + i),
+        _mm256_permute4x64_epi64(_mm256_packus_epi32(xa, ya), 0xd8));
+#endif
+}
 /* RS_W doubles rounded to float */
 static inline rs_f1 rs_tof(rd a) { return RS_I(cvtpd_ps)(a); }
 /* the floats f[0, n), n <= 2 RS_W, stored at o + i in the output dtype
@@ -215,18 +254,17 @@ static inline void rs_uniform_k(void *o, int64_t b, int64_t e, uint64_t key,
     const rd vlo = rs_d1(lo), vd = rs_d1(d);
     const ri step = rs_i1((uint64_t)RS_W * TB_RAND_GAMMA);
     int64_t i = b;
-    /* low = 0 (either sign) and 2^-102 <= high <= FLT_MAX (the default
+    /* low = 0 (either sign) and 2^-94 <= high <= FLT_MAX (the default
      * case, low 0 and high 1, among them): the stream's value is
      * (float)(0 + hi u) with hi u exact in double (24-bit hi times 24-bit
      * u, far from the double's range ends) and 0 + hi u = hi u (it is
      * >= +0), so one rounding of the exact product hi u.  In float,
      * with h = hi 2^-24 (exact: hi 2^-24 >= 2^-126 is normal) and the
      * integer k = bits >> 40 (u = k 2^-24), the product k h is the exact
-     * hi u rounded once: the same float, bit for bit (no result is
-     * subnormal: hi u >= 2^-126 for k >= 1).  So 2 RS_W elements per
-     * iteration: the top dwords of two vectors of mixes gathered into one
-     * (one vpermt2d; AVX2: a shuffle and a vpermq), a shift by 8, a
-     * conversion (exact: k < 2^24) and a product, in float lanes. */
+     * hi u rounded once: the same float, bit for bit.  So 2 RS_W
+     * elements per iteration (rs_uni24: AVX-512 takes k 2^8 and
+     * h 2^-8, also exact, for hi >= 2^-94), in float lanes; the 16-bit
+     * rows narrow those floats (rs_st2). */
     if (lo == 0 && hi >= 0x1.0p-94 && hi <= 0x1.fffffep127 &&
         e - b >= 2 * RS_W) {
         const ri step2 = rs_i1((uint64_t)(2 * RS_W) * TB_RAND_GAMMA);
@@ -235,6 +273,15 @@ static inline void rs_uniform_k(void *o, int64_t b, int64_t e, uint64_t key,
         const rs_f2 h = rs_uni24_h(hi);
         /* (bf16: the values are finite and not NaN, no quieting) */
         const int kf = kd == RS_KBF16 ? RS_KBF16F : kd;
+        if (kf == RS_KBF16F) /* 4 RS_W a step: one pack for two */
+            for (; i + 4 * RS_W <= e; i += 4 * RS_W) {
+                const rs_f2 f0 = rs_uni24(x, y, h);
+                x = rs_iadd(x, step2);
+                y = rs_iadd(y, step2);
+                rs_st4(o, i, f0, rs_uni24(x, y, h), kf);
+                x = rs_iadd(x, step2);
+                y = rs_iadd(y, step2);
+            }
         for (; i + 2 * RS_W <= e; i += 2 * RS_W) {
             rs_st2(o, i, rs_uni24(x, y, h), kf);
             x = rs_iadd(x, step2);
