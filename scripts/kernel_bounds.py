@@ -11,13 +11,16 @@ f64 rows: exp, log, sigmoid, tanh, silu, gelu_tanh, softplus, gelu, pow,
 rand_normal, sigmoid_backward, tanh_backward), at both SIMD levels, and
 of scripts/kernel_bounds_half.c (the bf16 and f16 fused element-wise
 rows of half_simd.h: bf16 at avx512bf16 and avx2, f16 at avx512 and
+avx2) and of scripts/kernel_bounds_rand.c (rand_uniform f32, bf16, f16,
+f64, rand_normal f32, bf16, f16 and dropout f32, f64 at avx512 and
 avx2):
 
 1. compiles the file to assembly with the flags DIR's build gives the
    level's own source (DIR/compile_commands.json: the entries of
    vmath_avx512.c and vmath_avx2.c for the f32 loops, f64_avx512.c and
    f64_avx2.c for the f64 ones, half_avx512bf16.c, half_avx512.c and
-   half_avx2.c for the 16-bit ones; DIR should be a release build, as the
+   half_avx2.c for the 16-bit ones, rand_avx512.c and rand_avx2.c for
+   the random ops' and dropout's; DIR should be a release build, as the
    table's rows are: default `build`);
 2. in each loop function kb_ROW, follows from the region's start marker
    the shortest path to its end marker (0-1 search over the assembly's
@@ -66,6 +69,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCE = os.path.join(ROOT, "scripts", "kernel_bounds.c")
 SOURCE_F64 = os.path.join(ROOT, "scripts", "kernel_bounds_f64.c")
 SOURCE_HALF = os.path.join(ROOT, "scripts", "kernel_bounds_half.c")
+SOURCE_RAND = os.path.join(ROOT, "scripts", "kernel_bounds_rand.c")
 BOUNDS = os.path.join(ROOT, "docs", "perf-data", "compute-bounds.json")
 SCHEMA = "tbench.compute_bounds/1"
 # (the loops' file, their dtype (None: each region's name ends in its
@@ -78,6 +82,10 @@ SOURCES = [
     (SOURCE_HALF, None, {"avx512bf16": ("half_avx512bf16.c", 16),
                          "avx512": ("half_avx512.c", 16),
                          "avx2": ("half_avx2.c", 8)}),
+    # the random ops' and dropout's rows (region names carry the dtype;
+    # lanes: 64-bit lanes of the counters, KB-VECTORS per step)
+    (SOURCE_RAND, None, {"avx512": ("rand_avx512.c", 8),
+                         "avx2": ("rand_avx2.c", 4)}),
 ]
 # the 16-bit dtypes whose regions kernel_bounds_half.c compiles at each
 # level (its #if lines): the rows this project's CPUs run; f16's binary
@@ -268,7 +276,8 @@ def rows_of(asm):
 
 
 def step_vectors(asm):
-    """kernel_bounds_f64.c's KB-VECTORS lines: region -> vectors a step."""
+    """The KB-VECTORS lines (kernel_bounds_f64.c, kernel_bounds_rand.c):
+    region -> vectors a step."""
     return {r: int(v) for r, v in
             re.findall(r"#\s*KB-VECTORS\s+(\w+)\s+(\d+)", asm)}
 

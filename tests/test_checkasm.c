@@ -355,6 +355,7 @@ int main(int argc, char **argv)
         T(xs_reduce_special_f64),
         T(bw_act_sweep),
         T(rand_decide),
+        T(rand_half),
         T(bw_pool_special),
         T(xs_argmax_blocks),
         T(f64_fill_exact),

@@ -217,7 +217,7 @@ def half_rows():
 
 
 def loop_rows():
-    """Every row the three loop files state, as ROW_DTYPE_LEVEL."""
+    """Every row the four loop files state, as ROW_DTYPE_LEVEL."""
     out = set()
     for path, dtype in (("scripts/kernel_bounds.c", "f32"),
                         ("scripts/kernel_bounds_f64.c", "f64")):
@@ -231,7 +231,24 @@ def loop_rows():
             if os.path.basename(src_name) == os.path.basename(path):
                 out |= {kb.impl_name(x, dtype, lv)
                         for x in rows for lv in levels}
-    return out | half_rows()
+    return out | half_rows() | rand_rows()
+
+
+def rand_rows():
+    """kernel_bounds_rand.c's regions (their names carry the dtype) at
+    each of its levels."""
+    with open("scripts/kernel_bounds_rand.c", encoding="utf-8") as f:
+        src = f.read()
+    rows = set(re.findall(r"^KB_(?:UNIFORM|NORMAL)\((\w+),", src, re.M)) | \
+        set(re.findall(r"KB_BEGIN\((\w+)\);", src))
+    rows.discard("ROW")
+    expect("rand_uniform_bf16" in rows and "dropout_f64" in rows,
+           f"kernel_bounds_rand.c: rows {sorted(rows)}")
+    for src_name, _, levels in kb.SOURCES:
+        if os.path.basename(src_name) == "kernel_bounds_rand.c":
+            return {kb.impl_name(x, None, lv) for x in rows for lv in levels}
+    expect(False, "kernel_bounds.py: no kernel_bounds_rand.c source")
+    return set()
 
 
 @case("every loop at both levels gets a bound for each model an llvm-mca "

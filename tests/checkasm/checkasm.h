@@ -104,6 +104,7 @@ void test_bw_act_sweep(void **state);
 void test_bw_pool_special(void **state);
 /* rand_pow.c */
 void test_rand_ops(void **state);
+void test_rand_half(void **state);
 void test_rand_vmath(void **state);
 void test_dropout_rows(void **state);
 void test_rand_decide(void **state);

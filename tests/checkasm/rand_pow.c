@@ -64,13 +64,19 @@ static const rs_case rs_cases[] = {
     {TB_OP_arange, -3.5, 0.1, 0},
     {TB_OP_arange, 1e6, -7.25, 0},
     {TB_OP_arange, 0.1, 1e-3, 0},
-    /* rand_uniform f32's float path (low 0, 2^-102 <= high <= FLT_MAX)
-     * and its edges */
+    /* rand_uniform f32's float path (low 0, 2^-94 <= high <= FLT_MAX)
+     * and its edges (2^-102 was the edge before) */
     {TB_OP_rand_uniform, 0, 3.7, 16},
     {TB_OP_rand_uniform, -0.0, 1e30, 17},
     {TB_OP_rand_uniform, 0, 0x1.0p-102, 18},
     {TB_OP_rand_uniform, 0, 0x1.fffffep-103, 19},
     {TB_OP_rand_uniform, 0, 1e-44, 21},
+    {TB_OP_rand_uniform, 0, 0x1.0p-94, 25},
+    {TB_OP_rand_uniform, 0, 0x1.fffffep-95, 26},
+    /* rand_uniform f64's one-product path (low 0, d >= 2^-969) and
+     * below it (d 2^-53 subnormal) */
+    {TB_OP_rand_uniform, 0, 0x1.0p-969, 27},
+    {TB_OP_rand_uniform, 0, 1e-300, 28},
     /* rand_normal with mean -0: with std 0 every value is -0 + (+-0),
      * whose sign the scalar sum decides (the decision must refuse or
      * agree); with std 1 the values near 0 */
@@ -171,6 +177,90 @@ void test_rand_ops(void **state)
             }
             B->destroy(ctx);
         }
+}
+
+/* The bf16 and f16 rows of rand_uniform and rand_normal (rand_simd.h's
+ * chunk loops, the floats narrowed in registers) at every isa value and
+ * thread count, bit for bit their dtype's C row (the f32 C row's floats
+ * narrowed by ops/half.h, one thread), every case of rs_cases and size of
+ * rs_sizes, misaligned canary-guarded outputs. */
+void test_rand_half(void **state)
+{
+    (void)state;
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
+    char err[256];
+    void *cctx = NULL;
+    const char *cv[2] = {"scalar", "1"};
+    assert_int_equal(B->create(B, cv, &cctx, err, sizeof err), 0);
+    int64_t checked = 0;
+    for (int iv = 0; iv < ax[0].n_values; iv++)
+        for (int tv = 0; tv < ax[1].n_values; tv++) {
+            const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
+            void *ctx = NULL;
+            assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
+            for (size_t k = 0; k < sizeof rs_cases / sizeof rs_cases[0];
+                 k++) {
+                const rs_case *rc = &rs_cases[k];
+                if (rc->op == TB_OP_arange)
+                    continue;
+                const tb_op *op = tb_op_get(rc->op);
+                const bool u = rc->op == TB_OP_rand_uniform;
+                tb_params p = {0};
+                assert_int_equal(tb_params_set(op, &p, u ? "low" : "mean",
+                                               rc->a, err, sizeof err),
+                                 0);
+                assert_int_equal(tb_params_set(op, &p, u ? "high" : "std",
+                                               rc->b, err, sizeof err),
+                                 0);
+                assert_int_equal(
+                    tb_params_set(op, &p, "seed", rc->seed, err, sizeof err),
+                    0);
+                tb_params_defaults(op, &p);
+                for (int dt = TB_BF16; dt <= TB_F16; dt++)
+                    for (size_t si = 0;
+                         si < sizeof rs_sizes / sizeof rs_sizes[0]; si++) {
+                        const tb_dtype d = (tb_dtype)dt;
+                        const int64_t n = rs_sizes[si];
+                        tb_shape os = S(1, (int)n);
+                        tb_tensor out, want;
+                        gbuf go;
+                        tb_tensor_init(&out, d, &os);
+                        out.data = gb_new(&go, tb_tensor_nbytes(&out),
+                                          misalign(d));
+                        assert_int_equal(tb_tensor_create(&want, d, &os), 0);
+                        const char *impl = NULL, *cimpl = NULL;
+                        tb_kernel_fn fn = B->kernel(ctx, op, d, &p, &impl).fn;
+                        tb_kernel_fn cf =
+                            B->kernel(cctx, op, d, &p, &cimpl).fn;
+                        assert_non_null(fn);
+                        assert_non_null(cf);
+                        assert_int_equal(fn(ctx, NULL, &out, &p), 0);
+                        assert_int_equal(cf(cctx, NULL, &want, &p), 0);
+                        const uint16_t *g = out.data, *w = want.data;
+                        int64_t bad = 0;
+                        for (int64_t i = 0; i < n; i++)
+                            if (g[i] != w[i] && bad++ < 3)
+                                print_error("%s_%s isa=%s threads=%s case "
+                                            "%zu n %lld impl %s: [%lld] "
+                                            "got %04x want %04x (%s)\n",
+                                            op->name, tb_dtype_name(d),
+                                            vals[0], vals[1], k,
+                                            (long long)n, impl,
+                                            (long long)i, g[i], w[i], cimpl);
+                        checked += n;
+                        bool intact = gb_intact(&go);
+                        gb_free(&go);
+                        tb_tensor_destroy(&want);
+                        assert_true(intact);
+                        assert_int_equal(bad, 0);
+                    }
+            }
+            B->destroy(ctx);
+        }
+    B->destroy(cctx);
+    print_message("# rand_half: %lld elements bit for bit the C rows\n",
+                  (long long)checked);
 }
 
 /* The bound rand_normal f32's SIMD rows rest on (rand_simd.h), checked

@@ -168,9 +168,10 @@ static void cr_task(void *arg, int part, int nparts)
         return;
     const bool f32 = j->dt == TB_F32;
     if (j->fn) {
-        /* the random ops' f32 constants are the floats (rand.h) */
-        const bool rf = f32 && (j->op == TB_OP_rand_uniform ||
-                                j->op == TB_OP_rand_normal);
+        /* the random ops' f32 constants are the floats (rand.h); the
+         * 16-bit rows' too (their values are the f32 row's, narrowed) */
+        const bool rf = j->dt != TB_F64 && (j->op == TB_OP_rand_uniform ||
+                                            j->op == TB_OP_rand_normal);
         j->fn(j->out, b, e, j->key, rf ? (double)j->af : j->a,
               rf ? (double)j->bf : j->b);
         return;
@@ -290,6 +291,25 @@ int tb_cpu_create_rand(void *ctx, int lv, tb_op_id id, tb_dtype dt,
     if (ctx && tb_cpu_isa(ctx) < lv)
         return TB_EUNSUPPORTED;
     return cr_run_fn(ctx, id, dt, in, out, p, weight, fn);
+}
+
+int tb_cpu_rand_half(void *ctx, tb_op_id id, tb_dtype dt, int isa,
+                     tb_tensor *out, const tb_params *p)
+{
+    tb_cpu_rand_fn fn = NULL;
+#if TB_CPU_HAVE_AVX512
+    if (isa == TB_ISA_AVX512)
+        fn = tb_cpu_rand_half_fn_avx512(id, dt);
+#endif
+#if TB_CPU_HAVE_AVX2
+    if (isa == TB_ISA_AVX2)
+        fn = tb_cpu_rand_half_fn_avx2(id, dt);
+#endif
+    (void)isa;
+    if (!fn)
+        return 1;
+    return cr_run_fn(ctx, id, dt, NULL, out, p,
+                     id == TB_OP_rand_normal ? 4 : 1, fn);
 }
 
 /* ---- kernels and lookup ------------------------------------------------- */

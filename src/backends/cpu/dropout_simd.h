@@ -69,6 +69,55 @@ static inline __m256i dp_drop(ri z, ri t)
 }
 #endif
 
+/* One step: o[l] = x[l] * (keep ? s : 0) for the RS_W elements of the
+ * counters z (f64); for the 2 RS_W of z and z + step (f32: returns the
+ * counters advanced by two steps). */
+#if RS_W == 8
+typedef __m512 dp_vf;
+static inline dp_vf dp_vs32(double s) { return _mm512_set1_ps((float)s); }
+static inline void dp_step_f64(double *o, const double *x, ri z, ri t, rd vs)
+{
+    const __m512d k = _mm512_maskz_mov_pd(dp_keep(z, t), vs);
+    rs_stored(o, rs_mul(rs_loadd(x), k));
+}
+static inline ri dp_step_f32(float *o, const float *x, ri z, ri step, ri t,
+                             dp_vf vs)
+{
+    const __mmask8 k0 = dp_keep(z, t);
+    z = rs_iadd(z, step);
+    const __mmask8 k1 = dp_keep(z, t);
+    z = rs_iadd(z, step);
+    const __m512 k = _mm512_maskz_mov_ps(_mm512_kunpackb(k1, k0), vs);
+    _mm512_storeu_ps(o, _mm512_mul_ps(_mm512_loadu_ps(x), k));
+    return z;
+}
+#else
+typedef __m256 dp_vf;
+static inline dp_vf dp_vs32(double s) { return _mm256_set1_ps((float)s); }
+static inline void dp_step_f64(double *o, const double *x, ri z, ri t, rd vs)
+{
+    const __m256d k = _mm256_andnot_pd(_mm256_castsi256_pd(dp_drop(z, t)), vs);
+    rs_stored(o, rs_mul(rs_loadd(x), k));
+}
+static inline ri dp_step_f32(float *o, const float *x, ri z, ri step, ri t,
+                             dp_vf vs)
+{
+    const __m256i d0 = dp_drop(z, t);
+    z = rs_iadd(z, step);
+    const __m256i d1 = dp_drop(z, t);
+    z = rs_iadd(z, step);
+    /* the low dwords: d0[0] d0[1] d1[0] d1[1] | d0[2] d0[3] d1[2] d1[3],
+     * then the middle quadwords swapped */
+    const __m256 q = _mm256_shuffle_ps(_mm256_castsi256_ps(d0),
+                                       _mm256_castsi256_ps(d1), 0x88);
+    const __m256 d = _mm256_castsi256_ps(
+        _mm256_permute4x64_epi64(_mm256_castps_si256(q), 0xd8));
+    _mm256_storeu_ps(o, _mm256_mul_ps(_mm256_loadu_ps(x),
+                                      _mm256_andnot_ps(d, vs)));
+    return z;
+}
+#endif
+
 static void dp_f64(void *op, const void *xp, int64_t b, int64_t e,
                    uint64_t key, uint64_t thr, double s)
 {
@@ -80,13 +129,7 @@ static void dp_f64(void *op, const void *xp, int64_t b, int64_t e,
         const rd vs = rs_d1(s);
         ri z = rs_ctr(key, (uint64_t)b, 1);
         for (; i + RS_W <= e; i += RS_W) {
-#if RS_W == 8
-            const __m512d k = _mm512_maskz_mov_pd(dp_keep(z, t), vs);
-#else
-            const __m256d k =
-                _mm256_andnot_pd(_mm256_castsi256_pd(dp_drop(z, t)), vs);
-#endif
-            rs_stored(o + i, rs_mul(rs_loadd(x + i), k));
+            dp_step_f64(o + i, x + i, z, t, vs);
             z = rs_iadd(z, step);
         }
     }
@@ -101,35 +144,10 @@ static void dp_f32(void *op, const void *xp, int64_t b, int64_t e,
     int64_t i = b;
     if (e - b >= 2 * RS_W && thr < (UINT64_C(1) << 53)) {
         const ri step = rs_i1((uint64_t)RS_W * TB_RAND_GAMMA), t = dp_thr(thr);
+        const dp_vf vs = dp_vs32(s);
         ri z = rs_ctr(key, (uint64_t)b, 1);
-#if RS_W == 8
-        const __m512 vs = _mm512_set1_ps((float)s);
-        for (; i + 16 <= e; i += 16) {
-            const __mmask8 k0 = dp_keep(z, t);
-            z = rs_iadd(z, step);
-            const __mmask8 k1 = dp_keep(z, t);
-            z = rs_iadd(z, step);
-            const __m512 k = _mm512_maskz_mov_ps(_mm512_kunpackb(k1, k0), vs);
-            _mm512_storeu_ps(o + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), k));
-        }
-#else
-        const __m256 vs = _mm256_set1_ps((float)s);
-        for (; i + 8 <= e; i += 8) {
-            const __m256i d0 = dp_drop(z, t);
-            z = rs_iadd(z, step);
-            const __m256i d1 = dp_drop(z, t);
-            z = rs_iadd(z, step);
-            /* the low dwords: d0[0] d0[1] d1[0] d1[1] | d0[2] d0[3] d1[2]
-             * d1[3], then the middle quadwords swapped */
-            const __m256 q = _mm256_shuffle_ps(_mm256_castsi256_ps(d0),
-                                               _mm256_castsi256_ps(d1), 0x88);
-            const __m256 d = _mm256_castsi256_ps(
-                _mm256_permute4x64_epi64(_mm256_castps_si256(q), 0xd8));
-            _mm256_storeu_ps(o + i,
-                             _mm256_mul_ps(_mm256_loadu_ps(x + i),
-                                           _mm256_andnot_ps(d, vs)));
-        }
-#endif
+        for (; i + 2 * RS_W <= e; i += 2 * RS_W)
+            z = dp_step_f32(o + i, x + i, z, step, t, vs);
     }
     DP_TAIL(float);
 }

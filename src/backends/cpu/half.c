@@ -54,6 +54,7 @@
 #include "isa.h"
 #include "kernels.h" /* TB_CPU_SUM_BLOCK */
 #include "kreg.h"
+#include "rand_simd.h"
 
 /* Elements per block: 3 f32 blocks (two inputs, one output) are 48 KiB.
  * (16384 ran exp and gelu no faster: the conversions, not the calls,
@@ -639,6 +640,10 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
         q.set |= 1u << i;
     }
     const tb_params *pp = &q;
+    /* rand_uniform, rand_normal: the level's 16-bit chunk loops (the f32
+     * row's values narrowed in registers, rand_simd.h) */
+    if ((rc = tb_cpu_rand_half(ctx, id, dt, isa, out, pp)) != 1)
+        return rc;
     /* the fused loops first: no f32 row, no scratch, no lookup; the
      * constant (add_scalar's, leaky_relu's alpha) as the f32 row's
      * float */

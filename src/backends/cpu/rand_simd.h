@@ -1,5 +1,8 @@
 /* SIMD rows (AVX2, AVX-512) of creation ops (issue 18): rand_uniform
- * f32 and f64, rand_normal f32 and f64, arange f32 and f64.  Every value is bit
+ * f32 and f64, rand_normal f32 and f64, arange f32 and f64; and the chunk
+ * loops of the bf16 and f16 rows of rand_uniform and rand_normal (half.c
+ * calls them through tb_cpu_rand_half: the f32 loops' floats narrowed in
+ * registers, issue 34).  Every value is bit
  * for bit the portable kernel's (create.c) and the reference's
  * (ref_create.c; for the random ops the stream of src/ops/rand.h), at
  * every level and thread count.  arange: (T)(start + (double)i * step),
@@ -16,7 +19,7 @@
  * (AVX2 has no 64-bit multiply: three 32x32->64 products), the uniform's
  * exact conversion to double, then the stream's own double operations:
  * the same IEEE operations as the scalar loop, so the same values.  With
- * low = 0 (and 2^-102 <= high <= FLT_MAX) the map is one float product
+ * low = 0 (and 2^-94 <= high <= FLT_MAX) the map is one float product
  * (16 lanes on AVX-512, 8 on AVX2), which gives the same single rounding
  * of the exact hi u (proof in rand_simd_impl.h).
  *
@@ -61,6 +64,16 @@
  * 3.0 ms, AVX-512 1.52 ms; the AVX-512 loop is 608 instructions per 32
  * pairs (172 vmulpd, 164 vaddpd/vsubpd, 4 vdivpd, 4 vsqrtpd, 16
  * vpmullq): compute-bound, its 8 MB of stores take ~0.1 ms.
+ *
+ * Compute bounds: docs/perf-data/compute-bounds.json's entries are
+ * llvm-mca's (scripts/kernel_bounds_rand.c, issue 34), for icelake-server
+ * and znver4; the counts below are the hand counts on Ice Lake's ports
+ * that came first.  On Zen 4 (measured on this project's VM, independent
+ * chains): a zmm shift, vpmullq, vpmulld, vpmuludq or FMA issues once a
+ * cycle, a zmm xor/add twice, each exactly half the ymm rate (a 512-bit
+ * operation is two 256-bit halves on four 256-bit pipes, shifts on two of
+ * them, products on two), so every vector operation of these loops costs
+ * half a cycle at least and the integer mixes dominate.
  *
  * Compute bounds (issue 18: these rows write 4 bytes per element but
  * are compute-bound: the in-cache time per element, 4096 elements, is
@@ -120,6 +133,23 @@ int tb_cpu_create_rand(void *ctx, int lv, tb_op_id id, tb_dtype dt,
                        const tb_tensor *in, tb_tensor *out,
                        const tb_params *p, int64_t weight,
                        tb_cpu_rand_fn fn);
+
+/* The chunk loop of the bf16 or f16 row of rand_uniform or rand_normal
+ * at the level (NULL for another op or dtype): the f32 row's floats of
+ * the same level (the parameters rounded to the dtype by half.c, then to
+ * float as rand.h says), each rounded once to the dtype in registers
+ * (bf16: round to nearest even, a NaN quieted; f16: vcvtps2ph), so the
+ * values half.c's f32 row and narrowing gave, with no f32 scratch. */
+tb_cpu_rand_fn tb_cpu_rand_half_fn_avx2(tb_op_id id, tb_dtype dt);
+tb_cpu_rand_fn tb_cpu_rand_half_fn_avx512(tb_op_id id, tb_dtype dt);
+
+/* half.c's rand path: the bf16/f16 row of rand_uniform or rand_normal
+ * (id, dt) at level isa (TB_ISA_AVX2 or TB_ISA_AVX512) through
+ * tb_cpu_create_rand's frame with the level's 16-bit chunk loop, p the
+ * parameters already rounded to the dtype; 1 (nothing done) for another
+ * op, dtype or level. */
+int tb_cpu_rand_half(void *ctx, tb_op_id id, tb_dtype dt, int isa,
+                     tb_tensor *out, const tb_params *p);
 
 /* For the exhaustive test only: lg[i] = -2 log t[i] (t in [2^-24, 1]),
  * r[i] = sqrt(lg[i]), and cos, sin of 2 pi u[i] (u = k 2^-24 in [0, 1)),

@@ -61,76 +61,262 @@ static inline rd rs_u53(ri bits)
     return rs_mul(rs_cvt53(rs_isrl(bits, 11)), rs_d1(0x1.0p-53));
 }
 
+/* ---- the output dtype: f32, or bf16/f16 narrowed in registers --------- */
+
+/* The 16-bit rows of the random ops (rand_simd.h) give the f32 row's
+ * floats rounded once to the dtype, as half.c's generic path (the f32
+ * row into a scratch, then the level's narrowing) did: bf16 by round to
+ * nearest even on the 16 bits dropped, a NaN made quiet (ops/half.h's
+ * tb_f32_to_bf16, half_simd.h's integer code); f16 by vcvtps2ph (RNE),
+ * as half_simd.h's f16 rows.  Here the floats never leave the
+ * registers: each step's float vector is narrowed and stored as 16-bit
+ * values. */
+/* (RS_KBF16F: bf16 of values known not to be NaN, no quieting) */
+enum { RS_KF32 = 0, RS_KBF16 = 1, RS_KF16 = 2, RS_KBF16F = 3 };
+#define RS_RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#if RS_W == 8
+typedef __m512 rs_f2; /* 2 RS_W floats */
+typedef __m256 rs_f1; /* RS_W floats */
+static inline __m256i rs_bf16_2(rs_f2 v, int nan)
+{
+    const __m512i x = _mm512_castps_si512(v);
+    __m512i r = _mm512_add_epi32(
+        _mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)),
+        _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1)));
+    if (nan)
+        r = _mm512_mask_or_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q),
+                                 x, _mm512_set1_epi32(0x400000));
+    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
+}
+static inline void rs_st2(void *o, int64_t i, rs_f2 v, int k)
+{
+    if (k == RS_KF32)
+        _mm512_storeu_ps((float *)o + i, v);
+    else
+        _mm256_storeu_si256((__m256i *)((uint16_t *)o + i),
+                            k == RS_KF16 ? _mm512_cvtps_ph(v, RS_RNE)
+                                         : rs_bf16_2(v, k == RS_KBF16));
+}
+static inline void rs_st1(void *o, int64_t i, rs_f1 v, int k)
+{
+    if (k == RS_KF32)
+        _mm256_storeu_ps((float *)o + i, v);
+    else
+        _mm_storeu_si128((__m128i *)((uint16_t *)o + i),
+                         k == RS_KF16 /* (no F16C flag: VL's form) */
+                             ? _mm256_maskz_cvtps_ph(0xff, v, RS_RNE)
+                             : _mm256_castsi256_si128(rs_bf16_2(
+                                   _mm512_castps256_ps512(v), k == RS_KBF16)));
+}
+static inline rs_f2 rs_ldf2(const float *p) { return _mm512_loadu_ps(p); }
+#else
+typedef __m256 rs_f2;
+typedef __m128 rs_f1;
+static inline __m128i rs_bf16_2(rs_f2 v, int nan)
+{
+    const __m256i x = _mm256_castps_si256(v);
+    __m256i r = _mm256_add_epi32(
+        _mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)),
+        _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1)));
+    const __m256 q = _mm256_castsi256_ps(
+        _mm256_or_si256(x, _mm256_set1_epi32(0x400000)));
+    if (nan)
+        r = _mm256_castps_si256(_mm256_blendv_ps(
+            _mm256_castsi256_ps(r), q, _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+    r = _mm256_srli_epi32(r, 16);
+    return _mm_packus_epi32(_mm256_castsi256_si128(r),
+                            _mm256_extracti128_si256(r, 1));
+}
+static inline void rs_st2(void *o, int64_t i, rs_f2 v, int k)
+{
+    if (k == RS_KF32)
+        _mm256_storeu_ps((float *)o + i, v);
+    else
+        _mm_storeu_si128((__m128i *)((uint16_t *)o + i),
+                         k == RS_KF16 ? _mm256_cvtps_ph(v, RS_RNE)
+                                      : rs_bf16_2(v, k == RS_KBF16));
+}
+static inline void rs_st1(void *o, int64_t i, rs_f1 v, int k)
+{
+    if (k == RS_KF32)
+        _mm_storeu_ps((float *)o + i, v);
+    else
+        _mm_storel_epi64((__m128i *)((uint16_t *)o + i),
+                         k == RS_KF16
+                             ? _mm_cvtps_ph(v, RS_RNE)
+                             : rs_bf16_2(_mm256_castps128_ps256(v),
+                                         k == RS_KBF16));
+}
+static inline rs_f2 rs_ldf2(const float *p) { return _mm256_loadu_ps(p); }
+#endif
+/* 4 RS_W floats (a, then b) stored at o + i in the output dtype: bf16
+ * without NaN (RS_KBF16F) rounded in 32-bit lanes and the upper halves of
+ * both vectors packed in order by one permute (AVX-512 vpermt2w; AVX2 a
+ * pack and a vpermq); the other kinds as two rs_st2 */
+static inline void rs_st4(void *o, int64_t i, rs_f2 a, rs_f2 b, int k)
+{
+    if (k != RS_KBF16F) {
+        rs_st2(o, i, a, k);
+        rs_st2(o, i + 2 * RS_W, b, k);
+        return;
+    }
+#if RS_W == 8
+    const __m512i one = _mm512_set1_epi32(1), r = _mm512_set1_epi32(0x7fff);
+    const __m512i x = _mm512_castps_si512(a), y = _mm512_castps_si512(b);
+    const __m512i xa = _mm512_add_epi32(
+        _mm512_add_epi32(x, r), _mm512_and_si512(_mm512_srli_epi32(x, 16), one));
+    const __m512i ya = _mm512_add_epi32(
+        _mm512_add_epi32(y, r), _mm512_and_si512(_mm512_srli_epi32(y, 16), one));
+    const __m512i odd = _mm512_set_epi16(
+        63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31,
+        29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    _mm512_storeu_si512((uint16_t *)o + i,
+                        _mm512_permutex2var_epi16(xa, odd, ya));
+#else
+    const __m256i one = _mm256_set1_epi32(1), r = _mm256_set1_epi32(0x7fff);
+    const __m256i x = _mm256_castps_si256(a), y = _mm256_castps_si256(b);
+    const __m256i xa = _mm256_srli_epi32(
+        _mm256_add_epi32(_mm256_add_epi32(x, r),
+                         _mm256_and_si256(_mm256_srli_epi32(x, 16), one)),
+        16);
+    const __m256i ya = _mm256_srli_epi32(
+        _mm256_add_epi32(_mm256_add_epi32(y, r),
+                         _mm256_and_si256(_mm256_srli_epi32(y, 16), one)),
+        16);
+    _mm256_storeu_si256(
+        (__m256i *)((uint16_t *)o + i),
+        _mm256_permute4x64_epi64(_mm256_packus_epi32(xa, ya), 0xd8));
+#endif
+}
+/* RS_W doubles rounded to float */
+static inline rs_f1 rs_tof(rd a) { return RS_I(cvtpd_ps)(a); }
+/* the floats f[0, n), n <= 2 RS_W, stored at o + i in the output dtype
+ * (the 16-bit ones by the vector narrowing, so the same bits as the
+ * vector steps) */
+static inline void rs_stn(void *o, int64_t i, float *f, int n, int k)
+{
+    if (k == RS_KF32) {
+        memcpy((float *)o + i, f, (size_t)n * sizeof *f);
+        return;
+    }
+    uint16_t h[2 * RS_W];
+    for (int l = n; l < 2 * RS_W; l++)
+        f[l] = 0.0f;
+    rs_st2(h, 0, rs_ldf2(f), k);
+    memcpy((uint16_t *)o + i, h, (size_t)n * sizeof *h);
+}
+
 /* ---- rand_uniform ------------------------------------------------------- */
+
+/* rs_uniform_k's step at low 0 (its comment says why it is exact): the
+ * floats hi u of the 2 RS_W elements of the counters x (the first RS_W)
+ * and y (the next), h from rs_uni24_h(hi).  AVX-512: the top dwords of
+ * the two vectors of mixes in one (vpermt2d), the 24 bits k kept in
+ * place (an and, which any vector pipe runs, where a shift runs on two
+ * of Zen 4's four), k 2^8 converted exactly (vcvtudq2ps) and multiplied
+ * by h = hi 2^-32 (exact: hi >= 2^-94): the exact k hi 2^-24 rounded
+ * once.  AVX2 (no unsigned conversion): k by a shift, h = hi 2^-24. */
+#if RS_W == 8
+static inline rs_f2 rs_uni24_h(double hi)
+{
+    return _mm512_set1_ps((float)hi * 0x1.0p-32f);
+}
+static inline rs_f2 rs_uni24(ri x, ri y, rs_f2 h)
+{
+    const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15,
+                                         13, 11, 9, 7, 5, 3, 1);
+    __m512i k = _mm512_permutex2var_epi32(rs_mix31(x), odd, rs_mix31(y));
+    k = _mm512_and_si512(k, _mm512_set1_epi32((int)0xffffff00u));
+    return _mm512_mul_ps(_mm512_cvtepu32_ps(k), h);
+}
+#else
+static inline rs_f2 rs_uni24_h(double hi)
+{
+    return _mm256_set1_ps((float)hi * 0x1.0p-24f);
+}
+static inline rs_f2 rs_uni24(ri x, ri y, rs_f2 h)
+{
+    /* the odd dwords, per 128-bit half: x1 x3 y1 y3 | x5 x7 y5 y7; then
+     * the middle quadwords swapped */
+    __m256 q = _mm256_shuffle_ps(_mm256_castsi256_ps(rs_mix31(x)),
+                                 _mm256_castsi256_ps(rs_mix31(y)), 0xdd);
+    __m256i k = _mm256_permute4x64_epi64(_mm256_castps_si256(q), 0xd8);
+    return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(k, 8)), h);
+}
+#endif
 
 /* As create.c's cr_uniform_f32: (float)(lo + (hi - lo) u24), in double,
  * the product and the sum rounded separately. */
-static void rs_uniform_f32(void *op, int64_t b, int64_t e, uint64_t key,
-                           double lo, double hi)
+static inline void rs_uniform_k(void *o, int64_t b, int64_t e, uint64_t key,
+                                double lo, double hi, int kd)
 {
-    float *o = op;
     const double d = hi - lo;
     const rd vlo = rs_d1(lo), vd = rs_d1(d);
     const ri step = rs_i1((uint64_t)RS_W * TB_RAND_GAMMA);
     int64_t i = b;
-    /* low = 0 (either sign) and 2^-102 <= high <= FLT_MAX (the default
+    /* low = 0 (either sign) and 2^-94 <= high <= FLT_MAX (the default
      * case, low 0 and high 1, among them): the stream's value is
      * (float)(0 + hi u) with hi u exact in double (24-bit hi times 24-bit
      * u, far from the double's range ends) and 0 + hi u = hi u (it is
      * >= +0), so one rounding of the exact product hi u.  In float,
      * with h = hi 2^-24 (exact: hi 2^-24 >= 2^-126 is normal) and the
      * integer k = bits >> 40 (u = k 2^-24), the product k h is the exact
-     * hi u rounded once: the same float, bit for bit (no result is
-     * subnormal: hi u >= 2^-126 for k >= 1).  So 2 RS_W elements per
-     * iteration: the top dwords of two vectors of mixes gathered into one
-     * (one vpermt2d; AVX2: a shuffle and a vpermq), a shift by 8, a
-     * conversion (exact: k < 2^24) and a product, in float lanes. */
-    if (lo == 0 && hi >= 0x1.0p-102 && hi <= 0x1.fffffep127 &&
+     * hi u rounded once: the same float, bit for bit.  So 2 RS_W
+     * elements per iteration (rs_uni24: AVX-512 takes k 2^8 and
+     * h 2^-8, also exact, for hi >= 2^-94), in float lanes; the 16-bit
+     * rows narrow those floats (rs_st2). */
+    if (lo == 0 && hi >= 0x1.0p-94 && hi <= 0x1.fffffep127 &&
         e - b >= 2 * RS_W) {
         const ri step2 = rs_i1((uint64_t)(2 * RS_W) * TB_RAND_GAMMA);
         ri x = rs_ctr(key, (uint64_t)b, 1);
         ri y = rs_iadd(x, step);
-#if RS_W == 8
-        const __m512 h = _mm512_set1_ps((float)hi * 0x1.0p-24f);
-        const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17,
-                                             15, 13, 11, 9, 7, 5, 3, 1);
+        const rs_f2 h = rs_uni24_h(hi);
+        /* (bf16: the values are finite and not NaN, no quieting) */
+        const int kf = kd == RS_KBF16 ? RS_KBF16F : kd;
+        if (kf == RS_KBF16F) /* 4 RS_W a step: one pack for two */
+            for (; i + 4 * RS_W <= e; i += 4 * RS_W) {
+                const rs_f2 f0 = rs_uni24(x, y, h);
+                x = rs_iadd(x, step2);
+                y = rs_iadd(y, step2);
+                rs_st4(o, i, f0, rs_uni24(x, y, h), kf);
+                x = rs_iadd(x, step2);
+                y = rs_iadd(y, step2);
+            }
         for (; i + 2 * RS_W <= e; i += 2 * RS_W) {
-            __m512i k = _mm512_permutex2var_epi32(rs_mix31(x), odd,
-                                                  rs_mix31(y));
-            __m512 u = _mm512_cvtepi32_ps(_mm512_srli_epi32(k, 8));
-            _mm512_storeu_ps(o + i, _mm512_mul_ps(u, h));
+            rs_st2(o, i, rs_uni24(x, y, h), kf);
             x = rs_iadd(x, step2);
             y = rs_iadd(y, step2);
         }
-#else
-        const __m256 h = _mm256_set1_ps((float)hi * 0x1.0p-24f);
-        for (; i + 2 * RS_W <= e; i += 2 * RS_W) {
-            /* the odd dwords, per 128-bit half: x1 x3 y1 y3 | x5 x7 y5 y7;
-             * then the middle quadwords swapped */
-            __m256 q = _mm256_shuffle_ps(_mm256_castsi256_ps(rs_mix31(x)),
-                                         _mm256_castsi256_ps(rs_mix31(y)),
-                                         0xdd);
-            __m256i k = _mm256_permute4x64_epi64(_mm256_castps_si256(q), 0xd8);
-            __m256 u = _mm256_cvtepi32_ps(_mm256_srli_epi32(k, 8));
-            _mm256_storeu_ps(o + i, _mm256_mul_ps(u, h));
-            x = rs_iadd(x, step2);
-            y = rs_iadd(y, step2);
-        }
-#endif
     }
     if (e - i >= RS_W) {
         ri x = rs_ctr(key, (uint64_t)i, 1);
         for (; i + RS_W <= e; i += RS_W) {
             rd u = rs_u24(x);
-            rs_storef(o + i, rs_add(vlo, rs_mul(vd, u)));
+            rs_st1(o, i, rs_tof(rs_add(vlo, rs_mul(vd, u))), kd);
             x = rs_iadd(x, step);
         }
     }
-    for (; i < e; i++) {
-        double u = (double)(tb_rand_bits(key, (uint64_t)i) >> 40) * 0x1.0p-24;
-        o[i] = (float)(lo + d * u);
+    if (i < e) { /* fewer than RS_W */
+        float f[2 * RS_W];
+        for (int64_t l = i; l < e; l++) {
+            double u = (double)(tb_rand_bits(key, (uint64_t)l) >> 40) *
+                       0x1.0p-24;
+            f[l - i] = (float)(lo + d * u);
+        }
+        rs_stn(o, i, f, (int)(e - i), kd);
     }
 }
+#define RS_KROW(NAME, FN, KD)                                             \
+    static void NAME(void *op, int64_t b, int64_t e, uint64_t key,        \
+                     double a, double b2)                                 \
+    {                                                                     \
+        FN(op, b, e, key, a, b2, KD);                                     \
+    }
+RS_KROW(rs_uniform_f32, rs_uniform_k, RS_KF32)
+RS_KROW(rs_uniform_bf16, rs_uniform_k, RS_KBF16)
+RS_KROW(rs_uniform_f16, rs_uniform_k, RS_KF16)
+
+
 
 static void rs_uniform_f64(void *op, int64_t b, int64_t e, uint64_t key,
                            double low, double high)
@@ -142,6 +328,20 @@ static void rs_uniform_f64(void *op, int64_t b, int64_t e, uint64_t key,
     int64_t i = b;
     if (e - b >= RS_W) {
         ri x = rs_ctr(key, (uint64_t)b, 1);
+        /* low = 0 (either sign) and 2^-969 <= d = high - low < inf (the
+         * default case among them): the stream's value is 0 + d u with
+         * d u = d k 2^-53 rounded once (k = bits >> 11) and 0 + that
+         * the same (>= +0); d 2^-53 is exact (a normal double) and
+         * (d 2^-53) k is that exact product rounded once: the same bits
+         * with one product where there were two and a sum */
+        if (low == 0 && d >= 0x1.0p-969 && d <= 0x1.fffffffffffffp1023) {
+            const rd vh = rs_d1(d * 0x1.0p-53);
+            for (; i + RS_W <= e; i += RS_W) {
+                rs_stored(o + i,
+                          rs_mul(rs_cvt53(rs_isrl(rs_mix(x), 11)), vh));
+                x = rs_iadd(x, step);
+            }
+        }
         for (; i + RS_W <= e; i += RS_W) {
             rd u = rs_u53(rs_mix(x));
             rs_stored(o + i, rs_add(vlo, rs_mul(vd, u)));
@@ -348,7 +548,7 @@ static inline void rs_sincos16(rd d, rd *co, rd *si)
  * vectors.  Returns the accepted elements' bits (bit 2l: a[l], bit
  * 2l + 1: b[l]). */
 #if RS_W == 8
-static inline unsigned rs_put2(float *p, rd a, rd ea, rd b, rd eb)
+static inline unsigned rs_put2v(rs_f2 *f, rd a, rd ea, rd b, rd eb)
 {
     const __m512i ix = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3,
                                         18, 2, 17, 1, 16, 0);
@@ -358,7 +558,7 @@ static inline unsigned rs_put2(float *p, rd a, rd ea, rd b, rd eb)
     __m512 hi = _mm512_permutex2var_ps(
         _mm512_castps256_ps512(_mm512_cvtpd_ps(rs_add(a, ea))), ix,
         _mm512_castps256_ps512(_mm512_cvtpd_ps(rs_add(b, eb))));
-    _mm512_storeu_ps(p, lo);
+    *f = lo;
     __mmask16 k = _mm512_cmp_ps_mask(lo, hi, _CMP_EQ_OQ);
     return (unsigned)_mm512_mask_cmpeq_epi32_mask(k, _mm512_castps_si512(lo),
                                                   _mm512_castps_si512(hi));
@@ -369,11 +569,11 @@ static inline __m256 rs_ilv(rd a, rd b)
     __m128 x = _mm256_cvtpd_ps(a), y = _mm256_cvtpd_ps(b);
     return _mm256_set_m128(_mm_unpackhi_ps(x, y), _mm_unpacklo_ps(x, y));
 }
-static inline unsigned rs_put2(float *p, rd a, rd ea, rd b, rd eb)
+static inline unsigned rs_put2v(rs_f2 *f, rd a, rd ea, rd b, rd eb)
 {
     __m256 lo = rs_ilv(rs_sub(a, ea), rs_sub(b, eb));
     __m256 hi = rs_ilv(rs_add(a, ea), rs_add(b, eb));
-    _mm256_storeu_ps(p, lo);
+    *f = lo;
     __m256 eq = _mm256_cmp_ps(lo, hi, _CMP_EQ_OQ);
     __m256i ib = _mm256_cmpeq_epi32(_mm256_castps_si256(lo),
                                     _mm256_castps_si256(hi));
@@ -382,15 +582,25 @@ static inline unsigned rs_put2(float *p, rd a, rd ea, rd b, rd eb)
 }
 #endif
 
-/* The scalar pair j (rand.h), elements 2j and 2j + 1 < e. */
-static void rs_normal_pair_f32(float *o, int64_t j, int64_t e, uint64_t key,
+/* rs_put2v's floats stored at p */
+static inline unsigned rs_put2(float *p, rd a, rd ea, rd b, rd eb)
+{
+    rs_f2 f;
+    const unsigned k = rs_put2v(&f, a, ea, b, eb);
+    rs_st2(p, 0, f, RS_KF32);
+    return k;
+}
+
+/* The scalar pair j (rand.h): elements 2j and 2j + 1 (if < e) at p[0]
+ * and p[1]. */
+static void rs_normal_pair_f32(float *p, int64_t j, int64_t e, uint64_t key,
                                double mean, double sd)
 {
     double z[2];
     tb_rand_normal_pair(key, (uint64_t)j, 1, z);
-    o[2 * j] = (float)(mean + sd * z[0]);
+    p[0] = (float)(mean + sd * z[0]);
     if (2 * j + 1 < e)
-        o[2 * j + 1] = (float)(mean + sd * z[1]);
+        p[1] = (float)(mean + sd * z[1]);
 }
 
 /* The pair's uniforms as doubles straight from the bits (rs_u24): for
@@ -422,13 +632,16 @@ static inline void rs_normal_r(rs_nst *st, rd vs)
 {
     st->r = rs_mul(vs, rs_root(st->l));
 }
-static inline unsigned rs_normal_c(float *p, const rs_nst *st, rd vm,
-                                   rd k2, rd em)
+static inline unsigned rs_normal_c(void *o, int64_t i, const rs_nst *st,
+                                   rd vm, rd k2, rd em, int kd)
 {
     rd r = st->r;
     rd vc = rs_fma(r, st->c, vm), vsn = rs_fma(r, st->s, vm);
     rd err = rs_fma(rs_abs(r), k2, em);
-    return rs_put2(p, vc, err, vsn, err);
+    rs_f2 f;
+    const unsigned k = rs_put2v(&f, vc, err, vsn, err);
+    rs_st2(o, i, f, kd);
+    return k;
 }
 
 /* [b, e), b even.  mean, sd: the case's values rounded to float.
@@ -439,10 +652,9 @@ static inline unsigned rs_normal_c(float *p, const rs_nst *st, rd vm,
  * it issues and the long chain of a block (two 15-cycle products, the
  * polynomials, the root, the conversions: ~140 cycles) does not fill the
  * scheduler (the stages past the end compute but store nothing). */
-static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
-                          double mean, double sd)
+static inline void rs_normal_k(void *o, int64_t b, int64_t e, uint64_t key,
+                               double mean, double sd, int kd)
 {
-    float *o = op;
     int64_t j = b / 2;
     const int64_t jn = e / 2; /* whole pairs end */
     if (jn - j >= RS_W) {
@@ -475,7 +687,7 @@ static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
             const int64_t je = jn - j >= RS_NB * RS_W ? j + RS_NB * RS_W : jn;
             unsigned acc = all;
             for (; j + RS_W <= je; j += RS_W) {
-                acc &= rs_normal_c(o + 2 * j, &s0, vm, k2, em);
+                acc &= rs_normal_c(o, 2 * j, &s0, vm, k2, em, kd);
                 s0.l = s1.l;
                 rs_normal_r(&s0, vs);
                 s0.c = s1.c;
@@ -491,21 +703,33 @@ static void rs_normal_f32(void *op, int64_t b, int64_t e, uint64_t key,
                 ri y = x0;
                 for (int64_t q = j0; q < j; q += RS_W) {
                     rs_nst sq;
+                    float f[2 * RS_W];
                     rs_normal_a(&sq, y, g);
                     rs_normal_b(&sq);
                     rs_normal_r(&sq, vs);
-                    unsigned ok = rs_normal_c(o + 2 * q, &sq, vm, k2, em);
+                    unsigned ok = rs_normal_c(f, 0, &sq, vm, k2, em, RS_KF32);
                     y = rs_iadd(y, step);
+                    if ((ok & all) == all)
+                        continue;
                     for (int l = 0; l < RS_W; l++)
                         if ((ok >> 2 * l & 3) != 3)
-                            rs_normal_pair_f32(o, q + l, e, key, mean, sd);
+                            rs_normal_pair_f32(f + 2 * l, q + l, e, key,
+                                               mean, sd);
+                    rs_stn(o, 2 * q, f, 2 * RS_W, kd);
                 }
             }
         }
     }
-    for (; 2 * j < e; j++)
-        rs_normal_pair_f32(o, j, e, key, mean, sd);
+    if (2 * j < e) { /* fewer than RS_W pairs */
+        float f[2 * RS_W];
+        for (int64_t q = j; 2 * q < e; q++)
+            rs_normal_pair_f32(f + 2 * (q - j), q, e, key, mean, sd);
+        rs_stn(o, 2 * j, f, (int)(e - 2 * j), kd);
+    }
 }
+RS_KROW(rs_normal_f32, rs_normal_k, RS_KF32)
+RS_KROW(rs_normal_bf16, rs_normal_k, RS_KBF16)
+RS_KROW(rs_normal_f16, rs_normal_k, RS_KF16)
 
 /* ---- rand_normal f64 ---------------------------------------------------- */
 
@@ -711,6 +935,20 @@ static void rs_normal_f64(void *op, int64_t b, int64_t e, uint64_t key,
         return tb_cpu_create_rand(ctx, LV, TB_OP_##op, TB_CPU_DT_##dt,    \
                                   in, out, p, W, FN);                     \
     }
+/* the chunk loops of the 16-bit rows (rand_simd.h) */
+#define RS_HALF(SFX)                                                      \
+    tb_cpu_rand_fn RS_CAT(tb_cpu_rand_half_fn_, SFX)(tb_op_id id,         \
+                                                     tb_dtype dt)         \
+    {                                                                     \
+        const int bf = dt == TB_BF16;                                     \
+        if (dt != TB_BF16 && dt != TB_F16)                                \
+            return NULL;                                                  \
+        if (id == TB_OP_rand_uniform)                                     \
+            return bf ? rs_uniform_bf16 : rs_uniform_f16;                 \
+        if (id == TB_OP_rand_normal)                                      \
+            return bf ? rs_normal_bf16 : rs_normal_f16;                   \
+        return NULL;                                                      \
+    }
 #define RS_ENTRIES(SFX, LV)                                               \
     RS_ENTRY_(rand_uniform, f32, SFX, LV, 1, rs_uniform_f32)              \
     RS_ENTRY_(rand_uniform, f64, SFX, LV, 1, rs_uniform_f64)              \
@@ -718,6 +956,7 @@ static void rs_normal_f64(void *op, int64_t b, int64_t e, uint64_t key,
     RS_ENTRY_(rand_normal, f64, SFX, LV, 4, rs_normal_f64)                \
     RS_ENTRY_(arange, f32, SFX, LV, 1, rs_arange_f32)                     \
     RS_ENTRY_(arange, f64, SFX, LV, 1, rs_arange_f64)                     \
+    RS_HALF(SFX)                                                          \
     RS_VMATH(SFX)                                                         \
     RS_DECIDE(SFX)
 
