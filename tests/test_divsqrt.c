@@ -178,13 +178,15 @@ static void test_div_scalar(void **state)
     assert_non_null(xs);
     /* mode 1 (|1 - k RN(1/k)| <= 2^-54: most, 6, 3, 7, 0.1, pi...),
      * mode 2 (12345.678 and the last three), the edges and beyond
-     * (division) */
-    const double ks[] = {6.0, 3.0, -6.0, 7.0, 0.1, 0.3, -2.5, 3.141592653589793, 1e-30,
-                         0x1p-50, 0x1p50, 0x1.0000000000001p50, 0x1p51,
-                         0x1.fffffffffffffp-51, 1e300, 0x1p-1074, 0.0,
-                         -0.0, INFINITY, NAN, 1.0, 0.75, 1.0 / 3.0,
-                         0x1.fffffffffffffp+0, 12345.678, 0x1.c6a5387e2ffa6p-5,
-                         0x1.f770c23ee211dp+4, 0x1.d5d1cbcf8abbcp-4};
+     * (division; the op takes scalars in [-1e30, 1e30]) */
+    const double ks[] = {6.0, 3.0, -6.0, 7.0, 0.1, 0.3, -2.5,
+                         3.141592653589793, 1e-30, 0x1p-50, 0x1p50,
+                         0x1.0000000000001p50, 0x1p51,
+                         0x1.fffffffffffffp-51, 1e20, -1e30, 0x1p-1074,
+                         0.0, -0.0, 1.0, 0.75, 1.0 / 3.0,
+                         0x1.fffffffffffffp+0, 12345.678,
+                         0x1.c6a5387e2ffa6p-5, 0x1.f770c23ee211dp+4,
+                         0x1.d5d1cbcf8abbcp-4};
     for (size_t j = 0; j < sizeof ks / sizeof ks[0]; j++) {
         fill_div(xs, ks[j]);
         check_all(TB_OP_div_scalar, ks[j], xs, N - 3, "hard+random");
