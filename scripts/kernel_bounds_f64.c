@@ -54,12 +54,13 @@ KB_UNARY(sigmoid_f64, dx_sigmoid(a))
 KB_UNARY(tanh_f64, dx_tanh(a))
 KB_UNARY(silu_f64, dx_silu(a))
 KB_UNARY(gelu_tanh_f64, dx_gelu_tanh(a))
-/* sqrt and rsqrt are left out: their step is the divider's (vsqrtpd,
- * and vdivpd for rsqrt), and both models' divider is slower than Zen
- * 4's: icelake-server gives sqrt 3.0 and rsqrt 5.0 cycles an element,
- * znver4 2.25 and 3.5, where this Zen 4 ran them at 2.0 and 3.1 at 1M
- * elements, memory included.  A "bound" the machine beats is no bound:
- * their rows are held to their memory bound only (as rsqrt f32). */
+/* sqrt and rsqrt are left out: their step is the divider's (vsqrtpd;
+ * rsqrt's reciprocal at AVX-512 in the FMA pipes beside it), and both
+ * models' divider is slower than Zen 4's: icelake-server gives sqrt 3.0
+ * cycles an element, znver4 2.25, where this Zen 4 runs vsqrtpd zmm at
+ * 2.0.  A "bound" the machine beats is no bound: their znver4 entries
+ * (and div f64's, rsqrt f32's) are stated by hand from
+ * scripts/divsqrt_tp.c's measurement of the unit. */
 
 /* dx_softplus_loop's step at beta 1 (div 0), threshold 20 */
 void kb_softplus_f64(const double *x, double *y, long n);

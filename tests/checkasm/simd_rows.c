@@ -834,6 +834,9 @@ static const xs_case xs_cases64[] = {
     {TB_OP_mul_scalar, {"scalar", NULL}, {-1e30, 0}},
     {TB_OP_div_scalar, {"scalar", NULL}, {3, 0}},
     {TB_OP_div_scalar, {"scalar", NULL}, {1e-30, 0}},
+    /* dx_divk's mode 2 (|1 - k RN(1/k)| > 2^-54) and beyond its |k| */
+    {TB_OP_div_scalar, {"scalar", NULL}, {12345.678, 0}},
+    {TB_OP_div_scalar, {"scalar", NULL}, {0x1p60, 0}},
     {TB_OP_maximum, {NULL, NULL}, {0, 0}},
     {TB_OP_minimum, {NULL, NULL}, {0, 0}},
 };

@@ -447,25 +447,124 @@ static void dx_gelu_f64(const void *x, void *o, int64_t n, const double *k)
     dx_blocks(x, 1, NULL, 0, o, n, dx_gelu_blk);
 }
 
+static inline rd dx_fnma(rd a, rd b, rd c) { return RS_I(fnmadd_pd)(a, b, c); }
+
+/* a / b correctly rounded without the divider (vdivpd zmm: 9 cycles
+ * for 8 lanes on Zen 4, measured by scripts/divsqrt_tp.c, against the
+ * 4-6 FMA-unit operations here), given y = RN(1/b) and the mode
+ * dx_div_mode(b) chose, by Markstein's theorem (IBM J. Res. Dev. 34,
+ * 1990; in the Handbook of Floating-Point Arithmetic): y within half an
+ * ulp of 1/b and q within one ulp of a/b make r = a - b q exact and
+ * RN(q + r y) = RN(a/b).  q = RN(a y) is within one ulp of a/b when |1 - b y| <=
+ * 2^-54 (mode 1: |a y - a/b| < half an ulp of a/b, plus the rounding's
+ * half ulp; b = 6, hardswish's divisor, is such: 6 RN(1/6) = 1 -
+ * 2^-54); otherwise (mode 2) one step q + (a - b q) y brings it there
+ * first.  The theorem needs no underflow or overflow: with |b| in
+ * [2^-50, 2^50] (mode 0, the divider, else), a lane takes this form
+ * when |a| is in [2^-900, 2^970] (every quotient, y, product and
+ * residual then a normal number or an exact zero, far from overflow)
+ * or a is +-0 (its quotient a y, exactly +-0 with the right sign); a
+ * vector with another lane (a NaN, an infinity, a tiny or huge a) is
+ * divided.  tests/test_divsqrt.c checks it against the division on
+ * the quotients nearest a rounding tie and at the range's edges. */
+static inline int dx_div_mode(double b, double y)
+{
+    if (!(fabs(b) >= 0x1p-50 && fabs(b) <= 0x1p50))
+        return 0;
+    return fabs(fma(-b, y, 1.0)) <= 0x1p-54 ? 1 : 2;
+}
+static inline rd dx_divk(rd a, rd b, rd y, int mode)
+{
+#if RS_W == 8
+    /* |a|'s bits in [2^-900, 2^970]'s by one unsigned compare, and +-0,
+     * integer operations any of Zen 4's four vector pipes takes (its FP
+     * compares, like max, min and the FMAs, take only the two
+     * multiply pipes, which this loop fills) */
+    const __m512i ab = rs_iand(rs_asi(a), rs_i1(~UINT64_C(0) >> 1));
+    const rmask z = _mm512_testn_epi64_mask(ab, ab);
+    const rmask ok = rs_mor(
+        _mm512_cmple_epu64_mask(
+            _mm512_sub_epi64(ab, rs_i1(UINT64_C(123) << 52)),
+            rs_i1((UINT64_C(1993) - 123) << 52)),
+        z);
+#else
+    const rd zero = rs_d1(0.0), aa = rs_abs(a);
+    const rmask z = rs_eq(a, zero);
+    const rmask ok = rs_mor(rs_mand(rs_le(rs_d1(0x1p-900), aa),
+                                    rs_le(aa, rs_d1(0x1p970))),
+                            z);
+#endif
+    if (mode == 0 || rs_bits(ok) != (1u << RS_W) - 1)
+        return rs_div(a, b);
+    const rd q0 = rs_mul(a, y);
+    rd q = q0;
+    if (mode == 2)
+        q = rs_fma(dx_fnma(b, q, a), y, q);
+    q = rs_fma(dx_fnma(b, q, a), y, q);
+    return rs_sel(z, q0, q);
+}
+
 /* The ops written once (ew_defs.h) in double lanes, each operation
  * rounded once as in the portable row (this file is built without fp
  * contraction), so its values bit for bit: x86's max and min give their
  * second operand when either is NaN, so MAX(a, b) (a < b ? b : a) is
- * rs_max(b, a), and MIN alike. */
+ * rs_max(b, a), and MIN alike.  Each op twice: dx_NAME_dv with DIV the
+ * divider's vdivpd, dx_NAME with DIV by a constant (hardswish's 6)
+ * dx_divk's (its y and mode folded at compile time), and the loop
+ * (DX_EW2_LOOP) takes one vector of each a step: on Zen 4 the divider
+ * (9 cycles a vdivpd zmm) runs beside the two multiply pipes, which
+ * hardswish's max, min and products fill (4 operations a vector by the
+ * divider, 7 by dx_divk, 2 cycles each: about 5.5 cycles a vector for
+ * the pair, against 9 by the divider alone and 7 by dx_divk alone). */
 #define ADD(a, b) rs_add(a, b)
 #define SUB(a, b) rs_sub(a, b)
 #define MUL(a, b) rs_mul(a, b)
-#define DIV(a, b) rs_div(a, b)
 #undef MAX
 #undef MIN
 #define MAX(a, b) rs_max(b, a)
 #define MIN(a, b) rs_min(b, a)
 #define K(c) rs_d1((double)(c))
+static inline rd dx_divc(rd a, rd b)
+{
+    const double bv = RS_I(cvtsd_f64)(b), yv = 1.0 / bv;
+    return dx_divk(a, b, rs_d1(yv), dx_div_mode(bv, yv));
+}
+#define DIV(a, b) rs_div(a, b)
+#define DX_EW_F(NAME, W, EXPR, ...)                                       \
+    static inline rd dx_##NAME##_dv(rd x) { return EXPR; }
+TB_CPU_EW_OPS(DX_EW_F, ~)
+#undef DX_EW_F
+#undef DIV
+#define DIV(a, b) dx_divc(a, b)
 #define DX_EW_F(NAME, W, EXPR, ...)                                       \
     static inline rd dx_##NAME(rd x) { return EXPR; }
 TB_CPU_EW_OPS(DX_EW_F, ~)
 #include "ew_undef.h"
 #undef DX_EW_F
+
+#define DX_EW2_LOOP(NAME, W, EXPR, ...)                                   \
+    static void dx_##NAME##_f64(const void *xp, void *op, int64_t n,      \
+                                const double *k)                          \
+    {                                                                     \
+        (void)k;                                                          \
+        const double *x = xp;                                             \
+        double *o = op;                                                   \
+        int64_t i = 0;                                                    \
+        for (; i + 2 * RS_W <= n; i += 2 * RS_W) {                        \
+            rs_stored(o + i, dx_##NAME##_dv(rs_loadd(x + i)));            \
+            rs_stored(o + i + RS_W, dx_##NAME(rs_loadd(x + i + RS_W)));   \
+        }                                                                 \
+        for (; i + RS_W <= n; i += RS_W)                                  \
+            rs_stored(o + i, dx_##NAME(rs_loadd(x + i)));                 \
+        if (i < n) {                                                      \
+            double t[RS_W] = {0};                                         \
+            memcpy(t, x + i, (size_t)(n - i) * sizeof *t);                \
+            rs_stored(t, dx_##NAME(rs_loadd(t)));                         \
+            memcpy(o + i, t, (size_t)(n - i) * sizeof *o);                \
+        }                                                                 \
+    }
+TB_CPU_EW_OPS(DX_EW2_LOOP, ~)
+#undef DX_EW2_LOOP
 
 #define DX_LOOP(NAME)                                                     \
     static void dx_##NAME##_f64(const void *xp, void *op, int64_t n,      \
@@ -490,9 +589,6 @@ DX_LOOP(sigmoid)
 DX_LOOP(tanh)
 DX_LOOP(silu)
 DX_LOOP(gelu_tanh)
-#define DX_EW_LOOP(NAME, W, EXPR, ...) DX_LOOP(NAME)
-TB_CPU_EW_OPS(DX_EW_LOOP, ~)
-#undef DX_EW_LOOP
 #undef DX_LOOP
 
 /* ---- neg, abs, sqrt, rsqrt, leaky_relu, the scalar forms, maximum and
@@ -517,10 +613,42 @@ static inline rd dx_sqrt_k(rd x, rd k)
     (void)k;
     return rs_sqrt(x);
 }
+/* rsqrt: s = sqrt x by the divider, 1/s (the division that doubled
+ * the time: vsqrtpd zmm 16 cycles, vdivpd 9, the two together 25 for 8
+ * lanes, scripts/divsqrt_tp.c) at AVX-512 from a reciprocal estimate
+ * (rcp14, relative error < 2^-14) and three Newton-Raphson steps r +=
+ * r (1 - s r) in the FMA units, which run beside the divider: the
+ * first two bring r within 2^-56 of 1/s (a faithful rounding), the
+ * last, from the exact residual, rounds it correctly, for every s but
+ * those of the largest significand 2 - 2^-52, where 1/s lies just above
+ * a tie that a faithful r from below lands on (scripts/recip_ties.py
+ * proves it: the step can only fail when 1/s is within 2^-105 of a
+ * tie, and checks each such significand exactly).  As ops_simd_impl.h's
+ * f32 row: a vector with such a lane, or whose s is not a positive
+ * normal (x <= 0, inf, NaN), is divided as before; s of a positive
+ * double is a normal in [2^-537, 2^512]. */
 static inline rd dx_rsqrt_k(rd x, rd k)
 {
     (void)k;
-    return rs_div(rs_d1(1.0), rs_sqrt(x));
+    const rd s = rs_sqrt(x);
+#if RS_W == 8
+    /* s in [DBL_MIN, DBL_MAX] (its bits, unsigned: -0, negatives and
+     * NaN too large) and its significand not all ones (+1 carries out
+     * of it), in integer operations (as dx_divk's) */
+    const ri u = rs_asi(s), frac = rs_i1(UINT64_C(0xfffffffffffff));
+    const rmask ok = rs_mand(
+        _mm512_cmple_epu64_mask(_mm512_sub_epi64(u, rs_i1(UINT64_C(1) << 52)),
+                                rs_i1(UINT64_C(0x7fdfffffffffffff))),
+        _mm512_test_epi64_mask(rs_iadd(u, rs_i1(1)), frac));
+    if (rs_bits(ok) == 0xFF) {
+        const rd one = rs_d1(1.0);
+        rd r = _mm512_rcp14_pd(s);
+        r = rs_fma(r, dx_fnma(s, r, one), r);
+        r = rs_fma(r, dx_fnma(s, r, one), r);
+        return rs_fma(r, dx_fnma(s, r, one), r);
+    }
+#endif
+    return rs_div(rs_d1(1.0), s);
 }
 /* x > 0 ? x : alpha x (NaN: alpha NaN, a NaN) */
 static inline rd dx_leaky_relu_k(rd x, rd k)
@@ -562,9 +690,45 @@ static inline rd dx_div_scalar_k(rd x, rd k) { return rs_div(x, k); }
     X(add_scalar, __VA_ARGS__) X(sub_scalar, __VA_ARGS__)                 \
     X(mul_scalar, __VA_ARGS__) X(div_scalar, __VA_ARGS__)
 #define DX_KLOOP_X(NAME, ...) DX_KLOOP(NAME)
+#define dx_div_scalar_kf64 dx_div_scalar_kf64_div
 DX_SIMPLE_OPS(DX_KLOOP_X, ~)
+#undef dx_div_scalar_kf64
 #undef DX_KLOOP_X
 #undef DX_KLOOP
+
+/* div_scalar: dx_divk's division without the divider where the scalar
+ * allows (mode 1 or 2), else the loop above's vdivpd. */
+static inline void dx_div_scalar_run(const double *x, double *o, int64_t n,
+                                     double kv, double yv, int mode)
+{
+    const rd k = rs_d1(kv), y = rs_d1(yv);
+    int64_t i = 0;
+    for (; i + 2 * RS_W <= n; i += 2 * RS_W) {
+        rd a = rs_loadd(x + i), b = rs_loadd(x + i + RS_W);
+        rs_stored(o + i, dx_divk(a, k, y, mode));
+        rs_stored(o + i + RS_W, dx_divk(b, k, y, mode));
+    }
+    for (; i + RS_W <= n; i += RS_W)
+        rs_stored(o + i, dx_divk(rs_loadd(x + i), k, y, mode));
+    if (i < n) {
+        double t[RS_W] = {0};
+        memcpy(t, x + i, (size_t)(n - i) * sizeof *t);
+        rs_stored(t, dx_divk(rs_loadd(t), k, y, mode));
+        memcpy(o + i, t, (size_t)(n - i) * sizeof *o);
+    }
+}
+static void dx_div_scalar_kf64(const void *xp, void *op, int64_t n,
+                               const double *kd)
+{
+    const double kv = kd[0], yv = 1.0 / kv;
+    const int mode = dx_div_mode(kv, yv);
+    if (mode == 1)
+        dx_div_scalar_run(xp, op, n, kv, yv, 1);
+    else if (mode == 2)
+        dx_div_scalar_run(xp, op, n, kv, yv, 2);
+    else
+        dx_div_scalar_kf64_div(xp, op, n, kd);
+}
 
 #include "f64_mm_simd.h" /* maximum and minimum */
 
