@@ -22,23 +22,19 @@ typedef __m512i hp_i;
     _mm512_castsi512_ps(_mm512_slli_epi32(                                \
         _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))),  \
         16))
-/* acc[0..16) += s's lanes, in double */
-static inline void hp_flush(__m512 s, double *a)
-{
-    _mm512_storeu_pd(a, _mm512_add_pd(_mm512_loadu_pd(a),
-                                      _mm512_cvtps_pd(_mm512_castps512_ps256(s))));
-    _mm512_storeu_pd(a + 8,
-                     _mm512_add_pd(_mm512_loadu_pd(a + 8),
-                                   _mm512_cvtps_pd(_mm512_extractf32x8_ps(s, 1))));
-}
-/* acc[0..32) += e's and o's lanes (e lane i: column 2i, o: 2i + 1) */
-static inline void hp_flush_eo(__m512 e, __m512 o, double *a)
+#define HP_LDD _mm512_loadu_pd
+#define HP_STD _mm512_storeu_pd
+#define HP_ADDD _mm512_add_pd
+#define HP_LOPD(s) _mm512_cvtps_pd(_mm512_castps512_ps256(s))
+#define HP_HIPD(s) _mm512_cvtps_pd(_mm512_extractf32x8_ps(s, 1))
+/* columns 0-15 (c0) and 16-31 (c1) from e (lane i: column 2i) and o
+ * (2i + 1) */
+static inline void hp_eo(__m512 e, __m512 o, __m512 *c0, __m512 *c1)
 {
     const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20,
                                          5, 21, 6, 22, 7, 23);
-    hp_flush(_mm512_permutex2var_ps(e, lo, o), a);
-    hp_flush(_mm512_permutex2var_ps(
-                 e, _mm512_add_epi32(lo, _mm512_set1_epi32(8)), o),
-             a + 16);
+    *c0 = _mm512_permutex2var_ps(e, lo, o);
+    *c1 = _mm512_permutex2var_ps(e, _mm512_add_epi32(lo, _mm512_set1_epi32(8)),
+                                 o);
 }
 #include "half_part_simd.h"

@@ -33,6 +33,21 @@
 #define HP_CAT_(a, b) a##b
 #define HP_CAT(a, b) HP_CAT_(a, b)
 
+/* acc[0..HP_L) += s's lanes, in double */
+static inline void hp_flush(hp_v s, double *a)
+{
+    HP_STD(a, HP_ADDD(HP_LDD(a), HP_LOPD(s)));
+    HP_STD(a + HP_L / 2, HP_ADDD(HP_LDD(a + HP_L / 2), HP_HIPD(s)));
+}
+/* acc[0..2 * HP_L) += e's and o's lanes (e lane i: column 2i, o: 2i + 1) */
+static inline void hp_flush_eo(hp_v e, hp_v o, double *a)
+{
+    hp_v c0, c1;
+    hp_eo(e, o, &c0, &c1);
+    hp_flush(c0, a);
+    hp_flush(c1, a + HP_L);
+}
+
 #define HP_R8(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
 
 /* the wide passes over rows [r0, re) of columns [0, w): the first
