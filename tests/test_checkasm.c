@@ -63,7 +63,9 @@
  *     (large exponents, bases near 1, subnormal and near-overflow
  *     results, signs) and libm's special values;
  *     xs_reduce_special_f64: the f64 max/min/argmax rows' NaN and
- *     signed-zero rules against the portable row.
+ *     signed-zero rules against the portable row; xs_argmax_snaps_f64:
+ *     argmax f64's rows on long lanes (ties across and around the
+ *     scan's snaps, tails, zeros) against the portable row's index.
  *  7. bw_act_sweep (simd_rows.c): the SIMD rows of sigmoid/tanh/gelu_backward
  *     (bwd_simd_impl.h) over the same sweep with g = 1 against the
  *     derivative in double, each against its stated ulp bound, AVX2 and
@@ -358,6 +360,7 @@ int main(int argc, char **argv)
         T(rand_half),
         T(bw_pool_special),
         T(xs_argmax_blocks),
+        T(xs_argmax_snaps_f64),
         T(f64_fill_exact),
         T(half_rows_exact),
     };

@@ -483,6 +483,123 @@ void test_xs_argmax_blocks(void **state)
         }
 }
 
+/* argmax f64's SIMD rows (f64_simd_impl.h's dx_extreme_lane: running
+ * maxima kept every DX_SNAP_MIN or more elements, the scan for the
+ * maximum's first index started at the end of the last snap without
+ * it), at every isa value, one thread, over lanes of 33 to 5000
+ * elements (5000: snaps further apart than DX_SNAP_MIN), contiguous
+ * and over axis 1 of 3 lanes: the maximum tied across snaps, tied at
+ * elements 143 and 144 (around the snaps' ends at 16 + 128 k), in the
+ * lane's tail, in the first two vectors, zeros of both signs as the
+ * maximum, every value equal, increasing values, a NaN after the
+ * maximum: the portable row's index exactly. */
+void test_xs_argmax_snaps_f64(void **state)
+{
+    (void)state;
+    static const int64_t lens[] = {33, 257, 1024, 4099, 5000};
+    const tb_op *op = tb_op_get(TB_OP_argmax);
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
+    for (int iv = 0; iv < ax[0].n_values; iv++) {
+        const char *vals[2] = {ax[0].values[iv], ax[1].values[0]};
+        void *ctx = NULL;
+        char err[256];
+        assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+            for (int pat = 0; pat < 8; pat++)
+                for (int ai = 0; ai < 2; ai++) {
+                    const int64_t len = lens[li];
+                    tb_shape sh = ai ? S(3, len) : S(1, len);
+                    tb_params p = {0};
+                    if (ai)
+                        assert_int_equal(tb_params_set(op, &p, "axis", 1,
+                                                       err, sizeof err),
+                                         0);
+                    tb_params_defaults(op, &p);
+                    tb_shape os;
+                    assert_int_equal(
+                        tb_op_infer(op, &sh, 1, &p, &os, err, sizeof err), 0);
+                    tb_tensor in, got, base;
+                    assert_int_equal(tb_tensor_create(&in, TB_F64, &sh), 0);
+                    assert_int_equal(tb_tensor_create(&got, TB_F64, &os), 0);
+                    assert_int_equal(tb_tensor_create(&base, TB_F64, &os),
+                                     0);
+                    const int64_t n = tb_tensor_numel(&in);
+                    double *x = in.data;
+                    rng_seed((uint64_t)(200 + pat));
+                    for (int64_t k = 0; k < n; k++)
+                        x[k] = rng_uniform(-1, 1);
+                    for (int64_t l = 0; l < n; l += len) {
+                        double *y = x + l;
+#define XS_AT(i, v)                                                       \
+    do {                                                                  \
+        if ((i) < len)                                                    \
+            y[i] = (v);                                                   \
+    } while (0)
+                        switch (pat) {
+                        case 0: /* tie across snaps */
+                            XS_AT(len / 3, 5.0);
+                            XS_AT(2 * len / 3, 5.0);
+                            break;
+                        case 1: /* tie around a snap's end */
+                            XS_AT(144, 5.0);
+                            XS_AT(143, 5.0);
+                            break;
+                        case 2: /* larger in the tail */
+                            XS_AT(100, 5.0);
+                            y[len - 1] = 6.0;
+                            break;
+                        case 3: /* in the first two vectors, tied later */
+                            y[3] = 5.0;
+                            XS_AT(len / 2, 5.0);
+                            break;
+                        case 4: /* zeros of both signs as the maximum */
+                            for (int64_t k = 0; k < len; k++)
+                                y[k] = -fabs(y[k]) - 1.0;
+                            XS_AT(len / 2, 0.0);
+                            XS_AT(len / 4 + 1, -0.0);
+                            break;
+                        case 5: /* all equal */
+                            for (int64_t k = 0; k < len; k++)
+                                y[k] = 2.0;
+                            break;
+                        case 6: /* increasing */
+                            for (int64_t k = 0; k < len; k++)
+                                y[k] = (double)k;
+                            break;
+                        default: /* a NaN after the maximum */
+                            y[10] = 7.0;
+                            XS_AT(len / 2 + 3, NAN);
+                            break;
+                        }
+#undef XS_AT
+                    }
+                    const char *impl = NULL;
+                    tb_kernel_fn fn = B->kernel(ctx, op, TB_F64, &p, &impl).fn;
+                    assert_non_null(fn);
+                    assert_int_equal(fn(ctx, &in, &got, &p), 0);
+                    tb_kernel_fn pf = tb_cpu_krow_c(op->id, TB_F64)->fn;
+                    assert_int_equal(pf(NULL, &in, &base, &p), 0);
+                    int bad = 0;
+                    for (int64_t k = 0; k < tb_tensor_numel(&got); k++) {
+                        const double gk = tb_tensor_get(&got, k);
+                        const double wk = tb_tensor_get(&base, k);
+                        if (gk != wk && bad++ < 3)
+                            print_error("argmax f64 isa=%s len %lld pattern "
+                                        "%d shape %d impl %s: [%lld] got "
+                                        "%.0f portable %.0f\n",
+                                        vals[0], (long long)len, pat, ai,
+                                        impl, (long long)k, gk, wk);
+                    }
+                    tb_tensor_destroy(&in);
+                    tb_tensor_destroy(&got);
+                    tb_tensor_destroy(&base);
+                    assert_int_equal(bad, 0);
+                }
+        B->destroy(ctx);
+    }
+}
+
 /* The same for f64 (f64_simd_impl.h's rows). */
 void test_xs_reduce_special_f64(void **state)
 {

@@ -1193,6 +1193,11 @@ static inline int64_t dx_find(const double *x, int64_t len, double v)
     return len;
 }
 
+/* dx_extreme_lane's argmax snaps: at most DX_SNAPS a lane, DX_SNAP_MIN
+ * elements or more apart */
+#define DX_SNAPS 32
+#define DX_SNAP_MIN 128
+
 /* A contiguous lane (len >= 1) as reduce_c.c scans it: m = x[0], then m
  * = x[j] where x[j] OP m or x[j] is NaN; max/min thus end on the last NaN
  * of a lane that has one, argmax (arg) on the first maximum or the first
@@ -1216,13 +1221,31 @@ static inline double dx_extreme_lane(const double *x, int64_t len,
         return m;
     }
     rd m0 = rs_loadd(x), m1 = rs_loadd(x + RS_W);
-    rmask nan = rs_mor(rs_unord(m0, m0), rs_unord(m1, m1));
+    rmask nan = rs_unord(m0, m1);
     int64_t j = 2 * RS_W;
-    for (; j + 2 * RS_W <= len; j += 2 * RS_W) {
-        rd v0 = rs_loadd(x + j), v1 = rs_loadd(x + j + RS_W);
-        nan = rs_mor(nan, rs_mor(rs_unord(v0, v0), rs_unord(v1, v1)));
-        m0 = is_max ? rs_max(v0, m0) : rs_min(v0, m0);
-        m1 = is_max ? rs_max(v1, m1) : rs_min(v1, m1);
+    /* argmax: the running extreme of the elements before ends[k], snap
+     * k, every iv elements (at most DX_SNAPS of them): the first snap
+     * holding the result bounds where the scan for it starts */
+    double snap[DX_SNAPS * RS_W];
+    int64_t ends[DX_SNAPS];
+    int ns = 0;
+    const int64_t iv =
+        !arg ? len
+             : ((len / DX_SNAPS > DX_SNAP_MIN ? len / DX_SNAPS : DX_SNAP_MIN) +
+                2 * RS_W - 1) / (2 * RS_W) * (2 * RS_W);
+    while (j + 2 * RS_W <= len) {
+        const int64_t lim = len - j > iv ? j + iv : len;
+        for (; j + 2 * RS_W <= lim; j += 2 * RS_W) {
+            rd v0 = rs_loadd(x + j), v1 = rs_loadd(x + j + RS_W);
+            nan = rs_mor(nan, rs_unord(v0, v1));
+            m0 = is_max ? rs_max(v0, m0) : rs_min(v0, m0);
+            m1 = is_max ? rs_max(v1, m1) : rs_min(v1, m1);
+        }
+        if (arg && ns < DX_SNAPS) {
+            rs_stored(snap + ns * RS_W,
+                      is_max ? rs_max(m0, m1) : rs_min(m0, m1));
+            ends[ns++] = j;
+        }
     }
     bool tail_nan = false;
     for (int64_t k = j; k < len; k++)
@@ -1248,7 +1271,15 @@ static inline double dx_extreme_lane(const double *x, int64_t len,
     for (int64_t k = j; k < len; k++)
         r = (is_max ? x[k] > r : x[k] < r) ? x[k] : r;
     if (arg || r == 0) {
-        *at = dx_find(x, len, r);
+        int64_t from = 0;
+        if (arg) { /* no element before the snap's end equals r */
+            int k = 0;
+            while (k < ns && !rs_bits(rs_eq(rs_loadd(snap + k * RS_W),
+                                            rs_d1(r))))
+                k++;
+            from = k == 0 ? 0 : ends[k - 1];
+        }
+        *at = from + dx_find(x + from, len - from, r);
         return x[*at];
     }
     return r;

@@ -7,6 +7,14 @@
 typedef __m512 hp_v;
 #define HP_ZERO _mm512_setzero_ps()
 #define HP_ADD _mm512_add_ps
+typedef __m512i hp_i;
+#define HP_SET1 _mm512_set1_ps
+#define HP_SET1I _mm512_set1_epi32
+#define HP_FMA _mm512_fmadd_ps
+#define HP_CASTF _mm512_castsi512_ps
+#define HP_SLLI16(v) _mm512_slli_epi32(v, 16)
+#define HP_ANDI _mm512_and_si512
+#define HP_LDI(p) _mm512_loadu_si512((const void *)(p))
 #define HP_STORE _mm512_storeu_ps
 #define HP_LD_F16(p)                                                      \
     _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
@@ -14,4 +22,19 @@ typedef __m512 hp_v;
     _mm512_castsi512_ps(_mm512_slli_epi32(                                \
         _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))),  \
         16))
+#define HP_LDD _mm512_loadu_pd
+#define HP_STD _mm512_storeu_pd
+#define HP_ADDD _mm512_add_pd
+#define HP_LOPD(s) _mm512_cvtps_pd(_mm512_castps512_ps256(s))
+#define HP_HIPD(s) _mm512_cvtps_pd(_mm512_extractf32x8_ps(s, 1))
+/* columns 0-15 (c0) and 16-31 (c1) from e (lane i: column 2i) and o
+ * (2i + 1) */
+static inline void hp_eo(__m512 e, __m512 o, __m512 *c0, __m512 *c1)
+{
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20,
+                                         5, 21, 6, 22, 7, 23);
+    *c0 = _mm512_permutex2var_ps(e, lo, o);
+    *c1 = _mm512_permutex2var_ps(e, _mm512_add_epi32(lo, _mm512_set1_epi32(8)),
+                                 o);
+}
 #include "half_part_simd.h"
