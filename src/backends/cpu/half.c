@@ -54,6 +54,7 @@
 #include "isa.h"
 #include "kernels.h" /* TB_CPU_SUM_BLOCK */
 #include "kreg.h"
+#include "ops_simd.h" /* tb_cpu_half_var */
 
 /* Elements per block: 3 f32 blocks (two inputs, one output) are 48 KiB.
  * (16384 ran exp and gelu no faster: the conversions, not the calls,
@@ -590,7 +591,8 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
         return rc;
     if (isa > tb_cpu_isa(ctx))
         return TB_EINVAL;
-    if (half_reduce(ctx, op, dt, isa, in, out, p) == 0)
+    if (half_reduce(ctx, op, dt, isa, in, out, p) == 0 ||
+        (id == TB_OP_var && tb_cpu_half_var(ctx, dt, isa, in, out, p) == 0))
         return 0;
     /* A constant (add_scalar's scalar, leaky_relu's alpha, full's value)
      * is held in the dtype, as PyTorch holds a Python scalar it applies

@@ -113,6 +113,22 @@ int tb_cpu_simd_binary_nt(void *ctx, int lv, tb_op_id id, tb_dtype dt,
                           const tb_params *p, tb_cpu_simd_binary_fn fn,
                           tb_cpu_simd_binary_fn fn_nt);
 
+/* var's bf16/f16 contiguous lanes (var_simd.h, at the level SFX): the
+ * f32 lane's value on the widened elements, bit for bit, read from the
+ * 16-bit lane itself.  dt TB_BF16 or TB_F16. */
+#define TB_CPU_VAR16_LANE(SFX) tb_cpu_var16_lane_##SFX
+float tb_cpu_var16_lane_avx2(const uint16_t *x, int64_t len, int64_t corr,
+                             tb_dtype dt);
+float tb_cpu_var16_lane_avx512(const uint16_t *x, int64_t len,
+                               int64_t corr, tb_dtype dt);
+/* var bf16/f16 (half.c's rows at avx2 and avx512) over every element or
+ * the last axis: each lane by the level's tb_cpu_var16_lane (the best
+ * at or below isa), rounded once to dt, the lanes split over the
+ * threads; 1 where it does not serve the case (another axis, an empty
+ * lane, isa below avx2), else 0.  Operands checked by the caller. */
+int tb_cpu_half_var(void *ctx, tb_dtype dt, int isa, const tb_tensor *in,
+                    tb_tensor *out, const tb_params *p);
+
 /* pow f32's SIMD rows (pow_simd_impl.h), called directly by the sweep
  * test: o[i] = a[i]^b[i], i < n.  Call only where the level runs. */
 void tb_cpu_pow_f32_avx2(const float *a, const float *b, float *o,
