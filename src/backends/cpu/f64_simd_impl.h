@@ -55,9 +55,10 @@
  * (a float-pair permute per quarter) measured slower here, 9.3 against
  * 7.9 ns an element in cache.
  * max, min, argmax: the portable rows' values and indices (their NaN
- * rules; xs_reduce_special_f64), var: their two-pass formula in vector
- * partial sums (within TOL_ACC), all through ops_simd.c's f64
- * reduction driver. */
+ * rules; xs_reduce_special_f64), var: a contiguous lane read once in
+ * blocks (var_simd.h's form in double; a non-last axis by the two-pass
+ * formula in vector partial sums; within TOL_ACC), all through
+ * ops_simd.c's f64 reduction driver. */
 #ifndef TB_BACKENDS_CPU_F64_SIMD_IMPL_H
 #define TB_BACKENDS_CPU_F64_SIMD_IMPL_H
 
@@ -991,19 +992,20 @@ static inline void dx_var_sums(const double *x, int64_t len, double k,
     *d2 = sq;
 }
 
-/* A block around the predicted shift kp (none: its first element),
- * checked as var_simd.h's: else around its mean (the two-pass form). */
+/* A block around the shift k, checked as var_simd.h's (else around its
+ * mean: the two-pass form); its mean about K, the lane's first
+ * element, as there. */
 static inline tb_var_part dx_var_block(const double *x, int64_t len,
-                                       double kp, bool have_kp)
+                                       double k, double K)
 {
-    double k = have_kp ? kp : x[0], d, d2;
+    double d, d2;
     dx_var_sums(x, len, k, &d, &d2);
     if (!(d * d <= DX_VAR_RHO * (double)len * d2) && isfinite(d) &&
         isfinite(d2)) {
         k = dx_sum(x, len) / (double)len;
         dx_var_sums(x, len, k, &d, &d2);
     }
-    return (tb_var_part){(double)len, k + d / (double)len,
+    return (tb_var_part){(double)len, (k - K) + d / (double)len,
                          d2 - d * d / (double)len};
 }
 
@@ -1016,11 +1018,14 @@ static inline tb_var_part dx_var_block(const double *x, int64_t len,
 static double dx_var_lane(const double *x, int64_t len, int64_t corr)
 {
     tb_var_tree t = {.top = 0};
+    const double K = isfinite(x[0]) ? x[0] : 0.0;
     double m0 = 0, m1 = 0;
     for (int64_t n = 0, b = 0; n < len; n += DX_VAR_BLOCK, b++) {
         const int64_t bl = len - n < DX_VAR_BLOCK ? len - n : DX_VAR_BLOCK;
-        const double kp = b == 1 ? m1 : 2 * m1 - m0;
-        tb_var_part p = dx_var_block(x + n, bl, kp, b > 0 && isfinite(kp));
+        double k = K + (b == 1 ? m1 : 2 * m1 - m0);
+        if (b == 0 || !isfinite(k))
+            k = x[n];
+        tb_var_part p = dx_var_block(x + n, bl, k, K);
         m0 = m1;
         m1 = p.mean;
         tb_var_push(&t, p);

@@ -24,7 +24,9 @@
  * min over every element or the last axis read the 16-bit input the
  * same way (tb_cpu_half_red: sum in the f32 sum row's lanes and blocks,
  * bit for bit; max/min the portable rows' value), split over the
- * threads as the f32 drivers split them.
+ * threads as the f32 drivers split them; var too, at avx2 and avx512
+ * (tb_cpu_half_var, ops_simd.c: var_simd.h's f32 lanes on values
+ * widened in registers, their bits).
  * Optimizer steps take the mixed-precision form (ops/op.h's
  * tb_op_in_dtype): 16-bit p and g widened, the f32 state updated in
  * place by the f32 row, p rounded once; their hyperparameters stay f32.

@@ -68,12 +68,14 @@ int tb_cpu_simd_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
  * TB_CPU_SIMD_COLS adjacent lanes of a non-last axis, lane t reading x[j
  * * step + t].  max/min/argmax give exactly the portable kernels'
  * values (the first NaN of a lane or the first maximum; argmax: its
- * first index); var is the same two-pass form in double (mean, then
- * (sum d^2 - (sum d)^2 / n) / (n - corr) with d = x - mean), in vector
- * partial sums, a contiguous lane in blocks of 4096 elements (each
- * block's second pass reads L1) merged by the exact pairwise update of
- * (n, mean, M2): within the op's tolerance of the reference.  Outer
- * lanes split over the threads.  Each reads its input once: a
+ * first index); var: a contiguous lane by var_simd.h (f64:
+ * f64_simd_impl.h), read from memory once (blocks around a predicted,
+ * checked shift, the two-pass form where the check fails, merged
+ * pairwise), a non-last axis by the two-pass form in double (mean, then
+ * (sum d^2 - (sum d)^2 / n) / (n - corr) with d = x - mean) in vector
+ * partial sums: within the op's tolerance of the reference.  Outer
+ * lanes split over the threads.  Each reads its input once (var's
+ * non-last axis twice): a
  * contiguous lane in one vector pass (argmax keeps per-lane indices,
  * max/min check NaNs once per lane; a lane with a NaN, or max/min's zero
  * extreme, is scanned again), a non-last axis row by row, every row read
