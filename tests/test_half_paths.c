@@ -98,7 +98,8 @@ static void set_params(const pcase *c, const tb_op *op, tb_params *p)
     if (c->axis != -99)
         assert_int_equal(tb_params_set(op, p, "axis", c->axis, NULL, 0), 0);
     if (op->id == TB_OP_sum || op->id == TB_OP_mean ||
-        op->id == TB_OP_sum_backward || op->id == TB_OP_mean_backward)
+        op->id == TB_OP_var || op->id == TB_OP_sum_backward ||
+        op->id == TB_OP_mean_backward)
         assert_int_equal(
             tb_params_set(op, p, "keepdim", c->keepdim, NULL, 0), 0);
     if (c->groups)
@@ -312,6 +313,16 @@ static void test_paths(void **state)
         {TB_OP_sum, 1, {SHAPE(200, 37)}, SHAPE(37), 0, 0, 0, 0},
         {TB_OP_mean, 1, {SHAPE(4, 70, 5, 3)}, SHAPE(4, 5, 3), 1, 0, 0, 0},
         {TB_OP_sum, 1, {SHAPE(2, 3, 4)}, SHAPE(3, 4), -3, 0, 0, 0},
+        /* var (tb_cpu_half_var at avx2 and avx512: var_simd.h's lanes
+         * on the 16-bit values): every element past blocks and chunks,
+         * the last axis, rows with 8 values apart (a shift far from the
+         * mean), every pattern; a non-last axis (the whole path) */
+        {TB_OP_var, 1, {SHAPE(3 * 4096 + 300)}, SHAPE(1), NONE, 1, 0, 0},
+        {TB_OP_var, 1, {SHAPE(9000 + 37)}, SHAPE(1), NONE, 1, 0, 2},
+        {TB_OP_var, 1, {SHAPE(65536)}, SHAPE(1), NONE, 1, 0, 1},
+        {TB_OP_var, 1, {SHAPE(41, 300)}, SHAPE(41), -1, 0, 0, 2},
+        {TB_OP_var, 1, {SHAPE(5, 9001)}, SHAPE(5), 1, 0, 0, 0},
+        {TB_OP_var, 1, {SHAPE(300, 7)}, SHAPE(7), 0, 0, 0, 0},
     };
     const tb_dtype dts[2] = {TB_BF16, TB_F16};
     int runs = 0;

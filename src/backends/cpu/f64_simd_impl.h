@@ -55,9 +55,10 @@
  * (a float-pair permute per quarter) measured slower here, 9.3 against
  * 7.9 ns an element in cache.
  * max, min, argmax: the portable rows' values and indices (their NaN
- * rules; xs_reduce_special_f64), var: their two-pass formula in vector
- * partial sums (within TOL_ACC), all through ops_simd.c's f64
- * reduction driver. */
+ * rules; xs_reduce_special_f64), var: a contiguous lane read once in
+ * blocks (var_simd.h's form in double; a non-last axis by the two-pass
+ * formula in vector partial sums; within TOL_ACC), all through
+ * ops_simd.c's f64 reduction driver. */
 #ifndef TB_BACKENDS_CPU_F64_SIMD_IMPL_H
 #define TB_BACKENDS_CPU_F64_SIMD_IMPL_H
 
@@ -1113,33 +1114,87 @@ DX_LSM_COLS(dx_lsm_fwd_cols_0, 0)
 DX_LSM_COLS(dx_sm_cols, 1)
 #undef DX_LSM_COLS
 
-/* ---- var f64: reduce_c.c's two passes in vector partial sums ---------- */
+/* ---- var f64: one read of memory (var_simd.h's form in double) ------ */
 
-/* mean = sum / len, then d = sum (x - mean), d2 = sum (x - mean)^2 and
- * (d2 - d^2 / len) / (len - corr), the portable kernel's formula with
- * its sums split over 2 RS_W partial sums (within the op's tolerance of
- * the reference, TOL_ACC). */
-static double dx_var_lane(const double *x, int64_t len, int64_t corr)
+#include "var_merge.h"
+
+/* Elements per block (16 KiB: a block read again comes from L1); a
+ * block's shift is kept when S1^2 <= DX_VAR_RHO n S2. */
+#define DX_VAR_BLOCK 2048
+#define DX_VAR_RHO 0.0625
+
+/* *d = sum (x - k), *d2 = sum (x - k)^2 over x[0, len), four chains. */
+static inline void dx_var_sums(const double *x, int64_t len, double k,
+                               double *d, double *d2)
 {
-    const double mean = dx_sum(x, len) / (double)len;
-    const rd vm = rs_d1(mean);
-    rd d0 = rs_d1(0.0), d1 = rs_d1(0.0), q0 = rs_d1(0.0), q1 = rs_d1(0.0);
+    const rd kv = rs_d1(k);
+    rd d0 = rs_d1(0.0), d1 = d0, e0 = d0, e1 = d0;
+    rd q0 = d0, q1 = d0, r0 = d0, r1 = d0;
     int64_t j = 0;
-    for (; j + 2 * RS_W <= len; j += 2 * RS_W) {
-        rd t0 = rs_sub(rs_loadd(x + j), vm);
-        rd t1 = rs_sub(rs_loadd(x + j + RS_W), vm);
+    for (; j + 4 * RS_W <= len; j += 4 * RS_W) {
+        rd t0 = rs_sub(rs_loadd(x + j), kv);
+        rd t1 = rs_sub(rs_loadd(x + j + RS_W), kv);
+        rd t2 = rs_sub(rs_loadd(x + j + 2 * RS_W), kv);
+        rd t3 = rs_sub(rs_loadd(x + j + 3 * RS_W), kv);
         d0 = rs_add(d0, t0);
         d1 = rs_add(d1, t1);
+        e0 = rs_add(e0, t2);
+        e1 = rs_add(e1, t3);
         q0 = rs_fma(t0, t0, q0);
         q1 = rs_fma(t1, t1, q1);
+        r0 = rs_fma(t2, t2, r0);
+        r1 = rs_fma(t3, t3, r1);
     }
-    double d = dx_hsum(rs_add(d0, d1)), d2 = dx_hsum(rs_add(q0, q1));
+    double sd = dx_hsum(rs_add(rs_add(d0, d1), rs_add(e0, e1)));
+    double sq = dx_hsum(rs_add(rs_add(q0, q1), rs_add(r0, r1)));
     for (; j < len; j++) {
-        double t = x[j] - mean;
-        d += t;
-        d2 += t * t;
+        double t = x[j] - k;
+        sd += t;
+        sq += t * t;
     }
-    return (d2 - d * d / (double)len) / (double)(len - corr);
+    *d = sd;
+    *d2 = sq;
+}
+
+/* A block around the shift k, checked as var_simd.h's (else around its
+ * mean: the two-pass form); its mean about K, the lane's first
+ * element, as there. */
+static inline tb_var_part dx_var_block(const double *x, int64_t len,
+                                       double k, double K)
+{
+    double d, d2;
+    dx_var_sums(x, len, k, &d, &d2);
+    if (!(d * d <= DX_VAR_RHO * (double)len * d2) && isfinite(d) &&
+        isfinite(d2)) {
+        k = dx_sum(x, len) / (double)len;
+        dx_var_sums(x, len, k, &d, &d2);
+    }
+    return (tb_var_part){(double)len, (k - K) + d / (double)len,
+                         d2 - d * d / (double)len};
+}
+
+/* A contiguous lane: blocks of DX_VAR_BLOCK, each read from memory once
+ * around a shift predicted from the blocks before (var_simd.h), merged
+ * by var_merge.h's tree.  Error: a block's M2 within (2 + 4 + nb/4) u
+ * (1 + rho) of itself for u = 2^-53 (t rounded once, its square, the
+ * chains' sums of nb/4 terms), rho <= 1/15 where the shift is kept; the
+ * tree adds about log2(blocks) u. */
+static double dx_var_lane(const double *x, int64_t len, int64_t corr)
+{
+    tb_var_tree t = {.top = 0};
+    const double K = isfinite(x[0]) ? x[0] : 0.0;
+    double m0 = 0, m1 = 0;
+    for (int64_t n = 0, b = 0; n < len; n += DX_VAR_BLOCK, b++) {
+        const int64_t bl = len - n < DX_VAR_BLOCK ? len - n : DX_VAR_BLOCK;
+        double k = K + (b == 1 ? m1 : 2 * m1 - m0);
+        if (b == 0 || !isfinite(k))
+            k = x[n];
+        tb_var_part p = dx_var_block(x + n, bl, k, K);
+        m0 = m1;
+        m1 = p.mean;
+        tb_var_push(&t, p);
+    }
+    return tb_var_total(&t).m2 / (double)(len - corr);
 }
 
 /* w <= TB_CPU_SIMD_COLS adjacent lanes, row by row, the partial sums in

@@ -24,7 +24,9 @@
  * min over every element or the last axis read the 16-bit input the
  * same way (tb_cpu_half_red: sum in the f32 sum row's lanes and blocks,
  * bit for bit; max/min the portable rows' value), split over the
- * threads as the f32 drivers split them.
+ * threads as the f32 drivers split them; var too, at avx2 and avx512
+ * (tb_cpu_half_var, ops_simd.c: var_simd.h's f32 lanes on values
+ * widened in registers, their bits).
  * Optimizer steps take the mixed-precision form (ops/op.h's
  * tb_op_in_dtype): 16-bit p and g widened, the f32 state updated in
  * place by the f32 row, p rounded once; their hyperparameters stay f32.
@@ -54,6 +56,7 @@
 #include "isa.h"
 #include "kernels.h" /* TB_CPU_SUM_BLOCK */
 #include "kreg.h"
+#include "ops_simd.h" /* tb_cpu_half_var */
 #include "rand_simd.h"
 
 /* Elements per block: 3 f32 blocks (two inputs, one output) are 48 KiB.
@@ -624,7 +627,8 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
         return rc;
     if (isa > tb_cpu_isa(ctx))
         return TB_EINVAL;
-    if (half_reduce(ctx, op, dt, isa, in, out, p) == 0)
+    if (half_reduce(ctx, op, dt, isa, in, out, p) == 0 ||
+        (id == TB_OP_var && tb_cpu_half_var(ctx, dt, isa, in, out, p) == 0))
         return 0;
     /* A constant (add_scalar's scalar, leaky_relu's alpha, full's value)
      * is held in the dtype, as PyTorch holds a Python scalar it applies

@@ -185,7 +185,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 
 /* Reductions: sum and mean (drv_reduce.c over kernels.h); max, min,
  * argmax and var (ops_simd.h for f32, f64_simd_impl.h for f64, over
- * reduce_c.c). */
+ * reduce_c.c; var's contiguous lanes: var_simd.h). */
 #define TB_CPU_ROWS_REDUCE(X)                                             \
     TB_CPU_LADDER2(X, sum, scalar) TB_CPU_LADDER2(X, mean, scalar)        \
     TB_CPU_LADDER2(X, max, c) TB_CPU_LADDER2(X, min, c)                   \

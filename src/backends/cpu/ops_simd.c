@@ -5,9 +5,12 @@
 #include <stdint.h>
 
 #include "../../base/error.h"
+#include "../../ops/half.h"
 #include "../../ops/op.h"
 #include "../../ops/tensor.h"
+#include "backends/cpu/cpu_config.h"
 #include "cpu_internal.h"
+#include "isa.h"
 
 static int64_t xs_numel(const tb_tensor *t)
 {
@@ -217,4 +220,59 @@ int tb_cpu_simd_binary_nt(void *ctx, int lv, tb_op_id id, tb_dtype dt,
                           tb_cpu_simd_binary_fn fn_nt)
 {
     return xs_binary_run(ctx, lv, id, dt, in, out, p, fn, fn_nt);
+}
+
+/* ---- var bf16/f16: contiguous lanes read in 16 bits ---- */
+
+typedef float (*xs_var16_fn)(const uint16_t *, int64_t, int64_t, tb_dtype);
+
+typedef struct {
+    xs_var16_fn lane;
+    tb_dtype dt;
+    const uint16_t *x;
+    uint16_t *o;
+    int64_t lanes, len, corr;
+} xs_var16_job;
+
+static void xs_var16_part(void *arg, int part, int nparts)
+{
+    const xs_var16_job *j = arg;
+    int64_t b, e;
+    tb_cpu_span(j->lanes, 1, part, nparts, &b, &e);
+    for (int64_t l = b; l < e; l++) {
+        float v = j->lane(j->x + l * j->len, j->len, j->corr, j->dt);
+        j->o[l] = j->dt == TB_BF16 ? tb_f32_to_bf16(v) : tb_f32_to_f16(v);
+    }
+}
+
+int tb_cpu_half_var(void *ctx, tb_dtype dt, int isa, const tb_tensor *in,
+                    tb_tensor *out, const tb_params *p)
+{
+    xs_var16_job j = {.lane = NULL, .dt = dt, .x = in[0].data,
+                      .o = out[0].data, .lanes = 1,
+                      .len = xs_numel(&in[0]),
+                      .corr = (int64_t)xs_param(p, TB_OP_var, 2)};
+#if TB_CPU_HAVE_AVX512
+    if (isa >= TB_ISA_AVX512)
+        j.lane = tb_cpu_var16_lane_avx512;
+#endif
+#if TB_CPU_HAVE_AVX2
+    if (!j.lane && isa >= TB_ISA_AVX2)
+        j.lane = tb_cpu_var16_lane_avx2;
+#endif
+    if (!j.lane || (dt != TB_BF16 && dt != TB_F16))
+        return 1;
+    if (p && tb_params_has(p, 0)) { /* an axis: the last one only */
+        int ax;
+        if (tb_axis_norm((int64_t)p->v[0], in[0].ndim, &ax) ||
+            ax != in[0].ndim - 1)
+            return 1;
+        j.len = in[0].shape[ax];
+        j.lanes = j.len ? xs_numel(&in[0]) / j.len : 0;
+    }
+    if (j.len == 0 || j.lanes == 0)
+        return 1; /* empty lanes: the f32 row's rule */
+    tb_cpu_count_launch(ctx);
+    tb_cpu_parallel(ctx, j.lanes * j.len, j.lanes, xs_var16_part, &j);
+    return 0;
 }

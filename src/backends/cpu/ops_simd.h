@@ -68,12 +68,14 @@ int tb_cpu_simd_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
  * TB_CPU_SIMD_COLS adjacent lanes of a non-last axis, lane t reading x[j
  * * step + t].  max/min/argmax give exactly the portable kernels'
  * values (the first NaN of a lane or the first maximum; argmax: its
- * first index); var is the same two-pass form in double (mean, then
- * (sum d^2 - (sum d)^2 / n) / (n - corr) with d = x - mean), in vector
- * partial sums, a contiguous lane in blocks of 4096 elements (each
- * block's second pass reads L1) merged by the exact pairwise update of
- * (n, mean, M2): within the op's tolerance of the reference.  Outer
- * lanes split over the threads.  Each reads its input once: a
+ * first index); var: a contiguous lane by var_simd.h (f64:
+ * f64_simd_impl.h), read from memory once (blocks around a predicted,
+ * checked shift, the two-pass form where the check fails, merged
+ * pairwise), a non-last axis by the two-pass form in double (mean, then
+ * (sum d^2 - (sum d)^2 / n) / (n - corr) with d = x - mean) in vector
+ * partial sums: within the op's tolerance of the reference.  Outer
+ * lanes split over the threads.  Each reads its input once (var's
+ * non-last axis twice): a
  * contiguous lane in one vector pass (argmax keeps per-lane indices,
  * max/min check NaNs once per lane; a lane with a NaN, or max/min's zero
  * extreme, is scanned again), a non-last axis row by row, every row read
@@ -112,6 +114,22 @@ int tb_cpu_simd_binary_nt(void *ctx, int lv, tb_op_id id, tb_dtype dt,
                           const tb_tensor *in, tb_tensor *out,
                           const tb_params *p, tb_cpu_simd_binary_fn fn,
                           tb_cpu_simd_binary_fn fn_nt);
+
+/* var's bf16/f16 contiguous lanes (var_simd.h, at the level SFX): the
+ * f32 lane's value on the widened elements, bit for bit, read from the
+ * 16-bit lane itself.  dt TB_BF16 or TB_F16. */
+#define TB_CPU_VAR16_LANE(SFX) tb_cpu_var16_lane_##SFX
+float tb_cpu_var16_lane_avx2(const uint16_t *x, int64_t len, int64_t corr,
+                             tb_dtype dt);
+float tb_cpu_var16_lane_avx512(const uint16_t *x, int64_t len,
+                               int64_t corr, tb_dtype dt);
+/* var bf16/f16 (half.c's rows at avx2 and avx512) over every element or
+ * the last axis: each lane by the level's tb_cpu_var16_lane (the best
+ * at or below isa), rounded once to dt, the lanes split over the
+ * threads; 1 where it does not serve the case (another axis, an empty
+ * lane, isa below avx2), else 0.  Operands checked by the caller. */
+int tb_cpu_half_var(void *ctx, tb_dtype dt, int isa, const tb_tensor *in,
+                    tb_tensor *out, const tb_params *p);
 
 /* pow f32's SIMD rows (pow_simd_impl.h), called directly by the sweep
  * test: o[i] = a[i]^b[i], i < n.  Call only where the level runs. */

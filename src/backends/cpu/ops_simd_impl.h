@@ -782,153 +782,13 @@ static inline float xs_var_final(double d, double d2, int64_t len,
     return (float)((d2 - d * d / (double)len) / (double)(len - corr));
 }
 
-/* Elements of a contiguous lane per block of xs_var_lane: 16 KiB of
- * f32, so the second pass over a block reads L1, not memory. */
-#define XS_VAR_BLOCK 4096
+/* Contiguous lanes (f32 here, bf16/f16 through tb_cpu_var16_lane_*):
+ * var_simd.h's one-pass blocks. */
+#include "var_simd.h"
 
-/* Sums of t = x[i] - k and t^2 in double over x[0, len), added to *d
- * and *d2 (four independent chains per sum). */
-static void xs_var_dsums(const float *x, int64_t len, double k, double *d,
-                         double *d2)
-{
-    const vd kv = xs_dset1(k);
-    vd d0 = xs_dzero(), d1 = d0, e0 = d0, e1 = d0;
-    vd q0 = d0, q1 = d0, r0 = d0, r1 = d0;
-    int64_t j = 0;
-    for (; j + 4 * XS_DL <= len; j += 4 * XS_DL) {
-        vd t0 = xs_dsub(xs_dload_f(x + j), kv);
-        vd t1 = xs_dsub(xs_dload_f(x + j + XS_DL), kv);
-        vd t2 = xs_dsub(xs_dload_f(x + j + 2 * XS_DL), kv);
-        vd t3 = xs_dsub(xs_dload_f(x + j + 3 * XS_DL), kv);
-        d0 = xs_dadd(d0, t0);
-        d1 = xs_dadd(d1, t1);
-        e0 = xs_dadd(e0, t2);
-        e1 = xs_dadd(e1, t3);
-        q0 = xs_dfma(t0, t0, q0);
-        q1 = xs_dfma(t1, t1, q1);
-        r0 = xs_dfma(t2, t2, r0);
-        r1 = xs_dfma(t3, t3, r1);
-    }
-    double sd = xs_dhsum(xs_dadd(xs_dadd(d0, d1), xs_dadd(e0, e1)));
-    double sq = xs_dhsum(xs_dadd(xs_dadd(q0, q1), xs_dadd(r0, r1)));
-    for (; j < len; j++) {
-        double t = (double)x[j] - k;
-        sd += t;
-        sq += t * t;
-    }
-    *d += sd;
-    *d2 += sq;
-}
-
-/* Elements per f32 chunk of xs_var_block: 16 vectors, 4 per
- * accumulator, so every f32 partial sum holds 4 terms (6 after the
- * tree that joins the accumulators) before it goes into double. */
-#define XS_VAR_CHUNK (16 * VS_LANES)
-
-/* One block of a contiguous lane, two passes over it (the second from
- * L1): a shift k near its mean, then the sums of t = x - k and t^2;
- * *mean = k + (sum t) / n and *m2 = sum t^2 - (sum t)^2 / n, the
- * corrected two-pass form, exact for any k and free of cancellation
- * while k is near the mean.
- * - k is the block's mean summed in f32 vectors (four accumulators),
- *   rounded to f32: within a few f32 ulps of the mean, so (mean - k)^2
- *   is negligible beside the variance of any data f32 can hold;
- * - t and t^2 are formed in f32 (t = x - k is exact where x and k are
- *   within a factor 2 of each other, else rounded once; t^2 by an FMA
- *   into the accumulator) and summed in f32 only within a chunk of
- *   XS_VAR_CHUNK elements (6 terms per partial sum, relative error at
- *   most about 7 * 2^-24 of that chunk's sum of squares), each chunk's
- *   sums then added in double: the block's sum of squares to about
- *   4e-7 relative, where summing everything in double needs a
- *   conversion per 2 * XS_DL elements and two double operations more
- *   per element pair - twice the work, which made var compute bound.
- * The tail of a block (under a chunk) is summed in double.  Where a sum
- * is not finite (inputs near FLT_MAX: t^2 overflows f32; inf; NaN) the
- * block is summed again in double around a double mean, the values the
- * double form gives. */
-static void xs_var_block(const float *x, int64_t len, double *mean,
-                         double *m2)
-{
-    vf f0 = v_set1(0.0f), f1 = f0, f2 = f0, f3 = f0;
-    int64_t j = 0;
-    for (; j + 4 * VS_LANES <= len; j += 4 * VS_LANES) {
-        f0 = v_add(f0, v_load(x + j));
-        f1 = v_add(f1, v_load(x + j + VS_LANES));
-        f2 = v_add(f2, v_load(x + j + 2 * VS_LANES));
-        f3 = v_add(f3, v_load(x + j + 3 * VS_LANES));
-    }
-    float fs = v_hsum(v_add(v_add(f0, f1), v_add(f2, f3)));
-    for (int64_t i = j; i < len; i++)
-        fs += x[i];
-    const float kf = fs / (float)len;
-    const vf kv = v_set1(kf);
-    vd dd0 = xs_dzero(), dd1 = dd0, dq0 = dd0, dq1 = dd0;
-    float buf[2 * VS_LANES];
-    for (j = 0; j + XS_VAR_CHUNK <= len; j += XS_VAR_CHUNK) {
-        const float *c = x + j;
-        vf t0 = v_sub(v_load(c), kv), t1 = v_sub(v_load(c + VS_LANES), kv);
-        vf t2 = v_sub(v_load(c + 2 * VS_LANES), kv);
-        vf t3 = v_sub(v_load(c + 3 * VS_LANES), kv);
-        vf a0 = t0, a1 = t1, a2 = t2, a3 = t3;
-        vf b0 = v_mul(t0, t0), b1 = v_mul(t1, t1), b2 = v_mul(t2, t2);
-        vf b3 = v_mul(t3, t3);
-        for (int u = 4 * VS_LANES; u < XS_VAR_CHUNK; u += 4 * VS_LANES) {
-            t0 = v_sub(v_load(c + u), kv);
-            t1 = v_sub(v_load(c + u + VS_LANES), kv);
-            t2 = v_sub(v_load(c + u + 2 * VS_LANES), kv);
-            t3 = v_sub(v_load(c + u + 3 * VS_LANES), kv);
-            a0 = v_add(a0, t0);
-            a1 = v_add(a1, t1);
-            a2 = v_add(a2, t2);
-            a3 = v_add(a3, t3);
-            b0 = v_fma(t0, t0, b0);
-            b1 = v_fma(t1, t1, b1);
-            b2 = v_fma(t2, t2, b2);
-            b3 = v_fma(t3, t3, b3);
-        }
-        v_store(buf, v_add(v_add(a0, a1), v_add(a2, a3)));
-        v_store(buf + VS_LANES, v_add(v_add(b0, b1), v_add(b2, b3)));
-        dd0 = xs_dadd(dd0, xs_dload_f(buf));
-        dd1 = xs_dadd(dd1, xs_dload_f(buf + XS_DL));
-        dq0 = xs_dadd(dq0, xs_dload_f(buf + VS_LANES));
-        dq1 = xs_dadd(dq1, xs_dload_f(buf + VS_LANES + XS_DL));
-    }
-    double k = (double)kf;
-    double d = xs_dhsum(xs_dadd(dd0, dd1)), d2 = xs_dhsum(xs_dadd(dq0, dq1));
-    xs_var_dsums(x + j, len - j, k, &d, &d2);
-    if (!isfinite(d) || !isfinite(d2) || !isfinite(k)) {
-        double s = 0;
-        for (int64_t i = 0; i < len; i++)
-            s += (double)x[i];
-        k = s / (double)len;
-        d = d2 = 0;
-        xs_var_dsums(x, len, k, &d, &d2);
-    }
-    *mean = k + d / (double)len;
-    *m2 = d2 - d * d / (double)len;
-}
-
-/* A contiguous lane in blocks of XS_VAR_BLOCK, each by the two-pass
- * form of xs_var_block while it sits in L1, merged by the exact pairwise
- * update of (n, mean, M2) (Chan, Golub and LeVeque): the lane is read
- * from memory once, not twice as by a two-pass form over the whole lane,
- * and every block keeps the two-pass form's accuracy (no sum of squares
- * about a distant origin, as a one-pass Welford or sum/sum-of-squares
- * form would have per element). */
 static float xs_var_lane(const float *x, int64_t len, int64_t corr)
 {
-    int64_t b = len < XS_VAR_BLOCK ? len : XS_VAR_BLOCK;
-    double mean, m2;
-    xs_var_block(x, b, &mean, &m2);
-    for (int64_t n = b; n < len; n += b) {
-        b = len - n < XS_VAR_BLOCK ? len - n : XS_VAR_BLOCK;
-        double mb, m2b;
-        xs_var_block(x + n, b, &mb, &m2b);
-        const double nt = (double)(n + b), delta = mb - mean;
-        mean += delta * ((double)b / nt);
-        m2 += m2b + delta * delta * ((double)n * (double)b / nt);
-    }
-    return (float)(m2 / (double)(len - corr));
+    return xv_lane(x, len, corr, XV_F32);
 }
 
 /* 2 * XS_DL lanes of a non-last axis with their sums in registers. */
@@ -1010,6 +870,12 @@ static void xs_var_cols(const float *x, float *o, int64_t len,
     {                                                                     \
         return tb_cpu_simd_reduce(ctx, LV, TB_OP_var, in, out, p,         \
                                   xs_var_lane, xs_var_cols);              \
+    }                                                                     \
+    float TB_CPU_VAR16_LANE(SFX)(const uint16_t *x, int64_t len,          \
+                                 int64_t corr, tb_dtype dt)               \
+    {                                                                     \
+        return dt == TB_BF16 ? xv_lane(x, len, corr, XV_BF16)             \
+                             : xv_lane(x, len, corr, XV_F16);             \
     }
 
 /* An op written once: its loop and its entry point of level LV. */
