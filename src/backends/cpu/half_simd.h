@@ -533,7 +533,7 @@ HS_VM(silu, vs_silu)
  * (k) and the threshold TB_CPU_HALF_SOFTPLUS_THR (half.c takes the
  * blocks for another), beta 1 by the f32 row's form without the
  * product and the division: its operations, so its bits. */
-static inline vf hs_softplus1(vf x, vf k)
+static inline vf hs_softplus(vf x, vf k)
 {
     return xs_softplus_g(x, k, v_set1(TB_CPU_HALF_SOFTPLUS_THR), 0);
 }
@@ -542,7 +542,7 @@ static inline vf hs_softplusb(vf x, vf k)
     return xs_softplus_g(x, k, v_set1(TB_CPU_HALF_SOFTPLUS_THR), 1);
 }
 #define HS_SOFTPLUS(DT)                                                   \
-    HS_FUSED1(hs_softplus1_##DT, DT, hs_softplus1)                        \
+    HS_FUSED1(hs_softplus1_##DT, DT, hs_softplus)                        \
     HS_FUSED1(hs_softplusb_##DT, DT, hs_softplusb)                        \
     static void hs_softplus_##DT(const uint16_t *pa, const uint16_t *pb,  \
                                  uint16_t *po, int64_t n, float k)        \
