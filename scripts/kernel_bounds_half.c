@@ -62,12 +62,14 @@
  * their 16-bit steps depends on the compiler's layout (at -O2 it is the
  * saturated lanes' branch: gelu bf16 avx2 0.24 cycles/element, 2.0 at
  * -O3), so it is not the benchmark's path; the f32 gelu rows'
- * (kernel_bounds.c) are stated. */
+ * (kernel_bounds.c) are stated.  softplus: hs_softplus, the beta-1
+ * step (the default, the benchmark's).  Not pow: its fused loop is the
+ * f32 row's on widened chunks (kernel_bounds.c's kb_pow states it). */
 #define KB_UNARY_OPS(X, DT)                                               \
     X(exp, DT) X(tanh, DT) X(sigmoid, DT)                                 \
     X(silu, DT) X(add_scalar, DT) X(sub_scalar, DT)                       \
     X(mul_scalar, DT) X(div_scalar, DT) X(sqrt, DT) X(rsqrt, DT)          \
-    X(leaky_relu, DT) X(hardswish, DT)
+    X(leaky_relu, DT) X(hardswish, DT) X(softplus, DT)
 #define KB_BINARY_OPS(X, DT)                                              \
     X(add, v_add, DT) X(sub, v_sub, DT) X(mul, v_mul, DT)                 \
     X(div, v_div, DT) X(add_relu, hs_add_relu, DT)                        \

@@ -11,8 +11,8 @@
  * blocks of the column sums with tails, every axis of sum_backward,
  * every 16-bit pattern as relu_backward's, sigmoid_backward's,
  * tanh_backward's and gelu_backward's x against random g (NaN, -0,
- * infinities, subnormals).  (The last three: half.c's fused loops,
- * half_simd.h.)
+ * infinities, subnormals), softplus's x and pow's b (test_act_paths).
+ * (The last five: half.c's fused loops, half_simd.h.)
  * Definitions (an independent oracle, in double): relu_backward is g
  * where x > 0 else 0 (a NaN g comes out quiet); sum_backward copies g along the axis; mean_backward
  * is g / n within one rounding of the dtype (plus the f32 scale's). */
@@ -81,7 +81,9 @@ static void fill(const pcase *c, tb_dtype dt, tb_tensor *in, uint64_t seed)
         for (int64_t k = 0; k < n; k++) {
             uint64_t r = splitmix64_next(&seed);
             if (c->kind == 1)
-                h[k] = (uint16_t)(i == 1 && k < 65536 ? (uint64_t)k : r);
+                h[k] = (uint16_t)(i == (c->nin > 1) && k < 65536
+                                      ? (uint64_t)k
+                                      : r);
             else /* kind 2: x's rows of 37, the first 8 apart from the rest */
                 h[k] = nar(dt, (float)((double)(r >> 11) * 0x1p-53 * 6 - 3 +
                                        (c->kind == 2 && i == 0 &&
@@ -92,7 +94,9 @@ static void fill(const pcase *c, tb_dtype dt, tb_tensor *in, uint64_t seed)
     }
 }
 
-static void set_params(const pcase *c, const tb_op *op, tb_params *p)
+/* beta, thr: softplus's, where nonzero */
+static void set_params(const pcase *c, const tb_op *op, tb_params *p,
+                       double beta, double thr)
 {
     tb_params_defaults(op, p);
     if (c->axis != -99)
@@ -105,6 +109,10 @@ static void set_params(const pcase *c, const tb_op *op, tb_params *p)
     if (c->groups)
         assert_int_equal(
             tb_params_set(op, p, "num_groups", c->groups, NULL, 0), 0);
+    if (beta)
+        assert_int_equal(tb_params_set(op, p, "beta", beta, NULL, 0), 0);
+    if (thr)
+        assert_int_equal(tb_params_set(op, p, "threshold", thr, NULL, 0), 0);
 }
 
 /* The whole-tensor path's bits: widen, the f32 row of level lv, narrow
@@ -201,13 +209,14 @@ static void definition(const pcase *c, tb_dtype dt, const tb_tensor *in,
             }
 }
 
-static int run_case(const pcase *c, tb_dtype dt, uint64_t seed)
+static int run_case(const pcase *c, tb_dtype dt, uint64_t seed,
+                    double beta, double thr)
 {
     const tb_op *op = tb_op_get(c->op);
     size_t nrows;
     const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
     tb_params p = {0};
-    set_params(c, op, &p);
+    set_params(c, op, &p, beta, thr);
     tb_tensor in[3];
     fill(c, dt, in, seed);
     int runs = 0;
@@ -328,7 +337,47 @@ static void test_paths(void **state)
     int runs = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int d = 0; d < 2; d++)
-            runs += run_case(&cases[i], dts[d], 0x16b0 + i * 2 + (size_t)d);
+            runs += run_case(&cases[i], dts[d], 0x16b0 + i * 2 + (size_t)d,
+                             0, 0);
+    print_message("# %d runs bit for bit (%zu cases, both dtypes)\n", runs,
+                  sizeof cases / sizeof cases[0]);
+}
+
+/* softplus and pow (half.c's fused loops: softplus_vf.h's function;
+ * pow's f32 loop on widened chunks of 1024), as test_paths: every
+ * pattern as softplus's x, pow's b (random a) and, in the second pow
+ * case, a's values in [-3, 3) (NaN for a negative base's fractional
+ * b); softplus's beta 1 and 2 at the default threshold (the fused
+ * loops), threshold 5 (the blocks); pow with b one row broadcast over
+ * a's (half.c's rows). */
+static void test_act_paths(void **state)
+{
+    (void)state;
+    B = tb_backend_find("cpu");
+    assert_non_null(B);
+    const struct {
+        pcase c;
+        double beta, thr;
+    } cases[] = {
+        {{TB_OP_softplus, 1, {SHAPE(65536 + 29)}, SHAPE(65536 + 29), NONE, 0,
+          0, 1}, 0, 0},
+        {{TB_OP_softplus, 1, {SHAPE(3, 4133)}, SHAPE(3, 4133), NONE, 0, 0, 0},
+         2, 0},
+        {{TB_OP_softplus, 1, {SHAPE(65536 + 29)}, SHAPE(65536 + 29), NONE, 0,
+          0, 1}, 0, 5},
+        {{TB_OP_pow, 2, {SHAPE(65536 + 29), SHAPE(65536 + 29)},
+          SHAPE(65536 + 29), NONE, 0, 0, 1}, 0, 0},
+        {{TB_OP_pow, 2, {SHAPE(3, 4133), SHAPE(3, 4133)}, SHAPE(3, 4133),
+          NONE, 0, 0, 0}, 0, 0},
+        {{TB_OP_pow, 2, {SHAPE(7, 300), SHAPE(300)}, SHAPE(7, 300), NONE, 0, 0,
+          0}, 0, 0},
+    };
+    const tb_dtype dts[2] = {TB_BF16, TB_F16};
+    int runs = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int d = 0; d < 2; d++)
+            runs += run_case(&cases[i].c, dts[d], 0xac70 + i * 2 + (size_t)d,
+                             cases[i].beta, cases[i].thr);
     print_message("# %d runs bit for bit (%zu cases, both dtypes)\n", runs,
                   sizeof cases / sizeof cases[0]);
 }
@@ -402,6 +451,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_paths, leak_setup,
+                                        leak_teardown),
+        cmocka_unit_test_setup_teardown(test_act_paths, leak_setup,
                                         leak_teardown),
         cmocka_unit_test_setup_teardown(test_fills, leak_setup,
                                         leak_teardown),

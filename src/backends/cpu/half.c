@@ -11,7 +11,9 @@
  * The simplest element-wise ops (add, sub, mul, div, add_relu,
  * maximum, minimum, the scalar forms, sqrt, rsqrt, leaky_relu,
  * ew_defs.h's, relu) and the activations of vmath.h (exp, log, tanh,
- * sigmoid, gelu, gelu_tanh, silu) and sigmoid, tanh and gelu backward
+ * sigmoid, gelu, gelu_tanh, silu), softplus (softplus_vf.h's, at its
+ * default threshold), pow (the f32 row's loop on widened chunks in L1)
+ * and sigmoid, tanh and gelu backward
  * (bwd_vf.h's element functions; log at avx512 by a shorter f32 log
  * proven against vs_log's 16-bit results on every pattern at first
  * use), with same-shape operands (or a binary
@@ -652,6 +654,9 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
      * constant (add_scalar's, leaky_relu's alpha) as the f32 row's
      * float */
     tb_cpu_half_fused_fn fused = tb_cpu_half_fused_get(id, dt, isa);
+    if (fused && id == TB_OP_softplus &&
+        (float)q.v[1] != TB_CPU_HALF_SOFTPLUS_THR)
+        fused = NULL; /* its fused loops hold the default threshold */
     if (fused) {
         const float k = op->n_params > 0 ? (float)q.v[0] : 0.0f;
         if (half_blockwise(op, in, out) ||

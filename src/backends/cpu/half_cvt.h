@@ -31,7 +31,11 @@ typedef struct tb_cpu_half_cvt {
  * functions; relu keeps NaN and gives +0 for -0, and works on the
  * patterns directly).  k: the op's constant (add_scalar..div_scalar's
  * scalar, leaky_relu's alpha) as the f32 row gets it, the parameter
- * rounded to the dtype; unused by the other ops. */
+ * rounded to the dtype; softplus's beta, its threshold
+ * TB_CPU_HALF_SOFTPLUS_THR (the op's default: half.c gives another to
+ * the blocks); unused by the other ops (pow: the f32 row's loop on
+ * widened chunks). */
+#define TB_CPU_HALF_SOFTPLUS_THR 20.0f
 typedef void (*tb_cpu_half_fused_fn)(const uint16_t *a, const uint16_t *b,
                                      uint16_t *o, int64_t n, float k);
 

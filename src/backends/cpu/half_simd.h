@@ -32,6 +32,8 @@
 #include "half_cvt.h"
 #include "kernels.h" /* TB_CPU_SUM_BLOCK */
 #include "lsm_simd.h"
+#include "ops_simd.h" /* tb_cpu_pow_f32_<level> */
+#include "softplus_vf.h"
 #include "vmath_simd.h"
 
 #define HS_RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
@@ -527,6 +529,61 @@ HS_VM(gelu, vs_gelu_erf)
 HS_VM(gelu_tanh, vs_gelu_tanh)
 HS_VM(silu, vs_silu)
 
+/* softplus: softplus_vf.h's element function with the f32 row's beta
+ * (k) and the threshold TB_CPU_HALF_SOFTPLUS_THR (half.c takes the
+ * blocks for another), beta 1 by the f32 row's form without the
+ * product and the division: its operations, so its bits. */
+static inline vf hs_softplus(vf x, vf k)
+{
+    return xs_softplus_g(x, k, v_set1(TB_CPU_HALF_SOFTPLUS_THR), 0);
+}
+static inline vf hs_softplusb(vf x, vf k)
+{
+    return xs_softplus_g(x, k, v_set1(TB_CPU_HALF_SOFTPLUS_THR), 1);
+}
+#define HS_SOFTPLUS(DT)                                                   \
+    HS_FUSED1(hs_softplus1_##DT, DT, hs_softplus)                        \
+    HS_FUSED1(hs_softplusb_##DT, DT, hs_softplusb)                        \
+    static void hs_softplus_##DT(const uint16_t *pa, const uint16_t *pb,  \
+                                 uint16_t *po, int64_t n, float k)        \
+    {                                                                     \
+        if (k == 1.0f)                                                    \
+            hs_softplus1_##DT(pa, pb, po, n, k);                          \
+        else                                                              \
+            hs_softplusb_##DT(pa, pb, po, n, k);                          \
+    }
+HS_SOFTPLUS(bf16)
+HS_SOFTPLUS(f16)
+
+/* pow: the f32 row's loop (pow_simd_impl.h's, software-pipelined, with
+ * its rare lanes in double) on chunks of HS_POW_CHUNK values widened
+ * on the stack (12 KiB of f32, in L1), each chunk's results narrowed
+ * by hs_narrow_<dt>: widen + f32 row + narrow as the blocks do them,
+ * so their bits, without the blocks' 48 KiB of L2 traffic and their
+ * call through the f32 row's checks per 4096 values. */
+#define HS_POW_CHUNK 1024
+#if VS_LANES == 16
+#define HS_POW_F32 tb_cpu_pow_f32_avx512
+#else
+#define HS_POW_F32 tb_cpu_pow_f32_avx2
+#endif
+#define HS_POW(DT)                                                        \
+    static void hs_pow_##DT(const uint16_t *pa, const uint16_t *pb,       \
+                            uint16_t *po, int64_t n, float k)             \
+    {                                                                     \
+        (void)k;                                                          \
+        float fa[HS_POW_CHUNK], fb[HS_POW_CHUNK];                         \
+        for (int64_t i = 0; i < n; i += HS_POW_CHUNK) {                   \
+            const int64_t m = n - i < HS_POW_CHUNK ? n - i : HS_POW_CHUNK; \
+            hs_widen_##DT(pa + i, fa, m);                                 \
+            hs_widen_##DT(pb + i, fb, m);                                 \
+            HS_POW_F32(fa, fb, fa, m);                                    \
+            hs_narrow_##DT(fa, po + i, m);                                \
+        }                                                                 \
+    }
+HS_POW(bf16)
+HS_POW(f16)
+
 /* X(op): the binary ops (IEEE, as the f32 rows) and the unary ones:
  * vmath.h's activations (its per-lane functions, which both SIMD
  * levels' f32 rows apply: the same bits whatever vector a value sits
@@ -774,6 +831,10 @@ static inline tb_cpu_half_fused_fn hs_fused(tb_op_id op, tb_dtype dt)
         return dt == TB_BF16 ? hs_relu_bf16 : hs_relu_f16;
     case TB_OP_log:
         return HS_LOG_FN(dt);
+    case TB_OP_softplus:
+        return dt == TB_BF16 ? hs_softplus_bf16 : hs_softplus_f16;
+    case TB_OP_pow:
+        return dt == TB_BF16 ? hs_pow_bf16 : hs_pow_f16;
 #define HS_CASE_BWD(op_)                                                  \
     case TB_OP_##op_##_backward:                                          \
         return dt == TB_BF16 ? hs_##op_##_backward_bf16                   \

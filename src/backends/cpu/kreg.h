@@ -378,7 +378,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_HALF_NE(add_scalar, X) TB_CPU_HALF_NE(sub_scalar, X)           \
     TB_CPU_HALF_NE(mul_scalar, X) TB_CPU_HALF_NE(div_scalar, X)           \
     TB_CPU_HALF_NE(maximum, X) TB_CPU_HALF_NE(minimum, X)                 \
-    TB_CPU_HALF(pow, X)
+    TB_CPU_HALF_NE(pow, X)
 #define TB_CPU_HALF_MATH(X)                                               \
     TB_CPU_HALF(neg, X) TB_CPU_HALF(abs, X) TB_CPU_HALF_NE(exp, X)        \
     TB_CPU_HALF_NE(log, X) TB_CPU_HALF_NE(sqrt, X)                        \
@@ -387,7 +387,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_HALF_NE(sigmoid, X) TB_CPU_HALF_NE(tanh, X)                    \
     TB_CPU_HALF_NE(gelu, X) TB_CPU_HALF_NE(gelu_tanh, X)                  \
     TB_CPU_HALF_NE(silu, X)                                               \
-    TB_CPU_HALF(softplus, X) TB_CPU_EW_OPS(TB_CPU_HALF_EW, X)
+    TB_CPU_HALF_NE(softplus, X) TB_CPU_EW_OPS(TB_CPU_HALF_EW, X)
 /* reductions, softmax, layout, matrix products, conv, creation */
 #define TB_CPU_HALF_SHAPED(X, XN)                                           \
     TB_CPU_HALF(sum, X) TB_CPU_HALF(mean, X) TB_CPU_HALF(max, X)          \
