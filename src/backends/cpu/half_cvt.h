@@ -46,6 +46,13 @@ typedef struct tb_cpu_half_red {
     tb_cpu_half_ext_fn max, min;
 } tb_cpu_half_red;
 
+/* arange's chunk [b, e) of a 16-bit output o: o[i] the narrowing of
+ * the f32 row's (float)(start + (double)i * step) (create.c), bit for
+ * bit; start and step as the f32 row gets them (held in the dtype,
+ * half.c). */
+typedef void (*tb_cpu_half_arange_fn)(uint16_t *o, int64_t b, int64_t e,
+                                      double start, double step);
+
 /* A SIMD level's loops (half_avx2.c, half_avx512.c, half_avx512bf16.c; one source,
  * half_simd.h): the fused loop of (op, dt) or NULL, the conversions
  * and the reductions of dt ({NULL...} for another dtype). */
@@ -55,6 +62,9 @@ tb_cpu_half_cvt tb_cpu_half_cvt_avx2(tb_dtype dt);
 tb_cpu_half_cvt tb_cpu_half_cvt_avx512(tb_dtype dt);
 tb_cpu_half_red tb_cpu_half_red_avx2(tb_dtype dt);
 tb_cpu_half_red tb_cpu_half_red_avx512(tb_dtype dt);
+tb_cpu_half_arange_fn tb_cpu_half_arange_avx2(tb_dtype dt);
+tb_cpu_half_arange_fn tb_cpu_half_arange_avx512(tb_dtype dt);
+tb_cpu_half_arange_fn tb_cpu_half_arange_avx512bf16(tb_dtype dt);
 /* (half_avx512bf16.c: avx512's loops with AVX512_BF16's bf16 narrowing) */
 tb_cpu_half_fused_fn tb_cpu_half_fused_avx512bf16(tb_op_id op, tb_dtype dt);
 tb_cpu_half_cvt tb_cpu_half_cvt_avx512bf16(tb_dtype dt);
@@ -73,5 +83,8 @@ tb_cpu_half_fused_fn tb_cpu_half_fused_get(tb_op_id op, tb_dtype dt,
 /* The reductions of dt at level isa, or {NULL...} (the scalar level,
  * a level this build lacks). */
 tb_cpu_half_red tb_cpu_half_red_get(tb_dtype dt, int isa);
+/* arange's loop of dt at level isa (the scalar level: portable C), or
+ * NULL (another dtype, a level this build lacks). */
+tb_cpu_half_arange_fn tb_cpu_half_arange_get(tb_dtype dt, int isa);
 
 #endif
