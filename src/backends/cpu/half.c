@@ -28,6 +28,9 @@
  * Optimizer steps take the mixed-precision form (ops/op.h's
  * tb_op_in_dtype): 16-bit p and g widened, the f32 state updated in
  * place by the f32 row, p rounded once; their hyperparameters stay f32.
+ * (add and sub by the FMA units, maximum and minimum on the patterns:
+ * half_simd.h.)  arange is written in place: the f32 row's value
+ * narrowed once, by the level's loop (half_simd.h's hs_arange).
  * Other element-wise ops (categories elementwise and activation, and add_relu,
  * with every input of the output's shape) run in blocks of HALF_BLOCK
  * elements whose f32 copies stay in L1/L2: memory sees the 16-bit
