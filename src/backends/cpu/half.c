@@ -188,6 +188,25 @@ tb_cpu_half_arange_fn tb_cpu_half_arange_get(tb_dtype dt, int isa)
     return dt == TB_BF16 ? arange_bf16_c : dt == TB_F16 ? arange_f16_c : NULL;
 }
 
+tb_cpu_half_colsum_fn tb_cpu_half_colsum_get(tb_dtype dt, int isa)
+{
+    (void)dt;
+#if TB_CPU_HAVE_AVX512BF16
+    if (isa == TB_ISA_AVX512BF16)
+        return tb_cpu_half_colsum_avx512bf16(dt);
+#endif
+#if TB_CPU_HAVE_AVX512
+    if (isa == TB_ISA_AVX512)
+        return tb_cpu_half_colsum_avx512(dt);
+#endif
+#if TB_CPU_HAVE_AVX2
+    if (isa == TB_ISA_AVX2)
+        return tb_cpu_half_colsum_avx2(dt);
+#endif
+    (void)isa;
+    return NULL;
+}
+
 /* arange written in place: the output's elements split over the
  * threads on 32-element (64-byte) lines, each part the level's loop on
  * its span (the values do not depend on the split). */

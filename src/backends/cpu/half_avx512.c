@@ -17,3 +17,8 @@ tb_cpu_half_arange_fn tb_cpu_half_arange_avx512(tb_dtype dt)
 {
     return hs_arange(dt);
 }
+
+tb_cpu_half_colsum_fn tb_cpu_half_colsum_avx512(tb_dtype dt)
+{
+    return hs_colsum(dt);
+}

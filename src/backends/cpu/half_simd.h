@@ -973,6 +973,48 @@ static inline tb_cpu_half_arange_fn hs_arange(tb_dtype dt)
     return dt == TB_BF16 ? hs_arange_bf16 : dt == TB_F16 ? hs_arange_f16 : NULL;
 }
 
+/* ---- column sums for add_backward (tb_cpu_half_colsum_fn) ------------- */
+
+/* acc[c] += x[r ld + c] for r = 0..R-1 in order, c < w: each value
+ * widened in registers and added in f32, 8 vectors of columns held in
+ * registers over all the rows (the f32 row's additions, in its order). */
+#define HS_COLSUM(DT)                                                     \
+    static void hs_colsum_##DT(const uint16_t *x, int64_t R, int64_t ld,  \
+                               int64_t w, float *acc)                     \
+    {                                                                     \
+        enum { L = VS_LANES };                                            \
+        int64_t c = 0;                                                    \
+        for (; c + 8 * L <= w; c += 8 * L) {                              \
+            vf a[8];                                                      \
+            for (int k = 0; k < 8; k++)                                   \
+                a[k] = v_load(acc + c + k * L);                           \
+            for (int64_t r = 0; r < R; r++)                               \
+                for (int k = 0; k < 8; k++)                               \
+                    a[k] = v_add(a[k], h_##DT##_ld1(x + r * ld + c + k * L)); \
+            for (int k = 0; k < 8; k++)                                   \
+                v_store(acc + c + k * L, a[k]);                           \
+        }                                                                 \
+        for (; c + L <= w; c += L) {                                      \
+            vf a = v_load(acc + c);                                       \
+            for (int64_t r = 0; r < R; r++)                               \
+                a = v_add(a, h_##DT##_ld1(x + r * ld + c));               \
+            v_store(acc + c, a);                                          \
+        }                                                                 \
+        for (; c < w; c++) {                                              \
+            float a = acc[c];                                             \
+            for (int64_t r = 0; r < R; r++)                               \
+                a += tb_##DT##_to_f32(x[r * ld + c]);                     \
+            acc[c] = a;                                                   \
+        }                                                                 \
+    }
+HS_COLSUM(bf16)
+HS_COLSUM(f16)
+
+static inline tb_cpu_half_colsum_fn hs_colsum(tb_dtype dt)
+{
+    return dt == TB_BF16 ? hs_colsum_bf16 : dt == TB_F16 ? hs_colsum_f16 : NULL;
+}
+
 /* ---- reductions (tb_cpu_half_red) -------------------------------------- */
 
 /* Sum of x[0..n): ks_sum_f32_row (kernels_simd.h) on the widened values,
