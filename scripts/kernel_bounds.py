@@ -93,7 +93,7 @@ SOURCES = [
 HALF_LEVELS = {"avx512bf16": ("bf16",), "avx512": ("f16",),
                "avx2": ("bf16", "f16")}
 HALF_LEFT_OUT = {f"{op}_f16_avx512" for op in (
-    "add", "sub", "mul", "div", "add_relu", "maximum", "minimum")}
+    "add", "sub", "mul", "div", "add_relu")}
 STEP_VECTORS = 2  # vectors per loop step unless a KB-VECTORS line says
 
 

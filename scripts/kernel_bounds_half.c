@@ -71,9 +71,30 @@
     X(mul_scalar, DT) X(div_scalar, DT) X(sqrt, DT) X(rsqrt, DT)          \
     X(leaky_relu, DT) X(hardswish, DT) X(softplus, DT)
 #define KB_BINARY_OPS(X, DT)                                              \
-    X(add, v_add, DT) X(sub, v_sub, DT) X(mul, v_mul, DT)                 \
-    X(div, v_div, DT) X(add_relu, hs_add_relu, DT)                        \
-    X(maximum, hs_maximum, DT) X(minimum, hs_minimum, DT)
+    X(add, hs_add, DT) X(sub, hs_sub, DT) X(mul, v_mul, DT)               \
+    X(div, v_div, DT) X(add_relu, hs_add_relu, DT)
+/* maximum and minimum: hs_mm_<dt>'s step on the 16-bit patterns (no
+ * conversion: both dtypes at every level), the path of a vector
+ * without NaN */
+#define KB_INF_bf16 0x7f80
+#define KB_INF_f16 0x7c00
+#define KB_MM(OP, MX, DT)                                                 \
+    void kb_##OP##_##DT(const uint16_t *pa, const uint16_t *pb,          \
+                        uint16_t *po, long n);                            \
+    void kb_##OP##_##DT(const uint16_t *pa, const uint16_t *pb,          \
+                        uint16_t *po, long n)                             \
+    {                                                                     \
+        for (long i = 0; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {      \
+            KB_BEGIN(OP##_##DT);                                          \
+            const hv2 a = h_load2(pa + i), b = h_load2(pb + i);           \
+            if (hs_mm_nan(a, b, KB_INF_##DT))                             \
+                po[i] = 0;                                                \
+            else                                                          \
+                h_store2(po + i, hs_mm_pick(a, b, MX));                   \
+            KB_END(OP##_##DT);                                            \
+        }                                                                 \
+    }
+#define KB_MM_OPS(X, DT) X(maximum, 1, DT) X(minimum, 0, DT)
 /* the backward activations' step (HS_FUSED2 on g and x); not
  * gelu_backward (above; avx2 bf16: 1.125 cycles/element at -O3, 0.39
  * at -O2) */
@@ -104,18 +125,21 @@
 #if defined(__AVX512BF16__) || !defined(__AVX512F__)
 KB_UNARY_OPS(KB_H1, bf16)
 KB_BINARY_OPS(KB_H2, bf16)
+KB_MM_OPS(KB_MM, bf16)
 KB_BWD_OPS(KB_H2, bf16)
 KB_LOG_OPS(KB_LOG, bf16)
 #endif
 
-/* f16: avx512 and avx2.  Not its binary ops at avx512 (hy_*_f16's ymm
- * step): llvm-mca 19's znver4 model gives that step 7 cycles for 16
+/* f16: avx512 and avx2.  Not its IEEE binary ops at avx512 (hy_*_f16's
+ * ymm step): llvm-mca 19's znver4 model gives that step 7 cycles for 16
  * elements (vcvtph2ps and vcvtps2ph on FP2/FP3), where this project's
- * Zen 4 VM runs add, sub, mul, maximum, minimum and add_relu f16 at 1M
- * in 0.60-0.83x of that (op_limits.py, one thread, 2026-11-29), so the
- * model is wrong for it and the row is left out, as rsqrt f32 is. */
+ * Zen 4 VM runs add, sub, mul and add_relu f16 at 1M in 0.60-0.83x of
+ * that (op_limits.py, one thread, 2026-11-29), so the model is wrong for
+ * it and the rows are left out, as rsqrt f32 is.  (maximum and minimum
+ * work on the patterns, no conversion: stated.) */
 #ifndef __AVX512BF16__
 KB_UNARY_OPS(KB_H1, f16)
+KB_MM_OPS(KB_MM, f16)
 KB_BWD_OPS(KB_H2, f16)
 KB_LOG_OPS(KB_LOG, f16)
 #ifndef HS_F16_YMM

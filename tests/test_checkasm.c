@@ -45,6 +45,9 @@
  *     for bit the reference (rand.h's stream); and the error bound of
  *     rand_normal f32's vector log/cos/sin against libm on all 2^24
  *     inputs of the f32 stream (rand_simd.h).
+ *     half_arange (half_rows.c): arange's bf16/f16 rows at every level
+ *     and 1 and 2 threads bit for bit the C row, and the C row the
+ *     definition (exact case, its edges, zeros, overflow).
  *     dropout_rows: dropout's rows (dropout_simd.h) at every isa value
  *     and thread count, odd sizes, specials, misaligned canary-guarded
  *     operands, bit for bit x * (keep ? s : 0) with keep from a
@@ -363,6 +366,7 @@ int main(int argc, char **argv)
         T(xs_argmax_snaps_f64),
         T(f64_fill_exact),
         T(half_rows_exact),
+        T(half_arange),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {

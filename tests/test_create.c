@@ -38,6 +38,7 @@
 #include "ops/alloc.h"
 #include "base/error.h"
 #include "ops/op.h"
+#include "backends/cpu/arange.h"
 #include "ops/rand.h"
 #include "ops/ref.h"
 #include "ops/tensor.h"
@@ -644,6 +645,70 @@ static void test_bad_operands(void **state)
     B->destroy(ctx);
 }
 
+/* arange.h's exact case against brute force: wherever it holds, every
+ * value start + i step (i < n) and every multiple k step (k < n) is a
+ * float, and a float loop adding W step to the values W before (any
+ * W < n, here 1, 7 and 64) gives the double loop's floats bit for bit;
+ * pairs of many scales (steps of 1 to 24 significant bits, starts of
+ * any sign, quanta from 2^-160 to 2^110), and n up to 4096, so both
+ * sides of the bound are met (counted: the rule must accept some and
+ * refuse some). */
+static void test_arange_exact_rule(void **state)
+{
+    (void)state;
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    int yes = 0, no = 0;
+    for (int t = 0; t < 20000; t++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        const int bits = 1 + (int)(x % 24), e0 = (int)(x >> 8 & 0xff) - 160;
+        const double step =
+            ldexp((double)((x >> 16 & ((1u << bits) - 1)) | 1u), e0) *
+            ((x >> 40 & 1) ? -1 : 1);
+        const double start =
+            ldexp((double)(x >> 41 & 0xffffff), e0 + (int)(x >> 60)) *
+            ((x >> 39 & 1) ? -1 : 1);
+        const int64_t n = 1 + (int64_t)(x >> 20 & 0xfff);
+        if (!tb_cpu_arange_exact(start, step, n)) {
+            no++;
+            continue;
+        }
+        yes++;
+        for (int64_t i = 0; i < n; i++) {
+            const double v = start + (double)i * step, p = (double)i * step;
+            if ((double)(float)v != v || (double)(float)p != p)
+                fail_msg("start %a step %a n %lld: [%lld] %a not a float",
+                         start, step, (long long)n, (long long)i, v);
+        }
+        static const int ws[] = {1, 7, 64};
+        for (int k = 0; k < 3; k++) {
+            const int w = ws[k];
+            if (w >= n)
+                continue;
+            const float inc = (float)((double)w * step);
+            for (int64_t i = w; i < n; i++) {
+                const float prev = (float)(start + (double)(i - w) * step);
+                const float f = prev + inc;
+                const float want = (float)(start + (double)i * step);
+                if (memcmp(&f, &want, sizeof f))
+                    fail_msg("start %a step %a n %lld w %d: [%lld] %a, "
+                             "want %a", start, step, (long long)n, w,
+                             (long long)i, (double)f, (double)want);
+            }
+        }
+    }
+    print_message("# arange exact rule: %d accepted, %d refused\n", yes, no);
+    assert_true(yes > 1000 && no > 1000);
+    /* the usual case and its edges */
+    assert_true(tb_cpu_arange_exact(0, 1, INT64_C(1) << 24));
+    assert_false(tb_cpu_arange_exact(0, 1, (INT64_C(1) << 24) + 1));
+    assert_true(tb_cpu_arange_exact(-0.0, -0.0, 100));
+    assert_false(tb_cpu_arange_exact(0, 0x1p-150, 2));
+    assert_true(tb_cpu_arange_exact(0, 0x1p-149, 1000));
+    assert_false(tb_cpu_arange_exact(0, 0.1, 2));
+    assert_false(tb_cpu_arange_exact(INFINITY, 1, 2));
+    assert_false(tb_cpu_arange_exact(0, NAN, 2));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -660,6 +725,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rand_normal_is_box_muller,
                                         leak_setup, leak_teardown),
         cmocka_unit_test_setup_teardown(test_coverage, leak_setup, leak_teardown),
+        cmocka_unit_test(test_arange_exact_rule),
         cmocka_unit_test_setup_teardown(test_bad_operands, leak_setup, leak_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

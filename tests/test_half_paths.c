@@ -447,12 +447,152 @@ static void test_fills(void **state)
     print_message("# %d fills checked\n", runs);
 }
 
+/* add_backward (half_bwd.c's hb_add_bwd: copies and column sums of the
+ * 16-bit g; other broadcasts fall back to the f32 path) at every level
+ * and at 1 and 2 threads: both gradients the bits of widen + the f32 row
+ * + narrow (a NaN any NaN), and by definition: an operand of g's shape
+ * gets g, a broadcast one the sums of g over the broadcast axes, in
+ * double within the f32 running sum's error (rows x 2^-24 x the sum of
+ * |g|) plus one rounding of the dtype.  Shapes: a bias row [128, 256] +
+ * [256] (issue 34's case), leading 1s, a broadcast, both full, rows
+ * wider than the 512-column blocks with a tail, and patterns the path
+ * does not serve ([50, 3] + [50, 1], a last axis of 1). */
+static void test_add_backward(void **state)
+{
+    (void)state;
+    B = tb_backend_find("cpu");
+    assert_non_null(B);
+    const struct {
+        tb_shape g, a, b;
+        int kind; /* 0 values in [-3, 3); 1 random patterns in g */
+    } cs[] = {
+        {SHAPE(128, 256), SHAPE(128, 256), SHAPE(256), 0},
+        {SHAPE(3, 5, 300), SHAPE(3, 5, 300), SHAPE(1, 5, 300), 0},
+        {SHAPE(7, 33), SHAPE(33), SHAPE(7, 33), 0},
+        {SHAPE(64, 40), SHAPE(64, 40), SHAPE(64, 40), 1},
+        {SHAPE(37, 1100), SHAPE(37, 1100), SHAPE(1100), 0},
+        {SHAPE(37, 1100), SHAPE(1, 1100), SHAPE(37, 1100), 1},
+        {SHAPE(50, 3), SHAPE(50, 3), SHAPE(50, 1), 0},
+        {SHAPE(9, 1), SHAPE(9, 1), SHAPE(1), 0},
+    };
+    const tb_op *op = tb_op_get(TB_OP_add_backward);
+    size_t nrows;
+    const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
+    const tb_cpu_krow *f32 = tb_cpu_krow_c(op->id, TB_F32);
+    assert_non_null(f32);
+    tb_params p = {0};
+    tb_params_defaults(op, &p);
+    int runs = 0;
+    for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++)
+        for (int d = 0; d < 2; d++) {
+            const tb_dtype dt = d ? TB_F16 : TB_BF16;
+            const tb_shape sh[3] = {cs[ci].g, cs[ci].a, cs[ci].b};
+            tb_tensor in[3], fin[3], fout[2], want[2];
+            uint64_t seed = 0xadd0 + ci * 2 + (uint64_t)d;
+            for (int i = 0; i < 3; i++) {
+                assert_int_equal(tb_tensor_create(&in[i], dt, &sh[i]), 0);
+                assert_int_equal(tb_tensor_create(&fin[i], TB_F32, &sh[i]), 0);
+                uint16_t *h = in[i].data;
+                float *f = fin[i].data;
+                for (int64_t k = 0; k < tb_tensor_numel(&in[i]); k++) {
+                    uint64_t r = splitmix64_next(&seed);
+                    h[k] = cs[ci].kind && i == 0
+                               ? (uint16_t)r
+                               : nar(dt, (float)((double)(r >> 11) *
+                                                     0x1p-53 * 6 - 3));
+                    f[k] = wid(dt, h[k]);
+                }
+            }
+            void *cctx = cpu_new("scalar", "1");
+            for (int o = 0; o < 2; o++) {
+                assert_int_equal(
+                    tb_tensor_create(&fout[o], TB_F32, &sh[1 + o]), 0);
+                assert_int_equal(tb_tensor_create(&want[o], dt, &sh[1 + o]),
+                                 0);
+            }
+            assert_int_equal(f32->fn(cctx, fin, fout, &p), 0);
+            B->destroy(cctx);
+            for (int o = 0; o < 2; o++) {
+                const float *f = fout[o].data;
+                uint16_t *w = want[o].data;
+                for (int64_t k = 0; k < tb_tensor_numel(&want[o]); k++)
+                    w[k] = nar(dt, f[k]);
+            }
+            const int64_t n = tb_tensor_numel(&in[0]);
+            for (int lv = TB_ISA_SCALAR; lv <= tb_cpu_isa_max(); lv++) {
+                if (!tb_cpu_isa_built(lv))
+                    continue;
+                const tb_cpu_krow *r =
+                    tb_cpu_krow_find(rows, nrows, op->id, dt, lv);
+                assert_non_null(r);
+                for (int t = 0; t < 2; t++) {
+                    void *ctx = cpu_new(tb_cpu_isa_name(lv), t ? "2" : "1");
+                    tb_tensor got[2];
+                    for (int o = 0; o < 2; o++) {
+                        assert_int_equal(
+                            tb_tensor_create(&got[o], dt, &sh[1 + o]), 0);
+                        memset(got[o].data, 0x5a, tb_tensor_nbytes(&got[o]));
+                    }
+                    assert_int_equal(r->fn(ctx, in, got, &p), 0);
+                    B->destroy(ctx);
+                    for (int o = 0; o < 2; o++) {
+                        const uint16_t *gv = got[o].data, *w = want[o].data;
+                        const int64_t m = tb_tensor_numel(&got[o]);
+                        for (int64_t k = 0; k < m; k++) {
+                            if (gv[k] != w[k] &&
+                                !(is_nan16(dt, gv[k]) && is_nan16(dt, w[k])))
+                                fail_msg("%s case %zu threads %d d%c[%lld]: "
+                                         "%04x, the f32 path %04x", r->name,
+                                         ci, t + 1, o ? 'b' : 'a',
+                                         (long long)k, gv[k], w[k]);
+                            const tb_shape *os = &sh[1 + o];
+                            if (cs[ci].kind ||
+                                os->dim[os->ndim - 1] !=
+                                    sh[0].dim[sh[0].ndim - 1])
+                                continue; /* (a column broadcast: the
+                                           * f32 path's bits only) */
+                            /* the definition: g summed over the rows
+                             * of m (m == n: g itself) */
+                            const uint16_t *g = in[0].data;
+                            double sum = 0, abs = 0;
+                            for (int64_t i = k; i < n; i += m) {
+                                sum += wid(dt, g[i]);
+                                abs += fabs(wid(dt, g[i]));
+                            }
+                            const double tol =
+                                (double)(n / m) * 0x1p-24 * abs +
+                                (dt == TB_F16 ? 0x1p-11 : 0x1p-8) *
+                                    fabs(sum);
+                            if (fabs(wid(dt, gv[k]) - sum) > tol)
+                                fail_msg("%s case %zu d%c[%lld]: %a, the sum "
+                                         "%a", r->name, ci, o ? 'b' : 'a',
+                                         (long long)k, wid(dt, gv[k]), sum);
+                        }
+                        tb_tensor_destroy(&got[o]);
+                    }
+                    runs++;
+                }
+            }
+            for (int i = 0; i < 3; i++) {
+                tb_tensor_destroy(&in[i]);
+                tb_tensor_destroy(&fin[i]);
+            }
+            for (int o = 0; o < 2; o++) {
+                tb_tensor_destroy(&fout[o]);
+                tb_tensor_destroy(&want[o]);
+            }
+        }
+    print_message("# add_backward: %d runs bit for bit\n", runs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_paths, leak_setup,
                                         leak_teardown),
         cmocka_unit_test_setup_teardown(test_act_paths, leak_setup,
+                                        leak_teardown),
+        cmocka_unit_test_setup_teardown(test_add_backward, leak_setup,
                                         leak_teardown),
         cmocka_unit_test_setup_teardown(test_fills, leak_setup,
                                         leak_teardown),

@@ -201,14 +201,14 @@ def derivable():
 
 def half_rows():
     """kernel_bounds_half.c's regions, ROW_DTYPE_LEVEL: each op of its
-    four lists (KB_*_OPS) for each dtype at each level
+    five lists (KB_*_OPS) for each dtype at each level
     kernel_bounds.py's HALF_LEVELS gives it."""
     with open("scripts/kernel_bounds_half.c", encoding="utf-8") as f:
         src = f.read()
     ops = set()
     # each list's #define and its continued lines
     lists = re.findall(r"#define KB_\w+_OPS\(X, DT\)((?:.*\\\n)*.*)", src)
-    expect(len(lists) == 4, f"kernel_bounds_half.c: {len(lists)} op lists")
+    expect(len(lists) == 5, f"kernel_bounds_half.c: {len(lists)} op lists")
     for body in lists:
         ops |= set(re.findall(r"X\((\w+),", body))
     return {kb.impl_name(f"{op}_{dt}", None, lv)

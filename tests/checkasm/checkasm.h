@@ -120,5 +120,6 @@ void test_pow64_ulp(void **state);
 void test_rand_bm64_ulp(void **state);
 /* half_rows.c */
 void test_half_rows_exact(void **state);
+void test_half_arange(void **state);
 
 #endif

@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -184,4 +185,100 @@ void test_half_rows_exact(void **state)
         }
     print_message("# %d SIMD rows bit for bit\n", ran);
     B->destroy(cctx);
+}
+
+/* arange in bf16 and f16: every SIMD row (half_simd.h's hs_arange: in
+ * arange.h's exact case a float loop, else the portable loop's
+ * operations) against the C row, bit for bit, at 1 and 2 threads (a
+ * part's loop starting past 0), misaligned canary-guarded outputs; the
+ * C row against the definition, the double start + i step (start and
+ * step held in the dtype) rounded to float and narrowed once.  Cases:
+ * exact ones (0, 1; steps that are powers of 2 and others), zeros of
+ * both signs, ranges that leave the exact case (past 2^24 times the
+ * quantum: the float loop would round its sums), f16 overflow to inf,
+ * bf16 near 2^100, f16 infinite parameters, subnormal results. */
+void test_half_arange(void **state)
+{
+    (void)state;
+    static const double cs[][2] = {
+        {0, 1},          {-3.5, 0.1},     {1e6, -7.25},    {0.1, 1e-3},
+        {-0.0, 0},       {-0.0, -0.0},    {0, -0.0},       {5, -0.0},
+        {-20, 0.25},     {65000, 1},      {-1000, 0.3},    {1e-5, 1e-7},
+        {1e30, 1e29},    {1e-38, 1e-39},  {256, 1},        {2048, 1},
+        {-4096, 3},      {0, 0x1p-14},    {1, 0x1p-20}};
+    static const int64_t ns[] = {1, 31, 64, 65, 127, 128, 129, 1000, 70001};
+    const tb_dtype dts[2] = {TB_BF16, TB_F16};
+    const tb_op *op = tb_op_get(TB_OP_arange);
+    size_t nrows;
+    const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
+    int ran = 0;
+    for (int di = 0; di < 2; di++)
+        for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++)
+            for (size_t si = 0; si < sizeof ns / sizeof ns[0]; si++) {
+                const tb_dtype dt = dts[di];
+                const int64_t n = ns[si];
+                tb_params p = {0};
+                char err[256];
+                assert_int_equal(tb_params_set(op, &p, "start", cs[k][0],
+                                               err, sizeof err), 0);
+                assert_int_equal(tb_params_set(op, &p, "step", cs[k][1],
+                                               err, sizeof err), 0);
+                tb_params_defaults(op, &p);
+                const double s0 = tb_dtype_round(dt, cs[k][0]);
+                const double st = tb_dtype_round(dt, cs[k][1]);
+                tb_shape sh = S(1, (int)n);
+                tb_tensor want, got;
+                assert_int_equal(tb_tensor_create(&want, dt, &sh), 0);
+                tb_tensor_init(&got, dt, &sh);
+                const tb_cpu_krow *c = tb_cpu_krow_c(op->id, dt);
+                assert_non_null(c);
+                void *cctx = hr_instance(TB_ISA_SCALAR);
+                assert_int_equal(c->fn(cctx, NULL, &want, &p), 0);
+                B->destroy(cctx);
+                const uint16_t *w = want.data;
+                for (int64_t i = 0; i < n; i++) {
+                    const float f = (float)(s0 + (double)i * st);
+                    const uint16_t d = dt == TB_BF16 ? tb_f32_to_bf16(f)
+                                                     : tb_f32_to_f16(f);
+                    if (w[i] != d && !(hr_nan(dt, w[i]) && hr_nan(dt, d)))
+                        fail_msg("%s case %zu n %lld [%lld]: %04x, the "
+                                 "definition %04x", c->name, k,
+                                 (long long)n, (long long)i, w[i], d);
+                }
+                for (size_t r = 0; r < nrows; r++)
+                    for (int th = 1; th <= 2; th++) {
+                        if (rows[r].op != op->id || rows[r].dtype != dt ||
+                            (rows[r].min_isa == TB_ISA_SCALAR && th == 1) ||
+                            rows[r].min_isa >= n_levels())
+                            continue;
+                        char ths[4];
+                        snprintf(ths, sizeof ths, "%d", th);
+                        const char *vals[2] = {
+                            tb_cpu_isa_name(rows[r].min_isa), ths};
+                        void *ctx = NULL;
+                        if (B->create(B, vals, &ctx, err, sizeof err)) {
+                            if (th > 1)
+                                continue; /* one CPU: no second thread */
+                            fail_msg("cpu create: %s", err);
+                        }
+                        gbuf g;
+                        got.data = gb_new(&g, (size_t)n * 2, misalign(dt));
+                        assert_int_equal(rows[r].fn(ctx, NULL, &got, &p), 0);
+                        B->destroy(ctx);
+                        const uint16_t *o = got.data;
+                        for (int64_t i = 0; i < n; i++)
+                            if (o[i] != w[i] &&
+                                !(hr_nan(dt, o[i]) && hr_nan(dt, w[i])))
+                                fail_msg("%s threads %d case %zu n %lld "
+                                         "[%lld]: %04x, the C row %04x",
+                                         rows[r].name, th, k, (long long)n,
+                                         (long long)i, o[i], w[i]);
+                        assert_true(gb_intact(&g));
+                        gb_free(&g);
+                        ran++;
+                    }
+                tb_tensor_destroy(&want);
+            }
+    print_message("# arange bf16/f16: %d row runs bit for bit\n", ran);
+    assert_true(ran > 0);
 }

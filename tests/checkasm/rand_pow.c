@@ -64,6 +64,22 @@ static const rs_case rs_cases[] = {
     {TB_OP_arange, -3.5, 0.1, 0},
     {TB_OP_arange, 1e6, -7.25, 0},
     {TB_OP_arange, 0.1, 1e-3, 0},
+    /* arange f32's exact case (arange.h) and its edges: past 2^24
+     * (rounded sums), a quantum of 2^-149 (subnormals, exact) and of
+     * 2^-150 (not), zeros of both signs */
+    {TB_OP_arange, 16776960, 1, 0},
+    {TB_OP_arange, -16777000, 3, 0},
+    {TB_OP_arange, 4194300.25, 0.5, 0},
+    {TB_OP_arange, 0, 0x1p-149, 0},
+    {TB_OP_arange, 0x1p-140, 0x1p-150, 0},
+    {TB_OP_arange, -0.0, -0.0, 0},
+    {TB_OP_arange, -0.0, 0, 0},
+    {TB_OP_arange, -1000, 0.125, 0},
+    /* float steps whose multiples leave the exact case early (0.1f:
+     * 2^-27 quantum, exact below 0.125; a bf16 step of 2^-11 quantum
+     * from 8000, past 2^13) */
+    {TB_OP_arange, 0, 0x1.99999ap-4, 0},
+    {TB_OP_arange, 8000, 0x1.9ap-4, 0},
     /* rand_uniform f32's float path (low 0, 2^-94 <= high <= FLT_MAX)
      * and its edges (2^-102 was the edge before) */
     {TB_OP_rand_uniform, 0, 3.7, 16},

@@ -32,6 +32,9 @@
  * Optimizer steps take the mixed-precision form (ops/op.h's
  * tb_op_in_dtype): 16-bit p and g widened, the f32 state updated in
  * place by the f32 row, p rounded once; their hyperparameters stay f32.
+ * (add and sub by the FMA units, maximum and minimum on the patterns:
+ * half_simd.h.)  arange is written in place: the f32 row's value
+ * narrowed once, by the level's loop (half_simd.h's hs_arange).
  * Other element-wise ops (categories elementwise and activation, and add_relu,
  * with every input of the output's shape) run in blocks of HALF_BLOCK
  * elements whose f32 copies stay in L1/L2: memory sees the 16-bit
@@ -154,6 +157,93 @@ tb_cpu_half_red tb_cpu_half_red_get(tb_dtype dt, int isa)
 #endif
     (void)isa;
     return (tb_cpu_half_red){0, 0, 0};
+}
+
+/* arange's portable loop: the f32 row's value (create.c; this file is
+ * built for baseline x86-64: no fused multiply-add) narrowed once */
+static void arange_bf16_c(uint16_t *o, int64_t b, int64_t e, double start,
+                          double step)
+{
+    for (int64_t i = b; i < e; i++)
+        o[i] = tb_f32_to_bf16((float)(start + (double)i * step));
+}
+
+static void arange_f16_c(uint16_t *o, int64_t b, int64_t e, double start,
+                         double step)
+{
+    for (int64_t i = b; i < e; i++)
+        o[i] = tb_f32_to_f16((float)(start + (double)i * step));
+}
+
+tb_cpu_half_arange_fn tb_cpu_half_arange_get(tb_dtype dt, int isa)
+{
+#if TB_CPU_HAVE_AVX512BF16
+    if (isa == TB_ISA_AVX512BF16)
+        return tb_cpu_half_arange_avx512bf16(dt);
+#endif
+#if TB_CPU_HAVE_AVX512
+    if (isa == TB_ISA_AVX512)
+        return tb_cpu_half_arange_avx512(dt);
+#endif
+#if TB_CPU_HAVE_AVX2
+    if (isa == TB_ISA_AVX2)
+        return tb_cpu_half_arange_avx2(dt);
+#endif
+    if (isa != TB_ISA_SCALAR)
+        return NULL;
+    return dt == TB_BF16 ? arange_bf16_c : dt == TB_F16 ? arange_f16_c : NULL;
+}
+
+tb_cpu_half_colsum_fn tb_cpu_half_colsum_get(tb_dtype dt, int isa)
+{
+    (void)dt;
+#if TB_CPU_HAVE_AVX512BF16
+    if (isa == TB_ISA_AVX512BF16)
+        return tb_cpu_half_colsum_avx512bf16(dt);
+#endif
+#if TB_CPU_HAVE_AVX512
+    if (isa == TB_ISA_AVX512)
+        return tb_cpu_half_colsum_avx512(dt);
+#endif
+#if TB_CPU_HAVE_AVX2
+    if (isa == TB_ISA_AVX2)
+        return tb_cpu_half_colsum_avx2(dt);
+#endif
+    (void)isa;
+    return NULL;
+}
+
+/* arange written in place: the output's elements split over the
+ * threads on 32-element (64-byte) lines, each part the level's loop on
+ * its span (the values do not depend on the split). */
+typedef struct {
+    tb_cpu_half_arange_fn fn;
+    uint16_t *o;
+    int64_t n;
+    double start, step;
+} arange_job;
+
+static void half_arange_part(void *arg, int part, int nparts)
+{
+    const arange_job *j = arg;
+    int64_t b, e;
+    tb_cpu_span(j->n, 32, part, nparts, &b, &e);
+    if (e > b)
+        j->fn(j->o, b, e, j->start, j->step);
+}
+
+static int half_arange(void *ctx, tb_dtype dt, int isa, tb_tensor *out,
+                       const tb_params *q)
+{
+    arange_job j = {tb_cpu_half_arange_get(dt, isa), out->data,
+                    tb_tensor_numel(out), q->v[0], q->v[1]};
+    if (!j.fn)
+        return TB_EINVAL;
+    tb_cpu_count_launch(ctx);
+    if (out->ndim != 1)
+        return TB_ESHAPE; /* the f32 row's check (create.c) */
+    tb_cpu_parallel(ctx, j.n, (j.n + 31) / 32, half_arange_part, &j);
+    return 0;
 }
 
 /* Element-wise: every input of the output's shape, one output. */
@@ -650,6 +740,8 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
      * row's values narrowed in registers, rand_simd.h) */
     if ((rc = tb_cpu_rand_half(ctx, id, dt, isa, out, pp)) != 1)
         return rc;
+    if (id == TB_OP_arange) /* start and step held in the dtype */
+        return half_arange(ctx, dt, isa, out, pp);
     /* the fused loops first: no f32 row, no scratch, no lookup; the
      * constant (add_scalar's, leaky_relu's alpha) as the f32 row's
      * float */

@@ -12,3 +12,13 @@ tb_cpu_half_fused_fn tb_cpu_half_fused_avx2(tb_op_id op, tb_dtype dt)
 tb_cpu_half_cvt tb_cpu_half_cvt_avx2(tb_dtype dt) { return hs_cvt(dt); }
 
 tb_cpu_half_red tb_cpu_half_red_avx2(tb_dtype dt) { return hs_red(dt); }
+
+tb_cpu_half_arange_fn tb_cpu_half_arange_avx2(tb_dtype dt)
+{
+    return hs_arange(dt);
+}
+
+tb_cpu_half_colsum_fn tb_cpu_half_colsum_avx2(tb_dtype dt)
+{
+    return hs_colsum(dt);
+}

@@ -50,6 +50,19 @@ typedef struct tb_cpu_half_red {
     tb_cpu_half_ext_fn max, min;
 } tb_cpu_half_red;
 
+/* arange's chunk [b, e) of a 16-bit output o: o[i] the narrowing of
+ * the f32 row's (float)(start + (double)i * step) (create.c), bit for
+ * bit; start and step as the f32 row gets them (held in the dtype,
+ * half.c). */
+typedef void (*tb_cpu_half_arange_fn)(uint16_t *o, int64_t b, int64_t e,
+                                      double start, double step);
+
+/* acc[c] += x[r ld + c] for r = 0..R-1 in order, c < w: the 16-bit
+ * values widened and added in f32 (add_backward's column sums,
+ * half_bwd.c), the f32 row's additions in its order. */
+typedef void (*tb_cpu_half_colsum_fn)(const uint16_t *x, int64_t R,
+                                      int64_t ld, int64_t w, float *acc);
+
 /* A SIMD level's loops (half_avx2.c, half_avx512.c, half_avx512bf16.c; one source,
  * half_simd.h): the fused loop of (op, dt) or NULL, the conversions
  * and the reductions of dt ({NULL...} for another dtype). */
@@ -59,6 +72,12 @@ tb_cpu_half_cvt tb_cpu_half_cvt_avx2(tb_dtype dt);
 tb_cpu_half_cvt tb_cpu_half_cvt_avx512(tb_dtype dt);
 tb_cpu_half_red tb_cpu_half_red_avx2(tb_dtype dt);
 tb_cpu_half_red tb_cpu_half_red_avx512(tb_dtype dt);
+tb_cpu_half_arange_fn tb_cpu_half_arange_avx2(tb_dtype dt);
+tb_cpu_half_arange_fn tb_cpu_half_arange_avx512(tb_dtype dt);
+tb_cpu_half_arange_fn tb_cpu_half_arange_avx512bf16(tb_dtype dt);
+tb_cpu_half_colsum_fn tb_cpu_half_colsum_avx2(tb_dtype dt);
+tb_cpu_half_colsum_fn tb_cpu_half_colsum_avx512(tb_dtype dt);
+tb_cpu_half_colsum_fn tb_cpu_half_colsum_avx512bf16(tb_dtype dt);
 /* (half_avx512bf16.c: avx512's loops with AVX512_BF16's bf16 narrowing) */
 tb_cpu_half_fused_fn tb_cpu_half_fused_avx512bf16(tb_op_id op, tb_dtype dt);
 tb_cpu_half_cvt tb_cpu_half_cvt_avx512bf16(tb_dtype dt);
@@ -77,5 +96,11 @@ tb_cpu_half_fused_fn tb_cpu_half_fused_get(tb_op_id op, tb_dtype dt,
 /* The reductions of dt at level isa, or {NULL...} (the scalar level,
  * a level this build lacks). */
 tb_cpu_half_red tb_cpu_half_red_get(tb_dtype dt, int isa);
+/* arange's loop of dt at level isa (the scalar level: portable C), or
+ * NULL (another dtype, a level this build lacks). */
+tb_cpu_half_arange_fn tb_cpu_half_arange_get(tb_dtype dt, int isa);
+/* The column sums of dt at level isa, or NULL (the scalar level, a
+ * level this build lacks). */
+tb_cpu_half_colsum_fn tb_cpu_half_colsum_get(tb_dtype dt, int isa);
 
 #endif

@@ -27,6 +27,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "arange.h"
 #include "bwd_vf.h"
 #include "ew_defs.h"
 #include "half_cvt.h"
@@ -130,24 +131,22 @@ static inline void hy_f16_st(uint16_t *p, __m256 v)
 {
     _mm_storeu_si128((__m128i *)p, _mm256_maskz_cvtps_ph(0xff, v, HS_RNE));
 }
-static inline __m256 hy_add(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
-static inline __m256 hy_sub(__m256 a, __m256 b) { return _mm256_sub_ps(a, b); }
+/* a + b as a 1 + b and a - b as b (-1) + a: the same single rounding
+ * of the same exact value (zero signs too: -b + a is a - b by IEEE's
+ * definition), on the multiply-add units: Zen 4's two FADD pipes also
+ * run the conversions, and the additions there made f16 add 1.28x the
+ * time of f16 mul (0.194 against 0.152 cycles per element on L2 data;
+ * fma 0.154).  NaN: a NaN (payloads are not kept: half_cvt.h). */
+static inline __m256 hy_add(__m256 a, __m256 b)
+{
+    return _mm256_fmadd_ps(a, _mm256_set1_ps(1.0f), b);
+}
+static inline __m256 hy_sub(__m256 a, __m256 b)
+{
+    return _mm256_fmadd_ps(b, _mm256_set1_ps(-1.0f), a);
+}
 static inline __m256 hy_mul(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
 static inline __m256 hy_div(__m256 a, __m256 b) { return _mm256_div_ps(a, b); }
-/* ops_simd_impl.h's xs_maximum_f and xs_minimum_f at 8 lanes (hs_maximum
- * below): NaN in either gives a + b, else the larger (smaller), a on
- * ties (vmaxps b, a: b > a ? b : a; 0.33 cycles per element on L1 data
- * instead of 0.41 with two compares and blends) */
-static inline __m256 hy_maximum(__m256 a, __m256 b)
-{
-    return _mm256_mask_add_ps(_mm256_max_ps(b, a),
-                              _mm256_cmp_ps_mask(a, b, _CMP_UNORD_Q), a, b);
-}
-static inline __m256 hy_minimum(__m256 a, __m256 b)
-{
-    return _mm256_mask_add_ps(_mm256_min_ps(b, a),
-                              _mm256_cmp_ps_mask(a, b, _CMP_UNORD_Q), a, b);
-}
 static inline __m256 hy_add_relu(__m256 a, __m256 b)
 {
     const __m256 x = _mm256_add_ps(a, b);
@@ -178,8 +177,6 @@ HY_F16(sub)
 HY_F16(mul)
 HY_F16(div)
 HY_F16(add_relu)
-HY_F16(maximum)
-HY_F16(minimum)
 /* the f32 values of lo and hi, as h_bf16_widen2 placed them, packed */
 static inline hv2 h_pack2(hvi lo, hvi hi) { return _mm512_packus_epi32(lo, hi); }
 /* lo's values then hi's, in order (packus works within 128-bit lanes) */
@@ -462,21 +459,19 @@ HS_CVT(f16)
         }                                                                 \
     }
 
+/* a + b and a - b on the multiply-add units (hy_add above: the same
+ * values) */
+static inline vf hs_add(vf a, vf b) { return v_fma(a, v_set1(1.0f), b); }
+static inline vf hs_sub(vf a, vf b) { return v_fma(b, v_set1(-1.0f), a); }
+/* (add_relu keeps the addition: its compare takes the FMA units' ports,
+ * znver4's model gives it 0.1875 cycles per element at avx512bf16 with
+ * the FMA, 0.1562 without) */
 static inline vf hs_add_relu(vf a, vf b) { return h_relu(v_add(a, b)); }
 
 /* The f32 rows' element functions (ops_simd_impl.h's xs_*_f, the same
- * values): maximum, minimum: NaN in either gives a + b, else the
- * larger (smaller), a on ties (x86's max(b, a) is b > a ? b : a); the
- * scalar forms one IEEE operation with k; sqrt; rsqrt 1 / sqrt(x), two
- * correctly rounded operations; leaky_relu x > 0 ? x : k x. */
-static inline vf hs_maximum(vf a, vf b)
-{
-    return v_sel(v_unord(a, b), v_add(a, b), v_max(b, a));
-}
-static inline vf hs_minimum(vf a, vf b)
-{
-    return v_sel(v_unord(a, b), v_add(a, b), v_min(b, a));
-}
+ * values): the scalar forms one IEEE operation with k; sqrt; rsqrt
+ * 1 / sqrt(x), two correctly rounded operations; leaky_relu x > 0 ? x :
+ * k x.  (maximum and minimum: on the patterns, hs_mm below.) */
 static inline vf hs_add_scalar(vf x, vf k) { return v_add(x, k); }
 static inline vf hs_sub_scalar(vf x, vf k) { return v_sub(x, k); }
 static inline vf hs_mul_scalar(vf x, vf k) { return v_mul(x, k); }
@@ -584,14 +579,111 @@ HS_SOFTPLUS(f16)
 HS_POW(bf16)
 HS_POW(f16)
 
+/* maximum and minimum on the 16-bit patterns, nothing converted: the
+ * f32 rows' rule (ops_simd_impl.h's xs_maximum_f: NaN in either gives
+ * a + b, a NaN; else the larger (smaller), a on ties, -0 and +0 being
+ * equal) is an integer compare of keys, the magnitude m (h & 0x7fff)
+ * with the sign applied as two's complement ((m ^ s) - s, s = h >> 15
+ * arithmetic: -0 and +0 both key 0, and the order of the keys is the
+ * order of the values), then a select of a or b.  A vector holding a
+ * NaN in a or b (a magnitude above the infinity's) takes the scalar
+ * rule, a + b in f32 narrowed (a NaN), for its lanes.  (f16 maximum
+ * took 0.24 cycles per element widened, compared and narrowed, 0.14 on
+ * the patterns, L2 data; the widening loop was 2.3x its memory bound at
+ * 1024x1024.) */
+#if VS_LANES == 16
+static inline hv2 hs_mm_key(hv2 h)
+{
+    const hv2 m = _mm512_and_si512(h, _mm512_set1_epi16(0x7fff));
+    const hv2 sg = _mm512_srai_epi16(h, 15);
+    return _mm512_sub_epi16(_mm512_xor_si512(m, sg), sg);
+}
+static inline int hs_mm_nan(hv2 a, hv2 b, int inf)
+{
+    const hv2 m = _mm512_set1_epi16(0x7fff);
+    return _mm512_cmpgt_epu16_mask(
+               _mm512_max_epu16(_mm512_and_si512(a, m),
+                                _mm512_and_si512(b, m)),
+               _mm512_set1_epi16((short)inf)) != 0;
+}
+/* b where its key is above (mx) or below a's, else a */
+static inline hv2 hs_mm_pick(hv2 a, hv2 b, int mx)
+{
+    const hv2 ka = hs_mm_key(a), kb = hs_mm_key(b);
+    return _mm512_mask_mov_epi16(a, mx ? _mm512_cmpgt_epi16_mask(kb, ka)
+                                       : _mm512_cmpgt_epi16_mask(ka, kb),
+                                 b);
+}
+#else
+static inline hv2 hs_mm_key(hv2 h)
+{
+    const hv2 m = _mm256_and_si256(h, _mm256_set1_epi16(0x7fff));
+    const hv2 sg = _mm256_srai_epi16(h, 15);
+    return _mm256_sub_epi16(_mm256_xor_si256(m, sg), sg);
+}
+static inline int hs_mm_nan(hv2 a, hv2 b, int inf)
+{
+    const hv2 m = _mm256_set1_epi16(0x7fff);
+    const hv2 x = _mm256_subs_epu16(
+        _mm256_max_epu16(_mm256_and_si256(a, m), _mm256_and_si256(b, m)),
+        _mm256_set1_epi16((short)inf));
+    return !_mm256_testz_si256(x, x);
+}
+static inline hv2 hs_mm_pick(hv2 a, hv2 b, int mx)
+{
+    const hv2 ka = hs_mm_key(a), kb = hs_mm_key(b);
+    return _mm256_blendv_epi8(a, b, mx ? _mm256_cmpgt_epi16(kb, ka)
+                                       : _mm256_cmpgt_epi16(ka, kb));
+}
+#endif
+#define HS_MM(DT, INF)                                                    \
+    static inline uint16_t hs_mm1_##DT(uint16_t a, uint16_t b, int mx)    \
+    {                                                                     \
+        const float fa = tb_##DT##_to_f32(a), fb = tb_##DT##_to_f32(b);   \
+        const float r = fa != fa || fb != fb ? fa + fb                    \
+                        : mx                 ? (fb > fa ? fb : fa)        \
+                                             : (fb < fa ? fb : fa);       \
+        return tb_f32_to_##DT(r);                                         \
+    }                                                                     \
+    static inline void hs_mm_##DT(const uint16_t *pa, const uint16_t *pb, \
+                                  uint16_t *po, int64_t n, int mx)        \
+    {                                                                     \
+        enum { W = 2 * VS_LANES };                                        \
+        int64_t i = 0;                                                    \
+        for (; i + W <= n; i += W) {                                      \
+            const hv2 a = h_load2(pa + i), b = h_load2(pb + i);           \
+            if (hs_mm_nan(a, b, INF)) {                                   \
+                for (int l = 0; l < W; l++)                               \
+                    po[i + l] = hs_mm1_##DT(pa[i + l], pb[i + l], mx);    \
+                continue;                                                 \
+            }                                                             \
+            h_store2(po + i, hs_mm_pick(a, b, mx));                       \
+        }                                                                 \
+        for (; i < n; i++)                                                \
+            po[i] = hs_mm1_##DT(pa[i], pb[i], mx);                        \
+    }                                                                     \
+    static void hs_maximum_##DT(const uint16_t *pa, const uint16_t *pb,   \
+                                uint16_t *po, int64_t n, float k)         \
+    {                                                                     \
+        (void)k;                                                          \
+        hs_mm_##DT(pa, pb, po, n, 1);                                     \
+    }                                                                     \
+    static void hs_minimum_##DT(const uint16_t *pa, const uint16_t *pb,   \
+                                uint16_t *po, int64_t n, float k)         \
+    {                                                                     \
+        (void)k;                                                          \
+        hs_mm_##DT(pa, pb, po, n, 0);                                     \
+    }
+HS_MM(bf16, 0x7f80)
+HS_MM(f16, 0x7c00)
+
 /* X(op): the binary ops (IEEE, as the f32 rows) and the unary ones:
  * vmath.h's activations (its per-lane functions, which both SIMD
  * levels' f32 rows apply: the same bits whatever vector a value sits
  * in), then IEEE ones, each hs_<op> */
 #define HS_BINARY(X)                                                      \
-    X(add, v_add) X(sub, v_sub) X(mul, v_mul) X(div, v_div)               \
-    X(add_relu, hs_add_relu) X(maximum, hs_maximum)                       \
-    X(minimum, hs_minimum)
+    X(add, hs_add) X(sub, hs_sub) X(mul, v_mul) X(div, v_div)             \
+    X(add_relu, hs_add_relu)
 #define HS_UNARY(X)                                                       \
     X(exp) X(tanh) X(sigmoid) X(gelu) X(gelu_tanh) X(silu)                \
     X(add_scalar) X(sub_scalar) X(mul_scalar) X(div_scalar) X(sqrt)       \
@@ -825,6 +917,8 @@ static inline tb_cpu_half_fused_fn hs_fused(tb_op_id op, tb_dtype dt)
         return NULL;
     switch (op) {
         HS_BINARY(HS_CASE2)
+        HS_CASE(maximum)
+        HS_CASE(minimum)
         HS_UNARY(HS_CASE)
         TB_CPU_EW_OPS(HS_EW_UNARY, HS_CASE)
     case TB_OP_relu:
@@ -855,6 +949,131 @@ static inline tb_cpu_half_cvt hs_cvt(tb_dtype dt)
     if (dt == TB_F16)
         return (tb_cpu_half_cvt){hs_widen_f16, hs_narrow_f16};
     return (tb_cpu_half_cvt){0, 0};
+}
+
+/* ---- arange (tb_cpu_half_arange_fn) ----------------------------------- */
+
+/* o[i] for i in [b, e): the narrowing of (float)(start + (double)i
+ * step), the f32 row's value (create.c).  In arange.h's exact case
+ * every value is a float computed exactly in float: four chains of
+ * VS_LANES values, each advanced by 4 VS_LANES step a step (one
+ * addition per vector, exact; four chains for the addition's latency),
+ * narrowed two vectors at a time; otherwise (and for the tail) each
+ * value as the portable loop computes it. */
+/* start + (double)i step, the product rounded first: this file is
+ * built with contraction allowed, and a fused multiply-add would round
+ * once (the empty asm makes the product a value of its own) */
+static inline double hs_arange_val(double start, double step, int64_t i)
+{
+    double t = (double)i * step;
+    __asm__("" : "+x"(t));
+    return start + t;
+}
+/* The arange loop's narrowing of a pair of exact values (finite: no
+ * NaN to quiet) and the place of lane l of the pair (lo's lanes, then
+ * hi's) among its 2 VS_LANES outputs: f16 in order; bf16 in order at
+ * avx512bf16 (vcvtne2ps2bf16), else in h_bf16_widen2's order, so that
+ * the integer rounding packs by one vpermt2w (avx512) with no NaN test
+ * (the in-order pack with its NaN fix-up took arange bf16 at 1M to
+ * 4.1x its bound). */
+static inline int hs_ar_at_in_order(int l) { return l; }
+static inline hv2 hs_ar_narrow_f16(vf lo, vf hi) { return h_f16_narrow2o(lo, hi); }
+#define hs_ar_at_f16 hs_ar_at_in_order
+#ifdef __AVX512BF16__
+static inline hv2 hs_ar_narrow_bf16(vf lo, vf hi) { return h_bf16_narrow2o(lo, hi); }
+#define hs_ar_at_bf16 hs_ar_at_in_order
+#else
+static inline int hs_ar_at_bf16(int l)
+{
+    const int j = l % VS_LANES; /* lo's words 0-3 of each 128-bit lane */
+    return 8 * (j / 4) + 4 * (l / VS_LANES) + j % 4;
+}
+static inline hv2 hs_ar_narrow_bf16(vf lo, vf hi)
+{
+#ifdef HS_PACK2_HI
+    return h_pack2_hi(h_bf16_round_num(lo), h_bf16_round_num(hi));
+#else
+    return h_pack2(hi_srl16(h_bf16_round_num(lo)),
+                   hi_srl16(h_bf16_round_num(hi)));
+#endif
+}
+#endif
+#define HS_ARANGE(DT)                                                     \
+    static void hs_arange_##DT(uint16_t *o, int64_t b, int64_t e,         \
+                               double start, double step)                 \
+    {                                                                     \
+        enum { L = VS_LANES, W = 4 * VS_LANES };                          \
+        int64_t i = b;                                                    \
+        if (e - b >= W && tb_cpu_arange_exact(start, step, e)) {          \
+            float v0[W]; /* chain c's lane l: v0[c L + l] */              \
+            for (int l = 0; l < W; l++) {                                 \
+                const int pair = l / (2 * L), at = hs_ar_at_##DT(l % (2 * L)); \
+                v0[l] = (float)hs_arange_val(start, step,                 \
+                                             b + pair * 2 * L + at);      \
+            }                                                             \
+            vf c0 = v_load(v0), c1 = v_load(v0 + L);                      \
+            vf c2 = v_load(v0 + 2 * L), c3 = v_load(v0 + 3 * L);          \
+            const vf inc = v_set1((float)((double)W * step));             \
+            for (; i + W <= e; i += W) {                                  \
+                h_store2(o + i, hs_ar_narrow_##DT(c0, c1));               \
+                h_store2(o + i + 2 * L, hs_ar_narrow_##DT(c2, c3));       \
+                c0 = v_add(c0, inc);                                      \
+                c1 = v_add(c1, inc);                                      \
+                c2 = v_add(c2, inc);                                      \
+                c3 = v_add(c3, inc);                                      \
+            }                                                             \
+        }                                                                 \
+        for (; i < e; i++)                                                \
+            o[i] = tb_f32_to_##DT((float)hs_arange_val(start, step, i));  \
+    }
+HS_ARANGE(bf16)
+HS_ARANGE(f16)
+
+static inline tb_cpu_half_arange_fn hs_arange(tb_dtype dt)
+{
+    return dt == TB_BF16 ? hs_arange_bf16 : dt == TB_F16 ? hs_arange_f16 : NULL;
+}
+
+/* ---- column sums for add_backward (tb_cpu_half_colsum_fn) ------------- */
+
+/* acc[c] += x[r ld + c] for r = 0..R-1 in order, c < w: each value
+ * widened in registers and added in f32, 8 vectors of columns held in
+ * registers over all the rows (the f32 row's additions, in its order). */
+#define HS_COLSUM(DT)                                                     \
+    static void hs_colsum_##DT(const uint16_t *x, int64_t R, int64_t ld,  \
+                               int64_t w, float *acc)                     \
+    {                                                                     \
+        enum { L = VS_LANES };                                            \
+        int64_t c = 0;                                                    \
+        for (; c + 8 * L <= w; c += 8 * L) {                              \
+            vf a[8];                                                      \
+            for (int k = 0; k < 8; k++)                                   \
+                a[k] = v_load(acc + c + k * L);                           \
+            for (int64_t r = 0; r < R; r++)                               \
+                for (int k = 0; k < 8; k++)                               \
+                    a[k] = v_add(a[k], h_##DT##_ld1(x + r * ld + c + k * L)); \
+            for (int k = 0; k < 8; k++)                                   \
+                v_store(acc + c + k * L, a[k]);                           \
+        }                                                                 \
+        for (; c + L <= w; c += L) {                                      \
+            vf a = v_load(acc + c);                                       \
+            for (int64_t r = 0; r < R; r++)                               \
+                a = v_add(a, h_##DT##_ld1(x + r * ld + c));               \
+            v_store(acc + c, a);                                          \
+        }                                                                 \
+        for (; c < w; c++) {                                              \
+            float a = acc[c];                                             \
+            for (int64_t r = 0; r < R; r++)                               \
+                a += tb_##DT##_to_f32(x[r * ld + c]);                     \
+            acc[c] = a;                                                   \
+        }                                                                 \
+    }
+HS_COLSUM(bf16)
+HS_COLSUM(f16)
+
+static inline tb_cpu_half_colsum_fn hs_colsum(tb_dtype dt)
+{
+    return dt == TB_BF16 ? hs_colsum_bf16 : dt == TB_F16 ? hs_colsum_f16 : NULL;
 }
 
 /* ---- reductions (tb_cpu_half_red) -------------------------------------- */

@@ -398,7 +398,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 #define TB_CPU_HALF_MAKE(X, XN)                                           \
     TB_CPU_HALF_MM(conv2d_nobias, X, XN) TB_CPU_HALF(max_pool2d, X)       \
     TB_CPU_HALF(avg_pool2d, X) TB_CPU_HALF(zeros, X) TB_CPU_HALF(ones, X) \
-    TB_CPU_HALF(full, X) TB_CPU_HALF(arange, X)                           \
+    TB_CPU_HALF(full, X) TB_CPU_HALF_NE(arange, X)                        \
     TB_CPU_HALF(rand_uniform, X) TB_CPU_HALF(rand_normal, X)              \
     TB_CPU_HALF(copy, X)
 /* backward */

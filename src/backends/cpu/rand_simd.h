@@ -6,7 +6,9 @@
  * for bit the portable kernel's (create.c) and the reference's
  * (ref_create.c; for the random ops the stream of src/ops/rand.h), at
  * every level and thread count.  arange: (T)(start + (double)i * step),
- * the product and the sum rounded separately, as the portable loop.
+ * the product and the sum rounded separately, as the portable loop (f32
+ * where every value is a float, arange.h: one exact float addition per
+ * vector, the same bits).
  *
  * Split like ops_simd.h: create.c keeps the operand checks, parameters
  * and the thread split (tb_cpu_create_rand below); the chunk loops live
