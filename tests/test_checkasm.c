@@ -359,6 +359,7 @@ int main(int argc, char **argv)
         T(xs_argmax_blocks),
         T(f64_fill_exact),
         T(half_rows_exact),
+        T(optim_half_exact),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {

@@ -119,4 +119,7 @@ void test_rand_bm64_ulp(void **state);
 /* half_rows.c */
 void test_half_rows_exact(void **state);
 
+/* optim_half.c */
+void test_optim_half_exact(void **state);
+
 #endif

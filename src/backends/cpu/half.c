@@ -28,6 +28,10 @@
  * Optimizer steps take the mixed-precision form (ops/op.h's
  * tb_op_in_dtype): 16-bit p and g widened, the f32 state updated in
  * place by the f32 row, p rounded once; their hyperparameters stay f32.
+ * The element-wise ones run as one fused pass of optim.c (optim.h: p
+ * and g read as 16 bits, widened in registers, the f32 loop, p
+ * narrowed in registers: the same bits, no scratch); lamb and lbfgs
+ * widen whole tensors (below).
  * Other element-wise ops (categories elementwise and activation, and add_relu,
  * with every input of the output's shape) run in blocks of HALF_BLOCK
  * elements whose f32 copies stay in L1/L2: memory sees the 16-bit
@@ -54,6 +58,7 @@
 #include "isa.h"
 #include "kernels.h" /* TB_CPU_SUM_BLOCK */
 #include "kreg.h"
+#include "optim.h"
 
 /* Elements per block: 3 f32 blocks (two inputs, one output) are 48 KiB.
  * (16384 ran exp and gelu no faster: the conversions, not the calls,
@@ -590,6 +595,10 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
         return rc;
     if (isa > tb_cpu_isa(ctx))
         return TB_EINVAL;
+    /* the element-wise optimizer steps: one fused pass (optim.h) */
+    if (op->category == TB_CAT_OPTIMIZER &&
+        (rc = tb_cpu_optim_half(ctx, id, dt, isa, in, out, p)) != 1)
+        return rc;
     if (half_reduce(ctx, op, dt, isa, in, out, p) == 0)
         return 0;
     /* A constant (add_scalar's scalar, leaky_relu's alpha, full's value)

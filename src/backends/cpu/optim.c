@@ -30,10 +30,12 @@
 #include "cpu_internal.h"
 #include "kreg.h"
 #include "isa.h"
+#include "optim.h"
 #include "optim_red.h"
 #include "optim_simd.h"
 
 #include "../../base/error.h"
+#include "../../ops/half.h"
 #include "../../ops/op.h"
 #include "../../ops/optim_math.h"
 #include "../../ops/tensor.h"
@@ -50,6 +52,21 @@
 #define OPT_VT float
 #define OPT_NAME loops_f32_c
 #include "optim_simd.h"
+/* the mixed-precision form (optim_simd.h): 16-bit p and g, f32 state */
+#define OPT_ET float
+#define OPT_VT float
+#define OPT_HT uint16_t
+#define OPT_LDH(x, ptr, i) ((x) = tb_bf16_to_f32((ptr)[i]))
+#define OPT_STH(ptr, i, x) ((ptr)[i] = tb_f32_to_bf16(x))
+#define OPT_NAME loops_bf16_c
+#include "optim_simd.h"
+#define OPT_ET float
+#define OPT_VT float
+#define OPT_HT uint16_t
+#define OPT_LDH(x, ptr, i) ((x) = tb_f16_to_f32((ptr)[i]))
+#define OPT_STH(ptr, i, x) ((ptr)[i] = tb_f32_to_f16(x))
+#define OPT_NAME loops_f16_c
+#include "optim_simd.h"
 #undef OPT_SQRT
 #undef OPT_ABS
 
@@ -59,6 +76,7 @@
 #define OPT_VT double
 #define OPT_NAME loops_f64_c
 #include "optim_simd.h"
+
 #undef OPT_SQRT
 #undef OPT_ABS
 #undef OPT_FMA
@@ -98,6 +116,31 @@ static const loops_fn loops[TB_DTYPE_COUNT][TB_ISA_AVX512 + 1] = {
 #endif
 #if TB_CPU_HAVE_AVX512
                 tb_optim_f64_avx512
+#else
+                NULL
+#endif
+    },
+    /* the mixed-precision form: 16-bit p and g, f32 state */
+    [TB_BF16] = {loops_bf16_c,
+#if TB_CPU_HAVE_AVX2
+                 tb_optim_bf16_avx2,
+#else
+                 NULL,
+#endif
+#if TB_CPU_HAVE_AVX512
+                 tb_optim_bf16_avx512
+#else
+                 NULL
+#endif
+    },
+    [TB_F16] = {loops_f16_c,
+#if TB_CPU_HAVE_AVX2
+                tb_optim_f16_avx2,
+#else
+                NULL,
+#endif
+#if TB_CPU_HAVE_AVX512
+                tb_optim_f16_avx512
 #else
                 NULL
 #endif
@@ -413,6 +456,16 @@ static int optim_run(void *ctx, tb_op_id id, tb_dtype dt,
               loops[dt][TB_ISA_SCALAR]};
     tb_cpu_parallel(ctx, n, (n + 15) / 16, run_part, &t);
     return 0;
+}
+
+int tb_cpu_optim_half(void *ctx, tb_op_id id, tb_dtype dt, int isa,
+                      const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p)
+{
+    if (id == TB_OP_lamb || id == TB_OP_lbfgs ||
+        (dt != TB_BF16 && dt != TB_F16))
+        return 1;
+    return optim_run(ctx, id, dt, in, out, p, isa);
 }
 
 /* lamb or lbfgs with the loops fn (a row's level's). */
