@@ -1,8 +1,8 @@
 /* checkasm, part 7: the optimizers' bf16/f16 rows (the mixed-precision
- * form: 16-bit p and g, f32 state) at every level, bit for bit against
+ * form: 16-bit p and g, f32 state; every op but lbfgs) at every level, bit for bit against
  * what the generic 16-bit path gives: p and g widened (ops/half.h),
  * the op's f32 row of the same level on the same instance (so the same
- * thread split and vector tails) and p rounded once (tb_f32_to_bf16 /
+ * thread split, vector tails and lamb's chunk sums) and p rounded once (tb_f32_to_bf16 /
  * tb_f32_to_f16); the f32 state bit for bit too.  (rows.c holds every
  * row to the C row within the op's tolerance; the SIMD levels fuse
  * multiply-adds the C row does not, so only the same level's f32 row
@@ -32,7 +32,8 @@
 static const tb_op_id oh_ops[] = {
     TB_OP_sgd,     TB_OP_sgd_momentum, TB_OP_adam,
     TB_OP_adamw,   TB_OP_adagrad,      TB_OP_adamax,
-    TB_OP_nadam,   TB_OP_radam,        TB_OP_adabound};
+    TB_OP_nadam,   TB_OP_radam,        TB_OP_adabound,
+    TB_OP_lamb};
 
 static void *oh_instance(int lv, const char *threads)
 {

@@ -28,10 +28,10 @@
  * Optimizer steps take the mixed-precision form (ops/op.h's
  * tb_op_in_dtype): 16-bit p and g widened, the f32 state updated in
  * place by the f32 row, p rounded once; their hyperparameters stay f32.
- * The element-wise ones run as one fused pass of optim.c (optim.h: p
- * and g read as 16 bits, widened in registers, the f32 loop, p
- * narrowed in registers: the same bits, no scratch); lamb and lbfgs
- * widen whole tensors (below).
+ * The element-wise ones and lamb run as the f32 row's passes in optim.c
+ * (optim.h: p and g read as 16 bits, widened in registers, the f32
+ * loop, p narrowed in registers: the same bits, no scratch); lbfgs
+ * widens whole tensors (below).
  * Other element-wise ops (categories elementwise and activation, and add_relu,
  * with every input of the output's shape) run in blocks of HALF_BLOCK
  * elements whose f32 copies stay in L1/L2: memory sees the 16-bit

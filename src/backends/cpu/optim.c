@@ -91,6 +91,21 @@
 #define RED_SQRT sqrt
 #define RED_NAME red_f64
 #include "optim_red.h"
+/* lamb's mixed-precision form: 16-bit p and g, f32 state */
+#define RED_ET float
+#define RED_SQRT sqrtf
+#define RED_NAME red_bf16
+#define RED_HT uint16_t
+#define RED_LDH(ptr, i) tb_bf16_to_f32((ptr)[i])
+#define RED_STH(ptr, i, x) ((ptr)[i] = tb_f32_to_bf16(x))
+#include "optim_red.h"
+#define RED_ET float
+#define RED_SQRT sqrtf
+#define RED_NAME red_f16
+#define RED_HT uint16_t
+#define RED_LDH(ptr, i) tb_f16_to_f32((ptr)[i])
+#define RED_STH(ptr, i, x) ((ptr)[i] = tb_f32_to_f16(x))
+#include "optim_red.h"
 
 typedef int64_t (*loops_fn)(const tb_optim_job *j, int64_t b, int64_t e);
 
@@ -458,16 +473,6 @@ static int optim_run(void *ctx, tb_op_id id, tb_dtype dt,
     return 0;
 }
 
-int tb_cpu_optim_half(void *ctx, tb_op_id id, tb_dtype dt, int isa,
-                      const tb_tensor *in, tb_tensor *out,
-                      const tb_params *p)
-{
-    if (id == TB_OP_lamb || id == TB_OP_lbfgs ||
-        (dt != TB_BF16 && dt != TB_F16))
-        return 1;
-    return optim_run(ctx, id, dt, in, out, p, isa);
-}
-
 /* lamb or lbfgs with the loops fn (a row's level's). */
 static int red_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
                    tb_tensor *out, const tb_params *p, red_fn fn)
@@ -485,6 +490,49 @@ static int red_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
     else
         lbfgs_run(ctx, &t, in, out, in[2].shape[0]);
     return 0;
+}
+
+/* lamb's loops of the mixed-precision form per dtype (bf16, f16) and
+ * level; NULL where the level is not built. */
+static const red_fn red_half[2][TB_ISA_AVX512 + 1] = {
+    {red_bf16,
+#if TB_CPU_HAVE_AVX2
+     tb_cpu_red_bf16_avx2,
+#else
+     NULL,
+#endif
+#if TB_CPU_HAVE_AVX512
+     tb_cpu_red_bf16_avx512
+#else
+     NULL
+#endif
+    },
+    {red_f16,
+#if TB_CPU_HAVE_AVX2
+     tb_cpu_red_f16_avx2,
+#else
+     NULL,
+#endif
+#if TB_CPU_HAVE_AVX512
+     tb_cpu_red_f16_avx512
+#else
+     NULL
+#endif
+    },
+};
+
+int tb_cpu_optim_half(void *ctx, tb_op_id id, tb_dtype dt, int isa,
+                      const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p)
+{
+    if (id == TB_OP_lbfgs || (dt != TB_BF16 && dt != TB_F16))
+        return 1;
+    if (id == TB_OP_lamb) {
+        red_fn fn = red_half[dt == TB_F16]
+                            [tb_cpu_isa_clamp(isa, TB_ISA_AVX512)];
+        return fn ? red_run(ctx, id, dt, in, out, p, fn) : 1;
+    }
+    return optim_run(ctx, id, dt, in, out, p, isa);
 }
 
 /* The loops of a row (kreg.h's TB_CPU_ROWS_OPTIM_RED). */
