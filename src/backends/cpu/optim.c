@@ -494,31 +494,19 @@ static int red_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
 
 /* lamb's loops of the mixed-precision form per dtype (bf16, f16) and
  * level; NULL where the level is not built. */
+#if TB_CPU_HAVE_AVX2
+#define RED_AVX2(dt) tb_cpu_red_##dt##_avx2
+#else
+#define RED_AVX2(dt) NULL
+#endif
+#if TB_CPU_HAVE_AVX512
+#define RED_AVX512(dt) tb_cpu_red_##dt##_avx512
+#else
+#define RED_AVX512(dt) NULL
+#endif
 static const red_fn red_half[2][TB_ISA_AVX512 + 1] = {
-    {red_bf16,
-#if TB_CPU_HAVE_AVX2
-     tb_cpu_red_bf16_avx2,
-#else
-     NULL,
-#endif
-#if TB_CPU_HAVE_AVX512
-     tb_cpu_red_bf16_avx512
-#else
-     NULL
-#endif
-    },
-    {red_f16,
-#if TB_CPU_HAVE_AVX2
-     tb_cpu_red_f16_avx2,
-#else
-     NULL,
-#endif
-#if TB_CPU_HAVE_AVX512
-     tb_cpu_red_f16_avx512
-#else
-     NULL
-#endif
-    },
+    {red_bf16, RED_AVX2(bf16), RED_AVX512(bf16)},
+    {red_f16, RED_AVX2(f16), RED_AVX512(f16)},
 };
 
 int tb_cpu_optim_half(void *ctx, tb_op_id id, tb_dtype dt, int isa,

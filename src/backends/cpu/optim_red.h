@@ -58,24 +58,16 @@ typedef struct tb_red_job {
 
 /* The loops at the SIMD levels, the same phases on the same elements
  * (optim_red_simd.h, defined in optim_red_avx2.c and
- * optim_red_avx512.c). */
-void tb_cpu_red_f32_avx2(const tb_red_job *r, int64_t b, int64_t e,
-                         double part[2]);
-void tb_cpu_red_f32_avx512(const tb_red_job *r, int64_t b, int64_t e,
-                           double part[2]);
-void tb_cpu_red_f64_avx2(const tb_red_job *r, int64_t b, int64_t e,
-                         double part[2]);
-void tb_cpu_red_f64_avx512(const tb_red_job *r, int64_t b, int64_t e,
-                           double part[2]);
-/* lamb's mixed-precision form (16-bit p and g, f32 state) */
-void tb_cpu_red_bf16_avx2(const tb_red_job *r, int64_t b, int64_t e,
-                          double part[2]);
-void tb_cpu_red_f16_avx2(const tb_red_job *r, int64_t b, int64_t e,
-                         double part[2]);
-void tb_cpu_red_bf16_avx512(const tb_red_job *r, int64_t b, int64_t e,
-                            double part[2]);
-void tb_cpu_red_f16_avx512(const tb_red_job *r, int64_t b, int64_t e,
-                           double part[2]);
+ * optim_red_avx512.c): tb_cpu_red_<dt>_<level>, dt f32, f64, or bf16
+ * and f16 (lamb's mixed-precision form: 16-bit p and g, f32 state). */
+#define TB_CPU_RED_DECL(dt, lv)                                           \
+    void tb_cpu_red_##dt##_##lv(const tb_red_job *r, int64_t b,           \
+                                int64_t e, double part[2]);
+#define TB_CPU_RED_DECLS(lv)                                              \
+    TB_CPU_RED_DECL(f32, lv) TB_CPU_RED_DECL(f64, lv)                     \
+    TB_CPU_RED_DECL(bf16, lv) TB_CPU_RED_DECL(f16, lv)
+TB_CPU_RED_DECLS(avx2)
+TB_CPU_RED_DECLS(avx512)
 
 #endif /* TB_BACKENDS_CPU_OPTIM_RED_H */
 
