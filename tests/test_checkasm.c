@@ -367,6 +367,8 @@ int main(int argc, char **argv)
         T(f64_fill_exact),
         T(half_rows_exact),
         T(half_arange),
+
+        T(optim_half_exact),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {

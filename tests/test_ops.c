@@ -665,6 +665,25 @@ static void test_cost_models(void **state)
     c = cost_of("transpose", 1, &s, NULL, 0, TB_F32);
     assert_true(c.flops == 0);
     assert_true(c.bytes == 2.0 * 13 * 17 * 4);
+
+    /* Optimizers: every operand once (adam: p, g, m, v read, p, m, v
+     * written; in bf16 p and g 2 bytes, the state f32) ... */
+    tb_shape o4[4] = {SHAPE(1000), SHAPE(1000), SHAPE(1000), SHAPE(1000)};
+    c = cost_of("adam", 4, o4, NULL, 0, TB_F32);
+    assert_true(c.bytes == 7.0 * 1000 * 4);
+    c = cost_of("adam", 4, o4, NULL, 0, TB_BF16);
+    assert_true(c.bytes == (2 + 2 + 4 + 4 + 2 + 4 + 4) * 1000.0);
+    /* ... lamb's second pass reads p, m and v again ... */
+    c = cost_of("lamb", 4, o4, NULL, 0, TB_F32);
+    assert_true(c.bytes == 10.0 * 1000 * 4);
+    c = cost_of("lamb", 4, o4, NULL, 0, TB_BF16);
+    assert_true(c.bytes == (22 + 2 + 4 + 4) * 1000.0);
+    /* ... lbfgs reads S and Y [m, n] twice */
+    tb_shape lb[4] = {SHAPE(100), SHAPE(100), SHAPE(3, 100), SHAPE(3, 100)};
+    c = cost_of("lbfgs", 4, lb, NULL, 0, TB_F32);
+    assert_true(c.bytes == (2 + 2 * 2 * 3 + 2) * 100.0 * 4);
+    c = cost_of("lbfgs", 4, lb, NULL, 0, TB_BF16);
+    assert_true(c.bytes == (2 + 2 + 2 * 2 * 3 * 4 + 2 + 2) * 100.0);
 }
 
 /* ---- 5. special values --------------------------------------------------- */

@@ -1047,7 +1047,8 @@ static const tb_op op_table[TB_OP_COUNT] = {
     [TB_OP_lamb] = {OP_ID(lamb),
         .category = TB_CAT_OPTIMIZER, .n_in = 4, .n_out = 3, .n_params = 6,
         .params = params_lamb, .domain = domain_optim_mv,
-        .shape = tb_rule_optim, .flops = tb_flops_optim, .bytes = tb_bytes_io,
+        .shape = tb_rule_optim, .flops = tb_flops_optim,
+        .bytes = tb_bytes_optim_red,
         .tol = TOL_OPT, .alias = alias_p_m_v,
         .doc = "LAMB (You et al. 2019, Algorithm 2, one tensor): "
                "m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; "
@@ -1069,7 +1070,8 @@ static const tb_op op_table[TB_OP_COUNT] = {
     [TB_OP_lbfgs] = {OP_ID(lbfgs),
         .category = TB_CAT_OPTIMIZER, .n_in = 4, .n_out = 2, .n_params = 1,
         .params = params_lbfgs, .domain = domain_lbfgs,
-        .shape = tb_rule_lbfgs, .flops = tb_flops_optim, .bytes = tb_bytes_io,
+        .shape = tb_rule_lbfgs, .flops = tb_flops_optim,
+        .bytes = tb_bytes_optim_red,
         .reduce_len = tb_rlen_optim, .tol = TOL_OPT, .alias = alias_p_own,
         .doc = "one L-BFGS step, torch.optim.LBFGS without line search: "
                "inputs p, g (n elements), S, Y [m, n] (the m pairs s, y, "

@@ -254,6 +254,30 @@ double tb_flops_optim(const tb_op *op, const tb_shape *in, const tb_shape *out,
     return per * op_numel_d(&in[0]);
 }
 
+/* lamb and lbfgs: what any algorithm must move, more than every
+ * operand once (tb_bytes_io).  lamb's step scales every element by a
+ * ratio of norms over the whole tensor, so a second pass reads p, m and
+ * v again (r recomputed from them; no buffer holds r) to write p.
+ * lbfgs's direction is a combination of the history's rows whose
+ * coefficients are dot products over whole rows (the two-loop
+ * recursion, or the compact form's S^T g, Y^T g): S and Y are read once
+ * to find the coefficients and once more to combine them (the working
+ * vector q, one row, is left to the cache). */
+double tb_bytes_optim_red(const tb_op *op, const tb_shape *in,
+                          const tb_shape *out, const tb_params *p,
+                          tb_dtype dt)
+{
+    double n = tb_bytes_io(op, in, out, p, dt);
+    const int again[2][3] = {{0, 2, 3}, {2, 3, -1}}; /* lamb, lbfgs */
+    for (int k = 0; k < 3; k++) {
+        int i = again[op->id == TB_OP_lbfgs][k];
+        if (i >= 0)
+            n += op_numel_d(&in[i]) *
+                 op_dtype_bytes(tb_op_in_dtype(op, i, dt));
+    }
+    return n;
+}
+
 /* lbfgs: the direction is built from dot products of n terms (a
  * library that sums them in f32, as PyTorch does, errs ~ sqrt(n) ulps).
  * lamb's norms enter only through the trust ratio, a relative error of

@@ -49,6 +49,6 @@ tb_cost_model tb_flops_per_out, tb_flops_reduce, tb_flops_matmul,
     tb_rlen_pool2d, tb_flops_optim, tb_flops_linalg, tb_rlen_linalg,
     tb_flops_batch_norm, tb_rlen_batch_norm, tb_rlen_group_norm,
     tb_rlen_optim, tb_flops_sdpa_backward, tb_rlen_sdpa_backward,
-    tb_flops_einsum, tb_rlen_einsum, tb_flops_workload;
+    tb_flops_einsum, tb_rlen_einsum, tb_flops_workload, tb_bytes_optim_red;
 
 #endif

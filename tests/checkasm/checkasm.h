@@ -122,4 +122,7 @@ void test_rand_bm64_ulp(void **state);
 void test_half_rows_exact(void **state);
 void test_half_arange(void **state);
 
+/* optim_half.c */
+void test_optim_half_exact(void **state);
+
 #endif

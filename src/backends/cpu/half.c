@@ -29,12 +29,16 @@
  * threads as the f32 drivers split them; var too, at avx2 and avx512
  * (tb_cpu_half_var, ops_simd.c: var_simd.h's f32 lanes on values
  * widened in registers, their bits).
- * Optimizer steps take the mixed-precision form (ops/op.h's
- * tb_op_in_dtype): 16-bit p and g widened, the f32 state updated in
- * place by the f32 row, p rounded once; their hyperparameters stay f32.
  * (add and sub by the FMA units, maximum and minimum on the patterns:
  * half_simd.h.)  arange is written in place: the f32 row's value
  * narrowed once, by the level's loop (half_simd.h's hs_arange).
+ * Optimizer steps take the mixed-precision form (ops/op.h's
+ * tb_op_in_dtype): 16-bit p and g widened, the f32 state updated in
+ * place by the f32 row, p rounded once; their hyperparameters stay f32.
+ * The element-wise ones and lamb run as the f32 row's passes in optim.c
+ * (optim.h: p and g read as 16 bits, widened in registers, the f32
+ * loop, p narrowed in registers: the same bits, no scratch); lbfgs
+ * widens whole tensors (below).
  * Other element-wise ops (categories elementwise and activation, and add_relu,
  * with every input of the output's shape) run in blocks of HALF_BLOCK
  * elements whose f32 copies stay in L1/L2: memory sees the 16-bit
@@ -62,6 +66,7 @@
 #include "kernels.h" /* TB_CPU_SUM_BLOCK */
 #include "kreg.h"
 #include "ops_simd.h" /* tb_cpu_half_var */
+#include "optim.h"
 #include "rand_simd.h"
 
 /* Elements per block: 3 f32 blocks (two inputs, one output) are 48 KiB.
@@ -719,6 +724,10 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
         return rc;
     if (isa > tb_cpu_isa(ctx))
         return TB_EINVAL;
+    /* the element-wise optimizer steps: one fused pass (optim.h) */
+    if (op->category == TB_CAT_OPTIMIZER &&
+        (rc = tb_cpu_optim_half(ctx, id, dt, isa, in, out, p)) != 1)
+        return rc;
     if (half_reduce(ctx, op, dt, isa, in, out, p) == 0 ||
         (id == TB_OP_var && tb_cpu_half_var(ctx, dt, isa, in, out, p) == 0))
         return 0;

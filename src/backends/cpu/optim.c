@@ -30,10 +30,12 @@
 #include "cpu_internal.h"
 #include "kreg.h"
 #include "isa.h"
+#include "optim.h"
 #include "optim_red.h"
 #include "optim_simd.h"
 
 #include "../../base/error.h"
+#include "../../ops/half.h"
 #include "../../ops/op.h"
 #include "../../ops/optim_math.h"
 #include "../../ops/tensor.h"
@@ -50,6 +52,21 @@
 #define OPT_VT float
 #define OPT_NAME loops_f32_c
 #include "optim_simd.h"
+/* the mixed-precision form (optim_simd.h): 16-bit p and g, f32 state */
+#define OPT_ET float
+#define OPT_VT float
+#define OPT_HT uint16_t
+#define OPT_LDH(x, ptr, i) ((x) = tb_bf16_to_f32((ptr)[i]))
+#define OPT_STH(ptr, i, x) ((ptr)[i] = tb_f32_to_bf16(x))
+#define OPT_NAME loops_bf16_c
+#include "optim_simd.h"
+#define OPT_ET float
+#define OPT_VT float
+#define OPT_HT uint16_t
+#define OPT_LDH(x, ptr, i) ((x) = tb_f16_to_f32((ptr)[i]))
+#define OPT_STH(ptr, i, x) ((ptr)[i] = tb_f32_to_f16(x))
+#define OPT_NAME loops_f16_c
+#include "optim_simd.h"
 #undef OPT_SQRT
 #undef OPT_ABS
 
@@ -59,6 +76,7 @@
 #define OPT_VT double
 #define OPT_NAME loops_f64_c
 #include "optim_simd.h"
+
 #undef OPT_SQRT
 #undef OPT_ABS
 #undef OPT_FMA
@@ -72,6 +90,21 @@
 #define RED_ET double
 #define RED_SQRT sqrt
 #define RED_NAME red_f64
+#include "optim_red.h"
+/* lamb's mixed-precision form: 16-bit p and g, f32 state */
+#define RED_ET float
+#define RED_SQRT sqrtf
+#define RED_NAME red_bf16
+#define RED_HT uint16_t
+#define RED_LDH(ptr, i) tb_bf16_to_f32((ptr)[i])
+#define RED_STH(ptr, i, x) ((ptr)[i] = tb_f32_to_bf16(x))
+#include "optim_red.h"
+#define RED_ET float
+#define RED_SQRT sqrtf
+#define RED_NAME red_f16
+#define RED_HT uint16_t
+#define RED_LDH(ptr, i) tb_f16_to_f32((ptr)[i])
+#define RED_STH(ptr, i, x) ((ptr)[i] = tb_f32_to_f16(x))
 #include "optim_red.h"
 
 typedef int64_t (*loops_fn)(const tb_optim_job *j, int64_t b, int64_t e);
@@ -98,6 +131,31 @@ static const loops_fn loops[TB_DTYPE_COUNT][TB_ISA_AVX512 + 1] = {
 #endif
 #if TB_CPU_HAVE_AVX512
                 tb_optim_f64_avx512
+#else
+                NULL
+#endif
+    },
+    /* the mixed-precision form: 16-bit p and g, f32 state */
+    [TB_BF16] = {loops_bf16_c,
+#if TB_CPU_HAVE_AVX2
+                 tb_optim_bf16_avx2,
+#else
+                 NULL,
+#endif
+#if TB_CPU_HAVE_AVX512
+                 tb_optim_bf16_avx512
+#else
+                 NULL
+#endif
+    },
+    [TB_F16] = {loops_f16_c,
+#if TB_CPU_HAVE_AVX2
+                tb_optim_f16_avx2,
+#else
+                NULL,
+#endif
+#if TB_CPU_HAVE_AVX512
+                tb_optim_f16_avx512
 #else
                 NULL
 #endif
@@ -432,6 +490,37 @@ static int red_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
     else
         lbfgs_run(ctx, &t, in, out, in[2].shape[0]);
     return 0;
+}
+
+/* lamb's loops of the mixed-precision form per dtype (bf16, f16) and
+ * level; NULL where the level is not built. */
+#if TB_CPU_HAVE_AVX2
+#define RED_AVX2(dt) tb_cpu_red_##dt##_avx2
+#else
+#define RED_AVX2(dt) NULL
+#endif
+#if TB_CPU_HAVE_AVX512
+#define RED_AVX512(dt) tb_cpu_red_##dt##_avx512
+#else
+#define RED_AVX512(dt) NULL
+#endif
+static const red_fn red_half[2][TB_ISA_AVX512 + 1] = {
+    {red_bf16, RED_AVX2(bf16), RED_AVX512(bf16)},
+    {red_f16, RED_AVX2(f16), RED_AVX512(f16)},
+};
+
+int tb_cpu_optim_half(void *ctx, tb_op_id id, tb_dtype dt, int isa,
+                      const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p)
+{
+    if (id == TB_OP_lbfgs || (dt != TB_BF16 && dt != TB_F16))
+        return 1;
+    if (id == TB_OP_lamb) {
+        red_fn fn = red_half[dt == TB_F16]
+                            [tb_cpu_isa_clamp(isa, TB_ISA_AVX512)];
+        return fn ? red_run(ctx, id, dt, in, out, p, fn) : 1;
+    }
+    return optim_run(ctx, id, dt, in, out, p, isa);
 }
 
 /* The loops of a row (kreg.h's TB_CPU_ROWS_OPTIM_RED). */

@@ -11,7 +11,11 @@
  *                              double part[2]);
  *     which runs phase r->phase on elements [b, e), adding its sums (in
  *     double, in index order) to part[0] and part[1].  The three macros
- *     are undefined at the end.
+ *     are undefined at the end.  lamb's mixed-precision form (bf16/f16 p
+ *     and g, f32 state) is the same loop with RED_HT the 16-bit type of
+ *     p and g, RED_LDH(ptr, i) its element i widened and RED_STH(ptr, i,
+ *     x) x stored rounded once (undefined at the end too; the vector
+ *     phases are lbfgs's, never run in that form).
  *
  * Every element is read before it is written, so p and the state may be
  * updated in place.
@@ -54,20 +58,27 @@ typedef struct tb_red_job {
 
 /* The loops at the SIMD levels, the same phases on the same elements
  * (optim_red_simd.h, defined in optim_red_avx2.c and
- * optim_red_avx512.c). */
-void tb_cpu_red_f32_avx2(const tb_red_job *r, int64_t b, int64_t e,
-                         double part[2]);
-void tb_cpu_red_f32_avx512(const tb_red_job *r, int64_t b, int64_t e,
-                           double part[2]);
-void tb_cpu_red_f64_avx2(const tb_red_job *r, int64_t b, int64_t e,
-                         double part[2]);
-void tb_cpu_red_f64_avx512(const tb_red_job *r, int64_t b, int64_t e,
-                           double part[2]);
+ * optim_red_avx512.c): tb_cpu_red_<dt>_<level>, dt f32, f64, or bf16
+ * and f16 (lamb's mixed-precision form: 16-bit p and g, f32 state). */
+#define TB_CPU_RED_DECL(dt, lv)                                           \
+    void tb_cpu_red_##dt##_##lv(const tb_red_job *r, int64_t b,           \
+                                int64_t e, double part[2]);
+#define TB_CPU_RED_DECLS(lv)                                              \
+    TB_CPU_RED_DECL(f32, lv) TB_CPU_RED_DECL(f64, lv)                     \
+    TB_CPU_RED_DECL(bf16, lv) TB_CPU_RED_DECL(f16, lv)
+TB_CPU_RED_DECLS(avx2)
+TB_CPU_RED_DECLS(avx512)
 
 #endif /* TB_BACKENDS_CPU_OPTIM_RED_H */
 
 /* ---- part 2: the loops ------------------------------------------------ */
 #ifdef RED_ET
+
+#ifndef RED_HT /* p and g of the element type */
+#define RED_HT RED_ET
+#define RED_LDH(ptr, i) ((ptr)[i])
+#define RED_STH(ptr, i, x) ((ptr)[i] = (x))
+#endif
 
 static void RED_NAME(const tb_red_job *r, int64_t b, int64_t e,
                      double part[2])
@@ -82,18 +93,19 @@ static void RED_NAME(const tb_red_job *r, int64_t b, int64_t e,
     switch (r->phase) {
     case TB_RED_LAMB_MOMENTS:
     case TB_RED_LAMB_UPDATE: {
-        const et *pi = j->in[0], *gi = j->in[1];
+        const RED_HT *pi = j->in[0], *gi = j->in[1];
         const et *mi = j->in[2], *vi = j->in[3];
-        et *po = j->out[0], *mo = j->out[1], *vo = j->out[2];
+        RED_HT *po = j->out[0];
+        et *mo = j->out[1], *vo = j->out[2];
         const et b1 = (et)j->b1, omb1 = (et)j->omb1;
         const et b2 = (et)j->b2, omb2 = (et)j->omb2;
         const et rbc1 = (et)j->c2, rbc2 = (et)j->scale;
         const et eps = (et)j->eps, wd = (et)j->wd;
         const int has_wd = j->wd != 0;
         for (int64_t i = b; i < e; i++) {
-            et p = pi[i], m, v;
+            et p = RED_LDH(pi, i), m, v;
             if (r->phase == TB_RED_LAMB_MOMENTS) {
-                et g = gi[i];
+                et g = RED_LDH(gi, i);
                 m = b1 * mi[i] + omb1 * g;
                 v = b2 * vi[i] + omb2 * (g * g);
             } else {
@@ -109,7 +121,7 @@ static void RED_NAME(const tb_red_job *r, int64_t b, int64_t e,
                 mo[i] = m;
                 vo[i] = v;
             } else {
-                po[i] = p - c * u;
+                RED_STH(po, i, p - c * u);
             }
         }
         break;
@@ -142,6 +154,9 @@ static void RED_NAME(const tb_red_job *r, int64_t b, int64_t e,
     part[1] += s1;
 }
 
+#undef RED_HT
+#undef RED_LDH
+#undef RED_STH
 #undef RED_ET
 #undef RED_SQRT
 #undef RED_NAME

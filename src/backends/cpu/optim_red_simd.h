@@ -21,8 +21,11 @@
  *
  * This header has two parts:
  *  1. (once) the block layers rb_d (f64) and rb_s (f32), optim_red.h's
- *     C loops red_c_f32 and red_c_f64, part 2 at both types, and
- *     RV_ENTRIES(lv), which defines the level's entry points;
+ *     C loops red_c_f32 and red_c_f64, part 2 at both types, lamb's
+ *     mixed-precision form (RV_TAG bf16 or f16: rb_s blocks whose p and
+ *     g are read and p written as 16 bits by optim_half_simd.h, the
+ *     tails by optim_red.h's loop of that form), and RV_ENTRIES(lv),
+ *     which defines the level's entry points;
  *  2. (each time RV_SFX is defined, d or s, with RV_ET its element type
  *     and RV_C the name of optim_red.h's C loop of that type) static
  *     void rv_red_<sfx>(const tb_red_job *r, int64_t b, int64_t e,
@@ -36,7 +39,10 @@
 #include <stdint.h>
 
 #include "dvec_simd.h"
+#include "optim_half_simd.h"
 #include "optim_red.h"
+
+#include "../../ops/half.h"
 
 /* elements per block */
 #define RB_N (2 * RS_W)
@@ -141,6 +147,41 @@ static inline void rb_acc_s(rd *s0, rd *s1, rb_s a, rb_s b)
 #define RV_C red_c_f64
 #include "optim_red_simd.h"
 
+/* lamb's mixed-precision form: 16-bit p and g (optim_half_simd.h's
+ * loads and rounding stores, a block being one oh_v), f32 state; the
+ * tails by optim_red.h's loop of the same form */
+#define RED_ET float
+#define RED_SQRT sqrtf
+#define RED_NAME red_c_bf16
+#define RED_HT uint16_t
+#define RED_LDH(ptr, i) tb_bf16_to_f32((ptr)[i])
+#define RED_STH(ptr, i, x) ((ptr)[i] = tb_f32_to_bf16(x))
+#include "optim_red.h"
+#define RED_ET float
+#define RED_SQRT sqrtf
+#define RED_NAME red_c_f16
+#define RED_HT uint16_t
+#define RED_LDH(ptr, i) tb_f16_to_f32((ptr)[i])
+#define RED_STH(ptr, i, x) ((ptr)[i] = tb_f32_to_f16(x))
+#include "optim_red.h"
+_Static_assert(sizeof(oh_v) == sizeof(rb_s), "a block is one oh_v");
+#define RV_SFX s
+#define RV_ET float
+#define RV_C red_c_bf16
+#define RV_TAG bf16
+#define RV_PT uint16_t
+#define RV_LDP(ptr) oh_ld_bf16(ptr)
+#define RV_STP(ptr, x) oh_st_bf16(ptr, x)
+#include "optim_red_simd.h"
+#define RV_SFX s
+#define RV_ET float
+#define RV_C red_c_f16
+#define RV_TAG f16
+#define RV_PT uint16_t
+#define RV_LDP(ptr) oh_ld_f16(ptr)
+#define RV_STP(ptr, x) oh_st_f16(ptr, x)
+#include "optim_red_simd.h"
+
 /* optim.c's tb_cpu_red_<dt>_<lv> */
 #define RV_ENTRIES(lv)                                                    \
     void tb_cpu_red_f32_##lv(const tb_red_job *r, int64_t b, int64_t e,   \
@@ -152,6 +193,16 @@ static inline void rb_acc_s(rd *s0, rd *s1, rb_s a, rb_s b)
                              double part[2])                              \
     {                                                                     \
         rv_red_d(r, b, e, part);                                          \
+    }                                                                     \
+    void tb_cpu_red_bf16_##lv(const tb_red_job *r, int64_t b, int64_t e,  \
+                              double part[2])                             \
+    {                                                                     \
+        rv_red_bf16(r, b, e, part);                                       \
+    }                                                                     \
+    void tb_cpu_red_f16_##lv(const tb_red_job *r, int64_t b, int64_t e,   \
+                             double part[2])                              \
+    {                                                                     \
+        rv_red_f16(r, b, e, part);                                        \
     }
 
 #endif /* TB_BACKENDS_CPU_OPTIM_RED_SIMD_H */
@@ -160,18 +211,26 @@ static inline void rb_acc_s(rd *s0, rd *s1, rb_s a, rb_s b)
 #ifdef RV_SFX
 
 #define RV_(name) RV_CAT(name, RV_SFX)
+#ifndef RV_TAG /* the functions' suffix; p and g of the element type */
+#define RV_TAG RV_SFX
+#define RV_PT RV_ET
+#define RV_LDP(ptr) RV_(rb_load)(ptr)
+#define RV_STP(ptr, x) RV_(rb_store)(ptr, x)
+#endif
+#define RV_F(name) RV_CAT(name, RV_TAG)
 
 /* lamb's phases on whole blocks of [b, e) (optim_red.h's
  * TB_RED_LAMB_*); returns where they end */
-static int64_t RV_(rv_lamb)(const tb_red_job *r, int64_t b, int64_t e,
-                            double part[2])
+static int64_t RV_F(rv_lamb)(const tb_red_job *r, int64_t b, int64_t e,
+                             double part[2])
 {
     typedef RV_ET et;
     typedef RV_(rb) vb;
     const tb_optim_job *j = r->j;
-    const et *pi = j->in[0], *gi = j->in[1];
+    const RV_PT *pi = j->in[0], *gi = j->in[1];
     const et *mi = j->in[2], *vi = j->in[3];
-    et *po = j->out[0], *mo = j->out[1], *vo = j->out[2];
+    RV_PT *po = j->out[0];
+    et *mo = j->out[1], *vo = j->out[2];
     const int mom = r->phase == TB_RED_LAMB_MOMENTS, has_wd = j->wd != 0;
     const vb b1 = RV_(rb_set1)((et)j->b1), omb1 = RV_(rb_set1)((et)j->omb1);
     const vb b2 = RV_(rb_set1)((et)j->b2), omb2 = RV_(rb_set1)((et)j->omb2);
@@ -182,10 +241,10 @@ static int64_t RV_(rv_lamb)(const tb_red_job *r, int64_t b, int64_t e,
     rd s0 = rs_d1(0.0), s0h = s0, s1 = s0, s1h = s0;
     int64_t i = b;
     for (; i + RB_N <= e; i += RB_N) {
-        const vb p = RV_(rb_load)(pi + i);
+        const vb p = RV_LDP(pi + i);
         vb m, v;
         if (mom) {
-            const vb g = RV_(rb_load)(gi + i);
+            const vb g = RV_LDP(gi + i);
             m = RV_(rb_add)(RV_(rb_mul)(b1, RV_(rb_load)(mi + i)),
                             RV_(rb_mul)(omb1, g));
             v = RV_(rb_add)(RV_(rb_mul)(b2, RV_(rb_load)(vi + i)),
@@ -205,7 +264,7 @@ static int64_t RV_(rv_lamb)(const tb_red_job *r, int64_t b, int64_t e,
             RV_(rb_store)(mo + i, m);
             RV_(rb_store)(vo + i, v);
         } else {
-            RV_(rb_store)(po + i, RV_(rb_sub)(p, RV_(rb_mul)(c, u)));
+            RV_STP(po + i, RV_(rb_sub)(p, RV_(rb_mul)(c, u)));
         }
     }
     if (mom) {
@@ -217,8 +276,8 @@ static int64_t RV_(rv_lamb)(const tb_red_job *r, int64_t b, int64_t e,
 
 /* the phase r->phase on [b, e), its sums added to part: whole blocks
  * here, the tail by the C loop */
-static void RV_(rv_red)(const tb_red_job *r, int64_t b, int64_t e,
-                        double part[2])
+static void RV_F(rv_red)(const tb_red_job *r, int64_t b, int64_t e,
+                         double part[2])
 {
     typedef RV_ET et;
     typedef RV_(rb) vb;
@@ -230,7 +289,7 @@ static void RV_(rv_red)(const tb_red_job *r, int64_t b, int64_t e,
     switch (r->phase) {
     case TB_RED_LAMB_MOMENTS:
     case TB_RED_LAMB_UPDATE:
-        i = RV_(rv_lamb)(r, b, e, part);
+        i = RV_F(rv_lamb)(r, b, e, part);
         break;
     case TB_RED_DOT2:
         for (; i + RB_N <= e; i += RB_N) {
@@ -271,6 +330,11 @@ static void RV_(rv_red)(const tb_red_job *r, int64_t b, int64_t e,
 }
 
 #undef RV_
+#undef RV_F
+#undef RV_TAG
+#undef RV_PT
+#undef RV_LDP
+#undef RV_STP
 #undef RV_SFX
 #undef RV_ET
 #undef RV_C

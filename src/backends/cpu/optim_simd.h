@@ -17,6 +17,14 @@
  *     [r, e) with the portable version).  The three macros are undefined
  *     at the end.  Before that include, OPT_SQRT, OPT_FMA, OPT_MAX,
  *     OPT_MIN and OPT_ABS must say how to take those of an OPT_VT.
+ *     The mixed-precision form (bf16/f16 p and g, f32 state: ops/op.h's
+ *     tb_op_in_dtype) is the same template with OPT_HT the 16-bit
+ *     storage type of p and g, OPT_LDH(x, ptr, i) loading (widening)
+ *     the lanes at ptr + i into x and OPT_STH(ptr, i, x) storing x
+ *     rounded once to the dtype (all three also undefined at the end;
+ *     without them p and g are OPT_ET): every value in between is the
+ *     f32 template's, so the step is widen + the f32 loop + narrow, bit
+ *     for bit, with p and g read and p written once as 16 bits.
  *
  * The loops use GCC's vector extensions: + - * / between vectors, and
  * between a vector and an OPT_ET scalar (broadcast), so one body serves
@@ -50,11 +58,16 @@ typedef struct tb_optim_job {
     bool mom, nesterov, rect;
 } tb_optim_job;
 
-/* Entry points of optim_avx2.c and optim_avx512.c (see part 2). */
+/* Entry points of optim_avx2.c and optim_avx512.c (see part 2; bf16,
+ * f16: 16-bit p and g, f32 state). */
 int64_t tb_optim_f32_avx2(const tb_optim_job *j, int64_t b, int64_t e);
 int64_t tb_optim_f64_avx2(const tb_optim_job *j, int64_t b, int64_t e);
+int64_t tb_optim_bf16_avx2(const tb_optim_job *j, int64_t b, int64_t e);
+int64_t tb_optim_f16_avx2(const tb_optim_job *j, int64_t b, int64_t e);
 int64_t tb_optim_f32_avx512(const tb_optim_job *j, int64_t b, int64_t e);
 int64_t tb_optim_f64_avx512(const tb_optim_job *j, int64_t b, int64_t e);
+int64_t tb_optim_bf16_avx512(const tb_optim_job *j, int64_t b, int64_t e);
+int64_t tb_optim_f16_avx512(const tb_optim_job *j, int64_t b, int64_t e);
 
 #endif /* TB_BACKENDS_CPU_OPTIM_SIMD_H */
 
@@ -66,6 +79,11 @@ int64_t tb_optim_f64_avx512(const tb_optim_job *j, int64_t b, int64_t e);
 /* Unaligned vector access (memcpy compiles to one load/store). */
 #define OPT_LD(x, ptr, i) memcpy(&(x), (ptr) + (i), sizeof(x))
 #define OPT_ST(ptr, i, x) memcpy((ptr) + (i), &(x), sizeof(x))
+#ifndef OPT_HT /* p and g of the element type */
+#define OPT_HT OPT_ET
+#define OPT_LDH(x, ptr, i) OPT_LD(x, ptr, i)
+#define OPT_STH(ptr, i, x) OPT_ST(ptr, i, x)
+#endif
 
 static int64_t OPT_NAME(const tb_optim_job *j, int64_t b, int64_t e)
 {
@@ -73,9 +91,10 @@ static int64_t OPT_NAME(const tb_optim_job *j, int64_t b, int64_t e)
     typedef OPT_VT vt;
     const int64_t L = (int64_t)(sizeof(vt) / sizeof(et));
     const int64_t end = b + (e - b) / L * L;
-    const et *pi = j->in[0], *gi = j->in[1];
+    const OPT_HT *pi = j->in[0], *gi = j->in[1];
     const et *s1i = j->in[2], *s2i = j->in[3];
-    et *po = j->out[0], *s1o = j->out[1], *s2o = j->out[2];
+    OPT_HT *po = j->out[0];
+    et *s1o = j->out[1], *s2o = j->out[2];
     const et lr = (et)j->lr, c2 = (et)j->c2, wd = (et)j->wd;
     const et b1 = (et)j->b1, omb1 = (et)j->omb1;
     const et b2 = (et)j->b2, omb2 = (et)j->omb2;
@@ -88,18 +107,18 @@ static int64_t OPT_NAME(const tb_optim_job *j, int64_t b, int64_t e)
     switch (j->op) {
     case TB_OP_sgd:
         for (int64_t i = b; i < end; i += L) {
-            OPT_LD(p, pi, i);
-            OPT_LD(g, gi, i);
+            OPT_LDH(p, pi, i);
+            OPT_LDH(g, gi, i);
             if (has_wd)
                 g = OPT_FMA(p, wd, g);
             p = p - lr * g;
-            OPT_ST(po, i, p);
+            OPT_STH(po, i, p);
         }
         break;
     case TB_OP_sgd_momentum:
         for (int64_t i = b; i < end; i += L) {
-            OPT_LD(p, pi, i);
-            OPT_LD(g, gi, i);
+            OPT_LDH(p, pi, i);
+            OPT_LDH(g, gi, i);
             OPT_LD(m, s1i, i);
             if (has_wd)
                 g = OPT_FMA(p, wd, g);
@@ -108,7 +127,7 @@ static int64_t OPT_NAME(const tb_optim_job *j, int64_t b, int64_t e)
                 g = j->nesterov ? OPT_FMA(m, b1, g) : m;
             }
             p = p - lr * g;
-            OPT_ST(po, i, p);
+            OPT_STH(po, i, p);
             OPT_ST(s1o, i, m);
         }
         break;
@@ -118,8 +137,8 @@ static int64_t OPT_NAME(const tb_optim_job *j, int64_t b, int64_t e)
     case TB_OP_radam:
     case TB_OP_adabound:
         for (int64_t i = b; i < end; i += L) {
-            OPT_LD(p, pi, i);
-            OPT_LD(g, gi, i);
+            OPT_LDH(p, pi, i);
+            OPT_LDH(g, gi, i);
             OPT_LD(m, s1i, i);
             OPT_LD(v, s2i, i);
             if (j->op == TB_OP_adamw)
@@ -152,28 +171,28 @@ static int64_t OPT_NAME(const tb_optim_job *j, int64_t b, int64_t e)
                 p = p - lr * m / d;
                 break;
             }
-            OPT_ST(po, i, p);
+            OPT_STH(po, i, p);
             OPT_ST(s1o, i, m);
             OPT_ST(s2o, i, v);
         }
         break;
     case TB_OP_adagrad:
         for (int64_t i = b; i < end; i += L) {
-            OPT_LD(p, pi, i);
-            OPT_LD(g, gi, i);
+            OPT_LDH(p, pi, i);
+            OPT_LDH(g, gi, i);
             OPT_LD(v, s1i, i);
             if (has_wd)
                 g = OPT_FMA(p, wd, g);
             v = OPT_FMA(g, g, v);
             p = p - lr * g / (OPT_SQRT(v) + eps);
-            OPT_ST(po, i, p);
+            OPT_STH(po, i, p);
             OPT_ST(s1o, i, v);
         }
         break;
     case TB_OP_adamax:
         for (int64_t i = b; i < end; i += L) {
-            OPT_LD(p, pi, i);
-            OPT_LD(g, gi, i);
+            OPT_LDH(p, pi, i);
+            OPT_LDH(g, gi, i);
             OPT_LD(m, s1i, i);
             OPT_LD(v, s2i, i);
             if (has_wd)
@@ -181,7 +200,7 @@ static int64_t OPT_NAME(const tb_optim_job *j, int64_t b, int64_t e)
             m = OPT_FMA(m, b1, omb1 * g);
             v = OPT_MAX(v * b2, OPT_ABS(g) + eps);
             p = p - lr * m / v;
-            OPT_ST(po, i, p);
+            OPT_STH(po, i, p);
             OPT_ST(s1o, i, m);
             OPT_ST(s2o, i, v);
         }
@@ -194,6 +213,9 @@ static int64_t OPT_NAME(const tb_optim_job *j, int64_t b, int64_t e)
 
 #undef OPT_LD
 #undef OPT_ST
+#undef OPT_HT
+#undef OPT_LDH
+#undef OPT_STH
 #undef OPT_ET
 #undef OPT_VT
 #undef OPT_NAME

@@ -2,8 +2,10 @@
  * and optim_avx512.c (each built with only its level's -m flags; see
  * meson.build): the template of optim_simd.h over 256-bit vectors (8 f32
  * / 4 f64 lanes) under AVX2's flags, 512-bit (16 / 8) under AVX-512's,
- * and the level's entry points tb_optim_f32_<level> and
- * tb_optim_f64_<level>.  optim.c finishes the tail of each part with its
+ * and the level's entry points tb_optim_f32_<level>,
+ * tb_optim_f64_<level> and the mixed-precision form's
+ * tb_optim_bf16_<level> and tb_optim_f16_<level> (16-bit p and g, f32
+ * state, the f32 loop's arithmetic).  optim.c finishes the tail of each part with its
  * portable loop, so no masked accesses are needed here. */
 #ifndef TB_BACKENDS_CPU_OPTIM_SIMD_IMPL_H
 #define TB_BACKENDS_CPU_OPTIM_SIMD_IMPL_H
@@ -11,6 +13,7 @@
 #include <immintrin.h>
 #include <stdint.h>
 
+#include "optim_half_simd.h"
 #include "optim_simd.h"
 
 #ifdef __AVX512F__
@@ -76,6 +79,21 @@ static inline opt_vd min_pd(opt_vd a, opt_vd b)
 #define OPT_VT opt_vs
 #define OPT_NAME loops_f32
 #include "optim_simd.h"
+
+#define OPT_ET float
+#define OPT_VT opt_vs
+#define OPT_HT uint16_t
+#define OPT_LDH(x, ptr, i) ((x) = oh_ld_bf16((ptr) + (i)))
+#define OPT_STH(ptr, i, x) oh_st_bf16((ptr) + (i), (x))
+#define OPT_NAME loops_bf16
+#include "optim_simd.h"
+#define OPT_ET float
+#define OPT_VT opt_vs
+#define OPT_HT uint16_t
+#define OPT_LDH(x, ptr, i) ((x) = oh_ld_f16((ptr) + (i)))
+#define OPT_STH(ptr, i, x) oh_st_f16((ptr) + (i), (x))
+#define OPT_NAME loops_f16
+#include "optim_simd.h"
 #undef OPT_SQRT
 #undef OPT_FMA
 #undef OPT_MAX
@@ -100,6 +118,16 @@ int64_t OPT_ENTRY(f32)(const tb_optim_job *j, int64_t b, int64_t e)
 int64_t OPT_ENTRY(f64)(const tb_optim_job *j, int64_t b, int64_t e)
 {
     return loops_f64(j, b, e);
+}
+
+int64_t OPT_ENTRY(bf16)(const tb_optim_job *j, int64_t b, int64_t e)
+{
+    return loops_bf16(j, b, e);
+}
+
+int64_t OPT_ENTRY(f16)(const tb_optim_job *j, int64_t b, int64_t e)
+{
+    return loops_f16(j, b, e);
 }
 
 #endif
