@@ -2,7 +2,8 @@
  * 2^(j/16) = dx_e16_h + dx_e16_l (mpmath, 200 bits); log f64's
  * log1p r = r + r^2 P(r), P = dx_lg_p highest degree first, for r
  * in [-0.02920, 0.03906] (f64_powlog.h's reduction): checked within
- * 2^-57.4 of log x (the script says how). */
+ * 2^-57.4 of log x (the script says how); -log c_i = dx_lg_h
+ * (a multiple of 2^-42) + dx_lg_l. */
 #ifndef TB_BACKENDS_CPU_F64_EXPLOG_H
 #define TB_BACKENDS_CPU_F64_EXPLOG_H
 
@@ -26,6 +27,22 @@ static const double dx_lg_p[9] = {
     -0x1.8a49fafe46a73p-4, 0x1.c7c331a69d157p-4, -0x1.0003a4bf23ad2p-3,
     0x1.24923c9d85afcp-3, -0x1.555554cc3e5fap-3, 0x1.9999999a55c0fp-3,
     -0x1.0000000003373p-2, 0x1.555555555553ap-2, -0x1.0000000000000p-1,
+};
+static const double dx_lg_h[16] = {
+    -0x1.4c9e09e173000p-2, -0x1.214456d0ec000p-2, -0x1.ef5ade4dd0000p-3,
+    -0x1.9f6c40708a000p-3, -0x1.527e5e4a1c000p-3, -0x1.08598b59e4000p-3,
+    -0x1.8197e2f410000p-4, -0x1.eea31c0068000p-5, -0x1.c63d2ec150000p-6,
+    0.0, 0x1.16536eea38000p-4, 0x1.fec9131dc0000p-4,
+    0x1.6d60fe719e000p-3, 0x1.d5c216b4fc000p-3, 0x1.1c898c169a000p-2,
+    0x1.4be5f95778000p-2,
+};
+static const double dx_lg_l[16] = {
+    0x1.e18891b0ad8a4p-45, 0x1.cac5428b728a3p-44, 0x1.ad11565bb8e11p-51,
+    0x1.33aa94bcd3f43p-44, 0x1.4e61b8d4b411dp-44, 0x1.7e5fd7009902cp-45,
+    0x1.c102460d20041p-44, -0x1.c3de83606d891p-44, 0x1.54a3ce030a687p-44,
+    0.0, -0x1.472de768fa309p-46, -0x1.54455d1ae6607p-44,
+    -0x1.bc91557134767p-44, -0x1.1b0d1bbca681bp-45, -0x1.81260e5c62affp-44,
+    -0x1.d7c52cd9ad824p-44,
 };
 
 #endif
