@@ -3,7 +3,9 @@
  * log1p r = r + r^2 P(r), P = dx_lg_p highest degree first, for r
  * in [-0.02920, 0.03906] (f64_powlog.h's reduction): checked within
  * 2^-57.4 of log x (the script says how); -log c_i = dx_lg_h
- * (a multiple of 2^-42) + dx_lg_l. */
+ * (a multiple of 2^-42) + dx_lg_l; pow's double-double log1p r = r - r^2/2
+ * - (r^3 / 2) Q(r), Q = dx_ld_q highest degree first: within 2^-64.9
+ * of r there. */
 #ifndef TB_BACKENDS_CPU_F64_EXPLOG_H
 #define TB_BACKENDS_CPU_F64_EXPLOG_H
 
@@ -43,6 +45,11 @@ static const double dx_lg_l[16] = {
     0.0, -0x1.472de768fa309p-46, -0x1.54455d1ae6607p-44,
     -0x1.bc91557134767p-44, -0x1.1b0d1bbca681bp-45, -0x1.81260e5c62affp-44,
     -0x1.d7c52cd9ad824p-44,
+};
+static const double dx_ld_q[9] = {
+    -0x1.66560afc435ecp-3, 0x1.9a32750b0205fp-3, -0x1.c7231f392d1d3p-3,
+    0x1.ffffe9084cf15p-3, -0x1.249248a6f144ap-2, 0x1.5555555601cd2p-2,
+    -0x1.999999999f7e7p-2, 0x1.fffffffffffcep-2, -0x1.5555555555555p-1,
 };
 
 #endif
