@@ -411,13 +411,40 @@ static inline rd dx_pow(rd a, rd b)
     return dx_exp_dd(yh, yl);
 }
 
-/* DX_B elements of a and b (both read before o is written). */
+/* DX_B elements of a and b (both read before o is written): the logs
+ * and checks of DX_IL vectors, then their exps where every lane of them
+ * takes dx_pow's fast form (the same values), else dx_pow on each. */
 static void dx_pow_blk(const double *a, const double *b, double *o)
 {
-    rd r[DX_IL];
+    rd va[DX_IL], vb[DX_IL], H[DX_IL], lo[DX_IL], yh[DX_IL], r[DX_IL];
+    unsigned all = (1u << RS_W) - 1;
 #pragma GCC unroll 4
-    for (int j = 0; j < DX_IL; j++)
-        r[j] = dx_pow(rs_loadd(a + j * RS_W), rs_loadd(b + j * RS_W));
+    for (int j = 0; j < DX_IL; j++) {
+        rd e;
+        ri i;
+        va[j] = rs_loadd(a + j * RS_W);
+        vb[j] = rs_loadd(b + j * RS_W);
+        rd z = dx_log_split(va[j], &e, &i);
+        H[j] = dx_log_dd_zi(z, i, e, &lo[j]);
+        yh[j] = rs_mul(vb[j], H[j]);
+#if RS_W == 8
+        rmask ok = (rmask)~_mm512_fpclass_pd_mask(va[j], 0xff);
+#else
+        rmask ok = rs_mand(rs_le(rs_d1(0x1.0p-1022), va[j]),
+                           rs_lt(va[j], rs_d1(INFINITY)));
+#endif
+        all &= rs_bits(rs_mand(ok, rs_le(rs_abs(yh[j]), rs_d1(708.0))));
+    }
+    if (all == (1u << RS_W) - 1) {
+#pragma GCC unroll 4
+        for (int j = 0; j < DX_IL; j++)
+            r[j] = dx_exp_dd(yh[j], rs_fma(vb[j], lo[j],
+                                           dx_fms(vb[j], H[j], yh[j])));
+    } else {
+#pragma GCC unroll 4
+        for (int j = 0; j < DX_IL; j++)
+            r[j] = dx_pow(va[j], vb[j]);
+    }
 #pragma GCC unroll 4
     for (int j = 0; j < DX_IL; j++)
         rs_stored(o + j * RS_W, r[j]);
