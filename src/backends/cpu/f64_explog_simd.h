@@ -198,21 +198,22 @@ static inline rd dx_fms(rd z, rd c, rd d)
 #endif
 }
 
-/* log(2^e z) by the table of f64_powlog.h: z c_i = p + pl exactly
- * (fma), r = p - 1 exact, log z = -log c_i + log1p(r + pl);
- * -log c_i = h_i + l_i (f64_explog.h: h_i a multiple of 2^-42), so w =
- * e ln2_hi + h_i is exact (one fma), hi + lo = w + r (Fast2Sum: |w| >=
- * |r| unless w = 0, checked per interval by the table's script), then
- * log x = hi + (lo + e ln2_lo + l_i + pl + R^2 P(R)), R = r + pl
- * rounded, log1p R = R + R^2 P(R) (f64_explog.h: within 2^-57.4 of log
- * x): R's rounding (<= 2^-58, |r| < 2^-4) moves R^2 P(R) by about R
- * times it, below 2^-62.6 absolute (and R = r exactly in the interval
- * around 1, where pl = 0); the small terms' roundings below 2^-57 of log
- * x (|log x| >= 0.0117 outside the interval around 1, where w = 0 and
- * log x = r + r^2 P). */
+/* log(2^e z) by log's table (f64_explog.h): c = dx_lg_c[i] (pow's c_i
+ * moved by under 2^-29 relative, so that -log c is within 2^-62 of h =
+ * dx_lg_h[i], a multiple of 2^-42), z c = p + pl exactly (fmsub), r = p
+ * - 1 exact, log z = h + log1p(r + pl) (h's error: below 2^-62); w = e
+ * ln2_hi + h exact (one fma), hi + lo = w + r (Fast2Sum: |w| >= |r|
+ * unless w = 0, checked per interval by the table's script), then log x
+ * = hi + (lo + pl + e ln2_lo + R^2 P(R)), R = r + pl rounded, log1p R =
+ * R + R^2 P(R) (f64_explog.h: within 2^-57.4 of log x): R's rounding (<=
+ * 2^-58, |r| < 2^-4) moves R^2 P(R) by about R times it, below 2^-62.6
+ * absolute (and R = r exactly in the interval around 1, where pl = 0);
+ * the small terms' roundings below 2^-57 of log x (|log x| >= 0.0117
+ * outside the interval around 1, where w = 0 and log x = r + r^2 P).
+ * One table lookup fewer than a hi + lo pair: 9.5% faster in cache. */
 static inline rd dx_log_zi(rd z, ri i, rd e)
 {
-    rd c = rs_lut16(dx_pl_c, i);
+    rd c = rs_lut16(dx_lg_c, i);
     rd p = rs_mul(z, c);
     rd pl = dx_fms(z, c, p);
     rd r = rs_sub(p, rs_d1(1.0));
@@ -231,8 +232,7 @@ static inline rd dx_log_zi(rd z, ri i, rd e)
     }
     ev = rs_fma(ev, R2, rs_d1(dx_lg_p[8]));
     rd q = rs_fma(od, R, ev);
-    rd t = rs_fma(e, rs_d1(0x1.ef35793c7673p-45), rs_lut16(dx_lg_l, i));
-    t = rs_add(rs_add(lo, pl), t);
+    rd t = rs_fma(e, rs_d1(0x1.ef35793c7673p-45), rs_add(lo, pl));
     return rs_add(hi, rs_fma(R2, q, t));
 }
 

@@ -300,9 +300,9 @@ static inline void dx_blocks(const double *a, int64_t sa, const double *b,
  * dropped pl r^3: below 2^-67 |r|), log1p r = r + h + hl - (r^3 / 2)
  * Q(r), h + hl = -r^2 / 2 exactly (0.5 r exact, fmsub), Q of degree 8
  * (f64_explog.h: within 2^-64.9 of r; (r^3 / 2) as -h r); A = e ln2_hi
- * + dx_lg_h[i] exactly (one fma: f64_explog.h's multiple of 2^-42), s +
+ * + dx_ld_h[i] exactly (one fma: f64_explog.h's multiple of 2^-42), s +
  * sl = r + h (Fast2Sum: |h| <= |r| / 50), H + hh = A + s (TwoSum), the
- * small terms (e ln2_lo + dx_lg_l[i], sl, hh, hl, the pl term, the
+ * small terms (e ln2_lo + dx_ld_l[i], sl, hh, hl, the pl term, the
  * series' tail) in *lo, renormalized (Fast2Sum) so that b lo stays below
  * 2^-52 |b H| (dx_exp_dd's r within its series' range).  |log a| >=
  * 0.0118 wherever the sum cancels (e = 0, c_i != 1), and log a = log1p r
@@ -331,11 +331,11 @@ static inline rd dx_log_dd_zi(rd z, ri i, rd e, rd *lo)
     rd q = rs_fma(od, r, ev);
     rd s = rs_add(r, h);
     rd sl = rs_add(rs_sub(r, s), h);
-    rd A = rs_fma(e, rs_d1(0x1.62e42fefa3800p-1), rs_lut16(dx_lg_h, i));
+    rd A = rs_fma(e, rs_d1(0x1.62e42fefa3800p-1), rs_lut16(dx_ld_h, i));
     rd H = rs_add(A, s);
     rd bv = rs_sub(H, A);
     rd hh = rs_add(rs_sub(A, rs_sub(H, bv)), rs_sub(s, bv));
-    rd l = rs_fma(e, rs_d1(0x1.ef35793c7673p-45), rs_lut16(dx_lg_l, i));
+    rd l = rs_fma(e, rs_d1(0x1.ef35793c7673p-45), rs_lut16(dx_ld_l, i));
     rd lt = rs_add(rs_add(l, sl), rs_add(hh, hl));
     /* pl (1 - r + r^2) = pl (1 - r - 2 h) */
     lt = rs_fma(pl, rs_fma(h, rs_d1(-2.0), rs_sub(one, r)), lt);
