@@ -18,11 +18,12 @@
  * second one rounding, also into the subnormal range; NaN gives NaN.
  * log x: x < 2^-1022 scaled by 2^54 first (only in vectors with a lane
  * not positive normal finite, as the special values); x = 2^e z, z c_i
- * = p + pl by fma (pow's 16-interval table, f64_powlog.h), r = p - 1,
- * log x = e ln 2 - log c_i + r + r^2 P(r) + pl (1 - r), P of degree 8
- * (f64_explog.h), the large parts summed exactly (Fast2Sum) and the
- * small ones after: no division; log 0 = -inf, log inf = inf, x < 0 or
- * NaN: NaN.
+ * = p + pl by fma (pow's 16 intervals, c_i moved so that -log c_i is
+ * within 2^-62 of a multiple of 2^-42: f64_explog.h), r = p - 1, log x
+ * = e ln 2 - log c_i + r + pl + R^2 P(R), R = r + pl, P of degree 8
+ * (f64_explog.h), the large parts summed exactly (one fma, Fast2Sum)
+ * and the small ones after: no division; log 0 = -inf, log inf = inf,
+ * x < 0 or NaN: NaN.
  * sigmoid x: t = e^-|x| by dx_exp_neg (exp's Taylor form: k =
  * round(x / ln 2), e^r by Taylor to r^13), then 1 / (1 + t) for x >= 0 and
  * t / (1 + t) below (the portable rows' stable form, one division);
@@ -39,16 +40,17 @@
  * ones (sigmoid' and tanh' as k e / (1 + e)^2, gelu' from one exp).
  * Bounds (tests/test_checkasm.c, f64_ulp, f64_act_ulp, f64_bwd_ulp,
  * against long double libm on dense sweeps): exp within 1 ulp (0.75
- * measured), log within 1 ulp (0.52), sigmoid within 3, tanh, silu and softplus within 4
+ * measured), log within 1 ulp (0.61), sigmoid within 3, tanh, silu and softplus within 4
  * (silu where sigmoid is subnormal: x times that rounding, as the
  * portable row), gelu within 6 (5.29 measured), gelu_tanh within 4 of
  * x sigmoid(z) at its formula's double z (2.96), relu' exactly,
  * sigmoid' and tanh' within 5 (3.93), gelu' within 5 ulp of |Phi| + |x
  * phi| (4.07); the op tolerance (TOL_MATH, rtol 1e-14) is ~45 ulp.
  * pow a^b = e^(b log |a|), log |a| = H + lo within about 2^-63
- * relative (dx_log_dd), y = b H + lo as a pair (yh, yl) by fma, e^y by
- * dx_exp's table form with yl added to r: within 1.5 ulp of powl on
- * pow64_ulp's six families (0.75 measured: large |y| up to
+ * relative (dx_log_dd_zi), y = b H + lo as a pair (yh, yl) by fma, e^y
+ * by dx_exp's table form with yl added to r (dx_pow_blk: four vectors'
+ * logs, then their exps): within 1.5 ulp of powl on pow64_ulp's six
+ * families (0.763 measured: large |y| up to
  * 709.78, bases next to 1, subnormal results, signs), libm's special
  * values bit for bit (pow_special.h, shared with pow f32).  AVX2 looks
  * its tables up by vgatherqpd: four vpermps and three blends instead
