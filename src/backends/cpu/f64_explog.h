@@ -2,7 +2,12 @@
  * 2^(j/16) = dx_e16_h + dx_e16_l (mpmath, 200 bits); log f64's
  * log1p r = r + r^2 P(r), P = dx_lg_p highest degree first, for r
  * in [-0.02920, 0.03906] (f64_powlog.h's reduction): checked within
- * 2^-57.4 of log x (the script says how). */
+ * 2^-57.4 of log x (the script says how); log's c_i = dx_lg_c,
+ * -log c_i within 2^-62 of dx_lg_h (a multiple of 2^-42); pow's c_i
+ * f64_powlog.h's, -log c_i = dx_ld_h (a multiple of 2^-42) + dx_ld_l;
+ * pow's double-double log1p r = r - r^2/2
+ * - (r^3 / 2) Q(r), Q = dx_ld_q highest degree first: within 2^-64.9
+ * of r there. */
 #ifndef TB_BACKENDS_CPU_F64_EXPLOG_H
 #define TB_BACKENDS_CPU_F64_EXPLOG_H
 
@@ -23,9 +28,46 @@ static const double dx_e16_l[16] = {
     -0x1.e9c23179c2893p-54,
 };
 static const double dx_lg_p[9] = {
-    -0x1.8a49fafe46a73p-4, 0x1.c7c331a69d157p-4, -0x1.0003a4bf23ad2p-3,
-    0x1.24923c9d85afcp-3, -0x1.555554cc3e5fap-3, 0x1.9999999a55c0fp-3,
+    -0x1.8a49faecdfd7bp-4, 0x1.c7c331a5a015bp-4, -0x1.0003a4bf255b2p-3,
+    0x1.24923c9d85da7p-3, -0x1.555554cc3e5fbp-3, 0x1.9999999a55c0fp-3,
     -0x1.0000000003373p-2, 0x1.555555555553ap-2, -0x1.0000000000000p-1,
+};
+static const double dx_lg_c[16] = {
+    0x1.623fa775a14adp+0, 0x1.5390949492631p+0, 0x1.460cbc7f72f24p+0,
+    0x1.3991c2c462b1ep+0, 0x1.2e025c05f44c9p+0, 0x1.23456789cf20fp+0,
+    0x1.1945380d241a7p+0, 0x1.0fef01130ce53p+0, 0x1.073260a48be8ap+0,
+    0x1.0000000000000p+0, 0x1.de5d6e44ca3d7p-1, 0x1.c3f8f01fb067bp-1,
+    0x1.ac5701af2f162p-1, 0x1.970e4f85f46acp-1, 0x1.83c977ab55d27p-1,
+    0x1.724287f483167p-1,
+};
+static const double dx_lg_h[16] = {
+    -0x1.4c9e09f179000p-2, -0x1.214456e0f5000p-2, -0x1.ef5ade4e5a000p-3,
+    -0x1.9f6c40832e000p-3, -0x1.527e5e527c000p-3, -0x1.08598b5adc000p-3,
+    -0x1.8197e3336c000p-4, -0x1.eea31c5e50000p-5, -0x1.c63d2ec450000p-6,
+    0.0, 0x1.16536ebd34000p-4, 0x1.fec912fe90000p-4,
+    0x1.6d60fe6404000p-3, 0x1.d5c2169b06000p-3, 0x1.1c898c162b000p-2,
+    0x1.4be5f9573d000p-2,
+};
+static const double dx_ld_h[16] = {
+    -0x1.4c9e09e173000p-2, -0x1.214456d0ec000p-2, -0x1.ef5ade4dd0000p-3,
+    -0x1.9f6c40708a000p-3, -0x1.527e5e4a1c000p-3, -0x1.08598b59e4000p-3,
+    -0x1.8197e2f410000p-4, -0x1.eea31c0068000p-5, -0x1.c63d2ec150000p-6,
+    0.0, 0x1.16536eea38000p-4, 0x1.fec9131dc0000p-4,
+    0x1.6d60fe719e000p-3, 0x1.d5c216b4fc000p-3, 0x1.1c898c169a000p-2,
+    0x1.4be5f95778000p-2,
+};
+static const double dx_ld_l[16] = {
+    0x1.e18891b0ad8a4p-45, 0x1.cac5428b728a3p-44, 0x1.ad11565bb8e11p-51,
+    0x1.33aa94bcd3f43p-44, 0x1.4e61b8d4b411dp-44, 0x1.7e5fd7009902cp-45,
+    0x1.c102460d20041p-44, -0x1.c3de83606d891p-44, 0x1.54a3ce030a687p-44,
+    0.0, -0x1.472de768fa309p-46, -0x1.54455d1ae6607p-44,
+    -0x1.bc91557134767p-44, -0x1.1b0d1bbca681bp-45, -0x1.81260e5c62affp-44,
+    -0x1.d7c52cd9ad824p-44,
+};
+static const double dx_ld_q[9] = {
+    -0x1.66560afc435ecp-3, 0x1.9a32750b0205fp-3, -0x1.c7231f392d1d3p-3,
+    0x1.ffffe9084cf15p-3, -0x1.249248a6f144ap-2, 0x1.5555555601cd2p-2,
+    -0x1.999999999f7e7p-2, 0x1.fffffffffffcep-2, -0x1.5555555555555p-1,
 };
 
 #endif

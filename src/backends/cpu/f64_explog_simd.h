@@ -188,37 +188,52 @@ static inline rd dx_log_split(rd t, rd *e, ri *i)
                           rs_i1(RS_LOG_OFF)));
 }
 
-/* log(2^e z) by the table of f64_powlog.h: z c_i = p + pl exactly
- * (fma), r = p - 1 exact, log z = -log c_i + log1p r + pl (1 - r)
- * (dropped: pl r^2, below 2^-62 absolute), log1p r = r + r^2 P(r)
- * (f64_explog.h: within 2^-57.4 of log x); w + wl = e ln2_hi + dx_pl_h
- * (e ln2_hi exact; Fast2Sum: |e ln2_hi| >= 0.69 > |dx_pl_h| unless e
- * = 0, where w is dx_pl_h exactly), hi + lo = w + r (Fast2Sum: |w| >=
- * |r| unless w = 0, checked per interval by the table's script), then
- * hi + (lo + wl + e ln2_lo + dx_pl_l + pl (1 - r) + r^2 P): the small
- * terms' roundings below 2^-57 of log x (|log x| >= 0.0117 outside the
- * interval around 1, where w = 0, pl = 0 and log x = r + r^2 P). */
+/* z c - d by one rounding (FMA's fmsub) */
+static inline rd dx_fms(rd z, rd c, rd d)
+{
+#if RS_W == 8
+    return _mm512_fmsub_pd(z, c, d);
+#else
+    return _mm256_fmsub_pd(z, c, d);
+#endif
+}
+
+/* log(2^e z) by log's table (f64_explog.h): c = dx_lg_c[i] (pow's c_i
+ * moved by under 2^-29 relative, so that -log c is within 2^-62 of h =
+ * dx_lg_h[i], a multiple of 2^-42), z c = p + pl exactly (fmsub), r = p
+ * - 1 exact, log z = h + log1p(r + pl) (h's error: below 2^-62); w = e
+ * ln2_hi + h exact (one fma), hi + lo = w + r (Fast2Sum: |w| >= |r|
+ * unless w = 0, checked per interval by the table's script), then log x
+ * = hi + (lo + pl + e ln2_lo + R^2 P(R)), R = r + pl rounded, log1p R =
+ * R + R^2 P(R) (f64_explog.h: within 2^-57.4 of log x): R's rounding (<=
+ * 2^-58, |r| < 2^-4) moves R^2 P(R) by about R times it, below 2^-62.6
+ * absolute (and R = r exactly in the interval around 1, where pl = 0);
+ * the small terms' roundings below 2^-57 of log x (|log x| >= 0.0117
+ * outside the interval around 1, where w = 0 and log x = r + r^2 P).
+ * One table lookup fewer than a hi + lo pair: 9.5% faster in cache. */
 static inline rd dx_log_zi(rd z, ri i, rd e)
 {
-    const rd one = rs_d1(1.0);
-    rd c = rs_lut16(dx_pl_c, i);
+    rd c = rs_lut16(dx_lg_c, i);
     rd p = rs_mul(z, c);
-    rd pl = rs_fma(z, c, rs_dxor(p, rs_d1(-0.0)));
-    rd r = rs_sub(p, one);
-    rd e2 = rs_mul(e, rs_d1(0x1.62e42fefa3800p-1));
-    rd lh = rs_lut16(dx_pl_h, i);
-    rd w = rs_add(e2, lh);
-    rd wl = rs_add(rs_sub(e2, w), lh);
+    rd pl = dx_fms(z, c, p);
+    rd r = rs_sub(p, rs_d1(1.0));
+    rd R = rs_add(r, pl);
+    rd w = rs_fma(e, rs_d1(0x1.62e42fefa3800p-1), rs_lut16(dx_lg_h, i));
     rd hi = rs_add(w, r);
     rd lo = rs_add(rs_sub(w, hi), r);
-    rd q = rs_d1(dx_lg_p[0]);
-#pragma GCC unroll 8
-    for (int k = 1; k < 9; k++)
-        q = rs_fma(q, r, rs_d1(dx_lg_p[k]));
-    rd s = rs_add(wl, rs_fma(e, rs_d1(0x1.ef35793c7673p-45),
-                             rs_lut16(dx_pl_l, i)));
-    s = rs_add(rs_add(lo, s), rs_mul(pl, rs_sub(one, r)));
-    return rs_add(hi, rs_fma(rs_mul(r, r), q, s));
+    /* P = E(R^2) + R O(R^2): two Horner chains of 4 and 3 (one of 8
+     * would be the loop's longest dependency) */
+    rd R2 = rs_mul(R, R);
+    rd ev = rs_d1(dx_lg_p[0]), od = rs_d1(dx_lg_p[1]);
+#pragma GCC unroll 4
+    for (int k = 2; k < 8; k += 2) {
+        ev = rs_fma(ev, R2, rs_d1(dx_lg_p[k]));
+        od = rs_fma(od, R2, rs_d1(dx_lg_p[k + 1]));
+    }
+    ev = rs_fma(ev, R2, rs_d1(dx_lg_p[8]));
+    rd q = rs_fma(od, R, ev);
+    rd t = rs_fma(e, rs_d1(0x1.ef35793c7673p-45), rs_add(lo, pl));
+    return rs_add(hi, rs_fma(R2, q, t));
 }
 
 /* A vector whose lanes are all positive normal finite takes dx_log_zi
@@ -228,9 +243,13 @@ static inline rd dx_log(rd x)
 {
     rd e;
     ri i;
+#if RS_W == 8 /* one vfpclasspd: NaN, +-0, +-inf, subnormal, negative */
+    if (_mm512_fpclass_pd_mask(x, 0xff) == 0) {
+#else
     rmask ok = rs_mand(rs_le(rs_d1(0x1.0p-1022), x),
                        rs_lt(x, rs_d1(INFINITY)));
     if (rs_bits(ok) == (1u << RS_W) - 1) {
+#endif
         rd z = dx_log_split(x, &e, &i);
         return dx_log_zi(z, i, e);
     }

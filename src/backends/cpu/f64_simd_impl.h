@@ -18,11 +18,12 @@
  * second one rounding, also into the subnormal range; NaN gives NaN.
  * log x: x < 2^-1022 scaled by 2^54 first (only in vectors with a lane
  * not positive normal finite, as the special values); x = 2^e z, z c_i
- * = p + pl by fma (pow's 16-interval table, f64_powlog.h), r = p - 1,
- * log x = e ln 2 - log c_i + r + r^2 P(r) + pl (1 - r), P of degree 8
- * (f64_explog.h), the large parts summed exactly (Fast2Sum) and the
- * small ones after: no division; log 0 = -inf, log inf = inf, x < 0 or
- * NaN: NaN.
+ * = p + pl by fma (pow's 16 intervals, c_i moved so that -log c_i is
+ * within 2^-62 of a multiple of 2^-42: f64_explog.h), r = p - 1, log x
+ * = e ln 2 - log c_i + r + pl + R^2 P(R), R = r + pl, P of degree 8
+ * (f64_explog.h), the large parts summed exactly (one fma, Fast2Sum)
+ * and the small ones after: no division; log 0 = -inf, log inf = inf,
+ * x < 0 or NaN: NaN.
  * sigmoid x: t = e^-|x| by dx_exp_neg (exp's Taylor form: k =
  * round(x / ln 2), e^r by Taylor to r^13), then 1 / (1 + t) for x >= 0 and
  * t / (1 + t) below (the portable rows' stable form, one division);
@@ -39,16 +40,17 @@
  * ones (sigmoid' and tanh' as k e / (1 + e)^2, gelu' from one exp).
  * Bounds (tests/test_checkasm.c, f64_ulp, f64_act_ulp, f64_bwd_ulp,
  * against long double libm on dense sweeps): exp within 1 ulp (0.75
- * measured), log within 1 ulp (0.52), sigmoid within 3, tanh, silu and softplus within 4
+ * measured), log within 1 ulp (0.61), sigmoid within 3, tanh, silu and softplus within 4
  * (silu where sigmoid is subnormal: x times that rounding, as the
  * portable row), gelu within 6 (5.29 measured), gelu_tanh within 4 of
  * x sigmoid(z) at its formula's double z (2.96), relu' exactly,
  * sigmoid' and tanh' within 5 (3.93), gelu' within 5 ulp of |Phi| + |x
  * phi| (4.07); the op tolerance (TOL_MATH, rtol 1e-14) is ~45 ulp.
  * pow a^b = e^(b log |a|), log |a| = H + lo within about 2^-63
- * relative (dx_log_dd), y = b H + lo as a pair (yh, yl) by fma, e^y by
- * dx_exp's table form with yl added to r: within 1.5 ulp of powl on
- * pow64_ulp's six families (0.75 measured: large |y| up to
+ * relative (dx_log_dd_zi), y = b H + lo as a pair (yh, yl) by fma, e^y
+ * by dx_exp's table form with yl added to r (dx_pow_blk: four vectors'
+ * logs, then their exps): within 1.5 ulp of powl on pow64_ulp's six
+ * families (0.763 measured: large |y| up to
  * 709.78, bases next to 1, subnormal results, signs), libm's special
  * values bit for bit (pow_special.h, shared with pow f32).  AVX2 looks
  * its tables up by vgatherqpd: four vpermps and three blends instead
@@ -294,70 +296,70 @@ static inline void dx_blocks(const double *a, int64_t sa, const double *b,
 
 #include "pow_special.h"
 
-/* log a = H + *lo for a positive finite a (subnormals included; other
- * inputs: unspecified, the caller selects), within about 2^-69.4 of
- * log a plus 2^-106 |log a|: a = 2^e z as rs_log_reduce (a < 2^-1022
- * scaled by 2^54 first), c_i = dx_pl_c[i], -log c_i = dx_pl_h + dx_pl_l
- * (scripts/pow_f64_table.py); z c_i = p + pl exactly (fma), r = p - 1
+/* log(2^e z) = H + *lo for z, i and e as dx_log_split's of a positive
+ * normal double (dx_log_dd: also of a subnormal one scaled): c_i =
+ * dx_pl_c[i] (f64_powlog.h), z c_i = p + pl exactly (fma), r = p - 1
  * exact, |r| <= 0.0391; log(z c_i) = log1p r + pl (1 - r + r^2) (the
- * dropped pl r^3: below 2^-67 |r|), log1p r = (r - h) -
- * hl + r^3 q(r), h + hl = r^2 / 2 exactly, q Taylor's to r^15
- * (truncation below 2^-69.4 |r|); the hi parts summed exactly (e ln2_hi
- * exact for |e| < 2^11; Fast2Sum, TwoSum), the small terms in *lo.
- * |log a| >= 0.0118 wherever the sum cancels (e = 0, c_i != 1), and
- * log a = log1p r with no cancellation where c_i = 1 (e = 0): the log
- * is within about 2^-63 relative everywhere. */
-static inline rd dx_log_dd(rd a, rd *lo)
+ * dropped pl r^3: below 2^-67 |r|), log1p r = r + h + hl - (r^3 / 2)
+ * Q(r), h + hl = -r^2 / 2 exactly (0.5 r exact, fmsub), Q of degree 8
+ * (f64_explog.h: within 2^-64.9 of r; (r^3 / 2) as -h r); A = e ln2_hi
+ * + dx_ld_h[i] exactly (one fma: f64_explog.h's multiple of 2^-42), s +
+ * sl = r + h (Fast2Sum: |h| <= |r| / 50), H + hh = A + s (TwoSum), the
+ * small terms (e ln2_lo + dx_ld_l[i], sl, hh, hl, the pl term, the
+ * series' tail) in *lo, renormalized (Fast2Sum) so that b lo stays below
+ * 2^-52 |b H| (dx_exp_dd's r within its series' range).  |log a| >=
+ * 0.0118 wherever the sum cancels (e = 0, c_i != 1), and log a = log1p r
+ * with no cancellation where c_i = 1 (e = 0): the log is within about
+ * 2^-63 relative everywhere. */
+static inline rd dx_log_dd_zi(rd z, ri i, rd e, rd *lo)
 {
-    const rd zero = rs_d1(0.0), one = rs_d1(1.0);
-    rmask sub = rs_lt(a, rs_d1(0x1.0p-1022));
-    rd t = rs_sel(sub, rs_mul(a, rs_d1(0x1.0p54)), a);
-    ri b = rs_iadd(rs_asi(t), rs_i1((uint64_t)0 - RS_LOG_OFF));
-    ri i = rs_isrl(b, 48);
-#if RS_W == 8
-    rd e = _mm512_cvtepi64_pd(_mm512_srai_epi64(b, 52));
-#else /* no 64-bit arithmetic shift: (b + 2^63) >> 52 is e + 2048 */
-    rd e = rs_sub(rs_cvt52(rs_isrl(rs_ixor(b, rs_i1(UINT64_C(1) << 63)), 52)),
-                  rs_d1(2048.0));
-#endif
-    e = rs_sel(sub, rs_sub(e, rs_d1(54.0)), e);
-    rd z = rs_asd(rs_iadd(rs_iand(b, rs_i1(0x000fffffffffffffu)),
-                          rs_i1(RS_LOG_OFF)));
+    const rd one = rs_d1(1.0);
     rd c = rs_lut16(dx_pl_c, i);
     rd p = rs_mul(z, c);
-    rd pl = rs_fma(z, c, rs_sub(zero, p));
+    rd pl = dx_fms(z, c, p);
     rd r = rs_sub(p, one);
+    rd ar = rs_mul(r, rs_d1(-0.5));
+    rd h = rs_mul(ar, r);
+    rd hl = dx_fms(ar, r, h);
+    /* Q by even and odd Horner chains in r^2 (rounded: Q's own
+     * rounding) */
     rd r2 = rs_mul(r, r);
-    rd h = rs_mul(r2, rs_d1(0.5));
-    rd hl = rs_mul(rs_fma(r, r, rs_sub(zero, r2)), rs_d1(0.5));
-    /* q(r) = sum over n = 3..15 of (-1)^(n+1) r^(n-3) / n, by Horner */
-    rd q = rs_d1(1.0 / 15);
-#pragma GCC unroll 16
-    for (int n = 14; n >= 3; n--)
-        q = rs_fma(q, r, rs_d1((n & 1 ? 1.0 : -1.0) / n));
-    /* s + sl = r - h (Fast2Sum: |h| <= |r| / 50) */
-    rd s = rs_sub(r, h);
-    rd sl = rs_sub(rs_sub(r, s), h);
-    /* A + al = e ln2_hi + dx_pl_h[i] (Fast2Sum: |e ln2_hi| >= 0.69 >
-     * |dx_pl_h| unless e = 0) */
-    rd e2 = rs_mul(e, rs_d1(0x1.62e42fefa3800p-1));
-    rd th = rs_lut16(dx_pl_h, i);
-    rd A = rs_add(e2, th);
-    rd al = rs_add(rs_sub(e2, A), th);
-    /* H + hh = A + s (TwoSum) */
+    rd ev = rs_d1(dx_ld_q[0]), od = rs_d1(dx_ld_q[1]);
+#pragma GCC unroll 4
+    for (int k = 2; k < 8; k += 2) {
+        ev = rs_fma(ev, r2, rs_d1(dx_ld_q[k]));
+        od = rs_fma(od, r2, rs_d1(dx_ld_q[k + 1]));
+    }
+    ev = rs_fma(ev, r2, rs_d1(dx_ld_q[8]));
+    rd q = rs_fma(od, r, ev);
+    rd s = rs_add(r, h);
+    rd sl = rs_add(rs_sub(r, s), h);
+    rd A = rs_fma(e, rs_d1(0x1.62e42fefa3800p-1), rs_lut16(dx_ld_h, i));
     rd H = rs_add(A, s);
     rd bv = rs_sub(H, A);
     rd hh = rs_add(rs_sub(A, rs_sub(H, bv)), rs_sub(s, bv));
-    rd corr = rs_mul(pl, rs_fma(r, r, rs_sub(one, r)));
-    rd tail = rs_fma(rs_mul(r2, r), q, rs_sub(corr, hl));
-    rd l = rs_add(rs_fma(e, rs_d1(0x1.ef35793c7673p-45),
-                         rs_lut16(dx_pl_l, i)), rs_add(al, sl));
-    /* renormalized (Fast2Sum), so that b lo stays below 2^-52 |b H|
-     * (dx_exp_dd's r within its series' range) */
-    rd lt = rs_add(rs_add(l, tail), hh);
+    rd l = rs_fma(e, rs_d1(0x1.ef35793c7673p-45), rs_lut16(dx_ld_l, i));
+    rd lt = rs_add(rs_add(l, sl), rs_add(hh, hl));
+    /* pl (1 - r + r^2) = pl (1 - r - 2 h) */
+    lt = rs_fma(pl, rs_fma(h, rs_d1(-2.0), rs_sub(one, r)), lt);
+    lt = rs_fma(rs_mul(h, r), q, lt);
     rd Hn = rs_add(H, lt);
     *lo = rs_add(rs_sub(H, Hn), lt);
     return Hn;
+}
+
+/* log a = H + *lo for a positive finite a (subnormals included: scaled
+ * by 2^54 first; other inputs: unspecified, the caller selects), within
+ * about 2^-63 relative (dx_log_dd_zi); bit for bit dx_log_dd_zi's where
+ * a is normal. */
+static inline rd dx_log_dd(rd a, rd *lo)
+{
+    rmask sub = rs_lt(a, rs_d1(0x1.0p-1022));
+    rd e;
+    ri i;
+    rd z = dx_log_split(rs_sel(sub, rs_mul(a, rs_d1(0x1.0p54)), a), &e, &i);
+    e = rs_sel(sub, rs_sub(e, rs_d1(54.0)), e);
+    return dx_log_dd_zi(z, i, e, lo);
 }
 
 /* e^(yh + yl) for |yh| <= 708 (|yl| <= 2^-40 |yh|): dx_exp's table
@@ -383,35 +385,69 @@ static inline rd dx_pow_full(rd a, rd b)
     H = rs_sel(rs_eq(ax, inf), inf, H);
     lo = rs_sel(lim, zero, lo);
     rd yh = rs_mul(b, H);
-    rd yl = rs_fma(b, lo, rs_fma(b, H, rs_sub(zero, yh)));
+    rd yl = rs_fma(b, lo, dx_fms(b, H, yh));
     yl = rs_sel(rs_le(rs_abs(yh), rs_d1(746.0)), yl, zero); /* NaN: 0 */
     return pw_special(a, b, dx_e16_full(yh, yl)); /* NaN yh: -746 */
 }
 
-/* Where every lane has a positive normal finite a and a finite y with
- * |yh| <= 708, pw_special keeps e^y (1 where a = 1 or b = 0: log 1 = 0
- * exactly, y = 0, e^0 = 1); else the full form. */
+/* Where every lane has a positive normal finite a (AVX-512: one
+ * vfpclasspd) and a finite y with |yh| <= 708, pw_special keeps e^y (1
+ * where a = 1 or b = 0: log 1 = 0 exactly, y = 0, e^0 = 1); else the
+ * full form. */
 static inline rd dx_pow(rd a, rd b)
 {
-    rd lo;
-    rd H = dx_log_dd(a, &lo);
+    rd lo, e;
+    ri i;
+    rd z = dx_log_split(a, &e, &i);
+    rd H = dx_log_dd_zi(z, i, e, &lo);
     rd yh = rs_mul(b, H);
+#if RS_W == 8
+    rmask ok = (rmask)~_mm512_fpclass_pd_mask(a, 0xff);
+#else
     rmask ok = rs_mand(rs_le(rs_d1(0x1.0p-1022), a),
                        rs_lt(a, rs_d1(INFINITY)));
+#endif
     ok = rs_mand(ok, rs_le(rs_abs(yh), rs_d1(708.0)));
     if (rs_bits(ok) != (1u << RS_W) - 1)
         return dx_pow_full(a, b);
-    rd yl = rs_fma(b, lo, rs_fma(b, H, rs_sub(rs_d1(0.0), yh)));
+    rd yl = rs_fma(b, lo, dx_fms(b, H, yh));
     return dx_exp_dd(yh, yl);
 }
 
-/* DX_B elements of a and b (both read before o is written). */
+/* DX_B elements of a and b (both read before o is written): the logs
+ * and checks of DX_IL vectors, then their exps where every lane of them
+ * takes dx_pow's fast form (the same values), else dx_pow on each. */
 static void dx_pow_blk(const double *a, const double *b, double *o)
 {
-    rd r[DX_IL];
+    rd va[DX_IL], vb[DX_IL], H[DX_IL], lo[DX_IL], yh[DX_IL], r[DX_IL];
+    unsigned all = (1u << RS_W) - 1;
 #pragma GCC unroll 4
-    for (int j = 0; j < DX_IL; j++)
-        r[j] = dx_pow(rs_loadd(a + j * RS_W), rs_loadd(b + j * RS_W));
+    for (int j = 0; j < DX_IL; j++) {
+        rd e;
+        ri i;
+        va[j] = rs_loadd(a + j * RS_W);
+        vb[j] = rs_loadd(b + j * RS_W);
+        rd z = dx_log_split(va[j], &e, &i);
+        H[j] = dx_log_dd_zi(z, i, e, &lo[j]);
+        yh[j] = rs_mul(vb[j], H[j]);
+#if RS_W == 8
+        rmask ok = (rmask)~_mm512_fpclass_pd_mask(va[j], 0xff);
+#else
+        rmask ok = rs_mand(rs_le(rs_d1(0x1.0p-1022), va[j]),
+                           rs_lt(va[j], rs_d1(INFINITY)));
+#endif
+        all &= rs_bits(rs_mand(ok, rs_le(rs_abs(yh[j]), rs_d1(708.0))));
+    }
+    if (all == (1u << RS_W) - 1) {
+#pragma GCC unroll 4
+        for (int j = 0; j < DX_IL; j++)
+            r[j] = dx_exp_dd(yh[j], rs_fma(vb[j], lo[j],
+                                           dx_fms(vb[j], H[j], yh[j])));
+    } else {
+#pragma GCC unroll 4
+        for (int j = 0; j < DX_IL; j++)
+            r[j] = dx_pow(va[j], vb[j]);
+    }
 #pragma GCC unroll 4
     for (int j = 0; j < DX_IL; j++)
         rs_stored(o + j * RS_W, r[j]);
