@@ -595,6 +595,10 @@ static void half_sign(const uint16_t *x, uint16_t *o, int64_t n, int flip)
 {
     const uint64_t m = UINT64_C(0x8000800080008000);
     int64_t i = 0;
+    /* unrolled: the 2-instruction-a-16-bytes loop ran at half speed
+     * where it happened to cross a 64-byte line of code (abs bf16 at 1M
+     * 72 us, neg 43 us, from one build to the next) */
+#pragma GCC unroll 8
     for (; i + 4 <= n; i += 4) {
         uint64_t w;
         memcpy(&w, x + i, sizeof w);
