@@ -251,7 +251,7 @@ void test_half_arange(void **state)
                             (rows[r].min_isa == TB_ISA_SCALAR && th == 1) ||
                             rows[r].min_isa >= n_levels())
                             continue;
-                        char ths[4];
+                        char ths[12];
                         snprintf(ths, sizeof ths, "%d", th);
                         const char *vals[2] = {
                             tb_cpu_isa_name(rows[r].min_isa), ths};
