@@ -509,7 +509,7 @@ void test_xs_argmax_snaps_f64(void **state)
             for (int pat = 0; pat < 8; pat++)
                 for (int ai = 0; ai < 2; ai++) {
                     const int64_t len = lens[li];
-                    tb_shape sh = ai ? S(3, len) : S(1, len);
+                    tb_shape sh = ai ? S(2, 3, (int)len) : S(1, (int)len);
                     tb_params p = {0};
                     if (ai)
                         assert_int_equal(tb_params_set(op, &p, "axis", 1,
