@@ -412,12 +412,15 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_HALF(div_backward, X) TB_CPU_HALF_MM(matmul_backward, X, XN)   \
     TB_CPU_HALF(linear_backward, X) TB_CPU_HALF(max_pool2d_backward, X)   \
     TB_CPU_HALF(avg_pool2d_backward, X) TB_CPU_HALF(conv2d_backward, X)
-/* optimizer steps: 16-bit p and g, f32 state (tb_op_in_dtype) */
+/* optimizer steps: 16-bit p and g, f32 state (tb_op_in_dtype); the
+ * element-wise ones in bf16 at avx512bf16 too (p narrowed by
+ * vcvtneps2bf16: optim_avx512bf16.c) */
 #define TB_CPU_HALF_OPTIM(X)                                              \
-    TB_CPU_HALF(sgd, X) TB_CPU_HALF(sgd_momentum, X) TB_CPU_HALF(adam, X) \
-    TB_CPU_HALF(adamw, X) TB_CPU_HALF(adagrad, X) TB_CPU_HALF(adamax, X)  \
-    TB_CPU_HALF(nadam, X) TB_CPU_HALF(radam, X) TB_CPU_HALF(adabound, X)   \
-    TB_CPU_HALF(lamb, X) TB_CPU_HALF(lbfgs, X)
+    TB_CPU_HALF_NE(sgd, X) TB_CPU_HALF_NE(sgd_momentum, X)                \
+    TB_CPU_HALF_NE(adam, X) TB_CPU_HALF_NE(adamw, X)                      \
+    TB_CPU_HALF_NE(adagrad, X) TB_CPU_HALF_NE(adamax, X)                  \
+    TB_CPU_HALF_NE(nadam, X) TB_CPU_HALF_NE(radam, X)                     \
+    TB_CPU_HALF_NE(adabound, X) TB_CPU_HALF(lamb, X) TB_CPU_HALF(lbfgs, X)
 /* every 16-bit row; TB_CPU_ROWS_HALF(X): those half.c defines */
 #define TB_CPU_ROWS_HALF(X) TB_CPU_ROWS_HALF_XN(X, TB_CPU_NO_ROW_N)
 #define TB_CPU_ROWS_HALF_XN(X, XN)                                        \

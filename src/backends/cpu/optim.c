@@ -109,8 +109,9 @@
 
 typedef int64_t (*loops_fn)(const tb_optim_job *j, int64_t b, int64_t e);
 
-/* Loops per dtype and ISA level; NULL where the level is not built. */
-static const loops_fn loops[TB_DTYPE_COUNT][TB_ISA_AVX512 + 1] = {
+/* Loops per dtype and ISA level; NULL where the level is not built, and
+ * at avx512bf16 for every dtype but bf16 (that level runs avx512's). */
+static const loops_fn loops[TB_DTYPE_COUNT][TB_ISA_COUNT] = {
     [TB_F32] = {loops_f32_c,
 #if TB_CPU_HAVE_AVX2
                 tb_optim_f32_avx2,
@@ -143,7 +144,12 @@ static const loops_fn loops[TB_DTYPE_COUNT][TB_ISA_AVX512 + 1] = {
                  NULL,
 #endif
 #if TB_CPU_HAVE_AVX512
-                 tb_optim_bf16_avx512
+                 tb_optim_bf16_avx512,
+#else
+                 NULL,
+#endif
+#if TB_CPU_HAVE_AVX512BF16
+                 tb_optim_bf16_avx512bf16
 #else
                  NULL
 #endif
@@ -467,8 +473,10 @@ static int optim_run(void *ctx, tb_op_id id, tb_dtype dt,
     int rc = setup(id, dt, in, out, p, &j, &n);
     if (rc)
         return rc;
-    task t = {&j, n, loops[dt][tb_cpu_isa_clamp(lv, TB_ISA_AVX512)],
-              loops[dt][TB_ISA_SCALAR]};
+    loops_fn simd = loops[dt][lv];
+    if (!simd) /* avx512bf16 but for bf16: avx512's */
+        simd = loops[dt][tb_cpu_isa_clamp(lv, TB_ISA_AVX512)];
+    task t = {&j, n, simd, loops[dt][TB_ISA_SCALAR]};
     tb_cpu_parallel(ctx, n, (n + 15) / 16, run_part, &t);
     return 0;
 }

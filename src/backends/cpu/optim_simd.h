@@ -58,8 +58,8 @@ typedef struct tb_optim_job {
     bool mom, nesterov, rect;
 } tb_optim_job;
 
-/* Entry points of optim_avx2.c and optim_avx512.c (see part 2; bf16,
- * f16: 16-bit p and g, f32 state). */
+/* Entry points of optim_avx2.c, optim_avx512.c and optim_avx512bf16.c
+ * (see part 2; bf16, f16: 16-bit p and g, f32 state). */
 int64_t tb_optim_f32_avx2(const tb_optim_job *j, int64_t b, int64_t e);
 int64_t tb_optim_f64_avx2(const tb_optim_job *j, int64_t b, int64_t e);
 int64_t tb_optim_bf16_avx2(const tb_optim_job *j, int64_t b, int64_t e);
@@ -68,6 +68,8 @@ int64_t tb_optim_f32_avx512(const tb_optim_job *j, int64_t b, int64_t e);
 int64_t tb_optim_f64_avx512(const tb_optim_job *j, int64_t b, int64_t e);
 int64_t tb_optim_bf16_avx512(const tb_optim_job *j, int64_t b, int64_t e);
 int64_t tb_optim_f16_avx512(const tb_optim_job *j, int64_t b, int64_t e);
+int64_t tb_optim_bf16_avx512bf16(const tb_optim_job *j, int64_t b,
+                                 int64_t e);
 
 #endif /* TB_BACKENDS_CPU_OPTIM_SIMD_H */
 

@@ -5,7 +5,9 @@
  * and the level's entry points tb_optim_f32_<level>,
  * tb_optim_f64_<level> and the mixed-precision form's
  * tb_optim_bf16_<level> and tb_optim_f16_<level> (16-bit p and g, f32
- * state, the f32 loop's arithmetic).  optim.c finishes the tail of each part with its
+ * state, the f32 loop's arithmetic); under AVX512_BF16's flags too
+ * (optim_avx512bf16.c) tb_optim_bf16_avx512bf16 only, its p narrowed by
+ * vcvtneps2bf16 (optim_half_simd.h).  optim.c finishes the tail of each part with its
  * portable loop, so no masked accesses are needed here. */
 #ifndef TB_BACKENDS_CPU_OPTIM_SIMD_IMPL_H
 #define TB_BACKENDS_CPU_OPTIM_SIMD_IMPL_H
@@ -20,7 +22,11 @@
 typedef __m512 opt_vs;
 typedef __m512d opt_vd;
 #define OPT_I(name) _mm512_##name
+#ifdef __AVX512BF16__
+#define OPT_ENTRY(dt) tb_optim_##dt##_avx512bf16
+#else
 #define OPT_ENTRY(dt) tb_optim_##dt##_avx512
+#endif
 /* |x|: clear the sign bit. */
 static inline opt_vs abs_ps(opt_vs x) { return _mm512_abs_ps(x); }
 static inline opt_vd abs_pd(opt_vd x) { return _mm512_abs_pd(x); }
@@ -75,11 +81,12 @@ static inline opt_vd min_pd(opt_vd a, opt_vd b)
 #define OPT_MAX(a, b) max_ps((a), (b))
 #define OPT_MIN(a, b) min_ps((a), (b))
 #define OPT_ABS(x) abs_ps(x)
+#ifndef __AVX512BF16__ /* that level has the bf16 loops only */
 #define OPT_ET float
 #define OPT_VT opt_vs
 #define OPT_NAME loops_f32
 #include "optim_simd.h"
-
+#endif
 #define OPT_ET float
 #define OPT_VT opt_vs
 #define OPT_HT uint16_t
@@ -87,6 +94,7 @@ static inline opt_vd min_pd(opt_vd a, opt_vd b)
 #define OPT_STH(ptr, i, x) oh_st_bf16((ptr) + (i), (x))
 #define OPT_NAME loops_bf16
 #include "optim_simd.h"
+#ifndef __AVX512BF16__
 #define OPT_ET float
 #define OPT_VT opt_vs
 #define OPT_HT uint16_t
@@ -109,7 +117,14 @@ static inline opt_vd min_pd(opt_vd a, opt_vd b)
 #define OPT_VT opt_vd
 #define OPT_NAME loops_f64
 #include "optim_simd.h"
+#endif
 
+int64_t OPT_ENTRY(bf16)(const tb_optim_job *j, int64_t b, int64_t e)
+{
+    return loops_bf16(j, b, e);
+}
+
+#ifndef __AVX512BF16__
 int64_t OPT_ENTRY(f32)(const tb_optim_job *j, int64_t b, int64_t e)
 {
     return loops_f32(j, b, e);
@@ -120,14 +135,10 @@ int64_t OPT_ENTRY(f64)(const tb_optim_job *j, int64_t b, int64_t e)
     return loops_f64(j, b, e);
 }
 
-int64_t OPT_ENTRY(bf16)(const tb_optim_job *j, int64_t b, int64_t e)
-{
-    return loops_bf16(j, b, e);
-}
-
 int64_t OPT_ENTRY(f16)(const tb_optim_job *j, int64_t b, int64_t e)
 {
     return loops_f16(j, b, e);
 }
+#endif
 
 #endif
