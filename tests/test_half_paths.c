@@ -585,6 +585,128 @@ static void test_add_backward(void **state)
     print_message("# add_backward: %d runs bit for bit\n", runs);
 }
 
+/* layer_norm_backward and rms_norm_backward (at avx512: norm_avx512.c's
+ * rows on g, x, w of the dtype, dx narrowed as stored, dw and db from
+ * f32 sums) against the whole path at every level: g, x, w widened, the
+ * f32 row of the level, dx, dw (db) narrowed, bit for bit at threads 1
+ * and 2.  Shapes: issue 34's [512, 256], rows of 16 + a tail, rows
+ * shorter than 16, fewer rows than the 64 chunks; x of values in [-3,
+ * 3), x with each row's first 8 values 60 below the rest (the shifted
+ * sums' second pass), random patterns (NaN, infinities) as g and x. */
+static void test_norm_bw(void **state)
+{
+    (void)state;
+    B = tb_backend_find("cpu");
+    assert_non_null(B);
+    const struct {
+        tb_op_id op;
+        int64_t rows, D;
+        int kind; /* 0 [-3, 3), 1 first 8 apart, 2 patterns */
+    } cs[] = {
+        {TB_OP_layer_norm_backward, 512, 256, 0},
+        {TB_OP_layer_norm_backward, 70, 37, 1},
+        {TB_OP_layer_norm_backward, 9, 5, 0},
+        {TB_OP_layer_norm_backward, 65, 300, 2},
+        {TB_OP_rms_norm_backward, 512, 256, 0},
+        {TB_OP_rms_norm_backward, 41, 257, 0},
+        {TB_OP_rms_norm_backward, 3, 7, 2},
+    };
+    size_t nrows;
+    const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
+    int runs = 0;
+    for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++)
+        for (int d = 0; d < 2; d++) {
+            const tb_dtype dt = d ? TB_F16 : TB_BF16;
+            const tb_op *op = tb_op_get(cs[ci].op);
+            const int nout = cs[ci].op == TB_OP_layer_norm_backward ? 3 : 2;
+            const tb_shape xs = SHAPE(cs[ci].rows, cs[ci].D);
+            const tb_shape ws = SHAPE(cs[ci].D);
+            const tb_shape sh[3] = {xs, xs, ws};
+            tb_params p = {0}, q;
+            tb_params_defaults(op, &p);
+            q = p; /* eps held in the dtype, as half_run holds it */
+            q.v[0] = tb_dtype_round(dt, q.v[0]);
+            q.set |= 1u;
+            tb_tensor in[3], fin[3];
+            uint64_t seed = 0x1a0 + ci * 2 + (uint64_t)d;
+            for (int i = 0; i < 3; i++) {
+                assert_int_equal(tb_tensor_create(&in[i], dt, &sh[i]), 0);
+                assert_int_equal(tb_tensor_create(&fin[i], TB_F32, &sh[i]), 0);
+                uint16_t *h = in[i].data;
+                float *f = fin[i].data;
+                for (int64_t k = 0; k < tb_tensor_numel(&in[i]); k++) {
+                    uint64_t r = splitmix64_next(&seed);
+                    double v = (double)(r >> 11) * 0x1p-53 * 6 - 3;
+                    if (cs[ci].kind == 1 && i == 1 && k % cs[ci].D >= 8)
+                        v += 60;
+                    h[k] = cs[ci].kind == 2 && i < 2 && k % 5 == 1
+                               ? (uint16_t)r
+                               : nar(dt, (float)v);
+                    f[k] = wid(dt, h[k]);
+                }
+            }
+            for (int lv = TB_ISA_SCALAR; lv <= tb_cpu_isa_max(); lv++) {
+                if (!tb_cpu_isa_built(lv))
+                    continue;
+                const tb_cpu_krow *r =
+                    tb_cpu_krow_find(rows, nrows, op->id, dt, lv);
+                const tb_cpu_krow *r32 =
+                    tb_cpu_krow_find(rows, nrows, op->id, TB_F32, lv);
+                assert_non_null(r);
+                assert_non_null(r32);
+                tb_tensor fout[3], want[3];
+                for (int o = 0; o < nout; o++) {
+                    assert_int_equal(
+                        tb_tensor_create(&fout[o], TB_F32, &sh[o ? 2 : 0]), 0);
+                    assert_int_equal(
+                        tb_tensor_create(&want[o], dt, &sh[o ? 2 : 0]), 0);
+                }
+                void *fctx = cpu_new(tb_cpu_isa_name(lv), "1");
+                assert_int_equal(r32->fn(fctx, fin, fout, &q), 0);
+                B->destroy(fctx);
+                for (int o = 0; o < nout; o++) {
+                    const float *f = fout[o].data;
+                    uint16_t *w = want[o].data;
+                    for (int64_t k = 0; k < tb_tensor_numel(&want[o]); k++)
+                        w[k] = nar(dt, f[k]);
+                }
+                for (int t = 0; t < 2; t++) {
+                    void *ctx = cpu_new(tb_cpu_isa_name(lv), t ? "2" : "1");
+                    tb_tensor got[3];
+                    for (int o = 0; o < nout; o++) {
+                        assert_int_equal(
+                            tb_tensor_create(&got[o], dt, &sh[o ? 2 : 0]), 0);
+                        memset(got[o].data, 0x5a, tb_tensor_nbytes(&got[o]));
+                    }
+                    assert_int_equal(r->fn(ctx, in, got, &p), 0);
+                    B->destroy(ctx);
+                    for (int o = 0; o < nout; o++) {
+                        const uint16_t *gv = got[o].data, *w = want[o].data;
+                        for (int64_t k = 0; k < tb_tensor_numel(&got[o]); k++)
+                            if (gv[k] != w[k] &&
+                                !(is_nan16(dt, gv[k]) && is_nan16(dt, w[k])))
+                                fail_msg("%s case %zu threads %d out %d "
+                                         "[%lld]: %04x, the f32 path %04x",
+                                         r->name, ci, t + 1, o, (long long)k,
+                                         gv[k], w[k]);
+                        tb_tensor_destroy(&got[o]);
+                    }
+                    runs++;
+                }
+                for (int o = 0; o < nout; o++) {
+                    tb_tensor_destroy(&fout[o]);
+                    tb_tensor_destroy(&want[o]);
+                }
+            }
+            for (int i = 0; i < 3; i++) {
+                tb_tensor_destroy(&in[i]);
+                tb_tensor_destroy(&fin[i]);
+            }
+        }
+    print_message("# layer_norm_backward, rms_norm_backward: %d runs bit "
+                  "for bit\n", runs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -595,6 +717,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_add_backward, leak_setup,
                                         leak_teardown),
         cmocka_unit_test_setup_teardown(test_fills, leak_setup,
+                                        leak_teardown),
+        cmocka_unit_test_setup_teardown(test_norm_bw, leak_setup,
                                         leak_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,6 +19,9 @@
  *     against the reference within the op's tolerance; dw and db are the
  *     same bits at threads 1 and 2 (the chunks of rows are fixed by the
  *     shape, not the threads).
+ *  4b. bw_paths: the gradients' SIMD paths (offset x, each row's first
+ *     8 x apart: the shifted sums' second pass), every level, f32 and
+ *     f64, within the op's tolerance (test_bw_paths' comment).
  *  5. forward_paths: layer_norm and rms_norm (f32, every level, threads
  *     1 and 2) against the reference on inputs that take every path of
  *     the avx2 rows (norm_avx2.c): a common offset of 1000 (the shifted
@@ -314,8 +317,10 @@ static void test_cpu_vectors(void **state)
 /* op on x of shape xs (g, x, w random; x offset by off) at dtype dt:
  * the rows at threads 1 and 2 agree with the reference within the op's
  * tolerance, and their dw (db) are the same bits. */
-static void random_case(void *ctx1, void *ctx2, const tb_op *op, tb_dtype dt,
-                        const tb_shape *xs, double off)
+/* x of values in [-1, 1) + off; apart: each row's first 8 x at 60 */
+static void random_case_x(void *ctx1, void *ctx2, const tb_op *op,
+                          tb_dtype dt, const tb_shape *xs, double off,
+                          bool apart)
 {
     tb_params p = case_params(op, -1);
     tb_shape ws = {1, {xs->dim[xs->ndim - 1]}};
@@ -326,7 +331,9 @@ static void random_case(void *ctx1, void *ctx2, const tb_op *op, tb_dtype dt,
         assert_int_equal(tb_tensor_create(&in[i], dt, &ish[i]), 0);
         for (int64_t k = 0; k < tb_tensor_numel(&in[i]); k++)
             tb_tensor_set(&in[i], k,
-                          rng_uniform(-1, 1) + (i == 1 ? off : 0));
+                          i == 1 && apart && k % ws.dim[0] < 8
+                              ? 60
+                              : rng_uniform(-1, 1) + (i == 1 ? off : 0));
     }
     for (int o = 0; o < op->n_out; o++) {
         assert_int_equal(tb_tensor_create(&o1[o], dt, &osh[o]), 0);
@@ -344,7 +351,7 @@ static void random_case(void *ctx1, void *ctx2, const tb_op *op, tb_dtype dt,
                      tb_check_terms(op, op->reduce_len(op, ish, osh, &p, dt)),
                      &chk);
     if (!chk.passed)
-        fail_msg("%s %s rows %lld width %lld: output %d [%lld] = %.9g, "
+        fail_msg("%s %s rows %lld width %lld: output %d [%lld] = %.17g, "
                  "reference %.17g", op->name, tb_dtype_name(dt),
                  (long long)(tb_shape_numel(xs) / ws.dim[0]),
                  (long long)ws.dim[0], chk.first_bad_output,
@@ -358,6 +365,12 @@ static void random_case(void *ctx1, void *ctx2, const tb_op *op, tb_dtype dt,
     destroy_all(o1, op->n_out);
     destroy_all(o2, op->n_out);
     destroy_all(ref, op->n_out);
+}
+
+static void random_case(void *ctx1, void *ctx2, const tb_op *op, tb_dtype dt,
+                        const tb_shape *xs, double off)
+{
+    random_case_x(ctx1, ctx2, op, dt, xs, off, false);
 }
 
 static void test_cpu_random(void **state)
@@ -386,6 +399,45 @@ static void test_cpu_random(void **state)
         B->destroy(c2);
     }
     print_message("# %d random cases at %d levels\n", runs, n_levels());
+}
+
+/* 4b. bw_paths: the gradients' SIMD paths (norm_avx512.c's and
+ * norm64_simd_impl.h's one-pass sums shifted by the row's first 8
+ * values): x offset by 1000 (f32 at the SIMD levels: the C row's f32
+ * sums are not shifted; in f64 the reference's plain mean of values
+ * near 1000 is off by about 1e-12 of the deviations, coherently along
+ * a row, so the shifted sums' more accurate dw differs from it by 2e-12
+ * relative, past f64's tolerance, where the C row, which takes the
+ * reference's mean, does not), each row's first 8 x far from the rest (the pass
+ * again with the shift c + m), rows of 16 and 8 lanes with tails, at
+ * every level, threads 1 and 2, within the op's tolerance. */
+static void test_bw_paths(void **state)
+{
+    (void)state;
+    static const int rd[][2] = {{40, 300}, {70, 37}, {9, 16}, {3, 5}};
+    int runs = 0;
+    for (int l = 0; l < n_levels(); l++) {
+        void *c1 = cpu_create(l, 1), *c2 = cpu_create(l, 2);
+        for (int id = TB_OP_layer_norm_backward; id <= TB_OP_rms_norm_backward;
+             id++)
+            for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
+                const tb_op *op = tb_op_get((tb_op_id)id);
+                for (size_t s = 0; s < sizeof rd / sizeof rd[0]; s++) {
+                    tb_shape xs = {2, {rd[s][0], rd[s][1]}};
+                    if (l && dt == TB_F32) {
+                        random_case_x(c1, c2, op, (tb_dtype)dt, &xs, 1000,
+                                      false);
+                        runs++;
+                    }
+                    random_case_x(c1, c2, op, (tb_dtype)dt, &xs, 0, true);
+                    runs++;
+                }
+            }
+        B->destroy(c1);
+        B->destroy(c2);
+    }
+    print_message("# %d gradient path cases at %d levels\n", runs,
+                  n_levels());
 }
 
 /* ---- 5. the forward rows' paths --------------------------------------------- */
@@ -1039,7 +1091,7 @@ int main(void)
 {
     static const struct CMUnitTest tests[] = {
         T(ref_vectors),   T(finite_differences), T(cpu_vectors),
-        T(cpu_random),    T(forward_paths),      T(bad_operands),
+        T(cpu_random),    T(bw_paths),   T(forward_paths),      T(bad_operands),
         T(coverage),      T(nc_ref_vectors),     T(nc_finite_differences),
         T(nc_cpu_vectors), T(nc_random),         T(nc_bad_operands),
         T(nc_paths),

@@ -8,7 +8,8 @@
  * half_part.c: layer_norm, rms_norm and group_norm in parts of whole
  *   rows (samples) widened into per-thread f32 scratch that stays in
  *   L1/L2 (layer_norm and rms_norm at avx2 and avx512: fused, no
- *   scratch, half_norm_simd.h); sum and mean over a non-last axis: the f32 column sums'
+ *   scratch, half_norm_simd.h; their gradients at avx512 on
+ *   norm_avx512.c's loops); sum and mean over a non-last axis: the f32 column sums'
  *   additions on values widened in registers (half_part_simd.h, at
  *   avx2 and avx512) or in 64-row blocks of scratch (scalar).
  *
@@ -61,6 +62,12 @@ tb_cpu_half_cols_fn tb_cpu_half_cols_avx512(tb_dtype dt);
 void tb_cpu_half_norm_rows_avx2(tb_dtype dt, const uint16_t *x, uint16_t *y,
                                 int64_t rows, int64_t D, const float *w,
                                 const float *b, float eps);
+/* the same at the avx512 level (norm_avx512.c: 16 lanes, the same
+ * bits) */
+void tb_cpu_half_norm_rows_avx512(tb_dtype dt, const uint16_t *x,
+                                  uint16_t *y, int64_t rows, int64_t D,
+                                  const float *w, const float *b,
+                                  float eps);
 /* relu_backward's loop (half_bwd_loops.h) of dt built at the level */
 typedef void (*tb_cpu_half_relu_bwd_fn)(const uint16_t *g,
                                         const uint16_t *x, uint16_t *o,

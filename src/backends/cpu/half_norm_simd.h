@@ -18,6 +18,9 @@
 #include "vmath_simd.h" /* v_hsum: the f32 row's */
 
 #define HN_RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+/* rows ahead the statistics pass prefetches (norm_avx2.c's
+ * NORM_PF_ROWS: the hardware prefetchers stop at a page's end) */
+#define HN_PF_ROWS 4
 
 static inline __m256 hn_ld_f16(const uint16_t *p)
 {
@@ -81,19 +84,23 @@ static inline void hn_st2_bf16(uint16_t *p, __m256 a, __m256 b)
 #define HN_ROWS(DT)                                                       \
     /* norm_avx2.c's row_sums on the widened row */                       \
     static inline __attribute__((always_inline)) void hn_sums_##DT(       \
-        const uint16_t *x, int64_t D, float c, float *s1, float *s2)      \
+        const uint16_t *x, int64_t D, float c, const char *pf, float *s1, \
+        float *s2)                                                        \
     {                                                                     \
         __m256 a[4], q[4];                                                \
         for (int u = 0; u < 4; u++)                                       \
             a[u] = q[u] = _mm256_setzero_ps();                            \
         const __m256 vc = _mm256_set1_ps(c);                              \
         int64_t k = 0;                                                    \
-        for (; k + 32 <= D; k += 32)                                      \
+        for (; k + 32 <= D; k += 32) {                                    \
+            if (pf)                                                       \
+                _mm_prefetch(pf + 2 * k, _MM_HINT_T0);                    \
             for (int u = 0; u < 4; u++) {                                 \
                 __m256 d = _mm256_sub_ps(hn_ld_##DT(x + k + 8 * u), vc);  \
                 a[u] = _mm256_add_ps(a[u], d);                            \
                 q[u] = _mm256_fmadd_ps(d, d, q[u]);                       \
             }                                                             \
+        }                                                                 \
         for (; k + 8 <= D; k += 8) {                                      \
             __m256 d = _mm256_sub_ps(hn_ld_##DT(x + k), vc);              \
             a[0] = _mm256_add_ps(a[0], d);                                \
@@ -120,20 +127,23 @@ static inline void hn_st2_bf16(uint16_t *p, __m256 a, __m256 b)
         for (int64_t r = 0; r < rows; r++) {                              \
             const uint16_t *xr = x + r * D;                               \
             uint16_t *yr = y + r * D;                                     \
+            const char *pf = r + HN_PF_ROWS < rows                        \
+                                 ? (const char *)(xr + HN_PF_ROWS * D)    \
+                                 : NULL;                                  \
             float sh = 0, m = 0, ss;                                      \
             if (!b) {                                                     \
-                hn_sums_##DT(xr, D, 0, NULL, &ss);                        \
+                hn_sums_##DT(xr, D, 0, pf, NULL, &ss);                    \
             } else {                                                      \
                 float s1, s2, c0 = 0;                                     \
                 const int64_t n0 = D < 8 ? D : 8;                         \
                 for (int64_t k = 0; k < n0; k++)                          \
                     c0 += tb_##DT##_to_f32(xr[k]);                        \
                 sh = c0 / (float)n0;                                      \
-                hn_sums_##DT(xr, D, sh, &s1, &s2);                        \
+                hn_sums_##DT(xr, D, sh, pf, &s1, &s2);                    \
                 m = s1 / (float)D;                                        \
                 ss = s2 - m * s1;                                         \
                 if (m * s1 > 0.75f * s2)                                  \
-                    hn_sums_##DT(xr, D, sh + m, NULL, &ss);               \
+                    hn_sums_##DT(xr, D, sh + m, NULL, NULL, &ss);         \
             }                                                             \
             const float inv =                                             \
                 1.0f / (float)sqrt((double)(ss / (float)D + eps));        \

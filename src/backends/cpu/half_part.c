@@ -14,7 +14,10 @@
  * norm_avx2.c's, skip the scratch: half_norm_simd.h repeats that row's
  * operations on x widened in registers and narrows y as it goes (f16
  * layer_norm at 4096x1024: 1.90 -> 0.70 ms, bf16 1.95 -> 1.05 ms, tbench
- * ab, 1 thread, load ~10).
+ * ab, 1 thread, load ~10); at avx512 norm_avx512.c's 16-lane copy of
+ * those loops (the same bits).  layer_norm_backward and
+ * rms_norm_backward at avx512, where the level's f32 row is
+ * norm_avx512.c's: its loops on the 16-bit g, x, w (hp_norm_bw).
  *
  * sum and mean over a non-last axis (x viewed as [outer, R, inner],
  * inner > 1): the f32 driver (drv_reduce.c) adds each column's rows in
@@ -39,6 +42,8 @@
 #include "half_bwd.h"
 #include "isa.h"
 #include "kernels.h"
+#include "kreg.h"
+#include "norm.h"
 
 /* f32 elements of a norm part's x (and as many of its y) */
 #define HP_ELEMS 8192
@@ -59,6 +64,7 @@ typedef struct {
     const tb_tensor *fw; /* f32 twins of in[1..n_in-1] */
     int n_in;
     bool fused; /* tb_cpu_half_norm_rows_avx2, no scratch */
+    bool fused512; /* tb_cpu_half_norm_rows_avx512 instead */
     tb_dtype dt;
     float eps;
     bool group; /* group_norm: rows are samples, x keeps its dims */
@@ -77,8 +83,17 @@ static void hp_norm_part(void *arg, int part, int nparts)
     if (j->fused) {
         const int64_t r0 = c0 * j->rpc;
         const int64_t r1 = c1 * j->rpc < j->rows ? c1 * j->rpc : j->rows;
-        tb_cpu_half_norm_rows_avx2(
-            j->dt, (const uint16_t *)j->in[0].data + r0 * j->rlen,
+#if TB_CPU_HAVE_AVX512
+        void (*rows)(tb_dtype, const uint16_t *, uint16_t *, int64_t,
+                     int64_t, const float *, const float *, float) =
+            j->fused512 ? tb_cpu_half_norm_rows_avx512
+                        : tb_cpu_half_norm_rows_avx2;
+#else
+        void (*rows)(tb_dtype, const uint16_t *, uint16_t *, int64_t,
+                     int64_t, const float *, const float *, float) =
+            tb_cpu_half_norm_rows_avx2;
+#endif
+        rows(j->dt, (const uint16_t *)j->in[0].data + r0 * j->rlen,
             (uint16_t *)j->out[0].data + r0 * j->rlen, r1 - r0, j->rlen,
             j->fw[1].data, j->n_in > 2 ? j->fw[2].data : NULL, j->eps);
         return;
@@ -135,6 +150,7 @@ static int hp_norm(void *ctx, const tb_op *op, tb_dtype dt, int isa,
                 f32 == TB_CPU_KFN(layer_norm, f32, avx2)) ||
                (op->id == TB_OP_rms_norm &&
                 f32 == TB_CPU_KFN(rms_norm, f32, avx2)));
+    j.fused512 = j.fused && TB_CPU_HAVE_AVX512 && isa >= TB_ISA_AVX512;
     j.eps = (float)tb_cpu_param(p, op->id, 0);
 #else
     (void)isa;
@@ -173,6 +189,29 @@ static int hp_norm(void *ctx, const tb_op *op, tb_dtype dt, int isa,
     for (int i = 1; i < op->n_in; i++)
         tb_tensor_destroy(&fw[i]);
     return rc;
+}
+
+/* layer_norm_backward, rms_norm_backward at avx512 (where the level's
+ * f32 row is norm_avx512.c's): its loops on g, x, w widened in
+ * registers, dx narrowed as stored, dw and db from their f32 sums (the
+ * bits of the f32 row on the widened inputs, narrowed) */
+static int hp_norm_bw(void *ctx, const tb_op *op, tb_dtype dt, int isa,
+                      tb_kernel_fn f32, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p)
+{
+#if TB_CPU_HAVE_AVX512
+    if (isa >= TB_ISA_AVX512 &&
+        ((op->id == TB_OP_layer_norm_backward &&
+          f32 == TB_CPU_KFN(layer_norm_backward, f32, avx512)) ||
+         (op->id == TB_OP_rms_norm_backward &&
+          f32 == TB_CPU_KFN(rms_norm_backward, f32, avx512))))
+        return tb_cpu_norm_bw_run(ctx, op->id, dt, in, out, p,
+                                  tb_cpu_norm_bw_chunks_avx512(dt));
+#else
+    (void)ctx, (void)op, (void)dt, (void)isa, (void)f32, (void)in;
+    (void)out, (void)p;
+#endif
+    return 1;
 }
 
 /* ---- sum and mean over a non-last axis ---- */
@@ -285,6 +324,9 @@ int tb_cpu_half_part(void *ctx, const tb_op *op, tb_dtype dt, int isa,
     case TB_OP_rms_norm:
     case TB_OP_group_norm:
         return hp_norm(ctx, op, dt, isa, f32, cv, in, out, p);
+    case TB_OP_layer_norm_backward:
+    case TB_OP_rms_norm_backward:
+        return hp_norm_bw(ctx, op, dt, isa, f32, in, out, p);
     case TB_OP_sum:
     case TB_OP_mean:
         return hp_cols(ctx, op, dt, isa, cv, in, out, p);

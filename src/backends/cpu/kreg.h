@@ -233,14 +233,16 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER(X, avg_pool2d, f64, scalar)
 
 /* Normalization over the last dim and its gradients (norm_c.c; f32 at
- * avx2: norm_avx2.c; f64's SIMD rows norm64_simd_impl.h in f64_avx2.c
- * and f64_avx512.c). */
+ * avx2: norm_avx2.c, the gradients' f32 at avx512: norm_avx512.c; f64's
+ * SIMD rows norm64_simd_impl.h in f64_avx2.c and f64_avx512.c). */
 #define TB_CPU_NORM_ROWS(X, op)                                           \
     TB_CPU_AVX2(X, op, f32, c) X(op, f32, c, c) TB_CPU_LADDER(X, op, f64, c)
+#define TB_CPU_NORM_BW_ROWS(X, op)                                        \
+    TB_CPU_AVX512(X, op, f32, c) TB_CPU_NORM_ROWS(X, op)
 #define TB_CPU_ROWS_NORM(X)                                               \
     TB_CPU_NORM_ROWS(X, layer_norm) TB_CPU_NORM_ROWS(X, rms_norm)         \
-    TB_CPU_NORM_ROWS(X, layer_norm_backward)                              \
-    TB_CPU_NORM_ROWS(X, rms_norm_backward)
+    TB_CPU_NORM_BW_ROWS(X, layer_norm_backward)                           \
+    TB_CPU_NORM_BW_ROWS(X, rms_norm_backward)
 
 /* Per-channel and per-group normalization and their gradients
  * (bnorm_c.c; the SIMD rows of f32 and f64 bnorm_simd_impl.h in

@@ -10,7 +10,7 @@
  * stop), and when x and the output together reach N64_NT_BYTES the
  * output goes out by streaming stores (rows that start on a vector).
  * The gradients run on norm.h's driver (the same chunks, dw and db added
- * in chunk order), their per-element sums as vectors across the row.
+ * in chunk order), per row in two passes (n64_bw_chunk).
  * checkasm holds the rows to the C rows and to the reference within the
  * ops' tolerance (the sums associate differently). */
 #ifndef TB_BACKENDS_CPU_NORM64_SIMD_IMPL_H
@@ -92,66 +92,116 @@ static int n64_run(void *ctx, tb_op_id id, const tb_tensor *in,
     return 0;
 }
 
-/* The gradients' chunks (norm.h; norm_c.c's NORM_BW_ROWS in double) */
-static void n64_bw_part(void *arg, int part, int nparts)
+/* The gradients' chunks (norm.h): per row, norm_avx512.c's two passes
+ * in double: one over x and g for the sums of d = x - c (c the mean of
+ * the row's first 8 elements, 0 for rms_norm), d^2, gh = g w and gh d
+ * (the pass again shifted by c + m where m s1 > 3/4 s2), then one for
+ * dx = rstd (gh - a - xh b), xh = ((x - c) - m) rstd, and the chunk's
+ * dw += g xh, db += g.  (The C row's four passes over x, two over g:
+ * mean, squared deviations, the sums with dw, db, then dx.) */
+static inline __attribute__((always_inline)) void
+n64_bw_sums(bool rms, const double *xr, const double *gr, const double *w,
+            int64_t D, double c, double *t)
 {
-    const tb_cpu_norm_bw_job *j = arg;
+    const rd vc = rs_d1(c), z = rs_d1(0.0);
+    rd a1[2] = {z, z}, a2[2] = {z, z}, ag[2] = {z, z}, ad[2] = {z, z};
+    int64_t k = 0;
+    for (; k + 2 * RS_W <= D; k += 2 * RS_W)
+        for (int u = 0; u < 2; u++) {
+            const int64_t i = k + u * RS_W;
+            const rd x = rs_loadd(xr + i);
+            const rd d = rms ? x : rs_sub(x, vc);
+            const rd gh = rs_mul(rs_loadd(gr + i), rs_loadd(w + i));
+            if (!rms) {
+                a1[u] = rs_add(a1[u], d);
+                ag[u] = rs_add(ag[u], gh);
+            }
+            a2[u] = rs_fma(d, d, a2[u]);
+            ad[u] = rs_fma(gh, d, ad[u]);
+        }
+    double t1 = dx_hsum(rs_add(a1[0], a1[1]));
+    double t2 = dx_hsum(rs_add(a2[0], a2[1]));
+    double tg = dx_hsum(rs_add(ag[0], ag[1]));
+    double td = dx_hsum(rs_add(ad[0], ad[1]));
+    for (; k < D; k++) {
+        const double d = xr[k] - c, gh = gr[k] * w[k];
+        t1 += d;
+        t2 += d * d;
+        tg += gh;
+        td += gh * d;
+    }
+    t[0] = t1, t[1] = t2, t[2] = tg, t[3] = td;
+}
+
+static inline __attribute__((always_inline)) void
+n64_bw_chunk(const tb_cpu_norm_bw_job *j, bool rms, int64_t ch)
+{
     const double *g = j->in[0].data, *x = j->in[1].data;
     const double *w = j->in[2].data;
     double *dx = j->out[0].data;
     const int64_t D = j->D;
     const double n = (double)D;
-    const bool rms = j->np == 1;
-    int64_t c0, c1;
-    tb_cpu_span(j->nch, 1, part, nparts, &c0, &c1);
-    for (int64_t c = c0; c < c1; c++) {
-        double *pw = (double *)j->part + c * j->np * D;
-        double *pb = rms ? NULL : pw + D;
-        for (int64_t k = 0; k < j->np * D; k++)
-            pw[k] = 0;
-        for (int64_t r = c * j->rows / j->nch;
-             r < (c + 1) * j->rows / j->nch; r++) {
-            const double *xr = x + r * D, *gr = g + r * D;
-            const double mean = rms ? 0 : v64_sum(xr, D, NULL) / n;
-            const double ss = v64_ssd(xr, D, mean, NULL);
-            const double rstd = 1 / sqrt(ss / n + j->eps);
-            const rd vm = rs_d1(mean), vr = rs_d1(rstd);
-            rd s0 = rs_d1(0.0), s1 = s0;
-            int64_t k = 0;
-            for (; k + RS_W <= D; k += RS_W) {
-                const rd xh = rs_mul(rs_sub(rs_loadd(xr + k), vm), vr);
-                const rd gk = rs_loadd(gr + k);
-                const rd gh = rs_mul(gk, rs_loadd(w + k));
-                s0 = rs_add(s0, gh);
-                s1 = rs_fma(gh, xh, s1);
-                rs_stored(pw + k, rs_fma(gk, xh, rs_loadd(pw + k)));
-                if (pb)
-                    rs_stored(pb + k, rs_add(rs_loadd(pb + k), gk));
-            }
-            double sg = dx_hsum(s0), sgx = dx_hsum(s1);
-            for (; k < D; k++) {
-                const double xh = (xr[k] - mean) * rstd, gh = gr[k] * w[k];
-                sg += gh;
-                sgx += gh * xh;
-                pw[k] += gr[k] * xh;
-                if (pb)
-                    pb[k] += gr[k];
-            }
-            const double a = rms ? 0 : sg / n, bb = sgx / n;
-            const rd va = rs_d1(a), vb = rs_d1(bb);
-            double *dr = dx + r * D;
-            for (k = 0; k + RS_W <= D; k += RS_W) {
-                const rd xh = rs_mul(rs_sub(rs_loadd(xr + k), vm), vr);
-                const rd t = rs_sub(rs_mul(rs_loadd(gr + k), rs_loadd(w + k)),
-                                    va);
-                rs_stored(dr + k, rs_mul(vr, rs_sub(t, rs_mul(xh, vb))));
-            }
-            for (; k < D; k++) {
-                const double xh = (xr[k] - mean) * rstd;
-                dr[k] = rstd * (gr[k] * w[k] - a - xh * bb);
-            }
+    double *pw = (double *)j->part + ch * j->np * D;
+    double *pb = rms ? NULL : pw + D;
+    for (int64_t k = 0; k < j->np * D; k++)
+        pw[k] = 0;
+    for (int64_t r = ch * j->rows / j->nch;
+         r < (ch + 1) * j->rows / j->nch; r++) {
+        const double *xr = x + r * D, *gr = g + r * D;
+        double c = 0, t[4];
+        if (!rms) {
+            const int64_t n0 = D < 8 ? D : 8;
+            for (int64_t k = 0; k < n0; k++)
+                c += xr[k];
+            c /= (double)n0;
+        }
+        n64_bw_sums(rms, xr, gr, w, D, c, t);
+        double m = rms ? 0 : t[0] / n;
+        if (!rms && m * t[0] > 0.75 * t[1]) {
+            c += m;
+            n64_bw_sums(rms, xr, gr, w, D, c, t);
+            m = t[0] / n;
+        }
+        const double ss = t[1] - m * t[0];
+        const double rstd = 1 / sqrt(ss / n + j->eps);
+        const double a = rms ? 0 : t[2] / n;
+        const double bb = rstd * (t[3] - m * t[2]) / n;
+        const rd vc = rs_d1(c), vm = rs_d1(m), vr = rs_d1(rstd);
+        const rd va = rs_d1(a), vb = rs_d1(bb);
+        double *dr = dx + r * D;
+        int64_t k = 0;
+        for (; k + RS_W <= D; k += RS_W) {
+            const rd xv = rs_loadd(xr + k), gk = rs_loadd(gr + k);
+            const rd xh = rms ? rs_mul(xv, vr)
+                              : rs_mul(rs_sub(rs_sub(xv, vc), vm), vr);
+            const rd gh = rs_mul(gk, rs_loadd(w + k));
+            const rd tt = rms ? gh : rs_sub(gh, va);
+            rs_stored(dr + k, rs_mul(vr, rs_sub(tt, rs_mul(xh, vb))));
+            rs_stored(pw + k, rs_fma(gk, xh, rs_loadd(pw + k)));
+            if (!rms)
+                rs_stored(pb + k, rs_add(rs_loadd(pb + k), gk));
+        }
+        for (; k < D; k++) {
+            const double xh = rms ? xr[k] * rstd : ((xr[k] - c) - m) * rstd;
+            const double gh = gr[k] * w[k];
+            dr[k] = rstd * ((rms ? gh : gh - a) - xh * bb);
+            pw[k] = fma(gr[k], xh, pw[k]);
+            if (pb)
+                pb[k] += gr[k];
         }
     }
+}
+
+static void n64_bw_part(void *arg, int part, int nparts)
+{
+    const tb_cpu_norm_bw_job *j = arg;
+    int64_t c0, c1;
+    tb_cpu_span(j->nch, 1, part, nparts, &c0, &c1);
+    for (int64_t ch = c0; ch < c1; ch++)
+        if (j->np == 1)
+            n64_bw_chunk(j, true, ch);
+        else
+            n64_bw_chunk(j, false, ch);
 }
 
 /* The entry points of level `lv` (its name suffix). */

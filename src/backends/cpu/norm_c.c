@@ -9,6 +9,7 @@
 
 #include "../../base/error.h"
 #include "../../ops/alloc.h"
+#include "../../ops/half.h"
 #include "cpu_internal.h"
 #include "kreg.h"
 #include "norm.h"
@@ -111,17 +112,16 @@ static int norm_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
             }                                                             \
         }                                                                 \
     }                                                                     \
-    /* dw (db): the chunks' partial sums in chunk order */                \
-    static void name##_sum(const tb_cpu_norm_bw_job *j)                   \
+    /* dw (db): the chunks' partial sums in chunk order, 0 + the first \
+     * + the second ... (column by column, so it vectorizes) */         \
+    static void name##_sum(const tb_cpu_norm_bw_job *j, T *o, int i)      \
     {                                                                     \
-        for (int i = 0; i < j->np; i++) {                                 \
-            T *o = j->out[1 + i].data;                                    \
-            for (int64_t k = 0; k < j->D; k++) {                          \
-                T s = 0;                                                  \
-                for (int64_t c = 0; c < j->nch; c++)                      \
-                    s += ((const T *)j->part)[(c * j->np + i) * j->D + k]; \
-                o[k] = s;                                                 \
-            }                                                             \
+        for (int64_t k = 0; k < j->D; k++)                                \
+            o[k] = 0;                                                     \
+        for (int64_t c = 0; c < j->nch; c++) {                            \
+            const T *pc = (const T *)j->part + (c * j->np + i) * j->D;    \
+            for (int64_t k = 0; k < j->D; k++)                            \
+                o[k] += pc[k];                                            \
         }                                                                 \
     }
 NORM_BW_ROWS(float, norm_bw_f32)
@@ -139,19 +139,35 @@ int tb_cpu_norm_bw_run(void *ctx, tb_op_id id, tb_dtype dt,
                             tb_cpu_param(p, id, 0), NULL};
     j.rows = j.D ? tb_tensor_numel(&in[1]) / j.D : 0;
     j.nch = j.rows < NORM_BW_CHUNKS ? j.rows : NORM_BW_CHUNKS;
-    const size_t es = tb_dtype_size(dt);
+    const size_t es = dt == TB_F64 ? sizeof(double) : sizeof(float);
     if (j.nch > 0 && j.D > 0) {
         j.part = tb_alloc((size_t)(j.nch * j.np * j.D) * es);
         if (!j.part)
             return TB_ENOMEM;
         tb_cpu_parallel(ctx, j.rows * j.D * 4, j.nch, chunks, &j);
     }
-    if (dt == TB_F32)
-        norm_bw_f32_sum(&j);
-    else
-        norm_bw_f64_sum(&j);
+    rc = 0;
+    for (int i = 0; i < j.np && !rc; i++) {
+        if (dt == TB_F64) {
+            norm_bw_f64_sum(&j, out[1 + i].data, i);
+        } else if (dt == TB_F32) {
+            norm_bw_f32_sum(&j, out[1 + i].data, i);
+        } else { /* bf16, f16: the f32 sums narrowed once */
+            float *s = tb_alloc((size_t)(j.D ? j.D : 1) * sizeof *s);
+            if (!s) {
+                rc = TB_ENOMEM;
+                break;
+            }
+            norm_bw_f32_sum(&j, s, i);
+            uint16_t *o = out[1 + i].data;
+            for (int64_t k = 0; k < j.D; k++)
+                o[k] = dt == TB_BF16 ? tb_f32_to_bf16(s[k])
+                                     : tb_f32_to_f16(s[k]);
+            tb_free(s);
+        }
+    }
     tb_free(j.part);
-    return 0;
+    return rc;
 }
 
 static int norm_entry(void *ctx, tb_op_id id, tb_dtype dt,
