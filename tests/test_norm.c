@@ -403,14 +403,17 @@ static void test_cpu_random(void **state)
 
 /* 4b. bw_paths: the gradients' SIMD paths (norm_avx512.c's and
  * norm64_simd_impl.h's one-pass sums shifted by the row's first 8
- * values): x offset by 1000 (f32 at the SIMD levels: the C row's f32
- * sums are not shifted; in f64 the reference's plain mean of values
- * near 1000 is off by about 1e-12 of the deviations, coherently along
- * a row, so the shifted sums' more accurate dw differs from it by 2e-12
- * relative, past f64's tolerance, where the C row, which takes the
- * reference's mean, does not), each row's first 8 x far from the rest (the pass
- * again with the shift c + m), rows of 16 and 8 lanes with tails, at
- * every level, threads 1 and 2, within the op's tolerance. */
+ * values): x offset by 1000 (f64 at every level, f32 at the SIMD
+ * levels: the f32 C row forms x - mean in f32, with the mean rounded
+ * to f32; the C rows' and the reference's statistics by the corrected
+ * two-pass form, whose mean is as accurate as the shifted sums'; with
+ * the plain mean of values
+ * near 1000 the f64 C row's dw and the reference's differed from the
+ * SIMD rows' by 2e-12 relative, past f64's tolerance, and the f64
+ * forward row from the corrected reference by 4e-10), each row's first
+ * 8 x far from the rest (the pass again with the shift c + m), rows of
+ * 16 and 8 lanes with tails, at every level, threads 1 and 2, within
+ * the op's tolerance. */
 static void test_bw_paths(void **state)
 {
     (void)state;
@@ -424,7 +427,7 @@ static void test_bw_paths(void **state)
                 const tb_op *op = tb_op_get((tb_op_id)id);
                 for (size_t s = 0; s < sizeof rd / sizeof rd[0]; s++) {
                     tb_shape xs = {2, {rd[s][0], rd[s][1]}};
-                    if (l && dt == TB_F32) {
+                    if ((l && dt == TB_F32) || dt == TB_F64) {
                         random_case_x(c1, c2, op, (tb_dtype)dt, &xs, 1000,
                                       false);
                         runs++;

@@ -1,6 +1,6 @@
 /* layer_norm and rms_norm references and their gradients: each row of
- * x's last dim in double, two passes (mean, then the squared
- * deviations), eps as the case dtype holds it (a constant: ref.c's
+ * x's last dim in double, three passes (the mean, refined by the mean of
+ * the deviations from it, then the squared deviations), eps as the case dtype holds it (a constant: ref.c's
  * convention).  batch_norm (per channel over N and the trailing dims)
  * and group_norm (per sample and group of channels) likewise. */
 #include <math.h>
@@ -23,6 +23,13 @@ static double row_rstd(const tb_tensor *x, int64_t r, int64_t D, bool rms,
         for (int64_t j = 0; j < D; j++)
             m += tb_tensor_get(x, r * D + j);
         m /= (double)D;
+        /* refined by the mean of the deviations from it: the first
+         * mean's rounding (about D ulps of |x|, large beside the
+         * deviations of values far from 0) is what that mean holds */
+        double c = 0;
+        for (int64_t j = 0; j < D; j++)
+            c += tb_tensor_get(x, r * D + j) - m;
+        m += c / (double)D;
     }
     for (int64_t j = 0; j < D; j++) {
         double d = tb_tensor_get(x, r * D + j) - m;

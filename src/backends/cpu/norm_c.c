@@ -1,7 +1,8 @@
 /* layer_norm and rms_norm, the portable C rows (f32, f64): per row of
  * the last dim, two passes summed in double (mean, then the squared
- * deviations: no cancellation of E[x^2] - E[x]^2; an f32 row far from
- * zero mean keeps its accuracy), then the scale; rows
+ * deviations and their sum: the corrected two-pass form, no
+ * cancellation of E[x^2] - E[x]^2; a row far from zero mean keeps its
+ * accuracy), then the scale; rows
  * split over the instance's threads.  Their gradients likewise, with dw
  * and db summed per chunk of rows and the chunks added in order
  * (norm.h's driver, tb_cpu_norm_bw_run, here for every level's rows). */
@@ -22,6 +23,39 @@ typedef struct {
     bool rms;
 } norm_job;
 
+/* A row's mean (0 for rms_norm) and sum of squared deviations, in
+ * double by the corrected two-pass form: the mean, then the squared
+ * deviations and their sum c, which moves the mean by c / D and takes
+ * c^2 / D off the squares (the first mean is off by about D ulps of |x|:
+ * large beside the deviations of a row far from 0). */
+#define NORM_STATS(T, name)                                               \
+    static void name(const T *xr, int64_t D, bool rms, double *mean,      \
+                     double *ss)                                          \
+    {                                                                     \
+        double m = 0, s = 0, c = 0;                                       \
+        if (!rms) {                                                       \
+            for (int64_t k = 0; k < D; k++)                               \
+                m += xr[k];                                               \
+            m /= (double)D;                                               \
+        }                                                                 \
+        for (int64_t k = 0; k < D; k++) {                                 \
+            const double d = (double)xr[k] - m;                           \
+            s += d * d;                                                   \
+            c += d;                                                       \
+        }                                                                 \
+        if (!rms) {                                                       \
+            m += c / (double)D;                                           \
+            s = fmax(s - c * c / (double)D, 0);                           \
+        }                                                                 \
+        *mean = m;                                                        \
+        *ss = s;                                                          \
+    }
+NORM_STATS(float, norm_stats_f32)
+NORM_STATS(double, norm_stats_f64)
+#define norm_stats(x, D, rms, m, s)                                       \
+    _Generic((x), const float *: norm_stats_f32,                         \
+             const double *: norm_stats_f64)(x, D, rms, m, s)
+
 #define NORM_ROWS(T, name)                                                \
     static void name(void *arg, int part, int nparts)                     \
     {                                                                     \
@@ -35,13 +69,7 @@ typedef struct {
         for (int64_t r = r0; r < r1; r++) {                               \
             const T *xr = x + r * j->D;                                   \
             double mean = 0, ss = 0;                                      \
-            if (!j->rms) {                                                \
-                for (int64_t k = 0; k < j->D; k++)                        \
-                    mean += xr[k];                                        \
-                mean /= n;                                                \
-            }                                                             \
-            for (int64_t k = 0; k < j->D; k++)                            \
-                ss += ((double)xr[k] - mean) * ((double)xr[k] - mean);    \
+            norm_stats(xr, j->D, j->rms, &mean, &ss);                     \
             const double inv = 1 / sqrt(ss / n + eps);                    \
             T *orow = o + r * j->D;                                       \
             for (int64_t k = 0; k < j->D; k++)                            \
@@ -86,14 +114,10 @@ static int norm_run(void *ctx, tb_op_id id, tb_dtype dt, const tb_tensor *in,
             for (int64_t r = c * j->rows / j->nch;                        \
                  r < (c + 1) * j->rows / j->nch; r++) {                   \
                 const T *xr = x + r * D, *gr = g + r * D;                 \
-                T mean = 0, ss = 0, sg = 0, sgx = 0;                      \
-                if (!rms) {                                               \
-                    for (int64_t k = 0; k < D; k++)                       \
-                        mean += xr[k];                                    \
-                    mean /= n;                                            \
-                }                                                         \
-                for (int64_t k = 0; k < D; k++)                           \
-                    ss += (xr[k] - mean) * (xr[k] - mean);                \
+                double dmean, dss;                                        \
+                norm_stats(xr, D, rms, &dmean, &dss);                     \
+                const T mean = (T)dmean, ss = (T)dss;                     \
+                T sg = 0, sgx = 0;                                        \
                 const T rstd = (T)1 / (T)sqrt((double)(ss / n + eps));    \
                 for (int64_t k = 0; k < D; k++) {                         \
                     const T xh = (xr[k] - mean) * rstd, gh = gr[k] * w[k]; \

@@ -50,12 +50,17 @@ static inline double v64_sum(const double *x, int64_t n, const double *pf)
     return s;
 }
 
-/* sum of (x[i] - m)^2, i < n, pf as v64_sum's */
+/* sum of (x[i] - m)^2, i < n, pf as v64_sum's; with c non-NULL the
+ * corrected two-pass form: *c = the sum of x[i] - m too, so that the
+ * caller's mean m + *c / n and sum of squares (the result - *c^2 / n)
+ * lose no more than the deviations' own rounding where m (a sum's
+ * quotient, off by about n ulps of |x|) is far from them */
 static inline double v64_ssd(const double *x, int64_t n, double m,
-                             const double *pf)
+                             const double *pf, double *c)
 {
     const rd vm = rs_d1(m);
     rd a0 = rs_d1(0.0), a1 = a0, a2 = a0, a3 = a0;
+    rd c0 = a0, c1 = a0;
     int64_t i = 0;
     for (; i + 4 * RS_W <= n; i += 4 * RS_W) {
         v64_prefetch(pf, i);
@@ -67,10 +72,17 @@ static inline double v64_ssd(const double *x, int64_t n, double m,
         a1 = rs_fma(d1, d1, a1);
         a2 = rs_fma(d2, d2, a2);
         a3 = rs_fma(d3, d3, a3);
+        c0 = rs_add(c0, rs_add(d0, d1));
+        c1 = rs_add(c1, rs_add(d2, d3));
     }
     double s = dx_hsum(rs_add(rs_add(a0, a1), rs_add(a2, a3)));
-    for (; i < n; i++)
+    double cs = dx_hsum(rs_add(c0, c1));
+    for (; i < n; i++) {
         s += (x[i] - m) * (x[i] - m);
+        cs += x[i] - m;
+    }
+    if (c)
+        *c = cs;
     return s;
 }
 
