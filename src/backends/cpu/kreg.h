@@ -197,12 +197,11 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER2(X, log_softmax, scalar)                                \
     TB_CPU_LADDER2(X, softmax, scalar)
 
-/* Layout: transpose (drv_layout.c over kernels.h; f64 has no AVX-512
- * row), permute (bwd_simd_impl.h's tiles over permute_c.c). */
+/* Layout: transpose (drv_layout.c) and permute (permute_c.c; its SIMD
+ * rows: transpose_avx2.c, transpose_avx512.c), both over the levels'
+ * plane transposers (transpose.h; bf16/f16: half.c's rows route there). */
 #define TB_CPU_ROWS_LAYOUT(X)                                             \
-    TB_CPU_LADDER(X, transpose, f32, scalar)                              \
-    TB_CPU_AVX2(X, transpose, f64, scalar)                                \
-    X(transpose, f64, scalar, scalar)                                     \
+    TB_CPU_LADDER2(X, transpose, scalar)                                  \
     TB_CPU_LADDER2(X, permute, c)
 
 /* Matrix products: matmul and linear, through the native GEMM at the
