@@ -602,10 +602,10 @@ void test_kernel_transpose_nt(void **state)
  * bit the index loop out[j * old + i] = in[i * ild + j], the output's
  * padding untouched. */
 static int tp_plane_case(tb_cpu_tp_fn fn, size_t es, int64_t ni, int64_t nj,
-                         int64_t ipad, int64_t opad, int nt, uint64_t seed)
+                         int64_t ipad, int64_t opad, int nt, uint64_t salt)
 {
     const int64_t ild = nj + ipad, old = ni + opad;
-    rng_seed(seed);
+    rng_seed(salt);
     gbuf gi, go;
     unsigned char *in =
         gb_new(&gi, (size_t)(ni * ild) * es, nt ? 0 : misalign(TB_F32));
