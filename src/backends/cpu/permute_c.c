@@ -190,14 +190,14 @@ int tb_cpu_permute_lv(void *ctx, const tb_tensor *in, tb_tensor *out,
 /* Entry points (rows of kreg.h)                                        */
 /* ------------------------------------------------------------------ */
 
-int tb_cpu_k_permute_f32_c(void *ctx, const tb_tensor *in, tb_tensor *out,
-                           const tb_params *p)
-{
-    return tb_cpu_permute_lv(ctx, in, out, p, TB_F32, TB_ISA_SCALAR);
-}
-
-int tb_cpu_k_permute_f64_c(void *ctx, const tb_tensor *in, tb_tensor *out,
-                           const tb_params *p)
-{
-    return tb_cpu_permute_lv(ctx, in, out, p, TB_F64, TB_ISA_SCALAR);
-}
+/* every row of permute (kreg.h: the C rows and the SIMD levels' rows,
+ * each over its own level's transposer) */
+#define PERM_DEF(op, dt, sfx, c)                                          \
+    int TB_CPU_KFN(op, dt, sfx)(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out, const tb_params *p)       \
+    {                                                                     \
+        return tb_cpu_permute_lv(ctx, in, out, p, TB_CPU_DT_##dt,         \
+                                 TB_CPU_LV_##sfx);                        \
+    }
+TB_CPU_LADDER2(PERM_DEF, permute, c)
+#undef PERM_DEF
