@@ -214,10 +214,10 @@ TP_RECT(4, 4, uint32_t)
 TP_RECT(8, 2, uint64_t)
 #endif
 
-/* 4- and 8-byte elements: register tiles of whole vectors per row (the
- * staging above measured slower for them in tbench: 1.2x for f32, 2.4x
- * for f64, where a tile's full-vector rows already read and write whole
- * lines or halves), TP_DR x TP_DR elements, out rows at o + k * op. */
+/* 4- and 8-byte elements at zmm: register tiles of whole vectors per
+ * row (the staging above measured slower for them in tbench there: 1.2x
+ * for f32, 2.4x for f64, where a tile's rows already read and write
+ * whole lines), TP_DR x TP_DR elements, out rows at o + k * op. */
 #if TP_W == 4
 /* 16 x 16 32-bit values: pairs, 2 x 2 blocks of pairs, then two rounds
  * of 128-bit lane shuffles */
@@ -278,48 +278,6 @@ static inline void tp_dtile8(const char *s, int64_t sp, char *o, int64_t op)
 }
 #define TP_DR4 16
 #define TP_DR8 8
-#else
-/* 8 x 8 32-bit values: pairs, 2 x 2 blocks of pairs, a 128-bit permute */
-static inline void tp_dtile4(const char *s, int64_t sp, char *o, int64_t op)
-{
-    tp_v r[8], t[8];
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; i++)
-        r[i] = tp_load(s + i * sp);
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; i++) {
-        t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-    }
-#pragma GCC unroll 2
-    for (int g = 0; g < 2; g++) {
-        r[4 * g] = _mm256_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
-        r[4 * g + 1] = _mm256_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
-        r[4 * g + 2] = _mm256_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
-        r[4 * g + 3] = _mm256_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
-    }
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; j++) {
-        tp_store(o + j * op, _mm256_permute2x128_si256(r[j], r[4 + j], 0x20));
-        tp_store(o + (j + 4) * op,
-                 _mm256_permute2x128_si256(r[j], r[4 + j], 0x31));
-    }
-}
-/* 4 x 4 64-bit values: pairs, a 128-bit permute */
-static inline void tp_dtile8(const char *s, int64_t sp, char *o, int64_t op)
-{
-    tp_v r0 = tp_load(s), r1 = tp_load(s + sp), r2 = tp_load(s + 2 * sp);
-    tp_v r3 = tp_load(s + 3 * sp);
-    tp_v t0 = _mm256_unpacklo_epi64(r0, r1), t1 = _mm256_unpackhi_epi64(r0, r1);
-    tp_v t2 = _mm256_unpacklo_epi64(r2, r3), t3 = _mm256_unpackhi_epi64(r2, r3);
-    tp_store(o, _mm256_permute2x128_si256(t0, t2, 0x20));
-    tp_store(o + op, _mm256_permute2x128_si256(t1, t3, 0x20));
-    tp_store(o + 2 * op, _mm256_permute2x128_si256(t0, t2, 0x31));
-    tp_store(o + 3 * op, _mm256_permute2x128_si256(t1, t3, 0x31));
-}
-#define TP_DR4 8
-#define TP_DR8 4
-#endif
 
 /* The direct plane of ESZ-byte elements: blocks of TP_DCOLS columns
  * (narrow, so that the output lines a strip of tiles half-fills stay
@@ -348,10 +306,9 @@ static inline void tp_dtile8(const char *s, int64_t sp, char *o, int64_t op)
         tp_rect##ESZ(in + bi * ild, ild, out + bi, old, ni - bi, bj);     \
         tp_rect##ESZ(in + bj, ild, out + bj * old, old, ni, nj - bj);     \
     }
-#if TP_W == 4 /* (tp_get's choice) */
 TP_DPLANE(4, uint32_t, TP_DR4)
 TP_DPLANE(8, uint64_t, TP_DR8)
-#endif
+#endif /* TP_W == 4 */
 
 /* The level's choice, by measure (1024 x 1024, 1 thread, ratios in one
  * run): at ymm the staged planes for every size (f32 and f64: 2.1x and
