@@ -607,10 +607,12 @@ static int tp_plane_case(tb_cpu_tp_fn fn, size_t es, int64_t ni, int64_t nj,
     const int64_t ild = nj + ipad, old = ni + opad;
     rng_seed(salt);
     gbuf gi, go;
-    unsigned char *in =
-        gb_new(&gi, (size_t)(ni * ild) * es, nt ? 0 : misalign(TB_F32));
+    /* misaligned by whole elements (an element's own alignment kept):
+     * 4 bytes for 2- and 4-byte values, 8 for 8-byte ones */
+    const size_t mis = misalign(es == 8 ? TB_F64 : TB_F32);
+    unsigned char *in = gb_new(&gi, (size_t)(ni * ild) * es, nt ? 0 : mis);
     unsigned char *out =
-        gb_new(&go, (size_t)(nj * old) * es, nt ? 0 : 2 * misalign(TB_F32));
+        gb_new(&go, (size_t)(nj * old) * es, nt ? 0 : 2 * mis);
     for (size_t k = 0; k < (size_t)(ni * ild) * es; k++)
         in[k] = (unsigned char)rng_next();
     memset(out, 0x3c, (size_t)(nj * old) * es);
