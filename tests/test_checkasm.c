@@ -56,6 +56,9 @@
  *     and their ulp bound on six families of inputs (pow_simd_impl.h),
  *     and at every size to 300 with slow lanes along the loop.
  *     permute_tiled: permute's tiled path against the reference.
+ *     tp_planes: the plane transposers of transpose and permute
+ *     (transpose.h) at every level and element size, bit for bit an
+ *     index loop, odd sides, pitches, streaming stores.
  *     f64_ulp: exp and log f64's SIMD rows against long double libm;
  *     f64_act_ulp: sigmoid, tanh, silu, softplus, gelu and gelu_tanh
  *     f64's likewise, f64_bwd_ulp: the backward activations' f64 rows
@@ -369,6 +372,7 @@ int main(int argc, char **argv)
         T(half_arange),
 
         T(optim_half_exact),
+        T(tp_planes),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {

@@ -77,6 +77,7 @@ void test_kernel_log_softmax_special(void **state);
 void test_kernel_softmax_special(void **state);
 void test_kernel_transpose(void **state);
 void test_kernel_transpose_nt(void **state);
+void test_tp_planes(void **state);
 void test_kernel_pool(void **state);
 void test_kernel_pool_ties(void **state);
 void test_kernel_zero(void **state);

@@ -24,6 +24,7 @@
 #include "backends/cpu/kreg.h"
 #include "backends/cpu/ops_simd.h"
 #include "backends/cpu/rand_simd.h"
+#include "backends/cpu/transpose.h"
 #include "backends/cpu/vmath.h"
 #include "ops/alloc.h"
 #include "base/error.h"
@@ -591,6 +592,85 @@ void test_kernel_transpose_nt(void **state)
                     gb_free(&go);
                 }
         }
+}
+
+/* The plane transposers of transpose and permute (transpose.h) at every
+ * level and element size (2, 4, 8 bytes): sides around the tiles and
+ * blocks (1, 15, 17, 1023, 1025 and their neighbours; non-square),
+ * pitches beyond the extents, misaligned canary-guarded buffers, and
+ * 64-byte aligned rows with nt set (the streaming copy-out): bit for
+ * bit the index loop out[j * old + i] = in[i * ild + j], the output's
+ * padding untouched. */
+static int tp_plane_case(tb_cpu_tp_fn fn, size_t es, int64_t ni, int64_t nj,
+                         int64_t ipad, int64_t opad, int nt, uint64_t salt)
+{
+    const int64_t ild = nj + ipad, old = ni + opad;
+    rng_seed(salt);
+    gbuf gi, go;
+    /* misaligned by whole elements (an element's own alignment kept):
+     * 4 bytes for 2- and 4-byte values, 8 for 8-byte ones */
+    const size_t mis = misalign(es == 8 ? TB_F64 : TB_F32);
+    unsigned char *in = gb_new(&gi, (size_t)(ni * ild) * es, nt ? 0 : mis);
+    unsigned char *out =
+        gb_new(&go, (size_t)(nj * old) * es, nt ? 0 : 2 * mis);
+    for (size_t k = 0; k < (size_t)(ni * ild) * es; k++)
+        in[k] = (unsigned char)rng_next();
+    memset(out, 0x3c, (size_t)(nj * old) * es);
+    fn(in, ild, out, old, ni, nj, nt);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    int64_t bad = 0;
+    for (int64_t j = 0; j < nj; j++)
+        for (int64_t i = 0; i < old; i++) {
+            const unsigned char *o = out + (size_t)(j * old + i) * es;
+            bool ok = true;
+            for (size_t b = 0; b < es; b++)
+                ok &= o[b] == (i < ni ? in[(size_t)(i * ild + j) * es + b]
+                                      : 0x3c);
+            if (!ok && bad++ < 3)
+                print_error("esz %zu %lldx%lld (pitches %lld, %lld) nt %d: "
+                            "out[%lld][%lld] wrong\n",
+                            es, (long long)ni, (long long)nj, (long long)ild,
+                            (long long)old, nt, (long long)j, (long long)i);
+        }
+    const bool intact = gb_intact(&gi) && gb_intact(&go);
+    gb_free(&gi);
+    gb_free(&go);
+    return bad || !intact;
+}
+
+void test_tp_planes(void **state)
+{
+    (void)state;
+    static const int64_t sides[] = {1,  2,  7,  8,   15,  16,  17,
+                                    31, 33, 63, 64,  65,  127, 128,
+                                    129, 255, 256, 257, 300};
+    enum { NS = sizeof sides / sizeof sides[0] };
+    static const int64_t big[][2] = {{1023, 1025}, {1025, 1023},
+                                     {1024, 1024}, {1025, 17},
+                                     {15, 1025},   {2, 1023}};
+    const int nl = n_levels();
+    int bad = 0;
+    for (int l = 0; l < nl; l++)
+        for (size_t es = 2; es <= 8; es *= 2) {
+            tb_cpu_tp_fn fn = tb_cpu_tp_get(l, es);
+            assert_non_null(fn);
+            for (int a = 0; a < NS; a++)
+                for (int b = 0; b < NS; b++)
+                    bad += tp_plane_case(fn, es, sides[a], sides[b],
+                                         (a + b) % 3 == 0 ? 0 : 5,
+                                         (a * b) % 2 ? 3 : 0, 0,
+                                         (uint64_t)(l * 10000 + a * 100 + b));
+            for (size_t k = 0; k < sizeof big / sizeof big[0]; k++)
+                bad += tp_plane_case(fn, es, big[k][0], big[k][1], 0, 0, 0,
+                                     (uint64_t)k);
+            /* nt: 64-byte aligned output rows (pitch a multiple of 64 B) */
+            const int64_t opad = 64 / (int64_t)es;
+            bad += tp_plane_case(fn, es, 256 / (int64_t)es * 2, 128,
+                                 0, opad, 1, 7);
+            bad += tp_plane_case(fn, es, 1024, 300, 0, opad, 1, 8);
+            bad += tp_plane_case(fn, es, 1023, 129, 0, opad + 1, 1, 9);
+        }
+    assert_int_equal(bad, 0);
 }
 
 /* Pooling, every geometry kind (2x2/2 fast path, gather path with

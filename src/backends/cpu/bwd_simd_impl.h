@@ -3,12 +3,11 @@
  * backward.c's portable rows (issue 18: those ran the scalar libm
  * expf/tanhf/erfcf per element, 43-88x a copy of their bytes at 1M
  * elements); then of log_softmax_backward and max_pool2d_backward (2x2
- * windows; bwd_simd.h's drivers) and of permute (register-transposed
- * tiles under permute_c.c's loops), the last two in f64 too (on
+ * windows; bwd_simd.h's drivers), the last in f64 too (on
  * pool64_simd.h's double lanes, one macro per row for both dtypes).  For inclusion by bwd_avx2.c and
  * bwd_avx512.c only, each built with its level's flags; everything here
  * is static except the entry points BW_ENTRIES(SFX, LV) defines (rows of
- * kreg.h's backward and layout families).  The element-wise rows' driver is ops_simd.c's
+ * kreg.h's backward family).  The element-wise rows' driver is ops_simd.c's
  * tb_cpu_simd_binary (a = g, b = x, equal shapes under the ops' shape
  * rule, split over the threads).
  *
@@ -50,11 +49,9 @@
 #include "bwd_vf.h" /* bw_relu_f .. bw_gelu_f */
 #include "cpu_internal.h"
 #include "kreg.h"
-#include "permute_c.h"
 #include "ops_simd.h"
 #include "pool64_simd.h"
 #include "vmath_simd.h"
-#include "vtranspose_simd.h"
 
 /* both operands contiguous (the usual case) in a loop of its own, free
  * of the broadcast tests */
@@ -326,7 +323,6 @@ static inline void bw_mp_windows(vf gv, vf a0, vf a1, vf b0, vf b1, vf r[4])
 #define bw_f32_set1 v_set1
 #define bw_f32_zip_lo bw_zip_lo
 #define bw_f32_zip_hi bw_zip_hi
-#define bw_f32_transpose v_transpose
 BW_MP2_ROW(bw_mp2_row, float, vf, bw_f32_, VS_LANES, bw_mp_windows)
 
 /* The same in f64 on pool64_simd.h's P64_W double lanes (selects only:
@@ -372,71 +368,12 @@ BW_MP2_ROW(bw_mp2_row64, double, p64, p64_, P64_W, bw_mp_windows64)
         return tb_cpu_bw_max_pool64(ctx, LV, in, out, p, bw_mp2_row64);   \
     }
 
-/* ---- permute f32: planes by register-transposed tiles (permute_c.h) --- */
-
-/* tb_cpu_perm_tile_fn (f32) and tb_cpu_perm_tile64_fn (f64): o[i * ostq
- * + j] = x[i + j * is] in L x L tiles (L: the vector's lanes), each read
- * as L vectors (input lines along i), transposed in registers and
- * written as L vectors (output lines along j): every line a tile touches is read or written whole, once
- * (the portable loop touches each input line once per element, and the
- * lines of a tile, power-of-two strides apart, evict each other).  The
- * tiles of a band of input rows j go along i, so each row is read in
- * order.  Partial tiles: masked loads (zeros past ni) and stores. */
-#define BW_PERM_TILE(NAME, T, V, P, L)                                    \
-    static void NAME(const T *x, T *o, int64_t ni, int64_t nj, int64_t is, \
-                     int64_t ostq)                                        \
-    {                                                                     \
-        V r[L];                                                           \
-        for (int64_t j0 = 0; j0 < nj; j0 += (L)) {                        \
-            const int64_t nr = nj - j0 < (L) ? nj - j0 : (L);             \
-            const T *xr = x + j0 * is;                                    \
-            for (int64_t i0 = 0; i0 < ni; i0 += (L)) {                    \
-                const int64_t nc = ni - i0 < (L) ? ni - i0 : (L);         \
-                T *oc = o + i0 * ostq + j0;                               \
-                if (nr == (L) && nc == (L)) {                             \
-                    for (int t = 0; t < (L); t++)                         \
-                        r[t] = P##load(xr + t * is + i0);                 \
-                    P##transpose(r);                                      \
-                    for (int t = 0; t < (L); t++)                         \
-                        P##store(oc + t * ostq, r[t]);                    \
-                    continue;                                             \
-                }                                                         \
-                for (int t = 0; t < (L); t++)                             \
-                    r[t] = t < nr ? P##load_n(xr + t * is + i0, nc)       \
-                                  : P##set1(0);                           \
-                P##transpose(r);                                          \
-                for (int t = 0; t < nc; t++)                              \
-                    P##store_n(oc + t * ostq, r[t], nr);                  \
-            }                                                             \
-        }                                                                 \
-    }
-BW_PERM_TILE(bw_perm_tile, float, vf, bw_f32_, VS_LANES)
-/* f64: P64_W x P64_W tiles of doubles (pool64_simd.h's transpose) */
-BW_PERM_TILE(bw_perm_tile64, double, p64, p64_, P64_W)
-
-#define BW_PERM_ENTRY(SFX, LV)                                            \
-    int TB_CPU_KFN(permute, f32, SFX)(void *ctx, const tb_tensor *in,     \
-                                      tb_tensor *out, const tb_params *p) \
-    {                                                                     \
-        if (ctx && tb_cpu_isa(ctx) < LV)                                  \
-            return TB_EUNSUPPORTED;                                       \
-        return tb_cpu_permute_f32(ctx, in, out, p, bw_perm_tile);         \
-    }                                                                     \
-    int TB_CPU_KFN(permute, f64, SFX)(void *ctx, const tb_tensor *in,     \
-                                      tb_tensor *out, const tb_params *p) \
-    {                                                                     \
-        if (ctx && tb_cpu_isa(ctx) < LV)                                  \
-            return TB_EUNSUPPORTED;                                       \
-        return tb_cpu_permute_f64(ctx, in, out, p, bw_perm_tile64);       \
-    }
-
 #define BW_ENTRIES(SFX, LV)                                               \
     BW_ENTRY(relu, SFX, LV)                                               \
     BW_ENTRY(sigmoid, SFX, LV)                                            \
     BW_ENTRY(tanh, SFX, LV)                                               \
     BW_ENTRY(gelu, SFX, LV)                                               \
     BW_LSM_ENTRY(SFX, LV)                                                 \
-    BW_MP_ENTRY(SFX, LV)                                                  \
-    BW_PERM_ENTRY(SFX, LV)
+    BW_MP_ENTRY(SFX, LV)
 
 #endif /* TB_BACKENDS_CPU_BWD_SIMD_IMPL_H */

@@ -1,22 +1,21 @@
 /* The cpu backend's transpose driver: a materialised swap of two dims
- * (params dim0, dim1) of a contiguous tensor, by register tiles of the
- * instance's tables (kernels.h), runs of memcpy, or one copy; its rows
- * are the driver pairs of kreg.h's layout family. */
+ * (params dim0, dim1) of a contiguous tensor, by the level's plane
+ * transposers (transpose.h: transpose_simd.h at the SIMD levels,
+ * permute_c.c's loops at scalar), runs of memcpy, or one copy, for
+ * every dtype (bf16/f16 from half.c's rows: the 16-bit values move as
+ * bits); its rows are the driver pairs of kreg.h's layout family. */
 #include <string.h>
 
 #include "drv.h"
+#include "transpose.h"
 
-/* Transpose (R == 1): a job item is a block of CPU_TR_COLS input columns
- * (output rows) over all input rows, moved tr.tile (8) rows at a time
- * (8x8 register tiles at the SIMD levels).  The block is narrow on
- * purpose: with a power-of-two row pitch every output row of the block
- * maps to the same few cache sets (4 L2 sets x 16 ways on a 1 MiB L2 at
- * a 16 KiB pitch), so the lines one 8-row strip half-fills stay cached
- * for the next strip only if the block has at most ~48 rows; blocks of
- * whole rows (the first version) thrashed L2 and the TLB and ran at a
- * quarter of the copy bandwidth (4096x4096 f32). */
-#define CPU_TR_COLS 32
-#define CPU_TR_ROWS 256
+/* Transpose (R == 1): a job item is a strip of CPU_TR_COLS input
+ * columns over all input rows, one call of the plane transposer (which
+ * moves it in L1-sized blocks down the strip, transpose_simd.h): each
+ * output row is then written front to back, a stream the hardware
+ * prefetchers follow (items of 256 x 256 blocks, which wrote each
+ * output row in four pieces at four times, ran 1.2-1.4x slower). */
+#define CPU_TR_COLS 64
 /* Transposes whose output is at least this large (well beyond a 16-32
  * MiB L3, so the output would be evicted before anyone reads it) write
  * it with non-temporal stores where the level has them. */
@@ -25,41 +24,33 @@
 /* Swapping dims a < b of a contiguous input viewed as [P, SA, Q, SB, R]
  * gives the output [P, SB, Q, SA, R]. */
 typedef struct cpu_tr_job {
-    tb_cpu_tr_fn fn;
+    tb_cpu_tp_fn fn;
     size_t esz;
     const char *x;
     char *o;
     int64_t P, SA, Q, SB, R;
-    int64_t tile; /* input rows per fn call */
     int64_t ncb;  /* blocks of CPU_TR_COLS columns (SB) when R == 1 */
     bool nt;      /* fn may use non-temporal stores */
     int64_t n;   /* elements, for the plain-copy case */
 } cpu_tr_job;
 
 /* R == 1: (p, q) is an SA x SB transpose with leading dims Q*SB (input)
- * and Q*SA (output); item (p, q, t) moves input rows [8t, 8t + 8). */
+ * and Q*SA (output); item (p, q, cb) moves a strip of its columns. */
 static void cpu_tr_2d_task(void *argp, int part, int nparts)
 {
     const cpu_tr_job *j = argp;
     int64_t b, e;
-    const int64_t nrb = (j->SA + CPU_TR_ROWS - 1) / CPU_TR_ROWS;
-    cpu_span(j->P * j->Q * nrb * j->ncb, part, nparts, &b, &e);
+    cpu_span(j->P * j->Q * j->ncb, part, nparts, &b, &e);
     const int64_t ild = j->Q * j->SB, old = j->Q * j->SA;
     for (int64_t it = b; it < e; it++) {
-        int64_t cb = it % j->ncb, rest = it / j->ncb;
-        int64_t rb = rest % nrb, pq = rest / nrb;
+        int64_t cb = it % j->ncb, pq = it / j->ncb;
         int64_t q = pq % j->Q, p = pq / j->Q;
         int64_t j0 = cb * CPU_TR_COLS;
         int64_t nj = j->SB - j0 < CPU_TR_COLS ? j->SB - j0 : CPU_TR_COLS;
-        int64_t i1 = (rb + 1) * CPU_TR_ROWS < j->SA ? (rb + 1) * CPU_TR_ROWS
-                                                    : j->SA;
-        for (int64_t i0 = rb * CPU_TR_ROWS; i0 < i1; i0 += j->tile) {
-            int64_t ni = i1 - i0 < j->tile ? i1 - i0 : j->tile;
-            int64_t ioff = (p * j->SA + i0) * ild + q * j->SB + j0;
-            int64_t ooff = (p * j->SB + j0) * old + q * j->SA + i0;
-            j->fn(j->x + (size_t)ioff * j->esz, ild,
-                  j->o + (size_t)ooff * j->esz, old, ni, nj);
-        }
+        int64_t ioff = p * j->SA * ild + q * j->SB + j0;
+        int64_t ooff = (p * j->SB + j0) * old + q * j->SA;
+        j->fn(j->x + (size_t)ioff * j->esz, ild,
+              j->o + (size_t)ooff * j->esz, old, j->SA, nj, j->nt);
     }
     /* Non-temporal stores are weakly ordered: make them visible before
      * the part reports done. */
@@ -95,9 +86,10 @@ static void cpu_copy_task(void *argp, int part, int nparts)
                (size_t)(e - b) * j->esz);
 }
 
-/* Materialised transpose of params dim0 (default -2) and dim1 (-1). */
-static int cpu_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
-                         const tb_params *p, tb_dtype dt, int lv)
+/* Materialised transpose of params dim0 (default -2) and dim1 (-1) by
+ * level lv's code. */
+int tb_cpu_transpose_lv(void *ctx, const tb_tensor *in, tb_tensor *out,
+                        const tb_params *p, tb_dtype dt, int lv)
 {
     int rc = cpu_begin(ctx, dt, in, 1, out);
     if (rc)
@@ -123,10 +115,8 @@ static int cpu_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
         if (out->shape[d] != x->shape[sd])
             return TB_ESHAPE;
     }
-    CPU_SLOT_AT(c->k[lv].tr[dt].isa, lv);
     cpu_tr_job j = {
-        .fn = c->k[lv].tr[dt].block,
-        .tile = c->k[lv].tr[dt].tile,
+        .fn = tb_cpu_tp_get(lv, tb_dtype_size(dt)),
         .esz = tb_dtype_size(dt),
         .x = x->data,
         .o = out->data,
@@ -137,6 +127,8 @@ static int cpu_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
         .R = cpu_prod(x->shape, b + 1, x->ndim),
         .n = cpu_numel(x),
     };
+    if (!j.fn)
+        return TB_EINVAL;
     if (j.n == 0)
         return 0;
     if (a == b || j.SA == 1 || j.SB == 1) {
@@ -145,14 +137,8 @@ static int cpu_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
                      cpu_copy_task, &j);
     } else if (j.R == 1) {
         j.ncb = (j.SB + CPU_TR_COLS - 1) / CPU_TR_COLS;
-        if ((double)j.n * (double)j.esz >= CPU_TR_NT_BYTES) {
-            j.fn = c->k[lv].tr[dt].block_nt;
-            j.nt = true;
-        }
-        cpu_pool_run(c->pool,
-                     cpu_parts(c, j.n,
-                               j.P * j.Q * j.ncb *
-                                   ((j.SA + CPU_TR_ROWS - 1) / CPU_TR_ROWS)),
+        j.nt = (double)j.n * (double)j.esz >= CPU_TR_NT_BYTES;
+        cpu_pool_run(c->pool, cpu_parts(c, j.n, j.P * j.Q * j.ncb),
                      cpu_tr_2d_task, &j);
     } else {
         cpu_pool_run(c->pool, cpu_parts(c, j.n, j.P * j.SB * j.Q),
@@ -163,6 +149,6 @@ static int cpu_transpose(void *ctx, const tb_tensor *in, tb_tensor *out,
 
 /* ---- entry points ---- */
 
-CPU_RUN(transpose, cpu_transpose(ctx, in, out, p, dt, lv))
+CPU_RUN(transpose, tb_cpu_transpose_lv(ctx, in, out, p, dt, lv))
 
 TB_CPU_ROWS_LAYOUT(CPU_DEF)

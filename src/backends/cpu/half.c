@@ -68,6 +68,7 @@
 #include "ops_simd.h" /* tb_cpu_half_var */
 #include "optim.h"
 #include "rand_simd.h"
+#include "transpose.h"
 
 /* Elements per block: 3 f32 blocks (two inputs, one output) are 48 KiB.
  * (16384 ran exp and gelu no faster: the conversions, not the calls,
@@ -584,6 +585,12 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
         return rc;
     if (isa > tb_cpu_isa(ctx))
         return TB_EINVAL;
+    /* transpose and permute move the 16-bit values as bits, by the
+     * level's plane transposers (transpose.h): no widening */
+    if (id == TB_OP_transpose)
+        return tb_cpu_transpose_lv(ctx, in, out, p, dt, isa);
+    if (id == TB_OP_permute)
+        return tb_cpu_permute_lv(ctx, in, out, p, dt, isa);
     /* the element-wise optimizer steps: one fused pass (optim.h) */
     if (op->category == TB_CAT_OPTIMIZER &&
         (rc = tb_cpu_optim_half(ctx, id, dt, isa, in, out, p)) != 1)

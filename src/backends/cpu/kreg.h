@@ -197,12 +197,11 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER2(X, log_softmax, scalar)                                \
     TB_CPU_LADDER2(X, softmax, scalar)
 
-/* Layout: transpose (drv_layout.c over kernels.h; f64 has no AVX-512
- * row), permute (bwd_simd_impl.h's tiles over permute_c.c). */
+/* Layout: transpose (drv_layout.c) and permute (permute_c.c), both over
+ * the levels' plane transposers (transpose.h; bf16/f16: half.c's rows
+ * route there). */
 #define TB_CPU_ROWS_LAYOUT(X)                                             \
-    TB_CPU_LADDER(X, transpose, f32, scalar)                              \
-    TB_CPU_AVX2(X, transpose, f64, scalar)                                \
-    X(transpose, f64, scalar, scalar)                                     \
+    TB_CPU_LADDER2(X, transpose, scalar)                                  \
     TB_CPU_LADDER2(X, permute, c)
 
 /* Matrix products: matmul and linear, through the native GEMM at the
@@ -339,7 +338,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
  * PyTorch's CPU numerics (compute in f32, accumulate in f32, round
  * once).  Element-wise ops run block by block in L1-sized f32 scratch, so
  * memory sees only the 16-bit tensors; the others widen whole tensors,
- * but copy, zeros, ones, full, neg, abs and causal_mask set or move the 16-bit bits
+ * but copy, zeros, ones, full, neg, abs, causal_mask, transpose and permute set or move the 16-bit bits
  * themselves.  (half.c: fused loops and reductions read the 16-bit tensors
  * directly where they can; half_bwd.h's rows too.)  Not here: argmax and nll_loss (integer
  * indices a 16-bit float cannot hold past 256 or 2048), the

@@ -1,0 +1,331 @@
+/* The SIMD plane transposers (transpose.h) of one level, included once
+ * by transpose_avx2.c (TP_W 2: ymm) and transpose_avx512.c (TP_W 4:
+ * zmm).  Element sizes 2, 4 and 8 bytes share one scheme, over L = 16 /
+ * esz elements per 128-bit lane:
+ *   - a tile is L * TP_W input rows x L input columns (16 bytes): vector
+ *     r[i] (i < L) holds in its 128-bit lane w the 16 bytes of input row
+ *     i + L * w (one load per lane: a broadcast and masked broadcasts at
+ *     zmm, an insert at ymm), so the cross-lane stage of a register
+ *     transpose is done by the loads; an L x L transpose inside each
+ *     lane (unpacks: log2 L rounds) leaves in r[k] output row k, L *
+ *     TP_W elements (a whole 64-byte line at zmm);
+ *   - the tiles of a block of TP_BR = TP_RUN / esz input rows x TP_CB
+ *     bytes are read from a contiguous copy of the block (the staging
+ *     scratch: each input line read once, whole) and written to a
+ *     padded scratch, which is copied out in runs of TP_RUN bytes per
+ *     output row.  Reading the tiles straight from a matrix of
+ *     power-of-two pitch reads each line in four pieces at four times
+ *     while 16-64 rows share one L1 set (the lines are evicted between
+ *     the pieces), and writing an output row in tile-wide pieces keeps
+ *     16-64 half-written lines in one set; the scratches are where both
+ *     patterns meet L1 without conflicts;
+ *   - what is left of the plane beyond whole blocks: the tiles straight
+ *     from and to memory, then element loops for the last rows and
+ *     columns (fewer than a tile's).
+ * Loads and stores of integer vectors: the values move as bits (NaN
+ * payloads, signaling NaNs survive). */
+#ifndef TB_BACKENDS_CPU_TRANSPOSE_SIMD_H
+#define TB_BACKENDS_CPU_TRANSPOSE_SIMD_H
+
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "transpose.h"
+
+#if TP_W == 4
+typedef __m512i tp_v;
+#define TP_UNPACKLO(b) _mm512_unpacklo_epi##b
+#define TP_UNPACKHI(b) _mm512_unpackhi_epi##b
+/* lane w = the 16 bytes at p + w * step */
+static inline tp_v tp_gather(const char *p, int64_t step)
+{
+    tp_v v = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)p));
+    v = _mm512_mask_broadcast_i32x4(
+        v, 0x00f0, _mm_loadu_si128((const __m128i *)(p + step)));
+    v = _mm512_mask_broadcast_i32x4(
+        v, 0x0f00, _mm_loadu_si128((const __m128i *)(p + 2 * step)));
+    return _mm512_mask_broadcast_i32x4(
+        v, 0xf000, _mm_loadu_si128((const __m128i *)(p + 3 * step)));
+}
+static inline tp_v tp_load(const char *p)
+{
+    return _mm512_loadu_si512((const void *)p);
+}
+static inline void tp_store(char *p, tp_v v)
+{
+    _mm512_storeu_si512((void *)p, v);
+}
+static inline void tp_stream(char *p, tp_v v)
+{
+    _mm512_stream_si512((void *)p, v);
+}
+#elif TP_W == 2
+typedef __m256i tp_v;
+#define TP_UNPACKLO(b) _mm256_unpacklo_epi##b
+#define TP_UNPACKHI(b) _mm256_unpackhi_epi##b
+static inline tp_v tp_gather(const char *p, int64_t step)
+{
+    return _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p)),
+        _mm_loadu_si128((const __m128i *)(p + step)), 1);
+}
+static inline tp_v tp_load(const char *p)
+{
+    return _mm256_loadu_si256((const __m256i *)p);
+}
+static inline void tp_store(char *p, tp_v v)
+{
+    _mm256_storeu_si256((__m256i *)p, v);
+}
+static inline void tp_stream(char *p, tp_v v)
+{
+    _mm256_stream_si256((__m256i *)p, v);
+}
+#else
+#error "TP_W: 2 (ymm) or 4 (zmm)"
+#endif
+
+#define TP_VB (16 * TP_W) /* bytes a vector */
+#define TP_RUN 256 /* bytes an output row takes from a block */
+/* bytes an input row gives a block (16-bit: 128, so that the two
+ * scratches stay within L1) */
+#define TP_CB(ESZ) ((ESZ) == 2 ? 128 : 256)
+#define TP_OP (TP_RUN + 64) /* the output scratch's row pitch (padded) */
+
+
+/* the L x L transposes inside each 128-bit lane: r[k] <- column k */
+static inline void tp_lanes8(tp_v r[2])
+{
+    tp_v a = TP_UNPACKLO(64)(r[0], r[1]), b = TP_UNPACKHI(64)(r[0], r[1]);
+    r[0] = a;
+    r[1] = b;
+}
+static inline void tp_lanes4(tp_v r[4])
+{
+    tp_v t0 = TP_UNPACKLO(32)(r[0], r[1]), t1 = TP_UNPACKHI(32)(r[0], r[1]);
+    tp_v t2 = TP_UNPACKLO(32)(r[2], r[3]), t3 = TP_UNPACKHI(32)(r[2], r[3]);
+    r[0] = TP_UNPACKLO(64)(t0, t2);
+    r[1] = TP_UNPACKHI(64)(t0, t2);
+    r[2] = TP_UNPACKLO(64)(t1, t3);
+    r[3] = TP_UNPACKHI(64)(t1, t3);
+}
+/* 16-bit: pairs of rows interleaved, then the 32-bit transpose of the
+ * pairs (columns 0-3 from the low halves, 4-7 from the high ones) */
+static inline void tp_lanes2(tp_v r[8])
+{
+    tp_v a[4], b[4];
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        a[k] = TP_UNPACKLO(16)(r[2 * k], r[2 * k + 1]);
+        b[k] = TP_UNPACKHI(16)(r[2 * k], r[2 * k + 1]);
+    }
+    tp_lanes4(a);
+    tp_lanes4(b);
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        r[k] = a[k];
+        r[4 + k] = b[k];
+    }
+}
+
+/* (the small loops over register arrays are unrolled by pragma, so that
+ * the arrays live in registers: GCC -O2 kept them on the stack) */
+/* One tile: input rows at s + i * sp (bytes), output rows at o + k * op;
+ * L * TP_W rows x L columns of ESZ-byte elements. */
+#define TP_TILE(ESZ, L)                                                   \
+    static inline void tp_tile##ESZ(const char *s, int64_t sp, char *o,   \
+                                    int64_t op)                           \
+    {                                                                     \
+        tp_v r[L];                                                        \
+        _Pragma("GCC unroll 8") for (int i = 0; i < (L); i++)             \
+            r[i] = tp_gather(s + i * sp, (L) * sp);                       \
+        tp_lanes##ESZ(r);                                                 \
+        _Pragma("GCC unroll 8") for (int k = 0; k < (L); k++)             \
+            tp_store(o + k * op, r[k]);                                   \
+    }
+TP_TILE(2, 8)
+TP_TILE(4, 4)
+TP_TILE(8, 2)
+
+/* whole tiles straight from in to out over [0, ni) x [0, nj) (the
+ * parts of the plane beyond whole blocks), then element loops */
+#define TP_RECT(ESZ, L, T)                                                \
+    static void tp_rect##ESZ(const T *in, int64_t ild, T *out,            \
+                             int64_t old, int64_t ni, int64_t nj)         \
+    {                                                                     \
+        const int64_t tr = (L) * TP_W;                                    \
+        const int64_t ti = ni / tr * tr, tj = nj / (L) * (L);             \
+        for (int64_t j = 0; j < tj; j += (L))                             \
+            for (int64_t i = 0; i < ti; i += tr)                          \
+                tp_tile##ESZ((const char *)(in + i * ild + j),            \
+                             ild * (ESZ), (char *)(out + j * old + i),    \
+                             old * (ESZ));                                \
+        for (int64_t j = 0; j < nj; j++)                                  \
+            for (int64_t i = j < tj ? ti : 0; i < ni; i++)                \
+                out[j * old + i] = in[i * ild + j];                       \
+    }
+/* The staged plane of ESZ-byte elements of type T. */
+#define TP_PLANE(ESZ, L, T)                                               \
+    TP_RECT(ESZ, L, T)                                                    \
+    static void tp_plane##ESZ(const void *pin, int64_t ild, void *pout,   \
+                              int64_t old, int64_t ni, int64_t nj,        \
+                              int nt)                                     \
+    {                                                                     \
+        enum { CB = TP_CB(ESZ), BR = TP_RUN / (ESZ), BC = CB / (ESZ) };   \
+        _Alignas(64) char is[BR * CB];                                    \
+        _Alignas(64) char os[BC * TP_OP];                                 \
+        const T *in = pin;                                                \
+        T *out = pout;                                                    \
+        const int64_t bi = ni / BR * BR, bj = nj / BC * BC;               \
+        nt = nt && ((uintptr_t)out & 63) == 0 && ((old * (ESZ)) & 63) == 0; \
+        for (int64_t j0 = 0; j0 < bj; j0 += BC)                           \
+            for (int64_t i0 = 0; i0 < bi; i0 += BR) {                     \
+                const T *x = in + i0 * ild + j0;                          \
+                for (int i = 0; i < BR; i++)                              \
+                    for (int c = 0; c < CB; c += TP_VB)                   \
+                        tp_store(is + i * CB + c,                         \
+                                 tp_load((const char *)(x + i * ild) + c)); \
+                for (int c = 0; c < CB; c += 16)                          \
+                    for (int i = 0; i < BR; i += (L) * TP_W)              \
+                        tp_tile##ESZ(is + i * CB + c, CB,                 \
+                                     os + c / (ESZ) * TP_OP + i * (ESZ),  \
+                                     TP_OP);                              \
+                char *o = (char *)(out + j0 * old + i0);                  \
+                for (int k = 0; k < BC; k++)                              \
+                    for (int c = 0; c < TP_RUN; c += TP_VB) {             \
+                        tp_v v = tp_load(os + k * TP_OP + c);             \
+                        if (nt)                                           \
+                            tp_stream(o + k * old * (ESZ) + c, v);        \
+                        else                                              \
+                            tp_store(o + k * old * (ESZ) + c, v);         \
+                    }                                                     \
+            }                                                             \
+        /* the rest: rows [bi, ni) of the first bj columns, columns */    \
+        /* [bj, nj) of all rows */                                        \
+        tp_rect##ESZ(in + bi * ild, ild, out + bi, old, ni - bi, bj);     \
+        tp_rect##ESZ(in + bj, ild, out + bj * old, old, ni, nj - bj);     \
+    }
+TP_PLANE(2, 8, uint16_t)
+#if TP_W == 2 /* (tp_get's choice) */
+TP_PLANE(4, 4, uint32_t)
+TP_PLANE(8, 2, uint64_t)
+#else
+TP_RECT(4, 4, uint32_t)
+TP_RECT(8, 2, uint64_t)
+#endif
+
+/* 4- and 8-byte elements at zmm: register tiles of whole vectors per
+ * row (the staging above measured slower for them in tbench there: 1.2x
+ * for f32, 2.4x for f64, where a tile's rows already read and write
+ * whole lines), TP_DR x TP_DR elements, out rows at o + k * op. */
+#if TP_W == 4
+/* 16 x 16 32-bit values: pairs, 2 x 2 blocks of pairs, then two rounds
+ * of 128-bit lane shuffles */
+static inline void tp_dtile4(const char *s, int64_t sp, char *o, int64_t op)
+{
+    tp_v r[16], t[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++)
+        r[i] = tp_load(s + i * sp);
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; g++) {
+        r[4 * g] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+        r[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+        r[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+        r[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++) {
+        tp_v v0 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0x88);
+        tp_v v1 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0xdd);
+        tp_v w0 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0x88);
+        tp_v w1 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0xdd);
+        tp_store(o + j * op, _mm512_shuffle_i32x4(v0, w0, 0x88));
+        tp_store(o + (j + 8) * op, _mm512_shuffle_i32x4(v0, w0, 0xdd));
+        tp_store(o + (j + 4) * op, _mm512_shuffle_i32x4(v1, w1, 0x88));
+        tp_store(o + (j + 12) * op, _mm512_shuffle_i32x4(v1, w1, 0xdd));
+    }
+}
+/* 8 x 8 64-bit values: pairs, then the 4 x 4 transpose of the 128-bit
+ * lanes of the even and of the odd columns (two lane-shuffle rounds) */
+static inline void tp_dtile8(const char *s, int64_t sp, char *o, int64_t op)
+{
+    tp_v r[8], t[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++)
+        r[i] = tp_load(s + i * sp);
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        t[i] = _mm512_unpacklo_epi64(r[2 * i], r[2 * i + 1]);
+        t[4 + i] = _mm512_unpackhi_epi64(r[2 * i], r[2 * i + 1]);
+    }
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++) { /* h: odd columns */
+        tp_v u0 = _mm512_shuffle_i64x2(t[4 * h], t[4 * h + 1], 0x88);
+        tp_v u1 = _mm512_shuffle_i64x2(t[4 * h], t[4 * h + 1], 0xdd);
+        tp_v w0 = _mm512_shuffle_i64x2(t[4 * h + 2], t[4 * h + 3], 0x88);
+        tp_v w1 = _mm512_shuffle_i64x2(t[4 * h + 2], t[4 * h + 3], 0xdd);
+        tp_store(o + h * op, _mm512_shuffle_i64x2(u0, w0, 0x88));
+        tp_store(o + (h + 4) * op, _mm512_shuffle_i64x2(u0, w0, 0xdd));
+        tp_store(o + (h + 2) * op, _mm512_shuffle_i64x2(u1, w1, 0x88));
+        tp_store(o + (h + 6) * op, _mm512_shuffle_i64x2(u1, w1, 0xdd));
+    }
+}
+#define TP_DR4 16
+#define TP_DR8 8
+
+/* The direct plane of ESZ-byte elements: blocks of TP_DCOLS columns
+ * (narrow, so that the output lines a strip of tiles half-fills stay
+ * cached for the next strip: drv_layout.c's earlier measure), tile rows
+ * down the plane, the tiles of a block along its row; the rest by
+ * tp_rect.  (Blocks of 256 rows inside: no faster.) */
+#define TP_DCOLS 32
+#define TP_DPLANE(ESZ, T, DR)                                             \
+    static void tp_dplane##ESZ(const void *pin, int64_t ild, void *pout,  \
+                               int64_t old, int64_t ni, int64_t nj,       \
+                               int nt)                                    \
+    {                                                                     \
+        const T *in = pin;                                                \
+        T *out = pout;                                                    \
+        (void)nt;                                                         \
+        const int64_t bi = ni / (DR) * (DR), bj = nj / (DR) * (DR);       \
+        for (int64_t j0 = 0; j0 < bj; j0 += TP_DCOLS) {                   \
+            const int64_t j1 = j0 + TP_DCOLS < bj ? j0 + TP_DCOLS : bj;   \
+            for (int64_t i = 0; i < bi; i += (DR))                        \
+                for (int64_t j = j0; j < j1; j += (DR))                   \
+                    tp_dtile##ESZ((const char *)(in + i * ild + j),       \
+                                  ild * (ESZ),                            \
+                                  (char *)(out + j * old + i),            \
+                                  old * (ESZ));                           \
+        }                                                                 \
+        tp_rect##ESZ(in + bi * ild, ild, out + bi, old, ni - bi, bj);     \
+        tp_rect##ESZ(in + bj, ild, out + bj * old, old, ni, nj - bj);     \
+    }
+TP_DPLANE(4, uint32_t, TP_DR4)
+TP_DPLANE(8, uint64_t, TP_DR8)
+#endif /* TP_W == 4 */
+
+/* The level's choice, by measure (1024 x 1024, 1 thread, ratios in one
+ * run): at ymm the staged planes for every size (f32 and f64: 2.1x and
+ * 1.8x faster than the direct tiles), at zmm the staged planes for
+ * 16-bit values and the direct tiles for 32- and 64-bit ones (1.1x and
+ * 1.5x faster than staged). */
+static inline tb_cpu_tp_fn tp_get(size_t esz)
+{
+#if TP_W == 4
+    return esz == 2 ? tp_plane2 : esz == 4 ? tp_dplane4
+                              : esz == 8 ? tp_dplane8
+                                         : NULL;
+#else
+    return esz == 2 ? tp_plane2 : esz == 4 ? tp_plane4
+                              : esz == 8 ? tp_plane8
+                                         : NULL;
+#endif
+}
+
+#endif /* TB_BACKENDS_CPU_TRANSPOSE_SIMD_H */
