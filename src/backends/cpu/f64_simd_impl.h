@@ -35,7 +35,8 @@
  * one division; no division by beta = 1), x past the
  * threshold.
  * gelu x = x Phi(x), Phi(-|x|) = e^(-x^2/2) erfcx(|x| / sqrt 2) / 2
- * (dx_gauss, dx_erfcx); gelu_tanh x = x sigmoid(2u) in the portable
+ * (dx_gauss, dx_erfcx), or 1/2 + x Q(x^2) where a block has every
+ * |x| <= 1 (dx_short_n; gelu' likewise); gelu_tanh x = x sigmoid(2u) in the portable
  * row's operations; the backward activations as bwd_simd_impl.h's f32
  * ones (sigmoid' and tanh' as k e / (1 + e)^2, gelu' from one exp).
  * Bounds (tests/test_checkasm.c, f64_ulp, f64_act_ulp, f64_bwd_ulp,
@@ -45,7 +46,9 @@
  * portable row), gelu within 6 (5.29 measured), gelu_tanh within 4 of
  * x sigmoid(z) at its formula's double z (2.96), relu' exactly,
  * sigmoid' and tanh' within 5 (3.93), gelu' within 5 ulp of |Phi| + |x
- * phi| (4.07); the op tolerance (TOL_MATH, rtol 1e-14) is ~45 ulp.
+ * phi| (4.66); gelu and gelu' in blocks with every |x| <= 1 by
+ * 1/2 + x P(x^2) (dx_short_n: 2.96 ulp measured for gelu on [-1, 1]);
+ * the op tolerance (TOL_MATH, rtol 1e-14) is ~45 ulp.
  * pow a^b = e^(b log |a|), log |a| = H + lo within about 2^-63
  * relative (dx_log_dd_zi), y = b H + lo as a pair (yh, yl) by fma, e^y
  * by dx_exp's table form with yl added to r (dx_pow_blk: four vectors'
@@ -207,8 +210,8 @@ static inline rd dx_gelu_tanh(rd x)
  * 2 q (1/sqrt(pi) + q g(t)), q = 1 / (1 + 2z), t = (z - 4) / (z + 4),
  * g a polynomial of degree 27 in t (dx_erfcx_c, Horner's rule: one fma
  * a coefficient, where the Chebyshev series' Clenshaw recurrence took
- * an fma and two additions; gelu f64 at 1M 3.1 -> 2.1 ms, gelu_backward
- * likewise): our construction after Weideman's substitution, fitted
+ * an fma and two additions: gelu_backward f64 at 1M 7% faster, tbench
+ * ab, load 32): our construction after Weideman's substitution, fitted
  * and checked by scripts/erfcx_f64_table.py (series within 2^-60; in
  * double, within 3.5 2^-53 relative, 2.66 there). */
 #include "f64_erfcx.h"
