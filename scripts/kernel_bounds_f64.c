@@ -12,7 +12,7 @@
  * vector for the DX_LOOP rows (exp, log, sigmoid, tanh, silu,
  * gelu_tanh), two for softplus's
  * loop (at beta 1, the default: no division by beta), DX_IL for the
- * dx_blocks rows (gelu, pow), RS_IL pairs of vectors for rand_normal.
+ * dx_blocks rows (gelu, gelu_backward, pow), RS_IL pairs of vectors for rand_normal.
  * The script follows, from each region's start, the shortest path to
  * its end: the step where every lane takes the fast form, which is the
  * path every vector of the benchmark's inputs takes (ops' default domain
@@ -111,6 +111,20 @@ KB_FLAT void kb_gelu_f64(const double *x, double *y, long n)
         KB_BEGIN(gelu_f64);
         dx_gelu_blk(x + i, NULL, y + i);
         KB_END(gelu_f64);
+    }
+}
+
+/* gelu_backward's dx_blocks step (g and x contiguous): one block */
+void kb_gelu_backward_f64(const double *g, const double *x, double *y,
+                          long n);
+KB_FLAT void kb_gelu_backward_f64(const double *g, const double *x,
+                                  double *y, long n)
+{
+    KB_VECTORS(gelu_backward_f64, DX_IL);
+    for (long i = 0; i + DX_B <= n; i += DX_B) {
+        KB_BEGIN(gelu_backward_f64);
+        dx_gelu_bwd_blk(g + i, x + i, y + i);
+        KB_END(gelu_backward_f64);
     }
 }
 

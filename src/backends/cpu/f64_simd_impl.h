@@ -35,7 +35,8 @@
  * one division; no division by beta = 1), x past the
  * threshold.
  * gelu x = x Phi(x), Phi(-|x|) = e^(-x^2/2) erfcx(|x| / sqrt 2) / 2
- * (dx_gauss, dx_erfcx); gelu_tanh x = x sigmoid(2u) in the portable
+ * (dx_gauss, dx_erfcx), or 1/2 + x Q(x^2) where a block has every
+ * |x| <= 1 (dx_short_n; gelu' likewise); gelu_tanh x = x sigmoid(2u) in the portable
  * row's operations; the backward activations as bwd_simd_impl.h's f32
  * ones (sigmoid' and tanh' as k e / (1 + e)^2, gelu' from one exp).
  * Bounds (tests/test_checkasm.c, f64_ulp, f64_act_ulp, f64_bwd_ulp,
@@ -45,7 +46,9 @@
  * portable row), gelu within 6 (5.29 measured), gelu_tanh within 4 of
  * x sigmoid(z) at its formula's double z (2.96), relu' exactly,
  * sigmoid' and tanh' within 5 (3.93), gelu' within 5 ulp of |Phi| + |x
- * phi| (4.07); the op tolerance (TOL_MATH, rtol 1e-14) is ~45 ulp.
+ * phi| (4.66); gelu and gelu' in blocks with every |x| <= 1 by
+ * 1/2 + x P(x^2) (dx_short_n: 2.96 ulp measured for gelu on [-1, 1]);
+ * the op tolerance (TOL_MATH, rtol 1e-14) is ~45 ulp.
  * pow a^b = e^(b log |a|), log |a| = H + lo within about 2^-63
  * relative (dx_log_dd_zi), y = b H + lo as a pair (yh, yl) by fma, e^y
  * by dx_exp's table form with yl added to r (dx_pow_blk: four vectors'
@@ -203,69 +206,12 @@ static inline rd dx_gelu_tanh(rd x)
     return rs_mul(x, dx_sigmoid(rs_add(u, u)));
 }
 
-/* erfcx z = e^(z^2) erfc z for z >= 0 (z <= 40: the callers clamp):
- * 2 q (1/sqrt(pi) + q g(t)), q = 1 / (1 + 2z), t = (z - 4) / (z + 4),
- * g a Chebyshev series in t (dx_erfcx_c, Clenshaw's recurrence): our
- * construction after Weideman's substitution, fitted and checked by
- * scripts/erfcx_f64_table.py (series within 2^-60; in double, within
- * 3.5 2^-53 relative, 2.9 measured). */
-#include "f64_erfcx.h"
-
-/* DX_IL vectors at once: Clenshaw's recurrence is one chain of 27
- * dependent fmas per vector, too long for the out-of-order window to
- * overlap two vectors' chains; DX_IL chains advance together. */
+/* DX_IL vectors at once: Horner's rule is one chain of 27 dependent
+ * fmas per vector, too long for the out-of-order window to overlap two
+ * vectors' chains; DX_IL chains advance together. */
 enum { DX_IL = 4, DX_B = DX_IL * RS_W };
 
-static inline void dx_erfcx_n(const rd *z, rd *out)
-{
-    const rd four = rs_d1(4.0), one = rs_d1(1.0), zero = rs_d1(0.0);
-    rd t[DX_IL], q[DX_IL], b1[DX_IL], b2[DX_IL];
-#pragma GCC unroll 4
-    for (int j = 0; j < DX_IL; j++) {
-        t[j] = rs_div(rs_sub(z[j], four), rs_add(z[j], four));
-        /* q = 1 / (1 + 2z) to about half an ulp: d + e = 1 + 2z (e
-         * exact where d <= 2, 1 - d then exact; beyond, e is below z's
-         * ulp), r = 1 / d rounded with residual rho = 1 - r d (exact by
-         * fma), q = r + r (rho - e r): erfcx is proportional to q near
-         * z = 0 */
-        rd d = rs_fma(rs_d1(2.0), z[j], one);
-        rd e = rs_fma(rs_d1(2.0), z[j], rs_sub(one, d));
-        rd r = rs_div(one, d);
-        rd rho = rs_fma(rs_sub(zero, r), d, one);
-        q[j] = rs_fma(r, rs_fma(rs_sub(zero, e), r, rho), r);
-        b1[j] = b2[j] = zero;
-    }
-    for (int k = DX_ERFCX_N - 1; k >= 1; k--) {
-        const rd ck = rs_d1(dx_erfcx_c[k]);
-#pragma GCC unroll 4
-        for (int j = 0; j < DX_IL; j++) {
-            rd b0 = rs_fma(rs_add(t[j], t[j]), b1[j], rs_sub(ck, b2[j]));
-            b2[j] = b1[j];
-            b1[j] = b0;
-        }
-    }
-#pragma GCC unroll 4
-    for (int j = 0; j < DX_IL; j++) {
-        rd g = rs_fma(t[j], b1[j], rs_sub(rs_d1(dx_erfcx_c[0]), b2[j]));
-        out[j] = rs_mul(rs_add(q[j], q[j]),
-                        rs_fma(g, q[j], rs_d1(0x1.20dd750429b6dp-1)));
-    }
-}
-
-/* E = e^(-a^2 / 2) for a = |x| clamped to 40 (beyond, E and Phi(-a)
- * are 0 in double), a^2 / 2 as h + l exactly (fma): e^-h (1 - l); *a
- * = a and *z = a / sqrt 2 rounded (erfcx moves by about z ulp of z:
- * under an ulp).  Phi(-a) = E erfcx(z) / 2. */
-static inline rd dx_gauss(rd x, rd *a, rd *z)
-{
-    *a = rs_min(rs_abs(x), rs_d1(40.0));
-    rd h2 = rs_mul(*a, *a);
-    rd l2 = rs_fma(*a, *a, rs_sub(rs_d1(0.0), h2));
-    rd h = rs_mul(h2, rs_d1(0.5)), l = rs_mul(l2, rs_d1(0.5));
-    rd eh = dx_exp_neg(rs_sub(rs_d1(0.0), h));
-    *z = rs_mul(*a, rs_d1(0x1.6a09e667f3bcdp-1)); /* 1 / sqrt 2 */
-    return rs_fma(rs_sub(rs_d1(0.0), l), eh, eh);
-}
+#include "f64_gelu_simd.h" /* dx_erfcx_n, dx_gauss, dx_short_n */
 
 /* o[i] = f(a[i sa], b[i sb]) for i < n through blk, DX_B contiguous
  * elements at a time (b NULL for a unary f); strided operands and the
@@ -462,10 +408,18 @@ static void dx_gelu_blk(const double *x, const double *unused, double *o)
     (void)unused;
     rd v[DX_IL], a[DX_IL], z[DX_IL], e[DX_IL], r[DX_IL];
 #pragma GCC unroll 4
-    for (int j = 0; j < DX_IL; j++) {
+    for (int j = 0; j < DX_IL; j++)
         v[j] = rs_loadd(x + j * RS_W);
-        e[j] = dx_gauss(v[j], &a[j], &z[j]);
+    if (dx_short_ok(v)) {
+        dx_short_n(dx_gelu_q, v, r);
+#pragma GCC unroll 4
+        for (int j = 0; j < DX_IL; j++)
+            rs_stored(o + j * RS_W, rs_mul(v[j], r[j]));
+        return;
     }
+#pragma GCC unroll 4
+    for (int j = 0; j < DX_IL; j++)
+        e[j] = dx_gauss(v[j], &a[j], &z[j]);
     dx_erfcx_n(z, r);
 #pragma GCC unroll 4
     for (int j = 0; j < DX_IL; j++) {
@@ -783,8 +737,17 @@ static void dx_gelu_bwd_blk(const double *gp, const double *xp, double *o)
     for (int j = 0; j < DX_IL; j++) {
         x[j] = rs_loadd(xp + j * RS_W);
         g[j] = rs_loadd(gp + j * RS_W);
-        e[j] = dx_gauss(x[j], &a[j], &z[j]);
     }
+    if (dx_short_ok(x)) {
+        dx_short_n(dx_gelu_d, x, r);
+#pragma GCC unroll 4
+        for (int j = 0; j < DX_IL; j++)
+            rs_stored(o + j * RS_W, rs_mul(g[j], r[j]));
+        return;
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < DX_IL; j++)
+        e[j] = dx_gauss(x[j], &a[j], &z[j]);
     dx_erfcx_n(z, r);
 #pragma GCC unroll 4
     for (int j = 0; j < DX_IL; j++) {
