@@ -285,9 +285,10 @@ static inline void pv_log2_short(vf r, vf h, vf tl, vf *shp, vf *llp)
     const vf ilh = v_set1(0x1.715476p+0f);
     vf uh = v_mul(r, ilh);
     /* uh a value of its own: half_simd.h's 16-bit loops run this in
-     * files built with contraction allowed, where h + uh and the
-     * Fast2Sum's uh - (sh - h) would each become one fma of r ilh
-     * (other bits); the empty asm costs nothing here */
+     * files built with contraction allowed, where a compiler may turn
+     * h + uh and the Fast2Sum's uh - (sh - h) into fmas of r ilh
+     * (other bits; GCC 12 does not: the same instructions without
+     * this); the empty asm costs nothing */
     __asm__("" : "+v"(uh));
     vf ul = v_fms(r, ilh, uh);
     vf sh = v_add(h, uh);
