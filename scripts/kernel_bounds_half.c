@@ -63,8 +63,8 @@
  * saturated lanes' branch: gelu bf16 avx2 0.24 cycles/element, 2.0 at
  * -O3), so it is not the benchmark's path; the f32 gelu rows'
  * (kernel_bounds.c) are stated.  softplus: hs_softplus, the beta-1
- * step (the default, the benchmark's).  Not pow: its fused loop is the
- * f32 row's on widened chunks (kernel_bounds.c's kb_pow states it). */
+ * step (the default, the benchmark's).  pow: KB_POW below (avx2's
+ * loop is the f32 row's on widened chunks: no entry). */
 #define KB_UNARY_OPS(X, DT)                                               \
     X(exp, DT) X(tanh, DT) X(sigmoid, DT)                                 \
     X(silu, DT) X(add_scalar, DT) X(sub_scalar, DT)                       \
@@ -120,6 +120,33 @@
 #define KB_LOG(OP, DT) KB_H1(OP, DT)
 #endif
 
+/* pow at 16 lanes: hs_pow_<dt>'s software-pipelined step (step k's
+ * log2 with step k - 1's exp2, 2 x 16 elements, as kernel_bounds.c's
+ * kb_pow), every lane on the short log2's fast path (the benchmark's
+ * bases [0.1, 2] and exponents [-2, 2]: |b log2 a| <= 6.7) */
+#if VS_LANES == 16
+#define KB_POW(DT)                                                        \
+    void kb_pow_##DT(const uint16_t *pa, const uint16_t *pb, uint16_t *po, \
+                     long n);                                             \
+    void kb_pow_##DT(const uint16_t *pa, const uint16_t *pb, uint16_t *po, \
+                     long n)                                              \
+    {                                                                     \
+        pf_blk s, t;                                                      \
+        hs_pow_log_##DT(pa, pb, &s);                                      \
+        for (long i = 32; i + 32 <= n; i += 32) {                         \
+            KB_BEGIN(pow_##DT);                                           \
+            _mm_prefetch((const char *)(pa + i) + 2048, _MM_HINT_T0);     \
+            _mm_prefetch((const char *)(pb + i) + 2048, _MM_HINT_T0);     \
+            hs_pow_log_##DT(pa + i, pb + i, &t);                          \
+            hs_pow_exp_##DT(pa + i - 32, pb + i - 32, po + i - 32, &s);   \
+            s = t;                                                        \
+            KB_END(pow_##DT);                                             \
+        }                                                                 \
+    }
+#else
+#define KB_POW(DT)
+#endif
+
 /* bf16: avx512bf16 and avx2 (not the avx512 level's integer narrowing,
  * which this machine's tables never run where AVX512_BF16 is there) */
 #if defined(__AVX512BF16__) || !defined(__AVX512F__)
@@ -128,6 +155,7 @@ KB_BINARY_OPS(KB_H2, bf16)
 KB_MM_OPS(KB_MM, bf16)
 KB_BWD_OPS(KB_H2, bf16)
 KB_LOG_OPS(KB_LOG, bf16)
+KB_POW(bf16)
 #endif
 
 /* f16: avx512 and avx2.  Not its IEEE binary ops at avx512 (hy_*_f16's
@@ -142,6 +170,7 @@ KB_UNARY_OPS(KB_H1, f16)
 KB_MM_OPS(KB_MM, f16)
 KB_BWD_OPS(KB_H2, f16)
 KB_LOG_OPS(KB_LOG, f16)
+KB_POW(f16)
 #ifndef HS_F16_YMM
 KB_BINARY_OPS(KB_H2, f16)
 #endif

@@ -155,11 +155,14 @@ KB_FLAT void kb_dropout_f32(float *o, const float *x, long n, uint64_t key,
 {
     const ri step = rs_i1((uint64_t)RS_W * TB_RAND_GAMMA), t = dp_thr(thr);
     const dp_vf vs = dp_vs32(s);
-    ri z = rs_ctr(key, 0, 1);
+    const ri step2 = rs_iadd(step, step);
+    ri z0 = rs_ctr(key, 0, 1), z1 = rs_iadd(z0, step);
     KB_VECTORS(dropout_f32, 2);
     for (long i = 0; i + 2 * RS_W <= n; i += 2 * RS_W) {
         KB_BEGIN(dropout_f32);
-        z = dp_step_f32(o + i, x + i, z, step, t, vs);
+        dp_step_f32(o + i, x + i, z0, z1, t, vs);
+        z0 = rs_iadd(z0, step2);
+        z1 = rs_iadd(z1, step2);
         KB_END(dropout_f32);
     }
 }

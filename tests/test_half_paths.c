@@ -68,7 +68,8 @@ typedef struct {
     int keepdim;
     int groups;     /* group_norm */
     int kind;       /* inputs: 0 values in [-3, 3), 1 every pattern,
-                     * 2 as 0 with 60 added to x past 8 of each 37 */
+                     * 2 as 0 with 60 added to x past 8 of each 37,
+                     * 3 a in [0.1, 2), b in [-2, 2) (pow's fast path) */
 } pcase;
 
 /* the inputs of c in dt, deterministic */
@@ -84,6 +85,11 @@ static void fill(const pcase *c, tb_dtype dt, tb_tensor *in, uint64_t seed)
                 h[k] = (uint16_t)(i == (c->nin > 1) && k < 65536
                                       ? (uint64_t)k
                                       : r);
+            else if (c->kind == 3) /* pow's benchmark domain */
+                h[k] = nar(dt, (float)(i == 0 ? 0.1 + (double)(r >> 11) *
+                                                          0x1p-53 * 1.9
+                                              : (double)(r >> 11) *
+                                                        0x1p-53 * 4 - 2));
             else /* kind 2: x's rows of 37, the first 8 apart from the rest */
                 h[k] = nar(dt, (float)((double)(r >> 11) * 0x1p-53 * 6 - 3 +
                                        (c->kind == 2 && i == 0 &&
@@ -344,12 +350,13 @@ static void test_paths(void **state)
 }
 
 /* softplus and pow (half.c's fused loops: softplus_vf.h's function;
- * pow's f32 loop on widened chunks of 1024), as test_paths: every
- * pattern as softplus's x, pow's b (random a) and, in the second pow
- * case, a's values in [-3, 3) (NaN for a negative base's fractional
- * b); softplus's beta 1 and 2 at the default threshold (the fused
- * loops), threshold 5 (the blocks); pow with b one row broadcast over
- * a's (half.c's rows). */
+ * pow's f32 loop in registers at avx512, on widened chunks at avx2),
+ * as test_paths: every pattern as softplus's x, pow's b (random a)
+ * and, in the second pow case, a's values in [-3, 3) (NaN for a
+ * negative base's fractional b); softplus's beta 1 and 2 at the
+ * default threshold (the fused loops), threshold 5 (the blocks); pow with b one row broadcast over
+ * a's (half.c's rows), and with a in [0.1, 2) and b in [-2, 2) (the
+ * benchmark's domain: every step on the fused loop's fast path). */
 static void test_act_paths(void **state)
 {
     (void)state;
@@ -371,6 +378,10 @@ static void test_act_paths(void **state)
           NONE, 0, 0, 0}, 0, 0},
         {{TB_OP_pow, 2, {SHAPE(7, 300), SHAPE(300)}, SHAPE(7, 300), NONE, 0, 0,
           0}, 0, 0},
+        /* every step of 32 on the fused loop's fast path (the cases
+         * above take mostly its redone steps) */
+        {{TB_OP_pow, 2, {SHAPE(65536 + 29), SHAPE(65536 + 29)},
+          SHAPE(65536 + 29), NONE, 0, 0, 3}, 0, 0},
     };
     const tb_dtype dts[2] = {TB_BF16, TB_F16};
     int runs = 0;

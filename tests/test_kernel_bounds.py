@@ -211,9 +211,14 @@ def half_rows():
     expect(len(lists) == 5, f"kernel_bounds_half.c: {len(lists)} op lists")
     for body in lists:
         ops |= set(re.findall(r"X\((\w+),", body))
-    return {kb.impl_name(f"{op}_{dt}", None, lv)
-            for op in ops for lv, dts in kb.HALF_LEVELS.items()
-            for dt in dts} - kb.HALF_LEFT_OUT
+    # KB_POW: pow's regions at the 16-lane levels only (avx2's pow loop
+    # is the f32 row's on widened chunks)
+    pow16 = {kb.impl_name(f"pow_{dt}", None, lv)
+             for lv, dts in kb.HALF_LEVELS.items() if lv != "avx2"
+             for dt in dts} if "KB_POW(bf16)" in src else set()
+    return ({kb.impl_name(f"{op}_{dt}", None, lv)
+             for op in ops for lv, dts in kb.HALF_LEVELS.items()
+             for dt in dts} | pow16) - kb.HALF_LEFT_OUT
 
 
 def loop_rows():
@@ -281,7 +286,10 @@ def _derive():
                            capture_output=True, text=True)
         expect(r.returncode == 0, f"{model}: rc {r.returncode}: {r.stderr}")
         got = {e["impl"]: e for e in json.loads(r.stdout)}
-        expect(set(got) == want, f"{model}: rows {sorted(set(got) ^ want)}")
+        # the rows stated by hand on this model are not derived
+        want_m = want - {i for i, m in kb.HAND_STATED if m == model}
+        expect(set(got) == want_m,
+               f"{model}: rows {sorted(set(got) ^ want_m)}")
         for impl, e in sorted(got.items()):
             c = e["cycles_per_element"]
             expect(c > 0 and "llvm-mca" in e["derivation"] and

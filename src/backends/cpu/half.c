@@ -12,7 +12,8 @@
  * maximum, minimum, the scalar forms, sqrt, rsqrt, leaky_relu,
  * ew_defs.h's, relu) and the activations of vmath.h (exp, log, tanh,
  * sigmoid, gelu, gelu_tanh, silu), softplus (softplus_vf.h's, at its
- * default threshold), pow (the f32 row's loop on widened chunks in L1)
+ * default threshold), pow (the f32 row's loop on values widened in
+ * registers at avx512, on widened chunks in L1 at avx2)
  * and sigmoid, tanh and gelu backward
  * (bwd_vf.h's element functions; log at avx512 by a shorter f32 log
  * proven against vs_log's 16-bit results on every pattern at first

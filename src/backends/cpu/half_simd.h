@@ -34,6 +34,7 @@
 #include "kernels.h" /* TB_CPU_SUM_BLOCK */
 #include "lsm_simd.h"
 #include "ops_simd.h" /* tb_cpu_pow_f32_<level> */
+#include "pow_simd_impl.h" /* pow's float lanes (hs_pow at avx512) */
 #include "softplus_vf.h"
 #include "vmath_simd.h"
 
@@ -550,32 +551,99 @@ static inline vf hs_softplusb(vf x, vf k)
 HS_SOFTPLUS(bf16)
 HS_SOFTPLUS(f16)
 
-/* pow: the f32 row's loop (pow_simd_impl.h's, software-pipelined, with
- * its rare lanes in double) on chunks of HS_POW_CHUNK values widened
- * on the stack (12 KiB of f32, in L1), each chunk's results narrowed
- * by hs_narrow_<dt>: widen + f32 row + narrow as the blocks do them,
- * so their bits, without the blocks' 48 KiB of L2 traffic and their
- * call through the f32 row's checks per 4096 values. */
-#define HS_POW_CHUNK 1024
+/* pow.  At 16 lanes (avx512, avx512bf16): pw_pow_f32's loop
+ * (pow_simd_impl.h: software-pipelined, a step's log2 with the previous
+ * step's exp2) on the 32 values of a step loaded and widened in
+ * registers (h_<dt>_ld2: bf16's in h_bf16_widen2's order), each step's
+ * results narrowed in registers (h_<dt>_st2).  As in pw_pow_f32, a step
+ * whose 32 lanes all take the short log2's fast path keeps it (so the
+ * order of the lanes within the step does not matter), and a step with
+ * a lane off it (and the last n mod 32 values) is redone by the f32
+ * row itself (tb_cpu_pow_f32_avx512 on the 32 values widened on the
+ * stack), as pw_pow_f32 redoes it (pf_step_slow): the values are widen
+ * + f32 row + narrow, bit for bit.  (The chunked loop below, 1024
+ * values widened on the stack, ran bf16 at 1M in 613 us.)
+ * At 8 lanes (avx2): the f32 row's loop on chunks of HS_POW_CHUNK
+ * values widened on the stack (4 KiB of f32 each, in L1), each chunk's
+ * results narrowed by hs_narrow_<dt>. */
 #if VS_LANES == 16
 #define HS_POW_F32 tb_cpu_pow_f32_avx512
+#define HS_POW_CHUNK 32
 #else
 #define HS_POW_F32 tb_cpu_pow_f32_avx2
+#define HS_POW_CHUNK 1024
 #endif
+/* m <= HS_POW_CHUNK values: widen + f32 row + narrow */
+#define HS_POW_CH(DT)                                                     \
+    __attribute__((noinline)) static void hs_pow_ch_##DT(                 \
+        const uint16_t *pa, const uint16_t *pb, uint16_t *po, int64_t m)  \
+    {                                                                     \
+        float fa[HS_POW_CHUNK], fb[HS_POW_CHUNK];                         \
+        hs_widen_##DT(pa, fa, m);                                         \
+        hs_widen_##DT(pb, fb, m);                                         \
+        HS_POW_F32(fa, fb, fa, m);                                        \
+        hs_narrow_##DT(fa, po, m);                                        \
+    }
+#if VS_LANES == 16
+/* pf_stage_log's and pf_stage_exp's work on the 32 values at pa, pb,
+ * po; the loop prefetches 2 KiB ahead (pf_prefetch's 1024 values) */
 #define HS_POW(DT)                                                        \
+    HS_POW_CH(DT)                                                         \
+    static inline void hs_pow_log_##DT(const uint16_t *pa,                \
+                                       const uint16_t *pb, pf_blk *s)     \
+    {                                                                     \
+        vf a0, a1;                                                        \
+        h_##DT##_ld2(pa, &a0, &a1);                                       \
+        h_##DT##_ld2(pb, &s->b0, &s->b1);                                 \
+        pf_log2(a0, 0, &s->sh0, &s->ll0);                                 \
+        pf_log2(a1, 0, &s->sh1, &s->ll1);                                 \
+    }                                                                     \
+    static inline void hs_pow_exp_##DT(const uint16_t *pa,                \
+                                       const uint16_t *pb, uint16_t *po,  \
+                                       const pf_blk *s)                   \
+    {                                                                     \
+        __mmask16 k0, k1;                                                 \
+        const vf r0 = pf_exp2(s->b0, s->sh0, s->ll0, PF_Y1, &k0);         \
+        const vf r1 = pf_exp2(s->b1, s->sh1, s->ll1, PF_Y1, &k1);         \
+        if (__builtin_expect((k0 & k1) != 0xffff, 0))                     \
+            hs_pow_ch_##DT(pa, pb, po, 32);                               \
+        else                                                              \
+            h_##DT##_st2(po, r0, r1);                                     \
+    }                                                                     \
     static void hs_pow_##DT(const uint16_t *pa, const uint16_t *pb,       \
                             uint16_t *po, int64_t n, float k)             \
     {                                                                     \
         (void)k;                                                          \
-        float fa[HS_POW_CHUNK], fb[HS_POW_CHUNK];                         \
-        for (int64_t i = 0; i < n; i += HS_POW_CHUNK) {                   \
-            const int64_t m = n - i < HS_POW_CHUNK ? n - i : HS_POW_CHUNK; \
-            hs_widen_##DT(pa + i, fa, m);                                 \
-            hs_widen_##DT(pb + i, fb, m);                                 \
-            HS_POW_F32(fa, fb, fa, m);                                    \
-            hs_narrow_##DT(fa, po + i, m);                                \
+        int64_t i = 0;                                                    \
+        if (n >= 64) {                                                    \
+            pf_blk s, t;                                                  \
+            hs_pow_log_##DT(pa, pb, &s);                                  \
+            for (i = 32; i + 32 <= n; i += 32) {                          \
+                _mm_prefetch((const char *)(pa + i) + 2048, _MM_HINT_T0); \
+                _mm_prefetch((const char *)(pb + i) + 2048, _MM_HINT_T0); \
+                hs_pow_log_##DT(pa + i, pb + i, &t);                      \
+                hs_pow_exp_##DT(pa + i - 32, pb + i - 32, po + i - 32,    \
+                                &s);                                      \
+                s = t;                                                    \
+            }                                                             \
+            hs_pow_exp_##DT(pa + i - 32, pb + i - 32, po + i - 32, &s);   \
         }                                                                 \
+        for (; i < n; i += 32)                                            \
+            hs_pow_ch_##DT(pa + i, pb + i, po + i,                        \
+                           n - i < 32 ? n - i : 32);                      \
     }
+#else
+#define HS_POW(DT)                                                        \
+    HS_POW_CH(DT)                                                         \
+    static void hs_pow_##DT(const uint16_t *pa, const uint16_t *pb,       \
+                            uint16_t *po, int64_t n, float k)             \
+    {                                                                     \
+        (void)k;                                                          \
+        for (int64_t i = 0; i < n; i += HS_POW_CHUNK)                     \
+            hs_pow_ch_##DT(pa + i, pb + i, po + i,                        \
+                           n - i < HS_POW_CHUNK ? n - i : HS_POW_CHUNK);  \
+    }
+#endif
 HS_POW(bf16)
 HS_POW(f16)
 

@@ -404,8 +404,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_HALF(copy, X)
 /* backward */
 #define TB_CPU_HALF_BACKWARD(X)                                           \
-    TB_CPU_HALF(relu_backward, X) TB_CPU_HALF(sigmoid_backward, X)        \
-    TB_CPU_HALF(tanh_backward, X) TB_CPU_HALF(gelu_backward, X)           \
+    TB_CPU_HALF(relu_backward, X) TB_CPU_HALF_NE(sigmoid_backward, X)     \
+    TB_CPU_HALF_NE(tanh_backward, X) TB_CPU_HALF(gelu_backward, X)        \
     TB_CPU_HALF(log_softmax_backward, X) TB_CPU_HALF(sum_backward, X)     \
     TB_CPU_HALF(mean_backward, X) TB_CPU_HALF(add_backward, X)
 #define TB_CPU_HALF_BACKWARD2(X, XN)                                      \

@@ -284,6 +284,12 @@ static inline void pv_log2_short(vf r, vf h, vf tl, vf *shp, vf *llp)
 {
     const vf ilh = v_set1(0x1.715476p+0f);
     vf uh = v_mul(r, ilh);
+    /* uh a value of its own: half_simd.h's 16-bit loops run this in
+     * files built with contraction allowed, where a compiler may turn
+     * h + uh and the Fast2Sum's uh - (sh - h) into fmas of r ilh
+     * (other bits; GCC 12 does not: the same instructions without
+     * this); the empty asm costs nothing */
+    __asm__("" : "+v"(uh));
     vf ul = v_fms(r, ilh, uh);
     vf sh = v_add(h, uh);
     vf s2 = v_sub(uh, v_sub(sh, h));
@@ -506,8 +512,8 @@ static inline void pf_prefetch(const float *a, const float *b)
  * 5 about 44 uops each): simulated 75.5 -> 61 cycles a step; tbench ab
  * of release builds of main and of this, 1 thread, load ~4: 64x64
  * 2.30 -> 1.78 us (~1.3 cycles an element), 1024x1024 649 -> 543 us. */
-static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
-                       int64_t sb, void *op, int64_t n)
+static inline void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
+                              int64_t sb, void *op, int64_t n)
 {
     const float *a = ap, *b = bp;
     float *o = op;
@@ -773,8 +779,8 @@ static inline void pg_stage_exp(const pg_tabs *T, const float *a, int64_t sa,
  * 87 -> 64 cycles a step of 16 elements, though the carried state
  * spills some of AVX2's 16 registers; tbench ab as there, isa=avx2:
  * 64x64 6.21 -> 5.50 us, 1024x1024 1.61 -> 1.45 ms) */
-static void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
-                       int64_t sb, void *op, int64_t n)
+static inline void pw_pow_f32(const void *ap, int64_t sa, const void *bp,
+                              int64_t sb, void *op, int64_t n)
 {
     const float *a = ap, *b = bp;
     float *o = op;
