@@ -40,6 +40,9 @@
 #if defined(__AVX512F__)
 #define BB_L32 16
 #define BB_L64 8
+/* the level's intrinsic op of each dtype */
+#define BB_I32(op) _mm512_##op##_ps
+#define BB_I64(op) _mm512_##op##_pd
 typedef __m512 bb_v32;
 typedef __m512d bb_v64;
 static inline __mmask16 bb_m32(int64_t n)
@@ -50,39 +53,15 @@ static inline __mmask8 bb_m64(int64_t n)
 {
     return (__mmask8)(n >= 8 ? 0xff : (1u << n) - 1);
 }
-#define bb_ld32 _mm512_loadu_ps
-#define bb_st32 _mm512_storeu_ps
 #define bb_ldn32(p, n) _mm512_maskz_loadu_ps(bb_m32(n), p)
 #define bb_stn32(p, v, n) _mm512_mask_storeu_ps(p, bb_m32(n), v)
-#define bb_add32 _mm512_add_ps
-#define bb_sub32 _mm512_sub_ps
-#define bb_mul32 _mm512_mul_ps
-#define bb_div32 _mm512_div_ps
-#define bb_zero32 _mm512_setzero_ps
-#define bb_one32() _mm512_set1_ps(1.0f)
-static inline bb_v32 bb_neg32(bb_v32 v)
-{
-    return _mm512_castsi512_ps(_mm512_xor_si512(
-        _mm512_castps_si512(v), _mm512_set1_epi32((int)0x80000000u)));
-}
-#define bb_ld64 _mm512_loadu_pd
-#define bb_st64 _mm512_storeu_pd
 #define bb_ldn64(p, n) _mm512_maskz_loadu_pd(bb_m64(n), p)
 #define bb_stn64(p, v, n) _mm512_mask_storeu_pd(p, bb_m64(n), v)
-#define bb_add64 _mm512_add_pd
-#define bb_sub64 _mm512_sub_pd
-#define bb_mul64 _mm512_mul_pd
-#define bb_div64 _mm512_div_pd
-#define bb_zero64 _mm512_setzero_pd
-#define bb_one64() _mm512_set1_pd(1.0)
-static inline bb_v64 bb_neg64(bb_v64 v)
-{
-    return _mm512_castsi512_pd(_mm512_xor_si512(
-        _mm512_castpd_si512(v), _mm512_set1_epi64((long long)0x8000000000000000ull)));
-}
 #else
 #define BB_L32 8
 #define BB_L64 4
+#define BB_I32(op) _mm256_##op##_ps
+#define BB_I64(op) _mm256_##op##_pd
 typedef __m256 bb_v32;
 typedef __m256d bb_v64;
 /* lanes below n set (n in [0, lanes]) */
@@ -96,34 +75,10 @@ static inline __m256i bb_m64(int64_t n)
     return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n),
                               _mm256_setr_epi64x(0, 1, 2, 3));
 }
-#define bb_ld32 _mm256_loadu_ps
-#define bb_st32 _mm256_storeu_ps
 #define bb_ldn32(p, n) _mm256_maskload_ps(p, bb_m32(n))
 #define bb_stn32(p, v, n) _mm256_maskstore_ps(p, bb_m32(n), v)
-#define bb_add32 _mm256_add_ps
-#define bb_sub32 _mm256_sub_ps
-#define bb_mul32 _mm256_mul_ps
-#define bb_div32 _mm256_div_ps
-#define bb_zero32 _mm256_setzero_ps
-#define bb_one32() _mm256_set1_ps(1.0f)
-static inline bb_v32 bb_neg32(bb_v32 v)
-{
-    return _mm256_xor_ps(v, _mm256_set1_ps(-0.0f));
-}
-#define bb_ld64 _mm256_loadu_pd
-#define bb_st64 _mm256_storeu_pd
 #define bb_ldn64(p, n) _mm256_maskload_pd(p, bb_m64(n))
 #define bb_stn64(p, v, n) _mm256_maskstore_pd(p, bb_m64(n), v)
-#define bb_add64 _mm256_add_pd
-#define bb_sub64 _mm256_sub_pd
-#define bb_mul64 _mm256_mul_pd
-#define bb_div64 _mm256_div_pd
-#define bb_zero64 _mm256_setzero_pd
-#define bb_one64() _mm256_set1_pd(1.0)
-static inline bb_v64 bb_neg64(bb_v64 v)
-{
-    return _mm256_xor_pd(v, _mm256_set1_pd(-0.0));
-}
 #endif
 
 /* ---- the loops, once per dtype ------------------------------------ */
@@ -132,147 +87,151 @@ static inline bb_v64 bb_neg64(bb_v64 v)
  * TB_CPU_BWB_*): df's value of g (and the row vector's value v) into
  * *df, the column sum acc updated with g, the full operand's f and rq
  * (div: 1 / (v v)). */
-#define BB_STEP(M, S, gv, fv, vv, rq, acc, df)                            \
-    do {                                                                  \
-        switch (M) {                                                      \
-        case TB_CPU_BWB_ADD:                                              \
-            df = gv, acc = bb_add##S(acc, gv);                            \
-            break;                                                        \
-        case TB_CPU_BWB_SUB_A:                                            \
-            df = gv, acc = bb_sub##S(acc, gv);                            \
-            break;                                                        \
-        case TB_CPU_BWB_SUB_B:                                            \
-            df = bb_neg##S(gv), acc = bb_add##S(acc, gv);                 \
-            break;                                                        \
-        case TB_CPU_BWB_MUL:                                              \
-            df = bb_mul##S(gv, vv), acc = bb_add##S(acc, bb_mul##S(gv, fv)); \
-            break;                                                        \
-        default: /* div */                                                \
-            df = bb_div##S(gv, vv);                                       \
-            acc = bb_sub##S(acc, bb_mul##S(bb_mul##S(gv, fv), rq));       \
-            break;                                                        \
-        }                                                                 \
+#define BB_STEP(M, S, gv, fv, vv, rq, acc, df)                             \
+    do {                                                                   \
+        switch (M) {                                                       \
+        case TB_CPU_BWB_ADD:                                               \
+            df = gv, acc = BB_I##S(add)(acc, gv);                          \
+            break;                                                         \
+        case TB_CPU_BWB_SUB_A:                                             \
+            df = gv, acc = BB_I##S(sub)(acc, gv);                          \
+            break;                                                         \
+        case TB_CPU_BWB_SUB_B:                                             \
+            df = BB_I##S(xor)(gv, BB_I##S(set1)(-0.0));                    \
+            acc = BB_I##S(add)(acc, gv);                                   \
+            break;                                                         \
+        case TB_CPU_BWB_MUL:                                               \
+            df = BB_I##S(mul)(gv, vv);                                     \
+            acc = BB_I##S(add)(acc, BB_I##S(mul)(gv, fv));                 \
+            break;                                                         \
+        default: /* div */                                                 \
+            df = BB_I##S(div)(gv, vv);                                     \
+            acc = BB_I##S(sub)(acc, BB_I##S(mul)(BB_I##S(mul)(gv, fv), rq)); \
+            break;                                                         \
+        }                                                                  \
     } while (0)
 
-#define BB_LOOPS(S, T, V, L)                                              \
-    /* flat: the C row's binary_flat (add, sub, mul, div only) */         \
-    static inline __attribute__((always_inline)) void bb_flat_m##S(       \
-        const int m, const T *g, const T *a, const T *b, T *da, T *db,    \
-        int64_t n)                                                        \
-    {                                                                     \
-        int64_t i = 0;                                                    \
-        for (; i < n; i += (L)) {                                         \
-            const int64_t r = n - i;                                      \
-            const bool full = r >= (L);                                   \
-            V gv = full ? bb_ld##S(g + i) : bb_ldn##S(g + i, r), x, y;    \
-            if (m == TB_CPU_BWB_ADD) {                                    \
-                x = gv, y = gv;                                           \
-            } else if (m == TB_CPU_BWB_SUB_A) {                           \
-                x = gv, y = bb_neg##S(gv);                                \
-            } else {                                                      \
-                V av = full ? bb_ld##S(a + i) : bb_ldn##S(a + i, r);      \
-                V bv = full ? bb_ld##S(b + i) : bb_ldn##S(b + i, r);      \
-                if (m == TB_CPU_BWB_MUL) {                                \
-                    x = bb_mul##S(gv, bv), y = bb_mul##S(gv, av);         \
-                } else {                                                  \
-                    x = bb_div##S(gv, bv);                                \
-                    y = bb_neg##S(bb_div##S(bb_mul##S(gv, av),            \
-                                            bb_mul##S(bv, bv)));          \
-                }                                                         \
-            }                                                             \
-            if (full) {                                                   \
-                bb_st##S(da + i, x), bb_st##S(db + i, y);                 \
-            } else {                                                      \
-                bb_stn##S(da + i, x, r), bb_stn##S(db + i, y, r);         \
-            }                                                             \
-        }                                                                 \
-    }                                                                     \
-    static void bb_flat##S(int m, const void *g, const void *a,           \
-                           const void *b, void *da, void *db, int64_t n)  \
-    {                                                                     \
-        switch (m) {                                                      \
-        case TB_CPU_BWB_ADD:                                              \
-            bb_flat_m##S(TB_CPU_BWB_ADD, g, a, b, da, db, n);             \
-            break;                                                        \
-        case TB_CPU_BWB_SUB_A:                                            \
-            bb_flat_m##S(TB_CPU_BWB_SUB_A, g, a, b, da, db, n);           \
-            break;                                                        \
-        case TB_CPU_BWB_MUL:                                              \
-            bb_flat_m##S(TB_CPU_BWB_MUL, g, a, b, da, db, n);             \
-            break;                                                        \
-        default:                                                          \
-            bb_flat_m##S(TB_CPU_BWB_DIV, g, a, b, da, db, n);             \
-            break;                                                        \
-        }                                                                 \
-    }                                                                     \
-    /* cols: columns [c0, c1) of f, g, df [R, C] and of v, dv [C]; full  \
-     * strips of 4 vectors, then single (last: masked) vectors */         \
-    static inline __attribute__((always_inline)) void bb_cols_m##S(       \
-        const int m, const T *g, const T *f, const T *v, T *df, T *dv,    \
-        int64_t R, int64_t C, int64_t c0, int64_t c1)                     \
-    {                                                                     \
-        const bool rd = m == TB_CPU_BWB_MUL || m == TB_CPU_BWB_DIV;       \
-        int64_t c = c0;                                                   \
-        for (; c + 4 * (L) <= c1; c += 4 * (L)) {                         \
-            V acc[4], vv[4], rq[4];                                       \
-            for (int t = 0; t < 4; t++) {                                 \
-                acc[t] = bb_zero##S();                                    \
-                vv[t] = rd ? bb_ld##S(v + c + t * (L)) : bb_zero##S();    \
-                rq[t] = m == TB_CPU_BWB_DIV                               \
-                            ? bb_div##S(bb_one##S(),                      \
-                                        bb_mul##S(vv[t], vv[t]))          \
-                            : bb_zero##S();                               \
-            }                                                             \
-            for (int64_t r = 0; r < R; r++) {                             \
-                const int64_t o = r * C + c;                              \
-                for (int t = 0; t < 4; t++) {                             \
-                    V gv = bb_ld##S(g + o + t * (L)), d;                  \
-                    V fv = rd ? bb_ld##S(f + o + t * (L)) : gv;           \
-                    BB_STEP(m, S, gv, fv, vv[t], rq[t], acc[t], d);       \
-                    bb_st##S(df + o + t * (L), d);                        \
-                }                                                         \
-            }                                                             \
-            for (int t = 0; t < 4; t++)                                   \
-                bb_st##S(dv + c + t * (L), acc[t]);                       \
-        }                                                                 \
-        for (; c < c1; c += (L)) {                                        \
-            const int64_t w = c1 - c < (L) ? c1 - c : (L);                \
-            V acc = bb_zero##S();                                         \
-            V vv = rd ? bb_ldn##S(v + c, w) : bb_zero##S();               \
-            V rq = m == TB_CPU_BWB_DIV                                    \
-                       ? bb_div##S(bb_one##S(), bb_mul##S(vv, vv))        \
-                       : bb_zero##S();                                    \
-            for (int64_t r = 0; r < R; r++) {                             \
-                const int64_t o = r * C + c;                              \
-                V gv = bb_ldn##S(g + o, w), d;                            \
-                V fv = rd ? bb_ldn##S(f + o, w) : gv;                     \
-                BB_STEP(m, S, gv, fv, vv, rq, acc, d);                    \
-                bb_stn##S(df + o, d, w);                                  \
-            }                                                             \
-            bb_stn##S(dv + c, acc, w);                                    \
-        }                                                                 \
-    }                                                                     \
-    static void bb_cols##S(int m, const void *g, const void *f,           \
-                           const void *v, void *df, void *dv, int64_t R,  \
-                           int64_t C, int64_t c0, int64_t c1)             \
-    {                                                                     \
-        switch (m) {                                                      \
-        case TB_CPU_BWB_ADD:                                              \
-            bb_cols_m##S(TB_CPU_BWB_ADD, g, f, v, df, dv, R, C, c0, c1);  \
-            break;                                                        \
-        case TB_CPU_BWB_SUB_A:                                            \
+#define BB_LOOPS(S, T, V, L)                                               \
+    /* flat: the C row's binary_flat (add, sub, mul, div only) */          \
+    static inline __attribute__((always_inline)) void bb_flat_m##S(        \
+        const int m, const T *g, const T *a, const T *b, T *da, T *db,     \
+        int64_t n)                                                         \
+    {                                                                      \
+        int64_t i = 0;                                                     \
+        for (; i < n; i += (L)) {                                          \
+            const int64_t r = n - i;                                       \
+            const bool full = r >= (L);                                    \
+            V gv = full ? BB_I##S(loadu)(g + i) : bb_ldn##S(g + i, r), x, y; \
+            if (m == TB_CPU_BWB_ADD) {                                     \
+                x = gv, y = gv;                                            \
+            } else if (m == TB_CPU_BWB_SUB_A) {                            \
+                x = gv, y = BB_I##S(xor)(gv, BB_I##S(set1)(-0.0));         \
+            } else {                                                       \
+                V av = full ? BB_I##S(loadu)(a + i) : bb_ldn##S(a + i, r); \
+                V bv = full ? BB_I##S(loadu)(b + i) : bb_ldn##S(b + i, r); \
+                if (m == TB_CPU_BWB_MUL) {                                 \
+                    x = BB_I##S(mul)(gv, bv), y = BB_I##S(mul)(gv, av);    \
+                } else {                                                   \
+                    x = BB_I##S(div)(gv, bv);                              \
+                    y = BB_I##S(xor)(BB_I##S(set1)(-0.0),                  \
+                                    BB_I##S(div)(BB_I##S(mul)(gv, av),     \
+                                            BB_I##S(mul)(bv, bv)));        \
+                }                                                          \
+            }                                                              \
+            if (full) {                                                    \
+                BB_I##S(storeu)(da + i, x), BB_I##S(storeu)(db + i, y);    \
+            } else {                                                       \
+                bb_stn##S(da + i, x, r), bb_stn##S(db + i, y, r);          \
+            }                                                              \
+        }                                                                  \
+    }                                                                      \
+    static void bb_flat##S(int m, const void *g, const void *a,            \
+                           const void *b, void *da, void *db, int64_t n)   \
+    {                                                                      \
+        switch (m) {                                                       \
+        case TB_CPU_BWB_ADD:                                               \
+            bb_flat_m##S(TB_CPU_BWB_ADD, g, a, b, da, db, n);              \
+            break;                                                         \
+        case TB_CPU_BWB_SUB_A:                                             \
+            bb_flat_m##S(TB_CPU_BWB_SUB_A, g, a, b, da, db, n);            \
+            break;                                                         \
+        case TB_CPU_BWB_MUL:                                               \
+            bb_flat_m##S(TB_CPU_BWB_MUL, g, a, b, da, db, n);              \
+            break;                                                         \
+        default:                                                           \
+            bb_flat_m##S(TB_CPU_BWB_DIV, g, a, b, da, db, n);              \
+            break;                                                         \
+        }                                                                  \
+    }                                                                      \
+    /* cols: columns [c0, c1) of f, g, df [R, C] and of v, dv [C]; full    \
+     * strips of 4 vectors, then single (last: masked) vectors */          \
+    static inline __attribute__((always_inline)) void bb_cols_m##S(        \
+        const int m, const T *g, const T *f, const T *v, T *df, T *dv,     \
+        int64_t R, int64_t C, int64_t c0, int64_t c1)                      \
+    {                                                                      \
+        const bool rd = m == TB_CPU_BWB_MUL || m == TB_CPU_BWB_DIV;        \
+        int64_t c = c0;                                                    \
+        for (; c + 4 * (L) <= c1; c += 4 * (L)) {                          \
+            V acc[4], vv[4], rq[4];                                        \
+            for (int t = 0; t < 4; t++) {                                  \
+                acc[t] = BB_I##S(setzero)();                               \
+                vv[t] = rd ? BB_I##S(loadu)(v + c + t * (L))               \
+                           : BB_I##S(setzero)();                           \
+                rq[t] = m == TB_CPU_BWB_DIV                                \
+                            ? BB_I##S(div)(BB_I##S(set1)(1),               \
+                                        BB_I##S(mul)(vv[t], vv[t]))        \
+                            : BB_I##S(setzero)();                          \
+            }                                                              \
+            for (int64_t r = 0; r < R; r++) {                              \
+                const int64_t o = r * C + c;                               \
+                for (int t = 0; t < 4; t++) {                              \
+                    V gv = BB_I##S(loadu)(g + o + t * (L)), d;             \
+                    V fv = rd ? BB_I##S(loadu)(f + o + t * (L)) : gv;      \
+                    BB_STEP(m, S, gv, fv, vv[t], rq[t], acc[t], d);        \
+                    BB_I##S(storeu)(df + o + t * (L), d);                  \
+                }                                                          \
+            }                                                              \
+            for (int t = 0; t < 4; t++)                                    \
+                BB_I##S(storeu)(dv + c + t * (L), acc[t]);                 \
+        }                                                                  \
+        for (; c < c1; c += (L)) {                                         \
+            const int64_t w = c1 - c < (L) ? c1 - c : (L);                 \
+            V acc = BB_I##S(setzero)();                                    \
+            V vv = rd ? bb_ldn##S(v + c, w) : BB_I##S(setzero)();          \
+            V rq = m == TB_CPU_BWB_DIV                                     \
+                       ? BB_I##S(div)(BB_I##S(set1)(1), BB_I##S(mul)(vv, vv)) \
+                       : BB_I##S(setzero)();                               \
+            for (int64_t r = 0; r < R; r++) {                              \
+                const int64_t o = r * C + c;                               \
+                V gv = bb_ldn##S(g + o, w), d;                             \
+                V fv = rd ? bb_ldn##S(f + o, w) : gv;                      \
+                BB_STEP(m, S, gv, fv, vv, rq, acc, d);                     \
+                bb_stn##S(df + o, d, w);                                   \
+            }                                                              \
+            bb_stn##S(dv + c, acc, w);                                     \
+        }                                                                  \
+    }                                                                      \
+    static void bb_cols##S(int m, const void *g, const void *f,            \
+                           const void *v, void *df, void *dv, int64_t R,   \
+                           int64_t C, int64_t c0, int64_t c1)              \
+    {                                                                      \
+        switch (m) {                                                       \
+        case TB_CPU_BWB_ADD:                                               \
+            bb_cols_m##S(TB_CPU_BWB_ADD, g, f, v, df, dv, R, C, c0, c1);   \
+            break;                                                         \
+        case TB_CPU_BWB_SUB_A:                                             \
             bb_cols_m##S(TB_CPU_BWB_SUB_A, g, f, v, df, dv, R, C, c0, c1); \
-            break;                                                        \
-        case TB_CPU_BWB_SUB_B:                                            \
+            break;                                                         \
+        case TB_CPU_BWB_SUB_B:                                             \
             bb_cols_m##S(TB_CPU_BWB_SUB_B, g, f, v, df, dv, R, C, c0, c1); \
-            break;                                                        \
-        case TB_CPU_BWB_MUL:                                              \
-            bb_cols_m##S(TB_CPU_BWB_MUL, g, f, v, df, dv, R, C, c0, c1);  \
-            break;                                                        \
-        default:                                                          \
-            bb_cols_m##S(TB_CPU_BWB_DIV, g, f, v, df, dv, R, C, c0, c1);  \
-            break;                                                        \
-        }                                                                 \
+            break;                                                         \
+        case TB_CPU_BWB_MUL:                                               \
+            bb_cols_m##S(TB_CPU_BWB_MUL, g, f, v, df, dv, R, C, c0, c1);   \
+            break;                                                         \
+        default:                                                           \
+            bb_cols_m##S(TB_CPU_BWB_DIV, g, f, v, df, dv, R, C, c0, c1);   \
+            break;                                                         \
+        }                                                                  \
     }
 
 BB_LOOPS(32, float, bb_v32, BB_L32)
@@ -281,26 +240,26 @@ BB_LOOPS(64, double, bb_v64, BB_L64)
 static const tb_cpu_bw_bin_loops bb_loops32 = {bb_flat32, bb_cols32, BB_L32};
 static const tb_cpu_bw_bin_loops bb_loops64 = {bb_flat64, bb_cols64, BB_L64};
 
-#define BWB_ENTRY(OP, SFX, LV)                                            \
+#define BWB_ENTRY(OP, SFX, LV)                                             \
     int TB_CPU_KFN(OP##_backward, f32, SFX)(void *ctx, const tb_tensor *in, \
-                                            tb_tensor *out,               \
-                                            const tb_params *p)           \
-    {                                                                     \
+                                            tb_tensor *out,                \
+                                            const tb_params *p)            \
+    {                                                                      \
         return tb_cpu_bw_binary(ctx, LV, TB_OP_##OP##_backward, TB_F32, in, \
-                                out, p, &bb_loops32);                     \
-    }                                                                     \
+                                out, p, &bb_loops32);                      \
+    }                                                                      \
     int TB_CPU_KFN(OP##_backward, f64, SFX)(void *ctx, const tb_tensor *in, \
-                                            tb_tensor *out,               \
-                                            const tb_params *p)           \
-    {                                                                     \
+                                            tb_tensor *out,                \
+                                            const tb_params *p)            \
+    {                                                                      \
         return tb_cpu_bw_binary(ctx, LV, TB_OP_##OP##_backward, TB_F64, in, \
-                                out, p, &bb_loops64);                     \
+                                out, p, &bb_loops64);                      \
     }
 
-#define BWB_ENTRIES(SFX, LV)                                              \
-    BWB_ENTRY(add, SFX, LV)                                               \
-    BWB_ENTRY(sub, SFX, LV)                                               \
-    BWB_ENTRY(mul, SFX, LV)                                               \
+#define BWB_ENTRIES(SFX, LV)                                               \
+    BWB_ENTRY(add, SFX, LV)                                                \
+    BWB_ENTRY(sub, SFX, LV)                                                \
+    BWB_ENTRY(mul, SFX, LV)                                                \
     BWB_ENTRY(div, SFX, LV)
 
 #endif /* TB_BACKENDS_CPU_BWD_BIN_SIMD_H */
