@@ -78,6 +78,9 @@
  *     AVX-512 bit for bit.
  *     bw_pool_special: max_pool2d_backward's SIMD rows on ties, NaN and
  *     signed zeros, bit for bit the portable row.
+ *     bw_binary_rows: add/sub/mul/div_backward's SIMD rows on each of
+ *     their driver's cases, bit for bit the C row (div's db of a row
+ *     vector b within its stated bound).
  *
  * Inputs come from a seeded generator; the seed is printed (--seed N to
  * repeat a run).  --filter PATTERN runs matching tests only, e.g.
@@ -365,6 +368,7 @@ int main(int argc, char **argv)
         T(rand_decide),
         T(rand_half),
         T(bw_pool_special),
+        T(bw_binary_rows),
         T(xs_argmax_blocks),
         T(xs_argmax_snaps_f64),
         T(f64_fill_exact),

@@ -104,6 +104,7 @@ void test_f64_fill_exact(void **state);
 void test_xs_reduce_special_f64(void **state);
 void test_bw_act_sweep(void **state);
 void test_bw_pool_special(void **state);
+void test_bw_binary_rows(void **state);
 /* rand_pow.c */
 void test_rand_ops(void **state);
 void test_rand_half(void **state);

@@ -1154,3 +1154,148 @@ void test_f64_fill_exact(void **state)
         B->destroy(ctx);
     }
 }
+
+/* ---- add/sub/mul/div_backward's SIMD rows (bwd_bin_simd.h) ---- */
+
+/* The rows of add, sub, mul and div _backward f32 and f64 at every SIMD
+ * level and thread count against the C row (the level scalar), on
+ * each of their driver's cases: equal shapes (flat), a row vector b,
+ * a row vector a (div: backward.c's loops), a row vector narrower than
+ * a vector and g's last dim 1 (backward.c's loops), a general
+ * broadcast; g with -0 among uniform values, b away from 0.  Bit for
+ * bit (signed zeros included), but div's db of a row vector b: its
+ * terms -(g a) (1 / (b b)) are within 3 rounding errors of the C row's
+ * -(g a) / (b b), summed in the same order, so |got - want| <= 2 (R +
+ * 3) u sum |g a / (b b)| (u the dtype's unit roundoff, R the rows). */
+void test_bw_binary_rows(void **state)
+{
+    (void)state;
+    /* g, a, b shapes (rank, dims) */
+    static const int sh[][3][4] = {
+        {{1, 37}, {1, 37}, {1, 37}},                 /* flat */
+        {{2, 5, 67}, {2, 5, 67}, {2, 5, 67}},
+        {{2, 33, 70}, {2, 33, 70}, {1, 70}},         /* row b */
+        {{3, 3, 4, 129}, {3, 3, 4, 129}, {3, 1, 4, 129}},
+        {{2, 2, 259}, {2, 2, 259}, {1, 259}},
+        {{2, 33, 70}, {1, 70}, {2, 33, 70}},         /* row a */
+        {{2, 9, 3}, {2, 9, 3}, {1, 3}},              /* narrow */
+        {{3, 4, 20, 1}, {3, 4, 20, 1}, {2, 20, 1}},  /* last dim 1 */
+        {{3, 5, 3, 7}, {3, 5, 1, 7}, {3, 1, 3, 7}},  /* general */
+    };
+    static const tb_op_id ids[4] = {TB_OP_add_backward, TB_OP_sub_backward,
+                                    TB_OP_mul_backward, TB_OP_div_backward};
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
+    char err[256];
+    rng_seed(4200);
+    for (int dt = 0; dt < 2; dt++)
+    for (int oi = 0; oi < 4; oi++)
+    for (size_t q = 0; q < sizeof sh / sizeof sh[0]; q++) {
+        const tb_op *op = tb_op_get(ids[oi]);
+        const tb_dtype t = dt ? TB_F64 : TB_F32;
+        const size_t es = tb_dtype_size(t);
+        tb_shape is[3];
+        for (int i = 0; i < 3; i++) {
+            const int *d = sh[q][i];
+            is[i] = d[0] == 1   ? S(1, d[1])
+                    : d[0] == 2 ? S(2, d[1], d[2])
+                                : S(3, d[1], d[2], d[3]);
+        }
+        gbuf gi[3], gr[2];
+        tb_tensor in[3], ref[2];
+        for (int i = 0; i < 3; i++) {
+            tb_tensor_init(&in[i], t, &is[i]);
+            in[i].data = gb_new(&gi[i], tb_tensor_nbytes(&in[i]), es);
+            for (int64_t k = 0; k < tb_tensor_numel(&in[i]); k++) {
+                double v = (rng_next() & 7) == 0 && i == 0
+                               ? -0.0
+                               : rng_uniform(-2, 2);
+                if (i == 2)
+                    v = (v < 0 ? -0.25 : 0.25) + v;
+                if (dt)
+                    ((double *)in[i].data)[k] = v;
+                else
+                    ((float *)in[i].data)[k] = (float)v;
+            }
+        }
+        for (int i = 0; i < 2; i++) {
+            tb_tensor_init(&ref[i], t, &is[i + 1]);
+            ref[i].data = gb_new(&gr[i], tb_tensor_nbytes(&ref[i]), es);
+        }
+        const char *sv[2] = {"scalar", "1"};
+        void *sctx = NULL;
+        assert_int_equal(B->create(B, sv, &sctx, err, sizeof err), 0);
+        const char *impl = NULL;
+        tb_kernel_fn fn = B->kernel(sctx, op, t, NULL, &impl).fn;
+        assert_non_null(fn);
+        assert_non_null(strstr(impl, "_c"));
+        assert_int_equal(fn(sctx, in, ref, NULL), 0);
+        B->destroy(sctx);
+        /* div's db of a row vector b: the bound's sum |g a / (b b)| per
+         * column, R rows */
+        const bool loose = ids[oi] == TB_OP_div_backward && q >= 2 && q <= 4;
+        const int64_t nb = tb_tensor_numel(&in[2]);
+        const int64_t R = tb_tensor_numel(&in[0]) / nb;
+        double *bound = calloc((size_t)nb, sizeof *bound);
+        assert_non_null(bound);
+        for (int64_t k = 0; loose && k < tb_tensor_numel(&in[0]); k++) {
+            const double g = get(in[0].data, t, k), a = get(in[1].data, t, k);
+            const double b = get(in[2].data, t, k % nb);
+            bound[k % nb] += fabs(g * a / (b * b));
+        }
+        const double u = dt ? DBL_EPSILON / 2 : FLT_EPSILON / 2;
+        for (int64_t k = 0; k < nb; k++)
+            bound[k] *= 2 * (double)(R + 3) * u;
+        for (int iv = 0; iv < ax[0].n_values; iv++)
+            for (int tv = 0; tv < ax[1].n_values; tv++) {
+                const char *vals[2] = {ax[0].values[iv], ax[1].values[tv]};
+                if (strcmp(vals[0], "scalar") == 0)
+                    continue;
+                void *ctx = NULL;
+                assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
+                fn = B->kernel(ctx, op, t, NULL, &impl).fn;
+                assert_non_null(fn);
+                assert_null(strstr(impl, "_c")); /* a SIMD row */
+                gbuf go[2];
+                tb_tensor out[2];
+                for (int i = 0; i < 2; i++) {
+                    tb_tensor_init(&out[i], t, &is[i + 1]);
+                    out[i].data =
+                        gb_new(&go[i], tb_tensor_nbytes(&out[i]), es);
+                }
+                assert_int_equal(fn(ctx, in, out, NULL), 0);
+                int64_t bad = 0;
+                for (int i = 0; i < 2; i++)
+                    for (int64_t k = 0; k < tb_tensor_numel(&out[i]); k++) {
+                        const double gv = get(out[i].data, t, k);
+                        const double wv = get(ref[i].data, t, k);
+                        const bool ok =
+                            loose && i == 1
+                                ? fabs(gv - wv) <= bound[k]
+                                : memcmp((char *)out[i].data + (size_t)k * es,
+                                         (char *)ref[i].data + (size_t)k * es,
+                                         es) == 0;
+                        if (!ok && bad++ < 3)
+                            print_error("%s isa=%s threads=%s shape %zu "
+                                        "out %d [%lld]: got %a want %a\n",
+                                        impl, vals[0], vals[1], q, i,
+                                        (long long)k, gv, wv);
+                    }
+                const bool intact = gb_intact(&go[0]) && gb_intact(&go[1]);
+                gb_free(&go[0]);
+                gb_free(&go[1]);
+                B->destroy(ctx);
+                assert_true(intact);
+                assert_int_equal(bad, 0);
+            }
+        free(bound);
+        bool intact = gb_intact(&gr[0]) && gb_intact(&gr[1]);
+        for (int i = 0; i < 3; i++) {
+            intact = intact && gb_intact(&gi[i]);
+            gb_free(&gi[i]);
+        }
+        gb_free(&gr[0]);
+        gb_free(&gr[1]);
+        assert_true(intact);
+    }
+}

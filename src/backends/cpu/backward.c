@@ -85,6 +85,24 @@ void tb_cpu_bw_pool_f64(bool is_max, const double *g, const double *x,
     bwk_pool_f64(is_max, g, x, dx, NC, H, W, OH, OW, k, st, pad);
 }
 
+void tb_cpu_bw_binary_c(tb_op_id id, tb_dtype dt, const tb_tensor *in,
+                        tb_tensor *out)
+{
+    tb_shape gs = tb_tensor_shape(&in[0]), as = tb_tensor_shape(&in[1]);
+    tb_shape bs = tb_tensor_shape(&in[2]);
+    int64_t sa[TB_MAX_DIMS], sb[TB_MAX_DIMS];
+    tb_shape_bcast_strides(&as, gs.ndim, sa);
+    tb_shape_bcast_strides(&bs, gs.ndim, sb);
+    if (dt == TB_F32)
+        bwk_binary_f32(id, &gs, in[0].data, in[1].data, in[2].data, sa, sb,
+                       out[0].data, out[1].data, tb_shape_numel(&as),
+                       tb_shape_numel(&bs));
+    else
+        bwk_binary_f64(id, &gs, in[0].data, in[1].data, in[2].data, sa, sb,
+                       out[0].data, out[1].data, tb_shape_numel(&as),
+                       tb_shape_numel(&bs));
+}
+
 /* Count the launch; check operands and output shapes; fill *full with
  * the parameters and their defaults. */
 static int bwk_begin(void *ctx, const tb_op *op, tb_dtype dt,

@@ -145,14 +145,16 @@ static void bw_mp_task(void *argp, int part, int nparts)
     }
 }
 
-/* tb_cpu_bw_max_pool's body for the dtype of the one fn given. */
-static int bw_max_pool_run(void *ctx, int lv, const tb_tensor *in,
-                           tb_tensor *out, const tb_params *p,
-                           tb_cpu_bw_mp2_fn fn, tb_cpu_bw_mp2_64_fn fn64)
+/* tb_cpu_bw_max_pool's (is_max) or tb_cpu_bw_avg_pool's body for the
+ * dtype of the one fn given. */
+static int bw_pool_run(void *ctx, int lv, bool is_max, const tb_tensor *in,
+                       tb_tensor *out, const tb_params *p,
+                       tb_cpu_bw_mp2_fn fn, tb_cpu_bw_mp2_64_fn fn64)
 {
     if (ctx && tb_cpu_isa(ctx) < lv)
         return TB_EUNSUPPORTED;
-    const tb_op_id id = TB_OP_max_pool2d_backward;
+    const tb_op_id id =
+        is_max ? TB_OP_max_pool2d_backward : TB_OP_avg_pool2d_backward;
     const tb_dtype dt = fn ? TB_F32 : TB_F64;
     int rc = tb_cpu_begin_op(ctx, id, dt, in, out, p);
     if (rc)
@@ -168,10 +170,10 @@ static int bw_max_pool_run(void *ctx, int lv, const tb_tensor *in,
                    .OH = in[0].shape[2], .OW = in[0].shape[3]};
     if (k != 2 || st != 2 || pad != 0) {
         if (fn)
-            tb_cpu_bw_pool_f32(true, j.g, j.x, j.dx, j.NC, j.H, j.W, j.OH,
-                               j.OW, k, st, pad);
+            tb_cpu_bw_pool_f32(is_max, j.g, j.x, j.dx, j.NC, j.H, j.W,
+                               j.OH, j.OW, k, st, pad);
         else
-            tb_cpu_bw_pool_f64(true, j.g, j.x, j.dx, j.NC, j.H, j.W, j.OH,
+            tb_cpu_bw_pool_f64(is_max, j.g, j.x, j.dx, j.NC, j.H, j.W, j.OH,
                                j.OW, k, st, pad);
         return 0;
     }
@@ -184,12 +186,125 @@ int tb_cpu_bw_max_pool(void *ctx, int lv, const tb_tensor *in,
                        tb_tensor *out, const tb_params *p,
                        tb_cpu_bw_mp2_fn fn)
 {
-    return bw_max_pool_run(ctx, lv, in, out, p, fn, NULL);
+    return bw_pool_run(ctx, lv, true, in, out, p, fn, NULL);
 }
 
 int tb_cpu_bw_max_pool64(void *ctx, int lv, const tb_tensor *in,
                          tb_tensor *out, const tb_params *p,
                          tb_cpu_bw_mp2_64_fn fn)
 {
-    return bw_max_pool_run(ctx, lv, in, out, p, NULL, fn);
+    return bw_pool_run(ctx, lv, true, in, out, p, NULL, fn);
+}
+
+int tb_cpu_bw_avg_pool(void *ctx, int lv, const tb_tensor *in,
+                       tb_tensor *out, const tb_params *p,
+                       tb_cpu_bw_mp2_fn fn)
+{
+    return bw_pool_run(ctx, lv, false, in, out, p, fn, NULL);
+}
+
+int tb_cpu_bw_avg_pool64(void *ctx, int lv, const tb_tensor *in,
+                         tb_tensor *out, const tb_params *p,
+                         tb_cpu_bw_mp2_64_fn fn)
+{
+    return bw_pool_run(ctx, lv, false, in, out, p, NULL, fn);
+}
+
+/* ---- add/sub/mul/div_backward ---- */
+
+typedef struct bw_bin_job {
+    const tb_cpu_bw_bin_loops *lp;
+    int mode;
+    const char *g, *f, *v; /* flat: f = a, v = b */
+    char *df, *dv;         /* flat: da, db */
+    size_t esz;
+    int64_t n, R, C, strip;
+} bw_bin_job;
+
+static void bw_flat_task(void *argp, int part, int nparts)
+{
+    const bw_bin_job *j = argp;
+    int64_t b, e;
+    tb_cpu_span(j->n, 16, part, nparts, &b, &e);
+    const size_t o = (size_t)b * j->esz;
+    if (e > b)
+        j->lp->flat(j->mode, j->g + o, j->f + o, j->v + o, j->df + o,
+                    j->dv + o, e - b);
+}
+
+/* Strips of j->strip columns, each a part's whole. */
+static void bw_cols_task(void *argp, int part, int nparts)
+{
+    const bw_bin_job *j = argp;
+    int64_t b, e;
+    tb_cpu_span((j->C + j->strip - 1) / j->strip, 1, part, nparts, &b, &e);
+    if (e > b)
+        j->lp->cols(j->mode, j->g, j->f, j->v, j->df, j->dv, j->R, j->C,
+                    b * j->strip,
+                    e * j->strip < j->C ? e * j->strip : j->C);
+}
+
+/* v's elements when v (right-aligned under g's shape) is g's trailing
+ * dims with ones (or nothing) before them: a row vector broadcast over
+ * g's leading dims; else 0. */
+static int64_t bw_row_len(const tb_tensor *g, const tb_tensor *v)
+{
+    int64_t len = 1;
+    int d = g->ndim - 1, e = v->ndim - 1;
+    for (; d >= 0 && e >= 0 && v->shape[e] == g->shape[d]; d--, e--)
+        len *= g->shape[d];
+    for (; e >= 0; e--)
+        if (v->shape[e] != 1)
+            return 0;
+    return len;
+}
+
+int tb_cpu_bw_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                     const tb_tensor *in, tb_tensor *out,
+                     const tb_params *p, const tb_cpu_bw_bin_loops *lp)
+{
+    if (ctx && tb_cpu_isa(ctx) < lv)
+        return TB_EUNSUPPORTED;
+    int rc = tb_cpu_begin_op(ctx, id, dt, in, out, p);
+    if (rc)
+        return rc;
+    const int64_t n = tb_tensor_numel(&in[0]);
+    const int64_t na = tb_tensor_numel(&in[1]), nb = tb_tensor_numel(&in[2]);
+    const int sub = id == TB_OP_sub_backward;
+    bw_bin_job j = {.lp = lp, .esz = tb_dtype_size(dt), .n = n,
+                    .g = in[0].data};
+    j.mode = id == TB_OP_add_backward   ? TB_CPU_BWB_ADD
+             : sub                      ? TB_CPU_BWB_SUB_A
+             : id == TB_OP_mul_backward ? TB_CPU_BWB_MUL
+                                        : TB_CPU_BWB_DIV;
+    if (n > 0 && na == n && nb == n) {
+        j.f = in[1].data, j.v = in[2].data;
+        j.df = out[0].data, j.dv = out[1].data;
+        tb_cpu_parallel(ctx, n * (j.mode >= TB_CPU_BWB_MUL ? 4 : 2),
+                        (n + 15) / 16, bw_flat_task, &j);
+        return 0;
+    }
+    /* a row vector: b (any op), or a (but for div) */
+    const int last = in[0].ndim > 0 ? (int)in[0].shape[in[0].ndim - 1] : 1;
+    int vb = -1;
+    if (n > 0 && last > 1 && na == n && bw_row_len(&in[0], &in[2]) == nb &&
+        nb >= lp->lanes)
+        vb = 1;
+    else if (n > 0 && last > 1 && nb == n && j.mode != TB_CPU_BWB_DIV &&
+             bw_row_len(&in[0], &in[1]) == na && na >= lp->lanes)
+        vb = 0;
+    if (vb < 0) {
+        tb_cpu_bw_binary_c(id, dt, in, out);
+        return 0;
+    }
+    if (vb == 0 && sub)
+        j.mode = TB_CPU_BWB_SUB_B;
+    j.f = in[vb ? 1 : 2].data, j.v = in[vb ? 2 : 1].data;
+    j.df = out[vb ? 0 : 1].data, j.dv = out[vb ? 1 : 0].data;
+    j.C = vb ? nb : na;
+    j.R = n / j.C;
+    j.strip = 4 * lp->lanes;
+    tb_cpu_parallel(ctx, n * (j.mode >= TB_CPU_BWB_MUL ? 4 : 2),
+                    (j.C + j.strip - 1) / j.strip, bw_cols_task, &j);
+    return 0;
 }

@@ -74,6 +74,16 @@ int tb_cpu_bw_max_pool64(void *ctx, int lv, const tb_tensor *in,
                          tb_tensor *out, const tb_params *p,
                          tb_cpu_bw_mp2_64_fn fn);
 
+/* avg_pool2d_backward's (bwd_simd_impl.h's rows): the same drivers, fn
+ * a row of the same contract writing g * 0.25 to each window's four
+ * places (x0, x1 unused); other geometries by tb_cpu_bw_pool_f32/f64. */
+int tb_cpu_bw_avg_pool(void *ctx, int lv, const tb_tensor *in,
+                       tb_tensor *out, const tb_params *p,
+                       tb_cpu_bw_mp2_fn fn);
+int tb_cpu_bw_avg_pool64(void *ctx, int lv, const tb_tensor *in,
+                         tb_tensor *out, const tb_params *p,
+                         tb_cpu_bw_mp2_64_fn fn);
+
 /* backward.c's portable f32 pooling gradient (is_max: max_pool2d's,
  * else avg_pool2d's; any kernel k, stride st, padding pad), single
  * threaded: g [NC, OH, OW], x and dx [NC, H, W]. */
@@ -85,5 +95,44 @@ void tb_cpu_bw_pool_f64(bool is_max, const double *g, const double *x,
                         double *dx, int64_t NC, int64_t H, int64_t W,
                         int64_t OH, int64_t OW, int64_t k, int64_t st,
                         int64_t pad);
+
+/* ---- add/sub/mul/div_backward (bwd_bin_simd.h's loops) ---- */
+
+/* What a loop computes: dF, the full operand's gradient, and the column
+ * sums of dV, the broadcast row vector's (flat: da and db of one shape,
+ * SUB_A's dF = g, dV = -g).  ADD: g, sum g; SUB_A (a full): g, -sum g;
+ * SUB_B (b full): -g, sum g; MUL: g v, sum g f; DIV (a full): g / v,
+ * -sum g f / (v v). */
+enum { TB_CPU_BWB_ADD, TB_CPU_BWB_SUB_A, TB_CPU_BWB_SUB_B, TB_CPU_BWB_MUL,
+       TB_CPU_BWB_DIV };
+
+/* flat: da, db [n] from g, a, b [n] (mode ADD, SUB_A, MUL or DIV).
+ * cols: columns [c0, c1) of a full f, g, df [R, C] and a row vector v,
+ * dv [C]: df and dv's column sums over all R rows. */
+typedef struct tb_cpu_bw_bin_loops {
+    void (*flat)(int mode, const void *g, const void *a, const void *b,
+                 void *da, void *db, int64_t n);
+    void (*cols)(int mode, const void *g, const void *f, const void *v,
+                 void *df, void *dv, int64_t R, int64_t C, int64_t c0,
+                 int64_t c1);
+    int64_t lanes; /* of the loops' vectors */
+} tb_cpu_bw_bin_loops;
+
+/* Entry-point body of the binary backward ops' SIMD rows (id add, sub,
+ * mul or div _backward, dt f32 or f64): TB_EUNSUPPORTED below level
+ * lv; else count the launch, check the operands; equal shapes run
+ * lp->flat over the threads; a full a and a b broadcast as a row
+ * vector over its leading dims (or, but for div, the other way round),
+ * of at least lp->lanes elements and g's last dim > 1, lp->cols over
+ * strips of columns; every other case backward.c's loops
+ * (tb_cpu_bw_binary_c). */
+int tb_cpu_bw_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
+                     const tb_tensor *in, tb_tensor *out,
+                     const tb_params *p, const tb_cpu_bw_bin_loops *lp);
+
+/* backward.c's portable loops of the binary backward ops (the C row's
+ * body after its checks), single threaded. */
+void tb_cpu_bw_binary_c(tb_op_id id, tb_dtype dt, const tb_tensor *in,
+                        tb_tensor *out);
 
 #endif

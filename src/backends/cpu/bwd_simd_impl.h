@@ -356,6 +356,41 @@ static inline void bw_mp_windows64(p64 gv, p64 a0, p64 a1, p64 b0, p64 b1,
 
 BW_MP2_ROW(bw_mp2_row64, double, p64, p64_, P64_W, bw_mp_windows64)
 
+/* avg_pool2d_backward's row of 2x2 windows (the same contract, x0 and
+ * x1 unused): each window's four places g[i] * 0.25, the C row's
+ * product, by pairs of lanes (zip of the vector with itself). */
+#define BW_AP2_ROW(NAME, T, V, P, L)                                      \
+    static void NAME(const T *g, const T *x0, const T *x1, T *d0, T *d1,  \
+                     int64_t ow)                                          \
+    {                                                                     \
+        (void)x0, (void)x1;                                               \
+        const V q = P##set1((T)0.25);                                     \
+        int64_t i = 0;                                                    \
+        for (; i + (L) <= ow; i += (L)) {                                 \
+            const V v = P##mul(P##load(g + i), q);                        \
+            const V lo = P##zip_lo(v, v), hi = P##zip_hi(v, v);           \
+            P##store(d0 + 2 * i, lo);                                     \
+            P##store(d0 + 2 * i + (L), hi);                               \
+            P##store(d1 + 2 * i, lo);                                     \
+            P##store(d1 + 2 * i + (L), hi);                               \
+        }                                                                 \
+        if (i < ow) {                                                     \
+            const int64_t n = ow - i, e0 = 2 * n < (L) ? 2 * n : (L);     \
+            const int64_t e1 = 2 * n - e0;                                \
+            const V v = P##mul(P##load_n(g + i, n), q);                   \
+            const V lo = P##zip_lo(v, v), hi = P##zip_hi(v, v);           \
+            P##store_n(d0 + 2 * i, lo, e0);                               \
+            P##store_n(d1 + 2 * i, lo, e0);                               \
+            if (e1) {                                                     \
+                P##store_n(d0 + 2 * i + (L), hi, e1);                     \
+                P##store_n(d1 + 2 * i + (L), hi, e1);                     \
+            }                                                             \
+        }                                                                 \
+    }
+#define bw_f32_mul v_mul
+BW_AP2_ROW(bw_ap2_row, float, vf, bw_f32_, VS_LANES)
+BW_AP2_ROW(bw_ap2_row64, double, p64, p64_, P64_W)
+
 #define BW_MP_ENTRY(SFX, LV)                                              \
     int TB_CPU_KFN(max_pool2d_backward, f32, SFX)(                        \
         void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
@@ -366,6 +401,16 @@ BW_MP2_ROW(bw_mp2_row64, double, p64, p64_, P64_W, bw_mp_windows64)
         void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
     {                                                                     \
         return tb_cpu_bw_max_pool64(ctx, LV, in, out, p, bw_mp2_row64);   \
+    }                                                                     \
+    int TB_CPU_KFN(avg_pool2d_backward, f32, SFX)(                        \
+        void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
+    {                                                                     \
+        return tb_cpu_bw_avg_pool(ctx, LV, in, out, p, bw_ap2_row);       \
+    }                                                                     \
+    int TB_CPU_KFN(avg_pool2d_backward, f64, SFX)(                        \
+        void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
+    {                                                                     \
+        return tb_cpu_bw_avg_pool64(ctx, LV, in, out, p, bw_ap2_row64);   \
     }
 
 #define BW_ENTRIES(SFX, LV)                                               \

@@ -314,9 +314,10 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_C2(X, calib_work) TB_CPU_C2(X, calib_spin)
 
 /* Backward ops (backward.c; the SIMD rows of the element-wise ones,
- * log_softmax_backward and max_pool2d_backward: bwd_simd_impl.h in f32,
+ * log_softmax_backward and max/avg_pool2d_backward: bwd_simd_impl.h in f32,
  * f64_simd_impl.h for the element-wise ones and log_softmax_backward in
- * f64; sum_backward and mean_backward f64: fill_f64_simd.h). */
+ * f64; sum_backward and mean_backward f64: fill_f64_simd.h; add, sub,
+ * mul and div_backward: bwd_bin_simd.h). */
 #define TB_CPU_ROWS_BACKWARD(X)                                           \
     TB_CPU_LADDER2(X, relu_backward, c)                                   \
     TB_CPU_LADDER2(X, sigmoid_backward, c)                                \
@@ -324,12 +325,13 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER2(X, gelu_backward, c)                                   \
     TB_CPU_LADDER2(X, log_softmax_backward, c)                            \
     TB_CPU_C64(X, sum_backward) TB_CPU_C64(X, mean_backward)              \
-    TB_CPU_C2(X, add_backward) TB_CPU_C2(X, sub_backward)                 \
-    TB_CPU_C2(X, mul_backward) TB_CPU_C2(X, div_backward)                 \
+    TB_CPU_LADDER2(X, add_backward, c) TB_CPU_LADDER2(X, sub_backward, c) \
+    TB_CPU_LADDER2(X, mul_backward, c) TB_CPU_LADDER2(X, div_backward, c) \
     TB_CPU_C2(X, matmul_backward) TB_CPU_C2(X, linear_backward)           \
     TB_CPU_C2(X, nll_loss) TB_CPU_C2(X, nll_loss_backward)                \
     TB_CPU_LADDER2(X, max_pool2d_backward, c)                             \
-    TB_CPU_C2(X, avg_pool2d_backward) TB_CPU_C2(X, conv2d_backward)
+    TB_CPU_LADDER2(X, avg_pool2d_backward, c)                             \
+    TB_CPU_C2(X, conv2d_backward)
 
 /* bf16 and f16 (half.c): a row of level L widens its inputs to f32
  * with level L's conversions (half_simd.h at avx512 and avx2: F16C /
