@@ -66,7 +66,8 @@ typedef struct {
     tb_shape osh;   /* output */
     int axis;       /* sum/mean (and their backward): -99 none */
     int keepdim;
-    int groups;     /* group_norm */
+    int groups;     /* group_norm; the pools: kernel + 10 stride (0:
+                     * none) + 100 padding */
     int kind;       /* inputs: 0 values in [-3, 3), 1 every pattern,
                      * 2 as 0 with 60 added to x past 8 of each 37 */
 } pcase;
@@ -106,9 +107,23 @@ static void set_params(const pcase *c, const tb_op *op, tb_params *p,
         op->id == TB_OP_mean_backward)
         assert_int_equal(
             tb_params_set(op, p, "keepdim", c->keepdim, NULL, 0), 0);
-    if (c->groups)
+    const bool pool = op->id == TB_OP_max_pool2d ||
+                      op->id == TB_OP_avg_pool2d ||
+                      op->id == TB_OP_max_pool2d_backward ||
+                      op->id == TB_OP_avg_pool2d_backward;
+    if (pool) {
+        assert_int_equal(
+            tb_params_set(op, p, "kernel", c->groups % 10, NULL, 0), 0);
+        if (c->groups / 10 % 10)
+            assert_int_equal(tb_params_set(op, p, "stride",
+                                           c->groups / 10 % 10, NULL, 0),
+                             0);
+        assert_int_equal(
+            tb_params_set(op, p, "padding", c->groups / 100, NULL, 0), 0);
+    } else if (c->groups) {
         assert_int_equal(
             tb_params_set(op, p, "num_groups", c->groups, NULL, 0), 0);
+    }
     if (beta)
         assert_int_equal(tb_params_set(op, p, "beta", beta, NULL, 0), 0);
     if (thr)
@@ -332,6 +347,51 @@ static void test_paths(void **state)
         {TB_OP_var, 1, {SHAPE(41, 300)}, SHAPE(41), -1, 0, 0, 2},
         {TB_OP_var, 1, {SHAPE(5, 9001)}, SHAPE(5), 1, 0, 0, 0},
         {TB_OP_var, 1, {SHAPE(300, 7)}, SHAPE(7), 0, 0, 0, 0},
+        /* softmax, log_softmax and log_softmax_backward over the last
+         * axis (half_rows.c: chunks of whole rows, 16-row multiples):
+         * short rows over several chunks, rows a chunk holds a few
+         * of, a 3-d x (axis -1 and 2), a row past the stack scratch
+         * (allocated), every pattern; a non-last axis (the whole
+         * path) */
+        {TB_OP_softmax, 1, {SHAPE(1024, 10)}, SHAPE(1024, 10), -1, 0, 0, 0},
+        {TB_OP_softmax, 1, {SHAPE(37, 1000)}, SHAPE(37, 1000), 1, 0, 0, 2},
+        {TB_OP_softmax, 1, {SHAPE(700, 33)}, SHAPE(700, 33), NONE, 0, 0, 1},
+        {TB_OP_log_softmax, 1, {SHAPE(1024, 10)}, SHAPE(1024, 10), -1, 0, 0,
+         0},
+        {TB_OP_log_softmax, 1, {SHAPE(3, 5, 301)}, SHAPE(3, 5, 301), 2, 0, 0,
+         0},
+        {TB_OP_log_softmax, 1, {SHAPE(2, 13001)}, SHAPE(2, 13001), -1, 0, 0,
+         1},
+        {TB_OP_log_softmax, 1, {SHAPE(40, 7)}, SHAPE(40, 7), 0, 0, 0, 0},
+        {TB_OP_log_softmax_backward, 2, {SHAPE(1024, 10), SHAPE(1024, 10)},
+         SHAPE(1024, 10), -1, 0, 0, 0},
+        {TB_OP_log_softmax_backward, 2, {SHAPE(3, 33, 700), SHAPE(3, 33, 700)},
+         SHAPE(3, 33, 700), 2, 0, 0, 0},
+        {TB_OP_log_softmax_backward, 2, {SHAPE(300, 77), SHAPE(300, 77)},
+         SHAPE(300, 77), NONE, 0, 0, 1},
+        /* the pools and their backward (half_rows.c: chunks of N*C
+         * planes): planes over several chunks, a kernel 3 with stride
+         * 2 and padding 1 over odd planes, every pattern (NaN) */
+        {TB_OP_max_pool2d, 1, {SHAPE(4, 6, 24, 24)}, SHAPE(4, 6, 12, 12),
+         NONE, 0, 2, 0},
+        {TB_OP_max_pool2d, 1, {SHAPE(3, 50, 13, 11)}, SHAPE(3, 50, 7, 6),
+         NONE, 0, 123, 1},
+        {TB_OP_avg_pool2d, 1, {SHAPE(4, 6, 24, 24)}, SHAPE(4, 6, 12, 12),
+         NONE, 0, 2, 0},
+        {TB_OP_avg_pool2d, 1, {SHAPE(3, 50, 13, 11)}, SHAPE(3, 50, 7, 6),
+         NONE, 0, 123, 0},
+        {TB_OP_max_pool2d_backward, 2,
+         {SHAPE(4, 6, 12, 12), SHAPE(4, 6, 24, 24)}, SHAPE(4, 6, 24, 24),
+         NONE, 0, 2, 0},
+        {TB_OP_max_pool2d_backward, 2,
+         {SHAPE(3, 50, 7, 6), SHAPE(3, 50, 13, 11)}, SHAPE(3, 50, 13, 11),
+         NONE, 0, 123, 1},
+        {TB_OP_avg_pool2d_backward, 2,
+         {SHAPE(4, 6, 12, 12), SHAPE(4, 6, 24, 24)}, SHAPE(4, 6, 24, 24),
+         NONE, 0, 2, 0},
+        {TB_OP_avg_pool2d_backward, 2,
+         {SHAPE(3, 50, 7, 6), SHAPE(3, 50, 13, 11)}, SHAPE(3, 50, 13, 11),
+         NONE, 0, 123, 0},
     };
     const tb_dtype dts[2] = {TB_BF16, TB_F16};
     int runs = 0;

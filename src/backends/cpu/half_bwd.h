@@ -11,6 +11,9 @@
  *   scratch, half_norm_simd.h); sum and mean over a non-last axis: the f32 column sums'
  *   additions on values widened in registers (half_part_simd.h, at
  *   avx2 and avx512) or in 64-row blocks of scratch (scalar).
+ * half_rows.c: softmax, log_softmax (last axis) and its backward in
+ *   chunks of whole rows, the pools and their backward in chunks of
+ *   planes, widened into per-thread f32 scratch in L1/L2.
  *
  * Each gives the bits of half.c's widen + f32 row + narrow at the same
  * level (NaN: a NaN, quiet), which tests/test_half_paths.c checks
@@ -46,6 +49,14 @@ int tb_cpu_half_part(void *ctx, const tb_op *op, tb_dtype dt, int isa,
                      tb_kernel_fn f32, tb_cpu_half_cvt cv,
                      const tb_tensor *in, tb_tensor *out,
                      const tb_params *p);
+
+/* softmax, log_softmax, log_softmax_backward over the last axis, and
+ * max_pool2d, avg_pool2d and their backward (half_rows.c): chunks of
+ * whole rows (planes) widened into per-thread f32 scratch, the f32 row
+ * `f32` on each, narrowed; 0 done, an error code, or 1 not served. */
+int tb_cpu_half_units(void *ctx, const tb_op *op, tb_kernel_fn f32,
+                      tb_cpu_half_cvt cv, const tb_tensor *in,
+                      tb_tensor *out, const tb_params *p);
 
 /* acc[j] += column j's sum of x's R rows (row stride ld), j < w, as
  * the f32 column sums (kernels.h's tb_cpu_sumcols_fn) add the widened
