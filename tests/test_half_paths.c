@@ -354,6 +354,7 @@ static void test_paths(void **state)
          * (allocated), every pattern; a non-last axis (the whole
          * path) */
         {TB_OP_softmax, 1, {SHAPE(1024, 10)}, SHAPE(1024, 10), -1, 0, 0, 0},
+        {TB_OP_softmax, 1, {SHAPE(5000, 10)}, SHAPE(5000, 10), -1, 0, 0, 0},
         {TB_OP_softmax, 1, {SHAPE(37, 1000)}, SHAPE(37, 1000), 1, 0, 0, 2},
         {TB_OP_softmax, 1, {SHAPE(700, 33)}, SHAPE(700, 33), NONE, 0, 0, 1},
         {TB_OP_log_softmax, 1, {SHAPE(1024, 10)}, SHAPE(1024, 10), -1, 0, 0,
@@ -365,6 +366,8 @@ static void test_paths(void **state)
         {TB_OP_log_softmax, 1, {SHAPE(40, 7)}, SHAPE(40, 7), 0, 0, 0, 0},
         {TB_OP_log_softmax_backward, 2, {SHAPE(1024, 10), SHAPE(1024, 10)},
          SHAPE(1024, 10), -1, 0, 0, 0},
+        {TB_OP_log_softmax_backward, 2, {SHAPE(3000, 10), SHAPE(3000, 10)},
+         SHAPE(3000, 10), -1, 0, 0, 0},
         {TB_OP_log_softmax_backward, 2, {SHAPE(3, 33, 700), SHAPE(3, 33, 700)},
          SHAPE(3, 33, 700), 2, 0, 0, 0},
         {TB_OP_log_softmax_backward, 2, {SHAPE(300, 77), SHAPE(300, 77)},
@@ -376,6 +379,10 @@ static void test_paths(void **state)
          NONE, 0, 2, 0},
         {TB_OP_max_pool2d, 1, {SHAPE(3, 50, 13, 11)}, SHAPE(3, 50, 7, 6),
          NONE, 0, 123, 1},
+        {TB_OP_max_pool2d, 1, {SHAPE(8, 64, 13, 11)}, SHAPE(8, 64, 7, 6),
+         NONE, 0, 123, 1},
+        {TB_OP_avg_pool2d, 1, {SHAPE(8, 64, 13, 11)}, SHAPE(8, 64, 7, 6),
+         NONE, 0, 123, 0},
         {TB_OP_avg_pool2d, 1, {SHAPE(4, 6, 24, 24)}, SHAPE(4, 6, 12, 12),
          NONE, 0, 2, 0},
         {TB_OP_avg_pool2d, 1, {SHAPE(3, 50, 13, 11)}, SHAPE(3, 50, 7, 6),

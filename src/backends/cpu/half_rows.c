@@ -4,11 +4,11 @@
  * softmax, log_softmax and log_softmax_backward over the last axis
  * (units: its rows) and max_pool2d, avg_pool2d and their backward
  * (units: the N*C planes): each thread widens a chunk of whole units of
- * every input into its own f32 scratch (on the stack up to HR_STACK
- * elements in all), runs the op's f32 row of the level on the chunk
+ * every input into its own f32 scratch (about HR_ELEMS elements in
+ * all, one allocation a part), runs the op's f32 row of the level on the chunk
  * through the instance's single-threaded twin and narrows the chunk's
  * output.  Memory sees the 16-bit tensors once; no whole-tensor
- * scratch, no allocation.  A unit's value in these f32 rows does not
+ * scratch, and the conversions run on the threads.  A unit's value in these f32 rows does not
  * depend on the units beside it (the f32 drivers split rows and planes
  * over the threads at any boundary), so the bits are those of half.c's
  * whole-tensor path (tests/test_half_paths.c).  A chunk holds 16-unit
@@ -23,9 +23,10 @@
 #include "cpu_internal.h"
 #include "half_bwd.h"
 
-/* f32 elements of a chunk's scratch, inputs and output together, on
- * the stack (48 KiB: half.c's blocks') */
-#define HR_STACK 12288
+/* f32 elements a chunk's scratch aims at, inputs and output together
+ * (192 KiB, in L2; 48 KiB chunks took the pools' backward 10-15%
+ * longer: the f32 row's per-call cost) */
+#define HR_ELEMS 49152
 
 typedef struct {
     void *serial;
@@ -60,10 +61,7 @@ static void hr_part(void *arg, int part, int nparts)
     tb_cpu_span(nc, 1, part, nparts, &c0, &c1);
     if (c1 <= c0)
         return;
-    float stack[HR_STACK];
-    const int64_t need = j->upc * j->ulen;
-    float *buf = need <= HR_STACK ? stack
-                                  : tb_alloc((size_t)need * sizeof *buf);
+    float *buf = tb_alloc((size_t)(j->upc * j->ulen) * sizeof *buf);
     if (!buf) {
         j->rc[part] = TB_ENOMEM;
         return;
@@ -93,8 +91,7 @@ static void hr_part(void *arg, int part, int nparts)
                      (uint16_t *)j->out[0].data + u0 * j->len[j->n_in],
                      k * j->len[j->n_in]);
     }
-    if (buf != stack)
-        tb_free(buf);
+    tb_free(buf);
 }
 
 int tb_cpu_half_units(void *ctx, const tb_op *op, tb_kernel_fn f32,
@@ -144,7 +141,7 @@ int tb_cpu_half_units(void *ctx, const tb_op *op, tb_kernel_fn f32,
     j.units = n / j.len[j.n_in];
     for (int t = 0; t <= j.n_in; t++)
         j.ulen += j.len[t];
-    j.upc = HR_STACK / j.ulen;
+    j.upc = HR_ELEMS / j.ulen;
     if (j.upc > 16)
         j.upc -= j.upc % 16;
     if (j.upc < 1)
