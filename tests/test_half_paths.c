@@ -11,7 +11,9 @@
  * blocks of the column sums with tails, every axis of sum_backward,
  * every 16-bit pattern as relu_backward's, sigmoid_backward's,
  * tanh_backward's and gelu_backward's x against random g (NaN, -0,
- * infinities, subnormals), softplus's x and pow's b (test_act_paths).
+ * infinities, subnormals), softplus's x and pow's b (test_act_paths);
+ * softmax and log_softmax rows (and log_softmax_backward's) and pool
+ * planes over several of half_rows.c's chunks, a row past one chunk.
  * (The last five: half.c's fused loops, half_simd.h.)
  * Definitions (an independent oracle, in double): relu_backward is g
  * where x > 0 else 0 (a NaN g comes out quiet); sum_backward copies g along the axis; mean_backward

@@ -29,14 +29,14 @@
 #define HR_ELEMS 49152
 
 typedef struct {
-    void *serial;
-    tb_kernel_fn f32;
-    tb_cpu_half_cvt cv;
-    const tb_tensor *in;
-    tb_tensor *out;
-    const tb_params *p;
     int n_in;
     bool planes;         /* pools: chunks [1, k, h, w]; else [k, len] */
+    tb_kernel_fn f32;    /* on serial, the single-threaded twin */
+    void *serial;
+    const tb_params *p;
+    const tb_tensor *in;
+    tb_tensor *out;
+    tb_cpu_half_cvt cv;
     int64_t units, upc;  /* units, units per chunk */
     int64_t len[4];      /* a unit's elements: inputs, then the output */
     int64_t h[4], w[4];  /* pools: a plane's dims */
