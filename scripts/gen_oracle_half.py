@@ -111,6 +111,32 @@ def cases():
            lambda x: F.avg_pool2d(x, 2), 4)
 
 
+def grad_of(fwd):
+    """The gradient of fwd at x for the output gradient g, by autograd
+    (PyTorch's own backward kernels)."""
+    def fn(g, x):
+        with torch.enable_grad():
+            xx = x.detach().requires_grad_()
+            (gx,) = torch.autograd.grad(fwd(xx), xx, g)
+        return gx
+    return fn
+
+
+# the backward ops of half_rows.c (appended after cases(): the vectors
+# before them keep their numbers)
+def bwd_cases():
+    yield ("log_softmax_backward", "log_softmax_backward",
+           [[5, 33], [5, 33]], [(-1, 1), (-4, 0)], {},
+           lambda g, y: torch._log_softmax_backward_data(g, y, -1, g.dtype),
+           33)
+    yield ("max_pool2d_backward", "max_pool2d_backward",
+           [[2, 3, 3, 3], [2, 3, 6, 6]], None, {},
+           grad_of(lambda x: F.max_pool2d(x, 2)), 1)
+    yield ("avg_pool2d_backward", "avg_pool2d_backward",
+           [[2, 3, 3, 3], [2, 3, 6, 6]], None, {},
+           grad_of(lambda x: F.avg_pool2d(x, 2)), 4)
+
+
 def run(fn, ins, params, dt):
     """PyTorch's 16-bit results in dt: its kernel in the dtype if it has
     one, else float32 rounded once."""
@@ -146,8 +172,10 @@ def main():
         "half_vectors.h")
     gen = np.random.default_rng(SEED)
     data, recs = [], []
-    for dt in ("bf16", "f16"):
-        for name, op, shapes, dom, params, fn, rl in cases():
+    every = [(dt, c) for group in (cases, bwd_cases)
+             for dt in ("bf16", "f16") for c in group()]
+    for dt, (name, op, shapes, dom, params, fn, rl) in every:
+        if True:
             dom = dom or [(-1, 1)] * len(shapes)
             ins = [rounded(s, lo, hi, dt, gen) for s, (lo, hi) in zip(shapes, dom)]
             y, how = run(fn, ins, params, dt)

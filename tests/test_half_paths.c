@@ -11,7 +11,9 @@
  * blocks of the column sums with tails, every axis of sum_backward,
  * every 16-bit pattern as relu_backward's, sigmoid_backward's,
  * tanh_backward's and gelu_backward's x against random g (NaN, -0,
- * infinities, subnormals), softplus's x and pow's b (test_act_paths).
+ * infinities, subnormals), softplus's x and pow's b (test_act_paths);
+ * softmax and log_softmax rows (and log_softmax_backward's) and pool
+ * planes over several of half_rows.c's chunks, a row past one chunk.
  * (The last five: half.c's fused loops, half_simd.h.)
  * Definitions (an independent oracle, in double): relu_backward is g
  * where x > 0 else 0 (a NaN g comes out quiet); sum_backward copies g along the axis; mean_backward
@@ -66,7 +68,8 @@ typedef struct {
     tb_shape osh;   /* output */
     int axis;       /* sum/mean (and their backward): -99 none */
     int keepdim;
-    int groups;     /* group_norm */
+    int groups;     /* group_norm; the pools: kernel + 10 stride (0:
+                     * none) + 100 padding */
     int kind;       /* inputs: 0 values in [-3, 3), 1 every pattern,
                      * 2 as 0 with 60 added to x past 8 of each 37,
                      * 3 a in [0.1, 2), b in [-2, 2) (pow's fast path) */
@@ -112,9 +115,23 @@ static void set_params(const pcase *c, const tb_op *op, tb_params *p,
         op->id == TB_OP_mean_backward)
         assert_int_equal(
             tb_params_set(op, p, "keepdim", c->keepdim, NULL, 0), 0);
-    if (c->groups)
+    const bool pool = op->id == TB_OP_max_pool2d ||
+                      op->id == TB_OP_avg_pool2d ||
+                      op->id == TB_OP_max_pool2d_backward ||
+                      op->id == TB_OP_avg_pool2d_backward;
+    if (pool) {
+        assert_int_equal(
+            tb_params_set(op, p, "kernel", c->groups % 10, NULL, 0), 0);
+        if (c->groups / 10 % 10)
+            assert_int_equal(tb_params_set(op, p, "stride",
+                                           c->groups / 10 % 10, NULL, 0),
+                             0);
+        assert_int_equal(
+            tb_params_set(op, p, "padding", c->groups / 100, NULL, 0), 0);
+    } else if (c->groups) {
         assert_int_equal(
             tb_params_set(op, p, "num_groups", c->groups, NULL, 0), 0);
+    }
     if (beta)
         assert_int_equal(tb_params_set(op, p, "beta", beta, NULL, 0), 0);
     if (thr)
@@ -338,6 +355,58 @@ static void test_paths(void **state)
         {TB_OP_var, 1, {SHAPE(41, 300)}, SHAPE(41), -1, 0, 0, 2},
         {TB_OP_var, 1, {SHAPE(5, 9001)}, SHAPE(5), 1, 0, 0, 0},
         {TB_OP_var, 1, {SHAPE(300, 7)}, SHAPE(7), 0, 0, 0, 0},
+        /* softmax, log_softmax and log_softmax_backward over the last
+         * axis (half_rows.c: chunks of whole rows, 16-row multiples):
+         * short rows over several chunks, rows a chunk holds a few
+         * of, a 3-d x (axis -1 and 2), a row past the stack scratch
+         * (allocated), every pattern; a non-last axis (the whole
+         * path) */
+        {TB_OP_softmax, 1, {SHAPE(1024, 10)}, SHAPE(1024, 10), -1, 0, 0, 0},
+        {TB_OP_softmax, 1, {SHAPE(5000, 10)}, SHAPE(5000, 10), -1, 0, 0, 0},
+        {TB_OP_softmax, 1, {SHAPE(37, 1000)}, SHAPE(37, 1000), 1, 0, 0, 2},
+        {TB_OP_softmax, 1, {SHAPE(700, 33)}, SHAPE(700, 33), NONE, 0, 0, 1},
+        {TB_OP_log_softmax, 1, {SHAPE(1024, 10)}, SHAPE(1024, 10), -1, 0, 0,
+         0},
+        {TB_OP_log_softmax, 1, {SHAPE(3, 5, 301)}, SHAPE(3, 5, 301), 2, 0, 0,
+         0},
+        {TB_OP_log_softmax, 1, {SHAPE(2, 13001)}, SHAPE(2, 13001), -1, 0, 0,
+         1},
+        {TB_OP_log_softmax, 1, {SHAPE(40, 7)}, SHAPE(40, 7), 0, 0, 0, 0},
+        {TB_OP_log_softmax_backward, 2, {SHAPE(1024, 10), SHAPE(1024, 10)},
+         SHAPE(1024, 10), -1, 0, 0, 0},
+        {TB_OP_log_softmax_backward, 2, {SHAPE(3000, 10), SHAPE(3000, 10)},
+         SHAPE(3000, 10), -1, 0, 0, 0},
+        {TB_OP_log_softmax_backward, 2, {SHAPE(3, 33, 700), SHAPE(3, 33, 700)},
+         SHAPE(3, 33, 700), 2, 0, 0, 0},
+        {TB_OP_log_softmax_backward, 2, {SHAPE(300, 77), SHAPE(300, 77)},
+         SHAPE(300, 77), NONE, 0, 0, 1},
+        /* the pools and their backward (half_rows.c: chunks of N*C
+         * planes): planes over several chunks, a kernel 3 with stride
+         * 2 and padding 1 over odd planes, every pattern (NaN) */
+        {TB_OP_max_pool2d, 1, {SHAPE(4, 6, 24, 24)}, SHAPE(4, 6, 12, 12),
+         NONE, 0, 2, 0},
+        {TB_OP_max_pool2d, 1, {SHAPE(3, 50, 13, 11)}, SHAPE(3, 50, 7, 6),
+         NONE, 0, 123, 1},
+        {TB_OP_max_pool2d, 1, {SHAPE(8, 64, 13, 11)}, SHAPE(8, 64, 7, 6),
+         NONE, 0, 123, 1},
+        {TB_OP_avg_pool2d, 1, {SHAPE(8, 64, 13, 11)}, SHAPE(8, 64, 7, 6),
+         NONE, 0, 123, 0},
+        {TB_OP_avg_pool2d, 1, {SHAPE(4, 6, 24, 24)}, SHAPE(4, 6, 12, 12),
+         NONE, 0, 2, 0},
+        {TB_OP_avg_pool2d, 1, {SHAPE(3, 50, 13, 11)}, SHAPE(3, 50, 7, 6),
+         NONE, 0, 123, 0},
+        {TB_OP_max_pool2d_backward, 2,
+         {SHAPE(4, 6, 12, 12), SHAPE(4, 6, 24, 24)}, SHAPE(4, 6, 24, 24),
+         NONE, 0, 2, 0},
+        {TB_OP_max_pool2d_backward, 2,
+         {SHAPE(3, 50, 7, 6), SHAPE(3, 50, 13, 11)}, SHAPE(3, 50, 13, 11),
+         NONE, 0, 123, 1},
+        {TB_OP_avg_pool2d_backward, 2,
+         {SHAPE(4, 6, 12, 12), SHAPE(4, 6, 24, 24)}, SHAPE(4, 6, 24, 24),
+         NONE, 0, 2, 0},
+        {TB_OP_avg_pool2d_backward, 2,
+         {SHAPE(3, 50, 7, 6), SHAPE(3, 50, 13, 11)}, SHAPE(3, 50, 13, 11),
+         NONE, 0, 123, 0},
     };
     const tb_dtype dts[2] = {TB_BF16, TB_F16};
     int runs = 0;
@@ -459,15 +528,20 @@ static void test_fills(void **state)
 }
 
 /* add_backward (half_bwd.c's hb_add_bwd: copies and column sums of the
- * 16-bit g; other broadcasts fall back to the f32 path) at every level
- * and at 1 and 2 threads: both gradients the bits of widen + the f32 row
- * + narrow (a NaN any NaN), and by definition: an operand of g's shape
- * gets g, a broadcast one the sums of g over the broadcast axes, in
- * double within the f32 running sum's error (rows x 2^-24 x the sum of
- * |g|) plus one rounding of the dtype.  Shapes: a bias row [128, 256] +
- * [256] (issue 34's case), leading 1s, a broadcast, both full, rows
- * wider than the 512-column blocks with a tail, and patterns the path
- * does not serve ([50, 3] + [50, 1], a last axis of 1). */
+ * 16-bit g; other broadcasts fall back to the f32 path) and sub, mul and
+ * div backward (hb_bin: one operand full, the other a row; the level's
+ * loops in half_part_simd.h) at every level and at 1 and 2 threads:
+ * both gradients the bits of widen + the f32 C row + narrow (a NaN any
+ * NaN), and by definition: the full operand's gradient its term of g
+ * (g; -g; g times the other; g / b, -g a / b^2), a row operand's the
+ * sums of its terms over the broadcast rows, in double within the f32
+ * running sum's error (rows + 3 roundings of each term x 2^-24 x the
+ * sum of |terms|) plus one rounding of the dtype (and half
+ * its subnormal spacing).  Shapes: a bias row
+ * [128, 256] + [256] (issue 34's case), leading 1s, a broadcast, both
+ * full, rows wider than the 512-column blocks with a tail, and patterns
+ * the paths do not serve ([50, 3] + [50, 1], a last axis of 1).  div's
+ * b in +-[0.5, 3). */
 static void test_add_backward(void **state)
 {
     (void)state;
@@ -486,20 +560,23 @@ static void test_add_backward(void **state)
         {SHAPE(50, 3), SHAPE(50, 3), SHAPE(50, 1), 0},
         {SHAPE(9, 1), SHAPE(9, 1), SHAPE(1), 0},
     };
-    const tb_op *op = tb_op_get(TB_OP_add_backward);
+    const tb_op_id ops[4] = {TB_OP_add_backward, TB_OP_sub_backward,
+                             TB_OP_mul_backward, TB_OP_div_backward};
     size_t nrows;
     const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
-    const tb_cpu_krow *f32 = tb_cpu_krow_c(op->id, TB_F32);
-    assert_non_null(f32);
-    tb_params p = {0};
-    tb_params_defaults(op, &p);
     int runs = 0;
+    for (int oi = 0; oi < 4; oi++)
     for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++)
         for (int d = 0; d < 2; d++) {
+            const tb_op *op = tb_op_get(ops[oi]);
+            const tb_cpu_krow *f32 = tb_cpu_krow_c(op->id, TB_F32);
+            assert_non_null(f32);
+            tb_params p = {0};
+            tb_params_defaults(op, &p);
             const tb_dtype dt = d ? TB_F16 : TB_BF16;
             const tb_shape sh[3] = {cs[ci].g, cs[ci].a, cs[ci].b};
             tb_tensor in[3], fin[3], fout[2], want[2];
-            uint64_t seed = 0xadd0 + ci * 2 + (uint64_t)d;
+            uint64_t seed = 0xadd0 + ci * 2 + (uint64_t)d + 100 * oi;
             for (int i = 0; i < 3; i++) {
                 assert_int_equal(tb_tensor_create(&in[i], dt, &sh[i]), 0);
                 assert_int_equal(tb_tensor_create(&fin[i], TB_F32, &sh[i]), 0);
@@ -507,10 +584,11 @@ static void test_add_backward(void **state)
                 float *f = fin[i].data;
                 for (int64_t k = 0; k < tb_tensor_numel(&in[i]); k++) {
                     uint64_t r = splitmix64_next(&seed);
-                    h[k] = cs[ci].kind && i == 0
-                               ? (uint16_t)r
-                               : nar(dt, (float)((double)(r >> 11) *
-                                                     0x1p-53 * 6 - 3));
+                    double u = (double)(r >> 11) * 0x1p-53 * 6 - 3;
+                    if (ops[oi] == TB_OP_div_backward && i == 2)
+                        u = u < 0 ? u * (2.5 / 3) - 0.5 : u * (2.5 / 3) + 0.5;
+                    h[k] = cs[ci].kind && i == 0 ? (uint16_t)r
+                                                 : nar(dt, (float)u);
                     f[k] = wid(dt, h[k]);
                 }
             }
@@ -557,23 +635,39 @@ static void test_add_backward(void **state)
                                          ci, t + 1, o ? 'b' : 'a',
                                          (long long)k, gv[k], w[k]);
                             const tb_shape *os = &sh[1 + o];
-                            if (cs[ci].kind ||
-                                os->dim[os->ndim - 1] !=
-                                    sh[0].dim[sh[0].ndim - 1])
+                            const int64_t gl = sh[0].dim[sh[0].ndim - 1];
+                            if (cs[ci].kind || os->dim[os->ndim - 1] != gl ||
+                                sh[1].dim[sh[1].ndim - 1] != gl ||
+                                sh[2].dim[sh[2].ndim - 1] != gl)
                                 continue; /* (a column broadcast: the
                                            * f32 path's bits only) */
-                            /* the definition: g summed over the rows
-                             * of m (m == n: g itself) */
-                            const uint16_t *g = in[0].data;
+                            /* the definition: the terms summed over
+                             * the rows of m (m == n: the term itself) */
+                            const uint16_t *g = in[0].data,
+                                           *av = in[1].data,
+                                           *bv = in[2].data;
+                            const int64_t na = tb_tensor_numel(&in[1]),
+                                          nb = tb_tensor_numel(&in[2]);
                             double sum = 0, abs = 0;
                             for (int64_t i = k; i < n; i += m) {
-                                sum += wid(dt, g[i]);
-                                abs += fabs(wid(dt, g[i]));
+                                const double gi = wid(dt, g[i]),
+                                             ai = wid(dt, av[i % na]),
+                                             bi = wid(dt, bv[i % nb]);
+                                double tm = gi;
+                                if (ops[oi] == TB_OP_sub_backward && o)
+                                    tm = -gi;
+                                else if (ops[oi] == TB_OP_mul_backward)
+                                    tm = o ? gi * ai : gi * bi;
+                                else if (ops[oi] == TB_OP_div_backward)
+                                    tm = o ? -gi * ai / (bi * bi) : gi / bi;
+                                sum += tm;
+                                abs += fabs(tm);
                             }
                             const double tol =
-                                (double)(n / m) * 0x1p-24 * abs +
+                                (double)(n / m + 3) * 0x1p-24 * abs +
                                 (dt == TB_F16 ? 0x1p-11 : 0x1p-8) *
-                                    fabs(sum);
+                                    fabs(sum) +
+                                (dt == TB_F16 ? 0x1p-25 : 0x1p-134);
                             if (fabs(wid(dt, gv[k]) - sum) > tol)
                                 fail_msg("%s case %zu d%c[%lld]: %a, the sum "
                                          "%a", r->name, ci, o ? 'b' : 'a',
@@ -593,7 +687,8 @@ static void test_add_backward(void **state)
                 tb_tensor_destroy(&want[o]);
             }
         }
-    print_message("# add_backward: %d runs bit for bit\n", runs);
+    print_message("# add/sub/mul/div_backward: %d runs bit for bit\n",
+                  runs);
 }
 
 /* layer_norm_backward and rms_norm_backward (at avx512: norm_avx512.c's

@@ -47,8 +47,9 @@
  * instance's threads; each block's f32 call runs on the instance's
  * single-threaded twin (drv.h), so it neither splits again nor counts:
  * the row counts one launch.  half_bwd.h's rows (relu_backward,
- * sum_backward, mean_backward on the patterns; the norms and
- * non-last-axis sums in parts)
+ * sum_backward, mean_backward on the patterns; sub, mul, div
+ * backward on a broadcast row; the norms, non-last-axis sums, softmax
+ * rows and pool planes in parts)
  * read and write the 16-bit tensors once too.  Every other op widens
  * whole tensors into f32 scratch from the tracked allocator (counted in
  * allocs), runs the f32 row once on the instance and narrows its

@@ -213,11 +213,150 @@ static int hb_add_bwd(void *ctx, tb_dtype dt, int isa, const tb_tensor *in,
     return 0;
 }
 
+/* ---- sub, mul and div backward -----------------------------------------
+ * One operand of g's shape, the other one row broadcast over g's rows
+ * (hb_row: [128, 256] and [256], issue 34's case): the f32 row
+ * (backward_impl.inc's brow, the only f32 row of these ops) writes the
+ * full operand's gradient term by term and adds the row operand's terms
+ * into its gradient from +0, row after row, in f32.  Here each part
+ * takes a span of the columns and, per tile of up to HB_COLS of them,
+ * every row in order: the level's loop (tb_cpu_half_bin_fn) widens g
+ * and the full operand in registers, writes the full gradient's f32
+ * terms (narrowed by the level's conversion) and adds the row's terms
+ * into f32 sums (narrowed once at the end): the same operations in the
+ * same order, so the f32 C row's bits at every thread count.  (The
+ * whole-tensor path took 11-21 us for [128, 256] and [256], 6-12x the
+ * bytes' time, slower than the f32 row.) */
+
+/* the scalar level's loop: as half_part_simd.h's tail */
+static void hb_bin_c(tb_dtype dt, int kind, const uint16_t *g,
+                     const uint16_t *f, const float *rv, float *df,
+                     float *acc, int64_t w)
+{
+    for (int64_t k = 0; k < w; k++) {
+        const float gv =
+            dt == TB_BF16 ? tb_bf16_to_f32(g[k]) : tb_f16_to_f32(g[k]);
+        const float r = rv[k];
+        float fv = kind == HB_SUB_AF || kind == HB_SUB_BF ? 0.0f
+                   : dt == TB_BF16 ? tb_bf16_to_f32(f[k])
+                                   : tb_f16_to_f32(f[k]);
+        float d, t;
+        switch (kind) {
+        case HB_SUB_AF:
+            d = gv;
+            acc[k] -= gv;
+            break;
+        case HB_SUB_BF:
+            d = -gv;
+            acc[k] += gv;
+            break;
+        case HB_MUL:
+            d = gv * r;
+            t = gv * fv;
+            acc[k] += t;
+            break;
+        case HB_DIV_AF:
+            d = gv / r;
+            t = gv * fv;
+            fv = r * r;
+            t = t / fv;
+            acc[k] -= t;
+            break;
+        default:
+            d = gv * r;
+            t = fv * fv;
+            d = -(d / t);
+            t = gv / fv;
+            acc[k] += t;
+            break;
+        }
+        df[k] = d;
+    }
+}
+
+static void hb_bin_c_bf16(int kind, const uint16_t *g, const uint16_t *f,
+                          const float *rv, float *df, float *acc, int64_t w)
+{
+    hb_bin_c(TB_BF16, kind, g, f, rv, df, acc, w);
+}
+
+static void hb_bin_c_f16(int kind, const uint16_t *g, const uint16_t *f,
+                         const float *rv, float *df, float *acc, int64_t w)
+{
+    hb_bin_c(TB_F16, kind, g, f, rv, df, acc, w);
+}
+
+typedef struct {
+    tb_cpu_half_cvt cv;
+    tb_cpu_half_bin_fn fn;
+    int kind;
+    const uint16_t *g, *f, *row; /* g, the full operand, the row one */
+    uint16_t *df, *drow;         /* their gradients */
+    int64_t rows, len;
+} hb_bin_job;
+
+static void hb_bin_part(void *arg, int part, int nparts)
+{
+    const hb_bin_job *j = arg;
+    int64_t b, e;
+    tb_cpu_span(j->len, 32, part, nparts, &b, &e);
+    float acc[HB_COLS], rv[HB_COLS], df[HB_COLS];
+    for (int64_t c0 = b; c0 < e; c0 += HB_COLS) {
+        const int64_t w = e - c0 < HB_COLS ? e - c0 : HB_COLS;
+        for (int64_t c = 0; c < w; c++)
+            acc[c] = 0.0f;
+        j->cv.widen(j->row + c0, rv, w);
+        for (int64_t r = 0; r < j->rows; r++) {
+            const int64_t off = r * j->len + c0;
+            j->fn(j->kind, j->g + off, j->f + off, rv, df, acc, w);
+            j->cv.narrow(df, j->df + off, w);
+        }
+        j->cv.narrow(acc, j->drow + c0, w);
+    }
+}
+
+/* 0 done, 1 not served (another pattern) */
+static int hb_bin(void *ctx, tb_op_id id, tb_dtype dt, int isa,
+                  const tb_tensor *in, tb_tensor *out)
+{
+    const int64_t n = tb_tensor_numel(&in[0]);
+    const int64_t la = hb_row(&in[1], &in[0]), lb = hb_row(&in[2], &in[0]);
+    if (n == 0 || la == 0 || lb == 0 || (la == n) == (lb == n))
+        return 1; /* one full, one row: else the whole path */
+    const bool af = la == n; /* a full, b the row */
+    hb_bin_job j = {.cv = tb_cpu_half_cvt_get(dt, isa),
+                    .fn = dt == TB_BF16 ? hb_bin_c_bf16 : hb_bin_c_f16,
+                    .kind = id == TB_OP_mul_backward ? HB_MUL
+                            : id == TB_OP_sub_backward
+                                ? (af ? HB_SUB_AF : HB_SUB_BF)
+                                : (af ? HB_DIV_AF : HB_DIV_BF),
+                    .g = in[0].data, .f = in[af ? 1 : 2].data,
+                    .row = in[af ? 2 : 1].data, .df = out[af ? 0 : 1].data,
+                    .drow = out[af ? 1 : 0].data, .len = af ? lb : la};
+    if (!j.cv.widen)
+        return 1;
+    j.rows = n / j.len;
+#if TB_CPU_HAVE_AVX512
+    if (isa == TB_ISA_AVX512 || isa == TB_ISA_AVX512BF16)
+        j.fn = tb_cpu_half_bin_avx512(dt);
+#endif
+#if TB_CPU_HAVE_AVX2
+    if (isa == TB_ISA_AVX2)
+        j.fn = tb_cpu_half_bin_avx2(dt);
+#endif
+    tb_cpu_count_launch(ctx);
+    tb_cpu_parallel(ctx, 3 * n, (j.len + 31) / 32, hb_bin_part, &j);
+    return 0;
+}
+
 int tb_cpu_half_bwd(void *ctx, tb_op_id id, tb_dtype dt, int isa,
                     const tb_tensor *in, tb_tensor *out, const tb_params *p)
 {
     if (id == TB_OP_add_backward)
         return hb_add_bwd(ctx, dt, isa, in, out);
+    if (id == TB_OP_sub_backward || id == TB_OP_mul_backward ||
+        id == TB_OP_div_backward)
+        return hb_bin(ctx, id, dt, isa, in, out);
     if (id != TB_OP_relu_backward && id != TB_OP_sum_backward &&
         id != TB_OP_mean_backward)
         return 1;

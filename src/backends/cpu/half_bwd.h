@@ -12,6 +12,9 @@
  *   norm_avx512.c's loops); sum and mean over a non-last axis: the f32 column sums'
  *   additions on values widened in registers (half_part_simd.h, at
  *   avx2 and avx512) or in 64-row blocks of scratch (scalar).
+ * half_rows.c: softmax, log_softmax (last axis) and its backward in
+ *   chunks of whole rows, the pools and their backward in chunks of
+ *   planes, widened into per-thread f32 scratch in L1/L2.
  *
  * Each gives the bits of half.c's widen + f32 row + narrow at the same
  * level (NaN: a NaN, quiet), which tests/test_half_paths.c checks
@@ -48,6 +51,14 @@ int tb_cpu_half_part(void *ctx, const tb_op *op, tb_dtype dt, int isa,
                      const tb_tensor *in, tb_tensor *out,
                      const tb_params *p);
 
+/* softmax, log_softmax, log_softmax_backward over the last axis, and
+ * max_pool2d, avg_pool2d and their backward (half_rows.c): chunks of
+ * whole rows (planes) widened into per-thread f32 scratch, the f32 row
+ * `f32` on each, narrowed; 0 done, an error code, or 1 not served. */
+int tb_cpu_half_units(void *ctx, const tb_op *op, tb_kernel_fn f32,
+                      tb_cpu_half_cvt cv, const tb_tensor *in,
+                      tb_tensor *out, const tb_params *p);
+
 /* acc[j] += column j's sum of x's R rows (row stride ld), j < w, as
  * the f32 column sums (kernels.h's tb_cpu_sumcols_fn) add the widened
  * values (half_part_simd.h): the level's loops for dt. */
@@ -68,6 +79,19 @@ void tb_cpu_half_norm_rows_avx512(tb_dtype dt, const uint16_t *x,
                                   uint16_t *y, int64_t rows, int64_t D,
                                   const float *w, const float *b,
                                   float eps);
+/* sub, mul and div backward with one operand of g's shape (F) and the
+ * other one row of w values broadcast over g's rows (half_bwd.c's
+ * hb_bin): for one row of w columns, df (F's gradient, f32) written and
+ * acc (the row operand's, f32) added into, term by term as
+ * backward_impl.inc's brow computes them in f32 (no fused multiply-add):
+ * g and f the 16-bit row of g and F, rv the row operand's values
+ * widened.  kind: HB_SUB_AF (a full, b the row) .. HB_DIV_BF. */
+enum { HB_SUB_AF, HB_SUB_BF, HB_MUL, HB_DIV_AF, HB_DIV_BF };
+typedef void (*tb_cpu_half_bin_fn)(int kind, const uint16_t *g,
+                                   const uint16_t *f, const float *rv,
+                                   float *df, float *acc, int64_t w);
+tb_cpu_half_bin_fn tb_cpu_half_bin_avx2(tb_dtype dt);
+tb_cpu_half_bin_fn tb_cpu_half_bin_avx512(tb_dtype dt);
 /* relu_backward's loop (half_bwd_loops.h) of dt built at the level */
 typedef void (*tb_cpu_half_relu_bwd_fn)(const uint16_t *g,
                                         const uint16_t *x, uint16_t *o,

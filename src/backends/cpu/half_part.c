@@ -330,7 +330,7 @@ int tb_cpu_half_part(void *ctx, const tb_op *op, tb_dtype dt, int isa,
     case TB_OP_sum:
     case TB_OP_mean:
         return hp_cols(ctx, op, dt, isa, cv, in, out, p);
-    default:
-        return 1;
+    default: /* softmax's rows, pools' planes: half_rows.c */
+        return tb_cpu_half_units(ctx, op, f32, cv, in, out, p);
     }
 }

@@ -18,6 +18,11 @@ typedef __m256i hp_i;
 #define HP_ANDI _mm256_and_si256
 #define HP_LDI(p) _mm256_loadu_si256((const void *)(p))
 #define HP_STORE _mm256_storeu_ps
+#define HP_LDU _mm256_loadu_ps
+#define HP_SUB _mm256_sub_ps
+#define HP_MUL _mm256_mul_ps
+#define HP_DIV _mm256_div_ps
+#define HP_XOR _mm256_xor_ps
 #define HP_LD_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
 #define HP_LD_BF16(p)                                                     \
     _mm256_castsi256_ps(_mm256_slli_epi32(                                \

@@ -16,6 +16,11 @@ typedef __m512i hp_i;
 #define HP_ANDI _mm512_and_si512
 #define HP_LDI(p) _mm512_loadu_si512((const void *)(p))
 #define HP_STORE _mm512_storeu_ps
+#define HP_LDU _mm512_loadu_ps
+#define HP_SUB _mm512_sub_ps
+#define HP_MUL _mm512_mul_ps
+#define HP_DIV _mm512_div_ps
+#define HP_XOR _mm512_xor_ps
 #define HP_LD_F16(p)                                                      \
     _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
 #define HP_LD_BF16(p)                                                     \

@@ -157,6 +157,97 @@ tb_cpu_half_cols_fn HP_CAT(tb_cpu_half_cols_, HP_SFX)(tb_dtype dt)
                          : HP_CAT(hp_cols_f16_, HP_SFX);
 }
 
+/* half_bwd.h's tb_cpu_half_bin_fn: HP_L columns a step, g and f
+ * widened in registers, each term's operations one by one as
+ * backward_impl.inc's brow (mul, div, sub, add: no contraction), the
+ * columns past the last whole vector in C, one operation a statement */
+#define HP_BIN(DT, LD)                                                    \
+    static void HP_CAT(hp_bin_##DT##_, HP_SFX)(                           \
+        int kind, const uint16_t *g, const uint16_t *f, const float *rv,  \
+        float *df, float *acc, int64_t w)                                 \
+    {                                                                     \
+        int64_t k = 0;                                                    \
+        for (; k + HP_L <= w; k += HP_L) {                                \
+            const hp_v gv = LD(g + k), r = HP_LDU(rv + k);                \
+            const hp_v s = HP_LDU(acc + k);                               \
+            hp_v d, t;                                                    \
+            switch (kind) {                                               \
+            case HB_SUB_AF:                                               \
+                d = gv;                                                   \
+                t = HP_SUB(s, gv);                                        \
+                break;                                                    \
+            case HB_SUB_BF:                                               \
+                d = HP_XOR(gv, HP_SET1(-0.0f)); /* -g: the sign */        \
+                t = HP_ADD(s, gv);                                        \
+                break;                                                    \
+            case HB_MUL:                                                  \
+                d = HP_MUL(gv, r);                                        \
+                t = HP_ADD(s, HP_MUL(gv, LD(f + k)));                     \
+                break;                                                    \
+            case HB_DIV_AF: /* r: b */                                    \
+                d = HP_DIV(gv, r);                                        \
+                t = HP_SUB(s, HP_DIV(HP_MUL(gv, LD(f + k)),               \
+                                     HP_MUL(r, r)));                      \
+                break;                                                    \
+            default: { /* HB_DIV_BF, r: a; f: b */                        \
+                const hp_v b = LD(f + k);                                 \
+                d = HP_XOR(HP_DIV(HP_MUL(gv, r), HP_MUL(b, b)),           \
+                           HP_SET1(-0.0f));                               \
+                t = HP_ADD(s, HP_DIV(gv, b));                             \
+                break;                                                    \
+            }                                                             \
+            }                                                             \
+            HP_STORE(df + k, d);                                          \
+            HP_STORE(acc + k, t);                                         \
+        }                                                                 \
+        for (; k < w; k++) {                                              \
+            const float gv = tb_##DT##_to_f32(g[k]), r = rv[k];           \
+            float fv = kind == HB_SUB_AF || kind == HB_SUB_BF             \
+                           ? 0.0f                                         \
+                           : tb_##DT##_to_f32(f[k]);                      \
+            float d, t;                                                   \
+            switch (kind) {                                               \
+            case HB_SUB_AF:                                               \
+                d = gv;                                                   \
+                t = gv;                                                   \
+                acc[k] -= t;                                              \
+                break;                                                    \
+            case HB_SUB_BF:                                               \
+                d = -gv;                                                  \
+                acc[k] += gv;                                             \
+                break;                                                    \
+            case HB_MUL:                                                  \
+                d = gv * r;                                               \
+                t = gv * fv;                                              \
+                acc[k] += t;                                              \
+                break;                                                    \
+            case HB_DIV_AF:                                               \
+                d = gv / r;                                               \
+                t = gv * fv;                                              \
+                fv = r * r;                                               \
+                t = t / fv;                                               \
+                acc[k] -= t;                                              \
+                break;                                                    \
+            default:                                                      \
+                d = gv * r;                                               \
+                t = fv * fv;                                              \
+                d = -(d / t);                                             \
+                t = gv / fv;                                              \
+                acc[k] += t;                                              \
+                break;                                                    \
+            }                                                             \
+            df[k] = d;                                                    \
+        }                                                                 \
+    }
+HP_BIN(bf16, HP_LD_BF16)
+HP_BIN(f16, HP_LD_F16)
+
+tb_cpu_half_bin_fn HP_CAT(tb_cpu_half_bin_, HP_SFX)(tb_dtype dt)
+{
+    return dt == TB_BF16 ? HP_CAT(hp_bin_bf16_, HP_SFX)
+                         : HP_CAT(hp_bin_f16_, HP_SFX);
+}
+
 tb_cpu_half_relu_bwd_fn HP_CAT(tb_cpu_half_relu_bwd_, HP_SFX)(tb_dtype dt)
 {
     return dt == TB_BF16 ? hb_relu_bf16 : hb_relu_f16;
