@@ -26,6 +26,7 @@
 #include "ops_simd_impl.h"
 #include "pow_simd_impl.h"
 #include "bwd_simd_impl.h"
+#include "lsm_simd.h"
 
 #define KB_STR(s) #s
 #define KB_BEGIN(ROW) __asm volatile("# LLVM-MCA-BEGIN " KB_STR(ROW))
@@ -75,6 +76,45 @@ KB_UNARY(sqrt, xs_sqrt_f(a, k0, k1))
     }
 KB_BINARY(sigmoid_backward, bw_sigmoid_f)
 KB_BINARY(tanh_backward, bw_tanh_f)
+/* The softmax family's rows on rows longer than a vector (lsm_simd.h's
+ * passes, per element): log_softmax's max (a load and a max), its sum
+ * of exp(x - m) and its write (x - m) - log s; softmax's and
+ * cross_entropy_backward's max, exp(x - m) stored while summed, and the
+ * scale by 1 / s (cross_entropy_backward: g / (N s)).  Their short rows
+ * (kernels_simd.h's blocks, bwd_simd_impl.h's bw_lsm_short) do the same
+ * work per element plus the transposes. */
+#define KB_LSM(ROW, SOFT)                                                 \
+    void kb_##ROW(const float *x, float *y, long n);                      \
+    void kb_##ROW(const float *x, float *y, long n)                       \
+    {                                                                     \
+        const vf vm_ = v_set1(x[0]), vc = v_set1(x[1]);                   \
+        vf m0 = vm_, m1 = vm_, s0 = vc, s1 = vc;                          \
+        for (long i = 0; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {      \
+            KB_BEGIN(ROW);                                                \
+            m0 = v_max(m0, v_load(x + i));                                \
+            m1 = v_max(m1, v_load(x + i + VS_LANES));                     \
+            vf e0 = vs_exp(v_sub(v_load(x + i), vm_));                    \
+            vf e1 = vs_exp(v_sub(v_load(x + i + VS_LANES), vm_));         \
+            s0 = v_add(s0, e0);                                           \
+            s1 = v_add(s1, e1);                                           \
+            if (SOFT) {                                                   \
+                v_store(y + i, e0);                                       \
+                v_store(y + i + VS_LANES, e1);                            \
+                v_store(y + i, v_mul(v_load(y + i), vc));                 \
+                v_store(y + i + VS_LANES,                                 \
+                        v_mul(v_load(y + i + VS_LANES), vc));             \
+            } else {                                                      \
+                v_store(y + i, v_sub(v_sub(v_load(x + i), vm_), vc));     \
+                v_store(y + i + VS_LANES,                                 \
+                        v_sub(v_sub(v_load(x + i + VS_LANES), vm_), vc)); \
+            }                                                             \
+            KB_END(ROW);                                                  \
+        }                                                                 \
+        v_store(y, v_add(v_add(m0, m1), v_add(s0, s1)));                  \
+    }
+KB_LSM(log_softmax, 0)
+KB_LSM(softmax, 1)
+KB_LSM(cross_entropy_backward, 1)
 /* rsqrt is left out: llvm-mca 14's Ice Lake model puts vrcp14ps on the
  * divider for as long as a vsqrtps, which makes its step 44 cycles where
  * this machine runs it in ~27 (0.86 cycles/element at 4096 elements):

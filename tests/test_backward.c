@@ -327,14 +327,20 @@ static void test_bad_targets(void **state)
 {
     (void)state;
     void *ctx = cpu_new();
-    const double bad[] = {5, -1, 1.5, NAN};
-    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++)
+    /* out of range, fractions, NaN, infinities, an integer past 2^53;
+     * at the first, a middle and the last of 6 targets (the rows check
+     * them in a vectorized loop and gather four at a time) */
+    const double bad[] = {5,   -1,        1.5,      NAN,    INFINITY,
+                          -INFINITY, 4.999999, 0x1p53, -0.5,  1e300};
+    const int at[] = {0, 3, 5};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0] * 3; b++)
         for (int which = 0; which < 2; which++) {
             const tb_op *op =
                 tb_op_find(which ? "nll_loss_backward" : "nll_loss");
-            agv_shape gs = {1, {1}}, ls = {2, {2, 5}}, ts = {1, {2}};
-            const double g[1] = {1}, lp[10] = {0};
-            const double t[2] = {0, bad[b]};
+            agv_shape gs = {1, {1}}, ls = {2, {6, 5}}, ts = {1, {6}};
+            const double g[1] = {1}, lp[30] = {0};
+            double t[6] = {0, 4, 1, 2, 3, -0.0}; /* -0: class 0 */
+            t[at[b % 3]] = bad[b / 3];
             for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
                 tb_tensor in[3], out, ref;
                 int k = 0;
@@ -342,7 +348,7 @@ static void test_bad_targets(void **state)
                     tensor_from(&in[k++], (tb_dtype)dt, &gs, g);
                 tensor_from(&in[k++], (tb_dtype)dt, &ls, lp);
                 tensor_from(&in[k++], (tb_dtype)dt, &ts, t);
-                tb_shape os = which ? SHAPE(2, 5) : (tb_shape){0, {0}};
+                tb_shape os = which ? SHAPE(6, 5) : (tb_shape){0, {0}};
                 assert_int_equal(tb_tensor_create(&out, (tb_dtype)dt, &os),
                                  0);
                 assert_int_equal(tb_tensor_create(&ref, TB_F64, &os), 0);

@@ -340,7 +340,10 @@ static void lsm_oracle(const void *x, tb_dtype t, int64_t n, int64_t st,
  * oracle, with the op's own tolerance (f32: 2e-6 sqrt(n) + 1e-5
  * |want|); -inf entries must give -inf (softmax: exactly 0), and a row
  * of only -inf gives NaN everywhere.  Rows of 16 and more take the
- * short-row block path for n <= 32 (a lane per row). */
+ * short-row block path for n <= 32 (a lane per row; f64: n <= 16, 4 or
+ * 8 rows a block); the 40-row cases put logits up to 4e4 (exp
+ * overflows past 88.7 in f32), a row of -inf and a row of equal values
+ * into those blocks. */
 static void check_log_softmax(bool soft)
 {
     const int nl = tables();
@@ -350,7 +353,8 @@ static void check_log_softmax(bool soft)
             const tb_dtype t = (tb_dtype)dt;
             const size_t es = tb_dtype_size(t);
             const tb_tol tol = op->tol[t];
-            static const int64_t ns[] = {1, 7, 8, 10, 15, 16, 17, 513, 1025, 2500};
+            static const int64_t ns[] = {1,  2,  7,   8,    10,  15,
+                                         16, 17, 513, 1025, 2500};
             static const int64_t rowss[] = {0, 1, 5, 17, 40};
             for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
                 for (size_t ri = 0; ri < sizeof rowss / sizeof rowss[0];
@@ -367,6 +371,17 @@ static void check_log_softmax(bool soft)
                         /* a few -inf entries: they give -inf */
                         if ((rng_next() & 63) == 0)
                             v = -INFINITY;
+                        /* large logits in the 40-row blocks (a plain
+                         * exp overflows); row 3 all -inf there (NaN);
+                         * row 6 all of one large value (1 / n) */
+                        if (rows == 40) {
+                            const int64_t r = i / n;
+                            v += 20000.0 * (double)(r % 3);
+                            if (r == 3)
+                                v = -INFINITY;
+                            if (r == 6)
+                                v = 88.5;
+                        }
                         if (t == TB_F32)
                             ((float *)x)[i] = (float)v;
                         else

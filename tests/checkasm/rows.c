@@ -209,6 +209,12 @@ static void fam_softmax(const tb_op *op, cases *cs)
     cs_add(cs, 1, S(1, 2500));
     cs_add(cs, 1, S(2, 4096, 10));
     cs_add(cs, 1, S(2, 33, 17));
+    /* short rows in blocks of 4, 8, 16 rows and a tail (f64 avx2,
+     * avx512; f32) */
+    static const int sr[][2] = {{37, 1}, {40, 2}, {35, 8}, {50, 15},
+                                {34, 16}};
+    for (size_t i = 0; i < sizeof sr / sizeof sr[0]; i++)
+        cs_add(cs, 1, S(2, sr[i][0], sr[i][1]));
     oc_p(cs_add(cs, 1, S(2, 17, 513)), "axis", 0);
     oc_p(cs_add(cs, 1, S(3, 3, 70, 5)), "axis", 1);
     oc_p(cs_add(cs, 1, S(2, 200, 300)), "axis", 0);
@@ -561,6 +567,13 @@ static void fam_backward(const tb_op *op, cases *cs)
     cs_add(cs, 2, S(3, 3, 5, 7), S(3, 3, 5, 7));
     cs_add(cs, 2, S(2, 33, 31), S(2, 33, 31));
     cs_add(cs, 2, S(2, 4096, 10), S(2, 4096, 10));
+    /* log_softmax_backward's short rows, blocks of 4 to 16 rows and a
+     * tail */
+    cs_add(cs, 2, S(2, 37, 1), S(2, 37, 1));
+    cs_add(cs, 2, S(2, 40, 2), S(2, 40, 2));
+    cs_add(cs, 2, S(2, 35, 8), S(2, 35, 8));
+    cs_add(cs, 2, S(2, 50, 15), S(2, 50, 15));
+    cs_add(cs, 2, S(2, 34, 16), S(2, 34, 16));
     oc_p(cs_add(cs, 2, S(2, 17, 513), S(2, 17, 513)), "axis", 0);
     oc_p(cs_add(cs, 2, S(3, 3, 70, 5), S(3, 3, 70, 5)), "axis", 1);
     oc_p(cs_add(cs, 2, S(3, 2, 9, 33), S(3, 2, 9, 33)), "axis", 1);

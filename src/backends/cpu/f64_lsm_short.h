@@ -6,14 +6,16 @@
  * dx_expsum, the write pass) spent its time in the scalar tails, the
  * horizontal folds and a libm log per row (1024x10: 99 us, 10 ns an
  * element, behind NumPy's 79).  Here RS_W rows at once, transposed into
- * a tile on the stack (lane l = row l, vector k = element k of every
- * row), so each step is one vector operation for RS_W rows and nothing
+ * columns in registers (lane l = row l, vector k = element k of every
+ * row: masked row loads and an RS_W x RS_W transpose per RS_W columns;
+ * a scalar copy through a tile on the stack was half of the 21 us at
+ * 1024 x 10), so each step is one vector operation for RS_W rows and nothing
  * is folded across lanes: the max from element 0 in element order (the
  * portable rule: x > m ? x : m, a NaN wins only as element 0), the sum
  * of e^(x - m) in element order (the portable rows' order; dx_exp_neg
  * within 2 ulp an element), log s by dx_log (within 3 ulp; the
- * row-at-a-time code takes libm's), 1 / s for softmax; then the tile
- * written back.  log_softmax_backward: s = sum g from 0 in element order
+ * row-at-a-time code takes libm's), 1 / s for softmax; then the columns
+ * transposed back and stored.  log_softmax_backward: s = sum g from 0 in element order
  * (the portable row's sum, bit for bit), dx = g - e^y s by one fnma as
  * dx_lsm_one.  A NaN or +inf in a row makes its s NaN (+inf - +inf), a
  * row of -inf too, as the row-at-a-time code. */
@@ -22,19 +24,92 @@
 
 enum { DX_SHORT = 16 };
 
-/* RS_W rows of n elements (row stride n) into t[k RS_W + l], or back */
-static inline void dx_tile_in(const double *x, int64_t n, double *t)
+/* Lanes [0, r) of p (r <= RS_W; 0 in the others), and their store. */
+#if RS_W == 8
+static inline rd dx_ld_n(const double *p, int64_t r)
 {
-    for (int l = 0; l < RS_W; l++)
-        for (int64_t k = 0; k < n; k++)
-            t[k * RS_W + l] = x[l * n + k];
+    return _mm512_maskz_loadu_pd((__mmask8)((1u << r) - 1), p);
+}
+static inline void dx_st_n(double *p, rd a, int64_t r)
+{
+    _mm512_mask_storeu_pd(p, (__mmask8)((1u << r) - 1), a);
 }
 
-static inline void dx_tile_out(const double *t, int64_t n, double *o)
+/* The RS_W x RS_W transpose of v[0..RS_W) (v[l] lane k <-> v[k] lane
+ * l): pairs, then 128-bit quarters by two-source permutes, then halves;
+ * 24 shuffles. */
+static inline void dx_tr(rd *v)
 {
-    for (int l = 0; l < RS_W; l++)
-        for (int64_t k = 0; k < n; k++)
-            o[l * n + k] = t[k * RS_W + l];
+    const __m512i qa = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
+    const __m512i qb = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+    rd t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm512_unpacklo_pd(v[i], v[i + 1]);
+        t[i + 1] = _mm512_unpackhi_pd(v[i], v[i + 1]);
+    }
+    for (int h = 0; h < 8; h += 4) /* rows h..h+3 */
+        for (int e = 0; e < 2; e++) {
+            u[h + e] = _mm512_permutex2var_pd(t[h + e], qa, t[h + 2 + e]);
+            u[h + 2 + e] = _mm512_permutex2var_pd(t[h + e], qb, t[h + 2 + e]);
+        }
+    /* u[c] (c < 4): columns c and c + 4 of rows 0-3, u[4 + c] of rows
+     * 4-7 */
+    for (int c = 0; c < 4; c++) {
+        v[c] = _mm512_shuffle_f64x2(u[c], u[4 + c], 0x44);
+        v[c + 4] = _mm512_shuffle_f64x2(u[c], u[4 + c], 0xEE);
+    }
+}
+#else
+static inline __m256i dx_mask_n(int64_t r)
+{
+    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(r),
+                              _mm256_set_epi64x(3, 2, 1, 0));
+}
+static inline rd dx_ld_n(const double *p, int64_t r)
+{
+    return _mm256_maskload_pd(p, dx_mask_n(r));
+}
+static inline void dx_st_n(double *p, rd a, int64_t r)
+{
+    _mm256_maskstore_pd(p, dx_mask_n(r), a);
+}
+
+/* The 4 x 4 transpose of v[0..4): pairs, then halves; 8 shuffles. */
+static inline void dx_tr(rd *v)
+{
+    const rd t0 = _mm256_unpacklo_pd(v[0], v[1]);
+    const rd t1 = _mm256_unpackhi_pd(v[0], v[1]);
+    const rd t2 = _mm256_unpacklo_pd(v[2], v[3]);
+    const rd t3 = _mm256_unpackhi_pd(v[2], v[3]);
+    v[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+    v[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+    v[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+    v[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+#endif
+
+/* RS_W rows of n elements (row stride n) into columns c[k] (lane l =
+ * row l's element k; k < n, the lanes of the last block's columns past
+ * n are 0): each block of RS_W columns loaded row by row (masked past
+ * n) and transposed in registers; dx_cols_out is its inverse. */
+static inline void dx_cols_in(const double *x, int64_t n, rd *c)
+{
+    for (int64_t k0 = 0; k0 == 0 || k0 < n; k0 += RS_W) { /* n >= 1 */
+        const int64_t w = n - k0 < RS_W ? n - k0 : RS_W;
+        for (int l = 0; l < RS_W; l++)
+            c[k0 + l] = dx_ld_n(x + l * n + k0, w);
+        dx_tr(c + k0);
+    }
+}
+
+static inline void dx_cols_out(rd *c, int64_t n, double *o)
+{
+    for (int64_t k0 = 0; k0 < n; k0 += RS_W) {
+        const int64_t w = n - k0 < RS_W ? n - k0 : RS_W;
+        dx_tr(c + k0);
+        for (int l = 0; l < RS_W; l++)
+            dx_st_n(o + l * n + k0, c[k0 + l], w);
+    }
 }
 
 /* log_softmax (soft 0) or softmax (soft 1) of RS_W rows of n <=
@@ -42,29 +117,28 @@ static inline void dx_tile_out(const double *t, int64_t n, double *o)
 static inline void dx_short_fwd(const double *x, double *o, int64_t n,
                                 int soft)
 {
-    double t[DX_SHORT * RS_W] = {0}; /* n >= 1; gcc cannot tell */
-    dx_tile_in(x, n, t);
-    rd m = rs_loadd(t);
+    rd c[DX_SHORT];
+    dx_cols_in(x, n, c);
+    rd m = c[0];
     for (int64_t k = 1; k < n; k++)
-        m = rs_max(rs_loadd(t + k * RS_W), m);
+        m = rs_max(c[k], m);
     rd s = rs_d1(0.0);
     for (int64_t k = 0; k < n; k++) {
-        rd e = dx_exp_neg(rs_sub(rs_loadd(t + k * RS_W), m));
+        rd e = dx_exp_neg(rs_sub(c[k], m));
         if (soft)
-            rs_stored(t + k * RS_W, e);
+            c[k] = e;
         s = rs_add(s, e);
     }
     if (soft) {
         const rd inv = rs_div(rs_d1(1.0), s);
         for (int64_t k = 0; k < n; k++)
-            rs_stored(t + k * RS_W, rs_mul(rs_loadd(t + k * RS_W), inv));
+            c[k] = rs_mul(c[k], inv);
     } else {
         const rd ls = dx_log(s);
         for (int64_t k = 0; k < n; k++)
-            rs_stored(t + k * RS_W,
-                      rs_sub(rs_sub(rs_loadd(t + k * RS_W), m), ls));
+            c[k] = rs_sub(rs_sub(c[k], m), ls);
     }
-    dx_tile_out(t, n, o);
+    dx_cols_out(c, n, o);
 }
 
 /* The first rows - rows % RS_W of `rows` rows of n (<= DX_SHORT) by
@@ -82,18 +156,15 @@ static inline int64_t dx_short_rows(const double *x, double *o,
 static inline void dx_short_bwd(const double *g, const double *y,
                                 double *dx, int64_t n)
 {
-    double tg[DX_SHORT * RS_W] = {0}, ty[DX_SHORT * RS_W] = {0};
-    dx_tile_in(g, n, tg);
-    dx_tile_in(y, n, ty);
+    rd cg[DX_SHORT], cy[DX_SHORT];
+    dx_cols_in(g, n, cg);
+    dx_cols_in(y, n, cy);
     rd s = rs_d1(0.0);
     for (int64_t k = 0; k < n; k++)
-        s = rs_add(s, rs_loadd(tg + k * RS_W));
-    for (int64_t k = 0; k < n; k++) {
-        rd e = dx_exp(rs_loadd(ty + k * RS_W));
-        rs_stored(tg + k * RS_W, rs_fma(rs_sub(rs_d1(0.0), e), s,
-                                        rs_loadd(tg + k * RS_W)));
-    }
-    dx_tile_out(tg, n, dx);
+        s = rs_add(s, cg[k]);
+    for (int64_t k = 0; k < n; k++)
+        cg[k] = rs_fma(rs_sub(rs_d1(0.0), dx_exp(cy[k])), s, cg[k]);
+    dx_cols_out(cg, n, dx);
 }
 
 #endif

@@ -676,9 +676,7 @@ ks_short_rows(const float *x, float *o, int64_t nb, int64_t n, int soft)
     int32_t ri[VS_LANES], fidx[KS_LSM_SHORT][VS_LANES];
     for (int k = 0; k < VS_LANES; k++)
         ri[k] = (int32_t)(k * n);
-    for (int64_t v = 0; v < n; v++)
-        for (int k = 0; k < VS_LANES; k++)
-            fidx[v][k] = (int32_t)((v * VS_LANES + k) / n);
+    ks_row_index(fidx, n);
     const vi rv = vi_load(ri);
     for (int64_t b = 0; b < nb; b++)
         ks_short_block(x + b * VS_LANES * n, o + b * VS_LANES * n, n, rv,
@@ -696,9 +694,10 @@ static void ks_short_any(const float *x, float *o, int64_t nb, int64_t n,
         ks_short_rows(x, o, nb, n, 0);
 }
 
-/* Rows in groups of VS_LANES: short rows as blocks (above); otherwise
- * the statistics of each row, one vector log (or inverse) for the
- * group, then the outputs. */
+/* Rows in groups of VS_LANES: short rows as blocks (above); softmax's
+ * rows of at most a block by ks_sm_row; otherwise the statistics of
+ * each row, one vector log (or inverse) for the group, then the
+ * outputs. */
 static inline __attribute__((always_inline)) void
 ks_rows_f32(const void *px, void *po, int64_t rows, int64_t n, int soft)
 {
@@ -710,6 +709,12 @@ ks_rows_f32(const void *px, void *po, int64_t rows, int64_t n, int soft)
         const int64_t nb = rows / VS_LANES;
         ks_short_any(x, o, nb, n, soft);
         r0 = nb * VS_LANES;
+    }
+    if (soft && n <= TB_CPU_SUM_BLOCK) {
+        /* one exp an element (lsm_simd.h) */
+        for (; r0 < rows; r0++)
+            ks_sm_row(x + r0 * n, o + r0 * n, n);
+        return;
     }
     for (; r0 < rows; r0 += VS_LANES) {
         const int64_t g = rows - r0 < VS_LANES ? rows - r0 : VS_LANES;

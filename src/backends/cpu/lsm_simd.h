@@ -106,6 +106,21 @@ static inline void ks_lsm_stats(const float *x, int64_t n, float *mo,
     *so = (float)S;
 }
 
+/* fidx[v][k] = (v VS_LANES + k) / n for v < n: the row of flat element
+ * v VS_LANES + k of a block of VS_LANES rows of n, for the short-row
+ * paths' permutes (counted: n VS_LANES divisions cost more than a block
+ * of 10-element rows). */
+static inline void ks_row_index(int32_t (*fidx)[VS_LANES], int64_t n)
+{
+    int32_t row = 0, col = 0;
+    for (int64_t v = 0; v < n; v++)
+        for (int k = 0; k < VS_LANES; k++) {
+            fidx[v][k] = row;
+            if (++col == n)
+                col = 0, row++;
+        }
+}
+
 /* One vector of the write pass below. */
 static inline vf ks_lsm_one(vf x, vf m, vf c, int soft)
 {
@@ -133,6 +148,67 @@ static inline void ks_lsm_write(const float *x, float *o, int64_t n, float m,
     if (j < n)
         v_store_n(o + j, ks_lsm_one(v_load_n(x + j, n - j), vm_, vc, soft),
                   n - j);
+}
+
+
+/* softmax's statistics of one row of n <= TB_CPU_SUM_BLOCK values with
+ * its exponentials kept: *m = max x, e = exp(x - m) written to o, their
+ * sum returned (two partial sums in ks_lsm_block's order: the same m
+ * and sum).  A row of -inf, or a NaN or +inf in it, makes the sum NaN,
+ * as ks_lsm_stats's. */
+static inline float ks_sm_exp(const float *x, float *o, int64_t n, float *m)
+{
+    const int64_t L = VS_LANES;
+    const float ninf = -__builtin_inff();
+    *m = v_hmax(ks_fold4(x, n, ninf, 1));
+    const vf vm_ = v_set1(*m);
+    vf s0 = v_set1(0.0f), s1 = s0;
+    int64_t j = 0;
+    for (; j + 2 * L <= n; j += 2 * L) {
+        const vf a = vs_exp(v_sub(v_load(x + j), vm_));
+        const vf b = vs_exp(v_sub(v_load(x + j + L), vm_));
+        v_store(o + j, a);
+        v_store(o + j + L, b);
+        s0 = v_add(s0, a);
+        s1 = v_add(s1, b);
+    }
+    for (; j + L <= n; j += L) {
+        const vf a = vs_exp(v_sub(v_load(x + j), vm_));
+        v_store(o + j, a);
+        s0 = v_add(s0, a);
+    }
+    if (j < n) {
+        const vf a = vs_exp(v_sub(v_load_fill(x + j, n - j, ninf), vm_));
+        v_store_n(o + j, a, n - j);
+        s1 = v_add(s1, a);
+    }
+    return v_hsum(v_add(s0, s1));
+}
+
+/* o[0..n) *= c */
+static inline void ks_sm_scale(float *o, int64_t n, float c)
+{
+    const int64_t L = VS_LANES;
+    const vf vc = v_set1(c);
+    int64_t j = 0;
+    for (; j + 2 * L <= n; j += 2 * L) {
+        v_store(o + j, v_mul(v_load(o + j), vc));
+        v_store(o + j + L, v_mul(v_load(o + j + L), vc));
+    }
+    for (; j + L <= n; j += L)
+        v_store(o + j, v_mul(v_load(o + j), vc));
+    if (j < n)
+        v_store_n(o + j, v_mul(v_load_n(o + j, n - j), vc), n - j);
+}
+
+/* softmax of a row of n <= TB_CPU_SUM_BLOCK with one exp an element:
+ * exp(x - m) * (1 / s), 1 / s rounded once, as ks_lsm_write's (the same
+ * values); the two-pass form recomputed every exp in its write pass. */
+static inline void ks_sm_row(const float *x, float *o, int64_t n)
+{
+    float m;
+    const float s = ks_sm_exp(x, o, n, &m);
+    ks_sm_scale(o, n, 1.0f / s);
 }
 
 #endif
