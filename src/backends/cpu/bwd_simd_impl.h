@@ -53,6 +53,7 @@
 #include "ops_simd.h"
 #include "pool64_simd.h"
 #include "vmath_simd.h"
+#include "vtranspose_simd.h" /* v_transpose: bw_lsm_short */
 
 /* both operands contiguous (the usual case) in a loop of its own, free
  * of the broadcast tests */
