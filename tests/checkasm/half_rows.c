@@ -195,8 +195,9 @@ void test_half_rows_exact(void **state)
  * step held in the dtype) rounded to float and narrowed once.  Cases:
  * exact ones (0, 1; steps that are powers of 2 and others), zeros of
  * both signs, ranges that leave the exact case (past 2^24 times the
- * quantum: the float loop would round its sums), f16 overflow to inf,
- * bf16 near 2^100, f16 infinite parameters, subnormal results. */
+ * quantum: the float loop would round its sums), f16 overflow to inf
+ * (the f16 rows fill from the saturation on: up and down, at and past a
+ * vector's edge, a range starting at -inf), bf16 near 2^100, f16 infinite parameters, subnormal results. */
 void test_half_arange(void **state)
 {
     (void)state;
@@ -205,7 +206,8 @@ void test_half_arange(void **state)
         {-0.0, 0},       {-0.0, -0.0},    {0, -0.0},       {5, -0.0},
         {-20, 0.25},     {65000, 1},      {-1000, 0.3},    {1e-5, 1e-7},
         {1e30, 1e29},    {1e-38, 1e-39},  {256, 1},        {2048, 1},
-        {-4096, 3},      {0, 0x1p-14},    {1, 0x1p-20}};
+        {-4096, 3},      {0, 0x1p-14},    {1, 0x1p-20},    {0, -1},
+        {-1000, 7},      {65519, 0.5},    {-65600, 1}};
     static const int64_t ns[] = {1, 31, 64, 65, 127, 128, 129, 1000, 70001};
     const tb_dtype dts[2] = {TB_BF16, TB_F16};
     const tb_op *op = tb_op_get(TB_OP_arange);

@@ -1066,12 +1066,61 @@ static inline hv2 hs_ar_narrow_bf16(vf lo, vf hi)
 #endif
 }
 #endif
+/* o[b..e) = pat (whole vectors, then single values). */
+static inline void hs_ar_fill(uint16_t *o, int64_t b, int64_t e,
+                              uint16_t pat)
+{
+    const hv2 v = HS_W(set1_epi16)((short)pat);
+    int64_t i = b;
+    for (; i + 2 * VS_LANES <= e; i += 2 * VS_LANES)
+        h_store2(o + i, v);
+    for (; i < e; i++)
+        o[i] = pat;
+}
+/* f16's saturation in arange.h's exact case: the first index in [b, e)
+ * from which every value narrows to an infinity (|v| >= 65520 rounds to
+ * one, 65504 being the largest finite f16), or e.  The values are exact
+ * (start + i step, monotone in i), so once one is at or beyond 65520 in
+ * the step's direction every later one is too: [k, e) is all +inf (step
+ * > 0) or -inf (step < 0), filled as a constant pattern (arange f16 at
+ * 1M, start 0 step 1: 98% of the values; the narrowing of those cost
+ * 2.35x the output's write bound).  *pat gets the pattern.  bf16's
+ * overflow lies past 2^127, beyond the exact case: none. */
+static inline int64_t hs_ar_fin_f16(int64_t b, int64_t e, double start,
+                                    double step, uint16_t *pat)
+{
+    const double lim = 65520.0;
+    if (!(step > 0) && !(step < 0))
+        return e; /* step 0 (or NaN): constant values, narrowed */
+    const double sg = step > 0 ? 1.0 : -1.0;
+    *pat = step > 0 ? 0x7c00 : 0xfc00;
+    const double t = (sg * lim - start) / step; /* index of the crossing */
+    int64_t k = t <= (double)b ? b : t >= (double)e ? e : (int64_t)t;
+    /* exact values: correct the estimate by whole steps */
+    while (k > b && sg * hs_arange_val(start, step, k - 1) >= lim)
+        k--;
+    while (k < e && sg * hs_arange_val(start, step, k) < lim)
+        k++;
+    return k;
+}
+static inline int64_t hs_ar_fin_bf16(int64_t b, int64_t e, double start,
+                                     double step, uint16_t *pat)
+{
+    (void)b, (void)start, (void)step, (void)pat;
+    return e;
+}
 #define HS_ARANGE(DT)                                                     \
     static void hs_arange_##DT(uint16_t *o, int64_t b, int64_t e,         \
                                double start, double step)                 \
     {                                                                     \
         enum { L = VS_LANES, W = 4 * VS_LANES };                          \
         int64_t i = b;                                                    \
+        if (e - b >= W && tb_cpu_arange_exact(start, step, e)) {          \
+            uint16_t pat = 0;                                             \
+            const int64_t k = hs_ar_fin_##DT(b, e, start, step, &pat);    \
+            hs_ar_fill(o, k, e, pat);                                     \
+            e = k; /* the values before the saturation */                 \
+        }                                                                 \
         if (e - b >= W && tb_cpu_arange_exact(start, step, e)) {          \
             float v0[W]; /* chain c's lane l: v0[c L + l] */              \
             for (int l = 0; l < W; l++) {                                 \
