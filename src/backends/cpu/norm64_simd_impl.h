@@ -2,9 +2,9 @@
  * lanes, AVX-512: 8; dvec_simd.h's rd), for inclusion by f64_avx2.c and
  * f64_avx512.c only, each built with its level's flags.  norm_c.c's
  * formulas per row of D, W lanes wide: the two passes of the statistics
- * (the mean, then the squared deviations and, for layer_norm, their sum,
- * which corrects both: the corrected two-pass form; no E[x^2] - E[x]^2)
- * in four vector accumulators each, the row read again from L1; the scale pass
+ * (the mean, of the deviations from the row's first 8 values' mean:
+ * the rounding of the deviations, not of |x|; then the squared
+ * deviations: no E[x^2] - E[x]^2) in four vector accumulators each, the row read again from L1; the scale pass
  * ((x - mean) rstd) w + b by one fused multiply-add.  As norm_avx2.c's
  * f32 rows: while the mean pass reads row r, row r + N64_PF_ROWS is
  * prefetched (a row of 8 KiB spans pages, where the hardware prefetchers
@@ -54,12 +54,16 @@ static void n64_part(void *arg, int part, int nparts)
         const double *xr = x + r * D;
         const double *pf = r + N64_PF_ROWS < r1 ? xr + N64_PF_ROWS * D
                                                 : NULL;
-        double mean = j->rms ? 0 : v64_sum(xr, D, pf) / n, c = 0;
-        double ss = v64_ssd(xr, D, mean, j->rms ? pf : NULL, &c);
-        if (!j->rms) { /* the corrected two-pass form (v64_ssd) */
-            mean += c / n;
-            ss = fmax(ss - c * c / n, 0);
+        double mean = 0;
+        if (!j->rms) { /* shifted by the first values' mean */
+            double c = 0;
+            const int64_t k = D < 8 ? D : 8;
+            for (int64_t i = 0; i < k; i++)
+                c += xr[i];
+            c /= (double)k;
+            mean = c + v64_sum_shift(xr, D, pf, c) / n;
         }
+        const double ss = v64_ssd(xr, D, mean, j->rms ? pf : NULL);
         const rd vm = rs_d1(mean), vi = rs_d1(1 / sqrt(ss / n + j->eps));
         double *orow = o + r * D;
         const bool nt = j->nt && (uintptr_t)orow % (RS_W * 8) == 0;

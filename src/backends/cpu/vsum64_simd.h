@@ -32,35 +32,36 @@ static inline void v64_prefetch(const double *pf, int64_t i)
             _mm_prefetch((const char *)(pf + i) + l, _MM_HINT_T0);
 }
 
-/* sum of x[0..n), pf's lines (a run ahead, or NULL) prefetched */
-static inline double v64_sum(const double *x, int64_t n, const double *pf)
+/* sum of x[i] - c, i < n, pf's lines (a run ahead, or NULL)
+ * prefetched: c a value near the row's (its first values' mean), so
+ * that c + the result / n is a mean whose rounding is that of the
+ * deviations, not n ulps of |x| (the plain mean's, large beside the
+ * deviations of a row far from 0) */
+static inline double v64_sum_shift(const double *x, int64_t n,
+                                   const double *pf, double c)
 {
+    const rd vc = rs_d1(c);
     rd a0 = rs_d1(0.0), a1 = a0, a2 = a0, a3 = a0;
     int64_t i = 0;
     for (; i + 4 * RS_W <= n; i += 4 * RS_W) {
         v64_prefetch(pf, i);
-        a0 = rs_add(a0, rs_loadd(x + i));
-        a1 = rs_add(a1, rs_loadd(x + i + RS_W));
-        a2 = rs_add(a2, rs_loadd(x + i + 2 * RS_W));
-        a3 = rs_add(a3, rs_loadd(x + i + 3 * RS_W));
+        a0 = rs_add(a0, rs_sub(rs_loadd(x + i), vc));
+        a1 = rs_add(a1, rs_sub(rs_loadd(x + i + RS_W), vc));
+        a2 = rs_add(a2, rs_sub(rs_loadd(x + i + 2 * RS_W), vc));
+        a3 = rs_add(a3, rs_sub(rs_loadd(x + i + 3 * RS_W), vc));
     }
     double s = dx_hsum(rs_add(rs_add(a0, a1), rs_add(a2, a3)));
     for (; i < n; i++)
-        s += x[i];
+        s += x[i] - c;
     return s;
 }
 
-/* sum of (x[i] - m)^2, i < n, pf as v64_sum's; with c non-NULL the
- * corrected two-pass form: *c = the sum of x[i] - m too, so that the
- * caller's mean m + *c / n and sum of squares (the result - *c^2 / n)
- * lose no more than the deviations' own rounding where m (a sum's
- * quotient, off by about n ulps of |x|) is far from them */
+/* sum of (x[i] - m)^2, i < n, pf as v64_sum_shift's */
 static inline double v64_ssd(const double *x, int64_t n, double m,
-                             const double *pf, double *c)
+                             const double *pf)
 {
     const rd vm = rs_d1(m);
     rd a0 = rs_d1(0.0), a1 = a0, a2 = a0, a3 = a0;
-    rd c0 = a0, c1 = a0;
     int64_t i = 0;
     for (; i + 4 * RS_W <= n; i += 4 * RS_W) {
         v64_prefetch(pf, i);
@@ -72,17 +73,10 @@ static inline double v64_ssd(const double *x, int64_t n, double m,
         a1 = rs_fma(d1, d1, a1);
         a2 = rs_fma(d2, d2, a2);
         a3 = rs_fma(d3, d3, a3);
-        c0 = rs_add(c0, rs_add(d0, d1));
-        c1 = rs_add(c1, rs_add(d2, d3));
     }
     double s = dx_hsum(rs_add(rs_add(a0, a1), rs_add(a2, a3)));
-    double cs = dx_hsum(rs_add(c0, c1));
-    for (; i < n; i++) {
+    for (; i < n; i++)
         s += (x[i] - m) * (x[i] - m);
-        cs += x[i] - m;
-    }
-    if (c)
-        *c = cs;
     return s;
 }
 
