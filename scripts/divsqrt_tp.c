@@ -6,7 +6,8 @@
  *   cc -O2 -mavx512f -mavx512vl -o /tmp/divsqrt_tp scripts/divsqrt_tp.c
  *   /tmp/divsqrt_tp [rounds]
  *
- * Not a test and not part of the build (it needs AVX-512).  Each
+ * Not a test (tests/meson.build only builds it; it needs AVX-512 to
+ * run).  Each
  * instruction runs in a loop of 8 independent copies (the same two
  * source registers, 8 destinations: no dependency between them), so the
  * loop's time per instruction is its reciprocal throughput; the core
@@ -20,27 +21,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-#define ITERS 20000L
-
-/* seconds for ITERS x 8 dependent adds */
-static double chain(void)
-{
-    uint64_t a = 1;
-    double t0 = now();
-    for (long i = 0; i < ITERS; i++)
-        __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-                         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-                         "add $1, %0\n\tadd $1, %0"
-                         : "+r"(a));
-    return now() - t0;
-}
+#include "tp_clock.h" /* now, ITERS, chain */
 
 /* 8 independent copies of INSN with operands %%REG1 (divisor) and
  * %%REG0 (dividend), destinations REG2..REG9 */

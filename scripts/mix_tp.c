@@ -11,7 +11,8 @@
  *      -o /tmp/mix_tp scripts/mix_tp.c
  *   /tmp/mix_tp [rounds]
  *
- * Not a test and not part of the build (it needs AVX-512).  Each loop
+ * Not a test (tests/meson.build only builds it; it needs AVX-512 to
+ * run).  Each loop
  * runs CH independent chains of counters (no dependency between them but
  * each chain's counter add), nothing loaded or stored, so its time is
  * the ports' time for the operations; the core clock comes from a chain
@@ -25,27 +26,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-#define ITERS 20000L
-
-/* seconds for ITERS x 8 dependent adds */
-static double chain(void)
-{
-    uint64_t a = 1;
-    double t0 = now();
-    for (long i = 0; i < ITERS; i++)
-        __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-                         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-                         "add $1, %0\n\tadd $1, %0"
-                         : "+r"(a));
-    return now() - t0;
-}
+#include "tp_clock.h" /* now, ITERS, chain */
 
 static inline __m512i mix(__m512i z)
 {
