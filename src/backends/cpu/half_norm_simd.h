@@ -15,9 +15,11 @@
 #include <math.h>
 
 #include "../../ops/half.h"
+#include "norm.h"        /* TB_HALF_NORM_STATS */
 #include "vmath_simd.h" /* v_hsum: the f32 row's */
 
 #define HN_RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+
 /* rows ahead the statistics pass prefetches (norm_avx2.c's
  * NORM_PF_ROWS: the hardware prefetchers stop at a page's end) */
 #define HN_PF_ROWS 4
@@ -130,21 +132,9 @@ static inline void hn_st2_bf16(uint16_t *p, __m256 a, __m256 b)
             const char *pf = r + HN_PF_ROWS < rows                        \
                                  ? (const char *)(xr + HN_PF_ROWS * D)    \
                                  : NULL;                                  \
-            float sh = 0, m = 0, ss;                                      \
-            if (!b) {                                                     \
-                hn_sums_##DT(xr, D, 0, pf, NULL, &ss);                    \
-            } else {                                                      \
-                float s1, s2, c0 = 0;                                     \
-                const int64_t n0 = D < 8 ? D : 8;                         \
-                for (int64_t k = 0; k < n0; k++)                          \
-                    c0 += tb_##DT##_to_f32(xr[k]);                        \
-                sh = c0 / (float)n0;                                      \
-                hn_sums_##DT(xr, D, sh, pf, &s1, &s2);                    \
-                m = s1 / (float)D;                                        \
-                ss = s2 - m * s1;                                         \
-                if (m * s1 > 0.75f * s2)                                  \
-                    hn_sums_##DT(xr, D, sh + m, NULL, NULL, &ss);         \
-            }                                                             \
+            float sh, m, ss;                                              \
+            TB_HALF_NORM_STATS(hn_sums_##DT, tb_##DT##_to_f32, xr, D, b,  \
+                               pf, sh, m, ss);                            \
             const float inv =                                             \
                 1.0f / (float)sqrt((double)(ss / (float)D + eps));        \
             const __m256 vsh = _mm256_set1_ps(sh), vmu = _mm256_set1_ps(m); \

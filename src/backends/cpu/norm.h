@@ -33,4 +33,30 @@ int tb_cpu_norm_bw_run(void *ctx, tb_op_id id, tb_dtype dt,
  * of dt widened in registers, dx narrowed as stored. */
 tb_cpu_task_fn tb_cpu_norm_bw_chunks_avx512(tb_dtype dt);
 
+/* A 16-bit row's statistics (half_norm_simd.h's loops and norm_avx512.c's,
+ * which repeat the f32 rows' arithmetic): layer_norm (b set) shifts the
+ * sums by the mean of the row's first 8 values, sh, and takes the mean m
+ * of the deviations from it and their squares' sum ss, summed again
+ * about sh + m where m s1 > 3/4 s2 (cancellation); rms_norm the squares
+ * alone.  SUMS(xr, D, shift, pf, s1 or NULL, &s2), WIDEN one value. */
+#define TB_HALF_NORM_STATS(SUMS, WIDEN, xr, D, b, pf, sh, m, ss)          \
+    do {                                                                  \
+        (sh) = 0;                                                         \
+        (m) = 0;                                                          \
+        if (!(b)) {                                                       \
+            SUMS(xr, D, 0, pf, NULL, &(ss));                              \
+        } else {                                                          \
+            float s1_, s2_, c0_ = 0;                                      \
+            const int64_t n0_ = (D) < 8 ? (D) : 8;                        \
+            for (int64_t k_ = 0; k_ < n0_; k_++)                          \
+                c0_ += WIDEN((xr)[k_]);                                   \
+            (sh) = c0_ / (float)n0_;                                      \
+            SUMS(xr, D, sh, pf, &s1_, &s2_);                              \
+            (m) = s1_ / (float)(D);                                       \
+            (ss) = s2_ - (m) * s1_;                                       \
+            if ((m) * s1_ > 0.75f * s2_)                                  \
+                SUMS(xr, D, (sh) + (m), NULL, NULL, &(ss));               \
+        }                                                                 \
+    } while (0)
+
 #endif

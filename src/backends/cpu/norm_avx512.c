@@ -425,21 +425,9 @@ static inline __m256 nz_fold(__m512 a0, __m512 a1)
             const char *pf = r + NZ_PF_ROWS < rows                        \
                                  ? (const char *)(xr + NZ_PF_ROWS * D)    \
                                  : NULL;                                  \
-            float sh = 0, m = 0, ss;                                      \
-            if (!b) {                                                     \
-                nz_sums_##DT(xr, D, 0, pf, NULL, &ss);                    \
-            } else {                                                      \
-                float s1, s2, c0 = 0;                                     \
-                const int64_t n0 = D < 8 ? D : 8;                         \
-                for (int64_t k = 0; k < n0; k++)                          \
-                    c0 += tb_##DT##_to_f32(xr[k]);                        \
-                sh = c0 / (float)n0;                                      \
-                nz_sums_##DT(xr, D, sh, pf, &s1, &s2);                    \
-                m = s1 / (float)D;                                        \
-                ss = s2 - m * s1;                                         \
-                if (m * s1 > 0.75f * s2)                                  \
-                    nz_sums_##DT(xr, D, sh + m, NULL, NULL, &ss);         \
-            }                                                             \
+            float sh, m, ss;                                              \
+            TB_HALF_NORM_STATS(nz_sums_##DT, tb_##DT##_to_f32, xr, D, b,  \
+                               pf, sh, m, ss);                            \
             const float inv =                                             \
                 1.0f / (float)sqrt((double)(ss / (float)D + eps));        \
             const __m512 vsh = _mm512_set1_ps(sh), vmu = _mm512_set1_ps(m); \
