@@ -1115,13 +1115,16 @@ static inline int64_t hs_ar_fin_bf16(int64_t b, int64_t e, double start,
     {                                                                     \
         enum { L = VS_LANES, W = 4 * VS_LANES };                          \
         int64_t i = b;                                                    \
-        if (e - b >= W && tb_cpu_arange_exact(start, step, e)) {          \
+        /* exact up to e, so up to any k <= e too */                      \
+        const bool exact =                                                \
+            e - b >= W && tb_cpu_arange_exact(start, step, e);            \
+        if (exact) {                                                      \
             uint16_t pat = 0;                                             \
             const int64_t k = hs_ar_fin_##DT(b, e, start, step, &pat);    \
             hs_ar_fill(o, k, e, pat);                                     \
             e = k; /* the values before the saturation */                 \
         }                                                                 \
-        if (e - b >= W && tb_cpu_arange_exact(start, step, e)) {          \
+        if (exact && e - b >= W) {                                        \
             float v0[W]; /* chain c's lane l: v0[c L + l] */              \
             for (int l = 0; l < W; l++) {                                 \
                 const int pair = l / (2 * L), at = hs_ar_at_##DT(l % (2 * L)); \
