@@ -5,10 +5,13 @@
  * and half_avx512bf16.c after half_simd.h (static but for the entry
  * point each of them defines).
  *
+ * (add_backward too, with one operand full and the other a row: HB_ADD.)
  * Strips of four vectors of columns: the row v widened once, each
  * strip's column sums of dv held in f32 registers down all the rows
  * while df is computed, narrowed in registers and stored in the same
- * pass; dv narrowed once at the end.  (half_part_simd.h's loop wrote
+ * pass; dv narrowed once at the end.  add's and sub's df is g or -g,
+ * exact in the dtype: g's patterns (the sign flipped for -g), a NaN
+ * quieted as narrowing quiets it (hbb_q_*), no conversion.  (half_part_simd.h's loop wrote
  * df's f32 terms and the sums to stack buffers a row at a time and
  * narrowed df in a second pass: 4.5-8.7 us at [128, 256] against the
  * f32 row's 2.4-3.6, the one-run table of docs/perf-data/op-limits-zen4.)
@@ -25,18 +28,37 @@
 
 #include "half_bwd.h"
 
-/* one element vector step of kind K: d the df term, s the sum updated */
+/* the 16-bit vector (VS_LANES values) of a level */
+#if VS_LANES == 16
+#define HBB_H(op) _mm256_##op
+#else
+#define HBB_H(op) _mm_##op
+#endif
+/* g's patterns as narrowing their widened values gives them: a NaN
+ * quieted (bf16: the quiet bit set, the payload kept; f16: sign |
+ * 0x7e00, ops/half.h's tb_f32_to_f16), others unchanged: add's and
+ * sub's df is g or -g, exact in the dtype, so no conversion */
+static inline hv1 hbb_q_bf16(hv1 g)
+{
+    const hv1 nan =
+        HBB_H(cmpgt_epi16)(HS_HSI(and)(g, HBB_H(set1_epi16)(0x7fff)),
+                           HBB_H(set1_epi16)(0x7f80));
+    return HS_HSI(or)(g, HS_HSI(and)(nan, HBB_H(set1_epi16)(0x0040)));
+}
+static inline hv1 hbb_q_f16(hv1 g)
+{
+    const hv1 sign = HBB_H(set1_epi16)((short)0x8000);
+    const hv1 nan =
+        HBB_H(cmpgt_epi16)(HS_HSI(and)(g, HBB_H(set1_epi16)(0x7fff)),
+                           HBB_H(set1_epi16)(0x7c00));
+    const hv1 q = HS_HSI(or)(HS_HSI(and)(g, sign), HBB_H(set1_epi16)(0x7e00));
+    return HS_HSI(or)(HS_HSI(andnot)(nan, g), HS_HSI(and)(nan, q));
+}
+/* one element vector step of kind K (not add or sub): d the df term, s
+ * the sum updated */
 #define HBB_STEP(K, gv, fv, rv, rq, s, d)                                 \
     do {                                                                  \
         switch (K) {                                                      \
-        case HB_SUB_AF:                                                   \
-            d = gv;                                                       \
-            s = v_sub(s, gv);                                             \
-            break;                                                        \
-        case HB_SUB_BF:                                                   \
-            d = v_xor(gv, v_set1(-0.0f));                                 \
-            s = v_add(s, gv);                                             \
-            break;                                                        \
         case HB_MUL:                                                      \
             d = v_mul(gv, rv);                                            \
             s = v_add(s, v_mul(gv, fv));                                  \
@@ -53,13 +75,33 @@
     } while (0)
 
 #define HBB_LOOP(DT)                                                      \
+    /* one vector of columns of one row: df's values stored, *s updated */ \
+    static inline __attribute__((always_inline)) void hbb_##DT##_step(    \
+        const int K, const uint16_t *g, const uint16_t *f, uint16_t *df,  \
+        vf rv, vf rq, vf *s)                                              \
+    {                                                                     \
+        const vf gv = h_##DT##_ld1(g);                                    \
+        if (K == HB_ADD || K == HB_SUB_AF || K == HB_SUB_BF) {            \
+            const hv1 q = hbb_q_##DT(h_load1(g));                         \
+            h_store1(df, K == HB_SUB_BF                                   \
+                             ? HS_HSI(xor)(q, HBB_H(set1_epi16)(          \
+                                                  (short)0x8000))         \
+                             : q);                                        \
+            *s = K == HB_SUB_AF ? v_sub(*s, gv) : v_add(*s, gv);          \
+            return;                                                       \
+        }                                                                 \
+        const vf fv = h_##DT##_ld1(f);                                    \
+        vf d;                                                             \
+        HBB_STEP(K, gv, fv, rv, rq, *s, d);                               \
+        h_store1(df, h_##DT##_narrow1(d));                                \
+    }                                                                     \
     static inline __attribute__((always_inline)) void hbb_##DT##_k(       \
         const int K, const uint16_t *g, const uint16_t *f,                \
         const uint16_t *v, uint16_t *df, uint16_t *dv, int64_t R,         \
         int64_t C, int64_t c0, int64_t c1)                                \
     {                                                                     \
         enum { L = VS_LANES };                                            \
-        const int vals = K != HB_SUB_AF && K != HB_SUB_BF;                  \
+        const int vals = K == HB_MUL || K == HB_DIV_AF || K == HB_DIV_BF;                  \
         int64_t c = c0;                                                   \
         for (; c + 4 * L <= c1; c += 4 * L) {                             \
             vf s[4], rv[4], rq[4];                                        \
@@ -72,13 +114,9 @@
             }                                                             \
             for (int64_t r = 0; r < R; r++) {                             \
                 const int64_t o = r * C + c;                              \
-                for (int t = 0; t < 4; t++) {                             \
-                    const vf gv = h_##DT##_ld1(g + o + t * L);            \
-                    const vf fv = vals ? h_##DT##_ld1(f + o + t * L) : gv;  \
-                    vf d;                                                 \
-                    HBB_STEP(K, gv, fv, rv[t], rq[t], s[t], d);           \
-                    h_store1(df + o + t * L, h_##DT##_narrow1(d));        \
-                }                                                         \
+                for (int t = 0; t < 4; t++)                               \
+                    hbb_##DT##_step(K, g + o + t * L, f + o + t * L,      \
+                                    df + o + t * L, rv[t], rq[t], &s[t]); \
             }                                                             \
             for (int t = 0; t < 4; t++)                                   \
                 h_store1(dv + c + t * L, h_##DT##_narrow1(s[t]));         \
@@ -91,11 +129,7 @@
                               : s;                                        \
             for (int64_t r = 0; r < R; r++) {                             \
                 const int64_t o = r * C + c;                              \
-                const vf gv = h_##DT##_ld1(g + o);                        \
-                const vf fv = vals ? h_##DT##_ld1(f + o) : gv;              \
-                vf d;                                                     \
-                HBB_STEP(K, gv, fv, rv, rq, s, d);                        \
-                h_store1(df + o, h_##DT##_narrow1(d));                    \
+                hbb_##DT##_step(K, g + o, f + o, df + o, rv, rq, &s);     \
             }                                                             \
             h_store1(dv + c, h_##DT##_narrow1(s));                        \
         }                                                                 \
@@ -113,6 +147,10 @@
                     break;                                                \
                 case HB_SUB_BF:                                           \
                     d = -gv;                                              \
+                    s += gv;                                              \
+                    break;                                                \
+                case HB_ADD:                                              \
+                    d = gv;                                               \
                     s += gv;                                              \
                     break;                                                \
                 case HB_MUL:                                              \
@@ -156,6 +194,9 @@
             break;                                                        \
         case HB_DIV_AF:                                                   \
             hbb_##DT##_k(HB_DIV_AF, g, f, v, df, dv, R, C, c0, c1);       \
+            break;                                                        \
+        case HB_ADD:                                                      \
+            hbb_##DT##_k(HB_ADD, g, f, v, df, dv, R, C, c0, c1);          \
             break;                                                        \
         default:                                                          \
             hbb_##DT##_k(HB_DIV_BF, g, f, v, df, dv, R, C, c0, c1);       \

@@ -191,6 +191,9 @@ static void hb_add_part(void *arg, int part, int nparts)
     }
 }
 
+static int hb_bin(void *ctx, tb_op_id id, tb_dtype dt, int isa,
+                  const tb_tensor *in, tb_tensor *out);
+
 /* 0 done, 1 not served (another pattern, no conversions at isa) */
 static int hb_add_bwd(void *ctx, tb_dtype dt, int isa, const tb_tensor *in,
                       tb_tensor *out)
@@ -203,6 +206,9 @@ static int hb_add_bwd(void *ctx, tb_dtype dt, int isa, const tb_tensor *in,
     if (n == 0 || la == 0 || lb == 0 || !j.cv.widen ||
         tb_tensor_numel(&out[0]) != la || tb_tensor_numel(&out[1]) != lb)
         return 1;
+    if ((la == n) != (lb == n) && isa > TB_ISA_SCALAR &&
+        hb_bin(ctx, TB_OP_add_backward, dt, isa, in, out) == 0)
+        return 0; /* one full, one row: one pass (half_bwbin_simd.h) */
     tb_cpu_count_launch(ctx);
     for (int k = 0; k < 2; k++) {
         j.o = out[k].data;
@@ -333,7 +339,8 @@ static int hb_bin(void *ctx, tb_op_id id, tb_dtype dt, int isa,
     const bool af = la == n; /* a full, b the row */
     hb_bin_job j = {.cv = tb_cpu_half_cvt_get(dt, isa),
                     .fn = dt == TB_BF16 ? hb_bin_c_bf16 : hb_bin_c_f16,
-                    .kind = id == TB_OP_mul_backward ? HB_MUL
+                    .kind = id == TB_OP_add_backward   ? HB_ADD
+                            : id == TB_OP_mul_backward ? HB_MUL
                             : id == TB_OP_sub_backward
                                 ? (af ? HB_SUB_AF : HB_SUB_BF)
                                 : (af ? HB_DIV_AF : HB_DIV_BF),
@@ -343,6 +350,8 @@ static int hb_bin(void *ctx, tb_op_id id, tb_dtype dt, int isa,
     if (!j.cv.widen)
         return 1;
     j.rows = n / j.len;
+    if (id == TB_OP_add_backward)
+        j.f = j.g; /* (not read) */
 #if TB_CPU_HAVE_AVX512BF16
     if (isa == TB_ISA_AVX512BF16)
         j.cols = tb_cpu_half_bincols_avx512bf16(dt);
@@ -355,6 +364,8 @@ static int hb_bin(void *ctx, tb_op_id id, tb_dtype dt, int isa,
     if (isa == TB_ISA_AVX2)
         j.cols = tb_cpu_half_bincols_avx2(dt);
 #endif
+    if (!j.cols && j.kind == HB_ADD)
+        return 1; /* (the scalar level: hb_add_bwd's passes) */
     tb_cpu_count_launch(ctx);
     tb_cpu_parallel(ctx, 3 * n, (j.len + 31) / 32, hb_bin_part, &j);
     return 0;

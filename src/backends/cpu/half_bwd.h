@@ -86,7 +86,8 @@ void tb_cpu_half_norm_rows_avx512(tb_dtype dt, const uint16_t *x,
  * backward_impl.inc's brow computes them in f32 (no fused multiply-add):
  * g and f the 16-bit row of g and F, rv the row operand's values
  * widened.  kind: HB_SUB_AF (a full, b the row) .. HB_DIV_BF. */
-enum { HB_SUB_AF, HB_SUB_BF, HB_MUL, HB_DIV_AF, HB_DIV_BF };
+enum { HB_SUB_AF, HB_SUB_BF, HB_MUL, HB_DIV_AF, HB_DIV_BF,
+       HB_ADD /* (half_bwbin_simd.h only) */ };
 typedef void (*tb_cpu_half_bin_fn)(int kind, const uint16_t *g,
                                    const uint16_t *f, const float *rv,
                                    float *df, float *acc, int64_t w);
