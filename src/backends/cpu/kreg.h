@@ -411,8 +411,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_HALF(log_softmax_backward, X) TB_CPU_HALF(sum_backward, X)     \
     TB_CPU_HALF(mean_backward, X) TB_CPU_HALF(add_backward, X)
 #define TB_CPU_HALF_BACKWARD2(X, XN)                                      \
-    TB_CPU_HALF(sub_backward, X) TB_CPU_HALF(mul_backward, X)             \
-    TB_CPU_HALF(div_backward, X) TB_CPU_HALF_MM(matmul_backward, X, XN)   \
+    TB_CPU_HALF(sub_backward, X) TB_CPU_HALF_NE(mul_backward, X)          \
+    TB_CPU_HALF_NE(div_backward, X) TB_CPU_HALF_MM(matmul_backward, X, XN) \
     TB_CPU_HALF(linear_backward, X) TB_CPU_HALF(max_pool2d_backward, X)   \
     TB_CPU_HALF(avg_pool2d_backward, X) TB_CPU_HALF(conv2d_backward, X)
 /* optimizer steps: 16-bit p and g, f32 state (tb_op_in_dtype); the
