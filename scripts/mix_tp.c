@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "tp_clock.h" /* now, ITERS, chain */
@@ -131,6 +132,153 @@ static double drop_f64(void)
     return t1;
 }
 
+#ifdef MIX_TP_ROWS
+/* The kernel rows' own loops on L1-resident buffers: the kb_ROW
+ * functions of scripts/kernel_bounds_rand.c, _half.c and _f64.c (the
+ * loops llvm-mca prices, the shipped rows' steps with the rows' inline
+ * functions), compiled with their level's release flags and linked in
+ * by scripts/mix_tp_rows.py.  Each call runs the row's loop over RN
+ * elements (at most 24 KiB of operands and results: L1-resident after
+ * the first call), the inputs in the benchmark's domain (every lane on
+ * the fast path: [-1, 1]; pow's bases [0.1, 2], exponents [-2, 2]), so
+ * the time is the loop's own throughput, loop control, loads and stores
+ * included. */
+void kb_rand_uniform_f32(void *o, long n, uint64_t key, double hi);
+void kb_rand_uniform_f16(void *o, long n, uint64_t key, double hi);
+void kb_rand_uniform_bf16(void *o, long n, uint64_t key, double hi);
+void kb_rand_uniform_f64(double *o, long n, uint64_t key, double d);
+unsigned kb_rand_normal_f32(void *o, long n, uint64_t key, double mean,
+                            double sd);
+unsigned kb_rand_normal_bf16(void *o, long n, uint64_t key, double mean,
+                             double sd);
+unsigned kb_rand_normal_f16(void *o, long n, uint64_t key, double mean,
+                            double sd);
+void kb_rand_normal_f64(double *y, long n, uint64_t key);
+void kb_pow_bf16(const uint16_t *a, const uint16_t *b, uint16_t *o, long n);
+void kb_pow_f16(const uint16_t *a, const uint16_t *b, uint16_t *o, long n);
+void kb_sigmoid_backward_bf16(const uint16_t *a, const uint16_t *b,
+                              uint16_t *o, long n);
+void kb_sigmoid_backward_f16(const uint16_t *a, const uint16_t *b,
+                             uint16_t *o, long n);
+void kb_tanh_backward_bf16(const uint16_t *a, const uint16_t *b,
+                           uint16_t *o, long n);
+void kb_tanh_backward_f16(const uint16_t *a, const uint16_t *b, uint16_t *o,
+                          long n);
+void kb_pow_f64(const double *a, const double *b, double *y, long n);
+void kb_tanh_f64(const double *x, double *y, long n);
+void kb_sigmoid_backward_f64(const double *g, const double *x, double *y,
+                             long n);
+void kb_tanh_backward_f64(const double *g, const double *x, double *y,
+                          long n);
+
+/* the 16-bit pow's chunk fallback (hs_pow_ch_*: lanes off the short
+ * log2's path) calls the f32 row; no input here takes it */
+void tb_cpu_pow_f32_avx512(void);
+void tb_cpu_pow_f32_avx512(void)
+{
+    abort();
+}
+
+#define RN 1024L /* elements a call */
+#define RCALLS 16L /* calls a round: short rounds, the smallest kept */
+static double da[RN], db[RN], dy[RN];
+static uint16_t ba[RN], bb[RN], fa[RN], fb[RN], ho[RN];
+
+static uint16_t to_bf16(double x)
+{
+    union { float f; uint32_t u; } v = {(float)x};
+    return (uint16_t)((v.u + 0x7fff + ((v.u >> 16) & 1)) >> 16);
+}
+
+/* x normal in f16's range (|x| >= 2^-14 or 0), rounded to nearest */
+static uint16_t to_f16(double x)
+{
+    uint16_t sg = x < 0 ? 0x8000 : 0;
+    double a = x < 0 ? -x : x;
+    if (a < 0x1p-14)
+        return sg;
+    int e = 0;
+    while (a >= 2) {
+        a /= 2;
+        e++;
+    }
+    while (a < 1) {
+        a *= 2;
+        e--;
+    }
+    long m = (long)((a - 1) * 1024 + 0.5);
+    if (m == 1024) {
+        m = 0;
+        e++;
+    }
+    return (uint16_t)(sg | (uint16_t)((e + 15) << 10) | (uint16_t)m);
+}
+
+static void row_inputs(void)
+{
+    uint64_t s = 12345;
+    for (long i = 0; i < RN; i++) {
+        double u[2];
+        for (int k = 0; k < 2; k++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            u[k] = (double)(s >> 11) * 0x1p-53; /* [0, 1) */
+        }
+        da[i] = 2 * u[0] - 1;
+        db[i] = 2 * u[1] - 1;
+        ba[i] = to_bf16(0.1 + 1.9 * u[0]);
+        bb[i] = to_bf16(4 * u[1] - 2);
+        fa[i] = to_f16(0.1 + 1.9 * u[0]);
+        fb[i] = to_f16(4 * u[1] - 2);
+    }
+}
+
+/* bwd and pow inputs differ: the 16-bit bwd rows take g, x in [-1, 1] */
+static uint16_t gb[RN], xb[RN], gf[RN], xf[RN];
+static double pa[RN], pb[RN];
+
+static void row_inputs2(void)
+{
+    for (long i = 0; i < RN; i++) {
+        gb[i] = to_bf16(da[i]);
+        xb[i] = to_bf16(db[i]);
+        gf[i] = to_f16(da[i]);
+        xf[i] = to_f16(db[i]);
+        pa[i] = 0.1 + 1.9 * (da[i] + 1) / 2;
+        pb[i] = 2 * db[i];
+    }
+}
+
+#define ROW_T(NAME, CALL)                                                 \
+    static double NAME(void)                                              \
+    {                                                                     \
+        double t0 = now();                                                \
+        for (long r = 0; r < RCALLS; r++) {                               \
+            CALL;                                                         \
+            __asm__ volatile("" ::: "memory");                            \
+        }                                                                 \
+        return now() - t0;                                                \
+    }
+ROW_T(r_uni_f32, kb_rand_uniform_f32(dy, RN, 7, 1.0))
+ROW_T(r_uni_f16, kb_rand_uniform_f16(ho, RN, 7, 1.0))
+ROW_T(r_uni_bf16, kb_rand_uniform_bf16(ho, RN, 7, 1.0))
+ROW_T(r_uni_f64, kb_rand_uniform_f64(dy, RN, 7, 1.0))
+ROW_T(r_nor_f32, kb_rand_normal_f32(dy, RN, 7, 0.0, 1.0))
+ROW_T(r_nor_f16, kb_rand_normal_f16(ho, RN, 7, 0.0, 1.0))
+ROW_T(r_nor_bf16, kb_rand_normal_bf16(ho, RN, 7, 0.0, 1.0))
+ROW_T(r_nor_f64, kb_rand_normal_f64(dy, RN, 7))
+ROW_T(r_pow_bf16, kb_pow_bf16(ba, bb, ho, RN))
+ROW_T(r_pow_f16, kb_pow_f16(fa, fb, ho, RN))
+ROW_T(r_sigb_bf16, kb_sigmoid_backward_bf16(gb, xb, ho, RN))
+ROW_T(r_sigb_f16, kb_sigmoid_backward_f16(gf, xf, ho, RN))
+ROW_T(r_tanhb_bf16, kb_tanh_backward_bf16(gb, xb, ho, RN))
+ROW_T(r_tanhb_f16, kb_tanh_backward_f16(gf, xf, ho, RN))
+ROW_T(r_pow_f64, kb_pow_f64(pa, pb, dy, RN))
+ROW_T(r_tanh_f64, kb_tanh_f64(da, dy, RN))
+ROW_T(r_sigb_f64, kb_sigmoid_backward_f64(da, db, dy, RN))
+ROW_T(r_tanhb_f64, kb_tanh_backward_f64(da, db, dy, RN))
+#undef ROW_T
+#endif
+
 int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 41;
@@ -138,26 +286,56 @@ int main(int argc, char **argv)
         const char *name;
         double (*fn)(void);
         int elems; /* elements a loop iteration */
+        long iters; /* loop iterations a round */
     } t[] = {
-        {"mix (rs_mix, 8 lanes)", mix_only, 32},
-        {"dropout f32 step", drop_f32, 32},
-        {"dropout f64 step", drop_f64, 32},
+        {"mix (rs_mix, 8 lanes)", mix_only, 32, ITERS},
+        {"dropout f32 step", drop_f32, 32, ITERS},
+        {"dropout f64 step", drop_f64, 32, ITERS},
+#ifdef MIX_TP_ROWS
+        /* the rows' loops: elements a call (pow 16-bit: the pipelined
+         * loop's n / 32 - 1 steps of 32) */
+        {"rand_uniform_f32_avx512", r_uni_f32, RN, RCALLS},
+        {"rand_uniform_f16_avx512", r_uni_f16, RN, RCALLS},
+        {"rand_uniform_bf16_avx512", r_uni_bf16, RN, RCALLS},
+        {"rand_uniform_f64_avx512", r_uni_f64, RN, RCALLS},
+        {"rand_normal_f32_avx512", r_nor_f32, RN, RCALLS},
+        {"rand_normal_f16_avx512", r_nor_f16, RN, RCALLS},
+        {"rand_normal_bf16_avx512", r_nor_bf16, RN, RCALLS},
+        {"rand_normal_f64_avx512", r_nor_f64, RN, RCALLS},
+        {"pow_bf16_avx512bf16", r_pow_bf16, RN - 32, RCALLS},
+        {"pow_f16_avx512", r_pow_f16, RN - 32, RCALLS},
+        {"sigmoid_backward_bf16_avx512bf16", r_sigb_bf16, RN, RCALLS},
+        {"sigmoid_backward_f16_avx512", r_sigb_f16, RN, RCALLS},
+        {"tanh_backward_bf16_avx512bf16", r_tanhb_bf16, RN, RCALLS},
+        {"tanh_backward_f16_avx512", r_tanhb_f16, RN, RCALLS},
+        {"pow_f64_avx512", r_pow_f64, RN, RCALLS},
+        {"tanh_f64_avx512", r_tanh_f64, RN, RCALLS},
+        {"sigmoid_backward_f64_avx512", r_sigb_f64, RN, RCALLS},
+        {"tanh_backward_f64_avx512", r_tanhb_f64, RN, RCALLS},
+#endif
     };
+#ifdef MIX_TP_ROWS
+    row_inputs();
+    row_inputs2();
+#endif
     double clk = 0;
     for (int r = 0; r < rounds; r++) {
         double c = (double)ITERS * 8 / chain();
         clk = c > clk ? c : clk;
     }
     printf("core clock (dependent adds): %.3f GHz\n", clk * 1e-9);
-    printf("%-30s %12s %14s\n", "loop", "cycles/8", "cycles/elem");
+    printf("%-34s %12s %14s\n", "loop", "cycles/8", "cycles/elem");
     for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        if (argc > 2 && !strstr(t[i].name, argv[2]))
+            continue; /* [filter]: the loops whose name has it */
         double best = 1e30;
-        for (int r = 0; r < rounds; r++) {
+        int nr = t[i].iters == ITERS ? rounds : 20 * rounds;
+        for (int r = 0; r < nr; r++) {
             double s = t[i].fn();
             best = s < best ? s : best;
         }
-        double cyc = best * clk / ((double)ITERS * t[i].elems);
-        printf("%-30s %12.2f %14.3f\n", t[i].name, 8 * cyc, cyc);
+        double cyc = best * clk / ((double)t[i].iters * t[i].elems);
+        printf("%-34s %12.2f %14.3f\n", t[i].name, 8 * cyc, cyc);
     }
     return 0;
 }
