@@ -11,6 +11,12 @@
  *      -o /tmp/mix_tp scripts/mix_tp.c
  *   /tmp/mix_tp [rounds]
  *
+ * With -DMIX_TP_ROWS (scripts/mix_tp_rows.py builds it so, linking the
+ * kb_ loops of scripts/kernel_bounds_{rand,half,f64}.c and the
+ * optimizers' avx512 files at their release flags) it also times those
+ * rows' own loops on L1-resident buffers (below), and a few forms of
+ * sgd's 16-bit step, the figures the hand-stated znver4 entries cite.
+ *
  * Not a test (tests/meson.build only builds it; it needs AVX-512 to
  * run).  Each loop
  * runs CH independent chains of counters (no dependency between them but
@@ -276,6 +282,145 @@ ROW_T(r_pow_f64, kb_pow_f64(pa, pb, dy, RN))
 ROW_T(r_tanh_f64, kb_tanh_f64(da, dy, RN))
 ROW_T(r_sigb_f64, kb_sigmoid_backward_f64(da, db, dy, RN))
 ROW_T(r_tanhb_f64, kb_tanh_backward_f64(da, db, dy, RN))
+
+/* The optimizers' 16-bit rows (mixed precision: bf16/f16 p and g, f32
+ * state): the rows' own entry points tb_optim_<dt>_<level>
+ * (optim_simd_impl.h, compiled from optim_avx512bf16.c and
+ * optim_avx512.c with their flags) on RN elements, the table's cases'
+ * parameters (sgd lr 0.01; sgd_momentum 0.01, momentum 0.9; adamax lr
+ * 0.002, betas 0.9, 0.999, eps 1e-8, step 10), results written apart
+ * from the inputs (every call the same work). */
+#include "backends/cpu/optim_simd.h"
+#include "ops/op.h"
+
+static float st1[RN], st2[RN], so1[RN], so2[RN];
+static uint16_t ho2[RN];
+
+static tb_optim_job opt_job(int op, const uint16_t *p, const uint16_t *g)
+{
+    tb_optim_job j;
+    memset(&j, 0, sizeof j);
+    j.op = op;
+    j.in[0] = p;
+    j.in[1] = g;
+    j.out[0] = ho2;
+    switch (op) {
+    case TB_OP_sgd:
+        j.lr = 0.01;
+        break;
+    case TB_OP_sgd_momentum:
+        j.lr = 0.01;
+        j.b1 = 0.9;
+        j.c2 = 1;
+        j.mom = true;
+        j.in[2] = st1;
+        j.out[1] = so1;
+        break;
+    default: /* adamax */
+        j.b1 = 0.9;
+        j.omb1 = 0.1;
+        j.b2 = 0.999;
+        j.omb2 = 0.001;
+        j.eps = 1e-8;
+        j.lr = 0.002 / (1 - 0.3486784401); /* 1 - 0.9^10 */
+        j.in[2] = st1;
+        j.in[3] = st2;
+        j.out[1] = so1;
+        j.out[2] = so2;
+        break;
+    }
+    return j;
+}
+
+static void opt_inputs(void)
+{
+    for (long i = 0; i < RN; i++) {
+        st1[i] = (float)(0.1 * da[i]);
+        st2[i] = (float)(0.1 + 0.45 * (db[i] + 1));
+    }
+}
+
+#define OPT_T(NAME, OP, FN, P, G)                                         \
+    static double NAME(void)                                              \
+    {                                                                     \
+        const tb_optim_job j = opt_job(OP, P, G);                         \
+        double t0 = now();                                                \
+        for (long r = 0; r < RCALLS; r++) {                               \
+            if (FN(&j, 0, RN) != RN)                                      \
+                abort();                                                  \
+            __asm__ volatile("" ::: "memory");                            \
+        }                                                                 \
+        return now() - t0;                                                \
+    }
+OPT_T(o_sgd_bf16, TB_OP_sgd, tb_optim_bf16_avx512bf16, gb, xb)
+OPT_T(o_sgd_f16, TB_OP_sgd, tb_optim_f16_avx512, gf, xf)
+OPT_T(o_mom_bf16, TB_OP_sgd_momentum, tb_optim_bf16_avx512bf16, gb, xb)
+OPT_T(o_mom_f16, TB_OP_sgd_momentum, tb_optim_f16_avx512, gf, xf)
+OPT_T(o_amax_bf16, TB_OP_adamax, tb_optim_bf16_avx512bf16, gb, xb)
+OPT_T(o_amax_f16, TB_OP_adamax, tb_optim_f16_avx512, gf, xf)
+#undef OPT_T
+
+/* sgd bf16's step two ways, on RN elements (no subnormal check; the
+ * same arithmetic: p - lr g, rounded by vcvtne*): "zx", the row's
+ * widening (vpmovzxwd + vpslld a vector of 16) and narrowing
+ * (vcvtneps2bf16 a vector); "unpack", 32 elements a step widened by
+ * vpunpcklwd/vpunpckhwd with zero (one operation a vector of 16, the
+ * lanes in the 128-bit lanes' order) and narrowed by one vcvtne2ps2bf16
+ * and a vpermq back to memory order.  How much a cheaper widening would
+ * buy the bf16 optimizer rows. */
+__attribute__((target("avx512bf16"))) static void
+sgd_zx(const uint16_t *p, const uint16_t *g, uint16_t *o, long n)
+{
+    const __m512 lr = _mm512_set1_ps(0.01f);
+    for (long i = 0; i < n; i += 16) {
+        __m512 vp = _mm512_castsi512_ps(_mm512_slli_epi32(
+            _mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)(p + i))),
+            16));
+        __m512 vg = _mm512_castsi512_ps(_mm512_slli_epi32(
+            _mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)(g + i))),
+            16));
+        vp = _mm512_sub_ps(vp, _mm512_mul_ps(lr, vg));
+        _mm256_storeu_si256((void *)(o + i), (__m256i)_mm512_cvtneps_pbh(vp));
+    }
+}
+__attribute__((target("avx512bf16"))) static void
+sgd_unpack(const uint16_t *p, const uint16_t *g, uint16_t *o, long n)
+{
+    const __m512 lr = _mm512_set1_ps(0.01f);
+    const __m512i z = _mm512_setzero_si512();
+    const __m512i ix = _mm512_set_epi64(7, 3, 6, 2, 5, 1, 4, 0);
+    for (long i = 0; i < n; i += 32) {
+        __m512i hp = _mm512_loadu_si512((const void *)(p + i));
+        __m512i hg = _mm512_loadu_si512((const void *)(g + i));
+        __m512 p0 = _mm512_castsi512_ps(_mm512_unpacklo_epi16(z, hp));
+        __m512 p1 = _mm512_castsi512_ps(_mm512_unpackhi_epi16(z, hp));
+        __m512 g0 = _mm512_castsi512_ps(_mm512_unpacklo_epi16(z, hg));
+        __m512 g1 = _mm512_castsi512_ps(_mm512_unpackhi_epi16(z, hg));
+        p0 = _mm512_sub_ps(p0, _mm512_mul_ps(lr, g0));
+        p1 = _mm512_sub_ps(p1, _mm512_mul_ps(lr, g1));
+        __m512i r = (__m512i)_mm512_cvtne2ps_pbh(p1, p0);
+        _mm512_storeu_si512((void *)(o + i),
+                            _mm512_permutexvar_epi64(ix, r));
+    }
+}
+/* sgd f16's step as plain as it goes (the row's arithmetic): two
+ * vcvtph2ps, the product, the difference, one vcvtps2ph a vector */
+static void sgd_f16_plain(const uint16_t *p, const uint16_t *g, uint16_t *o,
+                          long n)
+{
+    const __m512 lr = _mm512_set1_ps(0.01f);
+    for (long i = 0; i < n; i += 16) {
+        __m512 vp = _mm512_cvtph_ps(_mm256_loadu_si256((const void *)(p + i)));
+        __m512 vg = _mm512_cvtph_ps(_mm256_loadu_si256((const void *)(g + i)));
+        vp = _mm512_sub_ps(vp, _mm512_mul_ps(lr, vg));
+        _mm256_storeu_si256((void *)(o + i),
+                            _mm512_cvtps_ph(vp, _MM_FROUND_TO_NEAREST_INT |
+                                                    _MM_FROUND_NO_EXC));
+    }
+}
+ROW_T(x_sgd_f16, sgd_f16_plain(gf, xf, ho, RN))
+ROW_T(x_sgd_zx, sgd_zx(gb, xb, ho, RN))
+ROW_T(x_sgd_unpack, sgd_unpack(gb, xb, ho, RN))
 #undef ROW_T
 #endif
 
@@ -312,11 +457,21 @@ int main(int argc, char **argv)
         {"tanh_f64_avx512", r_tanh_f64, RN, RCALLS},
         {"sigmoid_backward_f64_avx512", r_sigb_f64, RN, RCALLS},
         {"tanh_backward_f64_avx512", r_tanhb_f64, RN, RCALLS},
+        {"sgd_bf16_avx512bf16", o_sgd_bf16, RN, RCALLS},
+        {"sgd_f16_avx512", o_sgd_f16, RN, RCALLS},
+        {"sgd_momentum_bf16_avx512bf16", o_mom_bf16, RN, RCALLS},
+        {"sgd_momentum_f16_avx512", o_mom_f16, RN, RCALLS},
+        {"adamax_bf16_avx512bf16", o_amax_bf16, RN, RCALLS},
+        {"adamax_f16_avx512", o_amax_f16, RN, RCALLS},
+        {"sgd bf16 step: zx (the row's)", x_sgd_zx, RN, RCALLS},
+        {"sgd bf16 step: unpack", x_sgd_unpack, RN, RCALLS},
+        {"sgd f16 step: plain", x_sgd_f16, RN, RCALLS},
 #endif
     };
 #ifdef MIX_TP_ROWS
     row_inputs();
     row_inputs2();
+    opt_inputs();
 #endif
     double clk = 0;
     for (int r = 0; r < rounds; r++) {

@@ -30,6 +30,10 @@ OBJS = [  # (loop file, the source whose flags it takes, object name)
     ("kernel_bounds_half.c", "half_avx512bf16.c", "half_bf16"),
     ("kernel_bounds_half.c", "half_avx512.c", "half_f16"),
     ("kernel_bounds_f64.c", "f64_avx512.c", "f64"),
+    # the optimizers' 16-bit rows: their own files
+    ("../src/backends/cpu/optim_avx512bf16.c", "optim_avx512bf16.c",
+     "optim_bf16"),
+    ("../src/backends/cpu/optim_avx512.c", "optim_avx512.c", "optim"),
 ]
 
 
@@ -48,7 +52,9 @@ def main():
                             "-o", o], check=True)
             objs.append(o)
         exe = os.path.join(tmp, "mix_tp_rows")
-        subprocess.run([cc, "-O2", "-DMIX_TP_ROWS", "-mavx512f",
+        inc = [f for f in kb.level_flags(a.build, "optim_avx512.c")[1]
+               if f.startswith("-I")]
+        subprocess.run([cc, "-O2", "-DMIX_TP_ROWS", *inc, "-mavx512f",
                         "-mavx512dq", "-mavx512bw", "-mavx512vl",
                         os.path.join(HERE, "mix_tp.c"), *objs, "-lm",
                         "-o", exe], check=True)
