@@ -294,6 +294,7 @@ ROW_T(r_tanhb_f64, kb_tanh_backward_f64(da, db, dy, RN))
 #include "ops/op.h"
 
 static float st1[RN], st2[RN], so1[RN], so2[RN];
+static float la32[RN], lb32[RN]; /* lbfgs's f32 operands (below) */
 static uint16_t ho2[RN];
 
 static tb_optim_job opt_job(int op, const uint16_t *p, const uint16_t *g)
@@ -337,6 +338,8 @@ static void opt_inputs(void)
     for (long i = 0; i < RN; i++) {
         st1[i] = (float)(0.1 * da[i]);
         st2[i] = (float)(0.1 + 0.45 * (db[i] + 1));
+        la32[i] = (float)da[i];
+        lb32[i] = (float)db[i];
     }
 }
 
@@ -359,6 +362,52 @@ OPT_T(o_mom_f16, TB_OP_sgd_momentum, tb_optim_f16_avx512, gf, xf)
 OPT_T(o_amax_bf16, TB_OP_adamax, tb_optim_bf16_avx512bf16, gb, xb)
 OPT_T(o_amax_f16, TB_OP_adamax, tb_optim_f16_avx512, gf, xf)
 #undef OPT_T
+
+/* lbfgs's passes (optim_red.h's phases): the row's own loops
+ * tb_cpu_red_<dt>_avx512 (optim_red_avx512.c at its release flags) on
+ * RN elements: the dot pair (s.y, y.y) and the fused update-and-dot
+ * (q += c a, then b.q), f32 and f64 */
+#include "backends/cpu/optim_red.h"
+
+static float lq32[RN];
+static double lq64[RN];
+
+static tb_red_job red_job(tb_red_phase ph, int f64)
+{
+    static tb_optim_job j; /* lr read by the update phases */
+    tb_red_job r;
+    memset(&r, 0, sizeof r);
+    j.lr = 1;
+    r.j = &j;
+    r.n = RN;
+    r.phase = ph;
+    r.a = f64 ? (const void *)da : (const void *)la32;
+    r.b = f64 ? (const void *)db : (const void *)lb32;
+    r.q = f64 ? (void *)lq64 : (void *)lq32;
+    r.c = 1e-3;
+    r.axpy = 1;
+    return r;
+}
+#define RED_T(NAME, PH, FN, F64)                                          \
+    static double NAME(void)                                              \
+    {                                                                     \
+        static tb_red_job r;                                              \
+        r = red_job(PH, F64);                                             \
+        double part[2] = {0, 0};                                          \
+        double t0 = now();                                                \
+        for (long k = 0; k < RCALLS; k++) {                               \
+            FN(&r, 0, RN, part);                                          \
+            __asm__ volatile("" ::: "memory");                            \
+        }                                                                 \
+        double t = now() - t0;                                            \
+        LIVE(part[0]);                                                    \
+        return t;                                                         \
+    }
+RED_T(l_dot2_f32, TB_RED_DOT2, tb_cpu_red_f32_avx512, 0)
+RED_T(l_upd_f32, TB_RED_UPD_DOT, tb_cpu_red_f32_avx512, 0)
+RED_T(l_dot2_f64, TB_RED_DOT2, tb_cpu_red_f64_avx512, 1)
+RED_T(l_upd_f64, TB_RED_UPD_DOT, tb_cpu_red_f64_avx512, 1)
+#undef RED_T
 
 /* sgd bf16's step two ways, on RN elements (no subnormal check; the
  * same arithmetic: p - lr g, rounded by vcvtne*): "zx", the row's
@@ -466,6 +515,10 @@ int main(int argc, char **argv)
         {"sgd bf16 step: zx (the row's)", x_sgd_zx, RN, RCALLS},
         {"sgd bf16 step: unpack", x_sgd_unpack, RN, RCALLS},
         {"sgd f16 step: plain", x_sgd_f16, RN, RCALLS},
+        {"lbfgs f32 pass: s.y, y.y", l_dot2_f32, RN, RCALLS},
+        {"lbfgs f32 pass: q += c a, b.q", l_upd_f32, RN, RCALLS},
+        {"lbfgs f64 pass: s.y, y.y", l_dot2_f64, RN, RCALLS},
+        {"lbfgs f64 pass: q += c a, b.q", l_upd_f64, RN, RCALLS},
 #endif
     };
 #ifdef MIX_TP_ROWS

@@ -34,6 +34,8 @@ OBJS = [  # (loop file, the source whose flags it takes, object name)
     ("../src/backends/cpu/optim_avx512bf16.c", "optim_avx512bf16.c",
      "optim_bf16"),
     ("../src/backends/cpu/optim_avx512.c", "optim_avx512.c", "optim"),
+    ("../src/backends/cpu/optim_red_avx512.c", "optim_red_avx512.c",
+     "optim_red"),
 ]
 
 
