@@ -366,7 +366,7 @@ OPT_T(o_amax_f16, TB_OP_adamax, tb_optim_f16_avx512, gf, xf)
 /* lbfgs's passes (optim_red.h's phases): the row's own loops
  * tb_cpu_red_<dt>_avx512 (optim_red_avx512.c at its release flags) on
  * RN elements: the dot pair (s.y, y.y) and the fused update-and-dot
- * (q += c a, then b.q), f32 and f64 */
+ * (q += c a, then b.q; with b.y and y.y: the first loop's), f32 and f64 */
 #include "backends/cpu/optim_red.h"
 
 static float lq32[RN];
@@ -384,6 +384,7 @@ static tb_red_job red_job(tb_red_phase ph, int f64)
     r.a = f64 ? (const void *)da : (const void *)la32;
     r.b = f64 ? (const void *)db : (const void *)lb32;
     r.q = f64 ? (void *)lq64 : (void *)lq32;
+    r.y = r.a;
     r.c = 1e-3;
     r.axpy = 1;
     return r;
@@ -393,7 +394,7 @@ static tb_red_job red_job(tb_red_phase ph, int f64)
     {                                                                     \
         static tb_red_job r;                                              \
         r = red_job(PH, F64);                                             \
-        double part[2] = {0, 0};                                          \
+        double part[3] = {0, 0, 0};                                       \
         double t0 = now();                                                \
         for (long k = 0; k < RCALLS; k++) {                               \
             FN(&r, 0, RN, part);                                          \
@@ -407,6 +408,8 @@ RED_T(l_dot2_f32, TB_RED_DOT2, tb_cpu_red_f32_avx512, 0)
 RED_T(l_upd_f32, TB_RED_UPD_DOT, tb_cpu_red_f32_avx512, 0)
 RED_T(l_dot2_f64, TB_RED_DOT2, tb_cpu_red_f64_avx512, 1)
 RED_T(l_upd_f64, TB_RED_UPD_DOT, tb_cpu_red_f64_avx512, 1)
+RED_T(l_upd3_f32, TB_RED_UPD_DOT3, tb_cpu_red_f32_avx512, 0)
+RED_T(l_upd3_f64, TB_RED_UPD_DOT3, tb_cpu_red_f64_avx512, 1)
 #undef RED_T
 
 /* sgd bf16's step two ways, on RN elements (no subnormal check; the
@@ -519,6 +522,8 @@ int main(int argc, char **argv)
         {"lbfgs f32 pass: q += c a, b.q", l_upd_f32, RN, RCALLS},
         {"lbfgs f64 pass: s.y, y.y", l_dot2_f64, RN, RCALLS},
         {"lbfgs f64 pass: q += c a, b.q", l_upd_f64, RN, RCALLS},
+        {"lbfgs f32 pass: q += c a, b.q, b.y, y.y", l_upd3_f32, RN, RCALLS},
+        {"lbfgs f64 pass: q += c a, b.q, b.y, y.y", l_upd3_f64, RN, RCALLS},
 #endif
     };
 #ifdef MIX_TP_ROWS
@@ -532,7 +537,7 @@ int main(int argc, char **argv)
         clk = c > clk ? c : clk;
     }
     printf("core clock (dependent adds): %.3f GHz\n", clk * 1e-9);
-    printf("%-34s %12s %14s\n", "loop", "cycles/8", "cycles/elem");
+    printf("%-40s %12s %14s\n", "loop", "cycles/8", "cycles/elem");
     for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
         if (argc > 2 && !strstr(t[i].name, argv[2]))
             continue; /* [filter]: the loops whose name has it */
@@ -543,7 +548,7 @@ int main(int argc, char **argv)
             best = s < best ? s : best;
         }
         double cyc = best * clk / ((double)t[i].iters * t[i].elems);
-        printf("%-34s %12.2f %14.3f\n", t[i].name, 8 * cyc, cyc);
+        printf("%-40s %12.2f %14.3f\n", t[i].name, 8 * cyc, cyc);
     }
     return 0;
 }
