@@ -8,7 +8,10 @@
  * 0.5), vcvtps2ph 1.33 (1.0), vcvtph2ps 1.33 (2.0), vcvtneps2bf16 1.33
  * (2.0), vpmovzxwd 1.0 (2.0); vpmullq, vpmuludq, vpmulld, vfmadd231ps,
  * vpxorq as the model (1.0, 1.0, 1.0, 1.0, 0.5); and the conversions
- * share their pipes (vcvtph2ps + vcvtps2ph: 2.7 cycles a pair).
+ * share their pipes (vcvtph2ps + vcvtps2ph: 2.7 cycles a pair).  Also
+ * (the rows of mix_tp.c's -DMIX_TP_ROWS mode): vcvtpd2ps and vcvtps2pd
+ * 1.33 (the model 2.0), vcvtqq2pd 1.0 (2.0), vrsqrt14pd, vpermt2pd,
+ * vpermt2w, vfmadd231pd 1.0 (as the model).
  *
  *   cc -O2 -o /tmp/insn_tp scripts/insn_tp.c
  *   /tmp/insn_tp [rounds]
@@ -60,6 +63,15 @@ LOOP(zxwd_z, C8("vpmovzxwd %%ymm1, ", "%%zmm", ""))
 LOOP(movdw_z, C8("vpmovdw %%zmm1, ", "%%ymm", ""))
 LOOP(permps_z, C8("vpermps %%zmm1, %%zmm0, ", "%%zmm", ""))
 LOOP(perm2ps_z, C8("vpermt2ps %%zmm1, %%zmm0, ", "%%zmm", ""))
+/* rand_normal's and the f64 rows' (mix_tp.c's row loops) */
+LOOP(pd2ps_z, C8("vcvtpd2ps %%zmm1, ", "%%ymm", ""))
+LOOP(qq2pd_z, C8("vcvtqq2pd %%zmm1, ", "%%zmm", ""))
+LOOP(rsqrt14pd_z, C8("vrsqrt14pd %%zmm1, ", "%%zmm", ""))
+LOOP(perm2pd_z, C8("vpermt2pd %%zmm1, %%zmm0, ", "%%zmm", ""))
+LOOP(perm2w_z, C8("vpermt2w %%zmm1, %%zmm0, ", "%%zmm", ""))
+LOOP(fmapd_z, C8("vfmadd231pd %%zmm1, %%zmm0, ", "%%zmm", ""))
+/* lbfgs's and lamb's f32 sums in double (optim_red_simd.h) */
+LOOP(ps2pd_z, C8("vcvtps2pd %%ymm1, ", "%%zmm", ""))
 /* pairs: 8 of each, interleaved */
 LOOP(cvt_pair_z, C8("vcvtph2ps %%ymm1, %%zmm2\n\tvcvtps2ph $8, %%zmm0, ",
                     "%%ymm", ""))
@@ -88,6 +100,13 @@ int main(int argc, char **argv)
         {"vpmovdw ymm <- zmm", movdw_z},
         {"vpermps zmm", permps_z},
         {"vpermt2ps zmm", perm2ps_z},
+        {"vcvtpd2ps ymm <- zmm", pd2ps_z},
+        {"vcvtqq2pd zmm", qq2pd_z},
+        {"vrsqrt14pd zmm", rsqrt14pd_z},
+        {"vpermt2pd zmm", perm2pd_z},
+        {"vpermt2w zmm", perm2w_z},
+        {"vfmadd231pd zmm", fmapd_z},
+        {"vcvtps2pd zmm <- ymm", ps2pd_z},
         {"vcvtph2ps + vcvtps2ph (pair)", cvt_pair_z},
         {"vpmovzxwd + vcvtneps2bf16 (pair)", zx_ne_pair_z},
     };

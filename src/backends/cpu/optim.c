@@ -361,7 +361,7 @@ static void run_part(void *arg, int part, int nparts)
 /* ---- lamb and lbfgs: passes with deterministic sums ---------------------- */
 
 typedef void (*red_fn)(const tb_red_job *r, int64_t b, int64_t e,
-                       double part[2]);
+                       double part[3]);
 
 typedef struct red_task {
     tb_red_job *r;
@@ -378,29 +378,30 @@ static void red_part(void *arg, int part, int nparts)
     for (int c = c0; c < c1; c++) {
         int64_t b, e;
         tb_cpu_span(t->r->n, 16, c, TB_OPTIM_CHUNKS, &b, &e);
-        t->r->part[c][0] = t->r->part[c][1] = 0;
+        t->r->part[c][0] = t->r->part[c][1] = t->r->part[c][2] = 0;
         if (b < e)
             t->fn(t->r, b, e, t->r->part[c]);
     }
 }
 
-/* Runs phase ph over r's n elements; its two sums in s[0], s[1]. */
+/* Runs phase ph over r's n elements; its sums in s[0], s[1], s[2]. */
 static void red_pass(void *ctx, const red_task *t, tb_red_phase ph,
-                     double s[2])
+                     double s[3])
 {
     t->r->phase = ph;
     tb_cpu_parallel(ctx, t->r->n, TB_OPTIM_CHUNKS, red_part, (void *)t);
-    s[0] = s[1] = 0;
+    s[0] = s[1] = s[2] = 0;
     for (int c = 0; c < TB_OPTIM_CHUNKS; c++) {
         s[0] += t->r->part[c][0];
         s[1] += t->r->part[c][1];
+        s[2] += t->r->part[c][2];
     }
 }
 
 /* lamb: moments and the two norms, then p -= lr |p| / |r| r. */
 static void lamb_run(void *ctx, const red_task *t)
 {
-    double s[2];
+    double s[3];
     red_pass(ctx, t, TB_RED_LAMB_MOMENTS, s);
     double ratio = s[0] > 0 && s[1] > 0 ? sqrt(s[0]) / sqrt(s[1]) : 1;
     t->r->c = t->r->j->lr * ratio;
@@ -410,35 +411,37 @@ static void lamb_run(void *ctx, const red_task *t)
 /* lbfgs: the two-loop recursion of ref_optim.c's tb_ref_lbfgs, with the
  * direction built in out[1]; m pairs of n elements, rows of S and Y.
  * Each update of q is fused with the pass after it (the next dot
- * product, or the step): q = -g with the first s.q, q += c y with the
- * next s.q, the last with gamma's scaling and the first y.q, and so on,
- * the last q += c s with p + lr q: 3m + 1 passes, each element's
- * operations and every sum as unfused passes would give them. */
+ * product, or the step), and the first loop's pass over s_k also sums
+ * s_k . y_k and y_k . y_k (rho_k, gamma): q = -g with the first s.q,
+ * q += c y with the next s.q, the last with gamma's scaling and the
+ * first y.q, and so on, the last q += c s with p + lr q: 2m + 1 passes
+ * (a pair whose rho is 0 still takes its first-loop pass, its s.q
+ * unused, no update left pending), each element's operations and every
+ * sum as unfused passes would give them. */
 static void lbfgs_run(void *ctx, const red_task *t, const tb_tensor *in,
                       tb_tensor *out, int64_t m)
 {
     tb_red_job *r = t->r;
     const size_t row = (size_t)r->n * tb_dtype_size(in[2].dtype);
     const char *S = in[2].data, *Y = in[3].data;
-    double rho[TB_LBFGS_MAX_HIST], al[TB_LBFGS_MAX_HIST], gamma = 1, s[2];
-    for (int64_t k = 0; k < m; k++) {
-        r->a = S + k * row;
-        r->b = Y + k * row;
-        red_pass(ctx, t, TB_RED_DOT2, s);
-        rho[k] = s[0] > TB_LBFGS_MIN_YS ? 1 / s[0] : 0;
-        if (rho[k] != 0)
-            gamma = s[0] / s[1];
-    }
+    double rho[TB_LBFGS_MAX_HIST], al[TB_LBFGS_MAX_HIST], gamma = 1, s[3];
+    int newest = 1; /* gamma: the newest pair whose rho is not 0 */
     /* the pending update of q: q = -g */
     r->q = out[1].data;
     r->a = in[1].data;
     r->c = -1;
     r->axpy = r->scale2 = 0;
     for (int64_t k = m - 1; k >= 0; k--) {
+        r->b = S + k * row;
+        r->y = Y + k * row;
+        red_pass(ctx, t, TB_RED_UPD_DOT3, s); /* s_k . q, s.y, y.y */
+        rho[k] = s[1] > TB_LBFGS_MIN_YS ? 1 / s[1] : 0;
+        r->axpy = 2; /* the update is done; none pending */
         if (rho[k] == 0)
             continue;
-        r->b = S + k * row;
-        red_pass(ctx, t, TB_RED_UPD_DOT, s); /* s_k . q */
+        if (newest)
+            gamma = s[1] / s[2];
+        newest = 0;
         al[k] = s[0] * rho[k];
         r->a = Y + k * row; /* then q -= al y_k */
         r->c = -al[k];

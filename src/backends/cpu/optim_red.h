@@ -8,7 +8,7 @@
  *     RED_SQRT its square root and RED_NAME the function to define, it
  *     defines
  *         static void RED_NAME(const tb_red_job *r, int64_t b, int64_t e,
- *                              double part[2]);
+ *                              double part[3]);
  *     which runs phase r->phase on elements [b, e), adding its sums (in
  *     double, in index order) to part[0] and part[1].  The three macros
  *     are undefined at the end.  lamb's mixed-precision form (bf16/f16 p
@@ -36,10 +36,13 @@ typedef enum {
     /* lamb: p -= c r, r recomputed from the new m, v */
     TB_RED_LAMB_UPDATE,
     TB_RED_DOT2, /* part = (sum a b, sum b b) */
-    /* lbfgs's fused passes: q = c a (scale) or q + c a (axpy), then
-     * q *= c2 when scale2, each rounded to the element type, stored;
-     * then part[0] = sum b q (UPD_DOT) or out = p + lr q (UPD_STEP) */
+    /* lbfgs's fused passes: q = c a (axpy 0), q + c a (axpy 1) or q
+     * (axpy 2: no update pending), then q *= c2 when scale2, each
+     * rounded to the element type, stored; then part[0] = sum b q
+     * (UPD_DOT; UPD_DOT3 with part[1] = sum b y, part[2] = sum y y, the
+     * sums of DOT2 on (b, y)) or out = p + lr q (UPD_STEP) */
     TB_RED_UPD_DOT,
+    TB_RED_UPD_DOT3,
     TB_RED_UPD_STEP,
 } tb_red_phase;
 
@@ -49,11 +52,12 @@ typedef struct tb_red_job {
     int64_t n;
     tb_red_phase phase;
     const void *a, *b; /* operands of the vector phases */
+    const void *y;     /* UPD_DOT3's second vector */
     const void *p;     /* UPD_STEP's base */
     void *q, *out;
     double c, c2;
     int axpy, scale2; /* the UPD_* phases' update (above) */
-    double part[TB_OPTIM_CHUNKS][2]; /* per chunk, summed in order */
+    double part[TB_OPTIM_CHUNKS][3]; /* per chunk, summed in order */
 } tb_red_job;
 
 /* The loops at the SIMD levels, the same phases on the same elements
@@ -62,7 +66,7 @@ typedef struct tb_red_job {
  * and f16 (lamb's mixed-precision form: 16-bit p and g, f32 state). */
 #define TB_CPU_RED_DECL(dt, lv)                                           \
     void tb_cpu_red_##dt##_##lv(const tb_red_job *r, int64_t b,           \
-                                int64_t e, double part[2]);
+                                int64_t e, double part[3]);
 #define TB_CPU_RED_DECLS(lv)                                              \
     TB_CPU_RED_DECL(f32, lv) TB_CPU_RED_DECL(f64, lv)                     \
     TB_CPU_RED_DECL(bf16, lv) TB_CPU_RED_DECL(f16, lv)
@@ -81,14 +85,14 @@ TB_CPU_RED_DECLS(avx512)
 #endif
 
 static void RED_NAME(const tb_red_job *r, int64_t b, int64_t e,
-                     double part[2])
+                     double part[3])
 {
     typedef RED_ET et;
     const tb_optim_job *j = r->j;
-    const et *a = r->a, *bb = r->b;
+    const et *a = r->a, *bb = r->b, *yy = r->y;
     et *q = r->q;
     const et c = (et)r->c;
-    double s0 = 0, s1 = 0;
+    double s0 = 0, s1 = 0, s2 = 0;
 
     switch (r->phase) {
     case TB_RED_LAMB_MOMENTS:
@@ -133,15 +137,23 @@ static void RED_NAME(const tb_red_job *r, int64_t b, int64_t e,
         }
         break;
     case TB_RED_UPD_DOT:
+    case TB_RED_UPD_DOT3:
     case TB_RED_UPD_STEP: {
         const et c2 = (et)r->c2, lr = (et)j->lr, *pp = r->p;
         et *o = r->out;
-        const int dot = r->phase == TB_RED_UPD_DOT;
+        const int dot = r->phase != TB_RED_UPD_STEP;
+        const int dot3 = r->phase == TB_RED_UPD_DOT3;
         for (int64_t i = b; i < e; i++) {
-            et t = r->axpy ? q[i] + c * a[i] : c * a[i];
+            et t = r->axpy == 2 ? q[i]
+                   : r->axpy    ? q[i] + c * a[i]
+                                : c * a[i];
             if (r->scale2)
                 t = c2 * t;
             q[i] = t;
+            if (dot3) {
+                s1 += (double)bb[i] * yy[i];
+                s2 += (double)yy[i] * yy[i];
+            }
             if (dot)
                 s0 += (double)bb[i] * t;
             else
@@ -152,6 +164,7 @@ static void RED_NAME(const tb_red_job *r, int64_t b, int64_t e,
     }
     part[0] += s0;
     part[1] += s1;
+    part[2] += s2;
 }
 
 #undef RED_HT

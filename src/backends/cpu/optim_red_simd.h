@@ -29,7 +29,7 @@
  *  2. (each time RV_SFX is defined, d or s, with RV_ET its element type
  *     and RV_C the name of optim_red.h's C loop of that type) static
  *     void rv_red_<sfx>(const tb_red_job *r, int64_t b, int64_t e,
- *     double part[2]) (optim.c's red_fn); the three macros are undefined
+ *     double part[3]) (optim.c's red_fn); the three macros are undefined
  *     at the end. */
 #ifndef TB_BACKENDS_CPU_OPTIM_RED_SIMD_H
 #define TB_BACKENDS_CPU_OPTIM_RED_SIMD_H
@@ -185,22 +185,22 @@ _Static_assert(sizeof(oh_v) == sizeof(rb_s), "a block is one oh_v");
 /* optim.c's tb_cpu_red_<dt>_<lv> */
 #define RV_ENTRIES(lv)                                                    \
     void tb_cpu_red_f32_##lv(const tb_red_job *r, int64_t b, int64_t e,   \
-                             double part[2])                              \
+                             double part[3])                              \
     {                                                                     \
         rv_red_s(r, b, e, part);                                          \
     }                                                                     \
     void tb_cpu_red_f64_##lv(const tb_red_job *r, int64_t b, int64_t e,   \
-                             double part[2])                              \
+                             double part[3])                              \
     {                                                                     \
         rv_red_d(r, b, e, part);                                          \
     }                                                                     \
     void tb_cpu_red_bf16_##lv(const tb_red_job *r, int64_t b, int64_t e,  \
-                              double part[2])                             \
+                              double part[3])                             \
     {                                                                     \
         rv_red_bf16(r, b, e, part);                                       \
     }                                                                     \
     void tb_cpu_red_f16_##lv(const tb_red_job *r, int64_t b, int64_t e,   \
-                             double part[2])                              \
+                             double part[3])                              \
     {                                                                     \
         rv_red_f16(r, b, e, part);                                        \
     }
@@ -222,7 +222,7 @@ _Static_assert(sizeof(oh_v) == sizeof(rb_s), "a block is one oh_v");
 /* lamb's phases on whole blocks of [b, e) (optim_red.h's
  * TB_RED_LAMB_*); returns where they end */
 static int64_t RV_F(rv_lamb)(const tb_red_job *r, int64_t b, int64_t e,
-                             double part[2])
+                             double part[3])
 {
     typedef RV_ET et;
     typedef RV_(rb) vb;
@@ -277,11 +277,11 @@ static int64_t RV_F(rv_lamb)(const tb_red_job *r, int64_t b, int64_t e,
 /* the phase r->phase on [b, e), its sums added to part: whole blocks
  * here, the tail by the C loop */
 static void RV_F(rv_red)(const tb_red_job *r, int64_t b, int64_t e,
-                         double part[2])
+                         double part[3])
 {
     typedef RV_ET et;
     typedef RV_(rb) vb;
-    const et *a = r->a, *bb = r->b;
+    const et *a = r->a, *bb = r->b, *yy = r->y;
     et *q = r->q, *o = r->out;
     const vb vc = RV_(rb_set1)((et)r->c);
     rd s0 = rs_d1(0.0), s1 = s0, t0 = s0, t1 = s0;
@@ -301,27 +301,42 @@ static void RV_F(rv_red)(const tb_red_job *r, int64_t b, int64_t e,
         rv_add_lanes(&part[1], t0, t1);
         break;
     case TB_RED_UPD_DOT:
+    case TB_RED_UPD_DOT3:
     case TB_RED_UPD_STEP: {
         const vb c2 = RV_(rb_set1)((et)r->c2);
         const vb lr = RV_(rb_set1)((et)r->j->lr);
         const et *pp = r->p;
         const int ax = r->axpy, sc2 = r->scale2;
-        const int dot = r->phase == TB_RED_UPD_DOT;
+        const int dot = r->phase != TB_RED_UPD_STEP;
+        const int dot3 = r->phase == TB_RED_UPD_DOT3;
+        rd u0 = s0, u1 = s0; /* UPD_DOT3's b.y (t0, t1: y.y) */
         for (; i + RB_N <= e; i += RB_N) {
-            vb t = RV_(rb_mul)(vc, RV_(rb_load)(a + i));
-            if (ax)
+            vb t = ax == 2 ? RV_(rb_load)(q + i)
+                           : RV_(rb_mul)(vc, RV_(rb_load)(a + i));
+            if (ax == 1)
                 t = RV_(rb_add)(RV_(rb_load)(q + i), t);
             if (sc2)
                 t = RV_(rb_mul)(c2, t);
             RV_(rb_store)(q + i, t);
-            if (dot)
+            if (dot3) {
+                const vb bv = RV_(rb_load)(bb + i);
+                const vb yv = RV_(rb_load)(yy + i);
+                RV_(rb_acc)(&s0, &s1, bv, t);
+                RV_(rb_acc)(&u0, &u1, bv, yv);
+                RV_(rb_acc)(&t0, &t1, yv, yv);
+            } else if (dot) {
                 RV_(rb_acc)(&s0, &s1, RV_(rb_load)(bb + i), t);
-            else
+            } else {
                 RV_(rb_store)(o + i, RV_(rb_add)(RV_(rb_load)(pp + i),
                                                  RV_(rb_mul)(lr, t)));
+            }
         }
         if (dot)
             rv_add_lanes(&part[0], s0, s1);
+        if (dot3) {
+            rv_add_lanes(&part[1], u0, u1);
+            rv_add_lanes(&part[2], t0, t1);
+        }
         break;
     }
     }
