@@ -127,12 +127,18 @@ P16_INLINE __m512i p16_fwd_step(bool f16, bool is_max, const uint16_t *r0,
                              : _mm512_maskz_loadu_epi16(m, r1);
     const __m512i hm = _mm512_set1_epi32((int)0xffff0000u);
     if (is_max) {
-        if (__builtin_expect((p16_nan(f16, d0) | p16_nan(f16, d1)) != 0, 0))
-            return p16_max_nan(f16, d0, d1);
         const __m512 e0 = _mm512_castsi512_ps(_mm512_slli_epi32(d0, 16));
         const __m512 e1 = _mm512_castsi512_ps(_mm512_slli_epi32(d1, 16));
         const __m512 o0 = _mm512_castsi512_ps(_mm512_and_si512(d0, hm));
         const __m512 o1 = _mm512_castsi512_ps(_mm512_and_si512(d1, hm));
+        /* a NaN among the inputs: bf16's are f32 NaN (two unordered
+         * compares), f16's by their patterns */
+        const bool nan =
+            f16 ? (p16_nan(true, d0) | p16_nan(true, d1)) != 0
+                : (_mm512_cmp_ps_mask(e0, e1, _CMP_UNORD_Q) |
+                   _mm512_cmp_ps_mask(o0, o1, _CMP_UNORD_Q)) != 0;
+        if (__builtin_expect(nan, 0))
+            return p16_max_nan(f16, d0, d1);
         return _mm512_castps_si512(
             _mm512_max_ps(_mm512_max_ps(e0, e1), _mm512_max_ps(o0, o1)));
     }
