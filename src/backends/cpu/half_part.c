@@ -30,7 +30,13 @@
  * into f32 scratch and handed to the level's f32 column sums
  * (k[isa].sum[f32].cols), one block per call.  Either way the same
  * additions in the same order, so the f32 row's bits, narrowed once
- * from (float)(acc * scale). */
+ * from (float)(acc * scale).
+ *
+ * max_pool2d, avg_pool2d and their backward with kernel 2, stride 2,
+ * padding 0 at avx512 (where the level's f32 row is the avx512 one):
+ * pool16.h's fused loops on the 16-bit planes, split over the threads
+ * by planes, that row's bits; other geometries and levels: half_rows.c's
+ * planes in parts. */
 #include <string.h>
 
 #include "../../base/error.h"
