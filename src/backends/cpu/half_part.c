@@ -30,7 +30,13 @@
  * into f32 scratch and handed to the level's f32 column sums
  * (k[isa].sum[f32].cols), one block per call.  Either way the same
  * additions in the same order, so the f32 row's bits, narrowed once
- * from (float)(acc * scale). */
+ * from (float)(acc * scale).
+ *
+ * max_pool2d, avg_pool2d and their backward with kernel 2, stride 2,
+ * padding 0 at avx512 (where the level's f32 row is the avx512 one):
+ * pool16.h's fused loops on the 16-bit planes, split over the threads
+ * by planes, that row's bits; other geometries and levels: half_rows.c's
+ * planes in parts. */
 #include <string.h>
 
 #include "../../base/error.h"
@@ -44,6 +50,7 @@
 #include "kernels.h"
 #include "kreg.h"
 #include "norm.h"
+#include "pool16.h"
 
 /* f32 elements of a norm part's x (and as many of its y) */
 #define HP_ELEMS 8192
@@ -314,6 +321,83 @@ static int hp_cols(void *ctx, const tb_op *op, tb_dtype dt, int isa,
     return 0;
 }
 
+/* ---- the pools with 2x2 windows of stride 2 at avx512 (pool16.h) ---- */
+
+typedef struct {
+    bool f16, is_max, bwd;
+    const uint16_t *g, *x;
+    uint16_t *o;
+    int64_t planes, H, W, OH, OW;
+} hp_pool_job;
+
+static void hp_pool_part(void *arg, int part, int nparts)
+{
+#if TB_CPU_HAVE_AVX512
+    const hp_pool_job *j = arg;
+    int64_t b, e;
+    tb_cpu_span(j->planes, 1, part, nparts, &b, &e);
+    if (e <= b)
+        return;
+    const int64_t in = j->H * j->W, on = j->OH * j->OW;
+    if (j->bwd)
+        tb_cpu_pool16_bwd_avx512(j->f16, j->is_max, j->g + b * on,
+                                 j->x + b * in, j->o + b * in, e - b, j->H,
+                                 j->W, j->OH, j->OW);
+    else
+        tb_cpu_pool16_fwd_avx512(j->f16, j->is_max, j->x + b * in,
+                                 j->o + b * on, e - b, j->H, j->W, j->OH,
+                                 j->OW);
+#else
+    (void)arg, (void)part, (void)nparts;
+#endif
+}
+
+/* max_pool2d, avg_pool2d and their backward with kernel 2, stride 2,
+ * padding 0 where the level's f32 row is the avx512 one: pool16.h's
+ * fused loops (that row's bits); else 1 (the parts) */
+static int hp_pool(void *ctx, const tb_op *op, tb_dtype dt, int isa,
+                   tb_kernel_fn f32, const tb_tensor *in, tb_tensor *out,
+                   const tb_params *p)
+{
+#if TB_CPU_HAVE_AVX512
+    const tb_op_id id = op->id;
+    const bool bwd = id == TB_OP_max_pool2d_backward ||
+                     id == TB_OP_avg_pool2d_backward;
+    const tb_kernel_fn want =
+        id == TB_OP_max_pool2d            ? TB_CPU_KFN(max_pool2d, f32, avx512)
+        : id == TB_OP_avg_pool2d          ? TB_CPU_KFN(avg_pool2d, f32, avx512)
+        : id == TB_OP_max_pool2d_backward ? TB_CPU_KFN(max_pool2d_backward,
+                                                       f32, avx512)
+        : id == TB_OP_avg_pool2d_backward ? TB_CPU_KFN(avg_pool2d_backward,
+                                                       f32, avx512)
+                                          : NULL;
+    if (isa < TB_ISA_AVX512 || !want || f32 != want)
+        return 1;
+    const int64_t k = (int64_t)tb_cpu_param(p, id, 0);
+    const int64_t s = p && tb_params_has(p, 1) ? (int64_t)p->v[1] : k;
+    const tb_tensor *x = &in[bwd ? 1 : 0], *y = bwd ? &in[0] : &out[0];
+    if (k != 2 || s != 2 || (int64_t)tb_cpu_param(p, id, 2) != 0 ||
+        x->ndim != 4 || y->ndim != 4 || x->shape[3] >= TB_CPU_POOL_SIMD_MAX_W ||
+        tb_tensor_numel(x) == 0 || tb_tensor_numel(y) == 0)
+        return 1;
+    hp_pool_job j = {.f16 = dt == TB_F16,
+                     .is_max = id == TB_OP_max_pool2d ||
+                               id == TB_OP_max_pool2d_backward,
+                     .bwd = bwd, .g = bwd ? in[0].data : NULL,
+                     .x = x->data, .o = out[0].data,
+                     .planes = x->shape[0] * x->shape[1], .H = x->shape[2],
+                     .W = x->shape[3], .OH = y->shape[2], .OW = y->shape[3]};
+    tb_cpu_count_launch(ctx);
+    tb_cpu_parallel(ctx, tb_tensor_numel(x) + tb_tensor_numel(y), j.planes,
+                    hp_pool_part, &j);
+    return 0;
+#else
+    (void)ctx, (void)op, (void)dt, (void)isa, (void)f32, (void)in;
+    (void)out, (void)p;
+    return 1;
+#endif
+}
+
 int tb_cpu_half_part(void *ctx, const tb_op *op, tb_dtype dt, int isa,
                      tb_kernel_fn f32, tb_cpu_half_cvt cv,
                      const tb_tensor *in, tb_tensor *out,
@@ -330,7 +414,14 @@ int tb_cpu_half_part(void *ctx, const tb_op *op, tb_dtype dt, int isa,
     case TB_OP_sum:
     case TB_OP_mean:
         return hp_cols(ctx, op, dt, isa, cv, in, out, p);
-    default: /* softmax's rows, pools' planes: half_rows.c */
+    case TB_OP_max_pool2d:
+    case TB_OP_avg_pool2d:
+    case TB_OP_max_pool2d_backward:
+    case TB_OP_avg_pool2d_backward:
+        if (hp_pool(ctx, op, dt, isa, f32, in, out, p) == 0)
+            return 0;
+        return tb_cpu_half_units(ctx, op, f32, cv, in, out, p);
+    default: /* softmax's rows: half_rows.c */
         return tb_cpu_half_units(ctx, op, f32, cv, in, out, p);
     }
 }
