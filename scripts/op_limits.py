@@ -364,6 +364,148 @@ def make_config(quick_path, ops, n, op_filter, probe_ops=(),
     return cfg
 
 
+# ---- chains and the call floor ----------------------------------------------
+#
+# An unfused composition (category unfused) runs k kernels, each reading
+# its inputs from memory and writing a new tensor: its limit is the sum
+# of its steps' bounds, not the fused op's.  The steps are those of
+# src/ops/op.c (tbench list --json names them; chain_steps checks the
+# names): each step also runs as a case of its own in the same rounds
+# (not a table row), so that tbench gives it its roofline (or its
+# stated compute bound applies) and its time is there to compare.
+FLOOR_OP, FLOOR_SHAPE = "copy", [1]
+
+
+def _bcast(a, b):
+    n = max(len(a), len(b))
+    a, b = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
+    return [max(x, y) for x, y in zip(a, b)]
+
+
+def chain_steps(op, shapes, params):
+    """The steps of unfused `op` on input shapes `shapes` (one per input)
+    and its params: [(step op, input shapes, params)] as src/ops/op.c
+    runs them; None for an op this table does not know."""
+    if op == "add_relu_unfused":
+        a, b = shapes
+        t = _bcast(a, b)
+        return [("add", [a, b], {}), ("relu", [t], {})]
+    if op == "linear_unfused":
+        x, w, b = shapes
+        t = x[:-1] + [w[-1]]
+        return [("matmul", [x, w], {}), ("add", [t, b], {}),
+                ("relu", [t], {})]
+    if op == "log_softmax_unfused":
+        x = shapes[0]
+        ax = params.get("axis", -1)
+        ax = ax + len(x) if ax < 0 else ax
+        r = [1 if i == ax else d for i, d in enumerate(x)]
+        return [("max", [x], {"axis": ax - len(x), "keepdim": True}),
+                ("sub", [x, r], {}), ("exp", [x], {}),
+                ("sum", [x], {"axis": ax - len(x), "keepdim": True}),
+                ("log", [r], {}), ("sub", [x, r], {})]
+    if op == "sdpa_unfused":
+        q, k, v = shapes
+        kt = k[:-2] + [k[-1], k[-2]]
+        s = q[:-1] + [k[-2]]
+        sc = params.get("scale", 0) or 1 / math.sqrt(q[-1])
+        return [("transpose", [k], {}), ("matmul", [q, kt], {}),
+                ("mul_scalar", [s], {"scalar": sc}),
+                ("causal_mask", [s], {"causal": bool(
+                    params.get("causal", 0))}),
+                ("softmax", [s], {"axis": -1}), ("matmul", [s, v], {})]
+    if op == "cross_entropy_unfused":
+        x, t = shapes
+        return [("log_softmax", [x], {"axis": 1}),
+                ("nll_loss", [x, t], {})]
+    return None
+
+
+def check_chain_table(ops):
+    """Each unfused op of tbench list --json against chain_steps' step
+    names (a step added or renamed in op.c must be added here)."""
+    for name, o in ops.items():
+        if o.get("category") != "unfused":
+            continue
+        n = o.get("inputs", 1)
+        got = chain_steps(name, [[2, 4, 8, 8]] * n, {})
+        want = o.get("steps") or []
+        if got is None or [s[0] for s in got] != want:
+            die(f"scripts/op_limits.py's chain_steps does not know "
+                f"{name}'s steps {want} (tbench list --json): add them")
+
+
+def expand_shapes(entry, n_in):
+    """A config entry's cases as per-input shape lists."""
+    out = []
+    for s in entry["shapes"]:
+        out.append(s if isinstance(s[0], list) else
+                   [s] * n_in if n_in else [s])
+    return out
+
+
+def params_match(want, got):
+    """A case's params hold want's (numbers compared as numbers)."""
+    for k, v in want.items():
+        g = (got or {}).get(k)
+        if g is None or not math.isclose(float(g), float(v),
+                                         rel_tol=1e-12, abs_tol=0):
+            return False
+    return True
+
+
+def aux_entries(entries, ops, dtypes_of):
+    """The entries the chains' steps and the call floor add to a config
+    of `entries`: (new entries, their cases as plan.json lists them:
+    [op, input shapes, params, dtype])."""
+    have = set()
+    for e in entries:
+        for shp in expand_shapes(e, ops[e["op"]].get("inputs", 1)):
+            for dt in dtypes_of(e):
+                have.add((e["op"], json.dumps(shp), json.dumps(
+                    e.get("params", {}), sort_keys=True), dt))
+    new, aux = [], []
+
+    def add(op, shp, params, dts):
+        dts = [dt for dt in dts if dt in ops[op].get("dtypes", [dt])]
+        mine = [dt for dt in dts if (op, json.dumps(shp), json.dumps(
+            params, sort_keys=True), dt) not in have]
+        if not mine:
+            return
+        for dt in mine:
+            have.add((op, json.dumps(shp), json.dumps(params,
+                                                      sort_keys=True), dt))
+            aux.append([op, shp, params, dt])
+        e = {"op": op, "shapes": [shp], "dtypes": mine}
+        if params:
+            e["params"] = params
+        new.append(e)
+    for e in entries:
+        if ops[e["op"]].get("category") != "unfused":
+            continue
+        for shp in expand_shapes(e, ops[e["op"]].get("inputs", 1)):
+            for sop, sshp, sp in chain_steps(e["op"], shp,
+                                             e.get("params", {})) or []:
+                add(sop, sshp, sp, dtypes_of(e))
+    if entries:
+        dts = dtypes_of(entries[0])
+        add(FLOOR_OP, [FLOOR_SHAPE], {}, dts[:1])
+    return new, aux
+
+
+def find_case(cases, op, shapes, params, dtype):
+    for c in cases:
+        if c.get("op") == op and c.get("shapes") == shapes and \
+                c.get("dtype", "f32") == dtype and \
+                params_match(params, c.get("params")):
+            return c
+    return None
+
+
+def is_floor(c):
+    return c.get("op") == FLOOR_OP and c.get("shapes") == [FLOOR_SHAPE]
+
+
 # ---- steps 2-3: the runs ----------------------------------------------------
 
 def peers_config(d, cfg, peers_path):
@@ -455,11 +597,14 @@ def peer_of(peers, key):
     return out
 
 
-def run_rates(results_doc):
+def run_rates(results_doc, skip=()):
     """ns per byte of this run's own copy (the copy op) and read (the
-    global sum) at 1 thread: {"copy": r, "read": r}, where they ran."""
+    global sum) at 1 thread: {"copy": r, "read": r}, where they ran
+    (not the cases of ids `skip`: chain steps, the call floor)."""
     best = {}
     for c in results_doc.get("cases", []):
+        if c["id"] in skip:
+            continue
         st = c.get("stats") or {}
         b = (c.get("model") or {}).get("bytes")
         kind = "copy" if c.get("op") == "copy" else \
@@ -532,6 +677,93 @@ def case_median(c):
     return (c.get("stats") or {}).get("median_ns")
 
 
+def case_bound(c, med, bounds, probes, by_id, clock, plan):
+    """A case's (memory bound, bound, bound kind, stated): the roofline's
+    attainable time, or a stated compute bound where larger."""
+    nr = len(by_id)
+    rl = c.get("roofline") or None
+    mem = rl.get("min_time_ns") if rl else None
+    bound = mem
+    kind = None
+    if rl:
+        kind = (f"compute ({rl.get('isa')} FMA)"
+                if rl.get("bound") == "compute" else
+                f"memory ({rl.get('bw_kernel')}, {rl.get('level')})")
+    # a stated compute bound: elements x cycles / the measured clock
+    stated = None
+    b = bounds.get(c.get("impl"))
+    elems = out_elements(c)
+    if b:
+        cyc = b["cycles_per_element"]
+        pc = probes.get(probe_key(c))
+        pm = median(case_median(by_id[r].get(pc["id"]))
+                    for r in range(nr)) if pc else None
+        stated = {"cycles_per_element": cyc, "clock_ghz": clock,
+                  "derivation": b["derivation"], "compute_ns": None,
+                  "ns_per_element": None,
+                  "ns_per_element_here": med / elems
+                  if med and elems else None,
+                  "in_cache_id": pc["id"] if pc else None,
+                  "in_cache_ns_per_element":
+                  pm / plan["probe_elements"] if pm else None}
+        if clock and elems and mem:
+            comp = elems * cyc / clock
+            stated.update(compute_ns=comp, ns_per_element=cyc / clock)
+            if comp > mem:
+                bound = comp
+                kind = (f"compute (stated, {cyc:g} cycles/elem at "
+                        f"{clock:.2f} GHz)")
+    return mem, bound, kind, stated
+
+
+def aux_ids(res, plan):
+    """Ids of a round's chain-step and call-floor cases (plan.json's
+    aux): not table rows."""
+    out = set()
+    for op, shp, params, dt in plan.get("aux") or []:
+        c = find_case(res.get("cases", []), op, shp, params, dt)
+        if c:
+            out.add(c["id"])
+    return out
+
+
+def floor_of(res1, by_id, plan):
+    """The call floor: the median over the rounds of the smallest op's
+    time (a copy of 1 element, plan.json's aux), None without it."""
+    ts = []
+    for op, shp, params, dt in plan.get("aux") or []:
+        c = find_case(res1.get("cases", []), op, shp, params, dt)
+        if c and is_floor(c):
+            m = median(case_median(b.get(c["id"])) for b in by_id)
+            if m:
+                ts.append(m)
+    return min(ts) if ts else None
+
+
+def chain_of(c, res1, by_id, bounds, probes, clock, plan):
+    """An unfused case's steps, each found among round 1's cases: [{op,
+    id, impl, shapes, params, median_ns, bound_ns, bound, ratio}]; None
+    when a step did not run."""
+    steps = chain_steps(c["op"], c.get("shapes") or [], c.get("params")
+                        or {})
+    if not steps:
+        return None
+    out = []
+    for op, shp, params in steps:
+        s = find_case(res1.get("cases", []), op, shp, params,
+                      c.get("dtype", "f32"))
+        if not s or s.get("status") != "ok":
+            return None
+        med = median(case_median(b.get(s["id"])) for b in by_id)
+        _, bound, kind, _ = case_bound(s, med, bounds, probes, by_id,
+                                       clock, plan)
+        out.append({"op": op, "id": s["id"], "impl": s.get("impl"),
+                    "shapes": shp, "params": params, "median_ns": med,
+                    "bound_ns": bound, "bound": kind,
+                    "ratio": med / bound if med and bound else None})
+    return out
+
+
 def build_rows(rounds, bounds, plan, max_ratio):
     """rounds: [(results doc, peers doc or None)], round 1 first.  The
     rows are round 1's cases (less the in-cache probes); each figure is
@@ -544,49 +776,32 @@ def build_rows(rounds, bounds, plan, max_ratio):
                         {"numpy", "torch", None})
     by_id = [{c["id"]: c for c in r.get("cases", [])} for r, _ in rounds]
     peers = [peer_times(p) if p else {} for _, p in rounds]
-    rates = [run_rates(r) for r, _ in rounds]
+    rates = [run_rates(r, aux_ids(r, plan)) for r, _ in rounds]
     clock = ((res1.get("peaks") or {}).get("clock") or {}).get("median_ghz")
     probes = probe_cases(res1, bounds, plan)
-    probe_ids = {c["id"] for c in probes.values()}
+    probe_ids = {c["id"] for c in probes.values()} | aux_ids(res1, plan)
+    floor = floor_of(res1, by_id, plan)
     rows = []
     for c in res1.get("cases", []):
         if c["id"] in probe_ids:
             continue
         st = c.get("status")
-        rl = c.get("roofline") or None
         meds = [case_median(by_id[r].get(c["id"])) for r in range(nr)]
         med = median(meds) if st == "ok" else None
-        mem = rl.get("min_time_ns") if rl else None
-        bound = mem
-        kind = None
-        if rl:
-            kind = (f"compute ({rl.get('isa')} FMA)"
-                    if rl.get("bound") == "compute" else
-                    f"memory ({rl.get('bw_kernel')}, {rl.get('level')})")
-        # a stated compute bound: elements x cycles / the measured clock
-        stated = None
-        b = bounds.get(c.get("impl"))
-        elems = out_elements(c)
-        if b:
-            cyc = b["cycles_per_element"]
-            pc = probes.get(probe_key(c))
-            pm = median(case_median(by_id[r].get(pc["id"]))
-                        for r in range(nr)) if pc else None
-            stated = {"cycles_per_element": cyc, "clock_ghz": clock,
-                      "derivation": b["derivation"], "compute_ns": None,
-                      "ns_per_element": None,
-                      "ns_per_element_here": med / elems
-                      if med and elems else None,
-                      "in_cache_id": pc["id"] if pc else None,
-                      "in_cache_ns_per_element":
-                      pm / plan["probe_elements"] if pm else None}
-            if clock and elems and mem:
-                comp = elems * cyc / clock
-                stated.update(compute_ns=comp, ns_per_element=cyc / clock)
-                if comp > mem:
-                    bound = comp
-                    kind = (f"compute (stated, {cyc:g} cycles/elem at "
-                            f"{clock:.2f} GHz)")
+        mem, bound, kind, stated = case_bound(c, med, bounds, probes,
+                                              by_id, clock, plan)
+        # a chain: the sum of its steps' bounds; any case: no bound under
+        # the call floor of the same run
+        chain, fused = None, None
+        if c.get("category") == "unfused":
+            chain = chain_of(c, res1, by_id, bounds, probes, clock, plan)
+            if chain and all(s["bound_ns"] for s in chain):
+                fused = (bound, kind)
+                bound = sum(s["bound_ns"] for s in chain)
+                kind = f"chain ({len(chain)} steps)"
+        if floor and bound and floor > bound and \
+                c.get("category") not in UNBOUNDED_CATS:
+            bound, kind = floor, "call floor"
         ratio = med / bound if med and bound else None
         # the peers, round by round: tbench's median over the best peer's
         key = key_of(c["id"])
@@ -633,7 +848,10 @@ def build_rows(rounds, bounds, plan, max_ratio):
             "status": st, "message": c.get("message"),
             "median_ns": med, "rounds_median_ns": meds,
             "bound_ns": bound, "bound": kind, "memory_bound_ns": mem,
-            "stated": stated,
+            "stated": stated, "chain": chain,
+            "fused_bound_ns": fused[0] if fused else None,
+            "fused_bound": fused[1] if fused else None,
+            "call_floor_ns": floor,
             "ratio": ratio, "run_bound": rk, "vs_run_bound": vs_run,
             "numpy_ns": median(libs["numpy"]),
             "torch_ns": median(libs["torch"]),
@@ -1077,6 +1295,11 @@ def main():
                       {(b["op"], dtype_of_impl(i, b["op"]))
                        for i, b in bounds.items()}, dtypes)
     cfg["measure"] = dict(cfg["measure"], max_time_s=mt)
+    # the chains' steps and the call floor: cases of their own
+    check_chain_table(ops)
+    aux_new, aux = aux_entries(cfg["ops"], ops,
+                               lambda e: e.get("dtypes", cfg["dtypes"]))
+    cfg["ops"] += aux_new
     plan = {"schema": PLAN_SCHEMA, "rounds": nr, "elements": n,
             "probe_elements": PROBE_N,
             "peer_labels": [lab for _, lab in extra],
@@ -1084,7 +1307,7 @@ def main():
             "bounds_file": None if a.bounds == "none" else
             os.path.relpath(os.path.abspath(a.bounds), ROOT),
             "bounds_mcpu": mcpu,
-            "bounds": bounds}
+            "bounds": bounds, "aux": aux}
     d = a.output or os.path.join(ROOT, "results", time.strftime(
         "op-limits-%Y%m%d-%H%M%S", time.gmtime()))
     try:
