@@ -66,7 +66,16 @@ GHz)"; the ratio time / bound; NumPy's and PyTorch's times (each
 library's faster form, the median over the rounds); and tbench's time
 over the best peer's, the median of the rounds' paired ratios (each
 round's tbench median over that round's best peer median) with their
-range.  Below the table, each row with a stated bound: the bound per
+range.  An unfused case (a chain of k kernels: every intermediate goes
+through memory) is bounded by the sum of its steps' bounds, not the
+fused op's: each step (chain_steps: the steps of src/ops/op.c, checked
+against `tbench list --json`) also runs as a case of its own in every
+round, at the step's shapes and parameters, and gets its bound as any
+case does (bound "chain (K steps; fused op's T)"; the Markdown lists
+each step's time and bound below the table).  The call floor (--call-
+floor on, the default): a copy of 1 element runs in every round too; no
+case but a calibration one is bounded below its time (bound "call
+floor").  Below the table, each row with a stated bound: the bound per
 element, the time per element here and at 4096 elements.  Flags:
   bound  a case of any category but calibration (calib_spin and
          calib_work take the time their parameters ask for) above
@@ -454,7 +463,7 @@ def params_match(want, got):
     return True
 
 
-def aux_entries(entries, ops, dtypes_of):
+def aux_entries(entries, ops, dtypes_of, floor=True):
     """The entries the chains' steps and the call floor add to a config
     of `entries`: (new entries, their cases as plan.json lists them:
     [op, input shapes, params, dtype])."""
@@ -487,7 +496,7 @@ def aux_entries(entries, ops, dtypes_of):
             for sop, sshp, sp in chain_steps(e["op"], shp,
                                              e.get("params", {})) or []:
                 add(sop, sshp, sp, dtypes_of(e))
-    if entries:
+    if entries and floor:
         dts = dtypes_of(entries[0])
         add(FLOOR_OP, [FLOOR_SHAPE], {}, dts[:1])
     return new, aux
@@ -798,7 +807,8 @@ def build_rows(rounds, bounds, plan, max_ratio):
             if chain and all(s["bound_ns"] for s in chain):
                 fused = (bound, kind)
                 bound = sum(s["bound_ns"] for s in chain)
-                kind = f"chain ({len(chain)} steps)"
+                kind = (f"chain ({len(chain)} steps; fused op's "
+                        f"{fmt_ns(fused[0])})")
         if floor and bound and floor > bound and \
                 c.get("category") not in UNBOUNDED_CATS:
             bound, kind = floor, "call floor"
@@ -1009,6 +1019,25 @@ def markdown(rows, meta, max_ratio):
                 f"- {r['case']} {shape_text(r['shapes'])}, `{r['impl']}`: "
                 f"{bnd}; here {vs(here) if here else '-'}; in cache "
                 f"{vs(inc) if inc else '-'}.  {s['derivation']}")
+    chains = [r for r in rows if r.get("chain")]
+    if chains:
+        out += ["", f"Chains of the unfused cases ({len(chains)}; the "
+                "bound of a chain of k kernels is the sum of its steps' "
+                "bounds, each step run as a case of its own in the same "
+                "rounds; per step: time / bound = ratio):", ""]
+        for r in chains:
+            out.append(
+                f"- {r['case']} {shape_text(r['shapes'])} ({r['dtype']}): "
+                + "; ".join(
+                    f"{s['op']} {shape_text(s['shapes'])} "
+                    f"{fmt_ns(s['median_ns'])} / {fmt_ns(s['bound_ns'])} "
+                    f"= {fmt_x(s['ratio'])}" for s in r["chain"]) +
+                f"; fused op's bound {fmt_ns(r['fused_bound_ns'])}")
+    if meta.get("call_floor_ns"):
+        out += ["", f"Call floor: {fmt_ns(meta['call_floor_ns'])}, the "
+                "time of the smallest op (a copy of 1 element) in the same "
+                "rounds; a case whose bound is below it is bounded by it "
+                "(bound kind \"call floor\")."]
     above = [r for r in rows if "bound" in r["flags"]]
     behind = [r for r in rows if "peer" in r["flags"]]
     cats = {}
@@ -1118,6 +1147,8 @@ def render(d, max_ratio, command):
         "peaks_warning": (" ".join(pk.get("notes") or []) or None)
         if pk else None,
         "bounds_warning": bounds_warning(rows),
+        "call_floor_ns": next((r["call_floor_ns"] for r in rows
+                               if r.get("call_floor_ns")), None),
         "stated_warning": stated_warning(rows),
     }
     files = {"results": [os.path.join(round_paths("", r)[0], "results.json")
@@ -1211,6 +1242,10 @@ def main():
                          "(default auto: znver4 for an AMD CPU with "
                          "AVX-512, znver3 for another AMD one, "
                          "icelake-server for Intel)")
+    ap.add_argument("--call-floor", default="on",
+                    help="'on' (default): also run the smallest op (a "
+                         "copy of 1 element) and bound no case below its "
+                         "time (bound kind \"call floor\"); 'off': not")
     ap.add_argument("--config-only", action="store_true",
                     help="write DIR/config.json and stop")
     ap.add_argument("--from", dest="from_dir", default=None,
@@ -1243,6 +1278,8 @@ def main():
         die(f"--elements: expected a power of two from 16 to 268435456, "
             f"got '{a.elements}'")
     n = int(a.elements)
+    if a.call_floor not in ("on", "off"):
+        die(f"--call-floor: expected on or off, got '{a.call_floor}'")
     if a.peaks not in ("measure", "cached"):
         die(f"--peaks: expected measure or cached, got '{a.peaks}'")
     peers = [] if a.peers == "none" else a.peers.split(",")
@@ -1298,7 +1335,8 @@ def main():
     # the chains' steps and the call floor: cases of their own
     check_chain_table(ops)
     aux_new, aux = aux_entries(cfg["ops"], ops,
-                               lambda e: e.get("dtypes", cfg["dtypes"]))
+                               lambda e: e.get("dtypes", cfg["dtypes"]),
+                               a.call_floor == "on")
     cfg["ops"] += aux_new
     plan = {"schema": PLAN_SCHEMA, "rounds": nr, "elements": n,
             "probe_elements": PROBE_N,
