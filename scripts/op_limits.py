@@ -66,7 +66,10 @@ GHz)"; the ratio time / bound; NumPy's and PyTorch's times (each
 library's faster form, the median over the rounds); and tbench's time
 over the best peer's, the median of the rounds' paired ratios (each
 round's tbench median over that round's best peer median) with their
-range.  An unfused case (a chain of k kernels: every intermediate goes
+range.  The best peer of a round is the variant (library x form) fastest
+in the other rounds (the median of its medians there), with one round the
+fastest in it: the fastest of several noisy variants in the round it is
+compared in is the one whose noise ran low, a bias toward "behind".  An unfused case (a chain of k kernels: every intermediate goes
 through memory) is bounded by the sum of its steps' bounds, not the
 fused op's: each step (chain_steps: the steps of src/ops/op.c, checked
 against `tbench list --json`) also runs as a case of its own in every
@@ -587,23 +590,51 @@ def peer_times(peers_doc):
     return out
 
 
-def peer_of(peers, key):
-    """{lib: (median, ci_low, ci_high)} for a tbench case: the faster form
-    of each library, with the lowest CI high of the library's forms (an
-    upper bound of its time: the faster form's CI is often the wider on a
-    busy machine); for an allocating case (op@alloc) the libraries'
-    allocating form."""
+def peer_variants(peers, key):
+    """{(lib, form): (median, ci_low, ci_high)} of a tbench case's peers
+    in one round; for an allocating case (op@alloc) the libraries'
+    allocating form only."""
     op, _, rest = key.partition("/")
     forms = None
     if "@alloc" in op:
         key = op.replace("@alloc", "", 1) + "/" + rest
         forms = ("alloc",)
+    return {(lib, f): t for lib, fm in peers.get(key, {}).items()
+            for f, t in fm.items() if not forms or f in forms}
+
+
+def peer_of(peers, key):
+    """{lib: (median, ci_low, ci_high)} for a tbench case: the faster form
+    of each library, with the lowest CI high of the library's forms (an
+    upper bound of its time: the faster form's CI is often the wider on a
+    busy machine)."""
     out = {}
-    for lib, fm in peers.get(key, {}).items():
-        v = [t for f, t in fm.items() if not forms or f in forms]
-        if v:
-            out[lib] = min(v)[:2] + (min(t[2] for t in v),)
-    return out
+    for (lib, _), t in peer_variants(peers, key).items():
+        out.setdefault(lib, []).append(t)
+    return {lib: min(v)[:2] + (min(t[2] for t in v),)
+            for lib, v in out.items()}
+
+
+def held_out_best(variants, r):
+    """The peer variant (library, form) round r is compared with: the one
+    fastest in the OTHER rounds (the median of its medians there), so that
+    the choice and the comparison use independent measurements.  Taking
+    the fastest of several noisy variants in the same round picks the one
+    whose noise ran low (the winner's curse) and biases the verdict toward
+    "behind"; with one round, or no variant measured in another round, the
+    fastest in round r.  variants: per round {(lib, form): (median, ...)}."""
+    here = variants[r]
+    if not here:
+        return None
+    other = {}
+    for s, vs in enumerate(variants):
+        if s != r:
+            for v, t in vs.items():
+                if v in here:
+                    other.setdefault(v, []).append(t[0])
+    if other:
+        return min(other, key=lambda v: (median(other[v]), v))
+    return min(here, key=lambda v: (here[v][0], v))
 
 
 def run_rates(results_doc, skip=()):
@@ -817,11 +848,13 @@ def build_rows(rounds, bounds, plan, max_ratio):
         key = key_of(c["id"])
         libs = {lib: [] for lib in ["numpy", "torch"] + extra_libs}
         best, vs_r, apart = [], [], 0
+        variants = [peer_variants(peers[r], key) for r in range(nr)]
         for r in range(nr):
             p = peer_of(peers[r], key)
             for lib in libs:
                 libs[lib].append(p[lib][0] if lib in p else None)
-            bp = min(p.values()) if p else None
+            hv = held_out_best(variants, r)
+            bp = variants[r][hv] if hv else None
             best.append(bp[0] if bp else None)
             tc = by_id[r].get(c["id"])
             tm = case_median(tc)
@@ -953,7 +986,10 @@ def markdown(rows, meta, max_ratio):
            "of each library's forms (allocating, out=), the median over "
            "the rounds.  vs best peer: the median over the rounds of "
            "tbench's time over the best peer's in the same round (range "
-           "over the rounds).  Flags: **bound** = a case (any "
+           "over the rounds); a round's best peer is the variant (library "
+           "x form) fastest in the other rounds, so the choice and the "
+           "comparison use independent measurements (with one round, the "
+           "fastest in it).  Flags: **bound** = a case (any "
            f"category but calibration) above {max_ratio:g}x its bound; **peer** = slower than the best "
            "peer in every round, with the 95% confidence intervals apart "
            "(tbench's low above the lowest high of the peers' variants, "

@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include "half_simd.h"
+#include "half_bwbin_simd.h"
 
 tb_cpu_half_fused_fn tb_cpu_half_fused_avx2(tb_op_id op, tb_dtype dt)
 {
@@ -21,4 +22,9 @@ tb_cpu_half_arange_fn tb_cpu_half_arange_avx2(tb_dtype dt)
 tb_cpu_half_colsum_fn tb_cpu_half_colsum_avx2(tb_dtype dt)
 {
     return hs_colsum(dt);
+}
+
+tb_cpu_half_bincols_fn tb_cpu_half_bincols_avx2(tb_dtype dt)
+{
+    return hbb_get(dt);
 }

@@ -191,6 +191,9 @@ static void hb_add_part(void *arg, int part, int nparts)
     }
 }
 
+static int hb_bin(void *ctx, tb_op_id id, tb_dtype dt, int isa,
+                  const tb_tensor *in, tb_tensor *out);
+
 /* 0 done, 1 not served (another pattern, no conversions at isa) */
 static int hb_add_bwd(void *ctx, tb_dtype dt, int isa, const tb_tensor *in,
                       tb_tensor *out)
@@ -203,6 +206,9 @@ static int hb_add_bwd(void *ctx, tb_dtype dt, int isa, const tb_tensor *in,
     if (n == 0 || la == 0 || lb == 0 || !j.cv.widen ||
         tb_tensor_numel(&out[0]) != la || tb_tensor_numel(&out[1]) != lb)
         return 1;
+    if ((la == n) != (lb == n) && isa > TB_ISA_SCALAR &&
+        hb_bin(ctx, TB_OP_add_backward, dt, isa, in, out) == 0)
+        return 0; /* one full, one row: one pass (half_bwbin_simd.h) */
     tb_cpu_count_launch(ctx);
     for (int k = 0; k < 2; k++) {
         j.o = out[k].data;
@@ -218,15 +224,16 @@ static int hb_add_bwd(void *ctx, tb_dtype dt, int isa, const tb_tensor *in,
  * (hb_row: [128, 256] and [256], issue 34's case): the f32 row
  * (backward_impl.inc's brow, the only f32 row of these ops) writes the
  * full operand's gradient term by term and adds the row operand's terms
- * into its gradient from +0, row after row, in f32.  Here each part
- * takes a span of the columns and, per tile of up to HB_COLS of them,
- * every row in order: the level's loop (tb_cpu_half_bin_fn) widens g
- * and the full operand in registers, writes the full gradient's f32
- * terms (narrowed by the level's conversion) and adds the row's terms
- * into f32 sums (narrowed once at the end): the same operations in the
- * same order, so the f32 C row's bits at every thread count.  (The
+ * into its gradient from +0, row after row, in f32.  Each part takes a
+ * span of the columns.  At the SIMD levels the level's loop
+ * (half_bwbin_simd.h) holds a strip's sums in registers down the rows
+ * and narrows in registers; at the scalar level, per tile of up to
+ * HB_COLS columns, every row in order, hb_bin_c's f32 terms narrowed
+ * by the conversion.  The same operations in the same order, so the f32
+ * C row's bits at every thread count, but for div with b the row at the
+ * SIMD levels (1 / (b b) once per column, half_bwbin_simd.h).  (The
  * whole-tensor path took 11-21 us for [128, 256] and [256], 6-12x the
- * bytes' time, slower than the f32 row.) */
+ * bytes' time; the row-at-a-time loop through f32 buffers 4.5-8.7 us.) */
 
 /* the scalar level's loop: as half_part_simd.h's tail */
 static void hb_bin_c(tb_dtype dt, int kind, const uint16_t *g,
@@ -288,7 +295,8 @@ static void hb_bin_c_f16(int kind, const uint16_t *g, const uint16_t *f,
 
 typedef struct {
     tb_cpu_half_cvt cv;
-    tb_cpu_half_bin_fn fn;
+    tb_cpu_half_bin_fn fn;          /* the scalar level's */
+    tb_cpu_half_bincols_fn cols;    /* a SIMD level's, or NULL */
     int kind;
     const uint16_t *g, *f, *row; /* g, the full operand, the row one */
     uint16_t *df, *drow;         /* their gradients */
@@ -300,6 +308,11 @@ static void hb_bin_part(void *arg, int part, int nparts)
     const hb_bin_job *j = arg;
     int64_t b, e;
     tb_cpu_span(j->len, 32, part, nparts, &b, &e);
+    if (j->cols) {
+        j->cols(j->kind, j->g, j->f, j->row, j->df, j->drow, j->rows,
+                j->len, b, e);
+        return;
+    }
     float acc[HB_COLS], rv[HB_COLS], df[HB_COLS];
     for (int64_t c0 = b; c0 < e; c0 += HB_COLS) {
         const int64_t w = e - c0 < HB_COLS ? e - c0 : HB_COLS;
@@ -326,7 +339,8 @@ static int hb_bin(void *ctx, tb_op_id id, tb_dtype dt, int isa,
     const bool af = la == n; /* a full, b the row */
     hb_bin_job j = {.cv = tb_cpu_half_cvt_get(dt, isa),
                     .fn = dt == TB_BF16 ? hb_bin_c_bf16 : hb_bin_c_f16,
-                    .kind = id == TB_OP_mul_backward ? HB_MUL
+                    .kind = id == TB_OP_add_backward   ? HB_ADD
+                            : id == TB_OP_mul_backward ? HB_MUL
                             : id == TB_OP_sub_backward
                                 ? (af ? HB_SUB_AF : HB_SUB_BF)
                                 : (af ? HB_DIV_AF : HB_DIV_BF),
@@ -336,14 +350,22 @@ static int hb_bin(void *ctx, tb_op_id id, tb_dtype dt, int isa,
     if (!j.cv.widen)
         return 1;
     j.rows = n / j.len;
+    if (id == TB_OP_add_backward)
+        j.f = j.g; /* (not read) */
+#if TB_CPU_HAVE_AVX512BF16
+    if (isa == TB_ISA_AVX512BF16)
+        j.cols = tb_cpu_half_bincols_avx512bf16(dt);
+#endif
 #if TB_CPU_HAVE_AVX512
-    if (isa == TB_ISA_AVX512 || isa == TB_ISA_AVX512BF16)
-        j.fn = tb_cpu_half_bin_avx512(dt);
+    if (isa == TB_ISA_AVX512)
+        j.cols = tb_cpu_half_bincols_avx512(dt);
 #endif
 #if TB_CPU_HAVE_AVX2
     if (isa == TB_ISA_AVX2)
-        j.fn = tb_cpu_half_bin_avx2(dt);
+        j.cols = tb_cpu_half_bincols_avx2(dt);
 #endif
+    if (!j.cols && j.kind == HB_ADD)
+        return 1; /* (the scalar level: hb_add_bwd's passes) */
     tb_cpu_count_launch(ctx);
     tb_cpu_parallel(ctx, 3 * n, (j.len + 31) / 32, hb_bin_part, &j);
     return 0;

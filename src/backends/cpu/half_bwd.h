@@ -81,17 +81,27 @@ void tb_cpu_half_norm_rows_avx512(tb_dtype dt, const uint16_t *x,
                                   float eps);
 /* sub, mul and div backward with one operand of g's shape (F) and the
  * other one row of w values broadcast over g's rows (half_bwd.c's
- * hb_bin): for one row of w columns, df (F's gradient, f32) written and
+ * hb_bin), the scalar level's loop: for one row of w columns, df (F's gradient, f32) written and
  * acc (the row operand's, f32) added into, term by term as
  * backward_impl.inc's brow computes them in f32 (no fused multiply-add):
  * g and f the 16-bit row of g and F, rv the row operand's values
  * widened.  kind: HB_SUB_AF (a full, b the row) .. HB_DIV_BF. */
-enum { HB_SUB_AF, HB_SUB_BF, HB_MUL, HB_DIV_AF, HB_DIV_BF };
+enum { HB_SUB_AF, HB_SUB_BF, HB_MUL, HB_DIV_AF, HB_DIV_BF,
+       HB_ADD /* (half_bwbin_simd.h only) */ };
 typedef void (*tb_cpu_half_bin_fn)(int kind, const uint16_t *g,
                                    const uint16_t *f, const float *rv,
                                    float *df, float *acc, int64_t w);
-tb_cpu_half_bin_fn tb_cpu_half_bin_avx2(tb_dtype dt);
-tb_cpu_half_bin_fn tb_cpu_half_bin_avx512(tb_dtype dt);
+/* the SIMD levels' loop of the same ops (half_bwbin_simd.h): columns
+ * [c0, c1) of g, f, df [R, C] and of v, dv [C] (the row operand and its
+ * gradient), every row, the results narrowed to the dtype in registers */
+typedef void (*tb_cpu_half_bincols_fn)(int kind, const uint16_t *g,
+                                       const uint16_t *f, const uint16_t *v,
+                                       uint16_t *df, uint16_t *dv,
+                                       int64_t R, int64_t C, int64_t c0,
+                                       int64_t c1);
+tb_cpu_half_bincols_fn tb_cpu_half_bincols_avx2(tb_dtype dt);
+tb_cpu_half_bincols_fn tb_cpu_half_bincols_avx512(tb_dtype dt);
+tb_cpu_half_bincols_fn tb_cpu_half_bincols_avx512bf16(tb_dtype dt);
 /* relu_backward's loop (half_bwd_loops.h) of dt built at the level */
 typedef void (*tb_cpu_half_relu_bwd_fn)(const uint16_t *g,
                                         const uint16_t *x, uint16_t *o,
