@@ -69,7 +69,16 @@ round's tbench median over that round's best peer median) with their
 range.  The best peer of a round is the variant (library x form) fastest
 in the other rounds (the median of its medians there), with one round the
 fastest in it: the fastest of several noisy variants in the round it is
-compared in is the one whose noise ran low, a bias toward "behind".  Below the table, each row with a stated bound: the bound per
+compared in is the one whose noise ran low, a bias toward "behind".  An unfused case (a chain of k kernels: every intermediate goes
+through memory) is bounded by the sum of its steps' bounds, not the
+fused op's: each step (chain_steps: the steps of src/ops/op.c, checked
+against `tbench list --json`) also runs as a case of its own in every
+round, at the step's shapes and parameters, and gets its bound as any
+case does (bound "chain (K steps; fused op's T)"; the Markdown lists
+each step's time and bound below the table).  The call floor (--call-
+floor on, the default): a copy of 1 element runs in every round too; no
+case but a calibration one is bounded below its time (bound "call
+floor").  Below the table, each row with a stated bound: the bound per
 element, the time per element here and at 4096 elements.  Flags:
   bound  a case of any category but calibration (calib_spin and
          calib_work take the time their parameters ask for) above
@@ -367,6 +376,148 @@ def make_config(quick_path, ops, n, op_filter, probe_ops=(),
     return cfg
 
 
+# ---- chains and the call floor ----------------------------------------------
+#
+# An unfused composition (category unfused) runs k kernels, each reading
+# its inputs from memory and writing a new tensor: its limit is the sum
+# of its steps' bounds, not the fused op's.  The steps are those of
+# src/ops/op.c (tbench list --json names them; chain_steps checks the
+# names): each step also runs as a case of its own in the same rounds
+# (not a table row), so that tbench gives it its roofline (or its
+# stated compute bound applies) and its time is there to compare.
+FLOOR_OP, FLOOR_SHAPE = "copy", [1]
+
+
+def _bcast(a, b):
+    n = max(len(a), len(b))
+    a, b = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
+    return [max(x, y) for x, y in zip(a, b)]
+
+
+def chain_steps(op, shapes, params):
+    """The steps of unfused `op` on input shapes `shapes` (one per input)
+    and its params: [(step op, input shapes, params)] as src/ops/op.c
+    runs them; None for an op this table does not know."""
+    if op == "add_relu_unfused":
+        a, b = shapes
+        t = _bcast(a, b)
+        return [("add", [a, b], {}), ("relu", [t], {})]
+    if op == "linear_unfused":
+        x, w, b = shapes
+        t = x[:-1] + [w[-1]]
+        return [("matmul", [x, w], {}), ("add", [t, b], {}),
+                ("relu", [t], {})]
+    if op == "log_softmax_unfused":
+        x = shapes[0]
+        ax = params.get("axis", -1)
+        ax = ax + len(x) if ax < 0 else ax
+        r = [1 if i == ax else d for i, d in enumerate(x)]
+        return [("max", [x], {"axis": ax - len(x), "keepdim": True}),
+                ("sub", [x, r], {}), ("exp", [x], {}),
+                ("sum", [x], {"axis": ax - len(x), "keepdim": True}),
+                ("log", [r], {}), ("sub", [x, r], {})]
+    if op == "sdpa_unfused":
+        q, k, v = shapes
+        kt = k[:-2] + [k[-1], k[-2]]
+        s = q[:-1] + [k[-2]]
+        sc = params.get("scale", 0) or 1 / math.sqrt(q[-1])
+        return [("transpose", [k], {}), ("matmul", [q, kt], {}),
+                ("mul_scalar", [s], {"scalar": sc}),
+                ("causal_mask", [s], {"causal": bool(
+                    params.get("causal", 0))}),
+                ("softmax", [s], {"axis": -1}), ("matmul", [s, v], {})]
+    if op == "cross_entropy_unfused":
+        x, t = shapes
+        return [("log_softmax", [x], {"axis": 1}),
+                ("nll_loss", [x, t], {})]
+    return None
+
+
+def check_chain_table(ops):
+    """Each unfused op of tbench list --json against chain_steps' step
+    names (a step added or renamed in op.c must be added here)."""
+    for name, o in ops.items():
+        if o.get("category") != "unfused":
+            continue
+        n = o.get("inputs", 1)
+        got = chain_steps(name, [[2, 4, 8, 8]] * n, {})
+        want = o.get("steps") or []
+        if got is None or [s[0] for s in got] != want:
+            die(f"scripts/op_limits.py's chain_steps does not know "
+                f"{name}'s steps {want} (tbench list --json): add them")
+
+
+def expand_shapes(entry, n_in):
+    """A config entry's cases as per-input shape lists."""
+    out = []
+    for s in entry["shapes"]:
+        out.append(s if isinstance(s[0], list) else
+                   [s] * n_in if n_in else [s])
+    return out
+
+
+def params_match(want, got):
+    """A case's params hold want's (numbers compared as numbers)."""
+    for k, v in want.items():
+        g = (got or {}).get(k)
+        if g is None or not math.isclose(float(g), float(v),
+                                         rel_tol=1e-12, abs_tol=0):
+            return False
+    return True
+
+
+def aux_entries(entries, ops, dtypes_of, floor=True):
+    """The entries the chains' steps and the call floor add to a config
+    of `entries`: (new entries, their cases as plan.json lists them:
+    [op, input shapes, params, dtype])."""
+    have = set()
+    for e in entries:
+        for shp in expand_shapes(e, ops[e["op"]].get("inputs", 1)):
+            for dt in dtypes_of(e):
+                have.add((e["op"], json.dumps(shp), json.dumps(
+                    e.get("params", {}), sort_keys=True), dt))
+    new, aux = [], []
+
+    def add(op, shp, params, dts):
+        dts = [dt for dt in dts if dt in ops[op].get("dtypes", [dt])]
+        mine = [dt for dt in dts if (op, json.dumps(shp), json.dumps(
+            params, sort_keys=True), dt) not in have]
+        if not mine:
+            return
+        for dt in mine:
+            have.add((op, json.dumps(shp), json.dumps(params,
+                                                      sort_keys=True), dt))
+            aux.append([op, shp, params, dt])
+        e = {"op": op, "shapes": [shp], "dtypes": mine}
+        if params:
+            e["params"] = params
+        new.append(e)
+    for e in entries:
+        if ops[e["op"]].get("category") != "unfused":
+            continue
+        for shp in expand_shapes(e, ops[e["op"]].get("inputs", 1)):
+            for sop, sshp, sp in chain_steps(e["op"], shp,
+                                             e.get("params", {})) or []:
+                add(sop, sshp, sp, dtypes_of(e))
+    if entries and floor:
+        dts = dtypes_of(entries[0])
+        add(FLOOR_OP, [FLOOR_SHAPE], {}, dts[:1])
+    return new, aux
+
+
+def find_case(cases, op, shapes, params, dtype):
+    for c in cases:
+        if c.get("op") == op and c.get("shapes") == shapes and \
+                c.get("dtype", "f32") == dtype and \
+                params_match(params, c.get("params")):
+            return c
+    return None
+
+
+def is_floor(c):
+    return c.get("op") == FLOOR_OP and c.get("shapes") == [FLOOR_SHAPE]
+
+
 # ---- steps 2-3: the runs ----------------------------------------------------
 
 def peers_config(d, cfg, peers_path):
@@ -486,11 +637,14 @@ def held_out_best(variants, r):
     return min(here, key=lambda v: (here[v][0], v))
 
 
-def run_rates(results_doc):
+def run_rates(results_doc, skip=()):
     """ns per byte of this run's own copy (the copy op) and read (the
-    global sum) at 1 thread: {"copy": r, "read": r}, where they ran."""
+    global sum) at 1 thread: {"copy": r, "read": r}, where they ran
+    (not the cases of ids `skip`: chain steps, the call floor)."""
     best = {}
     for c in results_doc.get("cases", []):
+        if c["id"] in skip:
+            continue
         st = c.get("stats") or {}
         b = (c.get("model") or {}).get("bytes")
         kind = "copy" if c.get("op") == "copy" else \
@@ -563,6 +717,93 @@ def case_median(c):
     return (c.get("stats") or {}).get("median_ns")
 
 
+def case_bound(c, med, bounds, probes, by_id, clock, plan):
+    """A case's (memory bound, bound, bound kind, stated): the roofline's
+    attainable time, or a stated compute bound where larger."""
+    nr = len(by_id)
+    rl = c.get("roofline") or None
+    mem = rl.get("min_time_ns") if rl else None
+    bound = mem
+    kind = None
+    if rl:
+        kind = (f"compute ({rl.get('isa')} FMA)"
+                if rl.get("bound") == "compute" else
+                f"memory ({rl.get('bw_kernel')}, {rl.get('level')})")
+    # a stated compute bound: elements x cycles / the measured clock
+    stated = None
+    b = bounds.get(c.get("impl"))
+    elems = out_elements(c)
+    if b:
+        cyc = b["cycles_per_element"]
+        pc = probes.get(probe_key(c))
+        pm = median(case_median(by_id[r].get(pc["id"]))
+                    for r in range(nr)) if pc else None
+        stated = {"cycles_per_element": cyc, "clock_ghz": clock,
+                  "derivation": b["derivation"], "compute_ns": None,
+                  "ns_per_element": None,
+                  "ns_per_element_here": med / elems
+                  if med and elems else None,
+                  "in_cache_id": pc["id"] if pc else None,
+                  "in_cache_ns_per_element":
+                  pm / plan["probe_elements"] if pm else None}
+        if clock and elems and mem:
+            comp = elems * cyc / clock
+            stated.update(compute_ns=comp, ns_per_element=cyc / clock)
+            if comp > mem:
+                bound = comp
+                kind = (f"compute (stated, {cyc:g} cycles/elem at "
+                        f"{clock:.2f} GHz)")
+    return mem, bound, kind, stated
+
+
+def aux_ids(res, plan):
+    """Ids of a round's chain-step and call-floor cases (plan.json's
+    aux): not table rows."""
+    out = set()
+    for op, shp, params, dt in plan.get("aux") or []:
+        c = find_case(res.get("cases", []), op, shp, params, dt)
+        if c:
+            out.add(c["id"])
+    return out
+
+
+def floor_of(res1, by_id, plan):
+    """The call floor: the median over the rounds of the smallest op's
+    time (a copy of 1 element, plan.json's aux), None without it."""
+    ts = []
+    for op, shp, params, dt in plan.get("aux") or []:
+        c = find_case(res1.get("cases", []), op, shp, params, dt)
+        if c and is_floor(c):
+            m = median(case_median(b.get(c["id"])) for b in by_id)
+            if m:
+                ts.append(m)
+    return min(ts) if ts else None
+
+
+def chain_of(c, res1, by_id, bounds, probes, clock, plan):
+    """An unfused case's steps, each found among round 1's cases: [{op,
+    id, impl, shapes, params, median_ns, bound_ns, bound, ratio}]; None
+    when a step did not run."""
+    steps = chain_steps(c["op"], c.get("shapes") or [], c.get("params")
+                        or {})
+    if not steps:
+        return None
+    out = []
+    for op, shp, params in steps:
+        s = find_case(res1.get("cases", []), op, shp, params,
+                      c.get("dtype", "f32"))
+        if not s or s.get("status") != "ok":
+            return None
+        med = median(case_median(b.get(s["id"])) for b in by_id)
+        _, bound, kind, _ = case_bound(s, med, bounds, probes, by_id,
+                                       clock, plan)
+        out.append({"op": op, "id": s["id"], "impl": s.get("impl"),
+                    "shapes": shp, "params": params, "median_ns": med,
+                    "bound_ns": bound, "bound": kind,
+                    "ratio": med / bound if med and bound else None})
+    return out
+
+
 def build_rows(rounds, bounds, plan, max_ratio):
     """rounds: [(results doc, peers doc or None)], round 1 first.  The
     rows are round 1's cases (less the in-cache probes); each figure is
@@ -575,49 +816,33 @@ def build_rows(rounds, bounds, plan, max_ratio):
                         {"numpy", "torch", None})
     by_id = [{c["id"]: c for c in r.get("cases", [])} for r, _ in rounds]
     peers = [peer_times(p) if p else {} for _, p in rounds]
-    rates = [run_rates(r) for r, _ in rounds]
+    rates = [run_rates(r, aux_ids(r, plan)) for r, _ in rounds]
     clock = ((res1.get("peaks") or {}).get("clock") or {}).get("median_ghz")
     probes = probe_cases(res1, bounds, plan)
-    probe_ids = {c["id"] for c in probes.values()}
+    probe_ids = {c["id"] for c in probes.values()} | aux_ids(res1, plan)
+    floor = floor_of(res1, by_id, plan)
     rows = []
     for c in res1.get("cases", []):
         if c["id"] in probe_ids:
             continue
         st = c.get("status")
-        rl = c.get("roofline") or None
         meds = [case_median(by_id[r].get(c["id"])) for r in range(nr)]
         med = median(meds) if st == "ok" else None
-        mem = rl.get("min_time_ns") if rl else None
-        bound = mem
-        kind = None
-        if rl:
-            kind = (f"compute ({rl.get('isa')} FMA)"
-                    if rl.get("bound") == "compute" else
-                    f"memory ({rl.get('bw_kernel')}, {rl.get('level')})")
-        # a stated compute bound: elements x cycles / the measured clock
-        stated = None
-        b = bounds.get(c.get("impl"))
-        elems = out_elements(c)
-        if b:
-            cyc = b["cycles_per_element"]
-            pc = probes.get(probe_key(c))
-            pm = median(case_median(by_id[r].get(pc["id"]))
-                        for r in range(nr)) if pc else None
-            stated = {"cycles_per_element": cyc, "clock_ghz": clock,
-                      "derivation": b["derivation"], "compute_ns": None,
-                      "ns_per_element": None,
-                      "ns_per_element_here": med / elems
-                      if med and elems else None,
-                      "in_cache_id": pc["id"] if pc else None,
-                      "in_cache_ns_per_element":
-                      pm / plan["probe_elements"] if pm else None}
-            if clock and elems and mem:
-                comp = elems * cyc / clock
-                stated.update(compute_ns=comp, ns_per_element=cyc / clock)
-                if comp > mem:
-                    bound = comp
-                    kind = (f"compute (stated, {cyc:g} cycles/elem at "
-                            f"{clock:.2f} GHz)")
+        mem, bound, kind, stated = case_bound(c, med, bounds, probes,
+                                              by_id, clock, plan)
+        # a chain: the sum of its steps' bounds; any case: no bound under
+        # the call floor of the same run
+        chain, fused = None, None
+        if c.get("category") == "unfused":
+            chain = chain_of(c, res1, by_id, bounds, probes, clock, plan)
+            if chain and all(s["bound_ns"] for s in chain):
+                fused = (bound, kind)
+                bound = sum(s["bound_ns"] for s in chain)
+                kind = (f"chain ({len(chain)} steps; fused op's "
+                        f"{fmt_ns(fused[0])})")
+        if floor and bound and floor > bound and \
+                c.get("category") not in UNBOUNDED_CATS:
+            bound, kind = floor, "call floor"
         ratio = med / bound if med and bound else None
         # the peers, round by round: tbench's median over the best peer's
         key = key_of(c["id"])
@@ -666,7 +891,10 @@ def build_rows(rounds, bounds, plan, max_ratio):
             "status": st, "message": c.get("message"),
             "median_ns": med, "rounds_median_ns": meds,
             "bound_ns": bound, "bound": kind, "memory_bound_ns": mem,
-            "stated": stated,
+            "stated": stated, "chain": chain,
+            "fused_bound_ns": fused[0] if fused else None,
+            "fused_bound": fused[1] if fused else None,
+            "call_floor_ns": floor,
             "ratio": ratio, "run_bound": rk, "vs_run_bound": vs_run,
             "numpy_ns": median(libs["numpy"]),
             "torch_ns": median(libs["torch"]),
@@ -827,6 +1055,25 @@ def markdown(rows, meta, max_ratio):
                 f"- {r['case']} {shape_text(r['shapes'])}, `{r['impl']}`: "
                 f"{bnd}; here {vs(here) if here else '-'}; in cache "
                 f"{vs(inc) if inc else '-'}.  {s['derivation']}")
+    chains = [r for r in rows if r.get("chain")]
+    if chains:
+        out += ["", f"Chains of the unfused cases ({len(chains)}; the "
+                "bound of a chain of k kernels is the sum of its steps' "
+                "bounds, each step run as a case of its own in the same "
+                "rounds; per step: time / bound = ratio):", ""]
+        for r in chains:
+            out.append(
+                f"- {r['case']} {shape_text(r['shapes'])} ({r['dtype']}): "
+                + "; ".join(
+                    f"{s['op']} {shape_text(s['shapes'])} "
+                    f"{fmt_ns(s['median_ns'])} / {fmt_ns(s['bound_ns'])} "
+                    f"= {fmt_x(s['ratio'])}" for s in r["chain"]) +
+                f"; fused op's bound {fmt_ns(r['fused_bound_ns'])}")
+    if meta.get("call_floor_ns"):
+        out += ["", f"Call floor: {fmt_ns(meta['call_floor_ns'])}, the "
+                "time of the smallest op (a copy of 1 element) in the same "
+                "rounds; a case whose bound is below it is bounded by it "
+                "(bound kind \"call floor\")."]
     above = [r for r in rows if "bound" in r["flags"]]
     behind = [r for r in rows if "peer" in r["flags"]]
     cats = {}
@@ -936,6 +1183,8 @@ def render(d, max_ratio, command):
         "peaks_warning": (" ".join(pk.get("notes") or []) or None)
         if pk else None,
         "bounds_warning": bounds_warning(rows),
+        "call_floor_ns": next((r["call_floor_ns"] for r in rows
+                               if r.get("call_floor_ns")), None),
         "stated_warning": stated_warning(rows),
     }
     files = {"results": [os.path.join(round_paths("", r)[0], "results.json")
@@ -1029,6 +1278,10 @@ def main():
                          "(default auto: znver4 for an AMD CPU with "
                          "AVX-512, znver3 for another AMD one, "
                          "icelake-server for Intel)")
+    ap.add_argument("--call-floor", default="on",
+                    help="'on' (default): also run the smallest op (a "
+                         "copy of 1 element) and bound no case below its "
+                         "time (bound kind \"call floor\"); 'off': not")
     ap.add_argument("--config-only", action="store_true",
                     help="write DIR/config.json and stop")
     ap.add_argument("--from", dest="from_dir", default=None,
@@ -1061,6 +1314,8 @@ def main():
         die(f"--elements: expected a power of two from 16 to 268435456, "
             f"got '{a.elements}'")
     n = int(a.elements)
+    if a.call_floor not in ("on", "off"):
+        die(f"--call-floor: expected on or off, got '{a.call_floor}'")
     if a.peaks not in ("measure", "cached"):
         die(f"--peaks: expected measure or cached, got '{a.peaks}'")
     peers = [] if a.peers == "none" else a.peers.split(",")
@@ -1113,6 +1368,12 @@ def main():
                       {(b["op"], dtype_of_impl(i, b["op"]))
                        for i, b in bounds.items()}, dtypes)
     cfg["measure"] = dict(cfg["measure"], max_time_s=mt)
+    # the chains' steps and the call floor: cases of their own
+    check_chain_table(ops)
+    aux_new, aux = aux_entries(cfg["ops"], ops,
+                               lambda e: e.get("dtypes", cfg["dtypes"]),
+                               a.call_floor == "on")
+    cfg["ops"] += aux_new
     plan = {"schema": PLAN_SCHEMA, "rounds": nr, "elements": n,
             "probe_elements": PROBE_N,
             "peer_labels": [lab for _, lab in extra],
@@ -1120,7 +1381,7 @@ def main():
             "bounds_file": None if a.bounds == "none" else
             os.path.relpath(os.path.abspath(a.bounds), ROOT),
             "bounds_mcpu": mcpu,
-            "bounds": bounds}
+            "bounds": bounds, "aux": aux}
     d = a.output or os.path.join(ROOT, "results", time.strftime(
         "op-limits-%Y%m%d-%H%M%S", time.gmtime()))
     try:

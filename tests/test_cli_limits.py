@@ -36,7 +36,9 @@ TMP = tempfile.mkdtemp(prefix="tbench-limits-")
 TINY = ["--elements", "1024", "--ops",
         "add,neg,sum,zeros,matmul,relu_,copy,rand_uniform",
         "--max-time", "0.02", "--peaks", "cached", "--mcpu",
-        "icelake-server"]
+        "icelake-server", "--call-floor", "off"]
+# (the call floor, a time, would make the fixture bounds' flags depend on
+# this machine's speed: t_chain_floor tests it on hand-built results)
 CLOCK_GHZ = 2.0          # the fixture peaks' core clock
 # the peak cache key's method (src/harness/peak.h), for the fixture cache
 with open("src/harness/peak.h", encoding="utf-8") as _f:
@@ -332,6 +334,21 @@ def t_config():
     p = script(["--config-only", "-o", d])
     expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
     cfg = load_config(os.path.join(d, "config.json"))
+    # the chains' steps and the call floor (plan.json's aux: cases of
+    # their own, not rows) apart
+    aux = cases_of(os.path.join(d, "plan.json"))["aux"]
+    auxk = {(a[0], json.dumps([a[1]])) for a in aux}
+    expect(("copy", json.dumps([[[1]]])) in auxk and
+           ("max", json.dumps([[[1024, 10]]])) in auxk and
+           ("sub", json.dumps([[[1024, 10], [1024, 1]]])) in auxk and
+           ("nll_loss", json.dumps([[[256, 1000], [256]]])) in auxk,
+           f"aux: {sorted(auxk)}")
+    every = cfg["ops"]
+    cfg["ops"] = [e for e in every
+                  if (e["op"], json.dumps(e["shapes"])) not in auxk]
+    expect(len(every) - len(cfg["ops"]) == len(
+        {(e["op"], json.dumps(e["shapes"])) for e in every} & auxk),
+        "aux entries")
     q = load_config(QUICK)
     want = {e["op"] for e in q["ops"]
             if "f32" in e.get("dtypes", q.get("dtypes", ["f32"]))}
@@ -829,6 +846,127 @@ def t_peer_held_out():
     expect(row["best_peer_rounds_ns"] == [100], f"one round: {row}")
 
 
+def synth_case(op, shapes, params, med, roof, dtype="f32", cat=None,
+               impl=None):
+    """A hand-built tbench result case: median med ns, roofline roof ns
+    (memory, L2 add)."""
+    sh = "x".join(str(d) for d in shapes[0])
+    return {"id": f"{op}/{sh}/{dtype}/cpu[isa=auto,threads=1]",
+            "op": op, "category": cat or "elementwise", "status": "ok",
+            "dtype": dtype, "shapes": shapes, "params": params,
+            "backend": "cpu", "impl": impl or f"{op}_{dtype}_c",
+            "model": {"bytes": 8192}, "out_shapes": [shapes[0]],
+            "roofline": {"min_time_ns": roof, "bound": "memory",
+                         "bw_kernel": "add", "level": "L2"},
+            "stats": {"median_ns": med, "ci_low_ns": med}}
+
+
+@case("chain bound (sum of the steps' bounds) and call floor, hand-built")
+def t_chain_floor():
+    import op_limits
+    x, r = [64, 10], [64, 1]
+    # log_softmax_unfused's six steps as op.c runs them, bounds 10..50 ns
+    # (the second sub is the first one's case: 20 ns)
+    steps = op_limits.chain_steps("log_softmax_unfused", [x],
+                                  {"axis": -1})
+    expect([s[0] for s in steps] == ["max", "sub", "exp", "sum", "log",
+                                     "sub"] and
+           steps[1][1] == [x, r] and steps[4][1] == [r] and
+           steps[0][2] == {"axis": -1, "keepdim": True},
+           f"steps: {steps}")
+    cases = [synth_case("log_softmax_unfused", [x], {"axis": -1}, 500.0,
+                        10.0, cat="unfused")]
+    aux = []
+    for k, (op, shp, params) in enumerate(steps[:5]):
+        cases.append(synth_case(op, shp, params, 50.0 + k,
+                                float(10 * (k + 1))))
+        aux.append([op, shp, params, "f32"])
+    # the floor: a copy of 1 element at 30 ns
+    cases.append(synth_case("copy", [[1]], {}, 30.0, 0.01))
+    aux.append(["copy", [[1]], {}, "f32"])
+    # a tiny case (bound 5 ns: below the floor), a big one (100 ns: not),
+    # a calibration case (no floor: its time is what it asks for)
+    cases.append(synth_case("nll_loss", [[8, 4], [8]], {}, 90.0, 5.0))
+    cases.append(synth_case("neg", [[4096]], {}, 120.0, 100.0))
+    cases.append(synth_case("calib_spin", [[1]], {}, 40.0, 1.0,
+                            cat="calibration"))
+    plan = {"elements": 1024, "probe_elements": 4096, "aux": aux}
+    # step 6 (sub, the same case as step 2) is found among the cases
+    rows = op_limits.build_rows([({"cases": cases}, None)], {}, plan, 1.3)
+    byop = {r["op"]: r for r in rows}
+    expect(sorted(byop) == ["calib_spin", "log_softmax_unfused", "neg",
+                            "nll_loss"],
+           f"rows {sorted(byop)}: the steps and the floor are not rows")
+    u = byop["log_softmax_unfused"]
+    want = 10 + 20 + 30 + 40 + 50 + 20
+    expect(close(u["bound_ns"], want) and
+           u["bound"].startswith("chain (6 steps; fused op's 10 ns") and
+           close(u["fused_bound_ns"], 10.0) and
+           close(u["ratio"], 500.0 / want),
+           f"chain: {u['bound_ns']} {u['bound']} {u['fused_bound_ns']}")
+    expect([s["op"] for s in u["chain"]] == [s[0] for s in steps] and
+           close(u["chain"][5]["median_ns"], 51.0) and
+           close(u["chain"][5]["ratio"], 51.0 / 20),
+           f"chain steps: {u['chain']}")
+    n = byop["nll_loss"]
+    expect(close(n["bound_ns"], 30.0) and n["bound"] == "call floor" and
+           close(n["ratio"], 3.0) and "bound" in n["flags"] and
+           close(n["call_floor_ns"], 30.0), f"floor: {n}")
+    expect(close(byop["neg"]["bound_ns"], 100.0) and
+           byop["neg"]["bound"].startswith("memory"),
+           f"above the floor: {byop['neg']}")
+    expect(close(byop["calib_spin"]["bound_ns"], 1.0),
+           f"calibration: {byop['calib_spin']}")
+    # a step that did not run: no chain, the fused op's bound
+    plan2 = dict(plan, aux=aux[1:])
+    rows = op_limits.build_rows([({"cases": cases[:1] + cases[2:]}, None)],
+                                {}, plan2, 1.3)
+    u = next(r for r in rows if r["op"] == "log_softmax_unfused")
+    expect(u["chain"] is None and close(u["fused_bound_ns"] or 10.0, 10.0)
+           and close(u["memory_bound_ns"], 10.0) and
+           close(u["bound_ns"], 30.0) and u["bound"] == "call floor",
+           f"no max step: {u}")
+    # a stated compute bound of a step counts (1000 cycles/elem at 2 GHz
+    # of exp's 640 output elements: 320 us)
+    res = {"cases": cases, "peaks": {"clock": {"median_ghz": 2.0}}}
+    exp_impl = {"exp_f32_c": {"op": "exp", "cycles_per_element": 1000.0,
+                              "derivation": "fixture"}}
+    rows = op_limits.build_rows([(res, None)], exp_impl, plan, 1.3)
+    u = next(r for r in rows if r["op"] == "log_softmax_unfused")
+    expect(close(u["bound_ns"], want - 30 + 640 * 1000 / 2.0),
+           f"stated step: {u['bound_ns']}")
+    # the markdown names the chain's steps and the floor
+    meta = {"rounds": 1, "date": "-", "command": "-",
+            "tbench_version": "-", "git_commit": "-", "build_type": "-",
+            "loadavg": "-", "peaks": "-", "time_note": "-",
+            "bounds_file": "-", "call_floor_ns": 30.0}
+    md = op_limits.markdown(
+        op_limits.build_rows([({"cases": cases}, None)], {}, plan, 1.3),
+        meta, 1.3)
+    expect("Chains of the unfused cases (1;" in md and
+           "- log_softmax_unfused 64x10 (f32): max 64x10 50 ns / 10 ns = "
+           "5.00x; sub 64x10,64x1" in md and
+           "Call floor: 30 ns" in md, "markdown: " + md[-1500:])
+
+
+@case("chain table: each unfused op of tbench list has its steps here")
+def t_chain_table():
+    import op_limits
+    p = subprocess.run([TBENCH, "list", "--json"], capture_output=True,
+                       text=True)
+    ops = {o["name"]: o for o in json.loads(p.stdout)["ops"]}
+    unf = [o for o in ops if ops[o]["category"] == "unfused"]
+    expect(len(unf) >= 5, f"unfused ops: {unf}")
+    op_limits.check_chain_table(ops)   # exits on a mismatch
+    bad = dict(ops)
+    bad[unf[0]] = dict(ops[unf[0]], steps=ops[unf[0]]["steps"][::-1])
+    try:
+        op_limits.check_chain_table(bad)
+        expect(False, "a changed step list was not found")
+    except SystemExit as e:
+        expect(e.code == 2, f"exit {e.code}")
+
+
 @case("peaks without a core clock: the stated bounds say so, not applied")
 def t_no_clock():
     if "env" not in STATE:
@@ -840,7 +978,8 @@ def t_no_clock():
     d = os.path.join(TMP, "noclock")
     p = script(["--elements", "1024", "--ops", "rand_uniform,copy",
                 "--max-time", "0.02", "--peaks", "cached", "--peers",
-                "none", "--rounds", "1", "--bounds", bounds, "-o", d],
+                "none", "--rounds", "1", "--bounds", bounds, "-o", d,
+                "--call-floor", "off"],
                env={"TBENCH_PEAK_CACHE": cache})
     expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}")
     expect("**Note**: the peaks have no core clock" in p.stdout,

@@ -317,6 +317,43 @@ void test_kernel_sum(void **state)
                     assert_true(gb_intact(&gx));
                     gb_free(&gx);
                 }
+            /* short rows, several a vector (kernels.h sum rows), where
+             * the level has them: every n up to short_n, row counts
+             * around whole blocks; each row against a double oracle,
+             * nothing written past out[rows) */
+            for (int64_t n = 1; tab[l].sum[dt].rows &&
+                                n <= tab[l].sum[dt].short_n;
+                 n++)
+                for (int64_t rows = 0; rows <= 37; rows += 1 + rows / 4) {
+                    rng_seed((uint64_t)(dt * 7919 + n * 64 + rows));
+                    gbuf gx;
+                    void *x = gb_new(&gx, (size_t)(rows * n) * es,
+                                     misalign(t));
+                    fill(x, t, rows * n, false);
+                    double out[38 + 1];
+                    for (int64_t r = 0; r <= rows; r++)
+                        out[r] = 0.25;
+                    tab[l].sum[dt].rows(x, rows, n, out);
+                    for (int64_t r = 0; r < rows; r++) {
+                        double want = 0, sabs = 0;
+                        for (int64_t i = 0; i < n; i++) {
+                            want += get(x, t, r * n + i);
+                            sabs += fabs(get(x, t, r * n + i));
+                        }
+                        if (!(fabs(out[r] - want) <= sum_bound(t, n, sabs)))
+                            print_error("sum_%s rows level %s n=%lld "
+                                        "rows=%lld: [%lld] got %.17g want "
+                                        "%.17g\n",
+                                        tb_dtype_name(t), tb_cpu_isa_name(l),
+                                        (long long)n, (long long)rows,
+                                        (long long)r, out[r], want);
+                        assert_true(fabs(out[r] - want) <=
+                                    sum_bound(t, n, sabs));
+                    }
+                    assert_true(out[rows] == 0.25); /* nothing past */
+                    assert_true(gb_intact(&gx));
+                    gb_free(&gx);
+                }
         }
 }
 

@@ -173,6 +173,10 @@ static void fam_elementwise(const tb_op *op, cases *cs)
     cs_add(cs, 2, S(3, 5, 1, 7), S(3, 1, 3, 7));
     cs_add(cs, 2, S(2, 300, 301), S(1, 301));
     cs_add(cs, 2, S(1, 301), S(2, 300, 301)); /* a the broadcast row */
+    /* one value a row, the other input whole: the row-broadcast loop
+     * (kernels.h tb_cpu_binrows_fn), short rows and a long one */
+    cs_add(cs, 2, S(2, 1030, 10), S(2, 1030, 1));
+    cs_add(cs, 2, S(3, 2, 37, 1), S(3, 2, 37, 21));
     if (has_simd_row(op))
         cs_add(cs, 2, S(1, 5600000), S(1, 5600000))->big = true;
 }
@@ -190,7 +194,8 @@ static void fam_reduce(const tb_op *op, cases *cs)
     static const int ax2[][3] = {{17, 513, 0}, {17, 513, 1}, {513, 17, 0},
                                  {513, 17, -1}, {4, 2100, 1},
                                  {300, 301, 0}, {3, 70, -1},
-                                 {5, 4100, 0}, {2, 140000, 1}};
+                                 {5, 4100, 0}, {2, 140000, 1},
+                                 {1030, 10, -1}, {37, 3, 1}, {40, 16, 1}};
     for (size_t i = 0; i < sizeof ax2 / sizeof ax2[0]; i++)
         oc_p(cs_add(cs, 1, S(2, ax2[i][0], ax2[i][1])), "axis", ax2[i][2]);
     oc_p(oc_p(cs_add(cs, 1, S(3, 3, 5, 7)), "axis", 1), "keepdim", 1);

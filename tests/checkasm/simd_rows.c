@@ -259,7 +259,7 @@ void test_xs_softplus_ulp(void **state)
  * rows of ops_simd.h) or f64 (f64_simd_impl.h's). */
 static void xs_reduce_special(tb_dtype dt)
 {
-    static const int lens[] = {1, 5, 63, 64, 65, 200, 1031};
+    static const int lens[] = {1, 5, 63, 64, 65, 200, 1031, 2, 10, 17};
     static const tb_op_id ids[] = {TB_OP_max, TB_OP_min, TB_OP_argmax};
     tb_axis ax[TB_MAX_AXES];
     assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
@@ -269,7 +269,7 @@ static void xs_reduce_special(tb_dtype dt)
             void *ctx = NULL;
             char err[256];
             assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
-            for (int li = 0; li < 7; li++)
+            for (int li = 0; li < (int)(sizeof lens / sizeof lens[0]); li++)
                 for (int pat = 0; pat < 10; pat++)
                     for (int ai = 0; ai < 3; ai++)
                         for (int oi = 0; oi < 3; oi++) {

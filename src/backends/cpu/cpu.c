@@ -72,6 +72,17 @@ void tb_cpu_parallel(void *ctx, int64_t work, int64_t items,
     cpu_pool_run(c->pool, cpu_parts(c, work, items), fn, arg);
 }
 
+/* t's shape into *s, every field stored in place: tb_tensor_shape's
+ * returned struct (built with memset and memcpy, copied out with 16-byte
+ * loads) stalled on store forwarding, ~20 cycles a call, three calls a
+ * checked op call (nll_loss 128x10's profile: 9% of its ~210 ns). */
+static inline void cpu_shape_of(const tb_tensor *t, tb_shape *s)
+{
+    s->ndim = t->ndim;
+    for (int i = 0; i < TB_MAX_DIMS; i++)
+        s->dim[i] = i < t->ndim ? t->shape[i] : 0;
+}
+
 int tb_cpu_check_op(tb_op_id id, tb_dtype dt, const tb_tensor *in,
                     const tb_tensor *out, const tb_params *p)
 {
@@ -84,14 +95,15 @@ int tb_cpu_check_op(tb_op_id id, tb_dtype dt, const tb_tensor *in,
         if ((rc = tb_tensor_check_operand(&in[i], tb_op_in_dtype(op, i, dt),
                                           1)))
             return rc;
-        ish[i] = tb_tensor_shape(&in[i]);
+        cpu_shape_of(&in[i], &ish[i]);
     }
     if ((rc = tb_op_infer(op, ish, op->n_in, p, osh, NULL, 0)))
         return rc;
     for (int i = 0; i < op->n_out; i++) {
         if (tb_tensor_check_operand(&out[i], tb_op_out_dtype(op, i, dt), 0))
             return TB_EINVAL;
-        tb_shape got = tb_tensor_shape(&out[i]);
+        tb_shape got;
+        cpu_shape_of(&out[i], &got);
         if (!tb_shape_equal(&got, &osh[i]))
             return TB_ESHAPE;
     }

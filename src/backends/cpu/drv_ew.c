@@ -30,6 +30,7 @@
 
 typedef struct cpu_binop {
     tb_cpu_bin_fn vv, sv, vs;
+    tb_cpu_binrows_fn rows; /* NULL: none at this level */
     size_t esz;
 } cpu_binop;
 
@@ -69,6 +70,21 @@ static void cpu_bin_task(void *argp, int part, int nparts)
         return;
     const int last = j->nd - 1;
     const int64_t inner = j->dim[last];
+    /* [rows, inner] with one input a value per row (strides [1, 0]) and
+     * the other whole ([inner, 1]): the level's row-broadcast loop, one
+     * call for every row of the part (x - max(x, -1, keepdim)) */
+    if (j->nd == 2 && j->op->rows && inner > 1) {
+        const bool bs = j->sb[0] == 1 && j->sb[1] == 0 &&
+                        j->sa[0] == inner && j->sa[1] == 1;
+        const bool as = j->sa[0] == 1 && j->sa[1] == 0 &&
+                        j->sb[0] == inner && j->sb[1] == 1;
+        if (bs || as) {
+            j->op->rows(j->a + (as ? b : b * inner) * es,
+                        j->b + (bs ? b : b * inner) * es,
+                        j->o + b * inner * es, e - b, inner, as);
+            return;
+        }
+    }
     /* Multi-index of row b over dims [0, last). */
     int64_t idx[TB_MAX_DIMS] = {0};
     int64_t oa = 0, ob = 0, r = b;
@@ -111,7 +127,8 @@ static int cpu_binary(void *ctx, const tb_tensor *in, tb_tensor *out,
     tb_cpu_ctx *c = ctx;
     CPU_SLOT_AT(c->k[lv].bin[which][dt].isa, lv);
     cpu_binop bop = {c->k[lv].bin[which][dt].vv, c->k[lv].bin[which][dt].sv,
-                     c->k[lv].bin[which][dt].vs, tb_dtype_size(dt)};
+                     c->k[lv].bin[which][dt].vs,
+                     c->k[lv].bin[which][dt].rows, tb_dtype_size(dt)};
     const cpu_binop *op = &bop;
     const tb_tensor *a = &in[0], *b = &in[1];
     const int nd = out->ndim;

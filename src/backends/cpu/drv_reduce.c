@@ -57,6 +57,7 @@ static inline void cpu_tile_at(const cpu_axis_view *v, int64_t it,
 typedef struct cpu_red_job {
     tb_cpu_sum_fn row;
     tb_cpu_sumcols_fn cols;
+    tb_cpu_sumrows_fn rows; /* short rows, several a vector; or NULL */
     tb_dtype dt;
     cpu_axis_view v;
     double scale; /* 1 for sum, 1/R for mean */
@@ -76,6 +77,16 @@ static void cpu_red_rows_task(void *argp, int part, int nparts)
     cpu_red_job *j = argp;
     int64_t b, e;
     cpu_span(j->v.outer, part, nparts, &b, &e);
+    if (j->rows) {
+        double s[256];
+        for (int64_t o = b; o < e; o += 256) {
+            const int64_t m = e - o < 256 ? e - o : 256;
+            j->rows(j->v.x + o * j->v.R * j->v.esz, m, j->v.R, s);
+            for (int64_t k = 0; k < m; k++)
+                cpu_store(j->v.o, j->dt, o + k, s[k] * j->scale);
+        }
+        return;
+    }
     for (int64_t o = b; o < e; o++)
         cpu_store(j->v.o, j->dt, o,
                   j->row(j->v.x + o * j->v.R * j->v.esz, j->v.R) * j->scale);
@@ -149,6 +160,8 @@ static int cpu_reduce(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (j.v.outer * j.v.inner == 0)
         return 0;
     j.scale = mean ? 1.0 / (double)j.v.R : 1.0;
+    if (j.v.inner == 1 && j.v.R <= c->k[lv].sum[dt].short_n)
+        j.rows = c->k[lv].sum[dt].rows;
     if (j.v.inner == 1) {
         cpu_pool_run(c->pool, cpu_parts(c, n, j.v.outer), cpu_red_rows_task,
                      &j);

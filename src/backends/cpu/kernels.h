@@ -63,10 +63,21 @@ typedef void (*tb_cpu_bin_fn)(const void *a, const void *b, void *o,
  * the caches, which costs a cache-resident caller more than it saves.
  * The backend picks them by working-set size; the C level installs the
  * plain functions. */
+/* Row broadcasts: for r < rows, o[r * n + i] = a[r * n + i] OP b[r]
+ * (sv 0) or a[r] OP b[r * n + i] (sv 1): the vs / sv forms over many
+ * short rows in one call (x - max(x, -1, keepdim) of 1024 rows of 10:
+ * a vs call a row cost 3.2 ns a row).  Values as vs / sv give them. */
+typedef void (*tb_cpu_binrows_fn)(const void *a, const void *b, void *o,
+                                  int64_t rows, int64_t n, int sv);
 /* o[i] = f(x[i]). */
 typedef void (*tb_cpu_unary_fn)(const void *x, void *o, int64_t n);
 /* Sum of x[0..n), blocked (TB_CPU_SUM_BLOCK), returned in double. */
 typedef double (*tb_cpu_sum_fn)(const void *x, int64_t n);
+/* out[r] = the sum of row r < rows of x[rows][n], for short rows (n
+ * <= the table's short_n): several rows per vector; same bound as a
+ * row's sum. */
+typedef void (*tb_cpu_sumrows_fn)(const void *x, int64_t rows, int64_t n,
+                                  double *out);
 /* acc[j] += sum over r < R of x[r * ld + j], for
  * j < w <= TB_CPU_SUM_COL_TILE;
  * rows are folded into acc every TB_CPU_SUM_COL_ROWS. */
@@ -120,6 +131,7 @@ typedef struct tb_cpu_kernels {
     struct {
         tb_cpu_bin_fn vv, sv, vs; /* in this order (tests index them) */
         tb_cpu_bin_fn vv_nt;
+        tb_cpu_binrows_fn rows; /* NULL: a vs / sv call per row */
         int isa;
     } bin[TB_CPU_NBIN][TB_DTYPE_COUNT];
     struct {
@@ -129,6 +141,8 @@ typedef struct tb_cpu_kernels {
     struct {
         tb_cpu_sum_fn row;
         tb_cpu_sumcols_fn cols;
+        tb_cpu_sumrows_fn rows; /* NULL: a row call per row */
+        int64_t short_n;        /* rows takes n <= short_n */
         int isa;
     } sum[TB_DTYPE_COUNT];
     struct {

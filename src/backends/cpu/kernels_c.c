@@ -494,11 +494,13 @@ void tb_cpu_pool_f64_c(const void *x, void *o, int64_t planes,
         k->bin[IDX][TB_F32].sv = NAME##_f32_sv;                           \
         k->bin[IDX][TB_F32].vs = NAME##_f32_vs;                           \
         k->bin[IDX][TB_F32].vv_nt = NAME##_f32_vv;                        \
+        k->bin[IDX][TB_F32].rows = NULL; /* a vs / sv call per row */     \
         k->bin[IDX][TB_F32].isa = TB_ISA_SCALAR;                          \
         k->bin[IDX][TB_F64].vv = NAME##_f64_vv;                           \
         k->bin[IDX][TB_F64].sv = NAME##_f64_sv;                           \
         k->bin[IDX][TB_F64].vs = NAME##_f64_vs;                           \
         k->bin[IDX][TB_F64].vv_nt = NAME##_f64_vv;                        \
+        k->bin[IDX][TB_F64].rows = NULL; /* a vs / sv call per row */     \
         k->bin[IDX][TB_F64].isa = TB_ISA_SCALAR;                          \
     } while (0)
 
@@ -515,6 +517,7 @@ void tb_cpu_kernels_init_c(tb_cpu_kernels *k)
     k->relu[TB_F64].fn_nt = relu_f64;
     k->sum[TB_F32].row = sum_f32_row;
     k->sum[TB_F32].cols = sum_f32_cols;
+    k->sum[TB_F32].rows = NULL; /* a row call per row */
     k->sum[TB_F64].row = sum_f64_row;
     k->sum[TB_F64].cols = sum_f64_cols;
     k->lsm[TB_F32].rows = lsm_f32_rows;
