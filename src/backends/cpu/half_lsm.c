@@ -1,10 +1,14 @@
 /* softmax, log_softmax and log_softmax_backward in bf16/f16 over the
  * last axis (half_lsm.h): blocks of whole rows widened into a
  * per-thread f32 scratch of at most HL_ELEMS values a tensor (L1), the
- * level's f32 row function on them, the block narrowed.  half_rows.c's
- * chunks (192 KiB of scratch in L2) ran the f32 row's tb_kernel_fn
- * (operand checks, the driver, a pool call) on each: at 256x1000 bf16
- * log_softmax 1.4x the f32 row's time, at 1024x10 1.3x.  Blocks hold
+ * level's f32 row function on them, the block narrowed; softmax's and
+ * log_softmax's rows longer than 32 at avx512 and avx512bf16 on the
+ * 16-bit values themselves (half_lsm_fused.h).  half_rows.c's chunks
+ * (192 KiB of scratch in L2) ran the f32 row's tb_kernel_fn (operand
+ * checks, the driver, a pool call) on each: at 256x1000 bf16
+ * log_softmax 1.4x the f32 row's time, at 1024x10 1.3x (now 0.99x and
+ * 1.2x; a software prefetch of the next block made both slower).
+ * Blocks hold
  * 16-row multiples where they hold more than 16 rows (the f32 rows'
  * short-row paths group VS_LANES <= 16 rows from a block's first row),
  * so every row sees the groups of the whole tensor's f32 row from row

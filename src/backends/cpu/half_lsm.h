@@ -5,7 +5,9 @@
  * L1, the level's f32 row function itself (kernels.h's lsm / sm rows,
  * bwd_simd_impl.h's bw_lsm_rows through half_lsm_avx2.c /
  * half_lsm_avx512.c) called on them directly, no tensors and no
- * driver, and the block narrowed while in L1.  The same f32 operations
+ * driver, and the block narrowed while in L1 (softmax's and
+ * log_softmax's rows longer than 32 at avx512 and avx512bf16: no
+ * scratch, half_lsm_fused.h).  The same f32 operations
  * on the same rows in the same groups of VS_LANES rows as half.c's
  * whole-tensor path and half_rows.c: the same bits
  * (tests/test_half_paths.c). */
