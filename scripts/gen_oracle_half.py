@@ -137,6 +137,25 @@ def bwd_cases():
            grad_of(lambda x: F.avg_pool2d(x, 2)), 4)
 
 
+# softmax, log_softmax and log_softmax_backward over rows of 1, 2, 10,
+# 15, 16, 17 and 1000 (half_lsm.c's blocks, the f32 rows' short-row
+# paths at n <= 16 and <= 32 and their long rows), logits in [-8, 8)
+# and (rows of 10 and 1000) large ones in [-300, 300) (appended last: the vectors before them
+# keep their numbers and values)
+def lsm_cases():
+    for n, rows in ((1, 20), (2, 20), (10, 40), (15, 20), (16, 20),
+                    (17, 20), (1000, 1)):
+        for lo, hi in ((-8, 8), (-300, 300))[:1 + (n in (10, 1000))]:
+            yield ("softmax", "softmax", [[rows, n]], [(lo, hi)], {},
+                   lambda a: torch.softmax(a, -1), n)
+            yield ("log_softmax", "log_softmax", [[rows, n]], [(lo, hi)],
+                   {}, lambda a: torch.log_softmax(a, -1), n)
+        yield ("log_softmax_backward", "log_softmax_backward",
+               [[rows, n], [rows, n]], [(-1, 1), (-6, 0)], {},
+               lambda g, y: torch._log_softmax_backward_data(g, y, -1,
+                                                              g.dtype), n)
+
+
 def run(fn, ins, params, dt):
     """PyTorch's 16-bit results in dt: its kernel in the dtype if it has
     one, else float32 rounded once."""
@@ -172,7 +191,7 @@ def main():
         "half_vectors.h")
     gen = np.random.default_rng(SEED)
     data, recs = [], []
-    every = [(dt, c) for group in (cases, bwd_cases)
+    every = [(dt, c) for group in (cases, bwd_cases, lsm_cases)
              for dt in ("bf16", "f16") for c in group()]
     for dt, (name, op, shapes, dom, params, fn, rl) in every:
         if True:

@@ -74,8 +74,30 @@ typedef struct {
                      * 2 as 0 with 60 added to x past 8 of each 37,
                      * 3 a in [0.1, 2), b in [-2, 2) (pow's fast path),
                      * 4 the pools' x from {-1, -0, +0, 1} (ties), 5
-                     * from those, +-inf and NaN (g as 0) */
+                     * from those, +-inf and NaN (g as 0), 6 softmax's
+                     * edges (edge()) */
 } pcase;
+
+/* kind 6, softmax's edges, from a random r in row `row`: every fifth
+ * row all -inf; every seventh row at most 0, zeros of both signs among
+ * its values (a max of +-0: its sign is the f32 row's order's); in
+ * every fourth row NaN and +inf (1/64 each); else values in [-3, 3),
+ * 1/32 of them -inf, 1/8 large logits (to +-6000: the rows' max far
+ * from the rest) */
+static float edge(uint64_t r, int64_t row)
+{
+    const unsigned q = (unsigned)(r >> 58);
+    const double v = (double)(r & 0xffffffffu) * 0x1p-32 * 6 - 3;
+    if (row % 5 == 3 || q < 2)
+        return -INFINITY;
+    if (row % 7 == 2)
+        return q < 12 ? 0.0f : q < 24 ? -0.0f : (float)-fabs(v);
+    if (row % 4 == 1 && q == 2)
+        return NAN;
+    if (row % 4 == 1 && q == 3)
+        return INFINITY;
+    return (float)(q >= 56 ? v * 2000 : v);
+}
 
 /* the inputs of c in dt, deterministic */
 static void fill(const pcase *c, tb_dtype dt, tb_tensor *in, uint64_t seed)
@@ -90,7 +112,9 @@ static void fill(const pcase *c, tb_dtype dt, tb_tensor *in, uint64_t seed)
                 h[k] = (uint16_t)(i == (c->nin > 1) && k < 65536
                                       ? (uint64_t)k
                                       : r);
-            else if (c->kind >= 4 && i == (c->nin > 1)) {
+            else if (c->kind == 6) /* softmax's edges (below) */
+                h[k] = nar(dt, edge(r, k / c->sh[i].dim[c->sh[i].ndim - 1]));
+            else if ((c->kind == 4 || c->kind == 5) && i == (c->nin > 1)) {
                 /* pools' x: ties (and signed zeros; kind 5 NaN of
                  * either sign and infinities too) */
                 static const float tv[] = {-1.0f, -0.0f, 0.0f, 1.0f,
@@ -400,6 +424,21 @@ static void test_paths(void **state)
          SHAPE(3, 33, 700), 2, 0, 0, 0},
         {TB_OP_log_softmax_backward, 2, {SHAPE(300, 77), SHAPE(300, 77)},
          SHAPE(300, 77), NONE, 0, 0, 1},
+        /* half_lsm.c's L1 blocks (2048 values, 16-row multiples): rows
+         * of 1, 2, 15, 16, 17 (blocks of 2048, 1024, 128, 128, 112
+         * rows and a tail; the f32 rows' short paths at n <= 16 and
+         * <= 32), 1000 (two rows a block) and 3000 (one row past a
+         * block), -inf rows and elements, NaN, +inf, large logits */
+#define HL_CASES(n, rows)                                                 \
+    {TB_OP_softmax, 1, {SHAPE(rows, n)}, SHAPE(rows, n), -1, 0, 0, 6},     \
+        {TB_OP_log_softmax, 1, {SHAPE(rows, n)}, SHAPE(rows, n), -1, 0, 0, \
+         6},                                                              \
+        {TB_OP_log_softmax_backward, 2, {SHAPE(rows, n), SHAPE(rows, n)}, \
+         SHAPE(rows, n), -1, 0, 0, 6},
+        HL_CASES(1, 4100) HL_CASES(2, 2100) HL_CASES(10, 1000)
+        HL_CASES(15, 301) HL_CASES(16, 300) HL_CASES(17, 259)
+        HL_CASES(1000, 7) HL_CASES(3000, 3)
+#undef HL_CASES
         /* the pools and their backward (half_rows.c: chunks of N*C
          * planes): planes over several chunks, a kernel 3 with stride
          * 2 and padding 1 over odd planes, every pattern (NaN) */

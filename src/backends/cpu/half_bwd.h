@@ -12,6 +12,9 @@
  *   norm_avx512.c's loops); sum and mean over a non-last axis: the f32 column sums'
  *   additions on values widened in registers (half_part_simd.h, at
  *   avx2 and avx512) or in 64-row blocks of scratch (scalar).
+ * half_lsm.c (half_lsm.h): softmax, log_softmax (last axis) and its
+ *   backward in L1 blocks on the level's f32 row functions (long rows
+ *   at avx512 fused); half_rows.c's chunks for what it declines.
  * half_rows.c: softmax, log_softmax (last axis) and its backward in
  *   chunks of whole rows, the pools and their backward in chunks of
  *   planes, widened into per-thread f32 scratch in L1/L2.

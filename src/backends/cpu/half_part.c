@@ -46,6 +46,7 @@
 #include "cpu_internal.h"
 #include "drv.h"
 #include "half_bwd.h"
+#include "half_lsm.h"
 #include "isa.h"
 #include "kernels.h"
 #include "kreg.h"
@@ -421,7 +422,15 @@ int tb_cpu_half_part(void *ctx, const tb_op *op, tb_dtype dt, int isa,
         if (hp_pool(ctx, op, dt, isa, f32, in, out, p) == 0)
             return 0;
         return tb_cpu_half_units(ctx, op, f32, cv, in, out, p);
-    default: /* softmax's rows: half_rows.c */
+    case TB_OP_softmax: /* L1 blocks on the f32 row function first */
+    case TB_OP_log_softmax:
+    case TB_OP_log_softmax_backward: {
+        const int rc = tb_cpu_half_lsm(ctx, op, dt, isa, f32, cv, in, out, p);
+        if (rc != 1)
+            return rc;
+    }
+    /* fall through */
+    default: /* softmax's other axes: half_rows.c */
         return tb_cpu_half_units(ctx, op, f32, cv, in, out, p);
     }
 }

@@ -2,6 +2,7 @@
  * (half_bwd.h, called from half_part.c's tb_cpu_half_part).
  *
  * softmax, log_softmax and log_softmax_backward over the last axis
+ * where half_lsm.c declines them (the scalar level's gradient)
  * (units: its rows) and max_pool2d, avg_pool2d and their backward
  * (units: the N*C planes): each thread widens a chunk of whole units of
  * every input into its own f32 scratch (about HR_ELEMS elements in

@@ -394,8 +394,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 /* reductions, softmax, layout, matrix products, conv, creation */
 #define TB_CPU_HALF_SHAPED(X, XN)                                           \
     TB_CPU_HALF(sum, X) TB_CPU_HALF(mean, X) TB_CPU_HALF(max, X)          \
-    TB_CPU_HALF(min, X) TB_CPU_HALF(var, X) TB_CPU_HALF(softmax, X)       \
-    TB_CPU_HALF(log_softmax, X) TB_CPU_HALF(transpose, X)                 \
+    TB_CPU_HALF(min, X) TB_CPU_HALF(var, X) TB_CPU_HALF_NE(softmax, X)    \
+    TB_CPU_HALF_NE(log_softmax, X) TB_CPU_HALF(transpose, X)              \
     TB_CPU_HALF(permute, X) TB_CPU_HALF_MM(matmul, X, XN)                \
     TB_CPU_HALF_MM(linear, X, XN) TB_CPU_HALF_MM(conv2d, X, XN)
 #define TB_CPU_HALF_MAKE(X, XN)                                           \
@@ -408,7 +408,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 #define TB_CPU_HALF_BACKWARD(X)                                           \
     TB_CPU_HALF(relu_backward, X) TB_CPU_HALF_NE(sigmoid_backward, X)     \
     TB_CPU_HALF_NE(tanh_backward, X) TB_CPU_HALF(gelu_backward, X)        \
-    TB_CPU_HALF(log_softmax_backward, X) TB_CPU_HALF(sum_backward, X)     \
+    TB_CPU_HALF_NE(log_softmax_backward, X) TB_CPU_HALF(sum_backward, X)  \
     TB_CPU_HALF(mean_backward, X) TB_CPU_HALF(add_backward, X)
 #define TB_CPU_HALF_BACKWARD2(X, XN)                                      \
     TB_CPU_HALF(sub_backward, X) TB_CPU_HALF_NE(mul_backward, X)          \
