@@ -173,10 +173,10 @@ static inline float nb_get_f16(const void *p, int64_t k)
  * a mask, its reduction order (a0 + a1) + (a2 + a3), then v_hsum's; the
  * scale pass lane by lane; the scalar tails the same C.  Row r + 1's
  * sums run in row r's scale loop (nz_rows: two sums' chains alone held
- * a step to 4 cycles of FMA latency), prefetching the row NZ_PF_ROWS
- * ahead of the summed one (norm_avx2.c's reason: the hardware
- * prefetchers stop at a page's end). ---- */
-#define NZ_PF_ROWS 4
+ * a step to 4 cycles of FMA latency).  No software prefetch: the one of
+ * 4 rows ahead (norm_avx2.c's reason: the hardware prefetchers stop at a
+ * page's end) made rms_norm f16 and bf16 2-4% slower at 4096x1024 and
+ * 8% and 25% at 16384x1024 (tbench ab, 1 thread, load 27-31). ---- */
 
 /* vmath_simd.h's 8-lane v_hsum */
 static inline float nz_hsum8(__m256 a)
@@ -249,11 +249,9 @@ static inline __m256 nz_fold(__m512 a0, __m512 a1)
         __m512 a[2] = {z, z}, q[2] = {z, z};                              \
         const bool rms = !s1 && c == 0.0f;                                \
         int64_t k = 0;                                                    \
-        for (; k + 32 <= D; k += 32) {                                    \
-            if (pf)                                                       \
-                _mm_prefetch(pf + 2 * k, _MM_HINT_T0);                    \
+        (void)pf; /* (none) */                                            \
+        for (; k + 32 <= D; k += 32)                                      \
             nz_step_##DT(x, k, vc, rms, s1 != NULL, a, q);                \
-        }                                                                 \
         nz_end_##DT(x, k, D, c, rms, a, q, s1, s2);                       \
     }                                                                     \
     /* y of the lanes of mk from k: ((x - sh) - m) * inv * w (+ b; rms   \
@@ -297,8 +295,8 @@ static inline __m256 nz_fold(__m512 a0, __m512 a1)
      * the next row xn about cn (xn NULL: none; inlined for b NULL and   \
      * not: rms_norm's and layer_norm's loops) */                         \
     static inline __attribute__((always_inline)) void nz_row_##DT(       \
-        const uint16_t *xr, uint16_t *yr, const uint16_t *xn,             \
-        const char *pf, int64_t D, const float *w, const float *b,        \
+        const uint16_t *xr, uint16_t *yr, const uint16_t *xn, int64_t D,  \
+        const float *w, const float *b,                                   \
         float sh, float m, float inv, float cn, float *s1, float *s2)     \
     {                                                                     \
         const __m512 vsh = _mm512_set1_ps(sh), vmu = _mm512_set1_ps(m);   \
@@ -308,8 +306,6 @@ static inline __m256 nz_fold(__m512 a0, __m512 a1)
         int64_t k = 0;                                                    \
         if (xn)                                                           \
             for (; k + 32 <= D; k += 32) {                                \
-                if (pf)                                                   \
-                    _mm_prefetch(pf + 2 * k, _MM_HINT_T0);                \
                 nz_step_##DT(xn, k, vc, !b, b != NULL, a, q);             \
                 nb_st2_##DT(                                              \
                     yr, k, nz_y_##DT(xr, w, b, k, 0xffff, vsh, vmu, vinv), \
@@ -336,29 +332,22 @@ static inline __m256 nz_fold(__m512 a0, __m512 a1)
         if (rows <= 0)                                                    \
             return;                                                       \
         float sh, m, ss;                                                  \
-        TB_HALF_NORM_STATS(nz_sums_##DT, tb_##DT##_to_f32, x, D, b,      \
-                           NZ_PF_ROWS < rows                              \
-                               ? (const char *)(x + NZ_PF_ROWS * D)       \
-                               : NULL,                                    \
+        TB_HALF_NORM_STATS(nz_sums_##DT, tb_##DT##_to_f32, x, D, b, NULL, \
                            sh, m, ss);                                    \
         for (int64_t r = 0; r < rows; r++) {                              \
             const uint16_t *xr = x + r * D;                               \
             uint16_t *yr = y + r * D;                                     \
             const uint16_t *xn = r + 1 < rows ? xr + D : NULL;            \
-            const char *pf = r + 1 + NZ_PF_ROWS < rows                    \
-                                 ? (const char *)(xr + (1 + NZ_PF_ROWS) * D) \
-                                 : NULL;                                  \
             const float inv =                                             \
                 1.0f / (float)sqrt((double)(ss / (float)D + eps));        \
             float cn = 0, s1 = 0, s2 = 0;                                 \
             if (xn && b)                                                  \
                 TB_HALF_NORM_SHIFT(tb_##DT##_to_f32, xn, D, cn);          \
             if (b)                                                        \
-                nz_row_##DT(xr, yr, xn, pf, D, w, b, sh, m, inv, cn, &s1, \
-                            &s2);                                         \
+                nz_row_##DT(xr, yr, xn, D, w, b, sh, m, inv, cn, &s1, &s2); \
             else                                                          \
-                nz_row_##DT(xr, yr, xn, pf, D, w, NULL, 0, 0, inv, 0,     \
-                            NULL, &s2);                                   \
+                nz_row_##DT(xr, yr, xn, D, w, NULL, 0, 0, inv, 0, NULL,   \
+                            &s2);                                         \
             if (!xn)                                                      \
                 break;                                                    \
             if (!b) {                                                     \
