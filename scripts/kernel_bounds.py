@@ -11,7 +11,7 @@ f64 rows: exp, log, sigmoid, tanh, silu, gelu_tanh, softplus, gelu, pow,
 rand_normal, sigmoid_backward, tanh_backward, gelu_backward), at both
 SIMD levels, and of scripts/kernel_bounds_half.c (the bf16 and f16 fused
 element-wise rows of half_simd.h: bf16 at avx512bf16 and avx2, f16 at
-avx512 and avx2) and of scripts/kernel_bounds_rand.c (rand_uniform f32,
+avx512 and avx2; layer_norm and rms_norm bf16 at avx512bf16) and of scripts/kernel_bounds_rand.c (rand_uniform f32,
 bf16, f16, f64, rand_normal f32, bf16, f16 and dropout f32, f64 at
 avx512 and avx2):
 

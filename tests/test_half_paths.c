@@ -75,7 +75,10 @@ typedef struct {
                      * 3 a in [0.1, 2), b in [-2, 2) (pow's fast path),
                      * 4 the pools' x from {-1, -0, +0, 1} (ties), 5
                      * from those, +-inf and NaN (g as 0), 6 softmax's
-                     * edges (edge()) */
+                     * edges (edge()), 7 as 0 with the inputs past x
+                     * scaled by 2^-126 (norm results about FLT_MIN,
+                     * subnormal among them: AVX512_BF16's narrowing's
+                     * fallback) */
 } pcase;
 
 /* kind 6, softmax's edges, from a random r in row `row`: every fifth
@@ -129,11 +132,13 @@ static void fill(const pcase *c, tb_dtype dt, tb_tensor *in, uint64_t seed)
                                               : (double)(r >> 11) *
                                                         0x1p-53 * 4 - 2));
             else /* kind 2: x's rows of 37, the first 8 apart from the rest */
-                h[k] = nar(dt, (float)((double)(r >> 11) * 0x1p-53 * 6 - 3 +
-                                       (c->kind == 2 && i == 0 &&
-                                                k % 37 >= 8
-                                            ? 60
-                                            : 0)));
+                h[k] = nar(dt, (float)(((double)(r >> 11) * 0x1p-53 * 6 - 3 +
+                                        (c->kind == 2 && i == 0 &&
+                                                 k % 37 >= 8
+                                             ? 60
+                                             : 0)) *
+                                       (c->kind == 7 && i > 0 ? 0x1p-126
+                                                              : 1)));
         }
     }
 }
@@ -380,6 +385,10 @@ static void test_paths(void **state)
          NONE, 0, 0, 1},
         {TB_OP_rms_norm, 2, {SHAPE(41, 257), SHAPE(257)}, SHAPE(41, 257),
          NONE, 0, 0, 0},
+        {TB_OP_rms_norm, 2, {SHAPE(7, 120), SHAPE(120)}, SHAPE(7, 120),
+         NONE, 0, 0, 7},
+        {TB_OP_layer_norm, 3, {SHAPE(7, 120), SHAPE(120), SHAPE(120)},
+         SHAPE(7, 120), NONE, 0, 0, 7},
         {TB_OP_group_norm, 3, {SHAPE(5, 6, 7, 9), SHAPE(6), SHAPE(6)},
          SHAPE(5, 6, 7, 9), NONE, 0, 3, 0},
         {TB_OP_group_norm, 3, {SHAPE(3, 8, 40, 40), SHAPE(8), SHAPE(8)},

@@ -14,8 +14,9 @@
  * norm_avx2.c's, skip the scratch: half_norm_simd.h repeats that row's
  * operations on x widened in registers and narrows y as it goes (f16
  * layer_norm at 4096x1024: 1.90 -> 0.70 ms, bf16 1.95 -> 1.05 ms, tbench
- * ab, 1 thread, load ~10); at avx512 norm_avx512.c's 16-lane copy of
- * those loops (the same bits).  layer_norm_backward and
+ * ab, 1 thread, load ~10); at avx512 norm16_simd.h's 16-lane copy of
+ * those loops (the same bits), bf16 at avx512bf16 narrowed by
+ * vcvtne2ps2bf16 (norm_avx512bf16.c).  layer_norm_backward and
  * rms_norm_backward at avx512, where the level's f32 row is
  * norm_avx512.c's: its loops on the 16-bit g, x, w (hp_norm_bw).
  *
@@ -73,6 +74,7 @@ typedef struct {
     int n_in;
     bool fused; /* tb_cpu_half_norm_rows_avx2, no scratch */
     bool fused512; /* tb_cpu_half_norm_rows_avx512 instead */
+    bool fusedbf16; /* bf16: tb_cpu_half_norm_rows_avx512bf16 instead */
     tb_dtype dt;
     float eps;
     bool group; /* group_norm: rows are samples, x keeps its dims */
@@ -91,6 +93,15 @@ static void hp_norm_part(void *arg, int part, int nparts)
     if (j->fused) {
         const int64_t r0 = c0 * j->rpc;
         const int64_t r1 = c1 * j->rpc < j->rows ? c1 * j->rpc : j->rows;
+#if TB_CPU_HAVE_AVX512BF16
+        if (j->fusedbf16) {
+            tb_cpu_half_norm_rows_avx512bf16(
+                (const uint16_t *)j->in[0].data + r0 * j->rlen,
+                (uint16_t *)j->out[0].data + r0 * j->rlen, r1 - r0, j->rlen,
+                j->fw[1].data, j->n_in > 2 ? j->fw[2].data : NULL, j->eps);
+            return;
+        }
+#endif
 #if TB_CPU_HAVE_AVX512
         void (*rows)(tb_dtype, const uint16_t *, uint16_t *, int64_t,
                      int64_t, const float *, const float *, float) =
@@ -159,6 +170,8 @@ static int hp_norm(void *ctx, const tb_op *op, tb_dtype dt, int isa,
                (op->id == TB_OP_rms_norm &&
                 f32 == TB_CPU_KFN(rms_norm, f32, avx2)));
     j.fused512 = j.fused && TB_CPU_HAVE_AVX512 && isa >= TB_ISA_AVX512;
+    j.fusedbf16 = j.fused512 && TB_CPU_HAVE_AVX512BF16 && dt == TB_BF16 &&
+                  isa >= TB_ISA_AVX512BF16;
     j.eps = (float)tb_cpu_param(p, op->id, 0);
 #else
     (void)isa;

@@ -351,8 +351,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_AVX512(X, op, bf16, c) TB_CPU_AVX2(X, op, bf16, c)             \
     X(op, bf16, c, c) TB_CPU_AVX512(X, op, f16, c)                        \
     TB_CPU_AVX2(X, op, f16, c) X(op, f16, c, c)
-/* the fused ops (half_simd.h; ew_defs.h's ops among them) in bf16 at
- * the avx512bf16 level too: bf16
+/* the fused ops (half_simd.h; ew_defs.h's ops among them; layer_norm
+ * and rms_norm: norm_avx512bf16.c) in bf16 at the avx512bf16 level too: bf16
  * narrowed by vcvtne2ps2bf16 (a pair with a subnormal lane by the
  * integer code: the same values as the other levels) */
 #define TB_CPU_HALF_NE(op, X)                                             \
@@ -430,7 +430,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_HALF_ARITH(X) TB_CPU_HALF_MATH(X) TB_CPU_HALF_SHAPED(X, XN)    \
     TB_CPU_HALF_MAKE(X, XN) TB_CPU_HALF_BACKWARD(X)                       \
     TB_CPU_HALF_BACKWARD2(X, XN)                                          \
-    TB_CPU_HALF_OPTIM(X) TB_CPU_HALF(layer_norm, X) TB_CPU_HALF(rms_norm, X) \
+    TB_CPU_HALF_OPTIM(X) TB_CPU_HALF_NE(layer_norm, X)                   \
+    TB_CPU_HALF_NE(rms_norm, X)                                           \
     TB_CPU_HALF(layer_norm_backward, X) TB_CPU_HALF(rms_norm_backward, X) \
     TB_CPU_HALF(group_norm, X) TB_CPU_HALF(batch_norm_backward, X)        \
     TB_CPU_HALF(group_norm_backward, X) TB_CPU_HALF(sdpa_backward, X)     \

@@ -33,6 +33,14 @@ int tb_cpu_norm_bw_run(void *ctx, tb_op_id id, tb_dtype dt,
  * of dt widened in registers, dx narrowed as stored. */
 tb_cpu_task_fn tb_cpu_norm_bw_chunks_avx512(tb_dtype dt);
 
+/* layer_norm (b set) or rms_norm of rows x D bf16 values at the
+ * avx512bf16 level: half_bwd.h's tb_cpu_half_norm_rows_avx512 for bf16,
+ * narrowed by AVX512_BF16 (norm_avx512bf16.c), the same bits. */
+void tb_cpu_half_norm_rows_avx512bf16(const uint16_t *x, uint16_t *y,
+                                      int64_t rows, int64_t D,
+                                      const float *w, const float *b,
+                                      float eps);
+
 /* A 16-bit row's statistics (half_norm_simd.h's loops and norm_avx512.c's,
  * which repeat the f32 rows' arithmetic): layer_norm (b set) shifts the
  * sums by the mean of the row's first 8 values, sh, and takes the mean m
@@ -46,17 +54,28 @@ tb_cpu_task_fn tb_cpu_norm_bw_chunks_avx512(tb_dtype dt);
         if (!(b)) {                                                       \
             SUMS(xr, D, 0, pf, NULL, &(ss));                              \
         } else {                                                          \
-            float s1_, s2_, c0_ = 0;                                      \
-            const int64_t n0_ = (D) < 8 ? (D) : 8;                        \
-            for (int64_t k_ = 0; k_ < n0_; k_++)                          \
-                c0_ += WIDEN((xr)[k_]);                                   \
-            (sh) = c0_ / (float)n0_;                                      \
+            float s1_, s2_;                                               \
+            TB_HALF_NORM_SHIFT(WIDEN, xr, D, sh);                         \
             SUMS(xr, D, sh, pf, &s1_, &s2_);                              \
-            (m) = s1_ / (float)(D);                                       \
-            (ss) = s2_ - (m) * s1_;                                       \
-            if ((m) * s1_ > 0.75f * s2_)                                  \
-                SUMS(xr, D, (sh) + (m), NULL, NULL, &(ss));               \
+            TB_HALF_NORM_FINISH(SUMS, xr, D, s1_, s2_, sh, m, ss);        \
         }                                                                 \
+    } while (0)
+/* layer_norm's shift sh: the mean of the row's first 8 values */
+#define TB_HALF_NORM_SHIFT(WIDEN, xr, D, sh)                              \
+    do {                                                                  \
+        float c0_ = 0;                                                    \
+        const int64_t n0_ = (D) < 8 ? (D) : 8;                            \
+        for (int64_t k_ = 0; k_ < n0_; k_++)                              \
+            c0_ += WIDEN((xr)[k_]);                                       \
+        (sh) = c0_ / (float)n0_;                                          \
+    } while (0)
+/* layer_norm's m and ss from the sums s1, s2 about sh */
+#define TB_HALF_NORM_FINISH(SUMS, xr, D, s1, s2, sh, m, ss)               \
+    do {                                                                  \
+        (m) = (s1) / (float)(D);                                          \
+        (ss) = (s2) - (m) * (s1);                                         \
+        if ((m) * (s1) > 0.75f * (s2))                                    \
+            SUMS(xr, D, (sh) + (m), NULL, NULL, &(ss));                   \
     } while (0)
 
 #endif

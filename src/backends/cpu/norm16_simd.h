@@ -1,0 +1,361 @@
+/* The avx512 loops on bf16/f16 of norm_avx512.c (16 lanes: loads that
+ * widen, stores that narrow) and the forward 16-bit rows' (NZ_ROWS):
+ * included by norm_avx512.c (the avx512 level) and norm_avx512bf16.c
+ * (bf16 at the avx512bf16 level, narrowing by AVX512_BF16; same bits). */
+#ifndef TB_BACKENDS_CPU_NORM16_SIMD_H
+#define TB_BACKENDS_CPU_NORM16_SIMD_H
+
+#include <immintrin.h>
+#include <math.h>
+
+#include "../../ops/half.h"
+#include "cpu_internal.h"
+#include "norm.h"
+
+#define NB_RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+
+/* 16 lanes of p[k..k+16) widened to f32, the lanes outside m zero */
+static inline __m512 nb_ld_f32(const void *p, int64_t k, __mmask16 m)
+{
+    return m == 0xffff ? _mm512_loadu_ps((const float *)p + k)
+                       : _mm512_maskz_loadu_ps(m, (const float *)p + k);
+}
+static inline __m512 nb_ld_bf16(const void *p, int64_t k, __mmask16 m)
+{
+    const __m256i h =
+        m == 0xffff ? _mm256_loadu_si256((const __m256i *)((const uint16_t *)p + k))
+                    : _mm256_maskz_loadu_epi16(m, (const uint16_t *)p + k);
+    /* one vpermw placing word j in the upper half of lane j, the lower
+     * halves zeroed (vpmovzxwd + vpslld: 2 cycles a vector on Zen 4,
+     * this 1: scripts/insn_tp.c) */
+    const __m512i idx = _mm512_set_epi16(
+        15, 0, 14, 0, 13, 0, 12, 0, 11, 0, 10, 0, 9, 0, 8, 0,
+        7, 0, 6, 0, 5, 0, 4, 0, 3, 0, 2, 0, 1, 0, 0, 0);
+    return _mm512_castsi512_ps(_mm512_maskz_permutexvar_epi16(
+        0xaaaaaaaau, idx, _mm512_castsi256_si512(h)));
+}
+static inline __m512 nb_ld_f16(const void *p, int64_t k, __mmask16 m)
+{
+    return _mm512_cvtph_ps(
+        m == 0xffff
+            ? _mm256_loadu_si256((const __m256i *)((const uint16_t *)p + k))
+            : _mm256_maskz_loadu_epi16(m, (const uint16_t *)p + k));
+}
+/* v's lanes in m stored to p[k..k+16): f32; f16 by vcvtps2ph (nearest
+ * even); bf16 as ops/half.h's tb_f32_to_bf16 (nearest even on the 16
+ * bits dropped, a NaN its upper half with the quiet bit set) */
+static inline void nb_st_f32(void *p, int64_t k, __mmask16 m, __m512 v)
+{
+    if (m == 0xffff)
+        _mm512_storeu_ps((float *)p + k, v);
+    else
+        _mm512_mask_storeu_ps((float *)p + k, m, v);
+}
+static inline void nb_st16(void *p, int64_t k, __mmask16 m, __m256i h)
+{
+    if (m == 0xffff)
+        _mm256_storeu_si256((__m256i *)((uint16_t *)p + k), h);
+    else
+        _mm256_mask_storeu_epi16((uint16_t *)p + k, m, h);
+}
+static inline void nb_st_f16(void *p, int64_t k, __mmask16 m, __m512 v)
+{
+    nb_st16(p, k, m, _mm512_cvtps_ph(v, NB_RNE));
+}
+static inline void nb_st_bf16(void *p, int64_t k, __mmask16 m, __m512 v)
+{
+    const __m512i x = _mm512_castps_si512(v);
+    const __m512i hi = _mm512_srli_epi32(x, 16);
+    __m512i r = _mm512_srli_epi32(
+        _mm512_add_epi32(x, _mm512_add_epi32(
+                                _mm512_and_si512(hi, _mm512_set1_epi32(1)),
+                                _mm512_set1_epi32(0x7fff))),
+        16);
+    r = _mm512_mask_mov_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q),
+                              _mm512_or_si512(hi, _mm512_set1_epi32(0x40)));
+    nb_st16(p, k, m, _mm512_cvtepi32_epi16(r));
+}
+/* two vectors' lanes, a's then b's, to p[k..k+32) as nb_st_* each: f16
+ * by vcvtps2ph; bf16 the high halves of the rounded lanes picked by one
+ * vpermt2w (vpmovdw's 2 uops on Zen 4 were the loop's cost) */
+static inline void nb_st2_f16(void *p, int64_t k, __m512 a, __m512 b)
+{
+    nb_st_f16(p, k, 0xffff, a);
+    nb_st_f16(p, k + 16, 0xffff, b);
+}
+static inline __m512i nb_bf16_hi(__m512 v)
+{
+    const __m512i x = _mm512_castps_si512(v);
+    const __m512i r = _mm512_add_epi32(
+        x, _mm512_add_epi32(
+               _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1)),
+               _mm512_set1_epi32(0x7fff)));
+    return _mm512_mask_mov_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q),
+                                 _mm512_or_si512(x, _mm512_set1_epi32(0x400000)));
+}
+/* the rounding of nb_bf16_hi on lanes not NaN, in the low halves */
+static inline __m512i nb_bf16_lo(__m512 v)
+{
+    const __m512i x = _mm512_castps_si512(v);
+    return _mm512_srli_epi32(
+        _mm512_add_epi32(
+            x, _mm512_add_epi32(_mm512_and_si512(_mm512_srli_epi32(x, 16),
+                                                 _mm512_set1_epi32(1)),
+                                _mm512_set1_epi32(0x7fff))),
+        16);
+}
+static inline void nb_st2_bf16(void *p, int64_t k, __m512 a, __m512 b)
+{
+    if (_mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q)) { /* a NaN: quiet it */
+        const __m512i odd = _mm512_set_epi16(
+            63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33,
+            31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+        _mm512_storeu_si512((uint16_t *)p + k,
+                            _mm512_permutex2var_epi16(nb_bf16_hi(a), odd,
+                                                      nb_bf16_hi(b)));
+        return;
+    }
+    /* per 128-bit lane a's 4 words then b's: the 64-bit pieces put back
+     * in order */
+    const __m512i pk = _mm512_packus_epi32(nb_bf16_lo(a), nb_bf16_lo(b));
+    _mm512_storeu_si512(
+        (uint16_t *)p + k,
+        _mm512_permutexvar_epi64(_mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0), pk));
+}
+#ifdef __AVX512BF16__
+/* At the avx512bf16 level (norm_avx512bf16.c): bf16 narrowed by
+ * vcvtneps2bf16 / vcvtne2ps2bf16 (1.33 cycles for 16 or 32 results on
+ * Zen 4; nearest even, a NaN its upper half with the quiet bit set, as
+ * above), which read a subnormal f32 as a zero of its sign: where a
+ * result is a zero (vptestnmw, one test for the pair) and a lane is
+ * subnormal (vfpclassps: results below FLT_MIN, rare), the integer
+ * code, so the bits are tb_f32_to_bf16's. */
+static inline void nb_st_bf16_ne(void *p, int64_t k, __mmask16 m, __m512 v)
+{
+    const __m256i r = (__m256i)_mm512_cvtneps_pbh(v);
+    if (_mm256_testn_epi16_mask(r, _mm256_set1_epi16(0x7fff)) &&
+        _mm512_fpclass_ps_mask(v, 0x20))
+        nb_st_bf16(p, k, m, v);
+    else
+        nb_st16(p, k, m, r);
+}
+static inline void nb_st2_bf16_ne(void *p, int64_t k, __m512 a, __m512 b)
+{
+    const __m512i r = (__m512i)_mm512_cvtne2ps_pbh(b, a); /* a's first */
+    if (_mm512_testn_epi16_mask(r, _mm512_set1_epi16(0x7fff)) &&
+        (_mm512_fpclass_ps_mask(a, 0x20) | _mm512_fpclass_ps_mask(b, 0x20)))
+        nb_st2_bf16(p, k, a, b);
+    else
+        _mm512_storeu_si512((uint16_t *)p + k, r);
+}
+#define nb_st_bf16 nb_st_bf16_ne
+#define nb_st2_bf16 nb_st2_bf16_ne
+#endif
+static inline float nb_get_f32(const void *p, int64_t k)
+{
+    return ((const float *)p)[k];
+}
+static inline float nb_get_bf16(const void *p, int64_t k)
+{
+    return tb_bf16_to_f32(((const uint16_t *)p)[k]);
+}
+static inline float nb_get_f16(const void *p, int64_t k)
+{
+    return tb_f16_to_f32(((const uint16_t *)p)[k]);
+}
+
+/* ---- layer_norm and rms_norm in bf16/f16 (half_part.c's fused rows at
+ * the avx512 and avx512bf16 levels, whose f32 row is norm_avx2.c's): that
+ * row's operations in its order, 16 lanes at a time, so its bits (as
+ * half_norm_simd.h's avx2 loops; tests/test_half_paths.c): its four
+ * 8-lane accumulators of each sum as two 16-lane ones (elements k..k+15
+ * and k+16..k+31 of each 32), its 8-element step into the low half by
+ * a mask, its reduction order (a0 + a1) + (a2 + a3), then v_hsum's; the
+ * scale pass lane by lane; the scalar tails the same C.  Row r + 1's
+ * sums run in row r's scale loop (nz_rows: two sums' chains alone held
+ * a step to 4 cycles of FMA latency).  No software prefetch: the one of
+ * 4 rows ahead (norm_avx2.c's reason: the hardware prefetchers stop at a
+ * page's end) made rms_norm f16 and bf16 2-4% slower at 4096x1024 and
+ * 8% and 25% at 16384x1024 (tbench ab, 1 thread, load 27-31). ---- */
+
+/* vmath_simd.h's 8-lane v_hsum */
+static inline float nz_hsum8(__m256 a)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(a),
+                          _mm256_extractf128_ps(a, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline __m256 nz_fold(__m512 a0, __m512 a1)
+{
+    return _mm256_add_ps(_mm256_add_ps(_mm512_castps512_ps256(a0),
+                                       _mm512_extractf32x8_ps(a0, 1)),
+                         _mm256_add_ps(_mm512_castps512_ps256(a1),
+                                       _mm512_extractf32x8_ps(a1, 1)));
+}
+
+/* x - c, or x itself where c is 0 (rms_norm's statistics and scale:
+ * the same value, NaN aside, which stays a NaN) */
+#define NZ_SUB(rms, x, vc) ((rms) ? (x) : _mm512_sub_ps((x), (vc)))
+
+#define NZ_ROWS(DT)                                                       \
+    /* a row's sums of the 32 elements from k: a[u] += d, q[u] += d^2,  \
+     * d = x - c (rms: x; lin: the sums of d too) */                     \
+    static inline __attribute__((always_inline)) void nz_step_##DT(      \
+        const uint16_t *x, int64_t k, __m512 vc, bool rms, bool lin,      \
+        __m512 *a, __m512 *q)                                             \
+    {                                                                     \
+        const __m512 d0 = NZ_SUB(rms, nb_ld_##DT(x, k, 0xffff), vc);      \
+        const __m512 d1 = NZ_SUB(rms, nb_ld_##DT(x, k + 16, 0xffff), vc); \
+        if (lin) {                                                        \
+            a[0] = _mm512_add_ps(a[0], d0);                               \
+            a[1] = _mm512_add_ps(a[1], d1);                               \
+        }                                                                 \
+        q[0] = _mm512_fmadd_ps(d0, d0, q[0]);                             \
+        q[1] = _mm512_fmadd_ps(d1, d1, q[1]);                             \
+    }                                                                     \
+    /* the sums' end from k (past the 32-element steps): the 8-element   \
+     * step, the reduction, the scalar tail; *s2 (and *s1 where not     \
+     * NULL) */                                                           \
+    static inline __attribute__((always_inline)) void nz_end_##DT(       \
+        const uint16_t *x, int64_t k, int64_t D, float c, bool rms,       \
+        __m512 *a, __m512 *q, float *s1, float *s2)                       \
+    {                                                                     \
+        const __m512 vc = _mm512_set1_ps(c);                              \
+        for (; k + 8 <= D; k += 8) {                                      \
+            const __m512 d = NZ_SUB(rms, nb_ld_##DT(x, k, 0xff), vc);     \
+            a[0] = _mm512_mask_add_ps(a[0], 0xff, a[0], d);               \
+            q[0] = _mm512_mask3_fmadd_ps(d, d, q[0], 0xff);               \
+        }                                                                 \
+        float t1 = nz_hsum8(nz_fold(a[0], a[1]));                         \
+        float t2 = nz_hsum8(nz_fold(q[0], q[1]));                         \
+        for (; k < D; k++) {                                              \
+            const float xk = tb_##DT##_to_f32(x[k]);                      \
+            t1 += xk - c;                                                 \
+            t2 += (xk - c) * (xk - c);                                    \
+        }                                                                 \
+        if (s1)                                                           \
+            *s1 = t1;                                                     \
+        *s2 = t2;                                                         \
+    }                                                                     \
+    /* TB_HALF_NORM_STATS's SUMS (rms: s1 NULL and c 0, folded where     \
+     * inlined) */                                                        \
+    static inline __attribute__((always_inline)) void nz_sums_##DT(      \
+        const uint16_t *x, int64_t D, float c, const char *pf, float *s1, \
+        float *s2)                                                        \
+    {                                                                     \
+        const __m512 z = _mm512_setzero_ps(), vc = _mm512_set1_ps(c);    \
+        __m512 a[2] = {z, z}, q[2] = {z, z};                              \
+        const bool rms = !s1 && c == 0.0f;                                \
+        int64_t k = 0;                                                    \
+        (void)pf; /* (none) */                                            \
+        for (; k + 32 <= D; k += 32)                                      \
+            nz_step_##DT(x, k, vc, rms, s1 != NULL, a, q);                \
+        nz_end_##DT(x, k, D, c, rms, a, q, s1, s2);                       \
+    }                                                                     \
+    /* y of the lanes of mk from k: ((x - sh) - m) * inv * w (+ b; rms   \
+     * (b NULL): x * inv * w + 0, sh and m being 0) */                   \
+    static inline __attribute__((always_inline)) __m512 nz_y_##DT(      \
+        const uint16_t *xr, const float *w, const float *b, int64_t k,    \
+        __mmask16 mk, __m512 vsh, __m512 vmu, __m512 vinv)                \
+    {                                                                     \
+        const __m512 x = nb_ld_##DT(xr, k, mk);                           \
+        const __m512 c = _mm512_mul_ps(                                   \
+            b ? _mm512_sub_ps(_mm512_sub_ps(x, vsh), vmu) : x, vinv);     \
+        return _mm512_fmadd_ps(c, nb_ld_f32(w, k, mk),                    \
+                               b ? nb_ld_f32(b, k, mk)                    \
+                                 : _mm512_setzero_ps());                  \
+    }                                                                     \
+    static inline __attribute__((always_inline)) void nz_scale_##DT(     \
+        const uint16_t *xr, uint16_t *yr, const float *w, const float *b, \
+        int64_t k, __mmask16 mk, __m512 vsh, __m512 vmu, __m512 vinv)     \
+    {                                                                     \
+        nb_st_##DT(yr, k, mk, nz_y_##DT(xr, w, b, k, mk, vsh, vmu, vinv)); \
+    }                                                                     \
+    /* the scale pass of a row from k (past its 32-element steps) */     \
+    static inline __attribute__((always_inline)) void nz_tail_##DT(      \
+        const uint16_t *xr, uint16_t *yr, int64_t k, int64_t D,           \
+        const float *w, const float *b, float sh, float m, float inv)     \
+    {                                                                     \
+        const __m512 vsh = _mm512_set1_ps(sh), vmu = _mm512_set1_ps(m);   \
+        const __m512 vinv = _mm512_set1_ps(inv);                          \
+        for (; k + 16 <= D; k += 16)                                      \
+            nz_scale_##DT(xr, yr, w, b, k, 0xffff, vsh, vmu, vinv);       \
+        if (k + 8 <= D) {                                                 \
+            nz_scale_##DT(xr, yr, w, b, k, 0xff, vsh, vmu, vinv);         \
+            k += 8;                                                       \
+        }                                                                 \
+        for (; k < D; k++)                                                \
+            yr[k] = tb_f32_to_##DT((tb_##DT##_to_f32(xr[k]) - sh - m) *   \
+                                       inv * w[k] +                       \
+                                   (b ? b[k] : 0.0f));                    \
+    }                                                                     \
+    /* row xr's scale pass into yr and, in the same steps, the sums of   \
+     * the next row xn about cn (xn NULL: none; inlined for b NULL and   \
+     * not: rms_norm's and layer_norm's loops) */                         \
+    static inline __attribute__((always_inline)) void nz_row_##DT(       \
+        const uint16_t *xr, uint16_t *yr, const uint16_t *xn, int64_t D,  \
+        const float *w, const float *b,                                   \
+        float sh, float m, float inv, float cn, float *s1, float *s2)     \
+    {                                                                     \
+        const __m512 vsh = _mm512_set1_ps(sh), vmu = _mm512_set1_ps(m);   \
+        const __m512 vinv = _mm512_set1_ps(inv), vc = _mm512_set1_ps(cn); \
+        const __m512 z = _mm512_setzero_ps();                             \
+        __m512 a[2] = {z, z}, q[2] = {z, z};                              \
+        int64_t k = 0;                                                    \
+        if (xn)                                                           \
+            for (; k + 32 <= D; k += 32) {                                \
+                nz_step_##DT(xn, k, vc, !b, b != NULL, a, q);             \
+                nb_st2_##DT(                                              \
+                    yr, k, nz_y_##DT(xr, w, b, k, 0xffff, vsh, vmu, vinv), \
+                    nz_y_##DT(xr, w, b, k + 16, 0xffff, vsh, vmu, vinv)); \
+            }                                                             \
+        else                                                              \
+            for (; k + 32 <= D; k += 32)                                  \
+                nb_st2_##DT(                                              \
+                    yr, k, nz_y_##DT(xr, w, b, k, 0xffff, vsh, vmu, vinv), \
+                    nz_y_##DT(xr, w, b, k + 16, 0xffff, vsh, vmu, vinv)); \
+        if (xn)                                                           \
+            nz_end_##DT(xn, k, D, cn, !b, a, q, b ? s1 : NULL, s2);       \
+        nz_tail_##DT(xr, yr, k, D, w, b, sh, m, inv);                     \
+    }                                                                     \
+    /* The rows: row 0's statistics (TB_HALF_NORM_STATS), then per row r \
+     * its scale pass with row r + 1's sums in the same loop (the sums'  \
+     * chains, 4 cycles of FMA latency per 32 elements, beside the       \
+     * scale's independent work), that row's statistics finished as     \
+     * TB_HALF_NORM_STATS finishes them (the same operations). */       \
+    static void nz_rows_##DT(const uint16_t *x, uint16_t *y, int64_t rows, \
+                             int64_t D, const float *w, const float *b,   \
+                             float eps)                                   \
+    {                                                                     \
+        if (rows <= 0)                                                    \
+            return;                                                       \
+        float sh, m, ss;                                                  \
+        TB_HALF_NORM_STATS(nz_sums_##DT, tb_##DT##_to_f32, x, D, b, NULL, \
+                           sh, m, ss);                                    \
+        for (int64_t r = 0; r < rows; r++) {                              \
+            const uint16_t *xr = x + r * D;                               \
+            uint16_t *yr = y + r * D;                                     \
+            const uint16_t *xn = r + 1 < rows ? xr + D : NULL;            \
+            const float inv =                                             \
+                1.0f / (float)sqrt((double)(ss / (float)D + eps));        \
+            float cn = 0, s1 = 0, s2 = 0;                                 \
+            if (xn && b)                                                  \
+                TB_HALF_NORM_SHIFT(tb_##DT##_to_f32, xn, D, cn);          \
+            if (b)                                                        \
+                nz_row_##DT(xr, yr, xn, D, w, b, sh, m, inv, cn, &s1, &s2); \
+            else                                                          \
+                nz_row_##DT(xr, yr, xn, D, w, NULL, 0, 0, inv, 0, NULL,   \
+                            &s2);                                         \
+            if (!xn)                                                      \
+                break;                                                    \
+            if (!b) {                                                     \
+                ss = s2;                                                  \
+                continue;                                                 \
+            }                                                             \
+            sh = cn;                                                      \
+            TB_HALF_NORM_FINISH(nz_sums_##DT, xn, D, s1, s2, sh, m, ss);  \
+        }                                                                 \
+    }
+#endif
