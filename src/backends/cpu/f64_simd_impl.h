@@ -891,15 +891,24 @@ static inline rd dx_lsm_one(rd g, rd y, rd s)
     return rs_fma(rs_sub(rs_d1(0.0), dx_exp(y)), s, g);
 }
 
-/* One contiguous lane of len: its sum (dx_sum), then dx. */
+/* One contiguous lane of len: its sum (dx_sum), then dx; with nx, the
+ * next lane's g, y and dx (len further) prefetched meanwhile (they
+ * stream from L3 at 256 x 1000: the sum's pass waited on g, the second
+ * on y and dx's lines). */
 static void dx_lsm_lane(const double *g, const double *y, double *dx,
-                        int64_t len)
+                        int64_t len, bool nx)
 {
     const rd st = rs_d1(dx_sum(g, len));
     int64_t k = 0;
-    for (; k + RS_W <= len; k += RS_W)
+    for (; k + RS_W <= len; k += RS_W) {
+        if (nx) {
+            _mm_prefetch((const char *)(g + len + k), _MM_HINT_T0);
+            _mm_prefetch((const char *)(y + len + k), _MM_HINT_T0);
+            _mm_prefetch((const char *)(dx + len + k), _MM_HINT_T0);
+        }
         rs_stored(dx + k,
                   dx_lsm_one(rs_loadd(g + k), rs_loadd(y + k), st));
+    }
     if (k < len) {
         double tg[RS_W] = {0}, ty[RS_W] = {0};
         memcpy(tg, g + k, (size_t)(len - k) * sizeof *tg);
@@ -945,12 +954,12 @@ static void dx_lsm_rows(const double *g, const double *y, double *dx,
 {
     int64_t o = o0;
     if (inner == 1 && len <= DX_SHORT) /* RS_W rows at once */
-        for (; o + RS_W <= o1; o += RS_W)
-            dx_short_bwd(g + o * len, y + o * len, dx + o * len, len);
+        o += dx_short_lsm_bwd(g + o * len, y + o * len, dx + o * len,
+                              o1 - o0, len);
     for (; o < o1; o++) {
         const int64_t at = o * len * inner;
         if (inner == 1)
-            dx_lsm_lane(g + at, y + at, dx + at, len);
+            dx_lsm_lane(g + at, y + at, dx + at, len, o + 1 < o1);
         else
             dx_lsm_cols(g + at, y + at, dx + at, len, inner);
     }
@@ -961,7 +970,7 @@ static void dx_lsm_rows(const double *g, const double *y, double *dx,
 /* The portable rows' three passes (kernels_c.c) in vector lanes: the
  * max as theirs (m = x > m ? x : m from x[0]: x86's max keeps its second
  * operand, the running max, for a NaN, so only a NaN x[0] wins), the sum
- * of e^(x - m) in double (dx_exp_neg: x - m <= 0) in vector partial sums
+ * of e^(x - m) in double (dx_exp_nonpos: x - m <= 0) in vector partial sums
  * (a different order: the op's tolerance), then (x - m) - log s, or e
  * written in the second pass and multiplied by 1 / s in the third; a
  * row's tail through blocks padded with -inf (e^-inf = 0); rows of at
@@ -987,16 +996,29 @@ static inline double dx_rowmax(const double *x, int64_t n)
 }
 
 /* e^(x[i] - m) for i < n into o (when o is not NULL), their sum
- * returned */
+ * returned.  pr and pw (when not NULL): n elements to prefetch into L1
+ * meanwhile, a row to be read (the next row's x) and one to be written
+ * (an output row): the max and write passes stream their rows from L3
+ * (2 MB in and out at 256 x 1000) and took a quarter of log_softmax's
+ * time where the exponentials left the load ports idle. */
 static inline double dx_expsum(const double *x, double *o, int64_t n,
-                               double m)
+                               double m, const double *pr,
+                               const double *pw)
 {
     const rd vm = rs_d1(m);
     rd s0 = rs_d1(0.0), s1 = rs_d1(0.0);
     int64_t i = 0;
     for (; i + 2 * RS_W <= n; i += 2 * RS_W) {
-        rd e0 = dx_exp_neg(rs_sub(rs_loadd(x + i), vm));
-        rd e1 = dx_exp_neg(rs_sub(rs_loadd(x + i + RS_W), vm));
+        if (pr) {
+            _mm_prefetch((const char *)(pr + i), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pr + i + 8), _MM_HINT_T0);
+        }
+        if (pw) {
+            _mm_prefetch((const char *)(pw + i), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pw + i + 8), _MM_HINT_T0);
+        }
+        rd e0 = dx_exp_nonpos(rs_sub(rs_loadd(x + i), vm));
+        rd e1 = dx_exp_nonpos(rs_sub(rs_loadd(x + i + RS_W), vm));
         if (o) {
             rs_stored(o + i, e0);
             rs_stored(o + i + RS_W, e1);
@@ -1004,12 +1026,19 @@ static inline double dx_expsum(const double *x, double *o, int64_t n,
         s0 = rs_add(s0, e0);
         s1 = rs_add(s1, e1);
     }
+    if (i + RS_W <= n) {
+        rd e = dx_exp_nonpos(rs_sub(rs_loadd(x + i), vm));
+        if (o)
+            rs_stored(o + i, e);
+        s1 = rs_add(s1, e);
+        i += RS_W;
+    }
     for (; i < n; i += RS_W) {
         double t[RS_W];
         const int64_t k = n - i < RS_W ? n - i : RS_W;
         for (int u = 0; u < RS_W; u++)
             t[u] = u < k ? x[i + u] : -INFINITY;
-        rd e = dx_exp_neg(rs_sub(rs_loadd(t), vm));
+        rd e = dx_exp_nonpos(rs_sub(rs_loadd(t), vm));
         rs_stored(t, e);
         if (o)
             memcpy(o + i, t, (size_t)k * sizeof *o);
@@ -1018,45 +1047,133 @@ static inline double dx_expsum(const double *x, double *o, int64_t n,
     return dx_hsum(rs_add(s0, s1));
 }
 
-/* o[i] = x[i] * k + c for i < n (log_softmax: k 1, c -m - log s, as
- * (x - m) - ls: two roundings, the portable row's; softmax: k = 1 / s, c
- * unused) */
+/* The previous row's write: log_softmax o = (x - m) - l (two
+ * roundings, the portable row's), softmax o = o l (l = 1 / s) */
+static inline rd dx_lsm_put(const double *x, double *o, rd m, rd l,
+                            int soft)
+{
+    return soft ? rs_mul(rs_loadd(o), l) : rs_sub(rs_sub(rs_loadd(x), m), l);
+}
+
+static inline void dx_lsm_put_row(const double *x, double *o, int64_t n,
+                                  double m, double l, int soft)
+{
+    const rd vm = rs_d1(m), vl = rs_d1(l);
+    int64_t i = 0;
+    for (; i + RS_W <= n; i += RS_W)
+        rs_stored(o + i, dx_lsm_put(x + i, o + i, vm, vl, soft));
+    for (; i < n; i++)
+        o[i] = soft ? o[i] * l : (x[i] - m) - l;
+}
+
+/* One step of the row pipeline of log_softmax (soft 0) and softmax
+ * (soft 1) on long rows: in one loop over the n elements, the max of
+ * the next row xn (when not NULL; dx_rowmax's rule and value) into *mn,
+ * the sum of e^(x - m) of this row (e stored in o for softmax), and the
+ * previous row's write (xp, op, mp, lp: dx_lsm_put; when op is not
+ * NULL), pw prefetched (the output row the next step writes).  The
+ * three passes one after another left the exponentials' FMA pipes idle
+ * while the max streamed its row in from L3 and the write stored it
+ * (zmm stores one every 2 cycles): log_softmax 256x1000 173 -> see
+ * the commit. */
+static inline double dx_lsm_step(const double *xn, double *mn,
+                                 const double *x, double m, double *o,
+                                 const double *xp, double *op, double mp,
+                                 double lp, const double *pw, int64_t n,
+                                 int soft)
+{
+    const rd vm = rs_d1(m), vmp = rs_d1(mp), vlp = rs_d1(lp);
+    rd m0 = rs_d1(xn ? xn[0] : 0.0), m1 = m0;
+    rd s0 = rs_d1(0.0), s1 = rs_d1(0.0);
+    int64_t i = 0;
+    for (; i + 2 * RS_W <= n; i += 2 * RS_W) {
+        if (pw) {
+            _mm_prefetch((const char *)(pw + i), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pw + i + 8), _MM_HINT_T0);
+        }
+        if (xn) {
+            m0 = rs_max(rs_loadd(xn + i), m0);
+            m1 = rs_max(rs_loadd(xn + i + RS_W), m1);
+        }
+        rd e0 = dx_exp_nonpos(rs_sub(rs_loadd(x + i), vm));
+        rd e1 = dx_exp_nonpos(rs_sub(rs_loadd(x + i + RS_W), vm));
+        if (soft) {
+            rs_stored(o + i, e0);
+            rs_stored(o + i + RS_W, e1);
+        }
+        s0 = rs_add(s0, e0);
+        s1 = rs_add(s1, e1);
+        if (op) {
+            rs_stored(op + i, dx_lsm_put(xp + i, op + i, vmp, vlp, soft));
+            rs_stored(op + i + RS_W, dx_lsm_put(xp + i + RS_W,
+                                                op + i + RS_W, vmp, vlp,
+                                                soft));
+        }
+    }
+    const int64_t i2 = i;
+    if (xn) { /* dx_rowmax's fold and tail from i2 */
+        double t[RS_W];
+        rs_stored(t, rs_max(m1, m0));
+        double v = t[0];
+        for (int u = 1; u < RS_W; u++)
+            v = t[u] > v ? t[u] : v;
+        for (int64_t k = i2; k < n; k++)
+            v = xn[k] > v ? xn[k] : v;
+        *mn = v;
+    }
+    for (; i < n; i += RS_W) { /* the tail through a block padded with -inf */
+        double t[RS_W];
+        const int64_t k = n - i < RS_W ? n - i : RS_W;
+        for (int u = 0; u < RS_W; u++)
+            t[u] = u < k ? x[i + u] : -INFINITY;
+        rd e = dx_exp_nonpos(rs_sub(rs_loadd(t), vm));
+        rs_stored(t, e);
+        if (soft)
+            memcpy(o + i, t, (size_t)k * sizeof *o);
+        s0 = rs_add(s0, e);
+    }
+    if (op)
+        for (int64_t k = i2; k < n; k++)
+            op[k] = soft ? op[k] * lp : (xp[k] - mp) - lp;
+    return dx_hsum(rs_add(s0, s1));
+}
+
+/* Rows of n > DX_SHORT by dx_lsm_step (the first row's max by
+ * dx_rowmax, the last row's write by dx_lsm_put_row); shorter rows RS_W
+ * at once (f64_lsm_short.h) */
+static inline void dx_lsm_rows_soft(const double *x, double *o,
+                                    int64_t rows, int64_t n, int soft)
+{
+    const int64_t r0 = n <= DX_SHORT ? dx_short_rows(x, o, rows, n, soft)
+                                     : 0;
+    if (r0 == rows)
+        return;
+    x += r0 * n;
+    o += r0 * n;
+    double m = dx_rowmax(x, n), mp = 0, lp = 0;
+    for (int64_t r = r0; r < rows; r++, x += n, o += n) {
+        const bool last = r + 1 == rows, first = r == r0;
+        double mn = 0;
+        const double s = dx_lsm_step(
+            last ? NULL : x + n, &mn, x, m, o, first ? NULL : x - n,
+            first ? NULL : o - n, mp, lp,
+            soft ? (last ? NULL : o + n) : o, n, soft);
+        mp = m;
+        lp = soft ? 1.0 / s : log(s);
+        m = mn;
+    }
+    dx_lsm_put_row(x - n, o - n, n, mp, lp, soft);
+}
+
 static void dx_lsm_fwd_rows(const void *px, void *po, int64_t rows,
                             int64_t n)
 {
-    const double *x = px;
-    double *o = po;
-    const int64_t r0 = n <= DX_SHORT ? dx_short_rows(x, o, rows, n, 0) : 0;
-    x += r0 * n;
-    o += r0 * n;
-    for (int64_t r = r0; r < rows; r++, x += n, o += n) {
-        const double m = dx_rowmax(x, n);
-        const double ls = log(dx_expsum(x, NULL, n, m));
-        const rd vm = rs_d1(m), vl = rs_d1(ls);
-        int64_t i = 0;
-        for (; i + RS_W <= n; i += RS_W)
-            rs_stored(o + i, rs_sub(rs_sub(rs_loadd(x + i), vm), vl));
-        for (; i < n; i++)
-            o[i] = (x[i] - m) - ls;
-    }
+    dx_lsm_rows_soft(px, po, rows, n, 0);
 }
 
 static void dx_sm_rows(const void *px, void *po, int64_t rows, int64_t n)
 {
-    const double *x = px;
-    double *o = po;
-    const int64_t r0 = n <= DX_SHORT ? dx_short_rows(x, o, rows, n, 1) : 0;
-    x += r0 * n;
-    o += r0 * n;
-    for (int64_t r = r0; r < rows; r++, x += n, o += n) {
-        const double inv = 1.0 / dx_expsum(x, o, n, dx_rowmax(x, n));
-        const rd vi = rs_d1(inv);
-        int64_t i = 0;
-        for (; i + RS_W <= n; i += RS_W)
-            rs_stored(o + i, rs_mul(rs_loadd(o + i), vi));
-        for (; i < n; i++)
-            o[i] *= inv;
-    }
+    dx_lsm_rows_soft(px, po, rows, n, 1);
 }
 
 /* w columns (stride ld) down R rows: soft 0 log_softmax, 1 softmax */
@@ -1069,7 +1186,7 @@ static inline void dx_lsm_fwd_cols(const double *x, double *o, int64_t R,
         for (int64_t r = 1; r < R; r++)
             m = rs_max(rs_loadd(x + r * ld + j), m);
         for (int64_t r = 0; r < R; r++) {
-            rd e = dx_exp_neg(rs_sub(rs_loadd(x + r * ld + j), m));
+            rd e = dx_exp_nonpos(rs_sub(rs_loadd(x + r * ld + j), m));
             if (soft)
                 rs_stored(o + r * ld + j, e);
             s = rs_add(s, e);

@@ -24,7 +24,8 @@ static void dx_xent_fwd(const tb_cpu_xent_job *j, int64_t r)
 {
     const double *x = (const double *)j->x + r * j->C;
     const double M = dx_rowmax(x, j->C);
-    const double S = dx_expsum(x, NULL, j->C, M);
+    const double S =
+        dx_expsum(x, NULL, j->C, M, r + 1 < j->N ? x + j->C : NULL, NULL);
     j->loss[r] = (M - x[j->cls[r]]) + log(M == -INFINITY ? NAN : S);
 }
 
@@ -34,7 +35,9 @@ static void dx_xent_bwd(const tb_cpu_xent_job *j, int64_t r)
     const double *x = (const double *)j->x + r * C;
     double *d = (double *)j->dx + r * C;
     const double M = dx_rowmax(x, C);
-    const double S = dx_expsum(x, d, C, M);
+    const bool nx = r + 1 < j->N; /* the next row's x and dx */
+    const double S =
+        dx_expsum(x, d, C, M, nx ? x + C : NULL, nx ? d + C : NULL);
     const double sc = j->gn / S;
     const rd vs = rs_d1(sc);
     int64_t k = 0;
