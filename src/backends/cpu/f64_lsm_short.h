@@ -126,40 +126,54 @@ DX_AI void dx_blk_out(rd *c, int64_t n, int64_t k0, double *o)
     }
 }
 
-/* log_softmax (soft 0) or softmax (soft 1) of RS_W rows of n <=
- * DX_SHORT (a constant where it is inlined) */
-DX_AI void dx_short_fwd(const double *x, double *o, int64_t n, int soft)
+/* log_softmax (soft 0) or softmax (soft 1) of G RS_W rows of n <=
+ * DX_SHORT (n and G constants where it is inlined), G <= DX_G groups of
+ * RS_W rows phase by phase: the groups' chains (the max's, the sum's,
+ * the log's) overlap where one group's were longer than the core's
+ * window could hide */
+enum { DX_G = 2 };
+DX_AI void dx_short_fwd(const double *x, double *o, int64_t n, int soft,
+                        int G)
 {
-    rd c[DX_SHORT];
+    rd c[DX_G][DX_SHORT], m[DX_G], s[DX_G], l[DX_G];
+#pragma GCC unroll 2
+    for (int g = 0; g < G; g++)
 #pragma GCC unroll 4
-    for (int64_t k0 = 0; k0 < n; k0 += RS_W)
-        dx_blk_in(x, n, k0, c);
-    rd m = c[0];
+        for (int64_t k0 = 0; k0 < n; k0 += RS_W)
+            dx_blk_in(x + g * RS_W * n, n, k0, c[g]);
+#pragma GCC unroll 2
+    for (int g = 0; g < G; g++) {
+        m[g] = c[g][0];
+        s[g] = rs_d1(0.0);
+    }
 #pragma GCC unroll 16
     for (int64_t k = 1; k < n; k++)
-        m = rs_max(c[k], m);
-    rd s = rs_d1(0.0);
+#pragma GCC unroll 2
+        for (int g = 0; g < G; g++)
+            m[g] = rs_max(c[g][k], m[g]);
 #pragma GCC unroll 16
-    for (int64_t k = 0; k < n; k++) {
-        rd e = dx_exp_nonpos(rs_sub(c[k], m));
-        if (soft)
-            c[k] = e;
-        s = rs_add(s, e);
-    }
-    if (soft) {
-        const rd inv = rs_div(rs_d1(1.0), s);
+    for (int64_t k = 0; k < n; k++)
+#pragma GCC unroll 2
+        for (int g = 0; g < G; g++) {
+            rd e = dx_exp_nonpos(rs_sub(c[g][k], m[g]));
+            if (soft)
+                c[g][k] = e;
+            s[g] = rs_add(s[g], e);
+        }
+#pragma GCC unroll 2
+    for (int g = 0; g < G; g++)
+        l[g] = soft ? rs_div(rs_d1(1.0), s[g]) : dx_log(s[g]);
 #pragma GCC unroll 16
-        for (int64_t k = 0; k < n; k++)
-            c[k] = rs_mul(c[k], inv);
-    } else {
-        const rd ls = dx_log(s);
-#pragma GCC unroll 16
-        for (int64_t k = 0; k < n; k++)
-            c[k] = rs_sub(rs_sub(c[k], m), ls);
-    }
+    for (int64_t k = 0; k < n; k++)
+#pragma GCC unroll 2
+        for (int g = 0; g < G; g++)
+            c[g][k] = soft ? rs_mul(c[g][k], l[g])
+                           : rs_sub(rs_sub(c[g][k], m[g]), l[g]);
+#pragma GCC unroll 2
+    for (int g = 0; g < G; g++)
 #pragma GCC unroll 4
-    for (int64_t k0 = 0; k0 < n; k0 += RS_W)
-        dx_blk_out(c, n, k0, o);
+        for (int64_t k0 = 0; k0 < n; k0 += RS_W)
+            dx_blk_out(c[g], n, k0, o + g * RS_W * n);
 }
 
 /* log_softmax_backward of RS_W rows of n <= DX_SHORT (a constant where
@@ -194,11 +208,14 @@ DX_AI int64_t dx_sr_n(const double *x, const double *z, double *o,
                       int64_t rows, int64_t n, int soft)
 {
     int64_t r = 0;
+    if (soft != 2)
+        for (; r + DX_G * RS_W <= rows; r += DX_G * RS_W)
+            dx_short_fwd(x + r * n, o + r * n, n, soft, DX_G);
     for (; r + RS_W <= rows; r += RS_W) {
         if (soft == 2)
             dx_short_bwd(x + r * n, z + r * n, o + r * n, n);
         else
-            dx_short_fwd(x + r * n, o + r * n, n, soft);
+            dx_short_fwd(x + r * n, o + r * n, n, soft, 1);
     }
     return r;
 }
