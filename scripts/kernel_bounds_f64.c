@@ -12,7 +12,8 @@
  * vector for the DX_LOOP rows (exp, log, sigmoid, tanh, silu,
  * gelu_tanh), two for softplus's
  * loop (at beta 1, the default: no division by beta), DX_IL for the
- * dx_blocks rows (gelu, gelu_backward, pow), RS_IL pairs of vectors for rand_normal.
+ * dx_blocks rows (gelu, gelu_backward, pow), RS_IL pairs of vectors for rand_normal,
+ * two for the softmax family's fused passes (KB_LSM).
  * The script follows, from each region's start, the shortest path to
  * its end: the step where every lane takes the fast form, which is the
  * path every vector of the benchmark's inputs takes (ops' default domain
@@ -161,7 +162,7 @@ KB_FLAT void kb_rand_normal_f64(double *y, long n, uint64_t key)
  * cross_entropy_backward e^(x - m) stored while summed, then scaled
  * (1 / s, g / (N s)); cross_entropy no write.  Their short rows
  * (f64_lsm_short.h) do the same work per element plus the transposes. */
-#define KB_LSM64(ROW, SOFT)                                               \
+#define KB_LSM(ROW, SOFT)                                               \
     void kb_##ROW(const double *x, double *y, long n);                    \
     KB_FLAT void kb_##ROW(const double *x, double *y, long n)             \
     {                                                                     \
@@ -191,10 +192,10 @@ KB_FLAT void kb_rand_normal_f64(double *y, long n, uint64_t key)
         }                                                                 \
         rs_stored(y, rs_add(rs_add(m0, m1), rs_add(s0, s1)));             \
     }
-KB_LSM64(log_softmax_f64, 0)
-KB_LSM64(softmax_f64, 1)
-KB_LSM64(cross_entropy_backward_f64, 1)
-KB_LSM64(cross_entropy_f64, 2)
+KB_LSM(log_softmax_f64, 0)
+KB_LSM(softmax_f64, 1)
+KB_LSM(cross_entropy_backward_f64, 1)
+KB_LSM(cross_entropy_f64, 2)
 
 /* log_softmax_backward's long rows: the sum of g (a load and an add),
  * then dx = g - e^y s (dx_lsm_one) */

@@ -1,6 +1,6 @@
 /* Short rows of log_softmax, softmax and log_softmax_backward f64 (n <=
  * DX_SHORT elements along a contiguous last axis), for inclusion by
- * f64_simd_impl.h only (over its dx_exp_nonpos, dx_exp, dx_log).
+ * f64_lsm_simd.h only (over f64_simd_impl.h's dx_exp_nonpos, dx_exp, dx_log).
  *
  * A row of 10 fills no vector: the row-at-a-time code (dx_rowmax,
  * dx_expsum, the write pass) spent its time in the scalar tails, the
@@ -22,8 +22,9 @@
  * row of -inf too, as the row-at-a-time code.  Each n is its own
  * instance (dx_short_rows' switch: n a constant, the loops unrolled, the
  * columns in registers, the shuffles of the columns past n dropped; with
- * n a variable the columns lived on the stack: 1024 x 10 14.6 -> see
- * the commit). */
+ * n a variable the columns lived on the stack; with dx_exp_nonpos
+ * and two groups, log_softmax 1024 x 10 f64 at avx512 15.7 -> 11.1 us,
+ * tbench ab against main). */
 #ifndef TB_BACKENDS_CPU_F64_LSM_SHORT_H
 #define TB_BACKENDS_CPU_F64_LSM_SHORT_H
 

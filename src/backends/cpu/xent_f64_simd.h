@@ -5,7 +5,8 @@
  *
  * Each row in two passes over the row (in L1 at the op's class counts):
  * M = max x (the portable row's NaN rule), S = sum e^(x - M) in vector
- * partial sums (dx_exp_neg: within 2 ulp an element); the loss (M -
+ * partial sums (dx_exp_nonpos: within 1 ulp an element; the next row
+ * prefetched meanwhile); the loss (M -
  * x_t) + log S in double (libm's log), the gradient's row e^(x - M)
  * written by the sum's pass and scaled by g / (N S) in a third, the
  * target's element exp(x_t - M) / S g/N - g/N by libm as the C row
