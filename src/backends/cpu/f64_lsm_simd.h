@@ -30,7 +30,7 @@ static void dx_lsm_lane(const double *g, const double *y, double *dx,
     const rd st = rs_d1(dx_sum(g, len));
     int64_t k = 0;
     for (; k + RS_W <= len; k += RS_W) {
-        if (nx) {
+        if (nx && RS_W == 8) { /* AVX2: 7% slower */
             _mm_prefetch((const char *)(g + len + k), _MM_HINT_T0);
             _mm_prefetch((const char *)(y + len + k), _MM_HINT_T0);
             _mm_prefetch((const char *)(dx + len + k), _MM_HINT_T0);
@@ -138,11 +138,11 @@ static inline double dx_expsum(const double *x, double *o, int64_t n,
     rd s0 = rs_d1(0.0), s1 = rs_d1(0.0);
     int64_t i = 0;
     for (; i + 2 * RS_W <= n; i += 2 * RS_W) {
-        if (pr) {
+        if (pr && RS_W == 8) {
             _mm_prefetch((const char *)(pr + i), _MM_HINT_T0);
             _mm_prefetch((const char *)(pr + i + 8), _MM_HINT_T0);
         }
-        if (pw) {
+        if (pw && RS_W == 8) {
             _mm_prefetch((const char *)(pw + i), _MM_HINT_T0);
             _mm_prefetch((const char *)(pw + i + 8), _MM_HINT_T0);
         }
@@ -217,7 +217,7 @@ static inline double dx_lsm_step(const double *xn, double *mn,
     rd s0 = rs_d1(0.0), s1 = rs_d1(0.0);
     int64_t i = 0;
     for (; i + 2 * RS_W <= n; i += 2 * RS_W) {
-        if (pw) {
+        if (pw && RS_W == 8) {
             _mm_prefetch((const char *)(pw + i), _MM_HINT_T0);
             _mm_prefetch((const char *)(pw + i + 8), _MM_HINT_T0);
         }
