@@ -13,8 +13,8 @@
  * is folded across lanes: the max from element 0 in element order (the
  * portable rule: x > m ? x : m, a NaN wins only as element 0), the sum
  * of e^(x - m) in element order (the portable rows' order;
- * dx_exp_nonpos within 1 ulp an element), log s by dx_log (within 3
- * ulp; the row-at-a-time code takes libm's), 1 / s for softmax; then
+ * dx_exp_nonpos within 1 ulp an element, 2 at avx2), log s by dx_log
+ * (within 3 ulp; the long rows take libm's), 1 / s for softmax; then
  * the columns transposed back and stored.  log_softmax_backward: s = sum
  * g from 0 in element order (the portable row's sum, bit for bit), dx =
  * g - e^y s by one fnma as dx_lsm_one, y's columns brought in a block
