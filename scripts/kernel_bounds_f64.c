@@ -12,7 +12,8 @@
  * vector for the DX_LOOP rows (exp, log, sigmoid, tanh, silu,
  * gelu_tanh), two for softplus's
  * loop (at beta 1, the default: no division by beta), DX_IL for the
- * dx_blocks rows (gelu, gelu_backward, pow), RS_IL pairs of vectors for rand_normal.
+ * dx_blocks rows (gelu, gelu_backward, pow), RS_IL pairs of vectors for rand_normal,
+ * two for the softmax family's fused passes (KB_LSM).
  * The script follows, from each region's start, the shortest path to
  * its end: the step where every lane takes the fast form, which is the
  * path every vector of the benchmark's inputs takes (ops' default domain
@@ -152,4 +153,68 @@ KB_FLAT void kb_rand_normal_f64(double *y, long n, uint64_t key)
         rs_normal64_step(y + i, &x1, &x2, vm, vs, RS_IL);
         KB_END(rand_normal_f64);
     }
+}
+
+/* The softmax family's f64 rows on long rows (f64_simd_impl.h's
+ * passes, xent_f64_simd.h's, per element; a step of two vectors):
+ * the max (a load and a max), the sum of e^(x - m) by dx_exp_nonpos
+ * and the write: log_softmax (x - m) - log s; softmax and
+ * cross_entropy_backward e^(x - m) stored while summed, then scaled
+ * (1 / s, g / (N s)); cross_entropy no write.  Their short rows
+ * (f64_lsm_short.h) do the same work per element plus the transposes. */
+#define KB_LSM(ROW, SOFT)                                               \
+    void kb_##ROW(const double *x, double *y, long n);                    \
+    KB_FLAT void kb_##ROW(const double *x, double *y, long n)             \
+    {                                                                     \
+        const rd vm = rs_d1(x[0]), vc = rs_d1(x[1]);                      \
+        rd m0 = vm, m1 = vm, s0 = vc, s1 = vc;                            \
+        KB_VECTORS(ROW, 2);                                               \
+        for (long i = 0; i + 2 * RS_W <= n; i += 2 * RS_W) {              \
+            KB_BEGIN(ROW);                                                \
+            m0 = rs_max(rs_loadd(x + i), m0);                             \
+            m1 = rs_max(rs_loadd(x + i + RS_W), m1);                      \
+            rd e0 = dx_exp_nonpos(rs_sub(rs_loadd(x + i), vm));           \
+            rd e1 = dx_exp_nonpos(rs_sub(rs_loadd(x + i + RS_W), vm));    \
+            s0 = rs_add(s0, e0);                                          \
+            s1 = rs_add(s1, e1);                                          \
+            if (SOFT == 1) {                                              \
+                rs_stored(y + i, e0);                                     \
+                rs_stored(y + i + RS_W, e1);                              \
+                rs_stored(y + i, rs_mul(rs_loadd(y + i), vc));            \
+                rs_stored(y + i + RS_W,                                   \
+                          rs_mul(rs_loadd(y + i + RS_W), vc));            \
+            } else if (SOFT == 0) {                                       \
+                rs_stored(y + i, rs_sub(rs_sub(rs_loadd(x + i), vm), vc)); \
+                rs_stored(y + i + RS_W,                                   \
+                          rs_sub(rs_sub(rs_loadd(x + i + RS_W), vm), vc)); \
+            }                                                             \
+            KB_END(ROW);                                                  \
+        }                                                                 \
+        rs_stored(y, rs_add(rs_add(m0, m1), rs_add(s0, s1)));             \
+    }
+KB_LSM(log_softmax_f64, 0)
+KB_LSM(softmax_f64, 1)
+KB_LSM(cross_entropy_backward_f64, 1)
+KB_LSM(cross_entropy_f64, 2)
+
+/* log_softmax_backward's long rows: the sum of g (a load and an add),
+ * then dx = g - e^y s (dx_lsm_one) */
+void kb_log_softmax_backward_f64(const double *g, const double *x,
+                                 double *y, long n);
+KB_FLAT void kb_log_softmax_backward_f64(const double *g, const double *x,
+                                         double *y, long n)
+{
+    const rd s = rs_d1(g[0]);
+    rd a0 = s, a1 = s;
+    KB_VECTORS(log_softmax_backward_f64, 2);
+    for (long i = 0; i + 2 * RS_W <= n; i += 2 * RS_W) {
+        KB_BEGIN(log_softmax_backward_f64);
+        a0 = rs_add(a0, rs_loadd(g + i));
+        a1 = rs_add(a1, rs_loadd(g + i + RS_W));
+        rs_stored(y + i, dx_lsm_one(rs_loadd(g + i), rs_loadd(x + i), s));
+        rs_stored(y + i + RS_W, dx_lsm_one(rs_loadd(g + i + RS_W),
+                                           rs_loadd(x + i + RS_W), s));
+        KB_END(log_softmax_backward_f64);
+    }
+    rs_stored(y, rs_add(a0, a1));
 }

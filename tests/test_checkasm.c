@@ -81,6 +81,10 @@
  *     bw_binary_rows: add/sub/mul/div_backward's SIMD rows on each of
  *     their driver's cases, bit for bit the C row (div's db of a row
  *     vector b within its stated bound).
+ *     lsm64_ulp (lsm64.c): log_softmax and softmax f64's rows at every
+ *     level (row pipeline, short rows of 1 to 17, 1 to 40 rows, -inf,
+ *     rows of -inf, logits past exp's range, results below DBL_MIN)
+ *     against a long double oracle within their stated bounds.
  *
  * Inputs come from a seeded generator; the seed is printed (--seed N to
  * repeat a run).  --filter PATTERN runs matching tests only, e.g.
@@ -377,6 +381,7 @@ int main(int argc, char **argv)
 
         T(optim_half_exact),
         T(tp_planes),
+        T(lsm64_ulp),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa-report") == 0) {

@@ -126,5 +126,6 @@ void test_half_arange(void **state);
 
 /* optim_half.c */
 void test_optim_half_exact(void **state);
+void test_lsm64_ulp(void **state);
 
 #endif

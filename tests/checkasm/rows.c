@@ -216,8 +216,8 @@ static void fam_softmax(const tb_op *op, cases *cs)
     cs_add(cs, 1, S(2, 33, 17));
     /* short rows in blocks of 4, 8, 16 rows and a tail (f64 avx2,
      * avx512; f32) */
-    static const int sr[][2] = {{37, 1}, {40, 2}, {35, 8}, {50, 15},
-                                {34, 16}};
+    static const int sr[][2] = {{37, 1}, {40, 2}, {29, 7}, {35, 8},
+                                {27, 9}, {50, 15}, {34, 16}, {45, 17}};
     for (size_t i = 0; i < sizeof sr / sizeof sr[0]; i++)
         cs_add(cs, 1, S(2, sr[i][0], sr[i][1]));
     oc_p(cs_add(cs, 1, S(2, 17, 513)), "axis", 0);
@@ -577,6 +577,9 @@ static void fam_backward(const tb_op *op, cases *cs)
     cs_add(cs, 2, S(2, 37, 1), S(2, 37, 1));
     cs_add(cs, 2, S(2, 40, 2), S(2, 40, 2));
     cs_add(cs, 2, S(2, 35, 8), S(2, 35, 8));
+    cs_add(cs, 2, S(2, 29, 7), S(2, 29, 7));
+    cs_add(cs, 2, S(2, 27, 9), S(2, 27, 9));
+    cs_add(cs, 2, S(2, 45, 17), S(2, 45, 17));
     cs_add(cs, 2, S(2, 50, 15), S(2, 50, 15));
     cs_add(cs, 2, S(2, 34, 16), S(2, 34, 16));
     oc_p(cs_add(cs, 2, S(2, 17, 513), S(2, 17, 513)), "axis", 0);

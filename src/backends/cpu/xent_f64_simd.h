@@ -5,7 +5,8 @@
  *
  * Each row in two passes over the row (in L1 at the op's class counts):
  * M = max x (the portable row's NaN rule), S = sum e^(x - M) in vector
- * partial sums (dx_exp_neg: within 2 ulp an element); the loss (M -
+ * partial sums (dx_exp_nonpos: within 1 ulp an element, 2 at avx2; the next row
+ * prefetched meanwhile); the loss (M -
  * x_t) + log S in double (libm's log), the gradient's row e^(x - M)
  * written by the sum's pass and scaled by g / (N S) in a third, the
  * target's element exp(x_t - M) / S g/N - g/N by libm as the C row
@@ -24,7 +25,8 @@ static void dx_xent_fwd(const tb_cpu_xent_job *j, int64_t r)
 {
     const double *x = (const double *)j->x + r * j->C;
     const double M = dx_rowmax(x, j->C);
-    const double S = dx_expsum(x, NULL, j->C, M);
+    const double S =
+        dx_expsum(x, NULL, j->C, M, r + 1 < j->N ? x + j->C : NULL, NULL);
     j->loss[r] = (M - x[j->cls[r]]) + log(M == -INFINITY ? NAN : S);
 }
 
@@ -34,7 +36,9 @@ static void dx_xent_bwd(const tb_cpu_xent_job *j, int64_t r)
     const double *x = (const double *)j->x + r * C;
     double *d = (double *)j->dx + r * C;
     const double M = dx_rowmax(x, C);
-    const double S = dx_expsum(x, d, C, M);
+    const bool nx = r + 1 < j->N; /* the next row's x and dx */
+    const double S =
+        dx_expsum(x, d, C, M, nx ? x + C : NULL, nx ? d + C : NULL);
     const double sc = j->gn / S;
     const rd vs = rs_d1(sc);
     int64_t k = 0;
