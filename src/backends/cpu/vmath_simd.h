@@ -168,6 +168,14 @@ static inline vf v_lookup8(const float *t, vs_idx j)
     return _mm512_permutexvar_ps(
         j, _mm512_zextps256_ps512(_mm256_loadu_ps(t)));
 }
+/* t[j & 15] per lane, j from the low 4 bits of each lane of t16's bit
+ * pattern: one vpermps (which reads those bits only; the 16 floats are
+ * loop-invariant). */
+static inline vf v_lookup16(const float *t, vf t16)
+{
+    return _mm512_permutexvar_ps(_mm512_castps_si512(t16),
+                                 _mm512_loadu_ps(t));
+}
 
 #elif defined(__AVX2__) && defined(__FMA__)
 /* ---- AVX2 + FMA helpers ----------------------------------------------- */
@@ -776,6 +784,129 @@ static inline vf vs_gelu_poly6(const float (*t)[8], vs_idx j, vf u)
     return v_fma(p, u, v_lookup8(t[0], j));
 }
 
+#if VS_LANES == 16
+/*
+ * The gelus' cores at AVX-512 for a = |x| <= 3: F(a) = Phi(-a) (gelu) or
+ * S(a) = sigmoid(-v(a)) = 1 / (1 + exp(v(a))) (gelu_tanh, v as in
+ * vs_gelu_tanh_wide) on 16 pieces, then xs = x F(a) and x < 0 (and -0):
+ * xs, x >= 0: x - xs, as the 8-piece cores below.  No centre table:
+ * t = fl(5 a + 1.5 2^23) holds j = round(5 a) in its low bits, which
+ * are the lookups' index (vpermps reads the low 4 bits), u = fl(5 a -
+ * (t - 1.5 2^23)) (one FMA, |u| <= 1/2) and F(a) = P_j(u), P_j of
+ * degree 5, t[k][j] its coefficient of u^k (piece j: a in [(j - 1/2) /
+ * 5, (j + 1/2) / 5]; a = 3 is in piece 15).  Our relative-error minimax
+ * fits (scripts/gelu16_tables.py, which prints vs_gelu16_pc and
+ * vs_gelu16_tanh_pc and checks them): at most 2^-24.4 in double (P_j(0)
+ * is F(j / 5) rounded to float), 1.78 * 2^-24 (Phi) and 1.71 * 2^-24
+ * (S) as evaluated in float.  Measured over every float with |x| <= 3:
+ * gelu 2.029 ulp (x = -1.862), 1.343 for x >= 0; gelu_tanh in
+ * vmath_c.c.  Six lookups and five FMAs a vector where the 8 pieces of
+ * degree 6 take eight lookups (one for the centre) and six FMAs: on
+ * Zen 4 a zmm vpermps shares the FMA's pipes (scripts/gelu_lut_bench.c),
+ * so the lookups are most of the step (gelu f32 at 1M: 274 -> 231 us,
+ * bf16 330 -> 282 us, tbench ab).  AVX2 keeps the 8 pieces: a 16-entry
+ * lookup there is two vpermps and a blend, which made its gelus 30%
+ * slower; so the levels' gelus differ in the last bits (each within
+ * its bound; tests/checkasm/vmath.c).
+ */
+static _Alignas(64) const float vs_gelu16_pc[6][16] = {
+    {5.000000000e-01f, 4.207402766e-01f, 3.445782661e-01f,
+     2.742531300e-01f, 2.118553966e-01f, 1.586552560e-01f,
+     1.150696725e-01f, 8.075665683e-02f, 5.479929224e-02f,
+     3.593032062e-02f, 2.275013179e-02f, 1.390344743e-02f,
+     8.197535761e-03f, 4.661187995e-03f, 2.555130282e-03f,
+     1.349898055e-03f},
+    {-7.978845388e-02f, -7.820853591e-02f, -7.365403324e-02f,
+     -6.664492190e-02f, -5.793831125e-02f, -4.839414731e-02f,
+     -3.883721307e-02f, -2.994549274e-02f, -2.218416706e-02f,
+     -1.579003222e-02f, -1.079819351e-02f, -7.094918750e-03f,
+     -4.478905816e-03f, -2.716593910e-03f, -1.583090285e-03f,
+     -8.863696712e-04f},
+    {-4.252468599e-08f, 1.564612030e-03f, 2.945908578e-03f,
+     3.998300526e-03f, 4.635121208e-03f, 4.839343484e-03f,
+     4.660391714e-03f, 4.192446359e-03f, 3.549451707e-03f,
+     2.842160175e-03f, 2.159646247e-03f, 1.560886740e-03f,
+     1.074944041e-03f, 7.063159137e-04f, 4.432669666e-04f,
+     2.659099409e-04f},
+    {5.321791978e-04f, 5.004482809e-04f, 4.125575942e-04f,
+     2.844260598e-04f, 1.390493562e-04f, 4.230534856e-08f,
+     -1.138820517e-04f, -1.916731562e-04f, -2.307093673e-04f,
+     -2.357778285e-04f, -2.159623546e-04f, -1.816280856e-04f,
+     -1.421356865e-04f, -1.043166485e-04f, -7.218996325e-05f,
+     -4.727292981e-05f},
+    {-6.110670938e-07f, -1.716471888e-05f, -2.683998355e-05f,
+     -3.356498928e-05f, -3.664064934e-05f, -3.194727833e-05f,
+     -2.392678834e-05f, -1.484542099e-05f, -5.162088655e-06f,
+     2.433661621e-06f, 7.146829375e-06f, 9.537377082e-06f,
+     9.851788491e-06f, 8.840946975e-06f, 7.143659786e-06f,
+     5.323845471e-06f},
+    {-2.684351784e-06f, -2.537173486e-06f, -2.349219130e-06f,
+     -1.183663699e-06f, 3.608733152e-07f, 1.147473881e-06f,
+     1.703843395e-06f, 2.057283382e-06f, 1.690883437e-06f,
+     1.169530037e-06f, 7.188324389e-07f, 2.444477332e-07f,
+     -7.794683654e-08f, -2.949201985e-07f, -3.631625418e-07f,
+     -3.551783436e-07f},
+};
+static _Alignas(64) const float vs_gelu16_tanh_pc[6][16] = {
+    {5.000000000e-01f, 4.207428396e-01f, 3.445970714e-01f,
+     2.743079960e-01f, 2.119603902e-01f, 1.588080078e-01f,
+     1.152476892e-01f, 8.092281222e-02f, 5.491439998e-02f,
+     3.596692905e-02f, 2.270115353e-02f, 1.378248725e-02f,
+     8.032019250e-03f, 4.482275806e-03f, 2.388890600e-03f,
+     1.212464063e-03f},
+    {-7.978845388e-02f, -7.820099592e-02f, -7.362795621e-02f,
+     -6.659984589e-02f, -5.788603052e-02f, -4.835441709e-02f,
+     -3.882896900e-02f, -2.997783758e-02f, -2.225186490e-02f,
+     -1.587578468e-02f, -1.088004094e-02f, -7.154675666e-03f,
+     -4.507665057e-03f, -2.715547336e-03f, -1.560525154e-03f,
+     -8.531087078e-04f},
+    {-4.253445951e-08f, 1.571717206e-03f, 2.956747310e-03f,
+     4.006350413e-03f, 4.633921664e-03f, 4.827965517e-03f,
+     4.641434643e-03f, 4.172076005e-03f, 3.535320750e-03f,
+     2.838670509e-03f, 2.166738966e-03f, 1.575057278e-03f,
+     1.090902486e-03f, 7.195592043e-04f, 4.513422318e-04f,
+     2.686569933e-04f},
+    {5.348121049e-04f, 5.023677368e-04f, 4.125553824e-04f,
+     2.823091927e-04f, 1.356682769e-04f, -3.317592700e-06f,
+     -1.155524660e-04f, -1.907013793e-04f, -2.276990126e-04f,
+     -2.320150234e-04f, -2.128479973e-04f, -1.801456674e-04f,
+     -1.423730137e-04f, -1.057698246e-04f, -7.404835196e-05f,
+     -4.887998512e-05f},
+    {-6.116345617e-07f, -1.719119427e-05f, -2.899448009e-05f,
+     -3.625918180e-05f, -3.599758202e-05f, -3.216638288e-05f,
+     -2.405206578e-05f, -1.353320295e-05f, -4.679062386e-06f,
+     2.185148787e-06f, 6.923988167e-06f, 9.037773452e-06f,
+     9.490057892e-06f, 8.611857993e-06f, 7.143881248e-06f,
+     5.444836916e-06f},
+    {-2.756441972e-06f, -2.591707471e-06f, -1.964262083e-06f,
+     -7.330340850e-07f, 2.506192232e-07f, 1.462521254e-06f,
+     2.054641527e-06f, 1.776231443e-06f, 1.567528443e-06f,
+     1.190320290e-06f, 6.458810162e-07f, 2.797860930e-07f,
+     -7.606536201e-08f, -2.366558078e-07f, -3.354215607e-07f,
+     -3.396520469e-07f},
+};
+
+static inline vf vs_gelu16_core(vf x, const float (*t)[16])
+{
+    const vf five = v_set1(5.0f), mag = v_set1(12582912.0f); /* 1.5 2^23 */
+    vf a = v_abs(x);
+    vf tt = v_fma(a, five, mag);
+    vf u = v_fms(a, five, v_sub(tt, mag));
+    vf p = v_fma(v_lookup16(t[5], tt), u, v_lookup16(t[4], tt));
+    p = v_fma(p, u, v_lookup16(t[3], tt));
+    p = v_fma(p, u, v_lookup16(t[2], tt));
+    p = v_fma(p, u, v_lookup16(t[1], tt));
+    p = v_fma(p, u, v_lookup16(t[0], tt));
+    return v_signsel_sub(x, x, v_mul(x, p));
+}
+
+/* gelu, erf form, for |x| <= VS_GELU_FAST only (other lanes: garbage):
+ * the 16 pieces above on Phi(-a). */
+static inline vf vs_gelu_erf_core(vf x)
+{
+    return vs_gelu16_core(x, vs_gelu16_pc);
+}
+#else
 /*
  * gelu, erf form, for |x| <= VS_GELU_FAST only (other lanes: garbage),
  * without an exp, a division or a double-float sum: with a = |x| and
@@ -796,6 +927,7 @@ static inline vf vs_gelu_erf_core(vf x)
     vf p = vs_gelu_poly6(vs_gelu_pc, j, u);
     return v_signsel_sub(x, x, v_mul(x, p));
 }
+#endif
 
 /*
  * gelu, erf form, for |x| > VS_GELU_FAST (other lanes: garbage; NaN
@@ -922,13 +1054,20 @@ static _Alignas(32) const float vs_gelu_tanh_pc[7][8] = {
  * cancellation), chosen by x's sign bit as vs_gelu_erf_core does.
  * Error: for x < 0, S's 1.48 * 2^-24 plus the product's half ulp; for
  * x > 0 less (S / (1 - S) <= 1 of S's error, plus the subtraction's
- * half ulp); measured over every float with |x| <= 3 (AVX-512):
+ * half ulp); measured over every float with |x| <= 3 (then at both
+ * levels; AVX2 keeps this form, AVX-512 takes vs_gelu16_core):
  * 1.986 ulp (x = -2.997, piece 7), 1.187 for x > 0.  Where the small
  * form (an exp of v's double-float and a division) served these lanes,
  * scripts/kernel_bounds.py's step of 2 vectors (llvm-mca
  * -mcpu=icelake-server) went from 82 to 72 instructions and from 32 to
  * 20 cycles per 32 elements on AVX-512, 27 to 16 cycles per 16 on AVX2.
  */
+#if VS_LANES == 16 /* the 16 pieces of vs_gelu16_core on S(a) */
+static inline vf vs_gelu_tanh_core(vf x)
+{
+    return vs_gelu16_core(x, vs_gelu16_tanh_pc);
+}
+#else
 static inline vf vs_gelu_tanh_core(vf x)
 {
     vs_idx j;
@@ -936,6 +1075,7 @@ static inline vf vs_gelu_tanh_core(vf x)
     vf p = vs_gelu_poly6(vs_gelu_tanh_pc, j, u);
     return v_signsel_sub(x, x, v_mul(x, p));
 }
+#endif
 
 /* gelu, tanh form: vs_gelu_tanh_core where every lane allows it (the
  * common case), else lane by lane the core, vs_gelu_tanh_small

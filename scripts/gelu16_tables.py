@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""Tables of the gelus' 16-piece SIMD cores (src/backends/cpu/vmath_simd.h:
+vs_gelu_erf_core, vs_gelu_tanh_core).
+
+Usage: /usr/bin/python3 scripts/gelu16_tables.py
+
+Each core computes a function F of a = |x| in [0, 3]: Phi(-a) =
+erfc(a / sqrt 2) / 2 (gelu) or S(a) = 1 / (1 + exp(v(a))), v(a) = c1 a +
+c3 a^3 (gelu_tanh, c1 = 2 sqrt(2/pi), c3 = 0.044715 c1), then x F for
+x < 0 and x - x F for x >= 0.  On 16 pieces: t = fl(a * 5 + 1.5 * 2^23)
+holds j = round(5 a) in its low bits (the lookups' index: vpermps reads
+the low bits only), jf = t - 1.5 * 2^23 (exact), u = fl(5 a - jf) (one
+FMA, |u| <= 1/2), F(a) ~ P_j(u) of degree 5, so piece j is a in
+[(j - 1/2) / 5, (j + 1/2) / 5] (a = 3 is in piece 15; piece 0 is
+[0, 0.1]).  No centre table: six lookups a vector, not eight.
+This prints the C tables vs_gelu16_pc and vs_gelu16_tanh_pc
+([k][j]: P_j's coefficient of u^k) and checks, exiting 1 if one fails,
+the fit's relative error with the float coefficients evaluated in double
+and the relative error of the float Horner evaluation (one rounding per
+FMA, as the SIMD code does, u rounded once as the code rounds it), both
+on 4000 points per piece, against the limits below.
+How it is fitted (our own): a relative-error minimax fit (Lawson's
+algorithm, weighted least squares on 1500 Chebyshev points of the piece
+widened by 1e-3 in u), coefficient by coefficient from u^0
+up: each is rounded to float and the higher ones refitted to absorb the
+rounding (scripts/piecewise_tables.py's lawson).
+Needs numpy (Debian python3-numpy).
+"""
+import math
+import sys
+
+import numpy as np
+
+from piecewise_tables import cfloat, check, f32, lawson, status
+
+NP = 16
+DEG = 5
+SC = 5.0
+# fit error, float coefficients, in double: P_j(0) is F(j / 5) rounded
+# to float (no centre chosen for it), up to 2^-25 of error at u = 0
+FIT_LIMIT = 2.0 ** -24.2
+EVAL_LIMIT = 1.85 * 2.0 ** -24  # float Horner's relative error (u rounded)
+C1 = 2 * 0.7978845608028654
+C3 = 0.044715 * C1
+
+
+def phi_m(a):
+    return math.erfc(a / math.sqrt(2.0)) / 2
+
+
+def s_fun(a):
+    return 1.0 / (1.0 + math.exp(C1 * a + C3 * a ** 3))
+
+
+def urange(j):
+    return (0.0 if j == 0 else -0.5 - 1e-3), 0.5 + 1e-3
+
+
+def fit(j, fun, n=1500):
+    lo, hi = urange(j)
+    u = np.array([(lo + hi) / 2 + (hi - lo) / 2 *
+                  math.cos(math.pi * (k + 0.5) / n) for k in range(n)])
+    y = np.array([fun((j + t) / SC) for t in u])
+    V = np.vander(u, DEG + 1, increasing=True)
+    fixed = []
+    for k in range(DEG + 1):
+        r = y - (V[:, :k] @ np.array(fixed) if k else 0.0)
+        fixed.append(f32(lawson(V[:, k:], r, y)[0]))
+    return fixed
+
+
+def horner_f32(cf, u):
+    g = np.full(len(u), cf[-1])
+    for k in range(len(cf) - 2, -1, -1):
+        g = (g * u + cf[k]).astype(np.float32).astype(np.float64)
+    return g
+
+
+def fit_piece(name, j, fun):
+    cf = fit(j, fun)
+    lo, hi = max(0.0, (j - 0.5) / SC), min(3.0, (j + 0.5) / SC)
+    a = np.linspace(lo, hi, 4000).astype(np.float32).astype(np.float64)
+    jf = np.rint(a * SC)
+    ok = jf == j
+    a, jf = a[ok], jf[ok]
+    u = (a * SC - jf).astype(np.float32).astype(np.float64)
+    y = np.array([fun(t) for t in a])
+    ud = a * SC - jf
+    ed = np.max(np.abs(np.polyval(cf[::-1], ud) - y) / y)
+    ef = np.max(np.abs(horner_f32(cf, u) - y) / y)
+    print("/* %s piece %d [%.3f, %.3f]: fit %.2e (2^%.1f), float Horner "
+          "%.2f * 2^-24 */" % (name, j, lo, hi, ed, math.log2(ed),
+                               ef * 2 ** 24))
+    check(ed <= FIT_LIMIT, "%s %d: fit error %.3g" % (name, j, ed))
+    check(ef <= EVAL_LIMIT, "%s %d: float error %.3g" % (name, j, ef))
+    return cf
+
+
+def print_table(name, tab):
+    print("static _Alignas(64) const float %s[%d][16] = {" % (name, DEG + 1))
+    for k in range(DEG + 1):
+        row = [cfloat(tab[j][k]) for j in range(NP)]
+        print("    {" + ", ".join(row[0:3]) + ",")
+        for s in range(3, 15, 3):
+            print("     " + ", ".join(row[s:s + 3]) + ",")
+        print("     " + row[15] + "},")
+    print("};")
+
+
+check(int(np.rint(f32(3.0) * SC)) == NP - 1, "a = 3 is not in piece 15")
+tabs = []
+for name, fun in (("vs_gelu16_pc", phi_m), ("vs_gelu16_tanh_pc", s_fun)):
+    tabs.append((name, [fit_piece(name, j, fun) for j in range(NP)]))
+for name, tab in tabs:
+    print_table(name, tab)
+sys.exit(status())
