@@ -33,9 +33,9 @@ import numpy as np
 
 from piecewise_tables import cfloat, check, f32, lawson, status
 
-NP = 16
+NP = 13      # pieces used (a <= 3); the tables' other 3 entries are 0
 DEG = 5
-SC = 5.0
+SC = 4.0
 # fit error, float coefficients, in double: P_j(0) is F(j / 5) rounded
 # to float (no centre chosen for it), up to 2^-25 of error at u = 0
 FIT_LIMIT = 2.0 ** -24.2
@@ -83,10 +83,12 @@ def fit_piece(name, j, fun):
     jf = np.rint(a * SC)
     ok = jf == j
     a, jf = a[ok], jf[ok]
-    u = (a * SC - jf).astype(np.float32).astype(np.float64)
+    w = a - jf / SC
+    check(all(f32(t) == t for t in w), "%s %d: a - j / 4 inexact" % (name, j))
+    u = w * SC    # exact: the code's Horner in w with the coefficients
+    # scaled by 4^k rounds the same values (a power of two)
     y = np.array([fun(t) for t in a])
-    ud = a * SC - jf
-    ed = np.max(np.abs(np.polyval(cf[::-1], ud) - y) / y)
+    ed = np.max(np.abs(np.polyval(cf[::-1], u) - y) / y)
     ef = np.max(np.abs(horner_f32(cf, u) - y) / y)
     print("/* %s piece %d [%.3f, %.3f]: fit %.2e (2^%.1f), float Horner "
           "%.2f * 2^-24 */" % (name, j, lo, hi, ed, math.log2(ed),
@@ -99,7 +101,8 @@ def fit_piece(name, j, fun):
 def print_table(name, tab):
     print("static _Alignas(64) const float %s[%d][16] = {" % (name, DEG + 1))
     for k in range(DEG + 1):
-        row = [cfloat(tab[j][k]) for j in range(NP)]
+        row = [cfloat(tab[j][k] * SC ** k) for j in range(NP)]
+        row += [cfloat(0.0)] * (16 - NP)
         print("    {" + ", ".join(row[0:3]) + ",")
         for s in range(3, 15, 3):
             print("     " + ", ".join(row[s:s + 3]) + ",")
@@ -107,7 +110,7 @@ def print_table(name, tab):
     print("};")
 
 
-check(int(np.rint(f32(3.0) * SC)) == NP - 1, "a = 3 is not in piece 15")
+check(int(np.rint(f32(3.0) * SC)) == NP - 1, "a = 3 is not in piece 12")
 tabs = []
 for name, fun in (("vs_gelu16_pc", phi_m), ("vs_gelu16_tanh_pc", s_fun)):
     tabs.append((name, [fit_piece(name, j, fun) for j in range(NP)]))
