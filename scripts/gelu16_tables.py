@@ -1,29 +1,34 @@
 #!/usr/bin/python3
-"""Tables of the gelus' 16-piece SIMD cores (src/backends/cpu/vmath_simd.h:
-vs_gelu_erf_core, vs_gelu_tanh_core).
+"""Tables of the gelus' 16-entry SIMD cores at AVX-512
+(src/backends/cpu/vmath_simd.h: vs_gelu16_poly / vs_gelu16_core, which
+vs_gelu_erf_core, vs_gelu_tanh_core and gelu_backward's bw_gelu_f take).
 
 Usage: /usr/bin/python3 scripts/gelu16_tables.py
 
-Each core computes a function F of a = |x| in [0, 3]: Phi(-a) =
-erfc(a / sqrt 2) / 2 (gelu) or S(a) = 1 / (1 + exp(v(a))), v(a) = c1 a +
-c3 a^3 (gelu_tanh, c1 = 2 sqrt(2/pi), c3 = 0.044715 c1), then x F for
-x < 0 and x - x F for x >= 0.  On 16 pieces: t = fl(a * 5 + 1.5 * 2^23)
-holds j = round(5 a) in its low bits (the lookups' index: vpermps reads
-the low bits only), jf = t - 1.5 * 2^23 (exact), u = fl(5 a - jf) (one
-FMA, |u| <= 1/2), F(a) ~ P_j(u) of degree 5, so piece j is a in
-[(j - 1/2) / 5, (j + 1/2) / 5] (a = 3 is in piece 15; piece 0 is
-[0, 0.1]).  No centre table: six lookups a vector, not eight.
-This prints the C tables vs_gelu16_pc and vs_gelu16_tanh_pc
-([k][j]: P_j's coefficient of u^k) and checks, exiting 1 if one fails,
-the fit's relative error with the float coefficients evaluated in double
-and the relative error of the float Horner evaluation (one rounding per
-FMA, as the SIMD code does, u rounded once as the code rounds it), both
-on 4000 points per piece, against the limits below.
-How it is fitted (our own): a relative-error minimax fit (Lawson's
+Each table approximates a function F of a = |x| in [0, 3]: Phi(-a) =
+erfc(a / sqrt 2) / 2 (gelu), S(a) = 1 / (1 + exp(v(a))), v(a) = c1 a +
+c3 a^3 (gelu_tanh, c1 = 2 sqrt(2/pi), c3 = 0.044715 c1), or gelu'(-a) =
+Phi(-a) - a phi(a) (gelu_backward).  t = fl(a + 1.5 * 2^21) (ulp 1/4)
+holds j = round(4 a) in its low bits (the lookups' index: vpermps reads
+the low 4 bits only), w = a - (t - 1.5 * 2^21) = a - j / 4 (both exact,
+|w| <= 1/8), F(a) ~ P_j(w) of degree 5: piece j is a in [(j - 1/2) / 4,
+(j + 1/2) / 4], 13 pieces (a = 3 is in piece 12; the tables' entries
+13-15 are 0).  No centre table: six lookups a vector, not eight.
+The fit is in u = 4 w = 4 a - j (|u| <= 1/2); the printed coefficient of
+w^k is u^k's times 4^k, exact, so a float Horner in w rounds the same
+values as one in u.  This prints vs_gelu16_pc, vs_gelu16_tanh_pc and
+vs_gelu16_dpc ([k][j]: P_j's coefficient of w^k) and checks, exiting 1
+if one fails, that a - j / 4 is exact, the fit's error with the float
+coefficients evaluated in double and the error of the float Horner
+evaluation (one rounding per FMA, as the SIMD code does), both on 4000
+points per piece, relative to F (gelu'(-a): to Phi(-a) + a phi(a), its
+bound's unit, as gelu_erf_tables.py's vs_gelu_dpc), against the limits
+below.
+How it is fitted (our own): a minimax fit in that unit (Lawson's
 algorithm, weighted least squares on 1500 Chebyshev points of the piece
-widened by 1e-3 in u), coefficient by coefficient from u^0
-up: each is rounded to float and the higher ones refitted to absorb the
-rounding (scripts/piecewise_tables.py's lawson).
+widened by 1e-3 in u), coefficient by coefficient from u^0 up: each is
+rounded to float and the higher ones refitted to absorb the rounding
+(scripts/piecewise_tables.py's lawson).
 Needs numpy (Debian python3-numpy).
 """
 import math
