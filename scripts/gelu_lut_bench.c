@@ -10,7 +10,11 @@
  * 2. The row's element function (vs_gelu_erf) on 4096 values in [-1, 1]
  *    in L1, and the same arithmetic with its eight vpermps lookups a
  *    vector replaced by loop-invariant broadcasts (wrong values), or
- *    four of them: TSC ticks per element, min of 400 runs.
+ *    four of them: TSC ticks per element, min of 400 runs.  (Written
+ *    for the 8-piece core, which AVX2 keeps; at AVX-512 vs_gelu_erf is
+ *    now vs_gelu16_core, six lookups: "row" measures that one, the
+ *    broadcast variants still the 8-piece arithmetic; gelu16_tp.c
+ *    measures the rows' steps in core cycles.)
  */
 #include <stdint.h>
 #include <stdio.h>

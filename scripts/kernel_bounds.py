@@ -101,8 +101,13 @@ STEP_VECTORS = 2  # vectors per loop step unless a KB-VECTORS line says
 # AVX-512 rows on znver4: the model gives the step 5 cycles for 16 f32
 # elements; this Zen 4 runs it in 12.8 (vpsrlq zmm one a cycle;
 # scripts/mix_tp.c)
+# gelu and gelu_tanh f32 at avx512 on znver4: the model gives the step
+# 0.5625 cycles an element, this Zen 4 runs it in 0.75 in L1 (a zmm
+# vpermps beside FMAs; scripts/gelu16_tp.c, gelu_lut_bench.c)
 HAND_STATED = {("dropout_f32_avx512", "znver4"),
-               ("dropout_f64_avx512", "znver4")}
+               ("dropout_f64_avx512", "znver4"),
+               ("gelu_f32_avx512", "znver4"),
+               ("gelu_tanh_f32_avx512", "znver4")}
 # the rows whose znver4 bound is their own loop's rate in L1 measured by
 # scripts/mix_tp.c (scripts/mix_tp_rows.py: kb_ROW on L1-resident
 # buffers): the model puts rand_uniform's mix at 0.5 cycles a zmm shift

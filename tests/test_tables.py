@@ -17,6 +17,7 @@ from tap import case, expect, run as run_cases
 PAIRS = [("scripts/pow_f32_tables.py", "src/backends/cpu/pow_simd_impl.h"),
          ("scripts/gelu_erf_tables.py", "src/backends/cpu/vmath_simd.h"),
          ("scripts/gelu_tanh_tables.py", "src/backends/cpu/vmath_simd.h"),
+         ("scripts/gelu16_tables.py", "src/backends/cpu/vmath_simd.h"),
          ("scripts/erfcx_f64_table.py", "src/backends/cpu/f64_erfcx.h"),
          ("scripts/pow_f64_table.py", "src/backends/cpu/f64_powlog.h"),
          ("scripts/f64_explog_table.py", "src/backends/cpu/f64_explog.h")]

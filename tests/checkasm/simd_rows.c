@@ -621,7 +621,9 @@ void test_xs_reduce_special_f64(void **state)
  * for |x| <= 3, vmath_simd.h's vs_gelu_dpc; the exp form beyond): the
  * default stride 2.107 (x = -3.22), --vmath-exhaustive 2.431
  * (x = -3.224; |x| <= 3 alone: 1.262 at -2.978).
- * AVX2 and AVX-512 must agree bit for bit (vmath's exp and gelu do). */
+ * AVX2 and AVX-512 must agree bit for bit (vmath's exp does), but for
+ * gelu: its table polynomials are 16 pieces of degree 5 at AVX-512
+ * (vs_gelu16_dpc), 8 of degree 6 at AVX2, each within the bound. */
 #define BW_SIGMOID_ULP 8.0
 #define BW_TANH_ULP 8.0
 #define BW_GELU_ULP 4.0
@@ -724,8 +726,9 @@ void test_bw_act_sweep(void **state)
                         e = fabs(y[i] - want) / ulp_of(sc);
                         ok = e <= bound[oi];
                     }
-                    /* the levels agree bit for bit */
-                    ok = ok && memcmp(&y[i], &y0[i], sizeof(float)) == 0;
+                    /* the levels agree bit for bit (not gelu's) */
+                    ok = ok && (ids[oi] == TB_OP_gelu_backward ||
+                                memcmp(&y[i], &y0[i], sizeof(float)) == 0);
                     if (e > worst[l]) {
                         worst[l] = e;
                         wx[l] = x[i];

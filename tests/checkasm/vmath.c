@@ -149,8 +149,11 @@ void test_vmath_ulp(void **state)
                     w[l].x = x[i];
                 }
             }
-            /* the SIMD levels agree bit for bit */
-            for (int l = TB_ISA_AVX2 + 1; l < nl; l++)
+            /* the SIMD levels agree bit for bit, but for the gelus:
+             * AVX-512's core takes 16 table pieces of degree 5, AVX2's 8
+             * of degree 6 (vmath_simd.h), each within the bound */
+            const bool agree = f != TB_VM_GELU_ERF && f != TB_VM_GELU_TANH;
+            for (int l = TB_ISA_AVX2 + 1; agree && l < nl; l++)
                 if (memcmp(&y[l][i], &y[TB_ISA_AVX2][i], sizeof(float)) &&
                     !(isnan(y[l][i]) && isnan(y[TB_ISA_AVX2][i])) &&
                     mismatch++ < 3)

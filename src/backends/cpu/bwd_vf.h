@@ -85,17 +85,23 @@ static inline vf bw_gelu_s_tail(vf x)
  * Phi(-a) - a phi(a),
  *   x < 0 (and -0): s,   x >= 0: 1 - s
  * (Phi(x) = 1 - Phi(-a) and x phi(x) = a phi(a) for x >= 0).  s: for
- * a <= 3 the table polynomials vs_gelu_dpc (vmath_simd.h: 1.20 * 2^-24
- * of Phi(-a) + a phi(a) as evaluated), no exp; else bw_gelu_s_tail.  A
+ * a <= 3 the table polynomials vs_gelu_dpc at AVX2, vs_gelu16_dpc at
+ * AVX-512 (vmath_simd.h: 1.20 and 1.31 * 2^-24 of Phi(-a) + a phi(a) as
+ * evaluated; so the levels may differ in the last bit), no exp; else
+ * bw_gelu_s_tail.  A
  * vector with every lane inside takes only the tables; in the others
  * each lane takes its own form, so the result does not depend on the
  * lane's neighbours. */
 static inline vf bw_gelu_f(vf g, vf x)
 {
     vf a = v_abs(x);
+#if VS_LANES == 16 /* vmath_simd.h's 16-entry tables (AVX2: 8 pieces) */
+    vf s = vs_gelu16_poly(a, vs_gelu16_dpc);
+#else
     vs_idx j;
     vf u = vs_gelu_piece(a, vs_gelu_ctr, &j);
     vf s = vs_gelu_poly6(vs_gelu_dpc, j, u);
+#endif
     vm fast = v_le(a, v_set1(VS_GELU_FAST));
     if (!m_all(fast))
         s = v_sel(fast, s, bw_gelu_s_tail(x));

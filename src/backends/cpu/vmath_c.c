@@ -21,7 +21,8 @@ static const char *const vm_names[TB_VM_COUNT] = {
 /*
  * Documented bounds (ULP, see vmath.h), per function: [0] the C versions,
  * [1] the SIMD versions (AVX2 and AVX-512 run the same algorithm and give
- * identical results; the test checks that too).
+ * identical results; the test checks that too; but for the gelus' cores
+ * for |x| <= 3: 16 table pieces at AVX-512, 8 at AVX2, see below).
  *
  * How they were measured (release build, this code, glibc 2.36 libm as
  * the double reference): every float (--vmath-exhaustive, 4.3e9
@@ -64,6 +65,12 @@ static const char *const vm_names[TB_VM_COUNT] = {
  * llvm-mca icelake-server 32 -> 20 cycles per 32 elements); every
  * float: 2.948 at -3.386, a lane of the small form, which now serves
  * 3 < |x| <= 4 only.
+ * Then at AVX-512 both gelus' cores for |x| <= 3 take 16 table pieces
+ * of degree 5 (vs_gelu16_core: six lookups a vector, not eight; tbench
+ * ab, release, 1 thread, load ~15: 1M f32 274 -> 230 us, bf16 330 ->
+ * 282 us, before the pieces' width became 1/4); every float with
+ * |x| <= 3 against double erfc/exp (AVX-512): gelu_erf 1.843 at -2.842
+ * (1.301 for x >= 0), gelu_tanh 1.828 at -0.340 (1.404 for x >= 0).
  * The C versions round a double result once: 0.5 ulp plus the double
  * evaluation's ~2^-29 ulp, stated as 0.501.  tests/test_checkasm.c
  * proves the bounds on its default sweep (every 1031st pattern plus

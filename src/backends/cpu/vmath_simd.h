@@ -168,6 +168,14 @@ static inline vf v_lookup8(const float *t, vs_idx j)
     return _mm512_permutexvar_ps(
         j, _mm512_zextps256_ps512(_mm256_loadu_ps(t)));
 }
+/* t[j & 15] per lane, j from the low 4 bits of each lane of t16's bit
+ * pattern: one vpermps (which reads those bits only; the 16 floats are
+ * loop-invariant). */
+static inline vf v_lookup16(const float *t, vf t16)
+{
+    return _mm512_permutexvar_ps(_mm512_castps_si512(t16),
+                                 _mm512_loadu_ps(t));
+}
 
 #elif defined(__AVX2__) && defined(__FMA__)
 /* ---- AVX2 + FMA helpers ----------------------------------------------- */
@@ -776,6 +784,175 @@ static inline vf vs_gelu_poly6(const float (*t)[8], vs_idx j, vf u)
     return v_fma(p, u, v_lookup8(t[0], j));
 }
 
+#if VS_LANES == 16
+/*
+ * The gelus' cores at AVX-512 for a = |x| <= 3: F(a) = Phi(-a) (gelu) or
+ * S(a) = sigmoid(-v(a)) = 1 / (1 + exp(v(a))) (gelu_tanh, v as in
+ * vs_gelu_tanh_wide) on 13 pieces of a 16-entry table, then xs = x F(a)
+ * and x < 0 (and -0): xs, x >= 0: x - xs, as the 8-piece cores below.
+ * No centre table and no conversion: t = fl(a + 1.5 2^21) (ulp 1/4)
+ * holds j = round(4 a) in its low bits, which are the lookups' index
+ * (vpermps reads the low 4 bits), w = a - (t - 1.5 2^21) = a - j / 4
+ * (both exact, |w| <= 1/8) and F(a) = P_j(w), P_j of degree 5, t[k][j]
+ * its coefficient of w^k (piece j: a in [(j - 1/2) / 4, (j + 1/2) / 4];
+ * a = 3 is in piece 12; entries 13-15 are 0, unused).  Our
+ * relative-error minimax fits (scripts/gelu16_tables.py, which prints
+ * vs_gelu16_pc and vs_gelu16_tanh_pc and checks them): at most 2^-24.4
+ * in double (P_j(0) is F(j / 4) rounded to float), 1.63 * 2^-24 (Phi)
+ * and 1.67 * 2^-24 (S) as evaluated in float.  vs_gelu16_dpc is the
+ * same for gelu_backward's gelu'(-a) = Phi(-a) - a phi(a) (bwd_vf.h),
+ * fitted for error relative to Phi(-a) + a phi(a) as vs_gelu_dpc:
+ * 1.31 * 2^-24 in float.  Measured over every float
+ * with |x| <= 3: in vmath_c.c.  Six lookups, five FMAs and three
+ * additions a vector where the 8 pieces of degree 6 take eight lookups
+ * (one for the centre), a conversion and seven multiplications: on
+ * Zen 4 a zmm vpermps shares the FMA's pipes (scripts/gelu_lut_bench.c)
+ * and the additions run beside them, so the lookups are most of the
+ * step (scripts/gelu16_tp.c measures it).  AVX2 keeps the 8 pieces: a
+ * 16-entry lookup there is two vpermps and a blend, which made its
+ * gelus 30% slower; so the levels' gelus differ in the last bits (each
+ * within its bound; tests/checkasm/vmath.c). */
+static _Alignas(64) const float vs_gelu16_pc[6][16] = {
+    {5.000000000e-01f, 4.012936652e-01f, 3.085375428e-01f,
+     2.266273499e-01f, 1.586552560e-01f, 1.056497768e-01f,
+     6.680720299e-02f, 4.005915672e-02f, 2.275013179e-02f,
+     1.222447213e-02f, 6.209665444e-03f, 2.979763318e-03f,
+     1.349898055e-03f, 0.000000000e+00f, 0.000000000e+00f,
+     0.000000000e+00f},
+    {-3.989422917e-01f, -3.866681159e-01f, -3.520653248e-01f,
+     -3.011374176e-01f, -2.419707328e-01f, -1.826490909e-01f,
+     -1.295175999e-01f, -8.627732098e-02f, -5.399096757e-02f,
+     -3.173965216e-02f, -1.752830110e-02f, -9.093563072e-03f,
+     -4.431848414e-03f, 0.000000000e+00f, 0.000000000e+00f,
+     0.000000000e+00f},
+    {8.524816622e-07f, 4.833792895e-02f, 8.801388741e-02f,
+     1.129274368e-01f, 1.209840551e-01f, 1.141540259e-01f,
+     9.713739157e-02f, 7.549282908e-02f, 5.399114639e-02f,
+     3.570748866e-02f, 2.191038802e-02f, 1.250362117e-02f,
+     6.647750270e-03f, 0.000000000e+00f, 0.000000000e+00f,
+     0.000000000e+00f},
+    {6.647048891e-02f, 6.041377410e-02f, 4.400916770e-02f,
+     2.195425145e-02f, 2.798364903e-06f, -1.712050289e-02f,
+     -2.698087879e-02f, -2.965728194e-02f, -2.699513733e-02f,
+     -2.149076387e-02f, -1.533705555e-02f, -9.945921600e-03f,
+     -5.909109022e-03f, 0.000000000e+00f, 0.000000000e+00f,
+     0.000000000e+00f},
+    {1.808616071e-04f, -1.208271459e-02f, -1.996651292e-02f,
+     -2.294812351e-02f, -2.004920319e-02f, -1.356034074e-02f,
+     -6.029934622e-03f, 3.628081176e-04f, 4.468014929e-03f,
+     6.097280420e-03f, 5.925260019e-03f, 4.753867164e-03f,
+     3.327006474e-03f, 0.000000000e+00f, 0.000000000e+00f,
+     0.000000000e+00f},
+    {-1.052017603e-02f, -8.225697093e-03f, -4.669831134e-03f,
+     3.310721659e-04f, 3.863101825e-03f, 5.793521646e-03f,
+     5.739234854e-03f, 4.280616064e-03f, 2.232067054e-03f,
+     4.967440618e-04f, -6.745128776e-04f, -1.129022101e-03f,
+     -1.108676894e-03f, 0.000000000e+00f, 0.000000000e+00f,
+     0.000000000e+00f},
+};
+static _Alignas(64) const float vs_gelu16_tanh_pc[6][16] = {
+    {5.000000000e-01f, 4.012985826e-01f, 3.085719943e-01f,
+     2.267192602e-01f, 1.588080078e-01f, 1.058286354e-01f,
+     6.695228070e-02f, 4.011692479e-02f, 2.270115353e-02f,
+     1.208947971e-02f, 6.033706479e-03f, 2.808416029e-03f,
+     1.212464063e-03f, 0.000000000e+00f, 0.000000000e+00f,
+     0.000000000e+00f},
+    {-3.989422917e-01f, -3.866107464e-01f, -3.518837690e-01f,
+     -3.008766770e-01f, -2.417720854e-01f, -1.826570183e-01f,
+     -1.297753751e-01f, -8.669365942e-02f, -5.440020561e-02f,
+     -3.200178221e-02f, -1.759411395e-02f, -9.002668783e-03f,
+     -4.265543539e-03f, 0.000000000e+00f, 0.000000000e+00f,
+     0.000000000e+00f},
+    {8.517170613e-07f, 4.855304956e-02f, 8.825314045e-02f,
+     1.129634827e-01f, 1.206985340e-01f, 1.136543155e-01f,
+     9.669042379e-02f, 7.533315569e-02f, 5.416874588e-02f,
+     3.608503565e-02f, 2.228675783e-02f, 1.274025906e-02f,
+     6.716431584e-03f, 0.000000000e+00f, 0.000000000e+00f,
+     0.000000000e+00f},
+    {6.679963320e-02f, 6.060208008e-02f, 4.388989136e-02f,
+     2.155568078e-02f, -4.133317270e-04f, -1.724769920e-02f,
+     -2.672645822e-02f, -2.919105068e-02f, -2.660604194e-02f,
+     -2.136119828e-02f, -1.545461453e-02f, -1.017466653e-02f,
+     -6.110024638e-03f, 0.000000000e+00f, 0.000000000e+00f,
+     0.000000000e+00f},
+    {1.800307073e-04f, -1.251368131e-02f, -1.998260990e-02f,
+     -2.303575724e-02f, -2.001335286e-02f, -1.335523929e-02f,
+     -5.800081417e-03f, 4.388208617e-04f, 4.288811702e-03f,
+     5.826432724e-03f, 5.734890699e-03f, 4.717785399e-03f,
+     3.401755588e-03f, 0.000000000e+00f, 0.000000000e+00f,
+     0.000000000e+00f},
+    {-1.074328367e-02f, -8.076423779e-03f, -4.937514663e-03f,
+     4.866502422e-04f, 4.387000110e-03f, 6.124031264e-03f,
+     5.840438418e-03f, 4.042112734e-03f, 2.058514627e-03f,
+     5.245979992e-04f, -5.561514990e-04f, -1.008864841e-03f,
+     -1.056398032e-03f, 0.000000000e+00f, 0.000000000e+00f,
+     0.000000000e+00f},
+};
+static _Alignas(64) const float vs_gelu16_dpc[6][16] = {
+    {5.000000000e-01f, 3.046266437e-01f, 1.325048804e-01f,
+     7.742806338e-04f, -8.331546932e-02f, -1.226615831e-01f,
+     -1.274691969e-01f, -1.109261513e-01f, -8.523180336e-02f,
+     -5.918974429e-02f, -3.761108592e-02f, -2.202753350e-02f,
+     -1.194564719e-02f, 0.000000000e+00f, 0.000000000e+00f,
+     0.000000000e+00f},
+    {-7.978845835e-01f, -7.491694689e-01f, -6.161143184e-01f,
+     -4.328850508e-01f, -2.419707179e-01f, -7.990898192e-02f,
+     3.237940371e-02f, 9.166964144e-02f, 1.079819351e-01f,
+     9.720268101e-02f, 7.449527830e-02f, 5.058294535e-02f,
+     3.102294169e-02f, 0.000000000e+00f, 0.000000000e+00f,
+     0.000000000e+00f},
+    {1.630524139e-06f, 1.903120875e-01f, 3.300565183e-01f,
+     3.881823123e-01f, 3.629547060e-01f, 2.782547772e-01f,
+     1.699953526e-01f, 7.077561319e-02f, 1.946325483e-06f,
+     -3.793843091e-02f, -4.929843917e-02f, -4.454456270e-02f,
+     -3.323912621e-02f, 0.000000000e+00f, 0.000000000e+00f,
+     0.000000000e+00f},
+    {2.659260631e-01f, 2.298334986e-01f, 1.356911212e-01f,
+     1.901625097e-02f, -8.065830916e-02f, -1.368655860e-01f,
+     -1.443606615e-01f, -1.158765331e-01f, -7.198992372e-02f,
+     -3.072685003e-02f, -2.009067917e-03f, 1.250847615e-02f,
+     1.624923386e-02f, 0.000000000e+00f, 0.000000000e+00f,
+     0.000000000e+00f},
+    {2.819340443e-04f, -6.944319606e-02f, -1.116592139e-01f,
+     -1.136845276e-01f, -8.043724298e-02f, -3.102024831e-02f,
+     1.327279024e-02f, 3.943641484e-02f, 4.474617913e-02f,
+     3.581672162e-02f, 2.136072330e-02f, 8.391031064e-03f,
+     5.499022882e-05f, 0.000000000e+00f, 0.000000000e+00f,
+     0.000000000e+00f},
+    {-6.042421609e-02f, -4.769416898e-02f, -1.824431866e-02f,
+     1.452043653e-02f, 3.627016768e-02f, 4.003063589e-02f,
+     2.941771410e-02f, 1.200436987e-02f, -2.523025265e-03f,
+     -1.058092155e-02f, -1.164110657e-02f, -8.641763590e-03f,
+     -4.610426724e-03f, 0.000000000e+00f, 0.000000000e+00f,
+     0.000000000e+00f},
+};
+
+/* P_j(w) of the table t for a = |x| in [0, 3] (other lanes: garbage) */
+static inline vf vs_gelu16_poly(vf a, const float (*t)[16])
+{
+    const vf mag = v_set1(3145728.0f); /* 1.5 2^21: its ulp is 1/4 */
+    vf tt = v_add(a, mag);
+    vf w = v_sub(a, v_sub(tt, mag));
+    vf p = v_fma(v_lookup16(t[5], tt), w, v_lookup16(t[4], tt));
+    p = v_fma(p, w, v_lookup16(t[3], tt));
+    p = v_fma(p, w, v_lookup16(t[2], tt));
+    p = v_fma(p, w, v_lookup16(t[1], tt));
+    return v_fma(p, w, v_lookup16(t[0], tt));
+}
+
+static inline vf vs_gelu16_core(vf x, const float (*t)[16])
+{
+    vf p = vs_gelu16_poly(v_abs(x), t);
+    return v_signsel_sub(x, x, v_mul(x, p));
+}
+
+/* gelu, erf form, for |x| <= VS_GELU_FAST only (other lanes: garbage):
+ * the 16 pieces above on Phi(-a). */
+static inline vf vs_gelu_erf_core(vf x)
+{
+    return vs_gelu16_core(x, vs_gelu16_pc);
+}
+#else
 /*
  * gelu, erf form, for |x| <= VS_GELU_FAST only (other lanes: garbage),
  * without an exp, a division or a double-float sum: with a = |x| and
@@ -796,6 +973,7 @@ static inline vf vs_gelu_erf_core(vf x)
     vf p = vs_gelu_poly6(vs_gelu_pc, j, u);
     return v_signsel_sub(x, x, v_mul(x, p));
 }
+#endif
 
 /*
  * gelu, erf form, for |x| > VS_GELU_FAST (other lanes: garbage; NaN
@@ -922,13 +1100,20 @@ static _Alignas(32) const float vs_gelu_tanh_pc[7][8] = {
  * cancellation), chosen by x's sign bit as vs_gelu_erf_core does.
  * Error: for x < 0, S's 1.48 * 2^-24 plus the product's half ulp; for
  * x > 0 less (S / (1 - S) <= 1 of S's error, plus the subtraction's
- * half ulp); measured over every float with |x| <= 3 (AVX-512):
+ * half ulp); measured over every float with |x| <= 3 (then at both
+ * levels; AVX2 keeps this form, AVX-512 takes vs_gelu16_core):
  * 1.986 ulp (x = -2.997, piece 7), 1.187 for x > 0.  Where the small
  * form (an exp of v's double-float and a division) served these lanes,
  * scripts/kernel_bounds.py's step of 2 vectors (llvm-mca
  * -mcpu=icelake-server) went from 82 to 72 instructions and from 32 to
  * 20 cycles per 32 elements on AVX-512, 27 to 16 cycles per 16 on AVX2.
  */
+#if VS_LANES == 16 /* the 16 pieces of vs_gelu16_core on S(a) */
+static inline vf vs_gelu_tanh_core(vf x)
+{
+    return vs_gelu16_core(x, vs_gelu16_tanh_pc);
+}
+#else
 static inline vf vs_gelu_tanh_core(vf x)
 {
     vs_idx j;
@@ -936,6 +1121,7 @@ static inline vf vs_gelu_tanh_core(vf x)
     vf p = vs_gelu_poly6(vs_gelu_tanh_pc, j, u);
     return v_signsel_sub(x, x, v_mul(x, p));
 }
+#endif
 
 /* gelu, tanh form: vs_gelu_tanh_core where every lane allows it (the
  * common case), else lane by lane the core, vs_gelu_tanh_small
