@@ -699,7 +699,9 @@ void test_tp_planes(void **state)
     enum { NS = sizeof sides / sizeof sides[0] };
     static const int64_t big[][2] = {{1023, 1025}, {1025, 1023},
                                      {1024, 1024}, {1025, 17},
-                                     {15, 1025},   {2, 1023}};
+                                     {15, 1025},   {2, 1023},
+                                     {1000, 1000}, {1, 1000},
+                                     {1000, 1}};
     const int nl = n_levels();
     int bad = 0;
     for (int l = 0; l < nl; l++)

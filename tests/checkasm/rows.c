@@ -287,7 +287,8 @@ static void fam_norm(const tb_op *op, cases *cs)
 /* Attention.  sdpa: S = 1, odd S and D past the 64-row blocks and the
  * 8/16-lane tails, Sq != Sk both ways, Dv != D (a multiple of 16 and
  * not), causal and not, a set scale.  causal_mask: square, wide and tall
- * planes, 2-D and 4-D, the copy form. */
+ * planes (rows past 8-lane vectors and tails), 2-D and 4-D, the copy
+ * form. */
 static void fam_attn(const tb_op *op, cases *cs)
 {
     if (op->n_in == 1) {
@@ -295,6 +296,8 @@ static void fam_attn(const tb_op *op, cases *cs)
         oc_p(cs_add(cs, 1, S(4, 2, 3, 5, 13)), "causal", 1);
         cs_add(cs, 1, S(3, 4, 33, 9));
         oc_p(cs_add(cs, 1, S(2, 17, 40)), "causal", 0);
+        cs_add(cs, 1, S(2, 45, 37)); /* 8-lane vectors, blends, tails */
+        cs_add(cs, 1, S(1, 20, 64));
         return;
     }
     /* B, H, Sq, Sk, D, Dv */

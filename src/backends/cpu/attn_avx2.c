@@ -466,3 +466,67 @@ int TB_CPU_KFN(sdpa_backward, f32, avx2)(void *ctx, const tb_tensor *in,
     int rc = tb_cpu_attn_bw_begin(ctx, TB_F32, in, out, p, &j);
     return rc ? rc : tb_cpu_attn_bw_run(ctx, &j, sdpa_bw_part);
 }
+
+/* ---- causal_mask ---------------------------------------------------- */
+
+/* causal_mask f32 at the avx2 level (the row the avx512 level takes as
+ * well: a copy at L2 speed, which 8 lanes reach): row r of a plane (i
+ * its index there) keeps its first min(i + 1, N) values and sets the
+ * rest to -inf, in 8-lane vectors: whole vectors copied up to the
+ * diagonal, the vector across it blended (lanes below keep from x), the
+ * rest -inf; a row's last N % 8 values one by one.  The values move as
+ * bits, as in the C row (attn_c.c), which did a memcpy call and a fill
+ * loop per row. */
+typedef struct {
+    const float *x;
+    float *o;
+    int64_t rows, M, N; /* rows: of N values, over all planes */
+    bool causal;
+} mask_job_avx2;
+
+static void mask_part_avx2(void *arg, int part, int nparts)
+{
+    const mask_job_avx2 *j = arg;
+    const int64_t N = j->N;
+    const __m256 ninf = _mm256_set1_ps(-INFINITY);
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    int64_t r0, r1;
+    tb_cpu_span(j->rows, 1, part, nparts, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const float *x = j->x + r * N;
+        float *o = j->o + r * N;
+        const int64_t i = r % j->M;
+        const int64_t keep = j->causal && i + 1 < N ? i + 1 : N;
+        int64_t c = 0;
+        for (; c + 8 <= keep; c += 8)
+            _mm256_storeu_ps(o + c, _mm256_loadu_ps(x + c));
+        if (c < keep && c + 8 <= N) {
+            const __m256i m = _mm256_cmpgt_epi32(
+                _mm256_set1_epi32((int)(keep - c)), iota);
+            _mm256_storeu_ps(o + c, _mm256_blendv_ps(ninf, _mm256_loadu_ps(x + c),
+                                                     _mm256_castsi256_ps(m)));
+            c += 8;
+        }
+        for (; c < keep; c++)
+            o[c] = x[c];
+        for (; c + 8 <= N; c += 8)
+            _mm256_storeu_ps(o + c, ninf);
+        for (; c < N; c++)
+            o[c] = -INFINITY;
+    }
+}
+
+int TB_CPU_KFN(causal_mask, f32, avx2)(void *ctx, const tb_tensor *in,
+                                       tb_tensor *out, const tb_params *p)
+{
+    int rc = tb_cpu_begin_op(ctx, TB_OP_causal_mask, TB_F32, in, out, p);
+    if (rc)
+        return rc;
+    const int nd = in[0].ndim;
+    mask_job_avx2 j = {in[0].data, out[0].data, 0, in[0].shape[nd - 2],
+                       in[0].shape[nd - 1],
+                       tb_cpu_param(p, TB_OP_causal_mask, 0) != 0};
+    j.rows = j.N ? tb_tensor_numel(&in[0]) / j.N : 0;
+    tb_cpu_parallel(ctx, j.rows * j.N, j.rows, mask_part_avx2, &j);
+    return 0;
+}

@@ -251,12 +251,13 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER2(X, batch_norm_backward, c)                             \
     TB_CPU_LADDER2(X, group_norm_backward, c)
 
-/* Attention (attn_c.c, attn_avx2.c; f64's SIMD rows attn64_simd_impl.h
+/* Attention (attn_c.c, attn_avx2.c: sdpa's, sdpa_backward's and
+ * causal_mask's f32 SIMD row; f64's SIMD rows attn64_simd_impl.h
  * in f64_avx2.c and f64_avx512.c). */
 #define TB_CPU_ROWS_ATTN(X)                                               \
     TB_CPU_AVX2(X, sdpa, f32, c) TB_CPU_C64(X, sdpa)                      \
     TB_CPU_AVX2(X, sdpa_backward, f32, c) TB_CPU_C64(X, sdpa_backward)    \
-    TB_CPU_C2(X, causal_mask)
+    TB_CPU_AVX2(X, causal_mask, f32, c) TB_CPU_C2(X, causal_mask)
 
 /* einsum (einsum_c.c: the plan of ops/einsum.h; its GEMMs at a row's
  * level, as matmul's); einsum1 has no GEMM, one C row per dtype. */

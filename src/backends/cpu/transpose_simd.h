@@ -208,7 +208,7 @@ TP_TILE(8, 2)
 TP_PLANE(2, 8, uint16_t)
 #if TP_W == 2 /* (tp_get's choice) */
 TP_PLANE(4, 4, uint32_t)
-TP_PLANE(8, 2, uint64_t)
+TP_RECT(8, 2, uint64_t)
 #else
 TP_RECT(4, 4, uint32_t)
 TP_RECT(8, 2, uint64_t)
@@ -217,7 +217,8 @@ TP_RECT(8, 2, uint64_t)
 /* 4- and 8-byte elements at zmm: register tiles of whole vectors per
  * row (the staging above measured slower for them in tbench there: 1.2x
  * for f32, 2.4x for f64, where a tile's rows already read and write
- * whole lines), TP_DR x TP_DR elements, out rows at o + k * op. */
+ * whole lines), TP_DR x TP_DC elements, out rows at o + k * op; at
+ * ymm 8 x 4 64-bit values (below). */
 #if TP_W == 4
 /* 16 x 16 32-bit values: pairs, 2 x 2 blocks of pairs, then two rounds
  * of 128-bit lane shuffles */
@@ -276,16 +277,49 @@ static inline void tp_dtile8(const char *s, int64_t sp, char *o, int64_t op)
         tp_store(o + (h + 6) * op, _mm512_shuffle_i64x2(u1, w1, 0xdd));
     }
 }
+#else
+/* 4 x 4 64-bit values: pairs, then a 128-bit permute */
+static inline void tp_rtile8(const char *s, int64_t sp, char *o, int64_t op)
+{
+    __m256d r[4], t[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++)
+        r[i] = _mm256_loadu_pd((const double *)(const void *)(s + i * sp));
+    t[0] = _mm256_unpacklo_pd(r[0], r[1]);
+    t[1] = _mm256_unpackhi_pd(r[0], r[1]);
+    t[2] = _mm256_unpacklo_pd(r[2], r[3]);
+    t[3] = _mm256_unpackhi_pd(r[2], r[3]);
+#pragma GCC unroll 2
+    for (int j = 0; j < 2; j++) {
+        _mm256_storeu_pd((double *)(void *)(o + j * op),
+                         _mm256_permute2f128_pd(t[j], t[2 + j], 0x20));
+        _mm256_storeu_pd((double *)(void *)(o + (j + 2) * op),
+                         _mm256_permute2f128_pd(t[j], t[2 + j], 0x31));
+    }
+}
+/* 8 x 4: two 4 x 4 tiles down, so that each output row gets a whole
+ * 64-byte line from one tile (4 x 4 tiles alone wrote each line in two
+ * halves at two times: 1.5x slower) */
+static inline void tp_dtile8(const char *s, int64_t sp, char *o, int64_t op)
+{
+    tp_rtile8(s, sp, o, op);
+    tp_rtile8(s + 4 * sp, sp, o + 32, op);
+}
+#endif /* TP_W */
+/* a direct tile: TP_DR##ESZ input rows x TP_DC##ESZ input columns */
 #define TP_DR4 16
+#define TP_DC4 16
 #define TP_DR8 8
+#define TP_DC8 (2 * TP_W)
 
 /* The direct plane of ESZ-byte elements: blocks of TP_DCOLS columns
  * (narrow, so that the output lines a strip of tiles half-fills stay
  * cached for the next strip: drv_layout.c's earlier measure), tile rows
  * down the plane, the tiles of a block along its row; the rest by
- * tp_rect.  (Blocks of 256 rows inside: no faster.) */
+ * tp_rect.  (Blocks of 256 rows inside: no faster; prefetching the next
+ * tile row's input lines 32 rows ahead: 1.0-1.5x slower.) */
 #define TP_DCOLS 32
-#define TP_DPLANE(ESZ, T, DR)                                             \
+#define TP_DPLANE(ESZ, T, DR, DC)                                         \
     static void tp_dplane##ESZ(const void *pin, int64_t ild, void *pout,  \
                                int64_t old, int64_t ni, int64_t nj,       \
                                int nt)                                    \
@@ -293,11 +327,11 @@ static inline void tp_dtile8(const char *s, int64_t sp, char *o, int64_t op)
         const T *in = pin;                                                \
         T *out = pout;                                                    \
         (void)nt;                                                         \
-        const int64_t bi = ni / (DR) * (DR), bj = nj / (DR) * (DR);       \
+        const int64_t bi = ni / (DR) * (DR), bj = nj / (DC) * (DC);       \
         for (int64_t j0 = 0; j0 < bj; j0 += TP_DCOLS) {                   \
             const int64_t j1 = j0 + TP_DCOLS < bj ? j0 + TP_DCOLS : bj;   \
             for (int64_t i = 0; i < bi; i += (DR))                        \
-                for (int64_t j = j0; j < j1; j += (DR))                   \
+                for (int64_t j = j0; j < j1; j += (DC))                   \
                     tp_dtile##ESZ((const char *)(in + i * ild + j),       \
                                   ild * (ESZ),                            \
                                   (char *)(out + j * old + i),            \
@@ -306,15 +340,19 @@ static inline void tp_dtile8(const char *s, int64_t sp, char *o, int64_t op)
         tp_rect##ESZ(in + bi * ild, ild, out + bi, old, ni - bi, bj);     \
         tp_rect##ESZ(in + bj, ild, out + bj * old, old, ni, nj - bj);     \
     }
-TP_DPLANE(4, uint32_t, TP_DR4)
-TP_DPLANE(8, uint64_t, TP_DR8)
-#endif /* TP_W == 4 */
+#if TP_W == 4
+TP_DPLANE(4, uint32_t, TP_DR4, TP_DC4)
+#endif
+TP_DPLANE(8, uint64_t, TP_DR8, TP_DC8)
 
 /* The level's choice, by measure (1024 x 1024, 1 thread, ratios in one
- * run): at ymm the staged planes for every size (f32 and f64: 2.1x and
- * 1.8x faster than the direct tiles), at zmm the staged planes for
- * 16-bit values and the direct tiles for 32- and 64-bit ones (1.1x and
- * 1.5x faster than staged). */
+ * run): the staged planes for 16-bit values; for 32-bit ones the
+ * staged plane at ymm (1.6x faster than 16 x 8 direct tiles of two 8 x 8
+ * register transposes, and as fast as those tiles staged through a
+ * padded output scratch) and the direct tiles at zmm (1.1x faster than
+ * staged); for 64-bit ones the direct tiles (zmm: 1.5x faster than
+ * staged; ymm, 8 x 4: 2.3x faster than the staged plane, whose 4-row
+ * tiles of 16-byte pieces cost twice the loads and shuffles). */
 static inline tb_cpu_tp_fn tp_get(size_t esz)
 {
 #if TP_W == 4
@@ -323,7 +361,7 @@ static inline tb_cpu_tp_fn tp_get(size_t esz)
                                          : NULL;
 #else
     return esz == 2 ? tp_plane2 : esz == 4 ? tp_plane4
-                              : esz == 8 ? tp_plane8
+                              : esz == 8 ? tp_dplane8
                                          : NULL;
 #endif
 }
