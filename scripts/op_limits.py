@@ -56,7 +56,7 @@ bytes of the op's cost model at the measured copy/add/read bandwidth of
 the cache level its bytes fit, or its FLOPs at the measured FMA peak when
 that is larger: `bound` says which), or, for a kernel row (impl) with a
 stated compute bound in --bounds (docs/perf-data/compute-bounds.json:
-cycles per output element and a one-line derivation, for one llvm-mca
+cycles per element of its loop and a one-line derivation, for one llvm-mca
 CPU model: the entries of --mcpu's, default this machine's from
 /proc/cpuinfo, znver4 on an AMD CPU with AVX-512, icelake-server on
 Intel, apply; an entry without a model applies anywhere), the larger of that
@@ -672,12 +672,20 @@ def numel(shape):
 
 
 def out_elements(c):
-    """Elements of a case's (first) output: what cycles per element
-    count."""
+    """Elements a case's kernel loop visits: what cycles per element
+    count: its first output's, or its first input's where that is larger
+    (a reduction's loop runs over its input: cross_entropy's logits, not
+    its scalar loss)."""
     out = c.get("out_shapes")
+    n = None
     if isinstance(out, list) and out and isinstance(out[0], list):
-        return numel(out[0])
-    return (c.get("model") or {}).get("items")
+        n = numel(out[0])
+    else:
+        n = (c.get("model") or {}).get("items")
+    sh = c.get("shapes")
+    if isinstance(sh, list) and sh and isinstance(sh[0], list):
+        n = max(n or 0, numel(sh[0])) or n
+    return n
 
 
 def round_paths(d, r, label=None):
@@ -980,7 +988,8 @@ def markdown(rows, meta, max_ratio):
            f"stated compute bound ({meta['bounds_file']}, the entries "
            f"for llvm-mca's model {meta.get('bounds_mcpu') or 'none'} of "
            "this machine and those stated by hand) the larger of "
-           "that and its output elements x the stated cycles per element "
+           "that and the elements its loop visits (its first output's, or "
+           "its first input's where larger) x the stated cycles per element "
            "/ the measured core clock (peaks.clock).  Ratio = time / "
            "bound.  NumPy, PyTorch: scripts/compare_numpy.py, the faster "
            "of each library's forms (allocating, out=), the median over "

@@ -967,6 +967,27 @@ def t_chain_table():
         expect(e.code == 2, f"exit {e.code}")
 
 
+@case("a stated bound counts the elements its loop visits: a reduction's input")
+def t_stated_reduction():
+    import op_limits
+    plan = {"elements": 1024, "probe_elements": 4096}
+    res = {"peaks": {"clock": {"median_ghz": 2.0}}, "cases": [{
+        "id": "cross_entropy/256x1000,256/f64/cpu[isa=auto,threads=1]",
+        "op": "cross_entropy", "category": "backward", "status": "ok",
+        "shapes": [[256, 1000], [256]], "out_shapes": [[1]],
+        "params": {}, "backend": "cpu", "impl": "cross_entropy_f64_k",
+        "model": {"bytes": 8192}, "roofline": {"min_time_ns": 1000.0},
+        "stats": {"median_ns": 300000.0, "ci_low_ns": 299000.0}}]}
+    bounds = {"cross_entropy_f64_k": {"op": "cross_entropy",
+                                      "cycles_per_element": 2.0,
+                                      "derivation": "fixture"}}
+    (row,) = op_limits.build_rows([(res, None)], bounds, plan, 1.3)
+    want = 256000 * 2.0 / 2.0
+    expect(close(row["stated"]["compute_ns"], want) and
+           close(row["bound_ns"], want) and close(row["ratio"], 300000 / want),
+           f"stated {row['stated']}, bound {row['bound_ns']}, want {want}")
+
+
 @case("peaks without a core clock: the stated bounds say so, not applied")
 def t_no_clock():
     if "env" not in STATE:
