@@ -15,9 +15,8 @@
  * df's f32 terms and the sums to stack buffers a row at a time and
  * narrowed df in a second pass: 4.5-8.7 us at [128, 256] against the
  * f32 row's 2.4-3.6, the one-run table of docs/perf-data/op-limits-zen4.)
- * The operations on each element are half_part_simd.h's hp_bin's, in
- * its order (backward_impl.inc's brow: mul, div, sub, add, no
- * contraction), but for div with b the row (HB_DIV_AF): db's term is
+ * The operations on each element are backward_impl.inc's brow's (the f32
+ * C row), in its order (mul, div, sub, add, no contraction), but for div with b the row (HB_DIV_AF): db's term is
  * (g a) * (1 / (b b)) with 1 / (b b) once per column, the f32 SIMD
  * row's form (bwd_bin_simd.h), one divide an element instead of two:
  * within 2 f32 roundings of the C row's term before the sum and the

@@ -235,7 +235,7 @@ static int hb_add_bwd(void *ctx, tb_dtype dt, int isa, const tb_tensor *in,
  * whole-tensor path took 11-21 us for [128, 256] and [256], 6-12x the
  * bytes' time; the row-at-a-time loop through f32 buffers 4.5-8.7 us.) */
 
-/* the scalar level's loop: as half_part_simd.h's tail */
+/* the scalar level's loop: backward_impl.inc's brow's statements */
 static void hb_bin_c(tb_dtype dt, int kind, const uint16_t *g,
                      const uint16_t *f, const float *rv, float *df,
                      float *acc, int64_t w)
