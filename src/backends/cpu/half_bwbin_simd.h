@@ -3,25 +3,27 @@
  * the rows (half_bwd.c's hb_bin: issue 34's [128, 256] and [256]), one
  * loop of one SIMD level for inclusion by half_avx2.c, half_avx512.c
  * and half_avx512bf16.c after half_simd.h (static but for the entry
- * point each of them defines).
+ * point each of them defines).  add_backward too, with one operand full
+ * and the other a row (HB_ADD).
  *
- * (add_backward too, with one operand full and the other a row: HB_ADD.)
  * Strips of four vectors of columns: the row v widened once, each
  * strip's column sums of dv held in f32 registers down all the rows
  * while df is computed, narrowed in registers and stored in the same
  * pass; dv narrowed once at the end.  add's and sub's df is g or -g,
  * exact in the dtype: g's patterns (the sign flipped for -g), a NaN
- * quieted as narrowing quiets it (hbb_q_*), no conversion.  (half_part_simd.h's loop wrote
- * df's f32 terms and the sums to stack buffers a row at a time and
- * narrowed df in a second pass: 4.5-8.7 us at [128, 256] against the
- * f32 row's 2.4-3.6, the one-run table of docs/perf-data/op-limits-zen4.)
- * The operations on each element are backward_impl.inc's brow's (the f32
- * C row), in its order (mul, div, sub, add, no contraction), but for div with b the row (HB_DIV_AF): db's term is
- * (g a) * (1 / (b b)) with 1 / (b b) once per column, the f32 SIMD
- * row's form (bwd_bin_simd.h), one divide an element instead of two:
- * within 2 f32 roundings of the C row's term before the sum and the
- * 16-bit rounding (test_half_paths states the tolerance).  Columns past
- * the last whole vector: one by one in C, the C row's statements. */
+ * quieted as narrowing quiets it (hbb_q_*), no conversion.  (The loop
+ * before wrote df's f32 terms and the sums to stack buffers a row at a
+ * time and narrowed df in a second pass: 4.5-8.7 us at [128, 256]
+ * against the f32 row's 2.4-3.6, the one-run table of
+ * docs/perf-data/op-limits-zen4.)
+ * The operations on each element are backward_impl.inc's brow's (the
+ * f32 C row), in its order (mul, div, sub, add, no contraction), but
+ * for div with b the row (HB_DIV_AF): db's term is (g a) * (1 / (b b))
+ * with 1 / (b b) once per column, the f32 SIMD row's form
+ * (bwd_bin_simd.h), one divide an element instead of two: within 2 f32
+ * roundings of the C row's term before the sum and the 16-bit rounding
+ * (test_half_paths states the tolerance).  Columns past the last whole
+ * vector: one by one in C, the C row's statements. */
 #ifndef TB_BACKENDS_CPU_HALF_BWBIN_SIMD_H
 #define TB_BACKENDS_CPU_HALF_BWBIN_SIMD_H
 
