@@ -140,41 +140,8 @@ static inline hv1 hbb_q_f16(hv1 g)
             for (int64_t r = 0; r < R; r++) {                             \
                 const int64_t o = r * C + c;                              \
                 const float gv = tb_##DT##_to_f32(g[o]);                  \
-                float fv = tb_##DT##_to_f32(f[o]), d, t;                  \
-                switch (K) {                                              \
-                case HB_SUB_AF:                                           \
-                    d = gv;                                               \
-                    s -= gv;                                              \
-                    break;                                                \
-                case HB_SUB_BF:                                           \
-                    d = -gv;                                              \
-                    s += gv;                                              \
-                    break;                                                \
-                case HB_ADD:                                              \
-                    d = gv;                                               \
-                    s += gv;                                              \
-                    break;                                                \
-                case HB_MUL:                                              \
-                    d = gv * rs;                                          \
-                    t = gv * fv;                                          \
-                    s += t;                                               \
-                    break;                                                \
-                case HB_DIV_AF:                                           \
-                    d = gv / rs;                                          \
-                    t = gv * fv;                                          \
-                    fv = rs * rs;                                         \
-                    t = t / fv;                                           \
-                    s -= t;                                               \
-                    break;                                                \
-                default:                                                  \
-                    d = gv * rs;                                          \
-                    t = fv * fv;                                          \
-                    d = -(d / t);                                         \
-                    t = gv / fv;                                          \
-                    s += t;                                               \
-                    break;                                                \
-                }                                                         \
-                df[o] = tb_f32_to_##DT(d);                                \
+                const float fv = tb_##DT##_to_f32(f[o]);                  \
+                df[o] = tb_f32_to_##DT(hb_term(K, gv, fv, rs, &s));       \
             }                                                             \
             dv[c] = tb_f32_to_##DT(s);                                    \
         }                                                                 \

@@ -206,7 +206,7 @@ static int hb_add_bwd(void *ctx, tb_dtype dt, int isa, const tb_tensor *in,
     if (n == 0 || la == 0 || lb == 0 || !j.cv.widen ||
         tb_tensor_numel(&out[0]) != la || tb_tensor_numel(&out[1]) != lb)
         return 1;
-    if ((la == n) != (lb == n) && isa > TB_ISA_SCALAR &&
+    if ((la == n) != (lb == n) &&
         hb_bin(ctx, TB_OP_add_backward, dt, isa, in, out) == 0)
         return 0; /* one full, one row: one pass (half_bwbin_simd.h) */
     tb_cpu_count_launch(ctx);
@@ -243,41 +243,10 @@ static void hb_bin_c(tb_dtype dt, int kind, const uint16_t *g,
     for (int64_t k = 0; k < w; k++) {
         const float gv =
             dt == TB_BF16 ? tb_bf16_to_f32(g[k]) : tb_f16_to_f32(g[k]);
-        const float r = rv[k];
-        float fv = kind == HB_SUB_AF || kind == HB_SUB_BF ? 0.0f
-                   : dt == TB_BF16 ? tb_bf16_to_f32(f[k])
-                                   : tb_f16_to_f32(f[k]);
-        float d, t;
-        switch (kind) {
-        case HB_SUB_AF:
-            d = gv;
-            acc[k] -= gv;
-            break;
-        case HB_SUB_BF:
-            d = -gv;
-            acc[k] += gv;
-            break;
-        case HB_MUL:
-            d = gv * r;
-            t = gv * fv;
-            acc[k] += t;
-            break;
-        case HB_DIV_AF:
-            d = gv / r;
-            t = gv * fv;
-            fv = r * r;
-            t = t / fv;
-            acc[k] -= t;
-            break;
-        default:
-            d = gv * r;
-            t = fv * fv;
-            d = -(d / t);
-            t = gv / fv;
-            acc[k] += t;
-            break;
-        }
-        df[k] = d;
+        const float fv = kind == HB_SUB_AF || kind == HB_SUB_BF ? 0.0f
+                         : dt == TB_BF16 ? tb_bf16_to_f32(f[k])
+                                         : tb_f16_to_f32(f[k]);
+        df[k] = hb_term(kind, gv, fv, rv[k], &acc[k]);
     }
 }
 

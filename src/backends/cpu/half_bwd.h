@@ -91,6 +91,50 @@ void tb_cpu_half_norm_rows_avx512(tb_dtype dt, const uint16_t *x,
  * widened.  kind: HB_SUB_AF (a full, b the row) .. HB_DIV_BF. */
 enum { HB_SUB_AF, HB_SUB_BF, HB_MUL, HB_DIV_AF, HB_DIV_BF,
        HB_ADD /* (half_bwbin_simd.h only) */ };
+/* One element's f32 terms of kind: backward_impl.inc's brow's
+ * statements, one operation a statement (no contraction): g, the full
+ * operand's f (not read by add and sub) and the row operand's r; *acc,
+ * the row operand's sum, updated; the full operand's term returned (the
+ * scalar level's loop and the SIMD loops' last columns). */
+static inline float hb_term(int kind, float gv, float fv, float r,
+                            float *acc)
+{
+    float d, t;
+    switch (kind) {
+    case HB_SUB_AF:
+        d = gv;
+        *acc -= gv;
+        break;
+    case HB_SUB_BF:
+        d = -gv;
+        *acc += gv;
+        break;
+    case HB_ADD:
+        d = gv;
+        *acc += gv;
+        break;
+    case HB_MUL:
+        d = gv * r;
+        t = gv * fv;
+        *acc += t;
+        break;
+    case HB_DIV_AF:
+        d = gv / r;
+        t = gv * fv;
+        fv = r * r;
+        t = t / fv;
+        *acc -= t;
+        break;
+    default: /* HB_DIV_BF: r is a, f is b */
+        d = gv * r;
+        t = fv * fv;
+        d = -(d / t);
+        t = gv / fv;
+        *acc += t;
+        break;
+    }
+    return d;
+}
 typedef void (*tb_cpu_half_bin_fn)(int kind, const uint16_t *g,
                                    const uint16_t *f, const float *rv,
                                    float *df, float *acc, int64_t w);
