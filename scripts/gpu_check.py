@@ -19,8 +19,12 @@ FAILED = 0
 # Ops whose device work is a library's (cuBLAS, cuSOLVER): the module
 # counts one launch per library call, the library may launch several
 # kernels, so CUPTI's count is not the module's.
+# The einsum ops' GEMMs are cuBLAS calls: on an H200 einsum3 f32
+# (17x33, 33x65, 65x9) ran a split-K reduce kernel after each GEMM
+# (CUPTI 4 launches, the module 2).
 LIBRARY_OPS = {"matmul", "linear", "linear_unfused", "conv2d",
-               "conv2d_nobias", "svd", "qr", "eigh"}
+               "conv2d_nobias", "svd", "qr", "eigh",
+               "einsum1", "einsum", "einsum3", "einsum4"}
 # Ops that are copies, not kernels.
 COPY_OPS = {"copy_h2d", "copy_d2h", "copy_d2d"}
 # cuda cases of configs/gpu-check.json allowed to be `unsupported`: none
@@ -292,11 +296,17 @@ def check_timing(path, label, big_us=50.0):
     within the host's (x1.02 + 0.5 us, the events' resolution); the
     CUPTI kernel time per call fits in the event span (x1.05 + 0.5 us);
     and for kernels of 50 us and more without host syncs, the event span
-    is within 10% of CUPTI's kernel time."""
+    is within 10% of CUPTI's kernel time.  A host sync: transfers, output
+    allocations, a library, an unfused chain, or a device-to-host copy
+    CUPTI saw (the index checks of cross_entropy, nll_loss, embedding
+    read a flag back).  Launch-bound cases (CUPTI's kernel time per launch
+    under 20 us: lbfgs's 15 small kernels) are left out and counted: the
+    GPU idles between launches the host issues no faster than it can,
+    and that idle time is in the event span by right."""
     doc = load(path)
     if doc is None:
         return
-    n = n1 = n2 = n3 = bad1 = bad2 = bad3 = 0
+    n = n1 = n2 = n3 = bad1 = bad2 = bad3 = n_lb = 0
     w1, w2, w3 = [], [], []
     for c in cuda_cases(doc):
         if c["status"] != "ok" or not (c.get("timing") or {}).get("device"):
@@ -318,9 +328,14 @@ def check_timing(path, label, big_us=50.0):
         if k > dev * 1.05 + 500:
             bad2 += 1
             w2.append(f"{c['id']}: kernels {k:.0f} ns > device {dev:.0f}")
+        d2h = ((cu.get("memcpy") or {}).get("d2h") or {}).get("count", 0)
         sync = c.get("transfers") or c.get("alloc_outputs") or \
-            c["op"] in LIBRARY_OPS or c["op"].endswith("_unfused")
+            c["op"] in LIBRARY_OPS or c["op"].endswith("_unfused") or \
+            d2h > 0
         if dev >= big_us * 1e3 and not sync:
+            if k < 20e3 * max(cu.get("kernel_launches") or 1, 1):
+                n_lb += 1
+                continue
             n3 += 1
             if abs(dev - k) > 0.10 * dev:
                 bad3 += 1
@@ -339,8 +354,9 @@ def check_timing(path, label, big_us=50.0):
         line("PASS" if not bad3 else "FAIL",
              f"{label}: event time within 10% of CUPTI kernel time "
              f"(kernels >= {big_us:g} us, no host syncs)",
-             f"{n3 - bad3} of {n3}" + (f"; {'; '.join(w3[:4])}" if w3
-                                       else ""))
+             f"{n3 - bad3} of {n3}" + (f" ({n_lb} launch-bound left out)"
+                                       if n_lb else "")
+             + (f"; {'; '.join(w3[:4])}" if w3 else ""))
     else:
         line("SKIP", f"{label}: event vs CUPTI kernel time within 10%",
              f"no case of {big_us:g} us or more without host syncs")
@@ -514,7 +530,9 @@ def check_detach(path_on, path_off):
 def check_cupti_overhead(path):
     """tests/gpu/cupti_overhead.cu's last line: launches with CUPTI
     detached (cuptiFinalize after a counting pass) within 3% of launches
-    before CUPTI was loaded; what the attached state cost, shown."""
+    before CUPTI was loaded, the fastest block of each state compared
+    (the states cannot alternate; interference only adds time); the
+    medians' ratio and what the attached state cost, shown."""
     try:
         last = [ln for ln in open(path, encoding="utf-8")
                 if ln.startswith("cupti_overhead ")][-1]
@@ -523,12 +541,19 @@ def check_cupti_overhead(path):
         return
     f = dict(kv.split("=") for kv in last.split()[1:])
     dn, ad = float(f["detached_over_never"]), float(f["attached_over_detached"])
-    line("PASS" if dn <= 1.03 else "FAIL",
+    if "detached_min_over_never_min" not in f:
+        line("FAIL", "cupti overhead", f"{path}: no fastest blocks (an "
+             "older tests/gpu/cupti_overhead.cu?)")
+        return
+    mn = float(f["detached_min_over_never_min"])
+    line("PASS" if mn <= 1.03 else "FAIL",
          "cupti overhead: launches after cuptiFinalize as fast as before "
-         "CUPTI was loaded (<= 1.03)",
-         f"detached {float(f['detached_ns']):.0f} ns, never "
-         f"{float(f['never_ns']):.0f} ns per launch: {dn:.3f} (median of "
-         f"{f['reps']} repetitions of {f['launches']} launches)")
+         "CUPTI was loaded (fastest blocks, <= 1.03)",
+         f"detached {float(f['detached_min_ns']):.0f} ns, never "
+         f"{float(f['never_min_ns']):.0f} ns per launch: {mn:.3f} (fastest "
+         f"of {f['reps']} blocks of {f['launches']} launches each; the "
+         f"medians {float(f['detached_ns']):.0f} and "
+         f"{float(f['never_ns']):.0f} ns: {dn:.3f})")
     line("INFO", "cupti overhead: attached (kinds disabled, not finalized) "
          "against detached",
          f"{float(f['attached_ns']):.0f} ns vs "

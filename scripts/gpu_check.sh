@@ -339,7 +339,15 @@ if [ "$mode" = first ]; then
             "$(grep -m1 '^exec ' "$out/torch.log")"
         # shellcheck disable=SC2046  # one argument per exec folder
         "$py" "$here/gpu_torch.py" compare $(ls -d "$ex"/*/ 2>/dev/null) \
-            2>> "$out/torch.log" | tee -a "$summary"
+            > "$out/torch-compare.txt" 2>> "$out/torch.log"
+        crc=$?
+        tee -a "$summary" < "$out/torch-compare.txt"
+        # a compare that stopped (a traceback) printed no FAIL of its own
+        if [ "$crc" -ne 0 ] && ! grep -q '^FAIL' "$out/torch-compare.txt"
+        then
+            say "FAIL torch: gpu_torch.py compare stopped (exit $crc):" \
+                "$(tail -n 1 "$out/torch.log")"
+        fi
         find "$ex" -name '*.npy' -delete
     else
         say "FAIL torch: no ok cuda case to compare"
