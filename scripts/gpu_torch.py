@@ -263,7 +263,8 @@ def nc_norm_grads(op, x, p, torch, F):
     if op == "batch_norm_backward":
         y = F.batch_norm(xx, None, None, w, b, True, 0.1, p["eps"])
     else:
-        y = F.group_norm(xx, int(p["num_groups"]), w, b, p["eps"])
+        # torch.group_norm: F.group_norm refuses a group of one value
+        y = torch.group_norm(xx, int(p["num_groups"]), w, b, p["eps"])
     y.backward(g)
     return [xx.grad, w.grad, b.grad]
 
@@ -417,14 +418,24 @@ def npy_f64(np, v):
     in the structured dtype [('bf16', '<u2')] (src/ops/npy.h), the upper
     half of an f32; f16 is NumPy's float16."""
     if v.dtype.names == ("bf16",):
-        bits = v["bf16"].astype(np.uint32) << 16
-        return bits.view(np.float32).astype(np.float64)
+        # reshape(-1): a 0-d array's view cannot change its itemsize (a
+        # bf16 sum to a scalar)
+        bits = v["bf16"].reshape(-1).astype(np.uint32) << 16
+        return bits.view(np.float32).astype(np.float64).reshape(v.shape)
     return v.astype(np.float64)
 
 
-# A 16-bit case's PyTorch twin runs in the torch dtype (its GPU kernels:
-# 16-bit storage, f32 arithmetic, one rounding), not in float64.
-TORCH_HALF = {"bf16": "bfloat16", "f16": "float16"}
+# A 16-bit case's PyTorch twin runs in float64 on the 16-bit inputs, as
+# the f32 and f64 cases' do: PyTorch's own 16-bit paths are no oracle of
+# one rounding.  On an H200 (torch 2.11) its bf16 rms_norm composition
+# rounds after every step, its f16 linear may reduce in f16 (cuBLAS's
+# reduced-precision reduction) and its bf16 conv2d came out 13 of 280
+# elements outside the case's tolerance where tbench's output was within
+# it of its double reference; on a CPU torch 1.13 has no f16 kernel for
+# most ops.  The output is held to the case's whole tolerance; the
+# reference too (a 16-bit case's parameters are rounded to its dtype:
+# mul_scalar's 1.7 is 1.703125 in bf16).
+HALF_DTYPES = {"bf16", "f16"}
 
 
 def compare(dirs):
@@ -463,7 +474,7 @@ def compare(dirs):
         atol, rtol = ck.get("atol", 0.0), ck.get("rtol", 0.0)
 
         x = [torch.from_numpy(v).to(dev) for v in xs]
-        half = TORCH_HALF.get(ex.get("dtype"))
+        half = ex.get("dtype") in HALF_DTYPES
         if op in NO_TORCH:
             rec.append((None, 0.0, "no PyTorch equal (tbench's own "
                         "stream): checked against the reference only"))
@@ -481,12 +492,7 @@ def compare(dirs):
             rec.append((ok, worst, f"{ex['id']}: {msg or 'ok'}"))
             continue
         try:  # a twin that raises is this case's failure, not the step's
-            if half:
-                xh = [v.to(getattr(torch, half)) for v in x]
-                want = torch_of(op, xh, p, torch, F)
-                want = None if want is None else [w.double() for w in want]
-            else:
-                want = torch_of(op, x, p, torch, F)
+            want = torch_of(op, x, p, torch, F)
         except Exception as e:  # pylint: disable=broad-except
             rec.append((False, math.inf, f"{ex['id']}: the PyTorch twin "
                         f"raised {type(e).__name__}: {str(e)[:200]}"))
@@ -502,8 +508,8 @@ def compare(dirs):
             ok, worst, msg = within(np, outs[k], wn, atol, rtol)
             # the double reference against PyTorch's double result, within
             # a tenth of the case's tolerance (f32 cases round some
-            # parameters to f32 in the reference: 3e-8 relative); against
-            # a 16-bit twin's rounded result, within the whole tolerance
+            # parameters to f32 in the reference: 3e-8 relative); a 16-bit
+            # case's, within the whole tolerance (see HALF_DTYPES)
             f = 1.0 if half else 0.1
             rok, rworst, rmsg = within(np, refs[k], wn, atol * f + 1e-13,
                                        max(rtol * f, 1e-13))
