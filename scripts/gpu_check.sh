@@ -3,8 +3,8 @@
 # NVIDIA GPU, check every CUDA kernel, and say in one file what passed.
 #
 # Usage (from the repository root):
-#   scripts/gpu_check.sh --first [OUTDIR]   first contact, at most ~4 min
-#   scripts/gpu_check.sh --full [OUTDIR]    the rest, at most ~6 min
+#   scripts/gpu_check.sh --first [OUTDIR]   first contact, about 4.5 min
+#   scripts/gpu_check.sh --full [OUTDIR]    the rest, about 3.5 min
 #   scripts/gpu_check.sh [OUTDIR]           both, one after the other
 # OUTDIR defaults to results/gpu-MODE-HOST-YYYYmmdd-HHMMSS.  Its
 # summary.txt has one line per assertion, PASS, FAIL, SKIP or INFO, the
@@ -14,13 +14,13 @@
 # DIR/MODE-summary.txt beside it: two files, under the device tool's
 # limits on what comes back.
 #
-# --first (seconds measured on a 16-core H200 machine, 2026-11-27)
-#   preflight    5 s   tools and versions, the offline bundle when the
+# --first (seconds measured on a 16-core H200 machine, 2026-11-29)
+#   preflight    9 s   tools and versions, the offline bundle when the
 #                      system lacks meson, ninja, cJSON or libcsv
-#   build       15 s   release, -Dgpu_archs = this GPU's only, -j cores
+#   build       39 s   release, -Dgpu_archs = this GPU's only, -j cores
 #   probe        1 s   `tbench list`: cuda available?  If not, every GPU
 #                      step below is SKIP and the exit status is 3
-#   check       40 s   configs/gpu-check.json on cuda (pool=false, 2580
+#   check       87 s   configs/gpu-check.json on cuda (pool=false, 2580
 #                      cases): every kernel against the double reference;
 #                      then from its results: every case ok (`unsupported`
 #                      fails too), CUPTI's kernel launches = the module's
@@ -31,34 +31,36 @@
 #                      vs CUPTI kernel time, an NVML clock record per case,
 #                      env.gpu (NVML) against nvidia-smi -q
 #   then, at once (the slowest of the three):
-#     torch     71 s  every ok case again through `tbench exec` (.npy)
-#     (165 s for all  and its output compared with PyTorch's on the GPU
-#      758 cases)     in float64, within the case's tolerance
+#     torch    124 s  every ok case again through `tbench exec` (.npy)
+#     (464 cases of   and its output compared with PyTorch's on the GPU
+#      2580 with      in float64 (16-bit cases too: their inputs are
+#      PER_OP=2)      exact in it), within the case's tolerance
 #     sanitizer  8 s  configs/gpu-sanitize.json under compute-sanitizer
 #                     --tool memcheck (SKIP when it is not installed)
 #     big       50 s  add of 2^31 + 7 f32 elements (26 GB on the GPU):
 #                     64-bit indexing, checked against the reference
-#   total      111 s  (with GPU_TORCH_PER_OP=2; 202 s with every case)
-# --full (reuses the build; 149 s)
-#   peaks       14 s   `tbench peak --quick`: bandwidth and FMA between
+#   total      260 s  (with GPU_TORCH_PER_OP=2)
+# --full (builds again, a no-op after --first; 203 s)
+#   peaks       19 s   `tbench peak --quick`: bandwidth and FMA between
 #                      50% and 115% of the vendor figures
-#   gpu         55 s   configs/gpu.json on cuda: cases, counts, times,
+#   gpu         56 s   configs/gpu.json on cuda: cases, counts, times,
 #                      rooflines (<= 1.05 above 256 MiB), transfers
 #                      (pinned vs pageable vs the PCIe link), clocks
-#   torch-time  17 s   the same cases timed through PyTorch CUDA
-#   detach       6 s   tests/gpu/cupti_overhead.cu: launches after
+#   torch-time  14 s   the same cases timed through PyTorch CUDA
+#   detach       7 s   tests/gpu/cupti_overhead.cu: launches after
 #                      cuptiFinalize within 3% of launches before CUPTI
-#                      was loaded (the states alternated in one process),
+#                      was loaded (the fastest of as many blocks each;
+#                      attached and detached alternated in one process),
 #                      and what an attached CUPTI costs; the rounds of
 #                      configs/gpu-detach.json before and after the
 #                      counting pass, detached and attached, shown
-#   pool        22 s   gpu-check.json with pool=true: cases and counts
-#   alloc       11 s   configs/gpu-alloc.json on cuda
-#   l2           4 s   configs/gpu-l2.json, and its warm cases again with
+#   pool        38 s   gpu-check.json with pool=true: cases and counts
+#   alloc       12 s   configs/gpu-alloc.json on cuda
+#   l2           3 s   configs/gpu-l2.json, and its warm cases again with
 #                      one call per sample: add 1M cold >= 1.1 x warm
-#   ptx          6 s   CUDA_FORCE_PTX_JIT=1 on add, sum, softmax: the
+#   ptx         16 s   CUDA_FORCE_PTX_JIT=1 on add, sum, softmax: the
 #                      compute_XX PTX that newer GPUs JIT-compile
-#   determinism  5 s   sum, max, argmax, var twice: bitwise equal
+#   determinism  6 s   sum, max, argmax, var twice: bitwise equal
 #   nsys               NVTX ranges and kernels under Nsight Systems when
 #                      nsys is on PATH, else SKIP
 #
@@ -81,7 +83,8 @@
 # GPU_ARCHS (e.g. "90"; default: the GPU's compute capability from
 # nvidia-smi, else 90), BUILD (build folder, default build-gpu),
 # GPU_TORCH_PER_OP=N (the torch step on the first N cases of each op and
-# dtype only: 758 `tbench exec` processes took 165 s on an H200; 0, the
+# dtype only: 758 `tbench exec` processes took 165 s on an H200 on 2026-11-27, 464 took 124 s with the
+# sanitizer and the big case beside them on 2026-11-29; 0, the
 # default, all), GPU_BUNDLE, GPU_BUNDLE_FORCE=1 (use the bundle even where the system
 # has what it holds: to test it), PYTHON (default python3),
 # GPU_CHECK_PACK.
