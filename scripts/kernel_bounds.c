@@ -80,7 +80,9 @@ KB_BINARY(tanh_backward, bw_tanh_f)
  * passes, per element): log_softmax's max (a load and a max), its sum
  * of exp(x - m) and its write (x - m) - log s; softmax's and
  * cross_entropy_backward's max, exp(x - m) stored while summed, and the
- * scale by 1 / s (cross_entropy_backward: g / (N s)).  Their short rows
+ * scale by 1 / s (cross_entropy_backward: g / (N s)); cross_entropy's
+ * statistics alone (xent_simd.h's ks_lsm_stats: no write, the target's
+ * element once a row).  Their short rows
  * (kernels_simd.h's blocks, bwd_simd_impl.h's bw_lsm_short) do the same
  * work per element plus the transposes. */
 #define KB_LSM(ROW, SOFT)                                                 \
@@ -97,13 +99,13 @@ KB_BINARY(tanh_backward, bw_tanh_f)
             vf e1 = vs_exp(v_sub(v_load(x + i + VS_LANES), vm_));         \
             s0 = v_add(s0, e0);                                           \
             s1 = v_add(s1, e1);                                           \
-            if (SOFT) {                                                   \
+            if (SOFT == 1) {                                              \
                 v_store(y + i, e0);                                       \
                 v_store(y + i + VS_LANES, e1);                            \
                 v_store(y + i, v_mul(v_load(y + i), vc));                 \
                 v_store(y + i + VS_LANES,                                 \
                         v_mul(v_load(y + i + VS_LANES), vc));             \
-            } else {                                                      \
+            } else if (SOFT == 0) {                                       \
                 v_store(y + i, v_sub(v_sub(v_load(x + i), vm_), vc));     \
                 v_store(y + i + VS_LANES,                                 \
                         v_sub(v_sub(v_load(x + i + VS_LANES), vm_), vc)); \
@@ -115,6 +117,7 @@ KB_BINARY(tanh_backward, bw_tanh_f)
 KB_LSM(log_softmax, 0)
 KB_LSM(softmax, 1)
 KB_LSM(cross_entropy_backward, 1)
+KB_LSM(cross_entropy, 2)
 /* rsqrt is left out: llvm-mca 14's Ice Lake model puts vrcp14ps on the
  * divider for as long as a vsqrtps, which makes its step 44 cycles where
  * this machine runs it in ~27 (0.86 cycles/element at 4096 elements):

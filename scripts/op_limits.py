@@ -1137,8 +1137,24 @@ def load_plan(d):
     return plan
 
 
-def render(d, max_ratio, command):
+def list_ops(tb):
+    """tbench list --json's ops by name."""
+    if not os.access(tb, os.X_OK):
+        die(f"--tbench: '{tb}' is not an executable (build tbench first: "
+            "meson setup build -Dbuildtype=release && ninja -C build)")
+    p = subprocess.run([tb, "list", "--json"], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        die(f"{tb} list --json failed: {p.stderr.strip()}")
+    return {o["name"]: o for o in json.loads(p.stdout)["ops"]}
+
+
+def render(d, max_ratio, command, bounds=None):
+    """DIR's table; `bounds` (stated bounds loaded now) replaces those
+    the run used, when given."""
     plan = load_plan(d)
+    if bounds is not None:
+        plan = dict(plan, bounds=bounds)
     rounds = []
     for r in range(1, plan["rounds"] + 1):
         rdir, pp = round_paths(d, r)
@@ -1167,8 +1183,13 @@ def render(d, max_ratio, command):
     loads = [", ".join(f"{x:.2f}" for x in
                        r.get("env", {}).get("loadavg", []))
              for r, _ in rounds]
+    # the first round's start (results.json's env.date), not the time
+    # of rendering: --from renders a run again days later
+    m = re.fullmatch(r"(\d{4}-\d\d-\d\d)T(\d\d:\d\d):\d\dZ",
+                     str(env.get("date", "")))
     meta = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "date": f"{m.group(1)} {m.group(2)} UTC" if m else
+        time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "command": command,
         "tbench_version": b.get("tbench_version"),
         "git_commit": b.get("git_commit"),
@@ -1276,10 +1297,12 @@ def main():
                          "peers, tbench first in the odd rounds, the "
                          "peers first in the even ones (default 4; 1 to "
                          "20)")
-    ap.add_argument("--bounds", default=BOUNDS_FILE,
+    ap.add_argument("--bounds", default=None,
                     help="the stated compute bounds (default "
                          "docs/perf-data/compute-bounds.json; 'none': "
-                         "no stated bounds)")
+                         "no stated bounds); with --from, the folder's "
+                         "own (those its run used) unless given: then "
+                         "this file's, for the run's llvm-mca model")
     ap.add_argument("--mcpu", default="auto",
                     help="llvm-mca's model of this machine's cores: the "
                          "stated bounds written for it (and those stated "
@@ -1315,7 +1338,13 @@ def main():
                     command + ")"
         except OSError:
             pass
-        md, bad = render(a.from_dir, mr, command)
+        bounds = None
+        if a.bounds is not None:
+            # the times as measured, judged against the bounds of now
+            bounds = {} if a.bounds == "none" else load_bounds(
+                a.bounds, list_ops(a.tbench),
+                load_plan(a.from_dir).get("bounds_mcpu") or host_mcpu())
+        md, bad = render(a.from_dir, mr, command, bounds)
         sys.stdout.write(md)
         return 1 if bad else 0
     if not a.elements.isdigit() or not 16 <= int(a.elements) <= 1 << 28 \
@@ -1365,11 +1394,9 @@ def main():
     if not (os.path.isfile(tb) and os.access(tb, os.X_OK)):
         die(f"--tbench: '{tb}' is not an executable (build tbench first: "
             "meson setup build -Dbuildtype=release && ninja -C build)")
-    p = subprocess.run([tb, "list", "--json"], capture_output=True,
-                       text=True)
-    if p.returncode != 0:
-        die(f"{tb} list --json failed: {p.stderr.strip()}")
-    ops = {o["name"]: o for o in json.loads(p.stdout)["ops"]}
+    ops = list_ops(tb)
+    if a.bounds is None:
+        a.bounds = BOUNDS_FILE
     op_filter = a.ops.split(",") if a.ops else None
     mcpu = host_mcpu() if a.mcpu == "auto" else a.mcpu
     bounds = {} if a.bounds == "none" else load_bounds(a.bounds, ops, mcpu)

@@ -740,6 +740,25 @@ def t_tiny_peaks():
         expect(q.returncode == 0, f"--from exit {q.returncode}: {q.stderr}")
         expect(rows_of(q.stdout)[1] == rows_of(p.stdout)[1],
                "--from gives another table")
+        # dated by the run, not by the rendering
+        res = json.load(open(os.path.join(d, "run", "results.json")))
+        when = res["env"]["date"][:16].replace("T", " ") + " UTC"
+        expect(q.stdout.startswith(f"# Every op at the machine's limit "
+                                   f"({when})"),
+               f"title {q.stdout.splitlines()[0]!r}, run of {when}")
+        # --from --bounds: the same times against other stated bounds
+        # (none here: the fixture's stated rows fall to their roofs)
+        q = script(["--from", d, "--bounds", "none"])
+        hdr, rows = rows_of(q.stdout)
+        kind = hdr.strip("|").split("|").index(" bound kind ")
+        impl = hdr.strip("|").split("|").index(" impl ")
+        mine = [r for r in rows if r[impl] in STATE["rand_impl"]]
+        expect(mine and not any("stated" in r[kind] for r in mine),
+               f"--bounds none kept stated bounds: {mine}")
+        q = script(["--from", d, "--bounds", bounds])
+        expect(rows_of(q.stdout)[1] == rows_of(p.stdout)[1],
+               "--from --bounds with the run's own file gives another "
+               "table")
 
 
 def synth_round(cases):
