@@ -119,8 +119,59 @@ static inline opt_vd min_pd(opt_vd a, opt_vd b)
 #include "optim_simd.h"
 #endif
 
+#ifdef __AVX512BF16__
+/* sgd bf16 at the avx512bf16 level, 32 elements a step: p and g widened
+ * by vpunpck{l,h}wd with zero (the bf16 is the upper half of its f32:
+ * lanes of elements 0-3, 8-11, 16-19, 24-27 and 4-7, 12-15, ...; one
+ * instruction each, where the template's vpmovzxwd + vpslld are two a
+ * 16), the f32 template's arithmetic lane for lane, both halves
+ * narrowed by one vcvtne2ps2bf16 and the elements put back in order by
+ * one vpermq.  vcvtne2ps2bf16 rounds as vcvtneps2bf16 does (nearest
+ * even, a NaN kept quiet) and reads a subnormal f32 as a zero: a step
+ * whose p has a subnormal lane stops this loop, and the template takes
+ * the rest (oh_st_bf16's integer code on those vectors), so the bits
+ * are the template's (checkasm's optim_half: every bf16 pattern as p).
+ * Returns the element it stopped at. */
+static int64_t sgd_bf16_x32(const tb_optim_job *j, int64_t b, int64_t e)
+{
+    const int64_t end = b + (e - b) / 32 * 32;
+    const uint16_t *pi = j->in[0], *gi = j->in[1];
+    uint16_t *po = j->out[0];
+    const float lr = (float)j->lr, wd = (float)j->wd;
+    const bool has_wd = j->wd != 0;
+    const __m512i z = _mm512_setzero_si512();
+    const __m512i order = _mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7);
+    int64_t i = b;
+    for (; i < end; i += 32) {
+        const __m512i pw = _mm512_loadu_si512((const void *)(pi + i));
+        const __m512i gw = _mm512_loadu_si512((const void *)(gi + i));
+        opt_vs p0 = _mm512_castsi512_ps(_mm512_unpacklo_epi16(z, pw));
+        opt_vs p1 = _mm512_castsi512_ps(_mm512_unpackhi_epi16(z, pw));
+        opt_vs g0 = _mm512_castsi512_ps(_mm512_unpacklo_epi16(z, gw));
+        opt_vs g1 = _mm512_castsi512_ps(_mm512_unpackhi_epi16(z, gw));
+        if (has_wd) {
+            g0 = OPT_FMA(p0, wd, g0);
+            g1 = OPT_FMA(p1, wd, g1);
+        }
+        p0 = p0 - lr * g0;
+        p1 = p1 - lr * g1;
+        if (_mm512_fpclass_ps_mask(p0, 0x20) |
+            _mm512_fpclass_ps_mask(p1, 0x20))
+            break;
+        const __m512i r = (__m512i)_mm512_cvtne2ps_pbh(p1, p0);
+        _mm512_storeu_si512((void *)(po + i),
+                            _mm512_permutexvar_epi64(order, r));
+    }
+    return i;
+}
+#endif
+
 int64_t OPT_ENTRY(bf16)(const tb_optim_job *j, int64_t b, int64_t e)
 {
+#ifdef __AVX512BF16__
+    if (j->op == TB_OP_sgd)
+        b = sgd_bf16_x32(j, b, e);
+#endif
     return loops_bf16(j, b, e);
 }
 
