@@ -64,6 +64,7 @@
 #include "cpu_internal.h"
 #include "half_bwd.h"
 #include "half_cvt.h"
+#include "half_part.h"
 #include "isa.h"
 #include "kernels.h" /* TB_CPU_SUM_BLOCK */
 #include "kreg.h"
@@ -262,6 +263,11 @@ typedef struct {
     const uint16_t *x;
     uint16_t *o;
     int64_t lanes, len;
+    /* lanes of len <= the level's vector: several rows at once
+     * (half_part_short.h), their f32 values narrowed by the level */
+    tb_cpu_half_short_fn shortf;
+    tb_cpu_narrow_fn narrow;
+    int kind;
     int nparts;
     bool some[TB_MAX_AXIS_VALUES]; /* one lane: the part had elements */
     double part[TB_MAX_AXIS_VALUES];
@@ -298,6 +304,16 @@ static void hred_part(void *arg, int part, int nparts)
         return;
     }
     tb_cpu_span(j->lanes, 1, part, nparts, &b, &e);
+    if (j->shortf) {
+        enum { K = 256 }; /* rows a call (a multiple of 16) */
+        float f[K];
+        for (int64_t l = b; l < e; l += K) {
+            const int64_t k = e - l < K ? e - l : K;
+            j->shortf(j->x + l * j->len, f, k, j->len, j->kind);
+            j->narrow(f, j->o + l, k);
+        }
+        return;
+    }
     for (int64_t l = b; l < e; l++)
         j->o[l] = hred_store(j, hred_value(j, j->x + l * j->len, j->len),
                              j->len);
@@ -328,6 +344,19 @@ static int half_reduce(void *ctx, const tb_op *op, tb_dtype dt, int isa,
     if (j.len == 0 || (op->id != TB_OP_sum && op->id != TB_OP_mean &&
                        tb_tensor_numel(&out[0]) == 0))
         return 1; /* empty lanes: the f32 row's rule */
+    int64_t short_n;
+    if (j.lanes > 1 && (j.shortf = tb_cpu_half_short_get(dt, isa, &short_n)) &&
+        j.len <= short_n) {
+        j.narrow = tb_cpu_half_cvt_get(dt, isa).narrow;
+        j.kind = op->id == TB_OP_sum    ? TB_CPU_HSR_SUM
+                 : op->id == TB_OP_mean ? TB_CPU_HSR_MEAN
+                 : op->id == TB_OP_max  ? TB_CPU_HSR_MAX
+                                        : TB_CPU_HSR_MIN;
+        if (!j.narrow)
+            j.shortf = NULL;
+    } else {
+        j.shortf = NULL;
+    }
     tb_cpu_count_launch(ctx);
     if (j.lanes == 1) {
         tb_cpu_parallel(ctx, j.len,
