@@ -469,3 +469,18 @@ tb_cpu_half_short_fn tb_cpu_half_short_get(tb_dtype dt, int isa,
     *max_n = 0;
     return NULL;
 }
+
+tb_cpu_half_colbin_fn tb_cpu_half_colbin_get(tb_dtype dt, int isa)
+{
+    (void)dt;
+#if TB_CPU_HAVE_AVX512
+    if (isa == TB_ISA_AVX512 || isa == TB_ISA_AVX512BF16)
+        return tb_cpu_half_colbin_avx512(dt);
+#endif
+#if TB_CPU_HAVE_AVX2
+    if (isa == TB_ISA_AVX2)
+        return tb_cpu_half_colbin_avx2(dt);
+#endif
+    (void)isa;
+    return NULL;
+}

@@ -23,6 +23,19 @@ typedef void (*tb_cpu_half_short_fn)(const uint16_t *x, float *out,
 tb_cpu_half_short_fn tb_cpu_half_short_avx2(tb_dtype dt);
 tb_cpu_half_short_fn tb_cpu_half_short_avx512(tb_dtype dt);
 
+/* o[r n + c] = a[r n + c] op b[r] for rows r < rows, c < n <= HPB_N
+ * (op: add, sub, mul, div; b one value a row, [..., 1] against a's
+ * [..., n]): the f32 operation on the widened values, narrowed once (the
+ * f32 row's bits on the widened tensors). */
+#define HPB_N 32
+typedef void (*tb_cpu_half_colbin_fn)(const uint16_t *a, const uint16_t *b,
+                                      uint16_t *o, int64_t rows, int64_t n,
+                                      int op);
+tb_cpu_half_colbin_fn tb_cpu_half_colbin_avx2(tb_dtype dt);
+tb_cpu_half_colbin_fn tb_cpu_half_colbin_avx512(tb_dtype dt);
+/* the level's (NULL: the scalar level, a level this build lacks) */
+tb_cpu_half_colbin_fn tb_cpu_half_colbin_get(tb_dtype dt, int isa);
+
 /* The loop of dt at level isa and the longest row it takes (*max_n), or
  * NULL (the scalar level, a level this build lacks, another dtype). */
 tb_cpu_half_short_fn tb_cpu_half_short_get(tb_dtype dt, int isa,

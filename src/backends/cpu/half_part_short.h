@@ -20,7 +20,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "half_simd.h" /* h_*_narrow1 */
+#pragma GCC diagnostic pop
 #include "half_part.h"
+#include "lsm_simd.h" /* ks_row_index */
 #include "vmath_simd.h"
 #include "vtranspose_simd.h"
 
@@ -46,6 +51,12 @@ static inline hps_vd hps_hi(vf a)
     return _mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1));
 }
 static inline hps_vd hps_dzero(void) { return _mm512_setzero_pd(); }
+/* table's lanes picked by the VS_LANES indices at idx */
+static inline vf hps_perm(const int32_t *idx, vf table)
+{
+    return _mm512_permutexvar_ps(_mm512_loadu_si512((const void *)idx),
+                                 table);
+}
 static inline hps_vd hps_dadd(hps_vd a, hps_vd b)
 {
     return _mm512_add_pd(a, b);
@@ -85,6 +96,11 @@ static inline hps_vd hps_hi(vf a)
     return _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1));
 }
 static inline hps_vd hps_dzero(void) { return _mm256_setzero_pd(); }
+static inline vf hps_perm(const int32_t *idx, vf table)
+{
+    return _mm256_permutevar8x32_ps(
+        table, _mm256_loadu_si256((const __m256i *)(const void *)idx));
+}
 static inline hps_vd hps_dadd(hps_vd a, hps_vd b)
 {
     return _mm256_add_pd(a, b);
@@ -181,6 +197,107 @@ hps_rows(const uint16_t *x, float *out, int64_t rows, int64_t n, int kind,
 HPS_DEF(bf16, 1)
 HPS_DEF(f16, 0)
 #undef HPS_DEF
+
+/* ---- a 16-bit binary op with b one value a row (half_part.h) ---- */
+
+static inline vf hpb_op(vf a, vf b, int op)
+{
+    switch (op) {
+    case TB_OP_add:
+        return v_add(a, b);
+    case TB_OP_sub:
+        return v_sub(a, b);
+    case TB_OP_mul:
+        return v_mul(a, b);
+    default:
+        return v_div(a, b);
+    }
+}
+static inline float hpb_op1(float a, float b, int op)
+{
+    switch (op) {
+    case TB_OP_add:
+        return a + b;
+    case TB_OP_sub:
+        return a - b;
+    case TB_OP_mul:
+        return a * b;
+    default:
+        return a / b;
+    }
+}
+static inline hv1 hpb_nar(vf v, int bf)
+{
+    return bf ? h_bf16_narrow1(v) : h_f16_narrow1(v);
+}
+static inline float hpb_wid1(uint16_t h, int bf)
+{
+    return bf ? tb_bf16_to_f32(h) : tb_f16_to_f32(h);
+}
+
+/* Blocks of VS_LANES rows of n <= HPB_N are n whole vectors: b's
+ * VS_LANES values widened once, each vector's lanes given their row's
+ * value by a permute (ks_row_index's table), the f32 operation, the
+ * result narrowed; the rows past the last block one value at a time in
+ * C (the same IEEE operation on the same f32 values, the same
+ * narrowing's bits: ops/half.h). */
+static inline __attribute__((always_inline)) void
+hpb_rows(const uint16_t *a, const uint16_t *b, uint16_t *o, int64_t rows,
+         int64_t n, int op, int bf)
+{
+    const int64_t L = VS_LANES;
+    int32_t fidx[HPB_N][VS_LANES];
+    ks_row_index(fidx, n);
+    int64_t r0 = 0;
+    for (; r0 + L <= rows; r0 += L) {
+        const vf bv = hps_ld(b + r0, bf);
+        const uint16_t *ab = a + r0 * n;
+        uint16_t *ob = o + r0 * n;
+        for (int64_t v = 0; v < n; v++) {
+            const vf bb = hps_perm(fidx[v], bv);
+            h_store1(ob + v * L,
+                     hpb_nar(hpb_op(hps_ld(ab + v * L, bf), bb, op), bf));
+        }
+    }
+    for (; r0 < rows; r0++) {
+        const float bs = hpb_wid1(b[r0], bf);
+        for (int64_t c = 0; c < n; c++) {
+            const float f = hpb_op1(hpb_wid1(a[r0 * n + c], bf), bs, op);
+            o[r0 * n + c] = bf ? tb_f32_to_bf16(f) : tb_f32_to_f16(f);
+        }
+    }
+}
+
+#define HPB_DEF(DT, BF)                                                   \
+    static void HPS_CAT(hpb_##DT##_, HP_SFX)(                             \
+        const uint16_t *a, const uint16_t *b, uint16_t *o, int64_t rows,  \
+        int64_t n, int op)                                                \
+    {                                                                     \
+        switch (op) {                                                     \
+        case TB_OP_add:                                                   \
+            hpb_rows(a, b, o, rows, n, TB_OP_add, BF);                    \
+            break;                                                        \
+        case TB_OP_sub:                                                   \
+            hpb_rows(a, b, o, rows, n, TB_OP_sub, BF);                    \
+            break;                                                        \
+        case TB_OP_mul:                                                   \
+            hpb_rows(a, b, o, rows, n, TB_OP_mul, BF);                    \
+            break;                                                        \
+        default:                                                          \
+            hpb_rows(a, b, o, rows, n, TB_OP_div, BF);                    \
+            break;                                                        \
+        }                                                                 \
+    }
+HPB_DEF(bf16, 1)
+HPB_DEF(f16, 0)
+#undef HPB_DEF
+
+tb_cpu_half_colbin_fn HPS_CAT(tb_cpu_half_colbin_, HP_SFX)(tb_dtype dt)
+{
+    return dt == TB_BF16   ? HPS_CAT(hpb_bf16_, HP_SFX)
+           : dt == TB_F16 ? HPS_CAT(hpb_f16_, HP_SFX)
+                          : NULL;
+}
 
 tb_cpu_half_short_fn HPS_CAT(tb_cpu_half_short_, HP_SFX)(tb_dtype dt)
 {
