@@ -73,9 +73,10 @@ static inline vf hps_join(hps_vd lo, hps_vd hi)
 /* the portable rule's step: v where v > m (mx) or v < m, or v is NaN */
 static inline vf hps_ext(vf m, vf v, int mx)
 {
-    const __mmask16 k =
-        _mm512_cmp_ps_mask(v, m, mx ? _CMP_GT_OQ : _CMP_LT_OQ) |
-        _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    /* (immediates: constants at -O0 too) */
+    const __mmask16 k = (mx ? _mm512_cmp_ps_mask(v, m, _CMP_GT_OQ)
+                            : _mm512_cmp_ps_mask(v, m, _CMP_LT_OQ)) |
+                        _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
     return _mm512_mask_mov_ps(m, k, v);
 }
 #else
@@ -116,9 +117,10 @@ static inline vf hps_join(hps_vd lo, hps_vd hi)
 }
 static inline vf hps_ext(vf m, vf v, int mx)
 {
-    const __m256 k = _mm256_or_ps(
-        _mm256_cmp_ps(v, m, mx ? _CMP_GT_OQ : _CMP_LT_OQ),
-        _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    const __m256 k =
+        _mm256_or_ps(mx ? _mm256_cmp_ps(v, m, _CMP_GT_OQ)
+                        : _mm256_cmp_ps(v, m, _CMP_LT_OQ),
+                     _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
     return _mm256_blendv_ps(m, v, k);
 }
 #endif
