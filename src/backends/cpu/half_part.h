@@ -1,6 +1,8 @@
-/* sum, mean, max and min of short 16-bit rows over the last axis
+/* sum, mean, max and min of short 16-bit rows over the last axis, and
+ * add, sub, mul and div of short rows with b one value a row
  * (half_part_short.h, built once per SIMD level in half_part_avx2.c and
- * half_part_avx512.c; called by half.c's tb_cpu_half_red path). */
+ * half_part_avx512.c; called by half.c: its tb_cpu_half_red path and
+ * half_colbin). */
 #ifndef TB_BACKENDS_CPU_HALF_PART_H
 #define TB_BACKENDS_CPU_HALF_PART_H
 

@@ -1,4 +1,4 @@
-/* half_part.h's short-row reductions at one SIMD level (included by
+/* half_part.h's short-row loops at one SIMD level (included by
  * half_part_avx2.c and half_part_avx512.c, after vmath_simd.h's level
  * is fixed by their flags).  A block of VS_LANES rows of n <= VS_LANES
  * values: each row loaded as one vector of VS_LANES 16-bit values (the
@@ -12,7 +12,8 @@
  * f32 row's bits; max/min: the portable rule per lane by compares and
  * a masked move (a NaN replaces m, as v != v does).  A call a row
  * (half.c's hred_value) took 28 ns a row of 10 (1024x10 bf16 sum over
- * axis -1, log_softmax_unfused's fourth step). */
+ * axis -1, log_softmax_unfused's fourth step).  The binary ops with b
+ * one value a row: hpb_rows below. */
 #ifndef TB_BACKENDS_CPU_HALF_PART_SHORT_H
 #define TB_BACKENDS_CPU_HALF_PART_SHORT_H
 
