@@ -147,6 +147,57 @@
 #define KB_POW(DT)
 #endif
 
+/* softmax and log_softmax rows in bf16/f16 (half_lsm_fused.h's rows,
+ * the f32 rows' passes of kernel_bounds.c's KB_LSM on values widened as
+ * loaded and narrowed as stored), per element: the max pass (bf16: a
+ * 32-value load split by a shift and an and, hl_rowmax's; f16: two
+ * widenings), exp(x - m) of the values loaded and widened again,
+ * summed; softmax stores the exponentials (f32, L1) and scales them by
+ * 1 / s, narrowed as stored, log_softmax writes (x - m) - log s
+ * narrowed.  The short rows (n <= 32: widened into f32 blocks in L1,
+ * kernels_simd.h's blocks) do the same work per element plus the
+ * transposes. */
+#define KB_LSM16(ROW, SOFT, DT, F16)                                      \
+    void kb_##ROW##_##DT(const uint16_t *x, uint16_t *y, float *e,        \
+                         long n, float m, float c);                       \
+    void kb_##ROW##_##DT(const uint16_t *x, uint16_t *y, float *e,        \
+                         long n, float m, float c)                        \
+    {                                                                     \
+        const vf vm_ = v_set1(m), vc = v_set1(c);                         \
+        vf m0 = vm_, m1 = vm_, s0 = vc, s1 = vc;                          \
+        for (long i = 0; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {      \
+            KB_BEGIN(ROW##_##DT);                                         \
+            if (F16) {                                                    \
+                m0 = v_max(m0, h_f16_widen1(h_load1(x + i)));             \
+                m1 = v_max(m1, h_f16_widen1(h_load1(x + i + VS_LANES)));  \
+            } else {                                                      \
+                const hvi v = h_load2(x + i);                             \
+                m0 = v_max(m0, hi_f(HS_W(slli_epi32)(v, 16)));            \
+                m1 = v_max(m1, hi_f(hi_and(v, hi_set1(-65536))));         \
+            }                                                             \
+            const vf x0 = v_sub(h_##DT##_widen1(h_load1(x + i)), vm_);    \
+            const vf x1 =                                                 \
+                v_sub(h_##DT##_widen1(h_load1(x + i + VS_LANES)), vm_);   \
+            const vf e0 = vs_exp(x0), e1 = vs_exp(x1);                    \
+            s0 = v_add(s0, e0);                                           \
+            s1 = v_add(s1, e1);                                           \
+            if (SOFT) {                                                   \
+                v_store(e + i, e0);                                       \
+                v_store(e + i + VS_LANES, e1);                            \
+                h_store1(y + i, h_##DT##_narrow1(v_mul(v_load(e + i), vc))); \
+                h_store1(y + i + VS_LANES,                                \
+                         h_##DT##_narrow1(                                \
+                             v_mul(v_load(e + i + VS_LANES), vc)));       \
+            } else {                                                      \
+                h_store1(y + i, h_##DT##_narrow1(v_sub(x0, vc)));         \
+                h_store1(y + i + VS_LANES,                                \
+                         h_##DT##_narrow1(v_sub(x1, vc)));                \
+            }                                                             \
+            KB_END(ROW##_##DT);                                           \
+        }                                                                 \
+        v_store(e, v_add(v_add(m0, m1), v_add(s0, s1)));                  \
+    }
+
 /* bf16: avx512bf16 and avx2 (not the avx512 level's integer narrowing,
  * which this machine's tables never run where AVX512_BF16 is there) */
 #if defined(__AVX512BF16__) || !defined(__AVX512F__)
@@ -156,6 +207,8 @@ KB_MM_OPS(KB_MM, bf16)
 KB_BWD_OPS(KB_H2, bf16)
 KB_LOG_OPS(KB_LOG, bf16)
 KB_POW(bf16)
+KB_LSM16(softmax, 1, bf16, 0)
+KB_LSM16(log_softmax, 0, bf16, 0)
 #endif
 
 /* f16: avx512 and avx2.  Not its IEEE binary ops at avx512 (hy_*_f16's
@@ -171,6 +224,8 @@ KB_MM_OPS(KB_MM, f16)
 KB_BWD_OPS(KB_H2, f16)
 KB_LOG_OPS(KB_LOG, f16)
 KB_POW(f16)
+KB_LSM16(softmax, 1, f16, 1)
+KB_LSM16(log_softmax, 0, f16, 1)
 #ifndef HS_F16_YMM
 KB_BINARY_OPS(KB_H2, f16)
 #endif

@@ -151,7 +151,7 @@ static void set_params(const pcase *c, const tb_op *op, tb_params *p,
     if (c->axis != -99)
         assert_int_equal(tb_params_set(op, p, "axis", c->axis, NULL, 0), 0);
     if (op->id == TB_OP_sum || op->id == TB_OP_mean ||
-        op->id == TB_OP_var || op->id == TB_OP_sum_backward ||
+        op->id == TB_OP_max || op->id == TB_OP_min || op->id == TB_OP_var || op->id == TB_OP_sum_backward ||
         op->id == TB_OP_mean_backward)
         assert_int_equal(
             tb_params_set(op, p, "keepdim", c->keepdim, NULL, 0), 0);
@@ -398,6 +398,35 @@ static void test_paths(void **state)
         {TB_OP_sum, 1, {SHAPE(200, 37)}, SHAPE(37), 0, 0, 0, 0},
         {TB_OP_mean, 1, {SHAPE(4, 70, 5, 3)}, SHAPE(4, 5, 3), 1, 0, 0, 0},
         {TB_OP_sum, 1, {SHAPE(2, 3, 4)}, SHAPE(3, 4), -3, 0, 0, 0},
+        /* short rows over the last axis (half_part_short.h: blocks of
+         * VS_LANES rows, rows of 1 to 16, a copied last block; rows of
+         * 17 past it), every pattern (NaN, infinities), signed zeros
+         * and NaN ties, softmax's edges */
+        {TB_OP_sum, 1, {SHAPE(1000, 10)}, SHAPE(1000, 1), -1, 1, 0, 1},
+        {TB_OP_sum, 1, {SHAPE(37, 16)}, SHAPE(37), -1, 0, 0, 0},
+        {TB_OP_sum, 1, {SHAPE(300, 1)}, SHAPE(300), 1, 0, 0, 7},
+        {TB_OP_mean, 1, {SHAPE(3, 41, 7)}, SHAPE(3, 41, 1), 2, 1, 0, 0},
+        {TB_OP_mean, 1, {SHAPE(29, 17)}, SHAPE(29), -1, 0, 0, 0},
+        {TB_OP_max, 1, {SHAPE(1000, 10)}, SHAPE(1000, 1), -1, 1, 0, 5},
+        {TB_OP_max, 1, {SHAPE(500, 16)}, SHAPE(500), -1, 0, 0, 1},
+        {TB_OP_max, 1, {SHAPE(333, 8)}, SHAPE(333), -1, 0, 0, 6},
+        {TB_OP_min, 1, {SHAPE(999, 3)}, SHAPE(999), -1, 0, 0, 5},
+        {TB_OP_min, 1, {SHAPE(64, 9)}, SHAPE(64, 1), 1, 1, 0, 1},
+        /* b one value a row (half_part_short.h's hpb_rows: blocks of
+         * VS_LANES rows, the rows past them in C), every pattern, NaN
+         * and infinities, rows of 2 to 32 (33: not served) */
+        {TB_OP_sub, 2, {SHAPE(1000, 10), SHAPE(1000, 1)}, SHAPE(1000, 10),
+         NONE, 0, 0, 1},
+        {TB_OP_add, 2, {SHAPE(3, 7, 5), SHAPE(3, 7, 1)}, SHAPE(3, 7, 5),
+         NONE, 0, 0, 0},
+        {TB_OP_mul, 2, {SHAPE(37, 32), SHAPE(37, 1)}, SHAPE(37, 32), NONE, 0,
+         0, 1},
+        {TB_OP_div, 2, {SHAPE(40, 16), SHAPE(40, 1)}, SHAPE(40, 16), NONE, 0,
+         0, 5},
+        {TB_OP_div, 2, {SHAPE(99, 2), SHAPE(99, 1)}, SHAPE(99, 2), NONE, 0, 0,
+         1},
+        {TB_OP_sub, 2, {SHAPE(20, 33), SHAPE(20, 1)}, SHAPE(20, 33), NONE, 0,
+         0, 0},
         /* var (tb_cpu_half_var at avx2 and avx512: var_simd.h's lanes
          * on the 16-bit values): every element past blocks and chunks,
          * the last axis, rows with 8 values apart (a shift far from the

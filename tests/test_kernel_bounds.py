@@ -219,9 +219,14 @@ def half_rows():
     # KB_NORM: layer_norm's and rms_norm's bf16 step at avx512bf16 only
     norm = {f"{op}_bf16_avx512bf16" for op in ("layer_norm", "rms_norm")} \
         if "KB_NORM(bf16)" in src else set()
+    # KB_LSM16: softmax's and log_softmax's step at every level and dtype
+    lsm16 = {kb.impl_name(f"{op}_{dt}", None, lv)
+             for op in ("softmax", "log_softmax")
+             for lv, dts in kb.HALF_LEVELS.items() for dt in dts} \
+        if "KB_LSM16(softmax, 1, bf16" in src else set()
     return ({kb.impl_name(f"{op}_{dt}", None, lv)
              for op in ops for lv, dts in kb.HALF_LEVELS.items()
-             for dt in dts} | pow16 | norm) - kb.HALF_LEFT_OUT
+             for dt in dts} | pow16 | norm | lsm16) - kb.HALF_LEFT_OUT
 
 
 def loop_rows():

@@ -3,7 +3,9 @@
  * the scalar forms, leaky_relu, sqrt, rsqrt, hardswish, relu and the
  * activations of vmath.h) bit for bit against their C rows (the binary
  * ops also with b one row broadcast over a's: half.c's row loop against
- * the C row's whole-tensor f32 path).
+ * the C row's whole-tensor f32 path; and with b one value a row of 10,
+ * [..., 10] op [..., 1]: half_part_short.h's blocks for add, sub, mul
+ * and div).
  *
  * rows.c checks every row against its C row within the op's tolerance,
  * which a result flushed to zero passes; these rows promise more: each
@@ -92,7 +94,7 @@ static bool hr_no_subn(tb_op_id id)
  * of rows run. */
 static int hr_rows(const tb_op *op, tb_dtype dt, const tb_tensor *in,
                    const tb_tensor *want, tb_tensor *got, const tb_params *p,
-                   int64_t brow)
+                   int64_t brow, int64_t bcol)
 {
     size_t nrows;
     const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
@@ -109,10 +111,13 @@ static int hr_rows(const tb_op *op, tb_dtype dt, const tb_tensor *in,
         assert_int_equal(rows[r].fn(ctx, in, got, p), 0);
         B->destroy(ctx);
         for (int64_t i = 0; i < n; i++) {
-            const int64_t ib = brow ? i % brow : i;
+            const int64_t ib = bcol ? i / bcol : brow ? i % brow : i;
             if (g[i] != w[i] && !(hr_nan(dt, g[i]) && hr_nan(dt, w[i])))
                 fail_msg("%s%s [%lld] (%04x, %04x): %04x, the C row %04x",
-                         rows[r].name, brow ? " (b broadcast)" : "",
+                         rows[r].name,
+                         bcol   ? " (b a value a row)"
+                         : brow ? " (b broadcast)"
+                                : "",
                          (long long)i, a[i], b ? b[ib] : 0, g[i], w[i]);
         }
         ran++;
@@ -123,7 +128,7 @@ static int hr_rows(const tb_op *op, tb_dtype dt, const tb_tensor *in,
 void test_half_rows_exact(void **state)
 {
     (void)state;
-    enum { N = 65536 + 29, BR = 256, BL = 259 };
+    enum { N = 65536 + 29, BR = 256, BL = 259, CR = 6555, CL = 10 };
     void *cctx = hr_instance(TB_ISA_SCALAR);
     const tb_dtype dts[2] = {TB_BF16, TB_F16};
     int ran = 0;
@@ -140,11 +145,15 @@ void test_half_rows_exact(void **state)
             if (k >= HR_K && k < HR_K + sizeof hr_k / sizeof hr_k[0])
                 p.v[0] = hr_k[k - HR_K];
             /* each pattern as a, random b; then (binary ops) a [BR, BL]
-             * of the patterns and random ones, b [BL] broadcast */
-            for (int bc = 0; bc < 1 + (k < HR_BIN); bc++) {
-                tb_shape sh = bc ? S(2, BR, BL) : S(1, N);
-                tb_shape shb = bc ? S(1, BL) : sh;
-                const int64_t n = bc ? BR * BL : N, nb = bc ? BL : N;
+             * of the patterns and random ones, b [BL] broadcast; a [CR,
+             * CL], b [CR, 1] */
+            for (int bc = 0; bc < 1 + 2 * (k < HR_BIN); bc++) {
+                tb_shape sh = bc == 2 ? S(2, CR, CL)
+                              : bc    ? S(2, BR, BL)
+                                      : S(1, N);
+                tb_shape shb = bc == 2 ? S(2, CR, 1) : bc ? S(1, BL) : sh;
+                const int64_t n = bc == 2 ? CR * CL : bc ? BR * BL : N;
+                const int64_t nb = bc == 2 ? CR : bc ? BL : N;
                 tb_tensor in[2], want, got;
                 for (int i = 0; i < op->n_in; i++)
                     assert_int_equal(
@@ -172,7 +181,8 @@ void test_half_rows_exact(void **state)
                     nsub += hr_subn(dt, w[i]);
                 if (!bc && !hr_no_subn(op->id) && nsub == 0)
                     fail_msg("%s: no subnormal result in the inputs", c->name);
-                ran += hr_rows(op, dt, in, &want, &got, &p, bc ? BL : 0);
+                ran += hr_rows(op, dt, in, &want, &got, &p, bc == 1 ? BL : 0,
+                               bc == 2 ? CL : 0);
                 if (!bc)
                     print_message("# %s %s: %lld subnormal results\n",
                                   op->name, tb_dtype_name(dt),

@@ -64,6 +64,7 @@
 #include "cpu_internal.h"
 #include "half_bwd.h"
 #include "half_cvt.h"
+#include "half_part.h"
 #include "isa.h"
 #include "kernels.h" /* TB_CPU_SUM_BLOCK */
 #include "kreg.h"
@@ -221,6 +222,53 @@ static int64_t half_row_len(const tb_op *op, const tb_tensor *in,
     return len >= HALF_ROW_MIN ? len : 0;
 }
 
+/* add, sub, mul, div with b one value a row of a (b's shape: out's with
+ * the last dim 1, a's out's, rows of 2..HPB_N): half_part_short.h's
+ * blocks; 1 when not served.  (sub of 1024x10 and 1024x1 bf16, the
+ * second and last steps of log_softmax_unfused, widened both tensors
+ * into scratch: twice the f32 row's time.) */
+typedef struct {
+    tb_cpu_half_colbin_fn fn;
+    const uint16_t *a, *b;
+    uint16_t *o;
+    int64_t rows, n;
+    int op;
+} colbin_job;
+
+static void half_colbin_part(void *arg, int part, int nparts)
+{
+    const colbin_job *j = arg;
+    int64_t b, e;
+    tb_cpu_span(j->rows, 16, part, nparts, &b, &e);
+    if (e > b)
+        j->fn(j->a + b * j->n, j->b + b, j->o + b * j->n, e - b, j->n,
+              j->op);
+}
+
+static int half_colbin(void *ctx, const tb_op *op, tb_dtype dt, int isa,
+                       const tb_tensor *in, tb_tensor *out)
+{
+    if (op->id != TB_OP_add && op->id != TB_OP_sub && op->id != TB_OP_mul &&
+        op->id != TB_OP_div)
+        return 1;
+    const int nd = out[0].ndim;
+    tb_shape os = tb_tensor_shape(&out[0]), as = tb_tensor_shape(&in[0]);
+    if (nd < 1 || !tb_shape_equal(&as, &os) || in[1].ndim != nd)
+        return 1;
+    for (int d = 0; d < nd; d++)
+        if (in[1].shape[d] != (d == nd - 1 ? 1 : out[0].shape[d]))
+            return 1;
+    colbin_job j = {tb_cpu_half_colbin_get(dt, isa), in[0].data, in[1].data,
+                    out[0].data, 0, out[0].shape[nd - 1], (int)op->id};
+    if (!j.fn || j.n < 2 || j.n > HPB_N)
+        return 1;
+    j.rows = tb_tensor_numel(&out[0]) / j.n;
+    tb_cpu_count_launch(ctx);
+    tb_cpu_parallel(ctx, j.rows * j.n, (j.rows + 15) / 16, half_colbin_part,
+                    &j);
+    return 0;
+}
+
 static int half_fused(void *ctx, const tb_op *op, tb_cpu_half_fused_fn fn,
                       const tb_tensor *in, tb_tensor *out, int64_t row,
                       float k)
@@ -262,6 +310,11 @@ typedef struct {
     const uint16_t *x;
     uint16_t *o;
     int64_t lanes, len;
+    /* lanes of len <= the level's vector: several rows at once
+     * (half_part_short.h), their f32 values narrowed by the level */
+    tb_cpu_half_short_fn shortf;
+    tb_cpu_narrow_fn narrow;
+    int kind;
     int nparts;
     bool some[TB_MAX_AXIS_VALUES]; /* one lane: the part had elements */
     double part[TB_MAX_AXIS_VALUES];
@@ -298,6 +351,16 @@ static void hred_part(void *arg, int part, int nparts)
         return;
     }
     tb_cpu_span(j->lanes, 1, part, nparts, &b, &e);
+    if (j->shortf) {
+        enum { K = 256 }; /* rows a call (a multiple of 16) */
+        float f[K];
+        for (int64_t l = b; l < e; l += K) {
+            const int64_t k = e - l < K ? e - l : K;
+            j->shortf(j->x + l * j->len, f, k, j->len, j->kind);
+            j->narrow(f, j->o + l, k);
+        }
+        return;
+    }
     for (int64_t l = b; l < e; l++)
         j->o[l] = hred_store(j, hred_value(j, j->x + l * j->len, j->len),
                              j->len);
@@ -328,6 +391,19 @@ static int half_reduce(void *ctx, const tb_op *op, tb_dtype dt, int isa,
     if (j.len == 0 || (op->id != TB_OP_sum && op->id != TB_OP_mean &&
                        tb_tensor_numel(&out[0]) == 0))
         return 1; /* empty lanes: the f32 row's rule */
+    int64_t short_n;
+    if (j.lanes > 1 && (j.shortf = tb_cpu_half_short_get(dt, isa, &short_n)) &&
+        j.len <= short_n) {
+        j.narrow = tb_cpu_half_cvt_get(dt, isa).narrow;
+        j.kind = op->id == TB_OP_sum    ? TB_CPU_HSR_SUM
+                 : op->id == TB_OP_mean ? TB_CPU_HSR_MEAN
+                 : op->id == TB_OP_max  ? TB_CPU_HSR_MAX
+                                        : TB_CPU_HSR_MIN;
+        if (!j.narrow)
+            j.shortf = NULL;
+    } else {
+        j.shortf = NULL;
+    }
     tb_cpu_count_launch(ctx);
     if (j.lanes == 1) {
         tb_cpu_parallel(ctx, j.len,
@@ -638,6 +714,8 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
         if (row)
             return half_fused(ctx, op, fused, in, out, row, k);
     }
+    if (half_colbin(ctx, op, dt, isa, in, out) == 0)
+        return 0;
     const tb_cpu_krow *r = f32_row(id, isa);
     tb_cpu_half_cvt cv = tb_cpu_half_cvt_get(dt, isa);
     if (!r || !cv.widen)

@@ -48,6 +48,7 @@
 #include "drv.h"
 #include "half_bwd.h"
 #include "half_lsm.h"
+#include "half_part.h"
 #include "isa.h"
 #include "kernels.h"
 #include "kreg.h"
@@ -446,4 +447,40 @@ int tb_cpu_half_part(void *ctx, const tb_op *op, tb_dtype dt, int isa,
     default: /* softmax's other axes: half_rows.c */
         return tb_cpu_half_units(ctx, op, f32, cv, in, out, p);
     }
+}
+
+tb_cpu_half_short_fn tb_cpu_half_short_get(tb_dtype dt, int isa,
+                                           int64_t *max_n)
+{
+    (void)dt;
+#if TB_CPU_HAVE_AVX512
+    if (isa == TB_ISA_AVX512 || isa == TB_ISA_AVX512BF16) {
+        *max_n = 16;
+        return tb_cpu_half_short_avx512(dt);
+    }
+#endif
+#if TB_CPU_HAVE_AVX2
+    if (isa == TB_ISA_AVX2) {
+        *max_n = 8;
+        return tb_cpu_half_short_avx2(dt);
+    }
+#endif
+    (void)isa;
+    *max_n = 0;
+    return NULL;
+}
+
+tb_cpu_half_colbin_fn tb_cpu_half_colbin_get(tb_dtype dt, int isa)
+{
+    (void)dt;
+#if TB_CPU_HAVE_AVX512
+    if (isa == TB_ISA_AVX512 || isa == TB_ISA_AVX512BF16)
+        return tb_cpu_half_colbin_avx512(dt);
+#endif
+#if TB_CPU_HAVE_AVX2
+    if (isa == TB_ISA_AVX2)
+        return tb_cpu_half_colbin_avx2(dt);
+#endif
+    (void)isa;
+    return NULL;
 }

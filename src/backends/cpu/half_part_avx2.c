@@ -43,3 +43,4 @@ static inline void hp_eo(__m256 e, __m256 o, __m256 *c0, __m256 *c1)
 }
 #include "half_part_simd.h"
 #include "half_norm_simd.h" /* layer_norm, rms_norm fused (this level only) */
+#include "half_part_short.h" /* short-row sum, mean, max, min */

@@ -43,3 +43,4 @@ static inline void hp_eo(__m512 e, __m512 o, __m512 *c0, __m512 *c1)
                                  o);
 }
 #include "half_part_simd.h"
+#include "half_part_short.h" /* short-row sum, mean, max, min */
