@@ -44,6 +44,7 @@
 #include "../../ops/alloc.h"
 #include "../../ops/half.h"
 #include "backends/cpu/cpu_config.h"
+#include "bnorm.h"
 #include "cpu_internal.h"
 #include "drv.h"
 #include "half_bwd.h"
@@ -235,6 +236,31 @@ static int hp_norm_bw(void *ctx, const tb_op *op, tb_dtype dt, int isa,
     return 1;
 }
 
+/* group_norm, batch_norm_backward, group_norm_backward at avx512 (where
+ * the level's f32 row is bnorm_avx512.c's): its f32 parts' loops on the
+ * 16-bit values (tb_cpu_bnorm_parts16_avx512), no scratch: the bits of
+ * that row on the widened tensors, narrowed */
+static int hp_bnorm(void *ctx, const tb_op *op, tb_dtype dt, int isa,
+                    tb_kernel_fn f32, const tb_tensor *in, tb_tensor *out,
+                    const tb_params *p)
+{
+#if TB_CPU_HAVE_AVX512
+    const tb_op_id id = op->id;
+    const tb_kernel_fn want =
+        id == TB_OP_group_norm ? TB_CPU_KFN(group_norm, f32, avx512)
+        : id == TB_OP_batch_norm_backward
+            ? TB_CPU_KFN(batch_norm_backward, f32, avx512)
+            : TB_CPU_KFN(group_norm_backward, f32, avx512);
+    if (isa >= TB_ISA_AVX512 && f32 == want)
+        return tb_cpu_bnorm_run(ctx, id, dt, in, out, p,
+                                tb_cpu_bnorm_parts16_avx512(dt));
+#else
+    (void)ctx, (void)op, (void)dt, (void)isa, (void)f32, (void)in;
+    (void)out, (void)p;
+#endif
+    return 1;
+}
+
 /* ---- sum and mean over a non-last axis ---- */
 
 typedef struct {
@@ -418,9 +444,18 @@ int tb_cpu_half_part(void *ctx, const tb_op *op, tb_dtype dt, int isa,
                      const tb_params *p)
 {
     switch (op->id) {
+    case TB_OP_group_norm:
+    case TB_OP_batch_norm_backward:
+    case TB_OP_group_norm_backward: {
+        const int rc = hp_bnorm(ctx, op, dt, isa, f32, in, out, p);
+        if (rc != 1)
+            return rc;
+        if (op->id == TB_OP_group_norm)
+            return hp_norm(ctx, op, dt, isa, f32, cv, in, out, p);
+        return tb_cpu_half_units(ctx, op, f32, cv, in, out, p);
+    }
     case TB_OP_layer_norm:
     case TB_OP_rms_norm:
-    case TB_OP_group_norm:
         return hp_norm(ctx, op, dt, isa, f32, cv, in, out, p);
     case TB_OP_layer_norm_backward:
     case TB_OP_rms_norm_backward:
