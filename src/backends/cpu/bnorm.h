@@ -41,5 +41,8 @@ int tb_cpu_bnorm_run(void *ctx, tb_op_id id, tb_dtype dt,
  * results narrowed); group_norm, batch_norm_backward and
  * group_norm_backward only (batch_norm: NULL). */
 const tb_cpu_bnorm_parts *tb_cpu_bnorm_parts16_avx512(tb_dtype dt);
+/* bf16's at the avx512bf16 level (bnorm_avx512bf16.c): the same bits,
+ * narrowed by vcvtne2ps2bf16 */
+const tb_cpu_bnorm_parts *tb_cpu_bnorm_parts_bf16_avx512bf16(void);
 
 #endif

@@ -36,6 +36,7 @@
  * to the reference within the ops' tolerance (TOL_ACC: f32 1e-5 relative
  * plus 2e-6 sqrt(n)). */
 #ifndef BN_F32
+#ifndef BN_ONLY_BF16
 #define BN_H16 0
 #define BN_F32 1
 #define BN_P(name) b32_##name
@@ -47,19 +48,22 @@
 #include "bnorm_simd_impl.h"
 #undef BN_F32
 #undef BN_P
-#if defined(BN_WITH_16) && defined(__AVX512F__)
 #undef BN_H16
+#endif
+#if (defined(BN_WITH_16) || defined(BN_ONLY_BF16)) && defined(__AVX512F__)
 #define BN_F32 1
 #define BN_H16 1
 #define BN_P(name) b16b_##name
 #include "bnorm_simd_impl.h"
 #undef BN_H16
 #undef BN_P
+#ifndef BN_ONLY_BF16
 #define BN_H16 2
 #define BN_P(name) b16h_##name
 #include "bnorm_simd_impl.h"
 #undef BN_H16
 #undef BN_P
+#endif
 #undef BN_F32
 #endif
 #else

@@ -252,8 +252,13 @@ static int hp_bnorm(void *ctx, const tb_op *op, tb_dtype dt, int isa,
             ? TB_CPU_KFN(batch_norm_backward, f32, avx512)
             : TB_CPU_KFN(group_norm_backward, f32, avx512);
     if (isa >= TB_ISA_AVX512 && f32 == want)
-        return tb_cpu_bnorm_run(ctx, id, dt, in, out, p,
-                                tb_cpu_bnorm_parts16_avx512(dt));
+        return tb_cpu_bnorm_run(
+            ctx, id, dt, in, out, p,
+#if TB_CPU_HAVE_AVX512BF16
+            dt == TB_BF16 && isa >= TB_ISA_AVX512BF16
+                ? tb_cpu_bnorm_parts_bf16_avx512bf16() :
+#endif
+                tb_cpu_bnorm_parts16_avx512(dt));
 #else
     (void)ctx, (void)op, (void)dt, (void)isa, (void)f32, (void)in;
     (void)out, (void)p;
