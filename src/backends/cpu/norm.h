@@ -20,6 +20,7 @@ typedef struct {
     int np; /* partial sums per chunk: 2 (dw, db) or 1 (dw) */
     double eps;
     void *part; /* nch * np * D of the dtype (f32 for bf16/f16) */
+    const float *w32; /* f32, bf16, f16: w in f32 (widened once) */
 } tb_cpu_norm_bw_job;
 
 /* Runs layer_norm_backward or rms_norm_backward in dt with chunks (a

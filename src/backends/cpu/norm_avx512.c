@@ -71,7 +71,7 @@ static __attribute__((noinline)) float nb_shift(float c, float m)
                 const __m512 x = nb_ld_##DT(xr, i, 0xffff);               \
                 const __m512 d = rms ? x : _mm512_sub_ps(x, vc);          \
                 const __m512 gh = _mm512_mul_ps(nb_ld_##DT(gr, i, 0xffff), \
-                                                nb_ld_##DT(w, i, 0xffff)); \
+                                                nb_ld_f32(w, i, 0xffff)); \
                 if (!rms) {                                               \
                     a1[u] = _mm512_add_ps(a1[u], d);                      \
                     ag[u] = _mm512_add_ps(ag[u], gh);                     \
@@ -85,7 +85,7 @@ static __attribute__((noinline)) float nb_shift(float c, float m)
             const __m512 x = nb_ld_##DT(xr, k, mk);                       \
             const __m512 d = rms ? x : _mm512_maskz_sub_ps(mk, x, vc);    \
             const __m512 gh = _mm512_mul_ps(nb_ld_##DT(gr, k, mk),        \
-                                            nb_ld_##DT(w, k, mk));        \
+                                            nb_ld_f32(w, k, mk));        \
             if (!rms) {                                                   \
                 a1[0] = _mm512_add_ps(a1[0], d);                          \
                 ag[0] = _mm512_add_ps(ag[0], gh);                         \
@@ -109,7 +109,7 @@ static __attribute__((noinline)) float nb_shift(float c, float m)
         const __m512 xh =                                                 \
             rms ? _mm512_mul_ps(xv, vr)                                   \
                 : _mm512_mul_ps(_mm512_sub_ps(_mm512_sub_ps(xv, vc), vm), vr); \
-        const __m512 gh = _mm512_mul_ps(gv, nb_ld_##DT(w, k, mk));        \
+        const __m512 gh = _mm512_mul_ps(gv, nb_ld_f32(w, k, mk));        \
         const __m512 tt = rms ? gh : _mm512_sub_ps(gh, va);               \
         nb_st_##DT(dr, k, mk, _mm512_mul_ps(vr, _mm512_fnmadd_ps(xh, vb, tt))); \
         nb_st_f32(pw, k, mk, _mm512_fmadd_ps(gv, xh, nb_ld_f32(pw, k, mk))); \
@@ -137,7 +137,7 @@ static __attribute__((noinline)) float nb_shift(float c, float m)
         const tb_cpu_norm_bw_job *j, bool rms, int64_t ch)                \
     {                                                                     \
         const void *g = j->in[0].data, *x = j->in[1].data;                \
-        const void *w = j->in[2].data;                                    \
+        const float *w = j->w32; /* (f32: w itself) */                    \
         void *dx = j->out[0].data;                                        \
         const int64_t D = j->D, es = ES;                                  \
         const float inv_n = 1.0f / (float)D, eps = (float)j->eps;         \
