@@ -18,7 +18,12 @@
  * those loops (the same bits), bf16 at avx512bf16 narrowed by
  * vcvtne2ps2bf16 (norm_avx512bf16.c).  layer_norm_backward and
  * rms_norm_backward at avx512, where the level's f32 row is
- * norm_avx512.c's: its loops on the 16-bit g, x, w (hp_norm_bw).
+ * norm_avx512.c's: its loops on the 16-bit g, x (w widened once)
+ * (hp_norm_bw).  group_norm, batch_norm_backward and group_norm_backward
+ * at avx512, where the level's f32 row is bnorm_avx512.c's: its parts
+ * on the 16-bit tensors (hp_bnorm; bf16 at avx512bf16 narrowed by
+ * vcvtne2ps2bf16, bnorm_avx512bf16.c); group_norm elsewhere in the
+ * parts above.
  *
  * sum and mean over a non-last axis (x viewed as [outer, R, inner],
  * inner > 1): the f32 driver (drv_reduce.c) adds each column's rows in
