@@ -847,7 +847,8 @@ static void test_add_backward(void **state)
  * once) the same way, x [N, C, S]: runs of S with vector tails and
  * flushes, issue 34's [32, 64, 256] with the prefetched runs, x past 16
  * of each 37 values 60 above the rest (the statistics' second pass),
- * patterns; groups of one and of several channels. */
+ * patterns; groups of one and of several channels.  All four with g
+ * near FLT_MIN (dx subnormal: the bf16 narrowing at avx512bf16). */
 static void test_norm_bw(void **state)
 {
     (void)state;
@@ -856,7 +857,9 @@ static void test_norm_bw(void **state)
     const struct {
         tb_op_id op;
         int64_t rows, D;
-        int kind; /* 0 [-3, 3), 1 first 8 apart, 2 patterns */
+        int kind; /* 0 [-3, 3), 1 first 8 apart, 2 patterns, 3 as 0 with
+                   * g scaled by 2^-126 (dx about FLT_MIN, subnormal
+                   * among them: AVX512_BF16's narrowing's fallback) */
         int64_t S, G; /* the bnorm ops': x [rows, D, S]; G groups */
     } cs[] = {
         {TB_OP_layer_norm_backward, 512, 256, 0, 0, 0},
@@ -874,6 +877,10 @@ static void test_norm_bw(void **state)
         {TB_OP_group_norm_backward, 2, 8, 1, 256, 2},
         {TB_OP_group_norm_backward, 2, 4, 2, 33, 4},
         {TB_OP_group_norm_backward, 2, 6, 0, 77, 1},
+        {TB_OP_layer_norm_backward, 64, 96, 3, 0, 0},
+        {TB_OP_rms_norm_backward, 33, 80, 3, 0, 0},
+        {TB_OP_batch_norm_backward, 3, 4, 3, 100, 0},
+        {TB_OP_group_norm_backward, 2, 4, 3, 64, 2},
     };
     size_t nrows;
     const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
@@ -914,6 +921,8 @@ static void test_norm_bw(void **state)
                     if (cs[ci].kind == 1 && i == 1 &&
                         (bn ? k % 37 >= 16 : k % cs[ci].D >= 8))
                         v += 60;
+                    if (cs[ci].kind == 3 && i == 0)
+                        v *= 0x1p-126;
                     h[k] = cs[ci].kind == 2 && i < 2 && k % 5 == 1
                                ? (uint16_t)r
                                : nar(dt, (float)v);

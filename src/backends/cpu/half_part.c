@@ -232,8 +232,13 @@ static int hp_norm_bw(void *ctx, const tb_op *op, tb_dtype dt, int isa,
           f32 == TB_CPU_KFN(layer_norm_backward, f32, avx512)) ||
          (op->id == TB_OP_rms_norm_backward &&
           f32 == TB_CPU_KFN(rms_norm_backward, f32, avx512))))
-        return tb_cpu_norm_bw_run(ctx, op->id, dt, in, out, p,
-                                  tb_cpu_norm_bw_chunks_avx512(dt));
+        return tb_cpu_norm_bw_run(
+            ctx, op->id, dt, in, out, p,
+#if TB_CPU_HAVE_AVX512BF16
+            dt == TB_BF16 && isa >= TB_ISA_AVX512BF16
+                ? tb_cpu_norm_bw_chunks_bf16_avx512bf16() :
+#endif
+                tb_cpu_norm_bw_chunks_avx512(dt));
 #else
     (void)ctx, (void)op, (void)dt, (void)isa, (void)f32, (void)in;
     (void)out, (void)p;
