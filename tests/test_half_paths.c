@@ -393,6 +393,15 @@ static void test_paths(void **state)
          SHAPE(5, 6, 7, 9), NONE, 0, 3, 0},
         {TB_OP_group_norm, 3, {SHAPE(3, 8, 40, 40), SHAPE(8), SHAPE(8)},
          SHAPE(3, 8, 40, 40), NONE, 0, 2, 0},
+        /* group_norm at avx512 (bnorm_avx512.c's f32 parts on the
+         * 16-bit values): the statistics' second pass (values past 8 of
+         * each 37 far from the shift), patterns, results about FLT_MIN */
+        {TB_OP_group_norm, 3, {SHAPE(4, 6, 300), SHAPE(6), SHAPE(6)},
+         SHAPE(4, 6, 300), NONE, 0, 3, 2},
+        {TB_OP_group_norm, 3, {SHAPE(2, 4, 131), SHAPE(4), SHAPE(4)},
+         SHAPE(2, 4, 131), NONE, 0, 4, 1},
+        {TB_OP_group_norm, 3, {SHAPE(3, 4, 100), SHAPE(4), SHAPE(4)},
+         SHAPE(3, 4, 100), NONE, 0, 1, 7},
         {TB_OP_sum, 1, {SHAPE(3, 130, 1500)}, SHAPE(3, 1500), 1, 0, 0, 0},
         {TB_OP_mean, 1, {SHAPE(3, 130, 1500)}, SHAPE(3, 1, 1500), 1, 1, 0, 0},
         {TB_OP_sum, 1, {SHAPE(200, 37)}, SHAPE(37), 0, 0, 0, 0},
@@ -861,7 +870,14 @@ static void test_add_backward(void **state)
  * and 2.  Shapes: issue 34's [512, 256], rows of 16 + a tail, rows
  * shorter than 16, fewer rows than the 64 chunks; x of values in [-3,
  * 3), x with each row's first 8 values 60 below the rest (the shifted
- * sums' second pass), random patterns (NaN, infinities) as g and x. */
+ * sums' second pass), random patterns (NaN, infinities) as g and x.
+ * batch_norm_backward and group_norm_backward (at avx512:
+ * bnorm_avx512.c's f32 parts on the 16-bit values, dx, dw, db narrowed
+ * once) the same way, x [N, C, S]: runs of S with vector tails and
+ * flushes, issue 34's [32, 64, 256] with the prefetched runs, x past 16
+ * of each 37 values 60 above the rest (the statistics' second pass),
+ * patterns; groups of one and of several channels.  All four with g
+ * near FLT_MIN (dx subnormal: the bf16 narrowing at avx512bf16). */
 static void test_norm_bw(void **state)
 {
     (void)state;
@@ -870,15 +886,30 @@ static void test_norm_bw(void **state)
     const struct {
         tb_op_id op;
         int64_t rows, D;
-        int kind; /* 0 [-3, 3), 1 first 8 apart, 2 patterns */
+        int kind; /* 0 [-3, 3), 1 first 8 apart, 2 patterns, 3 as 0 with
+                   * g scaled by 2^-126 (dx about FLT_MIN, subnormal
+                   * among them: AVX512_BF16's narrowing's fallback) */
+        int64_t S, G; /* the bnorm ops': x [rows, D, S]; G groups */
     } cs[] = {
-        {TB_OP_layer_norm_backward, 512, 256, 0},
-        {TB_OP_layer_norm_backward, 70, 37, 1},
-        {TB_OP_layer_norm_backward, 9, 5, 0},
-        {TB_OP_layer_norm_backward, 65, 300, 2},
-        {TB_OP_rms_norm_backward, 512, 256, 0},
-        {TB_OP_rms_norm_backward, 41, 257, 0},
-        {TB_OP_rms_norm_backward, 3, 7, 2},
+        {TB_OP_layer_norm_backward, 512, 256, 0, 0, 0},
+        {TB_OP_layer_norm_backward, 70, 37, 1, 0, 0},
+        {TB_OP_layer_norm_backward, 9, 5, 0, 0, 0},
+        {TB_OP_layer_norm_backward, 65, 300, 2, 0, 0},
+        {TB_OP_rms_norm_backward, 512, 256, 0, 0, 0},
+        {TB_OP_rms_norm_backward, 41, 257, 0, 0, 0},
+        {TB_OP_rms_norm_backward, 3, 7, 2, 0, 0},
+        {TB_OP_batch_norm_backward, 4, 5, 0, 63, 0},
+        {TB_OP_batch_norm_backward, 3, 3, 1, 1600, 0},
+        {TB_OP_batch_norm_backward, 2, 4, 2, 300, 0},
+        {TB_OP_batch_norm_backward, 32, 64, 0, 256, 0},
+        {TB_OP_group_norm_backward, 3, 6, 0, 49, 3},
+        {TB_OP_group_norm_backward, 2, 8, 1, 256, 2},
+        {TB_OP_group_norm_backward, 2, 4, 2, 33, 4},
+        {TB_OP_group_norm_backward, 2, 6, 0, 77, 1},
+        {TB_OP_layer_norm_backward, 64, 96, 3, 0, 0},
+        {TB_OP_rms_norm_backward, 33, 80, 3, 0, 0},
+        {TB_OP_batch_norm_backward, 3, 4, 3, 100, 0},
+        {TB_OP_group_norm_backward, 2, 4, 3, 64, 2},
     };
     size_t nrows;
     const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
@@ -887,15 +918,25 @@ static void test_norm_bw(void **state)
         for (int d = 0; d < 2; d++) {
             const tb_dtype dt = d ? TB_F16 : TB_BF16;
             const tb_op *op = tb_op_get(cs[ci].op);
-            const int nout = cs[ci].op == TB_OP_layer_norm_backward ? 3 : 2;
-            const tb_shape xs = SHAPE(cs[ci].rows, cs[ci].D);
+            const bool bn = cs[ci].S > 0;
+            const int nout =
+                cs[ci].op == TB_OP_rms_norm_backward ? 2 : 3;
+            const tb_shape xs = bn ? SHAPE(cs[ci].rows, cs[ci].D, cs[ci].S)
+                                   : SHAPE(cs[ci].rows, cs[ci].D);
             const tb_shape ws = SHAPE(cs[ci].D);
             const tb_shape sh[3] = {xs, xs, ws};
             tb_params p = {0}, q;
             tb_params_defaults(op, &p);
+            if (cs[ci].G)
+                assert_int_equal(tb_params_set(op, &p, "num_groups",
+                                               (double)cs[ci].G, NULL, 0),
+                                 0);
             q = p; /* eps held in the dtype, as half_run holds it */
-            q.v[0] = tb_dtype_round(dt, q.v[0]);
-            q.set |= 1u;
+            for (int i = 0; i < op->n_params; i++)
+                if (op->params[i].kind == TB_PARAM_FLOAT) {
+                    q.v[i] = tb_dtype_round(dt, q.v[i]);
+                    q.set |= 1u << i;
+                }
             tb_tensor in[3], fin[3];
             uint64_t seed = 0x1a0 + ci * 2 + (uint64_t)d;
             for (int i = 0; i < 3; i++) {
@@ -906,8 +947,11 @@ static void test_norm_bw(void **state)
                 for (int64_t k = 0; k < tb_tensor_numel(&in[i]); k++) {
                     uint64_t r = splitmix64_next(&seed);
                     double v = (double)(r >> 11) * 0x1p-53 * 6 - 3;
-                    if (cs[ci].kind == 1 && i == 1 && k % cs[ci].D >= 8)
+                    if (cs[ci].kind == 1 && i == 1 &&
+                        (bn ? k % 37 >= 16 : k % cs[ci].D >= 8))
                         v += 60;
+                    if (cs[ci].kind == 3 && i == 0)
+                        v *= 0x1p-126;
                     h[k] = cs[ci].kind == 2 && i < 2 && k % 5 == 1
                                ? (uint16_t)r
                                : nar(dt, (float)v);
@@ -972,7 +1016,8 @@ static void test_norm_bw(void **state)
                 tb_tensor_destroy(&fin[i]);
             }
         }
-    print_message("# layer_norm_backward, rms_norm_backward: %d runs bit "
+    print_message("# layer_norm_backward, rms_norm_backward, "
+                  "batch_norm_backward, group_norm_backward: %d runs bit "
                   "for bit\n", runs);
 }
 

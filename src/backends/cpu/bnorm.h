@@ -35,4 +35,14 @@ int tb_cpu_bnorm_run(void *ctx, tb_op_id id, tb_dtype dt,
                      const tb_tensor *in, tb_tensor *out, const tb_params *p,
                      const tb_cpu_bnorm_parts *parts);
 
+/* The avx512 level's parts on bf16 or f16 (dt) values (bnorm_avx512.c):
+ * its f32 parts' operations on values widened as loaded, each result
+ * narrowed once (the bits of the f32 row on the widened tensors, its
+ * results narrowed); group_norm, batch_norm_backward and
+ * group_norm_backward only (batch_norm: NULL). */
+const tb_cpu_bnorm_parts *tb_cpu_bnorm_parts16_avx512(tb_dtype dt);
+/* bf16's at the avx512bf16 level (bnorm_avx512bf16.c): the same bits,
+ * narrowed by vcvtne2ps2bf16 */
+const tb_cpu_bnorm_parts *tb_cpu_bnorm_parts_bf16_avx512bf16(void);
+
 #endif

@@ -12,6 +12,7 @@
 
 #include "../../base/error.h"
 #include "../../ops/alloc.h"
+#include "../../ops/half.h"
 #include "bnorm.h"
 #include "cpu_internal.h"
 #include "kreg.h"
@@ -158,6 +159,12 @@ static void group_norm_bw_sum(const tb_cpu_bnorm_job *j, tb_dtype dt)
         if (dt == TB_F32) {
             ((float *)j->out[1].data)[c] = (float)sw;
             ((float *)j->out[2].data)[c] = (float)sb;
+        } else if (dt == TB_BF16 || dt == TB_F16) { /* f32's, narrowed */
+            uint16_t *dw = j->out[1].data, *db = j->out[2].data;
+            dw[c] = dt == TB_BF16 ? tb_f32_to_bf16((float)sw)
+                                  : tb_f32_to_f16((float)sw);
+            db[c] = dt == TB_BF16 ? tb_f32_to_bf16((float)sb)
+                                  : tb_f32_to_f16((float)sb);
         } else {
             ((double *)j->out[1].data)[c] = sw;
             ((double *)j->out[2].data)[c] = sb;
@@ -229,7 +236,7 @@ int tb_cpu_bnorm_run(void *ctx, tb_op_id id, tb_dtype dt,
                    tb_cpu_param(p, id, bn ? 2 : gn), NULL};
     for (int d = 2; d < x->ndim; d++)
         j.S *= x->shape[d];
-    if (dt == TB_F32)
+    if (dt != TB_F64) /* (bf16, f16: the f32 parts' eps) */
         j.eps = (float)j.eps;
     const int64_t work = j.N * j.C * j.S * 4;
     if (gn)

@@ -36,6 +36,8 @@
  * to the reference within the ops' tolerance (TOL_ACC: f32 1e-5 relative
  * plus 2e-6 sqrt(n)). */
 #ifndef BN_F32
+#ifndef BN_ONLY_BF16
+#define BN_H16 0
 #define BN_F32 1
 #define BN_P(name) b32_##name
 #include "bnorm_simd_impl.h"
@@ -46,6 +48,24 @@
 #include "bnorm_simd_impl.h"
 #undef BN_F32
 #undef BN_P
+#undef BN_H16
+#endif
+#if (defined(BN_WITH_16) || defined(BN_ONLY_BF16)) && defined(__AVX512F__)
+#define BN_F32 1
+#define BN_H16 1
+#define BN_P(name) b16b_##name
+#include "bnorm_simd_impl.h"
+#undef BN_H16
+#undef BN_P
+#ifndef BN_ONLY_BF16
+#define BN_H16 2
+#define BN_P(name) b16h_##name
+#include "bnorm_simd_impl.h"
+#undef BN_H16
+#undef BN_P
+#endif
+#undef BN_F32
+#endif
 #else
 #include <immintrin.h>
 #include <math.h>
@@ -104,8 +124,38 @@ static inline void bn_prefetch(const void *p, int64_t bytes)
 /* The element type's vectors: BV of BV_W lanes; BV_ACC(d, v) adds v's
  * lanes into the double vector d. */
 #if BN_F32
+#if BN_H16 /* bf16 (1) or f16 (2) stored, f32 lanes: norm16_simd.h */
+#define BN_T uint16_t
+#define BN_H_LD (BN_H16 == 1 ? nb_ld_bf16 : nb_ld_f16)
+#define BN_H_ST (BN_H16 == 1 ? nb_st_bf16 : nb_st_f16)
+#define BN_H_ST2 (BN_H16 == 1 ? nb_st2_bf16 : nb_st2_f16)
+#define BN_GET(p, i)                                                      \
+    (BN_H16 == 1 ? tb_bf16_to_f32((p)[i]) : tb_f16_to_f32((p)[i]))
+#define BN_PUT(p, i, v)                                                   \
+    ((p)[i] = BN_H16 == 1 ? tb_f32_to_bf16((float)(v))                    \
+                          : tb_f32_to_f16((float)(v)))
+#else
 #define BN_T float
-#if defined(__AVX512F__)
+#define BN_GET(p, i) ((p)[i])
+#define BN_PUT(p, i, v) ((p)[i] = (float)(v))
+#endif
+#define BN_F float
+#if BN_H16
+#define BV __m512
+#define BV_W 16
+#define BV_LD(p) BN_H_LD((p), 0, 0xffff)
+#define BV_ST(p, v) BN_H_ST((p), 0, 0xffff, (v))
+#define BV_ST2(p, a, b) BN_H_ST2((p), 0, (a), (b))
+#define BV_1 _mm512_set1_ps
+#define BV_ADD _mm512_add_ps
+#define BV_SUB _mm512_sub_ps
+#define BV_FMA _mm512_fmadd_ps
+#define BV_ACC(d, v)                                                      \
+    ((d) = _mm512_add_pd(                                                 \
+         (d), _mm512_add_pd(                                              \
+                  _mm512_cvtps_pd(_mm512_castps512_ps256(v)),             \
+                  _mm512_cvtps_pd(_mm512_extractf32x8_ps((v), 1)))))
+#elif defined(__AVX512F__)
 #define BV __m512
 #define BV_W 16
 #define BV_LD _mm512_loadu_ps
@@ -137,6 +187,9 @@ static inline void bn_prefetch(const void *p, int64_t bytes)
 #define BN_BLK 8 /* vectors per accumulator between flushes */
 #else
 #define BN_T double
+#define BN_F double
+#define BN_GET(p, i) ((p)[i])
+#define BN_PUT(p, i, v) ((p)[i] = (double)(v))
 #define BV rd
 #define BV_W RS_W
 #define BV_LD rs_loadd
@@ -148,18 +201,21 @@ static inline void bn_prefetch(const void *p, int64_t bytes)
 #define BV_ACC(d, v) ((d) = rs_add((d), (v)))
 #define BN_BLK 64
 #endif
+#ifndef BV_ST2 /* two vectors stored, a's lanes then b's */
+#define BV_ST2(p, a, b) (BV_ST((p), (a)), BV_ST((p) + BV_W, (b)))
+#endif
 
 /* Sums in the making around a shift c: two in double lanes (d1, d2)
  * and their scalar tails (s1, s2).  The statistics' d = x - c and d^2;
  * the gradients' g and g (x - c). */
 typedef struct {
-    BN_T c;
+    BN_F c;
     rd d1, d2;
     double s1, s2;
 } BN_P(stat);
 
 /* st empty around c */
-static void BN_P(stat_zero)(BN_P(stat) *st, BN_T c)
+static void BN_P(stat_zero)(BN_P(stat) *st, BN_F c)
 {
     st->c = c;
     st->d1 = st->d2 = rs_d1(0.0);
@@ -199,7 +255,7 @@ static void BN_P(sums)(const BN_T *x, int64_t n, BN_P(stat) *st)
         BV_ACC(d2, BV_ADD(BV_ADD(q0, q1), BV_ADD(q2, q3)));
     }
     for (; i < n; i++) {
-        const double e = x[i] - st->c;
+        const double e = BN_GET(x, i) - st->c;
         st->s1 += e;
         st->s2 += e * e;
     }
@@ -213,8 +269,8 @@ static void BN_P(stat_init)(BN_P(stat) *st, const BN_T *x, int64_t len)
     const int64_t h = len < 16 ? len : 16;
     double c0 = 0;
     for (int64_t j = 0; j < h; j++)
-        c0 += x[j];
-    BN_P(stat_zero)(st, (BN_T)(h > 0 ? c0 / (double)h : 0));
+        c0 += BN_GET(x, j);
+    BN_P(stat_zero)(st, (BN_F)(h > 0 ? c0 / (double)h : 0));
 }
 
 /* The mean and (*ss) the sum of squared deviations of st's n = nb * len
@@ -232,7 +288,7 @@ static double BN_P(stat_done)(BN_P(stat) *st, const BN_T *x, int64_t nb,
     BN_P(stat_tot)(st, &s1, &s2);
     double m = st->c + s1 / n, r = s1 * s1 / n;
     if (r > 0.75 * s2) { /* far from c: again around the mean */
-        BN_P(stat_zero)(st, (BN_T)m);
+        BN_P(stat_zero)(st, (BN_F)m);
         for (int64_t k = 0; k < nb; k++)
             BN_P(sums)(x + k * stride, len, st);
         BN_P(stat_tot)(st, &s1, &s2);
@@ -263,17 +319,16 @@ static double BN_P(stats)(const BN_T *x, int64_t nb, int64_t stride,
 static void BN_P(affine)(const BN_T *x, BN_T *y, int64_t n, double m,
                          double sc, double b)
 {
-    const BN_T c = (BN_T)m, sh = (BN_T)(b + sc * (c - m));
-    const BV vc = BV_1(c), vs = BV_1((BN_T)sc), vb = BV_1(sh);
+    const BN_F c = (BN_F)m, sh = (BN_F)(b + sc * (c - m));
+    const BV vc = BV_1(c), vs = BV_1((BN_F)sc), vb = BV_1(sh);
     int64_t i = 0;
     for (; i + 2 * BV_W <= n; i += 2 * BV_W) {
         const BV y0 = BV_FMA(BV_SUB(BV_LD(x + i), vc), vs, vb);
         const BV y1 = BV_FMA(BV_SUB(BV_LD(x + i + BV_W), vc), vs, vb);
-        BV_ST(y + i, y0);
-        BV_ST(y + i + BV_W, y1);
+        BV_ST2(y + i, y0, y1);
     }
     for (; i < n; i++)
-        y[i] = (BN_T)fma(x[i] - m, sc, b);
+        BN_PUT(y, i, fma(BN_GET(x, i) - m, sc, b));
 }
 
 /* st += the sums of g[i] and g[i] (x[i] - c), i < n */
@@ -298,8 +353,8 @@ static void BN_P(gsums)(const BN_T *g, const BN_T *x, int64_t n,
         BV_ACC(d2, BV_ADD(t0, t1));
     }
     for (; i < n; i++) {
-        st->s1 += g[i];
-        st->s2 += (double)g[i] * (x[i] - st->c);
+        st->s1 += BN_GET(g, i);
+        st->s2 += (double)BN_GET(g, i) * (BN_GET(x, i) - st->c);
     }
     st->d1 = d1;
     st->d2 = d2;
@@ -311,23 +366,30 @@ static void BN_P(dx)(const BN_T *g, const BN_T *x, BN_T *dx, int64_t n,
                      double m, double rstd, double k, double wc, double a,
                      double b)
 {
-    const BN_T c = (BN_T)m;
+    const BN_F c = (BN_F)m;
     const double A = k * wc, B = -k * rstd * b, K = -k * a + B * (c - m);
-    const BV vc = BV_1(c), va = BV_1((BN_T)A), vb = BV_1((BN_T)B);
-    const BV vk = BV_1((BN_T)K);
+    const BV vc = BV_1(c), va = BV_1((BN_F)A), vb = BV_1((BN_F)B);
+    const BV vk = BV_1((BN_F)K);
     int64_t i = 0;
+    for (; i + 2 * BV_W <= n; i += 2 * BV_W) {
+        const BV e0 = BV_SUB(BV_LD(x + i), vc);
+        const BV e1 = BV_SUB(BV_LD(x + i + BV_W), vc);
+        BV_ST2(dx + i, BV_FMA(va, BV_LD(g + i), BV_FMA(vb, e0, vk)),
+               BV_FMA(va, BV_LD(g + i + BV_W), BV_FMA(vb, e1, vk)));
+    }
     for (; i + BV_W <= n; i += BV_W) {
         const BV e = BV_SUB(BV_LD(x + i), vc);
         BV_ST(dx + i, BV_FMA(va, BV_LD(g + i), BV_FMA(vb, e, vk)));
     }
     for (; i < n; i++)
-        dx[i] = (BN_T)(A * g[i] + (B * (x[i] - c) + K));
+        BN_PUT(dx, i, A * BN_GET(g, i) + (B * (BN_GET(x, i) - c) + K));
 }
 
 /* batch_norm over channels [c0, c1) (bnorm_c.c's BATCH_NORM_CH).  In
  * training the statistics' sums of channel c + 1 run alongside channel
  * c's y, sample by sample (the same sums in the same order), so the read
  * of c + 1's values from L3 overlaps y's stores; c's values are in L2. */
+#if !BN_H16 /* (batch_norm has no 16-bit row) */
 static void BN_P(batch_norm)(void *arg, int part, int nparts)
 {
     const tb_cpu_bnorm_job *j = arg;
@@ -371,6 +433,8 @@ static void BN_P(batch_norm)(void *arg, int part, int nparts)
     }
 }
 
+#endif
+
 /* group_norm over (sample, group) pairs [r0, r1) (GROUP_NORM_RG) */
 static void BN_P(group_norm)(void *arg, int part, int nparts)
 {
@@ -388,7 +452,7 @@ static void BN_P(group_norm)(void *arg, int part, int nparts)
         for (int64_t ch = 0; ch < cg; ch++) {
             const int64_t c = (r % j->G) * cg + ch;
             BN_P(affine)(x + r * len + ch * S, y + r * len + ch * S, S,
-                         mean, rstd * w[c], b[c]);
+                         mean, rstd * BN_GET(w, c), BN_GET(b, c));
         }
     }
 }
@@ -414,7 +478,7 @@ static void BN_P(batch_norm_bw)(void *arg, int part, int nparts)
         const double mean = BN_P(stats)(x + c * S, j->N, C * S, S, &ss);
         const double rstd = 1 / sqrt((n > 0 ? ss / n : 0) + j->eps);
         BN_P(stat) gs;
-        BN_P(stat_zero)(&gs, (BN_T)mean);
+        BN_P(stat_zero)(&gs, (BN_F)mean);
         for (int64_t i = 0; i < j->N; i++) {
             const int64_t o = (i * C + c) * S;
             if (i + BN_PF_RUNS < j->N)
@@ -424,13 +488,13 @@ static void BN_P(batch_norm_bw)(void *arg, int part, int nparts)
         }
         BN_P(stat_tot)(&gs, &sg, &sgd);
         const double sgx = rstd * (sgd - (mean - gs.c) * sg);
-        const double wr = w[c] * rstd, a = sg / n, b = sgx / n;
+        const double wr = BN_GET(w, c) * rstd, a = sg / n, b = sgx / n;
         for (int64_t i = 0; i < j->N; i++) {
             const int64_t o = (i * C + c) * S;
             BN_P(dx)(g + o, x + o, dx + o, S, mean, rstd, wr, 1, a, b);
         }
-        dw[c] = (BN_T)sgx;
-        db[c] = (BN_T)sg;
+        BN_PUT(dw, c, sgx);
+        BN_PUT(db, c, sg);
     }
 }
 
@@ -449,7 +513,7 @@ static void BN_P(group_norm_bw)(void *arg, int part, int nparts)
         double ss, sgh = 0, sghx = 0;
         const double mean = BN_P(stats)(x + r * len, 1, 0, len, &ss);
         const double rstd = 1 / sqrt(ss / (double)len + j->eps);
-        const BN_T cm = (BN_T)mean;
+        const BN_F cm = (BN_F)mean;
         const int64_t c0 = (r % j->G) * cg;
         double *pp = j->part + (r / j->G * j->C + c0) * 2;
         for (int64_t ch = 0; ch < cg; ch++) {
@@ -461,23 +525,34 @@ static void BN_P(group_norm_bw)(void *arg, int part, int nparts)
             const double sgx = rstd * (sgd - (mean - cm) * sg);
             pp[2 * ch] = sgx;
             pp[2 * ch + 1] = sg;
-            sgh += sg * w[c0 + ch];
-            sghx += sgx * w[c0 + ch];
+            sgh += sg * BN_GET(w, c0 + ch);
+            sghx += sgx * BN_GET(w, c0 + ch);
         }
         const double a = sgh / (double)len, b = sghx / (double)len;
         for (int64_t ch = 0; ch < cg; ch++) {
             const int64_t o = r * len + ch * S;
-            BN_P(dx)(g + o, x + o, dx + o, S, mean, rstd, rstd, w[c0 + ch],
-                     a, b);
+            BN_P(dx)(g + o, x + o, dx + o, S, mean, rstd, rstd,
+                     BN_GET(w, c0 + ch), a, b);
         }
     }
 }
 
 static const tb_cpu_bnorm_parts BN_P(parts) = {
-    BN_P(batch_norm), BN_P(group_norm), BN_P(batch_norm_bw),
-    BN_P(group_norm_bw)};
+#if BN_H16
+    NULL,
+#else
+    BN_P(batch_norm),
+#endif
+    BN_P(group_norm), BN_P(batch_norm_bw), BN_P(group_norm_bw)};
 
 #undef BN_T
+#undef BN_F
+#undef BN_GET
+#undef BN_PUT
+#undef BN_H_LD
+#undef BN_H_ST
+#undef BN_H_ST2
+#undef BV_ST2
 #undef BV
 #undef BV_W
 #undef BV_LD

@@ -9,7 +9,8 @@
  *   rows (samples) widened into per-thread f32 scratch that stays in
  *   L1/L2 (layer_norm and rms_norm at avx2 and avx512: fused, no
  *   scratch, half_norm_simd.h; their gradients at avx512 on
- *   norm_avx512.c's loops); sum and mean over a non-last axis: the f32 column sums'
+ *   norm_avx512.c's loops; group_norm, batch_norm_backward and
+ *   group_norm_backward at avx512 on bnorm_avx512.c's parts); sum and mean over a non-last axis: the f32 column sums'
  *   additions on values widened in registers (half_part_simd.h, at
  *   avx2 and avx512) or in 64-row blocks of scratch (scalar).
  * half_lsm.c (half_lsm.h): softmax, log_softmax (last axis) and its

@@ -18,7 +18,12 @@
  * those loops (the same bits), bf16 at avx512bf16 narrowed by
  * vcvtne2ps2bf16 (norm_avx512bf16.c).  layer_norm_backward and
  * rms_norm_backward at avx512, where the level's f32 row is
- * norm_avx512.c's: its loops on the 16-bit g, x, w (hp_norm_bw).
+ * norm_avx512.c's: its loops on the 16-bit g, x (w widened once)
+ * (hp_norm_bw).  group_norm, batch_norm_backward and group_norm_backward
+ * at avx512, where the level's f32 row is bnorm_avx512.c's: its parts
+ * on the 16-bit tensors (hp_bnorm; bf16 at avx512bf16 narrowed by
+ * vcvtne2ps2bf16, bnorm_avx512bf16.c); group_norm elsewhere in the
+ * parts above.
  *
  * sum and mean over a non-last axis (x viewed as [outer, R, inner],
  * inner > 1): the f32 driver (drv_reduce.c) adds each column's rows in
@@ -44,6 +49,7 @@
 #include "../../ops/alloc.h"
 #include "../../ops/half.h"
 #include "backends/cpu/cpu_config.h"
+#include "bnorm.h"
 #include "cpu_internal.h"
 #include "drv.h"
 #include "half_bwd.h"
@@ -227,8 +233,43 @@ static int hp_norm_bw(void *ctx, const tb_op *op, tb_dtype dt, int isa,
           f32 == TB_CPU_KFN(layer_norm_backward, f32, avx512)) ||
          (op->id == TB_OP_rms_norm_backward &&
           f32 == TB_CPU_KFN(rms_norm_backward, f32, avx512))))
-        return tb_cpu_norm_bw_run(ctx, op->id, dt, in, out, p,
-                                  tb_cpu_norm_bw_chunks_avx512(dt));
+        return tb_cpu_norm_bw_run(
+            ctx, op->id, dt, in, out, p,
+#if TB_CPU_HAVE_AVX512BF16
+            dt == TB_BF16 && isa >= TB_ISA_AVX512BF16
+                ? tb_cpu_norm_bw_chunks_bf16_avx512bf16() :
+#endif
+                tb_cpu_norm_bw_chunks_avx512(dt));
+#else
+    (void)ctx, (void)op, (void)dt, (void)isa, (void)f32, (void)in;
+    (void)out, (void)p;
+#endif
+    return 1;
+}
+
+/* group_norm, batch_norm_backward, group_norm_backward at avx512 (where
+ * the level's f32 row is bnorm_avx512.c's): its f32 parts' loops on the
+ * 16-bit values (tb_cpu_bnorm_parts16_avx512), no scratch: the bits of
+ * that row on the widened tensors, narrowed */
+static int hp_bnorm(void *ctx, const tb_op *op, tb_dtype dt, int isa,
+                    tb_kernel_fn f32, const tb_tensor *in, tb_tensor *out,
+                    const tb_params *p)
+{
+#if TB_CPU_HAVE_AVX512
+    const tb_op_id id = op->id;
+    const tb_kernel_fn want =
+        id == TB_OP_group_norm ? TB_CPU_KFN(group_norm, f32, avx512)
+        : id == TB_OP_batch_norm_backward
+            ? TB_CPU_KFN(batch_norm_backward, f32, avx512)
+            : TB_CPU_KFN(group_norm_backward, f32, avx512);
+    if (isa >= TB_ISA_AVX512 && f32 == want)
+        return tb_cpu_bnorm_run(
+            ctx, id, dt, in, out, p,
+#if TB_CPU_HAVE_AVX512BF16
+            dt == TB_BF16 && isa >= TB_ISA_AVX512BF16
+                ? tb_cpu_bnorm_parts_bf16_avx512bf16() :
+#endif
+                tb_cpu_bnorm_parts16_avx512(dt));
 #else
     (void)ctx, (void)op, (void)dt, (void)isa, (void)f32, (void)in;
     (void)out, (void)p;
@@ -419,9 +460,18 @@ int tb_cpu_half_part(void *ctx, const tb_op *op, tb_dtype dt, int isa,
                      const tb_params *p)
 {
     switch (op->id) {
+    case TB_OP_group_norm:
+    case TB_OP_batch_norm_backward:
+    case TB_OP_group_norm_backward: {
+        const int rc = hp_bnorm(ctx, op, dt, isa, f32, in, out, p);
+        if (rc != 1)
+            return rc;
+        if (op->id == TB_OP_group_norm)
+            return hp_norm(ctx, op, dt, isa, f32, cv, in, out, p);
+        return tb_cpu_half_units(ctx, op, f32, cv, in, out, p);
+    }
     case TB_OP_layer_norm:
     case TB_OP_rms_norm:
-    case TB_OP_group_norm:
         return hp_norm(ctx, op, dt, isa, f32, cv, in, out, p);
     case TB_OP_layer_norm_backward:
     case TB_OP_rms_norm_backward:

@@ -433,9 +433,11 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_HALF_BACKWARD2(X, XN)                                          \
     TB_CPU_HALF_OPTIM(X) TB_CPU_HALF_NE(layer_norm, X)                   \
     TB_CPU_HALF_NE(rms_norm, X)                                           \
-    TB_CPU_HALF(layer_norm_backward, X) TB_CPU_HALF(rms_norm_backward, X) \
-    TB_CPU_HALF(group_norm, X) TB_CPU_HALF(batch_norm_backward, X)        \
-    TB_CPU_HALF(group_norm_backward, X) TB_CPU_HALF(sdpa_backward, X)     \
+    /* bf16 at avx512bf16: norm_avx512bf16.c, bnorm_avx512bf16.c */      \
+    TB_CPU_HALF_NE(layer_norm_backward, X)                                \
+    TB_CPU_HALF_NE(rms_norm_backward, X)                                  \
+    TB_CPU_HALF_NE(group_norm, X) TB_CPU_HALF_NE(batch_norm_backward, X)  \
+    TB_CPU_HALF_NE(group_norm_backward, X) TB_CPU_HALF(sdpa_backward, X)  \
     TB_CPU_HALF(sdpa, X) TB_CPU_HALF(causal_mask, X)
 
 /* Every row: X for a row named "<op>_<dt>_<sfx>", XN for one with its

@@ -20,6 +20,7 @@ typedef struct {
     int np; /* partial sums per chunk: 2 (dw, db) or 1 (dw) */
     double eps;
     void *part; /* nch * np * D of the dtype (f32 for bf16/f16) */
+    const float *w32; /* f32, bf16, f16: w in f32 (widened once) */
 } tb_cpu_norm_bw_job;
 
 /* Runs layer_norm_backward or rms_norm_backward in dt with chunks (a
@@ -32,6 +33,9 @@ int tb_cpu_norm_bw_run(void *ctx, tb_op_id id, tb_dtype dt,
 /* The chunks of norm_avx512.c's rows for dt (f32, bf16, f16): g, x, w
  * of dt widened in registers, dx narrowed as stored. */
 tb_cpu_task_fn tb_cpu_norm_bw_chunks_avx512(tb_dtype dt);
+/* bf16's at the avx512bf16 level (norm_avx512bf16.c): the same loops and
+ * bits, dx narrowed by vcvtneps2bf16 */
+tb_cpu_task_fn tb_cpu_norm_bw_chunks_bf16_avx512bf16(void);
 
 /* layer_norm (b set) or rms_norm of rows x D bf16 values at the
  * avx512bf16 level: half_bwd.h's tb_cpu_half_norm_rows_avx512 for bf16,

@@ -358,4 +358,156 @@ static inline __m256 nz_fold(__m512 a0, __m512 a1)
             TB_HALF_NORM_FINISH(nz_sums_##DT, xn, D, s1, s2, sh, m, ss);  \
         }                                                                 \
     }
+/* layer_norm_backward's and rms_norm_backward's chunk loops (NB_ROWS:
+ * nb_bw_<DT> over tb_cpu_norm_bw_job's chunks, DT's loads and stores,
+ * w in f32), instantiated by norm_avx512.c (f32, bf16, f16) and
+ * norm_avx512bf16.c (bf16 narrowed by vcvtne2ps2bf16); a row's scalars
+ * from its sums by one function for every instance (norm_avx512.c), so
+ * they round alike. */
+typedef struct {
+    float m, rstd, a, b;
+} nb_row;
+bool tb_cpu_nb_finish(bool rms, float inv_n, float eps, float s1, float s2,
+                      float sg, float sgd, bool again, nb_row *o);
+float tb_cpu_nb_shift(float c, float m);
+
+#define NB_ROWS(DT, ES)                                                     \
+    /* the sums of d, d^2, gh, gh d over the row (rms: c = 0, no sum of \
+     * d) */                                                              \
+    static inline __attribute__((always_inline)) void nb_sums_##DT(      \
+        bool rms, const void *xr, const void *gr, const void *w,          \
+        int64_t D, float c, float *t)                                     \
+    {                                                                     \
+        const __m512 vc = _mm512_set1_ps(c), z = _mm512_setzero_ps();     \
+        __m512 a1[2] = {z, z}, a2[2] = {z, z}, ag[2] = {z, z};            \
+        __m512 ad[2] = {z, z};                                            \
+        int64_t k = 0;                                                    \
+        for (; k + 32 <= D; k += 32)                                      \
+            for (int u = 0; u < 2; u++) {                                 \
+                const int64_t i = k + 16 * u;                             \
+                const __m512 x = nb_ld_##DT(xr, i, 0xffff);               \
+                const __m512 d = rms ? x : _mm512_sub_ps(x, vc);          \
+                const __m512 gh = _mm512_mul_ps(nb_ld_##DT(gr, i, 0xffff), \
+                                                nb_ld_f32(w, i, 0xffff)); \
+                if (!rms) {                                               \
+                    a1[u] = _mm512_add_ps(a1[u], d);                      \
+                    ag[u] = _mm512_add_ps(ag[u], gh);                     \
+                }                                                         \
+                a2[u] = _mm512_fmadd_ps(d, d, a2[u]);                     \
+                ad[u] = _mm512_fmadd_ps(gh, d, ad[u]);                    \
+            }                                                             \
+        for (; k < D; k += 16) { /* (at most 2: 16 lanes, the tail) */    \
+            const __mmask16 mk = D - k >= 16 ? (__mmask16)0xffff          \
+                                             : (__mmask16)((1u << (D - k)) - 1); \
+            const __m512 x = nb_ld_##DT(xr, k, mk);                       \
+            const __m512 d = rms ? x : _mm512_maskz_sub_ps(mk, x, vc);    \
+            const __m512 gh = _mm512_mul_ps(nb_ld_##DT(gr, k, mk),        \
+                                            nb_ld_f32(w, k, mk));        \
+            if (!rms) {                                                   \
+                a1[0] = _mm512_add_ps(a1[0], d);                          \
+                ag[0] = _mm512_add_ps(ag[0], gh);                         \
+            }                                                             \
+            a2[0] = _mm512_fmadd_ps(d, d, a2[0]);                         \
+            ad[0] = _mm512_fmadd_ps(gh, d, ad[0]);                        \
+        }                                                                 \
+        t[0] = _mm512_reduce_add_ps(_mm512_add_ps(a1[0], a1[1]));         \
+        t[1] = _mm512_reduce_add_ps(_mm512_add_ps(a2[0], a2[1]));         \
+        t[2] = _mm512_reduce_add_ps(_mm512_add_ps(ag[0], ag[1]));         \
+        t[3] = _mm512_reduce_add_ps(_mm512_add_ps(ad[0], ad[1]));         \
+    }                                                                     \
+    /* lanes mk of row r's dx from k, dw += g xh, db += g */             \
+    static inline __attribute__((always_inline)) void nb_dx16_##DT(      \
+        bool rms, const void *xr, const void *gr, const void *w, void *dr, \
+        int64_t k, __mmask16 mk, __m512 vc, __m512 vm, __m512 vr,         \
+        __m512 va, __m512 vb, float *pw, float *pb)                       \
+    {                                                                     \
+        const __m512 xv = nb_ld_##DT(xr, k, mk);                          \
+        const __m512 gv = nb_ld_##DT(gr, k, mk);                          \
+        const __m512 xh =                                                 \
+            rms ? _mm512_mul_ps(xv, vr)                                   \
+                : _mm512_mul_ps(_mm512_sub_ps(_mm512_sub_ps(xv, vc), vm), vr); \
+        const __m512 gh = _mm512_mul_ps(gv, nb_ld_f32(w, k, mk));        \
+        const __m512 tt = rms ? gh : _mm512_sub_ps(gh, va);               \
+        nb_st_##DT(dr, k, mk, _mm512_mul_ps(vr, _mm512_fnmadd_ps(xh, vb, tt))); \
+        nb_st_f32(pw, k, mk, _mm512_fmadd_ps(gv, xh, nb_ld_f32(pw, k, mk))); \
+        if (!rms)                                                         \
+            nb_st_f32(pb, k, mk, _mm512_add_ps(nb_ld_f32(pb, k, mk), gv)); \
+    }                                                                     \
+    /* row r's dx, dw += g xh, db += g */                                \
+    static inline __attribute__((always_inline)) void nb_dx_##DT(        \
+        bool rms, const void *xr, const void *gr, const void *w, void *dr, \
+        int64_t D, float c, const nb_row *s, float *pw, float *pb)        \
+    {                                                                     \
+        const __m512 vc = _mm512_set1_ps(c), vm = _mm512_set1_ps(s->m);   \
+        const __m512 vr = _mm512_set1_ps(s->rstd);                        \
+        const __m512 va = _mm512_set1_ps(s->a), vb = _mm512_set1_ps(s->b); \
+        int64_t k = 0;                                                    \
+        for (; k + 16 <= D; k += 16)                                      \
+            nb_dx16_##DT(rms, xr, gr, w, dr, k, 0xffff, vc, vm, vr, va, vb, \
+                         pw, pb);                                         \
+        if (k < D)                                                        \
+            nb_dx16_##DT(rms, xr, gr, w, dr, k,                           \
+                         (__mmask16)((1u << (D - k)) - 1), vc, vm, vr, va, \
+                         vb, pw, pb);                                     \
+    }                                                                     \
+    static inline __attribute__((always_inline)) void nb_chunk_##DT(     \
+        const tb_cpu_norm_bw_job *j, bool rms, int64_t ch)                \
+    {                                                                     \
+        const void *g = j->in[0].data, *x = j->in[1].data;                \
+        const float *w = j->w32; /* (f32: w itself) */                    \
+        void *dx = j->out[0].data;                                        \
+        const int64_t D = j->D, es = ES;                                  \
+        const float inv_n = 1.0f / (float)D, eps = (float)j->eps;         \
+        float *pw = (float *)j->part + ch * j->np * D;                    \
+        float *pb = rms ? NULL : pw + D;                                  \
+        for (int64_t k = 0; k < j->np * D; k++)                           \
+            pw[k] = 0;                                                    \
+        const int64_t r0 = ch * j->rows / j->nch;                         \
+        const int64_t r1 = (ch + 1) * j->rows / j->nch;                   \
+        nb_row s = {0, 0, 0, 0}, sn = s;                                  \
+        float c = 0, cn = 0;                                              \
+        /* row r's statistics, then row r - 1's dx: the statistics'      \
+         * scalar latency beside the other row's vector work */           \
+        for (int64_t r = r0; r <= r1; r++) {                              \
+            if (r < r1) {                                                 \
+                const char *xr = (const char *)x + r * D * es;            \
+                const char *gr = (const char *)g + r * D * es;            \
+                float t[4];                                               \
+                cn = 0;                                                   \
+                if (!rms) {                                               \
+                    const int64_t n0 = D < 8 ? D : 8;                     \
+                    for (int64_t k = 0; k < n0; k++)                      \
+                        cn += nb_get_##DT(xr, k);                         \
+                    cn /= (float)n0;                                      \
+                }                                                         \
+                nb_sums_##DT(rms, xr, gr, w, D, cn, t);                   \
+                if (!tb_cpu_nb_finish(rms, inv_n, eps, t[0], t[1], t[2], t[3],   \
+                               true, &sn)) {                              \
+                    cn = tb_cpu_nb_shift(cn, t[0] * inv_n);                      \
+                    nb_sums_##DT(rms, xr, gr, w, D, cn, t);               \
+                    tb_cpu_nb_finish(rms, inv_n, eps, t[0], t[1], t[2], t[3],    \
+                              false, &sn);                                \
+                }                                                         \
+            }                                                             \
+            if (r > r0)                                                   \
+                nb_dx_##DT(rms, (const char *)x + (r - 1) * D * es,       \
+                           (const char *)g + (r - 1) * D * es, w,         \
+                           (char *)dx + (r - 1) * D * es, D, c, &s, pw,   \
+                           pb);                                           \
+            s = sn;                                                       \
+            c = cn;                                                       \
+        }                                                                 \
+    }                                                                     \
+    static void nb_bw_##DT(void *arg, int part, int nparts)               \
+    {                                                                     \
+        const tb_cpu_norm_bw_job *j = arg;                                \
+        int64_t c0, c1;                                                   \
+        tb_cpu_span(j->nch, 1, part, nparts, &c0, &c1);                   \
+        for (int64_t ch = c0; ch < c1; ch++)                              \
+            if (j->np == 1)                                               \
+                nb_chunk_##DT(j, true, ch);                               \
+            else                                                          \
+                nb_chunk_##DT(j, false, ch);                              \
+    }
+
 #endif

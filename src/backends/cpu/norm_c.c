@@ -160,14 +160,28 @@ int tb_cpu_norm_bw_run(void *ctx, tb_op_id id, tb_dtype dt,
         return rc;
     tb_cpu_norm_bw_job j = {in, out, 0, in[1].shape[in[1].ndim - 1], 0,
                             id == TB_OP_rms_norm_backward ? 1 : 2,
-                            tb_cpu_param(p, id, 0), NULL};
+                            tb_cpu_param(p, id, 0), NULL, NULL};
     j.rows = j.D ? tb_tensor_numel(&in[1]) / j.D : 0;
+    float *w32 = NULL; /* bf16, f16: w widened once for the loops */
+    if (dt == TB_F32) {
+        j.w32 = in[2].data;
+    } else if (dt != TB_F64 && j.D > 0) {
+        if (!(w32 = tb_alloc((size_t)j.D * sizeof *w32)))
+            return TB_ENOMEM;
+        const uint16_t *wh = in[2].data;
+        for (int64_t k = 0; k < j.D; k++)
+            w32[k] = dt == TB_BF16 ? tb_bf16_to_f32(wh[k])
+                                   : tb_f16_to_f32(wh[k]);
+        j.w32 = w32;
+    }
     j.nch = j.rows < NORM_BW_CHUNKS ? j.rows : NORM_BW_CHUNKS;
     const size_t es = dt == TB_F64 ? sizeof(double) : sizeof(float);
     if (j.nch > 0 && j.D > 0) {
         j.part = tb_alloc((size_t)(j.nch * j.np * j.D) * es);
-        if (!j.part)
+        if (!j.part) {
+            tb_free(w32);
             return TB_ENOMEM;
+        }
         tb_cpu_parallel(ctx, j.rows * j.D * 4, j.nch, chunks, &j);
     }
     rc = 0;
@@ -191,6 +205,7 @@ int tb_cpu_norm_bw_run(void *ctx, tb_op_id id, tb_dtype dt,
         }
     }
     tb_free(j.part);
+    tb_free(w32);
     return rc;
 }
 
