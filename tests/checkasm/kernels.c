@@ -653,7 +653,8 @@ void test_kernel_transpose_nt(void **state)
  * 64-byte aligned rows with nt set (the streaming copy-out); batches of
  * nb planes, one after the other with gaps, or interleaved row by row as
  * permute's (inter: ild = nb * (nj + ipad), ibs = nj + ipad and the same
- * on the output side): bit for bit the index loop out[k * obs + j * old +
+ * on the output side), small planes and planes beyond transpose_simd.h's
+ * TP_BATCH_PLANE: bit for bit the index loop out[k * obs + j * old +
  * i] = in[k * ibs + i * ild + j], the rest of the output untouched. */
 static int tp_plane_case(tb_cpu_tp_fn fn, size_t es, int64_t ni, int64_t nj,
                          int64_t ipad, int64_t opad, int nt, uint64_t salt,
@@ -747,7 +748,8 @@ void test_tp_planes(void **state)
             static const int64_t bs[][3] = {{16, 16, 2},  {17, 33, 3},
                                             {64, 128, 5}, {128, 64, 4},
                                             {1, 40, 3},   {40, 1, 3},
-                                            {31, 15, 2},  {65, 48, 7}};
+                                            {31, 15, 2},  {65, 48, 7},
+                                            {1025, 260, 2}};
             for (size_t k = 0; k < sizeof bs / sizeof bs[0]; k++)
                 for (int inter = 0; inter < 2; inter++)
                     bad += tp_plane_case(fn, es, bs[k][0], bs[k][1],
