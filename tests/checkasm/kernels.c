@@ -650,41 +650,61 @@ void test_kernel_transpose_nt(void **state)
  * level and element size (2, 4, 8 bytes): sides around the tiles and
  * blocks (1, 15, 17, 1023, 1025 and their neighbours; non-square),
  * pitches beyond the extents, misaligned canary-guarded buffers, and
- * 64-byte aligned rows with nt set (the streaming copy-out): bit for
- * bit the index loop out[j * old + i] = in[i * ild + j], the output's
- * padding untouched. */
+ * 64-byte aligned rows with nt set (the streaming copy-out); batches of
+ * nb planes, one after the other with gaps, or interleaved row by row as
+ * permute's (inter: ild = nb * (nj + ipad), ibs = nj + ipad and the same
+ * on the output side), small planes and planes beyond transpose_simd.h's
+ * TP_BATCH_PLANE: bit for bit the index loop out[k * obs + j * old +
+ * i] = in[k * ibs + i * ild + j], the rest of the output untouched. */
 static int tp_plane_case(tb_cpu_tp_fn fn, size_t es, int64_t ni, int64_t nj,
-                         int64_t ipad, int64_t opad, int nt, uint64_t salt)
+                         int64_t ipad, int64_t opad, int nt, uint64_t salt,
+                         int64_t nb, int inter)
 {
-    const int64_t ild = nj + ipad, old = ni + opad;
+    int64_t ild = nj + ipad, old = ni + opad, ibs = 0, obs = 0, isz, osz;
+    if (inter) {
+        ibs = ild;
+        obs = old;
+        ild *= nb;
+        old *= nb;
+        isz = ni * ild;
+        osz = nj * old;
+    } else {
+        ibs = ni * ild + 3;
+        obs = nj * old + 5;
+        isz = (nb - 1) * ibs + ni * ild;
+        osz = (nb - 1) * obs + nj * old;
+    }
     rng_seed(salt);
     gbuf gi, go;
     /* misaligned by whole elements (an element's own alignment kept):
      * 4 bytes for 2- and 4-byte values, 8 for 8-byte ones */
     const size_t mis = misalign(es == 8 ? TB_F64 : TB_F32);
-    unsigned char *in = gb_new(&gi, (size_t)(ni * ild) * es, nt ? 0 : mis);
-    unsigned char *out =
-        gb_new(&go, (size_t)(nj * old) * es, nt ? 0 : 2 * mis);
-    for (size_t k = 0; k < (size_t)(ni * ild) * es; k++)
+    unsigned char *in = gb_new(&gi, (size_t)isz * es, nt ? 0 : mis);
+    unsigned char *out = gb_new(&go, (size_t)osz * es, nt ? 0 : 2 * mis);
+    unsigned char *want = malloc((size_t)osz * es);
+    assert_non_null(want);
+    for (size_t k = 0; k < (size_t)isz * es; k++)
         in[k] = (unsigned char)rng_next();
-    memset(out, 0x3c, (size_t)(nj * old) * es);
-    fn(in, ild, out, old, ni, nj, nt);
+    memset(out, 0x3c, (size_t)osz * es);
+    memset(want, 0x3c, (size_t)osz * es);
+    for (int64_t k = 0; k < nb; k++)
+        for (int64_t j = 0; j < nj; j++)
+            for (int64_t i = 0; i < ni; i++)
+                memcpy(want + (size_t)(k * obs + j * old + i) * es,
+                       in + (size_t)(k * ibs + i * ild + j) * es, es);
+    fn(in, ild, out, old, ni, nj, nb, ibs, obs, nt);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     int64_t bad = 0;
-    for (int64_t j = 0; j < nj; j++)
-        for (int64_t i = 0; i < old; i++) {
-            const unsigned char *o = out + (size_t)(j * old + i) * es;
-            bool ok = true;
-            for (size_t b = 0; b < es; b++)
-                ok &= o[b] == (i < ni ? in[(size_t)(i * ild + j) * es + b]
-                                      : 0x3c);
-            if (!ok && bad++ < 3)
-                print_error("esz %zu %lldx%lld (pitches %lld, %lld) nt %d: "
-                            "out[%lld][%lld] wrong\n",
-                            es, (long long)ni, (long long)nj, (long long)ild,
-                            (long long)old, nt, (long long)j, (long long)i);
-        }
+    for (int64_t e = 0; e < osz; e++)
+        if (memcmp(out + (size_t)e * es, want + (size_t)e * es, es) &&
+            bad++ < 3)
+            print_error("esz %zu %lldx%lld x %lld planes%s (pitches %lld, "
+                        "%lld) nt %d: output element %lld wrong\n",
+                        es, (long long)ni, (long long)nj, (long long)nb,
+                        inter ? " interleaved" : "", (long long)ild,
+                        (long long)old, nt, (long long)e);
     const bool intact = gb_intact(&gi) && gb_intact(&go);
+    free(want);
     gb_free(&gi);
     gb_free(&go);
     return bad || !intact;
@@ -713,16 +733,29 @@ void test_tp_planes(void **state)
                     bad += tp_plane_case(fn, es, sides[a], sides[b],
                                          (a + b) % 3 == 0 ? 0 : 5,
                                          (a * b) % 2 ? 3 : 0, 0,
-                                         (uint64_t)(l * 10000 + a * 100 + b));
+                                         (uint64_t)(l * 10000 + a * 100 + b),
+                                         1, 0);
             for (size_t k = 0; k < sizeof big / sizeof big[0]; k++)
                 bad += tp_plane_case(fn, es, big[k][0], big[k][1], 0, 0, 0,
-                                     (uint64_t)k);
+                                     (uint64_t)k, 1, 0);
             /* nt: 64-byte aligned output rows (pitch a multiple of 64 B) */
             const int64_t opad = 64 / (int64_t)es;
             bad += tp_plane_case(fn, es, 256 / (int64_t)es * 2, 128,
-                                 0, opad, 1, 7);
-            bad += tp_plane_case(fn, es, 1024, 300, 0, opad, 1, 8);
-            bad += tp_plane_case(fn, es, 1023, 129, 0, opad + 1, 1, 9);
+                                 0, opad, 1, 7, 1, 0);
+            bad += tp_plane_case(fn, es, 1024, 300, 0, opad, 1, 8, 1, 0);
+            bad += tp_plane_case(fn, es, 1023, 129, 0, opad + 1, 1, 9, 1, 0);
+            /* batches: separate planes, and interleaved (permute's) */
+            static const int64_t bs[][3] = {{16, 16, 2},  {17, 33, 3},
+                                            {64, 128, 5}, {128, 64, 4},
+                                            {1, 40, 3},   {40, 1, 3},
+                                            {31, 15, 2},  {65, 48, 7},
+                                            {1025, 260, 2}};
+            for (size_t k = 0; k < sizeof bs / sizeof bs[0]; k++)
+                for (int inter = 0; inter < 2; inter++)
+                    bad += tp_plane_case(fn, es, bs[k][0], bs[k][1],
+                                         (int64_t)k % 2, (int64_t)k % 3, 0,
+                                         (uint64_t)(100 + k), bs[k][2],
+                                         inter);
         }
     assert_int_equal(bad, 0);
 }

@@ -50,7 +50,7 @@ static void cpu_tr_2d_task(void *argp, int part, int nparts)
         int64_t ioff = p * j->SA * ild + q * j->SB + j0;
         int64_t ooff = (p * j->SB + j0) * old + q * j->SA;
         j->fn(j->x + (size_t)ioff * j->esz, ild,
-              j->o + (size_t)ooff * j->esz, old, j->SA, nj, j->nt);
+              j->o + (size_t)ooff * j->esz, old, j->SA, nj, 1, 0, 0, j->nt);
     }
     /* Non-temporal stores are weakly ordered: make them visible before
      * the part reports done. */

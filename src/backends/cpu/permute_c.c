@@ -22,7 +22,8 @@
 /* The portable plane transposers (transpose.h)                         */
 /* ------------------------------------------------------------------ */
 
-/* out[j * old + i] = in[i * ild + j] in TP_C_TILE x TP_C_TILE tiles, so
+/* out[j * old + i] = in[i * ild + j] (plane after plane: transpose.h)
+ * in TP_C_TILE x TP_C_TILE tiles, so
  * that the lines a tile touches stay in L1 (the plain loop touches an
  * input line once per element; 16: 8 and 16 measured alike, 32 slower:
  * power-of-two strides put more of a tile's lines in one L1 set).  Bit
@@ -30,19 +31,23 @@
 #define TP_C_TILE 16
 #define TP_C_PLANE(T, SFX)                                                \
     static void tp_c_##SFX(const void *pin, int64_t ild, void *pout,      \
-                           int64_t old, int64_t ni, int64_t nj, int nt)   \
+                           int64_t old, int64_t ni, int64_t nj,           \
+                           int64_t nb, int64_t ibs, int64_t obs, int nt)  \
     {                                                                     \
-        const T *restrict in = pin;                                       \
-        T *restrict out = pout;                                           \
         (void)nt;                                                         \
-        for (int64_t j0 = 0; j0 < nj; j0 += TP_C_TILE) {                  \
-            const int64_t j1 = j0 + TP_C_TILE < nj ? j0 + TP_C_TILE : nj; \
-            for (int64_t i0 = 0; i0 < ni; i0 += TP_C_TILE) {              \
-                const int64_t i1 =                                        \
-                    i0 + TP_C_TILE < ni ? i0 + TP_C_TILE : ni;            \
-                for (int64_t j = j0; j < j1; j++)                         \
-                    for (int64_t i = i0; i < i1; i++)                     \
-                        out[j * old + i] = in[i * ild + j];               \
+        for (int64_t k = 0; k < nb; k++) {                                \
+            const T *restrict in = (const T *)pin + k * ibs;              \
+            T *restrict out = (T *)pout + k * obs;                        \
+            for (int64_t j0 = 0; j0 < nj; j0 += TP_C_TILE) {              \
+                const int64_t j1 =                                        \
+                    j0 + TP_C_TILE < nj ? j0 + TP_C_TILE : nj;            \
+                for (int64_t i0 = 0; i0 < ni; i0 += TP_C_TILE) {          \
+                    const int64_t i1 =                                    \
+                        i0 + TP_C_TILE < ni ? i0 + TP_C_TILE : ni;        \
+                    for (int64_t j = j0; j < j1; j++)                     \
+                        for (int64_t i = i0; i < i1; i++)                 \
+                            out[j * old + i] = in[i * ild + j];           \
+                }                                                         \
             }                                                             \
         }                                                                 \
     }
@@ -86,8 +91,11 @@ tb_cpu_tp_fn tb_cpu_tp_get(int lv, size_t esz)
  * for each index of the other output dims the (q, last) plane is a 2-D
  * transpose (input: unit stride along q, stride st[nd - 1] along the
  * last; output: stride ostq along q, unit along the last): the level's
- * plane transposer tp, with the plane's rows the output's last dim.
- * Values are copies either way. */
+ * plane transposer tp, with the plane's rows the output's last dim, the
+ * planes along the innermost other dim of more than one index (b) in one
+ * call (its batch: the SIMD levels' direct tiles visit a tile position
+ * in every plane of it in turn), an odometer over the rest.  Values are
+ * copies either way. */
 static void ext_permute_tiled(const tb_tensor *x, tb_tensor *out,
                               const int64_t *st, int q, size_t esz,
                               tb_cpu_tp_fn tp)
@@ -98,14 +106,21 @@ static void ext_permute_tiled(const tb_tensor *x, tb_tensor *out,
     for (int d = nd - 2; d >= 0; d--)
         ost[d] = ost[d + 1] * out->shape[d + 1];
     const int64_t ni = out->shape[q], nj = out->shape[nd - 1];
-    const int64_t planes = tb_tensor_numel(out) / (ni * nj);
+    int b = -1;
+    for (int d = nd - 2; d >= 0 && b < 0; d--)
+        if (d != q && out->shape[d] > 1)
+            b = d;
+    const int64_t nb = b < 0 ? 1 : out->shape[b];
+    const int64_t ibs = b < 0 ? 0 : st[b], obs = b < 0 ? 0 : ost[b];
+    const int64_t planes = tb_tensor_numel(out) / (ni * nj * nb);
     int64_t idx[TB_MAX_DIMS] = {0}, xo = 0, oo = 0;
     for (int64_t r = 0; r < planes; r++) {
         /* o[i * ost[q] + j] = x[i + j * st[nd - 1]]: input rows j */
         tp((const char *)x->data + (size_t)xo * esz, st[nd - 1],
-           (char *)out->data + (size_t)oo * esz, ost[q], nj, ni, 0);
-        for (int d = nd - 2; d >= 0; d--) { /* odometer, q left out */
-            if (d == q)
+           (char *)out->data + (size_t)oo * esz, ost[q], nj, ni, nb, ibs,
+           obs, 0);
+        for (int d = nd - 2; d >= 0; d--) { /* odometer, q and b left out */
+            if (d == q || d == b)
                 continue;
             xo += st[d];
             oo += ost[d];

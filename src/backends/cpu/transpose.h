@@ -10,11 +10,14 @@
 
 #include "../backend.h"
 
-/* out[j * old + i] = in[i * ild + j] for i < ni, j < nj (leading dims
- * in elements); nt: full output lines may be written with non-temporal
- * stores (the caller fences before the output is read). */
+/* out[k * obs + j * old + i] = in[k * ibs + i * ild + j] for i < ni,
+ * j < nj, k < nb: nb planes (leading dims and plane strides in
+ * elements; ibs, obs unused when nb is 1); nt: full output lines may be
+ * written with non-temporal stores (the caller fences before the output
+ * is read). */
 typedef void (*tb_cpu_tp_fn)(const void *in, int64_t ild, void *out,
-                             int64_t old, int64_t ni, int64_t nj, int nt);
+                             int64_t old, int64_t ni, int64_t nj, int64_t nb,
+                             int64_t ibs, int64_t obs, int nt);
 
 /* Level lv's transposer of esz-byte elements (lv's own code), or NULL
  * (a level this binary lacks, an element size of none). */
