@@ -1,0 +1,197 @@
+/* einsum's matrix-vector products (einsum_gemv.h) at the avx2 and
+ * avx512 levels, for inclusion by einsum_avx2.c and einsum_avx512.c
+ * only (each built with its level's flags).  f32 on vmath_simd.h's
+ * vectors, f64 on the few helpers below.  Every load past a row's last
+ * whole vector is masked: no byte beyond an operand is read.
+ *
+ * mv (N = 1): four rows at a time share each load of x, one accumulator
+ * a row (five loads a step of four FMAs: load-bound, not latency-bound),
+ * the tail of K in one masked step, each row's lanes then added; a
+ * lone row keeps four accumulators (a dot product of a long K).
+ * vm (M = 1): blocks of four vectors of c, a broadcast of a[k] times
+ * row k of b added in k order; then single vectors, then one masked. */
+#ifndef TB_BACKENDS_CPU_EINSUM_SIMD_H
+#define TB_BACKENDS_CPU_EINSUM_SIMD_H
+
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "einsum_gemv.h"
+#include "vmath_simd.h"
+
+/* f32: vmath_simd.h's */
+#define egs_L VS_LANES
+typedef vf egs_v;
+static inline egs_v egs_zero(void) { return v_set1(0.0f); }
+static inline egs_v egs_set1(float a) { return v_set1(a); }
+static inline egs_v egs_load(const float *p) { return v_load(p); }
+static inline egs_v egs_load_n(const float *p, int64_t r)
+{
+    return v_load_n(p, r);
+}
+static inline void egs_store(float *p, egs_v a) { v_store(p, a); }
+static inline void egs_store_n(float *p, egs_v a, int64_t r)
+{
+    v_store_n(p, a, r);
+}
+static inline egs_v egs_fma(egs_v a, egs_v b, egs_v c)
+{
+    return v_fma(a, b, c);
+}
+static inline egs_v egs_add(egs_v a, egs_v b) { return v_add(a, b); }
+static inline float egs_hsum(egs_v a) { return v_hsum(a); }
+
+/* f64 */
+#if VS_LANES == 16
+#define egd_L 8
+typedef __m512d egd_v;
+static inline __mmask8 egd_first(int64_t r)
+{
+    return (__mmask8)(r >= 8 ? 0xff : (1u << r) - 1);
+}
+static inline egd_v egd_zero(void) { return _mm512_setzero_pd(); }
+static inline egd_v egd_set1(double a) { return _mm512_set1_pd(a); }
+static inline egd_v egd_load(const double *p) { return _mm512_loadu_pd(p); }
+static inline egd_v egd_load_n(const double *p, int64_t r)
+{
+    return _mm512_maskz_loadu_pd(egd_first(r), p);
+}
+static inline void egd_store(double *p, egd_v a) { _mm512_storeu_pd(p, a); }
+static inline void egd_store_n(double *p, egd_v a, int64_t r)
+{
+    _mm512_mask_storeu_pd(p, egd_first(r), a);
+}
+static inline egd_v egd_fma(egd_v a, egd_v b, egd_v c)
+{
+    return _mm512_fmadd_pd(a, b, c);
+}
+static inline egd_v egd_add(egd_v a, egd_v b) { return _mm512_add_pd(a, b); }
+static inline double egd_hsum(egd_v a) { return _mm512_reduce_add_pd(a); }
+#else
+#define egd_L 4
+typedef __m256d egd_v;
+static inline __m256i egd_first(int64_t r)
+{
+    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(r),
+                              _mm256_setr_epi64x(0, 1, 2, 3));
+}
+static inline egd_v egd_zero(void) { return _mm256_setzero_pd(); }
+static inline egd_v egd_set1(double a) { return _mm256_set1_pd(a); }
+static inline egd_v egd_load(const double *p) { return _mm256_loadu_pd(p); }
+static inline egd_v egd_load_n(const double *p, int64_t r)
+{
+    return _mm256_maskload_pd(p, egd_first(r));
+}
+static inline void egd_store(double *p, egd_v a) { _mm256_storeu_pd(p, a); }
+static inline void egd_store_n(double *p, egd_v a, int64_t r)
+{
+    _mm256_maskstore_pd(p, egd_first(r), a);
+}
+static inline egd_v egd_fma(egd_v a, egd_v b, egd_v c)
+{
+    return _mm256_fmadd_pd(a, b, c);
+}
+static inline egd_v egd_add(egd_v a, egd_v b) { return _mm256_add_pd(a, b); }
+static inline double egd_hsum(egd_v a)
+{
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(a),
+                           _mm256_extractf128_pd(a, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+#endif
+
+#define EG_KERNELS(SFX, T, P)                                             \
+    static void eg_mv_##SFX(const void *av, const void *xv, void *cv,     \
+                            int64_t m, int64_t K)                         \
+    {                                                                     \
+        const T *a = av, *x = xv;                                         \
+        T *c = cv;                                                        \
+        const int64_t L = P##_L, kt = K - K % P##_L;                      \
+        int64_t i = 0;                                                    \
+        for (; i + 4 <= m; i += 4) {                                      \
+            const T *a0 = a + i * K, *a1 = a0 + K, *a2 = a1 + K,          \
+                    *a3 = a2 + K;                                         \
+            P##_v s0 = P##_zero(), s1 = s0, s2 = s0, s3 = s0;             \
+            for (int64_t k = 0; k < kt; k += L) {                         \
+                const P##_v v = P##_load(x + k);                          \
+                s0 = P##_fma(P##_load(a0 + k), v, s0);                    \
+                s1 = P##_fma(P##_load(a1 + k), v, s1);                    \
+                s2 = P##_fma(P##_load(a2 + k), v, s2);                    \
+                s3 = P##_fma(P##_load(a3 + k), v, s3);                    \
+            }                                                             \
+            if (kt < K) {                                                 \
+                const int64_t r = K - kt;                                 \
+                const P##_v v = P##_load_n(x + kt, r);                    \
+                s0 = P##_fma(P##_load_n(a0 + kt, r), v, s0);              \
+                s1 = P##_fma(P##_load_n(a1 + kt, r), v, s1);              \
+                s2 = P##_fma(P##_load_n(a2 + kt, r), v, s2);              \
+                s3 = P##_fma(P##_load_n(a3 + kt, r), v, s3);              \
+            }                                                             \
+            c[i] = P##_hsum(s0), c[i + 1] = P##_hsum(s1);                 \
+            c[i + 2] = P##_hsum(s2), c[i + 3] = P##_hsum(s3);             \
+        }                                                                 \
+        for (; i < m; i++) {                                              \
+            const T *ar = a + i * K;                                      \
+            P##_v s0 = P##_zero(), s1 = s0, s2 = s0, s3 = s0;             \
+            int64_t k = 0;                                                \
+            for (; k + 4 * L <= kt; k += 4 * L) {                         \
+                s0 = P##_fma(P##_load(ar + k), P##_load(x + k), s0);      \
+                s1 = P##_fma(P##_load(ar + k + L), P##_load(x + k + L),   \
+                             s1);                                         \
+                s2 = P##_fma(P##_load(ar + k + 2 * L),                    \
+                             P##_load(x + k + 2 * L), s2);                \
+                s3 = P##_fma(P##_load(ar + k + 3 * L),                    \
+                             P##_load(x + k + 3 * L), s3);                \
+            }                                                             \
+            for (; k < kt; k += L)                                        \
+                s0 = P##_fma(P##_load(ar + k), P##_load(x + k), s0);      \
+            if (kt < K)                                                   \
+                s1 = P##_fma(P##_load_n(ar + kt, K - kt),                 \
+                             P##_load_n(x + kt, K - kt), s1);             \
+            c[i] = P##_hsum(P##_add(P##_add(s0, s1), P##_add(s2, s3)));   \
+        }                                                                 \
+    }                                                                     \
+    static void eg_vm_##SFX(const void *av, const void *bv, void *cv,     \
+                            int64_t j0, int64_t j1, int64_t K, int64_t N) \
+    {                                                                     \
+        const T *a = av, *b = bv;                                         \
+        T *c = cv;                                                        \
+        const int64_t L = P##_L;                                          \
+        int64_t j = j0;                                                   \
+        for (; j + 4 * L <= j1; j += 4 * L) {                             \
+            P##_v s0 = P##_zero(), s1 = s0, s2 = s0, s3 = s0;             \
+            for (int64_t k = 0; k < K; k++) {                             \
+                const P##_v v = P##_set1(a[k]);                           \
+                const T *br = b + k * N + j;                              \
+                s0 = P##_fma(v, P##_load(br), s0);                        \
+                s1 = P##_fma(v, P##_load(br + L), s1);                    \
+                s2 = P##_fma(v, P##_load(br + 2 * L), s2);                \
+                s3 = P##_fma(v, P##_load(br + 3 * L), s3);                \
+            }                                                             \
+            P##_store(c + j, s0), P##_store(c + j + L, s1);               \
+            P##_store(c + j + 2 * L, s2), P##_store(c + j + 3 * L, s3);   \
+        }                                                                 \
+        for (; j + L <= j1; j += L) {                                     \
+            P##_v s = P##_zero();                                         \
+            for (int64_t k = 0; k < K; k++)                               \
+                s = P##_fma(P##_set1(a[k]), P##_load(b + k * N + j), s);  \
+            P##_store(c + j, s);                                          \
+        }                                                                 \
+        if (j < j1) {                                                     \
+            const int64_t r = j1 - j;                                     \
+            P##_v s = P##_zero();                                         \
+            for (int64_t k = 0; k < K; k++)                               \
+                s = P##_fma(P##_set1(a[k]), P##_load_n(b + k * N + j, r), \
+                            s);                                           \
+            P##_store_n(c + j, s, r);                                     \
+        }                                                                 \
+    }
+
+EG_KERNELS(f32, float, egs)
+EG_KERNELS(f64, double, egd)
+
+#define EG_TABLE(LV)                                                      \
+    const tb_cpu_ein_gemv tb_cpu_ein_gemv_##LV[2] = {                     \
+        {eg_mv_f32, eg_vm_f32}, {eg_mv_f64, eg_vm_f64}};
+
+#endif
