@@ -1,12 +1,15 @@
 /* The cpu backend's einsum driver (einsum1, einsum, einsum3, einsum4):
  * runs ops/einsum.h's plan.  A GEMM step is a batched product through
- * the native GEMM at the avx2/avx512 levels (as matmul) or the level's
- * row loops at the scalar level; a gather step (diagonal, sum over
- * letters, permute) is a strided walk, its sums in double (without sums:
- * strided copies), split over the threads by output element.  The
- * parse and plan of a thread's last call are reused while it repeats.  Buffers between steps come from the
- * tracked allocator per call; a plan without them (bij,bjk->bik) reads
- * the inputs and writes the output in place, as matmul does.
+ * the native GEMM at the avx2/avx512 levels (as matmul; one of N = 1 or
+ * M = 1 by the level's matrix-vector kernels, einsum_gemv.h) or the
+ * level's row loops at the scalar level; a gather step (diagonal, sum
+ * over letters, permute) is a strided walk, its sums in double (without
+ * sums: strided copies), split over the threads by output element.  The
+ * parse and plan of a thread's last call are reused while it repeats.
+ * Buffers between steps: one block, on the stack up to EIN_STACK_BYTES,
+ * else from the tracked allocator per call; a plan without them
+ * (bij,bjk->bik) reads the inputs and writes the output in place, as
+ * matmul does.
  *
  * impl: the registry row's name, then the equation and, once a call has
  * run, the plan with its sizes, e.g. "einsum_f32_avx2(bij,bjk->bik: gemm

@@ -19,86 +19,56 @@
 #include "einsum_gemv.h"
 #include "vmath_simd.h"
 
-/* f32: vmath_simd.h's */
-#define egs_L VS_LANES
-typedef vf egs_v;
-static inline egs_v egs_zero(void) { return v_set1(0.0f); }
-static inline egs_v egs_set1(float a) { return v_set1(a); }
-static inline egs_v egs_load(const float *p) { return v_load(p); }
-static inline egs_v egs_load_n(const float *p, int64_t r)
-{
-    return v_load_n(p, r);
-}
-static inline void egs_store(float *p, egs_v a) { v_store(p, a); }
-static inline void egs_store_n(float *p, egs_v a, int64_t r)
-{
-    v_store_n(p, a, r);
-}
-static inline egs_v egs_fma(egs_v a, egs_v b, egs_v c)
-{
-    return v_fma(a, b, c);
-}
-static inline egs_v egs_add(egs_v a, egs_v b) { return v_add(a, b); }
-static inline float egs_hsum(egs_v a) { return v_hsum(a); }
+/* f32: vmath_simd.h's v_* (EG_KERNELS's prefix v) */
+#define v_L VS_LANES
+typedef vf v_vt;
 
-/* f64 */
+/* f64 (prefix egd): the intrinsics both widths name alike through
+ * EGD_I, then the masked ones (r < egd_L lanes) and the lane sum */
 #if VS_LANES == 16
 #define egd_L 8
-typedef __m512d egd_v;
-static inline __mmask8 egd_first(int64_t r)
+#define EGD_I(x) _mm512_##x
+typedef __m512d egd_vt;
+static inline egd_vt egd_load_n(const double *p, int64_t r)
 {
-    return (__mmask8)(r >= 8 ? 0xff : (1u << r) - 1);
+    return _mm512_maskz_loadu_pd((__mmask8)((1u << r) - 1), p);
 }
-static inline egd_v egd_zero(void) { return _mm512_setzero_pd(); }
-static inline egd_v egd_set1(double a) { return _mm512_set1_pd(a); }
-static inline egd_v egd_load(const double *p) { return _mm512_loadu_pd(p); }
-static inline egd_v egd_load_n(const double *p, int64_t r)
+static inline void egd_store_n(double *p, egd_vt a, int64_t r)
 {
-    return _mm512_maskz_loadu_pd(egd_first(r), p);
+    _mm512_mask_storeu_pd(p, (__mmask8)((1u << r) - 1), a);
 }
-static inline void egd_store(double *p, egd_v a) { _mm512_storeu_pd(p, a); }
-static inline void egd_store_n(double *p, egd_v a, int64_t r)
-{
-    _mm512_mask_storeu_pd(p, egd_first(r), a);
-}
-static inline egd_v egd_fma(egd_v a, egd_v b, egd_v c)
-{
-    return _mm512_fmadd_pd(a, b, c);
-}
-static inline egd_v egd_add(egd_v a, egd_v b) { return _mm512_add_pd(a, b); }
-static inline double egd_hsum(egd_v a) { return _mm512_reduce_add_pd(a); }
+static inline double egd_hsum(egd_vt a) { return _mm512_reduce_add_pd(a); }
 #else
 #define egd_L 4
-typedef __m256d egd_v;
-static inline __m256i egd_first(int64_t r)
+#define EGD_I(x) _mm256_##x
+typedef __m256d egd_vt;
+/* 4 lanes from r lanes before the table's zeros: the first r set */
+static const int64_t egd_ones[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
+static inline egd_vt egd_load_n(const double *p, int64_t r)
 {
-    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(r),
-                              _mm256_setr_epi64x(0, 1, 2, 3));
+    return _mm256_maskload_pd(
+        p, _mm256_loadu_si256((const __m256i *)(egd_ones + 4 - r)));
 }
-static inline egd_v egd_zero(void) { return _mm256_setzero_pd(); }
-static inline egd_v egd_set1(double a) { return _mm256_set1_pd(a); }
-static inline egd_v egd_load(const double *p) { return _mm256_loadu_pd(p); }
-static inline egd_v egd_load_n(const double *p, int64_t r)
+static inline void egd_store_n(double *p, egd_vt a, int64_t r)
 {
-    return _mm256_maskload_pd(p, egd_first(r));
+    _mm256_maskstore_pd(
+        p, _mm256_loadu_si256((const __m256i *)(egd_ones + 4 - r)), a);
 }
-static inline void egd_store(double *p, egd_v a) { _mm256_storeu_pd(p, a); }
-static inline void egd_store_n(double *p, egd_v a, int64_t r)
+static inline double egd_hsum(egd_vt a)
 {
-    _mm256_maskstore_pd(p, egd_first(r), a);
-}
-static inline egd_v egd_fma(egd_v a, egd_v b, egd_v c)
-{
-    return _mm256_fmadd_pd(a, b, c);
-}
-static inline egd_v egd_add(egd_v a, egd_v b) { return _mm256_add_pd(a, b); }
-static inline double egd_hsum(egd_v a)
-{
-    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(a),
-                           _mm256_extractf128_pd(a, 1));
-    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+    const __m256d h = _mm256_hadd_pd(a, a); /* a0+a1, ., a2+a3, . */
+    return _mm_cvtsd_f64(
+        _mm_add_sd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1)));
 }
 #endif
+static inline egd_vt egd_set1(double a) { return EGD_I(set1_pd)(a); }
+static inline egd_vt egd_load(const double *p) { return EGD_I(loadu_pd)(p); }
+static inline void egd_store(double *p, egd_vt a) { EGD_I(storeu_pd)(p, a); }
+static inline egd_vt egd_fma(egd_vt a, egd_vt b, egd_vt c)
+{
+    return EGD_I(fmadd_pd)(a, b, c);
+}
+static inline egd_vt egd_add(egd_vt a, egd_vt b) { return EGD_I(add_pd)(a, b); }
 
 #define EG_KERNELS(SFX, T, P)                                             \
     static void eg_mv_##SFX(const void *av, const void *xv, void *cv,     \
@@ -111,9 +81,9 @@ static inline double egd_hsum(egd_v a)
         for (; i + 4 <= m; i += 4) {                                      \
             const T *a0 = a + i * K, *a1 = a0 + K, *a2 = a1 + K,          \
                     *a3 = a2 + K;                                         \
-            P##_v s0 = P##_zero(), s1 = s0, s2 = s0, s3 = s0;             \
+            P##_vt s0 = P##_set1(0), s1 = s0, s2 = s0, s3 = s0;             \
             for (int64_t k = 0; k < kt; k += L) {                         \
-                const P##_v v = P##_load(x + k);                          \
+                const P##_vt v = P##_load(x + k);                          \
                 s0 = P##_fma(P##_load(a0 + k), v, s0);                    \
                 s1 = P##_fma(P##_load(a1 + k), v, s1);                    \
                 s2 = P##_fma(P##_load(a2 + k), v, s2);                    \
@@ -121,7 +91,7 @@ static inline double egd_hsum(egd_v a)
             }                                                             \
             if (kt < K) {                                                 \
                 const int64_t r = K - kt;                                 \
-                const P##_v v = P##_load_n(x + kt, r);                    \
+                const P##_vt v = P##_load_n(x + kt, r);                    \
                 s0 = P##_fma(P##_load_n(a0 + kt, r), v, s0);              \
                 s1 = P##_fma(P##_load_n(a1 + kt, r), v, s1);              \
                 s2 = P##_fma(P##_load_n(a2 + kt, r), v, s2);              \
@@ -132,7 +102,7 @@ static inline double egd_hsum(egd_v a)
         }                                                                 \
         for (; i < m; i++) {                                              \
             const T *ar = a + i * K;                                      \
-            P##_v s0 = P##_zero(), s1 = s0, s2 = s0, s3 = s0;             \
+            P##_vt s0 = P##_set1(0), s1 = s0, s2 = s0, s3 = s0;             \
             int64_t k = 0;                                                \
             for (; k + 4 * L <= kt; k += 4 * L) {                         \
                 s0 = P##_fma(P##_load(ar + k), P##_load(x + k), s0);      \
@@ -159,9 +129,9 @@ static inline double egd_hsum(egd_v a)
         const int64_t L = P##_L;                                          \
         int64_t j = j0;                                                   \
         for (; j + 4 * L <= j1; j += 4 * L) {                             \
-            P##_v s0 = P##_zero(), s1 = s0, s2 = s0, s3 = s0;             \
+            P##_vt s0 = P##_set1(0), s1 = s0, s2 = s0, s3 = s0;             \
             for (int64_t k = 0; k < K; k++) {                             \
-                const P##_v v = P##_set1(a[k]);                           \
+                const P##_vt v = P##_set1(a[k]);                           \
                 const T *br = b + k * N + j;                              \
                 s0 = P##_fma(v, P##_load(br), s0);                        \
                 s1 = P##_fma(v, P##_load(br + L), s1);                    \
@@ -172,14 +142,14 @@ static inline double egd_hsum(egd_v a)
             P##_store(c + j + 2 * L, s2), P##_store(c + j + 3 * L, s3);   \
         }                                                                 \
         for (; j + L <= j1; j += L) {                                     \
-            P##_v s = P##_zero();                                         \
+            P##_vt s = P##_set1(0);                                         \
             for (int64_t k = 0; k < K; k++)                               \
                 s = P##_fma(P##_set1(a[k]), P##_load(b + k * N + j), s);  \
             P##_store(c + j, s);                                          \
         }                                                                 \
         if (j < j1) {                                                     \
             const int64_t r = j1 - j;                                     \
-            P##_v s = P##_zero();                                         \
+            P##_vt s = P##_set1(0);                                         \
             for (int64_t k = 0; k < K; k++)                               \
                 s = P##_fma(P##_set1(a[k]), P##_load_n(b + k * N + j, r), \
                             s);                                           \
@@ -187,7 +157,7 @@ static inline double egd_hsum(egd_v a)
         }                                                                 \
     }
 
-EG_KERNELS(f32, float, egs)
+EG_KERNELS(f32, float, v)
 EG_KERNELS(f64, double, egd)
 
 #define EG_TABLE(LV)                                                      \
