@@ -18,8 +18,8 @@
  *     the cpu rows at every level x threads 1, 2 against the reference.
  *  4a. cpu_memo: the same equations with other shapes in turn (the
  *     driver's reuse of a thread's last plan), against the reference.
- *  4c. cpu_gemv: products of one row or one column (the SIMD levels'
- *     matrix-vector kernels) at sizes past their tiles and tails,
+ *  4c. cpu_gemv: products of one row or one column, or narrow (the
+ *     SIMD levels' matrix-vector and unpacked kernels) past their tails,
  *     threads 1 and 3, against the reference.
  *  5. plan: the plan's choices: no copy for bij,bjk->bik (one GEMM
  *     writing the output), one permute for bhqd,bhkd->bhqk, the greedy
@@ -455,7 +455,8 @@ static void test_cpu_memo(void **state)
 
 /* 4c. The GEMM steps of one row or one column (einsum_gemv.h's
  * matrix-vector products at the SIMD levels, the GEMM or row loops
- * below): rows past the kernel's four (67, 13), K past and between its
+ * below) and narrow ones (its unpacked mm, N of one or two vectors):
+ * rows past the kernel's four (67, 13), K past and between its
  * vectors (45, 300, 1000: the masked tail, the lone row's four
  * accumulators), N past its four-vector blocks and its 64-column units
  * (150, 700), batches whose rows and column blocks the threads split
@@ -484,6 +485,13 @@ static void test_cpu_gemv(void **state)
         {"bi,ij,jk,k->b", 4, {2, 2, 2, 1},
          {{16, 64}, {64, 64}, {64, 64}, {64}}},
         {"ab,bc,cd->ad", 3, {2, 2, 2}, {{70, 80}, {80, 90}, {90, 10}}},
+        /* narrow products (einsum_gemv.h's mm): N within one vector,
+         * within two, past two (the GEMM); rows not a multiple of 4;
+         * a batch whose rows 3 threads split */
+        {"ij,jk->ik", 2, {2, 2}, {{13, 20}, {20, 7}}},
+        {"ij,jk->ik", 2, {2, 2}, {{30, 50}, {50, 27}}},
+        {"bij,bjk->bik", 2, {3, 3}, {{6, 35, 40}, {6, 40, 12}}},
+        {"ij,jk,kl->il", 3, {2, 2, 2}, {{64, 32}, {32, 64}, {64, 16}}},
     };
     rng_state = SEED + 2;
     for (int isa = 0; isa < n_levels(); isa++)

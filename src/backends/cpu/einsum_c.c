@@ -1,11 +1,11 @@
 /* The cpu backend's einsum driver (einsum1, einsum, einsum3, einsum4):
  * runs ops/einsum.h's plan.  A GEMM step is a batched product through
  * the native GEMM at the avx2/avx512 levels (as matmul; one of N = 1 or
- * M = 1 by the level's matrix-vector kernels, einsum_gemv.h) or the
- * level's row loops at the scalar level; a gather step (diagonal, sum
- * over letters, permute) is a strided walk, its sums in double (without
- * sums: strided copies), split over the threads by output element.  The
- * parse and plan of a thread's last call are reused while it repeats.
+ * M = 1, or a small one of N within two vectors, by the level's kernels
+ * of einsum_gemv.h) or the level's row loops at the scalar level; a
+ * gather step (diagonal, sum over letters, permute) is a strided walk,
+ * its sums in double (without sums: strided copies), split over the
+ * threads by output element.  The parse and plan of a thread's last call are reused while it repeats.
  * Buffers between steps: one block, on the stack up to EIN_STACK_BYTES,
  * else from the tracked allocator per call; a plan without them
  * (bij,bjk->bik) reads the inputs and writes the output in place, as
@@ -194,14 +194,19 @@ static void gemv_task(void *arg, int part, int nparts)
     const gemv_job *j = arg;
     const size_t es = j->es;
     int64_t u, e;
-    if (j->N == 1) { /* units: rows of C over the batch */
-        const int64_t M = j->M, K = j->K;
+    if (j->N == 1 || j->M > 1) { /* units: rows of C over the batch */
+        const int64_t M = j->M, K = j->K, N = j->N;
         cpu_span(j->nblk, part, nparts, &u, &e);
         while (u < e) {
             const int64_t bi = u / M, i0 = u % M;
             const int64_t i1 = M - i0 < e - u ? M : i0 + (e - u);
-            j->k->mv(j->a + (size_t)(u * K) * es, j->b + (size_t)(bi * K) * es,
-                     j->c + (size_t)u * es, i1 - i0, K);
+            const char *a = j->a + (size_t)(u * K) * es;
+            const char *b = j->b + (size_t)(bi * K * N) * es;
+            char *c = j->c + (size_t)(u * N) * es;
+            if (N == 1)
+                j->k->mv(a, b, c, i1 - i0, K);
+            else
+                j->k->mm(a, b, c, i1 - i0, K, N);
             u += i1 - i0;
         }
         return;
@@ -238,19 +243,29 @@ static const tb_cpu_ein_gemv *gemv_of(tb_dtype dt, int lv)
     return NULL;
 }
 
-/* step's product: a matrix-vector one where it is one and the level has
- * them, else tb_cpu_matmul_batched's GEMM. */
+/* A product narrow enough for einsum_gemv.h's unpacked kernel: N of at
+ * most two vectors, K and the multiply-adds small (the native GEMM
+ * pads N to its 32-wide tile and packs both operands). */
+#define EIN_MM_KMAX 256
+#define EIN_MM_MACS (INT64_C(1) << 18)
+
+/* step's product: a matrix-vector one or a narrow small one where it is
+ * one and the level has them, else tb_cpu_matmul_batched's GEMM. */
 static int run_gemm(tb_cpu_ctx *c, tb_dtype dt, int lv, const tb_ein_step *st,
                     const void *a, const void *b, void *dst)
 {
     const tb_cpu_ein_gemv *k = gemv_of(dt, lv);
-    if (!k || (st->N != 1 && st->M != 1) || st->batch * st->M * st->N == 0)
+    const bool narrow = k && st->N <= k->mm_nmax && st->K <= EIN_MM_KMAX &&
+                        st->M * st->N * st->K <= EIN_MM_MACS;
+    if (!k || (st->N != 1 && st->M != 1 && !narrow) ||
+        st->batch * st->M * st->N == 0)
         return tb_cpu_matmul_batched(c, dt, lv, a, b, dst, st->batch, st->M,
                                      st->K, st->N);
     gemv_job j = {.k = k, .es = tb_dtype_size(dt), .a = a, .b = b,
                   .c = dst, .M = st->M, .K = st->K, .N = st->N};
-    j.nblk = st->N == 1 ? st->batch * st->M
-                        : st->batch * ((st->N + EIN_VM_COLS - 1) / EIN_VM_COLS);
+    j.nblk = st->N == 1 || st->M > 1
+                 ? st->batch * st->M
+                 : st->batch * ((st->N + EIN_VM_COLS - 1) / EIN_VM_COLS);
     cpu_pool_run(c->pool,
                  cpu_parts(c, st->batch * st->M * st->N * st->K, j.nblk),
                  gemv_task, &j);

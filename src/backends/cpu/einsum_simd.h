@@ -157,11 +157,65 @@ static inline egd_vt egd_add(egd_vt a, egd_vt b) { return EGD_I(add_pd)(a, b); }
         }                                                                 \
     }
 
+/* c [m, N] = a [m, K] b [K, N] for N <= 2 lanes' vectors, unpacked:
+ * four rows a step (a short last step repeats row i's reads and
+ * stores only its rows), one or two vectors of each row of b (the last
+ * masked), a broadcast of a[r][k] times them added in k order. */
+#define EG_MM4(P, T, NV)                                                  \
+    for (int64_t i = 0; i < m; i += 4) {                                  \
+        const int64_t mr = m - i < 4 ? m - i : 4;                         \
+        const T *a0 = a + i * K, *a1 = a0 + (mr > 1 ? K : 0),             \
+                *a2 = a0 + (mr > 2 ? 2 * K : 0),                          \
+                *a3 = a0 + (mr > 3 ? 3 * K : 0);                          \
+        P##_vt s0 = P##_set1(0), s1 = s0, s2 = s0, s3 = s0;               \
+        P##_vt u0 = s0, u1 = s0, u2 = s0, u3 = s0;                        \
+        for (int64_t k = 0; k < K; k++) {                                 \
+            const T *br = b + k * N;                                      \
+            const P##_vt v = NV == 1 ? P##_load_n(br, N) : P##_load(br);  \
+            const P##_vt x0 = P##_set1(a0[k]), x1 = P##_set1(a1[k]);      \
+            const P##_vt x2 = P##_set1(a2[k]), x3 = P##_set1(a3[k]);      \
+            s0 = P##_fma(x0, v, s0), s1 = P##_fma(x1, v, s1);             \
+            s2 = P##_fma(x2, v, s2), s3 = P##_fma(x3, v, s3);             \
+            if (NV == 2) {                                                \
+                const P##_vt w = P##_load_n(br + L, N - L);               \
+                u0 = P##_fma(x0, w, u0), u1 = P##_fma(x1, w, u1);         \
+                u2 = P##_fma(x2, w, u2), u3 = P##_fma(x3, w, u3);         \
+            }                                                             \
+        }                                                                 \
+        const P##_vt s[4] = {s0, s1, s2, s3}, u[4] = {u0, u1, u2, u3};    \
+        for (int64_t r = 0; r < mr; r++) {                                \
+            T *cr = c + (i + r) * N;                                      \
+            if (NV == 1) {                                                \
+                P##_store_n(cr, s[r], N);                                 \
+            } else {                                                      \
+                P##_store(cr, s[r]);                                      \
+                P##_store_n(cr + L, u[r], N - L);                         \
+            }                                                             \
+        }                                                                 \
+    }
+
+#define EG_MM(SFX, T, P)                                                  \
+    static void eg_mm_##SFX(const void *av, const void *bv, void *cv,     \
+                            int64_t m, int64_t K, int64_t N)              \
+    {                                                                     \
+        const T *a = av, *b = bv;                                         \
+        T *c = cv;                                                        \
+        const int64_t L = P##_L;                                          \
+        if (N <= L) {                                                     \
+            EG_MM4(P, T, 1)                                               \
+        } else {                                                          \
+            EG_MM4(P, T, 2)                                               \
+        }                                                                 \
+    }
+
 EG_KERNELS(f32, float, v)
 EG_KERNELS(f64, double, egd)
+EG_MM(f32, float, v)
+EG_MM(f64, double, egd)
 
 #define EG_TABLE(LV)                                                      \
     const tb_cpu_ein_gemv tb_cpu_ein_gemv_##LV[2] = {                     \
-        {eg_mv_f32, eg_vm_f32}, {eg_mv_f64, eg_vm_f64}};
+        {eg_mv_f32, eg_vm_f32, eg_mm_f32, 2 * v_L},                       \
+        {eg_mv_f64, eg_vm_f64, eg_mm_f64, 2 * egd_L}};
 
 #endif
