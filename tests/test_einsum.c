@@ -18,6 +18,9 @@
  *     the cpu rows at every level x threads 1, 2 against the reference.
  *  4a. cpu_memo: the same equations with other shapes in turn (the
  *     driver's reuse of a thread's last plan), against the reference.
+ *  4c. cpu_gemv: products of one row or one column, or narrow (the
+ *     SIMD levels' matrix-vector and unpacked kernels) past their tails,
+ *     threads 1 and 3, against the reference.
  *  5. plan: the plan's choices: no copy for bij,bjk->bik (one GEMM
  *     writing the output), one permute for bhqd,bhkd->bhqk, the greedy
  *     order of three operands by sizes, its FLOPs.
@@ -450,6 +453,79 @@ static void test_cpu_memo(void **state)
     }
 }
 
+/* 4c. The GEMM steps of one row or one column (einsum_gemv.h's
+ * matrix-vector products at the SIMD levels, the GEMM or row loops
+ * below) and narrow ones (its unpacked mm, N of one or two vectors):
+ * rows past the kernel's four (67, 13), K past and between its
+ * vectors (45, 300, 1000: the masked tail, the lone row's four
+ * accumulators), N past its four-vector blocks and its 64-column units
+ * (150, 700), batches whose rows and column blocks the threads split
+ * across batch boundaries (3 threads), the benchmark's chain, and
+ * intermediates above and below the driver's 16 KiB on the stack.
+ * Values uniform in [-1, 1) (sums that round), against the reference
+ * with the op's tolerance, every level, threads 1 and 3. */
+static void test_cpu_gemv(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *eq;
+        int n_in;
+        int nd[4];
+        int64_t dim[4][3];
+    } cs[] = {
+        {"ij,j->i", 2, {2, 1}, {{67, 45}, {45}}},
+        {"j,ij->i", 2, {1, 2}, {{45}, {13, 45}}},
+        {"i,i->", 2, {1, 1}, {{1000}, {1000}}},
+        {"ij,j->i", 2, {2, 1}, {{301, 700}, {700}}},
+        {"k,kn->n", 2, {1, 2}, {{37}, {37, 150}}},
+        {"k,kn->n", 2, {1, 2}, {{300}, {300, 700}}},
+        {"bij,bj->bi", 2, {3, 2}, {{7, 30, 200}, {7, 200}}},
+        {"bk,bkn->bn", 2, {2, 3}, {{3, 100}, {3, 100, 150}}},
+        {"ij,jk,k->i", 3, {2, 2, 1}, {{33, 20}, {20, 90}, {90}}},
+        {"bi,ij,jk,k->b", 4, {2, 2, 2, 1},
+         {{16, 64}, {64, 64}, {64, 64}, {64}}},
+        {"ab,bc,cd->ad", 3, {2, 2, 2}, {{70, 80}, {80, 90}, {90, 10}}},
+        /* narrow products (einsum_gemv.h's mm): N within one vector,
+         * within two, past two (the GEMM); rows not a multiple of 4;
+         * a batch whose rows 3 threads split */
+        {"ij,jk->ik", 2, {2, 2}, {{13, 20}, {20, 7}}},
+        {"ij,jk->ik", 2, {2, 2}, {{30, 50}, {50, 27}}},
+        {"bij,bjk->bik", 2, {3, 3}, {{6, 35, 40}, {6, 40, 12}}},
+        {"ij,jk,kl->il", 3, {2, 2, 2}, {{64, 32}, {32, 64}, {64, 16}}},
+    };
+    rng_state = SEED + 2;
+    for (int isa = 0; isa < n_levels(); isa++)
+        for (int th = 1; th <= 3; th += 2) {
+            void *ctx = cpu_create(isa, th);
+            for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+                const tb_op *op = op_of(cs[i].n_in);
+                tb_params p = eq_params(op, cs[i].eq);
+                tb_tensor in[4], want;
+                tb_shape sh[4], os;
+                for (int k = 0; k < cs[i].n_in; k++) {
+                    sh[k] = shape_of(cs[i].nd[k], cs[i].dim[k]);
+                    assert_int_equal(
+                        tb_tensor_create(&in[k], TB_F64, &sh[k]), 0);
+                    for (int64_t e = 0; e < tb_tensor_numel(&in[k]); e++)
+                        tb_tensor_set(&in[k], e,
+                                      (double)(rng_next() >> 11) * 0x1p-52 -
+                                          1.0);
+                }
+                assert_int_equal(
+                    tb_op_infer(op, sh, cs[i].n_in, &p, &os, NULL, 0), 0);
+                assert_int_equal(tb_tensor_create(&want, TB_F64, &os), 0);
+                assert_int_equal(op->ref(in, &want, &p), 0);
+                for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
+                    cpu_check(ctx, isa, op, (tb_dtype)dt, &p, in, &want,
+                              cs[i].eq);
+                for (int k = 0; k < cs[i].n_in; k++)
+                    tb_tensor_destroy(&in[k]);
+                tb_tensor_destroy(&want);
+            }
+            B->destroy(ctx);
+        }
+}
+
 /* 4b. The plan walked as the CUDA module walks it (blas.cu's kf_einsum,
  * which cannot run here): the plan from the op's einsum_plan slot, each
  * gather a loop per dst element over tb_ein_offset's decoding of the
@@ -782,6 +858,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cpu_random, leak_setup,
                                         leak_teardown),
         cmocka_unit_test_setup_teardown(test_cpu_memo, leak_setup,
+                                        leak_teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_gemv, leak_setup,
                                         leak_teardown),
         cmocka_unit_test_setup_teardown(test_device_walk, leak_setup,
                                         leak_teardown),

@@ -323,7 +323,7 @@ static void fam_attn(const tb_op *op, cases *cs)
 /* einsum by operand count: a GEMM whose operands lie as it reads them,
  * one to permute first, an output to permute, diagonals and sums first,
  * odd sizes past the GEMM's tiles, batches over the threads, greedy
- * chains. */
+ * chains, products of one column or one row or narrow (einsum_gemv.h). */
 static void fam_einsum(const tb_op *op, cases *cs)
 {
     switch (op->n_in) {
@@ -345,6 +345,11 @@ static void fam_einsum(const tb_op *op, cases *cs)
         cs_add(cs, 2, S(2, 6, 7), S(2, 5, 4))->eq = "ab,cd->abcd";
         cs_add(cs, 2, S(3, 4, 6, 7), S(3, 7, 4, 3))->eq = "abc,cad";
         cs_add(cs, 2, S(2, 40, 300), S(3, 64, 300, 20))->eq = "ij,bjk->bik";
+        /* one column, one row: the SIMD levels' matrix-vector kernels */
+        cs_add(cs, 2, S(3, 5, 13, 45), S(2, 5, 45))->eq = "bij,bj->bi";
+        cs_add(cs, 2, S(1, 37), S(2, 37, 150))->eq = "k,kn->n";
+        cs_add(cs, 2, S(3, 4, 13, 37), S(3, 4, 37, 11))->eq = "bij,bjk->bik";
+        cs_add(cs, 2, S(2, 30, 50), S(2, 50, 27))->eq = "ij,jk->ik";
         return;
     case 3:
         cs_add(cs, 3, S(2, 9, 30), S(2, 30, 2), S(2, 2, 40))->eq =

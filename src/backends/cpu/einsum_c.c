@@ -1,12 +1,15 @@
 /* The cpu backend's einsum driver (einsum1, einsum, einsum3, einsum4):
  * runs ops/einsum.h's plan.  A GEMM step is a batched product through
- * the native GEMM at the avx2/avx512 levels (as matmul) or the level's
- * row loops at the scalar level; a gather step (diagonal, sum over
- * letters, permute) is a strided walk, its sums in double (without sums:
- * strided copies), split over the threads by output element.  The
- * parse and plan of a thread's last call are reused while it repeats.  Buffers between steps come from the
- * tracked allocator per call; a plan without them (bij,bjk->bik) reads
- * the inputs and writes the output in place, as matmul does.
+ * the native GEMM at the avx2/avx512 levels (as matmul; one of N = 1 or
+ * M = 1, or a small one of N within two vectors, by the level's kernels
+ * of einsum_gemv.h) or the level's row loops at the scalar level; a
+ * gather step (diagonal, sum over letters, permute) is a strided walk,
+ * its sums in double (without sums: strided copies), split over the
+ * threads by output element.  The parse and plan of a thread's last call are reused while it repeats.
+ * Buffers between steps: one block, on the stack up to EIN_STACK_BYTES,
+ * else from the tracked allocator per call; a plan without them
+ * (bij,bjk->bik) reads the inputs and writes the output in place, as
+ * matmul does.
  *
  * impl: the registry row's name, then the equation and, once a call has
  * run, the plan with its sizes, e.g. "einsum_f32_avx2(bij,bjk->bik: gemm
@@ -17,6 +20,7 @@
 #include "../../ops/alloc.h"
 #include "../../ops/einsum.h"
 #include "drv.h"
+#include "einsum_gemv.h"
 
 /* ---- gather: dst[d...] = sum over the other letters of src ---------- */
 
@@ -170,6 +174,104 @@ static void run_gather(tb_cpu_ctx *c, tb_dtype dt, int lv,
                  &j);
 }
 
+/* ---- matrix-vector steps ----------------------------------------------- */
+
+/* A GEMM step with N = 1 or M = 1 at a SIMD level: einsum_gemv.h's
+ * products, split over the threads by rows of C (N = 1) or by blocks of
+ * EIN_VM_COLS columns (M = 1), units numbered over the batch. */
+#define EIN_VM_COLS 64
+typedef struct gemv_job {
+    const tb_cpu_ein_gemv *k;
+    size_t es;
+    const char *a, *b;
+    char *c;
+    int64_t M, K, N;
+    int64_t nblk; /* M = 1: column blocks a batch */
+} gemv_job;
+
+static void gemv_task(void *arg, int part, int nparts)
+{
+    const gemv_job *j = arg;
+    const size_t es = j->es;
+    int64_t u, e;
+    if (j->N == 1 || j->M > 1) { /* units: rows of C over the batch */
+        const int64_t M = j->M, K = j->K, N = j->N;
+        cpu_span(j->nblk, part, nparts, &u, &e);
+        while (u < e) {
+            const int64_t bi = u / M, i0 = u % M;
+            const int64_t i1 = M - i0 < e - u ? M : i0 + (e - u);
+            const char *a = j->a + (size_t)(u * K) * es;
+            const char *b = j->b + (size_t)(bi * K * N) * es;
+            char *c = j->c + (size_t)(u * N) * es;
+            if (N == 1)
+                j->k->mv(a, b, c, i1 - i0, K);
+            else
+                j->k->mm(a, b, c, i1 - i0, K, N);
+            u += i1 - i0;
+        }
+        return;
+    }
+    const int64_t K = j->K, N = j->N;
+    const int64_t per = (N + EIN_VM_COLS - 1) / EIN_VM_COLS;
+    cpu_span(j->nblk, part, nparts, &u, &e);
+    while (u < e) {
+        const int64_t bi = u / per, b0 = u % per;
+        const int64_t b1 = per - b0 < e - u ? per : b0 + (e - u);
+        const int64_t j1 = b1 * EIN_VM_COLS < N ? b1 * EIN_VM_COLS : N;
+        j->k->vm(j->a + (size_t)(bi * K) * es, j->b + (size_t)(bi * K * N) * es,
+                 j->c + (size_t)(bi * N) * es, b0 * EIN_VM_COLS, j1, K, N);
+        u += b1 - b0;
+    }
+}
+
+/* The matrix-vector kernels of level lv for dt, or NULL (the scalar
+ * level, a build without the level, a dtype without them). */
+static const tb_cpu_ein_gemv *gemv_of(tb_dtype dt, int lv)
+{
+    const int d = dt == TB_F32 ? 0 : dt == TB_F64 ? 1 : -1;
+    if (d < 0)
+        return NULL;
+#if TB_CPU_HAVE_AVX512
+    if (lv >= TB_ISA_AVX512)
+        return &tb_cpu_ein_gemv_avx512[d];
+#endif
+#if TB_CPU_HAVE_AVX2
+    if (lv >= TB_ISA_AVX2)
+        return &tb_cpu_ein_gemv_avx2[d];
+#endif
+    (void)lv;
+    return NULL;
+}
+
+/* A product narrow enough for einsum_gemv.h's unpacked kernel: N of at
+ * most two vectors, K and the multiply-adds small (the native GEMM
+ * pads N to its 32-wide tile and packs both operands). */
+#define EIN_MM_KMAX 256
+#define EIN_MM_MACS (INT64_C(1) << 18)
+
+/* step's product: a matrix-vector one or a narrow small one where it is
+ * one and the level has them, else tb_cpu_matmul_batched's GEMM. */
+static int run_gemm(tb_cpu_ctx *c, tb_dtype dt, int lv, const tb_ein_step *st,
+                    const void *a, const void *b, void *dst)
+{
+    const tb_cpu_ein_gemv *k = gemv_of(dt, lv);
+    const bool narrow = k && st->N <= k->mm_nmax && st->K <= EIN_MM_KMAX &&
+                        st->M * st->N * st->K <= EIN_MM_MACS;
+    if (!k || (st->N != 1 && st->M != 1 && !narrow) ||
+        st->batch * st->M * st->N == 0)
+        return tb_cpu_matmul_batched(c, dt, lv, a, b, dst, st->batch, st->M,
+                                     st->K, st->N);
+    gemv_job j = {.k = k, .es = tb_dtype_size(dt), .a = a, .b = b,
+                  .c = dst, .M = st->M, .K = st->K, .N = st->N};
+    j.nblk = st->N == 1 || st->M > 1
+                 ? st->batch * st->M
+                 : st->batch * ((st->N + EIN_VM_COLS - 1) / EIN_VM_COLS);
+    cpu_pool_run(c->pool,
+                 cpu_parts(c, st->batch * st->M * st->N * st->K, j.nblk),
+                 gemv_task, &j);
+    return 0;
+}
+
 /* ---- the driver ------------------------------------------------------ */
 
 /* This thread's last parse and plan, reused while the op, dtype, level,
@@ -237,6 +339,11 @@ static int ein_memo_get(const tb_op *op, tb_dtype dt, int lv,
     return 0;
 }
 
+/* Intermediates of at most this many bytes in all live on einsum_run's
+ * stack: three tracked allocations (malloc, free and the counters) were
+ * ~160 of the 590 ns of einsum4 bi,ij,jk,k->b at 16, 64, 64, 64 f32. */
+#define EIN_STACK_BYTES 16384
+
 static int einsum_run(void *ctx, tb_op_id id, const tb_tensor *in,
                       tb_tensor *out, const tb_params *p, tb_dtype dt,
                       int lv)
@@ -264,11 +371,19 @@ static int einsum_run(void *ctx, tb_op_id id, const tb_tensor *in,
     void *buf[TB_EIN_SLOTS] = {NULL};
     for (int k = 0; k < op->n_in; k++)
         buf[k] = in[k].data;
+    /* the buffers in one block, each on a 64-byte line: on the stack
+     * when they fit EIN_STACK_BYTES, else one tracked allocation */
+    _Alignas(64) char stk[EIN_STACK_BYTES];
+    size_t off[TB_EIN_SLOTS], total = 0;
+    for (int s = op->n_in; s < pl->n_slots; s++) {
+        off[s] = total;
+        total += ((size_t)pl->numel[s] * es + 63) / 64 * 64;
+    }
+    char *ws = total <= sizeof stk ? stk : tb_alloc(total);
+    if (!ws)
+        return TB_ENOMEM;
     for (int s = op->n_in; s < pl->n_slots; s++)
-        if (!(buf[s] = tb_alloc((size_t)pl->numel[s] * es))) {
-            rc = TB_ENOMEM;
-            goto done;
-        }
+        buf[s] = ws + off[s];
     for (int i = 0; i < pl->n_steps && !rc; i++) {
         const tb_ein_step *st = &pl->step[i];
         void *dst = st->dst < 0 ? out->data : buf[st->dst];
@@ -277,12 +392,10 @@ static int einsum_run(void *ctx, tb_op_id id, const tb_tensor *in,
                        &st->dst_t, dst);
             continue;
         }
-        rc = tb_cpu_matmul_batched(c, dt, lv, buf[st->a], buf[st->b], dst,
-                                   st->batch, st->M, st->K, st->N);
+        rc = run_gemm(c, dt, lv, st, buf[st->a], buf[st->b], dst);
     }
-done:
-    for (int s = op->n_in; s < pl->n_slots; s++)
-        tb_free(buf[s]);
+    if (ws != stk)
+        tb_free(ws);
     if (!rc && m->row)
         tb_cpu_impl_text_update(m->row, p->v[0], m->text);
     return rc;
