@@ -1138,8 +1138,9 @@ def load_plan(d):
 
 
 def list_ops(tb):
-    """tbench list --json's ops by name."""
-    if not os.access(tb, os.X_OK):
+    """tbench list --json's ops by name (one line and exit 2 where tb is
+    not an executable)."""
+    if not (os.path.isfile(tb) and os.access(tb, os.X_OK)):
         die(f"--tbench: '{tb}' is not an executable (build tbench first: "
             "meson setup build -Dbuildtype=release && ninja -C build)")
     p = subprocess.run([tb, "list", "--json"], capture_output=True,
@@ -1391,9 +1392,6 @@ def main():
             die(f"--max-time: expected seconds in (0, 3600], got "
                 f"'{a.max_time}'")
     tb = a.tbench
-    if not (os.path.isfile(tb) and os.access(tb, os.X_OK)):
-        die(f"--tbench: '{tb}' is not an executable (build tbench first: "
-            "meson setup build -Dbuildtype=release && ninja -C build)")
     ops = list_ops(tb)
     if a.bounds is None:
         a.bounds = BOUNDS_FILE
