@@ -2,9 +2,10 @@
  *
  * Textbook algorithms computed in the case dtype (f32 arithmetic for
  * f32 cases), on column-major working copies so that the inner loops run
- * over contiguous columns:
+ * over contiguous columns (qr: row-major, see reflect):
  *   - qr: Householder QR, reflectors stored below the diagonal as LAPACK
- *     does, thin Q accumulated backwards;
+ *     does, thin Q accumulated backwards, each reflector applied to the
+ *     rows below it across the columns (vector loops);
  *   - eigh: Householder tridiagonalization of the matrix of the lower
  *     triangle, Q accumulated backwards, then implicit QL with
  *     Wilkinson's shift rotating Q's columns (O(n^3) once, where the
@@ -221,6 +222,37 @@ static void LINALG_FN(apply_rot)(T *x, T *y, int64_t n, T c, T s)
 
 /* ---- qr ----------------------------------------------------------------- */
 
+/* The products and updates of one reflector v (v[0] its first entry, the
+ * rest the column below the diagonal) with the columns c0..nc-1 of the
+ * row-major rows b[0..len) of pitch ld: d[c] = beta (v^T b[:, c]), then
+ * b[:, c] -= d[c] v.  Each d[c] is summed in row order from v[0] b[0][c]
+ * (the column-at-a-time loop's order, so the results are that loop's bit
+ * for bit), but row by row across the columns: the loops over c are
+ * independent chains gcc vectorizes, where a column at a time was one
+ * chain of len dependent adds per column (qr 16x16 f32: most of its
+ * time). */
+static void LINALG_FN(reflect)(const T *restrict v, int64_t len, T beta,
+                               T *restrict b, int64_t ld, int64_t c0,
+                               int64_t nc, T *restrict d)
+{
+    for (int64_t c = c0; c < nc; c++)
+        d[c] = v[0] * b[c];
+    for (int64_t i = 1; i < len; i++) {
+        const T vi = v[i];
+        const T *restrict r = b + i * ld;
+        for (int64_t c = c0; c < nc; c++)
+            d[c] += vi * r[c];
+    }
+    for (int64_t c = c0; c < nc; c++)
+        d[c] *= beta;
+    for (int64_t i = 0; i < len; i++) {
+        const T vi = v[i];
+        T *restrict r = b + i * ld;
+        for (int64_t c = c0; c < nc; c++)
+            r[c] -= d[c] * vi;
+    }
+}
+
 static int LINALG_FN(k_qr)(void *ctx, const tb_tensor *in, tb_tensor *out,
                            const tb_params *p)
 {
@@ -232,67 +264,54 @@ static int LINALG_FN(k_qr)(void *ctx, const tb_tensor *in, tb_tensor *out,
         return rc;
     const int64_t m = in[0].shape[0], n = in[0].shape[1];
     const int64_t k = m < n ? m : n;
-    /* a: column-major copy (R above the diagonal, reflectors below);
-     * q: column-major thin Q; vtop, beta: each reflector's first entry
-     * and 2 / (v^T v). */
-    T *a = tb_alloc((size_t)(m * n + m * k + 2 * k) * sizeof(T));
+    /* a: row-major copy (R above the diagonal); q: row-major thin Q;
+     * vs: reflector j's entries from the diagonal down in vs + j * m
+     * (its first entry vtop, the rest the column below the diagonal);
+     * beta: 2 / (v^T v); d: n products. */
+    T *a = tb_alloc((size_t)(m * n + m * k + k * m + k + n) * sizeof(T));
     if (!a)
         return TB_ENOMEM;
-    T *q = a + m * n, *vtop = q + m * k, *beta = vtop + k;
-    if (!LINALG_FN(load_colmajor)(in[0].data, m, n, a)) {
+    T *q = a + m * n, *vs = q + m * k, *beta = vs + k * m, *d = beta + k;
+    const T *x0 = in[0].data;
+    bool finite = true;
+    for (int64_t i = 0; i < m * n; i++) {
+        a[i] = x0[i];
+        finite &= isfinite(x0[i]) != 0;
+    }
+    if (!finite) {
         tb_free(a);
         return TB_ENUMERIC;
     }
     const int ex = LINALG_FN(scale_down)(a, m * n); /* R scales back */
     for (int64_t j = 0; j < k; j++) {
-        T *x = a + j * m + j; /* column j from the diagonal down */
+        T *v = vs + j * m; /* column j from the diagonal down */
         int64_t len = m - j;
-        T norm = LINALG_FN(norm2)(x, len);
+        for (int64_t i = 0; i < len; i++)
+            v[i] = a[(j + i) * n + j];
+        T norm = LINALG_FN(norm2)(v, len);
         /* alpha opposite in sign to x[0], so v0 = x0 - alpha is exact
          * of cancellation. */
-        T alpha = x[0] >= 0 ? -norm : norm;
-        vtop[j] = x[0] - alpha;
-        T vv = vtop[j] * vtop[j];
+        T alpha = v[0] >= 0 ? -norm : norm;
+        v[0] -= alpha;
+        T vv = v[0] * v[0];
         for (int64_t i = 1; i < len; i++)
-            vv += x[i] * x[i];
+            vv += v[i] * v[i];
         beta[j] = vv > 0 ? 2 / vv : 0;
-        for (int64_t c = j + 1; c < n; c++) {
-            T *y = a + c * m + j;
-            T d = vtop[j] * y[0];
-            for (int64_t i = 1; i < len; i++)
-                d += x[i] * y[i];
-            d *= beta[j];
-            y[0] -= d * vtop[j];
-            for (int64_t i = 1; i < len; i++)
-                y[i] -= d * x[i];
-        }
-        x[0] = alpha;
+        LINALG_FN(reflect)(v, len, beta[j], a + j * n, n, j + 1, n, d);
+        a[j * n + j] = alpha;
     }
     memset(q, 0, (size_t)(m * k) * sizeof(T));
     for (int64_t c = 0; c < k; c++)
-        q[c * m + c] = 1;
+        q[c * k + c] = 1;
     /* Q = H_0 ... H_{k-1} I[:, :k]; H_j leaves columns c < j alone. */
-    for (int64_t j = k - 1; j >= 0; j--) {
-        const T *x = a + j * m + j;
-        int64_t len = m - j;
-        for (int64_t c = j; c < k; c++) {
-            T *y = q + c * m + j;
-            T d = vtop[j] * y[0];
-            for (int64_t i = 1; i < len; i++)
-                d += x[i] * y[i];
-            d *= beta[j];
-            y[0] -= d * vtop[j];
-            for (int64_t i = 1; i < len; i++)
-                y[i] -= d * x[i];
-        }
-    }
+    for (int64_t j = k - 1; j >= 0; j--)
+        LINALG_FN(reflect)(vs + j * m, m - j, beta[j], q + j * k, k, j, k,
+                           d);
     T *qo = out[0].data, *ro = out[1].data;
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t c = 0; c < k; c++)
-            qo[i * k + c] = q[c * m + i];
+    memcpy(qo, q, (size_t)(m * k) * sizeof(T));
     for (int64_t i = 0; i < k; i++)
         for (int64_t c = 0; c < n; c++)
-            ro[i * n + c] = c >= i ? a[c * m + i] : 0;
+            ro[i * n + c] = c >= i ? a[i * n + c] : 0;
     if (ex) /* ldexp is a call: none in the common case */
         for (int64_t i = 0; i < k * n; i++)
             ro[i] = ldexp(ro[i], ex);
