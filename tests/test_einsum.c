@@ -401,6 +401,50 @@ static void test_cpu_random(void **state)
             B->destroy(ctx[isa][th]);
 }
 
+/* A case of tests 4a and 4c: equation eq over n_in f64 inputs of shapes
+ * (nd[k], dim[k]) with values from val, the reference's result in want;
+ * ein_case_free releases them. */
+typedef struct {
+    const tb_op *op;
+    tb_params p;
+    int n_in;
+    tb_tensor in[4], want;
+} ein_case;
+
+static void ein_case_make(ein_case *c, const char *eq, int n_in,
+                          const int *nd, const int64_t (*dim)[3],
+                          double (*val)(void))
+{
+    tb_shape sh[4], os;
+    c->op = op_of(n_in);
+    c->p = eq_params(c->op, eq);
+    c->n_in = n_in;
+    for (int k = 0; k < n_in; k++) {
+        sh[k] = shape_of(nd[k], dim[k]);
+        assert_int_equal(tb_tensor_create(&c->in[k], TB_F64, &sh[k]), 0);
+        for (int64_t e = 0; e < tb_tensor_numel(&c->in[k]); e++)
+            tb_tensor_set(&c->in[k], e, val());
+    }
+    assert_int_equal(tb_op_infer(c->op, sh, n_in, &c->p, &os, NULL, 0), 0);
+    assert_int_equal(tb_tensor_create(&c->want, TB_F64, &os), 0);
+    assert_int_equal(c->op->ref(c->in, &c->want, &c->p), 0);
+}
+
+static void ein_case_free(ein_case *c)
+{
+    for (int k = 0; k < c->n_in; k++)
+        tb_tensor_destroy(&c->in[k]);
+    tb_tensor_destroy(&c->want);
+}
+
+/* values of test 4a: multiples of 1/4 in [-2, 2] (exact sums) */
+static double val_quarters(void) { return rng_int(-8, 8) / 4.0; }
+/* values of test 4c: uniform in [-1, 1) (sums that round) */
+static double val_uniform(void)
+{
+    return (double)(rng_next() >> 11) * 0x1p-52 - 1.0;
+}
+
 /* 4a. The driver reuses a thread's last parse and plan while the
  * equation and shapes repeat: the same equations with other shapes in
  * turn (a sum over 3 rows then 5, a batch of 2 then 3, a diagonal of 4
@@ -428,26 +472,12 @@ static void test_cpu_memo(void **state)
         void *ctx = cpu_create(isa, 1);
         for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
             for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-                const tb_op *op = op_of(cs[i].n_in);
-                tb_params p = eq_params(op, cs[i].eq);
-                tb_tensor in[2], want;
-                tb_shape sh[2], os;
-                for (int k = 0; k < cs[i].n_in; k++) {
-                    sh[k] = shape_of(cs[i].nd[k], cs[i].dim[k]);
-                    assert_int_equal(tb_tensor_create(&in[k], TB_F64, &sh[k]),
-                                     0);
-                    for (int64_t e = 0; e < tb_tensor_numel(&in[k]); e++)
-                        tb_tensor_set(&in[k], e, rng_int(-8, 8) / 4.0);
-                }
-                assert_int_equal(
-                    tb_op_infer(op, sh, cs[i].n_in, &p, &os, NULL, 0), 0);
-                assert_int_equal(tb_tensor_create(&want, TB_F64, &os), 0);
-                assert_int_equal(op->ref(in, &want, &p), 0);
-                cpu_check(ctx, isa, op, (tb_dtype)dt, &p, in, &want,
+                ein_case c;
+                ein_case_make(&c, cs[i].eq, cs[i].n_in, cs[i].nd, cs[i].dim,
+                              val_quarters);
+                cpu_check(ctx, isa, c.op, (tb_dtype)dt, &c.p, c.in, &c.want,
                           cs[i].eq);
-                for (int k = 0; k < cs[i].n_in; k++)
-                    tb_tensor_destroy(&in[k]);
-                tb_tensor_destroy(&want);
+                ein_case_free(&c);
             }
         B->destroy(ctx);
     }
@@ -498,29 +528,13 @@ static void test_cpu_gemv(void **state)
         for (int th = 1; th <= 3; th += 2) {
             void *ctx = cpu_create(isa, th);
             for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-                const tb_op *op = op_of(cs[i].n_in);
-                tb_params p = eq_params(op, cs[i].eq);
-                tb_tensor in[4], want;
-                tb_shape sh[4], os;
-                for (int k = 0; k < cs[i].n_in; k++) {
-                    sh[k] = shape_of(cs[i].nd[k], cs[i].dim[k]);
-                    assert_int_equal(
-                        tb_tensor_create(&in[k], TB_F64, &sh[k]), 0);
-                    for (int64_t e = 0; e < tb_tensor_numel(&in[k]); e++)
-                        tb_tensor_set(&in[k], e,
-                                      (double)(rng_next() >> 11) * 0x1p-52 -
-                                          1.0);
-                }
-                assert_int_equal(
-                    tb_op_infer(op, sh, cs[i].n_in, &p, &os, NULL, 0), 0);
-                assert_int_equal(tb_tensor_create(&want, TB_F64, &os), 0);
-                assert_int_equal(op->ref(in, &want, &p), 0);
+                ein_case c;
+                ein_case_make(&c, cs[i].eq, cs[i].n_in, cs[i].nd, cs[i].dim,
+                              val_uniform);
                 for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++)
-                    cpu_check(ctx, isa, op, (tb_dtype)dt, &p, in, &want,
-                              cs[i].eq);
-                for (int k = 0; k < cs[i].n_in; k++)
-                    tb_tensor_destroy(&in[k]);
-                tb_tensor_destroy(&want);
+                    cpu_check(ctx, isa, c.op, (tb_dtype)dt, &c.p, c.in,
+                              &c.want, cs[i].eq);
+                ein_case_free(&c);
             }
             B->destroy(ctx);
         }
