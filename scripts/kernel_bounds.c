@@ -118,6 +118,31 @@ KB_LSM(log_softmax, 0)
 KB_LSM(softmax, 1)
 KB_LSM(cross_entropy_backward, 1)
 KB_LSM(cross_entropy, 2)
+/* log_softmax_backward's rows longer than a vector (bwd_simd_impl.h's
+ * bw_lsm_rows, per element): its sum pass (g widened to double, two
+ * pairs of accumulators) and its write pass (g - exp(y) s in one fnma);
+ * the short rows (bw_lsm_short) do the same work per element plus the
+ * transposes. */
+void kb_log_softmax_backward(const float *g, const float *y, float *dx,
+                             long n);
+void kb_log_softmax_backward(const float *g, const float *y, float *dx,
+                             long n)
+{
+    bw_vd l0 = bw_dzero(), h0 = bw_dzero(), l1 = bw_dzero(),
+          h1 = bw_dzero();
+    const vf st = v_set1(y[0]);
+    for (long i = 0; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {
+        KB_BEGIN(log_softmax_backward);
+        bw_dacc(v_load(g + i), &l0, &h0);
+        bw_dacc(v_load(g + i + VS_LANES), &l1, &h1);
+        v_store(dx + i, v_fnma(vs_exp(v_load(y + i)), st, v_load(g + i)));
+        v_store(dx + i + VS_LANES,
+                v_fnma(vs_exp(v_load(y + i + VS_LANES)), st,
+                       v_load(g + i + VS_LANES)));
+        KB_END(log_softmax_backward);
+    }
+    dx[0] = (float)(bw_dhsum(l0, h0) + bw_dhsum(l1, h1));
+}
 /* rsqrt is left out: llvm-mca 14's Ice Lake model puts vrcp14ps on the
  * divider for as long as a vsqrtps, which makes its step 44 cycles where
  * this machine runs it in ~27 (0.86 cycles/element at 4096 elements):

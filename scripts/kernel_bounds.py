@@ -6,14 +6,16 @@ Usage:
 
 For every loop of scripts/kernel_bounds.c (the fast path of an f32 kernel
 row: exp, log, tanh, sigmoid, silu, gelu, gelu_tanh, softplus, sqrt, pow,
-sigmoid_backward, tanh_backward), of scripts/kernel_bounds_f64.c (the
+sigmoid_backward, tanh_backward, the softmax family's long rows and
+log_softmax_backward's), of scripts/kernel_bounds_f64.c (the
 f64 rows: exp, log, sigmoid, tanh, silu, gelu_tanh, softplus, gelu, pow,
 rand_normal, sigmoid_backward, tanh_backward, gelu_backward, log_softmax,
 softmax, cross_entropy, their backward), at both
 SIMD levels, and of scripts/kernel_bounds_half.c (the bf16 and f16 fused
 element-wise rows of half_simd.h: bf16 at avx512bf16 and avx2, f16 at
 avx512 and avx2; layer_norm and rms_norm bf16 at avx512bf16; softmax and
-log_softmax bf16 and f16, half_lsm_fused.h's passes) and of scripts/kernel_bounds_rand.c (rand_uniform f32,
+log_softmax bf16 and f16, half_lsm_fused.h's passes; log_softmax_backward
+bf16 and f16: the f32 row's work on widened values) and of scripts/kernel_bounds_rand.c (rand_uniform f32,
 bf16, f16, f64, rand_normal f32, bf16, f16 and dropout f32, f64 at
 avx512 and avx2):
 

@@ -198,6 +198,56 @@
         v_store(e, v_add(v_add(m0, m1), v_add(s0, s1)));                  \
     }
 
+/* log_softmax_backward in bf16/f16, per element: the f32 row's work
+ * (kernel_bounds.c's kb_log_softmax_backward: g widened to double and
+ * summed in two pairs of accumulators, then g - exp(y) s in one fnma) on
+ * g and y widened as loaded and dx narrowed as stored.  The row itself
+ * (half_lsm.c) widens blocks into an f32 scratch in L1 and narrows the
+ * f32 row's results: that work plus the scratch's stores and loads, so
+ * this is a lower bound on it. */
+#ifdef __AVX512F__
+#define KB_DACC(v, lo, hi)                                                \
+    (lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v))), \
+     hi = _mm512_add_pd(hi, _mm512_cvtps_pd(                              \
+                                _mm512_extractf32x8_ps(v, 1))))
+typedef __m512d kb_vd;
+#define KB_DZERO _mm512_setzero_pd()
+#define KB_DSUM(a, b) _mm512_reduce_add_pd(_mm512_add_pd(a, b))
+#else
+#define KB_DACC(v, lo, hi)                                                \
+    (lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(v))), \
+     hi = _mm256_add_pd(hi, _mm256_cvtps_pd(                              \
+                                _mm256_extractf128_ps(v, 1))))
+typedef __m256d kb_vd;
+#define KB_DZERO _mm256_setzero_pd()
+#define KB_DSUM(a, b) _mm256_cvtsd_f64(_mm256_add_pd(a, b))
+#endif
+#define KB_LSMBW16(DT)                                                    \
+    void kb_log_softmax_backward_##DT(const uint16_t *g,                  \
+                                      const uint16_t *y, uint16_t *dx,    \
+                                      long n, float s, double *out);      \
+    void kb_log_softmax_backward_##DT(const uint16_t *g,                  \
+                                      const uint16_t *y, uint16_t *dx,    \
+                                      long n, float s, double *out)       \
+    {                                                                     \
+        kb_vd l0 = KB_DZERO, h0 = KB_DZERO, l1 = KB_DZERO, h1 = KB_DZERO;  \
+        const vf st = v_set1(s);                                          \
+        for (long i = 0; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {      \
+            KB_BEGIN(log_softmax_backward_##DT);                          \
+            const vf g0 = h_##DT##_widen1(h_load1(g + i));                \
+            const vf g1 = h_##DT##_widen1(h_load1(g + i + VS_LANES));     \
+            KB_DACC(g0, l0, h0);                                          \
+            KB_DACC(g1, l1, h1);                                          \
+            const vf y0 = h_##DT##_widen1(h_load1(y + i));                \
+            const vf y1 = h_##DT##_widen1(h_load1(y + i + VS_LANES));     \
+            h_store1(dx + i, h_##DT##_narrow1(v_fnma(vs_exp(y0), st, g0))); \
+            h_store1(dx + i + VS_LANES,                                   \
+                     h_##DT##_narrow1(v_fnma(vs_exp(y1), st, g1)));       \
+            KB_END(log_softmax_backward_##DT);                            \
+        }                                                                 \
+        *out = KB_DSUM(l0, h0) + KB_DSUM(l1, h1);                         \
+    }
+
 /* bf16: avx512bf16 and avx2 (not the avx512 level's integer narrowing,
  * which this machine's tables never run where AVX512_BF16 is there) */
 #if defined(__AVX512BF16__) || !defined(__AVX512F__)
@@ -209,6 +259,7 @@ KB_LOG_OPS(KB_LOG, bf16)
 KB_POW(bf16)
 KB_LSM16(softmax, 1, bf16, 0)
 KB_LSM16(log_softmax, 0, bf16, 0)
+KB_LSMBW16(bf16)
 #endif
 
 /* f16: avx512 and avx2.  Not its IEEE binary ops at avx512 (hy_*_f16's
@@ -226,6 +277,7 @@ KB_LOG_OPS(KB_LOG, f16)
 KB_POW(f16)
 KB_LSM16(softmax, 1, f16, 1)
 KB_LSM16(log_softmax, 0, f16, 1)
+KB_LSMBW16(f16)
 #ifndef HS_F16_YMM
 KB_BINARY_OPS(KB_H2, f16)
 #endif

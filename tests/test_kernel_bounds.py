@@ -224,9 +224,14 @@ def half_rows():
              for op in ("softmax", "log_softmax")
              for lv, dts in kb.HALF_LEVELS.items() for dt in dts} \
         if "KB_LSM16(softmax, 1, bf16" in src else set()
+    # KB_LSMBW16: log_softmax_backward's step at every level and dtype
+    lsmbw16 = {kb.impl_name(f"log_softmax_backward_{dt}", None, lv)
+               for lv, dts in kb.HALF_LEVELS.items() for dt in dts} \
+        if "KB_LSMBW16(bf16)" in src else set()
     return ({kb.impl_name(f"{op}_{dt}", None, lv)
              for op in ops for lv, dts in kb.HALF_LEVELS.items()
-             for dt in dts} | pow16 | norm | lsm16) - kb.HALF_LEFT_OUT
+             for dt in dts} | pow16 | norm | lsm16 | lsmbw16) - \
+        kb.HALF_LEFT_OUT
 
 
 def loop_rows():
