@@ -543,6 +543,32 @@ static void test_shape_rules(void **state)
     }
 }
 
+/* matmul's three messages, each naming the shapes (its rule formats them
+ * on failure only) */
+static void test_shape_matmul_messages(void **state)
+{
+    (void)state;
+    static const struct {
+        tb_shape a, b;
+        const char *want;
+    } mc[] = {
+        {S1(4), S2(4, 5), "inputs need at least 2 dims, got 4 and 4x5"},
+        {S3(2, 3, 4), S3(3, 4, 5), "batch dims differ (2x3x4 vs 3x4x5)"},
+        {S3(2, 3, 4), S2(4, 5), "batch dims differ (2x3x4 vs 4x5)"},
+        {S2(3, 4), S2(5, 6), "inner dims differ (3x4 @ 5x6: 4 vs 5)"},
+    };
+    const tb_op *op = op_find("matmul");
+    for (size_t i = 0; i < sizeof mc / sizeof mc[0]; i++) {
+        tb_shape in[2] = {mc[i].a, mc[i].b}, out[TB_MAX_OUTPUTS];
+        char err[256] = "";
+        assert_int_equal(tb_op_infer(op, in, 2, NULL, out, err, sizeof err),
+                         TB_ESHAPE);
+        if (!strstr(err, mc[i].want))
+            fail_msg("matmul case %zu: message '%s', expected '%s'", i, err,
+                     mc[i].want);
+    }
+}
+
 /* The shape rule's scalar output and tb_op_infer with p == NULL. */
 static void test_shape_null_params(void **state)
 {
@@ -936,6 +962,7 @@ int main(int argc, char **argv)
         T(strided_transposed_views),
         T(strided_stride0),
         T(shape_rules),
+        T(shape_matmul_messages),
         T(shape_null_params),
         T(shape_params_set),
         T(cost_models),

@@ -239,6 +239,16 @@ int tb_rule_matmul(const tb_op *op, const tb_shape *in, const tb_params *p,
 {
     (void)p;
     const tb_shape *a = &in[0], *b = &in[1];
+    bool batch_ok = a->ndim >= 2 && b->ndim >= 2 && a->ndim == b->ndim;
+    for (int i = 0; batch_ok && i < a->ndim - 2; i++)
+        batch_ok = a->dim[i] == b->dim[i];
+    if (batch_ok && a->dim[a->ndim - 1] == b->dim[b->ndim - 2]) {
+        *out = *a;
+        out->dim[out->ndim - 1] = b->dim[b->ndim - 1];
+        return 0;
+    }
+    /* the shapes formatted on failure only: tapes infer every step's
+     * shapes (snprintf here was ~3% of tfm_infer_step at 1x16x32) */
     char sa[96], sb[96];
     tb_shape_format(a, sa, sizeof sa);
     tb_shape_format(b, sb, sizeof sb);
@@ -246,23 +256,14 @@ int tb_rule_matmul(const tb_op *op, const tb_shape *in, const tb_params *p,
         return tb_op_fail(err, len, TB_ESHAPE,
                           "%s: inputs need at least 2 dims, got %s and %s",
                           op->name, sa, sb);
-    if (a->ndim != b->ndim)
+    if (!batch_ok)
         return tb_op_fail(err, len, TB_ESHAPE,
                           "%s: batch dims differ (%s vs %s)", op->name, sa,
                           sb);
-    for (int i = 0; i < a->ndim - 2; i++)
-        if (a->dim[i] != b->dim[i])
-            return tb_op_fail(err, len, TB_ESHAPE,
-                              "%s: batch dims differ (%s vs %s)", op->name, sa,
-                              sb);
-    if (a->dim[a->ndim - 1] != b->dim[b->ndim - 2])
-        return tb_op_fail(err, len, TB_ESHAPE,
-                          "%s: inner dims differ (%s @ %s: %lld vs %lld)",
-                          op->name, sa, sb, (long long)a->dim[a->ndim - 1],
-                          (long long)b->dim[b->ndim - 2]);
-    *out = *a;
-    out->dim[out->ndim - 1] = b->dim[b->ndim - 1];
-    return 0;
+    return tb_op_fail(err, len, TB_ESHAPE,
+                      "%s: inner dims differ (%s @ %s: %lld vs %lld)",
+                      op->name, sa, sb, (long long)a->dim[a->ndim - 1],
+                      (long long)b->dim[b->ndim - 2]);
 }
 
 /* transpose: params 0 dim0, 1 dim1. */
