@@ -187,9 +187,16 @@ int tb_cpu_permute_lv(void *ctx, const tb_tensor *in, tb_tensor *out,
     const int64_t rows = inner ? tb_tensor_numel(out) / inner : 0;
     int64_t idx[TB_MAX_DIMS] = {0}, off = 0;
     for (int64_t r = 0; r < rows; r++) {
-        ext_strided_row((const char *)x->data + (size_t)off * esz,
-                        (char *)out->data + (size_t)(r * inner) * esz, inner,
-                        is, esz);
+        /* a contiguous run (the last dim stays last: a head split's rows
+         * of Dh) as one memcpy, not the strided loop's element copies */
+        if (is == 1)
+            memcpy((char *)out->data + (size_t)(r * inner) * esz,
+                   (const char *)x->data + (size_t)off * esz,
+                   (size_t)inner * esz);
+        else
+            ext_strided_row((const char *)x->data + (size_t)off * esz,
+                            (char *)out->data + (size_t)(r * inner) * esz,
+                            inner, is, esz);
         for (int d = nd - 2; d >= 0; d--) {
             off += st[d];
             if (++idx[d] < out->shape[d])
