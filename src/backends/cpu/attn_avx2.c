@@ -85,7 +85,6 @@ static float *scratch_get(const tb_cpu_attn_job *j, scratch *w)
     float *p = tb_alloc(n * sizeof *p);
     if (!p)
         return NULL;
-    memset(p, 0, n * sizeof *p); /* the padding stays 0 */
     w->q = p;
     w->kt = w->q + BQ * j->D;
     w->s = w->kt + j->D * BK;
@@ -93,6 +92,12 @@ static float *scratch_get(const tb_cpu_attn_job *j, scratch *w)
     w->o = w->v + BK * w->dvp;
     w->m = w->o + BQ * w->dvp;
     w->l = w->m + BQ;
+    /* Only v's padding columns (Dv to dvp, read by the output tiles) are
+     * read before a task writes them: q's rows past qn, o, m and l are
+     * set per task, k^T's columns past kn and s's rows past qn per key
+     * block.  Zeroing the whole scratch (33 KiB at D = 16) was most of a
+     * small head's time (sdpa 1x2x16x16). */
+    memset(w->v, 0, (size_t)(BK * w->dvp) * sizeof *p);
     return p;
 }
 
@@ -200,8 +205,10 @@ static void sdpa_part(void *arg, int part, int nparts)
         for (int64_t r = 0; r < qn; r++)
             for (int64_t d = 0; d < D; d++)
                 w.q[r * D + d] = q[r * D + d] * scale;
-        memset(w.q + qn * D, 0, (size_t)((BQ - qn) * D) * sizeof(float));
-        memset(w.o, 0, (size_t)(BQ * w.dvp) * sizeof(float));
+        /* the rows the 4-row tiles read: q4, qn rounded up to 4 */
+        const int64_t q4 = (qn + 3) / 4 * 4;
+        memset(w.q + qn * D, 0, (size_t)((q4 - qn) * D) * sizeof(float));
+        memset(w.o, 0, (size_t)(q4 * w.dvp) * sizeof(float));
         for (int64_t r = 0; r < BQ; r++) {
             w.m[r] = -INFINITY;
             w.l[r] = 0;
