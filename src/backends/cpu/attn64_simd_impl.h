@@ -111,7 +111,6 @@ static double *a64_scratch_get(const tb_cpu_attn_job *j, a64_scratch *w)
     double *p = tb_alloc(n * sizeof *p);
     if (!p)
         return NULL;
-    memset(p, 0, n * sizeof *p); /* the padding stays 0 */
     w->q = p;
     w->kt = w->q + BQ * j->D;
     w->s = w->kt + j->D * BK;
@@ -119,6 +118,9 @@ static double *a64_scratch_get(const tb_cpu_attn_job *j, a64_scratch *w)
     w->o = w->v + BK * w->dvp;
     w->m = w->o + BQ * w->dvp;
     w->l = w->m + BQ;
+    /* only v's padding columns are read before a task writes them (as
+     * attn_avx2.c's scratch) */
+    memset(w->v, 0, (size_t)(BK * w->dvp) * sizeof *p);
     return p;
 }
 
@@ -219,8 +221,10 @@ static void a64_sdpa_part(void *arg, int part, int nparts)
         const double *q =
             (const double *)j->in[0].data + (h * j->Sq + i0) * D;
         memcpy(w.q, q, (size_t)(qn * D) * sizeof(double));
-        memset(w.q + qn * D, 0, (size_t)((BQ - qn) * D) * sizeof(double));
-        memset(w.o, 0, (size_t)(BQ * w.dvp) * sizeof(double));
+        /* the rows the 4-row tiles read */
+        const int64_t q4 = a64_up(qn, 4);
+        memset(w.q + qn * D, 0, (size_t)((q4 - qn) * D) * sizeof(double));
+        memset(w.o, 0, (size_t)(q4 * w.dvp) * sizeof(double));
         for (int64_t r = 0; r < BQ; r++) {
             w.m[r] = -INFINITY;
             w.l[r] = 0;
