@@ -1325,35 +1325,36 @@ HS_SUM(f16)
  * before it: extremes do not mind.
  * (The widening loop this replaced took 36 and 55 us for max of 1M bf16
  * and f16 values, one thread: the conversions, not memory.) */
-/* The extreme of a vector's 16-bit lanes: halves folded down to 8
- * lanes, then SSE4.1's phminposuw (the unsigned minimum of 8), on the
+/* The extreme of a 256-bit vector's 16-bit lanes: halves folded down to
+ * 8 lanes, then SSE4.1's phminposuw (the unsigned minimum of 8), on the
  * lanes complemented for the unsigned maximum, or with 0x7fff xored in
  * for the signed one (which turns signed order into reverse unsigned
- * order). */
-#if VS_LANES == 16
-#define HS_TO256(OP, a)                                                   \
-    _mm256_##OP(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64(a, 1))
-#else
-#define HS_TO256(OP, a) (a)
-#endif
+ * order).  The loop runs on 256-bit vectors at avx512 too: Zen 4 runs
+ * vpmaxsw/vpmaxuw/vpminuw on zmm at one a cycle, on ymm at two, so the
+ * three extremes of 1M values in L1 take 58 values/ns on ymm against 36
+ * on zmm (a loop of the two forms, /tmp microbenchmark, 3.69 GHz): the
+ * zmm loop fell below L3's read rate (max bf16 at 1M: 29.6 us, 1.39x its
+ * read bound, docs/perf-data/op-limits-zen4).  Four vectors a step, each
+ * pair folded first: 24.6 us with two a step, 21.1 with four (tbench
+ * ab, 8 blocks, load 4-5). */
 #define HS_TO128(OP, a)                                                   \
     _mm_##OP(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1))
 static inline uint16_t hs_minpos16(__m128i x)
 {
     return (uint16_t)(_mm_cvtsi128_si32(_mm_minpos_epu16(x)) & 0xffff);
 }
-static inline uint16_t hs_humin16(hvi a)
+static inline uint16_t hs_humin16(__m256i a)
 {
-    return hs_minpos16(HS_TO128(min_epu16, HS_TO256(min_epu16, a)));
+    return hs_minpos16(HS_TO128(min_epu16, a));
 }
-static inline uint16_t hs_humax16(hvi a)
+static inline uint16_t hs_humax16(__m256i a)
 {
-    const __m128i x = HS_TO128(max_epu16, HS_TO256(max_epu16, a));
+    const __m128i x = HS_TO128(max_epu16, a);
     return (uint16_t)~hs_minpos16(_mm_xor_si128(x, _mm_set1_epi16(-1)));
 }
-static inline int16_t hs_hsmax16(hvi a)
+static inline int16_t hs_hsmax16(__m256i a)
 {
-    const __m128i x = HS_TO128(max_epi16, HS_TO256(max_epi16, a));
+    const __m128i x = HS_TO128(max_epi16, a);
     return (int16_t)(hs_minpos16(_mm_xor_si128(x, _mm_set1_epi16(0x7fff))) ^
                      0x7fff);
 }
@@ -1370,32 +1371,46 @@ static inline int16_t hs_hsmax16(hvi a)
     }                                                                     \
     static inline float hs_ext_##DT(const uint16_t *x, int64_t n, int mx) \
     {                                                                     \
-        enum { W = (int)(sizeof(hvi) / 2) };                              \
+        enum { W = 16 }; /* 16-bit lanes of a 256-bit vector */           \
         if (n < 2 * W)                                                    \
             return hs_ext_scalar_##DT(x, n, mx);                          \
-        hvi s0 = HS_WSI(loadu)((const void *)x), s1 = s0;                 \
-        hvi u0 = s0, u1 = s0, m0 = s0, m1 = s0;                           \
+        __m256i s0 = _mm256_loadu_si256((const void *)x), s1 = s0;        \
+        __m256i u0 = s0, u1 = s0, m0 = s0, m1 = s0;                       \
         int64_t j = 0;                                                    \
+        for (; j + 4 * W <= n; j += 4 * W) {                              \
+            const __m256i *q = (const void *)(x + j);                     \
+            const __m256i v0 = _mm256_loadu_si256(q);                     \
+            const __m256i v1 = _mm256_loadu_si256(q + 1);                 \
+            const __m256i v2 = _mm256_loadu_si256(q + 2);                 \
+            const __m256i v3 = _mm256_loadu_si256(q + 3);                 \
+            s0 = _mm256_max_epi16(s0, _mm256_max_epi16(v0, v2));          \
+            s1 = _mm256_max_epi16(s1, _mm256_max_epi16(v1, v3));          \
+            u0 = _mm256_max_epu16(u0, _mm256_max_epu16(v0, v2));          \
+            u1 = _mm256_max_epu16(u1, _mm256_max_epu16(v1, v3));          \
+            m0 = _mm256_min_epu16(m0, _mm256_min_epu16(v0, v2));          \
+            m1 = _mm256_min_epu16(m1, _mm256_min_epu16(v1, v3));          \
+        }                                                                 \
         for (; j + 2 * W <= n; j += 2 * W) {                              \
-            const hvi v0 = HS_WSI(loadu)((const void *)(x + j));          \
-            const hvi v1 = HS_WSI(loadu)((const void *)(x + j + W));      \
-            s0 = HS_W(max_epi16)(s0, v0);                                 \
-            s1 = HS_W(max_epi16)(s1, v1);                                 \
-            u0 = HS_W(max_epu16)(u0, v0);                                 \
-            u1 = HS_W(max_epu16)(u1, v1);                                 \
-            m0 = HS_W(min_epu16)(m0, v0);                                 \
-            m1 = HS_W(min_epu16)(m1, v1);                                 \
+            const __m256i v0 = _mm256_loadu_si256((const void *)(x + j)); \
+            const __m256i v1 =                                            \
+                _mm256_loadu_si256((const void *)(x + j + W));            \
+            s0 = _mm256_max_epi16(s0, v0);                                \
+            s1 = _mm256_max_epi16(s1, v1);                                \
+            u0 = _mm256_max_epu16(u0, v0);                                \
+            u1 = _mm256_max_epu16(u1, v1);                                \
+            m0 = _mm256_min_epu16(m0, v0);                                \
+            m1 = _mm256_min_epu16(m1, v1);                                \
         }                                                                 \
         for (; j < n; j += W) {                                           \
-            const hvi v = HS_WSI(loadu)(                                  \
+            const __m256i v = _mm256_loadu_si256(                         \
                 (const void *)(x + (j + W <= n ? j : n - W)));            \
-            s0 = HS_W(max_epi16)(s0, v);                                  \
-            u0 = HS_W(max_epu16)(u0, v);                                  \
-            m0 = HS_W(min_epu16)(m0, v);                                  \
+            s0 = _mm256_max_epi16(s0, v);                                 \
+            u0 = _mm256_max_epu16(u0, v);                                 \
+            m0 = _mm256_min_epu16(m0, v);                                 \
         }                                                                 \
-        const int16_t smax = hs_hsmax16(HS_W(max_epi16)(s0, s1));         \
-        const uint16_t umax = hs_humax16(HS_W(max_epu16)(u0, u1));        \
-        const uint16_t umin = hs_humin16(HS_W(min_epu16)(m0, m1));        \
+        const int16_t smax = hs_hsmax16(_mm256_max_epi16(s0, s1));        \
+        const uint16_t umax = hs_humax16(_mm256_max_epu16(u0, u1));       \
+        const uint16_t umin = hs_humin16(_mm256_min_epu16(m0, m1));       \
         if (smax > (INF) || umax > (0x8000 | (INF)))                      \
             return hs_ext_scalar_##DT(x, n, mx); /* a NaN */              \
         const uint16_t r = mx ? (smax >= 0 ? (uint16_t)smax : umin)       \
