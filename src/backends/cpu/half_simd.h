@@ -1262,6 +1262,42 @@ static inline int64_t hs_fold4_steps_bf16(const uint16_t *p, int64_t m,
     hs_eo_join(e1, o1, a2, a3);
     return j;
 }
+#if VS_LANES == 16
+/* f16 at avx512: each 16-lane accumulator as two 8-lane halves, each
+ * half's values widened by a 256-bit vcvtph2ps (0.5 cycles on Zen 4
+ * against 1.33 for the 512-bit form alone, 2 beside the adds) and added
+ * as fma(x, 1, acc) (one rounding of acc + x: add's bits) on the FMA
+ * pipes: 1M values in L1 at 52 values/ns against 29 (a loop of the two
+ * forms, 3.69 GHz); each lane adds the values it added before, in the
+ * same order. */
+static inline int64_t hs_fold4_steps_f16(const uint16_t *p, int64_t m,
+                                         vf *a0, vf *a1, vf *a2, vf *a3)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+#define HS_LO8(a) _mm512_castps512_ps256(a)
+#define HS_HI8(a) _mm512_extractf32x8_ps(a, 1)
+#define HS_JOIN8(l, h) _mm512_insertf32x8(_mm512_castps256_ps512(l), h, 1)
+#define HS_CVT8(o) hy_f16_ld(p + j + (o))
+    __m256 s0 = HS_LO8(*a0), s1 = HS_HI8(*a0), s2 = HS_LO8(*a1);
+    __m256 s3 = HS_HI8(*a1), s4 = HS_LO8(*a2), s5 = HS_HI8(*a2);
+    __m256 s6 = HS_LO8(*a3), s7 = HS_HI8(*a3);
+    int64_t j = 0;
+    for (; j + 64 <= m; j += 64) {
+        s0 = _mm256_fmadd_ps(HS_CVT8(0), one, s0);
+        s1 = _mm256_fmadd_ps(HS_CVT8(8), one, s1);
+        s2 = _mm256_fmadd_ps(HS_CVT8(16), one, s2);
+        s3 = _mm256_fmadd_ps(HS_CVT8(24), one, s3);
+        s4 = _mm256_fmadd_ps(HS_CVT8(32), one, s4);
+        s5 = _mm256_fmadd_ps(HS_CVT8(40), one, s5);
+        s6 = _mm256_fmadd_ps(HS_CVT8(48), one, s6);
+        s7 = _mm256_fmadd_ps(HS_CVT8(56), one, s7);
+    }
+    *a0 = HS_JOIN8(s0, s1), *a1 = HS_JOIN8(s2, s3);
+    *a2 = HS_JOIN8(s4, s5), *a3 = HS_JOIN8(s6, s7);
+#undef HS_CVT8
+    return j;
+}
+#else
 static inline int64_t hs_fold4_steps_f16(const uint16_t *p, int64_t m,
                                          vf *a0, vf *a1, vf *a2, vf *a3)
 {
@@ -1277,6 +1313,7 @@ static inline int64_t hs_fold4_steps_f16(const uint16_t *p, int64_t m,
     *a0 = s0, *a1 = s1, *a2 = s2, *a3 = s3;
     return j;
 }
+#endif
 #define HS_SUM(DT)                                                        \
     static inline vf hs_fold4_##DT(const uint16_t *p, int64_t m)          \
     {                                                                     \
