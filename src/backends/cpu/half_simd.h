@@ -150,7 +150,7 @@ static inline __m256 hy_mul(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
 static inline __m256 hy_div(__m256 a, __m256 b) { return _mm256_div_ps(a, b); }
 static inline __m256 hy_add_relu(__m256 a, __m256 b)
 {
-    const __m256 x = _mm256_add_ps(a, b);
+    const __m256 x = hy_add(a, b);
     return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NLE_UQ),
                          x);
 }
@@ -177,7 +177,31 @@ HY_F16(add)
 HY_F16(sub)
 HY_F16(mul)
 HY_F16(div)
-HY_F16(add_relu)
+/* add_relu: x = a + b on the FMA pipes; the relu (x where x > 0 or
+ * NaN, else +0) as the narrowing's zero-masking (vcvtps2ph {z}: a
+ * zeroed word is +0), no and: f16 at 1M 104 -> 93 us with the FMA add,
+ * 72 with the mask (tbench ab, 8 blocks, load 7-10) */
+static inline void hy_f16_st_relu(uint16_t *p, __m256 x)
+{
+    const __mmask8 k = _mm256_cmp_ps_mask(x, _mm256_setzero_ps(), _CMP_NLE_UQ);
+    _mm_storeu_si128((__m128i *)p, _mm256_maskz_cvtps_ph(k, x, HS_RNE));
+}
+static void hy_add_relu_f16(const uint16_t *pa, const uint16_t *pb,
+                            uint16_t *po, int64_t n, float k)
+{
+    (void)k;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        hy_f16_st_relu(po + i, hy_add(hy_f16_ld(pa + i), hy_f16_ld(pb + i)));
+        hy_f16_st_relu(po + i + 8,
+                       hy_add(hy_f16_ld(pa + i + 8), hy_f16_ld(pb + i + 8)));
+    }
+    for (; i < n; i++) {
+        __m256 a = _mm256_set1_ps(tb_f16_to_f32(pa[i]));
+        __m256 b = _mm256_set1_ps(tb_f16_to_f32(pb[i]));
+        po[i] = tb_f32_to_f16(_mm256_cvtss_f32(hy_add_relu(a, b)));
+    }
+}
 /* the f32 values of lo and hi, as h_bf16_widen2 placed them, packed */
 static inline hv2 h_pack2(hvi lo, hvi hi) { return _mm512_packus_epi32(lo, hi); }
 /* lo's values then hi's, in order (packus works within 128-bit lanes) */
