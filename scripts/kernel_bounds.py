@@ -15,7 +15,8 @@ SIMD levels, and of scripts/kernel_bounds_half.c (the bf16 and f16 fused
 element-wise rows of half_simd.h: bf16 at avx512bf16 and avx2, f16 at
 avx512 and avx2; layer_norm and rms_norm bf16 at avx512bf16; softmax and
 log_softmax bf16 and f16, half_lsm_fused.h's passes; log_softmax_backward
-bf16 and f16: the f32 row's work on widened values) and of scripts/kernel_bounds_rand.c (rand_uniform f32,
+bf16 and f16: the f32 row's work on widened values; mul_backward and
+div_backward bf16 with a broadcast row, half_bwbin_simd.h's step) and of scripts/kernel_bounds_rand.c (rand_uniform f32,
 bf16, f16, f64, rand_normal f32, bf16, f16 and dropout f32, f64 at
 avx512 and avx2):
 

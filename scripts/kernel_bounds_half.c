@@ -248,6 +248,34 @@ typedef __m256d kb_vd;
         *out = KB_DSUM(l0, h0) + KB_DSUM(l1, h1);                         \
     }
 
+/* mul_backward and div_backward with b a broadcast row (half_bwbin_simd.h,
+ * hbb_<dt>_step2: one row's two vectors of columns, g and a widened,
+ * da narrowed and stored, db's column sums updated in registers; div's
+ * a full, b the row: g / b and (g a) (1 / (b b)), no NaN, no subnormal
+ * result).  bf16 only: f16 runs the avx2 level's loop at the AVX-512
+ * levels (half_bwd.c), which this file cannot build at avx512. */
+#include "half_bwbin_simd.h"
+#define KB_BWBIN(OP, K, DT)                                               \
+    void kb_##OP##_##DT(const uint16_t *g, const uint16_t *f,            \
+                        uint16_t *df, const float *v, float *dv, long R,  \
+                        long C);                                          \
+    void kb_##OP##_##DT(const uint16_t *g, const uint16_t *f,            \
+                        uint16_t *df, const float *v, float *dv, long R,  \
+                        long C)                                           \
+    {                                                                     \
+        vf rv[2] = {v_load(v), v_load(v + VS_LANES)};                     \
+        vf rq[2] = {v_load(v + 2 * VS_LANES), v_load(v + 3 * VS_LANES)};  \
+        vf s[2] = {rq[0], rq[1]};                                         \
+        for (long r = 0; r < R; r++) {                                    \
+            KB_BEGIN(OP##_##DT);                                          \
+            hbb_##DT##_step2(K, g + r * C, f + r * C, df + r * C, rv, rq, \
+                             s);                                          \
+            KB_END(OP##_##DT);                                            \
+        }                                                                 \
+        v_store(dv, s[0]);                                                \
+        v_store(dv + VS_LANES, s[1]);                                     \
+    }
+
 /* bf16: avx512bf16 and avx2 (not the avx512 level's integer narrowing,
  * which this machine's tables never run where AVX512_BF16 is there) */
 #if defined(__AVX512BF16__) || !defined(__AVX512F__)
@@ -260,6 +288,8 @@ KB_POW(bf16)
 KB_LSM16(softmax, 1, bf16, 0)
 KB_LSM16(log_softmax, 0, bf16, 0)
 KB_LSMBW16(bf16)
+KB_BWBIN(mul_backward, HB_MUL, bf16)
+KB_BWBIN(div_backward, HB_DIV_AF, bf16)
 #endif
 
 /* f16: avx512 and avx2.  Not its IEEE binary ops at avx512 (hy_*_f16's

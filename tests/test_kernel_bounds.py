@@ -228,9 +228,15 @@ def half_rows():
     lsmbw16 = {kb.impl_name(f"log_softmax_backward_{dt}", None, lv)
                for lv, dts in kb.HALF_LEVELS.items() for dt in dts} \
         if "KB_LSMBW16(bf16)" in src else set()
+    # KB_BWBIN: mul_backward's and div_backward's bf16 step (f16 runs
+    # the avx2 loop at the AVX-512 levels)
+    bwbin = {kb.impl_name(f"{op}_bf16", None, lv)
+             for op in ("mul_backward", "div_backward")
+             for lv, dts in kb.HALF_LEVELS.items() if "bf16" in dts} \
+        if "KB_BWBIN(mul_backward, HB_MUL, bf16)" in src else set()
     return ({kb.impl_name(f"{op}_{dt}", None, lv)
              for op in ops for lv, dts in kb.HALF_LEVELS.items()
-             for dt in dts} | pow16 | norm | lsm16 | lsmbw16) - \
+             for dt in dts} | pow16 | norm | lsm16 | lsmbw16 | bwbin) - \
         kb.HALF_LEFT_OUT
 
 

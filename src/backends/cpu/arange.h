@@ -65,4 +65,15 @@ static inline bool tb_cpu_arange_exact(double start, double step, int64_t n)
     return top < p2;
 }
 
+/* The values of an exact arange (above) are zeros or at least 2^lb in
+ * magnitude: with lb >= -126 none is a subnormal float (a narrowing that
+ * must treat subnormals apart, AVX512_BF16's, may skip its test). */
+static inline bool tb_cpu_arange_normal(double start, double step)
+{
+    int lb = 1 << 20;
+    bool z;
+    return tb_cpu_arange_lowbit(start, &lb, &z) &&
+           tb_cpu_arange_lowbit(step, &lb, &z) && lb >= -126;
+}
+
 #endif

@@ -27,6 +27,16 @@ typedef __m512i hp_i;
     _mm512_castsi512_ps(_mm512_slli_epi32(                                \
         _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))),  \
         16))
+/* f16's wide passes on 8-lane halves (hp_wide_f16): a 256-bit
+ * vcvtph2ps and an fma(x, 1, acc) a half */
+#define HP_F16_HALF 1
+typedef __m256 hp_h;
+#define HP_H_ZERO _mm256_setzero_ps()
+#define HP_H_SET1 _mm256_set1_ps
+#define HP_H_FMA _mm256_fmadd_ps
+#define HP_H_LD_F16(p)                                                    \
+    _mm256_maskz_cvtph_ps(0xff, _mm_loadu_si128((const __m128i *)(p)))
+#define HP_JOIN(l, h) _mm512_insertf32x8(_mm512_castps256_ps512(l), h, 1)
 #define HP_LDD _mm512_loadu_pd
 #define HP_STD _mm512_storeu_pd
 #define HP_ADDD _mm512_add_pd

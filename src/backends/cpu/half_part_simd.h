@@ -21,7 +21,13 @@
  * lanes in column order, widened to double; one scalar add a column
  * took a sixth of the time).  (1024x1024 over axis 0, 1 thread, load
  * 25: bf16 41 -> 29.6 us, f16 42.8 -> 41.2 us, at vcvtph2ps's 16 values
- * per 2 cycles on Zen 4.) */
+ * per 2 cycles on Zen 4.)  At avx512 f16's wide passes run on 8-lane
+ * halves (HP_F16_HALF: 256-bit vcvtph2ps, 0.5 cycles, and fma(x, 1,
+ * acc)), and both dtypes' prefetch the strip's lines 3 rows ahead: a
+ * strip reads 256 (f16) or 512 bytes a row, rows 2 KiB apart at 1024
+ * columns, too short a run for the hardware prefetchers (f16 41.2 ->
+ * 34.5 us, bf16 29.6 -> 28.8, tbench ab, 8 blocks, load 5; 2 and 8
+ * rows ahead, or the next strip's lines, did less). */
 #include <immintrin.h>
 #include <stdint.h>
 
@@ -66,6 +72,8 @@ static int64_t HP_CAT(hp_wide_bf16_, HP_SFX)(const uint16_t *x, int64_t r0,
 #undef HP_DECL
         for (int64_t r = r0; r < re; r++) {
             const uint16_t *p = x + r * ld + j;
+            for (int q = 0; q < C; q += 32)
+                _mm_prefetch((const char *)(p + 3 * ld + q), _MM_HINT_T0);
 #define HP_STEP(k)                                                        \
     {                                                                     \
         const hp_i v = HP_LDI(p + 2 * HP_L * (k));                        \
@@ -82,6 +90,40 @@ static int64_t HP_CAT(hp_wide_bf16_, HP_SFX)(const uint16_t *x, int64_t r0,
     return j;
 }
 
+#ifdef HP_F16_HALF
+/* each vector's columns as two halves of HP_L / 2 lanes (hp_h), each
+ * widened by its own vcvtph2ps and added as fma(x, 1, acc) (add's
+ * bits): on Zen 4 the 256-bit vcvtph2ps takes 0.5 cycles, the 512-bit
+ * one 1.33 alone and 2 beside the adds; a lane adds what it added
+ * before, in the same order */
+static int64_t HP_CAT(hp_wide_f16_, HP_SFX)(const uint16_t *x, int64_t r0,
+                                            int64_t re, int64_t ld,
+                                            int64_t w, double *acc)
+{
+    enum { NV = 8, C = NV * HP_L, H = HP_L / 2 };
+    const hp_h one = HP_H_SET1(1.0f);
+    int64_t j = 0;
+    for (; j + C <= w; j += C) {
+#define HP_DECL(k) hp_h l##k = HP_H_ZERO, h##k = HP_H_ZERO;
+        HP_R8(HP_DECL)
+#undef HP_DECL
+        for (int64_t r = r0; r < re; r++) {
+            const uint16_t *p = x + r * ld + j;
+            for (int q = 0; q < C; q += 32)
+                _mm_prefetch((const char *)(p + 3 * ld + q), _MM_HINT_T0);
+#define HP_STEP(k)                                                        \
+    l##k = HP_H_FMA(HP_H_LD_F16(p + HP_L * (k)), one, l##k);              \
+    h##k = HP_H_FMA(HP_H_LD_F16(p + HP_L * (k) + H), one, h##k);
+            HP_R8(HP_STEP)
+#undef HP_STEP
+        }
+#define HP_ST(k) hp_flush(HP_JOIN(l##k, h##k), acc + j + HP_L * (k));
+        HP_R8(HP_ST)
+#undef HP_ST
+    }
+    return j;
+}
+#else
 static int64_t HP_CAT(hp_wide_f16_, HP_SFX)(const uint16_t *x, int64_t r0,
                                             int64_t re, int64_t ld,
                                             int64_t w, double *acc)
@@ -104,6 +146,7 @@ static int64_t HP_CAT(hp_wide_f16_, HP_SFX)(const uint16_t *x, int64_t r0,
     }
     return j;
 }
+#endif
 
 #define HP_COLS(DT, LD)                                                   \
     static void HP_CAT(hp_cols_##DT##_, HP_SFX)(                          \

@@ -150,7 +150,7 @@ static inline __m256 hy_mul(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
 static inline __m256 hy_div(__m256 a, __m256 b) { return _mm256_div_ps(a, b); }
 static inline __m256 hy_add_relu(__m256 a, __m256 b)
 {
-    const __m256 x = _mm256_add_ps(a, b);
+    const __m256 x = hy_add(a, b);
     return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NLE_UQ),
                          x);
 }
@@ -177,7 +177,31 @@ HY_F16(add)
 HY_F16(sub)
 HY_F16(mul)
 HY_F16(div)
-HY_F16(add_relu)
+/* add_relu: x = a + b on the FMA pipes; the relu (x where x > 0 or
+ * NaN, else +0) as the narrowing's zero-masking (vcvtps2ph {z}: a
+ * zeroed word is +0), no and: f16 at 1M 104 -> 93 us with the FMA add,
+ * 72 with the mask (tbench ab, 8 blocks, load 7-10) */
+static inline void hy_f16_st_relu(uint16_t *p, __m256 x)
+{
+    const __mmask8 k = _mm256_cmp_ps_mask(x, _mm256_setzero_ps(), _CMP_NLE_UQ);
+    _mm_storeu_si128((__m128i *)p, _mm256_maskz_cvtps_ph(k, x, HS_RNE));
+}
+static void hy_add_relu_f16(const uint16_t *pa, const uint16_t *pb,
+                            uint16_t *po, int64_t n, float k)
+{
+    (void)k;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        hy_f16_st_relu(po + i, hy_add(hy_f16_ld(pa + i), hy_f16_ld(pb + i)));
+        hy_f16_st_relu(po + i + 8,
+                       hy_add(hy_f16_ld(pa + i + 8), hy_f16_ld(pb + i + 8)));
+    }
+    for (; i < n; i++) {
+        __m256 a = _mm256_set1_ps(tb_f16_to_f32(pa[i]));
+        __m256 b = _mm256_set1_ps(tb_f16_to_f32(pb[i]));
+        po[i] = tb_f32_to_f16(_mm256_cvtss_f32(hy_add_relu(a, b)));
+    }
+}
 /* the f32 values of lo and hi, as h_bf16_widen2 placed them, packed */
 static inline hv2 h_pack2(hvi lo, hvi hi) { return _mm512_packus_epi32(lo, hi); }
 /* lo's values then hi's, in order (packus works within 128-bit lanes) */
@@ -1046,9 +1070,17 @@ static inline double hs_arange_val(double start, double step, int64_t i)
  * 4.1x its bound). */
 static inline int hs_ar_at_in_order(int l) { return l; }
 static inline hv2 hs_ar_narrow_f16(vf lo, vf hi) { return h_f16_narrow2o(lo, hi); }
+#define HS_AR_NORMAL_f16 0
+#define hs_ar_narrow_n_f16 hs_ar_narrow_f16
 #define hs_ar_at_f16 hs_ar_at_in_order
 #ifdef __AVX512BF16__
 static inline hv2 hs_ar_narrow_bf16(vf lo, vf hi) { return h_bf16_narrow2o(lo, hi); }
+/* no subnormal lane (tb_cpu_arange_normal): vcvtne2ps2bf16 alone, no
+ * vfpclassps test (arange bf16 at 1M 33.6 -> 30.4 us, 29.7 with the
+ * increments on the FMA pipes; f16 23.7 -> 23.0; tbench ab, 8 blocks,
+ * load 9-11) */
+#define HS_AR_NORMAL_bf16 1
+static inline hv2 hs_ar_narrow_n_bf16(vf lo, vf hi) { return h_bf16_ne2(lo, hi); }
 #define hs_ar_at_bf16 hs_ar_at_in_order
 #else
 static inline int hs_ar_at_bf16(int l)
@@ -1065,6 +1097,10 @@ static inline hv2 hs_ar_narrow_bf16(vf lo, vf hi)
                    hi_srl16(h_bf16_round_num(hi)));
 #endif
 }
+#endif
+#ifndef HS_AR_NORMAL_bf16
+#define HS_AR_NORMAL_bf16 0
+#define hs_ar_narrow_n_bf16 hs_ar_narrow_bf16
 #endif
 /* o[b..e) = pat (whole vectors, then single values). */
 static inline void hs_ar_fill(uint16_t *o, int64_t b, int64_t e,
@@ -1109,6 +1145,18 @@ static inline int64_t hs_ar_fin_bf16(int64_t b, int64_t e, double start,
     (void)b, (void)start, (void)step, (void)pat;
     return e;
 }
+/* the exact loop's steps, NARROW the pairs' narrowing; the increments
+ * as fma(c, 1, inc), exact as the adds were, on the FMA pipes: Zen 4's
+ * FADD pipes run the conversions */
+#define HS_AR_LOOP(NARROW)                                                \
+    for (; i + W <= e; i += W) {                                          \
+        h_store2(o + i, NARROW(c0, c1));                                  \
+        h_store2(o + i + 2 * L, NARROW(c2, c3));                          \
+        c0 = v_fma(c0, one, inc);                                         \
+        c1 = v_fma(c1, one, inc);                                         \
+        c2 = v_fma(c2, one, inc);                                         \
+        c3 = v_fma(c3, one, inc);                                         \
+    }
 #define HS_ARANGE(DT)                                                     \
     static void hs_arange_##DT(uint16_t *o, int64_t b, int64_t e,         \
                                double start, double step)                 \
@@ -1134,13 +1182,11 @@ static inline int64_t hs_ar_fin_bf16(int64_t b, int64_t e, double start,
             vf c0 = v_load(v0), c1 = v_load(v0 + L);                      \
             vf c2 = v_load(v0 + 2 * L), c3 = v_load(v0 + 3 * L);          \
             const vf inc = v_set1((float)((double)W * step));             \
-            for (; i + W <= e; i += W) {                                  \
-                h_store2(o + i, hs_ar_narrow_##DT(c0, c1));               \
-                h_store2(o + i + 2 * L, hs_ar_narrow_##DT(c2, c3));       \
-                c0 = v_add(c0, inc);                                      \
-                c1 = v_add(c1, inc);                                      \
-                c2 = v_add(c2, inc);                                      \
-                c3 = v_add(c3, inc);                                      \
+            const vf one = v_set1(1.0f);                                  \
+            if (HS_AR_NORMAL_##DT && tb_cpu_arange_normal(start, step)) { \
+                HS_AR_LOOP(hs_ar_narrow_n_##DT)                           \
+            } else {                                                      \
+                HS_AR_LOOP(hs_ar_narrow_##DT)                             \
             }                                                             \
         }                                                                 \
         for (; i < e; i++)                                                \
@@ -1262,6 +1308,42 @@ static inline int64_t hs_fold4_steps_bf16(const uint16_t *p, int64_t m,
     hs_eo_join(e1, o1, a2, a3);
     return j;
 }
+#if VS_LANES == 16
+/* f16 at avx512: each 16-lane accumulator as two 8-lane halves, each
+ * half's values widened by a 256-bit vcvtph2ps (0.5 cycles on Zen 4
+ * against 1.33 for the 512-bit form alone, 2 beside the adds) and added
+ * as fma(x, 1, acc) (one rounding of acc + x: add's bits) on the FMA
+ * pipes: 1M values in L1 at 52 values/ns against 29 (a loop of the two
+ * forms, 3.69 GHz); each lane adds the values it added before, in the
+ * same order. */
+static inline int64_t hs_fold4_steps_f16(const uint16_t *p, int64_t m,
+                                         vf *a0, vf *a1, vf *a2, vf *a3)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+#define HS_LO8(a) _mm512_castps512_ps256(a)
+#define HS_HI8(a) _mm512_extractf32x8_ps(a, 1)
+#define HS_JOIN8(l, h) _mm512_insertf32x8(_mm512_castps256_ps512(l), h, 1)
+#define HS_CVT8(o) hy_f16_ld(p + j + (o))
+    __m256 s0 = HS_LO8(*a0), s1 = HS_HI8(*a0), s2 = HS_LO8(*a1);
+    __m256 s3 = HS_HI8(*a1), s4 = HS_LO8(*a2), s5 = HS_HI8(*a2);
+    __m256 s6 = HS_LO8(*a3), s7 = HS_HI8(*a3);
+    int64_t j = 0;
+    for (; j + 64 <= m; j += 64) {
+        s0 = _mm256_fmadd_ps(HS_CVT8(0), one, s0);
+        s1 = _mm256_fmadd_ps(HS_CVT8(8), one, s1);
+        s2 = _mm256_fmadd_ps(HS_CVT8(16), one, s2);
+        s3 = _mm256_fmadd_ps(HS_CVT8(24), one, s3);
+        s4 = _mm256_fmadd_ps(HS_CVT8(32), one, s4);
+        s5 = _mm256_fmadd_ps(HS_CVT8(40), one, s5);
+        s6 = _mm256_fmadd_ps(HS_CVT8(48), one, s6);
+        s7 = _mm256_fmadd_ps(HS_CVT8(56), one, s7);
+    }
+    *a0 = HS_JOIN8(s0, s1), *a1 = HS_JOIN8(s2, s3);
+    *a2 = HS_JOIN8(s4, s5), *a3 = HS_JOIN8(s6, s7);
+#undef HS_CVT8
+    return j;
+}
+#else
 static inline int64_t hs_fold4_steps_f16(const uint16_t *p, int64_t m,
                                          vf *a0, vf *a1, vf *a2, vf *a3)
 {
@@ -1277,6 +1359,7 @@ static inline int64_t hs_fold4_steps_f16(const uint16_t *p, int64_t m,
     *a0 = s0, *a1 = s1, *a2 = s2, *a3 = s3;
     return j;
 }
+#endif
 #define HS_SUM(DT)                                                        \
     static inline vf hs_fold4_##DT(const uint16_t *p, int64_t m)          \
     {                                                                     \
@@ -1325,35 +1408,36 @@ HS_SUM(f16)
  * before it: extremes do not mind.
  * (The widening loop this replaced took 36 and 55 us for max of 1M bf16
  * and f16 values, one thread: the conversions, not memory.) */
-/* The extreme of a vector's 16-bit lanes: halves folded down to 8
- * lanes, then SSE4.1's phminposuw (the unsigned minimum of 8), on the
+/* The extreme of a 256-bit vector's 16-bit lanes: halves folded down to
+ * 8 lanes, then SSE4.1's phminposuw (the unsigned minimum of 8), on the
  * lanes complemented for the unsigned maximum, or with 0x7fff xored in
  * for the signed one (which turns signed order into reverse unsigned
- * order). */
-#if VS_LANES == 16
-#define HS_TO256(OP, a)                                                   \
-    _mm256_##OP(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64(a, 1))
-#else
-#define HS_TO256(OP, a) (a)
-#endif
+ * order).  The loop runs on 256-bit vectors at avx512 too: Zen 4 runs
+ * vpmaxsw/vpmaxuw/vpminuw on zmm at one a cycle, on ymm at two, so the
+ * three extremes of 1M values in L1 take 58 values/ns on ymm against 36
+ * on zmm (a loop of the two forms, /tmp microbenchmark, 3.69 GHz): the
+ * zmm loop fell below L3's read rate (max bf16 at 1M: 29.6 us, 1.39x its
+ * read bound, docs/perf-data/op-limits-zen4).  Four vectors a step, each
+ * pair folded first: 24.6 us with two a step, 21.1 with four (tbench
+ * ab, 8 blocks, load 4-5). */
 #define HS_TO128(OP, a)                                                   \
     _mm_##OP(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1))
 static inline uint16_t hs_minpos16(__m128i x)
 {
     return (uint16_t)(_mm_cvtsi128_si32(_mm_minpos_epu16(x)) & 0xffff);
 }
-static inline uint16_t hs_humin16(hvi a)
+static inline uint16_t hs_humin16(__m256i a)
 {
-    return hs_minpos16(HS_TO128(min_epu16, HS_TO256(min_epu16, a)));
+    return hs_minpos16(HS_TO128(min_epu16, a));
 }
-static inline uint16_t hs_humax16(hvi a)
+static inline uint16_t hs_humax16(__m256i a)
 {
-    const __m128i x = HS_TO128(max_epu16, HS_TO256(max_epu16, a));
+    const __m128i x = HS_TO128(max_epu16, a);
     return (uint16_t)~hs_minpos16(_mm_xor_si128(x, _mm_set1_epi16(-1)));
 }
-static inline int16_t hs_hsmax16(hvi a)
+static inline int16_t hs_hsmax16(__m256i a)
 {
-    const __m128i x = HS_TO128(max_epi16, HS_TO256(max_epi16, a));
+    const __m128i x = HS_TO128(max_epi16, a);
     return (int16_t)(hs_minpos16(_mm_xor_si128(x, _mm_set1_epi16(0x7fff))) ^
                      0x7fff);
 }
@@ -1370,32 +1454,46 @@ static inline int16_t hs_hsmax16(hvi a)
     }                                                                     \
     static inline float hs_ext_##DT(const uint16_t *x, int64_t n, int mx) \
     {                                                                     \
-        enum { W = (int)(sizeof(hvi) / 2) };                              \
+        enum { W = 16 }; /* 16-bit lanes of a 256-bit vector */           \
         if (n < 2 * W)                                                    \
             return hs_ext_scalar_##DT(x, n, mx);                          \
-        hvi s0 = HS_WSI(loadu)((const void *)x), s1 = s0;                 \
-        hvi u0 = s0, u1 = s0, m0 = s0, m1 = s0;                           \
+        __m256i s0 = _mm256_loadu_si256((const void *)x), s1 = s0;        \
+        __m256i u0 = s0, u1 = s0, m0 = s0, m1 = s0;                       \
         int64_t j = 0;                                                    \
+        for (; j + 4 * W <= n; j += 4 * W) {                              \
+            const __m256i *q = (const void *)(x + j);                     \
+            const __m256i v0 = _mm256_loadu_si256(q);                     \
+            const __m256i v1 = _mm256_loadu_si256(q + 1);                 \
+            const __m256i v2 = _mm256_loadu_si256(q + 2);                 \
+            const __m256i v3 = _mm256_loadu_si256(q + 3);                 \
+            s0 = _mm256_max_epi16(s0, _mm256_max_epi16(v0, v2));          \
+            s1 = _mm256_max_epi16(s1, _mm256_max_epi16(v1, v3));          \
+            u0 = _mm256_max_epu16(u0, _mm256_max_epu16(v0, v2));          \
+            u1 = _mm256_max_epu16(u1, _mm256_max_epu16(v1, v3));          \
+            m0 = _mm256_min_epu16(m0, _mm256_min_epu16(v0, v2));          \
+            m1 = _mm256_min_epu16(m1, _mm256_min_epu16(v1, v3));          \
+        }                                                                 \
         for (; j + 2 * W <= n; j += 2 * W) {                              \
-            const hvi v0 = HS_WSI(loadu)((const void *)(x + j));          \
-            const hvi v1 = HS_WSI(loadu)((const void *)(x + j + W));      \
-            s0 = HS_W(max_epi16)(s0, v0);                                 \
-            s1 = HS_W(max_epi16)(s1, v1);                                 \
-            u0 = HS_W(max_epu16)(u0, v0);                                 \
-            u1 = HS_W(max_epu16)(u1, v1);                                 \
-            m0 = HS_W(min_epu16)(m0, v0);                                 \
-            m1 = HS_W(min_epu16)(m1, v1);                                 \
+            const __m256i v0 = _mm256_loadu_si256((const void *)(x + j)); \
+            const __m256i v1 =                                            \
+                _mm256_loadu_si256((const void *)(x + j + W));            \
+            s0 = _mm256_max_epi16(s0, v0);                                \
+            s1 = _mm256_max_epi16(s1, v1);                                \
+            u0 = _mm256_max_epu16(u0, v0);                                \
+            u1 = _mm256_max_epu16(u1, v1);                                \
+            m0 = _mm256_min_epu16(m0, v0);                                \
+            m1 = _mm256_min_epu16(m1, v1);                                \
         }                                                                 \
         for (; j < n; j += W) {                                           \
-            const hvi v = HS_WSI(loadu)(                                  \
+            const __m256i v = _mm256_loadu_si256(                         \
                 (const void *)(x + (j + W <= n ? j : n - W)));            \
-            s0 = HS_W(max_epi16)(s0, v);                                  \
-            u0 = HS_W(max_epu16)(u0, v);                                  \
-            m0 = HS_W(min_epu16)(m0, v);                                  \
+            s0 = _mm256_max_epi16(s0, v);                                 \
+            u0 = _mm256_max_epu16(u0, v);                                 \
+            m0 = _mm256_min_epu16(m0, v);                                 \
         }                                                                 \
-        const int16_t smax = hs_hsmax16(HS_W(max_epi16)(s0, s1));         \
-        const uint16_t umax = hs_humax16(HS_W(max_epu16)(u0, u1));        \
-        const uint16_t umin = hs_humin16(HS_W(min_epu16)(m0, m1));        \
+        const int16_t smax = hs_hsmax16(_mm256_max_epi16(s0, s1));        \
+        const uint16_t umax = hs_humax16(_mm256_max_epu16(u0, u1));       \
+        const uint16_t umin = hs_humin16(_mm256_min_epu16(m0, m1));       \
         if (smax > (INF) || umax > (0x8000 | (INF)))                      \
             return hs_ext_scalar_##DT(x, n, mx); /* a NaN */              \
         const uint16_t r = mx ? (smax >= 0 ? (uint16_t)smax : umin)       \

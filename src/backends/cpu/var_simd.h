@@ -49,6 +49,10 @@ XV_AI const void *xv_at(const void *x, int64_t i, int kind)
     return (const char *)x + i * (kind == XV_F32 ? 4 : 2);
 }
 
+/* bf16 at avx512: one masked vpermw puts each value in the upper half
+ * of its lane (a zero extension and a shift before: var bf16 at
+ * 1024x1024 67.6 -> 61.3 us, tbench ab, 8 blocks, load 7; f16's two
+ * 256-bit vcvtph2ps joined by an insert took 93 us against 69) */
 XV_AI vf xv_load(const void *x, int64_t i, int kind)
 {
     if (kind == XV_F32)
@@ -57,8 +61,12 @@ XV_AI vf xv_load(const void *x, int64_t i, int kind)
 #if VS_LANES == 16
     const __m256i w = _mm256_loadu_si256((const __m256i *)(const void *)h);
     if (kind == XV_BF16)
-        return _mm512_castsi512_ps(
-            _mm512_slli_epi32(_mm512_cvtepu16_epi32(w), 16));
+        return _mm512_castsi512_ps(_mm512_maskz_permutexvar_epi16(
+            0xaaaaaaaau,
+            _mm512_set_epi16(15, 0, 14, 0, 13, 0, 12, 0, 11, 0, 10, 0, 9, 0,
+                             8, 0, 7, 0, 6, 0, 5, 0, 4, 0, 3, 0, 2, 0, 1, 0,
+                             0, 0),
+            _mm512_castsi256_si512(w)));
     return _mm512_cvtph_ps(w);
 #else
     const __m128i w = _mm_loadu_si128((const __m128i *)(const void *)h);
