@@ -247,6 +247,48 @@ static int bwk_product_gemm(void *ctx, tb_dtype dt, const void *g,
     return rc;
 }
 
+/* linear_backward of g [M, N], x [M, K], w [K, N], y [M, N] (checked)
+ * into dx, dw, db: gz = y > 0 ? g : 0 and db (gz's columns summed in
+ * double, in row order) in one pass, then bwk_product_gemm. */
+#define BWK_LINEAR(SFX, TY)                                               \
+    static int bwk_linear_##SFX(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out)                           \
+    {                                                                     \
+        const int64_t M = in[1].shape[0], K = in[1].shape[1];             \
+        const int64_t N = in[2].shape[1];                                 \
+        const TY *g = in[0].data, *y = in[3].data;                        \
+        TY *db = out[2].data;                                             \
+        TY *gz = tb_alloc((size_t)(M * N) * sizeof(TY) +                 \
+                          (size_t)N * sizeof(double));                    \
+        if (!gz)                                                          \
+            return TB_ENOMEM;                                             \
+        double *s = (double *)(void *)(gz + M * N);                       \
+        for (int64_t j = 0; j < N; j++)                                   \
+            s[j] = 0;                                                     \
+        for (int64_t i = 0; i < M; i++)                                   \
+            for (int64_t j = 0; j < N; j++) {                             \
+                TY v = y[i * N + j] > 0 ? g[i * N + j] : (TY)0;           \
+                gz[i * N + j] = v;                                        \
+                s[j] += v;                                                \
+            }                                                             \
+        for (int64_t j = 0; j < N; j++)                                   \
+            db[j] = (TY)s[j];                                             \
+        int rc = bwk_product_gemm(ctx, TB_CPU_DT_##SFX, gz, in[1].data,   \
+                                  in[2].data, out[0].data, out[1].data,   \
+                                  M, K, N);                               \
+        tb_free(gz);                                                      \
+        return rc;                                                        \
+    }
+BWK_LINEAR(f32, float)
+BWK_LINEAR(f64, double)
+
+int tb_cpu_bw_linear_gemm(void *ctx, tb_dtype dt, const tb_tensor *in,
+                          tb_tensor *out)
+{
+    return dt == TB_F32 ? bwk_linear_f32(ctx, in, out)
+                        : bwk_linear_f64(ctx, in, out);
+}
+
 /* conv2d_backward by GEMM over chunks of nb images at once (P = OH*OW
  * columns per image, R = C*KH*KW rows, L = nb*P, the chunk's images side
  * by side; nb fixed by the shape, so no sum depends on the threads):
@@ -669,9 +711,7 @@ static int bwk_conv(void *ctx, tb_dtype dt, const tb_tensor *in,
     do {                                                                  \
         const TY *x0 = in[0].data, *x1 = op->n_in > 1 ? in[1].data : NULL; \
         const TY *x2 = op->n_in > 2 ? in[2].data : NULL;                  \
-        const TY *x3 = op->n_in > 3 ? in[3].data : NULL;                  \
         TY *y0 = out[0].data, *y1 = op->n_out > 1 ? out[1].data : NULL;   \
-        TY *y2 = op->n_out > 2 ? out[2].data : NULL;                      \
         switch (op->id) {                                                 \
         case TB_OP_relu_backward:                                         \
         case TB_OP_sigmoid_backward:                                      \
@@ -725,27 +765,8 @@ static int bwk_conv(void *ctx, tb_dtype dt, const tb_tensor *in,
                                        K, N);                             \
             return rc_;                                                   \
         }                                                                 \
-        case TB_OP_linear_backward: {                                     \
-            int64_t M = ish[1].dim[0], K = ish[1].dim[1];                 \
-            int64_t N = ish[2].dim[1];                                    \
-            TY *gz = tb_alloc((size_t)(M * N) * sizeof(TY));              \
-            if (!gz)                                                      \
-                return TB_ENOMEM;                                         \
-            for (int64_t i = 0; i < M * N; i++) {                         \
-                TY gv = x0[i], yv = x3[i];                                \
-                gz[i] = yv > 0 ? gv : (TY)0;                              \
-            }                                                             \
-            for (int64_t j = 0; j < N; j++) {                             \
-                double s = 0;                                             \
-                for (int64_t i = 0; i < M; i++)                           \
-                    s += gz[i * N + j];                                   \
-                y2[j] = (TY)s;                                            \
-            }                                                             \
-            int rc_ = bwk_product_gemm(ctx, dt, gz, x1, x2, y0, y1, M, K, \
-                                       N);                                \
-            tb_free(gz);                                                  \
-            return rc_;                                                   \
-        }                                                                 \
+        case TB_OP_linear_backward:                                       \
+            return tb_cpu_bw_linear_gemm(ctx, dt, in, out);               \
         case TB_OP_nll_loss:                                              \
             return bwk_nll_##SFX(x0, x1, y0, ish[0].dim[0],               \
                                  ish[0].dim[1]);                          \

@@ -318,7 +318,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
  * log_softmax_backward and max/avg_pool2d_backward: bwd_simd_impl.h in f32,
  * f64_simd_impl.h for the element-wise ones and log_softmax_backward in
  * f64; sum_backward and mean_backward f64: fill_f64_simd.h; add, sub,
- * mul and div_backward: bwd_bin_simd.h). */
+ * mul and div_backward: bwd_bin_simd.h; linear_backward's narrow layers:
+ * linbwd_avx512.c). */
 #define TB_CPU_ROWS_BACKWARD(X)                                           \
     TB_CPU_LADDER2(X, relu_backward, c)                                   \
     TB_CPU_LADDER2(X, sigmoid_backward, c)                                \
@@ -328,7 +329,9 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_C64(X, sum_backward) TB_CPU_C64(X, mean_backward)              \
     TB_CPU_LADDER2(X, add_backward, c) TB_CPU_LADDER2(X, sub_backward, c) \
     TB_CPU_LADDER2(X, mul_backward, c) TB_CPU_LADDER2(X, div_backward, c) \
-    TB_CPU_C2(X, matmul_backward) TB_CPU_C2(X, linear_backward)           \
+    TB_CPU_C2(X, matmul_backward)                                         \
+    TB_CPU_AVX512(X, linear_backward, f32, c) X(linear_backward, f32, c, c) \
+    TB_CPU_AVX512(X, linear_backward, f64, c) X(linear_backward, f64, c, c) \
     TB_CPU_C2(X, nll_loss) TB_CPU_C2(X, nll_loss_backward)                \
     TB_CPU_LADDER2(X, max_pool2d_backward, c)                             \
     TB_CPU_LADDER2(X, avg_pool2d_backward, c)                             \

@@ -1,0 +1,279 @@
+/* linear_backward's rows of the AVX-512 level, f32 and f64 (kreg.h's
+ * backward family; built with only that level's flags, meson.build), for
+ * a narrow layer: N <= LB_NMAX outputs (a classifier's 10), where the
+ * GEMM's micro-tiles would run mostly empty on the inner dimension N of
+ * dx = gz w^T and on the N rows of dw^T = gz^T x.  Wider layers take
+ * backward.c's path (tb_cpu_bw_linear_gemm: the level's GEMM).
+ *
+ * g [M, N], x [M, K], w [K, N], y [M, N] (the forward's relu output):
+ *   gz = y > 0 ? g : 0, and db [N] = gz's columns summed in double in
+ *        row order (backward.c's order, so db is the C row's bit for
+ *        bit), in one pass over g and y;
+ *   dx [M, K] = gz @ w^T: tiles of LB_RM rows x 4 vectors of K,
+ *        LB_RM*4 accumulators, per n one load of w^T's row (w turned
+ *        once, [N, K]) per vector and one broadcast of gz per row;
+ *   dw [K, N] = (gz^T @ x)^T: tiles of LB_RN rows of n x 4 vectors of
+ *        K, per m one load of x's row per vector and one broadcast of
+ *        gz per n, stored transposed into dw.
+ * Every sum runs over its index in order (n for dx, m for dw) with one
+ * fused multiply-add a term.  dx's row tiles and dw's column tiles are
+ * split over the threads (no sum depends on them). */
+#include <immintrin.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../../base/error.h"
+#include "../../ops/alloc.h"
+#include "../../ops/op.h"
+#include "../../ops/tensor.h"
+#include "bwd_simd.h"
+#include "cpu_internal.h"
+#include "isa.h"
+#include "kreg.h"
+
+#define LB_NMAX 16 /* N up to which the narrow loops run */
+#define LB_RM 6    /* dx's rows per tile (24 accumulators) */
+#define LB_RN 5    /* dw's n per tile (20 accumulators) */
+#define LB_NV 4    /* vectors of K per tile */
+
+typedef struct lb_job {
+    const void *gz, *wt, *x;
+    void *dx, *dw;
+    int64_t M, K, N;
+} lb_job;
+
+/* A tile: R rows of a (a[r*sar + q*saq]) x LB_NV vectors of b's rows
+ * (b[q*ldb + ..], cols valid columns), summed over q < Q; stored as
+ * rows of o (ldo apart), or transposed (tr: o[c*ldo + r]).  R is a
+ * constant at every call (the callers' switches), so acc stays in
+ * registers. */
+#define LB_TILE(SFX, T, VT, MT, V, LOADZ, STOREM, SET1, FMA, ZERO)         \
+    static inline __attribute__((always_inline)) void lb_tile_##SFX(       \
+        int R, bool tr, const T *restrict a, int64_t sar, int64_t saq,     \
+        const T *restrict b, int64_t ldb, int64_t Q, int64_t cols,         \
+        T *restrict o, int64_t ldo)                                        \
+    {                                                                      \
+        MT m[LB_NV];                                                       \
+        for (int v = 0; v < LB_NV; v++) {                                  \
+            const int64_t n = cols - v * V;                                \
+            m[v] = n >= V ? (MT)~(MT)0                                     \
+                          : n > 0 ? (MT)(((MT)1 << n) - 1) : (MT)0;        \
+        }                                                                  \
+        VT acc[LB_RM][LB_NV];                                              \
+        _Pragma("GCC unroll 6") for (int r = 0; r < R; r++)                \
+            _Pragma("GCC unroll 4") for (int v = 0; v < LB_NV; v++)        \
+                acc[r][v] = ZERO();                                        \
+        for (int64_t q = 0; q < Q; q++) {                                  \
+            VT bv[LB_NV];                                                  \
+            _Pragma("GCC unroll 4") for (int v = 0; v < LB_NV; v++)        \
+                bv[v] = LOADZ(m[v], b + q * ldb + v * V);                  \
+            _Pragma("GCC unroll 6") for (int r = 0; r < R; r++) {          \
+                const VT s = SET1(a[r * sar + q * saq]);                   \
+                _Pragma("GCC unroll 4") for (int v = 0; v < LB_NV; v++)    \
+                    acc[r][v] = FMA(s, bv[v], acc[r][v]);                  \
+            }                                                              \
+        }                                                                  \
+        if (!tr) {                                                         \
+            _Pragma("GCC unroll 6") for (int r = 0; r < R; r++)            \
+                _Pragma("GCC unroll 4") for (int v = 0; v < LB_NV; v++)    \
+                    STOREM(o + r * ldo + v * V, m[v], acc[r][v]);          \
+            return;                                                        \
+        }                                                                  \
+        T buf[LB_RM][LB_NV * V];                                           \
+        _Pragma("GCC unroll 6") for (int r = 0; r < R; r++)                \
+            _Pragma("GCC unroll 4") for (int v = 0; v < LB_NV; v++)        \
+                STOREM(&buf[r][v * V], (MT)~(MT)0, acc[r][v]);             \
+        for (int64_t c = 0; c < cols && c < LB_NV * V; c++)                \
+            for (int r = 0; r < R; r++)                                    \
+                o[c * ldo + r] = buf[r][c];                                \
+    }
+
+#define LB_DEFS(SFX, T, VT, MT, V, LOADZ, STOREM, SET1, FMA, ZERO)         \
+    LB_TILE(SFX, T, VT, MT, V, LOADZ, STOREM, SET1, FMA, ZERO)             \
+    /* dx's row tiles [t0, t1) (LB_RM rows each) */                        \
+    static void lb_dx_##SFX(const lb_job *j, int64_t t0, int64_t t1)       \
+    {                                                                      \
+        const T *gz = j->gz, *wt = j->wt;                                  \
+        T *dx = j->dx;                                                     \
+        const int64_t K = j->K, N = j->N, W = LB_NV * V;                   \
+        for (int64_t t = t0; t < t1; t++) {                                \
+            const int64_t i = t * LB_RM;                                   \
+            const int R = j->M - i < LB_RM ? (int)(j->M - i) : LB_RM;      \
+            for (int64_t k = 0; k < K; k += W) {                           \
+                const T *a = gz + i * N, *b = wt + k;                      \
+                T *o = dx + i * K + k;                                     \
+                switch (R) {                                               \
+                case 6: lb_tile_##SFX(6, false, a, N, 1, b, K, N, K - k,   \
+                                      o, K); break;                        \
+                case 5: lb_tile_##SFX(5, false, a, N, 1, b, K, N, K - k,   \
+                                      o, K); break;                        \
+                case 4: lb_tile_##SFX(4, false, a, N, 1, b, K, N, K - k,   \
+                                      o, K); break;                        \
+                case 3: lb_tile_##SFX(3, false, a, N, 1, b, K, N, K - k,   \
+                                      o, K); break;                        \
+                case 2: lb_tile_##SFX(2, false, a, N, 1, b, K, N, K - k,   \
+                                      o, K); break;                        \
+                default: lb_tile_##SFX(1, false, a, N, 1, b, K, N, K - k,  \
+                                       o, K); break;                       \
+                }                                                          \
+            }                                                              \
+        }                                                                  \
+    }                                                                      \
+    /* dw's column tiles [t0, t1) (LB_NV vectors of K each), every n */    \
+    static void lb_dw_##SFX(const lb_job *j, int64_t t0, int64_t t1)       \
+    {                                                                      \
+        const T *gz = j->gz, *x = j->x;                                    \
+        T *dw = j->dw;                                                     \
+        const int64_t K = j->K, N = j->N, M = j->M, W = LB_NV * V;         \
+        for (int64_t t = t0; t < t1; t++) {                                \
+            const int64_t k = t * W;                                       \
+            for (int64_t n = 0; n < N; n += LB_RN) {                       \
+                const int R = N - n < LB_RN ? (int)(N - n) : LB_RN;        \
+                const T *a = gz + n, *b = x + k;                           \
+                T *o = dw + k * N + n;                                     \
+                switch (R) {                                               \
+                case 5: lb_tile_##SFX(5, true, a, 1, N, b, K, M, K - k, o, \
+                                      N); break;                           \
+                case 4: lb_tile_##SFX(4, true, a, 1, N, b, K, M, K - k, o, \
+                                      N); break;                           \
+                case 3: lb_tile_##SFX(3, true, a, 1, N, b, K, M, K - k, o, \
+                                      N); break;                           \
+                case 2: lb_tile_##SFX(2, true, a, 1, N, b, K, M, K - k, o, \
+                                      N); break;                           \
+                default: lb_tile_##SFX(1, true, a, 1, N, b, K, M, K - k,   \
+                                       o, N); break;                       \
+                }                                                          \
+            }                                                              \
+        }                                                                  \
+    }                                                                      \
+    static void lb_task_##SFX(void *arg, int part, int nparts)             \
+    {                                                                      \
+        const lb_job *j = arg;                                             \
+        const int64_t W = LB_NV * V;                                       \
+        const int64_t tm = (j->M + LB_RM - 1) / LB_RM;                     \
+        const int64_t tk = (j->K + W - 1) / W;                             \
+        int64_t b, e;                                                      \
+        tb_cpu_span(tm, 1, part, nparts, &b, &e);                          \
+        lb_dx_##SFX(j, b, e);                                              \
+        tb_cpu_span(tk, 1, part, nparts, &b, &e);                          \
+        lb_dw_##SFX(j, b, e);                                              \
+    }
+
+LB_DEFS(f32, float, __m512, __mmask16, 16, _mm512_maskz_loadu_ps,
+        _mm512_mask_storeu_ps, _mm512_set1_ps, _mm512_fmadd_ps,
+        _mm512_setzero_ps)
+LB_DEFS(f64, double, __m512d, __mmask8, 8, _mm512_maskz_loadu_pd,
+        _mm512_mask_storeu_pd, _mm512_set1_pd, _mm512_fmadd_pd,
+        _mm512_setzero_pd)
+
+/* gz [M, N] and db in one pass (N <= LB_NMAX): per row one masked load
+ * of g and y a vector, the select by y > 0 (NaN y: 0, as the C row),
+ * gz's lanes added to double lanes in row order. */
+static void lb_mask_f32(const float *g, const float *y, float *gz,
+                        float *db, int64_t M, int64_t N)
+{
+    const __mmask16 nm = (__mmask16)((1u << N) - 1);
+    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+    for (int64_t i = 0; i < M; i++) {
+        const __m512 gv = _mm512_maskz_loadu_ps(nm, g + i * N);
+        const __m512 yv = _mm512_maskz_loadu_ps(nm, y + i * N);
+        const __mmask16 pos =
+            _mm512_mask_cmp_ps_mask(nm, yv, _mm512_setzero_ps(), _CMP_GT_OQ);
+        const __m512 z = _mm512_maskz_mov_ps(pos, gv);
+        _mm512_mask_storeu_ps(gz + i * N, nm, z);
+        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(z)));
+        s1 = _mm512_add_pd(
+            s1, _mm512_cvtps_pd(_mm256_castpd_ps(
+                    _mm512_extractf64x4_pd(_mm512_castps_pd(z), 1))));
+    }
+    _mm256_mask_storeu_ps(db, (__mmask8)nm, _mm512_cvtpd_ps(s0));
+    _mm256_mask_storeu_ps(db + 8, (__mmask8)(nm >> 8), _mm512_cvtpd_ps(s1));
+}
+
+static void lb_mask_f64(const double *g, const double *y, double *gz,
+                        double *db, int64_t M, int64_t N)
+{
+    const __mmask8 m0 = (__mmask8)(N >= 8 ? 0xff : (1u << N) - 1);
+    const __mmask8 m1 = (__mmask8)(N > 8 ? (1u << (N - 8)) - 1 : 0);
+    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+    const __m512d zero = _mm512_setzero_pd();
+    for (int64_t i = 0; i < M; i++) {
+        const double *gi = g + i * N, *yi = y + i * N;
+        const __m512d g0 = _mm512_maskz_loadu_pd(m0, gi);
+        const __m512d g1 = _mm512_maskz_loadu_pd(m1, gi + 8);
+        const __mmask8 p0 = _mm512_mask_cmp_pd_mask(
+            m0, _mm512_maskz_loadu_pd(m0, yi), zero, _CMP_GT_OQ);
+        const __mmask8 p1 = _mm512_mask_cmp_pd_mask(
+            m1, _mm512_maskz_loadu_pd(m1, yi + 8), zero, _CMP_GT_OQ);
+        const __m512d z0 = _mm512_maskz_mov_pd(p0, g0);
+        const __m512d z1 = _mm512_maskz_mov_pd(p1, g1);
+        _mm512_mask_storeu_pd(gz + i * N, m0, z0);
+        _mm512_mask_storeu_pd(gz + i * N + 8, m1, z1);
+        s0 = _mm512_add_pd(s0, z0);
+        s1 = _mm512_add_pd(s1, z1);
+    }
+    _mm512_mask_storeu_pd(db, m0, s0);
+    _mm512_mask_storeu_pd(db + 8, m1, s1);
+}
+
+/* w^T [N, K] of w [K, N]. */
+#define LB_TURN(SFX, T)                                                    \
+    static void lb_turn_##SFX(const T *w, T *wt, int64_t K, int64_t N)     \
+    {                                                                      \
+        for (int64_t k = 0; k < K; k++)                                    \
+            for (int64_t n = 0; n < N; n++)                                \
+                wt[n * K + k] = w[k * N + n];                              \
+    }
+LB_TURN(f32, float)
+LB_TURN(f64, double)
+
+static int lb_run(void *ctx, tb_dtype dt, const tb_tensor *in,
+                  tb_tensor *out, const tb_params *p)
+{
+    if (ctx && tb_cpu_isa(ctx) < TB_ISA_AVX512)
+        return TB_EUNSUPPORTED;
+    int rc = tb_cpu_begin_op(ctx, TB_OP_linear_backward, dt, in, out, p);
+    if (rc)
+        return rc;
+    lb_job j = {.x = in[1].data, .dx = out[0].data, .dw = out[1].data,
+                .M = in[1].shape[0], .K = in[1].shape[1],
+                .N = in[2].shape[1]};
+    if (j.N > LB_NMAX || j.M == 0 || j.K == 0 || j.N == 0)
+        return tb_cpu_bw_linear_gemm(ctx, dt, in, out);
+    const size_t es = tb_dtype_size(dt);
+    char *buf = tb_alloc((size_t)((j.M + j.K) * j.N) * es);
+    if (!buf)
+        return TB_ENOMEM;
+    void *gz = buf, *wt = buf + (size_t)(j.M * j.N) * es;
+    j.gz = gz, j.wt = wt;
+    if (dt == TB_F32) {
+        lb_mask_f32(in[0].data, in[3].data, gz, out[2].data, j.M, j.N);
+        lb_turn_f32(in[2].data, wt, j.K, j.N);
+    } else {
+        lb_mask_f64(in[0].data, in[3].data, gz, out[2].data, j.M, j.N);
+        lb_turn_f64(in[2].data, wt, j.K, j.N);
+    }
+    const int64_t W = LB_NV * (dt == TB_F32 ? 16 : 8);
+    const int64_t items = (j.M + LB_RM - 1) / LB_RM < (j.K + W - 1) / W
+                              ? (j.M + LB_RM - 1) / LB_RM
+                              : (j.K + W - 1) / W;
+    tb_cpu_parallel(ctx, 2 * j.M * j.K * j.N, items,
+                    dt == TB_F32 ? lb_task_f32 : lb_task_f64, &j);
+    tb_free(buf);
+    return 0;
+}
+
+int TB_CPU_KFN(linear_backward, f32, avx512)(void *ctx, const tb_tensor *in,
+                                             tb_tensor *out,
+                                             const tb_params *p)
+{
+    return lb_run(ctx, TB_F32, in, out, p);
+}
+
+int TB_CPU_KFN(linear_backward, f64, avx512)(void *ctx, const tb_tensor *in,
+                                             tb_tensor *out,
+                                             const tb_params *p)
+{
+    return lb_run(ctx, TB_F64, in, out, p);
+}
