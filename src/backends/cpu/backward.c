@@ -504,16 +504,16 @@ static void bwk_convd_dx_task(void *arg, int part, int nparts)
                 tb_cpu_convd_fwd_f32_avx512((const float *)gn,
                                             (const float *)d->wf, NULL,
                                             (float *)gp, &d->dx_g);
-                bwk_col2im_f32((const float *)gp, (float *)dxn, P, j->C,
-                               j->H, j->W, j->KH, j->KW, j->OH, j->OW, 1,
-                               j->pad, j->dil);
+                tb_cpu_convd_col2im_f32_avx512(
+                    (const float *)gp, (float *)dxn, j->C, j->H, j->W,
+                    j->KH, j->KW, j->OH, j->OW, j->pad, j->dil);
             } else {
                 tb_cpu_convd_fwd_f64_avx512((const double *)gn,
                                             (const double *)d->wf, NULL,
                                             (double *)gp, &d->dx_g);
-                bwk_col2im_f64((const double *)gp, (double *)dxn, P, j->C,
-                               j->H, j->W, j->KH, j->KW, j->OH, j->OW, 1,
-                               j->pad, j->dil);
+                tb_cpu_convd_col2im_f64_avx512(
+                    (const double *)gp, (double *)dxn, j->C, j->H, j->W,
+                    j->KH, j->KW, j->OH, j->OW, j->pad, j->dil);
             }
             continue;
         }

@@ -290,6 +290,49 @@ CONVD_DB(f32, float, __m512, 16, __mmask16, _mm512_setzero_ps, _mm512_add_ps,
 CONVD_DB(f64, double, __m512d, 8, __mmask8, _mm512_setzero_pd,
          _mm512_add_pd, _mm512_maskz_loadu_pd, _mm512_reduce_add_pd)
 
+/* lanes [lo, hi) of a mask of V lanes (clamped to [0, V]) */
+#define CONVD_COL2IM(SFX, T, VT, V, MT, ZERO, ADD, LOADZ, STOREM)          \
+    static MT convd_span_##SFX(int64_t lo, int64_t hi)                     \
+    {                                                                      \
+        lo = lo < 0 ? 0 : lo, hi = hi > V ? V : hi;                        \
+        if (hi <= lo)                                                      \
+            return (MT)0;                                                  \
+        return (MT)((((uint32_t)1 << hi) - 1) & ~(((uint32_t)1 << lo) - 1)); \
+    }                                                                      \
+    void tb_cpu_convd_col2im_##SFX##_avx512(                               \
+        const T *dcol, T *dx, int64_t C, int64_t H, int64_t W, int64_t KH, \
+        int64_t KW, int64_t OH, int64_t OW, int64_t pad, int64_t dil)      \
+    {                                                                      \
+        const int64_t P = OH * OW;                                         \
+        MT mk[TB_CPU_CONVD_MAX_R];                                         \
+        for (int64_t c = 0; c < C; c++)                                    \
+            for (int64_t iw = 0; iw < W; iw += V) {                        \
+                const MT mw = convd_mask_##SFX(W - iw);                    \
+                for (int64_t kw = 0; kw < KW; kw++) {                      \
+                    const int64_t off = iw + pad - kw * dil;               \
+                    mk[kw] = convd_span_##SFX(-off, OW - off) & mw;        \
+                }                                                          \
+                for (int64_t ih = 0; ih < H; ih++) {                       \
+                    VT acc = ZERO();                                       \
+                    for (int64_t kh = 0; kh < KH; kh++) {                  \
+                        const int64_t oh = ih + pad - kh * dil;            \
+                        if (oh < 0 || oh >= OH)                            \
+                            continue;                                      \
+                        const T *row = dcol + (c * KH + kh) * KW * P +     \
+                                       oh * OW + iw + pad;                 \
+                        for (int64_t kw = 0; kw < KW; kw++)                \
+                            acc = ADD(acc, LOADZ(mk[kw],                   \
+                                                 row + kw * (P - dil)));   \
+                    }                                                      \
+                    STOREM(dx + (c * H + ih) * W + iw, mw, acc);           \
+                }                                                          \
+            }                                                              \
+    }
+CONVD_COL2IM(f32, float, __m512, 16, __mmask16, _mm512_setzero_ps,
+             _mm512_add_ps, _mm512_maskz_loadu_ps, _mm512_mask_storeu_ps)
+CONVD_COL2IM(f64, double, __m512d, 8, __mmask8, _mm512_setzero_pd,
+             _mm512_add_pd, _mm512_maskz_loadu_pd, _mm512_mask_storeu_pd)
+
 void tb_cpu_convd_widen_bf16(const uint16_t *src, float *dst, int64_t n)
 {
     for (int64_t i = 0; i < n; i += 16) {
