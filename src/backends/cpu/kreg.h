@@ -414,10 +414,22 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_HALF_NE(tanh_backward, X) TB_CPU_HALF(gelu_backward, X)        \
     TB_CPU_HALF_NE(log_softmax_backward, X) TB_CPU_HALF(sum_backward, X)  \
     TB_CPU_HALF(mean_backward, X) TB_CPU_HALF(add_backward, X)
+/* linear_backward's avx512 rows (linbwd_avx512.c: XN, so that half.c
+ * leaves them out), then half.c's avx2 and C rows */
+#if TB_CPU_HAVE_AVX512
+#define TB_CPU_HALF_LB512(XN, dt)                                         \
+    XN(linear_backward, dt, avx512, c, "linear_backward_" #dt "_avx512")
+#else
+#define TB_CPU_HALF_LB512(XN, dt)
+#endif
+#define TB_CPU_HALF_LB(X, XN)                                             \
+    TB_CPU_HALF_LB512(XN, bf16) TB_CPU_AVX2(X, linear_backward, bf16, c)  \
+    X(linear_backward, bf16, c, c) TB_CPU_HALF_LB512(XN, f16)             \
+    TB_CPU_AVX2(X, linear_backward, f16, c) X(linear_backward, f16, c, c)
 #define TB_CPU_HALF_BACKWARD2(X, XN)                                      \
     TB_CPU_HALF(sub_backward, X) TB_CPU_HALF_NE(mul_backward, X)          \
     TB_CPU_HALF_NE(div_backward, X) TB_CPU_HALF_MM(matmul_backward, X, XN) \
-    TB_CPU_HALF(linear_backward, X) TB_CPU_HALF(max_pool2d_backward, X)   \
+    TB_CPU_HALF_LB(X, XN) TB_CPU_HALF(max_pool2d_backward, X)             \
     TB_CPU_HALF(avg_pool2d_backward, X) TB_CPU_HALF(conv2d_backward, X)
 /* optimizer steps: 16-bit p and g, f32 state (tb_op_in_dtype); the
  * element-wise ones in bf16 at avx512bf16 too (p narrowed by

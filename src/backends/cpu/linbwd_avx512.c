@@ -25,6 +25,7 @@
 
 #include "../../base/error.h"
 #include "../../ops/alloc.h"
+#include "../../ops/half.h"
 #include "../../ops/op.h"
 #include "../../ops/tensor.h"
 #include "bwd_simd.h"
@@ -49,11 +50,11 @@ typedef struct lb_job {
  * constant at every call (the callers' switches), so acc stays in
  * registers. */
 #define LB_TILE(SFX, T, VT, MT, V, LOADZ, STOREM, SET1, FMA, ZERO, LOADU, \
-                STOREU)         \
+                STOREU, OT, OSTOREU, OSTOREM, OCVT)         \
     static inline __attribute__((always_inline)) void lb_tile_##SFX(       \
         int R, bool tr, bool full, const T *restrict a, int64_t sar, int64_t saq,     \
         const T *restrict b, int64_t ldb, int64_t Q, int64_t cols,         \
-        T *restrict o, int64_t ldo)                                        \
+        OT *restrict o, int64_t ldo)                                       \
     {                                                                      \
         MT m[LB_NV];                                                       \
         for (int v = 0; v < LB_NV; v++) {                                  \
@@ -80,9 +81,9 @@ typedef struct lb_job {
             _Pragma("GCC unroll 6") for (int r = 0; r < R; r++)            \
                 _Pragma("GCC unroll 4") for (int v = 0; v < LB_NV; v++)    \
                     if (full)                                              \
-                        STOREU(o + r * ldo + v * V, acc[r][v]);            \
+                        OSTOREU(o + r * ldo + v * V, acc[r][v]);           \
                     else                                                   \
-                        STOREM(o + r * ldo + v * V, m[v], acc[r][v]);      \
+                        OSTOREM(o + r * ldo + v * V, m[v], acc[r][v]);     \
             return;                                                        \
         }                                                                  \
         T buf[LB_RM][LB_NV * V];                                           \
@@ -91,7 +92,7 @@ typedef struct lb_job {
                 STOREU(&buf[r][v * V], acc[r][v]);                         \
         for (int64_t c = 0; c < cols && c < LB_NV * V; c++)                \
             for (int r = 0; r < R; r++)                                    \
-                o[c * ldo + r] = buf[r][c];                                \
+                o[c * ldo + r] = OCVT(buf[r][c]);                          \
     }
 
 /* a tile with its full-width form when its LB_NV vectors are all in K */
@@ -102,21 +103,21 @@ typedef struct lb_job {
                          ldo))
 
 #define LB_DEFS(SFX, T, VT, MT, V, LOADZ, STOREM, SET1, FMA, ZERO, LOADU, \
-                STOREU)                                                    \
+                STOREU, OT, OSTOREU, OSTOREM, OCVT)                        \
     LB_TILE(SFX, T, VT, MT, V, LOADZ, STOREM, SET1, FMA, ZERO, LOADU,      \
-            STOREU)                                                        \
+            STOREU, OT, OSTOREU, OSTOREM, OCVT)                            \
     /* dx's row tiles [t0, t1) (LB_RM rows each) */                        \
     static void lb_dx_##SFX(const lb_job *j, int64_t t0, int64_t t1)       \
     {                                                                      \
         const T *gz = j->gz, *wt = j->wt;                                  \
-        T *dx = j->dx;                                                     \
+        OT *dx = j->dx;                                                     \
         const int64_t K = j->K, N = j->N, W = LB_NV * V;                   \
         for (int64_t t = t0; t < t1; t++) {                                \
             const int64_t i = t * LB_RM;                                   \
             const int R = j->M - i < LB_RM ? (int)(j->M - i) : LB_RM;      \
             for (int64_t k = 0; k < K; k += W) {                           \
                 const T *a = gz + i * N, *b = wt + k;                      \
-                T *o = dx + i * K + k;                                     \
+                OT *o = dx + i * K + k;                                     \
                 switch (R) {                                               \
                 case 6: LB_CALL(SFX, 6, false, a, N, 1, b, K, N, K - k, o, K); break;                        \
                 case 5: LB_CALL(SFX, 5, false, a, N, 1, b, K, N, K - k, o, K); break;                        \
@@ -132,14 +133,14 @@ typedef struct lb_job {
     static void lb_dw_##SFX(const lb_job *j, int64_t t0, int64_t t1)       \
     {                                                                      \
         const T *gz = j->gz, *x = j->x;                                    \
-        T *dw = j->dw;                                                     \
+        OT *dw = j->dw;                                                     \
         const int64_t K = j->K, N = j->N, M = j->M, W = LB_NV * V;         \
         for (int64_t t = t0; t < t1; t++) {                                \
             const int64_t k = t * W;                                       \
             for (int64_t n = 0; n < N; n += LB_RN) {                       \
                 const int R = N - n < LB_RN ? (int)(N - n) : LB_RN;        \
                 const T *a = gz + n, *b = x + k;                           \
-                T *o = dw + k * N + n;                                     \
+                OT *o = dw + k * N + n;                                     \
                 switch (R) {                                               \
                 case 5: LB_CALL(SFX, 5, true, a, 1, N, b, K, M, K - k, o, N); break;                           \
                 case 4: LB_CALL(SFX, 4, true, a, 1, N, b, K, M, K - k, o, N); break;                           \
@@ -163,12 +164,52 @@ typedef struct lb_job {
         lb_dw_##SFX(j, b, e);                                              \
     }
 
+#define LB_SAME(v) (v)
 LB_DEFS(f32, float, __m512, __mmask16, 16, _mm512_maskz_loadu_ps,
         _mm512_mask_storeu_ps, _mm512_set1_ps, _mm512_fmadd_ps,
-        _mm512_setzero_ps, _mm512_loadu_ps, _mm512_storeu_ps)
+        _mm512_setzero_ps, _mm512_loadu_ps, _mm512_storeu_ps, float,
+        _mm512_storeu_ps, _mm512_mask_storeu_ps, LB_SAME)
 LB_DEFS(f64, double, __m512d, __mmask8, 8, _mm512_maskz_loadu_pd,
         _mm512_mask_storeu_pd, _mm512_set1_pd, _mm512_fmadd_pd,
-        _mm512_setzero_pd, _mm512_loadu_pd, _mm512_storeu_pd)
+        _mm512_setzero_pd, _mm512_loadu_pd, _mm512_storeu_pd, double,
+        _mm512_storeu_pd, _mm512_mask_storeu_pd, LB_SAME)
+
+/* bf16 and f16: the f32 loops on widened operands, dx narrowed in the
+ * tiles' stores and dw in their transposed ones, each value rounded
+ * once to nearest even (ops/half.h's tb_f32_to_bf16 / tb_f32_to_f16; a
+ * NaN stays a NaN), as half.c's rows round the f32 row's results. */
+static inline __m256i lb_bf16_round(__m512 v)
+{
+    const __m512i x = _mm512_castps_si512(v);
+    const __m512i hi = _mm512_srli_epi32(x, 16);
+    __m512i r = _mm512_srli_epi32(
+        _mm512_add_epi32(x, _mm512_add_epi32(
+                                _mm512_set1_epi32(0x7fff),
+                                _mm512_and_si512(hi, _mm512_set1_epi32(1)))),
+        16);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(
+        _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)),
+        _mm512_set1_epi32(0x7f800000));
+    r = _mm512_mask_mov_epi32(r, nan,
+                              _mm512_or_si512(hi, _mm512_set1_epi32(0x40)));
+    return _mm512_cvtepi32_epi16(r);
+}
+#define LB_RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define LB_BF16_ST(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), \
+                                             lb_bf16_round(v))
+#define LB_BF16_STM(p, m, v) _mm256_mask_storeu_epi16(p, m, lb_bf16_round(v))
+#define LB_F16_ST(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), \
+                                            _mm512_cvtps_ph(v, LB_RNE))
+#define LB_F16_STM(p, m, v) \
+    _mm256_mask_storeu_epi16(p, m, _mm512_cvtps_ph(v, LB_RNE))
+LB_DEFS(bf16, float, __m512, __mmask16, 16, _mm512_maskz_loadu_ps,
+        _mm512_mask_storeu_ps, _mm512_set1_ps, _mm512_fmadd_ps,
+        _mm512_setzero_ps, _mm512_loadu_ps, _mm512_storeu_ps, uint16_t,
+        LB_BF16_ST, LB_BF16_STM, tb_f32_to_bf16)
+LB_DEFS(f16, float, __m512, __mmask16, 16, _mm512_maskz_loadu_ps,
+        _mm512_mask_storeu_ps, _mm512_set1_ps, _mm512_fmadd_ps,
+        _mm512_setzero_ps, _mm512_loadu_ps, _mm512_storeu_ps, uint16_t,
+        LB_F16_ST, LB_F16_STM, tb_f32_to_f16)
 
 /* gz [M, N] and db in one pass (N <= LB_NMAX): per row one masked load
  * of g and y a vector, the select by y > 0 (NaN y: 0, as the C row),
@@ -270,6 +311,100 @@ static int lb_run(void *ctx, tb_dtype dt, const tb_tensor *in,
                     dt == TB_F32 ? lb_task_f32 : lb_task_f64, &j);
     tb_free(buf);
     return 0;
+}
+
+/* 16-bit [n] <-> f32 [n] */
+static void lb_widen(tb_dtype dt, const uint16_t *s, float *d, int64_t n)
+{
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m =
+            (__mmask16)(n - i >= 16 ? 0xffff : (1u << (n - i)) - 1);
+        const __m256i h = _mm256_maskz_loadu_epi16(m, s + i);
+        const __m512 v =
+            dt == TB_BF16
+                ? _mm512_castsi512_ps(
+                      _mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))
+                : _mm512_cvtph_ps(h);
+        _mm512_mask_storeu_ps(d + i, m, v);
+    }
+}
+
+static void lb_narrow(tb_dtype dt, const float *s, uint16_t *d, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        d[i] = dt == TB_BF16 ? tb_f32_to_bf16(s[i]) : tb_f32_to_f16(s[i]);
+}
+
+/* bf16 / f16: g, y and w widened (small), x widened once (the dw
+ * tiles' rows), then the f32 loops with the 16-bit stores; wider layers
+ * on f32 copies by backward.c's GEMM path, narrowed after. */
+static int lb_run16(void *ctx, tb_dtype dt, const tb_tensor *in,
+                    tb_tensor *out, const tb_params *p)
+{
+    if (ctx && tb_cpu_isa(ctx) < TB_ISA_AVX512)
+        return TB_EUNSUPPORTED;
+    int rc = tb_cpu_begin_op(ctx, TB_OP_linear_backward, dt, in, out, p);
+    if (rc)
+        return rc;
+    const int64_t M = in[1].shape[0], K = in[1].shape[1];
+    const int64_t N = in[2].shape[1];
+    const int64_t MN = M * N, MK = M * K, KN = K * N;
+    const bool narrow = N <= LB_NMAX && MN > 0 && K > 0;
+    /* g, y, w, x; then narrow: gz, wt; else dx, dw, db */
+    const int64_t nf = 2 * MN + KN + MK + (narrow ? MN + KN : MK + KN + N);
+    float *f = tb_alloc((size_t)(nf > 0 ? nf : 1) * sizeof(float));
+    if (!f)
+        return TB_ENOMEM;
+    float *g = f, *y = g + MN, *w = y + MN, *x = w + KN, *e = x + MK;
+    lb_widen(dt, in[0].data, g, MN);
+    lb_widen(dt, in[3].data, y, MN);
+    lb_widen(dt, in[2].data, w, KN);
+    lb_widen(dt, in[1].data, x, MK);
+    if (narrow) {
+        float db[LB_NMAX];
+        lb_job j = {.gz = e, .wt = e + MN, .x = x, .dx = out[0].data,
+                    .dw = out[1].data, .M = M, .K = K, .N = N};
+        lb_mask_f32(g, y, e, db, M, N);
+        lb_turn_f32(w, e + MN, K, N);
+        lb_narrow(dt, db, out[2].data, N);
+        const int64_t tm = (M + LB_RM - 1) / LB_RM;
+        const int64_t tk = (K + LB_NV * 16 - 1) / (LB_NV * 16);
+        tb_cpu_parallel(ctx, 2 * MK * N, tm < tk ? tm : tk,
+                        dt == TB_BF16 ? lb_task_bf16 : lb_task_f16, &j);
+    } else {
+        tb_tensor fi[4], fo[3];
+        const float *src[4] = {g, x, w, y};
+        float *dst[3] = {e, e + MK, e + MK + KN};
+        for (int i = 0; i < 4; i++) {
+            fi[i] = in[i];
+            fi[i].dtype = TB_F32;
+            fi[i].data = (void *)(uintptr_t)src[i];
+        }
+        for (int i = 0; i < 3; i++) {
+            fo[i] = out[i];
+            fo[i].dtype = TB_F32;
+            fo[i].data = dst[i];
+        }
+        rc = tb_cpu_bw_linear_gemm(ctx, TB_F32, fi, fo);
+        for (int i = 0; rc == 0 && i < 3; i++)
+            lb_narrow(dt, dst[i], out[i].data, tb_tensor_numel(&out[i]));
+    }
+    tb_free(f);
+    return rc;
+}
+
+int TB_CPU_KFN(linear_backward, bf16, avx512)(void *ctx, const tb_tensor *in,
+                                              tb_tensor *out,
+                                              const tb_params *p)
+{
+    return lb_run16(ctx, TB_BF16, in, out, p);
+}
+
+int TB_CPU_KFN(linear_backward, f16, avx512)(void *ctx, const tb_tensor *in,
+                                             tb_tensor *out,
+                                             const tb_params *p)
+{
+    return lb_run16(ctx, TB_F16, in, out, p);
 }
 
 int TB_CPU_KFN(linear_backward, f32, avx512)(void *ctx, const tb_tensor *in,
