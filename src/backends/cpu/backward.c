@@ -650,7 +650,7 @@ static int bwk_conv_direct(void *ctx, const bwk_conv_job *j, char *dw,
 /* conv2d_backward of g [N, O, OH, OW], x [N, C, H, W], w [O, C, KH, KW]
  * (the shapes checked) into dx, dw, db; params as resolved. */
 static int bwk_conv(void *ctx, tb_dtype dt, const tb_tensor *in,
-                    tb_tensor *out, const tb_params *full)
+                    tb_tensor *out, const tb_params *full, bool direct)
 {
     const tb_tensor *g = &in[0], *x = &in[1], *w = &in[2];
     bwk_conv_job j = {
@@ -672,7 +672,7 @@ static int bwk_conv(void *ctx, tb_dtype dt, const tb_tensor *in,
         return 0;
     }
 #if TB_CPU_HAVE_AVX512
-    if (bwk_conv_direct_fits(&j, tb_cpu_isa(ctx)))
+    if (direct && bwk_conv_direct_fits(&j, tb_cpu_isa(ctx)))
         return bwk_conv_direct(ctx, &j, out[1].data, out[2].data);
 #endif
     int64_t big = j.R > j.O ? j.R : j.O;
@@ -705,6 +705,37 @@ static int bwk_conv(void *ctx, tb_dtype dt, const tb_tensor *in,
     tb_free(j.dbc);
     return rc;
 }
+
+#if TB_CPU_HAVE_AVX512
+/* conv2d_backward's avx512 rows (kreg.h): conv_direct.h's loops where
+ * bwk_conv_direct_fits, else the chunks on the level's GEMM; the C rows
+ * never take the direct loops (a row's name is the code that ran). */
+static int bwk_conv_avx512(void *ctx, tb_dtype dt, const tb_tensor *in,
+                           tb_tensor *out, const tb_params *p)
+{
+    if (ctx && tb_cpu_isa(ctx) < TB_ISA_AVX512)
+        return TB_EUNSUPPORTED;
+    const tb_op *op = tb_op_get(TB_OP_conv2d_backward);
+    tb_shape ish[TB_MAX_INPUTS];
+    tb_params full;
+    int rc = bwk_begin(ctx, op, dt, in, out, p, ish, &full);
+    return rc ? rc : bwk_conv(ctx, dt, in, out, &full, true);
+}
+
+int TB_CPU_KFN(conv2d_backward, f32, avx512)(void *ctx, const tb_tensor *in,
+                                             tb_tensor *out,
+                                             const tb_params *p)
+{
+    return bwk_conv_avx512(ctx, TB_F32, in, out, p);
+}
+
+int TB_CPU_KFN(conv2d_backward, f64, avx512)(void *ctx, const tb_tensor *in,
+                                             tb_tensor *out,
+                                             const tb_params *p)
+{
+    return bwk_conv_avx512(ctx, TB_F64, in, out, p);
+}
+#endif
 
 /* One body for both dtypes: SFX selects the typed functions. */
 #define BWK_BODY(SFX, TY)                                                 \
@@ -784,7 +815,7 @@ static int bwk_conv(void *ctx, tb_dtype dt, const tb_tensor *in,
             return 0;                                                     \
         }                                                                 \
         case TB_OP_conv2d_backward:                                       \
-            return bwk_conv(ctx, dt, in, out, &full);                     \
+            return bwk_conv(ctx, dt, in, out, &full, false);              \
         default:                                                          \
             return TB_EUNSUPPORTED;                                       \
         }                                                                 \

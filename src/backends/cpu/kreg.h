@@ -319,7 +319,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
  * f64_simd_impl.h for the element-wise ones and log_softmax_backward in
  * f64; sum_backward and mean_backward f64: fill_f64_simd.h; add, sub,
  * mul and div_backward: bwd_bin_simd.h; linear_backward's narrow layers:
- * linbwd_avx512.c). */
+ * linbwd_avx512.c; conv2d_backward's avx512 rows: backward.c on
+ * conv_direct.h's loops). */
 #define TB_CPU_ROWS_BACKWARD(X)                                           \
     TB_CPU_LADDER2(X, relu_backward, c)                                   \
     TB_CPU_LADDER2(X, sigmoid_backward, c)                                \
@@ -335,7 +336,9 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_C2(X, nll_loss) TB_CPU_C2(X, nll_loss_backward)                \
     TB_CPU_LADDER2(X, max_pool2d_backward, c)                             \
     TB_CPU_LADDER2(X, avg_pool2d_backward, c)                             \
-    TB_CPU_C2(X, conv2d_backward)
+    TB_CPU_AVX512(X, conv2d_backward, f32, c)                             \
+    X(conv2d_backward, f32, c, c)                                         \
+    TB_CPU_AVX512(X, conv2d_backward, f64, c) X(conv2d_backward, f64, c, c)
 
 /* bf16 and f16 (half.c): a row of level L widens its inputs to f32
  * with level L's conversions (half_simd.h at avx512 and avx2: F16C /
