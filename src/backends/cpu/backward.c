@@ -433,17 +433,18 @@ BWK_CONV_SUM(f64, double)
  * padded by dil*(K-1) - pad with w flipped and transposed ([C, O, KH,
  * KW]), the images split over the threads; with fewer than 8 input
  * channels (that forward would leave most of its 8-channel tiles empty)
- * dcol [R, P] = w^T g [n] by the forward loops (a 1x1 kernel over g's O
- * channels, R = C*KH*KW output channels), col2im'd into dx [n]. */
+ * dcol [R, P] = w^T g [n] (tb_cpu_convd_dcol: all R = C*KH*KW rows in
+ * one tile up to 9; the forward's 8-channel tiles left 9 taps a one-row
+ * tail: 8x16x26x26 f32 51.0 -> 43.4 us), col2im'd into dx [n]
+ * (tb_cpu_convd_col2im). */
 typedef struct bwk_convd_job {
     const bwk_conv_job *j;
     const char *xp; /* [N, C, Hp, Wp]: x padded (x when pad = 0) */
-    /* [ceil(C/8), O*KH*KW, 8]: the packed flipped w; dcol: [ceil(R/8),
-     * O, 8], w^T packed */
+    /* [ceil(C/8), O*KH*KW, 8]: the packed flipped w; dcol: w^T [R, O] */
     const char *wf;
     bool dcol;
     char *dw;
-    tb_cpu_convd_geom dw_g, dx_g; /* dx_g: the forward on g */
+    tb_cpu_convd_geom dw_g, dx_g; /* dx_g: the forward on g (!dcol) */
     int64_t ph, pw;               /* g's padding for dx */
     int rc[TB_MAX_AXIS_VALUES];
 } bwk_convd_job;
@@ -501,16 +502,16 @@ static void bwk_convd_dx_task(void *arg, int part, int nparts)
         char *dxn = j->dx + (size_t)(n * j->C * j->H * j->W) * es;
         if (d->dcol) {
             if (j->dt == TB_F32) {
-                tb_cpu_convd_fwd_f32_avx512((const float *)gn,
-                                            (const float *)d->wf, NULL,
-                                            (float *)gp, &d->dx_g);
+                tb_cpu_convd_dcol_f32_avx512((const float *)gn,
+                                             (const float *)d->wf,
+                                             (float *)gp, j->R, j->O, P);
                 tb_cpu_convd_col2im_f32_avx512(
                     (const float *)gp, (float *)dxn, j->C, j->H, j->W,
                     j->KH, j->KW, j->OH, j->OW, j->pad, j->dil);
             } else {
-                tb_cpu_convd_fwd_f64_avx512((const double *)gn,
-                                            (const double *)d->wf, NULL,
-                                            (double *)gp, &d->dx_g);
+                tb_cpu_convd_dcol_f64_avx512((const double *)gn,
+                                             (const double *)d->wf,
+                                             (double *)gp, j->R, j->O, P);
                 tb_cpu_convd_col2im_f64_avx512(
                     (const double *)gp, (double *)dxn, j->C, j->H, j->W,
                     j->KH, j->KW, j->OH, j->OW, j->pad, j->dil);
@@ -583,26 +584,13 @@ static int bwk_conv_direct(void *ctx, const bwk_conv_job *j, char *dw,
                     bwk_convd_dw_task, &d);
     int rc = 0;
     if (j->want_dx && d.dcol) {
-        /* wf [(b*O + o)*8 + i] = w [o, b*8 + i] (a row of R) */
+        /* wf [r, o] = w [o, r] (w^T, tb_cpu_convd_dcol's) */
         char *wf = buf + xpsz * es;
-        for (int64_t b = 0; b < CB; b++)
+        for (int64_t r = 0; r < j->R; r++)
             for (int64_t o = 0; o < j->O; o++)
-                for (int i = 0; i < TB_CPU_CONVD_OB; i++) {
-                    const int64_t r = b * TB_CPU_CONVD_OB + i;
-                    char *dst = wf + (size_t)(((b * j->O + o) *
-                                               TB_CPU_CONVD_OB) + i) * es;
-                    if (r < j->R)
-                        memcpy(dst, j->w + (size_t)(o * j->R + r) * es, es);
-                    else
-                        memset(dst, 0, es);
-                }
+                memcpy(wf + (size_t)(r * j->O + o) * es,
+                       j->w + (size_t)(o * j->R + r) * es, es);
         d.wf = wf;
-        /* a 1x1 kernel sees only P = OH*OW contiguous columns: as 4 rows
-         * of P/4 (the one-channel tail of R runs 4 rows a tile) or 1
-         * row of P, with no tail vector per image row */
-        const int64_t rows = P % 4 == 0 && P / 4 >= 16 ? 4 : 1;
-        d.dx_g = (tb_cpu_convd_geom){j->O,    rows, P / rows, j->R, 1,
-                                     1,       rows, P / rows, 1};
     } else if (j->want_dx) {
         /* wf [(b*R' + o*KK + t)*8 + i] = w [o, b*8 + i, KK-1-t] */
         char *wf = buf + xpsz * es;
