@@ -328,7 +328,8 @@ CONVD_DB(f64, double, __m512d, 8, __mmask8, _mm512_setzero_pd,
                 MT m[3];                                                   \
                 for (int v = 0; v < 3; v++)                                \
                     m[v] = convd_mask_##SFX(P - p - v * V);                \
-                const int nv = P - p >= 3 * V ? 3 : (int)((P - p + V - 1) / V); \
+                const int nv =                                             \
+                    P - p >= 3 * V ? 3 : (int)((P - p + V - 1) / V);       \
                 const T *w = wt + r0 * O, *gp = g + p;                     \
                 T *o = dcol + r0 * P + p;                                  \
                 switch (rb * 4 + nv) {                                     \
