@@ -1,5 +1,5 @@
-/* linear_backward's rows of the AVX-512 level, f32 and f64 (kreg.h's
- * backward family; built with only that level's flags, meson.build), for
+/* linear_backward's rows of the AVX-512 level, f32, f64, bf16 and f16
+ * (kreg.h's backward family; built with only that level's flags), for
  * a narrow layer: N <= LB_NMAX outputs (a classifier's 10), where the
  * GEMM's micro-tiles would run mostly empty on the inner dimension N of
  * dx = gz w^T and on the N rows of dw^T = gz^T x.  Wider layers take
@@ -16,8 +16,9 @@
  *        K, per m one load of x's row per vector and one broadcast of
  *        gz per n, stored transposed into dw.
  * Every sum runs over its index in order (n for dx, m for dw) with one
- * fused multiply-add a term.  dx's row tiles and dw's column tiles are
- * split over the threads (no sum depends on them). */
+ * fused multiply-add a term.  dx's row tiles (by blocks of columns, so
+ * w^T's block stays in L1) and dw's column tiles are split over the
+ * threads (no sum depends on them).  bf16 and f16: lb_run16. */
 #include <immintrin.h>
 #include <stdbool.h>
 #include <stdint.h>
