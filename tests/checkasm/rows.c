@@ -54,7 +54,7 @@
 
 /* ---- cases: what a family proposes --------------------------------- */
 
-#define MAXC 96
+#define MAXC 112
 #define MAXP 4
 
 typedef struct ocase {
@@ -639,6 +639,13 @@ static void fam_backward(const tb_op *op, cases *cs)
     cs_add(cs, 3, S(2, 45, 9), S(2, 45, 31), S(2, 31, 9))->every = true;
     cs_add(cs, 3, S(2, 5, 6), S(2, 5, 1), S(2, 1, 6))->every = true;
     cs_add(cs, 4, S(2, 17, 33), S(2, 17, 15), S(2, 15, 33), S(2, 17, 33));
+    /* linear's narrow layers (linbwd_avx512.c, N <= 16): row and
+     * column tails, N = 1 and 16, one row; N = 17 its wide path */
+    cs_add(cs, 4, S(2, 13, 10), S(2, 13, 130), S(2, 130, 10), S(2, 13, 10));
+    cs_add(cs, 4, S(2, 131, 16), S(2, 131, 67), S(2, 67, 16),
+           S(2, 131, 16));
+    cs_add(cs, 4, S(2, 1, 1), S(2, 1, 7), S(2, 7, 1), S(2, 1, 1));
+    cs_add(cs, 4, S(2, 7, 17), S(2, 7, 9), S(2, 9, 17), S(2, 7, 17));
     /* sdpa_backward's g [B, H, Sq, Dv], q, k, v (causal set: no other
      * op takes them): S = 1, odd S and D, past a 64-row block, Sq != Sk
      * both ways, Dv != D, pairs enough for the threads, a set scale */

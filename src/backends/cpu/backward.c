@@ -247,6 +247,48 @@ static int bwk_product_gemm(void *ctx, tb_dtype dt, const void *g,
     return rc;
 }
 
+/* linear_backward of g [M, N], x [M, K], w [K, N], y [M, N] (checked)
+ * into dx, dw, db: gz = y > 0 ? g : 0 and db (gz's columns summed in
+ * double, in row order) in one pass, then bwk_product_gemm. */
+#define BWK_LINEAR(SFX, TY)                                               \
+    static int bwk_linear_##SFX(void *ctx, const tb_tensor *in,           \
+                                tb_tensor *out)                           \
+    {                                                                     \
+        const int64_t M = in[1].shape[0], K = in[1].shape[1];             \
+        const int64_t N = in[2].shape[1];                                 \
+        const TY *g = in[0].data, *y = in[3].data;                        \
+        TY *db = out[2].data;                                             \
+        TY *gz = tb_alloc((size_t)(M * N) * sizeof(TY) +                 \
+                          (size_t)N * sizeof(double));                    \
+        if (!gz)                                                          \
+            return TB_ENOMEM;                                             \
+        double *s = (double *)(void *)(gz + M * N);                       \
+        for (int64_t j = 0; j < N; j++)                                   \
+            s[j] = 0;                                                     \
+        for (int64_t i = 0; i < M; i++)                                   \
+            for (int64_t j = 0; j < N; j++) {                             \
+                TY v = y[i * N + j] > 0 ? g[i * N + j] : (TY)0;           \
+                gz[i * N + j] = v;                                        \
+                s[j] += v;                                                \
+            }                                                             \
+        for (int64_t j = 0; j < N; j++)                                   \
+            db[j] = (TY)s[j];                                             \
+        int rc = bwk_product_gemm(ctx, TB_CPU_DT_##SFX, gz, in[1].data,   \
+                                  in[2].data, out[0].data, out[1].data,   \
+                                  M, K, N);                               \
+        tb_free(gz);                                                      \
+        return rc;                                                        \
+    }
+BWK_LINEAR(f32, float)
+BWK_LINEAR(f64, double)
+
+int tb_cpu_bw_linear_gemm(void *ctx, tb_dtype dt, const tb_tensor *in,
+                          tb_tensor *out)
+{
+    return dt == TB_F32 ? bwk_linear_f32(ctx, in, out)
+                        : bwk_linear_f64(ctx, in, out);
+}
+
 /* conv2d_backward by GEMM over chunks of nb images at once (P = OH*OW
  * columns per image, R = C*KH*KW rows, L = nb*P, the chunk's images side
  * by side; nb fixed by the shape, so no sum depends on the threads):
@@ -391,17 +433,18 @@ BWK_CONV_SUM(f64, double)
  * padded by dil*(K-1) - pad with w flipped and transposed ([C, O, KH,
  * KW]), the images split over the threads; with fewer than 8 input
  * channels (that forward would leave most of its 8-channel tiles empty)
- * dcol [R, P] = w^T g [n] by the forward loops (a 1x1 kernel over g's O
- * channels, R = C*KH*KW output channels), col2im'd into dx [n]. */
+ * dcol [R, P] = w^T g [n] (tb_cpu_convd_dcol: all R = C*KH*KW rows in
+ * one tile up to 9; the forward's 8-channel tiles left 9 taps a one-row
+ * tail: 8x16x26x26 f32 51.0 -> 43.4 us), col2im'd into dx [n]
+ * (tb_cpu_convd_col2im). */
 typedef struct bwk_convd_job {
     const bwk_conv_job *j;
     const char *xp; /* [N, C, Hp, Wp]: x padded (x when pad = 0) */
-    /* [ceil(C/8), O*KH*KW, 8]: the packed flipped w; dcol: [ceil(R/8),
-     * O, 8], w^T packed */
+    /* [ceil(C/8), O*KH*KW, 8]: the packed flipped w; dcol: w^T [R, O] */
     const char *wf;
     bool dcol;
     char *dw;
-    tb_cpu_convd_geom dw_g, dx_g; /* dx_g: the forward on g */
+    tb_cpu_convd_geom dw_g, dx_g; /* dx_g: the forward on g (!dcol) */
     int64_t ph, pw;               /* g's padding for dx */
     int rc[TB_MAX_AXIS_VALUES];
 } bwk_convd_job;
@@ -459,19 +502,19 @@ static void bwk_convd_dx_task(void *arg, int part, int nparts)
         char *dxn = j->dx + (size_t)(n * j->C * j->H * j->W) * es;
         if (d->dcol) {
             if (j->dt == TB_F32) {
-                tb_cpu_convd_fwd_f32_avx512((const float *)gn,
-                                            (const float *)d->wf, NULL,
-                                            (float *)gp, &d->dx_g);
-                bwk_col2im_f32((const float *)gp, (float *)dxn, P, j->C,
-                               j->H, j->W, j->KH, j->KW, j->OH, j->OW, 1,
-                               j->pad, j->dil);
+                tb_cpu_convd_dcol_f32_avx512((const float *)gn,
+                                             (const float *)d->wf,
+                                             (float *)gp, j->R, j->O, P);
+                tb_cpu_convd_col2im_f32_avx512(
+                    (const float *)gp, (float *)dxn, j->C, j->H, j->W,
+                    j->KH, j->KW, j->OH, j->OW, j->pad, j->dil);
             } else {
-                tb_cpu_convd_fwd_f64_avx512((const double *)gn,
-                                            (const double *)d->wf, NULL,
-                                            (double *)gp, &d->dx_g);
-                bwk_col2im_f64((const double *)gp, (double *)dxn, P, j->C,
-                               j->H, j->W, j->KH, j->KW, j->OH, j->OW, 1,
-                               j->pad, j->dil);
+                tb_cpu_convd_dcol_f64_avx512((const double *)gn,
+                                             (const double *)d->wf,
+                                             (double *)gp, j->R, j->O, P);
+                tb_cpu_convd_col2im_f64_avx512(
+                    (const double *)gp, (double *)dxn, j->C, j->H, j->W,
+                    j->KH, j->KW, j->OH, j->OW, j->pad, j->dil);
             }
             continue;
         }
@@ -541,26 +584,13 @@ static int bwk_conv_direct(void *ctx, const bwk_conv_job *j, char *dw,
                     bwk_convd_dw_task, &d);
     int rc = 0;
     if (j->want_dx && d.dcol) {
-        /* wf [(b*O + o)*8 + i] = w [o, b*8 + i] (a row of R) */
+        /* wf [r, o] = w [o, r] (w^T, tb_cpu_convd_dcol's) */
         char *wf = buf + xpsz * es;
-        for (int64_t b = 0; b < CB; b++)
+        for (int64_t r = 0; r < j->R; r++)
             for (int64_t o = 0; o < j->O; o++)
-                for (int i = 0; i < TB_CPU_CONVD_OB; i++) {
-                    const int64_t r = b * TB_CPU_CONVD_OB + i;
-                    char *dst = wf + (size_t)(((b * j->O + o) *
-                                               TB_CPU_CONVD_OB) + i) * es;
-                    if (r < j->R)
-                        memcpy(dst, j->w + (size_t)(o * j->R + r) * es, es);
-                    else
-                        memset(dst, 0, es);
-                }
+                memcpy(wf + (size_t)(r * j->O + o) * es,
+                       j->w + (size_t)(o * j->R + r) * es, es);
         d.wf = wf;
-        /* a 1x1 kernel sees only P = OH*OW contiguous columns: as 4 rows
-         * of P/4 (the one-channel tail of R runs 4 rows a tile) or 1
-         * row of P, with no tail vector per image row */
-        const int64_t rows = P % 4 == 0 && P / 4 >= 16 ? 4 : 1;
-        d.dx_g = (tb_cpu_convd_geom){j->O,    rows, P / rows, j->R, 1,
-                                     1,       rows, P / rows, 1};
     } else if (j->want_dx) {
         /* wf [(b*R' + o*KK + t)*8 + i] = w [o, b*8 + i, KK-1-t] */
         char *wf = buf + xpsz * es;
@@ -608,7 +638,7 @@ static int bwk_conv_direct(void *ctx, const bwk_conv_job *j, char *dw,
 /* conv2d_backward of g [N, O, OH, OW], x [N, C, H, W], w [O, C, KH, KW]
  * (the shapes checked) into dx, dw, db; params as resolved. */
 static int bwk_conv(void *ctx, tb_dtype dt, const tb_tensor *in,
-                    tb_tensor *out, const tb_params *full)
+                    tb_tensor *out, const tb_params *full, bool direct)
 {
     const tb_tensor *g = &in[0], *x = &in[1], *w = &in[2];
     bwk_conv_job j = {
@@ -630,7 +660,7 @@ static int bwk_conv(void *ctx, tb_dtype dt, const tb_tensor *in,
         return 0;
     }
 #if TB_CPU_HAVE_AVX512
-    if (bwk_conv_direct_fits(&j, tb_cpu_isa(ctx)))
+    if (direct && bwk_conv_direct_fits(&j, tb_cpu_isa(ctx)))
         return bwk_conv_direct(ctx, &j, out[1].data, out[2].data);
 #endif
     int64_t big = j.R > j.O ? j.R : j.O;
@@ -664,14 +694,43 @@ static int bwk_conv(void *ctx, tb_dtype dt, const tb_tensor *in,
     return rc;
 }
 
+#if TB_CPU_HAVE_AVX512
+/* conv2d_backward's avx512 rows (kreg.h): conv_direct.h's loops where
+ * bwk_conv_direct_fits, else the chunks on the level's GEMM; the C rows
+ * never take the direct loops (a row's name is the code that ran). */
+static int bwk_conv_avx512(void *ctx, tb_dtype dt, const tb_tensor *in,
+                           tb_tensor *out, const tb_params *p)
+{
+    if (ctx && tb_cpu_isa(ctx) < TB_ISA_AVX512)
+        return TB_EUNSUPPORTED;
+    const tb_op *op = tb_op_get(TB_OP_conv2d_backward);
+    tb_shape ish[TB_MAX_INPUTS];
+    tb_params full;
+    int rc = bwk_begin(ctx, op, dt, in, out, p, ish, &full);
+    return rc ? rc : bwk_conv(ctx, dt, in, out, &full, true);
+}
+
+int TB_CPU_KFN(conv2d_backward, f32, avx512)(void *ctx, const tb_tensor *in,
+                                             tb_tensor *out,
+                                             const tb_params *p)
+{
+    return bwk_conv_avx512(ctx, TB_F32, in, out, p);
+}
+
+int TB_CPU_KFN(conv2d_backward, f64, avx512)(void *ctx, const tb_tensor *in,
+                                             tb_tensor *out,
+                                             const tb_params *p)
+{
+    return bwk_conv_avx512(ctx, TB_F64, in, out, p);
+}
+#endif
+
 /* One body for both dtypes: SFX selects the typed functions. */
 #define BWK_BODY(SFX, TY)                                                 \
     do {                                                                  \
         const TY *x0 = in[0].data, *x1 = op->n_in > 1 ? in[1].data : NULL; \
         const TY *x2 = op->n_in > 2 ? in[2].data : NULL;                  \
-        const TY *x3 = op->n_in > 3 ? in[3].data : NULL;                  \
         TY *y0 = out[0].data, *y1 = op->n_out > 1 ? out[1].data : NULL;   \
-        TY *y2 = op->n_out > 2 ? out[2].data : NULL;                      \
         switch (op->id) {                                                 \
         case TB_OP_relu_backward:                                         \
         case TB_OP_sigmoid_backward:                                      \
@@ -725,27 +784,8 @@ static int bwk_conv(void *ctx, tb_dtype dt, const tb_tensor *in,
                                        K, N);                             \
             return rc_;                                                   \
         }                                                                 \
-        case TB_OP_linear_backward: {                                     \
-            int64_t M = ish[1].dim[0], K = ish[1].dim[1];                 \
-            int64_t N = ish[2].dim[1];                                    \
-            TY *gz = tb_alloc((size_t)(M * N) * sizeof(TY));              \
-            if (!gz)                                                      \
-                return TB_ENOMEM;                                         \
-            for (int64_t i = 0; i < M * N; i++) {                         \
-                TY gv = x0[i], yv = x3[i];                                \
-                gz[i] = yv > 0 ? gv : (TY)0;                              \
-            }                                                             \
-            for (int64_t j = 0; j < N; j++) {                             \
-                double s = 0;                                             \
-                for (int64_t i = 0; i < M; i++)                           \
-                    s += gz[i * N + j];                                   \
-                y2[j] = (TY)s;                                            \
-            }                                                             \
-            int rc_ = bwk_product_gemm(ctx, dt, gz, x1, x2, y0, y1, M, K, \
-                                       N);                                \
-            tb_free(gz);                                                  \
-            return rc_;                                                   \
-        }                                                                 \
+        case TB_OP_linear_backward:                                       \
+            return tb_cpu_bw_linear_gemm(ctx, dt, in, out);               \
         case TB_OP_nll_loss:                                              \
             return bwk_nll_##SFX(x0, x1, y0, ish[0].dim[0],               \
                                  ish[0].dim[1]);                          \
@@ -763,7 +803,7 @@ static int bwk_conv(void *ctx, tb_dtype dt, const tb_tensor *in,
             return 0;                                                     \
         }                                                                 \
         case TB_OP_conv2d_backward:                                       \
-            return bwk_conv(ctx, dt, in, out, &full);                     \
+            return bwk_conv(ctx, dt, in, out, &full, false);              \
         default:                                                          \
             return TB_EUNSUPPORTED;                                       \
         }                                                                 \

@@ -135,4 +135,12 @@ int tb_cpu_bw_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
 void tb_cpu_bw_binary_c(tb_op_id id, tb_dtype dt, const tb_tensor *in,
                         tb_tensor *out);
 
+/* linear_backward f32 or f64 (operands already checked, the launch
+ * counted) by backward.c's path: gz and db in one pass, then the
+ * products on the level's GEMM (tb_cpu_gemm_tr; the matmul row on
+ * transposed copies at the scalar level).  linbwd_avx512.c's rows hand
+ * it the layers wider than their narrow loops. */
+int tb_cpu_bw_linear_gemm(void *ctx, tb_dtype dt, const tb_tensor *in,
+                          tb_tensor *out);
+
 #endif

@@ -64,6 +64,29 @@ void tb_cpu_convd_db_f32_avx512(const float *g, int64_t n, int64_t O,
 void tb_cpu_convd_db_f64_avx512(const double *g, int64_t n, int64_t O,
                                 int64_t P, double *db);
 
+/* dcol [R, P] = wt [R, O] @ g [O, P] (all contiguous): each element
+ * the sum over o in order of one fused multiply-add a term from 0 (the
+ * forward loops' 1x1 sums), in tiles of up to 9 rows. */
+void tb_cpu_convd_dcol_f32_avx512(const float *g, const float *wt,
+                                  float *dcol, int64_t R, int64_t O,
+                                  int64_t P);
+void tb_cpu_convd_dcol_f64_avx512(const double *g, const double *wt,
+                                  double *dcol, int64_t R, int64_t O,
+                                  int64_t P);
+
+/* dx [C, H, W] = col2im of dcol [C*KH*KW, OH*OW] for stride 1: each
+ * vector of a dx row the sum of its taps' dcol rows in (kh, kw) order
+ * (backward.c's col2im's sums, bit for bit) in a register, stored once;
+ * a tap's lanes outside dcol's row masked off. */
+void tb_cpu_convd_col2im_f32_avx512(const float *dcol, float *dx,
+                                    int64_t C, int64_t H, int64_t W,
+                                    int64_t KH, int64_t KW, int64_t OH,
+                                    int64_t OW, int64_t pad, int64_t dil);
+void tb_cpu_convd_col2im_f64_avx512(const double *dcol, double *dx,
+                                    int64_t C, int64_t H, int64_t W,
+                                    int64_t KH, int64_t KW, int64_t OH,
+                                    int64_t OW, int64_t pad, int64_t dil);
+
 /* bf16 [n] -> f32 [n] (exact), and f32 -> bf16 rounded to nearest even
  * (NaN kept, quiet: ops/half.h's tb_f32_to_bf16), for bf16 convolutions
  * on the f32 loops. */

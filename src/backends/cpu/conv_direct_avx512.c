@@ -290,6 +290,119 @@ CONVD_DB(f32, float, __m512, 16, __mmask16, _mm512_setzero_ps, _mm512_add_ps,
 CONVD_DB(f64, double, __m512d, 8, __mmask8, _mm512_setzero_pd,
          _mm512_add_pd, _mm512_maskz_loadu_pd, _mm512_reduce_add_pd)
 
+/* dcol [R, P] = wt [R, O] @ g [O, P]: tiles of up to CONVD_DC_RB rows x
+ * up to 3 vectors of P (27 accumulators), per o 3 loads of g's row and
+ * one broadcast a row; R split in near-equal blocks (9 taps: one block,
+ * where the forward's 8-channel tiles left a one-row tail). */
+#define CONVD_DC_RB 9
+#define CONVD_DCOL(SFX, T, VT, V, MT, SET1, ZERO, FMA, LOADZ, STOREM)      \
+    static inline __attribute__((always_inline)) void convd_dc_##SFX(      \
+        int RB, int NV, const T *restrict wt, const T *restrict g,         \
+        T *restrict o, int64_t O, int64_t P, const MT *m)                  \
+    {                                                                      \
+        VT acc[CONVD_DC_RB][3];                                            \
+        _Pragma("GCC unroll 9") for (int r = 0; r < RB; r++)               \
+            _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)           \
+                acc[r][v] = ZERO();                                        \
+        for (int64_t q = 0; q < O; q++) {                                  \
+            VT gv[3];                                                      \
+            _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)           \
+                gv[v] = LOADZ(m[v], g + q * P + v * V);                    \
+            _Pragma("GCC unroll 9") for (int r = 0; r < RB; r++) {         \
+                const VT s = SET1(wt[r * O + q]);                          \
+                _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)       \
+                    acc[r][v] = FMA(s, gv[v], acc[r][v]);                  \
+            }                                                              \
+        }                                                                  \
+        _Pragma("GCC unroll 9") for (int r = 0; r < RB; r++)               \
+            _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)           \
+                STOREM(o + r * P + v * V, m[v], acc[r][v]);                \
+    }                                                                      \
+    void tb_cpu_convd_dcol_##SFX##_avx512(const T *g, const T *wt, T *dcol, \
+                                          int64_t R, int64_t O, int64_t P) \
+    {                                                                      \
+        const int64_t nb = (R + CONVD_DC_RB - 1) / CONVD_DC_RB;            \
+        for (int64_t b = 0, r0 = 0; b < nb; b++) {                         \
+            const int rb = (int)((R - r0 + (nb - b) - 1) / (nb - b));      \
+            for (int64_t p = 0; p < P; p += 3 * V) {                       \
+                MT m[3];                                                   \
+                for (int v = 0; v < 3; v++)                                \
+                    m[v] = convd_mask_##SFX(P - p - v * V);                \
+                const int nv =                                             \
+                    P - p >= 3 * V ? 3 : (int)((P - p + V - 1) / V);       \
+                const T *w = wt + r0 * O, *gp = g + p;                     \
+                T *o = dcol + r0 * P + p;                                  \
+                switch (rb * 4 + nv) {                                     \
+                CONVD_DC_CASES(SFX)                                        \
+                default: break;                                            \
+                }                                                          \
+            }                                                              \
+            r0 += rb;                                                      \
+        }                                                                  \
+    }
+#define CONVD_DC_CASE(SFX, RB, NV)                                         \
+    case RB * 4 + NV:                                                      \
+        convd_dc_##SFX(RB, NV, w, gp, o, O, P, m);                         \
+        break;
+#define CONVD_DC_CASES3(SFX, RB)                                           \
+    CONVD_DC_CASE(SFX, RB, 1) CONVD_DC_CASE(SFX, RB, 2)                    \
+    CONVD_DC_CASE(SFX, RB, 3)
+#define CONVD_DC_CASES(SFX)                                                \
+    CONVD_DC_CASES3(SFX, 1) CONVD_DC_CASES3(SFX, 2)                        \
+    CONVD_DC_CASES3(SFX, 3) CONVD_DC_CASES3(SFX, 4)                        \
+    CONVD_DC_CASES3(SFX, 5) CONVD_DC_CASES3(SFX, 6)                        \
+    CONVD_DC_CASES3(SFX, 7) CONVD_DC_CASES3(SFX, 8)                        \
+    CONVD_DC_CASES3(SFX, 9)
+CONVD_DCOL(f32, float, __m512, 16, __mmask16, _mm512_set1_ps,
+           _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
+           _mm512_mask_storeu_ps)
+CONVD_DCOL(f64, double, __m512d, 8, __mmask8, _mm512_set1_pd,
+           _mm512_setzero_pd, _mm512_fmadd_pd, _mm512_maskz_loadu_pd,
+           _mm512_mask_storeu_pd)
+
+/* lanes [lo, hi) of a mask of V lanes (clamped to [0, V]) */
+#define CONVD_COL2IM(SFX, T, VT, V, MT, ZERO, ADD, LOADZ, STOREM)          \
+    static MT convd_span_##SFX(int64_t lo, int64_t hi)                     \
+    {                                                                      \
+        lo = lo < 0 ? 0 : lo, hi = hi > V ? V : hi;                        \
+        if (hi <= lo)                                                      \
+            return (MT)0;                                                  \
+        return (MT)((((uint32_t)1 << hi) - 1) & ~(((uint32_t)1 << lo) - 1)); \
+    }                                                                      \
+    void tb_cpu_convd_col2im_##SFX##_avx512(                               \
+        const T *dcol, T *dx, int64_t C, int64_t H, int64_t W, int64_t KH, \
+        int64_t KW, int64_t OH, int64_t OW, int64_t pad, int64_t dil)      \
+    {                                                                      \
+        const int64_t P = OH * OW;                                         \
+        MT mk[TB_CPU_CONVD_MAX_R];                                         \
+        for (int64_t c = 0; c < C; c++)                                    \
+            for (int64_t iw = 0; iw < W; iw += V) {                        \
+                const MT mw = convd_mask_##SFX(W - iw);                    \
+                for (int64_t kw = 0; kw < KW; kw++) {                      \
+                    const int64_t off = iw + pad - kw * dil;               \
+                    mk[kw] = convd_span_##SFX(-off, OW - off) & mw;        \
+                }                                                          \
+                for (int64_t ih = 0; ih < H; ih++) {                       \
+                    VT acc = ZERO();                                       \
+                    for (int64_t kh = 0; kh < KH; kh++) {                  \
+                        const int64_t oh = ih + pad - kh * dil;            \
+                        if (oh < 0 || oh >= OH)                            \
+                            continue;                                      \
+                        const T *row = dcol + (c * KH + kh) * KW * P +     \
+                                       oh * OW + iw + pad;                 \
+                        for (int64_t kw = 0; kw < KW; kw++)                \
+                            acc = ADD(acc, LOADZ(mk[kw],                   \
+                                                 row + kw * (P - dil)));   \
+                    }                                                      \
+                    STOREM(dx + (c * H + ih) * W + iw, mw, acc);           \
+                }                                                          \
+            }                                                              \
+    }
+CONVD_COL2IM(f32, float, __m512, 16, __mmask16, _mm512_setzero_ps,
+             _mm512_add_ps, _mm512_maskz_loadu_ps, _mm512_mask_storeu_ps)
+CONVD_COL2IM(f64, double, __m512d, 8, __mmask8, _mm512_setzero_pd,
+             _mm512_add_pd, _mm512_maskz_loadu_pd, _mm512_mask_storeu_pd)
+
 void tb_cpu_convd_widen_bf16(const uint16_t *src, float *dst, int64_t n)
 {
     for (int64_t i = 0; i < n; i += 16) {

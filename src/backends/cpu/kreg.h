@@ -318,7 +318,9 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
  * log_softmax_backward and max/avg_pool2d_backward: bwd_simd_impl.h in f32,
  * f64_simd_impl.h for the element-wise ones and log_softmax_backward in
  * f64; sum_backward and mean_backward f64: fill_f64_simd.h; add, sub,
- * mul and div_backward: bwd_bin_simd.h). */
+ * mul and div_backward: bwd_bin_simd.h; linear_backward's narrow layers:
+ * linbwd_avx512.c; conv2d_backward's avx512 rows: backward.c on
+ * conv_direct.h's loops). */
 #define TB_CPU_ROWS_BACKWARD(X)                                           \
     TB_CPU_LADDER2(X, relu_backward, c)                                   \
     TB_CPU_LADDER2(X, sigmoid_backward, c)                                \
@@ -328,11 +330,15 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_C64(X, sum_backward) TB_CPU_C64(X, mean_backward)              \
     TB_CPU_LADDER2(X, add_backward, c) TB_CPU_LADDER2(X, sub_backward, c) \
     TB_CPU_LADDER2(X, mul_backward, c) TB_CPU_LADDER2(X, div_backward, c) \
-    TB_CPU_C2(X, matmul_backward) TB_CPU_C2(X, linear_backward)           \
+    TB_CPU_C2(X, matmul_backward)                                         \
+    TB_CPU_AVX512(X, linear_backward, f32, c) X(linear_backward, f32, c, c) \
+    TB_CPU_AVX512(X, linear_backward, f64, c) X(linear_backward, f64, c, c) \
     TB_CPU_C2(X, nll_loss) TB_CPU_C2(X, nll_loss_backward)                \
     TB_CPU_LADDER2(X, max_pool2d_backward, c)                             \
     TB_CPU_LADDER2(X, avg_pool2d_backward, c)                             \
-    TB_CPU_C2(X, conv2d_backward)
+    TB_CPU_AVX512(X, conv2d_backward, f32, c)                             \
+    X(conv2d_backward, f32, c, c)                                         \
+    TB_CPU_AVX512(X, conv2d_backward, f64, c) X(conv2d_backward, f64, c, c)
 
 /* bf16 and f16 (half.c): a row of level L widens its inputs to f32
  * with level L's conversions (half_simd.h at avx512 and avx2: F16C /
@@ -411,10 +417,22 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_HALF_NE(tanh_backward, X) TB_CPU_HALF(gelu_backward, X)        \
     TB_CPU_HALF_NE(log_softmax_backward, X) TB_CPU_HALF(sum_backward, X)  \
     TB_CPU_HALF(mean_backward, X) TB_CPU_HALF(add_backward, X)
+/* linear_backward's avx512 rows (linbwd_avx512.c: XN, so that half.c
+ * leaves them out), then half.c's avx2 and C rows */
+#if TB_CPU_HAVE_AVX512
+#define TB_CPU_HALF_LB512(XN, dt)                                         \
+    XN(linear_backward, dt, avx512, c, "linear_backward_" #dt "_avx512")
+#else
+#define TB_CPU_HALF_LB512(XN, dt)
+#endif
+#define TB_CPU_HALF_LB(X, XN)                                             \
+    TB_CPU_HALF_LB512(XN, bf16) TB_CPU_AVX2(X, linear_backward, bf16, c)  \
+    X(linear_backward, bf16, c, c) TB_CPU_HALF_LB512(XN, f16)             \
+    TB_CPU_AVX2(X, linear_backward, f16, c) X(linear_backward, f16, c, c)
 #define TB_CPU_HALF_BACKWARD2(X, XN)                                      \
     TB_CPU_HALF(sub_backward, X) TB_CPU_HALF_NE(mul_backward, X)          \
     TB_CPU_HALF_NE(div_backward, X) TB_CPU_HALF_MM(matmul_backward, X, XN) \
-    TB_CPU_HALF(linear_backward, X) TB_CPU_HALF(max_pool2d_backward, X)   \
+    TB_CPU_HALF_LB(X, XN) TB_CPU_HALF(max_pool2d_backward, X)             \
     TB_CPU_HALF(avg_pool2d_backward, X) TB_CPU_HALF(conv2d_backward, X)
 /* optimizer steps: 16-bit p and g, f32 state (tb_op_in_dtype); the
  * element-wise ones in bf16 at avx512bf16 too (p narrowed by
