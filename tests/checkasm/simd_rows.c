@@ -770,7 +770,11 @@ void test_bw_pool_special(void **state)
                                 1.0,       INFINITY, NAN};
     static const int sh[][4] = {{2, 3, 9, 37}, {1, 2, 6, 64},
                                 {1, 1, 4, 34}, {3, 1, 5, 5},
-                                {1, 1, 2, 6},  {1, 2, 3, 19}};
+                                {1, 1, 2, 6},  {1, 2, 3, 19},
+                                /* rows of 12 and 6 windows over row
+                                 * pairs and planes in one sequence
+                                 * (avx512's bw_mp2_short) */
+                                {2, 3, 8, 24}, {3, 2, 4, 12}};
     const tb_op *op = tb_op_get(TB_OP_max_pool2d_backward);
     tb_axis ax[TB_MAX_AXES];
     assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);

@@ -109,40 +109,22 @@ typedef struct bw_mp_job {
     int64_t NC, H, W, OH, OW;
 } bw_mp_job;
 
-/* Planes [b, e) of a 2x2 tiling: fn on every window row, then the last
- * column (W odd) and the last row (H odd), which no window covers, are
- * zeroed. */
+/* Planes [b, e) of a 2x2 tiling: fn (or fn64) on them. */
 static void bw_mp_task(void *argp, int part, int nparts)
 {
     const bw_mp_job *j = argp;
     int64_t b, e;
     tb_cpu_span(j->NC, 1, part, nparts, &b, &e);
-    const int64_t H = j->H, W = j->W, OH = j->OH, OW = j->OW;
-    const size_t es = j->esz;
-    for (int64_t nc = b; nc < e; nc++) {
-        const char *xp = (const char *)j->x + (size_t)(nc * H * W) * es;
-        const char *gp = (const char *)j->g + (size_t)(nc * OH * OW) * es;
-        char *dp = (char *)j->dx + (size_t)(nc * H * W) * es;
-        for (int64_t oh = 0; oh < OH; oh++) {
-            char *d0 = dp + (size_t)(2 * oh * W) * es;
-            const char *x0 = xp + (size_t)(2 * oh * W) * es;
-            const char *g0 = gp + (size_t)(oh * OW) * es;
-            if (j->fn)
-                j->fn((const float *)g0, (const float *)x0,
-                      (const float *)x0 + W, (float *)d0, (float *)d0 + W,
-                      OW);
-            else
-                j->fn64((const double *)g0, (const double *)x0,
-                        (const double *)x0 + W, (double *)d0,
-                        (double *)d0 + W, OW);
-            if (W > 2 * OW) {
-                memset(d0 + (size_t)(W - 1) * es, 0, es);
-                memset(d0 + (size_t)(2 * W - 1) * es, 0, es);
-            }
-        }
-        if (H > 2 * OH)
-            memset(dp + (size_t)(2 * OH * W) * es, 0, (size_t)W * es);
-    }
+    if (e <= b)
+        return;
+    const size_t xo = (size_t)(b * j->H * j->W) * j->esz;
+    const size_t go = (size_t)(b * j->OH * j->OW) * j->esz;
+    const void *g = (const char *)j->g + go, *x = (const char *)j->x + xo;
+    void *dx = (char *)j->dx + xo;
+    if (j->fn)
+        j->fn(g, x, dx, e - b, j->H, j->W, j->OH, j->OW);
+    else
+        j->fn64(g, x, dx, e - b, j->H, j->W, j->OH, j->OW);
 }
 
 /* tb_cpu_bw_max_pool's (is_max) or tb_cpu_bw_avg_pool's body for the

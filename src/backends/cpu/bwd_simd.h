@@ -46,37 +46,39 @@ int tb_cpu_bw_bcast64(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
                       tb_tensor *out, const tb_params *p,
                       tb_cpu_bw_bcast64_fn fn);
 
-/* One row of max_pool2d_backward's 2x2 windows (kernel 2, stride 2,
- * padding 0): x's rows x0, x1 and dx's rows d0, d1 (2 ow elements each),
- * g's row g (ow windows).  Each window's first maximum in the order
- * x0[2i], x0[2i+1], x1[2i], x1[2i+1] (a NaN wins) takes g[i], the other
- * three +0: bit for bit backward.c's portable row. */
-typedef void (*tb_cpu_bw_mp2_fn)(const float *g, const float *x0,
-                                 const float *x1, float *d0, float *d1,
-                                 int64_t ow);
+/* max_pool2d_backward's 2x2 windows (kernel 2, stride 2, padding 0) of
+ * `planes` planes: g [planes, OH, OW], x and dx [planes, H, W] (H >=
+ * 2 OH, W >= 2 OW).  Each window's first maximum in the order x0[2i],
+ * x0[2i+1], x1[2i], x1[2i+1] (its rows x0, x1; a NaN wins) takes g[i],
+ * the other three +0, and the row and column no window covers +0: bit
+ * for bit backward.c's portable loop. */
+typedef void (*tb_cpu_bw_mp2_fn)(const float *g, const float *x, float *dx,
+                                 int64_t planes, int64_t H, int64_t W,
+                                 int64_t OH, int64_t OW);
 
 /* Entry-point body of max_pool2d_backward f32: TB_EUNSUPPORTED below
  * level lv; else count the launch, check the operands; kernel 2 =
  * stride, padding 0 splits the N * C planes over the threads and runs fn
- * on every window row (zeroing the row and column no window covers);
+ * on each thread's planes;
  * every other geometry runs tb_cpu_bw_pool_f32. */
 int tb_cpu_bw_max_pool(void *ctx, int lv, const tb_tensor *in,
                        tb_tensor *out, const tb_params *p,
                        tb_cpu_bw_mp2_fn fn);
 
 /* The same in f64 (bwd_simd_impl.h's rows on pool64_simd.h's double
- * lanes): a row function of the same contract, other geometries by
+ * lanes): a plane function of the same contract, other geometries by
  * tb_cpu_bw_pool_f64. */
-typedef void (*tb_cpu_bw_mp2_64_fn)(const double *g, const double *x0,
-                                    const double *x1, double *d0, double *d1,
-                                    int64_t ow);
+typedef void (*tb_cpu_bw_mp2_64_fn)(const double *g, const double *x,
+                                    double *dx, int64_t planes, int64_t H,
+                                    int64_t W, int64_t OH, int64_t OW);
 int tb_cpu_bw_max_pool64(void *ctx, int lv, const tb_tensor *in,
                          tb_tensor *out, const tb_params *p,
                          tb_cpu_bw_mp2_64_fn fn);
 
 /* avg_pool2d_backward's (bwd_simd_impl.h's rows): the same drivers, fn
- * a row of the same contract writing g * 0.25 to each window's four
- * places (x0, x1 unused); other geometries by tb_cpu_bw_pool_f32/f64. */
+ * a plane function of the same contract writing g * 0.25 to each
+ * window's four places (x unused); other geometries by
+ * tb_cpu_bw_pool_f32/f64. */
 int tb_cpu_bw_avg_pool(void *ctx, int lv, const tb_tensor *in,
                        tb_tensor *out, const tb_params *p,
                        tb_cpu_bw_mp2_fn fn);

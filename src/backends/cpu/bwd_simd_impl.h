@@ -43,6 +43,7 @@
 #include <immintrin.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../../base/error.h"
 #include "bwd_simd.h"
@@ -309,28 +310,53 @@ static inline vf bw_mp_max(vf m, vf v)
     return v_sel(v_unord(m, m), m, v_sel(upd, v, m));
 }
 
+/* The windows' places from their elements v0..v3 (order x00 x01 x10
+ * x11) and maximum m: the first equal to m (nan: or NaN) takes gv, the
+ * others +0 */
+#define BW_MP_TAKE(gv, v0, v1, v2, v3, m, nan, r)                         \
+    do {                                                                  \
+        const vf z_ = v_set1(0.0f);                                       \
+        const vf v_[3] = {v0, v1, v2};                                    \
+        vf rest_ = gv;                                                    \
+        for (int t_ = 0; t_ < 3; t_++) {                                  \
+            const vm h_ = nan ? m_or(v_eq(v_[t_], m),                     \
+                                     v_unord(v_[t_], v_[t_]))             \
+                              : v_eq(v_[t_], m);                          \
+            r[t_] = v_sel(h_, rest_, z_);                                 \
+            rest_ = v_sel(h_, z_, rest_);                                 \
+        }                                                                 \
+        r[3] = rest_;                                                     \
+    } while (0)
+
+/* bw_mp_windows's windows holding a NaN: the running rule (the first
+ * NaN wins); out of line, so that the common path keeps its registers */
+static __attribute__((noinline, cold)) void
+bw_mp_windows_nan(vf gv, vf v0, vf v1, vf v2, vf v3, vf r[4])
+{
+    const vf m = bw_mp_max(bw_mp_max(bw_mp_max(v0, v1), v2), v3);
+    BW_MP_TAKE(gv, v0, v1, v2, v3, m, 1, r);
+}
+
 /* VS_LANES windows: a0 a1 the x0 row's 2 L elements, b0 b1 x1's, gv
  * their gradients; r0..r3 the dx values of the windows' four places
  * (selects only: g's bits or +0, as the portable row). */
-static inline void bw_mp_windows(vf gv, vf a0, vf a1, vf b0, vf b1, vf r[4])
+static inline __attribute__((always_inline)) void
+bw_mp_windows(vf gv, vf a0, vf a1, vf b0, vf b1, vf r[4])
 {
-    vf v[4] = {bw_even(a0, a1), bw_odd(a0, a1), bw_even(b0, b1),
-               bw_odd(b0, b1)};
+    const vf v0 = bw_even(a0, a1), v1 = bw_odd(a0, a1);
+    const vf v2 = bw_even(b0, b1), v3 = bw_odd(b0, b1);
+    if (__builtin_expect(m_any(m_or(v_unord(v0, v1), v_unord(v2, v3))),
+                         0)) {
+        vf t[4]; /* its own array: r stays in registers */
+        bw_mp_windows_nan(gv, v0, v1, v2, v3, t);
+        r[0] = t[0], r[1] = t[1], r[2] = t[2], r[3] = t[3];
+        return;
+    }
     /* no NaN among the vector's windows: m the plain maximum (which zero
      * a -0/+0 tie gives does not matter: the first element == m takes
      * g either way) */
-    const bool nan = m_any(m_or(v_unord(v[0], v[1]), v_unord(v[2], v[3])));
-    vf m = nan ? bw_mp_max(bw_mp_max(bw_mp_max(v[0], v[1]), v[2]), v[3])
-               : v_max(v_max(v[0], v[1]), v_max(v[2], v[3]));
-    const vf z = v_set1(0.0f);
-    vf rest = gv;
-    for (int t = 0; t < 3; t++) {
-        vm h = nan ? m_or(v_eq(v[t], m), v_unord(v[t], v[t]))
-                   : v_eq(v[t], m);
-        r[t] = v_sel(h, rest, z);
-        rest = v_sel(h, z, rest);
-    }
-    r[3] = rest;
+    const vf m = v_max(v_max(v0, v1), v_max(v2, v3));
+    BW_MP_TAKE(gv, v0, v1, v2, v3, m, 0, r);
 }
 
 /* One row of 2x2 windows in T on vectors V of L lanes (P: the helpers'
@@ -338,8 +364,8 @@ static inline void bw_mp_windows(vf gv, vf a0, vf a1, vf b0, vf b1, vf r[4])
  * elements of each row in two masked vectors (the second empty when n <=
  * L / 2). */
 #define BW_MP2_ROW(NAME, T, V, P, L, WIN)                                 \
-    static void NAME(const T *g, const T *x0, const T *x1, T *d0, T *d1,  \
-                     int64_t ow)                                          \
+    static inline __attribute__((always_inline)) void NAME(               \
+        const T *g, const T *x0, const T *x1, T *d0, T *d1, int64_t ow)   \
     {                                                                     \
         int64_t i = 0;                                                    \
         V r[4];                                                           \
@@ -378,6 +404,35 @@ static inline void bw_mp_windows(vf gv, vf a0, vf a1, vf b0, vf b1, vf r[4])
 #define bw_f32_zip_lo bw_zip_lo
 #define bw_f32_zip_hi bw_zip_hi
 BW_MP2_ROW(bw_mp2_row, float, vf, bw_f32_, VS_LANES, bw_mp_windows)
+
+#if VS_LANES == 16
+/* bw_mp2_row on `rows` consecutive row pairs of rows of W = 2 ow < 32
+ * elements (one masked step each; the masks made once: computed per row
+ * they cost 32x16x24x24's f32 rows a fifth of their time) */
+static void bw_mp2_short(const float *g, const float *x, float *dx,
+                         int64_t rows, int64_t ow)
+{
+    const int64_t W = 2 * ow, e0 = W < 16 ? W : 16, e1 = W - e0;
+    const __mmask16 mg = v_first(ow), m0 = v_first(e0), m1 = v_first(e1);
+    for (int64_t t = 0; t < rows; t++, g += ow, x += 2 * W, dx += 2 * W) {
+        vf r[4];
+        bw_mp_windows(_mm512_maskz_loadu_ps(mg, g),
+                      _mm512_maskz_loadu_ps(m0, x),
+                      _mm512_maskz_loadu_ps(m1, x + 16),
+                      _mm512_maskz_loadu_ps(m0, x + W),
+                      _mm512_maskz_loadu_ps(m1, x + W + 16), r);
+        _mm512_mask_storeu_ps(dx, m0, bw_zip_lo(r[0], r[1]));
+        _mm512_mask_storeu_ps(dx + 16, m1, bw_zip_hi(r[0], r[1]));
+        _mm512_mask_storeu_ps(dx + W, m0, bw_zip_lo(r[2], r[3]));
+        _mm512_mask_storeu_ps(dx + W + 16, m1, bw_zip_hi(r[2], r[3]));
+    }
+}
+#define BW_MP2_SHORT(g, x, dx, rows, ow)                                  \
+    ((ow) < 16 ? (bw_mp2_short(g, x, dx, rows, ow), 1) : 0)
+#else
+#define BW_MP2_SHORT(g, x, dx, rows, ow) 0
+#endif
+#define BW_NO_SHORT(g, x, dx, rows, ow) 0
 
 /* The same in f64 on pool64_simd.h's P64_W double lanes (selects only:
  * g's bits or +0, the portable row's).  Without a NaN among the vectors'
@@ -445,26 +500,64 @@ BW_MP2_ROW(bw_mp2_row64, double, p64, p64_, P64_W, bw_mp_windows64)
 BW_AP2_ROW(bw_ap2_row, float, vf, bw_f32_, VS_LANES)
 BW_AP2_ROW(bw_ap2_row64, double, p64, p64_, P64_W)
 
+/* bwd_simd.h's plane function over a row function ROW of T: every
+ * window row of `planes` planes, then the last column (W odd) and the
+ * last row (H odd), which no window covers, zeroed (the row called
+ * directly, inlined: an indirect call per row cost avg_pool2d_backward
+ * f32 a third of its 32x16x24x24 time) */
+#define BW_2X2_PLANES(NAME, T, ROW, SHORT)                                \
+    static void NAME(const T *g, const T *x, T *dx, int64_t planes,       \
+                     int64_t H, int64_t W, int64_t OH, int64_t OW)        \
+    {                                                                     \
+        if (H == 2 * OH && W == 2 * OW) {                                 \
+            if (SHORT(g, x, dx, planes * OH, OW))                         \
+                return;                                                   \
+            /* every row pair of every plane in one sequence (pair t at  \
+             * 2 t W, its g row at t OW): fewer live pointers */          \
+            for (int64_t t = 0; t < planes * OH; t++)                     \
+                ROW(g + t * OW, x + 2 * t * W, x + (2 * t + 1) * W,       \
+                    dx + 2 * t * W, dx + (2 * t + 1) * W, OW);            \
+            return;                                                       \
+        }                                                                 \
+        for (int64_t nc = 0; nc < planes; nc++) {                         \
+            const T *xp = x + nc * H * W, *gp = g + nc * OH * OW;         \
+            T *dp = dx + nc * H * W;                                      \
+            for (int64_t oh = 0; oh < OH; oh++) {                         \
+                T *d0 = dp + 2 * oh * W;                                  \
+                const T *x0 = xp + 2 * oh * W;                            \
+                ROW(gp + oh * OW, x0, x0 + W, d0, d0 + W, OW);            \
+                if (W > 2 * OW)                                           \
+                    d0[W - 1] = d0[2 * W - 1] = 0;                        \
+            }                                                             \
+            if (H > 2 * OH)                                               \
+                memset(dp + 2 * OH * W, 0, (size_t)W * sizeof(T));        \
+        }                                                                 \
+    }
+BW_2X2_PLANES(bw_mp2_planes, float, bw_mp2_row, BW_MP2_SHORT)
+BW_2X2_PLANES(bw_mp2_planes64, double, bw_mp2_row64, BW_NO_SHORT)
+BW_2X2_PLANES(bw_ap2_planes, float, bw_ap2_row, BW_NO_SHORT)
+BW_2X2_PLANES(bw_ap2_planes64, double, bw_ap2_row64, BW_NO_SHORT)
+
 #define BW_MP_ENTRY(SFX, LV)                                              \
     int TB_CPU_KFN(max_pool2d_backward, f32, SFX)(                        \
         void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
     {                                                                     \
-        return tb_cpu_bw_max_pool(ctx, LV, in, out, p, bw_mp2_row);       \
+        return tb_cpu_bw_max_pool(ctx, LV, in, out, p, bw_mp2_planes);       \
     }                                                                     \
     int TB_CPU_KFN(max_pool2d_backward, f64, SFX)(                        \
         void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
     {                                                                     \
-        return tb_cpu_bw_max_pool64(ctx, LV, in, out, p, bw_mp2_row64);   \
+        return tb_cpu_bw_max_pool64(ctx, LV, in, out, p, bw_mp2_planes64);   \
     }                                                                     \
     int TB_CPU_KFN(avg_pool2d_backward, f32, SFX)(                        \
         void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
     {                                                                     \
-        return tb_cpu_bw_avg_pool(ctx, LV, in, out, p, bw_ap2_row);       \
+        return tb_cpu_bw_avg_pool(ctx, LV, in, out, p, bw_ap2_planes);       \
     }                                                                     \
     int TB_CPU_KFN(avg_pool2d_backward, f64, SFX)(                        \
         void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
     {                                                                     \
-        return tb_cpu_bw_avg_pool64(ctx, LV, in, out, p, bw_ap2_row64);   \
+        return tb_cpu_bw_avg_pool64(ctx, LV, in, out, p, bw_ap2_planes64);   \
     }
 
 #define BW_ENTRIES(SFX, LV)                                               \

@@ -868,54 +868,76 @@ static inline vf v_nmax(vf a, vf b)
     return v_sel(v_unord(a, a), a, v_max(a, b));
 }
 
+/* VS_LANES windows of a 2 x 2 / 2 row from input rows r0, r1 (2
+ * VS_LANES values each: whole vectors, or the first n0 + n1 by masks) */
+static inline vf ks_pool_2x2_step(const float *r0, const float *r1,
+                                  int is_max, int whole, int64_t n0,
+                                  int64_t n1)
+{
+    const int64_t L = VS_LANES;
+    vf a0, a1, b0, b1;
+    if (whole) {
+        a0 = v_load(r0), a1 = v_load(r0 + L);
+        b0 = v_load(r1), b1 = v_load(r1 + L);
+    } else {
+        a0 = v_load_n(r0, n0), a1 = v_load_n(r0 + L, n1);
+        b0 = v_load_n(r1, n0), b1 = v_load_n(r1 + L, n1);
+    }
+    if (is_max) {
+        vf v0 = v_nmax(a0, b0), v1 = v_nmax(a1, b1);
+        return v_nmax(v_even(v0, v1), v_odd(v0, v1));
+    }
+    vf v0 = v_add(a0, b0), v1 = v_add(a1, b1);
+    return v_mul(v_add(v_even(v0, v1), v_odd(v0, v1)), v_set1(0.25f));
+}
+
 /*
  * 2 x 2 windows, stride 2, no padding (the common case): per output row
  * the two input rows are combined vertically, then the even and odd
- * columns horizontally (a permute pair), VS_LANES outputs per step, one
- * masked step for the tail.  Only the first 2 OW columns and 2 OH rows
- * are read (an odd last column / row belongs to no window).
+ * columns horizontally (a permute pair), VS_LANES outputs per step.
+ * Only the first 2 OW columns and 2 OH rows feed a window (an odd last
+ * column / row belongs to no window).  A row's last step (OW % VS_LANES
+ * windows, or the whole row when OW < VS_LANES: 24 x 24 planes) loads
+ * and stores whole vectors wherever they stay inside these planes: the
+ * lanes past the row's windows read the next row's values and write
+ * values into the next row's outputs, which its own step rewrites after
+ * (the outputs are contiguous across rows and planes); only the last
+ * steps, where a vector would pass the end of x or o, are masked (a
+ * masked step per row cost 24 of 32x16x24x24's 16 us, avx512).
  */
 static inline void ks_pool_2x2_f32(const float *x, float *o, int64_t planes,
                                    const tb_cpu_pool_geom *g, int is_max)
 {
     const int64_t L = VS_LANES, W = g->W, OH = g->OH, OW = g->OW;
-    const vf quarter = v_set1(0.25f);
-    for (int64_t pl = 0; pl < planes; pl++) {
+    const float *xe = x + planes * g->H * W;
+    float *oe = o + planes * OH * OW;
+    /* rows: when H is even the row pairs of every plane are one
+     * sequence (pair t at 2 t W, its outputs at t OW) */
+    const int64_t seq = g->H == 2 * OH ? planes : 1;
+    const int64_t rows = seq * OH;
+    for (int64_t pl = 0; pl < planes; pl += seq) {
         const float *xp = x + pl * g->H * W;
         float *op = o + pl * OH * OW;
-        for (int64_t oh = 0; oh < OH; oh++) {
-            const float *r0 = xp + 2 * oh * W, *r1 = r0 + W;
-            float *orow = op + oh * OW;
+        for (int64_t t = 0; t < rows; t++) {
+            const float *r0 = xp + 2 * t * W, *r1 = r0 + W;
+            float *orow = op + t * OW;
             int64_t ow = 0;
-            for (; ow + L <= OW; ow += L) {
-                vf a0 = v_load(r0 + 2 * ow), a1 = v_load(r0 + 2 * ow + L);
-                vf b0 = v_load(r1 + 2 * ow), b1 = v_load(r1 + 2 * ow + L);
-                if (is_max) {
-                    vf v0 = v_nmax(a0, b0), v1 = v_nmax(a1, b1);
-                    v_store(orow + ow, v_nmax(v_even(v0, v1), v_odd(v0, v1)));
-                } else {
-                    vf v0 = v_add(a0, b0), v1 = v_add(a1, b1);
-                    v_store(orow + ow, v_mul(v_add(v_even(v0, v1),
-                                                   v_odd(v0, v1)),
-                                             quarter));
-                }
-            }
-            if (ow < OW) {
+            for (; ow + L <= OW; ow += L)
+                v_store(orow + ow,
+                        ks_pool_2x2_step(r0 + 2 * ow, r1 + 2 * ow, is_max, 1,
+                                         L, L));
+            if (ow == OW)
+                continue;
+            if (xe - (r1 + 2 * ow) >= 2 * L && oe - (orow + ow) >= L) {
+                v_store(orow + ow,
+                        ks_pool_2x2_step(r0 + 2 * ow, r1 + 2 * ow, is_max, 1,
+                                         L, L));
+            } else {
                 const int64_t rem = OW - ow, n0 = 2 * rem < L ? 2 * rem : L;
-                const int64_t n1 = 2 * rem - n0;
-                vf a0 = v_load_n(r0 + 2 * ow, n0);
-                vf a1 = v_load_n(r0 + 2 * ow + L, n1);
-                vf b0 = v_load_n(r1 + 2 * ow, n0);
-                vf b1 = v_load_n(r1 + 2 * ow + L, n1);
-                vf r;
-                if (is_max) {
-                    vf v0 = v_nmax(a0, b0), v1 = v_nmax(a1, b1);
-                    r = v_nmax(v_even(v0, v1), v_odd(v0, v1));
-                } else {
-                    vf v0 = v_add(a0, b0), v1 = v_add(a1, b1);
-                    r = v_mul(v_add(v_even(v0, v1), v_odd(v0, v1)), quarter);
-                }
-                v_store_n(orow + ow, r, rem);
+                v_store_n(orow + ow,
+                          ks_pool_2x2_step(r0 + 2 * ow, r1 + 2 * ow, is_max,
+                                           0, n0, 2 * rem - n0),
+                          rem);
             }
         }
     }
