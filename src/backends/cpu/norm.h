@@ -23,12 +23,25 @@ typedef struct {
     const float *w32; /* f32, bf16, f16: w in f32 (widened once) */
 } tb_cpu_norm_bw_job;
 
+/* dw (i 0) or db (i 1) of j's partial sums (f64's for f64, f32's for
+ * the others) into o[0..D) of that type: per column 0 + chunk 0's +
+ * chunk 1's ... in chunk order, the bits of the driver's own loop. */
+typedef void (*tb_cpu_norm_bw_sum_fn)(const tb_cpu_norm_bw_job *j, int i,
+                                      void *o);
+
 /* Runs layer_norm_backward or rms_norm_backward in dt with chunks (a
  * tb_cpu_task_fn over the chunks: part and nparts of
- * tb_cpu_norm_bw_job's nch). */
+ * tb_cpu_norm_bw_job's nch) and sum (NULL: the driver's portable
+ * loop). */
 int tb_cpu_norm_bw_run(void *ctx, tb_op_id id, tb_dtype dt,
                        const tb_tensor *in, tb_tensor *out,
-                       const tb_params *p, tb_cpu_task_fn chunks);
+                       const tb_params *p, tb_cpu_task_fn chunks,
+                       tb_cpu_norm_bw_sum_fn sum);
+
+/* The f32 sum at the avx512 level (norm_avx512.c): 64 columns at a
+ * time in registers over the chunks. */
+void tb_cpu_norm_bw_sum_avx512(const tb_cpu_norm_bw_job *j, int i,
+                               void *o);
 
 /* The chunks of norm_avx512.c's rows for dt (f32, bf16, f16): g, x, w
  * of dt widened in registers, dx narrowed as stored. */

@@ -370,6 +370,9 @@ typedef struct {
 bool tb_cpu_nb_finish(bool rms, float inv_n, float eps, float s1, float s2,
                       float sg, float sgd, bool again, nb_row *o);
 float tb_cpu_nb_shift(float c, float m);
+/* rows per group (nb_chunk) and the L1 bytes of a group's x and g */
+#define NB_G 8
+#define NB_GROUP_BYTES 16384
 
 #define NB_ROWS(DT, ES)                                                     \
     /* the sums of d, d^2, gh, gh d over the row (rms: c = 0, no sum of \
@@ -415,65 +418,88 @@ float tb_cpu_nb_shift(float c, float m);
         t[2] = _mm512_reduce_add_ps(_mm512_add_ps(ag[0], ag[1]));         \
         t[3] = _mm512_reduce_add_ps(_mm512_add_ps(ad[0], ad[1]));         \
     }                                                                     \
-    /* lanes mk of row r's dx from k, dw += g xh, db += g */             \
-    static inline __attribute__((always_inline)) void nb_dx16_##DT(      \
-        bool rms, const void *xr, const void *gr, const void *w, void *dr, \
-        int64_t k, __mmask16 mk, __m512 vc, __m512 vm, __m512 vr,         \
-        __m512 va, __m512 vb, float *pw, float *pb)                       \
+    /* lanes mk of dx from k of the group's n rows (xr, gr, dr: row 0,  \
+     * rows D apart) and of the chunk's dw and db there: per row dx,    \
+     * dw += g xh and db += g in registers (rows in order: the sums of  \
+     * the row by row loop), stored once (first: the chunk's first      \
+     * group, from 0) */                                                  \
+    static inline __attribute__((always_inline)) void nb_dxg_##DT(       \
+        bool rms, const char *xr, const char *gr, const float *w,         \
+        char *dr, int64_t D, int n, int64_t k, __mmask16 mk,              \
+        const float *c, const nb_row *s, bool first, float *pw, float *pb) \
     {                                                                     \
-        const __m512 xv = nb_ld_##DT(xr, k, mk);                          \
-        const __m512 gv = nb_ld_##DT(gr, k, mk);                          \
-        const __m512 xh =                                                 \
-            rms ? _mm512_mul_ps(xv, vr)                                   \
-                : _mm512_mul_ps(_mm512_sub_ps(_mm512_sub_ps(xv, vc), vm), vr); \
-        const __m512 gh = _mm512_mul_ps(gv, nb_ld_f32(w, k, mk));        \
-        const __m512 tt = rms ? gh : _mm512_sub_ps(gh, va);               \
-        nb_st_##DT(dr, k, mk, _mm512_mul_ps(vr, _mm512_fnmadd_ps(xh, vb, tt))); \
-        nb_st_f32(pw, k, mk, _mm512_fmadd_ps(gv, xh, nb_ld_f32(pw, k, mk))); \
+        const __m512 wv = nb_ld_f32(w, k, mk);                            \
+        __m512 dw = first ? _mm512_setzero_ps() : nb_ld_f32(pw, k, mk);   \
+        __m512 db = first || rms ? _mm512_setzero_ps()                    \
+                                 : nb_ld_f32(pb, k, mk);                  \
+        for (int i = 0; i < n; i++) {                                     \
+            const int64_t o = i * D * ES;                                 \
+            const __m512 vr = _mm512_set1_ps(s[i].rstd);                  \
+            const __m512 xv = nb_ld_##DT(xr + o, k, mk);                  \
+            const __m512 gv = nb_ld_##DT(gr + o, k, mk);                  \
+            const __m512 xh =                                             \
+                rms ? _mm512_mul_ps(xv, vr)                               \
+                    : _mm512_mul_ps(                                      \
+                          _mm512_sub_ps(                                  \
+                              _mm512_sub_ps(xv, _mm512_set1_ps(c[i])),    \
+                              _mm512_set1_ps(s[i].m)),                    \
+                          vr);                                            \
+            const __m512 gh = _mm512_mul_ps(gv, wv);                      \
+            const __m512 tt =                                             \
+                rms ? gh : _mm512_sub_ps(gh, _mm512_set1_ps(s[i].a));     \
+            nb_st_##DT(dr + o, k, mk,                                     \
+                       _mm512_mul_ps(vr, _mm512_fnmadd_ps(                 \
+                                             xh, _mm512_set1_ps(s[i].b),  \
+                                             tt)));                       \
+            dw = _mm512_fmadd_ps(gv, xh, dw);                             \
+            if (!rms)                                                     \
+                db = _mm512_add_ps(db, gv);                               \
+        }                                                                 \
+        nb_st_f32(pw, k, mk, dw);                                         \
         if (!rms)                                                         \
-            nb_st_f32(pb, k, mk, _mm512_add_ps(nb_ld_f32(pb, k, mk), gv)); \
+            nb_st_f32(pb, k, mk, db);                                     \
     }                                                                     \
-    /* row r's dx, dw += g xh, db += g */                                \
+    /* the group's dx, dw and db over the row, 16 columns at a time */   \
     static inline __attribute__((always_inline)) void nb_dx_##DT(        \
-        bool rms, const void *xr, const void *gr, const void *w, void *dr, \
-        int64_t D, float c, const nb_row *s, float *pw, float *pb)        \
+        bool rms, const char *xr, const char *gr, const float *w,         \
+        char *dr, int64_t D, int n, const float *c, const nb_row *s,      \
+        bool first, float *pw, float *pb)                                 \
     {                                                                     \
-        const __m512 vc = _mm512_set1_ps(c), vm = _mm512_set1_ps(s->m);   \
-        const __m512 vr = _mm512_set1_ps(s->rstd);                        \
-        const __m512 va = _mm512_set1_ps(s->a), vb = _mm512_set1_ps(s->b); \
         int64_t k = 0;                                                    \
         for (; k + 16 <= D; k += 16)                                      \
-            nb_dx16_##DT(rms, xr, gr, w, dr, k, 0xffff, vc, vm, vr, va, vb, \
-                         pw, pb);                                         \
+            nb_dxg_##DT(rms, xr, gr, w, dr, D, n, k, 0xffff, c, s, first, \
+                        pw, pb);                                          \
         if (k < D)                                                        \
-            nb_dx16_##DT(rms, xr, gr, w, dr, k,                           \
-                         (__mmask16)((1u << (D - k)) - 1), vc, vm, vr, va, \
-                         vb, pw, pb);                                     \
+            nb_dxg_##DT(rms, xr, gr, w, dr, D, n, k,                      \
+                        (__mmask16)((1u << (D - k)) - 1), c, s, first, pw, \
+                        pb);                                              \
     }                                                                     \
+    /* chunk ch's rows in groups of up to NB_G whose x and g fit          \
+     * NB_GROUP_BYTES (L1): each row's statistics, then the group's dx  \
+     * column by column with dw and db in registers (one store per       \
+     * group, no read-modify-write per row) */                           \
     static inline __attribute__((always_inline)) void nb_chunk_##DT(     \
         const tb_cpu_norm_bw_job *j, bool rms, int64_t ch)                \
     {                                                                     \
-        const void *g = j->in[0].data, *x = j->in[1].data;                \
+        const char *g = j->in[0].data, *x = j->in[1].data;                \
         const float *w = j->w32; /* (f32: w itself) */                    \
-        void *dx = j->out[0].data;                                        \
-        const int64_t D = j->D, es = ES;                                  \
+        char *dx = j->out[0].data;                                        \
+        const int64_t D = j->D, es = ES, row = D * es;                    \
         const float inv_n = 1.0f / (float)D, eps = (float)j->eps;         \
         float *pw = (float *)j->part + ch * j->np * D;                    \
         float *pb = rms ? NULL : pw + D;                                  \
-        for (int64_t k = 0; k < j->np * D; k++)                           \
-            pw[k] = 0;                                                    \
         const int64_t r0 = ch * j->rows / j->nch;                         \
         const int64_t r1 = (ch + 1) * j->rows / j->nch;                   \
-        nb_row s = {0, 0, 0, 0}, sn = s;                                  \
-        float c = 0, cn = 0;                                              \
-        /* row r's statistics, then row r - 1's dx: the statistics'      \
-         * scalar latency beside the other row's vector work */           \
-        for (int64_t r = r0; r <= r1; r++) {                              \
-            if (r < r1) {                                                 \
-                const char *xr = (const char *)x + r * D * es;            \
-                const char *gr = (const char *)g + r * D * es;            \
-                float t[4];                                               \
-                cn = 0;                                                   \
+        int64_t gmax = NB_GROUP_BYTES / (2 * row);                        \
+        gmax = gmax < 1 ? 1 : gmax > NB_G ? NB_G : gmax;                  \
+        nb_row s[NB_G];                                                   \
+        float c[NB_G];                                                    \
+        for (int64_t rg = r0; rg < r1; rg += gmax) {                      \
+            const int n = (int)(r1 - rg < gmax ? r1 - rg : gmax);         \
+            for (int i = 0; i < n; i++) {                                 \
+                const char *xr = x + (rg + i) * row;                      \
+                const char *gr = g + (rg + i) * row;                      \
+                float t[4], cn = 0;                                       \
                 if (!rms) {                                               \
                     const int64_t n0 = D < 8 ? D : 8;                     \
                     for (int64_t k = 0; k < n0; k++)                      \
@@ -481,21 +507,17 @@ float tb_cpu_nb_shift(float c, float m);
                     cn /= (float)n0;                                      \
                 }                                                         \
                 nb_sums_##DT(rms, xr, gr, w, D, cn, t);                   \
-                if (!tb_cpu_nb_finish(rms, inv_n, eps, t[0], t[1], t[2], t[3],   \
-                               true, &sn)) {                              \
-                    cn = tb_cpu_nb_shift(cn, t[0] * inv_n);                      \
+                if (!tb_cpu_nb_finish(rms, inv_n, eps, t[0], t[1], t[2],  \
+                                      t[3], true, &s[i])) {               \
+                    cn = tb_cpu_nb_shift(cn, t[0] * inv_n);               \
                     nb_sums_##DT(rms, xr, gr, w, D, cn, t);               \
-                    tb_cpu_nb_finish(rms, inv_n, eps, t[0], t[1], t[2], t[3],    \
-                              false, &sn);                                \
+                    tb_cpu_nb_finish(rms, inv_n, eps, t[0], t[1], t[2],   \
+                                     t[3], false, &s[i]);                 \
                 }                                                         \
+                c[i] = cn;                                                \
             }                                                             \
-            if (r > r0)                                                   \
-                nb_dx_##DT(rms, (const char *)x + (r - 1) * D * es,       \
-                           (const char *)g + (r - 1) * D * es, w,         \
-                           (char *)dx + (r - 1) * D * es, D, c, &s, pw,   \
-                           pb);                                           \
-            s = sn;                                                       \
-            c = cn;                                                       \
+            nb_dx_##DT(rms, x + rg * row, g + rg * row, w, dx + rg * row, \
+                       D, n, c, s, rg == r0, pw, pb);                     \
         }                                                                 \
     }                                                                     \
     static void nb_bw_##DT(void *arg, int part, int nparts)               \

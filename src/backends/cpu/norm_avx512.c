@@ -14,7 +14,14 @@
  *    2 bits) the pass again with the shift c + m;
  *  - one pass for dx = rstd (gh - a - xh b), xh = ((x - c) - m) rstd, a
  *    = mean(gh) (0 for rms_norm), b = mean(gh * xh) = rstd sum(gh (d -
- *    m)) / D, and the chunk's dw += g xh, db += g (L1-resident rows).
+ *    m)) / D, and the chunk's dw += g xh, db += g: over a group of up to
+ *    8 rows (their x and g in L1) column by column, dw and db in
+ *    registers across the group's rows and stored once (a store per
+ *    row per vector of each was the pass's cost: Zen 4 stores 32 bytes
+ *    a cycle);
+ *  - the chunks' dw and db added in chunk order 64 columns at a time in
+ *    registers (tb_cpu_norm_bw_sum_avx512; the driver's portable loop
+ *    was 4 of the 37 us of 512x256 f32).
  * The norm_avx2.c row reads x three times and g twice, with the
  * statistics in their own pass.  checkasm holds these rows to the C
  * rows within the ops' tolerance (the sums associate differently). */
@@ -51,6 +58,34 @@ float tb_cpu_nb_shift(float c, float m)
     return c + m;
 }
 
+void tb_cpu_norm_bw_sum_avx512(const tb_cpu_norm_bw_job *j, int i,
+                               void *out)
+{
+    float *o = out;
+    const int64_t D = j->D, st = j->np * D;
+    const float *p = (const float *)j->part + i * D;
+    int64_t k = 0;
+    for (; k + 64 <= D; k += 64) {
+        __m512 a[4];
+        for (int u = 0; u < 4; u++)
+            a[u] = _mm512_setzero_ps();
+        for (int64_t c = 0; c < j->nch; c++)
+            for (int u = 0; u < 4; u++)
+                a[u] = _mm512_add_ps(
+                    a[u], _mm512_loadu_ps(p + c * st + k + 16 * u));
+        for (int u = 0; u < 4; u++)
+            _mm512_storeu_ps(o + k + 16 * u, a[u]);
+    }
+    for (; k < D; k += 16) {
+        const __mmask16 m = D - k >= 16 ? (__mmask16)0xffff
+                                        : (__mmask16)((1u << (D - k)) - 1);
+        __m512 a = _mm512_setzero_ps();
+        for (int64_t c = 0; c < j->nch; c++)
+            a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(m, p + c * st + k));
+        _mm512_mask_storeu_ps(o + k, m, a);
+    }
+}
+
 NB_ROWS(f32, 4)
 NB_ROWS(bf16, 2)
 NB_ROWS(f16, 2)
@@ -66,7 +101,8 @@ int TB_CPU_KFN(layer_norm_backward, f32, avx512)(void *ctx,
                                                  const tb_params *p)
 {
     return tb_cpu_norm_bw_run(ctx, TB_OP_layer_norm_backward, TB_F32, in,
-                              out, p, nb_bw_f32);
+                              out, p, nb_bw_f32,
+                              tb_cpu_norm_bw_sum_avx512);
 }
 
 int TB_CPU_KFN(rms_norm_backward, f32, avx512)(void *ctx,
@@ -75,7 +111,8 @@ int TB_CPU_KFN(rms_norm_backward, f32, avx512)(void *ctx,
                                                const tb_params *p)
 {
     return tb_cpu_norm_bw_run(ctx, TB_OP_rms_norm_backward, TB_F32, in,
-                              out, p, nb_bw_f32);
+                              out, p, nb_bw_f32,
+                              tb_cpu_norm_bw_sum_avx512);
 }
 
 NZ_ROWS(bf16)
