@@ -1,6 +1,8 @@
 /* The normalization gradients' driver (norm_c.c), shared by the rows of
- * every level: the rows are split into NORM_BW_CHUNKS chunks, a number
- * fixed by the shape alone; chunk c of nch covers rows [c * rows / nch,
+ * every level: the rows are split into nch chunks, a number fixed by the
+ * shape alone (NORM_BW_CHUNKS, or one per NORM_BW_CHUNK_ROWS rows where
+ * that is fewer: the chunks' sums cost D each, and a chunk of 1 row
+ * spends more on them than on its row); chunk c covers rows [c * rows / nch,
  * (c + 1) * rows / nch) and writes its dw (and db) partial sums to part
  * + c * np * D; the driver adds the chunks in order, so dw and db are
  * the same bits at any thread count.  bf16/f16 (half_part.c's fused
@@ -12,6 +14,7 @@
 #include "cpu_internal.h"
 
 #define NORM_BW_CHUNKS 64
+#define NORM_BW_CHUNK_ROWS 8
 
 typedef struct {
     const tb_tensor *in; /* g, x, w */

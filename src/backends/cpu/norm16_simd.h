@@ -364,15 +364,38 @@ static inline __m256 nz_fold(__m512 a0, __m512 a1)
  * norm_avx512bf16.c (bf16 narrowed by vcvtne2ps2bf16); a row's scalars
  * from its sums by one function for every instance (norm_avx512.c), so
  * they round alike. */
-typedef struct {
-    float m, rstd, a, b;
-} nb_row;
-bool tb_cpu_nb_finish(bool rms, float inv_n, float eps, float s1, float s2,
-                      float sg, float sgd, bool again, nb_row *o);
-float tb_cpu_nb_shift(float c, float m);
 /* rows per group (nb_chunk) and the L1 bytes of a group's x and g */
 #define NB_G 8
 #define NB_GROUP_BYTES 16384
+/* a group's rows' scalars, lane i row i: the shift c, the mean m of x -
+ * c, rstd, and with a = mean(gh) (0 for rms_norm) and b = mean(gh xh):
+ * q = rstd (rstd b) and na = -(rstd a), so that dx = rstd (gh - a - xh
+ * b) = (g rstd) w - q (x - c - m) + na and dw += (g rstd) (x - c - m):
+ * 4 multiplies or FMAs a vector (nb_dxg), where the form as written
+ * takes 5 */
+typedef struct {
+    float c[NB_G], m[NB_G], rstd[NB_G], q[NB_G], na[NB_G];
+} nb_grp;
+/* o's m, rstd, q, na from each row's sums t[i] = {sum d, sum d^2, sum gh,
+ * sum gh d} (d = x - c; rms: c = 0 and no sums of d and gh), all NB_G
+ * lanes (the unused lanes' t zero); returns the lanes whose sums lost
+ * more than 2 bits (again set, layer_norm: m s1 > 3/4 s2), to be summed
+ * again about c + m (tb_cpu_nb_shift) and finished with again unset.
+ * One function for every instance, so their rows round alike. */
+unsigned tb_cpu_nb_finish8(bool rms, float inv_n, float eps,
+                           const float (*t)[4], bool again, nb_grp *o);
+float tb_cpu_nb_shift(float c, float m);
+/* the sums of four vectors' lanes: {sum a, sum b, sum c, sum d} */
+static inline __m128 nb_hsum4(__m512 a, __m512 b, __m512 c, __m512 d)
+{
+#define NB_HALVES(v)                                                      \
+    _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1))
+    const __m256 p = _mm256_hadd_ps(NB_HALVES(a), NB_HALVES(b));
+    const __m256 q = _mm256_hadd_ps(NB_HALVES(c), NB_HALVES(d));
+#undef NB_HALVES
+    const __m256 r = _mm256_hadd_ps(p, q);
+    return _mm_add_ps(_mm256_castps256_ps128(r), _mm256_extractf128_ps(r, 1));
+}
 
 #define NB_ROWS(DT, ES)                                                     \
     /* the sums of d, d^2, gh, gh d over the row (rms: c = 0, no sum of \
@@ -413,20 +436,19 @@ float tb_cpu_nb_shift(float c, float m);
             a2[0] = _mm512_fmadd_ps(d, d, a2[0]);                         \
             ad[0] = _mm512_fmadd_ps(gh, d, ad[0]);                        \
         }                                                                 \
-        t[0] = _mm512_reduce_add_ps(_mm512_add_ps(a1[0], a1[1]));         \
-        t[1] = _mm512_reduce_add_ps(_mm512_add_ps(a2[0], a2[1]));         \
-        t[2] = _mm512_reduce_add_ps(_mm512_add_ps(ag[0], ag[1]));         \
-        t[3] = _mm512_reduce_add_ps(_mm512_add_ps(ad[0], ad[1]));         \
+        _mm_storeu_ps(t, nb_hsum4(_mm512_add_ps(a1[0], a1[1]),            \
+                                  _mm512_add_ps(a2[0], a2[1]),            \
+                                  _mm512_add_ps(ag[0], ag[1]),            \
+                                  _mm512_add_ps(ad[0], ad[1])));          \
     }                                                                     \
     /* lanes mk of dx from k of the group's n rows (xr, gr, dr: row 0,  \
-     * rows D apart) and of the chunk's dw and db there: per row dx,    \
-     * dw += g xh and db += g in registers (rows in order: the sums of  \
-     * the row by row loop), stored once (first: the chunk's first      \
-     * group, from 0) */                                                  \
+     * rows D apart; nb_grp's form) and of the chunk's dw and db there:  \
+     * per row dx, dw += g xh and db += g in registers (rows in order),  \
+     * stored once (first: the chunk's first group, from 0) */          \
     static inline __attribute__((always_inline)) void nb_dxg_##DT(       \
         bool rms, const char *xr, const char *gr, const float *w,         \
         char *dr, int64_t D, int n, int64_t k, __mmask16 mk,              \
-        const float *c, const nb_row *s, bool first, float *pw, float *pb) \
+        const nb_grp *s, bool first, float *pw, float *pb)                \
     {                                                                     \
         const __m512 wv = nb_ld_f32(w, k, mk);                            \
         __m512 dw = first ? _mm512_setzero_ps() : nb_ld_f32(pw, k, mk);   \
@@ -434,24 +456,18 @@ float tb_cpu_nb_shift(float c, float m);
                                  : nb_ld_f32(pb, k, mk);                  \
         for (int i = 0; i < n; i++) {                                     \
             const int64_t o = i * D * ES;                                 \
-            const __m512 vr = _mm512_set1_ps(s[i].rstd);                  \
             const __m512 xv = nb_ld_##DT(xr + o, k, mk);                  \
             const __m512 gv = nb_ld_##DT(gr + o, k, mk);                  \
-            const __m512 xh =                                             \
-                rms ? _mm512_mul_ps(xv, vr)                               \
-                    : _mm512_mul_ps(                                      \
-                          _mm512_sub_ps(                                  \
-                              _mm512_sub_ps(xv, _mm512_set1_ps(c[i])),    \
-                              _mm512_set1_ps(s[i].m)),                    \
-                          vr);                                            \
-            const __m512 gh = _mm512_mul_ps(gv, wv);                      \
-            const __m512 tt =                                             \
-                rms ? gh : _mm512_sub_ps(gh, _mm512_set1_ps(s[i].a));     \
-            nb_st_##DT(dr + o, k, mk,                                     \
-                       _mm512_mul_ps(vr, _mm512_fnmadd_ps(                 \
-                                             xh, _mm512_set1_ps(s[i].b),  \
-                                             tt)));                       \
-            dw = _mm512_fmadd_ps(gv, xh, dw);                             \
+            const __m512 dm =                                             \
+                rms ? xv                                                  \
+                    : _mm512_sub_ps(                                      \
+                          _mm512_sub_ps(xv, _mm512_set1_ps(s->c[i])),     \
+                          _mm512_set1_ps(s->m[i]));                       \
+            const __m512 gr_ = _mm512_mul_ps(gv, _mm512_set1_ps(s->rstd[i])); \
+            const __m512 u = _mm512_fnmadd_ps(dm, _mm512_set1_ps(s->q[i]), \
+                                              _mm512_set1_ps(s->na[i]));  \
+            nb_st_##DT(dr + o, k, mk, _mm512_fmadd_ps(gr_, wv, u));       \
+            dw = _mm512_fmadd_ps(gr_, dm, dw);                            \
             if (!rms)                                                     \
                 db = _mm512_add_ps(db, gv);                               \
         }                                                                 \
@@ -462,16 +478,16 @@ float tb_cpu_nb_shift(float c, float m);
     /* the group's dx, dw and db over the row, 16 columns at a time */   \
     static inline __attribute__((always_inline)) void nb_dx_##DT(        \
         bool rms, const char *xr, const char *gr, const float *w,         \
-        char *dr, int64_t D, int n, const float *c, const nb_row *s,      \
-        bool first, float *pw, float *pb)                                 \
+        char *dr, int64_t D, int n, const nb_grp *s, bool first,          \
+        float *pw, float *pb)                                             \
     {                                                                     \
         int64_t k = 0;                                                    \
         for (; k + 16 <= D; k += 16)                                      \
-            nb_dxg_##DT(rms, xr, gr, w, dr, D, n, k, 0xffff, c, s, first, \
-                        pw, pb);                                          \
+            nb_dxg_##DT(rms, xr, gr, w, dr, D, n, k, 0xffff, s, first, pw, \
+                        pb);                                              \
         if (k < D)                                                        \
             nb_dxg_##DT(rms, xr, gr, w, dr, D, n, k,                      \
-                        (__mmask16)((1u << (D - k)) - 1), c, s, first, pw, \
+                        (__mmask16)((1u << (D - k)) - 1), s, first, pw,   \
                         pb);                                              \
     }                                                                     \
     /* chunk ch's rows in groups of up to NB_G whose x and g fit          \
@@ -492,32 +508,39 @@ float tb_cpu_nb_shift(float c, float m);
         const int64_t r1 = (ch + 1) * j->rows / j->nch;                   \
         int64_t gmax = NB_GROUP_BYTES / (2 * row);                        \
         gmax = gmax < 1 ? 1 : gmax > NB_G ? NB_G : gmax;                  \
-        nb_row s[NB_G];                                                   \
-        float c[NB_G];                                                    \
+        nb_grp s;                                                         \
         for (int64_t rg = r0; rg < r1; rg += gmax) {                      \
             const int n = (int)(r1 - rg < gmax ? r1 - rg : gmax);         \
+            float t[NB_G][4] = {{0}};                                     \
             for (int i = 0; i < n; i++) {                                 \
                 const char *xr = x + (rg + i) * row;                      \
-                const char *gr = g + (rg + i) * row;                      \
-                float t[4], cn = 0;                                       \
-                if (!rms) {                                               \
-                    const int64_t n0 = D < 8 ? D : 8;                     \
-                    for (int64_t k = 0; k < n0; k++)                      \
+                float cn = 0;                                             \
+                if (rms) {                                                \
+                } else if (D >= 8) { /* the mean of the first 8 */         \
+                    cn = nz_hsum8(_mm512_castps512_ps256(                 \
+                             nb_ld_##DT(xr, 0, 0xff))) * 0.125f;          \
+                } else {                                                  \
+                    for (int64_t k = 0; k < D; k++)                       \
                         cn += nb_get_##DT(xr, k);                         \
-                    cn /= (float)n0;                                      \
+                    cn /= (float)D;                                       \
                 }                                                         \
-                nb_sums_##DT(rms, xr, gr, w, D, cn, t);                   \
-                if (!tb_cpu_nb_finish(rms, inv_n, eps, t[0], t[1], t[2],  \
-                                      t[3], true, &s[i])) {               \
-                    cn = tb_cpu_nb_shift(cn, t[0] * inv_n);               \
-                    nb_sums_##DT(rms, xr, gr, w, D, cn, t);               \
-                    tb_cpu_nb_finish(rms, inv_n, eps, t[0], t[1], t[2],   \
-                                     t[3], false, &s[i]);                 \
-                }                                                         \
-                c[i] = cn;                                                \
+                s.c[i] = cn;                                              \
+                nb_sums_##DT(rms, xr, g + (rg + i) * row, w, D, cn, t[i]); \
+            }                                                             \
+            unsigned redo = tb_cpu_nb_finish8(rms, inv_n, eps, t, true, &s) \
+                            & ((1u << n) - 1);                            \
+            if (redo) {                                                   \
+                for (int i = 0; i < n; i++)                               \
+                    if (redo >> i & 1) {                                  \
+                        s.c[i] = tb_cpu_nb_shift(s.c[i], t[i][0] * inv_n); \
+                        nb_sums_##DT(rms, x + (rg + i) * row,             \
+                                     g + (rg + i) * row, w, D, s.c[i],    \
+                                     t[i]);                               \
+                    }                                                     \
+                tb_cpu_nb_finish8(rms, inv_n, eps, t, false, &s);         \
             }                                                             \
             nb_dx_##DT(rms, x + rg * row, g + rg * row, w, dx + rg * row, \
-                       D, n, c, s, rg == r0, pw, pb);                     \
+                       D, n, &s, rg == r0, pw, pb);                       \
         }                                                                 \
     }                                                                     \
     static void nb_bw_##DT(void *arg, int part, int nparts)               \

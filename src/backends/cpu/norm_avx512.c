@@ -36,21 +36,49 @@
 
 #include "norm16_simd.h"
 
-/* A row's scalars from its sums (one function for every dtype, so the
- * 16-bit rows round as the f32 row does). */
-bool tb_cpu_nb_finish(bool rms, float inv_n, float eps, float s1, float s2,
-                      float sg, float sgd, bool again, nb_row *o)
+/* The rows' scalars from their sums (norm16_simd.h: one function for
+ * every dtype, so the 16-bit rows round as the f32 row does), eight rows
+ * a lane each: the sums transposed, then the scalar formulas lane by
+ * lane (IEEE operations, no contraction: any lane's bits are the scalar
+ * code's). */
+_Static_assert(NB_G == 8, "tb_cpu_nb_finish8 takes 8 rows");
+unsigned tb_cpu_nb_finish8(bool rms, float inv_n, float eps,
+                           const float (*t)[4], bool again, nb_grp *o)
 {
-    const float m = rms ? 0.0f : s1 * inv_n;
-    const float ms1 = m * s1;
-    if (!rms && again && ms1 > 0.75f * s2)
-        return false; /* the pass again, shifted by c + m */
-    const float ss = s2 - ms1, msg = m * sg;
-    o->m = m;
-    o->rstd = 1.0f / sqrtf(ss * inv_n + eps);
-    o->a = rms ? 0.0f : sg * inv_n;
-    o->b = o->rstd * (sgd - msg) * inv_n;
-    return true;
+    __m256 r[4];
+    for (int i = 0; i < 4; i++) /* rows i and i + 4 */
+        r[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(t[i])),
+                                    _mm_loadu_ps(t[i + 4]), 1);
+    const __m256 lo01 = _mm256_unpacklo_ps(r[0], r[1]);
+    const __m256 lo23 = _mm256_unpacklo_ps(r[2], r[3]);
+    const __m256 hi01 = _mm256_unpackhi_ps(r[0], r[1]);
+    const __m256 hi23 = _mm256_unpackhi_ps(r[2], r[3]);
+    const __m256 s1 = _mm256_shuffle_ps(lo01, lo23, 0x44);
+    const __m256 s2 = _mm256_shuffle_ps(lo01, lo23, 0xee);
+    const __m256 sg = _mm256_shuffle_ps(hi01, hi23, 0x44);
+    const __m256 sgd = _mm256_shuffle_ps(hi01, hi23, 0xee);
+    const __m256 vn = _mm256_set1_ps(inv_n), z = _mm256_setzero_ps();
+    const __m256 m = rms ? z : _mm256_mul_ps(s1, vn);
+    const __m256 ms1 = _mm256_mul_ps(m, s1);
+    const unsigned redo =
+        !rms && again
+            ? _mm256_cmp_ps_mask(ms1, _mm256_mul_ps(_mm256_set1_ps(0.75f), s2),
+                                 _CMP_GT_OQ)
+            : 0;
+    const __m256 ss = _mm256_sub_ps(s2, ms1), msg = _mm256_mul_ps(m, sg);
+    const __m256 rstd = _mm256_div_ps(
+        _mm256_set1_ps(1.0f),
+        _mm256_sqrt_ps(_mm256_add_ps(_mm256_mul_ps(ss, vn),
+                                     _mm256_set1_ps(eps))));
+    const __m256 b = _mm256_mul_ps(
+        _mm256_mul_ps(rstd, _mm256_sub_ps(sgd, msg)), vn);
+    _mm256_storeu_ps(o->m, m);
+    _mm256_storeu_ps(o->rstd, rstd);
+    _mm256_storeu_ps(o->q, _mm256_mul_ps(rstd, _mm256_mul_ps(rstd, b)));
+    _mm256_storeu_ps(o->na, rms ? _mm256_set1_ps(-0.0f)
+                                : _mm256_sub_ps(z, _mm256_mul_ps(
+                                                       rstd, _mm256_mul_ps(sg, vn))));
+    return redo;
 }
 
 float tb_cpu_nb_shift(float c, float m)

@@ -175,7 +175,9 @@ int tb_cpu_norm_bw_run(void *ctx, tb_op_id id, tb_dtype dt,
                                    : tb_f16_to_f32(wh[k]);
         j.w32 = w32;
     }
-    j.nch = j.rows < NORM_BW_CHUNKS ? j.rows : NORM_BW_CHUNKS;
+    j.nch = (j.rows + NORM_BW_CHUNK_ROWS - 1) / NORM_BW_CHUNK_ROWS;
+    if (j.nch > NORM_BW_CHUNKS)
+        j.nch = NORM_BW_CHUNKS;
     const size_t es = dt == TB_F64 ? sizeof(double) : sizeof(float);
     if (j.nch > 0 && j.D > 0) {
         j.part = tb_alloc((size_t)(j.nch * j.np * j.D) * es);
