@@ -8,17 +8,22 @@
  * w32: a 16-bit w widened once).  Per row of D, 16 lanes, the tail by masks:
  *  - one pass over x and g: with d = x - c (c the mean of the row's
  *    first 8 elements, 0 for rms_norm) and gh = g * w, the sums of d,
- *    d^2, gh and gh * d in two sets of accumulators; m = E[d], the
+ *     d^2, gh and gh * d; m = E[d], the
  *    squared deviations s2 - m s1 and sum(gh * (d - m)) = sum(gh * d) -
  *    m sum(gh); where m s1 > 3/4 s2 (the subtraction would lose more than
  *    2 bits) the pass again with the shift c + m;
  *  - one pass for dx = rstd (gh - a - xh b), xh = ((x - c) - m) rstd, a
  *    = mean(gh) (0 for rms_norm), b = mean(gh * xh) = rstd sum(gh (d -
- *    m)) / D, and the chunk's dw += g xh, db += g: over a group of up to
- *    8 rows (their x and g in L1) column by column, dw and db in
- *    registers across the group's rows and stored once (a store per
- *    row per vector of each was the pass's cost: Zen 4 stores 32 bytes
- *    a cycle);
+ *    m)) / D, and the chunk's dw += g xh, db += g; written as dx = (g
+ *    rstd) w - q (x - c - m) + na, dw += (g rstd) (x - c - m), 4
+ *    multiplies or FMAs a vector;
+ *  - both passes over a quad of 4 rows column by column (w loaded once
+ *    for the quad, each row's scalars in registers, dw and db in
+ *    registers across the quad and stored once: Zen 4 loads one 512-bit
+ *    vector a cycle, a broadcast from memory as one, and stores one in
+ *    two), quad j's statistics before quad j - 1's dx so that the
+ *    scalars' latency (folded sums, a square root, a division: four
+ *    rows a lane, tb_cpu_nb_finish4) runs beside the next loop;
  *  - the chunks' dw and db added in chunk order 64 columns at a time in
  *    registers (tb_cpu_norm_bw_sum_avx512; the driver's portable loop
  *    was 4 of the 37 us of 512x256 f32).
@@ -37,47 +42,36 @@
 #include "norm16_simd.h"
 
 /* The rows' scalars from their sums (norm16_simd.h: one function for
- * every dtype, so the 16-bit rows round as the f32 row does), eight rows
+ * every dtype, so the 16-bit rows round as the f32 row does), four rows
  * a lane each: the sums transposed, then the scalar formulas lane by
  * lane (IEEE operations, no contraction: any lane's bits are the scalar
  * code's). */
-_Static_assert(NB_G == 8, "tb_cpu_nb_finish8 takes 8 rows");
-unsigned tb_cpu_nb_finish8(bool rms, float inv_n, float eps,
+_Static_assert(NB_Q == 4, "tb_cpu_nb_finish4 takes 4 rows");
+unsigned tb_cpu_nb_finish4(bool rms, float inv_n, float eps,
                            const float (*t)[4], bool again, nb_grp *o)
 {
-    __m256 r[4];
-    for (int i = 0; i < 4; i++) /* rows i and i + 4 */
-        r[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(t[i])),
-                                    _mm_loadu_ps(t[i + 4]), 1);
-    const __m256 lo01 = _mm256_unpacklo_ps(r[0], r[1]);
-    const __m256 lo23 = _mm256_unpacklo_ps(r[2], r[3]);
-    const __m256 hi01 = _mm256_unpackhi_ps(r[0], r[1]);
-    const __m256 hi23 = _mm256_unpackhi_ps(r[2], r[3]);
-    const __m256 s1 = _mm256_shuffle_ps(lo01, lo23, 0x44);
-    const __m256 s2 = _mm256_shuffle_ps(lo01, lo23, 0xee);
-    const __m256 sg = _mm256_shuffle_ps(hi01, hi23, 0x44);
-    const __m256 sgd = _mm256_shuffle_ps(hi01, hi23, 0xee);
-    const __m256 vn = _mm256_set1_ps(inv_n), z = _mm256_setzero_ps();
-    const __m256 m = rms ? z : _mm256_mul_ps(s1, vn);
-    const __m256 ms1 = _mm256_mul_ps(m, s1);
+    __m128 s1 = _mm_loadu_ps(t[0]), s2 = _mm_loadu_ps(t[1]);
+    __m128 sg = _mm_loadu_ps(t[2]), sgd = _mm_loadu_ps(t[3]);
+    _MM_TRANSPOSE4_PS(s1, s2, sg, sgd);
+    const __m128 vn = _mm_set1_ps(inv_n), z = _mm_setzero_ps();
+    const __m128 m = rms ? z : _mm_mul_ps(s1, vn);
+    const __m128 ms1 = _mm_mul_ps(m, s1);
     const unsigned redo =
         !rms && again
-            ? _mm256_cmp_ps_mask(ms1, _mm256_mul_ps(_mm256_set1_ps(0.75f), s2),
-                                 _CMP_GT_OQ)
+            ? _mm_cmp_ps_mask(ms1, _mm_mul_ps(_mm_set1_ps(0.75f), s2),
+                              _CMP_GT_OQ)
             : 0;
-    const __m256 ss = _mm256_sub_ps(s2, ms1), msg = _mm256_mul_ps(m, sg);
-    const __m256 rstd = _mm256_div_ps(
-        _mm256_set1_ps(1.0f),
-        _mm256_sqrt_ps(_mm256_add_ps(_mm256_mul_ps(ss, vn),
-                                     _mm256_set1_ps(eps))));
-    const __m256 b = _mm256_mul_ps(
-        _mm256_mul_ps(rstd, _mm256_sub_ps(sgd, msg)), vn);
-    _mm256_storeu_ps(o->m, m);
-    _mm256_storeu_ps(o->rstd, rstd);
-    _mm256_storeu_ps(o->q, _mm256_mul_ps(rstd, _mm256_mul_ps(rstd, b)));
-    _mm256_storeu_ps(o->na, rms ? _mm256_set1_ps(-0.0f)
-                                : _mm256_sub_ps(z, _mm256_mul_ps(
-                                                       rstd, _mm256_mul_ps(sg, vn))));
+    const __m128 ss = _mm_sub_ps(s2, ms1), msg = _mm_mul_ps(m, sg);
+    const __m128 rstd = _mm_div_ps(
+        _mm_set1_ps(1.0f),
+        _mm_sqrt_ps(_mm_add_ps(_mm_mul_ps(ss, vn), _mm_set1_ps(eps))));
+    const __m128 b =
+        _mm_mul_ps(_mm_mul_ps(rstd, _mm_sub_ps(sgd, msg)), vn);
+    _mm_storeu_ps(o->m, m);
+    _mm_storeu_ps(o->rstd, rstd);
+    _mm_storeu_ps(o->q, _mm_mul_ps(rstd, _mm_mul_ps(rstd, b)));
+    _mm_storeu_ps(o->na, _mm_xor_ps(_mm_mul_ps(rstd, rms ? z : _mm_mul_ps(sg, vn)),
+                                    _mm_set1_ps(-0.0f)));
     return redo;
 }
 
