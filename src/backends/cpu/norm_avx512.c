@@ -8,10 +8,10 @@
  * w32: a 16-bit w widened once).  Per row of D, 16 lanes, the tail by masks:
  *  - one pass over x and g: with d = x - c (c the mean of the row's
  *    first 8 elements, 0 for rms_norm) and gh = g * w, the sums of d,
- *     d^2, gh and gh * d; m = E[d], the
- *    squared deviations s2 - m s1 and sum(gh * (d - m)) = sum(gh * d) -
- *    m sum(gh); where m s1 > 3/4 s2 (the subtraction would lose more than
- *    2 bits) the pass again with the shift c + m;
+ *    d^2, gh and gh * d; m = E[d], the squared deviations s2 - m s1 and
+ *    sum(gh * (d - m)) = sum(gh * d) - m sum(gh); where m s1 > 3/4 s2
+ *    (the subtraction would lose more than 2 bits) the pass again with
+ *    the shift c + m;
  *  - one pass for dx = rstd (gh - a - xh b), xh = ((x - c) - m) rstd, a
  *    = mean(gh) (0 for rms_norm), b = mean(gh * xh) = rstd sum(gh (d -
  *    m)) / D, and the chunk's dw += g xh, db += g; written as dx = (g
